@@ -1,0 +1,50 @@
+"""kiln's settings: one typed object, read in one place.
+
+Every knob has a ``KILN_*`` environment variable (see docs/env_vars.md) that sets its
+default when kiln is imported. Changes apply to compilations after the change::
+
+    import kiln
+    kiln.config.recompile_limit = 16
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not an integer; set it to a whole number such as {default}")
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return raw.strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass
+class Config:
+    # Cache entries per compiled function before new inputs run uncompiled.
+    recompile_limit: int = field(default_factory=lambda: _env_int("KILN_RECOMPILE_LIMIT", 8))
+    # Where compiled kernels are cached on disk.
+    cache_dir: str = field(default_factory=lambda: os.environ.get(
+        "KILN_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "kiln")))
+    # C++ compiler command and flags (used by the cpp backend).
+    cxx: str = field(default_factory=lambda: os.environ.get("KILN_CXX", "g++"))
+    cxx_flags: str = field(default_factory=lambda: os.environ.get(
+        "KILN_CXX_FLAGS", "-O3 -march=native -fopenmp -fno-trapping-math"))
+    num_threads: int = field(default_factory=lambda: _env_int("KILN_NUM_THREADS", os.cpu_count() or 1))
+    # Check every graph after every pass (tests turn this on).
+    debug_checks: bool = field(default_factory=lambda: _env_bool("KILN_DEBUG_CHECKS", False))
+    # Directory that receives every artifact of every compiled graph.
+    debug_dir: str | None = field(default_factory=lambda: os.environ.get("KILN_DEBUG_DIR") or None)
+
+
+config = Config()

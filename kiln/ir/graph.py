@@ -1,0 +1,244 @@
+"""kiln's graph IR: a Graph is an ordered list of Nodes, and a Node is one of four kinds.
+
+- ``placeholder``: a graph input (``target`` is its name);
+- ``constant``:    a value baked into the graph (an array, a dtype; ``target`` is the value);
+- ``call``:        a call of an inventory op (``target`` is the :class:`~kiln.ops.Op`,
+                   ``args`` its inputs — Nodes, Python scalars, or tuples of them —,
+                   ``kwargs`` its static params);
+- ``output``:      the graph's result (``args[0]`` is a tuple of Nodes/values).
+
+The meaning of a node lives in its target, so the IR never grows. ``meta`` carries
+``val`` (a :class:`~kiln.ops.TensorMeta`: shape and dtype) and ``source`` (the user's
+file, line number and source text). Users are kept up to date automatically.
+
+    >>> import numpy as np
+    >>> from kiln.ir import Graph
+    >>> from kiln.ops import F, TensorMeta
+    >>> g = Graph()
+    >>> x = g.placeholder("x", TensorMeta((3,), np.float64))
+    >>> y = g.call(F.sin, (x,))
+    >>> _ = g.output((y,))
+    >>> g(np.zeros(3))
+    (array([0., 0., 0.]),)
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterable, Iterator
+
+from ..ops import Op, TensorMeta, infer_meta
+
+KINDS = ("placeholder", "constant", "call", "output")
+
+
+class Node:
+    __slots__ = ("graph", "name", "kind", "target", "_args", "kwargs", "meta", "users")
+
+    def __init__(self, graph: "Graph", name: str, kind: str, target: Any, args: tuple,
+                 kwargs: dict, meta: dict | None = None) -> None:
+        assert kind in KINDS, kind
+        self.graph = graph
+        self.name = name
+        self.kind = kind
+        self.target = target
+        self.kwargs = dict(kwargs)
+        self.meta = dict(meta or {})
+        self.users: dict[Node, None] = {}
+        self._args: tuple = ()
+        self.args = args
+
+    @property
+    def args(self) -> tuple:
+        return self._args
+
+    @args.setter
+    def args(self, new: tuple) -> None:
+        for node in iter_nodes(self._args):
+            node.users.pop(self, None)
+        self._args = tuple(new)
+        for node in iter_nodes(self._args):
+            node.users[self] = None
+
+    @property
+    def inputs(self) -> list["Node"]:
+        """The nodes this node reads, in order, without duplicates."""
+        return list(dict.fromkeys(iter_nodes(self._args)))
+
+    @property
+    def op(self) -> Op:
+        assert self.kind == "call", f"{self.name} is a {self.kind}, not a call"
+        return self.target
+
+    @property
+    def val(self) -> TensorMeta | None:
+        return self.meta.get("val")
+
+    def replace_all_uses_with(self, other: "Node") -> None:
+        for user in list(self.users):
+            user.args = map_nodes(user.args, lambda n: other if n is self else n)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def iter_nodes(value: Any) -> Iterator[Node]:
+    """Every Node inside nested tuples/lists/slices of ``value``."""
+    if isinstance(value, Node):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from iter_nodes(v)
+    elif isinstance(value, slice):
+        yield from iter_nodes((value.start, value.stop, value.step))
+
+
+def map_nodes(value: Any, fn: Callable[[Node], Any]) -> Any:
+    """Rebuild nested tuples/lists/slices with every Node replaced by ``fn(node)``."""
+    if isinstance(value, Node):
+        return fn(value)
+    if isinstance(value, tuple):
+        return tuple(map_nodes(v, fn) for v in value)
+    if isinstance(value, list):
+        return [map_nodes(v, fn) for v in value]
+    if isinstance(value, slice):
+        return slice(map_nodes(value.start, fn), map_nodes(value.stop, fn), map_nodes(value.step, fn))
+    return value
+
+
+_IDENT = re.compile(r"[^0-9a-zA-Z_]")
+
+
+class Graph:
+    """An ordered list of nodes; calling it runs the reference interpreter."""
+
+    def __init__(self, name: str = "forward") -> None:
+        self.name = name
+        self.nodes: list[Node] = []
+        self._names: dict[str, int] = {}
+        self._compiled: Callable | None = None
+
+    # -- building ---------------------------------------------------------------------------
+    def _fresh_name(self, hint: str) -> str:
+        base = _IDENT.sub("_", hint) or "v"
+        if base[0].isdigit():
+            base = "_" + base
+        if base in _RESERVED:
+            base = base + "_"
+        count = self._names.get(base)
+        if count is None:
+            self._names[base] = 0
+            return base
+        while True:
+            count += 1
+            candidate = f"{base}_{count}"
+            if candidate not in self._names:
+                self._names[base] = count
+                self._names[candidate] = 0
+                return candidate
+
+    def _add(self, node: Node, before: Node | None = None) -> Node:
+        if before is None:
+            self.nodes.append(node)
+        else:
+            self.nodes.insert(self.nodes.index(before), node)
+        self._compiled = None
+        return node
+
+    def placeholder(self, name: str, val: TensorMeta | None = None, **meta: Any) -> Node:
+        node = Node(self, self._fresh_name(name), "placeholder", name, (), {}, meta)
+        if val is not None:
+            node.meta["val"] = val
+        # Placeholders stay together at the front, in the order they were made.
+        first_other = next((n for n in self.nodes if n.kind != "placeholder"), None)
+        return self._add(node, before=first_other)
+
+    def constant(self, value: Any, name: str = "const") -> Node:
+        node = Node(self, self._fresh_name(name), "constant", value, (), {})
+        if hasattr(value, "shape") and hasattr(value, "dtype"):
+            node.meta["val"] = TensorMeta(value.shape, value.dtype)
+        return self._add(node)
+
+    def call(self, op: Op, args: tuple, kwargs: dict | None = None, *, name: str | None = None,
+             val: Any = None, source: Any = None, before: Node | None = None) -> Node:
+        """Append a call of ``op``; its meta is inferred unless given."""
+        kwargs = op.bind_params(dict(kwargs or {}))
+        if val is None:
+            val = infer_meta(op, map_nodes(tuple(args), lambda n: n.val), kwargs)
+        node = Node(self, self._fresh_name(name or op.name), "call", op, tuple(args), kwargs)
+        node.meta["val"] = val
+        if source is not None:
+            node.meta["source"] = source
+        return self._add(node, before=before)
+
+    def output(self, values: tuple) -> Node:
+        node = Node(self, "output", "output", "output", (tuple(values),), {})
+        return self._add(node)
+
+    def erase(self, node: Node) -> None:
+        if node.users:
+            raise ValueError(f"cannot erase {node.name}: still used by {list(node.users)}")
+        node.args = ()
+        self.nodes.remove(node)
+        self._compiled = None
+
+    # -- reading ----------------------------------------------------------------------------
+    @property
+    def placeholders(self) -> list[Node]:
+        return [n for n in self.nodes if n.kind == "placeholder"]
+
+    @property
+    def output_node(self) -> Node:
+        last = self.nodes[-1] if self.nodes else None
+        if last is None or last.kind != "output":
+            raise ValueError(f"graph '{self.name}' has no output node")
+        return last
+
+    @property
+    def calls(self) -> list[Node]:
+        return [n for n in self.nodes if n.kind == "call"]
+
+    def op_names(self) -> list[str]:
+        return [n.target.name for n in self.calls]
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    # -- printing and running -----------------------------------------------------------------
+    def python_code(self) -> str:
+        from .printer import python_code
+        return python_code(self)
+
+    def __str__(self) -> str:
+        return self.python_code()
+
+    def __repr__(self) -> str:
+        return f"<kiln Graph '{self.name}': {len(self.calls)} ops>"
+
+    def __call__(self, *args: Any) -> Any:
+        """Run the graph with the NumPy reference interpreter."""
+        from .interpreter import Interpreter
+        return Interpreter(self).run(*args)
+
+    def compile(self) -> Callable:
+        """The graph as a Python function (its printed code, exec'd; shows in tracebacks)."""
+        if self._compiled is None:
+            from .printer import compile_graph
+            self._compiled = compile_graph(self)
+        return self._compiled
+
+
+_RESERVED = {"ops", "np", "output", "self", "None", "True", "False", "def", "return", "del",
+             "lambda", "in", "is", "not", "and", "or", "if", "else", "for", "while", "class",
+             "import", "from", "as", "with", "pass", "global", "yield", "try", "except"}
+
+
+def topo_check(nodes: Iterable[Node]) -> None:
+    seen: set[Node] = set()
+    for node in nodes:
+        for inp in node.inputs:
+            if inp not in seen:
+                raise ValueError(f"node {node.name} uses {inp.name} before it is defined")
+        seen.add(node)

@@ -1,0 +1,42 @@
+"""The reference interpreter: run each node's op with its NumPy kernel.
+
+It is the ``eager`` backend and the oracle every later stage is tested against.
+Subclass :class:`Interpreter` and override :meth:`call` to observe or change how each
+node runs (the way torch.fx's Interpreter is used).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .graph import Graph, Node, map_nodes
+
+
+class Interpreter:
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def run(self, *args: Any) -> Any:
+        placeholders = self.graph.placeholders
+        if len(args) != len(placeholders):
+            raise TypeError(f"graph '{self.graph.name}' takes {len(placeholders)} inputs "
+                            f"({', '.join(p.name for p in placeholders)}), got {len(args)}")
+        env: dict[Node, Any] = dict(zip(placeholders, args))
+        remaining = {n: len(n.users) for n in self.graph.nodes}
+        for node in self.graph.nodes:
+            if node.kind == "placeholder":
+                continue
+            if node.kind == "output":
+                return map_nodes(node.args[0], env.__getitem__)
+            if node.kind == "constant":
+                env[node] = node.target
+            else:
+                env[node] = self.call(node, map_nodes(node.args, env.__getitem__), node.kwargs)
+            # Free values after their last use, as compiled code does.
+            for inp in node.inputs:
+                remaining[inp] -= 1
+                if remaining[inp] == 0 and inp.kind != "placeholder":
+                    env.pop(inp, None)
+        raise ValueError(f"graph '{self.graph.name}' has no output node")
+
+    def call(self, node: Node, args: tuple, kwargs: dict) -> Any:
+        return node.target.impl(*args, **kwargs)

@@ -1,0 +1,110 @@
+"""Graph passes: lint, dead-code elimination, common-subexpression elimination.
+
+Each pass takes a Graph, changes it in place and returns it, so a pipeline reads as a
+list: ``cse(dce(graph))``. With ``kiln.config.debug_checks`` on, every pass lints its
+result.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..config import config
+from ..ops import Category, Op, REGISTRY
+from .graph import Graph, Node, iter_nodes, topo_check
+
+
+class GraphLintError(AssertionError):
+    pass
+
+
+def lint(graph: Graph) -> Graph:
+    """Check the graph's invariants; raise GraphLintError naming the broken one."""
+    names = set()
+    for node in graph.nodes:
+        if node.graph is not graph:
+            raise GraphLintError(f"{node.name} belongs to another graph")
+        if node.name in names:
+            raise GraphLintError(f"duplicate node name {node.name}")
+        names.add(node.name)
+        if node.kind == "call":
+            if not isinstance(node.target, Op) or REGISTRY.get(node.target.name) is not node.target:
+                raise GraphLintError(f"{node.name} calls {node.target!r}, not a registered op")
+            if len(node.args) != len(node.target.inputs):
+                raise GraphLintError(f"{node.name}: {node.target.name} takes "
+                                     f"{len(node.target.inputs)} inputs, has {len(node.args)}")
+        for inp in iter_nodes(node.args):
+            if node not in inp.users:
+                raise GraphLintError(f"{inp.name} does not list its user {node.name}")
+        for user in node.users:
+            if node not in list(iter_nodes(user.args)):
+                raise GraphLintError(f"{node.name} lists {user.name} as a user, but it is not")
+    try:
+        topo_check(graph.nodes)
+    except ValueError as e:
+        raise GraphLintError(str(e)) from None
+    outputs = [n for n in graph.nodes if n.kind == "output"]
+    if len(outputs) != 1 or graph.nodes[-1] is not outputs[0]:
+        raise GraphLintError("a graph has exactly one output node, and it comes last")
+    return graph
+
+
+def _checked(graph: Graph) -> Graph:
+    return lint(graph) if config.debug_checks else graph
+
+
+def has_side_effects(node: Node) -> bool:
+    return node.kind == "call" and (node.target.category == Category.MUTATION or bool(node.target.mutates))
+
+
+def dce(graph: Graph) -> Graph:
+    """Remove calls and constants whose values nobody uses (mutations always stay)."""
+    for node in reversed(list(graph.nodes)):
+        if node.kind in ("call", "constant") and not node.users and not has_side_effects(node):
+            graph.erase(node)
+    return _checked(graph)
+
+
+def _key(value: Any) -> Any:
+    """A hashable key for args/params; arrays compare by identity."""
+    if isinstance(value, Node):
+        return ("node", id(value))
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(_key(v) for v in value)
+    if isinstance(value, slice):
+        return ("slice", _key(value.start), _key(value.stop), _key(value.step))
+    if isinstance(value, dict):
+        return ("dict",) + tuple((k, _key(v)) for k, v in sorted(value.items()))
+    if isinstance(value, np.ndarray):
+        return ("array", id(value))
+    if isinstance(value, float) and value != value:
+        return ("nan",)
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return (type(value).__name__, value)
+
+
+def cse(graph: Graph) -> Graph:
+    """Merge calls of the same op on the same inputs with the same params."""
+    seen: dict[Any, Node] = {}
+    mutated_since: set[int] = set()
+    for node in list(graph.nodes):
+        if node.kind != "call":
+            continue
+        if has_side_effects(node):
+            # A mutation invalidates everything computed so far from any value: be simple.
+            seen.clear()
+            continue
+        if node.target.category == Category.CREATION and node.target.name.startswith("empty"):
+            continue
+        key = (node.target.name, _key(node.args), _key(node.kwargs))
+        previous = seen.get(key)
+        if previous is None:
+            seen[key] = node
+        else:
+            node.replace_all_uses_with(previous)
+            graph.erase(node)
+    return _checked(graph)

@@ -1,0 +1,126 @@
+"""Print a Graph as readable, runnable Python, and turn that text into a function.
+
+Each call becomes one line ``name = ops.<op>(args, param=value)``, with a comment giving
+the shape/dtype and, when it changes, the user's source line it came from. Values are
+released (``name = None``) after their last use, so running the printed code frees
+memory the way the compiled code will. The text is registered with ``linecache`` so
+tracebacks and pdb show it.
+"""
+from __future__ import annotations
+
+import linecache
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ops import F, TensorMeta
+from .graph import Graph, Node
+
+
+def format_value(value: Any, consts: dict[str, Any]) -> str:
+    """Python source for an argument or param value."""
+    if isinstance(value, Node):
+        return value.name
+    if isinstance(value, tuple):
+        inner = ", ".join(format_value(v, consts) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(format_value(v, consts) for v in value) + "]"
+    if isinstance(value, slice):
+        return (f"slice({format_value(value.start, consts)}, {format_value(value.stop, consts)}, "
+                f"{format_value(value.step, consts)})")
+    if value is Ellipsis:
+        return "Ellipsis"
+    if isinstance(value, np.dtype):
+        return f"np.{value.name}" if value.name in _NP_NAMES else f"np.dtype({value.str!r})"
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return f"np.{value.__name__}"
+    if isinstance(value, (bool, int, str)) or value is None:
+        return repr(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return f"float({str(value)!r})"
+        return repr(value)
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return f"np.{value.dtype.name}({format_value(value.item(), consts)})"
+    # Anything else (arrays, objects) becomes a named constant in the function's globals.
+    name = f"_const{len(consts)}"
+    consts[name] = value
+    return name
+
+
+_NP_NAMES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+             "float16", "float32", "float64", "complex64", "complex128"}
+
+
+def describe_meta(val: Any) -> str:
+    if isinstance(val, TensorMeta):
+        dims = ", ".join(str(d) for d in val.shape)
+        return f"{val.dtype.name}[{dims}]"
+    if isinstance(val, tuple):
+        return "(" + ", ".join(describe_meta(v) for v in val) + ")"
+    return "" if val is None else type(val).__name__
+
+
+def format_source(source: Any) -> str | None:
+    if not source:
+        return None
+    filename, lineno, text = source
+    short = filename.rsplit("/", 1)[-1]
+    return f"# {short}:{lineno}  {text.strip()}" if text else f"# {short}:{lineno}"
+
+
+def python_code(graph: Graph, consts: dict[str, Any] | None = None) -> str:
+    consts = {} if consts is None else consts
+    params = [n.name for n in graph.placeholders]
+    lines = [f"def {graph.name}({', '.join(params)}):"]
+    last_use: dict[Node, Node] = {}
+    for node in graph.nodes:
+        for inp in node.inputs:
+            last_use[inp] = node
+    dies_at: dict[Node, list[Node]] = {}
+    for value, user in last_use.items():
+        if user.kind != "output":
+            dies_at.setdefault(user, []).append(value)
+    last_source = None
+    body = []
+    for node in graph.nodes:
+        if node.kind == "placeholder":
+            continue
+        if node.kind == "output":
+            (values,) = node.args
+            body.append(f"return {format_value(tuple(values), consts)}")
+            continue
+        source = format_source(node.meta.get("source"))
+        if source and source != last_source:
+            body.append(source)
+            last_source = source
+        if node.kind == "constant":
+            rhs = format_value(node.target, consts)
+        else:
+            args = [format_value(a, consts) for a in node.args]
+            args += [f"{k}={format_value(v, consts)}" for k, v in node.kwargs.items()]
+            rhs = f"ops.{node.target.name}({', '.join(args)})"
+        meta = describe_meta(node.val)
+        body.append(f"{node.name} = {rhs}" + (f"  # {meta}" if meta else ""))
+        dead = [n.name for n in dies_at.get(node, ()) if n.kind != "placeholder"]
+        if dead:
+            body.append(" = ".join(dead) + " = None")
+    lines += ["    " + line for line in body]
+    return "\n".join(lines) + "\n"
+
+
+_counter = [0]
+
+
+def compile_graph(graph: Graph) -> Callable:
+    consts: dict[str, Any] = {}
+    code = python_code(graph, consts)
+    _counter[0] += 1
+    filename = f"<kiln graph {graph.name} #{_counter[0]}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    namespace: dict[str, Any] = {"ops": F, "np": np, **consts}
+    exec(compile(code, filename, "exec"), namespace)
+    fn = namespace[graph.name]
+    fn.__kiln_source__ = code
+    return fn

@@ -1,0 +1,101 @@
+"""Trace a Python function written with ops (``F.sin(x)``) into a Graph.
+
+A :class:`Proxy` stands for a node while tracing: calling any op on it records a call
+node (via the ``__kiln_op__`` hook the ops package looks for) and returns a new Proxy.
+Derivative rules are written with ops, so tracing a rule gives its backward graph.
+
+    >>> import numpy as np
+    >>> from kiln.ir import trace
+    >>> from kiln.ops import F, TensorMeta
+    >>> g = trace(lambda x: F.multiply(F.sin(x), 2.0), [TensorMeta((4,), np.float32)], ["x"])
+    >>> g.op_names()
+    ['sin', 'multiply']
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..ops import TensorMeta
+from .graph import Graph, Node
+
+
+class Proxy:
+    __slots__ = ("node",)
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    @property
+    def shape(self) -> tuple:
+        return self.node.val.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.node.val.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.node.val.shape)
+
+    @property
+    def size(self) -> int:
+        return self.node.val.size
+
+    def __repr__(self) -> str:
+        return f"Proxy({self.node.name})"
+
+    def __bool__(self) -> bool:
+        raise TypeError(f"the truth value of traced value {self.node.name} depends on data; "
+                        f"kiln cannot branch on it while tracing")
+
+    @staticmethod
+    def __kiln_op__(op: Any, inputs: tuple, params: dict) -> "Proxy":
+        graph = _graph_of(inputs)
+
+        def to_arg(value: Any) -> Any:
+            if isinstance(value, Proxy):
+                return value.node
+            if isinstance(value, (tuple, list)):
+                return type(value)(to_arg(v) for v in value)
+            if isinstance(value, slice):
+                return slice(to_arg(value.start), to_arg(value.stop), to_arg(value.step))
+            if isinstance(value, np.ndarray):
+                return graph.constant(value)
+            return value
+
+        return Proxy(graph.call(op, to_arg(inputs), params))
+
+
+def _graph_of(values: Any) -> Graph:
+    for value in values:
+        if isinstance(value, Proxy):
+            return value.node.graph
+        if isinstance(value, (tuple, list)):
+            found = _graph_of(value)
+            if found is not None:
+                return found
+        if isinstance(value, slice):
+            found = _graph_of((value.start, value.stop, value.step))
+            if found is not None:
+                return found
+    return None
+
+
+def trace(fn: Callable, metas: Sequence[TensorMeta], names: Sequence[str] | None = None,
+          name: str = "forward") -> Graph:
+    """Record ``fn(*proxies)`` into a new Graph whose inputs have the given metas."""
+    graph = Graph(name)
+    names = list(names) if names is not None else [f"arg{i}" for i in range(len(metas))]
+    proxies = [Proxy(graph.placeholder(n, m)) for n, m in zip(names, metas)]
+    result = fn(*proxies)
+    results = result if isinstance(result, tuple) else (result,)
+
+    def to_out(value: Any) -> Any:
+        if isinstance(value, Proxy):
+            return value.node
+        return value
+
+    graph.output(tuple(to_out(r) for r in results))
+    return graph

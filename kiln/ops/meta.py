@@ -1,0 +1,207 @@
+"""Shape and dtype rules: abstract values, fake arrays, and the rule helpers ops share.
+
+A :class:`TensorMeta` is what capture knows about an array without its data: a shape and
+a dtype. Python scalars stay Python scalars in rules: they are NEP 50 *weak* values (a
+Python float never promotes float32 to float64), NumPy scalars are strong.
+
+Most ops state their rule explicitly (``pointwise_meta``, ``reduction_meta``). Ops whose
+rule is just "whatever NumPy does" derive it by running their kernel on *fake* arrays:
+zero-stride arrays of the right shape and dtype that take no memory. Views, reshapes
+and indexing on fakes cost nothing, and NumPy raises its own errors with its own
+messages (a bad axis, a shape mismatch), which is exactly what the user should see.
+
+    >>> import numpy as np
+    >>> from kiln.ops.meta import TensorMeta, infer_meta
+    >>> from kiln.ops import F
+    >>> infer_meta(F.add, (TensorMeta((3, 1), np.float32), 1.0), {})
+    TensorMeta(shape=(3, 1), dtype=float32)
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import UnsupportedArgument, UnsupportedDtype
+
+SUPPORTED_KINDS = "biuf"  # bool, signed, unsigned, float
+
+
+class TensorMeta:
+    """Shape and dtype of an array value, no data."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: Sequence[int], dtype: Any) -> None:
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @classmethod
+    def of(cls, value: Any) -> "TensorMeta":
+        return cls(np.shape(value), np.asarray(value).dtype if not hasattr(value, "dtype") else value.dtype)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TensorMeta) and self.shape == other.shape and self.dtype == other.dtype
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self) -> str:
+        return f"TensorMeta(shape={self.shape}, dtype={self.dtype})"
+
+
+def check_dtype(dtype: Any, where: str) -> np.dtype:
+    """Reject dtypes kiln cannot compute with (object, strings, complex, float16)."""
+    dt = np.dtype(dtype)
+    if dt.kind not in SUPPORTED_KINDS or dt == np.float16 or dt.itemsize > 8:
+        raise UnsupportedDtype(
+            f"{where}: dtype {dt} is not supported by kiln (it handles bool, integers, float32 "
+            f"and float64); convert with .astype(np.float64) first or call the function "
+            f"without kiln")
+    return dt
+
+
+# -- fake arrays --------------------------------------------------------------------------
+
+def fake(meta: TensorMeta) -> np.ndarray:
+    """A read-only zero-stride array with ``meta``'s shape and dtype, using one element."""
+    return np.lib.stride_tricks.as_strided(np.zeros(1, meta.dtype), meta.shape,
+                                           (0,) * len(meta.shape), writeable=False)
+
+
+def to_fake(value: Any) -> Any:
+    if isinstance(value, TensorMeta):
+        return fake(value)
+    if isinstance(value, tuple):
+        return tuple(to_fake(v) for v in value)
+    if isinstance(value, list):
+        return [to_fake(v) for v in value]
+    if isinstance(value, slice):
+        return slice(to_fake(value.start), to_fake(value.stop), to_fake(value.step))
+    return value
+
+
+def from_result(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return tuple(from_result(v) for v in value)
+    return TensorMeta(np.shape(value), np.asarray(value).dtype if not hasattr(value, "dtype") else value.dtype)
+
+
+def fake_run_meta(op: Any, inputs: tuple, params: dict) -> Any:
+    """The generic rule: run the kernel on fake arrays and read what comes out."""
+    return from_result(op.impl(*to_fake(inputs), **params))
+
+
+def infer_meta(op: Any, inputs: tuple, params: dict) -> Any:
+    """Shape and dtype of ``op(*inputs, **params)`` where arrays are :class:`TensorMeta`."""
+    params = op.bind_params(params)
+    if op.meta is not None:
+        return op.meta(*inputs, **params)
+    return fake_run_meta(op, inputs, params)
+
+
+# -- helpers for rules and normalizers ----------------------------------------------------
+
+def ndim_of(value: Any) -> int:
+    nd = getattr(value, "ndim", None)
+    return nd if nd is not None else np.ndim(value)
+
+
+def shape_of(value: Any) -> tuple:
+    shape = getattr(value, "shape", None)
+    return tuple(shape) if shape is not None else np.shape(value)
+
+
+def dtype_token(value: Any) -> Any:
+    """What ``ufunc.resolve_dtypes`` wants: a dtype (strong) or ``int``/``float`` (weak)."""
+    if isinstance(value, bool):
+        return np.dtype(bool)
+    if isinstance(value, (int, float, complex)):
+        return type(value)
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return np.asarray(value).dtype
+    return np.dtype(dtype)
+
+
+def normalize_axis(axis: Any, ndim: int) -> tuple[int, ...] | None:
+    """``axis`` (None, int, tuple, negative) as a sorted tuple of non-negative ints.
+
+    Out-of-range axes raise NumPy's own ``AxisError`` with NumPy's message.
+    """
+    if axis is None:
+        return None
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = []
+    for a in axes:
+        try:
+            a = operator.index(a)
+        except TypeError:
+            raise TypeError(f"'{type(a).__name__}' object cannot be interpreted as an integer") from None
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(a, ndim)
+        a = a % ndim if ndim else 0
+        if a in out:
+            raise ValueError("duplicate value in 'axis'")
+        out.append(a)
+    return tuple(sorted(out))
+
+
+def normalize_one_axis(axis: Any, ndim: int) -> int:
+    a = operator.index(axis)
+    if not -ndim <= a < ndim:
+        raise np.exceptions.AxisError(a, ndim)
+    return a % ndim
+
+
+def broadcast_shapes(*shapes: tuple) -> tuple:
+    return np.broadcast_shapes(*shapes)
+
+
+def reject_where(where: Any, name: str) -> None:
+    if where is not True and where is not np._NoValue:
+        raise UnsupportedArgument(
+            f"{name}(..., where=...) is not supported by kiln; use np.where(mask, {name}(...), "
+            f"fallback) instead, or call the function without kiln")
+
+
+def reject(name: str, arg: str, value: Any, hint: str) -> None:
+    raise UnsupportedArgument(f"{name}: argument {arg}={value!r} is not supported by kiln; {hint}")
+
+
+def pointwise_meta_for(ufunc: np.ufunc):
+    """Shape/dtype rule of a ufunc: broadcasting plus NumPy's own type resolution (NEP 50)."""
+
+    def rule(*inputs: Any, **params: Any) -> TensorMeta:
+        shapes = [shape_of(v) for v in inputs]
+        try:
+            shape = np.broadcast_shapes(*shapes)
+        except ValueError:
+            # Let NumPy raise its own message ("operands could not be broadcast together ...").
+            ufunc(*to_fake(tuple(v if isinstance(v, TensorMeta) else v for v in inputs)))
+            raise
+        tokens = tuple(dtype_token(v) for v in inputs)
+        try:
+            dtypes = ufunc.resolve_dtypes(tokens + (None,) * ufunc.nout)
+            dtype = dtypes[ufunc.nin]
+        except TypeError:
+            # No loop for these dtypes, or weak-scalar corner cases: NumPy decides (and raises).
+            sample = tuple(np.zeros((), v.dtype) if isinstance(v, TensorMeta) else v for v in inputs)
+            dtype = np.asarray(ufunc(*sample)).dtype
+        return TensorMeta(shape, dtype)
+
+    return rule

@@ -1,0 +1,317 @@
+"""Pointwise ops: NumPy's ufuncs, plus where, clip and astype.
+
+Each row of the tables below is one op: its ufunc (the eager kernel, and the NumPy
+spellings ``np.<name>``, operators and ufunc methods map to it) and its derivative rule,
+written with other ops. ``g`` is the cotangent of the output, ``out`` the output.
+"""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from .meta import pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token
+from .registry import Bound, Category, F, Op, declare, spell
+
+LN2 = math.log(2.0)
+LN10 = math.log(10.0)
+
+
+def _zero(g: Any, x: Any) -> Any:
+    return F.zeros_like(x) if hasattr(x, "shape") else None
+
+
+# ---- unary: name -> (ufunc, vjp(g, out, x)) -----------------------------------------------
+UNARY: dict[str, tuple[np.ufunc, Callable | None]] = {
+    "negative": (np.negative, lambda g, out, x: (F.negative(g),)),
+    "positive": (np.positive, lambda g, out, x: (g,)),
+    "absolute": (np.absolute, lambda g, out, x: (F.multiply(g, F.sign(x)),)),
+    "sign": (np.sign, lambda g, out, x: (_zero(g, x),)),
+    "exp": (np.exp, lambda g, out, x: (F.multiply(g, out),)),
+    "exp2": (np.exp2, lambda g, out, x: (F.multiply(g, F.multiply(out, LN2)),)),
+    "expm1": (np.expm1, lambda g, out, x: (F.multiply(g, F.add(out, 1.0)),)),
+    "log": (np.log, lambda g, out, x: (F.true_divide(g, x),)),
+    "log2": (np.log2, lambda g, out, x: (F.true_divide(g, F.multiply(x, LN2)),)),
+    "log10": (np.log10, lambda g, out, x: (F.true_divide(g, F.multiply(x, LN10)),)),
+    "log1p": (np.log1p, lambda g, out, x: (F.true_divide(g, F.add(x, 1.0)),)),
+    "sqrt": (np.sqrt, lambda g, out, x: (F.true_divide(g, F.multiply(out, 2.0)),)),
+    "cbrt": (np.cbrt, lambda g, out, x: (F.true_divide(g, F.multiply(F.square(out), 3.0)),)),
+    "square": (np.square, lambda g, out, x: (F.multiply(g, F.multiply(x, 2.0)),)),
+    "reciprocal": (np.reciprocal, lambda g, out, x: (F.negative(F.multiply(g, F.square(out))),)),
+    "sin": (np.sin, lambda g, out, x: (F.multiply(g, F.cos(x)),)),
+    "cos": (np.cos, lambda g, out, x: (F.negative(F.multiply(g, F.sin(x))),)),
+    "tan": (np.tan, lambda g, out, x: (F.multiply(g, F.add(F.square(out), 1.0)),)),
+    "arcsin": (np.arcsin, lambda g, out, x: (F.true_divide(g, F.sqrt(F.subtract(1.0, F.square(x)))),)),
+    "arccos": (np.arccos, lambda g, out, x: (F.negative(F.true_divide(g, F.sqrt(F.subtract(1.0, F.square(x))))),)),
+    "arctan": (np.arctan, lambda g, out, x: (F.true_divide(g, F.add(F.square(x), 1.0)),)),
+    "sinh": (np.sinh, lambda g, out, x: (F.multiply(g, F.cosh(x)),)),
+    "cosh": (np.cosh, lambda g, out, x: (F.multiply(g, F.sinh(x)),)),
+    "tanh": (np.tanh, lambda g, out, x: (F.multiply(g, F.subtract(1.0, F.square(out))),)),
+    "arcsinh": (np.arcsinh, lambda g, out, x: (F.true_divide(g, F.sqrt(F.add(F.square(x), 1.0))),)),
+    "arccosh": (np.arccosh, lambda g, out, x: (F.true_divide(g, F.sqrt(F.subtract(F.square(x), 1.0))),)),
+    "arctanh": (np.arctanh, lambda g, out, x: (F.true_divide(g, F.subtract(1.0, F.square(x))),)),
+    "floor": (np.floor, lambda g, out, x: (_zero(g, x),)),
+    "ceil": (np.ceil, lambda g, out, x: (_zero(g, x),)),
+    "trunc": (np.trunc, lambda g, out, x: (_zero(g, x),)),
+    "rint": (np.rint, lambda g, out, x: (_zero(g, x),)),
+    "logical_not": (np.logical_not, None),
+    "isnan": (np.isnan, None),
+    "isinf": (np.isinf, None),
+    "isfinite": (np.isfinite, None),
+    "signbit": (np.signbit, None),
+    "invert": (np.invert, None),
+}
+
+
+def _maximum_vjp(g, out, x, y):
+    # Ties split the gradient evenly, as PyTorch does; NaN inputs get the whole gradient.
+    gx = F.where(F.greater(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
+    gy = F.where(F.less(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
+    return F.where(F.isnan(x), g, gx), F.where(F.isnan(y), g, gy)
+
+
+def _minimum_vjp(g, out, x, y):
+    gx = F.where(F.less(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
+    gy = F.where(F.greater(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
+    return F.where(F.isnan(x), g, gx), F.where(F.isnan(y), g, gy)
+
+
+def _fmax_vjp(g, out, x, y):
+    # fmax ignores NaN: the non-NaN side gets the gradient.
+    gx = F.where(F.greater(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
+    gy = F.where(F.less(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
+    return F.where(F.isnan(y), g, gx), F.where(F.isnan(x), g, gy)
+
+
+def _fmin_vjp(g, out, x, y):
+    gx = F.where(F.less(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
+    gy = F.where(F.greater(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
+    return F.where(F.isnan(y), g, gx), F.where(F.isnan(x), g, gy)
+
+
+def _power_vjp(g, out, x, y):
+    gx = F.multiply(g, F.multiply(y, F.power(x, F.subtract(y, 1))))
+    # d/dy x**y = x**y * log(x); at x == 0 (y > 0) the limit is 0, not nan.
+    safe_log = F.log(F.where(F.equal(x, 0), 1.0, x))
+    gy = F.multiply(g, F.multiply(out, safe_log))
+    return gx, gy
+
+
+def _hypot_vjp(g, out, x, y):
+    safe = F.where(F.equal(out, 0), 1.0, out)
+    return F.multiply(g, F.true_divide(x, safe)), F.multiply(g, F.true_divide(y, safe))
+
+
+def _arctan2_vjp(g, out, y, x):
+    denom = F.add(F.square(x), F.square(y))
+    return F.multiply(g, F.true_divide(x, denom)), F.negative(F.multiply(g, F.true_divide(y, denom)))
+
+
+# ---- binary: name -> (ufunc, vjp(g, out, x, y)) -------------------------------------------
+BINARY: dict[str, tuple[np.ufunc, Callable | None]] = {
+    "add": (np.add, lambda g, out, x, y: (g, g)),
+    "subtract": (np.subtract, lambda g, out, x, y: (g, F.negative(g))),
+    "multiply": (np.multiply, lambda g, out, x, y: (F.multiply(g, y), F.multiply(g, x))),
+    "true_divide": (np.true_divide, lambda g, out, x, y: (
+        F.true_divide(g, y), F.negative(F.multiply(g, F.true_divide(out, y))))),
+    "floor_divide": (np.floor_divide, lambda g, out, x, y: (_zero(g, x), _zero(g, y))),
+    "remainder": (np.remainder, lambda g, out, x, y: (
+        g, F.negative(F.multiply(g, F.floor_divide(x, y))))),
+    "fmod": (np.fmod, lambda g, out, x, y: (
+        g, F.negative(F.multiply(g, F.trunc(F.true_divide(x, y)))))),
+    "power": (np.power, _power_vjp),
+    "maximum": (np.maximum, _maximum_vjp),
+    "minimum": (np.minimum, _minimum_vjp),
+    "fmax": (np.fmax, _fmax_vjp),
+    "fmin": (np.fmin, _fmin_vjp),
+    "arctan2": (np.arctan2, _arctan2_vjp),
+    "hypot": (np.hypot, _hypot_vjp),
+    "logaddexp": (np.logaddexp, lambda g, out, x, y: (
+        F.multiply(g, F.exp(F.subtract(x, out))), F.multiply(g, F.exp(F.subtract(y, out))))),
+    "copysign": (np.copysign, lambda g, out, x, y: (
+        F.multiply(g, F.multiply(F.sign(x), F.where(F.signbit(out), -1.0, 1.0))), _zero(g, y))),
+    "equal": (np.equal, None),
+    "not_equal": (np.not_equal, None),
+    "less": (np.less, None),
+    "less_equal": (np.less_equal, None),
+    "greater": (np.greater, None),
+    "greater_equal": (np.greater_equal, None),
+    "logical_and": (np.logical_and, None),
+    "logical_or": (np.logical_or, None),
+    "logical_xor": (np.logical_xor, None),
+    "bitwise_and": (np.bitwise_and, None),
+    "bitwise_or": (np.bitwise_or, None),
+    "bitwise_xor": (np.bitwise_xor, None),
+    "left_shift": (np.left_shift, None),
+    "right_shift": (np.right_shift, None),
+}
+
+# Python operators that NumPy routes to these ufuncs (capture maps BINARY_OP through them).
+OPERATORS = {
+    "add": (operator.add, operator.iadd), "subtract": (operator.sub, operator.isub),
+    "multiply": (operator.mul, operator.imul), "true_divide": (operator.truediv, operator.itruediv),
+    "floor_divide": (operator.floordiv, operator.ifloordiv), "remainder": (operator.mod, operator.imod),
+    "power": (operator.pow, operator.ipow), "bitwise_and": (operator.and_, operator.iand),
+    "bitwise_or": (operator.or_, operator.ior), "bitwise_xor": (operator.xor, operator.ixor),
+    "left_shift": (operator.lshift, operator.ilshift), "right_shift": (operator.rshift, operator.irshift),
+    "equal": (operator.eq, None), "not_equal": (operator.ne, None), "less": (operator.lt, None),
+    "less_equal": (operator.le, None), "greater": (operator.gt, None), "greater_equal": (operator.ge, None),
+    "negative": (operator.neg, None), "positive": (operator.pos, None), "absolute": (abs, None),
+    "invert": (operator.invert, None),
+}
+
+UFUNC_KWARGS = ("out", "where", "casting", "order", "dtype", "subok", "signature")
+
+
+def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False) -> Callable[..., Bound]:
+    """Normalize ``ufunc(*args, out=..., where=..., ...)`` into a call of ``op``."""
+
+    def normalize(*args: Any, **kwargs: Any) -> Bound:
+        name = f"numpy.{ufunc.__name__}"
+        out = kwargs.pop("out", None)
+        if len(args) == ufunc.nin + 1 and out is None:
+            *args, out = args
+        if len(args) != ufunc.nin:
+            raise TypeError(f"{ufunc.__name__}() takes from {ufunc.nin} to {ufunc.nin + 1} "
+                            f"positional arguments but {len(args)} were given")
+        reject_where(kwargs.pop("where", True), name)
+        for key, value in kwargs.items():
+            if key == "casting" and value == "same_kind":
+                continue
+            if key == "order" and value in ("K", "A"):
+                continue
+            if key in ("dtype", "signature", "subok") and value is None or (key == "subok" and value is True):
+                continue
+            if key not in UFUNC_KWARGS:
+                raise TypeError(f"{ufunc.__name__}() got an unexpected keyword argument '{key}'")
+            reject(name, key, value, "compute the result without it (e.g. call .astype(...) on "
+                                      "the inputs), or call the function without kiln")
+        if isinstance(out, tuple):
+            if len(out) != 1:
+                raise ValueError(f"The 'out' tuple must have exactly one entry per ufunc output")
+            out = out[0]
+        if in_place_first:
+            out = args[0]
+        return Bound(op, tuple(args), {}, out)
+
+    return normalize
+
+
+def _declare_ufunc(name: str, ufunc: np.ufunc, vjp: Callable | None) -> Op:
+    inputs = ("x",) if ufunc.nin == 1 else ("x", "y")
+    op = declare(name, Category.POINTWISE, ufunc, inputs=inputs, meta=pointwise_meta_for(ufunc),
+                 vjp=vjp, doc=f"numpy.{ufunc.__name__}, elementwise")
+    op.ufunc = ufunc
+    spell(ufunc, op, ufunc_normalizer(op, ufunc), f"numpy.{ufunc.__name__}")
+    fn, inplace = OPERATORS.get(name, (None, None))
+    if fn is not None:
+        spell(fn, op, ufunc_normalizer(op, ufunc), f"operator.{getattr(fn, '__name__', name)}")
+    if inplace is not None:
+        spell(inplace, op, ufunc_normalizer(op, ufunc, in_place_first=True),
+              f"operator.{inplace.__name__}")
+    return op
+
+
+for _name, (_ufunc, _vjp) in UNARY.items():
+    _declare_ufunc(_name, _ufunc, _vjp)
+for _name, (_ufunc, _vjp) in BINARY.items():
+    _declare_ufunc(_name, _ufunc, _vjp)
+
+
+# ---- where, clip, astype ------------------------------------------------------------------
+
+def _where_impl(condition, x, y):
+    return np.where(condition, x, y)
+
+
+def _where_meta(condition, x, y):
+    shape = np.broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
+    dtype = np.result_type(dtype_token(x) if not isinstance(x, (int, float)) else x,
+                           dtype_token(y) if not isinstance(y, (int, float)) else y)
+    return TensorMeta(shape, dtype)
+
+
+def _where_vjp(g, out, condition, x, y):
+    return None, F.where(condition, g, 0.0), F.where(condition, 0.0, g)
+
+
+where = declare("where", Category.POINTWISE, _where_impl, inputs=("condition", "x", "y"),
+                meta=_where_meta, vjp=_where_vjp, doc="numpy.where(condition, x, y)")
+
+
+def _where_normalize(condition, x=None, y=None):
+    if x is None and y is None:
+        reject("numpy.where", "x/y", None, "the one-argument form np.where(cond) returns "
+               "data-dependent indices; use np.nonzero outside the compiled function")
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    return Bound(where, (condition, x, y), {})
+
+
+spell(np.where, where, _where_normalize, "numpy.where")
+
+
+def _clip_impl(x, lo, hi):
+    return np.clip(x, lo, hi)
+
+
+def _clip_meta(x, lo, hi):
+    return pointwise_meta_for(np.minimum)(
+        pointwise_meta_for(np.maximum)(x, lo) if lo is not None else x, hi) if hi is not None \
+        else pointwise_meta_for(np.maximum)(x, lo) if lo is not None else TensorMeta(shape_of(x), x.dtype)
+
+
+def _clip_vjp(g, out, x, lo, hi):
+    inside = F.logical_and(F.greater_equal(x, lo) if lo is not None else True,
+                           F.less_equal(x, hi) if hi is not None else True)
+    gx = F.where(inside, g, 0.0)
+    glo = F.where(F.less(x, lo), g, 0.0) if lo is not None and not isinstance(lo, (int, float)) else None
+    ghi = F.where(F.greater(x, hi), g, 0.0) if hi is not None and not isinstance(hi, (int, float)) else None
+    return gx, glo, ghi
+
+
+clip = declare("clip", Category.POINTWISE, _clip_impl, inputs=("x", "lo", "hi"),
+               meta=_clip_meta, vjp=_clip_vjp, doc="numpy.clip(x, lo, hi)")
+
+
+def _clip_normalize(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
+                    max=np._NoValue, **kwargs):
+    lo = a_min if a_min is not np._NoValue else (min if min is not np._NoValue else None)
+    hi = a_max if a_max is not np._NoValue else (max if max is not np._NoValue else None)
+    reject_where(kwargs.pop("where", True), "numpy.clip")
+    if kwargs:
+        reject("numpy.clip", next(iter(kwargs)), kwargs[next(iter(kwargs))], "drop the argument")
+    if lo is None and hi is None and a_min is np._NoValue and a_max is np._NoValue:
+        raise TypeError("clip() missing required arguments: 'a_min' and 'a_max'")
+    return Bound(clip, (a, lo, hi), {}, out)
+
+
+spell(np.clip, clip, _clip_normalize, "numpy.clip")
+spell(("method", "clip"), clip, _clip_normalize, "ndarray.clip")
+
+
+def _astype_impl(x, dtype, copy=True):
+    return np.asarray(x).astype(dtype, copy=copy)
+
+
+def _astype_meta(x, dtype, copy=True):
+    return TensorMeta(shape_of(x), np.dtype(dtype))
+
+
+astype = declare("astype", Category.POINTWISE, _astype_impl, inputs=("x",),
+                 params={"dtype": None, "copy": True}, meta=_astype_meta,
+                 vjp=lambda g, out, x, dtype, copy: (g,),
+                 doc="ndarray.astype(dtype): elementwise conversion")
+
+
+def _astype_normalize(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    if order not in ("K", "A", "C"):
+        reject("ndarray.astype", "order", order, "drop order= (kiln arrays are C-ordered)")
+    if casting != "unsafe":
+        reject("ndarray.astype", "casting", casting, "drop casting=")
+    return Bound(astype, (x,), {"dtype": np.dtype(dtype), "copy": bool(copy)})
+
+
+spell(("method", "astype"), astype, _astype_normalize, "ndarray.astype")

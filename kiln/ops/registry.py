@@ -1,0 +1,294 @@
+"""The operator registry: what an op is, how it is called, and how NumPy spellings find it.
+
+An :class:`Op` is declared once, with everything every stage needs side by side:
+
+- ``impl``    the eager NumPy kernel (also the reference for every backend);
+- ``inputs``  the names of its array-valued arguments (passed positionally);
+- ``params``  its static, hashable parameters with defaults (passed by keyword);
+- ``meta``    its shape/dtype rule over :class:`~kiln.ops.meta.TensorMeta` values
+              (``None``: derive it by running ``impl`` on zero-stride fake arrays);
+- ``vjp``     its derivative rule, written with other ops (``F.multiply(g, F.cos(x))``),
+              so the same formula runs eagerly on arrays and records into graphs;
+- ``category`` what lowering will need (pointwise, reduction, view, ...).
+
+Calling an op runs it: ``F.sin(np.ones(3))`` returns an array. If any input is a traced
+value whose type defines ``__kiln_op__`` (a graph proxy, for example), the call is handed
+to that hook instead, which is how derivative rules become graph nodes without this
+package knowing anything about graphs.
+
+    >>> import numpy as np
+    >>> from kiln.ops import F
+    >>> F.add(np.ones(2), 1.0)
+    array([2., 2.])
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ..errors import NoDerivative, NoOpError
+
+
+class Category(str, enum.Enum):
+    POINTWISE = "pointwise"
+    REDUCTION = "reduction"
+    SCAN = "scan"
+    VIEW = "view"
+    GATHER = "gather"
+    JOIN = "join"
+    CREATION = "creation"
+    EXTERN = "extern"
+    MUTATION = "mutation"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_NO_DEFAULT = object()
+
+
+@dataclass(eq=False)
+class Op:
+    name: str
+    category: Category
+    impl: Callable[..., Any]
+    inputs: tuple[str, ...] = ("x",)
+    params: dict[str, Any] = field(default_factory=dict)
+    meta: Callable[..., Any] | None = None
+    vjp: Callable[..., Any] | None = None
+    doc: str = ""
+    # The output shape depends on input values (boolean masks): eager only, never captured.
+    data_dependent: bool = False
+    # Indices of inputs this op writes to (mutation ops); they return None like NumPy.
+    mutates: tuple[int, ...] = ()
+    # For a mutation op: the name of the functional op computing the new value of input 0.
+    functional: str | None = None
+    # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
+
+    def __post_init__(self) -> None:
+        self.category = Category(self.category)
+
+    # -- calling -------------------------------------------------------------------------
+    def bind_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Fill defaults and reject unknown parameters."""
+        out = {}
+        for key, value in params.items():
+            if key not in self.params:
+                raise TypeError(f"kiln op '{self.name}' got an unexpected parameter '{key}' "
+                                f"(it takes {sorted(self.params) or 'no parameters'})")
+            out[key] = value
+        for key, default in self.params.items():
+            if key not in out:
+                if default is _NO_DEFAULT:
+                    raise TypeError(f"kiln op '{self.name}' needs the parameter '{key}'")
+                out[key] = default
+        return out
+
+    def __call__(self, *inputs: Any, **params: Any) -> Any:
+        if len(inputs) != len(self.inputs):
+            raise TypeError(f"kiln op '{self.name}' takes {len(self.inputs)} inputs "
+                            f"({', '.join(self.inputs)}), got {len(inputs)}")
+        params = self.bind_params(params)
+        hook = _find_hook(inputs)
+        if hook is not None:
+            return hook(self, inputs, params)
+        return self.impl(*inputs, **params)
+
+    @property
+    def differentiable(self) -> bool:
+        return self.vjp is not None
+
+    def backward(self, g: Any, out: Any, inputs: tuple, params: dict) -> tuple:
+        """Cotangents for each input, reduced to its shape and cast to its dtype.
+
+        Inputs that cannot carry a gradient (Python scalars, integer or bool arrays,
+        index structures) get ``None``.
+        """
+        if self.vjp is None:
+            raise NoDerivative(f"Differentiation rule for '{self.name}' not implemented; "
+                               f"detach the value (x.detach()) or compute it under kiln.no_grad()")
+        grads = self.vjp(g, out, *inputs, **params)
+        if not isinstance(grads, (tuple, list)) or len(grads) != len(inputs):
+            raise AssertionError(f"vjp of '{self.name}' returned {type(grads).__name__} "
+                                 f"of wrong length for {len(inputs)} inputs")
+        fitted = []
+        for grad, inp, name in zip(grads, inputs, self.inputs):
+            if name.startswith("*"):
+                fitted.append(tuple(fit_grad(gi, xi) for gi, xi in zip(grad, inp))
+                              if grad is not None else tuple(None for _ in inp))
+            else:
+                fitted.append(fit_grad(grad, inp))
+        return tuple(fitted)
+
+    def __repr__(self) -> str:
+        return f"<kiln op {self.name} ({self.category})>"
+
+
+def _find_hook(values: Any) -> Callable | None:
+    for value in _iter_leaves(values):
+        hook = getattr(type(value), "__kiln_op__", None)
+        if hook is not None:
+            return hook
+    return None
+
+
+def _iter_leaves(values: Any) -> Iterator[Any]:
+    for value in values:
+        if isinstance(value, (tuple, list)):
+            yield from _iter_leaves(value)
+        elif isinstance(value, slice):
+            yield from _iter_leaves((value.start, value.stop, value.step))
+        else:
+            yield value
+
+
+def is_float_like(value: Any) -> bool:
+    """Can this value carry a gradient? (a float array or array-like, not a Python scalar)"""
+    if value is None or isinstance(value, (bool, int, float, complex, tuple, list, slice)):
+        return False
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and np.dtype(dtype).kind == "f"
+
+
+def fit_grad(grad: Any, like: Any) -> Any:
+    """Reduce ``grad`` over broadcast dimensions to ``like``'s shape and cast to its dtype."""
+    if grad is None or not is_float_like(like):
+        return None
+    shape = tuple(like.shape)
+    if tuple(np.shape(grad)) != shape:
+        grad = REGISTRY["sum_to"](grad, shape=shape)
+    if np.dtype(grad.dtype) != np.dtype(like.dtype):
+        grad = REGISTRY["astype"](grad, dtype=np.dtype(like.dtype))
+    return grad
+
+
+# ----------------------------------------------------------------------------------------
+# The registry of ops, and the table of NumPy spellings that map to them.
+
+REGISTRY: dict[str, Op] = {}
+
+
+def register(op: Op) -> Op:
+    if op.name in REGISTRY:
+        raise ValueError(f"kiln op '{op.name}' is declared twice")
+    REGISTRY[op.name] = op
+    return op
+
+
+def declare(name: str, category: Category | str, impl: Callable, **kwargs: Any) -> Op:
+    """Declare and register an op; see :class:`Op` for the fields."""
+    return register(Op(name=name, category=Category(category), impl=impl, **kwargs))
+
+
+def get_op(name: str) -> Op:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise NoOpError(f"kiln has no op named '{name}'") from None
+
+
+class _OpNamespace:
+    """``F.sin`` is the op named 'sin'; derivative rules are written with it."""
+
+    def __getattr__(self, name: str) -> Op:
+        try:
+            return REGISTRY[name]
+        except KeyError:
+            raise AttributeError(f"kiln has no op named '{name}'") from None
+
+    def __dir__(self) -> list[str]:
+        return sorted(REGISTRY)
+
+
+F = _OpNamespace()
+
+
+@dataclass
+class Bound:
+    """A NumPy call normalized to an op call: ``op(*inputs, **params)``, then maybe ``out=``.
+
+    ``post`` (optional) turns the op's result into what the NumPy spelling returns (for
+    spellings like ``np.hsplit`` that are a composition); it is rarely needed.
+    """
+    op: Op
+    inputs: tuple
+    params: dict
+    out: Any = None
+
+
+@dataclass
+class Spelling:
+    """One NumPy way of writing an op: a callable, a method name or an operator."""
+    key: Any
+    op: Op
+    normalize: Callable[..., Bound]
+    text: str
+
+    def bind(self, *args: Any, **kwargs: Any) -> Bound:
+        return self.normalize(*args, **kwargs)
+
+
+SPELLINGS: dict[Any, Spelling] = {}
+
+
+def method_key(name: str) -> tuple[str, str]:
+    """Key of an ndarray method or dunder spelling: ``method_key('sum')``."""
+    return ("method", name)
+
+
+def ufunc_method_key(ufunc: np.ufunc, method: str) -> tuple[str, str, str]:
+    """Key of a ufunc method such as ``np.add.reduce``."""
+    return ("ufunc", ufunc.__name__, method)
+
+
+def _spell_key(key: Any) -> Any:
+    try:
+        hash(key)
+        return key
+    except TypeError:
+        return id(key)
+
+
+def spell(key: Any, op: Op, normalize: Callable[..., Bound], text: str | None = None) -> None:
+    """Map a NumPy spelling to ``op``; ``normalize(*args, **kwargs)`` returns a :class:`Bound`."""
+    k = _spell_key(key)
+    if k in SPELLINGS:
+        raise ValueError(f"NumPy spelling {text or key!r} is mapped twice "
+                         f"('{SPELLINGS[k].op.name}' and '{op.name}')")
+    SPELLINGS[k] = Spelling(key, op, normalize, text or describe_callable(key))
+
+
+def find_spelling(key: Any) -> Spelling | None:
+    try:
+        return SPELLINGS.get(_spell_key(key))
+    except TypeError:
+        return None
+
+
+def lookup(key: Any) -> Spelling:
+    """The spelling for a NumPy callable / method key, or :class:`NoOpError` naming it."""
+    found = find_spelling(key)
+    if found is None:
+        raise NoOpError(f"no kiln op for {describe_callable(key)}; kiln runs it as plain Python "
+                        f"(a graph break). If it is an elementwise or array operation NumPy "
+                        f"users need, see docs/adding_an_op.md")
+    return found
+
+
+def describe_callable(key: Any) -> str:
+    if isinstance(key, tuple) and key and key[0] == "method":
+        return f"ndarray.{key[1]}"
+    if isinstance(key, tuple) and key and key[0] == "ufunc":
+        return f"numpy.{key[1]}.{key[2]}"
+    if isinstance(key, np.ufunc):
+        return f"numpy.{key.__name__}"
+    module = getattr(key, "__module__", None) or ""
+    name = getattr(key, "__qualname__", None) or getattr(key, "__name__", None) or repr(key)
+    if module.startswith("numpy"):
+        # numpy.fft._pocketfft.fft -> numpy.fft.fft (the public spelling)
+        parts = [p for p in module.split(".") if not p.startswith("_")]
+        module = ".".join(parts)
+    return f"{module}.{name}" if module else name
