@@ -1,1 +1,452 @@
-"""(being written)"""
+"""Indexing: ``x[index]``, its scatter counterparts, take and take_along_axis.
+
+An index is normalized once into a tuple whose entries are ints, slices, ``None``,
+``Ellipsis`` and arrays (integer or boolean). Its contents choose the op:
+
+- ``getitem``       basic indexing only (ints, slices, None, ...): a VIEW, as in NumPy;
+- ``index``         integer arrays (advanced indexing): a GATHER with a static shape;
+- ``getitem_mask``  any boolean array: the output length is the number of True values,
+                    so the op is ``data_dependent`` (eager only, never captured).
+
+The derivative of a gather scatters the cotangent back: ``index_add`` (a copy of x with
+values added at index, ``np.add.at`` semantics, so repeated indices accumulate) into
+zeros. ``index_put`` is the functional form of ``x[index] = value``; mutation.py maps the
+in-place spellings onto both. Rules compute shapes directly rather than by a fake run,
+because a fake gather would allocate the whole result.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..errors import Unsupported
+from .meta import TensorMeta, fake, normalize_one_axis, reject, shape_of, to_fake
+from .registry import Bound, Category, F, declare, is_float_like, method_key, spell
+
+
+# -- index normalization and classification -----------------------------------------------
+
+def is_array_entry(value: Any) -> bool:
+    """An index entry that is an array (concrete, fake, TensorMeta or traced)."""
+    return (hasattr(value, "dtype") and hasattr(value, "shape")
+            and not isinstance(value, np.generic))
+
+
+def _slice_part(v: Any) -> Any:
+    if v is None or isinstance(v, int) or is_array_entry(v):
+        return v
+    if isinstance(v, np.integer):
+        return int(v)
+    return v  # anything else: NumPy raises its own TypeError when the slice is used
+
+
+def _entry(v: Any) -> Any:
+    if v is None or v is Ellipsis:
+        return v
+    if isinstance(v, slice):
+        return slice(_slice_part(v.start), _slice_part(v.stop), _slice_part(v.step))
+    if isinstance(v, (bool, np.bool_)):
+        # A boolean scalar is a 0-d mask in NumPy (it adds an axis of length 1 or 0).
+        return np.asarray(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (list, tuple)):
+        # A nested sequence is an array index; NumPy reads an empty one as intp.
+        arr = np.asarray(v)
+        return arr.astype(np.intp) if arr.size == 0 and arr.dtype.kind == "f" else arr
+    if is_array_entry(v):
+        return v
+    if hasattr(v, "__index__"):
+        return operator.index(v)
+    return v  # floats, strings...: NumPy raises its IndexError when the index is used
+
+
+def normalize_index(index: Any) -> tuple:
+    """Any NumPy index as a tuple of ints, slices, None, Ellipsis and arrays.
+
+    A tuple indexes several axes; anything else (a list included) is one entry.
+    """
+    entries = index if isinstance(index, tuple) else (index,)
+    return tuple(_entry(v) for v in entries)
+
+
+def index_kind(index: tuple) -> str:
+    """'mask' (a boolean array present), 'advanced' (integer arrays) or 'basic'."""
+    kind = "basic"
+    for v in index:
+        if is_array_entry(v):
+            if np.dtype(v.dtype).kind == "b":
+                return "mask"
+            kind = "advanced"
+    return kind
+
+
+def _fmt_shape(shape: tuple) -> str:
+    """A shape as NumPy writes it in messages: (2,) or (3,4)."""
+    return "(" + ",".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def indexed_shape(shape: tuple, index: tuple) -> tuple:
+    """Shape of ``x[index]`` for basic and integer-array indexes, with NumPy's errors.
+
+    Integer arrays broadcast together; when any is present, ints count as 0-d arrays.
+    The broadcast shape replaces the advanced entries where they are adjacent in the
+    index (``None`` separates them), otherwise it goes first, as in NumPy.
+    """
+    ndim = len(shape)
+    if sum(1 for v in index if v is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(1 for v in index if v is not None and v is not Ellipsis)
+    if consumed > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, "
+                         f"but {consumed} were indexed")
+    fill = [slice(None)] * (ndim - consumed)
+    entries: list = []
+    for v in index:
+        entries.extend(fill if v is Ellipsis else [v])
+    if not any(v is Ellipsis for v in index):
+        entries.extend(fill)
+    advanced = any(is_array_entry(v) for v in entries)
+    out: list = []
+    adv_shapes: list = []
+    adv_pos: list = []
+    insert_at = 0
+    dim = 0
+    for pos, v in enumerate(entries):
+        if v is None:
+            out.append(1)
+            continue
+        size = shape[dim]
+        if isinstance(v, slice):
+            out.append(len(range(*v.indices(size))))
+        elif is_array_entry(v):
+            if np.dtype(v.dtype).kind not in "iu":
+                raise IndexError("arrays used as indices must be of integer (or boolean) type")
+            if not adv_pos:
+                insert_at = len(out)
+            adv_shapes.append(tuple(shape_of(v)))
+            adv_pos.append(pos)
+        else:
+            i = operator.index(v)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {size}")
+            if advanced:
+                if not adv_pos:
+                    insert_at = len(out)
+                adv_shapes.append(())
+                adv_pos.append(pos)
+        dim += 1
+    if not advanced:
+        return tuple(out)
+    try:
+        bshape = np.broadcast_shapes(*adv_shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         "with shapes " + " ".join(_fmt_shape(s) for s in adv_shapes
+                                                   if s != ())) from None
+    adjacent = adv_pos == list(range(adv_pos[0], adv_pos[0] + len(adv_pos)))
+    if not adjacent:
+        insert_at = 0
+    return tuple(out[:insert_at]) + tuple(bshape) + tuple(out[insert_at:])
+
+
+def _static_slices(index: tuple) -> bool:
+    """True when every slice bound is a Python int or None (not a traced value)."""
+    return all(isinstance(p, (int, type(None)))
+               for v in index if isinstance(v, slice) for p in (v.start, v.stop, v.step))
+
+
+def zeros_for(g: Any, x: Any) -> Any:
+    """Zeros with x's shape and dtype, built from the cotangent ``g``.
+
+    Only x's metadata is read, so a saved x overwritten in place since stays usable, and
+    under tracing the zeros are a node (not a constant the size of x)."""
+    dtype = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+    return F.zeros_like(g, shape=tuple(shape_of(x)), dtype=np.dtype(dtype))
+
+
+def gather(x: Any, index: tuple) -> Any:
+    """``x[index]`` through the op its index calls for (used by derivative rules)."""
+    kind = index_kind(index)
+    op = {"basic": F.getitem, "advanced": F.index, "mask": F.getitem_mask}[kind]
+    return op(x, index)
+
+
+# -- x[index] -----------------------------------------------------------------------------
+
+def _getitem_impl(x: Any, index: tuple) -> Any:
+    return x[index]
+
+
+def _getitem_vjp(g, out, x, index):
+    # Basic indexing reaches each element of x at most once: a plain put suffices.
+    return F.index_put(zeros_for(g, x), index, g), None
+
+
+getitem = declare("getitem", Category.VIEW, _getitem_impl, inputs=("x", "index"),
+                  vjp=_getitem_vjp,
+                  doc="x[index] with ints, slices, None and Ellipsis: a view, as in NumPy")
+
+
+def _index_impl(x: Any, index: tuple) -> Any:
+    return np.asarray(x)[index]
+
+
+def _index_meta(x: Any, index: tuple) -> TensorMeta:
+    if not _static_slices(index):
+        # A traced slice bound: only running the kernel knows (the fake run).
+        return TensorMeta(shape_of(_index_impl(fake(x), to_fake(index))), x.dtype)
+    return TensorMeta(indexed_shape(shape_of(x), index), x.dtype)
+
+
+def _scatter_back(g, x, index):
+    return F.index_add(zeros_for(g, x), index, g)
+
+
+index_op = declare("index", Category.GATHER, _index_impl, inputs=("x", "index"),
+                meta=_index_meta, vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
+                doc="x[index] with integer arrays (advanced indexing): a gather")
+
+
+def _mask_meta(x: Any, index: tuple) -> TensorMeta:
+    raise Unsupported("x[mask] with a boolean array has a data-dependent shape (the number "
+                      "of True values); kiln runs it eagerly. To keep it compiled, use "
+                      "np.where(mask, x, 0) or a fixed-size index")
+
+
+getitem_mask = declare("getitem_mask", Category.GATHER, _index_impl, inputs=("x", "index"),
+                       meta=_mask_meta, data_dependent=True,
+                       vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
+                       doc="x[index] with a boolean mask: its length depends on the data")
+
+
+def _getitem_normalize(x, index):
+    index = normalize_index(index)
+    op = {"basic": getitem, "advanced": index_op, "mask": getitem_mask}[index_kind(index)]
+    return Bound(op, (x, index), {})
+
+
+spell(method_key("__getitem__"), getitem, _getitem_normalize, "ndarray.__getitem__")
+
+
+# -- functional scatters: index_put (x[index] = value), index_add (np.add.at) --------------
+
+def _value_grad(g, index, value):
+    """Cotangent of the value written at ``index``: the cotangent read back from there,
+    brought to the value's shape (the write broadcast it)."""
+    if not is_float_like(value):
+        return None
+    vshape = tuple(shape_of(value))
+    if (len(vshape) == 0 and len(index) == 1 and index_kind(index) == "mask"
+            and len(shape_of(index[0])) == len(shape_of(g))):
+        # x[mask] = scalar with a full-rank mask: sum over the masked positions, without
+        # the data-dependent shape a gather would have.
+        return F.sum_to(F.where(index[0], g, 0.0), shape=())
+    gv = gather(g, index)
+    gshape = tuple(shape_of(gv))
+    if len(vshape) > len(gshape):
+        # NumPy drops leading unit axes of the value before broadcasting it.
+        gv = F.reshape(gv, shape=(1,) * (len(vshape) - len(gshape)) + gshape)
+    return gv
+
+
+def _index_put_impl(x: Any, index: tuple, value: Any) -> Any:
+    out = np.array(x, copy=True)
+    out[index] = value
+    return out
+
+
+def _scatter_meta(strip_leading_ones: bool):
+    def rule(x: Any, index: tuple, value: Any) -> TensorMeta:
+        xshape = tuple(shape_of(x))
+        if index_kind(index) != "mask" and _static_slices(index):
+            target = indexed_shape(xshape, index)
+            vshape = tuple(shape_of(value))
+            if strip_leading_ones:
+                while len(vshape) > len(target) and vshape[0] == 1:
+                    vshape = vshape[1:]
+            try:
+                ok = np.broadcast_shapes(vshape, target) == target
+            except ValueError:
+                ok = False
+            if not ok and strip_leading_ones:
+                raise ValueError(f"could not broadcast input array from shape "
+                                 f"{_fmt_shape(tuple(shape_of(value)))} into shape "
+                                 f"{_fmt_shape(target)}")
+            if not ok:
+                raise ValueError("array is not broadcastable to correct shape")
+        return TensorMeta(xshape, x.dtype)
+
+    return rule
+
+
+def _index_put_vjp(g, out, x, index, value):
+    # Where x was overwritten its gradient is zero. With repeated integer indices NumPy
+    # keeps the last write; every written copy of value still gets the gradient here.
+    gx = F.index_put(g, index, 0.0) if is_float_like(x) else None
+    return gx, None, _value_grad(g, index, value)
+
+
+index_put = declare("index_put", Category.GATHER, _index_put_impl,
+                    inputs=("x", "index", "value"), meta=_scatter_meta(True),
+                    vjp=_index_put_vjp,
+                    doc="a copy of x with x[index] = value (the functional setitem)")
+
+
+def _index_add_impl(x: Any, index: tuple, value: Any) -> Any:
+    out = np.array(x, copy=True)
+    np.add.at(out, index, value)
+    return out
+
+
+index_add = declare("index_add", Category.GATHER, _index_add_impl,
+                    inputs=("x", "index", "value"), meta=_scatter_meta(False),
+                    vjp=lambda g, out, x, index, value: (g, None, _value_grad(g, index, value)),
+                    doc="a copy of x with value added at index; repeats accumulate (np.add.at)")
+
+
+# -- take ---------------------------------------------------------------------------------
+
+def _take_impl(x: Any, indices: Any, axis: int | None) -> Any:
+    return np.take(x, indices, axis=axis)
+
+
+def _take_meta(x: Any, indices: Any, axis: int | None) -> TensorMeta:
+    xshape = tuple(shape_of(x))
+    ishape = tuple(shape_of(indices))
+    idt = np.dtype(indices.dtype if hasattr(indices, "dtype") else np.asarray(indices).dtype)
+    if idt.kind not in "biu":
+        np.take(fake(x), np.zeros(0, idt), axis=axis)  # NumPy's casting TypeError
+        raise TypeError(f"Cannot cast array data from {idt!r} to dtype('int64') "
+                        f"according to the rule 'safe'")
+    if axis is None:
+        size = 1
+        for d in xshape:
+            size *= d
+        base, ax = (size,), 0
+    else:
+        base, ax = xshape, axis
+    n = base[ax]
+    if n == 0 and int(np.prod(ishape)) > 0:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    if isinstance(indices, int) and not -n <= indices < n:
+        raise IndexError(f"index {indices} is out of bounds for axis {ax} with size {n}")
+    return TensorMeta(base[:ax] + ishape + base[ax + 1:], x.dtype)
+
+
+def _take_vjp(g, out, x, indices, axis):
+    if hasattr(indices, "dtype") and np.dtype(indices.dtype).kind == "b":
+        # take reads booleans as 0/1; as an index they would be a mask.
+        indices = F.astype(indices, dtype=np.dtype(np.intp))
+    if axis is None:
+        flat = F.index_add(F.ravel(zeros_for(g, x)), (indices,), g)
+        return F.reshape(flat, shape=shape_of(x)), None
+    return F.index_add(zeros_for(g, x), (slice(None),) * axis + (indices,), g), None
+
+
+take = declare("take", Category.GATHER, _take_impl, inputs=("x", "indices"),
+               params={"axis": None}, meta=_take_meta, vjp=_take_vjp,
+               doc="numpy.take: elements at indices along an axis (of the flat array if None)")
+
+
+def _take_normalize(a, indices, axis=None, out=None, mode="raise"):
+    if mode != "raise":
+        reject("numpy.take", "mode", mode, "wrap or clip the indices first "
+               "(np.mod(i, n) or np.clip(i, 0, n - 1)) and use mode='raise'")
+    if isinstance(indices, (list, tuple)):
+        # NumPy force-casts a sequence to intp (floats truncate, bools become 0/1).
+        indices = np.array(indices, dtype=np.intp)
+    elif isinstance(indices, np.integer):
+        indices = int(indices)
+    if axis is not None:
+        axis = normalize_one_axis(axis, np.ndim(a) if not hasattr(a, "ndim") else a.ndim)
+    return Bound(take, (a, indices), {"axis": axis}, out)
+
+
+spell(np.take, take, _take_normalize, "numpy.take")
+spell(method_key("take"), take, _take_normalize, "ndarray.take")
+
+
+# -- take_along_axis and its adjoint ------------------------------------------------------
+
+def _along_axis_index(shape: tuple, indices: Any, axis: int) -> tuple:
+    """NumPy's fancy index for take_along_axis: aranges on the other axes."""
+    nd = len(shape)
+    fancy = []
+    for dim, n in enumerate(shape):
+        if dim == axis:
+            fancy.append(indices)
+        else:
+            fancy.append(np.arange(n).reshape((1,) * dim + (-1,) + (1,) * (nd - dim - 1)))
+    return tuple(fancy)
+
+
+def _along_axis_shape(xshape: tuple, indices: Any, axis: int | None) -> tuple:
+    ishape = tuple(shape_of(indices))
+    if axis is None:
+        if len(ishape) != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+    if np.dtype(indices.dtype).kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    if axis is None:
+        return ishape
+    if len(ishape) != len(xshape):
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    other = xshape[:axis] + (1,) + xshape[axis + 1:]
+    try:
+        return np.broadcast_shapes(ishape, other)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         "with shapes " + " ".join(_fmt_shape(s) for s in (ishape, other))) from None
+
+
+take_along_axis = declare(
+    "take_along_axis", Category.GATHER,
+    lambda x, indices, axis: np.take_along_axis(x, indices, axis=axis),
+    inputs=("x", "indices"), params={"axis": -1},
+    meta=lambda x, indices, axis: TensorMeta(_along_axis_shape(tuple(shape_of(x)), indices, axis), x.dtype),
+    vjp=lambda g, out, x, indices, axis: (
+        F.put_along_axis_add(zeros_for(g, x), indices, g, axis=axis), None),
+    doc="numpy.take_along_axis: pick along one axis with an index array of the same rank")
+
+
+def _take_along_axis_normalize(arr, indices, axis=-1):
+    if isinstance(indices, (list, tuple)):
+        indices = np.asarray(indices)
+    if axis is not None:
+        axis = normalize_one_axis(axis, np.ndim(arr) if not hasattr(arr, "ndim") else arr.ndim)
+    return Bound(take_along_axis, (arr, indices), {"axis": axis})
+
+
+spell(np.take_along_axis, take_along_axis, _take_along_axis_normalize, "numpy.take_along_axis")
+
+
+def _put_along_axis_add_impl(x: Any, indices: Any, values: Any, axis: int | None) -> Any:
+    out = np.array(x, copy=True)
+    if axis is None:
+        np.add.at(out.reshape(-1), indices, values)  # a view: out is a fresh C array
+    else:
+        np.add.at(out, _along_axis_index(out.shape, indices, axis), values)
+    return out
+
+
+def _put_along_axis_add_meta(x, indices, values, axis):
+    xshape = tuple(shape_of(x))
+    target = _along_axis_shape(xshape, indices, axis)
+    try:
+        ok = np.broadcast_shapes(tuple(shape_of(values)), target) == target
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError("array is not broadcastable to correct shape")
+    return TensorMeta(xshape, x.dtype)
+
+
+put_along_axis_add = declare(
+    "put_along_axis_add", Category.GATHER, _put_along_axis_add_impl,
+    inputs=("x", "indices", "values"), params={"axis": -1}, meta=_put_along_axis_add_meta,
+    vjp=lambda g, out, x, indices, values, axis: (
+        g, None, F.take_along_axis(g, indices, axis=axis) if is_float_like(values) else None),
+    doc="a copy of x with values added where take_along_axis would read (the adjoint)")

@@ -1,1 +1,348 @@
-"""(being written)"""
+"""Joining and replicating arrays: concatenate, stack, repeat, tile.
+
+``concatenate`` and ``stack`` take a *sequence* input (named ``*arrays``): the op receives
+a tuple of arrays as one positional input, and its derivative rule returns a tuple of
+cotangents for it, one per array. hstack, vstack, dstack and column_stack are
+concatenations (or stacks) of arrays first promoted to a common rank.
+
+Rules compute shapes directly (a fake run would allocate the joined result) and raise
+the errors NumPy raises, with NumPy's messages. Derivatives slice the cotangent back
+apart (concatenate, stack) or fold the copies back onto the original with a reshape and
+a ``sum_to`` (repeat, tile).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .indexing import is_array_entry, zeros_for
+from .meta import TensorMeta, normalize_one_axis, shape_of
+from .registry import Bound, Category, F, declare, is_float_like, method_key, spell
+from .shape import shape_arg
+
+
+def _dtype_of(value: Any) -> np.dtype:
+    return np.dtype(value.dtype) if hasattr(value, "dtype") else np.asarray(value).dtype
+
+
+def _size(shape: tuple) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _dtype_arg(dtype: Any) -> np.dtype | None:
+    return None if dtype is None else np.dtype(dtype)
+
+
+def as_sequence(arrays: Any) -> tuple:
+    """The arrays of a joining call as a tuple; non-arrays (scalars, lists) become arrays
+    as NumPy makes them. A single ndarray is a sequence of its rows, as in NumPy."""
+    if isinstance(arrays, np.ndarray):
+        arrays = list(arrays)
+    return tuple(a if is_array_entry(a) else np.asarray(a) for a in arrays)
+
+
+def _result_dtype(arrays: tuple, dtype: np.dtype | None, casting: str) -> np.dtype:
+    dtypes = [_dtype_of(a) for a in arrays]
+    if dtype is None:
+        return np.result_type(*dtypes)
+    for dt in dtypes:
+        if not np.can_cast(dt, dtype, casting):
+            raise TypeError(f"Cannot cast array data from {dt!r} to {dtype!r} according to "
+                            f"the rule '{casting}'")
+    return dtype
+
+
+# -- concatenate --------------------------------------------------------------------------
+
+def _concatenate_impl(arrays: tuple, axis: int | None, dtype: Any, casting: str) -> Any:
+    return np.concatenate(arrays, axis=axis, dtype=dtype, casting=casting)
+
+
+def _concatenate_meta(arrays: tuple, axis: int | None, dtype: Any, casting: str) -> TensorMeta:
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    shapes = [tuple(shape_of(a)) for a in arrays]
+    if axis is None:
+        shapes, ax = [(_size(s),) for s in shapes], 0
+    else:
+        if len(shapes[0]) == 0:
+            raise ValueError("zero-dimensional arrays cannot be concatenated")
+        ax = normalize_one_axis(axis, len(shapes[0]))
+    first = shapes[0]
+    for i, s in enumerate(shapes[1:], 1):
+        if len(s) != len(first):
+            raise ValueError(f"all the input arrays must have same number of dimensions, but "
+                             f"the array at index 0 has {len(first)} dimension(s) and the "
+                             f"array at index {i} has {len(s)} dimension(s)")
+        for d, (a, b) in enumerate(zip(first, s)):
+            if d != ax and a != b:
+                raise ValueError(f"all the input array dimensions except for the "
+                                 f"concatenation axis must match exactly, but along dimension "
+                                 f"{d}, the array at index 0 has size {a} and the array at "
+                                 f"index {i} has size {b}")
+    shape = first[:ax] + (sum(s[ax] for s in shapes),) + first[ax + 1:]
+    return TensorMeta(shape, _result_dtype(arrays, dtype, casting))
+
+
+def _concatenate_vjp(g, out, arrays, axis, dtype, casting):
+    grads, start = [], 0
+    for a in arrays:
+        shape = tuple(shape_of(a))
+        n = _size(shape) if axis is None else shape[axis]
+        if is_float_like(a):
+            if axis is None:
+                grads.append(F.reshape(F.getitem(g, (slice(start, start + n),)), shape=shape))
+            else:
+                grads.append(F.getitem(g, (slice(None),) * axis + (slice(start, start + n),)))
+        else:
+            grads.append(None)
+        start += n
+    return (tuple(grads),)
+
+
+concatenate = declare("concatenate", Category.JOIN, _concatenate_impl, inputs=("*arrays",),
+                      params={"axis": 0, "dtype": None, "casting": "same_kind"},
+                      meta=_concatenate_meta, vjp=_concatenate_vjp,
+                      doc="numpy.concatenate: join arrays along an existing axis "
+                          "(axis=None: of the flattened arrays)")
+
+
+def _concat_bound(arrays: tuple, axis: Any, dtype: Any = None, casting: str = "same_kind",
+                  out: Any = None) -> Bound:
+    # Canonical axis where it is valid; else the rule raises NumPy's error.
+    if axis is not None and arrays and len(shape_of(arrays[0])) > 0:
+        axis = normalize_one_axis(axis, len(shape_of(arrays[0])))
+    return Bound(concatenate, (arrays,), {"axis": axis, "dtype": _dtype_arg(dtype),
+                                          "casting": casting}, out)
+
+
+def _concatenate_normalize(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    return _concat_bound(as_sequence(arrays), axis, dtype, casting, out)
+
+
+spell(np.concatenate, concatenate, _concatenate_normalize, "numpy.concatenate")
+
+
+# -- stack ---------------------------------------------------------------------------------
+
+def _stack_impl(arrays: tuple, axis: int, dtype: Any, casting: str) -> Any:
+    return np.stack(arrays, axis=axis, dtype=dtype, casting=casting)
+
+
+def _stack_meta(arrays: tuple, axis: int, dtype: Any, casting: str) -> TensorMeta:
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {tuple(shape_of(a)) for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    (shape,) = shapes
+    ax = normalize_one_axis(axis, len(shape) + 1)
+    return TensorMeta(shape[:ax] + (len(arrays),) + shape[ax:],
+                      _result_dtype(arrays, dtype, casting))
+
+
+def _stack_vjp(g, out, arrays, axis, dtype, casting):
+    return (tuple(F.getitem(g, (slice(None),) * axis + (i,)) if is_float_like(a) else None
+                  for i, a in enumerate(arrays)),)
+
+
+stack = declare("stack", Category.JOIN, _stack_impl, inputs=("*arrays",),
+                params={"axis": 0, "dtype": None, "casting": "same_kind"},
+                meta=_stack_meta, vjp=_stack_vjp,
+                doc="numpy.stack: join same-shaped arrays along a new axis")
+
+
+def _stack_bound(arrays: tuple, axis: Any, dtype: Any = None, casting: str = "same_kind",
+                 out: Any = None) -> Bound:
+    if arrays:
+        axis = normalize_one_axis(axis, len(shape_of(arrays[0])) + 1)
+    return Bound(stack, (arrays,), {"axis": axis, "dtype": _dtype_arg(dtype),
+                                    "casting": casting}, out)
+
+
+def _stack_normalize(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    return _stack_bound(as_sequence(arrays), axis, dtype, casting, out)
+
+
+spell(np.stack, stack, _stack_normalize, "numpy.stack")
+
+
+# -- hstack, vstack, dstack, column_stack ------------------------------------------------
+# Each promotes its arrays to a minimum rank, then concatenates. When every array has the
+# same shape the promotion is folded into a single op (a concatenate, or a stack where the
+# promotion just adds the joined axis). Mixed ranks reshape the short arrays first, through
+# F.reshape, which records into the graph like any op call.
+
+def _promoted(arrays: tuple, promote) -> tuple:
+    out = []
+    for a in arrays:
+        shape = tuple(shape_of(a))
+        new = promote(shape)
+        out.append(a if new == shape else F.reshape(a, shape=new))
+    return tuple(out)
+
+
+def _atleast_1d(s):
+    return s if len(s) >= 1 else (1,)
+
+
+def _atleast_2d(s):
+    return s if len(s) >= 2 else (1,) * (2 - len(s)) + s
+
+
+def _atleast_3d(s):
+    return {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}.get(len(s), s)
+
+
+def _column(s):
+    return s if len(s) >= 2 else (s + (1,) if len(s) == 1 else (1, 1))
+
+
+def _same_shapes(arrays: tuple, ndim: int) -> bool:
+    """All arrays of rank ``ndim`` and one shape: the promotion-free stack applies (mismatched
+    shapes take the concatenate path, so errors carry NumPy's concatenate message)."""
+    shapes = {tuple(shape_of(a)) for a in arrays}
+    return len(shapes) == 1 and len(next(iter(shapes))) == ndim
+
+
+def _hstack_normalize(tup, *, dtype=None, casting="same_kind"):
+    arrays = as_sequence(tup)
+    if _same_shapes(arrays, 0):
+        return _stack_bound(arrays, 0, dtype, casting)
+    arrays = _promoted(arrays, _atleast_1d)
+    axis = 0 if arrays and len(shape_of(arrays[0])) == 1 else 1
+    return _concat_bound(arrays, axis, dtype, casting)
+
+
+def _vstack_normalize(tup, *, dtype=None, casting="same_kind"):
+    arrays = as_sequence(tup)
+    if _same_shapes(arrays, 1):
+        return _stack_bound(arrays, 0, dtype, casting)  # rows (n,) -> (k, n)
+    return _concat_bound(_promoted(arrays, _atleast_2d), 0, dtype, casting)
+
+
+def _dstack_normalize(tup):
+    arrays = as_sequence(tup)
+    if _same_shapes(arrays, 2):
+        return _stack_bound(arrays, 2)
+    return _concat_bound(_promoted(arrays, _atleast_3d), 2)
+
+
+def _column_stack_normalize(tup):
+    arrays = as_sequence(tup)
+    if _same_shapes(arrays, 1):
+        return _stack_bound(arrays, 1)  # columns (n,) -> (n, k)
+    return _concat_bound(_promoted(arrays, _column), 1)
+
+
+spell(np.hstack, concatenate, _hstack_normalize, "numpy.hstack")
+spell(np.vstack, concatenate, _vstack_normalize, "numpy.vstack")
+spell(np.dstack, concatenate, _dstack_normalize, "numpy.dstack")
+spell(np.column_stack, concatenate, _column_stack_normalize, "numpy.column_stack")
+
+
+# -- repeat --------------------------------------------------------------------------------
+
+def _repeat_base(x: Any, axis: int | None) -> tuple[tuple, int]:
+    shape = tuple(shape_of(x))
+    return ((_size(shape),), 0) if axis is None else (shape, axis)
+
+
+def _repeat_meta(x: Any, repeats: Any, axis: int | None) -> TensorMeta:
+    base, ax = _repeat_base(x, axis)
+    n = base[ax]
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise ValueError("negative dimensions are not allowed")
+        new = n * repeats
+    else:
+        if len(repeats) != n:
+            raise ValueError(f"operands could not be broadcast together with shape "
+                             f"({n},) ({len(repeats)},)")
+        if any(r < 0 for r in repeats):
+            raise ValueError("repeats may not contain negative values.")
+        new = sum(repeats)
+    return TensorMeta(base[:ax] + (new,) + base[ax + 1:], _dtype_of(x))
+
+
+def _repeat_vjp(g, out, x, repeats, axis):
+    base, ax = _repeat_base(x, axis)
+    n = base[ax]
+    if isinstance(repeats, int):
+        # Each element's copies are adjacent: split the axis into (n, repeats), fold them.
+        split = base[:ax] + (n, repeats) + base[ax + 1:]
+        folded = F.sum_to(F.reshape(g, shape=split), shape=base[:ax] + (n, 1) + base[ax + 1:])
+    else:
+        # Uneven repeats: add each copy back onto its source element (a constant index).
+        owner = np.repeat(np.arange(n, dtype=np.intp), repeats)
+        zeros = zeros_for(g, x) if axis is not None else F.ravel(zeros_for(g, x))
+        folded = F.index_add(zeros, (slice(None),) * ax + (owner,), g)
+    return (F.reshape(folded, shape=tuple(shape_of(x))),)
+
+
+repeat = declare("repeat", Category.JOIN, lambda x, repeats, axis: np.repeat(x, repeats, axis),
+                 inputs=("x",), params={"repeats": 1, "axis": None},
+                 meta=_repeat_meta, vjp=_repeat_vjp,
+                 doc="numpy.repeat: repeat each element (of the flat array if axis is None)")
+
+
+def _repeat_normalize(a, repeats, axis=None):
+    # repeats is static: an int, or a tuple of ints (one per element along the axis).
+    if not isinstance(repeats, (int, np.integer)):
+        reps = np.asarray(repeats)
+        if reps.dtype.kind not in "iu" and reps.size:
+            raise TypeError(f"Cannot cast array data from {reps.dtype!r} to dtype('int64') "
+                            f"according to the rule 'safe'")
+        reps = reps.astype(np.intp).reshape(-1)
+        # One count broadcasts over the axis, exactly like an int.
+        repeats = int(reps[0]) if reps.size == 1 else tuple(int(r) for r in reps)
+    else:
+        repeats = int(repeats)
+    if axis is not None:
+        axis = normalize_one_axis(axis, len(shape_of(a)))
+    return Bound(repeat, (a,), {"repeats": repeats, "axis": axis})
+
+
+spell(np.repeat, repeat, _repeat_normalize, "numpy.repeat")
+spell(method_key("repeat"), repeat, _repeat_normalize, "ndarray.repeat")
+
+
+# -- tile ----------------------------------------------------------------------------------
+
+def _tile_shapes(x: Any, reps: tuple) -> tuple[tuple, tuple]:
+    """The input's shape and reps, both padded with leading ones to a common rank."""
+    shape = tuple(shape_of(x))
+    nd = max(len(shape), len(reps))
+    return (1,) * (nd - len(shape)) + shape, (1,) * (nd - len(reps)) + tuple(reps)
+
+
+def _tile_meta(x: Any, reps: tuple) -> TensorMeta:
+    shape, reps = _tile_shapes(x, reps)
+    if any(r < 0 for r in reps):
+        raise ValueError("negative dimensions are not allowed")
+    return TensorMeta(tuple(d * r for d, r in zip(shape, reps)), _dtype_of(x))
+
+
+def _tile_vjp(g, out, x, reps):
+    shape, reps = _tile_shapes(x, reps)
+    # Output axis i is (reps[i], shape[i]) in row-major order: split, fold the copies.
+    split = tuple(v for pair in zip(reps, shape) for v in pair)
+    folded = tuple(v for d in shape for v in (1, d))
+    g = F.sum_to(F.reshape(g, shape=split), shape=folded)
+    return (F.reshape(g, shape=tuple(shape_of(x))),)
+
+
+tile = declare("tile", Category.JOIN, lambda x, reps: np.tile(x, reps), inputs=("x",),
+               params={"reps": ()}, meta=_tile_meta, vjp=_tile_vjp,
+               doc="numpy.tile: the array repeated reps times along each axis")
+
+
+def _tile_normalize(A, reps):
+    return Bound(tile, (A,), {"reps": shape_arg(reps)})
+
+
+spell(np.tile, tile, _tile_normalize, "numpy.tile")

@@ -1,1 +1,183 @@
-"""(being written)"""
+"""In-place ops: ``x[index] = value``, ``np.copyto``, ``np.add.at``, ``ndarray.fill``.
+
+A mutation op writes into its input 0 and returns None, as NumPy does. Each names its
+*functional* counterpart, an op with the same inputs and parameters that returns the new
+value of input 0 instead of writing it; capture and autograd work with that one, which is
+why mutation ops carry no derivative rule of their own:
+
+    ==========  ==============================  ===============
+    mutation    spelling                        functional
+    ==========  ==============================  ===============
+    setitem     x[index] = value                index_put
+    add_at      np.add.at(x, index, value)      index_add
+    copyto      np.copyto(dst, src, ...)        copy_into
+    fill        x.fill(value)                   full_like
+    ==========  ==============================  ===============
+
+``copy_into`` (declared here) broadcasts src to dst's shape and casts it to dst's dtype
+under np.copyto's casting rule ('same_kind' by default: float into int raises TypeError).
+Shape rules of the mutation ops check their arguments through the functional op's rule
+and return None.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .indexing import _fmt_shape, is_array_entry, normalize_index
+from .meta import TensorMeta, infer_meta, reject, shape_of
+from .registry import (Bound, Category, F, REGISTRY, declare, is_float_like, method_key, spell,
+                       ufunc_method_key)
+
+
+def _as_value(value: Any) -> Any:
+    """Python scalars stay scalars (weak, NEP 50); sequences become arrays."""
+    if is_array_entry(value) or isinstance(value, (bool, int, float)):
+        return value
+    return np.asarray(value)
+
+
+def _mutation_meta(functional: str):
+    """Check a mutation's arguments with its functional op's rule; the mutation returns None."""
+
+    def rule(*inputs: Any, **params: Any) -> None:
+        infer_meta(REGISTRY[functional], inputs, params)
+        return None
+
+    return rule
+
+
+# -- copy_into: the functional np.copyto ----------------------------------------------------
+
+def _copy_into_impl(dst: Any, src: Any, where: Any, casting: str) -> Any:
+    out = np.array(dst, copy=True)
+    np.copyto(out, src, casting=casting, where=where)
+    return out
+
+
+def _fits(src: tuple, dst: tuple) -> bool:
+    while len(src) > len(dst) and src[0] == 1:  # np.copyto drops leading unit axes
+        src = src[1:]
+    try:
+        return np.broadcast_shapes(src, dst) == dst
+    except ValueError:
+        return False
+
+
+def _copy_into_meta(dst: Any, src: Any, where: Any, casting: str) -> TensorMeta:
+    dshape, sshape = tuple(shape_of(dst)), tuple(shape_of(src))
+    for shape in (sshape, tuple(shape_of(where))):
+        if not _fits(shape, dshape):
+            raise ValueError(f"could not broadcast input array from shape {_fmt_shape(shape)} "
+                             f"into shape {_fmt_shape(dshape)}")
+    # The casting check on empty stand-ins: NumPy's own TypeError (or OverflowError for a
+    # Python int out of range), with its message, and no allocation.
+    if isinstance(src, (bool, int, float)):
+        sample = src
+    else:
+        sample = np.zeros(() if sshape == () else (0,), np.dtype(src.dtype))
+    np.copyto(np.zeros((0,), dst.dtype), sample, casting=casting)
+    return TensorMeta(dshape, dst.dtype)
+
+
+def _copy_into_vjp(g, out, dst, src, where, casting):
+    if where is True:
+        gdst, gsrc = None, g
+    else:
+        gdst = F.where(where, 0.0, g) if is_float_like(dst) else None
+        gsrc = F.where(where, g, 0.0)
+    if not is_float_like(src):
+        return gdst, None, None
+    sshape, gshape = tuple(shape_of(src)), tuple(shape_of(g))
+    if len(sshape) > len(gshape):
+        # src had leading unit axes that np.copyto dropped: put them back.
+        gsrc = F.reshape(gsrc, shape=(1,) * (len(sshape) - len(gshape)) + gshape)
+    return gdst, gsrc, None
+
+
+copy_into = declare("copy_into", Category.POINTWISE, _copy_into_impl,
+                    inputs=("dst", "src", "where"), params={"casting": "same_kind"},
+                    meta=_copy_into_meta, vjp=_copy_into_vjp,
+                    doc="the new value of dst after np.copyto(dst, src, casting, where)")
+
+
+# -- the mutations ------------------------------------------------------------------------
+
+def _setitem_impl(x: Any, index: tuple, value: Any) -> None:
+    x[index] = value
+
+
+setitem = declare("setitem", Category.MUTATION, _setitem_impl, inputs=("x", "index", "value"),
+                  meta=_mutation_meta("index_put"), mutates=(0,), functional="index_put",
+                  doc="x[index] = value")
+
+
+def _setitem_normalize(x, index, value):
+    return Bound(setitem, (x, normalize_index(index), _as_value(value)), {})
+
+
+spell(method_key("__setitem__"), setitem, _setitem_normalize, "ndarray.__setitem__")
+
+
+def _add_at_impl(x: Any, index: tuple, value: Any) -> None:
+    np.add.at(x, index, value)
+
+
+add_at = declare("add_at", Category.MUTATION, _add_at_impl, inputs=("x", "index", "value"),
+                 meta=_mutation_meta("index_add"), mutates=(0,), functional="index_add",
+                 doc="np.add.at(x, index, value): unbuffered, repeated indices accumulate")
+
+
+def _add_at_normalize(a, indices, b=None):
+    if b is None:
+        raise ValueError("second operand needed for ufunc")
+    return Bound(add_at, (a, normalize_index(indices), _as_value(b)), {})
+
+
+spell(ufunc_method_key(np.add, "at"), add_at, _add_at_normalize, "numpy.add.at")
+
+
+def _copyto_impl(dst: Any, src: Any, where: Any, casting: str) -> None:
+    np.copyto(dst, src, casting=casting, where=where)
+
+
+copyto = declare("copyto", Category.MUTATION, _copyto_impl, inputs=("dst", "src", "where"),
+                 params={"casting": "same_kind"}, meta=_mutation_meta("copy_into"),
+                 mutates=(0,), functional="copy_into",
+                 doc="np.copyto(dst, src, casting, where)")
+
+
+def _copyto_normalize(dst, src, casting="same_kind", where=True):
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or "
+                         f"'unsafe'")
+    if where is not True:
+        where = where if is_array_entry(where) else np.asarray(where, dtype=bool)
+    return Bound(copyto, (dst, _as_value(src), where), {"casting": casting})
+
+
+spell(np.copyto, copyto, _copyto_normalize, "numpy.copyto")
+
+
+def _fill_impl(x: Any, fill_value: Any, shape: None, dtype: None) -> None:
+    x.fill(fill_value)
+
+
+# fill's parameters mirror full_like's (always None here) so that the functional op takes
+# exactly the mutation's inputs and parameters.
+fill = declare("fill", Category.MUTATION, _fill_impl, inputs=("x", "fill_value"),
+               params={"shape": None, "dtype": None}, meta=_mutation_meta("full_like"),
+               mutates=(0,), functional="full_like", doc="ndarray.fill(value)")
+
+
+def _fill_normalize(x, value):
+    if not (is_array_entry(value) or isinstance(value, (bool, int, float))):
+        value = np.asarray(value)
+    if len(shape_of(value)) != 0:
+        reject("ndarray.fill", "value", f"<array of shape {shape_of(value)}>",
+               "fill takes a scalar; use x[...] = value to broadcast an array")
+    return Bound(fill, (x, value), {"shape": None, "dtype": None})
+
+
+spell(method_key("fill"), fill, _fill_normalize, "ndarray.fill")

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .meta import pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token
-from .registry import Bound, Category, F, Op, declare, spell
+from .registry import Bound, Category, F, Op, declare, is_float_like, spell
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
@@ -92,7 +92,9 @@ def _fmin_vjp(g, out, x, y):
 
 
 def _power_vjp(g, out, x, y):
-    gx = F.multiply(g, F.multiply(y, F.power(x, F.subtract(y, 1))))
+    gx = F.multiply(g, F.multiply(y, F.power(x, F.subtract(y, 1)))) if is_float_like(x) else None
+    if not is_float_like(y):
+        return gx, None
     # d/dy x**y = x**y * log(x); at x == 0 (y > 0) the limit is 0, not nan.
     safe_log = F.log(F.where(F.equal(x, 0), 1.0, x))
     gy = F.multiply(g, F.multiply(out, safe_log))
@@ -315,3 +317,85 @@ def _astype_normalize(x, dtype, order="K", casting="unsafe", subok=True, copy=Tr
 
 
 spell(("method", "astype"), astype, _astype_normalize, "ndarray.astype")
+
+
+# ---- lowering: C++ expression templates (kiln/lowering/ renders them) ----------------------
+# One template per dtype kind of the op's *loop* ('f' float, 'i' signed, 'u' unsigned,
+# 'b' bool, '*' any), the loop being the one NumPy's type resolution picks. Placeholders:
+# {x} {y} (inputs, already cast to the loop dtype), {f} ('f' for float32 libm names, ''
+# for float64), {T} (the C type of the loop). A kind without a template makes the node an
+# extern call of the NumPy kernel (integer power raises on negative exponents, for example).
+# Helpers named kiln_* live in kiln/codegen_templates/cpp_prelude.h and reproduce NumPy's
+# integer division by zero, floor division/remainder signs and shift overflow.
+
+def _libm(name: str) -> dict:
+    return {"f": f"{name}{{f}}({{x}})"}
+
+
+_CPP_UNARY = {
+    "negative": {"*": "-{x}"}, "positive": {"*": "{x}"},
+    "absolute": {"f": "__builtin_fabs{f}({x})", "i": "({x} < 0 ? -{x} : {x})", "u": "{x}", "b": "{x}"},
+    "sign": {"f": "({x} > 0 ? ({T})1 : ({x} < 0 ? ({T})-1 : ({x} == 0 ? ({T})0 : {x})))",
+             "i": "(({x} > 0) - ({x} < 0))", "u": "({x} > 0)"},
+    "exp": _libm("exp"), "exp2": _libm("exp2"), "expm1": _libm("expm1"), "log": _libm("log"),
+    "log2": _libm("log2"), "log10": _libm("log10"), "log1p": _libm("log1p"), "cbrt": _libm("cbrt"),
+    "sin": _libm("sin"), "cos": _libm("cos"), "tan": _libm("tan"), "arcsin": _libm("asin"),
+    "arccos": _libm("acos"), "arctan": _libm("atan"), "sinh": _libm("sinh"), "cosh": _libm("cosh"),
+    "tanh": _libm("tanh"), "arcsinh": _libm("asinh"), "arccosh": _libm("acosh"),
+    "arctanh": _libm("atanh"),
+    "sqrt": {"f": "__builtin_sqrt{f}({x})"},
+    "square": {"f": "{x} * {x}", "i": "{x} * {x}", "u": "{x} * {x}", "b": "({x} && {x})"},
+    "reciprocal": {"f": "({T})1 / {x}"},
+    "floor": {"f": "__builtin_floor{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "ceil": {"f": "__builtin_ceil{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "trunc": {"f": "__builtin_trunc{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "rint": {"f": "__builtin_rint{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "logical_not": {"*": "({x} == 0)"},
+    "isnan": {"f": "({x} != {x})", "*": "false"},
+    "isinf": {"f": "(__builtin_fabs{f}({x}) == __builtin_inf{f}())", "*": "false"},
+    "isfinite": {"f": "(__builtin_fabs{f}({x}) < __builtin_inf{f}())", "*": "true"},
+    "signbit": {"f": "(__builtin_signbit({x}) != 0)", "i": "({x} < 0)", "u": "false", "b": "false"},
+    "invert": {"i": "~{x}", "u": "~{x}", "b": "!{x}"},
+}
+
+_CPP_BINARY = {
+    "add": {"*": "{x} + {y}", "b": "({x} || {y})"},
+    "subtract": {"*": "{x} - {y}"},
+    "multiply": {"*": "{x} * {y}", "b": "({x} && {y})"},
+    "true_divide": {"f": "{x} / {y}"},
+    "floor_divide": {"f": "kiln_floor_divide({x}, {y})", "i": "kiln_floor_divide_int({x}, {y})",
+                     "u": "({y} == 0 ? ({T})0 : {x} / {y})"},
+    "remainder": {"f": "kiln_remainder({x}, {y})", "i": "kiln_remainder_int({x}, {y})",
+                  "u": "({y} == 0 ? ({T})0 : {x} % {y})"},
+    "fmod": {"f": "fmod{f}({x}, {y})", "i": "(({y} == 0 || {y} == -1) ? ({T})0 : {x} % {y})",
+             "u": "({y} == 0 ? ({T})0 : {x} % {y})"},
+    # Integer powers raise on negative exponents in NumPy: extern.
+    "power": {"f": "pow{f}({x}, {y})", "y=2": "{x} * {x}", "y=1": "{x}"},
+    # NaN-propagating, first operand wins ties (NumPy's maximum/minimum loops).
+    "maximum": {"f": "(({x} >= {y} || {x} != {x}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
+    "minimum": {"f": "(({x} <= {y} || {x} != {x}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
+    "fmax": {"f": "(({x} >= {y} || {y} != {y}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
+    "fmin": {"f": "(({x} <= {y} || {y} != {y}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
+    "arctan2": {"f": "atan2{f}({x}, {y})"},
+    "hypot": {"f": "hypot{f}({x}, {y})"},
+    "logaddexp": {"f": "kiln_logaddexp({x}, {y})"},
+    "copysign": {"f": "__builtin_copysign{f}({x}, {y})"},
+    "equal": {"*": "({x} == {y})"}, "not_equal": {"*": "({x} != {y})"},
+    "less": {"*": "({x} < {y})"}, "less_equal": {"*": "({x} <= {y})"},
+    "greater": {"*": "({x} > {y})"}, "greater_equal": {"*": "({x} >= {y})"},
+    "logical_and": {"*": "(({x} != 0) && ({y} != 0))"},
+    "logical_or": {"*": "(({x} != 0) || ({y} != 0))"},
+    "logical_xor": {"*": "(({x} != 0) != ({y} != 0))"},
+    "bitwise_and": {"i": "({x} & {y})", "u": "({x} & {y})", "b": "({x} && {y})"},
+    "bitwise_or": {"i": "({x} | {y})", "u": "({x} | {y})", "b": "({x} || {y})"},
+    "bitwise_xor": {"i": "({x} ^ {y})", "u": "({x} ^ {y})", "b": "({x} != {y})"},
+    "left_shift": {"i": "kiln_lshift({x}, {y})", "u": "kiln_lshift({x}, {y})"},
+    "right_shift": {"i": "kiln_rshift({x}, {y})", "u": "kiln_rshift({x}, {y})"},
+}
+
+for _name, _templates in {**_CPP_UNARY, **_CPP_BINARY}.items():
+    F.__getattr__(_name).lowering = {"cpp": _templates}
+# where/clip/astype: every input is first cast to the output dtype ({c} to bool).
+where.lowering = {"cpp": {"*": "({c} ? {x} : {y})"}}
+clip.lowering = {"cpp": {"f": "kiln_clip({x}, {lo}, {hi})", "*": "kiln_clip_int({x}, {lo}, {hi})"}}
+astype.lowering = {"cpp": {"*": "{x}"}}  # the cast to the output dtype is the whole op

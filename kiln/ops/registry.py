@@ -66,6 +66,9 @@ class Op:
     mutates: tuple[int, ...] = ()
     # For a mutation op: the name of the functional op computing the new value of input 0.
     functional: str | None = None
+    # How lowering turns a call into loop-level code (see kiln/lowering/): for pointwise ops
+    # a dict of per-backend expression templates; None means "an extern call of impl".
+    lowering: Any = None
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 
     def __post_init__(self) -> None:
@@ -110,7 +113,10 @@ class Op:
         if self.vjp is None:
             raise NoDerivative(f"Differentiation rule for '{self.name}' not implemented; "
                                f"detach the value (x.detach()) or compute it under kiln.no_grad()")
-        grads = self.vjp(g, out, *inputs, **params)
+        # Rules compute masked-out branches (log of a negative that `where` discards):
+        # like compiled kernels, backward never emits NumPy's floating-point warnings.
+        with np.errstate(all="ignore"):
+            grads = self.vjp(g, out, *inputs, **params)
         if not isinstance(grads, (tuple, list)) or len(grads) != len(inputs):
             raise AssertionError(f"vjp of '{self.name}' returned {type(grads).__name__} "
                                  f"of wrong length for {len(inputs)} inputs")

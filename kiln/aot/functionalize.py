@@ -1,0 +1,417 @@
+"""Functionalization: a graph with mutations and views becomes a pure graph plus a plan.
+
+A captured graph may write: ``copyto(x, t)`` (``x += 1``, ``out=``), ``setitem(x, i, v)``
+(``x[i] = v``), ``add_at``..., possibly through views of views. Fusion and reordering
+need a graph where every value is computed once and never changes, so each mutation op
+is replaced by its functional op (``op.functional``: the new value of the written array)
+and every later read of anything sharing that memory reads the new value instead.
+
+Aliasing is tracked per value, as torch's FunctionalTensorWrapper does: every array value
+has a *base* (a graph input or the result of a non-view op) and a *view path* from the
+base (the view nodes applied in order). A write through a view scatters the new view
+value back into the base, undoing the path step by step; the base's version goes up, and
+a value of that base whose version is stale is regenerated from the new base by replaying
+its path. What NumPy would leave behind is described by a :class:`Plan`:
+
+- ``mutated``: inputs the graph wrote, and which extra output holds each one's final
+  value — the runtime copies it into the caller's array (the epilogue);
+- ``outputs``: for each user output, how to rebuild it — a fresh graph output, the input
+  object itself, a view replayed on an input, or a view replayed on an intermediate that
+  the graph returns as an extra output (so outputs that share memory in NumPy still do).
+
+Whether a view op really aliases (``reshape`` of a non-contiguous array copies) is decided
+by running view ops on the example inputs (free: views cost nothing) or, for
+intermediates, on C-contiguous ``np.empty`` stand-ins, which is what NumPy's kernels
+produce for fresh results.
+
+    >>> import numpy as np
+    >>> from kiln.ir import Graph
+    >>> from kiln.ops import get_op, TensorMeta
+    >>> g = Graph()
+    >>> x = g.placeholder("x", TensorMeta((3,), np.float64))
+    >>> t = g.call(get_op("add"), (x, 1.0))
+    >>> _ = g.call(get_op("copyto"), (x, t))
+    >>> _ = g.output((x,))
+    >>> fg, plan = functionalize_with_plan(g)
+    >>> plan.mutated, plan.outputs[0].kind
+    ([(0, 0)], 'input')
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import KilnError
+from ..ir import Graph, Node, map_nodes
+from ..ir.passes import dce
+from ..ops import Category, F, get_op
+
+# How to write a new value ``new`` of ``view = op(base, *rest)`` back into ``base`` when the
+# view does not cover every element of its base. Views that are bijective (transpose,
+# reshape, flip, full slices...) need no entry: their derivative rule *is* their inverse.
+# (This table belongs next to the ops; see docs/aot.md.)
+_PUT_BACK = {
+    "getitem": lambda base, new, index: F.index_put(base, index, new),
+}
+
+
+@dataclass
+class OutputSpec:
+    """How the runtime rebuilds one user output.
+
+    ``kind``: 'fresh' (graph output ``index``), 'input' (input ``index`` itself),
+    'input_view' (``path`` replayed on input ``index``), 'base_view' (``path`` replayed on
+    graph output ``index``, an intermediate base shared by several outputs), 'const'
+    (``value`` as is).
+    """
+    kind: str
+    index: int = -1
+    path: tuple = ()  # ((op, rest_args, params), ...); rest_args may hold placeholder refs
+    value: Any = None
+
+
+@dataclass
+class Plan:
+    num_user_outputs: int
+    outputs: list[OutputSpec] = field(default_factory=list)
+    mutated: list[tuple[int, int]] = field(default_factory=list)  # (input index, graph output)
+    num_graph_outputs: int = 0
+
+    @property
+    def trivial(self) -> bool:
+        return not self.mutated and all(o.kind in ("fresh", "const") for o in self.outputs)
+
+
+class InputRef:
+    """A placeholder referenced by a replayed view's arguments (a traced slice bound)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"InputRef({self.index})"
+
+
+def has_mutation(graph: Graph) -> bool:
+    return any(n.kind == "call" and (n.target.mutates or n.target.category == Category.MUTATION)
+               for n in graph.nodes)
+
+
+def functionalize(graph: Graph, example_inputs: Sequence[Any] | None = None) -> Graph:
+    """The functional version of ``graph``; see :func:`functionalize_with_plan` for the plan.
+
+    Its outputs are ``(*user outputs, *final values of mutated inputs, *shared bases)``.
+    """
+    return functionalize_with_plan(graph, example_inputs)[0]
+
+
+def functionalize_with_plan(graph: Graph, example_inputs: Sequence[Any] | None = None
+                            ) -> tuple[Graph, Plan]:
+    return _Functionalizer(graph, example_inputs).run()
+
+
+class _Functionalizer:
+    def __init__(self, graph: Graph, example_inputs: Sequence[Any] | None) -> None:
+        self.src = graph
+        self.examples = list(example_inputs) if example_inputs is not None else None
+        self.out = Graph(graph.name)
+        self.env: dict[Node, Any] = {}          # source node -> new node (value at creation)
+        self.base: dict[Node, Node] = {}        # source array node -> its base (source node)
+        self.path: dict[Node, tuple] = {}       # source array node -> view nodes from the base
+        self.born: dict[Node, int] = {}         # version of the base when the node was made
+        self.version: dict[Node, int] = {}      # base -> number of writes so far
+        self.current: dict[Node, Any] = {}      # base -> new node holding its latest value
+        self.regen: dict[Node, tuple[int, Any]] = {}
+        self.sample: dict[Node, Any] = {}       # source node -> stand-in array (alias analysis)
+        self.readonly: set[Node] = set()
+
+    # -- alias analysis on stand-ins ---------------------------------------------------------
+    def _stand_in(self, node: Node) -> Any:
+        if node in self.sample:
+            return self.sample[node]
+        val = node.val
+        arr = None
+        if node.kind == "placeholder" and self.examples is not None:
+            ex = self.examples[self.src.placeholders.index(node)]
+            ex = getattr(ex, "_data", ex)  # a kiln.Tensor
+            if isinstance(ex, np.ndarray):
+                arr = ex
+        if arr is None and node.kind == "constant" and isinstance(node.target, np.ndarray):
+            arr = node.target
+        if arr is None and val is not None and hasattr(val, "shape"):
+            arr = np.empty(val.shape, val.dtype)
+        self.sample[node] = arr
+        return arr
+
+    def _concrete_arg(self, value: Any) -> Any:
+        """A view op's non-array argument with placeholder scalars filled from the examples."""
+        def fill(n: Node) -> Any:
+            if n.kind == "placeholder" and self.examples is not None:
+                ex = self.examples[self.src.placeholders.index(n)]
+                return getattr(ex, "_data", ex)
+            if n.kind == "constant":
+                return n.target
+            raise LookupError(n.name)
+        return map_nodes(value, fill)
+
+    def _is_alias(self, node: Node) -> bool:
+        """Does this view node share memory with its input (in NumPy, for these layouts)?"""
+        src = node.args[0]
+        if not isinstance(src, Node):
+            return False
+        base_arr = self._stand_in(src)
+        if base_arr is None:
+            return True
+        try:
+            rest = self._concrete_arg(node.args[1:])
+            result = node.target.impl(base_arr, *rest, **node.kwargs)
+        except LookupError:
+            return True  # an argument computed in the graph: trust the category
+        if not isinstance(result, np.ndarray):
+            return False
+        self.sample[node] = result
+        if not result.flags.writeable:
+            self.readonly.add(node)
+        return result.size == 0 or np.may_share_memory(result, base_arr)
+
+    # -- reading values ----------------------------------------------------------------------
+    def read(self, node: Node) -> Any:
+        if node not in self.base:
+            return self.env[node]
+        base = self.base[node]
+        if self.born[node] == self.version[base]:
+            return self.env[node]
+        cached = self.regen.get(node)
+        if cached is not None and cached[0] == self.version[base]:
+            return cached[1]
+        value = self.current[base]
+        for view in self.path[node]:
+            value = self._emit(view.target, (value,) + self._map(view.args[1:]), view.kwargs, view)
+        self.regen[node] = (self.version[base], value)
+        return value
+
+    def _map(self, args: Any) -> Any:
+        return map_nodes(args, self.read)
+
+    def _emit(self, op: Any, args: tuple, kwargs: dict, like: Node | None = None) -> Node:
+        source = like.meta.get("source") if like is not None else None
+        return self.out.call(op, args, kwargs, source=source,
+                             name=like.name if like is not None else None)
+
+    def _new_base(self, node: Node, value: Any) -> None:
+        self.env[node] = value
+        self.base[node] = node
+        self.path[node] = ()
+        self.born[node] = 0
+        self.version[node] = 0
+        self.current[node] = value
+
+    # -- the walk ------------------------------------------------------------------------------
+    def run(self) -> tuple[Graph, Plan]:
+        for node in self.src.nodes:
+            if node.kind == "placeholder":
+                new = self.out.placeholder(node.target, node.val, **{k: v for k, v in node.meta.items()
+                                                                     if k != "val"})
+                if _is_array(node):
+                    self._new_base(node, new)
+                else:
+                    self.env[node] = new
+            elif node.kind == "constant":
+                new = self.out.constant(node.target, node.name)
+                if _is_array(node):
+                    self._new_base(node, new)
+                else:
+                    self.env[node] = new
+            elif node.kind == "call":
+                self._call(node)
+            else:
+                return self._finish(node)
+        raise ValueError(f"graph '{self.src.name}' has no output node")
+
+    def _call(self, node: Node) -> None:
+        op = node.target
+        if op.mutates or op.category == Category.MUTATION:
+            self._mutation(node)
+            return
+        new = self._emit(op, self._map(node.args), node.kwargs, node)
+        self.env[node] = new
+        if not _is_array(node):
+            return
+        src = node.args[0] if node.args else None
+        if op.category == Category.VIEW and isinstance(src, Node) and src in self.base \
+                and self._is_alias(node):
+            base = self.base[src]
+            self.base[node] = base
+            self.path[node] = self.path[src] + (node,)
+            self.born[node] = self.version[base]
+            if src in self.readonly:
+                self.readonly.add(node)
+        else:
+            self._new_base(node, new)
+
+    def _mutation(self, node: Node) -> None:
+        op = node.target
+        if tuple(op.mutates) not in ((0,), ()) or op.functional is None:
+            raise KilnError(f"functionalization: op '{op.name}' mutates inputs {op.mutates}; kiln "
+                            f"handles ops that write their first input and name a functional op")
+        target = node.args[0]
+        if not isinstance(target, Node) or target not in self.base:
+            raise KilnError(f"functionalization: '{op.name}' writes to {target!r}, which is not an "
+                            f"array of the graph")
+        if target in self.readonly:
+            raise ValueError("assignment destination is read-only")
+        functional = get_op(op.functional)
+        new_value = self._emit(functional, self._map(node.args), node.kwargs, node)
+        base = self.base[target]
+        chain = self.path[target]
+        # Values of the base along the path, from the current base down to the target's parent.
+        parents = [self.current[base]]
+        for view in chain[:-1]:
+            parents.append(self._emit(view.target, (parents[-1],) + self._map(view.args[1:]),
+                                      view.kwargs, view))
+        for view, parent in zip(reversed(chain), reversed(parents)):
+            new_value = self._put_back(view, parent, new_value)
+        self.version[base] += 1
+        self.current[base] = new_value
+        self.env[node] = None
+
+    def _put_back(self, view: Node, parent: Node, new: Node) -> Node:
+        """The parent's value after writing ``new`` into ``view`` of it."""
+        op = view.target
+        rest = self._map(view.args[1:])
+        put = _PUT_BACK.get(op.name)
+        if put is not None:
+            return _node(put(_proxy(parent), _proxy(new), *_proxies(rest)))
+        if parent.val.size == new.val.size:
+            # A bijective view: its derivative rule maps the view back onto the base.
+            (g,) = op.backward(_proxy(new), _proxy(new), (_proxy(parent),) + _proxies(rest),
+                               view.kwargs)[:1]
+            return _node(g)
+        # An injective view without a put rule: scatter through the derivative rule.
+        ones = F.ones_like(_proxy(new))
+        (spread,) = op.backward(_proxy(new), _proxy(new), (_proxy(parent),) + _proxies(rest),
+                                view.kwargs)[:1]
+        (mask,) = op.backward(ones, ones, (_proxy(parent),) + _proxies(rest), view.kwargs)[:1]
+        return _node(F.where(F.not_equal(mask, 0), spread, _proxy(parent)))
+
+    def _finish(self, out_node: Node) -> tuple[Graph, Plan]:
+        values = out_node.args[0]
+        plan = Plan(num_user_outputs=len(values))
+        placeholders = self.src.placeholders
+        graph_outputs: list[Any] = []
+        groups: dict[Node, list[int]] = {}
+        for i, v in enumerate(values):
+            if isinstance(v, Node) and v in self.base and self.base[v].kind != "placeholder":
+                groups.setdefault(self.base[v], []).append(i)
+        specs: list[OutputSpec | None] = [None] * len(values)
+        for i, v in enumerate(values):
+            if not isinstance(v, Node):
+                specs[i] = OutputSpec("const", value=v)
+                continue
+            if v not in self.base:
+                specs[i] = OutputSpec("fresh", len(graph_outputs))
+                graph_outputs.append(self.env[v])
+                continue
+            base = self.base[v]
+            if base.kind == "placeholder":
+                index = placeholders.index(base)
+                path = self._replayable(self.path[v])
+                if path is None:
+                    specs[i] = OutputSpec("fresh", len(graph_outputs))
+                    graph_outputs.append(self.read(v))
+                elif not path:
+                    specs[i] = OutputSpec("input", index)
+                else:
+                    specs[i] = OutputSpec("input_view", index, path)
+            elif len(groups.get(base, ())) > 1:
+                specs[i] = None  # filled below, once the shared base has an output slot
+            else:
+                specs[i] = OutputSpec("fresh", len(graph_outputs))
+                graph_outputs.append(self.read(v))
+        for index, p in enumerate(placeholders):
+            if p in self.version and self.version[p] > 0:
+                plan.mutated.append((index, len(graph_outputs)))
+                graph_outputs.append(self.current[p])
+        for base, members in groups.items():
+            if len(members) < 2:
+                continue
+            slot = len(graph_outputs)
+            graph_outputs.append(self.current[base])
+            for i in members:
+                path = self._replayable(self.path[values[i]])
+                if path is None:  # cannot replay: give up aliasing for this one
+                    specs[i] = OutputSpec("fresh", len(graph_outputs))
+                    graph_outputs.append(self.read(values[i]))
+                else:
+                    specs[i] = OutputSpec("base_view", slot, path)
+        plan.outputs = specs  # type: ignore[assignment]
+        plan.num_graph_outputs = len(graph_outputs)
+        self.out.output(tuple(graph_outputs))
+        dce(self.out)
+        return self.out, plan
+
+    def _replayable(self, chain: tuple) -> tuple | None:
+        """The view path as (op, rest_args, params) with placeholder args as InputRefs."""
+        placeholders = self.src.placeholders
+        steps = []
+        for view in chain:
+            ok = True
+
+            def ref(n: Node) -> Any:
+                nonlocal ok
+                if n.kind == "placeholder":
+                    return InputRef(placeholders.index(n))
+                if n.kind == "constant":
+                    return n.target
+                ok = False
+                return None
+            rest = map_nodes(view.args[1:], ref)
+            if not ok:
+                return None
+            steps.append((view.target, rest, dict(view.kwargs)))
+        return tuple(steps)
+
+
+def replay(path: tuple, value: Any, inputs: Sequence[Any], apply_op: Any = None) -> Any:
+    """Apply a replayable view path to ``value`` (an array, or a Tensor via ``apply_op``)."""
+    for op, rest, params in path:
+        args = _fill_refs(rest, inputs)
+        value = apply_op(op, (value,) + args, params) if apply_op else op.impl(value, *args, **params)
+    return value
+
+
+def _fill_refs(value: Any, inputs: Sequence[Any]) -> Any:
+    if isinstance(value, InputRef):
+        return inputs[value.index]
+    if isinstance(value, tuple):
+        return tuple(_fill_refs(v, inputs) for v in value)
+    if isinstance(value, list):
+        return [_fill_refs(v, inputs) for v in value]
+    if isinstance(value, slice):
+        return slice(_fill_refs(value.start, inputs), _fill_refs(value.stop, inputs),
+                     _fill_refs(value.step, inputs))
+    return value
+
+
+def _is_array(node: Node) -> bool:
+    val = node.val
+    return val is not None and hasattr(val, "shape") and hasattr(val, "dtype")
+
+
+# Derivative rules are written with ops; Proxies record them into the graph being built.
+def _proxy(node: Node) -> Any:
+    from ..ir import Proxy
+    return Proxy(node)
+
+
+def _proxies(args: tuple) -> tuple:
+    from ..ir import Proxy
+    return map_nodes(args, Proxy)
+
+
+def _node(value: Any) -> Node:
+    return value.node

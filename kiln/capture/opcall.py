@@ -1,0 +1,249 @@
+"""Calling a NumPy spelling on trackers: normalize through ops/, record a graph node.
+
+The steps: turn trackers into what the spelling's normalizer expects (arrays become
+:class:`ArrayArg`, a TensorMeta that remembers its tracker; runtime scalars their example
+value), bind, then map the bound inputs back to graph values. A runtime scalar that ends
+up in a *parameter* is specialized (guarded by value); an array there breaks the graph.
+In-place forms (``x += y``, ``out=``, mutation ops) are rewritten into a new node when
+the target array was made in the graph and nothing else can see it; otherwise they
+break, so the real update happens when the function runs as Python.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import KilnError
+from ..ops import REGISTRY, Category, TensorMeta, describe_callable, find_spelling
+from ..ops.meta import normalize_axis
+from .breaks import HINTS
+from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.base import ConstantVariable, VariableTracker
+
+
+class ArrayArg(TensorMeta):
+    """What an op normalizer sees for an array: its shape and dtype (and its tracker)."""
+    __slots__ = ("var",)
+
+    def __init__(self, var: ArrayVariable) -> None:
+        super().__init__(var.meta.shape, var.meta.dtype)
+        self.var = var
+
+    @property
+    def T(self) -> "TensorMeta":
+        return TensorMeta(self.shape[::-1], self.dtype)
+
+
+def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
+    from .variables.containers import ListVariable, SliceVariable, TupleVariable
+    if isinstance(var, ArrayVariable):
+        return ArrayArg(var)
+    if isinstance(var, SymScalarVariable):
+        scalars.setdefault(id(var.example), []).append(var)
+        return var.example
+    if isinstance(var, ConstantVariable):
+        return var.value
+    if isinstance(var, ListVariable):
+        return [_to_bind(tx, v, scalars) for v in var.item_list]
+    if isinstance(var, TupleVariable):
+        return tuple(_to_bind(tx, v, scalars) for v in var.item_list)
+    if isinstance(var, SliceVariable):
+        return slice(*(_to_bind(tx, p, scalars) for p in var.parts))
+    tx.unsupported("unsupported_value", f"{var.describe()} passed to a NumPy function")
+
+
+def _constants_in(value: Any, out: list) -> None:
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            _constants_in(v, out)
+    elif isinstance(value, slice):
+        _constants_in((value.start, value.stop, value.step), out)
+    elif not isinstance(value, TensorMeta):
+        out.append(value)
+
+
+def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
+    spelling = find_spelling(key)
+    if spelling is None:
+        tx.unsupported("unsupported_call", f"{describe_callable(key)} has no kiln op", HINTS["numpy"])
+    scalars: dict[int, list] = {}
+    bargs = [_to_bind(tx, a, scalars) for a in args]
+    bkwargs = {k: _to_bind(tx, v, scalars) for k, v in kwargs.items()}
+    if scalars:
+        # A literal that *is* a runtime scalar's example object would be mistaken for it:
+        # specialize such scalars first (they are rare: small ints written twice).
+        consts: list = []
+        for a, v in zip(args, bargs):
+            if not isinstance(a, SymScalarVariable):
+                _constants_in(v, consts)
+        for k, v in bkwargs.items():
+            if not isinstance(kwargs[k], SymScalarVariable):
+                _constants_in(v, consts)
+        shared = {id(c) for c in consts} & set(scalars)
+        for ident in shared:
+            for sym in scalars.pop(ident):
+                sym.as_constant(tx)
+        for ident, syms in list(scalars.items()):
+            if len(syms) > 1 and len({s.code for s in syms}) > 1:
+                for sym in syms:
+                    sym.as_constant(tx)
+                del scalars[ident]
+    try:
+        bound = spelling.bind(*bargs, **bkwargs)
+    except KilnError as e:
+        tx.unsupported("unsupported_call", f"{spelling.text}: {e}")
+    except Exception as e:  # the user's own mistake: NumPy would raise it too
+        tx.user_error(e)
+    op = bound.op
+    if op.data_dependent:
+        tx.unsupported("data_dependent", f"{spelling.text} has a data-dependent output shape",
+                       HINTS["data_dependent"])
+
+    def to_graph(value: Any) -> Any:
+        if isinstance(value, ArrayArg):
+            return value.var.node
+        if isinstance(value, TensorMeta):
+            tx.unsupported("unsupported_value", f"{spelling.text}: unexpected array argument")
+        if isinstance(value, tuple):
+            return tuple(to_graph(v) for v in value)
+        if isinstance(value, list):
+            return [to_graph(v) for v in value]
+        if isinstance(value, slice):
+            return slice(to_graph(value.start), to_graph(value.stop), to_graph(value.step))
+        if isinstance(value, np.ndarray):
+            return tx.output.graph.constant(value)
+        syms = scalars.get(id(value))
+        if syms:
+            return tx.output.scalar_node(syms[0])
+        return value
+
+    def to_param(value: Any) -> Any:
+        if isinstance(value, TensorMeta):
+            tx.unsupported("unsupported_value", f"{spelling.text}: an array as a static parameter")
+        if isinstance(value, tuple):
+            return tuple(to_param(v) for v in value)
+        if isinstance(value, list):
+            return [to_param(v) for v in value]
+        syms = scalars.pop(id(value), None)
+        if syms:
+            for sym in syms:
+                sym.as_constant(tx)
+        return value
+
+    params = {k: to_param(v) for k, v in bound.params.items()}
+    array_inputs = [v.var for v in _flatten(bound.inputs) if isinstance(v, ArrayArg)]
+    dims = propagate_dims(tx, op, array_inputs, bound.inputs, params)
+    inputs = tuple(to_graph(v) for v in bound.inputs)
+
+    if op.mutates:
+        return _mutation(tx, op, spelling.text, bound, inputs, params)
+    node = _record(tx, op, inputs, params)
+    if isinstance(node.val, tuple):
+        tx.unsupported("unsupported_call", f"{spelling.text} returns several arrays (not captured yet)")
+    view = op.category == Category.VIEW
+    base = array_inputs[0] if view and array_inputs else None
+    result = ArrayVariable(node, dims(node.val), fresh=not view or base is None or base.fresh,
+                           base=(base.base or base) if base is not None else None)
+    if base is not None:
+        (base.base or base).has_views = True
+    if bound.out is not None:
+        return _write_out(tx, spelling.text, bound.out, result)
+    return result
+
+
+def _flatten(values: Any):
+    for v in values:
+        if isinstance(v, (tuple, list)):
+            yield from _flatten(v)
+        else:
+            yield v
+
+
+def _record(tx, op, inputs, params):
+    try:
+        return tx.output.graph.call(op, inputs, params, source=tx.location())
+    except KilnError as e:
+        tx.unsupported("unsupported_call", f"{op.name}: {e}")
+    except Exception as e:
+        tx.user_error(e)
+
+
+def _write_out(tx, what: str, out: Any, result: ArrayVariable) -> VariableTracker:
+    """``out=`` / in-place operator: a new node for the target, when nobody else sees it."""
+    if not isinstance(out, ArrayArg):
+        tx.unsupported("unsupported_value", f"{what}: out= must be an array")
+    target = out.var
+    if not target.can_rewrite_in_place():
+        tx.unsupported("mutation", f"{what} updates {target.describe()} in place", HINTS["mutation"])
+    value = result
+    if result.meta.shape != target.meta.shape:
+        tx.unsupported("mutation", f"{what}: result shape {result.meta.shape} does not match the "
+                       f"output's {target.meta.shape}")
+    if result.meta.dtype != target.meta.dtype:
+        if not np.can_cast(result.meta.dtype, target.meta.dtype, "same_kind"):
+            tx.unsupported("user_error", f"{what}: cannot cast {result.meta.dtype} to "
+                           f"{target.meta.dtype} in place (NumPy raises here)")
+        node = _record(tx, REGISTRY["astype"], (result.node,), {"dtype": target.meta.dtype, "copy": True})
+        value = ArrayVariable(node, result.dims)
+    target.node = value.node
+    target.dims = value.dims
+    return target
+
+
+def _mutation(tx, op, what, bound, inputs, params) -> VariableTracker:
+    index = op.mutates[0]
+    target = bound.inputs[index]
+    functional = REGISTRY.get(op.functional) if op.functional else None
+    if not isinstance(target, ArrayArg) or not target.var.can_rewrite_in_place() or functional is None:
+        desc = target.var.describe() if isinstance(target, ArrayArg) else "a value"
+        tx.unsupported("mutation", f"{what} updates {desc} in place", HINTS["mutation"])
+    node = _record(tx, functional, inputs, params)
+    if node.val != target.var.meta:
+        tx.unsupported("mutation", f"{what}: functional form changes shape or dtype")
+    target.var.node = node
+    return ConstantVariable(None)
+
+
+def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict):
+    """Which output dims stay dynamic; dims flowing anywhere else get specialized."""
+    dynamic = [a for a in arrays if any(d is not None for d in a.dims)]
+    static = lambda val: (None,) * len(val.shape) if isinstance(val, TensorMeta) else None
+    if not dynamic:
+        return static
+    if op.category == Category.POINTWISE and op.name != "astype" or op.name == "astype":
+        return lambda val: _broadcast_dims(tx, arrays, val)
+    if op.category == Category.REDUCTION and "axis" in params and len(arrays) == 1:
+        (a,) = arrays
+        axes = normalize_axis(params.get("axis"), len(a.dims))
+        keep = bool(params.get("keepdims", False))
+
+        def reduce_dims(val):
+            if axes is None:
+                return (None,) * len(val.shape)
+            out = [None if i in axes else d for i, d in enumerate(a.dims) if keep or i not in axes]
+            return tuple(out) if len(out) == len(val.shape) else (None,) * len(val.shape)
+        return reduce_dims
+    for a in dynamic:
+        a.specialize_dims(tx)
+    return static
+
+
+def _broadcast_dims(tx, arrays: list, val: TensorMeta) -> tuple:
+    ndim = len(val.shape)
+    out: list = [None] * ndim
+    for i in range(ndim):
+        candidates = []
+        for a in arrays:
+            j = len(a.dims) - ndim + i
+            if j >= 0 and a.meta.shape[j] != 1:
+                candidates.append((a, j))
+        syms = [a.dims[j] for a, j in candidates if a.dims[j] is not None]
+        if syms and all(a.dims[j] is not None for a, j in candidates):
+            out[i] = syms[0]
+        elif syms:
+            # A static size meets a dynamic one: the dynamic one must equal it.
+            for a, j in candidates:
+                if a.dims[j] is not None:
+                    a.dims[j].as_constant(tx)
+    return tuple(out)

@@ -1,0 +1,137 @@
+"""The output of one capture: the graph being built, its inputs (each a Python
+expression the prologue evaluates), the guards, and the code that rebuilds the
+function's return value from the graph's outputs."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from ..guards.guard import GuardSet, literal
+from ..ir import Graph
+from ..ops import TensorMeta
+from .sources import CodeNamespace, Source, shape_source
+from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.base import ConstantVariable, VariableTracker
+
+
+class DynamicSpec:
+    """Which dimensions capture treats as dynamic: ``mode`` True (all), False (none), or
+    None (those in ``marked``, learned from size-only recompiles)."""
+
+    def __init__(self, mode: bool | None, marked: set | None = None) -> None:
+        self.mode = mode
+        self.marked = set(marked or ())
+
+    def is_dynamic(self, source: Source, dim: int, size: int) -> bool:
+        if size in (0, 1) or self.mode is False:  # 0/1 decide broadcasting: always static
+            return False
+        return self.mode is True or (source.display(), dim) in self.marked
+
+
+class OutputGraph:
+    def __init__(self, name: str, fn_globals: dict, closure: dict, dynamic: DynamicSpec) -> None:
+        self.graph = Graph(re.sub(r"\W", "_", name) or "forward")
+        self.ns = CodeNamespace(fn_globals, closure)
+        self.guards = GuardSet(self.ns)
+        self.dynamic = dynamic
+        self.wrapped: dict[str, VariableTracker] = {}
+        self.leaf_values: dict[str, Any] = {}
+        self.inputs: list[tuple[Any, str]] = []      # (placeholder node, prologue expression)
+        self._input_by_code: dict[str, Any] = {}
+        self.outputs: list[Any] = []
+        self.dynamic_dims: list[str] = []            # for explain/logs: "x.shape[0]"
+
+    # -- inputs -------------------------------------------------------------------------
+    def _placeholder(self, hint: str, code: str, val: Any) -> Any:
+        node = self._input_by_code.get(code)
+        if node is None:
+            name = re.sub(r"\W+", "_", hint).strip("_") or "arg"
+            node = self.graph.placeholder(name, val)
+            self._input_by_code[code] = node
+            self.inputs.append((node, code))
+        return node
+
+    def array_input(self, value: np.ndarray, source: Source) -> ArrayVariable:
+        code = source.code(self.ns)
+        dynamic = frozenset(i for i, n in enumerate(value.shape)
+                            if self.dynamic.is_dynamic(source, i, n))
+        self.guards.add_array(source, value, dynamic)
+        node = self._placeholder(source.display(), code, TensorMeta(value.shape, value.dtype))
+        dims = []
+        for i, n in enumerate(value.shape):
+            self.leaf_values[shape_source(source, i).display()] = n
+            if i in dynamic:
+                s = shape_source(source, i)
+                dims.append(SymScalarVariable(s.code(self.ns), s.display(), n, (s,), source=s))
+                self.dynamic_dims.append(s.display())
+            else:
+                dims.append(None)
+        if dynamic:
+            node.meta["dynamic_dims"] = tuple(sorted(dynamic))
+        return ArrayVariable(node, tuple(dims), source=source, fresh=False)
+
+    def constant_array(self, value: np.ndarray) -> ArrayVariable:
+        return ArrayVariable(self.graph.constant(value), fresh=False)
+
+    def scalar_node(self, sym: SymScalarVariable) -> Any:
+        return self._placeholder(sym.text, sym.code, sym.example)
+
+    def leaf_value(self, source: Source) -> Any:
+        return self.leaf_values[source.display()]
+
+    def literal(self, value: Any) -> str:
+        lit = literal(value)
+        return lit if lit is not None else self.ns.ref(value, "c")
+
+    # -- outputs ------------------------------------------------------------------------
+    def _output_index(self, node: Any) -> int:
+        for i, n in enumerate(self.outputs):
+            if n is node:
+                return i
+        self.outputs.append(node)
+        return len(self.outputs) - 1
+
+    def reconstruct(self, tx, var: VariableTracker) -> str:
+        """Python code (over the parameters and ``_kiln_out``) that rebuilds ``var``."""
+        from .variables.containers import (DictVariable, IteratorVariable, ListVariable,
+                                           SliceVariable, TupleVariable)
+        if isinstance(var, ArrayVariable):
+            if var.node.kind == "placeholder":
+                return self._input_code(var.node)
+            return f"_kiln_out[{self._output_index(var.node)}]"
+        if isinstance(var, SymScalarVariable):
+            return var.code
+        if isinstance(var, ConstantVariable):
+            return self.literal(var.value)
+        if isinstance(var, (ListVariable, DictVariable)) and var.source is not None:
+            return var.source.code(self.ns)  # passed in and never mutated: the same object
+        if isinstance(var, ListVariable):
+            return "[" + ", ".join(self.reconstruct(tx, v) for v in var.item_list) + "]"
+        if isinstance(var, TupleVariable):
+            if var.source is not None and var.is_constant():
+                return var.source.code(self.ns)
+            inner = ", ".join(self.reconstruct(tx, v) for v in var.item_list)
+            return f"({inner},)" if len(var.item_list) == 1 else f"({inner})"
+        if isinstance(var, DictVariable):
+            return "{" + ", ".join(f"{literal(k) or self.ns.ref(k)}: {self.reconstruct(tx, v)}"
+                                   for k, v in var.entries.items()) + "}"
+        if isinstance(var, SliceVariable):
+            return "slice(" + ", ".join(self.reconstruct(tx, p) for p in var.parts) + ")"
+        if var.source is not None and not isinstance(var, IteratorVariable):
+            return var.source.code(self.ns)
+        tx.unsupported("unsupported_value", f"returning {var.describe()} from a compiled function",
+                       "return arrays, scalars and containers of them")
+
+    def _input_code(self, node: Any) -> str:
+        for n, code in self.inputs:
+            if n is node:
+                return code
+        raise AssertionError(f"{node} is not an input")
+
+    def finish(self, tx, result: VariableTracker) -> str:
+        """Close the graph; returns the return-value expression."""
+        code = self.reconstruct(tx, result)
+        self.graph.output(tuple(self.outputs))
+        return code

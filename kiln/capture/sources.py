@@ -1,0 +1,169 @@
+"""Sources: where an input-derived value came from, as a Python expression.
+
+A source prints the way a user would write it (``x``, ``x.shape[0]``, ``cfg.scale``,
+``G['EPS']``, ``C['scale']`` for a closure variable) and renders, for generated guard
+and prologue code, to an expression over the compiled function's parameters and a small
+namespace (:class:`CodeNamespace`). Guards, graph inputs and error messages all name
+values through sources.
+
+    >>> s = GetItemSource(AttrSource(LocalSource("x"), "shape"), 0)
+    >>> s.display()
+    'x.shape[0]'
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class CodeNamespace:
+    """Objects generated code refers to by name (``_kiln_o3``)."""
+
+    def __init__(self, fn_globals: dict, closure: dict[str, Any]) -> None:
+        self.values: dict[str, Any] = {"_kiln_G": fn_globals}
+        self._ids: dict[int, str] = {}
+        self.closure = closure  # free variable name -> cell
+
+    def ref(self, obj: Any, hint: str = "o") -> str:
+        name = self._ids.get(id(obj))
+        if name is None:
+            name = f"_kiln_{hint}{len(self.values)}"
+            self.values[name] = obj
+            self._ids[id(obj)] = name
+        return name
+
+
+class Source:
+    __slots__ = ()
+
+    def display(self) -> str:
+        raise NotImplementedError
+
+    def code(self, ns: CodeNamespace) -> str:
+        raise NotImplementedError
+
+    @property
+    def root(self) -> "Source":
+        return self
+
+    def is_argument(self) -> bool:
+        """Does the value come from the call's arguments (not a global, closure or attribute)?"""
+        return False
+
+    def __repr__(self) -> str:
+        return self.display()
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.display() == other.display()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.display()))
+
+
+class LocalSource(Source):
+    """A parameter of the compiled function."""
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def display(self) -> str:
+        return self.name
+
+    def code(self, ns: CodeNamespace) -> str:
+        return self.name
+
+    def is_argument(self) -> bool:
+        return True
+
+
+class GlobalSource(Source):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def display(self) -> str:
+        return f"G[{self.name!r}]"
+
+    def code(self, ns: CodeNamespace) -> str:
+        return f"_kiln_G[{self.name!r}]"
+
+
+class ModuleGlobalSource(Source):
+    """A global of another module, read by a helper defined there."""
+    __slots__ = ("module_globals", "name")
+
+    def __init__(self, module_globals: dict, name: str) -> None:
+        self.module_globals = module_globals
+        self.name = name
+
+    def display(self) -> str:
+        return f"{self.module_globals.get('__name__', '?')}.{self.name}"
+
+    def code(self, ns: CodeNamespace) -> str:
+        return f"{ns.ref(self.module_globals, 'globals')}[{self.name!r}]"
+
+
+class ClosureSource(Source):
+    """The current value of a closure (free) variable of the compiled function."""
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def display(self) -> str:
+        return f"C[{self.name!r}]"
+
+    def code(self, ns: CodeNamespace) -> str:
+        return f"{ns.ref(ns.closure[self.name], 'cell')}.cell_contents"
+
+
+class AttrSource(Source):
+    __slots__ = ("base", "attr")
+
+    def __init__(self, base: Source, attr: str) -> None:
+        self.base = base
+        self.attr = attr
+
+    def display(self) -> str:
+        return f"{self.base.display()}.{self.attr}"
+
+    def code(self, ns: CodeNamespace) -> str:
+        return f"{self.base.code(ns)}.{self.attr}"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def is_argument(self) -> bool:
+        # Attributes of arguments are read state (guarded by value), like globals.
+        return False
+
+
+class GetItemSource(Source):
+    __slots__ = ("base", "index")
+
+    def __init__(self, base: Source, index: Any) -> None:
+        self.base = base
+        self.index = index
+
+    def display(self) -> str:
+        return f"{self.base.display()}[{self.index!r}]"
+
+    def code(self, ns: CodeNamespace) -> str:
+        return f"{self.base.code(ns)}[{self.index!r}]"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def is_argument(self) -> bool:
+        # Items of *args / **kwargs / tuples passed in are arguments too, and so are
+        # shape entries of argument arrays.
+        return self.base.is_argument() or (isinstance(self.base, AttrSource)
+                                           and self.base.attr == "shape"
+                                           and self.base.base.is_argument())
+
+
+def shape_source(array_source: Source, dim: int) -> Source:
+    return GetItemSource(AttrSource(array_source, "shape"), dim)

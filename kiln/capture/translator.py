@@ -1,0 +1,587 @@
+"""The symbolic interpreter: one handler per CPython 3.11 opcode, named after it.
+
+An :class:`InstructionTranslator` runs a code object over trackers instead of values:
+a symbolic stack, symbolic locals and cells. Array operations become graph nodes; loops
+over known iterables are unrolled (``FOR_ITER`` pops the next known item); calls into
+Python functions start a child translator sharing the same output (inlining). Anything
+it cannot handle raises :class:`BreakGraph` with a record pointing at the user's line.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+import types
+from typing import Any
+
+import numpy as np
+
+from ..config import config
+from . import bytecode_facts as bc
+from .breaks import HINTS, BreakGraph, GraphBreak
+from .opcall import call_op
+from .output import OutputGraph
+from .sources import ClosureSource, GlobalSource, ModuleGlobalSource
+from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker
+from .variables.builder import wrap
+from .variables.builtins import BuiltinVariable
+from .variables.containers import (DictVariable, IteratorVariable, ListVariable, SliceVariable,
+                                   TupleVariable)
+from .variables.functions import NestedFunctionVariable
+
+MAX_INLINE_DEPTH = 32
+MAX_STEPS = 200_000
+
+
+class LazyVariable(VariableTracker):
+    """An argument not yet used: wrapped (and guarded) on first load."""
+
+    def __init__(self, value: Any, source: Any) -> None:
+        self.value = value
+        self.source = source
+
+
+class RealCellVariable(VariableTracker):
+    """A closure cell of the compiled function itself: read through its source."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class InstructionTranslator:
+    def __init__(self, output: OutputGraph, code: types.CodeType, fn_globals: dict,
+                 symbolic_locals: dict, cells: dict, parent: "InstructionTranslator | None" = None,
+                 name: str = "") -> None:
+        self.output = output
+        self.guards = output.guards
+        self.decoded = bc.decode(code)
+        self.code = code
+        self.fn_globals = fn_globals
+        self.locals = symbolic_locals
+        self.cells = cells
+        self.parent = parent
+        self.depth = parent.depth + 1 if parent else 0
+        self.name = name or code.co_name
+        self.stack: list[VariableTracker] = []
+        self.kw_names: tuple = ()
+        self.ip = 0
+        self.inst: bc.Inst | None = None
+        self.result: VariableTracker | None = None
+        self.generator = bc.is_generator_code(code)
+        self.yielded: list[VariableTracker] = []
+        self.steps = 0
+
+    # -- driving ----------------------------------------------------------------------
+    def run(self) -> VariableTracker:
+        instructions = self.decoded.instructions
+        while self.result is None:
+            if self.ip >= len(instructions):
+                raise AssertionError(f"fell off the end of {self.code.co_name}")
+            inst = instructions[self.ip]
+            self.inst = inst
+            self.ip += 1
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                self.unsupported("unsupported_opcode", f"more than {MAX_STEPS} instructions "
+                                 "(a very long or endless loop)")
+            if inst.in_try:
+                self.unsupported("unsupported_opcode", "try/except and with blocks are not captured yet",
+                                 HINTS["opcode"])
+            handler = getattr(self, inst.opname, None)
+            if handler is None:
+                self.unsupported("unsupported_opcode", f"opcode {inst.opname} is not supported",
+                                 HINTS["opcode"])
+            handler(inst)
+        return self.result
+
+    def location(self) -> tuple:
+        lineno = self.inst.lineno if self.inst else self.code.co_firstlineno
+        return (self.code.co_filename, lineno, self.decoded.source_line(lineno))
+
+    def unsupported(self, kind: str, reason: str, hint: str = "") -> None:
+        filename, lineno, line = self.location()
+        raise BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint))
+
+    def user_error(self, exc: BaseException) -> None:
+        filename, lineno, line = self.location()
+        raise BreakGraph(GraphBreak("user_error", f"{type(exc).__name__}: {exc}", filename, lineno,
+                                    line, "the function raises here; it runs as plain Python so "
+                                    "the error comes from your code"), exc)
+
+    def fold(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run a pure Python operation on constants; its exceptions are the user's."""
+        try:
+            return fn(*args, **kwargs)
+        except BreakGraph:
+            raise
+        except Exception as e:
+            self.user_error(e)
+
+    def call_op(self, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
+        return call_op(self, key, args, kwargs, what)
+
+    def push(self, var: VariableTracker) -> None:
+        self.stack.append(var)
+
+    def pop(self) -> VariableTracker:
+        return self.stack.pop()
+
+    def popn(self, n: int) -> list[VariableTracker]:
+        if n == 0:
+            return []
+        items = self.stack[-n:]
+        del self.stack[-n:]
+        return items
+
+    # -- shared operations ----------------------------------------------------------------
+    def binary_op(self, op: Any, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+        inplace = op in bc.INPLACE_TO_PLAIN
+        if inplace and not isinstance(a, (ArrayVariable, ListVariable)):
+            op = bc.INPLACE_TO_PLAIN[op]
+        if isinstance(a, ArrayVariable):
+            return a.binary(self, op, b, reverse=False)
+        if isinstance(b, ArrayVariable):
+            return b.binary(self, op, a, reverse=True)
+        result = a.binary(self, op, b, reverse=False)
+        if result is NotImplemented:
+            result = b.binary(self, op, a, reverse=True)
+        if result is NotImplemented:
+            self.unsupported("unsupported_value",
+                             f"operator {bc.OPERATOR_SYMBOLS.get(op, op.__name__)} on "
+                             f"{a.describe()} and {b.describe()}")
+        return result
+
+    def call_function(self, fn: VariableTracker, args: list, kwargs: dict) -> VariableTracker:
+        return fn.call(self, list(args), dict(kwargs))
+
+    def inline_call(self, code: types.CodeType, fn_globals: dict, closure: list, defaults: list,
+                    kwdefaults: dict, args: list, kwargs: dict, name: str) -> VariableTracker:
+        if self.depth >= MAX_INLINE_DEPTH:
+            self.unsupported("unsupported_call", f"calls nested deeper than {MAX_INLINE_DEPTH} (recursion?)")
+        if bc.is_async_code(code):
+            self.unsupported("unsupported_call", f"{name} is a coroutine")
+        symbolic = bind_arguments(self, code, defaults, kwdefaults, args, kwargs, name)
+        cells = {n: c for n, c in zip(code.co_freevars, closure)}
+        child = InstructionTranslator(self.output, code, fn_globals, symbolic, cells, parent=self,
+                                      name=name)
+        child.steps = self.steps
+        result = child.run()
+        self.steps = child.steps
+        if child.generator:
+            return IteratorVariable(child.yielded)
+        return result
+
+    def load_local(self, name: str) -> VariableTracker:
+        try:
+            var = self.locals[name]
+        except KeyError:
+            self.user_error(UnboundLocalError(
+                f"cannot access local variable '{name}' where it is not associated with a value"))
+        if isinstance(var, LazyVariable):
+            var = wrap(self, var.value, var.source)
+            self.locals[name] = var
+        return var
+
+    def load_cell(self, name: str) -> VariableTracker:
+        cell = self.cells[name]
+        if isinstance(cell, RealCellVariable):
+            fn_closure = self.output.ns.closure
+            try:
+                value = fn_closure[name].cell_contents
+            except ValueError:
+                self.user_error(NameError(f"cannot access free variable '{name}'"))
+            return wrap(self, value, ClosureSource(name))
+        if cell.contents is None:
+            self.user_error(NameError(f"cannot access free variable '{name}' where it is not "
+                                      "associated with a value in enclosing scope"))
+        if isinstance(cell.contents, LazyVariable):
+            cell.contents = wrap(self, cell.contents.value, cell.contents.source)
+        return cell.contents
+
+    def jump_if(self, inst: bc.Inst, value: VariableTracker, when: bool) -> None:
+        if value.truth(self) == when:
+            self.ip = inst.target
+
+    # -- 3.11 opcodes: stack and locals --------------------------------------------------
+    def NOP(self, inst): pass
+    def RESUME(self, inst): pass
+    def PRECALL(self, inst): pass
+    def EXTENDED_ARG(self, inst): pass
+
+    def POP_TOP(self, inst):
+        self.pop()
+
+    def PUSH_NULL(self, inst):
+        self.push(NULL)
+
+    def COPY(self, inst):
+        self.push(self.stack[-inst.arg])
+
+    def SWAP(self, inst):
+        i = inst.arg
+        self.stack[-1], self.stack[-i] = self.stack[-i], self.stack[-1]
+
+    def LOAD_CONST(self, inst):
+        self.push(ConstantVariable(inst.arg))
+
+    def LOAD_FAST(self, inst):
+        self.push(self.load_local(inst.arg))
+
+    def STORE_FAST(self, inst):
+        self.locals[inst.arg] = self.pop()
+
+    def DELETE_FAST(self, inst):
+        self.locals.pop(inst.arg, None)
+
+    def LOAD_GLOBAL(self, inst):
+        push_null, name = bc.load_global_arg(inst.arg)
+        if push_null:
+            self.push(NULL)
+        self.push(self.load_global(name))
+
+    def load_global(self, name: str) -> VariableTracker:
+        root_globals = self.fn_globals is self.output.ns.values["_kiln_G"]
+        if name in self.fn_globals:
+            source = GlobalSource(name) if root_globals else ModuleGlobalSource(self.fn_globals, name)
+            return wrap(self, self.fn_globals[name], source)
+        builtin = getattr(builtins, name, None)
+        if builtin is None and name not in dir(builtins):
+            self.user_error(NameError(f"name '{name}' is not defined"))
+        if root_globals:
+            self.guards.add_not_shadowed(name)
+        if isinstance(builtin, types.BuiltinFunctionType):
+            return BuiltinVariable(builtin)
+        return wrap(self, builtin, None)
+
+    def STORE_GLOBAL(self, inst):
+        self.unsupported("mutation", f"assigning the global '{inst.arg}'", HINTS["mutation"])
+
+    def MAKE_CELL(self, inst):
+        name = bc.cell_name(inst.arg)
+        self.cells[name] = CellVariable(self.locals.get(name), name)
+
+    def COPY_FREE_VARS(self, inst):
+        pass  # cells of inlined functions are bound at call time; the root's are real
+
+    def LOAD_CLOSURE(self, inst):
+        self.push(self.cells[bc.cell_name(inst.arg)])
+
+    def LOAD_DEREF(self, inst):
+        self.push(self.load_cell(bc.cell_name(inst.arg)))
+
+    def STORE_DEREF(self, inst):
+        name = bc.cell_name(inst.arg)
+        cell = self.cells[name]
+        if isinstance(cell, RealCellVariable):
+            self.unsupported("mutation", f"assigning the closure variable '{name}' (nonlocal)",
+                             HINTS["mutation"])
+        cell.contents = self.pop()
+
+    # -- attributes and items ---------------------------------------------------------------
+    def LOAD_ATTR(self, inst):
+        self.push(self.pop().getattr(self, inst.arg))
+
+    def LOAD_METHOD(self, inst):
+        obj = self.pop()
+        self.push(NULL)
+        if isinstance(obj, (ListVariable, DictVariable, TupleVariable)):
+            self.push(_ContainerMethod(obj, inst.arg))
+        else:
+            self.push(obj.getattr(self, inst.arg))
+
+    def STORE_ATTR(self, inst):
+        obj = self.pop()
+        self.pop()
+        self.unsupported("mutation", f"setting attribute '{inst.arg}' of {obj.describe()}",
+                         HINTS["mutation"])
+
+    def BINARY_SUBSCR(self, inst):
+        index = self.pop()
+        obj = self.pop()
+        self.push(obj.getitem(self, index))
+
+    def STORE_SUBSCR(self, inst):
+        index = self.pop()
+        obj = self.pop()
+        value = self.pop()
+        obj.setitem(self, index, value)
+
+    # -- operators --------------------------------------------------------------------------
+    def BINARY_OP(self, inst):
+        b = self.pop()
+        a = self.pop()
+        self.push(self.binary_op(bc.BINARY_OPS[inst.arg], a, b))
+
+    def COMPARE_OP(self, inst):
+        b = self.pop()
+        a = self.pop()
+        self.push(self.binary_op(bc.COMPARE_OPS[inst.arg], a, b))
+
+    def IS_OP(self, inst):
+        b = self.pop()
+        a = self.pop()
+        if a is b:
+            same = True
+        elif a.is_constant() and b.is_constant():
+            same = a.value is b.value
+        elif (a.is_constant() and a.value is None) or (b.is_constant() and b.value is None):
+            same = False  # a tracked non-constant value is never None
+        elif isinstance(a, ArrayVariable) and isinstance(b, ArrayVariable):
+            same = False if a.node is not b.node else self.unsupported(
+                "unsupported_value", "identity of two array values")
+        else:
+            self.unsupported("unsupported_value", f"'is' between {a.describe()} and {b.describe()}")
+        self.push(ConstantVariable(same != bool(inst.arg)))
+
+    def CONTAINS_OP(self, inst):
+        container = self.pop()
+        item = self.pop()
+        if not hasattr(container, "contains"):
+            if container.is_constant() and item.is_constant():
+                found = self.fold(operator.contains, container.value, item.value)
+            else:
+                self.unsupported("unsupported_value", f"'in' on {container.describe()}")
+        else:
+            found = container.contains(self, item)
+        self.push(ConstantVariable(bool(found) != bool(inst.arg)))
+
+    def _unary(self, inst):
+        self.push(self.pop().unary(self, bc.UNARY_OPS[inst.opname]))
+
+    UNARY_NEGATIVE = UNARY_POSITIVE = UNARY_INVERT = UNARY_NOT = _unary
+
+    # -- building values ------------------------------------------------------------------
+    def BUILD_TUPLE(self, inst):
+        self.push(TupleVariable(self.popn(inst.arg)))
+
+    def BUILD_LIST(self, inst):
+        self.push(ListVariable(self.popn(inst.arg)))
+
+    def BUILD_MAP(self, inst):
+        items = self.popn(2 * inst.arg)
+        self.push(DictVariable({k.as_constant(self): v for k, v in zip(items[::2], items[1::2])}))
+
+    def BUILD_CONST_KEY_MAP(self, inst):
+        keys = self.pop().as_constant(self)
+        self.push(DictVariable(dict(zip(keys, self.popn(inst.arg)))))
+
+    def BUILD_SLICE(self, inst):
+        parts = self.popn(inst.arg)
+        if len(parts) == 2:
+            parts.append(ConstantVariable(None))
+        self.push(SliceVariable(*parts))
+
+    def BUILD_STRING(self, inst):
+        parts = self.popn(inst.arg)
+        self.push(ConstantVariable("".join(p.as_constant(self) for p in parts)))
+
+    def FORMAT_VALUE(self, inst):
+        spec = self.pop().as_constant(self) if inst.arg & 0x04 else ""
+        value = self.pop()
+        if isinstance(value, ArrayVariable):
+            self.unsupported("data_dependent", "formatting an array as text reads its data")
+        v = value.as_constant(self)
+        conv = {1: str, 2: repr, 3: ascii}.get(inst.arg & 0x03)
+        self.push(ConstantVariable(self.fold(format, conv(v) if conv else v, spec)))
+
+    def LIST_APPEND(self, inst):
+        item = self.pop()
+        self.stack[-inst.arg].item_list.append(item)
+
+    def LIST_EXTEND(self, inst):
+        items = self.pop().items(self)
+        self.stack[-inst.arg].item_list.extend(items)
+
+    def LIST_TO_TUPLE(self, inst):
+        self.push(TupleVariable(self.pop().item_list))
+
+    def MAP_ADD(self, inst):
+        value = self.pop()
+        key = self.pop().as_constant(self)
+        self.stack[-inst.arg].entries[key] = value
+
+    def DICT_UPDATE(self, inst):
+        other = self.pop()
+        if not isinstance(other, DictVariable):
+            self.unsupported("unsupported_value", f"** of {other.describe()}")
+        self.stack[-inst.arg].entries.update(other.entries)
+
+    DICT_MERGE = DICT_UPDATE
+
+    def UNPACK_SEQUENCE(self, inst):
+        items = self.pop().items(self)
+        if len(items) != inst.arg:
+            self.user_error(ValueError(f"expected {inst.arg} values to unpack, got {len(items)}"))
+        self.stack.extend(reversed(items))
+
+    def UNPACK_EX(self, inst):
+        before, after = inst.arg & 0xFF, inst.arg >> 8
+        items = self.pop().items(self)
+        if len(items) < before + after:
+            self.user_error(ValueError("not enough values to unpack"))
+        middle = ListVariable(items[before:len(items) - after])
+        values = items[:before] + [middle] + items[len(items) - after:]
+        self.stack.extend(reversed(values))
+
+    # -- calls and functions ----------------------------------------------------------------
+    def KW_NAMES(self, inst):
+        self.kw_names = tuple(inst.arg)
+
+    def CALL(self, inst):
+        args = self.popn(inst.arg)
+        fn = self.pop()
+        below = self.pop()
+        if below is not NULL:  # method form: [method, self, args...]
+            args = [fn] + args
+            fn = below
+        kwargs = {}
+        if self.kw_names:
+            n = len(self.kw_names)
+            kwargs = dict(zip(self.kw_names, args[-n:]))
+            args = args[:-n]
+            self.kw_names = ()
+        self.push(self.call_function(fn, args, kwargs))
+
+    def CALL_FUNCTION_EX(self, inst):
+        kwargs = self.pop() if inst.arg & bc.CALL_FUNCTION_EX_KWARGS else DictVariable({})
+        args = self.pop()
+        fn = self.pop()
+        if self.stack and self.stack[-1] is NULL:
+            self.pop()
+        if not isinstance(kwargs, DictVariable):
+            self.unsupported("unsupported_value", f"** of {kwargs.describe()}")
+        self.push(self.call_function(fn, args.items(self), dict(kwargs.entries)))
+
+    def MAKE_FUNCTION(self, inst):
+        code = self.pop().as_constant(self)
+        flags = inst.arg
+        closure = self.pop().items(self) if flags & bc.MAKE_FUNCTION_CLOSURE else []
+        if flags & bc.MAKE_FUNCTION_ANNOTATIONS:
+            self.pop()
+        kwdefaults = self.pop().entries if flags & bc.MAKE_FUNCTION_KWDEFAULTS else {}
+        defaults = self.pop().items(self) if flags & bc.MAKE_FUNCTION_DEFAULTS else []
+        self.push(NestedFunctionVariable(code, self.fn_globals, defaults, kwdefaults, closure))
+
+    def RETURN_VALUE(self, inst):
+        self.result = self.pop()
+
+    def RETURN_GENERATOR(self, inst):
+        self.push(ConstantVariable(None))
+
+    def YIELD_VALUE(self, inst):
+        self.yielded.append(self.pop())
+        self.push(ConstantVariable(None))
+
+    def LOAD_ASSERTION_ERROR(self, inst):
+        self.push(ConstantVariable(AssertionError))
+
+    def RAISE_VARARGS(self, inst):
+        self.unsupported("user_error", "the function raises an exception here",
+                         "it runs as plain Python so the exception comes from your code")
+
+    # -- iteration and jumps ------------------------------------------------------------------
+    def GET_ITER(self, inst):
+        obj = self.pop()
+        self.push(obj if isinstance(obj, IteratorVariable) else IteratorVariable(obj.items(self)))
+
+    def FOR_ITER(self, inst):
+        item = self.stack[-1].next()
+        if item is None:
+            self.pop()
+            self.ip = inst.target
+        else:
+            self.push(item)
+
+    def JUMP_FORWARD(self, inst):
+        self.ip = inst.target
+
+    JUMP_BACKWARD = JUMP_BACKWARD_NO_INTERRUPT = JUMP_FORWARD
+
+    def POP_JUMP_FORWARD_IF_TRUE(self, inst):
+        self.jump_if(inst, self.pop(), True)
+
+    def POP_JUMP_FORWARD_IF_FALSE(self, inst):
+        self.jump_if(inst, self.pop(), False)
+
+    POP_JUMP_BACKWARD_IF_TRUE = POP_JUMP_FORWARD_IF_TRUE
+    POP_JUMP_BACKWARD_IF_FALSE = POP_JUMP_FORWARD_IF_FALSE
+
+    def POP_JUMP_FORWARD_IF_NONE(self, inst):
+        value = self.pop()
+        if value.is_constant() and value.value is None:
+            self.ip = inst.target
+
+    def POP_JUMP_FORWARD_IF_NOT_NONE(self, inst):
+        value = self.pop()
+        if not (value.is_constant() and value.value is None):
+            self.ip = inst.target
+
+    POP_JUMP_BACKWARD_IF_NONE = POP_JUMP_FORWARD_IF_NONE
+    POP_JUMP_BACKWARD_IF_NOT_NONE = POP_JUMP_FORWARD_IF_NOT_NONE
+
+    def JUMP_IF_TRUE_OR_POP(self, inst):
+        if self.stack[-1].truth(self):
+            self.ip = inst.target
+        else:
+            self.pop()
+
+    def JUMP_IF_FALSE_OR_POP(self, inst):
+        if not self.stack[-1].truth(self):
+            self.ip = inst.target
+        else:
+            self.pop()
+
+
+class _ContainerMethod(VariableTracker):
+    """``lst.append`` / ``d.get`` loaded by LOAD_METHOD: dispatches to the container."""
+
+    def __init__(self, obj: VariableTracker, name: str) -> None:
+        self.obj = obj
+        self.name = name
+
+    def describe(self) -> str:
+        return f"{self.obj.describe()}.{self.name}"
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        return self.obj.call_method(tx, self.name, args, kwargs)
+
+
+def bind_arguments(tx, code: types.CodeType, defaults: list, kwdefaults: dict, args: list,
+                   kwargs: dict, name: str) -> dict:
+    """Bind trackers to a code object's parameters, as Python does (TypeErrors included)."""
+    positional, kwonly, varargs, varkw = bc.parameter_layout(code)
+    bound: dict[str, VariableTracker] = {}
+    if len(args) > len(positional) and not varargs:
+        tx.user_error(TypeError(f"{name}() takes {len(positional)} positional arguments but "
+                                f"{len(args)} were given"))
+    for pname, value in zip(positional, args):
+        bound[pname] = value
+    if varargs:
+        bound[varargs] = TupleVariable(list(args[len(positional):]))
+    extra = {}
+    posonly = set(positional[:code.co_posonlyargcount])
+    for key, value in kwargs.items():
+        if key in bound and key not in posonly or key in (varargs,):
+            tx.user_error(TypeError(f"{name}() got multiple values for argument '{key}'"))
+        if (key in positional and key not in posonly) or key in kwonly:
+            bound[key] = value
+        elif varkw:
+            extra[key] = value
+        else:
+            tx.user_error(TypeError(f"{name}() got an unexpected keyword argument '{key}'"))
+    first_default = len(positional) - len(defaults)
+    for i, pname in enumerate(positional):
+        if pname not in bound:
+            if i >= first_default:
+                bound[pname] = defaults[i - first_default]
+            else:
+                tx.user_error(TypeError(f"{name}() missing required argument: '{pname}'"))
+    for pname in kwonly:
+        if pname not in bound:
+            if pname in kwdefaults:
+                bound[pname] = kwdefaults[pname]
+            else:
+                tx.user_error(TypeError(f"{name}() missing required keyword-only argument: '{pname}'"))
+    if varkw:
+        bound[varkw] = DictVariable(extra)
+    return bound

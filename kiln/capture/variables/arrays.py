@@ -1,0 +1,211 @@
+"""Arrays (a graph node plus fake metadata) and runtime scalars (a Python expression).
+
+:class:`ArrayVariable` never holds data: it has the graph node that computes the array,
+its shape and dtype, and for each dimension either ``None`` (static, guarded) or the
+:class:`SymScalarVariable` giving its runtime size (a dynamic dimension).
+
+:class:`SymScalarVariable` is a Python or NumPy scalar known only at run time: an argument
+such as a learning rate, or Python arithmetic on one (``lr * 0.5``). It is an expression
+over sources that the generated prologue evaluates on each call, exactly as Python would,
+so NEP 50 weak typing is kept; it becomes a graph input where it meets arrays. Only where
+it decides control flow (a guard on the decision) or becomes a parameter, shape or index
+(a guard on its value) is it specialized.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ...ops import method_key
+from ...ops.meta import TensorMeta
+from ..breaks import HINTS
+from ..bytecode_facts import OPERATOR_SYMBOLS
+from ..sources import AttrSource, GetItemSource, Source
+from .base import ConstantVariable, VariableTracker
+
+
+class ArrayVariable(VariableTracker):
+    def __init__(self, node: Any, dims: tuple | None = None, source: Source | None = None,
+                 fresh: bool = True, base: "ArrayVariable | None" = None) -> None:
+        self.node = node
+        self.dims = dims if dims is not None else (None,) * len(node.val.shape)
+        self.source = source
+        self.fresh = fresh          # made by the graph (not an argument, not a view of one)
+        self.base = base            # the array this one is a view of
+        self.has_views = False
+
+    @property
+    def meta(self) -> TensorMeta:
+        return self.node.val
+
+    def describe(self) -> str:
+        where = self.source.display() if self.source is not None else self.node.name
+        return f"array {where} ({self.meta.dtype}{list(self.meta.shape)})"
+
+    def python_type(self) -> type:
+        return np.ndarray
+
+    # -- properties, statically known and guarded --------------------------------------
+    def dim(self, tx, i: int) -> VariableTracker:
+        sym = self.dims[i]
+        return sym if sym is not None else ConstantVariable(self.meta.shape[i])
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        from .containers import TupleVariable
+        if name == "shape":
+            return TupleVariable([self.dim(tx, i) for i in range(len(self.meta.shape))])
+        if name == "ndim":
+            return ConstantVariable(len(self.meta.shape))
+        if name == "dtype":
+            return ConstantVariable(self.meta.dtype)
+        if name == "size":
+            self.specialize_dims(tx)
+            return ConstantVariable(int(self.meta.size))
+        if name == "itemsize":
+            return ConstantVariable(self.meta.dtype.itemsize)
+        if name == "T":
+            return tx.call_op(method_key("transpose"), [self], {}, "ndarray.T")
+        if name in ("item", "tolist", "tobytes", "__array__", "__float__", "__int__"):
+            tx.unsupported("data_dependent", f"ndarray.{name}() reads array data into Python",
+                           HINTS["data_dependent"])
+        from .functions import ArrayMethodVariable
+        return ArrayMethodVariable(self, name)
+
+    def specialize_dims(self, tx) -> None:
+        for i, sym in enumerate(self.dims):
+            if sym is not None:
+                sym.as_constant(tx)
+        self.dims = (None,) * len(self.dims)
+
+    # -- behaviour --------------------------------------------------------------------
+    def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
+        args = [other, self] if reverse else [self, other]
+        return tx.call_op(op, args, {}, f"operator {OPERATOR_SYMBOLS.get(op, op.__name__)}")
+
+    def unary(self, tx, op: Any) -> VariableTracker:
+        if op is operator.not_:
+            self.truth(tx)
+        return tx.call_op(op, [self], {}, f"operator.{op.__name__}")
+
+    def truth(self, tx) -> bool:
+        tx.unsupported("data_dependent", f"the truth value of {self.describe()} depends on its data",
+                       HINTS["data_dependent"])
+
+    def items(self, tx) -> list[VariableTracker]:
+        if not self.meta.shape:
+            tx.user_error(TypeError("iteration over a 0-d array"))
+        if self.dims[0] is not None:
+            self.dims[0].as_constant(tx)
+        return [self.getitem(tx, ConstantVariable(i)) for i in range(self.meta.shape[0])]
+
+    def length(self, tx) -> VariableTracker:
+        if not self.meta.shape:
+            tx.user_error(TypeError("len() of unsized object"))
+        return self.dim(tx, 0)
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        return tx.call_op(operator.getitem, [self, index], {}, "indexing")
+
+    def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
+        tx.call_op(operator.setitem, [self, index, value], {}, "index assignment")
+
+    def can_rewrite_in_place(self) -> bool:
+        """An in-place update can become a new node when no one else can see the old value."""
+        return self.fresh and self.base is None and not self.has_views
+
+
+class SymScalarVariable(VariableTracker):
+    """A scalar known at run time: ``code`` evaluates it in the generated prologue."""
+
+    def __init__(self, code: str, text: str, example: Any, leaves: tuple,
+                 source: Source | None = None) -> None:
+        self.code = code
+        self.text = text
+        self.example = example
+        self.leaves = leaves      # the sources it is computed from
+        self.source = source      # set when the value is itself a source (an argument)
+
+    def describe(self) -> str:
+        return f"runtime {type(self.example).__name__} {self.text}"
+
+    def python_type(self) -> type:
+        return type(self.example)
+
+    def is_shape(self) -> bool:
+        s = self.source
+        return (isinstance(s, GetItemSource) and isinstance(s.base, AttrSource)
+                and s.base.attr == "shape")
+
+    def as_constant(self, tx) -> Any:
+        """Specialize: guard the value and use it as a constant from here on."""
+        if self.is_shape():
+            tx.guards.specialize_dim(self.source.base.base, self.source.index, self.example)
+        elif self.source is not None:
+            tx.guards.add_equals(self.source, self.example)
+        else:
+            for leaf in self.leaves:
+                if isinstance(leaf, GetItemSource) and isinstance(leaf.base, AttrSource) \
+                        and leaf.base.attr == "shape":
+                    tx.guards.specialize_dim(leaf.base.base, leaf.index,
+                                             tx.output.leaf_value(leaf))
+                else:
+                    tx.guards.add_equals(leaf, tx.output.leaf_value(leaf))
+        return self.example
+
+    def truth(self, tx) -> bool:
+        value = bool(self.example)
+        tx.guards.add_truth(self.code, self.text, value, self.leaves)
+        return value
+
+    def _combine(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
+        if isinstance(other, SymScalarVariable):
+            ocode, otext, oval, oleaves = other.code, other.text, other.example, other.leaves
+        elif other.is_constant() and isinstance(other.value, (int, float, bool, np.generic)):
+            ocode = tx.output.literal(other.value)
+            otext, oval, oleaves = repr(other.value), other.value, ()
+        else:
+            return NotImplemented
+        sym = OPERATOR_SYMBOLS.get(op)
+        if sym is None:
+            return NotImplemented
+        a, b = ((ocode, otext, oval), (self.code, self.text, self.example)) if reverse else \
+            ((self.code, self.text, self.example), (ocode, otext, oval))
+        value = tx.fold(op, a[2], b[2])
+        return SymScalarVariable(f"({a[0]} {sym} {b[0]})", f"({a[1]} {sym} {b[1]})", value,
+                                 tuple(dict.fromkeys(self.leaves + oleaves)))
+
+    def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
+        return self._combine(tx, op, other, reverse)
+
+    def unary(self, tx, op: Any) -> VariableTracker:
+        if op is operator.not_:
+            return ConstantVariable(not self.truth(tx))
+        sym = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}[op]
+        return SymScalarVariable(f"({sym}{self.code})", f"({sym}{self.text})",
+                                 tx.fold(op, self.example), self.leaves)
+
+    def apply(self, tx, fn_code: str, fn_text: str, fn: Any, others: list) -> "SymScalarVariable":
+        """``fn(self, *others)`` evaluated at run time (int(), float(), math.sqrt(), ...)."""
+        codes, texts, values, leaves = [self.code], [self.text], [self.example], list(self.leaves)
+        for o in others:
+            if isinstance(o, SymScalarVariable):
+                codes.append(o.code)
+                texts.append(o.text)
+                values.append(o.example)
+                leaves += o.leaves
+            else:
+                value = o.as_constant(tx)
+                codes.append(tx.output.literal(value))
+                texts.append(repr(value))
+                values.append(value)
+        value = tx.fold(fn, *values)
+        return SymScalarVariable(f"{fn_code}({', '.join(codes)})", f"{fn_text}({', '.join(texts)})",
+                                 value, tuple(dict.fromkeys(leaves)))
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        return ConstantVariable(self.as_constant(tx)).getattr(tx, name)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        return ConstantVariable(self.as_constant(tx)).call_method(tx, name, args, kwargs)

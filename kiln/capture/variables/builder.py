@@ -1,0 +1,209 @@
+"""Wrap real Python values into trackers, installing the guards their kind needs.
+
+:func:`wrap` is the only place that turns a *sourced* value (an argument, a global, a
+closure variable, an attribute) into a tracker, so it is where guards are decided:
+
+=================  =================================================================
+value              tracker and guards
+=================  =================================================================
+ndarray            graph input; type, dtype, ndim, sizes (dynamic dims: ``>= 2``)
+int/float/bool     argument: runtime scalar (type guard only); otherwise a constant
+                   guarded by value
+None, str, dtype   constant guarded by value
+tuple/list/dict    container of wrapped items; type, length / keys
+function, module   identity
+class, builtin     identity
+other objects      user object; type
+=================  =================================================================
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import types
+from typing import Any
+
+import numpy as np
+
+from ...ops.meta import SUPPORTED_KINDS
+from ..sources import AttrSource, GetItemSource, Source
+from .base import ConstantVariable, VariableTracker
+
+SCALAR_TYPES = (bool, int, float)
+
+
+def is_numpy_callable(value: Any) -> bool:
+    if isinstance(value, np.ufunc):
+        return True
+    module = getattr(value, "__module__", None) or ""
+    return callable(value) and not isinstance(value, type) and module.startswith("numpy")
+
+
+def is_compiled(value: Any) -> bool:
+    return getattr(value, "__kiln_compiled__", None) is not None
+
+
+def wrap(tx, value: Any, source: Source | None) -> VariableTracker:
+    """A tracker for ``value``; with a source, guards it (cached per source)."""
+    output = tx.output
+    if source is not None:
+        key = source.display()
+        found = output.wrapped.get(key)
+        if found is not None:
+            return found
+        var = _wrap(tx, value, source)
+        output.wrapped[key] = var
+        output.leaf_values[key] = value
+        return var
+    return _wrap(tx, value, None)
+
+
+def _guard_type(tx, source, value) -> None:
+    if source is not None:
+        tx.guards.add_type(source, type(value))
+
+
+def _guard_id(tx, source, value) -> None:
+    if source is not None:
+        tx.guards.add_id(source, value)
+
+
+def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
+    from .arrays import SymScalarVariable
+    from .containers import DictVariable, ListVariable, TupleVariable
+    from .builtins import BuiltinVariable
+    from .functions import (MathFunctionVariable, ModuleVariable,
+                            NumpyFunctionVariable, UserFunctionVariable, UserMethodVariable,
+                            UserObjectVariable)
+    kind = type(value)
+    if kind is np.ndarray:
+        if value.dtype.kind not in SUPPORTED_KINDS:
+            tx.unsupported("unsupported_value", f"array of dtype {value.dtype} is not supported",
+                           "convert it with .astype(np.float64) before the compiled function")
+        if source is None:
+            return tx.output.constant_array(value)
+        return tx.output.array_input(value, source)
+    if kind in SCALAR_TYPES or (isinstance(value, np.generic) and value.dtype.kind in "biuf"):
+        if source is not None and source.is_argument():
+            _guard_type(tx, source, value)
+            code = source.code(tx.guards.ns)
+            return SymScalarVariable(code, source.display(), value, (source,), source=source)
+        if source is not None:
+            tx.guards.add_equals(source, value)
+        return ConstantVariable(value, source)
+    if value is None or kind in (str, bytes, complex, range, slice) or value is Ellipsis \
+            or isinstance(value, np.dtype):
+        if source is not None:
+            tx.guards.add_equals(source, value)
+        return ConstantVariable(value, source)
+    if kind is tuple or kind is list:
+        if source is not None:
+            tx.guards.add_type(source, kind)
+            tx.guards.add_length(source, len(value))
+        items = [wrap(tx, v, GetItemSource(source, i) if source is not None else None)
+                 for i, v in enumerate(value)]
+        return (TupleVariable if kind is tuple else ListVariable)(items, source)
+    if kind is dict:
+        if not all(type(k) in (str, int) for k in value):
+            tx.unsupported("unsupported_value", "dicts with keys other than str/int are not supported")
+        if source is not None:
+            tx.guards.add_type(source, dict)
+            tx.guards.add_keys(source, tuple(value))
+        return DictVariable({k: wrap(tx, v, GetItemSource(source, k) if source is not None else None)
+                             for k, v in value.items()}, source)
+    if is_compiled(value):
+        _guard_id(tx, source, value)
+        return UserFunctionVariable(value.__kiln_compiled__, source)
+    if isinstance(value, type):
+        _guard_id(tx, source, value)
+        return ConstantVariable(value, source)
+    if isinstance(value, types.ModuleType):
+        _guard_id(tx, source, value)
+        return ModuleVariable(value, source)
+    if kind is types.FunctionType:
+        _guard_id(tx, source, value)
+        return UserFunctionVariable(value, source)
+    if kind is types.MethodType:
+        if source is not None:
+            tx.guards.add_id(AttrSource(source, "__func__"), value.__func__)
+        self_var = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None)
+        return UserMethodVariable(value.__func__, self_var)
+    if is_numpy_callable(value):
+        _guard_id(tx, source, value)
+        return NumpyFunctionVariable(value, source)
+    if kind is types.BuiltinFunctionType and getattr(value, "__module__", None) == "math":
+        _guard_id(tx, source, value)
+        return MathFunctionVariable(value, source)
+    if kind is types.BuiltinFunctionType and getattr(builtins, value.__name__, None) is value:
+        _guard_id(tx, source, value)
+        return BuiltinVariable(value, source)
+    if callable(value) and not hasattr(value, "__dict__") and not hasattr(type(value), "__slots__"):
+        tx.unsupported("unsupported_value", f"{type(value).__name__} objects are not supported")
+    _guard_type(tx, source, value)
+    return UserObjectVariable(value, source)
+
+
+def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> VariableTracker:
+    """Attributes of constants: dtype fields, ``np.float32.__name__``, ``(1.5).real``..."""
+    value = var.value
+    attr = tx.fold(getattr, value, name)
+    if callable(attr) and not isinstance(attr, type):
+        if isinstance(value, (str, int, float, tuple, np.dtype, bytes)):
+            from .functions import ConstantMethodVariable
+            return ConstantMethodVariable(attr)
+    if isinstance(value, type) and not isinstance(attr, type) and callable(attr):
+        return wrap(tx, attr, None)
+    return wrap(tx, attr, None)
+
+
+def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> VariableTracker:
+    """Calling a class: NumPy scalar types and Python types on constants/runtime scalars."""
+    from .arrays import ArrayVariable, SymScalarVariable
+    cls = var.value
+    if not isinstance(cls, type):
+        return VariableTracker.call(var, tx, args, kwargs)
+    if issubclass(cls, np.generic) or cls in (int, float, bool, complex):
+        if len(args) == 1 and not kwargs and isinstance(args[0], SymScalarVariable):
+            ref = tx.output.ns.ref(cls, "type")
+            return args[0].apply(tx, ref, cls.__name__, cls, [])
+        if len(args) == 1 and isinstance(args[0], ArrayVariable):
+            if cls in (int, float, bool, complex):
+                tx.unsupported("data_dependent", f"{cls.__name__}() of an array reads its data",
+                               "keep the value as a 0-d array, or move this out of the compiled function")
+            return tx.call_op(("method", "astype"), [args[0], ConstantVariable(np.dtype(cls))], {},
+                              f"{cls.__name__}(array)")
+        if all(a.is_constant() for a in args) and all(v.is_constant() for v in kwargs.values()):
+            return ConstantVariable(tx.fold(cls, *[a.value for a in args],
+                                            **{k: v.value for k, v in kwargs.items()}))
+    if cls in (tuple, list):
+        from .containers import ListVariable, TupleVariable
+        items = args[0].items(tx) if args else []
+        return (TupleVariable if cls is tuple else ListVariable)(items)
+    if cls is dict:
+        from .containers import DictVariable
+        entries = {}
+        if args:
+            if isinstance(args[0], DictVariable):
+                entries.update(args[0].entries)
+            else:
+                for pair in args[0].items(tx):
+                    k, v = pair.items(tx)
+                    entries[k.as_constant(tx)] = v
+        entries.update(kwargs)
+        return DictVariable(entries)
+    if cls is slice:
+        from .containers import SliceVariable
+        parts = list(args) + [ConstantVariable(None)] * (3 - len(args))
+        if len(args) == 1:
+            parts = [ConstantVariable(None), args[0], ConstantVariable(None)]
+        return SliceVariable(*parts)
+    if cls in (str, range) and all(a.is_constant() for a in args):
+        return ConstantVariable(tx.fold(cls, *[a.value for a in args]))
+    if cls is range:
+        return ConstantVariable(tx.fold(range, *[a.as_constant(tx) for a in args]))
+    tx.unsupported("unsupported_call", f"constructing {cls.__qualname__} objects is not supported",
+                   "create the object outside the compiled function and pass it in")
+
+
+def math_module_ref(tx) -> str:
+    return tx.output.ns.ref(math, "math")

@@ -1,0 +1,220 @@
+"""Python builtins: one handler per builtin, over trackers.
+
+Builtins fold on constants, build containers for ``zip``/``enumerate``/``range`` (so the
+loops over them unroll), defer ``int``/``float``/``abs``/``min``/``max`` on runtime scalars,
+and map ``abs`` on arrays to its op. ``print`` and anything not listed break the graph.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+from ..breaks import HINTS
+from ..sources import Source
+from .base import ConstantVariable, VariableTracker
+
+
+class BuiltinVariable(VariableTracker):
+    def __init__(self, fn: Any, source: Source | None = None) -> None:
+        self.fn = fn
+        self.source = source
+
+    def describe(self) -> str:
+        return f"builtin {self.fn.__name__}"
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        handler = getattr(self, f"call_{self.fn.__name__}", None)
+        if handler is None:
+            hint = HINTS["print"] if self.fn is builtins.print else ""
+            tx.unsupported("unsupported_call", f"builtin {self.fn.__name__}() is not supported", hint)
+        return handler(tx, *args, **kwargs)
+
+    # -- helpers --------------------------------------------------------------------------
+    @staticmethod
+    def _all_constant(args) -> bool:
+        return all(a.is_constant() for a in args)
+
+    def _fold(self, tx, args, kwargs=None) -> VariableTracker:
+        kwargs = kwargs or {}
+        return ConstantVariable(tx.fold(self.fn, *[a.as_constant(tx) for a in args],
+                                        **{k: v.as_constant(tx) for k, v in kwargs.items()}))
+
+    def _scalar(self, tx, args) -> VariableTracker | None:
+        """Deferred to run time when the first argument is a runtime scalar."""
+        from .arrays import SymScalarVariable
+        if args and isinstance(args[0], SymScalarVariable):
+            return args[0].apply(tx, self.fn.__name__, self.fn.__name__, self.fn, list(args[1:]))
+        if any(isinstance(a, SymScalarVariable) for a in args) and self.fn in (min, max):
+            i = next(i for i, a in enumerate(args) if isinstance(a, SymScalarVariable))
+            return args[i].apply(tx, self.fn.__name__, self.fn.__name__, self.fn,
+                                 list(args[:i]) + list(args[i + 1:]))
+        return None
+
+    # -- one handler per builtin ------------------------------------------------------------
+    def call_len(self, tx, obj) -> VariableTracker:
+        return obj.length(tx)
+
+    def call_range(self, tx, *args) -> VariableTracker:
+        return ConstantVariable(tx.fold(range, *[a.as_constant(tx) for a in args]))
+
+    def call_enumerate(self, tx, iterable, start=None) -> VariableTracker:
+        from .containers import ListVariable, TupleVariable
+        first = start.as_constant(tx) if start is not None else 0
+        return ListVariable([TupleVariable([ConstantVariable(first + i), item])
+                             for i, item in enumerate(iterable.items(tx))])
+
+    def call_zip(self, tx, *iterables, strict=None) -> VariableTracker:
+        from .containers import ListVariable, TupleVariable
+        columns = [it.items(tx) for it in iterables]
+        if strict is not None and strict.as_constant(tx) and len({len(c) for c in columns}) > 1:
+            tx.user_error(ValueError("zip() arguments have different lengths"))
+        return ListVariable([TupleVariable(list(row)) for row in zip(*columns)])
+
+    def call_reversed(self, tx, seq) -> VariableTracker:
+        from .containers import ListVariable
+        return ListVariable(list(reversed(seq.items(tx))))
+
+    def call_iter(self, tx, obj) -> VariableTracker:
+        from .containers import IteratorVariable
+        if isinstance(obj, IteratorVariable):
+            return obj
+        return IteratorVariable(obj.items(tx))
+
+    def call_next(self, tx, it, default=None) -> VariableTracker:
+        item = it.next() if hasattr(it, "next") else None
+        if item is None:
+            if default is not None:
+                return default
+            tx.unsupported("unsupported_value", "next() on an exhausted or unknown iterator")
+        return item
+
+    def call_isinstance(self, tx, obj, classinfo) -> VariableTracker:
+        cls = classinfo.as_constant(tx)
+        return ConstantVariable(tx.fold(issubclass, obj.python_type(), cls))
+
+    def call_issubclass(self, tx, cls, classinfo) -> VariableTracker:
+        return self._fold(tx, [cls, classinfo])
+
+    def call_type(self, tx, obj) -> VariableTracker:
+        return ConstantVariable(obj.python_type())
+
+    def call_callable(self, tx, obj) -> VariableTracker:
+        from .functions import (MathFunctionVariable, NestedFunctionVariable,
+                                NumpyFunctionVariable, UserFunctionVariable, UserMethodVariable)
+        kinds = (BuiltinVariable, MathFunctionVariable, NestedFunctionVariable, NumpyFunctionVariable,
+                 UserFunctionVariable, UserMethodVariable)
+        return ConstantVariable(isinstance(obj, kinds) or (obj.is_constant() and callable(obj.value)))
+
+    def call_getattr(self, tx, obj, name, default=None) -> VariableTracker:
+        attr = name.as_constant(tx)
+        if default is None:
+            return obj.getattr(tx, attr)
+        if self.call_hasattr(tx, obj, name).value:
+            return obj.getattr(tx, attr)
+        return default
+
+    def call_hasattr(self, tx, obj, name) -> VariableTracker:
+        from .arrays import ArrayVariable
+        from .functions import UserObjectVariable
+        attr = name.as_constant(tx)
+        if isinstance(obj, UserObjectVariable):
+            found = hasattr(obj.obj, attr)
+            if obj.source is not None:
+                c = obj.source.code(tx.guards.ns)
+                tx.guards.add_truth(f"hasattr({c}, {attr!r})", f"hasattr({obj.source.display()}, {attr!r})",
+                                    found, (obj.source,))
+            return ConstantVariable(found)
+        if isinstance(obj, ArrayVariable):
+            import numpy as np
+            return ConstantVariable(hasattr(np.ndarray, attr))
+        if obj.is_constant():
+            return ConstantVariable(hasattr(obj.value, attr))
+        tx.unsupported("unsupported_value", f"hasattr on {obj.describe()}")
+
+    def call_abs(self, tx, x) -> VariableTracker:
+        from .arrays import ArrayVariable
+        if isinstance(x, ArrayVariable):
+            return tx.call_op(builtins.abs, [x], {}, "abs")
+        return self._scalar(tx, [x]) or self._fold(tx, [x])
+
+    def _min_max(self, tx, args, kwargs) -> VariableTracker:
+        from .arrays import ArrayVariable
+        if len(args) == 1:
+            args = args[0].items(tx)
+        if any(isinstance(a, ArrayVariable) for a in args):
+            tx.unsupported("data_dependent", f"builtin {self.fn.__name__}() compares array values",
+                           f"use np.{'maximum' if self.fn is max else 'minimum'} or np.{self.fn.__name__}")
+        if kwargs:
+            return self._fold(tx, [ConstantVariable(tuple(a.as_constant(tx) for a in args))], kwargs)
+        return self._scalar(tx, args) or self._fold(tx, args)
+
+    def call_min(self, tx, *args, **kwargs) -> VariableTracker:
+        return self._min_max(tx, args, kwargs)
+
+    def call_max(self, tx, *args, **kwargs) -> VariableTracker:
+        return self._min_max(tx, args, kwargs)
+
+    def call_sum(self, tx, iterable, start=None) -> VariableTracker:
+        total = start if start is not None else ConstantVariable(0)
+        for item in iterable.items(tx):
+            total = tx.binary_op(operator.add, total, item)
+        return total
+
+    def _convert(self, tx, args, kwargs) -> VariableTracker:
+        scalar = self._scalar(tx, args) if not kwargs else None
+        if scalar is not None:
+            return scalar
+        if self.fn is bool and len(args) == 1:
+            return ConstantVariable(args[0].truth(tx))
+        if args and not args[0].is_constant():
+            return ConstantVariable(self.fn).call(tx, list(args), kwargs)
+        return self._fold(tx, args, kwargs)
+
+    def call_int(self, tx, *args, **kwargs) -> VariableTracker:
+        return self._convert(tx, args, kwargs)
+
+    def call_float(self, tx, *args, **kwargs) -> VariableTracker:
+        return self._convert(tx, args, kwargs)
+
+    def call_bool(self, tx, *args, **kwargs) -> VariableTracker:
+        return self._convert(tx, args, kwargs)
+
+    def call_round(self, tx, *args) -> VariableTracker:
+        return self._scalar(tx, args) or self._fold(tx, args)
+
+    def call_pow(self, tx, a, b) -> VariableTracker:
+        return tx.binary_op(operator.pow, a, b)
+
+    def call_divmod(self, tx, a, b) -> VariableTracker:
+        return self._fold(tx, [a, b])
+
+    def call_all(self, tx, iterable) -> VariableTracker:
+        return ConstantVariable(all(i.truth(tx) for i in iterable.items(tx)))
+
+    def call_any(self, tx, iterable) -> VariableTracker:
+        return ConstantVariable(any(i.truth(tx) for i in iterable.items(tx)))
+
+    def call_sorted(self, tx, iterable, **kwargs) -> VariableTracker:
+        from .containers import ListVariable
+        values = sorted([i.as_constant(tx) for i in iterable.items(tx)],
+                        **{k: v.as_constant(tx) for k, v in kwargs.items()})
+        return ListVariable([ConstantVariable(v) for v in values])
+
+    def call_tuple(self, tx, *args) -> VariableTracker:
+        return ConstantVariable(tuple).call(tx, list(args), {})
+
+    def call_list(self, tx, *args) -> VariableTracker:
+        return ConstantVariable(list).call(tx, list(args), {})
+
+    def call_dict(self, tx, *args, **kwargs) -> VariableTracker:
+        return ConstantVariable(dict).call(tx, list(args), kwargs)
+
+    def call_str(self, tx, *args) -> VariableTracker:
+        return self._fold(tx, args)
+
+    def call_repr(self, tx, *args) -> VariableTracker:
+        return self._fold(tx, args)
+
+    def call_slice(self, tx, *args) -> VariableTracker:
+        return ConstantVariable(slice).call(tx, list(args), {})

@@ -1,0 +1,230 @@
+"""Tuples, lists, dicts, slices and iterators whose items are trackers.
+
+Containers made inside the frame may be mutated freely (their trackers change);
+containers passed in (they have a source) are read-only for now: mutating one is a graph
+break, so the update happens for real when the function runs as Python.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from ..breaks import HINTS
+from .base import ConstantVariable, VariableTracker
+
+
+def _index(tx, index: VariableTracker) -> Any:
+    return index.as_constant(tx)
+
+
+class TupleVariable(VariableTracker):
+    def __init__(self, items: list[VariableTracker], source: Any = None) -> None:
+        self.item_list = list(items)
+        self.source = source
+
+    def describe(self) -> str:
+        return f"tuple of {len(self.item_list)}"
+
+    def python_type(self) -> type:
+        return tuple
+
+    def is_constant(self) -> bool:
+        return all(i.is_constant() for i in self.item_list)
+
+    @property
+    def value(self) -> tuple:
+        return tuple(i.value for i in self.item_list)
+
+    def as_constant(self, tx) -> Any:
+        return tuple(i.as_constant(tx) for i in self.item_list)
+
+    def items(self, tx) -> list[VariableTracker]:
+        return list(self.item_list)
+
+    def length(self, tx) -> VariableTracker:
+        return ConstantVariable(len(self.item_list))
+
+    def truth(self, tx) -> bool:
+        return bool(self.item_list)
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        key = _index(tx, index)
+        if isinstance(key, slice):
+            return type(self)(tx.fold(operator.getitem, self.item_list, key))
+        return tx.fold(operator.getitem, self.item_list, key)
+
+    def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
+        if op in (operator.add, operator.iadd) and isinstance(other, TupleVariable) \
+                and type(other) is type(self):
+            items = other.item_list + self.item_list if reverse else self.item_list + other.item_list
+            if op is operator.iadd and isinstance(self, ListVariable):
+                self.check_mutable(tx)
+                self.item_list[:] = items
+                return self
+            return type(self)(items)
+        if op in (operator.mul, operator.imul) and other.is_constant() and isinstance(other.value, int):
+            return type(self)(self.item_list * other.value)
+        if op in (operator.eq, operator.ne) and self.is_constant() and other.is_constant():
+            return ConstantVariable(tx.fold(op, self.value, other.value))
+        return NotImplemented
+
+    def contains(self, tx, value: VariableTracker) -> bool:
+        if value.is_constant() and self.is_constant():
+            return value.value in self.value
+        for item in self.item_list:
+            if item is value:
+                return True
+        tx.unsupported("unsupported_value", f"'in' on a {self.describe()} of non-constant values")
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if name == "index" and self.is_constant() and all(a.is_constant() for a in args):
+            return ConstantVariable(tx.fold(self.value.index, *[a.value for a in args]))
+        if name == "count" and self.is_constant() and all(a.is_constant() for a in args):
+            return ConstantVariable(tx.fold(self.value.count, *[a.value for a in args]))
+        return super().call_method(tx, name, args, kwargs)
+
+
+class ListVariable(TupleVariable):
+    def describe(self) -> str:
+        return f"list of {len(self.item_list)}"
+
+    def python_type(self) -> type:
+        return list
+
+    def is_constant(self) -> bool:
+        return False  # lists are mutable: never folded into a constant
+
+    def check_mutable(self, tx) -> None:
+        if self.source is not None:
+            tx.unsupported("mutation", f"mutating the list {self.source.display()} that was passed in",
+                           HINTS["mutation"])
+
+    def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
+        self.check_mutable(tx)
+        key = _index(tx, index)
+        tx.fold(operator.setitem, self.item_list, key, value)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        mutators = {"append", "extend", "insert", "pop", "reverse", "clear", "remove"}
+        if name in mutators:
+            self.check_mutable(tx)
+            if name == "append":
+                self.item_list.append(args[0])
+            elif name == "extend":
+                self.item_list.extend(args[0].items(tx))
+            elif name == "insert":
+                self.item_list.insert(args[0].as_constant(tx), args[1])
+            elif name == "pop":
+                where = args[0].as_constant(tx) if args else -1
+                return tx.fold(self.item_list.pop, where)
+            elif name == "reverse":
+                self.item_list.reverse()
+            elif name == "clear":
+                self.item_list.clear()
+            else:
+                tx.unsupported("unsupported_call", "list.remove is not supported")
+            return ConstantVariable(None)
+        if name == "copy":
+            return ListVariable(self.item_list)
+        return super().call_method(tx, name, args, kwargs)
+
+
+class DictVariable(VariableTracker):
+    """A dict with constant keys (str, int, ...) and tracker values."""
+
+    def __init__(self, entries: dict[Any, VariableTracker], source: Any = None) -> None:
+        self.entries = dict(entries)
+        self.source = source
+
+    def describe(self) -> str:
+        return f"dict of {len(self.entries)}"
+
+    def python_type(self) -> type:
+        return dict
+
+    def items(self, tx) -> list[VariableTracker]:
+        return [ConstantVariable(k) for k in self.entries]
+
+    def truth(self, tx) -> bool:
+        return bool(self.entries)
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        return tx.fold(operator.getitem, self.entries, index.as_constant(tx))
+
+    def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
+        if self.source is not None:
+            tx.unsupported("mutation", f"storing into the dict {self.source.display()} that was passed in",
+                           HINTS["mutation"])
+        self.entries[index.as_constant(tx)] = value
+
+    def contains(self, tx, value: VariableTracker) -> bool:
+        return value.as_constant(tx) in self.entries
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if name == "get":
+            key = args[0].as_constant(tx)
+            default = args[1] if len(args) > 1 else ConstantVariable(None)
+            return self.entries.get(key, default)
+        if name == "keys":
+            return ListVariable([ConstantVariable(k) for k in self.entries])
+        if name == "values":
+            return ListVariable(list(self.entries.values()))
+        if name == "items":
+            return ListVariable([TupleVariable([ConstantVariable(k), v]) for k, v in self.entries.items()])
+        if name in ("update", "pop", "setdefault", "clear", "popitem"):
+            if self.source is not None:
+                tx.unsupported("mutation", f"mutating the dict {self.source.display()} that was passed in",
+                               HINTS["mutation"])
+            if name == "update" and len(args) == 1 and isinstance(args[0], DictVariable):
+                self.entries.update(args[0].entries)
+                self.entries.update(kwargs)
+                return ConstantVariable(None)
+            if name == "pop":
+                key = args[0].as_constant(tx)
+                if len(args) > 1:
+                    return self.entries.pop(key, args[1])
+                return tx.fold(self.entries.pop, key)
+            if name == "setdefault":
+                return self.entries.setdefault(args[0].as_constant(tx),
+                                               args[1] if len(args) > 1 else ConstantVariable(None))
+        if name == "copy":
+            return DictVariable(self.entries)
+        return super().call_method(tx, name, args, kwargs)
+
+
+class SliceVariable(VariableTracker):
+    def __init__(self, start: VariableTracker, stop: VariableTracker, step: VariableTracker) -> None:
+        self.parts = (start, stop, step)
+
+    def describe(self) -> str:
+        return "slice"
+
+    def python_type(self) -> type:
+        return slice
+
+    def as_constant(self, tx) -> slice:
+        return slice(*(p.as_constant(tx) for p in self.parts))
+
+    def is_constant(self) -> bool:
+        return all(p.is_constant() for p in self.parts)
+
+    @property
+    def value(self) -> slice:
+        return slice(*(p.value for p in self.parts))
+
+
+class IteratorVariable(VariableTracker):
+    """An iterator over known items (loops over it are unrolled)."""
+
+    def __init__(self, items: list[VariableTracker]) -> None:
+        self.pending = list(items)
+
+    def describe(self) -> str:
+        return "iterator"
+
+    def next(self) -> VariableTracker | None:
+        return self.pending.pop(0) if self.pending else None
+
+    def items(self, tx) -> list[VariableTracker]:
+        out, self.pending = self.pending, []
+        return out

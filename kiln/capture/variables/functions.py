@@ -1,0 +1,279 @@
+"""Callables and objects: user functions (inlined), nested functions and lambdas made in
+the frame, bound methods, NumPy functions (mapped through ops/), ``math`` functions,
+modules, array methods and user objects."""
+from __future__ import annotations
+
+import inspect
+import math
+import types
+from typing import Any
+
+from ...ops import describe_callable, method_key
+from ..breaks import HINTS
+from ..sources import AttrSource, GetItemSource, Source
+from .base import ConstantVariable, VariableTracker
+
+
+def _special_kind(fn: Any) -> str | None:
+    if getattr(fn, "__kiln_graph_break__", False):
+        return "explicit"
+    if getattr(fn, "__kiln_disabled__", False):
+        return "disabled"
+    return None
+
+
+class UserFunctionVariable(VariableTracker):
+    """A Python function that exists outside the frame: inlined when called."""
+
+    def __init__(self, fn: types.FunctionType, source: Source | None = None) -> None:
+        self.fn = fn
+        self.source = source
+
+    def describe(self) -> str:
+        return f"function {self.fn.__qualname__}"
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def closure_cells(self, tx) -> list:
+        from .base import CellVariable
+        from .builder import wrap
+        cells = []
+        for i, (name, cell) in enumerate(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())):
+            src = None
+            if self.source is not None:
+                src = AttrSource(GetItemSource(AttrSource(self.source, "__closure__"), i), "cell_contents")
+            try:
+                contents = cell.cell_contents
+            except ValueError:
+                tx.unsupported("unsupported_value", f"free variable '{name}' is not set yet")
+            cells.append(CellVariable(wrap(tx, contents, src), name))
+        return cells
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        special = _special_kind(self.fn)
+        if special == "explicit":
+            tx.unsupported("explicit", "kiln.graph_break() was called")
+        if special == "disabled":
+            tx.unsupported("disabled", f"{self.fn.__qualname__} is marked kiln.disable",
+                           "remove kiln.disable to compile it into the graph")
+        from .builder import wrap
+        defaults = [wrap(tx, v, None) for v in (self.fn.__defaults__ or ())]
+        kwdefaults = {k: wrap(tx, v, None) for k, v in (self.fn.__kwdefaults__ or {}).items()}
+        return tx.inline_call(self.fn.__code__, self.fn.__globals__, self.closure_cells(tx),
+                              defaults, kwdefaults, args, kwargs, self.fn.__qualname__)
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
+            return ConstantVariable(getattr(self.fn, name))
+        return super().getattr(tx, name)
+
+
+class NestedFunctionVariable(VariableTracker):
+    """A function or lambda made by MAKE_FUNCTION inside the frame (closure cells are trackers)."""
+
+    def __init__(self, code: types.CodeType, fn_globals: dict, defaults: list, kwdefaults: dict,
+                 closure: list) -> None:
+        self.code = code
+        self.fn_globals = fn_globals
+        self.defaults = defaults
+        self.kwdefaults = kwdefaults
+        self.closure = closure
+
+    def describe(self) -> str:
+        return f"function {self.code.co_name} (made in the frame)"
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        return tx.inline_call(self.code, self.fn_globals, self.closure, self.defaults,
+                              self.kwdefaults, args, kwargs, self.code.co_qualname)
+
+
+class UserMethodVariable(VariableTracker):
+    def __init__(self, fn: types.FunctionType, self_var: VariableTracker) -> None:
+        self.fn = fn
+        self.self_var = self_var
+
+    def describe(self) -> str:
+        return f"method {self.fn.__qualname__}"
+
+    def python_type(self) -> type:
+        return types.MethodType
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        return UserFunctionVariable(self.fn).call(tx, [self.self_var] + list(args), kwargs)
+
+
+class NumpyFunctionVariable(VariableTracker):
+    """``np.sum``, ``np.add``, ...: calls become graph nodes through the op inventory."""
+
+    def __init__(self, fn: Any, source: Source | None = None) -> None:
+        self.fn = fn
+        self.source = source
+
+    def describe(self) -> str:
+        return describe_callable(self.fn)
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        return tx.call_op(self.fn, args, kwargs, describe_callable(self.fn))
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        import numpy as np
+        if isinstance(self.fn, np.ufunc) and name in ("reduce", "accumulate", "outer", "reduceat", "at"):
+            return UfuncMethodVariable(self.fn, name)
+        if name in ("__name__", "__qualname__"):
+            return ConstantVariable(getattr(self.fn, name))
+        return super().getattr(tx, name)
+
+
+class UfuncMethodVariable(VariableTracker):
+    def __init__(self, ufunc: Any, method: str) -> None:
+        self.ufunc = ufunc
+        self.method = method
+
+    def describe(self) -> str:
+        return f"numpy.{self.ufunc.__name__}.{self.method}"
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        from ...ops import ufunc_method_key
+        return tx.call_op(ufunc_method_key(self.ufunc, self.method), args, kwargs, self.describe())
+
+
+class ArrayMethodVariable(VariableTracker):
+    """``x.sum`` before it is called."""
+
+    def __init__(self, array: VariableTracker, name: str) -> None:
+        self.array = array
+        self.name = name
+
+    def describe(self) -> str:
+        return f"ndarray.{self.name}"
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        return tx.call_op(method_key(self.name), [self.array] + list(args), kwargs, self.describe())
+
+
+class MathFunctionVariable(VariableTracker):
+    """``math.sqrt`` and friends: folded on constants, deferred on runtime scalars."""
+
+    def __init__(self, fn: Any, source: Source | None = None) -> None:
+        self.fn = fn
+        self.source = source
+
+    def describe(self) -> str:
+        return f"math.{self.fn.__name__}"
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        from .arrays import ArrayVariable, SymScalarVariable
+        if kwargs or any(isinstance(a, ArrayVariable) for a in args):
+            tx.unsupported("unsupported_call", f"{self.describe()} on arrays is not supported",
+                           f"use np.{self.fn.__name__} for arrays")
+        syms = [a for a in args if isinstance(a, SymScalarVariable)]
+        if not syms:
+            return ConstantVariable(tx.fold(self.fn, *[a.as_constant(tx) for a in args]))
+        first = args[0] if isinstance(args[0], SymScalarVariable) else None
+        if first is None:
+            return ConstantVariable(tx.fold(self.fn, *[a.as_constant(tx) for a in args]))
+        ref = f"{tx.output.ns.ref(math, 'math')}.{self.fn.__name__}"
+        return first.apply(tx, ref, f"math.{self.fn.__name__}", self.fn, list(args[1:]))
+
+
+class ModuleVariable(VariableTracker):
+    def __init__(self, module: types.ModuleType, source: Source | None = None) -> None:
+        self.module = module
+        self.source = source
+
+    def describe(self) -> str:
+        return f"module {self.module.__name__}"
+
+    def python_type(self) -> type:
+        return types.ModuleType
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        from .builder import wrap
+        try:
+            value = getattr(self.module, name)
+        except AttributeError as e:
+            tx.user_error(e)
+        if self.module.__name__.startswith("numpy.random") or name == "random":
+            if callable(value) or isinstance(value, types.ModuleType):
+                tx.unsupported("unsupported_call", "numpy.random is not captured (it has hidden state)",
+                               "draw random numbers outside the compiled function and pass them in")
+        if getattr(value, "__kiln_graph_break__", False):
+            return UserFunctionVariable(value)
+        if getattr(value, "__kiln_compiled__", None) is not None or type(value) is types.FunctionType:
+            return wrap(tx, value, AttrSource(self.source, name) if self.source else None)
+        return wrap(tx, value, None)
+
+
+class ConstantMethodVariable(VariableTracker):
+    """A bound method of a constant (``'a,b'.split``, ``(3).bit_length``): folded."""
+
+    def __init__(self, method: Any) -> None:
+        self.method = method
+
+    def describe(self) -> str:
+        return f"method {getattr(self.method, '__qualname__', self.method)}"
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        values = [a.as_constant(tx) for a in args]
+        kw = {k: v.as_constant(tx) for k, v in kwargs.items()}
+        return ConstantVariable(tx.fold(self.method, *values, **kw))
+
+
+class UserObjectVariable(VariableTracker):
+    """An instance of a user class: attribute reads (guarded), method calls (inlined)."""
+
+    def __init__(self, obj: Any, source: Source | None = None) -> None:
+        self.obj = obj
+        self.source = source
+
+    def describe(self) -> str:
+        where = f" {self.source.display()}" if self.source is not None else ""
+        return f"{type(self.obj).__qualname__} object{where}"
+
+    def python_type(self) -> type:
+        return type(self.obj)
+
+    def truth(self, tx) -> bool:
+        cls = type(self.obj)
+        if not hasattr(cls, "__bool__") and not hasattr(cls, "__len__"):
+            return True
+        return super().truth(tx)
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        from .builder import wrap
+        try:
+            static = inspect.getattr_static(self.obj, name)
+        except AttributeError as e:
+            if hasattr(type(self.obj), "__getattr__"):
+                tx.unsupported("unsupported_value", f"{self.describe()} defines __getattr__")
+            tx.user_error(AttributeError(f"'{type(self.obj).__name__}' object has no attribute '{name}'"))
+        src = AttrSource(self.source, name) if self.source is not None else None
+        instance_dict = getattr(self.obj, "__dict__", {})
+        if name in instance_dict:
+            return wrap(tx, instance_dict[name], src)
+        if isinstance(static, types.FunctionType):
+            return UserMethodVariable(static, self)
+        if getattr(static, "__kiln_compiled__", None) is not None:
+            return UserMethodVariable(static.__kiln_compiled__, self)
+        if isinstance(static, staticmethod):
+            return wrap(tx, static.__func__, None)
+        if isinstance(static, classmethod):
+            return UserMethodVariable(static.__func__, wrap(tx, type(self.obj), None))
+        if isinstance(static, property) and isinstance(static.fget, types.FunctionType):
+            return UserFunctionVariable(static.fget).call(tx, [self], {})
+        if hasattr(static, "__get__") and not isinstance(static, (int, float, str, tuple)):
+            if type(static).__name__ == "member_descriptor":  # __slots__ attribute
+                return wrap(tx, getattr(self.obj, name), src)
+            tx.unsupported("unsupported_value", f"attribute '{name}' of {self.describe()} is a descriptor")
+        # A class attribute read through the instance.
+        return wrap(tx, static, src)
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        call = inspect.getattr_static(type(self.obj), "__call__", None)
+        if isinstance(call, types.FunctionType):
+            return UserMethodVariable(call, self).call(tx, args, kwargs)
+        return super().call(tx, args, kwargs)

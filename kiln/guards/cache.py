@@ -1,0 +1,49 @@
+"""Cache entries, recompile reasons and automatic dynamic dimensions."""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .codegen import make_explainer
+from .guard import SIZE, Guard, GuardSet
+
+
+@dataclass
+class CacheEntry:
+    check: Callable               # the generated entry function (guards + run)
+    guards: GuardSet
+    fn: types.FunctionType
+    graph: Any = None
+    graph_break: Any = None
+    index: int = 0
+    _explainer: Callable | None = field(default=None, repr=False)
+
+    def failures(self, args: tuple, kwargs: dict) -> list[tuple[Guard, Any]]:
+        """The guards this call fails, with the value seen for each."""
+        if self._explainer is None:
+            self._explainer = make_explainer(self.fn, self.guards)
+        try:
+            return self._explainer(*args, **kwargs)
+        except TypeError as e:  # the call does not even bind
+            return [(Guard("signature", None, "False", "call matches the signature"), e)]
+
+    def guard_texts(self) -> list[str]:
+        return self.guards.texts()
+
+
+def describe_failure(guard: Guard, seen: Any) -> str:
+    if guard.kind == "type" and isinstance(seen, str):
+        return f"{guard.text}  (saw {seen})"
+    return f"{guard.text}  (saw {seen!r})"
+
+
+def size_only(failures: list[tuple[Guard, Any]]) -> list[tuple[Any, int]]:
+    """If every failure is a static size guard seeing another size >= 2, the dims to make
+    dynamic as ``(source display, dim)``; else ``[]``."""
+    dims = []
+    for guard, seen in failures:
+        if guard.kind != SIZE or not isinstance(seen, int) or seen in (0, 1) or "==" not in guard.code:
+            return []
+        dims.append((guard.source.display(), guard.dim))
+    return dims

@@ -1,0 +1,109 @@
+"""Generate one Python function per cache entry: check guards, call the graph, rebuild
+the return value.
+
+The generated function has the user function's own signature (defaults included), so
+Python binds arguments for us at C speed; it returns :data:`MISS` when a guard fails,
+:data:`RUN_EAGER` for entries that stand for "this input path breaks the graph, run the
+original function". Its text is registered with ``linecache`` so tracebacks show it.
+
+    def _kiln_entry(x, lr):
+        try:
+            if not (type(x) is _kiln_ndarray1 and x.dtype == _kiln_dtype2 and x.shape == (3,)
+                    and type(lr) is _kiln_type3):
+                return _kiln_MISS
+        except Exception:
+            return _kiln_MISS
+        _kiln_out = _kiln_graph(x, lr)
+        return _kiln_out[0]
+"""
+from __future__ import annotations
+
+import linecache
+import types
+from typing import Any, Callable
+
+from ..capture.bytecode_facts import parameter_layout
+from .guard import GuardSet
+
+
+class _Marker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+MISS = _Marker("MISS")
+RUN_EAGER = _Marker("RUN_EAGER")
+
+_counter = [0]
+
+
+def signature_text(code: types.CodeType) -> str:
+    positional, kwonly, varargs, varkw = parameter_layout(code)
+    parts = list(positional)
+    if code.co_posonlyargcount:
+        parts.insert(code.co_posonlyargcount, "/")
+    if varargs:
+        parts.append("*" + varargs)
+    elif kwonly:
+        parts.append("*")
+    parts += kwonly
+    if varkw:
+        parts.append("**" + varkw)
+    return ", ".join(parts)
+
+
+def guard_condition(guards: GuardSet) -> str:
+    parts = [f for f in guards.fast if f != "True"]
+    return " and ".join(f"({p})" for p in parts) if parts else "True"
+
+
+def _finish(src: str, fn: types.FunctionType, namespace: dict, tag: str) -> Callable:
+    _counter[0] += 1
+    filename = f"<kiln {tag} #{_counter[0]}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    exec(compile(src, filename, "exec"), namespace)
+    entry = namespace["_kiln_entry"]
+    entry.__defaults__ = fn.__defaults__
+    entry.__kwdefaults__ = fn.__kwdefaults__
+    entry.__kiln_source__ = src
+    return entry
+
+
+def make_entry(fn: types.FunctionType, guards: GuardSet, body: list[str],
+               extra: dict[str, Any] | None = None, tag: str = "entry") -> Callable:
+    """The check-and-run function of one cache entry; ``body`` runs when guards pass."""
+    namespace = dict(guards.ns.values)
+    namespace.update(extra or {})
+    namespace["_kiln_MISS"] = MISS
+    namespace["_kiln_RUN_EAGER"] = RUN_EAGER
+    lines = [f"def _kiln_entry({signature_text(fn.__code__)}):",
+             "    try:",
+             f"        if not ({guard_condition(guards)}):",
+             "            return _kiln_MISS",
+             "    except Exception:",
+             "        return _kiln_MISS"]
+    lines += ["    " + line for line in body]
+    return _finish("\n".join(lines) + "\n", fn, namespace, tag)
+
+
+def make_explainer(fn: types.FunctionType, guards: GuardSet) -> Callable:
+    """A function returning ``[(guard, value seen)]`` for every guard that fails."""
+    namespace = dict(guards.ns.values)
+    namespace["_kiln_guards"] = guards.guards
+    lines = [f"def _kiln_entry({signature_text(fn.__code__)}):", "    failed = []"]
+    for i, guard in enumerate(guards.guards):
+        lines += ["    try:",
+                  f"        ok = bool({guard.code})",
+                  "    except Exception:",
+                  "        ok = False",
+                  "    if not ok:",
+                  "        try:",
+                  f"            seen = {guard.seen or 'None'}",
+                  "        except Exception as e:",
+                  "            seen = e",
+                  f"        failed.append((_kiln_guards[{i}], seen))"]
+    lines.append("    return failed")
+    return _finish("\n".join(lines) + "\n", fn, namespace, "guard-explainer")

@@ -1,0 +1,187 @@
+"""Guards: the assumptions a cache entry was compiled under, each printable as Python.
+
+A :class:`Guard` has a kind, the source it checks, a predicate (``code``, evaluated in the
+generated check function) and ``text`` (the same predicate as a user reads it, such as
+``x.shape[0] == 128``). A :class:`GuardSet` collects them during capture without
+duplicates, together with a faster combined form for arrays (one ``x.shape == (..)``
+comparison instead of one guard per dimension), which is what the generated check
+function runs; the per-guard form is only evaluated to explain a miss.
+
+    >>> from kiln.capture.sources import LocalSource, CodeNamespace
+    >>> gs = GuardSet(CodeNamespace({}, {}))
+    >>> gs.add_equals(LocalSource("n"), 3, "value")
+    >>> [g.text for g in gs]
+    ['n == 3']
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import numpy as np
+
+from ..capture.sources import CodeNamespace, Source
+
+# Guard kinds (what a recompile log says changed).
+TYPE, ID, VALUE, TRUTH, DTYPE, NDIM, SIZE, LENGTH, KEYS, NOT_SHADOWED = (
+    "type", "id", "value", "truth", "dtype", "ndim", "size", "length", "keys", "not_shadowed")
+
+
+@dataclass
+class Guard:
+    kind: str
+    source: Source | None
+    code: str          # predicate over the entry's parameters and namespace
+    text: str          # the same predicate as the user reads it
+    seen: str = ""     # expression whose value a recompile log shows ("x.shape[0]")
+    dim: int | None = None  # for SIZE guards: which dimension of ``source``
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def literal(value: Any) -> str | None:
+    """Python source for a constant that compares by value, or None."""
+    if value is None or isinstance(value, (bool, str, bytes)):
+        return repr(value)
+    if type(value) is int:
+        return repr(value)
+    if type(value) is float:
+        if math.isnan(value) or math.isinf(value):
+            return f"float({str(value)!r})"
+        return repr(value)
+    if type(value) is tuple and all(literal(v) is not None for v in value):
+        inner = ", ".join(literal(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return None
+
+
+def display_object(value: Any) -> str:
+    """How guard text names an object compared by identity."""
+    if isinstance(value, type):
+        module = value.__module__
+        if module == "numpy":
+            return f"np.{value.__name__}"
+        return value.__qualname__ if module == "builtins" else f"{module}.{value.__qualname__}"
+    if isinstance(value, np.dtype):
+        return f"np.{value.name}"
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if isinstance(value, type(np)):
+        return f"<module {value.__name__}>"
+    if name is not None:
+        return name
+    return f"<{type(value).__name__} object>"
+
+
+@dataclass
+class GuardSet:
+    ns: CodeNamespace
+    guards: list[Guard] = field(default_factory=list)
+    fast: list[str] = field(default_factory=list)
+    _seen: set = field(default_factory=set)
+
+    def __iter__(self) -> Iterator[Guard]:
+        return iter(self.guards)
+
+    def __len__(self) -> int:
+        return len(self.guards)
+
+    def _add(self, guard: Guard, fast: str | None = None) -> bool:
+        if guard.code in self._seen:
+            return False
+        self._seen.add(guard.code)
+        self.guards.append(guard)
+        self.fast.append(fast if fast is not None else guard.code)
+        return True
+
+    def add_type(self, source: Source, cls: type) -> None:
+        c, d = source.code(self.ns), source.display()
+        ref = self.ns.ref(cls, "type")
+        self._add(Guard(TYPE, source, f"type({c}) is {ref}", f"type({d}) is {display_object(cls)}",
+                        seen=f"type({c}).__qualname__"))
+
+    def add_id(self, source: Source, obj: Any) -> None:
+        c, d = source.code(self.ns), source.display()
+        self._add(Guard(ID, source, f"{c} is {self.ns.ref(obj)}", f"{d} is {display_object(obj)}",
+                        seen=f"{c}"))
+
+    def add_equals(self, source: Source, value: Any, kind: str = VALUE) -> None:
+        """``source == value`` (with a type check, so 1 and 1.0 and True stay apart)."""
+        c, d = source.code(self.ns), source.display()
+        lit = literal(value)
+        if lit is None:
+            ref = self.ns.ref(value, "v")
+            code = f"({c}) == {ref}"
+            text = f"{d} == {value!r}"
+        elif value is None or isinstance(value, bool):
+            code, text = f"({c}) is {lit}", f"{d} is {lit}"
+        elif isinstance(value, float) and math.isnan(value):
+            code, text = f"({c}) != ({c})", f"{d} is nan"
+        else:
+            code, text = f"({c}) == {lit}", f"{d} == {lit}"
+        if value is not None and not isinstance(value, bool):
+            code = f"type({c}) is {self.ns.ref(type(value), 'type')} and {code}"
+        self._add(Guard(kind, source, code, text, seen=c))
+
+    def add_truth(self, expr_code: str, expr_text: str, truth: bool, sources: tuple = ()) -> None:
+        """A runtime scalar decided a branch: guard the decision, not the value."""
+        code = f"bool({expr_code})" if truth else f"not ({expr_code})"
+        text = f"bool({expr_text})" if truth else f"not ({expr_text})"
+        self._add(Guard(TRUTH, sources[0] if sources else None, code, text, seen=expr_code))
+
+    def add_length(self, source: Source, n: int) -> None:
+        c, d = source.code(self.ns), source.display()
+        self._add(Guard(LENGTH, source, f"len({c}) == {n}", f"len({d}) == {n}", seen=f"len({c})"))
+
+    def add_keys(self, source: Source, keys: tuple) -> None:
+        c, d = source.code(self.ns), source.display()
+        lit = literal(tuple(keys))
+        self._add(Guard(KEYS, source, f"tuple({c}) == {lit}", f"tuple({d}) == {lit}",
+                        seen=f"tuple({c})"))
+
+    def add_not_shadowed(self, name: str) -> None:
+        """A builtin was used: no global of the same name may appear later."""
+        self._add(Guard(NOT_SHADOWED, None, f"{name!r} not in _kiln_G",
+                        f"{name!r} not in G", seen="None"))
+
+    def add_array(self, source: Source, value: np.ndarray, dynamic_dims: frozenset) -> None:
+        """type, dtype, ndim and every static size of an array; dynamic dims only >= 2."""
+        c, d = source.code(self.ns), source.display()
+        nd = self.ns.ref(np.ndarray, "ndarray")
+        dt = self.ns.ref(value.dtype, "dtype")
+        shape = value.shape
+        fast = [f"type({c}) is {nd}", f"{c}.dtype == {dt}"]
+        if not dynamic_dims:
+            fast.append(f"{c}.shape == {literal(tuple(shape))}")
+        else:
+            fast.append(f"{c}.ndim == {len(shape)}")
+            for i, n in enumerate(shape):
+                fast.append(f"{c}.shape[{i}] >= 2" if i in dynamic_dims else f"{c}.shape[{i}] == {n}")
+        if not self._add(Guard(TYPE, source, f"type({c}) is {nd}", f"type({d}) is np.ndarray",
+                               seen=f"type({c}).__qualname__"), fast=" and ".join(fast)):
+            return
+        self._add(Guard(DTYPE, source, f"{c}.dtype == {dt}", f"{d}.dtype == np.{value.dtype.name}",
+                        seen=f"{c}.dtype"), fast="True")
+        self._add(Guard(NDIM, source, f"{c}.ndim == {len(shape)}", f"{d}.ndim == {len(shape)}",
+                        seen=f"{c}.ndim"), fast="True")
+        for i, n in enumerate(shape):
+            if i in dynamic_dims:
+                g = Guard(SIZE, source, f"{c}.shape[{i}] >= 2", f"{d}.shape[{i}] >= 2",
+                          seen=f"{c}.shape[{i}]", dim=i)
+            else:
+                g = Guard(SIZE, source, f"{c}.shape[{i}] == {n}", f"{d}.shape[{i}] == {n}",
+                          seen=f"{c}.shape[{i}]", dim=i)
+            self._add(g, fast="True")
+
+    def specialize_dim(self, source: Source, dim: int, size: int) -> None:
+        """A dynamic dimension flowed into something that needs its value: pin it."""
+        c, d = source.code(self.ns), source.display()
+        self._add(Guard(SIZE, source, f"{c}.shape[{dim}] == {size}", f"{d}.shape[{dim}] == {size}",
+                        seen=f"{c}.shape[{dim}]", dim=dim))
+
+    def texts(self) -> list[str]:
+        # A pinned dynamic dim shows its pin, not the ">= 2" it replaced.
+        pinned = {(g.source, g.dim) for g in self.guards if g.kind == SIZE and "==" in g.code}
+        return [g.text for g in self.guards
+                if not (g.kind == SIZE and ">=" in g.code and (g.source, g.dim) in pinned)]

@@ -1,0 +1,397 @@
+"""kiln.Tensor: a NumPy-compatible array that records operations for backward.
+
+A Tensor wraps an ndarray. NumPy functions and ufuncs accept it through
+``__array_ufunc__`` and ``__array_function__``, so ``np.tanh(t)`` works and records.
+Every operation is looked up in the op inventory (``kiln.ops``): the op's NumPy kernel
+computes the value and, when a gradient is needed, a backward node keeps what the op's
+derivative rule will read. There is no second copy of any formula here.
+
+    >>> import numpy as np, kiln
+    >>> x = kiln.tensor([0.5, 1.0], requires_grad=True)
+    >>> np.sin(x).sum().backward()
+    >>> np.allclose(x.grad.numpy(), np.cos([0.5, 1.0]))
+    True
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+from .autograd.engine import check_root_gradient, run_backward
+from .autograd.grad_mode import is_grad_enabled
+from .autograd.node import AccumulateGrad, BackwardNode, Edge, VersionCounter
+from .errors import AutogradError, KilnError, NoOpError
+from .ops import Bound, Category, find_spelling, get_op, lookup, method_key, ufunc_method_key
+from .ops.meta import check_dtype
+
+
+class Tensor(NDArrayOperatorsMixin):
+    """A NumPy-compatible array with autograd. ``Tensor(data)`` wraps without copying."""
+
+    __array_priority__ = 1000
+
+    def __init__(self, data: Any, requires_grad: bool = False) -> None:
+        if isinstance(data, Tensor):
+            data = data._data
+        self._data = np.asarray(data)
+        self._grad: Tensor | None = None
+        self.grad_fn: BackwardNode | None = None
+        self._requires_grad = False
+        self._version = VersionCounter()
+        self._base: Tensor | None = None
+        self._accumulator: AccumulateGrad | None = None
+        self._hooks: list[Callable] = []
+        # Which output of grad_fn this Tensor is (compiled functions have several).
+        self._output_nr = 0
+        if requires_grad:
+            self.requires_grad = True
+
+    # -- autograd attributes -------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if not self.is_leaf:
+            raise KilnError("requires_grad can only be changed on leaf Tensors (this one was "
+                            "computed by an op); use .detach() to get a new leaf")
+        if value and self._data.dtype.kind != "f":
+            raise KilnError(f"only floating-point Tensors can require gradients, not "
+                            f"{self._data.dtype}; convert with .astype(np.float64) first")
+        if value:
+            check_dtype(self._data.dtype, "kiln.tensor")
+        self._requires_grad = bool(value)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> "Tensor | None":
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if value is None:
+            self._grad = None
+            return
+        arr = np.asarray(value._data if isinstance(value, Tensor) else value)
+        if arr.shape != self.shape:
+            raise KilnError(f"assigned grad has shape {arr.shape}, but the Tensor has shape {self.shape}")
+        self._grad = value if isinstance(value, Tensor) else Tensor(arr.astype(self.dtype, copy=False))
+
+    def backward(self, gradient: Any = None, retain_graph: bool = False) -> None:
+        """Accumulate d(self)/d(leaf) · gradient into every leaf's ``.grad``."""
+        if not self._requires_grad:
+            raise AutogradError("backward() on a Tensor that does not require grad and has no "
+                                "grad_fn; did you create the inputs with requires_grad=True "
+                                "(or compute it inside kiln.no_grad())?")
+        g = check_root_gradient(self, gradient)
+        root = self.grad_fn if self.grad_fn is not None else _accumulator_of(self)
+        run_backward([(root, g)], retain_graph, Tensor, [self._output_nr])
+
+    def register_hook(self, hook: Callable[["Tensor"], Any]) -> "_HookHandle":
+        """Call ``hook(grad)`` when this Tensor's gradient is computed; a return value replaces it."""
+        if not self._requires_grad:
+            raise KilnError("cannot register a hook on a Tensor that does not require grad")
+        node = self.grad_fn if self.grad_fn is not None else _accumulator_of(self)
+        entry = (self._output_nr, hook)
+        node.pre_hooks.append(entry)
+        return _HookHandle(node.pre_hooks, entry)
+
+    def detach(self) -> "Tensor":
+        out = Tensor(self._data)
+        out._version = self._version
+        return out
+
+    def numpy(self) -> np.ndarray:
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if dtype is not None and np.dtype(dtype) != self._data.dtype:
+            return self._data.astype(dtype)
+        return self._data.copy() if copy else self._data
+
+    # -- ndarray attributes ----------------------------------------------------------------
+    shape = property(lambda self: self._data.shape)
+    ndim = property(lambda self: self._data.ndim)
+    size = property(lambda self: self._data.size)
+    dtype = property(lambda self: self._data.dtype)
+    itemsize = property(lambda self: self._data.itemsize)
+    nbytes = property(lambda self: self._data.nbytes)
+    strides = property(lambda self: self._data.strides)
+
+    @property
+    def T(self) -> "Tensor":
+        return self._method("T")
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(len(self._data)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self._data)
+
+    def __int__(self) -> int:
+        return int(self._data)
+
+    def __index__(self) -> int:
+        return self._data.__index__()
+
+    def item(self, *args: Any) -> Any:
+        return self._data.item(*args)
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._data, separator=", ", prefix="tensor(")
+        extra = ""
+        if self._data.dtype not in (np.float64, np.int64, np.bool_):
+            extra += f", dtype={self._data.dtype}"
+        if self.grad_fn is not None:
+            extra += f", grad_fn={self.grad_fn}"
+        elif self._requires_grad:
+            extra += ", requires_grad=True"
+        return f"tensor({body}{extra})"
+
+    __hash__ = None  # type: ignore[assignment]  (like ndarray: == is elementwise)
+
+    # -- NumPy protocols -------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        key = ufunc if method == "__call__" else ufunc_method_key(ufunc, method)
+        spelling = find_spelling(key)
+        if spelling is None:
+            return _without_op(key, getattr(ufunc, method), inputs, kwargs)
+        return apply(spelling.bind(*inputs, **kwargs))
+
+    def __array_function__(self, func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
+        spelling = find_spelling(func)
+        if spelling is None:
+            return _without_op(func, func, args, kwargs)
+        return apply(spelling.bind(*args, **kwargs))
+
+    def _method(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return apply(lookup(method_key(name)).bind(self, *args, **kwargs))
+
+    def __getitem__(self, index: Any) -> "Tensor":
+        return self._method("__getitem__", index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._method("__setitem__", index, value)
+
+
+def _method(name: str) -> Callable:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return self._method(name, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"Like ndarray.{name}; recorded for backward."
+    return method
+
+
+for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "any", "all",
+              "cumsum", "cumprod", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "flatten",
+              "astype", "clip", "copy", "dot", "repeat", "take"):
+    setattr(Tensor, _name, _method(_name))
+
+
+class _HookHandle:
+    def __init__(self, hooks: list, hook: Callable) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def _accumulator_of(t: Tensor) -> AccumulateGrad:
+    if t._accumulator is None:
+        t._accumulator = AccumulateGrad(t)
+    return t._accumulator
+
+
+# -- running ops on Tensors ------------------------------------------------------------------
+
+def unwrap(value: Any) -> Any:
+    """Replace Tensors by their arrays inside nested tuples/lists/slices."""
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, tuple):
+        return tuple(unwrap(v) for v in value)
+    if isinstance(value, list):
+        return [unwrap(v) for v in value]
+    if isinstance(value, slice):
+        return slice(unwrap(value.start), unwrap(value.stop), unwrap(value.step))
+    return value
+
+
+def _tensors_in(value: Any):
+    if isinstance(value, Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _tensors_in(v)
+    elif isinstance(value, slice):
+        yield from _tensors_in((value.start, value.stop, value.step))
+
+
+def _wrap_result(value: Any) -> Any:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return Tensor(np.asarray(value))
+    if isinstance(value, tuple):
+        return tuple(_wrap_result(v) for v in value)
+    if isinstance(value, list):
+        return [_wrap_result(v) for v in value]
+    return value
+
+
+def _without_op(key: Any, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """A NumPy callable with no kiln op: fine on data, an error if a gradient is needed."""
+    if is_grad_enabled() and any(t._requires_grad for t in _tensors_in((args, tuple(kwargs.values())))):
+        try:
+            lookup(key)
+        except NoOpError as e:
+            raise NoOpError(f"{e.args[0].split(';')[0]}, so it cannot be differentiated; call it on "
+                            f"t.detach() or inside kiln.no_grad()") from None
+    return _wrap_result(fn(*unwrap(args), **{k: unwrap(v) for k, v in kwargs.items()}))
+
+
+def _needs_grad(inputs: tuple) -> bool:
+    return is_grad_enabled() and any(t._requires_grad for t in _tensors_in(inputs))
+
+
+def apply(bound: Bound) -> Any:
+    """Run a normalized op call on Tensors: compute with NumPy, record if needed."""
+    op, inputs, params, out = bound.op, bound.inputs, bound.params, bound.out
+    if op.mutates:
+        return _apply_mutation(op, inputs, params)
+    raw = unwrap(inputs)
+    result = op.impl(*raw, **params)
+    if out is not None:
+        return _write_out(op, inputs, raw, params, result, out)
+    tensor = Tensor(np.asarray(result))
+    if op.category == Category.VIEW:
+        _share_version(tensor, inputs[0], result)
+    if _needs_grad(inputs) and tensor._data.dtype.kind == "f":
+        _record(tensor, op, inputs, raw, params)
+    return tensor
+
+
+def _share_version(view: Tensor, base: Any, result: Any) -> None:
+    if isinstance(base, Tensor) and np.shares_memory(np.asarray(result), base._data):
+        view._version = base._version
+        view._base = base._base if base._base is not None else base
+
+
+def _record(tensor: Tensor, op: Any, inputs: tuple, raw: tuple, params: dict) -> None:
+    saved = []
+    edges = []
+    for i, (name, value) in enumerate(zip(op.inputs, inputs)):
+        subs = list(enumerate(value)) if name.startswith("*") else [(None, value)]
+        for sub, item in subs:
+            for t in _tensors_in((item,)):
+                saved.append((i, sub, None, t._version, t._version.value))
+            if isinstance(item, Tensor) and item._requires_grad:
+                target = item.grad_fn if item.grad_fn is not None else _accumulator_of(item)
+                edges.append(Edge(i, sub, target, item._output_nr))
+    node = BackwardNode(op, raw, params, tensor._data, saved)
+    node.out_counter = tensor._version
+    node.out_version = tensor._version.value
+    node.edges = edges
+    tensor.grad_fn = node
+    tensor._output_nr = 0
+    tensor._requires_grad = True
+
+
+def _check_inplace_target(target: Tensor, what: str) -> None:
+    if target._requires_grad and target.is_leaf and is_grad_enabled():
+        raise KilnError(f"{what}: a leaf Tensor that requires grad cannot be modified in place "
+                        f"(its gradient would be lost); do it inside `with kiln.no_grad():` "
+                        f"(as in an SGD update) or work on a copy")
+
+
+def _rebase(target: Tensor, op: Any, inputs: tuple, params: dict, new_value: Any) -> None:
+    """Write ``new_value`` into ``target`` in place; if recording, its history becomes op's node."""
+    record = _needs_grad(inputs) and target._data.dtype.kind == "f"
+    if record and target._base is not None:
+        raise KilnError("in-place modification of a view of a Tensor while recording gradients is "
+                        "not supported by kiln; index-assign into the base Tensor instead, or "
+                        "compute the new value out of place")
+    if record:
+        # The node must see the old value of target, which is about to be overwritten.
+        raw = tuple(_copy_if_aliases(v, target) for v in unwrap(inputs))
+    np.copyto(target._data, new_value, casting="same_kind")
+    target._version.bump()
+    if record:
+        shell = Tensor(target._data)
+        _record(shell, op, inputs, raw, params)
+        # Inputs that are `target` itself were saved as copies: their versions are moot.
+        shell.grad_fn.saved = [s for s in shell.grad_fn.saved if s[3] is not target._version]
+        shell.grad_fn.out_counter = target._version
+        shell.grad_fn.out_version = target._version.value
+        target.grad_fn = shell.grad_fn
+        target._output_nr = 0
+        target._requires_grad = True
+
+
+def _copy_if_aliases(value: Any, target: Tensor) -> Any:
+    if isinstance(value, np.ndarray) and np.shares_memory(value, target._data):
+        return value.copy()
+    if isinstance(value, tuple):
+        return tuple(_copy_if_aliases(v, target) for v in value)
+    if isinstance(value, list):
+        return [_copy_if_aliases(v, target) for v in value]
+    return value
+
+
+def _write_out(op: Any, inputs: tuple, raw: tuple, params: dict, result: Any, out: Any) -> Any:
+    if isinstance(out, Tensor):
+        _check_inplace_target(out, f"{op.name}(..., out=...)")
+        _rebase(out, op, inputs, params, result)
+        return out
+    if _needs_grad(inputs):
+        raise KilnError(f"{op.name}(..., out=ndarray) with Tensors that require grad: the "
+                        f"gradient cannot flow into a plain ndarray; drop out= or use no_grad()")
+    np.copyto(out, result, casting="same_kind")
+    return out
+
+
+def _apply_mutation(op: Any, inputs: tuple, params: dict) -> None:
+    target = inputs[0]
+    if not isinstance(target, Tensor):
+        op.impl(*unwrap(inputs), **params)
+        return None
+    _check_inplace_target(target, f"{op.name}")
+    if _needs_grad(inputs):
+        functional = get_op(op.functional)
+        new_value = functional.impl(*unwrap(inputs), **params)
+        _rebase(target, functional, inputs, params, new_value)
+    else:
+        op.impl(*unwrap(inputs), **params)
+        target._version.bump()
+    return None
+
+
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """A new Tensor holding a copy of ``data`` (like ``np.array``).
+
+        >>> import kiln
+        >>> kiln.tensor([1, 2]).dtype
+        dtype('int64')
+    """
+    if isinstance(data, Tensor):
+        data = data._data
+    arr = np.array(data, dtype=dtype, copy=True)
+    check_dtype(arr.dtype, "kiln.tensor")
+    return Tensor(arr, requires_grad=requires_grad)

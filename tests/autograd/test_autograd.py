@@ -1,0 +1,215 @@
+"""Autograd semantics: accumulation, no_grad, detach, shared subexpressions, version
+counters, backward twice, non-scalar backward, deep chains, hooks, grad/value_and_grad."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln.autograd import numerical_grad
+
+
+def leaf(values, dtype=np.float64):
+    return kiln.tensor(np.asarray(values, dtype=dtype), requires_grad=True)
+
+
+def test_gradient_accumulates_across_backward_calls():
+    x = leaf([1.0, 2.0])
+    (x * 3.0).backward(np.ones(2))
+    (x * 3.0).backward(np.ones(2))
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0])
+    x.grad = None
+    (x * x).backward(np.ones(2))
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+
+
+def test_grad_keeps_leaf_dtype_and_shape_under_broadcasting():
+    w = leaf(np.ones(3), np.float32)
+    x = np.arange(6.0).reshape(2, 3)        # float64 data promotes the product
+    out = x * w
+    assert out.dtype == np.float64
+    out.backward(np.ones((2, 3)))
+    assert w.grad.dtype == np.float32 and w.grad.shape == (3,)
+    np.testing.assert_allclose(w.grad.numpy(), x.sum(axis=0))
+
+
+def test_non_leaf_grad_stays_none_and_is_leaf_flags():
+    x = leaf([1.0])
+    y = x * 2.0
+    (y * 1.0).backward(np.ones(1))
+    assert x.is_leaf and not y.is_leaf
+    assert y.grad is None and x.grad is not None
+    assert y.grad_fn is not None and "MultiplyBackward" in repr(y.grad_fn)
+
+
+def test_no_grad_context_and_decorator():
+    x = leaf([1.0, 2.0])
+    with kiln.no_grad():
+        y = x * 2.0
+    assert not y.requires_grad and y.grad_fn is None
+
+    @kiln.no_grad()
+    def f(t):
+        return t + 1.0
+
+    assert not f(x).requires_grad
+    assert kiln.is_grad_enabled()
+    assert (x + 1.0).requires_grad
+
+
+def test_detach_shares_data_and_stops_gradient():
+    x = leaf([1.0, 2.0])
+    d = x.detach()
+    assert not d.requires_grad and np.shares_memory(d.numpy(), x.numpy())
+    (x * d).backward(np.ones(2))
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 2.0])   # d is a constant
+
+
+def test_shared_subexpression_sums_both_paths():
+    x = leaf([0.3, -0.7])
+    s = np.sin(x)
+    out = s * s + s
+    out.backward(np.ones(2))
+    xv = np.array([0.3, -0.7])
+    np.testing.assert_allclose(x.grad.numpy(), (2 * np.sin(xv) + 1) * np.cos(xv), rtol=1e-12)
+
+
+def test_modifying_a_saved_value_raises_at_backward():
+    x = leaf([1.0, 2.0])
+    h = np.exp(x)
+    h += 1.0          # exp's rule reads its output
+    with pytest.raises(kiln.AutogradError, match="modified by an in-place operation"):
+        h.backward(np.ones(2))
+
+
+def test_in_place_update_of_a_value_nobody_saved_is_fine():
+    x = leaf([1.0, 2.0])
+    h = x * 3.0
+    h += 1.0          # multiply's rule reads x (untouched) and 3.0, not its output
+    h.backward(np.ones(2))
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_in_place_on_leaf_requiring_grad_raises_outside_no_grad():
+    w = leaf([1.0, 2.0])
+    with pytest.raises(kiln.KilnError, match="no_grad"):
+        w += 1.0
+    with kiln.no_grad():
+        before = w
+        w -= 0.5
+    assert w is before
+    np.testing.assert_array_equal(w.numpy(), [0.5, 1.5])
+
+
+def test_backward_twice_raises_unless_retained():
+    x = leaf([1.0, 2.0])
+    y = np.sin(x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.cos([1.0, 2.0]))
+    with pytest.raises(kiln.AutogradError, match="second time"):
+        y.backward()
+
+
+def test_non_scalar_backward_needs_gradient():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(kiln.AutogradError, match="gradient"):
+        (x * 2.0).backward()
+    with pytest.raises(kiln.AutogradError, match="shape"):
+        (x * 2.0).backward(np.ones(3))
+
+
+def test_ten_thousand_op_chain_does_not_recurse():
+    x = leaf(1.0)
+    t = x
+    for _ in range(10_000):
+        t = t * 1.0001
+    t.backward()
+    assert x.grad.item() == pytest.approx(1.0001 ** 10_000, rel=1e-9)
+    del t   # freeing the chain must not blow the stack either
+
+
+def test_hooks_see_and_replace_gradients():
+    x = leaf([1.0, 2.0])
+    seen = []
+    y = x * 2.0
+    y.register_hook(lambda g: seen.append(g.numpy().copy()))
+    handle = x.register_hook(lambda g: g * 10.0)
+    (y * 3.0).backward(np.ones(2))
+    np.testing.assert_array_equal(seen[0], [3.0, 3.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [60.0, 60.0])
+    handle.remove()
+    x.grad = None
+    (y * 3.0).backward(np.ones(2)) if False else (x * 1.0).backward(np.ones(2))
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_integer_tensors_cannot_require_grad():
+    with pytest.raises(kiln.KilnError, match="floating-point"):
+        kiln.tensor([1, 2], requires_grad=True)
+    t = kiln.tensor([True, False])
+    with pytest.raises(kiln.KilnError):
+        t.requires_grad = True
+
+
+def test_tensor_copies_and_numpy_does_not():
+    data = np.array([1.0, 2.0])
+    t = kiln.tensor(data)
+    data[0] = 5.0
+    assert t.numpy()[0] == 1.0
+    assert np.asarray(t) is t.numpy()
+
+
+def test_grad_and_value_and_grad():
+    def f(a, b):
+        return np.sum(np.tanh(a) * b)
+
+    a = np.array([0.1, -0.4, 0.9])
+    b = np.array([2.0, 3.0, -1.0])
+    ga = kiln.grad(f)(a, b)
+    np.testing.assert_allclose(ga, (1 - np.tanh(a) ** 2) * b, rtol=1e-12)
+    value, (ga2, gb) = kiln.value_and_grad(f, argnums=(0, 1))(a, b)
+    assert value == pytest.approx(f(a, b))
+    np.testing.assert_allclose(ga2, ga)
+    np.testing.assert_allclose(gb, np.tanh(a), rtol=1e-12)
+    assert isinstance(ga, np.ndarray)
+
+
+def test_gradient_through_setitem_on_a_non_leaf():
+    x = leaf([1.0, 2.0, 3.0])
+    v = leaf([10.0])
+    y = x * 2.0
+    y[1:2] = v * v
+    y.backward(np.array([1.0, 1.0, 1.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 0.0, 2.0])
+    np.testing.assert_array_equal(v.grad.numpy(), [20.0])
+
+
+def test_gradient_matches_finite_differences_for_a_composite():
+    def f(w):
+        h = np.maximum(w @ np.array([[1.0, -2.0], [0.5, 3.0]]), 0.1)
+        return np.log(np.sum(np.exp(h), axis=1))
+
+    w = np.array([[0.3, 0.2], [-0.1, 0.7], [1.1, -0.4]])
+    assert kiln.autograd.gradcheck(f, (w,))
+
+
+def test_unknown_numpy_function_works_without_grad_and_errors_with_grad():
+    t = kiln.tensor([1.0, 4.0])
+    out = np.fft.fft(t)
+    np.testing.assert_allclose(np.asarray(out), np.fft.fft([1.0, 4.0]))
+    with pytest.raises(kiln.NoOpError, match="numpy.fft.fft"):
+        np.fft.fft(leaf([1.0, 4.0]))
+
+
+def test_user_numpy_errors_keep_type_and_message():
+    a = kiln.tensor(np.ones(3))
+    b = kiln.tensor(np.ones(4))
+    with pytest.raises(ValueError) as kiln_err:
+        a + b
+    with pytest.raises(ValueError) as np_err:
+        np.ones(3) + np.ones(4)
+    assert str(kiln_err.value) == str(np_err.value)
+
+
+def test_numerical_grad_helper_is_correct():
+    g = numerical_grad(lambda x: x ** 3, [np.array([2.0])], 0, np.ones(1))
+    assert g[0] == pytest.approx(12.0, rel=1e-6)
