@@ -67,17 +67,17 @@ def _fits(src: tuple, dst: tuple) -> bool:
 
 def _copy_into_meta(dst: Any, src: Any, where: Any, casting: str) -> TensorMeta:
     dshape, sshape = tuple(shape_of(dst)), tuple(shape_of(src))
-    for shape in (sshape, tuple(shape_of(where))):
-        if not _fits(shape, dshape):
-            raise ValueError(f"could not broadcast input array from shape {_fmt_shape(shape)} "
-                             f"into shape {_fmt_shape(dshape)}")
-    # The casting check on empty stand-ins: NumPy's own TypeError (or OverflowError for a
-    # Python int out of range), with its message, and no allocation.
+    # The casting check first, as NumPy does, on empty stand-ins: NumPy's own TypeError (or
+    # OverflowError for a Python int out of range), with its message, and no allocation.
     if isinstance(src, (bool, int, float)):
         sample = src
     else:
         sample = np.zeros(() if sshape == () else (0,), np.dtype(src.dtype))
     np.copyto(np.zeros((0,), dst.dtype), sample, casting=casting)
+    for shape in (sshape, tuple(shape_of(where))):
+        if not _fits(shape, dshape):
+            raise ValueError(f"could not broadcast input array from shape {_fmt_shape(shape)} "
+                             f"into shape {_fmt_shape(dshape)}")
     return TensorMeta(dshape, dst.dtype)
 
 
@@ -150,8 +150,8 @@ copyto = declare("copyto", Category.MUTATION, _copyto_impl, inputs=("dst", "src"
 
 def _copyto_normalize(dst, src, casting="same_kind", where=True):
     if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
-        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or "
-                         f"'unsafe'")
+        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', "
+                         f"'unsafe' (got {casting!r})")
     if where is not True:
         where = where if is_array_entry(where) else np.asarray(where, dtype=bool)
     return Bound(copyto, (dst, _as_value(src), where), {"casting": casting})
