@@ -12,6 +12,8 @@ from .config import config
 from .errors import (AutogradError, KilnError, NoDerivative, NoOpError, Unsupported,
                      UnsupportedArgument, UnsupportedDtype)
 from .tensor import Tensor, tensor
+from .api import compile, explain, reset, graph_break, disable
+from .logs import set_logs
 
 __version__ = "0.1.0"
 
@@ -20,4 +22,5 @@ __all__ = [
     "config", "autograd", "ops",
     "KilnError", "Unsupported", "UnsupportedDtype", "UnsupportedArgument", "NoOpError",
     "NoDerivative", "AutogradError",
+    "compile", "explain", "reset", "graph_break", "disable", "set_logs",
 ]

@@ -128,6 +128,10 @@ class Tensor(NDArrayOperatorsMixin):
     def T(self) -> "Tensor":
         return self._method("T")
 
+    @property
+    def mT(self) -> "Tensor":
+        return self._method("mT")
+
     def __len__(self) -> int:
         return len(self._data)
 
@@ -202,7 +206,7 @@ def _method(name: str) -> Callable:
 
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "any", "all",
               "cumsum", "cumprod", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "flatten",
-              "astype", "clip", "copy", "dot", "repeat", "take"):
+              "astype", "clip", "copy", "dot", "repeat", "take", "fill"):
     setattr(Tensor, _name, _method(_name))
 
 

@@ -30,7 +30,7 @@ produce for fresh results.
     >>> g = Graph()
     >>> x = g.placeholder("x", TensorMeta((3,), np.float64))
     >>> t = g.call(get_op("add"), (x, 1.0))
-    >>> _ = g.call(get_op("copyto"), (x, t))
+    >>> _ = g.call(get_op("copyto"), (x, t, True))
     >>> _ = g.output((x,))
     >>> fg, plan = functionalize_with_plan(g)
     >>> plan.mutated, plan.outputs[0].kind
@@ -264,8 +264,13 @@ class _Functionalizer:
                             f"array of the graph")
         if target in self.readonly:
             raise ValueError("assignment destination is read-only")
+        if self.base[target].kind == "constant":
+            raise KilnError(f"functionalization: '{op.name}' writes into a constant array baked into "
+                            f"graph '{self.src.name}'; the write would not persist between calls. "
+                            f"Capture must pass an array the function mutates as a graph input")
         functional = get_op(op.functional)
-        new_value = self._emit(functional, self._map(node.args), node.kwargs, node)
+        new_value = self.out.call(functional, self._map(node.args), node.kwargs,
+                                  source=node.meta.get("source"))
         base = self.base[target]
         chain = self.path[target]
         # Values of the base along the path, from the current base down to the target's parent.

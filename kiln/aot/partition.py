@@ -8,8 +8,10 @@ formulation of torch's ``min_cut_rematerialization_partition``:
   would cost to save it (views: infinite — save their base, replay the view for free);
 - data dependencies are infinite edges ``X_out -> Y_in``;
 - ``source -> X_in`` is infinite for the inputs (they exist before the forward) and for
-  ops that must not be recomputed (extern ops such as matmul, data-dependent ops, scans,
-  reductions that shrink their input more than 4x): they run in the forward only;
+  ops that must not be recomputed (extern ops such as matmul, data-dependent ops, scans):
+  they run in the forward only. Reductions may be recomputed: recomputing one needs its
+  big input in the backward, which the cut prices, so a small reduction output is saved
+  unless its input is kept anyway;
 - ``X_out -> sink`` is infinite for every forward value the backward reads directly.
 
 A minimum cut separates what the forward computes from what the backward needs; the cut
@@ -78,15 +80,12 @@ def is_view(node: Node) -> bool:
 
 
 def ban_recompute(node: Node) -> bool:
-    """Ops that run in the forward only: expensive, data-dependent, or big-input reductions."""
+    """Ops that run in the forward only: compute-intensive (extern) or data-dependent ones."""
     if node.kind != "call":
         return False
     op = node.target
     if op.category in (Category.EXTERN, Category.SCAN, Category.MUTATION) or op.data_dependent:
         return True
-    if op.category == Category.REDUCTION:
-        biggest = max((nbytes(i) for i in node.inputs), default=0)
-        return biggest > 4 * max(nbytes(node), 1)
     return False
 
 

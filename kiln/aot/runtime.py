@@ -28,7 +28,6 @@
 """
 from __future__ import annotations
 
-import logging
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -36,19 +35,24 @@ import numpy as np
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import Edge, GraphNode
 from ..errors import AutogradError, KilnError, NoDerivative
-from ..ir import Graph, Interpreter, Node, map_nodes
+from ..ir import Graph, Interpreter, Node
 from ..ops import Bound, TensorMeta
-from .functionalize import OutputSpec, Plan, functionalize_with_plan, has_mutation, replay
+from .functionalize import functionalize_with_plan, has_mutation, replay
 from .joint import build_joint, copy_nodes
 from .partition import Partition, min_cut_partition
 
-log = logging.getLogger("kiln.aot")
+
+
+def _log(header: str, body: Any = "") -> None:
+    from .. import logs
+    if logs.enabled("aot"):
+        logs.log("aot", header, str(body))
 
 Compiler = Callable[[Graph, Sequence[Any]], Callable]
 
 
 def aot_autograd(graph: Graph, example_inputs: Sequence[Any], fw_compiler: Compiler,
-                 bw_compiler: Compiler | None = None) -> "CompiledFunction":
+                 bw_compiler: Compiler | None = None) -> "AOTFunction":
     """Wrap ``graph`` so it runs functionalized, with compiled forward and backward.
 
     ``fw_compiler``/``bw_compiler`` are backends ``(graph, example_inputs) -> callable``;
@@ -56,7 +60,7 @@ def aot_autograd(graph: Graph, example_inputs: Sequence[Any], fw_compiler: Compi
     runtime inputs and returns what ``graph(*inputs)`` returns (a tuple), with NumPy's
     side effects on the arguments.
     """
-    return CompiledFunction(graph, example_inputs, fw_compiler, bw_compiler or fw_compiler)
+    return AOTFunction(graph, example_inputs, fw_compiler, bw_compiler or fw_compiler)
 
 
 def interpret(graph: Graph, example_inputs: Sequence[Any]) -> Callable:
@@ -64,7 +68,7 @@ def interpret(graph: Graph, example_inputs: Sequence[Any]) -> Callable:
     return graph
 
 
-def aot_eager(graph: Graph, example_inputs: Sequence[Any]) -> "CompiledFunction":
+def aot_eager(graph: Graph, example_inputs: Sequence[Any]) -> "AOTFunction":
     """``backend="aot_eager"``: functionalization and autograd, both graphs run by NumPy."""
     return aot_autograd(graph, example_inputs, interpret, interpret)
 
@@ -78,7 +82,7 @@ def _unwrap(value: Any, Tensor: Any) -> Any:
     return value._data if isinstance(value, Tensor) else value
 
 
-class CompiledFunction:
+class AOTFunction:
     def __init__(self, graph: Graph, example_inputs: Sequence[Any], fw_compiler: Compiler,
                  bw_compiler: Compiler) -> None:
         self.graph = graph
@@ -96,14 +100,15 @@ class CompiledFunction:
         arrays = [_unwrap(a, Tensor) for a in args]
         dedup = None
         if self.mutates:
-            dedup = _input_aliasing(arrays)
+            dedup = _input_aliasing(args, arrays)
             if dedup == "overlap":
-                log.info("graph '%s': inputs overlap in memory and the graph writes to them; "
-                         "running it op by op (as NumPy would)", self.graph.name)
+                _log(f"{self.graph.name}: inputs overlap in memory and the graph writes to "
+                     f"them; running it op by op, as NumPy would")
                 return run_op_by_op(self.graph, args)
             if dedup is not None:
-                args = tuple(args[i] for i in dedup)
-                arrays = [arrays[i] for i in dedup]
+                kept = [i for i, r in enumerate(dedup) if r == i]
+                args = tuple(args[i] for i in kept)
+                arrays = [arrays[i] for i in kept]
         training = is_grad_enabled() and any(
             isinstance(a, Tensor) and a.requires_grad for a in args)
         mask = tuple(isinstance(a, Tensor) and a.requires_grad and a.dtype.kind == "f"
@@ -115,40 +120,32 @@ class CompiledFunction:
         return variant(args, arrays)
 
 
-def _input_aliasing(arrays: list) -> Any:
-    """None (no aliasing), a tuple mapping each kept input to an original index when the
-    same array is passed more than once, or 'overlap' (distinct arrays sharing memory)."""
+def _input_aliasing(args: tuple, arrays: list) -> Any:
+    """None when no two array inputs share memory; 'overlap' when distinct ones do (a Tensor
+    and its detach() too: they differ in requires_grad); else (the same object passed more
+    than once) a tuple giving, for each input, the index of its first occurrence."""
     idx = [i for i, a in enumerate(arrays) if isinstance(a, np.ndarray)]
-    keep = list(range(len(arrays)))
-    dup = False
+    rep = list(range(len(arrays)))
     for pos, i in enumerate(idx):
         for j in idx[:pos]:
-            if arrays[i] is arrays[j]:
-                dup = True
-            elif np.may_share_memory(arrays[i], arrays[j]):
+            if args[i] is args[j]:
+                rep[i] = rep[j]
+                break
+            if np.may_share_memory(arrays[i], arrays[j]):
                 return "overlap"
-    if not dup:
-        return None
-    seen: list[int] = []
-    for i in keep:
-        if not any(arrays[i] is arrays[j] and isinstance(arrays[i], np.ndarray) for j in seen):
-            seen.append(i)
-    return tuple(seen)
+    return None if rep == list(range(len(arrays))) else tuple(rep)
 
 
-def _dedupe(graph: Graph, keep: tuple, arrays: list) -> Graph:
+def _dedupe(graph: Graph, rep: tuple) -> Graph:
     """The graph with inputs that are the same array merged into one placeholder."""
-    # `arrays` here are the originals; map every original placeholder to a kept one.
     out = Graph(graph.name)
     env: dict[Node, Any] = {}
     placeholders = graph.placeholders
-    for i in keep:
-        p = placeholders[i]
-        env[p] = out.placeholder(p.target, p.val)
     for i, p in enumerate(placeholders):
-        if p not in env:
-            j = next(k for k in keep if arrays[k] is arrays[i])
-            env[p] = env[placeholders[j]]
+        if rep[i] == i:
+            env[p] = out.placeholder(p.target, p.val)
+    for i, p in enumerate(placeholders):
+        env[p] = env[placeholders[rep[i]]]
     out.output(tuple(copy_nodes(graph, out, env)))
     return out
 
@@ -156,15 +153,16 @@ def _dedupe(graph: Graph, keep: tuple, arrays: list) -> Graph:
 class _Variant:
     """One compiled specialization: dedup pattern x which inputs need gradients."""
 
-    def __init__(self, owner: CompiledFunction, dedup: Any, mask: tuple | None,
+    def __init__(self, owner: AOTFunction, dedup: Any, mask: tuple | None,
                  arrays: list) -> None:
         graph = owner.graph
         if dedup is not None:
-            graph = self._deduped_graph(graph, dedup, arrays)
+            graph = _dedupe(graph, dedup)
         self.owner = owner
         self.fgraph, self.plan = functionalize_with_plan(graph, arrays)
-        log.info("functionalized graph (%d mutated inputs, outputs %s):\n%s",
-                 len(self.plan.mutated), [o.kind for o in self.plan.outputs], self.fgraph)
+        name = owner.graph.name
+        _log(f"{name}: functional graph ({len(self.plan.mutated)} mutated inputs written back; "
+             f"outputs: {', '.join(o.kind for o in self.plan.outputs)})", self.fgraph)
         self.training = False
         self.error: Exception | None = None
         if mask is not None and any(mask):
@@ -177,14 +175,12 @@ class _Variant:
                 self.joint = None
         if self.training and self.error is None:
             self.partition: Partition = min_cut_partition(self.joint)
-            log.info("joint graph:\n%s", self.joint.graph)
-            log.info("forward graph:\n%s", self.partition.forward)
-            log.info("backward graph:\n%s", self.partition.backward)
-            log.info("%s", self.partition.report())
+            _log(f"{name}: joint graph", self.joint.graph)
+            _log(f"{name}: forward graph", self.partition.forward)
+            _log(f"{name}: backward graph (compiled on the first backward())",
+                 self.partition.backward)
+            _log(f"{name}: partition", self.partition.report())
             self.forward = owner.fw_compiler(self.partition.forward, arrays)
-            self.saved_primals = [self.partition.forward.placeholders.index(_fw_placeholder(
-                self.partition, n)) if n.kind == "placeholder" else None
-                for n in self.partition.saved]
             self.backward_fn: Callable | None = None
             self.tangent_metas = [self.fgraph.output_node.args[0][k].val
                                   for k in self.joint.tangent_outputs]
@@ -194,12 +190,6 @@ class _Variant:
             if self.error is not None:
                 self.nr_of_output = {k: 0 for k in range(self.plan.num_graph_outputs)
                                      if _is_float_val(self.fgraph.output_node.args[0][k])}
-
-    @staticmethod
-    def _deduped_graph(graph: Graph, dedup: tuple, arrays_kept: list) -> Graph:
-        # Rebuild which original inputs were the same array from the kept order: inputs not
-        # kept are the same object as the last kept one before them that matched.
-        raise NotImplementedError  # replaced below (needs the original arrays)
 
     def compiled_backward(self, example: list) -> Callable:
         if self.backward_fn is None:
@@ -265,11 +255,11 @@ class _Variant:
     def _run_training(self, args: tuple, arrays: list) -> tuple:
         Tensor = _tensor_cls()
         from ..tensor import _accumulator_of, _check_inplace_target
-        for i, _ in self.plan.mutated:
+        for i, k in self.plan.mutated:   # eager's checks, before anything is written
             target = args[i]
             if isinstance(target, Tensor):
                 _check_inplace_target(target, "in-place update inside a compiled function")
-                if target._base is not None and target.dtype.kind == "f":
+                if target._base is not None and k in self.nr_of_output:
                     raise KilnError("in-place modification of a view of a Tensor while recording "
                                     "gradients is not supported by kiln; index-assign into the "
                                     "base Tensor instead, or compute the new value out of place")
@@ -285,7 +275,10 @@ class _Variant:
             result = self.forward(*arrays)
             n = self.joint.num_fw_outputs
             outs, saved = result[:n], list(result[n:])
-        node.saved = saved
+        # The epilogue overwrites mutated inputs: keep their old values if the backward reads them.
+        written = {id(args[i]._data if isinstance(args[i], Tensor) else args[i])
+                   for i, _ in self.plan.mutated}
+        node.saved = [s.copy() if id(s) in written else s for s in saved]
         node.num_outputs = max(len(self.nr_of_output), 1)
         wrapped: dict[int, Any] = {}
         for k, nr in self.nr_of_output.items():
@@ -294,11 +287,6 @@ class _Variant:
             t._output_nr = nr
             t._requires_grad = True
             wrapped[k] = t
-        # Saved values that are user-visible arrays: an in-place change must fail backward.
-        visible = {id(a._data): a for a in args if isinstance(a, Tensor)}
-        visible.update({id(t._data): t for t in wrapped.values()})
-        node.versions = [(visible[id(s)]._version, visible[id(s)]._version.value)
-                         for s in saved if id(s) in visible]
         for i, k in self.plan.mutated:
             target = args[i]
             data = target._data if isinstance(target, Tensor) else target
@@ -309,21 +297,16 @@ class _Variant:
                     target.grad_fn = node
                     target._output_nr = wrapped[k]._output_nr
                     target._requires_grad = True
-        node.versions = [(c, v + (1 if any(c is args[i]._version for i, _ in self.plan.mutated
-                                             if isinstance(args[i], Tensor)) else 0))
-                         for c, v in node.versions]
+        # Saved values the user can reach: changing one in place must fail the backward.
+        visible = {id(a._data): a for a in args if isinstance(a, Tensor)}
+        visible.update({id(t._data): t for t in wrapped.values()})
+        node.versions = [(visible[id(s)]._version, visible[id(s)]._version.value)
+                         for s in node.saved if id(s) in visible]
         return self._user_outputs(args, arrays, outs, True, wrapped)
 
 
 def _is_float_val(value: Any) -> bool:
     return isinstance(value, Node) and isinstance(value.val, TensorMeta) and value.val.dtype.kind == "f"
-
-
-def _fw_placeholder(partition: Partition, joint_node: Node) -> Node:
-    for p in partition.forward.placeholders:
-        if p.target == joint_node.target:
-            return p
-    raise KeyError(joint_node.name)
 
 
 class CompiledFunctionBackward(GraphNode):
@@ -387,7 +370,7 @@ def run_op_by_op(graph: Graph, args: tuple) -> tuple:
 
 class _EagerInterpreter(Interpreter):
     def call(self, node: Node, args: tuple, kwargs: dict) -> Any:
-        from ..tensor import Tensor, _tensors_in, apply
+        from ..tensor import _tensors_in, apply
         if any(True for _ in _tensors_in(args)):
             return apply(Bound(node.target, args, kwargs))
         return node.target.impl(*args, **kwargs)

@@ -16,7 +16,7 @@ from ..errors import KilnError
 def numerical_grad(fn: Callable, args: Sequence[np.ndarray], index: int, cotangent: np.ndarray,
                    eps: float = 1e-6) -> np.ndarray:
     """d <cotangent, fn(*args)> / d args[index] by central differences."""
-    x = np.array(args[index], dtype=np.float64, copy=True)
+    x = np.array(args[index], dtype=np.float64, copy=True, order="C")
     grad = np.zeros_like(x)
     flat = x.reshape(-1)
     for i in range(flat.size):

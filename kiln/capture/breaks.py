@@ -13,6 +13,7 @@ Kinds:
 - ``explicit``           ``kiln.graph_break()``
 - ``disabled``           a call to a ``kiln.disable``d function
 - ``unsupported_value``  an argument or attribute of a type kiln cannot model
+- ``internal_error``     a bug in kiln's capture (never a wrong result: the function runs as Python)
 """
 from __future__ import annotations
 

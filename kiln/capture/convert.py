@@ -6,12 +6,12 @@ import inspect
 import time
 import types
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from ..config import config
 from ..guards.guard import GuardSet
-from ..ir import Graph
+from ..ir import Graph, dce
 from .breaks import BreakGraph, GraphBreak
 from .output import DynamicSpec, OutputGraph
 from .sources import LocalSource
@@ -28,6 +28,7 @@ class CaptureResult:
     user_exception: BaseException | None = None
     dynamic_dims: list[str] = field(default_factory=list)
     capture_time_s: float = 0.0
+    cacheable: bool = True             # False: the call itself was wrong (bad arguments)
 
 
 def capture(fn: types.FunctionType, args: tuple, kwargs: dict, dynamic: DynamicSpec) -> CaptureResult:
@@ -43,6 +44,15 @@ def capture(fn: types.FunctionType, args: tuple, kwargs: dict, dynamic: DynamicS
         result.graph = None
         result.graph_break = b.record
         result.user_exception = b.cause
+    except Exception as e:  # a kiln bug must never cost the user a result
+        if config.debug_checks:
+            raise
+        code = fn.__code__
+        result.graph = None
+        result.graph_break = GraphBreak(
+            "internal_error", f"kiln capture failed: {type(e).__name__}: {e}", code.co_filename,
+            code.co_firstlineno, "", "this is a kiln bug; the function runs as plain Python "
+            "(set kiln.config.debug_checks = True to see the traceback)")
     result.dynamic_dims = list(dict.fromkeys(output.dynamic_dims))
     result.capture_time_s = time.perf_counter() - start
     return result
@@ -53,6 +63,7 @@ def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult) -> None:
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as e:
+        result.cacheable = False
         raise BreakGraph(GraphBreak("user_error", f"TypeError: {e}", code.co_filename,
                                     code.co_firstlineno, "", "the call does not match the "
                                     "function's signature"), e)
@@ -62,7 +73,7 @@ def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult) -> None:
     tx = InstructionTranslator(output, code, fn.__globals__, symbolic, cells, name=fn.__qualname__)
     ret = tx.run()
     result.return_code = output.finish(tx, ret)
-    graph = output.graph
+    graph = dce(output.graph)  # values computed but never returned
     for node, code_expr in list(output.inputs):
         if not node.users:
             graph.erase(node)

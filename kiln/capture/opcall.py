@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import KilnError
-from ..ops import REGISTRY, Category, TensorMeta, describe_callable, find_spelling
+from ..ops import REGISTRY, Category, TensorMeta, describe_callable, find_spelling, infer_meta
 from ..ops.meta import normalize_axis
 from .breaks import HINTS
 from .variables.arrays import ArrayVariable, SymScalarVariable
@@ -100,8 +100,9 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         tx.unsupported("data_dependent", f"{spelling.text} has a data-dependent output shape",
                        HINTS["data_dependent"])
 
-    def to_graph(value: Any) -> Any:
+    def to_graph(value: Any, position: int | None = None) -> Any:
         if isinstance(value, ArrayArg):
+            used.add(id(value))
             return value.var.node
         if isinstance(value, TensorMeta):
             tx.unsupported("unsupported_value", f"{spelling.text}: unexpected array argument")
@@ -112,10 +113,21 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         if isinstance(value, slice):
             return slice(to_graph(value.start), to_graph(value.stop), to_graph(value.step))
         if isinstance(value, np.ndarray):
+            if value.dtype.kind not in "biuf":
+                tx.unsupported("unsupported_value", f"{spelling.text}: an argument kiln cannot model")
             return tx.output.graph.constant(value)
         syms = scalars.get(id(value))
         if syms:
-            return tx.output.scalar_node(syms[0])
+            used.add(id(value))
+            # A runtime scalar stays a graph input only where its value cannot change the
+            # output's shape or dtype: any elementwise operand, or a direct input of
+            # another op whose metadata does not move when the value does (a fill value,
+            # an integer index). Inside index tuples and slices it is specialized.
+            if op.category == Category.POINTWISE or (
+                    position is not None and _value_free(op, bound.inputs, params, position)):
+                return tx.output.scalar_node(syms[0])
+            for sym in syms:
+                sym.as_constant(tx)
         return value
 
     def to_param(value: Any) -> Any:
@@ -131,17 +143,28 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                 sym.as_constant(tx)
         return value
 
+    used: set[int] = set()
     params = {k: to_param(v) for k, v in bound.params.items()}
     array_inputs = [v.var for v in _flatten(bound.inputs) if isinstance(v, ArrayArg)]
     dims = propagate_dims(tx, op, array_inputs, bound.inputs, params)
-    inputs = tuple(to_graph(v) for v in bound.inputs)
+    inputs = tuple(to_graph(v, i) for i, v in enumerate(bound.inputs))
+    passed = [v for v in _flatten(bargs + list(bkwargs.values())) if isinstance(v, ArrayArg)]
+    if any(id(v) not in used and v is not bound.out for v in passed):
+        tx.unsupported("unsupported_call", f"{spelling.text}: kiln cannot follow an array argument")
+    for ident, syms in scalars.items():
+        if ident not in used:
+            # The normalizer turned the value into something else (float(n), a dtype...):
+            # whatever it became is baked into the graph, so the value must be guarded.
+            for sym in syms:
+                sym.as_constant(tx)
 
     if op.mutates:
         return _mutation(tx, op, spelling.text, bound, inputs, params)
     node = _record(tx, op, inputs, params)
     if isinstance(node.val, tuple):
         tx.unsupported("unsupported_call", f"{spelling.text} returns several arrays (not captured yet)")
-    view = op.category == Category.VIEW
+    # A view, or an op told not to copy, may hand back its input's memory.
+    view = op.category == Category.VIEW or params.get("copy", True) is False
     base = array_inputs[0] if view and array_inputs else None
     result = ArrayVariable(node, dims(node.val), fresh=not view or base is None or base.fresh,
                            base=(base.base or base) if base is not None else None)
@@ -150,6 +173,24 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if bound.out is not None:
         return _write_out(tx, spelling.text, bound.out, result)
     return result
+
+
+def _perturbed(value: Any) -> Any:
+    if isinstance(value, (bool, np.bool_)):
+        return not value
+    if isinstance(value, (int, np.integer)):
+        return type(value)(value + 1 if value < 2 else value - 1)
+    return type(value)(value * 0.5 + 0.25)
+
+
+def _value_free(op, inputs: tuple, params: dict, position: int) -> bool:
+    """Does the output's shape/dtype stay put when input ``position`` takes another value?"""
+    metas = tuple(v if not isinstance(v, ArrayArg) else TensorMeta(v.shape, v.dtype) for v in inputs)
+    other = metas[:position] + (_perturbed(metas[position]),) + metas[position + 1:]
+    try:
+        return infer_meta(op, metas, params) == infer_meta(op, other, params)
+    except Exception:
+        return False
 
 
 def _flatten(values: Any):
@@ -211,7 +252,7 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict):
     static = lambda val: (None,) * len(val.shape) if isinstance(val, TensorMeta) else None
     if not dynamic:
         return static
-    if op.category == Category.POINTWISE and op.name != "astype" or op.name == "astype":
+    if op.category == Category.POINTWISE:
         return lambda val: _broadcast_dims(tx, arrays, val)
     if op.category == Category.REDUCTION and "axis" in params and len(arrays) == 1:
         (a,) = arrays

@@ -36,7 +36,7 @@ class OutputGraph:
         self.ns = CodeNamespace(fn_globals, closure)
         self.guards = GuardSet(self.ns)
         self.dynamic = dynamic
-        self.wrapped: dict[str, VariableTracker] = {}
+        self.wrapped: dict[tuple, VariableTracker] = {}
         self.leaf_values: dict[str, Any] = {}
         self.inputs: list[tuple[Any, str]] = []      # (placeholder node, prologue expression)
         self._input_by_code: dict[str, Any] = {}
@@ -104,14 +104,18 @@ class OutputGraph:
         if isinstance(var, SymScalarVariable):
             return var.code
         if isinstance(var, ConstantVariable):
+            if type(var.value) is set:  # built in the frame: a fresh set per call
+                return f"set({self.ns.ref(var.value, 'c')})"
             return self.literal(var.value)
         if isinstance(var, (ListVariable, DictVariable)) and var.source is not None:
             return var.source.code(self.ns)  # passed in and never mutated: the same object
         if isinstance(var, ListVariable):
             return "[" + ", ".join(self.reconstruct(tx, v) for v in var.item_list) + "]"
         if isinstance(var, TupleVariable):
-            if var.source is not None and var.is_constant():
-                return var.source.code(self.ns)
+            if var.source is not None and all(
+                    item.source is not None and item.source.display() == f"{var.source.display()}[{i}]"
+                    for i, item in enumerate(var.item_list)):
+                return var.source.code(self.ns)  # the tuple passed in, unchanged
             inner = ", ".join(self.reconstruct(tx, v) for v in var.item_list)
             return f"({inner},)" if len(var.item_list) == 1 else f"({inner})"
         if isinstance(var, DictVariable):

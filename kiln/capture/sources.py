@@ -19,7 +19,11 @@ class CodeNamespace:
     """Objects generated code refers to by name (``_kiln_o3``)."""
 
     def __init__(self, fn_globals: dict, closure: dict[str, Any]) -> None:
-        self.values: dict[str, Any] = {"_kiln_G": fn_globals}
+        # Builtins under private names: a parameter called ``type`` or ``len`` must not
+        # change what a guard means.
+        self.values: dict[str, Any] = {"_kiln_G": fn_globals, "_kiln_type": type, "_kiln_len": len,
+                                       "_kiln_bool": bool, "_kiln_tuple": tuple,
+                                       "_kiln_hasattr": hasattr}
         self._ids: dict[int, str] = {}
         self.closure = closure  # free variable name -> cell
 

@@ -10,23 +10,22 @@ from __future__ import annotations
 
 import builtins
 import operator
+import sys
 import types
 from typing import Any
 
-import numpy as np
-
-from ..config import config
 from . import bytecode_facts as bc
+from .binding import bind_arguments
 from .breaks import HINTS, BreakGraph, GraphBreak
 from .opcall import call_op
 from .output import OutputGraph
 from .sources import ClosureSource, GlobalSource, ModuleGlobalSource
-from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.arrays import ArrayVariable
 from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker
 from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
-from .variables.containers import (DictVariable, IteratorVariable, ListVariable, SliceVariable,
-                                   TupleVariable)
+from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
+                                   ListVariable, SliceVariable, TupleVariable)
 from .variables.functions import NestedFunctionVariable
 
 MAX_INLINE_DEPTH = 32
@@ -198,6 +197,21 @@ class InstructionTranslator:
             cell.contents = wrap(self, cell.contents.value, cell.contents.source)
         return cell.contents
 
+    def array_identity(self, a: ArrayVariable, b: ArrayVariable) -> bool:
+        if a.node is b.node and a.base is b.base:
+            return a.source is b.source or a.source is None or b.source is None \
+                or a.source.display() == b.source.display()
+        if a.source is not None and b.source is not None:  # two arguments: guard aliasing
+            ca, cb = a.source.code(self.output.ns), b.source.code(self.output.ns)
+            same = self.output.leaf_value(a.source) is self.output.leaf_value(b.source)
+            self.guards.add_truth(f"{ca} is {cb}", f"{a.source.display()} is {b.source.display()}",
+                                  same, (a.source,))
+            return same
+        if (a.fresh and a.base is None and a.node.kind == "call") or \
+                (b.fresh and b.base is None and b.node.kind == "call"):
+            return False  # an array the graph made is a new object
+        self.unsupported("unsupported_value", "identity ('is') of two array values")
+
     def jump_if(self, inst: bc.Inst, value: VariableTracker, when: bool) -> None:
         if value.truth(self) == when:
             self.ip = inst.target
@@ -249,9 +263,23 @@ class InstructionTranslator:
             self.user_error(NameError(f"name '{name}' is not defined"))
         if root_globals:
             self.guards.add_not_shadowed(name)
-        if isinstance(builtin, types.BuiltinFunctionType):
+        if isinstance(builtin, types.BuiltinFunctionType) or hasattr(BuiltinVariable, f"call_{name}"):
             return BuiltinVariable(builtin)
         return wrap(self, builtin, None)
+
+    def IMPORT_NAME(self, inst):
+        fromlist = self.pop().as_constant(self)
+        level = self.pop().as_constant(self)
+        module = sys.modules.get(inst.arg)
+        if level or module is None:
+            self.unsupported("unsupported_call", f"importing {inst.arg} inside the compiled function",
+                             "import it at module level")
+        if not fromlist and "." in inst.arg:
+            module = sys.modules[inst.arg.split(".")[0]]
+        self.push(wrap(self, module, None))
+
+    def IMPORT_FROM(self, inst):
+        self.push(self.stack[-1].getattr(self, inst.arg))
 
     def STORE_GLOBAL(self, inst):
         self.unsupported("mutation", f"assigning the global '{inst.arg}'", HINTS["mutation"])
@@ -285,7 +313,7 @@ class InstructionTranslator:
         obj = self.pop()
         self.push(NULL)
         if isinstance(obj, (ListVariable, DictVariable, TupleVariable)):
-            self.push(_ContainerMethod(obj, inst.arg))
+            self.push(ContainerMethodVariable(obj, inst.arg))
         else:
             self.push(obj.getattr(self, inst.arg))
 
@@ -327,8 +355,7 @@ class InstructionTranslator:
         elif (a.is_constant() and a.value is None) or (b.is_constant() and b.value is None):
             same = False  # a tracked non-constant value is never None
         elif isinstance(a, ArrayVariable) and isinstance(b, ArrayVariable):
-            same = False if a.node is not b.node else self.unsupported(
-                "unsupported_value", "identity of two array values")
+            same = self.array_identity(a, b)
         else:
             self.unsupported("unsupported_value", f"'is' between {a.describe()} and {b.describe()}")
         self.push(ConstantVariable(same != bool(inst.arg)))
@@ -364,6 +391,17 @@ class InstructionTranslator:
     def BUILD_CONST_KEY_MAP(self, inst):
         keys = self.pop().as_constant(self)
         self.push(DictVariable(dict(zip(keys, self.popn(inst.arg)))))
+
+    def BUILD_SET(self, inst):
+        items = self.popn(inst.arg)
+        self.push(ConstantVariable(self.fold(set, [i.as_constant(self) for i in items])))
+
+    def SET_UPDATE(self, inst):
+        items = self.pop().items(self)
+        self.stack[-inst.arg].value.update(i.as_constant(self) for i in items)
+
+    def SET_ADD(self, inst):
+        self.stack[-inst.arg].value.add(self.pop().as_constant(self))
 
     def BUILD_SLICE(self, inst):
         parts = self.popn(inst.arg)
@@ -530,58 +568,3 @@ class InstructionTranslator:
             self.ip = inst.target
         else:
             self.pop()
-
-
-class _ContainerMethod(VariableTracker):
-    """``lst.append`` / ``d.get`` loaded by LOAD_METHOD: dispatches to the container."""
-
-    def __init__(self, obj: VariableTracker, name: str) -> None:
-        self.obj = obj
-        self.name = name
-
-    def describe(self) -> str:
-        return f"{self.obj.describe()}.{self.name}"
-
-    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
-        return self.obj.call_method(tx, self.name, args, kwargs)
-
-
-def bind_arguments(tx, code: types.CodeType, defaults: list, kwdefaults: dict, args: list,
-                   kwargs: dict, name: str) -> dict:
-    """Bind trackers to a code object's parameters, as Python does (TypeErrors included)."""
-    positional, kwonly, varargs, varkw = bc.parameter_layout(code)
-    bound: dict[str, VariableTracker] = {}
-    if len(args) > len(positional) and not varargs:
-        tx.user_error(TypeError(f"{name}() takes {len(positional)} positional arguments but "
-                                f"{len(args)} were given"))
-    for pname, value in zip(positional, args):
-        bound[pname] = value
-    if varargs:
-        bound[varargs] = TupleVariable(list(args[len(positional):]))
-    extra = {}
-    posonly = set(positional[:code.co_posonlyargcount])
-    for key, value in kwargs.items():
-        if key in bound and key not in posonly or key in (varargs,):
-            tx.user_error(TypeError(f"{name}() got multiple values for argument '{key}'"))
-        if (key in positional and key not in posonly) or key in kwonly:
-            bound[key] = value
-        elif varkw:
-            extra[key] = value
-        else:
-            tx.user_error(TypeError(f"{name}() got an unexpected keyword argument '{key}'"))
-    first_default = len(positional) - len(defaults)
-    for i, pname in enumerate(positional):
-        if pname not in bound:
-            if i >= first_default:
-                bound[pname] = defaults[i - first_default]
-            else:
-                tx.user_error(TypeError(f"{name}() missing required argument: '{pname}'"))
-    for pname in kwonly:
-        if pname not in bound:
-            if pname in kwdefaults:
-                bound[pname] = kwdefaults[pname]
-            else:
-                tx.user_error(TypeError(f"{name}() missing required keyword-only argument: '{pname}'"))
-    if varkw:
-        bound[varkw] = DictVariable(extra)
-    return bound

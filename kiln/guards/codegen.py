@@ -66,6 +66,9 @@ def _finish(src: str, fn: types.FunctionType, namespace: dict, tag: str) -> Call
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     exec(compile(src, filename, "exec"), namespace)
     entry = namespace["_kiln_entry"]
+    # Binding errors (wrong arguments) then read exactly as calling ``fn`` would.
+    entry.__code__ = entry.__code__.replace(co_name=fn.__name__, co_qualname=fn.__qualname__)
+    entry.__name__, entry.__qualname__ = fn.__name__, fn.__qualname__
     entry.__defaults__ = fn.__defaults__
     entry.__kwdefaults__ = fn.__kwdefaults__
     entry.__kiln_source__ = src

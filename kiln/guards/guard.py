@@ -98,8 +98,8 @@ class GuardSet:
     def add_type(self, source: Source, cls: type) -> None:
         c, d = source.code(self.ns), source.display()
         ref = self.ns.ref(cls, "type")
-        self._add(Guard(TYPE, source, f"type({c}) is {ref}", f"type({d}) is {display_object(cls)}",
-                        seen=f"type({c}).__qualname__"))
+        self._add(Guard(TYPE, source, f"_kiln_type({c}) is {ref}", f"type({d}) is {display_object(cls)}",
+                        seen=f"_kiln_type({c}).__qualname__"))
 
     def add_id(self, source: Source, obj: Any) -> None:
         c, d = source.code(self.ns), source.display()
@@ -121,24 +121,25 @@ class GuardSet:
         else:
             code, text = f"({c}) == {lit}", f"{d} == {lit}"
         if value is not None and not isinstance(value, bool):
-            code = f"type({c}) is {self.ns.ref(type(value), 'type')} and {code}"
+            code = f"_kiln_type({c}) is {self.ns.ref(type(value), 'type')} and {code}"
         self._add(Guard(kind, source, code, text, seen=c))
 
     def add_truth(self, expr_code: str, expr_text: str, truth: bool, sources: tuple = ()) -> None:
         """A runtime scalar decided a branch: guard the decision, not the value."""
-        code = f"bool({expr_code})" if truth else f"not ({expr_code})"
+        code = f"_kiln_bool({expr_code})" if truth else f"not ({expr_code})"
         text = f"bool({expr_text})" if truth else f"not ({expr_text})"
         self._add(Guard(TRUTH, sources[0] if sources else None, code, text, seen=expr_code))
 
     def add_length(self, source: Source, n: int) -> None:
         c, d = source.code(self.ns), source.display()
-        self._add(Guard(LENGTH, source, f"len({c}) == {n}", f"len({d}) == {n}", seen=f"len({c})"))
+        self._add(Guard(LENGTH, source, f"_kiln_len({c}) == {n}", f"len({d}) == {n}",
+                        seen=f"_kiln_len({c})"))
 
     def add_keys(self, source: Source, keys: tuple) -> None:
         c, d = source.code(self.ns), source.display()
         lit = literal(tuple(keys))
-        self._add(Guard(KEYS, source, f"tuple({c}) == {lit}", f"tuple({d}) == {lit}",
-                        seen=f"tuple({c})"))
+        self._add(Guard(KEYS, source, f"_kiln_tuple({c}) == {lit}", f"tuple({d}) == {lit}",
+                        seen=f"_kiln_tuple({c})"))
 
     def add_not_shadowed(self, name: str) -> None:
         """A builtin was used: no global of the same name may appear later."""
@@ -151,15 +152,15 @@ class GuardSet:
         nd = self.ns.ref(np.ndarray, "ndarray")
         dt = self.ns.ref(value.dtype, "dtype")
         shape = value.shape
-        fast = [f"type({c}) is {nd}", f"{c}.dtype == {dt}"]
+        fast = [f"_kiln_type({c}) is {nd}", f"{c}.dtype == {dt}"]
         if not dynamic_dims:
             fast.append(f"{c}.shape == {literal(tuple(shape))}")
         else:
             fast.append(f"{c}.ndim == {len(shape)}")
             for i, n in enumerate(shape):
                 fast.append(f"{c}.shape[{i}] >= 2" if i in dynamic_dims else f"{c}.shape[{i}] == {n}")
-        if not self._add(Guard(TYPE, source, f"type({c}) is {nd}", f"type({d}) is np.ndarray",
-                               seen=f"type({c}).__qualname__"), fast=" and ".join(fast)):
+        if not self._add(Guard(TYPE, source, f"_kiln_type({c}) is {nd}", f"type({d}) is np.ndarray",
+                               seen=f"_kiln_type({c}).__qualname__"), fast=" and ".join(fast)):
             return
         self._add(Guard(DTYPE, source, f"{c}.dtype == {dt}", f"{d}.dtype == np.{value.dtype.name}",
                         seen=f"{c}.dtype"), fast="True")

@@ -200,6 +200,8 @@ class Scalar(Value):
         self.value = value  # the Python value when it is a compile-time constant
 
     def load(self, em: "Emitter", index: Sequence[Affine]) -> str:
+        if getattr(self, "arg", False):
+            em.names.scalars[self.expr] = self
         return self.expr
 
 
@@ -262,6 +264,8 @@ class NameSource:
     def __init__(self) -> None:
         self.count = 0
         self.args: dict[str, str] = {}
+        self.buffers: dict[str, Buffer] = {}
+        self.scalars: dict[str, Scalar] = {}
 
     def temp(self) -> str:
         self.count += 1
@@ -270,4 +274,5 @@ class NameSource:
     def arg(self, buf: Buffer) -> str:
         if buf.name not in self.args:
             self.args[buf.name] = f"p_{buf.name}"
+            self.buffers[buf.name] = buf
         return self.args[buf.name]

@@ -50,7 +50,7 @@ def _check_shape(shape: tuple) -> tuple:
     return shape
 
 
-def _fits(src: tuple, dst: tuple) -> bool:
+def fits(src: tuple, dst: tuple) -> bool:
     """Can an array of shape ``src`` be copied into ``dst`` (np.copyto's broadcasting,
     which drops leading unit axes of the source first)?"""
     while len(src) > len(dst) and src[0] == 1:
@@ -75,9 +75,9 @@ def _no_grad(*inputs_with_grads):
 
 # -- zeros, ones, empty, full ---------------------------------------------------------------
 
-def _filled(name: str, kernel, default_dtype: Any = float):
+def _filled(name: str, kernel):
     op = declare(name, Category.CREATION, lambda shape, dtype: kernel(shape, dtype), inputs=(),
-                 params={"shape": (), "dtype": np.dtype(default_dtype)},
+                 params={"shape": (), "dtype": np.dtype(float)},
                  meta=lambda shape, dtype: TensorMeta(_check_shape(shape), dtype),
                  doc=f"numpy.{name}(shape, dtype)")
 
@@ -97,7 +97,7 @@ empty = _filled("empty", np.zeros)  # zeros eagerly: deterministic; backends may
 def _full_meta(fill_value: Any, shape: tuple, dtype: np.dtype) -> TensorMeta:
     _check_shape(shape)
     fshape = tuple(shape_of(fill_value))
-    if not _fits(fshape, shape):
+    if not fits(fshape, shape):
         raise ValueError(f"could not broadcast input array from shape {_fmt_shape(fshape)} "
                          f"into shape {_fmt_shape(shape)}")
     return TensorMeta(shape, dtype)
@@ -114,8 +114,8 @@ full = declare("full", Category.CREATION,
 
 def _full_normalize(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     _check_common("numpy.full", order, like, device)
-    if not is_array_entry(fill_value):
-        fill_value = fill_value if isinstance(fill_value, (bool, int, float)) else np.asarray(fill_value)
+    if not is_array_entry(fill_value) and not isinstance(fill_value, (bool, int, float)):
+        fill_value = np.asarray(fill_value)
     # NumPy: dtype defaults to np.array(fill_value).dtype (Python int -> int64, float -> float64).
     dtype = _dtype_of(fill_value) if dtype is None else np.dtype(dtype)
     return Bound(full, (fill_value,), {"shape": shape_arg(shape), "dtype": dtype})
@@ -131,8 +131,8 @@ def _like_meta(x: Any, shape: tuple | None, dtype: np.dtype | None) -> TensorMet
                       _dtype_of(x) if dtype is None else dtype)
 
 
-def _like_params(name: str, a: Any, dtype: Any, order: Any, subok: Any, shape: Any,
-                 device: Any) -> dict:
+def _like_params(name: str, dtype: Any, order: Any, shape: Any, device: Any) -> dict:
+    # subok is accepted and ignored: kiln's arrays are plain ndarrays.
     _check_common(name, order, None, device, orders=("K", "A", "C"))
     return {"shape": None if shape is None else shape_arg(shape),
             "dtype": None if dtype is None else np.dtype(dtype)}
@@ -145,7 +145,7 @@ def _filled_like(name: str, kernel):
                  doc=f"numpy.{name}(x, dtype, shape): None means x's dtype / shape")
 
     def normalize(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-        return Bound(op, (a,), _like_params(f"numpy.{name}", a, dtype, order, subok, shape, device))
+        return Bound(op, (a,), _like_params(f"numpy.{name}", dtype, order, shape, device))
 
     spell(getattr(np, name), op, normalize, f"numpy.{name}")
     return op
@@ -166,7 +166,8 @@ full_like = declare("full_like", Category.CREATION,
                                                                      shape=shape),
                     inputs=("x", "fill_value"), params={"shape": None, "dtype": None},
                     meta=_full_like_meta,
-                    vjp=lambda g, out, x, fill_value, shape, dtype: (None, _fill_grad(g, fill_value)),
+                    vjp=lambda g, out, x, fill_value, shape, dtype: (
+                        None, _fill_grad(g, fill_value)),
                     doc="numpy.full_like(x, fill_value, dtype, shape)")
 
 
@@ -175,7 +176,7 @@ def _full_like_normalize(a, fill_value, dtype=None, order="K", subok=True, shape
     if not is_array_entry(fill_value) and not isinstance(fill_value, (bool, int, float)):
         fill_value = np.asarray(fill_value)
     return Bound(full_like, (a, fill_value),
-                 _like_params("numpy.full_like", a, dtype, order, subok, shape, device))
+                 _like_params("numpy.full_like", dtype, order, shape, device))
 
 
 spell(np.full_like, full_like, _full_like_normalize, "numpy.full_like")
@@ -219,7 +220,8 @@ def _scalar_param(v: Any) -> Any:
 
 def _arange_normalize(*args, start=None, stop=None, step=None, dtype=None, device=None, like=None):
     if len(args) > 4:
-        raise TypeError(f"arange() takes from 1 to 4 positional arguments but {len(args)} were given")
+        raise TypeError(f"arange() takes from 1 to 4 positional arguments but {len(args)} "
+                        f"were given")
     given = dict(zip(("start", "stop", "step", "dtype"), args))
     for key, value in (("start", start), ("stop", stop), ("step", step), ("dtype", dtype)):
         if key in given and value is not None:
@@ -295,10 +297,11 @@ def _linspace_normalize(start, stop, num=50, endpoint=True, retstep=False, dtype
     start, stop = (v if is_array_entry(v) or isinstance(v, (bool, int, float))
                    else np.asarray(v) for v in (start, stop))
     nd = len(np.broadcast_shapes(tuple(shape_of(start)), tuple(shape_of(stop))))
+    # NumPy places the new axis with moveaxis, hence the "destination" in its message.
+    axis = normalize_axis_index(axis, nd + 1, "destination")
     return Bound(linspace, (start, stop), {"num": num, "endpoint": bool(endpoint),
                                            "dtype": None if dtype is None else np.dtype(dtype),
-                                           # (NumPy places the axis with moveaxis: its message)
-                                           "axis": normalize_axis_index(axis, nd + 1, "destination")})
+                                           "axis": axis})
 
 
 spell(np.linspace, linspace, _linspace_normalize, "numpy.linspace")

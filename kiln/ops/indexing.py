@@ -206,8 +206,9 @@ def _scatter_back(g, x, index):
 
 
 index_op = declare("index", Category.GATHER, _index_impl, inputs=("x", "index"),
-                meta=_index_meta, vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
-                doc="x[index] with integer arrays (advanced indexing): a gather")
+                   meta=_index_meta,
+                   vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
+                   doc="x[index] with integer arrays (advanced indexing): a gather")
 
 
 def _mask_meta(x: Any, index: tuple) -> TensorMeta:
@@ -239,17 +240,44 @@ def _value_grad(g, index, value):
     if not is_float_like(value):
         return None
     vshape = tuple(shape_of(value))
-    if (len(vshape) == 0 and len(index) == 1 and index_kind(index) == "mask"
-            and len(shape_of(index[0])) == len(shape_of(g))):
-        # x[mask] = scalar with a full-rank mask: sum over the masked positions, without
-        # the data-dependent shape a gather would have.
-        return F.sum_to(F.where(index[0], g, 0.0), shape=())
+    if index_kind(index) == "mask":
+        static = _masked_value_grad(g, index, vshape)
+        if static is not None:
+            return static
     gv = gather(g, index)
     gshape = tuple(shape_of(gv))
     if len(vshape) > len(gshape):
         # NumPy drops leading unit axes of the value before broadcasting it.
         gv = F.reshape(gv, shape=(1,) * (len(vshape) - len(gshape)) + gshape)
     return gv
+
+
+def _masked_value_grad(g: Any, index: tuple, vshape: tuple) -> Any:
+    """The value's cotangent for ``x[..., mask, ...] = value`` when the value does not
+    span the masked positions (a scalar, a row broadcast over masked rows): a masked sum
+    of g, with no data-dependent shape. None when the index or value is not of that form."""
+    masks = [i for i, v in enumerate(index) if is_array_entry(v)]
+    others = [v for v in index if not is_array_entry(v)]
+    if len(masks) != 1 or not all(v is Ellipsis or v == slice(None) for v in others):
+        return None
+    pos = masks[0]
+    mask = index[pos]
+    gnd, mnd = len(shape_of(g)), len(shape_of(mask))
+    # Axes after the mask's: the slices after it, or what the slices before it leave.
+    if any(v is Ellipsis for v in index[:pos]):
+        trailing = len(index) - pos - 1
+    else:
+        trailing = gnd - pos - mnd
+    if not 0 <= trailing <= gnd - mnd:
+        return None
+    vs = vshape
+    while len(vs) > trailing and vs[0] == 1:  # unit axes the write broadcast away
+        vs = vs[1:]
+    if len(vs) > trailing:
+        return None  # the value spans the masked positions: only a gather can answer
+    keep = F.reshape(mask, shape=tuple(shape_of(mask)) + (1,) * trailing) if trailing else mask
+    gv = F.sum_to(F.where(keep, g, 0.0), shape=vs)
+    return F.reshape(gv, shape=vshape) if vs != vshape else gv
 
 
 def _index_put_impl(x: Any, index: tuple, value: Any) -> Any:
@@ -398,15 +426,16 @@ def _along_axis_shape(xshape: tuple, indices: Any, axis: int | None) -> tuple:
     try:
         return np.broadcast_shapes(ishape, other)
     except ValueError:
-        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
-                         "with shapes " + " ".join(_fmt_shape(s) for s in (ishape, other))) from None
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
+                         f"shapes {_fmt_shape(ishape)} {_fmt_shape(other)}") from None
 
 
 take_along_axis = declare(
     "take_along_axis", Category.GATHER,
     lambda x, indices, axis: np.take_along_axis(x, indices, axis=axis),
     inputs=("x", "indices"), params={"axis": -1},
-    meta=lambda x, indices, axis: TensorMeta(_along_axis_shape(tuple(shape_of(x)), indices, axis), x.dtype),
+    meta=lambda x, indices, axis: TensorMeta(
+        _along_axis_shape(tuple(shape_of(x)), indices, axis), x.dtype),
     vjp=lambda g, out, x, indices, axis: (
         F.put_along_axis_add(zeros_for(g, x), indices, g, axis=axis), None),
     doc="numpy.take_along_axis: pick along one axis with an index array of the same rank")

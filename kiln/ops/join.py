@@ -3,7 +3,8 @@
 ``concatenate`` and ``stack`` take a *sequence* input (named ``*arrays``): the op receives
 a tuple of arrays as one positional input, and its derivative rule returns a tuple of
 cotangents for it, one per array. hstack, vstack, dstack and column_stack are
-concatenations (or stacks) of arrays first promoted to a common rank.
+concatenations (or stacks) of arrays first promoted to a common rank; concatenate's
+``shapes`` parameter carries that promotion.
 
 Rules compute shapes directly (a fake run would allocate the joined result) and raise
 the errors NumPy raises, with NumPy's messages. Derivatives slice the cotangent back
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .indexing import is_array_entry, zeros_for
-from .meta import TensorMeta, normalize_one_axis, shape_of
+from .meta import TensorMeta, normalize_one_axis, reject, shape_of
 from .registry import Bound, Category, F, declare, is_float_like, method_key, spell
 from .shape import shape_arg
 
@@ -40,7 +41,11 @@ def _dtype_arg(dtype: Any) -> np.dtype | None:
 def as_sequence(arrays: Any) -> tuple:
     """The arrays of a joining call as a tuple; non-arrays (scalars, lists) become arrays
     as NumPy makes them. A single ndarray is a sequence of its rows, as in NumPy."""
-    if isinstance(arrays, np.ndarray):
+    if isinstance(arrays, TensorMeta):
+        # A traced array (capture binds metas): its rows are not separate values here.
+        reject("joining arrays", "arrays", "<one array>", "pass a list of arrays (e.g. "
+               "list(a) to join the rows of a)")
+    if is_array_entry(arrays):
         arrays = list(arrays)
     return tuple(a if is_array_entry(a) else np.asarray(a) for a in arrays)
 
@@ -57,15 +62,27 @@ def _result_dtype(arrays: tuple, dtype: np.dtype | None, casting: str) -> np.dty
 
 
 # -- concatenate --------------------------------------------------------------------------
+# ``shapes`` (None, or one shape per array) reshapes the arrays before joining them: it is
+# how hstack/vstack/dstack/column_stack promote lower-rank arrays (a reshape that only adds
+# unit axes) without a normalizer having to call ops. np.concatenate itself never sets it.
 
-def _concatenate_impl(arrays: tuple, axis: int | None, dtype: Any, casting: str) -> Any:
+def _joined_shapes(arrays: tuple, shapes: tuple | None) -> list:
+    own = [tuple(shape_of(a)) for a in arrays]
+    return own if shapes is None else [tuple(s) for s in shapes]
+
+
+def _concatenate_impl(arrays: tuple, axis: int | None, dtype: Any, casting: str,
+                      shapes: tuple | None) -> Any:
+    if shapes is not None:
+        arrays = tuple(np.reshape(a, s) for a, s in zip(arrays, shapes))
     return np.concatenate(arrays, axis=axis, dtype=dtype, casting=casting)
 
 
-def _concatenate_meta(arrays: tuple, axis: int | None, dtype: Any, casting: str) -> TensorMeta:
+def _concatenate_meta(arrays: tuple, axis: int | None, dtype: Any, casting: str,
+                      shapes: tuple | None) -> TensorMeta:
     if not arrays:
         raise ValueError("need at least one array to concatenate")
-    shapes = [tuple(shape_of(a)) for a in arrays]
+    shapes = _joined_shapes(arrays, shapes)
     if axis is None:
         shapes, ax = [(_size(s),) for s in shapes], 0
     else:
@@ -88,16 +105,17 @@ def _concatenate_meta(arrays: tuple, axis: int | None, dtype: Any, casting: str)
     return TensorMeta(shape, _result_dtype(arrays, dtype, casting))
 
 
-def _concatenate_vjp(g, out, arrays, axis, dtype, casting):
+def _concatenate_vjp(g, out, arrays, axis, dtype, casting, shapes):
     grads, start = [], 0
-    for a in arrays:
-        shape = tuple(shape_of(a))
-        n = _size(shape) if axis is None else shape[axis]
+    for a, joined in zip(arrays, _joined_shapes(arrays, shapes)):
+        own = tuple(shape_of(a))
+        n = _size(joined) if axis is None else joined[axis]
         if is_float_like(a):
             if axis is None:
-                grads.append(F.reshape(F.getitem(g, (slice(start, start + n),)), shape=shape))
+                piece = F.getitem(g, (slice(start, start + n),))
             else:
-                grads.append(F.getitem(g, (slice(None),) * axis + (slice(start, start + n),)))
+                piece = F.getitem(g, (slice(None),) * axis + (slice(start, start + n),))
+            grads.append(piece if tuple(shape_of(piece)) == own else F.reshape(piece, shape=own))
         else:
             grads.append(None)
         start += n
@@ -105,19 +123,21 @@ def _concatenate_vjp(g, out, arrays, axis, dtype, casting):
 
 
 concatenate = declare("concatenate", Category.JOIN, _concatenate_impl, inputs=("*arrays",),
-                      params={"axis": 0, "dtype": None, "casting": "same_kind"},
+                      params={"axis": 0, "dtype": None, "casting": "same_kind", "shapes": None},
                       meta=_concatenate_meta, vjp=_concatenate_vjp,
                       doc="numpy.concatenate: join arrays along an existing axis "
-                          "(axis=None: of the flattened arrays)")
+                          "(axis=None: of the flattened arrays), each first reshaped to "
+                          "shapes[i] when shapes is given")
 
 
 def _concat_bound(arrays: tuple, axis: Any, dtype: Any = None, casting: str = "same_kind",
-                  out: Any = None) -> Bound:
+                  out: Any = None, shapes: tuple | None = None) -> Bound:
     # Canonical axis where it is valid; else the rule raises NumPy's error.
-    if axis is not None and arrays and len(shape_of(arrays[0])) > 0:
-        axis = normalize_one_axis(axis, len(shape_of(arrays[0])))
+    joined = _joined_shapes(arrays, shapes)
+    if axis is not None and arrays and len(joined[0]) > 0:
+        axis = normalize_one_axis(axis, len(joined[0]))
     return Bound(concatenate, (arrays,), {"axis": axis, "dtype": _dtype_arg(dtype),
-                                          "casting": casting}, out)
+                                          "casting": casting, "shapes": shapes}, out)
 
 
 def _concatenate_normalize(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
@@ -174,16 +194,14 @@ spell(np.stack, stack, _stack_normalize, "numpy.stack")
 # -- hstack, vstack, dstack, column_stack ------------------------------------------------
 # Each promotes its arrays to a minimum rank, then concatenates. When every array has the
 # same shape the promotion is folded into a single op (a concatenate, or a stack where the
-# promotion just adds the joined axis). Mixed ranks reshape the short arrays first, through
-# F.reshape, which records into the graph like any op call.
+# promotion just adds the joined axis). Otherwise concatenate's ``shapes`` parameter
+# carries the promoted shapes: normalizers never call ops (capture binds them on metas).
 
-def _promoted(arrays: tuple, promote) -> tuple:
-    out = []
-    for a in arrays:
-        shape = tuple(shape_of(a))
-        new = promote(shape)
-        out.append(a if new == shape else F.reshape(a, shape=new))
-    return tuple(out)
+def _promoted(arrays: tuple, promote) -> tuple | None:
+    """The promoted shape of each array, or None when no array changes."""
+    own = [tuple(shape_of(a)) for a in arrays]
+    new = tuple(promote(s) for s in own)
+    return None if list(new) == own else new
 
 
 def _atleast_1d(s):
@@ -213,30 +231,30 @@ def _hstack_normalize(tup, *, dtype=None, casting="same_kind"):
     arrays = as_sequence(tup)
     if _same_shapes(arrays, 0):
         return _stack_bound(arrays, 0, dtype, casting)
-    arrays = _promoted(arrays, _atleast_1d)
-    axis = 0 if arrays and len(shape_of(arrays[0])) == 1 else 1
-    return _concat_bound(arrays, axis, dtype, casting)
+    shapes = _promoted(arrays, _atleast_1d)
+    axis = 0 if arrays and len(_joined_shapes(arrays, shapes)[0]) == 1 else 1
+    return _concat_bound(arrays, axis, dtype, casting, shapes=shapes)
 
 
 def _vstack_normalize(tup, *, dtype=None, casting="same_kind"):
     arrays = as_sequence(tup)
     if _same_shapes(arrays, 1):
         return _stack_bound(arrays, 0, dtype, casting)  # rows (n,) -> (k, n)
-    return _concat_bound(_promoted(arrays, _atleast_2d), 0, dtype, casting)
+    return _concat_bound(arrays, 0, dtype, casting, shapes=_promoted(arrays, _atleast_2d))
 
 
 def _dstack_normalize(tup):
     arrays = as_sequence(tup)
     if _same_shapes(arrays, 2):
         return _stack_bound(arrays, 2)
-    return _concat_bound(_promoted(arrays, _atleast_3d), 2)
+    return _concat_bound(arrays, 2, shapes=_promoted(arrays, _atleast_3d))
 
 
 def _column_stack_normalize(tup):
     arrays = as_sequence(tup)
     if _same_shapes(arrays, 1):
         return _stack_bound(arrays, 1)  # columns (n,) -> (n, k)
-    return _concat_bound(_promoted(arrays, _column), 1)
+    return _concat_bound(arrays, 1, shapes=_promoted(arrays, _column))
 
 
 spell(np.hstack, concatenate, _hstack_normalize, "numpy.hstack")
@@ -292,6 +310,9 @@ repeat = declare("repeat", Category.JOIN, lambda x, repeats, axis: np.repeat(x, 
 
 def _repeat_normalize(a, repeats, axis=None):
     # repeats is static: an int, or a tuple of ints (one per element along the axis).
+    if isinstance(repeats, TensorMeta):
+        reject("numpy.repeat", "repeats", "<traced array>", "the output shape depends on "
+               "its values; pass the counts as a Python int or list")
     if not isinstance(repeats, (int, np.integer)):
         reps = np.asarray(repeats)
         if reps.dtype.kind not in "iu" and reps.size:

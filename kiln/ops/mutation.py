@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .creation import fits
 from .indexing import _fmt_shape, is_array_entry, normalize_index
 from .meta import TensorMeta, infer_meta, reject, shape_of
 from .registry import (Bound, Category, F, REGISTRY, declare, is_float_like, method_key, spell,
@@ -56,15 +57,6 @@ def _copy_into_impl(dst: Any, src: Any, where: Any, casting: str) -> Any:
     return out
 
 
-def _fits(src: tuple, dst: tuple) -> bool:
-    while len(src) > len(dst) and src[0] == 1:  # np.copyto drops leading unit axes
-        src = src[1:]
-    try:
-        return np.broadcast_shapes(src, dst) == dst
-    except ValueError:
-        return False
-
-
 def _copy_into_meta(dst: Any, src: Any, where: Any, casting: str) -> TensorMeta:
     dshape, sshape = tuple(shape_of(dst)), tuple(shape_of(src))
     # The casting check first, as NumPy does, on empty stand-ins: NumPy's own TypeError (or
@@ -75,7 +67,7 @@ def _copy_into_meta(dst: Any, src: Any, where: Any, casting: str) -> TensorMeta:
         sample = np.zeros(() if sshape == () else (0,), np.dtype(src.dtype))
     np.copyto(np.zeros((0,), dst.dtype), sample, casting=casting)
     for shape in (sshape, tuple(shape_of(where))):
-        if not _fits(shape, dshape):
+        if not fits(shape, dshape):
             raise ValueError(f"could not broadcast input array from shape {_fmt_shape(shape)} "
                              f"into shape {_fmt_shape(dshape)}")
     return TensorMeta(dshape, dst.dtype)

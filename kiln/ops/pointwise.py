@@ -371,11 +371,11 @@ _CPP_BINARY = {
              "u": "({y} == 0 ? ({T})0 : {x} % {y})"},
     # Integer powers raise on negative exponents in NumPy: extern.
     "power": {"f": "pow{f}({x}, {y})", "y=2": "{x} * {x}", "y=1": "{x}"},
-    # NaN-propagating, first operand wins ties (NumPy's maximum/minimum loops).
-    "maximum": {"f": "(({x} >= {y} || {x} != {x}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
-    "minimum": {"f": "(({x} <= {y} || {x} != {x}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
-    "fmax": {"f": "(({x} >= {y} || {y} != {y}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
-    "fmin": {"f": "(({x} <= {y} || {y} != {y}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
+    # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
+    "maximum": {"f": "(({x} > {y} || {x} != {x}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
+    "minimum": {"f": "(({x} < {y} || {x} != {x}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
+    "fmax": {"f": "(({x} > {y} || {y} != {y}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
+    "fmin": {"f": "(({x} < {y} || {y} != {y}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
     "arctan2": {"f": "atan2{f}({x}, {y})"},
     "hypot": {"f": "hypot{f}({x}, {y})"},
     "logaddexp": {"f": "kiln_logaddexp({x}, {y})"},
@@ -395,7 +395,8 @@ _CPP_BINARY = {
 
 for _name, _templates in {**_CPP_UNARY, **_CPP_BINARY}.items():
     F.__getattr__(_name).lowering = {"cpp": _templates}
-# where/clip/astype: every input is first cast to the output dtype ({c} to bool).
-where.lowering = {"cpp": {"*": "({c} ? {x} : {y})"}}
+# where/clip/astype: every input is first cast to the output dtype (condition to bool);
+# a missing clip bound (None) is an infinite one.
+where.lowering = {"cpp": {"*": "({condition} ? {x} : {y})"}}
 clip.lowering = {"cpp": {"f": "kiln_clip({x}, {lo}, {hi})", "*": "kiln_clip_int({x}, {lo}, {hi})"}}
 astype.lowering = {"cpp": {"*": "{x}"}}  # the cast to the output dtype is the whole op

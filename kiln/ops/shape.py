@@ -28,13 +28,11 @@ def shape_arg(shape: Any) -> tuple:
 
     ``operator.index`` raises the TypeError NumPy raises for a float dimension.
     """
-    if isinstance(shape, (tuple, list)):
-        return tuple(operator.index(d) for d in shape)
+    if hasattr(shape, "__index__") and getattr(shape, "ndim", 0) == 0:
+        return (operator.index(shape),)
     if hasattr(shape, "__iter__"):
         return tuple(operator.index(d) for d in shape)
-    if not hasattr(shape, "__index__"):
-        raise TypeError(f"expected a sequence of integers or a single integer, got '{shape!r}'")
-    return (operator.index(shape),)
+    raise TypeError(f"expected a sequence of integers or a single integer, got '{shape!r}'")
 
 
 def axes_arg(axis: Any, ndim: int, argname: str | None = None, sort: bool = True) -> tuple | None:
@@ -140,20 +138,19 @@ spell(np.ravel, ravel, _ravel_normalize, "numpy.ravel")
 spell(method_key("ravel"), ravel, _ravel_normalize, "ndarray.ravel")
 
 
+def _flat_meta(x: Any) -> TensorMeta:
+    size = 1
+    for d in shape_of(x):
+        size *= d
+    return TensorMeta((size,), x.dtype)
+
+
 # flatten always returns a fresh array, so it must not be a VIEW: a later write into the
 # result must never reach x. It is declared POINTWISE (an elementwise copy), like copy.
 flatten = declare("flatten", Category.POINTWISE, lambda x: np.asarray(x).flatten(),
-                  inputs=("x",), meta=lambda x: _flat_meta(x),
+                  inputs=("x",), meta=_flat_meta,
                   vjp=lambda g, out, x: (F.reshape(g, shape=shape_of(x)),),
                   doc="ndarray.flatten: a flattened copy (never a view)")
-
-
-def _flat_meta(x):
-    shape = shape_of(x)
-    size = 1
-    for d in shape:
-        size *= d
-    return TensorMeta((size,), x.dtype)
 
 
 def _flatten_normalize(x, order="C"):

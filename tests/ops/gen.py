@@ -45,6 +45,10 @@ class Domain:
 
     def sample(self, rng: np.random.Generator, shape: tuple, dtype: np.dtype,
                specials: bool) -> np.ndarray:
+        return np.asarray(self._sample(rng, shape, dtype, specials))
+
+    def _sample(self, rng: np.random.Generator, shape: tuple, dtype: np.dtype,
+                specials: bool) -> np.ndarray:
         if dtype == BOOL:
             return rng.random(shape) < 0.5
         if dtype.kind in "iu":
@@ -139,9 +143,14 @@ def index_arg(values: np.ndarray, layout: str = "C") -> Arg:
 
 @dataclass
 class Case:
-    """Positional arguments (Args and plain values) and keyword parameters of one call."""
+    """Positional arguments (Args and plain values) and keyword parameters of one call.
+
+    ``traced`` (for error cases): False when NumPy's error comes from normalizing the
+    arguments (a bad axis), which a direct call of the op with canonical parameters skips.
+    """
     args: list
     params: dict = field(default_factory=dict)
+    traced: bool = True
 
     @property
     def arrays(self) -> list[Arg]:
@@ -171,13 +180,19 @@ class Ctx:
     def max_side(self) -> int:
         return 3 if self.grad else 4
 
+    def sides(self, min_side: int) -> int:
+        """The smallest side to draw: size-0 dimensions in about one case in six, so that
+        they are covered without crowding out the cases with data."""
+        return min_side if self.rng.random() < 0.15 else max(min_side, 1)
+
     def shape(self, min_dims: int = 0, max_dims: int = 3, min_side: int = 0) -> tuple:
-        return self.draw(array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
-                                      max_side=self.max_side), label="shape")
+        return self.draw(array_shapes(min_dims=min_dims, max_dims=max_dims,
+                                      min_side=self.sides(min_side), max_side=self.max_side),
+                         label="shape")
 
     def broadcast_shapes(self, n: int, min_dims: int = 0, max_dims: int = 3) -> list[tuple]:
         shapes = self.draw(mutually_broadcastable_shapes(
-            num_shapes=n, min_dims=min_dims, max_dims=max_dims, min_side=0,
+            num_shapes=n, min_dims=min_dims, max_dims=max_dims, min_side=self.sides(0),
             max_side=self.max_side), label="shapes")
         return list(shapes.input_shapes)
 

@@ -314,8 +314,6 @@ def spelled(key: Any) -> Callable:
 
 def applied(op_name: str, **fixed: Any) -> Callable:
     """Run an op with no NumPy spelling on Tensors: ``apply(Bound(op, inputs, params))``."""
-    op = REGISTRY.get(op_name)
-
     def call(*inputs: Any, **params: Any) -> Any:
         return apply(Bound(REGISTRY[op_name], inputs, {**fixed, **params}))
     return call
@@ -353,6 +351,10 @@ def well_conditioned(ctx: Ctx, shape: tuple, spd: bool = False) -> Arg:
 
 
 def symmetric(a: Any) -> Any:
+    """(a + a^T) / 2 over the last two axes; anything but a stack of square matrices is
+    returned as it is, for cholesky to reject."""
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        return a
     return (a + np.swapaxes(a, -1, -2)) / 2
 
 
@@ -394,9 +396,9 @@ def reduction_row(name: str, np_fn: Callable, dtypes: tuple, grad: bool, *, ufun
         alts += (lambda x, **p: getattr(x, name)(**p),)
     if ufunc is not None:
         alts += (lambda x, **p: ufunc.reduce(x, **p),)
-    bad = (Case([A(2, 3)], {"axis": 2}), Case([A(2, 3)], {"axis": -3}))
+    bad = (Case([A(2, 3)], {"axis": 2}, traced=False), Case([A(2, 3)], {"axis": -3}, traced=False))
     if kind == "multi":
-        bad += (Case([A(2, 3)], {"axis": (0, 0)}),)
+        bad += (Case([A(2, 3)], {"axis": (0, 0)}, traced=False),)
     return Row(name, numpy=np_fn, via_op=via_op, case=reduce_case(kind, **case_kwargs),
                dtypes=dtypes, grad=grad, alts=alts, bad=bad)
 
@@ -417,7 +419,8 @@ def scan_row(name: str, np_fn: Callable, ufunc: np.ufunc, grad_domain: Domain | 
 
     return Row(name, numpy=np_fn, via_op=via_op, case=case, dtypes=ALL, grad=True,
                alts=(lambda x, **p: getattr(x, name)(**p),),
-               bad=(Case([A(2, 3)], {"axis": 2}), Case([A(2, 3)], {"axis": (0, 1)})))
+               bad=(Case([A(2, 3)], {"axis": 2}, traced=False),
+                    Case([A(2, 3)], {"axis": (0, 1)}, traced=False)))
 
 
 PROD_GRAD = Domain(0.5, 1.5, nonzero=True)   # prod's rule divides by x: keep it off zero
@@ -601,10 +604,11 @@ def linalg_rows() -> list[Row]:
             via_op=lambda *ops, subscripts: F.einsum(tuple(ops), subscripts=EINSUM[subscripts][0]),
             case=einsum_case, dtypes=NUMERIC, grad=True,
             bad=(Case([A(2, 3), A(2, 3)], {"subscripts": "ij,jk->ik"}),
-                 Case([A(2, 3)], {"subscripts": "ijk->i"}))),
+                 Case([A(2, 3)], {"subscripts": "ijk->i"}, traced=False))),
         Row("norm", numpy=np.linalg.norm, via_op=norm_via_op, case=norm_case, dtypes=NUMERIC,
-            grad=True, bad=(Case([A(2, 2, 2)], {"ord": 2}), Case([A(3)], {"ord": "fro"}),
-                            Case([A(2, 3)], {"axis": 2}))),
+            grad=True, bad=(Case([A(2, 2, 2)], {"ord": 2}, traced=False),
+                            Case([A(3)], {"ord": "fro"}, traced=False),
+                            Case([A(2, 3)], {"axis": 2}, traced=False))),
         Row("inv", numpy=np.linalg.inv, via_op=getattr_op("inv"), case=square_case(),
             dtypes=FLOATS, grad=True, bad=SQUARE_BAD),
         Row("solve", numpy=np.linalg.solve, via_op=getattr_op("solve"),
@@ -620,3 +624,621 @@ def linalg_rows() -> list[Row]:
             alts=(lambda a, upper=False: np.linalg.cholesky(a, upper=upper),),
             bad=SQUARE_BAD),
     ]
+
+
+# ==========================================================================================
+# Indexing
+
+def basic_index(ctx: Ctx, shape: tuple, in_range: bool = True) -> tuple:
+    """A basic index (ints, slices, None, Ellipsis) for an array of ``shape``."""
+    entries: list = []
+    used = ctx.integer(0, len(shape), "indexed dims")
+    for d in shape[:used]:
+        kind = ctx.choice(["int", "slice", "slice", "all"] if d else ["slice", "all"], "entry")
+        if kind == "int":
+            entries.append(int(ctx.rng.integers(-d, d)))
+        elif kind == "slice":
+            bound = [None] + list(range(-d - 1, d + 2))
+            step = ctx.choice([None, 1, 2, -1, -2], "step")
+            entries.append(slice(ctx.choice(bound, "start"), ctx.choice(bound, "stop"), step))
+        else:
+            entries.append(slice(None))
+    if ctx.boolean("newaxis"):
+        entries.insert(ctx.integer(0, len(entries), "at"), None)
+    if ctx.boolean("ellipsis"):
+        # Entries after an Ellipsis index the trailing axes: only where none are left over.
+        at = ctx.integer(0, len(entries), "at") if used == len(shape) else len(entries)
+        entries.insert(at, Ellipsis)
+    if not in_range and shape:
+        entries = [shape[0]] + entries[1:] if ctx.boolean("out of range") else entries + [0] * (len(shape) + 1)
+    return tuple(entries)
+
+
+def advanced_index(ctx: Ctx, shape: tuple, unique: bool = False) -> tuple:
+    """An index with at least one integer array (adjacent or not), maybe with slices/ints."""
+    nd = len(shape)
+    entries: list = []
+    arrays = 0
+    ishape = ctx.shape(max_dims=2) if not unique else (ctx.integer(0, 3, "n"),)
+    for i, d in enumerate(shape[:ctx.integer(1, nd, "indexed dims")]):
+        kind = ctx.choice(["array", "array", "slice", "int"] if d else ["array", "slice"], "entry")
+        if kind == "array" and not (unique and arrays):
+            if unique:
+                n = min(ishape[0], d)
+                entries.append(ctx.rng.permutation(d)[:n] - (d if ctx.boolean("neg") else 0))
+            elif d:
+                entries.append(ctx.rng.integers(-d, d, size=ishape))
+            else:
+                entries.append(np.zeros((0,), np.intp))
+            arrays += 1
+        elif kind == "int" and d:
+            entries.append(int(ctx.rng.integers(-d, d)))
+        else:
+            entries.append(slice(None, None, ctx.choice([None, 2, -1], "step")))
+    if not arrays:
+        d = shape[0]
+        first = ctx.rng.permutation(d)[:min(d, 2)] if unique else ctx.rng.integers(0, max(d, 1), size=(2 if d else 0,))
+        entries[0] = np.asarray(first, dtype=np.intp)
+    return tuple(entries)
+
+
+def getitem_case(ctx: Ctx) -> Case:
+    shape = ctx.shape()
+    x = ctx.arg(shape)
+    return Case([x, basic_index(ctx, shape, in_range=ctx.grad or ctx.integer(0, 9, "bad") > 0)])
+
+
+def index_case(ctx: Ctx) -> Case:
+    shape = ctx.shape(min_dims=1)
+    return Case([ctx.arg(shape), advanced_index(ctx, shape)])
+
+
+def scatter_case(unique: bool, allow_basic: bool = True):
+    """x, an index and a value broadcastable to x[index] (maybe a Python scalar)."""
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=1)
+        x = ctx.arg(shape)
+        if allow_basic and ctx.boolean("basic"):
+            index = basic_index(ctx, shape)
+        else:
+            index = advanced_index(ctx, shape, unique=unique)
+        target = np.empty(shape)[index].shape
+        if not ctx.grad and ctx.boolean("scalar"):
+            value: Any = scalar_of(ctx, REAL)
+        else:
+            keep = ctx.integer(0, len(target), "value dims")
+            vshape = tuple(1 if ctx.boolean("unit") else d for d in target[len(target) - keep:])
+            value = ctx.arg(vshape)
+        return Case([x, index, value])
+    return case
+
+
+def index_put_reference(x, index, value):
+    out = np.array(x, copy=True)
+    out[index] = value
+    return out
+
+
+def index_add_reference(x, index, value):
+    out = np.array(x, copy=True)
+    np.add.at(out, index, value)
+    return out
+
+
+def take_case(ctx: Ctx) -> Case:
+    shape = ctx.shape()
+    nd = len(shape)
+    axis = ctx.choice([None] + list(range(-nd, nd)), "axis")
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    ishape = ctx.shape(max_dims=2) if n else (0,)
+    indices = ctx.rng.integers(-n, n, size=ishape) if n else np.zeros(ishape, np.int64)
+    return Case([ctx.arg(shape), index_arg(indices, ctx.layout(len(ishape)))], {"axis": axis})
+
+
+def along_axis_case(values: bool):
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=1)
+        nd = len(shape)
+        axis = ctx.choice(list(range(-nd, nd)) + ([None] if nd == 1 else []), "axis")
+        ax = 0 if axis is None else axis % nd
+        n = shape[ax]
+        ishape = tuple(ctx.integer(0, 3, "picks") if i == ax else (1 if ctx.boolean("unit") else d)
+                       for i, d in enumerate(shape))
+        if not n:
+            ishape = ishape[:ax] + (0,) + ishape[ax + 1:]
+        indices = ctx.rng.integers(-n, n, size=ishape) if n else np.zeros(ishape, np.int64)
+        args: list = [ctx.arg(shape), index_arg(indices)]
+        if values:
+            vshape = tuple(1 if ctx.boolean("unit v") else d for d in ishape)
+            args.append(ctx.arg(vshape))
+        return Case(args, {"axis": axis})
+    return case
+
+
+def put_along_axis_add_reference(x, indices, values, axis):
+    """np.add.at along an axis, one element at a time (independent of kiln's fancy index).
+
+    The indices broadcast against x's other axes, as in take_along_axis; the values
+    broadcast to that shape."""
+    out = np.array(x, copy=True)
+    if axis is None:
+        np.add.at(out.reshape(-1), indices, values)
+        return out
+    axis = axis % out.ndim
+    other = out.shape[:axis] + (1,) + out.shape[axis + 1:]
+    shape = np.broadcast_shapes(indices.shape, other)
+    indices = np.broadcast_to(indices, shape)
+    values = np.broadcast_to(values, shape)
+    for pos in np.ndindex(*shape):
+        target = list(pos)
+        target[axis] = indices[pos]
+        out[tuple(target)] += values[pos]
+    return out
+
+
+def indexing_rows() -> list[Row]:
+    return [
+        Row("getitem", numpy=lambda x, index: x[index], via_op=getattr_op("getitem"),
+            case=getitem_case, dtypes=ALL, grad=True,
+            bad=(Case([A(2, 3), (0, 0, 0)]), Case([A(2, 3), (5,)]), Case([A(2, 3), (Ellipsis, Ellipsis)]))),
+        Row("index", numpy=lambda x, index: x[index], via_op=getattr_op("index"),
+            case=index_case, dtypes=ALL, grad=True,
+            bad=(Case([A(2, 3), (np.array([2]),)]),
+                 Case([A(2, 3), (np.array([0, 1]), np.array([0, 1, 2]))]),
+                 Case([A(2, 3), (np.array([0.5]),)]))),
+        Row("index_put", numpy=index_put_reference, via_op=getattr_op("index_put"),
+            tensor=applied("index_put"), case=scatter_case(unique=True), dtypes=ALL, grad=True),
+        Row("index_add", numpy=index_add_reference, via_op=getattr_op("index_add"),
+            tensor=applied("index_add"), case=scatter_case(unique=False), dtypes=NUMERIC,
+            grad=True),
+        Row("take", numpy=np.take, via_op=lambda x, i, axis=None: F.take(
+                x, i, axis=None if axis is None else normalize_axis_index(axis, x.ndim)),
+            case=take_case, dtypes=ALL, grad=True, alts=(lambda x, i, axis=None: x.take(i, axis=axis),),
+            bad=(Case([A(2, 3), index_arg(np.array([3]))], {"axis": 1}),
+                 Case([A(2, 3), index_arg(np.array([0]))], {"axis": 2}, traced=False),
+                 Case([A(2, 0), index_arg(np.array([0]))], {"axis": 1}))),
+        Row("take_along_axis", numpy=np.take_along_axis,
+            via_op=lambda x, i, axis: F.take_along_axis(
+                x, i, axis=None if axis is None else normalize_axis_index(axis, x.ndim)),
+            case=along_axis_case(values=False), dtypes=ALL, grad=True,
+            bad=(Case([A(2, 3), index_arg(np.zeros((2,), np.int64))], {"axis": 1}),
+                 Case([A(2, 3), index_arg(np.zeros((3, 3), np.int64))], {"axis": 1}))),
+        Row("put_along_axis_add", numpy=put_along_axis_add_reference,
+            via_op=lambda x, i, v, axis: F.put_along_axis_add(
+                x, i, v, axis=None if axis is None else normalize_axis_index(axis, x.ndim)),
+            tensor=lambda x, i, v, axis: applied("put_along_axis_add")(
+                x, i, v, axis=None if axis is None else normalize_axis_index(axis, x.ndim)),
+            case=along_axis_case(values=True), dtypes=NUMERIC, grad=True),
+    ]
+
+
+# ==========================================================================================
+# Joining and replicating
+
+def join_case(new_axis: bool):
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=0 if new_axis else 1)
+        nd = len(shape)
+        count = ctx.integer(1, 3, "arrays")
+        if new_axis:
+            axis = ctx.integer(-nd - 1, nd, "axis")
+            shapes = [shape] * count
+        else:
+            axis = ctx.choice([None] + list(range(-nd, nd)), "axis")
+            ax = 0 if axis is None else axis % nd
+            shapes = [shape[:ax] + (ctx.integer(0, 3, "len"),) + shape[ax + 1:] if axis is not None
+                      else ctx.shape() for _ in range(count)]
+        dtypes = [ctx.choice([ctx.dtype, ctx.dtype, F64, I64], "dtype") if not ctx.grad else ctx.dtype
+                  for _ in range(count)]
+        return Case([ctx.arg(s, dtype=d) for s, d in zip(shapes, dtypes)], {"axis": axis})
+    return case
+
+
+def concatenate_via_op(*arrays, axis):
+    if axis is not None and arrays[0].ndim:
+        axis = normalize_axis_index(axis, arrays[0].ndim)
+    return F.concatenate(tuple(arrays), axis=axis, dtype=None, casting="same_kind")
+
+
+def stack_via_op(*arrays, axis):
+    return F.stack(tuple(arrays), axis=normalize_axis_index(axis, arrays[0].ndim + 1), dtype=None,
+                   casting="same_kind")
+
+
+def repeat_case(ctx: Ctx) -> Case:
+    shape = ctx.shape()
+    nd = len(shape)
+    axis = ctx.choice([None] + list(range(-nd, nd)), "axis")
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    if ctx.boolean("per element") and n:
+        repeats: Any = tuple(int(r) for r in ctx.rng.integers(0, 3, size=n))
+    else:
+        repeats = ctx.integer(0, 3, "repeats")
+    return Case([ctx.arg(shape)], {"repeats": repeats, "axis": axis})
+
+
+def tile_case(ctx: Ctx) -> Case:
+    reps = ctx.shape(max_dims=3)
+    return Case([ctx.arg(ctx.shape())], {"reps": reps if ctx.boolean("tuple") or not reps else reps[0]})
+
+
+def join_rows() -> list[Row]:
+    return [
+        Row("concatenate", numpy=lambda *arrays, axis: np.concatenate(arrays, axis=axis),
+            via_op=concatenate_via_op, case=join_case(new_axis=False), dtypes=ALL, grad=True,
+            bad=(Case([A(2, 3), A(3, 3)], {"axis": 1}), Case([A(2, 3), A(3)], {"axis": 0}),
+                 Case([A(), A()], {"axis": 0}), Case([A(2, 3)], {"axis": 2}, traced=False))),
+        Row("stack", numpy=lambda *arrays, axis: np.stack(arrays, axis=axis),
+            via_op=stack_via_op, case=join_case(new_axis=True), dtypes=ALL, grad=True,
+            bad=(Case([A(2, 3), A(3, 2)], {"axis": 0}), Case([A(2, 3)], {"axis": 3}, traced=False))),
+        Row("repeat", numpy=np.repeat, via_op=lambda x, repeats, axis: F.repeat(
+                x, repeats=repeats, axis=None if axis is None else normalize_axis_index(axis, x.ndim)),
+            case=repeat_case, dtypes=ALL, grad=True,
+            alts=(lambda x, repeats, axis: x.repeat(repeats, axis=axis),),
+            bad=(Case([A(2, 3)], {"repeats": (1, 2), "axis": 1}),
+                 Case([A(2, 3)], {"repeats": -1, "axis": 0}),
+                 Case([A(2, 3)], {"repeats": 1, "axis": 2}, traced=False))),
+        Row("tile", numpy=np.tile, via_op=lambda x, reps: F.tile(
+                x, reps=tuple(reps) if isinstance(reps, tuple) else (reps,)),
+            case=tile_case, dtypes=ALL, grad=True, bad=(Case([A(2, 3)], {"reps": (-1, 2)}),)),
+    ]
+
+
+# ==========================================================================================
+# Creation
+
+def filled_case(ctx: Ctx) -> Case:
+    shape = ctx.shape()
+    return Case([], {"shape": shape if ctx.boolean("tuple") or len(shape) != 1 else shape[0],
+                     "dtype": ctx.dtype})
+
+
+def filled_row(name: str, oracle: Callable) -> Row:
+    return Row(name, numpy=oracle, tensor=spelled(getattr(np, name)),
+               via_op=lambda shape, dtype: getattr(F, name)(
+                   shape=shape if isinstance(shape, tuple) else (shape,), dtype=np.dtype(dtype)),
+               case=filled_case, dtypes=ALL, grad=False,
+               bad=(Case([], {"shape": (2, -1), "dtype": F64}),))
+
+
+def like_case(fill: bool):
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape()
+        params: dict = {}
+        if not ctx.grad and ctx.boolean("dtype?"):
+            params["dtype"] = ctx.choice([F32, F64, I64, BOOL], "dtype")
+        if ctx.boolean("shape?"):
+            params["shape"] = ctx.shape()
+        args: list = [ctx.arg(shape)]
+        if fill:
+            out = params.get("shape", shape)
+            if ctx.grad or ctx.boolean("array fill"):
+                fshape = out[len(out) - ctx.integer(0, len(out), "fill dims"):]
+                args.append(ctx.arg(tuple(1 if ctx.boolean("unit") else d for d in fshape)))
+            else:
+                args.append(scalar_of(ctx, REAL))
+        return Case(args, params)
+    return case
+
+
+def like_row(name: str, oracle: Callable, fill: bool = False) -> Row:
+    def via_op(x, *fill_value, dtype=None, shape=None):
+        return getattr(F, name)(x, *fill_value, dtype=None if dtype is None else np.dtype(dtype),
+                                shape=shape)
+    return Row(name, numpy=oracle, via_op=via_op, case=like_case(fill), dtypes=ALL, grad=True)
+
+
+def full_case(ctx: Ctx) -> Case:
+    shape = ctx.shape()
+    if ctx.grad or ctx.boolean("array fill"):
+        fshape = shape[len(shape) - ctx.integer(0, len(shape), "fill dims"):]
+        fill: Any = ctx.arg(tuple(1 if ctx.boolean("unit") else d for d in fshape))
+    else:
+        fill = scalar_of(ctx, REAL)
+    params: dict = {"shape": shape}
+    if not ctx.grad and ctx.boolean("dtype"):
+        params["dtype"] = ctx.choice([F32, F64, I64, BOOL], "dtype")
+    return Case([fill], params)
+
+
+def full_via_op(fill_value, shape, dtype=None):
+    if dtype is None:
+        dtype = fill_value.dtype if hasattr(fill_value, "dtype") else np.asarray(fill_value).dtype
+    return F.full(fill_value, shape=shape, dtype=np.dtype(dtype))
+
+
+def arange_case(ctx: Ctx) -> Case:
+    kind = ctx.choice(["int", "float"] if ctx.dtype.kind == "f" else ["int"], "kind")
+    if kind == "int":
+        start, stop = ctx.integer(-4, 4, "start"), ctx.integer(-4, 6, "stop")
+        step = ctx.choice([1, 2, -1, 3], "step")
+    else:
+        start, stop = float(ctx.rng.uniform(-3, 3)), float(ctx.rng.uniform(-3, 3))
+        step = ctx.choice([0.5, 0.7, -0.3], "step")
+    params = {"start": start, "stop": stop, "step": step}
+    if ctx.boolean("dtype"):
+        params["dtype"] = ctx.dtype
+    return Case([], params)
+
+
+def arange_via_op(start, stop, step, dtype=None):
+    if dtype is None:
+        dtype = np.result_type(np.intp, *(np.asarray(v).dtype for v in (start, stop, step)))
+    return F.arange(start=start, stop=stop, step=step, dtype=np.dtype(dtype))
+
+
+def linspace_case(ctx: Ctx) -> Case:
+    s0, s1 = ctx.broadcast_shapes(2, max_dims=2)
+    arrays = ctx.grad or ctx.boolean("arrays")
+    start = ctx.arg(s0) if arrays else scalar_of(ctx, REAL)
+    stop = ctx.arg(s1) if arrays else scalar_of(ctx, REAL)
+    nd = len(np.broadcast_shapes(s0, s1)) if arrays else 0
+    params = {"num": ctx.integer(0, 5, "num"), "endpoint": ctx.boolean("endpoint"),
+              "axis": ctx.integer(-nd - 1, nd, "axis")}
+    if not ctx.grad and ctx.boolean("dtype"):
+        params["dtype"] = ctx.choice([F32, F64], "dtype")
+    return Case([start, stop], params)
+
+
+def linspace_via_op(start, stop, num, endpoint=True, axis=0, dtype=None):
+    nd = len(np.broadcast_shapes(np.shape(start) if not hasattr(start, "shape") else start.shape,
+                                 np.shape(stop) if not hasattr(stop, "shape") else stop.shape))
+    return F.linspace(start, stop, num=num, endpoint=endpoint,
+                      dtype=None if dtype is None else np.dtype(dtype),
+                      axis=normalize_axis_index(axis, nd + 1))
+
+
+def eye_case(ctx: Ctx) -> Case:
+    return Case([], {"N": ctx.integer(0, 4, "N"), "M": ctx.choice([None, 0, 1, 3, 4], "M"),
+                     "k": ctx.integer(-3, 3, "k"), "dtype": ctx.dtype})
+
+
+def tri_case(ctx: Ctx) -> Case:
+    return Case([ctx.arg(ctx.shape(min_dims=1))], {"k": ctx.integer(-3, 3, "k")})
+
+
+def creation_rows() -> list[Row]:
+    return [
+        filled_row("zeros", np.zeros),
+        filled_row("ones", np.ones),
+        # np.empty's contents are undefined; kiln's eager kernel fills zeros (deterministic).
+        filled_row("empty", lambda shape, dtype: np.zeros(shape, dtype)),
+        Row("full", numpy=lambda fill, shape, dtype=None: np.full(shape, fill, dtype=dtype),
+            tensor=lambda fill, shape, dtype=None: spelled(np.full)(shape, fill, dtype=dtype),
+            via_op=full_via_op, case=full_case, dtypes=ALL, grad=True,
+            bad=(Case([A(3)], {"shape": (2, 2)}), Case([1.0], {"shape": (-1,)}))),
+        like_row("zeros_like", np.zeros_like),
+        like_row("ones_like", np.ones_like),
+        # As for empty: compared with zeros_like.
+        Row("empty_like", numpy=np.zeros_like, tensor=np.empty_like,
+            via_op=lambda x, dtype=None, shape=None: F.empty_like(
+                x, dtype=None if dtype is None else np.dtype(dtype), shape=shape),
+            case=like_case(False), dtypes=ALL, grad=True),
+        like_row("full_like", np.full_like, fill=True),
+        Row("arange", numpy=lambda start, stop, step, dtype=None: np.arange(start, stop, step, dtype=dtype),
+            tensor=lambda start, stop, step, dtype=None: spelled(np.arange)(start, stop, step, dtype=dtype),
+            via_op=arange_via_op, case=arange_case, dtypes=NUMERIC, grad=False,
+            bad=(Case([], {"start": 0, "stop": 3, "step": 0}),)),
+        Row("linspace", numpy=np.linspace, via_op=linspace_via_op, case=linspace_case,
+            tensor=lambda start, stop, **p: spelled(np.linspace)(start, stop, **p),
+            dtypes=FLOATS, grad=True, bad=(Case([0.0, 1.0], {"num": -1}, traced=False),)),
+        Row("eye", numpy=lambda N, M, k, dtype: np.eye(N, M, k, dtype=dtype),
+            tensor=lambda N, M, k, dtype: spelled(np.eye)(N, M, k, dtype=dtype),
+            via_op=lambda N, M, k, dtype: F.eye(N=N, M=N if M is None else M, k=k, dtype=np.dtype(dtype)),
+            case=eye_case, dtypes=ALL, grad=False,
+            bad=(Case([], {"N": -1, "M": None, "k": 0, "dtype": F64}),)),
+        Row("triu", numpy=np.triu, via_op=getattr_op("triu"), case=tri_case, dtypes=ALL, grad=True,
+            bad=(Case([A()], {"k": 0}),)),
+        Row("tril", numpy=np.tril, via_op=getattr_op("tril"), case=tri_case, dtypes=ALL, grad=True,
+            bad=(Case([A()], {"k": 0}),)),
+        Row("copy", numpy=np.copy, via_op=getattr_op("copy"), case=unary_case(), dtypes=ALL,
+            grad=True, alts=(lambda x: x.copy(),)),
+    ]
+
+
+# ==========================================================================================
+# Mutation: the NumPy spelling writes into a fresh copy of input 0 and returns it
+
+def setitem_spelling(x, index, value):
+    x[index] = value
+    return x
+
+
+def add_at_spelling(x, index, value):
+    np.add.at(x, index, value)
+    return x
+
+
+def copyto_spelling(dst, src, where=True, casting="same_kind"):
+    np.copyto(dst, src, casting=casting, where=where)
+    return dst
+
+
+def fill_spelling(x, value):
+    x.fill(value)
+    return x
+
+
+def suffix_shape(ctx: Ctx, shape: tuple) -> tuple:
+    """A shape that broadcasts to ``shape``: a suffix of it with some dims set to 1."""
+    kept = shape[len(shape) - ctx.integer(0, len(shape), "dims"):]
+    return tuple(1 if ctx.boolean("unit") else d for d in kept)
+
+
+def copyto_case(ctx: Ctx) -> Case:
+    shape = ctx.shape()
+    src_dtype = ctx.choice([ctx.dtype, ctx.dtype, F64, I64, BOOL], "src dtype") if not ctx.grad else F64
+    src: Any = (ctx.arg(suffix_shape(ctx, shape), dtype=src_dtype)
+                if ctx.grad or ctx.boolean("array src") else scalar_of(ctx, REAL))
+    where: Any = True if ctx.boolean("no where") else index_arg(ctx.rng.random(suffix_shape(ctx, shape)) < 0.5)
+    params: dict = {}
+    if not ctx.grad and ctx.boolean("casting?"):
+        params["casting"] = ctx.choice(["unsafe", "safe", "no"], "casting")
+    return Case([ctx.arg(shape), src, where], params)
+
+
+def fill_case(ctx: Ctx) -> Case:
+    return Case([ctx.arg(ctx.shape()), scalar_of(ctx, REAL)])
+
+
+def copy_into_via_op(dst, src, where=True, casting="same_kind"):
+    return F.copy_into(dst, src, where, casting=casting)
+
+
+def mutation_rows() -> list[Row]:
+    return [
+        Row("setitem", numpy=setitem_spelling, mutates=True,
+            via_op=lambda x, index, value: (F.setitem(x, index, value), x)[1],
+            case=scatter_case(unique=True), dtypes=ALL,
+            bad=(Case([A(2, 3), (slice(None),), A(2)]), Case([A(2, 3), (5,), 1.0]))),
+        Row("add_at", numpy=add_at_spelling, mutates=True,
+            via_op=lambda x, index, value: (F.add_at(x, index, value), x)[1],
+            case=scatter_case(unique=False), dtypes=NUMERIC,
+            bad=(Case([A(2, 3), (np.array([0, 5]),), 1.0]),)),
+        Row("copyto", numpy=copyto_spelling, mutates=True,
+            via_op=lambda dst, src, where=True, casting="same_kind": (
+                F.copyto(dst, src, where, casting=casting), dst)[1],
+            case=copyto_case, dtypes=ALL,
+            bad=(Case([A(2, 3), A(2)]), Case([A(2, 3, dtype=I64), A(3)]))),
+        Row("fill", numpy=fill_spelling, mutates=True,
+            via_op=lambda x, value: (F.fill(x, value, shape=None, dtype=None), x)[1],
+            case=fill_case, dtypes=ALL),
+        Row("copy_into", numpy=lambda dst, src, where=True, casting="same_kind": copyto_spelling(
+                np.array(dst, copy=True), src, where, casting),
+            via_op=copy_into_via_op,
+            tensor=lambda dst, src, where=True, casting="same_kind": applied("copy_into")(
+                dst, src, where, casting=casting),
+            case=copyto_case, dtypes=ALL, grad=True),
+    ]
+
+
+# ==========================================================================================
+# Shape
+
+def reshape_case(ctx: Ctx) -> Case:
+    shape = ctx.shape()
+    size = int(np.prod(shape))
+    options = [(size,), (-1,), shape[::-1], (1,) + shape, shape + (1,), (size, 1), (1, -1)]
+    if len(shape) >= 2:
+        options += [(shape[0], -1), (-1,) + shape[2:]]
+    if not ctx.grad:
+        options += [(size + 1,), (-1, -1)]
+    return Case([ctx.arg(shape)], {"shape": ctx.choice(options, "new shape")})
+
+
+def transpose_case(ctx: Ctx) -> Case:
+    shape = ctx.shape()
+    nd = len(shape)
+    perm = [int(a) for a in ctx.rng.permutation(nd)]
+    axes = ctx.choice([None, tuple(perm), tuple(a - nd if ctx.boolean("neg") else a for a in perm)]
+                      + ([] if ctx.grad or nd < 1 else [tuple(perm[:-1]), (0,) * nd]), "axes")
+    return Case([ctx.arg(shape)], {"axes": axes})
+
+
+def transpose_via_op(x, axes=None):
+    if axes is not None:
+        axes = tuple(normalize_axis_index(a, x.ndim) for a in axes)
+    return F.transpose(x, axes=axes)
+
+
+def swapaxes_case(ctx: Ctx) -> Case:
+    shape = ctx.shape(min_dims=1)
+    nd = len(shape)
+    return Case([ctx.arg(shape)], {"axis1": ctx.integer(-nd, nd - 1, "a1"),
+                                   "axis2": ctx.integer(-nd, nd - 1, "a2")})
+
+
+def moveaxis_case(ctx: Ctx) -> Case:
+    shape = ctx.shape(min_dims=1)
+    nd = len(shape)
+    k = ctx.integer(1, nd, "moved")
+    src = [int(a) for a in ctx.rng.permutation(nd)[:k]]
+    dst = [int(a) - (nd if ctx.boolean("neg") else 0) for a in ctx.rng.permutation(nd)[:k]]
+    if k == 1 and ctx.boolean("ints"):
+        return Case([ctx.arg(shape)], {"source": src[0], "destination": dst[0]})
+    return Case([ctx.arg(shape)], {"source": src, "destination": dst})
+
+
+def moveaxis_via_op(x, source, destination):
+    nd = x.ndim
+    src = tuple(normalize_axis_tuple(source, nd))
+    dst = tuple(normalize_axis_tuple(destination, nd))
+    return F.moveaxis(x, source=src, destination=dst)
+
+
+def expand_dims_case(ctx: Ctx) -> Case:
+    shape = ctx.shape()
+    nd = len(shape)
+    k = ctx.integer(1, 2, "new axes")
+    axes = [int(a) for a in ctx.rng.permutation(nd + k)[:k]]
+    axes = [a - (nd + k) if ctx.boolean("neg") else a for a in axes]
+    return Case([ctx.arg(shape)], {"axis": axes[0] if k == 1 else tuple(axes)})
+
+
+def squeeze_case(ctx: Ctx) -> Case:
+    shape = tuple(1 if ctx.boolean("unit") else d for d in ctx.shape())
+    nd = len(shape)
+    units = [i for i, d in enumerate(shape) if d == 1]
+    options: list = [None] + [(i,) for i in units] + ([tuple(units)] if units else [])
+    options += [units[0] - nd] if units else []
+    if not ctx.grad and nd and len(units) < nd:
+        options.append(next(i for i, d in enumerate(shape) if d != 1))
+    return Case([ctx.arg(shape)], {"axis": ctx.choice(options, "axis")})
+
+
+def flip_case(ctx: Ctx) -> Case:
+    shape = ctx.shape()
+    return Case([ctx.arg(shape)], {"axis": ctx.choice(axis_choices(len(shape))[:-1] or [None], "axis")})
+
+
+def shape_rows() -> list[Row]:
+    axes_of = lambda axis, x: None if axis is None else tuple(sorted(normalize_axis_tuple(axis, x.ndim)))
+    return [
+        Row("reshape", numpy=lambda x, shape: np.reshape(x, shape),
+            via_op=lambda x, shape: F.reshape(x, shape=shape), case=reshape_case, dtypes=ALL,
+            grad=True, alts=(lambda x, shape: x.reshape(shape), lambda x, shape: x.reshape(*shape)),
+            bad=(Case([A(2, 3)], {"shape": (4,)}), Case([A(2, 3)], {"shape": (-1, -1)}))),
+        Row("ravel", numpy=np.ravel, via_op=getattr_op("ravel"), case=unary_case(), dtypes=ALL,
+            grad=True, alts=(lambda x: x.ravel(),)),
+        Row("flatten", numpy=lambda x: x.flatten(), via_op=getattr_op("flatten"),
+            case=unary_case(), dtypes=ALL, grad=True),
+        Row("transpose", numpy=np.transpose, via_op=transpose_via_op, case=transpose_case,
+            dtypes=ALL, grad=True,
+            alts=(lambda x, axes=None: x.transpose(axes), lambda x, axes=None: np.permute_dims(x, axes)),
+            bad=(Case([A(2, 3)], {"axes": (0, 0)}), Case([A(2, 3)], {"axes": (0,)}))),
+        Row("swapaxes", numpy=np.swapaxes, via_op=lambda x, axis1, axis2: F.swapaxes(
+                x, axis1=normalize_axis_index(axis1, x.ndim), axis2=normalize_axis_index(axis2, x.ndim)),
+            case=swapaxes_case, dtypes=ALL, grad=True,
+            alts=(lambda x, axis1, axis2: x.swapaxes(axis1, axis2),),
+            bad=(Case([A(2, 3)], {"axis1": 0, "axis2": 2}, traced=False),)),
+        Row("moveaxis", numpy=np.moveaxis, via_op=moveaxis_via_op, case=moveaxis_case,
+            dtypes=ALL, grad=True,
+            bad=(Case([A(2, 3)], {"source": [0, 1], "destination": [0]}),
+                 Case([A(2, 3)], {"source": 0, "destination": 2}, traced=False),
+                 Case([A(2, 3)], {"source": [0, 0], "destination": [0, 1]}, traced=False))),
+        Row("expand_dims", numpy=np.expand_dims, case=expand_dims_case, dtypes=ALL, grad=True,
+            via_op=lambda x, axis: F.expand_dims(x, axis=tuple(sorted(normalize_axis_tuple(
+                axis, x.ndim + (len(axis) if isinstance(axis, tuple) else 1))))),
+            bad=(Case([A(2, 3)], {"axis": 3}, traced=False),
+                 Case([A(2, 3)], {"axis": (0, 0)}, traced=False))),
+        Row("squeeze", numpy=np.squeeze, via_op=lambda x, axis: F.squeeze(x, axis=axes_of(axis, x)),
+            case=squeeze_case, dtypes=ALL, grad=True,
+            alts=(lambda x, axis: x.squeeze(axis),),
+            bad=(Case([A(2, 3)], {"axis": 0}), Case([A(1, 3)], {"axis": 2}, traced=False))),
+        Row("flip", numpy=np.flip, via_op=lambda x, axis: F.flip(x, axis=axes_of(axis, x)),
+            case=flip_case, dtypes=ALL, grad=True,
+            bad=(Case([A(2, 3)], {"axis": 2}, traced=False),)),
+    ]
+
+
+# ==========================================================================================
+# The table
+
+ROWS: list[Row] = (pointwise_rows() + reduction_rows() + linalg_rows() + indexing_rows()
+                   + join_rows() + creation_rows() + mutation_rows() + shape_rows())
+
+# Ops that cannot be a row of this table, and why; each is tested on its own.
+NOT_ROWS: dict[str, str] = {
+    "getitem_mask": "x[mask]: the result's length is the number of True values, so it runs "
+                    "eagerly only and cannot be traced (test_boolean_mask_indexing)",
+}

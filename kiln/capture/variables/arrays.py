@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ops import method_key
+from ...ops import find_spelling, method_key
 from ...ops.meta import TensorMeta
 from ..breaks import HINTS
 from ..bytecode_facts import OPERATOR_SYMBOLS
@@ -66,10 +66,12 @@ class ArrayVariable(VariableTracker):
         if name == "itemsize":
             return ConstantVariable(self.meta.dtype.itemsize)
         if name == "T":
-            return tx.call_op(method_key("transpose"), [self], {}, "ndarray.T")
+            return tx.call_op(method_key("T"), [self], {}, "ndarray.T")
         if name in ("item", "tolist", "tobytes", "__array__", "__float__", "__int__"):
             tx.unsupported("data_dependent", f"ndarray.{name}() reads array data into Python",
                            HINTS["data_dependent"])
+        if find_spelling(method_key(name)) is None:
+            tx.unsupported("unsupported_call", f"ndarray.{name} has no kiln op", HINTS["numpy"])
         from .functions import ArrayMethodVariable
         return ArrayMethodVariable(self, name)
 
@@ -106,10 +108,10 @@ class ArrayVariable(VariableTracker):
         return self.dim(tx, 0)
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
-        return tx.call_op(operator.getitem, [self, index], {}, "indexing")
+        return tx.call_op(method_key("__getitem__"), [self, index], {}, "indexing")
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
-        tx.call_op(operator.setitem, [self, index, value], {}, "index assignment")
+        tx.call_op(method_key("__setitem__"), [self, index, value], {}, "index assignment")
 
     def can_rewrite_in_place(self) -> bool:
         """An in-place update can become a new node when no one else can see the old value."""

@@ -102,7 +102,7 @@ class ConstantVariable(VariableTracker):
         return ConstantVariable(tx.fold(op, self.value))
 
     def items(self, tx) -> list[VariableTracker]:
-        if isinstance(self.value, (str, bytes, tuple, range)):
+        if isinstance(self.value, (str, bytes, tuple, range, set, frozenset)):
             return [ConstantVariable(v) for v in self.value]
         return super().items(tx)
 

@@ -47,13 +47,13 @@ def wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     """A tracker for ``value``; with a source, guards it (cached per source)."""
     output = tx.output
     if source is not None:
-        key = source.display()
+        key = (type(source).__name__, source.display())
         found = output.wrapped.get(key)
         if found is not None:
             return found
         var = _wrap(tx, value, source)
         output.wrapped[key] = var
-        output.leaf_values[key] = value
+        output.leaf_values[source.display()] = value
         return var
     return _wrap(tx, value, None)
 
@@ -76,6 +76,10 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
                             NumpyFunctionVariable, UserFunctionVariable, UserMethodVariable,
                             UserObjectVariable)
     kind = type(value)
+    if kind.__module__ == "kiln.tensor":
+        tx.unsupported("unsupported_value", f"kiln.{kind.__name__} arguments are not captured yet",
+                       "the function runs eagerly on the autograd tape (gradients are correct); "
+                       "compiled autograd comes with the aot stage")
     if kind is np.ndarray:
         if value.dtype.kind not in SUPPORTED_KINDS:
             tx.unsupported("unsupported_value", f"array of dtype {value.dtype} is not supported",
@@ -120,6 +124,9 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if isinstance(value, types.ModuleType):
         _guard_id(tx, source, value)
         return ModuleVariable(value, source)
+    if is_numpy_callable(value):  # before plain functions: np.ones is Python code
+        _guard_id(tx, source, value)
+        return NumpyFunctionVariable(value, source)
     if kind is types.FunctionType:
         _guard_id(tx, source, value)
         return UserFunctionVariable(value, source)
@@ -128,9 +135,6 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
             tx.guards.add_id(AttrSource(source, "__func__"), value.__func__)
         self_var = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None)
         return UserMethodVariable(value.__func__, self_var)
-    if is_numpy_callable(value):
-        _guard_id(tx, source, value)
-        return NumpyFunctionVariable(value, source)
     if kind is types.BuiltinFunctionType and getattr(value, "__module__", None) == "math":
         _guard_id(tx, source, value)
         return MathFunctionVariable(value, source)
@@ -197,6 +201,12 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         if len(args) == 1:
             parts = [ConstantVariable(None), args[0], ConstantVariable(None)]
         return SliceVariable(*parts)
+    if (cls in (str, range) or cls in (np.dtype, np.finfo, np.iinfo)) and \
+            all(a.is_constant() for a in list(args) + list(kwargs.values())):
+        # np.dtype('float32'), np.finfo(x.dtype), ...: pure on constants.
+        result = tx.fold(cls, *[a.value for a in args], **{k: v.value for k, v in kwargs.items()})
+        if not isinstance(result, np.ndarray):
+            return ConstantVariable(result)
     if cls in (str, range) and all(a.is_constant() for a in args):
         return ConstantVariable(tx.fold(cls, *[a.value for a in args]))
     if cls is range:

@@ -15,10 +15,12 @@ from ..sources import Source
 from .base import ConstantVariable, VariableTracker
 
 
-class BuiltinVariable(VariableTracker):
+class BuiltinVariable(ConstantVariable):
+    """A builtin function or type: a constant (``isinstance(v, int)``) that can be called."""
+
     def __init__(self, fn: Any, source: Source | None = None) -> None:
+        super().__init__(fn, source)
         self.fn = fn
-        self.source = source
 
     def describe(self) -> str:
         return f"builtin {self.fn.__name__}"
@@ -44,10 +46,11 @@ class BuiltinVariable(VariableTracker):
         """Deferred to run time when the first argument is a runtime scalar."""
         from .arrays import SymScalarVariable
         if args and isinstance(args[0], SymScalarVariable):
-            return args[0].apply(tx, self.fn.__name__, self.fn.__name__, self.fn, list(args[1:]))
+            ref = tx.output.ns.ref(self.fn, "builtin")
+            return args[0].apply(tx, ref, self.fn.__name__, self.fn, list(args[1:]))
         if any(isinstance(a, SymScalarVariable) for a in args) and self.fn in (min, max):
             i = next(i for i, a in enumerate(args) if isinstance(a, SymScalarVariable))
-            return args[i].apply(tx, self.fn.__name__, self.fn.__name__, self.fn,
+            return args[i].apply(tx, tx.output.ns.ref(self.fn, "builtin"), self.fn.__name__, self.fn,
                                  list(args[:i]) + list(args[i + 1:]))
         return None
 
@@ -122,7 +125,7 @@ class BuiltinVariable(VariableTracker):
             found = hasattr(obj.obj, attr)
             if obj.source is not None:
                 c = obj.source.code(tx.guards.ns)
-                tx.guards.add_truth(f"hasattr({c}, {attr!r})", f"hasattr({obj.source.display()}, {attr!r})",
+                tx.guards.add_truth(f"_kiln_hasattr({c}, {attr!r})", f"hasattr({obj.source.display()}, {attr!r})",
                                     found, (obj.source,))
             return ConstantVariable(found)
         if isinstance(obj, ArrayVariable):
@@ -130,6 +133,9 @@ class BuiltinVariable(VariableTracker):
             return ConstantVariable(hasattr(np.ndarray, attr))
         if obj.is_constant():
             return ConstantVariable(hasattr(obj.value, attr))
+        module = getattr(obj, "module", None)
+        if module is not None:
+            return ConstantVariable(hasattr(module, attr))
         tx.unsupported("unsupported_value", f"hasattr on {obj.describe()}")
 
     def call_abs(self, tx, x) -> VariableTracker:

@@ -228,3 +228,17 @@ class IteratorVariable(VariableTracker):
     def items(self, tx) -> list[VariableTracker]:
         out, self.pending = self.pending, []
         return out
+
+
+class ContainerMethodVariable(VariableTracker):
+    """``lst.append`` / ``d.get`` loaded by LOAD_METHOD: dispatches to the container."""
+
+    def __init__(self, obj: VariableTracker, name: str) -> None:
+        self.obj = obj
+        self.name = name
+
+    def describe(self) -> str:
+        return f"{self.obj.describe()}.{self.name}"
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        return self.obj.call_method(tx, self.name, args, kwargs)

@@ -9,7 +9,6 @@ import types
 from typing import Any
 
 from ...ops import describe_callable, method_key
-from ..breaks import HINTS
 from ..sources import AttrSource, GetItemSource, Source
 from .base import ConstantVariable, VariableTracker
 
@@ -117,6 +116,13 @@ class NumpyFunctionVariable(VariableTracker):
         return describe_callable(self.fn)
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        values = list(args) + list(kwargs.values())
+        if self.fn in PURE_NUMPY_FUNCTIONS and all(v.is_constant() for v in values):
+            # np.issubdtype(x.dtype, np.floating), np.prod(x.shape), ...: fold on constants.
+            import numpy as np
+            result = tx.fold(self.fn, *[a.value for a in args], **{k: v.value for k, v in kwargs.items()})
+            if not isinstance(result, np.ndarray):
+                return ConstantVariable(result)
         return tx.call_op(self.fn, args, kwargs, describe_callable(self.fn))
 
     def getattr(self, tx, name: str) -> VariableTracker:
@@ -126,6 +132,17 @@ class NumpyFunctionVariable(VariableTracker):
         if name in ("__name__", "__qualname__"):
             return ConstantVariable(getattr(self.fn, name))
         return super().getattr(tx, name)
+
+
+def _pure_numpy_functions() -> set:
+    import numpy as np
+    names = ("issubdtype", "result_type", "promote_types", "can_cast", "broadcast_shapes",
+             "isscalar", "min_scalar_type", "iterable")
+    return {getattr(np, n) for n in names if hasattr(np, n)}
+
+
+# NumPy functions without side effects or hidden state, folded on constant arguments.
+PURE_NUMPY_FUNCTIONS = _pure_numpy_functions()
 
 
 class UfuncMethodVariable(VariableTracker):
@@ -203,8 +220,10 @@ class ModuleVariable(VariableTracker):
                                "draw random numbers outside the compiled function and pass them in")
         if getattr(value, "__kiln_graph_break__", False):
             return UserFunctionVariable(value)
-        if getattr(value, "__kiln_compiled__", None) is not None or type(value) is types.FunctionType:
-            return wrap(tx, value, AttrSource(self.source, name) if self.source else None)
+        trusted = self.module.__name__.split(".")[0] in ("numpy", "math")
+        if self.source is not None and (not trusted or type(value) is types.FunctionType):
+            # A user module's attributes can change between calls: guard them.
+            return wrap(tx, value, AttrSource(self.source, name))
         return wrap(tx, value, None)
 
 
@@ -247,7 +266,7 @@ class UserObjectVariable(VariableTracker):
         from .builder import wrap
         try:
             static = inspect.getattr_static(self.obj, name)
-        except AttributeError as e:
+        except AttributeError:
             if hasattr(type(self.obj), "__getattr__"):
                 tx.unsupported("unsupported_value", f"{self.describe()} defines __getattr__")
             tx.user_error(AttributeError(f"'{type(self.obj).__name__}' object has no attribute '{name}'"))
@@ -256,6 +275,8 @@ class UserObjectVariable(VariableTracker):
         if name in instance_dict:
             return wrap(tx, instance_dict[name], src)
         if isinstance(static, types.FunctionType):
+            if self.source is not None:  # the class could be patched: pin the method
+                tx.guards.add_id(AttrSource(AttrSource(self.source, "__class__"), name), static)
             return UserMethodVariable(static, self)
         if getattr(static, "__kiln_compiled__", None) is not None:
             return UserMethodVariable(static.__kiln_compiled__, self)

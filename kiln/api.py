@@ -1,0 +1,329 @@
+"""``kiln.compile``: the dispatcher that checks the cache, captures, installs entries.
+
+A call of a compiled function walks its cache entries (newest first); each entry is one
+generated function with the user's signature that checks the entry's guards and, when they
+hold, runs the compiled graph and rebuilds the return value. On a miss, under a lock:
+explain the miss (recompile log, automatic dynamic dims), capture, hand the graph to the
+backend, install the entry, run it. Entries whose capture hit a graph break run the
+original function as plain Python. Cache hits take no lock.
+
+    >>> import numpy as np, kiln
+    >>> @kiln.compile
+    ... def f(x, lr):
+    ...     return x - lr * x
+    >>> f(np.ones(3), 0.5)
+    array([0.5, 0.5, 0.5])
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import linecache
+import threading
+import time
+import types
+import warnings
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import logs
+from .capture import DynamicSpec, GraphBreak, capture
+from .capture.breaks import unsupported_error
+from .config import config
+from .errors import KilnError
+# Imported eagerly: importing the submodule kiln.explain later would rebind the package
+# attribute ``kiln.explain`` (the function) to the module.
+from .explain import ExplainOutput, build_explain_output  # noqa: F401
+from .ir.printer import python_code
+from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry, size_only)
+
+BACKENDS = ("eager",)
+
+
+@dataclass
+class CaptureRecord:
+    """What one compilation produced (for explain, the CLI and logs)."""
+    graph: Any
+    graph_break: GraphBreak | None
+    guards: list[str]
+    ops: list[str]
+    compile_time_s: float
+    recompile_reasons: list[str] = field(default_factory=list)
+    dynamic_dims: list[str] = field(default_factory=list)
+
+
+def _eager_backend(graph: Any, example_inputs: list) -> Callable:
+    """Run the graph with NumPy: its printed code, each op calling its NumPy kernel directly.
+
+    Graph nodes hold fully bound parameters, so the printed ``ops.<name>(...)`` calls can go
+    straight to ``op.impl`` (skipping the op-call checks the tracer hooks need); the code is
+    registered with linecache, so tracebacks show the graph's lines.
+    """
+    consts: dict[str, Any] = {}
+    src = python_code(graph, consts)
+    kernels = types.SimpleNamespace(**{n.target.name: n.target.impl for n in graph.calls})
+    _eager_counter[0] += 1
+    filename = f"<kiln eager graph {graph.name} #{_eager_counter[0]}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    namespace = {"ops": kernels, "np": np, **consts}
+    exec(builtins.compile(src, filename, "exec"), namespace)
+    return namespace[graph.name]
+
+
+_eager_counter = [0]
+
+
+def _resolve_backend(backend: Any) -> Callable:
+    if callable(backend):
+        return backend
+    if backend == "eager":
+        return _eager_backend
+    raise KilnError(f"unknown kiln backend {backend!r}; available: {', '.join(map(repr, BACKENDS))} "
+                    f"or a callable backend(graph, example_inputs) -> callable")
+
+
+_all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI
+
+
+class CompiledFunction:
+    """A function compiled by kiln; call it like the original."""
+
+    def __init__(self, fn: Callable, backend: Any = "eager", fullgraph: bool = False,
+                 dynamic: bool | None = None, register: bool = True) -> None:
+        self.bound_self = None
+        if isinstance(fn, types.MethodType):
+            self.bound_self, fn = fn.__self__, fn.__func__
+        if isinstance(fn, CompiledFunction):
+            fn = fn.fn
+        if not isinstance(fn, types.FunctionType):
+            raise KilnError(f"kiln.compile expects a Python function or method, got "
+                            f"{type(fn).__name__}; wrap the call in a def")
+        self.fn = fn
+        self.backend_name = backend
+        self.backend = _resolve_backend(backend)
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.__kiln_compiled__ = fn
+        functools.update_wrapper(self, fn)
+        self._lock = threading.RLock()
+        self.reset()
+        if register:
+            _all_compiled.append(weakref.ref(self))
+
+    def reset(self) -> None:
+        self._entries: tuple = ()
+        self._dynamic_marked: set = set()
+        self._limit_warned = False
+        self.records: list[CaptureRecord] = []
+        self.calls_uncompiled = 0
+
+    # -- calling ----------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.bound_self is not None:
+            args = (self.bound_self,) + args
+        for entry in self._entries:
+            result = entry.check(*args, **kwargs)
+            if result is MISS:
+                continue
+            if result is RUN_EAGER:
+                return self.fn(*args, **kwargs)
+            return result
+        return self._miss(args, kwargs)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __reduce__(self):
+        return (_restore, (self.fn, self.backend_name, self.fullgraph, self.dynamic, self.bound_self))
+
+    def __repr__(self) -> str:
+        return f"<kiln compiled {self.fn.__qualname__}: {len(self._entries)} cache entries>"
+
+    @property
+    def cache_entries(self) -> tuple:
+        return self._entries
+
+    # -- compiling ----------------------------------------------------------------------
+    def _miss(self, args: tuple, kwargs: dict) -> Any:
+        with self._lock:
+            for entry in self._entries:  # another thread may have compiled it meanwhile
+                result = entry.check(*args, **kwargs)
+                if result is RUN_EAGER:
+                    break
+                if result is not MISS:
+                    return result
+            else:
+                entry = self._compile(args, kwargs)
+        if entry is None:
+            self.calls_uncompiled += 1
+            return self.fn(*args, **kwargs)
+        result = entry.check(*args, **kwargs)
+        if result is MISS and config.debug_checks:
+            failed = "; ".join(describe_failure(g, s) for g, s in entry.failures(args, kwargs))
+            raise AssertionError(f"kiln bug: the entry just compiled for {self.fn.__qualname__} "
+                                 f"rejects the call it was made for: {failed}")
+        if result is RUN_EAGER or result is MISS:
+            return self.fn(*args, **kwargs)
+        return result
+
+    def _compile(self, args: tuple, kwargs: dict) -> CacheEntry | None:
+        name = self.fn.__qualname__
+        reasons: list[str] = []
+        if self._entries:
+            limit = config.recompile_limit
+            if len(self._entries) >= limit:
+                if not self._limit_warned:
+                    self._warn_limit([(e, e.failures(args, kwargs)) for e in self._entries], limit)
+                return None
+            failures = [(e, e.failures(args, kwargs)) for e in self._entries]
+            for e, failed in failures:
+                reasons += [f"entry {e.index}: {describe_failure(g, seen)}" for g, seen in failed[:3]]
+            newest_failed = failures[0][1]
+            if self.dynamic is None:
+                dims = size_only(newest_failed)
+                if dims:
+                    self._dynamic_marked.update(dims)
+                    reasons.append("marking dynamic: " + ", ".join(f"{s}.shape[{d}]" for s, d in dims))
+            logs.log("recompiles", f"{name}: recompiling (cache entry {len(self._entries)}), "
+                     f"because no entry's guards hold:", "\n".join(reasons))
+        start = time.perf_counter()
+        result = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked))
+        guards = result.guards
+        graph = result.graph
+        if result.graph_break is not None:
+            record = result.graph_break
+            logs.log("graph_breaks", f"{name}: graph break ({record.kind}) at {record.location()}",
+                     f"{record.source}\n{record.reason}" + (f"\nhint: {record.hint}" if record.hint else ""))
+            if self.fullgraph and record.kind != "user_error":
+                raise unsupported_error(record, name) from None
+            if not result.cacheable:
+                return None
+            check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
+            graph = None
+        else:
+            extra = {}
+            body = []
+            if graph is not None:
+                example = _example_inputs(self.fn, guards, result.input_codes, args, kwargs)
+                compiled = self.backend(graph, example)
+                extra["_kiln_graph"] = compiled
+                body.append(f"_kiln_out = _kiln_graph({', '.join(result.input_codes)})")
+            body.append(f"return {result.return_code}")
+            check = make_entry(self.fn, guards, body, extra, tag=f"{name} entry")
+        entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries))
+        elapsed = time.perf_counter() - start
+        self.records.append(CaptureRecord(graph, result.graph_break, guards.texts(),
+                                          graph.op_names() if graph is not None else [],
+                                          elapsed, reasons, result.dynamic_dims))
+        if graph is not None:
+            logs.log("graph", f"{name}: graph {len(self.records) - 1}"
+                     + (f" (dynamic: {', '.join(result.dynamic_dims)})" if result.dynamic_dims else ""),
+                     graph.python_code())
+        logs.log("guards", f"{name}: cache entry {entry.index} guards", "\n".join(guards.texts()))
+        self._entries = (entry,) + self._entries
+        return entry
+
+    def _warn_limit(self, failures: list, limit: int) -> None:
+        if self._limit_warned:
+            return
+        self._limit_warned = True
+        churn = next((describe_failure(g, seen) for _, failed in failures for g, seen in failed[:1]),
+                     "unknown")
+        message = (f"kiln: {self.fn.__qualname__} hit recompile_limit ({limit} cache entries); the "
+                   f"guard that keeps failing is `{churn}`. Existing entries keep serving; other "
+                   f"inputs now run uncompiled. Raise kiln.config.recompile_limit or make the "
+                   f"changing value an argument (or use dynamic=True for sizes).")
+        logs.log("recompiles", f"{self.fn.__qualname__}: recompile_limit ({limit}) reached", churn)
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+def _example_inputs(fn, guards, codes: list[str], args: tuple, kwargs: dict) -> list:
+    if not codes:
+        return []
+    getter = make_entry(fn, guards.__class__(guards.ns), [f"return [{', '.join(codes)}]"],
+                        tag="example inputs")
+    return getter(*args, **kwargs)
+
+
+def _restore(fn, backend, fullgraph, dynamic, bound_self):
+    target = types.MethodType(fn, bound_self) if bound_self is not None else fn
+    return CompiledFunction(target, backend, fullgraph, dynamic)
+
+
+def compile(fn: Callable | None = None, *, backend: Any = "eager", fullgraph: bool = False,
+            dynamic: bool | None = None) -> Any:
+    """Compile a NumPy function; usable bare (``@kiln.compile``) or with arguments.
+
+        >>> import numpy as np, kiln
+        >>> @kiln.compile(backend="eager", fullgraph=True)
+        ... def f(x):
+        ...     return np.sin(x) ** 2 + np.cos(x) ** 2
+        >>> f(np.zeros(2))
+        array([1., 1.])
+    """
+    if fn is None:
+        return lambda f: CompiledFunction(f, backend, fullgraph, dynamic)
+    return CompiledFunction(fn, backend, fullgraph, dynamic)
+
+
+def reset() -> None:
+    """Forget every compiled graph and cache entry (kiln.config and disable marks stay)."""
+    for ref in list(_all_compiled):
+        cf = ref()
+        if cf is None:
+            _all_compiled.remove(ref)
+        else:
+            with cf._lock:
+                cf.reset()
+
+
+def live_compiled_functions() -> list[CompiledFunction]:
+    return [cf for cf in (r() for r in _all_compiled) if cf is not None]
+
+
+def graph_break() -> None:
+    """Inside a compiled function: end the graph here (the function runs as plain Python)."""
+
+
+graph_break.__kiln_graph_break__ = True
+
+
+def disable(fn: Callable | None = None) -> Callable:
+    """Never compile ``fn``; calling it from compiled code is a graph break at the call."""
+    if fn is None:
+        return disable
+    if isinstance(fn, CompiledFunction):
+        fn = fn.fn
+
+    @functools.wraps(fn)
+    def disabled(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    disabled.__kiln_disabled__ = True
+    return disabled
+
+
+def explain(fn: Callable) -> Callable:
+    """``kiln.explain(fn)(*args, **kwargs)``: run once with a fresh cache and report.
+
+        >>> import numpy as np, kiln
+        >>> out = kiln.explain(lambda x: np.exp(x) + 1)(np.ones(2))
+        >>> out.graph_count, out.graph_break_count
+        (1, 0)
+    """
+    def run(*args: Any, **kwargs: Any):
+        target = fn.fn if isinstance(fn, CompiledFunction) else fn
+        bound = fn.bound_self if isinstance(fn, CompiledFunction) else None
+        if bound is not None:
+            target = types.MethodType(target, bound)
+        dynamic = fn.dynamic if isinstance(fn, CompiledFunction) else None
+        cf = CompiledFunction(target, "eager", False, dynamic, register=False)
+        cf(*args, **kwargs)
+        return build_explain_output(cf.records)
+
+    return run

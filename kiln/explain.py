@@ -1,0 +1,65 @@
+"""ExplainOutput: what compiling one call produced, for humans (``str``) and machines."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .capture.breaks import GraphBreak
+
+
+@dataclass
+class ExplainOutput:
+    graphs: list = field(default_factory=list)
+    graph_count: int = 0
+    graph_break_count: int = 0
+    break_reasons: list[GraphBreak] = field(default_factory=list)
+    guards: list[str] = field(default_factory=list)
+    ops_per_graph: list[list[str]] = field(default_factory=list)
+    compile_time_s: float = 0.0
+    recompile_reasons: list[str] = field(default_factory=list)
+    dynamic_dims: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"Graph count: {self.graph_count}",
+                 f"Graph break count: {self.graph_break_count}",
+                 f"Op count: {sum(len(ops) for ops in self.ops_per_graph)}",
+                 f"Compile time: {self.compile_time_s * 1000:.1f} ms"]
+        if self.break_reasons:
+            lines.append("Break reasons:")
+            for i, b in enumerate(self.break_reasons, 1):
+                lines.append(f"  {i}. [{b.kind}] {b.reason}")
+                lines.append(f"     at {b.filename}:{b.lineno}: {b.source}")
+                if b.hint:
+                    lines.append(f"     hint: {b.hint}")
+        for i, (graph, ops) in enumerate(zip(self.graphs, self.ops_per_graph)):
+            lines.append(f"Graph {i} ({len(ops)} ops: {', '.join(ops)}):")
+            lines += ["  " + line for line in str(graph).rstrip("\n").split("\n")]
+        if self.dynamic_dims:
+            lines.append("Dynamic dims: " + ", ".join(self.dynamic_dims))
+        lines.append(f"Guards ({len(self.guards)}):")
+        lines += [f"  {g}" for g in self.guards]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"graph_count": self.graph_count, "graph_break_count": self.graph_break_count,
+                "break_reasons": [b.to_json() for b in self.break_reasons],
+                "graphs": [str(g) for g in self.graphs], "guards": list(self.guards),
+                "ops_per_graph": self.ops_per_graph, "compile_time_s": self.compile_time_s,
+                "recompile_reasons": self.recompile_reasons, "dynamic_dims": self.dynamic_dims}
+
+
+def build_explain_output(records: list) -> ExplainOutput:
+    out = ExplainOutput()
+    for rec in records:
+        if rec.graph is not None and rec.ops:
+            out.graphs.append(rec.graph)
+            out.ops_per_graph.append(list(rec.ops))
+        if rec.graph_break is not None:
+            out.break_reasons.append(rec.graph_break)
+        out.guards += [g for g in rec.guards if g not in out.guards]
+        out.compile_time_s += rec.compile_time_s
+        out.recompile_reasons += rec.recompile_reasons
+        out.dynamic_dims += [d for d in rec.dynamic_dims if d not in out.dynamic_dims]
+    out.graph_count = len(out.graphs)
+    out.graph_break_count = len(out.break_reasons)
+    return out

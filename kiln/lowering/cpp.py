@@ -1,0 +1,265 @@
+"""C++ renderer: a scheduled kernel -> one ``extern "C"`` function (and its cffi cdef).
+
+Python decides everything here — loop nests, collapsed dimensions, index expressions,
+reduction accumulators, when to use threads — and the jinja2 templates in
+kiln/codegen_templates/ lay it out. Generated kernels:
+
+- collapse adjacent loops whenever every access allows it (a contiguous 2-d array is one
+  flat loop), so the innermost loop is long and unit-stride and GCC vectorizes it
+  (``#pragma omp simd``; libm calls go to glibc's vector math through SIMD declarations);
+- run serially unless the work is large enough to pay for an OpenMP region;
+- accumulate float reductions in double, NaN-aware for max/min.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import os
+from dataclasses import dataclass, field
+
+import jinja2
+import numpy as np
+
+from .loop_ir import Affine, Emitter, NameSource, ctype, literal
+from .scheduler import Kernel, node_index, write_index
+
+VECTOR_MATH = ["sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+               "cbrt", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"]
+VECTOR_MATH2 = ["atan2", "hypot", "pow"]
+SCALAR_MATH2 = ["fmod"]
+# Elements of work below which a kernel stays on the calling thread.
+PARALLEL_GRAIN = 32768
+
+TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
+
+
+@functools.lru_cache(maxsize=None)
+def templates() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), keep_trailing_newline=True,
+                              undefined=jinja2.StrictUndefined)
+
+
+@functools.lru_cache(maxsize=None)
+def prelude() -> str:
+    return templates().get_template("cpp_prelude.h").render(
+        vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2)
+
+
+def no_builtin_flags() -> list[str]:
+    """-fno-builtin-<fn> for every declared math function (so our declarations win)."""
+    names = VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2
+    return [f"-fno-builtin-{n}{suffix}" for n in names for suffix in ("", "f")]
+
+
+@dataclass
+class RenderedKernel:
+    name: str
+    source: str
+    cdef: str
+    buffers: list = field(default_factory=list)   # Buffers passed, in parameter order
+    scalars: list = field(default_factory=list)   # Scalar args passed, after the buffers
+    written: set = field(default_factory=set)
+
+
+_INIT = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
+_CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min", "any": "|", "all": "&"}
+
+
+def _acc_ctype(dtype: np.dtype) -> str:
+    return "int" if dtype.kind == "b" else ctype(dtype)
+
+
+def _init(combine: str, dtype: np.dtype) -> str:
+    if combine in _INIT:
+        return _INIT[combine]
+    big = combine == "min"
+    if dtype.kind == "f":
+        return literal(np.inf if big else -np.inf, dtype)
+    if dtype.kind == "b":
+        return "1" if big else "0"
+    info = np.iinfo(dtype)
+    return literal(info.max if big else info.min, dtype)
+
+
+class _Collapse:
+    """Groups of adjacent loop variables that every access lets run as one flat loop."""
+
+    def __init__(self, vars_: list[tuple[str, int]], accesses: list[Affine]) -> None:
+        self.groups: list[list[tuple[str, int]]] = []
+        for v, n in vars_:
+            if self.groups and all(a.terms.get(self.groups[-1][-1][0], 0) == a.terms.get(v, 0) * n
+                                   for a in accesses):
+                self.groups[-1].append((v, n))
+            else:
+                self.groups.append([(v, n)])
+        self.of = {v: g for g in self.groups for v, _ in g}
+
+    def loops(self) -> list[tuple[str, int]]:
+        return [(g[0][0], math.prod(n for _, n in g)) for g in self.groups]
+
+    def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
+        out, done = [], set()
+        for v, c in sorted(terms.items()):
+            g = self.of.get(v)
+            if g is None:
+                out.append((v, c))
+            elif g[0][0] not in done:
+                done.add(g[0][0])
+                coef = terms.get(g[-1][0], 0)
+                if coef:
+                    out.append((g[0][0], coef))
+        return out
+
+
+def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tuple[list, list]:
+    """The statements run per outer point; also every index they access."""
+    frame = kernel.frame
+    lines: list[str] = []
+    accesses: list[Affine] = []
+    locals_: dict[str, str] = {}
+    inner = rename.inner_loops if rename else [(v, n) for v, n in frame.inner_vars()]
+    ren = rename.rename if rename else None
+    for kind, members in kernel.stages:
+        em = Emitter(names, forwarded={}, locals_=locals_)
+        em.rename = ren
+        pre: list[str] = []
+        post: list[str] = []
+        updates: list[str] = []
+        clauses: list[str] = []
+        for node, role in members:
+            buf = node.buf
+            if role in ("row", "scalar"):
+                v = node.value.load(em, node_index(node, role, frame))
+                w = write_index(node, role, frame)
+                em.forwarded[(buf.name, w)] = v
+                if role == "scalar":
+                    locals_[buf.name] = v
+                if local.get(buf.name) not in ("register", "scalar"):
+                    em.lines.append(f"{names.arg(buf)}[{w.render(ren)}] = {v};")
+                    accesses.append(w)
+                continue
+            # a reduction: accumulate per lane, finish after the loop
+            acc_dt = node.acc_dtype
+            acc, nan = names.temp().replace("t", "acc"), None
+            pre.append(f"{_acc_ctype(acc_dt)} {acc} = {_init(node.combine, acc_dt)};")
+            clauses.append(f"reduction({_CLAUSE[node.combine]}:{acc})")
+            v = node.src.load(em, node_index(node, "reduce", frame))
+            if node.combine in ("sum", "prod"):
+                v = em.cast(v, node.src.dtype, acc_dt)
+                updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
+            elif node.combine in ("max", "min"):
+                v = em.cast(v, node.src.dtype, acc_dt)
+                cmp = ">" if node.combine == "max" else "<"
+                updates.append(f"{acc} = {v} {cmp} {acc} ? {v} : {acc};")
+                if acc_dt.kind == "f":
+                    nan = acc.replace("acc", "nan")
+                    pre.append(f"int {nan} = 0;")
+                    clauses.append(f"reduction(|:{nan})")
+                    updates.append(f"{nan} |= ({v} != {v});")
+            else:
+                updates.append(f"{acc} {'|' if node.combine == 'any' else '&'}= ({v} != 0);")
+            out_dt = buf.dtype
+            red = acc.replace("acc", "red")
+            value = f"({ctype(out_dt)})({acc})" if out_dt.kind != "b" else f"({acc} != 0)"
+            if nan:
+                value = f"{nan} ? {literal(np.nan, out_dt)} : {value}"
+            post.append(f"const {ctype(out_dt)} {red} = {value};")
+            locals_[buf.name] = red
+            if local.get(buf.name) != "scalar":
+                w = write_index(node, "reduce", frame)
+                post.append(f"{names.arg(buf)}[{w.render(ren)}] = {red};")
+                accesses.append(w)
+        accesses.extend(a for _, a in em.loads)
+        body = em.lines + updates
+        if kind == "scalar" or not inner:
+            lines += pre + body + post
+            continue
+        lines += pre
+        for depth, (v, n) in enumerate(inner):
+            if depth == len(inner) - 1:
+                lines.append("#pragma omp simd" + "".join(" " + c for c in clauses))
+            lines.append("  " * depth + f"for (int64_t {v} = 0; {v} < {n}; ++{v}) {{")
+        lines += ["  " * len(inner) + line for line in body]
+        lines += ["  " * d + "}" for d in reversed(range(len(inner)))]
+        lines += post
+    return lines, accesses
+
+
+class _Renamer:
+    def __init__(self, outer: _Collapse, inner: _Collapse) -> None:
+        self.outer, self.inner = outer, inner
+        self.inner_loops = inner.loops()
+
+    def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
+        return self.inner.rename(dict(self.outer.rename(terms)))
+
+
+def render_kernel(kernel: Kernel, local: dict) -> RenderedKernel:
+    frame = kernel.frame
+    _, accesses = _render_stages(kernel, local, NameSource(), None)
+    outer = _Collapse(frame.outer_vars(), accesses)
+    inner = _Collapse(frame.inner_vars(), accesses)
+    renamer = _Renamer(outer, inner)
+    names = NameSource()
+    lines, _ = _render_stages(kernel, local, names, renamer)
+
+    loops = outer.loops() or [("o0", 1)]
+    flat_pointwise = not renamer.inner_loops and not frame.axes
+    body: list[str] = []
+    for depth, (v, n) in enumerate(loops):
+        lo, hi = ("begin", "end") if depth == 0 else ("0", str(n))
+        if depth == len(loops) - 1 and (flat_pointwise or not renamer.inner_loops):
+            body.append("    " * (depth + 1) + "#pragma omp simd")
+        body.append("    " * (depth + 1) + f"for (int64_t {v} = {lo}; {v} < {hi}; ++{v}) {{")
+    pad = "    " * (len(loops) + 1)
+    body += [pad + line for line in lines]
+    body += ["    " * (d + 1) + "}" for d in reversed(range(len(loops)))]
+
+    written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
+    buffers = list(names.buffers.values())
+    params, args, cparams = [], [], []
+    for b in buffers:
+        const = "" if b.name in written else "const "
+        params.append(f"{const}{ctype(b.dtype)}* __restrict {names.args[b.name]}")
+        cparams.append("void*")
+        args.append(names.args[b.name])
+    scalars = list(names.scalars.values())
+    for s in scalars:
+        ct = "int" if s.dtype.kind == "b" else ctype(s.dtype)
+        params.append(f"{ct} {s.expr}")
+        cparams.append(ct)
+        args.append(s.expr)
+    work = math.prod(frame.shape)
+    d0 = loops[0][1]
+    sources = []
+    ops = []
+    for n in kernel.nodes:
+        for origin in n.origins:
+            src = getattr(origin, "meta", {}).get("source")
+            if src:
+                text = f"{os.path.basename(src[0])}:{src[1]}  {src[2].strip()}"
+                if text not in sources:
+                    sources.append(text)
+            if getattr(origin, "kind", None) == "call":
+                label = f"{origin.name} = {origin.op.name}"
+                if label not in ops:
+                    ops.append(label)
+    k = dict(name=kernel.name, ops=", ".join(ops), frame=_describe_frame(frame), sources=sources,
+             params=", ".join(params) or "void", args=", ".join(args), body="\n".join(body),
+             parallel=work >= PARALLEL_GRAIN and d0 >= 2, d0=d0,
+             align=64 if flat_pointwise and len(loops) == 1 else 1)
+    source = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
+    cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
+    return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written)
+
+
+def _describe_frame(frame) -> str:
+    dims = "x".join(str(d) for d in frame.shape) or "scalar"
+    if frame.axes:
+        return f"iterates {dims}, reducing axes {list(frame.axes)}"
+    return f"iterates {dims} elementwise"
+
+
+def render_module(graph_name: str, kernels: list[RenderedKernel]) -> str:
+    return templates().get_template("cpp_module.cpp.j2").render(
+        graph_name=graph_name, prelude=prelude(), kernels=[k.source for k in kernels])

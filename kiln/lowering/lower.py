@@ -1,0 +1,508 @@
+"""Graph -> loop-level IR: each graph node becomes a value (see loop_ir.py).
+
+:class:`GraphLowering` interprets the graph with lowering rules instead of NumPy kernels
+(the way Inductor's ``GraphLowering`` is an FX interpreter):
+
+- pointwise ops with C++ templates compose into :class:`Pointwise` closures (no buffer);
+- reductions become :class:`ComputeNode` s of kind 'reduction' (realized buffers);
+- views remap indices (strides of a buffer, or an affine remap of a closure);
+- anything else is an :class:`ExternNode`: the op's NumPy kernel called by the wrapper.
+
+A closure is *realized* into a 'pointwise' ComputeNode when its array is needed as
+memory: graph outputs, extern inputs, views that no affine remap can express, and
+expensive values read by several users.
+
+    >>> import numpy as np
+    >>> from kiln.ir import trace
+    >>> from kiln.ops import F, TensorMeta
+    >>> g = trace(lambda x: F.sin(F.cos(x)), [TensorMeta((8,), np.float32)], ["x"])
+    >>> low = GraphLowering(g, [np.zeros(8, np.float32)]).run()
+    >>> [n.kind for n in low.nodes]
+    ['pointwise']
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..errors import Unsupported
+from ..ir import Graph, Node, map_nodes
+from ..ops import Category, TensorMeta, infer_meta
+from ..ops.meta import to_fake
+from .loop_ir import (Affine, Buffer, BufferValue, Emitter, Pointwise, Scalar, Value,
+                      broadcast_index, contiguous_strides, ctype, kind, linear, literal, CTYPES)
+from .rules import REDUCTIONS, SAFE_VIEWS, lowering_of
+
+# A value read by more than one user is realized (computed once into memory) when its
+# closure costs more than this many "ops" (a libm call counts 8); cheaper ones are
+# recomputed in each consumer, which keeps softmax/layernorm in one kernel.
+REALIZE_COST = 24
+
+
+class Opaque(Value):
+    """A Python object only the wrapper handles (a tuple from an extern, say)."""
+
+    def __init__(self, name: str, meta: Any) -> None:
+        self.name = name
+        self.meta = meta
+        self.shape = getattr(meta, "shape", ())
+        self.dtype = getattr(meta, "dtype", np.dtype(object))
+
+
+class ComputeNode:
+    """A realized computation: one buffer written by a loop nest (fused later)."""
+
+    def __init__(self, name: str, buf: Buffer, kind: str, origins: tuple) -> None:
+        self.name = name
+        self.buf = buf
+        self.kind = kind  # 'pointwise' | 'reduction'
+        self.origins = origins
+        # pointwise: value (shape == buf.shape)
+        self.value: Value | None = None
+        # reduction: src value over in_shape, reduced axes, combine, accumulator dtype
+        self.src: Value | None = None
+        self.in_shape: tuple = ()
+        self.axes: tuple = ()
+        self.combine = ""
+        self.acc_dtype: np.dtype | None = None
+
+    @property
+    def shape(self) -> tuple:
+        return self.in_shape if self.kind == "reduction" else self.buf.shape
+
+    def __repr__(self) -> str:
+        return f"ComputeNode({self.name}, {self.kind}, {self.buf.shape})"
+
+
+class ExternNode:
+    """A call of an op's NumPy kernel from the wrapper (matmul, linalg, unlowered ops)."""
+
+    def __init__(self, name: str, op: Any, args: tuple, params: dict, out: Value,
+                 origins: tuple) -> None:
+        self.name = name
+        self.op = op
+        self.args = args
+        self.params = params
+        self.out = out
+        self.origins = origins
+        self.kind = "extern"
+
+    def __repr__(self) -> str:
+        return f"ExternNode({self.name}, {self.op.name})"
+
+
+def iter_values(value: Any):
+    if isinstance(value, Value):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from iter_values(v)
+    elif isinstance(value, slice):
+        yield from iter_values((value.start, value.stop, value.step))
+
+
+def map_values(value: Any, fn) -> Any:
+    if isinstance(value, Value):
+        return fn(value)
+    if isinstance(value, tuple):
+        return tuple(map_values(v, fn) for v in value)
+    if isinstance(value, list):
+        return [map_values(v, fn) for v in value]
+    if isinstance(value, slice):
+        return slice(map_values(value.start, fn), map_values(value.stop, fn), map_values(value.step, fn))
+    return value
+
+
+def buffers_read(value: Value) -> set:
+    """Names of the buffers a value's code loads (by running it on a throwaway emitter)."""
+    from .loop_ir import NameSource
+    if isinstance(value, BufferValue):
+        return {value.buf.name}
+    if not isinstance(value, Pointwise):
+        return set()
+    em = Emitter(NameSource())
+    value.fn(em, [Affine.var(f"d{k}") for k in range(len(value.shape))])
+    return {b.name for b, _ in em.loads}
+
+
+class GraphLowering:
+    """Lower a graph for given example inputs (their strides are specialized on)."""
+
+    def __init__(self, graph: Graph, example_inputs: list) -> None:
+        self.graph = graph
+        self.example_inputs = list(example_inputs)
+        self.nodes: list[ComputeNode | ExternNode] = []
+        self.buffers: dict[str, Buffer] = {}
+        self.inputs: list[tuple[str, Any]] = []   # (placeholder name, Buffer | Scalar | None)
+        self.constants: dict[str, Any] = {}        # wrapper global name -> value
+        self.outputs: list[Any] = []
+        self.scalar_outputs: set[int] = set()      # output positions NumPy returns as scalars
+        self.env: dict[Node, Any] = {}
+        self._realized: dict[int, BufferValue] = {}
+        self._count = 0
+        self._origin: tuple = ()
+
+    # -- helpers ----------------------------------------------------------------------------
+    def fresh(self, prefix: str = "buf") -> str:
+        self._count += 1
+        return f"{prefix}{self._count - 1}"
+
+    def new_buffer(self, shape: tuple, dtype: Any, kind: str) -> Buffer:
+        dtype = np.dtype(dtype)
+        if dtype.name not in CTYPES:
+            raise Unsupported(f"dtype {dtype} has no C++ lowering")
+        buf = Buffer(self.fresh(), shape, dtype, kind)
+        self.buffers[buf.name] = buf
+        return buf
+
+    def as_value(self, arg: Any) -> Any:
+        """A graph argument as a lowering value (Python scalars become weak Scalars)."""
+        if isinstance(arg, Node):
+            return self.env[arg]
+        if isinstance(arg, np.generic) and arg.dtype.name in CTYPES:  # strong (np.float64 is a float!)
+            return Scalar(literal(arg.item(), arg.dtype), arg.dtype, weak=False, value=arg.item())
+        if isinstance(arg, bool):
+            return Scalar(literal(arg, np.bool_), np.bool_, weak=True, value=arg)
+        if isinstance(arg, int):
+            return Scalar(str(arg), np.int64, weak=True, value=arg)
+        if isinstance(arg, float):
+            return Scalar(literal(arg, np.float64), np.float64, weak=True, value=arg)
+        return arg
+
+    # -- the interpreter --------------------------------------------------------------------
+    def run(self) -> "GraphLowering":
+        placeholders = self.graph.placeholders
+        if len(placeholders) != len(self.example_inputs):
+            raise Unsupported("example inputs do not match the graph's placeholders")
+        uses = {n: len(n.users) for n in self.graph.nodes}
+        for node in self.graph.nodes:
+            self._origin = (node,)
+            if node.kind == "placeholder":
+                value = self.example_inputs[placeholders.index(node)]
+                self.env[node] = self.lower_input(node.name, value)
+            elif node.kind == "constant":
+                self.env[node] = self.lower_constant(node.name, node.target)
+            elif node.kind == "call":
+                args = tuple(self.as_value(a) for a in map_nodes(node.args, self.env.__getitem__))
+                value = self.lower_call(node.op, args, node.kwargs, node.val)
+                if isinstance(value, Pointwise) and uses[node] > 1 and value.cost > REALIZE_COST:
+                    value = self.realize(value)
+                self.env[node] = value
+            elif node.kind == "output":
+                self.lower_outputs(node)
+        return self
+
+    def lower_input(self, name: str, value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            if value.dtype.name not in CTYPES:
+                raise Unsupported(f"input {name} has dtype {value.dtype}, which has no C++ lowering")
+            item = value.itemsize
+            if any(s % item for s in value.strides):
+                raise Unsupported(f"input {name} has strides {value.strides} that are not "
+                                  f"multiples of its item size")
+            buf = Buffer(name, value.shape, value.dtype, "input")
+            buf.strides = tuple(s // item for s in value.strides)
+            buf.contiguous = bool(value.flags.c_contiguous)
+            self.buffers[name] = buf
+            self.inputs.append((name, buf))
+            return BufferValue.whole(buf)
+        if isinstance(value, (bool, int, float, np.generic)) and \
+                np.asarray(value).dtype.name in CTYPES:
+            weak = isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+            dtype = np.dtype(value.dtype if isinstance(value, np.generic) else np.bool_
+                             if isinstance(value, bool) else np.int64 if isinstance(value, int)
+                             else np.float64)
+            scalar = Scalar(f"s_{name}", dtype, weak=weak)
+            scalar.arg = True
+            scalar.pytype = type(value) if weak else None
+            self.inputs.append((name, scalar))
+            return scalar
+        self.inputs.append((name, None))
+        return Opaque(name, None)
+
+    def lower_constant(self, name: str, value: Any) -> Any:
+        if isinstance(value, np.ndarray) and value.dtype.name in CTYPES and \
+                all(s % value.itemsize == 0 for s in value.strides):
+            gname = f"_c_{name}"
+            buf = Buffer(gname, value.shape, value.dtype, "const")
+            buf.strides = tuple(s // value.itemsize for s in value.strides)
+            buf.contiguous = bool(value.flags.c_contiguous)
+            self.buffers[gname] = buf
+            self.constants[gname] = value
+            return BufferValue.whole(buf)
+        return self.as_value(value)
+
+    def lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
+        if meta is None:
+            meta = infer_meta(op, map_values(args, _meta_of), params)
+        if any(isinstance(v, Opaque) for v in iter_values(args)) or not isinstance(meta, TensorMeta) \
+                or meta.dtype.name not in CTYPES:
+            return self.extern(op, args, params, meta)
+        rule = lowering_of(op)
+        try:
+            if isinstance(rule, dict) and "decompose" in rule:
+                return self.decompose(rule["decompose"], args, params)
+            if op.category == Category.POINTWISE and isinstance(rule, dict) and "cpp" in rule:
+                value = self.pointwise(op, rule["cpp"], args, params, meta)
+                if value is not None:
+                    return value
+            elif op.category == Category.REDUCTION and op.name in REDUCTIONS:
+                from .reductions import lower_reduction
+                value = lower_reduction(self, op, args[0], params, meta)
+                if value is not None:
+                    return value
+            elif op.category == Category.VIEW:
+                value = self.view(op, args, params, meta)
+                if value is not None:
+                    return value
+        except _NoRule:
+            pass
+        return self.extern(op, args, params, meta)
+
+    def decompose(self, fn: Any, args: tuple, params: dict) -> Any:
+        """Run a decomposition written with ops: each op call lowers through this object."""
+        previous = _CURRENT[0]
+        _CURRENT[0] = self
+        try:
+            return fn(*args, **params)
+        finally:
+            _CURRENT[0] = previous
+
+    # -- pointwise --------------------------------------------------------------------------
+    def pointwise(self, op: Any, templates: dict, args: tuple, params: dict,
+                  meta: TensorMeta) -> Pointwise | None:
+        values = list(args)
+        for v in values:
+            if v is not None and not isinstance(v, Value):
+                return None  # a non-scalar Python argument (a list, say): extern
+        out_dtype = meta.dtype
+        ufunc = getattr(op, "ufunc", None)
+        if ufunc is not None:
+            tokens = tuple(_token(v) for v in values)
+            try:
+                loop = ufunc.resolve_dtypes(tokens + (None,) * ufunc.nout)
+            except (TypeError, ValueError):
+                return None
+            in_dts, loop_out = list(loop[:ufunc.nin]), loop[ufunc.nin]
+        else:
+            in_dts = [np.dtype(bool) if name == "condition" else out_dtype for name in op.inputs]
+            loop_out = out_dtype
+        if any(np.dtype(d).name not in CTYPES for d in in_dts + [loop_out]):
+            return None
+        template = None
+        for i, v in enumerate(values):
+            if isinstance(v, Scalar) and v.value is not None and not getattr(v, "arg", False):
+                key = f"{op.inputs[i]}={v.value:g}" if isinstance(v.value, (int, float)) else None
+                if key in templates:
+                    template = templates[key]
+        k = kind(in_dts[0]) if in_dts else kind(loop_out)
+        if template is None:
+            template = templates.get(k, templates.get("*"))
+        if template is None:
+            return None
+        suffix = "f" if np.dtype(in_dts[0]) == np.float32 else ""
+        T = ctype(in_dts[0])
+        names = op.inputs
+        shape = meta.shape
+
+        def fn(em: Emitter, index: list) -> str:
+            subs = {}
+            for name, v, dt in zip(names, values, in_dts):
+                if v is None:  # a missing clip bound
+                    subs[name] = _unbounded(name, dt)
+                elif isinstance(v, Scalar) and v.value is not None and not getattr(v, "arg", False):
+                    subs[name] = literal(v.value, dt)
+                else:
+                    var = v.load(em, broadcast_index(v.shape, index))
+                    subs[name] = em.cast(var, v.dtype, dt)
+            res = em.assign(template.format(f=suffix, T=T, **subs), loop_out)
+            return em.cast(res, loop_out, out_dtype)
+
+        cost = (8 if "{f}(" in template else 1) + sum(getattr(v, "cost", 0) for v in values)
+        origins = tuple(dict.fromkeys(o for v in values if isinstance(v, Pointwise) for o in v.origins))
+        return Pointwise(shape, out_dtype, fn, cost, origins + self._origin)
+
+    # -- views ------------------------------------------------------------------------------
+    def view(self, op: Any, args: tuple, params: dict, meta: TensorMeta) -> Value | None:
+        x, rest = args[0], args[1:]
+        if any(isinstance(v, Value) for v in iter_values(rest)) or not isinstance(x, (BufferValue, Pointwise)):
+            return None
+        impl = SAFE_VIEWS.get(op.name, op.impl)
+        if isinstance(x, Pointwise):
+            remapped = self._remap_pointwise(x, impl, rest, params)
+            if remapped is not None:
+                return remapped
+            x = self.realize(x)
+        result = _strided_view(impl, x.shape, x.strides, x.dtype, rest, params)
+        if result is None:  # NumPy would copy (a reshape of a non-contiguous window)
+            x = self.realize(self.identity(x))
+            result = _strided_view(impl, x.shape, x.strides, x.dtype, rest, params)
+            if result is None:
+                return None
+        shape, strides, offset = result
+        return BufferValue(x.buf, shape, strides, x.offset + offset, py=(op, (x,) + tuple(rest), params))
+
+    def _remap_pointwise(self, x: Pointwise, impl: Any, rest: tuple, params: dict) -> Value | None:
+        """A view of a closure as an affine remap of its index, when one exists."""
+        cstrides = contiguous_strides(x.shape)
+        result = _strided_view(impl, x.shape, cstrides, np.dtype(np.uint8), rest, params)
+        if result is None:
+            return None
+        shape, strides, offset = result
+        if x.size == 0 or math.prod(shape) == 0:
+            return None
+        start = list(np.unravel_index(offset, x.shape)) if x.shape else []
+        # Output dim j moves input dim k by coef c when its stride is c * cstrides[k].
+        moves: list[tuple[int, int] | None] = []
+        for n, s in zip(shape, strides):
+            if n == 1 or s == 0:
+                moves.append(None)
+                continue
+            k = next((k for k in range(len(x.shape)) if x.shape[k] > 1 and s % cstrides[k] == 0), None)
+            if k is None:
+                return None
+            moves.append((k, s // cstrides[k]))
+        lo, hi = list(start), list(start)
+        for (n, mv) in zip(shape, moves):
+            if mv is not None:
+                k, c = mv
+                (hi if c > 0 else lo)[k] += c * (n - 1)
+        if any(l < 0 or h >= d for l, h, d in zip(lo, hi, x.shape)):
+            return None
+
+        def fn(em: Emitter, index: list) -> str:
+            inner = [Affine(int(s)) for s in start]
+            for ix, mv in zip(index, moves):
+                if mv is not None:
+                    inner[mv[0]] = inner[mv[0]] + ix * mv[1]
+            return x.fn(em, inner)
+
+        return Pointwise(shape, x.dtype, fn, x.cost, x.origins)
+
+    def identity(self, x: Value) -> Pointwise:
+        return Pointwise(x.shape, x.dtype, lambda em, index: x.load(em, index), 0, self._origin)
+
+    # -- realization and externs -------------------------------------------------------------
+    def realize(self, value: Value) -> BufferValue:
+        """Give ``value`` memory: a computed buffer written by a pointwise node."""
+        if isinstance(value, BufferValue):
+            return value
+        if id(value) in self._realized:
+            return self._realized[id(value)]
+        if isinstance(value, Scalar):
+            value = Pointwise((), value.dtype, lambda em, index, v=value: v.load(em, index), 0, self._origin)
+        buf = self.new_buffer(value.shape, value.dtype, "computed")
+        node = ComputeNode(buf.name, buf, "pointwise", getattr(value, "origins", self._origin))
+        node.value = value
+        self.nodes.append(node)
+        out = BufferValue.whole(buf)
+        self._realized[id(value)] = out
+        return out
+
+    def extern(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
+        args = map_values(args, lambda v: self.realize(v) if isinstance(v, Pointwise) else v)
+        name = self.fresh()
+        if isinstance(meta, TensorMeta) and meta.dtype.name in CTYPES:
+            buf = Buffer(name, meta.shape, meta.dtype, "extern")
+            self.buffers[name] = buf
+            out: Value = BufferValue.whole(buf)
+        else:
+            out = Opaque(name, meta)
+        self.nodes.append(ExternNode(name, op, args, dict(params), out, self._origin))
+        return out
+
+    # -- outputs -----------------------------------------------------------------------------
+    def lower_outputs(self, node: Node) -> None:
+        (values,) = node.args
+        outs = []
+        for i, v in enumerate(values):
+            value = self.env[v] if isinstance(v, Node) else v
+            if isinstance(value, Pointwise) or (isinstance(value, Scalar) and isinstance(v, Node)
+                                                and not getattr(value, "arg", False)):
+                value = self.realize(value)
+            if isinstance(v, Node) and v.kind == "call" and isinstance(value, BufferValue) \
+                    and value.shape == () and _numpy_returns_scalar(v):
+                self.scalar_outputs.add(i)
+            outs.append(value)
+        self.outputs = outs
+
+
+class _NoRule(Exception):
+    pass
+
+
+_CURRENT: list = [None]
+
+
+def _hook(op: Any, inputs: tuple, params: dict) -> Any:
+    """Ops called on lowering values (inside decompositions) lower through the current graph."""
+    low = _CURRENT[0]
+    if low is None:
+        raise RuntimeError("a lowering value was used outside of lowering")
+    inputs = tuple(low.as_value(a) for a in inputs)
+    return low.lower_call(op, inputs, op.bind_params(params), None)
+
+
+Value.__kiln_op__ = staticmethod(_hook)
+
+
+def _meta_of(value: Any) -> Any:
+    if isinstance(value, Scalar):
+        return value.value if value.value is not None else np.zeros((), value.dtype)[()]
+    if isinstance(value, Value):
+        return TensorMeta(value.shape, value.dtype)
+    return value
+
+
+def _token(value: Any) -> Any:
+    if isinstance(value, Scalar) and value.weak:
+        return getattr(value, "pytype", None) or (bool if value.dtype.kind == "b" else
+                                                   int if value.dtype.kind in "iu" else float)
+    return np.dtype(value.dtype)
+
+
+def _unbounded(name: str, dtype: Any) -> str:
+    dt = np.dtype(dtype)
+    low = name == "lo"
+    if dt.kind == "f":
+        return literal(-np.inf if low else np.inf, dt)
+    if dt.kind == "b":
+        return literal(not low, dt)
+    info = np.iinfo(dt)
+    return literal(info.min if low else info.max, dt)
+
+
+def _strided_view(impl: Any, shape: tuple, strides: tuple, dtype: Any, rest: tuple,
+                  params: dict) -> tuple | None:
+    """Run a view op on a fake array with these strides (no memory is ever read).
+
+    Returns (shape, strides, offset) in elements, or None when NumPy would need a copy.
+    """
+    dtype = np.dtype(dtype)
+    item = dtype.itemsize
+    base = np.zeros(1, dtype)
+    fake = np.lib.stride_tricks.as_strided(base, shape, tuple(s * item for s in strides),
+                                           writeable=False)
+    try:
+        res = impl(fake, *rest, **params)
+    except ValueError:
+        return None
+    if not isinstance(res, np.ndarray):
+        return None
+    if res.size and not np.may_share_memory(res, fake) and fake.size:
+        return None
+    delta = res.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if delta % item or any(s % item for s in res.strides):
+        return None
+    return res.shape, tuple(s // item for s in res.strides), delta // item
+
+
+def _numpy_returns_scalar(node: Node) -> bool:
+    """Would NumPy give a scalar (not a 0-d array) for this 0-d result?"""
+    try:
+        fake_args = to_fake(map_nodes(node.args, lambda n: n.val))
+        return isinstance(node.op.impl(*fake_args, **node.kwargs), np.generic)
+    except Exception:
+        return False

@@ -1,0 +1,118 @@
+"""Reductions: sum/prod/max/min/any/all loops, and mean/var/std/sum_to built from sums.
+
+A reduction node iterates its source's shape; ``axes`` are reduced, the other dims index
+the output. Floating-point sums and products accumulate in float64 whatever the input
+dtype, which keeps float32 results within rounding of NumPy's pairwise sums (and makes
+them more accurate than a float32 running sum).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..ops import TensorMeta
+from ..ops.meta import normalize_axis
+from .loop_ir import Affine, BufferValue, Emitter, Pointwise, Value, broadcast_index
+from .lower import ComputeNode, GraphLowering
+from .rules import REDUCTIONS
+
+
+def reduce(gl: GraphLowering, src: Value, axes: tuple, combine: str, out_shape: tuple,
+           out_dtype: Any, acc_dtype: Any) -> BufferValue:
+    """A reduction node writing a buffer of ``out_shape`` (kept dims, in order)."""
+    buf = gl.new_buffer(out_shape, out_dtype, "computed")
+    origins = tuple(dict.fromkeys(getattr(src, "origins", ()) + gl._origin))
+    node = ComputeNode(buf.name, buf, "reduction", origins)
+    node.src = src
+    node.in_shape = tuple(src.shape)
+    node.axes = tuple(axes)
+    node.combine = combine
+    node.acc_dtype = np.dtype(acc_dtype)
+    gl.nodes.append(node)
+    return BufferValue.whole(buf)
+
+
+def _acc_dtype(combine: str, src_dtype: np.dtype, out_dtype: np.dtype) -> np.dtype:
+    if combine in ("any", "all"):
+        return np.dtype(bool)
+    if combine in ("max", "min"):
+        return np.dtype(out_dtype)
+    if np.dtype(out_dtype).kind == "f" or np.dtype(src_dtype).kind == "f":
+        return np.dtype(np.float64)
+    return np.dtype(out_dtype)
+
+
+def _pointwise(gl: GraphLowering, shape: tuple, dtype: Any, fn) -> Pointwise:
+    return Pointwise(shape, dtype, fn, 1, gl._origin)
+
+
+def lower_reduction(gl: GraphLowering, op: Any, x: Any, params: dict, meta: TensorMeta) -> Value | None:
+    combine = REDUCTIONS[op.name]
+    if not isinstance(x, (BufferValue, Pointwise)):
+        return None
+    in_shape = tuple(x.shape)
+    if op.name == "sum_to":
+        target = tuple(params["shape"])
+        lead = len(in_shape) - len(target)
+        axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(target)
+                                          if d == 1 and in_shape[lead + i] != 1)
+        if not axes:
+            return None
+        combine = "sum"
+    else:
+        axes = normalize_axis(params.get("axis"), len(in_shape))
+        axes = tuple(range(len(in_shape))) if axes is None else axes
+    if not all(isinstance(a, int) for a in axes):
+        return None
+    r = math.prod(in_shape[a] for a in axes)
+    m = math.prod(d for i, d in enumerate(in_shape) if i not in axes)
+    out_dtype = meta.dtype
+    if op.name == "sum_to":
+        out_shape = tuple(params["shape"])
+    elif params.get("keepdims"):
+        out_shape = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
+    else:
+        out_shape = tuple(d for i, d in enumerate(in_shape) if i not in axes)
+    if combine in ("max", "min") and r == 0 and m > 0:
+        return None  # NumPy raises "zero-size array to reduction operation": the extern does
+    if combine != "composite":
+        return reduce(gl, x, axes, combine, out_shape, out_dtype, _acc_dtype(combine, x.dtype, out_dtype))
+
+    keep_shape = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
+    f64 = np.dtype(np.float64)
+    total = reduce(gl, x, axes, "sum", keep_shape, f64, f64)
+    n = float(r)
+    if op.name == "mean":
+        return _pointwise(gl, out_shape, out_dtype, lambda em, index: em.cast(
+            em.assign(f"{total.load(em, _keep_index(index, out_shape, keep_shape, axes))} / {n!r}", f64),
+            f64, out_dtype))
+    # var / std: the sum of squared deviations from the (float64) mean, in float64.
+    ddof = params.get("ddof", 0) or 0
+
+    def deviation_sq(em: Emitter, index: list) -> str:
+        mean = em.assign(f"{total.load(em, broadcast_index(keep_shape, index))} / {n!r}", f64)
+        v = em.cast(x.load(em, index), x.dtype, f64)
+        d = em.assign(f"{v} - {mean}", f64)
+        return em.assign(f"{d} * {d}", f64)
+
+    squares = reduce(gl, _pointwise(gl, in_shape, f64, deviation_sq), axes, "sum", keep_shape, f64, f64)
+    dof = float(max(r - ddof, 0))
+    root = op.name == "std"
+
+    def finish(em: Emitter, index: list) -> str:
+        var = em.assign(f"{squares.load(em, _keep_index(index, out_shape, keep_shape, axes))} / {dof!r}", f64)
+        if root:
+            var = em.assign(f"__builtin_sqrt({var})", f64)
+        return em.cast(var, f64, out_dtype)
+
+    return _pointwise(gl, out_shape, out_dtype, finish)
+
+
+def _keep_index(index: list, out_shape: tuple, keep_shape: tuple, axes: tuple) -> list:
+    """Map an index of the reduction's output (keepdims or not) to the keepdims shape."""
+    if len(out_shape) == len(keep_shape):
+        return list(index)
+    it = iter(index)
+    return [Affine(0) if i in axes else next(it) for i in range(len(keep_shape))]

@@ -1,0 +1,207 @@
+"""The Python wrapper module of a compiled graph (what ``output_code`` shows first).
+
+``call(*inputs)`` checks the input layouts the kernels were specialized for, allocates
+outputs and intermediates with ``np.empty`` (reusing dead buffers of the same shape and
+dtype), calls kernels and extern NumPy kernels in schedule order, deletes each buffer
+after its last use and returns the outputs. The module is runnable on its own
+(``python wrapper.py`` times it on random inputs).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ir.printer import format_value
+from .cpp import RenderedKernel
+from .loop_ir import Buffer, BufferValue, Scalar, Value
+from .lower import ExternNode, GraphLowering, Opaque, iter_values
+from .scheduler import Kernel
+
+
+class WrapperCode:
+    def __init__(self, low: GraphLowering, items: list, rendered: dict[str, RenderedKernel],
+                 local: dict[str, str], num_threads: int) -> None:
+        self.low = low
+        self.items = items
+        self.rendered = rendered
+        self.local = local
+        self.num_threads = num_threads
+        self.consts: dict[str, Any] = {}     # extern params that are not literals
+        self.externs: dict[str, Any] = {}    # global name -> op (its impl is called)
+        self.lines: list[str] = []
+        self._views = 0
+
+    # -- expressions -------------------------------------------------------------------------
+    def py(self, value: Any) -> str:
+        """A Python expression for a value (views are rebuilt with NumPy, as the user's code did)."""
+        if isinstance(value, BufferValue):
+            if value.is_whole():
+                return self.buf_name(value.buf)
+            if value.py is None:
+                raise AssertionError(f"no Python form for a window on {value.buf.name}")
+            op, args, params = value.py
+            name = f"_view_{op.name}"
+            self.externs[name] = op
+            base = ", ".join([self.py(args[0])] + [self.arg(a) for a in args[1:]] +
+                             [f"{k}={self.arg(v)}" for k, v in params.items()])
+            self._views += 1
+            var = f"view{self._views - 1}"
+            self.lines.append(f"{var} = {name}({base})")
+            return var
+        if isinstance(value, Scalar):
+            if getattr(value, "arg", False):
+                return value.expr[2:]  # s_<name> -> the parameter
+            if value.weak:
+                return format_value(value.value, self.consts)
+            return format_value(np.dtype(value.dtype).type(value.value), self.consts)
+        if isinstance(value, Opaque):
+            return value.name
+        raise AssertionError(f"cannot express {value!r} in the wrapper")
+
+    def arg(self, value: Any) -> str:
+        if isinstance(value, Value):
+            return self.py(value)
+        if isinstance(value, tuple):
+            inner = ", ".join(self.arg(v) for v in value)
+            return f"({inner},)" if len(value) == 1 else f"({inner})"
+        if isinstance(value, list):
+            return "[" + ", ".join(self.arg(v) for v in value) + "]"
+        if isinstance(value, slice):
+            return f"slice({self.arg(value.start)}, {self.arg(value.stop)}, {self.arg(value.step)})"
+        return format_value(value, self.consts)
+
+    def buf_name(self, buf: Buffer) -> str:
+        return buf.name
+
+    def pointer(self, buf: Buffer) -> str:
+        contiguous = getattr(buf, "contiguous", buf.kind != "input")
+        return f"_fb({buf.name})" if contiguous else f"_addr({buf.name})"
+
+    # -- the module --------------------------------------------------------------------------
+    def generate(self, so_path: str, cdefs: str, graph_name: str) -> str:
+        low = self.low
+        params = [name for name, _ in low.inputs]
+        body: list[str] = []
+        for name, kind_ in low.inputs:
+            if isinstance(kind_, Buffer):
+                body.append(f"if {name}.shape != {kind_.shape!r} or {name}.strides != "
+                            f"{tuple(s * kind_.dtype.itemsize for s in kind_.strides)!r}:")
+                body.append(f"    return _respecialize({', '.join(params)})")
+        last_use = self._last_uses()
+        allocated: dict[str, Buffer] = {}
+        free: dict[tuple, list[str]] = {}
+        read_by_kernels = {b.name for rk in self.rendered.values() for b in rk.buffers}
+        for step, item in enumerate(self.items):
+            self.lines = []
+            if isinstance(item, Kernel):
+                rk = self.rendered[item.name]
+                for node in item.nodes:
+                    buf = node.buf
+                    if buf.name in rk.written and buf.name not in allocated:
+                        key = (buf.shape, buf.dtype.str)
+                        if free.get(key):
+                            old = free[key].pop()
+                            self.lines.append(f"{buf.name} = {old}; del {old}  # reuse")
+                        else:
+                            self.lines.append(f"{buf.name} = np.empty({buf.shape!r}, np.{buf.dtype.name})")
+                        allocated[buf.name] = buf
+                args = [self.pointer(b) for b in rk.buffers] + [s.expr[2:] for s in rk.scalars]
+                self.lines.append(f"{rk.name}({', '.join(args + ['_NT'])})")
+            else:
+                name = f"_ext_{item.op.name}"
+                self.externs[name] = item.op
+                call_args = [self.arg(a) for a in item.args]
+                call_args += [f"{k}={self.arg(v)}" for k, v in item.params.items()]
+                rhs = f"{name}({', '.join(call_args)})"
+                if item.name in read_by_kernels:
+                    rhs = f"np.ascontiguousarray({rhs})"
+                self.lines.append(f"{item.name} = {rhs}")
+                allocated[item.name] = None
+            for name, last in last_use.items():
+                if last == step and name in allocated:
+                    buf = allocated[name]
+                    if buf is not None:
+                        free.setdefault((buf.shape, buf.dtype.str), []).append(name)
+                    else:
+                        self.lines.append(f"del {name}")
+            body += self.lines
+        self.lines = []
+        outs = []
+        for i, value in enumerate(low.outputs):
+            expr = self.py(value) if isinstance(value, Value) else self.arg(value)
+            if i in low.scalar_outputs:
+                expr = f"{expr}[()]"
+            outs.append(expr)
+        body += self.lines
+        for names in free.values():
+            body += [f"del {n}" for n in names]
+        body.append(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+
+        head = [
+            f"# kiln wrapper for graph '{graph_name}' (generated; run it: python <this file>)",
+            "import numpy as np",
+        ]
+        if self.rendered:
+            head += [
+                "from kiln.runtime.loader import load_library",
+                f"_lib, _ffi = load_library({so_path!r}, {cdefs!r})",
+                "_fb = _ffi.from_buffer",
+                "",
+                "def _addr(a):  # a strided or broadcast array: its first element's address",
+                "    return _ffi.cast('char *', a.ctypes.data)",
+            ]
+        head += [
+            "",
+            "def _respecialize(*args):  # replaced by the runtime: compile for new layouts",
+            "    raise TypeError('kiln: inputs do not match the layouts this code was built for')",
+            "",
+            f"_NT = {self.num_threads}",
+        ]
+        for rk in self.rendered.values():
+            head.append(f"{rk.name} = _lib.{rk.name}")
+        if self.externs:
+            head.append("from kiln.ops import REGISTRY")
+            for name, op in sorted(self.externs.items()):
+                head.append(f"{name} = REGISTRY[{op.name!r}].impl")
+        for name in sorted(low.constants):
+            head.append(f"{name} = None  # a constant array; the runtime sets it")
+        for name in sorted(self.consts):
+            head.append(f"{name} = None  # a constant; the runtime sets it")
+        sig = ", ".join(params)
+        text = "\n".join(head) + f"\n\n\ndef call({sig}):\n" + "\n".join("    " + l for l in body) + "\n"
+        text += self._main(params)
+        return text
+
+    def _main(self, params: list[str]) -> str:
+        examples = []
+        for name, kind_ in self.low.inputs:
+            if isinstance(kind_, Buffer):
+                examples.append(f"    {name} = _example({kind_.shape!r}, np.{kind_.dtype.name})")
+            elif isinstance(kind_, Scalar):
+                examples.append(f"    {name} = {'0.5' if kind_.dtype.kind == 'f' else '1'}")
+            else:
+                examples.append(f"    {name} = None")
+        return ("\n\ndef _example(shape, dtype):\n"
+                "    return (np.random.default_rng(0).standard_normal(shape) * 3).astype(dtype)\n"
+                "\n\nif __name__ == '__main__':\n"
+                "    import timeit\n" + "\n".join(examples) + "\n"
+                f"    n, t = timeit.Timer(lambda: call({', '.join(params)})).autorange()\n"
+                "    print(f'{t / n * 1e6:.1f} us per call')\n")
+
+    def _last_uses(self) -> dict[str, int]:
+        last: dict[str, int] = {}
+        for step, item in enumerate(self.items):
+            if isinstance(item, Kernel):
+                for b in self.rendered[item.name].buffers:
+                    last[b.name] = step
+            else:
+                for v in iter_values(item.args):
+                    if isinstance(v, BufferValue):
+                        last[v.buf.name] = step
+                last.setdefault(item.name, step)
+        for value in self.low.outputs:
+            for v in iter_values((value,)):
+                if isinstance(v, (BufferValue, Opaque)):
+                    last[v.buf.name if isinstance(v, BufferValue) else v.name] = len(self.items)
+        return last

@@ -1,0 +1,175 @@
+"""The C++/OpenMP backend: ``cpp_backend(graph, example_inputs) -> callable``.
+
+The pipeline, one named pass per line::
+
+    lowering  = GraphLowering(graph, example_inputs).run()   # graph -> loop IR
+    items     = schedule(lowering)                          # fuse into kernels
+    local     = kernel_locals(items, lowering)              # buffers that never leave a kernel
+    kernels   = [render_kernel(k, local) ...]               # C++ per kernel (templates)
+    so        = build(render_module(...))                   # g++, on-disk cache
+    wrapper   = WrapperCode(...).generate(so, ...)          # the Python module: call(*inputs)
+
+The callable is the wrapper's ``call``: it returns a tuple of outputs, like calling the
+graph. Input layouts (strides) are specialized; a call with other layouts compiles a
+variant (up to ``MAX_VARIANTS``, then the NumPy interpreter runs them).
+
+When no C++ compiler works, the backend warns once and returns the graph itself (the
+NumPy reference interpreter). Graphs the lowering cannot handle run the same way, with
+the reason in the ``perf`` log.
+
+    >>> import numpy as np
+    >>> from kiln.ir import trace
+    >>> from kiln.ops import F, TensorMeta
+    >>> g = trace(lambda x: F.multiply(F.sin(x), 2.0), [TensorMeta((4,), np.float32)], ["x"])
+    >>> fn = cpp_backend(g, [np.zeros(4, np.float32)])
+    >>> fn(np.ones(4, np.float32))[0].round(3)
+    array([1.683, 1.683, 1.683, 1.683], dtype=float32)
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import linecache
+import logging
+import os
+import sys
+import time
+import types
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import logs
+from ..config import config
+from ..errors import KilnError, Unsupported
+from .build import BuildError, CompilerUnavailable, build, stats
+
+MAX_VARIANTS = 8
+output_code_log = logging.getLogger("kiln.output_code")
+_warned: set[str] = set()
+_counter = itertools.count()
+
+
+def cpp_backend(graph: Any, example_inputs: list) -> Callable:
+    """Compile ``graph`` to fused C++ kernels plus a Python wrapper; see the module doc."""
+    try:
+        return compile_graph(graph, example_inputs)
+    except CompilerUnavailable as e:
+        _warn_once("compiler", f"kiln: no working C++ compiler ({e}); graphs run with the NumPy "
+                               f"interpreter instead. Install g++ or set kiln.config.cxx / KILN_CXX.")
+        return graph
+    except (Unsupported, BuildError, NotImplementedError) as e:
+        if logs.enabled("perf"):
+            logs.log("perf", f"cpp backend: graph '{graph.name}' runs in the NumPy interpreter", str(e))
+        if isinstance(e, BuildError):
+            _warn_once(str(e)[:200], f"kiln: C++ build failed, running the NumPy interpreter: {e}")
+        return graph
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+class Artifact:
+    """One compiled variant: C++ source, library path, wrapper source, and ``call``."""
+
+    def __init__(self, name: str, cpp: str, so: str, wrapper: str, call: Callable,
+                 kernel_names: list[str], compile_seconds: float) -> None:
+        self.name = name
+        self.cpp = cpp
+        self.so = so
+        self.wrapper = wrapper
+        self.call = call
+        self.kernel_names = kernel_names
+        self.compile_seconds = compile_seconds
+
+
+def compile_graph(graph: Any, example_inputs: list) -> Callable:
+    """Lower, schedule, render, build and load; returns the wrapper's ``call``."""
+    variants: dict[tuple, Callable] = {}
+
+    def respecialize(*args: Any) -> Any:
+        key = tuple((a.shape, a.strides, a.dtype.str) if isinstance(a, np.ndarray) else type(a)
+                    for a in args)
+        fn = variants.get(key)
+        if fn is None:
+            if len(variants) >= MAX_VARIANTS:
+                return graph(*args)
+            fn = variants[key] = _compile_variant(graph, list(args), respecialize).call
+        return fn(*args)
+
+    artifact = _compile_variant(graph, list(example_inputs), respecialize)
+    call = artifact.call
+    call.kiln_artifact = artifact
+    return call
+
+
+def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable) -> Artifact:
+    from ..lowering.cpp import render_kernel, render_module
+    from ..lowering.lower import GraphLowering
+    from ..lowering.scheduler import Kernel, kernel_locals, schedule
+    from ..lowering.wrapper import WrapperCode
+
+    start = time.perf_counter()
+    builds_before = stats["builds"]
+    low = GraphLowering(graph, example_inputs).run()
+    items = schedule(low, graph.name)
+    local = kernel_locals(items, low)
+    kernels = [item for item in items if isinstance(item, Kernel)]
+    rendered = {k.name: render_kernel(k, local) for k in kernels}
+    cpp = render_module(graph.name, list(rendered.values()))
+    cdefs = "\n".join(rk.cdef for rk in rendered.values())
+    so = build(cpp) if rendered else ""
+    wrapper = WrapperCode(low, items, rendered, local, max(1, int(config.num_threads)))
+    source = wrapper.generate(so, cdefs, graph.name)
+    module = _load_wrapper(source, graph.name)
+    for name, value in low.constants.items():
+        setattr(module, name, value)
+    for name, value in wrapper.consts.items():
+        setattr(module, name, value)
+    module._respecialize = respecialize
+    elapsed = time.perf_counter() - start
+    artifact = Artifact(graph.name, cpp, so, source, module.call, [k.name for k in kernels], elapsed)
+    _report(artifact, stats["builds"] - builds_before)
+    return artifact
+
+
+def _load_wrapper(source: str, graph_name: str) -> types.ModuleType:
+    key = hashlib.sha256(source.encode()).hexdigest()[:16]
+    name = f"kiln_wrapper_{graph_name}_{key}"
+    filename = os.path.join(config.cache_dir, "wrappers", key[:2], f"{name}.py")
+    try:
+        if not os.path.exists(filename):
+            os.makedirs(os.path.dirname(filename), exist_ok=True)
+            tmp = f"{filename}.{os.getpid()}.tmp"
+            with open(tmp, "w") as f:
+                f.write(source)
+            os.replace(tmp, filename)
+    except OSError:
+        filename = f"<{name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    exec(compile(source, filename, "exec"), module.__dict__)
+    return module
+
+
+def _report(artifact: Artifact, builds: int) -> None:
+    header = (f"graph '{artifact.name}': {len(artifact.kernel_names)} kernel(s), "
+              f"{'built' if builds else 'loaded from cache'} in {artifact.compile_seconds * 1e3:.0f} ms")
+    text = f"# wrapper\n{artifact.wrapper}\n# C++ ({artifact.so})\n{artifact.cpp}"
+    if logs.enabled("output_code"):
+        logs.log("output_code", header, text)
+    if output_code_log.isEnabledFor(logging.DEBUG):
+        output_code_log.debug("%s\n%s", header, text)
+    if config.debug_dir:
+        n = next(_counter)
+        folder = os.path.join(config.debug_dir, f"{n:03d}_{artifact.name}")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "wrapper.py"), "w") as f:
+            f.write(artifact.wrapper)
+        with open(os.path.join(folder, "kernels.cpp"), "w") as f:
+            f.write(artifact.cpp)

@@ -1,0 +1,148 @@
+"""Build C++ sources into shared libraries, cached on disk across processes.
+
+The key of a library is the SHA-256 of its source, the compiler's identity (path and
+``--version``), the full flag list and the CPU's feature flags, so a change to any of
+them builds anew. Files live in ``<cache_dir>/kernels/<key[:2]>/<key>.so``, next to
+``<key>.sha256`` (the library's own checksum: a truncated or corrupted library is
+detected and rebuilt). A build holds an exclusive ``flock`` on ``<key>.lock``, compiles
+into a temporary file in the same directory and ``os.replace``s it into place, so
+processes compiling the same kernel at once build it once and never see half a file.
+"""
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import os
+import shlex
+import subprocess
+import tempfile
+import time
+
+from ..config import config
+from ..errors import KilnError
+
+
+class CompilerUnavailable(KilnError):
+    """No working C++ compiler (missing binary, or it cannot build a trivial kernel)."""
+
+
+class BuildError(KilnError):
+    """The compiler rejected generated code: a kiln bug (the log names the source file)."""
+
+
+# Counters tests and benchmarks read: builds run by this process, cache hits.
+stats = {"builds": 0, "disk_hits": 0, "build_seconds": 0.0}
+
+BASE_FLAGS = ["-shared", "-fPIC", "-std=c++17", "-fno-math-errno", "-fno-trapping-math",
+              "-fno-semantic-interposition", "-w"]
+
+
+def flags() -> list[str]:
+    from ..lowering.cpp import no_builtin_flags
+    user = shlex.split(config.cxx_flags)
+    if "-ffast-math" in user:
+        raise KilnError("kiln.config.cxx_flags contains -ffast-math, which breaks NumPy's NaN, "
+                        "inf and signed-zero semantics; remove it")
+    return BASE_FLAGS + user + no_builtin_flags()
+
+
+@functools.lru_cache(maxsize=8)
+def compiler_id(cxx: str) -> str:
+    try:
+        out = subprocess.run(shlex.split(cxx) + ["--version"], capture_output=True, text=True,
+                             timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise CompilerUnavailable(f"C++ compiler {cxx!r} cannot run ({e})") from None
+    if out.returncode != 0:
+        raise CompilerUnavailable(f"C++ compiler {cxx!r} failed: {out.stderr.strip()[:200]}")
+    return out.stdout.splitlines()[0] if out.stdout else cxx
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_features() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return hashlib.sha256(line.encode()).hexdigest()[:16]
+    except OSError:
+        pass
+    import platform
+    return platform.machine()
+
+
+def library_key(source: str) -> str:
+    cxx = config.cxx
+    h = hashlib.sha256()
+    for part in (source, cxx, compiler_id(cxx), " ".join(flags()), cpu_features()):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _valid(so: str) -> bool:
+    try:
+        with open(so + ".sha256") as f:
+            expected = f.read().strip()
+    except OSError:
+        return False
+    return bool(expected) and _digest(so) == expected
+
+
+def build(source: str, name_hint: str = "kernels") -> str:
+    """Path of the shared library built from ``source`` (from the cache when present)."""
+    key = library_key(source)
+    folder = os.path.join(config.cache_dir, "kernels", key[:2])
+    so = os.path.join(folder, key + ".so")
+    if _valid(so):
+        stats["disk_hits"] += 1
+        return so
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, key + ".lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if _valid(so):  # another process built it while we waited
+                stats["disk_hits"] += 1
+                return so
+            _compile(source, folder, key, so)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return so
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def _compile(source: str, folder: str, key: str, so: str) -> None:
+    cpp = os.path.join(folder, key + ".cpp")
+    _atomic_write(cpp, source.encode())
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".so")
+    os.close(fd)
+    cmd = shlex.split(config.cxx) + flags() + [cpp, "-o", tmp]
+    start = time.perf_counter()
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.SubprocessError) as e:
+        os.unlink(tmp)
+        raise CompilerUnavailable(f"C++ compiler {config.cxx!r} cannot run ({e})") from None
+    stats["build_seconds"] += time.perf_counter() - start
+    if out.returncode != 0:
+        os.unlink(tmp)
+        raise BuildError(f"g++ failed on {cpp}:\n{out.stderr[-4000:]}")
+    stats["builds"] += 1
+    digest = _digest(tmp)
+    os.replace(tmp, so)
+    _atomic_write(so + ".sha256", digest.encode())

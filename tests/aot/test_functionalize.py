@@ -1,0 +1,336 @@
+"""Mutation probes: graphs that write (x += 1, out=, index and slice assignment, writes
+through views and views of views, the same array passed twice, overlapping inputs) run
+through aot_eager and compared with running the same op calls on NumPy arrays directly:
+outputs, the final state of every argument, and which outputs alias which arguments and
+each other.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.aot import aot_eager, functionalize, functionalize_with_plan, has_mutation
+from kiln.ir import lint, trace
+from kiln.ops import F, TensorMeta
+
+
+def _meta(v):
+    return TensorMeta(v.shape, v.dtype) if isinstance(v, np.ndarray) else None
+
+
+def check(fn, make):
+    """fn written with ops; make() returns fresh arguments (with their aliasing)."""
+    want_args = make()
+    want = fn(*want_args)
+    got_args = make()
+    graph = trace(fn, [_meta(a) for a in got_args])
+    compiled = aot_eager(graph, make())
+    got = compiled(*got_args)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(g, w, err_msg=f"output {k}")
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+    for j, (g, w) in enumerate(zip(got_args, want_args)):
+        np.testing.assert_array_equal(g, w, err_msg=f"final state of argument {j}")
+    for k, (g, w) in enumerate(zip(got, want)):
+        for j, (ga, wa) in enumerate(zip(got_args, want_args)):
+            assert (g is ga) == (w is wa), f"output {k} is argument {j}: {w is wa} in NumPy"
+            if isinstance(w, np.ndarray) and isinstance(wa, np.ndarray):
+                assert np.shares_memory(g, ga) == np.shares_memory(w, wa), \
+                    f"output {k} aliases argument {j}: {np.shares_memory(w, wa)} in NumPy"
+        for m in range(k):
+            if isinstance(w, np.ndarray) and isinstance(want[m], np.ndarray):
+                assert np.shares_memory(g, got[m]) == np.shares_memory(w, want[m]), \
+                    f"outputs {m} and {k} alias: {np.shares_memory(w, want[m])} in NumPy"
+    return graph, compiled
+
+
+def arange(*shape):
+    return np.arange(float(np.prod(shape))).reshape(shape)
+
+
+def iadd(x, v):
+    F.copyto(x, F.add(x, v), True)
+
+
+# -- the probes -------------------------------------------------------------------------------
+
+def test_augmented_assignment_returns_the_argument():
+    def fn(x):
+        iadd(x, 1.0)
+        return (x,)
+    graph, _ = check(fn, lambda: (arange(3, 4),))
+    assert has_mutation(graph)
+    fg = functionalize(graph)
+    assert not has_mutation(lint(fg))
+
+
+def test_out_argument():
+    def fn(a, b, c):
+        F.copyto(c, F.multiply(a, b), True)
+        return (c, F.sum(c))
+    check(fn, lambda: (arange(3, 4), arange(4) + 1, np.zeros((3, 4))))
+
+
+def test_out_argument_casts_like_numpy():
+    def fn(a, c):
+        F.copyto(c, F.multiply(a, 2.5), True)
+        return (c,)
+    check(fn, lambda: (arange(5), np.zeros(5, np.float32)))
+
+
+def test_index_assignment_with_integer_array():
+    def fn(x, v):
+        F.setitem(x, (np.array([0, 2]),), v)
+        return (F.sum(x, axis=0),)
+    check(fn, lambda: (arange(3, 4), -arange(2, 4)))
+
+
+def test_slice_assignment_reading_overlapping_slices():
+    def fn(x):
+        F.setitem(x, (slice(1, -1),), F.add(F.getitem(x, (slice(None, -2),)),
+                                             F.getitem(x, (slice(2, None),))))
+        return (F.multiply(x, 2.0),)
+    check(fn, lambda: (arange(7),))
+
+
+def test_write_through_a_view_then_read_base_and_view():
+    def fn(x):
+        v = F.getitem(x, (slice(1, None),))
+        iadd(v, 10.0)
+        return (F.sum(x), v, F.exp(v))
+    check(fn, lambda: (arange(4, 3),))
+
+
+def test_write_through_view_of_view():
+    def fn(x):
+        t = F.transpose(x, axes=(1, 0))
+        v = F.getitem(t, (slice(1, None),))
+        w = F.getitem(v, (slice(None), 0))
+        F.setitem(w, (Ellipsis,), 100.0)
+        return (x, t, F.add(v, 0.0))
+    check(fn, lambda: (arange(3, 4),))
+
+
+def test_view_taken_before_a_write_sees_it():
+    def fn(x):
+        row = F.getitem(x, (0,))
+        F.setitem(x, (slice(None), 1), -1.0)   # writes x[0, 1] too
+        return (F.multiply(row, 1.0), row)
+    check(fn, lambda: (arange(3, 4),))
+
+
+def test_reshape_view_of_contiguous_input_aliases():
+    def fn(x):
+        r = F.reshape(x, shape=(12,))
+        F.setitem(r, (slice(0, 3),), 7.0)
+        return (x, r)
+    check(fn, lambda: (arange(3, 4),))
+
+
+def test_reshape_of_noncontiguous_input_is_a_copy():
+    def fn(x):
+        r = F.reshape(x, shape=(12,))
+        F.setitem(r, (0,), 7.0)
+        return (r, F.sum(x))
+    check(fn, lambda: (arange(4, 3).T,))
+
+
+def test_mutating_an_intermediate():
+    def fn(x):
+        t = F.exp(x)
+        F.setitem(t, (0,), 0.0)
+        iadd(F.getitem(t, (slice(1, None),)), 1.0)
+        return (F.sum(t), t)
+    check(fn, lambda: (arange(5) / 5,))
+
+
+def test_add_at_and_fill():
+    def fn(x, y):
+        F.add_at(x, (np.array([0, 0, 2]),), 1.0)
+        F.fill(y, 3.0)
+        return (x, y)
+    check(fn, lambda: (arange(4), arange(2, 2)))
+
+
+def test_outputs_alias_inputs_and_each_other():
+    def fn(x):
+        t = F.add(x, 1.0)
+        return (F.getitem(x, (slice(0, 2),)), x, t, F.getitem(t, (1,)), t, F.transpose(x, axes=None))
+    check(fn, lambda: (arange(3, 4),))
+
+
+def test_same_array_passed_twice():
+    def fn(a, b):
+        iadd(a, 1.0)
+        return (F.multiply(b, 2.0), b)
+    a = arange(3)
+    graph, compiled = check(fn, lambda: (lambda arr: (arr, arr))(arange(3)))
+    del a
+
+
+def test_overlapping_views_as_inputs():
+    def fn(a, b):
+        F.setitem(a, (slice(None),), F.add(b, 1.0))
+        return (F.sum(b), a)
+    check(fn, lambda: (lambda arr: (arr[1:], arr[:-1]))(arange(6)))
+
+
+def test_write_to_broadcast_view_raises_like_numpy():
+    def fn(x):
+        F.setitem(F.broadcast_to(x, shape=(3, 4)), (0,), 1.0)
+        return (x,)
+    with pytest.raises(ValueError, match="read-only"):
+        fn(arange(4))
+    graph = trace(fn, [TensorMeta((4,), np.float64)])
+    with pytest.raises(ValueError, match="read-only"):
+        aot_eager(graph, [arange(4)])(arange(4))
+
+
+def test_noncontiguous_argument_written_in_place():
+    def fn(x):
+        iadd(x, 1.0)
+        F.setitem(x, (0,), F.sum(x))
+        return (x,)
+    base = arange(4, 6)
+    check(fn, lambda: (arange(4, 6)[::2, 1::2],))
+    del base
+
+
+def test_functional_graph_compiles_once_per_aliasing_pattern():
+    def fn(a, b):
+        iadd(a, b)
+        return (a,)
+    graph = trace(fn, [TensorMeta((3,), np.float64)] * 2)
+    compiled = aot_eager(graph, [arange(3), arange(3)])
+    compiled(arange(3), arange(3))
+    x = arange(3)
+    compiled(x, x)
+    np.testing.assert_array_equal(x, [0.0, 2.0, 4.0])
+    compiled(arange(3), arange(3))
+    assert len(compiled.variants) == 2
+
+
+# -- mutations with Tensors ---------------------------------------------------------------------
+
+def test_mutating_an_intermediate_under_autograd():
+    def fn(w):
+        h = F.multiply(w, 3.0)
+        F.setitem(h, (slice(0, 2),), F.sin(F.getitem(w, (slice(0, 2),))))
+        return (F.sum(F.square(h)),)
+    w0 = np.linspace(0.1, 1.0, 5)
+    graph = trace(fn, [_meta(w0)])
+    w = kiln.tensor(w0, requires_grad=True)
+    (loss,) = aot_eager(graph, [w0])(w)
+    loss.backward()
+    we = kiln.tensor(w0, requires_grad=True)
+    h = we * 3.0
+    h[0:2] = np.sin(we[0:2])
+    (h ** 2).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), we.grad.numpy(), rtol=1e-13)
+
+
+def test_mutated_nonleaf_tensor_argument_gets_the_compiled_history():
+    def fn(y, w):
+        iadd(y, F.multiply(w, w))
+        return (F.sum(y),)
+    w0 = np.array([1.0, 2.0, 3.0])
+    graph = trace(fn, [_meta(w0), _meta(w0)])
+    compiled = aot_eager(graph, [w0.copy(), w0])
+    w = kiln.tensor(w0, requires_grad=True)
+    y = w * 2.0
+    (s,) = compiled(y, w)
+    np.testing.assert_allclose(y.numpy(), 2 * w0 + w0 ** 2)
+    assert "CompiledFunctionBackward" in repr(y.grad_fn)
+    (y * 1.0).sum().backward()          # through the mutated argument's new history
+    np.testing.assert_allclose(w.grad.numpy(), 2 + 2 * w0)
+
+
+def test_mutating_a_leaf_that_requires_grad_raises_like_eager():
+    def fn(x):
+        iadd(x, 1.0)
+        return (x,)
+    graph = trace(fn, [TensorMeta((3,), np.float64)])
+    x = kiln.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with pytest.raises(kiln.KilnError, match="in place"):
+        aot_eager(graph, [x.numpy()])(x)
+    np.testing.assert_array_equal(x.numpy(), [1.0, 2.0, 3.0])
+    with kiln.no_grad():
+        aot_eager(graph, [x.numpy()])(x)
+    np.testing.assert_array_equal(x.numpy(), [2.0, 3.0, 4.0])
+
+
+def test_overlapping_tensor_inputs_run_op_by_op_on_the_tape():
+    def fn(a, b):
+        F.copyto(a, F.multiply(b, 2.0), True)
+        return (F.sum(F.multiply(a, b)),)
+    m = TensorMeta((3,), np.float64)
+    graph = trace(fn, [m, m])
+    compiled = aot_eager(graph, [np.zeros(3), np.zeros(3)])
+
+    def run(call):
+        base = kiln.tensor([1.0, 2.0, 3.0, 4.0])
+        (s,) = call(base[1:], base[:-1])
+        return s.numpy(), base.numpy()
+
+    for g, w in zip(run(compiled), run(fn)):   # the same values as op-by-op eager
+        np.testing.assert_allclose(g, w, rtol=1e-14)
+    w = kiln.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    base = w * 1.0
+    with pytest.raises(kiln.KilnError, match="view of a Tensor"):  # as eager kiln refuses
+        compiled(base[1:], base[:-1])
+
+
+def test_same_tensor_passed_twice_under_autograd():
+    def fn(a, b):
+        return (F.sum(F.multiply(F.sin(a), b)),)
+    m = TensorMeta((3,), np.float64)
+    compiled = aot_eager(trace(fn, [m, m]), [np.zeros(3), np.zeros(3)])
+    w = kiln.tensor([0.1, 0.2, 0.3], requires_grad=True)
+    (s,) = compiled(w, w)
+    s.backward()
+    w0 = np.array([0.1, 0.2, 0.3])
+    np.testing.assert_allclose(w.grad.numpy(), np.cos(w0) * w0 + np.sin(w0), rtol=1e-14)
+
+
+def test_write_into_a_constant_is_refused():
+    const = np.zeros(3)
+
+    def fn(x):
+        F.setitem(const, (0,), F.sum(x))
+        return (x,)
+    graph = trace(lambda x: fn(x), [TensorMeta((3,), np.float64)])
+    with pytest.raises(kiln.KilnError, match="constant"):
+        aot_eager(graph, [np.ones(3)])(np.ones(3))
+
+
+GOLDEN_FUNCTIONAL = '''\
+def forward(x, y):
+    add = ops.add(x, 1.0)  # float64[4]
+    copy_into = ops.copy_into(x, add, True, casting='same_kind')  # float64[4]
+    add = None
+    getitem = ops.getitem(copy_into, (slice(1, None, None),))  # float64[3]
+    multiply = ops.multiply(y, 2.0)  # float64[]
+    index_put = ops.index_put(getitem, (0,), multiply)  # float64[3]
+    getitem = multiply = None
+    index_put_1 = ops.index_put(copy_into, (slice(1, None, None),), index_put)  # float64[4]
+    copy_into = index_put = None
+    sum = ops.sum(index_put_1, axis=None, keepdims=False, dtype=None)  # float64[]
+    return (sum, index_put_1)
+'''
+
+
+def test_functional_graph_text():
+    """What the aot log shows for x += 1; x[1:][0] = 2 * y; return x, x[1:], x.sum()."""
+    def fn(x, y):
+        iadd(x, 1.0)
+        v = F.getitem(x, (slice(1, None),))
+        F.setitem(v, (0,), F.multiply(y, 2.0))
+        return x, v, F.sum(x)
+    g = trace(fn, [TensorMeta((4,), np.float64), TensorMeta((), np.float64)], ["x", "y"])
+    fg, plan = functionalize_with_plan(g)
+    assert fg.python_code() == GOLDEN_FUNCTIONAL
+    assert [o.kind for o in plan.outputs] == ["input", "input_view", "fresh"]
+    assert plan.mutated == [(0, 1)]

@@ -1,0 +1,207 @@
+"""Graph breaks: results stay correct, the record names the user's line, fullgraph raises
+before anything runs, and user exceptions surface unchanged."""
+import numpy as np
+import pytest
+
+import kiln
+
+X = np.arange(6.0).reshape(2, 3)
+
+
+def _noisy_helper(x):
+    print("inside helper")  # the break must point here, not at the call site
+    return x + 1
+
+
+def test_print_breaks_and_runs_as_python(probe, capsys):
+    def f(x):
+        y = x * 2
+        print("hello")
+        return y + 1
+    compiled, _, _ = probe(f, X, graphs=0)
+    (record,) = [r.graph_break for r in compiled.records]
+    assert record.kind == "unsupported_call"
+    assert "print" in record.reason
+    assert record.source == 'print("hello")'
+    assert record.lineno == f.__code__.co_firstlineno + 2
+    assert capsys.readouterr().out.count("hello") == 4  # 2 eager + 2 compiled calls
+
+
+def test_break_location_is_inside_the_helper():
+    def f(x):
+        return _noisy_helper(x) * 2
+    out = kiln.explain(f)(X)
+    (b,) = out.break_reasons
+    assert b.source.startswith('print("inside helper")')
+    assert b.lineno == _noisy_helper.__code__.co_firstlineno + 1
+
+
+def test_data_dependent_branch_breaks(probe):
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+    compiled, _, _ = probe(f, X, graphs=0)
+    assert compiled.records[0].graph_break.kind == "data_dependent"
+
+
+def test_unknown_numpy_function_breaks(probe):
+    def f(x):
+        return np.fft.fft(x).real
+    compiled, _, _ = probe(f, X, graphs=0)
+    assert "numpy.fft.fft" in compiled.records[0].graph_break.reason
+
+
+def test_mutating_an_argument_is_never_lost(probe):
+    def f(x, items):
+        x += 1.0
+        items.append(x.sum())
+        return x * 2
+    probe(f, X, [1.0], graphs=0)
+
+
+def test_mutating_an_argument_list_is_never_lost(probe):
+    def f(x, items):
+        items.append(x * 2)
+        return len(items)
+    probe(f, X, [], graphs=0)
+
+
+def test_setitem_on_argument_breaks_and_applies(probe):
+    def f(x):
+        x[0, 0] = 100.0
+        return x.sum()
+    probe(f, X, graphs=0)
+
+
+def test_fullgraph_raises_before_running():
+    ran = []
+
+    @kiln.disable
+    def side_effect():
+        ran.append(1)
+
+    @kiln.compile(fullgraph=True)
+    def f(x):
+        side_effect()
+        return x + 1
+
+    with pytest.raises(kiln.Unsupported) as info:
+        f(X)
+    assert ran == []
+    message = str(info.value)
+    assert "disable" in message and "side_effect()" in message
+    code = f.__wrapped__.__code__
+    assert f"{code.co_filename}:{code.co_firstlineno + 2}" in message
+
+
+def test_graph_break_call(probe):
+    def f(x):
+        y = x + 1
+        kiln.graph_break()
+        return y * 2
+    compiled, _, _ = probe(f, X, graphs=0)
+    assert compiled.records[0].graph_break.kind == "explicit"
+
+
+def test_disable_marks_function_uncompiled():
+    calls = []
+
+    @kiln.disable
+    def g(x):
+        calls.append(1)
+        return x + 1
+
+    def f(x):
+        return g(x) * 2
+    out = kiln.explain(f)(X)
+    assert out.graph_break_count == 1 and out.break_reasons[0].reason.endswith("kiln.disable")
+    np.testing.assert_array_equal(kiln.compile(f)(X), (X + 1) * 2)
+
+
+def test_broadcasting_error_surfaces_unchanged():
+    def f(x, y):
+        return x + y
+    with pytest.raises(ValueError) as eager:
+        f(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError) as compiled:
+        kiln.compile(f)(np.ones(3), np.ones(4))
+    assert str(compiled.value) == str(eager.value)
+    with pytest.raises(ValueError) as full:
+        kiln.compile(f, fullgraph=True)(np.ones(3), np.ones(4))
+    assert str(full.value) == str(eager.value)
+
+
+@pytest.mark.parametrize("make_error", [
+    lambda x: x.reshape(7, 5),
+    lambda x: x.sum(axis=3),
+    lambda x: undefined_name + x,  # noqa: F821
+    lambda x: {"a": 1}["b"],
+    lambda x: 1 / 0,
+])
+def test_user_errors_match_eager(make_error):
+    with pytest.raises(Exception) as eager:
+        make_error(X)
+    with pytest.raises(Exception) as compiled:
+        kiln.compile(make_error)(X)
+    assert type(compiled.value) is type(eager.value)
+    assert str(compiled.value) == str(eager.value)
+
+
+def test_assert_failure_is_the_users():
+    def f(x):
+        assert x.ndim == 3, "need 3-d"
+        return x
+    with pytest.raises(AssertionError, match="need 3-d"):
+        kiln.compile(f)(X)
+
+
+def test_try_block_breaks(probe):
+    def f(x):
+        try:
+            y = x + 1
+        except ValueError:
+            y = x
+        return y
+    compiled, _, _ = probe(f, X, graphs=0)
+    assert compiled.records[0].graph_break.kind == "unsupported_opcode"
+
+
+def test_unsupported_dtype_runs_as_python(probe):
+    def f(x):
+        return x + 1
+    probe(f, np.array([1 + 2j, 3j]), graphs=0)
+
+
+def test_break_entry_is_reused_without_recapture():
+    def f(x):
+        print("x", file=__import__("sys").stderr)
+        return x
+    compiled = kiln.compile(f)
+    for _ in range(3):
+        compiled(X)
+    assert len(compiled.records) == 1
+
+
+def test_tensor_arguments_run_on_the_tape():
+    f = kiln.compile(lambda x, w: np.tanh(x @ w).sum())
+    t = kiln.tensor(np.ones((2, 3)), requires_grad=True)
+    out = f(t, np.ones((3, 2)))
+    out.backward()
+    assert t.grad is not None and t.grad.shape == (2, 3)
+    assert "kiln.Tensor" in f.records[0].graph_break.reason
+
+
+def test_internal_capture_error_falls_back_to_python(monkeypatch):
+    from kiln.capture.translator import InstructionTranslator
+
+    def broken(self, inst):
+        raise RuntimeError("simulated kiln bug")
+    monkeypatch.setattr(InstructionTranslator, "BINARY_OP", broken)
+    monkeypatch.setattr(kiln.config, "debug_checks", False)
+    f = kiln.compile(lambda x: x + 1)
+    np.testing.assert_array_equal(f(X), X + 1)
+    assert f.records[0].graph_break.kind == "internal_error"
+    monkeypatch.setattr(kiln.config, "debug_checks", True)
+    with pytest.raises(RuntimeError, match="simulated kiln bug"):
+        kiln.compile(lambda x: x + 1)(X)

@@ -1,0 +1,230 @@
+"""What recompiles and what must not; recompile limit; automatic dynamic dims."""
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+from .conftest import CountingBackend
+
+THRESHOLD = 0.5
+
+
+def compiled_with_counter(fn, **kwargs):
+    backend = CountingBackend()
+    return kiln.compile(fn, backend=backend, **kwargs), backend
+
+
+def test_changing_a_float_argument_does_not_recompile():
+    def sgd(w, g, lr):
+        return w - lr * g
+    f, backend = compiled_with_counter(sgd)
+    w, g = np.ones(3), np.full(3, 2.0)
+    for lr in (0.1, 0.01, 0.5, 1e-4):
+        np.testing.assert_allclose(f(w, g, lr), sgd(w, g, lr))
+    assert len(backend.graphs) == 1
+
+
+def test_int_argument_in_arithmetic_is_a_runtime_value():
+    def f(x, n):
+        return x * n + n
+    c, backend = compiled_with_counter(f)
+    for n in (1, 2, 300):
+        np.testing.assert_array_equal(c(np.arange(3), n), f(np.arange(3), n))
+    assert len(backend.graphs) == 1
+
+
+def test_scalar_deciding_a_branch_guards_the_decision():
+    def f(x, lr):
+        if lr > 0:
+            return x * lr
+        return x
+    c, backend = compiled_with_counter(f)
+    c(np.ones(2), 0.1)
+    c(np.ones(2), 0.2)
+    assert len(backend.graphs) == 1
+    np.testing.assert_array_equal(c(np.ones(2), -1.0), np.ones(2))
+    assert len(c.cache_entries) == 2
+
+
+def test_scalar_used_as_shape_is_specialized():
+    def f(x, n):
+        return x.reshape(n, -1)
+    c, backend = compiled_with_counter(f)
+    assert c(np.ones(6), 2).shape == (2, 3)
+    assert c(np.ones(6), 3).shape == (3, 2)
+    assert len(backend.graphs) == 2
+
+
+def test_changing_a_global_recompiles():
+    global THRESHOLD
+
+    def f(x):
+        return np.maximum(x, THRESHOLD)
+    c, backend = compiled_with_counter(f)
+    x = np.linspace(0, 1, 5)
+    np.testing.assert_array_equal(c(x), np.maximum(x, 0.5))
+    THRESHOLD = 0.8
+    try:
+        np.testing.assert_array_equal(c(x), np.maximum(x, 0.8))
+    finally:
+        THRESHOLD = 0.5
+    assert len(backend.graphs) == 2
+
+
+def test_changing_a_closure_value_or_attribute_recompiles():
+    scale = [2.0]
+
+    class Cfg:
+        alpha = 1.0
+
+    cfg = Cfg()
+
+    def make():
+        s = scale[0]
+
+        def f(x):
+            return x * s + cfg.alpha
+        return f
+    f = make()
+    c, backend = compiled_with_counter(f)
+    c(np.ones(2))
+    cfg.alpha = 3.0
+    np.testing.assert_array_equal(c(np.ones(2)), np.full(2, 5.0))
+    assert len(backend.graphs) == 2
+
+
+@pytest.mark.parametrize("second", [
+    np.ones((3, 4), np.float32),      # dtype
+    np.ones((3, 4, 1)),               # ndim
+    np.ones((5, 4)),                  # shape (dynamic=False)
+    np.ones((3, 4)).tolist(),         # type
+])
+def test_array_metadata_changes_recompile(second):
+    def f(x):
+        return np.sin(x) if isinstance(x, np.ndarray) else x
+    c, backend = compiled_with_counter(f, dynamic=False)
+    c(np.ones((3, 4)))
+    c(np.ones((3, 4)))
+    result = c(second)
+    expected = f(second)
+    assert type(result) is type(expected)
+    assert len(c.cache_entries) == 2
+
+
+def test_recompile_limit_warns_once_naming_the_guard():
+    def f(x, n):
+        return x.reshape(n, -1)
+    c, backend = compiled_with_counter(f)
+    old = kiln.config.recompile_limit
+    kiln.config.recompile_limit = 2
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for n in (1, 2, 3, 6, 3):
+                assert c(np.ones(6), n).shape == (n, 6 // n)
+    finally:
+        kiln.config.recompile_limit = old
+    assert len(backend.graphs) == 2
+    assert len(c.cache_entries) == 2
+    msgs = [str(w.message) for w in caught if "recompile_limit" in str(w.message)]
+    assert len(msgs) == 1
+    assert "n == " in msgs[0] and "(saw 3)" in msgs[0]
+
+
+def test_automatic_dynamic_dims_after_size_only_recompile():
+    def f(x, y):
+        return (x * y).sum(axis=1) + x.shape[0]
+    c, backend = compiled_with_counter(f)
+    for n in (4, 5, 6, 7, 9):
+        x, y = np.ones((n, 3)), np.full((n, 3), 2.0)
+        np.testing.assert_array_equal(c(x, y), f(x, y))
+    assert len(backend.graphs) == 2
+    assert any("x.shape[0] >= 2" in g for g in c.records[1].guards)
+
+
+def test_dynamic_dims_keep_size_one_static():
+    def f(x):
+        return x + 1
+    c, backend = compiled_with_counter(f, dynamic=True)
+    c(np.ones((4, 3)))
+    c(np.ones((6, 3)))
+    c(np.ones((1, 3)))
+    assert len(backend.graphs) == 2
+
+
+def test_dynamic_dim_flowing_into_a_shape_is_specialized():
+    def f(x):
+        return x.reshape(x.shape[0] * 2, -1)
+    c, backend = compiled_with_counter(f, dynamic=True)
+    assert c(np.ones((4, 6))).shape == (8, 3)
+    assert c(np.ones((5, 6))).shape == (10, 3)
+    assert len(backend.graphs) == 2
+
+
+def test_dynamic_false_always_specializes():
+    c, backend = compiled_with_counter(lambda x: x * 2, dynamic=False)
+    for n in (3, 4, 5, 6):
+        c(np.ones(n))
+    assert len(backend.graphs) == 4
+
+
+def test_reset_clears_caches():
+    c, backend = compiled_with_counter(lambda x: x + 1)
+    c(np.ones(2))
+    kiln.reset()
+    assert c.cache_entries == ()
+    c(np.ones(2))
+    assert len(backend.graphs) == 2
+
+
+def test_four_threads_compile_once_and_agree():
+    def f(x, lr):
+        return np.tanh(x) * lr
+    c, backend = compiled_with_counter(f)
+    errors, barrier = [], threading.Barrier(4)
+
+    def worker(i):
+        try:
+            barrier.wait()
+            for j in range(50):
+                x = np.full((8, 8), i + j / 50.0)
+                np.testing.assert_allclose(c(x, 0.5 + i), f(x, 0.5 + i))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(backend.graphs) == 1
+
+
+def test_runtime_scalar_as_fill_value_stays_runtime_but_sizes_specialize():
+    def fill(x, v):
+        return np.full((2, 2), v) + x
+
+    def count(x, n):
+        return np.arange(n) + x[0]
+    c, backend = compiled_with_counter(fill)
+    for v in (1.0, 2.0, 3.5):
+        np.testing.assert_array_equal(c(np.ones(2), v), fill(np.ones(2), v))
+    assert len(backend.graphs) == 1
+    c, backend = compiled_with_counter(count)
+    for n in (2, 3):
+        np.testing.assert_array_equal(c(np.ones(2), n), count(np.ones(2), n))
+    assert len(backend.graphs) == 2
+
+
+def test_identity_of_two_arguments_is_guarded():
+    def f(x, y):
+        return (x is y), x + y
+    c, backend = compiled_with_counter(f)
+    a = np.ones(3)
+    assert c(a, a)[0] is True
+    assert c(a, np.ones(3))[0] is False
+    assert c(a, a)[0] is True
+    assert len(backend.graphs) == 2

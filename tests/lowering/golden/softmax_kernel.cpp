@@ -1,0 +1,45 @@
+// kiln_fused_max_subtract_exp_sum_0
+//   ops: max = max, subtract = subtract, exp = exp, sum = sum, true_divide = true_divide
+//   iterates 8x16, reducing axes [1]
+//   model.py:3  m = x.max(axis=1, keepdims=True)
+//   model.py:4  e = np.exp(x - m)
+//   model.py:5  return e / e.sum(axis=1, keepdims=True)
+static void kiln_fused_max_subtract_exp_sum_0_body(const float* __restrict p_x, float* __restrict p_buf2, int64_t begin, int64_t end)
+{
+    for (int64_t x0 = begin; x0 < end; ++x0) {
+        float acc0 = -__builtin_inff();
+        int nan0 = 0;
+        #pragma omp simd reduction(max:acc0) reduction(|:nan0)
+        for (int64_t r1 = 0; r1 < 16; ++r1) {
+          float t1 = p_x[r1 + 16*x0];
+          acc0 = t1 > acc0 ? t1 : acc0;
+          nan0 |= (t1 != t1);
+        }
+        const float red0 = nan0 ? __builtin_nanf("") : (float)(acc0);
+        double acc2 = 0;
+        #pragma omp simd reduction(+:acc2)
+        for (int64_t r1 = 0; r1 < 16; ++r1) {
+          float t3 = p_x[r1 + 16*x0];
+          float t4 = t3 - red0;
+          float t5 = expf(t4);
+          double t6 = (double)(t5);
+          acc2 += t6;
+        }
+        const float red2 = (float)(acc2);
+        #pragma omp simd
+        for (int64_t r1 = 0; r1 < 16; ++r1) {
+          float t7 = p_x[r1 + 16*x0];
+          float t8 = t7 - red0;
+          float t9 = expf(t8);
+          float t10 = t9 / red2;
+          p_buf2[r1 + 16*x0] = t10;
+        }
+    }
+}
+
+extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, float* __restrict p_buf2, int nthreads)
+{
+    kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf2, 0, 8);
+}
+
+

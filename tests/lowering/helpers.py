@@ -1,0 +1,71 @@
+"""Build test graphs directly and compare the cpp backend against the NumPy interpreter."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from kiln.ir import Graph
+from kiln.ops import REGISTRY, TensorMeta, infer_meta
+from kiln.runtime import cpp_backend
+
+# Ops whose results are exact (no libm rounding): compared bit for bit (signed zeros too).
+INEXACT = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "cbrt", "sin", "cos", "tan",
+           "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+           "power", "arctan2", "hypot", "logaddexp", "true_divide", "reciprocal", "sqrt",
+           "floor_divide", "remainder", "fmod"}
+
+
+def multi_op_graph(op_names: list[str], inputs: list[np.ndarray], arity: int) -> tuple[Graph, list[str]]:
+    """One graph computing ``op(x)`` or ``op(x, y)`` for every op NumPy accepts on these dtypes."""
+    g = Graph("ops")
+    names = ["x", "y"][:max(arity, len(inputs))]
+    phs = [g.placeholder(n, TensorMeta(a.shape, a.dtype)) for n, a in zip(names, inputs)]
+    outs, kept = [], []
+    for name in op_names:
+        op = REGISTRY[name]
+        args = tuple(phs[:arity])
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                meta = infer_meta(op, tuple(p.val for p in args), {})
+        except (TypeError, ValueError):
+            continue  # NumPy has no loop for these dtypes
+        outs.append(g.call(op, args, {}, val=meta))
+        kept.append(name)
+    g.output(tuple(outs))
+    return g, kept
+
+
+def run_both(graph: Graph, inputs: list, compiled=None):
+    fn = compiled if compiled is not None else cpp_backend(graph, list(inputs))
+    assert fn is not graph, "the cpp backend fell back to the interpreter"
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        expected = graph(*inputs)
+        got = fn(*inputs)
+    return expected, got, fn
+
+
+def assert_same(name: str, expected, got, rtol: float | None = None, atol: float = 0.0) -> None:
+    exp = np.asarray(expected)
+    res = np.asarray(got)
+    assert type(got) is type(expected) or (isinstance(got, np.ndarray) and isinstance(expected, np.ndarray)), \
+        f"{name}: type {type(got).__name__} != {type(expected).__name__}"
+    assert res.dtype == exp.dtype, f"{name}: dtype {res.dtype} != {exp.dtype}"
+    assert res.shape == exp.shape, f"{name}: shape {res.shape} != {exp.shape}"
+    if exp.dtype.kind == "f":
+        if rtol is None:
+            rtol = (4e-6 if exp.dtype == np.float32 else 1e-13) if name.split("(")[0] in INEXACT else 0.0
+        if rtol == 0.0:
+            np.testing.assert_array_equal(res, exp, err_msg=name)
+            np.testing.assert_array_equal(np.signbit(res), np.signbit(exp), err_msg=f"{name} (signs)")
+        else:
+            finite = np.isfinite(exp)
+            np.testing.assert_array_equal(np.isnan(res), np.isnan(exp), err_msg=f"{name} (nan)")
+            np.testing.assert_array_equal(res[~finite & ~np.isnan(exp)], exp[~finite & ~np.isnan(exp)],
+                                          err_msg=f"{name} (inf)")
+            tiny = max(np.finfo(exp.dtype).tiny * 16, atol)
+            np.testing.assert_allclose(res[finite], exp[finite], rtol=rtol, atol=tiny, err_msg=name)
+    else:
+        np.testing.assert_array_equal(res, exp, err_msg=name)

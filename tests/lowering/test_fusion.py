@@ -1,0 +1,107 @@
+"""Fusion: how many kernels a graph becomes, which buffers are never allocated, and the
+fusion log's reasons."""
+import re
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.ir import trace
+from kiln.ops import F, TensorMeta
+
+from .helpers import assert_same, run_both
+
+
+def compile_and_check(fn, *inputs, rtol=2e-6):
+    g = trace(fn, [TensorMeta(a.shape, a.dtype) for a in inputs], [f"a{i}" for i in range(len(inputs))])
+    expected, got, compiled = run_both(g, list(inputs))
+    for i, (e, r) in enumerate(zip(expected, got)):
+        assert_same(f"out{i}", e, r, rtol=rtol, atol=1e-6)
+    return compiled.kiln_artifact
+
+
+def softmax(x):
+    m = F.max(x, axis=1, keepdims=True)
+    e = F.exp(F.subtract(x, m))
+    return F.true_divide(e, F.sum(e, axis=1, keepdims=True))
+
+
+def layernorm(x, w, b):
+    mu = F.mean(x, axis=1, keepdims=True)
+    d = F.subtract(x, mu)
+    var = F.mean(F.multiply(d, d), axis=1, keepdims=True)
+    return F.add(F.multiply(F.true_divide(d, F.sqrt(F.add(var, 1e-5))), w), b)
+
+
+X = np.random.default_rng(7).standard_normal((64, 48)).astype(np.float32)
+W = np.random.default_rng(8).standard_normal(48).astype(np.float32)
+
+
+def test_pointwise_chain_is_one_kernel_without_temporaries():
+    art = compile_and_check(lambda x: F.multiply(F.maximum(F.add(F.sin(x), F.cos(x)), 0.0), 2.0), X)
+    assert len(art.kernel_names) == 1
+    assert art.wrapper.count("np.empty") == 1  # only the output
+
+
+def test_softmax_is_one_kernel():
+    art = compile_and_check(softmax, X)
+    assert art.kernel_names == ["kiln_fused_max_subtract_exp_sum_0"]
+    assert art.wrapper.count("np.empty") == 1  # max and sum live in registers
+    assert art.cpp.count("#pragma omp simd reduction") == 2
+
+
+def test_layernorm_is_one_kernel():
+    art = compile_and_check(layernorm, X, W, W + 1)
+    assert len(art.kernel_names) == 1
+    assert art.wrapper.count("np.empty") == 1
+
+
+def test_var_std_are_one_kernel():
+    art = compile_and_check(lambda x: (F.var(x, axis=1), F.std(x, axis=1, ddof=1)), X.astype(np.float64), rtol=1e-12)
+    assert len(art.kernel_names) == 1
+
+
+def test_two_outputs_of_one_chain_share_a_kernel():
+    def fn(x):
+        y = F.exp(F.sin(x))
+        return y, F.multiply(y, 3.0)
+    art = compile_and_check(fn, X)
+    assert len(art.kernel_names) == 1
+
+
+def test_reduction_epilogue_fuses():
+    art = compile_and_check(lambda x: F.sqrt(F.sum(F.multiply(x, x), axis=1)), X)
+    assert len(art.kernel_names) == 1
+    assert art.wrapper.count("np.empty") == 1
+
+
+def test_extern_matmul_then_bias_relu():
+    def fn(x, w, b):
+        return F.maximum(F.add(F.matmul(x, w), b), 0.0)
+    w = np.random.default_rng(9).standard_normal((48, 16)).astype(np.float32)
+    b = np.ones(16, np.float32)
+    art = compile_and_check(fn, X, w, b, rtol=1e-5)
+    assert len(art.kernel_names) == 1
+    assert "_ext_matmul(a0, a1)" in art.wrapper
+
+
+def test_different_shapes_do_not_fuse_and_the_log_says_why(capsys):
+    kiln.set_logs(fusion=True)
+    try:
+        def fn(x):
+            s = F.sum(x, axis=0)                 # reduces axis 0
+            return F.sum(F.multiply(x, s), axis=1)  # reads s broadcast over rows: another frame
+        art = compile_and_check(fn, X)
+    finally:
+        kiln.set_logs()
+    assert len(art.kernel_names) == 2
+    err = capsys.readouterr().err
+    assert "[kiln:fusion]" in err and "not fused" in err
+
+
+def test_expensive_shared_value_is_computed_once():
+    def fn(x):
+        t = F.tanh(F.exp(F.sin(F.cos(x))))
+        return F.add(t, 1.0), F.multiply(t, 2.0), F.sum(t, axis=1)
+    art = compile_and_check(fn, X)
+    assert art.cpp.count("= tanhf(") == 1

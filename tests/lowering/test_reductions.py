@@ -1,0 +1,105 @@
+"""Reductions through the cpp backend vs NumPy: every reduction op, axes, keepdims,
+dtypes, NaN, empty inputs, float32 accuracy against NumPy's pairwise sums."""
+import numpy as np
+import pytest
+
+from kiln.ir import Graph, trace
+from kiln.ops import REGISTRY, F, TensorMeta
+from kiln.runtime import cpp_backend
+
+from .helpers import assert_same, run_both
+
+REDUCTIONS = ["sum", "prod", "mean", "var", "std", "max", "min", "any", "all"]
+
+
+def all_reductions_graph(x: np.ndarray, axis, keepdims: bool) -> tuple[Graph, list[str]]:
+    g = Graph("reductions")
+    px = g.placeholder("x", TensorMeta(x.shape, x.dtype))
+    outs, names = [], []
+    for name in REDUCTIONS:
+        op = REGISTRY[name]
+        if x.dtype == bool and name in ("var", "std"):
+            continue  # NumPy refuses
+        params = {"axis": axis, "keepdims": keepdims}
+        out = op(np.zeros(x.shape, x.dtype), **params)
+        outs.append(g.call(op, (px,), params, val=TensorMeta(np.shape(out), np.asarray(out).dtype)))
+        names.append(name)
+    g.output(tuple(outs))
+    return g, names
+
+
+def data(dtype, shape, special=True):
+    rng = np.random.default_rng(4)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) > 0.3
+    if dt.kind in "iu":
+        return rng.integers(-4 if dt.kind == "i" else 0, 5, size=shape).astype(dt)
+    return (rng.standard_normal(shape) + 0.5).astype(dt)
+
+
+CASES = [
+    (np.float32, (6, 33), None, False), (np.float32, (6, 33), 1, True), (np.float32, (6, 33), 0, False),
+    (np.float64, (4, 5, 7), (0, 2), False), (np.float64, (4, 5, 7), 2, True),
+    (np.int32, (5, 9), 1, False), (np.uint8, (5, 9), None, False), (np.bool_, (5, 9), 0, False),
+    (np.float32, (1, 1), None, True), (np.float32, (7, 1), 1, False),
+]
+
+
+@pytest.mark.parametrize("dtype,shape,axis,keepdims", CASES)
+def test_reductions(dtype, shape, axis, keepdims):
+    x = data(dtype, shape)
+    g, names = all_reductions_graph(x, axis, keepdims)
+    expected, got, fn = run_both(g, [x])
+    for name, e, r in zip(names, expected, got):
+        rtol = {np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-12}.get(np.asarray(e).dtype, 0.0)
+        assert_same(f"{name}(axis={axis}, keepdims={keepdims})", e, r, rtol=rtol, atol=rtol)
+    # every reduction over the same loops shares one kernel
+    assert len(fn.kiln_artifact.kernel_names) == 1
+
+
+def test_nan_and_inf_propagate():
+    x = np.array([[1.0, np.nan, 3.0], [np.inf, 2.0, -np.inf], [-1.0, -2.0, -3.0]], np.float32)
+    g, names = all_reductions_graph(x, 1, False)
+    expected, got, _ = run_both(g, [x])
+    for name, e, r in zip(names, expected, got):
+        assert_same(name, e, r, rtol=1e-6)
+
+
+def test_empty_reductions():
+    x = np.zeros((0, 4), np.float32)
+    g = trace(lambda x: (F.sum(x, axis=0), F.prod(x, axis=0), F.mean(x, axis=1), F.sum(x), F.max(x, axis=1)),
+              [TensorMeta(x.shape, x.dtype)], ["x"])
+    expected, got, _ = run_both(g, [x])
+    for i, (e, r) in enumerate(zip(expected, got)):
+        assert_same(f"out{i}", e, r)
+
+
+def test_max_of_empty_axis_raises_like_numpy():
+    x = np.zeros((0, 4), np.float32)
+    g = Graph()
+    px = g.placeholder("x", TensorMeta(x.shape, x.dtype))
+    g.output((g.call(F.max, (px,), {"axis": 0}, val=TensorMeta((4,), x.dtype)),))
+    fn = cpp_backend(g, [x])
+    with pytest.raises(ValueError, match="zero-size array"):
+        fn(x)
+
+
+def test_float32_sum_accuracy_vs_pairwise():
+    # A long float32 sum: a float32 running sum would be off by ~1e-3 relative here.
+    x = (np.random.default_rng(5).random(1_000_003) + 1e4).astype(np.float32)
+    g = trace(lambda x: (F.sum(x), F.mean(x), F.var(x)), [TensorMeta(x.shape, x.dtype)], ["x"])
+    expected, got, _ = run_both(g, [x])
+    exact = x.astype(np.float64)
+    assert abs(float(got[0]) - exact.sum()) <= abs(float(expected[0]) - exact.sum()) + exact.sum() * 1e-7
+    assert float(got[1]) == pytest.approx(exact.mean(), rel=1e-7)
+    assert float(got[2]) == pytest.approx(exact.var(), rel=1e-5)
+
+
+def test_sum_to_and_strided_reduction():
+    x = np.random.default_rng(6).standard_normal((3, 8, 5))[:, ::2, :]
+    g = trace(lambda x: (F.sum_to(x, shape=(4, 1)), F.sum(F.transpose(x, axes=(2, 1, 0)), axis=2)),
+              [TensorMeta(x.shape, x.dtype)], ["x"])
+    expected, got, _ = run_both(g, [x])
+    for i, (e, r) in enumerate(zip(expected, got)):
+        assert_same(f"out{i}", e, r, rtol=1e-12, atol=1e-12)

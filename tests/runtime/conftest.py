@@ -1,0 +1,15 @@
+"""Lowering tests compile through one on-disk cache per test session (reruns of the
+same kernels load instead of compiling) and check every graph after every pass."""
+import pytest
+
+import kiln
+from kiln.config import config
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _kiln_session_cache(tmp_path_factory):
+    old = config.cache_dir, config.num_threads
+    config.cache_dir = str(tmp_path_factory.getbasetemp() / "kiln_cache")
+    config.num_threads = 2
+    yield
+    config.cache_dir, config.num_threads = old

@@ -1,0 +1,135 @@
+"""The on-disk kernel cache across processes, corruption, concurrent builds, and the
+no-compiler fallback."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+from kiln.config import config
+from kiln.ir import trace
+from kiln.ops import F, TensorMeta
+from kiln.runtime import backend, build as build_mod, cpp_backend
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# A child process: compile a graph whose constant `tag` makes its source unique to the
+# test, print the build counters as JSON.
+CHILD = textwrap.dedent("""
+    import json, sys, numpy as np
+    import kiln
+    from kiln.config import config
+    from kiln.ir import trace
+    from kiln.ops import F, TensorMeta
+    from kiln.runtime import cpp_backend
+    from kiln.runtime.build import stats
+    config.cache_dir = sys.argv[1]
+    tag = float(sys.argv[2])
+    g = trace(lambda x: F.add(F.sin(x), tag), [TensorMeta((5,), np.float64)], ["x"])
+    fn = cpp_backend(g, [np.zeros(5)])
+    out = fn(np.arange(5.0))[0]
+    assert np.allclose(out, np.sin(np.arange(5.0)) + tag), out
+    print(json.dumps(stats))
+""")
+
+
+def run_child(cache_dir, tag):
+    return subprocess.Popen([sys.executable, "-c", CHILD, str(cache_dir), repr(tag)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def child_stats(proc):
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_second_process_loads_without_compiling(tmp_path):
+    first = child_stats(run_child(tmp_path, 1.25))
+    assert first["builds"] == 1
+    second = child_stats(run_child(tmp_path, 1.25))
+    assert second["builds"] == 0 and second["disk_hits"] == 1
+
+
+def test_two_processes_compiling_the_same_kernel_build_it_once(tmp_path):
+    procs = [run_child(tmp_path, 2.5) for _ in range(2)]
+    results = [child_stats(p) for p in procs]
+    assert sorted(r["builds"] for r in results) == [0, 1]
+    libs = [f for _, _, files in os.walk(tmp_path) for f in files if f.endswith(".so")]
+    assert len(libs) == 1
+    leftovers = [f for _, _, files in os.walk(tmp_path) for f in files if f.startswith(".tmp-")]
+    assert not leftovers
+
+
+def test_corrupted_library_is_detected_and_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    source = "// kiln corrupted-cache test\nextern \"C\" int kiln_answer(void) { return 42; }\n"
+    so = build_mod.build(source)
+    before = build_mod.stats["builds"]
+    assert build_mod.build(source) == so and build_mod.stats["builds"] == before  # a hit
+    with open(so, "r+b") as f:  # flip bytes in the middle of the library
+        f.seek(os.path.getsize(so) // 2)
+        f.write(b"\xde\xad\xbe\xef" * 8)
+    assert build_mod.build(source) == so
+    assert build_mod.stats["builds"] == before + 1
+    import cffi
+    ffi = cffi.FFI()
+    ffi.cdef("int kiln_answer(void);")
+    assert ffi.dlopen(so).kiln_answer() == 42
+
+
+def test_cache_key_changes_with_flags(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    key = build_mod.library_key("int x;")
+    monkeypatch.setattr(config, "cxx_flags", config.cxx_flags + " -DKILN_TEST_FLAG")
+    assert build_mod.library_key("int x;") != key
+
+
+def test_fast_math_is_refused(monkeypatch):
+    monkeypatch.setattr(config, "cxx_flags", "-O3 -ffast-math")
+    with pytest.raises(Exception, match="fast-math"):
+        build_mod.flags()
+
+
+def test_no_compiler_falls_back_to_numpy_with_one_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cxx", str(tmp_path / "no-such-g++"))
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(backend, "_warned", set())
+    g = trace(lambda x: F.cos(x), [TensorMeta((3,), np.float64)], ["x"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn = cpp_backend(g, [np.zeros(3)])
+        fn2 = cpp_backend(g, [np.zeros(3)])
+    assert fn is g and fn2 is g
+    messages = [str(w.message) for w in caught if "C++ compiler" in str(w.message)]
+    assert len(messages) == 1 and "no-such-g++" in messages[0]
+    np.testing.assert_allclose(fn(np.ones(3))[0], np.cos(np.ones(3)))
+
+
+def test_debug_dir_and_output_code_log(tmp_path, monkeypatch, capsys):
+    import kiln
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path / "dump"))
+    kiln.set_logs(output_code=True)
+    try:
+        g = trace(lambda x: F.tanh(F.add(x, 3.5)), [TensorMeta((4,), np.float32)], ["x"])
+        cpp_backend(g, [np.zeros(4, np.float32)])
+    finally:
+        kiln.set_logs()
+    err = capsys.readouterr().err
+    assert "[kiln:output_code]" in err and "def call(x):" in err and "tanhf(" in err
+    dumped = sorted(os.listdir(tmp_path / "dump"))
+    assert dumped and {"wrapper.py", "kernels.cpp"} <= set(os.listdir(tmp_path / "dump" / dumped[0]))
+
+
+def test_wrapper_module_runs_on_its_own(tmp_path):
+    g = trace(lambda x: F.exp(F.negative(x)), [TensorMeta((6, 3), np.float32)], ["x"])
+    fn = cpp_backend(g, [np.zeros((6, 3), np.float32)])
+    path = tmp_path / "wrapper.py"
+    path.write_text(fn.kiln_artifact.wrapper)
+    out = subprocess.run([sys.executable, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "us per call" in out.stdout

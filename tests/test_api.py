@@ -1,0 +1,106 @@
+"""The public entry points: kiln.compile's forms and options, backends, pickling."""
+import pickle
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    kiln.reset()
+    yield
+
+
+def square_plus(x, c=1.0):
+    """Docstring kept."""
+    return x * x + c
+
+
+def test_bare_and_parametrized_decorator():
+    f = kiln.compile(square_plus)
+    g = kiln.compile(backend="eager", fullgraph=True, dynamic=False)(square_plus)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(f(x), x * x + 1)
+    np.testing.assert_array_equal(g(x, c=2.0), x * x + 2)
+    assert f.__name__ == "square_plus" and f.__doc__ == "Docstring kept."
+    assert f.__wrapped__ is square_plus
+
+
+def test_backend_callable_gets_graph_and_example_inputs_once_per_graph():
+    seen = []
+
+    def backend(graph, example_inputs):
+        seen.append((graph, example_inputs))
+        return graph
+    f = kiln.compile(square_plus, backend=backend)
+    x = np.arange(3.0)
+    for c in (1.0, 2.0, 3.0):
+        np.testing.assert_array_equal(f(x, c), x * x + c)
+    assert len(seen) == 1
+    graph, example = seen[0]
+    assert [p.name for p in graph.placeholders] == ["x", "c"]
+    assert example[0] is x and example[1] == 1.0
+    assert graph.op_names() == ["multiply", "add"]
+
+
+def test_backend_result_is_what_runs():
+    f = kiln.compile(lambda x: x + 1, backend=lambda g, ex: (lambda *a: (np.zeros(2),)))
+    np.testing.assert_array_equal(f(np.ones(2)), np.zeros(2))
+
+
+def test_unknown_backend_and_non_function():
+    with pytest.raises(kiln.KilnError, match="unknown kiln backend"):
+        kiln.compile(square_plus, backend="nope")
+    with pytest.raises(kiln.KilnError, match="expects a Python function"):
+        kiln.compile(len)
+
+
+def test_return_types_match_numpy():
+    f = kiln.compile(lambda x: (x.sum(), x.shape, x.ndim, float(2.5), x[0]))
+    x = np.arange(3.0)
+    got, expected = f(x), (lambda x: (x.sum(), x.shape, x.ndim, float(2.5), x[0]))(x)
+    assert [type(v) for v in got] == [type(v) for v in expected]
+    assert got == expected
+
+
+def test_pickle_roundtrip_keeps_options():
+    f = kiln.compile(square_plus, fullgraph=True, dynamic=False)
+    g = pickle.loads(pickle.dumps(f))
+    assert (g.fullgraph, g.dynamic, g.backend_name) == (True, False, "eager")
+    np.testing.assert_array_equal(g(np.ones(2)), np.full(2, 2.0))
+
+
+def test_astype_without_copy_is_not_rewritten_in_place():
+    def f(x):
+        y = x.astype(x.dtype, copy=False)
+        y += 1
+        return y
+    x = np.zeros(3)
+    out = kiln.compile(f)(x)
+    np.testing.assert_array_equal(x, np.ones(3))  # the argument was updated, as in NumPy
+    assert out is x
+
+
+def test_parameter_named_like_a_builtin():
+    def f(type, len):
+        return type * len
+    c = kiln.compile(f)
+    c(np.ones(2), 2.0)
+    c(np.ones(2), 3.0)
+    assert len(c.cache_entries) == 1
+
+
+def test_wrong_arguments_raise_like_python_and_do_not_poison_the_cache():
+    f = kiln.compile(square_plus)
+    with pytest.raises(TypeError) as eager:
+        square_plus(np.ones(2), 1.0, 2.0)
+    with pytest.raises(TypeError) as compiled:
+        f(np.ones(2), 1.0, 2.0)
+    assert str(compiled.value) == str(eager.value)
+    np.testing.assert_array_equal(f(np.ones(2)), np.full(2, 2.0))
+    assert len(f.cache_entries) == 1 and f.cache_entries[0].graph is not None
+    with pytest.raises(TypeError) as compiled:
+        f(np.ones(2), 1.0, 2.0)  # now through the installed entry
+    assert str(compiled.value) == str(eager.value)
