@@ -16,8 +16,8 @@ import numpy as np
 
 from ..errors import KilnError
 from ..ops import REGISTRY, Category, TensorMeta, describe_callable, find_spelling, infer_meta
-from ..ops.meta import normalize_axis
 from .breaks import HINTS
+from .dims import propagate_dims
 from .variables.arrays import ArrayVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
 
@@ -244,47 +244,3 @@ def _mutation(tx, op, what, bound, inputs, params) -> VariableTracker:
         tx.unsupported("mutation", f"{what}: functional form changes shape or dtype")
     target.var.node = node
     return ConstantVariable(None)
-
-
-def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict):
-    """Which output dims stay dynamic; dims flowing anywhere else get specialized."""
-    dynamic = [a for a in arrays if any(d is not None for d in a.dims)]
-    static = lambda val: (None,) * len(val.shape) if isinstance(val, TensorMeta) else None
-    if not dynamic:
-        return static
-    if op.category == Category.POINTWISE:
-        return lambda val: _broadcast_dims(tx, arrays, val)
-    if op.category == Category.REDUCTION and "axis" in params and len(arrays) == 1:
-        (a,) = arrays
-        axes = normalize_axis(params.get("axis"), len(a.dims))
-        keep = bool(params.get("keepdims", False))
-
-        def reduce_dims(val):
-            if axes is None:
-                return (None,) * len(val.shape)
-            out = [None if i in axes else d for i, d in enumerate(a.dims) if keep or i not in axes]
-            return tuple(out) if len(out) == len(val.shape) else (None,) * len(val.shape)
-        return reduce_dims
-    for a in dynamic:
-        a.specialize_dims(tx)
-    return static
-
-
-def _broadcast_dims(tx, arrays: list, val: TensorMeta) -> tuple:
-    ndim = len(val.shape)
-    out: list = [None] * ndim
-    for i in range(ndim):
-        candidates = []
-        for a in arrays:
-            j = len(a.dims) - ndim + i
-            if j >= 0 and a.meta.shape[j] != 1:
-                candidates.append((a, j))
-        syms = [a.dims[j] for a, j in candidates if a.dims[j] is not None]
-        if syms and all(a.dims[j] is not None for a, j in candidates):
-            out[i] = syms[0]
-        elif syms:
-            # A static size meets a dynamic one: the dynamic one must equal it.
-            for a, j in candidates:
-                if a.dims[j] is not None:
-                    a.dims[j].as_constant(tx)
-    return tuple(out)

@@ -169,5 +169,21 @@ class GetItemSource(Source):
                                            and self.base.base.is_argument())
 
 
+class ObjectSource(Source):
+    """A specific object capture found without a path from the frame (a method's function):
+    generated code holds it directly."""
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj: Any, name: str) -> None:
+        self.obj = obj
+        self.name = name
+
+    def display(self) -> str:
+        return self.name
+
+    def code(self, ns: CodeNamespace) -> str:
+        return ns.ref(self.obj, "obj")
+
+
 def shape_source(array_source: Source, dim: int) -> Source:
     return GetItemSource(AttrSource(array_source, "shape"), dim)

@@ -18,6 +18,9 @@ from .loop_ir import Buffer, BufferValue, Scalar, Value
 from .lower import ExternNode, GraphLowering, Opaque, iter_values
 from .scheduler import Kernel
 
+# Buffers at least this big are recycled across calls (see generate()).
+POOL_BYTES = 1 << 16
+
 
 class WrapperCode:
     def __init__(self, low: GraphLowering, items: list, rendered: dict[str, RenderedKernel],
@@ -31,6 +34,8 @@ class WrapperCode:
         self.externs: dict[str, Any] = {}    # global name -> op (its impl is called)
         self.lines: list[str] = []
         self._views = 0
+        self.pools: list[str] = []
+        self.pooled: dict[str, str] = {}
 
     # -- expressions -------------------------------------------------------------------------
     def py(self, value: Any) -> str:
@@ -103,6 +108,16 @@ class WrapperCode:
                         if free.get(key):
                             old = free[key].pop()
                             self.lines.append(f"{buf.name} = {old}; del {old}  # reuse")
+                        elif buf.dtype.itemsize * int(np.prod(buf.shape)) >= POOL_BYTES:
+                            # Big buffers come back from a per-site pool when nobody else
+                            # holds them (refcount 2: this name and getrefcount's argument):
+                            # fresh pages cost more than the kernel that fills them.
+                            pool = f"_pool_{buf.name}"
+                            self.pools.append(pool)
+                            self.lines.append(f"{buf.name} = {pool}.pop() if {pool} else None")
+                            self.lines.append(f"if {buf.name} is None or _refcount({buf.name}) != 2:")
+                            self.lines.append(f"    {buf.name} = np.empty({buf.shape!r}, np.{buf.dtype.name})")
+                            self.pooled[buf.name] = pool
                         else:
                             self.lines.append(f"{buf.name} = np.empty({buf.shape!r}, np.{buf.dtype.name})")
                         allocated[buf.name] = buf
@@ -135,11 +150,14 @@ class WrapperCode:
             outs.append(expr)
         body += self.lines
         for names in free.values():
-            body += [f"del {n}" for n in names]
+            body += [f"{self.pooled[n]}.append({n})" if n in self.pooled else f"del {n}" for n in names]
+        output_names = {v.buf.name for v in low.outputs if isinstance(v, BufferValue)}
+        body += [f"{pool}.append({name})" for name, pool in self.pooled.items() if name in output_names]
         body.append(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
 
         head = [
             f"# kiln wrapper for graph '{graph_name}' (generated; run it: python <this file>)",
+            "import sys",
             "import numpy as np",
         ]
         if self.rendered:
@@ -157,7 +175,8 @@ class WrapperCode:
             "    raise TypeError('kiln: inputs do not match the layouts this code was built for')",
             "",
             f"_NT = {self.num_threads}",
-        ]
+            "_refcount = sys.getrefcount",
+        ] + [f"{pool} = []" for pool in self.pools]
         for rk in self.rendered.values():
             head.append(f"{rk.name} = _lib.{rk.name}")
         if self.externs:

@@ -3,6 +3,7 @@ values/dtypes/shapes/argument state, and pins the number of graphs compiled."""
 import math
 
 import numpy as np
+import pytest
 
 import kiln
 
@@ -387,3 +388,42 @@ def test_returned_containers_passed_in_are_the_same_objects():
     pair, items, opts = (X, X * 2), [X], {"k": 1}
     out = c(pair, items, opts)
     assert out[0] is pair and out[1] is items and out[2] is opts
+
+
+def _helper_with_mutable_default(x, seen=[]):  # noqa: B006  (the point of the test)
+    seen.append(1)
+    return x * len(seen)
+
+
+def _helper_with_default_scale(x, scale=2.0):
+    return x * scale
+
+
+def test_mutable_default_of_a_helper_is_mutated_for_real():
+    def f(x):
+        return _helper_with_mutable_default(x)
+    c = kiln.compile(f)
+    before = len(_helper_with_mutable_default.__defaults__[0])
+    outs = [c(X)[0, 1] for _ in range(3)]
+    assert len(_helper_with_mutable_default.__defaults__[0]) == before + 3
+    assert outs == [X[0, 1] * (before + i + 1) for i in range(3)]
+
+
+def test_changed_default_of_a_helper_recompiles(probe):
+    def f(x):
+        return _helper_with_default_scale(x)
+    compiled, backend, _ = probe(f, X)
+    _helper_with_default_scale.__defaults__ = (3.0,)
+    try:
+        np.testing.assert_array_equal(compiled(X), X * 3.0)
+    finally:
+        _helper_with_default_scale.__defaults__ = (2.0,)
+    assert len(backend.graphs) == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_])
+@pytest.mark.parametrize("scalar", [2, 0.5, True, np.float32(1.5), np.float64(0.25), np.int8(3)])
+def test_scalar_promotion_matches_numpy(probe, dtype, scalar):
+    def f(x, s):
+        return x * s + s, s * 2
+    probe(f, np.arange(4).astype(dtype), scalar)

@@ -228,3 +228,22 @@ def test_identity_of_two_arguments_is_guarded():
     assert c(a, np.ones(3))[0] is False
     assert c(a, a)[0] is True
     assert len(backend.graphs) == 2
+
+
+@pytest.mark.parametrize("fn, stays_dynamic", [
+    (lambda x, w: (x @ w).sum(axis=1), True),          # batch dim follows through matmul
+    (lambda x, w: x[:, 0] * 2, True),                   # indexing a static axis
+    (lambda x, w: np.concatenate([x, x], axis=1), True),
+    (lambda x, w: x[1:] + 1, False),                    # size n - 1: pinned
+    (lambda x, w: x[:5] * 1, False),                    # a clamp: pinned
+    (lambda x, w: x.reshape(-1), False),                # size 4n: pinned
+])
+def test_dynamic_dims_through_other_ops(fn, stays_dynamic):
+    c, backend = compiled_with_counter(fn, dynamic=True)
+    for n in (3, 4, 7):
+        x, w = np.arange(n * 4.0).reshape(n, 4), np.ones((4, 2))
+        expected = fn(x, w)
+        got = c(x, w)
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
+    assert len(backend.graphs) == (1 if stays_dynamic else 3)

@@ -386,7 +386,7 @@ def reduce_case(kind: str = "multi", domain: Domain = REAL, grad_domain: Domain 
 
 def reduction_row(name: str, np_fn: Callable, dtypes: tuple, grad: bool, *, ufunc: Any = None,
                   method: bool = True, legacy: bool = True, kind: str = "multi",
-                  **case_kwargs: Any) -> Row:
+                  amax: Callable | None = None, **case_kwargs: Any) -> Row:
     def via_op(x, axis=None, keepdims=False, **params):
         canon = one_axis(axis, x.ndim) if kind == "one" else axes(axis, x.ndim, legacy)
         return getattr(F, name)(x, axis=canon, keepdims=keepdims, **params)
@@ -396,6 +396,8 @@ def reduction_row(name: str, np_fn: Callable, dtypes: tuple, grad: bool, *, ufun
         alts += (lambda x, **p: getattr(x, name)(**p),)
     if ufunc is not None:
         alts += (lambda x, **p: ufunc.reduce(x, **p),)
+    if amax is not None:
+        alts += (amax,)
     bad = (Case([A(2, 3)], {"axis": 2}, traced=False), Case([A(2, 3)], {"axis": -3}, traced=False))
     if kind == "multi":
         bad += (Case([A(2, 3)], {"axis": (0, 0)}, traced=False),)
@@ -417,8 +419,11 @@ def scan_row(name: str, np_fn: Callable, ufunc: np.ufunc, grad_domain: Domain | 
         return getattr(F, name)(x, axis=one_axis(axis, x.ndim),
                                 dtype=None if dtype is None else np.dtype(dtype))
 
+    cumulative = getattr(np, name.replace("cum", "cumulative_"))
     return Row(name, numpy=np_fn, via_op=via_op, case=case, dtypes=ALL, grad=True,
-               alts=(lambda x, **p: getattr(x, name)(**p),),
+               alts=(lambda x, **p: getattr(x, name)(**p),
+                     lambda x, axis=None, dtype=None: ufunc.accumulate(x, axis=axis, dtype=dtype),
+                     lambda x, axis=None, dtype=None: cumulative(x, axis=axis, dtype=dtype)),
                bad=(Case([A(2, 3)], {"axis": 2}, traced=False),
                     Case([A(2, 3)], {"axis": (0, 1)}, traced=False)))
 
@@ -434,11 +439,11 @@ def reduction_rows() -> list[Row]:
         reduction_row("mean", np.mean, ALL, True, legacy=False, dtype_param=True),
         reduction_row("var", np.var, NUMERIC, True, legacy=False, ddof=True),
         reduction_row("std", np.std, NUMERIC, True, legacy=False, ddof=True),
-        reduction_row("max", np.max, ALL, True, ufunc=np.maximum),
-        reduction_row("min", np.min, ALL, True, ufunc=np.minimum),
+        reduction_row("max", np.max, ALL, True, ufunc=np.maximum, amax=np.amax),
+        reduction_row("min", np.min, ALL, True, ufunc=np.minimum, amax=np.amin),
         reduction_row("ptp", np.ptp, ALL, True, method=False),
-        reduction_row("any", np.any, ALL, False),
-        reduction_row("all", np.all, ALL, False),
+        reduction_row("any", np.any, ALL, False, ufunc=np.logical_or),
+        reduction_row("all", np.all, ALL, False, ufunc=np.logical_and),
         reduction_row("argmax", np.argmax, ALL, False, kind="one"),
         reduction_row("argmin", np.argmin, ALL, False, kind="one"),
         scan_row("cumsum", np.cumsum, np.add, None),
@@ -588,7 +593,7 @@ SQUARE_BAD = (Case([A(2, 3)]), Case([A(3)]))
 def linalg_rows() -> list[Row]:
     return [
         Row("matmul", numpy=np.matmul, via_op=getattr_op("matmul"), case=matmul_case,
-            dtypes=ALL, grad=True, alts=(operator.matmul,),
+            dtypes=ALL, grad=True, alts=(operator.matmul, np.linalg.matmul),
             bad=(Case([A(2, 3), A(4, 5)]), Case([A(3), A()]), Case([A(2, 2, 3), A(3, 3, 1)]))),
         Row("dot", numpy=np.dot, via_op=getattr_op("dot"), case=dot_case(inner=False),
             dtypes=NUMERIC, grad=True, alts=(lambda a, b: a.dot(b),),
@@ -596,9 +601,9 @@ def linalg_rows() -> list[Row]:
         Row("inner", numpy=np.inner, via_op=getattr_op("inner"), case=dot_case(inner=True),
             dtypes=NUMERIC, grad=True, bad=(Case([A(2, 3), A(2, 2)]),)),
         Row("outer", numpy=np.outer, via_op=getattr_op("outer"), case=outer_case,
-            dtypes=ALL, grad=True),
+            dtypes=ALL, grad=True, alts=(np.linalg.outer,)),
         Row("tensordot", numpy=np.tensordot, via_op=tensordot_via_op, case=tensordot_case,
-            dtypes=NUMERIC, grad=True,
+            dtypes=NUMERIC, grad=True, alts=(lambda a, b, axes: np.linalg.tensordot(a, b, axes=axes),),
             bad=(Case([A(2, 3), A(2, 3)], {"axes": 1}), Case([A(2, 3), A(3, 2)], {"axes": ([0], [0])}))),
         Row("einsum", numpy=lambda *ops, subscripts: np.einsum(subscripts, *ops),
             via_op=lambda *ops, subscripts: F.einsum(tuple(ops), subscripts=EINSUM[subscripts][0]),
@@ -1204,7 +1209,8 @@ def shape_rows() -> list[Row]:
             case=unary_case(), dtypes=ALL, grad=True),
         Row("transpose", numpy=np.transpose, via_op=transpose_via_op, case=transpose_case,
             dtypes=ALL, grad=True,
-            alts=(lambda x, axes=None: x.transpose(axes), lambda x, axes=None: np.permute_dims(x, axes)),
+            alts=(lambda x, axes=None: x.transpose(axes), lambda x, axes=None: np.permute_dims(x, axes),
+                  lambda x, axes=None: x.T if axes is None else x.transpose(*axes)),
             bad=(Case([A(2, 3)], {"axes": (0, 0)}), Case([A(2, 3)], {"axes": (0,)}))),
         Row("swapaxes", numpy=np.swapaxes, via_op=lambda x, axis1, axis2: F.swapaxes(
                 x, axis1=normalize_axis_index(axis1, x.ndim), axis2=normalize_axis_index(axis2, x.ndim)),
@@ -1232,10 +1238,69 @@ def shape_rows() -> list[Row]:
 
 
 # ==========================================================================================
+# More spellings: NumPy functions whose normalizer composes or chooses ops
+
+def via_spelling(key: Any) -> Callable:
+    """Call the op kiln's normalizer for this NumPy spelling chooses (on traced values, the
+    normalizer's own reshapes record too)."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        bound = kiln.ops.lookup(key).bind(*args, **kwargs)
+        return bound.op(*bound.inputs, **bound.params)
+    return call
+
+
+def stacked_case(axis: int):
+    """1-3 arrays of one rank for hstack & co; lengths differ along the joined ``axis``."""
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape()
+        shapes = []
+        for _ in range(ctx.integer(1, 3, "arrays")):
+            ax = min(axis, len(shape) - 1)
+            if ax >= 0 and ctx.boolean("other length"):
+                shapes.append(shape[:ax] + (ctx.integer(0, 3, "len"),) + shape[ax + 1:])
+            else:
+                shapes.append(shape)
+        return Case([ctx.arg(s) for s in shapes])
+    return case
+
+
+def sequence_row(fn: Callable, op: str, axis: int) -> Row:
+    return Row(op, numpy=lambda *arrays: fn(arrays),
+               via_op=lambda *arrays: via_spelling(fn)(arrays), case=stacked_case(axis),
+               dtypes=ALL, grad=True, name=f"{op}[{fn.__name__}]",
+               bad=(Case([A(2, 3), A(3, 2)]),))
+
+
+def spelling_rows() -> list[Row]:
+    unary = dict(case=unary_case(), dtypes=ALL, grad=True)
+    return [
+        sequence_row(np.hstack, "concatenate", 1),
+        sequence_row(np.vstack, "concatenate", 0),
+        sequence_row(np.dstack, "concatenate", 2),
+        sequence_row(np.column_stack, "concatenate", 1),
+        Row("reshape", numpy=np.atleast_1d, via_op=via_spelling(np.atleast_1d), name="reshape[atleast_1d]", **unary),
+        Row("reshape", numpy=np.atleast_2d, via_op=via_spelling(np.atleast_2d), name="reshape[atleast_2d]", **unary),
+        Row("reshape", numpy=np.atleast_3d, via_op=via_spelling(np.atleast_3d), name="reshape[atleast_3d]", **unary),
+        Row("flip", numpy=np.fliplr, via_op=via_spelling(np.fliplr), name="flip[fliplr]", **unary),
+        Row("flip", numpy=np.flipud, via_op=via_spelling(np.flipud), name="flip[flipud]", **unary),
+        Row("transpose", numpy=np.matrix_transpose, via_op=via_spelling(np.matrix_transpose),
+            name="transpose[matrix_transpose]", alts=(lambda x: x.mT,), **unary),
+        Row("copy", numpy=np.ascontiguousarray, via_op=via_spelling(np.ascontiguousarray),
+            name="copy[ascontiguousarray]", **unary),
+        Row("eye", numpy=lambda n, dtype: np.identity(n, dtype=dtype),
+            tensor=lambda n, dtype: spelled(np.identity)(n, dtype=dtype),
+            via_op=lambda n, dtype: via_spelling(np.identity)(n, dtype=dtype), name="eye[identity]",
+            case=lambda ctx: Case([], {"n": ctx.integer(0, 4, "n"), "dtype": ctx.dtype}),
+            dtypes=ALL, grad=False),
+    ]
+
+
+# ==========================================================================================
 # The table
 
 ROWS: list[Row] = (pointwise_rows() + reduction_rows() + linalg_rows() + indexing_rows()
-                   + join_rows() + creation_rows() + mutation_rows() + shape_rows())
+                   + join_rows() + creation_rows() + mutation_rows() + shape_rows()
+                   + spelling_rows())
 
 # Ops that cannot be a row of this table, and why; each is tested on its own.
 NOT_ROWS: dict[str, str] = {

@@ -128,6 +128,7 @@ class SymScalarVariable(VariableTracker):
         self.example = example
         self.leaves = leaves      # the sources it is computed from
         self.source = source      # set when the value is itself a source (an argument)
+        self.pinned = False       # a dynamic size that got specialized
 
     def describe(self) -> str:
         return f"runtime {type(self.example).__name__} {self.text}"
@@ -144,6 +145,7 @@ class SymScalarVariable(VariableTracker):
         """Specialize: guard the value and use it as a constant from here on."""
         if self.is_shape():
             tx.guards.specialize_dim(self.source.base.base, self.source.index, self.example)
+            self.pinned = True
         elif self.source is not None:
             tx.guards.add_equals(self.source, self.example)
         else:

@@ -9,7 +9,7 @@ import types
 from typing import Any
 
 from ...ops import describe_callable, method_key
-from ..sources import AttrSource, GetItemSource, Source
+from ..sources import AttrSource, GetItemSource, ObjectSource, Source
 from .base import ConstantVariable, VariableTracker
 
 
@@ -34,14 +34,16 @@ class UserFunctionVariable(VariableTracker):
     def python_type(self) -> type:
         return types.FunctionType
 
+    def fn_source(self) -> Source:
+        return self.source if self.source is not None else ObjectSource(self.fn, self.fn.__qualname__)
+
     def closure_cells(self, tx) -> list:
         from .base import CellVariable
         from .builder import wrap
         cells = []
+        base = AttrSource(self.fn_source(), "__closure__")
         for i, (name, cell) in enumerate(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())):
-            src = None
-            if self.source is not None:
-                src = AttrSource(GetItemSource(AttrSource(self.source, "__closure__"), i), "cell_contents")
+            src = AttrSource(GetItemSource(base, i), "cell_contents")
             try:
                 contents = cell.cell_contents
             except ValueError:
@@ -57,8 +59,13 @@ class UserFunctionVariable(VariableTracker):
             tx.unsupported("disabled", f"{self.fn.__qualname__} is marked kiln.disable",
                            "remove kiln.disable to compile it into the graph")
         from .builder import wrap
-        defaults = [wrap(tx, v, None) for v in (self.fn.__defaults__ or ())]
-        kwdefaults = {k: wrap(tx, v, None) for k, v in (self.fn.__kwdefaults__ or {}).items()}
+        # Defaults are read state, like globals (a mutable default mutated by the helper
+        # must break, not be copied): they get sources.
+        fn_src = self.fn_source()
+        defaults = [wrap(tx, v, GetItemSource(AttrSource(fn_src, "__defaults__"), i))
+                    for i, v in enumerate(self.fn.__defaults__ or ())]
+        kwdefaults = {k: wrap(tx, v, GetItemSource(AttrSource(fn_src, "__kwdefaults__"), k))
+                      for k, v in (self.fn.__kwdefaults__ or {}).items()}
         return tx.inline_call(self.fn.__code__, self.fn.__globals__, self.closure_cells(tx),
                               defaults, kwdefaults, args, kwargs, self.fn.__qualname__)
 

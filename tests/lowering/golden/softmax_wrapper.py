@@ -1,4 +1,5 @@
 # kiln wrapper for graph 'softmax' (generated; run it: python <this file>)
+import sys
 import numpy as np
 from kiln.runtime.loader import load_library
 _lib, _ffi = load_library('<cache>/kernels.so', 'void kiln_fused_max_subtract_exp_sum_0(void*, void*, int);')
@@ -11,6 +12,7 @@ def _respecialize(*args):  # replaced by the runtime: compile for new layouts
     raise TypeError('kiln: inputs do not match the layouts this code was built for')
 
 _NT = 2
+_refcount = sys.getrefcount
 kiln_fused_max_subtract_exp_sum_0 = _lib.kiln_fused_max_subtract_exp_sum_0
 
 
