@@ -1285,8 +1285,10 @@ def spelling_rows() -> list[Row]:
         Row("flip", numpy=np.flipud, via_op=via_spelling(np.flipud), name="flip[flipud]", **unary),
         Row("transpose", numpy=np.matrix_transpose, via_op=via_spelling(np.matrix_transpose),
             name="transpose[matrix_transpose]", alts=(lambda x: x.mT,), **unary),
+        # NumPy never hands np.ascontiguousarray to __array_function__ (it dispatches on
+        # like= only): on a Tensor it returns an ndarray. Capture maps it; test that mapping.
         Row("copy", numpy=np.ascontiguousarray, via_op=via_spelling(np.ascontiguousarray),
-            name="copy[ascontiguousarray]", **unary),
+            tensor=spelled(np.ascontiguousarray), name="copy[ascontiguousarray]", **unary),
         Row("eye", numpy=lambda n, dtype: np.identity(n, dtype=dtype),
             tensor=lambda n, dtype: spelled(np.identity)(n, dtype=dtype),
             via_op=lambda n, dtype: via_spelling(np.identity)(n, dtype=dtype), name="eye[identity]",
