@@ -14,10 +14,14 @@ def main() -> None:
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     p.add_argument("--only", default="", help="comma list of workloads (W1,...,W7)")
     p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--gap", type=float, default=0.05, help="seconds of sleep before each sample")
+    p.add_argument("--gap", type=float, default=0.1, help="seconds of sleep before each sample")
     p.add_argument("--no-peers", action="store_true", help="skip torch/JAX/numba even if installed")
     p.add_argument("--json", default="", help="also write the raw results to this file")
+    p.add_argument("--threads", type=int, default=0, help="kiln.config.num_threads (default: all CPUs)")
     args = p.parse_args()
+    if args.threads:
+        import kiln
+        kiln.config.num_threads = args.threads
     only = [w.strip() for w in args.only.split(",") if w.strip()] or None
     report = run(only, args.rounds, args.gap, peers=not args.no_peers)
     if args.json:

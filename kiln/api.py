@@ -17,6 +17,7 @@ original function as plain Python. Cache hits take no lock.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import functools
 import linecache
 import threading
@@ -31,6 +32,7 @@ import numpy as np
 
 from . import logs
 from .capture import DynamicSpec, GraphBreak, capture
+from .capture import frame_hook, partial, resume
 from .capture.breaks import unsupported_error
 from .config import config
 from .errors import KilnError
@@ -39,9 +41,6 @@ from .errors import KilnError
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .ir.printer import python_code
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry, size_only)
-
-BACKENDS = ("eager",)
-
 
 @dataclass
 class CaptureRecord:
@@ -60,11 +59,19 @@ def _eager_backend(graph: Any, example_inputs: list) -> Callable:
 
     Graph nodes hold fully bound parameters, so the printed ``ops.<name>(...)`` calls can go
     straight to ``op.impl`` (skipping the op-call checks the tracer hooks need); the code is
-    registered with linecache, so tracebacks show the graph's lines.
+    registered with linecache, so tracebacks show the graph's lines. Mutation ops write in
+    place, in program order, exactly as the user's NumPy code did.
+
+    When the inputs include kiln.Tensors (guards pin argument types, so the example inputs
+    tell), ``ops.<name>`` is the Op itself: its call hands Tensors to the eager Tensor
+    (``Tensor.__kiln_op__``), so the graph records on the autograd tape like eager code.
     """
+    from .tensor import Tensor
     consts: dict[str, Any] = {}
     src = python_code(graph, consts)
-    kernels = types.SimpleNamespace(**{n.target.name: n.target.impl for n in graph.calls})
+    tensors = any(isinstance(e, Tensor) for e in example_inputs)
+    kernels = types.SimpleNamespace(**{n.target.name: n.target if tensors else n.target.impl
+                                       for n in graph.calls})
     _eager_counter[0] += 1
     filename = f"<kiln eager graph {graph.name} #{_eager_counter[0]}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
@@ -76,13 +83,47 @@ def _eager_backend(graph: Any, example_inputs: list) -> Callable:
 _eager_counter = [0]
 
 
+def _aot_eager_backend(graph: Any, example_inputs: list) -> Callable:
+    """Functionalization and ahead-of-time autograd; both graphs run with NumPy."""
+    from .aot import aot_eager
+    return aot_eager(graph, example_inputs)
+
+
+def _cpp_backend(graph: Any, example_inputs: list) -> Callable:
+    """aot (functionalization, autograd) with the C++ backend compiling both graphs."""
+    from .aot import aot_autograd
+    from .runtime.backend import cpp_backend
+    return aot_autograd(graph, example_inputs, cpp_backend)
+
+
+def _cpp_available() -> bool:
+    try:
+        from .runtime.backend import cpp_backend  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+BACKENDS: dict[str, Callable] = {"eager": _eager_backend, "aot_eager": _aot_eager_backend,
+                                 "cpp": _cpp_backend}
+_OPTIONAL = {"cpp": _cpp_available}
+
+
+def available_backends() -> list[str]:
+    """The backend names ``kiln.compile`` accepts here (``cpp`` needs kiln.runtime)."""
+    return [name for name in BACKENDS if name not in _OPTIONAL or _OPTIONAL[name]()]
+
+
 def _resolve_backend(backend: Any) -> Callable:
     if callable(backend):
         return backend
-    if backend == "eager":
-        return _eager_backend
-    raise KilnError(f"unknown kiln backend {backend!r}; available: {', '.join(map(repr, BACKENDS))} "
-                    f"or a callable backend(graph, example_inputs) -> callable")
+    names = available_backends()
+    if isinstance(backend, str) and backend in names:
+        return BACKENDS[backend]
+    why = " (kiln.runtime's C++ backend does not import here)" if backend in BACKENDS else ""
+    raise KilnError(f"unknown kiln backend {backend!r}{why}; available: "
+                    f"{', '.join(map(repr, names))} or a callable backend(graph, example_inputs) "
+                    f"-> callable")
 
 
 _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI
@@ -119,6 +160,56 @@ class CompiledFunction:
         self._limit_warned = False
         self.records: list[CaptureRecord] = []
         self.calls_uncompiled = 0
+        self.root = self                   # resume functions and wrapped helpers point here
+        self._resumes: dict[tuple, CompiledFunction] = {}
+        self._helpers: dict[Any, CompiledFunction] = {}
+
+    # -- partial graphs: the family of a compiled function ---------------------------------
+    def _child(self, fn: types.FunctionType) -> "CompiledFunction":
+        """A resume function or helper compiled like this one; its records go to the root's
+        list (explain counts every graph of one call)."""
+        root = self.root
+        child = CompiledFunction(fn, root.backend_name, False, root.dynamic, register=False)
+        child.root = root
+        child.records = root.records
+        return child
+
+    def _resume_function(self, code: types.CodeType, k: int, depth: int, nulls: tuple,
+                         names: tuple) -> "CompiledFunction":
+        """The compiled resume function at instruction ``k`` of ``code``, one per layout."""
+        root = self.root
+        key = (code, k, depth, nulls, names)
+        with root._lock:
+            found = root._resumes.get(key)
+            if found is None:
+                fn = types.FunctionType(resume.resume_code(code, k, depth, nulls, names),
+                                        self.fn.__globals__, self.fn.__name__, None, self.fn.__closure__)
+                found = root._resumes[key] = self._child(fn)
+            return found
+
+    def _helper(self, fn: types.FunctionType) -> "CompiledFunction | None":
+        """A helper whose inlining broke, compiled on its own when the segment calls it."""
+        if getattr(fn, "__kiln_disabled__", False) or getattr(fn, "__kiln_graph_break__", False):
+            return None
+        root = self.root
+        with root._lock:
+            found = root._helpers.get(fn)
+            if found is None:
+                found = root._helpers[fn] = self._child(fn)
+            return found
+
+    def _partial(self, args: tuple, kwargs: dict, first: Any) -> Any:
+        """Recapture up to the break's region and build the partial-graph entry (or None)."""
+        bp = partial.plan(self.fn, first.break_index, first.break_depth)
+        if bp is None:
+            return None, None
+        second = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked),
+                         stop_at=bp.stop_at)
+        if second.stopped is None:
+            return None, None
+        built = partial.build(self.fn, second, bp, self._resume_function, self._helper,
+                              first.break_depth)
+        return (built, second) if built is not None else (None, None)
 
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -203,8 +294,26 @@ class CompiledFunction:
                 raise unsupported_error(record, name) from None
             if not result.cacheable:
                 return None
-            check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
-            graph = None
+            built, second = self._partial(args, kwargs, result) if record.kind != "internal_error" \
+                else (None, None)
+            if built is None:
+                check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
+                graph = None
+            else:
+                guards, graph = second.guards, built.graph
+                if built.note:
+                    record = dataclasses.replace(record, reason=f"{record.reason} — {built.note}")
+                    result.graph_break = record
+                extra = dict(built.extra)
+                body = []
+                if graph is not None:
+                    example = _example_inputs(self.fn, guards, built.input_codes, args, kwargs)
+                    extra["_kiln_graph"] = self.backend(graph, example)
+                    body.append(f"_kiln_out = _kiln_graph({', '.join(built.input_codes)})")
+                check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
+                where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
+                logs.log("graph_breaks", f"{name}: partial graph ({len(graph.calls) if graph else 0} "
+                         f"ops before the break); resumes compiled at {where}")
         else:
             extra = {}
             body = []
@@ -280,6 +389,7 @@ def reset() -> None:
         else:
             with cf._lock:
                 cf.reset()
+    frame_hook.forget()
 
 
 def live_compiled_functions() -> list[CompiledFunction]:

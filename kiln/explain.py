@@ -54,8 +54,12 @@ def build_explain_output(records: list) -> ExplainOutput:
         if rec.graph is not None and rec.ops:
             out.graphs.append(rec.graph)
             out.ops_per_graph.append(list(rec.ops))
-        if rec.graph_break is not None:
-            out.break_reasons.append(rec.graph_break)
+        b = rec.graph_break
+        if b is not None and not any((o.kind, o.filename, o.lineno) == (b.kind, b.filename, b.lineno)
+                                     for o in out.break_reasons):
+            # A break inside a helper is met twice (inlining it, then compiling the helper
+            # on its own): one break.
+            out.break_reasons.append(b)
         out.guards += [g for g in rec.guards if g not in out.guards]
         out.compile_time_s += rec.compile_time_s
         out.recompile_reasons += rec.recompile_reasons

@@ -186,6 +186,12 @@ class Tensor(NDArrayOperatorsMixin):
             return _without_op(func, func, args, kwargs)
         return apply(spelling.bind(*args, **kwargs))
 
+    @staticmethod
+    def __kiln_op__(op: Any, inputs: tuple, params: dict) -> Any:
+        """Calling an op on Tensors (``F.sin(t)``, a captured graph run with Tensors)
+        records on the tape like eager code: the ops package hands the call here."""
+        return apply(Bound(op, inputs, params))
+
     def _method(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return apply(lookup(method_key(name)).bind(self, *args, **kwargs))
 

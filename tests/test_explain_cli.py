@@ -64,7 +64,8 @@ def test_explain_counts_graphs_breaks_guards():
         return helper(y) + 1
 
     out = kiln.explain(f)(np.ones(3), 0.1)
-    assert out.graph_count == 0
+    assert out.graph_count == 2     # exp * lr before the break; + 1 after it
+    assert out.ops_per_graph == [["exp", "multiply"], ["add"]]
     assert out.graph_break_count == 1 == len(out.break_reasons)
     b = out.break_reasons[0]
     assert (b.filename, b.lineno) == (__file__, helper.__code__.co_firstlineno + 1)
@@ -204,12 +205,14 @@ def test_golden_graph_break_log(capsys):
         f"[kiln:graph_breaks] breaks_on_print: graph break (unsupported_call) at {__file__}:{line}\n"
         f"    print(\"y\", y.shape)\n"
         f"    builtin print() is not supported\n"
-        f"    hint: move print/logging out of the compiled function, or accept a graph break here\n")
+        f"    hint: move print/logging out of the compiled function, or accept a graph break here\n"
+        f"[kiln:graph_breaks] breaks_on_print: partial graph (1 ops before the break); resumes "
+        f"compiled at line {line + 1}\n")
 
 
 def test_explain_report_text():
     out = kiln.explain(breaks_on_print)(np.ones(2))
     text = str(out)
-    assert text.splitlines()[:2] == ["Graph count: 0", "Graph break count: 1"]
+    assert text.splitlines()[:2] == ["Graph count: 1", "Graph break count: 1"]
     assert "[unsupported_call] builtin print() is not supported" in text
     assert f"{__file__}:{breaks_on_print.__code__.co_firstlineno + 2}: print(\"y\", y.shape)" in text

@@ -11,7 +11,7 @@ import pytest
 
 import kiln
 from kiln.ir import Graph, GraphLintError, Interpreter, cse, dce, lint, trace
-from kiln.ops import REGISTRY, F, Op, TensorMeta
+from kiln.ops import F, Op, TensorMeta
 
 F32 = np.float32
 F64 = np.float64

@@ -47,10 +47,19 @@ class GraphBreak:
 class BreakGraph(Exception):
     """Raised inside capture to stop it; carries the record (internal, never escapes)."""
 
-    def __init__(self, record: GraphBreak, cause: BaseException | None = None) -> None:
+    def __init__(self, record: GraphBreak, cause: BaseException | None = None, depth: int = 0) -> None:
         super().__init__(str(record))
         self.record = record
         self.cause = cause
+        self.depth = depth  # 0: in the compiled frame itself; more: inside an inlined call
+
+
+class StopCapture(Exception):
+    """The root translator reached the instruction a partial graph ends at (internal)."""
+
+    def __init__(self, tx) -> None:
+        super().__init__("stop")
+        self.tx = tx
 
 
 def unsupported_error(record: GraphBreak, fn_name: str) -> Unsupported:
@@ -62,8 +71,9 @@ HINTS = {
     "print": "move print/logging out of the compiled function, or accept a graph break here",
     "data_dependent": "branch with np.where(...) instead of Python if/while on array values, "
                       "or move the decision out of the compiled function",
-    "mutation": "return a new array instead of updating an argument in place (in-place updates "
-                "of arguments are captured once functionalization exists)",
+    "mutation": "return the new value instead of storing it into an attribute, global, list or "
+                "dict from outside (in-place updates of arrays are captured: `obj.w -= g`, "
+                "`xs[i] += v` and `x[i] = v` work)",
     "numpy": "if NumPy users need this function, declare it in kiln/ops (docs/adding_an_op.md)",
     "opcode": "move this construct (try/with/yield/...) into a helper outside the compiled function",
 }

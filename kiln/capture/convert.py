@@ -3,16 +3,19 @@ graph, its guards and how to rebuild the result — or the graph break that stop
 from __future__ import annotations
 
 import inspect
+import linecache
 import time
 import types
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..config import config
 from ..guards.guard import GuardSet
 from ..ir import Graph, dce
-from .breaks import BreakGraph, GraphBreak
+from . import bytecode_facts as bc
+from .breaks import BreakGraph, GraphBreak, StopCapture
 from .output import DynamicSpec, OutputGraph
 from .sources import LocalSource
 from .translator import InstructionTranslator, LazyVariable, RealCellVariable
@@ -29,21 +32,40 @@ class CaptureResult:
     dynamic_dims: list[str] = field(default_factory=list)
     capture_time_s: float = 0.0
     cacheable: bool = True             # False: the call itself was wrong (bad arguments)
+    break_index: int | None = None     # the compiled frame's instruction the break happened at
+    break_depth: int = 0               # > 0: inside a call being inlined at that instruction
+    stopped: Any = None                # stop_at capture: the root translator, stopped there
+    output: Any = None
+
+    def finish_partial(self) -> tuple[Graph | None, list[str]]:
+        """Close a stopped capture's graph; its outputs are what was rebuilt so far."""
+        self.output.graph.output(tuple(self.output.outputs))
+        self.graph, self.input_codes = close_graph(self.output)
+        return self.graph, self.input_codes
 
 
-def capture(fn: types.FunctionType, args: tuple, kwargs: dict, dynamic: DynamicSpec) -> CaptureResult:
-    """Symbolically run ``fn(*args, **kwargs)``; never runs the function itself."""
+def capture(fn: types.FunctionType, args: tuple, kwargs: dict, dynamic: DynamicSpec,
+            stop_at: int | None = None) -> CaptureResult:
+    """Symbolically run ``fn(*args, **kwargs)``; never runs the function itself.
+
+    With ``stop_at`` (an instruction index of ``fn``'s code), capture stops before that
+    instruction and hands back the translator's state (``result.stopped``): the start of
+    a partial graph (kiln/capture/partial.py)."""
     start = time.perf_counter()
     closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     output = OutputGraph(fn.__name__, fn.__globals__, closure, dynamic)
     result = CaptureResult(output.guards)
+    result.output = output
     try:
         with np.errstate(all="ignore"):
-            _run(fn, args, kwargs, output, result)
+            _run(fn, args, kwargs, output, result, stop_at)
+    except StopCapture as s:
+        result.stopped = s.tx
     except BreakGraph as b:
         result.graph = None
         result.graph_break = b.record
         result.user_exception = b.cause
+        result.break_depth = b.depth
     except Exception as e:  # a kiln bug must never cost the user a result
         if config.debug_checks:
             raise
@@ -58,7 +80,7 @@ def capture(fn: types.FunctionType, args: tuple, kwargs: dict, dynamic: DynamicS
     return result
 
 
-def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult) -> None:
+def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult, stop_at: int | None) -> None:
     code = fn.__code__
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
@@ -68,15 +90,31 @@ def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult) -> None:
                                     code.co_firstlineno, "", "the call does not match the "
                                     "function's signature"), e)
     bound.apply_defaults()
+    if code.co_flags & (bc.CO_GENERATOR | bc.CO_COROUTINE | bc.CO_ASYNC_GENERATOR):
+        # Calling it must return a generator (or coroutine), not run its body.
+        raise BreakGraph(GraphBreak("unsupported_opcode", "generator and coroutine functions are "
+                                    "not compiled (calling one must return a generator)",
+                                    code.co_filename, code.co_firstlineno,
+                                    linecache.getline(code.co_filename, code.co_firstlineno).strip(),
+                                    "compile the function that consumes the generator instead"))
     symbolic = {name: LazyVariable(value, LocalSource(name)) for name, value in bound.arguments.items()}
     cells = {name: RealCellVariable(name) for name in code.co_freevars}
     tx = InstructionTranslator(output, code, fn.__globals__, symbolic, cells, name=fn.__qualname__)
-    ret = tx.run()
+    tx.stop_at = stop_at
+    try:
+        ret = tx.run()
+    except BreakGraph:
+        result.break_index = tx.inst.index if tx.inst is not None else None
+        raise
     result.return_code = output.finish(tx, ret)
+    result.graph, result.input_codes = close_graph(output)
+
+
+def close_graph(output: OutputGraph) -> tuple[Graph | None, list[str]]:
+    """Drop values nobody uses and unused inputs; None when nothing is left to compute."""
     graph = dce(output.graph)  # values computed but never returned
     for node, code_expr in list(output.inputs):
         if not node.users:
             graph.erase(node)
             output.inputs.remove((node, code_expr))
-    result.input_codes = [c for _, c in output.inputs]
-    result.graph = graph if graph.calls or graph.output_node.args[0] else None
+    return (graph if graph.calls or graph.output_node.args[0] else None), [c for _, c in output.inputs]

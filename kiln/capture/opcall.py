@@ -5,8 +5,10 @@ The steps: turn trackers into what the spelling's normalizer expects (arrays bec
 value), bind, then map the bound inputs back to graph values. A runtime scalar that ends
 up in a *parameter* is specialized (guarded by value); an array there breaks the graph.
 In-place forms (``x += y``, ``out=``, mutation ops) are rewritten into a new node when
-the target array was made in the graph and nothing else can see it; otherwise they
-break, so the real update happens when the function runs as Python.
+the target array was made in the graph and nothing else can see it; otherwise they are
+recorded as mutation ops (``copyto``, ``setitem``, ``add_at``, ``fill``) writing into the
+target's node, in program order: the eager interpreter runs them in place, aot
+functionalizes them and writes final values back into the caller's arrays (docs/aot.md §5).
 """
 from __future__ import annotations
 
@@ -167,7 +169,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     view = op.category == Category.VIEW or params.get("copy", True) is False
     base = array_inputs[0] if view and array_inputs else None
     result = ArrayVariable(node, dims(node.val), fresh=not view or base is None or base.fresh,
-                           base=(base.base or base) if base is not None else None)
+                           base=(base.base or base) if base is not None else None,
+                           tensor=any(a.tensor for a in array_inputs))
     if base is not None:
         (base.base or base).has_views = True
     if bound.out is not None:
@@ -211,36 +214,62 @@ def _record(tx, op, inputs, params):
 
 
 def _write_out(tx, what: str, out: Any, result: ArrayVariable) -> VariableTracker:
-    """``out=`` / in-place operator: a new node for the target, when nobody else sees it."""
+    """``out=`` / in-place operator: the expression's value is the target array itself.
+
+    A target nobody else can see (made in the graph, no views) just takes a new node; any
+    other target (an argument, a view, an array with views) gets ``copyto(target, result)``,
+    which the backends run in place (eager) or functionalize (aot).
+    """
     if not isinstance(out, ArrayArg):
         tx.unsupported("unsupported_value", f"{what}: out= must be an array")
     target = out.var
-    if not target.can_rewrite_in_place():
-        tx.unsupported("mutation", f"{what} updates {target.describe()} in place", HINTS["mutation"])
-    value = result
-    if result.meta.shape != target.meta.shape:
-        tx.unsupported("mutation", f"{what}: result shape {result.meta.shape} does not match the "
-                       f"output's {target.meta.shape}")
-    if result.meta.dtype != target.meta.dtype:
-        if not np.can_cast(result.meta.dtype, target.meta.dtype, "same_kind"):
-            tx.unsupported("user_error", f"{what}: cannot cast {result.meta.dtype} to "
-                           f"{target.meta.dtype} in place (NumPy raises here)")
-        node = _record(tx, REGISTRY["astype"], (result.node,), {"dtype": target.meta.dtype, "copy": True})
-        value = ArrayVariable(node, result.dims)
-    target.node = value.node
-    target.dims = value.dims
+    if target.can_rewrite_in_place() and result.meta.shape == target.meta.shape:
+        value = result
+        if result.meta.dtype != target.meta.dtype:
+            if not np.can_cast(result.meta.dtype, target.meta.dtype, "same_kind"):
+                tx.unsupported("user_error", f"{what}: cannot cast {result.meta.dtype} to "
+                               f"{target.meta.dtype} in place (NumPy raises here)")
+            node = _record(tx, REGISTRY["astype"], (result.node,), {"dtype": target.meta.dtype,
+                                                                    "copy": True})
+            value = ArrayVariable(node, result.dims)
+        target.node = value.node
+        target.dims = value.dims
+        return target
+    _check_writable(tx, what, target)
+    _record(tx, REGISTRY["copyto"], (target.node, result.node, True), {"casting": "same_kind"})
     return target
 
 
+def _check_writable(tx, what: str, target: ArrayVariable) -> None:
+    """Writes must reach an array the caller can see again: never a baked-in constant."""
+    root = target.base or target
+    if root.node.kind == "constant":
+        tx.unsupported("mutation", f"{what} writes into {target.describe()}, an array kiln "
+                       f"baked into the graph as a constant", HINTS["mutation"])
+    if root.source is not None and not root.tensor:
+        # NumPy raises on a read-only array before writing anything: guard the flag, and let
+        # such a call run as Python so the error (and what was written before) is NumPy's.
+        code, text = root.source.code(tx.output.ns), root.source.display()
+        writeable = bool(tx.output.leaf_value(root.source).flags.writeable)
+        tx.guards.add_truth(f"{code}.flags.writeable", f"{text}.flags.writeable", writeable,
+                            (root.source,))
+        if not writeable:
+            tx.unsupported("user_error", f"{what} writes into the read-only array {text}",
+                           "it runs as plain Python, so NumPy raises its own error")
+
+
 def _mutation(tx, op, what, bound, inputs, params) -> VariableTracker:
-    index = op.mutates[0]
-    target = bound.inputs[index]
+    """``x[i] = v``, ``np.add.at``, ``x.fill``, ``np.copyto``: the mutation op itself, or its
+    functional op as a new node when nobody else can see the target (see _write_out)."""
+    target = bound.inputs[op.mutates[0]]
+    if not isinstance(target, ArrayArg):
+        tx.unsupported("mutation", f"{what} updates a value that is not an array", HINTS["mutation"])
     functional = REGISTRY.get(op.functional) if op.functional else None
-    if not isinstance(target, ArrayArg) or not target.var.can_rewrite_in_place() or functional is None:
-        desc = target.var.describe() if isinstance(target, ArrayArg) else "a value"
-        tx.unsupported("mutation", f"{what} updates {desc} in place", HINTS["mutation"])
-    node = _record(tx, functional, inputs, params)
-    if node.val != target.var.meta:
-        tx.unsupported("mutation", f"{what}: functional form changes shape or dtype")
-    target.var.node = node
+    if target.var.can_rewrite_in_place() and functional is not None:
+        node = _record(tx, functional, inputs, params)
+        if node.val == target.var.meta:
+            target.var.node = node
+            return ConstantVariable(None)
+    _check_writable(tx, what, target.var)
+    _record(tx, op, inputs, params)
     return ConstantVariable(None)

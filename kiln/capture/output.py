@@ -53,11 +53,15 @@ class OutputGraph:
             self.inputs.append((node, code))
         return node
 
-    def array_input(self, value: np.ndarray, source: Source) -> ArrayVariable:
+    def array_input(self, value: Any, source: Source) -> ArrayVariable:
+        """An ndarray or kiln.Tensor argument (or global, attribute...): a placeholder."""
         code = source.code(self.ns)
         dynamic = frozenset(i for i, n in enumerate(value.shape)
                             if self.dynamic.is_dynamic(source, i, n))
+        is_tensor = type(value) is not np.ndarray
         self.guards.add_array(source, value, dynamic)
+        if is_tensor:
+            self.guards.add_grad_mode()
         node = self._placeholder(source.display(), code, TensorMeta(value.shape, value.dtype))
         dims = []
         for i, n in enumerate(value.shape):
@@ -70,7 +74,7 @@ class OutputGraph:
                 dims.append(None)
         if dynamic:
             node.meta["dynamic_dims"] = tuple(sorted(dynamic))
-        return ArrayVariable(node, tuple(dims), source=source, fresh=False)
+        return ArrayVariable(node, tuple(dims), source=source, fresh=False, tensor=is_tensor)
 
     def constant_array(self, value: np.ndarray) -> ArrayVariable:
         return ArrayVariable(self.graph.constant(value), fresh=False)

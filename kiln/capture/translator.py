@@ -16,12 +16,12 @@ from typing import Any
 
 from . import bytecode_facts as bc
 from .binding import bind_arguments
-from .breaks import HINTS, BreakGraph, GraphBreak
+from .breaks import HINTS, BreakGraph, GraphBreak, StopCapture
 from .opcall import call_op
 from .output import OutputGraph
-from .sources import ClosureSource, GlobalSource, ModuleGlobalSource
+from .sources import AttrSource, ClosureSource, GlobalSource, ModuleGlobalSource
 from .variables.arrays import ArrayVariable
-from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker
+from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker, stores_itself
 from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
@@ -69,6 +69,7 @@ class InstructionTranslator:
         self.generator = bc.is_generator_code(code)
         self.yielded: list[VariableTracker] = []
         self.steps = 0
+        self.stop_at: int | None = None  # root only: stop before this instruction (partial graphs)
 
     # -- driving ----------------------------------------------------------------------
     def run(self) -> VariableTracker:
@@ -77,6 +78,8 @@ class InstructionTranslator:
             if self.ip >= len(instructions):
                 raise AssertionError(f"fell off the end of {self.code.co_name}")
             inst = instructions[self.ip]
+            if inst.index == self.stop_at:
+                raise StopCapture(self)
             self.inst = inst
             self.ip += 1
             self.steps += 1
@@ -99,13 +102,13 @@ class InstructionTranslator:
 
     def unsupported(self, kind: str, reason: str, hint: str = "") -> None:
         filename, lineno, line = self.location()
-        raise BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint))
+        raise BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint), depth=self.depth)
 
     def user_error(self, exc: BaseException) -> None:
         filename, lineno, line = self.location()
         raise BreakGraph(GraphBreak("user_error", f"{type(exc).__name__}: {exc}", filename, lineno,
                                     line, "the function raises here; it runs as plain Python so "
-                                    "the error comes from your code"), exc)
+                                    "the error comes from your code"), exc, depth=self.depth)
 
     def fold(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Run a pure Python operation on constants; its exceptions are the user's."""
@@ -282,6 +285,10 @@ class InstructionTranslator:
         self.push(self.stack[-1].getattr(self, inst.arg))
 
     def STORE_GLOBAL(self, inst):
+        value = self.pop()
+        if self.fn_globals is self.output.ns.values["_kiln_G"] and \
+                stores_itself(value, GlobalSource(inst.arg)):
+            return  # `global buf; buf += 1` updated the array in place
         self.unsupported("mutation", f"assigning the global '{inst.arg}'", HINTS["mutation"])
 
     def MAKE_CELL(self, inst):
@@ -301,6 +308,9 @@ class InstructionTranslator:
         name = bc.cell_name(inst.arg)
         cell = self.cells[name]
         if isinstance(cell, RealCellVariable):
+            if stores_itself(self.stack[-1], ClosureSource(name)):
+                self.pop()
+                return  # `nonlocal buf; buf += 1` updated the array in place
             self.unsupported("mutation", f"assigning the closure variable '{name}' (nonlocal)",
                              HINTS["mutation"])
         cell.contents = self.pop()
@@ -319,7 +329,9 @@ class InstructionTranslator:
 
     def STORE_ATTR(self, inst):
         obj = self.pop()
-        self.pop()
+        value = self.pop()
+        if obj.source is not None and stores_itself(value, AttrSource(obj.source, inst.arg)):
+            return  # `obj.w -= g`: the array was updated in place; storing it back changes nothing
         self.unsupported("mutation", f"setting attribute '{inst.arg}' of {obj.describe()}",
                          HINTS["mutation"])
 

@@ -26,6 +26,7 @@ from ..capture.sources import CodeNamespace, Source
 # Guard kinds (what a recompile log says changed).
 TYPE, ID, VALUE, TRUTH, DTYPE, NDIM, SIZE, LENGTH, KEYS, NOT_SHADOWED = (
     "type", "id", "value", "truth", "dtype", "ndim", "size", "length", "keys", "not_shadowed")
+REQUIRES_GRAD, GRAD_MODE = "requires_grad", "grad_mode"
 
 
 @dataclass
@@ -63,6 +64,8 @@ def display_object(value: Any) -> str:
         module = value.__module__
         if module == "numpy":
             return f"np.{value.__name__}"
+        if module.startswith("kiln.") and value.__name__ in ("Tensor",):
+            return f"kiln.{value.__name__}"
         return value.__qualname__ if module == "builtins" else f"{module}.{value.__qualname__}"
     if isinstance(value, np.dtype):
         return f"np.{value.name}"
@@ -146,22 +149,33 @@ class GuardSet:
         self._add(Guard(NOT_SHADOWED, None, f"{name!r} not in _kiln_G",
                         f"{name!r} not in G", seen="None"))
 
-    def add_array(self, source: Source, value: np.ndarray, dynamic_dims: frozenset) -> None:
-        """type, dtype, ndim and every static size of an array; dynamic dims only >= 2."""
+    def add_array(self, source: Source, value: Any, dynamic_dims: frozenset) -> None:
+        """type, dtype, ndim and every static size of an array; dynamic dims only >= 2.
+
+        A kiln.Tensor also guards ``requires_grad`` (see :meth:`add_grad_mode`)."""
         c, d = source.code(self.ns), source.display()
-        nd = self.ns.ref(np.ndarray, "ndarray")
+        cls = type(value)
+        nd = self.ns.ref(cls, "ndarray" if cls is np.ndarray else "Tensor")
         dt = self.ns.ref(value.dtype, "dtype")
         shape = value.shape
         fast = [f"_kiln_type({c}) is {nd}", f"{c}.dtype == {dt}"]
+        tensor = cls is not np.ndarray
+        if tensor:
+            rg = bool(value.requires_grad)
+            fast.append(f"{c}.requires_grad is {rg}")
         if not dynamic_dims:
             fast.append(f"{c}.shape == {literal(tuple(shape))}")
         else:
             fast.append(f"{c}.ndim == {len(shape)}")
             for i, n in enumerate(shape):
                 fast.append(f"{c}.shape[{i}] >= 2" if i in dynamic_dims else f"{c}.shape[{i}] == {n}")
-        if not self._add(Guard(TYPE, source, f"_kiln_type({c}) is {nd}", f"type({d}) is np.ndarray",
+        if not self._add(Guard(TYPE, source, f"_kiln_type({c}) is {nd}",
+                               f"type({d}) is {display_object(cls)}",
                                seen=f"_kiln_type({c}).__qualname__"), fast=" and ".join(fast)):
             return
+        if tensor:
+            self._add(Guard(REQUIRES_GRAD, source, f"{c}.requires_grad is {rg}",
+                            f"{d}.requires_grad is {rg}", seen=f"{c}.requires_grad"), fast="True")
         self._add(Guard(DTYPE, source, f"{c}.dtype == {dt}", f"{d}.dtype == np.{value.dtype.name}",
                         seen=f"{c}.dtype"), fast="True")
         self._add(Guard(NDIM, source, f"{c}.ndim == {len(shape)}", f"{d}.ndim == {len(shape)}",
@@ -174,6 +188,14 @@ class GuardSet:
                 g = Guard(SIZE, source, f"{c}.shape[{i}] == {n}", f"{d}.shape[{i}] == {n}",
                           seen=f"{c}.shape[{i}]", dim=i)
             self._add(g, fast="True")
+
+    def add_grad_mode(self) -> None:
+        """Tensors were captured: the grad mode of the call is part of the key."""
+        from ..autograd.grad_mode import is_grad_enabled
+        enabled = is_grad_enabled()
+        ref = self.ns.ref(is_grad_enabled, "is_grad_enabled")
+        self._add(Guard(GRAD_MODE, None, f"{ref}() is {enabled}",
+                        f"kiln.is_grad_enabled() is {enabled}", seen=f"{ref}()"))
 
     def specialize_dim(self, source: Source, dim: int, size: int) -> None:
         """A dynamic dimension flowed into something that needs its value: pin it."""

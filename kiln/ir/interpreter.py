@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..ops.registry import _find_hook
 from .graph import Graph, Node, map_nodes
 
 
@@ -39,4 +40,8 @@ class Interpreter:
         raise ValueError(f"graph '{self.graph.name}' has no output node")
 
     def call(self, node: Node, args: tuple, kwargs: dict) -> Any:
+        # Values that define ``__kiln_op__`` (kiln.Tensors, Proxies) take the call through
+        # Op.__call__, so a graph run with Tensors records on the tape like eager code.
+        if _find_hook(args) is not None:
+            return node.target(*args, **kwargs)
         return node.target.impl(*args, **kwargs)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 from dataclasses import dataclass, field
 
 import jinja2
@@ -27,8 +28,12 @@ VECTOR_MATH = ["sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log1
                "cbrt", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"]
 VECTOR_MATH2 = ["atan2", "hypot", "pow"]
 SCALAR_MATH2 = ["fmod"]
-# Elements of work below which a kernel stays on the calling thread.
-PARALLEL_GRAIN = 32768
+# A kernel runs on several threads when elements x statements-per-element reaches this
+# (a libm call counts 8 statements). A parallel region costs ~10-30 us here, and right
+# after a BLAS call (whose threads still spin) much more: a cheap 131k-element bias+relu
+# is faster on one thread.
+PARALLEL_GRAIN = 1 << 20
+_LIBM_CALL = re.compile(r"\b(?:%s)f?\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
 
@@ -94,8 +99,10 @@ class _Collapse:
                 self.groups.append([(v, n)])
         self.of = {v: g for g in self.groups for v, _ in g}
 
-    def loops(self) -> list[tuple[str, int]]:
-        return [(g[0][0], math.prod(n for _, n in g)) for g in self.groups]
+    def loops(self) -> list[tuple[str, str]]:
+        """(variable, trip count) per collapsed loop; counts stay products of dim sizes
+        (the dynamic-shape path reads every size as its own number)."""
+        return [(g[0][0], " * ".join(str(n) for _, n in g)) for g in self.groups]
 
     def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
         out, done = [], set()
@@ -175,35 +182,60 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
             lines += pre + body + post
             continue
         lines += pre
-        for depth, (v, n) in enumerate(inner):
-            if depth == len(inner) - 1:
-                lines.append("#pragma omp simd" + "".join(" " + c for c in clauses))
-            lines.append("  " * depth + f"for (int64_t {v} = 0; {v} < {n}; ++{v}) {{")
-        lines += ["  " * len(inner) + line for line in body]
-        lines += ["  " * d + "}" for d in reversed(range(len(inner)))]
+        split = rename.parallel_inner if rename else None
+        if split:
+            # No outer loop to share (a reduction over everything): big enough loops are
+            # split across threads themselves, OpenMP combining the accumulators.
+            lines.append(f"if ({split}) {{")
+            lines += _loop_nest(inner, body, clauses, parallel=True)
+            lines.append("} else {")
+            lines += _loop_nest(inner, body, clauses, parallel=False)
+            lines.append("}")
+        else:
+            lines += _loop_nest(inner, body, clauses, parallel=False)
         lines += post
     return lines, accesses
+
+
+def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool) -> list[str]:
+    out = []
+    for depth, (v, n) in enumerate(loops):
+        if parallel and depth == 0:
+            out.append("#pragma omp parallel for" + (" simd" if len(loops) == 1 else "")
+                       + "".join(" " + c for c in clauses) + " num_threads(nthreads)")
+        elif depth == len(loops) - 1:
+            out.append("#pragma omp simd" + "".join(" " + c for c in clauses))
+        out.append("  " * depth + f"for (int64_t {v} = 0; {v} < {n}; ++{v}) {{")
+    out += ["  " * len(loops) + line for line in body]
+    out += ["  " * d + "}" for d in reversed(range(len(loops)))]
+    return out
 
 
 class _Renamer:
     def __init__(self, outer: _Collapse, inner: _Collapse) -> None:
         self.outer, self.inner = outer, inner
         self.inner_loops = inner.loops()
+        self.parallel_inner: str | None = None  # C condition for splitting inner loops
 
     def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
         return self.inner.rename(dict(self.outer.rename(terms)))
 
 
-def render_kernel(kernel: Kernel, local: dict) -> RenderedKernel:
+def render_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> RenderedKernel:
+    """C++ for one kernel; ``size_args`` are extra ``int64_t`` parameters (dynamic sizes)."""
     frame = kernel.frame
     _, accesses = _render_stages(kernel, local, NameSource(), None)
     outer = _Collapse(frame.outer_vars(), accesses)
     inner = _Collapse(frame.inner_vars(), accesses)
     renamer = _Renamer(outer, inner)
+    work = " * ".join(str(n) for n in frame.shape) or "1"
+    cost = _cost(_render_stages(kernel, local, NameSource(), None)[0])
+    if not outer.loops() and renamer.inner_loops:
+        renamer.parallel_inner = f"nthreads > 1 && (int64_t){work} * {cost} >= {PARALLEL_GRAIN}"
     names = NameSource()
     lines, _ = _render_stages(kernel, local, names, renamer)
 
-    loops = outer.loops() or [("o0", 1)]
+    loops = outer.loops() or [("o0", "1")]
     flat_pointwise = not renamer.inner_loops and not frame.axes
     body: list[str] = []
     for depth, (v, n) in enumerate(loops):
@@ -229,8 +261,11 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedKernel:
         params.append(f"{ct} {s.expr}")
         cparams.append(ct)
         args.append(s.expr)
-    work = math.prod(frame.shape)
-    d0 = loops[0][1]
+    for name in size_args:
+        params.append(f"int64_t {name}")
+        cparams.append("int64_t")
+        args.append(name)
+    d0 = f"({loops[0][1]})" if "*" in loops[0][1] else loops[0][1]
     sources = []
     ops = []
     for n in kernel.nodes:
@@ -241,20 +276,27 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedKernel:
                 if text not in sources:
                     sources.append(text)
             if getattr(origin, "kind", None) == "call":
-                label = f"{origin.name} = {origin.op.name}"
+                label = origin.op.name if origin.name.startswith(origin.op.name) else \
+                    f"{origin.name} ({origin.op.name})"
                 if label not in ops:
                     ops.append(label)
     k = dict(name=kernel.name, ops=", ".join(ops), frame=_describe_frame(frame), sources=sources,
              params=", ".join(params) or "void", args=", ".join(args), body="\n".join(body),
-             parallel=work >= PARALLEL_GRAIN and d0 >= 2, d0=d0,
+             outer_parallel=bool(outer.loops()), work=work, cost=cost, grain=PARALLEL_GRAIN, d0=d0,
              align=64 if flat_pointwise and len(loops) == 1 else 1)
     source = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written)
 
 
+def _cost(lines: list[str]) -> int:
+    """Statements per element (a libm call counts 8): decides when threads pay off."""
+    return max(1, sum(1 for line in lines if not line.lstrip().startswith(("for", "#", "}")))
+               + 7 * sum(len(_LIBM_CALL.findall(line)) for line in lines))
+
+
 def _describe_frame(frame) -> str:
-    dims = "x".join(str(d) for d in frame.shape) or "scalar"
+    dims = " x ".join(str(d) for d in frame.shape) or "scalar"
     if frame.axes:
         return f"iterates {dims}, reducing axes {list(frame.axes)}"
     return f"iterates {dims} elementwise"

@@ -130,8 +130,11 @@ def buffers_read(value: Value) -> set:
 class GraphLowering:
     """Lower a graph for given example inputs (their strides are specialized on)."""
 
-    def __init__(self, graph: Graph, example_inputs: list) -> None:
+    def __init__(self, graph: Graph, example_inputs: list, reinfer: bool = False) -> None:
         self.graph = graph
+        # True: shapes come from the example inputs, not the graph's recorded metas (the
+        # dynamic-shape path lowers the same graph at other sizes).
+        self.reinfer = reinfer
         self.example_inputs = list(example_inputs)
         self.nodes: list[ComputeNode | ExternNode] = []
         self.buffers: dict[str, Buffer] = {}
@@ -186,7 +189,7 @@ class GraphLowering:
                 self.env[node] = self.lower_constant(node.name, node.target)
             elif node.kind == "call":
                 args = tuple(self.as_value(a) for a in map_nodes(node.args, self.env.__getitem__))
-                value = self.lower_call(node.op, args, node.kwargs, node.val)
+                value = self.lower_call(node.op, args, node.kwargs, None if self.reinfer else node.val)
                 if isinstance(value, Pointwise) and uses[node] > 1 and value.cost > REALIZE_COST:
                     value = self.realize(value)
                 self.env[node] = value
@@ -292,12 +295,13 @@ class GraphLowering:
         if any(np.dtype(d).name not in CTYPES for d in in_dts + [loop_out]):
             return None
         template = None
-        for i, v in enumerate(values):
-            if isinstance(v, Scalar) and v.value is not None and not getattr(v, "arg", False):
-                key = f"{op.inputs[i]}={v.value:g}" if isinstance(v.value, (int, float)) else None
-                if key in templates:
-                    template = templates[key]
         k = kind(in_dts[0]) if in_dts else kind(loop_out)
+        for i, v in enumerate(values):
+            # a compile-time constant operand may select a cheaper template: "y=2", "f:y=3"
+            if isinstance(v, Scalar) and v.value is not None and not getattr(v, "arg", False) \
+                    and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
+                key = f"{op.inputs[i]}={v.value:g}"
+                template = templates.get(f"{k}:{key}", templates.get(key, template))
         if template is None:
             template = templates.get(k, templates.get("*"))
         if template is None:
@@ -403,6 +407,14 @@ class GraphLowering:
 
     def extern(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
         args = map_values(args, lambda v: self.realize(v) if isinstance(v, Pointwise) else v)
+        if op.mutates:
+            # Closures are evaluated lazily; one that reads memory this op overwrites must
+            # be computed now, before the write.
+            written = {v.buf.name for i in op.mutates if i < len(args)
+                       for v in iter_values((args[i],)) if isinstance(v, BufferValue)}
+            for node, value in list(self.env.items()):
+                if isinstance(value, Pointwise) and buffers_read(value) & written:
+                    self.env[node] = self.realize(value)
         name = self.fresh()
         if isinstance(meta, TensorMeta) and meta.dtype.name in CTYPES:
             buf = Buffer(name, meta.shape, meta.dtype, "extern")

@@ -83,26 +83,26 @@ def lower_reduction(gl: GraphLowering, op: Any, x: Any, params: dict, meta: Tens
     keep_shape = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
     f64 = np.dtype(np.float64)
     total = reduce(gl, x, axes, "sum", keep_shape, f64, f64)
-    n = float(r)
+    n = f"(double){r}"  # an integer literal: the dynamic-shape path reads sizes as integers
     if op.name == "mean":
         return _pointwise(gl, out_shape, out_dtype, lambda em, index: em.cast(
-            em.assign(f"{total.load(em, _keep_index(index, out_shape, keep_shape, axes))} / {n!r}", f64),
+            em.assign(f"{total.load(em, _keep_index(index, out_shape, keep_shape, axes))} / {n}", f64),
             f64, out_dtype))
     # var / std: the sum of squared deviations from the (float64) mean, in float64.
     ddof = params.get("ddof", 0) or 0
 
     def deviation_sq(em: Emitter, index: list) -> str:
-        mean = em.assign(f"{total.load(em, broadcast_index(keep_shape, index))} / {n!r}", f64)
+        mean = em.assign(f"{total.load(em, broadcast_index(keep_shape, index))} / {n}", f64)
         v = em.cast(x.load(em, index), x.dtype, f64)
         d = em.assign(f"{v} - {mean}", f64)
         return em.assign(f"{d} * {d}", f64)
 
     squares = reduce(gl, _pointwise(gl, in_shape, f64, deviation_sq), axes, "sum", keep_shape, f64, f64)
-    dof = float(max(r - ddof, 0))
+    dof = f"(double){max(r - ddof, 0)}"
     root = op.name == "std"
 
     def finish(em: Emitter, index: list) -> str:
-        var = em.assign(f"{squares.load(em, _keep_index(index, out_shape, keep_shape, axes))} / {dof!r}", f64)
+        var = em.assign(f"{squares.load(em, _keep_index(index, out_shape, keep_shape, axes))} / {dof}", f64)
         if root:
             var = em.assign(f"__builtin_sqrt({var})", f64)
         return em.cast(var, f64, out_dtype)

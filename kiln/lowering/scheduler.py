@@ -169,7 +169,10 @@ def schedule(low: GraphLowering, graph_name: str = "forward") -> list:
     producer_of: dict[str, Any] = {}
     for node in low.nodes:
         if isinstance(node, ExternNode):
-            if open_kernel is not None and _extern_reads(node) & open_kernel.written():
+            # An extern may run before the open kernel unless it reads the kernel's output
+            # or writes memory (a mutation op: the kernel may read what it overwrites).
+            if open_kernel is not None and (_extern_reads(node) & open_kernel.written()
+                                            or node.op.mutates or str(node.op.category) == "mutation"):
                 open_kernel = None
             if open_kernel is not None:
                 items.insert(len(items) - 1, node)

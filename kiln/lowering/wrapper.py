@@ -24,8 +24,12 @@ POOL_BYTES = 1 << 16
 
 class WrapperCode:
     def __init__(self, low: GraphLowering, items: list, rendered: dict[str, RenderedKernel],
-                 local: dict[str, str], num_threads: int) -> None:
+                 local: dict[str, str], num_threads: int, size_exprs: dict | None = None,
+                 pool: bool = True) -> None:
         self.low = low
+        # dynamic sizes: symbol -> Python expression read from the inputs ("x.shape[0]")
+        self.size_exprs = size_exprs or {}
+        self.pool = pool
         self.items = items
         self.rendered = rendered
         self.local = local
@@ -87,7 +91,7 @@ class WrapperCode:
     def generate(self, so_path: str, cdefs: str, graph_name: str) -> str:
         low = self.low
         params = [name for name, _ in low.inputs]
-        body: list[str] = []
+        body: list[str] = [f"{sym} = {expr}" for sym, expr in self.size_exprs.items()]
         for name, kind_ in low.inputs:
             if isinstance(kind_, Buffer):
                 body.append(f"if {name}.shape != {kind_.shape!r} or {name}.strides != "
@@ -108,7 +112,7 @@ class WrapperCode:
                         if free.get(key):
                             old = free[key].pop()
                             self.lines.append(f"{buf.name} = {old}; del {old}  # reuse")
-                        elif buf.dtype.itemsize * int(np.prod(buf.shape)) >= POOL_BYTES:
+                        elif self.pool and buf.dtype.itemsize * int(np.prod(buf.shape)) >= POOL_BYTES:
                             # Big buffers come back from a per-site pool when nobody else
                             # holds them (refcount 2: this name and getrefcount's argument):
                             # fresh pages cost more than the kernel that fills them.
@@ -122,6 +126,7 @@ class WrapperCode:
                             self.lines.append(f"{buf.name} = np.empty({buf.shape!r}, np.{buf.dtype.name})")
                         allocated[buf.name] = buf
                 args = [self.pointer(b) for b in rk.buffers] + [s.expr[2:] for s in rk.scalars]
+                args += list(self.size_exprs)
                 self.lines.append(f"{rk.name}({', '.join(args + ['_NT'])})")
             else:
                 name = f"_ext_{item.op.name}"

@@ -370,7 +370,10 @@ _CPP_BINARY = {
     "fmod": {"f": "fmod{f}({x}, {y})", "i": "(({y} == 0 || {y} == -1) ? ({T})0 : {x} % {y})",
              "u": "({y} == 0 ? ({T})0 : {x} % {y})"},
     # Integer powers raise on negative exponents in NumPy: extern.
-    "power": {"f": "pow{f}({x}, {y})", "y=2": "{x} * {x}", "y=1": "{x}"},
+    # Small constant exponents multiply (pow is slow): x*x is exactly pow(x, 2); x**3 is
+    # formed in double, within an ulp of pow for float32.
+    "power": {"f": "pow{f}({x}, {y})", "y=2": "{x} * {x}", "y=1": "{x}",
+              "f:y=3": "({T})((double){x} * (double){x} * (double){x})"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
     "maximum": {"f": "(({x} > {y} || {x} != {x}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
     "minimum": {"f": "(({x} < {y} || {x} != {x}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},

@@ -98,41 +98,95 @@ def compile_graph(graph: Any, example_inputs: list) -> Callable:
         if fn is None:
             if len(variants) >= MAX_VARIANTS:
                 return graph(*args)
-            fn = variants[key] = _compile_variant(graph, list(args), respecialize).call
+            fn = variants[key] = _compile_variant(graph, list(args), respecialize, reinfer=True).call
         return fn(*args)
 
-    artifact = _compile_variant(graph, list(example_inputs), respecialize)
+    artifact = None
+    if any(n.meta.get("dynamic_dims") for n in graph.placeholders):
+        from .dynamic import compile_dynamic
+        artifact = compile_dynamic(graph, list(example_inputs), respecialize)
+    if artifact is None:
+        artifact = _compile_variant(graph, list(example_inputs), respecialize)
     call = artifact.call
     call.kiln_artifact = artifact
     return call
 
 
-def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable) -> Artifact:
+class Generated:
+    """The text of one variant before it is built: C++ module, cdefs, wrapper source."""
+
+    def __init__(self, cpp: str, cdefs: str, wrapper: str, low: Any, kernel_names: list[str],
+                 consts: dict) -> None:
+        self.cpp = cpp
+        self.cdefs = cdefs
+        self.wrapper = wrapper
+        self.low = low
+        self.kernel_names = kernel_names
+        self.consts = consts
+
+
+SO_PLACEHOLDER = "<kiln-shared-library>"
+
+
+def generate(graph: Any, example_inputs: list, size_args: tuple = (), size_exprs: dict | None = None,
+             reinfer: bool = False, pool: bool = True) -> Generated:
+    """Everything but the build: lowering, scheduling, C++ and wrapper text."""
     from ..lowering.cpp import render_kernel, render_module
     from ..lowering.lower import GraphLowering
     from ..lowering.scheduler import Kernel, kernel_locals, schedule
     from ..lowering.wrapper import WrapperCode
 
-    start = time.perf_counter()
-    builds_before = stats["builds"]
-    low = GraphLowering(graph, example_inputs).run()
+    low = GraphLowering(graph, example_inputs, reinfer=reinfer).run()
     items = schedule(low, graph.name)
     local = kernel_locals(items, low)
     kernels = [item for item in items if isinstance(item, Kernel)]
-    rendered = {k.name: render_kernel(k, local) for k in kernels}
+    rendered = {k.name: render_kernel(k, local, size_args) for k in kernels}
     cpp = render_module(graph.name, list(rendered.values()))
     cdefs = "\n".join(rk.cdef for rk in rendered.values())
-    so = build(cpp) if rendered else ""
-    wrapper = WrapperCode(low, items, rendered, local, max(1, int(config.num_threads)))
-    source = wrapper.generate(so, cdefs, graph.name)
+    wrapper = WrapperCode(low, items, rendered, local, max(1, int(config.num_threads)),
+                          size_exprs=size_exprs, pool=pool)
+    source = wrapper.generate(SO_PLACEHOLDER, cdefs, graph.name)
+    return Generated(cpp, cdefs, source, low, [k.name for k in kernels], wrapper.consts)
+
+
+def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
+                     reinfer: bool = False) -> Artifact:
+    from . import artifacts
+    start = time.perf_counter()
+    builds_before = stats["builds"]
+    key = artifacts.artifact_key(graph, example_inputs, reinfer)
+    entry = artifacts.load(key) if key else None
+    if entry is not None:
+        stats["artifact_hits"] += 1
+        module = _load_wrapper(entry["wrapper"], graph.name)
+        for name, value in artifacts.graph_constants(graph).items():
+            setattr(module, name, value)
+        module._respecialize = respecialize
+        artifact = Artifact(graph.name, entry["cpp"], entry["so"], entry["wrapper"], module.call,
+                            entry["kernels"], time.perf_counter() - start)
+        _report(artifact, 0)
+        return artifact
+    gen = generate(graph, example_inputs, reinfer=reinfer)
+    artifact = finish(graph, gen, respecialize, start, builds_before)
+    if key and not gen.consts:
+        artifacts.store(key, {"wrapper": artifact.wrapper, "cpp": artifact.cpp, "so": artifact.so,
+                              "kernels": artifact.kernel_names})
+    return artifact
+
+
+def finish(graph: Any, gen: Generated, respecialize: Callable, start: float,
+           builds_before: int) -> Artifact:
+    """Build the C++ (or load it from the cache), load the wrapper, report."""
+    so = build(gen.cpp) if gen.kernel_names else ""
+    source = gen.wrapper.replace(repr(SO_PLACEHOLDER), repr(so))
     module = _load_wrapper(source, graph.name)
-    for name, value in low.constants.items():
+    for name, value in gen.low.constants.items():
         setattr(module, name, value)
-    for name, value in wrapper.consts.items():
+    for name, value in gen.consts.items():
         setattr(module, name, value)
     module._respecialize = respecialize
     elapsed = time.perf_counter() - start
-    artifact = Artifact(graph.name, cpp, so, source, module.call, [k.name for k in kernels], elapsed)
+    artifact = Artifact(graph.name, gen.cpp, so, source, module.call, gen.kernel_names, elapsed)
     _report(artifact, stats["builds"] - builds_before)
     return artifact
 

@@ -31,8 +31,9 @@ class BuildError(KilnError):
     """The compiler rejected generated code: a kiln bug (the log names the source file)."""
 
 
-# Counters tests and benchmarks read: builds run by this process, cache hits.
-stats = {"builds": 0, "disk_hits": 0, "build_seconds": 0.0}
+# Counters tests and benchmarks read: builds run by this process, library cache hits,
+# whole-graph artifact hits (kiln/runtime/artifacts.py: no lowering, no build).
+stats = {"builds": 0, "disk_hits": 0, "artifact_hits": 0, "build_seconds": 0.0}
 
 BASE_FLAGS = ["-shared", "-fPIC", "-std=c++17", "-fno-math-errno", "-fno-trapping-math",
               "-fno-semantic-interposition", "-w"]

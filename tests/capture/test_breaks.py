@@ -18,8 +18,8 @@ def test_print_breaks_and_runs_as_python(probe, capsys):
         y = x * 2
         print("hello")
         return y + 1
-    compiled, _, _ = probe(f, X, graphs=0)
-    (record,) = [r.graph_break for r in compiled.records]
+    compiled, _, _ = probe(f, X, graphs=2)  # x * 2 before the print, y + 1 after it
+    (record,) = [r.graph_break for r in compiled.records if r.graph_break is not None]
     assert record.kind == "unsupported_call"
     assert "print" in record.reason
     assert record.source == 'print("hello")'
@@ -41,7 +41,7 @@ def test_data_dependent_branch_breaks(probe):
         if x.sum() > 0:
             return x * 2
         return x
-    compiled, _, _ = probe(f, X, graphs=0)
+    compiled, _, _ = probe(f, X, graphs=2)  # the condition, then the branch taken
     assert compiled.records[0].graph_break.kind == "data_dependent"
 
 
@@ -57,21 +57,21 @@ def test_mutating_an_argument_is_never_lost(probe):
         x += 1.0
         items.append(x.sum())
         return x * 2
-    probe(f, X, [1.0], graphs=0)
+    probe(f, X, [1.0], graphs=2)  # x += 1 and the sum; the append runs as Python; x * 2
 
 
 def test_mutating_an_argument_list_is_never_lost(probe):
     def f(x, items):
         items.append(x * 2)
         return len(items)
-    probe(f, X, [], graphs=0)
+    probe(f, X, [], graphs=1)  # x * 2; the append and len() run as Python
 
 
-def test_setitem_on_argument_breaks_and_applies(probe):
+def test_setitem_on_argument_is_captured_and_applies(probe):
     def f(x):
         x[0, 0] = 100.0
         return x.sum()
-    probe(f, X, graphs=0)
+    probe(f, X, graphs=1)  # a setitem node; the eager interpreter writes in place
 
 
 def test_fullgraph_raises_before_running():
@@ -100,7 +100,7 @@ def test_graph_break_call(probe):
         y = x + 1
         kiln.graph_break()
         return y * 2
-    compiled, _, _ = probe(f, X, graphs=0)
+    compiled, _, _ = probe(f, X, graphs=2)
     assert compiled.records[0].graph_break.kind == "explicit"
 
 
@@ -163,7 +163,7 @@ def test_try_block_breaks(probe):
         except ValueError:
             y = x
         return y
-    compiled, _, _ = probe(f, X, graphs=0)
+    compiled, _, _ = probe(f, X, graphs=0)  # the try statement runs as Python; nothing after it
     assert compiled.records[0].graph_break.kind == "unsupported_opcode"
 
 
@@ -178,18 +178,20 @@ def test_break_entry_is_reused_without_recapture():
         print("x", file=__import__("sys").stderr)
         return x
     compiled = kiln.compile(f)
-    for _ in range(3):
+    compiled(X)
+    first = len(compiled.records)   # the function and its resume functions
+    for _ in range(2):
         compiled(X)
-    assert len(compiled.records) == 1
+    assert len(compiled.records) == first
 
 
-def test_tensor_arguments_run_on_the_tape():
+def test_tensor_arguments_are_captured_and_run_on_the_tape():
     f = kiln.compile(lambda x, w: np.tanh(x @ w).sum())
     t = kiln.tensor(np.ones((2, 3)), requires_grad=True)
     out = f(t, np.ones((3, 2)))
     out.backward()
     assert t.grad is not None and t.grad.shape == (2, 3)
-    assert "kiln.Tensor" in f.records[0].graph_break.reason
+    assert f.records[0].graph_break is None and f.records[0].graph is not None
 
 
 def test_internal_capture_error_falls_back_to_python(monkeypatch):

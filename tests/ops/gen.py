@@ -111,6 +111,9 @@ class Arg:
         v = self.value
         return f"Arg({self.layout}, {v.dtype}{list(v.shape)}: {np.array2string(v, threshold=20)})"
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # hypothesis' reports
+        printer.text(repr(self))
+
 
 def make_arg(rng: np.random.Generator, shape: tuple, dtype: np.dtype, domain: Domain,
              layout: str, specials: bool) -> Arg:

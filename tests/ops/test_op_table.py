@@ -13,7 +13,6 @@ strided, reversed and zero-stride inputs); see gen.py.
 """
 from __future__ import annotations
 
-import os
 import warnings
 from typing import Any, Callable
 
@@ -128,8 +127,6 @@ def check_on_tensors(row: Row, case: Case, oracle: Callable, spelling: Callable,
 def draw_case(row: Row, data: Any, dtype: np.dtype, grad: bool = False) -> Case:
     case = row.case(Ctx(data.draw, dtype, grad, mutating=row.mutates))
     note(f"case: {case}")
-    if os.environ.get("KILN_TEST_SHOW_CASES"):
-        print(f"{row.id} {dtype}{' grad' if grad else ''}: {case}")
     return case
 
 
@@ -391,3 +388,42 @@ def test_every_ndarray_method_spelling_exists_on_tensor() -> None:
                      if isinstance(key, tuple) and key[0] == "method")
     missing = [m for m in methods if not hasattr(kiln.Tensor, m)]
     assert not missing, f"ndarray methods kiln has ops for, missing on kiln.Tensor: {missing}"
+
+
+# ==========================================================================================
+# Found by longer runs of the table (more examples, random seeds), pinned here
+
+@pytest.mark.xfail(strict=True, reason=(
+    "NumPy 2.4's np.add.at reads garbage when the value broadcasts against a 2-D index "
+    "(np.add.at(np.zeros(3), (np.array([[0, 1], [2, 0]]),), np.array([3., 2.])) gives "
+    "[3, 2, 1.6e-322], not [5, 2, 3]); kiln's add_at and index_add kernels call np.add.at "
+    "with the value as given. Broadcasting it to x[index].shape first avoids the bug"))
+def test_index_add_with_a_broadcast_value() -> None:
+    x, index, value = np.zeros(3), (np.array([[0, 1], [2, 0]]),), np.array([3.0, 2.0])
+    expected = np.array([5.0, 2.0, 3.0])
+    np.testing.assert_array_equal(REGISTRY["index_add"](x, index, value), expected)
+    t = kiln.tensor(x)
+    np.add.at(t, index, value)
+    np.testing.assert_array_equal(t.numpy(), expected)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "kiln's einsum kernel passes optimize=True, which contracts in another order than "
+    "np.einsum's default: with infinities the results differ (here NumPy gives [nan, nan], "
+    "kiln [-inf, inf], eagerly and in graphs)"))
+def test_einsum_with_infinities_matches_numpy() -> None:
+    a = np.array([[0.07, 2.70, -2.13], [2.69, -1.13, -0.46]], np.float32)
+    b = np.array([[-0.54], [0.29], [-2.83]], np.float32)
+    c = np.array([[-np.inf]], np.float32)
+    want = np.einsum("ij,jk,kl->il", a, b, c)
+    got = np.einsum("ij,jk,kl->il", kiln.tensor(a), kiln.tensor(b), kiln.tensor(c))
+    assert_same_result(got, want, "einsum with -inf")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "x.reshape() with no shape: kiln raises TypeError(\"reshape() missing required argument "
+    "'shape' (pos 0)\"), NumPy says 'reshape() takes exactly 1 argument (0 given)'"))
+def test_method_reshape_without_a_shape_raises_numpys_error() -> None:
+    _, want = outcome(lambda: np.zeros((2, 1)).reshape())
+    _, got = outcome(lambda: kiln.tensor(np.zeros((2, 1))).reshape())
+    assert_same_error(got, want, "x.reshape()")

@@ -52,7 +52,8 @@ def test_second_process_loads_without_compiling(tmp_path):
     first = child_stats(run_child(tmp_path, 1.25))
     assert first["builds"] == 1
     second = child_stats(run_child(tmp_path, 1.25))
-    assert second["builds"] == 0 and second["disk_hits"] == 1
+    # the whole-graph artifact is found: no lowering, no g++
+    assert second["builds"] == 0 and second["artifact_hits"] == 1
 
 
 def test_two_processes_compiling_the_same_kernel_build_it_once(tmp_path):
@@ -133,3 +134,23 @@ def test_wrapper_module_runs_on_its_own(tmp_path):
     out = subprocess.run([sys.executable, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "us per call" in out.stdout
+
+
+def test_artifact_cache_skips_lowering(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    g = trace(lambda x: F.multiply(F.exp(x), 0.25), [TensorMeta((7,), np.float32)], ["x"])
+    x = np.linspace(0, 1, 7, dtype=np.float32)
+    first = cpp_backend(g, [x])
+    hits = build_mod.stats["artifact_hits"]
+
+    def no_lowering(*args, **kwargs):
+        raise AssertionError("lowered again despite a cached artifact")
+    monkeypatch.setattr(backend, "generate", no_lowering)
+    second = cpp_backend(g, [x])
+    assert build_mod.stats["artifact_hits"] == hits + 1
+    np.testing.assert_array_equal(second(x)[0], first(x)[0])
+    # a different layout is a different artifact
+    monkeypatch.undo()
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    third = cpp_backend(g, [np.linspace(0, 1, 14, dtype=np.float32)[::2]])
+    np.testing.assert_allclose(third(x[::1].copy())[0], np.exp(x) * np.float32(0.25), rtol=1e-6)

@@ -28,13 +28,15 @@ from .base import ConstantVariable, VariableTracker
 
 class ArrayVariable(VariableTracker):
     def __init__(self, node: Any, dims: tuple | None = None, source: Source | None = None,
-                 fresh: bool = True, base: "ArrayVariable | None" = None) -> None:
+                 fresh: bool = True, base: "ArrayVariable | None" = None,
+                 tensor: bool = False) -> None:
         self.node = node
         self.dims = dims if dims is not None else (None,) * len(node.val.shape)
         self.source = source
         self.fresh = fresh          # made by the graph (not an argument, not a view of one)
         self.base = base            # the array this one is a view of
         self.has_views = False
+        self.tensor = tensor        # a kiln.Tensor at run time (an op on one returns one)
 
     @property
     def meta(self) -> TensorMeta:
@@ -45,6 +47,9 @@ class ArrayVariable(VariableTracker):
         return f"array {where} ({self.meta.dtype}{list(self.meta.shape)})"
 
     def python_type(self) -> type:
+        if self.tensor:
+            from ...tensor import Tensor
+            return Tensor
         return np.ndarray
 
     # -- properties, statically known and guarded --------------------------------------

@@ -13,6 +13,13 @@ from typing import Any
 from ..breaks import HINTS
 
 
+def stores_itself(value: "VariableTracker", target: Any) -> bool:
+    """Is storing ``value`` at source ``target`` a no-op? ``obj.w -= g`` and ``xs[i] += v``
+    update the array in place and then store the same object back where it came from."""
+    return value.source is not None and target is not None \
+        and value.source.display() == target.display()
+
+
 class VariableTracker:
     source = None  # where the value came from (a Source), when it came from outside
 

@@ -7,6 +7,7 @@ closure variable, an attribute) into a tracker, so it is where guards are decide
 value              tracker and guards
 =================  =================================================================
 ndarray            graph input; type, dtype, ndim, sizes (dynamic dims: ``>= 2``)
+kiln.Tensor        graph input like an ndarray, plus ``requires_grad`` and grad mode
 int/float/bool     argument: runtime scalar (type guard only); otherwise a constant
                    guarded by value
 None, str, dtype   constant guarded by value
@@ -30,6 +31,11 @@ from ..sources import AttrSource, GetItemSource, Source
 from .base import ConstantVariable, VariableTracker
 
 SCALAR_TYPES = (bool, int, float)
+
+
+def _tensor_class() -> type:
+    from ...tensor import Tensor
+    return Tensor
 
 
 def is_numpy_callable(value: Any) -> bool:
@@ -76,16 +82,17 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
                             NumpyFunctionVariable, UserFunctionVariable, UserMethodVariable,
                             UserObjectVariable)
     kind = type(value)
-    if kind.__module__ == "kiln.tensor":
-        tx.unsupported("unsupported_value", f"kiln.{kind.__name__} arguments are not captured yet",
-                       "the function runs eagerly on the autograd tape (gradients are correct); "
-                       "compiled autograd comes with the aot stage")
-    if kind is np.ndarray:
+    if kind is np.ndarray or kind is _tensor_class():
         if value.dtype.kind not in SUPPORTED_KINDS:
             tx.unsupported("unsupported_value", f"array of dtype {value.dtype} is not supported",
                            "convert it with .astype(np.float64) before the compiled function")
         if source is None:
+            if kind is not np.ndarray:
+                tx.unsupported("unsupported_value", "a kiln.Tensor reached without a source",
+                               "pass the Tensor as an argument")
             return tx.output.constant_array(value)
+        # A kiln.Tensor is an array to capture (its data's metadata); the Tensor object
+        # itself is the runtime input, so the backend decides about autograd per call.
         return tx.output.array_input(value, source)
     if kind in SCALAR_TYPES or (isinstance(value, np.generic) and value.dtype.kind in "biuf"):
         if source is not None and source.is_argument():

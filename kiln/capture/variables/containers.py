@@ -10,7 +10,8 @@ import operator
 from typing import Any
 
 from ..breaks import HINTS
-from .base import ConstantVariable, VariableTracker
+from ..sources import GetItemSource
+from .base import ConstantVariable, VariableTracker, stores_itself
 
 
 def _index(tx, index: VariableTracker) -> Any:
@@ -100,6 +101,10 @@ class ListVariable(TupleVariable):
                            HINTS["mutation"])
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
+        if self.source is not None and index.is_constant() and type(index.value) is int \
+                and -len(self.item_list) <= index.value < len(self.item_list) \
+                and stores_itself(value, GetItemSource(self.source, index.value % len(self.item_list))):
+            return
         self.check_mutable(tx)
         key = _index(tx, index)
         tx.fold(operator.setitem, self.item_list, key, value)
@@ -152,6 +157,9 @@ class DictVariable(VariableTracker):
         return tx.fold(operator.getitem, self.entries, index.as_constant(tx))
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
+        if self.source is not None and index.is_constant() and type(index.value) in (str, int) \
+                and stores_itself(value, GetItemSource(self.source, index.value)):
+            return
         if self.source is not None:
             tx.unsupported("mutation", f"storing into the dict {self.source.display()} that was passed in",
                            HINTS["mutation"])

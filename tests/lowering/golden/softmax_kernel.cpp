@@ -1,10 +1,10 @@
 // kiln_fused_max_subtract_exp_sum_0
-//   ops: max = max, subtract = subtract, exp = exp, sum = sum, true_divide = true_divide
-//   iterates 8x16, reducing axes [1]
+//   ops: max, subtract, exp, sum, true_divide
+//   iterates 8 x 16, reducing axes [1]
 //   model.py:3  m = x.max(axis=1, keepdims=True)
 //   model.py:4  e = np.exp(x - m)
 //   model.py:5  return e / e.sum(axis=1, keepdims=True)
-static void kiln_fused_max_subtract_exp_sum_0_body(const float* __restrict p_x, float* __restrict p_buf2, int64_t begin, int64_t end)
+static void kiln_fused_max_subtract_exp_sum_0_body(const float* __restrict p_x, float* __restrict p_buf2, int64_t begin, int64_t end, int nthreads)
 {
     for (int64_t x0 = begin; x0 < end; ++x0) {
         float acc0 = -__builtin_inff();
@@ -39,7 +39,20 @@ static void kiln_fused_max_subtract_exp_sum_0_body(const float* __restrict p_x, 
 
 extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, float* __restrict p_buf2, int nthreads)
 {
-    kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf2, 0, 8);
+    // Threads only when the work (32 statements per element) pays for a parallel
+    // region; the range is cut into several chunks per thread, taken dynamically, so a
+    // thread whose core is busy with another process does not hold the others up.
+    if (nthreads > 1 && 8 >= 2 && (int64_t)8 * 16 * 32 >= 1048576) {
+        const int64_t nchunks = 8 < 8 * nthreads ? 8 : 8 * nthreads;
+        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
+        for (int64_t c = 0; c < nchunks; ++c) {
+            const int64_t b = c * 8 / nchunks / 1 * 1;
+            const int64_t e = c + 1 == nchunks ? 8 : (c + 1) * 8 / nchunks / 1 * 1;
+            if (b < e) kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf2, b, e, 1);
+        }
+        return;
+    }
+    kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf2, 0, 8, nthreads);
 }
 
 

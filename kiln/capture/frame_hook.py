@@ -1,0 +1,233 @@
+"""The PEP 523 frame-evaluation hook: intercept calls to code objects kiln flagged.
+
+A small C extension (``frame_hook.c``), built with cffi and the configured compiler
+(``kiln.config.cxx``) on first use and cached under ``kiln.config.cache_dir``. While a
+thread runs compiled code that may call flagged functions (an eager segment of a partial
+graph), the hook is active on that thread: a call to a flagged function is handed to
+:func:`_dispatch` before its frame starts, which returns a replacement (kiln's compiled
+version of the function) or None to run it normally. When no thread is inside such code
+the hook is uninstalled, so the rest of the program keeps CPython's fast calls.
+
+Without a working compiler kiln falls back to wrapping at the call sites it controls
+(the call that broke inlining) and says so once.
+
+    >>> from kiln.capture import frame_hook
+    >>> def g(x):
+    ...     return x + 1
+    >>> if frame_hook.available():
+    ...     _ = frame_hook.flag(g.__code__, lambda fn: (lambda *a, **k: "replaced"))
+    ...     with frame_hook.active():
+    ...         inside = g(1)
+    ...     frame_hook.unflag(g.__code__)
+    ... else:
+    ...     inside = "replaced"
+    >>> inside, g(1)
+    ('replaced', 2)
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import io
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import types
+import warnings
+import weakref
+from typing import Any, Callable
+
+from ..config import config
+
+_C_SOURCE = os.path.join(os.path.dirname(__file__), "frame_hook.c")
+_CDEF = """
+int kiln_hook_init(void);
+int kiln_hook_flag(intptr_t code, int on);
+void kiln_hook_enter(void);
+void kiln_hook_exit(void);
+long long kiln_hook_intercepted(void);
+int kiln_hook_installed(void);
+int kiln_hook_depth(void);
+"""
+
+_lock = threading.Lock()
+_lib: Any = None
+_failed: dict[str, str] = {}          # compiler command -> why it failed (warned once each)
+_factories: dict[types.CodeType, Callable] = {}   # flagged code -> fn -> replacement or None
+_adapters: "weakref.WeakKeyDictionary[Any, Callable]" = weakref.WeakKeyDictionary()
+
+
+def _module_name(source: str) -> str:
+    key = f"{source}\0{sys.version}\0{_CDEF}".encode()
+    return "_kiln_frame_hook_" + hashlib.sha256(key).hexdigest()[:16]
+
+
+def _build(compiler: str) -> Any:
+    """Compile the extension (cached on disk per source and Python version) and import it."""
+    import cffi
+    with open(_C_SOURCE) as f:
+        source = f.read()
+    name = _module_name(source)
+    folder = os.path.join(config.cache_dir, "frame_hook")
+    os.makedirs(folder, exist_ok=True)
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    so_path = os.path.join(folder, name + suffix)
+    if not os.path.exists(so_path):
+        ffi = cffi.FFI()
+        ffi.cdef(_CDEF)
+        ffi.set_source(name, source)
+        with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            c_path = os.path.join(tmp, name + ".c")
+            with contextlib.redirect_stdout(io.StringIO()):   # cffi says "generating ..."
+                ffi.emit_c_code(c_path)
+            out = os.path.join(tmp, name + suffix)
+            include = sysconfig.get_paths()["include"]
+            # cffi defaults to the limited API, which hides the PEP 523 functions.
+            cmd = [compiler, "-x", "c", "-O2", "-shared", "-fPIC", "-D_CFFI_NO_LIMITED_API",
+                   "-Werror=implicit-function-declaration", f"-I{include}", c_path, "-o", out]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise RuntimeError(f"`{' '.join(cmd)}` failed:\n{proc.stderr[-2000:]}")
+            os.replace(out, so_path)   # atomic: concurrent builders agree
+    spec = importlib.util.spec_from_file_location(name, so_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if module.lib.kiln_hook_init() != 0:
+        raise RuntimeError("kiln_hook_init failed")
+    return module.lib
+
+
+def load() -> Any:
+    """The hook library, building it on first use; None when it cannot be built."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    compiler = config.cxx
+    if compiler in _failed:
+        return None
+    with _lock:
+        if _lib is not None:
+            return _lib
+        try:
+            _lib = _build(compiler)
+        except (OSError, RuntimeError, ImportError) as e:
+            _failed[compiler] = str(e)
+            warnings.warn(f"kiln: cannot build the frame-evaluation hook with {compiler!r} "
+                          f"({type(e).__name__}: {str(e).splitlines()[0]}); falling back to "
+                          f"wrapping helpers at the call sites kiln controls. Calls made inside "
+                          f"code that runs as Python (a loop around a graph break) are not "
+                          f"compiled. Set kiln.config.cxx / KILN_CXX to a working compiler.",
+                          RuntimeWarning, stacklevel=3)
+            return None
+    return _lib
+
+
+def available() -> bool:
+    return load() is not None
+
+
+def flag(code: types.CodeType, factory: Callable) -> bool:
+    """Intercept calls to ``code`` while the hook is active: ``factory(fn)`` returns the
+    replacement for function ``fn`` (called with the same arguments) or None."""
+    lib = load()
+    if lib is None:
+        return False
+    with _lock:
+        _factories[code] = factory
+        lib.kiln_hook_flag(id(code), 1)
+    return True
+
+
+def unflag(code: types.CodeType) -> None:
+    lib = load()
+    with _lock:
+        if _factories.pop(code, None) is not None and lib is not None:
+            lib.kiln_hook_flag(id(code), 0)
+
+
+def is_flagged(code: types.CodeType) -> bool:
+    return code in _factories
+
+
+@contextlib.contextmanager
+def active():
+    """Intercept flagged calls made by this thread inside the block."""
+    lib = load()
+    if lib is None:
+        yield
+        return
+    lib.kiln_hook_enter()
+    try:
+        yield
+    finally:
+        lib.kiln_hook_exit()
+
+
+def run_active(fn: Callable, *args: Any) -> Any:
+    """``fn(*args)`` with the hook active (what an eager segment runs under)."""
+    lib = _lib
+    lib.kiln_hook_enter()
+    try:
+        return fn(*args)
+    finally:
+        lib.kiln_hook_exit()
+
+
+def intercepted() -> int:
+    """How many calls the hook replaced so far (tests, benchmarks)."""
+    return int(_lib.kiln_hook_intercepted()) if _lib is not None else 0
+
+
+def installed() -> bool:
+    """Is the hook installed in the interpreter right now (some thread inside active())?"""
+    return bool(_lib.kiln_hook_installed()) if _lib is not None else False
+
+
+def _adapter(fn: types.FunctionType, replacement: Callable) -> Callable:
+    """Turn the frame's raw argument slots back into a call of ``replacement``."""
+    code = fn.__code__
+    npos, nkw = code.co_argcount, code.co_kwonlyargcount
+    kwnames = code.co_varnames[npos:npos + nkw]
+    has_varargs = bool(code.co_flags & 0x04)
+    has_varkw = bool(code.co_flags & 0x08)
+
+    def call(raw: tuple) -> Any:
+        args = raw[:npos]
+        i = npos + nkw
+        if has_varargs:
+            args = args + raw[i]
+            i += 1
+        kwargs = dict(zip(kwnames, raw[npos:npos + nkw]))
+        if has_varkw:
+            kwargs.update(raw[i])
+        return replacement(*args, **kwargs)
+
+    return call
+
+
+def _dispatch(fn: types.FunctionType, raw: tuple) -> Callable | None:
+    """Called by the C hook (no interception while it runs): the replacement or None."""
+    found = _adapters.get(fn)
+    if found is not None:
+        return found
+    factory = _factories.get(fn.__code__)
+    if factory is None:
+        return None
+    replacement = factory(fn)
+    if replacement is None:
+        return None
+    adapter = _adapter(fn, replacement)
+    try:
+        _adapters[fn] = adapter
+    except TypeError:
+        pass
+    return adapter
+
+
+def forget(fn: Any = None) -> None:
+    """Drop cached replacements (kiln.reset)."""
+    _adapters.clear()

@@ -1,0 +1,320 @@
+"""Partial graphs: compile what comes before a graph break, run the break as Python,
+resume compiled after it.
+
+A capture that hits a break is redone with ``stop_at`` = the first instruction of the
+break's *region* (kiln/capture/resume.py: the instruction itself, or the whole loop /
+try / with statement around it). The translator's state there — value stack, live
+locals — is rebuilt as Python expressions over the entry's parameters and the graph's
+outputs, exactly as a return value is. The cache entry then runs::
+
+    _kiln_out = _kiln_graph(x, w)          # the graph up to the break (mutations included)
+    return _kiln_seg(_kiln_out[0], x)      # the eager segment: region as Python, then resume
+
+Array writes recorded before the break (``x[0] = 1``, ``obj.w -= g``) are mutation ops
+inside the graph, so they have happened, in program order, before the segment starts;
+list appends, attribute and dict stores break, so they run in the segment itself.
+
+    >>> import numpy as np, kiln
+    >>> @kiln.compile
+    ... def f(x):
+    ...     y = np.sin(x) * 2
+    ...     kiln.graph_break()
+    ...     return y + 1
+    >>> f(np.zeros(2))
+    array([1., 1.])
+    >>> [len(r.ops) for r in f.records]      # the graph before the break, the resume graph
+    [2, 1]
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..ir import Graph
+from . import bytecode_facts as bf
+from . import frame_hook
+from . import resume as R
+from .breaks import BreakGraph
+from .variables.arrays import ArrayVariable
+from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker
+from .variables.builtins import BuiltinVariable
+from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
+                                   ListVariable, TupleVariable)
+from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
+                                  NestedFunctionVariable, NumpyFunctionVariable,
+                                  UfuncMethodVariable, UserFunctionVariable, UserMethodVariable,
+                                  UserObjectVariable)
+
+
+@dataclass
+class BreakPlan:
+    """Where the partial graph ends: ``stop_at`` in the compiled code's own indices, the
+    region ``[a, b]`` in the original code's."""
+    stop_at: int
+    a: int
+    b: int
+    code: types.CodeType          # the original code object (resume functions map back)
+    in_loop: bool
+
+
+@dataclass
+class Partial:
+    graph: Graph | None
+    input_codes: list[str]
+    body: list[str]
+    extra: dict[str, Any]
+    resumes_at: list[int] = field(default_factory=list)   # source lines control resumes at
+    helpers: list[Any] = field(default_factory=list)
+    note: str = ""             # for the break record: what runs as Python beyond the break
+
+
+def plan(fn: types.FunctionType, break_index: int | None, depth: int) -> BreakPlan | None:
+    """Can this break become a partial graph? Where must capture stop?"""
+    code = fn.__code__
+    if break_index is None or bf.is_generator_code(code) or bf.is_async_code(code):
+        return None
+    orig, shift, start = R.original_info(code)
+    facts = R.code_facts(orig)
+    i = break_index - shift
+    if not start <= i < len(facts.names) or facts.depth[i] is None:
+        return None
+    a, b = R.region(facts, i)
+    if a < start:
+        return None  # the statement began before this resume function's entry point
+    if R.is_straight(facts, a, b) and facts.names[i] not in R.SINGLE_OK:
+        return None
+    if any(facts.depth[t] is None for t in R.exits(facts, a, b)):
+        return None
+    in_loop = any(h <= i <= j for h, j in facts.loops)
+    return BreakPlan(a + shift, a, b, orig, in_loop)
+
+
+class ResumeDispatch:
+    """The exit of a multi-instruction region: which locals are bound is only known at run
+    time, so the segment passes ``locals()`` and this picks the resume function."""
+
+    def __init__(self, factory: Callable, code: types.CodeType, target: int, depth: int,
+                 nulls: tuple) -> None:
+        self.factory, self.code, self.target, self.depth, self.nulls = factory, code, target, depth, nulls
+        self.live = R.live_locals(R.code_facts(code), target)
+        self._by_names: dict[tuple, Callable] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, stack: tuple, frame_locals: dict) -> Any:
+        names = tuple(n for n in self.live if n in frame_locals)
+        fn = self._by_names.get(names)
+        if fn is None:
+            with self._lock:
+                fn = self._by_names.get(names)
+                if fn is None:
+                    fn = self.factory(self.code, self.target, self.depth, self.nulls, names)
+                    self._by_names[names] = fn
+        return fn(*stack, *[frame_locals[n] for n in names])
+
+
+def _make_function(code, fn_globals, defaults, kwdefaults, cells):
+    fn = types.FunctionType(code, fn_globals, code.co_name, defaults or None, cells or None)
+    fn.__kwdefaults__ = kwdefaults or None
+    fn.__qualname__ = code.co_qualname
+    return fn
+
+
+class Rebuilder:
+    """Python expressions (over the entry's parameters and ``_kiln_out``) for trackers."""
+
+    def __init__(self, tx, output) -> None:
+        self.tx = tx
+        self.output = output
+        self.ns = output.ns
+
+    def __call__(self, var: VariableTracker) -> str:
+        from .translator import LazyVariable
+        ref = self.ns.ref
+        if isinstance(var, LazyVariable):
+            return var.source.code(self.ns)   # an argument never used: passed as it is
+        if isinstance(var, BuiltinVariable):
+            return ref(var.fn, "f")
+        if isinstance(var, (UserFunctionVariable, NumpyFunctionVariable, MathFunctionVariable)):
+            return var.source.code(self.ns) if var.source is not None else ref(var.fn, "f")
+        if isinstance(var, ModuleVariable):
+            return ref(var.module, "m")
+        if isinstance(var, UserObjectVariable):
+            return var.source.code(self.ns) if var.source is not None else ref(var.obj)
+        if isinstance(var, ContainerMethodVariable):
+            return f"{self(var.obj)}.{var.name}"
+        if isinstance(var, ArrayMethodVariable):
+            return f"{self(var.array)}.{var.name}"
+        if isinstance(var, UfuncMethodVariable):
+            return f"{ref(var.ufunc, 'f')}.{var.method}"
+        if isinstance(var, UserMethodVariable):
+            return f"{ref(types.MethodType, 'type')}({ref(var.fn, 'f')}, {self(var.self_var)})"
+        if isinstance(var, IteratorVariable):
+            return f"iter([{', '.join(self(v) for v in var.pending)}])"
+        if isinstance(var, NestedFunctionVariable):
+            return self.nested_function(var)
+        if isinstance(var, (ListVariable, TupleVariable, DictVariable)) and var.source is None:
+            return self.container(var)
+        return self.output.reconstruct(self.tx, var)
+
+    def container(self, var) -> str:
+        if isinstance(var, DictVariable):
+            from ..guards.guard import literal
+            return "{" + ", ".join(f"{literal(k) or self.ns.ref(k)}: {self(v)}"
+                                   for k, v in var.entries.items()) + "}"
+        inner = ", ".join(self(v) for v in var.item_list)
+        if isinstance(var, ListVariable):
+            return f"[{inner}]"
+        return f"({inner},)" if len(var.item_list) == 1 else f"({inner})"
+
+    def nested_function(self, var: NestedFunctionVariable) -> str:
+        from .translator import RealCellVariable
+        cells = []
+        for cell in var.closure:
+            if isinstance(cell, RealCellVariable):
+                cells.append(self.ns.ref(self.ns.closure[cell.name], "cell"))
+            elif isinstance(cell, CellVariable) and cell.contents is not None:
+                cells.append(f"{self.ns.ref(types.CellType, 'type')}({self(cell.contents)})")
+            else:
+                cells.append(f"{self.ns.ref(types.CellType, 'type')}()")
+        defaults = "(" + "".join(f"{self(d)}, " for d in var.defaults) + ")"
+        kwdefaults = "{" + ", ".join(f"{k!r}: {self(v)}" for k, v in var.kwdefaults.items()) + "}"
+        closure = "(" + "".join(f"{c}, " for c in cells) + ")"
+        return (f"{self.ns.ref(_make_function, 'f')}({self.ns.ref(var.code, 'code')}, "
+                f"{self.ns.ref(var.fn_globals, 'G')}, {defaults}, {kwdefaults}, {closure})")
+
+
+def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callable,
+          helper_factory: Callable | None, break_depth: int) -> Partial | None:
+    """The entry body for a capture stopped at ``bp.stop_at``; None when the state there
+    cannot be rebuilt (the caller then runs the whole function as Python)."""
+    tx = result.stopped
+    output = result.output
+    facts = R.code_facts(bp.code)
+    a, b = bp.a, bp.b
+    stack = list(tx.stack)
+    if len(stack) != facts.depth[a]:
+        return None
+    nulls = tuple(p for p, v in enumerate(stack) if v is NULL)
+    cellvars = set(bp.code.co_cellvars)
+    bound: dict[str, VariableTracker] = {}
+    for name in R.live_locals(facts, a):
+        if name in cellvars:
+            cell = tx.cells.get(name)
+            if isinstance(cell, CellVariable) and cell.contents is not None:
+                bound[name] = cell.contents
+        elif name in tx.locals:
+            bound[name] = tx.locals[name]
+    rebuild = Rebuilder(tx, output)
+    helpers = []
+    try:
+        exprs = []
+        for p, var in enumerate(stack):
+            if p in nulls:
+                continue
+            exprs.append(rebuild(var))
+        use_hook = helper_factory is not None and frame_hook.available()
+        if break_depth > 0 and facts.names[b] in ("CALL", "CALL_FUNCTION_EX") \
+                and helper_factory is not None and R.is_straight(facts, a, b):
+            helpers = _wrap_helper(stack, nulls, facts, b, exprs, rebuild,
+                                   None if use_hook else helper_factory)
+        exprs += [rebuild(var) for var in bound.values()]
+    except BreakGraph:
+        return None
+    # A mutable container reached twice must stay one object.
+    lines, names_of = [], {}
+    values = [v for p, v in enumerate(stack) if p not in nulls] + list(bound.values())
+    for idx, (var, expr) in enumerate(zip(values, exprs)):
+        if isinstance(var, (ListVariable, DictVariable)) and var.source is None:
+            key = id(var)
+            if key not in names_of:
+                names_of[key] = f"_kiln_v{idx}"
+                lines.append(f"{names_of[key]} = {expr}")
+            exprs[idx] = names_of[key]
+    graph, input_codes = result.finish_partial()
+    local_names = tuple(bound)
+    if not all(n.isidentifier() for n in R.code_facts(bp.code).code.co_varnames):
+        return None   # pytest's rewritten asserts use locals like ``@py_assert1``
+    if R.is_straight(facts, a, b):
+        exit_specs = []
+        for t, (depth, t_nulls) in R.after_straight(facts, a, b, nulls).items():
+            names = tuple(n for n in R.live_locals(facts, t) if n in bound)
+            exit_specs.append(R.Exit(t, depth, t_nulls, resume_factory(bp.code, t, depth, t_nulls, names),
+                                     names))
+    else:
+        exit_specs = []
+        for t, depth in R.exit_depths(facts, a, b).items():
+            t_nulls = tuple(p for p in nulls if p < depth)
+            exit_specs.append(R.Exit(t, depth, t_nulls,
+                                     ResumeDispatch(resume_factory, bp.code, t, depth, t_nulls)))
+    seg_code = R.segment_code(bp.code, a, b, len(stack), nulls, local_names, exit_specs)
+    seg = types.FunctionType(seg_code, fn.__globals__, fn.__name__, None, fn.__closure__)
+    extra = {"_kiln_seg": seg}
+    if use_hook:
+        if not R.is_straight(facts, a, b):
+            helpers += _region_functions(facts, a, b, fn.__globals__)
+        for helper in helpers:
+            frame_hook.flag(helper.__code__, helper_factory)
+    if use_hook and helpers:
+        # Calls of those functions made while the segment runs are compiled by kiln.
+        extra["_kiln_run_active"] = frame_hook.run_active
+        body = lines + [f"return _kiln_run_active(_kiln_seg, {', '.join(exprs)})"]
+    else:
+        body = lines + [f"return _kiln_seg({', '.join(exprs)})"]
+    note = ""
+    if bp.in_loop:
+        note = ("inside a loop: the whole loop runs as Python (lines "
+                f"{facts.linenos[a]}-{facts.linenos[b]}); the code before and after it stays compiled")
+    elif not R.is_straight(facts, a, b):
+        note = (f"the whole statement (lines {facts.linenos[a]}-{facts.linenos[b]}) runs as "
+                "Python; the code before and after it stays compiled")
+    return Partial(graph, input_codes, body, extra,
+                   [_statement_line(facts, e.target) for e in exit_specs], helpers, note)
+
+
+def _statement_line(facts, k: int) -> int | None:
+    """The line a user would say control resumes at (past the POP_TOP of a call statement)."""
+    while k + 1 < len(facts.names) and facts.names[k] in ("POP_TOP", "NOP"):
+        k += 1
+    return facts.linenos[k]
+
+
+def _region_functions(facts, a: int, b: int, fn_globals: dict) -> list:
+    """User functions a region that runs as Python calls by global name."""
+    found = []
+    for k in range(a, b + 1):
+        if facts.names[k] != "LOAD_GLOBAL":
+            continue
+        value = fn_globals.get(facts.args[k][1])
+        module = getattr(value, "__module__", None) or ""
+        if isinstance(value, types.FunctionType) and not module.split(".")[0] in (
+                "kiln", "numpy") and module not in sys.stdlib_module_names \
+                and not getattr(value, "__kiln_disabled__", False) \
+                and not getattr(value, "__kiln_graph_break__", False) and value not in found:
+            found.append(value)
+    return found
+
+
+def _wrap_helper(stack, nulls, facts, a, exprs, rebuild, helper_factory) -> list:
+    """The break happened inside the function called here: call it through kiln, so its
+    own supported parts compile. With the frame hook the call is intercepted; without it
+    (``helper_factory`` given) the callable itself is replaced (call-site wrapping)."""
+    name, arg = facts.names[a], facts.args[a]
+    if name == "CALL":
+        below = len(stack) - arg - 2
+        slot = below + 1 if below in nulls else below
+    else:
+        slot = len(stack) - (3 if arg & 1 else 2)
+    var = stack[slot]
+    if not isinstance(var, UserFunctionVariable):
+        return []
+    if helper_factory is None:
+        return [var.fn]
+    wrapped = helper_factory(var.fn)
+    if wrapped is None:
+        return []
+    position = sum(1 for p in range(slot) if p not in nulls)
+    exprs[position] = rebuild.ns.ref(wrapped, "helper")
+    return [var.fn]

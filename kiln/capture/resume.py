@@ -1,0 +1,529 @@
+"""Resume functions and eager segments: new code objects derived from a function's own
+bytecode (CPython 3.11), the bytecode half of partial graphs.
+
+With ``bytecode_facts`` this is the only module that knows opcodes. At a graph break the
+compiled entry runs the graph captured so far, rebuilds the Python-visible state (the
+value stack and the live locals) and calls an **eager segment**: the original code,
+entered at the break (stack values and live locals are its arguments), running the
+unsupported *region* as plain Python. Every way out of the region is redirected to an
+exit block that calls the **resume function** for the instruction control reaches — the
+original code entered there — and returns its result. Resume functions are compiled by
+kiln like any function, on their first call.
+
+Regions (:func:`region`): one instruction (a ``print`` call, a data-dependent jump: its
+two exits resume separately), or, when the break is inside a loop, a ``try`` or a
+``with``, the whole outermost such statement (it runs as Python; what comes after it is
+compiled again).
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     y = x + 1
+    ...     return y * 2
+    >>> facts = code_facts(f.__code__)
+    >>> k = index_of(facts, "BINARY_OP", 1)       # the ``*``: the stack holds y and 2
+    >>> r = resume_function(f, k, 2, (), ())      # arguments: ___stack0, ___stack1
+    >>> r(np.ones(1), 3)
+    array([3.])
+
+Pitfalls this module exists for (measured-here.md section 1): jumping into a try region
+needs the region split, or CPython writes depth 32768 into the exception table and
+segfaults on the first exception there; 3.11's ``PRECALL``/``CALL`` split the call's
+stack effect between them; NULLs below callables cannot be passed as arguments.
+"""
+from __future__ import annotations
+
+import builtins
+import dis
+import threading
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import bytecode
+from bytecode import CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
+
+from . import bytecode_facts as bf
+
+PROLOGUE_OPS = frozenset({"COPY_FREE_VARS", "MAKE_CELL", "RESUME"})
+NO_FALLTHROUGH = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
+                            "RETURN_VALUE", "RERAISE", "RAISE_VARARGS"})
+# Instructions a straight region may break at. Their pushes are never NULL (LOAD_METHOD and
+# LOAD_GLOBAL may push one: their region runs up to the CALL consuming it, see region()).
+SINGLE_OK = frozenset({
+    "CALL", "CALL_FUNCTION_EX", "BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_ATTR",
+    "LOAD_ATTR", "BINARY_OP", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "FORMAT_VALUE",
+    "UNPACK_SEQUENCE", "UNPACK_EX", "STORE_GLOBAL", "STORE_DEREF", "IMPORT_NAME", "IMPORT_FROM",
+    "UNARY_NOT", "UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_POSITIVE", "BUILD_STRING",
+    "LIST_EXTEND", "LIST_APPEND", "BUILD_LIST", "BUILD_TUPLE", "BUILD_MAP", "BUILD_SLICE",
+    "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",
+    "POP_JUMP_FORWARD_IF_NOT_NONE", "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP",
+    "RAISE_VARARGS", "RETURN_VALUE", "MAKE_FUNCTION", "LOAD_DEREF", "LOAD_GLOBAL", "NOP",
+    "POP_TOP", "PRINT_EXPR", "GET_ITER", "LOAD_ASSERTION_ERROR", "LOAD_METHOD", "KW_NAMES",
+    "PRECALL"})
+STACK_PREFIX = "___stack"
+TMP_PREFIX = "___tmp"
+
+
+def _real_effect(name: str, arg: Any, jump: bool) -> tuple[int, int]:
+    """(values popped, values pushed) of one instruction as the interpreter runs it."""
+    if name == "PRECALL" or name == "KW_NAMES":
+        return 0, 0
+    if name == "CALL":
+        return arg + 2, 1
+    if name in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",
+                "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_TRUE",
+                "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_NONE",
+                "POP_JUMP_BACKWARD_IF_NOT_NONE"):
+        return 1, 0
+    if name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
+        return (0, 0) if jump else (1, 0)
+    if name == "FOR_ITER":
+        return (1, 0) if jump else (0, 1)
+    if name in ("UNPACK_SEQUENCE",):
+        return 1, arg
+    if name == "UNPACK_EX":
+        return 1, (arg & 0xFF) + (arg >> 8) + 1
+    effect = dis.stack_effect(dis.opmap[name], _oparg(arg) if dis.opmap[name] >= dis.HAVE_ARGUMENT
+                              else None, jump=jump)
+    return (0, effect) if effect >= 0 else (-effect, 0)
+
+
+def _oparg(arg: Any) -> int:
+    if isinstance(arg, bool):
+        return int(arg)
+    if isinstance(arg, int):
+        return arg
+    if isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[0], bool):  # LOAD_GLOBAL
+        return int(arg[0])
+    if hasattr(arg, "value") and isinstance(getattr(arg, "value"), int):   # enums
+        return arg.value
+    return 0
+
+
+@dataclass
+class CodeFacts:
+    """What the generators need to know about one original code object."""
+    code: types.CodeType
+    names: list[str]                  # opname per instruction (decode()'s indices)
+    args: list[Any]
+    targets: list[int | None]
+    linenos: list[int | None]
+    entries: list[tuple[int, int, int, int, bool]]   # (start, end, handler, depth, lasti), inclusive
+    handler_of: list[int | None]      # entry index covering each instruction
+    loops: list[tuple[int, int]]      # (head, backward jump) pairs
+    prologue_len: int
+    live_in: list[frozenset] = field(default_factory=list)
+    depth: list[int | None] = field(default_factory=list)   # stack depth before each instruction
+
+
+_facts_cache: dict[types.CodeType, CodeFacts] = {}
+_lock = threading.Lock()
+
+
+def code_facts(code: types.CodeType) -> CodeFacts:
+    found = _facts_cache.get(code)
+    if found is not None:
+        return found
+    decoded = bf.decode(code)
+    insts = decoded.instructions
+    names = [i.opname for i in insts]
+    args = [i.arg for i in insts]
+    targets = [i.target for i in insts]
+    linenos = [i.lineno for i in insts]
+    # dis instructions (minus CACHE/EXTENDED_ARG) match decode()'s one to one.
+    offsets = [ins.offset for ins in dis.get_instructions(code) if ins.opname not in ("CACHE", "EXTENDED_ARG")]
+    if len(offsets) != len(insts):
+        raise AssertionError("kiln bug: dis and bytecode disagree on instruction count")
+    index_at = {off: k for k, off in enumerate(offsets)}
+
+    def index_before(off: int) -> int:
+        k = index_at.get(off)
+        while k is None:
+            off -= 2
+            k = index_at.get(off)
+        return k
+
+    entries = []
+    handler_of: list[int | None] = [None] * len(insts)
+    for e in dis._parse_exception_table(code):
+        start, end = index_at[e.start], index_before(e.end - 2)
+        entries.append((start, end, index_at[e.target], e.depth, e.lasti))
+        for k in range(start, end + 1):
+            handler_of[k] = len(entries) - 1
+    loops = [(t, j) for j, t in enumerate(targets) if t is not None and t <= j]
+    prologue = 0
+    while prologue < len(names) and names[prologue] in PROLOGUE_OPS | {"RETURN_GENERATOR", "POP_TOP"}:
+        prologue += 1
+        if names[prologue - 1] == "RESUME":
+            break
+    facts = CodeFacts(code, names, args, targets, linenos, entries, handler_of, loops, prologue)
+    facts.live_in = _liveness(facts)
+    facts.depth = _depths(facts)
+    with _lock:
+        _facts_cache[code] = facts
+    return facts
+
+
+def index_of(facts: CodeFacts, opname: str, occurrence: int = 0) -> int:
+    """Index of the ``occurrence``-th instruction named ``opname`` (tests and docs)."""
+    found = [k for k, n in enumerate(facts.names) if n == opname]
+    return found[occurrence]
+
+
+# -- analyses ----------------------------------------------------------------------------
+def successors(facts: CodeFacts, k: int) -> list[int]:
+    out = []
+    name = facts.names[k]
+    if name not in NO_FALLTHROUGH and k + 1 < len(facts.names):
+        out.append(k + 1)
+    if facts.targets[k] is not None:
+        out.append(facts.targets[k])
+    if facts.handler_of[k] is not None:
+        out.append(facts.entries[facts.handler_of[k]][2])
+    return out
+
+
+def _liveness(facts: CodeFacts) -> list[frozenset]:
+    """Locals read before written on some path from each instruction (cells: always live)."""
+    n = len(facts.names)
+    uses: list[set] = [set() for _ in range(n)]
+    defs: list[set] = [set() for _ in range(n)]
+    for k, (name, arg) in enumerate(zip(facts.names, facts.args)):
+        if name in ("LOAD_FAST", "DELETE_FAST"):
+            uses[k].add(arg)
+        elif name == "STORE_FAST":
+            defs[k].add(arg)
+    live: list[set] = [set() for _ in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for k in range(n - 1, -1, -1):
+            out = set()
+            for s in successors(facts, k):
+                out |= live[s]
+            new = uses[k] | (out - defs[k])
+            if new != live[k]:
+                live[k] = new
+                changed = True
+    return [frozenset(s) for s in live]
+
+
+def live_locals(facts: CodeFacts, k: int) -> list[str]:
+    """Plain locals live at ``k`` plus every cell variable, in co_varnames order."""
+    code = facts.code
+    live = facts.live_in[k]
+    names = [v for v in code.co_varnames if v in live]
+    return names + [c for c in code.co_cellvars if c not in names]
+
+
+def region(facts: CodeFacts, i: int) -> tuple[int, int]:
+    """The instructions ``[a, b]`` that run as Python for a break at ``i``: ``i`` alone, or
+    the whole outermost loop / try / with statement containing it."""
+    names = facts.names
+    a = b = i
+    if names[i] == "LOAD_METHOD" or (names[i] == "LOAD_GLOBAL" and facts.args[i][0]):
+        # It pushes a NULL or an unbound method (decided at run time): run up to the CALL
+        # that consumes both, so no exit ever holds one.
+        while b + 1 < len(names) and not (names[b] == "CALL" and b > i and
+                                          facts.depth[b] - facts.args[b] - 2 <= facts.depth[i]):
+            b += 1
+    if names[b] == "CALL":  # KW_NAMES/PRECALL belong to their CALL
+        while a > 0 and names[a - 1] in ("PRECALL", "KW_NAMES"):
+            a -= 1
+    while True:
+        a0, b0 = a, b
+        for head, jump in facts.loops:
+            if head <= b and jump >= a:
+                a, b = min(a, head), max(b, jump)
+        for start, end, handler, _, _ in facts.entries:
+            if start <= b and end >= a:
+                a, b = min(a, start), max(b, end, _handler_end(facts, handler))
+        if names[a] == "FOR_ITER" and a > 0 and names[a - 1] == "GET_ITER":
+            a -= 1
+        if a > 0 and names[a - 1] == "BEFORE_WITH":
+            a -= 1
+        if names[b] == "BEFORE_WITH":
+            b += 1   # the with body's try region starts right after it
+        if b + 1 < len(names) and names[b + 1] == "BEFORE_WITH":
+            b += 1   # the call making the context manager: run the with statement with it
+        depths = exit_depths(facts, a, b)
+        if a != b and depths:
+            # Normal exits leave the statement's base stack; an exit deeper than that still
+            # holds exception state (``with``'s suppressed-exception path): it belongs inside.
+            base = min(depths.values())
+            for t, d in depths.items():
+                if d > base and t > b:
+                    k = t
+                    while k + 1 < len(names) and (facts.depth[k + 1] or 0) > base:
+                        k += 1
+                    b = max(b, k)
+        if (a, b) == (a0, b0):
+            return a, b
+
+
+def _handler_end(facts: CodeFacts, h: int) -> int:
+    k = h
+    while k + 1 < len(facts.names) and facts.names[k] not in NO_FALLTHROUGH:
+        k += 1
+    return k
+
+
+def exits(facts: CodeFacts, a: int, b: int) -> list[int]:
+    """Instructions outside ``[a, b]`` that control reaches from inside, in order."""
+    out = set()
+    for k in range(a, b + 1):
+        t = facts.targets[k]
+        if t is not None and not a <= t <= b:
+            out.add(t)
+    if facts.names[b] not in NO_FALLTHROUGH and b + 1 < len(facts.names):
+        out.add(b + 1)
+    return sorted(out)
+
+
+def _depths(facts: CodeFacts) -> list[int | None]:
+    """Stack depth before each instruction (None: unreachable)."""
+    at: list[int | None] = [None] * len(facts.names)
+    at[0] = 0
+    work = [0]
+    while work:
+        k = work.pop()
+        d = at[k]
+        name, arg = facts.names[k], facts.args[k]
+        nexts = []
+        if name not in NO_FALLTHROUGH and k + 1 < len(at):
+            pop, push = _real_effect(name, arg, False)
+            nexts.append((k + 1, d - pop + push))
+        if facts.targets[k] is not None:
+            pop, push = _real_effect(name, arg, True)
+            nexts.append((facts.targets[k], d - pop + push))
+        if facts.handler_of[k] is not None:
+            _, _, h, hd, lasti = facts.entries[facts.handler_of[k]]
+            nexts.append((h, hd + int(lasti) + 1))
+        for t, dt in nexts:
+            if at[t] is None:
+                at[t] = dt
+                work.append(t)
+    return at
+
+
+def exit_depths(facts: CodeFacts, a: int, b: int) -> dict[int, int]:
+    """Stack depth at each exit of ``[a, b]``."""
+    return {t: facts.depth[t] for t in exits(facts, a, b)}
+
+
+LOCAL_STORES = frozenset({"STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF"})
+
+
+def is_straight(facts: CodeFacts, a: int, b: int) -> bool:
+    """No loop, no try, no local assigned in ``[a, b]``: the locals bound at every exit are
+    those bound at ``a``, so exits can pass them directly."""
+    return all(facts.names[k] not in LOCAL_STORES and facts.handler_of[k] is None
+               and (facts.targets[k] is None or facts.targets[k] > k) for k in range(a, b + 1))
+
+
+def after_straight(facts: CodeFacts, a: int, b: int, nulls: tuple) -> dict[int, tuple[int, tuple]]:
+    """For a straight region: exit -> (stack depth, NULL positions) when control gets there.
+    Values below the lowest point the region pops to are untouched (NULLs included)."""
+    low = min(facts.depth[k] - _real_effect(facts.names[k], facts.args[k], jump)[0]
+              for k in range(a, b + 1) for jump in (False, True))
+    return {t: (facts.depth[t], tuple(p for p in nulls if p < low)) for t in exits(facts, a, b)}
+
+
+# -- code generation ---------------------------------------------------------------------
+def _split_body(facts: CodeFacts):
+    """(prologue Instrs, body items, the body Instrs in decode order) of a fresh copy."""
+    abstract = bytecode.Bytecode.from_code(facts.code)
+    items = list(abstract)
+    instrs_seen = 0
+    cut = 0
+    for pos, item in enumerate(items):
+        if isinstance(item, Instr):
+            instrs_seen += 1
+            if instrs_seen == facts.prologue_len:
+                cut = pos + 1
+                break
+    prologue = [it for it in items[:cut] if isinstance(it, Instr)]
+    body = items[cut:]
+    return abstract, prologue, body
+
+
+def _place_label(body: list, target: Instr, label: Label) -> None:
+    """Insert ``label`` right before ``target``, splitting the try region it sits in."""
+    active = None
+    for pos, item in enumerate(body):
+        if isinstance(item, TryBegin):
+            active = item
+        elif isinstance(item, TryEnd):
+            active = None
+        elif item is target:
+            if active is None:
+                body.insert(pos, label)
+                return
+            fresh = TryBegin(active.target, active.push_lasti)
+            body[pos:pos] = [TryEnd(active), label, fresh]
+            for later in body[pos + 3:]:
+                if isinstance(later, TryEnd) and later.entry is active:
+                    later.entry = fresh
+            return
+    raise AssertionError("kiln bug: resume target not found")
+
+
+def _body_instrs(body: list) -> list[Instr]:
+    return [it for it in body if isinstance(it, Instr)]
+
+
+def _stack_loads(nstack: int, nulls: tuple, lineno: int | None) -> list[Instr]:
+    loads = []
+    for slot in range(nstack):
+        if slot in nulls:
+            loads.append(Instr("PUSH_NULL", lineno=lineno))
+        else:
+            loads.append(Instr("LOAD_FAST", f"{STACK_PREFIX}{slot}", lineno=lineno))
+    return loads
+
+
+def _finish(abstract, items: list, facts: CodeFacts, args: list[str], qualname: str) -> types.CodeType:
+    code = facts.code
+    abstract.clear()
+    abstract.extend(items)
+    abstract.argnames = list(args)
+    abstract.argcount = len(args)
+    abstract.posonlyargcount = 0
+    abstract.kwonlyargcount = 0
+    abstract.flags = abstract.flags & ~(bf.CO_VARARGS | bf.CO_VARKEYWORDS)
+    abstract.name = code.co_name
+    abstract.qualname = qualname
+    return abstract.to_code()
+
+
+def _entry_args(nstack: int, nulls: tuple, local_names: tuple) -> list[str]:
+    return [f"{STACK_PREFIX}{s}" for s in range(nstack) if s not in nulls] + list(local_names)
+
+
+def _enter(facts: CodeFacts, k: int, nstack: int, nulls: tuple):
+    """A fresh copy of the code that starts at instruction ``k`` with the stack reloaded."""
+    abstract, prologue, body = _split_body(facts)
+    instrs = _body_instrs(body)
+    target = instrs[k - facts.prologue_len]
+    label = Label()
+    _place_label(body, target, label)
+    lineno = facts.linenos[k]
+    head = [Instr(i.name, i.arg, lineno=lineno) if i.arg is not bytecode.UNSET else Instr(i.name, lineno=lineno)
+            for i in prologue]
+    head += _stack_loads(nstack, nulls, lineno)
+    head.append(Instr("JUMP_FORWARD", label, lineno=lineno))
+    return abstract, head, body, instrs
+
+
+_resume_codes: dict[tuple, types.CodeType] = {}
+
+
+def resume_code(code: types.CodeType, k: int, nstack: int, nulls: tuple,
+                local_names: tuple) -> types.CodeType:
+    """The original code entered at instruction ``k``: arguments are the non-NULL stack
+    values (``___stack0``...) then ``local_names``. Cached per (code, k, layout)."""
+    key = (code, k, nstack, nulls, local_names)
+    found = _resume_codes.get(key)
+    if found is not None:
+        return found
+    facts = code_facts(code)
+    abstract, head, body, _ = _enter(facts, k, nstack, nulls)
+    qualname = f"{code.co_qualname}.<resume at {k}>"
+    new = _finish(abstract, head + body, facts, _entry_args(nstack, nulls, local_names), qualname)
+    with _lock:
+        _resume_codes[key] = new
+        ORIGIN[new] = (code, len(head) - facts.prologue_len, k)
+    return new
+
+
+def resume_function(fn: types.FunctionType, k: int, nstack: int, nulls: tuple,
+                    local_names: tuple) -> types.FunctionType:
+    code = resume_code(fn.__code__, k, nstack, nulls, local_names)
+    return types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
+
+
+# resume code -> (original code, index shift, entry): instruction k of the resume code is
+# instruction k - shift of the original; it starts running at original instruction entry.
+ORIGIN: dict[types.CodeType, tuple[types.CodeType, int, int]] = {}
+
+
+def original(code: types.CodeType) -> tuple[types.CodeType, int]:
+    orig, shift, _ = original_info(code)
+    return orig, shift
+
+
+def original_info(code: types.CodeType) -> tuple[types.CodeType, int, int]:
+    return ORIGIN.get(code, (code, 0, 0))
+
+
+@dataclass
+class Exit:
+    """Where a segment goes when control leaves its region at instruction ``target``.
+
+    ``call`` is the resume function. With ``local_names`` (exits of one-instruction regions,
+    where the bound locals are known) it is called as ``call(*stack, *locals)``; without,
+    as ``call(stack_tuple, locals())`` and picks the live bound locals itself."""
+    target: int
+    depth: int
+    nulls: tuple
+    call: Callable
+    local_names: tuple | None = None
+
+
+def segment_code(code: types.CodeType, a: int, b: int, nstack: int, nulls: tuple,
+                 local_names: tuple, exit_specs: list[Exit]) -> types.CodeType:
+    """The original code entered at ``a`` running ``[a, b]`` as Python; every exit calls
+    its resume function and returns the result."""
+    facts = code_facts(code)
+    abstract, head, body, instrs = _enter(facts, a, nstack, nulls)
+    first = facts.prologue_len
+    labels = {e.target: Label() for e in exit_specs}
+    for k in range(a, b + 1):
+        t = facts.targets[k]
+        if t is not None and t in labels and not a <= t <= b:
+            instrs[k - first].arg = labels[t]
+    if b + 1 in labels and facts.names[b] not in NO_FALLTHROUGH:
+        last = instrs[b - first]
+        pos = next(p for p, it in enumerate(body) if it is last)
+        body.insert(pos + 1, Instr("JUMP_FORWARD", labels[b + 1], lineno=facts.linenos[b]))
+    tail: list = []
+    cellvars = set(code.co_cellvars)
+    for spec in exit_specs:
+        lineno = facts.linenos[b]
+        tail.append(labels[spec.target])
+        for slot in reversed(range(spec.depth)):
+            name = "___null" if slot in spec.nulls else f"{TMP_PREFIX}{slot}"
+            tail.append(Instr("STORE_FAST", name, lineno=lineno))
+        values = [Instr("LOAD_FAST", f"{TMP_PREFIX}{s}", lineno=lineno)
+                  for s in range(spec.depth) if s not in spec.nulls]
+        tail += [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", spec.call, lineno=lineno)]
+        if spec.local_names is not None:
+            tail += values
+            for n in spec.local_names:
+                tail.append(Instr("LOAD_DEREF", CellVar(n), lineno=lineno) if n in cellvars
+                            else Instr("LOAD_FAST", n, lineno=lineno))
+            nargs = len(values) + len(spec.local_names)
+        else:
+            tail += values + [Instr("BUILD_TUPLE", len(values), lineno=lineno),
+                              Instr("PUSH_NULL", lineno=lineno),
+                              Instr("LOAD_CONST", builtins.locals, lineno=lineno),
+                              Instr("PRECALL", 0, lineno=lineno), Instr("CALL", 0, lineno=lineno)]
+            nargs = 2
+        tail += [Instr("PRECALL", nargs, lineno=lineno), Instr("CALL", nargs, lineno=lineno),
+                 Instr("RETURN_VALUE", lineno=lineno)]
+    qualname = f"{code.co_qualname}.<segment at {a}>"
+    return _finish(abstract, head + body + tail, facts, _entry_args(nstack, nulls, local_names), qualname)
+
+
+def segment_function(fn: types.FunctionType, code: types.CodeType, *args: Any) -> types.FunctionType:
+    new = segment_code(code, *args)
+    return types.FunctionType(new, fn.__globals__, fn.__name__, None, fn.__closure__)
+
+
+def is_generated(code: types.CodeType) -> bool:
+    return code in ORIGIN
+
+
+__all__ = ["CodeFacts", "code_facts", "region", "exits", "exit_depths",
+           "live_locals", "resume_code", "resume_function", "segment_code", "segment_function",
+           "Exit", "original", "SINGLE_OK", "is_straight", "after_straight"]

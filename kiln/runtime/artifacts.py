@@ -1,0 +1,103 @@
+"""Whole-graph artifact cache: a warm process skips lowering and codegen too.
+
+Key: the graph's printed code, its placeholders' metas, the example inputs' layouts, the
+bytes of its constant arrays, the settings that shape code (threads, compiler, flags)
+and a hash of kiln's own lowering/runtime/ops sources (a kiln upgrade never loads stale
+code). Value: ``<cache_dir>/graphs/<k[:2]>/<k>.json`` with the wrapper source, the C++
+and the library path; the library is checked (checksum) before the entry is used.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from ..config import config
+from .build import _valid
+
+_SOURCE_DIRS = ("lowering", "runtime", "codegen_templates", "ops")
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    h = hashlib.sha256()
+    for sub in _SOURCE_DIRS:
+        folder = os.path.join(root, sub)
+        for name in sorted(os.listdir(folder)):
+            if name.endswith((".py", ".j2", ".h")):
+                with open(os.path.join(folder, name), "rb") as f:
+                    h.update(name.encode() + f.read())
+    return h.hexdigest()
+
+
+def _layout(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"array{value.shape}{value.strides}{value.dtype.str}{value.flags.c_contiguous}"
+    return type(value).__name__
+
+
+def artifact_key(graph: Any, example_inputs: list, reinfer: bool) -> str | None:
+    from ..ir.printer import python_code
+    consts: dict[str, Any] = {}
+    parts = [python_code(graph, consts), code_version(), str(reinfer),
+             str(config.num_threads), config.cxx, config.cxx_flags]
+    for node in graph.placeholders:
+        parts.append(repr((node.name, node.val, node.meta.get("dynamic_dims"))))
+    parts += [_layout(v) for v in example_inputs]
+    for node in graph.nodes:
+        if node.kind == "constant":
+            consts[node.name] = node.target
+    for name, value in sorted(consts.items()):
+        if isinstance(value, np.ndarray):
+            parts.append(f"{name}{value.shape}{value.dtype.str}")
+            parts.append(hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest())
+        elif isinstance(value, (int, float, bool, str, type(None), np.generic, np.dtype)):
+            parts.append(f"{name}={value!r}")
+        else:
+            return None  # an object without a stable text: do not cache
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _path(key: str) -> str:
+    return os.path.join(config.cache_dir, "graphs", key[:2], key + ".json")
+
+
+def load(key: str) -> dict | None:
+    try:
+        with open(_path(key)) as f:
+            entry = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if entry.get("so") and not _valid(entry["so"]):
+        return None
+    return entry
+
+
+def store(key: str, entry: dict) -> None:
+    path = _path(key)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(entry, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def graph_constants(graph: Any) -> dict[str, Any]:
+    """The wrapper globals GraphLowering names for the graph's constant arrays."""
+    from ..lowering.loop_ir import CTYPES
+    out = {}
+    for node in graph.nodes:
+        value = node.target
+        if node.kind == "constant" and isinstance(value, np.ndarray) and value.dtype.name in CTYPES \
+                and all(s % value.itemsize == 0 for s in value.strides):
+            out[f"_c_{node.name}"] = value
+    return out

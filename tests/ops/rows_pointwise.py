@@ -1,0 +1,246 @@
+"""Op-table rows: pointwise ops (ufuncs, where, clip, astype) and broadcast_to/sum_to."""
+
+from __future__ import annotations
+
+import operator
+from typing import Callable
+
+import numpy as np
+
+from kiln.ops import REGISTRY, F
+from kiln.ops.registry import Bound
+from kiln.tensor import apply
+
+from .gen import (ALL, BOOL, EXPONENT, F32, F64, FLOATS, GT1, I64, INTEGRAL, NONZERO, NUMERIC,
+                  OFF_INT, POS, REAL, SHIFT, SMALL, UNIT, Arg, Case, Ctx, Domain, index_arg)
+from .spec import A, Row, getattr_op, scalar_of, unary_case
+
+
+# ==========================================================================================
+# Case builders
+
+def binary_case(dx: Domain = REAL, dy: Domain = REAL, *, scalars: bool = True,
+                relate: Callable | None = None, grad_dx: Domain | None = None,
+                grad_dy: Domain | None = None):
+    """Two broadcast-compatible arrays; sometimes one is a Python scalar (forward only).
+
+    ``relate(ctx, x, y)`` adjusts x given y in gradient cases (keeping x/y off integers for
+    floor_divide and remainder); then x has the full broadcast shape.
+    """
+    def case(ctx: Ctx) -> Case:
+        sx, sy = ctx.broadcast_shapes(2)
+        domx = grad_dx if (ctx.grad and grad_dx) else dx
+        domy = grad_dy if (ctx.grad and grad_dy) else dy
+        if ctx.grad and relate is not None:
+            sx = np.broadcast_shapes(sx, sy)
+        if not ctx.grad and scalars:
+            which = ctx.choice(["none", "none", "x", "y"], "scalar")
+            if which == "x":
+                return Case([scalar_of(ctx, domx), ctx.arg(sy, domy)])
+            if which == "y":
+                return Case([ctx.arg(sx, domx), scalar_of(ctx, domy)])
+        x, y = ctx.arg(sx, domx), ctx.arg(sy, domy)
+        if ctx.grad and relate is not None:
+            relate(ctx, x, y)
+        return Case([x, y])
+    return case
+
+
+def off_integer_quotient(ctx: Ctx, x: Arg, y: Arg) -> None:
+    """Make x/y sit between integers, away from floor/remainder's jumps."""
+    yb = np.broadcast_to(y.value, x.value.shape)
+    k = ctx.rng.integers(-2, 3, size=x.value.shape)
+    frac = ctx.rng.choice(np.array([0.2, 0.35, 0.5, 0.65, 0.8]), size=x.value.shape)
+    x.value[...] = yb * (k + frac)
+
+
+def where_case(ctx: Ctx) -> Case:
+    sc, sx, sy = ctx.broadcast_shapes(3)
+    cond = index_arg(ctx.rng.random(sc) < 0.5, ctx.layout(len(sc)) if not ctx.grad else "C")
+    x = ctx.arg(sx)
+    y = scalar_of(ctx, REAL) if (not ctx.grad and ctx.boolean("scalar y")) else ctx.arg(sy)
+    return Case([cond, x, y])
+
+
+def clip_case(ctx: Ctx) -> Case:
+    sx, slo, shi = ctx.broadcast_shapes(3)
+    lo_dom, hi_dom = Domain(-2.0, -0.5, -3, -1), Domain(0.5, 2.0, 1, 3)
+    kinds = ["array", "scalar", "none"]
+    klo, khi = ctx.choice(kinds, "lo"), ctx.choice(kinds, "hi")
+    if ctx.grad and klo == khi == "none":
+        klo = "array"
+    make = {"array": lambda s, d: ctx.arg(s, d), "scalar": lambda s, d: scalar_of(ctx, d),
+            "none": lambda s, d: None}
+    return Case([ctx.arg(sx), make[klo](slo, lo_dom), make[khi](shi, hi_dom)])
+
+
+def astype_case(ctx: Ctx) -> Case:
+    target = F64 if ctx.grad else ctx.choice([F32, F64, I64, BOOL, np.dtype(np.int32)], "dtype")
+    return Case([ctx.arg(ctx.shape())], {"dtype": target})
+
+
+def sum_to_case(ctx: Ctx) -> Case:
+    (small,) = ctx.broadcast_shapes(1)
+    # Grow `small` into a shape it broadcasts to: new leading dims, and 1s widened.
+    lead = tuple(ctx.integer(1, 3, "lead") for _ in range(ctx.integer(0, 1, "nlead")))
+    widened = tuple(ctx.integer(1, 3, "wide") if d == 1 else d for d in small)
+    big = lead + widened
+    return Case([ctx.arg(big)], {"shape": small})
+
+
+def broadcast_to_case(ctx: Ctx) -> Case:
+    (small,) = ctx.broadcast_shapes(1)
+    lead = tuple(ctx.integer(0, 3, "lead") for _ in range(ctx.integer(0, 1, "nlead")))
+    widened = tuple(ctx.integer(0, 3, "wide") if d == 1 else d for d in small)
+    return Case([ctx.arg(small)], {"shape": lead + widened})
+
+
+def sum_to_reference(x: np.ndarray, shape: tuple) -> np.ndarray:
+    """sum_to written independently: sum the added leading axes, then the widened ones."""
+    x = np.asarray(x)
+    lead = x.ndim - len(shape)
+    out = np.sum(x, axis=tuple(range(lead))) if lead else x
+    for i, d in enumerate(shape):
+        if d == 1 and out.shape[i] != 1:
+            out = np.sum(out, axis=i, keepdims=True)
+    return np.asarray(out, dtype=x.dtype).reshape(shape)
+
+
+# ==========================================================================================
+# Rows
+
+def ufunc_row(name: str, case: Callable, dtypes: tuple, grad: bool, alts: tuple = (),
+              bad: tuple = ()) -> Row:
+    ufunc = getattr(np, name)
+    return Row(name, numpy=ufunc, via_op=getattr_op(name), case=case, dtypes=dtypes, grad=grad,
+               alts=alts, bad=bad)
+
+
+# name: (domain, gradient domain or None, dtypes, differentiable)
+UNARY = {
+    "negative": (REAL, None, ALL, True),
+    "positive": (REAL, None, NUMERIC, True),
+    "absolute": (REAL, NONZERO, ALL, True),
+    "sign": (REAL, NONZERO, NUMERIC, True),
+    "exp": (SMALL, None, NUMERIC, True),
+    "exp2": (SMALL, None, NUMERIC, True),
+    "expm1": (SMALL, None, NUMERIC, True),
+    "log": (POS, None, NUMERIC, True),
+    "log2": (POS, None, NUMERIC, True),
+    "log10": (POS, None, NUMERIC, True),
+    "log1p": (Domain(-0.6, 3.0, 0, 5), None, NUMERIC, True),
+    "sqrt": (POS, None, NUMERIC, True),
+    "cbrt": (REAL, NONZERO, NUMERIC, True),
+    "square": (REAL, None, ALL, True),
+    "reciprocal": (NONZERO, None, NUMERIC, True),
+    "sin": (REAL, None, ALL, True),
+    "cos": (REAL, None, NUMERIC, True),
+    "tan": (Domain(-1.2, 1.2, -1, 1), None, NUMERIC, True),
+    "arcsin": (UNIT, None, NUMERIC, True),
+    "arccos": (UNIT, None, NUMERIC, True),
+    "arctan": (REAL, None, NUMERIC, True),
+    "sinh": (SMALL, None, NUMERIC, True),
+    "cosh": (SMALL, None, NUMERIC, True),
+    "tanh": (REAL, None, NUMERIC, True),
+    "arcsinh": (REAL, None, NUMERIC, True),
+    "arccosh": (GT1, None, NUMERIC, True),
+    "arctanh": (UNIT, None, FLOATS, True),
+    "floor": (OFF_INT, None, ALL, True),
+    "ceil": (OFF_INT, None, NUMERIC, True),
+    "trunc": (OFF_INT, None, NUMERIC, True),
+    "rint": (OFF_INT, None, NUMERIC, True),
+    "logical_not": (REAL, None, ALL, False),
+    "isnan": (REAL, None, ALL, False),
+    "isinf": (REAL, None, NUMERIC, False),
+    "isfinite": (REAL, None, NUMERIC, False),
+    "signbit": (REAL, None, NUMERIC, False),
+    "invert": (REAL, None, INTEGRAL, False),
+}
+
+
+UNARY_OPERATORS = {"negative": operator.neg, "positive": operator.pos, "absolute": abs,
+                   "invert": operator.invert}
+
+
+QUOTIENT = dict(dy=NONZERO, relate=off_integer_quotient)
+
+
+# name: (case, dtypes, differentiable)
+BINARY = {
+    "add": (binary_case(), ALL, True),
+    "subtract": (binary_case(), NUMERIC, True),
+    "multiply": (binary_case(), ALL, True),
+    "true_divide": (binary_case(dy=NONZERO), NUMERIC, True),
+    "floor_divide": (binary_case(**QUOTIENT), NUMERIC, True),
+    "remainder": (binary_case(**QUOTIENT), NUMERIC, True),
+    "fmod": (binary_case(**QUOTIENT), NUMERIC, True),
+    "power": (binary_case(SMALL, EXPONENT, grad_dx=POS), NUMERIC, True),
+    "maximum": (binary_case(), ALL, True),
+    "minimum": (binary_case(), ALL, True),
+    "fmax": (binary_case(), NUMERIC, True),
+    "fmin": (binary_case(), NUMERIC, True),
+    "arctan2": (binary_case(REAL, REAL, grad_dx=NONZERO, grad_dy=NONZERO), NUMERIC, True),
+    "hypot": (binary_case(REAL, REAL, grad_dx=NONZERO, grad_dy=NONZERO), NUMERIC, True),
+    "logaddexp": (binary_case(), NUMERIC, True),
+    "copysign": (binary_case(REAL, REAL, grad_dx=NONZERO, grad_dy=NONZERO), NUMERIC, True),
+    "equal": (binary_case(Domain(-2, 2, -2, 2), Domain(-2, 2, -2, 2)), ALL, False),
+    "not_equal": (binary_case(), ALL, False),
+    "less": (binary_case(), ALL, False),
+    "less_equal": (binary_case(), ALL, False),
+    "greater": (binary_case(), ALL, False),
+    "greater_equal": (binary_case(), ALL, False),
+    "logical_and": (binary_case(), ALL, False),
+    "logical_or": (binary_case(), ALL, False),
+    "logical_xor": (binary_case(), ALL, False),
+    "bitwise_and": (binary_case(), INTEGRAL, False),
+    "bitwise_or": (binary_case(), INTEGRAL, False),
+    "bitwise_xor": (binary_case(), INTEGRAL, False),
+    "left_shift": (binary_case(SHIFT, SHIFT), INTEGRAL, False),
+    "right_shift": (binary_case(SHIFT, SHIFT), INTEGRAL, False),
+}
+
+
+BINARY_OPERATORS = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "true_divide": operator.truediv, "floor_divide": operator.floordiv,
+    "remainder": operator.mod, "power": operator.pow, "bitwise_and": operator.and_,
+    "bitwise_or": operator.or_, "bitwise_xor": operator.xor, "left_shift": operator.lshift,
+    "right_shift": operator.rshift, "equal": operator.eq, "not_equal": operator.ne,
+    "less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
+    "greater_equal": operator.ge,
+}
+
+
+MISMATCH = (Case([A(3), A(4)]), Case([A(2, 3), A(3, 2)]))
+
+
+def pointwise_rows() -> list[Row]:
+    rows = []
+    for name, (dom, gdom, dtypes, grad) in UNARY.items():
+        alts = (UNARY_OPERATORS[name],) if name in UNARY_OPERATORS else ()
+        # Integer-only ufuncs reject floats; floating-only ones reject... nothing: NumPy
+        # casts. The error must be NumPy's own.
+        bad = (Case([A(3)]),) if dtypes == INTEGRAL else ()
+        rows.append(ufunc_row(name, unary_case(dom, gdom), dtypes, grad, alts, bad))
+    for name, (case, dtypes, grad) in BINARY.items():
+        alts = (BINARY_OPERATORS[name],) if name in BINARY_OPERATORS else ()
+        bad = MISMATCH + ((Case([A(3), A(3)]),) if dtypes == INTEGRAL else ())
+        rows.append(ufunc_row(name, case, dtypes, grad, alts, bad))
+    rows += [
+        Row("where", numpy=np.where, via_op=getattr_op("where"), case=where_case,
+            dtypes=ALL, grad=True,
+            bad=(Case([index_arg(np.ones(3, bool)), A(4), A(3)]),)),
+        Row("clip", numpy=np.clip, via_op=getattr_op("clip"), case=clip_case, dtypes=NUMERIC,
+            grad=True, alts=(lambda x, lo, hi: x.clip(lo, hi),)),
+        Row("astype", numpy=lambda x, dtype: x.astype(dtype),
+            via_op=lambda x, dtype: F.astype(x, dtype=np.dtype(dtype)), case=astype_case,
+            dtypes=ALL, grad=True),
+        Row("sum_to", numpy=sum_to_reference, via_op=lambda x, shape: F.sum_to(x, shape=shape),
+            tensor=lambda x, shape: apply(Bound(REGISTRY["sum_to"], (x,), {"shape": shape})),
+            case=sum_to_case, dtypes=NUMERIC, grad=True),
+        Row("broadcast_to", numpy=np.broadcast_to,
+            via_op=lambda x, shape: F.broadcast_to(x, shape=shape), case=broadcast_to_case,
+            dtypes=ALL, grad=True,
+            bad=(Case([A(3), (4,)]), Case([A(2, 3), (3, 2)]))),
+    ]
+    return rows
