@@ -284,6 +284,7 @@ def _needs_grad(inputs: tuple) -> bool:
 def apply(bound: Bound) -> Any:
     """Run a normalized op call on Tensors: compute with NumPy, record if needed."""
     op, inputs, params, out = bound.op, bound.inputs, bound.params, bound.out
+    _check_input_dtypes(op, inputs)
     if op.mutates:
         return _apply_mutation(op, inputs, params)
     raw = unwrap(inputs)
@@ -296,6 +297,26 @@ def apply(bound: Bound) -> Any:
     if _needs_grad(inputs) and tensor._data.dtype.kind == "f":
         _record(tensor, op, inputs, raw, params)
     return tensor
+
+
+_UNSUPPORTED_KINDS = frozenset("OUSVMmc")
+
+
+def _check_input_dtypes(op: Any, inputs: tuple) -> None:
+    """Object, string, datetime and complex arrays never reach kiln's kernels."""
+    for value in _arrays_in(inputs):
+        if value.dtype.kind in _UNSUPPORTED_KINDS:
+            check_dtype(value.dtype, f"{op.name}")
+
+
+def _arrays_in(value: Any):
+    if isinstance(value, Tensor):
+        yield value._data
+    elif isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _arrays_in(v)
 
 
 def _share_version(view: Tensor, base: Any, result: Any) -> None:

@@ -33,6 +33,8 @@ SCALAR_MATH2 = ["fmod"]
 # after a BLAS call (whose threads still spin) much more: a cheap 131k-element bias+relu
 # is faster on one thread.
 PARALLEL_GRAIN = 1 << 20
+# Outer points per block when reducing leading axes (per-point accumulators in arrays).
+BLOCK = 256
 _LIBM_CALL = re.compile(r"\b(?:%s)f?\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
@@ -126,6 +128,17 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
     locals_: dict[str, str] = {}
     inner = rename.inner_loops if rename else [(v, n) for v, n in frame.inner_vars()]
     ren = rename.rename if rename else None
+    # Blocked mode (a reduction over leading axes, kept dims contiguous): BLOCK outer points
+    # advance together, their per-point values in arrays, the unit-stride loop innermost.
+    blk = rename.blocked if rename else None
+    if blk:
+        bv = blk
+        bidx = f"{bv} - {bv}_b"
+        point_loop = f"for (int64_t {bv} = {bv}_b; {bv} < {bv}_e; ++{bv}) {{"
+
+    def per_point(name: str) -> str:
+        return f"{name}[{bidx}]" if blk else name
+
     for kind, members in kernel.stages:
         em = Emitter(names, forwarded={}, locals_=locals_)
         em.rename = ren
@@ -140,16 +153,28 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
                 w = write_index(node, role, frame)
                 em.forwarded[(buf.name, w)] = v
                 if role == "scalar":
-                    locals_[buf.name] = v
+                    if blk:
+                        arr = names.temp().replace("t", "s")
+                        pre.append(f"{ctype(buf.dtype)} {arr}[{BLOCK}];")
+                        em.lines.append(f"{arr}[{bidx}] = {v};")
+                        locals_[buf.name] = f"{arr}[{bidx}]"
+                    else:
+                        locals_[buf.name] = v
                 if local.get(buf.name) not in ("register", "scalar"):
                     em.lines.append(f"{names.arg(buf)}[{w.render(ren)}] = {v};")
                     accesses.append(w)
                 continue
             # a reduction: accumulate per lane, finish after the loop
             acc_dt = node.acc_dtype
-            acc, nan = names.temp().replace("t", "acc"), None
-            pre.append(f"{_acc_ctype(acc_dt)} {acc} = {_init(node.combine, acc_dt)};")
-            clauses.append(f"reduction({_CLAUSE[node.combine]}:{acc})")
+            acc_name = names.temp().replace("t", "acc")
+            acc, nan = per_point(acc_name), None
+            init = _init(node.combine, acc_dt)
+            if blk:
+                pre.append(f"{_acc_ctype(acc_dt)} {acc_name}[{BLOCK}];")
+                pre.append(f"{point_loop} {acc} = {init}; }}")
+            else:
+                pre.append(f"{_acc_ctype(acc_dt)} {acc} = {init};")
+                clauses.append(f"reduction({_CLAUSE[node.combine]}:{acc})")
             v = node.src.load(em, node_index(node, "reduce", frame))
             if node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
@@ -159,25 +184,40 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
                 cmp = ">" if node.combine == "max" else "<"
                 updates.append(f"{acc} = {v} {cmp} {acc} ? {v} : {acc};")
                 if acc_dt.kind == "f":
-                    nan = acc.replace("acc", "nan")
-                    pre.append(f"int {nan} = 0;")
-                    clauses.append(f"reduction(|:{nan})")
+                    nan_name = acc_name.replace("acc", "nan")
+                    nan = per_point(nan_name)
+                    if blk:
+                        pre.append(f"int {nan_name}[{BLOCK}];")
+                        pre.append(f"{point_loop} {nan} = 0; }}")
+                    else:
+                        pre.append(f"int {nan} = 0;")
+                        clauses.append(f"reduction(|:{nan})")
                     updates.append(f"{nan} |= ({v} != {v});")
             else:
                 updates.append(f"{acc} {'|' if node.combine == 'any' else '&'}= ({v} != 0);")
             out_dt = buf.dtype
-            red = acc.replace("acc", "red")
+            red_name = acc_name.replace("acc", "red")
+            red = per_point(red_name)
             value = f"({ctype(out_dt)})({acc})" if out_dt.kind != "b" else f"({acc} != 0)"
             if nan:
                 value = f"{nan} ? {literal(np.nan, out_dt)} : {value}"
-            post.append(f"const {ctype(out_dt)} {red} = {value};")
+            finish = [f"{red} = {value};"] if blk else [f"const {ctype(out_dt)} {red} = {value};"]
+            if blk:
+                pre.append(f"{ctype(out_dt)} {red_name}[{BLOCK}];")
             locals_[buf.name] = red
             if local.get(buf.name) != "scalar":
                 w = write_index(node, "reduce", frame)
-                post.append(f"{names.arg(buf)}[{w.render(ren)}] = {red};")
+                finish.append(f"{names.arg(buf)}[{w.render(ren)}] = {red};")
                 accesses.append(w)
+            post += [point_loop] + ["  " + f for f in finish] + ["}"] if blk else finish
         accesses.extend(a for _, a in em.loads)
         body = em.lines + updates
+        if blk:
+            if kind == "scalar" or not inner:
+                lines += pre + [point_loop] + ["  " + b for b in body] + ["}"] + post
+            else:
+                lines += pre + _loop_nest(inner + [(bv, None)], body, [], parallel=False, block=bv) + post
+            continue
         if kind == "scalar" or not inner:
             lines += pre + body + post
             continue
@@ -197,7 +237,8 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
     return lines, accesses
 
 
-def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool) -> list[str]:
+def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
+               block: str | None = None) -> list[str]:
     out = []
     for depth, (v, n) in enumerate(loops):
         if parallel and depth == 0:
@@ -205,6 +246,9 @@ def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool)
                        + "".join(" " + c for c in clauses) + " num_threads(nthreads)")
         elif depth == len(loops) - 1:
             out.append("#pragma omp simd" + "".join(" " + c for c in clauses))
+        if v == block:  # the blocked outer points, innermost
+            out.append("  " * depth + f"for (int64_t {v} = {v}_b; {v} < {v}_e; ++{v}) {{")
+            continue
         out.append("  " * depth + f"for (int64_t {v} = 0; {v} < {n}; ++{v}) {{")
     out += ["  " * len(loops) + line for line in body]
     out += ["  " * d + "}" for d in reversed(range(len(loops)))]
@@ -216,6 +260,7 @@ class _Renamer:
         self.outer, self.inner = outer, inner
         self.inner_loops = inner.loops()
         self.parallel_inner: str | None = None  # C condition for splitting inner loops
+        self.blocked: str | None = None          # the outer variable run in blocks
 
     def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
         return self.inner.rename(dict(self.outer.rename(terms)))
@@ -232,6 +277,13 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> Rendere
     cost = _cost(_render_stages(kernel, local, NameSource(), None)[0])
     if not outer.loops() and renamer.inner_loops:
         renamer.parallel_inner = f"nthreads > 1 && (int64_t){work} * {cost} >= {PARALLEL_GRAIN}"
+    elif outer.loops() and renamer.inner_loops:
+        # Reducing leading axes: if memory is contiguous along the kept dims, not along
+        # the reduced ones, run blocks of outer points in the innermost loop instead.
+        vo, vi = outer.loops()[-1][0], renamer.inner_loops[-1][0]
+        coefs = [dict(renamer.rename(a.terms)) for a in accesses]
+        if any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs):
+            renamer.blocked = vo
     names = NameSource()
     lines, _ = _render_stages(kernel, local, names, renamer)
 
@@ -240,9 +292,14 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> Rendere
     body: list[str] = []
     for depth, (v, n) in enumerate(loops):
         lo, hi = ("begin", "end") if depth == 0 else ("0", str(n))
+        pad = "    " * (depth + 1)
+        if v == renamer.blocked:
+            body.append(pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {BLOCK}) {{")
+            body.append(pad + f"    const int64_t {v}_e = {v}_b + {BLOCK} < {hi} ? {v}_b + {BLOCK} : {hi};")
+            continue
         if depth == len(loops) - 1 and (flat_pointwise or not renamer.inner_loops):
-            body.append("    " * (depth + 1) + "#pragma omp simd")
-        body.append("    " * (depth + 1) + f"for (int64_t {v} = {lo}; {v} < {hi}; ++{v}) {{")
+            body.append(pad + "#pragma omp simd")
+        body.append(pad + f"for (int64_t {v} = {lo}; {v} < {hi}; ++{v}) {{")
     pad = "    " * (len(loops) + 1)
     body += [pad + line for line in lines]
     body += ["    " * (d + 1) + "}" for d in reversed(range(len(loops)))]

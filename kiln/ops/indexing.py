@@ -144,8 +144,8 @@ def indexed_shape(shape: tuple, index: tuple) -> tuple:
         bshape = np.broadcast_shapes(*adv_shapes)
     except ValueError:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
-                         "with shapes " + " ".join(_fmt_shape(s) for s in adv_shapes
-                                                   if s != ())) from None
+                         "with shapes " + "".join(_fmt_shape(s) + " " for s in adv_shapes
+                                                  if s != ())) from None
     adjacent = adv_pos == list(range(adv_pos[0], adv_pos[0] + len(adv_pos)))
     if not adjacent:
         insert_at = 0
@@ -325,8 +325,21 @@ index_put = declare("index_put", Category.GATHER, _index_put_impl,
 
 def _index_add_impl(x: Any, index: tuple, value: Any) -> Any:
     out = np.array(x, copy=True)
-    np.add.at(out, index, value)
+    add_at_broadcast(out, index, value)
     return out
+
+
+def add_at_broadcast(x: Any, index: tuple, value: Any) -> None:
+    """``np.add.at`` with ``value`` broadcast to ``x[index]`` first: NumPy 2.4 reads
+    uninitialised memory when a value broadcasts against a multi-dimensional index."""
+    value = np.asarray(value)
+    target_shape = np.shape(x[index])
+    if value.shape != target_shape:
+        try:
+            value = np.broadcast_to(value, target_shape)
+        except ValueError:
+            pass  # let np.add.at raise its own message
+    np.add.at(x, index, value)
 
 
 index_add = declare("index_add", Category.GATHER, _index_add_impl,
@@ -426,8 +439,11 @@ def _along_axis_shape(xshape: tuple, indices: Any, axis: int | None) -> tuple:
     try:
         return np.broadcast_shapes(ishape, other)
     except ValueError:
+        # NumPy's message lists the fancy index it builds: an arange per other axis.
+        parts = [ishape if d == axis else tuple(n if j == d else 1 for j in range(len(xshape)))
+                 for d, n in enumerate(xshape)]
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
-                         f"shapes {_fmt_shape(ishape)} {_fmt_shape(other)}") from None
+                         "shapes " + "".join(_fmt_shape(p) + " " for p in parts)) from None
 
 
 take_along_axis = declare(

@@ -129,8 +129,10 @@ def contraction_vjp(g: Any, operands: tuple, terms: list[str], out_term: str) ->
                                     if j != i]
         seen = set("".join(t for t, _ in others))
         kept = "".join(c for c in term if c in seen)
+        # Backward contractions may use BLAS (optimize=True): speed matters more there
+        # than NumPy's unoptimized handling of inf * 0 in a forward einsum.
         grad = F.einsum(tuple(o for _, o in others),
-                        subscripts=",".join(t for t, _ in others) + "->" + kept)
+                        subscripts=",".join(t for t, _ in others) + "->" + kept, optimize=True)
         # The gradient is constant along indices summed inside this operand alone, and
         # along size-1 axes of the others that this operand's axis was broadcast against:
         # spread it back there (fit_grad sums the opposite case, where x's axis is 1).
@@ -332,13 +334,13 @@ def explicit_subscripts(subscripts: str, ndims: list[int]) -> str:
     return "".join(relabel.get(c, c) for c in explicit)
 
 
-def _einsum_impl(operands: tuple, subscripts: str) -> Any:
-    # optimize lets NumPy hand two-operand contractions to BLAS (tensordot); with one
-    # operand there is nothing to plan.
-    return np.einsum(subscripts, *operands, optimize=len(operands) > 1)
+def _einsum_impl(operands: tuple, subscripts: str, optimize: bool = False) -> Any:
+    # optimize=True lets NumPy hand contractions to BLAS (tensordot); like NumPy, the
+    # default is the plain loop, whose NaN/inf results and errors users see in NumPy.
+    return np.einsum(subscripts, *operands, optimize=optimize and len(operands) > 1)
 
 
-def _einsum_meta(operands: tuple, subscripts: str) -> TensorMeta:
+def _einsum_meta(operands: tuple, subscripts: str, optimize: bool = False) -> TensorMeta:
     lhs, _, out = subscripts.partition("->")
     terms = lhs.split(",")
     sizes: dict[str, int] = {}
@@ -357,13 +359,14 @@ def _einsum_meta(operands: tuple, subscripts: str) -> TensorMeta:
                       _dtype(lambda *ops: np.einsum(subscripts, *ops), *operands))
 
 
-def _einsum_vjp(g, out, operands, subscripts):
+def _einsum_vjp(g, out, operands, subscripts, optimize=False):
     lhs, _, out_term = subscripts.partition("->")
     return (contraction_vjp(g, tuple(operands), lhs.split(","), out_term),)
 
 
 einsum = declare("einsum", Category.EXTERN, _einsum_impl, inputs=("*operands",),
-                 params={"subscripts": _NO_DEFAULT}, meta=_einsum_meta, vjp=_einsum_vjp,
+                 params={"subscripts": _NO_DEFAULT, "optimize": False}, meta=_einsum_meta,
+                 vjp=_einsum_vjp,
                  doc="numpy.einsum; subscripts always explicit ('ij,jk->ik'), one letter per axis")
 
 
@@ -380,9 +383,9 @@ def _einsum_normalize(*operands, out=None, optimize=False, dtype=None, order="K"
         reject("numpy.einsum", "order", order, "drop order= (kiln arrays are C-ordered)")
     ndims = [ndim_of(a) for a in arrays]
     np.einsum(subscripts, *(np.zeros((1,) * nd) for nd in ndims))  # NumPy's errors, if any
-    # optimize= only picks a contraction order; kiln always lets NumPy choose.
-    return Bound(einsum, (tuple(arrays),), {"subscripts": explicit_subscripts(subscripts, ndims)},
-                 out)
+    # optimize= picks a contraction order; any truthy value lets NumPy choose one.
+    return Bound(einsum, (tuple(arrays),), {"subscripts": explicit_subscripts(subscripts, ndims),
+                                           "optimize": bool(optimize)}, out)
 
 
 spell(np.einsum, einsum, _einsum_normalize, "numpy.einsum")

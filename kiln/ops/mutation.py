@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .creation import fits
-from .indexing import _fmt_shape, is_array_entry, normalize_index
+from .indexing import _fmt_shape, add_at_broadcast, is_array_entry, normalize_index
 from .meta import TensorMeta, infer_meta, reject, shape_of
 from .registry import (Bound, Category, F, REGISTRY, declare, is_float_like, method_key, spell,
                        ufunc_method_key)
@@ -113,7 +113,7 @@ spell(method_key("__setitem__"), setitem, _setitem_normalize, "ndarray.__setitem
 
 
 def _add_at_impl(x: Any, index: tuple, value: Any) -> None:
-    np.add.at(x, index, value)
+    add_at_broadcast(x, index, value)
 
 
 add_at = declare("add_at", Category.MUTATION, _add_at_impl, inputs=("x", "index", "value"),

@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .meta import pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token
+from .meta import (pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token,
+                   to_fake)
 from .registry import Bound, Category, F, Op, declare, is_float_like, spell
 
 LN2 = math.log(2.0)
@@ -229,7 +230,11 @@ def _where_impl(condition, x, y):
 
 
 def _where_meta(condition, x, y):
-    shape = np.broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
+    try:
+        shape = np.broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
+    except ValueError:
+        np.where(*to_fake((condition, x, y)))  # NumPy's own message
+        raise
     dtype = np.result_type(dtype_token(x) if not isinstance(x, (int, float)) else x,
                            dtype_token(y) if not isinstance(y, (int, float)) else y)
     return TensorMeta(shape, dtype)

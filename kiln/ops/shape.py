@@ -86,7 +86,7 @@ def _method_reshape_normalize(x, *shape, order="C", copy=None, **kwargs):
     if kwargs:
         raise TypeError(f"reshape() got an unexpected keyword argument '{next(iter(kwargs))}'")
     if not shape:
-        raise TypeError("reshape() missing required argument 'shape' (pos 0)")
+        raise TypeError("reshape() takes exactly 1 argument (0 given)")
     _check_order("ndarray.reshape", order)
     if copy is not None:
         reject("ndarray.reshape", "copy", copy, "drop copy= and call .copy() on the result")

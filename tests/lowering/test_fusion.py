@@ -105,3 +105,15 @@ def test_expensive_shared_value_is_computed_once():
         return F.add(t, 1.0), F.multiply(t, 2.0), F.sum(t, axis=1)
     art = compile_and_check(fn, X)
     assert art.cpp.count("= tanhf(") == 1
+
+
+def test_leading_axis_reductions_run_blocked_and_fused():
+    # Reducing axis 0 of a C-ordered array: blocks of columns advance together with the
+    # unit-stride loop innermost (not a strided walk down each column).
+    def col_softmax(x):
+        m = F.max(x, axis=0, keepdims=True)
+        e = F.exp(F.subtract(x, m))
+        return F.true_divide(e, F.sum(e, axis=0, keepdims=True)), F.std(x, axis=0)
+    art = compile_and_check(col_softmax, np.random.default_rng(9).standard_normal((37, 300)).astype(np.float32))
+    assert len(art.kernel_names) == 1
+    assert "x1_b += 256" in art.cpp

@@ -39,22 +39,6 @@ GRADIENT = settings(max_examples=15, deadline=None, derandomize=True, database=N
 # Known kiln bugs, by (check, row id[, dtype]): the case stays in the table and must keep
 # failing (strict xfail) until fixed. Filled in from the test results; see the report.
 KNOWN_BUGS: dict[tuple, str] = {
-    ("error", "einsum", 0): (
-        "np.einsum('ij,jk->ik', a(2,3), b(2,3)) on Tensors raises ValueError(\"Size of label 'b' "
-        "for operand 1 (3) does not match previous terms (2).\") instead of NumPy's 'operands "
-        "could not be broadcast together with remapped shapes ...': the eager kernel calls "
-        "einsum with optimize=True, whose error differs"),
-    ("graph error", "where", 0): (
-        "where's meta rule uses np.broadcast_shapes, so a traced np.where(c(3,), x(4,), y(3,)) "
-        "raises 'shape mismatch: objects cannot be broadcast to a single shape...' instead of "
-        "NumPy's 'operands could not be broadcast together with shapes (3,) (4,) (3,) '"),
-    ("graph error", "index", 1): (
-        "indexed_shape's message for x(2,3)[[0, 1], [0, 1, 2]] lacks the trailing space of "
-        "NumPy's 'shape mismatch: indexing arrays could not be broadcast together with shapes "
-        "(2,) (3,) '"),
-    ("graph error", "take_along_axis", 1): (
-        "take_along_axis' meta rule names the shapes in the wrong order and without NumPy's "
-        "trailing space: '... with shapes (3,3) (2,1)' where NumPy says '(2,1) (3,3) '"),
 }
 
 
@@ -372,9 +356,6 @@ def test_unsupported_dtypes_are_rejected(value: np.ndarray) -> None:
         kiln.tensor(value)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "apply() never checks dtypes: np.add(kiln.tensor([1.0]), np.array([1.0], dtype=object)) "
-    "returns tensor([2.0], dtype=object); with a str array NumPy's UFuncTypeError surfaces"))
 @pytest.mark.parametrize("other", [np.array([1.0], dtype=object), np.array(["a"])],
                          ids=["object", "str"])
 def test_ops_on_tensors_reject_unsupported_dtypes(other: np.ndarray) -> None:
@@ -393,11 +374,6 @@ def test_every_ndarray_method_spelling_exists_on_tensor() -> None:
 # ==========================================================================================
 # Found by longer runs of the table (more examples, random seeds), pinned here
 
-@pytest.mark.xfail(strict=True, reason=(
-    "NumPy 2.4's np.add.at reads garbage when the value broadcasts against a 2-D index "
-    "(np.add.at(np.zeros(3), (np.array([[0, 1], [2, 0]]),), np.array([3., 2.])) gives "
-    "[3, 2, 1.6e-322], not [5, 2, 3]); kiln's add_at and index_add kernels call np.add.at "
-    "with the value as given. Broadcasting it to x[index].shape first avoids the bug"))
 def test_index_add_with_a_broadcast_value() -> None:
     x, index, value = np.zeros(3), (np.array([[0, 1], [2, 0]]),), np.array([3.0, 2.0])
     expected = np.array([5.0, 2.0, 3.0])
@@ -407,10 +383,6 @@ def test_index_add_with_a_broadcast_value() -> None:
     np.testing.assert_array_equal(t.numpy(), expected)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "kiln's einsum kernel passes optimize=True, which contracts in another order than "
-    "np.einsum's default: with infinities the results differ (here NumPy gives [nan, nan], "
-    "kiln [-inf, inf], eagerly and in graphs)"))
 def test_einsum_with_infinities_matches_numpy() -> None:
     a = np.array([[0.07, 2.70, -2.13], [2.69, -1.13, -0.46]], np.float32)
     b = np.array([[-0.54], [0.29], [-2.83]], np.float32)
@@ -420,9 +392,6 @@ def test_einsum_with_infinities_matches_numpy() -> None:
     assert_same_result(got, want, "einsum with -inf")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "x.reshape() with no shape: kiln raises TypeError(\"reshape() missing required argument "
-    "'shape' (pos 0)\"), NumPy says 'reshape() takes exactly 1 argument (0 given)'"))
 def test_method_reshape_without_a_shape_raises_numpys_error() -> None:
     _, want = outcome(lambda: np.zeros((2, 1)).reshape())
     _, got = outcome(lambda: kiln.tensor(np.zeros((2, 1))).reshape())
