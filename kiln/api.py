@@ -4,8 +4,11 @@ A call of a compiled function walks its cache entries (newest first); each entry
 generated function with the user's signature that checks the entry's guards and, when they
 hold, runs the compiled graph and rebuilds the return value. On a miss, under a lock:
 explain the miss (recompile log, automatic dynamic dims), capture, hand the graph to the
-backend, install the entry, run it. Entries whose capture hit a graph break run the
-original function as plain Python. Cache hits take no lock.
+backend, install the entry, run it. An entry whose capture hit a graph break runs the
+graph up to the break, then an eager segment that runs the break as Python and calls the
+resume function after it — itself a compiled function of the same family (partial graphs:
+kiln/capture/partial.py); when that is not possible, the original function as Python.
+Cache hits take no lock.
 
     >>> import numpy as np, kiln
     >>> @kiln.compile
@@ -52,6 +55,8 @@ class CaptureRecord:
     compile_time_s: float
     recompile_reasons: list[str] = field(default_factory=list)
     dynamic_dims: list[str] = field(default_factory=list)
+    function: str = ""                  # the function or resume function compiled
+    resumes_at: list = field(default_factory=list)   # a break's partial graph: lines resumed at
 
 
 def _eager_backend(graph: Any, example_inputs: list) -> Callable:
@@ -135,6 +140,7 @@ class CompiledFunction:
     def __init__(self, fn: Callable, backend: Any = "eager", fullgraph: bool = False,
                  dynamic: bool | None = None, register: bool = True) -> None:
         self.bound_self = None
+        self._is_resume = False
         if isinstance(fn, types.MethodType):
             self.bound_self, fn = fn.__self__, fn.__func__
         if isinstance(fn, CompiledFunction):
@@ -185,31 +191,55 @@ class CompiledFunction:
                 fn = types.FunctionType(resume.resume_code(code, k, depth, nulls, names),
                                         self.fn.__globals__, self.fn.__name__, None, self.fn.__closure__)
                 found = root._resumes[key] = self._child(fn)
+                found._is_resume = True   # returns continuations; never called by users
             return found
 
-    def _helper(self, fn: types.FunctionType) -> "CompiledFunction | None":
-        """A helper whose inlining broke, compiled on its own when the segment calls it."""
+    def _helper(self, fn: types.FunctionType, key: Any = None) -> "CompiledFunction | None":
+        """A helper whose inlining broke, compiled on its own when the segment calls it
+        (one per function, or per ``key``: the code of a closure-free function made in the
+        frame, which is a new object on every call)."""
         if getattr(fn, "__kiln_disabled__", False) or getattr(fn, "__kiln_graph_break__", False):
             return None
         root = self.root
+        key = fn if key is None else key
         with root._lock:
-            found = root._helpers.get(fn)
+            found = root._helpers.get(key)
             if found is None:
-                found = root._helpers[fn] = self._child(fn)
+                found = root._helpers[key] = self._child(fn)
             return found
 
-    def _partial(self, args: tuple, kwargs: dict, first: Any) -> Any:
-        """Recapture up to the break's region and build the partial-graph entry (or None)."""
+    def _partial_entry(self, args: tuple, kwargs: dict, first: Any) -> Any:
+        """The cache entry for a break: the graph up to it, then the eager segment that
+        resumes compiled after it (kiln/capture/partial.py). None: run it all as Python.
+        Recaptures up to the break's region; updates ``first.graph_break`` with a note
+        when a whole loop/try/with statement runs as Python."""
         bp = partial.plan(self.fn, first.break_index, first.break_depth)
         if bp is None:
-            return None, None
+            return None
         second = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked),
                          stop_at=bp.stop_at)
         if second.stopped is None:
-            return None, None
+            return None
         built = partial.build(self.fn, second, bp, self._resume_function, self._helper,
-                              first.break_depth)
-        return (built, second) if built is not None else (None, None)
+                              first.break_depth, outermost=not self._is_resume)
+        if built is None:
+            return None
+        name = self.fn.__qualname__
+        if built.note:
+            first.graph_break = dataclasses.replace(first.graph_break,
+                                                    reason=f"{first.graph_break.reason} — {built.note}")
+        guards, graph = second.guards, built.graph
+        extra = dict(built.extra)
+        body = []
+        if graph is not None:
+            example = _example_inputs(self.fn, guards, built.input_codes, args, kwargs)
+            extra["_kiln_graph"] = self.backend(graph, example)
+            body.append(f"_kiln_out = _kiln_graph({', '.join(built.input_codes)})")
+        check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
+        where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
+        logs.log("graph_breaks", f"{name}: partial graph ({len(graph.calls) if graph else 0} "
+                 f"ops before the break); resumes compiled at {where}")
+        return check, guards, graph, built.resumes_at
 
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -294,26 +324,13 @@ class CompiledFunction:
                 raise unsupported_error(record, name) from None
             if not result.cacheable:
                 return None
-            built, second = self._partial(args, kwargs, result) if record.kind != "internal_error" \
-                else (None, None)
-            if built is None:
+            resumes_at: list = []
+            made = self._partial_entry(args, kwargs, result) if record.kind != "internal_error" else None
+            if made is None:
                 check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
                 graph = None
             else:
-                guards, graph = second.guards, built.graph
-                if built.note:
-                    record = dataclasses.replace(record, reason=f"{record.reason} — {built.note}")
-                    result.graph_break = record
-                extra = dict(built.extra)
-                body = []
-                if graph is not None:
-                    example = _example_inputs(self.fn, guards, built.input_codes, args, kwargs)
-                    extra["_kiln_graph"] = self.backend(graph, example)
-                    body.append(f"_kiln_out = _kiln_graph({', '.join(built.input_codes)})")
-                check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
-                where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
-                logs.log("graph_breaks", f"{name}: partial graph ({len(graph.calls) if graph else 0} "
-                         f"ops before the break); resumes compiled at {where}")
+                check, guards, graph, resumes_at = made
         else:
             extra = {}
             body = []
@@ -322,13 +339,15 @@ class CompiledFunction:
                 compiled = self.backend(graph, example)
                 extra["_kiln_graph"] = compiled
                 body.append(f"_kiln_out = _kiln_graph({', '.join(result.input_codes)})")
+            body += result.replay
             body.append(f"return {result.return_code}")
             check = make_entry(self.fn, guards, body, extra, tag=f"{name} entry")
         entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries))
         elapsed = time.perf_counter() - start
         self.records.append(CaptureRecord(graph, result.graph_break, guards.texts(),
                                           graph.op_names() if graph is not None else [],
-                                          elapsed, reasons, result.dynamic_dims))
+                                          elapsed, reasons, result.dynamic_dims, name,
+                                          resumes_at if result.graph_break is not None else []))
         if graph is not None:
             logs.log("graph", f"{name}: graph {len(self.records) - 1}"
                      + (f" (dynamic: {', '.join(result.dynamic_dims)})" if result.dynamic_dims else ""),
@@ -397,7 +416,7 @@ def live_compiled_functions() -> list[CompiledFunction]:
 
 
 def graph_break() -> None:
-    """Inside a compiled function: end the graph here (the function runs as plain Python)."""
+    """Inside a compiled function: end the graph here; what follows is compiled again."""
 
 
 graph_break.__kiln_graph_break__ = True

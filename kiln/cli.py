@@ -27,6 +27,8 @@ def _function_report(cf: Any) -> dict:
     compilations = []
     for rec in cf.records:
         compilations.append({
+            "function": rec.function,
+            "resumes_at": list(rec.resumes_at),
             "ops": list(rec.ops),
             "graph": str(rec.graph) if rec.graph is not None else None,
             "graph_break": rec.graph_break.to_json() if rec.graph_break is not None else None,
@@ -41,7 +43,11 @@ def _function_report(cf: Any) -> dict:
     return {"name": cf.fn.__qualname__, "file": code.co_filename, "line": code.co_firstlineno,
             "backend": backend, "cache_entries": len(cf.cache_entries),
             "graph_count": summary.graph_count, "graph_break_count": summary.graph_break_count,
-            "recompiles": max(0, len(cf.records) - 1), "uncompiled_calls": cf.calls_uncompiled,
+            "recompiles": sum(1 for r in cf.records if r.recompile_reasons),
+            "uncompiled_calls": cf.calls_uncompiled,
+            "breaks": [dict(b.to_json(), graph_before=g, resumes_at=r) for b, g, r in sorted(
+                zip(summary.break_reasons, summary.break_graph_before, summary.break_resumes_at),
+                key=lambda t: (t[0].filename, t[0].lineno or 0))],
             "kernels": 0, "compile_time_s": summary.compile_time_s, "compilations": compilations}
 
 
@@ -56,8 +62,15 @@ def _human(report: dict) -> str:
                      f"compile time: {fn['compile_time_s'] * 1000:.1f} ms")
         if fn["uncompiled_calls"]:
             lines.append(f"   calls run uncompiled past recompile_limit: {fn['uncompiled_calls']}")
+        if fn["breaks"]:
+            lines.append("   graph breaks, in source order:")
+            for b in fn["breaks"]:
+                before = f"graph {b['graph_before']}" if b["graph_before"] is not None else "no graph"
+                after = ", ".join(f"line {n}" for n in b["resumes_at"]) or "nowhere (Python to the end)"
+                lines.append(f"     {b['filename']}:{b['lineno']}  [{b['kind']}] {b['source']}")
+                lines.append(f"         before: {before}; compiled again from: {after}")
         for i, comp in enumerate(fn["compilations"]):
-            lines.append(f"   -- compilation {i}")
+            lines.append(f"   -- compilation {i}" + (f" ({comp['function']})" if comp["function"] else ""))
             for reason in comp["recompile_reasons"]:
                 lines.append(f"      recompile: {reason}")
             brk = comp["graph_break"]

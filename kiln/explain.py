@@ -18,6 +18,10 @@ class ExplainOutput:
     compile_time_s: float = 0.0
     recompile_reasons: list[str] = field(default_factory=list)
     dynamic_dims: list[str] = field(default_factory=list)
+    # Per break (parallel to break_reasons): the graph compiled before it (an index into
+    # ``graphs``, None when empty) and the source lines where compiled code resumes.
+    break_graph_before: list = field(default_factory=list)
+    break_resumes_at: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}",
@@ -31,6 +35,12 @@ class ExplainOutput:
                 lines.append(f"     at {b.filename}:{b.lineno}: {b.source}")
                 if b.hint:
                     lines.append(f"     hint: {b.hint}")
+                if i <= len(self.break_graph_before):
+                    before = self.break_graph_before[i - 1]
+                    resumes = self.break_resumes_at[i - 1]
+                    lines.append(f"     before it: {'Graph ' + str(before) if before is not None else 'no graph'}"
+                                 f"; after it: " + (", ".join(f"compiled again from line {n}" for n in resumes)
+                                                    if resumes else "runs as Python to the end"))
         for i, (graph, ops) in enumerate(zip(self.graphs, self.ops_per_graph)):
             lines.append(f"Graph {i} ({len(ops)} ops: {', '.join(ops)}):")
             lines += ["  " + line for line in str(graph).rstrip("\n").split("\n")]
@@ -45,13 +55,16 @@ class ExplainOutput:
                 "break_reasons": [b.to_json() for b in self.break_reasons],
                 "graphs": [str(g) for g in self.graphs], "guards": list(self.guards),
                 "ops_per_graph": self.ops_per_graph, "compile_time_s": self.compile_time_s,
-                "recompile_reasons": self.recompile_reasons, "dynamic_dims": self.dynamic_dims}
+                "recompile_reasons": self.recompile_reasons, "dynamic_dims": self.dynamic_dims,
+                "break_graph_before": self.break_graph_before, "break_resumes_at": self.break_resumes_at}
 
 
 def build_explain_output(records: list) -> ExplainOutput:
     out = ExplainOutput()
     for rec in records:
+        graph_index = None
         if rec.graph is not None and rec.ops:
+            graph_index = len(out.graphs)
             out.graphs.append(rec.graph)
             out.ops_per_graph.append(list(rec.ops))
         b = rec.graph_break
@@ -60,6 +73,8 @@ def build_explain_output(records: list) -> ExplainOutput:
             # A break inside a helper is met twice (inlining it, then compiling the helper
             # on its own): one break.
             out.break_reasons.append(b)
+            out.break_graph_before.append(graph_index)
+            out.break_resumes_at.append(list(getattr(rec, "resumes_at", [])))
         out.guards += [g for g in rec.guards if g not in out.guards]
         out.compile_time_s += rec.compile_time_s
         out.recompile_reasons += rec.recompile_reasons

@@ -7,7 +7,7 @@ Kinds:
 
 - ``unsupported_call``   a callable kiln cannot capture (``print``, an unknown NumPy function)
 - ``data_dependent``     control flow or a Python value that depends on array data
-- ``mutation``           an in-place update of an argument, a global, an attribute
+- ``mutation``           assigning a global or nonlocal (other stores are captured and replayed)
 - ``unsupported_opcode`` bytecode capture does not handle (``try``, ``with``, ``yield``)
 - ``user_error``         the function raises (capture stops; the real code raises it)
 - ``explicit``           ``kiln.graph_break()``
@@ -71,9 +71,9 @@ HINTS = {
     "print": "move print/logging out of the compiled function, or accept a graph break here",
     "data_dependent": "branch with np.where(...) instead of Python if/while on array values, "
                       "or move the decision out of the compiled function",
-    "mutation": "return the new value instead of storing it into an attribute, global, list or "
-                "dict from outside (in-place updates of arrays are captured: `obj.w -= g`, "
-                "`xs[i] += v` and `x[i] = v` work)",
+    "mutation": "return the new value instead of assigning a global or nonlocal (in-place "
+                "array updates and stores into lists, dicts and attributes of objects passed "
+                "in are captured)",
     "numpy": "if NumPy users need this function, declare it in kiln/ops (docs/adding_an_op.md)",
     "opcode": "move this construct (try/with/yield/...) into a helper outside the compiled function",
 }

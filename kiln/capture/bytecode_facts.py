@@ -30,6 +30,7 @@ new Python version this is the module that changes.
 """
 from __future__ import annotations
 
+import dis
 import linecache
 import operator
 import types
@@ -206,3 +207,69 @@ def cellvars(code: types.CodeType) -> tuple[str, ...]:
 
 def freevars(code: types.CodeType) -> tuple[str, ...]:
     return code.co_freevars
+
+
+# -- facts the resume-function generator (resume.py) relies on ---------------------------
+PROLOGUE_OPS = frozenset({"COPY_FREE_VARS", "MAKE_CELL", "RESUME"})
+NO_FALLTHROUGH = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
+                            "RETURN_VALUE", "RERAISE", "RAISE_VARARGS"})
+# Instructions a straight region may break at. Their pushes are never NULL (LOAD_METHOD and
+# LOAD_GLOBAL may push one: their region runs up to the CALL consuming it, see region()).
+BREAKABLE_ALONE = frozenset({
+    "CALL", "CALL_FUNCTION_EX", "BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_ATTR",
+    "LOAD_ATTR", "BINARY_OP", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "FORMAT_VALUE",
+    "UNPACK_SEQUENCE", "UNPACK_EX", "STORE_GLOBAL", "STORE_DEREF", "IMPORT_NAME", "IMPORT_FROM",
+    "UNARY_NOT", "UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_POSITIVE", "BUILD_STRING",
+    "LIST_EXTEND", "LIST_APPEND", "BUILD_LIST", "BUILD_TUPLE", "BUILD_MAP", "BUILD_SLICE",
+    "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",
+    "POP_JUMP_FORWARD_IF_NOT_NONE", "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP",
+    "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_NONE",
+    "POP_JUMP_BACKWARD_IF_NOT_NONE", "FOR_ITER",
+    "RAISE_VARARGS", "RETURN_VALUE", "MAKE_FUNCTION", "LOAD_DEREF", "LOAD_GLOBAL", "NOP",
+    "POP_TOP", "PRINT_EXPR", "GET_ITER", "LOAD_ASSERTION_ERROR", "LOAD_METHOD", "KW_NAMES",
+    "PRECALL"})
+
+
+def real_stack_effect(name: str, arg: Any, jump: bool) -> tuple[int, int]:
+    """(values popped, values pushed) of one instruction as the interpreter runs it."""
+    if name == "PRECALL" or name == "KW_NAMES":
+        return 0, 0
+    if name == "CALL":
+        return arg + 2, 1
+    if name in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",
+                "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_TRUE",
+                "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_NONE",
+                "POP_JUMP_BACKWARD_IF_NOT_NONE"):
+        return 1, 0
+    if name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
+        return (0, 0) if jump else (1, 0)
+    if name == "FOR_ITER":
+        return (1, 0) if jump else (0, 1)
+    if name in ("UNPACK_SEQUENCE",):
+        return 1, arg
+    if name == "UNPACK_EX":
+        return 1, (arg & 0xFF) + (arg >> 8) + 1
+    effect = dis.stack_effect(dis.opmap[name], oparg_of(arg) if dis.opmap[name] >= dis.HAVE_ARGUMENT
+                              else None, jump=jump)
+    return (0, effect) if effect >= 0 else (-effect, 0)
+
+
+def oparg_of(arg: Any) -> int:
+    if isinstance(arg, bool):
+        return int(arg)
+    if isinstance(arg, int):
+        return arg
+    if isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[0], bool):  # LOAD_GLOBAL
+        return int(arg[0])
+    if hasattr(arg, "value") and isinstance(getattr(arg, "value"), int):   # enums
+        return arg.value
+    return 0
+
+
+LOCAL_STORES = frozenset({"STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF"})
+# A jump retargeted to a block placed later in the code must jump forward.
+FORWARD_OF = {"JUMP_BACKWARD": "JUMP_FORWARD", "JUMP_BACKWARD_NO_INTERRUPT": "JUMP_FORWARD",
+              "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_FORWARD_IF_TRUE",
+              "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_FORWARD_IF_FALSE",
+              "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_FORWARD_IF_NONE",
+              "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_FORWARD_IF_NOT_NONE"}

@@ -27,6 +27,7 @@ class CaptureResult:
     graph: Graph | None = None         # None: nothing to compute (or a break)
     input_codes: list[str] = field(default_factory=list)
     return_code: str = "None"
+    replay: list[str] = field(default_factory=list)   # side effects to apply after the graph
     graph_break: GraphBreak | None = None
     user_exception: BaseException | None = None
     dynamic_dims: list[str] = field(default_factory=list)
@@ -107,6 +108,7 @@ def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult, stop_at: 
         result.break_index = tx.inst.index if tx.inst is not None else None
         raise
     result.return_code = output.finish(tx, ret)
+    result.replay = list(output.replay)
     result.graph, result.input_codes = close_graph(output)
 
 

@@ -228,6 +228,9 @@ def _dispatch(fn: types.FunctionType, raw: tuple) -> Callable | None:
     return adapter
 
 
-def forget(fn: Any = None) -> None:
-    """Drop cached replacements (kiln.reset)."""
-    _adapters.clear()
+def forget() -> None:
+    """Drop every replacement and factory (kiln.reset). Codes stay flagged in C; with no
+    factory the dispatcher answers None and they run normally until flagged again."""
+    with _lock:
+        _adapters.clear()
+        _factories.clear()

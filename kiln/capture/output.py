@@ -42,6 +42,11 @@ class OutputGraph:
         self._input_by_code: dict[str, Any] = {}
         self.outputs: list[Any] = []
         self.dynamic_dims: list[str] = []            # for explain/logs: "x.shape[0]"
+        # Mutations of objects from outside (list appends, dict and attribute stores), in
+        # program order; replayed as Python after the graph runs (array writes are graph ops).
+        self.side_effects: list[tuple] = []
+        self.replay: list[str] = []
+        self.mutable_objects: dict[int, tuple] = {}  # id -> (tracker, source): see builder.wrap
 
     # -- inputs -------------------------------------------------------------------------
     def _placeholder(self, hint: str, code: str, val: Any) -> Any:
@@ -138,8 +143,41 @@ class OutputGraph:
                 return code
         raise AssertionError(f"{node} is not an input")
 
+    def record_side_effect(self, kind: str, target: VariableTracker, *payload: Any) -> None:
+        """``("call", list_or_dict, method, args, kwargs)``, ``("setitem", obj, key, value)``
+        or ``("setattr", obj, name, value)`` on an object that came from outside."""
+        self.side_effects.append((kind, target) + payload)
+
+    def replay_code(self, rebuild) -> list[str]:
+        """Python statements applying the recorded side effects, in program order.
+
+        Capture assumed a mutated object is not also reachable under another name unless
+        it saw that: guard it."""
+        mutated = {id(t): t for _, t, *_ in self.side_effects}
+        for target in mutated.values():
+            for other, other_source in self.mutable_objects.values():
+                if other is not target and target.source is not None:
+                    a, b = target.source, other_source
+                    self.guards.add_truth(f"{a.code(self.ns)} is {b.code(self.ns)}",
+                                          f"{a.display()} is {b.display()}", False, (a,))
+        lines = []
+        for kind, target, *payload in self.side_effects:
+            obj = target.source.code(self.ns)
+            if kind == "call":
+                name, args, kwargs = payload
+                parts = [rebuild(a) for a in args] + [f"{k}={rebuild(v)}" for k, v in kwargs.items()]
+                lines.append(f"{obj}.{name}({', '.join(parts)})")
+            elif kind == "setitem":
+                key, value = payload
+                lines.append(f"{obj}[{rebuild(key)}] = {rebuild(value)}")
+            else:
+                name, value = payload
+                lines.append(f"{obj}.{name} = {rebuild(value)}")
+        return lines
+
     def finish(self, tx, result: VariableTracker) -> str:
-        """Close the graph; returns the return-value expression."""
+        """Close the graph; returns the return-value expression (side effects: ``replay``)."""
+        self.replay = self.replay_code(lambda v: self.reconstruct(tx, v))
         code = self.reconstruct(tx, result)
         self.graph.output(tuple(self.outputs))
         return code

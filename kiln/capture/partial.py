@@ -2,13 +2,15 @@
 resume compiled after it.
 
 A capture that hits a break is redone with ``stop_at`` = the first instruction of the
-break's *region* (kiln/capture/resume.py: the instruction itself, or the whole loop /
-try / with statement around it). The translator's state there — value stack, live
+break's *region* (kiln/capture/resume.py: the instruction itself, or the whole try /
+with statement around it). The translator's state there — value stack, live
 locals — is rebuilt as Python expressions over the entry's parameters and the graph's
 outputs, exactly as a return value is. The cache entry then runs::
 
-    _kiln_out = _kiln_graph(x, w)          # the graph up to the break (mutations included)
-    return _kiln_seg(_kiln_out[0], x)      # the eager segment: region as Python, then resume
+    _kiln_out = _kiln_graph(x, w)               # the graph up to the break (mutations included)
+    return _kiln_run(_kiln_seg, _kiln_out[0], x)  # the eager segment: the region as Python;
+                                                # its exit returns a Continuation (the resume
+                                                # function and its arguments), run() calls it
 
 Array writes recorded before the break (``x[0] = 1``, ``obj.w -= g``) are mutation ops
 inside the graph, so they have happened, in program order, before the segment starts;
@@ -27,6 +29,7 @@ list appends, attribute and dict stores break, so they run in the segment itself
 """
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import types
@@ -38,8 +41,7 @@ from . import bytecode_facts as bf
 from . import frame_hook
 from . import resume as R
 from .breaks import BreakGraph
-from .variables.arrays import ArrayVariable
-from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker
+from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
                                    ListVariable, TupleVariable)
@@ -57,7 +59,6 @@ class BreakPlan:
     a: int
     b: int
     code: types.CodeType          # the original code object (resume functions map back)
-    in_loop: bool
 
 
 @dataclass
@@ -76,20 +77,48 @@ def plan(fn: types.FunctionType, break_index: int | None, depth: int) -> BreakPl
     code = fn.__code__
     if break_index is None or bf.is_generator_code(code) or bf.is_async_code(code):
         return None
-    orig, shift, start = R.original_info(code)
+    orig, shift, _ = R.original_info(code)
     facts = R.code_facts(orig)
     i = break_index - shift
-    if not start <= i < len(facts.names) or facts.depth[i] is None:
+    if not 0 <= i < len(facts.names) or facts.depth[i] is None:
         return None
     a, b = R.region(facts, i)
-    if a < start:
-        return None  # the statement began before this resume function's entry point
+    if a < facts.prologue_len:
+        return None
+    # Capture stops the first time it reaches ``a`` (in a loop: maybe an earlier iteration
+    # than the break's); the state there is exact, so stopping early is always correct.
     if R.is_straight(facts, a, b) and facts.names[i] not in R.SINGLE_OK:
         return None
     if any(facts.depth[t] is None for t in R.exits(facts, a, b)):
         return None
-    in_loop = any(h <= i <= j for h, j in facts.loops)
-    return BreakPlan(a + shift, a, b, orig, in_loop)
+    return BreakPlan(a + shift, a, b, orig)
+
+
+class Continuation:
+    """What a segment's exit returns: "call ``fn(*args)`` next". The outermost compiled
+    function runs them in a loop (:func:`run`), so a loop that resumes compiled once per
+    iteration never deepens the Python stack."""
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn: Callable, *args: Any) -> None:
+        self.fn = fn
+        self.args = args
+
+
+def run(segment: Callable, *args: Any) -> Any:
+    """Run an eager segment and every continuation after it; the function's result."""
+    result = segment(*args)
+    while type(result) is Continuation:
+        result = result.fn(*result.args)
+    return result
+
+
+def run_hooked(segment: Callable, *args: Any) -> Any:
+    """:func:`run` with the frame hook active while the segment itself runs."""
+    result = frame_hook.run_active(segment, *args)
+    while type(result) is Continuation:
+        result = result.fn(*result.args)
+    return result
 
 
 class ResumeDispatch:
@@ -112,7 +141,7 @@ class ResumeDispatch:
                 if fn is None:
                     fn = self.factory(self.code, self.target, self.depth, self.nulls, names)
                     self._by_names[names] = fn
-        return fn(*stack, *[frame_locals[n] for n in names])
+        return Continuation(fn, *stack, *[frame_locals[n] for n in names])
 
 
 def _make_function(code, fn_globals, defaults, kwdefaults, cells):
@@ -152,12 +181,22 @@ class Rebuilder:
         if isinstance(var, UserMethodVariable):
             return f"{ref(types.MethodType, 'type')}({ref(var.fn, 'f')}, {self(var.self_var)})"
         if isinstance(var, IteratorVariable):
-            return f"iter([{', '.join(self(v) for v in var.pending)}])"
+            return self.iterator(var)
         if isinstance(var, NestedFunctionVariable):
             return self.nested_function(var)
         if isinstance(var, (ListVariable, TupleVariable, DictVariable)) and var.source is None:
             return self.container(var)
         return self.output.reconstruct(self.tx, var)
+
+    def iterator(self, var: IteratorVariable) -> str:
+        """The rest of a loop capture was unrolling: ``iter(range(..))`` when it is one."""
+        items = var.pending
+        values = [v.value for v in items if v.is_constant() and type(v.value) is int]
+        if len(values) == len(items) >= 2 and len({b - a for a, b in zip(values, values[1:])}) == 1 \
+                and values[1] != values[0]:
+            step = values[1] - values[0]
+            return f"iter(range({values[0]}, {values[-1] + step}, {step}))"
+        return f"iter([{', '.join(self(v) for v in items)}])"
 
     def container(self, var) -> str:
         if isinstance(var, DictVariable):
@@ -187,9 +226,10 @@ class Rebuilder:
 
 
 def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callable,
-          helper_factory: Callable | None, break_depth: int) -> Partial | None:
+          helper_factory: Callable | None, break_depth: int, outermost: bool) -> Partial | None:
     """The entry body for a capture stopped at ``bp.stop_at``; None when the state there
-    cannot be rebuilt (the caller then runs the whole function as Python)."""
+    cannot be rebuilt (the caller then runs the whole function as Python). ``outermost``:
+    the function users call (not a resume function) runs the continuations."""
     tx = result.stopped
     output = result.output
     facts = R.code_facts(bp.code)
@@ -210,6 +250,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
     rebuild = Rebuilder(tx, output)
     helpers = []
     try:
+        replay = output.replay_code(rebuild)   # side effects before the break, in order
         exprs = []
         for p, var in enumerate(stack):
             if p in nulls:
@@ -218,13 +259,12 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
         use_hook = helper_factory is not None and frame_hook.available()
         if break_depth > 0 and facts.names[b] in ("CALL", "CALL_FUNCTION_EX") \
                 and helper_factory is not None and R.is_straight(facts, a, b):
-            helpers = _wrap_helper(stack, nulls, facts, b, exprs, rebuild,
-                                   None if use_hook else helper_factory)
+            helpers = _wrap_helper(stack, nulls, facts, b, exprs, rebuild, helper_factory, use_hook)
         exprs += [rebuild(var) for var in bound.values()]
     except BreakGraph:
         return None
     # A mutable container reached twice must stay one object.
-    lines, names_of = [], {}
+    lines, names_of = list(replay), {}
     values = [v for p, v in enumerate(stack) if p not in nulls] + list(bound.values())
     for idx, (var, expr) in enumerate(zip(values, exprs)):
         if isinstance(var, (ListVariable, DictVariable)) and var.source is None:
@@ -241,8 +281,8 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
         exit_specs = []
         for t, (depth, t_nulls) in R.after_straight(facts, a, b, nulls).items():
             names = tuple(n for n in R.live_locals(facts, t) if n in bound)
-            exit_specs.append(R.Exit(t, depth, t_nulls, resume_factory(bp.code, t, depth, t_nulls, names),
-                                     names))
+            resume_fn = resume_factory(bp.code, t, depth, t_nulls, names)
+            exit_specs.append(R.Exit(t, depth, t_nulls, functools.partial(Continuation, resume_fn), names))
     else:
         exit_specs = []
         for t, depth in R.exit_depths(facts, a, b).items():
@@ -257,17 +297,17 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
             helpers += _region_functions(facts, a, b, fn.__globals__)
         for helper in helpers:
             frame_hook.flag(helper.__code__, helper_factory)
-    if use_hook and helpers:
-        # Calls of those functions made while the segment runs are compiled by kiln.
-        extra["_kiln_run_active"] = frame_hook.run_active
-        body = lines + [f"return _kiln_run_active(_kiln_seg, {', '.join(exprs)})"]
-    else:
+    # Calls of flagged functions made while the segment runs are compiled by kiln.
+    hooked = use_hook and bool(helpers)
+    runner = {(True, True): run_hooked, (True, False): run,
+              (False, True): frame_hook.run_active, (False, False): None}[(outermost, hooked)]
+    if runner is None:
         body = lines + [f"return _kiln_seg({', '.join(exprs)})"]
+    else:
+        extra["_kiln_run"] = runner
+        body = lines + [f"return _kiln_run(_kiln_seg, {', '.join(exprs)})"]
     note = ""
-    if bp.in_loop:
-        note = ("inside a loop: the whole loop runs as Python (lines "
-                f"{facts.linenos[a]}-{facts.linenos[b]}); the code before and after it stays compiled")
-    elif not R.is_straight(facts, a, b):
+    if not R.is_straight(facts, a, b):
         note = (f"the whole statement (lines {facts.linenos[a]}-{facts.linenos[b]}) runs as "
                 "Python; the code before and after it stays compiled")
     return Partial(graph, input_codes, body, extra,
@@ -297,10 +337,12 @@ def _region_functions(facts, a: int, b: int, fn_globals: dict) -> list:
     return found
 
 
-def _wrap_helper(stack, nulls, facts, a, exprs, rebuild, helper_factory) -> list:
+def _wrap_helper(stack, nulls, facts, a, exprs, rebuild, helper_factory, use_hook: bool) -> list:
     """The break happened inside the function called here: call it through kiln, so its
-    own supported parts compile. With the frame hook the call is intercepted; without it
-    (``helper_factory`` given) the callable itself is replaced (call-site wrapping)."""
+    own supported parts compile. With the frame hook the call is intercepted (the function
+    is returned, to be flagged); without it the callable itself is replaced (call-site
+    wrapping). A function made in the frame is wrapped when it has no closure and no
+    defaults (then one compiled helper per code object serves every call)."""
     name, arg = facts.names[a], facts.args[a]
     if name == "CALL":
         below = len(stack) - arg - 2
@@ -308,13 +350,20 @@ def _wrap_helper(stack, nulls, facts, a, exprs, rebuild, helper_factory) -> list
     else:
         slot = len(stack) - (3 if arg & 1 else 2)
     var = stack[slot]
+    position = sum(1 for p in range(slot) if p not in nulls)
+    if isinstance(var, NestedFunctionVariable):
+        if var.closure or var.defaults or var.kwdefaults:
+            return []
+        wrapped = helper_factory(types.FunctionType(var.code, var.fn_globals, var.code.co_name), var.code)
+        if wrapped is not None:
+            exprs[position] = rebuild.ns.ref(wrapped, "helper")
+        return []
     if not isinstance(var, UserFunctionVariable):
         return []
-    if helper_factory is None:
+    if use_hook:
         return [var.fn]
     wrapped = helper_factory(var.fn)
     if wrapped is None:
         return []
-    position = sum(1 for p in range(slot) if p not in nulls)
     exprs[position] = rebuild.ns.ref(wrapped, "helper")
     return [var.fn]

@@ -11,9 +11,9 @@ original code entered there — and returns its result. Resume functions are com
 kiln like any function, on their first call.
 
 Regions (:func:`region`): one instruction (a ``print`` call, a data-dependent jump: its
-two exits resume separately), or, when the break is inside a loop, a ``try`` or a
-``with``, the whole outermost such statement (it runs as Python; what comes after it is
-compiled again).
+two exits resume separately; a loop's ``FOR_ITER`` or back edge: each iteration resumes
+at the body), or, when the break is inside a ``try`` or a ``with``, that whole statement
+(it runs as Python; what comes after it is compiled again).
 
     >>> import numpy as np
     >>> def f(x):
@@ -40,64 +40,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import bytecode
-from bytecode import CellVar, FreeVar, Instr, Label, TryBegin, TryEnd
+from bytecode import CellVar, Instr, Label, TryBegin, TryEnd
 
 from . import bytecode_facts as bf
 
-PROLOGUE_OPS = frozenset({"COPY_FREE_VARS", "MAKE_CELL", "RESUME"})
-NO_FALLTHROUGH = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
-                            "RETURN_VALUE", "RERAISE", "RAISE_VARARGS"})
-# Instructions a straight region may break at. Their pushes are never NULL (LOAD_METHOD and
-# LOAD_GLOBAL may push one: their region runs up to the CALL consuming it, see region()).
-SINGLE_OK = frozenset({
-    "CALL", "CALL_FUNCTION_EX", "BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_ATTR",
-    "LOAD_ATTR", "BINARY_OP", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "FORMAT_VALUE",
-    "UNPACK_SEQUENCE", "UNPACK_EX", "STORE_GLOBAL", "STORE_DEREF", "IMPORT_NAME", "IMPORT_FROM",
-    "UNARY_NOT", "UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_POSITIVE", "BUILD_STRING",
-    "LIST_EXTEND", "LIST_APPEND", "BUILD_LIST", "BUILD_TUPLE", "BUILD_MAP", "BUILD_SLICE",
-    "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",
-    "POP_JUMP_FORWARD_IF_NOT_NONE", "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP",
-    "RAISE_VARARGS", "RETURN_VALUE", "MAKE_FUNCTION", "LOAD_DEREF", "LOAD_GLOBAL", "NOP",
-    "POP_TOP", "PRINT_EXPR", "GET_ITER", "LOAD_ASSERTION_ERROR", "LOAD_METHOD", "KW_NAMES",
-    "PRECALL"})
 STACK_PREFIX = "___stack"
 TMP_PREFIX = "___tmp"
 
-
-def _real_effect(name: str, arg: Any, jump: bool) -> tuple[int, int]:
-    """(values popped, values pushed) of one instruction as the interpreter runs it."""
-    if name == "PRECALL" or name == "KW_NAMES":
-        return 0, 0
-    if name == "CALL":
-        return arg + 2, 1
-    if name in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",
-                "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_TRUE",
-                "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_NONE",
-                "POP_JUMP_BACKWARD_IF_NOT_NONE"):
-        return 1, 0
-    if name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
-        return (0, 0) if jump else (1, 0)
-    if name == "FOR_ITER":
-        return (1, 0) if jump else (0, 1)
-    if name in ("UNPACK_SEQUENCE",):
-        return 1, arg
-    if name == "UNPACK_EX":
-        return 1, (arg & 0xFF) + (arg >> 8) + 1
-    effect = dis.stack_effect(dis.opmap[name], _oparg(arg) if dis.opmap[name] >= dis.HAVE_ARGUMENT
-                              else None, jump=jump)
-    return (0, effect) if effect >= 0 else (-effect, 0)
-
-
-def _oparg(arg: Any) -> int:
-    if isinstance(arg, bool):
-        return int(arg)
-    if isinstance(arg, int):
-        return arg
-    if isinstance(arg, tuple) and len(arg) == 2 and isinstance(arg[0], bool):  # LOAD_GLOBAL
-        return int(arg[0])
-    if hasattr(arg, "value") and isinstance(getattr(arg, "value"), int):   # enums
-        return arg.value
-    return 0
+PROLOGUE_OPS, NO_FALLTHROUGH, SINGLE_OK = bf.PROLOGUE_OPS, bf.NO_FALLTHROUGH, bf.BREAKABLE_ALONE
+_real_effect = bf.real_stack_effect
 
 
 @dataclass
@@ -232,14 +183,12 @@ def region(facts: CodeFacts, i: int) -> tuple[int, int]:
             a -= 1
     while True:
         a0, b0 = a, b
-        for head, jump in facts.loops:
-            if head <= b and jump >= a:
-                a, b = min(a, head), max(b, jump)
         for start, end, handler, _, _ in facts.entries:
             if start <= b and end >= a:
                 a, b = min(a, start), max(b, end, _handler_end(facts, handler))
-        if names[a] == "FOR_ITER" and a > 0 and names[a - 1] == "GET_ITER":
-            a -= 1
+        for head, jump in facts.loops:   # a loop inside the try/with runs with it
+            if a < b and a <= head <= b:
+                b = max(b, jump)
         if a > 0 and names[a - 1] == "BEFORE_WITH":
             a -= 1
         if names[b] == "BEFORE_WITH":
@@ -311,14 +260,16 @@ def exit_depths(facts: CodeFacts, a: int, b: int) -> dict[int, int]:
     return {t: facts.depth[t] for t in exits(facts, a, b)}
 
 
-LOCAL_STORES = frozenset({"STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF"})
+LOCAL_STORES = bf.LOCAL_STORES
 
 
 def is_straight(facts: CodeFacts, a: int, b: int) -> bool:
     """No loop, no try, no local assigned in ``[a, b]``: the locals bound at every exit are
-    those bound at ``a``, so exits can pass them directly."""
+    those bound at ``a``, so exits can pass them directly. (A single instruction may jump
+    back: a loop's ``FOR_ITER``-less back edge resumes at the loop body.)"""
     return all(facts.names[k] not in LOCAL_STORES and facts.handler_of[k] is None
-               and (facts.targets[k] is None or facts.targets[k] > k) for k in range(a, b + 1))
+               and (facts.targets[k] is None or facts.targets[k] > k or a == b)
+               for k in range(a, b + 1))
 
 
 def after_straight(facts: CodeFacts, a: int, b: int, nulls: tuple) -> dict[int, tuple[int, tuple]]:
@@ -481,7 +432,8 @@ def segment_code(code: types.CodeType, a: int, b: int, nstack: int, nulls: tuple
     for k in range(a, b + 1):
         t = facts.targets[k]
         if t is not None and t in labels and not a <= t <= b:
-            instrs[k - first].arg = labels[t]
+            instr = instrs[k - first]
+            instr.set(bf.FORWARD_OF.get(instr.name, instr.name), labels[t])  # exits come last
     if b + 1 in labels and facts.names[b] not in NO_FALLTHROUGH:
         last = instrs[b - first]
         pos = next(p for p, it in enumerate(body) if it is last)

@@ -26,7 +26,7 @@ from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
                                    ListVariable, SliceVariable, TupleVariable)
-from .variables.functions import NestedFunctionVariable
+from .variables.functions import NestedFunctionVariable, UserObjectVariable
 
 MAX_INLINE_DEPTH = 32
 MAX_STEPS = 200_000
@@ -332,6 +332,9 @@ class InstructionTranslator:
         value = self.pop()
         if obj.source is not None and stores_itself(value, AttrSource(obj.source, inst.arg)):
             return  # `obj.w -= g`: the array was updated in place; storing it back changes nothing
+        if isinstance(obj, UserObjectVariable) and obj.source is not None:
+            obj.store_attr(self, inst.arg, value)  # replayed after the graph, read back from here
+            return
         self.unsupported("mutation", f"setting attribute '{inst.arg}' of {obj.describe()}",
                          HINTS["mutation"])
 
@@ -535,7 +538,11 @@ class InstructionTranslator:
         self.push(obj if isinstance(obj, IteratorVariable) else IteratorVariable(obj.items(self)))
 
     def FOR_ITER(self, inst):
-        item = self.stack[-1].next()
+        iterator = self.stack[-1]
+        if not isinstance(iterator, IteratorVariable):
+            self.unsupported("unsupported_value", f"iterating over {iterator.describe()} (an "
+                             "iterator kiln did not make): each step runs as Python")
+        item = iterator.next()
         if item is None:
             self.pop()
             self.ip = inst.target

@@ -139,9 +139,23 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
     def per_point(name: str) -> str:
         return f"{name}[{bidx}]" if blk else name
 
+    # Row-local buffers: declared once per outer point, sized by the inner index range.
+    inner_names = {v for v, _ in frame.inner_vars()}
+    rowlocal: dict[str, tuple[str, set]] = {}
+    for kind_, members_ in kernel.stages:
+        for node, role in members_:
+            if local.get(node.buf.name) == "row" and role == "row":
+                w = write_index(node, role, frame)
+                span = 1 + sum(c * (dict(frame.inner_vars())[v] - 1) for v, c in w.terms.items()
+                               if v in inner_names)
+                array = f"row_{node.buf.name}"
+                rowlocal[node.buf.name] = (array, inner_names)
+                lines.append(f"{ctype(node.buf.dtype)} {array}[{span}];")
+
     for kind, members in kernel.stages:
         em = Emitter(names, forwarded={}, locals_=locals_)
         em.rename = ren
+        em.rowlocal = rowlocal
         pre: list[str] = []
         post: list[str] = []
         updates: list[str] = []
@@ -160,7 +174,10 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
                         locals_[buf.name] = f"{arr}[{bidx}]"
                     else:
                         locals_[buf.name] = v
-                if local.get(buf.name) not in ("register", "scalar"):
+                if buf.name in rowlocal:
+                    within = Affine(0, {k: c for k, c in w.terms.items() if k in inner_names})
+                    em.lines.append(f"{rowlocal[buf.name][0]}[{within.render(ren)}] = {v};")
+                elif local.get(buf.name) not in ("register", "scalar"):
                     em.lines.append(f"{names.arg(buf)}[{w.render(ren)}] = {v};")
                     accesses.append(w)
                 continue
@@ -269,6 +286,7 @@ class _Renamer:
 def render_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> RenderedKernel:
     """C++ for one kernel; ``size_args`` are extra ``int64_t`` parameters (dynamic sizes)."""
     frame = kernel.frame
+    local = _fit_row_locals(kernel, local)
     _, accesses = _render_stages(kernel, local, NameSource(), None)
     outer = _Collapse(frame.outer_vars(), accesses)
     inner = _Collapse(frame.inner_vars(), accesses)
@@ -284,6 +302,8 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> Rendere
         coefs = [dict(renamer.rename(a.terms)) for a in accesses]
         if any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs):
             renamer.blocked = vo
+            mine = {n.buf.name for n in kernel.nodes}
+            local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
     names = NameSource()
     lines, _ = _render_stages(kernel, local, names, renamer)
 
@@ -344,6 +364,24 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> Rendere
     source = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written)
+
+
+# Per-row arrays (row-local buffers) live on the stack: at most this many bytes each.
+ROW_LOCAL_BYTES = 64 * 1024
+
+
+def _fit_row_locals(kernel: Kernel, local: dict) -> dict:
+    """Row-local buffers too big for the stack become ordinary buffers."""
+    frame = kernel.frame
+    sizes = dict(frame.inner_vars())
+    out = dict(local)
+    for node, role in kernel.members:
+        if out.get(node.buf.name) == "row":
+            w = write_index(node, role, frame)
+            span = 1 + sum(c * (sizes[v] - 1) for v, c in w.terms.items() if v in sizes)
+            if role != "row" or span * node.buf.dtype.itemsize > ROW_LOCAL_BYTES:
+                del out[node.buf.name]
+    return out
 
 
 def _cost(lines: list[str]) -> int:

@@ -230,6 +230,7 @@ class Emitter:
         self.locals = locals_ if locals_ is not None else {}
         self.loads: list[tuple[Buffer, Affine]] = []
         self.rename: Callable | None = None
+        self.rowlocal: dict[str, tuple[str, set]] = {}
 
     def load(self, buf: Buffer, index: Affine) -> str:
         if buf.name in self.locals:
@@ -237,6 +238,10 @@ class Emitter:
         key = (buf.name, index)
         if key in self.forwarded:
             return self.forwarded[key]
+        if buf.name in self.rowlocal:  # a per-row array: index by the inner variables only
+            array, inner = self.rowlocal[buf.name]
+            within = Affine(0, {v: c for v, c in index.terms.items() if v in inner})
+            return self.assign(f"{array}[{within.render(self.rename)}]", buf.dtype)
         self.loads.append((buf, index))
         return self.assign(f"{self.names.arg(buf)}[{index.render(self.rename)}]", buf.dtype)
 

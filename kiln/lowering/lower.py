@@ -33,12 +33,13 @@ from ..ops import Category, TensorMeta, infer_meta
 from ..ops.meta import to_fake
 from .loop_ir import (Affine, Buffer, BufferValue, Emitter, Pointwise, Scalar, Value,
                       broadcast_index, contiguous_strides, ctype, kind, linear, literal, CTYPES)
-from .rules import REDUCTIONS, SAFE_VIEWS, lowering_of
+from .rules import SAFE_VIEWS, lowering_of
 
-# A value read by more than one user is realized (computed once into memory) when its
-# closure costs more than this many "ops" (a libm call counts 8); cheaper ones are
-# recomputed in each consumer, which keeps softmax/layernorm in one kernel.
-REALIZE_COST = 24
+# A value read by more than one user is realized (computed once) when its closure costs
+# more than this many "ops" (a libm call counts 8); cheaper ones are recomputed in each
+# consumer. Realized values whose consumers share its kernel are never allocated: they
+# live in registers or per-row arrays (softmax computes exp once and keeps one kernel).
+REALIZE_COST_SHARED = 8
 
 
 class Opaque(Value):
@@ -190,7 +191,7 @@ class GraphLowering:
             elif node.kind == "call":
                 args = tuple(self.as_value(a) for a in map_nodes(node.args, self.env.__getitem__))
                 value = self.lower_call(node.op, args, node.kwargs, None if self.reinfer else node.val)
-                if isinstance(value, Pointwise) and uses[node] > 1 and value.cost > REALIZE_COST:
+                if isinstance(value, Pointwise) and uses[node] > 1 and value.cost > REALIZE_COST_SHARED:
                     value = self.realize(value)
                 self.env[node] = value
             elif node.kind == "output":
@@ -251,9 +252,9 @@ class GraphLowering:
                 value = self.pointwise(op, rule["cpp"], args, params, meta)
                 if value is not None:
                     return value
-            elif op.category == Category.REDUCTION and op.name in REDUCTIONS:
+            elif op.category == Category.REDUCTION and isinstance(rule, dict) and "reduce" in rule:
                 from .reductions import lower_reduction
-                value = lower_reduction(self, op, args[0], params, meta)
+                value = lower_reduction(self, op, rule["reduce"], args[0], params, meta)
                 if value is not None:
                     return value
             elif op.category == Category.VIEW:

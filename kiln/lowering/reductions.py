@@ -16,7 +16,6 @@ from ..ops import TensorMeta
 from ..ops.meta import normalize_axis
 from .loop_ir import Affine, BufferValue, Emitter, Pointwise, Value, broadcast_index
 from .lower import ComputeNode, GraphLowering
-from .rules import REDUCTIONS
 
 
 def reduce(gl: GraphLowering, src: Value, axes: tuple, combine: str, out_shape: tuple,
@@ -48,8 +47,9 @@ def _pointwise(gl: GraphLowering, shape: tuple, dtype: Any, fn) -> Pointwise:
     return Pointwise(shape, dtype, fn, 1, gl._origin)
 
 
-def lower_reduction(gl: GraphLowering, op: Any, x: Any, params: dict, meta: TensorMeta) -> Value | None:
-    combine = REDUCTIONS[op.name]
+def lower_reduction(gl: GraphLowering, op: Any, combine: str, x: Any, params: dict,
+                    meta: TensorMeta) -> Value | None:
+    """Lower a reduction op whose ``lowering`` is ``{"reduce": combine}``."""
     if not isinstance(x, (BufferValue, Pointwise)):
         return None
     in_shape = tuple(x.shape)

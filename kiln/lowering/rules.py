@@ -1,28 +1,20 @@
-"""Lowering data for ops whose families live in files other engineers own.
+"""Lowering data for ops whose files were still being written when lowering was.
 
 Pointwise ops carry their C++ templates in their own ``lowering`` field
-(kiln/ops/pointwise.py). The rules here are keyed by op name until the owners of
-kiln/ops/{reduction,shape,creation}.py move them into their ops' ``lowering`` fields
-(the lookup below already prefers an op's own field):
+(kiln/ops/pointwise.py); reductions carry the combine of their loop (kiln/ops/reduction.py,
+``sum_to`` in broadcast.py). The rules below are keyed by op name until they move into the
+``lowering`` fields of their ops in kiln/ops/{shape,creation}.py; the lookup already
+prefers an op's own field, so moving a row needs no other change:
 
-- ``REDUCTIONS``: how a reduction op lowers — the combine kind of its loop, and whether
-  it is a composite (mean, var, std, sum_to) built from sum reductions and pointwise math;
 - ``SAFE_VIEWS``: how to run a VIEW op on a fake strided array without touching memory
   (reshape/ravel must never copy there: ``copy=False`` makes NumPy raise instead);
-- ``EXTRA_POINTWISE``: templates for pointwise ops declared outside pointwise.py.
+- ``EXTRA_POINTWISE``: templates for pointwise ops declared outside pointwise.py (copy).
 """
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
-
-# reduction op name -> the combine of its accumulation loop ('composite' ones are built
-# by kiln/lowering/reductions.py from 'sum' loops).
-REDUCTIONS = {
-    "sum": "sum", "prod": "prod", "max": "max", "min": "min", "any": "any", "all": "all",
-    "mean": "composite", "var": "composite", "std": "composite", "sum_to": "composite",
-}
 
 SAFE_VIEWS = {
     "reshape": lambda x, shape: np.reshape(x, shape, copy=False),

@@ -221,11 +221,12 @@ def _log_refusal(producer: Any, consumer: ComputeNode, reason: str) -> None:
 
 
 def kernel_locals(items: list, low: GraphLowering) -> dict[str, str]:
-    """Buffers that never leave their kernel: name -> 'scalar' | 'register'.
+    """Buffers that never leave their kernel: name -> 'scalar' | 'register' | 'row'.
 
     A reduction's (or scalar stage's) result read only in its kernel lives in a per-row
-    variable; a row value read only in its own loop lives in a register. Neither is
-    allocated.
+    variable; a row value read only in its own loop lives in a register; one read by later
+    loops of the same outer point lives in a small per-row array (Inductor's local buffer:
+    softmax's exp values). None of them is allocated.
     """
     needed_outside: set[str] = set()
     for out in low.outputs:
@@ -258,4 +259,6 @@ def kernel_locals(items: list, low: GraphLowering) -> dict[str, str]:
                 local[name] = "scalar"
             elif all(w == loop_of[name] for w in where):
                 local[name] = "register"
+            elif item.frame.axes:
+                local[name] = "row"  # read by later loops of the same outer point
     return local

@@ -454,3 +454,12 @@ if hasattr(np, "cumulative_sum"):
     spell(np.cumulative_prod, OPS["cumprod"],
           _cumulative_family(OPS["cumprod"], "numpy.cumulative_prod", np.cumulative_prod),
           "numpy.cumulative_prod")
+
+
+# ---- lowering (kiln/lowering/reductions.py renders these) ---------------------------------
+# The combine of each op's accumulation loop; 'composite' ops (mean, var, std) are built
+# from float64 sum loops and pointwise math. argmax/argmin/ptp have none: extern calls.
+for _name, _combine in {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "any": "any",
+                        "all": "all", "mean": "composite", "var": "composite",
+                        "std": "composite"}.items():
+    OPS[_name].lowering = {"reduce": _combine}

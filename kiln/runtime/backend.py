@@ -139,6 +139,8 @@ def generate(graph: Any, example_inputs: list, size_args: tuple = (), size_exprs
     low = GraphLowering(graph, example_inputs, reinfer=reinfer).run()
     items = schedule(low, graph.name)
     local = kernel_locals(items, low)
+    if size_args:  # per-row arrays would be sized by dynamic sizes (unbounded stack use)
+        local = {k: v for k, v in local.items() if v != "row"}
     kernels = [item for item in items if isinstance(item, Kernel)]
     rendered = {k.name: render_kernel(k, local, size_args) for k in kernels}
     cpp = render_module(graph.name, list(rendered.values()))

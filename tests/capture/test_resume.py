@@ -76,7 +76,7 @@ def test_resume_with_cell_variables():
     assert r(6, 3, *[args.get(n, None) for n in live]) == 9
 
 
-def test_region_of_a_break_in_a_loop_is_the_whole_loop():
+def test_region_of_a_break_in_a_loop_is_the_instruction():
     def f(x, n):
         total = x * 0
         for i in range(n):
@@ -86,9 +86,23 @@ def test_region_of_a_break_in_a_loop_is_the_whole_loop():
     facts = R.code_facts(f.__code__)
     i = R.index_of(facts, "CALL", 1)           # print(i)
     a, b = R.region(facts, i)
-    assert facts.names[a] == "GET_ITER"        # the iterable is on the stack, not an iterator
-    assert facts.names[b] == "JUMP_BACKWARD"
-    assert R.exits(facts, a, b) == [facts.targets[a + 1]]
+    assert facts.names[a] == "PRECALL" and b == i   # each iteration resumes after it
+    head = R.index_of(facts, "FOR_ITER")
+    assert R.region(facts, head) == (head, head) and R.is_straight(facts, head, head)
+    assert sorted(R.after_straight(facts, head, head, ())) == [head + 1, facts.targets[head]]
+
+
+def test_region_of_a_loop_inside_a_try_is_the_try_statement():
+    def f(x, n):
+        try:
+            for i in range(n):
+                x = x + i
+        except ValueError:
+            pass
+        return x
+    facts = R.code_facts(f.__code__)
+    a, b = R.region(facts, R.index_of(facts, "BINARY_OP"))
+    assert facts.names[b + 1] == "LOAD_FAST" and R.exits(facts, a, b) == [b + 1]
 
 
 def test_region_of_try_and_with_cover_the_statement():
@@ -138,7 +152,8 @@ def test_loop_segment_exits_through_the_dynamic_resume_call():
             total = -total
         return total, i
     facts = R.code_facts(f.__code__)
-    a, b = R.region(facts, R.index_of(facts, "COMPARE_OP"))
+    a = R.index_of(facts, "GET_ITER")           # the whole loop as one region
+    b = max(j for h, j in facts.loops)
     calls = []
 
     def dispatch_for(t, depth):

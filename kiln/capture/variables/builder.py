@@ -58,10 +58,30 @@ def wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         if found is not None:
             return found
         var = _wrap(tx, value, source)
+        var = _one_tracker_per_object(tx, value, source, var)
         output.wrapped[key] = var
         output.leaf_values[source.display()] = value
         return var
     return _wrap(tx, value, None)
+
+
+def _one_tracker_per_object(tx, value: Any, source: Source, var: VariableTracker) -> VariableTracker:
+    """Mutable objects from outside (lists, dicts, user objects) reached through two
+    sources are one tracker, so a mutation through one is seen through the other; the
+    aliasing is guarded (and, for mutated ones, so is its absence: OutputGraph.replay_code)."""
+    from .containers import DictVariable, ListVariable
+    from .functions import UserObjectVariable
+    if not isinstance(var, (ListVariable, DictVariable, UserObjectVariable)):
+        return var
+    known = tx.output.mutable_objects.get(id(value))
+    if known is None:
+        tx.output.mutable_objects[id(value)] = (var, source)
+        return var
+    first, first_source = known
+    ns = tx.guards.ns
+    tx.guards.add_truth(f"{source.code(ns)} is {first_source.code(ns)}",
+                        f"{source.display()} is {first_source.display()}", True, (source,))
+    return first
 
 
 def _guard_type(tx, source, value) -> None:
@@ -135,7 +155,14 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         _guard_id(tx, source, value)
         return NumpyFunctionVariable(value, source)
     if kind is types.FunctionType:
-        _guard_id(tx, source, value)
+        if source is not None and source.is_argument():
+            # A function passed in (a closure rebuilt for a resume function, a lambda made
+            # per call): what inlining assumed is its code; closure cells and defaults are
+            # read through sources, so they are guarded where they are used.
+            _guard_type(tx, source, value)
+            _guard_id(tx, AttrSource(source, "__code__"), value.__code__)
+        else:
+            _guard_id(tx, source, value)
         return UserFunctionVariable(value, source)
     if kind is types.MethodType:
         if source is not None:

@@ -95,24 +95,29 @@ class ListVariable(TupleVariable):
     def is_constant(self) -> bool:
         return False  # lists are mutable: never folded into a constant
 
-    def check_mutable(self, tx) -> None:
+    def record(self, tx, kind: str, *payload) -> None:
+        """A list from outside is mutated: the graph sees the new items now, the real list
+        gets the same update replayed after the graph (kiln/capture/output.py)."""
         if self.source is not None:
-            tx.unsupported("mutation", f"mutating the list {self.source.display()} that was passed in",
-                           HINTS["mutation"])
+            tx.output.record_side_effect(kind, self, *payload)
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
         if self.source is not None and index.is_constant() and type(index.value) is int \
                 and -len(self.item_list) <= index.value < len(self.item_list) \
                 and stores_itself(value, GetItemSource(self.source, index.value % len(self.item_list))):
             return
-        self.check_mutable(tx)
         key = _index(tx, index)
         tx.fold(operator.setitem, self.item_list, key, value)
+        self.record(tx, "setitem", index, value)
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         mutators = {"append", "extend", "insert", "pop", "reverse", "clear", "remove"}
         if name in mutators:
-            self.check_mutable(tx)
+            if name == "remove":
+                tx.unsupported("unsupported_call", "list.remove is not supported")
+            if name == "extend":
+                args = [ListVariable(args[0].items(tx))]
+            self.record(tx, "call", name, list(args), dict(kwargs))
             if name == "append":
                 self.item_list.append(args[0])
             elif name == "extend":
@@ -160,10 +165,13 @@ class DictVariable(VariableTracker):
         if self.source is not None and index.is_constant() and type(index.value) in (str, int) \
                 and stores_itself(value, GetItemSource(self.source, index.value)):
             return
-        if self.source is not None:
-            tx.unsupported("mutation", f"storing into the dict {self.source.display()} that was passed in",
-                           HINTS["mutation"])
-        self.entries[index.as_constant(tx)] = value
+        key = index.as_constant(tx)
+        if self.source is not None:  # replayed on the real dict after the graph
+            if type(key) not in (str, int):
+                tx.unsupported("mutation", f"storing a {type(key).__name__} key into the dict "
+                               f"{self.source.display()} that was passed in", HINTS["mutation"])
+            tx.output.record_side_effect("setitem", self, ConstantVariable(key), value)
+        self.entries[key] = value
 
     def contains(self, tx, value: VariableTracker) -> bool:
         return value.as_constant(tx) in self.entries
@@ -181,8 +189,11 @@ class DictVariable(VariableTracker):
             return ListVariable([TupleVariable([ConstantVariable(k), v]) for k, v in self.entries.items()])
         if name in ("update", "pop", "setdefault", "clear", "popitem"):
             if self.source is not None:
-                tx.unsupported("mutation", f"mutating the dict {self.source.display()} that was passed in",
-                               HINTS["mutation"])
+                if name not in ("update", "pop", "setdefault") or \
+                        (name == "update" and not (len(args) == 1 and isinstance(args[0], DictVariable))):
+                    tx.unsupported("mutation", f"{name}() on the dict {self.source.display()} that "
+                                   f"was passed in", HINTS["mutation"])
+                tx.output.record_side_effect("call", self, name, list(args), dict(kwargs))
             if name == "update" and len(args) == 1 and isinstance(args[0], DictVariable):
                 self.entries.update(args[0].entries)
                 self.entries.update(kwargs)

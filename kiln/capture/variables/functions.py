@@ -269,8 +269,22 @@ class UserObjectVariable(VariableTracker):
             return True
         return super().truth(tx)
 
+    def store_attr(self, tx, name: str, value: VariableTracker) -> None:
+        """``obj.name = value`` on an object from outside: reads see ``value`` from now on;
+        the real object gets the store replayed after the graph."""
+        if hasattr(type(self.obj), "__setattr__") and type(self.obj).__setattr__ is not object.__setattr__ \
+                or isinstance(inspect.getattr_static(type(self.obj), name, None), property) \
+                or not hasattr(self.obj, "__dict__"):
+            tx.unsupported("mutation", f"setting attribute '{name}' of {self.describe()} (custom "
+                           f"__setattr__, a property or __slots__)")
+        self.__dict__.setdefault("stored", {})[name] = value
+        tx.output.record_side_effect("setattr", self, name, value)
+
     def getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap
+        stored = self.__dict__.get("stored")
+        if stored and name in stored:
+            return stored[name]
         try:
             static = inspect.getattr_static(self.obj, name)
         except AttributeError:

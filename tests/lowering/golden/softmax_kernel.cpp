@@ -4,9 +4,10 @@
 //   model.py:3  m = x.max(axis=1, keepdims=True)
 //   model.py:4  e = np.exp(x - m)
 //   model.py:5  return e / e.sum(axis=1, keepdims=True)
-static void kiln_fused_max_subtract_exp_sum_0_body(const float* __restrict p_x, float* __restrict p_buf2, int64_t begin, int64_t end, int nthreads)
+static void kiln_fused_max_subtract_exp_sum_0_body(const float* __restrict p_x, float* __restrict p_buf3, int64_t begin, int64_t end, int nthreads)
 {
     for (int64_t x0 = begin; x0 < end; ++x0) {
+        float row_buf1[16];
         float acc0 = -__builtin_inff();
         int nan0 = 0;
         #pragma omp simd reduction(max:acc0) reduction(|:nan0)
@@ -16,43 +17,42 @@ static void kiln_fused_max_subtract_exp_sum_0_body(const float* __restrict p_x, 
           nan0 |= (t1 != t1);
         }
         const float red0 = nan0 ? __builtin_nanf("") : (float)(acc0);
-        double acc2 = 0;
-        #pragma omp simd reduction(+:acc2)
+        double acc5 = 0;
+        #pragma omp simd reduction(+:acc5)
         for (int64_t r1 = 0; r1 < 16; ++r1) {
-          float t3 = p_x[r1 + 16*x0];
-          float t4 = t3 - red0;
-          float t5 = expf(t4);
-          double t6 = (double)(t5);
-          acc2 += t6;
+          float t2 = p_x[r1 + 16*x0];
+          float t3 = t2 - red0;
+          float t4 = expf(t3);
+          row_buf1[r1] = t4;
+          double t6 = (double)(t4);
+          acc5 += t6;
         }
-        const float red2 = (float)(acc2);
+        const float red5 = (float)(acc5);
         #pragma omp simd
         for (int64_t r1 = 0; r1 < 16; ++r1) {
-          float t7 = p_x[r1 + 16*x0];
-          float t8 = t7 - red0;
-          float t9 = expf(t8);
-          float t10 = t9 / red2;
-          p_buf2[r1 + 16*x0] = t10;
+          float t7 = row_buf1[r1];
+          float t8 = t7 / red5;
+          p_buf3[r1 + 16*x0] = t8;
         }
     }
 }
 
-extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, float* __restrict p_buf2, int nthreads)
+extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, float* __restrict p_buf3, int nthreads)
 {
-    // Threads only when the work (32 statements per element) pays for a parallel
+    // Threads only when the work (25 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 8 >= 2 && (int64_t)8 * 16 * 32 >= 1048576) {
+    if (nthreads > 1 && 8 >= 2 && (int64_t)8 * 16 * 25 >= 1048576) {
         const int64_t nchunks = 8 < 8 * nthreads ? 8 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {
             const int64_t b = c * 8 / nchunks / 1 * 1;
             const int64_t e = c + 1 == nchunks ? 8 : (c + 1) * 8 / nchunks / 1 * 1;
-            if (b < e) kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf2, b, e, 1);
+            if (b < e) kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf3, b, e, 1);
         }
         return;
     }
-    kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf2, 0, 8, nthreads);
+    kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf3, 0, 8, nthreads);
 }
 
 
