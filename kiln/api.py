@@ -137,7 +137,7 @@ _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and 
 class CompiledFunction:
     """A function compiled by kiln; call it like the original."""
 
-    def __init__(self, fn: Callable, backend: Any = "eager", fullgraph: bool = False,
+    def __init__(self, fn: Callable, backend: Any = "cpp", fullgraph: bool = False,
                  dynamic: bool | None = None, register: bool = True) -> None:
         self.bound_self = None
         self._is_resume = False
@@ -383,7 +383,7 @@ def _restore(fn, backend, fullgraph, dynamic, bound_self):
     return CompiledFunction(target, backend, fullgraph, dynamic)
 
 
-def compile(fn: Callable | None = None, *, backend: Any = "eager", fullgraph: bool = False,
+def compile(fn: Callable | None = None, *, backend: Any = "cpp", fullgraph: bool = False,
             dynamic: bool | None = None) -> Any:
     """Compile a NumPy function; usable bare (``@kiln.compile``) or with arguments.
 

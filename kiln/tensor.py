@@ -292,7 +292,7 @@ def apply(bound: Bound) -> Any:
     if out is not None:
         return _write_out(op, inputs, raw, params, result, out)
     tensor = Tensor(np.asarray(result))
-    if op.category == Category.VIEW:
+    if op.may_alias:
         _share_version(tensor, inputs[0], result)
     if _needs_grad(inputs) and tensor._data.dtype.kind == "f":
         _record(tensor, op, inputs, raw, params)

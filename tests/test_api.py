@@ -66,9 +66,10 @@ def test_return_types_match_numpy():
 
 
 def test_pickle_roundtrip_keeps_options():
-    f = kiln.compile(square_plus, fullgraph=True, dynamic=False)
+    f = kiln.compile(square_plus, backend="aot_eager", fullgraph=True, dynamic=False)
     g = pickle.loads(pickle.dumps(f))
-    assert (g.fullgraph, g.dynamic, g.backend_name) == (True, False, "eager")
+    assert (g.fullgraph, g.dynamic, g.backend_name) == (True, False, "aot_eager")
+    assert kiln.compile(square_plus).backend_name == "cpp"   # the default
     np.testing.assert_array_equal(g(np.ones(2)), np.full(2, 2.0))
 
 

@@ -242,7 +242,7 @@ class _Functionalizer:
         if not _is_array(node):
             return
         src = node.args[0] if node.args else None
-        if op.category == Category.VIEW and isinstance(src, Node) and src in self.base \
+        if op.may_alias and isinstance(src, Node) and src in self.base \
                 and self._is_alias(node):
             base = self.base[src]
             self.base[node] = base

@@ -76,7 +76,7 @@ def nbytes(node: Node) -> int:
 
 
 def is_view(node: Node) -> bool:
-    return node.kind == "call" and node.target.category == Category.VIEW
+    return node.kind == "call" and node.target.may_alias
 
 
 def ban_recompute(node: Node) -> bool:

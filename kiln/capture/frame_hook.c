@@ -113,19 +113,27 @@ int kiln_hook_flag(intptr_t code, int on)
     return rc;
 }
 
+static _PyFrameEvalFunction previous = NULL;   /* another PEP 523 user's hook, restored */
+
 void kiln_hook_enter(void)
 {
     PyGILState_STATE g = PyGILState_Ensure();
-    if (depth++ == 0 && active_threads++ == 0)
-        _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), kiln_eval);
+    if (depth++ == 0 && active_threads++ == 0) {
+        PyInterpreterState *interp = PyInterpreterState_Get();
+        previous = _PyInterpreterState_GetEvalFrameFunc(interp);
+        _PyInterpreterState_SetEvalFrameFunc(interp, kiln_eval);
+    }
     PyGILState_Release(g);
 }
 
 void kiln_hook_exit(void)
 {
     PyGILState_STATE g = PyGILState_Ensure();
-    if (depth > 0 && --depth == 0 && --active_threads == 0)
-        _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), _PyEval_EvalFrameDefault);
+    if (depth > 0 && --depth == 0 && --active_threads == 0) {
+        PyInterpreterState *interp = PyInterpreterState_Get();
+        if (_PyInterpreterState_GetEvalFrameFunc(interp) == kiln_eval)
+            _PyInterpreterState_SetEvalFrameFunc(interp, previous ? previous : _PyEval_EvalFrameDefault);
+    }
     PyGILState_Release(g);
 }
 

@@ -166,7 +166,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if isinstance(node.val, tuple):
         tx.unsupported("unsupported_call", f"{spelling.text} returns several arrays (not captured yet)")
     # A view, or an op told not to copy, may hand back its input's memory.
-    view = op.category == Category.VIEW or params.get("copy", True) is False
+    view = op.may_alias
     base = array_inputs[0] if view and array_inputs else None
     result = ArrayVariable(node, dims(node.val), fresh=not view or base is None or base.fresh,
                            base=(base.base or base) if base is not None else None,

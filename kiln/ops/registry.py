@@ -66,6 +66,9 @@ class Op:
     mutates: tuple[int, ...] = ()
     # For a mutation op: the name of the functional op computing the new value of input 0.
     functional: str | None = None
+    # The output may share memory with input 0 (``astype(copy=False)``): stages treat it
+    # like a view and check real aliasing. Every VIEW op may alias.
+    aliases: bool = False
     # How lowering turns a call into loop-level code (see kiln/lowering/): for pointwise ops
     # a dict of per-backend expression templates; None means "an extern call of impl".
     lowering: Any = None
@@ -99,6 +102,11 @@ class Op:
         if hook is not None:
             return hook(self, inputs, params)
         return self.impl(*inputs, **params)
+
+    @property
+    def may_alias(self) -> bool:
+        """Can the output be a view of input 0 (as NumPy decides at run time)?"""
+        return self.aliases or self.category == Category.VIEW
 
     @property
     def differentiable(self) -> bool:
