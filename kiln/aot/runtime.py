@@ -73,9 +73,14 @@ def aot_eager(graph: Graph, example_inputs: Sequence[Any]) -> "AOTFunction":
     return aot_autograd(graph, example_inputs, interpret, interpret)
 
 
+_TENSOR: list = []
+
+
 def _tensor_cls() -> Any:
-    from ..tensor import Tensor
-    return Tensor
+    if not _TENSOR:
+        from ..tensor import Tensor
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
 
 
 def _unwrap(value: Any, Tensor: Any) -> Any:
@@ -91,12 +96,23 @@ class AOTFunction:
         self.mutates = has_mutation(graph)
         self.variants: dict[Any, _Variant] = {}
         self.__name__ = f"aot_{graph.name}"
+        # Set once a plain-array call showed that the compiled forward's outputs are the
+        # user's outputs as they are (nothing written back, no views to rebuild): later
+        # plain-array calls go straight to it (the cache-hit path of small inputs).
+        self._direct: Callable | None = None
 
     def __repr__(self) -> str:
         return f"<kiln aot-compiled graph '{self.graph.name}' ({len(self.variants)} variants)>"
 
     def __call__(self, *args: Any) -> tuple:
         Tensor = _tensor_cls()
+        direct = self._direct
+        if direct is not None:
+            for a in args:
+                if isinstance(a, Tensor):
+                    break
+            else:
+                return direct(*args)
         arrays = [_unwrap(a, Tensor) for a in args]
         dedup = None
         if self.mutates:
@@ -117,6 +133,9 @@ class AOTFunction:
         variant = self.variants.get(key)
         if variant is None:
             variant = self.variants[key] = _Variant(self, dedup, mask, arrays)
+            if key == (None, None) and not any(isinstance(a, Tensor) for a in args) \
+                    and variant.outputs_are_direct():
+                self._direct = variant.forward
         return variant(args, arrays)
 
 
@@ -190,6 +209,13 @@ class _Variant:
             if self.error is not None:
                 self.nr_of_output = {k: 0 for k in range(self.plan.num_graph_outputs)
                                      if _is_float_val(self.fgraph.output_node.args[0][k])}
+
+    def outputs_are_direct(self) -> bool:
+        """Are the compiled forward's outputs exactly what the user gets back?"""
+        specs = self.plan.outputs
+        return (not self.training and not self.plan.mutated
+                and len(specs) == self.plan.num_graph_outputs
+                and all(s.kind == "fresh" and s.index == i for i, s in enumerate(specs)))
 
     def compiled_backward(self, example: list) -> Callable:
         if self.backward_fn is None:
