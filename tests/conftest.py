@@ -1,5 +1,5 @@
-"""Lowering tests compile through one on-disk cache per test session (reruns of the
-same kernels load instead of compiling) and check every graph after every pass."""
+"""Every test session compiles through one fresh on-disk kernel cache (reruns of the same
+kernels inside the session load instead of compiling; ~/.cache/kiln is never touched)."""
 import pytest
 
 import kiln
