@@ -42,6 +42,7 @@ from .errors import KilnError
 # Imported eagerly: importing the submodule kiln.explain later would rebind the package
 # attribute ``kiln.explain`` (the function) to the module.
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
+from .ir.passes import has_side_effects
 from .ir.printer import python_code
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry, size_only)
 
@@ -208,12 +209,27 @@ class CompiledFunction:
                 found = root._helpers[key] = self._child(fn)
             return found
 
+    def _graph_call(self, graph: Any, input_codes: list) -> list[str]:
+        """The entry's line calling the graph. In a resume function that starts inside a
+        with statement (its body compiles), an exception the graph raises must reach the
+        context manager's ``__exit__``: the function then runs as Python from its start,
+        where the with's handler is in the code. That is safe when the graph wrote nothing
+        yet: no writes into arrays, or a backend that writes them back after the graph ran
+        (functionalizing ones); otherwise the entry runs the function as Python."""
+        call = f"_kiln_out = _kiln_graph({', '.join(input_codes)})"
+        code = self.fn.__code__
+        if not resume.open_withs_at_entry(code):
+            return [call]
+        if self.backend_name not in ("aot_eager", "cpp") and any(has_side_effects(n) for n in graph):
+            return ["return _kiln_RUN_EAGER"]
+        return ["try:", "    " + call, "except BaseException:", "    return _kiln_RUN_EAGER"]
+
     def _partial_entry(self, args: tuple, kwargs: dict, first: Any) -> Any:
         """The cache entry for a break: the graph up to it, then the eager segment that
         resumes compiled after it (kiln/capture/partial.py). None: run it all as Python.
         Recaptures up to the break's region; updates ``first.graph_break`` with a note
         when a whole loop/try/with statement runs as Python."""
-        bp = partial.plan(self.fn, first.break_index, first.break_depth)
+        bp = partial.plan(self.fn, first.break_index, first.break_depth, first.break_open_with)
         if bp is None:
             return None
         second = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked),
@@ -234,7 +250,7 @@ class CompiledFunction:
         if graph is not None:
             example = _example_inputs(self.fn, guards, built.input_codes, args, kwargs)
             extra["_kiln_graph"] = self.backend(graph, example)
-            body.append(f"_kiln_out = _kiln_graph({', '.join(built.input_codes)})")
+            body += self._graph_call(graph, built.input_codes)
         check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
         where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
         logs.log("graph_breaks", f"{name}: partial graph ({len(graph.calls) if graph else 0} "
@@ -294,6 +310,11 @@ class CompiledFunction:
 
     def _compile(self, args: tuple, kwargs: dict) -> CacheEntry | None:
         name = self.fn.__qualname__
+        code = self.fn.__code__
+        if not all(n.isidentifier() for n in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]):
+            # A comprehension's code (parameter ``.0``) reached through a graph break: an
+            # entry cannot spell that signature, so it runs as plain Python.
+            return None
         reasons: list[str] = []
         if self._entries:
             limit = config.recompile_limit
@@ -338,7 +359,7 @@ class CompiledFunction:
                 example = _example_inputs(self.fn, guards, result.input_codes, args, kwargs)
                 compiled = self.backend(graph, example)
                 extra["_kiln_graph"] = compiled
-                body.append(f"_kiln_out = _kiln_graph({', '.join(result.input_codes)})")
+                body += self._graph_call(graph, result.input_codes)
             body += result.replay
             body.append(f"return {result.return_code}")
             check = make_entry(self.fn, guards, body, extra, tag=f"{name} entry")

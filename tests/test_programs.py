@@ -18,7 +18,7 @@ import pytest
 
 import kiln
 
-BACKENDS = ["cpp", "eager", "aot_eager"]
+BACKENDS = ["cpp", "cpp-dynamic", "eager", "aot_eager"]   # cpp-dynamic: dynamic=True
 f32, f64, i32, i64 = np.float32, np.float64, np.int32, np.int64
 _rng = np.random.default_rng(1234)
 
@@ -56,8 +56,12 @@ def _check_same(got, exp, where):
         assert got.shape == exp.shape, f"{where}: shape {got.shape} != {exp.shape}"
         if exp.dtype.kind in "fc":
             np.testing.assert_allclose(got, exp, equal_nan=True, err_msg=where, **_tol(exp.dtype))
+            zeros = (np.asarray(exp) == 0) & (np.asarray(got) == 0)
+            assert exp.dtype.kind == "c" or (np.signbit(got) == np.signbit(exp))[zeros].all(), f"{where}: signs of zeros differ"
         else:
             np.testing.assert_array_equal(got, exp, err_msg=where)
+    elif isinstance(exp, np.random.Generator):
+        assert got.bit_generator.state == exp.bit_generator.state, f"{where}: generator state differs"
     elif isinstance(exp, float):
         assert got == exp or (math.isnan(got) and math.isnan(exp)) or math.isclose(got, exp, rel_tol=1e-12), \
             f"{where}: {got!r} != {exp!r}"
@@ -76,6 +80,35 @@ def _leaves(obj):
         yield obj
 
 
+def _clone_array(a):
+    """A copy with the same strides (deepcopy would make sliced and broadcast inputs contiguous)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        out = a.copy(order="K")
+    else:
+        lo = sum(min(0, (n - 1) * st) for n, st in zip(a.shape, a.strides))
+        hi = sum(max(0, (n - 1) * st) for n, st in zip(a.shape, a.strides)) + a.itemsize
+        buf = np.empty(max(hi - lo, 1), np.uint8)
+        out = np.ndarray(a.shape, a.dtype, buffer=buf, offset=-lo, strides=a.strides)
+        out[...] = a
+    out.flags.writeable = a.flags.writeable
+    return out
+
+
+def _clone(obj, memo):
+    if id(obj) in memo:
+        return memo[id(obj)]
+    if isinstance(obj, np.ndarray):
+        new = _clone_array(obj)
+    elif isinstance(obj, (list, tuple)):
+        new = type(obj)(_clone(o, memo) for o in obj)
+    elif isinstance(obj, dict):
+        new = {k: _clone(v, memo) for k, v in obj.items()}
+    else:
+        new = copy.deepcopy(obj)
+    memo[id(obj)] = new
+    return new
+
+
 def _run(fn, args):
     try:
         return ("ok", fn(*args))
@@ -87,18 +120,38 @@ def _alias_pattern(out, args):
     outs, ins = list(_leaves(out)), list(_leaves(args))
     return ([[np.shares_memory(o, a) for a in ins] for o in outs],
             [[o is a for a in ins] for o in outs],
-            [[np.shares_memory(o, p) for p in outs] for o in outs])
+            [[np.shares_memory(o, p) for p in outs] for o in outs],
+            [[o is p for p in outs] for o in outs])
+
+
+def _check_no_fallback(caught, where):
+    """A kernel that fails to build falls back to NumPy (right values, lost speed): a bug."""
+    failed = [str(w.message) for w in caught if "build failed" in str(w.message)]
+    assert not failed, f"{where}: {failed[0][:2000]}"
+
+
+def _compile(fn, backend):
+    if backend == "cpp-dynamic":
+        return kiln.compile(fn, backend="cpp", dynamic=True)
+    return kiln.compile(fn, backend=backend)
 
 
 def check_program(fn, calls, backend):
-    compiled = kiln.compile(fn, backend=backend)
+    compiled = _compile(fn, backend)
     for n, args in enumerate(calls):
-        eager_args, kiln_args = copy.deepcopy(args), copy.deepcopy(args)
+        if callable(args):        # a factory: arguments that must not be deep-copied (views of one base)
+            eager_args, kiln_args = args(), args()
+        else:
+            eager_args, kiln_args = _clone(args, {}), _clone(args, {})
+            assert [a.strides for a in _leaves(kiln_args)] == [a.strides for a in _leaves(args)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             exp = _run(fn, eager_args)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             got = _run(compiled, kiln_args)
         where = f"{fn.__name__} call {n}"
+        _check_no_fallback(caught, where)
         if exp[0] == "raise":
             assert got[0] == "raise", f"{where}: expected {exp[1]!r}, got result {got[1]!r}"
             assert type(got[1]) is type(exp[1]) and str(got[1]) == str(exp[1]), \
@@ -341,9 +394,665 @@ def view_returns(x):
 
 @program((rn(4),), (rn(4, dtype=f32),))
 def zero_d(x):
-    s = np.float64(2.0) * x.sum()
+    s = np.float32(2.0) * x.sum()
     a = np.array(3.0)
     return a * x, a + 1, np.asarray(s), x.dot(x), np.add(x.sum(), 1)
+
+
+@program((ri(-9, 9, 6), 3), (ri(-9, 9, 6), 0), (ri(-9, 9, 6, dtype=i32), 0))
+def int_div_by_zero(a, k):
+    return a // k, a % k, np.fmod(a, k)
+
+
+@program((np.arange(5, dtype=np.int8), 3), (np.arange(5, dtype=np.int8), 300),
+         (np.arange(5, dtype=np.uint8), -1))
+def int_scalar_overflow(a, k):
+    return a + k
+
+
+@program((ri(-3, 4, 5), 2), (ri(-3, 4, 5), -1), (rn(5), -1))
+def int_power(a, k):
+    return a ** k, 2 ** np.abs(a)
+
+
+@program((ri(0, 5, 6),), (ri(0, 5, 6, dtype=i32),))
+def int_inplace_float(a):
+    a += 1.5
+    return a
+
+
+@program((np.array([True, False, True]),))
+def bool_arith(m):
+    return m + m, m * m, m * 2, m.sum(), np.cumsum(m), m.mean(), -m
+
+
+@program((np.array([-128, -1, 0, 127], dtype=np.int8), np.array([200, 1, 0, 255], dtype=np.uint8)))
+def int_wrap(a, u):
+    return a * a, np.abs(a), -a, u - 1, u + u, np.square(a), a.sum(), u.prod(), a.astype(np.uint8), \
+        a >> 1, a << 2, a & 3, u | 8, ~u, a ^ 5
+
+
+@program((np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.567]),), (rn(6, dtype=f32) * 10,))
+def rounding(x):
+    return np.round(x), np.rint(x), np.floor(x), np.ceil(x), np.trunc(x), np.round(x, 2), x.astype(np.int64)
+
+
+@program((np.array([-7.5, -0.0, 0.0, 7.5, np.inf, -np.inf, np.nan]), 2.0),
+         (np.array([-7.5, -0.0, 0.0, 7.5, np.inf]), -2.0), (np.array([-7.5, -0.0, 3.0]), 0.0))
+def float_divmod(x, d):
+    return x // d, x % d, np.fmod(x, d), np.divmod(x, d), x / d
+
+
+@program((np.array([3.0, np.nan, 1.0, np.nan]),), (np.array([-np.inf, -np.inf]),), (rn(3, 4),))
+def argmax_nan(x):
+    return x.argmax(), x.argmin(), np.argmax(x, axis=-1), x.max(), np.minimum.reduce(x, axis=-1)
+
+
+@program((rn(0),), (rn(0, 3),))
+def empty_reduce(x):
+    return x.max()
+
+
+@program((rn(4, 5),), (rn(6, 5),), (rn(9, 5),), (rn(9, 5, dtype=f32),))
+def dynamic_rows(x):
+    n = x.shape[0]
+    y = (x - x.mean(0)) / (x.std(0) + 1e-8)
+    return y, y.T @ y / (n - 1), x[n // 2], x.reshape(-1), np.tile(x[:1], (2, 1))
+
+
+@program((rn(3, 4), 2.0), (rn(3, 4), 0.5), (rn(3, 4), -1.0))
+def scalar_branch(x, t):
+    if t > 1:
+        return x * t
+    elif t > 0:
+        return np.tanh(x) + t
+    return x
+
+
+@program(lambda: (lambda a: (a[1:], a[:-1]))(np.arange(8.0)),)
+def overlapping_args(dst, src):
+    dst += src
+    return dst
+
+
+@program(lambda: (lambda a: (a, a))(np.arange(6.0)),)
+def same_arg_twice(a, b):
+    a *= 2
+    return a + b, b
+
+
+@program((rn(3, 4), [rn(4)]), (rn(3, 4), []))
+def list_arg_append(x, acc):
+    acc.append(x.sum(0))
+    acc.append(len(acc))
+    return acc
+
+
+@program((rn(3, 4), {"w": rn(4)}))
+def dict_arg_store(x, d):
+    d["y"] = x @ d["w"]
+    d["w"] = d["w"] * 0.5
+    return d
+
+
+@program((rn(3, 4), 1), (rn(3, 4), 9))
+def mutate_then_raise(x, i):
+    x[0] = 7.0
+    x *= 2
+    return x[i]
+
+
+@program((rn(2, 3, 4),))
+def views_and_axes(x):
+    return x[..., None].shape, x[None, :, None].sum(2), np.moveaxis(x, 0, -1), x.swapaxes(0, 2), \
+        np.transpose(x, (1, 0, 2)), x.reshape(-1, 4), x.mean(axis=(0, 2), keepdims=True), x.sum(axis=-2)
+
+
+@program((rn(5, 3), ri(0, 5, 4)), (rn(5, 3), np.array([-1, 0, 0, 4])))
+def fancy_index(x, idx):
+    y = x.copy()
+    y[idx] = 0.0
+    z = np.zeros(5)
+    np.add.at(z, idx, 1.0)
+    return x[idx], x[idx, 1], x[:, [2, 0]], y, z, np.take(x, idx, axis=0)
+
+
+@program((rn(5, 3),))
+def masks(x):
+    y = x.copy()
+    y[y < 0] = 0
+    return y, x[x > 0], np.where(x > 0)[0]
+
+
+@program((rn(4, 4),), (rn(4, 4, dtype=f32),))
+def linalg_misc(x):
+    return np.linalg.norm(x), np.outer(x[0], x[1]), np.einsum("ij,jk->ik", x, x), np.tril(x), np.triu(x, 1), \
+        np.trace(x), np.diag(x), np.dot(x[0], x[1]), np.tensordot(x, x, axes=1), np.linalg.inv(x + 4 * np.eye(4))
+
+
+@program((rn(7),), (ri(0, 9, 7),))
+def sorting(x):
+    return np.sort(x), np.argsort(x, kind="stable"), np.diff(x), np.cumprod(x[:4]), np.unique(x)
+
+
+@program((4,), (7,))
+def creators(n):
+    return np.arange(n), np.linspace(0, 1, n), np.zeros((n, 2)), np.ones(n, dtype=np.int32), np.full(n, 2.5), \
+        np.arange(0.0, 1.0, 0.25), np.eye(n, k=1), np.arange(n) * 1.5
+
+
+@program((rn(3, 4),))
+def iterate_rows(x):
+    out = []
+    for i, row in enumerate(x):
+        out.append(row * i)
+    a, b, c = x
+    return out, a - c, len(x), sum(x)
+
+
+@program((rn(4, 4), 3), (rn(4, 4), 1))
+def python_loop_power(m, k):
+    r = np.eye(m.shape[0])
+    for _ in range(k):
+        r = r @ m
+    return r
+
+
+@program((rn(6, dtype=f32), rn(6, dtype=f32)))
+def outputs_same_object(a, b):
+    c = a + b
+    return c, c, a, a
+
+
+@program((rn(3, 4),))
+def reduce_out_arg(x):
+    out = np.empty(4)
+    np.sum(x, axis=0, out=out)
+    r = np.empty((3, 4))
+    np.multiply(x, 2, out=r)
+    np.matmul(x, x.T, out=np.empty((3, 3)))
+    return out, r
+
+
+@program((rn(3, 4),), (ri(0, 5, 3, 4, dtype=i32),), (np.array([[True, False]]),))
+def int_reductions(x):
+    return x.sum(), x.mean(), x.var(), x.std(ddof=1), x.prod(axis=0), x.cumsum(axis=1), x.sum(dtype=np.float32), \
+        np.mean(x, axis=0, dtype=np.float32), x.max(axis=1), np.median(x)
+
+
+@program((np.arange(5, dtype=np.int8), 3, -1), (np.array([50, 100, 127], dtype=np.int8), 300, -200),
+         (np.arange(3, dtype=np.uint8), -1, 256))
+def int_scalar_compare(a, k, j):
+    return a < k, a >= j, a == k, np.arange(3, dtype=np.uint8) >= -1, a > 300, a != -129
+
+
+@program((np.arange(5, dtype=np.int8),))
+def int_constant_overflow(a):
+    return a + 300
+
+
+@program((np.ones((4, 2), f32),), (np.ones((6, 2), f32),), (np.ones((9, 2), f32),), (ri(0, 9, 9, 2, dtype=i32),))
+def dynamic_dim_weak_int(x):
+    n = x.shape[0]
+    return x / (n - 1), x * n, x - n // 2
+
+
+@program((rn(3, 4, 5, dtype=f32),), (rn(3, 4, 5),))
+def reduce_axes(x):
+    return x.sum(axis=(0, 2)), x.max(axis=-1, keepdims=True), x.min(axis=(1,)), x.prod(axis=0), \
+        (x > 0).any(axis=1), (x > -3).all(axis=(0, 1)), (x > 0).mean(axis=2), x.argmax(axis=1, keepdims=True), \
+        x.var(axis=(0, 2), ddof=1), x.sum(axis=()), np.add.reduce(x, axis=1)
+
+
+@program((rn(4, 5).T, rn(4)), (np.asfortranarray(rn(5, 4)), rn(4)))
+def fused_transposed(x, b):
+    y = np.exp(x - x.max(axis=0)) + b
+    z = (y / y.sum(axis=1, keepdims=True)).T
+    return z, z.sum(0), (x.T * 2)[::-1]
+
+
+@program((rn(3, 1), rn(1, 4)), (rn(3, 1, dtype=f32), rn(4, dtype=f32)))
+def outer_broadcast(a, b):
+    c = a * b + a - b
+    return c, c.sum(axis=0), np.maximum(a, b).mean(), (a + b).argmax(axis=1)
+
+
+@program((ri(-50, 50, 3, 4, dtype=i32),), (ri(-50, 50, 3, 4),), (ri(0, 200, 3, 4, dtype=np.uint8),))
+def int_pointwise(a):
+    return a // 7, a % -7, a * 3 - 1, np.abs(a), a.max(axis=0), a.min(axis=1, keepdims=True), -a // 2, \
+        np.sign(a), a / 3, np.sqrt(np.abs(a)), a ** 2, np.maximum(a, 10), a.argmin(axis=0), np.where(a > 0, a, -1)
+
+
+@program((rn(5, dtype=f32), 0.1), (rn(5, dtype=f32), 1e-30), (rn(5, dtype=f32), 3))
+def float32_scalars(x, s):
+    return x * s + 1.0, np.exp(x * s), x / s, x ** s, np.float64(s) * x, x.astype(np.float64) * s, 1 / (x + s)
+
+
+@program((rn(4, 4),))
+def chained_views_writes(x):
+    y = x.copy()
+    y.T[1:3, ::2] = -1
+    y[::-1][0] += 5
+    v = y.reshape(2, 8)
+    v[:, 0] = 9
+    return y, v
+
+
+@program((rn(2, 3), rn(3)), (rn(2, 3, dtype=f32), rn(3, dtype=f32)))
+def inplace_broadcast_out(a, b):
+    np.add(a, b, out=a)
+    np.multiply(a, 2, out=a)
+    c = np.empty_like(a)
+    np.subtract(a, 1, out=c)
+    return a, c
+
+
+@program((rn(6),))
+def inplace_overlap_self(x):
+    x[1:] += x[:-1]
+    x[::-1] -= x
+    return x
+
+
+@program((rn(4, 3),))
+def return_views_of_intermediate(x):
+    h = x * 2
+    return h[0], h[1:], h.T
+
+
+@program((ri(0, 4, 6), 4))
+def bincount_like(lab, k):
+    counts = np.zeros(k, dtype=np.int64)
+    for i in range(k):
+        counts[i] = (lab == i).sum()
+    return counts, counts / counts.sum()
+
+
+@program((rn(3, 3),), (np.zeros((3, 3)),))
+def data_dependent_branch(x):
+    if x.sum() > 0:
+        y = x * 2
+    else:
+        y = x - 1
+    return y, float(y.max()), y.tolist()
+
+
+@program((rn(5),), (rn(5, dtype=f32),))
+def explicit_graph_break(x):
+    y = np.sin(x)
+    kiln.graph_break()
+    y += 1
+    print(end="")
+    return y * x
+
+
+@program((rn(3, 4), 1e-3, 3))
+def gd_loop(w, lr, steps):
+    for _ in range(steps):
+        g = 2 * w
+        w = w - lr * g
+    return w, np.linalg.norm(w)
+
+
+@program((rn(8),), (rn(8, dtype=f32),))
+def finite_diff_grad(u):
+    du = np.empty_like(u)
+    du[1:-1] = (u[2:] - u[:-2]) / 2
+    du[0] = u[1] - u[0]
+    du[-1] = u[-1] - u[-2]
+    return du, np.gradient(u)
+
+
+@program((np.array(3.0),), (np.array(2.5, dtype=f32),), (np.array(4),))
+def zero_d_args(x):
+    return x + 1, np.sum(x), x[()], x[...], x * x, np.sqrt(x), x.reshape(1), -x, x > 2, np.maximum(x, 0)
+
+
+@program((rn(4, dtype=f32), np.float32(2.0), np.float64(0.5), np.int32(3)),
+         (rn(4), np.float32(1.5), np.float64(3.0), np.int32(-2)))
+def numpy_scalar_args(x, a, b, k):
+    return x * a, x * b, x + k, a * b, a + 1, k * 2, x.sum() * a
+
+
+@program((rn(4, dtype=f32),), (rn(2, 2),), (ri(0, 3, 4),), (np.array([True, False]),))
+def identity_returns(x):
+    return np.asarray(x), x.astype(x.dtype, copy=False), np.ascontiguousarray(x), x.view(), x[:], \
+        np.reshape(x, x.shape), np.array(x), x.astype(np.float32), np.asarray(x, dtype=np.float64)
+
+
+@program((rn(3), rn(3), np.zeros(3)))
+def out_returns_out(a, b, c):
+    r = np.add(a, b, out=c)
+    s = np.multiply(a, 2, out=a)
+    return r, s, r is c
+
+
+@program((rn(4, 4),), (rn(4, 4, dtype=f32),), (ri(0, 9, 4, 4),))
+def dtype_churn(x):
+    return (x * 2).sum(axis=0) + x.mean(), x.T.copy() + 1
+
+
+@program((rn(3, 4),), (rn(3, 4, dtype=f32),))
+def backslash_continuation(x):
+    # The C++ kernels carry the user's source lines as // comments: a trailing backslash
+    # must not splice the next line of generated code into the comment.
+    m = x.max(axis=0)
+    return np.exp(x - m).sum(axis=0) * \
+        2.0
+
+
+_SCALE = 2.0
+
+
+@program((rn(3, 4),), (rn(2, 5),))
+def python_builtins(x):
+    n, m = x.shape
+    total = sum(x)                      # sums rows
+    biggest = max(x.shape)
+    root = math.sqrt(n * m)
+    parts = [abs(r) for r in x]
+    return total, biggest, root, min(n, m), abs(x).max(), round(root, 2), parts[-1], \
+        sum([x[i, i] for i in range(min(n, m))]), isinstance(x, np.ndarray), x.ndim == 2
+
+
+@program((rn(3, 4), rn(4, 4)), (rn(3, 4), rn(3, 4)))
+def user_try_except(x, w):
+    try:
+        y = x @ w
+    except ValueError as e:
+        y = x * 0 + len(str(e)) * 0
+    return y
+
+
+@program((np.array([1.0, 0.0, -1.0]),))
+def errstate_block(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = 1.0 / x
+        z = np.log(x)
+    return y, z
+
+
+@program((rn(5),), (rn(7),))
+def while_loop_shapes(x):
+    k = 0
+    while x.shape[0] > 2:
+        x = x[1:] - x[:-1]
+        k += 1
+        if k > 10:
+            break
+    return x, k
+
+
+@program((rn(4, 3), 1), (rn(4, 3), 0))
+def keyword_only(x, axis, *, keepdims=True, ord_=2):
+    return np.linalg.norm(x, ord=ord_, axis=axis, keepdims=keepdims), x.mean(axis=axis, keepdims=keepdims)
+
+
+def _stats_helper(*arrays, scale=1.0, **named):
+    out = {k: v.sum() * scale for k, v in named.items()}
+    out["n"] = len(arrays)
+    out["all"] = sum(a.sum() for a in arrays) * scale
+    return out
+
+
+@program((rn(3), rn(2)),)
+def star_args(a, b):
+    return _stats_helper(a, b, a * 2, scale=_SCALE, first=a, second=b)
+
+
+@program((rn(3, 3),))
+def nonlocal_closure(x):
+    count = 0
+
+    def bump(v):
+        nonlocal count
+        count += 1
+        return v * count
+    y = bump(x)
+    y = bump(y)
+    return y, count
+
+
+@program((rn(6),))
+def generator_and_comprehensions(x):
+    sq = {i: x[i] ** 2 for i in range(3)}
+    pos = [v for v in (x[:3], x[3:]) if v.shape[0] == 3]
+    tot = sum(v.sum() for v in pos)
+    return sq, tot, tuple(reversed(pos)), list(zip(range(2), pos))
+
+
+@program((rn(3, 4), "relu"), (rn(3, 4), "tanh"), (rn(3, 4), "gelu"))
+def string_dispatch(x, act):
+    if act == "relu":
+        return np.maximum(x, 0)
+    elif act == "tanh":
+        return np.tanh(x)
+    raise NotImplementedError(f"unknown activation {act!r} for input of shape {x.shape}")
+
+
+@program((rn(3, 4),), (rn(2, 2, 2),))
+def assert_shapes(x):
+    assert x.ndim == 2, f"expected a matrix, got {x.ndim}-d"
+    return x.T @ x
+
+
+@program((rn(4),))
+def data_dependent_raise(x):
+    if (x > 10).any():
+        raise ValueError("too big")
+    if np.isnan(x).any():
+        raise ValueError("nan")
+    return x / np.abs(x).max()
+
+
+@program((np.asfortranarray(rn(3, 4)),), (rn(4, 3).T,), (rn(6, 8)[::2, ::3],), (rn(3, 4, dtype=f32),))
+def mutate_noncontiguous(x):
+    x[0] += 1
+    x[:, -1] = x[:, 0] * 2
+    x *= 0.5
+    return x.sum(), x
+
+
+@program((np.broadcast_to(rn(1, 4), (3, 4)),))
+def write_readonly(x):
+    x += 1
+    return x
+
+
+@program((ri(0, 9, 5), rn(5)), (ri(0, 9, 5, dtype=i32), rn(5, dtype=f32)))
+def setitem_casts(a, v):
+    a[1:3] = v[1:3] * 3.7
+    a[0] = -2.9
+    b = np.zeros(4, dtype=bool)
+    b[1] = 5
+    return a, b
+
+
+@program((rn(5), np.array([0, 1, 1, 3, 3, 3])),)
+def duplicate_indices(x, idx):
+    y = x.copy()
+    y[idx] += 1.0
+    z = x.copy()
+    np.add.at(z, idx, 1.0)
+    w = x.copy()
+    w[idx] = np.arange(6.0)
+    return y, z, w
+
+
+@program((rn(4, 4),))
+def mutate_views_chain(x):
+    t = x.T
+    d = t[::2]
+    d[:, 1:] *= -1
+    r = x.reshape(16)
+    r[::5] = 100
+    return x, d, r
+
+
+@program((rn(3, 4), rn(3, 4)))
+def mutate_two_args(a, b):
+    a[:] = b
+    b += a
+    return a is b, a.sum(), b
+
+
+@program((rn(3, 4),))
+def mutate_then_read_old_view(x):
+    v = x[1]
+    old = v.copy()
+    x[1] = 0
+    return v, old, x[1] is v
+
+
+@program((rn(5),), (rn(5, dtype=f32),))
+def clip_out_inplace(x):
+    np.clip(x, -0.5, 0.5, out=x)
+    np.negative(x, out=x)
+    np.sqrt(np.abs(x), out=x)
+    return x
+
+
+@program((ri(-5, 5, 6),), (ri(-5, 5, 6, dtype=i32),))
+def int_inplace_ops(a):
+    a //= 2
+    a %= 3
+    a <<= 1
+    a |= 1
+    a -= 1
+    return a
+
+
+@program((rn(4, 3),), (rn(6, 3),), (rn(8, 3),), (rn(8, 3, dtype=f32),))
+def shape_scalars_returned(x):
+    n = x.shape[0]
+    s = x.sum()
+    return n, n / 2, float(n), n * 1.5, s > 0, int(x.argmax()), x[0, 0].item(), np.float32(s), \
+        x.shape, x.size, s / n, len(x) - 1, x.dtype, x[0].tolist()
+
+
+@program((rn(3), 0.1, 2), (rn(3), 0.2, 3), (rn(3, dtype=f32), 1e-3, 1))
+def python_scalar_results(x, lr, k):
+    a = lr * 2
+    b = k + 1
+    c = lr ** k
+    return a, b, c, x * a, k // 2, -k, lr > 0.15, abs(-lr), divmod(k, 2), x.dtype.itemsize * k
+
+
+_CFG = {"eps": 1e-5, "layers": [1.0, 2.0]}
+_EPS = 1e-5
+
+
+def _set_globals(eps, layers, scale):
+    global _EPS
+    _EPS = eps
+    _CFG["layers"] = layers
+    _lin.scale = scale
+
+
+_G0, _G1 = rn(3, 4), rn(3, 4)
+
+
+@program(lambda: (_set_globals(1e-5, [1.0], 0.5), _G0)[1:], lambda: (_set_globals(0.5, [1.0, 2.0, 3.0], 2.0), _G0)[1:],
+         lambda: (_set_globals(0.5, [4.0], -1.0), _G1)[1:])
+def globals_change(x):
+    y = x / (np.abs(x).sum() + _EPS)
+    for c in _CFG["layers"]:
+        y = y * c + _lin.scale
+    return y
+
+
+@program((rn(8), ri(0, 4, 8)), (rn(8, dtype=f32), ri(0, 4, 8)))
+def misc_numpy_functions(x, lab):
+    s = np.sort(x)
+    return np.bincount(lab, minlength=5), np.searchsorted(s, 0.0), np.interp(0.5, s, np.arange(8.0)), \
+        np.convolve(x, [1.0, -1.0], mode="valid"), np.percentile(x, 50), np.polyval([1.0, 2.0, 3.0], x), \
+        np.roll(x, 2), np.pad(x, 1), np.isin(lab, [1, 2]), np.count_nonzero(x > 0), np.nonzero(lab)[0], \
+        np.kron(x[:2], x[:3]), np.histogram(x, bins=3)[0], np.meshgrid(x[:2], x[:3])[1], \
+        np.abs(np.fft.rfft(x)), np.maximum.accumulate(x), np.logaddexp(x, 0.5), np.hypot(x, 1), \
+        np.arctan2(x, -1), np.copysign(1.0, x), np.nan_to_num(x / (x > 0)), np.allclose(x, x)
+
+
+@program((np.random.default_rng(0), 4), (np.random.default_rng(1), 3))
+def rng_argument(rng, n):
+    a = rng.standard_normal((n, 2))
+    b = rng.integers(0, 10, n)
+    return a * 2, b + 1, rng.random()
+
+
+@program((rn(4, 3),))
+def apply_python_funcs(x):
+    f = np.vectorize(lambda v: v * 2 if v > 0 else -v)
+    return f(x), np.apply_along_axis(np.sum, 1, x), [float(v) for v in x[0]]
+
+
+@program((rn(3, 4) + 1j * rn(3, 4),), (rn(3, 4).astype(np.float16),), (np.array(["a", "b"]),))
+def unsupported_dtypes(x):
+    return x * 2, x.sum(axis=0), x[::-1], x.T.copy()
+
+
+@program((rn(2, 3),), (rn(3, 3, dtype=f32),))
+def comprehension_breaks(x):
+    # float()/print inside comprehensions break the graph inside the comprehension's own code
+    a = [float(v) for v in x[0]]
+    b = {i: float(r.sum()) for i, r in enumerate(x)}
+    c = [[float(v) * 2 for v in r] for r in x]
+    d = sorted(x[:, 0], key=lambda v: -float(v))
+    e = sum(float(v) for v in x[1])
+    return a, b, c, d, e, np.array(a) * x
+
+
+@program((rn(2, 1, 3, 4), rn(5, 4, 2)), (rn(3, 4), rn(4)), (rn(4), rn(4, 2)))
+def matmul_broadcast(a, b):
+    return a @ b, np.matmul(a, b).sum(-1), np.dot(a[..., 0], b[..., 0].T) if a.ndim > 1 and b.ndim > 1 else a @ b
+
+
+@program((ri(-3, 3, 3, 4), ri(-3, 3, 4, 2)), (ri(-3, 3, 3, 4, dtype=i32), rn(4, 2, dtype=f32)),
+         (np.array([[True, False], [True, True]]), np.array([[False, True], [True, True]])))
+def matmul_int_bool(a, b):
+    return a @ b, np.dot(a, b), (a @ b).T
+
+
+@program((rn(4, 4),), (rn(3, 3, dtype=f32),))
+def einsum_views(a):
+    d = np.einsum("ii->i", a)
+    t = np.einsum("ij->ji", a)
+    return d, t, np.einsum("ii", a), np.einsum("ij,jk", a, a), np.diagonal(a), a.diagonal(1)
+
+
+@program((rn(5, 1, 3),), (rn(1, 1, 1),))
+def squeeze_expand(x):
+    return np.squeeze(x), x.squeeze(axis=1), np.expand_dims(x, 0).shape, x[:, 0], np.atleast_2d(x[0, 0]), \
+        x.reshape(x.shape[0], -1), np.broadcast_to(x, (2,) + x.shape).sum(0), x.ravel()[::2]
+
+
+@program((rn(8, 3)[::2],), (rn(12, 3)[::2],), (rn(20, 3)[::2],), (rn(20, 3)[::-3],), (rn(3, 7).T,), (rn(3, 9).T,),
+         (np.broadcast_to(rn(3), (6, 3)),), (np.broadcast_to(rn(3), (10, 3)),))
+def dynamic_strided(x):
+    y = np.exp(x - x.max(axis=0))
+    x_n = x.shape[0]
+    return y / y.sum(axis=0), (x * 2).T.copy(), x[1:] - x[:-1], x.sum(axis=1) / x_n
+
+
+@program((rn(5, 4), rn(4)), (rn(9, 4), rn(4)), (rn(13, 4), rn(4)), (rn(13, 4)[::2], rn(8)[::2]))
+def dynamic_mutation(x, b):
+    x[1:] += b
+    x[0] = x.shape[0]
+    b *= 2
+    return x.mean(axis=0), b
+
+
+@program((rn(4, 3), rn(3)), (rn(6, 3), rn(3)), (rn(1, 3), rn(3)), (rn(0, 3), rn(3)), (rn(7, 3), rn(1)),
+         (rn(7, 1), rn(3)))
+def dynamic_size_transitions(x, b):
+    h = np.maximum(x * b, 0)
+    return h, h.sum(axis=0), h.mean(axis=1), x.shape[0] * b, np.concatenate([x, h], axis=0), x @ np.ones((x.shape[1], 2))
+
+
+@program((rn(3, dtype=f32), np.array(2.0)), (rn(3, dtype=f32), np.array(2, dtype=np.int64)),
+         (ri(0, 5, 3, dtype=np.int8), np.array(300)))
+def zero_d_array_promotion(x, s):
+    c = np.array(0.5)
+    return x * s, x + c, x * np.float64(3), x - s.sum(), x * s.item(), np.multiply(x, s, dtype=np.float64)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -351,3 +1060,126 @@ def zero_d(x):
 def test_program(name, backend):
     fn, calls = PROGRAMS[name]
     check_program(fn, calls, backend)
+
+
+# ----------------------------------------------------------------------------- gradients
+# kiln.grad of a compiled function against central finite differences (float64).
+
+_W1, _B1 = rn(4, 3), rn(3)
+
+
+def _mlp_loss(x):
+    h = np.tanh(x @ _W1 + _B1)
+    return (np.maximum(h, 0.1) ** 2).sum() / x.shape[0]
+
+
+def _xent(z):
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    return -np.log(p[:, 0]).mean()
+
+
+def _slices(x):
+    return (x[1:, ::-1] * x[:-1, :]).sum() + x.T[0].sum() + x.reshape(-1)[::3].sum()
+
+
+def _setitem(x):
+    y = x * 1.0
+    y[0] = x[1] ** 2
+    y[:, 1] = 0
+    return (y * y).sum()
+
+
+def _stats(x):
+    return x.var(axis=0, ddof=1).sum() + x.std() + np.cumsum(x, axis=1).max(axis=1).sum() + \
+        np.clip(x, -0.5, 0.5).sum() + np.where(x > 0, x, 2 * x).sum() + np.linalg.norm(x)
+
+
+def _inplace(x):
+    y = x * 2
+    y += x
+    y[1:] = y[:-1] + x[1:] * x[:-1]  # add saves nothing the write could make stale
+    return (y ** 2).sum()
+
+
+GRAD_PROGRAMS = {f.__name__: f for f in (_mlp_loss, _xent, _slices, _setitem, _stats, _inplace)}
+
+
+def _finite_diff(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (f(xp) - f(xm)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(GRAD_PROGRAMS))
+def test_grad_of_compiled_program(name, backend):
+    fn = GRAD_PROGRAMS[name]
+    x = rn(3, 4)
+    expected = _finite_diff(fn, x)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = kiln.grad(_compile(fn, backend))(x.copy())
+    _check_no_fallback(caught, name)
+    assert type(got) is np.ndarray and got.dtype == x.dtype and got.shape == x.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    value, grad = kiln.value_and_grad(_compile(fn, backend))(x.copy())
+    _check_same(value, fn(x), f"{name} value")
+    np.testing.assert_allclose(grad, expected, rtol=1e-5, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- the harness itself
+
+def test_harness_catches_wrong_values_and_lost_aliases():
+    def off_by_ulp(graph, example_inputs):
+        def run(*args):
+            outs = graph(*args)
+            return type(outs)(o * (1 + 1e-9) if isinstance(o, np.ndarray) and o.dtype.kind == "f"
+                              else o for o in outs)
+        return run
+
+    with pytest.raises(AssertionError, match="Not equal to tolerance"):
+        check_program(softmax, [(rn(2, 3),)], off_by_ulp)
+    def copy_outputs(graph, example_inputs):
+        return lambda *args: tuple(np.array(o) if isinstance(o, np.ndarray) else o for o in graph(*args))
+
+    with pytest.raises(AssertionError, match="alias"):
+        check_program(view_returns, [(rn(3, 4),)], copy_outputs)
+
+
+# ----------------------------------------------------------------------------- a training loop
+
+def _logreg_loss(w, b, X, Y, lam):
+    p = 1 / (1 + np.exp(-(X @ w + b)))
+    return -(Y * np.log(p + 1e-12) + (1 - Y) * np.log(1 - p + 1e-12)).mean() + lam * (w ** 2).sum()
+
+
+def _train(loss, X, Y, steps=4):
+    w = kiln.tensor(np.zeros(X.shape[1], X.dtype), requires_grad=True)
+    b = kiln.tensor(np.zeros((), X.dtype), requires_grad=True)
+    losses = []
+    for i in range(steps):
+        out = loss(w, b, X, Y, 0.01 * (i + 1))       # a Python float that changes every step
+        out.backward()
+        with kiln.no_grad():
+            w -= 0.5 * w.grad
+            b -= 0.5 * b.grad
+        w.grad = b.grad = None
+        losses.append(out.item())
+    return w.numpy(), b.numpy(), losses, type(out), out.dtype, out.shape
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [f64, f32])
+def test_training_loop_matches_eager_tensor(backend, dtype):
+    X, Y = rn(16, 5, dtype=dtype), (rn(16) > 0).astype(dtype)
+    ref = _train(_logreg_loss, X, Y)
+    got = _train(_compile(_logreg_loss, backend), X, Y)
+    assert got[3:] == ref[3:]
+    tol = _tol(np.dtype(dtype))
+    for g, e in zip(got[:3], ref[:3]):
+        np.testing.assert_allclose(g, e, **tol)

@@ -52,6 +52,7 @@ class BreakGraph(Exception):
         self.record = record
         self.cause = cause
         self.depth = depth  # 0: in the compiled frame itself; more: inside an inlined call
+        self.open_with = False  # it enters a user context manager: only that runs as Python
 
 
 class StopCapture(Exception):

@@ -227,7 +227,7 @@ BREAKABLE_ALONE = frozenset({
     "POP_JUMP_BACKWARD_IF_NOT_NONE", "FOR_ITER",
     "RAISE_VARARGS", "RETURN_VALUE", "MAKE_FUNCTION", "LOAD_DEREF", "LOAD_GLOBAL", "NOP",
     "POP_TOP", "PRINT_EXPR", "GET_ITER", "LOAD_ASSERTION_ERROR", "LOAD_METHOD", "KW_NAMES",
-    "PRECALL"})
+    "PRECALL", "BEFORE_WITH"})
 
 
 def real_stack_effect(name: str, arg: Any, jump: bool) -> tuple[int, int]:
@@ -236,6 +236,8 @@ def real_stack_effect(name: str, arg: Any, jump: bool) -> tuple[int, int]:
         return 0, 0
     if name == "CALL":
         return arg + 2, 1
+    if name == WITH_ENTER:      # the context manager -> its bound __exit__, __enter__()
+        return 1, 2
     if name in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",
                 "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_TRUE",
                 "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_NONE",
@@ -265,6 +267,18 @@ def oparg_of(arg: Any) -> int:
         return arg.value
     return 0
 
+
+# ``BEFORE_WITH`` pops the context manager and pushes its bound ``__exit__``, then the
+# ``__enter__`` result; the ``__exit__`` stays on the stack for the whole body, so the with
+# statement's own stack is one value below the depth at ``BEFORE_WITH``.
+WITH_ENTER = "BEFORE_WITH"
+# The handler of a with body starts with these two (WITH_EXCEPT_START calls the __exit__
+# still on the stack with the exception); a try body's handler never does.
+WITH_HANDLER = ("PUSH_EXC_INFO", "WITH_EXCEPT_START")
+
+
+def is_with_handler(names: list[str], h: int) -> bool:
+    return tuple(names[h:h + 2]) == WITH_HANDLER
 
 LOCAL_STORES = frozenset({"STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF"})
 # A jump retargeted to a block placed later in the code must jump forward.

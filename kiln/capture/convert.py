@@ -35,6 +35,7 @@ class CaptureResult:
     cacheable: bool = True             # False: the call itself was wrong (bad arguments)
     break_index: int | None = None     # the compiled frame's instruction the break happened at
     break_depth: int = 0               # > 0: inside a call being inlined at that instruction
+    break_open_with: bool = False      # the break enters a with whose body can compile
     stopped: Any = None                # stop_at capture: the root translator, stopped there
     output: Any = None
 
@@ -67,6 +68,7 @@ def capture(fn: types.FunctionType, args: tuple, kwargs: dict, dynamic: DynamicS
         result.graph_break = b.record
         result.user_exception = b.cause
         result.break_depth = b.depth
+        result.break_open_with = b.open_with
     except Exception as e:  # a kiln bug must never cost the user a result
         if config.debug_checks:
             raise

@@ -59,6 +59,7 @@ class BreakPlan:
     a: int
     b: int
     code: types.CodeType          # the original code object (resume functions map back)
+    opened: frozenset = frozenset()   # handlers of with statements open where it starts
 
 
 @dataclass
@@ -72,26 +73,37 @@ class Partial:
     note: str = ""             # for the break record: what runs as Python beyond the break
 
 
-def plan(fn: types.FunctionType, break_index: int | None, depth: int) -> BreakPlan | None:
-    """Can this break become a partial graph? Where must capture stop?"""
+def plan(fn: types.FunctionType, break_index: int | None, depth: int,
+         open_with: bool = False) -> BreakPlan | None:
+    """Can this break become a partial graph? Where must capture stop? ``open_with``: the
+    break enters a user context manager's with statement; only entering it runs as Python,
+    its body resumes compiled with the bound ``__exit__`` on the stack."""
     code = fn.__code__
     if break_index is None or bf.is_generator_code(code) or bf.is_async_code(code):
         return None
-    orig, shift, _ = R.original_info(code)
+    orig, shift, entry = R.original_info(code)
     facts = R.code_facts(orig)
     i = break_index - shift
     if not 0 <= i < len(facts.names) or facts.depth[i] is None:
         return None
-    a, b = R.region(facts, i)
+    opened = R.open_withs(facts, entry) if orig is not code else frozenset()
+    a, b = R.region(facts, i, open_with and depth == 0, opened)
+    entering = open_with and depth == 0 and facts.names[b] == bf.WITH_ENTER
+    if open_with and not entering:
+        a, b = R.region(facts, i, False, opened)
+    if opened and not entering and any(facts.names[k] == bf.WITH_ENTER and facts.handler_of[k + 1] is not None
+                      and facts.entries[facts.handler_of[k + 1]][2] in opened
+                      for k in range(a, b + 1)):
+        return None   # an open with entered again (a loop inside it): run it all as Python
     if a < facts.prologue_len:
         return None
     # Capture stops the first time it reaches ``a`` (in a loop: maybe an earlier iteration
     # than the break's); the state there is exact, so stopping early is always correct.
-    if R.is_straight(facts, a, b) and facts.names[i] not in R.SINGLE_OK:
+    if R.is_straight(facts, a, b, opened) and facts.names[i] not in R.SINGLE_OK:
         return None
     if any(facts.depth[t] is None for t in R.exits(facts, a, b)):
         return None
-    return BreakPlan(a + shift, a, b, orig)
+    return BreakPlan(a + shift, a, b, orig, opened)
 
 
 class Continuation:
@@ -258,7 +270,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
             exprs.append(rebuild(var))
         use_hook = helper_factory is not None and frame_hook.available()
         if break_depth > 0 and facts.names[b] in ("CALL", "CALL_FUNCTION_EX") \
-                and helper_factory is not None and R.is_straight(facts, a, b):
+                and helper_factory is not None and R.is_straight(facts, a, b, bp.opened):
             helpers = _wrap_helper(stack, nulls, facts, b, exprs, rebuild, helper_factory, use_hook)
         exprs += [rebuild(var) for var in bound.values()]
     except BreakGraph:
@@ -277,7 +289,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
     local_names = tuple(bound)
     if not all(n.isidentifier() for n in R.code_facts(bp.code).code.co_varnames):
         return None   # pytest's rewritten asserts use locals like ``@py_assert1``
-    if R.is_straight(facts, a, b):
+    if R.is_straight(facts, a, b, bp.opened):
         exit_specs = []
         for t, (depth, t_nulls) in R.after_straight(facts, a, b, nulls).items():
             names = tuple(n for n in R.live_locals(facts, t) if n in bound)
@@ -293,7 +305,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
     seg = types.FunctionType(seg_code, fn.__globals__, fn.__name__, None, fn.__closure__)
     extra = {"_kiln_seg": seg}
     if use_hook:
-        if not R.is_straight(facts, a, b):
+        if not R.is_straight(facts, a, b, bp.opened):
             helpers += _region_functions(facts, a, b, fn.__globals__)
         for helper in helpers:
             frame_hook.flag(helper.__code__, helper_factory)
@@ -307,8 +319,9 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
         extra["_kiln_run"] = runner
         body = lines + [f"return _kiln_run(_kiln_seg, {', '.join(exprs)})"]
     note = ""
-    if not R.is_straight(facts, a, b):
-        note = (f"the whole statement (lines {facts.linenos[a]}-{facts.linenos[b]}) runs as "
+    if not R.is_straight(facts, a, b, bp.opened):
+        lines_in = [n for n in facts.linenos[a:b + 1] if n is not None]
+        note = (f"the whole statement (lines {min(lines_in)}-{max(lines_in)}) runs as "
                 "Python; the code before and after it stays compiled")
     return Partial(graph, input_codes, body, extra,
                    [_statement_line(facts, e.target) for e in exit_specs], helpers, note)

@@ -167,9 +167,43 @@ def live_locals(facts: CodeFacts, k: int) -> list[str]:
     return names + [c for c in code.co_cellvars if c not in names]
 
 
-def region(facts: CodeFacts, i: int) -> tuple[int, int]:
+def open_withs(facts: CodeFacts, entry: int) -> frozenset:
+    """Handlers of the with statements whose body contains instruction ``entry``: a resume
+    function entered there runs inside them (their ``__exit__`` is on its stack and their
+    handler in its exception table)."""
+    spans: dict[int, tuple[int, int]] = {}
+    for start, end, h, _, _ in facts.entries:
+        if bf.is_with_handler(facts.names, h):
+            lo, hi = spans.get(h, (start, end))
+            spans[h] = (min(lo, start), max(hi, end))
+    return frozenset(h for h, (lo, hi) in spans.items() if lo <= entry <= hi)
+
+
+def open_withs_at_entry(code: types.CodeType) -> frozenset:
+    """Handlers of the with statements a resume function starts inside (empty otherwise)."""
+    orig, _, entry = original_info(code)
+    return frozenset() if orig is code else open_withs(code_facts(orig), entry)
+
+
+def in_open_with(code: types.CodeType, k: int) -> bool:
+    """Is instruction ``k`` of ``code`` (a resume function) in the body of a with statement
+    that was already open where the function starts (and in no try/with inside it)?"""
+    orig, shift, entry = original_info(code)
+    if orig is code:
+        return False
+    facts = code_facts(orig)
+    i = k - shift
+    e = facts.handler_of[i] if 0 <= i < len(facts.names) else None
+    return e is not None and facts.entries[e][2] in open_withs(facts, entry)
+
+
+def region(facts: CodeFacts, i: int, open_with: bool = False,
+           opened: frozenset = frozenset()) -> tuple[int, int]:
     """The instructions ``[a, b]`` that run as Python for a break at ``i``: ``i`` alone, or
-    the whole outermost loop / try / with statement containing it."""
+    the whole outermost loop / try / with statement containing it. ``open_with``: the
+    break enters a with statement whose body compiles (a user context manager): the region
+    ends at its ``BEFORE_WITH``. ``opened``: handlers of with statements already open (a
+    resume function inside their body): a break in their body stays a break there."""
     names = facts.names
     a = b = i
     if names[i] == "LOAD_METHOD" or (names[i] == "LOAD_GLOBAL" and facts.args[i][0]):
@@ -181,15 +215,22 @@ def region(facts: CodeFacts, i: int) -> tuple[int, int]:
     if names[b] == "CALL":  # KW_NAMES/PRECALL belong to their CALL
         while a > 0 and names[a - 1] in ("PRECALL", "KW_NAMES"):
             a -= 1
+    if open_with:
+        if b + 1 < len(names) and names[b + 1] == bf.WITH_ENTER:
+            b += 1
+        return a, b
     while True:
         a0, b0 = a, b
         for start, end, handler, _, _ in facts.entries:
+            if handler in opened:
+                continue
             if start <= b and end >= a:
                 a, b = min(a, start), max(b, end, _handler_end(facts, handler))
         for head, jump in facts.loops:   # a loop inside the try/with runs with it
             if a < b and a <= head <= b:
                 b = max(b, jump)
-        if a > 0 and names[a - 1] == "BEFORE_WITH":
+        if a > 0 and names[a - 1] == "BEFORE_WITH" and facts.handler_of[a] is not None \
+                and facts.entries[facts.handler_of[a]][2] not in opened:
             a -= 1
         if names[b] == "BEFORE_WITH":
             b += 1   # the with body's try region starts right after it
@@ -199,7 +240,13 @@ def region(facts: CodeFacts, i: int) -> tuple[int, int]:
         if a != b and depths:
             # Normal exits leave the statement's base stack; an exit deeper than that still
             # holds exception state (``with``'s suppressed-exception path): it belongs inside.
-            base = min(depths.values())
+            # The statement's own base: a try body's handler keeps it; a with keeps one
+            # less than the depth at BEFORE_WITH (its __exit__ sits on the stack). Every exit
+            # can hold exception state (a with whose __exit__ suppresses the body's raise).
+            base = min([*depths.values(),
+                        *(e[3] for e in facts.entries if a <= e[0] and e[1] <= b),
+                        *(facts.depth[k] - 1 for k in range(a, b + 1)
+                          if names[k] == bf.WITH_ENTER and facts.depth[k] is not None)])
             for t, d in depths.items():
                 if d > base and t > b:
                     k = t
@@ -263,11 +310,13 @@ def exit_depths(facts: CodeFacts, a: int, b: int) -> dict[int, int]:
 LOCAL_STORES = bf.LOCAL_STORES
 
 
-def is_straight(facts: CodeFacts, a: int, b: int) -> bool:
+def is_straight(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> bool:
     """No loop, no try, no local assigned in ``[a, b]``: the locals bound at every exit are
     those bound at ``a``, so exits can pass them directly. (A single instruction may jump
-    back: a loop's ``FOR_ITER``-less back edge resumes at the loop body.)"""
-    return all(facts.names[k] not in LOCAL_STORES and facts.handler_of[k] is None
+    back: a loop's ``FOR_ITER``-less back edge resumes at the loop body.) The body of a with
+    in ``opened`` (open where the function starts) counts as straight code."""
+    return all(facts.names[k] not in LOCAL_STORES
+               and (facts.handler_of[k] is None or facts.entries[facts.handler_of[k]][2] in opened)
                and (facts.targets[k] is None or facts.targets[k] > k or a == b)
                for k in range(a, b + 1))
 
@@ -310,7 +359,7 @@ def _place_label(body: list, target: Instr, label: Label) -> None:
             if active is None:
                 body.insert(pos, label)
                 return
-            fresh = TryBegin(active.target, active.push_lasti)
+            fresh = TryBegin(active.target, active.push_lasti, active.stack_depth)
             body[pos:pos] = [TryEnd(active), label, fresh]
             for later in body[pos + 3:]:
                 if isinstance(later, TryEnd) and later.entry is active:
@@ -344,11 +393,36 @@ def _finish(abstract, items: list, facts: CodeFacts, args: list[str], qualname: 
     abstract.flags = abstract.flags & ~(bf.CO_VARARGS | bf.CO_VARKEYWORDS)
     abstract.name = code.co_name
     abstract.qualname = qualname
-    return abstract.to_code()
+    # Keep the original exception-table depths: the code is entered with the original stack
+    # layout, so they are exact, whereas the package recomputes a handler's depth from the
+    # try ranges it can reach, and a range jumped over (the outer with around a resume point
+    # inside a nested with) leaves it one too deep: __exit__ of the inner with called twice.
+    return abstract.to_code(compute_exception_stack_depths=False)
 
 
 def _entry_args(nstack: int, nulls: tuple, local_names: tuple) -> list[str]:
     return [f"{STACK_PREFIX}{s}" for s in range(nstack) if s not in nulls] + list(local_names)
+
+
+def _set_try_depths(facts: CodeFacts, body: list, instrs: list[Instr]) -> None:
+    """Give every try range its handler's original depth (see _finish)."""
+    index = {id(ins): facts.prologue_len + p for p, ins in enumerate(instrs)}
+    depth_at = {h: d for _, _, h, d, _ in facts.entries}
+    handler_of_label: dict[int, int] = {}
+    pending: list[Label] = []
+    for item in body:
+        if isinstance(item, Label):
+            pending.append(item)
+        elif isinstance(item, Instr):
+            for lab in pending:
+                handler_of_label[id(lab)] = index[id(item)]
+            pending = []
+    for item in body:
+        if isinstance(item, TryBegin):
+            h = handler_of_label.get(id(item.target))
+            if h is None or h not in depth_at:
+                raise AssertionError("kiln bug: a try range's handler is not in the table")
+            item.stack_depth = depth_at[h]
 
 
 def _enter(facts: CodeFacts, k: int, nstack: int, nulls: tuple):
@@ -358,6 +432,7 @@ def _enter(facts: CodeFacts, k: int, nstack: int, nulls: tuple):
     target = instrs[k - facts.prologue_len]
     label = Label()
     _place_label(body, target, label)
+    _set_try_depths(facts, body, instrs)
     lineno = facts.linenos[k]
     head = [Instr(i.name, i.arg, lineno=lineno) if i.arg is not bytecode.UNSET else Instr(i.name, lineno=lineno)
             for i in prologue]

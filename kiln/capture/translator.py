@@ -9,6 +9,7 @@ it cannot handle raises :class:`BreakGraph` with a record pointing at the user's
 from __future__ import annotations
 
 import builtins
+import inspect
 import operator
 import sys
 import types
@@ -19,6 +20,7 @@ from .binding import bind_arguments
 from .breaks import HINTS, BreakGraph, GraphBreak, StopCapture
 from .opcall import call_op
 from .output import OutputGraph
+from .resume import in_open_with
 from .sources import AttrSource, ClosureSource, GlobalSource, ModuleGlobalSource
 from .variables.arrays import ArrayVariable
 from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker, stores_itself
@@ -29,6 +31,18 @@ from .variables.containers import (ContainerMethodVariable, DictVariable, Iterat
 from .variables.functions import NestedFunctionVariable, UserObjectVariable
 
 MAX_INLINE_DEPTH = 32
+
+
+def plain_context_manager(cls: Any) -> bool:
+    """A user class whose ``__enter__``/``__exit__`` are Python functions: entering and
+    exiting it run as Python, its with body compiles. NumPy's (``np.errstate``: its body
+    must run as NumPy does) and kiln's own stay whole statements run as Python."""
+    if not isinstance(cls, type):
+        return False
+    root = (getattr(cls, "__module__", "") or "").split(".")[0]
+    return root not in ("numpy", "kiln") and all(
+        isinstance(inspect.getattr_static(cls, m, None), types.FunctionType)
+        for m in ("__enter__", "__exit__"))
 MAX_STEPS = 200_000
 
 
@@ -86,7 +100,7 @@ class InstructionTranslator:
             if self.steps > MAX_STEPS:
                 self.unsupported("unsupported_opcode", f"more than {MAX_STEPS} instructions "
                                  "(a very long or endless loop)")
-            if inst.in_try:
+            if inst.in_try and not (self.parent is None and in_open_with(self.code, inst.index)):
                 self.unsupported("unsupported_opcode", "try/except and with blocks are not captured yet",
                                  HINTS["opcode"])
             handler = getattr(self, inst.opname, None)
@@ -493,7 +507,31 @@ class InstructionTranslator:
             kwargs = dict(zip(self.kw_names, args[-n:]))
             args = args[:-n]
             self.kw_names = ()
-        self.push(self.call_function(fn, args, kwargs))
+        try:
+            result = self.call_function(fn, args, kwargs)
+        except BreakGraph as e:
+            # ``with Timer(log):``: constructing it breaks; the break enters the with.
+            e.open_with = self.parent is None and self.next_is(inst, bc.WITH_ENTER) and \
+                isinstance(fn, ConstantVariable) and plain_context_manager(fn.value)
+            raise
+        self.push(result)
+
+    def next_is(self, inst, opname: str) -> bool:
+        nxt = inst.index + 1
+        return nxt < len(self.decoded.instructions) and self.decoded.instructions[nxt].opname == opname
+
+    def BEFORE_WITH(self, inst):
+        cm = self.stack[-1]
+        if self.parent is None and isinstance(cm, UserObjectVariable) and \
+                plain_context_manager(type(cm.obj)):
+            try:
+                self.unsupported("unsupported_opcode", f"entering the with statement of "
+                                 f"{cm.describe()} runs as Python; its body is compiled")
+            except BreakGraph as e:
+                e.open_with = True
+                raise
+        self.unsupported("unsupported_opcode", f"opcode {inst.opname} is not supported",
+                         HINTS["opcode"])
 
     def CALL_FUNCTION_EX(self, inst):
         kwargs = self.pop() if inst.arg & bc.CALL_FUNCTION_EX_KWARGS else DictVariable({})

@@ -20,6 +20,7 @@ template <typename T> static inline T kiln_floor_divide(T a, T b) {
     T mod = fmod(a, b);
     T div = (a - mod) / b;
     if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+    if (div == 0) return __builtin_copysign((T)0, a / b);  // -0.0 // 1.0 is -0.0
     T fl = __builtin_floor(div);
     if (div - fl > (T)0.5) fl += 1;
     return fl;

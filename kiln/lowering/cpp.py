@@ -29,10 +29,11 @@ VECTOR_MATH = ["sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log1
 VECTOR_MATH2 = ["atan2", "hypot", "pow"]
 SCALAR_MATH2 = ["fmod"]
 # A kernel runs on several threads when elements x statements-per-element reaches this
-# (a libm call counts 8 statements). A parallel region costs ~10-30 us here, and right
-# after a BLAS call (whose threads still spin) much more: a cheap 131k-element bias+relu
-# is faster on one thread.
-PARALLEL_GRAIN = 1 << 20
+# (a libm call counts 8 statements). A parallel region costs ~10-30 us on a quiet 2-core
+# machine, but next to BLAS calls (whose threads still spin) or under load from other
+# processes it often waits ~0.5 ms for its second thread: W6's backward relu-mask kernel
+# (131k elements x 17 statements, 30-60 us on one thread) cost 0.6 ms more per step on two.
+PARALLEL_GRAIN = 1 << 22
 # Outer points per block when reducing leading axes (per-point accumulators in arrays).
 BLOCK = 256
 _LIBM_CALL = re.compile(r"\b(?:%s)f?\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
@@ -349,7 +350,8 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> Rendere
         for origin in n.origins:
             src = getattr(origin, "meta", {}).get("source")
             if src:
-                text = f"{os.path.basename(src[0])}:{src[1]}  {src[2].strip()}"
+                # A trailing backslash would splice the next C++ line into the comment.
+                text = f"{os.path.basename(src[0])}:{src[1]}  {src[2].strip().rstrip(chr(92)).rstrip()}"
                 if text not in sources:
                     sources.append(text)
             if getattr(origin, "kind", None) == "call":

@@ -181,6 +181,11 @@ class GraphLowering:
         if len(placeholders) != len(self.example_inputs):
             raise Unsupported("example inputs do not match the graph's placeholders")
         uses = {n: len(n.users) for n in self.graph.nodes}
+        # Returned closures get their buffer where they are defined, not after the whole
+        # graph: the kernel computing them stores them too (a saved relu input is written
+        # by the relu's kernel instead of a second pass over the matmul result).
+        returned = {v for n in self.graph.nodes if n.kind == "output" for v in n.args[0]
+                    if isinstance(v, Node)}
         for node in self.graph.nodes:
             self._origin = (node,)
             if node.kind == "placeholder":
@@ -191,7 +196,8 @@ class GraphLowering:
             elif node.kind == "call":
                 args = tuple(self.as_value(a) for a in map_nodes(node.args, self.env.__getitem__))
                 value = self.lower_call(node.op, args, node.kwargs, None if self.reinfer else node.val)
-                if isinstance(value, Pointwise) and uses[node] > 1 and value.cost > REALIZE_COST_SHARED:
+                if isinstance(value, Pointwise) and (node in returned or uses[node] > 1
+                                                     and value.cost > REALIZE_COST_SHARED):
                     value = self.realize(value)
                 self.env[node] = value
             elif node.kind == "output":
@@ -290,7 +296,11 @@ class GraphLowering:
             except (TypeError, ValueError):
                 return None
             in_dts, loop_out = list(loop[:ufunc.nin]), loop[ufunc.nin]
+            bounded = _python_int_operands(values, in_dts, loop_out)
+            if bounded is None:
+                return None
         else:
+            bounded = ()
             in_dts = [np.dtype(bool) if name == "condition" else out_dtype for name in op.inputs]
             loop_out = out_dtype
         if any(np.dtype(d).name not in CTYPES for d in in_dts + [loop_out]):
@@ -327,6 +337,8 @@ class GraphLowering:
 
         cost = (8 if "{f}(" in template else 1) + sum(getattr(v, "cost", 0) for v in values)
         origins = tuple(dict.fromkeys(o for v in values if isinstance(v, Pointwise) for o in v.origins))
+        for v, dt in bounded:  # the wrapper checks the value on each call, as NumPy does
+            v.int_bounds = tuple(dict.fromkeys(getattr(v, "int_bounds", ()) + (dt,)))
         return Pointwise(shape, out_dtype, fn, cost, origins + self._origin)
 
     # -- views ------------------------------------------------------------------------------
@@ -338,6 +350,11 @@ class GraphLowering:
         if isinstance(x, Pointwise):
             remapped = self._remap_pointwise(x, impl, rest, params)
             if remapped is not None:
+                chain = getattr(x, "view_chain", None)
+                root, views = chain if chain is not None else (x, ())
+                views = views + ((op, impl, tuple(rest), dict(params)),)
+                if _blas_friendly(root.shape, views):
+                    remapped.view_chain = (root, views)
                 return remapped
             x = self.realize(x)
         result = _strided_view(impl, x.shape, x.strides, x.dtype, rest, params)
@@ -406,8 +423,29 @@ class GraphLowering:
         self._realized[id(value)] = out
         return out
 
+    def realize_operand(self, value: Value) -> BufferValue:
+        """Memory for an extern's (read-only) operand.
+
+        A closure seen through size-preserving views (``np.maximum(h, 0).T`` feeding a
+        matmul) is realized in its own C-contiguous layout and the extern gets the view of
+        that buffer, as NumPy code would pass ``a.T``: BLAS reads a transposed operand for
+        free, while writing the transposed copy costs a strided pass over the data.
+        """
+        chain = getattr(value, "view_chain", None)
+        if chain is None or id(value) in self._realized:
+            return self.realize(value)
+        root, views = chain
+        out = self.realize(root)
+        for op, impl, rest, params in views:
+            shape, strides, offset = _strided_view(impl, out.shape, out.strides, out.dtype, rest, params)
+            out = BufferValue(out.buf, shape, strides, out.offset + offset, py=(op, (out,) + rest, params))
+        self._realized[id(value)] = out
+        return out
+
     def extern(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
-        args = map_values(args, lambda v: self.realize(v) if isinstance(v, Pointwise) else v)
+        # Operands the op writes get a buffer of their own; read-only ones may be views.
+        args = tuple(map_values(a, lambda v: (self.realize if i in op.mutates else self.realize_operand)(v)
+                                if isinstance(v, Pointwise) else v) for i, a in enumerate(args))
         if op.mutates:
             # Closures are evaluated lazily; one that reads memory this op overwrites must
             # be computed now, before the write.
@@ -463,7 +501,11 @@ Value.__kiln_op__ = staticmethod(_hook)
 
 def _meta_of(value: Any) -> Any:
     if isinstance(value, Scalar):
-        return value.value if value.value is not None else np.zeros((), value.dtype)[()]
+        if value.value is not None:  # a NumPy scalar constant stays strong (np.float64(1.0))
+            return value.value if value.weak else np.dtype(value.dtype).type(value.value)
+        if value.weak:  # a runtime Python scalar: stays weak (NEP 50) for the dtype rule
+            return _token(value)(0)
+        return np.zeros((), value.dtype)[()]
     if isinstance(value, Value):
         return TensorMeta(value.shape, value.dtype)
     return value
@@ -474,6 +516,36 @@ def _token(value: Any) -> Any:
         return getattr(value, "pytype", None) or (bool if value.dtype.kind == "b" else
                                                    int if value.dtype.kind in "iu" else float)
     return np.dtype(value.dtype)
+
+
+def _python_int_operands(values: list, in_dts: list, loop_out: Any) -> list | None:
+    """NEP 50 for Python ints meeting an integer loop; edits ``in_dts`` in place.
+
+    Comparisons take any Python int (NumPy compares exactly): they run in int64. Other
+    loops raise NumPy's OverflowError when the value does not fit the loop dtype: a
+    constant that does not fit makes the node an extern (NumPy raises), a runtime value
+    is returned with its dtype so the wrapper checks it on each call. None: extern.
+    """
+    checks = []
+    for i, v in enumerate(values):
+        if not (isinstance(v, Scalar) and v.weak and _token(v) is int and np.dtype(in_dts[i]).kind in "iu"):
+            continue
+        if np.dtype(loop_out) == np.bool_:
+            if any(np.dtype(d) == np.uint64 for d in in_dts):
+                return None
+            in_dts[:] = [np.dtype(np.int64) if np.dtype(d).kind in "iu" else d for d in in_dts]
+            dt = np.dtype(np.int64)
+        else:
+            dt = np.dtype(in_dts[i])
+            if dt == np.uint64 and v.value is None:
+                return None  # kernel scalars are int64: NumPy takes up to 2**64 - 1
+        if v.value is not None:
+            info = np.iinfo(dt)
+            if not info.min <= v.value <= info.max:
+                return None
+        else:
+            checks.append((v, dt))
+    return checks
 
 
 def _unbounded(name: str, dtype: Any) -> str:
@@ -510,6 +582,28 @@ def _strided_view(impl: Any, shape: tuple, strides: tuple, dtype: Any, rest: tup
     if delta % item or any(s % item for s in res.strides):
         return None
     return res.shape, tuple(s // item for s in res.strides), delta // item
+
+
+def _blas_friendly(shape: tuple, views: tuple) -> bool:
+    """Do these views of a C-contiguous array keep every element once, with strides that a
+    matmul takes without copying (positive, and unit stride in one of the last two dims)?
+    Transposes, swapaxes and splitting reshapes do; slices, broadcasts and flips do not."""
+    size = math.prod(shape)
+    strides, offset = contiguous_strides(shape), 0
+    for op, impl, rest, params in views:
+        result = _strided_view(impl, shape, strides, np.dtype(np.uint8), rest, params)
+        if result is None:
+            return False
+        shape, strides, delta = result
+        offset += delta
+    live = [(n, s) for n, s in zip(shape, strides) if n > 1]
+    extent = 1
+    for n, s in sorted(live, key=lambda ns: ns[1]):  # every element once, none skipped
+        if s != extent:
+            return False
+        extent *= n
+    return size > 0 and offset == 0 and extent == size and \
+        (not live or any(s == 1 for _, s in live[-2:]))
 
 
 def _numpy_returns_scalar(node: Node) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import logs
 from .loop_ir import Affine, BufferValue, Emitter, NameSource, linear
-from .lower import ComputeNode, ExternNode, GraphLowering, iter_values
+from .lower import ComputeNode, ExternNode, GraphLowering, Opaque, iter_values
 
 MAX_NODES_PER_KERNEL = 32
 
@@ -162,26 +162,51 @@ def _extern_reads(node: ExternNode) -> set[str]:
     return {v.buf.name for v in iter_values(node.args) if isinstance(v, BufferValue)}
 
 
+def _extern_inputs(node: ExternNode) -> set[str]:
+    """Buffers and opaque values (a tuple an earlier extern returned) the call reads."""
+    return _extern_reads(node) | {v.name for v in iter_values(node.args) if isinstance(v, Opaque)}
+
+
 def schedule(low: GraphLowering, graph_name: str = "forward") -> list:
     """Kernels and extern calls in execution order (kernel names assigned)."""
     items: list[Any] = []
     open_kernel: Kernel | None = None
     producer_of: dict[str, Any] = {}
+    # Externs that read the open kernel's results wait until it closes, so that later
+    # nodes which do not need them can still join it (relu for a matmul and the relu
+    # mask of the backward stay one kernel, one pass over their input).
+    deferred: list[ExternNode] = []
+    deferred_out: set[str] = set()
+
+    def close() -> None:
+        items.extend(deferred)
+        deferred.clear()
+        deferred_out.clear()
+
     for node in low.nodes:
         if isinstance(node, ExternNode):
             # An extern may run before the open kernel unless it reads the kernel's output
-            # or writes memory (a mutation op: the kernel may read what it overwrites).
-            if open_kernel is not None and (_extern_reads(node) & open_kernel.written()
-                                            or node.op.mutates or str(node.op.category) == "mutation"):
+            # (or a deferred extern's), and never moves when it writes memory (a mutation
+            # op: the kernel may read what it overwrites).
+            if node.op.mutates or str(node.op.category) == "mutation":
+                close()
                 open_kernel = None
-            if open_kernel is not None:
+                items.append(node)
+            elif open_kernel is not None and _extern_inputs(node) & (open_kernel.written() | deferred_out):
+                deferred.append(node)
+                deferred_out.add(node.name)
+            elif open_kernel is not None:
                 items.insert(len(items) - 1, node)
             else:
                 items.append(node)
             producer_of[node.name] = node
             continue
-        reason = open_kernel.try_add(node) if open_kernel is not None else "no open kernel"
+        if open_kernel is not None and _node_reads(node) & deferred_out:
+            reason = "it reads the result of an extern call that needs the kernel's output"
+        else:
+            reason = open_kernel.try_add(node) if open_kernel is not None else "no open kernel"
         if reason is not None:
+            close()
             shared = [b for b in _node_reads(node) if b in producer_of]
             for b in shared:
                 prod = producer_of[b]
@@ -190,6 +215,7 @@ def schedule(low: GraphLowering, graph_name: str = "forward") -> list:
             open_kernel = Kernel(Frame(node.shape, node.axes if node.kind == "reduction" else ()), node)
             items.append(open_kernel)
         producer_of[node.buf.name] = node
+    close()
     count = 0
     for item in items:
         if isinstance(item, Kernel):

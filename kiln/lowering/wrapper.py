@@ -97,6 +97,11 @@ class WrapperCode:
                 body.append(f"if {name}.shape != {kind_.shape!r} or {name}.strides != "
                             f"{tuple(s * kind_.dtype.itemsize for s in kind_.strides)!r}:")
                 body.append(f"    return _respecialize({', '.join(params)})")
+        for name, kind_ in low.inputs:  # Python ints that meet narrower integer loops (NEP 50)
+            for dt in getattr(kind_, "int_bounds", ()):
+                info = np.iinfo(dt)
+                body.append(f"if not {info.min} <= {name} <= {info.max}:")
+                body.append(f"    raise OverflowError(f'Python integer {{{name}}} out of bounds for {dt.name}')")
         last_use = self._last_uses()
         allocated: dict[str, Buffer] = {}
         free: dict[tuple, list[str]] = {}
@@ -112,6 +117,8 @@ class WrapperCode:
                         if free.get(key):
                             old = free[key].pop()
                             self.lines.append(f"{buf.name} = {old}; del {old}  # reuse")
+                            if old in self.pooled:  # the array goes back to its pool at the end
+                                self.pooled[buf.name] = self.pooled.pop(old)
                         elif self.pool and buf.dtype.itemsize * int(np.prod(buf.shape)) >= POOL_BYTES:
                             # Big buffers come back from a per-site pool when nobody else
                             # holds them (refcount 2: this name and getrefcount's argument):

@@ -380,6 +380,15 @@ copy = declare("copy", Category.POINTWISE, lambda x: np.array(x, copy=True, orde
                doc="numpy.copy / ndarray.copy: a fresh array with the same values")
 
 
+# NumPy returns its input itself when it is already C-contiguous, a C-ordered copy
+# otherwise: like astype(copy=False), whether it aliases is decided at run time.
+ascontiguousarray = declare("ascontiguousarray", Category.POINTWISE, np.ascontiguousarray, inputs=("x",),
+                            meta=lambda x: TensorMeta(tuple(shape_of(x)), _dtype_of(x)), aliases=True,
+                            vjp=lambda g, out, x: (g,),
+                            doc="numpy.ascontiguousarray: `x` itself when C-contiguous, else a C-ordered copy")
+ascontiguousarray.lowering = {"cpp": {"*": "{x}"}}
+
+
 def _np_copy_normalize(a, order="K", subok=False):
     _check_common("numpy.copy", order, orders=("K", "A", "C"))
     return Bound(copy, (a,), {})
@@ -391,19 +400,17 @@ def _method_copy_normalize(x, order="C"):
 
 
 def _ascontiguousarray_normalize(a, dtype=None, *, like=None):
-    # NumPy returns `a` itself when it is already contiguous; kiln always copies, which
-    # only differs if the program later writes through the result expecting `a` to change.
     _check_common("numpy.ascontiguousarray", "C", like)
     if len(shape_of(a)) == 0:
         # NumPy returns at least 1-d here.
         if dtype is not None:
             reject("numpy.ascontiguousarray", "dtype", dtype, "convert with .astype() first")
         return Bound(F.reshape, (a,), {"shape": (1,)})
-    if dtype is not None:
+    if dtype is not None and np.dtype(dtype) != _dtype_of(a):
         return Bound(F.astype, (a,), {"dtype": np.dtype(dtype), "copy": True})
-    return Bound(copy, (a,), {})
+    return Bound(ascontiguousarray, (a,), {})
 
 
 spell(np.copy, copy, _np_copy_normalize, "numpy.copy")
 spell(method_key("copy"), copy, _method_copy_normalize, "ndarray.copy")
-spell(np.ascontiguousarray, copy, _ascontiguousarray_normalize, "numpy.ascontiguousarray")
+spell(np.ascontiguousarray, ascontiguousarray, _ascontiguousarray_normalize, "numpy.ascontiguousarray")

@@ -66,17 +66,29 @@ UNARY: dict[str, tuple[np.ufunc, Callable | None]] = {
 }
 
 
+def _extremum_side(g, a, b, wins, loses):
+    """Cotangent of ``a`` in maximum/minimum(a, b) (``wins(a, b)``: a is the result).
+
+    Ties split the gradient evenly, as PyTorch does; a NaN input gets the whole gradient
+    (NumPy propagates it). Sides that cannot carry a gradient cost nothing: relu's 0.
+    """
+    if not is_float_like(a):
+        return None
+    if isinstance(b, (bool, int, np.integer)) or isinstance(b, (float, np.floating)) and not np.isnan(b):
+        # b is a number, never NaN: a NaN a compares unordered, so it falls through to g.
+        return F.where(loses(a, b), 0.0, F.where(F.equal(a, b), F.multiply(g, 0.5), g))
+    return F.where(F.isnan(a), g, F.where(wins(a, b), g,
+                                          F.where(F.equal(a, b), F.multiply(g, 0.5), 0.0)))
+
+
 def _maximum_vjp(g, out, x, y):
-    # Ties split the gradient evenly, as PyTorch does; NaN inputs get the whole gradient.
-    gx = F.where(F.greater(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
-    gy = F.where(F.less(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
-    return F.where(F.isnan(x), g, gx), F.where(F.isnan(y), g, gy)
+    return (_extremum_side(g, x, y, F.greater, F.less),
+            _extremum_side(g, y, x, F.greater, F.less))
 
 
 def _minimum_vjp(g, out, x, y):
-    gx = F.where(F.less(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
-    gy = F.where(F.greater(x, y), g, F.where(F.equal(x, y), F.multiply(g, 0.5), 0.0))
-    return F.where(F.isnan(x), g, gx), F.where(F.isnan(y), g, gy)
+    return (_extremum_side(g, x, y, F.less, F.greater),
+            _extremum_side(g, y, x, F.less, F.greater))
 
 
 def _fmax_vjp(g, out, x, y):

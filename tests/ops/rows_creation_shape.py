@@ -400,8 +400,8 @@ def spelling_rows() -> list[Row]:
             name="transpose[matrix_transpose]", alts=(lambda x: x.mT,), **unary),
         # NumPy never hands np.ascontiguousarray to __array_function__ (it dispatches on
         # like= only): on a Tensor it returns an ndarray. Capture maps it; test that mapping.
-        Row("copy", numpy=np.ascontiguousarray, via_op=via_spelling(np.ascontiguousarray),
-            tensor=spelled(np.ascontiguousarray), name="copy[ascontiguousarray]", **unary),
+        Row("ascontiguousarray", numpy=np.ascontiguousarray, via_op=via_spelling(np.ascontiguousarray),
+            tensor=spelled(np.ascontiguousarray), **unary),
         Row("eye", numpy=lambda n, dtype: np.identity(n, dtype=dtype),
             tensor=lambda n, dtype: spelled(np.identity)(n, dtype=dtype),
             via_op=lambda n, dtype: via_spelling(np.identity)(n, dtype=dtype), name="eye[identity]",
