@@ -267,14 +267,41 @@ def _wrap_result(value: Any) -> Any:
 
 
 def _without_op(key: Any, fn: Callable, args: tuple, kwargs: dict) -> Any:
-    """A NumPy callable with no kiln op: fine on data, an error if a gradient is needed."""
+    """A NumPy callable with no kiln op: fine on data, an error if a gradient is needed.
+
+    On Tensors that require grad it runs on copies: results that cannot carry a gradient
+    (``np.argsort``, ``np.searchsorted``: integer or bool arrays) are returned as in
+    PyTorch; a float result, or none (a function that writes its input), raises.
+    """
     if is_grad_enabled() and any(t._requires_grad for t in _tensors_in((args, tuple(kwargs.values())))):
         try:
             lookup(key)
         except NoOpError as e:
-            raise NoOpError(f"{e.args[0].split(';')[0]}, so it cannot be differentiated; call it on "
-                            f"t.detach() or inside kiln.no_grad()") from None
+            result = fn(*_copies(unwrap(args)), **{k: _copies(unwrap(v)) for k, v in kwargs.items()})
+            leaves = list(_array_leaves(result))
+            if result is None or not leaves or any(a.dtype.kind not in "biu" for a in leaves):
+                raise NoOpError(f"{e.args[0].split(';')[0]}, so it cannot be differentiated; call it "
+                                f"on t.detach() or inside kiln.no_grad()") from None
+            return _wrap_result(result)
     return _wrap_result(fn(*unwrap(args), **{k: unwrap(v) for k, v in kwargs.items()}))
+
+
+def _copies(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_copies(v) for v in value)
+    return value
+
+
+def _array_leaves(value: Any):
+    if isinstance(value, (np.ndarray, np.generic)):
+        yield np.asarray(value)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _array_leaves(v)
+    elif value is not None and not isinstance(value, (bool, int)):
+        yield np.asarray(value, dtype=object)  # anything else counts as a value that needs grad
 
 
 def _needs_grad(inputs: tuple) -> bool:

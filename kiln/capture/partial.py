@@ -91,9 +91,9 @@ def plan(fn: types.FunctionType, break_index: int | None, depth: int,
     entering = open_with and depth == 0 and facts.names[b] == bf.WITH_ENTER
     if open_with and not entering:
         a, b = R.region(facts, i, False, opened)
-    if opened and not entering and any(facts.names[k] == bf.WITH_ENTER and facts.handler_of[k + 1] is not None
-                      and facts.entries[facts.handler_of[k + 1]][2] in opened
-                      for k in range(a, b + 1)):
+    if opened and not entering and any(
+            facts.names[k] == bf.WITH_ENTER and facts.handler_of[k + 1] is not None
+            and facts.entries[facts.handler_of[k + 1]][2] in opened for k in range(a, b + 1)):
         return None   # an open with entered again (a loop inside it): run it all as Python
     if a < facts.prologue_len:
         return None

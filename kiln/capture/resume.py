@@ -13,7 +13,10 @@ kiln like any function, on their first call.
 Regions (:func:`region`): one instruction (a ``print`` call, a data-dependent jump: its
 two exits resume separately; a loop's ``FOR_ITER`` or back edge: each iteration resumes
 at the body), or, when the break is inside a ``try`` or a ``with``, that whole statement
-(it runs as Python; what comes after it is compiled again).
+(it runs as Python; what comes after it is compiled again). A user context manager's
+with statement is *entered* as a region of its own (up to ``BEFORE_WITH``): the resume
+function starts inside the body with the bound ``__exit__`` on its stack and the with's
+handler in its exception table (:func:`open_withs`).
 
     >>> import numpy as np
     >>> def f(x):

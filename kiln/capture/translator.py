@@ -31,6 +31,7 @@ from .variables.containers import (ContainerMethodVariable, DictVariable, Iterat
 from .variables.functions import NestedFunctionVariable, UserObjectVariable
 
 MAX_INLINE_DEPTH = 32
+MAX_STEPS = 200_000
 
 
 def plain_context_manager(cls: Any) -> bool:
@@ -43,7 +44,6 @@ def plain_context_manager(cls: Any) -> bool:
     return root not in ("numpy", "kiln") and all(
         isinstance(inspect.getattr_static(cls, m, None), types.FunctionType)
         for m in ("__enter__", "__exit__"))
-MAX_STEPS = 200_000
 
 
 class LazyVariable(VariableTracker):

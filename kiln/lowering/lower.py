@@ -296,6 +296,8 @@ class GraphLowering:
             except (TypeError, ValueError):
                 return None
             in_dts, loop_out = list(loop[:ufunc.nin]), loop[ufunc.nin]
+            if {np.dtype(d).kind for d in in_dts} >= {"i", "u"}:
+                return None  # NumPy's exact int64-vs-uint64 comparison loops: C would wrap the sign
             bounded = _python_int_operands(values, in_dts, loop_out)
             if bounded is None:
                 return None
@@ -313,6 +315,9 @@ class GraphLowering:
                     and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
                 key = f"{op.inputs[i]}={v.value:g}"
                 template = templates.get(f"{k}:{key}", templates.get(key, template))
+            elif isinstance(v, Scalar) and getattr(v, "arg", False):
+                # a runtime scalar: NumPy's loops see a zero stride and may take a fast path
+                template = templates.get(f"{k}:{op.inputs[i]}=scalar", template)
         if template is None:
             template = templates.get(k, templates.get("*"))
         if template is None:

@@ -389,8 +389,12 @@ _CPP_BINARY = {
     # Integer powers raise on negative exponents in NumPy: extern.
     # Small constant exponents multiply (pow is slow): x*x is exactly pow(x, 2); x**3 is
     # formed in double, within an ulp of pow for float32.
+    # NumPy's float power loop takes sqrt for a scalar exponent of 0.5: (-inf) ** 0.5 is nan
+    # and (-0.0) ** 0.5 is -0.0 there (pow gives inf and 0.0); array exponents use pow.
     "power": {"f": "pow{f}({x}, {y})", "y=2": "{x} * {x}", "y=1": "{x}",
-              "f:y=3": "({T})((double){x} * (double){x} * (double){x})"},
+              "f:y=3": "({T})((double){x} * (double){x} * (double){x})",
+              "f:y=0.5": "__builtin_sqrt{f}({x})",
+              "f:y=scalar": "({y} == ({T})0.5 ? __builtin_sqrt{f}({x}) : pow{f}({x}, {y}))"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
     "maximum": {"f": "(({x} > {y} || {x} != {x}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
     "minimum": {"f": "(({x} < {y} || {x} != {x}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},

@@ -160,6 +160,15 @@ def with_inside_try(x, log):
     return z + 1
 
 
+def only_exit_through_the_handler(x):
+    y = x + 1
+    try:
+        raise KeyError("k")
+    except KeyError as e:
+        z = y + len(str(e))
+    return z * 2
+
+
 def try_in_a_loop(x, ds):
     y = x + 1
     for d in ds:
@@ -194,6 +203,7 @@ CASES = [
     (try_except_else_finally, (X, 0.0), [2, 2]),
     (with_inside_try, (X, []), [2, 2]),
     (try_in_a_loop, (X, [2.0, 0, 4.0]), [3, 3]),
+    (only_exit_through_the_handler, (X,), [2, 2]),
 ]
 
 
