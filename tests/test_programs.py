@@ -1247,6 +1247,30 @@ def out_casting_errors(a, b):
     return a
 
 
+@program((rn(3), {"n": 0}, []), (rn(4), {"n": 5}, [1]), (rn(5), {"n": 1}, []))
+def counter_in_dict_arg(x, state, log):
+    # Stores into argument containers are replayed after the graph: values they read must
+    # be taken before the replay (``state["n"] += 1`` twice is +2, and returns the new n).
+    state["n"] += 1
+    state["n"] += 1
+    log.append(state["n"] * 2)
+    state["last"] = x.shape[0]
+    return x * state["n"], state["n"], log
+
+
+class _Counter:
+    def __init__(self):
+        self.calls, self.total = 0, 0.0
+
+
+@program((rn(3), _Counter()), (rn(3), _Counter()))
+def counter_in_object_attr(x, c):
+    c.calls += 1
+    c.calls += 1
+    c.total = c.total + c.calls
+    return x * c.calls, c.calls, c.total
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_program(name, backend, capsys):

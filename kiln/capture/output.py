@@ -46,6 +46,9 @@ class OutputGraph:
         # program order; replayed as Python after the graph runs (array writes are graph ops).
         self.side_effects: list[tuple] = []
         self.replay: list[str] = []
+        # Runtime scalars read by replayed code and the return value, evaluated once before
+        # the replay: ``cfg['n'] += 1`` twice must not read its own stores (code -> name).
+        self.scalar_bindings: dict[str, str] | None = None
         self.mutable_objects: dict[int, tuple] = {}  # id -> (tracker, source): see builder.wrap
 
     # -- inputs -------------------------------------------------------------------------
@@ -111,7 +114,9 @@ class OutputGraph:
                 return self._input_code(var.node)
             return f"_kiln_out[{self._output_index(var.node)}]"
         if isinstance(var, SymScalarVariable):
-            return var.code
+            if self.scalar_bindings is None:
+                return var.code
+            return self.scalar_bindings.setdefault(var.code, f"_kiln_s{len(self.scalar_bindings)}")
         if isinstance(var, ConstantVariable):
             if type(var.value) is set:  # built in the frame: a fresh set per call
                 return f"set({self.ns.ref(var.value, 'c')})"
@@ -160,6 +165,8 @@ class OutputGraph:
                     a, b = target.source, other_source
                     self.guards.add_truth(f"{a.code(self.ns)} is {b.code(self.ns)}",
                                           f"{a.display()} is {b.display()}", False, (a,))
+        if self.side_effects and self.scalar_bindings is None:
+            self.scalar_bindings = {}
         lines = []
         for kind, target, *payload in self.side_effects:
             obj = target.source.code(self.ns)
@@ -179,5 +186,11 @@ class OutputGraph:
         """Close the graph; returns the return-value expression (side effects: ``replay``)."""
         self.replay = self.replay_code(lambda v: self.reconstruct(tx, v))
         code = self.reconstruct(tx, result)
+        self.replay = self.scalar_prelude() + self.replay
         self.graph.output(tuple(self.outputs))
         return code
+
+    def scalar_prelude(self) -> list[str]:
+        """Statements binding the runtime scalars that replay and return code read; they
+        go before the replay (call after every expression has been built)."""
+        return [f"{name} = {code}" for code, name in (self.scalar_bindings or {}).items()]

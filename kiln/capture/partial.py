@@ -276,7 +276,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
     except BreakGraph:
         return None
     # A mutable container reached twice must stay one object.
-    lines, names_of = list(replay), {}
+    lines, names_of = output.scalar_prelude() + list(replay), {}
     values = [v for p, v in enumerate(stack) if p not in nulls] + list(bound.values())
     for idx, (var, expr) in enumerate(zip(values, exprs)):
         if isinstance(var, (ListVariable, DictVariable)) and var.source is None:
