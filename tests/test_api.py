@@ -105,3 +105,16 @@ def test_wrong_arguments_raise_like_python_and_do_not_poison_the_cache():
     with pytest.raises(TypeError) as compiled:
         f(np.ones(2), 1.0, 2.0)  # now through the installed entry
     assert str(compiled.value) == str(eager.value)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
+def test_unused_gather_with_a_bad_index_still_raises(backend):
+    def f(x, idx):
+        unused = x[idx]  # noqa: F841  (NumPy raises here even though nothing reads it)
+        return x * 2
+
+    with pytest.raises(IndexError) as want:
+        f(np.ones(3), np.array([5]))
+    with pytest.raises(IndexError) as got:
+        kiln.compile(f, backend=backend)(np.ones(3), np.array([5]))
+    assert str(got.value) == str(want.value)

@@ -308,8 +308,8 @@ def argmax_onehot(x):
 @program((np.array([1.0, np.nan, -np.inf, np.inf, 0.0, -0.0]),),
          (np.array([np.nan, 1.0, 2.0], dtype=f32),))
 def nan_inf(x):
-    return np.maximum(x, 0), np.fmax(x, 0), x.max(), np.nanmax(x) if False else x.min(), np.isnan(x), \
-        np.sign(x), np.sqrt(x), x / 0.0 if False else x * 0.0, np.exp(x), np.tanh(x)
+    return np.maximum(x, 0), np.fmax(x, 0), x.max(), x.min(), np.isnan(x), np.sign(x), np.sqrt(x), \
+        x / 0.0, x * 0.0, np.exp(x), np.tanh(x), np.nanmax(x), np.nan_to_num(x)
 
 
 @program((rn(3, 4),), (rn(3, 4, dtype=f32),))
@@ -1269,6 +1269,18 @@ def counter_in_object_attr(x, c):
     c.calls += 1
     c.total = c.total + c.calls
     return x * c.calls, c.calls, c.total
+
+
+@program((rn(3), []), (rn(3, dtype=f32), [np.zeros(3)]))
+def append_then_mutate(x, acc):
+    y = x * 2
+    acc.append(y)
+    y += 1
+    acc.append(x)
+    x[0] = -1
+    d = {"y": y}
+    y *= 3
+    return acc, d, y, acc[-2] is y
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -281,6 +281,12 @@ def is_with_handler(names: list[str], h: int) -> bool:
     return tuple(names[h:h + 2]) == WITH_HANDLER
 
 LOCAL_STORES = frozenset({"STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF"})
+CELL_STORES = frozenset({"STORE_DEREF", "DELETE_DEREF"})
+
+
+def is_cell_store(opname: str) -> bool:
+    """Does this instruction write a closure cell of the frame?"""
+    return opname in CELL_STORES
 # A jump retargeted to a block placed later in the code must jump forward.
 FORWARD_OF = {"JUMP_BACKWARD": "JUMP_FORWARD", "JUMP_BACKWARD_NO_INTERRUPT": "JUMP_FORWARD",
               "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_FORWARD_IF_TRUE",

@@ -166,10 +166,12 @@ def _make_function(code, fn_globals, defaults, kwdefaults, cells):
 class Rebuilder:
     """Python expressions (over the entry's parameters and ``_kiln_out``) for trackers."""
 
-    def __init__(self, tx, output) -> None:
+    def __init__(self, tx, output, frozen_cells: frozenset = frozenset()) -> None:
         self.tx = tx
         self.output = output
         self.ns = output.ns
+        # Cell variables of the frame that nothing writes after the break.
+        self.frozen_cells = frozen_cells
 
     def __call__(self, var: VariableTracker) -> str:
         from .translator import LazyVariable
@@ -226,15 +228,39 @@ class Rebuilder:
         for cell in var.closure:
             if isinstance(cell, RealCellVariable):
                 cells.append(self.ns.ref(self.ns.closure[cell.name], "cell"))
-            elif isinstance(cell, CellVariable) and cell.contents is not None:
+            elif isinstance(cell, CellVariable) and cell.contents is not None \
+                    and cell.name in self.frozen_cells:
+                # Never written again after the break: a copy of the cell is as good.
                 cells.append(f"{self.ns.ref(types.CellType, 'type')}({self(cell.contents)})")
             else:
-                cells.append(f"{self.ns.ref(types.CellType, 'type')}()")
+                # A closure over this frame's own variables, made before the break: a
+                # rebuilt function gets a new cell, so writes to the variable after the
+                # break (in the resume function) would not reach it. Run the whole
+                # function as Python instead: a break must never change results.
+                self.tx.unsupported("closure_cell", f"closure '{var.code.co_name}' shares a "
+                                    f"variable of the frame across a graph break",
+                                    "move the break (print, unsupported call) out of the "
+                                    "function, or pass the value as an argument")
         defaults = "(" + "".join(f"{self(d)}, " for d in var.defaults) + ")"
         kwdefaults = "{" + ", ".join(f"{k!r}: {self(v)}" for k, v in var.kwdefaults.items()) + "}"
         closure = "(" + "".join(f"{c}, " for c in cells) + ")"
         return (f"{self.ns.ref(_make_function, 'f')}({self.ns.ref(var.code, 'code')}, "
                 f"{self.ns.ref(var.fn_globals, 'G')}, {defaults}, {kwdefaults}, {closure})")
+
+
+def _frozen_cells(facts, a: int) -> frozenset:
+    """Cell variables whose every store comes before instruction ``a`` and outside any
+    loop that contains ``a`` (so no write can follow the break)."""
+    stores: dict[str, list[int]] = {}
+    for k, (name, arg) in enumerate(zip(facts.names, facts.args)):
+        if bf.is_cell_store(name):
+            stores.setdefault(getattr(arg, "name", arg), []).append(k)
+    frozen = set()
+    for var, at in stores.items():
+        if all(k < a for k in at) and not any(head <= a <= back and head <= k <= back
+                                              for head, back in facts.loops for k in at):
+            frozen.add(var)
+    return frozenset(frozen)
 
 
 def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callable,
@@ -259,7 +285,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
                 bound[name] = cell.contents
         elif name in tx.locals:
             bound[name] = tx.locals[name]
-    rebuild = Rebuilder(tx, output)
+    rebuild = Rebuilder(tx, output, _frozen_cells(facts, a))
     helpers = []
     try:
         replay = output.replay_code(rebuild)   # side effects before the break, in order

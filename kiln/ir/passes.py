@@ -58,10 +58,16 @@ def has_side_effects(node: Node) -> bool:
     return node.kind == "call" and (node.target.category == Category.MUTATION or bool(node.target.mutates))
 
 
+def must_stay(node: Node) -> bool:
+    """Kept even when unused: it writes memory, or it may raise (as NumPy would)."""
+    return has_side_effects(node) or (node.kind == "call" and node.target.may_raise)
+
+
 def dce(graph: Graph) -> Graph:
-    """Remove calls and constants whose values nobody uses (mutations always stay)."""
+    """Remove calls and constants whose values nobody uses (mutations and ops that may
+    raise always stay)."""
     for node in reversed(list(graph.nodes)):
-        if node.kind in ("call", "constant") and not node.users and not has_side_effects(node):
+        if node.kind in ("call", "constant") and not node.users and not must_stay(node):
             graph.erase(node)
     return _checked(graph)
 

@@ -473,7 +473,7 @@ inv = declare("inv", Category.EXTERN, lambda a: np.linalg.inv(a), inputs=("a",),
               meta=_inv_meta,
               # d(A^-1) = -A^-1 dA A^-1, so the cotangent is -A^-T g A^-T.
               vjp=lambda g, out, a: (F.negative(F.matmul(F.matmul(mT(out), g), mT(out))),),
-              doc="numpy.linalg.inv (stacks of square matrices)")
+              doc="numpy.linalg.inv (stacks of square matrices)", may_raise=True)
 spell(np.linalg.inv, inv, lambda a: Bound(inv, (a,), {}), "numpy.linalg.inv")
 
 
@@ -510,7 +510,7 @@ def _solve_vjp(g, out, a, b):
 
 solve = declare("solve", Category.EXTERN, lambda a, b: np.linalg.solve(a, b), inputs=("a", "b"),
                 meta=_solve_meta, vjp=_solve_vjp,
-                doc="numpy.linalg.solve(a, b): b is a vector when 1-D, else a stack of matrices")
+                doc="numpy.linalg.solve(a, b): b is a vector when 1-D, else a stack of matrices", may_raise=True)
 spell(np.linalg.solve, solve, lambda a, b: Bound(solve, (a, b), {}), "numpy.linalg.solve")
 
 
@@ -534,7 +534,7 @@ def _cholesky_vjp(g, out, a, upper):
 cholesky = declare(
     "cholesky", Category.EXTERN, lambda a, upper=False: np.linalg.cholesky(a, upper=upper),
     inputs=("a",), params={"upper": False}, meta=_cholesky_meta, vjp=_cholesky_vjp,
-    doc="numpy.linalg.cholesky (lower factor; upper=True for the upper one)")
+    doc="numpy.linalg.cholesky (lower factor; upper=True for the upper one)", may_raise=True)
 spell(np.linalg.cholesky, cholesky,
       lambda a, /, *, upper=False: Bound(cholesky, (a,), {"upper": bool(upper)}),
       "numpy.linalg.cholesky")

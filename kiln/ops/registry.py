@@ -66,6 +66,9 @@ class Op:
     mutates: tuple[int, ...] = ()
     # For a mutation op: the name of the functional op computing the new value of input 0.
     functional: str | None = None
+    # Raises for some input *values* (an out-of-range index, a singular matrix): never
+    # removed as dead code, so an unused result still raises as in NumPy.
+    may_raise: bool = False
     # The output may share memory with input 0 (``astype(copy=False)``): stages treat it
     # like a view and check real aliasing. Every VIEW op may alias.
     aliases: bool = False

@@ -616,3 +616,36 @@ def test_aliased_mutable_arguments_are_guarded():
     a, b = [], []
     assert compiled(X, a, b) == 1 and (len(a), len(b)) == (0, 1)   # distinct now: recompiled
     assert len(compiled.cache_entries) == 2
+
+
+def _closure_then_rebind(x):
+    k = 2.0
+    g = lambda v: v * k  # noqa: E731  (a closure over k, made before the break)
+    print("break", file=sys.stderr)
+    k = 3.0
+    return g(x)
+
+
+def test_closure_made_before_a_break_sees_later_writes():
+    """A rebuilt closure would get a fresh cell and keep k == 2.0: never a wrong result."""
+    backend = CountingBackend()
+    f = kiln.compile(_closure_then_rebind, backend=backend)
+    x = np.arange(3.0)
+    for _ in range(2):
+        np.testing.assert_array_equal(f(x), _closure_then_rebind(x))
+
+
+def _closures_in_a_loop(x):
+    fs = []
+    for i in range(3):
+        k = float(i)
+        fs.append(lambda v: v * k)  # noqa: B023  (every lambda shares the one cell k)
+        print("break", file=sys.stderr)
+    return [f(x) for f in fs]
+
+
+def test_closures_sharing_a_cell_across_breaks_in_a_loop():
+    f = kiln.compile(_closures_in_a_loop, backend=CountingBackend())
+    x = np.arange(3.0)
+    for _ in range(2):
+        assert_same(f(x), _closures_in_a_loop(x))
