@@ -315,6 +315,17 @@ def apply(bound: Bound) -> Any:
     if op.mutates:
         return _apply_mutation(op, inputs, params)
     raw = unwrap(inputs)
+    ufunc = getattr(op, "ufunc", None)
+    if out is not None and ufunc is not None and not params and not _needs_grad(inputs):
+        # An in-place ufunc with nothing to record (an SGD update under no_grad): let NumPy
+        # write straight into the target, with its own casting rules and errors.
+        if isinstance(out, Tensor):
+            _check_inplace_target(out, f"{op.name}(..., out=...)")
+            ufunc(*raw, out=out._data)
+            out._version.bump()
+        else:
+            ufunc(*raw, out=out)
+        return out
     result = op.impl(*raw, **params)
     if out is not None:
         return _write_out(op, inputs, raw, params, result, out)
