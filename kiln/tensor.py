@@ -24,6 +24,7 @@ from .autograd.grad_mode import is_grad_enabled
 from .autograd.node import AccumulateGrad, BackwardNode, Edge, VersionCounter
 from .errors import AutogradError, KilnError, NoOpError
 from .ops import Bound, Category, find_spelling, get_op, lookup, method_key, ufunc_method_key
+from .ops.registry import map_leaves
 from .ops.meta import check_dtype
 
 
@@ -233,17 +234,15 @@ def _accumulator_of(t: Tensor) -> AccumulateGrad:
 
 # -- running ops on Tensors ------------------------------------------------------------------
 
+def _data_of(value: Any) -> Any:
+    return value._data if isinstance(value, Tensor) else value
+
+
 def unwrap(value: Any) -> Any:
     """Replace Tensors by their arrays inside nested tuples/lists/slices."""
     if isinstance(value, Tensor):
         return value._data
-    if isinstance(value, tuple):
-        return tuple(unwrap(v) for v in value)
-    if isinstance(value, list):
-        return [unwrap(v) for v in value]
-    if isinstance(value, slice):
-        return slice(unwrap(value.start), unwrap(value.stop), unwrap(value.step))
-    return value
+    return map_leaves(value, _data_of)
 
 
 def _tensors_in(value: Any):

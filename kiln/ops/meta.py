@@ -24,6 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import UnsupportedArgument, UnsupportedDtype
+from .registry import map_leaves
 
 SUPPORTED_KINDS = "biuf"  # bool, signed, unsigned, float
 
@@ -82,15 +83,8 @@ def fake(meta: TensorMeta) -> np.ndarray:
 
 
 def to_fake(value: Any) -> Any:
-    if isinstance(value, TensorMeta):
-        return fake(value)
-    if isinstance(value, tuple):
-        return tuple(to_fake(v) for v in value)
-    if isinstance(value, list):
-        return [to_fake(v) for v in value]
-    if isinstance(value, slice):
-        return slice(to_fake(value.start), to_fake(value.stop), to_fake(value.step))
-    return value
+    """``value`` with every TensorMeta inside (nested tuples/lists/slices) made a fake."""
+    return map_leaves(value, lambda v: fake(v) if isinstance(v, TensorMeta) else v)
 
 
 def from_result(value: Any) -> Any:

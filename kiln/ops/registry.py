@@ -162,6 +162,18 @@ def _iter_leaves(values: Any) -> Iterator[Any]:
             yield value
 
 
+def map_leaves(value: Any, fn: Callable[[Any], Any]) -> Any:
+    """Rebuild nested tuples/lists/slices with ``fn`` applied to every other value."""
+    if isinstance(value, tuple):
+        return tuple(map_leaves(v, fn) for v in value)
+    if isinstance(value, list):
+        return [map_leaves(v, fn) for v in value]
+    if isinstance(value, slice):
+        return slice(map_leaves(value.start, fn), map_leaves(value.stop, fn),
+                     map_leaves(value.step, fn))
+    return fn(value)
+
+
 def is_float_like(value: Any) -> bool:
     """Can this value carry a gradient? (a float array or array-like, not a Python scalar)"""
     if value is None or isinstance(value, (bool, int, float, complex, tuple, list, slice)):

@@ -17,23 +17,12 @@ import kiln
 from kiln.capture import resume as R
 
 from .conftest import CountingBackend, assert_same
+from .test_partial import Recorder
 
 X = np.arange(6.0).reshape(2, 3)
 
 
-class CM:
-    """A user context manager that logs what happens to it."""
-
-    def __init__(self, log):
-        self.log = log
-
-    def __enter__(self):
-        self.log.append("enter")
-        return self
-
-    def __exit__(self, *exc):
-        self.log.append(("exit", exc[0].__name__ if exc[0] else None))
-        return False
+CM = Recorder   # a user context manager that logs what happens to it
 
 
 class Suppress:
