@@ -142,7 +142,7 @@ class WrapperCode:
                 call_args += [f"{k}={self.arg(v)}" for k, v in item.params.items()]
                 rhs = f"{name}({', '.join(call_args)})"
                 if item.name in read_by_kernels:
-                    rhs = f"np.ascontiguousarray({rhs})"
+                    rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
                 allocated[item.name] = None
             for name, last in last_use.items():

@@ -177,7 +177,7 @@ def test_gradient_through_aot(name):
 
 # cpp_backend bug (10:31 UTC): norm's 0-d result comes back with shape (1,). Strict, so
 # the mark must go when it is fixed.
-CPP_KNOWN = {"norm": "cpp_backend returns norm's 0-d result with shape (1,)"}
+CPP_KNOWN: dict[str, str] = {}  # op name -> why its cpp gradient is known wrong (none now)
 
 
 @pytest.mark.skipif(_cpp() is None, reason="kiln.runtime.cpp_backend is not available")
