@@ -24,7 +24,7 @@ from .autograd.grad_mode import is_grad_enabled
 from .autograd.node import AccumulateGrad, BackwardNode, Edge, VersionCounter
 from .errors import AutogradError, KilnError, NoOpError
 from .ops import Bound, Category, find_spelling, get_op, lookup, method_key, ufunc_method_key
-from .ops.registry import map_leaves
+from .ops.registry import iter_leaves, map_leaves
 from .ops.meta import check_dtype
 
 
@@ -246,13 +246,7 @@ def unwrap(value: Any) -> Any:
 
 
 def _tensors_in(value: Any):
-    if isinstance(value, Tensor):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _tensors_in(v)
-    elif isinstance(value, slice):
-        yield from _tensors_in((value.start, value.stop, value.step))
+    return (v for v in iter_leaves(value) if isinstance(v, Tensor))
 
 
 def _wrap_result(value: Any) -> Any:

@@ -47,6 +47,7 @@ from ..errors import KilnError
 from ..ir import Graph, Node, map_nodes
 from ..ir.passes import dce
 from ..ops import Category, F, get_op
+from ..ops.registry import map_leaves
 
 # How to write a new value ``new`` of ``view = op(base, *rest)`` back into ``base`` when the
 # view does not cover every element of its base. Views that are bijective (transpose,
@@ -390,16 +391,7 @@ def replay(path: tuple, value: Any, inputs: Sequence[Any], apply_op: Any = None)
 
 
 def _fill_refs(value: Any, inputs: Sequence[Any]) -> Any:
-    if isinstance(value, InputRef):
-        return inputs[value.index]
-    if isinstance(value, tuple):
-        return tuple(_fill_refs(v, inputs) for v in value)
-    if isinstance(value, list):
-        return [_fill_refs(v, inputs) for v in value]
-    if isinstance(value, slice):
-        return slice(_fill_refs(value.start, inputs), _fill_refs(value.stop, inputs),
-                     _fill_refs(value.step, inputs))
-    return value
+    return map_leaves(value, lambda v: inputs[v.index] if isinstance(v, InputRef) else v)
 
 
 def _is_array(node: Node) -> bool:

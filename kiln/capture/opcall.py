@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import KilnError
 from ..ops import REGISTRY, Category, TensorMeta, describe_callable, find_spelling, infer_meta
+from ..ops.registry import iter_leaves
 from .breaks import HINTS
 from .dims import propagate_dims
 from .variables.arrays import ArrayVariable, SymScalarVariable
@@ -56,13 +57,7 @@ def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
 
 
 def _constants_in(value: Any, out: list) -> None:
-    if isinstance(value, (tuple, list)):
-        for v in value:
-            _constants_in(v, out)
-    elif isinstance(value, slice):
-        _constants_in((value.start, value.stop, value.step), out)
-    elif not isinstance(value, TensorMeta):
-        out.append(value)
+    out.extend(v for v in iter_leaves(value) if not isinstance(v, TensorMeta))
 
 
 def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:

@@ -27,6 +27,7 @@ import re
 from typing import Any, Callable, Iterable, Iterator
 
 from ..ops import Op, TensorMeta, infer_meta
+from ..ops.registry import iter_leaves, map_leaves
 
 KINDS = ("placeholder", "constant", "call", "output")
 
@@ -83,26 +84,12 @@ class Node:
 
 def iter_nodes(value: Any) -> Iterator[Node]:
     """Every Node inside nested tuples/lists/slices of ``value``."""
-    if isinstance(value, Node):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from iter_nodes(v)
-    elif isinstance(value, slice):
-        yield from iter_nodes((value.start, value.stop, value.step))
+    return (v for v in iter_leaves(value) if isinstance(v, Node))
 
 
 def map_nodes(value: Any, fn: Callable[[Node], Any]) -> Any:
     """Rebuild nested tuples/lists/slices with every Node replaced by ``fn(node)``."""
-    if isinstance(value, Node):
-        return fn(value)
-    if isinstance(value, tuple):
-        return tuple(map_nodes(v, fn) for v in value)
-    if isinstance(value, list):
-        return [map_nodes(v, fn) for v in value]
-    if isinstance(value, slice):
-        return slice(map_nodes(value.start, fn), map_nodes(value.stop, fn), map_nodes(value.step, fn))
-    return value
+    return map_leaves(value, lambda v: fn(v) if isinstance(v, Node) else v)
 
 
 _IDENT = re.compile(r"[^0-9a-zA-Z_]")

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ops import TensorMeta
+from ..ops.registry import iter_leaves, map_leaves
 from .graph import Graph, Node
 
 
@@ -57,30 +58,15 @@ class Proxy:
         def to_arg(value: Any) -> Any:
             if isinstance(value, Proxy):
                 return value.node
-            if isinstance(value, (tuple, list)):
-                return type(value)(to_arg(v) for v in value)
-            if isinstance(value, slice):
-                return slice(to_arg(value.start), to_arg(value.stop), to_arg(value.step))
             if isinstance(value, np.ndarray):
                 return graph.constant(value)
             return value
 
-        return Proxy(graph.call(op, to_arg(inputs), params))
+        return Proxy(graph.call(op, map_leaves(inputs, to_arg), params))
 
 
-def _graph_of(values: Any) -> Graph:
-    for value in values:
-        if isinstance(value, Proxy):
-            return value.node.graph
-        if isinstance(value, (tuple, list)):
-            found = _graph_of(value)
-            if found is not None:
-                return found
-        if isinstance(value, slice):
-            found = _graph_of((value.start, value.stop, value.step))
-            if found is not None:
-                return found
-    return None
+def _graph_of(values: Any) -> Graph | None:
+    return next((v.node.graph for v in iter_leaves(values) if isinstance(v, Proxy)), None)
 
 
 def trace(fn: Callable, metas: Sequence[TensorMeta], names: Sequence[str] | None = None,

@@ -31,6 +31,7 @@ from ..errors import Unsupported
 from ..ir import Graph, Node, map_nodes
 from ..ops import Category, TensorMeta, infer_meta
 from ..ops.meta import to_fake
+from ..ops.registry import iter_leaves, map_leaves
 from .loop_ir import (Affine, Buffer, BufferValue, Emitter, Pointwise, Scalar, Value,
                       broadcast_index, contiguous_strides, ctype, kind, linear, literal, CTYPES)
 from .rules import SAFE_VIEWS, lowering_of
@@ -95,25 +96,11 @@ class ExternNode:
 
 
 def iter_values(value: Any):
-    if isinstance(value, Value):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from iter_values(v)
-    elif isinstance(value, slice):
-        yield from iter_values((value.start, value.stop, value.step))
+    return (v for v in iter_leaves(value) if isinstance(v, Value))
 
 
 def map_values(value: Any, fn) -> Any:
-    if isinstance(value, Value):
-        return fn(value)
-    if isinstance(value, tuple):
-        return tuple(map_values(v, fn) for v in value)
-    if isinstance(value, list):
-        return [map_values(v, fn) for v in value]
-    if isinstance(value, slice):
-        return slice(map_values(value.start, fn), map_values(value.stop, fn), map_values(value.step, fn))
-    return value
+    return map_leaves(value, lambda v: fn(v) if isinstance(v, Value) else v)
 
 
 def buffers_read(value: Value) -> set:

@@ -320,7 +320,8 @@ def _index_put_vjp(g, out, x, index, value):
 index_put = declare("index_put", Category.GATHER, _index_put_impl,
                     inputs=("x", "index", "value"), meta=_scatter_meta(True),
                     vjp=_index_put_vjp,
-                    doc="a copy of x with x[index] = value (the functional setitem)", may_raise=True)
+                    doc="a copy of x with x[index] = value (the functional setitem)",
+                    may_raise=True)
 
 
 def _index_add_impl(x: Any, index: tuple, value: Any) -> Any:
@@ -345,7 +346,8 @@ def add_at_broadcast(x: Any, index: tuple, value: Any) -> None:
 index_add = declare("index_add", Category.GATHER, _index_add_impl,
                     inputs=("x", "index", "value"), meta=_scatter_meta(False),
                     vjp=lambda g, out, x, index, value: (g, None, _value_grad(g, index, value)),
-                    doc="a copy of x with value added at index; repeats accumulate (np.add.at)", may_raise=True)
+                    doc="a copy of x with value added at index; repeats accumulate (np.add.at)",
+                    may_raise=True)
 
 
 # -- take ---------------------------------------------------------------------------------
@@ -389,7 +391,8 @@ def _take_vjp(g, out, x, indices, axis):
 
 take = declare("take", Category.GATHER, _take_impl, inputs=("x", "indices"),
                params={"axis": None}, meta=_take_meta, vjp=_take_vjp,
-               doc="numpy.take: elements at indices along an axis (of the flat array if None)", may_raise=True)
+               doc="numpy.take: elements at indices along an axis (of the flat array if None)",
+               may_raise=True)
 
 
 def _take_normalize(a, indices, axis=None, out=None, mode="raise"):
@@ -454,7 +457,8 @@ take_along_axis = declare(
         _along_axis_shape(tuple(shape_of(x)), indices, axis), x.dtype),
     vjp=lambda g, out, x, indices, axis: (
         F.put_along_axis_add(zeros_for(g, x), indices, g, axis=axis), None),
-    doc="numpy.take_along_axis: pick along one axis with an index array of the same rank", may_raise=True)
+    doc="numpy.take_along_axis: pick along one axis with an index array of the same rank",
+    may_raise=True)
 
 
 def _take_along_axis_normalize(arr, indices, axis=-1):
@@ -494,4 +498,5 @@ put_along_axis_add = declare(
     inputs=("x", "indices", "values"), params={"axis": -1}, meta=_put_along_axis_add_meta,
     vjp=lambda g, out, x, indices, values, axis: (
         g, None, F.take_along_axis(g, indices, axis=axis) if is_float_like(values) else None),
-    doc="a copy of x with values added where take_along_axis would read (the adjoint)", may_raise=True)
+    doc="a copy of x with values added where take_along_axis would read (the adjoint)",
+    may_raise=True)

@@ -510,7 +510,8 @@ def _solve_vjp(g, out, a, b):
 
 solve = declare("solve", Category.EXTERN, lambda a, b: np.linalg.solve(a, b), inputs=("a", "b"),
                 meta=_solve_meta, vjp=_solve_vjp,
-                doc="numpy.linalg.solve(a, b): b is a vector when 1-D, else a stack of matrices", may_raise=True)
+                doc="numpy.linalg.solve(a, b): b is a vector when 1-D, else a stack of matrices",
+                may_raise=True)
 spell(np.linalg.solve, solve, lambda a, b: Bound(solve, (a, b), {}), "numpy.linalg.solve")
 
 

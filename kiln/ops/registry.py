@@ -145,21 +145,22 @@ class Op:
 
 
 def _find_hook(values: Any) -> Callable | None:
-    for value in _iter_leaves(values):
+    for value in iter_leaves(values):
         hook = getattr(type(value), "__kiln_op__", None)
         if hook is not None:
             return hook
     return None
 
 
-def _iter_leaves(values: Any) -> Iterator[Any]:
-    for value in values:
-        if isinstance(value, (tuple, list)):
-            yield from _iter_leaves(value)
-        elif isinstance(value, slice):
-            yield from _iter_leaves((value.start, value.stop, value.step))
-        else:
-            yield value
+def iter_leaves(value: Any) -> Iterator[Any]:
+    """Every value inside nested tuples/lists/slices (slices yield start, stop, step)."""
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from iter_leaves(v)
+    elif isinstance(value, slice):
+        yield from iter_leaves((value.start, value.stop, value.step))
+    else:
+        yield value
 
 
 def map_leaves(value: Any, fn: Callable[[Any], Any]) -> Any:

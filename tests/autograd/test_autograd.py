@@ -138,7 +138,7 @@ def test_hooks_see_and_replace_gradients():
     np.testing.assert_array_equal(x.grad.numpy(), [60.0, 60.0])
     handle.remove()
     x.grad = None
-    (y * 3.0).backward(np.ones(2)) if False else (x * 1.0).backward(np.ones(2))
+    (x * 1.0).backward(np.ones(2))       # the removed hook no longer scales the gradient
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
 
 
