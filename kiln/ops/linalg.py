@@ -176,12 +176,18 @@ def _dot_meta(a: Any, b: Any) -> TensorMeta:
     return TensorMeta(shape, _dtype(np.dot, a, b))
 
 
-def _dot_vjp(g, out, a, b):
-    na, nb = ndim_of(a), ndim_of(b)
-    if na == 0 or nb == 0:
-        return _scalar_product_vjp(g, a, b)
-    terms, out_term = _dot_terms(na, nb)
-    return contraction_vjp(g, (a, b), terms, out_term)
+def _product_vjp(terms_of):
+    """dot and inner differ only in which axes they contract (``terms_of(ndim_a, ndim_b)``)."""
+    def vjp(g, out, a, b):
+        na, nb = ndim_of(a), ndim_of(b)
+        if na == 0 or nb == 0:
+            return _scalar_product_vjp(g, a, b)
+        terms, out_term = terms_of(na, nb)
+        return contraction_vjp(g, (a, b), terms, out_term)
+    return vjp
+
+
+_dot_vjp = _product_vjp(_dot_terms)
 
 
 dot = declare("dot", Category.EXTERN, lambda a, b: np.dot(a, b), inputs=("a", "b"),
@@ -209,12 +215,7 @@ def _inner_meta(a: Any, b: Any) -> TensorMeta:
     return TensorMeta(shape, _dtype(np.inner, a, b))
 
 
-def _inner_vjp(g, out, a, b):
-    na, nb = ndim_of(a), ndim_of(b)
-    if na == 0 or nb == 0:
-        return _scalar_product_vjp(g, a, b)
-    terms, out_term = _inner_terms(na, nb)
-    return contraction_vjp(g, (a, b), terms, out_term)
+_inner_vjp = _product_vjp(_inner_terms)
 
 
 inner = declare("inner", Category.EXTERN, lambda a, b: np.inner(a, b), inputs=("a", "b"),
