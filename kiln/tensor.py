@@ -23,9 +23,12 @@ from .autograd.engine import check_root_gradient, run_backward
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.node import AccumulateGrad, BackwardNode, Edge, VersionCounter
 from .errors import AutogradError, KilnError, NoOpError
-from .ops import Bound, Category, find_spelling, get_op, lookup, method_key, ufunc_method_key
+from .ops import REGISTRY, Bound, Category, find_spelling, get_op, lookup, method_key, ufunc_method_key
 from .ops.registry import iter_leaves, map_leaves
 from .ops.meta import check_dtype
+
+
+_UNSUPPORTED_KINDS = frozenset("OUSVMmc")
 
 
 class Tensor(NDArrayOperatorsMixin):
@@ -175,6 +178,10 @@ class Tensor(NDArrayOperatorsMixin):
 
     # -- NumPy protocols -------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and ufunc in _PLAIN_UFUNCS:
+            result = _plain_ufunc_call(ufunc, inputs, kwargs)
+            if result is not NotImplemented:
+                return result
         key = ufunc if method == "__call__" else ufunc_method_key(ufunc, method)
         spelling = find_spelling(key)
         if spelling is None:
@@ -297,6 +304,47 @@ def _array_leaves(value: Any):
         yield np.asarray(value, dtype=object)  # anything else counts as a value that needs grad
 
 
+_PLAIN_LEAVES = (int, float, bool, np.generic)
+# ufunc -> op name, for the ops whose kernel is the ufunc itself.
+_PLAIN_UFUNCS = {op.ufunc: op.name for op in REGISTRY.values()
+                 if getattr(op, "ufunc", None) is not None and op.impl is op.ufunc}
+
+
+def _plain_ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
+    """The fast path of a ufunc on Tensors when nothing is recorded (an SGD update under
+    ``no_grad``, arithmetic on Tensors that do not require grad): the result ``apply``
+    would compute, without binding the call. ``NotImplemented`` sends anything unusual
+    (other keywords, nested inputs, inputs needing a gradient) down the general path."""
+    out = None
+    if kwargs:
+        if len(kwargs) != 1 or "out" not in kwargs:
+            return NotImplemented
+        out = kwargs["out"]
+    if len(inputs) != ufunc.nin:
+        return NotImplemented
+    grad_on = is_grad_enabled()
+    raw = []
+    for value in inputs:
+        if isinstance(value, Tensor):
+            if grad_on and value._requires_grad:
+                return NotImplemented
+            value = value._data
+        elif not isinstance(value, _PLAIN_LEAVES) and type(value) is not np.ndarray:
+            return NotImplemented
+        if isinstance(value, np.ndarray) and value.dtype.kind in _UNSUPPORTED_KINDS:
+            return NotImplemented
+        raw.append(value)
+    if out is None:
+        return Tensor(np.asarray(ufunc(*raw)))
+    if len(out) != 1 or not isinstance(out[0], Tensor):
+        return NotImplemented
+    target = out[0]
+    _check_inplace_target(target, f"{_PLAIN_UFUNCS[ufunc]}(..., out=...)")
+    ufunc(*raw, out=target._data)
+    target._version.bump()
+    return target
+
+
 def _needs_grad(inputs: tuple) -> bool:
     return is_grad_enabled() and any(t._requires_grad for t in _tensors_in(inputs))
 
@@ -328,9 +376,6 @@ def apply(bound: Bound) -> Any:
     if _needs_grad(inputs) and tensor._data.dtype.kind == "f":
         _record(tensor, op, inputs, raw, params)
     return tensor
-
-
-_UNSUPPORTED_KINDS = frozenset("OUSVMmc")
 
 
 def _check_input_dtypes(op: Any, inputs: tuple) -> None:

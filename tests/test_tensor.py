@@ -103,3 +103,35 @@ def test_repr_shows_grad_state():
     x = kiln.tensor([1.0, 2.0], requires_grad=True)
     assert repr(x) == "tensor([1., 2.], requires_grad=True)"
     assert "grad_fn=<MultiplyBackward>" in repr(x * 2.0)
+
+
+def test_ufuncs_with_nothing_to_record_match_numpy():
+    # The no-recording fast path (SGD updates under no_grad, Tensors without grad) gives
+    # what NumPy gives: dtypes (weak Python scalars), values, in-place identity, versions.
+    data = np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3)
+    t = kiln.tensor(data)
+    w = kiln.tensor(data.copy(), requires_grad=True)
+    for fn in (lambda a: 0.1 * a, lambda a: a - np.float64(1), lambda a: np.exp(a),
+               lambda a: np.maximum(a, 0.0), lambda a: a > 0, lambda a: np.ones(3, np.int8) + a,
+               lambda a: a // 2, lambda a: -a):
+        want = fn(data)
+        for got in (fn(t), _no_grad(fn, w)):
+            assert isinstance(got, kiln.Tensor) and not got.requires_grad
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got.numpy(), want)
+    before, version = w, w._version.value
+    with kiln.no_grad():
+        w -= 0.5 * w
+    assert w is before and w._version.value == version + 1 and w.is_leaf and w.requires_grad
+    np.testing.assert_array_equal(w.numpy(), data - 0.5 * data)
+    with pytest.raises(kiln.KilnError, match="leaf Tensor that requires grad"):
+        w -= 1.0
+    out = np.empty((2, 3), np.float32)
+    assert np.add(t, 1, out=out) is out and np.array_equal(out, data + 1)
+    with pytest.raises(kiln.UnsupportedArgument, match="where="):
+        np.add(t, 1, where=np.array([True, False, True]))
+
+
+def _no_grad(fn, *args):
+    with kiln.no_grad():
+        return fn(*args)

@@ -6,6 +6,7 @@ A 10,000-op chain is a loop, not a 10,000-deep recursion.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Iterable
 
 import numpy as np
@@ -67,8 +68,11 @@ def run_backward(roots: list[tuple[GraphNode, Any]], retain_graph: bool, wrap: A
                 if grads[nr] is not None:
                     grads[nr] = _run_hooks([hook], grads[nr], wrap)
             if isinstance(node, AccumulateGrad):
-                if grads[0] is not None:
-                    _accumulate(node.variable, grads[0], wrap)
+                grad = grads[0]
+                grads = None  # the leaf may take the array as its .grad if nobody else holds it
+                if grad is not None:
+                    _accumulate(node.variable, grad, wrap)
+                grad = None
                 continue
             outgoing = node.run(grads)
             if not retain_graph:
@@ -80,9 +84,33 @@ def run_backward(roots: list[tuple[GraphNode, Any]], retain_graph: bool, wrap: A
                 deps[edge.node] -= 1
                 if deps[edge.node] == 0:
                     ready.append(edge.node)
+            outgoing = g = None
+
+
+def _probe_refs(value: Any) -> int:
+    return sys.getrefcount(value)
+
+
+def _calibrate() -> int:
+    fresh = np.empty(1)
+    return _probe_refs(fresh)
+
+
+# References to an array that only the engine holds, seen from inside _accumulate: the
+# caller's local and the argument (calibrated, since the count is an interpreter detail).
+_OWNED_REFS = _calibrate()
 
 
 def _accumulate(tensor: Any, grad: Any, wrap: Any) -> None:
+    """Add ``grad`` into ``tensor.grad``. The first gradient is taken as it is, without a
+    copy, when it is an array nobody else can see (a fresh result of the backward: no base,
+    no other reference; the AccumulateGrad "steal" of PyTorch); otherwise it is copied, so
+    a ``.grad`` never shares memory with anything."""
+    if tensor._grad is None and type(grad) is np.ndarray and grad.base is None \
+            and sys.getrefcount(grad) <= _OWNED_REFS and grad.shape == tensor.shape \
+            and grad.dtype == tensor.dtype and grad.flags.writeable:
+        tensor._grad = wrap(grad)
+        return
     grad = np.asarray(grad)
     if grad.shape != tensor.shape:
         grad = np.broadcast_to(grad, tensor.shape)

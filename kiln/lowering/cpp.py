@@ -67,6 +67,7 @@ class RenderedKernel:
     buffers: list = field(default_factory=list)   # Buffers passed, in parameter order
     scalars: list = field(default_factory=list)   # Scalar args passed, after the buffers
     written: set = field(default_factory=set)
+    inplace: dict = field(default_factory=dict)   # output name -> input Buffer it writes over
 
 
 _INIT = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
@@ -284,10 +285,14 @@ class _Renamer:
         return self.inner.rename(dict(self.outer.rename(terms)))
 
 
-def render_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> RenderedKernel:
-    """C++ for one kernel; ``size_args`` are extra ``int64_t`` parameters (dynamic sizes)."""
+def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
+                  inplace: dict | None = None) -> RenderedKernel:
+    """C++ for one kernel; ``size_args`` are extra ``int64_t`` parameters (dynamic sizes);
+    ``inplace`` maps outputs to the inputs whose memory they take (lowering.inplace)."""
     frame = kernel.frame
     local = _fit_row_locals(kernel, local)
+    mine = {n.buf.name for n in kernel.nodes}
+    inplace = {k: v for k, v in (inplace or {}).items() if k in mine and local.get(k) is None}
     _, accesses = _render_stages(kernel, local, NameSource(), None)
     outer = _Collapse(frame.outer_vars(), accesses)
     inner = _Collapse(frame.inner_vars(), accesses)
@@ -303,9 +308,8 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> Rendere
         coefs = [dict(renamer.rename(a.terms)) for a in accesses]
         if any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs):
             renamer.blocked = vo
-            mine = {n.buf.name for n in kernel.nodes}
             local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
-    names = NameSource()
+    names = NameSource(inplace)
     lines, _ = _render_stages(kernel, local, names, renamer)
 
     loops = outer.loops() or [("o0", "1")]
@@ -326,6 +330,7 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> Rendere
     body += ["    " * (d + 1) + "}" for d in reversed(range(len(loops)))]
 
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
+    written |= {inplace[n].name for n in written if n in inplace}
     buffers = list(names.buffers.values())
     params, args, cparams = [], [], []
     for b in buffers:
@@ -359,13 +364,13 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> Rendere
                     f"{origin.name} ({origin.op.name})"
                 if label not in ops:
                     ops.append(label)
-    k = dict(name=kernel.name, ops=", ".join(ops), frame=_describe_frame(frame), sources=sources,
+    k = dict(name=kernel.name, ops=", ".join(ops), inplace=sorted((o, b.name) for o, b in inplace.items()), frame=_describe_frame(frame), sources=sources,
              params=", ".join(params) or "void", args=", ".join(args), body="\n".join(body),
              outer_parallel=bool(outer.loops()), work=work, cost=cost, grain=PARALLEL_GRAIN, d0=d0,
              align=64 if flat_pointwise and len(loops) == 1 else 1)
     source = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
-    return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written)
+    return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace)
 
 
 # Per-row arrays (row-local buffers) live on the stack: at most this many bytes each.

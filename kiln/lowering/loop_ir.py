@@ -266,17 +266,21 @@ class Emitter:
 class NameSource:
     """Fresh temporaries and the kernel-argument name of each buffer."""
 
-    def __init__(self) -> None:
+    def __init__(self, inplace: dict[str, Buffer] | None = None) -> None:
         self.count = 0
         self.args: dict[str, str] = {}
         self.buffers: dict[str, Buffer] = {}
         self.scalars: dict[str, Scalar] = {}
+        # output buffer name -> the input whose memory (and kernel argument) it takes
+        self.inplace = inplace or {}
 
     def temp(self) -> str:
         self.count += 1
         return f"t{self.count - 1}"
 
     def arg(self, buf: Buffer) -> str:
+        if buf.name in self.inplace:
+            return self.arg(self.inplace[buf.name])
         if buf.name not in self.args:
             self.args[buf.name] = f"p_{buf.name}"
             self.buffers[buf.name] = buf

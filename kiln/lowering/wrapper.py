@@ -106,6 +106,7 @@ class WrapperCode:
         allocated: dict[str, Buffer] = {}
         free: dict[tuple, list[str]] = {}
         read_by_kernels = {b.name for rk in self.rendered.values() for b in rk.buffers}
+        moved: set[str] = set()  # inputs whose array an in-place output took over
         for step, item in enumerate(self.items):
             self.lines = []
             if isinstance(item, Kernel):
@@ -114,7 +115,15 @@ class WrapperCode:
                     buf = node.buf
                     if buf.name in rk.written and buf.name not in allocated:
                         key = (buf.shape, buf.dtype.str)
-                        if free.get(key):
+                        src = rk.inplace.get(buf.name)
+                        if src is not None:
+                            # The kernel writes this output over an input it reads for
+                            # the last time (lowering.inplace).
+                            self.lines.append(f"{buf.name} = {src.name}  # in place")
+                            moved.add(src.name)
+                            if src.name in self.pooled:
+                                self.pooled[buf.name] = self.pooled.pop(src.name)
+                        elif free.get(key):
                             old = free[key].pop()
                             self.lines.append(f"{buf.name} = {old}; del {old}  # reuse")
                             if old in self.pooled:  # the array goes back to its pool at the end
@@ -148,7 +157,7 @@ class WrapperCode:
             for name, last in last_use.items():
                 if last == step and name in allocated:
                     buf = allocated[name]
-                    if buf is not None:
+                    if buf is not None and name not in moved:
                         free.setdefault((buf.shape, buf.dtype.str), []).append(name)
                     else:
                         self.lines.append(f"del {name}")
@@ -226,6 +235,8 @@ class WrapperCode:
             if isinstance(item, Kernel):
                 for b in self.rendered[item.name].buffers:
                     last[b.name] = step
+                for name in self.rendered[item.name].inplace:
+                    last.setdefault(name, step)
             else:
                 for v in iter_values(item.args):
                     if isinstance(v, BufferValue):

@@ -5,7 +5,8 @@ The pipeline, one named pass per line::
     lowering  = GraphLowering(graph, example_inputs).run()   # graph -> loop IR
     items     = schedule(lowering)                          # fuse into kernels
     local     = kernel_locals(items, lowering)              # buffers that never leave a kernel
-    kernels   = [render_kernel(k, local) ...]               # C++ per kernel (templates)
+    inplace   = plan_inplace(items, lowering, local)        # outputs written over dead inputs
+    kernels   = [render_kernel(k, local, inplace) ...]      # C++ per kernel (templates)
     so        = build(render_module(...))                   # g++, on-disk cache
     wrapper   = WrapperCode(...).generate(so, ...)          # the Python module: call(*inputs)
 
@@ -132,6 +133,7 @@ def generate(graph: Any, example_inputs: list, size_args: tuple = (), size_exprs
              reinfer: bool = False, pool: bool = True) -> Generated:
     """Everything but the build: lowering, scheduling, C++ and wrapper text."""
     from ..lowering.cpp import render_kernel, render_module
+    from ..lowering.inplace import plan_inplace
     from ..lowering.lower import GraphLowering
     from ..lowering.scheduler import Kernel, kernel_locals, schedule
     from ..lowering.wrapper import WrapperCode
@@ -142,7 +144,8 @@ def generate(graph: Any, example_inputs: list, size_args: tuple = (), size_exprs
     if size_args:  # per-row arrays would be sized by dynamic sizes (unbounded stack use)
         local = {k: v for k, v in local.items() if v != "row"}
     kernels = [item for item in items if isinstance(item, Kernel)]
-    rendered = {k.name: render_kernel(k, local, size_args) for k in kernels}
+    inplace = plan_inplace(items, low, local)
+    rendered = {k.name: render_kernel(k, local, size_args, inplace) for k in kernels}
     cpp = render_module(graph.name, list(rendered.values()))
     cdefs = "\n".join(rk.cdef for rk in rendered.values())
     wrapper = WrapperCode(low, items, rendered, local, max(1, int(config.num_threads)),

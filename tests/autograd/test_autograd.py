@@ -213,3 +213,29 @@ def test_user_numpy_errors_keep_type_and_message():
 def test_numerical_grad_helper_is_correct():
     g = numerical_grad(lambda x: x ** 3, [np.array([2.0])], 0, np.ones(1))
     assert g[0] == pytest.approx(12.0, rel=1e-6)
+
+
+def test_grads_never_share_memory_with_each_other_or_user_arrays():
+    # .grad may take a fresh gradient array without copying it, but only one nobody else
+    # holds: two leaves fed the same gradient, a user's gradient argument, and an array a
+    # hook kept all stay separate.
+    x = kiln.tensor(np.ones(4), requires_grad=True)
+    y = kiln.tensor(np.ones(4), requires_grad=True)
+    (x + y).backward(np.arange(4.0))
+    assert not np.shares_memory(x.grad.numpy(), y.grad.numpy())
+    x.grad.numpy()[0] = 100.0
+    np.testing.assert_array_equal(y.grad.numpy(), np.arange(4.0))
+    g = np.full(4, 2.0)
+    z = kiln.tensor(np.ones(4), requires_grad=True)
+    z.backward(g)
+    assert not np.shares_memory(z.grad.numpy(), g)
+    kept = []
+    u = kiln.tensor(np.ones(3), requires_grad=True)
+    u.register_hook(lambda grad: kept.append(grad))
+    (u * 3.0).sum().backward()
+    assert not np.shares_memory(u.grad.numpy(), kept[0].numpy())
+    np.testing.assert_array_equal(u.grad.numpy(), [3.0, 3.0, 3.0])
+    v = kiln.tensor(np.ones(3), requires_grad=True)
+    (v * 2.0).sum().backward()
+    (v * 2.0).sum().backward()  # the second gradient adds into the first
+    np.testing.assert_array_equal(v.grad.numpy(), [4.0, 4.0, 4.0])

@@ -1,0 +1,90 @@
+"""In-place buffer reuse: a kernel writes its output into an input that dies with it.
+
+Inductor's ``in_out_ptr``: when a kernel reads an intermediate buffer for the last time,
+element by element at exactly the index where it writes one of its own outputs of the
+same shape and dtype, the output can take that buffer's memory. Each element is read
+before it is overwritten, in the same iteration, so the result is the same; the step
+touches one buffer less (W6's forward writes ``x @ w1 + b1`` over the matmul's result,
+its backward writes the relu mask's product over ``dlogits @ w2.T``).
+
+The kernel then has one pointer for both (the output's stores go to the input's
+parameter), and the wrapper binds the output's name to the input's array.
+
+An input qualifies when it is
+
+- memory the wrapper owns: a buffer an earlier kernel computed, or the result of an
+  extern op that always returns a new array (``FRESH_EXTERNS``; einsum, for one, may
+  return a view of its operand);
+- dead after this kernel: no later kernel, extern call or graph output reads it;
+- read by this kernel only at the output's write index (the same element), in the
+  output's own loop (stage) or an earlier loop of the same outer point, never a later
+  one; within the output's loop, first read by the output's own node or one before it,
+  so the load is emitted before the store (later reads reuse the loaded register).
+"""
+from __future__ import annotations
+
+from .loop_ir import Buffer, BufferValue
+from .lower import ExternNode, GraphLowering, iter_values
+from .scheduler import Kernel, node_loads, write_index
+
+# Extern ops whose result is always a new array (never a view of an argument).
+FRESH_EXTERNS = frozenset({"matmul", "dot", "inner", "outer", "tensordot", "inv", "solve",
+                           "cholesky"})
+
+
+def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buffer]:
+    """output buffer name -> the input Buffer whose memory it takes (see the module doc)."""
+    last: dict[str, int] = {}
+    for step, item in enumerate(items):
+        if isinstance(item, ExternNode):
+            for v in iter_values(item.args):
+                if isinstance(v, BufferValue):
+                    last[v.buf.name] = step
+        else:
+            for node, role in item.members:
+                for buf, _ in node_loads(node, role, item.frame):
+                    last[buf.name] = step
+    for out in low.outputs:
+        for v in iter_values((out,)):
+            if isinstance(v, BufferValue):
+                last[v.buf.name] = len(items)
+    fresh = {item.name for item in items
+             if isinstance(item, ExternNode) and item.op.name in FRESH_EXTERNS}
+    plan: dict[str, Buffer] = {}
+    for step, item in enumerate(items):
+        if isinstance(item, Kernel):
+            plan.update(_kernel_plan(item, step, last, fresh, local))
+    return plan
+
+
+def _kernel_plan(kernel: Kernel, step: int, last: dict, fresh: set, local: dict) -> dict:
+    written = kernel.written()
+    # Every load of every buffer: (stage, position in the stage, node name, index).
+    loads: dict[str, list] = {}
+    for s, (_, members) in enumerate(kernel.stages):
+        for pos, (node, role) in enumerate(members):
+            for buf, index in node_loads(node, role, kernel.frame):
+                loads.setdefault(buf.name, []).append((s, pos, buf, index))
+    plan: dict[str, Buffer] = {}
+    taken: set[str] = set()
+    for s, (_, members) in enumerate(kernel.stages):
+        for pos, (node, role) in enumerate(members):
+            out = node.buf
+            if role != "row" or out.kind != "computed" or local.get(out.name) is not None:
+                continue
+            w = write_index(node, role, kernel.frame)
+            for name, uses in loads.items():
+                buf = uses[0][2]
+                if (name in taken or name in written or local.get(name) is not None
+                        or last.get(name) != step
+                        or not (buf.kind == "computed" or name in fresh)
+                        or (buf.shape, buf.dtype, buf.strides, buf.offset)
+                        != (out.shape, out.dtype, out.strides, out.offset)):
+                    continue
+                here = [upos for us, upos, _, _ in uses if us == s]
+                if all(us <= s and index == w for us, _, _, index in uses) \
+                        and (not here or min(here) <= pos):
+                    plan[out.name] = buf
+                    taken.add(name)
+                    break
+    return plan

@@ -1,0 +1,150 @@
+"""In-place buffer reuse (kiln/lowering/inplace.py): a kernel output written over an input
+that dies with the kernel. Every case compares values against the NumPy interpreter, and
+checks the wrapper and kernel text for whether the reuse happened."""
+import re
+
+import numpy as np
+import pytest
+
+from kiln.ir import trace
+from kiln.ops import F, TensorMeta
+
+from .helpers import assert_same, run_both
+
+RNG = np.random.default_rng(11)
+
+
+def _arr(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def _compile(fn, inputs):
+    names = [f"a{i}" for i in range(len(inputs))]
+    g = trace(fn, [TensorMeta(a.shape, a.dtype) for a in inputs], names)
+    keep = [a.copy() for a in inputs]
+    expected, got, compiled = run_both(g, inputs)
+    for i, (e, r) in enumerate(zip(expected, got)):
+        assert_same(f"out{i}", e, r, rtol=2e-5, atol=1e-5)
+    for a, k in zip(inputs, keep):  # inputs are never written over
+        np.testing.assert_array_equal(a, k)
+    art = compiled.kiln_artifact
+    return art.wrapper, art.cpp
+
+
+def _in_place(wrapper: str) -> list[tuple[str, str]]:
+    return re.findall(r"^\s+(\w+) = (\w+)  # in place$", wrapper, re.M)
+
+
+def test_bias_and_relu_write_over_the_matmul_result():
+    x, w, b, w2 = _arr(32, 24), _arr(24, 16), _arr(16), _arr(16, 4)
+    wrapper, cpp = _compile(
+        lambda x, w, b, w2: (F.matmul(F.maximum(F.add(F.matmul(x, w), b), 0.0), w2),),
+        [x, w, b, w2])
+    [(out, src)] = _in_place(wrapper)
+    assert re.search(rf"^\s+{src} = np\.asarray\(_ext_matmul\(", wrapper, re.M), wrapper
+    assert f"in place: {out} is written over {src}" in cpp
+    # the kernel has one pointer for both: the output is not a parameter of its own
+    assert f"p_{out}" not in cpp and f"float* __restrict p_{src}" in cpp
+
+
+def test_two_outputs_over_one_dead_input_take_it_once():
+    x, w = _arr(16, 8), _arr(8, 8)
+    wrapper, _ = _compile(lambda x, w: (F.exp(F.matmul(x, w)), F.negative(F.matmul(x, w))),
+                          [x, w])
+    sources = [src for _, src in _in_place(wrapper)]
+    assert len(sources) == len(set(sources)), wrapper
+
+
+def test_input_read_later_is_not_overwritten():
+    # m is read again by the second matmul after the kernel: it must survive.
+    x, w = _arr(8, 8), _arr(8, 8)
+
+    def fn(x, w):
+        m = F.matmul(x, w)
+        return (F.matmul(F.tanh(m), m),)
+    wrapper, _ = _compile(fn, [x, w])
+    assert _in_place(wrapper) == [], wrapper
+
+
+def test_graph_output_is_not_overwritten():
+    x, w = _arr(16, 8), _arr(8, 8)
+
+    def fn(x, w):
+        m = F.matmul(x, w)
+        return (m, F.sin(m))
+    wrapper, _ = _compile(fn, [x, w])
+    assert _in_place(wrapper) == [], wrapper
+
+
+def test_graph_inputs_and_transposed_reads_are_not_overwritten():
+    x = _arr(16, 16)
+    wrapper, _ = _compile(lambda x: (F.add(F.exp(x), 1.0),), [x])
+    assert _in_place(wrapper) == [], wrapper
+    w = _arr(16, 16)
+    # the kernel reads m transposed: element (i, j) is needed after (j, i) was written
+
+    def fn(x, w):
+        m = F.matmul(x, w)
+        return (F.add(F.transpose(m, axes=(1, 0)), m),)
+    wrapper, _ = _compile(fn, [x, w])
+    assert _in_place(wrapper) == [], wrapper
+
+
+def test_a_later_loop_of_the_same_kernel_reading_the_input_blocks_it():
+    # softmax over a matmul result: m is read by the max loop and again by the exp loop,
+    # so nothing written in the first loop may go over it.
+    x, w = _arr(8, 12), _arr(12, 10)
+
+    def softmax(x, w):
+        m = F.matmul(x, w)
+        e = F.exp(F.subtract(m, F.max(m, axis=(1,), keepdims=True)))
+        return (F.true_divide(e, F.sum(e, axis=(1,), keepdims=True)),)
+    wrapper, cpp = _compile(softmax, [x, w])
+    for out, src in _in_place(wrapper):
+        assert f"in place: {out} is written over {src}" in cpp
+
+
+def test_a_later_loop_reading_the_input_blocks_reuse_by_an_earlier_one():
+    # a = 2m is stored in the max loop; exp(m - max) reads m again in the next loop.
+    x, w = _arr(8, 12), _arr(12, 10)
+
+    def fn(x, w):
+        m = F.matmul(x, w)
+        a = F.multiply(m, 2.0)
+        return (a, F.exp(F.subtract(m, F.max(a, axis=(1,), keepdims=True))))
+    wrapper, _ = _compile(fn, [x, w])
+    a_buf, e_buf = re.search(r"return \((\w+), (\w+)\)", wrapper).groups()
+    # the exp loop may write over m (it reads each element before writing it); a may not
+    assert [out for out, _ in _in_place(wrapper)] == [e_buf], wrapper
+
+
+def test_einsum_results_may_be_views_and_are_not_reused():
+    x = _arr(12, 12)
+    wrapper, _ = _compile(lambda x: (F.multiply(F.einsum((x,), subscripts="ij->ji"), 2.0),), [x])
+    assert _in_place(wrapper) == [], wrapper
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_dtype_change_blocks_reuse_and_same_dtype_allows_it(dtype):
+    x = (_arr(8, 8, dtype=np.float64) * 4).astype(dtype)
+    w = (_arr(8, 8, dtype=np.float64) * 4).astype(dtype)
+    wrapper, _ = _compile(lambda x, w: (F.matmul(F.greater(F.matmul(x, w), 0), w),), [x, w])
+    assert _in_place(wrapper) == [], wrapper  # bool output, int/float input
+    wrapper, _ = _compile(lambda x, w: (F.matmul(F.multiply(F.matmul(x, w), 3), w),), [x, w])
+    assert len(_in_place(wrapper)) == 1, wrapper
+
+
+def test_chain_of_kernels_and_repeated_calls_stay_correct():
+    x, w1, w2 = _arr(64, 32), _arr(32, 48), _arr(48, 8)
+
+    def mlp(x, w1, w2):
+        h = F.maximum(F.add(F.matmul(x, w1), 0.5), 0.0)
+        o = F.tanh(F.matmul(h, w2))
+        return (F.multiply(o, o), F.sum(h, axis=(0,)))
+    g = trace(mlp, [TensorMeta(a.shape, a.dtype) for a in (x, w1, w2)], ["x", "w1", "w2"])
+    expected, got, fn = run_both(g, [x, w1, w2])
+    assert _in_place(fn.kiln_artifact.wrapper)
+    for _ in range(3):  # pools and reused buffers across calls
+        again = fn(x, w1, w2)
+        for i, (e, r) in enumerate(zip(expected, again)):
+            assert_same(f"out{i}", e, r, rtol=2e-5, atol=1e-5)
