@@ -57,9 +57,10 @@ def run_backward(roots: list[tuple[GraphNode, Any]], retain_graph: bool, wrap: A
     buffers: dict[GraphNode, list] = {}
     nrs = root_output_nrs or [0] * len(roots)
     for (node, grad), nr in zip(roots, nrs):
-        buf = buffers.setdefault(node, [None] * node.num_outputs)
-        buf[nr] = _add(buf[nr], grad)
+        _send(buffers, node, nr, grad)
     ready = list(dict.fromkeys(node for node, _ in roots if deps.get(node, 0) == 0))
+    # No local here may keep a gradient array alive past its use: a leaf takes a fresh
+    # gradient as its .grad without copying only when nobody else holds it.
     with no_grad():
         while ready:
             node = ready.pop()
@@ -68,23 +69,26 @@ def run_backward(roots: list[tuple[GraphNode, Any]], retain_graph: bool, wrap: A
                 if grads[nr] is not None:
                     grads[nr] = _run_hooks([hook], grads[nr], wrap)
             if isinstance(node, AccumulateGrad):
-                grad = grads[0]
-                grads = None  # the leaf may take the array as its .grad if nobody else holds it
-                if grad is not None:
-                    _accumulate(node.variable, grad, wrap)
-                grad = None
+                if grads[0] is not None:
+                    _accumulate(node.variable, grads.pop(), wrap)
                 continue
-            outgoing = node.run(grads)
+            _propagate(node, node.run(grads), buffers, deps, ready)
             if not retain_graph:
                 node.release()
-            for edge, g in zip(node.edges, outgoing):
-                if g is not None:
-                    buf = buffers.setdefault(edge.node, [None] * edge.node.num_outputs)
-                    buf[edge.input_nr] = _add(buf[edge.input_nr], g)
-                deps[edge.node] -= 1
-                if deps[edge.node] == 0:
-                    ready.append(edge.node)
-            outgoing = g = None
+
+
+def _send(buffers: dict, node: GraphNode, nr: int, grad: Any) -> None:
+    buf = buffers.setdefault(node, [None] * node.num_outputs)
+    buf[nr] = _add(buf[nr], grad)
+
+
+def _propagate(node: GraphNode, outgoing: list, buffers: dict, deps: dict, ready: list) -> None:
+    for edge, g in zip(node.edges, outgoing):
+        if g is not None:
+            _send(buffers, edge.node, edge.input_nr, g)
+        deps[edge.node] -= 1
+        if deps[edge.node] == 0:
+            ready.append(edge.node)
 
 
 def _probe_refs(value: Any) -> int:
@@ -92,12 +96,11 @@ def _probe_refs(value: Any) -> int:
 
 
 def _calibrate() -> int:
-    fresh = np.empty(1)
-    return _probe_refs(fresh)
+    return _probe_refs(np.empty(1))
 
 
-# References to an array that only the engine holds, seen from inside _accumulate: the
-# caller's local and the argument (calibrated, since the count is an interpreter detail).
+# References to an array only the engine held, seen from inside _accumulate: the argument
+# (calibrated the way run_backward passes it, since the count is an interpreter detail).
 _OWNED_REFS = _calibrate()
 
 

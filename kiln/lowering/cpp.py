@@ -8,7 +8,9 @@ kiln/codegen_templates/ lay it out. Generated kernels:
   flat loop), so the innermost loop is long and unit-stride and GCC vectorizes it
   (``#pragma omp simd``; libm calls go to glibc's vector math through SIMD declarations);
 - run serially unless the work is large enough to pay for an OpenMP region;
-- accumulate float reductions in double, NaN-aware for max/min.
+- accumulate float reductions along the contiguous axis in double (NumPy sums those
+  pairwise), and reductions over leading axes row by row in the output dtype, as NumPy
+  does (bit-identical sums); max/min are NaN-aware.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import jinja2
 import numpy as np
@@ -185,6 +188,11 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
                 continue
             # a reduction: accumulate per lane, finish after the loop
             acc_dt = node.acc_dtype
+            if blk and node.combine in ("sum", "prod") and buf.dtype.kind == "f":
+                # NumPy reduces a leading axis row by row in the output dtype; so does the
+                # blocked loop, so accumulating in that dtype gives NumPy's result bit for
+                # bit (and float32 lanes are twice as many as double ones).
+                acc_dt = buf.dtype
             acc_name = names.temp().replace("t", "acc")
             acc, nan = per_point(acc_name), None
             init = _init(node.combine, acc_dt)
@@ -263,6 +271,10 @@ def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
         if parallel and depth == 0:
             out.append("#pragma omp parallel for" + (" simd" if len(loops) == 1 else "")
                        + "".join(" " + c for c in clauses) + " num_threads(nthreads)")
+        elif depth == len(loops) - 1 and _short(n):
+            # A short fixed trip count (softmax over 10 classes): SIMD lanes would mostly
+            # be prologue and remainder; unrolled, the row is straight-line code.
+            out.append(f"#pragma GCC unroll {SHORT_LOOP}")
         elif depth == len(loops) - 1:
             out.append("#pragma omp simd" + "".join(" " + c for c in clauses))
         if v == block:  # the blocked outer points, innermost
@@ -272,6 +284,15 @@ def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
     out += ["  " * len(loops) + line for line in body]
     out += ["  " * d + "}" for d in reversed(range(len(loops)))]
     return out
+
+
+# Inner loops of at most this many iterations (known at compile time) are unrolled
+# (fewer than one AVX-512 vector of floats, where SIMD is mostly remainder handling).
+SHORT_LOOP = 12
+
+
+def _short(n: Any) -> bool:
+    return isinstance(n, (int, str)) and str(n).isdigit() and int(n) <= SHORT_LOOP
 
 
 class _Renamer:

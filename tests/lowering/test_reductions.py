@@ -103,3 +103,38 @@ def test_sum_to_and_strided_reduction():
     expected, got, _ = run_both(g, [x])
     for i, (e, r) in enumerate(zip(expected, got)):
         assert_same(f"out{i}", e, r, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("cols", [3, 10, 12, 13, 40])
+def test_short_rows_are_unrolled_long_rows_vectorized(cols):
+    # Softmax over a few classes: rows of at most 12 elements run as unrolled straight-line
+    # code, longer rows as SIMD loops; NaN rows and ties give NumPy's values either way.
+    x = np.random.default_rng(cols).standard_normal((37, cols)).astype(np.float32)
+    x[3, :] = np.nan
+    x[5, :2] = 7.0
+
+    def softmax(x):
+        e = F.exp(F.subtract(x, F.max(x, axis=(1,), keepdims=True)))
+        return (F.true_divide(e, F.sum(e, axis=(1,), keepdims=True)), F.argmax(x, axis=1))
+    g = trace(softmax, [TensorMeta(x.shape, x.dtype)], ["x"])
+    expected, got, fn = run_both(g, [x])
+    for i, (e, r) in enumerate(zip(expected, got)):
+        assert_same(f"out{i}", e, r, rtol=4e-6)
+    cpp = fn.kiln_artifact.cpp
+    assert ("#pragma GCC unroll" in cpp) == (cols <= 12), cpp
+
+
+@pytest.mark.parametrize("shape,axis", [((256, 512), (0,)), ((300, 7), (0,)), ((4, 64, 33), (0, 1)),
+                                        ((5, 128, 16), (1,))])
+def test_leading_axis_float32_sums_are_bit_identical_to_numpy(shape, axis):
+    # NumPy adds the rows of a leading-axis reduction one by one in float32; kiln's blocked
+    # loop does the same, so sums and products agree exactly, not just within a tolerance
+    # (mean, var and std keep a float64 total: closer to the truth than NumPy's).
+    x = (np.random.default_rng(3).standard_normal(shape) * 100).astype(np.float32)
+    g = trace(lambda x: (F.sum(x, axis=axis), F.prod(F.true_divide(x, 100.0), axis=axis),
+                         F.mean(x, axis=axis)),
+              [TensorMeta(x.shape, x.dtype)], ["x"])
+    expected, got, fn = run_both(g, [x])
+    assert_same("sum", expected[0], got[0], rtol=0.0)
+    assert_same("prod", expected[1], got[1], rtol=0.0)
+    assert_same("mean", expected[2], got[2], rtol=1e-5, atol=1e-5)
