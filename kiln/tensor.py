@@ -345,6 +345,33 @@ def _plain_ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     return target
 
 
+def _operator(name: str, ufunc: np.ufunc, form: str) -> Callable:
+    """``Tensor.__mul__`` and friends: the no-recording fast path without NumPy's override
+    dispatch; anything else goes through NDArrayOperatorsMixin (and so __array_ufunc__)."""
+    slow = getattr(NDArrayOperatorsMixin, name)
+
+    def method(self: Tensor, other: Any) -> Any:
+        if form == "in_place":
+            result = _plain_ufunc_call(ufunc, (self, other), {"out": (self,)})
+        elif form == "reflected":
+            result = _plain_ufunc_call(ufunc, (other, self), {})
+        else:
+            result = _plain_ufunc_call(ufunc, (self, other), {})
+        return slow(self, other) if result is NotImplemented else result
+    method.__name__ = name
+    return method
+
+
+for _ufunc, _stem in ((np.add, "add"), (np.subtract, "sub"), (np.multiply, "mul"),
+                      (np.true_divide, "truediv"), (np.power, "pow")):
+    setattr(Tensor, f"__{_stem}__", _operator(f"__{_stem}__", _ufunc, "plain"))
+    setattr(Tensor, f"__r{_stem}__", _operator(f"__r{_stem}__", _ufunc, "reflected"))
+    setattr(Tensor, f"__i{_stem}__", _operator(f"__i{_stem}__", _ufunc, "in_place"))
+for _ufunc, _stem in ((np.less, "lt"), (np.less_equal, "le"), (np.greater, "gt"),
+                      (np.greater_equal, "ge")):
+    setattr(Tensor, f"__{_stem}__", _operator(f"__{_stem}__", _ufunc, "plain"))
+
+
 def _needs_grad(inputs: tuple) -> bool:
     return is_grad_enabled() and any(t._requires_grad for t in _tensors_in(inputs))
 

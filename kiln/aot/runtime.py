@@ -125,10 +125,12 @@ class AOTFunction:
                 kept = [i for i, r in enumerate(dedup) if r == i]
                 args = tuple(args[i] for i in kept)
                 arrays = [arrays[i] for i in kept]
-        training = is_grad_enabled() and any(
-            isinstance(a, Tensor) and a.requires_grad for a in args)
-        mask = tuple(isinstance(a, Tensor) and a.requires_grad and a.dtype.kind == "f"
-                     for a in args) if training else None
+        mask = None  # which inputs need a gradient; None when none does (or grad mode is off)
+        if is_grad_enabled():
+            needs = tuple(isinstance(a, Tensor) and a._requires_grad and a._data.dtype.kind == "f"
+                          for a in args)
+            if True in needs:
+                mask = needs
         key = (dedup, mask)
         variant = self.variants.get(key)
         if variant is None:
@@ -204,6 +206,10 @@ class _Variant:
             self.tangent_metas = [self.fgraph.output_node.args[0][k].val
                                   for k in self.joint.tangent_outputs]
             self.nr_of_output = {k: nr for nr, k in enumerate(self.joint.tangent_outputs)}
+            # The common case (no input written, every output a fresh array) has a
+            # short path: a training step's Python runs between cache-cold BLAS calls.
+            self.simple = not self.plan.mutated and self._fresh_outputs()
+            self.grad_positions = tuple(enumerate(self.joint.grad_inputs))
         else:
             self.forward = owner.fw_compiler(self.fgraph, arrays)
             if self.error is not None:
@@ -212,9 +218,11 @@ class _Variant:
 
     def outputs_are_direct(self) -> bool:
         """Are the compiled forward's outputs exactly what the user gets back?"""
+        return not self.training and not self.plan.mutated and self._fresh_outputs()
+
+    def _fresh_outputs(self) -> bool:
         specs = self.plan.outputs
-        return (not self.training and not self.plan.mutated
-                and len(specs) == self.plan.num_graph_outputs
+        return (len(specs) == self.plan.num_graph_outputs
                 and all(s.kind == "fresh" and s.index == i for i, s in enumerate(specs)))
 
     def compiled_backward(self, example: list) -> Callable:
@@ -225,6 +233,8 @@ class _Variant:
     # -- running -------------------------------------------------------------------------------
     def __call__(self, args: tuple, arrays: list) -> tuple:
         if self.training:
+            if self.error is None and self.simple:
+                return self._run_training_simple(args, arrays)
             return self._run_training(args, arrays)
         outs = self.forward(*arrays)
         Tensor = _tensor_cls()
@@ -331,6 +341,48 @@ class _Variant:
         return self._user_outputs(args, arrays, outs, True, wrapped)
 
 
+    def _run_training_simple(self, args: tuple, arrays: list) -> tuple:
+        """_run_training when nothing is written back and every output is fresh."""
+        Tensor = _TENSOR[0]
+        node = CompiledFunctionBackward(self)
+        edges = node.edges
+        for pos, i in self.grad_positions:
+            t = args[i]
+            target = t.grad_fn
+            if target is None:
+                target = t._accumulator or _accumulator_of(t)
+            edges.append(Edge(pos, None, target, t._output_nr))
+        result = self.forward(*arrays)
+        n = self.joint.num_fw_outputs
+        saved = node.saved = result[n:]
+        node.num_outputs = max(len(self.nr_of_output), 1)
+        nr_of_output = self.nr_of_output
+        outs = []
+        for k in range(n):
+            value = result[k]
+            if isinstance(value, (np.ndarray, np.generic)):
+                value = Tensor(np.asarray(value))
+                nr = nr_of_output.get(k)
+                if nr is not None:
+                    value.grad_fn = node
+                    value._output_nr = nr
+                    value._requires_grad = True
+            outs.append(value)
+        # Saved values the user can reach: changing one in place must fail the backward.
+        visible = {id(a._data): a for a in args if isinstance(a, Tensor)}
+        for t in outs:
+            if isinstance(t, Tensor):
+                visible[id(t._data)] = t
+        node.versions = [(t._version, t._version.value)
+                         for t in (visible.get(id(s)) for s in saved) if t is not None]
+        return tuple(outs)
+
+
+def _accumulator_of(t: Any) -> Any:
+    from ..tensor import _accumulator_of as get
+    return get(t)
+
+
 def _is_float_val(value: Any) -> bool:
     return isinstance(value, Node) and isinstance(value.val, TensorMeta) and value.val.dtype.kind == "f"
 
@@ -374,16 +426,15 @@ class CompiledFunctionBackward(GraphNode):
                     f"modifying it")
         if all(g is None for g in grads):
             return [None] * len(self.edges)
-        tangents = []
+        example = list(self.saved)
         for g, meta in zip(grads, variant.tangent_metas):
             if g is None:
-                tangents.append(np.zeros(meta.shape, meta.dtype))
-            else:
-                tangents.append(np.asarray(g, dtype=meta.dtype).reshape(meta.shape))
-        example = list(self.saved) + tangents
-        backward = variant.compiled_backward(example)
-        result = backward(*example)
-        return [None if r is None else np.asarray(r) for r in result]
+                g = np.zeros(meta.shape, meta.dtype)
+            elif type(g) is not np.ndarray or g.dtype != meta.dtype or g.shape != meta.shape:
+                g = np.asarray(g, dtype=meta.dtype).reshape(meta.shape)
+            example.append(g)
+        backward = variant.backward_fn or variant.compiled_backward(example)
+        return [None if r is None else np.asarray(r) for r in backward(*example)]
 
 
 def run_op_by_op(graph: Graph, args: tuple) -> tuple:
