@@ -36,19 +36,20 @@ class Tensor(NDArrayOperatorsMixin):
 
     __array_priority__ = 1000
 
+    # Defaults every new Tensor starts with (class attributes: creating a Tensor stores
+    # only its data and version counter; setting one of these makes it the instance's own).
+    _grad: "Tensor | None" = None
+    grad_fn: BackwardNode | None = None
+    _requires_grad = False
+    _base: "Tensor | None" = None          # the Tensor whose data a view shares
+    _accumulator: AccumulateGrad | None = None
+    _output_nr = 0                          # which output of grad_fn this Tensor is
+
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
         if isinstance(data, Tensor):
             data = data._data
         self._data = np.asarray(data)
-        self._grad: Tensor | None = None
-        self.grad_fn: BackwardNode | None = None
-        self._requires_grad = False
         self._version = VersionCounter()
-        self._base: Tensor | None = None
-        self._accumulator: AccumulateGrad | None = None
-        self._hooks: list[Callable] = []
-        # Which output of grad_fn this Tensor is (compiled functions have several).
-        self._output_nr = 0
         if requires_grad:
             self.requires_grad = True
 

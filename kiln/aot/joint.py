@@ -21,12 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
 
-from ..errors import NoDerivative
 from ..ir import Graph, Node, Proxy, map_nodes
+from ..ir.autodiff import backprop, depends_on, is_float as _is_float
 from ..ir.passes import dce
-from ..ops import TensorMeta
 
 
 @dataclass
@@ -36,11 +34,6 @@ class Joint:
     num_fw_outputs: int
     tangent_outputs: list[int]     # which forward outputs have a tangent, in tangent order
     grad_inputs: list[int]         # which primals get a gradient output, in output order
-
-
-def _is_float(node: Any) -> bool:
-    val = getattr(node, "val", None)
-    return isinstance(val, TensorMeta) and val.dtype.kind == "f"
 
 
 def copy_nodes(src: Graph, dst: Graph, env: dict[Node, Any]) -> Any:
@@ -74,59 +67,16 @@ def build_joint(fw: Graph, requires_grad: Sequence[bool]) -> Joint:
     outs = copy_nodes(fw, g, env)
     joint_primals = [env[p] for p in primals]
 
-    # Which values depend on a primal that requires grad (through float values).
-    needs: set[Node] = {jp for jp, rg in zip(joint_primals, requires_grad) if rg and _is_float(jp)}
-    for node in g.calls:
-        if _is_float(node) and any(i in needs for i in node.inputs):
-            needs.add(node)
-
+    wrt = [jp for jp, rg in zip(joint_primals, requires_grad) if rg and _is_float(jp)]
+    needs = depends_on(g.calls, wrt)
     tangent_outputs = [i for i, o in enumerate(outs) if isinstance(o, Node) and o in needs]
     tangents = [g.placeholder(f"tangents_{k}", outs[i].val)
                 for k, i in enumerate(tangent_outputs)]
-
-    cot: dict[Node, Proxy] = {}
-
-    def accumulate(node: Node, grad: Any) -> None:
-        if grad is None or node not in needs:
-            return
-        if isinstance(grad, np.ndarray):
-            grad = Proxy(g.constant(grad, "grad_const"))
-        elif not isinstance(grad, Proxy):
-            return  # a Python zero: nothing flows
-        prev = cot.get(node)
-        cot[node] = grad if prev is None else _add(prev, grad)
-
-    for k, i in enumerate(tangent_outputs):
-        accumulate(outs[i], Proxy(tangents[k]))
-
-    for node in reversed(g.calls):
-        if node not in cot or node not in needs:
-            continue
-        op = node.target
-        inputs = map_nodes(node.args, Proxy)
-        if op.vjp is None:
-            raise NoDerivative(f"Differentiation rule for '{op.name}' not implemented; "
-                               f"detach the value (x.detach()) or compute it under kiln.no_grad()")
-        grads = op.backward(cot.pop(node), Proxy(node), tuple(inputs), node.kwargs)
-        for arg, grad, name in zip(node.args, grads, op.inputs):
-            if name.startswith("*"):
-                for sub_arg, sub_grad in zip(arg, grad or ()):
-                    if isinstance(sub_arg, Node):
-                        accumulate(sub_arg, sub_grad)
-            elif isinstance(arg, Node):
-                accumulate(arg, grad)
-
+    grads = backprop(list(g.calls), [(outs[i], Proxy(t)) for i, t in zip(tangent_outputs, tangents)],
+                     wrt)
     grad_inputs = [i for i, (jp, rg) in enumerate(zip(joint_primals, requires_grad))
                    if rg and _is_float(jp)]
-    grad_outs = []
-    for i in grad_inputs:
-        value = cot.get(joint_primals[i])
-        grad_outs.append(value.node if value is not None else None)
+    grad_outs = [value.node if value is not None else None for value in grads]
     g.output(tuple(outs) + tuple(grad_outs))
     dce(g)
     return Joint(g, len(primals), len(outs), tangent_outputs, grad_inputs)
-
-
-def _add(a: Proxy, b: Proxy) -> Proxy:
-    from ..ops import F
-    return F.add(a, b)

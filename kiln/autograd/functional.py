@@ -62,6 +62,8 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable
             value = out.numpy()[()] if out.ndim == 0 else out.numpy()
         return value, (grads if isinstance(argnums, tuple) else grads[0])
 
+    # What capture reads to differentiate the call inside a compiled function instead.
+    wrapper.__kiln_grad__ = (fn, argnums, True)
     return wrapper
 
 
@@ -73,4 +75,5 @@ def grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         return vg(*args, **kwargs)[1]
 
+    wrapper.__kiln_grad__ = (fn, argnums, False)
     return wrapper

@@ -86,7 +86,7 @@ def capture(fn: types.FunctionType, args: tuple, kwargs: dict, dynamic: DynamicS
 def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult, stop_at: int | None) -> None:
     code = fn.__code__
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError as e:
         result.cacheable = False
         raise BreakGraph(GraphBreak("user_error", f"TypeError: {e}", code.co_filename,

@@ -158,17 +158,20 @@ class GuardSet:
         nd = self.ns.ref(cls, "ndarray" if cls is np.ndarray else "Tensor")
         dt = self.ns.ref(value.dtype, "dtype")
         shape = value.shape
-        fast = [f"_kiln_type({c}) is {nd}", f"{c}.dtype == {dt}"]
         tensor = cls is not np.ndarray
+        # The combined check reads a Tensor's array and flag directly (its type is checked
+        # first): no property calls on the cache-hit path.
+        a = f"{c}._data" if tensor else c
+        fast = [f"_kiln_type({c}) is {nd}", f"{a}.dtype == {dt}"]
         if tensor:
             rg = bool(value.requires_grad)
-            fast.append(f"{c}.requires_grad is {rg}")
+            fast.append(f"{c}._requires_grad is {rg}")
         if not dynamic_dims:
-            fast.append(f"{c}.shape == {literal(tuple(shape))}")
+            fast.append(f"{a}.shape == {literal(tuple(shape))}")
         else:
-            fast.append(f"{c}.ndim == {len(shape)}")
+            fast.append(f"{a}.ndim == {len(shape)}")
             for i, n in enumerate(shape):
-                fast.append(f"{c}.shape[{i}] >= 2" if i in dynamic_dims else f"{c}.shape[{i}] == {n}")
+                fast.append(f"{a}.shape[{i}] >= 2" if i in dynamic_dims else f"{a}.shape[{i}] == {n}")
         if not self._add(Guard(TYPE, source, f"_kiln_type({c}) is {nd}",
                                f"type({d}) is {display_object(cls)}",
                                seen=f"_kiln_type({c}).__qualname__"), fast=" and ".join(fast)):

@@ -88,9 +88,18 @@ def _copy_into_vjp(g, out, dst, src, where, casting):
     return gdst, gsrc, None
 
 
+def _copy_into_decomposition(dst, src, where, casting):
+    """For the compilers: src cast to dst's dtype and broadcast to its shape (where dst is
+    not kept), so the new value of a written argument is computed by the kernel that
+    makes src instead of copied twice (the casting check already ran in the shape rule)."""
+    value = F.broadcast_to(F.astype(src, dtype=dst.dtype), shape=tuple(shape_of(dst)))
+    return value if where is True else F.where(where, value, dst)
+
+
 copy_into = declare("copy_into", Category.POINTWISE, _copy_into_impl,
                     inputs=("dst", "src", "where"), params={"casting": "same_kind"},
                     meta=_copy_into_meta, vjp=_copy_into_vjp,
+                    lowering={"decompose": _copy_into_decomposition},
                     doc="the new value of dst after np.copyto(dst, src, casting, where)")
 
 

@@ -154,6 +154,13 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if is_numpy_callable(value):  # before plain functions: np.ones is Python code
         _guard_id(tx, source, value)
         return NumpyFunctionVariable(value, source)
+    if kind is types.FunctionType and getattr(value, "__kiln_grad__", None) is not None:
+        # made by kiln.grad / kiln.value_and_grad outside: differentiated in the graph
+        from .grad import GradTransformVariable
+        _guard_id(tx, source, value)
+        fn, argnums, with_value = value.__kiln_grad__
+        return GradTransformVariable(wrap(tx, fn, AttrSource(source, "__wrapped__")
+                                          if source is not None else None), argnums, with_value)
     if kind is types.FunctionType:
         if source is not None and source.is_argument():
             # A function passed in (a closure rebuilt for a resume function, a lambda made

@@ -58,6 +58,10 @@ class UserFunctionVariable(VariableTracker):
         if special == "disabled":
             tx.unsupported("disabled", f"{self.fn.__qualname__} is marked kiln.disable",
                            "remove kiln.disable to compile it into the graph")
+        from .grad import grad_transform
+        transform = grad_transform(tx, self.fn, args, kwargs)
+        if transform is not None:
+            return transform
         from .builder import wrap
         # Defaults are read state, like globals (a mutable default mutated by the helper
         # must break, not be copied): they get sources.
