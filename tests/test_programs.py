@@ -1022,6 +1022,16 @@ def einsum_views(a):
     return d, t, np.einsum("ii", a), np.einsum("ij,jk", a, a), np.diagonal(a), a.diagonal(1)
 
 
+@program((rn(3, 3),), (rn(2, 4, dtype=f32),))
+def write_through_einsum_view(a):
+    # A one-operand einsum that sums nothing is a view: writes go both ways, as in NumPy.
+    t = np.einsum("ij->ji", a)
+    t[0, -1] = 7.0
+    s = a.sum()
+    a[0, 0] = -1.0
+    return s, t.sum(), np.einsum("ij,kj->ik", a, a), np.einsum("ij->i", t)
+
+
 @program((rn(5, 1, 3),), (rn(1, 1, 1),))
 def squeeze_expand(x):
     return np.squeeze(x), x.squeeze(axis=1), np.expand_dims(x, 0).shape, x[:, 0], np.atleast_2d(x[0, 0]), \

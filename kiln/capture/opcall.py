@@ -96,6 +96,9 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if op.data_dependent:
         tx.unsupported("data_dependent", f"{spelling.text} has a data-dependent output shape",
                        HINTS["data_dependent"])
+    if op.opaque_view is not None and op.opaque_view(*bound.inputs, **bound.params):
+        tx.unsupported("unsupported_call", f"{spelling.text} returns a view of its operand "
+                       f"here; it runs as Python so writes through it behave as in NumPy")
 
     def to_graph(value: Any, position: int | None = None) -> Any:
         if isinstance(value, ArrayArg):

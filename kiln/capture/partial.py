@@ -360,6 +360,12 @@ def _statement_line(facts, k: int) -> int | None:
     return facts.linenos[k]
 
 
+def _is_kiln_or_numpy(fn: Any) -> bool:
+    """kiln's and NumPy's own Python functions are never compiled as user helpers."""
+    module = getattr(fn, "__module__", None) or ""
+    return module.split(".")[0] in ("kiln", "numpy")
+
+
 def _region_functions(facts, a: int, b: int, fn_globals: dict) -> list:
     """User functions a region that runs as Python calls by global name."""
     found = []
@@ -368,8 +374,8 @@ def _region_functions(facts, a: int, b: int, fn_globals: dict) -> list:
             continue
         value = fn_globals.get(facts.args[k][1])
         module = getattr(value, "__module__", None) or ""
-        if isinstance(value, types.FunctionType) and not module.split(".")[0] in (
-                "kiln", "numpy") and module not in sys.stdlib_module_names \
+        if isinstance(value, types.FunctionType) and not _is_kiln_or_numpy(value) \
+                and module not in sys.stdlib_module_names \
                 and not getattr(value, "__kiln_disabled__", False) \
                 and not getattr(value, "__kiln_graph_break__", False) and value not in found:
             found.append(value)
@@ -397,7 +403,7 @@ def _wrap_helper(stack, nulls, facts, a, exprs, rebuild, helper_factory, use_hoo
         if wrapped is not None:
             exprs[position] = rebuild.ns.ref(wrapped, "helper")
         return []
-    if not isinstance(var, UserFunctionVariable):
+    if not isinstance(var, UserFunctionVariable) or _is_kiln_or_numpy(var.fn):
         return []
     if use_hook:
         return [var.fn]

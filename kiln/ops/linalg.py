@@ -365,9 +365,16 @@ def _einsum_vjp(g, out, operands, subscripts, optimize=False):
     return (contraction_vjp(g, tuple(operands), lhs.split(","), out_term),)
 
 
+def _einsum_view(operands: tuple, subscripts: str, optimize: bool = False) -> bool:
+    """NumPy's einsum returns a view of a single operand when it sums no axis
+    ('ij->ji', 'ii->i')."""
+    lhs, _, out = subscripts.partition("->")
+    return len(operands) == 1 and set(lhs.replace(",", "")) <= set(out)
+
+
 einsum = declare("einsum", Category.EXTERN, _einsum_impl, inputs=("*operands",),
                  params={"subscripts": _NO_DEFAULT, "optimize": False}, meta=_einsum_meta,
-                 vjp=_einsum_vjp,
+                 vjp=_einsum_vjp, opaque_view=_einsum_view,
                  doc="numpy.einsum; subscripts always explicit ('ij,jk->ik'), one letter per axis")
 
 

@@ -72,6 +72,10 @@ class Op:
     # The output may share memory with input 0 (``astype(copy=False)``): stages treat it
     # like a view and check real aliasing. Every VIEW op may alias.
     aliases: bool = False
+    # ``opaque_view(*inputs, **params)``: True when NumPy returns a view of an input that
+    # the stages cannot follow (a one-operand einsum that sums nothing); capture runs such
+    # a call as Python, so writes through the view reach the input as in NumPy.
+    opaque_view: Callable[..., bool] | None = None
     # How lowering turns a call into loop-level code (see kiln/lowering/): for pointwise ops
     # a dict of per-backend expression templates; None means "an extern call of impl".
     lowering: Any = None

@@ -64,10 +64,14 @@ class GradTransformVariable(VariableTracker):
                            f"differentiated arguments")
         graph = tx.output.graph
         start = len(graph.nodes)
+        wrt_nodes = [a.node for a in wrt]
         result = self.fn.call(tx, list(args), dict(kwargs))
         calls = [n for n in graph.nodes[start:] if n.kind == "call"]
         backward_start = len(graph.nodes)
-        if any(n.target.mutates for n in calls):
+        # A write into an argument (eager: an error on a leaf) shows as a mutation op or as
+        # the argument's tracker moved to a new node (capture's in-place rewrite).
+        if any(n.target.mutates for n in calls) or \
+                any(a.node is not n for a, n in zip(wrt, wrt_nodes)):
             tx.unsupported("unsupported_call", f"{what}: the function writes into an array")
         if isinstance(result, ArrayVariable) and not result.tensor:
             meta = result.meta
@@ -76,7 +80,7 @@ class GradTransformVariable(VariableTracker):
                                f"{result.describe()}, not a float scalar")
             seed = Proxy(graph.constant(np.ones(meta.shape, meta.dtype), "grad_seed"))
             try:
-                grads = backprop(calls, [(result.node, seed)], [a.node for a in wrt])
+                grads = backprop(calls, [(result.node, seed)], wrt_nodes)
             except NoDerivative as e:
                 tx.unsupported("unsupported_call", f"{what}: {e}")
         elif isinstance(result, ConstantVariable) and _float_scalar(result.value):

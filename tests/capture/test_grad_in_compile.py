@@ -1,0 +1,145 @@
+"""kiln.grad / kiln.value_and_grad called inside a compiled function: the backward is
+written into the same graph (one graph, no autograd at run time). Every case is compared
+with the same function run without kiln (the eager kiln.grad), gradients also with
+finite differences; whatever the eager version treats differently falls back to it."""
+import functools
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.autograd import numerical_grad
+
+from .conftest import assert_same
+
+RNG = np.random.default_rng(5)
+
+
+def mlp_loss(w1, b1, w2, x, y):
+    h = np.maximum(x @ w1 + b1, 0.0)
+    z = h @ w2
+    z = z - z.max(axis=1, keepdims=True)
+    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    return -np.sum(y * np.log(p)) / x.shape[0]
+
+
+def _data():
+    x = RNG.standard_normal((6, 5))
+    y = np.eye(3)[RNG.integers(0, 3, 6)]
+    return RNG.standard_normal((5, 4)), RNG.standard_normal(4), RNG.standard_normal((4, 3)), x, y
+
+
+def test_value_and_grad_of_an_mlp_is_one_graph_matching_eager_and_finite_differences(probe):
+    def step(w1, b1, w2, x, y):
+        return kiln.value_and_grad(mlp_loss, argnums=(0, 1, 2))(w1, b1, w2, x, y)
+
+    args = _data()
+    compiled, backend, (value, grads) = probe(step, *args)
+    graph = backend.graphs[0]
+    assert "matmul" in graph.op_names() and graph.op_names().count("matmul") >= 4
+    assert isinstance(value, np.float64)
+    for i, g in enumerate(grads):
+        fd = numerical_grad(mlp_loss, args, i, np.ones(()))
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_in_place_sgd_step_on_the_arguments(probe):
+    def train(w1, b1, w2, x, y):
+        loss, grads = kiln.value_and_grad(mlp_loss, argnums=(0, 1, 2))(w1, b1, w2, x, y)
+        for p, g in zip((w1, b1, w2), grads):
+            p -= 0.1 * g
+        return loss
+
+    probe(train, *_data(), calls=3)  # the arguments' final state is compared too
+
+
+def test_grad_made_outside_and_scalar_argnums(probe):
+    dloss = kiln.grad(lambda w, x: np.sum(np.tanh(x @ w) ** 2))
+
+    def fn(w, x):
+        return w - 0.5 * dloss(w, x), dloss(w * 2.0, x)
+
+    probe(fn, RNG.standard_normal((3, 2)), RNG.standard_normal((4, 3)))
+
+
+def test_closed_over_values_are_constants_as_in_eager(probe):
+    # y is computed from w before the call: d/dw of f(w) treats it as a constant.
+    def fn(w):
+        y = np.sin(w)
+        return kiln.grad(lambda v: np.sum(v * y))(w)
+
+    w = RNG.standard_normal(4)
+    _, _, got = probe(fn, w)
+    np.testing.assert_allclose(got, np.sin(w), rtol=1e-15)
+
+
+def test_output_not_depending_on_the_argument_gives_zeros(probe):
+    def fn(w, x):
+        return kiln.value_and_grad(lambda w, x: np.sum(x * 2.0), argnums=(0, 1))(w, x)
+
+    _, _, (value, (gw, gx)) = probe(fn, RNG.standard_normal(3), RNG.standard_normal(3))
+    assert not gw.any() and np.all(gx == 2.0)
+
+
+def test_float32_and_cpp_backend():
+    w, x = RNG.standard_normal((8, 4)).astype(np.float32), RNG.standard_normal((16, 8)).astype(np.float32)
+
+    def fn(w, x):
+        loss, g = kiln.value_and_grad(lambda w, x: np.mean(np.tanh(x @ w) ** 2))(w, x)
+        return loss, w - 0.1 * g
+
+    compiled = kiln.compile(fn, backend="cpp")
+    want_loss, want_w = fn(w, x)
+    got_loss, got_w = compiled(w, x)
+    assert type(got_loss) is type(want_loss) and got_w.dtype == np.float32
+    np.testing.assert_allclose(got_loss, want_loss, rtol=1e-5)
+    np.testing.assert_allclose(got_w, want_w, rtol=1e-5, atol=1e-6)
+    assert len(compiled.records) == 1 and compiled.records[0].graph_break is None
+
+
+@pytest.mark.parametrize("case", ["int_argument", "vector_output", "writes_argument",
+                                  "graph_break_inside", "no_derivative", "same_array_twice"])
+def test_what_eager_treats_differently_falls_back_to_it(case, probe):
+    w = RNG.standard_normal(4)
+    if case == "int_argument":
+        fn = lambda w: kiln.grad(lambda a: np.sum(a * 2.0))(np.arange(4))  # noqa: E731
+    elif case == "vector_output":
+        fn = lambda w: kiln.grad(lambda a: a * 2.0)(w)  # noqa: E731
+    elif case == "writes_argument":
+        def body(a):
+            a[0] = 1.0
+            return np.sum(a * a)
+        fn = lambda w: kiln.grad(body)(w.copy())  # noqa: E731
+    elif case == "graph_break_inside":
+        def body(a):
+            print("inside", file=__import__("sys").stderr)
+            return np.sum(a ** 3)
+        fn = lambda w: kiln.grad(body)(w) * 2.0  # noqa: E731
+    elif case == "no_derivative":
+        fn = lambda w: kiln.grad(lambda a: np.sum(np.floor(a) * 1.0 + np.sign(a)))(w)  # noqa: E731
+    else:
+        fn = lambda w: kiln.grad(lambda a, b: np.sum(a * b), argnums=(0, 1))(w, w)  # noqa: E731
+    compiled = kiln.compile(fn, backend="aot_eager")
+    try:
+        want = fn(w)
+    except Exception as e:
+        with pytest.raises(type(e)) as got:
+            compiled(w)
+        assert str(got.value) == str(e)
+        return
+    assert_same(compiled(w), want)
+
+
+def test_functools_wraps_decorated_functions_compile_with_their_own_signature(probe):
+    def logged(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            args = list(args)
+            return fn(*args, **kwargs) * 2.0
+        return wrapper
+
+    @logged
+    def f(x, y=1.0):
+        return np.sum(x) + y
+
+    probe(f, np.arange(3.0), graphs=1)
