@@ -211,6 +211,9 @@ class _Variant:
             self.simple = not self.plan.mutated and self._fresh_outputs()
             self.grad_positions = tuple(enumerate(self.joint.grad_inputs))
         else:
+            if not self.training:
+                # Inference: the forward may write a mutated input's final value in place.
+                self.fgraph.donated = {k: i for i, k in self.plan.mutated}
             self.forward = owner.fw_compiler(self.fgraph, arrays)
             if self.error is not None:
                 self.nr_of_output = {k: 0 for k in range(self.plan.num_graph_outputs)
@@ -247,7 +250,8 @@ class _Variant:
         for i, k in self.plan.mutated:
             target = args[i]
             data = target._data if isinstance(target, Tensor) else target
-            np.copyto(data, outs[k], casting="unsafe")
+            if outs[k] is not data:  # a backend may have written it in place (donation)
+                np.copyto(data, outs[k], casting="unsafe")
             if isinstance(target, Tensor):
                 target._version.bump()
 

@@ -103,6 +103,10 @@ class Graph:
         self.nodes: list[Node] = []
         self._names: dict[str, int] = {}
         self._compiled: Callable | None = None
+        # output index -> placeholder index: that output is the new value of that input,
+        # which the caller copies back into it (aot's epilogue), so a backend may compute
+        # it in the input's own memory and return the input itself (JAX's donation).
+        self.donated: dict[int, int] = {}
 
     # -- building ---------------------------------------------------------------------------
     def _fresh_name(self, hint: str) -> str:

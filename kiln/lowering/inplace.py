@@ -16,6 +16,9 @@ An input qualifies when it is
   extern op that always returns a new array (``FRESH_EXTERNS``; einsum, for one, may
   return a view of its operand);
 - dead after this kernel: no later kernel, extern call or graph output reads it;
+- or the caller's array the output is the new value of (``Graph.donated``: aot's
+  epilogue would copy it there), when no later step reads it and no later extern call can
+  raise; then the wrapper returns the caller's array and the epilogue has nothing to do;
 - read by this kernel only at the output's write index (the same element), in the
   output's own loop (stage) or an earlier loop of the same outer point, never a later
   one; within the output's loop, first read by the output's own node or one before it,
@@ -50,14 +53,32 @@ def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buff
                 last[v.buf.name] = len(items)
     fresh = {item.name for item in items
              if isinstance(item, ExternNode) and item.op.name in FRESH_EXTERNS}
+    donated = _donated(low)
+    raising = [step for step, item in enumerate(items)
+               if isinstance(item, ExternNode) and item.op.may_raise]
     plan: dict[str, Buffer] = {}
     for step, item in enumerate(items):
         if isinstance(item, Kernel):
-            plan.update(_kernel_plan(item, step, last, fresh, local))
+            # A caller's array is written only when nothing after can still raise.
+            give = donated if not any(r > step for r in raising) else {}
+            plan.update(_kernel_plan(item, step, last, fresh, local, give))
     return plan
 
 
-def _kernel_plan(kernel: Kernel, step: int, last: dict, fresh: set, local: dict) -> dict:
+def _donated(low: GraphLowering) -> dict[str, Buffer]:
+    """output buffer name -> the input buffer it is the new value of (Graph.donated)."""
+    out: dict[str, Buffer] = {}
+    for k, i in getattr(low.graph, "donated", {}).items():
+        value = low.outputs[k] if k < len(low.outputs) else None
+        target = low.inputs[i][1] if i < len(low.inputs) else None
+        if isinstance(value, BufferValue) and value.is_whole() and isinstance(target, Buffer) \
+                and target.kind == "input" and value.buf.kind == "computed":
+            out[value.buf.name] = target
+    return out
+
+
+def _kernel_plan(kernel: Kernel, step: int, last: dict, fresh: set, local: dict,
+                 donated: dict) -> dict:
     written = kernel.written()
     # Every load of every buffer: (stage, position in the stage, node name, index).
     loads: dict[str, list] = {}
@@ -73,11 +94,17 @@ def _kernel_plan(kernel: Kernel, step: int, last: dict, fresh: set, local: dict)
             if role != "row" or out.kind != "computed" or local.get(out.name) is not None:
                 continue
             w = write_index(node, role, kernel.frame)
-            for name, uses in loads.items():
-                buf = uses[0][2]
+            candidates = [(name, uses[0][2], uses) for name, uses in loads.items()]
+            target = donated.get(out.name)
+            if target is not None:
+                # The caller's array this output is the new value of: first choice, and it
+                # qualifies even if this kernel does not read it.
+                candidates.insert(0, (target.name, target, loads.get(target.name, [])))
+            for name, buf, uses in candidates:
+                owned = buf.kind == "computed" or name in fresh
                 if (name in taken or name in written or local.get(name) is not None
-                        or last.get(name) != step
-                        or not (buf.kind == "computed" or name in fresh)
+                        or (buf is not target and not owned)
+                        or (last.get(name, -1) > step if buf is target else last.get(name) != step)
                         or (buf.shape, buf.dtype, buf.strides, buf.offset)
                         != (out.shape, out.dtype, out.strides, out.offset)):
                     continue

@@ -46,7 +46,8 @@ def artifact_key(graph: Any, example_inputs: list, reinfer: bool) -> str | None:
     from ..ir.printer import python_code
     consts: dict[str, Any] = {}
     parts = [python_code(graph, consts), code_version(), str(reinfer),
-             str(config.num_threads), config.cxx, config.cxx_flags]
+             str(config.num_threads), config.cxx, config.cxx_flags,
+             repr(sorted(getattr(graph, "donated", {}).items()))]
     for node in graph.placeholders:
         parts.append(repr((node.name, node.val, node.meta.get("dynamic_dims"))))
     parts += [_layout(v) for v in example_inputs]

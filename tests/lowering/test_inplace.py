@@ -148,3 +148,76 @@ def test_chain_of_kernels_and_repeated_calls_stay_correct():
         again = fn(x, w1, w2)
         for i, (e, r) in enumerate(zip(expected, again)):
             assert_same(f"out{i}", e, r, rtol=2e-5, atol=1e-5)
+
+
+# -- the caller's arrays: a mutated argument's new value computed in its own memory ------
+
+def _compiled_wrapper(fn, *args):
+    import kiln
+    compiled = kiln.compile(fn, backend="cpp")
+    got = compiled(*args)
+    aot = compiled.cache_entries[0].check.__globals__["_kiln_graph"]
+    (variant,) = aot.variants.values()
+    return got, variant.forward.kiln_artifact.wrapper
+
+
+def _check_against_numpy(fn, *args):
+    want_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    want = fn(*want_args)
+    got, wrapper = _compiled_wrapper(fn, *args)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    for a, w in zip(args, want_args):
+        np.testing.assert_array_equal(a, w)
+    return wrapper
+
+
+def test_argument_updated_in_place_is_written_in_place():
+    def fn(x, y):
+        x += 2.0 * y
+        return x.sum()
+    x = np.arange(6.0)
+    before = x.__array_interface__["data"][0]
+    wrapper = _check_against_numpy(fn, x, np.ones(6))
+    assert ("buf0", "x") in _in_place(wrapper), wrapper
+    assert x.__array_interface__["data"][0] == before
+
+
+def test_new_value_read_from_other_elements_is_not_written_in_place():
+    def reverse(x, y):
+        np.copyto(x, x[::-1] + y)
+        return x
+    wrapper = _check_against_numpy(reverse, np.arange(1001.0), np.ones(1001))
+    assert not any(src == "x" for _, src in _in_place(wrapper)), wrapper
+
+    def stencil(x, y):  # the stencil is computed first; only the last kernel writes x
+        x[1:-1] = 0.5 * (x[:-2] + x[2:]) + y[1:-1]
+        x *= 2.0
+        return x
+    _check_against_numpy(stencil, np.arange(8.0), np.ones(8))
+
+
+def test_argument_read_after_its_update_is_not_written_in_place():
+    def fn(x):
+        old = x * 1.0
+        x *= 3.0
+        return x - old.sum(), np.sin(x)
+    x = np.linspace(0, 1, 5)
+    want = fn(x.copy())
+    got, wrapper = _compiled_wrapper(fn, x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    np.testing.assert_allclose(x, np.linspace(0, 1, 5) * 3.0, rtol=1e-15)
+
+
+def test_training_calls_never_write_arguments_early():
+    import kiln
+
+    def fn(w, x):
+        x += 1.0
+        return (w * x).sum()
+    w = kiln.tensor(np.ones(3), requires_grad=True)
+    x = np.arange(3.0)
+    compiled = kiln.compile(fn, backend="cpp")
+    compiled(w, x).backward()
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 2.0, 3.0])
