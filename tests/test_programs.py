@@ -1032,6 +1032,20 @@ def write_through_einsum_view(a):
     return s, t.sum(), np.einsum("ij,kj->ik", a, a), np.einsum("ij->i", t)
 
 
+_C = rn(3, 4)
+
+
+@program((_C,), (np.asfortranarray(_C),), (rn(3, 8)[:, ::2],), (_C,), (rn(4, 3).T,))
+def layout_dependent_views(x):
+    # reshape/ravel/ascontiguousarray are views for some layouts and copies for others:
+    # each call's layout decides, as in NumPy, even after a compile for another layout.
+    x.ravel()[::2] = 0.0
+    y = x.T.reshape(-1)
+    y[1] = 9.0
+    z = np.ascontiguousarray(x)
+    return x.sum(), y, z, z is x
+
+
 @program((rn(5, 1, 3),), (rn(1, 1, 1),))
 def squeeze_expand(x):
     return np.squeeze(x), x.squeeze(axis=1), np.expand_dims(x, 0).shape, x[:, 0], np.atleast_2d(x[0, 0]), \

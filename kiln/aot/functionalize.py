@@ -79,10 +79,28 @@ class Plan:
     outputs: list[OutputSpec] = field(default_factory=list)
     mutated: list[tuple[int, int]] = field(default_factory=list)  # (input index, graph output)
     num_graph_outputs: int = 0
+    # Inputs whose memory layout decided whether a view op aliases them (reshape of a
+    # transposed array copies): the plan holds for inputs laid out the same way only.
+    layout_inputs: tuple[int, ...] = ()
 
     @property
     def trivial(self) -> bool:
         return not self.mutated and all(o.kind in ("fresh", "const") for o in self.outputs)
+
+
+# View ops that return a view for some memory layouts and a copy for others.
+LAYOUT_DEPENDENT = frozenset({"reshape", "ravel", "ascontiguousarray"})
+
+
+def layout_class(value: Any) -> Any:
+    """What a view-or-copy decision can depend on: contiguity, else the exact strides."""
+    arr = getattr(value, "_data", value)
+    if not isinstance(arr, np.ndarray):
+        return None
+    flags = arr.flags
+    if flags.c_contiguous or flags.f_contiguous:
+        return (flags.c_contiguous, flags.f_contiguous)
+    return arr.strides
 
 
 class InputRef:
@@ -129,6 +147,7 @@ class _Functionalizer:
         self.regen: dict[Node, tuple[int, Any]] = {}
         self.sample: dict[Node, Any] = {}       # source node -> stand-in array (alias analysis)
         self.readonly: set[Node] = set()
+        self.layout_inputs: set[int] = set()    # inputs whose layout decided a view-or-copy
 
     # -- alias analysis on stand-ins ---------------------------------------------------------
     def _stand_in(self, node: Node) -> Any:
@@ -164,6 +183,12 @@ class _Functionalizer:
         src = node.args[0]
         if not isinstance(src, Node):
             return False
+        root = self.base.get(src)
+        if node.target.name in LAYOUT_DEPENDENT and root is not None \
+                and root.kind == "placeholder" and self.examples is not None:
+            # The answer holds for this input's memory layout only: the runtime keys
+            # compiled variants by it (Plan.layout_inputs).
+            self.layout_inputs.add(self.src.placeholders.index(root))
         base_arr = self._stand_in(src)
         if base_arr is None:
             return True
@@ -306,7 +331,7 @@ class _Functionalizer:
 
     def _finish(self, out_node: Node) -> tuple[Graph, Plan]:
         values = out_node.args[0]
-        plan = Plan(num_user_outputs=len(values))
+        plan = Plan(num_user_outputs=len(values), layout_inputs=tuple(sorted(self.layout_inputs)))
         placeholders = self.src.placeholders
         graph_outputs: list[Any] = []
         groups: dict[Node, list[int]] = {}

@@ -37,7 +37,7 @@ from ..autograd.node import Edge, GraphNode
 from ..errors import AutogradError, KilnError, NoDerivative
 from ..ir import Graph, Interpreter, Node
 from ..ops import Bound, TensorMeta
-from .functionalize import functionalize_with_plan, has_mutation, replay
+from .functionalize import functionalize_with_plan, has_mutation, layout_class, replay
 from .joint import build_joint, copy_nodes
 from .partition import Partition, min_cut_partition
 
@@ -100,6 +100,8 @@ class AOTFunction:
         # user's outputs as they are (nothing written back, no views to rebuild): later
         # plain-array calls go straight to it (the cache-hit path of small inputs).
         self._direct: Callable | None = None
+        # Inputs whose memory layout decides a plan's view-or-copy answers (see Plan).
+        self.layout_inputs: tuple[int, ...] = ()
 
     def __repr__(self) -> str:
         return f"<kiln aot-compiled graph '{self.graph.name}' ({len(self.variants)} variants)>"
@@ -132,9 +134,18 @@ class AOTFunction:
             if True in needs:
                 mask = needs
         key = (dedup, mask)
+        if self.layout_inputs:
+            key += tuple(layout_class(arrays[i]) for i in self.layout_inputs if i < len(arrays))
         variant = self.variants.get(key)
         if variant is None:
             variant = self.variants[key] = _Variant(self, dedup, mask, arrays)
+            if variant.plan.layout_inputs and not self.layout_inputs:
+                # Which inputs' layouts matter is known now: key this call's variant by
+                # them too, so later calls with other layouts get a plan of their own.
+                self.layout_inputs = variant.plan.layout_inputs
+                del self.variants[key]
+                key += tuple(layout_class(arrays[i]) for i in self.layout_inputs)
+                self.variants[key] = variant
             if key == (None, None) and not any(isinstance(a, Tensor) for a in args) \
                     and variant.outputs_are_direct():
                 self._direct = variant.forward

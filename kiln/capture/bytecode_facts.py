@@ -236,6 +236,8 @@ def real_stack_effect(name: str, arg: Any, jump: bool) -> tuple[int, int]:
         return 0, 0
     if name == "CALL":
         return arg + 2, 1
+    if name == "CALL_FUNCTION_EX":  # NULL, callable, args tuple (, kwargs dict) -> result
+        return 3 + (oparg_of(arg) & 1), 1
     if name == WITH_ENTER:      # the context manager -> its bound __exit__, __enter__()
         return 1, 2
     if name in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import KilnError
 from ..ops import REGISTRY, Category, TensorMeta, describe_callable, find_spelling, infer_meta
+from ..ops.meta import to_fake
 from ..ops.registry import iter_leaves
 from .breaks import HINTS
 from .dims import propagate_dims
@@ -171,9 +172,22 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                            tensor=any(a.tensor for a in array_inputs))
     if base is not None:
         (base.base or base).has_views = True
+    if node.val.shape == () and not result.tensor:
+        result.scalar = _numpy_returns_scalar(op, bound.inputs, params)
     if bound.out is not None:
         return _write_out(tx, spelling.text, bound.out, result)
     return result
+
+
+def _numpy_returns_scalar(op, inputs: tuple, params: dict) -> bool:
+    """Does NumPy give a scalar (``np.float64``), not a 0-d array, for this 0-d result?
+    (A full reduction, an integer index, arithmetic on scalars: ``type()``, ``isinstance``
+    and ``s += 1`` — a new value, not a write — depend on it.)"""
+    metas = tuple(TensorMeta(v.shape, v.dtype) if isinstance(v, ArrayArg) else v for v in inputs)
+    try:
+        return isinstance(op.impl(*to_fake(metas), **params), np.generic)
+    except Exception:
+        return False
 
 
 def _perturbed(value: Any) -> Any:
@@ -221,9 +235,12 @@ def _write_out(tx, what: str, out: Any, result: ArrayVariable) -> VariableTracke
     if not isinstance(out, ArrayArg):
         tx.unsupported("unsupported_value", f"{what}: out= must be an array")
     target = out.var
+    if target.scalar:
+        tx.user_error(TypeError("return arrays must be of ArrayType"))
     if target.can_rewrite_in_place() and result.meta.shape == target.meta.shape:
         value = result
-        if result.meta.dtype != target.meta.dtype:
+        # A 0-d array stays one (a ufunc on it alone would give a NumPy scalar).
+        if result.meta.dtype != target.meta.dtype or result.scalar and not target.scalar:
             if not np.can_cast(result.meta.dtype, target.meta.dtype, "same_kind"):
                 tx.unsupported("user_error", f"{what}: cannot cast {result.meta.dtype} to "
                                f"{target.meta.dtype} in place (NumPy raises here)")

@@ -152,8 +152,9 @@ class InstructionTranslator:
     # -- shared operations ----------------------------------------------------------------
     def binary_op(self, op: Any, a: VariableTracker, b: VariableTracker) -> VariableTracker:
         inplace = op in bc.INPLACE_TO_PLAIN
-        if inplace and not isinstance(a, (ArrayVariable, ListVariable)):
-            op = bc.INPLACE_TO_PLAIN[op]
+        if inplace and (not isinstance(a, (ArrayVariable, ListVariable))
+                        or isinstance(a, ArrayVariable) and a.scalar):
+            op = bc.INPLACE_TO_PLAIN[op]  # NumPy scalars are immutable: ``s += 1`` rebinds s
         if isinstance(a, ArrayVariable):
             return a.binary(self, op, b, reverse=False)
         if isinstance(b, ArrayVariable):

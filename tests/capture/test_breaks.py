@@ -207,3 +207,23 @@ def test_internal_capture_error_falls_back_to_python(monkeypatch):
     monkeypatch.setattr(kiln.config, "debug_checks", True)
     with pytest.raises(RuntimeError, match="simulated kiln bug"):
         kiln.compile(lambda x: x + 1)(X)
+
+
+class _Pair:
+    def __init__(self, a, b=2.0):
+        self.a, self.b = a, b
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_unsupported_calls_with_star_args_resume_with_their_result(backend):
+    # CALL_FUNCTION_EX pops the NULL, the callable, the args tuple and the kwargs dict:
+    # the resume function must rebuild the stack with the call's result on it.
+    def star(x):
+        return x + np.random.rand(*x.shape) * 0.0
+
+    def star_star(x, kw):
+        return x * _Pair(*[1], **kw).b
+
+    x = np.ones(3)
+    assert np.array_equal(kiln.compile(star, backend=backend)(x), x)
+    assert np.array_equal(kiln.compile(star_star, backend=backend)(x, {"b": 3.0}), 3.0 * x)

@@ -7,6 +7,8 @@ import pytest
 
 import kiln
 
+from .conftest import assert_same
+
 X = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
 Y = np.linspace(0.5, 2.0, 4)
 F32 = np.linspace(0, 1, 6, dtype=np.float32).reshape(2, 3)
@@ -427,3 +429,58 @@ def test_scalar_promotion_matches_numpy(probe, dtype, scalar):
     def f(x, s):
         return x * s + s, s * 2
     probe(f, np.arange(4).astype(dtype), scalar)
+
+
+# -- NumPy scalars are not 0-d arrays ---------------------------------------------------------
+
+def _scalar_rebinds(x):
+    s = x.sum()
+    t = s
+    s += 1          # a new np.float64: t keeps the old value
+    return t, s
+
+
+def _scalar_accumulates(x):
+    x = x[0]
+    acc = x[0]
+    out = []
+    for i in range(1, 3):
+        acc += x[i]
+        out.append(acc)
+    return out
+
+
+def _scalar_types(x):
+    s = x.sum()
+    first = x[0]
+    return (type(s).__name__, isinstance(s, np.ndarray), isinstance(s, np.generic),
+            isinstance(s, float), type(first).__name__, s + 1 if not isinstance(s, np.ndarray) else 0)
+
+
+def _element_updates(x):
+    x[0] += 1
+    x[1, 2] *= 3
+    s = x[0, 1]
+    s -= 10
+    return x, s
+
+
+def _zero_d_array_stays_one(x):
+    a = np.zeros(())
+    b = a
+    a += x.sum()
+    return b, type(b).__name__
+
+
+@pytest.mark.parametrize("fn", [_scalar_rebinds, _scalar_accumulates, _scalar_types,
+                                _element_updates, _zero_d_array_stays_one])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
+def test_numpy_scalars_are_immutable_values(fn, backend):
+    x = np.arange(6.0).reshape(2, 3)
+    want_x, got_x = x.copy(), x.copy()
+    want = fn(want_x)
+    compiled = kiln.compile(fn, backend=backend)
+    for _ in range(2):
+        got_x = x.copy()
+        assert_same(compiled(got_x), want)
+        assert_same(got_x, want_x, "argument after the call")

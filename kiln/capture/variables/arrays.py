@@ -37,6 +37,7 @@ class ArrayVariable(VariableTracker):
         self.base = base            # the array this one is a view of
         self.has_views = False
         self.tensor = tensor        # a kiln.Tensor at run time (an op on one returns one)
+        self.scalar = False         # a NumPy scalar at run time (np.float64), not a 0-d array
 
     @property
     def meta(self) -> TensorMeta:
@@ -50,6 +51,8 @@ class ArrayVariable(VariableTracker):
         if self.tensor:
             from ...tensor import Tensor
             return Tensor
+        if self.scalar:
+            return self.meta.dtype.type
         return np.ndarray
 
     # -- properties, statically known and guarded --------------------------------------
@@ -116,6 +119,9 @@ class ArrayVariable(VariableTracker):
         return tx.call_op(method_key("__getitem__"), [self, index], {}, "indexing")
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
+        if self.scalar:
+            tx.user_error(TypeError(f"'{self.meta.dtype.type.__name__}' object does not support "
+                                    f"item assignment"))
         tx.call_op(method_key("__setitem__"), [self, index, value], {}, "index assignment")
 
     def can_rewrite_in_place(self) -> bool:
