@@ -1032,6 +1032,21 @@ def write_through_einsum_view(a):
     return s, t.sum(), np.einsum("ij,kj->ik", a, a), np.einsum("ij->i", t)
 
 
+@program((ri(0, 5, 3), 2.5), (ri(0, 5, 3), float("nan")), (ri(0, 5, 3), float("inf")),
+         (ri(0, 5, 3, dtype=np.int8), 300), (rn(3), float("nan")))
+def fill_converts_like_ndarray_fill(x, v):
+    # ndarray.fill converts the value like a Python assignment: NaN into ints raises.
+    x.fill(v)
+    return x
+
+
+@program((rn(2), 2**63), (rn(2), 5), (rn(2), -2**64), (ri(0, 5, 2, dtype=i32), 2**63),
+         (ri(0, 5, 2), 2**62), (ri(0, 5, 2), 2**64))
+def python_ints_beyond_int64(x, n):
+    # A Python int no C integer holds: float loops take it as a float, int loops raise.
+    return x * n, x < n
+
+
 _C = rn(3, 4)
 
 

@@ -97,6 +97,10 @@ class WrapperCode:
                 body.append(f"if {name}.shape != {kind_.shape!r} or {name}.strides != "
                             f"{tuple(s * kind_.dtype.itemsize for s in kind_.strides)!r}:")
                 body.append(f"    return _respecialize({', '.join(params)})")
+        for name, kind_ in low.inputs:  # Python ints no C integer holds: NumPy's own arithmetic
+            if isinstance(kind_, Scalar) and getattr(kind_, "pytype", None) is int:
+                body.append(f"if not -9223372036854775808 <= {name} <= 9223372036854775807:")
+                body.append(f"    return _respecialize({', '.join(params)})")
         for name, kind_ in low.inputs:  # Python ints that meet narrower integer loops (NEP 50)
             for dt in getattr(kind_, "int_bounds", ()):
                 info = np.iinfo(dt)

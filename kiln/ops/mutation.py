@@ -11,7 +11,7 @@ why mutation ops carry no derivative rule of their own:
     setitem     x[index] = value                index_put
     add_at      np.add.at(x, index, value)      index_add
     copyto      np.copyto(dst, src, ...)        copy_into
-    fill        x.fill(value)                   full_like
+    fill        x.fill(value)                   filled
     ==========  ==============================  ===============
 
 ``copy_into`` (declared here) broadcasts src to dst's shape and casts it to dst's dtype
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .creation import fits
+from .creation import _fill_grad, _full_like_meta, fits
 from .indexing import _fmt_shape, add_at_broadcast, is_array_entry, normalize_index
 from .meta import TensorMeta, infer_meta, reject, shape_of
 from .registry import (Bound, Category, F, REGISTRY, declare, is_float_like, method_key, spell,
@@ -165,11 +165,23 @@ def _fill_impl(x: Any, fill_value: Any, shape: None, dtype: None) -> None:
     x.fill(fill_value)
 
 
-# fill's parameters mirror full_like's (always None here) so that the functional op takes
+def _filled_impl(x: Any, fill_value: Any, shape: None, dtype: None) -> Any:
+    out = np.empty_like(x)
+    out.fill(fill_value)  # fill's own conversion: NaN into an int array raises, as in NumPy
+    return out
+
+
+# The functional fill: full_like would cast unsafely (NaN -> INT_MIN) where fill raises.
+filled = declare("filled", Category.CREATION, _filled_impl, inputs=("x", "fill_value"),
+                 params={"shape": None, "dtype": None}, meta=_full_like_meta,
+                 vjp=lambda g, out, x, fill_value, shape, dtype: (None, _fill_grad(g, fill_value)),
+                 doc="the new value of x after x.fill(value)")
+
+# fill's parameters mirror filled's (always None here) so that the functional op takes
 # exactly the mutation's inputs and parameters.
 fill = declare("fill", Category.MUTATION, _fill_impl, inputs=("x", "fill_value"),
-               params={"shape": None, "dtype": None}, meta=_mutation_meta("full_like"),
-               mutates=(0,), functional="full_like", doc="ndarray.fill(value)")
+               params={"shape": None, "dtype": None}, meta=_mutation_meta("filled"),
+               mutates=(0,), functional="filled", doc="ndarray.fill(value)")
 
 
 def _fill_normalize(x, value):

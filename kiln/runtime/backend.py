@@ -88,11 +88,16 @@ class Artifact:
         self.compile_seconds = compile_seconds
 
 
+_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+
+
 def compile_graph(graph: Any, example_inputs: list) -> Callable:
     """Lower, schedule, render, build and load; returns the wrapper's ``call``."""
     variants: dict[tuple, Callable] = {}
 
     def respecialize(*args: Any) -> Any:
+        if any(type(a) is int and not _INT64_MIN <= a <= _INT64_MAX for a in args):
+            return graph(*args)  # a Python int beyond int64: the NumPy interpreter, exactly
         key = tuple((a.shape, a.strides, a.dtype.str) if isinstance(a, np.ndarray) else type(a)
                     for a in args)
         fn = variants.get(key)

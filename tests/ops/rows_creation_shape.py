@@ -230,6 +230,10 @@ def mutation_rows() -> list[Row]:
         Row("fill", numpy=fill_spelling, mutates=True,
             via_op=lambda x, value: (F.fill(x, value, shape=None, dtype=None), x)[1],
             case=fill_case, dtypes=ALL),
+        Row("filled", numpy=lambda x, value: fill_spelling(np.array(x, copy=True), value),
+            via_op=lambda x, value: F.filled(x, value, shape=None, dtype=None),
+            tensor=lambda x, value: applied("filled")(x, value, shape=None, dtype=None),
+            case=fill_case, dtypes=ALL, grad=True),
         Row("copy_into", numpy=lambda dst, src, where=True, casting="same_kind": copyto_spelling(
                 np.array(dst, copy=True), src, where, casting),
             via_op=copy_into_via_op,
