@@ -1047,6 +1047,17 @@ def python_ints_beyond_int64(x, n):
     return x * n, x < n
 
 
+@program((rn(2, 3),), (rn(4, 5),), (rn(6, 7),), (rn(3, 1),))
+def write_through_squeeze_and_expand_dims(x):
+    # From the third call dims are dynamic: writing back through the views must not use
+    # the sizes of an earlier call.
+    y = x[:1].squeeze()
+    y += 1
+    z = np.expand_dims(x[-1], 0)
+    z *= 2
+    return x
+
+
 _C = rn(3, 4)
 
 

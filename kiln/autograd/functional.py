@@ -8,12 +8,20 @@
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any, Callable
 
 import numpy as np
 
 from ..errors import KilnError
 from .grad_mode import enable_grad
+
+
+class _Nesting(threading.local):
+    depth = 0   # kiln.grad calls whose function is running on this thread
+
+
+_NESTING = _Nesting()
 
 
 def _as_leaf(value: Any, position: int) -> Any:
@@ -38,12 +46,21 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable
             if n >= len(args):
                 raise KilnError(f"kiln.grad: argnums={argnums} but the function got {len(args)} "
                                 f"positional arguments")
+        if _NESTING.depth and any(isinstance(args[n], Tensor) and args[n].requires_grad
+                                  for n in nums):
+            raise KilnError("kiln.grad inside a function that kiln.grad is differentiating, on "
+                            "a value that function depends on: higher-order gradients are not "
+                            "supported (the inner gradient would be a constant to the outer one)")
         leaves = {}
         for n in nums:
             leaves[n] = _as_leaf(args[n], n)
             args[n] = leaves[n]
-        with enable_grad():
-            out = fn(*args, **kwargs)
+        _NESTING.depth += 1
+        try:
+            with enable_grad():
+                out = fn(*args, **kwargs)
+        finally:
+            _NESTING.depth -= 1
         if not isinstance(out, Tensor):
             out_arr = np.asarray(out)
             if out_arr.dtype.kind != "f" or out_arr.size != 1:

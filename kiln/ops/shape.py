@@ -268,7 +268,9 @@ spell(np.moveaxis, moveaxis, _moveaxis_normalize, "numpy.moveaxis")
 expand_dims = declare("expand_dims", Category.VIEW,
                       lambda x, axis: np.expand_dims(x, axis), inputs=("x",),
                       params={"axis": ()},
-                      vjp=lambda g, out, x, axis: (F.reshape(g, shape=shape_of(x)),),
+                      # Written with unit axes only (never x's sizes): also right where a
+                      # size is dynamic, and functionalization replays it to write back.
+                      vjp=lambda g, out, x, axis: (F.squeeze(g, axis=tuple(axis)),),
                       doc="numpy.expand_dims: insert unit axes; `axis` counts in the output")
 
 
@@ -281,9 +283,13 @@ def _expand_dims_normalize(a, axis):
 spell(np.expand_dims, expand_dims, _expand_dims_normalize, "numpy.expand_dims")
 
 
+def _squeeze_vjp(g, out, x, axis):
+    dropped = axis if axis is not None else tuple(i for i, n in enumerate(shape_of(x)) if n == 1)
+    return (F.expand_dims(g, axis=tuple(dropped)),)
+
+
 squeeze = declare("squeeze", Category.VIEW, lambda x, axis: np.squeeze(x, axis),
-                  inputs=("x",), params={"axis": None},
-                  vjp=lambda g, out, x, axis: (F.reshape(g, shape=shape_of(x)),),
+                  inputs=("x",), params={"axis": None}, vjp=_squeeze_vjp,
                   doc="numpy.squeeze: drop unit axes (all of them when axis is None)")
 
 

@@ -143,3 +143,23 @@ def test_functools_wraps_decorated_functions_compile_with_their_own_signature(pr
         return np.sum(x) + y
 
     probe(f, np.arange(3.0), graphs=1)
+
+
+def test_nested_grad_on_a_differentiated_value_is_a_clear_error_compiled_or_not():
+    inner = lambda w: np.sum(w ** 3)  # noqa: E731
+    nested = lambda w: kiln.grad(lambda v: np.sum(kiln.grad(inner)(v)))(w)  # noqa: E731
+    for fn in (nested, kiln.compile(nested, backend="cpp")):
+        with pytest.raises(kiln.KilnError, match="higher-order gradients are not supported"):
+            fn(np.array([1.0, 2.0]))
+    # an inner gradient of something else is a constant: fine both ways
+    other = lambda w: kiln.grad(lambda v: np.sum(v * kiln.grad(inner)(np.ones(2))))(w)  # noqa: E731
+    assert_same(kiln.compile(other, backend="cpp")(np.array([1.0, 2.0])), other(np.array([1.0, 2.0])))
+
+
+def test_gradients_stay_right_when_shapes_change():
+    # Derivative rules write sizes into the graph: every shape gets its own graph.
+    fn = lambda x: kiln.grad(lambda w: np.sum(w[:1].squeeze() ** 2) + np.sum(w * x))(x)  # noqa: E731
+    compiled = kiln.compile(fn, backend="cpp")
+    for shape in ((2, 3), (4, 5), (6, 7), (4, 5)):
+        x = RNG.standard_normal(shape)
+        assert_same(compiled(x), fn(x))

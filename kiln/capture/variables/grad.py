@@ -26,7 +26,7 @@ import numpy as np
 from ...errors import NoDerivative
 from ...ir import Proxy
 from ...ir.autodiff import backprop
-from ...ops import F
+from ...ops import REGISTRY, F
 from .arrays import ArrayVariable
 from .base import ConstantVariable, VariableTracker
 
@@ -59,13 +59,30 @@ class GradTransformVariable(VariableTracker):
                 tx.unsupported("unsupported_call", f"{what}: argument {n} is {a.describe()}, "
                                f"not a float array")
             wrt.append(a)
-        if len({id(a.node) for a in wrt}) < len(wrt):
-            tx.unsupported("unsupported_call", f"{what}: the same array is passed for two "
-                           f"differentiated arguments")
+        if getattr(tx.output, "grad_depth", 0):
+            tx.unsupported("unsupported_call", f"{what} inside a function being "
+                           f"differentiated (higher-order gradients run as Python)")
+        # Derivative rules write sizes into the graph (broadcast_to(g, shape=x.shape)):
+        # dynamic dims are pinned, so each size gets its own graph.
+        for var in list(tx.output.wrapped.values()) + list(args) + list(kwargs.values()):
+            if isinstance(var, ArrayVariable):
+                var.specialize_dims(tx)
         graph = tx.output.graph
+        # Each differentiated argument enters as a view node of its own (free: a reshape
+        # to its own shape), like eager's fresh leaf: the same array reached another way
+        # (a closure, another argument) stays a constant of the derivative.
+        args = list(args)
+        for i, (n, a) in enumerate(zip(nums, wrt)):
+            node = graph.call(REGISTRY["reshape"], (a.node,), {"shape": tuple(a.meta.shape)},
+                              source=tx.location())
+            wrt[i] = args[n] = ArrayVariable(node, a.dims, fresh=False, base=a.base or a)
         start = len(graph.nodes)
         wrt_nodes = [a.node for a in wrt]
-        result = self.fn.call(tx, list(args), dict(kwargs))
+        tx.output.grad_depth = getattr(tx.output, "grad_depth", 0) + 1
+        try:
+            result = self.fn.call(tx, args, dict(kwargs))
+        finally:
+            tx.output.grad_depth -= 1
         calls = [n for n in graph.nodes[start:] if n.kind == "call"]
         backward_start = len(graph.nodes)
         # A write into an argument (eager: an error on a leaf) shows as a mutation op or as
