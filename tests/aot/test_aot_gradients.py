@@ -101,6 +101,7 @@ def _rows():
         "zeros_like": (np.zeros_like, (X,), {}),
         "ones_like": (np.ones_like, (X,), {}),
         "full_like": (np.full_like, (X, np.array(2.5)), {}),
+        "filled": (None, ("filled", (X, np.array(2.5)), {"shape": None, "dtype": None}), {}),
         "full": (np.full, ((3,), np.array(2.5)), {}),
         "linspace": (np.linspace, (np.array(0.5), np.array(2.0)), {"num": 5}),
     })
