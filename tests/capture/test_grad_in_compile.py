@@ -163,3 +163,29 @@ def test_gradients_stay_right_when_shapes_change():
     for shape in ((2, 3), (4, 5), (6, 7), (4, 5)):
         x = RNG.standard_normal(shape)
         assert_same(compiled(x), fn(x))
+
+
+_XG = RNG.standard_normal(3)
+
+
+def test_values_first_reached_inside_the_differentiated_function():
+    # Closures over arguments the graph has not used yet, globals, unused arguments: their
+    # inputs enter the graph while f is traced (placeholders go before existing nodes).
+    def readme_step(w, x, y):
+        loss, g = kiln.value_and_grad(lambda w: np.mean((x @ w - y) ** 2))(w)
+        w -= 0.1 * g
+        return loss
+
+    def globals_and_unused(w, x):
+        return kiln.grad(lambda v: np.sum(v * _XG))(w), kiln.grad(lambda v: np.sum(np.sin(v) * x))(w)
+
+    x, y = RNG.standard_normal((4, 3)), RNG.standard_normal(4)
+    for backend in ("eager", "cpp"):
+        w_eager, w_kiln = np.zeros(3), np.zeros(3)
+        compiled = kiln.compile(readme_step, backend=backend)
+        for _ in range(3):
+            assert_same(compiled(w_kiln, x, y), readme_step(w_eager, x, y))
+            np.testing.assert_allclose(w_kiln, w_eager, rtol=1e-12)
+        assert w_kiln.any()
+        w = RNG.standard_normal(3)
+        assert_same(kiln.compile(globals_and_unused, backend=backend)(w, x[0]), globals_and_unused(w, x[0]))

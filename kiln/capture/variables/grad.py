@@ -76,15 +76,17 @@ class GradTransformVariable(VariableTracker):
             node = graph.call(REGISTRY["reshape"], (a.node,), {"shape": tuple(a.meta.shape)},
                               source=tx.location())
             wrt[i] = args[n] = ArrayVariable(node, a.dims, fresh=False, base=a.base or a)
-        start = len(graph.nodes)
+        # New inputs reached inside fn are inserted before existing nodes: what fn
+        # recorded is found by identity, not by position.
+        before = set(graph.nodes)
         wrt_nodes = [a.node for a in wrt]
         tx.output.grad_depth = getattr(tx.output, "grad_depth", 0) + 1
         try:
             result = self.fn.call(tx, args, dict(kwargs))
         finally:
             tx.output.grad_depth -= 1
-        calls = [n for n in graph.nodes[start:] if n.kind == "call"]
-        backward_start = len(graph.nodes)
+        calls = [n for n in graph.nodes if n.kind == "call" and n not in before]
+        before.update(graph.nodes)
         # A write into an argument (eager: an error on a leaf) shows as a mutation op or as
         # the argument's tracker moved to a new node (capture's in-place rewrite).
         if any(n.target.mutates for n in calls) or \
@@ -110,8 +112,8 @@ class GradTransformVariable(VariableTracker):
             node = g.node if g is not None else F.zeros_like(Proxy(a.node)).node
             out.append(ArrayVariable(node, a.dims))
         where = tx.location()  # the backward's nodes show the line that asked for it
-        for node in graph.nodes[backward_start:]:
-            if node.kind == "call" and "source" not in node.meta:
+        for node in graph.nodes:
+            if node not in before and node.kind == "call" and "source" not in node.meta:
                 node.meta["source"] = where
         grad_var = TupleVariable(out) if isinstance(self.argnums, tuple) else out[0]
         if not self.with_value:
