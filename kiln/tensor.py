@@ -44,6 +44,7 @@ class Tensor(NDArrayOperatorsMixin):
     _base: "Tensor | None" = None          # the Tensor whose data a view shares
     _accumulator: AccumulateGrad | None = None
     _output_nr = 0                          # which output of grad_fn this Tensor is
+    _view_version = 0                       # the shared version when a view was taken
 
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
         if isinstance(data, Tensor):
@@ -427,6 +428,25 @@ def _share_version(view: Tensor, base: Any, result: Any) -> None:
     if isinstance(base, Tensor) and np.shares_memory(np.asarray(result), base._data):
         view._version = base._version
         view._base = base._base if base._base is not None else base
+        view._view_version = base._version.value
+
+
+def _refresh_view(view: Tensor) -> None:
+    """The base of ``view`` was written in place since the view was taken: the view's
+    values changed, so its history must be the view op on the base's *current* history
+    (PyTorch regenerates it the same way). Done for a view taken directly of its base."""
+    node = view.grad_fn
+    base = view._base
+    if not isinstance(node, BackwardNode) or node.released or node.inputs is None \
+            or not node.inputs or node.inputs[0] is not base._data:
+        raise KilnError("a view of a Tensor that was modified in place after the view was "
+                        "taken is used in a gradient computation; kiln only follows that for "
+                        "a view taken directly of the modified Tensor: take the view again "
+                        "after the in-place update")
+    fresh = apply(Bound(node.op, (base,) + tuple(node.inputs[1:]), node.params))
+    view.grad_fn = fresh.grad_fn
+    view._output_nr = 0
+    view._view_version = view._version.value
 
 
 def _record(tensor: Tensor, op: Any, inputs: tuple, raw: tuple, params: dict) -> None:
@@ -438,6 +458,9 @@ def _record(tensor: Tensor, op: Any, inputs: tuple, raw: tuple, params: dict) ->
             for t in _tensors_in((item,)):
                 saved.append((i, sub, None, t._version, t._version.value))
             if isinstance(item, Tensor) and item._requires_grad:
+                if item._base is not None and item._version.value != item._view_version \
+                        and item._base._requires_grad:
+                    _refresh_view(item)
                 target = item.grad_fn if item.grad_fn is not None else _accumulator_of(item)
                 edges.append(Edge(i, sub, target, item._output_nr))
     node = BackwardNode(op, raw, params, tensor._data, saved)

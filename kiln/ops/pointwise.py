@@ -66,6 +66,12 @@ UNARY: dict[str, tuple[np.ufunc, Callable | None]] = {
 }
 
 
+def _number(value) -> bool:
+    """A Python or NumPy scalar: a constant of the derivative (only Tensors get gradients),
+    so a rule need not read the other operand for it (which may have been overwritten)."""
+    return isinstance(value, (bool, int, float, np.generic))
+
+
 def _extremum_side(g, a, b, wins, loses):
     """Cotangent of ``a`` in maximum/minimum(a, b) (``wins(a, b)``: a is the result).
 
@@ -128,7 +134,8 @@ def _arctan2_vjp(g, out, y, x):
 BINARY: dict[str, tuple[np.ufunc, Callable | None]] = {
     "add": (np.add, lambda g, out, x, y: (g, g)),
     "subtract": (np.subtract, lambda g, out, x, y: (g, F.negative(g))),
-    "multiply": (np.multiply, lambda g, out, x, y: (F.multiply(g, y), F.multiply(g, x))),
+    "multiply": (np.multiply, lambda g, out, x, y: (None if _number(x) else F.multiply(g, y),
+                                                    None if _number(y) else F.multiply(g, x))),
     "true_divide": (np.true_divide, lambda g, out, x, y: (
         F.true_divide(g, y), F.negative(F.multiply(g, F.true_divide(out, y))))),
     "floor_divide": (np.floor_divide, lambda g, out, x, y: (_zero(g, x), _zero(g, y))),
@@ -283,11 +290,16 @@ def _clip_meta(x, lo, hi):
 
 
 def _clip_vjp(g, out, x, lo, hi):
+    # np.clip is minimum(maximum(x, lo), hi): with lo > hi every element is hi.
     inside = F.logical_and(F.greater_equal(x, lo) if lo is not None else True,
                            F.less_equal(x, hi) if hi is not None else True)
     gx = F.where(inside, g, 0.0)
-    glo = F.where(F.less(x, lo), g, 0.0) if lo is not None and not isinstance(lo, (int, float)) else None
-    ghi = F.where(F.greater(x, hi), g, 0.0) if hi is not None and not isinstance(hi, (int, float)) else None
+    glo = ghi = None
+    if lo is not None and not _number(lo):
+        wins = F.less(x, lo) if hi is None else F.logical_and(F.less(x, lo), F.less_equal(lo, hi))
+        glo = F.where(wins, g, 0.0)
+    if hi is not None and not _number(hi):
+        ghi = F.where(F.greater(x if lo is None else F.maximum(x, lo), hi), g, 0.0)
     return gx, glo, ghi
 
 

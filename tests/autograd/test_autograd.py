@@ -239,3 +239,38 @@ def test_grads_never_share_memory_with_each_other_or_user_arrays():
     (v * 2.0).sum().backward()
     (v * 2.0).sum().backward()  # the second gradient adds into the first
     np.testing.assert_array_equal(v.grad.numpy(), [4.0, 4.0, 4.0])
+
+
+def test_a_view_sees_in_place_updates_of_its_base():
+    # h *= 3 changes v's values; its gradient must go through the update (as compiled
+    # code and PyTorch do), not through h's old history.
+    x = leaf([1.0, 2.0, 3.0])
+    h = x * 1.0
+    v = h[0:2]
+    h *= 3.0
+    v.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0, 0.0])
+    x = leaf([1.0, 2.0, 3.0])
+    h = x * 1.0
+    v = h[0:2][::-1]          # a view of a view: not followed, a clear error instead
+    h *= 3.0
+    with pytest.raises(kiln.KilnError, match="take the view again"):
+        v.sum().backward()
+
+
+def test_multiplying_by_a_number_does_not_read_the_other_operand():
+    x = leaf([1.0, 2.0])
+    h = x * 2
+    y = h * 3.0
+    h *= 5            # y's derivative is 3.0: h's old value is not needed
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0])
+
+
+def test_clip_gradient_when_lo_exceeds_hi():
+    # np.clip is minimum(maximum(x, lo), hi): with lo > hi the result is hi.
+    a, lo, hi = leaf([0.0, 0.0, 3.0, 1.2]), leaf([1.5, 1.5, 0.5, 1.0]), leaf([1.0, 1.0, 2.0, 2.0])
+    np.clip(a, lo, hi).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(lo.grad.numpy(), [0.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(hi.grad.numpy(), [1.0, 1.0, 1.0, 0.0])
