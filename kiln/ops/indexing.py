@@ -234,9 +234,11 @@ spell(method_key("__getitem__"), getitem, _getitem_normalize, "ndarray.__getitem
 
 # -- functional scatters: index_put (x[index] = value), index_add (np.add.at) --------------
 
-def _value_grad(g, index, value):
+def _value_grad(g, index, value, last_write_wins: bool = False):
     """Cotangent of the value written at ``index``: the cotangent read back from there,
-    brought to the value's shape (the write broadcast it)."""
+    brought to the value's shape (the write broadcast it). For an assignment a repeated
+    target keeps only its last write, which alone gets the cotangent (np.add.at adds
+    every one)."""
     if not is_float_like(value):
         return None
     vshape = tuple(shape_of(value))
@@ -246,10 +248,21 @@ def _value_grad(g, index, value):
             return static
     gv = gather(g, index)
     gshape = tuple(shape_of(gv))
+    if last_write_wins and index_kind(index) == "advanced":
+        gv = F.where(_last_writes(g, index, gshape), gv, 0.0)
     if len(vshape) > len(gshape):
         # NumPy drops leading unit axes of the value before broadcasting it.
         gv = F.reshape(gv, shape=(1,) * (len(vshape) - len(gshape)) + gshape)
     return gv
+
+
+def _last_writes(g: Any, index: tuple, gshape: tuple) -> Any:
+    """Which written positions land (integer arrays may repeat a target: NumPy keeps the
+    last write there): write each position's number with the same index, read back."""
+    size = int(np.prod(gshape, dtype=np.int64))
+    ids = F.reshape(F.arange(start=0, stop=size, step=1, dtype=np.int64), shape=gshape)
+    owner = F.index_put(F.full_like(g, -1, shape=None, dtype=np.int64), index, ids)
+    return F.equal(F.index(owner, index), ids)
 
 
 def _masked_value_grad(g: Any, index: tuple, vshape: tuple) -> Any:
@@ -314,7 +327,7 @@ def _index_put_vjp(g, out, x, index, value):
     # Where x was overwritten its gradient is zero. With repeated integer indices NumPy
     # keeps the last write; every written copy of value still gets the gradient here.
     gx = F.index_put(g, index, 0.0) if is_float_like(x) else None
-    return gx, None, _value_grad(g, index, value)
+    return gx, None, _value_grad(g, index, value, last_write_wins=True)
 
 
 index_put = declare("index_put", Category.GATHER, _index_put_impl,

@@ -274,3 +274,19 @@ def test_clip_gradient_when_lo_exceeds_hi():
     np.testing.assert_array_equal(a.grad.numpy(), [0.0, 0.0, 0.0, 1.0])
     np.testing.assert_array_equal(lo.grad.numpy(), [0.0, 0.0, 0.0, 0.0])
     np.testing.assert_array_equal(hi.grad.numpy(), [1.0, 1.0, 1.0, 0.0])
+
+
+def test_repeated_index_assignment_sends_the_gradient_to_the_write_that_lands():
+    # h[[0, 0]] = y keeps y[1] (NumPy: the last write wins); y[0] gets no gradient.
+    x, y = leaf([1.0, 2.0, 3.0]), leaf([10.0, 20.0])
+    h = x * 1.0
+    h[[0, 0]] = y
+    np.testing.assert_array_equal(h.numpy(), [20.0, 2.0, 3.0])
+    (h * h).sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [0.0, 40.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 4.0, 6.0])
+    x, rows = leaf(np.ones((3, 4))), leaf(np.arange(8.0).reshape(2, 4))
+    h = x * 1.0
+    h[[2, 0, 2]] = np.stack([rows[0], rows[1], rows[0] * 2.0])   # the third row lands in 2
+    (h * h).sum().backward()
+    np.testing.assert_array_equal(rows.grad.numpy(), [[0.0, 8.0, 16.0, 24.0], [8.0, 10.0, 12.0, 14.0]])
