@@ -1058,6 +1058,26 @@ def write_through_squeeze_and_expand_dims(x):
     return x
 
 
+@program((rn(4, 3),), (rn(300, 2) * 3,), (ri(-100, 100, 4, 3, dtype=np.int8),))
+def reductions_in_an_integer_dtype(a):
+    # NumPy casts each element to the requested dtype, then accumulates there (wrapping).
+    return (np.sum(a, dtype=np.int64), a.sum(axis=0, dtype=np.uint8), np.prod(a[:2], dtype=np.int32),
+            np.mean(a, axis=0, dtype=np.int8), np.var(a, dtype=np.int64), np.sum(a, dtype=bool))
+
+
+@program((ri(0, 3, 5, dtype=np.uint8), 1), (ri(-5, 5, 5, dtype=np.int8), -3), (rn(5), 0.5))
+def clip_with_python_int_bounds(a, lo):
+    # Python ints outside the array's dtype follow NumPy's own rules (not a C wraparound).
+    return np.clip(a, -1, 1), np.clip(a, 0, 300), np.clip(a, lo, 2), np.clip(-a * 0.0, 0, None)
+
+
+@program((rn(3),), (ri(0, 9, 4, dtype=np.uint8),))
+def numpy_scalar_conversions_and_float16(a):
+    s = a.sum()
+    return (np.float64(s), s.astype(np.int32), np.float32(a[0]) * 2, np.sqrt(a) * 2,
+            np.abs(a.astype(np.complex128) * 2))
+
+
 _C = rn(3, 4)
 
 

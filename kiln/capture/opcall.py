@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import KilnError
 from ..ops import REGISTRY, Category, TensorMeta, describe_callable, find_spelling, infer_meta
 from ..ops.meta import to_fake
-from ..ops.registry import iter_leaves
+from ..ops.registry import iter_leaves, map_leaves
 from .breaks import HINTS
 from .dims import propagate_dims
 from .variables.arrays import ArrayVariable, SymScalarVariable
@@ -183,9 +183,12 @@ def _numpy_returns_scalar(op, inputs: tuple, params: dict) -> bool:
     """Does NumPy give a scalar (``np.float64``), not a 0-d array, for this 0-d result?
     (A full reduction, an integer index, arithmetic on scalars: ``type()``, ``isinstance``
     and ``s += 1`` — a new value, not a write — depend on it.)"""
-    metas = tuple(TensorMeta(v.shape, v.dtype) if isinstance(v, ArrayArg) else v for v in inputs)
+    def stand_in(v: Any) -> Any:
+        if isinstance(v, ArrayArg):
+            return np.dtype(v.dtype).type(1) if v.var.scalar else TensorMeta(v.shape, v.dtype)
+        return v
     try:
-        return isinstance(op.impl(*to_fake(metas), **params), np.generic)
+        return isinstance(op.impl(*to_fake(map_leaves(inputs, stand_in)), **params), np.generic)
     except Exception:
         return False
 
@@ -239,14 +242,16 @@ def _write_out(tx, what: str, out: Any, result: ArrayVariable) -> VariableTracke
         tx.user_error(TypeError("return arrays must be of ArrayType"))
     if target.can_rewrite_in_place() and result.meta.shape == target.meta.shape:
         value = result
-        # A 0-d array stays one (a ufunc on it alone would give a NumPy scalar).
-        if result.meta.dtype != target.meta.dtype or result.scalar and not target.scalar:
+        if result.meta.dtype != target.meta.dtype:
             if not np.can_cast(result.meta.dtype, target.meta.dtype, "same_kind"):
                 tx.unsupported("user_error", f"{what}: cannot cast {result.meta.dtype} to "
                                f"{target.meta.dtype} in place (NumPy raises here)")
             node = _record(tx, REGISTRY["astype"], (result.node,), {"dtype": target.meta.dtype,
                                                                     "copy": True})
             value = ArrayVariable(node, result.dims)
+        if result.scalar and not target.scalar:
+            # A 0-d array stays one (a ufunc on it alone gives a NumPy scalar).
+            value = ArrayVariable(_record(tx, REGISTRY["copy"], (value.node,), {}), result.dims)
         target.node = value.node
         target.dims = value.dims
         return target

@@ -292,6 +292,9 @@ class GraphLowering:
             bounded = ()
             in_dts = [np.dtype(bool) if name == "condition" else out_dtype for name in op.inputs]
             loop_out = out_dtype
+            if np.dtype(out_dtype).kind in "iu" and not all(
+                    _fits(v, out_dtype) for v in values if isinstance(v, Scalar) and v.weak):
+                return None  # np.clip(uint8, -1, 1): NumPy's own rules for the Python int
         if any(np.dtype(d).name not in CTYPES for d in in_dts + [loop_out]):
             return None
         template = None
@@ -540,6 +543,15 @@ def _python_int_operands(values: list, in_dts: list, loop_out: Any) -> list | No
     return checks
 
 
+def _fits(v: Any, dtype: Any) -> bool:
+    """A weak Python scalar the C code can take in ``dtype`` as is: a constant in range
+    (a runtime int could be anything; a float is not an int loop's operand)."""
+    if v.value is None or not isinstance(v.value, (int, bool)) or isinstance(v.value, bool):
+        return isinstance(v.value, bool)
+    info = np.iinfo(dtype)
+    return info.min <= v.value <= info.max
+
+
 def _unbounded(name: str, dtype: Any) -> str:
     dt = np.dtype(dtype)
     low = name == "lo"
@@ -599,9 +611,18 @@ def _blas_friendly(shape: tuple, views: tuple) -> bool:
 
 
 def _numpy_returns_scalar(node: Node) -> bool:
-    """Would NumPy give a scalar (not a 0-d array) for this 0-d result?"""
+    """Would NumPy give a scalar (not a 0-d array) for this 0-d result? (Run on stand-ins:
+    a 0-d input that is itself a NumPy scalar is one here too: ``np.float32(x.sum())``.)"""
     try:
-        fake_args = to_fake(map_nodes(node.args, lambda n: n.val))
+        fake_args = to_fake(map_nodes(node.args, _stand_in))
         return isinstance(node.op.impl(*fake_args, **node.kwargs), np.generic)
     except Exception:
         return False
+
+
+def _stand_in(n: Node) -> Any:
+    val = n.val
+    if n.kind == "call" and isinstance(val, TensorMeta) and val.shape == () \
+            and _numpy_returns_scalar(n):
+        return val.dtype.type(1)
+    return val

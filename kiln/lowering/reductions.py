@@ -38,6 +38,9 @@ def _acc_dtype(combine: str, src_dtype: np.dtype, out_dtype: np.dtype) -> np.dty
         return np.dtype(bool)
     if combine in ("max", "min"):
         return np.dtype(out_dtype)
+    if np.dtype(out_dtype).kind in "iub":
+        # sum(float_array, dtype=int): NumPy casts each element, then adds (wrapping)
+        return np.dtype(out_dtype)
     if np.dtype(out_dtype).kind == "f" or np.dtype(src_dtype).kind == "f":
         return np.dtype(np.float64)
     return np.dtype(out_dtype)
@@ -80,6 +83,8 @@ def lower_reduction(gl: GraphLowering, op: Any, combine: str, x: Any, params: di
     if combine != "composite":
         return reduce(gl, x, axes, combine, out_shape, out_dtype, _acc_dtype(combine, x.dtype, out_dtype))
 
+    if np.dtype(out_dtype).kind != "f":
+        return None  # mean(x, dtype=np.int8): NumPy sums and divides in that dtype (extern)
     keep_shape = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
     f64 = np.dtype(np.float64)
     total = reduce(gl, x, axes, "sum", keep_shape, f64, f64)

@@ -245,6 +245,8 @@ class WrapperCode:
                 for v in iter_values(item.args):
                     if isinstance(v, BufferValue):
                         last[v.buf.name] = step
+                    elif isinstance(v, Opaque):  # a result kernels cannot hold (float16...)
+                        last[v.name] = step
                 last.setdefault(item.name, step)
         for value in self.low.outputs:
             for v in iter_values((value,)):

@@ -324,6 +324,8 @@ spell(("method", "clip"), clip, _clip_normalize, "ndarray.clip")
 
 
 def _astype_impl(x, dtype, copy=True):
+    if isinstance(x, np.generic):  # np.float32(s), s.astype(...): a NumPy scalar stays one
+        return x.astype(dtype)
     return np.asarray(x).astype(dtype, copy=copy)
 
 
