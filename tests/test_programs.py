@@ -1078,6 +1078,25 @@ def numpy_scalar_conversions_and_float16(a):
             np.abs(a.astype(np.complex128) * 2))
 
 
+@program((np.full((30, 2), 100),), (ri(-5, 5, 4, 2),))
+def reductions_into_out_of_another_dtype(x):
+    # Without dtype=, NumPy's loop promotes the input's dtype with out's.
+    p = np.prod(x, axis=0, out=np.zeros(2))
+    m = np.mean(x.astype(np.float32) * 1e7, out=np.zeros(()))
+    c = np.cumsum(x.astype(np.float32) * 1e7, axis=0, out=np.zeros(x.shape))
+    s = np.sum(x * 1.5, axis=0, out=np.zeros(2, np.int64))
+    return p, m, c, s
+
+
+@program((ri(0, 9, 2, 3),), (ri(0, 2, 2, 3, dtype=np.int8),), (np.array([[True, False, True], [False, True, True]]),))
+def writes_through_views_of_int_and_bool_arrays(x):
+    x.T[0] = 1
+    x.reshape(-1)[-1] = 0
+    np.flip(x, 0)[0, 1] = 1
+    np.swapaxes(x, 0, 1)[2] = x[0, 0]
+    return x
+
+
 _C = rn(3, 4)
 
 

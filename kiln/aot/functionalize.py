@@ -319,14 +319,11 @@ class _Functionalizer:
             return _node(put(_proxy(parent), _proxy(new), *_proxies(rest)))
         if parent.val.size == new.val.size:
             # A bijective view: its derivative rule maps the view back onto the base.
-            (g,) = op.backward(_proxy(new), _proxy(new), (_proxy(parent),) + _proxies(rest),
-                               view.kwargs)[:1]
-            return _node(g)
+            return _node(_map_back(op, _proxy(new), parent, rest, view.kwargs))
         # An injective view without a put rule: scatter through the derivative rule.
         ones = F.ones_like(_proxy(new))
-        (spread,) = op.backward(_proxy(new), _proxy(new), (_proxy(parent),) + _proxies(rest),
-                                view.kwargs)[:1]
-        (mask,) = op.backward(ones, ones, (_proxy(parent),) + _proxies(rest), view.kwargs)[:1]
+        spread = _map_back(op, _proxy(new), parent, rest, view.kwargs)
+        mask = _map_back(op, ones, parent, rest, view.kwargs)
         return _node(F.where(F.not_equal(mask, 0), spread, _proxy(parent)))
 
     def _finish(self, out_node: Node) -> tuple[Graph, Plan]:
@@ -413,6 +410,14 @@ def replay(path: tuple, value: Any, inputs: Sequence[Any], apply_op: Any = None)
         args = _fill_refs(rest, inputs)
         value = apply_op(op, (value,) + args, params) if apply_op else op.impl(value, *args, **params)
     return value
+
+
+def _map_back(op: Any, values: Any, parent: Node, rest: tuple, params: dict) -> Any:
+    """A view op's derivative rule applied to ``values``: the view's elements carried back
+    to where they sit in the base. The raw rule, not ``Op.backward``: an int or bool base
+    gets no *gradient*, but its written values must still go back."""
+    with np.errstate(all="ignore"):
+        return op.vjp(values, values, _proxy(parent), *_proxies(rest), **params)[0]
 
 
 def _fill_refs(value: Any, inputs: Sequence[Any]) -> Any:

@@ -111,6 +111,15 @@ def one_axis_param(axis: Any, x: Any) -> int | None:
     return axis if nd else None
 
 
+def loop_dtype(a: Any, dtype: Any, out: Any) -> Any:
+    """No dtype= but an out=: NumPy's loop promotes the input's dtype with out's (prod of
+    ints into a float out does not overflow; a float32 cumsum into float64 is exact)."""
+    out = out_param(out)
+    if dtype is None and out is not None:
+        return np.promote_types(dtype_of(a), dtype_of(out))
+    return dtype
+
+
 def dtype_param(dtype: Any, name: str) -> np.dtype | None:
     return None if dtype is None else check_dtype(dtype, name)
 
@@ -136,6 +145,10 @@ def bind(op: Op, name: str, a: Any, axis: Any, out: Any = None, keepdims: Any = 
         axes = axes_param(axis, a, legacy=op.name not in ("mean", "var", "std"))
     params: dict[str, Any] = {"axis": axes,
                               "keepdims": bool(keepdims) if keepdims is not _NV else False}
+    out = out_param(out)
+    if "dtype" in op.params and op.name not in ("var", "std") \
+            and not (op.name == "mean" and np.dtype(dtype_of(a)).kind in "biu"):
+        dtype = loop_dtype(a, dtype, out)  # mean of ints sums in float64 whatever out is
     if "dtype" in op.params:
         params["dtype"] = dtype_param(dtype, name)
     elif dtype is not None and np.dtype(dtype) != (np.dtype(bool) if op.name in ("any", "all")
@@ -377,7 +390,8 @@ def scan_axis(axis: Any, x: Any) -> int | None:
 
 def _scan_family(op: Op, name: str) -> Callable[..., Bound]:
     def normalize(a, axis=None, dtype=None, out=None):
-        return Bound(op, (a,), {"axis": scan_axis(axis, a), "dtype": dtype_param(dtype, name)},
+        return Bound(op, (a,), {"axis": scan_axis(axis, a),
+                                "dtype": dtype_param(loop_dtype(a, dtype, out), name)},
                      out_param(out))
     return normalize
 
@@ -397,7 +411,8 @@ def _accumulate_family(op: Op, name: str) -> Callable[..., Bound]:
                 raise ValueError("accumulate does not allow multiple axes")
             axis = 0
         return Bound(op, (array,), {"axis": normalize_one_axis(axis, nd),
-                                    "dtype": dtype_param(dtype, name)}, out_param(out))
+                                    "dtype": dtype_param(loop_dtype(array, dtype, out), name)},
+                     out_param(out))
     return normalize
 
 
@@ -412,7 +427,8 @@ def _cumulative_family(op: Op, name: str, kernel: Callable) -> Callable[..., Bou
         if isinstance(axis, tuple):
             axis = axis[0]
         return Bound(op, (x,), {"axis": scan_axis(axis, x),
-                                "dtype": dtype_param(dtype, name)}, out_param(out))
+                                "dtype": dtype_param(loop_dtype(x, dtype, out), name)},
+                     out_param(out))
     return normalize
 
 
