@@ -142,6 +142,7 @@ GOLDEN_GRAPH = '''\
         return (multiply,)
 [kiln:guards] scaled_relu: cache entry 0 guards
     G['np'] is <module numpy>
+    G['np'].maximum is maximum
     type(x) is np.ndarray
     x.dtype == np.float32
     x.ndim == 2

@@ -247,3 +247,15 @@ def test_dynamic_dims_through_other_ops(fn, stays_dynamic):
         assert got.shape == expected.shape
         np.testing.assert_array_equal(got, expected)
     assert len(backend.graphs) == (1 if stays_dynamic else 3)
+
+
+def test_patching_a_numpy_function_recompiles(monkeypatch):
+    def f(x):
+        return np.sin(x) * np.pi
+    compiled = kiln.compile(f, backend="cpp")
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(compiled(x), f(x))
+    monkeypatch.setattr(np, "sin", np.cos)   # a test double, as test suites do
+    np.testing.assert_allclose(compiled(x), np.cos(x) * np.pi, rtol=1e-15)
+    monkeypatch.undo()
+    np.testing.assert_allclose(compiled(x), np.sin(x) * np.pi, rtol=1e-15)

@@ -231,9 +231,9 @@ class ModuleVariable(VariableTracker):
                                "draw random numbers outside the compiled function and pass them in")
         if getattr(value, "__kiln_graph_break__", False):
             return UserFunctionVariable(value)
-        trusted = self.module.__name__.split(".")[0] in ("numpy", "math")
-        if self.source is not None and (not trusted or type(value) is types.FunctionType):
-            # A user module's attributes can change between calls: guard them.
+        if self.source is not None:
+            # Module attributes can change between calls (np.sin = np.cos in a test, a
+            # user module's global): every one read is guarded, NumPy's included.
             return wrap(tx, value, AttrSource(self.source, name))
         return wrap(tx, value, None)
 
