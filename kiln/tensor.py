@@ -280,6 +280,8 @@ def _without_op(key: Any, fn: Callable, args: tuple, kwargs: dict) -> Any:
             lookup(key)
         except NoOpError as e:
             result = fn(*_copies(unwrap(args)), **{k: _copies(unwrap(v)) for k, v in kwargs.items()})
+            if type(result) in (bool, int):  # np.allclose, np.array_equal: a Python answer
+                return result
             leaves = list(_array_leaves(result))
             if result is None or not leaves or any(a.dtype.kind not in "biu" for a in leaves):
                 raise NoOpError(f"{e.args[0].split(';')[0]}, so it cannot be differentiated; call it "

@@ -135,3 +135,9 @@ def test_ufuncs_with_nothing_to_record_match_numpy():
 def _no_grad(fn, *args):
     with kiln.no_grad():
         return fn(*args)
+
+
+def test_numpy_predicates_on_tensors_that_require_grad_return_their_answer():
+    t = kiln.tensor([1.0, 2.0], requires_grad=True)
+    assert np.allclose(t, t) is True and np.array_equal(t, t * 1.0) is True
+    np.testing.assert_array_equal(np.argsort(t).numpy(), [0, 1])
