@@ -23,6 +23,7 @@ import builtins
 import dataclasses
 import functools
 import linecache
+import sys
 import threading
 import time
 import types
@@ -276,6 +277,8 @@ class CompiledFunction:
         return functools.partial(self, obj)
 
     def __reduce__(self):
+        if self.bound_self is None and _reachable_as(self, self.fn.__module__, self.fn.__qualname__):
+            return self.fn.__qualname__  # @kiln.compile on a module-level def: by name
         return (_restore, (self.fn, self.backend_name, self.fullgraph, self.dynamic, self.bound_self))
 
     def __repr__(self) -> str:
@@ -397,6 +400,13 @@ def _example_inputs(fn, guards, codes: list[str], args: tuple, kwargs: dict) -> 
     getter = make_entry(fn, guards.__class__(guards.ns), [f"return [{', '.join(codes)}]"],
                         tag="example inputs")
     return getter(*args, **kwargs)
+
+
+def _reachable_as(obj: Any, module: str, qualname: str) -> bool:
+    target: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        target = getattr(target, part, None)
+    return target is obj
 
 
 def _restore(fn, backend, fullgraph, dynamic, bound_self):

@@ -28,6 +28,7 @@
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -102,6 +103,7 @@ class AOTFunction:
         self._direct: Callable | None = None
         # Inputs whose memory layout decides a plan's view-or-copy answers (see Plan).
         self.layout_inputs: tuple[int, ...] = ()
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"<kiln aot-compiled graph '{self.graph.name}' ({len(self.variants)} variants)>"
@@ -138,18 +140,24 @@ class AOTFunction:
             key += tuple(layout_class(arrays[i]) for i in self.layout_inputs if i < len(arrays))
         variant = self.variants.get(key)
         if variant is None:
-            variant = self.variants[key] = _Variant(self, dedup, mask, arrays)
-            if variant.plan.layout_inputs and not self.layout_inputs:
-                # Which inputs' layouts matter is known now: key this call's variant by
-                # them too, so later calls with other layouts get a plan of their own.
-                self.layout_inputs = variant.plan.layout_inputs
-                del self.variants[key]
-                key += tuple(layout_class(arrays[i]) for i in self.layout_inputs)
-                self.variants[key] = variant
-            if key == (None, None) and not any(isinstance(a, Tensor) for a in args) \
-                    and variant.outputs_are_direct():
-                self._direct = variant.forward
+            with self._lock:  # threads meeting a new variant together compile it once
+                variant = self.variants.get(key)
+                if variant is None:
+                    variant = self._new_variant(key, dedup, mask, args, arrays)
         return variant(args, arrays)
+
+    def _new_variant(self, key: tuple, dedup: Any, mask: Any, args: tuple, arrays: list) -> "_Variant":
+        variant = _Variant(self, dedup, mask, arrays)
+        if variant.plan.layout_inputs and not self.layout_inputs:
+            # Which inputs' layouts matter is known now: key this call's variant by them
+            # too, so later calls with other layouts get a plan of their own.
+            self.layout_inputs = variant.plan.layout_inputs
+            key += tuple(layout_class(arrays[i]) for i in self.layout_inputs)
+        self.variants[key] = variant
+        if key == (None, None) and not any(isinstance(a, _tensor_cls()) for a in args) \
+                and variant.outputs_are_direct():
+            self._direct = variant.forward
+        return variant
 
 
 def _input_aliasing(args: tuple, arrays: list) -> Any:

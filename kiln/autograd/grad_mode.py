@@ -27,12 +27,11 @@ class no_grad(contextlib.ContextDecorator):
     """
 
     def __enter__(self) -> "no_grad":
-        self._prev = is_grad_enabled()
-        set_grad_enabled(False)
+        _push(False)
         return self
 
     def __exit__(self, *exc: object) -> bool:
-        set_grad_enabled(self._prev)
+        _pop()
         return False
 
 
@@ -40,10 +39,23 @@ class enable_grad(contextlib.ContextDecorator):
     """Context manager and decorator: recording on, even inside no_grad."""
 
     def __enter__(self) -> "enable_grad":
-        self._prev = is_grad_enabled()
-        set_grad_enabled(True)
+        _push(True)
         return self
 
     def __exit__(self, *exc: object) -> bool:
-        set_grad_enabled(self._prev)
+        _pop()
         return False
+
+
+def _push(mode: bool) -> None:
+    """Enter a mode; the mode to restore is kept per thread, not on the context object
+    (a decorator's object is shared by recursive calls and by threads)."""
+    stack = getattr(_state, "stack", None)
+    if stack is None:
+        stack = _state.stack = []
+    stack.append(is_grad_enabled())
+    set_grad_enabled(mode)
+
+
+def _pop() -> None:
+    set_grad_enabled(_state.stack.pop())

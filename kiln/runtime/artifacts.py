@@ -45,8 +45,15 @@ def _layout(value: Any) -> str:
 def artifact_key(graph: Any, example_inputs: list, reinfer: bool) -> str | None:
     from ..ir.printer import python_code
     consts: dict[str, Any] = {}
+    from .build import CompilerUnavailable, compiler_id, cpu_features
+    try:
+        toolchain = compiler_id(config.cxx)
+    except CompilerUnavailable:
+        toolchain = "no compiler"
+    # The machine and the compiler too: a cache shared between hosts (an NFS home) must
+    # not hand one CPU's -march=native library to another.
     parts = [python_code(graph, consts), code_version(), str(reinfer),
-             str(config.num_threads), config.cxx, config.cxx_flags,
+             str(config.num_threads), config.cxx, config.cxx_flags, toolchain, cpu_features(),
              repr(sorted(getattr(graph, "donated", {}).items()))]
     for node in graph.placeholders:
         parts.append(repr((node.name, node.val, node.meta.get("dynamic_dims"))))
@@ -69,19 +76,34 @@ def _path(key: str) -> str:
     return os.path.join(config.cache_dir, "graphs", key[:2], key + ".json")
 
 
+_FIELDS = {"wrapper": str, "cpp": str, "so": str, "kernels": list}
+
+
 def load(key: str) -> dict | None:
+    """The cached entry, or None (then the graph is built again) when it is missing, not
+    an entry of this shape, fails its checksum, or names a library that is gone."""
     try:
         with open(_path(key)) as f:
             entry = json.load(f)
     except (OSError, ValueError):
         return None
-    if entry.get("so") and not _valid(entry["so"]):
+    if not isinstance(entry, dict) or any(not isinstance(entry.get(k), t) for k, t in _FIELDS.items()):
+        return None
+    if entry.get("sha256") != _digest(entry):
+        return None
+    if entry["so"] and not _valid(entry["so"]):
         return None
     return entry
 
 
+def _digest(entry: dict) -> str:
+    text = "\0".join([entry["wrapper"], entry["cpp"], entry["so"], *entry["kernels"]])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def store(key: str, entry: dict) -> None:
     path = _path(key)
+    entry = dict(entry, sha256=_digest(entry))
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")

@@ -66,12 +66,27 @@ def cpp_backend(graph: Any, example_inputs: list) -> Callable:
         if isinstance(e, BuildError):
             _warn_once(str(e)[:200], f"kiln: C++ build failed, running the NumPy interpreter: {e}")
         return graph
+    except OSError as e:  # the cache directory is read-only, full, or not a directory
+        _warn_once(f"cache:{e.filename}", f"kiln: cannot write the kernel cache ({e}); graphs run "
+                   f"with the NumPy interpreter. Point KILN_CACHE_DIR (kiln.config.cache_dir) at "
+                   f"a writable directory.")
+        return graph
 
 
 def _warn_once(key: str, message: str) -> None:
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        warnings.warn(message, RuntimeWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel() -> int:
+    """warnings' stacklevel of the innermost frame outside kiln (the user's call)."""
+    kiln_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(2), 2   # 1 is _warn_once, 2 its caller
+    while frame is not None and (frame.f_code.co_filename.startswith(kiln_dir)
+                                 or frame.f_code.co_filename.startswith("<kiln")):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class Artifact:
@@ -112,7 +127,11 @@ def compile_graph(graph: Any, example_inputs: list) -> Callable:
         from .dynamic import compile_dynamic
         artifact = compile_dynamic(graph, list(example_inputs), respecialize)
     if artifact is None:
-        artifact = _compile_variant(graph, list(example_inputs), respecialize)
+        # Sizes come from the example inputs whenever they differ from the graph's (a
+        # dynamic dim met first at another size, possibly by another thread).
+        stale = any(isinstance(a, np.ndarray) and getattr(p.val, "shape", a.shape) != a.shape
+                    for p, a in zip(graph.placeholders, example_inputs))
+        artifact = _compile_variant(graph, list(example_inputs), respecialize, reinfer=stale)
     call = artifact.call
     call.kiln_artifact = artifact
     return call

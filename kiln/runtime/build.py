@@ -39,9 +39,20 @@ BASE_FLAGS = ["-shared", "-fPIC", "-std=c++17", "-fno-math-errno", "-fno-trappin
               "-fno-semantic-interposition", "-w"]
 
 
+def _split(setting: str, value: str) -> list[str]:
+    try:
+        words = shlex.split(value)
+    except ValueError as e:
+        raise KilnError(f"{setting} = {value!r} cannot be split into words ({e}); fix its "
+                        f"quoting") from None
+    if not words and setting.startswith("KILN_CXX "):
+        raise CompilerUnavailable(f"{setting} is empty")
+    return words
+
+
 def flags() -> list[str]:
     from ..lowering.cpp import no_builtin_flags
-    user = shlex.split(config.cxx_flags)
+    user = _split("KILN_CXX_FLAGS (kiln.config.cxx_flags)", config.cxx_flags)
     if "-ffast-math" in user:
         raise KilnError("kiln.config.cxx_flags contains -ffast-math, which breaks NumPy's NaN, "
                         "inf and signed-zero semantics; remove it")
@@ -51,9 +62,9 @@ def flags() -> list[str]:
 @functools.lru_cache(maxsize=8)
 def compiler_id(cxx: str) -> str:
     try:
-        out = subprocess.run(shlex.split(cxx) + ["--version"], capture_output=True, text=True,
-                             timeout=30)
-    except (OSError, subprocess.SubprocessError) as e:
+        out = subprocess.run(_split("KILN_CXX (kiln.config.cxx)", cxx) + ["--version"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError, IndexError) as e:
         raise CompilerUnavailable(f"C++ compiler {cxx!r} cannot run ({e})") from None
     if out.returncode != 0:
         raise CompilerUnavailable(f"C++ compiler {cxx!r} failed: {out.stderr.strip()[:200]}")
@@ -132,7 +143,7 @@ def _compile(source: str, folder: str, key: str, so: str) -> None:
     _atomic_write(cpp, source.encode())
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".so")
     os.close(fd)
-    cmd = shlex.split(config.cxx) + flags() + [cpp, "-o", tmp]
+    cmd = _split("KILN_CXX (kiln.config.cxx)", config.cxx) + flags() + [cpp, "-o", tmp]
     start = time.perf_counter()
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

@@ -290,3 +290,23 @@ def test_repeated_index_assignment_sends_the_gradient_to_the_write_that_lands():
     h[[2, 0, 2]] = np.stack([rows[0], rows[1], rows[0] * 2.0])   # the third row lands in 2
     (h * h).sum().backward()
     np.testing.assert_array_equal(rows.grad.numpy(), [[0.0, 8.0, 16.0, 24.0], [8.0, 10.0, 12.0, 14.0]])
+
+
+def test_no_grad_as_a_decorator_is_reentrant_and_per_thread():
+    import threading
+
+    @kiln.no_grad()
+    def walk(n):
+        return 0 if n == 0 else 1 + walk(n - 1)
+    walk(3)
+    assert kiln.is_grad_enabled()
+    seen = []
+
+    def other():
+        with kiln.no_grad():
+            walk(2)
+            seen.append(kiln.is_grad_enabled())
+    threads = [threading.Thread(target=other) for _ in range(4)] + [threading.Thread(target=walk, args=(50,))]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert seen == [False] * 4 and kiln.is_grad_enabled()

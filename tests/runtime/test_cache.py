@@ -154,3 +154,49 @@ def test_artifact_cache_skips_lowering(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "cache_dir", str(tmp_path))
     third = cpp_backend(g, [np.linspace(0, 1, 14, dtype=np.float32)[::2]])
     np.testing.assert_allclose(third(x[::1].copy())[0], np.exp(x) * np.float32(0.25), rtol=1e-6)
+
+
+@pytest.mark.parametrize("damage", ["{}", "null", "[1]", "cut"])
+def test_damaged_graph_entries_are_rebuilt(tmp_path, monkeypatch, damage):
+    # Valid JSON that is not an entry (or an entry cut short) is never trusted: rebuilt.
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    g = trace(lambda x: F.multiply(F.tanh(x), 3.0), [TensorMeta((6,), np.float64)], ["x"])
+    x = np.linspace(-1, 1, 6)
+    cpp_backend(g, [x])
+    (entry,) = list((tmp_path / "graphs").rglob("*.json"))
+    text = entry.read_text()
+    if damage == "cut":
+        data = json.loads(text)
+        data["wrapper"] = data["wrapper"][: len(data["wrapper"]) // 2]
+        text = json.dumps(data)
+    else:
+        text = damage
+    entry.write_text(text)
+    fn = cpp_backend(g, [x])
+    np.testing.assert_allclose(fn(x)[0], np.tanh(x) * 3.0, rtol=1e-15)
+
+
+def test_graph_entries_are_keyed_by_machine_and_compiler(tmp_path, monkeypatch):
+    from kiln.runtime import artifacts
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    g = trace(lambda x: F.sin(x), [TensorMeta((3,), np.float64)], ["x"])
+    key = artifacts.artifact_key(g, [np.zeros(3)], False)
+    monkeypatch.setattr(build_mod, "cpu_features", lambda: "another cpu")
+    assert artifacts.artifact_key(g, [np.zeros(3)], False) != key
+
+
+def test_unwritable_cache_dir_falls_back_to_numpy_with_a_warning(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setattr(config, "cache_dir", str(blocker / "cache"))
+    monkeypatch.setattr(backend, "_warned", set())
+    g = trace(lambda x: F.multiply(F.cos(x), 2.0), [TensorMeta((3,), np.float64)], ["x"])
+    with pytest.warns(RuntimeWarning, match="KILN_CACHE_DIR"):
+        fn = cpp_backend(g, [np.zeros(3)])
+    np.testing.assert_allclose(fn(np.ones(3))[0], np.cos(np.ones(3)) * 2.0)
+
+
+def test_bad_quoting_in_compiler_settings_names_the_setting(monkeypatch):
+    monkeypatch.setattr(config, "cxx_flags", "-O2 '-fopenmp")
+    with pytest.raises(Exception, match="KILN_CXX_FLAGS"):
+        build_mod.flags()

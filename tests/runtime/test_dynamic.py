@@ -53,3 +53,14 @@ def test_kiln_compile_dynamic_true():
         x = np.random.default_rng(n).standard_normal((n, 16)).astype(np.float32)
         np.testing.assert_allclose(compiled(x), f(x), rtol=2e-6, atol=1e-6)
     assert stats["builds"] - builds <= 1
+
+
+def test_first_example_of_another_size_and_layout_than_the_graph():
+    # A graph captured at 8 rows, first compiled for a 6-row strided view (another thread
+    # got there first): sizes come from the example, never from the captured metadata.
+    g = trace(lambda x: (F.sum(F.multiply(x, x), axis=1),), [TensorMeta((8, 5), np.float64)], ["x"])
+    g.placeholders[0].meta["dynamic_dims"] = (0,)
+    base = np.arange(120.0).reshape(12, 10)
+    fn = cpp_backend(g, [base[:6, :5]])
+    for x in (base[:6, :5], base[:8, :5].copy(), base[:3, :5], base[:6, :5].copy()):
+        np.testing.assert_array_equal(fn(x)[0], (x * x).sum(axis=1))
