@@ -1097,6 +1097,25 @@ def writes_through_views_of_int_and_bool_arrays(x):
     return x
 
 
+@program((rn(4),), (rn(6, dtype=f32),))
+def containers_made_in_the_frame_across_breaks(u):
+    # float(array) breaks the graph inside the call's arguments: the pending h.append and
+    # the local h must stay one list (and a list reached twice stays one object).
+    h = []
+    h.append(float(u.sum()))
+    d = {}
+    d.update(a=float(u[0]))
+    logs = {"loss": []}
+    logs["loss"].append(float(u[1]))
+    rows = []
+    for i in range(3):
+        rows.append((i, float(u[i])))
+    a = []
+    b = {"k": a, "again": a}
+    a.append(float(u.max()))
+    return h, d, logs, dict(rows), b, b["k"] is b["again"]
+
+
 _C = rn(3, 4)
 
 

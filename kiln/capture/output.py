@@ -49,6 +49,8 @@ class OutputGraph:
         # Runtime scalars read by replayed code and the return value, evaluated once before
         # the replay: ``cfg['n'] += 1`` twice must not read its own stores (code -> name).
         self.scalar_bindings: dict[str, str] | None = None
+        self.container_names: dict[int, str] | None = None   # while building the return code
+        self.container_lines: list[str] = []
         self.mutable_objects: dict[int, tuple] = {}  # id -> (tracker, source): see builder.wrap
 
     # -- inputs -------------------------------------------------------------------------
@@ -107,8 +109,7 @@ class OutputGraph:
 
     def reconstruct(self, tx, var: VariableTracker) -> str:
         """Python code (over the parameters and ``_kiln_out``) that rebuilds ``var``."""
-        from .variables.containers import (DictVariable, IteratorVariable, ListVariable,
-                                           SliceVariable, TupleVariable)
+        from .variables.containers import DictVariable, ListVariable
         if isinstance(var, ArrayVariable):
             if var.node.kind == "placeholder":
                 return self._input_code(var.node)
@@ -123,6 +124,19 @@ class OutputGraph:
             return self.literal(var.value)
         if isinstance(var, (ListVariable, DictVariable)) and var.source is not None:
             return var.source.code(self.ns)  # passed in and never mutated: the same object
+        if isinstance(var, (ListVariable, DictVariable)) and self.container_names is not None:
+            # Made in the frame: built once under a name (``return a, a`` is one list).
+            name = self.container_names.get(id(var))
+            if name is None:
+                self.container_names[id(var)] = "pending"
+                expr = self._container(tx, var)
+                name = self.container_names[id(var)] = f"_kiln_c{len(self.container_lines)}"
+                self.container_lines.append(f"{name} = {expr}")
+            return name
+        return self._container(tx, var)
+
+    def _container(self, tx, var: VariableTracker) -> str:
+        from .variables.containers import DictVariable, ListVariable, TupleVariable
         if isinstance(var, ListVariable):
             return "[" + ", ".join(self.reconstruct(tx, v) for v in var.item_list) + "]"
         if isinstance(var, TupleVariable):
@@ -135,6 +149,10 @@ class OutputGraph:
         if isinstance(var, DictVariable):
             return "{" + ", ".join(f"{literal(k) or self.ns.ref(k)}: {self.reconstruct(tx, v)}"
                                    for k, v in var.entries.items()) + "}"
+        return self._other(tx, var)
+
+    def _other(self, tx, var: VariableTracker) -> str:
+        from .variables.containers import IteratorVariable, SliceVariable
         if isinstance(var, SliceVariable):
             return "slice(" + ", ".join(self.reconstruct(tx, p) for p in var.parts) + ")"
         if var.source is not None and not isinstance(var, IteratorVariable):
@@ -184,9 +202,11 @@ class OutputGraph:
 
     def finish(self, tx, result: VariableTracker) -> str:
         """Close the graph; returns the return-value expression (side effects: ``replay``)."""
+        self.container_names, self.container_lines = {}, []
         self.replay = self.replay_code(lambda v: self.reconstruct(tx, v))
         code = self.reconstruct(tx, result)
-        self.replay = self.scalar_prelude() + self.replay
+        self.replay = self.scalar_prelude() + self.container_lines + self.replay
+        self.container_names = None
         self.graph.output(tuple(self.outputs))
         return code
 

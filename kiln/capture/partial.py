@@ -172,6 +172,10 @@ class Rebuilder:
         self.ns = output.ns
         # Cell variables of the frame that nothing writes after the break.
         self.frozen_cells = frozen_cells
+        # Lists and dicts made in the frame are built once, under a name, so every place
+        # that reaches one (a local, a pending h.append, another container) shares it.
+        self.named: dict[int, str] = {}
+        self.lines: list[str] = []
 
     def __call__(self, var: VariableTracker) -> str:
         from .translator import LazyVariable
@@ -198,7 +202,14 @@ class Rebuilder:
             return self.iterator(var)
         if isinstance(var, NestedFunctionVariable):
             return self.nested_function(var)
-        if isinstance(var, (ListVariable, TupleVariable, DictVariable)) and var.source is None:
+        if isinstance(var, (ListVariable, DictVariable)) and var.source is None:
+            name = self.named.get(id(var))
+            if name is None:
+                expr = self.container(var)
+                name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
+                self.lines.append(f"{name} = {expr}")
+            return name
+        if isinstance(var, TupleVariable) and var.source is None:
             return self.container(var)
         return self.output.reconstruct(self.tx, var)
 
@@ -301,16 +312,9 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
         exprs += [rebuild(var) for var in bound.values()]
     except BreakGraph:
         return None
-    # A mutable container reached twice must stay one object.
-    lines, names_of = output.scalar_prelude() + list(replay), {}
-    values = [v for p, v in enumerate(stack) if p not in nulls] + list(bound.values())
-    for idx, (var, expr) in enumerate(zip(values, exprs)):
-        if isinstance(var, (ListVariable, DictVariable)) and var.source is None:
-            key = id(var)
-            if key not in names_of:
-                names_of[key] = f"_kiln_v{idx}"
-                lines.append(f"{names_of[key]} = {expr}")
-            exprs[idx] = names_of[key]
+    # Containers made in the frame first (one object each, however often reached), then
+    # the side effects in program order.
+    lines = output.scalar_prelude() + rebuild.lines + list(replay)
     graph, input_codes = result.finish_partial()
     local_names = tuple(bound)
     if not all(n.isidentifier() for n in R.code_facts(bp.code).code.co_varnames):

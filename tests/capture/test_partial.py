@@ -649,3 +649,16 @@ def test_closures_sharing_a_cell_across_breaks_in_a_loop():
     x = np.arange(3.0)
     for _ in range(2):
         assert_same(f(x), _closures_in_a_loop(x))
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_a_list_made_in_the_frame_stays_one_object(backend):
+    def fn(u):
+        a = [u * 2]
+        h = []
+        h.append(float(u.sum()))     # a break with the list on the stack
+        return a, a, h
+    compiled = kiln.compile(fn, backend=backend)
+    for _ in range(2):
+        first, second, h = compiled(np.arange(3.0))
+        assert first is second and h == [3.0]
