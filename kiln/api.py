@@ -45,7 +45,8 @@ from .errors import KilnError
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .ir.passes import has_side_effects
 from .ir.printer import python_code
-from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry, size_only)
+from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry, scalar_only,
+                     size_only)
 
 @dataclass
 class CaptureRecord:
@@ -165,6 +166,7 @@ class CompiledFunction:
     def reset(self) -> None:
         self._entries: tuple = ()
         self._dynamic_marked: set = set()
+        self._dynamic_scalars: set = set()
         self._limit_warned = False
         self.records: list[CaptureRecord] = []
         self.calls_uncompiled = 0
@@ -233,7 +235,7 @@ class CompiledFunction:
         bp = partial.plan(self.fn, first.break_index, first.break_depth, first.break_open_with)
         if bp is None:
             return None
-        second = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked),
+        second = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked, self._dynamic_scalars),
                          stop_at=bp.stop_at)
         if second.stopped is None:
             return None
@@ -334,10 +336,15 @@ class CompiledFunction:
                 if dims:
                     self._dynamic_marked.update(dims)
                     reasons.append("marking dynamic: " + ", ".join(f"{s}.shape[{d}]" for s, d in dims))
+            if self.dynamic is not False:
+                scalars = scalar_only(newest_failed)
+                if scalars:
+                    self._dynamic_scalars.update(scalars)
+                    reasons.append("reading at run time: " + ", ".join(scalars))
             logs.log("recompiles", f"{name}: recompiling (cache entry {len(self._entries)}), "
                      f"because no entry's guards hold:", "\n".join(reasons))
         start = time.perf_counter()
-        result = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked))
+        result = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked, self._dynamic_scalars))
         guards = result.guards
         graph = result.graph
         if result.graph_break is not None:

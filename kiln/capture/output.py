@@ -20,14 +20,21 @@ class DynamicSpec:
     """Which dimensions capture treats as dynamic: ``mode`` True (all), False (none), or
     None (those in ``marked``, learned from size-only recompiles)."""
 
-    def __init__(self, mode: bool | None, marked: set | None = None) -> None:
+    def __init__(self, mode: bool | None, marked: set | None = None,
+                 scalars: set | None = None) -> None:
         self.mode = mode
         self.marked = set(marked or ())
+        # Python numbers read through an attribute or a global whose value changed between
+        # calls (``self.t += 1`` in an optimizer): read at run time, not baked in.
+        self.scalars = set(scalars or ())
 
     def is_dynamic(self, source: Source, dim: int, size: int) -> bool:
         if size in (0, 1) or self.mode is False:  # 0/1 decide broadcasting: always static
             return False
         return self.mode is True or (source.display(), dim) in self.marked
+
+    def is_dynamic_scalar(self, source: Source) -> bool:
+        return self.mode is not False and source.display() in self.scalars
 
 
 class OutputGraph:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .codegen import make_explainer
-from .guard import SIZE, Guard, GuardSet
+from .guard import SIZE, VALUE, Guard, GuardSet
 
 
 @dataclass
@@ -36,6 +36,18 @@ def describe_failure(guard: Guard, seen: Any) -> str:
     if guard.kind == "type" and isinstance(seen, str):
         return f"{guard.text}  (saw {seen})"
     return f"{guard.text}  (saw {seen!r})"
+
+
+def scalar_only(failures: list[tuple[Guard, Any]]) -> list[str]:
+    """If every failure is a value guard on a Python int or float that now holds another
+    number: the sources to read at run time from now on (``self.step += 1``); else []."""
+    sources = []
+    for guard, seen in failures:
+        if guard.kind != VALUE or guard.source is None or type(seen) not in (int, float) \
+                or guard.source.is_argument():
+            return []
+        sources.append(guard.source.display())
+    return sources
 
 
 def size_only(failures: list[tuple[Guard, Any]]) -> list[tuple[Any, int]]:

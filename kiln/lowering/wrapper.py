@@ -40,6 +40,7 @@ class WrapperCode:
         self._views = 0
         self.pools: list[str] = []
         self.pooled: dict[str, str] = {}
+        self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
 
     # -- expressions -------------------------------------------------------------------------
     def py(self, value: Any) -> str:
@@ -111,6 +112,7 @@ class WrapperCode:
         free: dict[tuple, list[str]] = {}
         read_by_kernels = {b.name for rk in self.rendered.values() for b in rk.buffers}
         moved: set[str] = set()  # inputs whose array an in-place output took over
+        extern_ops: dict[str, str] = {}  # extern result name -> its op's name
         for step, item in enumerate(self.items):
             self.lines = []
             if isinstance(item, Kernel):
@@ -151,6 +153,17 @@ class WrapperCode:
             else:
                 name = f"_ext_{item.op.name}"
                 self.externs[name] = item.op
+                first = item.args[0] if item.args else None
+                if getattr(item.op, "inplace_impl", None) is not None \
+                        and isinstance(first, BufferValue) and first.is_whole() \
+                        and self._owned(first.buf.name, allocated, extern_ops) \
+                        and last_use.get(first.buf.name) == step \
+                        and first.buf.name not in self.pooled and first.buf.name not in moved:
+                    # x[i] = v on an array nothing reads again (a loop's running result):
+                    # written in place, not copied per call (a recurrence was quadratic).
+                    name = f"_inplace_{item.op.name}"
+                    self.inplace_externs[name] = item.op
+                    moved.add(first.buf.name)
                 call_args = [self.arg(a) for a in item.args]
                 call_args += [f"{k}={self.arg(v)}" for k, v in item.params.items()]
                 rhs = f"{name}({', '.join(call_args)})"
@@ -158,6 +171,7 @@ class WrapperCode:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
                 allocated[item.name] = None
+                extern_ops[item.name] = item.op.name
             for name, last in last_use.items():
                 if last == step and name in allocated:
                     buf = allocated[name]
@@ -208,6 +222,8 @@ class WrapperCode:
             head.append("from kiln.ops import REGISTRY")
             for name, op in sorted(self.externs.items()):
                 head.append(f"{name} = REGISTRY[{op.name!r}].impl")
+            for name, op in sorted(self.inplace_externs.items()):
+                head.append(f"{name} = REGISTRY[{op.name!r}].inplace_impl")
         for name in sorted(low.constants):
             head.append(f"{name} = None  # a constant array; the runtime sets it")
         for name in sorted(self.consts):
@@ -232,6 +248,14 @@ class WrapperCode:
                 "    import timeit\n" + "\n".join(examples) + "\n"
                 f"    n, t = timeit.Timer(lambda: call({', '.join(params)})).autorange()\n"
                 "    print(f'{t / n * 1e6:.1f} us per call')\n")
+
+    @staticmethod
+    def _owned(name: str, allocated: dict, extern_ops: dict) -> bool:
+        """Memory only this call holds: a kernel's buffer, or a new array from an extern."""
+        from .inplace import FRESH_EXTERNS
+        if name not in allocated:
+            return False
+        return allocated[name] is not None or extern_ops.get(name) in FRESH_EXTERNS
 
     def _last_uses(self) -> dict[str, int]:
         last: dict[str, int] = {}

@@ -343,6 +343,16 @@ def _index_add_impl(x: Any, index: tuple, value: Any) -> Any:
     return out
 
 
+def _index_put_inplace(x: Any, index: tuple, value: Any) -> Any:
+    x[index] = value
+    return x
+
+
+def _index_add_inplace(x: Any, index: tuple, value: Any) -> Any:
+    add_at_broadcast(x, index, value)
+    return x
+
+
 def add_at_broadcast(x: Any, index: tuple, value: Any) -> None:
     """``np.add.at`` with ``value`` broadcast to ``x[index]`` first: NumPy 2.4 reads
     uninitialised memory when a value broadcasts against a multi-dimensional index."""
@@ -361,6 +371,9 @@ index_add = declare("index_add", Category.GATHER, _index_add_impl,
                     vjp=lambda g, out, x, index, value: (g, None, _value_grad(g, index, value)),
                     doc="a copy of x with value added at index; repeats accumulate (np.add.at)",
                     may_raise=True)
+
+index_put.inplace_impl = _index_put_inplace
+index_add.inplace_impl = _index_add_inplace
 
 
 # -- take ---------------------------------------------------------------------------------

@@ -76,6 +76,9 @@ class Op:
     # the stages cannot follow (a one-operand einsum that sums nothing); capture runs such
     # a call as Python, so writes through the view reach the input as in NumPy.
     opaque_view: Callable[..., bool] | None = None
+    # The same result computed by writing into input 0, which the caller gives up (the
+    # functional scatters): a backend uses it when nothing reads input 0 afterwards.
+    inplace_impl: Callable[..., Any] | None = None
     # How lowering turns a call into loop-level code (see kiln/lowering/): for pointwise ops
     # a dict of per-backend expression templates; None means "an extern call of impl".
     lowering: Any = None

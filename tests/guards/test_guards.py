@@ -259,3 +259,25 @@ def test_patching_a_numpy_function_recompiles(monkeypatch):
     np.testing.assert_allclose(compiled(x), np.cos(x) * np.pi, rtol=1e-15)
     monkeypatch.undo()
     np.testing.assert_allclose(compiled(x), np.sin(x) * np.pi, rtol=1e-15)
+
+
+def test_a_counter_attribute_is_read_at_run_time_after_it_changes():
+    # self.steps += 1 (an optimizer's step count): the first change recompiles once, with
+    # the attribute read on each call from then on, never one graph per value.
+    class Model:
+        def __init__(self):
+            self.w, self.steps, self.lr = np.zeros(4), 0, 0.5
+
+        def step(self, x):
+            self.w -= self.lr / (1 + self.steps) * (self.w - x)
+            self.steps += 1
+            return self.w.sum()
+
+    eager, model = Model(), Model()
+    compiled = kiln.compile(model.step, backend="cpp")
+    for i in range(12):
+        x = np.arange(4.0) + i
+        np.testing.assert_allclose(compiled(x), eager.step(x), rtol=1e-12)
+    assert model.steps == eager.steps == 12
+    np.testing.assert_allclose(model.w, eager.w, rtol=1e-12)
+    assert len(compiled.records) == 2

@@ -221,3 +221,29 @@ def test_training_calls_never_write_arguments_early():
     compiled(w, x).backward()
     np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(w.grad.numpy(), [1.0, 2.0, 3.0])
+
+
+def test_element_writes_in_a_recurrence_are_done_in_place():
+    # e[i] = f(e[i-1]) unrolled: each index_put writes into the array nothing reads
+    # again, instead of copying it (the loop was quadratic in the array's length).
+    def ema(x):
+        e = np.empty_like(x)
+        e[0] = x[0]
+        for i in range(1, len(x)):
+            e[i] = 0.3 * x[i] + 0.7 * e[i - 1]
+        return e
+
+    def keeps_the_old_value(x):
+        e = x * 1.0
+        old = e
+        e = e.copy()
+        e[0] = 5.0
+        return e, old    # old is read after the write: never written in place
+
+    x = np.random.default_rng(2).standard_normal(12)
+    got, wrapper = _compiled_wrapper(ema, x)
+    np.testing.assert_allclose(got, ema(x), rtol=1e-15)
+    assert wrapper.count("_inplace_index_put(") >= 10, wrapper
+    got, _ = _compiled_wrapper(keeps_the_old_value, x)
+    for g, w in zip(got, keeps_the_old_value(x)):
+        np.testing.assert_array_equal(g, w)

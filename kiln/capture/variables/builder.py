@@ -115,7 +115,8 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         # itself is the runtime input, so the backend decides about autograd per call.
         return tx.output.array_input(value, source)
     if kind in SCALAR_TYPES or (isinstance(value, np.generic) and value.dtype.kind in "biuf"):
-        if source is not None and source.is_argument():
+        if source is not None and (source.is_argument() or (
+                kind in (int, float) and tx.output.dynamic.is_dynamic_scalar(source))):
             _guard_type(tx, source, value)
             code = source.code(tx.guards.ns)
             return SymScalarVariable(code, source.display(), value, (source,), source=source)
