@@ -48,7 +48,24 @@ def _function_report(cf: Any) -> dict:
             "breaks": [dict(b.to_json(), graph_before=g, resumes_at=r) for b, g, r in sorted(
                 zip(summary.break_reasons, summary.break_graph_before, summary.break_resumes_at),
                 key=lambda t: (t[0].filename, t[0].lineno or 0))],
-            "kernels": 0, "compile_time_s": summary.compile_time_s, "compilations": compilations}
+            "kernels": _kernel_count(cf), "compile_time_s": summary.compile_time_s,
+            "compilations": compilations}
+
+
+def _kernel_count(cf) -> int:
+    """Generated kernels behind a compiled function's cache entries (0 for backends that
+    generate none): each entry's backend callable, or the forward/backward of its aot
+    variants, carries the artifact it was built from."""
+    total = 0
+    for entry in cf.cache_entries:
+        compiled = getattr(entry.check, "__globals__", {}).get("_kiln_graph")
+        variants = getattr(compiled, "variants", None)
+        callables = [compiled] if variants is None else [
+            f for v in variants.values() for f in (v.forward, getattr(v, "backward_fn", None))]
+        for fn in callables:
+            artifact = getattr(fn, "kiln_artifact", None)
+            total += len(getattr(artifact, "kernel_names", ()) or ())
+    return total
 
 
 def _human(report: dict) -> str:

@@ -111,6 +111,8 @@ def test_cli_json_keeps_stdout_pure(script, capsys):
     by_name = {f["name"]: f for f in report["functions"]}
     assert by_name["step"]["graph_count"] == 2
     assert by_name["step"]["compilations"][0]["ops"] == ["maximum", "multiply", "subtract"]
+    # one fused kernel per graph of step, read off the built artifacts (cpp backend)
+    assert by_name["step"]["backend"] == "cpp" and by_name["step"]["kernels"] == 2
     brk = by_name["noisy"]["compilations"][0]["graph_break"]
     assert brk["kind"] == "unsupported_call" and brk["lineno"] == 16
 
