@@ -222,7 +222,13 @@ class CompiledFunction:
         call = f"_kiln_out = _kiln_graph({', '.join(input_codes)})"
         code = self.fn.__code__
         if not resume.open_withs_at_entry(code):
-            return [call]
+            note = _raise_note(graph, self.fn.__qualname__)
+            if note is None:
+                return [call]
+            # The traceback of an error raised inside the graph ends in kiln's code: a note
+            # names the user's lines that can raise there.
+            return ["try:", "    " + call, "except Exception as _kiln_e:",
+                    f"    _kiln_e.add_note({note!r})", "    raise"]
         if self.backend_name not in ("aot_eager", "cpp") and any(has_side_effects(n) for n in graph):
             return ["return _kiln_RUN_EAGER"]
         return ["try:", "    " + call, "except BaseException:", "    return _kiln_RUN_EAGER"]
@@ -407,6 +413,22 @@ def _example_inputs(fn, guards, codes: list[str], args: tuple, kwargs: dict) -> 
     getter = make_entry(fn, guards.__class__(guards.ns), [f"return [{', '.join(codes)}]"],
                         tag="example inputs")
     return getter(*args, **kwargs)
+
+
+def _raise_note(graph: Any, name: str) -> str | None:
+    """Where in the user's code an error raised by ``graph`` comes from: the source lines
+    of its ops that raise on values (inverting a singular matrix, an index out of range)."""
+    sites = []
+    for node in graph.calls:
+        src = node.meta.get("source")
+        if node.target.may_raise and src:
+            text = f"{src[0]}:{src[1]}  {src[2].strip()}"
+            if text not in sites:
+                sites.append(text)
+    if not sites:
+        return None
+    return (f"(raised in the compiled graph of {name}; its operations that raise on values: "
+            + "; ".join(sites) + ")")
 
 
 def _reachable_as(obj: Any, module: str, qualname: str) -> bool:
