@@ -53,6 +53,19 @@ def run_backward(roots: list[tuple[GraphNode, Any]], retain_graph: bool, wrap: A
     handles NumPy arrays. ``root_output_nrs`` says which output of each root node the
     gradient belongs to (0 by default).
     """
+    if len(roots) == 1 and _only_leaves_below(roots[0][0]):
+        # One node whose gradients all go straight to distinct leaves (a compiled
+        # function's backward): no graph walk, no buffers.
+        node, grad = roots[0]
+        grads = [None] * node.num_outputs
+        grads[nrs_first(root_output_nrs)] = grad
+        outgoing = list(node.run(grads))
+        if not retain_graph:
+            node.release()
+        for i, edge in enumerate(node.edges):
+            if i < len(outgoing) and outgoing[i] is not None:
+                _accumulate(edge.node.variable, _take(outgoing, i), wrap)
+        return
     deps = _count_dependencies(node for node, _ in roots)
     buffers: dict[GraphNode, list] = {}
     nrs = root_output_nrs or [0] * len(roots)
@@ -75,6 +88,28 @@ def run_backward(roots: list[tuple[GraphNode, Any]], retain_graph: bool, wrap: A
             _propagate(node, node.run(grads), buffers, deps, ready)
             if not retain_graph:
                 node.release()
+
+
+def _take(items: list, i: int) -> Any:
+    """items[i], cleared from the list (so a leaf can take a fresh gradient as it is)."""
+    value, items[i] = items[i], None
+    return value
+
+
+def nrs_first(root_output_nrs: list[int] | None) -> int:
+    return root_output_nrs[0] if root_output_nrs else 0
+
+
+def _only_leaves_below(node: GraphNode) -> bool:
+    if node.pre_hooks or isinstance(node, AccumulateGrad) or not node.edges:
+        return False
+    seen = set()
+    for edge in node.edges:
+        target = edge.node
+        if type(target) is not AccumulateGrad or target.pre_hooks or id(target) in seen:
+            return False
+        seen.add(id(target))
+    return True
 
 
 def _send(buffers: dict, node: GraphNode, nr: int, grad: Any) -> None:
