@@ -212,7 +212,7 @@ class CompiledFunction:
                 found = root._helpers[key] = self._child(fn)
             return found
 
-    def _graph_call(self, graph: Any, input_codes: list) -> list[str]:
+    def _graph_call(self, graph: Any, input_codes: list, compiled: Any = None) -> list[str]:
         """The entry's line calling the graph. In a resume function that starts inside a
         with statement (its body compiles), an exception the graph raises must reach the
         context manager's ``__exit__``: the function then runs as Python from its start,
@@ -231,6 +231,8 @@ class CompiledFunction:
                     f"    _kiln_e.add_note({note!r})", "    raise"]
         if self.backend_name not in ("aot_eager", "cpp") and any(has_side_effects(n) for n in graph):
             return ["return _kiln_RUN_EAGER"]
+        if hasattr(compiled, "replay_on_error"):
+            compiled.replay_on_error = False  # the function reruns as Python: no writes yet
         return ["try:", "    " + call, "except BaseException:", "    return _kiln_RUN_EAGER"]
 
     def _partial_entry(self, args: tuple, kwargs: dict, first: Any) -> Any:
@@ -259,7 +261,7 @@ class CompiledFunction:
         if graph is not None:
             example = _example_inputs(self.fn, guards, built.input_codes, args, kwargs)
             extra["_kiln_graph"] = self.backend(graph, example)
-            body += self._graph_call(graph, built.input_codes)
+            body += self._graph_call(graph, built.input_codes, extra["_kiln_graph"])
         check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
         where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
         logs.log("graph_breaks", f"{name}: partial graph ({len(graph.calls) if graph else 0} "
@@ -375,7 +377,7 @@ class CompiledFunction:
                 example = _example_inputs(self.fn, guards, result.input_codes, args, kwargs)
                 compiled = self.backend(graph, example)
                 extra["_kiln_graph"] = compiled
-                body += self._graph_call(graph, result.input_codes)
+                body += self._graph_call(graph, result.input_codes, compiled)
             body += result.replay
             body.append(f"return {result.return_code}")
             check = make_entry(self.fn, guards, body, extra, tag=f"{name} entry")

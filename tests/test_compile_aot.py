@@ -598,3 +598,19 @@ def test_grad_and_value_and_grad_of_a_compiled_function(backend):
     np.testing.assert_allclose(gw, want_w / 2, rtol=1e-11)
     np.testing.assert_allclose(gx, want_x / 2, rtol=1e-11)
     assert len(f.cache_entries) == 2     # (w) and (w, x) requiring grad; the scale never
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpp"])
+def test_gradients_follow_a_changing_batch_size(backend):
+    # The batch dim becomes dynamic on the second size: derivative rules that read sizes
+    # (1/N of a mean or var, a broadcast back) must use each call's N.
+    fns = [lambda x: x.var(axis=0).sum(), lambda x: (x * x).mean(), lambda x: x.std(),
+           lambda x: ((x - x.mean(0)) ** 2).sum() / x.shape[0]]
+    for fn in fns:
+        compiled = kiln.compile(fn, backend=backend)
+        for n in (3, 5, 7, 16, 5):
+            data = np.random.default_rng(n).standard_normal((n, 2))
+            got, want = kiln.tensor(data, requires_grad=True), kiln.tensor(data, requires_grad=True)
+            compiled(got).backward()
+            fn(want).backward()
+            np.testing.assert_allclose(got.grad.numpy(), want.grad.numpy(), rtol=1e-12)

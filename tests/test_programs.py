@@ -1116,6 +1116,22 @@ def containers_made_in_the_frame_across_breaks(u):
     return h, d, logs, dict(rows), b, b["k"] is b["again"]
 
 
+@program((rn(4), np.array([0, 2])), (rn(4), np.array([0, 8])), (rn(5, dtype=f32), np.array([-9])))
+def writes_before_an_error_stay_done(x, idx):
+    # NumPy has done x += 1 when x[idx] raises: the caller's x shows it either way.
+    x += 1
+    y = x * 2
+    y[idx] = 0.0
+    x[idx] += y[idx]
+    return x, y
+
+
+@program((rn(4, 2),), (rn(5, 2),), (rn(2, 2),), (rn(7, 2),))
+def var_with_ddof_beyond_the_size(x):
+    # From the second call the rows are dynamic: ddof >= n still divides by zero (inf).
+    return x.var(axis=0, ddof=3), x.std(ddof=5)
+
+
 _C = rn(3, 4)
 
 

@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 
+import numpy as np
+
 from ..ir import Graph, Node, Proxy, map_nodes
+from ..ops import TensorMeta
 from ..ir.autodiff import backprop, depends_on, is_float as _is_float
 from ..ir.passes import dce
 
@@ -51,6 +54,26 @@ def copy_nodes(src: Graph, dst: Graph, env: dict[Node, Any]) -> Any:
         else:
             return map_nodes(node.args[0], env.__getitem__)
     raise ValueError(f"graph '{src.name}' has no output node")
+
+
+def retraced(graph: Graph, example_inputs: Sequence[Any]) -> Graph:
+    """``graph`` with every value's shape inferred again from ``example_inputs`` (a graph
+    with dynamic dims, captured at another size: derivative rules read sizes from it)."""
+    out = Graph(graph.name)
+    env: dict[Node, Any] = {}
+    for p, ex in zip(graph.placeholders, example_inputs):
+        arr = getattr(ex, "_data", ex)
+        val = TensorMeta(arr.shape, arr.dtype) if isinstance(arr, np.ndarray) else p.val
+        env[p] = out.placeholder(p.target, val, **{k: v for k, v in p.meta.items() if k != "val"})
+    for node in graph.nodes:
+        if node.kind == "constant":
+            env[node] = out.constant(node.target, node.name)
+        elif node.kind == "call":
+            env[node] = out.call(node.target, map_nodes(node.args, env.__getitem__), node.kwargs,
+                                 name=node.name, source=node.meta.get("source"))
+        elif node.kind == "output":
+            out.output(map_nodes(node.args[0], env.__getitem__))
+    return out
 
 
 def build_joint(fw: Graph, requires_grad: Sequence[bool]) -> Joint:

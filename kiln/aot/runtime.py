@@ -39,7 +39,7 @@ from ..errors import AutogradError, KilnError, NoDerivative
 from ..ir import Graph, Interpreter, Node
 from ..ops import Bound, TensorMeta
 from .functionalize import functionalize_with_plan, has_mutation, layout_class, replay
-from .joint import build_joint, copy_nodes
+from .joint import build_joint, copy_nodes, retraced
 from .partition import Partition, min_cut_partition
 
 
@@ -103,6 +103,10 @@ class AOTFunction:
         self._direct: Callable | None = None
         # Inputs whose memory layout decides a plan's view-or-copy answers (see Plan).
         self.layout_inputs: tuple[int, ...] = ()
+        self.dynamic = any(p.meta.get("dynamic_dims") for p in graph.placeholders)
+        # On an error, redo the writes NumPy would have done before it (run op by op);
+        # off where the caller reruns the whole function as Python instead.
+        self.replay_on_error = True
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -136,6 +140,10 @@ class AOTFunction:
             if True in needs:
                 mask = needs
         key = (dedup, mask)
+        if mask is not None and self.dynamic:
+            # Derivative rules write sizes into the joint graph (1/N of a mean, a
+            # broadcast back to x.shape): training variants are per shape.
+            key += tuple(getattr(a, "shape", None) for a in arrays)
         if self.layout_inputs:
             key += tuple(layout_class(arrays[i]) for i in self.layout_inputs if i < len(arrays))
         variant = self.variants.get(key)
@@ -206,6 +214,8 @@ class _Variant:
         self.training = False
         self.error: Exception | None = None
         if mask is not None and any(mask):
+            if owner.dynamic:  # sizes for the derivative rules: this call's, not the capture's
+                self.fgraph = retraced(self.fgraph, arrays)
             try:
                 self.joint = build_joint(self.fgraph, mask)
                 self.training = bool(self.joint.tangent_outputs)
@@ -254,6 +264,17 @@ class _Variant:
 
     # -- running -------------------------------------------------------------------------------
     def __call__(self, args: tuple, arrays: list) -> tuple:
+        if self.plan.mutated and self.owner.replay_on_error:
+            try:
+                return self._run(args, arrays)
+            except Exception:
+                # The graph raised before its writes reached the caller's arrays; NumPy
+                # would have done the writes before the error: run it op by op, which
+                # leaves the arguments as NumPy does and raises the same error.
+                return run_op_by_op(self.owner.graph, args)
+        return self._run(args, arrays)
+
+    def _run(self, args: tuple, arrays: list) -> tuple:
         if self.training:
             if self.error is None and self.simple:
                 return self._run_training_simple(args, arrays)

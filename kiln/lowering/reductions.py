@@ -103,7 +103,8 @@ def lower_reduction(gl: GraphLowering, op: Any, combine: str, x: Any, params: di
         return em.assign(f"{d} * {d}", f64)
 
     squares = reduce(gl, _pointwise(gl, in_shape, f64, deviation_sq), axes, "sum", keep_shape, f64, f64)
-    dof = f"(double){max(r - ddof, 0)}"
+    # The clamp is written out (not folded): under dynamic dims r becomes a kernel argument.
+    dof = f"(double)({r} - {ddof} > 0 ? {r} - {ddof} : 0)"
     root = op.name == "std"
 
     def finish(em: Emitter, index: list) -> str:

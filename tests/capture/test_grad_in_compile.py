@@ -189,3 +189,16 @@ def test_values_first_reached_inside_the_differentiated_function():
         assert w_kiln.any()
         w = RNG.standard_normal(3)
         assert_same(kiln.compile(globals_and_unused, backend=backend)(w, x[0]), globals_and_unused(w, x[0]))
+
+
+def test_value_and_gradient_types_are_the_eager_ones():
+    # eager: the value of a 0-d result is a NumPy scalar, a gradient is always an array.
+    def size_one_value(x):
+        return kiln.value_and_grad(lambda y: (y * y).reshape(()))(x)
+
+    def grad_of_a_scalar(a):
+        return kiln.grad(lambda y: y * 2.0)(a.sum())
+
+    for fn, arg in ((size_one_value, np.array([3.0])), (grad_of_a_scalar, np.arange(3.0))):
+        for backend in ("eager", "cpp"):
+            assert_same(kiln.compile(fn, backend=backend)(arg), fn(arg))

@@ -26,7 +26,7 @@ import numpy as np
 from ...errors import NoDerivative
 from ...ir import Proxy
 from ...ir.autodiff import backprop
-from ...ops import REGISTRY, F
+from ...ops import REGISTRY, F, method_key
 from .arrays import ArrayVariable
 from .base import ConstantVariable, VariableTracker
 
@@ -110,6 +110,8 @@ class GradTransformVariable(VariableTracker):
         out = []
         for a, g in zip(wrt, grads):
             node = g.node if g is not None else F.zeros_like(Proxy(a.node)).node
+            if a.meta.shape == ():  # eager hands back leaf.grad.numpy(): a 0-d array
+                node = F.copy(Proxy(node)).node
             out.append(ArrayVariable(node, a.dims))
         where = tx.location()  # the backward's nodes show the line that asked for it
         for node in graph.nodes:
@@ -118,6 +120,10 @@ class GradTransformVariable(VariableTracker):
         grad_var = TupleVariable(out) if isinstance(self.argnums, tuple) else out[0]
         if not self.with_value:
             return grad_var
+        if isinstance(result, ArrayVariable) and result.meta.shape == () and not result.scalar:
+            # eager returns out.numpy()[()] for a 0-d value: a NumPy scalar
+            result = tx.call_op(method_key("__getitem__"), [result, ConstantVariable(())], {},
+                                "indexing")
         return TupleVariable([result, grad_var])
 
 
