@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops import Category, TensorMeta, infer_meta
+from ..ops import REGISTRY, Category, TensorMeta, infer_meta
 from ..ops.meta import normalize_axis
 
 
@@ -46,6 +46,10 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict):
             out = [None if i in axes else d for i, d in enumerate(a.dims) if keep or i not in axes]
             return tuple(out) if len(out) == len(val.shape) else (None,) * len(val.shape)
         return reduce_dims
+    if op.mutates and op.functional:
+        # x[i] = v writes a new value of x: its functional op's shape rule says which
+        # sizes follow (a mutation's own rule returns None, which would pin them all).
+        op = REGISTRY[op.functional]
     follow = _follow_by_probing(tx, op, arrays, inputs, params)
     return lambda val: tuple(follow.get(i) for i in range(len(val.shape))) \
         if isinstance(val, TensorMeta) else None

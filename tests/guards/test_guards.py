@@ -281,3 +281,24 @@ def test_a_counter_attribute_is_read_at_run_time_after_it_changes():
     assert model.steps == eager.steps == 12
     np.testing.assert_allclose(model.w, eager.w, rtol=1e-12)
     assert len(compiled.records) == 2
+
+
+def test_writing_into_an_argument_keeps_its_dims_dynamic():
+    # x[0] = v and x[...] = f(x) write a new value of x with x's own shape: the batch dim
+    # stays dynamic instead of one graph per size.
+    def first_row(x):
+        x[0] = 1.0
+        return x
+
+    def doubled(x):
+        x[...] = x * 2
+        return x
+
+    for fn in (first_row, doubled):
+        compiled, backend = compiled_with_counter(fn)
+        for n in (3, 5, 7, 2, 9, 64, 4):
+            a = np.arange(n * 2.0).reshape(n, 2)
+            b = a.copy()
+            np.testing.assert_array_equal(compiled(b), fn(a))
+            np.testing.assert_array_equal(a, b)
+        assert len(backend.graphs) == 2
