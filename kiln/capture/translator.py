@@ -32,6 +32,19 @@ from .variables.functions import NestedFunctionVariable, UserObjectVariable
 
 MAX_INLINE_DEPTH = 32
 MAX_STEPS = 200_000
+# Steps of a loop unrolled before asking whether it only does one-element work.
+SCALAR_LOOP_PROBE = 32
+
+
+def _one_element_work(node: Any) -> bool:
+    """A call computing at most one element, or writing at most one into an array."""
+    val = node.val
+    if getattr(val, "size", None) is not None and val.size <= 1:
+        return True
+    if node.target.name in ("index_put", "index_add", "setitem", "add_at") and len(node.args) > 2:
+        value = getattr(node.args[2], "val", None)
+        return value is None or getattr(value, "size", 2) <= 1
+    return False
 
 
 def plain_context_manager(cls: Any) -> bool:
@@ -83,6 +96,7 @@ class InstructionTranslator:
         self.generator = bc.is_generator_code(code)
         self.yielded: list[VariableTracker] = []
         self.steps = 0
+        self.loop_stats: dict[int, list] = {}   # iterator -> [steps taken, nodes before]
         self.stop_at: int | None = None  # root only: stop before this instruction (partial graphs)
 
     # -- driving ----------------------------------------------------------------------
@@ -581,12 +595,28 @@ class InstructionTranslator:
         if not isinstance(iterator, IteratorVariable):
             self.unsupported("unsupported_value", f"iterating over {iterator.describe()} (an "
                              "iterator kiln did not make): each step runs as Python")
+        self._check_scalar_loop(inst, iterator)
         item = iterator.next()
         if item is None:
             self.pop()
             self.ip = inst.target
         else:
             self.push(item)
+
+    def _check_scalar_loop(self, inst, iterator) -> None:
+        """A long loop doing one-element work per step (``e[i] = a * x[i] + b * e[i-1]``)
+        would unroll into thousands of tiny kernels: slower than the Python loop, and
+        slow to build. After SCALAR_LOOP_PROBE steps with that much left, the function
+        runs as Python."""
+        stats = self.loop_stats.setdefault(id(iterator), [0, set(self.output.graph.nodes)])
+        stats[0] += 1
+        if stats[0] != SCALAR_LOOP_PROBE or len(iterator.pending) < SCALAR_LOOP_PROBE:
+            return
+        new = [n for n in self.output.graph.nodes if n.kind == "call" and n not in stats[1]]
+        if new and all(_one_element_work(n) for n in new):
+            self.unsupported("scalar_loop", f"a loop of {stats[0] + len(iterator.pending)} "
+                             f"steps doing one-element work each: it runs as Python",
+                             "vectorize the loop (np.cumsum, slicing) to have it compiled")
 
     def JUMP_FORWARD(self, inst):
         self.ip = inst.target

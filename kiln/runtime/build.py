@@ -35,8 +35,10 @@ class BuildError(KilnError):
 # whole-graph artifact hits (kiln/runtime/artifacts.py: no lowering, no build).
 stats = {"builds": 0, "disk_hits": 0, "artifact_hits": 0, "build_seconds": 0.0}
 
+# -ffp-contract=off: no fused multiply-adds, so a*x + b*y rounds twice, as NumPy does
+# (GCC contracts by default: results 1 ulp off NumPy's).
 BASE_FLAGS = ["-shared", "-fPIC", "-std=c++17", "-fno-math-errno", "-fno-trapping-math",
-              "-fno-semantic-interposition", "-w"]
+              "-ffp-contract=off", "-fno-semantic-interposition", "-w"]
 
 
 def _split(setting: str, value: str) -> list[str]:

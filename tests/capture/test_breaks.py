@@ -227,3 +227,23 @@ def test_unsupported_calls_with_star_args_resume_with_their_result(backend):
     x = np.ones(3)
     assert np.array_equal(kiln.compile(star, backend=backend)(x), x)
     assert np.array_equal(kiln.compile(star_star, backend=backend)(x, {"b": 3.0}), 3.0 * x)
+
+
+def test_a_long_loop_of_one_element_steps_runs_as_python():
+    # e[i] = a * x[i] + b * e[i-1] unrolled would be thousands of tiny kernels: the
+    # function runs as Python instead (same results, NumPy's speed, no long build).
+    def ema(x):
+        e = np.empty_like(x)
+        e[0] = x[0]
+        for i in range(1, len(x)):
+            e[i] = 0.3 * x[i] + 0.7 * e[i - 1]
+        return e
+
+    x = np.random.default_rng(0).standard_normal(300)
+    compiled = kiln.compile(ema)
+    np.testing.assert_array_equal(compiled(x), ema(x))
+    (record,) = compiled.records
+    assert record.graph is None and record.graph_break.kind == "scalar_loop"
+    short = np.arange(8.0)   # a short loop still unrolls into the graph
+    np.testing.assert_array_equal(compiled(short), ema(short))
+    assert compiled.records[-1].graph is not None

@@ -122,3 +122,14 @@ def test_runtime_scalar_argument():
         out = fn(x, lr_value)[0]
         assert out.dtype == np.float32
         np.testing.assert_array_equal(out, x * np.float32(lr_value))
+
+
+def test_multiply_add_rounds_twice_like_numpy():
+    # No fused multiply-add: a*x + b*y is bit for bit NumPy's (FMA rounds once).
+    from kiln.ir import trace
+    from kiln.ops import F, TensorMeta
+    x, y = np.random.default_rng(4).standard_normal((2, 10000))
+    g = trace(lambda x, y: (F.add(F.multiply(0.3, x), F.multiply(0.7, y)),),
+              [TensorMeta(x.shape, x.dtype)] * 2, ["x", "y"])
+    expected, got, _ = run_both(g, [x, y])
+    np.testing.assert_array_equal(got[0], expected[0])
