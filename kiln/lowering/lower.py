@@ -33,7 +33,8 @@ from ..ops import Category, TensorMeta, infer_meta
 from ..ops.meta import to_fake
 from ..ops.registry import iter_leaves, map_leaves
 from .loop_ir import (Affine, Buffer, BufferValue, Emitter, Pointwise, Scalar, Value,
-                      broadcast_index, contiguous_strides, ctype, kind, linear, literal, CTYPES)
+                      broadcast_index, contiguous_strides, ctype, kind, literal, CTYPES)
+from .scalars import fits, python_int_operands, token, unbounded
 from .rules import SAFE_VIEWS, lowering_of
 
 # A value read by more than one user is realized (computed once) when its closure costs
@@ -277,7 +278,7 @@ class GraphLowering:
         out_dtype = meta.dtype
         ufunc = getattr(op, "ufunc", None)
         if ufunc is not None:
-            tokens = tuple(_token(v) for v in values)
+            tokens = tuple(token(v) for v in values)
             try:
                 loop = ufunc.resolve_dtypes(tokens + (None,) * ufunc.nout)
             except (TypeError, ValueError):
@@ -285,7 +286,7 @@ class GraphLowering:
             in_dts, loop_out = list(loop[:ufunc.nin]), loop[ufunc.nin]
             if {np.dtype(d).kind for d in in_dts} >= {"i", "u"}:
                 return None  # NumPy's exact int64-vs-uint64 comparison loops: C would wrap the sign
-            bounded = _python_int_operands(values, in_dts, loop_out)
+            bounded = python_int_operands(values, in_dts, loop_out)
             if bounded is None:
                 return None
         else:
@@ -293,7 +294,7 @@ class GraphLowering:
             in_dts = [np.dtype(bool) if name == "condition" else out_dtype for name in op.inputs]
             loop_out = out_dtype
             if np.dtype(out_dtype).kind in "iu" and not all(
-                    _fits(v, out_dtype) for v in values if isinstance(v, Scalar) and v.weak):
+                    fits(v, out_dtype) for v in values if isinstance(v, Scalar) and v.weak):
                 return None  # np.clip(uint8, -1, 1): NumPy's own rules for the Python int
         if any(np.dtype(d).name not in CTYPES for d in in_dts + [loop_out]):
             return None
@@ -321,7 +322,7 @@ class GraphLowering:
             subs = {}
             for name, v, dt in zip(names, values, in_dts):
                 if v is None:  # a missing clip bound
-                    subs[name] = _unbounded(name, dt)
+                    subs[name] = unbounded(name, dt)
                 elif isinstance(v, Scalar) and v.value is not None and not getattr(v, "arg", False):
                     subs[name] = literal(v.value, dt)
                 else:
@@ -499,68 +500,11 @@ def _meta_of(value: Any) -> Any:
         if value.value is not None:  # a NumPy scalar constant stays strong (np.float64(1.0))
             return value.value if value.weak else np.dtype(value.dtype).type(value.value)
         if value.weak:  # a runtime Python scalar: stays weak (NEP 50) for the dtype rule
-            return _token(value)(0)
+            return token(value)(0)
         return np.zeros((), value.dtype)[()]
     if isinstance(value, Value):
         return TensorMeta(value.shape, value.dtype)
     return value
-
-
-def _token(value: Any) -> Any:
-    if isinstance(value, Scalar) and value.weak:
-        return getattr(value, "pytype", None) or (bool if value.dtype.kind == "b" else
-                                                   int if value.dtype.kind in "iu" else float)
-    return np.dtype(value.dtype)
-
-
-def _python_int_operands(values: list, in_dts: list, loop_out: Any) -> list | None:
-    """NEP 50 for Python ints meeting an integer loop; edits ``in_dts`` in place.
-
-    Comparisons take any Python int (NumPy compares exactly): they run in int64. Other
-    loops raise NumPy's OverflowError when the value does not fit the loop dtype: a
-    constant that does not fit makes the node an extern (NumPy raises), a runtime value
-    is returned with its dtype so the wrapper checks it on each call. None: extern.
-    """
-    checks = []
-    for i, v in enumerate(values):
-        if not (isinstance(v, Scalar) and v.weak and _token(v) is int and np.dtype(in_dts[i]).kind in "iu"):
-            continue
-        if np.dtype(loop_out) == np.bool_:
-            if any(np.dtype(d) == np.uint64 for d in in_dts):
-                return None
-            in_dts[:] = [np.dtype(np.int64) if np.dtype(d).kind in "iu" else d for d in in_dts]
-            dt = np.dtype(np.int64)
-        else:
-            dt = np.dtype(in_dts[i])
-            if dt == np.uint64 and v.value is None:
-                return None  # kernel scalars are int64: NumPy takes up to 2**64 - 1
-        if v.value is not None:
-            info = np.iinfo(dt)
-            if not info.min <= v.value <= info.max:
-                return None
-        else:
-            checks.append((v, dt))
-    return checks
-
-
-def _fits(v: Any, dtype: Any) -> bool:
-    """A weak Python scalar the C code can take in ``dtype`` as is: a constant in range
-    (a runtime int could be anything; a float is not an int loop's operand)."""
-    if v.value is None or not isinstance(v.value, (int, bool)) or isinstance(v.value, bool):
-        return isinstance(v.value, bool)
-    info = np.iinfo(dtype)
-    return info.min <= v.value <= info.max
-
-
-def _unbounded(name: str, dtype: Any) -> str:
-    dt = np.dtype(dtype)
-    low = name == "lo"
-    if dt.kind == "f":
-        return literal(-np.inf if low else np.inf, dt)
-    if dt.kind == "b":
-        return literal(not low, dt)
-    info = np.iinfo(dt)
-    return literal(info.min if low else info.max, dt)
 
 
 def _strided_view(impl: Any, shape: tuple, strides: tuple, dtype: Any, rest: tuple,

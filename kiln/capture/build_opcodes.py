@@ -1,0 +1,93 @@
+"""The opcodes that build and take apart values: tuples, lists, dicts, sets, slices,
+strings, and unpacking. A mixin of :class:`~kiln.capture.translator.InstructionTranslator`
+(one handler per opcode, as everywhere in the translator)."""
+from __future__ import annotations
+
+from .variables.arrays import ArrayVariable
+from .variables.base import ConstantVariable
+from .variables.containers import DictVariable, ListVariable, SliceVariable, TupleVariable
+
+
+class BuildOpcodes:
+    def BUILD_TUPLE(self, inst):
+        self.push(TupleVariable(self.popn(inst.arg)))
+
+    def BUILD_LIST(self, inst):
+        self.push(ListVariable(self.popn(inst.arg)))
+
+    def BUILD_MAP(self, inst):
+        items = self.popn(2 * inst.arg)
+        self.push(DictVariable({k.as_constant(self): v for k, v in zip(items[::2], items[1::2])}))
+
+    def BUILD_CONST_KEY_MAP(self, inst):
+        keys = self.pop().as_constant(self)
+        self.push(DictVariable(dict(zip(keys, self.popn(inst.arg)))))
+
+    def BUILD_SET(self, inst):
+        items = self.popn(inst.arg)
+        self.push(ConstantVariable(self.fold(set, [i.as_constant(self) for i in items])))
+
+    def SET_UPDATE(self, inst):
+        items = self.pop().items(self)
+        self.stack[-inst.arg].value.update(i.as_constant(self) for i in items)
+
+    def SET_ADD(self, inst):
+        self.stack[-inst.arg].value.add(self.pop().as_constant(self))
+
+    def BUILD_SLICE(self, inst):
+        parts = self.popn(inst.arg)
+        if len(parts) == 2:
+            parts.append(ConstantVariable(None))
+        self.push(SliceVariable(*parts))
+
+    def BUILD_STRING(self, inst):
+        parts = self.popn(inst.arg)
+        self.push(ConstantVariable("".join(p.as_constant(self) for p in parts)))
+
+    def FORMAT_VALUE(self, inst):
+        spec = self.pop().as_constant(self) if inst.arg & 0x04 else ""
+        value = self.pop()
+        if isinstance(value, ArrayVariable):
+            self.unsupported("data_dependent", "formatting an array as text reads its data")
+        v = value.as_constant(self)
+        conv = {1: str, 2: repr, 3: ascii}.get(inst.arg & 0x03)
+        self.push(ConstantVariable(self.fold(format, conv(v) if conv else v, spec)))
+
+    def LIST_APPEND(self, inst):
+        item = self.pop()
+        self.stack[-inst.arg].item_list.append(item)
+
+    def LIST_EXTEND(self, inst):
+        items = self.pop().items(self)
+        self.stack[-inst.arg].item_list.extend(items)
+
+    def LIST_TO_TUPLE(self, inst):
+        self.push(TupleVariable(self.pop().item_list))
+
+    def MAP_ADD(self, inst):
+        value = self.pop()
+        key = self.pop().as_constant(self)
+        self.stack[-inst.arg].entries[key] = value
+
+    def DICT_UPDATE(self, inst):
+        other = self.pop()
+        if not isinstance(other, DictVariable):
+            self.unsupported("unsupported_value", f"** of {other.describe()}")
+        self.stack[-inst.arg].entries.update(other.entries)
+
+    DICT_MERGE = DICT_UPDATE
+
+    def UNPACK_SEQUENCE(self, inst):
+        items = self.pop().items(self)
+        if len(items) != inst.arg:
+            self.user_error(ValueError(f"expected {inst.arg} values to unpack, got {len(items)}"))
+        self.stack.extend(reversed(items))
+
+    def UNPACK_EX(self, inst):
+        before, after = inst.arg & 0xFF, inst.arg >> 8
+        items = self.pop().items(self)
+        if len(items) < before + after:
+            self.user_error(ValueError("not enough values to unpack"))
+        middle = ListVariable(items[before:len(items) - after])
+        values = items[:before] + [middle] + items[len(items) - after:]
+        self.stack.extend(reversed(values))

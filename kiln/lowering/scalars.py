@@ -1,0 +1,66 @@
+"""Python and NumPy scalars meeting C loops: NEP 50's rules for weak Python ints (range
+checks, the comparison loops) and the literals standing for missing clip bounds."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .loop_ir import Scalar, literal
+
+
+def token(value: Any) -> Any:
+    if isinstance(value, Scalar) and value.weak:
+        return getattr(value, "pytype", None) or (bool if value.dtype.kind == "b" else
+                                                   int if value.dtype.kind in "iu" else float)
+    return np.dtype(value.dtype)
+
+
+def python_int_operands(values: list, in_dts: list, loop_out: Any) -> list | None:
+    """NEP 50 for Python ints meeting an integer loop; edits ``in_dts`` in place.
+
+    Comparisons take any Python int (NumPy compares exactly): they run in int64. Other
+    loops raise NumPy's OverflowError when the value does not fit the loop dtype: a
+    constant that does not fit makes the node an extern (NumPy raises), a runtime value
+    is returned with its dtype so the wrapper checks it on each call. None: extern.
+    """
+    checks = []
+    for i, v in enumerate(values):
+        if not (isinstance(v, Scalar) and v.weak and token(v) is int and np.dtype(in_dts[i]).kind in "iu"):
+            continue
+        if np.dtype(loop_out) == np.bool_:
+            if any(np.dtype(d) == np.uint64 for d in in_dts):
+                return None
+            in_dts[:] = [np.dtype(np.int64) if np.dtype(d).kind in "iu" else d for d in in_dts]
+            dt = np.dtype(np.int64)
+        else:
+            dt = np.dtype(in_dts[i])
+            if dt == np.uint64 and v.value is None:
+                return None  # kernel scalars are int64: NumPy takes up to 2**64 - 1
+        if v.value is not None:
+            info = np.iinfo(dt)
+            if not info.min <= v.value <= info.max:
+                return None
+        else:
+            checks.append((v, dt))
+    return checks
+
+
+def fits(v: Any, dtype: Any) -> bool:
+    """A weak Python scalar the C code can take in ``dtype`` as is: a constant in range
+    (a runtime int could be anything; a float is not an int loop's operand)."""
+    if v.value is None or not isinstance(v.value, (int, bool)) or isinstance(v.value, bool):
+        return isinstance(v.value, bool)
+    info = np.iinfo(dtype)
+    return info.min <= v.value <= info.max
+
+
+def unbounded(name: str, dtype: Any) -> str:
+    dt = np.dtype(dtype)
+    low = name == "lo"
+    if dt.kind == "f":
+        return literal(-np.inf if low else np.inf, dt)
+    if dt.kind == "b":
+        return literal(not low, dt)
+    info = np.iinfo(dt)
+    return literal(info.min if low else info.max, dt)
