@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -1130,6 +1131,21 @@ def writes_before_an_error_stay_done(x, idx):
 def var_with_ddof_beyond_the_size(x):
     # From the second call the rows are dynamic: ddof >= n still divides by zero (inf).
     return x.var(axis=0, ddof=3), x.std(ddof=5)
+
+
+@program((ri(0, 5, 3, dtype=np.int8), 3), (ri(0, 5, 3, dtype=np.int8), np.uint8(255)),
+         (ri(0, 5, 3, dtype=np.int8), np.int64(300)), (ri(0, 5, 3, dtype=np.int8), np.float32(np.inf)))
+def writing_values_into_int_arrays(x, s):
+    # NumPy converts written values one by one with a range check (no C wraparound).
+    x[0] = s
+    x[1:] = [7, 8]
+    return x
+
+
+@program((np.array([True, False]),), (rn(3),))
+def clip_without_bounds_and_huge_constants(x):
+    print("a break, and a constant no C integer holds", file=sys.stderr)
+    return np.clip(x, None, None), x * ((1 << 64) // 2**70)
 
 
 _C = rn(3, 4)

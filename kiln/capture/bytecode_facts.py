@@ -238,6 +238,8 @@ def real_stack_effect(name: str, arg: Any, jump: bool) -> tuple[int, int]:
         return arg + 2, 1
     if name == "CALL_FUNCTION_EX":  # NULL, callable, args tuple (, kwargs dict) -> result
         return 3 + (oparg_of(arg) & 1), 1
+    if name == "LOAD_CONST":  # its argument is the constant itself (2**64 is no C int)
+        return 0, 1
     if name == WITH_ENTER:      # the context manager -> its bound __exit__, __enter__()
         return 1, 2
     if name in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",

@@ -92,7 +92,10 @@ class WrapperCode:
     def generate(self, so_path: str, cdefs: str, graph_name: str) -> str:
         low = self.low
         params = [name for name, _ in low.inputs]
-        body: list[str] = [f"{sym} = {expr}" for sym, expr in self.size_exprs.items()]
+        body: list[str] = []
+        if self.rendered:  # np.errstate(divide="raise") and friends: NumPy's own errors
+            body += ["if _fp_trapped():", f"    return _numpy({', '.join(params)})"]
+        body += [f"{sym} = {expr}" for sym, expr in self.size_exprs.items()]
         for name, kind_ in low.inputs:
             if isinstance(kind_, Buffer):
                 body.append(f"if {name}.shape != {kind_.shape!r} or {name}.strides != "
@@ -212,6 +215,11 @@ class WrapperCode:
             "",
             "def _respecialize(*args):  # replaced by the runtime: compile for new layouts",
             "    raise TypeError('kiln: inputs do not match the layouts this code was built for')",
+            "",
+            "def _numpy(*args):  # replaced by the runtime: the graph run by NumPy",
+            "    raise TypeError('kiln: no NumPy fallback was installed')",
+            "",
+            "from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped",
             "",
             f"_NT = {self.num_threads}",
             "_refcount = sys.getrefcount",

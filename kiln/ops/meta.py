@@ -195,7 +195,8 @@ def pointwise_meta_for(ufunc: np.ufunc):
         except TypeError:
             # No loop for these dtypes, or weak-scalar corner cases: NumPy decides (and raises).
             sample = tuple(np.zeros((), v.dtype) if isinstance(v, TensorMeta) else v for v in inputs)
-            dtype = np.asarray(ufunc(*sample)).dtype
+            with np.errstate(all="ignore"):  # 0 / 0 on samples: no warning the user would see
+                dtype = np.asarray(ufunc(*sample)).dtype
         return TensorMeta(shape, dtype)
 
     return rule

@@ -32,10 +32,15 @@ from .registry import (Bound, Category, F, REGISTRY, declare, is_float_like, met
                        ufunc_method_key)
 
 
-def _as_value(value: Any) -> Any:
-    """Python scalars stay scalars (weak, NEP 50); sequences become arrays."""
-    if is_array_entry(value) or isinstance(value, (bool, int, float)):
+def _as_value(value: Any, target: Any = None) -> Any:
+    """Python and NumPy scalars stay scalars (NumPy converts them with a range check when
+    it writes them: 300 into int8 raises); sequences become arrays of the target's dtype
+    the same way (np.array([300], dtype=np.int8) raises NumPy's own OverflowError)."""
+    if is_array_entry(value) or isinstance(value, (bool, int, float, np.generic)):
         return value
+    dtype = getattr(target, "dtype", None)
+    if dtype is not None and isinstance(value, (list, tuple)) and np.dtype(dtype).kind in "biu":
+        return np.array(value, dtype=dtype)
     return np.asarray(value)
 
 
@@ -115,7 +120,7 @@ setitem = declare("setitem", Category.MUTATION, _setitem_impl, inputs=("x", "ind
 
 
 def _setitem_normalize(x, index, value):
-    return Bound(setitem, (x, normalize_index(index), _as_value(value)), {})
+    return Bound(setitem, (x, normalize_index(index), _as_value(value, x)), {})
 
 
 spell(method_key("__setitem__"), setitem, _setitem_normalize, "ndarray.__setitem__")

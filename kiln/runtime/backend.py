@@ -191,6 +191,7 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
         for name, value in artifacts.graph_constants(graph).items():
             setattr(module, name, value)
         module._respecialize = respecialize
+        module._numpy = graph
         artifact = Artifact(graph.name, entry["cpp"], entry["so"], entry["wrapper"], module.call,
                             entry["kernels"], time.perf_counter() - start)
         _report(artifact, 0)
@@ -214,6 +215,7 @@ def finish(graph: Any, gen: Generated, respecialize: Callable, start: float,
     for name, value in gen.consts.items():
         setattr(module, name, value)
     module._respecialize = respecialize
+    module._numpy = graph
     elapsed = time.perf_counter() - start
     artifact = Artifact(graph.name, gen.cpp, so, source, module.call, gen.kernel_names, elapsed)
     _report(artifact, stats["builds"] - builds_before)

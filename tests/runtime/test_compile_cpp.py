@@ -98,3 +98,16 @@ def test_outputs_are_fresh_each_call():
     c = compiled(x * 2)
     np.testing.assert_array_equal(a, a_copy)   # a kept alive is never overwritten
     np.testing.assert_allclose(c, w1(x * 2), rtol=1e-5, atol=1e-6)
+
+
+def test_numpy_error_mode_raise_is_honoured():
+    # np.errstate(divide="raise") around a compiled call: NumPy's FloatingPointError, not
+    # the kernels' silent inf.
+    import kiln
+    f = kiln.compile(lambda x, y: x / y, backend="cpp")
+    x, y = np.ones(3), np.zeros(3)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(f(x, y), np.full(3, np.inf))
+        with np.errstate(divide="raise"):
+            with pytest.raises(FloatingPointError, match="divide by zero"):
+                f(x, y)

@@ -197,9 +197,17 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> VariableTracker:
         if isinstance(value, (str, int, float, tuple, np.dtype, bytes)):
             from .functions import ConstantMethodVariable
             return ConstantMethodVariable(attr)
-    if isinstance(value, type) and not isinstance(attr, type) and callable(attr):
-        return wrap(tx, attr, None)
+    if isinstance(value, type) and var.source is not None and not _immutable_type(value):
+        # A user class's attribute can change between calls (Opt.momentum = 0.5): read
+        # through a source, so it is guarded like an object's attribute.
+        return wrap(tx, attr, AttrSource(var.source, name))
     return wrap(tx, attr, None)
+
+
+def _immutable_type(cls: type) -> bool:
+    """Builtin and extension types (float, np.float32, np.dtype): attributes never change."""
+    return not hasattr(cls, "__dict__") or cls.__module__ in ("builtins", "numpy") \
+        or cls.__module__.startswith("numpy.")
 
 
 def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> VariableTracker:

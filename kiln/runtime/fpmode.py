@@ -1,0 +1,30 @@
+"""NumPy's floating-point error mode (np.errstate / np.seterr) as the C++ kernels see it.
+
+Generated kernels compute IEEE results and set no Python-visible flags, which is NumPy's
+behaviour under the default mode (warnings aside). When the caller asked NumPy to *raise*
+(or call a handler, or log) on divide/overflow/invalid/underflow, a compiled call runs the
+graph with NumPy instead, so the same FloatingPointError comes out. The check reads the
+mode's context variable and caches the answer per mode object (tens of nanoseconds).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+try:  # NumPy 2 keeps the mode in a context variable
+    from numpy._core._ufunc_config import _extobj_contextvar as _MODE
+except ImportError:  # pragma: no cover - other NumPy layouts: always ask geterr
+    _MODE = None
+
+_QUIET = ("ignore", "warn")
+_last: list = [object(), False]
+
+
+def numpy_errors_trapped() -> bool:
+    """Does the current NumPy error mode do more than warn on some floating-point error?"""
+    mode = _MODE.get() if _MODE is not None else None
+    if mode is not None and mode is _last[0]:
+        return _last[1]
+    trapped = any(v not in _QUIET for v in np.geterr().values())
+    if mode is not None:
+        _last[0], _last[1] = mode, trapped
+    return trapped
