@@ -163,6 +163,14 @@ def _make_function(code, fn_globals, defaults, kwdefaults, cells):
     return fn
 
 
+def _advanced_iter(items: Any, taken: int) -> Any:
+    """``iter(items)`` with ``taken`` items already consumed."""
+    it = iter(items)
+    for _ in range(taken):
+        next(it, None)
+    return it
+
+
 class Rebuilder:
     """Python expressions (over the entry's parameters and ``_kiln_out``) for trackers."""
 
@@ -214,7 +222,12 @@ class Rebuilder:
         return self.output.reconstruct(self.tx, var)
 
     def iterator(self, var: IteratorVariable) -> str:
-        """The rest of a loop capture was unrolling: ``iter(range(..))`` when it is one."""
+        """The rest of a loop capture was unrolling: ``iter(range(..))`` when it is one; a
+        loop over a list goes on over the real list (live, as Python walks it), from where
+        it was."""
+        if isinstance(var.origin, ListVariable):
+            ref = self.ns.ref(_advanced_iter, "f")
+            return f"{ref}({self(var.origin)}, {var.taken})"
         items = var.pending
         values = [v.value for v in items if v.is_constant() and type(v.value) is int]
         if len(values) == len(items) >= 2 and len({b - a for a, b in zip(values, values[1:])}) == 1 \

@@ -337,7 +337,7 @@ class InstructionTranslator(BuildOpcodes):
     def STORE_DEREF(self, inst):
         name = bc.cell_name(inst.arg)
         cell = self.cells[name]
-        if isinstance(cell, RealCellVariable):
+        if isinstance(cell, RealCellVariable) or getattr(cell, "outside", False):
             if stores_itself(self.stack[-1], ClosureSource(name)):
                 self.pop()
                 return  # `nonlocal buf; buf += 1` updated the array in place
@@ -505,7 +505,11 @@ class InstructionTranslator(BuildOpcodes):
     # -- iteration and jumps ------------------------------------------------------------------
     def GET_ITER(self, inst):
         obj = self.pop()
-        self.push(obj if isinstance(obj, IteratorVariable) else IteratorVariable(obj.items(self)))
+        if isinstance(obj, IteratorVariable):
+            self.push(obj)
+        else:
+            origin = obj if isinstance(obj, (ListVariable, DictVariable)) else None
+            self.push(IteratorVariable(obj.items(self), origin))
 
     def FOR_ITER(self, inst):
         iterator = self.stack[-1]
@@ -513,6 +517,9 @@ class InstructionTranslator(BuildOpcodes):
             self.unsupported("unsupported_value", f"iterating over {iterator.describe()} (an "
                              "iterator kiln did not make): each step runs as Python")
         self._check_scalar_loop(inst, iterator)
+        if iterator.changed():
+            self.unsupported("unsupported_value", "the list or dict a loop walks changed during "
+                             "the loop: the loop runs as Python")
         item = iterator.next()
         if item is None:
             self.pop()

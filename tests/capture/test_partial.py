@@ -662,3 +662,40 @@ def test_a_list_made_in_the_frame_stays_one_object(backend):
     for _ in range(2):
         first, second, h = compiled(np.arange(3.0))
         assert first is second and h == [3.0]
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_loops_walk_lists_live_and_nonlocal_writes_in_helpers_stick(backend):
+    # Python walks a list as it changes; a helper's `nonlocal n; n += 1` writes the cell.
+    def grow(x, l):
+        for v in l:
+            if len(l) < 4:
+                l.append(v + 1)
+            x = x + v
+        return x
+
+    def shrink(x, l):
+        for v in l:
+            if v == 2:
+                l.pop()
+            x = x + v
+        return x
+
+    for fn, items in ((grow, [1]), (shrink, [1, 2, 3, 4])):
+        want_l, got_l = list(items), list(items)
+        np.testing.assert_array_equal(kiln.compile(fn, backend=backend)(np.zeros(1), got_l),
+                                      fn(np.zeros(1), want_l))
+        assert got_l == want_l
+
+    def make_counter():
+        n = 0
+
+        def inc():
+            nonlocal n
+            n += 1
+            return n
+        return inc
+    inc = make_counter()
+    compiled = kiln.compile(lambda x: x * inc(), backend=backend)
+    assert [compiled(np.ones(1))[0] for _ in range(3)] == [1.0, 2.0, 3.0]
+    assert inc.__closure__[0].cell_contents == 3

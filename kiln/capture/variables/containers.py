@@ -235,14 +235,30 @@ class SliceVariable(VariableTracker):
 class IteratorVariable(VariableTracker):
     """An iterator over known items (loops over it are unrolled)."""
 
-    def __init__(self, items: list[VariableTracker]) -> None:
+    def __init__(self, items: list[VariableTracker], origin: Any = None) -> None:
         self.pending = list(items)
+        # The list or dict walked (Python walks it live): a loop that changes it while
+        # walking is not followed (see changed()).
+        self.origin = origin
+        self.taken = 0
 
     def describe(self) -> str:
         return "iterator"
 
     def next(self) -> VariableTracker | None:
-        return self.pending.pop(0) if self.pending else None
+        if not self.pending:
+            return None
+        self.taken += 1
+        return self.pending.pop(0)
+
+    def changed(self) -> bool:
+        """Has the walked list or dict changed since the iterator was made?"""
+        if isinstance(self.origin, ListVariable):
+            rest = self.origin.item_list[self.taken:]
+            return len(rest) != len(self.pending) or any(a is not b for a, b in zip(rest, self.pending))
+        if isinstance(self.origin, DictVariable):
+            return len(self.origin.entries) != self.taken + len(self.pending)
+        return False
 
     def items(self, tx) -> list[VariableTracker]:
         out, self.pending = self.pending, []

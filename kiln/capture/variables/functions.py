@@ -48,7 +48,9 @@ class UserFunctionVariable(VariableTracker):
                 contents = cell.cell_contents
             except ValueError:
                 tx.unsupported("unsupported_value", f"free variable '{name}' is not set yet")
-            cells.append(CellVariable(wrap(tx, contents, src), name))
+            cell = CellVariable(wrap(tx, contents, src), name)
+            cell.outside = True  # a real cell of a function that exists outside the frame
+            cells.append(cell)
         return cells
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
