@@ -247,3 +247,22 @@ def test_a_long_loop_of_one_element_steps_runs_as_python():
     short = np.arange(8.0)   # a short loop still unrolls into the graph
     np.testing.assert_array_equal(compiled(short), ema(short))
     assert compiled.records[-1].graph is not None
+
+
+def test_a_loop_over_python_numbers_runs_as_python():
+    # Bisection on Python floats: each step doubles the run-time expression (and every
+    # guard spelling it); past a size the function runs as Python (was 15 s to compile).
+    def bisect(a, b, n):
+        for _ in range(n):
+            m = 0.5 * (a + b)
+            if m * m > 2.0:
+                b = m
+            else:
+                a = m
+        return a
+
+    compiled = kiln.compile(bisect)
+    for n in (30, 60):
+        assert compiled(1.0, 2.0, n) == bisect(1.0, 2.0, n)
+    assert all(r.graph_break is not None and r.graph_break.kind == "scalar_loop"
+               for r in compiled.records)

@@ -129,11 +129,21 @@ class ArrayVariable(VariableTracker):
         return self.fresh and self.base is None and not self.has_views
 
 
+# Longest expression a run-time Python number may grow to before capture gives up on it.
+MAX_SCALAR_CODE = 2000
+
+
 class SymScalarVariable(VariableTracker):
     """A scalar known at run time: ``code`` evaluates it in the generated prologue."""
 
     def __init__(self, code: str, text: str, example: Any, leaves: tuple,
-                 source: Source | None = None) -> None:
+                 source: Source | None = None, tx: Any = None) -> None:
+        if tx is not None and len(code) > MAX_SCALAR_CODE:
+            # Python-number arithmetic in a loop (bisection): the expression, re-evaluated
+            # on every call and spelled out in every guard, doubles with each step.
+            tx.unsupported("scalar_loop", f"arithmetic on run-time Python numbers grew past "
+                           f"{MAX_SCALAR_CODE} characters (a loop over Python numbers): the "
+                           f"function runs as Python")
         self.code = code
         self.text = text
         self.example = example
@@ -189,7 +199,7 @@ class SymScalarVariable(VariableTracker):
             ((self.code, self.text, self.example), (ocode, otext, oval))
         value = tx.fold(op, a[2], b[2])
         return SymScalarVariable(f"({a[0]} {sym} {b[0]})", f"({a[1]} {sym} {b[1]})", value,
-                                 tuple(dict.fromkeys(self.leaves + oleaves)))
+                                 tuple(dict.fromkeys(self.leaves + oleaves)), tx=tx)
 
     def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
         return self._combine(tx, op, other, reverse)
@@ -199,7 +209,7 @@ class SymScalarVariable(VariableTracker):
             return ConstantVariable(not self.truth(tx))
         sym = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}[op]
         return SymScalarVariable(f"({sym}{self.code})", f"({sym}{self.text})",
-                                 tx.fold(op, self.example), self.leaves)
+                                 tx.fold(op, self.example), self.leaves, tx=tx)
 
     def apply(self, tx, fn_code: str, fn_text: str, fn: Any, others: list) -> "SymScalarVariable":
         """``fn(self, *others)`` evaluated at run time (int(), float(), math.sqrt(), ...)."""
@@ -217,7 +227,7 @@ class SymScalarVariable(VariableTracker):
                 values.append(value)
         value = tx.fold(fn, *values)
         return SymScalarVariable(f"{fn_code}({', '.join(codes)})", f"{fn_text}({', '.join(texts)})",
-                                 value, tuple(dict.fromkeys(leaves)))
+                                 value, tuple(dict.fromkeys(leaves)), tx=tx)
 
     def getattr(self, tx, name: str) -> VariableTracker:
         return ConstantVariable(self.as_constant(tx)).getattr(tx, name)
