@@ -11,7 +11,7 @@ import numpy as np
 from ..guards.guard import GuardSet, literal
 from ..ir import Graph
 from ..ops import TensorMeta
-from .sources import CodeNamespace, Source, shape_source
+from .sources import CodeNamespace, LocalSource, Source, shape_source
 from .variables.arrays import ArrayVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
 
@@ -58,6 +58,8 @@ class OutputGraph:
         self.scalar_bindings: dict[str, str] | None = None
         self.container_names: dict[int, str] | None = None   # while building the return code
         self.container_lines: list[str] = []
+        self.prebound: dict[str, str] | None = None   # entry paths read before the replay
+        self.prebind_lines: list[str] = []
         self.mutable_objects: dict[int, tuple] = {}  # id -> (tracker, source): see builder.wrap
 
     # -- inputs -------------------------------------------------------------------------
@@ -130,7 +132,7 @@ class OutputGraph:
                 return f"set({self.ns.ref(var.value, 'c')})"
             return self.literal(var.value)
         if isinstance(var, (ListVariable, DictVariable)) and var.source is not None:
-            return var.source.code(self.ns)  # passed in and never mutated: the same object
+            return self.object_code(var.source)  # passed in: the same object
         if isinstance(var, (ListVariable, DictVariable)) and self.container_names is not None:
             # Made in the frame: built once under a name (``return a, a`` is one list).
             name = self.container_names.get(id(var))
@@ -163,7 +165,7 @@ class OutputGraph:
         if isinstance(var, SliceVariable):
             return "slice(" + ", ".join(self.reconstruct(tx, p) for p in var.parts) + ")"
         if var.source is not None and not isinstance(var, IteratorVariable):
-            return var.source.code(self.ns)
+            return self.object_code(var.source)
         tx.unsupported("unsupported_value", f"returning {var.describe()} from a compiled function",
                        "return arrays, scalars and containers of them")
 
@@ -194,7 +196,7 @@ class OutputGraph:
             self.scalar_bindings = {}
         lines = []
         for kind, target, *payload in self.side_effects:
-            obj = target.source.code(self.ns)
+            obj = self.object_code(target.source)
             if kind == "call":
                 name, args, kwargs = payload
                 parts = [rebuild(a) for a in args] + [f"{k}={rebuild(v)}" for k, v in kwargs.items()]
@@ -207,12 +209,31 @@ class OutputGraph:
                 lines.append(f"{obj}.{name} = {rebuild(value)}")
         return lines
 
+    def object_code(self, source: Source) -> str:
+        """Code for an object that was reached through ``source`` at entry. A path into
+        another object (``l[0]``, ``o.a``) is read once, before any replayed store, into a
+        name: ``l[0], l[1] = l[1], l[0]; l[0].append(9)`` must append to the list that was
+        at l[1], not to whatever is at l[0] after the swap."""
+        code = source.code(self.ns)
+        if self.prebound is None or isinstance(source, LocalSource):
+            return code
+        name = self.prebound.get(code)
+        if name is None:
+            name = self.prebound[code] = f"_kiln_o{len(self.prebound)}"
+            self.prebind_lines.append(f"{name} = {code}")
+        return name
+
+    def begin_rebuild(self) -> None:
+        """Start building replay and reconstruction code (see object_code)."""
+        self.prebound, self.prebind_lines = {}, []
+
     def finish(self, tx, result: VariableTracker) -> str:
         """Close the graph; returns the return-value expression (side effects: ``replay``)."""
         self.container_names, self.container_lines = {}, []
+        self.begin_rebuild()
         self.replay = self.replay_code(lambda v: self.reconstruct(tx, v))
         code = self.reconstruct(tx, result)
-        self.replay = self.scalar_prelude() + self.container_lines + self.replay
+        self.replay = self.scalar_prelude() + self.prebind_lines + self.container_lines + self.replay
         self.container_names = None
         self.graph.output(tuple(self.outputs))
         return code

@@ -197,7 +197,7 @@ class Rebuilder:
         if isinstance(var, ModuleVariable):
             return ref(var.module, "m")
         if isinstance(var, UserObjectVariable):
-            return var.source.code(self.ns) if var.source is not None else ref(var.obj)
+            return self.output.object_code(var.source) if var.source is not None else ref(var.obj)
         if isinstance(var, ContainerMethodVariable):
             return f"{self(var.obj)}.{var.name}"
         if isinstance(var, ArrayMethodVariable):
@@ -311,6 +311,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
             bound[name] = tx.locals[name]
     rebuild = Rebuilder(tx, output, _frozen_cells(facts, a))
     helpers = []
+    output.begin_rebuild()
     try:
         replay = output.replay_code(rebuild)   # side effects before the break, in order
         exprs = []
@@ -327,7 +328,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
         return None
     # Containers made in the frame first (one object each, however often reached), then
     # the side effects in program order.
-    lines = output.scalar_prelude() + rebuild.lines + list(replay)
+    lines = output.scalar_prelude() + output.prebind_lines + rebuild.lines + list(replay)
     graph, input_codes = result.finish_partial()
     local_names = tuple(bound)
     if not all(n.isidentifier() for n in R.code_facts(bp.code).code.co_varnames):

@@ -699,3 +699,32 @@ def test_loops_walk_lists_live_and_nonlocal_writes_in_helpers_stick(backend):
     compiled = kiln.compile(lambda x: x * inc(), backend=backend)
     assert [compiled(np.ones(1))[0] for _ in range(3)] == [1.0, 2.0, 3.0]
     assert inc.__closure__[0].cell_contents == 3
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_objects_reached_through_a_path_that_is_rebound_later(backend):
+    # An object read as l[0] stays that object after l[0] is assigned something else:
+    # the replay and the return read every such path before any replayed store.
+    import copy
+
+    def swap(x, l):
+        l[0], l[1] = l[1], l[0]
+        l[0].append(9)
+        return x + 1
+
+    def keep_old(x, d):
+        a = d["k"]
+        d["k"] = [0]
+        a.append(1)
+        return a
+
+    def popped(x, l):
+        a = l[0]
+        l.pop(0)
+        return a
+
+    for fn, arg in ((swap, [[1], [2]]), (keep_old, {"k": [5]}), (popped, [[1], [2]])):
+        want_arg, got_arg = copy.deepcopy(arg), copy.deepcopy(arg)
+        want = fn(np.zeros(1), want_arg)
+        got = kiln.compile(fn, backend=backend)(np.zeros(1), got_arg)
+        assert repr(got) == repr(want) and got_arg == want_arg
