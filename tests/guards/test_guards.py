@@ -302,3 +302,35 @@ def test_writing_into_an_argument_keeps_its_dims_dynamic():
             np.testing.assert_array_equal(compiled(b), fn(a))
             np.testing.assert_array_equal(a, b)
         assert len(backend.graphs) == 2
+
+
+def test_methods_read_through_an_instance_are_guarded():
+    class C:
+        def m(self, x):
+            return x * 2
+
+        @staticmethod
+        def sm(x):
+            return x + 1
+
+        @classmethod
+        def cm(cls, x):
+            return x - 1
+
+        @property
+        def p(self):
+            return 3.0
+
+    def f(c, x):
+        return c.m(x) + c.sm(x) + c.cm(x) + c.p
+
+    c, x = C(), np.ones(2)
+    compiled = kiln.compile(f, backend="eager")
+    changes = [lambda: setattr(c, "m", lambda x: x + 100), lambda: delattr(c, "m"),
+               lambda: setattr(C, "sm", staticmethod(lambda x: x * 10)),
+               lambda: setattr(C, "cm", classmethod(lambda cls, x: x * 0)),
+               lambda: setattr(C, "p", property(lambda self: 7.0))]
+    np.testing.assert_array_equal(compiled(c, x), f(c, x))
+    for change in changes:
+        change()
+        np.testing.assert_array_equal(compiled(c, x), f(c, x))

@@ -301,17 +301,30 @@ class UserObjectVariable(VariableTracker):
         instance_dict = getattr(self.obj, "__dict__", {})
         if name in instance_dict:
             return wrap(tx, instance_dict[name], src)
+        if self.source is not None and hasattr(self.obj, "__dict__"):
+            # Found on the class: an instance attribute set later would shadow it.
+            code, text = self.source.code(tx.guards.ns), self.source.display()
+            tx.guards.add_truth(f"{name!r} not in {code}.__dict__", f"{name!r} not in {text}.__dict__",
+                                True, (self.source,))
+        on_class = AttrSource(AttrSource(self.source, "__class__"), name) \
+            if self.source is not None else None
         if isinstance(static, types.FunctionType):
-            if self.source is not None:  # the class could be patched: pin the method
-                tx.guards.add_id(AttrSource(AttrSource(self.source, "__class__"), name), static)
+            if on_class is not None:  # the class could be patched: pin the method
+                tx.guards.add_id(on_class, static)
             return UserMethodVariable(static, self)
         if getattr(static, "__kiln_compiled__", None) is not None:
             return UserMethodVariable(static.__kiln_compiled__, self)
         if isinstance(static, staticmethod):
+            if on_class is not None:
+                tx.guards.add_id(on_class, static.__func__)
             return wrap(tx, static.__func__, None)
         if isinstance(static, classmethod):
+            if on_class is not None:
+                tx.guards.add_id(AttrSource(on_class, "__func__"), static.__func__)
             return UserMethodVariable(static.__func__, wrap(tx, type(self.obj), None))
         if isinstance(static, property) and isinstance(static.fget, types.FunctionType):
+            if on_class is not None:
+                tx.guards.add_id(on_class, static)
             return UserFunctionVariable(static.fget).call(tx, [self], {})
         if hasattr(static, "__get__") and not isinstance(static, (int, float, str, tuple)):
             if type(static).__name__ == "member_descriptor":  # __slots__ attribute
