@@ -197,9 +197,15 @@ class InstructionTranslator(BuildOpcodes):
         child = InstructionTranslator(self.output, code, fn_globals, symbolic, cells, parent=self,
                                       name=name)
         child.steps = self.steps
+        effects = len(self.output.side_effects)
         result = child.run()
         self.steps = child.steps
         if child.generator:
+            if len(self.output.side_effects) != effects:
+                # Unrolled, the whole body ran when the generator was made: its side
+                # effects would come before the caller's.
+                self.unsupported("unsupported_call", f"generator {name} changes objects from "
+                                 f"outside: it runs as Python")
             return IteratorVariable(child.yielded)
         return result
 

@@ -728,3 +728,29 @@ def test_objects_reached_through_a_path_that_is_rebound_later(backend):
         want = fn(np.zeros(1), want_arg)
         got = kiln.compile(fn, backend=backend)(np.zeros(1), got_arg)
         assert repr(got) == repr(want) and got_arg == want_arg
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_generators_with_outside_side_effects_run_lazily(backend):
+    def gen(log):
+        log.append("start")
+        yield 1
+        log.append("after 1")
+        yield 2
+
+    def f(x, log):
+        g = gen(log)
+        log.append("created")
+        return x + next(g)
+
+    def pure(n):
+        for i in range(n):
+            yield i * 2
+
+    want_log, got_log = [], []
+    np.testing.assert_array_equal(kiln.compile(f, backend=backend)(np.zeros(1), got_log),
+                                  f(np.zeros(1), want_log))
+    assert got_log == want_log == ["created", "start"]
+    h = kiln.compile(lambda x: sum(x * v for v in pure(3)), backend=backend)
+    np.testing.assert_array_equal(h(np.ones(2)), np.full(2, 6.0))
+    assert h.records[0].graph_break is None   # a pure generator still unrolls into the graph
