@@ -1142,6 +1142,19 @@ def writing_values_into_int_arrays(x, s):
     return x
 
 
+@program((ri(0, 5, 3, dtype=np.int8), np.uint8(255)), (ri(0, 5, 3, dtype=np.int8), np.int64(300)),
+         (ri(0, 5, 3, dtype=np.int8), np.float32(np.inf)), (ri(0, 5, 3, dtype=np.int8), np.int8(3)))
+def fill_with_numpy_scalars(x, s):
+    x.fill(s)   # NumPy converts the scalar with a range check
+    return x
+
+
+@program(((np.arange(20, dtype=f32) * f32(0.1)).reshape(4, 5) + f32(1e4 / 3),))
+def std_into_a_float64_out(x):
+    # The square root is taken in out's dtype, as NumPy's _std does.
+    return np.std(x, axis=0, out=np.zeros(x.shape[1])), np.var(x, axis=0, out=np.zeros(5))
+
+
 @program((np.array([True, False]),), (rn(3),))
 def clip_without_bounds_and_huge_constants(x):
     print("a break, and a constant no C integer holds", file=sys.stderr)

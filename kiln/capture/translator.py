@@ -524,8 +524,11 @@ class InstructionTranslator(BuildOpcodes):
                              "iterator kiln did not make): each step runs as Python")
         self._check_scalar_loop(inst, iterator)
         if iterator.changed():
-            self.unsupported("unsupported_value", "the list or dict a loop walks changed during "
-                             "the loop: the loop runs as Python")
+            if isinstance(iterator.origin, DictVariable):  # Python raises RuntimeError here
+                self.unsupported("scalar_loop", "a loop over a dict that changes size during "
+                                 "the loop: the function runs as Python")
+            self.unsupported("unsupported_value", "the list a loop walks changed during the "
+                             "loop: the loop runs as Python")
         item = iterator.next()
         if item is None:
             self.pop()

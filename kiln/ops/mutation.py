@@ -190,7 +190,9 @@ fill = declare("fill", Category.MUTATION, _fill_impl, inputs=("x", "fill_value")
 
 
 def _fill_normalize(x, value):
-    if not (is_array_entry(value) or isinstance(value, (bool, int, float))):
+    # NumPy scalars stay scalars: fill converts them with a range check (np.uint8(255)
+    # into int8 raises), which a 0-d array would skip.
+    if not (is_array_entry(value) or isinstance(value, (bool, int, float, np.generic))):
         value = np.asarray(value)
     if len(shape_of(value)) != 0:
         reject("ndarray.fill", "value", f"<array of shape {shape_of(value)}>",

@@ -146,9 +146,12 @@ def bind(op: Op, name: str, a: Any, axis: Any, out: Any = None, keepdims: Any = 
     params: dict[str, Any] = {"axis": axes,
                               "keepdims": bool(keepdims) if keepdims is not _NV else False}
     out = out_param(out)
-    if "dtype" in op.params and op.name not in ("var", "std") \
-            and not (op.name == "mean" and np.dtype(dtype_of(a)).kind in "biu"):
-        dtype = loop_dtype(a, dtype, out)  # mean of ints sums in float64 whatever out is
+    # mean/var/std of ints work in float64 whatever out is; var keeps its own dtype (NumPy
+    # computes it in the input's, only the last sum in out's); std's square root is taken
+    # in out's dtype (NumPy's _std writes var into out, then takes sqrt there).
+    if "dtype" in op.params and op.name != "var" and not (
+            op.name in ("mean", "std") and np.dtype(dtype_of(a)).kind in "biu"):
+        dtype = loop_dtype(a, dtype, out)
     if "dtype" in op.params:
         params["dtype"] = dtype_param(dtype, name)
     elif dtype is not None and np.dtype(dtype) != (np.dtype(bool) if op.name in ("any", "all")

@@ -754,3 +754,14 @@ def test_generators_with_outside_side_effects_run_lazily(backend):
     h = kiln.compile(lambda x: sum(x * v for v in pure(3)), backend=backend)
     np.testing.assert_array_equal(h(np.ones(2)), np.full(2, 6.0))
     assert h.records[0].graph_break is None   # a pure generator still unrolls into the graph
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_a_dict_growing_while_a_loop_walks_it_raises_as_in_python(backend):
+    def grow(x, d):
+        for k in d:
+            d[k + "x"] = 1
+        return x
+
+    with pytest.raises(RuntimeError, match="dictionary changed size during iteration"):
+        kiln.compile(grow, backend=backend)(np.zeros(1), {"a": 1})
