@@ -118,7 +118,7 @@ class OutputGraph:
 
     def reconstruct(self, tx, var: VariableTracker) -> str:
         """Python code (over the parameters and ``_kiln_out``) that rebuilds ``var``."""
-        from .variables.containers import DictVariable, ListVariable
+        from .variables.containers import DictVariable, DictViewVariable, ListVariable
         if isinstance(var, ArrayVariable):
             if var.node.kind == "placeholder":
                 return self._input_code(var.node)
@@ -131,6 +131,8 @@ class OutputGraph:
             if type(var.value) is set:  # built in the frame: a fresh set per call
                 return f"set({self.ns.ref(var.value, 'c')})"
             return self.literal(var.value)
+        if isinstance(var, DictViewVariable):
+            return f"{self.reconstruct(tx, var.owner)}.{var.kind}()"
         if isinstance(var, (ListVariable, DictVariable)) and var.source is not None:
             return self.object_code(var.source)  # passed in: the same object
         if isinstance(var, (ListVariable, DictVariable)) and self.container_names is not None:

@@ -43,7 +43,8 @@ from . import resume as R
 from .breaks import BreakGraph
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
-from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
+from .variables.containers import (ContainerMethodVariable, DictVariable, DictViewVariable,
+                                   IteratorVariable,
                                    ListVariable, TupleVariable)
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
                                   NestedFunctionVariable, NumpyFunctionVariable,
@@ -210,6 +211,8 @@ class Rebuilder:
             return self.iterator(var)
         if isinstance(var, NestedFunctionVariable):
             return self.nested_function(var)
+        if isinstance(var, DictViewVariable):
+            return f"{self(var.owner)}.{var.kind}()"
         if isinstance(var, (ListVariable, DictVariable)) and var.source is None:
             name = self.named.get(id(var))
             if name is None:

@@ -765,3 +765,28 @@ def test_a_dict_growing_while_a_loop_walks_it_raises_as_in_python(backend):
 
     with pytest.raises(RuntimeError, match="dictionary changed size during iteration"):
         kiln.compile(grow, backend=backend)(np.zeros(1), {"a": 1})
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_dict_views_behave_as_views(backend):
+    def set_ops(x, d):
+        return x + 1, d.keys() & {"a"}
+
+    def loop_and_types(x, d):
+        t = 0.0
+        for _, v in d.items():
+            t = t + v
+        return x * t, type(d.values()).__name__, len(d.keys()), list(d.values())
+
+    def live(x):
+        d = {"a": 1.0}
+        v = d.values()
+        d["z"] = 100.0
+        return x + sum(v)
+
+    cases = [(set_ops, (np.zeros(1), {"a": 1})), (loop_and_types, (np.ones(1), {"a": 1.0, "b": 2.0})),
+             (live, (np.zeros(1),))]
+    for fn, args in cases:
+        got = kiln.compile(fn, backend=backend)(*args)
+        want = fn(*args)
+        assert repr(got) == repr(want)

@@ -181,12 +181,16 @@ class DictVariable(VariableTracker):
             key = args[0].as_constant(tx)
             default = args[1] if len(args) > 1 else ConstantVariable(None)
             return self.entries.get(key, default)
-        if name == "keys":
-            return ListVariable([ConstantVariable(k) for k in self.entries])
-        if name == "values":
-            return ListVariable(list(self.entries.values()))
-        if name == "items":
-            return ListVariable([TupleVariable([ConstantVariable(k), v]) for k, v in self.entries.items()])
+        if name in ("keys", "values", "items"):
+            # A snapshot, good for the usual loop over it; anything else a view does (set
+            # operations, type checks) is not followed: see DictViewVariable.
+            if name == "keys":
+                items = [ConstantVariable(k) for k in self.entries]
+            elif name == "values":
+                items = list(self.entries.values())
+            else:
+                items = [TupleVariable([ConstantVariable(k), v]) for k, v in self.entries.items()]
+            return DictViewVariable(items, kind=name, owner=self)
         if name in ("update", "pop", "setdefault", "clear", "popitem"):
             if self.source is not None:
                 if name not in ("update", "pop", "setdefault") or \
@@ -230,6 +234,39 @@ class SliceVariable(VariableTracker):
     @property
     def value(self) -> slice:
         return slice(*(p.value for p in self.parts))
+
+
+class DictViewVariable(ListVariable):
+    """``d.keys()`` / ``d.values()`` / ``d.items()``: iterated, indexed by len() or unpacked
+    like the list of its items at that point; set operations and other view behaviour break
+    the graph, so Python's real view answers."""
+
+    def __init__(self, items: list[VariableTracker], kind: str, owner: "DictVariable") -> None:
+        super().__init__(items)
+        self.kind = kind
+        self.owner = owner   # rebuilt as owner.<kind>() at a graph break or return
+        self.snapshot = list(owner.entries.items())
+
+    def items(self, tx) -> list[VariableTracker]:
+        now = list(self.owner.entries.items())
+        if len(now) != len(self.snapshot) or any(
+                a[0] != b[0] or a[1] is not b[1] for a, b in zip(now, self.snapshot)):
+            # The dict changed since the view was taken: Python's view is live.
+            tx.unsupported("unsupported_value", f"a dict {self.kind} view of a dict that "
+                           f"changed since: it is read as Python")
+        return super().items(tx)
+
+    def describe(self) -> str:
+        return f"dict {self.kind} view"
+
+    def python_type(self) -> type:
+        return type(getattr({}, self.kind)())
+
+    def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
+        tx.unsupported("unsupported_value", f"operator on a dict {self.kind} view")
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        tx.unsupported("unsupported_value", f"dict {self.kind} view .{name}()")
 
 
 class IteratorVariable(VariableTracker):
