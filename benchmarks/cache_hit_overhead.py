@@ -2,32 +2,21 @@
 
 Times many calls of a small NumPy function, plain and compiled with the ``eager``
 backend, and reports the median per-call time of each and their difference (what a cache
-hit costs on top of NumPy itself). Run: ``python benchmarks/cache_hit_overhead.py``.
+hit costs on top of NumPy itself). Run: ``python -m benchmarks.cache_hit_overhead``.
 """
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 
 import numpy as np
 
 import kiln
 
+from .harness import per_call_us
+
 
 def step(w, g, lr):
     return w - lr * g
-
-
-def per_call_us(fn, args, calls: int, repeats: int) -> float:
-    """Median over ``repeats`` batches of the mean time of one call in a batch (µs)."""
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn(*args)
-        samples.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(samples)
 
 
 def main(calls: int = 2000, repeats: int = 51) -> dict:

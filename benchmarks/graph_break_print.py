@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import statistics
 import sys
 import time
 
@@ -19,6 +18,8 @@ import numpy as np
 
 import kiln
 from kiln.capture import frame_hook
+
+from .harness import per_call_us
 
 SINK = io.StringIO()
 
@@ -48,16 +49,6 @@ def twenty_ops_no_print(x, y):
     h = np.maximum(g, 0.0) + b
     i = h / (1.0 + c)
     return i.sum(axis=-1) + d.mean()
-
-
-def per_call_us(fn, args, calls: int, repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn(*args)
-        samples.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(samples)
 
 
 class Counting:

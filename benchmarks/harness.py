@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -25,6 +25,17 @@ import kiln
 from kiln.config import config
 
 from .workloads import WORKLOADS, Workload, other_systems
+
+
+def per_call_us(fn: Callable, args: tuple, calls: int, repeats: int) -> float:
+    """Median over ``repeats`` batches of the mean time of one call in a batch (µs)."""
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn(*args)
+        samples.append((time.perf_counter() - start) / calls * 1e6)
+    return statistics.median(samples)
 
 
 def kiln_compile(fn: Callable) -> Callable:

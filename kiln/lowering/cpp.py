@@ -144,6 +144,19 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
     def per_point(name: str) -> str:
         return f"{name}[{bidx}]" if blk else name
 
+    def declare_accumulator(pre: list, clauses: list, c_type: str, name: str, init,
+                            op: str) -> str:
+        """Declare ``name`` (one per point when blocked, else an OpenMP reduction variable
+        combined with ``op``) set to ``init``; return how the loop body refers to it."""
+        ref = per_point(name)
+        if blk:
+            pre.append(f"{c_type} {name}[{BLOCK}];")
+            pre.append(f"{point_loop} {ref} = {init}; }}")
+        else:
+            pre.append(f"{c_type} {ref} = {init};")
+            clauses.append(f"reduction({op}:{ref})")
+        return ref
+
     # Row-local buffers: declared once per outer point, sized by the inner index range.
     inner_names = {v for v, _ in frame.inner_vars()}
     rowlocal: dict[str, tuple[str, set]] = {}
@@ -194,14 +207,9 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
                 # bit (and float32 lanes are twice as many as double ones).
                 acc_dt = buf.dtype
             acc_name = names.temp().replace("t", "acc")
-            acc, nan = per_point(acc_name), None
-            init = _init(node.combine, acc_dt)
-            if blk:
-                pre.append(f"{_acc_ctype(acc_dt)} {acc_name}[{BLOCK}];")
-                pre.append(f"{point_loop} {acc} = {init}; }}")
-            else:
-                pre.append(f"{_acc_ctype(acc_dt)} {acc} = {init};")
-                clauses.append(f"reduction({_CLAUSE[node.combine]}:{acc})")
+            acc = declare_accumulator(pre, clauses, _acc_ctype(acc_dt), acc_name,
+                                      _init(node.combine, acc_dt), _CLAUSE[node.combine])
+            nan = None
             v = node.src.load(em, node_index(node, "reduce", frame))
             if node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
@@ -211,14 +219,8 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
                 cmp = ">" if node.combine == "max" else "<"
                 updates.append(f"{acc} = {v} {cmp} {acc} ? {v} : {acc};")
                 if acc_dt.kind == "f":
-                    nan_name = acc_name.replace("acc", "nan")
-                    nan = per_point(nan_name)
-                    if blk:
-                        pre.append(f"int {nan_name}[{BLOCK}];")
-                        pre.append(f"{point_loop} {nan} = 0; }}")
-                    else:
-                        pre.append(f"int {nan} = 0;")
-                        clauses.append(f"reduction(|:{nan})")
+                    nan = declare_accumulator(pre, clauses, "int",
+                                              acc_name.replace("acc", "nan"), 0, "|")
                     updates.append(f"{nan} |= ({v} != {v});")
             else:
                 updates.append(f"{acc} {'|' if node.combine == 'any' else '&'}= ({v} != 0);")
