@@ -52,6 +52,7 @@ TMP_PREFIX = "___tmp"
 
 PROLOGUE_OPS, NO_FALLTHROUGH, SINGLE_OK = bf.PROLOGUE_OPS, bf.NO_FALLTHROUGH, bf.BREAKABLE_ALONE
 _real_effect = bf.real_stack_effect
+CALL_HALVES = ("PRECALL", "KW_NAMES")   # 3.11: instructions of a call before its CALL
 
 
 @dataclass
@@ -209,6 +210,11 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
     resume function inside their body): a break in their body stays a break there."""
     names = facts.names
     a = b = i
+    while names[b] in CALL_HALVES and b + 1 < len(names):
+        # A break between a call's halves (the step limit can stop capture anywhere): run
+        # the whole call. The assembler counts PRECALL's pops where the interpreter counts
+        # them at CALL, so an exit between the two has no depth both agree on.
+        b += 1
     if names[i] == "LOAD_METHOD" or (names[i] == "LOAD_GLOBAL" and facts.args[i][0]):
         # It pushes a NULL or an unbound method (decided at run time): run up to the CALL
         # that consumes both, so no exit ever holds one.
@@ -216,7 +222,7 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
                                           facts.depth[b] - facts.args[b] - 2 <= facts.depth[i]):
             b += 1
     if names[b] == "CALL":  # KW_NAMES/PRECALL belong to their CALL
-        while a > 0 and names[a - 1] in ("PRECALL", "KW_NAMES"):
+        while a > 0 and names[a - 1] in CALL_HALVES:
             a -= 1
     if open_with:
         if b + 1 < len(names) and names[b + 1] == bf.WITH_ENTER:
