@@ -323,7 +323,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
                 continue
             exprs.append(rebuild(var))
         use_hook = helper_factory is not None and frame_hook.available()
-        if break_depth > 0 and facts.names[b] in ("CALL", "CALL_FUNCTION_EX") \
+        if break_depth > 0 and facts.names[b] in bf.CALL_OPS \
                 and helper_factory is not None and R.is_straight(facts, a, b, bp.opened):
             helpers = _wrap_helper(stack, nulls, facts, b, exprs, rebuild, helper_factory, use_hook)
         exprs += [rebuild(var) for var in bound.values()]
@@ -409,12 +409,7 @@ def _wrap_helper(stack, nulls, facts, a, exprs, rebuild, helper_factory, use_hoo
     is returned, to be flagged); without it the callable itself is replaced (call-site
     wrapping). A function made in the frame is wrapped when it has no closure and no
     defaults (then one compiled helper per code object serves every call)."""
-    name, arg = facts.names[a], facts.args[a]
-    if name == "CALL":
-        below = len(stack) - arg - 2
-        slot = below + 1 if below in nulls else below
-    else:
-        slot = len(stack) - (3 if arg & 1 else 2)
+    slot = bf.callable_slot(facts.names[a], facts.args[a], len(stack), nulls)
     var = stack[slot]
     position = sum(1 for p in range(slot) if p not in nulls)
     if isinstance(var, NestedFunctionVariable):
