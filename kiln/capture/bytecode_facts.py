@@ -98,6 +98,9 @@ COND_JUMPS = frozenset({"POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE",
     if PY == (3, 11) else frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE",
                                      "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"})
 CALL_OPS = frozenset({"CALL", "CALL_FUNCTION_EX", "CALL_KW"})
+# 3.12+ places exception handlers (and what only they reach) at the end of the code: a
+# try/with statement is its protected range plus handler blocks elsewhere, not one span.
+COLD_HANDLERS = PY >= (3, 12)
 # Instructions that belong to the CALL after them (they set interpreter state for it).
 CALL_PREFIX = frozenset({"PRECALL", "KW_NAMES"})
 
