@@ -1,5 +1,5 @@
 """Resume functions and eager segments: new code objects derived from a function's own
-bytecode (CPython 3.11), the bytecode half of partial graphs.
+bytecode (CPython 3.11-3.13), the bytecode half of partial graphs.
 
 With ``bytecode_facts`` this is the only module that knows opcodes. At a graph break the
 compiled entry runs the graph captured so far, rebuilds the Python-visible state (the
@@ -31,7 +31,9 @@ handler in its exception table (:func:`open_withs`).
 Pitfalls this module exists for (measured-here.md section 1): jumping into a try region
 needs the region split, or CPython writes depth 32768 into the exception table and
 segfaults on the first exception there; 3.11's ``PRECALL``/``CALL`` split the call's
-stack effect between them; NULLs below callables cannot be passed as arguments.
+stack effect between them; NULLs beside callables cannot be passed as arguments.
+Per-version facts (call sequences, the NULL's side, FOR_ITER's landing, 3.13's TO_BOOL
+before a jump) come from ``bytecode_facts``; this module only arranges instructions.
 """
 from __future__ import annotations
 
@@ -52,7 +54,6 @@ TMP_PREFIX = "___tmp"
 
 PROLOGUE_OPS, NO_FALLTHROUGH, SINGLE_OK = bf.PROLOGUE_OPS, bf.NO_FALLTHROUGH, bf.BREAKABLE_ALONE
 _real_effect = bf.real_stack_effect
-CALL_HALVES = ("PRECALL", "KW_NAMES")   # 3.11: instructions of a call before its CALL
 
 
 @dataclass
@@ -85,27 +86,9 @@ def code_facts(code: types.CodeType) -> CodeFacts:
     args = [i.arg for i in insts]
     targets = [i.target for i in insts]
     linenos = [i.lineno for i in insts]
-    # dis instructions (minus CACHE/EXTENDED_ARG) match decode()'s one to one.
-    offsets = [ins.offset for ins in dis.get_instructions(code) if ins.opname not in ("CACHE", "EXTENDED_ARG")]
-    if len(offsets) != len(insts):
-        raise AssertionError("kiln bug: dis and bytecode disagree on instruction count")
-    index_at = {off: k for k, off in enumerate(offsets)}
-
-    def index_before(off: int) -> int:
-        k = index_at.get(off)
-        while k is None:
-            off -= 2
-            k = index_at.get(off)
-        return k
-
-    entries = []
-    handler_of: list[int | None] = [None] * len(insts)
-    for e in dis._parse_exception_table(code):
-        start, end = index_at[e.start], index_before(e.end - 2)
-        entries.append((start, end, index_at[e.target], e.depth, e.lasti))
-        for k in range(start, end + 1):
-            handler_of[k] = len(entries) - 1
-    loops = [(t, j) for j, t in enumerate(targets) if t is not None and t <= j]
+    entries = bf.exception_entries(code, len(insts))
+    handler_of = bf.handlers_by_instruction(entries, len(insts))
+    loops = _loops(names, targets)
     prologue = 0
     while prologue < len(names) and names[prologue] in PROLOGUE_OPS | {"RETURN_GENERATOR", "POP_TOP"}:
         prologue += 1
@@ -117,6 +100,28 @@ def code_facts(code: types.CodeType) -> CodeFacts:
     with _lock:
         _facts_cache[code] = facts
     return facts
+
+
+def _loops(names: list[str], targets: list) -> list[tuple[int, int]]:
+    """(head, backward jump) of every loop: a backward jump its target reaches without an
+    exception (3.12+ with handlers jump back to the code after the statement)."""
+    found = []
+    for j, t in enumerate(targets):
+        if t is None or t > j:
+            continue
+        seen, work = set(), [t]
+        while work and j not in seen:
+            k = work.pop()
+            if k in seen or k >= len(names):
+                continue
+            seen.add(k)
+            if names[k] not in NO_FALLTHROUGH:
+                work.append(k + 1)
+            if targets[k] is not None:
+                work.append(targets[k])
+        if j in seen:
+            found.append((t, j))
+    return found
 
 
 def index_of(facts: CodeFacts, opname: str, occurrence: int = 0) -> int:
@@ -144,10 +149,11 @@ def _liveness(facts: CodeFacts) -> list[frozenset]:
     uses: list[set] = [set() for _ in range(n)]
     defs: list[set] = [set() for _ in range(n)]
     for k, (name, arg) in enumerate(zip(facts.names, facts.args)):
-        if name in ("LOAD_FAST", "DELETE_FAST"):
-            uses[k].add(arg)
-        elif name == "STORE_FAST":
-            defs[k].add(arg)
+        for kind, var in bf.local_accesses(name, arg):
+            if kind == "use" and var not in defs[k]:
+                uses[k].add(var)
+            elif kind == "def":
+                defs[k].add(var)
     live: list[set] = [set() for _ in range(n)]
     changed = True
     while changed:
@@ -210,19 +216,20 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
     resume function inside their body): a break in their body stays a break there."""
     names = facts.names
     a = b = i
-    while names[b] in CALL_HALVES and b + 1 < len(names):
+    while names[b] in bf.CALL_PREFIX and b + 1 < len(names):
         # A break between a call's halves (the step limit can stop capture anywhere): run
         # the whole call. The assembler counts PRECALL's pops where the interpreter counts
         # them at CALL, so an exit between the two has no depth both agree on.
         b += 1
-    if names[i] == "LOAD_METHOD" or (names[i] == "LOAD_GLOBAL" and facts.args[i][0]):
-        # It pushes a NULL or an unbound method (decided at run time): run up to the CALL
+    if bf.pushes_null(names[i], facts.args[i]):
+        # It pushes a NULL or an unbound method (decided at run time): run up to the call
         # that consumes both, so no exit ever holds one.
-        while b + 1 < len(names) and not (names[b] == "CALL" and b > i and
-                                          facts.depth[b] - facts.args[b] - 2 <= facts.depth[i]):
+        while b + 1 < len(names) and not (
+                names[b] in bf.CALL_OPS and b > i and
+                facts.depth[b] - bf.call_pops(names[b], facts.args[b]) <= facts.depth[i]):
             b += 1
-    if names[b] == "CALL":  # KW_NAMES/PRECALL belong to their CALL
-        while a > 0 and names[a - 1] in CALL_HALVES:
+    if names[b] in bf.CALL_OPS:  # KW_NAMES/PRECALL belong to their CALL
+        while a > 0 and names[a - 1] in bf.CALL_PREFIX:
             a -= 1
     if open_with:
         if b + 1 < len(names) and names[b + 1] == bf.WITH_ENTER:
@@ -273,15 +280,34 @@ def _handler_end(facts: CodeFacts, h: int) -> int:
     return k
 
 
+UNCONDITIONAL_JUMPS = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"})
+
+
+def through_jumps(facts: CodeFacts, t: int) -> int:
+    """Where control really goes from ``t``: past unconditional jumps (3.12+ repeats a
+    while loop's test at its bottom and jumps back: resuming at that jump would make a
+    second resume function for the loop body)."""
+    for _ in range(len(facts.names)):
+        if facts.names[t] not in UNCONDITIONAL_JUMPS:
+            return t
+        t = facts.targets[t]
+    return t
+
+
+def region_exit_of(facts: CodeFacts, a: int, b: int, t: int) -> int | None:
+    """The exit control reaches when an instruction of ``[a, b]`` goes to ``t``."""
+    return None if a <= t <= b else through_jumps(facts, t)
+
+
 def exits(facts: CodeFacts, a: int, b: int) -> list[int]:
     """Instructions outside ``[a, b]`` that control reaches from inside, in order."""
     out = set()
     for k in range(a, b + 1):
         t = facts.targets[k]
-        if t is not None and not a <= t <= b:
-            out.add(t)
+        if t is not None and region_exit_of(facts, a, b, t) is not None:
+            out.add(region_exit_of(facts, a, b, t))
     if facts.names[b] not in NO_FALLTHROUGH and b + 1 < len(facts.names):
-        out.add(b + 1)
+        out.add(through_jumps(facts, b + 1))
     return sorted(out)
 
 
@@ -446,6 +472,10 @@ def _enter(facts: CodeFacts, k: int, nstack: int, nulls: tuple):
     head = [Instr(i.name, i.arg, lineno=lineno) if i.arg is not bytecode.UNSET else Instr(i.name, lineno=lineno)
             for i in prologue]
     head += _stack_loads(nstack, nulls, lineno)
+    if facts.names[k] in bf.NEEDS_BOOL:
+        # 3.13: the original TO_BOOL before this jump ran in the capture, which passes the
+        # value itself; a jump given a non-bool would silently take the wrong branch.
+        head.append(Instr("TO_BOOL", lineno=lineno))
     head.append(Instr("JUMP_FORWARD", label, lineno=lineno))
     return abstract, head, body, instrs
 
@@ -513,16 +543,25 @@ def segment_code(code: types.CodeType, a: int, b: int, nstack: int, nulls: tuple
     abstract, head, body, instrs = _enter(facts, a, nstack, nulls)
     first = facts.prologue_len
     labels = {e.target: Label() for e in exit_specs}
+    pads: list = []   # FOR_ITERs retargeted to an exit land on what the interpreter skips
     for k in range(a, b + 1):
         t = facts.targets[k]
-        if t is not None and t in labels and not a <= t <= b:
+        t = None if t is None else region_exit_of(facts, a, b, t)
+        if t is not None and t in labels:
             instr = instrs[k - first]
+            if instr.name == "FOR_ITER" and bf.FOR_ITER_SKIPS:
+                pad = Label()
+                pads += [pad, *bf.for_iter_landing(facts.linenos[k]),
+                         Instr("JUMP_FORWARD", labels[t], lineno=facts.linenos[k])]
+                instr.arg = pad
+                continue
             instr.set(bf.FORWARD_OF.get(instr.name, instr.name), labels[t])  # exits come last
-    if b + 1 in labels and facts.names[b] not in NO_FALLTHROUGH:
+    fall = through_jumps(facts, b + 1) if b + 1 < len(facts.names) else None
+    if fall in labels and facts.names[b] not in NO_FALLTHROUGH:
         last = instrs[b - first]
         pos = next(p for p, it in enumerate(body) if it is last)
-        body.insert(pos + 1, Instr("JUMP_FORWARD", labels[b + 1], lineno=facts.linenos[b]))
-    tail: list = []
+        body.insert(pos + 1, Instr("JUMP_FORWARD", labels[fall], lineno=facts.linenos[b]))
+    tail: list = pads
     cellvars = set(code.co_cellvars)
     for spec in exit_specs:
         lineno = facts.linenos[b]
@@ -532,21 +571,16 @@ def segment_code(code: types.CodeType, a: int, b: int, nstack: int, nulls: tuple
             tail.append(Instr("STORE_FAST", name, lineno=lineno))
         values = [Instr("LOAD_FAST", f"{TMP_PREFIX}{s}", lineno=lineno)
                   for s in range(spec.depth) if s not in spec.nulls]
-        tail += [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", spec.call, lineno=lineno)]
+        call = Instr("LOAD_CONST", spec.call, lineno=lineno)
         if spec.local_names is not None:
-            tail += values
-            for n in spec.local_names:
-                tail.append(Instr("LOAD_DEREF", CellVar(n), lineno=lineno) if n in cellvars
-                            else Instr("LOAD_FAST", n, lineno=lineno))
-            nargs = len(values) + len(spec.local_names)
-        else:
-            tail += values + [Instr("BUILD_TUPLE", len(values), lineno=lineno),
-                              Instr("PUSH_NULL", lineno=lineno),
-                              Instr("LOAD_CONST", builtins.locals, lineno=lineno),
-                              Instr("PRECALL", 0, lineno=lineno), Instr("CALL", 0, lineno=lineno)]
-            nargs = 2
-        tail += [Instr("PRECALL", nargs, lineno=lineno), Instr("CALL", nargs, lineno=lineno),
-                 Instr("RETURN_VALUE", lineno=lineno)]
+            args = values + [Instr("LOAD_DEREF", CellVar(n), lineno=lineno) if n in cellvars
+                             else Instr("LOAD_FAST", n, lineno=lineno) for n in spec.local_names]
+            tail += bf.call_instrs(call, args, len(args), lineno)
+        else:   # call(stack_tuple, locals())
+            args = values + [Instr("BUILD_TUPLE", len(values), lineno=lineno)]
+            args += bf.call_instrs(Instr("LOAD_CONST", builtins.locals, lineno=lineno), [], 0, lineno)
+            tail += bf.call_instrs(call, args, 2, lineno)
+        tail.append(Instr("RETURN_VALUE", lineno=lineno))
     qualname = f"{code.co_qualname}.<segment at {a}>"
     return _finish(abstract, head + body + tail, facts, _entry_args(nstack, nulls, local_names), qualname)
 
