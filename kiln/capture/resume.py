@@ -241,7 +241,8 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
             if handler in opened:
                 continue
             if start <= b and end >= a:
-                a, b = min(a, start), max(b, end, _handler_end(facts, handler))
+                handler_end = end if bf.COLD_HANDLERS else _handler_end(facts, handler)
+                a, b = min(a, start), max(b, end, handler_end)
         for head, jump in facts.loops:   # a loop inside the try/with runs with it
             if a < b and a <= head <= b:
                 b = max(b, jump)
@@ -252,7 +253,7 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
             b += 1   # the with body's try region starts right after it
         if b + 1 < len(names) and names[b + 1] == "BEFORE_WITH":
             b += 1   # the call making the context manager: run the with statement with it
-        depths = exit_depths(facts, a, b)
+        depths = exit_depths(facts, a, b, opened)
         if a != b and depths:
             # Normal exits leave the statement's base stack; an exit deeper than that still
             # holds exception state (``with``'s suppressed-exception path): it belongs inside.
@@ -264,7 +265,9 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
                         *(facts.depth[k] - 1 for k in range(a, b + 1)
                           if names[k] == bf.WITH_ENTER and facts.depth[k] is not None)])
             for t, d in depths.items():
-                if d > base and t > b:
+                # (3.12+: only the code right after the span; a handler's exits are
+                # where it rejoins the statement's continuation)
+                if d > base and (t == b + 1 if bf.COLD_HANDLERS else t > b):
                     k = t
                     while k + 1 < len(names) and (facts.depth[k + 1] or 0) > base:
                         k += 1
@@ -288,27 +291,73 @@ def through_jumps(facts: CodeFacts, t: int) -> int:
     while loop's test at its bottom and jumps back: resuming at that jump would make a
     second resume function for the loop body)."""
     for _ in range(len(facts.names)):
-        if facts.names[t] not in UNCONDITIONAL_JUMPS:
+        if facts.names[t] == "NOP" and t + 1 < len(facts.names):
+            t += 1
+        elif facts.names[t] in UNCONDITIONAL_JUMPS:
+            t = facts.targets[t]
+        else:
             return t
-        t = facts.targets[t]
     return t
 
 
-def region_exit_of(facts: CodeFacts, a: int, b: int, t: int) -> int | None:
-    """The exit control reaches when an instruction of ``[a, b]`` goes to ``t``."""
-    return None if a <= t <= b else through_jumps(facts, t)
-
-
-def exits(facts: CodeFacts, a: int, b: int) -> list[int]:
-    """Instructions outside ``[a, b]`` that control reaches from inside, in order."""
+def _span_exits(facts: CodeFacts, a: int, b: int) -> set[int]:
     out = set()
     for k in range(a, b + 1):
         t = facts.targets[k]
-        if t is not None and region_exit_of(facts, a, b, t) is not None:
-            out.add(region_exit_of(facts, a, b, t))
+        if t is not None and not a <= t <= b:
+            out.add(t)
     if facts.names[b] not in NO_FALLTHROUGH and b + 1 < len(facts.names):
-        out.add(through_jumps(facts, b + 1))
-    return sorted(out)
+        out.add(b + 1)
+    return out
+
+
+def members(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> list[int]:
+    """The instructions of region ``[a, b]``: the span, plus (3.12+) the handler blocks of
+    the try/with ranges in it, which the compiler put at the end of the code — everything
+    a handler reaches before it rejoins the code after the span, or before its
+    ``POP_EXCEPT`` leaves the statement's own stack (the compiler may copy the code after
+    the statement into the handler: that copy resumes compiled)."""
+    inside = set(range(a, b + 1))
+    if not bf.COLD_HANDLERS:
+        return sorted(inside)
+    stop = _span_exits(facts, a, b)
+    work = [(h, d) for start, end, h, d, _ in facts.entries
+            if start <= b and end >= a and h not in opened]
+    while work:
+        k, base = work.pop()
+        if k in inside or k in stop:
+            continue
+        inside.add(k)
+        for s in successors(facts, k):
+            if not (facts.names[k] == "POP_EXCEPT" and s == k + 1 and facts.depth[s] == base):
+                work.append((s, base))
+    return sorted(inside)
+
+
+def region_exit_of(facts: CodeFacts, inside: set, t: int) -> int | None:
+    """The exit control reaches when an instruction of the region goes to ``t`` (None:
+    it stays inside, maybe through a jump outside)."""
+    if t in inside:
+        return None
+    t = through_jumps(facts, t)
+    return None if t in inside else t
+
+
+def _leaving(facts: CodeFacts, inside: list[int]):
+    """(instruction, where it goes, falls through?) for every edge leaving the region."""
+    members_set = set(inside)
+    for k in inside:
+        t = facts.targets[k]
+        if t is not None and region_exit_of(facts, members_set, t) is not None:
+            yield k, region_exit_of(facts, members_set, t), False
+        if facts.names[k] not in NO_FALLTHROUGH and k + 1 < len(facts.names) \
+                and k + 1 not in members_set:
+            yield k, through_jumps(facts, k + 1), True
+
+
+def exits(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> list[int]:
+    """Instructions outside the region ``[a, b]`` that control reaches from it, in order."""
+    return sorted({t for _, t, _ in _leaving(facts, members(facts, a, b, opened))})
 
 
 def _depths(facts: CodeFacts) -> list[int | None]:
@@ -337,9 +386,9 @@ def _depths(facts: CodeFacts) -> list[int | None]:
     return at
 
 
-def exit_depths(facts: CodeFacts, a: int, b: int) -> dict[int, int]:
+def exit_depths(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> dict[int, int]:
     """Stack depth at each exit of ``[a, b]``."""
-    return {t: facts.depth[t] for t in exits(facts, a, b)}
+    return {t: facts.depth[t] for t in exits(facts, a, b, opened)}
 
 
 LOCAL_STORES = bf.LOCAL_STORES
@@ -536,7 +585,8 @@ class Exit:
 
 
 def segment_code(code: types.CodeType, a: int, b: int, nstack: int, nulls: tuple,
-                 local_names: tuple, exit_specs: list[Exit]) -> types.CodeType:
+                 local_names: tuple, exit_specs: list[Exit],
+                 opened: frozenset = frozenset()) -> types.CodeType:
     """The original code entered at ``a`` running ``[a, b]`` as Python; every exit calls
     its resume function and returns the result."""
     facts = code_facts(code)
@@ -544,23 +594,24 @@ def segment_code(code: types.CodeType, a: int, b: int, nstack: int, nulls: tuple
     first = facts.prologue_len
     labels = {e.target: Label() for e in exit_specs}
     pads: list = []   # FOR_ITERs retargeted to an exit land on what the interpreter skips
-    for k in range(a, b + 1):
-        t = facts.targets[k]
-        t = None if t is None else region_exit_of(facts, a, b, t)
-        if t is not None and t in labels:
-            instr = instrs[k - first]
-            if instr.name == "FOR_ITER" and bf.FOR_ITER_SKIPS:
-                pad = Label()
-                pads += [pad, *bf.for_iter_landing(facts.linenos[k]),
-                         Instr("JUMP_FORWARD", labels[t], lineno=facts.linenos[k])]
-                instr.arg = pad
-                continue
+    falls: list[tuple[int, int]] = []
+    for k, t, fallthrough in _leaving(facts, members(facts, a, b, opened)):
+        if t not in labels:
+            continue
+        instr = instrs[k - first]
+        if fallthrough:
+            falls.append((k, t))
+        elif instr.name == "FOR_ITER" and bf.FOR_ITER_SKIPS:
+            pad = Label()
+            pads += [pad, *bf.for_iter_landing(facts.linenos[k]),
+                     Instr("JUMP_FORWARD", labels[t], lineno=facts.linenos[k])]
+            instr.arg = pad
+        else:
             instr.set(bf.FORWARD_OF.get(instr.name, instr.name), labels[t])  # exits come last
-    fall = through_jumps(facts, b + 1) if b + 1 < len(facts.names) else None
-    if fall in labels and facts.names[b] not in NO_FALLTHROUGH:
-        last = instrs[b - first]
+    for k, t in falls:
+        last = instrs[k - first]
         pos = next(p for p, it in enumerate(body) if it is last)
-        body.insert(pos + 1, Instr("JUMP_FORWARD", labels[fall], lineno=facts.linenos[b]))
+        body.insert(pos + 1, Instr("JUMP_FORWARD", labels[t], lineno=facts.linenos[k]))
     tail: list = pads
     cellvars = set(code.co_cellvars)
     for spec in exit_specs:
@@ -595,5 +646,5 @@ def is_generated(code: types.CodeType) -> bool:
 
 
 __all__ = ["CodeFacts", "code_facts", "region", "exits", "exit_depths",
-           "live_locals", "resume_code", "resume_function", "segment_code", "segment_function",
+           "live_locals", "members", "resume_code", "resume_function", "segment_code", "segment_function",
            "Exit", "original", "SINGLE_OK", "is_straight", "after_straight"]
