@@ -28,7 +28,7 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
                       call_cost, ctype, literal, template)
 from .loop_ir import Affine
 from .renderer import Renderer
-from .sizes import render as render_size
+from .sizes import product, render as render_size
 from .scheduler import Kernel, node_index, record, write_index
 
 # A kernel runs on several threads when elements x statements-per-element reaches this
@@ -106,9 +106,9 @@ class _Collapse:
         self.of = {v: g for g in self.groups for v, _ in g}
 
     def loops(self) -> list[tuple[str, str]]:
-        """(variable, trip count) per collapsed loop; counts stay products of dim sizes
-        (the dynamic-shape path reads every size as its own number)."""
-        return [(g[0][0], " * ".join(render_size(n) for _, n in g)) for g in self.groups]
+        """(variable, trip count) per collapsed loop: the product of its dims' sizes,
+        folded (a number, or a polynomial in the size symbols)."""
+        return [(g[0][0], render_size(product(n for _, n in g))) for g in self.groups]
 
     def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
         out, done = [], set()
@@ -319,7 +319,7 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     outer = _Collapse(frame.outer_vars(), accesses)
     inner = _Collapse(frame.inner_vars(), accesses)
     renamer = _Renamer(outer, inner)
-    work = " * ".join(render_size(n) for n in frame.shape) or "1"
+    work = render_size(product(frame.shape))
     cost = _cost(kernel)
     if not outer.loops() and renamer.inner_loops:
         renamer.parallel_inner = f"nthreads > 1 && (int64_t){work} * {cost} >= {PARALLEL_GRAIN}"
