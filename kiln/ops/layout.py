@@ -54,7 +54,10 @@ def _int(value: Any) -> Any:
     """A concrete Python int, or None (a bool, a traced value, anything else)."""
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         return None
-    return operator.index(value)
+    try:
+        return operator.index(value)
+    except Exception:  # a symbolic size refuses to be one number
+        return None
 
 
 def transpose(w: Window, axes: Any) -> Window | None:
