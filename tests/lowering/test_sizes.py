@@ -92,3 +92,14 @@ def test_lowerings_in_two_threads_do_not_share_state():
     for t in threads:
         t.join()
     assert not errors and len(set(counts)) == 1 and len(counts) == 80
+
+
+def test_views_of_dynamic_dims_stay_symbolic():
+    from kiln.ops.layout import Window, getitem, reshape
+    w = Window((s0, s1), (s1, 1), 0)
+    assert getitem(w, (slice(None), 0)) == Window((s0,), (s1,), 0)
+    assert getitem(w, (-1,)) == Window((s1,), (1,), (s0 - 1) * s1)
+    assert reshape(w, (-1,)) == Window((s0 * s1,), (1,), 0)
+    assert reshape(Window((s0, 5), (5, 1), 0), (-1, 5)) == Window((s0, 5), (5, 1), 0)
+    assert reshape(Window((s0, s1), (1, s0), 0), (-1,)) is None  # transposed: NumPy copies
+    assert getitem(w, (slice(1, None),)) is None  # a bound on a dynamic dim: specialize
