@@ -216,6 +216,11 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
     resume function inside their body): a break in their body stays a break there."""
     names = facts.names
     a = b = i
+    while names[b] in bf.CALL_PREFIX and b + 1 < len(names):
+        # A break between a call's halves (the step limit can stop capture anywhere): run
+        # the whole call. The assembler counts PRECALL's pops where the interpreter counts
+        # them at CALL, so an exit between the two has no depth both agree on.
+        b += 1
     if bf.pushes_null(names[i], facts.args[i]):
         # It pushes a NULL or an unbound method (decided at run time): run up to the call
         # that consumes both, so no exit ever holds one.

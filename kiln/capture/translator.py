@@ -564,8 +564,18 @@ class InstructionTranslator(BuildOpcodes):
         would unroll into thousands of tiny kernels: slower than the Python loop, and
         slow to build. After SCALAR_LOOP_PROBE steps with that much left, the function
         runs as Python."""
-        stats = self.loop_stats.setdefault(id(iterator), [0, set(self.output.graph.nodes)])
+        stats = self.loop_stats.setdefault(id(iterator), [0, set(self.output.graph.nodes), self.steps])
         stats[0] += 1
+        if stats[0] >= 3 and iterator.pending:
+            # Two whole iterations measured: a loop whose unrolling will pass MAX_STEPS
+            # stops now rather than after capturing 200,000 instructions for nothing
+            # (its body depends on the loop variable, or it would be a loop node).
+            per_step = (self.steps - stats[2]) / (stats[0] - 1)
+            if self.steps + per_step * len(iterator.pending) > MAX_STEPS:
+                self.unsupported("long_loop", f"a loop of {stats[0] - 1 + len(iterator.pending)} "
+                                 f"steps would unroll past {MAX_STEPS} instructions: the function "
+                                 "runs as Python", "vectorize the loop body over the loop variable "
+                                 "(broadcasting, np.einsum) to have it compiled")
         if stats[0] != SCALAR_LOOP_PROBE or len(iterator.pending) < SCALAR_LOOP_PROBE:
             return
         new = [n for n in self.output.graph.nodes if n.kind == "call" and n not in stats[1]]
