@@ -60,8 +60,8 @@ class WrapperCode:
             self.lines.append(f"{var} = {name}({base})")
             return var
         if isinstance(value, Scalar):
-            if getattr(value, "arg", False):
-                return value.expr[2:]  # s_<name> -> the parameter
+            if value.arg:
+                return value.name  # the wrapper's parameter
             if value.weak:
                 return format_value(value.value, self.consts)
             return format_value(np.dtype(value.dtype).type(value.value), self.consts)
@@ -150,7 +150,7 @@ class WrapperCode:
                         else:
                             self.lines.append(f"{buf.name} = np.empty({buf.shape!r}, np.{buf.dtype.name})")
                         allocated[buf.name] = buf
-                args = [self.pointer(b) for b in rk.buffers] + [s.expr[2:] for s in rk.scalars]
+                args = [self.pointer(b) for b in rk.buffers] + [s.name for s in rk.scalars]
                 args += list(self.size_exprs)
                 self.lines.append(f"{rk.name}({', '.join(args + ['_NT'])})")
             else:

@@ -21,10 +21,10 @@ static void kiln_fused_tanh_multiply_sum_0_body(const float* __restrict p_x, con
 
 extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int nthreads)
 {
-    // Threads only when the work (16 statements per element) pays for a parallel
+    // Threads only when the work (14 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 6 >= 2 && (int64_t)6 * 10 * 16 >= 4194304) {
+    if (nthreads > 1 && 6 >= 2 && (int64_t)6 * 10 * 14 >= 4194304) {
         const int64_t nchunks = 6 < 8 * nthreads ? 6 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {
