@@ -48,6 +48,7 @@ from ..errors import KilnError
 from ..ir import Graph, Node, map_nodes
 from ..ir.passes import dce
 from ..ops import Category, F, get_op
+from ..ops.complex import put_back_imag, put_back_real
 from ..ops.registry import map_leaves
 
 # How to write a new value ``new`` of ``view = op(base, *rest)`` back into ``base`` when the
@@ -56,6 +57,8 @@ from ..ops.registry import map_leaves
 # (This table belongs next to the ops; see docs/aot.md.)
 _PUT_BACK = {
     "getitem": lambda base, new, index: F.index_put(base, index, new),
+    "real": put_back_real,
+    "imag": put_back_imag,
 }
 
 

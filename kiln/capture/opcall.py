@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import KilnError
-from ..ops import REGISTRY, Category, TensorMeta, describe_callable, find_spelling, infer_meta
-from ..ops.meta import to_fake
+from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
+                   find_spelling, infer_meta)
+from ..ops.meta import SUPPORTED_KINDS, to_fake
 from ..ops.registry import iter_leaves, map_leaves
 from .breaks import HINTS
 from .dims import propagate_dims
@@ -93,12 +94,87 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         tx.unsupported("unsupported_call", f"{spelling.text}: {e}")
     except Exception as e:  # the user's own mistake: NumPy would raise it too
         tx.user_error(e)
+    used: set[int] = set()
+    if isinstance(bound, Composite):
+        result = _composite(tx, spelling.text, bound, scalars, used)
+    else:
+        result = _emit(tx, spelling.text, bound, scalars, used)
+    passed = [v for v in _flatten(bargs + list(bkwargs.values())) if isinstance(v, ArrayArg)]
+    if not isinstance(bound, Composite) and any(id(v) not in used and v is not bound.out for v in passed):
+        # (a composite may leave an input unused: np.linalg.matrix_power(a, 0) is eye)
+        tx.unsupported("unsupported_call", f"{spelling.text}: kiln cannot follow an array argument")
+    for ident, syms in scalars.items():
+        if ident not in used:
+            # The normalizer turned the value into something else (float(n), a dtype...):
+            # whatever it became is baked into the graph, so the value must be guarded.
+            for sym in syms:
+                sym.as_constant(tx)
+    if isinstance(bound, Composite) or bound.out is None or not isinstance(result, ArrayVariable) \
+            or bound.op.mutates:
+        return result
+    return _write_out(tx, spelling.text, bound.out, result)
+
+
+_COMPOSING: list = []   # (tx, text, scalars, used) of the composite spelling being captured
+
+
+def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> VariableTracker:
+    """Run a composite spelling's function on ArrayArgs: each ``F`` call in it is captured
+    like a NumPy call of its own (ArrayArg.__kiln_op__); the result is their tracker(s)."""
+    _COMPOSING.append((tx, text, scalars, used))
+    try:
+        result = c.fn(*c.inputs, **c.params)
+    except KilnError as e:
+        tx.unsupported("unsupported_call", f"{text}: {e}")
+    finally:
+        _COMPOSING.pop()
+    var = _tracker_of(tx, result, used)
+    for value in _flatten(c.inputs):
+        if isinstance(value, ArrayArg) and value.var.tensor and value.var is var:
+            # np.asarray(t) of a Tensor is its data, not the Tensor: Python decides.
+            tx.unsupported("unsupported_call", f"{text} of a kiln.Tensor gives its NumPy data")
+    if c.out is not None:
+        used.add(id(c.out))
+        if not isinstance(var, ArrayVariable):
+            tx.unsupported("unsupported_value", f"{text}: out= for several results")
+        return _write_out(tx, text, c.out, var)
+    return var
+
+
+def _tracker_of(tx, value: Any, used: set) -> VariableTracker:
+    from .variables.containers import ListVariable, TupleVariable
+    if isinstance(value, ArrayArg):
+        used.add(id(value))   # an input handed back as it is (np.asarray(x) is x)
+        return value.var
+    if isinstance(value, tuple):
+        return TupleVariable([_tracker_of(tx, v, used) for v in value])
+    if isinstance(value, list):
+        return ListVariable([_tracker_of(tx, v, used) for v in value])
+    if isinstance(value, np.ndarray):  # computed from constants alone
+        return tx.output.constant_array(value)
+    return ConstantVariable(value)
+
+
+def _composed_op(op: Any, inputs: tuple, params: dict) -> Any:
+    """An ``F`` call inside a composite spelling, on ArrayArgs: a node of its own."""
+    tx, text, scalars, used = _COMPOSING[-1]
+    var = _emit(tx, text, Bound(op, inputs, params), scalars, used)
+    return ArrayArg(var) if isinstance(var, ArrayVariable) else var
+
+
+ArrayArg.__kiln_op__ = staticmethod(_composed_op)
+
+
+def _emit(tx, text: str, bound: Bound, scalars: dict, used: set) -> Any:
+    """Record one normalized op call; an ArrayVariable (``out=`` not yet applied), or the
+    tracker a mutation returns."""
+    spelling_text = text
     op = bound.op
     if op.data_dependent:
-        tx.unsupported("data_dependent", f"{spelling.text} has a data-dependent output shape",
+        tx.unsupported("data_dependent", f"{spelling_text} has a data-dependent output shape",
                        HINTS["data_dependent"])
     if op.opaque_view is not None and op.opaque_view(*bound.inputs, **bound.params):
-        tx.unsupported("unsupported_call", f"{spelling.text} returns a view of its operand "
+        tx.unsupported("unsupported_call", f"{spelling_text} returns a view of its operand "
                        f"here; it runs as Python so writes through it behave as in NumPy")
 
     def to_graph(value: Any, position: int | None = None) -> Any:
@@ -106,7 +182,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
             used.add(id(value))
             return value.var.node
         if isinstance(value, TensorMeta):
-            tx.unsupported("unsupported_value", f"{spelling.text}: unexpected array argument")
+            tx.unsupported("unsupported_value", f"{spelling_text}: unexpected array argument")
         if isinstance(value, tuple):
             return tuple(to_graph(v) for v in value)
         if isinstance(value, list):
@@ -114,8 +190,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         if isinstance(value, slice):
             return slice(to_graph(value.start), to_graph(value.stop), to_graph(value.step))
         if isinstance(value, np.ndarray):
-            if value.dtype.kind not in "biuf":
-                tx.unsupported("unsupported_value", f"{spelling.text}: an argument kiln cannot model")
+            if value.dtype.kind not in SUPPORTED_KINDS:
+                tx.unsupported("unsupported_value", f"{spelling_text}: an argument kiln cannot model")
             return tx.output.graph.constant(value)
         syms = scalars.get(id(value))
         if syms:
@@ -133,7 +209,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
 
     def to_param(value: Any) -> Any:
         if isinstance(value, TensorMeta):
-            tx.unsupported("unsupported_value", f"{spelling.text}: an array as a static parameter")
+            tx.unsupported("unsupported_value", f"{spelling_text}: an array as a static parameter")
         if isinstance(value, tuple):
             return tuple(to_param(v) for v in value)
         if isinstance(value, list):
@@ -144,26 +220,16 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                 sym.as_constant(tx)
         return value
 
-    used: set[int] = set()
     params = {k: to_param(v) for k, v in bound.params.items()}
     array_inputs = [v.var for v in _flatten(bound.inputs) if isinstance(v, ArrayArg)]
     dims = propagate_dims(tx, op, array_inputs, bound.inputs, params)
     inputs = tuple(to_graph(v, i) for i, v in enumerate(bound.inputs))
-    passed = [v for v in _flatten(bargs + list(bkwargs.values())) if isinstance(v, ArrayArg)]
-    if any(id(v) not in used and v is not bound.out for v in passed):
-        tx.unsupported("unsupported_call", f"{spelling.text}: kiln cannot follow an array argument")
-    for ident, syms in scalars.items():
-        if ident not in used:
-            # The normalizer turned the value into something else (float(n), a dtype...):
-            # whatever it became is baked into the graph, so the value must be guarded.
-            for sym in syms:
-                sym.as_constant(tx)
 
     if op.mutates:
-        return _mutation(tx, op, spelling.text, bound, inputs, params)
+        return _mutation(tx, op, spelling_text, bound, inputs, params)
     node = _record(tx, op, inputs, params)
     if isinstance(node.val, tuple):
-        tx.unsupported("unsupported_call", f"{spelling.text} returns several arrays (not captured yet)")
+        tx.unsupported("unsupported_call", f"{spelling_text} returns several arrays (not captured yet)")
     # A view, or an op told not to copy, may hand back its input's memory.
     view = op.may_alias
     base = array_inputs[0] if view and array_inputs else None
@@ -174,8 +240,6 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         (base.base or base).has_views = True
     if node.val.shape == () and not result.tensor:
         result.scalar = _numpy_returns_scalar(op, bound.inputs, params)
-    if bound.out is not None:
-        return _write_out(tx, spelling.text, bound.out, result)
     return result
 
 

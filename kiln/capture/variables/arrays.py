@@ -73,8 +73,8 @@ class ArrayVariable(VariableTracker):
             return ConstantVariable(int(self.meta.size))
         if name == "itemsize":
             return ConstantVariable(self.meta.dtype.itemsize)
-        if name == "T":
-            return tx.call_op(method_key("T"), [self], {}, "ndarray.T")
+        if name in ("T", "mT", "real", "imag"):  # properties that are ops
+            return tx.call_op(method_key(name), [self], {}, f"ndarray.{name}")
         if name in ("item", "tolist", "tobytes", "__array__", "__float__", "__int__"):
             tx.unsupported("data_dependent", f"ndarray.{name}() reads array data into Python",
                            HINTS["data_dependent"])

@@ -225,6 +225,8 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
     cls = var.value
     if not isinstance(cls, type):
         return VariableTracker.call(var, tx, args, kwargs)
+    if cls is np.ndarray:  # np.ndarray(shape, dtype): a spelling like any NumPy function
+        return tx.call_op(np.ndarray, args, kwargs, "numpy.ndarray")
     if issubclass(cls, np.generic) or cls in (int, float, bool, complex):
         if len(args) == 1 and not kwargs and isinstance(args[0], SymScalarVariable):
             ref = tx.output.ns.ref(cls, "type")

@@ -1,0 +1,667 @@
+"""NumPy functions that are compositions of other ops (composite spellings).
+
+Each spelling here normalizes to a :class:`~kiln.ops.registry.Composite`: a function
+written with ``N.<numpy name>(...)`` calls, which run kiln's own spellings, so they fuse
+(pointwise chains become one kernel), differentiate (each op's derivative rule) and run
+on every backend with no kernel, shape rule or derivative of their own. What NumPy
+validates (bad axes, shape mismatches) is validated by the ops they call, with NumPy's
+messages. Arguments kiln does not model raise ``UnsupportedArgument`` (a graph break).
+
+Families: array construction (asarray, array), differences and rolls, rounding and
+cleaning (round, nan_to_num, isclose), NaN-aware reductions, weighted statistics
+(average, cov, corrcoef), polynomials (polyval), joins and splits (append, split
+variants), grids (meshgrid, indices, triu/tril indices), selection (select,
+count_nonzero).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .meta import TensorMeta, ndim_of, normalize_axis, normalize_one_axis, reject, shape_of
+from .registry import Category, Composite, F, N, declare, method_key, spell_composite
+
+
+def _dtype(x: Any) -> np.dtype:
+    if isinstance(x, (bool, int, float, complex)):
+        return np.asarray(x).dtype
+    return np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype)
+
+
+def _is_array(x: Any) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def _sym(name: str) -> Any:
+    return getattr(np, name)
+
+
+# ---- a check NumPy makes on values ----------------------------------------------------------
+
+_ERRORS = {"ZeroDivisionError": ZeroDivisionError, "ValueError": ValueError}
+
+
+def _nonzero_or_raise(x, message="", error="ValueError"):
+    if np.any(np.asarray(x) == 0):
+        raise _ERRORS[error](message)
+    return np.array(x, copy=True)
+
+
+nonzero_or_raise = declare(
+    "nonzero_or_raise", Category.EXTERN, _nonzero_or_raise, inputs=("x",),
+    params={"message": "", "error": "ValueError"}, may_raise=True,
+    meta=lambda x, message, error: TensorMeta(shape_of(x), _dtype(x)),
+    vjp=lambda g, out, x, message, error: (g,),
+    doc="x itself, after raising error(message) where NumPy checks that no value is zero "
+        "(np.average's weights)")
+
+
+# ---- array construction ------------------------------------------------------------------
+
+def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 0) -> Any:
+    if isinstance(a, (list, tuple)):
+        if any(_is_array(v) or isinstance(v, (list, tuple)) for v in a):
+            a = N.stack([_as_array(v) for v in a])
+        else:  # Python numbers (run-time scalars are specialized): NumPy makes the array
+            a = np.array(a)
+        copy = False if copy is None else copy
+    elif not _is_array(a):
+        a = np.array(a)
+    if dtype is not None and np.dtype(dtype) != _dtype(a):
+        a = N.method("astype", a, dtype)
+    elif copy:
+        a = N.copy(a)
+    nd = ndim_of(a)
+    if ndmin > nd:
+        a = N.reshape(a, (1,) * (ndmin - nd) + tuple(shape_of(a)))
+    return a
+
+
+def _order_ok(name: str, order: Any) -> None:
+    if order not in (None, "K", "A", "C"):
+        reject(name, "order", order, "kiln arrays are C-ordered; drop order= or call it without kiln")
+
+
+def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    _order_ok("numpy.asarray", order)
+    if like is not None:
+        reject("numpy.asarray", "like", like, "drop like=")
+    return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy)})
+
+
+def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    _order_ok("numpy.array", order)
+    if like is not None:
+        reject("numpy.array", "like", like, "drop like=")
+    return Composite(_as_array, (object,), {"dtype": dtype, "copy": copy is not False and copy is not None,
+                                            "ndmin": int(ndmin)})
+
+
+spell_composite(np.asarray, ("stack", "astype"), _asarray_normalize, "numpy.asarray")
+spell_composite(np.asanyarray, ("stack", "astype"), _asarray_normalize, "numpy.asanyarray")
+spell_composite(np.array, ("stack", "astype", "copy", "reshape"), _array_normalize, "numpy.array")
+
+
+def _ndarray_new(shape: Any, dtype: Any = float) -> Any:
+    return N.empty(shape, dtype)
+
+
+def _ndarray_normalize(shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+    if buffer is not None or strides is not None or offset:
+        reject("numpy.ndarray", "buffer/strides/offset", buffer, "use np.frombuffer outside the "
+               "compiled function, or np.empty(shape, dtype)")
+    _order_ok("numpy.ndarray", order)
+    return Composite(_ndarray_new, (), {"shape": shape, "dtype": dtype})
+
+
+spell_composite(np.ndarray, ("empty",), _ndarray_normalize, "numpy.ndarray")
+
+
+# ---- differences, rolls, rotations ---------------------------------------------------------
+
+def _slice_along(nd: int, axis: int, s: slice) -> tuple:
+    return (slice(None),) * axis + (s,)
+
+
+def _diff(a: Any, n: int, axis: int, prepend: Any, append: Any) -> Any:
+    nd = ndim_of(a)
+    if nd == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = normalize_one_axis(axis, nd)
+    parts = []
+    for extra in (prepend, append):
+        if extra is None:
+            parts.append(None)
+            continue
+        if not _is_array(extra) or ndim_of(extra) == 0:
+            shape = list(shape_of(a))
+            shape[axis] = 1
+            extra = N.broadcast_to(extra, tuple(shape))
+        parts.append(extra)
+    if parts[0] is not None or parts[1] is not None:
+        a = N.concatenate([p for p in (parts[0], a, parts[1]) if p is not None], axis=axis)
+    for _ in range(n):
+        hi = N.getitem(a, _slice_along(nd, axis, slice(1, None)))
+        lo = N.getitem(a, _slice_along(nd, axis, slice(None, -1)))
+        a = N.not_equal(hi, lo) if _dtype(a) == np.bool_ else N.subtract(hi, lo)
+    return a
+
+
+def _diff_normalize(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    return Composite(_diff, (a,), {"n": n, "axis": axis,
+                                   "prepend": None if prepend is np._NoValue else prepend,
+                                   "append": None if append is np._NoValue else append})
+
+
+spell_composite(np.diff, ("getitem", "subtract", "concatenate"), _diff_normalize, "numpy.diff")
+
+
+def _roll(a: Any, shift: Any, axis: Any) -> Any:
+    if axis is None:
+        return N.reshape(_roll(N.ravel(a), shift, 0), tuple(shape_of(a)))
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    shifts, axes = np.broadcast_arrays(np.asarray(shifts), np.asarray(axes))
+    nd = ndim_of(a)
+    total = {}
+    for s, ax in zip(shifts.ravel().tolist(), axes.ravel().tolist()):
+        ax = normalize_one_axis(ax, nd)
+        total[ax] = total.get(ax, 0) + int(s)
+    for ax, s in total.items():
+        size = shape_of(a)[ax]
+        if size == 0 or s % size == 0:
+            continue
+        s %= size
+        head = N.getitem(a, _slice_along(nd, ax, slice(size - s, None)))
+        tail = N.getitem(a, _slice_along(nd, ax, slice(None, size - s)))
+        a = N.concatenate([head, tail], axis=ax)
+    return a if total and any(shape_of(a)[ax] and s % shape_of(a)[ax] for ax, s in total.items()) \
+        else N.copy(a)
+
+
+def _roll_normalize(a, shift, axis=None):
+    return Composite(_roll, (a,), {"shift": shift, "axis": axis})
+
+
+spell_composite(np.roll, ("getitem", "concatenate", "reshape", "copy"), _roll_normalize, "numpy.roll")
+
+
+def _rot90(m: Any, k: int, axes: tuple) -> Any:
+    a0, a1 = axes
+    k %= 4
+    if k == 0:
+        return N.getitem(m, (slice(None),) * ndim_of(m))
+    if k == 2:
+        return N.flip(N.flip(m, a0), a1)
+    perm = list(range(ndim_of(m)))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return N.transpose(N.flip(m, a1), perm)
+    return N.flip(N.transpose(m, perm), a1)
+
+
+def _rot90_normalize(m, k=1, axes=(0, 1)):
+    axes = tuple(axes)
+    nd = ndim_of(m)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == nd:
+        raise ValueError("Axes must be different.")
+    if axes[0] >= nd or axes[0] < -nd or axes[1] >= nd or axes[1] < -nd:
+        raise ValueError(f"Axes={axes} out of range for array of ndim={nd}.")
+    return Composite(_rot90, (m,), {"k": operator.index(k),
+                                    "axes": (axes[0] % nd, axes[1] % nd)})
+
+
+spell_composite(np.rot90, ("flip", "transpose"), _rot90_normalize, "numpy.rot90")
+
+
+# ---- rounding, cleaning, comparing ----------------------------------------------------------
+
+def _round(a: Any, decimals: int) -> Any:
+    kind = _dtype(a).kind
+    if kind in "biu":
+        if decimals >= 0:
+            return N.copy(a)
+        reject("numpy.round", "decimals", decimals, "round integers with // and * instead")
+    if decimals == 0:
+        return N.rint(a)
+    if decimals > 0:
+        scale = 10.0 ** decimals
+        return N.true_divide(N.rint(N.multiply(a, scale)), scale)
+    scale = 10.0 ** -decimals
+    return N.multiply(N.rint(N.true_divide(a, scale)), scale)
+
+
+def _round_normalize(a, decimals=0, out=None):
+    return Composite(_round, (a,), {"decimals": operator.index(decimals)}, out)
+
+
+spell_composite(np.round, ("rint", "multiply", "true_divide", "copy"), _round_normalize, "numpy.round")
+spell_composite(np.around, ("rint", "multiply", "true_divide", "copy"), _round_normalize, "numpy.around")
+spell_composite(method_key("round"), ("rint", "multiply", "true_divide", "copy"), _round_normalize,
+                "ndarray.round")
+
+
+def _nan_to_num(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
+    dt = _dtype(x)
+    if dt.kind not in "fc":
+        return N.copy(x)
+    if dt.kind == "c":
+        return N.add(_nan_to_num(N.real(x), nan, posinf, neginf),
+                     N.multiply(_nan_to_num(N.imag(x), nan, posinf, neginf), 1j))
+    info = np.finfo(dt)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    big = N.where(N.greater(x, 0), dt.type(hi), dt.type(lo))
+    return N.where(N.isnan(x), dt.type(nan), N.where(N.isinf(x), big, x))
+
+
+def _nan_to_num_normalize(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    if not copy:
+        reject("numpy.nan_to_num", "copy", copy, "assign the result instead: x = np.nan_to_num(x)")
+    return Composite(_nan_to_num, (x,), {"nan": nan, "posinf": posinf, "neginf": neginf})
+
+
+spell_composite(np.nan_to_num, ("where", "isnan", "isinf", "greater"), _nan_to_num_normalize,
+                "numpy.nan_to_num")
+
+
+def _isclose(a: Any, b: Any, rtol: float, atol: float, equal_nan: bool) -> Any:
+    # NumPy 2: |a - b| <= atol + rtol * |b|, for finite b; equal infinities are close.
+    dt = np.result_type(_dtype(a), _dtype(b), float)
+    x = a if _dtype(a) == dt or not _is_array(a) else N.method("astype", a, dt)
+    y = b if _dtype(b) == dt or not _is_array(b) else N.method("astype", b, dt)
+    close = N.less_equal(N.absolute(N.subtract(x, y)), N.add(atol, N.multiply(rtol, N.absolute(y))))
+    close = N.logical_or(N.logical_and(close, N.isfinite(y)), N.equal(x, y))
+    if equal_nan:
+        close = N.logical_or(close, N.logical_and(N.isnan(x), N.isnan(y)))
+    return close
+
+
+def _isclose_normalize(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return Composite(_isclose, (a, b), {"rtol": rtol, "atol": atol, "equal_nan": bool(equal_nan)})
+
+
+spell_composite(np.isclose, ("absolute", "subtract", "less_equal", "isfinite", "equal"),
+                _isclose_normalize, "numpy.isclose")
+
+
+# ---- NaN-aware reductions -------------------------------------------------------------------
+
+def _nan_filled(a: Any, fill: Any) -> Any:
+    return N.where(N.isnan(a), fill, a) if _dtype(a).kind in "fc" else a
+
+
+def _nansum(a, axis, dtype, keepdims):
+    return N.sum(_nan_filled(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _nanprod(a, axis, dtype, keepdims):
+    return N.prod(_nan_filled(a, 1), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _count(a, axis, keepdims, dtype=np.intp):
+    return N.sum(N.logical_not(N.isnan(a)), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _nanmean(a, axis, dtype, keepdims):
+    if _dtype(a).kind not in "fc":
+        return N.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    total = N.sum(_nan_filled(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+    return N.true_divide(total, _count(a, axis, keepdims, total.dtype if dtype is None else dtype))
+
+
+def _nanvar(a, axis, dtype, keepdims, ddof, root=False):
+    if _dtype(a).kind not in "fc":
+        return (N.std if root else N.var)(a, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof)
+    mean = _nanmean(a, axis, dtype, True)
+    dev = N.where(N.isnan(a), 0, N.subtract(a, mean))  # only NumPy's own NaNs are skipped
+    sq = N.multiply(dev, N.conjugate(dev)) if _dtype(a).kind == "c" else N.square(dev)
+    if _dtype(a).kind == "c":
+        sq = N.real(sq)
+    total = N.sum(sq, axis=axis, dtype=dtype, keepdims=keepdims)
+    n = N.subtract(_count(a, axis, keepdims, total.dtype), ddof)
+    out = N.true_divide(total, N.maximum(n, 0))
+    return N.sqrt(out) if root else out
+
+
+def _nanextremum(which: str):
+    reduce, fill = (N.max, -np.inf) if which == "max" else (N.min, np.inf)
+
+    def fn(a, axis, keepdims):
+        if _dtype(a).kind != "f":
+            return reduce(a, axis=axis, keepdims=keepdims)
+        best = reduce(_nan_filled(a, fill), axis=axis, keepdims=keepdims)
+        all_nan = N.all(N.isnan(a), axis=axis, keepdims=keepdims)
+        out = N.where(all_nan, np.nan, best)
+        # A full reduction gives a NumPy scalar, as NumPy's does (the sum of one value).
+        return N.sum(out) if axis is None and not keepdims else out
+    return fn
+
+
+def _nan_normalizer(fn, ddof_param: bool = False, dtype_param: bool = True, name: str = ""):
+    def normalize(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, ddof=0,
+                  initial=np._NoValue, where=np._NoValue, **kwargs):
+        if where is not np._NoValue or initial is not np._NoValue or kwargs:
+            reject(name, "where/initial", where, "call it without kiln")
+        params = {"axis": axis, "keepdims": keepdims is True}
+        if dtype_param:
+            params["dtype"] = dtype
+        elif dtype is not None:
+            reject(name, "dtype", dtype, "cast with .astype(...) first")
+        if ddof_param:
+            params["ddof"] = ddof
+        return Composite(fn, (a,), params, out)
+    return normalize
+
+
+def _nan_minmax_normalize(fn, name):
+    def normalize(a, axis=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
+                  where=np._NoValue):
+        if where is not np._NoValue or initial is not np._NoValue:
+            reject(name, "where/initial", where, "call it without kiln")
+        return Composite(fn, (a,), {"axis": axis, "keepdims": keepdims is True}, out)
+    return normalize
+
+
+spell_composite(np.nansum, ("where", "isnan", "sum"), _nan_normalizer(_nansum, name="numpy.nansum"))
+spell_composite(np.nanprod, ("where", "isnan", "prod"), _nan_normalizer(_nanprod, name="numpy.nanprod"))
+spell_composite(np.nanmean, ("where", "isnan", "sum", "true_divide"),
+                _nan_normalizer(_nanmean, name="numpy.nanmean"))
+spell_composite(np.nanvar, ("where", "isnan", "sum", "square", "true_divide"),
+                _nan_normalizer(lambda a, axis, dtype, keepdims, ddof: _nanvar(a, axis, dtype, keepdims, ddof),
+                                ddof_param=True, name="numpy.nanvar"))
+spell_composite(np.nanstd, ("where", "isnan", "sum", "square", "sqrt"),
+                _nan_normalizer(lambda a, axis, dtype, keepdims, ddof: _nanvar(a, axis, dtype, keepdims, ddof, True),
+                                ddof_param=True, name="numpy.nanstd"))
+spell_composite(np.nanmax, ("where", "isnan", "max", "all"),
+                _nan_minmax_normalize(_nanextremum("max"), "numpy.nanmax"))
+spell_composite(np.nanmin, ("where", "isnan", "min", "all"),
+                _nan_minmax_normalize(_nanextremum("min"), "numpy.nanmin"))
+
+
+def _nancum(kind: str):
+    def fn(a, axis, dtype):
+        filled = _nan_filled(a, 0 if kind == "sum" else 1)
+        return (N.cumsum if kind == "sum" else N.cumprod)(filled, axis=axis, dtype=dtype)
+    return fn
+
+
+spell_composite(np.nancumsum, ("where", "isnan", "cumsum"),
+                lambda a, axis=None, dtype=None, out=None: Composite(_nancum("sum"), (a,), {"axis": axis, "dtype": dtype}, out),
+                "numpy.nancumsum")
+spell_composite(np.nancumprod, ("where", "isnan", "cumprod"),
+                lambda a, axis=None, dtype=None, out=None: Composite(_nancum("prod"), (a,), {"axis": axis, "dtype": dtype}, out),
+                "numpy.nancumprod")
+
+
+# ---- weighted statistics --------------------------------------------------------------------
+
+def _average(a, weights, axis, returned, keepdims):
+    if weights is None:
+        avg = N.mean(a, axis=axis, keepdims=keepdims)
+        if not returned:
+            return avg
+        n = np.prod([shape_of(a)[i] for i in (range(ndim_of(a)) if axis is None else
+                                              np.atleast_1d(axis))]) if ndim_of(a) else 1
+        return avg, N.full_like(avg, n)
+    w = weights
+    if shape_of(w) != shape_of(a):
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if ndim_of(w) != 1:
+            raise TypeError("1D weights expected when shapes of a and weights differ.")
+        ax = normalize_one_axis(axis, ndim_of(a))
+        if shape_of(w)[0] != shape_of(a)[ax]:
+            raise ValueError("Length of weights not compatible with specified axis.")
+        w = N.reshape(w, tuple(shape_of(w)[0] if i == ax else 1 for i in range(ndim_of(a))))
+    dt = np.result_type(_dtype(a), _dtype(w), *(("f8",) if _dtype(a).kind in "biu" else ()))
+    wsum = N.sum(N.broadcast_to(w, tuple(shape_of(a))), axis=axis, dtype=dt, keepdims=keepdims)
+    wsum = F.nonzero_or_raise(wsum, message="Weights sum to zero, can't be normalized",
+                              error="ZeroDivisionError")
+    avg = N.true_divide(N.sum(N.multiply(a, w), axis=axis, dtype=dt, keepdims=keepdims), wsum)
+    return (avg, N.broadcast_to(wsum, tuple(shape_of(avg)))) if returned else avg
+
+
+def _average_normalize(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue):
+    return Composite(_average, (a, weights), {"axis": axis, "returned": bool(returned),
+                                              "keepdims": keepdims is True})
+
+
+spell_composite(np.average, ("mean", "sum", "multiply", "true_divide"), _average_normalize,
+                "numpy.average")
+
+
+def _cov(m, y, rowvar, bias, ddof, dtype):
+    if ndim_of(m) > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if dtype is None:
+        dtype = np.result_type(_dtype(m), np.float64) if y is None else \
+            np.result_type(_dtype(m), _dtype(y), np.float64)
+    X = N.array(m, ndmin=2, dtype=dtype)
+    if not rowvar and shape_of(X)[0] != 1:
+        X = N.transpose(X)
+    if y is not None:
+        if ndim_of(y) > 2:
+            raise ValueError("y has more than 2 dimensions")
+        Y = N.array(y, ndmin=2, dtype=dtype)
+        if not rowvar and shape_of(Y)[0] != 1:
+            Y = N.transpose(Y)
+        X = N.concatenate([X, Y], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    n = shape_of(X)[1]
+    X = N.subtract(X, N.mean(X, axis=1, keepdims=True))
+    Xc = N.conjugate(X) if np.dtype(dtype).kind == "c" else X
+    c = N.true_divide(N.matmul(X, N.transpose(Xc)), max(n - ddof, 0))
+    return N.squeeze(c)
+
+
+def _cov_normalize(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+                   *, dtype=None):
+    if fweights is not None or aweights is not None:
+        reject("numpy.cov", "fweights/aweights", fweights, "compute the weighted covariance "
+               "with np.average, or call it without kiln")
+    return Composite(_cov, (m, y), {"rowvar": bool(rowvar), "bias": bool(bias), "ddof": ddof,
+                                    "dtype": dtype})
+
+
+spell_composite(np.cov, ("mean", "subtract", "matmul", "true_divide"), _cov_normalize, "numpy.cov")
+
+
+def _corrcoef(x, y, rowvar, dtype):
+    c = _cov(x, y, rowvar, False, None, dtype)
+    if ndim_of(c) == 0:
+        return N.true_divide(c, c)
+    d = N.diagonal(c)
+    stddev = N.sqrt(N.real(d) if _dtype(d).kind == "c" else d)
+    c = N.true_divide(c, N.reshape(stddev, (-1, 1)))
+    c = N.true_divide(c, N.reshape(stddev, (1, -1)))
+    if _dtype(c).kind == "c":
+        return N.add(N.clip(N.real(c), -1, 1), N.multiply(N.clip(N.imag(c), -1, 1), 1j))
+    return N.clip(c, -1, 1)
+
+
+def _corrcoef_normalize(x, y=None, rowvar=True, *, dtype=None, **kwargs):
+    return Composite(_corrcoef, (x, y), {"rowvar": bool(rowvar), "dtype": dtype})
+
+
+spell_composite(np.corrcoef, ("mean", "matmul", "diagonal", "sqrt", "true_divide", "clip"),
+                _corrcoef_normalize, "numpy.corrcoef")
+
+
+# ---- polynomials ----------------------------------------------------------------------------
+
+def _polyval(p, x):
+    if not _is_array(p):
+        p = np.asarray(p)
+    if ndim_of(p) != 1:
+        return N.polyval(N.ravel(p), x)
+    y = N.zeros_like(x, dtype=np.result_type(_dtype(p), _dtype(x))) if _is_array(x) else 0
+    for i in range(shape_of(p)[0]):
+        y = N.add(N.multiply(y, x), N.getitem(p, i))
+    return y
+
+
+spell_composite(np.polyval, ("multiply", "add", "getitem"),
+                lambda p, x: Composite(_polyval, (p, x)), "numpy.polyval")
+
+
+# ---- joins and splits ----------------------------------------------------------------------
+
+def _append(arr, values, axis):
+    if axis is None:
+        arr = N.ravel(arr) if _is_array(arr) else np.ravel(arr)
+        values = N.ravel(values) if _is_array(values) else np.ravel(values)
+        axis = 0
+    return N.concatenate([arr, values], axis=axis)
+
+
+spell_composite(np.append, ("concatenate", "ravel"),
+                lambda arr, values, axis=None: Composite(_append, (arr, values), {"axis": axis}),
+                "numpy.append")
+
+
+def _split(ary, sections, axis, strict):
+    nd = ndim_of(ary)
+    axis = normalize_one_axis(axis, nd)
+    n = shape_of(ary)[axis]
+    if isinstance(sections, (int, np.integer)):
+        count = int(sections)
+        if count <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if strict and n % count:
+            raise ValueError("array split does not result in an equal division")
+        each, extra = divmod(n, count)
+        sizes = [each + 1] * extra + [each] * (count - extra)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    else:
+        bounds = [0] + [int(i) for i in sections] + [n]
+    return [N.getitem(ary, _slice_along(nd, axis, slice(lo, hi)))
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _split_normalizer(strict: bool, fixed_axis: int | None = None, min_nd: int = 1):
+    def normalize(ary, indices_or_sections, axis=0):
+        if fixed_axis is not None:
+            if ndim_of(ary) < min_nd:
+                raise ValueError(f"{['', 'hsplit', 'vsplit', 'dsplit'][min_nd]} only works on "
+                                 f"arrays of {min_nd} or more dimensions")
+            axis = fixed_axis if not (fixed_axis == 1 and ndim_of(ary) == 1) else 0
+        sections = indices_or_sections
+        if _is_array(sections):
+            reject("numpy.split", "indices_or_sections", "<array>", "pass a list of ints")
+        return Composite(_split, (ary,), {"sections": sections, "axis": axis, "strict": strict})
+    return normalize
+
+
+spell_composite(np.split, ("getitem",), _split_normalizer(True), "numpy.split")
+spell_composite(np.array_split, ("getitem",), _split_normalizer(False), "numpy.array_split")
+spell_composite(np.hsplit, ("getitem",),
+                lambda ary, s: _split_normalizer(True, 1, 1)(ary, s), "numpy.hsplit")
+spell_composite(np.vsplit, ("getitem",),
+                lambda ary, s: _split_normalizer(True, 0, 2)(ary, s), "numpy.vsplit")
+spell_composite(np.dsplit, ("getitem",),
+                lambda ary, s: _split_normalizer(True, 2, 3)(ary, s), "numpy.dsplit")
+
+
+# ---- grids and index sets --------------------------------------------------------------------
+
+def _meshgrid(*xi, copy, sparse, indexing):
+    out = [N.reshape(x, s) for x, s in zip(xi, _grid_shapes(xi, indexing, True))]
+    if not sparse and xi:
+        full = _grid_shapes(xi, indexing, False)[0]
+        out = [N.broadcast_to(o, full) for o in out]
+    return tuple(N.copy(o) for o in out) if copy else tuple(out)
+
+
+def _grid_shapes(xi, indexing, sparse):
+    ndim = len(xi)
+    sizes = [int(np.prod(shape_of(x))) for x in xi]
+    if indexing == "xy" and ndim > 1:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    if not sparse:
+        return [tuple(sizes)] * ndim
+    shapes = []
+    for i in range(ndim):
+        j = i if not (indexing == "xy" and ndim > 1 and i < 2) else 1 - i
+        shapes.append(tuple(sizes[j] if k == j else 1 for k in range(ndim)))
+    return shapes
+
+
+def _meshgrid_normalize(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    return Composite(_meshgrid, tuple(xi), {"copy": bool(copy), "sparse": bool(sparse),
+                                           "indexing": indexing})
+
+
+spell_composite(np.meshgrid, ("reshape", "broadcast_to", "copy"), _meshgrid_normalize,
+                "numpy.meshgrid")
+
+
+def _constant(fn, *args, **kwargs):
+    """Functions of shapes and constants only (np.indices, np.triu_indices): NumPy itself
+    computes them while capturing; the result is a constant of the graph."""
+    return Composite(lambda: fn(*args, **kwargs), ())
+
+
+for _fn in (np.indices, np.triu_indices, np.tril_indices, np.fft.fftfreq, np.fft.rfftfreq):
+    spell_composite(_fn, (), (lambda fn: lambda *a, **k: _constant(fn, *a, **k))(_fn))
+def _from(fn, name: str):
+    def normalize(arr, k=0):
+        if ndim_of(arr) != 2:
+            raise ValueError("input array must be 2-d")
+        rows, cols = shape_of(arr)
+        return _constant(fn, rows, k=k, m=cols)
+    spell_composite(getattr(np, name), (), normalize, f"numpy.{name}")
+
+
+_from(np.triu_indices, "triu_indices_from")
+_from(np.tril_indices, "tril_indices_from")
+
+
+# ---- selection and counting -------------------------------------------------------------------
+
+def _select(condlist, choicelist, default):
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if len(choicelist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    for i, c in enumerate(condlist):
+        if _dtype(c) != np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    out = default
+    for cond, choice in zip(reversed(condlist), reversed(choicelist)):
+        out = N.where(cond, choice, out)
+    shape = np.broadcast_shapes(*[shape_of(v) for v in list(condlist) + list(choicelist)])
+    dtype = np.result_type(*[_dtype(v) if _is_array(v) else v for v in list(choicelist) + [default]])
+    if tuple(shape_of(out)) != shape:
+        out = N.broadcast_to(out, shape)
+    return N.method("astype", out, dtype) if _dtype(out) != dtype else out
+
+
+spell_composite(np.select, ("where",),
+                lambda condlist, choicelist, default=0: Composite(
+                    _select, (list(condlist), list(choicelist), default)), "numpy.select")
+
+
+def _count_nonzero(a, axis, keepdims):
+    return N.sum(N.not_equal(a, 0), axis=axis, dtype=np.intp, keepdims=keepdims)
+
+
+def _count_nonzero_normalize(a, axis=None, *, keepdims=False):
+    if axis is None and not keepdims:
+        reject("numpy.count_nonzero", "axis", None, "NumPy returns a Python int read from the "
+               "data here; pass axis=... to keep an array, or call it outside the compiled function")
+    return Composite(_count_nonzero, (a,), {"axis": axis, "keepdims": bool(keepdims)})
+
+
+spell_composite(np.count_nonzero, ("not_equal", "sum"), _count_nonzero_normalize,
+                "numpy.count_nonzero")
