@@ -389,7 +389,7 @@ class CompiledFunction:
                 return None
             resumes_at: list = []
             made = self._partial_entry(args, kwargs, result) \
-                if record.kind not in ("internal_error", "scalar_loop") else None
+                if record.kind not in ("internal_error", "scalar_loop", "long_loop") else None
             if made is None:
                 check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
                 graph = None
