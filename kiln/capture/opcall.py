@@ -19,11 +19,11 @@ import numpy as np
 from ..errors import KilnError
 from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
                    find_spelling, infer_meta)
-from ..ops.meta import SUPPORTED_KINDS, to_fake
-from ..ops.registry import iter_leaves, map_leaves
+from ..ops.meta import supported_dtype, to_fake
+from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, method_key
 from .breaks import HINTS
 from .dims import propagate_dims
-from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.arrays import ArrayVariable, MaskedSelectionVariable, SymScalarVariable, same_value
 from .variables.base import ConstantVariable, VariableTracker
 
 
@@ -66,6 +66,10 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     spelling = find_spelling(key)
     if spelling is None:
         tx.unsupported("unsupported_call", f"{describe_callable(key)} has no kiln op", HINTS["numpy"])
+    masked = [a for a in _flatten(list(args) + list(kwargs.values()))
+              if isinstance(a, MaskedSelectionVariable)]
+    if masked:
+        return _masked_call(tx, key, spelling, list(args), dict(kwargs), masked)
     scalars: dict[int, list] = {}
     bargs = [_to_bind(tx, a, scalars) for a in args]
     bkwargs = {k: _to_bind(tx, v, scalars) for k, v in kwargs.items()}
@@ -115,6 +119,52 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     return _write_out(tx, spelling.text, bound.out, result)
 
 
+def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list) -> VariableTracker:
+    """A call with ``x[mask]`` selections (MaskedSelectionVariable) among its arguments."""
+    first = masked[0]
+    if key == method_key("__setitem__") and len(args) == 3 and not kwargs:
+        target, index, value = args
+        if isinstance(value, MaskedSelectionVariable) and isinstance(target, ArrayVariable) \
+                and isinstance(index, ArrayVariable) and same_value(index.node, value.mask.node):
+            # y[m] = f(x[m]): NumPy casts the values unsafely into y, as copyto does here
+            return tx.call_op(np.copyto, [target, value.full],
+                              {"casting": ConstantVariable("unsafe"), "where": index},
+                              "masked assignment")
+    form = masked_form(key)
+    if form is not None and args and args[0] is first and len(masked) == 1:
+        bound = form(ArrayArg(first.full), ArrayArg(first.mask),
+                     *[_to_bind(tx, a, {}) for a in args[1:]],
+                     **{k: _to_bind(tx, v, {}) for k, v in kwargs.items()})
+        if bound is not None:
+            return _composite(tx, spelling.text, bound, {}, set())
+    op = spelling.op
+    elementwise = op is not None and op.category == Category.POINTWISE and not op.mutates \
+        and "out" not in kwargs
+    others = [a for a in _flatten(list(args) + list(kwargs.values()))
+              if isinstance(a, ArrayVariable) and a.meta.shape != ()]
+    if elementwise and not others and all(first.same_mask(m) for m in masked):
+        def full(v):
+            return v.full if isinstance(v, MaskedSelectionVariable) else v
+        result = tx.call_op(key, [full(a) for a in args], {k: full(v) for k, v in kwargs.items()},
+                            spelling.text)
+        if isinstance(result, ArrayVariable) and result.meta.shape == first.full.meta.shape:
+            return MaskedSelectionVariable(result, first.mask)
+    first.take(tx, spelling.text)
+
+
+def _masked_selection(tx, op, bound: Bound, used: set) -> VariableTracker | None:
+    """``x[mask]`` with a boolean mask of x's own shape, deferred (MaskedSelectionVariable)."""
+    x, index = bound.inputs[0], bound.inputs[1]
+    if not (op.masked_selection and isinstance(x, ArrayArg) and isinstance(index, tuple)
+            and len(index) == 1 and isinstance(index[0], ArrayArg)):
+        return None
+    mask = index[0]
+    if mask.dtype != np.bool_ or tuple(mask.shape) != tuple(x.shape) or x.var.tensor:
+        return None
+    used.update((id(x), id(mask)))
+    return MaskedSelectionVariable(x.var, mask.var)
+
+
 _COMPOSING: list = []   # (tx, text, scalars, used) of the composite spelling being captured
 
 
@@ -123,12 +173,13 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
     like a NumPy call of its own (ArrayArg.__kiln_op__); the result is their tracker(s)."""
     _COMPOSING.append((tx, text, scalars, used))
     try:
-        result = c.fn(*c.inputs, **c.params)
+        with ambient_hook(_composed_op):
+            result = c.fn(*c.inputs, **c.params)
     except KilnError as e:
         tx.unsupported("unsupported_call", f"{text}: {e}")
     finally:
         _COMPOSING.pop()
-    var = _tracker_of(tx, result, used)
+    var = _tracker_of(tx, result, used, text)
     for value in _flatten(c.inputs):
         if isinstance(value, ArrayArg) and value.var.tensor and value.var is var:
             # np.asarray(t) of a Tensor is its data, not the Tensor: Python decides.
@@ -141,17 +192,20 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
     return var
 
 
-def _tracker_of(tx, value: Any, used: set) -> VariableTracker:
+def _tracker_of(tx, value: Any, used: set, text: str = "") -> VariableTracker:
     from .variables.containers import ListVariable, TupleVariable
     if isinstance(value, ArrayArg):
         used.add(id(value))   # an input handed back as it is (np.asarray(x) is x)
         return value.var
     if isinstance(value, tuple):
-        return TupleVariable([_tracker_of(tx, v, used) for v in value])
+        return TupleVariable([_tracker_of(tx, v, used, text) for v in value])
     if isinstance(value, list):
-        return ListVariable([_tracker_of(tx, v, used) for v in value])
-    if isinstance(value, np.ndarray):  # computed from constants alone
-        return tx.output.constant_array(value)
+        return ListVariable([_tracker_of(tx, v, used, text) for v in value])
+    if isinstance(value, np.ndarray):
+        # computed from constants alone (np.indices((3, 4))): a copy of the graph's
+        # constant on every call, so no two calls share (and can overwrite) one result
+        return _emit(tx, text, Bound(REGISTRY["copy"], (ArrayArg(tx.output.constant_array(value)),), {}),
+                     {}, set())
     return ConstantVariable(value)
 
 
@@ -171,6 +225,9 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set) -> Any:
     spelling_text = text
     op = bound.op
     if op.data_dependent:
+        deferred = _masked_selection(tx, op, bound, used)
+        if deferred is not None:
+            return deferred
         tx.unsupported("data_dependent", f"{spelling_text} has a data-dependent output shape",
                        HINTS["data_dependent"])
     if op.opaque_view is not None and op.opaque_view(*bound.inputs, **bound.params):
@@ -190,7 +247,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set) -> Any:
         if isinstance(value, slice):
             return slice(to_graph(value.start), to_graph(value.stop), to_graph(value.step))
         if isinstance(value, np.ndarray):
-            if value.dtype.kind not in SUPPORTED_KINDS:
+            if not supported_dtype(value.dtype):
                 tx.unsupported("unsupported_value", f"{spelling_text}: an argument kiln cannot model")
             return tx.output.graph.constant(value)
         syms = scalars.get(id(value))

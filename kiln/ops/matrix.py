@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from . import layout
 from .linalg import LETTERS, mT
 from .meta import TensorMeta, ndim_of, normalize_one_axis, reject, shape_of
 from .reduction import dtype_of
@@ -56,6 +57,7 @@ def _diagonal_vjp(g, out, x, offset, axis1, axis2):
 
 diagonal = declare("diagonal", Category.VIEW, _diagonal_impl, inputs=("x",),
                    params={"offset": 0, "axis1": 0, "axis2": 1}, vjp=_diagonal_vjp,
+                   layout=layout.diagonal,
                    doc="numpy.diagonal / ndarray.diagonal: a read-only view of a diagonal")
 
 

@@ -63,10 +63,17 @@ class TensorMeta:
         return f"TensorMeta(shape={self.shape}, dtype={self.dtype})"
 
 
+def supported_dtype(dtype: Any) -> bool:
+    """bool, integers, float32/64, complex64/128 (not float16, longdouble, clongdouble)."""
+    dt = np.dtype(dtype)
+    return dt.kind in SUPPORTED_KINDS and dt != np.float16 and \
+        dt.itemsize <= (16 if dt.kind == "c" else 8)
+
+
 def check_dtype(dtype: Any, where: str) -> np.dtype:
     """Reject dtypes kiln cannot compute with (object, strings, float16, longdouble)."""
     dt = np.dtype(dtype)
-    if dt.kind not in SUPPORTED_KINDS or dt == np.float16 or dt.itemsize > (16 if dt.kind == "c" else 8):
+    if not supported_dtype(dt):
         raise UnsupportedDtype(
             f"{where}: dtype {dt} is not supported by kiln (it handles bool, integers, float32, "
             f"float64, complex64 and complex128); convert with .astype(np.float64) first or "

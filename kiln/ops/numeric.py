@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .meta import TensorMeta, ndim_of, normalize_axis, normalize_one_axis, reject, shape_of
-from .registry import Category, Composite, F, N, declare, method_key, spell_composite
+from .registry import Category, Composite, F, N, declare, method_key, spell_composite, spell_masked
 
 
 def _dtype(x: Any) -> np.dtype:
@@ -665,3 +665,106 @@ def _count_nonzero_normalize(a, axis=None, *, keepdims=False):
 
 spell_composite(np.count_nonzero, ("not_equal", "sum"), _count_nonzero_normalize,
                 "numpy.count_nonzero")
+
+
+# ---- reductions of a boolean-mask selection x[mask], without taking it ---------------------
+
+def _masked_reduction(kind: str):
+    def form(x, mask, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if axis is not None or out is not None or keepdims or kwargs:
+            return None  # the selection is 1-D: only whole reductions are written here
+        if kind == "sum":
+            return Composite(lambda a, m: N.sum(N.where(m, a, 0), dtype=dtype), (x, mask))
+        if kind == "mean":
+            def mean(a, m):
+                total = N.sum(N.where(m, a, 0), dtype=dtype if dtype is not None else
+                              (np.float64 if _dtype(a).kind in "biu" else None))
+                return N.true_divide(total, N.sum(m, dtype=np.intp))
+            return Composite(mean, (x, mask))
+        return None
+    return form
+
+
+for _key, _kind in ((np.sum, "sum"), (method_key("sum"), "sum"), (np.mean, "mean"),
+                    (method_key("mean"), "mean")):
+    spell_masked(_key, _masked_reduction(_kind))
+
+
+# ---- small elementwise and shape helpers NumPy users reach for -------------------------------
+
+spell_composite(np.isposinf, ("isinf", "greater"), lambda x, out=None: Composite(
+    lambda a: N.logical_and(N.isinf(a), N.greater(a, 0)), (x,), {}, out), "numpy.isposinf")
+spell_composite(np.isneginf, ("isinf", "less"), lambda x, out=None: Composite(
+    lambda a: N.logical_and(N.isinf(a), N.less(a, 0)), (x,), {}, out), "numpy.isneginf")
+spell_composite(np.iscomplex, ("imag", "not_equal"), lambda x: Composite(
+    lambda a: N.not_equal(N.imag(a), 0) if _dtype(a).kind == "c" else N.zeros(shape_of(a), dtype=bool),
+    (x,)), "numpy.iscomplex")
+spell_composite(np.isreal, ("imag", "equal"), lambda x: Composite(
+    lambda a: N.equal(N.imag(a), 0) if _dtype(a).kind == "c" else N.ones(shape_of(a), dtype=bool),
+    (x,)), "numpy.isreal")
+
+
+def _sinc(x):
+    y = N.multiply(np.pi, N.where(N.equal(x, 0), 1.0e-20, x))
+    return N.true_divide(N.sin(y), y)
+
+
+spell_composite(np.sinc, ("sin", "true_divide", "where"), lambda x: Composite(_sinc, (x,)), "numpy.sinc")
+
+
+def _ediff1d(ary, to_end, to_begin):
+    flat = N.ravel(ary)
+    d = N.subtract(N.getitem(flat, (slice(1, None),)), N.getitem(flat, (slice(None, -1),)))
+    parts = [N.ravel(N.asarray(v, dtype=_dtype(ary))) for v in (to_begin,) if v is not None] + [d] + \
+        [N.ravel(N.asarray(v, dtype=_dtype(ary))) for v in (to_end,) if v is not None]
+    return N.concatenate(parts) if len(parts) > 1 else d
+
+
+spell_composite(np.ediff1d, ("ravel", "subtract", "concatenate"),
+                lambda ary, to_end=None, to_begin=None: Composite(
+                    _ediff1d, (ary,), {"to_end": to_end, "to_begin": to_begin}), "numpy.ediff1d")
+
+
+def _trapezoid(y, x, dx, axis):
+    nd = ndim_of(y)
+    axis = normalize_one_axis(axis, nd)
+    hi = N.getitem(y, _slice_along(nd, axis, slice(1, None)))
+    lo = N.getitem(y, _slice_along(nd, axis, slice(None, -1)))
+    if x is None:
+        width = dx
+    else:
+        d = N.diff(x)
+        if ndim_of(x) == 1 and nd > 1:
+            d = N.reshape(d, tuple(-1 if i == axis else 1 for i in range(nd)))
+        width = d
+    return N.sum(N.multiply(N.multiply(width, N.add(hi, lo)), 0.5), axis=axis)
+
+
+spell_composite(np.trapezoid, ("getitem", "add", "multiply", "sum"),
+                lambda y, x=None, dx=1.0, axis=-1: Composite(
+                    _trapezoid, (y, x), {"dx": dx, "axis": axis}), "numpy.trapezoid")
+
+
+def _broadcast_arrays(*args):
+    shape = np.broadcast_shapes(*[tuple(shape_of(a)) for a in args])
+    return tuple(N.broadcast_to(a, shape) for a in args)
+
+
+spell_composite(np.broadcast_arrays, ("broadcast_to",),
+                lambda *args, subok=False: Composite(_broadcast_arrays, tuple(args)),
+                "numpy.broadcast_arrays")
+for _fn in (np.tri, np.vander, np.logspace, np.geomspace, np.broadcast_shapes):
+    if _fn is np.vander:
+        continue
+    spell_composite(_fn, (), (lambda fn: lambda *a, **k: _constant(fn, *a, **k))(_fn))
+
+
+def _vander(x, N_, increasing):
+    n = shape_of(x)[0] if N_ is None else N_
+    powers = np.arange(n) if increasing else np.arange(n)[::-1]
+    return N.power(N.reshape(x, (-1, 1)), powers.astype(_dtype(x)) if _dtype(x).kind != "b" else powers)
+
+
+spell_composite(np.vander, ("power", "reshape"),
+                lambda x, N=None, increasing=False: Composite(_vander, (x,), {"N_": N, "increasing": bool(increasing)}),
+                "numpy.vander")

@@ -62,6 +62,9 @@ class Op:
     doc: str = ""
     # The output shape depends on input values (boolean masks): eager only, never captured.
     data_dependent: bool = False
+    # ``x[mask]`` with a mask of x's shape: capture defers the selection while only
+    # elementwise ops use it, so ``x[m] = f(x[m])`` becomes a masked write (no sizes).
+    masked_selection: bool = False
     # Indices of inputs this op writes to (mutation ops); they return None like NumPy.
     mutates: tuple[int, ...] = ()
     # For a mutation op: the name of the functional op computing the new value of input 0.
@@ -160,7 +163,24 @@ def _find_hook(values: Any) -> Callable | None:
         hook = getattr(type(value), "__kiln_op__", None)
         if hook is not None:
             return hook
-    return None
+    return _AMBIENT[-1] if _AMBIENT else None
+
+
+# A hook for op calls with no traced input (np.empty inside a composite spelling being
+# captured): set only while capture runs a composite (ambient_hook), so such calls are
+# graph nodes too, computed on every call, never constants of the graph.
+_AMBIENT: list = []
+
+
+class ambient_hook:
+    def __init__(self, hook: Callable) -> None:
+        self.hook = hook
+
+    def __enter__(self) -> None:
+        _AMBIENT.append(self.hook)
+
+    def __exit__(self, *exc: Any) -> None:
+        _AMBIENT.pop()
 
 
 def iter_leaves(value: Any) -> Iterator[Any]:
@@ -393,3 +413,20 @@ class _SpellingNamespace:
 
 
 N = _SpellingNamespace()
+
+
+# NumPy calls on a boolean-mask selection ``x[mask]`` written without taking it (no
+# data-dependent size): ``fn(x, mask, *args, **kwargs)`` returns a Composite, or None
+# when this call needs the selection itself (capture then runs it as Python).
+MASKED_FORMS: dict[Any, Callable[..., Any]] = {}
+
+
+def spell_masked(key: Any, fn: Callable[..., Any]) -> None:
+    MASKED_FORMS[_spell_key(key)] = fn
+
+
+def masked_form(key: Any) -> Callable[..., Any] | None:
+    try:
+        return MASKED_FORMS.get(_spell_key(key))
+    except TypeError:
+        return None

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from .meta import ndim_of, normalize_axis, normalize_one_axis, reject, shape_of
-from .registry import Bound, Category, Composite, F, N, declare, method_key, spell, spell_composite
+from .registry import (Bound, Category, Composite, F, N, declare, method_key, spell, spell_composite,
+                       spell_masked)
 
 
 def _axis(axis: Any, x: Any) -> int | None:
@@ -309,3 +310,21 @@ def _interp_normalize(x, xp, fp, left=None, right=None, period=None):
 
 
 spell(np.interp, interp, _interp_normalize, "numpy.interp")
+
+
+
+def _masked_histogram(x, mask, bins=10, range=None, density=None, weights=None):
+    """np.histogram(x[mask], ...) with fixed edges (a range, or the edges themselves): the
+    counts of x weighted by the mask; the edges do not depend on the selection."""
+    edges, count = _bins_param("numpy.histogram", bins)
+    if edges is None and range is None or weights is not None:
+        return None  # the edges come from the selection's min and max: take it
+    def fn(a, m, edges, bins, range, density):
+        w = N.method("astype", m, np.intp)
+        counts = F.histogram_counts(a, w, edges, bins=bins, range=range, density=density)
+        return counts, F.histogram_bin_edges(a, edges, bins=bins, range=range)
+    return Composite(fn, (x, mask, edges), {"bins": count, "range": _range_param(range),
+                                            "density": density})
+
+
+spell_masked(np.histogram, _masked_histogram)

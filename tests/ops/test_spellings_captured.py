@@ -21,6 +21,9 @@ v3 = rng.standard_normal((4, 3))
 x6 = rng.standard_normal((4, 6))
 a7 = rng.standard_normal(7)
 v = rng.standard_normal(3)
+xs = np.array([-np.inf, -1.0, 0.0, 0.5, np.inf, np.nan])
+zs = np.array([1 + 0j, 2j])
+vs = np.linspace(0, 1, 5)
 
 
 def fftconv(a, v):
@@ -125,6 +128,15 @@ CASES = {
  "pad_reflect": (lambda a: np.pad(a, 2, mode="reflect"), (x6,)),
  "pad_sym": (lambda a: np.pad(a, 2, mode="symmetric"), (x6,)),
  "spectral": (lambda u: np.fft.ifft(np.fft.fft(u) * np.exp(-1j * np.fft.fftfreq(u.shape[-1]) * 0.1)).real, (x6,)),
+
+ "isposinf": (lambda a: np.isposinf(a), (xs,)), "isneginf": (lambda a: np.isneginf(a), (xs,)),
+ "iscomplex": (lambda a: np.iscomplex(a), (zs,)), "isreal": (lambda a: np.isreal(a), (zs,)),
+ "isreal_r": (lambda a: np.isreal(a), (xs,)),
+ "sinc": (lambda a: np.sinc(a), (vs - 0.5,)), "ediff1d": (lambda a: np.ediff1d(a, to_begin=[0.0]), (vs,)),
+ "trapezoid": (lambda a: np.trapezoid(a ** 2, a), (vs,)), "trapezoid_dx": (lambda a: np.trapezoid(a, dx=0.25), (vs,)),
+ "broadcast_arrays": (lambda a, b: np.broadcast_arrays(a, b[:, None]), (vs, vs[:3])),
+ "tri": (lambda a: np.tri(3, 4, 1) * a[0], (vs,)), "logspace": (lambda a: np.logspace(0, 2, 5) + a, (vs,)),
+ "vander": (lambda a: np.vander(a, 3), (vs,)), "vander_i": (lambda a: np.vander(a, increasing=True), (vs,)),
 }
 
 
