@@ -131,10 +131,12 @@ def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list) -> V
                               {"casting": ConstantVariable("unsafe"), "where": index},
                               "masked assignment")
     form = masked_form(key)
-    if form is not None and args and args[0] is first and len(masked) == 1:
+    if form is not None and args and args[0] is first and all(first.same_mask(m) for m in masked):
+        def bind_full(v):  # other selections by the same mask: their whole arrays
+            return ArrayArg(v.full) if isinstance(v, MaskedSelectionVariable) else _to_bind(tx, v, {})
         bound = form(ArrayArg(first.full), ArrayArg(first.mask),
-                     *[_to_bind(tx, a, {}) for a in args[1:]],
-                     **{k: _to_bind(tx, v, {}) for k, v in kwargs.items()})
+                     *[bind_full(a) for a in args[1:]],
+                     **{k: bind_full(v) for k, v in kwargs.items()})
         if bound is not None:
             return _composite(tx, spelling.text, bound, {}, set())
     op = spelling.op

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from .meta import reject_where
 from .pointwise import ufunc_normalizer
 from .registry import Bound, Category, F, declare, method_key, spell
 

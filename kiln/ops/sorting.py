@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .meta import ndim_of, normalize_axis, normalize_one_axis, reject, shape_of
-from .registry import (Bound, Category, Composite, F, N, declare, method_key, spell, spell_composite,
+from .registry import (Bound, Category, Composite, F, declare, method_key, spell, spell_composite,
                        spell_masked)
 
 
@@ -198,26 +198,30 @@ spell_composite(np.nanmedian, ("quantile",), _median_normalizer("numpy.nanmedian
 
 # ---- histograms ------------------------------------------------------------------------------
 
-def _hist_counts(a, weights, edges, bins=10, range=None, density=None):
+def _hist_counts(a, weights, edges, mask, bins=10, range=None, density=None):
+    if mask is not None:  # np.histogram(a[mask], ...): the selection is taken in here
+        a, weights = a[mask], (weights[mask] if weights is not None else None)
     return np.histogram(a, bins=edges if edges is not None else bins, range=range,
                         density=density, weights=weights)[0]
 
 
-def _hist_edges(a, edges, bins=10, range=None):
+def _hist_edges(a, edges, mask, bins=10, range=None):
+    if mask is not None and edges is None and range is None:  # else the data is not read
+        a = a[mask]
     if edges is not None:
         return np.histogram_bin_edges(a, bins=edges)
     return np.histogram_bin_edges(a, bins=bins, range=range)
 
 
 histogram_counts = declare(
-    "histogram_counts", Category.EXTERN, _hist_counts, inputs=("a", "weights", "edges"),
+    "histogram_counts", Category.EXTERN, _hist_counts, inputs=("a", "weights", "edges", "mask"),
     params={"bins": 10, "range": None, "density": None}, may_raise=True,
     doc="np.histogram(...)[0]: counts (weighted sums, densities); edges given as an array "
-        "or computed from bins/range")
+        "or computed from bins/range; mask (or None): the histogram of a[mask]")
 histogram_bin_edges = declare(
-    "histogram_bin_edges", Category.EXTERN, _hist_edges, inputs=("a", "edges"),
+    "histogram_bin_edges", Category.EXTERN, _hist_edges, inputs=("a", "edges", "mask"),
     params={"bins": 10, "range": None}, may_raise=True,
-    doc="numpy.histogram_bin_edges (np.histogram(...)[1])")
+    doc="numpy.histogram_bin_edges (np.histogram(...)[1]), of a[mask] when a mask is given")
 
 
 def _bins_param(name: str, bins: Any) -> tuple:
@@ -235,9 +239,9 @@ def _range_param(range: Any) -> Any:
     return None if range is None else tuple(float(v) for v in range)
 
 
-def _histogram(a, weights, edges, bins, range, density):
-    return (F.histogram_counts(a, weights, edges, bins=bins, range=range, density=density),
-            F.histogram_bin_edges(a, edges, bins=bins, range=range))
+def _histogram(a, weights, edges, bins, range, density, mask=None):
+    return (F.histogram_counts(a, weights, edges, mask, bins=bins, range=range, density=density),
+            F.histogram_bin_edges(a, edges, mask, bins=bins, range=range))
 
 
 def _histogram_normalize(a, bins=10, range=None, density=None, weights=None):
@@ -250,7 +254,7 @@ spell_composite(np.histogram, ("histogram_counts", "histogram_bin_edges"), _hist
                 "numpy.histogram")
 spell(np.histogram_bin_edges, histogram_bin_edges,
       lambda a, bins=10, range=None, weights=None: Bound(
-          histogram_bin_edges, (a, _bins_param("numpy.histogram_bin_edges", bins)[0]),
+          histogram_bin_edges, (a, _bins_param("numpy.histogram_bin_edges", bins)[0], None),
           {"bins": _bins_param("numpy.histogram_bin_edges", bins)[1], "range": _range_param(range)}),
       "numpy.histogram_bin_edges")
 
@@ -269,8 +273,8 @@ def _histogram2d(x, y, weights, bins, range, density):
     bx, by = bins
     rx, ry = range if range is not None else (None, None)
     return (F.histogram2d_counts(x, y, weights, bins=bins, range=range, density=density),
-            F.histogram_bin_edges(x, None, bins=bx, range=rx),
-            F.histogram_bin_edges(y, None, bins=by, range=ry))
+            F.histogram_bin_edges(x, None, None, bins=bx, range=rx),
+            F.histogram_bin_edges(y, None, None, bins=by, range=ry))
 
 
 def _histogram2d_normalize(x, y, bins=10, range=None, density=None, weights=None):
@@ -314,17 +318,13 @@ spell(np.interp, interp, _interp_normalize, "numpy.interp")
 
 
 def _masked_histogram(x, mask, bins=10, range=None, density=None, weights=None):
-    """np.histogram(x[mask], ...) with fixed edges (a range, or the edges themselves): the
-    counts of x weighted by the mask; the edges do not depend on the selection."""
+    """np.histogram(x[mask], ...): the histogram ops take the selection themselves, so the
+    graph never holds a value of data-dependent size (and NumPy's speed is kept)."""
+    if weights is not None and tuple(shape_of(weights)) != tuple(shape_of(x)):
+        return None
     edges, count = _bins_param("numpy.histogram", bins)
-    if edges is None and range is None or weights is not None:
-        return None  # the edges come from the selection's min and max: take it
-    def fn(a, m, edges, bins, range, density):
-        w = N.method("astype", m, np.intp)
-        counts = F.histogram_counts(a, w, edges, bins=bins, range=range, density=density)
-        return counts, F.histogram_bin_edges(a, edges, bins=bins, range=range)
-    return Composite(fn, (x, mask, edges), {"bins": count, "range": _range_param(range),
-                                            "density": density})
+    return Composite(_histogram, (x, weights, edges), {"bins": count, "range": _range_param(range),
+                                                       "density": density, "mask": mask})
 
 
 spell_masked(np.histogram, _masked_histogram)

@@ -83,3 +83,11 @@ def test_ndarray_constructor():
         out[1] = -x
         return out
     run_probe(f, X, graphs=1)
+
+
+def masked_histogram_auto_range(x, w):
+    return np.histogram(x[x > 0], bins=5, weights=w[x > 0])
+
+
+def test_histogram_of_a_selection_with_edges_from_the_data():
+    run_probe(masked_histogram_auto_range, X, np.abs(Y), graphs=1)
