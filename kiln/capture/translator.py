@@ -19,6 +19,8 @@ import sys
 import types
 from typing import Any
 
+import numpy as np
+
 from . import bytecode_facts as bc
 from .binding import bind_arguments
 from .build_opcodes import BuildOpcodes
@@ -387,6 +389,13 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes):
             return  # `obj.w -= g`: the array was updated in place; storing it back changes nothing
         if isinstance(obj, UserObjectVariable) and obj.source is not None:
             obj.store_attr(self, inst.arg, value)  # replayed after the graph, read back from here
+            return
+        if isinstance(obj, ArrayVariable) and inst.arg == "shape" and obj.can_rewrite_in_place() \
+                and not obj.scalar:
+            # a = np.zeros(6); a.shape = (2, 3): an array only this frame sees takes the
+            # reshaped node (NumPy reshapes it in place, without copying)
+            reshaped = self.call_op(np.reshape, [obj, value], {}, "ndarray.shape =")
+            obj.node, obj.dims = reshaped.node, reshaped.dims
             return
         self.unsupported("mutation", f"setting attribute '{inst.arg}' of {obj.describe()}",
                          HINTS["mutation"])

@@ -210,6 +210,10 @@ class GraphLowering:
         return self
 
     def lower_input(self, name: str, value: Any, dynamic_dims: Any = None) -> Any:
+        if isinstance(value, np.ndarray) and value.dtype.kind == "c":
+            # No complex kernels yet: every op reading it is an extern call (NumPy's).
+            self.inputs.append((name, None))
+            return Opaque(name, None)
         if isinstance(value, np.ndarray):
             if value.dtype.name not in self.dtypes:
                 raise Unsupported(f"input {name} has dtype {value.dtype}, which has no kernel lowering")

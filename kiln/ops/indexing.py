@@ -220,7 +220,7 @@ def _mask_meta(x: Any, index: tuple) -> TensorMeta:
 
 
 getitem_mask = declare("getitem_mask", Category.GATHER, _index_impl, inputs=("x", "index"),
-                       meta=_mask_meta, data_dependent=True,
+                       meta=_mask_meta, data_dependent=True, masked_selection=True,
                        vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
                        doc="x[index] with a boolean mask: its length depends on the data")
 

@@ -266,3 +266,19 @@ def getitem(w: Window, index: Any) -> Window | None:
             offset = offset + (i if i >= 0 else n + i) * w.strides[d]
             d += 1
     return Window(tuple(shape), tuple(strides), offset)
+
+
+def diagonal(w: Window, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Window | None:
+    """np.diagonal: the other axes in order, then the diagonal (stride s1 + s2)."""
+    nd = len(w.shape)
+    a1, a2 = _axis(axis1, nd), _axis(axis2, nd)
+    if a1 is None or a2 is None or a1 == a2 or not isinstance(offset, int) \
+            or not all(isinstance(d, int) for d in (w.shape[a1], w.shape[a2])):
+        return None
+    n, m = w.shape[a1], w.shape[a2]
+    length = max(0, min(n - max(-offset, 0), m - max(offset, 0)))
+    rest = [k for k in range(nd) if k not in (a1, a2)]
+    start = offset * w.strides[a2] if offset >= 0 else -offset * w.strides[a1]
+    return Window(tuple(w.shape[k] for k in rest) + (length,),
+                  tuple(w.strides[k] for k in rest) + (w.strides[a1] + w.strides[a2],),
+                  w.offset + (start if length else 0))
