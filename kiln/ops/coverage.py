@@ -27,7 +27,7 @@ def fuses(op) -> bool:
     if "decompose" in rule:
         return True
     if op.category == Category.POINTWISE:
-        return "cpp" in rule
+        return "scalar" in rule
     if op.category == Category.REDUCTION:
         return "reduce" in rule
     return False

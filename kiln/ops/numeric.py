@@ -69,6 +69,9 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
         copy = False if copy is None else copy
     elif not _is_array(a):
         a = np.array(a)
+    elif isinstance(a, np.generic) or getattr(a, "numpy_scalar", False):
+        a = N.copy(a)   # a NumPy scalar becomes a 0-d array (a new one)
+        copy = False
     if dtype is not None and np.dtype(dtype) != _dtype(a):
         a = N.method("astype", a, dtype)
     elif copy:
