@@ -529,9 +529,8 @@ def _broadcast_arrays(*args):
 spell_composite(np.broadcast_arrays, ("broadcast_to",),
                 lambda *args, subok=False: Composite(_broadcast_arrays, tuple(args)),
                 "numpy.broadcast_arrays")
-for _fn in (np.tri, np.vander, np.logspace, np.geomspace, np.broadcast_shapes):
-    if _fn is np.vander:
-        continue
+for _fn in (np.tri, np.logspace, np.geomspace, np.broadcast_shapes, np.bartlett, np.blackman,
+            np.hamming, np.hanning, np.kaiser):  # functions of Python numbers: constants
     spell_composite(_fn, (), (lambda fn: lambda *a, **k: _constant(fn, *a, **k))(_fn))
 
 
