@@ -80,3 +80,14 @@ def test_target_is_one_graph_matching_numpy(name):
     out = kiln.explain(fn)(*args)
     assert out.graph_count == 1 and out.graph_break_count == 0, str(out)
     assert len(compiled.records) == 1   # one capture, the second call hit the cache
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_complex_inputs_of_changing_sizes(dynamic):
+    """Complex inputs have no kernels: with sizes that change, the graph runs in NumPy (a
+    specialized build never sees an opaque input's new size)."""
+    fn = lambda z: (np.abs(z * 2).sum(axis=0) + 1, z.real * 3)  # noqa: E731
+    compiled = kiln.compile(fn, dynamic=dynamic)
+    for n in (3, 5, 7, 9):
+        z = np.arange(n * 2.0).reshape(n, 2) * (1 + 1j)
+        _same(compiled(z), fn(z))

@@ -39,6 +39,11 @@ class ArrayArg(TensorMeta):
     def T(self) -> "TensorMeta":
         return TensorMeta(self.shape[::-1], self.dtype)
 
+    @property
+    def numpy_scalar(self) -> bool:
+        """Is it a NumPy scalar (np.float64), not a 0-d array, in the user's program?"""
+        return bool(self.var.scalar)
+
 
 def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
     from .variables.containers import ListVariable, SliceVariable, TupleVariable

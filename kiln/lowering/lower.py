@@ -211,9 +211,14 @@ class GraphLowering:
 
     def lower_input(self, name: str, value: Any, dynamic_dims: Any = None) -> Any:
         if isinstance(value, np.ndarray) and value.dtype.kind == "c":
-            # No complex kernels yet: every op reading it is an extern call (NumPy's).
+            # No complex kernels yet: every op reading it is an extern call (NumPy's). The
+            # wrapper checks the layouts of buffer inputs only, so a graph whose sizes vary
+            # (dynamic dims) runs in NumPy instead: an opaque input's new size is never missed.
+            if self.dynamic or any(n.meta.get("dynamic_dims") for n in self.graph.placeholders):
+                raise Unsupported(f"input {name} is complex ({value.dtype}) in a graph with "
+                                  f"dynamic sizes: no kernel lowering")
             self.inputs.append((name, None))
-            return Opaque(name, None)
+            return Opaque(name, TensorMeta(value.shape, value.dtype))
         if isinstance(value, np.ndarray):
             if value.dtype.name not in self.dtypes:
                 raise Unsupported(f"input {name} has dtype {value.dtype}, which has no kernel lowering")

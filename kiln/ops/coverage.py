@@ -23,11 +23,11 @@ def fuses(op) -> bool:
     if op.category == Category.VIEW:
         return getattr(op, "layout", None) is not None  # a strided view of its input
     if rule is None:
-        return False
+        return op.name == "copy"  # kiln/lowering/rules.py's EXTRA_POINTWISE
     if "decompose" in rule:
         return True
     if op.category == Category.POINTWISE:
-        return "scalar" in rule   # a scalar function every renderer spells
+        return "scalar" in rule
     if op.category == Category.REDUCTION:
         return "reduce" in rule
     return False

@@ -69,6 +69,9 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
         copy = False if copy is None else copy
     elif not _is_array(a):
         a = np.array(a)
+    elif isinstance(a, np.generic) or getattr(a, "numpy_scalar", False):
+        a = N.copy(a)   # a NumPy scalar becomes a 0-d array (a new one)
+        copy = False
     if dtype is not None and np.dtype(dtype) != _dtype(a):
         a = N.method("astype", a, dtype)
     elif copy:
@@ -526,9 +529,8 @@ def _broadcast_arrays(*args):
 spell_composite(np.broadcast_arrays, ("broadcast_to",),
                 lambda *args, subok=False: Composite(_broadcast_arrays, tuple(args)),
                 "numpy.broadcast_arrays")
-for _fn in (np.tri, np.vander, np.logspace, np.geomspace, np.broadcast_shapes):
-    if _fn is np.vander:
-        continue
+for _fn in (np.tri, np.logspace, np.geomspace, np.broadcast_shapes, np.bartlett, np.blackman,
+            np.hamming, np.hanning, np.kaiser):  # functions of Python numbers: constants
     spell_composite(_fn, (), (lambda fn: lambda *a, **k: _constant(fn, *a, **k))(_fn))
 
 

@@ -137,6 +137,7 @@ CASES = {
  "broadcast_arrays": (lambda a, b: np.broadcast_arrays(a, b[:, None]), (vs, vs[:3])),
  "tri": (lambda a: np.tri(3, 4, 1) * a[0], (vs,)), "logspace": (lambda a: np.logspace(0, 2, 5) + a, (vs,)),
  "vander": (lambda a: np.vander(a, 3), (vs,)), "vander_i": (lambda a: np.vander(a, increasing=True), (vs,)),
+ "windows": (lambda a: (np.hanning(5) * a, np.hamming(5) + a, np.blackman(5), np.bartlett(5), np.kaiser(5, 3.0)), (vs,)),
 }
 
 
