@@ -90,6 +90,7 @@ class RenderedTritonKernel:
     reduction: bool = False
     persistent: bool = True
     int64: bool = False
+    inplace: dict = field(default_factory=dict)      # never used: Triton kernels write fresh buffers
 
     def config(self, interpret: bool = False) -> tuple[tuple, dict, int]:
         """(grid, constexprs, num_warps): Inductor-like heuristics, no autotuning.
@@ -220,6 +221,12 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
     for kind, members in kernel.stages:
         if kind == "scalar" or not reduction:
             for node, role in members:
+                if node.kind == "reduction":      # over no axes (a 0-d input): one element
+                    acc = np.dtype(node.acc_dtype or node.buf.dtype)
+                    one = em.constant(0, np.int64) if node.combine in ("argmax", "argmin") \
+                        else reduce_value(node)
+                    finish_reduction(node, role, one, acc)
+                    continue
                 value = node.value.load(em, node_index(node, role, frame))
                 store(node, role, em.cast(value, node.value.dtype, node.buf.dtype))
             continue

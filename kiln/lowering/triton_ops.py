@@ -17,6 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .handler import OpsHandler
+
 TL_TYPES = {"bool": "tl.int1", "int8": "tl.int8", "int16": "tl.int16", "int32": "tl.int32",
             "int64": "tl.int64", "uint8": "tl.uint8", "uint16": "tl.uint16",
             "uint32": "tl.uint32", "uint64": "tl.uint64", "float32": "tl.float32",
@@ -125,7 +127,7 @@ def template(fn: str, dtype: Any) -> str | None:
     return forms.get(kind, forms.get("*"))
 
 
-class TritonEmitter:
+class TritonEmitter(OpsHandler):
     """The Triton ops handler: collects a kernel body's statements, sharing equal ones.
 
     ``index_of(buf, affine)`` renders an element offset and says which masks it needs
