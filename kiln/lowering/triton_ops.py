@@ -94,10 +94,12 @@ SYNTAX: dict[str, dict[str, str]] = {
              "u": "kiln_remainder_uint({x}, {y})"},
     "power": {"f": "libdevice.pow({x}, {y})"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
-    "maximum": {"f": "tl.where(({x} > {y}) | ({x} != {x}), {x}, {y})", "*": "tl.where({x} >= {y}, {x}, {y})"},
-    "minimum": {"f": "tl.where(({x} < {y}) | ({x} != {x}), {x}, {y})", "*": "tl.where({x} <= {y}, {x}, {y})"},
-    "fmax": {"f": "tl.where(({x} > {y}) | ({y} != {y}), {x}, {y})", "*": "tl.where({x} >= {y}, {x}, {y})"},
-    "fmin": {"f": "tl.where(({x} < {y}) | ({y} != {y}), {x}, {y})", "*": "tl.where({x} <= {y}, {x}, {y})"},
+    # (Nested tl.where rather than `|` of two comparisons: the interpreter cannot `|` a
+    # scalar's comparison with a block's.)
+    "maximum": {"f": "tl.where({x} != {x}, {x}, tl.where({x} > {y}, {x}, {y}))", "*": "tl.where({x} >= {y}, {x}, {y})"},
+    "minimum": {"f": "tl.where({x} != {x}, {x}, tl.where({x} < {y}, {x}, {y}))", "*": "tl.where({x} <= {y}, {x}, {y})"},
+    "fmax": {"f": "tl.where({y} != {y}, {x}, tl.where({x} > {y}, {x}, {y}))", "*": "tl.where({x} >= {y}, {x}, {y})"},
+    "fmin": {"f": "tl.where({y} != {y}, {x}, tl.where({x} < {y}, {x}, {y}))", "*": "tl.where({x} <= {y}, {x}, {y})"},
     "arctan2": {"f": "libdevice.atan2({x}, {y})"},
     "hypot": {"f": "libdevice.hypot({x}, {y})"},
     "logaddexp": {"f": "kiln_logaddexp({x}, {y})"},

@@ -39,6 +39,8 @@ def triton_backend(graph: Any, example_inputs: list) -> Callable:
     variants: dict[tuple, Callable] = {}
 
     def respecialize(*args: Any) -> Any:
+        if any(type(a) is int and not -2**63 <= a < 2**63 for a in args):
+            return graph(*args)   # a Python int beyond int64: the NumPy interpreter, exactly
         key = _layout_key(args)
         fn = variants.get(key)
         if fn is None:
