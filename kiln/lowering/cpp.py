@@ -27,6 +27,7 @@ import numpy as np
 from .cpp_ops import (SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitter, NameSource,
                       call_cost, ctype, literal)
 from .loop_ir import Affine
+from .sizes import render as render_size
 from .scheduler import Kernel, node_index, record, write_index
 
 # A kernel runs on several threads when elements x statements-per-element reaches this
@@ -106,7 +107,7 @@ class _Collapse:
     def loops(self) -> list[tuple[str, str]]:
         """(variable, trip count) per collapsed loop; counts stay products of dim sizes
         (the dynamic-shape path reads every size as its own number)."""
-        return [(g[0][0], " * ".join(str(n) for _, n in g)) for g in self.groups]
+        return [(g[0][0], " * ".join(render_size(n) for _, n in g)) for g in self.groups]
 
     def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
         out, done = [], set()
@@ -317,7 +318,7 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     outer = _Collapse(frame.outer_vars(), accesses)
     inner = _Collapse(frame.inner_vars(), accesses)
     renamer = _Renamer(outer, inner)
-    work = " * ".join(str(n) for n in frame.shape) or "1"
+    work = " * ".join(render_size(n) for n in frame.shape) or "1"
     cost = _cost(kernel)
     if not outer.loops() and renamer.inner_loops:
         renamer.parallel_inner = f"nthreads > 1 && (int64_t){work} * {cost} >= {PARALLEL_GRAIN}"
@@ -406,7 +407,8 @@ def _fit_row_locals(kernel: Kernel, local: dict) -> dict:
         if out.get(node.buf.name) == "row":
             w = write_index(node, role, frame)
             span = 1 + sum(c * (sizes[v] - 1) for v, c in w.terms.items() if v in sizes)
-            if role != "row" or span * node.buf.dtype.itemsize > ROW_LOCAL_BYTES:
+            if role != "row" or not isinstance(span, int) \
+                    or span * node.buf.dtype.itemsize > ROW_LOCAL_BYTES:
                 del out[node.buf.name]
     return out
 

@@ -17,34 +17,38 @@ the scheduler compares them to decide fusion, the renderer collapses contiguous 
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .sizes import Size, product, render as render_size
+
 
 class Affine:
-    """``const + sum(coef * var)``: an index into memory or into one dimension."""
+    """``const + sum(coef * var)``: an index into memory or into one dimension.
+
+    Coefficients and the constant are sizes: ints, or :class:`~kiln.lowering.sizes.Size`
+    polynomials when dynamic (a row-major stride of ``s1``)."""
 
     __slots__ = ("const", "terms")
 
-    def __init__(self, const: int = 0, terms: dict[str, int] | None = None) -> None:
-        self.const = int(const)
-        self.terms = {v: int(c) for v, c in (terms or {}).items() if c}
+    def __init__(self, const: Any = 0, terms: dict[str, Any] | None = None) -> None:
+        self.const = _size(const)
+        self.terms = {v: _size(c) for v, c in (terms or {}).items() if not _zero(c)}
 
     @staticmethod
     def var(name: str) -> "Affine":
         return Affine(0, {name: 1})
 
     def __add__(self, other: "Affine | int") -> "Affine":
-        if isinstance(other, int):
+        if not isinstance(other, Affine):
             return Affine(self.const + other, self.terms)
         terms = dict(self.terms)
         for v, c in other.terms.items():
             terms[v] = terms.get(v, 0) + c
         return Affine(self.const + other.const, terms)
 
-    def __mul__(self, k: int) -> "Affine":
+    def __mul__(self, k: Any) -> "Affine":
         return Affine(self.const * k, {v: c * k for v, c in self.terms.items()})
 
     def key(self) -> tuple:
@@ -60,29 +64,37 @@ class Affine:
         terms = rename(self.terms) if rename else sorted(self.terms.items())
         parts = []
         for v, c in terms:
-            parts.append(v if c == 1 else f"{c}*{v}")
-        if self.const or not parts:
-            parts.append(str(self.const))
+            parts.append(v if isinstance(c, int) and c == 1 else f"{render_size(c)}*{v}")
+        if not _zero(self.const) or not parts:
+            parts.append(render_size(self.const))
         return " + ".join(parts).replace("+ -", "- ")
 
     def __repr__(self) -> str:
         return f"Affine({self.render()})"
 
 
-def linear(offset: int, strides: Sequence[int], index: Sequence[Affine]) -> Affine:
+def linear(offset: Any, strides: Sequence[Any], index: Sequence[Affine]) -> Affine:
     """The flat element offset of ``index`` in a strided window."""
     out = Affine(offset)
     for s, ix in zip(strides, index):
-        if s:
+        if not _zero(s):
             out = out + ix * s
     return out
+
+
+def _zero(value: Any) -> bool:
+    return isinstance(value, int) and value == 0
+
+
+def _size(value: Any) -> Any:
+    return value if isinstance(value, Size) else int(value)
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     strides, acc = [], 1
     for d in reversed(shape):
         strides.append(acc)
-        acc *= max(d, 1)
+        acc = acc * (1 if _zero(d) else d)
     return tuple(reversed(strides))
 
 
@@ -103,8 +115,8 @@ class Value:
     dtype: np.dtype
 
     @property
-    def size(self) -> int:
-        return math.prod(self.shape)
+    def size(self) -> Any:
+        return product(self.shape)
 
 
 class Buffer:

@@ -36,6 +36,7 @@ from .handler import EXPENSIVE, RecordingHandler
 from .loop_ir import (DTYPES, Affine, Buffer, BufferValue, Pointwise, Scalar, Value,
                       broadcast_index, contiguous_strides, kind)
 from .scalars import fits, python_int_operands, token, unbounded
+from .sizes import Size, SymbolTable, Undecidable, product
 from ..ops.layout import Window
 from .rules import lowering_of
 
@@ -127,11 +128,16 @@ def _body_cost(body: Any, dtype: np.dtype, arity: int) -> int:
 class GraphLowering:
     """Lower a graph for given example inputs (their strides are specialized on)."""
 
-    def __init__(self, graph: Graph, example_inputs: list, reinfer: bool = False) -> None:
+    def __init__(self, graph: Graph, example_inputs: list, reinfer: bool = False,
+                 dynamic: bool = False) -> None:
         self.graph = graph
-        # True: shapes come from the example inputs, not the graph's recorded metas (the
-        # dynamic-shape path lowers the same graph at other sizes).
-        self.reinfer = reinfer
+        # True: shapes come from the example inputs, not the graph's recorded metas (a
+        # variant for other sizes or layouts).
+        self.reinfer = reinfer or dynamic
+        # dynamic: placeholder dims in node.meta['dynamic_dims'] become size symbols
+        # (kiln/lowering/sizes.py); every size derived from them is an expression.
+        self.dynamic = dynamic
+        self.sizes = SymbolTable()
         self.example_inputs = list(example_inputs)
         self.nodes: list[ComputeNode | ExternNode] = []
         self.buffers: dict[str, Buffer] = {}
@@ -186,7 +192,7 @@ class GraphLowering:
             self._origin = (node,)
             if node.kind == "placeholder":
                 value = self.example_inputs[placeholders.index(node)]
-                self.env[node] = self.lower_input(node.name, value)
+                self.env[node] = self.lower_input(node.name, value, node.meta.get("dynamic_dims"))
             elif node.kind == "constant":
                 self.env[node] = self.lower_constant(node.name, node.target)
             elif node.kind == "call":
@@ -200,7 +206,7 @@ class GraphLowering:
                 self.lower_outputs(node)
         return self
 
-    def lower_input(self, name: str, value: Any) -> Any:
+    def lower_input(self, name: str, value: Any, dynamic_dims: Any = None) -> Any:
         if isinstance(value, np.ndarray):
             if value.dtype.name not in DTYPES:
                 raise Unsupported(f"input {name} has dtype {value.dtype}, which has no kernel lowering")
@@ -208,8 +214,16 @@ class GraphLowering:
             if any(s % item for s in value.strides):
                 raise Unsupported(f"input {name} has strides {value.strides} that are not "
                                   f"multiples of its item size")
-            buf = Buffer(name, value.shape, value.dtype, "input")
-            buf.strides = tuple(s // item for s in value.strides)
+            shape = tuple(value.shape)
+            dims = set(dynamic_dims or ()) if self.dynamic and value.flags.c_contiguous else set()
+            # Sizes 0 and 1 decide broadcasting: they stay specialized.
+            shape = tuple(self.sizes.input_dim(name, d, len(shape), n) if d in dims and n >= 2 else n
+                          for d, n in enumerate(shape))
+            buf = Buffer(name, shape, value.dtype, "input")
+            if any(isinstance(n, Size) for n in shape):
+                buf.strides = contiguous_strides(shape)  # row-major in the symbols
+            else:
+                buf.strides = tuple(s // item for s in value.strides)
             buf.contiguous = bool(value.flags.c_contiguous)
             self.buffers[name] = buf
             self.inputs.append((name, buf))
@@ -240,8 +254,8 @@ class GraphLowering:
         return self.as_value(value)
 
     def lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
-        if meta is None:
-            meta = infer_meta(op, map_values(args, _meta_of), params)
+        if meta is None:  # on the example's sizes: dtype rules and NumPy's errors
+            meta = infer_meta(op, map_values(args, self.meta_of), params)
         if any(isinstance(v, Opaque) for v in iter_values(args)) or not isinstance(meta, TensorMeta) \
                 or meta.dtype.name not in DTYPES:
             return self.extern(op, args, params, meta)
@@ -328,7 +342,7 @@ class GraphLowering:
             if k not in rule.get("kinds", ""):
                 return None
             body = lambda ops, dt, *xs: ops.call(fn_name, list(xs), dt, loop_out)  # noqa: E731
-        shape = meta.shape
+        shape = self.broadcast([v.shape for v in values if isinstance(v, Value)], meta.shape)
 
         def fn(ops: Any, index: list) -> Any:
             operands = []
@@ -380,19 +394,24 @@ class GraphLowering:
         if result is None:
             return None
         shape, strides, offset = result
-        if x.size == 0 or math.prod(shape) == 0:
+        if x.size == 0 or product(shape) == 0:
             return None
-        start = list(np.unravel_index(offset, x.shape)) if x.shape else []
+        if isinstance(offset, int) and offset == 0:
+            start = [0] * len(x.shape)
+        elif all(isinstance(n, int) for n in x.shape) and isinstance(offset, int):
+            start = list(np.unravel_index(offset, x.shape)) if x.shape else []
+        else:
+            return None
         # Output dim j moves input dim k by coef c when its stride is c * cstrides[k].
         moves: list[tuple[int, int] | None] = []
         for n, s in zip(shape, strides):
             if n == 1 or s == 0:
                 moves.append(None)
                 continue
-            k = next((k for k in range(len(x.shape)) if x.shape[k] > 1 and s % cstrides[k] == 0), None)
+            k = next((k for k in range(len(x.shape)) if x.shape[k] > 1 and _ratio(s, cstrides[k]) is not None), None)
             if k is None:
                 return None
-            moves.append((k, s // cstrides[k]))
+            moves.append((k, _ratio(s, cstrides[k])))
         lo, hi = list(start), list(start)
         for (n, mv) in zip(shape, moves):
             if mv is not None:
@@ -409,6 +428,29 @@ class GraphLowering:
             return x.fn(ops, inner)
 
         return Pointwise(shape, x.dtype, fn, x.cost, x.origins)
+
+    def meta_of(self, value: Any) -> Any:
+        """What infer_meta sees of a lowering value (an array on the example's sizes)."""
+        if isinstance(value, Value) and not isinstance(value, Scalar):
+            return TensorMeta(self.sizes.hint(tuple(value.shape)), value.dtype)
+        return _meta_of(value)
+
+    def broadcast(self, shapes: list, example: tuple) -> tuple:
+        """NumPy's broadcast of (possibly symbolic) shapes; ``example`` is the result on
+        the example's sizes. Two different sizes meeting in one dim (a symbol and a number
+        NumPy happened to accept) cannot be expressed: the graph specializes."""
+        if not self.sizes:
+            return tuple(example)
+        out = []
+        for k in range(1, len(example) + 1):
+            dims = {sh[-k] for sh in shapes if len(sh) >= k and not (isinstance(sh[-k], int) and sh[-k] == 1)}
+            if len(dims) > 1:
+                raise Undecidable(f"sizes {sorted(map(str, dims))} meet in one dimension")
+            out.append(dims.pop() if dims else 1)
+        shape = tuple(reversed(out))
+        if self.sizes.hint(shape) != tuple(example):
+            raise Undecidable(f"shape {shape} does not match the example's {example}")
+        return shape
 
     def identity(self, x: Value) -> Pointwise:
         return Pointwise(x.shape, x.dtype, lambda ops, index: x.load(ops, index), 0, self._origin)
@@ -462,6 +504,8 @@ class GraphLowering:
                 if isinstance(value, Pointwise) and buffers_read(value) & written:
                     self.env[node] = self.realize(value)
         name = self.fresh()
+        if isinstance(meta, TensorMeta) and self.sizes:
+            meta = self._symbolic_meta(op, args, params, meta)
         if isinstance(meta, TensorMeta) and meta.dtype.name in DTYPES:
             buf = Buffer(name, meta.shape, meta.dtype, "extern")
             self.buffers[name] = buf
@@ -470,6 +514,21 @@ class GraphLowering:
             out = Opaque(name, meta)
         self.nodes.append(ExternNode(name, op, args, dict(params), out, self._origin))
         return out
+
+    def _symbolic_meta(self, op: Any, args: tuple, params: dict, meta: TensorMeta) -> TensorMeta:
+        """An extern's result shape over the size symbols: its shape rule run on symbolic
+        metas when it can take them; static when no input has a dynamic size."""
+        if not any(isinstance(n, Size) for v in iter_values(args) for n in getattr(v, "shape", ())):
+            return meta
+        try:
+            sym = infer_meta(op, map_values(args, lambda v: TensorMeta(v.shape, v.dtype)
+                                             if isinstance(v, Value) and not isinstance(v, Scalar)
+                                             else _meta_of(v)), params)
+        except Exception as e:  # a rule that needs concrete sizes (it runs NumPy, say)
+            raise Undecidable(f"{op.name}'s shape rule needs concrete sizes ({type(e).__name__})") from e
+        if not isinstance(sym, TensorMeta) or self.sizes.hint(sym.shape) != meta.shape:
+            raise Undecidable(f"{op.name}'s shape over dynamic sizes is unknown")
+        return sym
 
     # -- outputs -----------------------------------------------------------------------------
     def lower_outputs(self, node: Node) -> None:
@@ -518,6 +577,15 @@ def _meta_of(value: Any) -> Any:
     return value
 
 
+def _ratio(s: Any, t: Any) -> int | None:
+    """The integer k with s == k * t (strides: ints or symbolic sizes), or None."""
+    if isinstance(s, int) and isinstance(t, int):
+        return s // t if t and s % t == 0 else None
+    if isinstance(s, Size):
+        return s.ratio(t)
+    return None
+
+
 def _view_layout(op: Any, shape: tuple, strides: tuple, rest: tuple, params: dict) -> tuple | None:
     """(shape, strides, offset delta) in elements of ``op``'s view of this window, from the
     op's layout rule (kiln/ops/layout.py): computed, never run on memory. None when NumPy
@@ -531,6 +599,8 @@ def _blas_friendly(shape: tuple, views: tuple) -> bool:
     """Do these views of a C-contiguous array keep every element once, with strides that a
     matmul takes without copying (positive, and unit stride in one of the last two dims)?
     Transposes, swapaxes and splitting reshapes do; slices, broadcasts and flips do not."""
+    if not all(isinstance(n, int) for n in shape):
+        return False  # dynamic sizes: the operand is realized as it is
     size = math.prod(shape)
     strides, offset = contiguous_strides(shape), 0
     for op, rest, params in views:

@@ -16,6 +16,7 @@ from ..ops import TensorMeta
 from ..ops.meta import normalize_axis
 from .loop_ir import Affine, BufferValue, Pointwise, Value, broadcast_index
 from .lower import ComputeNode, GraphLowering
+from .sizes import product
 
 
 def reduce(gl: GraphLowering, src: Value, axes: tuple, combine: str, out_shape: tuple,
@@ -69,11 +70,11 @@ def lower_reduction(gl: GraphLowering, op: Any, combine: str, x: Any, params: di
         axes = tuple(range(len(in_shape))) if axes is None else axes
     if not all(isinstance(a, int) for a in axes):
         return None
-    r = math.prod(in_shape[a] for a in axes)
-    m = math.prod(d for i, d in enumerate(in_shape) if i not in axes)
+    r = product(in_shape[a] for a in axes)
+    m = product(d for i, d in enumerate(in_shape) if i not in axes)
     out_dtype = meta.dtype
-    if op.name == "sum_to":
-        out_shape = tuple(params["shape"])
+    if op.name == "sum_to":  # the kept dims are x's (sizes may be symbols)
+        out_shape = tuple(1 if d == 1 else in_shape[lead + i] for i, d in enumerate(params["shape"]))
     elif params.get("keepdims"):
         out_shape = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
     else:
