@@ -75,20 +75,22 @@ def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
     from .triton_build import TritonKernel, load_module
 
     start = time.perf_counter()
-    low = GraphLowering(graph, example_inputs, reinfer=True).run()
+    device = require_triton_device(example_inputs, interpret)
+    # Lowering reads only layouts (shape, strides, dtype), never memory: CuPy arrays are
+    # handed over as host arrays of the same layout that own one element.
+    low = GraphLowering(graph, [_host_layout(a) for a in example_inputs], reinfer=True).run()
     items = schedule(low, graph.name)
     kernels = [item for item in items if isinstance(item, Kernel)]
     local = fit_locals(kernels, kernel_locals(items, low))
     rendered = {k.name: render_kernel(k, local) for k in kernels}
     source = render_module(graph.name, list(rendered.values()))
     module = load_module(source, f"graph_{graph.name}", interpret) if kernels else None
-    device = require_triton_device(example_inputs, interpret)
     wrapper = _TritonWrapper(low, items, rendered, local, 1, pool=False)
     wrapper.device = device
     text = wrapper.generate("", "", graph.name)
     wmod = _load_wrapper(text, graph.name)
-    for name, value in low.constants.items():
-        setattr(wmod, name, value)
+    for name, value in low.constants.items():   # constants of the program go to its device
+        setattr(wmod, name, _to_device(value, device))
     for name, value in wrapper.consts.items():
         setattr(wmod, name, value)
     for rk in rendered.values():
@@ -108,6 +110,21 @@ def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
     call = wmod.call
     call.kiln_artifact = artifact
     return call
+
+
+def _host_layout(value: Any) -> Any:
+    """A NumPy array with ``value``'s layout and no data of its own (for CuPy arrays)."""
+    if not is_cupy_array(value):
+        return value
+    return np.lib.stride_tricks.as_strided(np.zeros(1, value.dtype), value.shape, value.strides)
+
+
+def _to_device(value: Any, device: tuple) -> Any:
+    if device[0] != "cuda" or not isinstance(value, np.ndarray):
+        return value
+    import cupy
+    with cupy.cuda.Device(device[1]):
+        return cupy.asarray(value)
 
 
 class _Launch:
