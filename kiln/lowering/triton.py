@@ -49,6 +49,10 @@ _COMBINE = {"sum": "kiln_add", "prod": "kiln_mul", "max": "kiln_max", "min": "ki
             "any": "kiln_or", "all": "kiln_and", "argmax": "kiln_argmax", "argmin": "kiln_argmin"}
 
 
+# Accumulation steps written as operators (the combines are for tl.reduce).
+_INFIX = {"sum": "+", "prod": "*", "any": "|", "all": "&"}
+
+
 @functools.lru_cache(maxsize=None)
 def templates() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), keep_trailing_newline=True,
@@ -114,7 +118,9 @@ class RenderedTritonKernel:
             xblock = max(1, min(_pow2(x), limit // rblock))
             warps = max(1, min(8, xblock * rblock // 256))
             return (_cdiv(x, xblock), 1, 1), {"XBLOCK": xblock, "RBLOCK": rblock}, warps
-        rblock = min(_pow2(self.rnumel), 2 ** 14 if interpret else LOOPED_RBLOCK)
+        # (The interpreter reduces a tile with a custom combine one element at a time in
+        # Python: short chunks, many vectorized iterations.)
+        rblock = min(_pow2(self.rnumel), 256 if interpret else LOOPED_RBLOCK)
         return (x, 1, 1), {"XBLOCK": 1, "RBLOCK": rblock}, 8 if rblock >= 1024 else 4
 
 
@@ -280,7 +286,9 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
                 body.line(f"{name} = tl.where(xmask & rmask, {nv}, {name})")
                 body.line(f"{name}_index = tl.where(xmask & rmask, {ni}, {name}_index)")
             else:
-                body.line(f"{name} = tl.where(xmask & rmask, {fn}({name}, {v}), {name})")
+                op = _INFIX.get(node.combine)
+                step = f"{name} {op} {v}" if op else f"{fn}({name}, {v})"
+                body.line(f"{name} = tl.where(xmask & rmask, {step}, {name})")
         body.flush()
         body.depth -= 1
         em.cse, em.forwarded = saved_cse, saved_fwd
