@@ -19,10 +19,8 @@ Cache hits take no lock.
 """
 from __future__ import annotations
 
-import builtins
 import dataclasses
 import functools
-import linecache
 import sys
 import threading
 import time
@@ -44,7 +42,7 @@ from .errors import KilnError
 # attribute ``kiln.explain`` (the function) to the module.
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .ir.passes import has_side_effects
-from .ir.printer import python_code
+from .ir.printer import exec_source, python_code
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry, scalar_only,
                      size_only)
 
@@ -82,9 +80,7 @@ def _eager_backend(graph: Any, example_inputs: list) -> Callable:
                                        for n in graph.calls})
     _eager_counter[0] += 1
     filename = f"<kiln eager graph {graph.name} #{_eager_counter[0]}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    namespace = {"ops": kernels, "np": np, **consts}
-    exec(builtins.compile(src, filename, "exec"), namespace)
+    namespace = exec_source(src, filename, {"ops": kernels, "np": np, **consts})
     return namespace[graph.name]
 
 

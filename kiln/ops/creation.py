@@ -386,7 +386,7 @@ ascontiguousarray = declare("ascontiguousarray", Category.POINTWISE, np.ascontig
                             meta=lambda x: TensorMeta(tuple(shape_of(x)), _dtype_of(x)), aliases=True,
                             vjp=lambda g, out, x: (g,),
                             doc="numpy.ascontiguousarray: `x` itself when C-contiguous, else a C-ordered copy")
-ascontiguousarray.lowering = {"scalar": "identity", "kinds": "fiub"}
+ascontiguousarray.lowering = copy.lowering = {"scalar": "identity", "kinds": "fiub"}  # a copy is a loop
 
 
 def _np_copy_normalize(a, order="K", subok=False):
@@ -414,3 +414,5 @@ def _ascontiguousarray_normalize(a, dtype=None, *, like=None):
 spell(np.copy, copy, _np_copy_normalize, "numpy.copy")
 spell(method_key("copy"), copy, _method_copy_normalize, "ndarray.copy")
 spell(np.ascontiguousarray, ascontiguousarray, _ascontiguousarray_normalize, "numpy.ascontiguousarray")
+
+ascontiguousarray.layout_dependent = True  # a view of a C-contiguous input, else a copy

@@ -476,9 +476,11 @@ if hasattr(np, "cumulative_sum"):
 
 
 # ---- lowering (kiln/lowering/reductions.py renders these) ---------------------------------
-# The combine of each op's accumulation loop; 'composite' ops (mean, var, std) are built
-# from float64 sum loops and pointwise math. argmax/argmin/ptp have none: extern calls.
-for _name, _combine in {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "any": "any",
-                        "all": "all", "mean": "composite", "var": "composite",
-                        "std": "composite"}.items():
-    OPS[_name].lowering = {"reduce": _combine}
+# The combine of each op's accumulation loop. ``finish`` builds the result from float64 sum
+# loops and pointwise math: 'mean' (sum / count), 'var' (sum of squared deviations from
+# the mean / max(count - ddof, 0)), 'std' (its square root). argmax/argmin/ptp have none:
+# extern calls.
+for _name in ("sum", "prod", "max", "min", "any", "all"):
+    OPS[_name].lowering = {"reduce": _name}
+for _name in ("mean", "var", "std"):
+    OPS[_name].lowering = {"reduce": "sum", "finish": _name}

@@ -82,6 +82,16 @@ class Op:
     # How lowering turns a call into loop-level code (see kiln/lowering/): for pointwise ops
     # a dict of per-backend expression templates; None means "an extern call of impl".
     lowering: Any = None
+    # The result is always a new array, never a view of an input (matmul, linalg solves,
+    # the functional scatters): a backend may write another value into its memory.
+    fresh_result: bool = False
+    # A VIEW-like op that returns a view for some memory layouts and a copy for others
+    # (reshape of a transposed array copies): aot keys its plan by the input's layout.
+    layout_dependent: bool = False
+    # For a VIEW op that does not cover every element of its base:
+    # ``put_back(base, new, *rest, **params)`` writes ``new`` into the view's elements of
+    # ``base`` (functionalization of writes through the view), written with other ops.
+    put_back: Callable[..., Any] | None = None
     # VIEW ops: ``layout(window, *inputs, **params) -> Window | None``, the output's
     # (shape, strides, offset) from the input's, computed without touching memory
     # (kiln/ops/layout.py); None from the rule: NumPy would copy or raise.
