@@ -34,9 +34,11 @@ from typing import Any
 import jinja2
 import numpy as np
 
+from ..errors import Unsupported
 from .loop_ir import Affine
+from .renderer import Renderer
 from .scheduler import Kernel, node_index, write_index
-from .triton_ops import KernelArgs, TritonEmitter, literal, tltype
+from .triton_ops import TL_TYPES, KernelArgs, TritonEmitter, literal, template, tltype
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
 # Rows up to this many elements are reduced as one tile (Inductor's persistent reduction).
@@ -176,6 +178,7 @@ class _Body:
 
 def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
     """Triton source of one scheduled kernel (see the module doc)."""
+    local = fit_locals([kernel], local)
     frame = kernel.frame
     outer, inner = frame.outer_vars(), frame.inner_vars()
     xnumel = math.prod(n for _, n in outer)
@@ -377,4 +380,39 @@ def render_module(graph_name: str, kernels: list[RenderedTritonKernel]) -> str:
         graph_name=graph_name, prelude=prelude(), kernels=[k.source for k in kernels])
 
 
-__all__ = ["render_kernel", "render_module", "fit_locals", "RenderedTritonKernel", "literal"]
+class TritonRenderer(Renderer):
+    """``@triton.jit`` kernels in one Python module, which kiln.runtime.triton_backend
+    imports and installs in the wrapper (a kernel is called with arrays; the runtime
+    launches it on the arrays' device, or through Triton's interpreter)."""
+
+    name = "triton"
+    dtypes = frozenset(TL_TYPES)
+
+    def __init__(self) -> None:
+        self.rendered: dict[str, RenderedTritonKernel] = {}
+
+    def supports(self, fn: str, dtype: Any) -> bool:
+        return np.dtype(dtype).name in TL_TYPES and (fn == "identity" or template(fn, dtype) is not None)
+
+    def render_kernel(self, kernel: Kernel, local: dict, size_args: tuple = (),
+                      inplace: dict | None = None) -> RenderedTritonKernel:
+        if size_args:
+            raise Unsupported("the Triton renderer prints sizes as numbers: the graph is specialized")
+        rk = self.rendered[kernel.name] = render_kernel(kernel, local)
+        return rk
+
+    def render_module(self, graph_name: str, kernels: list) -> str:
+        return render_module(graph_name, kernels)
+
+    def wrapper_prelude(self, module_path: str, signature: str, kernels: list) -> list[str]:
+        return ["# Triton kernels: kiln.runtime.triton_backend installs each one under its name"]
+
+    def pointer(self, buf: Any) -> str:
+        return buf.name
+
+    def launch(self, rendered: Any, args: list[str]) -> str:
+        return f"{rendered.name}({', '.join(args)})"
+
+
+__all__ = ["render_kernel", "render_module", "fit_locals", "RenderedTritonKernel", "literal",
+           "TritonRenderer"]

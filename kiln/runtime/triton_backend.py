@@ -1,14 +1,12 @@
 """The Triton backend: ``triton_backend(graph, example_inputs) -> callable``.
 
-The pipeline, one named pass per line (the C++ backend's, with the Triton renderer)::
+The pipeline is the C++ backend's (``generate``: lowering, scheduling, kernel-local
+buffers, the wrapper) with :class:`~kiln.lowering.triton.TritonRenderer`::
 
-    device    = require_triton_device(example_inputs)          # CuPy arrays, or the interpreter
-    lowering  = GraphLowering(graph, example_inputs).run()      # graph -> loop IR
-    items     = schedule(lowering)                              # fuse into kernels (shared)
-    local     = fit_locals(kernels, kernel_locals(items, ...))  # what stays in registers
-    kernels   = [render_kernel(k, local) ...]                   # Triton per kernel
-    module    = load_module(render_module(...))                 # imported from the cache dir
-    wrapper   = TritonWrapper(...).generate(...)                # allocate, launch, externs
+    device    = require_triton_device(example_inputs)        # CuPy arrays, or the interpreter
+    gen       = generate(graph, host_layouts, TritonRenderer())  # kernels + wrapper text
+    module    = load_module(gen.cpp, ..., interpret)         # imported from the cache dir
+    wrapper   = _load_wrapper(gen.wrapper + array checks)    # kernels installed by name
 
 Device follows data: on CuPy arrays the wrapper allocates with CuPy and launches on the
 arrays' device and the current CuPy stream; extern ops (matmul, einsum, gathers) run their
@@ -67,36 +65,28 @@ def _layout_key(args: Any) -> tuple:
 
 def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
                     interpret: bool) -> Callable:
-    from ..lowering.lower import GraphLowering
-    from ..lowering.scheduler import Kernel, kernel_locals, schedule
-    from ..lowering.triton import fit_locals, render_kernel, render_module
-    from ..lowering.wrapper import WrapperCode
-    from .backend import _load_wrapper, _report, Artifact
+    from ..lowering.triton import TritonRenderer
+    from .backend import SO_PLACEHOLDER, Artifact, _load_wrapper, _report, generate
     from .triton_build import TritonKernel, load_module
 
     start = time.perf_counter()
     device = require_triton_device(example_inputs, interpret)
+    renderer = TritonRenderer()
     # Lowering reads only layouts (shape, strides, dtype), never memory: CuPy arrays are
     # handed over as host arrays of the same layout that own one element.
-    low = GraphLowering(graph, [_host_layout(a) for a in example_inputs], reinfer=True).run()
-    items = schedule(low, graph.name)
-    kernels = [item for item in items if isinstance(item, Kernel)]
-    local = fit_locals(kernels, kernel_locals(items, low))
-    rendered = {k.name: render_kernel(k, local) for k in kernels}
-    source = render_module(graph.name, list(rendered.values()))
-    module = load_module(source, f"graph_{graph.name}", interpret) if kernels else None
-    wrapper = _TritonWrapper(low, items, rendered, local, 1, pool=False)
-    wrapper.device = device
-    text = wrapper.generate("", "", graph.name)
+    gen = generate(graph, [_host_layout(a) for a in example_inputs], renderer, reinfer=True,
+                   pool=False)
+    module = load_module(gen.cpp, f"graph_{graph.name}", interpret) if gen.kernel_names else None
+    text = _with_array_checks(gen.wrapper.replace(repr(SO_PLACEHOLDER), "''"), gen.low, device)
     wmod = _load_wrapper(text, graph.name)
-    for name, value in low.constants.items():   # constants of the program go to its device
+    for name, value in gen.low.constants.items():   # constants of the program go to its device
         setattr(wmod, name, _to_device(value, device))
-    for name, value in wrapper.consts.items():
+    for name, value in gen.consts.items():
         setattr(wmod, name, value)
-    for rk in rendered.values():
+    for name, rk in renderer.rendered.items():
         grid, constexprs, warps = rk.config(interpret)
-        setattr(wmod, rk.name, _Launch(TritonKernel(module, rk.name, rk.signature, constexprs,
-                                                     warps, interpret=interpret), grid))
+        setattr(wmod, name, _Launch(TritonKernel(module, name, rk.signature, constexprs, warps,
+                                                 interpret=interpret), grid))
     wmod._ARRAY = np.ndarray
     if device[0] == "cuda":
         import cupy
@@ -104,12 +94,29 @@ def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
         wmod._ARRAY = cupy.ndarray
     wmod._respecialize = respecialize
     wmod._numpy = graph
-    artifact = Artifact(graph.name, source, module.__file__ if module else "", text, wmod.call,
-                        list(rendered), time.perf_counter() - start)
-    _report(artifact, len(rendered), "Triton", "kernels.py")
+    artifact = Artifact(graph.name, gen.cpp, module.__file__ if module else "", text, wmod.call,
+                        gen.kernel_names, time.perf_counter() - start)
+    _report(artifact, len(gen.kernel_names), "Triton", "kernels.py")
     call = wmod.call
     call.kiln_artifact = artifact
     return call
+
+
+def _with_array_checks(source: str, low: Any, device: tuple) -> str:
+    """The wrapper re-checks the array type (and GPU) the kernels were built for: anything
+    else recompiles (a NumPy array where CuPy's was, another device)."""
+    from ..lowering.loop_ir import Buffer
+    names = [name for name, kind in low.inputs if isinstance(kind, Buffer)]
+    checks = [f"type({n}) is not _ARRAY" for n in names]
+    if device[0] == "cuda":
+        checks += [f"{n}.device.id != {device[1]}" for n in names]
+    if not checks:
+        return source
+    params = ", ".join(name for name, _ in low.inputs)
+    head = f"\ndef call({params}):\n"
+    assert head in source, "kiln bug: the wrapper has no call() to guard"
+    return source.replace(head, head + f"    if {' or '.join(checks)}:\n"
+                                       f"        return _respecialize({params})\n", 1)
 
 
 def _host_layout(value: Any) -> Any:
@@ -128,61 +135,11 @@ def _to_device(value: Any, device: tuple) -> Any:
 
 
 class _Launch:
-    """A kernel as the wrapper calls it: ``kernel(*arrays, *scalars, nthreads)``."""
+    """A kernel as the wrapper calls it: ``kernel(*arrays, *scalars)``."""
 
     def __init__(self, kernel: Any, grid: tuple) -> None:
         self.kernel = kernel
         self.grid = grid
 
     def __call__(self, *args: Any) -> None:
-        self.kernel(self.grid, *args[:-1])   # the last is the C++ thread count
-
-
-def _wrapper_base() -> type:
-    from ..lowering.wrapper import WrapperCode
-    return WrapperCode
-
-
-class _TritonWrapper(_wrapper_base()):
-    """The C++ backend's wrapper with Triton's calling convention: arrays (not pointers)
-    go to the kernels, which the runtime installs in the module (no shared library)."""
-
-    device: tuple = ("cpu", None)
-
-    def pointer(self, buf: Any) -> str:
-        return buf.name
-
-    def _guards(self) -> list[str]:
-        """The array type (and GPU) the kernels were built for: anything else recompiles."""
-        from ..lowering.loop_ir import Buffer
-        names = [name for name, kind in self.low.inputs if isinstance(kind, Buffer)]
-        checks = [f"type({n}) is not _ARRAY" for n in names]
-        if self.device[0] == "cuda":
-            checks += [f"{n}.device.id != {self.device[1]}" for n in names]
-        if not checks:
-            return []
-        params = ", ".join(name for name, _ in self.low.inputs)
-        return [f"    if {' or '.join(checks)}:", f"        return _respecialize({params})"]
-
-    def generate(self, so_path: str, cdefs: str, graph_name: str) -> str:
-        text = super().generate(so_path, cdefs, graph_name)
-        lines = text.split("\n")
-        drop = {f"{name} = _lib.{name}" for name in self.rendered}
-        out, skip = [], False
-        for line in lines:
-            if line.startswith("from kiln.runtime.loader import load_library"):
-                skip = True
-                out.append(f"# Triton kernels of graph '{graph_name}': installed by kiln.runtime.triton_backend")
-                continue
-            if skip:
-                if line.startswith("    return _ffi.cast"):
-                    skip = False
-                continue
-            if line in drop:
-                continue
-            out.append(line)
-            if line.startswith("def call("):
-                out += self._guards()
-        if skip:
-            raise AssertionError("kiln bug: the wrapper's library block changed; update triton_backend")
-        return "\n".join(out)
+        self.kernel(self.grid, *args)
