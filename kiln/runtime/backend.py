@@ -265,10 +265,10 @@ def _load_wrapper(source: str, graph_name: str) -> types.ModuleType:
     return module
 
 
-def _report(artifact: Artifact, builds: int) -> None:
+def _report(artifact: Artifact, builds: int, language: str = "C++", kernels_file: str = "kernels.cpp") -> None:
     header = (f"graph '{artifact.name}': {len(artifact.kernel_names)} kernel(s), "
               f"{'built' if builds else 'loaded from cache'} in {artifact.compile_seconds * 1e3:.0f} ms")
-    text = f"# wrapper\n{artifact.wrapper}\n# C++ ({artifact.so})\n{artifact.cpp}"
+    text = f"# wrapper\n{artifact.wrapper}\n# {language} ({artifact.so})\n{artifact.cpp}"
     if logs.enabled("output_code"):
         logs.log("output_code", header, text)
     if output_code_log.isEnabledFor(logging.DEBUG):
@@ -279,5 +279,5 @@ def _report(artifact: Artifact, builds: int) -> None:
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, "wrapper.py"), "w") as f:
             f.write(artifact.wrapper)
-        with open(os.path.join(folder, "kernels.cpp"), "w") as f:
+        with open(os.path.join(folder, kernels_file), "w") as f:
             f.write(artifact.cpp)
