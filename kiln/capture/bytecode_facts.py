@@ -401,6 +401,26 @@ def call_instrs(fn: Instr, args: list[Instr], n: int, lineno: int | None) -> lis
     return out
 
 
+# 3.13's fused loads/stores pack two local indices into 4 bits each: in generated code,
+# whose locals are renumbered (the ___stack arguments come first), an index past 15 does
+# not fit (``bytecode`` then writes a wrong pair). Generated code uses the plain pair.
+SUPERINSTRUCTIONS = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
+                     "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
+                     "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST")}
+
+
+def unfuse(items: list) -> list:
+    """``items`` (Instrs, labels, try markers) with every superinstruction split in two."""
+    out = []
+    for item in items:
+        parts = SUPERINSTRUCTIONS.get(getattr(item, "name", None)) if isinstance(item, Instr) else None
+        if parts is None:
+            out.append(item)
+        else:
+            out += [Instr(name, arg, lineno=item.lineno) for name, arg in zip(parts, item.arg)]
+    return out
+
+
 def make_function_flags(arg: Any) -> int:
     """MAKE_FUNCTION's flags (3.13: none; SET_FUNCTION_ATTRIBUTE sets them one by one)."""
     return 0 if PY >= (3, 13) else arg

@@ -469,7 +469,7 @@ def _stack_loads(nstack: int, nulls: tuple, lineno: int | None) -> list[Instr]:
 def _finish(abstract, items: list, facts: CodeFacts, args: list[str], qualname: str) -> types.CodeType:
     code = facts.code
     abstract.clear()
-    abstract.extend(items)
+    abstract.extend(bf.unfuse(items))
     abstract.argnames = list(args)
     abstract.argcount = len(args)
     abstract.posonlyargcount = 0
