@@ -409,11 +409,23 @@ SUPERINSTRUCTIONS = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
                      "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST")}
 
 
-def unfuse(items: list) -> list:
-    """``items`` (Instrs, labels, try markers) with every superinstruction split in two."""
+def unfuse(items: list, argnames: list[str]) -> list | None:
+    """``items`` with every superinstruction split in two when one of them names a local
+    whose index (arguments first, then locals in order of appearance) passes 15; None
+    when nothing needs splitting (the copy then keeps the original's instruction count)."""
+    order = {n: i for i, n in enumerate(argnames)}
+    for item in items:
+        if isinstance(item, Instr) and isinstance(item.arg, str) and item.arg not in order:
+            order[item.arg] = len(order)
+        if isinstance(item, Instr) and item.name in SUPERINSTRUCTIONS:
+            for n in item.arg:
+                order.setdefault(getattr(n, "name", n), len(order))
+    if not any(isinstance(it, Instr) and it.name in SUPERINSTRUCTIONS
+               and any(order[getattr(n, "name", n)] > 15 for n in it.arg) for it in items):
+        return None
     out = []
     for item in items:
-        parts = SUPERINSTRUCTIONS.get(getattr(item, "name", None)) if isinstance(item, Instr) else None
+        parts = SUPERINSTRUCTIONS.get(item.name) if isinstance(item, Instr) else None
         if parts is None:
             out.append(item)
         else:
