@@ -438,5 +438,8 @@ for _name, _templates in {**_CPP_UNARY, **_CPP_BINARY}.items():
 # where/clip/astype: every input is first cast to the output dtype (condition to bool);
 # a missing clip bound (None) is an infinite one.
 where.lowering = {"cpp": {"*": "({condition} ? {x} : {y})"}}
-clip.lowering = {"cpp": {"f": "kiln_clip({x}, {lo}, {hi})", "*": "kiln_clip_int({x}, {lo}, {hi})"}}
+# NumPy's clip loop with 0-d bounds (zero strides) keeps x on a tie: clip(-0.0, 0, 1) is -0.0;
+# array bounds and a missing bound (maximum/minimum) take the bound: +0.0.
+clip.lowering = {"cpp": {"f": "kiln_clip({x}, {lo}, {hi})", "f:rest=0d": "kiln_clip_keep({x}, {lo}, {hi})",
+                         "*": "kiln_clip_int({x}, {lo}, {hi})"}}
 astype.lowering = {"cpp": {"*": "{x}"}}  # the cast to the output dtype is the whole op
