@@ -28,6 +28,40 @@ def clip_ties_with_scalar_bounds_keep_x(x):
         np.clip(x, 0.0, None), np.clip(x, x.max(), x[0])
 
 
+@found((np.arange(4.0),), (np.arange(6.0).reshape(2, 3),), (np.arange(3, dtype=np.int32),))
+def loops_over_an_array_see_their_own_writes(x):
+    # Python reads each element (a copy) or row (a view) when the loop takes it
+    seen = []
+    for v in x:
+        x += 1
+        seen.append(v * 1)
+    for i, v in enumerate(x[::-1], 2):
+        x[0] = x[-1] * 2
+        seen.append(v + i)
+    it = iter(x)
+    first = next(it)
+    x -= 3
+    seen.append(next(it) * 1)
+    return seen, first, list(it)
+
+
+@found((np.arange(4.0),), (np.arange(6.0).reshape(2, 3),))
+def loops_over_an_array_resume_after_a_break(x):
+    seen = []
+    for i, v in enumerate(x):
+        x[-1] = x[-1] + v
+        print(v, file=_SINK)      # a graph break inside the loop: the rest runs over the real x
+        seen.append(v * 1)
+    for v in x:
+        seen.append(v * 2)
+        _SINK.truncate(0)
+        x += 1
+    return seen
+
+
+_SINK = __import__("io").StringIO()
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(FOUND))
 def test_found_by_fuzzer(name, backend, request):

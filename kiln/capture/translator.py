@@ -28,7 +28,7 @@ from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracke
 from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
-                                   ListVariable, TupleVariable)
+                                   ListVariable, TupleVariable, make_iterator)
 from .variables.functions import NestedFunctionVariable, UserObjectVariable
 
 MAX_INLINE_DEPTH = 32
@@ -514,8 +514,7 @@ class InstructionTranslator(BuildOpcodes):
         if isinstance(obj, IteratorVariable):
             self.push(obj)
         else:
-            origin = obj if isinstance(obj, (ListVariable, DictVariable)) else None
-            self.push(IteratorVariable(obj.items(self), origin))
+            self.push(make_iterator(self, obj))
 
     def FOR_ITER(self, inst):
         iterator = self.stack[-1]
@@ -529,7 +528,7 @@ class InstructionTranslator(BuildOpcodes):
                                  "the loop: the function runs as Python")
             self.unsupported("unsupported_value", "the list a loop walks changed during the "
                              "loop: the loop runs as Python")
-        item = iterator.next()
+        item = iterator.next(self)
         if item is None:
             self.pop()
             self.ip = inst.target
