@@ -284,7 +284,7 @@ class ExprMixin:
         dt = self.pick(DTYPES)
         if a is not None and self.chance(0.6):
             src = self.pick([f"np.zeros_like({a.src})", f"np.ones_like({a.src})",
-                             f"np.full_like({a.src}, 2)", f"np.empty_like({a.src}) * 0",
+                             f"np.full_like({a.src}, 2)",
                              f"np.zeros({a.src}.shape, np.{dt})", f"np.ones({a.src}.shape[-1:])",
                              f"np.arange({a.src}.size)", f"np.full({a.src}.shape, 1.5)",
                              f"np.zeros_like({a.src}, dtype=np.{dt})"])

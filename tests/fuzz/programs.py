@@ -73,9 +73,10 @@ class Program:
         return ns["args"]
 
     def reproducer(self) -> str:
+        """A runnable script: the program compiled by kiln, called as the fuzzer called it."""
         calls = "\n".join(f"# call {n}\n{c}print(prog(*args))" for n, c in enumerate(self.calls))
-        return f"import io\nimport numpy as np\nimport kiln\nSINK = io.StringIO()\n\n@kiln.compile\n" \
-               f"{self.source()}\n{calls}\n"
+        source = self.source().replace("def prog(", "@kiln.compile\ndef prog(")
+        return f"import io\nimport numpy as np\nimport kiln\nSINK = io.StringIO()\n\n{source}\n{calls}\n"
 
     def __repr__(self) -> str:
         return "\n" + self.reproducer()
