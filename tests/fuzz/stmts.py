@@ -117,7 +117,16 @@ class ProgramGen(ExprMixin, Gen):
         if t is None or t.ndim == 0:
             return [f"{t.src}[...] = {self.pick(['1', '0.5', 'True'])}"] if t is not None else None
         n = min(sh[0] for sh in t.shapes)
-        idx = self.pick(["int", "slice", "mask", "ellipsis", "fancy", "col", "slice2"], "index")
+        idx = self.pick(["int", "slice", "mask", "ellipsis", "fancy", "col", "slice2", "overlap", "fill"],
+                        "index")
+        if idx == "overlap":     # a write from an overlapping part of the same array
+            src, dst = self.pick([("1:", ":-1"), (":-1", "1:"), ("::-1", "..."), ("...", "::-1")])
+            op = self.pick(["=", "+=", "*="])
+            return [f"{t.src}[{dst}] {op} {paren(t.src)}[{src}]"]
+        if idx == "fill":
+            value = self.pick(["0", "1.5", "-2", "True"])
+            return [self.pick([f"{t.src}.fill({value})", f"np.copyto({t.src}, {value})",
+                               f"np.copyto({t.src}, {paren(t.src)}[::-1])"])]
         if idx == "int":
             key = str(self.pick([0, -1, 1]))
         elif idx == "slice":
