@@ -6,8 +6,6 @@ Pointwise ops carry their C++ templates in their own ``lowering`` field
 ``lowering`` fields of their ops in kiln/ops/{shape,creation}.py; the lookup already
 prefers an op's own field, so moving a row needs no other change:
 
-- ``SAFE_VIEWS``: how to run a VIEW op on a fake strided array without touching memory
-  (reshape/ravel must never copy there: ``copy=False`` makes NumPy raise instead);
 - ``EXTRA_POINTWISE``: templates for pointwise ops declared outside pointwise.py (copy).
 """
 from __future__ import annotations
@@ -15,11 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-SAFE_VIEWS = {
-    "reshape": lambda x, shape: np.reshape(x, shape, copy=False),
-    "ravel": lambda x: np.reshape(x, -1, copy=False),
-}
 
 EXTRA_POINTWISE = {
     "copy": {"cpp": {"*": "{x}"}},
