@@ -62,6 +62,31 @@ def loops_over_an_array_resume_after_a_break(x):
 _SINK = __import__("io").StringIO()
 
 
+_OUT_CALLS = [(np.array(-3.5, np.float32), np.arange(9.0).reshape(3, 3)), (np.ones(3), np.zeros((3, 3))),
+              (np.ones((2, 3)), np.zeros((1, 3))), (np.ones((2, 3)), np.zeros((2, 3))),
+              (np.ones(3, np.float32), np.zeros((3, 3))), (np.ones((2, 3)), np.zeros(3))]
+
+
+# NumPy's reductions and scans want out= of the result's exact shape (they raise, or for
+# some casts write only part of it); only ufuncs broadcast their result over a larger out=
+@found(*_OUT_CALLS)
+def scan_into_an_out_of_another_shape(x, o):
+    np.cumsum(x, axis=0, out=o[::-1])
+    return o * 2
+
+
+@found(*_OUT_CALLS)
+def reduction_into_an_out_of_another_shape(x, o):
+    np.sum(x, axis=0, out=o)
+    return o * 2
+
+
+@found(*_OUT_CALLS)
+def ufunc_into_an_out_of_another_shape(x, o):
+    np.add(x, 1, out=o)
+    return o * 2
+
+
 @found((np.array([True, False]),), (np.array([[True], [False]])[::-1],),
        xfail="x ** 2 on a bool array is np.square in NumPy (ndarray.__pow__'s fast path for an "
              "exact Python int 2): int8, where kiln records np.power: int64")

@@ -209,7 +209,8 @@ class ProgramGen(ExprMixin, Gen):
         if self.chance(0.3):
             return [f"{self.fresh('r')} = {call}"]
         if self.chance(0.2):
-            red = self.pick(["np.sum", "np.max", "np.cumsum"])
+            # (np.cumsum of a 0-d array into a 0-d out= crashes NumPy 2.4 itself)
+            red = self.pick(["np.sum", "np.max", "np.cumsum"] if a.ndim and region.ndim else ["np.sum", "np.max"])
             return [f"{red}({a.src}, axis=0, out={dest})"]
         return [call]
 
