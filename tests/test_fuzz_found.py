@@ -105,11 +105,11 @@ def squeeze_of_an_intermediate_view_is_that_view(x):
     return w, np.squeeze(w)
 
 
-@found((np.ones((3, 2)),), (np.ones(3),),
-       xfail="np.atleast_1d/np.atleast_2d of an array with enough dimensions return the array "
-             "itself (asanyarray); kiln spells them as a reshape, a new view object")
+@found((np.ones((3, 2)),), (np.ones(3),), (np.ones((2, 1, 2)),), (np.array(2.0),))
 def atleast_nd_of_an_array_with_enough_dims_is_the_array(x):
-    return np.atleast_1d(x), x
+    # NumPy returns the array itself (asanyarray), not a new view
+    y = x * 2
+    return np.atleast_1d(x), np.atleast_2d(x), np.atleast_3d(x), np.atleast_2d(y), y, x
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
