@@ -310,9 +310,10 @@ class GraphLowering:
             elif isinstance(v, Scalar) and getattr(v, "arg", False):
                 # a runtime scalar: NumPy's loops see a zero stride and may take a fast path
                 template = templates.get(f"{k}:{op.inputs[i]}=scalar", template)
-        if len(values) > 1 and all(v is not None and not v.shape for v in values[1:]):
-            # every operand but the first is 0-d: NumPy's loop sees zero strides, its fast path
-            template = templates.get(f"{k}:rest=0d", template)
+        if template is None and len(values) > 1 and all(v is not None and not v.shape for v in values[1:]):
+            # every operand but the first is 0-d (computed, say): NumPy's loop sees zero
+            # strides and may take a fast path
+            template = templates.get(f"{k}:rest=0d")
         if template is None:
             template = templates.get(k, templates.get("*"))
         if template is None:

@@ -410,7 +410,8 @@ _CPP_BINARY = {
     "power": {"f": "pow{f}({x}, {y})", "y=2": "{x} * {x}", "y=1": "{x}",
               "f:y=3": "({T})((double){x} * (double){x} * (double){x})",
               "f:y=0.5": "__builtin_sqrt{f}({x})",
-              "f:y=scalar": "({y} == ({T})0.5 ? __builtin_sqrt{f}({x}) : pow{f}({x}, {y}))"},
+              "f:y=scalar": "({y} == ({T})0.5 ? __builtin_sqrt{f}({x}) : pow{f}({x}, {y}))",
+              "f:rest=0d": "({y} == ({T})0.5 ? __builtin_sqrt{f}({x}) : pow{f}({x}, {y}))"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
     "maximum": {"f": "(({x} > {y} || {x} != {x}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
     "minimum": {"f": "(({x} < {y} || {x} != {x}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
