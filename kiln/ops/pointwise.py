@@ -358,7 +358,8 @@ spell(("method", "astype"), astype, _astype_normalize, "ndarray.astype")
 # kinds ('f' float, 'i' signed, 'u' unsigned, 'b' bool), the loop being the one NumPy's type
 # resolution picks. A kind left out makes the node an extern call of the NumPy kernel
 # (integer power raises on negative exponents, for example). ``when`` maps a constant
-# operand ("y=2"; "f:y=3" for float loops only; "f:y=scalar" for a runtime scalar) to a
+# operand ("y=2"; "f:y=3" for float loops only; "f:y=scalar" for a runtime scalar or a 0-d
+# value the program computed; "f:rest=0d" when every operand but the first is 0-d) to a
 # decomposition ``(ops, dtype, *operands)`` written with other scalar functions.
 
 _F, _ALL = "f", "fiub"
@@ -402,8 +403,7 @@ _WHEN = {
               "y=1": lambda ops, dt, x, y: x,
               "f:y=3": _cube,
               "f:y=0.5": lambda ops, dt, x, y: ops.call("sqrt", [x], dt),
-              "f:y=scalar": _power_runtime_scalar,
-              "f:rest=0d": _power_runtime_scalar},   # a 0-d exponent the program computed
+              "f:y=scalar": _power_runtime_scalar},   # also a 0-d exponent the program computed
 }
 
 
