@@ -2,9 +2,10 @@
 kiln and through every backend, compared as test_programs.py compares (runner.py).
 
 In the normal suite a fixed, derandomized slice of ``KILN_FUZZ_PROGRAMS`` programs runs
-(default 40). A long run (docs/testing.md)::
+(default 40). A long run (docs/fuzzing.md)::
 
-    KILN_FUZZ_PROGRAMS=20000 KILN_FUZZ_SEED=1 python -m pytest tests/fuzz -p no:cacheprovider
+    KILN_FUZZ_PROGRAMS=20000 KILN_FUZZ_SEED=1 python -m pytest tests/fuzz -p no:cacheprovider -x \
+        --hypothesis-show-statistics
 
 A failure shrinks to a short program and prints it as a runnable script.
 """
