@@ -240,6 +240,7 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
                 accesses.append(w)
             post += [point_loop] + ["  " + f for f in finish] + ["}"] if blk else finish
         accesses.extend(a for _, a in em.loads)
+        accesses.extend(em.uses)
         body = em.lines + updates
         if blk:
             if kind == "scalar" or not inner:

@@ -145,6 +145,7 @@ class Buffer:
         self.kind = kind  # input | const | computed | extern
         self.strides = contiguous_strides(shape)  # inputs: overwritten with the real strides
         self.offset = 0
+        self.order: tuple | None = None  # computed in another axis order (NumPy's layout)
 
     def __repr__(self) -> str:
         return f"Buffer({self.name}, {self.shape}, {self.dtype.name}, {self.kind})"
@@ -229,6 +230,7 @@ class Emitter:
         self.forwarded = forwarded if forwarded is not None else {}
         self.locals = locals_ if locals_ is not None else {}
         self.loads: list[tuple[Buffer, Affine]] = []
+        self.uses: list[Affine] = []   # indices tested in conditions (no loop collapses them)
         self.rename: Callable | None = None
         self.rowlocal: dict[str, tuple[str, set]] = {}
 
@@ -244,6 +246,11 @@ class Emitter:
             return self.assign(f"{array}[{within.render(self.rename)}]", buf.dtype)
         self.loads.append((buf, index))
         return self.assign(f"{self.names.arg(buf)}[{index.render(self.rename)}]", buf.dtype)
+
+    def index_expr(self, index: Affine) -> str:
+        """An index as a C expression for a condition (``x2 == 0``): its loop stays its own."""
+        self.uses.append(index)
+        return f"({index.render(self.rename)})"
 
     def assign(self, expr: str, dtype: Any) -> str:
         found = self.cse.get(expr)

@@ -123,7 +123,7 @@ class WrapperCode:
                 for node in item.nodes:
                     buf = node.buf
                     if buf.name in rk.written and buf.name not in allocated:
-                        key = (buf.shape, buf.dtype.str)
+                        key = (buf.shape, buf.dtype.str, buf.strides)
                         src = rk.inplace.get(buf.name)
                         if src is not None:
                             # The kernel writes this output over an input it reads for
@@ -145,10 +145,10 @@ class WrapperCode:
                             self.pools.append(pool)
                             self.lines.append(f"{buf.name} = {pool}.pop() if {pool} else None")
                             self.lines.append(f"if {buf.name} is None or _refcount({buf.name}) != 2:")
-                            self.lines.append(f"    {buf.name} = np.empty({buf.shape!r}, np.{buf.dtype.name})")
+                            self.lines.append(f"    {buf.name} = {_empty(buf)}")
                             self.pooled[buf.name] = pool
                         else:
-                            self.lines.append(f"{buf.name} = np.empty({buf.shape!r}, np.{buf.dtype.name})")
+                            self.lines.append(f"{buf.name} = {_empty(buf)}")
                         allocated[buf.name] = buf
                 args = [self.pointer(b) for b in rk.buffers] + [s.expr[2:] for s in rk.scalars]
                 args += list(self.size_exprs)
@@ -179,7 +179,7 @@ class WrapperCode:
                 if last == step and name in allocated:
                     buf = allocated[name]
                     if buf is not None and name not in moved:
-                        free.setdefault((buf.shape, buf.dtype.str), []).append(name)
+                        free.setdefault((buf.shape, buf.dtype.str, buf.strides), []).append(name)
                     else:
                         self.lines.append(f"del {name}")
             body += self.lines
@@ -285,3 +285,12 @@ class WrapperCode:
                 if isinstance(v, (BufferValue, Opaque)):
                     last[v.buf.name if isinstance(v, BufferValue) else v.name] = len(self.items)
         return last
+
+
+def _empty(buf: Buffer) -> str:
+    """The allocation of a buffer: C order, or the axis order NumPy gives that result."""
+    if buf.order is None:
+        return f"np.empty({buf.shape!r}, np.{buf.dtype.name})"
+    shape = tuple(buf.shape[a] for a in buf.order)
+    back = tuple(int(i) for i in np.argsort(buf.order))
+    return f"np.empty({shape!r}, np.{buf.dtype.name}).transpose({back!r})"

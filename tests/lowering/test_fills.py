@@ -1,0 +1,151 @@
+"""Fresh arrays and the writes into them (kiln/lowering/fills.py): np.zeros/np.empty/
+np.full followed by slice or element assignments compile into one kernel that writes the
+final array once. Results are compared with NumPy; kernel and allocation counts pin the
+fusion."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln.runtime import cpp_backend
+
+from .helpers import assert_same
+
+
+def _compiled(fn):
+    seen = []
+
+    def backend(graph, example_inputs):
+        seen.append(cpp_backend(graph, example_inputs))
+        return seen[-1]
+
+    return kiln.compile(fn, backend=backend), seen
+
+
+def grid(x):
+    n = x.shape[0]
+    z = np.zeros((n, n, 3))
+    z[:, :, 0] = x.reshape(-1, 1)
+    z[:, :, 1] = x
+    return z.reshape(n * n, 3)
+
+
+def rhs(t, x, y, z, sigma, rho, beta):
+    yprime = np.empty(3)
+    yprime[0] = sigma * (y - x)
+    yprime[1] = x * (rho - z) - y
+    yprime[2] = x * y - beta * z
+    return yprime
+
+
+def border(x):
+    a = np.ones(x.shape)
+    a[0, :] = 0.0
+    a[-1] = 0.0
+    a[:, 0] = 0.0
+    a[1:3, -1] = 7
+    return a * x
+
+
+def full_scaled(x):
+    a = np.full(x.shape, 2.5, dtype=np.float32)
+    a *= 2
+    b = np.zeros_like(x, dtype=np.int64)
+    b[1] = 3
+    return a, b
+
+
+def partial_row(x):
+    y = np.zeros((4, x.shape[0]))
+    y[2] = x               # a whole row: the value spans a full dim
+    y[1, 1:3] = -2.0       # a number into part of a row
+    return y
+
+
+CASES = [
+    (grid, (np.linspace(0.0, 1.0, 7),)),
+    (rhs, (0.0, 1.0, 2.0, 3.0, 10.0, 28.0, 8.0 / 3.0)),
+    (border, (np.arange(30.0).reshape(5, 6),)),
+    (full_scaled, (np.ones((3, 4)),)),
+    (partial_row, (np.arange(5.0),)),
+]
+
+
+@pytest.mark.parametrize("fn,args", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_writes_into_fresh_arrays_are_one_kernel(fn, args):
+    compiled, seen = _compiled(fn)
+    want = fn(*args)
+    got = compiled(*args)
+    for i, (g, w) in enumerate(zip(got if isinstance(got, tuple) else (got,),
+                                   want if isinstance(want, tuple) else (want,))):
+        assert_same(f"out{i}", w, g, rtol=0, atol=0)
+    [art] = [c.kiln_artifact for c in seen]
+    assert len(art.kernel_names) == 1, art.kernel_names
+    assert "_ext_" not in art.wrapper.split("def call")[1]     # no extern copy or fill
+    outs = len(want) if isinstance(want, tuple) else 1
+    assert art.wrapper.count("np.empty") == outs                # each output allocated once
+
+
+def test_a_returned_fresh_array_stays_numpys_call():
+    compiled, seen = _compiled(lambda n: np.zeros((n, 3)) + 0 * n)
+    assert_same("zeros", np.zeros((4, 3)), compiled(4), rtol=0, atol=0)
+    compiled, seen = _compiled(lambda x: (np.zeros(x.shape), x + 1))
+    got = compiled(np.ones(5))
+    assert "_ext_zeros" in seen[0].kiln_artifact.wrapper     # calloc'd pages, never touched
+    assert_same("zeros", np.zeros(5), got[0], rtol=0, atol=0)
+
+
+def test_writes_that_would_read_past_the_value_stay_externs():
+    def f(x):
+        n = x.shape[0]
+        y = np.empty(3 * n)
+        y[:n] = x                   # x is read at i for i < n only
+        y[n:] = np.repeat(x, 2)
+        return y
+
+    compiled, seen = _compiled(f)
+    x = np.arange(4.0)
+    assert_same("y", f(x), compiled(x), rtol=0, atol=0)
+
+
+def test_casts_and_out_of_range_values_follow_numpy():
+    def f(x):
+        a = np.zeros(3, dtype=np.int8)
+        a[0] = 100
+        a[1:] = x                   # int64 into int8: 'same_kind', C wraps as NumPy does
+        return a
+
+    compiled, _ = _compiled(f)
+    x = np.array([300, -5])
+    assert_same("a", f(x), compiled(x), rtol=0, atol=0)
+
+    def g():
+        a = np.zeros(2, dtype=np.uint8)
+        a[0] = 300                  # NumPy raises OverflowError
+        return a
+
+    with pytest.raises(OverflowError):
+        g()
+    with pytest.raises(OverflowError):
+        kiln.compile(g)()
+
+
+def test_float64_exp_log_chain_calls_vector_math():
+    # exp, an in-place divide by the sum, log, sum: every loop must call libmvec's vector
+    # exp/log (GCC 12 dropped them once it specialized the kernel body for its range).
+    import shutil
+    import subprocess
+
+    if shutil.which("nm") is None or "avx2" not in open("/proc/cpuinfo").read():
+        pytest.skip("needs nm and an AVX2 CPU (libmvec's vector variants)")
+
+    def chain(x):
+        p = np.exp(x)
+        p /= p.sum()
+        return np.log(p).sum()
+
+    compiled, seen = _compiled(chain)
+    x = np.random.default_rng(0).standard_normal(1000)
+    np.testing.assert_allclose(compiled(x), chain(x), rtol=1e-12)
+    symbols = subprocess.run(["nm", "-D", seen[0].kiln_artifact.so], capture_output=True,
+                             text=True, check=True).stdout
+    assert "_ZGV" in symbols and "v_exp" in symbols and "v_log" in symbols, symbols
