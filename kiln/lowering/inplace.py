@@ -32,7 +32,8 @@ from .scheduler import Kernel, node_loads, write_index
 
 # Extern ops whose result is always a new array (never a view of an argument).
 FRESH_EXTERNS = frozenset({"matmul", "dot", "inner", "outer", "tensordot", "inv", "solve",
-                           "cholesky", "index_put", "index_add"})
+                           "cholesky", "index_put", "index_add", "zeros", "ones", "empty",
+                           "full", "zeros_like", "ones_like", "empty_like", "full_like"})
 
 
 def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buffer]:

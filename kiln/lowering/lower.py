@@ -442,9 +442,8 @@ class GraphLowering:
 
     def realize_output(self, value: Value) -> BufferValue:
         """:meth:`realize` for a returned value: in NumPy's layout for it."""
-        creation = getattr(value, "creation", None)
-        if creation is not None:   # a fresh array returned as made: NumPy's own call
-            return self.extern(*creation)
+        if getattr(value, "creation", None) is not None:
+            return self.realize(value)   # a fresh array returned as made: NumPy's own call
         want = getattr(value, "layout", None)
         if want is None or not isinstance(value, (Pointwise, BufferValue)):
             return self.realize(value)
@@ -465,6 +464,13 @@ class GraphLowering:
             return value
         if id(value) in self._realized:
             return self._realized[id(value)]
+        creation = getattr(value, "creation", None)
+        if creation is not None:
+            # A fresh array needed as memory (returned, or written by an extern): NumPy's
+            # own call, which np.zeros/np.empty answer without touching the pages.
+            out = self.extern(*creation)
+            self._realized[id(value)] = out
+            return out
         if isinstance(value, Scalar):
             value = Pointwise((), value.dtype, lambda em, index, v=value: v.load(em, index), 0, self._origin)
         buf = self.new_buffer(value.shape, value.dtype, "computed")
