@@ -321,7 +321,31 @@ class CompiledFunction:
                 if result is not MISS:
                     return result
             else:
-                entry = self._compile(args, kwargs)
+                entry = None
+        if entry is not None:  # an entry that runs this call as Python (another thread's)
+            return self.fn(*args, **kwargs)
+        with self._lock:
+            marks = (set(self._dynamic_marked), set(self._dynamic_scalars))
+            entry = self._compile(args, kwargs)
+        try:
+            return self._run_new(entry, args, kwargs)
+        except BaseException:
+            self._demote(entry, marks)
+            raise
+
+    def _demote(self, entry: CacheEntry | None, marks: tuple) -> None:
+        """The call that compiled ``entry`` raised (a user's ValueError, NumPy's
+        broadcasting error): later valid calls must compile and hit what they would have
+        without it. The dims it marked dynamic are unmarked, and the entry goes last, so
+        the entries of valid calls are tried first (and are the ones a recompile compares
+        with); the same failing call again still finds it, without recompiling."""
+        with self._lock:
+            self._dynamic_marked.intersection_update(marks[0])
+            self._dynamic_scalars.intersection_update(marks[1])
+            if any(e is entry for e in self._entries):
+                self._entries = tuple(e for e in self._entries if e is not entry) + (entry,)
+
+    def _run_new(self, entry: CacheEntry | None, args: tuple, kwargs: dict) -> Any:
         if entry is None:
             self.calls_uncompiled += 1
             return self.fn(*args, **kwargs)

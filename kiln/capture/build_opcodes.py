@@ -3,6 +3,7 @@ strings, and unpacking. A mixin of :class:`~kiln.capture.translator.InstructionT
 (one handler per opcode, as everywhere in the translator)."""
 from __future__ import annotations
 
+from . import bytecode_facts as bc
 from .variables.arrays import ArrayVariable
 from .variables.base import ConstantVariable
 from .variables.containers import DictVariable, ListVariable, SliceVariable, TupleVariable
@@ -45,13 +46,30 @@ class BuildOpcodes:
         self.push(ConstantVariable("".join(p.as_constant(self) for p in parts)))
 
     def FORMAT_VALUE(self, inst):
-        spec = self.pop().as_constant(self) if inst.arg & 0x04 else ""
-        value = self.pop()
+        spec = self.pop() if inst.arg & bc.FORMAT_VALUE_SPEC else ConstantVariable("")
+        self.format(self.pop(), bc.CONVERSIONS.get(inst.arg & 0x03), spec)
+
+    def format(self, value, conv, spec) -> None:
+        """``format(conv(value), spec)`` on constants (f-strings)."""
         if isinstance(value, ArrayVariable):
             self.unsupported("data_dependent", "formatting an array as text reads its data")
         v = value.as_constant(self)
-        conv = {1: str, 2: repr, 3: ascii}.get(inst.arg & 0x03)
-        self.push(ConstantVariable(self.fold(format, conv(v) if conv else v, spec)))
+        self.push(ConstantVariable(self.fold(format, conv(v) if conv else v,
+                                             spec.as_constant(self))))
+
+    # 3.13 splits FORMAT_VALUE into a conversion and a format with or without a spec.
+    def CONVERT_VALUE(self, inst):
+        value = self.pop()
+        if isinstance(value, ArrayVariable):
+            self.unsupported("data_dependent", "formatting an array as text reads its data")
+        self.push(ConstantVariable(self.fold(bc.CONVERSIONS[int(inst.arg)], value.as_constant(self))))
+
+    def FORMAT_SIMPLE(self, inst):
+        self.format(self.pop(), None, ConstantVariable(""))
+
+    def FORMAT_WITH_SPEC(self, inst):
+        spec = self.pop()
+        self.format(self.pop(), None, spec)
 
     def LIST_APPEND(self, inst):
         item = self.pop()

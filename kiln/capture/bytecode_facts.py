@@ -1,44 +1,108 @@
-"""Everything kiln knows about CPython 3.11 bytecode, in one place.
+"""Everything kiln knows about CPython bytecode, for 3.11, 3.12 and 3.13, in one place.
 
 Code objects are decoded with the ``bytecode`` package into a flat list of
 :class:`Inst` (jump targets resolved to indices, the exception table turned into a
 per-instruction "inside a try region" flag, line numbers and source text attached).
-The translator only ever sees :class:`Inst` and the tables below; when kiln moves to a
-new Python version this is the module that changes.
+The translator, the resume-function generator (resume.py) and partial graphs only ever
+see :class:`Inst` and the tables and functions below; a new Python version is a new
+column here (and a new branch in frame_hook.c), never a search through the translator.
 
-3.11 facts the translator relies on:
+Facts shared by the three versions:
 
-- ``LOAD_GLOBAL``'s argument is ``(push_null, name)``: with ``push_null`` a NULL is
-  pushed *before* the value (the callable slot of the following ``CALL``).
-- ``LOAD_METHOD`` pushes two values (method + self, or NULL + attribute); we always push
-  NULL + the bound attribute, which ``CALL`` treats identically.
-- ``PRECALL n`` is a no-op for us; ``CALL n`` pops ``n`` arguments, the callable and the
-  NULL/self slot below it. ``KW_NAMES`` (argument: the tuple of names) applies to the next
-  ``CALL``: the last ``len(names)`` arguments are keywords.
-- ``CALL_FUNCTION_EX flags`` pops (kwargs dict if ``flags & 1``), the args tuple, the
-  callable and the NULL pushed before it.
-- ``MAKE_FUNCTION flags`` pops the code object (3.11 no longer pushes a qualified name),
-  then closure (0x08), annotations (0x04), kw defaults (0x02), defaults (0x01).
+- ``LOAD_GLOBAL``'s argument is ``(push_null, name)``; with ``push_null`` a NULL is pushed
+  beside the value (the self slot of the following ``CALL``). A method load
+  (3.11 ``LOAD_METHOD``, 3.12+ ``LOAD_ATTR`` with the method bit, argument
+  ``(True, name)``) pushes two values: method + self, or NULL + the attribute; we always
+  push NULL + the bound attribute, which ``CALL`` treats identically.
+- ``CALL n`` pops ``n`` arguments, the callable and the NULL/self slot beside it.
 - ``BINARY_OP``'s argument is an ``NB_*`` code covering both plain and in-place
   operators (:data:`BINARY_OPS`); ``COMPARE_OP``'s is a rich-comparison code.
-- Comprehensions are nested functions called with the iterator as their only argument
-  (named ``.0``); generator expressions are generator functions (``RETURN_GENERATOR``).
-- The quickened "superinstructions" of 3.11 (``LOAD_FAST__LOAD_FAST``, ...) and the
-  specialized forms exist only in the interpreter's private copy of the code;
-  ``co_code`` and therefore ``bytecode`` always show the base instructions.
-- ``CACHE`` entries and ``EXTENDED_ARG`` are dropped by the decoder.
+- Generator expressions are generator functions (``RETURN_GENERATOR``).
+- Specialized forms exist only in the interpreter's private copy of the code; ``co_code``
+  and therefore ``bytecode`` always show the base instructions. ``CACHE`` entries and
+  ``EXTENDED_ARG`` are dropped by the decoder.
+
+What differs (each has its table or function below):
+
+============================  ==================  ==================  ==================
+fact                          3.11                3.12                3.13
+============================  ==================  ==================  ==================
+NULL beside a callable        below it            below it            above it
+call sequence                 PRECALL n; CALL n   CALL n              CALL n
+keyword names                 KW_NAMES; CALL      KW_NAMES; CALL      tuple; CALL_KW
+method load                   LOAD_METHOD         LOAD_ATTR (1, n)    LOAD_ATTR (1, n)
+conditional jumps             POP_JUMP_FORWARD/   POP_JUMP_IF_*       POP_JUMP_IF_*
+                              BACKWARD_IF_*,      (forward only)      after TO_BOOL
+                              JUMP_IF_*_OR_POP
+FOR_ITER exhausted            jumps to target     skips END_FOR       skips END_FOR,
+                                                                      POP_TOP
+comprehensions                nested function     inlined (PEP 709)   inlined
+synthetic handlers            none                comprehension,      the same
+                                                  generator StopIter
+MAKE_FUNCTION                 flags               flags               SET_FUNCTION_ATTR.
+f-strings                     FORMAT_VALUE        FORMAT_VALUE        CONVERT_VALUE,
+                                                                      FORMAT_SIMPLE/SPEC
+superinstructions in co_code  none                none                LOAD_FAST_LOAD_FAST,
+                                                                      STORE_FAST_*_FAST
+closure cells loaded with     LOAD_CLOSURE        LOAD_CLOSURE        LOAD_FAST (CellVar)
+============================  ==================  ==================  ==================
+
+FOR_ITER is normalised: :class:`Inst` ``target`` is where the interpreter really lands
+when the iterator is exhausted (past the END_FOR it skips), with the iterator popped —
+3.11's meaning on every version. Generated code that retargets a FOR_ITER puts a
+landing pad (:func:`for_iter_landing`) at the new target.
 """
 from __future__ import annotations
 
 import dis
 import linecache
 import operator
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any
 
 import bytecode
-from bytecode import BinaryOp, Compare, Instr, Label, SetLineno, TryBegin, TryEnd
+from bytecode import BinaryOp, CellVar, Compare, FreeVar, Instr, Label, SetLineno
+
+SUPPORTED_VERSIONS = ((3, 11), (3, 12), (3, 13))
+
+
+def check_version(version: tuple = tuple(sys.version_info[:2])) -> tuple[int, int]:
+    """The running CPython as ``(major, minor)``; an ImportError for one kiln has no
+    bytecode tables for (a wrong table would mean wrong results, not a slow path)."""
+    version = tuple(version[:2])
+    if version not in SUPPORTED_VERSIONS or sys.implementation.name != "cpython":
+        names = ", ".join(f"{a}.{b}" for a, b in SUPPORTED_VERSIONS)
+        raise ImportError(
+            f"kiln reads CPython bytecode and knows CPython {names}; this is "
+            f"{sys.implementation.name} {'.'.join(map(str, version))}. Install kiln into a "
+            f"virtual environment made with one of those (python3.12 -m venv .venv).")
+    return version
+
+
+PY = check_version()
+# -- the per-version columns (see the table in the module docstring) ---------------------
+NULL_ABOVE_CALLABLE = PY >= (3, 13)         # [callable, self_or_null, args...]
+HAS_PRECALL = PY == (3, 11)
+# Instructions the interpreter skips after FOR_ITER's target when the iterator is done.
+FOR_ITER_SKIPS = {(3, 11): (), (3, 12): ("END_FOR",), (3, 13): ("END_FOR", "POP_TOP")}[PY]
+# 3.13 jumps and ``not`` only accept exact bools (TO_BOOL makes them): generated code that
+# enters at one of these with a rebuilt value re-emits TO_BOOL first.
+NEEDS_BOOL = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "UNARY_NOT"}) \
+    if PY >= (3, 13) else frozenset()
+COND_JUMPS = frozenset({"POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE",
+                        "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
+                        "POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_FALSE",
+                        "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"}) \
+    if PY == (3, 11) else frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE",
+                                     "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"})
+CALL_OPS = frozenset({"CALL", "CALL_FUNCTION_EX", "CALL_KW"})
+# 3.12+ places exception handlers (and what only they reach) at the end of the code: a
+# try/with statement is its protected range plus handler blocks elsewhere, not one span.
+COLD_HANDLERS = PY >= (3, 12)
+# Instructions that belong to the CALL after them (they set interpreter state for it).
+CALL_PREFIX = frozenset({"PRECALL", "KW_NAMES"})
 
 CO_VARARGS = 0x04
 CO_VARKEYWORDS = 0x08
@@ -95,8 +159,20 @@ OPERATOR_SYMBOLS = {
 for _inplace, _plain in INPLACE_TO_PLAIN.items():
     OPERATOR_SYMBOLS[_inplace] = OPERATOR_SYMBOLS[_plain]
 
+# 3.13's ``*_CAST`` comparisons feed a jump: the plain operator, whose truth the jump takes.
+for _name in ("LT", "LE", "EQ", "NE", "GT", "GE"):
+    if hasattr(Compare, _name + "_CAST"):
+        COMPARE_OPS[getattr(Compare, _name + "_CAST")] = COMPARE_OPS[getattr(Compare, _name)]
+
 UNARY_OPS = {"UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos,
              "UNARY_INVERT": operator.invert, "UNARY_NOT": operator.not_}
+# CALL_INTRINSIC_1 (3.12+) -> the 3.11 opcode that did the same.
+INTRINSIC_AS = {"INTRINSIC_UNARY_POSITIVE": "UNARY_POSITIVE",
+                "INTRINSIC_LIST_TO_TUPLE": "LIST_TO_TUPLE"}
+
+# f-string conversions: FORMAT_VALUE's low bits (3.11/3.12), CONVERT_VALUE's arg (3.13).
+CONVERSIONS = {1: str, 2: repr, 3: ascii}
+FORMAT_VALUE_SPEC = 0x04
 
 
 @dataclass
@@ -139,32 +215,116 @@ def decode(code: types.CodeType) -> DecodedCode:
     instructions: list[Inst] = []
     label_at: dict[int, int] = {}
     pending_jumps: list[tuple[Inst, Label]] = []
-    try_depth = 0
     lineno = code.co_firstlineno
     for item in abstract:
         if isinstance(item, Label):
             label_at[id(item)] = len(instructions)
-        elif isinstance(item, TryBegin):
-            try_depth += 1
-        elif isinstance(item, TryEnd):
-            try_depth -= 1
         elif isinstance(item, SetLineno):
             lineno = item.lineno
         elif isinstance(item, Instr):
             if item.lineno is not None:
                 lineno = item.lineno
-            inst = Inst(len(instructions), item.name, item.arg, lineno, in_try=try_depth > 0)
+            inst = Inst(len(instructions), item.name, item.arg, lineno)
             if isinstance(item.arg, Label):
                 pending_jumps.append((inst, item.arg))
                 inst.arg = None
             instructions.append(inst)
     for inst, label in pending_jumps:
         inst.target = label_at[id(label)]
+        if inst.opname == "FOR_ITER":
+            inst.target += for_iter_skip(instructions, inst.target)
+    names = [i.opname for i in instructions]
+    args = [i.arg for i in instructions]
+    entries = exception_entries(code, len(instructions))
+    handler_of = handlers_by_instruction(entries, len(instructions))
+    for inst in instructions:
+        inst.in_try = in_user_try(names, args, entries, handler_of, inst.index)
     decoded = DecodedCode(code, instructions, code.co_filename)
     _decode_cache[code] = decoded
     return decoded
 
 
+def for_iter_skip(instructions: list, target: int) -> int:
+    """How many instructions the interpreter skips at FOR_ITER's jump target."""
+    for k, name in enumerate(FOR_ITER_SKIPS):
+        got = instructions[target + k]
+        got = getattr(got, "opname", got)
+        if got != name:
+            raise AssertionError(f"kiln bug: FOR_ITER's target is {got}, not {name}")
+    return len(FOR_ITER_SKIPS)
+
+
+def for_iter_landing(lineno: int | None) -> list[Instr]:
+    """What a retargeted FOR_ITER's new target starts with (the interpreter skips it)."""
+    return [Instr(name, lineno=lineno) for name in FOR_ITER_SKIPS]
+
+
+# (start, end, handler, depth, lasti) in decode()'s instruction indices, end inclusive.
+Entry = tuple[int, int, int, int, bool]
+
+
+def exception_entries(code: types.CodeType, count: int) -> list[Entry]:
+    """The exception table of ``code`` in decode()'s indices (``count`` instructions)."""
+    # dis instructions (minus CACHE/EXTENDED_ARG) match decode()'s one to one.
+    offsets = [ins.offset for ins in dis.get_instructions(code)
+               if ins.opname not in ("CACHE", "EXTENDED_ARG")]
+    if len(offsets) != count:
+        raise AssertionError("kiln bug: dis and bytecode disagree on instruction count")
+    index_at = {off: k for k, off in enumerate(offsets)}
+
+    def index_before(off: int) -> int:
+        k = index_at.get(off)
+        while k is None:
+            off -= 2
+            k = index_at.get(off)
+        return k
+
+    return [(index_at[e.start], index_before(e.end - 2), index_at[e.target], e.depth, e.lasti)
+            for e in dis._parse_exception_table(code)]
+
+
+def handlers_by_instruction(entries: list[Entry], count: int) -> list[int | None]:
+    """The entry (index into ``entries``) covering each instruction, or None."""
+    handler_of: list[int | None] = [None] * count
+    for e, (start, end, _, _, _) in enumerate(entries):
+        for k in range(start, end + 1):
+            handler_of[k] = e
+    return handler_of
+
+
+# The handlers the compiler adds around code that has no try (3.12+): an inlined
+# comprehension's restores the iteration variables it saved and re-raises; a generator's
+# turns a StopIteration escaping the body into a RuntimeError.
+_RESTORE_OPS = frozenset({"SWAP", "POP_TOP", "STORE_FAST", "STORE_FAST_STORE_FAST",
+                          "STORE_FAST_MAYBE_NULL"})
+
+
+def is_synthetic_handler(names: list[str], args: list, h: int) -> bool:
+    """Is the handler at ``h`` one the compiler made (no try/with in the source)?"""
+    if names[h] == "CALL_INTRINSIC_1" and getattr(args[h], "name", "") == \
+            "INTRINSIC_STOPITERATION_ERROR":
+        return True
+    k = h
+    while k < len(names) and names[k] in _RESTORE_OPS:
+        k += 1
+    return k > h and k < len(names) and names[k] == "RERAISE" and args[k] == 0
+
+
+def in_user_try(names: list[str], args: list, entries: list[Entry],
+                handler_of: list[int | None], k: int) -> bool:
+    """Is instruction ``k`` inside a try or with of the source? A synthetic range counts
+    exactly when its re-raise does (a comprehension inside a try body)."""
+    for _ in range(len(entries) + 1):
+        e = handler_of[k]
+        if e is None:
+            return False
+        h = entries[e][2]
+        if not is_synthetic_handler(names, args, h):
+            return True
+        k = h
+        while names[k] != "RERAISE":
+            k += 1
+    return False
 def cell_name(arg: Any) -> str:
     """The variable name of a CellVar/FreeVar argument (LOAD_DEREF, MAKE_CELL, ...)."""
     return arg.name
@@ -174,6 +334,98 @@ def load_global_arg(arg: Any) -> tuple[bool, str]:
     """``LOAD_GLOBAL``'s argument as ``(push_null, name)``."""
     push_null, name = arg
     return bool(push_null), name
+
+
+def load_attr_arg(opname: str, arg: Any) -> tuple[bool, str]:
+    """``(method load?, name)`` of LOAD_ATTR (3.12+: ``(bool, name)``) or LOAD_METHOD."""
+    if opname == "LOAD_METHOD":
+        return True, arg
+    if isinstance(arg, tuple):
+        return bool(arg[0]), arg[1]
+    return False, arg
+
+
+def pushes_null(opname: str, arg: Any) -> bool:
+    """May this instruction push a NULL (or an unbound method) beside its value?"""
+    if opname == "LOAD_GLOBAL":
+        return bool(arg[0])
+    if opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        return load_attr_arg(opname, arg)[0]
+    return False
+
+
+def with_null(value: Any, null: Any) -> list:
+    """``value`` and the NULL of a call slot, in this version's stack order."""
+    return [value, null] if NULL_ABOVE_CALLABLE else [null, value]
+
+
+def split_callable(lower: Any, upper: Any, null: Any) -> tuple[Any, Any]:
+    """The two values below a call's arguments -> ``(callable, self or None)``."""
+    if NULL_ABOVE_CALLABLE:               # [callable, self_or_null]
+        return lower, (None if upper is null else upper)
+    if lower is null:                     # [NULL, callable]
+        return upper, None
+    return lower, upper                   # [method, self]
+
+
+def call_pops(opname: str, arg: Any) -> int:
+    """Values a call instruction pops (arguments, callable, its NULL/self slot, names)."""
+    return real_stack_effect(opname, arg, False)[0]
+
+
+def callable_slot(opname: str, arg: Any, depth: int, nulls: tuple) -> int:
+    """Stack position of the function a call instruction calls (``depth`` values before it,
+    NULLs at ``nulls``)."""
+    if opname == "CALL_FUNCTION_EX":
+        below = depth - (3 + (oparg_of(arg) & CALL_FUNCTION_EX_KWARGS))
+    else:
+        below = depth - call_pops(opname, arg)
+    if NULL_ABOVE_CALLABLE:
+        return below
+    return below + 1 if below in nulls else below
+
+
+def call_instrs(fn: Instr, args: list[Instr], n: int, lineno: int | None) -> list[Instr]:
+    """Generated code calling the value ``fn`` loads with the ``n`` positional arguments
+    that ``args`` push, in this version's call sequence."""
+    null = Instr("PUSH_NULL", lineno=lineno)
+    out = [fn, null] if NULL_ABOVE_CALLABLE else [null, fn]
+    out += args
+    if HAS_PRECALL:
+        out.append(Instr("PRECALL", n, lineno=lineno))
+    out.append(Instr("CALL", n, lineno=lineno))
+    return out
+
+
+def make_function_flags(arg: Any) -> int:
+    """MAKE_FUNCTION's flags (3.13: none; SET_FUNCTION_ATTRIBUTE sets them one by one)."""
+    return 0 if PY >= (3, 13) else arg
+
+
+def local_accesses(opname: str, arg: Any) -> list[tuple[str, str]]:
+    """The plain locals an instruction reads ("use") and writes ("def"), in order.
+    Cell variables (3.13 loads them with LOAD_FAST, as CellVar) are not plain locals."""
+    if isinstance(arg, (CellVar, FreeVar)):
+        return []
+    if opname in ("LOAD_FAST", "LOAD_FAST_CHECK", "DELETE_FAST"):
+        return [("use", arg)]
+    if opname == "LOAD_FAST_AND_CLEAR":
+        return [("use", arg), ("def", arg)]
+    if opname in ("STORE_FAST", "STORE_FAST_MAYBE_NULL"):
+        return [("def", arg)]
+    if opname == "LOAD_FAST_LOAD_FAST":
+        return [("use", arg[0]), ("use", arg[1])]
+    if opname == "STORE_FAST_STORE_FAST":
+        return [("def", arg[0]), ("def", arg[1])]
+    if opname == "STORE_FAST_LOAD_FAST":
+        return [("def", arg[0]), ("use", arg[1])]
+    return []
+
+
+def is_cell(arg: Any, code: types.CodeType) -> bool:
+    """Does this LOAD_FAST load a closure cell itself (3.13's LOAD_CLOSURE)? Its argument
+    is a CellVar/FreeVar, or the name of an argument that is also a cell."""
+    return isinstance(arg, (CellVar, FreeVar)) or arg in code.co_cellvars or arg in code.co_freevars
 
 
 def is_generator_code(code: types.CodeType) -> bool:
@@ -212,7 +464,7 @@ def freevars(code: types.CodeType) -> tuple[str, ...]:
 # -- facts the resume-function generator (resume.py) relies on ---------------------------
 PROLOGUE_OPS = frozenset({"COPY_FREE_VARS", "MAKE_CELL", "RESUME"})
 NO_FALLTHROUGH = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
-                            "RETURN_VALUE", "RERAISE", "RAISE_VARARGS"})
+                            "RETURN_VALUE", "RETURN_CONST", "RERAISE", "RAISE_VARARGS"})
 # Instructions a straight region may break at. Their pushes are never NULL (LOAD_METHOD and
 # LOAD_GLOBAL may push one: their region runs up to the CALL consuming it, see region()).
 BREAKABLE_ALONE = frozenset({
@@ -227,7 +479,13 @@ BREAKABLE_ALONE = frozenset({
     "POP_JUMP_BACKWARD_IF_NOT_NONE", "FOR_ITER",
     "RAISE_VARARGS", "RETURN_VALUE", "MAKE_FUNCTION", "LOAD_DEREF", "LOAD_GLOBAL", "NOP",
     "POP_TOP", "PRINT_EXPR", "GET_ITER", "LOAD_ASSERTION_ERROR", "LOAD_METHOD", "KW_NAMES",
-    "PRECALL", "BEFORE_WITH"})
+    "PRECALL", "BEFORE_WITH",
+    # 3.12
+    "RETURN_CONST", "BINARY_SLICE", "STORE_SLICE", "CALL_INTRINSIC_1", "POP_JUMP_IF_TRUE",
+    "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "LOAD_SUPER_ATTR",
+    # 3.13
+    "CALL_KW", "TO_BOOL", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "CONVERT_VALUE",
+    "SET_FUNCTION_ATTRIBUTE"})
 
 
 def real_stack_effect(name: str, arg: Any, jump: bool) -> tuple[int, int]:
@@ -236,21 +494,28 @@ def real_stack_effect(name: str, arg: Any, jump: bool) -> tuple[int, int]:
         return 0, 0
     if name == "CALL":
         return arg + 2, 1
+    if name == "CALL_KW":      # callable, self_or_null, arguments, the names tuple
+        return arg + 3, 1
     if name == "CALL_FUNCTION_EX":  # NULL, callable, args tuple (, kwargs dict) -> result
         return 3 + (oparg_of(arg) & 1), 1
     if name == "LOAD_CONST":  # its argument is the constant itself (2**64 is no C int)
         return 0, 1
     if name == WITH_ENTER:      # the context manager -> its bound __exit__, __enter__()
         return 1, 2
-    if name in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",
-                "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_TRUE",
-                "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_NONE",
-                "POP_JUMP_BACKWARD_IF_NOT_NONE"):
+    if name in COND_JUMPS:
         return 1, 0
     if name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
         return (0, 0) if jump else (1, 0)
-    if name == "FOR_ITER":
+    if name == "FOR_ITER":     # normalised: exhausted, it pops the iterator (see decode)
         return (1, 0) if jump else (0, 1)
+    if name == "LOAD_FAST_LOAD_FAST":
+        return 0, 2
+    if name == "STORE_FAST_STORE_FAST":
+        return 2, 0
+    if name == "TO_BOOL":
+        return 1, 1
+    if name == "SET_FUNCTION_ATTRIBUTE":   # the value, the function -> the function
+        return 2, 1
     if name in ("UNPACK_SEQUENCE",):
         return 1, arg
     if name == "UNPACK_EX":
@@ -284,16 +549,20 @@ WITH_HANDLER = ("PUSH_EXC_INFO", "WITH_EXCEPT_START")
 def is_with_handler(names: list[str], h: int) -> bool:
     return tuple(names[h:h + 2]) == WITH_HANDLER
 
-LOCAL_STORES = frozenset({"STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF"})
+LOCAL_STORES = frozenset({"STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF",
+                          "LOAD_FAST_AND_CLEAR", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST",
+                          "STORE_FAST_MAYBE_NULL"})
 CELL_STORES = frozenset({"STORE_DEREF", "DELETE_DEREF"})
 
 
 def is_cell_store(opname: str) -> bool:
     """Does this instruction write a closure cell of the frame?"""
     return opname in CELL_STORES
-# A jump retargeted to a block placed later in the code must jump forward.
-FORWARD_OF = {"JUMP_BACKWARD": "JUMP_FORWARD", "JUMP_BACKWARD_NO_INTERRUPT": "JUMP_FORWARD",
-              "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_FORWARD_IF_TRUE",
-              "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_FORWARD_IF_FALSE",
-              "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_FORWARD_IF_NONE",
-              "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_FORWARD_IF_NOT_NONE"}
+# A jump retargeted to a block placed later in the code must jump forward (3.12+'s
+# conditional jumps are forward-only already).
+FORWARD_OF = {"JUMP_BACKWARD": "JUMP_FORWARD", "JUMP_BACKWARD_NO_INTERRUPT": "JUMP_FORWARD"}
+if PY == (3, 11):
+    FORWARD_OF.update({"POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_FORWARD_IF_TRUE",
+                       "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_FORWARD_IF_FALSE",
+                       "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_FORWARD_IF_NONE",
+                       "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_FORWARD_IF_NOT_NONE"})

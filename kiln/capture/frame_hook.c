@@ -1,4 +1,5 @@
-/* kiln's PEP 523 frame-evaluation hook for CPython 3.11 (built by frame_hook.py with cffi).
+/* kiln's PEP 523 frame-evaluation hook for CPython 3.11, 3.12 and 3.13 (built by
+ * frame_hook.py with cffi).
  *
  * Code objects kiln flagged (helpers whose inlining broke, functions called inside a loop
  * that runs as Python) are intercepted before their frame starts, while the hook is active
@@ -14,13 +15,84 @@
  *    frame is never run when replaced (the caller, _PyEval_Vector, clears and pops it).
  *  - while the dispatcher runs, nothing is intercepted on that thread (re-entrancy); while a
  *    replacement for code C runs, C itself is not intercepted again (its eager fallback).
+ *  - from 3.12 the eval function owns the frame it was given: one it does not run must be
+ *    cleared and popped here (3.11's caller, _PyEval_Vector, did it). Skipping this keeps
+ *    every intercepted call's arguments alive and leaks its data-stack slots.
  * cffi releases the GIL around calls into this library: every entry point takes it back.
+ *
+ * What differs per version (each use goes through the macros below):
+ *   3.11  f_func, f_code; a fresh frame has LASTI -1; the caller clears and pops
+ *   3.12  f_funcobj, f_code; LASTI -1; clear/pop copied from CPython (not exported)
+ *   3.13  f_funcobj, f_executable; LASTI 0; _PyEval_FrameClearAndPop (exported)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define Py_BUILD_CORE
 #include "internal/pycore_frame.h"
+#if PY_VERSION_HEX >= 0x030D0000
+#include "internal/pycore_ceval.h"
+#endif
 #undef Py_BUILD_CORE
+
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030E0000
+#error "kiln's frame hook knows CPython 3.11-3.13 frames; check the frame layout and clear/pop logic of this version first"
+#endif
+#ifdef Py_GIL_DISABLED
+#error "kiln's frame hook does not support free-threaded CPython builds"
+#endif
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define FRAME_CODE(f) ((PyCodeObject *)(f)->f_executable)
+#define FRAME_FUNC(f) ((PyObject *)(f)->f_funcobj)
+#define FRAME_STARTED(f) (_PyInterpreterFrame_LASTI(f) > 0)
+#elif PY_VERSION_HEX >= 0x030C0000
+#define FRAME_CODE(f) ((f)->f_code)
+#define FRAME_FUNC(f) ((PyObject *)(f)->f_funcobj)
+#define FRAME_STARTED(f) (_PyInterpreterFrame_LASTI(f) >= 0)
+#else
+#define FRAME_CODE(f) ((f)->f_code)
+#define FRAME_FUNC(f) ((PyObject *)(f)->f_func)
+#define FRAME_STARTED(f) (_PyInterpreterFrame_LASTI(f) >= 0)
+#endif
+
+/* Release a thread-owned frame that never started and has no frame object (the hook only
+ * intercepts those), after its eval function decided not to run it. */
+static void clear_and_pop(PyThreadState *ts, _PyInterpreterFrame *frame)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    _PyEval_FrameClearAndPop(ts, frame);
+#elif PY_VERSION_HEX >= 0x030C0000
+    /* CPython 3.12's clear_thread_frame (Python/ceval.c): _PyFrame_ClearExceptCode
+     * (Python/frame.c; no frame object here, so no ownership transfer), the code's
+     * reference, then _PyThreadState_PopFrame (Python/pystate.c). */
+    ts->c_recursion_remaining--;
+    for (int i = 0; i < frame->stacktop; i++)
+        Py_XDECREF(frame->localsplus[i]);
+    Py_XDECREF(frame->f_locals);
+    Py_DECREF(frame->f_funcobj);
+    Py_DECREF(frame->f_code);
+    ts->c_recursion_remaining++;
+    PyObject **base = (PyObject **)frame;
+    _PyStackChunk *chunk = ts->datastack_chunk;
+    if (base == &chunk->data[0]) {
+        /* The frame opened this chunk: free it, go back to the previous one (the root
+         * chunk is never popped: its first slot is skipped). */
+        _PyStackChunk *previous = chunk->previous;
+        ts->datastack_top = &previous->data[previous->top];
+        ts->datastack_chunk = previous;
+        ts->datastack_limit = (PyObject **)(((char *)previous) + previous->size);
+        PyObjectArenaAllocator arena;
+        PyObject_GetArenaAllocator(&arena);
+        arena.free(arena.ctx, chunk, chunk->size);
+    }
+    else {
+        ts->datastack_top = base;
+    }
+#else
+    (void)ts;
+    (void)frame;   /* 3.11: _PyEval_Vector clears and pops it after we return */
+#endif
+}
 
 static Py_ssize_t extra_index = -1;
 static PyObject *dispatch = NULL;
@@ -36,8 +108,9 @@ static PyObject *kiln_eval(PyThreadState *ts, _PyInterpreterFrame *frame, int th
 {
     if (throw_flag || depth == 0 || in_callback)
         return _PyEval_EvalFrameDefault(ts, frame, throw_flag);
-    PyCodeObject *code = frame->f_code;
-    if (code == running || frame->owner != FRAME_OWNED_BY_THREAD || _PyInterpreterFrame_LASTI(frame) >= 0)
+    PyCodeObject *code = FRAME_CODE(frame);
+    if (code == running || frame->owner != FRAME_OWNED_BY_THREAD || FRAME_STARTED(frame)
+            || frame->frame_obj != NULL)
         return _PyEval_EvalFrameDefault(ts, frame, throw_flag);
     void *extra = NULL;
     if (_PyCode_GetExtra((PyObject *)code, extra_index, &extra) < 0) {
@@ -51,8 +124,10 @@ static PyObject *kiln_eval(PyThreadState *ts, _PyInterpreterFrame *frame, int th
     Py_ssize_t n = code->co_argcount + code->co_kwonlyargcount
                    + ((flags & CO_VARARGS) != 0) + ((flags & CO_VARKEYWORDS) != 0);
     PyObject *raw = PyTuple_New(n);
-    if (raw == NULL)
+    if (raw == NULL) {
+        clear_and_pop(ts, frame);
         return NULL;
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *v = frame->localsplus[i];
         if (v == NULL)
@@ -61,10 +136,11 @@ static PyObject *kiln_eval(PyThreadState *ts, _PyInterpreterFrame *frame, int th
         PyTuple_SET_ITEM(raw, i, v);
     }
     in_callback = 1;
-    PyObject *replacement = PyObject_CallFunctionObjArgs(dispatch, (PyObject *)frame->f_func, raw, NULL);
+    PyObject *replacement = PyObject_CallFunctionObjArgs(dispatch, FRAME_FUNC(frame), raw, NULL);
     in_callback = 0;
     if (replacement == NULL) {
         Py_DECREF(raw);
+        clear_and_pop(ts, frame);
         return NULL;
     }
     if (replacement == Py_None) {
@@ -73,6 +149,9 @@ static PyObject *kiln_eval(PyThreadState *ts, _PyInterpreterFrame *frame, int th
         return _PyEval_EvalFrameDefault(ts, frame, throw_flag);
     }
     intercepted++;
+    /* The arguments live on in raw: release the frame before the replacement runs, so its
+     * own frames reuse the data-stack space. */
+    clear_and_pop(ts, frame);
     PyCodeObject *saved = running;
     running = code;
     PyObject *result = PyObject_CallOneArg(replacement, raw);

@@ -102,7 +102,7 @@ def plan(fn: types.FunctionType, break_index: int | None, depth: int,
     # than the break's); the state there is exact, so stopping early is always correct.
     if R.is_straight(facts, a, b, opened) and facts.names[i] not in R.SINGLE_OK:
         return None
-    if any(facts.depth[t] is None for t in R.exits(facts, a, b)):
+    if any(facts.depth[t] is None for t in R.exits(facts, a, b, opened)):
         return None
     return BreakPlan(a + shift, a, b, orig, opened)
 
@@ -323,7 +323,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
                 continue
             exprs.append(rebuild(var))
         use_hook = helper_factory is not None and frame_hook.available()
-        if break_depth > 0 and facts.names[b] in ("CALL", "CALL_FUNCTION_EX") \
+        if break_depth > 0 and facts.names[b] in bf.CALL_OPS \
                 and helper_factory is not None and R.is_straight(facts, a, b, bp.opened):
             helpers = _wrap_helper(stack, nulls, facts, b, exprs, rebuild, helper_factory, use_hook)
         exprs += [rebuild(var) for var in bound.values()]
@@ -344,11 +344,11 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
             exit_specs.append(R.Exit(t, depth, t_nulls, functools.partial(Continuation, resume_fn), names))
     else:
         exit_specs = []
-        for t, depth in R.exit_depths(facts, a, b).items():
+        for t, depth in R.exit_depths(facts, a, b, bp.opened).items():
             t_nulls = tuple(p for p in nulls if p < depth)
             exit_specs.append(R.Exit(t, depth, t_nulls,
                                      ResumeDispatch(resume_factory, bp.code, t, depth, t_nulls)))
-    seg_code = R.segment_code(bp.code, a, b, len(stack), nulls, local_names, exit_specs)
+    seg_code = R.segment_code(bp.code, a, b, len(stack), nulls, local_names, exit_specs, bp.opened)
     seg = types.FunctionType(seg_code, fn.__globals__, fn.__name__, None, fn.__closure__)
     extra = {"_kiln_seg": seg}
     if use_hook:
@@ -390,7 +390,7 @@ def _is_kiln_or_numpy(fn: Any) -> bool:
 def _region_functions(facts, a: int, b: int, fn_globals: dict) -> list:
     """User functions a region that runs as Python calls by global name."""
     found = []
-    for k in range(a, b + 1):
+    for k in R.members(facts, a, b):
         if facts.names[k] != "LOAD_GLOBAL":
             continue
         value = fn_globals.get(facts.args[k][1])
@@ -409,12 +409,7 @@ def _wrap_helper(stack, nulls, facts, a, exprs, rebuild, helper_factory, use_hoo
     is returned, to be flagged); without it the callable itself is replaced (call-site
     wrapping). A function made in the frame is wrapped when it has no closure and no
     defaults (then one compiled helper per code object serves every call)."""
-    name, arg = facts.names[a], facts.args[a]
-    if name == "CALL":
-        below = len(stack) - arg - 2
-        slot = below + 1 if below in nulls else below
-    else:
-        slot = len(stack) - (3 if arg & 1 else 2)
+    slot = bf.callable_slot(facts.names[a], facts.args[a], len(stack), nulls)
     var = stack[slot]
     position = sum(1 for p in range(slot) if p not in nulls)
     if isinstance(var, NestedFunctionVariable):

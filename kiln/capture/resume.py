@@ -1,5 +1,5 @@
 """Resume functions and eager segments: new code objects derived from a function's own
-bytecode (CPython 3.11), the bytecode half of partial graphs.
+bytecode (CPython 3.11-3.13), the bytecode half of partial graphs.
 
 With ``bytecode_facts`` this is the only module that knows opcodes. At a graph break the
 compiled entry runs the graph captured so far, rebuilds the Python-visible state (the
@@ -31,7 +31,9 @@ handler in its exception table (:func:`open_withs`).
 Pitfalls this module exists for (measured-here.md section 1): jumping into a try region
 needs the region split, or CPython writes depth 32768 into the exception table and
 segfaults on the first exception there; 3.11's ``PRECALL``/``CALL`` split the call's
-stack effect between them; NULLs below callables cannot be passed as arguments.
+stack effect between them; NULLs beside callables cannot be passed as arguments.
+Per-version facts (call sequences, the NULL's side, FOR_ITER's landing, 3.13's TO_BOOL
+before a jump) come from ``bytecode_facts``; this module only arranges instructions.
 """
 from __future__ import annotations
 
@@ -52,7 +54,6 @@ TMP_PREFIX = "___tmp"
 
 PROLOGUE_OPS, NO_FALLTHROUGH, SINGLE_OK = bf.PROLOGUE_OPS, bf.NO_FALLTHROUGH, bf.BREAKABLE_ALONE
 _real_effect = bf.real_stack_effect
-CALL_HALVES = ("PRECALL", "KW_NAMES")   # 3.11: instructions of a call before its CALL
 
 
 @dataclass
@@ -85,27 +86,9 @@ def code_facts(code: types.CodeType) -> CodeFacts:
     args = [i.arg for i in insts]
     targets = [i.target for i in insts]
     linenos = [i.lineno for i in insts]
-    # dis instructions (minus CACHE/EXTENDED_ARG) match decode()'s one to one.
-    offsets = [ins.offset for ins in dis.get_instructions(code) if ins.opname not in ("CACHE", "EXTENDED_ARG")]
-    if len(offsets) != len(insts):
-        raise AssertionError("kiln bug: dis and bytecode disagree on instruction count")
-    index_at = {off: k for k, off in enumerate(offsets)}
-
-    def index_before(off: int) -> int:
-        k = index_at.get(off)
-        while k is None:
-            off -= 2
-            k = index_at.get(off)
-        return k
-
-    entries = []
-    handler_of: list[int | None] = [None] * len(insts)
-    for e in dis._parse_exception_table(code):
-        start, end = index_at[e.start], index_before(e.end - 2)
-        entries.append((start, end, index_at[e.target], e.depth, e.lasti))
-        for k in range(start, end + 1):
-            handler_of[k] = len(entries) - 1
-    loops = [(t, j) for j, t in enumerate(targets) if t is not None and t <= j]
+    entries = bf.exception_entries(code, len(insts))
+    handler_of = bf.handlers_by_instruction(entries, len(insts))
+    loops = _loops(names, targets)
     prologue = 0
     while prologue < len(names) and names[prologue] in PROLOGUE_OPS | {"RETURN_GENERATOR", "POP_TOP"}:
         prologue += 1
@@ -117,6 +100,28 @@ def code_facts(code: types.CodeType) -> CodeFacts:
     with _lock:
         _facts_cache[code] = facts
     return facts
+
+
+def _loops(names: list[str], targets: list) -> list[tuple[int, int]]:
+    """(head, backward jump) of every loop: a backward jump its target reaches without an
+    exception (3.12+ with handlers jump back to the code after the statement)."""
+    found = []
+    for j, t in enumerate(targets):
+        if t is None or t > j:
+            continue
+        seen, work = set(), [t]
+        while work and j not in seen:
+            k = work.pop()
+            if k in seen or k >= len(names):
+                continue
+            seen.add(k)
+            if names[k] not in NO_FALLTHROUGH:
+                work.append(k + 1)
+            if targets[k] is not None:
+                work.append(targets[k])
+        if j in seen:
+            found.append((t, j))
+    return found
 
 
 def index_of(facts: CodeFacts, opname: str, occurrence: int = 0) -> int:
@@ -144,10 +149,11 @@ def _liveness(facts: CodeFacts) -> list[frozenset]:
     uses: list[set] = [set() for _ in range(n)]
     defs: list[set] = [set() for _ in range(n)]
     for k, (name, arg) in enumerate(zip(facts.names, facts.args)):
-        if name in ("LOAD_FAST", "DELETE_FAST"):
-            uses[k].add(arg)
-        elif name == "STORE_FAST":
-            defs[k].add(arg)
+        for kind, var in bf.local_accesses(name, arg):
+            if kind == "use" and var not in defs[k]:
+                uses[k].add(var)
+            elif kind == "def":
+                defs[k].add(var)
     live: list[set] = [set() for _ in range(n)]
     changed = True
     while changed:
@@ -210,19 +216,20 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
     resume function inside their body): a break in their body stays a break there."""
     names = facts.names
     a = b = i
-    while names[b] in CALL_HALVES and b + 1 < len(names):
+    while names[b] in bf.CALL_PREFIX and b + 1 < len(names):
         # A break between a call's halves (the step limit can stop capture anywhere): run
         # the whole call. The assembler counts PRECALL's pops where the interpreter counts
         # them at CALL, so an exit between the two has no depth both agree on.
         b += 1
-    if names[i] == "LOAD_METHOD" or (names[i] == "LOAD_GLOBAL" and facts.args[i][0]):
-        # It pushes a NULL or an unbound method (decided at run time): run up to the CALL
+    if bf.pushes_null(names[i], facts.args[i]):
+        # It pushes a NULL or an unbound method (decided at run time): run up to the call
         # that consumes both, so no exit ever holds one.
-        while b + 1 < len(names) and not (names[b] == "CALL" and b > i and
-                                          facts.depth[b] - facts.args[b] - 2 <= facts.depth[i]):
+        while b + 1 < len(names) and not (
+                names[b] in bf.CALL_OPS and b > i and
+                facts.depth[b] - bf.call_pops(names[b], facts.args[b]) <= facts.depth[i]):
             b += 1
-    if names[b] == "CALL":  # KW_NAMES/PRECALL belong to their CALL
-        while a > 0 and names[a - 1] in CALL_HALVES:
+    if names[b] in bf.CALL_OPS:  # KW_NAMES/PRECALL belong to their CALL
+        while a > 0 and names[a - 1] in bf.CALL_PREFIX:
             a -= 1
     if open_with:
         if b + 1 < len(names) and names[b + 1] == bf.WITH_ENTER:
@@ -234,7 +241,8 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
             if handler in opened:
                 continue
             if start <= b and end >= a:
-                a, b = min(a, start), max(b, end, _handler_end(facts, handler))
+                handler_end = end if bf.COLD_HANDLERS else _handler_end(facts, handler)
+                a, b = min(a, start), max(b, end, handler_end)
         for head, jump in facts.loops:   # a loop inside the try/with runs with it
             if a < b and a <= head <= b:
                 b = max(b, jump)
@@ -245,7 +253,7 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
             b += 1   # the with body's try region starts right after it
         if b + 1 < len(names) and names[b + 1] == "BEFORE_WITH":
             b += 1   # the call making the context manager: run the with statement with it
-        depths = exit_depths(facts, a, b)
+        depths = exit_depths(facts, a, b, opened)
         if a != b and depths:
             # Normal exits leave the statement's base stack; an exit deeper than that still
             # holds exception state (``with``'s suppressed-exception path): it belongs inside.
@@ -257,7 +265,9 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
                         *(facts.depth[k] - 1 for k in range(a, b + 1)
                           if names[k] == bf.WITH_ENTER and facts.depth[k] is not None)])
             for t, d in depths.items():
-                if d > base and t > b:
+                # (3.12+: only the code right after the span; a handler's exits are
+                # where it rejoins the statement's continuation)
+                if d > base and (t == b + 1 if bf.COLD_HANDLERS else t > b):
                     k = t
                     while k + 1 < len(names) and (facts.depth[k + 1] or 0) > base:
                         k += 1
@@ -273,8 +283,24 @@ def _handler_end(facts: CodeFacts, h: int) -> int:
     return k
 
 
-def exits(facts: CodeFacts, a: int, b: int) -> list[int]:
-    """Instructions outside ``[a, b]`` that control reaches from inside, in order."""
+UNCONDITIONAL_JUMPS = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"})
+
+
+def through_jumps(facts: CodeFacts, t: int) -> int:
+    """Where control really goes from ``t``: past unconditional jumps (3.12+ repeats a
+    while loop's test at its bottom and jumps back: resuming at that jump would make a
+    second resume function for the loop body)."""
+    for _ in range(len(facts.names)):
+        if facts.names[t] == "NOP" and t + 1 < len(facts.names):
+            t += 1
+        elif facts.names[t] in UNCONDITIONAL_JUMPS:
+            t = facts.targets[t]
+        else:
+            return t
+    return t
+
+
+def _span_exits(facts: CodeFacts, a: int, b: int) -> set[int]:
     out = set()
     for k in range(a, b + 1):
         t = facts.targets[k]
@@ -282,7 +308,56 @@ def exits(facts: CodeFacts, a: int, b: int) -> list[int]:
             out.add(t)
     if facts.names[b] not in NO_FALLTHROUGH and b + 1 < len(facts.names):
         out.add(b + 1)
-    return sorted(out)
+    return out
+
+
+def members(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> list[int]:
+    """The instructions of region ``[a, b]``: the span, plus (3.12+) the handler blocks of
+    the try/with ranges in it, which the compiler put at the end of the code — everything
+    a handler reaches before it rejoins the code after the span, or before its
+    ``POP_EXCEPT`` leaves the statement's own stack (the compiler may copy the code after
+    the statement into the handler: that copy resumes compiled)."""
+    inside = set(range(a, b + 1))
+    if not bf.COLD_HANDLERS:
+        return sorted(inside)
+    stop = _span_exits(facts, a, b)
+    work = [(h, d) for start, end, h, d, _ in facts.entries
+            if start <= b and end >= a and h not in opened]
+    while work:
+        k, base = work.pop()
+        if k in inside or k in stop:
+            continue
+        inside.add(k)
+        for s in successors(facts, k):
+            if not (facts.names[k] == "POP_EXCEPT" and s == k + 1 and facts.depth[s] == base):
+                work.append((s, base))
+    return sorted(inside)
+
+
+def region_exit_of(facts: CodeFacts, inside: set, t: int) -> int | None:
+    """The exit control reaches when an instruction of the region goes to ``t`` (None:
+    it stays inside, maybe through a jump outside)."""
+    if t in inside:
+        return None
+    t = through_jumps(facts, t)
+    return None if t in inside else t
+
+
+def _leaving(facts: CodeFacts, inside: list[int]):
+    """(instruction, where it goes, falls through?) for every edge leaving the region."""
+    members_set = set(inside)
+    for k in inside:
+        t = facts.targets[k]
+        if t is not None and region_exit_of(facts, members_set, t) is not None:
+            yield k, region_exit_of(facts, members_set, t), False
+        if facts.names[k] not in NO_FALLTHROUGH and k + 1 < len(facts.names) \
+                and k + 1 not in members_set:
+            yield k, through_jumps(facts, k + 1), True
+
+
+def exits(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> list[int]:
+    """Instructions outside the region ``[a, b]`` that control reaches from it, in order."""
+    return sorted({t for _, t, _ in _leaving(facts, members(facts, a, b, opened))})
 
 
 def _depths(facts: CodeFacts) -> list[int | None]:
@@ -311,9 +386,9 @@ def _depths(facts: CodeFacts) -> list[int | None]:
     return at
 
 
-def exit_depths(facts: CodeFacts, a: int, b: int) -> dict[int, int]:
+def exit_depths(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> dict[int, int]:
     """Stack depth at each exit of ``[a, b]``."""
-    return {t: facts.depth[t] for t in exits(facts, a, b)}
+    return {t: facts.depth[t] for t in exits(facts, a, b, opened)}
 
 
 LOCAL_STORES = bf.LOCAL_STORES
@@ -446,6 +521,10 @@ def _enter(facts: CodeFacts, k: int, nstack: int, nulls: tuple):
     head = [Instr(i.name, i.arg, lineno=lineno) if i.arg is not bytecode.UNSET else Instr(i.name, lineno=lineno)
             for i in prologue]
     head += _stack_loads(nstack, nulls, lineno)
+    if facts.names[k] in bf.NEEDS_BOOL:
+        # 3.13: the original TO_BOOL before this jump ran in the capture, which passes the
+        # value itself; a jump given a non-bool would silently take the wrong branch.
+        head.append(Instr("TO_BOOL", lineno=lineno))
     head.append(Instr("JUMP_FORWARD", label, lineno=lineno))
     return abstract, head, body, instrs
 
@@ -506,23 +585,34 @@ class Exit:
 
 
 def segment_code(code: types.CodeType, a: int, b: int, nstack: int, nulls: tuple,
-                 local_names: tuple, exit_specs: list[Exit]) -> types.CodeType:
+                 local_names: tuple, exit_specs: list[Exit],
+                 opened: frozenset = frozenset()) -> types.CodeType:
     """The original code entered at ``a`` running ``[a, b]`` as Python; every exit calls
     its resume function and returns the result."""
     facts = code_facts(code)
     abstract, head, body, instrs = _enter(facts, a, nstack, nulls)
     first = facts.prologue_len
     labels = {e.target: Label() for e in exit_specs}
-    for k in range(a, b + 1):
-        t = facts.targets[k]
-        if t is not None and t in labels and not a <= t <= b:
-            instr = instrs[k - first]
+    pads: list = []   # FOR_ITERs retargeted to an exit land on what the interpreter skips
+    falls: list[tuple[int, int]] = []
+    for k, t, fallthrough in _leaving(facts, members(facts, a, b, opened)):
+        if t not in labels:
+            continue
+        instr = instrs[k - first]
+        if fallthrough:
+            falls.append((k, t))
+        elif instr.name == "FOR_ITER" and bf.FOR_ITER_SKIPS:
+            pad = Label()
+            pads += [pad, *bf.for_iter_landing(facts.linenos[k]),
+                     Instr("JUMP_FORWARD", labels[t], lineno=facts.linenos[k])]
+            instr.arg = pad
+        else:
             instr.set(bf.FORWARD_OF.get(instr.name, instr.name), labels[t])  # exits come last
-    if b + 1 in labels and facts.names[b] not in NO_FALLTHROUGH:
-        last = instrs[b - first]
+    for k, t in falls:
+        last = instrs[k - first]
         pos = next(p for p, it in enumerate(body) if it is last)
-        body.insert(pos + 1, Instr("JUMP_FORWARD", labels[b + 1], lineno=facts.linenos[b]))
-    tail: list = []
+        body.insert(pos + 1, Instr("JUMP_FORWARD", labels[t], lineno=facts.linenos[k]))
+    tail: list = pads
     cellvars = set(code.co_cellvars)
     for spec in exit_specs:
         lineno = facts.linenos[b]
@@ -532,21 +622,16 @@ def segment_code(code: types.CodeType, a: int, b: int, nstack: int, nulls: tuple
             tail.append(Instr("STORE_FAST", name, lineno=lineno))
         values = [Instr("LOAD_FAST", f"{TMP_PREFIX}{s}", lineno=lineno)
                   for s in range(spec.depth) if s not in spec.nulls]
-        tail += [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", spec.call, lineno=lineno)]
+        call = Instr("LOAD_CONST", spec.call, lineno=lineno)
         if spec.local_names is not None:
-            tail += values
-            for n in spec.local_names:
-                tail.append(Instr("LOAD_DEREF", CellVar(n), lineno=lineno) if n in cellvars
-                            else Instr("LOAD_FAST", n, lineno=lineno))
-            nargs = len(values) + len(spec.local_names)
-        else:
-            tail += values + [Instr("BUILD_TUPLE", len(values), lineno=lineno),
-                              Instr("PUSH_NULL", lineno=lineno),
-                              Instr("LOAD_CONST", builtins.locals, lineno=lineno),
-                              Instr("PRECALL", 0, lineno=lineno), Instr("CALL", 0, lineno=lineno)]
-            nargs = 2
-        tail += [Instr("PRECALL", nargs, lineno=lineno), Instr("CALL", nargs, lineno=lineno),
-                 Instr("RETURN_VALUE", lineno=lineno)]
+            args = values + [Instr("LOAD_DEREF", CellVar(n), lineno=lineno) if n in cellvars
+                             else Instr("LOAD_FAST", n, lineno=lineno) for n in spec.local_names]
+            tail += bf.call_instrs(call, args, len(args), lineno)
+        else:   # call(stack_tuple, locals())
+            args = values + [Instr("BUILD_TUPLE", len(values), lineno=lineno)]
+            args += bf.call_instrs(Instr("LOAD_CONST", builtins.locals, lineno=lineno), [], 0, lineno)
+            tail += bf.call_instrs(call, args, 2, lineno)
+        tail.append(Instr("RETURN_VALUE", lineno=lineno))
     qualname = f"{code.co_qualname}.<segment at {a}>"
     return _finish(abstract, head + body + tail, facts, _entry_args(nstack, nulls, local_names), qualname)
 
@@ -561,5 +646,5 @@ def is_generated(code: types.CodeType) -> bool:
 
 
 __all__ = ["CodeFacts", "code_facts", "region", "exits", "exit_depths",
-           "live_locals", "resume_code", "resume_function", "segment_code", "segment_function",
+           "live_locals", "members", "resume_code", "resume_function", "segment_code", "segment_function",
            "Exit", "original", "SINGLE_OK", "is_straight", "after_straight"]

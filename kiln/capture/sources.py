@@ -169,6 +169,28 @@ class GetItemSource(Source):
                                            and self.base.base.is_argument())
 
 
+class LenSource(Source):
+    """``len()`` of a sourced container: a run-time int (``len(items)`` of a list that
+    crossed a graph break), specialized and guarded only where it decides something."""
+    __slots__ = ("base",)
+
+    def __init__(self, base: Source) -> None:
+        self.base = base
+
+    def display(self) -> str:
+        return f"len({self.base.display()})"
+
+    def code(self, ns: CodeNamespace) -> str:
+        return f"{ns.ref(len, 'builtin')}({self.base.code(ns)})"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def is_argument(self) -> bool:
+        return self.base.is_argument()
+
+
 class ObjectSource(Source):
     """A specific object capture found without a path from the frame (a method's function):
     generated code holds it directly."""

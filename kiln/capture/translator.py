@@ -1,4 +1,8 @@
-"""The symbolic interpreter: one handler per CPython 3.11 opcode, named after it.
+"""The symbolic interpreter: one handler per CPython opcode (3.11-3.13), named after it.
+
+Handlers are grouped by the version that introduced their opcode; where versions differ
+only in a fact (the NULL's side of a callable, MAKE_FUNCTION's flags) the handler asks
+``bytecode_facts``, which holds every per-version fact.
 
 An :class:`InstructionTranslator` runs a code object over trackers instead of values:
 a symbolic stack, symbolic locals and cells. Array operations become graph nodes; loops
@@ -28,7 +32,7 @@ from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracke
 from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
-                                   ListVariable, TupleVariable)
+                                   ListVariable, SliceVariable, TupleVariable)
 from .variables.functions import NestedFunctionVariable, UserObjectVariable
 
 MAX_INLINE_DEPTH = 32
@@ -278,19 +282,30 @@ class InstructionTranslator(BuildOpcodes):
         self.push(ConstantVariable(inst.arg))
 
     def LOAD_FAST(self, inst):
-        self.push(self.load_local(inst.arg))
+        if bc.is_cell(inst.arg, self.code):    # 3.13: closure cells for MAKE_FUNCTION (LOAD_CLOSURE)
+            self.push(self.cells[getattr(inst.arg, "name", inst.arg)])
+        else:
+            self.push(self.load_local(inst.arg))
 
     def STORE_FAST(self, inst):
-        self.locals[inst.arg] = self.pop()
+        self.store_local(inst.arg, self.pop())
+
+    def store_local(self, name: str, value: VariableTracker) -> None:
+        if value is NULL:   # restoring a comprehension variable that was unbound (3.12+)
+            self.locals.pop(name, None)
+        else:
+            self.locals[name] = value
 
     def DELETE_FAST(self, inst):
         self.locals.pop(inst.arg, None)
 
     def LOAD_GLOBAL(self, inst):
         push_null, name = bc.load_global_arg(inst.arg)
+        value = self.load_global(name)
         if push_null:
-            self.push(NULL)
-        self.push(self.load_global(name))
+            self.stack.extend(bc.with_null(value, NULL))
+        else:
+            self.push(value)
 
     def load_global(self, name: str) -> VariableTracker:
         root_globals = self.fn_globals is self.output.ns.values["_kiln_G"]
@@ -353,15 +368,16 @@ class InstructionTranslator(BuildOpcodes):
 
     # -- attributes and items ---------------------------------------------------------------
     def LOAD_ATTR(self, inst):
-        self.push(self.pop().getattr(self, inst.arg))
-
-    def LOAD_METHOD(self, inst):
+        method, name = bc.load_attr_arg(inst.opname, inst.arg)
         obj = self.pop()
-        self.push(NULL)
-        if isinstance(obj, (ListVariable, DictVariable, TupleVariable)):
-            self.push(ContainerMethodVariable(obj, inst.arg))
+        if not method:
+            self.push(obj.getattr(self, name))
+        elif isinstance(obj, (ListVariable, DictVariable, TupleVariable)):
+            self.stack.extend(bc.with_null(ContainerMethodVariable(obj, name), NULL))
         else:
-            self.push(obj.getattr(self, inst.arg))
+            self.stack.extend(bc.with_null(obj.getattr(self, name), NULL))
+
+    LOAD_METHOD = LOAD_ATTR
 
     def STORE_ATTR(self, inst):
         obj = self.pop()
@@ -434,11 +450,10 @@ class InstructionTranslator(BuildOpcodes):
 
     def CALL(self, inst):
         args = self.popn(inst.arg)
-        fn = self.pop()
-        below = self.pop()
-        if below is not NULL:  # method form: [method, self, args...]
-            args = [fn] + args
-            fn = below
+        upper = self.pop()
+        fn, bound_self = bc.split_callable(self.pop(), upper, NULL)
+        if bound_self is not None:  # method form: the self slot is the first argument
+            args = [bound_self] + args
         kwargs = {}
         if self.kw_names:
             n = len(self.kw_names)
@@ -474,16 +489,15 @@ class InstructionTranslator(BuildOpcodes):
     def CALL_FUNCTION_EX(self, inst):
         kwargs = self.pop() if inst.arg & bc.CALL_FUNCTION_EX_KWARGS else DictVariable({})
         args = self.pop()
-        fn = self.pop()
-        if self.stack and self.stack[-1] is NULL:
-            self.pop()
+        upper = self.pop()
+        fn, _ = bc.split_callable(self.pop(), upper, NULL)
         if not isinstance(kwargs, DictVariable):
             self.unsupported("unsupported_value", f"** of {kwargs.describe()}")
         self.push(self.call_function(fn, args.items(self), dict(kwargs.entries)))
 
     def MAKE_FUNCTION(self, inst):
         code = self.pop().as_constant(self)
-        flags = inst.arg
+        flags = bc.make_function_flags(inst.arg)
         closure = self.pop().items(self) if flags & bc.MAKE_FUNCTION_CLOSURE else []
         if flags & bc.MAKE_FUNCTION_ANNOTATIONS:
             self.pop()
@@ -493,6 +507,15 @@ class InstructionTranslator(BuildOpcodes):
 
     def RETURN_VALUE(self, inst):
         self.result = self.pop()
+
+    def set_function_attribute(self, fn: NestedFunctionVariable, flag: int,
+                               value: VariableTracker) -> None:
+        if flag == bc.MAKE_FUNCTION_CLOSURE:
+            fn.closure = value.items(self)
+        elif flag == bc.MAKE_FUNCTION_KWDEFAULTS:
+            fn.kwdefaults = value.entries
+        elif flag == bc.MAKE_FUNCTION_DEFAULTS:
+            fn.defaults = value.items(self)
 
     def RETURN_GENERATOR(self, inst):
         self.push(ConstantVariable(None))
@@ -599,3 +622,69 @@ class InstructionTranslator(BuildOpcodes):
             self.ip = inst.target
         else:
             self.pop()
+
+    # -- 3.12 opcodes ------------------------------------------------------------------------
+    POP_JUMP_IF_TRUE = POP_JUMP_FORWARD_IF_TRUE
+    POP_JUMP_IF_FALSE = POP_JUMP_FORWARD_IF_FALSE
+    POP_JUMP_IF_NONE = POP_JUMP_FORWARD_IF_NONE
+    POP_JUMP_IF_NOT_NONE = POP_JUMP_FORWARD_IF_NOT_NONE
+    LOAD_FAST_CHECK = LOAD_FAST
+
+    def LOAD_FAST_AND_CLEAR(self, inst):
+        """An inlined comprehension (PEP 709) saves the variable it shadows (NULL when
+        unbound); the STORE_FAST after the loop puts it back."""
+        var = self.locals.pop(inst.arg, NULL)
+        self.push(var)
+
+    STORE_FAST_MAYBE_NULL = STORE_FAST
+
+    def RETURN_CONST(self, inst):
+        self.result = ConstantVariable(inst.arg)
+
+    def BINARY_SLICE(self, inst):
+        stop = self.pop()
+        start = self.pop()
+        obj = self.pop()
+        self.push(obj.getitem(self, SliceVariable(start, stop, ConstantVariable(None))))
+
+    def STORE_SLICE(self, inst):
+        stop = self.pop()
+        start = self.pop()
+        obj = self.pop()
+        value = self.pop()
+        obj.setitem(self, SliceVariable(start, stop, ConstantVariable(None)), value)
+
+    def CALL_INTRINSIC_1(self, inst):
+        as_op = bc.INTRINSIC_AS.get(getattr(inst.arg, "name", ""))
+        if as_op is None:
+            self.unsupported("unsupported_opcode", f"CALL_INTRINSIC_1 {inst.arg!r} is not "
+                             "supported", HINTS["opcode"])
+        getattr(self, as_op)(inst)
+
+    # -- 3.13 opcodes ------------------------------------------------------------------------
+    def TO_BOOL(self, inst):
+        pass   # the jump (or UNARY_NOT) after it takes the value's truth
+
+    def CALL_KW(self, inst):
+        self.kw_names = tuple(self.pop().as_constant(self))
+        self.CALL(inst)
+
+    def SET_FUNCTION_ATTRIBUTE(self, inst):
+        fn = self.pop()
+        self.set_function_attribute(fn, inst.arg, self.pop())
+        self.push(fn)
+
+    def LOAD_FAST_LOAD_FAST(self, inst):
+        first, second = inst.arg
+        self.push(self.load_local(first))
+        self.push(self.load_local(second))
+
+    def STORE_FAST_STORE_FAST(self, inst):
+        first, second = inst.arg
+        self.store_local(first, self.pop())
+        self.store_local(second, self.pop())
+
+    def STORE_FAST_LOAD_FAST(self, inst):
+        store, load = inst.arg
+        self.store_local(store, self.pop())
+        self.push(self.load_local(load))

@@ -35,7 +35,8 @@ from ..ops.registry import iter_leaves, map_leaves
 from .loop_ir import (Affine, Buffer, BufferValue, Emitter, Pointwise, Scalar, Value,
                       broadcast_index, contiguous_strides, ctype, kind, literal, CTYPES)
 from .scalars import fits, python_int_operands, token, unbounded
-from .rules import SAFE_VIEWS, lowering_of
+from ..ops.layout import Window
+from .rules import lowering_of
 from . import layout as L
 from .fills import lower_fill, lower_region_write
 
@@ -359,30 +360,31 @@ class GraphLowering:
         x, rest = args[0], args[1:]
         if any(isinstance(v, Value) for v in iter_values(rest)) or not isinstance(x, (BufferValue, Pointwise)):
             return None
-        impl = SAFE_VIEWS.get(op.name, op.impl)
+        if op.layout is None:
+            return None
         if isinstance(x, Pointwise):
-            remapped = self._remap_pointwise(x, impl, rest, params)
+            remapped = self._remap_pointwise(x, op, rest, params)
             if remapped is not None:
                 chain = getattr(x, "view_chain", None)
                 root, views = chain if chain is not None else (x, ())
-                views = views + ((op, impl, tuple(rest), dict(params)),)
+                views = views + ((op, tuple(rest), dict(params)),)
                 if _blas_friendly(root.shape, views):
                     remapped.view_chain = (root, views)
                 return remapped
             x = self.realize(x)
-        result = _strided_view(impl, x.shape, x.strides, x.dtype, rest, params)
+        result = _view_layout(op, x.shape, x.strides, rest, params)
         if result is None:  # NumPy would copy (a reshape of a non-contiguous window)
             x = self.realize(self.identity(x))
-            result = _strided_view(impl, x.shape, x.strides, x.dtype, rest, params)
+            result = _view_layout(op, x.shape, x.strides, rest, params)
             if result is None:
                 return None
         shape, strides, offset = result
         return BufferValue(x.buf, shape, strides, x.offset + offset, py=(op, (x,) + tuple(rest), params))
 
-    def _remap_pointwise(self, x: Pointwise, impl: Any, rest: tuple, params: dict) -> Value | None:
+    def _remap_pointwise(self, x: Pointwise, op: Any, rest: tuple, params: dict) -> Value | None:
         """A view of a closure as an affine remap of its index, when one exists."""
         cstrides = contiguous_strides(x.shape)
-        result = _strided_view(impl, x.shape, cstrides, np.dtype(np.uint8), rest, params)
+        result = _view_layout(op, x.shape, cstrides, rest, params)
         if result is None:
             return None
         shape, strides, offset = result
@@ -432,8 +434,7 @@ class GraphLowering:
         if op.category == Category.VIEW:
             if not isinstance(args[0], Pointwise):
                 return
-            found = _strided_view(SAFE_VIEWS.get(op.name, op.impl), *operands[0], np.uint8,
-                                  args[1:], params)
+            found = _view_layout(op, *operands[0], args[1:], params)
             strides = None if found is None else L.contiguous_like(found[0], found[1])
         else:
             strides = L.layout_of(op.impl, operands, params, tuple(value.shape))
@@ -498,8 +499,8 @@ class GraphLowering:
             return self.realize(value)
         root, views = chain
         out = self.realize(root)
-        for op, impl, rest, params in views:
-            shape, strides, offset = _strided_view(impl, out.shape, out.strides, out.dtype, rest, params)
+        for op, rest, params in views:
+            shape, strides, offset = _view_layout(op, out.shape, out.strides, rest, params)
             out = BufferValue(out.buf, shape, strides, out.offset + offset, py=(op, (out,) + rest, params))
         self._realized[id(value)] = out
         return out
@@ -583,29 +584,13 @@ def _meta_of(value: Any) -> Any:
     return value
 
 
-def _strided_view(impl: Any, shape: tuple, strides: tuple, dtype: Any, rest: tuple,
-                  params: dict) -> tuple | None:
-    """Run a view op on a fake array with these strides (no memory is ever read).
-
-    Returns (shape, strides, offset) in elements, or None when NumPy would need a copy.
-    """
-    dtype = np.dtype(dtype)
-    item = dtype.itemsize
-    base = np.zeros(1, dtype)
-    fake = np.lib.stride_tricks.as_strided(base, shape, tuple(s * item for s in strides),
-                                           writeable=False)
-    try:
-        res = impl(fake, *rest, **params)
-    except ValueError:
+def _view_layout(op: Any, shape: tuple, strides: tuple, rest: tuple, params: dict) -> tuple | None:
+    """(shape, strides, offset delta) in elements of ``op``'s view of this window, from the
+    op's layout rule (kiln/ops/layout.py): computed, never run on memory. None when NumPy
+    would copy or raise."""
+    if op.layout is None:
         return None
-    if not isinstance(res, np.ndarray):
-        return None
-    if res.size and not np.may_share_memory(res, fake) and fake.size:
-        return None
-    delta = res.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    if delta % item or any(s % item for s in res.strides):
-        return None
-    return res.shape, tuple(s // item for s in res.strides), delta // item
+    return op.layout(Window(tuple(shape), tuple(strides), 0), *rest, **params)
 
 
 def _blas_friendly(shape: tuple, views: tuple) -> bool:
@@ -614,8 +599,8 @@ def _blas_friendly(shape: tuple, views: tuple) -> bool:
     Transposes, swapaxes and splitting reshapes do; slices, broadcasts and flips do not."""
     size = math.prod(shape)
     strides, offset = contiguous_strides(shape), 0
-    for op, impl, rest, params in views:
-        result = _strided_view(impl, shape, strides, np.dtype(np.uint8), rest, params)
+    for op, rest, params in views:
+        result = _view_layout(op, shape, strides, rest, params)
         if result is None:
             return False
         shape, strides, delta = result

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from . import layout
 from .meta import TensorMeta, shape_of
 from .registry import Bound, Category, F, declare, spell
 
@@ -40,7 +41,7 @@ def _broadcast_to_impl(x: Any, shape: tuple) -> Any:
 
 
 broadcast_to = declare("broadcast_to", Category.VIEW, _broadcast_to_impl, inputs=("x",),
-                       params={"shape": ()},
+                       params={"shape": ()}, layout=layout.broadcast_to,
                        vjp=lambda g, out, x, shape: (F.sum_to(g, shape=shape_of(x)),),
                        doc="numpy.broadcast_to: a read-only zero-stride view")
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import Unsupported
+from . import layout
 from .meta import TensorMeta, fake, normalize_one_axis, reject, shape_of, to_fake
 from .registry import Bound, Category, F, declare, is_float_like, method_key, spell
 
@@ -186,6 +187,7 @@ def _getitem_vjp(g, out, x, index):
 
 
 getitem = declare("getitem", Category.VIEW, _getitem_impl, inputs=("x", "index"),
+                  layout=layout.getitem,
                   vjp=_getitem_vjp,
                   doc="x[index] with ints, slices, None and Ellipsis: a view, as in NumPy")
 

@@ -82,6 +82,10 @@ class Op:
     # How lowering turns a call into loop-level code (see kiln/lowering/): for pointwise ops
     # a dict of per-backend expression templates; None means "an extern call of impl".
     lowering: Any = None
+    # VIEW ops: ``layout(window, *inputs, **params) -> Window | None``, the output's
+    # (shape, strides, offset) from the input's, computed without touching memory
+    # (kiln/ops/layout.py); None from the rule: NumPy would copy or raise.
+    layout: Callable[..., Any] | None = None
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 
     def __post_init__(self) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
+from . import layout
 from .meta import TensorMeta, ndim_of, normalize_axis, reject, shape_of
 from .registry import Bound, Category, F, declare, method_key, spell
 
@@ -59,7 +60,7 @@ def _reshape_impl(x: Any, shape: tuple) -> Any:
     return np.reshape(x, shape)
 
 
-reshape = declare("reshape", Category.VIEW, _reshape_impl, inputs=("x",),
+reshape = declare("reshape", Category.VIEW, _reshape_impl, inputs=("x",), layout=layout.reshape,
                   params={"shape": ()},
                   vjp=lambda g, out, x, shape: (F.reshape(g, shape=shape_of(x)),),
                   doc="numpy.reshape: a view where the layout allows, else a copy")
@@ -124,7 +125,7 @@ spell(np.atleast_2d, reshape, _atleast_normalizer(2), "numpy.atleast_2d")
 spell(np.atleast_3d, reshape, _atleast_normalizer(3), "numpy.atleast_3d")
 
 
-ravel = declare("ravel", Category.VIEW, lambda x: np.ravel(x), inputs=("x",),
+ravel = declare("ravel", Category.VIEW, lambda x: np.ravel(x), inputs=("x",), layout=layout.ravel,
                 vjp=lambda g, out, x: (F.reshape(g, shape=shape_of(x)),),
                 doc="numpy.ravel: the flattened array, a view when x is contiguous")
 
@@ -174,6 +175,7 @@ def _transpose_vjp(g, out, x, axes):
 
 transpose = declare("transpose", Category.VIEW, lambda x, axes: np.transpose(x, axes),
                     inputs=("x",), params={"axes": None}, vjp=_transpose_vjp,
+                    layout=layout.transpose,
                     doc="numpy.transpose: permute the axes (None reverses them)")
 
 
@@ -226,6 +228,7 @@ spell(method_key("mT"), transpose, _mT_normalize, "ndarray.mT")
 
 swapaxes = declare("swapaxes", Category.VIEW,
                    lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2), inputs=("x",),
+                   layout=layout.swapaxes,
                    params={"axis1": 0, "axis2": 1},
                    vjp=lambda g, out, x, axis1, axis2: (F.swapaxes(g, axis1=axis1, axis2=axis2),),
                    doc="numpy.swapaxes: exchange two axes")
@@ -243,7 +246,7 @@ spell(method_key("swapaxes"), swapaxes, _swapaxes_normalize, "ndarray.swapaxes")
 
 moveaxis = declare("moveaxis", Category.VIEW,
                    lambda x, source, destination: np.moveaxis(x, source, destination),
-                   inputs=("x",), params={"source": (), "destination": ()},
+                   inputs=("x",), params={"source": (), "destination": ()}, layout=layout.moveaxis,
                    # Moving the axes back from where they went is the inverse permutation.
                    vjp=lambda g, out, x, source, destination: (
                        F.moveaxis(g, source=destination, destination=source),),
@@ -267,7 +270,7 @@ spell(np.moveaxis, moveaxis, _moveaxis_normalize, "numpy.moveaxis")
 
 expand_dims = declare("expand_dims", Category.VIEW,
                       lambda x, axis: np.expand_dims(x, axis), inputs=("x",),
-                      params={"axis": ()},
+                      params={"axis": ()}, layout=layout.expand_dims,
                       # Written with unit axes only (never x's sizes): also right where a
                       # size is dynamic, and functionalization replays it to write back.
                       vjp=lambda g, out, x, axis: (F.squeeze(g, axis=tuple(axis)),),
@@ -289,7 +292,7 @@ def _squeeze_vjp(g, out, x, axis):
 
 
 squeeze = declare("squeeze", Category.VIEW, lambda x, axis: np.squeeze(x, axis),
-                  inputs=("x",), params={"axis": None}, vjp=_squeeze_vjp,
+                  inputs=("x",), params={"axis": None}, vjp=_squeeze_vjp, layout=layout.squeeze,
                   doc="numpy.squeeze: drop unit axes (all of them when axis is None)")
 
 
@@ -306,7 +309,7 @@ spell(method_key("squeeze"), squeeze, _squeeze_normalize, "ndarray.squeeze")
 # -- flips ---------------------------------------------------------------------------------
 
 flip = declare("flip", Category.VIEW, lambda x, axis: np.flip(x, axis), inputs=("x",),
-               params={"axis": None},
+               params={"axis": None}, layout=layout.flip,
                vjp=lambda g, out, x, axis: (F.flip(g, axis=axis),),
                doc="numpy.flip: reverse the order along axes (all of them when None)")
 

@@ -557,7 +557,9 @@ def test_exception_handled_inside_a_try_that_runs_as_python():
     compiled = kiln.compile(f, backend=backend)
     for d in (2.0, 0.0, 4.0):
         assert_same(compiled(X, d), f(X, d))
-    assert len(backend.graphs) == 2    # y = x * 2; y * scale (scale: a runtime scalar)
+    # y = x * 2; y * scale (scale: a runtime scalar). 3.12+ copies the short return into
+    # the handler: the path through it resumes compiled in a second copy of y * scale.
+    assert len(backend.graphs) == (2 if sys.version_info < (3, 12) else 3)
 
 
 def test_gradients_flow_across_a_partial_graph():

@@ -23,8 +23,8 @@ def rhs(t, x, y, z, sigma, rho, beta):
     return yprime
 
 
-def normalize(v):
-    return v / np.sqrt((v * v).sum())
+def affine(v):
+    return v * 2.0 + 1.0
 
 
 ARGS = (0.0, 1.0, 2.0, 3.0, 10.0, 28.0, 8.0 / 3.0)
@@ -37,7 +37,7 @@ def test_a_tiny_graph_runs_as_python_and_explain_says_so():
     assert record.graph is None and "runs as Python" in record.runs_as_python
     out = kiln.explain(rhs)(*ARGS)
     assert out.graph_count == 0 and len(out.runs_as_python) == 1
-    assert "Not compiled: rhs: runs as Python: 4 operations" in str(out)
+    assert "Not compiled: rhs: runs as Python: 4 operations" in str(out), str(out)
     assert out.to_json()["runs_as_python"] == out.runs_as_python
     # Later calls with the same argument types skip the guards; results stay right.
     assert compiled._as_python is not None
@@ -47,11 +47,11 @@ def test_a_tiny_graph_runs_as_python_and_explain_says_so():
 
 
 def test_large_inputs_of_the_same_function_still_compile():
-    compiled = kiln.compile(normalize)
+    compiled = kiln.compile(affine)
     small, large = np.arange(3.0), np.arange(1000.0)
-    np.testing.assert_allclose(compiled(small), normalize(small), rtol=1e-15)
+    np.testing.assert_array_equal(compiled(small), affine(small))
     assert compiled.records[0].runs_as_python
-    np.testing.assert_allclose(compiled(large), normalize(large), rtol=1e-13)
+    np.testing.assert_array_equal(compiled(large), affine(large))
     assert len(compiled.records) == 2 and compiled.records[1].graph is not None
     assert not compiled.records[1].runs_as_python
 
@@ -84,7 +84,7 @@ def test_estimate_counts_operations_and_breaks():
     from kiln.ops import F, TensorMeta
     g = trace(lambda x: F.sqrt(F.sum(F.multiply(x, x))), [TensorMeta((3,), np.float64)], ["x"])
     python, compiled = cost.estimate(g)
-    assert python == pytest.approx(3 * cost.NUMPY_OP_US)
+    assert python == pytest.approx(cost.NUMPY_OP_US + cost.NUMPY_REDUCE_US + cost.NUMPY_SCALAR_US)
     assert cost.estimate(g, breaks=1)[1] == pytest.approx(compiled + cost.SEGMENT_US)
     big = trace(lambda x: F.sin(x), [TensorMeta((cost.SMALL_ELEMENTS + 1,), np.float64)], ["x"])
     assert cost.estimate(big) is None and cost.python_is_faster(big) is None

@@ -128,6 +128,10 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         if source is not None:
             tx.guards.add_equals(source, value)
         return ConstantVariable(value, source)
+    if kind is list and source is not None and source.is_argument():
+        from .containers import ArgumentListVariable
+        tx.guards.add_type(source, list)
+        return ArgumentListVariable(tx, value, source)
     if kind is tuple or kind is list:
         if source is not None:
             tx.guards.add_type(source, kind)
@@ -184,7 +188,12 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         _guard_id(tx, source, value)
         return BuiltinVariable(value, source)
     if callable(value) and not hasattr(value, "__dict__") and not hasattr(type(value), "__slots__"):
-        tx.unsupported("unsupported_value", f"{type(value).__name__} objects are not supported")
+        # time.perf_counter, random.random, a C extension's function: a constant (guarded
+        # by identity) whose *call* breaks the graph, so only the call runs as Python and
+        # its result enters the resumed graph as a run-time value.
+        from .builtins import OpaqueCallableVariable
+        _guard_id(tx, source, value)
+        return OpaqueCallableVariable(value, source)
     _guard_type(tx, source, value)
     return UserObjectVariable(value, source)
 

@@ -15,6 +15,21 @@ from ..sources import Source
 from .base import ConstantVariable, VariableTracker
 
 
+class OpaqueCallableVariable(ConstantVariable):
+    """A callable kiln cannot look into (``time.perf_counter``, a C extension's function):
+    loading it is free, calling it is a graph break at the call, whose result the resumed
+    graph receives as a run-time value."""
+
+    def describe(self) -> str:
+        name = getattr(self.value, "__qualname__", None) or type(self.value).__name__
+        module = getattr(self.value, "__module__", None)
+        return f"{module}.{name}" if module else name
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        tx.unsupported("unsupported_call", f"calling {self.describe()}() is not supported "
+                       f"(it runs as Python; its result is a run-time value after the break)")
+
+
 class BuiltinVariable(ConstantVariable):
     """A builtin function or type: a constant (``isinstance(v, int)``) that can be called."""
 

@@ -10,12 +10,32 @@ import operator
 from typing import Any
 
 from ..breaks import HINTS
-from ..sources import GetItemSource
+from ..sources import GetItemSource, LenSource
 from .base import ConstantVariable, VariableTracker, stores_itself
 
 
 def _index(tx, index: VariableTracker) -> Any:
     return index.as_constant(tx)
+
+
+def _sequence_equal(tx, op: Any, a: list, b: list) -> VariableTracker:
+    """``x.shape == y.shape`` with run-time sizes: item by item, combined with ``&`` (``|``
+    for ``!=``), so dynamic dims stay symbolic (guarded only where the result decides)."""
+    from .arrays import SymScalarVariable
+    if not all(v.is_constant() or isinstance(v, SymScalarVariable) for v in a + b):
+        return NotImplemented   # arrays, objects: Python's own comparison rules apply
+    if len(a) != len(b):
+        return ConstantVariable(op is operator.ne)
+    result: VariableTracker = ConstantVariable(op is operator.eq)
+    combine = operator.and_ if op is operator.eq else operator.or_
+    for x, y in zip(a, b):
+        item = tx.binary_op(op, x, y)
+        if item.is_constant():
+            if bool(item.value) != (op is operator.eq):
+                return ConstantVariable(bool(item.value))
+            continue
+        result = item if result.is_constant() else tx.binary_op(combine, result, item)
+    return result
 
 
 class TupleVariable(VariableTracker):
@@ -67,6 +87,9 @@ class TupleVariable(VariableTracker):
             return type(self)(self.item_list * other.value)
         if op in (operator.eq, operator.ne) and self.is_constant() and other.is_constant():
             return ConstantVariable(tx.fold(op, self.value, other.value))
+        if op in (operator.eq, operator.ne) and isinstance(other, TupleVariable) \
+                and type(other) is type(self):
+            return _sequence_equal(tx, op, self.item_list, other.item_list)
         return NotImplemented
 
     def contains(self, tx, value: VariableTracker) -> bool:
@@ -137,6 +160,42 @@ class ListVariable(TupleVariable):
         if name == "copy":
             return ListVariable(self.item_list)
         return super().call_method(tx, name, args, kwargs)
+
+
+class ArgumentListVariable(ListVariable):
+    """A list passed in as an argument (a resume function's argument too: a list a graph
+    break's Python code built). Its items are wrapped, and its length guarded, on first
+    use; ``len()`` alone is a run-time int, so a list whose length changes between calls
+    does not recompile the code that only counts it."""
+
+    def __init__(self, tx, value: list, source: Any) -> None:
+        self._tx = tx
+        self._value = value
+        self._items: list | None = None
+        self.source = source
+
+    @property
+    def item_list(self) -> list:
+        if self._items is None:
+            from .builder import wrap
+            tx = self._tx
+            tx.guards.add_length(self.source, len(self._value))
+            self._items = [wrap(tx, v, GetItemSource(self.source, i))
+                           for i, v in enumerate(self._value)]
+        return self._items
+
+    @item_list.setter
+    def item_list(self, items: list) -> None:
+        self._items = list(items)
+
+    def length(self, tx) -> VariableTracker:
+        if self._items is not None:
+            return super().length(tx)
+        from .arrays import SymScalarVariable
+        source = LenSource(self.source)
+        tx.guards.add_type(self.source, list)
+        return SymScalarVariable(source.code(tx.guards.ns), source.display(), len(self._value),
+                                 (source,), source=source)
 
 
 class DictVariable(VariableTracker):

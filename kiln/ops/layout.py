@@ -1,0 +1,248 @@
+"""View layouts: how a VIEW op's window follows from its input's, computed, never run.
+
+A strided window is ``(shape, strides, offset)`` in elements. Each VIEW op declares its
+``layout`` rule (``layout(window, *inputs, **params) -> Window | None``) next to its NumPy
+kernel; lowering asks the rule instead of running the kernel on a fake array, so no
+memory is ever read (a scalar index ``L[i, i]`` of a big matrix used to read far outside
+the one-element buffer behind such a fake, and crashed). ``None`` means NumPy would copy
+(a reshape of a transposed window), raise, or the rule does not know the arguments: the
+caller realizes the input and retries, or calls the op's kernel on real memory.
+
+The rules use only ``+ - *`` and comparisons on sizes, so they are written once for
+concrete sizes and for the size expressions of dynamic shapes.
+
+    >>> w = Window((3, 4), (4, 1), 0)
+    >>> transpose(w, None)
+    Window(shape=(4, 3), strides=(1, 4), offset=0)
+    >>> getitem(w, (1, slice(None, None, -1)))
+    Window(shape=(4,), strides=(-1,), offset=7)
+    >>> reshape(transpose(w, None), (12,)) is None   # NumPy would copy
+    True
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, NamedTuple
+
+
+class Window(NamedTuple):
+    shape: tuple
+    strides: tuple
+    offset: Any
+
+
+def _axis(a: Any, ndim: int) -> int | None:
+    try:
+        a = operator.index(a)
+    except TypeError:
+        return None
+    return a + ndim if -ndim <= a < 0 else a if 0 <= a < ndim else None
+
+
+def _axes(axis: Any, ndim: int) -> tuple | None:
+    """Normalized axes (None: all of them), or None when one is out of range or repeated."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out = tuple(_axis(a, ndim) for a in items)
+    if None in out or len(set(out)) != len(out):
+        return None
+    return out
+
+
+def _int(value: Any) -> Any:
+    """A concrete Python int, or None (a bool, a traced value, anything else)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        return None
+    return operator.index(value)
+
+
+def transpose(w: Window, axes: Any) -> Window | None:
+    nd = len(w.shape)
+    perm = tuple(reversed(range(nd))) if axes is None else _axes(axes, nd)
+    if perm is None or len(perm) != nd:
+        return None
+    return Window(tuple(w.shape[a] for a in perm), tuple(w.strides[a] for a in perm), w.offset)
+
+
+def swapaxes(w: Window, axis1: Any, axis2: Any) -> Window | None:
+    nd = len(w.shape)
+    a, b = _axis(axis1, nd), _axis(axis2, nd)
+    if a is None or b is None:
+        return None
+    perm = list(range(nd))
+    perm[a], perm[b] = b, a
+    return transpose(w, tuple(perm))
+
+
+def moveaxis(w: Window, source: Any, destination: Any) -> Window | None:
+    nd = len(w.shape)
+    src, dst = _axes(source, nd), _axes(destination, nd)
+    if src is None or dst is None or len(src) != len(dst):
+        return None
+    order = [n for n in range(nd) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(w, tuple(order))
+
+
+def expand_dims(w: Window, axis: Any) -> Window | None:
+    nd = len(w.shape) + (len(axis) if isinstance(axis, (tuple, list)) else 1)
+    axes = _axes(axis, nd)
+    if axes is None:
+        return None
+    shape, strides = list(w.shape), list(w.strides)
+    for a in sorted(axes):
+        shape.insert(a, 1)
+        strides.insert(a, 0)
+    return Window(tuple(shape), tuple(strides), w.offset)
+
+
+def squeeze(w: Window, axis: Any) -> Window | None:
+    nd = len(w.shape)
+    if axis is None:
+        axes = tuple(d for d, n in enumerate(w.shape) if n == 1)
+    else:
+        axes = _axes(axis, nd)
+        if axes is None or any(w.shape[a] != 1 for a in axes):
+            return None  # NumPy raises: the kernel says so
+    keep = [d for d in range(nd) if d not in axes]
+    return Window(tuple(w.shape[d] for d in keep), tuple(w.strides[d] for d in keep), w.offset)
+
+
+def flip(w: Window, axis: Any) -> Window | None:
+    axes = _axes(axis, len(w.shape))
+    if axes is None:
+        return None
+    strides, offset = list(w.strides), w.offset
+    for a in axes:
+        if w.shape[a] > 0:
+            offset = offset + (w.shape[a] - 1) * strides[a]
+        strides[a] = -strides[a]
+    return Window(w.shape, tuple(strides), offset)
+
+
+def broadcast_to(w: Window, shape: Any) -> Window | None:
+    shape = (shape,) if _int(shape) is not None else tuple(shape)
+    lead = len(shape) - len(w.shape)
+    if lead < 0 or any(n < 0 for n in shape):
+        return None
+    strides = [0] * lead
+    for n, (m, s) in zip(shape[lead:], zip(w.shape, w.strides)):
+        if m == n:
+            strides.append(s)
+        elif m == 1:
+            strides.append(0)
+        else:
+            return None
+    return Window(tuple(shape), tuple(strides), w.offset)
+
+
+def _size(shape: tuple) -> Any:
+    out = 1
+    for n in shape:
+        out = out * n
+    return out
+
+
+def _contiguous(shape: tuple) -> tuple:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc = acc * (n if not (isinstance(n, int) and n == 0) else 1)
+    return tuple(reversed(strides))
+
+
+def reshape(w: Window, shape: Any) -> Window | None:
+    """NumPy's no-copy reshape (``_attempt_nocopy_reshape``, C order); None: it copies."""
+    shape = (shape,) if _int(shape) is not None else tuple(shape)
+    size = _size(w.shape)
+    if sum(1 for n in shape if isinstance(n, int) and n == -1) > 1:
+        return None
+    if any(isinstance(n, int) and n == -1 for n in shape):
+        known = _size(tuple(n for n in shape if not (isinstance(n, int) and n == -1)))
+        if not isinstance(known, int) or not isinstance(size, int):
+            return None
+        if known == 0 or size % known:
+            return None
+        shape = tuple(size // known if isinstance(n, int) and n == -1 else n for n in shape)
+    if _size(shape) != size:
+        return None
+    if isinstance(size, int) and size == 0:
+        return Window(shape, _contiguous(shape), w.offset)
+    old = [(n, s) for n, s in zip(w.shape, w.strides) if not (isinstance(n, int) and n == 1)]
+    new_strides: list = [None] * len(shape)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(shape) and oi < len(old):
+        np_, op = shape[ni], old[oi][0]
+        while np_ != op:
+            if isinstance(np_, int) and isinstance(op, int) and np_ < op:
+                if nj >= len(shape):
+                    return None
+                np_ = np_ * shape[nj]
+                nj += 1
+            elif isinstance(np_, int) and isinstance(op, int):
+                if oj >= len(old):
+                    return None
+                op = op * old[oj][0]
+                oj += 1
+            else:
+                return None  # symbolic sizes that do not line up
+        for ok in range(oi, oj - 1):
+            if old[ok][1] != old[ok + 1][0] * old[ok + 1][1]:
+                return None  # not contiguous across the merged dims: NumPy copies
+        new_strides[nj - 1] = old[oj - 1][1]
+        for nk in range(nj - 1, ni, -1):
+            new_strides[nk - 1] = new_strides[nk] * shape[nk]
+        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
+    last = new_strides[ni - 1] if ni >= 1 else 1
+    for nk in range(ni, len(shape)):
+        new_strides[nk] = last
+    return Window(shape, tuple(new_strides), w.offset)
+
+
+def ravel(w: Window) -> Window | None:
+    return reshape(w, (_size(w.shape),))
+
+
+def getitem(w: Window, index: Any) -> Window | None:
+    """Basic indexing: ints, slices with int bounds, None and one Ellipsis."""
+    index = index if isinstance(index, tuple) else (index,)
+    if sum(1 for i in index if i is Ellipsis) > 1:
+        return None
+    used = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if used > len(w.shape):
+        return None
+    if Ellipsis not in index:
+        index = index + (Ellipsis,)
+    shape, strides, offset, d = [], [], w.offset, 0
+    for item in index:
+        if item is None:
+            shape.append(1)
+            strides.append(0)
+        elif item is Ellipsis:
+            for _ in range(len(w.shape) - used):
+                shape.append(w.shape[d])
+                strides.append(w.strides[d])
+                d += 1
+        elif isinstance(item, slice):
+            bounds = [item.start, item.stop, item.step]
+            if any(b is not None and _int(b) is None for b in bounds) or not isinstance(w.shape[d], int):
+                return None
+            if item.step is not None and _int(item.step) == 0:
+                return None
+            start, stop, step = slice(*(None if b is None else _int(b) for b in bounds)).indices(w.shape[d])
+            n = len(range(start, stop, step))
+            if n:
+                offset = offset + start * w.strides[d]
+            shape.append(n)
+            strides.append(w.strides[d] * step)
+            d += 1
+        else:
+            i = _int(item)
+            n = w.shape[d]
+            if i is None or not isinstance(n, int) or not -n <= i < n:
+                return None  # NumPy raises IndexError (or it is an advanced index)
+            offset = offset + (i % n) * w.strides[d]
+            d += 1
+    return Window(tuple(shape), tuple(strides), offset)

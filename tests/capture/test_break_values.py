@@ -1,0 +1,133 @@
+"""Values produced by Python code at a graph break, and calls that raise.
+
+A float from ``time.perf_counter()`` or an int from ``len()`` of a list built in Python
+enters the resumed graph as a run-time value: the code after the break compiles once,
+whatever the value. A call that raises (the user's ValueError, NumPy's broadcasting
+error) leaves the cache as it found it: the next valid call compiles exactly what it
+would have compiled without it, and a call with the first shapes hits the cache."""
+import random
+import time
+
+import numpy as np
+import pytest
+
+import kiln
+
+from .conftest import CountingBackend
+
+
+def compiled_with_counter(fn, **options):
+    backend = CountingBackend()
+    return kiln.compile(fn, backend=backend, **options), backend
+
+
+def _timed(x):
+    t0 = time.perf_counter()
+    y = np.sin(x) * 2.0
+    elapsed = time.perf_counter() - t0
+    return y + 0.0 * elapsed, elapsed >= 0.0
+
+
+def test_perf_counter_result_is_a_runtime_value():
+    f, backend = compiled_with_counter(_timed)
+    x = np.linspace(0.0, 1.0, 5)
+    for _ in range(3):
+        got, nonneg = f(x)
+        np.testing.assert_allclose(got, np.sin(x) * 2.0)
+        assert nonneg is True
+    # one graph between the two calls, one after the second: each compiled once
+    assert len(backend.graphs) == 2
+    out = kiln.explain(_timed)(x)
+    assert out.graph_break_count == 2
+    assert all("time.perf_counter" in b.reason for b in out.break_reasons)
+    assert ["sin", "multiply"] in [ops[:2] for ops in out.ops_per_graph]
+
+
+def test_random_call_breaks_only_at_the_call():
+    def f(x):
+        s = random.random()
+        return x * s + 1.0
+
+    g, backend = compiled_with_counter(f)
+    x = np.ones(3)
+    random.seed(3)
+    want = [f(x) for _ in range(3)]
+    random.seed(3)
+    got = [g(x) for _ in range(3)]
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b)
+    assert len(backend.graphs) == 1
+
+
+def _counted(x, text):
+    words = [w for w in text.split() if w]
+    kiln.graph_break()
+    n = len(words)
+    return x * n + 1.0
+
+
+def test_len_of_a_list_built_at_a_break_is_a_runtime_int():
+    f, backend = compiled_with_counter(_counted)
+    x = np.arange(3.0)
+    for text in ("a b", "a b c", "a b c d e", ""):
+        np.testing.assert_allclose(f(x, text), _counted(x, text))
+    assert len(backend.graphs) == 1
+    graph = backend.graphs[0]
+    assert "len_words" in str(graph)
+
+
+def test_list_argument_counted_and_indexed():
+    def f(x, items):
+        return x * len(items) + items[0]
+
+    g, backend = compiled_with_counter(f)
+    x = np.ones(2)
+    for items in ([1.0, 2.0], [1.0, 2.0, 3.0], [5.0, 2.0, 3.0]):
+        np.testing.assert_allclose(g(x, items), f(x, items))
+    # indexing pins the length (guarded), the item itself stays a run-time value
+    assert len(backend.graphs) == 2
+
+
+def _checked_add(x, y):
+    if x.shape != y.shape:
+        raise ValueError(f"shapes differ: {x.shape} vs {y.shape}")
+    return np.sin(x) + y
+
+
+def _broadcasting(x, y):
+    return np.sin(x) + y
+
+
+@pytest.mark.parametrize("fn, error", [(_checked_add, ValueError), (_broadcasting, ValueError)])
+def test_a_call_that_raises_leaves_the_cache_alone(fn, error):
+    f, backend = compiled_with_counter(fn)
+    a3, b3 = np.ones(3), np.full(3, 2.0)
+    np.testing.assert_allclose(f(a3, b3), fn(a3, b3))
+    assert len(backend.graphs) == 1
+    with pytest.raises(error) as got:
+        f(a3, np.ones(4))
+    with pytest.raises(error) as want:
+        fn(a3, np.ones(4))
+    assert str(got.value) == str(want.value)
+    n_after_error = len(backend.graphs)
+    np.testing.assert_allclose(f(a3, b3), fn(a3, b3))
+    assert len(backend.graphs) == n_after_error, "the first shapes must hit the cache"
+    assert f.cache_entries[0].index == 0, "the valid call's entry is tried first"
+    # and the failed call marked nothing dynamic: a new size compiles as it would have
+    # without it (a static entry, then the dynamic one once a size changes again)
+    reference, ref_backend = compiled_with_counter(fn)
+    for n in (3, 5, 6):
+        x, y = np.ones(n), np.ones(n)
+        np.testing.assert_allclose(f(x, y), reference(x, y))
+    assert len(backend.graphs) - n_after_error == len(ref_backend.graphs) - 1
+    assert [r.dynamic_dims for r in f.records if r.graph_break is None][-1] == \
+        [r.dynamic_dims for r in reference.records if r.graph_break is None][-1]
+
+
+def test_shape_equality_with_dynamic_sizes_stays_in_the_graph():
+    f, backend = compiled_with_counter(_checked_add)
+    for n in (3, 5, 6, 7):
+        x, y = np.ones(n), np.arange(float(n))
+        np.testing.assert_allclose(f(x, y), _checked_add(x, y))
+    assert len(backend.graphs) == 2     # static, then dynamic: no break at the comparison
+    assert all(r.graph_break is None for r in f.records)

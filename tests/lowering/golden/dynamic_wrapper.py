@@ -1,0 +1,45 @@
+# kiln wrapper for graph 'forward' (generated; run it: python <this file>)
+import sys
+import numpy as np
+from kiln.runtime.loader import load_library
+_lib, _ffi = load_library('<cache>/kernels.so', 'void kiln_fused_tanh_multiply_sum_0(void*, void*, void*, int);')
+_fb = _ffi.from_buffer
+
+def _addr(a):  # a strided or broadcast array: its first element's address
+    return _ffi.cast('char *', a.ctypes.data)
+
+def _respecialize(*args):  # replaced by the runtime: compile for new layouts
+    raise TypeError('kiln: inputs do not match the layouts this code was built for')
+
+def _numpy(*args):  # replaced by the runtime: the graph run by NumPy
+    raise TypeError('kiln: no NumPy fallback was installed')
+
+from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped
+
+_NT = 2
+_refcount = sys.getrefcount
+kiln_fused_tanh_multiply_sum_0 = _lib.kiln_fused_tanh_multiply_sum_0
+
+
+def call(x, b):
+    if _fp_trapped():
+        return _numpy(x, b)
+    if x.shape != (6, 10) or x.strides != (40, 4):
+        return _respecialize(x, b)
+    if b.shape != (10,) or b.strides != (4,):
+        return _respecialize(x, b)
+    buf0 = np.empty((6,), np.float32)
+    kiln_fused_tanh_multiply_sum_0(_fb(x), _fb(b), _fb(buf0), _NT)
+    return (buf0,)
+
+
+def _example(shape, dtype):
+    return (np.random.default_rng(0).standard_normal(shape) * 3).astype(dtype)
+
+
+if __name__ == '__main__':
+    import timeit
+    x = _example((6, 10), np.float32)
+    b = _example((10,), np.float32)
+    n, t = timeit.Timer(lambda: call(x, b)).autorange()
+    print(f'{t / n * 1e6:.1f} us per call')

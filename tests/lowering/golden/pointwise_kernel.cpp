@@ -1,0 +1,45 @@
+// kiln_fused_greater_power_clip_where_0
+//   ops: greater, power, clip, where, multiply, less, astype, add
+//   iterates 3 x 4 elementwise
+static void kiln_fused_greater_power_clip_where_0_body(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int64_t begin, int64_t end, int nthreads)
+{
+    for (int64_t x0 = begin; x0 < end; ++x0) {
+        #pragma omp simd
+        for (int64_t x1 = 0; x1 < 4; ++x1) {
+            float t0 = p_x[4*x0 + x1];
+            float t1 = p_y[x1];
+            bool t2 = (t0 > t1);
+            float t3 = t0 * t0;
+            float t4 = kiln_clip(t1, -1.0f, __builtin_inff());
+            float t5 = (t2 ? t3 : t4);
+            float t6 = (float)(s_a);
+            float t7 = (t6 == (float)0.5 ? __builtin_sqrtf(t5) : powf(t5, t6));
+            float t8 = t7 * 3.0f;
+            bool t9 = (t0 < 0x1.0000000000000p-1f);
+            float t10 = (float)(t9);
+            float t11 = t10;
+            float t12 = t8 + t11;
+            p_buf0[4*x0 + x1] = t12;
+        }
+    }
+}
+
+extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int nthreads)
+{
+    // Threads only when the work (21 statements per element) pays for a parallel
+    // region; the range is cut into several chunks per thread, taken dynamically, so a
+    // thread whose core is busy with another process does not hold the others up.
+    if (nthreads > 1 && 3 >= 2 && (int64_t)3 * 4 * 21 >= 4194304) {
+        const int64_t nchunks = 3 < 8 * nthreads ? 3 : 8 * nthreads;
+        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
+        for (int64_t c = 0; c < nchunks; ++c) {
+            const int64_t b = c * 3 / nchunks / 1 * 1;
+            const int64_t e = c + 1 == nchunks ? 3 : (c + 1) * 3 / nchunks / 1 * 1;
+            if (b < e) kiln_fused_greater_power_clip_where_0_body(p_x, p_y, p_buf0, s_a, b, e, 1);
+        }
+        return;
+    }
+    kiln_fused_greater_power_clip_where_0_body(p_x, p_y, p_buf0, s_a, 0, 3, nthreads);
+}
+
+

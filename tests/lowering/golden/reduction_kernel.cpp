@@ -1,0 +1,102 @@
+// kiln_fused_std_0
+//   ops: std
+//   iterates 64 x 32, reducing axes [0]
+static void kiln_fused_std_0_body(const double* __restrict p_x, double* __restrict p_buf2, int64_t begin, int64_t end, int nthreads)
+{
+    for (int64_t x1_b = begin; x1_b < end; x1_b += 256) {
+        const int64_t x1_e = x1_b + 256 < end ? x1_b + 256 : end;
+        double acc0[256];
+        for (int64_t x1 = x1_b; x1 < x1_e; ++x1) { acc0[x1 - x1_b] = 0; }
+        double red0[256];
+        for (int64_t r0 = 0; r0 < 64; ++r0) {
+        #pragma omp simd
+          for (int64_t x1 = x1_b; x1 < x1_e; ++x1) {
+            double t1 = p_x[32*r0 + x1];
+            acc0[x1 - x1_b] += t1;
+          }
+        }
+        for (int64_t x1 = x1_b; x1 < x1_e; ++x1) {
+          red0[x1 - x1_b] = (double)(acc0[x1 - x1_b]);
+        }
+        double acc2[256];
+        for (int64_t x1 = x1_b; x1 < x1_e; ++x1) { acc2[x1 - x1_b] = 0; }
+        double red2[256];
+        for (int64_t r0 = 0; r0 < 64; ++r0) {
+        #pragma omp simd
+          for (int64_t x1 = x1_b; x1 < x1_e; ++x1) {
+            double t3 = red0[x1 - x1_b] / (double)64;
+            double t4 = p_x[32*r0 + x1];
+            double t5 = t4 - t3;
+            double t6 = t5 * t5;
+            acc2[x1 - x1_b] += t6;
+          }
+        }
+        for (int64_t x1 = x1_b; x1 < x1_e; ++x1) {
+          red2[x1 - x1_b] = (double)(acc2[x1 - x1_b]);
+        }
+        double s9[256];
+        for (int64_t x1 = x1_b; x1 < x1_e; ++x1) {
+          double t7 = red2[x1 - x1_b] / (double)(64 - 1 > 0 ? 64 - 1 : 0);
+          double t8 = __builtin_sqrt(t7);
+          s9[x1 - x1_b] = t8;
+          p_buf2[x1] = t8;
+        }
+    }
+}
+
+extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restrict p_buf2, int nthreads)
+{
+    // Threads only when the work (14 statements per element) pays for a parallel
+    // region; the range is cut into several chunks per thread, taken dynamically, so a
+    // thread whose core is busy with another process does not hold the others up.
+    if (nthreads > 1 && 32 >= 2 && (int64_t)64 * 32 * 14 >= 4194304) {
+        const int64_t nchunks = 32 < 8 * nthreads ? 32 : 8 * nthreads;
+        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
+        for (int64_t c = 0; c < nchunks; ++c) {
+            const int64_t b = c * 32 / nchunks / 1 * 1;
+            const int64_t e = c + 1 == nchunks ? 32 : (c + 1) * 32 / nchunks / 1 * 1;
+            if (b < e) kiln_fused_std_0_body(p_x, p_buf2, b, e, 1);
+        }
+        return;
+    }
+    kiln_fused_std_0_body(p_x, p_buf2, 0, 32, nthreads);
+}
+
+
+// kiln_fused_mean_1
+//   ops: mean
+//   iterates 64 x 32, reducing axes [1]
+static void kiln_fused_mean_1_body(const double* __restrict p_x, double* __restrict p_buf4, int64_t begin, int64_t end, int nthreads)
+{
+    for (int64_t x0 = begin; x0 < end; ++x0) {
+        double acc0 = 0;
+        #pragma omp simd reduction(+:acc0)
+        for (int64_t r1 = 0; r1 < 32; ++r1) {
+          double t1 = p_x[r1 + 32*x0];
+          acc0 += t1;
+        }
+        const double red0 = (double)(acc0);
+        double t2 = red0 / (double)32;
+        p_buf4[x0] = t2;
+    }
+}
+
+extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restrict p_buf4, int nthreads)
+{
+    // Threads only when the work (6 statements per element) pays for a parallel
+    // region; the range is cut into several chunks per thread, taken dynamically, so a
+    // thread whose core is busy with another process does not hold the others up.
+    if (nthreads > 1 && 64 >= 2 && (int64_t)64 * 32 * 6 >= 4194304) {
+        const int64_t nchunks = 64 < 8 * nthreads ? 64 : 8 * nthreads;
+        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
+        for (int64_t c = 0; c < nchunks; ++c) {
+            const int64_t b = c * 64 / nchunks / 1 * 1;
+            const int64_t e = c + 1 == nchunks ? 64 : (c + 1) * 64 / nchunks / 1 * 1;
+            if (b < e) kiln_fused_mean_1_body(p_x, p_buf4, b, e, 1);
+        }
+        return;
+    }
+    kiln_fused_mean_1_body(p_x, p_buf4, 0, 64, nthreads);
+}
+
+
