@@ -40,6 +40,8 @@ from .capture import frame_hook, partial, resume
 from .capture.breaks import unsupported_error
 from .config import config
 from .runtime import cost
+
+_SMALL = cost.SMALL_ELEMENTS
 from .errors import KilnError
 # Imported eagerly: importing the submodule kiln.explain later would rebind the package
 # attribute ``kiln.explain`` (the function) to the module.
@@ -278,11 +280,14 @@ class CompiledFunction:
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fast = self._as_python
-        if fast is not None and not kwargs and fast[0] == tuple(map(type, args)) \
-                and all(args[i].size <= cost.SMALL_ELEMENTS for i in fast[1]):
+        if fast is not None and not kwargs and fast[0] == tuple(map(type, args)):
             # The cost model ran these argument types as Python, and the arrays are still
             # small: skip the guards too (they cost as much as such a call).
-            return self.fn(*args)
+            for i in fast[1]:
+                if args[i].size > _SMALL:
+                    break
+            else:
+                return self.fn(*args)
         if self.bound_self is not None:
             args = (self.bound_self,) + args
         for entry in self._entries:

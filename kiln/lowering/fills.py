@@ -12,9 +12,10 @@ write (the functional ``index_put``), then the writes.
   NumPy's own call (``np.zeros`` gets zeroed pages from the OS without touching them).
 - An op with ``lowering={"region_write": True}`` (``index_put``: ``x[index] = value``)
   with a basic index (integers, slices of step 1) selects ``value`` inside the region and
-  ``x`` outside, when nothing else reads ``x`` (its states are never realized). Where the value would be read outside its own bounds for points outside
-  the region (``y[:n] = x`` into a longer ``y``), the op stays an extern: the generated
-  code loads unconditionally.
+  ``x`` outside, when nothing else reads ``x`` (its states are never realized). Where the
+  value would be read outside its own bounds for points outside the region (``y[:n] = x``
+  into a longer ``y``, a stencil into the inside of a grid), its loads sit under the
+  condition.
 """
 from __future__ import annotations
 
@@ -34,9 +35,9 @@ def lower_fill(gl: Any, fill: Any, args: tuple, params: dict, op: Any, meta: Ten
         value = args[list(op.inputs).index(fill)]
         if not isinstance(value, (Scalar, BufferValue, Pointwise)) or len(value.shape) > len(shape):
             return None
-        if not np.can_cast(value.dtype, dtype, "same_kind") and not (
-                isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False)):
-            return None
+        constant = isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False)
+        if not constant and not np.can_cast(value.dtype, dtype, "safe" if dtype.kind in "iub" else "same_kind"):
+            return None   # NumPy's own conversion (a range check for integer fills)
         if isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False):
             try:
                 text = literal(np.array(value.value, dtype=dtype).item(), dtype)
@@ -105,6 +106,9 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
         return None   # float into int and friends: NumPy's casting, not C's
     if weak and dtype.kind in "iub" and np.dtype(value.dtype).kind == "f":
         return None
+    if dtype.kind in "iub" and value.shape == () and not np.can_cast(value.dtype, dtype, "safe") \
+            and not (isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False)):
+        return None   # NumPy range-checks a scalar written into an integer array
     # The region's dims (integer-indexed ones dropped) and where each starts in the base.
     kept = [(d, r) for d, r in enumerate(region) if r is None or r[0] == "span"]
     rshape = tuple(shape[d] if r is None else r[2] - r[1] for d, r in kept)
@@ -114,10 +118,9 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
     if len(vshape) > len(rshape):
         return None
     lead = len(rshape) - len(vshape)
-    for k, n in enumerate(vshape):   # a value dim read outside the region would overrun
-        d, r = kept[lead + k]
-        if n != 1 and r is not None:
-            return None
+    # A value dim along a partly written base dim would be read out of its bounds for the
+    # points outside the region: its loads then run only inside (Emitter.guarded).
+    guard = any(n != 1 and kept[lead + k][1] is not None for k, n in enumerate(vshape))
     pad = len(value.shape) - len(vshape)
     if isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False):
         try:   # NumPy's own conversion: a Python int out of range raises there
@@ -136,16 +139,19 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
                 continue
             i = em.index_expr(idx[d])
             conds.append(f"{i} == {r[1]}" if r[0] == "at" else f"{i} >= {r[1]} && {i} < {r[2]}")
-        if text is not None:
-            v = text
-        else:
+        def load_value(e: Emitter) -> str:
+            if text is not None:
+                return text
             rindex = [idx[d] + (-r[1] if r is not None else 0) for d, r in kept]
             vindex = [Affine(0)] * pad + broadcast_index(vshape, rindex)
-            v = em.cast(value.load(em, vindex), value.dtype, dtype)
+            return e.cast(value.load(e, vindex), value.dtype, dtype)
+
         if not conds:
-            return v
+            return load_value(em)
         b = base.load(em, idx)
-        return em.assign(f"({' && '.join(conds)}) ? {v} : {b}", dtype)
+        if guard:
+            return em.guarded(" && ".join(conds), load_value, b, dtype)
+        return em.assign(f"({' && '.join(conds)}) ? {load_value(em)} : {b}", dtype)
 
     cost = getattr(base, "cost", 0) + getattr(value, "cost", 0) + 1
     origins = tuple(dict.fromkeys(o for v in (base, value) if isinstance(v, Pointwise) for o in v.origins))

@@ -94,17 +94,25 @@ def test_a_returned_fresh_array_stays_numpys_call():
     assert_same("zeros", np.zeros(5), got[0], rtol=0, atol=0)
 
 
-def test_writes_that_would_read_past_the_value_stay_externs():
-    def f(x):
+def test_values_read_only_inside_their_region_load_under_the_condition():
+    def concat_repeat(x):
         n = x.shape[0]
         y = np.empty(3 * n)
         y[:n] = x                   # x is read at i for i < n only
         y[n:] = np.repeat(x, 2)
         return y
 
-    compiled, seen = _compiled(f)
-    x = np.arange(4.0)
-    assert_same("y", f(x), compiled(x), rtol=0, atol=0)
+    def jacobi(u):
+        v = u.copy()
+        v[1:-1, 1:-1] = 0.25 * (u[1:-1, 2:] + u[1:-1, :-2] + u[2:, 1:-1] + u[:-2, 1:-1])
+        return v
+
+    for fn, x in [(concat_repeat, np.arange(5.0)), (jacobi, np.arange(42.0).reshape(6, 7) ** 1.5)]:
+        compiled, seen = _compiled(fn)
+        assert_same(fn.__name__, fn(x), compiled(x), rtol=0, atol=0)
+        art = seen[0].kiln_artifact
+        assert len(art.kernel_names) == 1, art.kernel_names
+        assert "_ext_index_put" not in art.wrapper and "if (" in art.cpp
 
 
 def test_casts_and_out_of_range_values_follow_numpy():
@@ -149,3 +157,23 @@ def test_float64_exp_log_chain_calls_vector_math():
     symbols = subprocess.run(["nm", "-D", seen[0].kiln_artifact.so], capture_output=True,
                              text=True, check=True).stdout
     assert "_ZGV" in symbols and "v_exp" in symbols and "v_log" in symbols, symbols
+
+
+def test_numpy_scalars_written_into_int_arrays_are_range_checked():
+    def f(s):
+        x = np.zeros(3, dtype=np.int8)
+        x[0] = s
+        return x
+
+    for s in (np.uint8(255), np.int64(300), np.int8(3)):
+        try:
+            want = ("ok", f(s))
+        except OverflowError as e:
+            want = ("raise", type(e))
+        try:
+            got = ("ok", kiln.compile(f)(s))
+        except OverflowError as e:
+            got = ("raise", type(e))
+        assert got[0] == want[0], (s, got, want)
+        if want[0] == "ok":
+            assert_same("x", want[1], got[1], rtol=0, atol=0)
