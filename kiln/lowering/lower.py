@@ -41,10 +41,11 @@ from . import layout as L
 from .fills import lower_fill, lower_region_write
 
 # A value read by more than one user is realized (computed once) when its closure costs
-# more than this many "ops" (a libm call counts 8); cheaper ones are recomputed in each
+# more than this many "ops" (a libm call counts 8: one alone is worth storing, not
+# recomputing: exp feeding both a sum and a divide); cheaper ones are recomputed in each
 # consumer. Realized values whose consumers share its kernel are never allocated: they
 # live in registers or per-row arrays (softmax computes exp once and keeps one kernel).
-REALIZE_COST_SHARED = 8
+REALIZE_COST_SHARED = 7
 
 
 class Opaque(Value):
