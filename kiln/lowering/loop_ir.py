@@ -252,21 +252,6 @@ class Emitter:
         self.uses.append(index)
         return f"({index.render(self.rename)})"
 
-    def guarded(self, cond: str, fn: Callable[["Emitter"], str], otherwise: str, dtype: Any) -> str:
-        """``cond ? fn() : otherwise`` where the code ``fn`` emits (its loads) runs only when
-        ``cond`` holds: a value read at indices valid only inside a written region."""
-        inner = Emitter(self.names, self.forwarded, self.locals)
-        inner.rename, inner.rowlocal, inner.cse = self.rename, self.rowlocal, dict(self.cse)
-        var = fn(inner)
-        self.loads += inner.loads
-        self.uses += inner.uses
-        name = self.names.temp()
-        self.lines.append(f"{ctype(dtype)} {name} = {otherwise};")
-        self.lines.append(f"if ({cond}) {{")
-        self.lines += ["  " + line for line in inner.lines]
-        self.lines += [f"  {name} = {var};", "}"]
-        return name
-
     def assign(self, expr: str, dtype: Any) -> str:
         found = self.cse.get(expr)
         if found is not None:

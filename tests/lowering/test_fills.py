@@ -94,7 +94,7 @@ def test_a_returned_fresh_array_stays_numpys_call():
     assert_same("zeros", np.zeros(5), got[0], rtol=0, atol=0)
 
 
-def test_values_read_only_inside_their_region_load_under_the_condition():
+def test_values_read_only_inside_their_region_are_read_at_clamped_indices():
     def concat_repeat(x):
         n = x.shape[0]
         y = np.empty(3 * n)
@@ -112,7 +112,7 @@ def test_values_read_only_inside_their_region_load_under_the_condition():
         assert_same(fn.__name__, fn(x), compiled(x), rtol=0, atol=0)
         art = seen[0].kiln_artifact
         assert len(art.kernel_names) == 1, art.kernel_names
-        assert "_ext_index_put" not in art.wrapper and "if (" in art.cpp
+        assert "_ext_index_put" not in art.wrapper and " ? " in art.cpp
 
 
 def test_casts_and_out_of_range_values_follow_numpy():
