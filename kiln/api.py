@@ -501,9 +501,23 @@ def _reachable_as(obj: Any, module: str, qualname: str) -> bool:
     return target is obj
 
 
+# Unpickled compiled functions, one per (function, options) and process: a worker that
+# receives the same compiled function with every task compiles it once, not per task.
+_restored: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
 def _restore(fn, backend, fullgraph, dynamic, bound_self):
-    target = types.MethodType(fn, bound_self) if bound_self is not None else fn
-    return CompiledFunction(target, backend, fullgraph, dynamic)
+    if bound_self is not None:
+        return CompiledFunction(types.MethodType(fn, bound_self), backend, fullgraph, dynamic)
+    key = (backend if isinstance(backend, str) else id(backend), fullgraph, dynamic)
+    try:
+        per_fn = _restored.setdefault(fn, {})
+    except TypeError:
+        return CompiledFunction(fn, backend, fullgraph, dynamic)
+    found = per_fn.get(key)
+    if found is None:
+        found = per_fn[key] = CompiledFunction(fn, backend, fullgraph, dynamic)
+    return found
 
 
 def compile(fn: Callable | None = None, *, backend: Any = "cpp", fullgraph: bool = False,

@@ -101,6 +101,10 @@ CALL_OPS = frozenset({"CALL", "CALL_FUNCTION_EX", "CALL_KW"})
 # 3.12+ places exception handlers (and what only they reach) at the end of the code: a
 # try/with statement is its protected range plus handler blocks elsewhere, not one span.
 COLD_HANDLERS = PY >= (3, 12)
+# Capture budgets (translator.MAX_STEPS, the long-loop estimate) count 3.11 instructions,
+# so a function gets the same budget on every version: 3.11 spends a PRECALL on every
+# CALL; 3.13's TO_BOOL before a jump is free.
+STEP_COST = {} if PY == (3, 11) else {"CALL": 2, "CALL_KW": 2, "TO_BOOL": 0}
 # Instructions that belong to the CALL after them (they set interpreter state for it).
 CALL_PREFIX = frozenset({"PRECALL", "KW_NAMES"})
 

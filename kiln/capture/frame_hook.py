@@ -101,6 +101,11 @@ def _build(compiler: str) -> Any:
     return module.lib
 
 
+def free_threaded() -> bool:
+    """A free-threaded CPython build (3.13t): its object model differs; no hook there."""
+    return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
 def load() -> Any:
     """The hook library, building it on first use; None when it cannot be built."""
     global _lib
@@ -113,6 +118,9 @@ def load() -> Any:
         if _lib is not None:
             return _lib
         try:
+            if free_threaded():
+                raise RuntimeError("this is a free-threaded CPython build, which the hook "
+                                   "does not support")
             _lib = _build(compiler)
         except (OSError, RuntimeError, ImportError) as e:
             _failed[compiler] = str(e)

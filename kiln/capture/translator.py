@@ -115,7 +115,7 @@ class InstructionTranslator(BuildOpcodes):
                 raise StopCapture(self)
             self.inst = inst
             self.ip += 1
-            self.steps += 1
+            self.steps += bc.STEP_COST.get(inst.opname, 1)
             if self.steps > MAX_STEPS:
                 self.unsupported("unsupported_opcode", f"more than {MAX_STEPS} instructions "
                                  "(a very long or endless loop)")

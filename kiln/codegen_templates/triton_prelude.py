@@ -99,7 +99,7 @@ def kiln_remainder_int(a, b):
 def kiln_logaddexp(x, y):
     d = x - y
     big = tl.where(d > 0, x, y)
-    out = big + libdevice.log1p(libdevice.exp(-libdevice.fabs(d)))
+    out = big + libdevice.log1p(libdevice.exp(-tl.abs(d)))
     out = tl.where(d != d, d, out)
     return tl.where(x == y, x + tl.full([], 0.6931471805599453, x.dtype), out)
 
@@ -109,3 +109,59 @@ def kiln_clip(x, lo, hi):
     # minimum(maximum(x, lo), hi), NaN-propagating; a tie takes the bound, as NumPy's does
     m = tl.where((x > lo) | (x != x), x, lo)
     return tl.where((m < hi) | (m != m), m, hi)
+
+
+@triton.jit
+def kiln_clip_int(x, lo, hi):
+    m = tl.where(x >= lo, x, lo)
+    return tl.where(m <= hi, m, hi)
+
+
+@triton.jit
+def kiln_div(a, b):
+    # IEEE division: Triton's float32 `/` is approximate (float64's is exact)
+    if a.dtype == tl.float32:
+        return tl.math.div_rn(a, b)
+    else:
+        return a / b
+
+
+@triton.jit
+def kiln_sqrt(x):
+    if x.dtype == tl.float32:
+        return tl.math.sqrt_rn(x)
+    else:
+        return tl.sqrt(x)
+
+
+@triton.jit
+def kiln_divide_uint(a, b):
+    return tl.where(b == 0, 0, a // tl.where(b == 0, 1, b))
+
+
+@triton.jit
+def kiln_remainder_uint(a, b):
+    return tl.where(b == 0, 0, a % tl.where(b == 0, 1, b))
+
+
+@triton.jit
+def kiln_fmod_int(a, b):
+    # C's remainder (the sign of a); by zero (and MIN % -1) 0, as NumPy gives
+    bad = (b == 0) | (b == -1)
+    return tl.where(bad, 0, a % tl.where(bad, 1, b))
+
+
+@triton.jit
+def kiln_lshift(a, b):
+    # NumPy: shifting by the width or more (or a negative count) gives 0
+    bits: tl.constexpr = a.dtype.primitive_bitwidth
+    ok = (b >= 0) & (b < bits)
+    return tl.where(ok, a << tl.where(ok, b, 0), 0)
+
+
+@triton.jit
+def kiln_rshift(a, b):
+    bits: tl.constexpr = a.dtype.primitive_bitwidth
+    ok = (b >= 0) & (b < bits)
+    zero = a ^ a
+    return tl.where(ok, a >> tl.where(ok, b, 0), tl.where(a < 0, zero - 1, zero))   # sign fill

@@ -24,13 +24,12 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from .loop_ir import Affine, Emitter, NameSource, ctype, literal
-from .scheduler import Kernel, node_index, write_index
+from .cpp_ops import (SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitter, NameSource,
+                      call_cost, ctype, literal)
+from .loop_ir import Affine
+from .sizes import render as render_size
+from .scheduler import Kernel, node_index, record, write_index
 
-VECTOR_MATH = ["sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-               "cbrt", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"]
-VECTOR_MATH2 = ["atan2", "hypot", "pow"]
-SCALAR_MATH2 = ["fmod"]
 # A kernel runs on several threads when elements x statements-per-element reaches this
 # (a libm call counts 8 statements). A parallel region costs ~10-30 us on a quiet 2-core
 # machine, but next to BLAS calls (whose threads still spin) or under load from other
@@ -39,7 +38,6 @@ SCALAR_MATH2 = ["fmod"]
 PARALLEL_GRAIN = 1 << 22
 # Outer points per block when reducing leading axes (per-point accumulators in arrays).
 BLOCK = 256
-_LIBM_CALL = re.compile(r"\b(?:%s)f?\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
 
@@ -109,7 +107,7 @@ class _Collapse:
     def loops(self) -> list[tuple[str, str]]:
         """(variable, trip count) per collapsed loop; counts stay products of dim sizes
         (the dynamic-shape path reads every size as its own number)."""
-        return [(g[0][0], " * ".join(str(n) for _, n in g)) for g in self.groups]
+        return [(g[0][0], " * ".join(render_size(n) for _, n in g)) for g in self.groups]
 
     def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
         out, done = [], set()
@@ -171,7 +169,7 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
                 lines.append(f"{ctype(node.buf.dtype)} {array}[{span}];")
 
     for kind, members in kernel.stages:
-        em = Emitter(names, forwarded={}, locals_=locals_)
+        em = CppEmitter(names, forwarded={}, locals_=locals_)
         em.rename = ren
         em.rowlocal = rowlocal
         pre: list[str] = []
@@ -321,8 +319,8 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     outer = _Collapse(frame.outer_vars(), accesses)
     inner = _Collapse(frame.inner_vars(), accesses)
     renamer = _Renamer(outer, inner)
-    work = " * ".join(str(n) for n in frame.shape) or "1"
-    cost = _cost(_render_stages(kernel, local, NameSource(), None)[0])
+    work = " * ".join(render_size(n) for n in frame.shape) or "1"
+    cost = _cost(kernel)
     if not outer.loops() and renamer.inner_loops:
         renamer.parallel_inner = f"nthreads > 1 && (int64_t){work} * {cost} >= {PARALLEL_GRAIN}"
     elif outer.loops() and renamer.inner_loops:
@@ -365,9 +363,9 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     scalars = list(names.scalars.values())
     for s in scalars:
         ct = "int" if s.dtype.kind == "b" else ctype(s.dtype)
-        params.append(f"{ct} {s.expr}")
+        params.append(f"{ct} s_{s.name}")
         cparams.append(ct)
-        args.append(s.expr)
+        args.append(f"s_{s.name}")
     for name in size_args:
         params.append(f"int64_t {name}")
         cparams.append("int64_t")
@@ -410,15 +408,24 @@ def _fit_row_locals(kernel: Kernel, local: dict) -> dict:
         if out.get(node.buf.name) == "row":
             w = write_index(node, role, frame)
             span = 1 + sum(c * (sizes[v] - 1) for v, c in w.terms.items() if v in sizes)
-            if role != "row" or span * node.buf.dtype.itemsize > ROW_LOCAL_BYTES:
+            if role != "row" or not isinstance(span, int) \
+                    or span * node.buf.dtype.itemsize > ROW_LOCAL_BYTES:
                 del out[node.buf.name]
     return out
 
 
-def _cost(lines: list[str]) -> int:
-    """Statements per element (a libm call counts 8): decides when threads pay off."""
-    return max(1, sum(1 for line in lines if not line.lstrip().startswith(("for", "#", "}")))
-               + 7 * sum(len(_LIBM_CALL.findall(line)) for line in lines))
+def _cost(kernel: Kernel) -> int:
+    """Statements per element (a libm call counts 8): decides when threads pay off.
+    Counted on what the kernel's nodes do (a recording ops handler), not on its text."""
+    total = 0
+    for node, role in kernel.members:
+        rec = record(node, role, kernel.frame)
+        total += rec.statements + sum(call_cost(fn, dt) - 1 for fn, dt in rec.calls)
+        if node.kind == "reduction":
+            total += 4 if node.combine in ("max", "min") and node.acc_dtype.kind == "f" else 3
+        else:
+            total += 1  # the store
+    return max(1, total)
 
 
 def _describe_frame(frame) -> str:

@@ -24,11 +24,13 @@ from typing import Any
 import numpy as np
 
 from ..ops.meta import TensorMeta
-from .loop_ir import Affine, BufferValue, Emitter, Pointwise, Scalar, Value, broadcast_index, literal
+from .loop_ir import Affine, BufferValue, Pointwise, Scalar, Value, broadcast_index
 
 
 def lower_fill(gl: Any, fill: Any, args: tuple, params: dict, op: Any, meta: TensorMeta) -> Value | None:
     """A creation op's value as a closure (see the module docstring)."""
+    if gl.sizes:
+        return None   # dynamic sizes: NumPy's own call (regions are static bounds)
     dtype = np.dtype(meta.dtype)
     shape = tuple(meta.shape)
     if isinstance(fill, str):
@@ -40,17 +42,16 @@ def lower_fill(gl: Any, fill: Any, args: tuple, params: dict, op: Any, meta: Ten
             return None   # NumPy's own conversion (a range check for integer fills)
         if isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False):
             try:
-                text = literal(np.array(value.value, dtype=dtype).item(), dtype)
+                number = np.array(value.value, dtype=dtype).item()
             except (OverflowError, ValueError, TypeError):
                 return None
-            fn = lambda em, index: text  # noqa: E731
+            fn = lambda ops, index: ops.constant(number, dtype)  # noqa: E731
         else:
-            fn = lambda em, index: em.cast(value.load(em, broadcast_index(value.shape, index)),  # noqa: E731
-                                           value.dtype, dtype)
+            fn = lambda ops, index: ops.cast(value.load(ops, broadcast_index(value.shape, index)),  # noqa: E731
+                                             value.dtype, dtype)
         cost = getattr(value, "cost", 0)
     else:
-        text = literal(fill, dtype)
-        fn = lambda em, index: text  # noqa: E731
+        fn = lambda ops, index: ops.constant(fill, dtype)  # noqa: E731
         cost = 0
     out = Pointwise(shape, dtype, fn, cost, gl._origin)
     out.creation = (op, args, params, meta)   # returned unchanged: NumPy's own call
@@ -97,6 +98,8 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
         # would be realized whole, quadratic in the writes; the extern writes in place.
         return None
     shape = tuple(base.shape)
+    if gl.sizes or not all(isinstance(d, int) for d in shape + tuple(value.shape)):
+        return None   # dynamic sizes: regions are static bounds
     region = _region(shape, index)
     if region is None:
         return None
@@ -125,38 +128,51 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
     pad = len(value.shape) - len(vshape)
     if isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False):
         try:   # NumPy's own conversion: a Python int out of range raises there
-            text = literal(np.array(value.value, dtype=dtype).item(), dtype)
+            number = np.array(value.value, dtype=dtype).item()
         except (OverflowError, ValueError, TypeError):
             return None
+        constant = True
     elif weak and dtype.kind in "iub":
         return None   # a run-time Python number: its range is NumPy's to check
     else:
-        text = None
+        constant = False
+    i64, b = np.dtype(np.int64), np.dtype(np.bool_)
 
-    def fn(em: Emitter, idx: list) -> str:
+    def fn(ops: Any, idx: list) -> Any:
+        def const(k: int) -> Any:
+            return ops.constant(k, i64)
+
         conds = []
         for d, r in enumerate(region):
             if r is None:
                 continue
-            i = em.index_expr(idx[d])
-            conds.append(f"{i} == {r[1]}" if r[0] == "at" else f"{i} >= {r[1]} && {i} < {r[2]}")
-        def load_value(e: Emitter) -> str:
-            if text is not None:
-                return text
+            i = ops.index(idx[d])
+            if r[0] == "at":
+                conds.append(ops.call("equal", [i, const(r[1])], i64, b))
+            else:
+                conds.append(ops.call("logical_and", [ops.call("greater_equal", [i, const(r[1])], i64, b),
+                                                      ops.call("less", [i, const(r[2])], i64, b)], b))
+
+        def load_value() -> Any:
+            if constant:
+                return ops.constant(number, dtype)
             rindex = []
             for d, r in kept:
                 if r is None:
                     rindex.append(idx[d])
                 else:
-                    i, lo, hi = e.index_expr(idx[d]), r[1], r[2] - 1
-                    rindex.append(Affine.var(f"({i} < {lo} ? {lo} : {i} > {hi} ? {hi} : {i})") + (-lo))
+                    lo, hi = r[1], r[2] - 1
+                    clamped = ops.call("clip", [ops.index(idx[d]), const(lo), const(hi)], i64)
+                    rindex.append(Affine.var(ops.bind_index(clamped)) + (-lo))
             vindex = [Affine(0)] * pad + broadcast_index(vshape, rindex)
-            return e.cast(value.load(e, vindex), value.dtype, dtype)
+            return ops.cast(value.load(ops, vindex), value.dtype, dtype)
 
         if not conds:
-            return load_value(em)
-        b = base.load(em, idx)
-        return em.assign(f"({' && '.join(conds)}) ? {load_value(em)} : {b}", dtype)
+            return load_value()
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = ops.call("logical_and", [cond, c], b)
+        return ops.call("where", [cond, load_value(), base.load(ops, idx)], dtype)
 
     cost = getattr(base, "cost", 0) + getattr(value, "cost", 0) + 1
     origins = tuple(dict.fromkeys(o for v in (base, value) if isinstance(v, Pointwise) for o in v.origins))

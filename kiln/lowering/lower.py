@@ -3,7 +3,7 @@
 :class:`GraphLowering` interprets the graph with lowering rules instead of NumPy kernels
 (the way Inductor's ``GraphLowering`` is an FX interpreter):
 
-- pointwise ops with C++ templates compose into :class:`Pointwise` closures (no buffer);
+- pointwise ops (each names its scalar function) compose into :class:`Pointwise` closures (no buffer);
 - reductions become :class:`ComputeNode` s of kind 'reduction' (realized buffers);
 - views remap indices (strides of a buffer, or an affine remap of a closure);
 - anything else is an :class:`ExternNode`: the op's NumPy kernel called by the wrapper.
@@ -32,9 +32,11 @@ from ..ir import Graph, Node, map_nodes
 from ..ops import Category, TensorMeta, infer_meta
 from ..ops.meta import to_fake
 from ..ops.registry import iter_leaves, map_leaves
-from .loop_ir import (Affine, Buffer, BufferValue, Emitter, Pointwise, Scalar, Value,
-                      broadcast_index, contiguous_strides, ctype, kind, literal, CTYPES)
+from .handler import EXPENSIVE, RecordingHandler
+from .loop_ir import (DTYPES, Affine, Buffer, BufferValue, Pointwise, Scalar, Value,
+                      broadcast_index, contiguous_strides, kind)
 from .scalars import fits, python_int_operands, token, unbounded
+from .sizes import Size, SymbolTable, Undecidable, product
 from ..ops.layout import Window
 from .rules import lowering_of
 from . import layout as L
@@ -109,25 +111,36 @@ def map_values(value: Any, fn) -> Any:
 
 
 def buffers_read(value: Value) -> set:
-    """Names of the buffers a value's code loads (by running it on a throwaway emitter)."""
-    from .loop_ir import NameSource
+    """Names of the buffers a value's code loads (recorded by an ops handler)."""
     if isinstance(value, BufferValue):
         return {value.buf.name}
     if not isinstance(value, Pointwise):
         return set()
-    em = Emitter(NameSource())
-    value.fn(em, [Affine.var(f"d{k}") for k in range(len(value.shape))])
-    return {b.name for b, _ in em.loads}
+    rec = RecordingHandler()
+    value.fn(rec, [Affine.var(f"d{k}") for k in range(len(value.shape))])
+    return {b.name for b, _ in rec.loads}
+
+
+def _body_cost(body: Any, dtype: np.dtype, arity: int) -> int:
+    """What one element of a scalar body costs ("ops"; an expensive function counts 8)."""
+    rec = RecordingHandler()
+    body(rec, dtype, *[("operand", i) for i in range(arity)])
+    return max(1, sum(8 if fn in EXPENSIVE and dt.kind == "f" else 1 for fn, dt in rec.calls))
 
 
 class GraphLowering:
     """Lower a graph for given example inputs (their strides are specialized on)."""
 
-    def __init__(self, graph: Graph, example_inputs: list, reinfer: bool = False) -> None:
+    def __init__(self, graph: Graph, example_inputs: list, reinfer: bool = False,
+                 dynamic: bool = False) -> None:
         self.graph = graph
-        # True: shapes come from the example inputs, not the graph's recorded metas (the
-        # dynamic-shape path lowers the same graph at other sizes).
-        self.reinfer = reinfer
+        # True: shapes come from the example inputs, not the graph's recorded metas (a
+        # variant for other sizes or layouts).
+        self.reinfer = reinfer or dynamic
+        # dynamic: placeholder dims in node.meta['dynamic_dims'] become size symbols
+        # (kiln/lowering/sizes.py); every size derived from them is an expression.
+        self.dynamic = dynamic
+        self.sizes = SymbolTable()
         self.example_inputs = list(example_inputs)
         self.nodes: list[ComputeNode | ExternNode] = []
         self.buffers: dict[str, Buffer] = {}
@@ -147,8 +160,8 @@ class GraphLowering:
 
     def new_buffer(self, shape: tuple, dtype: Any, kind: str) -> Buffer:
         dtype = np.dtype(dtype)
-        if dtype.name not in CTYPES:
-            raise Unsupported(f"dtype {dtype} has no C++ lowering")
+        if dtype.name not in DTYPES:
+            raise Unsupported(f"dtype {dtype} has no kernel lowering")
         buf = Buffer(self.fresh(), shape, dtype, kind)
         self.buffers[buf.name] = buf
         return buf
@@ -157,14 +170,14 @@ class GraphLowering:
         """A graph argument as a lowering value (Python scalars become weak Scalars)."""
         if isinstance(arg, Node):
             return self.env[arg]
-        if isinstance(arg, np.generic) and arg.dtype.name in CTYPES:  # strong (np.float64 is a float!)
-            return Scalar(literal(arg.item(), arg.dtype), arg.dtype, weak=False, value=arg.item())
+        if isinstance(arg, np.generic) and arg.dtype.name in DTYPES:  # strong (np.float64 is a float!)
+            return Scalar(arg.dtype, weak=False, value=arg.item())
         if isinstance(arg, bool):
-            return Scalar(literal(arg, np.bool_), np.bool_, weak=True, value=arg)
+            return Scalar(np.bool_, weak=True, value=arg)
         if isinstance(arg, int):
-            return Scalar(str(arg), np.int64, weak=True, value=arg)
+            return Scalar(np.int64, weak=True, value=arg)
         if isinstance(arg, float):
-            return Scalar(literal(arg, np.float64), np.float64, weak=True, value=arg)
+            return Scalar(np.float64, weak=True, value=arg)
         return arg
 
     # -- the interpreter --------------------------------------------------------------------
@@ -182,7 +195,7 @@ class GraphLowering:
             self._origin = (node,)
             if node.kind == "placeholder":
                 value = self.example_inputs[placeholders.index(node)]
-                self.env[node] = self.lower_input(node.name, value)
+                self.env[node] = self.lower_input(node.name, value, node.meta.get("dynamic_dims"))
             elif node.kind == "constant":
                 self.env[node] = self.lower_constant(node.name, node.target)
             elif node.kind == "call":
@@ -197,28 +210,35 @@ class GraphLowering:
                 self.lower_outputs(node)
         return self
 
-    def lower_input(self, name: str, value: Any) -> Any:
+    def lower_input(self, name: str, value: Any, dynamic_dims: Any = None) -> Any:
         if isinstance(value, np.ndarray):
-            if value.dtype.name not in CTYPES:
-                raise Unsupported(f"input {name} has dtype {value.dtype}, which has no C++ lowering")
+            if value.dtype.name not in DTYPES:
+                raise Unsupported(f"input {name} has dtype {value.dtype}, which has no kernel lowering")
             item = value.itemsize
             if any(s % item for s in value.strides):
                 raise Unsupported(f"input {name} has strides {value.strides} that are not "
                                   f"multiples of its item size")
-            buf = Buffer(name, value.shape, value.dtype, "input")
-            buf.strides = tuple(s // item for s in value.strides)
+            shape = tuple(value.shape)
+            dims = set(dynamic_dims or ()) if self.dynamic and value.flags.c_contiguous else set()
+            # Sizes 0 and 1 decide broadcasting: they stay specialized.
+            shape = tuple(self.sizes.input_dim(name, d, len(shape), n) if d in dims and n >= 2 else n
+                          for d, n in enumerate(shape))
+            buf = Buffer(name, shape, value.dtype, "input")
+            if any(isinstance(n, Size) for n in shape):
+                buf.strides = contiguous_strides(shape)  # row-major in the symbols
+            else:
+                buf.strides = tuple(s // item for s in value.strides)
             buf.contiguous = bool(value.flags.c_contiguous)
             self.buffers[name] = buf
             self.inputs.append((name, buf))
             return BufferValue.whole(buf)
         if isinstance(value, (bool, int, float, np.generic)) and \
-                np.asarray(value).dtype.name in CTYPES:
+                np.asarray(value).dtype.name in DTYPES:
             weak = isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
             dtype = np.dtype(value.dtype if isinstance(value, np.generic) else np.bool_
                              if isinstance(value, bool) else np.int64 if isinstance(value, int)
                              else np.float64)
-            scalar = Scalar(f"s_{name}", dtype, weak=weak)
-            scalar.arg = True
+            scalar = Scalar(dtype, weak=weak, name=name)
             scalar.pytype = type(value) if weak else None
             self.inputs.append((name, scalar))
             return scalar
@@ -226,7 +246,7 @@ class GraphLowering:
         return Opaque(name, None)
 
     def lower_constant(self, name: str, value: Any) -> Any:
-        if isinstance(value, np.ndarray) and value.dtype.name in CTYPES and \
+        if isinstance(value, np.ndarray) and value.dtype.name in DTYPES and \
                 all(s % value.itemsize == 0 for s in value.strides):
             gname = f"_c_{name}"
             buf = Buffer(gname, value.shape, value.dtype, "const")
@@ -238,10 +258,10 @@ class GraphLowering:
         return self.as_value(value)
 
     def lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
-        if meta is None:
-            meta = infer_meta(op, map_values(args, _meta_of), params)
+        if meta is None:  # on the example's sizes: dtype rules and NumPy's errors
+            meta = infer_meta(op, map_values(args, self.meta_of), params)
         if any(isinstance(v, Opaque) for v in iter_values(args)) or not isinstance(meta, TensorMeta) \
-                or meta.dtype.name not in CTYPES:
+                or meta.dtype.name not in DTYPES:
             return self.extern(op, args, params, meta)
         value = self._lower_call(op, args, params, meta)
         if op.category in (Category.POINTWISE, Category.REDUCTION, Category.VIEW):
@@ -261,8 +281,8 @@ class GraphLowering:
                 value = lower_region_write(self, args, meta)
                 if value is not None:
                     return value
-            if op.category == Category.POINTWISE and isinstance(rule, dict) and "cpp" in rule:
-                value = self.pointwise(op, rule["cpp"], args, params, meta)
+            if op.category == Category.POINTWISE and isinstance(rule, dict) and "scalar" in rule:
+                value = self.pointwise(op, rule, args, params, meta)
                 if value is not None:
                     return value
             elif op.category == Category.REDUCTION and isinstance(rule, dict) and "reduce" in rule:
@@ -288,8 +308,9 @@ class GraphLowering:
             _CURRENT[0] = previous
 
     # -- pointwise --------------------------------------------------------------------------
-    def pointwise(self, op: Any, templates: dict, args: tuple, params: dict,
+    def pointwise(self, op: Any, rule: dict, args: tuple, params: dict,
                   meta: TensorMeta) -> Pointwise | None:
+        """An elementwise op as a closure calling its scalar function (``op.lowering``)."""
         values = list(args)
         for v in values:
             if v is not None and not isinstance(v, Value):
@@ -310,47 +331,49 @@ class GraphLowering:
                 return None
         else:
             bounded = ()
-            in_dts = [np.dtype(bool) if name == "condition" else out_dtype for name in op.inputs]
+            fixed = rule.get("input_dtypes") or (None,) * len(op.inputs)
+            in_dts = [np.dtype(f) if f is not None else out_dtype for f in fixed]
             loop_out = out_dtype
             if np.dtype(out_dtype).kind in "iu" and not all(
                     fits(v, out_dtype) for v in values if isinstance(v, Scalar) and v.weak):
                 return None  # np.clip(uint8, -1, 1): NumPy's own rules for the Python int
-        if any(np.dtype(d).name not in CTYPES for d in in_dts + [loop_out]):
+        if any(np.dtype(d).name not in DTYPES for d in in_dts + [loop_out]):
             return None
-        template = None
-        k = kind(in_dts[0]) if in_dts else kind(loop_out)
+        # the loop's dtype: that of the first operand the op does not fix (where's x)
+        fixed = rule.get("input_dtypes") or ()
+        free = [d for i, d in enumerate(in_dts) if i >= len(fixed) or fixed[i] is None]
+        loop_dt = np.dtype(free[0] if free else loop_out)
+        k = kind(loop_dt)
+        when = rule.get("when", {})
+        body = None
         for i, v in enumerate(values):
-            # a compile-time constant operand may select a cheaper template: "y=2", "f:y=3"
-            if isinstance(v, Scalar) and v.value is not None and not getattr(v, "arg", False) \
+            # a compile-time constant operand may select a decomposition: "y=2", "f:y=3"
+            if isinstance(v, Scalar) and v.value is not None and not v.arg \
                     and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
                 key = f"{op.inputs[i]}={v.value:g}"
-                template = templates.get(f"{k}:{key}", templates.get(key, template))
-            elif isinstance(v, Scalar) and getattr(v, "arg", False):
+                body = when.get(f"{k}:{key}", when.get(key, body))
+            elif isinstance(v, Scalar) and v.arg:
                 # a runtime scalar: NumPy's loops see a zero stride and may take a fast path
-                template = templates.get(f"{k}:{op.inputs[i]}=scalar", template)
-        if template is None:
-            template = templates.get(k, templates.get("*"))
-        if template is None:
-            return None
-        suffix = "f" if np.dtype(in_dts[0]) == np.float32 else ""
-        T = ctype(in_dts[0])
-        names = op.inputs
-        shape = meta.shape
+                body = when.get(f"{k}:{op.inputs[i]}=scalar", body)
+        fn_name = rule["scalar"]
+        if body is None:
+            if k not in rule.get("kinds", ""):
+                return None
+            body = lambda ops, dt, *xs: ops.call(fn_name, list(xs), dt, loop_out)  # noqa: E731
+        shape = self.broadcast([v.shape for v in values if isinstance(v, Value)], meta.shape)
 
-        def fn(em: Emitter, index: list) -> str:
-            subs = {}
-            for name, v, dt in zip(names, values, in_dts):
+        def fn(ops: Any, index: list) -> Any:
+            operands = []
+            for name, v, dt in zip(op.inputs, values, in_dts):
                 if v is None:  # a missing clip bound
-                    subs[name] = unbounded(name, dt)
-                elif isinstance(v, Scalar) and v.value is not None and not getattr(v, "arg", False):
-                    subs[name] = literal(v.value, dt)
+                    operands.append(ops.constant(unbounded(name, dt), dt))
+                elif isinstance(v, Scalar) and not v.arg:
+                    operands.append(ops.constant(v.value, dt))
                 else:
-                    var = v.load(em, broadcast_index(v.shape, index))
-                    subs[name] = em.cast(var, v.dtype, dt)
-            res = em.assign(template.format(f=suffix, T=T, **subs), loop_out)
-            return em.cast(res, loop_out, out_dtype)
+                    operands.append(ops.cast(v.load(ops, broadcast_index(v.shape, index)), v.dtype, dt))
+            return ops.cast(body(ops, loop_dt, *operands), loop_out, out_dtype)
 
-        cost = (8 if "{f}(" in template else 1) + sum(getattr(v, "cost", 0) for v in values)
+        cost = _body_cost(body, loop_dt, len(values)) + sum(getattr(v, "cost", 0) for v in values)
         origins = tuple(dict.fromkeys(o for v in values if isinstance(v, Pointwise) for o in v.origins))
         for v, dt in bounded:  # the wrapper checks the value on each call, as NumPy does
             v.int_bounds = tuple(dict.fromkeys(getattr(v, "int_bounds", ()) + (dt,)))
@@ -389,19 +412,24 @@ class GraphLowering:
         if result is None:
             return None
         shape, strides, offset = result
-        if x.size == 0 or math.prod(shape) == 0:
+        if x.size == 0 or product(shape) == 0:
             return None
-        start = list(np.unravel_index(offset, x.shape)) if x.shape else []
+        if isinstance(offset, int) and offset == 0:
+            start = [0] * len(x.shape)
+        elif all(isinstance(n, int) for n in x.shape) and isinstance(offset, int):
+            start = list(np.unravel_index(offset, x.shape)) if x.shape else []
+        else:
+            return None
         # Output dim j moves input dim k by coef c when its stride is c * cstrides[k].
         moves: list[tuple[int, int] | None] = []
         for n, s in zip(shape, strides):
             if n == 1 or s == 0:
                 moves.append(None)
                 continue
-            k = next((k for k in range(len(x.shape)) if x.shape[k] > 1 and s % cstrides[k] == 0), None)
+            k = next((k for k in range(len(x.shape)) if x.shape[k] > 1 and _ratio(s, cstrides[k]) is not None), None)
             if k is None:
                 return None
-            moves.append((k, s // cstrides[k]))
+            moves.append((k, _ratio(s, cstrides[k])))
         lo, hi = list(start), list(start)
         for (n, mv) in zip(shape, moves):
             if mv is not None:
@@ -410,17 +438,40 @@ class GraphLowering:
         if any(l < 0 or h >= d for l, h, d in zip(lo, hi, x.shape)):
             return None
 
-        def fn(em: Emitter, index: list) -> str:
+        def fn(ops: Any, index: list) -> Any:
             inner = [Affine(int(s)) for s in start]
             for ix, mv in zip(index, moves):
                 if mv is not None:
                     inner[mv[0]] = inner[mv[0]] + ix * mv[1]
-            return x.fn(em, inner)
+            return x.fn(ops, inner)
 
         return Pointwise(shape, x.dtype, fn, x.cost, x.origins)
 
+    def meta_of(self, value: Any) -> Any:
+        """What infer_meta sees of a lowering value (an array on the example's sizes)."""
+        if isinstance(value, Value) and not isinstance(value, Scalar):
+            return TensorMeta(self.sizes.hint(tuple(value.shape)), value.dtype)
+        return _meta_of(value)
+
+    def broadcast(self, shapes: list, example: tuple) -> tuple:
+        """NumPy's broadcast of (possibly symbolic) shapes; ``example`` is the result on
+        the example's sizes. Two different sizes meeting in one dim (a symbol and a number
+        NumPy happened to accept) cannot be expressed: the graph specializes."""
+        if not self.sizes:
+            return tuple(example)
+        out = []
+        for k in range(1, len(example) + 1):
+            dims = {sh[-k] for sh in shapes if len(sh) >= k and not (isinstance(sh[-k], int) and sh[-k] == 1)}
+            if len(dims) > 1:
+                raise Undecidable(f"sizes {sorted(map(str, dims))} meet in one dimension")
+            out.append(dims.pop() if dims else 1)
+        shape = tuple(reversed(out))
+        if self.sizes.hint(shape) != tuple(example):
+            raise Undecidable(f"shape {shape} does not match the example's {example}")
+        return shape
+
     def identity(self, x: Value) -> Pointwise:
-        return Pointwise(x.shape, x.dtype, lambda em, index: x.load(em, index), 0, self._origin)
+        return Pointwise(x.shape, x.dtype, lambda ops, index: x.load(ops, index), 0, self._origin)
 
     # -- layouts of results ------------------------------------------------------------------
     def note_layout(self, op: Any, args: tuple, params: dict, value: Any) -> None:
@@ -429,6 +480,8 @@ class GraphLowering:
         if not isinstance(value, (Pointwise, BufferValue)) or \
                 isinstance(value, BufferValue) and value.buf.kind != "computed":
             return
+        if self.sizes:
+            return   # dynamic sizes: C order (the rule runs on static shapes and strides)
         operands = [(tuple(v.shape), _layout(v)) if isinstance(v, (Pointwise, BufferValue))
                     else v.value if isinstance(v, Scalar) and v.value is not None
                     else np.zeros((), v.dtype) if isinstance(v, Scalar) else v for v in args]
@@ -474,7 +527,7 @@ class GraphLowering:
             self._realized[id(value)] = out
             return out
         if isinstance(value, Scalar):
-            value = Pointwise((), value.dtype, lambda em, index, v=value: v.load(em, index), 0, self._origin)
+            value = Pointwise((), value.dtype, lambda ops, index, v=value: v.load(ops, index), 0, self._origin)
         buf = self.new_buffer(value.shape, value.dtype, "computed")
         if strides is not None:
             buf.strides = tuple(strides)
@@ -519,7 +572,9 @@ class GraphLowering:
                 if isinstance(value, Pointwise) and buffers_read(value) & written:
                     self.env[node] = self.realize(value)
         name = self.fresh()
-        if isinstance(meta, TensorMeta) and meta.dtype.name in CTYPES:
+        if isinstance(meta, TensorMeta) and self.sizes:
+            meta = self._symbolic_meta(op, args, params, meta)
+        if isinstance(meta, TensorMeta) and meta.dtype.name in DTYPES:
             buf = Buffer(name, meta.shape, meta.dtype, "extern")
             self.buffers[name] = buf
             out: Value = BufferValue.whole(buf)
@@ -528,6 +583,21 @@ class GraphLowering:
         self.nodes.append(ExternNode(name, op, args, dict(params), out, self._origin))
         return out
 
+    def _symbolic_meta(self, op: Any, args: tuple, params: dict, meta: TensorMeta) -> TensorMeta:
+        """An extern's result shape over the size symbols: its shape rule run on symbolic
+        metas when it can take them; static when no input has a dynamic size."""
+        if not any(isinstance(n, Size) for v in iter_values(args) for n in getattr(v, "shape", ())):
+            return meta
+        try:
+            sym = infer_meta(op, map_values(args, lambda v: TensorMeta(v.shape, v.dtype)
+                                             if isinstance(v, Value) and not isinstance(v, Scalar)
+                                             else _meta_of(v)), params)
+        except Exception as e:  # a rule that needs concrete sizes (it runs NumPy, say)
+            raise Undecidable(f"{op.name}'s shape rule needs concrete sizes ({type(e).__name__})") from e
+        if not isinstance(sym, TensorMeta) or self.sizes.hint(sym.shape) != meta.shape:
+            raise Undecidable(f"{op.name}'s shape over dynamic sizes is unknown")
+        return sym
+
     # -- outputs -----------------------------------------------------------------------------
     def lower_outputs(self, node: Node) -> None:
         (values,) = node.args
@@ -535,7 +605,7 @@ class GraphLowering:
         for i, v in enumerate(values):
             value = self.env[v] if isinstance(v, Node) else v
             if isinstance(value, Pointwise) or (isinstance(value, Scalar) and isinstance(v, Node)
-                                                and not getattr(value, "arg", False)):
+                                                and not value.arg):
                 value = self.realize_output(value)
             elif isinstance(value, BufferValue) and getattr(value, "layout", None) is not None:
                 value = self.realize_output(value)
@@ -585,6 +655,15 @@ def _meta_of(value: Any) -> Any:
     return value
 
 
+def _ratio(s: Any, t: Any) -> int | None:
+    """The integer k with s == k * t (strides: ints or symbolic sizes), or None."""
+    if isinstance(s, int) and isinstance(t, int):
+        return s // t if t and s % t == 0 else None
+    if isinstance(s, Size):
+        return s.ratio(t)
+    return None
+
+
 def _view_layout(op: Any, shape: tuple, strides: tuple, rest: tuple, params: dict) -> tuple | None:
     """(shape, strides, offset delta) in elements of ``op``'s view of this window, from the
     op's layout rule (kiln/ops/layout.py): computed, never run on memory. None when NumPy
@@ -598,6 +677,8 @@ def _blas_friendly(shape: tuple, views: tuple) -> bool:
     """Do these views of a C-contiguous array keep every element once, with strides that a
     matmul takes without copying (positive, and unit stride in one of the last two dims)?
     Transposes, swapaxes and splitting reshapes do; slices, broadcasts and flips do not."""
+    if not all(isinstance(n, int) for n in shape):
+        return False  # dynamic sizes: the operand is realized as it is
     size = math.prod(shape)
     strides, offset = contiguous_strides(shape), 0
     for op, rest, params in views:

@@ -14,8 +14,9 @@ import numpy as np
 
 from ..ops import TensorMeta
 from ..ops.meta import normalize_axis
-from .loop_ir import Affine, BufferValue, Emitter, Pointwise, Value, broadcast_index
+from .loop_ir import Affine, BufferValue, Pointwise, Value, broadcast_index
 from .lower import ComputeNode, GraphLowering
+from .sizes import product
 
 
 def reduce(gl: GraphLowering, src: Value, axes: tuple, combine: str, out_shape: tuple,
@@ -69,11 +70,11 @@ def lower_reduction(gl: GraphLowering, op: Any, combine: str, x: Any, params: di
         axes = tuple(range(len(in_shape))) if axes is None else axes
     if not all(isinstance(a, int) for a in axes):
         return None
-    r = math.prod(in_shape[a] for a in axes)
-    m = math.prod(d for i, d in enumerate(in_shape) if i not in axes)
+    r = product(in_shape[a] for a in axes)
+    m = product(d for i, d in enumerate(in_shape) if i not in axes)
     out_dtype = meta.dtype
-    if op.name == "sum_to":
-        out_shape = tuple(params["shape"])
+    if op.name == "sum_to":  # the kept dims are x's (sizes may be symbols)
+        out_shape = tuple(1 if d == 1 else in_shape[lead + i] for i, d in enumerate(params["shape"]))
     elif params.get("keepdims"):
         out_shape = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
     else:
@@ -88,30 +89,39 @@ def lower_reduction(gl: GraphLowering, op: Any, combine: str, x: Any, params: di
     keep_shape = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
     f64 = np.dtype(np.float64)
     total = reduce(gl, x, axes, "sum", keep_shape, f64, f64)
-    n = f"(double){r}"  # an integer literal: the dynamic-shape path reads sizes as integers
+
+    def count(ops: Any, n: Any) -> Any:
+        return ops.cast(ops.size(n), np.int64, f64)
+
     if op.name == "mean":
-        return _pointwise(gl, out_shape, out_dtype, lambda em, index: em.cast(
-            em.assign(f"{total.load(em, _keep_index(index, out_shape, keep_shape, axes))} / {n}", f64),
-            f64, out_dtype))
+        return _pointwise(gl, out_shape, out_dtype, lambda ops, index: ops.cast(ops.call(
+            "true_divide", [total.load(ops, _keep_index(index, out_shape, keep_shape, axes)),
+                            count(ops, r)], f64), f64, out_dtype))
     # var / std: the sum of squared deviations from the (float64) mean, in float64.
     ddof = params.get("ddof", 0) or 0
 
-    def deviation_sq(em: Emitter, index: list) -> str:
-        mean = em.assign(f"{total.load(em, broadcast_index(keep_shape, index))} / {n}", f64)
-        v = em.cast(x.load(em, index), x.dtype, f64)
-        d = em.assign(f"{v} - {mean}", f64)
-        return em.assign(f"{d} * {d}", f64)
+    def deviation_sq(ops: Any, index: list) -> Any:
+        mean = ops.call("true_divide", [total.load(ops, broadcast_index(keep_shape, index)),
+                                        count(ops, r)], f64)
+        d = ops.call("subtract", [ops.cast(x.load(ops, index), x.dtype, f64), mean], f64)
+        return ops.call("multiply", [d, d], f64)
 
     squares = reduce(gl, _pointwise(gl, in_shape, f64, deviation_sq), axes, "sum", keep_shape, f64, f64)
-    # The clamp is written out (not folded): under dynamic dims r becomes a kernel argument.
-    dof = f"(double)({r} - {ddof} > 0 ? {r} - {ddof} : 0)"
     root = op.name == "std"
 
-    def finish(em: Emitter, index: list) -> str:
-        var = em.assign(f"{squares.load(em, _keep_index(index, out_shape, keep_shape, axes))} / {dof}", f64)
+    def degrees_of_freedom(ops: Any) -> Any:
+        if ddof <= 1:  # r - ddof >= 0 for every size a (dynamic) kernel runs at
+            return count(ops, max(r - ddof, 0))
+        i64 = np.dtype(np.int64)
+        dof = ops.call("subtract", [ops.size(r), ops.constant(ddof, i64)], i64)
+        return ops.cast(ops.call("maximum", [dof, ops.constant(0, i64)], i64), i64, f64)
+
+    def finish(ops: Any, index: list) -> Any:
+        var = ops.call("true_divide", [squares.load(ops, _keep_index(index, out_shape, keep_shape, axes)),
+                                       degrees_of_freedom(ops)], f64)
         if root:
-            var = em.assign(f"__builtin_sqrt({var})", f64)
-        return em.cast(var, f64, out_dtype)
+            var = ops.call("sqrt", [var], f64)
+        return ops.cast(var, f64, out_dtype)
 
     return _pointwise(gl, out_shape, out_dtype, finish)
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 EXTRA_POINTWISE = {
-    "copy": {"cpp": {"*": "{x}"}},
+    "copy": {"scalar": "identity", "kinds": "fiub"},
 }
 
 

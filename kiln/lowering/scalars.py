@@ -1,12 +1,12 @@
 """Python and NumPy scalars meeting C loops: NEP 50's rules for weak Python ints (range
-checks, the comparison loops) and the literals standing for missing clip bounds."""
+checks, the comparison loops) and the values standing for missing clip bounds."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-from .loop_ir import Scalar, literal
+from .loop_ir import Scalar
 
 
 def token(value: Any) -> Any:
@@ -55,12 +55,13 @@ def fits(v: Any, dtype: Any) -> bool:
     return info.min <= v.value <= info.max
 
 
-def unbounded(name: str, dtype: Any) -> str:
+def unbounded(name: str, dtype: Any) -> Any:
+    """The value standing for a missing clip bound ``name`` ('lo' or 'hi') in ``dtype``."""
     dt = np.dtype(dtype)
     low = name == "lo"
     if dt.kind == "f":
-        return literal(-np.inf if low else np.inf, dt)
+        return -np.inf if low else np.inf
     if dt.kind == "b":
-        return literal(not low, dt)
+        return not low
     info = np.iinfo(dt)
-    return literal(info.min if low else info.max, dt)
+    return info.min if low else info.max

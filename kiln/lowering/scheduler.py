@@ -18,7 +18,8 @@ import math
 from typing import Any
 
 from .. import logs
-from .loop_ir import Affine, BufferValue, Emitter, NameSource, linear
+from .handler import RecordingHandler
+from .loop_ir import Affine, BufferValue, linear
 from .lower import ComputeNode, ExternNode, GraphLowering, Opaque, iter_values
 
 MAX_NODES_PER_KERNEL = 32
@@ -88,10 +89,15 @@ def write_index(node: ComputeNode, role: str, frame: Frame) -> Affine:
 
 def node_loads(node: ComputeNode, role: str, frame: Frame) -> list:
     """(buffer, index) pairs the node's code loads when run in ``frame``."""
-    em = Emitter(NameSource())
+    return record(node, role, frame).loads
+
+
+def record(node: ComputeNode, role: str, frame: Frame) -> RecordingHandler:
+    """What the node's code does when run in ``frame``, recorded by an ops handler."""
+    rec = RecordingHandler()
     value = node.src if node.kind == "reduction" else node.value
-    value.load(em, node_index(node, role, frame))
-    return em.loads
+    value.load(rec, node_index(node, role, frame))
+    return rec
 
 
 class Kernel:

@@ -24,12 +24,11 @@ POOL_BYTES = 1 << 16
 
 class WrapperCode:
     def __init__(self, low: GraphLowering, items: list, rendered: dict[str, RenderedKernel],
-                 local: dict[str, str], num_threads: int, size_exprs: dict | None = None,
-                 pool: bool = True) -> None:
+                 local: dict[str, str], num_threads: int, pool: bool = True) -> None:
         self.low = low
         # dynamic sizes: symbol -> Python expression read from the inputs ("x.shape[0]")
-        self.size_exprs = size_exprs or {}
-        self.pool = pool
+        self.size_exprs = {s.name: s.source for s in low.sizes}
+        self.pool = pool and not low.sizes  # pools are per shape
         self.items = items
         self.rendered = rendered
         self.local = local
@@ -60,8 +59,8 @@ class WrapperCode:
             self.lines.append(f"{var} = {name}({base})")
             return var
         if isinstance(value, Scalar):
-            if getattr(value, "arg", False):
-                return value.expr[2:]  # s_<name> -> the parameter
+            if value.arg:
+                return value.name  # the wrapper's parameter
             if value.weak:
                 return format_value(value.value, self.consts)
             return format_value(np.dtype(value.dtype).type(value.value), self.consts)
@@ -95,12 +94,26 @@ class WrapperCode:
         body: list[str] = []
         if self.rendered:  # np.errstate(divide="raise") and friends: NumPy's own errors
             body += ["if _fp_trapped():", f"    return _numpy({', '.join(params)})"]
-        body += [f"{sym} = {expr}" for sym, expr in self.size_exprs.items()]
+        respecialize = f"    return _respecialize({', '.join(params)})"
         for name, kind_ in low.inputs:
-            if isinstance(kind_, Buffer):
+            if isinstance(kind_, Buffer) and not all(isinstance(n, int) for n in kind_.shape):
+                # dynamic dims: row-major, the static dims as built, the others bound below
+                static = [f"{name}.shape[{d}] != {n}" for d, n in enumerate(kind_.shape) if isinstance(n, int)]
+                body.append(f"if {name}.ndim != {len(kind_.shape)} or not {name}.flags.c_contiguous"
+                            + "".join(f" or {c}" for c in static) + ":")
+                body.append(respecialize)
+            elif isinstance(kind_, Buffer):
                 body.append(f"if {name}.shape != {kind_.shape!r} or {name}.strides != "
                             f"{tuple(s * kind_.dtype.itemsize for s in kind_.strides)!r}:")
-                body.append(f"    return _respecialize({', '.join(params)})")
+                body.append(respecialize)
+        if self.size_exprs:
+            # Sizes are symbols (kernel arguments); 0 and 1 decide broadcasting and equal
+            # example sizes share a symbol: anything else compiles for its own sizes.
+            body += [f"{sym} = {expr}" for sym, expr in self.size_exprs.items()]
+            checks = [f"{sym} < 2" for sym in self.size_exprs] + \
+                [f"{expr} != {sym}" for expr, sym in low.sizes.equal]
+            body.append(f"if {' or '.join(checks)}:")
+            body.append(respecialize)
         for name, kind_ in low.inputs:  # Python ints no C integer holds: NumPy's own arithmetic
             if isinstance(kind_, Scalar) and getattr(kind_, "pytype", None) is int:
                 body.append(f"if not -9223372036854775808 <= {name} <= 9223372036854775807:")
@@ -150,7 +163,7 @@ class WrapperCode:
                         else:
                             self.lines.append(f"{buf.name} = {_empty(buf)}")
                         allocated[buf.name] = buf
-                args = [self.pointer(b) for b in rk.buffers] + [s.expr[2:] for s in rk.scalars]
+                args = [self.pointer(b) for b in rk.buffers] + [s.name for s in rk.scalars]
                 args += list(self.size_exprs)
                 self.lines.append(f"{rk.name}({', '.join(args + ['_NT'])})")
             else:
@@ -245,7 +258,7 @@ class WrapperCode:
         examples = []
         for name, kind_ in self.low.inputs:
             if isinstance(kind_, Buffer):
-                examples.append(f"    {name} = _example({kind_.shape!r}, np.{kind_.dtype.name})")
+                examples.append(f"    {name} = _example({self.low.sizes.hint(kind_.shape)!r}, np.{kind_.dtype.name})")
             elif isinstance(kind_, Scalar):
                 examples.append(f"    {name} = {'0.5' if kind_.dtype.kind == 'f' else '1'}")
             else:

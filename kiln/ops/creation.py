@@ -396,7 +396,7 @@ ascontiguousarray = declare("ascontiguousarray", Category.POINTWISE, np.ascontig
                             meta=lambda x: TensorMeta(tuple(shape_of(x)), _dtype_of(x)), aliases=True,
                             vjp=lambda g, out, x: (g,),
                             doc="numpy.ascontiguousarray: `x` itself when C-contiguous, else a C-ordered copy")
-ascontiguousarray.lowering = {"cpp": {"*": "{x}"}}
+ascontiguousarray.lowering = {"scalar": "identity", "kinds": "fiub"}
 
 
 def _np_copy_normalize(a, order="K", subok=False):

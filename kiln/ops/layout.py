@@ -227,6 +227,11 @@ def getitem(w: Window, index: Any) -> Window | None:
                 d += 1
         elif isinstance(item, slice):
             bounds = [item.start, item.stop, item.step]
+            if bounds == [None, None, None]:  # the whole dim (also when its size is dynamic)
+                shape.append(w.shape[d])
+                strides.append(w.strides[d])
+                d += 1
+                continue
             if any(b is not None and _int(b) is None for b in bounds) or not isinstance(w.shape[d], int):
                 return None
             if item.step is not None and _int(item.step) == 0:

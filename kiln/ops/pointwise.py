@@ -352,91 +352,64 @@ def _astype_normalize(x, dtype, order="K", casting="unsafe", subok=True, copy=Tr
 spell(("method", "astype"), astype, _astype_normalize, "ndarray.astype")
 
 
-# ---- lowering: C++ expression templates (kiln/lowering/ renders them) ----------------------
-# One template per dtype kind of the op's *loop* ('f' float, 'i' signed, 'u' unsigned,
-# 'b' bool, '*' any), the loop being the one NumPy's type resolution picks. Placeholders:
-# {x} {y} (inputs, already cast to the loop dtype), {f} ('f' for float32 libm names, ''
-# for float64), {T} (the C type of the loop). A kind without a template makes the node an
-# extern call of the NumPy kernel (integer power raises on negative exponents, for example).
-# Helpers named kiln_* live in kiln/codegen_templates/cpp_prelude.h and reproduce NumPy's
-# integer division by zero, floor division/remainder signs and shift overflow.
+# ---- lowering: the scalar function of each op's loop ------------------------------------
+# ``{"scalar": fn, "kinds": ...}``: the loop computes scalar function ``fn`` (named after the
+# ufunc; renderers spell it, kiln/lowering/cpp_ops.py for C++) for loops of these dtype
+# kinds ('f' float, 'i' signed, 'u' unsigned, 'b' bool), the loop being the one NumPy's type
+# resolution picks. A kind left out makes the node an extern call of the NumPy kernel
+# (integer power raises on negative exponents, for example). ``when`` maps a constant
+# operand ("y=2"; "f:y=3" for float loops only; "f:y=scalar" for a runtime scalar) to a
+# decomposition ``(ops, dtype, *operands)`` written with other scalar functions.
 
-def _libm(name: str) -> dict:
-    return {"f": f"{name}{{f}}({{x}})"}
-
-
-_CPP_UNARY = {
-    "negative": {"*": "-{x}"}, "positive": {"*": "{x}"},
-    "absolute": {"f": "__builtin_fabs{f}({x})", "i": "({x} < 0 ? -{x} : {x})", "u": "{x}", "b": "{x}"},
-    "sign": {"f": "({x} > 0 ? ({T})1 : ({x} < 0 ? ({T})-1 : ({x} == 0 ? ({T})0 : {x})))",
-             "i": "(({x} > 0) - ({x} < 0))", "u": "({x} > 0)"},
-    "exp": _libm("exp"), "exp2": _libm("exp2"), "expm1": _libm("expm1"), "log": _libm("log"),
-    "log2": _libm("log2"), "log10": _libm("log10"), "log1p": _libm("log1p"), "cbrt": _libm("cbrt"),
-    "sin": _libm("sin"), "cos": _libm("cos"), "tan": _libm("tan"), "arcsin": _libm("asin"),
-    "arccos": _libm("acos"), "arctan": _libm("atan"), "sinh": _libm("sinh"), "cosh": _libm("cosh"),
-    "tanh": _libm("tanh"), "arcsinh": _libm("asinh"), "arccosh": _libm("acosh"),
-    "arctanh": _libm("atanh"),
-    "sqrt": {"f": "__builtin_sqrt{f}({x})"},
-    "square": {"f": "{x} * {x}", "i": "{x} * {x}", "u": "{x} * {x}", "b": "({x} && {x})"},
-    "reciprocal": {"f": "({T})1 / {x}"},
-    "floor": {"f": "__builtin_floor{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
-    "ceil": {"f": "__builtin_ceil{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
-    "trunc": {"f": "__builtin_trunc{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
-    "rint": {"f": "__builtin_rint{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
-    "logical_not": {"*": "({x} == 0)"},
-    "isnan": {"f": "({x} != {x})", "*": "false"},
-    "isinf": {"f": "(__builtin_fabs{f}({x}) == __builtin_inf{f}())", "*": "false"},
-    "isfinite": {"f": "(__builtin_fabs{f}({x}) < __builtin_inf{f}())", "*": "true"},
-    "signbit": {"f": "(__builtin_signbit({x}) != 0)", "i": "({x} < 0)", "u": "false", "b": "false"},
-    "invert": {"i": "~{x}", "u": "~{x}", "b": "!{x}"},
+_F, _ALL = "f", "fiub"
+_KINDS = {
+    "negative": _ALL, "positive": _ALL, "absolute": _ALL, "sign": "fiu",
+    **{name: _F for name in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "cbrt",
+                             "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
+                             "tanh", "arcsinh", "arccosh", "arctanh", "sqrt", "reciprocal",
+                             "true_divide", "power", "arctan2", "hypot", "logaddexp",
+                             "copysign")},
+    "square": _ALL, "floor": _ALL, "ceil": _ALL, "trunc": _ALL, "rint": _ALL,
+    "logical_not": _ALL, "isnan": _ALL, "isinf": _ALL, "isfinite": _ALL, "signbit": _ALL,
+    "invert": "iub",
+    "add": _ALL, "subtract": _ALL, "multiply": _ALL,
+    "floor_divide": "fiu", "remainder": "fiu", "fmod": "fiu",
+    "maximum": _ALL, "minimum": _ALL, "fmax": _ALL, "fmin": _ALL,
+    "equal": _ALL, "not_equal": _ALL, "less": _ALL, "less_equal": _ALL, "greater": _ALL,
+    "greater_equal": _ALL, "logical_and": _ALL, "logical_or": _ALL, "logical_xor": _ALL,
+    "bitwise_and": "iub", "bitwise_or": "iub", "bitwise_xor": "iub",
+    "left_shift": "iu", "right_shift": "iu",
 }
 
-_CPP_BINARY = {
-    "add": {"*": "{x} + {y}", "b": "({x} || {y})"},
-    "subtract": {"*": "{x} - {y}"},
-    "multiply": {"*": "{x} * {y}", "b": "({x} && {y})"},
-    "true_divide": {"f": "{x} / {y}"},
-    "floor_divide": {"f": "kiln_floor_divide({x}, {y})", "i": "kiln_floor_divide_int({x}, {y})",
-                     "u": "({y} == 0 ? ({T})0 : {x} / {y})"},
-    "remainder": {"f": "kiln_remainder({x}, {y})", "i": "kiln_remainder_int({x}, {y})",
-                  "u": "({y} == 0 ? ({T})0 : {x} % {y})"},
-    "fmod": {"f": "fmod{f}({x}, {y})", "i": "(({y} == 0 || {y} == -1) ? ({T})0 : {x} % {y})",
-             "u": "({y} == 0 ? ({T})0 : {x} % {y})"},
-    # Integer powers raise on negative exponents in NumPy: extern.
-    # Small constant exponents multiply (pow is slow): x*x is exactly pow(x, 2); x**3 is
-    # formed in double, within an ulp of pow for float32.
-    # NumPy's float power loop takes sqrt for a scalar exponent of 0.5: (-inf) ** 0.5 is nan
-    # and (-0.0) ** 0.5 is -0.0 there (pow gives inf and 0.0); array exponents use pow.
-    "power": {"f": "pow{f}({x}, {y})", "y=2": "{x} * {x}", "y=1": "{x}",
-              "f:y=3": "({T})((double){x} * (double){x} * (double){x})",
-              "f:y=0.5": "__builtin_sqrt{f}({x})",
-              "f:y=scalar": "({y} == ({T})0.5 ? __builtin_sqrt{f}({x}) : pow{f}({x}, {y}))"},
-    # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
-    "maximum": {"f": "(({x} > {y} || {x} != {x}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
-    "minimum": {"f": "(({x} < {y} || {x} != {x}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
-    "fmax": {"f": "(({x} > {y} || {y} != {y}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
-    "fmin": {"f": "(({x} < {y} || {y} != {y}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
-    "arctan2": {"f": "atan2{f}({x}, {y})"},
-    "hypot": {"f": "hypot{f}({x}, {y})"},
-    "logaddexp": {"f": "kiln_logaddexp({x}, {y})"},
-    "copysign": {"f": "__builtin_copysign{f}({x}, {y})"},
-    "equal": {"*": "({x} == {y})"}, "not_equal": {"*": "({x} != {y})"},
-    "less": {"*": "({x} < {y})"}, "less_equal": {"*": "({x} <= {y})"},
-    "greater": {"*": "({x} > {y})"}, "greater_equal": {"*": "({x} >= {y})"},
-    "logical_and": {"*": "(({x} != 0) && ({y} != 0))"},
-    "logical_or": {"*": "(({x} != 0) || ({y} != 0))"},
-    "logical_xor": {"*": "(({x} != 0) != ({y} != 0))"},
-    "bitwise_and": {"i": "({x} & {y})", "u": "({x} & {y})", "b": "({x} && {y})"},
-    "bitwise_or": {"i": "({x} | {y})", "u": "({x} | {y})", "b": "({x} || {y})"},
-    "bitwise_xor": {"i": "({x} ^ {y})", "u": "({x} ^ {y})", "b": "({x} != {y})"},
-    "left_shift": {"i": "kiln_lshift({x}, {y})", "u": "kiln_lshift({x}, {y})"},
-    "right_shift": {"i": "kiln_rshift({x}, {y})", "u": "kiln_rshift({x}, {y})"},
+
+def _cube(ops, dt, x, y):
+    # formed in double: within an ulp of pow for float32 (pow is slow)
+    f64 = np.dtype(np.float64)
+    d = ops.cast(x, dt, f64)
+    return ops.cast(ops.call("multiply", [ops.call("multiply", [d, d], f64), d], f64), f64, dt)
+
+
+def _power_runtime_scalar(ops, dt, x, y):
+    # NumPy's float power loop takes sqrt for a scalar exponent of 0.5: (-inf) ** 0.5 is
+    # nan and (-0.0) ** 0.5 is -0.0 there (pow gives inf and 0.0); array exponents use pow.
+    half = ops.call("equal", [y, ops.constant(0.5, dt)], dt, np.dtype(bool))
+    return ops.call("where", [half, ops.call("sqrt", [x], dt), ops.call("power", [x, y], dt)], dt)
+
+
+_WHEN = {
+    # Small constant exponents multiply: x*x is exactly pow(x, 2).
+    "power": {"y=2": lambda ops, dt, x, y: ops.call("multiply", [x, x], dt),
+              "y=1": lambda ops, dt, x, y: x,
+              "f:y=3": _cube,
+              "f:y=0.5": lambda ops, dt, x, y: ops.call("sqrt", [x], dt),
+              "f:y=scalar": _power_runtime_scalar},
 }
 
-for _name, _templates in {**_CPP_UNARY, **_CPP_BINARY}.items():
-    F.__getattr__(_name).lowering = {"cpp": _templates}
-# where/clip/astype: every input is first cast to the output dtype (condition to bool);
-# a missing clip bound (None) is an infinite one.
-where.lowering = {"cpp": {"*": "({condition} ? {x} : {y})"}}
-clip.lowering = {"cpp": {"f": "kiln_clip({x}, {lo}, {hi})", "*": "kiln_clip_int({x}, {lo}, {hi})"}}
-astype.lowering = {"cpp": {"*": "{x}"}}  # the cast to the output dtype is the whole op
+for _name, _kinds in _KINDS.items():
+    F.__getattr__(_name).lowering = {"scalar": _name, "kinds": _kinds, **(
+        {"when": _WHEN[_name]} if _name in _WHEN else {})}
+# where/clip/astype: every input is first cast to the output dtype (where's condition to
+# bool: ``input_dtypes``); a missing clip bound (None) is an infinite one.
+where.lowering = {"scalar": "where", "kinds": _ALL, "input_dtypes": (np.dtype(bool), None, None)}
+clip.lowering = {"scalar": "clip", "kinds": _ALL}
+astype.lowering = {"scalar": "identity", "kinds": _ALL}  # the cast to the output dtype is the whole op

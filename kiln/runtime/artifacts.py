@@ -116,11 +116,11 @@ def store(key: str, entry: dict) -> None:
 
 def graph_constants(graph: Any) -> dict[str, Any]:
     """The wrapper globals GraphLowering names for the graph's constant arrays."""
-    from ..lowering.loop_ir import CTYPES
+    from ..lowering.loop_ir import DTYPES
     out = {}
     for node in graph.nodes:
         value = node.target
-        if node.kind == "constant" and isinstance(value, np.ndarray) and value.dtype.name in CTYPES \
+        if node.kind == "constant" and isinstance(value, np.ndarray) and value.dtype.name in DTYPES \
                 and all(s % value.itemsize == 0 for s in value.strides):
             out[f"_c_{node.name}"] = value
     return out

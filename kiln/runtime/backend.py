@@ -124,8 +124,7 @@ def compile_graph(graph: Any, example_inputs: list) -> Callable:
 
     artifact = None
     if any(n.meta.get("dynamic_dims") for n in graph.placeholders):
-        from .dynamic import compile_dynamic
-        artifact = compile_dynamic(graph, list(example_inputs), respecialize)
+        artifact = _compile_dynamic(graph, list(example_inputs), respecialize)
     if artifact is None:
         # Sizes come from the example inputs whenever they differ from the graph's (a
         # dynamic dim met first at another size, possibly by another thread).
@@ -153,29 +152,50 @@ class Generated:
 SO_PLACEHOLDER = "<kiln-shared-library>"
 
 
-def generate(graph: Any, example_inputs: list, size_args: tuple = (), size_exprs: dict | None = None,
-             reinfer: bool = False, pool: bool = True) -> Generated:
-    """Everything but the build: lowering, scheduling, C++ and wrapper text."""
+def generate(graph: Any, example_inputs: list, reinfer: bool = False, pool: bool = True,
+             dynamic: bool = False) -> Generated:
+    """Everything but the build: lowering, scheduling, C++ and wrapper text. ``dynamic``:
+    the placeholders' dynamic dims are size symbols (kernel arguments)."""
     from ..lowering.cpp import render_kernel, render_module
     from ..lowering.inplace import plan_inplace
     from ..lowering.lower import GraphLowering
     from ..lowering.scheduler import Kernel, kernel_locals, schedule
     from ..lowering.wrapper import WrapperCode
 
-    low = GraphLowering(graph, example_inputs, reinfer=reinfer).run()
+    low = GraphLowering(graph, example_inputs, reinfer=reinfer, dynamic=dynamic).run()
     items = schedule(low, graph.name)
     local = kernel_locals(items, low)
-    if size_args:  # per-row arrays would be sized by dynamic sizes (unbounded stack use)
-        local = {k: v for k, v in local.items() if v != "row"}
     kernels = [item for item in items if isinstance(item, Kernel)]
     inplace = plan_inplace(items, low, local)
+    size_args = tuple(s.name for s in low.sizes)
     rendered = {k.name: render_kernel(k, local, size_args, inplace) for k in kernels}
     cpp = render_module(graph.name, list(rendered.values()))
     cdefs = "\n".join(rk.cdef for rk in rendered.values())
-    wrapper = WrapperCode(low, items, rendered, local, max(1, int(config.num_threads)),
-                          size_exprs=size_exprs, pool=pool)
+    wrapper = WrapperCode(low, items, rendered, local, max(1, int(config.num_threads)), pool=pool)
     source = wrapper.generate(SO_PLACEHOLDER, cdefs, graph.name)
     return Generated(cpp, cdefs, source, low, [k.name for k in kernels], wrapper.consts)
+
+
+def _compile_dynamic(graph: Any, example_inputs: list, respecialize: Callable) -> Artifact | None:
+    """One build whose kernels take the dynamic sizes as arguments (kiln/lowering/sizes.py),
+    or None when the graph's code depends on the sizes in a way symbols cannot say."""
+    start = time.perf_counter()
+    builds_before = stats["builds"]
+    try:
+        gen = generate(graph, example_inputs, dynamic=True)
+    except Unsupported as e:
+        _log_dynamic(graph, f"specialized: {e}")
+        return None
+    if not gen.low.sizes:
+        return None
+    _log_dynamic(graph, "one build for dynamic sizes " + ", ".join(
+        f"{s.name} = {s.source}" for s in gen.low.sizes))
+    return finish(graph, gen, respecialize, start, builds_before)
+
+
+def _log_dynamic(graph: Any, message: str) -> None:
+    if logs.enabled("perf"):
+        logs.log("perf", f"cpp backend, graph '{graph.name}': dynamic shapes", message)
 
 
 def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,

@@ -203,3 +203,43 @@ def test_no_compiler_falls_back_to_call_site_wrapping(tmp_path, monkeypatch):
     assert counts == [4, 4]                    # the helper still compiles (wrapped at the call)
     messages = [str(w.message) for w in caught if "frame-evaluation hook" in str(w.message)]
     assert len(messages) == 1 and "falling back to wrapping" in messages[0]
+
+
+@needs_hook
+def test_intercepted_calls_free_their_arguments():
+    # From 3.12 the hook itself must clear and pop a frame it replaces: skipping that kept
+    # every intercepted call's arguments alive (and its data-stack slots).
+    import gc
+    import weakref
+
+    class Arg:
+        pass
+
+    def take(a, b=None):
+        return "original"
+
+    frame_hook.forget()
+    frame_hook.flag(take.__code__, lambda fn: (lambda a, b=None: "replaced"))
+    refs = []
+    try:
+        with frame_hook.active():
+            for _ in range(2000):
+                arg = Arg()
+                refs.append(weakref.ref(arg))
+                assert take(arg, b=[arg]) == "replaced"
+                del arg
+    finally:
+        frame_hook.unflag(take.__code__)
+        frame_hook.forget()
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0
+
+
+def test_free_threaded_builds_fall_back(monkeypatch):
+    # The hook is refused there: kiln warns once and wraps helpers at call sites instead.
+    monkeypatch.setattr(frame_hook, "_lib", None)
+    monkeypatch.setattr(frame_hook, "_failed", {})
+    monkeypatch.setattr(frame_hook, "free_threaded", lambda: True)
+    with pytest.warns(RuntimeWarning, match="free-threaded"):
+        assert frame_hook.load() is None
+    assert not frame_hook.available()

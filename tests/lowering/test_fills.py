@@ -177,3 +177,43 @@ def test_numpy_scalars_written_into_int_arrays_are_range_checked():
         assert got[0] == want[0], (s, got, want)
         if want[0] == "ok":
             assert_same("x", want[1], got[1], rtol=0, atol=0)
+
+
+def test_a_region_write_is_handler_calls_on_loop_indices():
+    # y = zeros(6); y[1:4] = x: conditions on the loop index, a clamped load, one select;
+    # the same closure feeds any handler (no C text in lowering).
+    from kiln.ir import trace
+    from kiln.lowering.handler import RecordingHandler
+    from kiln.lowering.loop_ir import Affine
+    from kiln.lowering.lower import GraphLowering
+    from kiln.ops import F, TensorMeta
+
+    def f(x):
+        return F.index_put(F.zeros(shape=(6,), dtype=np.dtype(np.float64)), (slice(1, 4),), x)
+
+    x = np.arange(3.0)
+    low = GraphLowering(trace(f, [TensorMeta((3,), np.dtype(np.float64))], ["x"]), [x])
+    low.run()
+    (node,) = low.nodes
+    rec = RecordingHandler()
+    node.value.load(rec, [Affine.var("i")])
+    assert [fn for fn, _ in rec.calls] == ["greater_equal", "less", "logical_and", "clip", "where"]
+    assert rec.indices == [Affine.var("i")] * 2 and rec.bound == ["_bound0"]
+    assert ("x", Affine(-1, {"_bound0": 1})) in [(b.name, ix) for b, ix in rec.loads]
+
+
+def test_dynamic_sizes_keep_numpys_own_fills_and_writes():
+    from kiln.ir import trace
+    from kiln.ops import F, TensorMeta
+
+    def f(x):
+        y = F.index_put(F.zeros(shape=(2, 5), dtype=np.dtype(np.float64)), (0, slice(1, 3)), 7.0)
+        return F.add(y, F.sum(x))
+
+    x = np.arange(4.0)
+    g = trace(f, [TensorMeta(x.shape, x.dtype)], ["x"])
+    g.placeholders[0].meta["dynamic_dims"] = (0,)
+    fn = cpp_backend(g, [x])
+    for n in (3, 9):
+        xn = np.arange(float(n))
+        assert_same("y", g(xn), fn(xn), rtol=0, atol=0)

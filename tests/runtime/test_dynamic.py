@@ -64,3 +64,33 @@ def test_first_example_of_another_size_and_layout_than_the_graph():
     fn = cpp_backend(g, [base[:6, :5]])
     for x in (base[:6, :5], base[:8, :5].copy(), base[:3, :5], base[:6, :5].copy()):
         np.testing.assert_array_equal(fn(x)[0], (x * x).sum(axis=1))
+
+
+def test_both_dims_dynamic_compile_once_and_serve_twenty_shapes():
+    # Sizes are symbols from the first call (dynamic=True): one capture, one lowering,
+    # one g++ build for every shape; the elementwise part is one flat loop over s0*s1.
+    def f(x, y):
+        z = np.tanh(x) * y + 1.0
+        return z.sum(axis=1), z * 2.0 - x.mean(axis=0)
+
+    compiles = []
+
+    def backend(graph, example_inputs):
+        compiles.append(cpp_backend(graph, example_inputs))
+        return compiles[-1]
+
+    compiled = kiln.compile(f, backend=backend, dynamic=True)
+    rng = np.random.default_rng(0)
+    builds = stats["builds"]
+    shapes = [(2 + (7 * k) % 13, 2 + (5 * k) % 31) for k in range(20)]
+    assert len(set(shapes)) == 20
+    for shape in shapes:
+        x, y = rng.standard_normal(shape), rng.standard_normal(shape)
+        got, want = compiled(x, y), f(x, y)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    assert len(compiles) == 1
+    assert stats["builds"] - builds <= 1   # 0 when the kernel library is already cached
+    cpp = compiles[0].kiln_artifact.cpp
+    assert "s0 * s1" in cpp and "int64_t s0, int64_t s1" in cpp

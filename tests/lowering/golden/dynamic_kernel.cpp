@@ -1,15 +1,15 @@
 // kiln_fused_tanh_multiply_sum_0
 //   ops: tanh, multiply, sum
-//   iterates 6 x 10, reducing axes [1]
+//   iterates s0 x s1, reducing axes [1]
 // noipa: GCC 12 stops calling libmvec's vector exp/log in the body's SIMD loops once
 // it specializes the body for the constant range of a call (IPA constprop).
-__attribute__((noipa)) static void kiln_fused_tanh_multiply_sum_0_body(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t begin, int64_t end, int nthreads)
+__attribute__((noipa)) static void kiln_fused_tanh_multiply_sum_0_body(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int64_t begin, int64_t end, int nthreads)
 {
     for (int64_t x0 = begin; x0 < end; ++x0) {
         double acc0 = 0;
-        #pragma GCC unroll 12
-        for (int64_t r1 = 0; r1 < 10; ++r1) {
-          float t1 = p_x[r1 + 10*x0];
+        #pragma omp simd reduction(+:acc0)
+        for (int64_t r1 = 0; r1 < s1; ++r1) {
+          float t1 = p_x[r1 + s1*x0];
           float t2 = tanhf(t1);
           float t3 = p_b[r1];
           float t4 = t2 * t3;
@@ -21,22 +21,22 @@ __attribute__((noipa)) static void kiln_fused_tanh_multiply_sum_0_body(const flo
     }
 }
 
-extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int nthreads)
+extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int nthreads)
 {
-    // Threads only when the work (16 statements per element) pays for a parallel
+    // Threads only when the work (14 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 6 >= 2 && (int64_t)6 * 10 * 16 >= 4194304) {
-        const int64_t nchunks = 6 < 8 * nthreads ? 6 : 8 * nthreads;
+    if (nthreads > 1 && s0 >= 2 && (int64_t)s0 * s1 * 14 >= 4194304) {
+        const int64_t nchunks = s0 < 8 * nthreads ? s0 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {
-            const int64_t b = c * 6 / nchunks / 1 * 1;
-            const int64_t e = c + 1 == nchunks ? 6 : (c + 1) * 6 / nchunks / 1 * 1;
-            if (b < e) kiln_fused_tanh_multiply_sum_0_body(p_x, p_b, p_buf0, b, e, 1);
+            const int64_t b = c * s0 / nchunks / 1 * 1;
+            const int64_t e = c + 1 == nchunks ? s0 : (c + 1) * s0 / nchunks / 1 * 1;
+            if (b < e) kiln_fused_tanh_multiply_sum_0_body(p_x, p_b, p_buf0, s0, s1, b, e, 1);
         }
         return;
     }
-    kiln_fused_tanh_multiply_sum_0_body(p_x, p_b, p_buf0, 0, 6, nthreads);
+    kiln_fused_tanh_multiply_sum_0_body(p_x, p_b, p_buf0, s0, s1, 0, s0, nthreads);
 }
 
 

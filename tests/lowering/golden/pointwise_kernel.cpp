@@ -15,23 +15,25 @@ __attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(co
             float t4 = kiln_clip(t1, -1.0f, __builtin_inff());
             float t5 = (t2 ? t3 : t4);
             float t6 = (float)(s_a);
-            float t7 = (t6 == (float)0.5 ? __builtin_sqrtf(t5) : powf(t5, t6));
-            float t8 = t7 * 3.0f;
-            bool t9 = (t0 < 0x1.0000000000000p-1f);
-            float t10 = (float)(t9);
-            float t11 = t10;
-            float t12 = t8 + t11;
-            p_buf0[4*x0 + x1] = t12;
+            bool t7 = (t6 == 0.5f);
+            float t8 = __builtin_sqrtf(t5);
+            float t9 = powf(t5, t6);
+            float t10 = (t7 ? t8 : t9);
+            float t11 = t10 * 3.0f;
+            bool t12 = (t0 < 0.5f);
+            float t13 = (float)(t12);
+            float t14 = t11 + t13;
+            p_buf0[4*x0 + x1] = t14;
         }
     }
 }
 
 extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int nthreads)
 {
-    // Threads only when the work (21 statements per element) pays for a parallel
+    // Threads only when the work (23 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 3 >= 2 && (int64_t)3 * 4 * 21 >= 4194304) {
+    if (nthreads > 1 && 3 >= 2 && (int64_t)3 * 4 * 23 >= 4194304) {
         const int64_t nchunks = 3 < 8 * nthreads ? 3 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {

@@ -38,7 +38,7 @@ __attribute__((noipa)) static void kiln_fused_std_0_body(const double* __restric
         }
         double s9[256];
         for (int64_t x1 = x1_b; x1 < x1_e; ++x1) {
-          double t7 = red2[x1 - x1_b] / (double)(64 - 1 > 0 ? 64 - 1 : 0);
+          double t7 = red2[x1 - x1_b] / (double)63;
           double t8 = __builtin_sqrt(t7);
           s9[x1 - x1_b] = t8;
           p_buf2[x1] = t8;
@@ -48,10 +48,10 @@ __attribute__((noipa)) static void kiln_fused_std_0_body(const double* __restric
 
 extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restrict p_buf2, int nthreads)
 {
-    // Threads only when the work (14 statements per element) pays for a parallel
+    // Threads only when the work (18 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 32 >= 2 && (int64_t)64 * 32 * 14 >= 4194304) {
+    if (nthreads > 1 && 32 >= 2 && (int64_t)64 * 32 * 18 >= 4194304) {
         const int64_t nchunks = 32 < 8 * nthreads ? 32 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {
@@ -87,10 +87,10 @@ __attribute__((noipa)) static void kiln_fused_mean_1_body(const double* __restri
 
 extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restrict p_buf4, int nthreads)
 {
-    // Threads only when the work (6 statements per element) pays for a parallel
+    // Threads only when the work (8 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 64 >= 2 && (int64_t)64 * 32 * 6 >= 4194304) {
+    if (nthreads > 1 && 64 >= 2 && (int64_t)64 * 32 * 8 >= 4194304) {
         const int64_t nchunks = 64 < 8 * nthreads ? 64 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {

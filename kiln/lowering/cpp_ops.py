@@ -1,0 +1,254 @@
+"""C++ syntax of the ops handler: C types, literals, one table from scalar function to C,
+and :class:`CppEmitter`, the handler that writes a loop body's statements.
+
+Templates are per dtype kind of the loop ('f' float, 'i' signed, 'u' unsigned, 'b' bool,
+'*' any). Placeholders: {x} {y} {z} (the operands, already cast to the loop dtype), {f}
+('f' for float32 libm names, '' for float64), {T} (the C type of the loop). Helpers named
+kiln_* live in kiln/codegen_templates/cpp_prelude.h and reproduce NumPy's integer division
+by zero, floor division/remainder signs and shift overflow. Which loops an op lowers for,
+and what a constant operand changes (``x ** 2`` multiplies), is the op's business
+(kiln/ops/pointwise.py); this table is only how C++ spells each function.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .handler import OpsHandler
+from .loop_ir import Affine, Buffer
+
+CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+          "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+          "uint64": "uint64_t", "float32": "float", "float64": "double"}
+
+
+def ctype(dtype: Any) -> str:
+    return CTYPES[np.dtype(dtype).name]
+
+
+def literal(value: Any, dtype: Any) -> str:
+    """An exact C literal of ``value`` converted to ``dtype`` (as NumPy converts it)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return "true" if bool(value) else "false"
+    if dt.kind in "iu":
+        v = int(np.asarray(value).astype(dt))
+        if dt.kind == "i" and v == -(1 << 63):
+            return "(-9223372036854775807LL - 1)"
+        return f"({ctype(dt)}){v}{'ULL' if dt.kind == 'u' else 'LL'}"
+    v = float(np.asarray(value, dtype=dt)) if not isinstance(value, float) or dt != np.float64 \
+        else value
+    suffix = "f" if dt == np.float32 else ""
+    if math.isnan(v):
+        return f"__builtin_nan{suffix}(\"\")" if not math.copysign(1, v) < 0 else f"-__builtin_nan{suffix}(\"\")"
+    if math.isinf(v):
+        return f"__builtin_inf{suffix}()" if v > 0 else f"-__builtin_inf{suffix}()"
+    if v == int(v) and abs(v) < 2 ** 53:
+        text = f"{int(v)}.0" if not (v == 0 and math.copysign(1, v) < 0) else "-0.0"
+        return text + suffix
+    # The shortest decimal that reads back as the same value in this dtype (C parses it
+    # correctly rounded, as NumPy prints it): 0.1f, 1e-08, 0.30000000000000004.
+    text = str(np.float32(v)) if dt == np.float32 else repr(v)
+    if "." not in text and "e" not in text:
+        text += ".0"
+    return text + suffix
+
+
+def _libm(name: str) -> dict:
+    return {"f": f"{name}{{f}}({{x}})"}
+
+
+SYNTAX: dict[str, dict[str, str]] = {
+    # unary
+    "negative": {"*": "-{x}"}, "positive": {"*": "{x}"},
+    "absolute": {"f": "__builtin_fabs{f}({x})", "i": "({x} < 0 ? -{x} : {x})", "u": "{x}", "b": "{x}"},
+    "sign": {"f": "({x} > 0 ? ({T})1 : ({x} < 0 ? ({T})-1 : ({x} == 0 ? ({T})0 : {x})))",
+             "i": "(({x} > 0) - ({x} < 0))", "u": "({x} > 0)"},
+    "exp": _libm("exp"), "exp2": _libm("exp2"), "expm1": _libm("expm1"), "log": _libm("log"),
+    "log2": _libm("log2"), "log10": _libm("log10"), "log1p": _libm("log1p"), "cbrt": _libm("cbrt"),
+    "sin": _libm("sin"), "cos": _libm("cos"), "tan": _libm("tan"), "arcsin": _libm("asin"),
+    "arccos": _libm("acos"), "arctan": _libm("atan"), "sinh": _libm("sinh"), "cosh": _libm("cosh"),
+    "tanh": _libm("tanh"), "arcsinh": _libm("asinh"), "arccosh": _libm("acosh"),
+    "arctanh": _libm("atanh"),
+    "sqrt": {"f": "__builtin_sqrt{f}({x})"},
+    "square": {"f": "{x} * {x}", "i": "{x} * {x}", "u": "{x} * {x}", "b": "({x} && {x})"},
+    "reciprocal": {"f": "({T})1 / {x}"},
+    "floor": {"f": "__builtin_floor{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "ceil": {"f": "__builtin_ceil{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "trunc": {"f": "__builtin_trunc{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "rint": {"f": "__builtin_rint{f}({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "logical_not": {"*": "({x} == 0)"},
+    "isnan": {"f": "({x} != {x})", "*": "false"},
+    "isinf": {"f": "(__builtin_fabs{f}({x}) == __builtin_inf{f}())", "*": "false"},
+    "isfinite": {"f": "(__builtin_fabs{f}({x}) < __builtin_inf{f}())", "*": "true"},
+    "signbit": {"f": "(__builtin_signbit({x}) != 0)", "i": "({x} < 0)", "u": "false", "b": "false"},
+    "invert": {"i": "~{x}", "u": "~{x}", "b": "!{x}"},
+    # binary
+    "add": {"*": "{x} + {y}", "b": "({x} || {y})"},
+    "subtract": {"*": "{x} - {y}"},
+    "multiply": {"*": "{x} * {y}", "b": "({x} && {y})"},
+    "true_divide": {"f": "{x} / {y}"},
+    "floor_divide": {"f": "kiln_floor_divide({x}, {y})", "i": "kiln_floor_divide_int({x}, {y})",
+                     "u": "({y} == 0 ? ({T})0 : {x} / {y})"},
+    "remainder": {"f": "kiln_remainder({x}, {y})", "i": "kiln_remainder_int({x}, {y})",
+                  "u": "({y} == 0 ? ({T})0 : {x} % {y})"},
+    "fmod": {"f": "fmod{f}({x}, {y})", "i": "(({y} == 0 || {y} == -1) ? ({T})0 : {x} % {y})",
+             "u": "({y} == 0 ? ({T})0 : {x} % {y})"},
+    "power": {"f": "pow{f}({x}, {y})"},
+    # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
+    "maximum": {"f": "(({x} > {y} || {x} != {x}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
+    "minimum": {"f": "(({x} < {y} || {x} != {x}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
+    "fmax": {"f": "(({x} > {y} || {y} != {y}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
+    "fmin": {"f": "(({x} < {y} || {y} != {y}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
+    "arctan2": {"f": "atan2{f}({x}, {y})"},
+    "hypot": {"f": "hypot{f}({x}, {y})"},
+    "logaddexp": {"f": "kiln_logaddexp({x}, {y})"},
+    "copysign": {"f": "__builtin_copysign{f}({x}, {y})"},
+    "equal": {"*": "({x} == {y})"}, "not_equal": {"*": "({x} != {y})"},
+    "less": {"*": "({x} < {y})"}, "less_equal": {"*": "({x} <= {y})"},
+    "greater": {"*": "({x} > {y})"}, "greater_equal": {"*": "({x} >= {y})"},
+    "logical_and": {"*": "(({x} != 0) && ({y} != 0))"},
+    "logical_or": {"*": "(({x} != 0) || ({y} != 0))"},
+    "logical_xor": {"*": "(({x} != 0) != ({y} != 0))"},
+    "bitwise_and": {"i": "({x} & {y})", "u": "({x} & {y})", "b": "({x} && {y})"},
+    "bitwise_or": {"i": "({x} | {y})", "u": "({x} | {y})", "b": "({x} || {y})"},
+    "bitwise_xor": {"i": "({x} ^ {y})", "u": "({x} ^ {y})", "b": "({x} != {y})"},
+    "left_shift": {"i": "kiln_lshift({x}, {y})", "u": "kiln_lshift({x}, {y})"},
+    "right_shift": {"i": "kiln_rshift({x}, {y})", "u": "kiln_rshift({x}, {y})"},
+    # ternary
+    "where": {"*": "({x} ? {y} : {z})"},
+    "clip": {"f": "kiln_clip({x}, {y}, {z})", "*": "kiln_clip_int({x}, {y}, {z})"},
+}
+
+VECTOR_MATH = ["sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+               "cbrt", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"]
+VECTOR_MATH2 = ["atan2", "hypot", "pow"]
+SCALAR_MATH2 = ["fmod"]
+_LIBM_CALL = re.compile(r"\b(?:%s)\{f\}\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
+
+
+def template(fn: str, dtype: Any) -> str | None:
+    """The C++ of scalar function ``fn`` in a loop of ``dtype``; None: not implemented."""
+    forms = SYNTAX.get(fn)
+    if forms is None:
+        return None
+    kind = np.dtype(dtype).kind
+    return forms.get(kind, forms.get("*"))
+
+
+def call_cost(fn: str, dtype: Any) -> int:
+    """Statements one call costs (a libm call counts 8): decides when threads pay off."""
+    text = template(fn, dtype) or ""
+    return 1 + 7 * len(_LIBM_CALL.findall(text))
+
+
+class NameSource:
+    """Fresh temporaries and the kernel-argument name of each buffer and scalar."""
+
+    def __init__(self, inplace: dict[str, Buffer] | None = None) -> None:
+        self.count = 0
+        self.args: dict[str, str] = {}
+        self.buffers: dict[str, Buffer] = {}
+        self.scalars: dict[str, Any] = {}
+        # output buffer name -> the input whose memory (and kernel argument) it takes
+        self.inplace = inplace or {}
+
+    def temp(self) -> str:
+        self.count += 1
+        return f"t{self.count - 1}"
+
+    def arg(self, buf: Buffer) -> str:
+        if buf.name in self.inplace:
+            return self.arg(self.inplace[buf.name])
+        if buf.name not in self.args:
+            self.args[buf.name] = f"p_{buf.name}"
+            self.buffers[buf.name] = buf
+        return self.args[buf.name]
+
+
+_SIZE = re.compile(r"\d+")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+class CppEmitter(OpsHandler):
+    """The C++ ops handler: collects one loop body's statements, sharing equal expressions.
+
+    ``forwarded`` maps (buffer name, index) to a variable already holding that element
+    (a value computed earlier in the same loop body), so fused consumers read registers.
+    ``locals`` maps a kernel-local reduction buffer to its per-row scalar; ``rowlocal`` a
+    buffer kept in a per-row array to (array, the inner loop variables).
+    """
+
+    def __init__(self, names: NameSource, forwarded: dict | None = None,
+                 locals_: dict | None = None) -> None:
+        self.lines: list[str] = []
+        self.cse: dict[str, str] = {}
+        self.names = names
+        self.forwarded = forwarded if forwarded is not None else {}
+        self.locals = locals_ if locals_ is not None else {}
+        self.loads: list[tuple[Buffer, Affine]] = []
+        self.uses: list[Affine] = []   # indices used as values (no loop collapses them)
+        self.rename: Callable | None = None
+        self.rowlocal: dict[str, tuple[str, set]] = {}
+
+    def load(self, buf: Buffer, index: Affine) -> str:
+        if buf.name in self.locals:
+            return self.locals[buf.name]
+        key = (buf.name, index)
+        if key in self.forwarded:
+            return self.forwarded[key]
+        if buf.name in self.rowlocal:  # a per-row array: index by the inner variables only
+            array, inner = self.rowlocal[buf.name]
+            within = Affine(0, {v: c for v, c in index.terms.items() if v in inner})
+            return self.assign(f"{array}[{within.render(self.rename)}]", buf.dtype)
+        self.loads.append((buf, index))
+        return self.assign(f"{self.names.arg(buf)}[{index.render(self.rename)}]", buf.dtype)
+
+    def constant(self, value: Any, dtype: Any) -> str:
+        return literal(value, dtype)
+
+    def scalar_arg(self, scalar: Any) -> str:
+        self.names.scalars[scalar.name] = scalar
+        return f"s_{scalar.name}"
+
+    def size(self, n: Any) -> str:
+        return str(n)
+
+    def index(self, index: Affine) -> str:
+        self.uses.append(index)
+        return f"({index.render(self.rename)})"
+
+    def bind_index(self, value: str) -> str:
+        return value if _NAME.fullmatch(value) else self.assign(value, np.int64)
+
+    def call(self, fn: str, args: Sequence[str], dtype: Any, out: Any = None) -> str:
+        if fn == "identity":
+            return args[0]
+        text = template(fn, dtype)
+        if text is None:
+            raise NotImplementedError(f"the C++ renderer has no {fn} for {np.dtype(dtype)}")
+        names = dict(zip("xyz", args))
+        suffix = "f" if np.dtype(dtype) == np.float32 else ""
+        return self.assign(text.format(f=suffix, T=ctype(dtype), **names), out if out is not None else dtype)
+
+    def assign(self, expr: str, dtype: Any) -> str:
+        found = self.cse.get(expr)
+        if found is not None:
+            return found
+        name = self.names.temp()
+        self.lines.append(f"{ctype(dtype)} {name} = {expr};")
+        self.cse[expr] = name
+        return name
+
+    def cast(self, var: str, src: Any, dst: Any) -> str:
+        src, dst = np.dtype(src), np.dtype(dst)
+        if src == dst:
+            return var
+        if dst.kind == "b":
+            return self.assign(f"({var} != 0)", dst)
+        if _SIZE.fullmatch(var):  # a size: a literal of the new type, inline
+            return f"({ctype(dst)}){var}"
+        return self.assign(f"({ctype(dst)})({var})", dst)

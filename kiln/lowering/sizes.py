@@ -1,0 +1,277 @@
+"""Symbolic sizes: exact integer polynomials over size symbols (``s0``, ``s1``, ...).
+
+A size in lowering is a Python ``int`` when it is static and a :class:`Size` when it is
+dynamic. ``Size`` is a small exact class (a canonical polynomial with integer
+coefficients), not sympy: sizes only ever meet ``+ - *`` and comparisons, and importing
+sympy alone costs more than a whole cold compile (docs/lowering.md has the figures).
+Arithmetic that cancels the symbols gives back an ``int``, so static code stays static.
+
+Kinds of symbols (:class:`SymbolTable`):
+
+- ``input``: a dim of an input array (``x.shape[0]``), read by the wrapper on each call.
+  Dims of different inputs with the same size in the example share a symbol (duck
+  sizing, as Dynamo does); the wrapper checks they are still equal. Dynamic dims are at least 2 (sizes 0 and 1 decide
+  broadcasting, so they stay specialized): comparisons use that bound;
+- ``int``: a runtime Python int the graph uses as a size (a slice bound ``x[:n]``);
+  the wrapper binds it from the argument and checks its range;
+- ``unbacked``: a size known only after an op ran (a boolean mask selection); the wrapper
+  binds it from the op's result before any kernel that uses it.
+
+Only ``input`` symbols are created today; the other two kinds are what the table and the
+wrapper's binding code are shaped for (the loop and data-dependent-shape issues add them).
+
+A comparison that the bound cannot decide raises :class:`Undecidable` (an
+``Unsupported``): the graph then compiles for concrete sizes, never wrongly.
+
+    >>> s0, s1 = Size.symbol("s0"), Size.symbol("s1")
+    >>> str(s0 * s1 + 3), (s0 * s1 - s1 * s0 + 2)
+    ('s0*s1 + 3', 2)
+    >>> s0 > 1, s0 * 2 == 2 * s0, (s0 - 1) >= 1
+    (True, True, True)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..errors import Unsupported
+
+# A monomial is a sorted tuple of symbol names (with repeats); () is the constant term.
+Monomial = tuple
+
+
+class Undecidable(Unsupported):
+    """A comparison of sizes that holds for some dynamic sizes and not for others."""
+
+
+# Every dynamic size is at least this (0 and 1 are specialized).
+MIN_SIZE = 2
+
+
+class Size:
+    """An exact polynomial in size symbols (immutable, hashable, canonical)."""
+
+    __slots__ = ("terms", "_hash")
+
+    def __init__(self, terms: dict) -> None:
+        self.terms = {m: c for m, c in terms.items() if c}
+        self._hash = hash(frozenset(self.terms.items()))
+
+    @staticmethod
+    def symbol(name: str) -> "Size":
+        return Size({(name,): 1})
+
+    @staticmethod
+    def make(terms: dict) -> "Size | int":
+        terms = {m: c for m, c in terms.items() if c}
+        if not terms:
+            return 0
+        if list(terms) == [()]:
+            return terms[()]
+        return Size(terms)
+
+    # -- arithmetic ----------------------------------------------------------------------
+    def __add__(self, other: Any) -> "Size | int":
+        o = _terms(other)
+        if o is None:
+            return NotImplemented
+        out = dict(self.terms)
+        for m, c in o.items():
+            out[m] = out.get(m, 0) + c
+        return Size.make(out)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> "Size | int":
+        return Size.make({m: -c for m, c in self.terms.items()})
+
+    def __sub__(self, other: Any) -> "Size | int":
+        o = _terms(other)
+        if o is None:
+            return NotImplemented
+        return self + Size.make({m: -c for m, c in o.items()})
+
+    def __rsub__(self, other: Any) -> "Size | int":
+        return (-self) + other
+
+    def __mul__(self, other: Any) -> "Size | int":
+        o = _terms(other)
+        if o is None:
+            return NotImplemented
+        out: dict = {}
+        for m1, c1 in self.terms.items():
+            for m2, c2 in o.items():
+                m = tuple(sorted(m1 + m2))
+                out[m] = out.get(m, 0) + c1 * c2
+        return Size.make(out)
+
+    __rmul__ = __mul__
+
+    def ratio(self, other: Any) -> int | None:
+        """The integer k with ``self == k * other``, if there is one."""
+        o = _terms(other)
+        if not o or set(o) != set(self.terms):
+            return None
+        m0 = next(iter(o))
+        k, rem = divmod(self.terms[m0], o[m0])
+        if rem or any(self.terms[m] != k * c for m, c in o.items()):
+            return None
+        return k
+
+    # -- comparisons ---------------------------------------------------------------------
+    def __eq__(self, other: Any) -> bool:
+        o = _terms(other)
+        return o is not None and self.terms == {m: c for m, c in o.items() if c}
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __bool__(self) -> bool:
+        return True  # a non-constant polynomial is never identically zero
+
+    def __ge__(self, other: Any) -> bool:
+        return _decide(self - other, "ge")
+
+    def __gt__(self, other: Any) -> bool:
+        return _decide(self - other, "gt")
+
+    def __le__(self, other: Any) -> bool:
+        return _decide(other - self, "ge")
+
+    def __lt__(self, other: Any) -> bool:
+        return _decide(other - self, "gt")
+
+    def __index__(self) -> int:
+        raise Undecidable(f"the size {self} is dynamic here; a concrete number is needed")
+
+    # -- reading -------------------------------------------------------------------------
+    @property
+    def symbols(self) -> set[str]:
+        return {s for m in self.terms for s in m}
+
+    def subs(self, values: dict) -> Any:
+        """Evaluate with ``values`` (symbol -> int or Size)."""
+        total: Any = 0
+        for m, c in self.terms.items():
+            term: Any = c
+            for s in m:
+                term = term * values[s]
+            total = total + term
+        return total
+
+    def __str__(self) -> str:
+        parts = []
+        for m, c in sorted(self.terms.items(), key=lambda mc: (-len(mc[0]), mc[0])):
+            if not m:
+                parts.append(str(c))
+                continue
+            body = "*".join(m)
+            parts.append(body if c == 1 else f"-{body}" if c == -1 else f"{c}*{body}")
+        return " + ".join(parts).replace("+ -", "- ")
+
+    __repr__ = __str__
+
+    @property
+    def atomic(self) -> bool:
+        """Printed without operators of lower precedence than ``*``."""
+        return len(self.terms) == 1 and next(iter(self.terms.values())) > 0
+
+
+def _terms(value: Any) -> dict | None:
+    if isinstance(value, Size):
+        return value.terms
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return {(): value}
+
+
+def _decide(diff: Any, how: str) -> bool:
+    """Is ``diff >= 0`` ('ge') or ``diff > 0`` ('gt') for every admitted size?"""
+    if isinstance(diff, int):
+        return diff >= 0 if how == "ge" else diff > 0
+    # Every symbol is MIN_SIZE + t with t >= 0: expanded in the t's, a polynomial whose
+    # coefficients all have one sign is decided by its constant term.
+    shifted = diff.subs({name: Size.symbol(name) + MIN_SIZE for name in diff.symbols})
+    if isinstance(shifted, int):
+        return shifted >= 0 if how == "ge" else shifted > 0
+    const = shifted.terms.get((), 0)
+    coefs = [c for m, c in shifted.terms.items() if m]
+    if all(c >= 0 for c in coefs) and (const >= 0 if how == "ge" else const > 0):
+        return True
+    if all(c <= 0 for c in coefs) and (const < 0 if how == "ge" else const <= 0):
+        return False
+    raise Undecidable(f"whether {diff} {'>=' if how == 'ge' else '>'} 0 depends on the sizes")
+
+
+def is_static(value: Any) -> bool:
+    return not isinstance(value, Size)
+
+
+def render(value: Any) -> str:
+    """A size as C/Python text, parenthesized unless it is a product."""
+    if isinstance(value, Size) and not value.atomic:
+        return f"({value})"
+    return str(value)
+
+
+def product(values: Iterable[Any]) -> Any:
+    out: Any = 1
+    for v in values:
+        out = out * v
+    return out
+
+
+@dataclass
+class SizeSymbol:
+    """Where a symbol's value comes from at run time (see the module doc)."""
+
+    name: str
+    kind: str          # 'input' | 'int' | 'unbacked'
+    source: str        # Python expression in the wrapper: "x.shape[0]", "n", "buf3.shape[0]"
+    hint: int          # the value in the example the graph was lowered with
+
+
+class SymbolTable:
+    """The size symbols of one lowering, in creation order."""
+
+    def __init__(self) -> None:
+        self.symbols: dict[str, SizeSymbol] = {}
+        # hint -> [(input, dim counted from the right, symbol)] for duck sizing
+        self._by_hint: dict[int, list[tuple[str, int, str]]] = {}
+        # (Python expression, symbol): further places a symbol was found (duck sizing);
+        # the wrapper checks each equals the symbol.
+        self.equal: list[tuple[str, str]] = []
+
+    def input_dim(self, array: str, dim: int, ndim: int, hint: int) -> Size:
+        """The symbol of dim ``dim`` of input ``array`` (example size ``hint``).
+
+        Dims of *other* inputs with the same example size share it (they meet in
+        broadcasting: ``x * b`` with ``b`` a row); the dims of one array never do (a
+        square example is not a square function). Among several candidates the one at the
+        same position counted from the right wins, as broadcasting aligns them."""
+        source = f"{array}.shape[{dim}]"
+        right = ndim - dim
+        candidates = [c for c in self._by_hint.get(hint, []) if c[0] != array]
+        if candidates:
+            name = next((c[2] for c in candidates if c[1] == right), candidates[0][2])
+            self.equal.append((source, name))
+        else:
+            name = f"s{len(self.symbols)}"
+            self.symbols[name] = SizeSymbol(name, "input", source, hint)
+        self._by_hint.setdefault(hint, []).append((array, right, name))
+        return Size.symbol(name)
+
+    def hints(self) -> dict[str, int]:
+        return {name: s.hint for name, s in self.symbols.items()}
+
+    def hint(self, value: Any) -> Any:
+        """The example value of a size (or of a tuple of sizes)."""
+        if isinstance(value, tuple):
+            return tuple(self.hint(v) for v in value)
+        return value.subs(self.hints()) if isinstance(value, Size) else value
+
+    def __bool__(self) -> bool:
+        return bool(self.symbols)
+
+    def __iter__(self):
+        return iter(self.symbols.values())

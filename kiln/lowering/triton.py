@@ -1,0 +1,365 @@
+"""The Triton renderer: scheduled kernels (kiln/lowering/scheduler.py) as Triton source.
+
+A kernel's frame becomes Inductor's block shape. The kept (outer) dims are flattened into
+``xindex`` (``XBLOCK`` per program); a reduction's axes are flattened into ``rindex``
+(``RBLOCK``), so a program works on an ``[XBLOCK, RBLOCK]`` tile. Dims are recovered by
+``%`` and ``//`` (``x1 = xindex % 7``), every access is the buffer's affine index over
+them, and broadcast (stride 0) dims drop out of the address.
+
+- Pointwise kernels: one flat ``xindex``; each member computes its value once, stores it
+  unless it is kernel-local, and later members read the register.
+- Reductions with ``rnumel <= PERSISTENT_RNUMEL`` are *persistent*: the whole row is one
+  tile, every stage (softmax's max, exp/sum, divide) works on it in registers, row-local
+  buffers are tile variables. Longer rows are *looped*: each stage is a
+  ``for roffset in range(0, rnumel, RBLOCK)`` loop over an ``[XBLOCK, RBLOCK]``
+  accumulator, reduced once after the loop.
+- Reductions combine with the prelude's ``kiln_add``/``kiln_max``/``kiln_argmax`` ...
+  through ``tl.reduce``: NaN propagates through max/min and argmax picks the first NaN,
+  as in NumPy (Triton's ``tl.max`` drops NaN).
+- Indices are int32 unless some offset can reach 2**31; then ``program_id`` and the
+  ranges are widened to int64 before any multiplication.
+
+Block sizes and warps come from Inductor-like heuristics at launch (``config``), never
+from the source text, so the interpreter (for tests) runs the same source with larger
+blocks.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import jinja2
+import numpy as np
+
+from .loop_ir import Affine
+from .scheduler import Kernel, node_index, write_index
+from .triton_ops import KernelArgs, TritonEmitter, literal, tltype
+
+TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
+# Rows up to this many elements are reduced as one tile (Inductor's persistent reduction).
+PERSISTENT_RNUMEL = 1024
+# Looped reductions walk rows in chunks of this many elements.
+LOOPED_RBLOCK = 2048
+INT32_LIMIT = 2 ** 31
+
+_COMBINE = {"sum": "kiln_add", "prod": "kiln_mul", "max": "kiln_max", "min": "kiln_min",
+            "any": "kiln_or", "all": "kiln_and", "argmax": "kiln_argmax", "argmin": "kiln_argmin"}
+
+
+@functools.lru_cache(maxsize=None)
+def templates() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), keep_trailing_newline=True,
+                              undefined=jinja2.StrictUndefined)
+
+
+@functools.lru_cache(maxsize=None)
+def prelude() -> str:
+    with open(os.path.join(TEMPLATE_DIR, "triton_prelude.py")) as f:
+        return f.read()
+
+
+def _init(combine: str, dtype: np.dtype) -> str:
+    """The identity of a combine in ``dtype``, as Python source."""
+    dt = np.dtype(dtype)
+    if combine in ("sum", "any"):
+        return "0"
+    if combine in ("prod", "all"):
+        return "1"
+    low = combine in ("max", "argmax")
+    if dt.kind == "f":
+        return "float('-inf')" if low else "float('inf')"
+    if dt.kind == "b":
+        return "0" if low else "1"
+    info = np.iinfo(dt)
+    return str(info.min if low else info.max)
+
+
+@dataclass
+class RenderedTritonKernel:
+    name: str
+    source: str
+    signature: dict                                  # argument name -> Triton type, in order
+    buffers: list = field(default_factory=list)      # Buffers passed, in parameter order
+    scalars: list = field(default_factory=list)      # Scalar args passed, after the buffers
+    written: set = field(default_factory=set)
+    xnumel: int = 1
+    rnumel: int = 1
+    reduction: bool = False
+    persistent: bool = True
+    int64: bool = False
+
+    def config(self, interpret: bool = False) -> tuple[tuple, dict, int]:
+        """(grid, constexprs, num_warps): Inductor-like heuristics, no autotuning.
+
+        Pointwise: ``XBLOCK = max(256, min(xnumel // 128, 1024))`` (a power of two, never
+        past the next power of two of xnumel), ``num_warps = XBLOCK / 256``. Persistent
+        reductions: ``RBLOCK = next_pow2(rnumel)``, XBLOCK so a tile is at most 4096
+        elements. Looped: XBLOCK 1, RBLOCK 2048, 8 warps. The interpreter (about 1 ms per
+        program) gets blocks as large as 2**16 elements instead.
+        """
+        x = self.xnumel
+        if not self.reduction:
+            if interpret:
+                xblock = min(_pow2(x), 2 ** 16)
+            else:
+                xblock = min(_pow2(max(256, min(x // 128, 1024))), max(_pow2(x), 16))
+            return (_cdiv(x, xblock), 1, 1), {"XBLOCK": xblock}, max(1, min(8, xblock // 256))
+        if self.persistent:
+            rblock = _pow2(self.rnumel)
+            limit = 2 ** 16 if interpret else 4096
+            xblock = max(1, min(_pow2(x), limit // rblock))
+            warps = max(1, min(8, xblock * rblock // 256))
+            return (_cdiv(x, xblock), 1, 1), {"XBLOCK": xblock, "RBLOCK": rblock}, warps
+        rblock = min(_pow2(self.rnumel), 2 ** 14 if interpret else LOOPED_RBLOCK)
+        return (x, 1, 1), {"XBLOCK": 1, "RBLOCK": rblock}, 8 if rblock >= 1024 else 4
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+def _cdiv(a: int, b: int) -> int:
+    return max(1, -(-int(a) // int(b)))
+
+
+def _split(flat: str, vars_: list[tuple[str, int]]) -> list[str]:
+    """Row-major coordinates of a flat index: ``x1 = xindex % 7``, ``x0 = xindex // 7``."""
+    lines, inner = [], 1
+    for i in reversed(range(len(vars_))):
+        v, n = vars_[i]
+        if len(vars_) == 1:
+            lines.append(f"{v} = {flat}")
+        elif i == len(vars_) - 1:
+            lines.append(f"{v} = {flat} % {n}")
+        elif i == 0:
+            lines.append(f"{v} = {flat} // {inner}")
+        else:
+            lines.append(f"{v} = ({flat} // {inner}) % {n}")
+        inner *= n
+    return list(reversed(lines))
+
+
+def _render_affine(index: Affine) -> str:
+    parts = [v if c == 1 else f"{c}*{v}" for v, c in sorted(index.terms.items())]
+    if index.const or not parts:
+        parts.append(str(index.const))
+    return " + ".join(parts).replace("+ -", "- ")
+
+
+class _Body:
+    """Lines of the kernel body with indentation, and the scope of values in loops."""
+
+    def __init__(self, em: TritonEmitter) -> None:
+        self.em = em
+        self.out: list[str] = []
+        self.depth = 1
+
+    def flush(self) -> None:
+        pad = "    " * self.depth
+        self.out.extend(pad + line for line in self.em.lines)
+        self.em.lines.clear()
+
+    def line(self, text: str) -> None:
+        self.flush()
+        self.out.append("    " * self.depth + text)
+
+
+def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
+    """Triton source of one scheduled kernel (see the module doc)."""
+    frame = kernel.frame
+    outer, inner = frame.outer_vars(), frame.inner_vars()
+    xnumel = math.prod(n for _, n in outer)
+    rnumel = math.prod(n for _, n in inner)
+    reduction = bool(frame.axes)
+    persistent = not reduction or rnumel <= PERSISTENT_RNUMEL
+    rvars = {v for v, _ in inner}
+    sizes = dict(outer + inner)
+    args = KernelArgs()
+    extents: list[int] = [xnumel * rnumel]
+
+    def index_of(index: Affine) -> tuple[str, str | None]:
+        extents.append(abs(index.const) + sum(abs(c) * (sizes.get(v, 1) - 1) for v, c in index.terms.items()))
+        if not index.terms:
+            return _render_affine(index), None
+        if reduction and rvars & set(index.terms):
+            return _render_affine(index), "xmask & rmask"
+        return _render_affine(index), "xmask"
+
+    em = TritonEmitter(index_of, args)
+    body = _Body(em)
+    written: set[str] = set()
+    dims = frame.dim_index()
+
+    def store(node: Any, role: str, value: str) -> None:
+        widx = write_index(node, role, frame)
+        em.forwarded[(node.buf.name, widx)] = value
+        if local.get(node.buf.name) in ("register", "row", "scalar"):
+            return
+        offset, mask = index_of(widx)
+        if not widx.terms:
+            offset = "xindex * 0" if offset == "0" else f"{offset} + xindex * 0"
+            mask = "xmask"
+        ptr = args.pointer(node.buf)
+        written.add(node.buf.name)
+        body.line(f"tl.store({ptr} + {offset}, {value}, {mask})")
+
+    def reduce_value(node: Any) -> str:
+        src = node.src.load(em, dims)
+        acc = np.dtype(node.acc_dtype or node.buf.dtype)
+        return em.cast(src, node.src.dtype, acc)
+
+    def finish_reduction(node: Any, role: str, red: str, acc: np.dtype) -> None:
+        out = em.cast(red, np.int64 if node.combine in ("argmax", "argmin") else acc, node.buf.dtype)
+        if local.get(node.buf.name) == "scalar":
+            em.locals[node.buf.name] = out
+        store(node, role, out)
+
+    for kind, members in kernel.stages:
+        if kind == "scalar" or not reduction:
+            for node, role in members:
+                value = node.value.load(em, node_index(node, role, frame))
+                store(node, role, em.cast(value, node.value.dtype, node.buf.dtype))
+            continue
+        reds = [(n, r) for n, r in members if r == "reduce"]
+        if persistent:
+            for node, role in members:
+                if role == "row":
+                    value = node.value.load(em, dims)
+                    store(node, role, em.cast(value, node.value.dtype, node.buf.dtype))
+                    continue
+                acc = np.dtype(node.acc_dtype or node.buf.dtype)
+                v = reduce_value(node)
+                tile = em.assign(f"tl.broadcast_to(tl.where(rmask, {v}, {_init(node.combine, acc)}), "
+                                 f"[XBLOCK, RBLOCK])")
+                if node.combine in ("argmax", "argmin"):
+                    where = em.assign("tl.broadcast_to(rindex, [XBLOCK, RBLOCK]).to(tl.int64)")
+                    pair = em.temp()
+                    body.line(f"_, {pair} = tl.reduce(({tile}, {where}), 1, {_COMBINE[node.combine]})")
+                    red = em.assign(f"{pair}[:, None]")
+                else:
+                    red = em.assign(f"tl.reduce({tile}, 1, {_COMBINE[node.combine]})[:, None]")
+                finish_reduction(node, role, red, acc)
+            continue
+        # looped: accumulators before the loop, the row's chunks in it, the final reduce after
+        accs = {}
+        for node, _ in reds:
+            acc = np.dtype(node.acc_dtype or node.buf.dtype)
+            name = f"_acc_{node.buf.name}"
+            accs[node.buf.name] = name
+            body.line(f"{name} = tl.full([XBLOCK, RBLOCK], {_init(node.combine, acc)}, {tltype(acc)})")
+            if node.combine in ("argmax", "argmin"):
+                body.line(f"{name}_index = tl.full([XBLOCK, RBLOCK], 0, tl.int64)")
+        saved_cse, saved_fwd = dict(em.cse), dict(em.forwarded)
+        body.line(f"for roffset in range(0, {rnumel}, RBLOCK):")
+        body.depth += 1
+        body.line("rindex = roffset + rbase")
+        body.line("rmask = rindex < rnumel")
+        for text in _split("rindex", inner):
+            body.line(text)
+        for node, role in members:
+            if role == "row":
+                value = node.value.load(em, dims)
+                store(node, role, em.cast(value, node.value.dtype, node.buf.dtype))
+                continue
+            name = accs[node.buf.name]
+            v = reduce_value(node)
+            fn = _COMBINE[node.combine]
+            if node.combine in ("argmax", "argmin"):
+                nv, ni = em.temp(), em.temp()
+                body.line(f"{nv}, {ni} = {fn}({name}, {name}_index, {v}, rindex.to(tl.int64))")
+                body.line(f"{name} = tl.where(xmask & rmask, {nv}, {name})")
+                body.line(f"{name}_index = tl.where(xmask & rmask, {ni}, {name}_index)")
+            else:
+                body.line(f"{name} = tl.where(xmask & rmask, {fn}({name}, {v}), {name})")
+        body.flush()
+        body.depth -= 1
+        em.cse, em.forwarded = saved_cse, saved_fwd
+        for node, role in reds:
+            acc = np.dtype(node.acc_dtype or node.buf.dtype)
+            name = accs[node.buf.name]
+            if node.combine in ("argmax", "argmin"):
+                pair = em.temp()
+                body.line(f"_, {pair} = tl.reduce(({name}, {name}_index), 1, {_COMBINE[node.combine]})")
+                red = em.assign(f"{pair}[:, None]")
+            else:
+                red = em.assign(f"tl.reduce({name}, 1, {_COMBINE[node.combine]})[:, None]")
+            finish_reduction(node, role, red, acc)
+    body.flush()
+
+    int64 = max(extents) >= INT32_LIMIT
+    widen = ".to(tl.int64)" if int64 else ""
+    head = [f"xnumel = {xnumel}"]
+    if reduction:
+        head += [f"rnumel = {rnumel}",
+                 f"xoffset = tl.program_id(0){widen} * XBLOCK",
+                 f"xindex = xoffset + tl.arange(0, XBLOCK)[:, None]{widen}",
+                 "xmask = xindex < xnumel",
+                 f"rbase = tl.arange(0, RBLOCK)[None, :]{widen}"]
+        head += _split("xindex", outer)
+        if persistent:
+            head += ["rindex = rbase", "rmask = rindex < rnumel"] + _split("rindex", inner)
+    else:
+        head += [f"xoffset = tl.program_id(0){widen} * XBLOCK",
+                 f"xindex = xoffset + tl.arange(0, XBLOCK){widen}",
+                 "xmask = xindex < xnumel"] + _split("xindex", outer)
+    buffers = list(args.buffers.values())
+    scalars = list(args.scalars.values())
+    signature = args.signature()
+    params = list(signature) + ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if reduction else [])
+    ops, sources = describe(kernel)
+    source = templates().get_template("triton_kernel.py.j2").render(
+        name=kernel.name, params=", ".join(params), ops=", ".join(ops), sources=sources,
+        frame=_describe_frame(frame, persistent), index="int64" if int64 else "int32",
+        body="\n".join(["    " + h for h in head] + body.out))
+    return RenderedTritonKernel(kernel.name, source, signature, buffers, scalars, written,
+                                xnumel, rnumel, reduction, persistent, int64)
+
+
+def describe(kernel: Kernel) -> tuple[list[str], list[str]]:
+    """The ops a kernel computes and the user's source lines they came from."""
+    sources, ops = [], []
+    for n in kernel.nodes:
+        for origin in n.origins:
+            src = getattr(origin, "meta", {}).get("source")
+            if src:
+                text = f"{os.path.basename(src[0])}:{src[1]}  {src[2].strip()}"
+                if text not in sources:
+                    sources.append(text)
+            if getattr(origin, "kind", None) == "call":
+                label = origin.op.name if origin.name.startswith(origin.op.name) else \
+                    f"{origin.name} ({origin.op.name})"
+                if label not in ops:
+                    ops.append(label)
+    return ops, sources
+
+
+def _describe_frame(frame: Any, persistent: bool) -> str:
+    dims = " x ".join(str(d) for d in frame.shape) or "scalar"
+    if frame.axes:
+        how = "persistent (one tile per row)" if persistent else "looped over RBLOCK chunks"
+        return f"iterates {dims}, reducing axes {list(frame.axes)}, {how}"
+    return f"iterates {dims} elementwise"
+
+
+def fit_locals(kernels: list[Kernel], local: dict) -> dict:
+    """Kernel-local buffers the Triton kernels can keep: a row value read by a later loop
+    of a looped reduction must live in memory (a persistent tile keeps it in registers)."""
+    out = dict(local)
+    for k in kernels:
+        inner = k.frame.inner_vars()
+        if k.frame.axes and math.prod(n for _, n in inner) > PERSISTENT_RNUMEL:
+            for node, _ in k.members:
+                if out.get(node.buf.name) == "row":
+                    del out[node.buf.name]
+    return out
+
+
+def render_module(graph_name: str, kernels: list[RenderedTritonKernel]) -> str:
+    return templates().get_template("triton_module.py.j2").render(
+        graph_name=graph_name, prelude=prelude(), kernels=[k.source for k in kernels])
+
+
+__all__ = ["render_kernel", "render_module", "fit_locals", "RenderedTritonKernel", "literal"]

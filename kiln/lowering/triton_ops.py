@@ -1,0 +1,234 @@
+"""Triton syntax of the ops handler: Triton types, typed constants, one table from scalar
+function to Triton, and :class:`TritonEmitter`, the handler that writes a kernel body.
+
+Templates are per dtype kind of the loop ('f' float, 'i' signed, 'u' unsigned, 'b' bool,
+'*' any), with {x} {y} {z} the operands (already cast to the loop dtype), {T} the
+Triton dtype (``tl.float32``) and {ones} the all-ones value of an integer dtype. NumPy's semantics, not Triton's defaults: float32 division
+and square root round correctly (``tl.math.div_rn``/``sqrt_rn``; Triton's ``/`` and
+``tl.sqrt`` are approximate for float32), transcendentals are libdevice's, max/min
+propagate NaN, integer ``//`` and ``%`` floor and never trap (helpers named ``kiln_*`` in
+kiln/codegen_templates/triton_prelude.py). Constants are typed (``tl.full([], v, T)``):
+a bare Python float in a kernel is float32.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+TL_TYPES = {"bool": "tl.int1", "int8": "tl.int8", "int16": "tl.int16", "int32": "tl.int32",
+            "int64": "tl.int64", "uint8": "tl.uint8", "uint16": "tl.uint16",
+            "uint32": "tl.uint32", "uint64": "tl.uint64", "float32": "tl.float32",
+            "float64": "tl.float64"}
+# Signature types of pointer and scalar kernel arguments.
+SIG_TYPES = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+             "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+             "float32": "fp32", "float64": "fp64"}
+
+
+def tltype(dtype: Any) -> str:
+    return TL_TYPES[np.dtype(dtype).name]
+
+
+def sigtype(dtype: Any) -> str:
+    return SIG_TYPES[np.dtype(dtype).name]
+
+
+def literal(value: Any, dtype: Any) -> str:
+    """Python source of ``value`` converted to ``dtype`` (as NumPy converts it), exact."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return "1" if bool(value) else "0"
+    if dt.kind in "iu":
+        return str(int(np.asarray(value).astype(dt)))
+    v = float(np.asarray(value, dtype=dt))
+    if math.isnan(v):
+        return "float('nan')"
+    if math.isinf(v):
+        return "float('inf')" if v > 0 else "float('-inf')"
+    return repr(v)   # the shortest decimal that reads back as the same double
+
+
+def _lib(name: str) -> dict:
+    return {"f": f"libdevice.{name}({{x}})"}
+
+
+SYNTAX: dict[str, dict[str, str]] = {
+    # unary
+    "negative": {"*": "-{x}"}, "positive": {"*": "{x}"},
+    "absolute": {"f": "tl.abs({x})", "i": "tl.abs({x})", "u": "{x}", "b": "{x}"},
+    "sign": {"f": "tl.where({x} != {x}, {x}, ({x} > 0).to({T}) - ({x} < 0).to({T}))",
+             "i": "({x} > 0).to({T}) - ({x} < 0).to({T})", "u": "({x} > 0).to({T})"},
+    "exp": _lib("exp"), "exp2": _lib("exp2"), "expm1": _lib("expm1"), "log": _lib("log"),
+    "log2": _lib("log2"), "log10": _lib("log10"), "log1p": _lib("log1p"), "cbrt": _lib("cbrt"),
+    "sin": _lib("sin"), "cos": _lib("cos"), "tan": _lib("tan"), "arcsin": _lib("asin"),
+    "arccos": _lib("acos"), "arctan": _lib("atan"), "sinh": _lib("sinh"), "cosh": _lib("cosh"),
+    "tanh": _lib("tanh"), "arcsinh": _lib("asinh"), "arccosh": _lib("acosh"),
+    "arctanh": _lib("atanh"),
+    "sqrt": {"f": "kiln_sqrt({x})"},
+    "square": {"f": "{x} * {x}", "i": "{x} * {x}", "u": "{x} * {x}", "b": "{x} & {x}"},
+    "reciprocal": {"f": "kiln_div(tl.full([], 1, {T}), {x})"},
+    "floor": {"f": "libdevice.floor({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "ceil": {"f": "libdevice.ceil({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "trunc": {"f": "libdevice.trunc({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "rint": {"f": "libdevice.rint({x})", "i": "{x}", "u": "{x}", "b": "{x}"},
+    "logical_not": {"*": "{x} == 0"},
+    "isnan": {"*": "{x} != {x}"},
+    "isinf": {"f": "tl.abs({x}) == float('inf')", "*": "{x} != {x}"},
+    "isfinite": {"f": "tl.abs({x}) < float('inf')", "*": "{x} == {x}"},
+    "signbit": {"f": "libdevice.signbit({x}) != 0", "i": "{x} < 0", "*": "{x} != {x}"},
+    "invert": {"i": "~{x}", "u": "{x} ^ tl.full([], {ones}, {T})", "b": "{x} == 0"},
+    # binary
+    "add": {"*": "{x} + {y}", "b": "{x} | {y}"},
+    "subtract": {"*": "{x} - {y}"},
+    "multiply": {"*": "{x} * {y}", "b": "{x} & {y}"},
+    "true_divide": {"f": "kiln_div({x}, {y})"},
+    "floor_divide": {"f": "kiln_floor_divide({x}, {y})", "i": "kiln_floor_divide_int({x}, {y})",
+                     "u": "kiln_divide_uint({x}, {y})"},
+    "remainder": {"f": "kiln_remainder({x}, {y})", "i": "kiln_remainder_int({x}, {y})",
+                  "u": "kiln_remainder_uint({x}, {y})"},
+    "fmod": {"f": "libdevice.fmod({x}, {y})", "i": "kiln_fmod_int({x}, {y})",
+             "u": "kiln_remainder_uint({x}, {y})"},
+    "power": {"f": "libdevice.pow({x}, {y})"},
+    # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
+    "maximum": {"f": "tl.where(({x} > {y}) | ({x} != {x}), {x}, {y})", "*": "tl.where({x} >= {y}, {x}, {y})"},
+    "minimum": {"f": "tl.where(({x} < {y}) | ({x} != {x}), {x}, {y})", "*": "tl.where({x} <= {y}, {x}, {y})"},
+    "fmax": {"f": "tl.where(({x} > {y}) | ({y} != {y}), {x}, {y})", "*": "tl.where({x} >= {y}, {x}, {y})"},
+    "fmin": {"f": "tl.where(({x} < {y}) | ({y} != {y}), {x}, {y})", "*": "tl.where({x} <= {y}, {x}, {y})"},
+    "arctan2": {"f": "libdevice.atan2({x}, {y})"},
+    "hypot": {"f": "libdevice.hypot({x}, {y})"},
+    "logaddexp": {"f": "kiln_logaddexp({x}, {y})"},
+    "copysign": {"f": "libdevice.copysign({x}, {y})"},
+    "equal": {"*": "{x} == {y}"}, "not_equal": {"*": "{x} != {y}"},
+    "less": {"*": "{x} < {y}"}, "less_equal": {"*": "{x} <= {y}"},
+    "greater": {"*": "{x} > {y}"}, "greater_equal": {"*": "{x} >= {y}"},
+    "logical_and": {"*": "({x} != 0) & ({y} != 0)"},
+    "logical_or": {"*": "({x} != 0) | ({y} != 0)"},
+    "logical_xor": {"*": "({x} != 0) ^ ({y} != 0)"},
+    "bitwise_and": {"i": "{x} & {y}", "u": "{x} & {y}", "b": "{x} & {y}"},
+    "bitwise_or": {"i": "{x} | {y}", "u": "{x} | {y}", "b": "{x} | {y}"},
+    "bitwise_xor": {"i": "{x} ^ {y}", "u": "{x} ^ {y}", "b": "{x} ^ {y}"},
+    "left_shift": {"i": "kiln_lshift({x}, {y})", "u": "kiln_lshift({x}, {y})"},
+    "right_shift": {"i": "kiln_rshift({x}, {y})", "u": "kiln_rshift({x}, {y})"},
+    # ternary
+    "where": {"*": "tl.where({x}, {y}, {z})"},
+    "clip": {"f": "kiln_clip({x}, {y}, {z})", "*": "kiln_clip_int({x}, {y}, {z})"},
+}
+
+def template(fn: str, dtype: Any) -> str | None:
+    """The Triton of scalar function ``fn`` in a loop of ``dtype``; None: not implemented."""
+    forms = SYNTAX.get(fn)
+    if forms is None:
+        return None
+    kind = np.dtype(dtype).kind
+    return forms.get(kind, forms.get("*"))
+
+
+class TritonEmitter:
+    """The Triton ops handler: collects a kernel body's statements, sharing equal ones.
+
+    ``index_of(buf, affine)`` renders an element offset and says which masks it needs
+    (set by the renderer, which knows the kernel's index variables); ``forwarded`` maps
+    (buffer name, index) to a variable already holding that element in this scope;
+    ``locals`` maps a kernel-local reduction result to its variable.
+    """
+
+    def __init__(self, index_of: Any, args: "KernelArgs") -> None:
+        self.lines: list[str] = []
+        self.cse: dict[str, str] = {}
+        self.index_of = index_of
+        self.args = args
+        self.forwarded: dict = {}
+        self.locals: dict[str, str] = {}
+        self.loads: list = []
+        self.count = 0
+
+    def temp(self) -> str:
+        self.count += 1
+        return f"tmp{self.count - 1}"
+
+    def assign(self, expr: str) -> str:
+        found = self.cse.get(expr)
+        if found is not None:
+            return found
+        name = self.temp()
+        self.lines.append(f"{name} = {expr}")
+        self.cse[expr] = name
+        return name
+
+    # -- the handler ------------------------------------------------------------------
+    def load(self, buf: Any, index: Any) -> str:
+        if buf.name in self.locals:
+            return self.locals[buf.name]
+        found = self.forwarded.get((buf.name, index))
+        if found is not None:
+            return found
+        self.loads.append((buf, index))
+        offset, mask = self.index_of(index)
+        ptr = self.args.pointer(buf)
+        where = f"{ptr} + {offset}" if offset != "0" else ptr
+        if mask is None:
+            return self.assign(f"tl.load({where})")
+        return self.assign(f"tl.load({where}, {mask}, other=0)")
+
+    def constant(self, value: Any, dtype: Any) -> str:
+        return self.assign(f"tl.full([], {literal(value, dtype)}, {tltype(dtype)})")
+
+    def scalar_arg(self, scalar: Any) -> str:
+        name = self.args.scalar(scalar)
+        if np.dtype(scalar.dtype).kind == "b":       # passed as int8
+            return self.assign(f"{name} != 0")
+        return name
+
+    def size(self, n: Any) -> str:
+        return self.assign(f"tl.full([], {int(n)}, tl.int64)")
+
+    def cast(self, var: str, src: Any, dst: Any) -> str:
+        src, dst = np.dtype(src), np.dtype(dst)
+        if src == dst:
+            return var
+        if dst.kind == "b":
+            return self.assign(f"{var} != 0")
+        return self.assign(f"{var}.to({tltype(dst)})")
+
+    def index(self, index: Any) -> str:
+        offset, _ = self.index_of(index)
+        return self.assign(f"({offset})")
+
+    def bind_index(self, value: str) -> str:
+        # The renderer's extents (its int32 offset check) count only its own loop variables.
+        raise NotImplementedError("the Triton renderer has no loads at computed indices yet")
+
+    def call(self, fn: str, args: Sequence[str], dtype: Any, out: Any = None) -> str:
+        if fn == "identity":
+            return args[0]
+        text = template(fn, dtype)
+        if text is None:
+            raise NotImplementedError(f"the Triton renderer has no {fn} for {np.dtype(dtype)}")
+        dt = np.dtype(dtype)
+        ones = np.iinfo(dt).max if dt.kind == "u" else -1
+        return self.assign(text.format(T=tltype(dt), ones=ones, **dict(zip("xyz", args))))
+
+
+class KernelArgs:
+    """The kernel's pointer and scalar arguments, named in the order first used."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[str, Any] = {}
+        self.scalars: dict[str, Any] = {}
+
+    def pointer(self, buf: Any) -> str:
+        self.buffers.setdefault(buf.name, buf)
+        return f"p_{buf.name}"
+
+    def scalar(self, scalar: Any) -> str:
+        name = getattr(scalar, "name", None) or scalar.expr
+        self.scalars.setdefault(name, scalar)
+        return f"s_{name}"
+
+    def signature(self) -> dict[str, str]:
+        sig = {f"p_{n}": "*" + sigtype(b.dtype) for n, b in self.buffers.items()}
+        for n, s in self.scalars.items():
+            sig[f"s_{n}"] = "i8" if np.dtype(s.dtype).kind == "b" else sigtype(s.dtype)
+        return sig

@@ -1,0 +1,113 @@
+"""What differs between CPython 3.11, 3.12 and 3.13 and must not show: inlined
+comprehensions (PEP 709) and generator expressions capture whole (their synthetic
+exception-table ranges are not try blocks), superinstructions, the NULL's side of a
+call, keyword calls, f-strings, closures made in the frame, slices, and 3.13's TO_BOOL
+before a data-dependent jump. Every function here compiles with ``fullgraph=True`` (no
+break) on every version, and gives NumPy's results."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln.capture import bytecode_facts as bf
+
+from .conftest import CountingBackend, assert_same
+
+X = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+
+
+def comprehensions(x):
+    rows = [r * 2 for r in x]                        # list comprehension
+    table = {i: x[i] + i for i in range(2)}          # dict comprehension
+    total = sum(np.tanh(r) for r in rows)            # generator expression
+    nested = [[v + w for v in (1.0, 2.0)] for w in (3.0, 4.0)]
+    return rows[0] + table[1] + total + nested[1][0]
+
+
+def shadowing(x):
+    i = x * 3                       # the comprehension's i shadows it, then it is restored
+    parts = [x[i] for i in range(2)]
+    return i + parts[1]
+
+
+def unbound_after(x):
+    ys = [x + k for k in range(3)]
+    return ys[2], len(ys)
+
+
+def calls_and_slices(x, w):
+    a = np.sum(x, axis=1, keepdims=True)             # keywords: KW_NAMES / CALL_KW
+    b = x.reshape(3, 2)[1:3]                         # method call, BINARY_SLICE
+    c = np.maximum(*(x, w))                          # CALL_FUNCTION_EX
+    label = f"{x.shape[0]!r:>3}-{x.ndim}"            # FORMAT_VALUE / CONVERT_VALUE ...
+    return a, b, c, label
+
+
+def closures(x, s):
+    def scaled(v, k=2.0):                            # defaults and a closure cell
+        return v * k * s
+    m = lambda v: scaled(v) + s                      # noqa: E731
+    return m(x)
+
+
+def swap_and_unpack(x, w):
+    a, b = x, w
+    a, b = b, a                                      # STORE_FAST_STORE_FAST on 3.13
+    (c, d), e = (a, b), a + b
+    return c - d + e
+
+
+CASES = [(comprehensions, (X,)), (shadowing, (X,)), (unbound_after, (X,)),
+         (calls_and_slices, (X, X * 0.5)), (closures, (X, 3.0)), (swap_and_unpack, (X, X + 1))]
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", None))
+def test_captures_whole_on_every_version(fn, args):
+    backend = CountingBackend()
+    compiled = kiln.compile(fn, backend=backend, fullgraph=True)
+    assert_same(compiled(*args), fn(*args))
+    assert len(backend.graphs) == 1
+
+
+def test_comprehension_variable_is_unbound_after_like_python():
+    def f(x):
+        ys = [x * k for k in range(2)]
+        return k  # noqa: F821  (NameError in both: the comprehension's k is its own)
+    with pytest.raises(NameError):
+        f(X)
+    with pytest.raises(NameError):
+        kiln.compile(f, backend="eager")(X)
+
+
+def test_data_dependent_branch_takes_numpy_truth():
+    # 3.13: POP_JUMP_IF_* needs an exact bool (TO_BOOL made it); a resumed jump re-emits it.
+    def f(x):
+        y = x * 2
+        if y.sum() > 0:
+            return y + 1
+        if not (y < 5).all():
+            return y - 1
+        return y
+    compiled = kiln.compile(f, backend="eager")
+    for x in (X, -X - 1, X * 10):
+        assert_same(compiled(x), f(x))
+
+
+def test_a_loop_that_breaks_resumes_after_it():
+    # FOR_ITER's exhausted jump skips END_FOR (3.12) and POP_TOP (3.13): a segment that
+    # retargets it lands on a pad of those.
+    def f(x, n):
+        total = x * 0
+        for i in range(n):
+            print(i)
+            total = total + x
+        return total * 2
+    compiled = kiln.compile(f, backend="eager")
+    for n in (0, 1, 3):
+        assert_same(compiled(X, n), f(X, n))
+
+
+def test_unknown_versions_are_refused_at_import():
+    assert bf.check_version((3, 12)) == (3, 12)
+    for version in ((3, 10), (3, 14), (4, 0)):
+        with pytest.raises(ImportError, match=r"CPython 3\.11, 3\.12, 3\.13"):
+            bf.check_version(version)

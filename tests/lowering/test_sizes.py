@@ -1,0 +1,72 @@
+"""Symbolic sizes: the exact polynomial class, duck sizing, and lowering over symbols."""
+import numpy as np
+import pytest
+
+from kiln.ir import trace
+from kiln.lowering.handler import RecordingHandler
+from kiln.lowering.loop_ir import Affine
+from kiln.lowering.lower import GraphLowering
+from kiln.lowering.scheduler import Kernel, record, schedule
+from kiln.lowering.sizes import Size, SymbolTable, Undecidable
+from kiln.ops import F, TensorMeta
+
+s0, s1 = Size.symbol("s0"), Size.symbol("s1")
+
+
+def test_arithmetic_is_exact_and_canonical():
+    assert s0 * s1 == s1 * s0 and hash(s0 * s1) == hash(s1 * s0)
+    assert (s0 + 1) * (s0 - 1) == s0 * s0 - 1
+    assert s0 * s1 - s1 * s0 == 0 and isinstance(s0 - s0 + 3, int)
+    assert str(2 * s0 * s1 - s1 + 4) == "2*s0*s1 - s1 + 4"
+    assert (6 * s0 * s1).ratio(s0 * s1) == 6 and (s0 + 1).ratio(s0) is None
+
+
+def test_comparisons_use_the_bound_or_refuse():
+    assert s0 > 1 and s0 >= 2 and s0 * s1 > s0 and not (s0 == 1) and s0 != 2
+    assert (s0 - 1 > 0) and not (1 - s0 >= 0)
+    with pytest.raises(Undecidable):
+        s0 > s1
+    with pytest.raises(Undecidable):
+        s0 - 5 >= 0
+    with pytest.raises(Undecidable):
+        range(s0)
+
+
+def test_duck_sizing_shares_symbols_across_inputs_only():
+    t = SymbolTable()
+    a, b = t.input_dim("x", 0, 2, 4), t.input_dim("x", 1, 2, 4)  # a square example
+    c = t.input_dim("bias", 0, 1, 4)  # a row of x: the rightmost dim of the same size
+    assert a != b and c == b and t.equal == [("bias.shape[0]", "s1")]
+    assert [s.source for s in t] == ["x.shape[0]", "x.shape[1]"]
+
+
+def lowered(fn, metas, names, inputs, dims):
+    g = trace(fn, metas, names)
+    for p, d in zip(g.placeholders, dims):
+        p.meta["dynamic_dims"] = d
+    return GraphLowering(g, inputs, dynamic=True).run()
+
+
+def test_two_dynamic_arguments_meet_in_one_op():
+    x, b = np.zeros((6, 10), np.float32), np.zeros(10, np.float32)
+    low = lowered(lambda x, b: F.multiply(F.sin(x), b), [TensorMeta(x.shape, x.dtype), TensorMeta(b.shape, b.dtype)],
+                  ["x", "b"], [x, b], [(0, 1), (0,)])
+    (kernel,) = [k for k in schedule(low) if isinstance(k, Kernel)]
+    assert kernel.frame.shape == (s0, s1)
+    rec = record(kernel.members[0][0], "row", kernel.frame)
+    assert [(buf.name, ix) for buf, ix in rec.loads] == [
+        ("x", Affine(0, {"x0": s1, "x1": 1})), ("b", Affine(0, {"x1": 1}))]
+
+
+def test_reductions_count_symbolic_elements():
+    x = np.zeros((6, 10))
+    low = lowered(lambda x: F.mean(x, axis=0), [TensorMeta(x.shape, x.dtype)], ["x"], [x], [(0, 1)])
+    rec = RecordingHandler()
+    low.nodes[1].value.load(rec, [Affine.var("i")])
+    assert rec.sizes == [s0] and low.outputs[0].shape == (s1,)
+
+
+def test_a_size_meeting_another_number_specializes():
+    x, y = np.zeros((6, 10)), np.zeros((6, 10))
+    with pytest.raises(Undecidable):  # y's dims are static: 10 and s1 cannot be one dim
+        lowered(lambda x, y: F.add(x, y), [TensorMeta(x.shape, x.dtype)] * 2, ["x", "y"], [x, y], [(0, 1), ()])

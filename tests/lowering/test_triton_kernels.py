@@ -1,0 +1,164 @@
+"""Every kind of Triton kernel the renderer prints — N-d pointwise with broadcasts,
+persistent and looped reductions (sum/prod/max/min/any/all/argmax/argmin, NaN rules),
+one-kernel softmax and layernorm — run through the interpreter against NumPy, compiled
+for sm_90, with int64 indexing in the TTIR when offsets pass 2**31; golden text."""
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("triton")
+
+from kiln.lowering.loop_ir import BufferValue
+from kiln.lowering.scheduler import Frame
+from kiln.lowering.triton import fit_locals, render_kernel, render_module
+from kiln.runtime import triton_build as tb
+
+from .triton_kit import call, inp, kernel, node, reduction, run
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
+
+
+def _compile(k, local):
+    rk = render_kernel(k, local)
+    mod = tb.load_module(render_module("test", [rk]), k.name, interpret=False)
+    _, constexprs, warps = rk.config()
+    return rk, tb.TritonKernel(mod, k.name, rk.signature, constexprs, warps).compile(tb.SM90)
+
+
+def _softmax(x, name="kiln_fused_max_subtract_exp_sum_0"):
+    X = inp("x", x)
+    rows, n = x.shape
+    m = reduction("buf0", X, (1,), "max", (rows, 1), x.dtype, x.dtype)
+    e = node("buf1", call("exp", x.dtype, call("subtract", x.dtype, X, BufferValue.whole(m.buf))))
+    s = reduction("buf2", BufferValue.whole(e.buf), (1,), "sum", (rows, 1), x.dtype, np.float64)
+    o = node("buf3", call("true_divide", x.dtype, BufferValue.whole(e.buf), BufferValue.whole(s.buf)))
+    k = kernel(name, Frame(x.shape, (1,)),
+               [("loop", [(m, "reduce")]), ("loop", [(e, "row"), (s, "reduce")]), ("loop", [(o, "row")])])
+    return k, {"buf0": "scalar", "buf1": "row", "buf2": "scalar"}
+
+
+def _softmax_ref(x):
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def test_pointwise_nd_broadcast_and_strided_input():
+    x = np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32)
+    xt = x.transpose(2, 0, 1)                 # (5, 3, 4), strided
+    b = np.arange(4, dtype=np.float64)        # broadcast over the last axis, float64
+    v = call("multiply", np.float64, call("tanh", np.float32, inp("x", xt)), inp("b", b))
+    k = kernel("kiln_fused_tanh_multiply_0", Frame((5, 3, 4)), [("loop", [(node("buf0", v), "row")])])
+    rk, source, outs = run(k, {}, {"x": xt, "b": b})
+    np.testing.assert_allclose(outs["buf0"], np.tanh(xt).astype(np.float64) * b, rtol=1e-6)
+    assert "x2 = xindex % 4" in source and "p_b + x2" in source     # stride-0 dims drop out
+
+
+@pytest.mark.parametrize("cols", [10, 3000])
+def test_softmax_is_one_kernel_persistent_or_looped(cols):
+    x = np.random.default_rng(1).standard_normal((3, cols)).astype(np.float32)
+    k, local = _softmax(x)
+    local = fit_locals([k], local)
+    rk, source, outs = run(k, local, {"x": x})
+    np.testing.assert_allclose(outs["buf3"], _softmax_ref(x), rtol=1e-5, atol=1e-7)
+    assert rk.persistent == (cols <= 1024)
+    assert ("for roffset in range(0, 3000, RBLOCK):" in source) == (cols > 1024)
+    if cols > 1024:   # the exp values of a looped kernel go through memory, not a tile
+        assert "buf1" in outs
+
+
+@pytest.mark.parametrize("combine", ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all"])
+@pytest.mark.parametrize("cols", [7, 1100])
+def test_reductions_follow_numpy(combine, cols):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, cols))
+    if combine == "prod":
+        x = 1 + x * 1e-3
+    x[1, 5] = np.nan                           # NaN propagates; argmax picks the first NaN
+    x[1, 6] = np.nan
+    x[2, 3] = x[2, 4] = x[2].max() + 1         # ties go to the lower index
+    x[2, 1] = x[2, 2] = x[2].min() - 1
+    if combine in ("any", "all"):
+        x = (rng.random((3, cols)) > (0.0 if combine == "all" else 0.999))
+        x[1, 3] = combine == "any"
+    arg = combine in ("argmax", "argmin")
+    out_dtype = np.int64 if arg else x.dtype
+    acc = x.dtype
+    r = reduction("buf0", inp("x", x), (1,), combine, (3,), out_dtype, acc)
+    k = kernel(f"kiln_fused_{combine}_0", Frame(x.shape, (1,)), [("loop", [(r, "reduce")])])
+    _, _, outs = run(k, {}, {"x": x})
+    want = getattr(np, combine)(x, axis=1)
+    if arg:
+        np.testing.assert_array_equal(outs["buf0"], want)
+    else:
+        np.testing.assert_allclose(outs["buf0"], want, rtol=1e-12, equal_nan=True)
+
+
+def test_layernorm_is_one_kernel():
+    x = np.random.default_rng(3).standard_normal((4, 33)).astype(np.float32)
+    X = inp("x", x)
+    f64 = np.float64
+    s = reduction("buf0", X, (1,), "sum", (4, 1), f64, f64)
+    mean = call("true_divide", f64, BufferValue.whole(s.buf), 33.0)
+    d = call("subtract", f64, X, mean)
+    sq = reduction("buf1", call("multiply", f64, d, d), (1,), "sum", (4, 1), f64, f64)
+    inv = call("true_divide", f64, 1.0, call("sqrt", f64, call("add", f64, call(
+        "true_divide", f64, BufferValue.whole(sq.buf), 33.0), 1e-5)))
+    o = node("buf2", call("multiply", np.float32, d, inv))
+    k = kernel("kiln_fused_layernorm_0", Frame((4, 33), (1,)),
+               [("loop", [(s, "reduce")]), ("loop", [(sq, "reduce")]), ("loop", [(o, "row")])])
+    _, _, outs = run(k, {"buf0": "scalar", "buf1": "scalar"}, {"x": x})
+    x64 = x.astype(f64)
+    want = (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(outs["buf2"], want.astype(np.float32), rtol=1e-5)
+
+
+def test_float64_scalar_argument_stays_float64():
+    class Scalar:               # a runtime scalar argument as lowering hands it over
+        name, dtype = "lr", np.dtype(np.float64)
+    x = np.linspace(0, 1, 9)
+    lr = 1 + 2.0 ** -40
+
+    def body(ops, index):
+        return ops.call("multiply", [inp("x", x).load(ops, index), ops.scalar_arg(Scalar)], np.float64)
+    from .triton_kit import pw
+    k = kernel("kiln_fused_multiply_0", Frame((9,)), [("loop", [(node("buf0", pw((9,), np.float64, body)), "row")])])
+    rk = render_kernel(k, {})
+    assert list(rk.signature.items()) == [("p_x", "*fp64"), ("p_buf0", "*fp64"), ("s_lr", "fp64")]
+    mod = tb.load_module(render_module("test", [rk]), k.name, interpret=True)
+    grid, constexprs, warps = rk.config(interpret=True)
+    out = np.zeros(9)
+    tb.TritonKernel(mod, k.name, rk.signature, constexprs, warps, interpret=True)(grid, x, out, lr)
+    np.testing.assert_array_equal(out, x * lr)
+
+
+def test_every_kernel_kind_compiles_for_sm90_and_int64_when_needed():
+    small = np.zeros((3, 10), np.float32)
+    k, local = _softmax(small)
+    rk, c = _compile(k, local)
+    assert not rk.int64 and "i64" not in c.asm["ttir"].split("tt.func")[1].split("tt.return")[0].replace("f64", "")
+    k, local = _softmax(np.zeros((3, 5000), np.float32), "kiln_fused_softmax_looped_0")
+    rk, c = _compile(k, fit_locals([k], local))
+    assert not rk.persistent and "scf.for" in c.asm["ttir"]
+    # argmax over long rows, and a pointwise kernel over more than 2**31 int8 elements
+    r = reduction("buf0", inp("x", np.zeros((2, 4000))), (1,), "argmax", (2,), np.int64, np.float64)
+    _compile(kernel("kiln_fused_argmax_0", Frame((2, 4000), (1,)), [("loop", [(r, "reduce")])]), {})
+    big = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), (2 ** 31 + 8,), (1,))
+    v = call("add", np.int8, inp("x", big), 1)
+    rk, c = _compile(kernel("kiln_fused_add_0", Frame(big.shape), [("loop", [(node("buf0", v), "row")])]), {})
+    assert rk.int64 and "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK" in rk.source
+    ttir = c.asm["ttir"]
+    assert "arith.extsi" in ttir and "tensor<1024xi64>" in ttir
+    grid, constexprs, _ = rk.config()
+    assert grid[0] * constexprs["XBLOCK"] >= 2 ** 31 + 8 and grid[0] < 2 ** 31 - 1
+
+
+def test_golden_softmax_kernel():
+    k, local = _softmax(np.zeros((8, 100), np.float32))
+    text = render_kernel(k, local).source
+    path = os.path.join(GOLDEN, "triton_softmax_kernel.py")
+    if os.environ.get("KILN_UPDATE_GOLDEN"):
+        with open(path, "w") as f:
+            f.write(text)
+    with open(path) as f:
+        assert text == f.read()
