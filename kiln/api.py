@@ -19,10 +19,8 @@ Cache hits take no lock.
 """
 from __future__ import annotations
 
-import builtins
 import dataclasses
 import functools
-import linecache
 import sys
 import threading
 import time
@@ -47,7 +45,7 @@ from .errors import KilnError
 # attribute ``kiln.explain`` (the function) to the module.
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .ir.passes import has_side_effects
-from .ir.printer import python_code
+from .ir.printer import exec_source, python_code
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry, scalar_only,
                      size_only)
 
@@ -86,9 +84,7 @@ def _eager_backend(graph: Any, example_inputs: list) -> Callable:
                                        for n in graph.calls})
     _eager_counter[0] += 1
     filename = f"<kiln eager graph {graph.name} #{_eager_counter[0]}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    namespace = {"ops": kernels, "np": np, **consts}
-    exec(builtins.compile(src, filename, "exec"), namespace)
+    namespace = exec_source(src, filename, {"ops": kernels, "np": np, **consts})
     return namespace[graph.name]
 
 
@@ -102,10 +98,24 @@ def _aot_eager_backend(graph: Any, example_inputs: list) -> Callable:
 
 
 def _cpp_backend(graph: Any, example_inputs: list) -> Callable:
-    """aot (functionalization, autograd) with the C++ backend compiling both graphs."""
+    """aot (functionalization, autograd) with the C++ backend compiling both graphs; CuPy
+    arrays go to the Triton backend (device follows data)."""
     from .aot import aot_autograd
     from .runtime.backend import cpp_backend
+    from .runtime.devices import where
+    if where(example_inputs)[0] == "cuda":
+        return _triton_backend(graph, example_inputs)
     return aot_autograd(graph, example_inputs, cpp_backend)
+
+
+def _triton_backend(graph: Any, example_inputs: list) -> Callable:
+    """aot with Triton kernels: CuPy arrays on their GPU, or NumPy arrays through Triton's
+    interpreter when KILN_TRITON_INTERPRET=1 (otherwise a KilnError)."""
+    from .aot import aot_autograd
+    from .runtime.devices import require_triton_device
+    from .runtime.triton_backend import triton_backend
+    require_triton_device(example_inputs, config.triton_interpret)
+    return aot_autograd(graph, example_inputs, triton_backend)
 
 
 def _cpp_available() -> bool:
@@ -117,8 +127,13 @@ def _cpp_available() -> bool:
 
 
 BACKENDS: dict[str, Callable] = {"eager": _eager_backend, "aot_eager": _aot_eager_backend,
-                                 "cpp": _cpp_backend}
-_OPTIONAL = {"cpp": _cpp_available}
+                                 "cpp": _cpp_backend, "triton": _triton_backend}
+def _triton_available() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("triton") is not None
+
+
+_OPTIONAL = {"cpp": _cpp_available, "triton": _triton_available}
 
 
 def available_backends() -> list[str]:
@@ -132,7 +147,8 @@ def _resolve_backend(backend: Any) -> Callable:
     names = available_backends()
     if isinstance(backend, str) and backend in names:
         return BACKENDS[backend]
-    why = " (kiln.runtime's C++ backend does not import here)" if backend in BACKENDS else ""
+    why = {"cpp": " (kiln.runtime's C++ backend does not import here)",
+           "triton": " (the 'triton' package is not installed: pip install 'kiln[triton]')"}.get(backend, "")
     raise KilnError(f"unknown kiln backend {backend!r}{why}; available: "
                     f"{', '.join(map(repr, names))} or a callable backend(graph, example_inputs) "
                     f"-> callable")
@@ -234,7 +250,7 @@ class CompiledFunction:
             # names the user's lines that can raise there.
             return ["try:", "    " + call, "except Exception as _kiln_e:",
                     f"    _kiln_e.add_note({note!r})", "    raise"]
-        if self.backend_name not in ("aot_eager", "cpp") and any(has_side_effects(n) for n in graph):
+        if self.backend_name not in ("aot_eager", "cpp", "triton") and any(has_side_effects(n) for n in graph):
             return ["return _kiln_RUN_EAGER"]
         if hasattr(compiled, "replay_on_error"):
             compiled.replay_on_error = False  # the function reruns as Python: no writes yet

@@ -23,12 +23,12 @@ from .autograd.engine import check_root_gradient, run_backward
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.node import AccumulateGrad, BackwardNode, Edge, VersionCounter
 from .errors import AutogradError, KilnError, NoOpError
-from .ops import REGISTRY, Bound, Category, find_spelling, get_op, lookup, method_key, ufunc_method_key
+from .ops import REGISTRY, Bound, Category, Composite, find_spelling, get_op, lookup, method_key, ufunc_method_key
 from .ops.registry import iter_leaves, map_leaves
 from .ops.meta import check_dtype
 
 
-_UNSUPPORTED_KINDS = frozenset("OUSVMmc")
+_UNSUPPORTED_KINDS = frozenset("OUSVMm")
 
 
 class Tensor(NDArrayOperatorsMixin):
@@ -222,8 +222,11 @@ def _method(name: str) -> Callable:
 
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "any", "all",
               "cumsum", "cumprod", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "flatten",
-              "astype", "clip", "copy", "dot", "repeat", "take", "fill"):
+              "astype", "clip", "copy", "dot", "repeat", "take", "fill", "conj", "conjugate",
+              "round", "argsort", "searchsorted", "diagonal", "trace"):
     setattr(Tensor, _name, _method(_name))
+Tensor.real = property(lambda self: self._method("real"))
+Tensor.imag = property(lambda self: self._method("imag"))
 
 
 class _HookHandle:
@@ -380,8 +383,10 @@ def _needs_grad(inputs: tuple) -> bool:
     return is_grad_enabled() and any(t._requires_grad for t in _tensors_in(inputs))
 
 
-def apply(bound: Bound) -> Any:
+def apply(bound: Bound | Composite) -> Any:
     """Run a normalized op call on Tensors: compute with NumPy, record if needed."""
+    if isinstance(bound, Composite):
+        return _apply_composite(bound)
     op, inputs, params, out = bound.op, bound.inputs, bound.params, bound.out
     _check_input_dtypes(op, inputs)
     if op.mutates:
@@ -406,7 +411,25 @@ def apply(bound: Bound) -> Any:
         _share_version(tensor, inputs[0], result)
     if _needs_grad(inputs) and tensor._data.dtype.kind == "f":
         _record(tensor, op, inputs, raw, params)
+    elif _needs_grad(inputs) and tensor._data.dtype.kind == "c":
+        _no_complex_grad(op)
     return tensor
+
+
+def _no_complex_grad(op: Any) -> None:
+    raise AutogradError(f"'{op.name}' gives a complex result from a Tensor that requires grad; "
+                        f"kiln does not differentiate complex values yet (a wrong or missing "
+                        f"gradient is never returned): compute this part on t.detach() or "
+                        f"inside kiln.no_grad()")
+
+
+def _apply_composite(c: Composite) -> Any:
+    """A composite spelling on Tensors: each ``F`` call in it records like eager code."""
+    result = _wrap_result(c.fn(*c.inputs, **c.params))
+    if c.out is None:
+        return result
+    apply(lookup(np.copyto).bind(c.out, result))
+    return c.out
 
 
 def _check_input_dtypes(op: Any, inputs: tuple) -> None:

@@ -50,15 +50,6 @@ from ..ir.passes import dce
 from ..ops import Category, F, get_op
 from ..ops.registry import map_leaves
 
-# How to write a new value ``new`` of ``view = op(base, *rest)`` back into ``base`` when the
-# view does not cover every element of its base. Views that are bijective (transpose,
-# reshape, flip, full slices...) need no entry: their derivative rule *is* their inverse.
-# (This table belongs next to the ops; see docs/aot.md.)
-_PUT_BACK = {
-    "getitem": lambda base, new, index: F.index_put(base, index, new),
-}
-
-
 @dataclass
 class OutputSpec:
     """How the runtime rebuilds one user output.
@@ -87,10 +78,6 @@ class Plan:
     @property
     def trivial(self) -> bool:
         return not self.mutated and all(o.kind in ("fresh", "const") for o in self.outputs)
-
-
-# View ops that return a view for some memory layouts and a copy for others.
-LAYOUT_DEPENDENT = frozenset({"reshape", "ravel", "ascontiguousarray"})
 
 
 def layout_class(value: Any) -> Any:
@@ -185,7 +172,7 @@ class _Functionalizer:
         if not isinstance(src, Node):
             return False
         root = self.base.get(src)
-        if node.target.name in LAYOUT_DEPENDENT and root is not None \
+        if node.target.layout_dependent and root is not None \
                 and root.kind == "placeholder" and self.examples is not None:
             # The answer holds for this input's memory layout only: the runtime keys
             # compiled variants by it (Plan.layout_inputs).
@@ -318,7 +305,11 @@ class _Functionalizer:
         """The parent's value after writing ``new`` into ``view`` of it."""
         op = view.target
         rest = self._map(view.args[1:])
-        put = _PUT_BACK.get(op.name)
+        # How to write a new value of ``view = op(base, *rest)`` back into ``base``: the
+        # op's put_back when the view does not cover every element of its base; views
+        # that are bijective (transpose, reshape, flip, full slices...) need none: their
+        # derivative rule *is* their inverse.
+        put = op.put_back
         if put is not None:
             return _node(put(_proxy(parent), _proxy(new), *_proxies(rest)))
         if parent.val.size == new.val.size:

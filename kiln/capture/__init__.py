@@ -1,4 +1,4 @@
-"""Capture: CPython 3.11 bytecode -> graphs of inventory ops, guards, graph breaks.
+"""Capture: CPython 3.11-3.13 bytecode -> graphs of inventory ops, guards, graph breaks.
 
 ``bytecode_facts`` holds every fact about the bytecode; ``translator`` has one handler per
 opcode; ``variables/`` one tracker class per kind of value; ``sources`` names where values

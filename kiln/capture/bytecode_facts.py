@@ -401,6 +401,38 @@ def call_instrs(fn: Instr, args: list[Instr], n: int, lineno: int | None) -> lis
     return out
 
 
+# 3.13's fused loads/stores pack two local indices into 4 bits each: in generated code,
+# whose locals are renumbered (the ___stack arguments come first), an index past 15 does
+# not fit (``bytecode`` then writes a wrong pair). Generated code uses the plain pair.
+SUPERINSTRUCTIONS = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
+                     "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
+                     "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST")}
+
+
+def unfuse(items: list, argnames: list[str]) -> list | None:
+    """``items`` with every superinstruction split in two when one of them names a local
+    whose index (arguments first, then locals in order of appearance) passes 15; None
+    when nothing needs splitting (the copy then keeps the original's instruction count)."""
+    order = {n: i for i, n in enumerate(argnames)}
+    for item in items:
+        if isinstance(item, Instr) and isinstance(item.arg, str) and item.arg not in order:
+            order[item.arg] = len(order)
+        if isinstance(item, Instr) and item.name in SUPERINSTRUCTIONS:
+            for n in item.arg:
+                order.setdefault(getattr(n, "name", n), len(order))
+    if not any(isinstance(it, Instr) and it.name in SUPERINSTRUCTIONS
+               and any(order[getattr(n, "name", n)] > 15 for n in it.arg) for it in items):
+        return None
+    out = []
+    for item in items:
+        parts = SUPERINSTRUCTIONS.get(item.name) if isinstance(item, Instr) else None
+        if parts is None:
+            out.append(item)
+        else:
+            out += [Instr(name, arg, lineno=item.lineno) for name, arg in zip(parts, item.arg)]
+    return out
+
+
 def make_function_flags(arg: Any) -> int:
     """MAKE_FUNCTION's flags (3.13: none; SET_FUNCTION_ATTRIBUTE sets them one by one)."""
     return 0 if PY >= (3, 13) else arg

@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import KilnError
-from ..ops import REGISTRY, Category, TensorMeta, describe_callable, find_spelling, infer_meta
-from ..ops.meta import to_fake
-from ..ops.registry import iter_leaves, map_leaves
+from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
+                   find_spelling, infer_meta)
+from ..ops.meta import supported_dtype, to_fake
+from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, method_key
 from .breaks import HINTS
 from .dims import propagate_dims
-from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.arrays import ArrayVariable, MaskedSelectionVariable, SymScalarVariable, same_value
 from .variables.base import ConstantVariable, VariableTracker
 
 
@@ -37,6 +38,11 @@ class ArrayArg(TensorMeta):
     @property
     def T(self) -> "TensorMeta":
         return TensorMeta(self.shape[::-1], self.dtype)
+
+    @property
+    def numpy_scalar(self) -> bool:
+        """Is it a NumPy scalar (np.float64), not a 0-d array, in the user's program?"""
+        return bool(self.var.scalar)
 
 
 def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
@@ -65,6 +71,10 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     spelling = find_spelling(key)
     if spelling is None:
         tx.unsupported("unsupported_call", f"{describe_callable(key)} has no kiln op", HINTS["numpy"])
+    masked = [a for a in _flatten(list(args) + list(kwargs.values()))
+              if isinstance(a, MaskedSelectionVariable)]
+    if masked:
+        return _masked_call(tx, key, spelling, list(args), dict(kwargs), masked)
     scalars: dict[int, list] = {}
     bargs = [_to_bind(tx, a, scalars) for a in args]
     bkwargs = {k: _to_bind(tx, v, scalars) for k, v in kwargs.items()}
@@ -93,12 +103,142 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         tx.unsupported("unsupported_call", f"{spelling.text}: {e}")
     except Exception as e:  # the user's own mistake: NumPy would raise it too
         tx.user_error(e)
+    used: set[int] = set()
+    if isinstance(bound, Composite):
+        result = _composite(tx, spelling.text, bound, scalars, used)
+    else:
+        result = _emit(tx, spelling.text, bound, scalars, used)
+    passed = [v for v in _flatten(bargs + list(bkwargs.values())) if isinstance(v, ArrayArg)]
+    if not isinstance(bound, Composite) and any(id(v) not in used and v is not bound.out for v in passed):
+        # (a composite may leave an input unused: np.linalg.matrix_power(a, 0) is eye)
+        tx.unsupported("unsupported_call", f"{spelling.text}: kiln cannot follow an array argument")
+    for ident, syms in scalars.items():
+        if ident not in used:
+            # The normalizer turned the value into something else (float(n), a dtype...):
+            # whatever it became is baked into the graph, so the value must be guarded.
+            for sym in syms:
+                sym.as_constant(tx)
+    if isinstance(bound, Composite) or bound.out is None or not isinstance(result, ArrayVariable) \
+            or bound.op.mutates:
+        return result
+    return _write_out(tx, spelling.text, bound.out, result)
+
+
+def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list) -> VariableTracker:
+    """A call with ``x[mask]`` selections (MaskedSelectionVariable) among its arguments."""
+    first = masked[0]
+    if key == method_key("__setitem__") and len(args) == 3 and not kwargs:
+        target, index, value = args
+        if isinstance(value, MaskedSelectionVariable) and isinstance(target, ArrayVariable) \
+                and isinstance(index, ArrayVariable) and same_value(index.node, value.mask.node):
+            # y[m] = f(x[m]): NumPy casts the values unsafely into y, as copyto does here
+            return tx.call_op(np.copyto, [target, value.full],
+                              {"casting": ConstantVariable("unsafe"), "where": index},
+                              "masked assignment")
+    form = masked_form(key)
+    if form is not None and args and args[0] is first and all(first.same_mask(m) for m in masked):
+        def bind_full(v):  # other selections by the same mask: their whole arrays
+            return ArrayArg(v.full) if isinstance(v, MaskedSelectionVariable) else _to_bind(tx, v, {})
+        bound = form(ArrayArg(first.full), ArrayArg(first.mask),
+                     *[bind_full(a) for a in args[1:]],
+                     **{k: bind_full(v) for k, v in kwargs.items()})
+        if bound is not None:
+            return _composite(tx, spelling.text, bound, {}, set())
+    op = spelling.op
+    elementwise = op is not None and op.category == Category.POINTWISE and not op.mutates \
+        and "out" not in kwargs
+    others = [a for a in _flatten(list(args) + list(kwargs.values()))
+              if isinstance(a, ArrayVariable) and a.meta.shape != ()]
+    if elementwise and not others and all(first.same_mask(m) for m in masked):
+        def full(v):
+            return v.full if isinstance(v, MaskedSelectionVariable) else v
+        result = tx.call_op(key, [full(a) for a in args], {k: full(v) for k, v in kwargs.items()},
+                            spelling.text)
+        if isinstance(result, ArrayVariable) and result.meta.shape == first.full.meta.shape:
+            return MaskedSelectionVariable(result, first.mask)
+    first.take(tx, spelling.text)
+
+
+def _masked_selection(tx, op, bound: Bound, used: set) -> VariableTracker | None:
+    """``x[mask]`` with a boolean mask of x's own shape, deferred (MaskedSelectionVariable)."""
+    x, index = bound.inputs[0], bound.inputs[1]
+    if not (op.masked_selection and isinstance(x, ArrayArg) and isinstance(index, tuple)
+            and len(index) == 1 and isinstance(index[0], ArrayArg)):
+        return None
+    mask = index[0]
+    if mask.dtype != np.bool_ or tuple(mask.shape) != tuple(x.shape) or x.var.tensor:
+        return None
+    used.update((id(x), id(mask)))
+    return MaskedSelectionVariable(x.var, mask.var)
+
+
+_COMPOSING: list = []   # (tx, text, scalars, used) of the composite spelling being captured
+
+
+def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> VariableTracker:
+    """Run a composite spelling's function on ArrayArgs: each ``F`` call in it is captured
+    like a NumPy call of its own (ArrayArg.__kiln_op__); the result is their tracker(s)."""
+    _COMPOSING.append((tx, text, scalars, used))
+    try:
+        with ambient_hook(_composed_op):
+            result = c.fn(*c.inputs, **c.params)
+    except KilnError as e:
+        tx.unsupported("unsupported_call", f"{text}: {e}")
+    finally:
+        _COMPOSING.pop()
+    var = _tracker_of(tx, result, used, text)
+    for value in _flatten(c.inputs):
+        if isinstance(value, ArrayArg) and value.var.tensor and value.var is var:
+            # np.asarray(t) of a Tensor is its data, not the Tensor: Python decides.
+            tx.unsupported("unsupported_call", f"{text} of a kiln.Tensor gives its NumPy data")
+    if c.out is not None:
+        used.add(id(c.out))
+        if not isinstance(var, ArrayVariable):
+            tx.unsupported("unsupported_value", f"{text}: out= for several results")
+        return _write_out(tx, text, c.out, var)
+    return var
+
+
+def _tracker_of(tx, value: Any, used: set, text: str = "") -> VariableTracker:
+    from .variables.containers import ListVariable, TupleVariable
+    if isinstance(value, ArrayArg):
+        used.add(id(value))   # an input handed back as it is (np.asarray(x) is x)
+        return value.var
+    if isinstance(value, tuple):
+        return TupleVariable([_tracker_of(tx, v, used, text) for v in value])
+    if isinstance(value, list):
+        return ListVariable([_tracker_of(tx, v, used, text) for v in value])
+    if isinstance(value, np.ndarray):
+        # computed from constants alone (np.indices((3, 4))): a copy of the graph's
+        # constant on every call, so no two calls share (and can overwrite) one result
+        return _emit(tx, text, Bound(REGISTRY["copy"], (ArrayArg(tx.output.constant_array(value)),), {}),
+                     {}, set())
+    return ConstantVariable(value)
+
+
+def _composed_op(op: Any, inputs: tuple, params: dict) -> Any:
+    """An ``F`` call inside a composite spelling, on ArrayArgs: a node of its own."""
+    tx, text, scalars, used = _COMPOSING[-1]
+    var = _emit(tx, text, Bound(op, inputs, params), scalars, used)
+    return ArrayArg(var) if isinstance(var, ArrayVariable) else var
+
+
+ArrayArg.__kiln_op__ = staticmethod(_composed_op)
+
+
+def _emit(tx, text: str, bound: Bound, scalars: dict, used: set) -> Any:
+    """Record one normalized op call; an ArrayVariable (``out=`` not yet applied), or the
+    tracker a mutation returns."""
+    spelling_text = text
     op = bound.op
     if op.data_dependent:
-        tx.unsupported("data_dependent", f"{spelling.text} has a data-dependent output shape",
+        deferred = _masked_selection(tx, op, bound, used)
+        if deferred is not None:
+            return deferred
+        tx.unsupported("data_dependent", f"{spelling_text} has a data-dependent output shape",
                        HINTS["data_dependent"])
     if op.opaque_view is not None and op.opaque_view(*bound.inputs, **bound.params):
-        tx.unsupported("unsupported_call", f"{spelling.text} returns a view of its operand "
+        tx.unsupported("unsupported_call", f"{spelling_text} returns a view of its operand "
                        f"here; it runs as Python so writes through it behave as in NumPy")
 
     def to_graph(value: Any, position: int | None = None) -> Any:
@@ -106,7 +246,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
             used.add(id(value))
             return value.var.node
         if isinstance(value, TensorMeta):
-            tx.unsupported("unsupported_value", f"{spelling.text}: unexpected array argument")
+            tx.unsupported("unsupported_value", f"{spelling_text}: unexpected array argument")
         if isinstance(value, tuple):
             return tuple(to_graph(v) for v in value)
         if isinstance(value, list):
@@ -114,8 +254,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         if isinstance(value, slice):
             return slice(to_graph(value.start), to_graph(value.stop), to_graph(value.step))
         if isinstance(value, np.ndarray):
-            if value.dtype.kind not in "biuf":
-                tx.unsupported("unsupported_value", f"{spelling.text}: an argument kiln cannot model")
+            if not supported_dtype(value.dtype):
+                tx.unsupported("unsupported_value", f"{spelling_text}: an argument kiln cannot model")
             return tx.output.graph.constant(value)
         syms = scalars.get(id(value))
         if syms:
@@ -133,7 +273,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
 
     def to_param(value: Any) -> Any:
         if isinstance(value, TensorMeta):
-            tx.unsupported("unsupported_value", f"{spelling.text}: an array as a static parameter")
+            tx.unsupported("unsupported_value", f"{spelling_text}: an array as a static parameter")
         if isinstance(value, tuple):
             return tuple(to_param(v) for v in value)
         if isinstance(value, list):
@@ -144,26 +284,16 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                 sym.as_constant(tx)
         return value
 
-    used: set[int] = set()
     params = {k: to_param(v) for k, v in bound.params.items()}
     array_inputs = [v.var for v in _flatten(bound.inputs) if isinstance(v, ArrayArg)]
     dims = propagate_dims(tx, op, array_inputs, bound.inputs, params)
     inputs = tuple(to_graph(v, i) for i, v in enumerate(bound.inputs))
-    passed = [v for v in _flatten(bargs + list(bkwargs.values())) if isinstance(v, ArrayArg)]
-    if any(id(v) not in used and v is not bound.out for v in passed):
-        tx.unsupported("unsupported_call", f"{spelling.text}: kiln cannot follow an array argument")
-    for ident, syms in scalars.items():
-        if ident not in used:
-            # The normalizer turned the value into something else (float(n), a dtype...):
-            # whatever it became is baked into the graph, so the value must be guarded.
-            for sym in syms:
-                sym.as_constant(tx)
 
     if op.mutates:
-        return _mutation(tx, op, spelling.text, bound, inputs, params)
+        return _mutation(tx, op, spelling_text, bound, inputs, params)
     node = _record(tx, op, inputs, params)
     if isinstance(node.val, tuple):
-        tx.unsupported("unsupported_call", f"{spelling.text} returns several arrays (not captured yet)")
+        tx.unsupported("unsupported_call", f"{spelling_text} returns several arrays (not captured yet)")
     # A view, or an op told not to copy, may hand back its input's memory.
     view = op.may_alias
     base = array_inputs[0] if view and array_inputs else None
@@ -174,8 +304,6 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         (base.base or base).has_views = True
     if node.val.shape == () and not result.tensor:
         result.scalar = _numpy_returns_scalar(op, bound.inputs, params)
-    if bound.out is not None:
-        return _write_out(tx, spelling.text, bound.out, result)
     return result
 
 

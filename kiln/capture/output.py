@@ -163,7 +163,10 @@ class OutputGraph:
         return self._other(tx, var)
 
     def _other(self, tx, var: VariableTracker) -> str:
+        from .variables.arrays import MaskedSelectionVariable
         from .variables.containers import IteratorVariable, SliceVariable
+        if isinstance(var, MaskedSelectionVariable):  # taken for real, after the graph
+            return f"{self.reconstruct(tx, var.full)}[{self.reconstruct(tx, var.mask)}]"
         if isinstance(var, SliceVariable):
             return "slice(" + ", ".join(self.reconstruct(tx, p) for p in var.parts) + ")"
         if var.source is not None and not isinstance(var, IteratorVariable):

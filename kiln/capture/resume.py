@@ -468,8 +468,9 @@ def _stack_loads(nstack: int, nulls: tuple, lineno: int | None) -> list[Instr]:
 
 def _finish(abstract, items: list, facts: CodeFacts, args: list[str], qualname: str) -> types.CodeType:
     code = facts.code
+    unfused = bf.unfuse(items, list(args))
     abstract.clear()
-    abstract.extend(items)
+    abstract.extend(items if unfused is None else unfused)
     abstract.argnames = list(args)
     abstract.argcount = len(args)
     abstract.posonlyargcount = 0
@@ -481,7 +482,16 @@ def _finish(abstract, items: list, facts: CodeFacts, args: list[str], qualname: 
     # layout, so they are exact, whereas the package recomputes a handler's depth from the
     # try ranges it can reach, and a range jumped over (the outer with around a resume point
     # inside a nested with) leaves it one too deep: __exit__ of the inner with called twice.
-    return abstract.to_code(compute_exception_stack_depths=False)
+    new = abstract.to_code(compute_exception_stack_depths=False)
+    if unfused is not None:
+        UNMAPPED.add(new)
+    return new
+
+
+# Generated codes whose superinstructions were split (their indices no longer follow the
+# original's): they are not registered as resume codes of it, so a break inside one
+# plans from the generated code itself (correct, at the cost of a variant of a variant).
+UNMAPPED: set = set()
 
 
 def _entry_args(nstack: int, nulls: tuple, local_names: tuple) -> list[str]:
@@ -546,7 +556,8 @@ def resume_code(code: types.CodeType, k: int, nstack: int, nulls: tuple,
     new = _finish(abstract, head + body, facts, _entry_args(nstack, nulls, local_names), qualname)
     with _lock:
         _resume_codes[key] = new
-        ORIGIN[new] = (code, len(head) - facts.prologue_len, k)
+        if new not in UNMAPPED:
+            ORIGIN[new] = (code, len(head) - facts.prologue_len, k)
     return new
 
 

@@ -19,9 +19,12 @@ import sys
 import types
 from typing import Any
 
+import numpy as np
+
 from . import bytecode_facts as bc
 from .binding import bind_arguments
 from .build_opcodes import BuildOpcodes
+from .control_opcodes import ControlOpcodes
 from .breaks import HINTS, BreakGraph, GraphBreak, StopCapture
 from .opcall import call_op
 from .output import OutputGraph
@@ -79,7 +82,7 @@ class RealCellVariable(VariableTracker):
         self.name = name
 
 
-class InstructionTranslator(BuildOpcodes):
+class InstructionTranslator(BuildOpcodes, ControlOpcodes):
     def __init__(self, output: OutputGraph, code: types.CodeType, fn_globals: dict,
                  symbolic_locals: dict, cells: dict, parent: "InstructionTranslator | None" = None,
                  name: str = "") -> None:
@@ -259,7 +262,7 @@ class InstructionTranslator(BuildOpcodes):
         if value.truth(self) == when:
             self.ip = inst.target
 
-    # -- 3.11 opcodes: stack and locals --------------------------------------------------
+    # -- opcodes of every version: stack and locals -------------------------------------
     def NOP(self, inst): pass
     def RESUME(self, inst): pass
     def PRECALL(self, inst): pass
@@ -386,6 +389,13 @@ class InstructionTranslator(BuildOpcodes):
             return  # `obj.w -= g`: the array was updated in place; storing it back changes nothing
         if isinstance(obj, UserObjectVariable) and obj.source is not None:
             obj.store_attr(self, inst.arg, value)  # replayed after the graph, read back from here
+            return
+        if isinstance(obj, ArrayVariable) and inst.arg == "shape" and obj.can_rewrite_in_place() \
+                and not obj.scalar:
+            # a = np.zeros(6); a.shape = (2, 3): an array only this frame sees takes the
+            # reshaped node (NumPy reshapes it in place, without copying)
+            reshaped = self.call_op(np.reshape, [obj, value], {}, "ndarray.shape =")
+            obj.node, obj.dims = reshaped.node, reshaped.dims
             return
         self.unsupported("mutation", f"setting attribute '{inst.arg}' of {obj.describe()}",
                          HINTS["mutation"])
@@ -531,34 +541,6 @@ class InstructionTranslator(BuildOpcodes):
         self.unsupported("user_error", "the function raises an exception here",
                          "it runs as plain Python so the exception comes from your code")
 
-    # -- iteration and jumps ------------------------------------------------------------------
-    def GET_ITER(self, inst):
-        obj = self.pop()
-        if isinstance(obj, IteratorVariable):
-            self.push(obj)
-        else:
-            origin = obj if isinstance(obj, (ListVariable, DictVariable)) else None
-            self.push(IteratorVariable(obj.items(self), origin))
-
-    def FOR_ITER(self, inst):
-        iterator = self.stack[-1]
-        if not isinstance(iterator, IteratorVariable):
-            self.unsupported("unsupported_value", f"iterating over {iterator.describe()} (an "
-                             "iterator kiln did not make): each step runs as Python")
-        self._check_scalar_loop(inst, iterator)
-        if iterator.changed():
-            if isinstance(iterator.origin, DictVariable):  # Python raises RuntimeError here
-                self.unsupported("scalar_loop", "a loop over a dict that changes size during "
-                                 "the loop: the function runs as Python")
-            self.unsupported("unsupported_value", "the list a loop walks changed during the "
-                             "loop: the loop runs as Python")
-        item = iterator.next()
-        if item is None:
-            self.pop()
-            self.ip = inst.target
-        else:
-            self.push(item)
-
     def _check_scalar_loop(self, inst, iterator) -> None:
         """A long loop doing one-element work per step (``e[i] = a * x[i] + b * e[i-1]``)
         would unroll into thousands of tiny kernels: slower than the Python loop, and
@@ -584,50 +566,7 @@ class InstructionTranslator(BuildOpcodes):
                              f"steps doing one-element work each: it runs as Python",
                              "vectorize the loop (np.cumsum, slicing) to have it compiled")
 
-    def JUMP_FORWARD(self, inst):
-        self.ip = inst.target
-
-    JUMP_BACKWARD = JUMP_BACKWARD_NO_INTERRUPT = JUMP_FORWARD
-
-    def POP_JUMP_FORWARD_IF_TRUE(self, inst):
-        self.jump_if(inst, self.pop(), True)
-
-    def POP_JUMP_FORWARD_IF_FALSE(self, inst):
-        self.jump_if(inst, self.pop(), False)
-
-    POP_JUMP_BACKWARD_IF_TRUE = POP_JUMP_FORWARD_IF_TRUE
-    POP_JUMP_BACKWARD_IF_FALSE = POP_JUMP_FORWARD_IF_FALSE
-
-    def POP_JUMP_FORWARD_IF_NONE(self, inst):
-        value = self.pop()
-        if value.is_constant() and value.value is None:
-            self.ip = inst.target
-
-    def POP_JUMP_FORWARD_IF_NOT_NONE(self, inst):
-        value = self.pop()
-        if not (value.is_constant() and value.value is None):
-            self.ip = inst.target
-
-    POP_JUMP_BACKWARD_IF_NONE = POP_JUMP_FORWARD_IF_NONE
-    POP_JUMP_BACKWARD_IF_NOT_NONE = POP_JUMP_FORWARD_IF_NOT_NONE
-
-    def JUMP_IF_TRUE_OR_POP(self, inst):
-        if self.stack[-1].truth(self):
-            self.ip = inst.target
-        else:
-            self.pop()
-
-    def JUMP_IF_FALSE_OR_POP(self, inst):
-        if not self.stack[-1].truth(self):
-            self.ip = inst.target
-        else:
-            self.pop()
-
     # -- 3.12 opcodes ------------------------------------------------------------------------
-    POP_JUMP_IF_TRUE = POP_JUMP_FORWARD_IF_TRUE
-    POP_JUMP_IF_FALSE = POP_JUMP_FORWARD_IF_FALSE
-    POP_JUMP_IF_NONE = POP_JUMP_FORWARD_IF_NONE
-    POP_JUMP_IF_NOT_NONE = POP_JUMP_FORWARD_IF_NOT_NONE
     LOAD_FAST_CHECK = LOAD_FAST
 
     def LOAD_FAST_AND_CLEAR(self, inst):

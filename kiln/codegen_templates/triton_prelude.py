@@ -107,8 +107,8 @@ def kiln_logaddexp(x, y):
 @triton.jit
 def kiln_clip(x, lo, hi):
     # minimum(maximum(x, lo), hi), NaN-propagating; a tie takes the bound, as NumPy's does
-    m = tl.where((x > lo) | (x != x), x, lo)
-    return tl.where((m < hi) | (m != m), m, hi)
+    m = tl.where(x != x, x, tl.where(x > lo, x, lo))
+    return tl.where(m != m, m, tl.where(m < hi, m, hi))
 
 
 @triton.jit

@@ -18,11 +18,11 @@ original function". Its text is registered with ``linecache`` so tracebacks show
 """
 from __future__ import annotations
 
-import linecache
 import types
 from typing import Any, Callable
 
 from ..capture.bytecode_facts import parameter_layout
+from ..ir.printer import exec_source
 from .guard import GuardSet
 
 
@@ -63,8 +63,7 @@ def guard_condition(guards: GuardSet) -> str:
 def _finish(src: str, fn: types.FunctionType, namespace: dict, tag: str) -> Callable:
     _counter[0] += 1
     filename = f"<kiln {tag} #{_counter[0]}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    exec(compile(src, filename, "exec"), namespace)
+    exec_source(src, filename, namespace)
     entry = namespace["_kiln_entry"]
     # Binding errors (wrong arguments) then read exactly as calling ``fn`` would.
     entry.__code__ = entry.__code__.replace(co_name=fn.__name__, co_qualname=fn.__qualname__)

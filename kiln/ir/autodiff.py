@@ -37,8 +37,17 @@ def depends_on(calls: Sequence[Node], wrt: Sequence[Node]) -> set[Node]:
     """The float values among ``wrt`` and ``calls`` that depend on a float ``wrt`` node."""
     needs = {n for n in wrt if is_float(n)}
     for node in calls:
-        if is_float(node) and any(i in needs for i in node.inputs):
-            needs.add(node)
+        if any(i in needs for i in node.inputs):
+            if is_float(node):
+                needs.add(node)
+            elif isinstance(node.val, TensorMeta) and node.val.dtype.kind == "c":
+                # A gradient would have to flow through complex values: never drop it.
+                from ..errors import AutogradError
+                raise AutogradError(
+                    f"'{node.target.name}' gives a complex result from a value that requires "
+                    f"grad; kiln does not differentiate complex values yet (a wrong or missing "
+                    f"gradient is never returned): compute this part on detached values or "
+                    f"inside kiln.no_grad()")
     return needs
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..ops import F, TensorMeta
 from .graph import Graph, Node
+from .passes import last_uses
 
 
 def format_value(value: Any, consts: dict[str, Any]) -> str:
@@ -74,14 +75,11 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None) -> str:
     consts = {} if consts is None else consts
     params = [n.name for n in graph.placeholders]
     lines = [f"def {graph.name}({', '.join(params)}):"]
-    last_use: dict[Node, Node] = {}
-    for node in graph.nodes:
-        for inp in node.inputs:
-            last_use[inp] = node
+    nodes = list(graph.nodes)
     dies_at: dict[Node, list[Node]] = {}
-    for value, user in last_use.items():
-        if user.kind != "output":
-            dies_at.setdefault(user, []).append(value)
+    for value, step in last_uses(node.inputs for node in nodes).items():
+        if nodes[step].kind != "output":
+            dies_at.setdefault(nodes[step], []).append(value)
     last_source = None
     body = []
     for node in graph.nodes:
@@ -110,6 +108,18 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def exec_source(source: str, filename: str, namespace: dict) -> dict:
+    """Run generated ``source`` in ``namespace`` as the file ``filename``, registered with
+    ``linecache`` so that tracebacks and pdb show its lines (graphs, guards, wrappers).
+
+        >>> exec_source("x = 1 + 1", "<kiln example>", {})["x"]
+        2
+    """
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
 _counter = [0]
 
 
@@ -118,9 +128,7 @@ def compile_graph(graph: Graph) -> Callable:
     code = python_code(graph, consts)
     _counter[0] += 1
     filename = f"<kiln graph {graph.name} #{_counter[0]}>"
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    namespace: dict[str, Any] = {"ops": F, "np": np, **consts}
-    exec(compile(code, filename, "exec"), namespace)
+    namespace = exec_source(code, filename, {"ops": F, "np": np, **consts})
     fn = namespace[graph.name]
     fn.__kiln_source__ = code
     return fn

@@ -24,10 +24,11 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from .cpp_ops import (SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitter, NameSource,
-                      call_cost, ctype, literal)
+from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitter, NameSource,
+                      call_cost, ctype, literal, template)
 from .loop_ir import Affine
-from .sizes import render as render_size
+from .renderer import Renderer
+from .sizes import product, render as render_size
 from .scheduler import Kernel, node_index, record, write_index
 
 # A kernel runs on several threads when elements x statements-per-element reaches this
@@ -105,9 +106,9 @@ class _Collapse:
         self.of = {v: g for g in self.groups for v, _ in g}
 
     def loops(self) -> list[tuple[str, str]]:
-        """(variable, trip count) per collapsed loop; counts stay products of dim sizes
-        (the dynamic-shape path reads every size as its own number)."""
-        return [(g[0][0], " * ".join(render_size(n) for _, n in g)) for g in self.groups]
+        """(variable, trip count) per collapsed loop: the product of its dims' sizes,
+        folded (a number, or a polynomial in the size symbols)."""
+        return [(g[0][0], render_size(product(n for _, n in g))) for g in self.groups]
 
     def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
         out, done = [], set()
@@ -319,7 +320,7 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     outer = _Collapse(frame.outer_vars(), accesses)
     inner = _Collapse(frame.inner_vars(), accesses)
     renamer = _Renamer(outer, inner)
-    work = " * ".join(render_size(n) for n in frame.shape) or "1"
+    work = render_size(product(frame.shape))
     cost = _cost(kernel)
     if not outer.loops() and renamer.inner_loops:
         renamer.parallel_inner = f"nthreads > 1 && (int64_t){work} * {cost} >= {PARALLEL_GRAIN}"
@@ -438,3 +439,49 @@ def _describe_frame(frame) -> str:
 def render_module(graph_name: str, kernels: list[RenderedKernel]) -> str:
     return templates().get_template("cpp_module.cpp.j2").render(
         graph_name=graph_name, prelude=prelude(), kernels=[k.source for k in kernels])
+
+
+class CppRenderer(Renderer):
+    """C++/OpenMP kernels in one shared library, loaded with cffi (kiln/runtime/loader.py)."""
+
+    name = "cpp"
+    dtypes = frozenset(CTYPES)
+
+    def __init__(self, num_threads: int = 1) -> None:
+        self.num_threads = max(1, int(num_threads))
+
+    def supports(self, fn: str, dtype: Any) -> bool:
+        return np.dtype(dtype).name in CTYPES and (fn == "identity" or template(fn, dtype) is not None)
+
+    def render_kernel(self, kernel: Kernel, local: dict, size_args: tuple = (),
+                      inplace: dict | None = None) -> RenderedKernel:
+        return render_kernel(kernel, local, size_args, inplace)
+
+    def render_module(self, graph_name: str, kernels: list) -> str:
+        return render_module(graph_name, kernels)
+
+    def module_signature(self, kernels: list) -> str:
+        return "\n".join(rk.cdef for rk in kernels)
+
+    def wrapper_prelude(self, module_path: str, signature: str, kernels: list) -> list[str]:
+        return [
+            "from kiln.runtime.loader import load_library",
+            f"_lib, _ffi = load_library({module_path!r}, {signature!r})",
+            "_fb = _ffi.from_buffer",
+            "",
+            "def _addr(a):  # a strided or broadcast array: its first element's address",
+            "    return _ffi.cast('char *', a.ctypes.data)",
+        ]
+
+    def wrapper_globals(self) -> list[str]:
+        return [f"_NT = {self.num_threads}"]
+
+    def bind_kernels(self, kernels: list) -> list[str]:
+        return [f"{rk.name} = _lib.{rk.name}" for rk in kernels]
+
+    def pointer(self, buf: Any) -> str:
+        contiguous = getattr(buf, "contiguous", buf.kind != "input")
+        return f"_fb({buf.name})" if contiguous else f"_addr({buf.name})"
+
+    def launch(self, rendered: RenderedKernel, args: list[str]) -> str:
+        return f"{rendered.name}({', '.join(args + ['_NT'])})"

@@ -13,7 +13,7 @@ parameter), and the wrapper binds the output's name to the input's array.
 An input qualifies when it is
 
 - memory the wrapper owns: a buffer an earlier kernel computed, or the result of an
-  extern op that always returns a new array (``FRESH_EXTERNS``; einsum, for one, may
+  extern op that always returns a new array (``Op.fresh_result``; einsum, for one, may
   return a view of its operand);
 - dead after this kernel: no later kernel, extern call or graph output reads it;
 - or the caller's array the output is the new value of (``Graph.donated``: aot's
@@ -26,34 +26,24 @@ An input qualifies when it is
 """
 from __future__ import annotations
 
+from typing import Any
+
+from ..ir.passes import last_uses
 from .loop_ir import Buffer, BufferValue
 from .lower import ExternNode, GraphLowering, iter_values
 from .scheduler import Kernel, node_loads, write_index
 
-# Extern ops whose result is always a new array (never a view of an argument).
-FRESH_EXTERNS = frozenset({"matmul", "dot", "inner", "outer", "tensordot", "inv", "solve",
-                           "cholesky", "index_put", "index_add", "zeros", "ones", "empty",
-                           "full", "zeros_like", "ones_like", "empty_like", "full_like"})
-
-
 def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buffer]:
     """output buffer name -> the input Buffer whose memory it takes (see the module doc)."""
-    last: dict[str, int] = {}
-    for step, item in enumerate(items):
+    def reads(item: Any) -> list[str]:
         if isinstance(item, ExternNode):
-            for v in iter_values(item.args):
-                if isinstance(v, BufferValue):
-                    last[v.buf.name] = step
-        else:
-            for node, role in item.members:
-                for buf, _ in node_loads(node, role, item.frame):
-                    last[buf.name] = step
-    for out in low.outputs:
-        for v in iter_values((out,)):
-            if isinstance(v, BufferValue):
-                last[v.buf.name] = len(items)
+            return [v.buf.name for v in iter_values(item.args) if isinstance(v, BufferValue)]
+        return [buf.name for node, role in item.members for buf, _ in node_loads(node, role, item.frame)]
+
+    last = last_uses((reads(item) for item in items),
+                     [v.buf.name for v in iter_values(tuple(low.outputs)) if isinstance(v, BufferValue)])
     fresh = {item.name for item in items
-             if isinstance(item, ExternNode) and item.op.name in FRESH_EXTERNS}
+             if isinstance(item, ExternNode) and item.op.fresh_result}
     donated = _donated(low)
     raising = [step for step, item in enumerate(items)
                if isinstance(item, ExternNode) and item.op.may_raise]

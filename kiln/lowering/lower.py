@@ -22,6 +22,7 @@ expensive values read by several users.
 """
 from __future__ import annotations
 
+import contextvars
 import math
 from typing import Any
 
@@ -38,7 +39,6 @@ from .loop_ir import (DTYPES, Affine, Buffer, BufferValue, Pointwise, Scalar, Va
 from .scalars import fits, python_int_operands, token, unbounded
 from .sizes import Size, SymbolTable, Undecidable, product
 from ..ops.layout import Window
-from .rules import lowering_of
 from . import layout as L
 from .fills import lower_fill, lower_region_write
 
@@ -121,19 +121,22 @@ def buffers_read(value: Value) -> set:
     return {b.name for b, _ in rec.loads}
 
 
-def _body_cost(body: Any, dtype: np.dtype, arity: int) -> int:
-    """What one element of a scalar body costs ("ops"; an expensive function counts 8)."""
+def _body_calls(body: Any, dtype: np.dtype, arity: int) -> list:
+    """(scalar function, loop dtype) of every call a scalar body makes (recorded)."""
     rec = RecordingHandler()
     body(rec, dtype, *[("operand", i) for i in range(arity)])
-    return max(1, sum(8 if fn in EXPENSIVE and dt.kind == "f" else 1 for fn, dt in rec.calls))
+    return rec.calls
 
 
 class GraphLowering:
     """Lower a graph for given example inputs (their strides are specialized on)."""
 
     def __init__(self, graph: Graph, example_inputs: list, reinfer: bool = False,
-                 dynamic: bool = False) -> None:
+                 dynamic: bool = False, renderer: Any = None) -> None:
         self.graph = graph
+        # what the target can hold and spell (lowering/renderer.py); None: any kernel dtype
+        self.renderer = renderer
+        self.dtypes = renderer.dtypes if renderer is not None else DTYPES
         # True: shapes come from the example inputs, not the graph's recorded metas (a
         # variant for other sizes or layouts).
         self.reinfer = reinfer or dynamic
@@ -160,7 +163,7 @@ class GraphLowering:
 
     def new_buffer(self, shape: tuple, dtype: Any, kind: str) -> Buffer:
         dtype = np.dtype(dtype)
-        if dtype.name not in DTYPES:
+        if dtype.name not in self.dtypes:
             raise Unsupported(f"dtype {dtype} has no kernel lowering")
         buf = Buffer(self.fresh(), shape, dtype, kind)
         self.buffers[buf.name] = buf
@@ -170,7 +173,7 @@ class GraphLowering:
         """A graph argument as a lowering value (Python scalars become weak Scalars)."""
         if isinstance(arg, Node):
             return self.env[arg]
-        if isinstance(arg, np.generic) and arg.dtype.name in DTYPES:  # strong (np.float64 is a float!)
+        if isinstance(arg, np.generic) and arg.dtype.name in self.dtypes:  # strong (np.float64 is a float!)
             return Scalar(arg.dtype, weak=False, value=arg.item())
         if isinstance(arg, bool):
             return Scalar(np.bool_, weak=True, value=arg)
@@ -211,8 +214,17 @@ class GraphLowering:
         return self
 
     def lower_input(self, name: str, value: Any, dynamic_dims: Any = None) -> Any:
+        if isinstance(value, np.ndarray) and value.dtype.kind == "c":
+            # No complex kernels yet: every op reading it is an extern call (NumPy's). The
+            # wrapper checks the layouts of buffer inputs only, so a graph whose sizes vary
+            # (dynamic dims) runs in NumPy instead: an opaque input's new size is never missed.
+            if self.dynamic or any(n.meta.get("dynamic_dims") for n in self.graph.placeholders):
+                raise Unsupported(f"input {name} is complex ({value.dtype}) in a graph with "
+                                  f"dynamic sizes: no kernel lowering")
+            self.inputs.append((name, None))
+            return Opaque(name, TensorMeta(value.shape, value.dtype))
         if isinstance(value, np.ndarray):
-            if value.dtype.name not in DTYPES:
+            if value.dtype.name not in self.dtypes:
                 raise Unsupported(f"input {name} has dtype {value.dtype}, which has no kernel lowering")
             item = value.itemsize
             if any(s % item for s in value.strides):
@@ -233,7 +245,7 @@ class GraphLowering:
             self.inputs.append((name, buf))
             return BufferValue.whole(buf)
         if isinstance(value, (bool, int, float, np.generic)) and \
-                np.asarray(value).dtype.name in DTYPES:
+                np.asarray(value).dtype.name in self.dtypes:
             weak = isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
             dtype = np.dtype(value.dtype if isinstance(value, np.generic) else np.bool_
                              if isinstance(value, bool) else np.int64 if isinstance(value, int)
@@ -246,7 +258,7 @@ class GraphLowering:
         return Opaque(name, None)
 
     def lower_constant(self, name: str, value: Any) -> Any:
-        if isinstance(value, np.ndarray) and value.dtype.name in DTYPES and \
+        if isinstance(value, np.ndarray) and value.dtype.name in self.dtypes and \
                 all(s % value.itemsize == 0 for s in value.strides):
             gname = f"_c_{name}"
             buf = Buffer(gname, value.shape, value.dtype, "const")
@@ -261,7 +273,7 @@ class GraphLowering:
         if meta is None:  # on the example's sizes: dtype rules and NumPy's errors
             meta = infer_meta(op, map_values(args, self.meta_of), params)
         if any(isinstance(v, Opaque) for v in iter_values(args)) or not isinstance(meta, TensorMeta) \
-                or meta.dtype.name not in DTYPES:
+                or meta.dtype.name not in self.dtypes:
             return self.extern(op, args, params, meta)
         value = self._lower_call(op, args, params, meta)
         if op.category in (Category.POINTWISE, Category.REDUCTION, Category.VIEW):
@@ -269,7 +281,7 @@ class GraphLowering:
         return value
 
     def _lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
-        rule = lowering_of(op)
+        rule = op.lowering
         try:
             if isinstance(rule, dict) and "decompose" in rule:
                 return self.decompose(rule["decompose"], args, params)
@@ -287,7 +299,7 @@ class GraphLowering:
                     return value
             elif op.category == Category.REDUCTION and isinstance(rule, dict) and "reduce" in rule:
                 from .reductions import lower_reduction
-                value = lower_reduction(self, op, rule["reduce"], args[0], params, meta)
+                value = lower_reduction(self, rule, args[0], params, meta)
                 if value is not None:
                     return value
             elif op.category == Category.VIEW:
@@ -300,12 +312,11 @@ class GraphLowering:
 
     def decompose(self, fn: Any, args: tuple, params: dict) -> Any:
         """Run a decomposition written with ops: each op call lowers through this object."""
-        previous = _CURRENT[0]
-        _CURRENT[0] = self
+        token = _CURRENT.set(self)
         try:
             return fn(*args, **params)
         finally:
-            _CURRENT[0] = previous
+            _CURRENT.reset(token)
 
     # -- pointwise --------------------------------------------------------------------------
     def pointwise(self, op: Any, rule: dict, args: tuple, params: dict,
@@ -337,7 +348,7 @@ class GraphLowering:
             if np.dtype(out_dtype).kind in "iu" and not all(
                     fits(v, out_dtype) for v in values if isinstance(v, Scalar) and v.weak):
                 return None  # np.clip(uint8, -1, 1): NumPy's own rules for the Python int
-        if any(np.dtype(d).name not in DTYPES for d in in_dts + [loop_out]):
+        if any(np.dtype(d).name not in self.dtypes for d in in_dts + [loop_out]):
             return None
         # the loop's dtype: that of the first operand the op does not fix (where's x)
         fixed = rule.get("input_dtypes") or ()
@@ -373,7 +384,11 @@ class GraphLowering:
                     operands.append(ops.cast(v.load(ops, broadcast_index(v.shape, index)), v.dtype, dt))
             return ops.cast(body(ops, loop_dt, *operands), loop_out, out_dtype)
 
-        cost = _body_cost(body, loop_dt, len(values)) + sum(getattr(v, "cost", 0) for v in values)
+        calls = _body_calls(body, loop_dt, len(values))
+        if self.renderer is not None and not all(self.renderer.supports(f, d) for f, d in calls):
+            return None  # the target does not spell one of its functions: extern
+        cost = max(1, sum(8 if f in EXPENSIVE and d.kind == "f" else 1 for f, d in calls)) \
+            + sum(getattr(v, "cost", 0) for v in values)
         origins = tuple(dict.fromkeys(o for v in values if isinstance(v, Pointwise) for o in v.origins))
         for v, dt in bounded:  # the wrapper checks the value on each call, as NumPy does
             v.int_bounds = tuple(dict.fromkeys(getattr(v, "int_bounds", ()) + (dt,)))
@@ -574,7 +589,7 @@ class GraphLowering:
         name = self.fresh()
         if isinstance(meta, TensorMeta) and self.sizes:
             meta = self._symbolic_meta(op, args, params, meta)
-        if isinstance(meta, TensorMeta) and meta.dtype.name in DTYPES:
+        if isinstance(meta, TensorMeta) and meta.dtype.name in self.dtypes:
             buf = Buffer(name, meta.shape, meta.dtype, "extern")
             self.buffers[name] = buf
             out: Value = BufferValue.whole(buf)
@@ -628,12 +643,14 @@ def _layout(v: Value) -> tuple:
     return tuple(v.strides) if isinstance(v, BufferValue) else contiguous_strides(v.shape)
 
 
-_CURRENT: list = [None]
+# The lowering running a decomposition, per thread (and per asyncio task): two functions
+# lowering in two threads never see each other's.
+_CURRENT: contextvars.ContextVar = contextvars.ContextVar("kiln_lowering", default=None)
 
 
 def _hook(op: Any, inputs: tuple, params: dict) -> Any:
     """Ops called on lowering values (inside decompositions) lower through the current graph."""
-    low = _CURRENT[0]
+    low = _CURRENT.get()
     if low is None:
         raise RuntimeError("a lowering value was used outside of lowering")
     inputs = tuple(low.as_value(a) for a in inputs)

@@ -1,4 +1,4 @@
-"""Reductions: sum/prod/max/min/any/all loops, and mean/var/std/sum_to built from sums.
+"""Reductions: sum/prod/max/min/any/all loops; mean/var/std (``finish``) and sum_to built from sums.
 
 A reduction node iterates its source's shape; ``axes`` are reduced, the other dims index
 the output. Floating-point sums and products accumulate in float64 whatever the input
@@ -51,20 +51,22 @@ def _pointwise(gl: GraphLowering, shape: tuple, dtype: Any, fn) -> Pointwise:
     return Pointwise(shape, dtype, fn, 1, gl._origin)
 
 
-def lower_reduction(gl: GraphLowering, op: Any, combine: str, x: Any, params: dict,
+def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
                     meta: TensorMeta) -> Value | None:
-    """Lower a reduction op whose ``lowering`` is ``{"reduce": combine}``."""
+    """Lower a reduction op whose ``lowering`` is ``rule``: ``{"reduce": combine}``, plus
+    ``"axes": "broadcast"`` (the axes broadcast to ``params['shape']``: sum_to) or
+    ``"finish": "mean" | "var" | "std"`` (kiln/ops/reduction.py)."""
     if not isinstance(x, (BufferValue, Pointwise)):
         return None
+    combine, finish_as, by_shape = rule["reduce"], rule.get("finish"), rule.get("axes") == "broadcast"
     in_shape = tuple(x.shape)
-    if op.name == "sum_to":
+    if by_shape:
         target = tuple(params["shape"])
         lead = len(in_shape) - len(target)
         axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(target)
                                           if d == 1 and in_shape[lead + i] != 1)
         if not axes:
             return None
-        combine = "sum"
     else:
         axes = normalize_axis(params.get("axis"), len(in_shape))
         axes = tuple(range(len(in_shape))) if axes is None else axes
@@ -73,7 +75,7 @@ def lower_reduction(gl: GraphLowering, op: Any, combine: str, x: Any, params: di
     r = product(in_shape[a] for a in axes)
     m = product(d for i, d in enumerate(in_shape) if i not in axes)
     out_dtype = meta.dtype
-    if op.name == "sum_to":  # the kept dims are x's (sizes may be symbols)
+    if by_shape:  # the kept dims are x's (sizes may be symbols)
         out_shape = tuple(1 if d == 1 else in_shape[lead + i] for i, d in enumerate(params["shape"]))
     elif params.get("keepdims"):
         out_shape = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
@@ -81,7 +83,7 @@ def lower_reduction(gl: GraphLowering, op: Any, combine: str, x: Any, params: di
         out_shape = tuple(d for i, d in enumerate(in_shape) if i not in axes)
     if combine in ("max", "min") and r == 0 and m > 0:
         return None  # NumPy raises "zero-size array to reduction operation": the extern does
-    if combine != "composite":
+    if finish_as is None:
         return reduce(gl, x, axes, combine, out_shape, out_dtype, _acc_dtype(combine, x.dtype, out_dtype))
 
     if np.dtype(out_dtype).kind != "f":
@@ -93,7 +95,7 @@ def lower_reduction(gl: GraphLowering, op: Any, combine: str, x: Any, params: di
     def count(ops: Any, n: Any) -> Any:
         return ops.cast(ops.size(n), np.int64, f64)
 
-    if op.name == "mean":
+    if finish_as == "mean":
         return _pointwise(gl, out_shape, out_dtype, lambda ops, index: ops.cast(ops.call(
             "true_divide", [total.load(ops, _keep_index(index, out_shape, keep_shape, axes)),
                             count(ops, r)], f64), f64, out_dtype))
@@ -107,7 +109,7 @@ def lower_reduction(gl: GraphLowering, op: Any, combine: str, x: Any, params: di
         return ops.call("multiply", [d, d], f64)
 
     squares = reduce(gl, _pointwise(gl, in_shape, f64, deviation_sq), axes, "sum", keep_shape, f64, f64)
-    root = op.name == "std"
+    root = finish_as == "std"
 
     def degrees_of_freedom(ops: Any) -> Any:
         if ddof <= 1:  # r - ddof >= 0 for every size a (dynamic) kernel runs at

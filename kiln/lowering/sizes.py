@@ -107,6 +107,12 @@ class Size:
 
     __rmul__ = __mul__
 
+    def exact_div(self, k: int) -> "Size | int | None":
+        """``self / k`` when every coefficient is a multiple of the int ``k``."""
+        if any(c % k for c in self.terms.values()):
+            return None
+        return Size.make({m: c // k for m, c in self.terms.items()})
+
     def ratio(self, other: Any) -> int | None:
         """The integer k with ``self == k * other``, if there is one."""
         o = _terms(other)

@@ -34,9 +34,11 @@ from typing import Any
 import jinja2
 import numpy as np
 
+from ..errors import Unsupported
 from .loop_ir import Affine
+from .renderer import Renderer
 from .scheduler import Kernel, node_index, write_index
-from .triton_ops import KernelArgs, TritonEmitter, literal, tltype
+from .triton_ops import TL_TYPES, KernelArgs, TritonEmitter, literal, template, tltype
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
 # Rows up to this many elements are reduced as one tile (Inductor's persistent reduction).
@@ -47,6 +49,10 @@ INT32_LIMIT = 2 ** 31
 
 _COMBINE = {"sum": "kiln_add", "prod": "kiln_mul", "max": "kiln_max", "min": "kiln_min",
             "any": "kiln_or", "all": "kiln_and", "argmax": "kiln_argmax", "argmin": "kiln_argmin"}
+
+
+# Accumulation steps written as operators (the combines are for tl.reduce).
+_INFIX = {"sum": "+", "prod": "*", "any": "|", "all": "&"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -90,6 +96,7 @@ class RenderedTritonKernel:
     reduction: bool = False
     persistent: bool = True
     int64: bool = False
+    inplace: dict = field(default_factory=dict)      # never used: Triton kernels write fresh buffers
 
     def config(self, interpret: bool = False) -> tuple[tuple, dict, int]:
         """(grid, constexprs, num_warps): Inductor-like heuristics, no autotuning.
@@ -113,7 +120,9 @@ class RenderedTritonKernel:
             xblock = max(1, min(_pow2(x), limit // rblock))
             warps = max(1, min(8, xblock * rblock // 256))
             return (_cdiv(x, xblock), 1, 1), {"XBLOCK": xblock, "RBLOCK": rblock}, warps
-        rblock = min(_pow2(self.rnumel), 2 ** 14 if interpret else LOOPED_RBLOCK)
+        # (The interpreter reduces a tile with a custom combine one element at a time in
+        # Python: short chunks, many vectorized iterations.)
+        rblock = min(_pow2(self.rnumel), 256 if interpret else LOOPED_RBLOCK)
         return (x, 1, 1), {"XBLOCK": 1, "RBLOCK": rblock}, 8 if rblock >= 1024 else 4
 
 
@@ -169,6 +178,7 @@ class _Body:
 
 def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
     """Triton source of one scheduled kernel (see the module doc)."""
+    local = fit_locals([kernel], local)
     frame = kernel.frame
     outer, inner = frame.outer_vars(), frame.inner_vars()
     xnumel = math.prod(n for _, n in outer)
@@ -220,6 +230,12 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
     for kind, members in kernel.stages:
         if kind == "scalar" or not reduction:
             for node, role in members:
+                if node.kind == "reduction":      # over no axes (a 0-d input): one element
+                    acc = np.dtype(node.acc_dtype or node.buf.dtype)
+                    one = em.constant(0, np.int64) if node.combine in ("argmax", "argmin") \
+                        else reduce_value(node)
+                    finish_reduction(node, role, one, acc)
+                    continue
                 value = node.value.load(em, node_index(node, role, frame))
                 store(node, role, em.cast(value, node.value.dtype, node.buf.dtype))
             continue
@@ -273,7 +289,9 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
                 body.line(f"{name} = tl.where(xmask & rmask, {nv}, {name})")
                 body.line(f"{name}_index = tl.where(xmask & rmask, {ni}, {name}_index)")
             else:
-                body.line(f"{name} = tl.where(xmask & rmask, {fn}({name}, {v}), {name})")
+                op = _INFIX.get(node.combine)
+                step = f"{name} {op} {v}" if op else f"{fn}({name}, {v})"
+                body.line(f"{name} = tl.where(xmask & rmask, {step}, {name})")
         body.flush()
         body.depth -= 1
         em.cse, em.forwarded = saved_cse, saved_fwd
@@ -362,4 +380,39 @@ def render_module(graph_name: str, kernels: list[RenderedTritonKernel]) -> str:
         graph_name=graph_name, prelude=prelude(), kernels=[k.source for k in kernels])
 
 
-__all__ = ["render_kernel", "render_module", "fit_locals", "RenderedTritonKernel", "literal"]
+class TritonRenderer(Renderer):
+    """``@triton.jit`` kernels in one Python module, which kiln.runtime.triton_backend
+    imports and installs in the wrapper (a kernel is called with arrays; the runtime
+    launches it on the arrays' device, or through Triton's interpreter)."""
+
+    name = "triton"
+    dtypes = frozenset(TL_TYPES)
+
+    def __init__(self) -> None:
+        self.rendered: dict[str, RenderedTritonKernel] = {}
+
+    def supports(self, fn: str, dtype: Any) -> bool:
+        return np.dtype(dtype).name in TL_TYPES and (fn == "identity" or template(fn, dtype) is not None)
+
+    def render_kernel(self, kernel: Kernel, local: dict, size_args: tuple = (),
+                      inplace: dict | None = None) -> RenderedTritonKernel:
+        if size_args:
+            raise Unsupported("the Triton renderer prints sizes as numbers: the graph is specialized")
+        rk = self.rendered[kernel.name] = render_kernel(kernel, local)
+        return rk
+
+    def render_module(self, graph_name: str, kernels: list) -> str:
+        return render_module(graph_name, kernels)
+
+    def wrapper_prelude(self, module_path: str, signature: str, kernels: list) -> list[str]:
+        return ["# Triton kernels: kiln.runtime.triton_backend installs each one under its name"]
+
+    def pointer(self, buf: Any) -> str:
+        return buf.name
+
+    def launch(self, rendered: Any, args: list[str]) -> str:
+        return f"{rendered.name}({', '.join(args)})"
+
+
+__all__ = ["render_kernel", "render_module", "fit_locals", "RenderedTritonKernel", "literal",
+           "TritonRenderer"]

@@ -17,6 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .handler import OpsHandler
+
 TL_TYPES = {"bool": "tl.int1", "int8": "tl.int8", "int16": "tl.int16", "int32": "tl.int32",
             "int64": "tl.int64", "uint8": "tl.uint8", "uint16": "tl.uint16",
             "uint32": "tl.uint32", "uint64": "tl.uint64", "float32": "tl.float32",
@@ -92,10 +94,12 @@ SYNTAX: dict[str, dict[str, str]] = {
              "u": "kiln_remainder_uint({x}, {y})"},
     "power": {"f": "libdevice.pow({x}, {y})"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
-    "maximum": {"f": "tl.where(({x} > {y}) | ({x} != {x}), {x}, {y})", "*": "tl.where({x} >= {y}, {x}, {y})"},
-    "minimum": {"f": "tl.where(({x} < {y}) | ({x} != {x}), {x}, {y})", "*": "tl.where({x} <= {y}, {x}, {y})"},
-    "fmax": {"f": "tl.where(({x} > {y}) | ({y} != {y}), {x}, {y})", "*": "tl.where({x} >= {y}, {x}, {y})"},
-    "fmin": {"f": "tl.where(({x} < {y}) | ({y} != {y}), {x}, {y})", "*": "tl.where({x} <= {y}, {x}, {y})"},
+    # (Nested tl.where rather than `|` of two comparisons: the interpreter cannot `|` a
+    # scalar's comparison with a block's.)
+    "maximum": {"f": "tl.where({x} != {x}, {x}, tl.where({x} > {y}, {x}, {y}))", "*": "tl.where({x} >= {y}, {x}, {y})"},
+    "minimum": {"f": "tl.where({x} != {x}, {x}, tl.where({x} < {y}, {x}, {y}))", "*": "tl.where({x} <= {y}, {x}, {y})"},
+    "fmax": {"f": "tl.where({y} != {y}, {x}, tl.where({x} > {y}, {x}, {y}))", "*": "tl.where({x} >= {y}, {x}, {y})"},
+    "fmin": {"f": "tl.where({y} != {y}, {x}, tl.where({x} < {y}, {x}, {y}))", "*": "tl.where({x} <= {y}, {x}, {y})"},
     "arctan2": {"f": "libdevice.atan2({x}, {y})"},
     "hypot": {"f": "libdevice.hypot({x}, {y})"},
     "logaddexp": {"f": "kiln_logaddexp({x}, {y})"},
@@ -125,7 +129,7 @@ def template(fn: str, dtype: Any) -> str | None:
     return forms.get(kind, forms.get("*"))
 
 
-class TritonEmitter:
+class TritonEmitter(OpsHandler):
     """The Triton ops handler: collects a kernel body's statements, sharing equal ones.
 
     ``index_of(buf, affine)`` renders an element offset and says which masks it needs

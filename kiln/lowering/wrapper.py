@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.passes import last_uses
 from ..ir.printer import format_value
-from .cpp import RenderedKernel
 from .loop_ir import Buffer, BufferValue, Scalar, Value
 from .lower import ExternNode, GraphLowering, Opaque, iter_values
 from .scheduler import Kernel
@@ -23,16 +23,16 @@ POOL_BYTES = 1 << 16
 
 
 class WrapperCode:
-    def __init__(self, low: GraphLowering, items: list, rendered: dict[str, RenderedKernel],
-                 local: dict[str, str], num_threads: int, pool: bool = True) -> None:
+    def __init__(self, low: GraphLowering, items: list, rendered: dict[str, Any],
+                 local: dict[str, str], renderer: Any, pool: bool = True) -> None:
         self.low = low
+        self.renderer = renderer  # pointers, allocation, launches (lowering/renderer.py)
         # dynamic sizes: symbol -> Python expression read from the inputs ("x.shape[0]")
         self.size_exprs = {s.name: s.source for s in low.sizes}
         self.pool = pool and not low.sizes  # pools are per shape
         self.items = items
         self.rendered = rendered
         self.local = local
-        self.num_threads = num_threads
         self.consts: dict[str, Any] = {}     # extern params that are not literals
         self.externs: dict[str, Any] = {}    # global name -> op (its impl is called)
         self.lines: list[str] = []
@@ -83,12 +83,10 @@ class WrapperCode:
     def buf_name(self, buf: Buffer) -> str:
         return buf.name
 
-    def pointer(self, buf: Buffer) -> str:
-        contiguous = getattr(buf, "contiguous", buf.kind != "input")
-        return f"_fb({buf.name})" if contiguous else f"_addr({buf.name})"
 
     # -- the module --------------------------------------------------------------------------
     def generate(self, so_path: str, cdefs: str, graph_name: str) -> str:
+        """The module's text; ``so_path`` and ``cdefs`` are what the renderer's loader reads."""
         low = self.low
         params = [name for name, _ in low.inputs]
         body: list[str] = []
@@ -128,7 +126,7 @@ class WrapperCode:
         free: dict[tuple, list[str]] = {}
         read_by_kernels = {b.name for rk in self.rendered.values() for b in rk.buffers}
         moved: set[str] = set()  # inputs whose array an in-place output took over
-        extern_ops: dict[str, str] = {}  # extern result name -> its op's name
+        extern_ops: dict[str, bool] = {}  # extern result name -> always a new array
         for step, item in enumerate(self.items):
             self.lines = []
             if isinstance(item, Kernel):
@@ -136,7 +134,7 @@ class WrapperCode:
                 for node in item.nodes:
                     buf = node.buf
                     if buf.name in rk.written and buf.name not in allocated:
-                        key = (buf.shape, buf.dtype.str, buf.strides)
+                        key = (buf.shape, buf.dtype.str)
                         src = rk.inplace.get(buf.name)
                         if src is not None:
                             # The kernel writes this output over an input it reads for
@@ -158,14 +156,14 @@ class WrapperCode:
                             self.pools.append(pool)
                             self.lines.append(f"{buf.name} = {pool}.pop() if {pool} else None")
                             self.lines.append(f"if {buf.name} is None or _refcount({buf.name}) != 2:")
-                            self.lines.append(f"    {buf.name} = {_empty(buf)}")
+                            self.lines.append(f"    {buf.name} = {self.renderer.allocate(buf)}")
                             self.pooled[buf.name] = pool
                         else:
-                            self.lines.append(f"{buf.name} = {_empty(buf)}")
+                            self.lines.append(f"{buf.name} = {self.renderer.allocate(buf)}")
                         allocated[buf.name] = buf
-                args = [self.pointer(b) for b in rk.buffers] + [s.name for s in rk.scalars]
+                args = [self.renderer.pointer(b) for b in rk.buffers] + [s.name for s in rk.scalars]
                 args += list(self.size_exprs)
-                self.lines.append(f"{rk.name}({', '.join(args + ['_NT'])})")
+                self.lines.append(self.renderer.launch(rk, args))
             else:
                 name = f"_ext_{item.op.name}"
                 self.externs[name] = item.op
@@ -187,12 +185,12 @@ class WrapperCode:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
                 allocated[item.name] = None
-                extern_ops[item.name] = item.op.name
+                extern_ops[item.name] = item.op.fresh_result
             for name, last in last_use.items():
                 if last == step and name in allocated:
                     buf = allocated[name]
                     if buf is not None and name not in moved:
-                        free.setdefault((buf.shape, buf.dtype.str, buf.strides), []).append(name)
+                        free.setdefault((buf.shape, buf.dtype.str), []).append(name)
                     else:
                         self.lines.append(f"del {name}")
             body += self.lines
@@ -216,14 +214,7 @@ class WrapperCode:
             "import numpy as np",
         ]
         if self.rendered:
-            head += [
-                "from kiln.runtime.loader import load_library",
-                f"_lib, _ffi = load_library({so_path!r}, {cdefs!r})",
-                "_fb = _ffi.from_buffer",
-                "",
-                "def _addr(a):  # a strided or broadcast array: its first element's address",
-                "    return _ffi.cast('char *', a.ctypes.data)",
-            ]
+            head += self.renderer.wrapper_prelude(so_path, cdefs, list(self.rendered.values()))
         head += [
             "",
             "def _respecialize(*args):  # replaced by the runtime: compile for new layouts",
@@ -234,11 +225,10 @@ class WrapperCode:
             "",
             "from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped",
             "",
-            f"_NT = {self.num_threads}",
+        ] + self.renderer.wrapper_globals() + [
             "_refcount = sys.getrefcount",
         ] + [f"{pool} = []" for pool in self.pools]
-        for rk in self.rendered.values():
-            head.append(f"{rk.name} = _lib.{rk.name}")
+        head += self.renderer.bind_kernels(list(self.rendered.values()))
         if self.externs:
             head.append("from kiln.ops import REGISTRY")
             for name, op in sorted(self.externs.items()):
@@ -273,37 +263,25 @@ class WrapperCode:
     @staticmethod
     def _owned(name: str, allocated: dict, extern_ops: dict) -> bool:
         """Memory only this call holds: a kernel's buffer, or a new array from an extern."""
-        from .inplace import FRESH_EXTERNS
         if name not in allocated:
             return False
-        return allocated[name] is not None or extern_ops.get(name) in FRESH_EXTERNS
+        return allocated[name] is not None or extern_ops.get(name, False)
 
     def _last_uses(self) -> dict[str, int]:
-        last: dict[str, int] = {}
-        for step, item in enumerate(self.items):
+        def reads(item: Any) -> list[str]:
             if isinstance(item, Kernel):
-                for b in self.rendered[item.name].buffers:
-                    last[b.name] = step
-                for name in self.rendered[item.name].inplace:
-                    last.setdefault(name, step)
-            else:
-                for v in iter_values(item.args):
-                    if isinstance(v, BufferValue):
-                        last[v.buf.name] = step
-                    elif isinstance(v, Opaque):  # a result kernels cannot hold (float16...)
-                        last[v.name] = step
-                last.setdefault(item.name, step)
-        for value in self.low.outputs:
-            for v in iter_values((value,)):
-                if isinstance(v, (BufferValue, Opaque)):
-                    last[v.buf.name if isinstance(v, BufferValue) else v.name] = len(self.items)
+                rk = self.rendered[item.name]
+                return [b.name for b in rk.buffers]
+            return [v.buf.name if isinstance(v, BufferValue) else v.name  # Opaque: a result
+                    for v in iter_values(item.args) if isinstance(v, (BufferValue, Opaque))]
+
+        outputs = [v.buf.name if isinstance(v, BufferValue) else v.name
+                   for v in iter_values(tuple(self.low.outputs)) if isinstance(v, (BufferValue, Opaque))]
+        last = last_uses((reads(item) for item in self.items), outputs)
+        # A value nothing reads dies where it is made (an in-place output's name, an
+        # unused extern result).
+        for step, item in enumerate(self.items):
+            made = list(self.rendered[item.name].inplace) if isinstance(item, Kernel) else [item.name]
+            for name in made:
+                last.setdefault(name, step)
         return last
-
-
-def _empty(buf: Buffer) -> str:
-    """The allocation of a buffer: C order, or the axis order NumPy gives that result."""
-    if buf.order is None:
-        return f"np.empty({buf.shape!r}, np.{buf.dtype.name})"
-    shape = tuple(buf.shape[a] for a in buf.order)
-    back = tuple(int(i) for i in np.argsort(buf.order))
-    return f"np.empty({shape!r}, np.{buf.dtype.name}).transpose({back!r})"

@@ -3,13 +3,14 @@
 Import :data:`F` to call ops (``F.sin(x)``), :func:`lookup` to map a NumPy callable or
 method to its op, :data:`REGISTRY` to list them. Each family lives in its own module.
 """
-from .registry import (REGISTRY, SPELLINGS, Bound, Category, F, Op, Spelling, declare,
+from .registry import (REGISTRY, SPELLINGS, Bound, Category, Composite, F, Op, Spelling, declare,
                        describe_callable, find_spelling, get_op, lookup, method_key,
                        ufunc_method_key, fit_grad, is_float_like)
 from .meta import TensorMeta, infer_meta
 from . import pointwise, broadcast  # noqa: F401  (declarations register themselves)
 from . import reduction, shape, indexing, join, creation, linalg, mutation  # noqa: F401
+from . import complex, numeric, statistics, sorting, matrix, signal  # noqa: F401
 
-__all__ = ["REGISTRY", "SPELLINGS", "Bound", "Category", "F", "Op", "Spelling", "declare",
+__all__ = ["REGISTRY", "SPELLINGS", "Bound", "Category", "Composite", "F", "Op", "Spelling", "declare",
            "describe_callable", "find_spelling", "get_op", "lookup", "method_key",
            "ufunc_method_key", "TensorMeta", "infer_meta", "fit_grad", "is_float_like"]

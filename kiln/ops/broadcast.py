@@ -33,7 +33,7 @@ sum_to = declare("sum_to", Category.REDUCTION, sum_to_impl, inputs=("x",),
                  params={"shape": ()}, meta=_sum_to_meta,
                  vjp=lambda g, out, x, shape: (F.broadcast_to(g, shape=shape_of(x)),),
                  doc="sum over broadcast dimensions down to `shape` (the adjoint of broadcast_to)")
-sum_to.lowering = {"reduce": "composite"}  # a sum over the broadcast axes (kiln/lowering/reductions.py)
+sum_to.lowering = {"reduce": "sum", "axes": "broadcast"}  # a sum over the axes broadcast to ``shape``
 
 
 def _broadcast_to_impl(x: Any, shape: tuple) -> Any:

@@ -177,6 +177,10 @@ full_like = declare("full_like", Category.CREATION,
                         None, _fill_grad(g, fill_value)),
                     doc="numpy.full_like(x, fill_value, dtype, shape)")
 full_like.lowering = {"fill": "fill_value"}
+# Their results are always new arrays: the first write into one (index_put) may take its
+# memory in place.
+for _op in (zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like):
+    _op.fresh_result = True
 
 
 def _full_like_normalize(a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
@@ -396,7 +400,7 @@ ascontiguousarray = declare("ascontiguousarray", Category.POINTWISE, np.ascontig
                             meta=lambda x: TensorMeta(tuple(shape_of(x)), _dtype_of(x)), aliases=True,
                             vjp=lambda g, out, x: (g,),
                             doc="numpy.ascontiguousarray: `x` itself when C-contiguous, else a C-ordered copy")
-ascontiguousarray.lowering = {"scalar": "identity", "kinds": "fiub"}
+ascontiguousarray.lowering = copy.lowering = {"scalar": "identity", "kinds": "fiub"}  # a copy is a loop
 
 
 def _np_copy_normalize(a, order="K", subok=False):
@@ -424,3 +428,5 @@ def _ascontiguousarray_normalize(a, dtype=None, *, like=None):
 spell(np.copy, copy, _np_copy_normalize, "numpy.copy")
 spell(method_key("copy"), copy, _method_copy_normalize, "ndarray.copy")
 spell(np.ascontiguousarray, ascontiguousarray, _ascontiguousarray_normalize, "numpy.ascontiguousarray")
+
+ascontiguousarray.layout_dependent = True  # a view of a C-contiguous input, else a copy

@@ -220,7 +220,7 @@ def _mask_meta(x: Any, index: tuple) -> TensorMeta:
 
 
 getitem_mask = declare("getitem_mask", Category.GATHER, _index_impl, inputs=("x", "index"),
-                       meta=_mask_meta, data_dependent=True,
+                       meta=_mask_meta, data_dependent=True, masked_selection=True,
                        vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
                        doc="x[index] with a boolean mask: its length depends on the data")
 
@@ -530,3 +530,9 @@ put_along_axis_add = declare(
         g, None, F.take_along_axis(g, indices, axis=axis) if is_float_like(values) else None),
     doc="a copy of x with values added where take_along_axis would read (the adjoint)",
     may_raise=True)
+
+
+# The functional scatters return new arrays; writes through a basic index go back with
+# index_put (functionalization).
+index_put.fresh_result = index_add.fresh_result = True
+getitem.put_back = lambda base, new, index: F.index_put(base, index, new)

@@ -54,7 +54,10 @@ def _int(value: Any) -> Any:
     """A concrete Python int, or None (a bool, a traced value, anything else)."""
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         return None
-    return operator.index(value)
+    try:
+        return operator.index(value)
+    except Exception:  # a symbolic size refuses to be one number
+        return None
 
 
 def transpose(w: Window, axes: Any) -> Window | None:
@@ -161,11 +164,17 @@ def reshape(w: Window, shape: Any) -> Window | None:
         return None
     if any(isinstance(n, int) and n == -1 for n in shape):
         known = _size(tuple(n for n in shape if not (isinstance(n, int) and n == -1)))
-        if not isinstance(known, int) or not isinstance(size, int):
+        if isinstance(known, int) and isinstance(size, int):
+            if known == 0 or size % known:
+                return None
+            rest = size // known
+        elif isinstance(known, int) and known and hasattr(size, "exact_div"):
+            rest = size.exact_div(known)  # (s0, 5) -> (-1,): s0*5 / 5
+            if rest is None:
+                return None
+        else:
             return None
-        if known == 0 or size % known:
-            return None
-        shape = tuple(size // known if isinstance(n, int) and n == -1 else n for n in shape)
+        shape = tuple(rest if isinstance(n, int) and n == -1 else n for n in shape)
     if _size(shape) != size:
         return None
     if isinstance(size, int) and size == 0:
@@ -176,18 +185,20 @@ def reshape(w: Window, shape: Any) -> Window | None:
     while ni < len(shape) and oi < len(old):
         np_, op = shape[ni], old[oi][0]
         while np_ != op:
-            if isinstance(np_, int) and isinstance(op, int) and np_ < op:
+            try:  # symbolic sizes compare when the order is the same for every size
+                grow_new = np_ < op
+            except Exception:
+                return None
+            if grow_new:
                 if nj >= len(shape):
                     return None
                 np_ = np_ * shape[nj]
                 nj += 1
-            elif isinstance(np_, int) and isinstance(op, int):
+            else:
                 if oj >= len(old):
                     return None
                 op = op * old[oj][0]
                 oj += 1
-            else:
-                return None  # symbolic sizes that do not line up
         for ok in range(oi, oj - 1):
             if old[ok][1] != old[ok + 1][0] * old[ok + 1][1]:
                 return None  # not contiguous across the merged dims: NumPy copies
@@ -246,8 +257,28 @@ def getitem(w: Window, index: Any) -> Window | None:
         else:
             i = _int(item)
             n = w.shape[d]
-            if i is None or not isinstance(n, int) or not -n <= i < n:
+            try:  # a symbolic size answers when it can (x[:, 0] of a dynamic dim)
+                inside = i is not None and -n <= i and i < n
+            except Exception:
+                inside = False
+            if not inside:
                 return None  # NumPy raises IndexError (or it is an advanced index)
-            offset = offset + (i % n) * w.strides[d]
+            offset = offset + (i if i >= 0 else n + i) * w.strides[d]
             d += 1
     return Window(tuple(shape), tuple(strides), offset)
+
+
+def diagonal(w: Window, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Window | None:
+    """np.diagonal: the other axes in order, then the diagonal (stride s1 + s2)."""
+    nd = len(w.shape)
+    a1, a2 = _axis(axis1, nd), _axis(axis2, nd)
+    if a1 is None or a2 is None or a1 == a2 or not isinstance(offset, int) \
+            or not all(isinstance(d, int) for d in (w.shape[a1], w.shape[a2])):
+        return None
+    n, m = w.shape[a1], w.shape[a2]
+    length = max(0, min(n - max(-offset, 0), m - max(offset, 0)))
+    rest = [k for k in range(nd) if k not in (a1, a2)]
+    start = offset * w.strides[a2] if offset >= 0 else -offset * w.strides[a1]
+    return Window(tuple(w.shape[k] for k in rest) + (length,),
+                  tuple(w.strides[k] for k in rest) + (w.strides[a1] + w.strides[a2],),
+                  w.offset + (start if length else 0))

@@ -553,3 +553,8 @@ cholesky = declare(
 spell(np.linalg.cholesky, cholesky,
       lambda a, /, *, upper=False: Bound(cholesky, (a,), {"upper": bool(upper)}),
       "numpy.linalg.cholesky")
+
+
+# Their results are new arrays, never views of an operand (einsum's may be one).
+for _op in (matmul, dot, inner, outer, tensordot, inv, solve, cholesky):
+    _op.fresh_result = True

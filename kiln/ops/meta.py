@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import UnsupportedArgument, UnsupportedDtype
 from .registry import map_leaves
 
-SUPPORTED_KINDS = "biuf"  # bool, signed, unsigned, float
+SUPPORTED_KINDS = "biufc"  # bool, signed, unsigned, float, complex
 
 
 class TensorMeta:
@@ -63,14 +63,21 @@ class TensorMeta:
         return f"TensorMeta(shape={self.shape}, dtype={self.dtype})"
 
 
-def check_dtype(dtype: Any, where: str) -> np.dtype:
-    """Reject dtypes kiln cannot compute with (object, strings, complex, float16)."""
+def supported_dtype(dtype: Any) -> bool:
+    """bool, integers, float32/64, complex64/128 (not float16, longdouble, clongdouble)."""
     dt = np.dtype(dtype)
-    if dt.kind not in SUPPORTED_KINDS or dt == np.float16 or dt.itemsize > 8:
+    return dt.kind in SUPPORTED_KINDS and dt != np.float16 and \
+        dt.itemsize <= (16 if dt.kind == "c" else 8)
+
+
+def check_dtype(dtype: Any, where: str) -> np.dtype:
+    """Reject dtypes kiln cannot compute with (object, strings, float16, longdouble)."""
+    dt = np.dtype(dtype)
+    if not supported_dtype(dt):
         raise UnsupportedDtype(
-            f"{where}: dtype {dt} is not supported by kiln (it handles bool, integers, float32 "
-            f"and float64); convert with .astype(np.float64) first or call the function "
-            f"without kiln")
+            f"{where}: dtype {dt} is not supported by kiln (it handles bool, integers, float32, "
+            f"float64, complex64 and complex128); convert with .astype(np.float64) first or "
+            f"call the function without kiln")
     return dt
 
 

@@ -135,6 +135,10 @@ def out_param(out: Any) -> Any:
 def bind(op: Op, name: str, a: Any, axis: Any, out: Any = None, keepdims: Any = _NV,
          where: Any = _NV, initial: Any = _NV, dtype: Any = None, **extra: Any) -> Bound:
     """The shared tail of every reduction normalizer."""
+    masked = where is not _NV and where is not True
+    if (masked or initial is not _NV) and op.name in _WHERE_FILL:
+        return _where_initial(op, name, a, axis, out, keepdims, where if masked else None,
+                              None if initial is _NV else initial, dtype, extra)
     reject_where(where, name)
     if initial is not _NV:
         reject(name, "initial", initial, "drop initial= and combine the result with it "
@@ -160,6 +164,42 @@ def bind(op: Op, name: str, a: Any, axis: Any, out: Any = None, keepdims: Any = 
         reject(name, "dtype", dtype, "cast the input or the result with .astype(...) instead")
     params.update(extra)
     return Bound(op, (a,), params, out_param(out))
+
+
+# where= and initial=: the reduction of a filled copy (a composite of ops, so it fuses and
+# differentiates), combined with initial as NumPy does.
+_WHERE_FILL = {"sum": 0, "prod": 1, "max": None, "min": None, "any": False, "all": True,
+               "mean": 0}
+
+
+def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra):
+    from .registry import Composite
+    if op.name in ("max", "min") and where is not None and initial is None:
+        raise ValueError(f"reduction operation '{'maximum' if op.name == 'max' else 'minimum'}'"
+                         f" does not have an identity, so to use a where mask one has to "
+                         f"specify 'initial'")
+    if op.name in ("any", "all", "mean") and initial is not None:
+        reject(name, "initial", initial, "combine the result with it yourself")
+    if where is not None and not hasattr(where, "shape"):
+        where = np.asarray(where, dtype=bool)
+
+    def fn(x, w):
+        fill = _WHERE_FILL[op.name] if op.name not in ("max", "min") else initial
+        filled = x if w is None else F.where(w, x, fill)
+        bound = bind(op, name, filled, axis, None, keepdims, dtype=dtype, **extra)
+        result = bound.op(*bound.inputs, **bound.params)
+        if op.name == "mean" and w is not None:
+            shape = tuple(shape_of(x))
+            count = bind(OPS["sum"], name, F.broadcast_to(w, shape=shape), axis, None, keepdims,
+                         dtype=np.intp)
+            total = bind(OPS["sum"], name, filled, axis, None, keepdims, dtype=bound.params["dtype"])
+            return F.true_divide(total.op(*total.inputs, **total.params),
+                                 count.op(*count.inputs, **count.params))
+        if initial is None:
+            return result
+        combine = {"sum": F.add, "prod": F.multiply, "max": F.maximum, "min": F.minimum}[op.name]
+        return combine(result, initial)
+    return Composite(fn, (a, where), {}, out_param(out))
 
 
 # ---- kernels and their rules --------------------------------------------------------------
@@ -476,9 +516,11 @@ if hasattr(np, "cumulative_sum"):
 
 
 # ---- lowering (kiln/lowering/reductions.py renders these) ---------------------------------
-# The combine of each op's accumulation loop; 'composite' ops (mean, var, std) are built
-# from float64 sum loops and pointwise math. argmax/argmin/ptp have none: extern calls.
-for _name, _combine in {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "any": "any",
-                        "all": "all", "mean": "composite", "var": "composite",
-                        "std": "composite"}.items():
-    OPS[_name].lowering = {"reduce": _combine}
+# The combine of each op's accumulation loop. ``finish`` builds the result from float64 sum
+# loops and pointwise math: 'mean' (sum / count), 'var' (sum of squared deviations from
+# the mean / max(count - ddof, 0)), 'std' (its square root). argmax/argmin/ptp have none:
+# extern calls.
+for _name in ("sum", "prod", "max", "min", "any", "all"):
+    OPS[_name].lowering = {"reduce": _name}
+for _name in ("mean", "var", "std"):
+    OPS[_name].lowering = {"reduce": "sum", "finish": _name}

@@ -62,6 +62,9 @@ class Op:
     doc: str = ""
     # The output shape depends on input values (boolean masks): eager only, never captured.
     data_dependent: bool = False
+    # ``x[mask]`` with a mask of x's shape: capture defers the selection while only
+    # elementwise ops use it, so ``x[m] = f(x[m])`` becomes a masked write (no sizes).
+    masked_selection: bool = False
     # Indices of inputs this op writes to (mutation ops); they return None like NumPy.
     mutates: tuple[int, ...] = ()
     # For a mutation op: the name of the functional op computing the new value of input 0.
@@ -82,6 +85,16 @@ class Op:
     # How lowering turns a call into loop-level code (see kiln/lowering/): for pointwise ops
     # a dict of per-backend expression templates; None means "an extern call of impl".
     lowering: Any = None
+    # The result is always a new array, never a view of an input (matmul, linalg solves,
+    # the functional scatters): a backend may write another value into its memory.
+    fresh_result: bool = False
+    # A VIEW-like op that returns a view for some memory layouts and a copy for others
+    # (reshape of a transposed array copies): aot keys its plan by the input's layout.
+    layout_dependent: bool = False
+    # For a VIEW op that does not cover every element of its base:
+    # ``put_back(base, new, *rest, **params)`` writes ``new`` into the view's elements of
+    # ``base`` (functionalization of writes through the view), written with other ops.
+    put_back: Callable[..., Any] | None = None
     # VIEW ops: ``layout(window, *inputs, **params) -> Window | None``, the output's
     # (shape, strides, offset) from the input's, computed without touching memory
     # (kiln/ops/layout.py); None from the rule: NumPy would copy or raise.
@@ -160,7 +173,24 @@ def _find_hook(values: Any) -> Callable | None:
         hook = getattr(type(value), "__kiln_op__", None)
         if hook is not None:
             return hook
-    return None
+    return _AMBIENT[-1] if _AMBIENT else None
+
+
+# A hook for op calls with no traced input (np.empty inside a composite spelling being
+# captured): set only while capture runs a composite (ambient_hook), so such calls are
+# graph nodes too, computed on every call, never constants of the graph.
+_AMBIENT: list = []
+
+
+class ambient_hook:
+    def __init__(self, hook: Callable) -> None:
+        self.hook = hook
+
+    def __enter__(self) -> None:
+        _AMBIENT.append(self.hook)
+
+    def __exit__(self, *exc: Any) -> None:
+        _AMBIENT.pop()
 
 
 def iter_leaves(value: Any) -> Iterator[Any]:
@@ -261,12 +291,32 @@ class Bound:
 
 
 @dataclass
+class Composite:
+    """A NumPy call normalized to a composition of ops: ``fn(*inputs, **params)``, written
+    with ``F.<op>(...)`` only (like a derivative rule), then maybe ``out=``.
+
+    Whoever runs it hands ``fn`` its own values: arrays (eager), Tensors (recorded on the
+    tape), capture's array stand-ins or graph proxies (each ``F`` call becomes a node). So
+    a spelling such as ``np.nansum`` or ``np.meshgrid`` needs no op, kernel, shape rule or
+    derivative of its own: its ops fuse and differentiate as they always do.
+    """
+    fn: Callable
+    inputs: tuple
+    params: dict = field(default_factory=dict)
+    out: Any = None
+
+
+@dataclass
 class Spelling:
-    """One NumPy way of writing an op: a callable, a method name or an operator."""
+    """One NumPy way of writing an op: a callable, a method name or an operator.
+
+    A composite spelling (``op`` None) normalizes to a :class:`Composite` of the ops
+    named in ``uses``."""
     key: Any
-    op: Op
-    normalize: Callable[..., Bound]
+    op: Op | None
+    normalize: Callable[..., Any]
     text: str
+    uses: tuple = ()
 
     def bind(self, *args: Any, **kwargs: Any) -> Bound:
         return self.normalize(*args, **kwargs)
@@ -295,11 +345,21 @@ def _spell_key(key: Any) -> Any:
 
 def spell(key: Any, op: Op, normalize: Callable[..., Bound], text: str | None = None) -> None:
     """Map a NumPy spelling to ``op``; ``normalize(*args, **kwargs)`` returns a :class:`Bound`."""
-    k = _spell_key(key)
+    _add_spelling(Spelling(key, op, normalize, text or describe_callable(key)))
+
+
+def spell_composite(key: Any, uses: tuple[str, ...], normalize: Callable[..., Composite],
+                    text: str | None = None) -> None:
+    """Map a NumPy spelling to a composition of the ops named in ``uses``;
+    ``normalize(*args, **kwargs)`` returns a :class:`Composite`."""
+    _add_spelling(Spelling(key, None, normalize, text or describe_callable(key), tuple(uses)))
+
+
+def _add_spelling(spelling: Spelling) -> None:
+    k = _spell_key(spelling.key)
     if k in SPELLINGS:
-        raise ValueError(f"NumPy spelling {text or key!r} is mapped twice "
-                         f"('{SPELLINGS[k].op.name}' and '{op.name}')")
-    SPELLINGS[k] = Spelling(key, op, normalize, text or describe_callable(key))
+        raise ValueError(f"NumPy spelling {spelling.text!r} is mapped twice")
+    SPELLINGS[k] = spelling
 
 
 def find_spelling(key: Any) -> Spelling | None:
@@ -333,3 +393,50 @@ def describe_callable(key: Any) -> str:
         parts = [p for p in module.split(".") if not p.startswith("_")]
         module = ".".join(parts)
     return f"{module}.{name}" if module else name
+
+
+def call_spelling(key: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a NumPy spelling as kiln's ops: normalize, then call the op (or the composite).
+
+    Composite spellings are written with it (``N.sum(x, axis=1)``, ``N.getitem(x, i)``),
+    so they read like the NumPy code they stand for, and whatever runs them (arrays,
+    Tensors, capture, graph tracing) sees only op calls."""
+    bound = lookup(key).bind(*args, **kwargs)
+    if bound.out is not None:
+        raise AssertionError("call_spelling: out= is not for composites")
+    if isinstance(bound, Composite):
+        return bound.fn(*bound.inputs, **bound.params)
+    return bound.op(*bound.inputs, **bound.params)
+
+
+class _SpellingNamespace:
+    """``N.<name>(...)``: the NumPy function ``np.<name>`` as kiln ops (call_spelling);
+    ``N.getitem(x, index)``, ``N.setitem`` and ``N.method(name, x, ...)`` for ndarray's."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name == "getitem":
+            return lambda x, index: call_spelling(method_key("__getitem__"), x, index)
+        if name == "method":
+            return lambda method, x, *a, **k: call_spelling(method_key(method), x, *a, **k)
+        fn = getattr(np, name)
+        return lambda *args, **kwargs: call_spelling(fn, *args, **kwargs)
+
+
+N = _SpellingNamespace()
+
+
+# NumPy calls on a boolean-mask selection ``x[mask]`` written without taking it (no
+# data-dependent size): ``fn(x, mask, *args, **kwargs)`` returns a Composite, or None
+# when this call needs the selection itself (capture then runs it as Python).
+MASKED_FORMS: dict[Any, Callable[..., Any]] = {}
+
+
+def spell_masked(key: Any, fn: Callable[..., Any]) -> None:
+    MASKED_FORMS[_spell_key(key)] = fn
+
+
+def masked_form(key: Any) -> Callable[..., Any] | None:
+    try:
+        return MASKED_FORMS.get(_spell_key(key))
+    except TypeError:
+        return None

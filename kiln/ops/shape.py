@@ -333,3 +333,7 @@ def _flipud_normalize(m):
 spell(np.flip, flip, _flip_normalize, "numpy.flip")
 spell(np.fliplr, flip, _fliplr_normalize, "numpy.fliplr")
 spell(np.flipud, flip, _flipud_normalize, "numpy.flipud")
+
+
+# A view for some memory layouts, a copy for others.
+reshape.layout_dependent = ravel.layout_dependent = True

@@ -2,13 +2,14 @@
 
 The pipeline, one named pass per line::
 
-    lowering  = GraphLowering(graph, example_inputs).run()   # graph -> loop IR
+    renderer  = CppRenderer(num_threads)                         # lowering/cpp.py (renderer.py)
+    lowering  = GraphLowering(graph, example_inputs, dynamic, renderer).run()  # graph -> loop IR
     items     = schedule(lowering)                          # fuse into kernels
     local     = kernel_locals(items, lowering)              # buffers that never leave a kernel
     inplace   = plan_inplace(items, lowering, local)        # outputs written over dead inputs
-    kernels   = [render_kernel(k, local, inplace) ...]      # C++ per kernel (templates)
-    so        = build(render_module(...))                   # g++, on-disk cache
-    wrapper   = WrapperCode(...).generate(so, ...)          # the Python module: call(*inputs)
+    kernels   = [renderer.render_kernel(k, local, sizes, inplace) ...]   # C++ per kernel
+    so        = build(renderer.render_module(...))          # g++, on-disk cache
+    wrapper   = WrapperCode(..., renderer).generate(so, ...)   # the Python module: call(*inputs)
 
 The callable is the wrapper's ``call``: it returns a tuple of outputs, like calling the
 graph. Input layouts (strides) are specialized; a call with other layouts compiles a
@@ -30,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import linecache
 import logging
 import os
 import sys
@@ -44,6 +44,7 @@ import numpy as np
 from .. import logs
 from ..config import config
 from ..errors import KilnError, Unsupported
+from ..ir.printer import exec_source
 from .build import BuildError, CompilerUnavailable, build, stats
 
 MAX_VARIANTS = 8
@@ -152,28 +153,31 @@ class Generated:
 SO_PLACEHOLDER = "<kiln-shared-library>"
 
 
-def generate(graph: Any, example_inputs: list, reinfer: bool = False, pool: bool = True,
-             dynamic: bool = False) -> Generated:
-    """Everything but the build: lowering, scheduling, C++ and wrapper text. ``dynamic``:
-    the placeholders' dynamic dims are size symbols (kernel arguments)."""
-    from ..lowering.cpp import render_kernel, render_module
+def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bool = False,
+             pool: bool = True, dynamic: bool = False) -> Generated:
+    """Everything but the build: the backend-neutral pipeline, then ``renderer``'s text
+    (kiln/lowering/renderer.py; default: C++). ``dynamic``: the placeholders' dynamic dims
+    are size symbols (kernel arguments)."""
+    from ..lowering.cpp import CppRenderer
     from ..lowering.inplace import plan_inplace
     from ..lowering.lower import GraphLowering
     from ..lowering.scheduler import Kernel, kernel_locals, schedule
     from ..lowering.wrapper import WrapperCode
 
-    low = GraphLowering(graph, example_inputs, reinfer=reinfer, dynamic=dynamic).run()
+    if renderer is None:
+        renderer = CppRenderer(num_threads=config.num_threads)
+    low = GraphLowering(graph, example_inputs, reinfer=reinfer, dynamic=dynamic, renderer=renderer).run()
     items = schedule(low, graph.name)
     local = kernel_locals(items, low)
     kernels = [item for item in items if isinstance(item, Kernel)]
     inplace = plan_inplace(items, low, local)
     size_args = tuple(s.name for s in low.sizes)
-    rendered = {k.name: render_kernel(k, local, size_args, inplace) for k in kernels}
-    cpp = render_module(graph.name, list(rendered.values()))
-    cdefs = "\n".join(rk.cdef for rk in rendered.values())
-    wrapper = WrapperCode(low, items, rendered, local, max(1, int(config.num_threads)), pool=pool)
-    source = wrapper.generate(SO_PLACEHOLDER, cdefs, graph.name)
-    return Generated(cpp, cdefs, source, low, [k.name for k in kernels], wrapper.consts)
+    rendered = {k.name: renderer.render_kernel(k, local, size_args, inplace) for k in kernels}
+    module = renderer.render_module(graph.name, list(rendered.values()))
+    signature = renderer.module_signature(list(rendered.values()))
+    wrapper = WrapperCode(low, items, rendered, local, renderer, pool=pool)
+    source = wrapper.generate(SO_PLACEHOLDER, signature, graph.name)
+    return Generated(module, signature, source, low, [k.name for k in kernels], wrapper.consts)
 
 
 def _compile_dynamic(graph: Any, example_inputs: list, respecialize: Callable) -> Artifact | None:
@@ -255,17 +259,16 @@ def _load_wrapper(source: str, graph_name: str) -> types.ModuleType:
             os.replace(tmp, filename)
     except OSError:
         filename = f"<{name}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     module = types.ModuleType(name)
     module.__file__ = filename
-    exec(compile(source, filename, "exec"), module.__dict__)
+    exec_source(source, filename, module.__dict__)
     return module
 
 
-def _report(artifact: Artifact, builds: int) -> None:
+def _report(artifact: Artifact, builds: int, language: str = "C++", kernels_file: str = "kernels.cpp") -> None:
     header = (f"graph '{artifact.name}': {len(artifact.kernel_names)} kernel(s), "
               f"{'built' if builds else 'loaded from cache'} in {artifact.compile_seconds * 1e3:.0f} ms")
-    text = f"# wrapper\n{artifact.wrapper}\n# C++ ({artifact.so})\n{artifact.cpp}"
+    text = f"# wrapper\n{artifact.wrapper}\n# {language} ({artifact.so})\n{artifact.cpp}"
     if logs.enabled("output_code"):
         logs.log("output_code", header, text)
     if output_code_log.isEnabledFor(logging.DEBUG):
@@ -276,5 +279,5 @@ def _report(artifact: Artifact, builds: int) -> None:
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, "wrapper.py"), "w") as f:
             f.write(artifact.wrapper)
-        with open(os.path.join(folder, "kernels.cpp"), "w") as f:
+        with open(os.path.join(folder, kernels_file), "w") as f:
             f.write(artifact.cpp)

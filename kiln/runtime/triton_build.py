@@ -88,6 +88,11 @@ def load_module(source: str, name: str, interpret: bool) -> types.ModuleType:
         if interpret:
             from .triton_interp import libdevice_standin
             module.libdevice = libdevice_standin
+            # The interpreter sums with np.sum when the combine is Triton's own (otherwise
+            # one Python call per element); kiln_add is only ever a tl.reduce combine.
+            sum_combine = getattr(triton.language.standard, "_sum_combine", None)
+            if sum_combine is not None and hasattr(module, "kiln_add"):
+                module.kiln_add = sum_combine
         _modules[(key, interpret)] = module
         return module
 
@@ -162,6 +167,7 @@ class TritonKernel:
         self.num_stages = num_stages
         self.interpret = interpret
         self._launchers: dict[tuple, Any] = {}
+        self._cupy: Any = None
 
     def compile(self, target: tuple = SM90, aligned: tuple[str, ...] = ()) -> Any:
         return compile_kernel(self.fn, self.signature, self.constexprs, target, self.num_warps,
@@ -172,19 +178,32 @@ class TritonKernel:
             from .triton_interp import run_interpreted
             run_interpreted(self.fn, grid, list(args), self.signature, self.constexprs)
             return
-        from .devices import is_cupy_array
-        from .triton_launch import CupyLauncher, current_target, import_cupy
-        cupy = import_cupy()
-        arrays = [(n, a) for n, a in zip(self.signature, args) if is_cupy_array(a)]
-        device = arrays[0][1].device.id if arrays else cupy.cuda.Device().id
-        aligned = tuple(n for n, a in arrays if a.data.ptr % 16 == 0)
-        key = (device, aligned)
-        launcher = self._launchers.get(key)
-        with cupy.cuda.Device(device):
-            if launcher is None:
-                compiled = self.compile(current_target(), aligned)
-                launcher = self._launchers[key] = CupyLauncher(compiled, self.signature)
-            launcher(grid, list(args), device, cupy.cuda.get_current_stream())
+        if self._cupy is None:
+            from .triton_launch import import_cupy
+            self._cupy = import_cupy()
+        cupy = self._cupy
+        ndarray = cupy.ndarray
+        # one launcher per (device, which pointers are 16-byte aligned): few in practice
+        device = next((a.device.id for a in args if type(a) is ndarray), None)
+        if device is None:
+            device = cupy.cuda.runtime.getDevice()
+        aligned = tuple(type(a) is ndarray and a.data.ptr % 16 == 0 for a in args)
+        launcher = self._launchers.get((device, aligned))
+        if launcher is None:
+            launcher = self._launcher(device, aligned)
+        if cupy.cuda.runtime.getDevice() != device:
+            with cupy.cuda.Device(device):
+                launcher(grid, args, device, cupy.cuda.get_current_stream())
+        else:
+            launcher(grid, args, device, cupy.cuda.get_current_stream())
+
+    def _launcher(self, device: int, aligned: tuple) -> Any:
+        from .triton_launch import CupyLauncher, current_target
+        names = tuple(n for n, ok in zip(self.signature, aligned) if ok)
+        with self._cupy.cuda.Device(device):
+            compiled = self.compile(current_target(), names)
+            launcher = self._launchers[(device, aligned)] = CupyLauncher(compiled, self.signature)
+        return launcher
 
 
 def clear() -> None:

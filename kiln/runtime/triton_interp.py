@@ -98,9 +98,7 @@ def run_interpreted(fn: Any, grid: tuple, args: list, signature: dict[str, str],
     converted = []
     for name, value in zip(names, args):
         if isinstance(value, np.ndarray):
-            if value.size == 0:
-                return
-            converted.append(HostArray(value))
+            converted.append(HostArray(value))      # size 0 too: masks keep every access off it
         else:
             converted.append(_scalar(value, signature[name]))
     with np.errstate(all="ignore"):   # kernels compute IEEE results silently, like NumPy's default

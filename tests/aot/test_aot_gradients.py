@@ -104,6 +104,15 @@ def _rows():
         "filled": (None, ("filled", (X, np.array(2.5)), {"shape": None, "dtype": None}), {}),
         "full": (np.full, ((3,), np.array(2.5)), {}),
         "linspace": (np.linspace, (np.array(0.5), np.array(2.0)), {"num": 5}),
+        "real": (np.real, (X,), {}),
+        "imag": (np.imag, (X,), {}),
+        "angle": (np.angle, (V,), {}),
+        "sort": (np.sort, (V,), {"axis": 1}),
+        "partition": (np.partition, (V, 1), {}),
+        "diagonal": (np.diagonal, (V,), {"offset": 1}),
+        "det": (np.linalg.det, (SQ,), {}),
+        "convolve": (np.convolve, (Y, X[0]), {"mode": "same"}),
+        "nonzero_or_raise": (None, ("nonzero_or_raise", (X,), {"message": "m", "error": "ValueError"}), {}),
     })
     return rows
 

@@ -206,3 +206,15 @@ def test_segment_exception_inside_the_region_propagates_with_user_line():
         seg(lambda v: 1 / 0, 2)
     lines = [tb.lineno + 1 for tb in info.traceback]   # pytest counts from 0
     assert f.__code__.co_firstlineno + 2 in lines
+
+
+def test_resume_with_many_stack_values_before_a_fused_load():
+    # 3.13 packs both locals of LOAD_FAST_LOAD_FAST into 4 bits each; in a resume function
+    # the ___stack arguments come first, so x's index passes 15: generated code splits it.
+    def f(x, y):
+        return (x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x + y)
+    facts = R.code_facts(f.__code__)
+    k = R.index_of(facts, "BINARY_OP") - (1 if "LOAD_FAST_LOAD_FAST" in facts.names else 2)
+    assert facts.depth[k] == 18
+    r = R.resume_function(f, k, 18, (), ("x", "y"))
+    assert r(*[1.0] * 18, 2.0, 3.0) == (1.0,) * 18 + (5.0,)

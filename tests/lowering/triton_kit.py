@@ -2,7 +2,9 @@
 (values whose code calls an ops handler: load, constant, cast, call), plus a runner that
 renders, imports and runs a kernel through Triton's interpreter on NumPy arrays."""
 import numpy as np
+import pytest
 
+from kiln.config import config
 from kiln.lowering.loop_ir import Buffer, BufferValue, Pointwise
 from kiln.lowering.lower import ComputeNode
 from kiln.lowering.scheduler import Frame, Kernel
@@ -72,3 +74,12 @@ def run(k, local, inputs, interpret=True):
     kern = tb.TritonKernel(mod, k.name, rk.signature, constexprs, warps, interpret=interpret)
     kern(grid, *args)
     return rk, source, outs
+
+
+@pytest.fixture(autouse=True)
+def interpret():
+    """backend="triton" on NumPy arrays through Triton's interpreter (KILN_TRITON_INTERPRET)."""
+    old = config.triton_interpret
+    config.triton_interpret = True
+    yield
+    config.triton_interpret = old

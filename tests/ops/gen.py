@@ -23,6 +23,8 @@ FLOATS = (F32, F64)
 NUMERIC = FLOATS + (I64,)
 ALL = NUMERIC + (BOOL,)
 INTEGRAL = (I64, BOOL)
+C64, C128 = np.dtype(np.complex64), np.dtype(np.complex128)
+COMPLEX = (C64, C128)
 
 
 # -- value domains ------------------------------------------------------------------------
@@ -51,6 +53,12 @@ class Domain:
                 specials: bool) -> np.ndarray:
         if dtype == BOOL:
             return rng.random(shape) < 0.5
+        if dtype.kind == "c":  # real and imaginary parts from the domain, specials in either
+            part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+            re, im = (self._sample(rng, shape, part, specials) for _ in range(2))
+            out = np.empty(shape, dtype)
+            out.real, out.imag = re, im
+            return out
         if dtype.kind in "iu":
             values = rng.integers(self.ilo, self.ihi + 1, size=shape)
             if self.nonzero:
@@ -227,7 +235,7 @@ class Ctx:
 
 def tolerances(dtype: np.dtype) -> tuple[float, float]:
     """(rtol, atol): float32 1e-5 relative plus slack for values near zero; float64 1e-12."""
-    if dtype == F32:
+    if dtype in (F32, C64):
         return 1e-5, 1e-6
     return 1e-12, 1e-13
 
@@ -244,7 +252,7 @@ def assert_same_values(got: Any, want: Any, what: str) -> None:
     got_a, want_a = as_array(got), as_array(want)
     assert got_a.dtype == want_a.dtype, f"{what}: dtype {got_a.dtype}, NumPy gives {want_a.dtype}"
     assert got_a.shape == want_a.shape, f"{what}: shape {got_a.shape}, NumPy gives {want_a.shape}"
-    if want_a.dtype.kind == "f":
+    if want_a.dtype.kind in "fc":
         rtol, atol = tolerances(want_a.dtype)
         np.testing.assert_allclose(got_a, want_a, rtol=rtol, atol=atol, equal_nan=True,
                                    err_msg=what)

@@ -11,7 +11,7 @@ from kiln.ops import REGISTRY, F
 from kiln.ops.registry import Bound
 from kiln.tensor import apply
 
-from .gen import (ALL, BOOL, EXPONENT, F32, F64, FLOATS, GT1, I64, INTEGRAL, NONZERO, NUMERIC,
+from .gen import (ALL, BOOL, COMPLEX, EXPONENT, F32, F64, FLOATS, GT1, I64, INTEGRAL, NONZERO, NUMERIC,
                   OFF_INT, POS, REAL, SHIFT, SMALL, UNIT, Arg, Case, Ctx, Domain, index_arg)
 from .spec import A, Row, getattr_op, scalar_of, unary_case
 
@@ -118,30 +118,30 @@ def ufunc_row(name: str, case: Callable, dtypes: tuple, grad: bool, alts: tuple 
 
 # name: (domain, gradient domain or None, dtypes, differentiable)
 UNARY = {
-    "negative": (REAL, None, ALL, True),
+    "negative": (REAL, None, ALL + COMPLEX, True),
     "positive": (REAL, None, NUMERIC, True),
-    "absolute": (REAL, NONZERO, ALL, True),
+    "absolute": (REAL, NONZERO, ALL + COMPLEX, True),
     "sign": (REAL, NONZERO, NUMERIC, True),
-    "exp": (SMALL, None, NUMERIC, True),
+    "exp": (SMALL, None, NUMERIC + COMPLEX, True),
     "exp2": (SMALL, None, NUMERIC, True),
     "expm1": (SMALL, None, NUMERIC, True),
-    "log": (POS, None, NUMERIC, True),
+    "log": (POS, None, NUMERIC + COMPLEX, True),
     "log2": (POS, None, NUMERIC, True),
     "log10": (POS, None, NUMERIC, True),
     "log1p": (Domain(-0.6, 3.0, 0, 5), None, NUMERIC, True),
-    "sqrt": (POS, None, NUMERIC, True),
+    "sqrt": (POS, None, NUMERIC + COMPLEX, True),
     "cbrt": (REAL, NONZERO, NUMERIC, True),
-    "square": (REAL, None, ALL, True),
-    "reciprocal": (NONZERO, None, NUMERIC, True),
-    "sin": (REAL, None, ALL, True),
-    "cos": (REAL, None, NUMERIC, True),
+    "square": (REAL, None, ALL + COMPLEX, True),
+    "reciprocal": (NONZERO, None, NUMERIC + COMPLEX, True),
+    "sin": (REAL, None, ALL + COMPLEX, True),
+    "cos": (REAL, None, NUMERIC + COMPLEX, True),
     "tan": (Domain(-1.2, 1.2, -1, 1), None, NUMERIC, True),
     "arcsin": (UNIT, None, NUMERIC, True),
     "arccos": (UNIT, None, NUMERIC, True),
     "arctan": (REAL, None, NUMERIC, True),
     "sinh": (SMALL, None, NUMERIC, True),
     "cosh": (SMALL, None, NUMERIC, True),
-    "tanh": (REAL, None, NUMERIC, True),
+    "tanh": (REAL, None, NUMERIC + COMPLEX, True),
     "arcsinh": (REAL, None, NUMERIC, True),
     "arccosh": (GT1, None, NUMERIC, True),
     "arctanh": (UNIT, None, FLOATS, True),
@@ -150,9 +150,9 @@ UNARY = {
     "trunc": (OFF_INT, None, NUMERIC, True),
     "rint": (OFF_INT, None, NUMERIC, True),
     "logical_not": (REAL, None, ALL, False),
-    "isnan": (REAL, None, ALL, False),
+    "isnan": (REAL, None, ALL + COMPLEX, False),
     "isinf": (REAL, None, NUMERIC, False),
-    "isfinite": (REAL, None, NUMERIC, False),
+    "isfinite": (REAL, None, NUMERIC + COMPLEX, False),
     "signbit": (REAL, None, NUMERIC, False),
     "invert": (REAL, None, INTEGRAL, False),
 }
@@ -167,14 +167,14 @@ QUOTIENT = dict(dy=NONZERO, relate=off_integer_quotient)
 
 # name: (case, dtypes, differentiable)
 BINARY = {
-    "add": (binary_case(), ALL, True),
-    "subtract": (binary_case(), NUMERIC, True),
-    "multiply": (binary_case(), ALL, True),
-    "true_divide": (binary_case(dy=NONZERO), NUMERIC, True),
+    "add": (binary_case(), ALL + COMPLEX, True),
+    "subtract": (binary_case(), NUMERIC + COMPLEX, True),
+    "multiply": (binary_case(), ALL + COMPLEX, True),
+    "true_divide": (binary_case(dy=NONZERO), NUMERIC + COMPLEX, True),
     "floor_divide": (binary_case(**QUOTIENT), NUMERIC, True),
     "remainder": (binary_case(**QUOTIENT), NUMERIC, True),
     "fmod": (binary_case(**QUOTIENT), NUMERIC, True),
-    "power": (binary_case(SMALL, EXPONENT, grad_dx=POS), NUMERIC, True),
+    "power": (binary_case(SMALL, EXPONENT, grad_dx=POS), NUMERIC + COMPLEX, True),
     "maximum": (binary_case(), ALL, True),
     "minimum": (binary_case(), ALL, True),
     "fmax": (binary_case(), NUMERIC, True),
@@ -183,8 +183,8 @@ BINARY = {
     "hypot": (binary_case(REAL, REAL, grad_dx=NONZERO, grad_dy=NONZERO), NUMERIC, True),
     "logaddexp": (binary_case(), NUMERIC, True),
     "copysign": (binary_case(REAL, REAL, grad_dx=NONZERO, grad_dy=NONZERO), NUMERIC, True),
-    "equal": (binary_case(Domain(-2, 2, -2, 2), Domain(-2, 2, -2, 2)), ALL, False),
-    "not_equal": (binary_case(), ALL, False),
+    "equal": (binary_case(Domain(-2, 2, -2, 2), Domain(-2, 2, -2, 2)), ALL + COMPLEX, False),
+    "not_equal": (binary_case(), ALL + COMPLEX, False),
     "less": (binary_case(), ALL, False),
     "less_equal": (binary_case(), ALL, False),
     "greater": (binary_case(), ALL, False),

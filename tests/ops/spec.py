@@ -16,7 +16,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 import kiln
 from kiln.ops import REGISTRY, F
-from kiln.ops.registry import Bound
+from kiln.ops.registry import Bound, call_spelling
 from kiln.tensor import apply
 
 from .gen import F64, FLOATS, REAL, Arg, Case, Ctx, Domain
@@ -38,6 +38,7 @@ class Row:
     mutates: bool = False                 # writes into its first argument
     bad: tuple = ()                       # Cases NumPy rejects: kiln must raise the same
     name: str | None = None               # test id, when an op has several rows
+    composite: bool = False               # a composite spelling (op: one of the ops it uses)
 
     def __repr__(self) -> str:
         return f"Row({self.id})"
@@ -109,8 +110,7 @@ def via_spelling(key: Any) -> Callable:
     """Call the op kiln's normalizer for this NumPy spelling chooses (on traced values, the
     normalizer's own reshapes record too)."""
     def call(*args: Any, **kwargs: Any) -> Any:
-        bound = kiln.ops.lookup(key).bind(*args, **kwargs)
-        return bound.op(*bound.inputs, **bound.params)
+        return call_spelling(key, *args, **kwargs)   # a composite: each of its ops
     return call
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .rows_creation_shape import creation_rows, mutation_rows, shape_rows, spelling_rows
 from .rows_indexing_join import indexing_rows, join_rows
+from .rows_numeric import numeric_rows
 from .rows_pointwise import pointwise_rows
 from .rows_reduction_linalg import linalg_rows, reduction_rows
 from .spec import Row
@@ -15,7 +16,7 @@ __all__ = ["ROWS", "NOT_ROWS", "Row"]
 
 ROWS: list[Row] = (pointwise_rows() + reduction_rows() + linalg_rows() + indexing_rows()
                    + join_rows() + creation_rows() + mutation_rows() + shape_rows()
-                   + spelling_rows())
+                   + spelling_rows() + numeric_rows())
 
 # Ops that cannot be a row of this table, and why; each is tested on its own.
 NOT_ROWS: dict[str, str] = {

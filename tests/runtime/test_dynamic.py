@@ -93,4 +93,4 @@ def test_both_dims_dynamic_compile_once_and_serve_twenty_shapes():
     assert len(compiles) == 1
     assert stats["builds"] - builds <= 1   # 0 when the kernel library is already cached
     cpp = compiles[0].kiln_artifact.cpp
-    assert "s0 * s1" in cpp and "int64_t s0, int64_t s1" in cpp
+    assert "s0*s1" in cpp and "int64_t s0, int64_t s1" in cpp

@@ -73,8 +73,8 @@ class ArrayVariable(VariableTracker):
             return ConstantVariable(int(self.meta.size))
         if name == "itemsize":
             return ConstantVariable(self.meta.dtype.itemsize)
-        if name == "T":
-            return tx.call_op(method_key("T"), [self], {}, "ndarray.T")
+        if name in ("T", "mT", "real", "imag"):  # properties that are ops
+            return tx.call_op(method_key(name), [self], {}, f"ndarray.{name}")
         if name in ("item", "tolist", "tobytes", "__array__", "__float__", "__int__"):
             tx.unsupported("data_dependent", f"ndarray.{name}() reads array data into Python",
                            HINTS["data_dependent"])
@@ -234,3 +234,65 @@ class SymScalarVariable(VariableTracker):
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         return ConstantVariable(self.as_constant(tx)).call_method(tx, name, args, kwargs)
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Do graph nodes ``a`` and ``b`` compute the same value: the same node, or the same op on
+    the same inputs (``x > 0`` written twice)?"""
+    if a is b:
+        return True
+    return getattr(a, "kind", None) == "call" and getattr(b, "kind", None) == "call" \
+        and a.target is b.target and a.kwargs == b.kwargs and len(a.args) == len(b.args) \
+        and all(p is q or (not hasattr(p, "kind") and not hasattr(q, "kind")
+                           and type(p) is type(q) and _plain_equal(p, q))
+                for p, q in zip(a.args, b.args))
+
+
+def _plain_equal(p: Any, q: Any) -> bool:
+    try:
+        return bool(p == q)
+    except Exception:
+        return False
+
+
+class MaskedSelectionVariable(VariableTracker):
+    """``x[mask]`` (a mask of x's shape) not taken yet: its length depends on the data.
+
+    While only elementwise ops use it, they run on the whole of ``full`` and stay masked
+    (``np.sqrt(x[m]) * 2`` is ``(np.sqrt(x) * 2)[m]``); writing it back through the same
+    mask (``y[m] = f(x[m])``) is ``np.copyto(y, f(x), where=m)``: no data-dependent size
+    at all. Any other use takes the selection for real, as Python (a graph break)."""
+
+    def __init__(self, full: ArrayVariable, mask: ArrayVariable) -> None:
+        self.full = full
+        self.mask = mask
+
+    def describe(self) -> str:
+        return "a boolean-mask selection"
+
+    def python_type(self) -> type:
+        return np.ndarray
+
+    def same_mask(self, other: "MaskedSelectionVariable") -> bool:
+        return same_value(other.mask.node, self.mask.node)
+
+    # operators go through call_op, as an array's do (which keeps the selection masked)
+    binary = ArrayVariable.binary
+    unary = ArrayVariable.unary
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if name == "dtype":
+            return ConstantVariable(self.full.meta.dtype)
+        if name == "ndim":
+            return ConstantVariable(1)
+        if find_spelling(method_key(name)) is not None:
+            from .functions import ArrayMethodVariable
+            return ArrayMethodVariable(self, name)   # x[m].sum(): decided when called
+        self.take(tx, f"ndarray.{name}")
+
+    def truth(self, tx) -> bool:
+        self.take(tx, "its truth value")
+
+    def take(self, tx, use: str):
+        tx.unsupported("data_dependent", f"{use} of x[mask]: its size depends on the data, so "
+                       f"the selection runs as Python", HINTS["data_dependent"])

@@ -128,7 +128,7 @@ class ConstantVariable(VariableTracker):
 
 
 class NullVariable(VariableTracker):
-    """The NULL that 3.11 pushes below a callable."""
+    """The NULL a call sequence keeps beside its callable (below it on 3.11/3.12, above on 3.13)."""
 
     def describe(self) -> str:
         return "NULL"

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ops.meta import SUPPORTED_KINDS
+from ...ops.meta import supported_dtype
 from ..sources import AttrSource, GetItemSource, Source
 from .base import ConstantVariable, VariableTracker
 
@@ -103,7 +103,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
                             UserObjectVariable)
     kind = type(value)
     if kind is np.ndarray or kind is _tensor_class():
-        if value.dtype.kind not in SUPPORTED_KINDS:
+        if not supported_dtype(value.dtype):
             tx.unsupported("unsupported_value", f"array of dtype {value.dtype} is not supported",
                            "convert it with .astype(np.float64) before the compiled function")
         if source is None:
@@ -225,6 +225,8 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
     cls = var.value
     if not isinstance(cls, type):
         return VariableTracker.call(var, tx, args, kwargs)
+    if cls is np.ndarray:  # np.ndarray(shape, dtype): a spelling like any NumPy function
+        return tx.call_op(np.ndarray, args, kwargs, "numpy.ndarray")
     if issubclass(cls, np.generic) or cls in (int, float, bool, complex):
         if len(args) == 1 and not kwargs and isinstance(args[0], SymScalarVariable):
             ref = tx.output.ns.ref(cls, "type")

@@ -26,7 +26,7 @@ extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, cons
     // Threads only when the work (14 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && s0 >= 2 && (int64_t)s0 * s1 * 14 >= 4194304) {
+    if (nthreads > 1 && s0 >= 2 && (int64_t)s0*s1 * 14 >= 4194304) {
         const int64_t nchunks = s0 < 8 * nthreads ? s0 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {

@@ -51,7 +51,7 @@ extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restric
     // Threads only when the work (18 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 32 >= 2 && (int64_t)64 * 32 * 18 >= 4194304) {
+    if (nthreads > 1 && 32 >= 2 && (int64_t)2048 * 18 >= 4194304) {
         const int64_t nchunks = 32 < 8 * nthreads ? 32 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {
@@ -90,7 +90,7 @@ extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restri
     // Threads only when the work (8 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 64 >= 2 && (int64_t)64 * 32 * 8 >= 4194304) {
+    if (nthreads > 1 && 64 >= 2 && (int64_t)2048 * 8 >= 4194304) {
         const int64_t nchunks = 64 < 8 * nthreads ? 64 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {

@@ -1,0 +1,82 @@
+"""The opcodes that move control: iteration and jumps (3.11's forward/backward forms,
+3.12+'s ``POP_JUMP_IF_*``). A mixin of :class:`~kiln.capture.translator.InstructionTranslator`
+(one handler per opcode, as everywhere in the translator). ``FOR_ITER``'s target is
+normalised by ``bytecode_facts.decode``: where the interpreter lands when the iterator is
+exhausted, with it popped, on every version."""
+from __future__ import annotations
+
+from .variables.containers import DictVariable, IteratorVariable, ListVariable
+
+
+class ControlOpcodes:
+    def GET_ITER(self, inst):
+        obj = self.pop()
+        if isinstance(obj, IteratorVariable):
+            self.push(obj)
+        else:
+            origin = obj if isinstance(obj, (ListVariable, DictVariable)) else None
+            self.push(IteratorVariable(obj.items(self), origin))
+
+    def FOR_ITER(self, inst):
+        iterator = self.stack[-1]
+        if not isinstance(iterator, IteratorVariable):
+            self.unsupported("unsupported_value", f"iterating over {iterator.describe()} (an "
+                             "iterator kiln did not make): each step runs as Python")
+        self._check_scalar_loop(inst, iterator)
+        if iterator.changed():
+            if isinstance(iterator.origin, DictVariable):  # Python raises RuntimeError here
+                self.unsupported("scalar_loop", "a loop over a dict that changes size during "
+                                 "the loop: the function runs as Python")
+            self.unsupported("unsupported_value", "the list a loop walks changed during the "
+                             "loop: the loop runs as Python")
+        item = iterator.next()
+        if item is None:
+            self.pop()
+            self.ip = inst.target
+        else:
+            self.push(item)
+
+    def JUMP_FORWARD(self, inst):
+        self.ip = inst.target
+
+    JUMP_BACKWARD = JUMP_BACKWARD_NO_INTERRUPT = JUMP_FORWARD
+
+    def POP_JUMP_FORWARD_IF_TRUE(self, inst):
+        self.jump_if(inst, self.pop(), True)
+
+    def POP_JUMP_FORWARD_IF_FALSE(self, inst):
+        self.jump_if(inst, self.pop(), False)
+
+    POP_JUMP_BACKWARD_IF_TRUE = POP_JUMP_FORWARD_IF_TRUE
+    POP_JUMP_BACKWARD_IF_FALSE = POP_JUMP_FORWARD_IF_FALSE
+
+    def POP_JUMP_FORWARD_IF_NONE(self, inst):
+        value = self.pop()
+        if value.is_constant() and value.value is None:
+            self.ip = inst.target
+
+    def POP_JUMP_FORWARD_IF_NOT_NONE(self, inst):
+        value = self.pop()
+        if not (value.is_constant() and value.value is None):
+            self.ip = inst.target
+
+    POP_JUMP_BACKWARD_IF_NONE = POP_JUMP_FORWARD_IF_NONE
+    POP_JUMP_BACKWARD_IF_NOT_NONE = POP_JUMP_FORWARD_IF_NOT_NONE
+
+    def JUMP_IF_TRUE_OR_POP(self, inst):
+        if self.stack[-1].truth(self):
+            self.ip = inst.target
+        else:
+            self.pop()
+
+    def JUMP_IF_FALSE_OR_POP(self, inst):
+        if not self.stack[-1].truth(self):
+            self.ip = inst.target
+        else:
+            self.pop()
+
+    # 3.12+: forward-only conditional jumps
+    POP_JUMP_IF_TRUE = POP_JUMP_FORWARD_IF_TRUE
+    POP_JUMP_IF_FALSE = POP_JUMP_FORWARD_IF_FALSE
+    POP_JUMP_IF_NONE = POP_JUMP_FORWARD_IF_NONE
+    POP_JUMP_IF_NOT_NONE = POP_JUMP_FORWARD_IF_NOT_NONE

@@ -1,0 +1,76 @@
+"""The backend seam below the scheduler: what a renderer provides.
+
+``generate(graph, example_inputs, renderer)`` (kiln/runtime/backend.py) runs the
+backend-neutral pipeline — lowering, scheduling, kernel-local buffers, the in-place
+plan — and asks the renderer for everything target-specific: which dtypes kernels can
+hold and which scalar functions it spells, the text of each kernel and of the module,
+and, for the Python wrapper, how to load the module, pass an array, allocate one and
+launch a kernel. Building and loading the module is the runtime's half
+(``kiln.runtime.backend.CPP``: g++ and cffi). A new backend is a subclass here plus its
+templates plus a runtime loader; the scheduler never changes.
+
+    >>> from kiln.lowering.cpp import CppRenderer
+    >>> r = CppRenderer(num_threads=2)
+    >>> "float64" in r.dtypes, r.supports("sin", "float32"), r.supports("sin", "int64")
+    (True, True, False)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class Renderer:
+    """Target-specific code generation (see the module doc); subclasses fill it in."""
+
+    name = "abstract"
+    # numpy dtype names kernels can hold; others make their nodes extern calls
+    dtypes: frozenset = frozenset()
+
+    def supports(self, fn: str, dtype: Any) -> bool:
+        """Does this target spell scalar function ``fn`` for a loop of ``dtype``?"""
+        raise NotImplementedError
+
+    # -- kernels -------------------------------------------------------------------------
+    def render_kernel(self, kernel: Any, local: dict, size_args: tuple, inplace: dict) -> Any:
+        """A scheduled kernel's text: a ``RenderedKernel`` (name, source, buffers and
+        scalars in parameter order, what it writes, in-place outputs)."""
+        raise NotImplementedError
+
+    def render_module(self, graph_name: str, kernels: list) -> str:
+        raise NotImplementedError
+
+    def module_signature(self, kernels: list) -> str:
+        """What the loader needs besides the module (C declarations for cffi)."""
+        return ""
+
+    # -- the wrapper asks ----------------------------------------------------------------
+    def wrapper_prelude(self, module_path: str, signature: str, kernels: list) -> list[str]:
+        """Wrapper lines that load the module and bind each kernel's name."""
+        raise NotImplementedError
+
+    def wrapper_globals(self) -> list[str]:
+        """Constants the launches use (a thread count)."""
+        return []
+
+    def pointer(self, buf: Any) -> str:
+        """How the wrapper passes array ``buf.name`` to a kernel."""
+        raise NotImplementedError
+
+    def allocate(self, buf: Any) -> str:
+        """An expression for a new array for ``buf`` (shape may name size symbols): C
+        order, or the axis order NumPy gives that result (``buf.order``, static shapes)."""
+        if getattr(buf, "order", None) is None:
+            return f"np.empty({buf.shape!r}, np.{np.dtype(buf.dtype).name})"
+        shape = tuple(buf.shape[a] for a in buf.order)
+        back = tuple(int(i) for i in np.argsort(buf.order))
+        return f"np.empty({shape!r}, np.{np.dtype(buf.dtype).name}).transpose({back!r})"
+
+    def bind_kernels(self, kernels: list) -> list[str]:
+        """Wrapper lines giving each kernel its name (after the prelude)."""
+        return []
+
+    def launch(self, rendered: Any, args: list[str]) -> str:
+        """The statement running a kernel on ``args`` (pointers, scalars, sizes)."""
+        raise NotImplementedError

@@ -1,0 +1,99 @@
+"""docs/coverage.md, generated from the inventory: every op, its NumPy spellings, whether
+it fuses, whether it differentiates, how each backend runs it; then the composite
+spellings (NumPy functions that are compositions of ops) with the ops they use.
+
+    python -m kiln.ops.coverage > docs/coverage.md
+
+tests/ops/test_coverage_doc.py fails when the checked-in page differs from this output.
+"""
+from __future__ import annotations
+
+import sys
+
+from .registry import REGISTRY, SPELLINGS, Category
+
+def _lowering(op) -> dict | None:
+    rule = op.lowering
+    return rule if isinstance(rule, dict) else None
+
+
+def fuses(op) -> bool:
+    """Does the C++ backend generate loop code for it (so it fuses with its neighbours)?"""
+    rule = _lowering(op)
+    if op.category == Category.VIEW:
+        return getattr(op, "layout", None) is not None  # a strided view of its input
+    if rule is None:
+        return op.name == "copy"  # kiln/lowering/rules.py's EXTRA_POINTWISE
+    if "decompose" in rule:
+        return True
+    if op.category == Category.POINTWISE:
+        return "scalar" in rule
+    if op.category == Category.REDUCTION:
+        return "reduce" in rule
+    return False
+
+
+def spellings_of(op) -> list[str]:
+    return sorted(s.text for s in SPELLINGS.values() if s.op is op)
+
+
+def composites() -> list:
+    return sorted((s for s in SPELLINGS.values() if s.op is None), key=lambda s: s.text)
+
+
+def markdown() -> str:
+    ops = sorted(REGISTRY.values(), key=lambda op: (str(op.category), op.name))
+    lines = [
+        "# NumPy coverage",
+        "",
+        "Generated from kiln's op inventory by `python -m kiln.ops.coverage > docs/coverage.md`;",
+        "`tests/ops/test_coverage_doc.py` fails when this page is stale. Every op runs on the",
+        "`eager` and `aot_eager` backends (its NumPy kernel). On `cpp` it is a generated kernel",
+        "that fuses with its neighbours (**kernel**) or a call of the NumPy kernel (**extern**).",
+        "Complex arrays (complex64, complex128) run every op through its NumPy kernel on every",
+        "backend (no C++ complex kernels yet) and carry no gradient (kiln raises instead).",
+        "",
+        f"{len(REGISTRY)} ops, {sum(1 for s in SPELLINGS.values() if s.op is not None)} spellings "
+        f"of them, {len(composites())} composite spellings.",
+        "",
+        "| op | category | NumPy spellings | cpp | differentiates |",
+        "|---|---|---|---|---|",
+    ]
+    for op in ops:
+        spelled = ", ".join(f"`{t}`" for t in spellings_of(op)) or "(internal)"
+        lines.append(f"| `{op.name}` | {op.category} | {spelled} | "
+                     f"{'kernel' if fuses(op) else 'extern'} | {'yes' if op.differentiable else 'no'} |")
+    lines += [
+        "",
+        "## Composite spellings",
+        "",
+        "NumPy functions written as compositions of the ops above (kiln/ops/numeric.py and",
+        "neighbours): they fuse and differentiate as their ops do.",
+        "",
+        "| NumPy spelling | ops it uses |",
+        "|---|---|",
+    ]
+    for s in composites():
+        uses = ", ".join(f"`{u}`" for u in s.uses) or "(a constant: computed while capturing)"
+        lines.append(f"| `{s.text}` | {uses} |")
+    lines += [
+        "",
+        "## Not captured yet (a graph break: the call runs as Python)",
+        "",
+        "- data-dependent sizes: `x[mask]` (except `x[mask] = v`), `np.nonzero`, `np.argwhere`,",
+        "  one-argument `np.where`, `np.unique`, `np.flatnonzero`, `np.compress`, `np.bincount`",
+        "  (kiln has no run-time-sized values in graphs yet);",
+        "- several results from one kernel: `np.linalg.svd` with `compute_uv=True`, `eigh`, `qr`,",
+        "  `slogdet`, `lstsq`; `eig`/`eigvals` (their dtype depends on the data);",
+        "- Python values read from data: `np.allclose`, `np.array_equal`, `count_nonzero(x)`",
+        "  without an axis, `.item()`, `.tolist()`;",
+        "- `np.piecewise` (it calls Python functions), `np.mgrid`/`np.ogrid` (index objects),",
+        "  iteration over `np.ndindex`/`np.ndenumerate`, `order='F'` outputs.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import kiln.ops  # noqa: F401  (every declaration)
+    sys.stdout.write(markdown())

@@ -1,0 +1,272 @@
+"""Matrix functions beyond products and solves: diagonals, traces, Kronecker and cross
+products, determinants, powers, pseudo-inverses, singular and symmetric eigenvalues.
+
+``diagonal`` is a VIEW op (NumPy returns a read-only view); its derivative puts the
+cotangent back on the diagonal. ``trace``, ``diag``, ``kron``, ``cross``, ``vdot`` and
+``matrix_power`` are composites (kiln/ops/numeric.py explains those): they differentiate
+and fuse through the ops they use. ``det``, ``pinv``, ``svdvals``, ``eigvalsh`` and
+``matrix_rank`` call LAPACK through NumPy (EXTERN ops).
+
+Functions returning several arrays (``svd`` with ``compute_uv``, ``eigh``, ``qr``,
+``slogdet``, ``lstsq``) and ``eig``/``eigvals`` (whose dtype depends on the data) are not
+ops yet: kiln runs them as Python (a graph break).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import layout
+from .linalg import LETTERS, mT
+from .meta import TensorMeta, ndim_of, normalize_one_axis, reject, shape_of
+from .reduction import dtype_of
+from .registry import Bound, Category, Composite, F, N, declare, method_key, spell, spell_composite
+
+
+# ---- diagonal, trace, diag --------------------------------------------------------------------
+
+def _diagonal_impl(x, offset=0, axis1=0, axis2=1):
+    return np.diagonal(x, offset, axis1, axis2)
+
+
+def _placement(n: int, m: int, offset: int, length: int, dtype: Any) -> tuple:
+    """0/1 matrices P (n, L), Q (m, L): diagonal element i sits at row/column i + shift."""
+    rows = np.zeros((n, length), dtype)
+    cols = np.zeros((m, length), dtype)
+    i = np.arange(length)
+    rows[i + max(-offset, 0), i] = 1
+    cols[i + max(offset, 0), i] = 1
+    return rows, cols
+
+
+def _diagonal_vjp(g, out, x, offset, axis1, axis2):
+    nd = ndim_of(x)
+    n, m = shape_of(x)[axis1], shape_of(x)[axis2]
+    length = shape_of(g)[-1]
+    rows, cols = _placement(n, m, offset, length, dtype_of(g))
+    batch = LETTERS[:nd - 2]
+    r, c, i = LETTERS[nd - 2], LETTERS[nd - 1], LETTERS[nd]
+    full = F.einsum((g, rows, cols), subscripts=f"{batch}{i},{r}{i},{c}{i}->{batch}{r}{c}")
+    rest = [k for k in range(nd) if k not in (axis1, axis2)]
+    order = rest + [axis1, axis2]   # full's axes, in terms of x's
+    back = tuple(order.index(k) for k in range(nd))
+    return (F.transpose(full, axes=back),)
+
+
+diagonal = declare("diagonal", Category.VIEW, _diagonal_impl, inputs=("x",),
+                   params={"offset": 0, "axis1": 0, "axis2": 1}, vjp=_diagonal_vjp,
+                   layout=layout.diagonal,
+                   doc="numpy.diagonal / ndarray.diagonal: a read-only view of a diagonal")
+
+
+def _diagonal_normalize(a, offset=0, axis1=0, axis2=1):
+    nd = ndim_of(a)
+    if nd < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    a1, a2 = normalize_one_axis(axis1, nd), normalize_one_axis(axis2, nd)
+    if a1 == a2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    return Bound(diagonal, (a,), {"offset": operator.index(offset), "axis1": a1, "axis2": a2})
+
+
+spell(np.diagonal, diagonal, _diagonal_normalize, "numpy.diagonal")
+spell(method_key("diagonal"), diagonal, _diagonal_normalize, "ndarray.diagonal")
+
+
+def _trace(a, offset, axis1, axis2, dtype):
+    return N.sum(N.diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def _trace_normalize(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return Composite(_trace, (a,), {"offset": offset, "axis1": axis1, "axis2": axis2,
+                                    "dtype": dtype}, out)
+
+
+spell_composite(np.trace, ("diagonal", "sum"), _trace_normalize, "numpy.trace")
+spell_composite(method_key("trace"), ("diagonal", "sum"), _trace_normalize, "ndarray.trace")
+
+
+def _diag(v, k):
+    nd = ndim_of(v)
+    if nd == 2:
+        return N.diagonal(v, k)
+    if nd != 1:
+        raise ValueError("Input must be 1- or 2-d.")
+    n = shape_of(v)[0]
+    size = n + abs(k)
+    # row r holds v[r] (k >= 0) or v[r + k] (k < 0), on the diagonal k: a where, so that
+    # inf and nan stay where NumPy puts them (a product with 0/1 matrices would spread them)
+    pad = N.zeros(abs(k), dtype=dtype_of(v))
+    column = N.concatenate([v, pad] if k >= 0 else [pad, v])
+    return N.where(np.eye(size, size, k, dtype=bool), N.reshape(column, (size, 1)),
+                   dtype_of(v).type(0))
+
+
+spell_composite(np.diag, ("diagonal", "where", "concatenate"),
+                lambda v, k=0: Composite(_diag, (v,), {"k": operator.index(k)}), "numpy.diag")
+
+
+# ---- kron, cross, vdot ------------------------------------------------------------------------
+
+def _kron(a, b):
+    a = a if hasattr(a, "shape") else np.asarray(a)
+    b = b if hasattr(b, "shape") else np.asarray(b)
+    nd = max(ndim_of(a), ndim_of(b))
+    sa = (1,) * (nd - ndim_of(a)) + tuple(shape_of(a))
+    sb = (1,) * (nd - ndim_of(b)) + tuple(shape_of(b))
+    # out[i*B + j] = a[i] * b[j] on every axis: interleave the axes, multiply, merge pairs.
+    ea = tuple(v for d in sa for v in (d, 1))
+    eb = tuple(v for d in sb for v in (1, d))
+    prod = N.multiply(N.reshape(a, ea), N.reshape(b, eb))
+    return N.reshape(prod, tuple(x * y for x, y in zip(sa, sb)))
+
+
+spell_composite(np.kron, ("reshape", "multiply"), lambda a, b: Composite(_kron, (a, b)), "numpy.kron")
+
+
+def _cross(a, b, axisa, axisb, axisc):
+    a = N.moveaxis(a, axisa, -1)
+    b = N.moveaxis(b, axisb, -1)
+    na, nb = shape_of(a)[-1], shape_of(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n"
+                         "(dimension must be 2 or 3)")
+    ax = [N.getitem(a, (Ellipsis, i)) for i in range(na)]
+    bx = [N.getitem(b, (Ellipsis, i)) for i in range(nb)]
+    if na == 2 and nb == 2:
+        return N.subtract(N.multiply(ax[0], bx[1]), N.multiply(ax[1], bx[0]))
+    a0, a1 = ax[0], ax[1]
+    a2 = ax[2] if na == 3 else 0
+    b0, b1 = bx[0], bx[1]
+    b2 = bx[2] if nb == 3 else 0
+    comps = [N.subtract(N.multiply(a1, b2), N.multiply(a2, b1)),
+             N.subtract(N.multiply(a2, b0), N.multiply(a0, b2)),
+             N.subtract(N.multiply(a0, b1), N.multiply(a1, b0))]
+    shape = np.broadcast_shapes(*[shape_of(c) for c in comps])
+    comps = [N.broadcast_to(c, shape) for c in comps]
+    return N.moveaxis(N.stack(comps, axis=-1), -1, axisc)
+
+
+def _cross_normalize(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    return Composite(_cross, (a, b), {"axisa": axisa, "axisb": axisb, "axisc": axisc})
+
+
+spell_composite(np.cross, ("multiply", "subtract", "stack", "moveaxis"), _cross_normalize,
+                "numpy.cross")
+
+
+def _vdot(a, b):
+    a = N.ravel(a)
+    if dtype_of(a).kind == "c":
+        a = N.conjugate(a)
+    return N.dot(a, N.ravel(b))
+
+
+spell_composite(np.vdot, ("ravel", "conjugate", "dot"), lambda a, b, /: Composite(_vdot, (a, b)),
+                "numpy.vdot")
+
+
+# ---- det, matrix_power, pinv, svdvals, eigvalsh, matrix_rank -----------------------------------
+
+def _square(name: str, a: Any) -> None:
+    s = shape_of(a)
+    if len(s) < 2:
+        raise np.linalg.LinAlgError(f"{len(s)}-dimensional array given. Array must be at least "
+                                    f"two-dimensional")
+    if s[-1] != s[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+
+
+def _det_meta(a):
+    _square("det", a)
+    return TensorMeta(shape_of(a)[:-2], np.linalg.det(np.eye(1, dtype=dtype_of(a))).dtype)
+
+
+def _det_vjp(g, out, a):
+    # d det(A) = det(A) tr(A^-1 dA): the cotangent is g det(A) A^-T (A must be invertible).
+    scale = F.reshape(F.multiply(g, out), shape=tuple(shape_of(out)) + (1, 1))
+    return (F.multiply(scale, mT(F.inv(a))),)
+
+
+det = declare("det", Category.EXTERN, lambda a: np.linalg.det(a), inputs=("a",), meta=_det_meta,
+              vjp=_det_vjp, doc="numpy.linalg.det (stacks of square matrices)")
+spell(np.linalg.det, det, lambda a: Bound(det, (a,), {}), "numpy.linalg.det")
+
+
+def _matrix_power(a, n):
+    """Repeated squaring, as NumPy does (n < 0: of the inverse); n == 0: identities."""
+    _square("matrix_power", a)
+    if n == 0:
+        eye = np.eye(shape_of(a)[-1], dtype=dtype_of(a))
+        return N.copy(N.broadcast_to(eye, tuple(shape_of(a))))
+    if n < 0:
+        a, n = F.inv(a), -n
+    if n == 1:
+        return N.copy(a)
+    if n <= 3:  # NumPy's own association, so NaN/inf land where NumPy puts them
+        square = N.matmul(a, a)
+        return square if n == 2 else N.matmul(square, a)
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else N.matmul(result, base)
+        n >>= 1
+        if n:
+            base = N.matmul(base, base)
+    return N.copy(result) if result is a else result
+
+
+spell_composite(np.linalg.matrix_power, ("matmul", "inv", "copy"),
+                lambda a, n: Composite(_matrix_power, (a,), {"n": operator.index(n)}),
+                "numpy.linalg.matrix_power")
+
+
+def _pinv_impl(a, rcond=None, hermitian=False):
+    return np.linalg.pinv(a, rcond=rcond, hermitian=hermitian) if rcond is not None \
+        else np.linalg.pinv(a, hermitian=hermitian)
+
+
+pinv = declare("pinv", Category.EXTERN, _pinv_impl, inputs=("a",),
+               params={"rcond": None, "hermitian": False},
+               doc="numpy.linalg.pinv: the Moore-Penrose pseudo-inverse (via the SVD)")
+spell(np.linalg.pinv, pinv,
+      lambda a, rcond=None, hermitian=False, *, rtol=np._NoValue: Bound(
+          pinv, (a,), {"rcond": rcond if rtol is np._NoValue else rtol, "hermitian": bool(hermitian)}),
+      "numpy.linalg.pinv")
+
+svdvals = declare("svdvals", Category.EXTERN, lambda a: np.linalg.svd(a, compute_uv=False),
+                  inputs=("a",), doc="numpy.linalg.svd(a, compute_uv=False) / svdvals: "
+                                     "singular values, descending")
+
+
+def _svd_normalize(a, full_matrices=True, compute_uv=True, hermitian=False):
+    if compute_uv:
+        reject("numpy.linalg.svd", "compute_uv", True, "kiln captures the singular values "
+               "(compute_uv=False); U and Vh need several outputs, so this call runs as Python")
+    if hermitian:
+        reject("numpy.linalg.svd", "hermitian", True, "drop hermitian=True")
+    return Bound(svdvals, (a,), {})
+
+
+spell(np.linalg.svd, svdvals, _svd_normalize, "numpy.linalg.svd")
+spell(np.linalg.svdvals, svdvals, lambda x, /: Bound(svdvals, (x,), {}), "numpy.linalg.svdvals")
+
+eigvalsh = declare("eigvalsh", Category.EXTERN, lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO),
+                   inputs=("a",), params={"UPLO": "L"},
+                   doc="numpy.linalg.eigvalsh: eigenvalues of a symmetric/Hermitian matrix")
+spell(np.linalg.eigvalsh, eigvalsh,
+      lambda a, UPLO="L": Bound(eigvalsh, (a,), {"UPLO": UPLO}), "numpy.linalg.eigvalsh")
+
+matrix_rank = declare("matrix_rank", Category.EXTERN,
+                      lambda a, tol=None, hermitian=False: np.linalg.matrix_rank(a, tol, hermitian),
+                      inputs=("a",), params={"tol": None, "hermitian": False},
+                      doc="numpy.linalg.matrix_rank (SVD-based)")
+spell(np.linalg.matrix_rank, matrix_rank,
+      lambda A, tol=None, hermitian=False, *, rtol=None: Bound(
+          matrix_rank, (A,), {"tol": tol, "hermitian": bool(hermitian)}) if rtol is None else
+      reject("numpy.linalg.matrix_rank", "rtol", rtol, "pass tol="),
+      "numpy.linalg.matrix_rank")

@@ -1,0 +1,545 @@
+"""NumPy functions that are compositions of other ops (composite spellings).
+
+Each spelling here normalizes to a :class:`~kiln.ops.registry.Composite`: a function
+written with ``N.<numpy name>(...)`` calls, which run kiln's own spellings, so they fuse
+(pointwise chains become one kernel), differentiate (each op's derivative rule) and run
+on every backend with no kernel, shape rule or derivative of their own. What NumPy
+validates (bad axes, shape mismatches) is validated by the ops they call, with NumPy's
+messages. Arguments kiln does not model raise ``UnsupportedArgument`` (a graph break).
+
+Families: array construction (asarray, array, ndarray), differences and rolls, rounding
+and cleaning (round, nan_to_num, isclose), polynomials (polyval, vander), joins and splits
+(append, split variants), grids (meshgrid, indices, triu/tril indices), selection (select,
+count_nonzero), small helpers (isposinf, sinc, trapezoid, broadcast_arrays, ...).
+Statistics (nan* reductions, average, cov, corrcoef) are in kiln/ops/statistics.py.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .meta import TensorMeta, ndim_of, normalize_one_axis, reject, shape_of
+from .registry import Category, Composite, N, declare, method_key, spell_composite
+
+
+def _dtype(x: Any) -> np.dtype:
+    if isinstance(x, (bool, int, float, complex)):
+        return np.asarray(x).dtype
+    return np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype)
+
+
+def _is_array(x: Any) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def _sym(name: str) -> Any:
+    return getattr(np, name)
+
+
+# ---- a check NumPy makes on values ----------------------------------------------------------
+
+_ERRORS = {"ZeroDivisionError": ZeroDivisionError, "ValueError": ValueError}
+
+
+def _nonzero_or_raise(x, message="", error="ValueError"):
+    if np.any(np.asarray(x) == 0):
+        raise _ERRORS[error](message)
+    return np.array(x, copy=True)
+
+
+nonzero_or_raise = declare(
+    "nonzero_or_raise", Category.EXTERN, _nonzero_or_raise, inputs=("x",),
+    params={"message": "", "error": "ValueError"}, may_raise=True,
+    meta=lambda x, message, error: TensorMeta(shape_of(x), _dtype(x)),
+    vjp=lambda g, out, x, message, error: (g,),
+    doc="x itself, after raising error(message) where NumPy checks that no value is zero "
+        "(np.average's weights)")
+
+
+# ---- array construction ------------------------------------------------------------------
+
+def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 0) -> Any:
+    if isinstance(a, (list, tuple)):
+        if any(_is_array(v) or isinstance(v, (list, tuple)) for v in a):
+            a = N.stack([_as_array(v) for v in a])
+        else:  # Python numbers (run-time scalars are specialized): NumPy makes the array
+            a = np.array(a)
+        copy = False if copy is None else copy
+    elif not _is_array(a):
+        a = np.array(a)
+    elif isinstance(a, np.generic) or getattr(a, "numpy_scalar", False):
+        a = N.copy(a)   # a NumPy scalar becomes a 0-d array (a new one)
+        copy = False
+    if dtype is not None and np.dtype(dtype) != _dtype(a):
+        a = N.method("astype", a, dtype)
+    elif copy:
+        a = N.copy(a)
+    nd = ndim_of(a)
+    if ndmin > nd:
+        a = N.reshape(a, (1,) * (ndmin - nd) + tuple(shape_of(a)))
+    return a
+
+
+def _order_ok(name: str, order: Any) -> None:
+    if order not in (None, "K", "A", "C"):
+        reject(name, "order", order, "kiln arrays are C-ordered; drop order= or call it without kiln")
+
+
+def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    _order_ok("numpy.asarray", order)
+    if like is not None:
+        reject("numpy.asarray", "like", like, "drop like=")
+    return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy)})
+
+
+def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    _order_ok("numpy.array", order)
+    if like is not None:
+        reject("numpy.array", "like", like, "drop like=")
+    return Composite(_as_array, (object,), {"dtype": dtype, "copy": copy is not False and copy is not None,
+                                            "ndmin": int(ndmin)})
+
+
+spell_composite(np.asarray, ("stack", "astype"), _asarray_normalize, "numpy.asarray")
+spell_composite(np.asanyarray, ("stack", "astype"), _asarray_normalize, "numpy.asanyarray")
+spell_composite(np.array, ("stack", "astype", "copy", "reshape"), _array_normalize, "numpy.array")
+
+
+def _ndarray_new(shape: Any, dtype: Any = float) -> Any:
+    return N.empty(shape, dtype)
+
+
+def _ndarray_normalize(shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+    if buffer is not None or strides is not None or offset:
+        reject("numpy.ndarray", "buffer/strides/offset", buffer, "use np.frombuffer outside the "
+               "compiled function, or np.empty(shape, dtype)")
+    _order_ok("numpy.ndarray", order)
+    return Composite(_ndarray_new, (), {"shape": shape, "dtype": dtype})
+
+
+spell_composite(np.ndarray, ("empty",), _ndarray_normalize, "numpy.ndarray")
+
+
+# ---- differences, rolls, rotations ---------------------------------------------------------
+
+def _slice_along(nd: int, axis: int, s: slice) -> tuple:
+    return (slice(None),) * axis + (s,)
+
+
+def _diff(a: Any, n: int, axis: int, prepend: Any, append: Any) -> Any:
+    nd = ndim_of(a)
+    if nd == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = normalize_one_axis(axis, nd)
+    parts = []
+    for extra in (prepend, append):
+        if extra is None:
+            parts.append(None)
+            continue
+        if not _is_array(extra) or ndim_of(extra) == 0:
+            shape = list(shape_of(a))
+            shape[axis] = 1
+            extra = N.broadcast_to(extra, tuple(shape))
+        parts.append(extra)
+    if parts[0] is not None or parts[1] is not None:
+        a = N.concatenate([p for p in (parts[0], a, parts[1]) if p is not None], axis=axis)
+    for _ in range(n):
+        hi = N.getitem(a, _slice_along(nd, axis, slice(1, None)))
+        lo = N.getitem(a, _slice_along(nd, axis, slice(None, -1)))
+        a = N.not_equal(hi, lo) if _dtype(a) == np.bool_ else N.subtract(hi, lo)
+    return a
+
+
+def _diff_normalize(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    return Composite(_diff, (a,), {"n": n, "axis": axis,
+                                   "prepend": None if prepend is np._NoValue else prepend,
+                                   "append": None if append is np._NoValue else append})
+
+
+spell_composite(np.diff, ("getitem", "subtract", "concatenate"), _diff_normalize, "numpy.diff")
+
+
+def _roll(a: Any, shift: Any, axis: Any) -> Any:
+    if axis is None:
+        return N.reshape(_roll(N.ravel(a), shift, 0), tuple(shape_of(a)))
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    shifts, axes = np.broadcast_arrays(np.asarray(shifts), np.asarray(axes))
+    nd = ndim_of(a)
+    total = {}
+    for s, ax in zip(shifts.ravel().tolist(), axes.ravel().tolist()):
+        ax = normalize_one_axis(ax, nd)
+        total[ax] = total.get(ax, 0) + int(s)
+    for ax, s in total.items():
+        size = shape_of(a)[ax]
+        if size == 0 or s % size == 0:
+            continue
+        s %= size
+        head = N.getitem(a, _slice_along(nd, ax, slice(size - s, None)))
+        tail = N.getitem(a, _slice_along(nd, ax, slice(None, size - s)))
+        a = N.concatenate([head, tail], axis=ax)
+    return a if total and any(shape_of(a)[ax] and s % shape_of(a)[ax] for ax, s in total.items()) \
+        else N.copy(a)
+
+
+def _roll_normalize(a, shift, axis=None):
+    return Composite(_roll, (a,), {"shift": shift, "axis": axis})
+
+
+spell_composite(np.roll, ("getitem", "concatenate", "reshape", "copy"), _roll_normalize, "numpy.roll")
+
+
+def _rot90(m: Any, k: int, axes: tuple) -> Any:
+    a0, a1 = axes
+    k %= 4
+    if k == 0:
+        return N.getitem(m, (slice(None),) * ndim_of(m))
+    if k == 2:
+        return N.flip(N.flip(m, a0), a1)
+    perm = list(range(ndim_of(m)))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return N.transpose(N.flip(m, a1), perm)
+    return N.flip(N.transpose(m, perm), a1)
+
+
+def _rot90_normalize(m, k=1, axes=(0, 1)):
+    axes = tuple(axes)
+    nd = ndim_of(m)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == nd:
+        raise ValueError("Axes must be different.")
+    if axes[0] >= nd or axes[0] < -nd or axes[1] >= nd or axes[1] < -nd:
+        raise ValueError(f"Axes={axes} out of range for array of ndim={nd}.")
+    return Composite(_rot90, (m,), {"k": operator.index(k),
+                                    "axes": (axes[0] % nd, axes[1] % nd)})
+
+
+spell_composite(np.rot90, ("flip", "transpose"), _rot90_normalize, "numpy.rot90")
+
+
+# ---- rounding, cleaning, comparing ----------------------------------------------------------
+
+def _round(a: Any, decimals: int) -> Any:
+    kind = _dtype(a).kind
+    if kind in "biu":
+        if decimals >= 0:
+            return N.copy(a)
+        reject("numpy.round", "decimals", decimals, "round integers with // and * instead")
+    if decimals == 0:
+        return N.rint(a)
+    if decimals > 0:
+        scale = 10.0 ** decimals
+        return N.true_divide(N.rint(N.multiply(a, scale)), scale)
+    scale = 10.0 ** -decimals
+    return N.multiply(N.rint(N.true_divide(a, scale)), scale)
+
+
+def _round_normalize(a, decimals=0, out=None):
+    return Composite(_round, (a,), {"decimals": operator.index(decimals)}, out)
+
+
+spell_composite(np.round, ("rint", "multiply", "true_divide", "copy"), _round_normalize, "numpy.round")
+spell_composite(np.around, ("rint", "multiply", "true_divide", "copy"), _round_normalize, "numpy.around")
+spell_composite(method_key("round"), ("rint", "multiply", "true_divide", "copy"), _round_normalize,
+                "ndarray.round")
+
+
+def _nan_to_num(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
+    dt = _dtype(x)
+    if dt.kind not in "fc":
+        return N.copy(x)
+    if dt.kind == "c":
+        return N.add(_nan_to_num(N.real(x), nan, posinf, neginf),
+                     N.multiply(_nan_to_num(N.imag(x), nan, posinf, neginf), 1j))
+    info = np.finfo(dt)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    big = N.where(N.greater(x, 0), dt.type(hi), dt.type(lo))
+    return N.where(N.isnan(x), dt.type(nan), N.where(N.isinf(x), big, x))
+
+
+def _nan_to_num_normalize(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    if not copy:
+        reject("numpy.nan_to_num", "copy", copy, "assign the result instead: x = np.nan_to_num(x)")
+    return Composite(_nan_to_num, (x,), {"nan": nan, "posinf": posinf, "neginf": neginf})
+
+
+spell_composite(np.nan_to_num, ("where", "isnan", "isinf", "greater"), _nan_to_num_normalize,
+                "numpy.nan_to_num")
+
+
+def _isclose(a: Any, b: Any, rtol: float, atol: float, equal_nan: bool) -> Any:
+    # NumPy 2: |a - b| <= atol + rtol * |b|, for finite b; equal infinities are close.
+    dt = np.result_type(_dtype(a), _dtype(b), float)
+    x = a if _dtype(a) == dt or not _is_array(a) else N.method("astype", a, dt)
+    y = b if _dtype(b) == dt or not _is_array(b) else N.method("astype", b, dt)
+    close = N.less_equal(N.absolute(N.subtract(x, y)), N.add(atol, N.multiply(rtol, N.absolute(y))))
+    close = N.logical_or(N.logical_and(close, N.isfinite(y)), N.equal(x, y))
+    if equal_nan:
+        close = N.logical_or(close, N.logical_and(N.isnan(x), N.isnan(y)))
+    return close
+
+
+def _isclose_normalize(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return Composite(_isclose, (a, b), {"rtol": rtol, "atol": atol, "equal_nan": bool(equal_nan)})
+
+
+spell_composite(np.isclose, ("absolute", "subtract", "less_equal", "isfinite", "equal"),
+                _isclose_normalize, "numpy.isclose")
+
+
+# ---- polynomials ----------------------------------------------------------------------------
+
+def _polyval(p, x):
+    if not _is_array(p):
+        p = np.asarray(p)
+    if ndim_of(p) != 1:
+        return N.polyval(N.ravel(p), x)
+    y = N.zeros_like(x, dtype=np.result_type(_dtype(p), _dtype(x))) if _is_array(x) else 0
+    for i in range(shape_of(p)[0]):
+        y = N.add(N.multiply(y, x), N.getitem(p, i))
+    return y
+
+
+spell_composite(np.polyval, ("multiply", "add", "getitem"),
+                lambda p, x: Composite(_polyval, (p, x)), "numpy.polyval")
+
+
+# ---- joins and splits ----------------------------------------------------------------------
+
+def _append(arr, values, axis):
+    if axis is None:
+        arr = N.ravel(arr) if _is_array(arr) else np.ravel(arr)
+        values = N.ravel(values) if _is_array(values) else np.ravel(values)
+        axis = 0
+    return N.concatenate([arr, values], axis=axis)
+
+
+spell_composite(np.append, ("concatenate", "ravel"),
+                lambda arr, values, axis=None: Composite(_append, (arr, values), {"axis": axis}),
+                "numpy.append")
+
+
+def _split(ary, sections, axis, strict):
+    nd = ndim_of(ary)
+    axis = normalize_one_axis(axis, nd)
+    n = shape_of(ary)[axis]
+    if isinstance(sections, (int, np.integer)):
+        count = int(sections)
+        if count <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if strict and n % count:
+            raise ValueError("array split does not result in an equal division")
+        each, extra = divmod(n, count)
+        sizes = [each + 1] * extra + [each] * (count - extra)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    else:
+        bounds = [0] + [int(i) for i in sections] + [n]
+    return [N.getitem(ary, _slice_along(nd, axis, slice(lo, hi)))
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _split_normalizer(strict: bool, fixed_axis: int | None = None, min_nd: int = 1):
+    def normalize(ary, indices_or_sections, axis=0):
+        if fixed_axis is not None:
+            if ndim_of(ary) < min_nd:
+                raise ValueError(f"{['', 'hsplit', 'vsplit', 'dsplit'][min_nd]} only works on "
+                                 f"arrays of {min_nd} or more dimensions")
+            axis = fixed_axis if not (fixed_axis == 1 and ndim_of(ary) == 1) else 0
+        sections = indices_or_sections
+        if _is_array(sections):
+            reject("numpy.split", "indices_or_sections", "<array>", "pass a list of ints")
+        return Composite(_split, (ary,), {"sections": sections, "axis": axis, "strict": strict})
+    return normalize
+
+
+spell_composite(np.split, ("getitem",), _split_normalizer(True), "numpy.split")
+spell_composite(np.array_split, ("getitem",), _split_normalizer(False), "numpy.array_split")
+spell_composite(np.hsplit, ("getitem",),
+                lambda ary, s: _split_normalizer(True, 1, 1)(ary, s), "numpy.hsplit")
+spell_composite(np.vsplit, ("getitem",),
+                lambda ary, s: _split_normalizer(True, 0, 2)(ary, s), "numpy.vsplit")
+spell_composite(np.dsplit, ("getitem",),
+                lambda ary, s: _split_normalizer(True, 2, 3)(ary, s), "numpy.dsplit")
+
+
+# ---- grids and index sets --------------------------------------------------------------------
+
+def _meshgrid(*xi, copy, sparse, indexing):
+    out = [N.reshape(x, s) for x, s in zip(xi, _grid_shapes(xi, indexing, True))]
+    if not sparse and xi:
+        full = _grid_shapes(xi, indexing, False)[0]
+        out = [N.broadcast_to(o, full) for o in out]
+    return tuple(N.copy(o) for o in out) if copy else tuple(out)
+
+
+def _grid_shapes(xi, indexing, sparse):
+    ndim = len(xi)
+    sizes = [int(np.prod(shape_of(x))) for x in xi]
+    if indexing == "xy" and ndim > 1:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    if not sparse:
+        return [tuple(sizes)] * ndim
+    shapes = []
+    for i in range(ndim):
+        j = i if not (indexing == "xy" and ndim > 1 and i < 2) else 1 - i
+        shapes.append(tuple(sizes[j] if k == j else 1 for k in range(ndim)))
+    return shapes
+
+
+def _meshgrid_normalize(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    return Composite(_meshgrid, tuple(xi), {"copy": bool(copy), "sparse": bool(sparse),
+                                           "indexing": indexing})
+
+
+spell_composite(np.meshgrid, ("reshape", "broadcast_to", "copy"), _meshgrid_normalize,
+                "numpy.meshgrid")
+
+
+def _constant(fn, *args, **kwargs):
+    """Functions of shapes and constants only (np.indices, np.triu_indices): NumPy itself
+    computes them while capturing; the result is a constant of the graph."""
+    return Composite(lambda: fn(*args, **kwargs), ())
+
+
+for _fn in (np.indices, np.triu_indices, np.tril_indices, np.fft.fftfreq, np.fft.rfftfreq):
+    spell_composite(_fn, (), (lambda fn: lambda *a, **k: _constant(fn, *a, **k))(_fn))
+def _from(fn, name: str):
+    def normalize(arr, k=0):
+        if ndim_of(arr) != 2:
+            raise ValueError("input array must be 2-d")
+        rows, cols = shape_of(arr)
+        return _constant(fn, rows, k=k, m=cols)
+    spell_composite(getattr(np, name), (), normalize, f"numpy.{name}")
+
+
+_from(np.triu_indices, "triu_indices_from")
+_from(np.tril_indices, "tril_indices_from")
+
+
+# ---- selection and counting -------------------------------------------------------------------
+
+def _select(condlist, choicelist, default):
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if len(choicelist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    for i, c in enumerate(condlist):
+        if _dtype(c) != np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    out = default
+    for cond, choice in zip(reversed(condlist), reversed(choicelist)):
+        out = N.where(cond, choice, out)
+    shape = np.broadcast_shapes(*[shape_of(v) for v in list(condlist) + list(choicelist)])
+    dtype = np.result_type(*[_dtype(v) if _is_array(v) else v for v in list(choicelist) + [default]])
+    if tuple(shape_of(out)) != shape:
+        out = N.broadcast_to(out, shape)
+    return N.method("astype", out, dtype) if _dtype(out) != dtype else out
+
+
+spell_composite(np.select, ("where",),
+                lambda condlist, choicelist, default=0: Composite(
+                    _select, (list(condlist), list(choicelist), default)), "numpy.select")
+
+
+def _count_nonzero(a, axis, keepdims):
+    return N.sum(N.not_equal(a, 0), axis=axis, dtype=np.intp, keepdims=keepdims)
+
+
+def _count_nonzero_normalize(a, axis=None, *, keepdims=False):
+    if axis is None and not keepdims:
+        reject("numpy.count_nonzero", "axis", None, "NumPy returns a Python int read from the "
+               "data here; pass axis=... to keep an array, or call it outside the compiled function")
+    return Composite(_count_nonzero, (a,), {"axis": axis, "keepdims": bool(keepdims)})
+
+
+spell_composite(np.count_nonzero, ("not_equal", "sum"), _count_nonzero_normalize,
+                "numpy.count_nonzero")
+
+
+# ---- small elementwise and shape helpers NumPy users reach for -------------------------------
+
+spell_composite(np.isposinf, ("isinf", "greater"), lambda x, out=None: Composite(
+    lambda a: N.logical_and(N.isinf(a), N.greater(a, 0)), (x,), {}, out), "numpy.isposinf")
+spell_composite(np.isneginf, ("isinf", "less"), lambda x, out=None: Composite(
+    lambda a: N.logical_and(N.isinf(a), N.less(a, 0)), (x,), {}, out), "numpy.isneginf")
+spell_composite(np.iscomplex, ("imag", "not_equal"), lambda x: Composite(
+    lambda a: N.not_equal(N.imag(a), 0) if _dtype(a).kind == "c" else N.zeros(shape_of(a), dtype=bool),
+    (x,)), "numpy.iscomplex")
+spell_composite(np.isreal, ("imag", "equal"), lambda x: Composite(
+    lambda a: N.equal(N.imag(a), 0) if _dtype(a).kind == "c" else N.ones(shape_of(a), dtype=bool),
+    (x,)), "numpy.isreal")
+
+
+def _sinc(x):
+    y = N.multiply(np.pi, N.where(N.equal(x, 0), 1.0e-20, x))
+    return N.true_divide(N.sin(y), y)
+
+
+spell_composite(np.sinc, ("sin", "true_divide", "where"), lambda x: Composite(_sinc, (x,)), "numpy.sinc")
+
+
+def _ediff1d(ary, to_end, to_begin):
+    flat = N.ravel(ary)
+    d = N.subtract(N.getitem(flat, (slice(1, None),)), N.getitem(flat, (slice(None, -1),)))
+    parts = [N.ravel(N.asarray(v, dtype=_dtype(ary))) for v in (to_begin,) if v is not None] + [d] + \
+        [N.ravel(N.asarray(v, dtype=_dtype(ary))) for v in (to_end,) if v is not None]
+    return N.concatenate(parts) if len(parts) > 1 else d
+
+
+spell_composite(np.ediff1d, ("ravel", "subtract", "concatenate"),
+                lambda ary, to_end=None, to_begin=None: Composite(
+                    _ediff1d, (ary,), {"to_end": to_end, "to_begin": to_begin}), "numpy.ediff1d")
+
+
+def _trapezoid(y, x, dx, axis):
+    nd = ndim_of(y)
+    axis = normalize_one_axis(axis, nd)
+    hi = N.getitem(y, _slice_along(nd, axis, slice(1, None)))
+    lo = N.getitem(y, _slice_along(nd, axis, slice(None, -1)))
+    if x is None:
+        width = dx
+    else:
+        d = N.diff(x)
+        if ndim_of(x) == 1 and nd > 1:
+            d = N.reshape(d, tuple(-1 if i == axis else 1 for i in range(nd)))
+        width = d
+    return N.sum(N.multiply(N.multiply(width, N.add(hi, lo)), 0.5), axis=axis)
+
+
+spell_composite(np.trapezoid, ("getitem", "add", "multiply", "sum"),
+                lambda y, x=None, dx=1.0, axis=-1: Composite(
+                    _trapezoid, (y, x), {"dx": dx, "axis": axis}), "numpy.trapezoid")
+
+
+def _broadcast_arrays(*args):
+    shape = np.broadcast_shapes(*[tuple(shape_of(a)) for a in args])
+    return tuple(N.broadcast_to(a, shape) for a in args)
+
+
+spell_composite(np.broadcast_arrays, ("broadcast_to",),
+                lambda *args, subok=False: Composite(_broadcast_arrays, tuple(args)),
+                "numpy.broadcast_arrays")
+for _fn in (np.tri, np.logspace, np.geomspace, np.broadcast_shapes, np.bartlett, np.blackman,
+            np.hamming, np.hanning, np.kaiser):  # functions of Python numbers: constants
+    spell_composite(_fn, (), (lambda fn: lambda *a, **k: _constant(fn, *a, **k))(_fn))
+
+
+def _vander(x, N_, increasing):
+    n = shape_of(x)[0] if N_ is None else N_
+    powers = np.arange(n) if increasing else np.arange(n)[::-1]
+    return N.power(N.reshape(x, (-1, 1)), powers.astype(_dtype(x)) if _dtype(x).kind != "b" else powers)
+
+
+spell_composite(np.vander, ("power", "reshape"),
+                lambda x, N=None, increasing=False: Composite(_vander, (x,), {"N_": N, "increasing": bool(increasing)}),
+                "numpy.vander")

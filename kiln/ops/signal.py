@@ -1,0 +1,233 @@
+"""Discrete Fourier transforms, convolution and padding.
+
+``np.fft``'s transforms are EXTERN ops (NumPy's pocketfft on every backend), one op per
+transform with NumPy's ``n``/``s``, ``axis``/``axes`` and ``norm`` as parameters; their
+results are complex (``irfft*``: real), so they have no derivative rule (complex values
+carry no gradient in kiln). ``fftshift``/``ifftshift`` are composites of ``np.roll``;
+``fftfreq``/``rfftfreq`` are constants (kiln/ops/numeric.py).
+
+``convolve`` is an EXTERN op with a derivative for real inputs (the cotangent of a full
+convolution is a correlation, for every mode after padding the cotangent back to the full
+length); ``correlate`` is ``convolve`` with the second operand reversed (and conjugated).
+``pad`` is a composite of slices, flips, broadcasts and ``concatenate``.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .meta import ndim_of, normalize_one_axis, reject, shape_of
+from .reduction import dtype_of
+from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
+
+# ---- np.fft ----------------------------------------------------------------------------------
+
+_ONE_AXIS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
+_MANY_AXES = ("fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn")
+
+
+def _fft_op(name: str):
+    fn = getattr(np.fft, name)
+    if name in _ONE_AXIS:
+        op = declare(name if name not in ("fft",) else "fft", Category.EXTERN,
+                     lambda x, n=None, axis=-1, norm=None: fn(x, n=n, axis=axis, norm=norm),
+                     inputs=("x",), params={"n": None, "axis": -1, "norm": None},
+                     doc=f"numpy.fft.{name}")
+
+        def normalize(a, n=None, axis=-1, norm=None, out=None):
+            if out is not None:
+                reject(f"numpy.fft.{name}", "out", "<array>", "assign the result instead")
+            return Bound(op, (a,), {"n": None if n is None else operator.index(n),
+                                    "axis": normalize_one_axis(axis, max(ndim_of(a), 1)),
+                                    "norm": norm})
+    else:
+        op = declare(name, Category.EXTERN,
+                     lambda x, s=None, axes=None, norm=None: fn(x, s=s, axes=axes, norm=norm),
+                     inputs=("x",), params={"s": None, "axes": None, "norm": None},
+                     doc=f"numpy.fft.{name}")
+        default_axes = (-2, -1) if name.endswith("2") else None
+
+        def normalize(a, s=None, axes=default_axes, norm=None, out=None):
+            if out is not None:
+                reject(f"numpy.fft.{name}", "out", "<array>", "assign the result instead")
+            nd = ndim_of(a)
+            axes = None if axes is None else tuple(normalize_one_axis(ax, nd) for ax in axes)
+            return Bound(op, (a,), {"s": None if s is None else tuple(int(v) for v in s),
+                                    "axes": axes, "norm": norm})
+    spell(fn, op, normalize, f"numpy.fft.{name}")
+    return op
+
+
+FFT_OPS = {name: _fft_op(name) for name in _ONE_AXIS + _MANY_AXES}
+
+
+def _shift(x, axes, sign):
+    nd = ndim_of(x)
+    axes = tuple(range(nd)) if axes is None else \
+        tuple(normalize_one_axis(a, nd) for a in (axes if isinstance(axes, (tuple, list)) else (axes,)))
+    shifts = tuple(sign * (shape_of(x)[a] // 2) for a in axes)
+    return N.roll(x, shifts, axes) if axes else N.copy(x)
+
+
+spell_composite(np.fft.fftshift, ("getitem", "concatenate"),
+                lambda x, axes=None: Composite(_shift, (x,), {"axes": axes, "sign": 1}),
+                "numpy.fft.fftshift")
+spell_composite(np.fft.ifftshift, ("getitem", "concatenate"),
+                lambda x, axes=None: Composite(_shift, (x,), {"axes": axes, "sign": -1}),
+                "numpy.fft.ifftshift")
+
+
+# ---- convolve, correlate ----------------------------------------------------------------------
+
+def _convolve_impl(a, v, mode="full"):
+    return np.convolve(a, v, mode=mode)
+
+
+def _window(la: int, lv: int, mode: str) -> tuple[int, int]:
+    """(start, length) of a mode's output inside the full convolution."""
+    if mode == "full":
+        return 0, la + lv - 1
+    big, small = max(la, lv), min(la, lv)
+    if mode == "same":
+        return (small - 1) // 2, big
+    return small - 1, big - small + 1
+
+
+def _convolve_vjp(g, out, a, v, mode):
+    la, lv = shape_of(a)[0], shape_of(v)[0]
+    start, length = _window(la, lv, mode)
+    full = la + lv - 1
+    if (start, length) != (0, full):
+        parts = []
+        if start:
+            parts.append(F.zeros(shape=(start,), dtype=dtype_of(g)))
+        parts.append(g)
+        if full - start - length:
+            parts.append(F.zeros(shape=(full - start - length,), dtype=dtype_of(g)))
+        g = F.concatenate(tuple(parts), axis=0)
+    # out[n] = sum_k a[k] v[n - k]: ga[k] = sum_n g[n] v[n - k] (a valid correlation).
+    ga = F.convolve(g, F.flip(v, axis=(0,)), mode="valid") if lv <= full else None
+    gv = F.convolve(g, F.flip(a, axis=(0,)), mode="valid")
+    return ga, gv
+
+
+convolve = declare("convolve", Category.EXTERN, _convolve_impl, inputs=("a", "v"),
+                   params={"mode": "full"}, vjp=_convolve_vjp,
+                   doc="numpy.convolve of two 1-D arrays; mode 'full', 'same' or 'valid'")
+
+
+def _mode(mode: Any) -> str:
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    return mode
+
+
+def _convolve_normalize(a, v, mode="full"):
+    if ndim_of(a) != 1 or ndim_of(v) != 1:
+        reject("numpy.convolve", "a/v", "<not 1-D>", "pass 1-D arrays")
+    if shape_of(a)[0] == 0:
+        raise ValueError("a cannot be empty")
+    if shape_of(v)[0] == 0:
+        raise ValueError("v cannot be empty")
+    return Bound(convolve, (a, v), {"mode": _mode(mode)})
+
+
+spell(np.convolve, convolve, _convolve_normalize, "numpy.convolve")
+
+
+def _correlate(a, v, mode):
+    w = N.flip(v)
+    if dtype_of(w).kind == "c":
+        w = N.conjugate(w)
+    if shape_of(v)[0] > shape_of(a)[0]:
+        # NumPy correlates the longer with the shorter and reverses the result
+        return N.flip(N.conjugate(_correlate(v, a, mode)) if dtype_of(a).kind == "c"
+                      else _correlate(v, a, mode))
+    return N.convolve(a, w, mode)
+
+
+def _correlate_normalize(a, v, mode="valid"):
+    if ndim_of(a) != 1 or ndim_of(v) != 1:
+        reject("numpy.correlate", "a/v", "<not 1-D>", "pass 1-D arrays")
+    if shape_of(a)[0] == 0 or shape_of(v)[0] == 0:
+        raise ValueError("a cannot be empty" if shape_of(a)[0] == 0 else "v cannot be empty")
+    return Composite(_correlate, (a, v), {"mode": _mode(mode)})
+
+
+spell_composite(np.correlate, ("convolve", "flip", "conjugate"), _correlate_normalize,
+                "numpy.correlate")
+
+
+# ---- pad ------------------------------------------------------------------------------------
+
+def _pad_widths(pad_width: Any, nd: int) -> list[tuple[int, int]]:
+    w = np.asarray(pad_width)
+    if w.dtype.kind not in "iu":
+        raise TypeError("`pad_width` must be of integral type.")
+    w = np.broadcast_to(w, (nd, 2)).tolist()
+    if any(v < 0 for pair in w for v in pair):
+        raise ValueError("index can't contain negative values")
+    return [tuple(int(v) for v in pair) for pair in w]
+
+
+def _edge_block(x, axis: int, which: str, count: int, mode: str, value: Any):
+    nd = ndim_of(x)
+    n = shape_of(x)[axis]
+    shape = list(shape_of(x))
+    shape[axis] = count
+
+    def take(s):
+        return N.getitem(x, (slice(None),) * axis + (s,))
+
+    if mode == "constant":
+        return N.full(tuple(shape), value, dtype=dtype_of(x))
+    if mode == "edge":
+        edge = take(slice(0, 1) if which == "before" else slice(n - 1, n))
+        return N.broadcast_to(edge, tuple(shape))
+    if mode == "wrap":
+        if count > n:
+            reject("numpy.pad", "pad_width", count, "pad by at most the axis length with "
+                   "mode='wrap', or call it without kiln")
+        return take(slice(n - count, n) if which == "before" else slice(0, count))
+    if mode in ("reflect", "symmetric"):
+        off = 1 if mode == "reflect" else 0
+        if count > n - off:
+            reject("numpy.pad", "pad_width", count, f"pad by less than the axis length with "
+                   f"mode={mode!r}, or call it without kiln")
+        if which == "before":
+            return N.flip(take(slice(off, off + count)), axis)
+        return N.flip(take(slice(n - off - count, n - off)), axis)
+    reject("numpy.pad", "mode", mode, "use 'constant', 'edge', 'wrap', 'reflect' or 'symmetric'")
+
+
+def _pad(x, widths, mode, value):
+    for axis, (before, after) in enumerate(widths):
+        parts = []
+        if before:
+            parts.append(_edge_block(x, axis, "before", before, mode, value[axis][0]))
+        parts.append(x)
+        if after:
+            parts.append(_edge_block(x, axis, "after", after, mode, value[axis][1]))
+        if len(parts) > 1:
+            x = N.concatenate(parts, axis=axis)
+    return x if any(b or a for b, a in widths) else N.copy(x)
+
+
+def _pad_normalize(array, pad_width, mode="constant", **kwargs):
+    nd = ndim_of(array)
+    widths = _pad_widths(pad_width, nd)
+    values = kwargs.pop("constant_values", 0)
+    if kwargs and not (set(kwargs) <= {"reflect_type"} and kwargs.get("reflect_type") == "even"):
+        reject("numpy.pad", next(iter(kwargs)), kwargs[next(iter(kwargs))], "call it without kiln")
+    if callable(mode):
+        reject("numpy.pad", "mode", mode, "use a named mode")
+    if hasattr(values, "shape") and not isinstance(values, np.ndarray):
+        reject("numpy.pad", "constant_values", "<array>", "pass Python numbers")
+    value_pairs = np.broadcast_to(np.asarray(values), (nd, 2)).tolist() if nd else []
+    return Composite(_pad, (array,), {"widths": widths, "mode": mode, "value": value_pairs})
+
+
+spell_composite(np.pad, ("concatenate", "full", "getitem", "flip", "broadcast_to"), _pad_normalize,
+                "numpy.pad")

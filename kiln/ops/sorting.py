@@ -1,0 +1,330 @@
+"""Sorting, searching, order statistics, histograms and interpolation.
+
+These are EXTERN ops: every backend calls NumPy's kernel (a sort does not fuse). Their
+shape rules run the kernel on zero-stride fakes of the right shape (``meta=None``), so
+NumPy's own errors come out for bad arguments. ``sort`` and ``partition`` are
+differentiable (the cotangent goes back to where each value came from, through
+``argsort``/``argpartition``); the integer-valued ones (``argsort``, ``searchsorted``,
+``digitize``, histogram counts) have nothing to differentiate; order statistics
+(``median``, ``percentile``, ``quantile``) and ``interp`` have no derivative rule yet.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .meta import ndim_of, normalize_axis, normalize_one_axis, reject, shape_of
+from .registry import (Bound, Category, Composite, F, declare, method_key, spell, spell_composite,
+                       spell_masked)
+
+
+def _axis(axis: Any, x: Any) -> int | None:
+    return None if axis is None else normalize_one_axis(axis, max(ndim_of(x), 1))
+
+
+def _kind(name: str, kind: Any, stable: Any) -> str | None:
+    if stable:
+        return "stable"
+    if kind not in (None, "quicksort", "mergesort", "heapsort", "stable"):
+        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got '{kind}')")
+    return kind
+
+
+# ---- sort, argsort, partition ------------------------------------------------------------------
+
+def _scatter_back(g: Any, x: Any, idx: Any, axis: int | None) -> Any:
+    """The cotangent of a permutation along ``axis`` (``idx`` from argsort/argpartition)."""
+    if axis is None:
+        flat = F.put_along_axis_add(F.zeros(shape=(int(np.prod(shape_of(x))),), dtype=g.dtype),
+                                    idx, g, axis=0)
+        return (F.reshape(flat, shape=tuple(shape_of(x))),)
+    return (F.put_along_axis_add(F.zeros_like(g), idx, g, axis=axis),)
+
+
+sort = declare("sort", Category.EXTERN, lambda x, axis=-1, kind=None: np.sort(x, axis=axis, kind=kind),
+               inputs=("x",), params={"axis": -1, "kind": None},
+               vjp=lambda g, out, x, axis, kind: _scatter_back(
+                   g, x, F.argsort(x if axis is not None else F.ravel(x),
+                                   axis=axis if axis is not None else 0, kind=kind), axis),
+               doc="numpy.sort (a sorted copy); axis None sorts the flattened array")
+argsort = declare("argsort", Category.EXTERN,
+                  lambda x, axis=-1, kind=None: np.argsort(x, axis=axis, kind=kind),
+                  inputs=("x",), params={"axis": -1, "kind": None},
+                  doc="numpy.argsort / ndarray.argsort: the indices that sort x")
+
+
+def _sort_normalizer(op, name):
+    def normalize(a, axis=-1, kind=None, order=None, *, stable=None):
+        if order is not None:
+            reject(name, "order", order, "structured arrays are not supported by kiln")
+        return Bound(op, (a,), {"axis": _axis(axis, a), "kind": _kind(name, kind, stable)})
+    return normalize
+
+
+spell(np.sort, sort, _sort_normalizer(sort, "numpy.sort"), "numpy.sort")
+spell(np.argsort, argsort, _sort_normalizer(argsort, "numpy.argsort"), "numpy.argsort")
+spell(method_key("argsort"), argsort, _sort_normalizer(argsort, "ndarray.argsort"), "ndarray.argsort")
+
+
+def _partition_vjp(g, out, x, kth, axis):
+    ax = axis if axis is not None else 0
+    src = x if axis is not None else F.ravel(x)
+    return _scatter_back(g, x, F.argpartition(src, kth=kth, axis=ax), axis)
+
+
+partition = declare("partition", Category.EXTERN,
+                    lambda x, kth, axis=-1: np.partition(x, kth, axis=axis),
+                    inputs=("x",), params={"kth": 0, "axis": -1}, vjp=_partition_vjp,
+                    doc="numpy.partition: x with the kth element(s) in sorted position")
+argpartition = declare("argpartition", Category.EXTERN,
+                       lambda x, kth, axis=-1: np.argpartition(x, kth, axis=axis),
+                       inputs=("x",), params={"kth": 0, "axis": -1},
+                       doc="numpy.argpartition: the indices that partition x")
+
+
+def _partition_normalizer(op, name):
+    def normalize(a, kth, axis=-1, kind="introselect", order=None):
+        if order is not None:
+            reject(name, "order", order, "structured arrays are not supported by kiln")
+        if isinstance(kth, (list, tuple)) or hasattr(kth, "shape"):
+            kth = tuple(int(k) for k in np.asarray(kth).ravel().tolist()) if not hasattr(kth, "var") \
+                else reject(name, "kth", "<array>", "pass kth as an int or a list of ints")
+        else:
+            kth = operator.index(kth)
+        return Bound(op, (a,), {"kth": kth, "axis": _axis(axis, a)})
+    return normalize
+
+
+spell(np.partition, partition, _partition_normalizer(partition, "numpy.partition"), "numpy.partition")
+spell(np.argpartition, argpartition, _partition_normalizer(argpartition, "numpy.argpartition"),
+      "numpy.argpartition")
+
+
+def _searchsorted_impl(a, v, side="left"):
+    return np.searchsorted(a, v, side=side)
+
+
+searchsorted = declare("searchsorted", Category.EXTERN, _searchsorted_impl, inputs=("a", "v"),
+                       params={"side": "left"},
+                       doc="numpy.searchsorted(a, v, side): insertion points of v in sorted a")
+
+
+def _searchsorted_normalize(a, v, side="left", sorter=None):
+    if sorter is not None:
+        reject("numpy.searchsorted", "sorter", "<array>", "pass a[sorter] instead")
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+    return Bound(searchsorted, (a, v), {"side": side})
+
+
+spell(np.searchsorted, searchsorted, _searchsorted_normalize, "numpy.searchsorted")
+spell(method_key("searchsorted"), searchsorted, _searchsorted_normalize, "ndarray.searchsorted")
+
+
+def _digitize_impl(x, bins, right=False):
+    return np.digitize(x, bins, right=right)
+
+
+digitize = declare("digitize", Category.EXTERN, _digitize_impl, inputs=("x", "bins"),
+                   params={"right": False}, may_raise=True,
+                   doc="numpy.digitize: the bin of each value (bins monotonic)")
+spell(np.digitize, digitize, lambda x, bins, right=False: Bound(digitize, (x, bins), {"right": bool(right)}),
+      "numpy.digitize")
+
+
+# ---- order statistics ------------------------------------------------------------------------
+
+def _quantile_impl(x, q, axis=None, method="linear", keepdims=False, kind="quantile"):
+    fn = {"quantile": np.quantile, "nanquantile": np.nanquantile}[kind]
+    return fn(x, q, axis=axis, method=method, keepdims=keepdims)
+
+
+quantile = declare("quantile", Category.EXTERN, _quantile_impl, inputs=("x", "q"),
+                   params={"axis": None, "method": "linear", "keepdims": False, "kind": "quantile"},
+                   doc="numpy.quantile/percentile/median and their nan* forms (q in [0, 1]; "
+                       "kind 'nanquantile' ignores NaNs)")
+
+
+def _quantile_normalizer(name: str, scale: float, kind: str, fixed_q: Any = None):
+    def normalize(a, q=None, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None, interpolation=None):
+        if weights is not None:
+            reject(name, "weights", "<array>", "call it without kiln")
+        if interpolation is not None:
+            method = interpolation
+        qv = fixed_q if fixed_q is not None else q
+        if isinstance(qv, (list, tuple)):
+            qv = np.asarray(qv)
+        axis = normalize_axis(axis, ndim_of(a))
+        return Composite(_quantile_call, (a, qv), {"axis": axis, "method": method,
+                                                   "keepdims": bool(keepdims), "kind": kind,
+                                                   "scale": scale}, out)
+    return normalize
+
+
+def _quantile_call(x, q, axis, method, keepdims, kind, scale):
+    if not hasattr(q, "shape") or isinstance(q, np.ndarray):
+        q = np.true_divide(np.asarray(q, dtype=np.float64), scale)
+        if np.any((q < 0) | (q > 1)):
+            raise ValueError("Percentiles must be in the range [0, 100]" if scale != 1.0
+                             else "Quantiles must be in the range [0, 1]")
+        if q.ndim == 0:
+            q = float(q)
+    elif scale != 1.0:
+        q = F.true_divide(q, scale)
+    return F.quantile(x, q, axis=axis, method=method, keepdims=keepdims, kind=kind)
+
+
+spell_composite(np.quantile, ("quantile",), _quantile_normalizer("numpy.quantile", 1.0, "quantile"))
+spell_composite(np.percentile, ("quantile",), _quantile_normalizer("numpy.percentile", 100.0, "quantile"))
+spell_composite(np.nanquantile, ("quantile",), _quantile_normalizer("numpy.nanquantile", 1.0, "nanquantile"))
+spell_composite(np.nanpercentile, ("quantile",),
+                _quantile_normalizer("numpy.nanpercentile", 100.0, "nanquantile"))
+
+
+def _median_normalizer(name: str, kind: str):
+    q = _quantile_normalizer(name, 1.0, kind, fixed_q=0.5)
+
+    def normalize(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+        return q(a, None, axis, out, overwrite_input, "linear", keepdims)
+    return normalize
+
+
+spell_composite(np.median, ("quantile",), _median_normalizer("numpy.median", "quantile"))
+spell_composite(np.nanmedian, ("quantile",), _median_normalizer("numpy.nanmedian", "nanquantile"))
+
+
+# ---- histograms ------------------------------------------------------------------------------
+
+def _hist_counts(a, weights, edges, mask, bins=10, range=None, density=None):
+    if mask is not None:  # np.histogram(a[mask], ...): the selection is taken in here
+        a, weights = a[mask], (weights[mask] if weights is not None else None)
+    return np.histogram(a, bins=edges if edges is not None else bins, range=range,
+                        density=density, weights=weights)[0]
+
+
+def _hist_edges(a, edges, mask, bins=10, range=None):
+    if mask is not None and edges is None and range is None:  # else the data is not read
+        a = a[mask]
+    if edges is not None:
+        return np.histogram_bin_edges(a, bins=edges)
+    return np.histogram_bin_edges(a, bins=bins, range=range)
+
+
+histogram_counts = declare(
+    "histogram_counts", Category.EXTERN, _hist_counts, inputs=("a", "weights", "edges", "mask"),
+    params={"bins": 10, "range": None, "density": None}, may_raise=True,
+    doc="np.histogram(...)[0]: counts (weighted sums, densities); edges given as an array "
+        "or computed from bins/range; mask (or None): the histogram of a[mask]")
+histogram_bin_edges = declare(
+    "histogram_bin_edges", Category.EXTERN, _hist_edges, inputs=("a", "edges", "mask"),
+    params={"bins": 10, "range": None}, may_raise=True,
+    doc="numpy.histogram_bin_edges (np.histogram(...)[1]), of a[mask] when a mask is given")
+
+
+def _bins_param(name: str, bins: Any) -> tuple:
+    """(edges input, bins param): an int count, a list of edges (a constant), or an array."""
+    if isinstance(bins, str):
+        reject(name, "bins", bins, "pass a number of bins or the edges")
+    if hasattr(bins, "shape") and not isinstance(bins, np.ndarray):
+        return bins, 10
+    if isinstance(bins, (list, tuple, np.ndarray)):
+        return np.asarray(bins), 10
+    return None, operator.index(bins)
+
+
+def _range_param(range: Any) -> Any:
+    return None if range is None else tuple(float(v) for v in range)
+
+
+def _histogram(a, weights, edges, bins, range, density, mask=None):
+    return (F.histogram_counts(a, weights, edges, mask, bins=bins, range=range, density=density),
+            F.histogram_bin_edges(a, edges, mask, bins=bins, range=range))
+
+
+def _histogram_normalize(a, bins=10, range=None, density=None, weights=None):
+    edges, count = _bins_param("numpy.histogram", bins)
+    return Composite(_histogram, (a, weights, edges), {"bins": count, "range": _range_param(range),
+                                                       "density": density})
+
+
+spell_composite(np.histogram, ("histogram_counts", "histogram_bin_edges"), _histogram_normalize,
+                "numpy.histogram")
+spell(np.histogram_bin_edges, histogram_bin_edges,
+      lambda a, bins=10, range=None, weights=None: Bound(
+          histogram_bin_edges, (a, _bins_param("numpy.histogram_bin_edges", bins)[0], None),
+          {"bins": _bins_param("numpy.histogram_bin_edges", bins)[1], "range": _range_param(range)}),
+      "numpy.histogram_bin_edges")
+
+
+def _hist2d_impl(x, y, weights, bins=10, range=None, density=None):
+    return np.histogram2d(x, y, bins=bins, range=range, density=density, weights=weights)[0]
+
+
+histogram2d_counts = declare(
+    "histogram2d_counts", Category.EXTERN, _hist2d_impl, inputs=("x", "y", "weights"),
+    params={"bins": 10, "range": None, "density": None}, may_raise=True,
+    doc="np.histogram2d(...)[0] with bins an int or a pair of ints")
+
+
+def _histogram2d(x, y, weights, bins, range, density):
+    bx, by = bins
+    rx, ry = range if range is not None else (None, None)
+    return (F.histogram2d_counts(x, y, weights, bins=bins, range=range, density=density),
+            F.histogram_bin_edges(x, None, None, bins=bx, range=rx),
+            F.histogram_bin_edges(y, None, None, bins=by, range=ry))
+
+
+def _histogram2d_normalize(x, y, bins=10, range=None, density=None, weights=None):
+    if isinstance(bins, (int, np.integer)):
+        bins = (int(bins), int(bins))
+    elif isinstance(bins, (list, tuple)) and len(bins) == 2 and all(
+            isinstance(b, (int, np.integer)) for b in bins):
+        bins = (int(bins[0]), int(bins[1]))
+    else:
+        reject("numpy.histogram2d", "bins", "<edges>", "pass bins as an int or a pair of ints")
+    if range is not None:
+        range = (_range_param(range[0]), _range_param(range[1]))
+    return Composite(_histogram2d, (x, y, weights), {"bins": bins, "range": range,
+                                                     "density": density})
+
+
+spell_composite(np.histogram2d, ("histogram2d_counts", "histogram_bin_edges"),
+                _histogram2d_normalize, "numpy.histogram2d")
+
+
+# ---- interpolation -----------------------------------------------------------------------------
+
+def _interp_impl(x, xp, fp, left=None, right=None, period=None):
+    return np.interp(x, xp, fp, left=left, right=right, period=period)
+
+
+interp = declare("interp", Category.EXTERN, _interp_impl, inputs=("x", "xp", "fp"),
+                 params={"left": None, "right": None, "period": None}, may_raise=True,
+                 doc="numpy.interp: piecewise-linear interpolation (xp increasing)")
+
+
+def _interp_normalize(x, xp, fp, left=None, right=None, period=None):
+    for name, v in (("left", left), ("right", right), ("period", period)):
+        if hasattr(v, "shape") and not isinstance(v, np.ndarray):
+            reject("numpy.interp", name, "<array>", "pass a Python number")
+    return Bound(interp, (x, xp, fp), {"left": left, "right": right, "period": period})
+
+
+spell(np.interp, interp, _interp_normalize, "numpy.interp")
+
+
+
+def _masked_histogram(x, mask, bins=10, range=None, density=None, weights=None):
+    """np.histogram(x[mask], ...): the histogram ops take the selection themselves, so the
+    graph never holds a value of data-dependent size (and NumPy's speed is kept)."""
+    if weights is not None and tuple(shape_of(weights)) != tuple(shape_of(x)):
+        return None
+    edges, count = _bins_param("numpy.histogram", bins)
+    return Composite(_histogram, (x, weights, edges), {"bins": count, "range": _range_param(range),
+                                                       "density": density, "mask": mask})
+
+
+spell_masked(np.histogram, _masked_histogram)

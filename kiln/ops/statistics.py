@@ -1,0 +1,238 @@
+"""Statistics as composite spellings (see kiln/ops/numeric.py): the NaN-aware reductions
+(``np.nansum`` ... ``np.nancumprod``), weighted statistics (``np.average``, ``np.cov``,
+``np.corrcoef``), and the whole-array reductions of a boolean-mask selection ``x[mask]``
+written without taking it (``spell_masked``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .meta import ndim_of, normalize_one_axis, reject, shape_of
+from .numeric import _dtype
+from .registry import Composite, F, N, method_key, spell_composite, spell_masked
+
+
+# ---- NaN-aware reductions -------------------------------------------------------------------
+
+def _nan_filled(a: Any, fill: Any) -> Any:
+    return N.where(N.isnan(a), fill, a) if _dtype(a).kind in "fc" else a
+
+
+def _nansum(a, axis, dtype, keepdims):
+    return N.sum(_nan_filled(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _nanprod(a, axis, dtype, keepdims):
+    return N.prod(_nan_filled(a, 1), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _count(a, axis, keepdims, dtype=np.intp):
+    return N.sum(N.logical_not(N.isnan(a)), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _nanmean(a, axis, dtype, keepdims):
+    if _dtype(a).kind not in "fc":
+        return N.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    total = N.sum(_nan_filled(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+    return N.true_divide(total, _count(a, axis, keepdims, total.dtype if dtype is None else dtype))
+
+
+def _nanvar(a, axis, dtype, keepdims, ddof, root=False):
+    if _dtype(a).kind not in "fc":
+        return (N.std if root else N.var)(a, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof)
+    mean = _nanmean(a, axis, dtype, True)
+    dev = N.where(N.isnan(a), 0, N.subtract(a, mean))  # only NumPy's own NaNs are skipped
+    sq = N.multiply(dev, N.conjugate(dev)) if _dtype(a).kind == "c" else N.square(dev)
+    if _dtype(a).kind == "c":
+        sq = N.real(sq)
+    total = N.sum(sq, axis=axis, dtype=dtype, keepdims=keepdims)
+    n = N.subtract(_count(a, axis, keepdims, total.dtype), ddof)
+    out = N.true_divide(total, N.maximum(n, 0))
+    return N.sqrt(out) if root else out
+
+
+def _nanextremum(which: str):
+    reduce, fill = (N.max, -np.inf) if which == "max" else (N.min, np.inf)
+
+    def fn(a, axis, keepdims):
+        if _dtype(a).kind != "f":
+            return reduce(a, axis=axis, keepdims=keepdims)
+        best = reduce(_nan_filled(a, fill), axis=axis, keepdims=keepdims)
+        all_nan = N.all(N.isnan(a), axis=axis, keepdims=keepdims)
+        out = N.where(all_nan, np.nan, best)
+        # A full reduction gives a NumPy scalar, as NumPy's does (the sum of one value).
+        return N.sum(out) if axis is None and not keepdims else out
+    return fn
+
+
+def _nan_normalizer(fn, ddof_param: bool = False, dtype_param: bool = True, name: str = ""):
+    def normalize(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, ddof=0,
+                  initial=np._NoValue, where=np._NoValue, **kwargs):
+        if where is not np._NoValue or initial is not np._NoValue or kwargs:
+            reject(name, "where/initial", where, "call it without kiln")
+        params = {"axis": axis, "keepdims": keepdims is True}
+        if dtype_param:
+            params["dtype"] = dtype
+        elif dtype is not None:
+            reject(name, "dtype", dtype, "cast with .astype(...) first")
+        if ddof_param:
+            params["ddof"] = ddof
+        return Composite(fn, (a,), params, out)
+    return normalize
+
+
+def _nan_minmax_normalize(fn, name):
+    def normalize(a, axis=None, out=None, keepdims=np._NoValue, initial=np._NoValue,
+                  where=np._NoValue):
+        if where is not np._NoValue or initial is not np._NoValue:
+            reject(name, "where/initial", where, "call it without kiln")
+        return Composite(fn, (a,), {"axis": axis, "keepdims": keepdims is True}, out)
+    return normalize
+
+
+spell_composite(np.nansum, ("where", "isnan", "sum"), _nan_normalizer(_nansum, name="numpy.nansum"))
+spell_composite(np.nanprod, ("where", "isnan", "prod"), _nan_normalizer(_nanprod, name="numpy.nanprod"))
+spell_composite(np.nanmean, ("where", "isnan", "sum", "true_divide"),
+                _nan_normalizer(_nanmean, name="numpy.nanmean"))
+spell_composite(np.nanvar, ("where", "isnan", "sum", "square", "true_divide"),
+                _nan_normalizer(lambda a, axis, dtype, keepdims, ddof: _nanvar(a, axis, dtype, keepdims, ddof),
+                                ddof_param=True, name="numpy.nanvar"))
+spell_composite(np.nanstd, ("where", "isnan", "sum", "square", "sqrt"),
+                _nan_normalizer(lambda a, axis, dtype, keepdims, ddof: _nanvar(a, axis, dtype, keepdims, ddof, True),
+                                ddof_param=True, name="numpy.nanstd"))
+spell_composite(np.nanmax, ("where", "isnan", "max", "all"),
+                _nan_minmax_normalize(_nanextremum("max"), "numpy.nanmax"))
+spell_composite(np.nanmin, ("where", "isnan", "min", "all"),
+                _nan_minmax_normalize(_nanextremum("min"), "numpy.nanmin"))
+
+
+def _nancum(kind: str):
+    def fn(a, axis, dtype):
+        filled = _nan_filled(a, 0 if kind == "sum" else 1)
+        return (N.cumsum if kind == "sum" else N.cumprod)(filled, axis=axis, dtype=dtype)
+    return fn
+
+
+spell_composite(np.nancumsum, ("where", "isnan", "cumsum"),
+                lambda a, axis=None, dtype=None, out=None: Composite(_nancum("sum"), (a,), {"axis": axis, "dtype": dtype}, out),
+                "numpy.nancumsum")
+spell_composite(np.nancumprod, ("where", "isnan", "cumprod"),
+                lambda a, axis=None, dtype=None, out=None: Composite(_nancum("prod"), (a,), {"axis": axis, "dtype": dtype}, out),
+                "numpy.nancumprod")
+
+
+# ---- weighted statistics --------------------------------------------------------------------
+
+def _average(a, weights, axis, returned, keepdims):
+    if weights is None:
+        avg = N.mean(a, axis=axis, keepdims=keepdims)
+        if not returned:
+            return avg
+        n = np.prod([shape_of(a)[i] for i in (range(ndim_of(a)) if axis is None else
+                                              np.atleast_1d(axis))]) if ndim_of(a) else 1
+        return avg, N.full_like(avg, n)
+    w = weights
+    if shape_of(w) != shape_of(a):
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if ndim_of(w) != 1:
+            raise TypeError("1D weights expected when shapes of a and weights differ.")
+        ax = normalize_one_axis(axis, ndim_of(a))
+        if shape_of(w)[0] != shape_of(a)[ax]:
+            raise ValueError("Length of weights not compatible with specified axis.")
+        w = N.reshape(w, tuple(shape_of(w)[0] if i == ax else 1 for i in range(ndim_of(a))))
+    dt = np.result_type(_dtype(a), _dtype(w), *(("f8",) if _dtype(a).kind in "biu" else ()))
+    wsum = N.sum(N.broadcast_to(w, tuple(shape_of(a))), axis=axis, dtype=dt, keepdims=keepdims)
+    wsum = F.nonzero_or_raise(wsum, message="Weights sum to zero, can't be normalized",
+                              error="ZeroDivisionError")
+    avg = N.true_divide(N.sum(N.multiply(a, w), axis=axis, dtype=dt, keepdims=keepdims), wsum)
+    return (avg, N.broadcast_to(wsum, tuple(shape_of(avg)))) if returned else avg
+
+
+def _average_normalize(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue):
+    return Composite(_average, (a, weights), {"axis": axis, "returned": bool(returned),
+                                              "keepdims": keepdims is True})
+
+
+spell_composite(np.average, ("mean", "sum", "multiply", "true_divide"), _average_normalize,
+                "numpy.average")
+
+
+def _cov(m, y, rowvar, bias, ddof, dtype):
+    if ndim_of(m) > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if dtype is None:
+        dtype = np.result_type(_dtype(m), np.float64) if y is None else \
+            np.result_type(_dtype(m), _dtype(y), np.float64)
+    X = N.array(m, ndmin=2, dtype=dtype)
+    if not rowvar and shape_of(X)[0] != 1:
+        X = N.transpose(X)
+    if y is not None:
+        if ndim_of(y) > 2:
+            raise ValueError("y has more than 2 dimensions")
+        Y = N.array(y, ndmin=2, dtype=dtype)
+        if not rowvar and shape_of(Y)[0] != 1:
+            Y = N.transpose(Y)
+        X = N.concatenate([X, Y], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    n = shape_of(X)[1]
+    X = N.subtract(X, N.mean(X, axis=1, keepdims=True))
+    Xc = N.conjugate(X) if np.dtype(dtype).kind == "c" else X
+    c = N.true_divide(N.matmul(X, N.transpose(Xc)), max(n - ddof, 0))
+    return N.squeeze(c)
+
+
+def _cov_normalize(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None,
+                   *, dtype=None):
+    if fweights is not None or aweights is not None:
+        reject("numpy.cov", "fweights/aweights", fweights, "compute the weighted covariance "
+               "with np.average, or call it without kiln")
+    return Composite(_cov, (m, y), {"rowvar": bool(rowvar), "bias": bool(bias), "ddof": ddof,
+                                    "dtype": dtype})
+
+
+spell_composite(np.cov, ("mean", "subtract", "matmul", "true_divide"), _cov_normalize, "numpy.cov")
+
+
+def _corrcoef(x, y, rowvar, dtype):
+    c = _cov(x, y, rowvar, False, None, dtype)
+    if ndim_of(c) == 0:
+        return N.true_divide(c, c)
+    d = N.diagonal(c)
+    stddev = N.sqrt(N.real(d) if _dtype(d).kind == "c" else d)
+    c = N.true_divide(c, N.reshape(stddev, (-1, 1)))
+    c = N.true_divide(c, N.reshape(stddev, (1, -1)))
+    if _dtype(c).kind == "c":
+        return N.add(N.clip(N.real(c), -1, 1), N.multiply(N.clip(N.imag(c), -1, 1), 1j))
+    return N.clip(c, -1, 1)
+
+
+def _corrcoef_normalize(x, y=None, rowvar=True, *, dtype=None, **kwargs):
+    return Composite(_corrcoef, (x, y), {"rowvar": bool(rowvar), "dtype": dtype})
+
+
+spell_composite(np.corrcoef, ("mean", "matmul", "diagonal", "sqrt", "true_divide", "clip"),
+                _corrcoef_normalize, "numpy.corrcoef")
+
+
+# ---- reductions of a boolean-mask selection x[mask], without taking it ---------------------
+
+def _masked_reduction(kind: str):
+    def form(x, mask, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if axis is not None or out is not None or keepdims or kwargs:
+            return None  # the selection is 1-D: only whole reductions are written here
+        if kind == "sum":
+            return Composite(lambda a, m: N.sum(N.where(m, a, 0), dtype=dtype), (x, mask))
+        if kind == "mean":
+            def mean(a, m):
+                total = N.sum(N.where(m, a, 0), dtype=dtype if dtype is not None else
+                              (np.float64 if _dtype(a).kind in "biu" else None))
+                return N.true_divide(total, N.sum(m, dtype=np.intp))
+            return Composite(mean, (x, mask))
+        return None
+    return form
+
+
+for _key, _kind in ((np.sum, "sum"), (method_key("sum"), "sum"), (np.mean, "mean"),
+                    (method_key("mean"), "mean")):
+    spell_masked(_key, _masked_reduction(_kind))

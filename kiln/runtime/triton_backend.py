@@ -1,0 +1,145 @@
+"""The Triton backend: ``triton_backend(graph, example_inputs) -> callable``.
+
+The pipeline is the C++ backend's (``generate``: lowering, scheduling, kernel-local
+buffers, the wrapper) with :class:`~kiln.lowering.triton.TritonRenderer`::
+
+    device    = require_triton_device(example_inputs)        # CuPy arrays, or the interpreter
+    gen       = generate(graph, host_layouts, TritonRenderer())  # kernels + wrapper text
+    module    = load_module(gen.cpp, ..., interpret)         # imported from the cache dir
+    wrapper   = _load_wrapper(gen.wrapper + array checks)    # kernels installed by name
+
+Device follows data: on CuPy arrays the wrapper allocates with CuPy and launches on the
+arrays' device and the current CuPy stream; extern ops (matmul, einsum, gathers) run their
+NumPy kernel, which NumPy's dispatch protocols hand to CuPy. With
+``KILN_TRITON_INTERPRET=1`` NumPy arrays run through Triton's interpreter (tests); without
+it they are a KilnError. Every new input layout, dtype or array type compiles a variant
+(up to ``MAX_VARIANTS``, then the graph's NumPy interpreter runs them).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import logs
+from ..config import config
+from ..errors import Unsupported
+from .devices import is_cupy_array, require_triton_device
+
+MAX_VARIANTS = 8
+
+
+def triton_backend(graph: Any, example_inputs: list) -> Callable:
+    """Compile ``graph`` to Triton kernels plus a Python wrapper; see the module doc."""
+    interpret = bool(config.triton_interpret)
+    require_triton_device(example_inputs, interpret)
+    variants: dict[tuple, Callable] = {}
+
+    def respecialize(*args: Any) -> Any:
+        if any(type(a) is int and not -2**63 <= a < 2**63 for a in args):
+            return graph(*args)   # a Python int beyond int64: the NumPy interpreter, exactly
+        key = _layout_key(args)
+        fn = variants.get(key)
+        if fn is None:
+            require_triton_device(args, interpret)
+            if len(variants) >= MAX_VARIANTS:
+                return graph(*args)
+            fn = variants[key] = compile_variant(graph, list(args), respecialize, interpret)
+        return fn(*args)
+
+    try:
+        call = compile_variant(graph, list(example_inputs), respecialize, interpret)
+    except (Unsupported, NotImplementedError) as e:
+        if logs.enabled("perf"):
+            logs.log("perf", f"triton backend: graph '{graph.name}' runs in the NumPy interpreter", str(e))
+        return graph      # NumPy's functions on the arrays (CuPy's, through NumPy's protocols)
+    variants[_layout_key(example_inputs)] = call
+    return call
+
+
+def _layout_key(args: Any) -> tuple:
+    return tuple((type(a), a.shape, a.strides, a.dtype.str, a.device.id if is_cupy_array(a) else None)
+                 if hasattr(a, "strides") else type(a) for a in args)
+
+
+def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
+                    interpret: bool) -> Callable:
+    from ..lowering.triton import TritonRenderer
+    from .backend import SO_PLACEHOLDER, Artifact, _load_wrapper, _report, generate
+    from .triton_build import TritonKernel, load_module
+
+    start = time.perf_counter()
+    device = require_triton_device(example_inputs, interpret)
+    renderer = TritonRenderer()
+    # Lowering reads only layouts (shape, strides, dtype), never memory: CuPy arrays are
+    # handed over as host arrays of the same layout that own one element.
+    gen = generate(graph, [_host_layout(a) for a in example_inputs], renderer, reinfer=True,
+                   pool=False)
+    module = load_module(gen.cpp, f"graph_{graph.name}", interpret) if gen.kernel_names else None
+    text = _with_array_checks(gen.wrapper.replace(repr(SO_PLACEHOLDER), "''"), gen.low, device)
+    wmod = _load_wrapper(text, graph.name)
+    for name, value in gen.low.constants.items():   # constants of the program go to its device
+        setattr(wmod, name, _to_device(value, device))
+    for name, value in gen.consts.items():
+        setattr(wmod, name, value)
+    for name, rk in renderer.rendered.items():
+        grid, constexprs, warps = rk.config(interpret)
+        setattr(wmod, name, _Launch(TritonKernel(module, name, rk.signature, constexprs, warps,
+                                                 interpret=interpret), grid))
+    wmod._ARRAY = np.ndarray
+    if device[0] == "cuda":
+        import cupy
+        wmod.np = cupy            # allocation and extern results on the device
+        wmod._ARRAY = cupy.ndarray
+    wmod._respecialize = respecialize
+    wmod._numpy = graph
+    artifact = Artifact(graph.name, gen.cpp, module.__file__ if module else "", text, wmod.call,
+                        gen.kernel_names, time.perf_counter() - start)
+    _report(artifact, len(gen.kernel_names), "Triton", "kernels.py")
+    call = wmod.call
+    call.kiln_artifact = artifact
+    return call
+
+
+def _with_array_checks(source: str, low: Any, device: tuple) -> str:
+    """The wrapper re-checks the array type (and GPU) the kernels were built for: anything
+    else recompiles (a NumPy array where CuPy's was, another device)."""
+    from ..lowering.loop_ir import Buffer
+    names = [name for name, kind in low.inputs if isinstance(kind, Buffer)]
+    checks = [f"type({n}) is not _ARRAY" for n in names]
+    if device[0] == "cuda":
+        checks += [f"{n}.device.id != {device[1]}" for n in names]
+    if not checks:
+        return source
+    params = ", ".join(name for name, _ in low.inputs)
+    head = f"\ndef call({params}):\n"
+    assert head in source, "kiln bug: the wrapper has no call() to guard"
+    return source.replace(head, head + f"    if {' or '.join(checks)}:\n"
+                                       f"        return _respecialize({params})\n", 1)
+
+
+def _host_layout(value: Any) -> Any:
+    """A NumPy array with ``value``'s layout and no data of its own (for CuPy arrays)."""
+    if not is_cupy_array(value):
+        return value
+    return np.lib.stride_tricks.as_strided(np.zeros(1, value.dtype), value.shape, value.strides)
+
+
+def _to_device(value: Any, device: tuple) -> Any:
+    if device[0] != "cuda" or not isinstance(value, np.ndarray):
+        return value
+    import cupy
+    with cupy.cuda.Device(device[1]):
+        return cupy.asarray(value)
+
+
+class _Launch:
+    """A kernel as the wrapper calls it: ``kernel(*arrays, *scalars)``."""
+
+    def __init__(self, kernel: Any, grid: tuple) -> None:
+        self.kernel = kernel
+        self.grid = grid
+
+    def __call__(self, *args: Any) -> None:
+        self.kernel(self.grid, *args)

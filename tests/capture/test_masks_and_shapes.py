@@ -1,0 +1,93 @@
+"""Boolean-mask selections that never take their data-dependent size, shape assignment,
+and the np.ndarray constructor: captured in one graph, matching NumPy."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+from .conftest import run_probe
+
+X = np.linspace(-2.0, 2.0, 9)
+Y = np.linspace(2.0, -1.0, 9)
+
+
+def masked_update(x):
+    y = x * 2
+    m = y > 1
+    y[m] = np.sqrt(y[m]) - 1.0
+    return y
+
+
+def masked_two_inputs(x, y):
+    m = (x > 0) & (y < 1)
+    x = x.copy()
+    x[m] = x[m] * y[m] - 1
+    return x
+
+
+def masked_cast(x):
+    y = x.astype(np.int64)
+    y[x > 0] = x[x > 0] * 2.5        # the mask written twice: the same values
+    return y
+
+
+def masked_reductions(x):
+    s = x[x > 0]
+    return s.sum(), np.mean(s), np.sum(x[x < 0] ** 2)
+
+
+def masked_histogram(x):
+    return np.histogram(x[x > -1], bins=4, range=(-1.0, 2.0))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("fn, args", [
+    (masked_update, (X,)), (masked_two_inputs, (X, Y)), (masked_cast, (X,)),
+    (masked_reductions, (X,)), (masked_histogram, (X,)),
+])
+def test_mask_selection_in_one_graph(fn, args):
+    run_probe(fn, *args, graphs=1)
+    assert kiln.explain(fn)(*args).graph_break_count == 0
+
+
+def test_other_uses_of_a_selection_take_it_as_python():
+    def f(x):
+        s = x[x > 0]
+        return s.shape, s * 2, s
+    compiled, _, _ = run_probe(f, X, graphs=2)   # the graph before, and s * 2 after
+    record = compiled.records[0]
+    assert record.graph_break.kind == "data_dependent"
+
+
+def test_shape_assignment_of_a_fresh_array():
+    def f(x):
+        a = x * 2
+        a.shape = (3, 3)
+        return a.sum(axis=0), a
+    run_probe(f, X, graphs=1)
+
+
+def test_shape_assignment_of_an_argument_runs_as_python():
+    def f(x):
+        x.shape = (3, 3)
+        return x
+    compiled, _, _ = run_probe(f, X, graphs=0)
+
+
+def test_ndarray_constructor():
+    def f(x):
+        out = np.ndarray((2, x.shape[0]))
+        out[0] = x
+        out[1] = -x
+        return out
+    run_probe(f, X, graphs=1)
+
+
+def masked_histogram_auto_range(x, w):
+    return np.histogram(x[x > 0], bins=5, weights=w[x > 0])
+
+
+def test_histogram_of_a_selection_with_edges_from_the_data():
+    run_probe(masked_histogram_auto_range, X, np.abs(Y), graphs=1)

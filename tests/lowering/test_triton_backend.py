@@ -1,0 +1,125 @@
+"""The Triton backend end to end on NumPy arrays through Triton's interpreter
+(KILN_TRITON_INTERPRET): the pointwise op table, reductions, fusion (kernel counts),
+kiln.compile with backend="triton", and the error without the interpreter."""
+import numpy as np
+import pytest
+
+pytest.importorskip("triton")
+
+import kiln
+from kiln.config import config
+from kiln.errors import KilnError
+from kiln.ir import trace
+from kiln.ops import F, TensorMeta
+from kiln.ops.pointwise import BINARY, UNARY
+from kiln.runtime.triton_backend import triton_backend
+
+from .helpers import assert_same, multi_op_graph, run_both
+from .test_fusion import X, W, layernorm, softmax
+from .test_pointwise import pairs, values
+from .triton_kit import interpret  # noqa: F401  (autouse: Triton's interpreter on NumPy arrays)
+
+
+
+
+def _run(g, inputs):
+    return run_both(g, inputs, compiled=triton_backend(g, list(inputs)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint8, np.int64, np.bool_],
+                         ids=lambda d: np.dtype(d).name)
+def test_unary_ops(dtype):
+    x = values(dtype)
+    g, kept = multi_op_graph(list(UNARY), [x], 1)
+    expected, got, _ = _run(g, [x])
+    for name, e, r in zip(kept, expected, got):
+        assert_same(f"{name}({np.dtype(dtype).name})", e, r)
+
+
+@pytest.mark.parametrize("dx,dy", [(np.float32, np.float32), (np.float64, np.float64), (np.int32, np.int32),
+                                   (np.uint8, np.uint8), (np.bool_, np.bool_), (np.float32, np.int32),
+                                   (np.uint8, np.int8)], ids=lambda d: np.dtype(d).name)
+def test_binary_ops(dx, dy):
+    x, y = pairs(dx, dy)
+    ops = [n for n in BINARY if not (n == "power" and np.dtype(dy).kind in "iub")]
+    g, kept = multi_op_graph(ops, [x, y], 2)
+    expected, got, _ = _run(g, [x, y])
+    for name, e, r in zip(kept, expected, got):
+        assert_same(f"{name}({np.dtype(dx).name}, {np.dtype(dy).name})", e, r)
+
+
+def _check(fn, *inputs, rtol=2e-6):
+    g = trace(fn, [TensorMeta(a.shape, a.dtype) for a in inputs], [f"a{i}" for i in range(len(inputs))])
+    expected, got, compiled = _run(g, list(inputs))
+    for i, (e, r) in enumerate(zip(expected, got)):
+        assert_same(f"out{i}", e, r, rtol=rtol, atol=1e-6)
+    return compiled.kiln_artifact
+
+
+def test_softmax_and_layernorm_are_one_kernel_each():
+    art = _check(softmax, X)
+    assert art.kernel_names == ["kiln_fused_max_subtract_exp_sum_0"]
+    assert art.wrapper.count("np.empty") == 1
+    assert "tl.reduce(" in art.cpp and "persistent" in art.cpp
+    art = _check(layernorm, X, W, W + 1)
+    assert len(art.kernel_names) == 1 and art.wrapper.count("np.empty") == 1
+
+
+def test_long_rows_loop_and_reductions_over_leading_axes():
+    x = np.random.default_rng(0).standard_normal((3, 1500))
+    x[1, 7] = np.nan
+    art = _check(lambda x: (F.max(x, axis=1), F.sum(x, axis=1), F.min(x, axis=0), F.prod(x, axis=0),
+                            F.mean(x), F.var(x, axis=1)), x, rtol=1e-12)
+    assert "for roffset in range(0, 1500, RBLOCK):" in art.cpp
+
+
+def test_any_all_and_int_sums():
+    b = np.random.default_rng(1).random((4, 9)) > 0.7
+    i = np.arange(36, dtype=np.int8).reshape(4, 9) * 5
+    _check(lambda b, i: (F.any(b, axis=1), F.all(b, axis=0), F.sum(i, axis=1), F.sum(i)), b, i)
+
+
+def test_compile_runs_user_functions_through_the_interpreter():
+    @kiln.compile(backend="triton")
+    def step(x, w, lr):
+        h = np.tanh(x @ w)                    # matmul is an extern call, tanh a kernel
+        return x - lr * h.mean(axis=1, keepdims=True), h.argmax(axis=1)
+
+    x = np.random.default_rng(2).standard_normal((8, 8))
+    w = np.eye(8)
+    for lr in (0.1, 0.2):                     # a runtime scalar: no recompile
+        got = step(x, w, lr)
+        h = np.tanh(x @ w)
+        np.testing.assert_allclose(got[0], x - lr * h.mean(axis=1, keepdims=True), rtol=1e-12)
+        np.testing.assert_array_equal(got[1], h.argmax(axis=1))
+    report = kiln.explain(step)(x, w, 0.3)
+    assert report.graph_count == 1 and report.graph_break_count == 0
+
+
+def test_triton_on_numpy_arrays_without_the_interpreter_is_a_clear_error():
+    config.triton_interpret = False
+    with pytest.raises(KilnError, match="CuPy arrays on a GPU"):
+        kiln.compile(lambda x: np.sin(x) + 1, backend="triton")(np.ones(3))
+
+
+def test_value_and_grad_in_a_compiled_training_step(tmp_path):
+    def loss(w, x, y):
+        return ((np.tanh(x @ w) - y) ** 2).mean()
+
+    def step(w, x, y, lr):
+        value, g = kiln.value_and_grad(loss)(w, x, y)
+        return w - lr * g, value
+
+    rng = np.random.default_rng(0)
+    w, x, y = rng.standard_normal((6, 3)), rng.standard_normal((10, 6)), rng.standard_normal((10, 3))
+    old = config.debug_dir
+    config.debug_dir = str(tmp_path)
+    try:
+        got = kiln.compile(step, backend="triton")(w, x, y, 0.1)
+    finally:
+        config.debug_dir = old
+    want = step(w, x, y, 0.1)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    assert got[1] == pytest.approx(want[1], rel=1e-12)
+    written = sorted(p.name for p in tmp_path.glob("*/kernels.py"))
+    assert written and all("@triton.jit" in p.read_text() for p in tmp_path.glob("*/kernels.py"))

@@ -1,0 +1,17 @@
+"""The program corpus (tests/test_programs.py: capture, graph breaks, mutation, dynamic
+sizes, NaN/inf, size 0 and 1, layouts ...) through backend="triton" on NumPy arrays
+through Triton's interpreter: results, dtypes, shapes and mutated arguments as NumPy's."""
+import pytest
+
+pytest.importorskip("triton")
+
+from test_programs import PROGRAMS, check_program
+
+from .triton_kit import interpret  # noqa: F401  (autouse: Triton's interpreter on NumPy arrays)
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_program_on_triton(name, capsys):
+    fn, calls = PROGRAMS[name]
+    check_program(fn, calls, "triton")
+    assert capsys.readouterr().out == "", "kiln never writes to stdout"

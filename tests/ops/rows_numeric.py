@@ -1,0 +1,280 @@
+"""Op-table rows: complex numbers, and the NumPy functions declared in kiln/ops/numeric.py,
+fft.py and linalg.py beyond the core inventory."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kiln.ops import F
+
+from kiln.ops import REGISTRY
+from kiln.ops.registry import Bound, call_spelling
+from kiln.tensor import apply
+
+from .gen import ALL, COMPLEX, FLOATS, NUMERIC, POS, REAL, Case, Ctx, index_arg
+from .spec import Row, getattr_op, spelled, unary_case, via_spelling
+
+
+def angle_case(ctx: Ctx) -> Case:
+    return Case([ctx.arg(ctx.shape())], {"deg": ctx.boolean("deg")})
+
+
+def complex_rows() -> list[Row]:
+    return [
+        Row("conjugate", numpy=np.conjugate, via_op=getattr_op("conjugate"), case=unary_case(),
+            dtypes=NUMERIC + COMPLEX, grad=True,
+            alts=(np.conj, lambda x: x.conj(), lambda x: x.conjugate())),
+        Row("real", numpy=np.real, via_op=getattr_op("real"), case=unary_case(),
+            dtypes=FLOATS + COMPLEX, grad=True, alts=(lambda x: x.real,)),
+        Row("imag", numpy=np.imag, via_op=getattr_op("imag"), case=unary_case(),
+            dtypes=FLOATS + COMPLEX, grad=True, alts=(lambda x: x.imag,)),
+        Row("angle", numpy=np.angle, via_op=getattr_op("angle"), case=angle_case,
+            dtypes=FLOATS + COMPLEX, grad=True),
+    ]
+
+
+def numeric_rows() -> list[Row]:
+    return complex_rows() + numeric_composite_rows() + numeric_op_rows()
+
+
+# ==========================================================================================
+# Composite spellings (kiln/ops/numeric.py, matrix.py, signal.py, sorting.py): each row is
+# a NumPy function; `op` names one op it is made of.
+
+def C(op: str, np_fn, case, dtypes=FLOATS, grad=True, via=None, **kw) -> Row:
+    name = kw.pop("name", None) or getattr(np_fn, "__name__", op)
+    return Row(op, numpy=np_fn, via_op=via or via_spelling(np_fn), case=case, dtypes=dtypes,
+               grad=grad, composite=True, name=name, **kw)
+
+
+def E(op: str, np_fn, case, dtypes=FLOATS, grad=False, via=None, **kw) -> Row:
+    """An op of its own with one NumPy spelling (called through its normalizer)."""
+    return Row(op, numpy=np_fn, via_op=via or via_spelling(np_fn), case=case, dtypes=dtypes,
+               grad=grad, **kw)
+
+
+def shaped(min_dims=1, max_dims=3, domain=REAL, **params):
+    """One array; params: name -> callable(ctx, shape) or a constant."""
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=min_dims, max_dims=max_dims)
+        p = {k: (v(ctx, shape) if callable(v) else v) for k, v in params.items()}
+        return Case([ctx.arg(shape, domain)], p)
+    return case
+
+
+def nonempty(min_dims=1, max_dims=3, domain=REAL, **params):
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=min_dims, max_dims=max_dims, min_side=1)
+        p = {k: (v(ctx, shape) if callable(v) else v) for k, v in params.items()}
+        return Case([ctx.arg(shape, domain)], p)
+    return case
+
+
+def an_axis(ctx, shape):
+    return ctx.choice(list(range(-len(shape), len(shape))), "axis")
+
+
+def opt_axis(ctx, shape):
+    return ctx.choice([None] + list(range(-len(shape), len(shape))), "axis")
+
+
+def pair(same=True, min_dims=1, max_dims=2, min_side=1, **params):
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=min_dims, max_dims=max_dims, min_side=min_side)
+        other = shape if same else ctx.shape(min_dims=min_dims, max_dims=max_dims, min_side=min_side)
+        p = {k: (v(ctx, shape) if callable(v) else v) for k, v in params.items()}
+        return Case([ctx.arg(shape), ctx.arg(other)], p)
+    return case
+
+
+def vectors(ctx: Ctx) -> Case:
+    n, m = ctx.integer(1, 5, "n"), ctx.integer(1, 4, "m")
+    return Case([ctx.arg((n,)), ctx.arg((m,))], {"mode": ctx.choice(["full", "same", "valid"], "mode")})
+
+
+def square_stack(ctx: Ctx) -> Case:
+    n = ctx.integer(1, 3, "n")
+    batch = ctx.shape(max_dims=1, min_side=1)
+    a = ctx.arg(batch + (n, n), layout="C", writable=True)
+    a.base[...] += 3.0 * np.eye(n, dtype=a.base.dtype)   # well conditioned
+    return Case([a])
+
+
+def matrix(ctx: Ctx) -> Case:
+    return Case([ctx.arg((ctx.integer(1, 4, "n"), ctx.integer(1, 4, "m")))])
+
+
+def sorted_and_values(ctx: Ctx) -> Case:
+    a = ctx.arg((ctx.integer(1, 5, "n"),), layout="C", writable=True)
+    a.base[...] = np.sort(np.nan_to_num(a.base))
+    return Case([a, ctx.arg(ctx.shape())], {"side": ctx.choice(["left", "right"], "side")})
+
+
+def digitize_case(ctx: Ctx) -> Case:
+    bins = ctx.arg((ctx.integer(1, 5, "n"),), layout="C", writable=True)
+    bins.base[...] = np.sort(np.nan_to_num(bins.base))
+    return Case([ctx.arg(ctx.shape()), bins], {"right": ctx.boolean("right")})
+
+
+def hist_case(ctx: Ctx) -> Case:
+    x = ctx.arg(ctx.shape(min_dims=1, max_dims=2, min_side=1), layout="C", writable=True)
+    x.base[...] = np.nan_to_num(x.base, posinf=2.0, neginf=-2.0)
+    params = {"bins": ctx.choice([1, 4, [-2.0, -0.5, 0.0, 1.0, 3.0]], "bins"),
+              "range": ctx.choice([None, (-1.0, 2.0)], "range"),
+              "density": ctx.choice([None, True], "density")}
+    if isinstance(params["bins"], list):
+        params["range"] = None
+    return Case([x], params)
+
+
+def hist2d_case(ctx: Ctx) -> Case:
+    n = ctx.integer(1, 6, "n")
+    x, y = ctx.arg((n,), layout="C", writable=True), ctx.arg((n,), layout="C", writable=True)
+    for a in (x, y):
+        a.base[...] = np.nan_to_num(a.base, posinf=2.0, neginf=-2.0)
+    return Case([x, y], {"bins": ctx.choice([2, 3], "bins")})
+
+
+def interp_case(ctx: Ctx) -> Case:
+    xp = ctx.arg((ctx.integer(1, 5, "n"),), layout="C", writable=True)
+    xp.base[...] = np.sort(np.nan_to_num(xp.base)) + np.arange(xp.base.size)
+    fp = ctx.arg(xp.base.shape)
+    return Case([ctx.arg(ctx.shape()), xp, fp])
+
+
+def quantile_case(ctx: Ctx) -> Case:
+    shape = ctx.shape(min_dims=1, min_side=1)
+    return Case([ctx.arg(shape), ctx.choice([0.0, 0.3, 1.0, [0.25, 0.75]], "q")],
+                {"axis": opt_axis(ctx, shape), "keepdims": ctx.boolean("keepdims")})
+
+
+def fft_case(kind: str):
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=1 if kind == "1" else 2, min_side=1)
+        params = {"norm": ctx.choice([None, "ortho", "forward"], "norm")}
+        if kind == "1":
+            params["axis"] = an_axis(ctx, shape)
+            params["n"] = ctx.choice([None, 3], "n")
+        return Case([ctx.arg(shape)], params)
+    return case
+
+
+def split_sections(ctx, shape):
+    return ctx.choice([1, [1], [0, 2]], "sections")
+
+
+def pad_case(ctx: Ctx) -> Case:
+    shape = ctx.shape(min_dims=1, max_dims=2, min_side=2)
+    mode = ctx.choice(["constant", "edge", "wrap", "reflect", "symmetric"], "mode")
+    width = ctx.choice([1, (1, 0), ((0, 1),) * len(shape)], "width")
+    return Case([ctx.arg(shape), width], {"mode": mode})
+
+
+def select_case(ctx: Ctx) -> Case:
+    shape = ctx.shape()
+    x = ctx.arg(shape)
+    cond = [index_arg(ctx.rng.random(shape) < 0.3), index_arg(ctx.rng.random(shape) < 0.5)]
+    return Case([cond[0], cond[1], x, ctx.arg(shape)], {})
+
+
+def _select(c0, c1, a, b):
+    return np.select([c0, c1], [a, b], -1.0)
+
+
+def average_case(ctx: Ctx) -> Case:
+    shape = ctx.shape(min_dims=1, max_dims=2, min_side=1)
+    return Case([ctx.arg(shape), ctx.arg(shape, POS)], {"axis": ctx.choice([None, 0], "axis")})
+
+
+def numeric_composite_rows() -> list[Row]:
+    return [
+        C("stack", np.asarray, shaped(0), tensor=spelled(np.asarray)),
+        C("copy", np.array, shaped(0), tensor=spelled(np.array)),
+        C("stack", lambda a, b: np.array([a, b]), pair(), name="array_of_arrays",
+          tensor=lambda a, b: spelled(np.array)([a, b]),
+          via=lambda a, b: call_spelling(np.array, [a, b])),
+        C("subtract", np.diff, nonempty(n=lambda c, s: c.integer(0, 2, "n"), axis=an_axis)),
+        C("concatenate", np.roll, shaped(0, shift=lambda c, s: c.integer(-3, 3, "shift"),
+                                         axis=lambda c, s: c.choice([None] + list(range(len(s))), "axis"))),
+        C("flip", np.rot90, shaped(2, k=lambda c, s: c.integer(-1, 3, "k"))),
+        C("rint", np.round, shaped(0, decimals=lambda c, s: c.integer(-1, 2, "decimals")),
+          dtypes=FLOATS, grad=False, alts=(np.around,)),
+        C("where", np.nan_to_num, shaped(0), dtypes=FLOATS + COMPLEX),
+        C("less_equal", np.isclose, pair(max_dims=2), grad=False),
+        C("where", np.nansum, shaped(0, axis=opt_axis)),
+        C("where", np.nanprod, shaped(0, axis=opt_axis)),
+        C("where", np.nanmean, nonempty(0, axis=opt_axis)),
+        C("where", np.nanvar, nonempty(1, axis=opt_axis, ddof=lambda c, s: c.integer(0, 1, "ddof"))),
+        C("where", np.nanstd, lambda ctx: Case([ctx.arg(ctx.shape(min_dims=1, min_side=2))],
+                                               {"axis": None})),
+        C("where", np.nanmax, nonempty(0, axis=opt_axis)),
+        C("where", np.nanmin, nonempty(0, axis=opt_axis)),
+        C("where", np.nancumsum, shaped(0, axis=opt_axis)),
+        C("mean", lambda a, w, axis=None: np.average(a, axis=axis, weights=w), average_case,
+          name="average", via=lambda a, w, axis=None: call_spelling(np.average, a, axis=axis, weights=w)),
+        C("matmul", np.cov, nonempty(1, 2, bias=lambda c, s: c.boolean("bias"))),
+        C("clip", np.corrcoef, nonempty(2, 2), grad=False),
+        C("multiply", np.polyval, pair(same=False, max_dims=1)),
+        C("concatenate", np.append, pair(same=False, max_dims=1)),
+        C("getitem", np.array_split, nonempty(1, 2, indices_or_sections=split_sections),
+          via=lambda *a, **k: tuple(call_spelling(np.array_split, *a, **k))),  # a list: the graph's outputs
+        C("broadcast_to", np.meshgrid, pair(same=False, max_dims=1)),
+        C("where", _select, select_case, name="select",
+          via=lambda c0, c1, a, b: call_spelling(np.select, [c0, c1], [a, b], -1.0)),
+        C("sum", np.trace, nonempty(2, 3)),
+        C("einsum", np.diag, nonempty(1, 2)),
+        C("multiply", np.kron, pair(same=False, max_dims=2)),
+        C("subtract", np.cross, lambda ctx: Case([ctx.arg((2, 3)), ctx.arg((3,))])),
+        C("dot", np.vdot, pair()),
+        C("matmul", np.linalg.matrix_power, lambda ctx: Case(
+            square_stack(ctx).args + [ctx.choice([-2, -1, 1, 2, 3, 5] + ([] if ctx.grad else [0]), "n")])),
+        C("flip", np.correlate, vectors),
+        C("concatenate", np.pad, pad_case),
+        C("getitem", np.fft.fftshift, shaped(1), dtypes=FLOATS + COMPLEX),
+    ]
+
+
+def _nonzero_or_raise_ref(x):
+    if np.any(x == 0):
+        raise ZeroDivisionError("zero")
+    return np.array(x, copy=True)
+
+
+def numeric_op_rows() -> list[Row]:
+    rows = [
+        Row("nonzero_or_raise", numpy=_nonzero_or_raise_ref,
+            via_op=lambda x: F.nonzero_or_raise(x, message="zero", error="ZeroDivisionError"),
+            tensor=lambda x: apply(Bound(REGISTRY["nonzero_or_raise"], (x,),
+                                         {"message": "zero", "error": "ZeroDivisionError"})),
+            case=shaped(0), grad=True),
+        E("diagonal", np.diagonal, nonempty(2, 3, offset=lambda c, s: c.integer(-1, 1, "offset")),
+          grad=True, alts=(lambda a, offset=0: a.diagonal(offset),)),
+        E("sort", np.sort, shaped(0, axis=opt_axis), dtypes=NUMERIC, grad=True),
+        E("argsort", np.argsort, shaped(1, axis=an_axis), dtypes=NUMERIC,
+          alts=(lambda a, axis=-1: a.argsort(axis=axis),)),
+        E("partition", np.partition, nonempty(1, kth=0, axis=an_axis), dtypes=NUMERIC, grad=True),
+        E("argpartition", np.argpartition, nonempty(1, kth=0, axis=an_axis), dtypes=NUMERIC),
+        E("searchsorted", np.searchsorted, sorted_and_values, dtypes=FLOATS),
+        E("digitize", np.digitize, digitize_case),
+        E("quantile", np.quantile, quantile_case, alts=(lambda a, q, **p: np.percentile(a, np.multiply(q, 100), **p),)),
+        E("histogram_counts", lambda a, **p: np.histogram(a, **p)[0], hist_case,
+          via=lambda a, **p: call_spelling(np.histogram, a, **p)[0]),
+        E("histogram_bin_edges", np.histogram_bin_edges,
+          lambda ctx: Case(hist_case(ctx).args, {"bins": 3})),
+        E("histogram2d_counts", lambda x, y, **p: np.histogram2d(x, y, **p)[0], hist2d_case,
+          via=lambda x, y, **p: call_spelling(np.histogram2d, x, y, **p)[0]),
+        E("interp", np.interp, interp_case),
+        E("det", np.linalg.det, square_stack, grad=True),
+        E("pinv", np.linalg.pinv, matrix),
+        E("svdvals", np.linalg.svdvals, matrix),
+        E("eigvalsh", np.linalg.eigvalsh, square_stack),
+        E("matrix_rank", np.linalg.matrix_rank, matrix),
+        E("convolve", np.convolve, vectors, grad=True),
+    ]
+    for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
+        rows.append(E(name, getattr(np.fft, name), fft_case("1"),
+                      dtypes=FLOATS if name in ("rfft", "ihfft") else FLOATS + COMPLEX))
+    for name in ("fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn"):
+        rows.append(E(name, getattr(np.fft, name), fft_case("n"),
+                      dtypes=FLOATS if name.startswith("rfft") else FLOATS + COMPLEX))
+    return rows

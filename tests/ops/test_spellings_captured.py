@@ -1,0 +1,167 @@
+"""Every NumPy function kiln captures beyond the core inventory, through kiln.explain: one
+graph, no graph break, and the compiled function (eager backend: the captured graph run
+by NumPy) gives NumPy's values, dtypes, shapes and result types. The op table
+(tests/ops/rows_numeric.py) checks each op on every backend and its gradients; this file
+checks the spellings as users write them, inside compiled functions."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+rng = np.random.default_rng(0)
+x = rng.standard_normal((4, 5))
+y = np.sort(rng.standard_normal(5))
+xn = x.copy()
+xn[1, 2] = np.nan
+xn[3, :] = np.nan
+sq = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+v3 = rng.standard_normal((4, 3))
+x6 = rng.standard_normal((4, 6))
+a7 = rng.standard_normal(7)
+v = rng.standard_normal(3)
+xs = np.array([-np.inf, -1.0, 0.0, 0.5, np.inf, np.nan])
+zs = np.array([1 + 0j, 2j])
+vs = np.linspace(0, 1, 5)
+
+
+def fftconv(a, v):
+    n = a.shape[0] + v.shape[0] - 1
+    return np.fft.irfft(np.fft.rfft(a, n) * np.fft.rfft(v, n), n)
+
+
+CASES = {
+ "asarray": (lambda a: np.asarray(a) , (x,)),
+ "asarray_is": (lambda a: np.asarray(a) is a, (x,)),
+ "array_list": (lambda a, b: np.array([a, b]) , (y, y)),
+ "array_dtype": (lambda a: np.array(a, dtype=np.float32), (x,)),
+ "ndarray": (lambda a: np.ndarray((3, 2)).shape, (x,)),
+ "diff": (lambda a: np.diff(a, axis=0), (x,)),
+ "diff2": (lambda a: np.diff(a, n=2, prepend=0.0), (x,)),
+ "roll": (lambda a: np.roll(a, 2), (x,)),
+ "roll_ax": (lambda a: np.roll(a, (1, -2), axis=(0, 1)), (x,)),
+ "rot90": (lambda a: np.rot90(a, 3), (x,)),
+ "round": (lambda a: np.round(a, 2), (x,)),
+ "round_m": (lambda a: a.round(), (x,)),
+ "nan_to_num": (lambda a: np.nan_to_num(a), (xn,)),
+ "isclose": (lambda a, b: np.isclose(a, b + 1e-9), (x, x)),
+ "nansum": (lambda a: np.nansum(a, axis=1), (xn,)),
+ "nanmean": (lambda a: np.nanmean(a, axis=0), (xn,)),
+ "nanstd": (lambda a: np.nanstd(a, axis=1, ddof=1), (xn,)),
+ "nanvar": (lambda a: np.nanvar(a), (xn,)),
+ "nanmax": (lambda a: np.nanmax(a, axis=1), (xn,)),
+ "nanmin": (lambda a: np.nanmin(a), (xn,)),
+ "nancumsum": (lambda a: np.nancumsum(a, axis=1), (xn,)),
+ "average": (lambda a, w: np.average(a, axis=1, weights=w), (x, np.abs(y))),
+ "average_r": (lambda a: np.average(a, axis=0, returned=True), (x,)),
+ "cov": (lambda a: np.cov(a), (x,)),
+ "cov_y": (lambda a, b: np.cov(a, b, rowvar=False), (x, x)),
+ "corrcoef": (lambda a: np.corrcoef(a), (x,)),
+ "polyval": (lambda p, a: np.polyval(p, a), (y, x)),
+ "append": (lambda a, b: np.append(a, b), (x, y)),
+ "split": (lambda a: np.split(a, [1, 3], axis=1), (x,)),
+ "array_split": (lambda a: np.array_split(a, 3), (x,)),
+ "hsplit": (lambda a: np.hsplit(a, 5), (x,)),
+ "meshgrid": (lambda a, b: np.meshgrid(a, b), (y, x[0, :3])),
+ "meshgrid_ij": (lambda a, b: np.meshgrid(a, b, indexing="ij", sparse=True), (y, x[0, :3])),
+ "indices": (lambda a: np.indices(a.shape) * 1.0 + a.sum(), (x,)),
+ "triu_indices": (lambda a: a[np.triu_indices(4, 1)], (x[:, :4],)),
+ "fftfreq": (lambda a: np.fft.fftfreq(a.shape[0]) * a[:, 0], (x,)),
+ "select": (lambda a: np.select([a < -0.5, a > 0.5], [a * 2, a * 3], -1.0), (x,)),
+ "count_nonzero": (lambda a: np.count_nonzero(a > 0, axis=1), (x,)),
+ "sort": (lambda a: np.sort(a, axis=0), (x,)),
+ "sort_none": (lambda a: np.sort(a, axis=None), (x,)),
+ "argsort": (lambda a: np.argsort(a), (x,)),
+ "argsort_m": (lambda a: a.argsort(axis=0), (x,)),
+ "partition": (lambda a: np.partition(a, 2), (x,)),
+ "searchsorted": (lambda a, v: np.searchsorted(a, v, side="right"), (y, x)),
+ "digitize": (lambda a, b: np.digitize(a, b), (x, y)),
+ "median": (lambda a: np.median(a), (x,)),
+ "median_ax": (lambda a: np.median(a, axis=1, keepdims=True), (x,)),
+ "percentile": (lambda a: np.percentile(a, [10, 90], axis=0), (x,)),
+ "quantile": (lambda a: np.quantile(a, 0.3, method="nearest"), (x,)),
+ "nanmedian": (lambda a: np.nanmedian(a, axis=1), (xn,)),
+ "histogram": (lambda a: np.histogram(a, bins=7), (x,)),
+ "histogram_w": (lambda a, w: np.histogram(a, bins=[-1, 0, 0.5, 2], weights=w, density=True), (x, np.abs(x))),
+ "histogram_range": (lambda a: np.histogram(a, 5, range=(-1, 1))[0].sum(), (x,)),
+ "histogram2d": (lambda a, b: np.histogram2d(a, b, bins=4), (x[0], x[1])),
+ "hist_masked": (lambda a: np.histogram(np.where(a > 0, a, np.nan), bins=5, range=(0, 3)), (x,)),
+ "interp": (lambda a, xp, fp: np.interp(a, xp, fp), (x, y, y ** 2)),
+ "diagonal": (lambda a: np.diagonal(a, 1), (x,)),
+ "diagonal_m": (lambda a: a.diagonal(-1) * 2, (x,)),
+ "trace": (lambda a: np.trace(a), (x,)),
+ "trace_m": (lambda a: a.trace(1), (x,)),
+ "diag1": (lambda a: np.diag(a[0], 1), (x,)),
+ "diag2": (lambda a: np.diag(a), (x,)),
+ "kron": (lambda a, b: np.kron(a, b), (sq, x)),
+ "cross": (lambda a, b: np.cross(a, b), (v3, v3[::-1])),
+ "cross2": (lambda a, b: np.cross(a[:, :2], b[:, :2]), (v3, v3[::-1])),
+ "vdot": (lambda a, b: np.vdot(a, b), (x, x)),
+ "det": (lambda a: np.linalg.det(a), (sq,)),
+ "mpow": (lambda a: np.linalg.matrix_power(a, 5), (sq,)),
+ "mpow0": (lambda a: np.linalg.matrix_power(a, 0), (sq,)),
+ "mpowneg": (lambda a: np.linalg.matrix_power(a, -2), (sq,)),
+ "pinv": (lambda a: np.linalg.pinv(a), (x,)),
+ "svdvals": (lambda a: np.linalg.svd(a, compute_uv=False), (x,)),
+ "eigvalsh": (lambda a: np.linalg.eigvalsh(a + a.T), (sq,)),
+ "rank": (lambda a: np.linalg.matrix_rank(a), (x,)),
+ "fft": (lambda a: np.fft.fft(a), (x6,)),
+ "ifft": (lambda a: np.fft.ifft(a, n=8, axis=0, norm="ortho"), (x6,)),
+ "rfft": (lambda a: np.fft.rfft(a), (x6,)),
+ "irfft": (lambda a: np.fft.irfft(np.fft.rfft(a)), (x6,)),
+ "fft2": (lambda a: np.fft.fft2(a), (x6,)),
+ "fftn": (lambda a: np.fft.fftn(a, axes=(0,)), (x6,)),
+ "rfftn": (lambda a: np.fft.irfftn(np.fft.rfftn(a), s=a.shape), (x6,)),
+ "fftshift": (lambda a: np.fft.fftshift(a), (x6,)),
+ "ifftshift": (lambda a: np.fft.ifftshift(a, axes=1), (x6,)),
+ "fftconv": (fftconv, (a7, v)),
+ "convolve": (lambda a, v: np.convolve(a7, v), (a7, v)),
+ "convolve_same": (lambda a, v: np.convolve(a, v, "same"), (a7, v)),
+ "convolve_valid": (lambda a, v: np.convolve(v, a, "valid"), (a7, v)),
+ "correlate": (lambda a, v: np.correlate(a7, v), (a7, v)),
+ "correlate_full": (lambda a, v: np.correlate(v, a, "full"), (a7, v)),
+ "pad": (lambda a: np.pad(a, 2), (x6,)),
+ "pad_c": (lambda a: np.pad(a, ((1, 0), (2, 3)), constant_values=5.0), (x6,)),
+ "pad_edge": (lambda a: np.pad(a, 2, mode="edge"), (x6,)),
+ "pad_wrap": (lambda a: np.pad(a, (1, 2), mode="wrap"), (x6,)),
+ "pad_reflect": (lambda a: np.pad(a, 2, mode="reflect"), (x6,)),
+ "pad_sym": (lambda a: np.pad(a, 2, mode="symmetric"), (x6,)),
+ "spectral": (lambda u: np.fft.ifft(np.fft.fft(u) * np.exp(-1j * np.fft.fftfreq(u.shape[-1]) * 0.1)).real, (x6,)),
+
+ "isposinf": (lambda a: np.isposinf(a), (xs,)), "isneginf": (lambda a: np.isneginf(a), (xs,)),
+ "iscomplex": (lambda a: np.iscomplex(a), (zs,)), "isreal": (lambda a: np.isreal(a), (zs,)),
+ "isreal_r": (lambda a: np.isreal(a), (xs,)),
+ "sinc": (lambda a: np.sinc(a), (vs - 0.5,)), "ediff1d": (lambda a: np.ediff1d(a, to_begin=[0.0]), (vs,)),
+ "trapezoid": (lambda a: np.trapezoid(a ** 2, a), (vs,)), "trapezoid_dx": (lambda a: np.trapezoid(a, dx=0.25), (vs,)),
+ "broadcast_arrays": (lambda a, b: np.broadcast_arrays(a, b[:, None]), (vs, vs[:3])),
+ "tri": (lambda a: np.tri(3, 4, 1) * a[0], (vs,)), "logspace": (lambda a: np.logspace(0, 2, 5) + a, (vs,)),
+ "vander": (lambda a: np.vander(a, 3), (vs,)), "vander_i": (lambda a: np.vander(a, increasing=True), (vs,)),
+ "windows": (lambda a: (np.hanning(5) * a, np.hamming(5) + a, np.blackman(5), np.bartlett(5), np.kaiser(5, 3.0)), (vs,)),
+}
+
+
+def _same(got, want):
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+    np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", list(CASES))
+def test_spelling_captures_without_a_break(name):
+    fn, args = CASES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = fn(*[np.copy(a) for a in args])
+        out = kiln.explain(fn)(*[np.copy(a) for a in args])
+        got = kiln.compile(fn, backend="eager")(*[np.copy(a) for a in args])
+    assert out.graph_break_count == 0, [str(b.reason) for b in out.break_reasons]
+    assert out.graph_count <= 1
+    _same(got, want)
