@@ -63,6 +63,7 @@ class OutputSpec:
     index: int = -1
     path: tuple = ()  # ((op, rest_args, params), ...); rest_args may hold placeholder refs
     value: Any = None
+    views: tuple = ()  # the view nodes ``path`` replays, one per step (outputs sharing one share its object)
 
 
 @dataclass
@@ -349,7 +350,7 @@ class _Functionalizer:
                 elif not path:
                     specs[i] = OutputSpec("input", index)
                 else:
-                    specs[i] = OutputSpec("input_view", index, path)
+                    specs[i] = OutputSpec("input_view", index, path, views=self.path[v])
             elif len(groups.get(base, ())) > 1:
                 specs[i] = None  # filled below, once the shared base has an output slot
             else:
@@ -370,7 +371,7 @@ class _Functionalizer:
                     specs[i] = OutputSpec("fresh", len(graph_outputs))
                     graph_outputs.append(self.read(values[i]))
                 else:
-                    specs[i] = OutputSpec("base_view", slot, path)
+                    specs[i] = OutputSpec("base_view", slot, path, views=self.path[values[i]])
         plan.outputs = specs  # type: ignore[assignment]
         plan.num_graph_outputs = len(graph_outputs)
         self.out.output(tuple(graph_outputs))

@@ -316,6 +316,22 @@ class _Variant:
             return op.impl(*op_args, **params)
 
         shared: dict[int, Any] = {}
+        made: dict[int, Any] = {}   # id(view node) -> its rebuilt object, for outputs that share it
+
+        def rebuild(spec: Any, root: Any) -> Any:
+            # One view of the program is one object: ``w = x.T; return w, np.squeeze(w)``
+            # gives w twice (squeeze hands back w), so replay from the longest view made.
+            start, value = 0, root
+            for k in range(len(spec.views), 0, -1):
+                if id(spec.views[k - 1]) in made:
+                    start, value = k, made[id(spec.views[k - 1])]
+                    break
+            for k in range(start, len(spec.path)):
+                value = replay(spec.path[k:k + 1], value, arrays, apply_op)
+                if k < len(spec.views):
+                    made[id(spec.views[k])] = value
+            return value
+
         result = []
         for spec in self.plan.outputs:
             if spec.kind == "fresh":
@@ -325,11 +341,11 @@ class _Variant:
             elif spec.kind == "input":
                 result.append(args[spec.index])
             elif spec.kind == "input_view":
-                result.append(replay(spec.path, args[spec.index], arrays, apply_op))
+                result.append(rebuild(spec, args[spec.index]))
             else:  # base_view: a view of an intermediate other outputs also view
                 if spec.index not in shared:
                     shared[spec.index] = tensor_of(spec.index) if wrap else outs[spec.index]
-                result.append(replay(spec.path, shared[spec.index], arrays, apply_op))
+                result.append(rebuild(spec, shared[spec.index]))
         return tuple(result)
 
     def _run_training(self, args: tuple, arrays: list) -> tuple:

@@ -5,7 +5,7 @@ normalised by ``bytecode_facts.decode``: where the interpreter lands when the it
 exhausted, with it popped, on every version."""
 from __future__ import annotations
 
-from .variables.containers import DictVariable, IteratorVariable, ListVariable
+from .variables.containers import DictVariable, IteratorVariable, make_iterator
 
 
 class ControlOpcodes:
@@ -14,8 +14,7 @@ class ControlOpcodes:
         if isinstance(obj, IteratorVariable):
             self.push(obj)
         else:
-            origin = obj if isinstance(obj, (ListVariable, DictVariable)) else None
-            self.push(IteratorVariable(obj.items(self), origin))
+            self.push(make_iterator(self, obj))
 
     def FOR_ITER(self, inst):
         iterator = self.stack[-1]
@@ -29,7 +28,7 @@ class ControlOpcodes:
                                  "the loop: the function runs as Python")
             self.unsupported("unsupported_value", "the list a loop walks changed during the "
                              "loop: the loop runs as Python")
-        item = iterator.next()
+        item = iterator.next(self)
         if item is None:
             self.pop()
             self.ip = inst.target

@@ -121,7 +121,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if isinstance(bound, Composite) or bound.out is None or not isinstance(result, ArrayVariable) \
             or bound.op.mutates:
         return result
-    return _write_out(tx, spelling.text, bound.out, result)
+    return _write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
 
 
 def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list) -> VariableTracker:
@@ -356,18 +356,24 @@ def _record(tx, op, inputs, params):
         tx.user_error(e)
 
 
-def _write_out(tx, what: str, out: Any, result: ArrayVariable) -> VariableTracker:
+def _write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool = True) -> VariableTracker:
     """``out=`` / in-place operator: the expression's value is the target array itself.
 
     A target nobody else can see (made in the graph, no views) just takes a new node; any
     other target (an argument, a view, an array with views) gets ``copyto(target, result)``,
-    which the backends run in place (eager) or functionalize (aot).
+    which the backends run in place (eager) or functionalize (aot). Only a ufunc
+    (``broadcasts``) spreads its result over a larger ``out``; elsewhere NumPy wants the
+    result's exact shape.
     """
     if not isinstance(out, ArrayArg):
         tx.unsupported("unsupported_value", f"{what}: out= must be an array")
     target = out.var
     if target.scalar:
         tx.user_error(TypeError("return arrays must be of ArrayType"))
+    shape, into = result.meta.shape, target.meta.shape
+    if shape != into and (not broadcasts or np.broadcast_shapes(shape, into) != into):
+        tx.unsupported("user_error", f"{what}: out= of shape {into} for a result of shape {shape} "
+                       f"(NumPy raises here, or writes only part of it)")
     if target.can_rewrite_in_place() and result.meta.shape == target.meta.shape:
         value = result
         if result.meta.dtype != target.meta.dtype:

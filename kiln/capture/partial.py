@@ -43,9 +43,8 @@ from . import resume as R
 from .breaks import BreakGraph
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
-from .variables.containers import (ContainerMethodVariable, DictVariable, DictViewVariable,
-                                   IteratorVariable,
-                                   ListVariable, TupleVariable)
+from .variables.containers import (ArrayIteratorVariable, ContainerMethodVariable, DictVariable,
+                                   DictViewVariable, IteratorVariable, ListVariable, TupleVariable)
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
                                   NestedFunctionVariable, NumpyFunctionVariable,
                                   UfuncMethodVariable, UserFunctionVariable, UserMethodVariable,
@@ -231,6 +230,11 @@ class Rebuilder:
         if isinstance(var.origin, ListVariable):
             ref = self.ns.ref(_advanced_iter, "f")
             return f"{ref}({self(var.origin)}, {var.taken})"
+        if isinstance(var, ArrayIteratorVariable):     # the real array, read live from where it was
+            ref = self.ns.ref(_advanced_iter, "f")
+            if var.start is None:
+                return f"{ref}({self(var.array)}, {var.taken})"
+            return f"{ref}(enumerate({self(var.array)}, {var.start}), {var.taken})"
         items = var.pending
         values = [v.value for v in items if v.is_constant() and type(v.value) is int]
         if len(values) == len(items) >= 2 and len({b - a for a, b in zip(values, values[1:])}) == 1 \

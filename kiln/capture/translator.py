@@ -35,7 +35,7 @@ from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracke
 from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
-                                   ListVariable, SliceVariable, TupleVariable)
+                                   ListVariable, SliceVariable, TupleVariable, make_iterator)
 from .variables.functions import NestedFunctionVariable, UserObjectVariable
 
 MAX_INLINE_DEPTH = 32

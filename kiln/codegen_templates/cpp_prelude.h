@@ -64,8 +64,9 @@ template <typename T> static inline T kiln_logaddexp(T x, T y) {
 static inline float log1p(float x) { return log1pf(x); }
 static inline float exp(float x) { return expf(x); }
 static inline float fmod(float a, float b) { return fmodf(a, b); }
-// np.clip: minimum(maximum(x, lo), hi), NaN-propagating; a tie takes the bound, as
-// NumPy's (a > b ? a : b) does (clip(-0.0, 0, ...) is +0.0).
+// np.clip with array bounds: minimum(maximum(x, lo), hi), NaN-propagating; a tie takes the bound, as
+// NumPy's (a > b ? a : b) does (clip(-0.0, zeros, ...) and clip(-0.0, 0, None) are +0.0; 0-d
+// bounds keep x on a tie: see clip's lowering in kiln/ops/pointwise.py).
 template <typename T> static inline T kiln_clip(T x, T lo, T hi) {
     T m = (x > lo || x != x) ? x : lo;
     return (m < hi || m != m) ? m : hi;

@@ -363,9 +363,13 @@ class GraphLowering:
                     and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
                 key = f"{op.inputs[i]}={v.value:g}"
                 body = when.get(f"{k}:{key}", when.get(key, body))
-            elif isinstance(v, Scalar) and v.arg:
-                # a runtime scalar: NumPy's loops see a zero stride and may take a fast path
+            elif isinstance(v, Scalar) and v.arg or isinstance(v, Value) and not v.shape and i:
+                # a runtime scalar or a 0-d value: NumPy's loops see a zero stride and may
+                # take a fast path
                 body = when.get(f"{k}:{op.inputs[i]}=scalar", body)
+        if body is None and len(values) > 1 and all(v is not None and not v.shape for v in values[1:]):
+            # every operand but the first is 0-d (constants too): zero strides in NumPy's loop
+            body = when.get(f"{k}:rest=0d")
         fn_name = rule["scalar"]
         if body is None:
             if k not in rule.get("kinds", ""):

@@ -358,7 +358,8 @@ spell(("method", "astype"), astype, _astype_normalize, "ndarray.astype")
 # kinds ('f' float, 'i' signed, 'u' unsigned, 'b' bool), the loop being the one NumPy's type
 # resolution picks. A kind left out makes the node an extern call of the NumPy kernel
 # (integer power raises on negative exponents, for example). ``when`` maps a constant
-# operand ("y=2"; "f:y=3" for float loops only; "f:y=scalar" for a runtime scalar) to a
+# operand ("y=2"; "f:y=3" for float loops only; "f:y=scalar" for a runtime scalar or a 0-d
+# value the program computed; "f:rest=0d" when every operand but the first is 0-d) to a
 # decomposition ``(ops, dtype, *operands)`` written with other scalar functions.
 
 _F, _ALL = "f", "fiub"
@@ -402,8 +403,19 @@ _WHEN = {
               "y=1": lambda ops, dt, x, y: x,
               "f:y=3": _cube,
               "f:y=0.5": lambda ops, dt, x, y: ops.call("sqrt", [x], dt),
-              "f:y=scalar": _power_runtime_scalar},
+              "f:y=scalar": _power_runtime_scalar},   # also a 0-d exponent the program computed
 }
+
+
+def _clip_keeping_ties(ops, dt, x, lo, hi):
+    # NumPy's clip loop with zero-stride (0-d) bounds keeps x on a tie: clip(-0.0, 0, 1) is
+    # -0.0; array bounds and a missing bound (maximum/minimum) take the bound: +0.0.
+    b = np.dtype(bool)
+
+    def keep(a, bound, compare):
+        ok = ops.call("logical_or", [ops.call(compare, [a, bound], dt, b), ops.call("isnan", [a], dt, b)], b, b)
+        return ops.call("where", [ok, a, bound], dt)
+    return keep(keep(x, lo, "greater_equal"), hi, "less_equal")
 
 for _name, _kinds in _KINDS.items():
     F.__getattr__(_name).lowering = {"scalar": _name, "kinds": _kinds, **(
@@ -411,5 +423,5 @@ for _name, _kinds in _KINDS.items():
 # where/clip/astype: every input is first cast to the output dtype (where's condition to
 # bool: ``input_dtypes``); a missing clip bound (None) is an infinite one.
 where.lowering = {"scalar": "where", "kinds": _ALL, "input_dtypes": (np.dtype(bool), None, None)}
-clip.lowering = {"scalar": "clip", "kinds": _ALL}
+clip.lowering = {"scalar": "clip", "kinds": _ALL, "when": {"f:rest=0d": _clip_keeping_ties}}
 astype.lowering = {"scalar": "identity", "kinds": _ALL}  # the cast to the output dtype is the whole op

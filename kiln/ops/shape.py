@@ -108,6 +108,10 @@ def _atleast_normalizer(n: int):
                    f"call np.atleast_{n}d once per array")
         x = arys[0]
         shape = shape_of(x)
+        if len(shape) >= n:
+            # NumPy hands back the array itself; so does a squeeze of no axes (a reshape would
+            # be a new view object)
+            return Bound(squeeze, (x,), {"axis": ()})
         if len(shape) < n:
             if n == 3 and len(shape) == 2:
                 shape = shape + (1,)

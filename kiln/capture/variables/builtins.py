@@ -77,8 +77,11 @@ class BuiltinVariable(ConstantVariable):
         return ConstantVariable(tx.fold(range, *[a.as_constant(tx) for a in args]))
 
     def call_enumerate(self, tx, iterable, start=None) -> VariableTracker:
-        from .containers import ListVariable, TupleVariable
+        from .arrays import ArrayVariable
+        from .containers import ArrayIteratorVariable, ListVariable, TupleVariable
         first = start.as_constant(tx) if start is not None else 0
+        if isinstance(iterable, ArrayVariable):
+            return ArrayIteratorVariable(tx, iterable, first)
         return ListVariable([TupleVariable([ConstantVariable(first + i), item])
                              for i, item in enumerate(iterable.items(tx))])
 
@@ -94,13 +97,13 @@ class BuiltinVariable(ConstantVariable):
         return ListVariable(list(reversed(seq.items(tx))))
 
     def call_iter(self, tx, obj) -> VariableTracker:
-        from .containers import IteratorVariable
+        from .containers import IteratorVariable, make_iterator
         if isinstance(obj, IteratorVariable):
             return obj
-        return IteratorVariable(obj.items(tx))
+        return make_iterator(tx, obj)
 
     def call_next(self, tx, it, default=None) -> VariableTracker:
-        item = it.next() if hasattr(it, "next") else None
+        item = it.next(tx) if hasattr(it, "next") else None
         if item is None:
             if default is not None:
                 return default

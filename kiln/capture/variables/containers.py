@@ -341,7 +341,7 @@ class IteratorVariable(VariableTracker):
     def describe(self) -> str:
         return "iterator"
 
-    def next(self) -> VariableTracker | None:
+    def next(self, tx=None) -> VariableTracker | None:
         if not self.pending:
             return None
         self.taken += 1
@@ -359,6 +359,42 @@ class IteratorVariable(VariableTracker):
     def items(self, tx) -> list[VariableTracker]:
         out, self.pending = self.pending, []
         return out
+
+
+class ArrayIteratorVariable(IteratorVariable):
+    """``iter(x)`` or ``enumerate(x)`` over an array. Python reads each element or row
+    when the loop takes it, so a loop that writes into ``x`` sees its own writes in later
+    steps: each step indexes ``x`` then, not when the iterator was made."""
+
+    def __init__(self, tx, array: VariableTracker, start: int | None = None) -> None:
+        n = array.length(tx).as_constant(tx)      # the loop unrolls: its length is guarded
+        super().__init__(list(range(n)))
+        self.array = array
+        self.start = start          # enumerate's first count, or None for iter(x)
+
+    def next(self, tx=None) -> VariableTracker | None:
+        if not self.pending:
+            return None
+        self.taken += 1
+        i = self.pending.pop(0)
+        item = self.array.getitem(tx, ConstantVariable(i))
+        if self.start is None:
+            return item
+        return TupleVariable([ConstantVariable(self.start + i), item])
+
+    def items(self, tx) -> list[VariableTracker]:
+        out = []
+        while (item := self.next(tx)) is not None:
+            out.append(item)
+        return out
+
+
+def make_iterator(tx, obj: VariableTracker) -> IteratorVariable:
+    """``iter(obj)``: arrays are read step by step, lists and dicts walked live."""
+    from .arrays import ArrayVariable
+    if isinstance(obj, ArrayVariable):
+        return ArrayIteratorVariable(tx, obj)
+    return IteratorVariable(obj.items(tx), obj if isinstance(obj, (ListVariable, DictVariable)) else None)
 
 
 class ContainerMethodVariable(VariableTracker):

@@ -1,0 +1,1 @@
+"""The program fuzzer (see test_fuzz.py)."""

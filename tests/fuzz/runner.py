@@ -1,0 +1,164 @@
+"""Run a generated program without kiln and through each backend, and compare.
+
+The comparison is test_programs.py's (DESIGN.md §4): values, dtypes, shapes and types of
+the results, exception type and message, the final state of every argument, and which
+outputs share memory with which arguments. Two additions for generated programs:
+
+- what the program printed at its graph breaks (to its module's ``SINK``) must read the
+  same, numbers compared with the value tolerances;
+- float values that differ beyond the tolerances are accepted only within the slack of a
+  different summation order: ``2 * n * eps * scale``, with ``scale`` the largest finite
+  magnitude among the arguments and results of the call, ``n`` the largest argument or
+  result size (the most terms one reduction can add) and ``eps`` that of the least precise
+  float dtype in the call; everything else (types, dtypes, shapes, signs of zeros) exact.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import re
+import sys
+import warnings
+
+import numpy as np
+
+import kiln
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from test_programs import _alias_pattern, _check_no_fallback, _check_same, _leaves, _run  # noqa: E402
+
+from .programs import Program  # noqa: E402
+
+BACKENDS = ("eager", "aot_eager", "cpp")
+
+
+class Mismatch(AssertionError):
+    """kiln and NumPy disagree on a generated program."""
+
+
+def _floats(obj):
+    for a in _leaves(obj):
+        if a.dtype.kind == "f":
+            yield a
+    if isinstance(obj, (list, tuple)):
+        for o in obj:
+            if isinstance(o, (float, np.floating)):
+                yield np.asarray(o)
+
+
+def _reduction_slack(got, exp, eager_args) -> bool:
+    """Whether ``got`` equals ``exp`` in every respect but float values, and those are within
+    summation-order slack: ``2 * n * eps * scale``, eps of the least precise float dtype in
+    the call (a float32 sum converted to a Python float keeps float32's error), signs of
+    zeros still exact."""
+    everything = [got, exp, eager_args]
+    arrays = [np.asarray(a, dtype=np.float64) for a in [*_floats(got), *_floats(exp), *_floats(eager_args)]]
+    finite = [np.abs(a[np.isfinite(a)]) for a in arrays]
+    scale = max([f.max() for f in finite if f.size] + [1.0])
+    n = max([a.size for a in _leaves(everything)] + [1])
+    eps = max([np.finfo(a.dtype).eps for a in _leaves(everything) if a.dtype.kind == "f"] +
+              [np.finfo(np.float64).eps])
+
+    def close(g, e) -> bool:
+        g, e = np.asarray(g, dtype=np.float64), np.asarray(e, dtype=np.float64)
+        if g.shape != e.shape:
+            return False
+        with np.errstate(invalid="ignore"):
+            near = (g == e) | (np.abs(g - e) <= 2 * n * eps * scale) | (np.isnan(g) & np.isnan(e))
+        zeros = (g == 0) & (e == 0)
+        return bool(near.all() and (np.signbit(g) == np.signbit(e))[zeros].all())
+
+    def walk(g, e) -> bool:
+        if type(g) is not type(e):
+            return False
+        if isinstance(e, (list, tuple)):
+            return len(g) == len(e) and all(walk(x, y) for x, y in zip(g, e))
+        if isinstance(e, dict):
+            return list(g) == list(e) and all(walk(g[k], e[k]) for k in e)
+        if isinstance(e, (np.ndarray, np.generic)):
+            if g.dtype != e.dtype or g.shape != e.shape:
+                return False
+            if e.dtype.kind == "f":
+                return close(g, e)
+        elif isinstance(e, float):
+            return close(g, e)
+        try:
+            _check_same(g, e, "")
+        except AssertionError:
+            return False
+        return True
+    return walk(got, exp)
+
+
+def _same(got, exp, where, eager_args):
+    try:
+        _check_same(got, exp, where)
+    except AssertionError:
+        if not _reduction_slack(got, exp, eager_args):
+            raise
+
+
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*(?:e[+-]?\d+)?|nan|inf)")
+
+
+def _same_text(got: str, exp: str, where: str) -> None:
+    """Printed text: the same words, numbers within 1e-5 (prints round to ~8 digits)."""
+    if got == exp:
+        return
+    # (NumPy pads printed columns to the widest number: spacing follows the digits)
+    gw, ew = [" ".join(w.split()) for w in _NUMBER.split(got)], [" ".join(w.split()) for w in _NUMBER.split(exp)]
+    gn, en = _NUMBER.findall(got), _NUMBER.findall(exp)
+    ok = gw == ew and len(gn) == len(en) and all(
+        a == b or (a not in ("nan", "inf", "-inf") and b not in ("nan", "inf", "-inf")
+                   and math.isclose(float(a), float(b), rel_tol=1e-5, abs_tol=1e-6))
+        for a, b in zip(gn, en))
+    if not ok:
+        raise Mismatch(f"{where}: printed\n{got!r}\nwhere NumPy printed\n{exp!r}")
+
+
+_last_failed: list = []      # the backend that failed last runs first (shrinking is faster)
+
+
+def check(program: Program, backends=BACKENDS) -> None:
+    """Raise Mismatch naming the backend, call and difference, with the program's reproducer."""
+    order = sorted(backends, key=lambda b: b not in _last_failed)
+    for backend in order:
+        try:
+            _check_backend(program, backend)
+        except AssertionError as err:
+            _last_failed[:] = [backend]
+            raise Mismatch(f"[backend={backend}] {err}\n\n--- reproducer ---\n{program.reproducer()}") from None
+
+
+def _check_backend(program: Program, backend: str) -> None:
+    ref, ref_sink = program.build()
+    fn, sink = program.build()
+    compiled = kiln.compile(fn, backend=backend)
+    for n in range(len(program.calls)):
+        eager_args, kiln_args = program.args(n), program.args(n)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            exp = _run(ref, eager_args)
+        stdout = io.StringIO()
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(stdout):
+            warnings.simplefilter("always")
+            got = _run(compiled, kiln_args)
+        where = f"call {n}"
+        _check_no_fallback(caught, where)
+        assert stdout.getvalue() == "", f"{where}: kiln wrote to stdout: {stdout.getvalue()!r}"
+        if exp[0] == "raise":
+            assert got[0] == "raise", f"{where}: NumPy raised {exp[1]!r}, kiln returned {got[1]!r}"
+            assert type(got[1]) is type(exp[1]) and str(got[1]) == str(exp[1]), \
+                f"{where}: NumPy raised {exp[1]!r}, kiln raised {got[1]!r}"
+        else:
+            if got[0] == "raise":
+                err = got[1]
+                tb = "".join(__import__("traceback").format_exception(err)[-6:])
+                raise AssertionError(f"{where}: kiln raised {err!r} where NumPy returned\n{tb}")
+            _same(got[1], exp[1], f"{where} result", eager_args)
+            assert _alias_pattern(got[1], kiln_args) == _alias_pattern(exp[1], eager_args), \
+                f"{where}: outputs alias arguments differently"
+        _same(list(kiln_args), list(eager_args), f"{where} args after call", eager_args)
+        _same_text(sink.getvalue(), ref_sink.getvalue(), f"{where} SINK")

@@ -1,0 +1,60 @@
+"""The program fuzzer: random NumPy programs (programs.py, exprs.py, stmts.py) run without
+kiln and through every backend, compared as test_programs.py compares (runner.py).
+
+In the normal suite a fixed, derandomized slice of ``KILN_FUZZ_PROGRAMS`` programs runs
+(default 40). A long run (docs/fuzzing.md)::
+
+    KILN_FUZZ_PROGRAMS=20000 KILN_FUZZ_SEED=1 python -m pytest tests/fuzz -p no:cacheprovider -x \
+        --hypothesis-show-statistics
+
+A failure shrinks to a short program and prints it as a runnable script.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+import kiln
+
+from .programs import build_function
+from .runner import BACKENDS, Mismatch, check
+from .stmts import programs
+
+PROGRAMS = int(os.environ.get("KILN_FUZZ_PROGRAMS") or 40)
+SEED = os.environ.get("KILN_FUZZ_SEED")
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def _fuzz_settings(fn):
+    fn = settings(max_examples=PROGRAMS, deadline=None, database=None, derandomize=SEED is None,
+                  suppress_health_check=list(HealthCheck), print_blob=SEED is not None,
+                  phases=[Phase.generate, Phase.shrink])(fn)
+    return seed(int(SEED))(fn) if SEED is not None else fn
+
+
+@_fuzz_settings
+@given(programs())
+def test_random_programs_match_numpy(program):
+    check(program)
+
+
+def test_the_oracle_catches_a_wrong_backend():
+    """A backend that changes a value by one part in 1e9 or drops a write is caught."""
+    def nudge(graph, example_inputs):
+        def run(*args):
+            outs = graph(*args)
+            return type(outs)(o * (1 + 1e-9) if hasattr(o, "dtype") and o.dtype.kind == "f" else o
+                              for o in outs)
+        return run
+
+    from .programs import Program
+    prog = Program(["x0"], [], ["    v1 = x0 * 3.0"], "v1", ["x0 = np.array([1.0, 2.0])\nargs = (x0,)\n"])
+    check(prog)                      # the real backends agree
+    with pytest.raises(Mismatch, match="Not equal to tolerance"):
+        check(prog, backends=[nudge])
+    fn, _ = build_function(prog.source())
+    assert kiln.compile(fn, backend="eager")(*prog.args(0)).tolist() == [3.0, 6.0]
+    assert set(BACKENDS) == {"eager", "aot_eager", "cpp"}

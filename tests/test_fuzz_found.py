@@ -1,0 +1,145 @@
+"""Bugs the program fuzzer (tests/fuzz) found, each as the smallest program that showed it,
+checked like test_programs.py checks its programs (every backend, against NumPy)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kiln
+
+from test_programs import BACKENDS, check_program
+
+FOUND = {}
+
+
+def found(*calls, xfail: str | None = None, xfail_backends: tuple = tuple(BACKENDS)):
+    """Register a program; ``xfail`` names a bug not fixed yet (on ``xfail_backends``)."""
+    def deco(fn):
+        FOUND[fn.__name__] = (fn, list(calls), xfail, xfail_backends)
+        return fn
+    return deco
+
+
+_SIGNED_ZEROS = np.array([-0.0, 0.0, -1.0, 2.0, np.nan] * 4)
+
+
+@found((_SIGNED_ZEROS,), (_SIGNED_ZEROS.astype(np.float32)[::-1],))
+def clip_ties_with_scalar_bounds_keep_x(x):
+    # NumPy's clip loop for 0-d bounds keeps x on a tie (-0.0 stays -0.0); array bounds and
+    # a missing bound (np.maximum/np.minimum) take the bound (+0.0)
+    return x.clip(0, 1), np.clip(x, -1.0, -0.0), np.clip(x, np.zeros(20, x.dtype), 1), \
+        np.clip(x, 0.0, None), np.clip(x, x.max(), x[0])
+
+
+@found((np.arange(4.0),), (np.arange(6.0).reshape(2, 3),), (np.arange(3, dtype=np.int32),))
+def loops_over_an_array_see_their_own_writes(x):
+    # Python reads each element (a copy) or row (a view) when the loop takes it
+    seen = []
+    for v in x:
+        x += 1
+        seen.append(v * 1)
+    for i, v in enumerate(x[::-1], 2):
+        x[0] = x[-1] * 2
+        seen.append(v + i)
+    it = iter(x)
+    first = next(it)
+    x -= 3
+    seen.append(next(it) * 1)
+    return seen, first, list(it)
+
+
+@found((np.arange(4.0),), (np.arange(6.0).reshape(2, 3),))
+def loops_over_an_array_resume_after_a_break(x):
+    seen = []
+    for i, v in enumerate(x):
+        x[-1] = x[-1] + v
+        print(v, file=_SINK)      # a graph break inside the loop: the rest runs over the real x
+        seen.append(v * 1)
+    for v in x:
+        seen.append(v * 2)
+        _SINK.truncate(0)
+        x += 1
+    return seen
+
+
+_SINK = __import__("io").StringIO()
+
+
+_OUT_CALLS = [(np.array(-3.5, np.float32), np.arange(9.0).reshape(3, 3)), (np.ones(3), np.zeros((3, 3))),
+              (np.ones((2, 3)), np.zeros((1, 3))), (np.ones((2, 3)), np.zeros((2, 3))),
+              (np.ones(3, np.float32), np.zeros((3, 3))), (np.ones((2, 3)), np.zeros(3))]
+
+
+# NumPy's reductions and scans want out= of the result's exact shape (they raise, or for
+# some casts write only part of it); only ufuncs broadcast their result over a larger out=
+@found(*_OUT_CALLS)
+def scan_into_an_out_of_another_shape(x, o):
+    np.cumsum(x, axis=0, out=o[::-1])
+    return o * 2
+
+
+@found(*_OUT_CALLS)
+def reduction_into_an_out_of_another_shape(x, o):
+    np.sum(x, axis=0, out=o)
+    return o * 2
+
+
+@found(*_OUT_CALLS)
+def ufunc_into_an_out_of_another_shape(x, o):
+    np.add(x, 1, out=o)
+    return o * 2
+
+
+@found((np.array([True, False]),), (np.array([[True], [False]])[::-1],),
+       xfail="x ** 2 on a bool array is np.square in NumPy (ndarray.__pow__'s fast path for an "
+             "exact Python int 2): int8, where kiln records np.power: int64")
+def bool_array_squared_by_the_operator(m):
+    return m ** 2, np.power(m, 2), m ** 3
+
+
+@found((np.ones((3, 2)),), (np.ones((2, 1)),))
+def squeeze_of_an_intermediate_view_is_that_view(x):
+    # np.squeeze of a view with no unit axes hands back that view object: one object twice
+    w = x.T
+    w *= 2
+    v = w[::-1]
+    return w, np.squeeze(w), v, np.squeeze(v, axis=()), x.T
+
+
+@found((np.ones((3, 2)),), (np.ones(3),), (np.ones((2, 1, 2)),), (np.array(2.0),))
+def atleast_nd_of_an_array_with_enough_dims_is_the_array(x):
+    # NumPy returns the array itself (asanyarray), not a new view
+    y = x * 2
+    return np.atleast_1d(x), np.atleast_2d(x), np.atleast_3d(x), np.atleast_2d(y), y, x
+
+
+@found((np.array([-0.0, -np.inf, 4.0, np.nan, 0.0, -1.0]),),
+       (np.array([-0.0, -np.inf, 2.25], np.float32),))
+def power_by_a_computed_half(x):
+    # NumPy's power loop takes sqrt for any zero-stride exponent equal to 0.5, also one the
+    # program computed: (-0.0) ** 0.5 is -0.0 and (-inf) ** 0.5 is nan there
+    y = x ** np.minimum(2.0, 0.5)
+    x **= np.maximum(0.25, 0.5)
+    return y, x, x ** x.max()
+
+
+@found((np.arange(36.0).reshape(4, 3, 3) - 10,), xfail_backends=("cpp", "cpp-dynamic"),
+       xfail="a view of a fresh array handed to Python at a break keeps its strides in NumPy "
+             "(np.flip gives negative ones, so a later reshape copies); cpp hands it over "
+             "C-contiguous, so the reshape after the break is a view and writes through it "
+             "change the flipped array")
+def flipped_array_across_a_break_then_reshaped(x):
+    v = np.flip(x / 2.0, 0)
+    kiln.graph_break()
+    w = np.reshape(v, (-1,))
+    w += 2
+    return v, w
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(FOUND))
+def test_found_by_fuzzer(name, backend, request):
+    fn, calls, xfail, xfail_backends = FOUND[name]
+    if xfail and backend in xfail_backends:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=xfail))
+    check_program(fn, calls, backend)
