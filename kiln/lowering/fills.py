@@ -29,7 +29,7 @@ from .loop_ir import Affine, BufferValue, Pointwise, Scalar, Value, broadcast_in
 
 def lower_fill(gl: Any, fill: Any, args: tuple, params: dict, op: Any, meta: TensorMeta) -> Value | None:
     """A creation op's value as a closure (see the module docstring)."""
-    if gl.sizes:
+    if gl.sizes or not _renderer_ok(gl):
         return None   # dynamic sizes: NumPy's own call (regions are static bounds)
     dtype = np.dtype(meta.dtype)
     shape = tuple(meta.shape)
@@ -56,6 +56,12 @@ def lower_fill(gl: Any, fill: Any, args: tuple, params: dict, op: Any, meta: Ten
     out = Pointwise(shape, dtype, fn, cost, gl._origin)
     out.creation = (op, args, params, meta)   # returned unchanged: NumPy's own call
     return out
+
+
+def _renderer_ok(gl: Any) -> bool:
+    """Does the target's handler load at computed indices (Renderer.computed_indices)?
+    Others (Triton, for now) keep NumPy's creation calls and extern writes."""
+    return gl.renderer is None or getattr(gl.renderer, "computed_indices", False)
 
 
 def _region(shape: tuple, index: Any) -> list | None:
@@ -98,7 +104,7 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
         # would be realized whole, quadratic in the writes; the extern writes in place.
         return None
     shape = tuple(base.shape)
-    if gl.sizes or not all(isinstance(d, int) for d in shape + tuple(value.shape)):
+    if gl.sizes or not _renderer_ok(gl) or not all(isinstance(d, int) for d in shape + tuple(value.shape)):
         return None   # dynamic sizes: regions are static bounds
     region = _region(shape, index)
     if region is None:

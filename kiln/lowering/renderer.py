@@ -27,6 +27,9 @@ class Renderer:
     name = "abstract"
     # numpy dtype names kernels can hold; others make their nodes extern calls
     dtypes: frozenset = frozenset()
+    # Its ops handler implements index and bind_index (loads at computed indices):
+    # fresh-array fills and region writes (kiln/lowering/fills.py) lower as selects.
+    computed_indices = False
 
     def supports(self, fn: str, dtype: Any) -> bool:
         """Does this target spell scalar function ``fn`` for a loop of ``dtype``?"""
