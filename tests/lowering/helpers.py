@@ -69,3 +69,27 @@ def assert_same(name: str, expected, got, rtol: float | None = None, atol: float
             np.testing.assert_allclose(res[finite], exp[finite], rtol=rtol, atol=tiny, err_msg=name)
     else:
         np.testing.assert_array_equal(res, exp, err_msg=name)
+
+
+def unspelled_scalar_functions(template) -> list:
+    """Every (op, kind[, when-key, function]) an op's lowering asks a renderer for that
+    ``template(fn, dtype)`` has no spelling of (one check for every renderer's table)."""
+    from kiln.lowering.handler import RecordingHandler
+    from kiln.ops import REGISTRY
+    from kiln.ops.registry import Category
+    kinds = {"f": np.dtype(np.float64), "i": np.dtype(np.int64), "u": np.dtype(np.uint8),
+             "b": np.dtype(bool)}
+    missing = []
+    for op in REGISTRY.values():
+        rule = op.lowering
+        if op.category != Category.POINTWISE or not isinstance(rule, dict) or "scalar" not in rule:
+            continue
+        for k in rule["kinds"]:
+            dt = kinds[k]
+            if rule["scalar"] != "identity" and template(rule["scalar"], dt) is None:
+                missing.append((op.name, k))
+            for key, decomposition in rule.get("when", {}).items():
+                rec = RecordingHandler()
+                decomposition(rec, dt, *((name,) for name in op.inputs))
+                missing += [(op.name, key, fn) for fn, d in rec.calls if template(fn, d) is None]
+    return missing

@@ -128,21 +128,5 @@ def test_every_scalar_function_compiles_for_sm90(dtype):
 
 
 def test_triton_spells_every_scalar_function_an_op_asks_for():
-    from kiln.lowering.handler import RecordingHandler
-    from kiln.ops import REGISTRY
-    from kiln.ops.registry import Category
-    missing = []
-    for op in REGISTRY.values():
-        rule = op.lowering
-        if op.category != Category.POINTWISE or not isinstance(rule, dict) or "scalar" not in rule:
-            continue
-        for k in rule["kinds"]:
-            dt = {"f": np.dtype(np.float64), "i": np.dtype(np.int64), "u": np.dtype(np.uint8),
-                  "b": np.dtype(bool)}[k]
-            if rule["scalar"] != "identity" and template(rule["scalar"], dt) is None:
-                missing.append((op.name, k))
-            for key, decomposition in rule.get("when", {}).items():
-                rec = RecordingHandler()
-                decomposition(rec, dt, *((name,) for name in op.inputs))
-                missing += [(op.name, key, fn) for fn, d in rec.calls if template(fn, d) is None]
-    assert not missing
+    from .helpers import unspelled_scalar_functions
+    assert not unspelled_scalar_functions(template)
