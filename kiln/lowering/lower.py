@@ -152,7 +152,10 @@ class GraphLowering:
         self.outputs: list[Any] = []
         self.scalar_outputs: set[int] = set()      # output positions NumPy returns as scalars
         self.env: dict[Node, Any] = {}
-        self._realized: dict[int, BufferValue] = {}
+        # id(value) -> (value, its memory). The value is kept: a closure nothing else holds
+        # (a fresh array's fill, realized and replaced in env by its buffer) would free its
+        # id for the next closure, which would then find this buffer (3.13 reuses it).
+        self._realized: dict[int, tuple[Value, BufferValue]] = {}
         self._count = 0
         self._origin: tuple = ()
 
@@ -525,7 +528,7 @@ class GraphLowering:
             if value.buf.kind != "computed" or value.strides == want:
                 return value
             value = self.identity(value)   # a reduction's result: a copy in NumPy's order
-        out = self._realized.get(id(value))
+        out = self.realized(value)
         if out is not None and out.strides != want:
             value = self.identity(out)
         return self.realize(value, want)
@@ -536,15 +539,14 @@ class GraphLowering:
         or ``strides``)."""
         if isinstance(value, BufferValue):
             return value
-        if id(value) in self._realized:
-            return self._realized[id(value)]
+        done = self.realized(value)
+        if done is not None:
+            return done
         creation = getattr(value, "creation", None)
         if creation is not None:
             # A fresh array needed as memory (returned, or written by an extern): NumPy's
             # own call, which np.zeros/np.empty answer without touching the pages.
-            out = self.extern(*creation)
-            self._realized[id(value)] = out
-            return out
+            return self._remember(value, self.extern(*creation))
         if isinstance(value, Scalar):
             value = Pointwise((), value.dtype, lambda ops, index, v=value: v.load(ops, index), 0, self._origin)
         buf = self.new_buffer(value.shape, value.dtype, "computed")
@@ -555,8 +557,15 @@ class GraphLowering:
         node = ComputeNode(buf.name, buf, "pointwise", getattr(value, "origins", self._origin))
         node.value = value
         self.nodes.append(node)
-        out = BufferValue.whole(buf)
-        self._realized[id(value)] = out
+        return self._remember(value, BufferValue.whole(buf))
+
+    def realized(self, value: Value) -> BufferValue | None:
+        """The memory already given to ``value`` (this very object), or None."""
+        found = self._realized.get(id(value))
+        return None if found is None else found[1]
+
+    def _remember(self, value: Value, out: BufferValue) -> BufferValue:
+        self._realized[id(value)] = (value, out)
         return out
 
     def realize_operand(self, value: Value) -> BufferValue:
@@ -568,15 +577,14 @@ class GraphLowering:
         free, while writing the transposed copy costs a strided pass over the data.
         """
         chain = getattr(value, "view_chain", None)
-        if chain is None or id(value) in self._realized:
+        if chain is None or self.realized(value) is not None:
             return self.realize(value)
         root, views = chain
         out = self.realize(root)
         for op, rest, params in views:
             shape, strides, offset = _view_layout(op, out.shape, out.strides, rest, params)
             out = BufferValue(out.buf, shape, strides, out.offset + offset, py=(op, (out,) + rest, params))
-        self._realized[id(value)] = out
-        return out
+        return self._remember(value, out)
 
     def extern(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
         # Operands the op writes get a buffer of their own; read-only ones may be views.

@@ -94,6 +94,24 @@ def test_a_returned_fresh_array_stays_numpys_call():
     assert_same("zeros", np.zeros(5), got[0], rtol=0, atol=0)
 
 
+def test_several_returned_fresh_arrays_each_get_their_own_call():
+    # Regression: realized fills were remembered by id() of a closure nothing kept alive,
+    # so a later fill could reuse the id and be handed an earlier one's buffer
+    # (zeros_like(c) came back with a's shape; on 3.13, an AOT backward's zero gradient).
+    def fresh(a, b, c, d):
+        return (np.zeros_like(a), np.ones_like(b), np.zeros_like(c), np.full_like(d, 2.0),
+                np.zeros(3), np.empty_like(b))
+
+    compiled, seen = _compiled(fresh)
+    args = (np.ones((3, 4)), np.ones(4), np.ones((2, 2, 2)), np.ones(5))
+    got = compiled(*args)
+    want = fresh(*args)
+    for i, (g, w) in enumerate(zip(got[:-1], want)):   # (empty_like's values are garbage)
+        assert_same(f"out{i}", w, g, rtol=0, atol=0)
+    assert (got[-1].shape, got[-1].dtype) == (want[-1].shape, want[-1].dtype)
+    assert not any(np.shares_memory(g, h) for i, g in enumerate(got) for h in got[i + 1:])
+
+
 def test_values_read_only_inside_their_region_are_read_at_clamped_indices():
     def concat_repeat(x):
         n = x.shape[0]
