@@ -459,6 +459,7 @@ class CompiledFunction:
         elif graph is not None and self._python_is_faster(graph):
             self._cost_note = self._python_is_faster(graph)
             check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
+            fast = fastcheck.eager_entry(self.fn, guards, check, MISS)
             graph = None
             if not kwargs and self.bound_self is None and self.root is self:
                 self._as_python = (tuple(map(type, args)),

@@ -219,8 +219,10 @@ static PyTypeObject DispatcherType = {
  *
  *     SimpleEntry(python_entry, nparams, guards, graph, graph_inputs, picks, single, MISS)
  *
- * guards: see guard_holds; graph: callable or None; graph_inputs: param indices; picks: k >= 0 for result[k], -1-i for param i;
- * single: return the one pick instead of a tuple. */
+ * guards: see guard_holds; graph: callable or None; graph_inputs: param indices; picks:
+ * k >= 0 for result[k], -1-i for param i, or () to return the call's result itself (an
+ * entry that runs the user's function as Python: graph is that function); single: return
+ * the one pick instead of a tuple. */
 #define KILN_MAX_GRAPH_INPUTS 32
 
 typedef struct {
@@ -320,6 +322,8 @@ simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *
     }
     PyObject *result;
     Py_ssize_t np_ = PyTuple_GET_SIZE(self->picks);
+    if (np_ == 0)            /* the function itself ran (an entry that runs it as Python) */
+        return out;
     if (self->single) {
         result = simple_pick(self, args, out, 0);
     }
@@ -360,7 +364,8 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTuple(args, "OnO!OO!O!pO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
                           &PyTuple_Type, &graph_inputs, &PyTuple_Type, &picks, &single, &miss))
         return NULL;
-    if (PyTuple_GET_SIZE(graph_inputs) > KILN_MAX_GRAPH_INPUTS || PyTuple_GET_SIZE(picks) == 0
+    if (PyTuple_GET_SIZE(graph_inputs) > KILN_MAX_GRAPH_INPUTS
+            || (PyTuple_GET_SIZE(picks) == 0 && graph == Py_None)
             || (single && PyTuple_GET_SIZE(picks) != 1)) {
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: unsupported inputs or outputs");
         return NULL;

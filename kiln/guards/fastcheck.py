@@ -74,14 +74,43 @@ def dispatcher_base() -> type | None:
 def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], return_code: str,
                  python_entry: Callable, miss: Any) -> Callable | None:
     """The cache entry run in C (``SimpleEntry`` in fastcheck.c) when it can be: every
-    fast guard is a type or array check on a positional parameter, the graph (or none)
-    takes parameters, and the entry returns items of the graph's result or parameters.
+    fast guard is an identity, type or array check on a parameter, a global or a cell (or
+    their attributes), the graph (or none) takes parameters, and the entry returns items of the graph's result or parameters.
     Calls it cannot take (keywords, defaults, another argument count) go to
     ``python_entry``, which checks the same guards. None: use ``python_entry``."""
-    m = module()
-    code = fn.__code__
-    if m is None or guards.c_specs is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) \
-            or code.co_kwonlyargcount:
+    m, code = module(), fn.__code__
+    checks = _checks(guards, code) if m is not None else None
+    if checks is None:
+        return None
+    params = {name: i for i, name in enumerate(code.co_varnames[:code.co_argcount])}
+    try:
+        inputs = tuple(params[c] for c in input_codes) if graph is not None else ()
+    except KeyError:        # an input that is not a parameter itself
+        return None
+    picks = _picks(return_code, params, graph is not None)
+    if picks is None or len(inputs) > 32:
+        return None
+    items, single = picks
+    return m.SimpleEntry(python_entry, code.co_argcount, checks, graph if graph is not None else None,
+                         inputs, items, single, miss)
+
+
+def eager_entry(fn: Any, guards: Any, python_entry: Callable, miss: Any) -> Callable | None:
+    """An entry whose guards say "run the function as Python" (the cost model's verdict),
+    checked in C and calling ``fn`` directly; None: use ``python_entry``."""
+    m, code = module(), fn.__code__
+    checks = _checks(guards, code) if m is not None else None
+    if checks is None or code.co_argcount > 32:
+        return None
+    return m.SimpleEntry(python_entry, code.co_argcount, checks, fn, tuple(range(code.co_argcount)),
+                         (), False, miss)
+
+
+def _checks(guards: Any, code: Any) -> tuple | None:
+    """The guards as SimpleEntry specs, or None: a guard C does not do, or a signature
+    with *args, **kwargs or keyword-only parameters (the Python entry binds those)."""
+    if guards.c_specs is None or code.co_kwonlyargcount \
+            or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return None
     params = {name: i for i, name in enumerate(code.co_varnames[:code.co_argcount])}
     checks = []
@@ -91,16 +120,7 @@ def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], retur
             return None
         check = {"id": 0, "type": 1, "array": 2}[kind]
         checks.append(path + (check, *operands) + (None,) * (3 - len(operands)))
-    try:
-        inputs = tuple(params[c] for c in input_codes) if graph is not None else ()
-    except KeyError:        # an input that is not a parameter itself
-        return None
-    picks = _picks(return_code, params, graph is not None)
-    if picks is None or len(inputs) > 32:
-        return None
-    items, single = picks
-    return m.SimpleEntry(python_entry, code.co_argcount, tuple(checks), graph if graph is not None else None,
-                         inputs, items, single, miss)
+    return tuple(checks)
 
 
 def _path(source: Any, params: dict, ns: Any) -> tuple | None:

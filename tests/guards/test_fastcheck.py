@@ -168,3 +168,21 @@ def test_errors_raised_in_a_simple_entry_graph_come_out_unchanged():
     np.testing.assert_allclose(cf(a), f(a))
     with pytest.raises(np.linalg.LinAlgError):
         cf(np.zeros((3, 3)))
+
+
+def test_an_entry_the_cost_model_runs_as_python_is_checked_in_c(monkeypatch):
+    from kiln.config import config
+    monkeypatch.setattr(config, "cost_model", True)
+
+    def f(x, y):
+        return x * 2.0 - y
+    cf = kiln.compile(f)
+    x, y = np.arange(3.0), np.ones(3)
+    np.testing.assert_array_equal(cf(x, y), f(x, y))
+    entry = cf.cache_entries[0]
+    if entry.graph is not None:
+        pytest.skip("the cost model compiled this graph")
+    assert type(entry.fast).__name__ == "SimpleEntry"
+    np.testing.assert_array_equal(entry.fast(x, y), f(x, y))
+    assert entry.fast(x, 1.0) is kiln.api.MISS                 # y's type is guarded
+    np.testing.assert_array_equal(cf(x, y=y), f(x, y=y))
