@@ -435,6 +435,7 @@ class CompiledFunction:
             logs.log("recompiles", f"{name}: recompiling (cache entry {len(self._entries)}), "
                      f"because no entry's guards hold:", "\n".join(reasons))
         start = time.perf_counter()
+        fast = None
         self._cost_note = ""
         result = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked, self._dynamic_scalars))
         guards = result.guards
@@ -465,15 +466,21 @@ class CompiledFunction:
         else:
             extra = {}
             body = []
+            compiled = None
             if graph is not None:
                 example = _example_inputs(self.fn, guards, result.input_codes, args, kwargs)
                 compiled = self.backend(graph, example)
                 extra["_kiln_graph"] = compiled
                 body += self._graph_call(graph, result.input_codes, compiled)
+            plain = len(body) <= 1 and not result.replay   # just `_kiln_out = graph(...)`
             body += result.replay
             body.append(f"return {result.return_code}")
             check = make_entry(self.fn, guards, body, extra, tag=f"{name} entry")
-        entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries))
+            if plain:
+                fast = fastcheck.simple_entry(self.fn, guards, compiled, result.input_codes,
+                                              result.return_code, check, MISS)
+        entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries),
+                           fast=fast)
         elapsed = time.perf_counter() - start
         self.records.append(CaptureRecord(graph, result.graph_break, guards.texts(),
                                           graph.op_names() if graph is not None else [],
@@ -564,7 +571,7 @@ def _fast_class() -> type | None:
 
             def _publish(self, entries: tuple) -> None:
                 # A bound method prepends its object: the Python dispatcher does that.
-                self._kiln_checks = (tuple(e.check for e in entries)
+                self._kiln_checks = (tuple(e.fast or e.check for e in entries)
                                      if self.bound_self is None else None)
             cls = type("CompiledFunction", (base, CompiledFunction),
                        {"__init__": __init__, "_publish": _publish, "__module__": __name__,

@@ -29,8 +29,8 @@ def _kiln_session_cache(tmp_path_factory):
     os.environ["KILN_COST_MODEL"] = "0"   # scripts the tests run in subprocesses too
     yield
     config.cache_dir, config.num_threads, config.cost_model = old
+    shutil.rmtree(_COLLECT_CACHE, ignore_errors=True)
     if env is None:
         os.environ.pop("KILN_COST_MODEL", None)
     else:
         os.environ["KILN_COST_MODEL"] = env
-    shutil.rmtree(_COLLECT_CACHE, ignore_errors=True)
