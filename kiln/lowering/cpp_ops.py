@@ -219,7 +219,9 @@ class CppEmitter(OpsHandler):
 
     def index(self, index: Affine) -> str:
         self.uses.append(index)
-        return f"({index.render(self.rename)})"
+        # int64_t: a loop over one element renders its index as the literal 0 (an int),
+        # which the int64 templates (kiln_clip_int<T>) would not deduce.
+        return f"((int64_t)({index.render(self.rename)}))"
 
     def bind_index(self, value: str) -> str:
         return value if _NAME.fullmatch(value) else self.assign(value, np.int64)

@@ -16,6 +16,12 @@ write (the functional ``index_put``), then the writes.
   value would be read outside its own bounds for points outside the region (``y[:n] = x``
   into a longer ``y``, a stencil into the inside of a grid), its index is clamped into
   the region (a select reads both sides).
+- An op with ``lowering={"join": True}`` (``np.stack``, ``np.concatenate``) with a small
+  result is a select on the joined axis among its pieces (each read at a clamped index),
+  so ``np.array([a * x, b - y, c])`` is one kernel writing three elements, not a call.
+- An op with ``lowering={"repeat": True}`` (``np.repeat`` with one count) is its input
+  read at ``index // count`` along the axis: ``y[n:] = np.repeat(x, 3)`` writes ``y`` in
+  one pass, without the repeated temporary.
 """
 from __future__ import annotations
 
@@ -91,12 +97,73 @@ def _region(shape: tuple, index: Any) -> list | None:
     return out + [None] * (len(shape) - len(index))
 
 
+def _written(value: Value, dtype: np.dtype) -> tuple[bool, Any] | None:
+    """``value`` written into an array of ``dtype``, when C's conversion is NumPy's:
+    (is it a compile-time constant, that constant converted), or None (NumPy's casting
+    or range check decides: the write stays NumPy's)."""
+    weak = isinstance(value, Scalar) and value.weak
+    if not weak and not np.can_cast(value.dtype, dtype, "same_kind"):
+        return None   # float into int and friends: NumPy's casting, not C's
+    if weak and dtype.kind in "iub" and np.dtype(value.dtype).kind == "f":
+        return None
+    if dtype.kind in "iub" and value.shape == () and not np.can_cast(value.dtype, dtype, "safe") \
+            and not (isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False)):
+        return None   # NumPy range-checks a scalar written into an integer array
+    if isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False):
+        try:   # NumPy's own conversion: a Python int out of range raises there
+            return True, np.array(value.value, dtype=dtype).item()
+        except (OverflowError, ValueError, TypeError):
+            return None
+    if weak and dtype.kind in "iub":
+        return None   # a run-time Python number: its range is NumPy's to check
+    return False, None
+
+
+def _mask_write(gl: Any, base: Value, mask: Value, value: Value) -> Value | None:
+    """``x[mask] = value`` with a boolean ``mask`` over x's leading dims and a value that
+    is the same for every selected point (it broadcasts over the dims after the mask's):
+    ``where(mask, value, x)``, elementwise. A value with one entry per selected point
+    (``x[m] = y[m]``) pairs them by count: NumPy's own write."""
+    shape, mshape = tuple(base.shape), tuple(mask.shape)
+    if not mshape or shape[:len(mshape)] != mshape or not all(isinstance(d, int) for d in shape):
+        return None   # NumPy raises its IndexError (or the sizes are symbols)
+    trailing = shape[len(mshape):]
+    vshape = tuple(value.shape)
+    while vshape and vshape[0] == 1:
+        vshape = vshape[1:]
+    if len(vshape) > len(trailing) or any(v not in (1, t) for v, t in
+                                          zip(vshape, trailing[len(trailing) - len(vshape):])):
+        return None
+    dtype = np.dtype(base.dtype)
+    written = _written(value, dtype)
+    if written is None:
+        return None
+    constant, number = written
+    pad = len(value.shape) - len(vshape)
+
+    def fn(ops: Any, idx: list) -> Any:
+        new = ops.constant(number, dtype) if constant else ops.cast(
+            value.load(ops, [Affine(0)] * pad + broadcast_index(vshape, idx)), value.dtype, dtype)
+        return ops.call("where", [mask.load(ops, idx[:len(mshape)]), new, base.load(ops, idx)], dtype)
+
+    cost = sum(getattr(v, "cost", 0) for v in (base, mask, value)) + 1
+    origins = tuple(dict.fromkeys(o for v in (base, mask, value) if isinstance(v, Pointwise)
+                                  for o in v.origins))
+    return Pointwise(shape, dtype, fn, cost, origins + gl._origin)
+
+
 def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
     """``x[index] = value`` as a select between ``value`` and ``x`` (module docstring)."""
     base, index, value = args
     if not isinstance(base, (BufferValue, Pointwise)) or \
             not isinstance(value, (Scalar, BufferValue, Pointwise)):
         return None
+    entries = index if isinstance(index, tuple) else (index,)
+    if len(entries) == 1 and isinstance(entries[0], (BufferValue, Pointwise)) \
+            and np.dtype(entries[0].dtype) == np.bool_:
+        # Every point is decided by its own mask entry: other readers of x are no reason
+        # to keep the write NumPy's (each state is one elementwise pass either way).
+        return None if gl.sizes else _mask_write(gl, base, entries[0], value)
     node = gl._origin[0] if gl._origin else None
     first = getattr(node, "args", (None,))[0]
     if len(getattr(first, "users", ())) > 1:
@@ -110,14 +177,10 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
     if region is None:
         return None
     dtype = np.dtype(base.dtype)
-    weak = isinstance(value, Scalar) and value.weak
-    if not weak and not np.can_cast(value.dtype, dtype, "same_kind"):
-        return None   # float into int and friends: NumPy's casting, not C's
-    if weak and dtype.kind in "iub" and np.dtype(value.dtype).kind == "f":
+    written = _written(value, dtype)
+    if written is None:
         return None
-    if dtype.kind in "iub" and value.shape == () and not np.can_cast(value.dtype, dtype, "safe") \
-            and not (isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False)):
-        return None   # NumPy range-checks a scalar written into an integer array
+    constant, number = written
     # The region's dims (integer-indexed ones dropped) and where each starts in the base.
     kept = [(d, r) for d, r in enumerate(region) if r is None or r[0] == "span"]
     rshape = tuple(shape[d] if r is None else r[2] - r[1] for d, r in kept)
@@ -132,16 +195,6 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
     # inside its buffer. (Masked loads of addresses outside it were 3x slower than NumPy's
     # copies: each one that reaches an unmapped page takes a microcode assist.)
     pad = len(value.shape) - len(vshape)
-    if isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False):
-        try:   # NumPy's own conversion: a Python int out of range raises there
-            number = np.array(value.value, dtype=dtype).item()
-        except (OverflowError, ValueError, TypeError):
-            return None
-        constant = True
-    elif weak and dtype.kind in "iub":
-        return None   # a run-time Python number: its range is NumPy's to check
-    else:
-        constant = False
     i64, b = np.dtype(np.int64), np.dtype(np.bool_)
 
     def fn(ops: Any, idx: list) -> Any:
@@ -183,3 +236,81 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
     cost = getattr(base, "cost", 0) + getattr(value, "cost", 0) + 1
     origins = tuple(dict.fromkeys(o for v in (base, value) if isinstance(v, Pointwise) for o in v.origins))
     return Pointwise(shape, dtype, fn, cost, origins + gl._origin)
+
+
+# A join's select reads every piece at each point: worth it where a call of NumPy's costs
+# more than the elements (ODE right-hand sides, ``np.array([...])`` of a few scalars).
+JOIN_SELECT_ELEMENTS = 256
+
+
+def lower_join(gl: Any, kind: str, args: tuple, params: dict, meta: TensorMeta) -> Value | None:
+    """``np.stack``/``np.concatenate`` (``kind``) of a small result as a select (module
+    docstring)."""
+    pieces = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else None
+    shape, dtype = tuple(meta.shape), np.dtype(meta.dtype)
+    if not pieces or gl.sizes or not _renderer_ok(gl) or params.get("shapes") is not None \
+            or params.get("axis") is None or not all(isinstance(d, int) for d in shape) \
+            or int(np.prod(shape)) > JOIN_SELECT_ELEMENTS:
+        return None
+    if not all(isinstance(v, (Scalar, BufferValue, Pointwise)) for v in pieces) or \
+            not all(np.can_cast(v.dtype, dtype, "same_kind") for v in pieces) or \
+            any(0 in tuple(v.shape) for v in pieces) or 0 in shape:
+        return None   # NumPy's casting decides; an empty piece has no element to read
+    ax = int(params["axis"])
+    stacked = kind == "stack"
+    bounds, start = [], 0
+    for v in pieces:
+        n = 1 if stacked else tuple(v.shape)[ax]
+        bounds.append((start, start + n))
+        start += n
+    if start != shape[ax]:
+        return None
+    i64, b = np.dtype(np.int64), np.dtype(np.bool_)
+
+    def fn(ops: Any, idx: list) -> Any:
+        k = ops.index(idx[ax])
+
+        def piece(i: int) -> Any:
+            v, (lo, hi) = pieces[i], bounds[i]
+            if stacked:
+                vidx = list(idx[:ax]) + list(idx[ax + 1:])
+            else:   # read inside the piece's own bounds at every point (a select)
+                kk = ops.call("clip", [k, ops.constant(lo, i64), ops.constant(hi - 1, i64)], i64)
+                vidx = list(idx[:ax]) + [Affine.var(ops.bind_index(kk)) + (-lo)] + list(idx[ax + 1:])
+            return ops.cast(v.load(ops, vidx), v.dtype, dtype)
+
+        out = piece(len(pieces) - 1)
+        for i in range(len(pieces) - 2, -1, -1):
+            cond = ops.call("less", [k, ops.constant(bounds[i][1], i64)], i64, b)
+            out = ops.call("where", [cond, piece(i), out], dtype)
+        return out
+
+    cost = sum(getattr(v, "cost", 0) for v in pieces) + len(pieces)
+    origins = tuple(dict.fromkeys(o for v in pieces if isinstance(v, Pointwise) for o in v.origins))
+    return Pointwise(shape, dtype, fn, cost, origins + gl._origin)
+
+
+def lower_repeat(gl: Any, args: tuple, params: dict, meta: TensorMeta) -> Value | None:
+    """``np.repeat(x, r, axis)`` with an int ``r`` as a closure (module docstring)."""
+    (x,) = args
+    r, axis = params.get("repeats"), params.get("axis")
+    if not isinstance(x, (BufferValue, Pointwise)) or not isinstance(r, int) or r < 1 \
+            or gl.sizes or not _renderer_ok(gl):
+        return None
+    if axis is None:
+        if len(x.shape) != 1:
+            return None   # the flattened input: an unravelled index (NumPy's own call)
+        axis = 0
+    shape = tuple(meta.shape)
+    if not all(isinstance(d, int) for d in shape) or 0 in shape:
+        return None
+    i64 = np.dtype(np.int64)
+
+    def fn(ops: Any, idx: list) -> Any:
+        if r == 1:
+            return x.load(ops, idx)
+        src = ops.call("floor_divide", [ops.index(idx[axis]), ops.constant(r, i64)], i64)
+        return x.load(ops, list(idx[:axis]) + [Affine.var(ops.bind_index(src))] + list(idx[axis + 1:]))
+
+    out = Pointwise(shape, x.dtype, fn, getattr(x, "cost", 0) + 1, getattr(x, "origins", ()) + gl._origin)
+    return out

@@ -40,7 +40,7 @@ from .scalars import fits, python_int_operands, token, unbounded
 from .sizes import Size, SymbolTable, Undecidable, product
 from ..ops.layout import Window
 from . import layout as L
-from .fills import lower_fill, lower_region_write
+from .fills import lower_fill, lower_join, lower_region_write, lower_repeat
 
 # A value read by more than one user is realized (computed once) when its closure costs
 # more than this many "ops" (a libm call counts 8: one alone is worth storing, not
@@ -290,6 +290,14 @@ class GraphLowering:
                 return self.decompose(rule["decompose"], args, params)
             if isinstance(rule, dict) and "fill" in rule:
                 value = lower_fill(self, rule["fill"], args, params, op, meta)
+                if value is not None:
+                    return value
+            if isinstance(rule, dict) and rule.get("repeat"):
+                value = lower_repeat(self, args, params, meta)
+                if value is not None:
+                    return value
+            if isinstance(rule, dict) and rule.get("join"):
+                value = lower_join(self, rule["join"], args, params, meta)
                 if value is not None:
                     return value
             if isinstance(rule, dict) and rule.get("region_write"):

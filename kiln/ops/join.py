@@ -189,6 +189,9 @@ def _stack_normalize(arrays, axis=0, out=None, *, dtype=None, casting="same_kind
 
 
 spell(np.stack, stack, _stack_normalize, "numpy.stack")
+# Compiled with a small result: a select among the pieces (kiln/lowering/fills.py).
+stack.lowering = {"join": "stack"}
+concatenate.lowering = {"join": "concatenate"}
 
 
 # -- hstack, vstack, dstack, column_stack ------------------------------------------------
@@ -329,6 +332,8 @@ def _repeat_normalize(a, repeats, axis=None):
 
 
 spell(np.repeat, repeat, _repeat_normalize, "numpy.repeat")
+# Compiled with one count along an axis: a load at index // repeats (lowering/fills.py).
+repeat.lowering = {"repeat": True}
 spell(method_key("repeat"), repeat, _repeat_normalize, "ndarray.repeat")
 
 

@@ -61,7 +61,33 @@ def partial_row(x):
     return y
 
 
+def repeated(x):
+    n = x.shape[0]
+    y = np.empty(n * 4)
+    y[:n] = x
+    y[n:] = np.repeat(x, 3)   # read at (i - n) // 3: no repeated temporary
+    return y
+
+
+def repeated_axis(x):
+    return np.repeat(x.reshape(2, -1) * 2, 2, axis=1) - 1
+
+
+def array_of_scalars(t, s, sigma, rho, beta):
+    x, y, z = s
+    return np.array([sigma * (y - x), x * (rho - z) - y, x * y - beta * z])
+
+
+def joined(a, b):
+    c = np.concatenate([a * 2, b.astype(np.float32), a[:, :1] - 1], axis=1)
+    return np.stack([c, np.abs(c - 3)], axis=-1)
+
+
 CASES = [
+    (repeated, (np.arange(-3.0, 3.0),)),
+    (repeated_axis, (np.arange(-3.0, 3.0),)),
+    (array_of_scalars, (0.0, np.array([1.0, -2.0, 0.5]), 10.0, 28.0, 8.0 / 3.0)),
+    (joined, (np.arange(6.0).reshape(2, 3), np.arange(4, dtype=np.int16).reshape(2, 2))),
     (grid, (np.linspace(0.0, 1.0, 7),)),
     (rhs, (0.0, 1.0, 2.0, 3.0, 10.0, 28.0, 8.0 / 3.0)),
     (border, (np.arange(30.0).reshape(5, 6),)),
@@ -235,3 +261,75 @@ def test_dynamic_sizes_keep_numpys_own_fills_and_writes():
     for n in (3, 9):
         xn = np.arange(float(n))
         assert_same("y", g(xn), fn(xn), rtol=0, atol=0)
+
+
+def _clamp(x):
+    y = x.copy()
+    y[y < 0] = 0.0
+    return y
+
+
+def _mask_rows(x, m):
+    y = x * 2
+    y[m] = np.arange(x.shape[1])    # one value per column, broadcast over selected rows
+    return y
+
+
+def _mask_into_argument(x):
+    x[x > 1] = -1.0
+    return x * 2
+
+
+def _mask_int_cast(a):
+    b = a + 1
+    b[b % 3 == 0] = 7
+    c = a * 2
+    c[c > 4] = 2.7      # a float into an int array: NumPy's casting (its own write)
+    return b, c
+
+
+def _mask_chain(x):
+    y = x * 1.5
+    y[y > 2] = 2
+    y[y < 0.5] = np.float32(0.5)
+    return y, y > 1
+
+
+def _mask_per_point(x):
+    y = x.copy()
+    m = y > 0
+    y[m] = x[m] * 3     # one value per selected point: NumPy's write
+    return y
+
+
+MASK_CASES = [
+    (_clamp, (np.linspace(-2.0, 2.0, 11),)),
+    (_mask_rows, (np.arange(12.0).reshape(4, 3), np.array([True, False, True, True]))),
+    (_mask_into_argument, (np.linspace(-3.0, 3.0, 9),)),
+    (_mask_int_cast, (np.arange(12).reshape(3, 4),)),
+    (_mask_chain, (np.linspace(-2.0, 2.0, 25).reshape(5, 5).astype(np.float32),)),
+    (_mask_per_point, (np.linspace(-1.0, 1.0, 8),)),
+]
+
+
+@pytest.mark.parametrize("fn,args", MASK_CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_mask_writes_match_numpy(fn, args):
+    compiled, seen = _compiled(fn)
+    mine = [a.copy() for a in args]
+    want = fn(*[a.copy() for a in args])
+    got = compiled(*mine)
+    for i, (g, w) in enumerate(zip(got if isinstance(got, tuple) else (got,),
+                                   want if isinstance(want, tuple) else (want,))):
+        assert_same(f"out{i}", w, g, rtol=0, atol=0)
+    expect_args = [a.copy() for a in args]
+    fn(*expect_args)
+    for a, b in zip(mine, expect_args):
+        assert_same("argument", b, a, rtol=0, atol=0)
+
+
+def test_a_mask_write_with_one_value_is_a_select_in_the_kernel():
+    compiled, seen = _compiled(_clamp)
+    compiled(np.linspace(-1.0, 1.0, 50))
+    [art] = [c.kiln_artifact for c in seen]
+    assert len(art.kernel_names) == 1, art.kernel_names
+    assert "_ext_" not in art.wrapper.split("def call")[1]

@@ -46,6 +46,22 @@ def test_a_tiny_graph_runs_as_python_and_explain_says_so():
     assert len(compiled.records) == 1
 
 
+def test_small_array_functions_cheaper_in_numpy_run_as_python():
+    # Measured: 1.5 us in NumPy against 3.3 us compiled (one kernel), 2.2 against 2.8.
+    def rhs_of_state(t, s, sigma, rho, beta):
+        x, y, z = s
+        return np.array([sigma * (y - x), x * (rho - z) - y, x * y - beta * z])
+
+    def normalize(x):
+        return x / np.sqrt((x * x).sum())
+
+    for fn, args in ((rhs_of_state, (0.0, np.array([1.0, 2.0, 3.0]), 10.0, 28.0, 8.0 / 3.0)),
+                     (normalize, (np.array([3.0, 4.0, 12.0]),))):
+        compiled = kiln.compile(fn)
+        np.testing.assert_array_equal(compiled(*args), fn(*args))
+        assert compiled.records[0].runs_as_python, fn.__name__
+
+
 def test_large_inputs_of_the_same_function_still_compile():
     compiled = kiln.compile(affine)
     small, large = np.arange(3.0), np.arange(1000.0)
