@@ -264,6 +264,8 @@ def _tensors_in(value: Any):
 def _wrap_result(value: Any) -> Any:
     if isinstance(value, (np.ndarray, np.generic)):
         return Tensor(np.asarray(value))
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):   # SVDResult, ...
+        return type(value)(*(_wrap_result(v) for v in value))
     if isinstance(value, tuple):
         return tuple(_wrap_result(v) for v in value)
     if isinstance(value, list):

@@ -231,10 +231,12 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
 
 
 def _tracker_of(tx, value: Any, used: set, text: str = "") -> VariableTracker:
-    from .variables.containers import ListVariable, TupleVariable
+    from .variables.containers import ListVariable, NamedTupleVariable, TupleVariable
     if isinstance(value, ArrayArg):
         used.add(id(value))   # an input handed back as it is (np.asarray(x) is x)
         return value.var
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):   # SVDResult, ...
+        return NamedTupleVariable(type(value), [_tracker_of(tx, v, used, text) for v in value])
     if isinstance(value, tuple):
         return TupleVariable([_tracker_of(tx, v, used, text) for v in value])
     if isinstance(value, list):

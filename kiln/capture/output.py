@@ -152,9 +152,12 @@ class OutputGraph:
         return self._container(tx, var)
 
     def _container(self, tx, var: VariableTracker) -> str:
-        from .variables.containers import DictVariable, ListVariable, TupleVariable
+        from .variables.containers import DictVariable, ListVariable, NamedTupleVariable, TupleVariable
         if isinstance(var, ListVariable):
             return "[" + ", ".join(self.reconstruct(tx, v) for v in var.item_list) + "]"
+        if isinstance(var, NamedTupleVariable):
+            return f"{self.ns.ref(var.cls, 'cls')}(" + ", ".join(
+                self.reconstruct(tx, v) for v in var.item_list) + ")"
         if isinstance(var, TupleVariable):
             if var.source is not None and all(
                     item.source is not None and item.source.display() == f"{var.source.display()}[{i}]"
