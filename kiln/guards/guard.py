@@ -22,6 +22,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..capture.sources import CodeNamespace, Source
+from .fastcheck import array_check
 
 # Guard kinds (what a recompile log says changed).
 TYPE, ID, VALUE, TRUTH, DTYPE, NDIM, SIZE, LENGTH, KEYS, NOT_SHADOWED = (
@@ -82,6 +83,9 @@ class GuardSet:
     ns: CodeNamespace
     guards: list[Guard] = field(default_factory=list)
     fast: list[str] = field(default_factory=list)
+    # The fast checks again as (source, "id" | "type" | "array", *operands) for a cache
+    # entry run in C (guards/fastcheck.py); None once a check has no such form.
+    c_specs: list | None = field(default_factory=list)
     _seen: set = field(default_factory=set)
 
     def __iter__(self) -> Iterator[Guard]:
@@ -90,24 +94,30 @@ class GuardSet:
     def __len__(self) -> int:
         return len(self.guards)
 
-    def _add(self, guard: Guard, fast: str | None = None) -> bool:
+    def _add(self, guard: Guard, fast: str | None = None, c_spec: tuple | None = None) -> bool:
         if guard.code in self._seen:
             return False
         self._seen.add(guard.code)
         self.guards.append(guard)
         self.fast.append(fast if fast is not None else guard.code)
+        if self.c_specs is not None and fast != "True":
+            if c_spec is None:
+                self.c_specs = None
+            else:
+                self.c_specs.append(c_spec)
         return True
 
     def add_type(self, source: Source, cls: type) -> None:
         c, d = source.code(self.ns), source.display()
         ref = self.ns.ref(cls, "type")
         self._add(Guard(TYPE, source, f"_kiln_type({c}) is {ref}", f"type({d}) is {display_object(cls)}",
-                        seen=f"_kiln_type({c}).__qualname__"))
+                        seen=f"_kiln_type({c}).__qualname__"),
+                  c_spec=(source, "type", cls))
 
     def add_id(self, source: Source, obj: Any) -> None:
         c, d = source.code(self.ns), source.display()
         self._add(Guard(ID, source, f"{c} is {self.ns.ref(obj)}", f"{d} is {display_object(obj)}",
-                        seen=f"{c}"))
+                        seen=f"{c}"), c_spec=(source, "id", obj))
 
     def add_equals(self, source: Source, value: Any, kind: str = VALUE) -> None:
         """``source == value`` (with a type check, so 1 and 1.0 and True stay apart)."""
@@ -162,19 +172,20 @@ class GuardSet:
         # The combined check reads a Tensor's array and flag directly (its type is checked
         # first): no property calls on the cache-hit path.
         a = f"{c}._data" if tensor else c
-        fast = [f"_kiln_type({c}) is {nd}", f"{a}.dtype == {dt}"]
+        check = None if tensor else array_check()
+        c_spec = None
+        if check is not None:  # the same test in one C call (see guards/fastcheck.c)
+            spec = tuple(-1 if i in dynamic_dims else n for i, n in enumerate(shape))
+            fast = [f"{self.ns.ref(check, 'array_matches')}({c}, {nd}, {dt}, {literal(spec)})"]
+            c_spec = (source, "array", cls, value.dtype, spec)
+        else:
+            fast = self._array_fast_python(c, a, nd, dt, value, dynamic_dims)
         if tensor:
             rg = bool(value.requires_grad)
-            fast.append(f"{c}._requires_grad is {rg}")
-        if not dynamic_dims:
-            fast.append(f"{a}.shape == {literal(tuple(shape))}")
-        else:
-            fast.append(f"{a}.ndim == {len(shape)}")
-            for i, n in enumerate(shape):
-                fast.append(f"{a}.shape[{i}] >= 2" if i in dynamic_dims else f"{a}.shape[{i}] == {n}")
         if not self._add(Guard(TYPE, source, f"_kiln_type({c}) is {nd}",
                                f"type({d}) is {display_object(cls)}",
-                               seen=f"_kiln_type({c}).__qualname__"), fast=" and ".join(fast)):
+                               seen=f"_kiln_type({c}).__qualname__"), fast=" and ".join(fast),
+                         c_spec=c_spec):
             return
         if tensor:
             self._add(Guard(REQUIRES_GRAD, source, f"{c}.requires_grad is {rg}",
@@ -191,6 +202,22 @@ class GuardSet:
                 g = Guard(SIZE, source, f"{c}.shape[{i}] == {n}", f"{d}.shape[{i}] == {n}",
                           seen=f"{c}.shape[{i}]", dim=i)
             self._add(g, fast="True")
+
+    @staticmethod
+    def _array_fast_python(c: str, a: str, nd: str, dt: str, value: Any,
+                           dynamic_dims: frozenset) -> list[str]:
+        """The combined array check as Python (a Tensor, or no C helper)."""
+        shape = value.shape
+        fast = [f"_kiln_type({c}) is {nd}", f"{a}.dtype == {dt}"]
+        if type(value) is not np.ndarray:
+            fast.append(f"{c}._requires_grad is {bool(value.requires_grad)}")
+        if not dynamic_dims:
+            fast.append(f"{a}.shape == {literal(tuple(shape))}")
+        else:
+            fast.append(f"{a}.ndim == {len(shape)}")
+            for i, n in enumerate(shape):
+                fast.append(f"{a}.shape[{i}] >= 2" if i in dynamic_dims else f"{a}.shape[{i}] == {n}")
+        return fast
 
     def add_grad_mode(self) -> None:
         """Tensors were captured: the grad mode of the call is part of the key."""
