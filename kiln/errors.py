@@ -28,9 +28,9 @@ class NoOpError(Unsupported):
     """A NumPy callable that has no operator in kiln's inventory."""
 
 
-class NoDerivative(KilnError):
-    """An op without a derivative rule was asked for a gradient."""
-
-
 class AutogradError(KilnError):
     """Misuse of the autograd engine (backward twice, modified saved values, ...)."""
+
+
+class NoDerivative(AutogradError):
+    """An op without a derivative rule was asked for a gradient."""

@@ -223,7 +223,7 @@ def _method(name: str) -> Callable:
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "any", "all",
               "cumsum", "cumprod", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "flatten",
               "astype", "clip", "copy", "dot", "repeat", "take", "fill", "conj", "conjugate",
-              "round", "argsort", "searchsorted", "diagonal", "trace"):
+              "round", "argsort", "searchsorted", "diagonal", "trace", "nonzero"):
     setattr(Tensor, _name, _method(_name))
 Tensor.real = property(lambda self: self._method("real"))
 Tensor.imag = property(lambda self: self._method("imag"))
@@ -264,6 +264,8 @@ def _tensors_in(value: Any):
 def _wrap_result(value: Any) -> Any:
     if isinstance(value, (np.ndarray, np.generic)):
         return Tensor(np.asarray(value))
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):   # SVDResult, ...
+        return type(value)(*(_wrap_result(v) for v in value))
     if isinstance(value, tuple):
         return tuple(_wrap_result(v) for v in value)
     if isinstance(value, list):

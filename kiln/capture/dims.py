@@ -65,6 +65,11 @@ def _broadcast_dims(tx, arrays: list, val: TensorMeta) -> tuple:
             if j >= 0 and a.meta.shape[j] != 1:
                 candidates.append((a, j))
         syms = [a.dims[j] for a, j in candidates if _live(a.dims[j])]
+        unbacked = [d for d in syms if getattr(d, "key", None) is not None]
+        if unbacked and any(d is not unbacked[0] for d in syms):
+            # A size known only at run time meets another size: it may be 1 or differ
+            # there (a broadcast or NumPy's error); only running it as Python knows.
+            unbacked[0].as_constant(tx)
         if syms and all(_live(a.dims[j]) for a, j in candidates):
             out[i] = syms[0]
         elif syms:

@@ -23,7 +23,8 @@ from ..ops.meta import supported_dtype, to_fake
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, method_key
 from .breaks import HINTS
 from .dims import propagate_dims
-from .variables.arrays import ArrayVariable, MaskedSelectionVariable, SymScalarVariable, same_value
+from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, SymScalarVariable,
+                               UnbackedSize, same_value)
 from .variables.base import ConstantVariable, VariableTracker
 
 
@@ -49,6 +50,8 @@ def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
     from .variables.containers import ListVariable, SliceVariable, TupleVariable
     if isinstance(var, ArrayVariable):
         return ArrayArg(var)
+    if isinstance(var, MaskedSelectionVariable):  # inside a list or tuple: taken for real
+        return ArrayArg(var.take(tx, "passing it to a NumPy function"))
     if isinstance(var, SymScalarVariable):
         scalars.setdefault(id(var.example), []).append(var)
         return var.example
@@ -71,10 +74,13 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     spelling = find_spelling(key)
     if spelling is None:
         tx.unsupported("unsupported_call", f"{describe_callable(key)} has no kiln op", HINTS["numpy"])
+    def taken(v):  # a selection taken already is its array
+        return v.taken if isinstance(v, MaskedSelectionVariable) and v.taken is not None else v
+    args, kwargs = [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}
     masked = [a for a in _flatten(list(args) + list(kwargs.values()))
               if isinstance(a, MaskedSelectionVariable)]
     if masked:
-        return _masked_call(tx, key, spelling, list(args), dict(kwargs), masked)
+        return _masked_call(tx, key, spelling, list(args), dict(kwargs), masked, what)
     scalars: dict[int, list] = {}
     bargs = [_to_bind(tx, a, scalars) for a in args]
     bkwargs = {k: _to_bind(tx, v, scalars) for k, v in kwargs.items()}
@@ -124,7 +130,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     return _write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
 
 
-def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list) -> VariableTracker:
+def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list,
+                 what: str) -> VariableTracker:
     """A call with ``x[mask]`` selections (MaskedSelectionVariable) among its arguments."""
     first = masked[0]
     if key == method_key("__setitem__") and len(args) == 3 and not kwargs:
@@ -155,12 +162,23 @@ def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list) -> V
         result = tx.call_op(key, [full(a) for a in args], {k: full(v) for k, v in kwargs.items()},
                             spelling.text)
         if isinstance(result, ArrayVariable) and result.meta.shape == first.full.meta.shape:
-            return MaskedSelectionVariable(result, first.mask)
-    first.take(tx, spelling.text)
+            return _deferred(tx, MaskedSelectionVariable(result, first.mask))
+
+    def taken(v):  # this call needs the selections themselves
+        return v.take(tx, spelling.text) if isinstance(v, MaskedSelectionVariable) else v
+    return tx.call_op(key, [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}, what)
+
+
+def take_selection(tx, sel: MaskedSelectionVariable, text: str) -> VariableTracker:
+    """``full[mask]`` of a deferred selection, as a graph node (an unbacked length)."""
+    bound = Bound(REGISTRY["getitem_mask"], (ArrayArg(sel.full), (ArrayArg(sel.mask),)), {})
+    return _emit(tx, text, bound, {}, set(), defer=False)
 
 
 def _masked_selection(tx, op, bound: Bound, used: set) -> VariableTracker | None:
     """``x[mask]`` with a boolean mask of x's own shape, deferred (MaskedSelectionVariable)."""
+    if not op.masked_selection:
+        return None
     x, index = bound.inputs[0], bound.inputs[1]
     if not (op.masked_selection and isinstance(x, ArrayArg) and isinstance(index, tuple)
             and len(index) == 1 and isinstance(index[0], ArrayArg)):
@@ -169,7 +187,20 @@ def _masked_selection(tx, op, bound: Bound, used: set) -> VariableTracker | None
     if mask.dtype != np.bool_ or tuple(mask.shape) != tuple(x.shape) or x.var.tensor:
         return None
     used.update((id(x), id(mask)))
-    return MaskedSelectionVariable(x.var, mask.var)
+    return _deferred(tx, MaskedSelectionVariable(x.var, mask.var))
+
+
+def _deferred(tx, sel: MaskedSelectionVariable) -> MaskedSelectionVariable:
+    tx.output.pending_selections.append(sel)
+    return sel
+
+
+def _before_write(tx) -> None:
+    """An array is about to be written: deferred selections read their arrays later, so
+    each is taken now, while it still sees the values it was made from."""
+    pending, tx.output.pending_selections = tx.output.pending_selections, []
+    for sel in pending:
+        sel.take(tx, "x[mask] before a write")
 
 
 _COMPOSING: list = []   # (tx, text, scalars, used) of the composite spelling being captured
@@ -200,10 +231,12 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
 
 
 def _tracker_of(tx, value: Any, used: set, text: str = "") -> VariableTracker:
-    from .variables.containers import ListVariable, TupleVariable
+    from .variables.containers import ListVariable, NamedTupleVariable, TupleVariable
     if isinstance(value, ArrayArg):
         used.add(id(value))   # an input handed back as it is (np.asarray(x) is x)
         return value.var
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):   # SVDResult, ...
+        return NamedTupleVariable(type(value), [_tracker_of(tx, v, used, text) for v in value])
     if isinstance(value, tuple):
         return TupleVariable([_tracker_of(tx, v, used, text) for v in value])
     if isinstance(value, list):
@@ -219,24 +252,28 @@ def _tracker_of(tx, value: Any, used: set, text: str = "") -> VariableTracker:
 def _composed_op(op: Any, inputs: tuple, params: dict) -> Any:
     """An ``F`` call inside a composite spelling, on ArrayArgs: a node of its own."""
     tx, text, scalars, used = _COMPOSING[-1]
-    var = _emit(tx, text, Bound(op, inputs, params), scalars, used)
+    # (a composite's ops see arrays only: a selection in it is taken, not deferred)
+    var = _emit(tx, text, Bound(op, inputs, params), scalars, used, defer=False)
     return ArrayArg(var) if isinstance(var, ArrayVariable) else var
 
 
 ArrayArg.__kiln_op__ = staticmethod(_composed_op)
 
 
-def _emit(tx, text: str, bound: Bound, scalars: dict, used: set) -> Any:
+def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = True) -> Any:
     """Record one normalized op call; an ArrayVariable (``out=`` not yet applied), or the
     tracker a mutation returns."""
     spelling_text = text
     op = bound.op
+    unbacked = None
     if op.data_dependent:
-        deferred = _masked_selection(tx, op, bound, used)
+        deferred = _masked_selection(tx, op, bound, used) if defer else None
         if deferred is not None:
             return deferred
-        tx.unsupported("data_dependent", f"{spelling_text} has a data-dependent output shape",
-                       HINTS["data_dependent"])
+        unbacked = op.unbacked(*bound.inputs, **bound.params) if op.unbacked is not None else None
+        if unbacked is None:
+            tx.unsupported("data_dependent", f"{spelling_text} has a data-dependent output shape",
+                           HINTS["data_dependent"])
     if op.opaque_view is not None and op.opaque_view(*bound.inputs, **bound.params):
         tx.unsupported("unsupported_call", f"{spelling_text} returns a view of its operand "
                        f"here; it runs as Python so writes through it behave as in NumPy")
@@ -285,12 +322,24 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set) -> Any:
         return value
 
     params = {k: to_param(v) for k, v in bound.params.items()}
+    if unbacked is not None:
+        used.update(id(v) for v in _flatten(bound.inputs) if isinstance(v, ArrayArg))
+        bound, dims = _unbacked_dims(tx, spelling_text, bound, unbacked)
     array_inputs = [v.var for v in _flatten(bound.inputs) if isinstance(v, ArrayArg)]
-    dims = propagate_dims(tx, op, array_inputs, bound.inputs, params)
+    if unbacked is None:
+        dims = propagate_dims(tx, op, array_inputs, bound.inputs, params)
     inputs = tuple(to_graph(v, i) for i, v in enumerate(bound.inputs))
 
     if op.mutates:
         return _mutation(tx, op, spelling_text, bound, inputs, params)
+    if any(isinstance(d, UnbackedSize) for a in array_inputs for d in a.dims):
+        # A shape rule sees an unbacked size at its example value: a mismatch there need
+        # not be one at run time, so NumPy decides (as Python), not the example.
+        try:
+            infer_meta(op, tuple(map_leaves(bound.inputs, _as_meta)), params)
+        except Exception:
+            tx.unsupported("data_dependent", f"{spelling_text}: its shapes depend on the size "
+                           f"of a data-dependent selection", HINTS["data_dependent"])
     node = _record(tx, op, inputs, params)
     if isinstance(node.val, tuple):
         tx.unsupported("unsupported_call", f"{spelling_text} returns several arrays (not captured yet)")
@@ -300,11 +349,72 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set) -> Any:
     result = ArrayVariable(node, dims(node.val), fresh=not view or base is None or base.fresh,
                            base=(base.base or base) if base is not None else None,
                            tensor=any(a.tensor for a in array_inputs))
+    if result.tensor and any(isinstance(d, UnbackedSize) for d in result.dims):
+        # Derivative rules read sizes while the backward graph is built: a size known only
+        # when the forward ran cannot be one, so this runs on the eager tape instead.
+        tx.unsupported("data_dependent", f"{spelling_text} on a kiln.Tensor gives a result whose "
+                       f"size depends on the data; it runs eagerly (gradients are exact there)",
+                       HINTS["data_dependent"])
     if base is not None:
         (base.base or base).has_views = True
     if node.val.shape == () and not result.tensor:
         result.scalar = _numpy_returns_scalar(op, bound.inputs, params)
     return result
+
+
+def _as_meta(v: Any) -> Any:
+    return TensorMeta(v.shape, v.dtype) if isinstance(v, ArrayArg) else v
+
+
+def _input_at(inputs: tuple, where: Any) -> Any:
+    """An op input by position, or by a path into a tuple input (``(1, 0)``: x[mask]'s mask)."""
+    for i in (where if isinstance(where, tuple) else (where,)):
+        inputs = inputs[i]
+    return inputs
+
+
+def _unbacked_dims(tx, text: str, bound: Bound, spec: tuple):
+    """``meta -> dims`` of a data-dependent op's result (Op.unbacked): its "u" dims one
+    :class:`UnbackedSize` per thing counted (``x[m]`` and ``np.nonzero(m)`` share one)."""
+    count, out_dims = spec
+    sizes = tx.output.unbacked_sizes
+    counted = _input_at(bound.inputs, count[1])
+    rest = tuple(count[2:]) + (tx.output.writes,)
+    key = (count[0], counted.var.node) + rest
+    for (what, node, *others), (_, var) in sizes.items():
+        if what == count[0] and tuple(others) == rest and same_value(node, counted.var.node):
+            # the same count of an equal value (``x > 0`` written twice): one size, and the
+            # graph reads it from the first value, so lowering shares the symbol too
+            key = (what, node) + rest
+            used_inputs = _replace_at(bound.inputs, count[1], ArrayArg(var))
+            bound = Bound(bound.op, used_inputs, bound.params, bound.out)
+            break
+    hint = infer_meta(bound.op, tuple(map_leaves(bound.inputs, _as_meta)), bound.params)
+    dims: list = []
+    for d, spec_d in enumerate(out_dims):
+        if spec_d == "u":
+            if hint.shape[d] < 2:
+                # sizes 0 and 1 decide broadcasting: an example this small says nothing
+                tx.unsupported("data_dependent", f"{text} of so small an array has a "
+                               f"data-dependent size of at most {hint.shape[d]}")
+            sym = sizes.get(key)
+            if sym is None:
+                sym = sizes[key] = (UnbackedSize(key, hint.shape[d], text),
+                                    _input_at(bound.inputs, count[1]).var)
+            dims.append(sym[0])
+        elif spec_d is None:
+            dims.append(None)
+        else:
+            i, k = spec_d
+            dims.append(bound.inputs[i].var.dims[k])
+    return bound, lambda val: tuple(dims)
+
+
+def _replace_at(inputs: tuple, where: Any, value: Any) -> tuple:
+    path = where if isinstance(where, tuple) else (where,)
+    items = list(inputs)
+    items[path[0]] = value if len(path) == 1 else _replace_at(items[path[0]], path[1:], value)
+    return tuple(items)
 
 
 def _numpy_returns_scalar(op, inputs: tuple, params: dict) -> bool:
@@ -348,6 +458,9 @@ def _flatten(values: Any):
 
 
 def _record(tx, op, inputs, params):
+    if op.mutates:
+        _before_write(tx)
+        tx.output.writes += 1
     try:
         return tx.output.graph.call(op, inputs, params, source=tx.location())
     except KilnError as e:
@@ -370,6 +483,13 @@ def _write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool 
     target = out.var
     if target.scalar:
         tx.user_error(TypeError("return arrays must be of ArrayType"))
+    rdims, tdims = result.dims[::-1], target.dims[::-1]
+    if any(isinstance(d, UnbackedSize) and (k >= len(tdims) or tdims[k] is not d)
+           for k, d in enumerate(rdims)) or \
+            any(isinstance(d, UnbackedSize) and (k >= len(rdims) or rdims[k] is not d)
+                for k, d in enumerate(tdims)):
+        tx.unsupported("data_dependent", f"{what}: out= and the result sizes depend on the "
+                       f"data in different ways", HINTS["data_dependent"])
     shape, into = result.meta.shape, target.meta.shape
     if shape != into and (not broadcasts or np.broadcast_shapes(shape, into) != into):
         tx.unsupported("user_error", f"{what}: out= of shape {into} for a result of shape {shape} "
@@ -386,6 +506,7 @@ def _write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool 
         if result.scalar and not target.scalar:
             # A 0-d array stays one (a ufunc on it alone gives a NumPy scalar).
             value = ArrayVariable(_record(tx, REGISTRY["copy"], (value.node,), {}), result.dims)
+        _before_write(tx)
         target.node = value.node
         target.dims = value.dims
         return target
@@ -422,6 +543,7 @@ def _mutation(tx, op, what, bound, inputs, params) -> VariableTracker:
     if target.var.can_rewrite_in_place() and functional is not None:
         node = _record(tx, functional, inputs, params)
         if node.val == target.var.meta:
+            _before_write(tx)
             target.var.node = node
             return ConstantVariable(None)
     _check_writable(tx, what, target.var)

@@ -61,6 +61,11 @@ class OutputGraph:
         self.prebound: dict[str, str] | None = None   # entry paths read before the replay
         self.prebind_lines: list[str] = []
         self.mutable_objects: dict[int, tuple] = {}  # id -> (tracker, source): see builder.wrap
+        # Sizes known only after an op ran, by what they count (opcall._unbacked_dims); a
+        # count of the array writes so far is part of the key (a written mask counts anew).
+        self.unbacked_sizes: dict[tuple, tuple] = {}
+        self.pending_selections: list = []   # x[mask] not taken yet (opcall._before_write)
+        self.writes = 0
 
     # -- inputs -------------------------------------------------------------------------
     def _placeholder(self, hint: str, code: str, val: Any) -> Any:
@@ -147,9 +152,12 @@ class OutputGraph:
         return self._container(tx, var)
 
     def _container(self, tx, var: VariableTracker) -> str:
-        from .variables.containers import DictVariable, ListVariable, TupleVariable
+        from .variables.containers import DictVariable, ListVariable, NamedTupleVariable, TupleVariable
         if isinstance(var, ListVariable):
             return "[" + ", ".join(self.reconstruct(tx, v) for v in var.item_list) + "]"
+        if isinstance(var, NamedTupleVariable):
+            return f"{self.ns.ref(var.cls, 'cls')}(" + ", ".join(
+                self.reconstruct(tx, v) for v in var.item_list) + ")"
         if isinstance(var, TupleVariable):
             if var.source is not None and all(
                     item.source is not None and item.source.display() == f"{var.source.display()}[{i}]"
@@ -165,6 +173,8 @@ class OutputGraph:
     def _other(self, tx, var: VariableTracker) -> str:
         from .variables.arrays import MaskedSelectionVariable
         from .variables.containers import IteratorVariable, SliceVariable
+        if isinstance(var, MaskedSelectionVariable) and var.taken is not None:
+            return self.reconstruct(tx, var.taken)
         if isinstance(var, MaskedSelectionVariable):  # taken for real, after the graph
             return f"{self.reconstruct(tx, var.full)}[{self.reconstruct(tx, var.mask)}]"
         if isinstance(var, SliceVariable):

@@ -158,6 +158,14 @@ class GraphLowering:
         self._realized: dict[int, tuple[Value, BufferValue]] = {}
         self._count = 0
         self._origin: tuple = ()
+        # Sizes known only after an op ran (sizes.py, "unbacked"): by what they count; the
+        # wrapper binds each right after the extern named here, then runs these checks
+        # (symbolic size, size that must be nonzero with it, exception type, message).
+        self._unbacked: dict[tuple, Any] = {}
+        self.binds: dict[str, list[tuple[str, str]]] = {}   # extern name -> [(symbol, expr)]
+        self.size_checks: list[tuple[Any, Any, str, str]] = []
+        if any(n.kind == "call" and n.op.data_dependent for n in graph.nodes):
+            self.reinfer = True   # the graph's metas hold example sizes for them
 
     # -- helpers ----------------------------------------------------------------------------
     def fresh(self, prefix: str = "buf") -> str:
@@ -607,7 +615,9 @@ class GraphLowering:
                 if isinstance(value, Pointwise) and buffers_read(value) & written:
                     self.env[node] = self.realize(value)
         name = self.fresh()
-        if isinstance(meta, TensorMeta) and self.sizes:
+        if op.data_dependent:
+            meta = self._unbacked_meta(name, op, args, params, meta)
+        elif isinstance(meta, TensorMeta) and self.sizes:
             meta = self._symbolic_meta(op, args, params, meta)
         if isinstance(meta, TensorMeta) and meta.dtype.name in self.dtypes:
             buf = Buffer(name, meta.shape, meta.dtype, "extern")
@@ -617,6 +627,39 @@ class GraphLowering:
             out = Opaque(name, meta)
         self.nodes.append(ExternNode(name, op, args, dict(params), out, self._origin))
         return out
+
+    def _unbacked_meta(self, name: str, op: Any, args: tuple, params: dict,
+                       meta: TensorMeta) -> TensorMeta:
+        """A data-dependent op's result shape: its ``Op.unbacked`` dims are size symbols
+        the wrapper reads from the result ``name`` (one per thing counted)."""
+        spec = op.unbacked(*map_values(args, self.meta_of), **params) if op.unbacked else None
+        if spec is None or not isinstance(meta, TensorMeta):
+            raise Unsupported(f"{op.name}: a data-dependent size kiln cannot bind")
+        count, dims = spec
+        writes = sum(1 for n in self.nodes if isinstance(n, ExternNode) and n.op.mutates)
+        where = count[1] if isinstance(count[1], tuple) else (count[1],)
+        counted = args
+        for i in where:
+            counted = counted[i]
+        key = (count[0], _value_key(counted)) + tuple(count[2:]) + (writes,)
+        shape = []
+        for d, how in enumerate(dims):
+            if how == "u":
+                sym = self._unbacked.get(key)
+                if sym is None:
+                    sym = self._unbacked[key] = self.sizes.unbacked(f"{name}.shape[{d}]", meta.shape[d])
+                    self.binds.setdefault(name, []).append((str(sym), f"{name}.shape[{d}]"))
+                shape.append(sym)
+            elif how is None:
+                shape.append(meta.shape[d])
+            else:
+                shape.append(args[how[0]].shape[how[1]])
+        return TensorMeta(tuple(shape), meta.dtype)
+
+    def check_nonzero(self, size: Any, unless: Any, error: str, message: str) -> None:
+        """At run time, raise ``error(message)`` when ``size`` is 0 and ``unless`` is not
+        (NumPy's errors that depend on an unbacked size: max of an empty selection)."""
+        self.size_checks.append((size, unless, error, message))
 
     def _symbolic_meta(self, op: Any, args: tuple, params: dict, meta: TensorMeta) -> TensorMeta:
         """An extern's result shape over the size symbols: its shape rule run on symbolic
@@ -678,6 +721,14 @@ def _hook(op: Any, inputs: tuple, params: dict) -> Any:
 
 
 Value.__kiln_op__ = staticmethod(_hook)
+
+
+def _value_key(value: Any) -> Any:
+    """What identifies an op input's value for sharing unbacked sizes (a window's buffer
+    and layout; any other value by identity)."""
+    if isinstance(value, BufferValue):
+        return (value.buf.name, value.shape, value.strides, value.offset)
+    return id(value)
 
 
 def _meta_of(value: Any) -> Any:

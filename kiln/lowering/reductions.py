@@ -16,7 +16,7 @@ from ..ops import TensorMeta
 from ..ops.meta import normalize_axis
 from .loop_ir import Affine, BufferValue, Pointwise, Value, broadcast_index
 from .lower import ComputeNode, GraphLowering
-from .sizes import product
+from .sizes import is_unbacked, product
 
 
 def reduce(gl: GraphLowering, src: Value, axes: tuple, combine: str, out_shape: tuple,
@@ -83,6 +83,10 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
         out_shape = tuple(d for i, d in enumerate(in_shape) if i not in axes)
     if combine in ("max", "min") and r == 0 and m > 0:
         return None  # NumPy raises "zero-size array to reduction operation": the extern does
+    if combine in ("max", "min") and is_unbacked(r):
+        # an empty selection at run time: the same error, from the wrapper
+        gl.check_nonzero(r, m, "ValueError", f"zero-size array to reduction operation "
+                         f"{'maximum' if combine == 'max' else 'minimum'} which has no identity")
     if finish_as is None:
         return reduce(gl, x, axes, combine, out_shape, out_dtype, _acc_dtype(combine, x.dtype, out_dtype))
 
@@ -112,7 +116,7 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
     root = finish_as == "std"
 
     def degrees_of_freedom(ops: Any) -> Any:
-        if ddof <= 1:  # r - ddof >= 0 for every size a (dynamic) kernel runs at
+        if ddof <= 1 and not is_unbacked(r):  # r - ddof >= 0 for every size a kernel runs at
             return count(ops, max(r - ddof, 0))
         i64 = np.dtype(np.int64)
         dof = ops.call("subtract", [ops.size(r), ops.constant(ddof, i64)], i64)

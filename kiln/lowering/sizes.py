@@ -14,11 +14,10 @@ Kinds of symbols (:class:`SymbolTable`):
   broadcasting, so they stay specialized): comparisons use that bound;
 - ``int``: a runtime Python int the graph uses as a size (a slice bound ``x[:n]``);
   the wrapper binds it from the argument and checks its range;
-- ``unbacked``: a size known only after an op ran (a boolean mask selection); the wrapper
-  binds it from the op's result before any kernel that uses it.
-
-Only ``input`` symbols are created today; the other two kinds are what the table and the
-wrapper's binding code are shaped for (the loop and data-dependent-shape issues add them).
+- ``unbacked``: a size known only after an op ran (a boolean mask selection, the length
+  of ``np.unique``'s result; ``Op.unbacked`` in kiln/ops says which); the wrapper binds it
+  from the op's result, right after the op, before any kernel that uses it. These are
+  named ``u<n>`` and may be 0 or 1: comparisons take them as at least 0 (:func:`min_size`).
 
 A comparison that the bound cannot decide raises :class:`Undecidable` (an
 ``Unsupported``): the graph then compiles for concrete sizes, never wrongly.
@@ -195,9 +194,9 @@ def _decide(diff: Any, how: str) -> bool:
     """Is ``diff >= 0`` ('ge') or ``diff > 0`` ('gt') for every admitted size?"""
     if isinstance(diff, int):
         return diff >= 0 if how == "ge" else diff > 0
-    # Every symbol is MIN_SIZE + t with t >= 0: expanded in the t's, a polynomial whose
-    # coefficients all have one sign is decided by its constant term.
-    shifted = diff.subs({name: Size.symbol(name) + MIN_SIZE for name in diff.symbols})
+    # Every symbol is its least value + t with t >= 0: expanded in the t's, a polynomial
+    # whose coefficients all have one sign is decided by its constant term.
+    shifted = diff.subs({name: Size.symbol(name) + min_size(name) for name in diff.symbols})
     if isinstance(shifted, int):
         return shifted >= 0 if how == "ge" else shifted > 0
     const = shifted.terms.get((), 0)
@@ -207,6 +206,16 @@ def _decide(diff: Any, how: str) -> bool:
     if all(c <= 0 for c in coefs) and (const < 0 if how == "ge" else const <= 0):
         return False
     raise Undecidable(f"whether {diff} {'>=' if how == 'ge' else '>'} 0 depends on the sizes")
+
+
+def min_size(name: str) -> int:
+    """The least value of a symbol: an unbacked size (``u3``) may be 0; others MIN_SIZE."""
+    return 0 if name.startswith("u") else MIN_SIZE
+
+
+def is_unbacked(value: Any) -> bool:
+    """Does a size depend on a size known only after an op ran?"""
+    return isinstance(value, Size) and any(s.startswith("u") for s in value.symbols)
 
 
 def is_static(value: Any) -> bool:
@@ -265,6 +274,13 @@ class SymbolTable:
             name = f"s{len(self.symbols)}"
             self.symbols[name] = SizeSymbol(name, "input", source, hint)
         self._by_hint.setdefault(hint, []).append((array, right, name))
+        return Size.symbol(name)
+
+    def unbacked(self, source: str, hint: int) -> Size:
+        """A new symbol for a size the wrapper reads from an op's result (``source``,
+        "buf3.shape[0]") once that op ran; ``hint`` is its example value."""
+        name = f"u{len(self.symbols)}"
+        self.symbols[name] = SizeSymbol(name, "unbacked", source, hint)
         return Size.symbol(name)
 
     def hints(self) -> dict[str, int]:

@@ -104,14 +104,20 @@ class WrapperCode:
                 body.append(f"if {name}.shape != {kind_.shape!r} or {name}.strides != "
                             f"{tuple(s * kind_.dtype.itemsize for s in kind_.strides)!r}:")
                 body.append(respecialize)
-        if self.size_exprs:
+        read = {s.name: s.source for s in low.sizes if s.kind != "unbacked"}
+        if read:
             # Sizes are symbols (kernel arguments); 0 and 1 decide broadcasting and equal
             # example sizes share a symbol: anything else compiles for its own sizes.
-            body += [f"{sym} = {expr}" for sym, expr in self.size_exprs.items()]
-            checks = [f"{sym} < 2" for sym in self.size_exprs] + \
+            body += [f"{sym} = {expr}" for sym, expr in read.items()]
+            checks = [f"{sym} < 2" for sym in read] + \
                 [f"{expr} != {sym}" for expr, sym in low.sizes.equal]
             body.append(f"if {' or '.join(checks)}:")
             body.append(respecialize)
+        # Sizes known only after an op ran: bound right after it (see the extern calls).
+        body += [f"{s.name} = 0  # {s.source}, once it is computed" for s in low.sizes
+                 if s.kind == "unbacked"]
+        bound = set(read)
+        pending_checks = list(low.size_checks)
         for name, kind_ in low.inputs:  # Python ints no C integer holds: NumPy's own arithmetic
             if isinstance(kind_, Scalar) and getattr(kind_, "pytype", None) is int:
                 body.append(f"if not -9223372036854775808 <= {name} <= 9223372036854775807:")
@@ -184,6 +190,10 @@ class WrapperCode:
                 if item.name in read_by_kernels:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
+                for sym, expr in low.binds.get(item.name, ()):
+                    self.lines.append(f"{sym} = {expr}")
+                    bound.add(sym)
+                pending_checks = self._size_checks(pending_checks, bound)
                 allocated[item.name] = None
                 extern_ops[item.name] = item.op.fresh_result
             for name, last in last_use.items():
@@ -259,6 +269,21 @@ class WrapperCode:
                 "    import timeit\n" + "\n".join(examples) + "\n"
                 f"    n, t = timeit.Timer(lambda: call({', '.join(params)})).autorange()\n"
                 "    print(f'{t / n * 1e6:.1f} us per call')\n")
+
+    def _size_checks(self, checks: list, bound: set) -> list:
+        """Emit the checks whose sizes are all bound now (NumPy's errors on empty
+        selections, lowering.check_nonzero); return the others."""
+        from .sizes import render
+        later = []
+        for size, unless, error, message in checks:
+            syms = set().union(*(getattr(v, "symbols", set()) for v in (size, unless)))
+            if not syms <= bound:
+                later.append((size, unless, error, message))
+                continue
+            cond = f"{render(size)} == 0" + ("" if unless == 1 else f" and {render(unless)} != 0")
+            self.lines.append(f"if {cond}:")
+            self.lines.append(f"    raise {error}({message!r})")
+        return later
 
     @staticmethod
     def _owned(name: str, allocated: dict, extern_ops: dict) -> bool:

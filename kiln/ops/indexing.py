@@ -6,7 +6,8 @@ An index is normalized once into a tuple whose entries are ints, slices, ``None`
 - ``getitem``       basic indexing only (ints, slices, None, ...): a VIEW, as in NumPy;
 - ``index``         integer arrays (advanced indexing): a GATHER with a static shape;
 - ``getitem_mask``  any boolean array: the output length is the number of True values,
-                    so the op is ``data_dependent`` (eager only, never captured).
+                    so the op is ``data_dependent``; one mask over x's leading dims runs
+                    in graphs with that length an "unbacked" size (kiln/ops/selection.py).
 
 The derivative of a gather scatters the cotangent back: ``index_add`` (a copy of x with
 values added at index, ``np.add.at`` semantics, so repeated indices accumulate) into
@@ -141,8 +142,10 @@ def indexed_shape(shape: tuple, index: tuple) -> tuple:
         dim += 1
     if not advanced:
         return tuple(out)
+    nonscalar = {s for s in adv_shapes if s != ()}
     try:
-        bshape = np.broadcast_shapes(*adv_shapes)
+        # one shape among them: that one (its sizes may be symbols, which NumPy cannot take)
+        bshape = nonscalar.pop() if len(nonscalar) == 1 else np.broadcast_shapes(*adv_shapes)
     except ValueError:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
                          "with shapes " + "".join(_fmt_shape(s) + " " for s in adv_shapes
@@ -213,14 +216,40 @@ index_op = declare("index", Category.GATHER, _index_impl, inputs=("x", "index"),
                    doc="x[index] with integer arrays (advanced indexing): a gather", may_raise=True)
 
 
+def _one_mask(x: Any, index: tuple) -> int | None:
+    """The number of dims ``x[mask]`` selects from, when the index is one boolean array
+    over x's leading dims (the form graphs hold); None for any other boolean index."""
+    if len(index) != 1 or not is_array_entry(index[0]) or np.dtype(index[0].dtype) != np.bool_:
+        return None
+    k = len(shape_of(index[0]))
+    return k if 1 <= k <= len(shape_of(x)) and tuple(shape_of(index[0])) == tuple(shape_of(x)[:k]) \
+        else None
+
+
 def _mask_meta(x: Any, index: tuple) -> TensorMeta:
-    raise Unsupported("x[mask] with a boolean array has a data-dependent shape (the number "
-                      "of True values); kiln runs it eagerly. To keep it compiled, use "
-                      "np.where(mask, x, 0) or a fixed-size index")
+    k = _one_mask(x, index)
+    if k is None:
+        _index_impl(fake(x), to_fake(index))   # NumPy's IndexError for mismatched shapes
+        raise Unsupported("x[index] with a boolean array among other entries has a "
+                          "data-dependent shape kiln does not model; it runs as Python. "
+                          "Use np.where(mask, x, 0) or index with one mask")
+    shape = shape_of(x)
+    n = 1
+    for d in shape[:k]:
+        n *= d
+    return TensorMeta((n,) + tuple(shape[k:]), x.dtype)   # the largest it can be
+
+
+def _mask_unbacked(x: Any, index: tuple) -> Any:
+    k = _one_mask(x, index)
+    if k is None:
+        return None
+    return ("nonzero", (1, 0)), ("u",) + tuple((0, d) for d in range(k, len(shape_of(x))))
 
 
 getitem_mask = declare("getitem_mask", Category.GATHER, _index_impl, inputs=("x", "index"),
                        meta=_mask_meta, data_dependent=True, masked_selection=True,
+                       unbacked=_mask_unbacked,
                        vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
                        doc="x[index] with a boolean mask: its length depends on the data")
 

@@ -8,7 +8,8 @@ and fuse through the ops they use. ``det``, ``pinv``, ``svdvals``, ``eigvalsh`` 
 ``matrix_rank`` call LAPACK through NumPy (EXTERN ops).
 
 Functions returning several arrays (``svd`` with ``compute_uv``, ``eigh``, ``qr``,
-``slogdet``, ``lstsq``) and ``eig``/``eigvals`` (whose dtype depends on the data) are not
+``slogdet``) are in kiln/ops/factorizations.py; ``lstsq`` (a residual array whose length
+depends on the rank) and ``eig``/``eigvals`` (whose dtype depends on the data) are not
 ops yet: kiln runs them as Python (a graph break).
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from . import layout
+from . import factorizations, layout
 from .linalg import LETTERS, mT
 from .meta import TensorMeta, ndim_of, normalize_one_axis, reject, shape_of
 from .reduction import dtype_of
@@ -251,11 +252,13 @@ svdvals = declare("svdvals", Category.EXTERN, lambda a: np.linalg.svd(a, compute
 
 
 def _svd_normalize(a, full_matrices=True, compute_uv=True, hermitian=False):
-    if compute_uv:
-        reject("numpy.linalg.svd", "compute_uv", True, "kiln captures the singular values "
-               "(compute_uv=False); U and Vh need several outputs, so this call runs as Python")
     if hermitian:
         reject("numpy.linalg.svd", "hermitian", True, "drop hermitian=True")
+    if compute_uv:  # U, S and Vh from one packed op (kiln/ops/factorizations.py)
+        if np.dtype(dtype_of(a)).kind == "c":
+            reject("numpy.linalg.svd", "a", "a complex array", "its U and Vh are complex and "
+                   "S real; it runs as Python")
+        return Composite(factorizations._svd, (a,), {"full_matrices": bool(full_matrices)})
     return Bound(svdvals, (a,), {})
 
 

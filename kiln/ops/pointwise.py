@@ -14,7 +14,7 @@ import numpy as np
 
 from .meta import (pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token,
                    to_fake)
-from .registry import Bound, Category, F, Op, declare, is_float_like, spell
+from .registry import Bound, Category, Composite, F, N, Op, declare, is_float_like, spell
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
@@ -268,9 +268,8 @@ where = declare("where", Category.POINTWISE, _where_impl, inputs=("condition", "
 
 
 def _where_normalize(condition, x=None, y=None):
-    if x is None and y is None:
-        reject("numpy.where", "x/y", None, "the one-argument form np.where(cond) returns "
-               "data-dependent indices; use np.nonzero outside the compiled function")
+    if x is None and y is None:  # np.nonzero(condition): kiln/ops/selection.py
+        return Composite(lambda c: N.nonzero(c), (condition,))
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
     return Bound(where, (condition, x, y), {})

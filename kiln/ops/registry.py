@@ -62,6 +62,16 @@ class Op:
     doc: str = ""
     # The output shape depends on input values (boolean masks): eager only, never captured.
     data_dependent: bool = False
+    # For a data-dependent op that runs inside graphs: ``unbacked(*inputs, **params) ->
+    # (count, dims)``. ``dims`` says, per output dim, ``"u"`` (known only once the op ran:
+    # an "unbacked" size symbol, kiln/lowering/sizes.py), ``(i, d)`` (dim d of input i) or
+    # None (static, as the shape rule says); ``count`` = ``(what, input, *params)`` names
+    # what the "u" size counts, ``input`` a position or a path into a tuple input
+    # (``("nonzero", (1, 0))``: the true values of x[mask]'s mask), so ops counting the
+    # same thing of the same value share one size (``x[m]`` and ``np.nonzero(m)``).
+    # The shape rule gives the example ("hint") size of those dims. None: no graph op
+    # (capture breaks the graph).
+    unbacked: Callable[..., Any] | None = None
     # ``x[mask]`` with a mask of x's shape: capture defers the selection while only
     # elementwise ops use it, so ``x[m] = f(x[m])`` becomes a masked write (no sizes).
     masked_selection: bool = False

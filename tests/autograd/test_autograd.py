@@ -194,10 +194,10 @@ def test_gradient_matches_finite_differences_for_a_composite():
 
 def test_unknown_numpy_function_works_without_grad_and_errors_with_grad():
     t = kiln.tensor([4.0, 1.0, 4.0])
-    out = np.unique(t)
-    np.testing.assert_allclose(np.asarray(out), np.unique([4.0, 1.0, 4.0]))
-    with pytest.raises(kiln.NoOpError, match="numpy.unique"):
-        np.unique(leaf([4.0, 1.0, 4.0]))
+    out = np.trim_zeros(t)
+    np.testing.assert_allclose(np.asarray(out), np.trim_zeros([4.0, 1.0, 4.0]))
+    with pytest.raises(kiln.NoOpError, match="numpy.trim_zeros"):
+        np.trim_zeros(leaf([4.0, 1.0, 4.0]))
 
 
 def test_complex_results_of_tensors_that_require_grad_raise():

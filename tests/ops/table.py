@@ -19,7 +19,10 @@ ROWS: list[Row] = (pointwise_rows() + reduction_rows() + linalg_rows() + indexin
                    + spelling_rows() + numeric_rows())
 
 # Ops that cannot be a row of this table, and why; each is tested on its own.
+_SIZED = ("its result's length is known only after it ran, so a traced graph's meta holds "
+          "an example size, not NumPy's (tests/ops/test_data_dependent_ops.py)")
 NOT_ROWS: dict[str, str] = {
-    "getitem_mask": "x[mask]: the result's length is the number of True values, so it runs "
-                    "eagerly only and cannot be traced (test_boolean_mask_indexing)",
+    "getitem_mask": f"x[mask]: {_SIZED}; test_boolean_mask_indexing",
+    **{name: f"{name}: {_SIZED}" for name in ("argwhere", "unique", "unique_counts",
+                                              "unique_index", "unique_inverse", "bincount")},
 }

@@ -58,6 +58,8 @@ class ArrayVariable(VariableTracker):
     # -- properties, statically known and guarded --------------------------------------
     def dim(self, tx, i: int) -> VariableTracker:
         sym = self.dims[i]
+        if isinstance(sym, UnbackedSize):
+            sym.as_constant(tx)   # a size Python code reads: the graph breaks here
         return sym if sym is not None else ConstantVariable(self.meta.shape[i])
 
     def getattr(self, tx, name: str) -> VariableTracker:
@@ -236,6 +238,43 @@ class SymScalarVariable(VariableTracker):
         return ConstantVariable(self.as_constant(tx)).call_method(tx, name, args, kwargs)
 
 
+class UnbackedSize(SymScalarVariable):
+    """A dim known only after an op ran (the length of ``x[mask]``, of ``np.unique(x)``).
+
+    It lives only in :attr:`ArrayVariable.dims`, where ops propagate it as they do a
+    dynamic input dim (kiln/capture/dims.py): elementwise ops with arrays of the same
+    size, reductions, products, gathers. It has no Python value before the graph ran, so
+    anything that would specialize it (read it into Python, meet a static or another
+    size in broadcasting, a shape rule that cannot follow it) breaks the graph there
+    instead of guarding; lowering gives it an "unbacked" size symbol
+    (kiln/lowering/sizes.py). ``key`` names what it counts: ops counting the same thing
+    of the same node share one."""
+
+    def __init__(self, key: tuple, example: int, what: str) -> None:
+        super().__init__(f"<unbacked {what} {id(self):x}>", what, example, ())
+        self.key = key
+
+    def describe(self) -> str:
+        return f"the size of {self.text}"
+
+    def as_constant(self, tx) -> Any:
+        tx.unsupported("data_dependent", f"the size of {self.text} is known only when the "
+                       f"graph runs, and is used here as a Python number (or meets another "
+                       f"size), so this part runs as Python", HINTS["data_dependent"])
+
+    def truth(self, tx) -> bool:
+        self.as_constant(tx)
+
+    def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
+        self.as_constant(tx)
+
+    def unary(self, tx, op: Any) -> VariableTracker:
+        self.as_constant(tx)
+
+    def apply(self, tx, fn_code: str, fn_text: str, fn: Any, others: list) -> Any:
+        self.as_constant(tx)
+
+
 def same_value(a: Any, b: Any) -> bool:
     """Do graph nodes ``a`` and ``b`` compute the same value: the same node, or the same op on
     the same inputs (``x > 0`` written twice)?"""
@@ -261,11 +300,12 @@ class MaskedSelectionVariable(VariableTracker):
     While only elementwise ops use it, they run on the whole of ``full`` and stay masked
     (``np.sqrt(x[m]) * 2`` is ``(np.sqrt(x) * 2)[m]``); writing it back through the same
     mask (``y[m] = f(x[m])``) is ``np.copyto(y, f(x), where=m)``: no data-dependent size
-    at all. Any other use takes the selection for real, as Python (a graph break)."""
+    at all. Any other use takes the selection for real (:meth:`take`)."""
 
     def __init__(self, full: ArrayVariable, mask: ArrayVariable) -> None:
         self.full = full
         self.mask = mask
+        self.taken: VariableTracker | None = None
 
     def describe(self) -> str:
         return "a boolean-mask selection"
@@ -281,6 +321,8 @@ class MaskedSelectionVariable(VariableTracker):
     unary = ArrayVariable.unary
 
     def getattr(self, tx, name: str) -> VariableTracker:
+        if self.taken is not None:
+            return self.taken.getattr(tx, name)
         if name == "dtype":
             return ConstantVariable(self.full.meta.dtype)
         if name == "ndim":
@@ -288,11 +330,15 @@ class MaskedSelectionVariable(VariableTracker):
         if find_spelling(method_key(name)) is not None:
             from .functions import ArrayMethodVariable
             return ArrayMethodVariable(self, name)   # x[m].sum(): decided when called
-        self.take(tx, f"ndarray.{name}")
+        return self.take(tx, f"ndarray.{name}").getattr(tx, name)
 
     def truth(self, tx) -> bool:
-        self.take(tx, "its truth value")
+        return self.take(tx, "its truth value").truth(tx)
 
-    def take(self, tx, use: str):
-        tx.unsupported("data_dependent", f"{use} of x[mask]: its size depends on the data, so "
-                       f"the selection runs as Python", HINTS["data_dependent"])
+    def take(self, tx, use: str) -> VariableTracker:
+        """The selection itself, for a use that needs it (``use``): ``getitem_mask`` in the
+        graph, with its length an unbacked size (or a graph break, if that cannot be)."""
+        if self.taken is None:
+            from ..opcall import take_selection
+            self.taken = take_selection(tx, self, f"{use} of x[mask]")
+        return self.taken

@@ -108,6 +108,40 @@ class TupleVariable(VariableTracker):
         return super().call_method(tx, name, args, kwargs)
 
 
+class NamedTupleVariable(TupleVariable):
+    """A namedtuple made in the graph (``np.linalg.svd``'s ``SVDResult``): a tuple whose
+    fields are also attributes, rebuilt as the same class."""
+
+    def __init__(self, cls: type, items: list[VariableTracker]) -> None:
+        super().__init__(items)
+        self.cls = cls
+
+    def describe(self) -> str:
+        return f"{self.cls.__name__} of {len(self.item_list)}"
+
+    def python_type(self) -> type:
+        return self.cls
+
+    @property
+    def value(self) -> tuple:
+        return self.cls(*(i.value for i in self.item_list))
+
+    def as_constant(self, tx) -> Any:
+        return self.cls(*(i.as_constant(tx) for i in self.item_list))
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if name in self.cls._fields:
+            return self.item_list[self.cls._fields.index(name)]
+        return super().getattr(tx, name)
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        out = super().getitem(tx, index)
+        return TupleVariable(out.item_list) if isinstance(out, NamedTupleVariable) else out
+
+    def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
+        return TupleVariable(self.item_list).binary(tx, op, other, reverse)
+
+
 class ListVariable(TupleVariable):
     def describe(self) -> str:
         return f"list of {len(self.item_list)}"

@@ -1,0 +1,224 @@
+"""Factorizations that return several arrays: svd (with U and Vh), eigh, qr, slogdet.
+
+Each is one EXTERN op computing every result in one LAPACK call, packed into a single
+array (the results side by side along the last axis, or stacked rows), and a composite
+spelling that hands back NumPy's result tuple (``SVDResult``, ``EighResult``, ...) as
+views of it. So the stages see ops with one output each: they capture, run through
+every backend and differentiate like any extern; the results share no memory with each
+other (the views are disjoint).
+
+Packing needs one dtype for all results: real inputs only for svd, eigh and slogdet
+(their complex forms mix real and complex results), any for qr; the others run as
+Python. ``slogdet`` has a derivative (d log|det A| = tr(A^-1 dA)); svd, eigh and qr do
+not yet (kiln.AutogradError when a gradient is asked of them).
+``np.linalg.eig`` is not here: whether its result is real or complex depends on the
+values, which no static dtype can say.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .linalg import mT
+from .meta import TensorMeta, reject, shape_of
+from .reduction import dtype_of
+from .registry import Category, Composite, F, N, declare, spell_composite
+
+_EYE = np.eye(2)
+SlogdetResult = type(np.linalg.slogdet(_EYE))
+EighResult = type(np.linalg.eigh(_EYE))
+QRResult = type(np.linalg.qr(_EYE))
+SVDResult = type(np.linalg.svd(_EYE))
+
+
+def _result_dtype(fn, dtype: Any) -> np.dtype:
+    out = fn(np.eye(2, dtype=dtype))
+    return np.asarray(out[0] if isinstance(out, tuple) else out).dtype
+
+
+def _matrices(name: str, a: Any) -> tuple:
+    s = shape_of(a)
+    if len(s) < 2:
+        raise np.linalg.LinAlgError(f"{len(s)}-dimensional array given. Array must be at "
+                                    f"least two-dimensional")
+    return tuple(s[:-2]), s[-2], s[-1]
+
+
+def _square(name: str, a: Any) -> tuple:
+    batch, m, n = _matrices(name, a)
+    if m != n:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    return batch, n
+
+
+def _real(name: str, a: Any) -> None:
+    if np.dtype(dtype_of(a)).kind == "c":
+        reject(name, "a", "a complex array", "its results mix real and complex arrays; it runs "
+               "as Python")
+
+
+def _lead(batch: tuple) -> tuple:
+    return (slice(None),) * len(batch)
+
+
+def _unpack(p: Any, batch: tuple, start: int, stop: int, shape: tuple) -> Any:
+    """The result packed at ``[start, stop)`` of p's last axis, in its own shape."""
+    return N.reshape(N.getitem(p, _lead(batch) + (slice(start, stop),)), batch + shape)
+
+
+# ---- slogdet --------------------------------------------------------------------------------
+
+def _slogdet_impl(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return np.stack([sign, logabsdet], axis=-1)
+
+
+def _slogdet_meta(a):
+    batch, _ = _square("slogdet", a)
+    return TensorMeta(batch + (2,), _result_dtype(np.linalg.slogdet, dtype_of(a)))
+
+
+def _slogdet_vjp(g, out, a):
+    # d sign = 0; d log|det A| = tr(A^-1 dA): the cotangent is g A^-T (A invertible)
+    batch = tuple(shape_of(g)[:-1])
+    gl = F.getitem(g, _lead(batch) + (1,))
+    return (F.multiply(F.reshape(gl, shape=batch + (1, 1)), mT(F.inv(a))),)
+
+
+slogdet_packed = declare(
+    "slogdet_packed", Category.EXTERN, _slogdet_impl, inputs=("a",), meta=_slogdet_meta,
+    vjp=_slogdet_vjp, fresh_result=True,
+    doc="numpy.linalg.slogdet's (sign, logabsdet), stacked on a last axis of 2")
+
+
+def _slogdet(a):
+    p = F.slogdet_packed(a)
+    lead = _lead(tuple(shape_of(p)[:-1]))
+    return SlogdetResult(N.getitem(p, lead + (0,)), N.getitem(p, lead + (1,)))
+
+
+def _slogdet_normalize(a):
+    _real("numpy.linalg.slogdet", a)
+    return Composite(_slogdet, (a,))
+
+
+spell_composite(np.linalg.slogdet, ("slogdet_packed", "getitem"), _slogdet_normalize,
+                "numpy.linalg.slogdet")
+
+
+# ---- eigh ------------------------------------------------------------------------------------
+
+def _eigh_impl(a, UPLO="L"):
+    w, v = np.linalg.eigh(a, UPLO)
+    return np.concatenate([w[..., None, :], v], axis=-2)
+
+
+def _eigh_meta(a, UPLO="L"):
+    batch, n = _square("eigh", a)
+    return TensorMeta(batch + (n + 1, n), _result_dtype(np.linalg.eigh, dtype_of(a)))
+
+
+eigh_packed = declare(
+    "eigh_packed", Category.EXTERN, _eigh_impl, inputs=("a",), params={"UPLO": "L"},
+    meta=_eigh_meta, fresh_result=True,
+    doc="numpy.linalg.eigh's eigenvalues (row 0) above its eigenvectors (rows 1..n)")
+
+
+def _eigh(a, UPLO):
+    p = F.eigh_packed(a, UPLO=UPLO)
+    lead = _lead(tuple(shape_of(p)[:-2]))
+    return EighResult(N.getitem(p, lead + (0,)), N.getitem(p, lead + (slice(1, None),)))
+
+
+def _eigh_normalize(a, UPLO="L"):
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    _real("numpy.linalg.eigh", a)
+    return Composite(_eigh, (a,), {"UPLO": UPLO})
+
+
+spell_composite(np.linalg.eigh, ("eigh_packed", "getitem"), _eigh_normalize, "numpy.linalg.eigh")
+
+
+# ---- svd ---------------------------------------------------------------------------------------
+
+def _svd_shapes(a, full_matrices):
+    batch, m, n = _matrices("svd", a)
+    k = min(m, n)
+    ku, kv = (m, n) if full_matrices else (k, k)
+    return batch, m, n, k, ku, kv
+
+
+def _svd_impl(a, full_matrices=True):
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    batch = s.shape[:-1]
+    return np.concatenate([u.reshape(batch + (-1,)), s, vh.reshape(batch + (-1,))], axis=-1)
+
+
+def _svd_meta(a, full_matrices=True):
+    batch, m, n, k, ku, kv = _svd_shapes(a, full_matrices)
+    dtype = _result_dtype(lambda x: np.linalg.svd(x, compute_uv=False), dtype_of(a))
+    return TensorMeta(batch + (m * ku + k + kv * n,), dtype)
+
+
+svd_packed = declare(
+    "svd_packed", Category.EXTERN, _svd_impl, inputs=("a",), params={"full_matrices": True},
+    meta=_svd_meta, fresh_result=True,
+    doc="numpy.linalg.svd's U, S and Vh, each flattened, side by side on the last axis")
+
+
+def _svd(a, full_matrices):
+    batch, m, n, k, ku, kv = _svd_shapes(a, full_matrices)
+    p = F.svd_packed(a, full_matrices=full_matrices)
+    u = _unpack(p, batch, 0, m * ku, (m, ku))
+    s = N.getitem(p, _lead(batch) + (slice(m * ku, m * ku + k),))
+    vh = _unpack(p, batch, m * ku + k, m * ku + k + kv * n, (kv, n))
+    return SVDResult(u, s, vh)
+
+
+# ---- qr ------------------------------------------------------------------------------------------
+
+def _qr_shapes(a, mode):
+    batch, m, n = _matrices("qr", a)
+    k = min(m, n)
+    return batch, m, n, (m if mode == "complete" else k)
+
+
+def _qr_impl(a, mode="reduced"):
+    q, r = np.linalg.qr(a, mode=mode)
+    batch = q.shape[:-2]
+    return np.concatenate([q.reshape(batch + (-1,)), r.reshape(batch + (-1,))], axis=-1)
+
+
+def _qr_meta(a, mode="reduced"):
+    batch, m, n, kq = _qr_shapes(a, mode)
+    return TensorMeta(batch + (m * kq + kq * n,), _result_dtype(np.linalg.qr, dtype_of(a)))
+
+
+qr_packed = declare(
+    "qr_packed", Category.EXTERN, _qr_impl, inputs=("a",), params={"mode": "reduced"},
+    meta=_qr_meta, fresh_result=True,
+    doc="numpy.linalg.qr's Q and R ('reduced' or 'complete'), flattened side by side")
+
+
+def _qr(a, mode):
+    batch, m, n, kq = _qr_shapes(a, "complete" if mode == "complete" else "reduced")
+    p = F.qr_packed(a, mode="complete" if mode == "complete" else "reduced")
+    r = _unpack(p, batch, m * kq, m * kq + kq * n, (kq, n))
+    if mode == "r":
+        return r
+    return QRResult(_unpack(p, batch, 0, m * kq, (m, kq)), r)
+
+
+def _qr_normalize(a, mode="reduced"):
+    if mode not in ("reduced", "complete", "r", "raw"):
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    if mode == "raw":
+        reject("numpy.linalg.qr", "mode", mode, "use mode='reduced' or 'complete'")
+    _matrices("qr", a)
+    return Composite(_qr, (a,), {"mode": mode})
+
+
+spell_composite(np.linalg.qr, ("qr_packed", "getitem", "reshape"), _qr_normalize,
+                "numpy.linalg.qr")

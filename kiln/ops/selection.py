@@ -1,0 +1,227 @@
+"""Data-dependent sizes: argwhere, unique, bincount, and the spellings built on them.
+
+Each op's output has a dim whose size is known only once the op ran (the number of
+nonzero values, of distinct values, the largest count index). Such an op is still a
+graph op: it runs as an extern call (NumPy's kernel) and its ``unbacked`` rule tells
+capture and lowering which dims are such sizes and what they count, so the code after
+it (elementwise ops, reductions, gathers over the result) stays in the same graph and
+fuses, with the size a symbol the wrapper reads from the op's result
+(kiln/lowering/sizes.py, "unbacked"). The shape rule gives an example ("hint") size:
+the largest the result can be.
+
+``np.nonzero``, one-argument ``np.where``, ``np.flatnonzero`` and ``np.compress`` are
+composites of ``argwhere`` and ``x[mask]`` (``getitem_mask``, kiln/ops/indexing.py).
+``np.nonzero``'s arrays are columns of one ``(n, ndim)`` result, as in NumPy.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .meta import TensorMeta, ndim_of, reject, shape_of, to_fake
+from .registry import Category, Composite, F, N, declare, method_key, spell, spell_composite, Bound
+
+INTP = np.dtype(np.intp)
+
+
+def _size(shape: tuple) -> int:
+    out = 1
+    for n in shape:
+        out *= n
+    return out
+
+
+# ---- argwhere: the positions of the nonzero values --------------------------------------------
+
+def _argwhere_meta(x: Any) -> TensorMeta:
+    shape = shape_of(x)
+    return TensorMeta((_size(shape), len(shape)), INTP)
+
+
+def _argwhere_unbacked(x: Any) -> Any:
+    if len(shape_of(x)) == 0:
+        return None  # NumPy's 0-d rules (a (1, 0) or (0, 0) result): left to Python
+    return ("nonzero", 0), ("u", None)
+
+
+argwhere = declare("argwhere", Category.EXTERN, lambda x: np.argwhere(x), inputs=("x",),
+                   meta=_argwhere_meta, data_dependent=True, unbacked=_argwhere_unbacked,
+                   fresh_result=True,
+                   doc="numpy.argwhere: (n, ndim) positions of the nonzero values; n is "
+                       "known only after it ran")
+spell(np.argwhere, argwhere, lambda a: Bound(argwhere, (a,), {}), "numpy.argwhere")
+
+
+def _nonzero(a):
+    nd = ndim_of(a)
+    if nd == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d("
+                         "scalar).nonzero() instead. If the context of this error is of the form "
+                         "`arr[nonzero(cond)]`, just use `arr[cond]`.")
+    at = F.argwhere(a)
+    return tuple(N.getitem(at, (slice(None), i)) for i in range(nd))
+
+
+def _nonzero_normalize(a):
+    return Composite(_nonzero, (a,))
+
+
+spell_composite(np.nonzero, ("argwhere", "getitem"), _nonzero_normalize, "numpy.nonzero")
+spell_composite(method_key("nonzero"), ("argwhere", "getitem"), _nonzero_normalize,
+                "ndarray.nonzero")
+
+
+def _flatnonzero(a):
+    flat = a if ndim_of(a) == 1 else N.ravel(a)   # 1-D: the count np.nonzero(a) shares
+    return N.getitem(F.argwhere(flat), (slice(None), 0))
+
+
+spell_composite(np.flatnonzero, ("argwhere", "ravel", "getitem"),
+                lambda a: Composite(_flatnonzero, (a,)), "numpy.flatnonzero")
+
+
+def _compress_normalize(condition, a, axis=None, out=None):
+    if out is not None:
+        reject("numpy.compress", "out", out, "assign the result instead")
+    if ndim_of(condition) != 1:
+        raise ValueError("condition must be a 1-d array")
+    n = _size(shape_of(a)) if axis is None else shape_of(a)[operator.index(axis)]
+    if shape_of(condition)[0] != n:
+        # NumPy takes a prefix of a shorter condition and checks a longer one's extra
+        # values: both read the data
+        reject("numpy.compress", "condition", f"of length {shape_of(condition)[0]}",
+               f"kiln compiles a condition of the selected axis' length ({n}) only")
+    return Composite(_compress_cond, (condition, a), {"axis": axis})
+
+
+def _compress_cond(condition, a, axis):
+    mask = N.not_equal(condition, 0) if np.dtype(condition.dtype) != np.bool_ else condition
+    if axis is None:
+        return N.getitem(N.ravel(a), mask)
+    nd = ndim_of(a)
+    axis = operator.index(axis) % nd
+    if axis == 0:
+        return N.getitem(a, mask)
+    return N.moveaxis(N.getitem(N.moveaxis(a, axis, 0), mask), 0, axis)
+
+
+spell_composite(np.compress, ("not_equal", "ravel", "getitem_mask", "moveaxis"),
+                _compress_normalize, "numpy.compress")
+
+
+# ---- unique ---------------------------------------------------------------------------------
+
+def _unique_meta(x: Any) -> TensorMeta:
+    return TensorMeta((_size(shape_of(x)),), np.dtype(x.dtype))
+
+
+def _unique_unbacked(x: Any) -> Any:
+    return ("unique", 0), ("u",)
+
+
+unique = declare("unique", Category.EXTERN, lambda x: np.unique(x), inputs=("x",),
+                 meta=_unique_meta, data_dependent=True, unbacked=_unique_unbacked,
+                 fresh_result=True,
+                 doc="numpy.unique(x): the sorted distinct values of x, flattened; their "
+                     "number is known only after it ran")
+
+
+def _unique_counts_impl(x):
+    return np.unique(x, return_counts=True)[1]
+
+
+def _unique_index_impl(x):
+    return np.unique(x, return_index=True)[1]
+
+
+unique_counts = declare("unique_counts", Category.EXTERN, _unique_counts_impl, inputs=("x",),
+                        meta=lambda x: TensorMeta((_size(shape_of(x)),), INTP),
+                        data_dependent=True, unbacked=_unique_unbacked, fresh_result=True,
+                        doc="np.unique(x, return_counts=True)[1]")
+unique_index = declare("unique_index", Category.EXTERN, _unique_index_impl, inputs=("x",),
+                       meta=lambda x: TensorMeta((_size(shape_of(x)),), INTP),
+                       data_dependent=True, unbacked=_unique_unbacked, fresh_result=True,
+                       doc="np.unique(x, return_index=True)[1]")
+
+
+def _unique_inverse_impl(x):
+    return np.unique(x, return_inverse=True)[1]
+
+
+unique_inverse = declare("unique_inverse", Category.EXTERN, _unique_inverse_impl, inputs=("x",),
+                         meta=lambda x: TensorMeta(shape_of(x), INTP), fresh_result=True,
+                         doc="np.unique(x, return_inverse=True)[1]: where each value of x "
+                             "sits among the distinct values (x's shape, as NumPy 2 gives)")
+
+
+def _unique(ar, return_index, return_inverse, return_counts):
+    out = [F.unique(ar)]
+    if return_index:
+        out.append(F.unique_index(ar))
+    if return_inverse:
+        out.append(F.unique_inverse(ar))
+    if return_counts:
+        out.append(F.unique_counts(ar))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_normalize(ar, return_index=False, return_inverse=False, return_counts=False,
+                      axis=None, *, equal_nan=True, sorted=True):
+    if axis is not None:
+        reject("numpy.unique", "axis", axis, "call np.unique on the flattened array, or "
+               "without kiln")
+    if not equal_nan:
+        reject("numpy.unique", "equal_nan", equal_nan, "kiln uses NumPy's default (True)")
+    if np.dtype(ar.dtype).kind == "c":
+        reject("numpy.unique", "ar", "a complex array", "sort it by hand")
+    return Composite(_unique, (ar,), {"return_index": bool(return_index),
+                                      "return_inverse": bool(return_inverse),
+                                      "return_counts": bool(return_counts)})
+
+
+spell_composite(np.unique, ("unique", "unique_index", "unique_inverse", "unique_counts"),
+                _unique_normalize, "numpy.unique")
+spell_composite(np.unique_values, ("unique",), lambda x: Composite(_unique, (x,), {
+    "return_index": False, "return_inverse": False, "return_counts": False}),
+    "numpy.unique_values")
+
+
+# ---- bincount ---------------------------------------------------------------------------------
+
+def _bincount_impl(x, weights=None, minlength=0):
+    return np.bincount(x, weights, minlength)
+
+
+def _bincount_meta(x, weights=None, minlength=0):
+    # NumPy's own errors (depth, dtype, lengths) on zero fakes, which cost no compute
+    np.bincount(*to_fake((x, weights)), minlength=minlength)
+    dtype = np.dtype(np.float64) if weights is not None else INTP
+    return TensorMeta((max(minlength, 2),), dtype)
+
+
+def _bincount_vjp(g, out, x, weights, minlength):
+    # d out[j] / d weights[i] = [x[i] == j]: the cotangent read back at each x
+    return None, (F.index(g, (x,)) if weights is not None else None)
+
+
+bincount = declare("bincount", Category.EXTERN, _bincount_impl, inputs=("x", "weights"),
+                   params={"minlength": 0}, meta=_bincount_meta, vjp=_bincount_vjp,
+                   data_dependent=True, may_raise=True, fresh_result=True,
+                   unbacked=lambda x, weights, minlength: (("bincount", 0, minlength), ("u",)),
+                   doc="numpy.bincount: counts (or weight sums) of each value of a 1-D "
+                       "non-negative int array; its length max(x) + 1 is known only after "
+                       "it ran")
+
+
+def _bincount_normalize(x, /, weights=None, minlength=0):
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if weights is not None and not hasattr(weights, "dtype"):
+        weights = np.asarray(weights, np.float64)
+    return Bound(bincount, (x, weights), {"minlength": minlength})
+
+
+spell(np.bincount, bincount, _bincount_normalize, "numpy.bincount")
