@@ -58,6 +58,7 @@ class CaptureRecord:
     dynamic_dims: list[str] = field(default_factory=list)
     function: str = ""                  # the function or resume function compiled
     resumes_at: list = field(default_factory=list)   # a break's partial graph: lines resumed at
+    loops: list[str] = field(default_factory=list)   # loop nodes built, loops unrolled and why
 
 
 def _eager_backend(graph: Any, example_inputs: list) -> Callable:
@@ -427,7 +428,8 @@ class CompiledFunction:
         self.records.append(CaptureRecord(graph, result.graph_break, guards.texts(),
                                           graph.op_names() if graph is not None else [],
                                           elapsed, reasons, result.dynamic_dims, name,
-                                          resumes_at if result.graph_break is not None else []))
+                                          resumes_at if result.graph_break is not None else [],
+                                          list(getattr(result.output, "loop_notes", []))))
         if graph is not None:
             logs.log("graph", f"{name}: graph {len(self.records) - 1}"
                      + (f" (dynamic: {', '.join(result.dynamic_dims)})" if result.dynamic_dims else ""),

@@ -22,4 +22,12 @@ ROWS: list[Row] = (pointwise_rows() + reduction_rows() + linalg_rows() + indexin
 NOT_ROWS: dict[str, str] = {
     "getitem_mask": "x[mask]: the result's length is the number of True values, so it runs "
                     "eagerly only and cannot be traced (test_boolean_mask_indexing)",
+    # Loop nodes and the scalar element code of their bodies: built by capture, not by a
+    # NumPy spelling; tests/capture/test_loops.py checks every form against plain Python
+    # and tests/lowering/test_loops.py the C++ loops against the reference.
+    "loop": "a loop node (kiln/ops/loops.py): tests/capture/test_loops.py",
+    "loop_item": "a loop node's result: tests/capture/test_loops.py",
+    "scalar_fn": "scalar code in a loop body: tests/capture/test_loops.py",
+    "load_elem": "an element read in a loop body: tests/capture/test_loops.py",
+    "store_elem": "an element write in a loop body: tests/capture/test_loops.py",
 }
