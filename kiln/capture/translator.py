@@ -262,6 +262,10 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes):
         self.unsupported("unsupported_value", "identity ('is') of two array values")
 
     def jump_if(self, inst: bc.Inst, value: VariableTracker, when: bool) -> None:
+        if self.output.loop_trace is not None and getattr(value, "loop_value", False):
+            from .loops import branch   # a data-dependent if/else in a loop body
+            branch(self, inst, value, when)
+            return
         if value.truth(self) == when:
             self.ip = inst.target
 

@@ -415,11 +415,17 @@ def _scalar_expr(pr: _Printer, fn: str, args: tuple, kinds: list, out: _Kind) ->
         else:
             want = _common(kinds, args)
         return f"({pr.ref(a, want)} {_CMP[fn]} {pr.ref(b, want)})"
-    if fn in ("min", "max"):
-        a, b = args
+    if fn == "select":
+        c, a, b = args
+        return f"(({pr.ref(c)}) != 0 ? {pr.ref(a, out)} : {pr.ref(b, out)})"
+    if fn in ("min", "max"):   # Python keeps the first of equal (or unordered) values
         op = "<" if fn == "min" else ">"
-        ea, eb = pr.ref(a, out), pr.ref(b, out)
-        return f"(({eb}) {op} ({ea}) ? ({eb}) : ({ea}))"
+        best = pr.fresh("m")
+        pr.emit(f"{out.ctype} {best} = {pr.ref(args[0], out)};", pr.depth)
+        for x in args[1:]:
+            e = pr.ref(x, out)
+            pr.emit(f"if (({e}) {op} {best}) {best} = {e};", pr.depth)
+        return best
     if fn in ("int", "float", "bool") or fn.startswith("np.") and fn[3:] in CTYPES:
         (a,) = args
         src = kinds[0]
@@ -674,4 +680,9 @@ def prepare_loops(graph: Any) -> None:
         try:
             body.native = native_runner(body)
         except (Unnative, BuildError, CompilerUnavailable):
+            body.native = None
+        except Exception:   # a printer bug must not cost the user a result
+            from ..config import config
+            if config.debug_checks:
+                raise
             body.native = None

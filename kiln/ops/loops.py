@@ -43,10 +43,20 @@ SCALAR_FUNCTIONS.update({"min": builtins.min, "max": builtins.max, "abs": builti
 NUMPY_SCALAR_TYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                       "uint64", "float32", "float64")
 SCALAR_FUNCTIONS.update({f"np.{name}": np.dtype(name).type for name in NUMPY_SCALAR_TYPES})
-NUMPY_SCALAR_UFUNCS = ("sqrt", "exp", "log", "sin", "cos", "tanh", "floor", "ceil", "absolute",
-                       "maximum", "minimum", "fmax", "fmin")
+# (Transcendentals such as exp/log stay out: NumPy's SIMD versions and libm can differ
+# by an ulp, and loop code must give NumPy's bits.)
+NUMPY_SCALAR_UFUNCS = ("sqrt", "floor", "ceil", "absolute", "maximum", "minimum", "fmax", "fmin")
 SCALAR_FUNCTIONS.update({f"np.{name}": getattr(np, name) for name in NUMPY_SCALAR_UFUNCS})
 SCALAR_FUNCTIONS["math.sqrt"] = math.sqrt
+# ``a if cond else b`` (a data-dependent if/else whose sides only compute): both sides are
+# computed, so only operations that never raise may feed it (see SELECT_SAFE).
+SCALAR_FUNCTIONS["select"] = lambda cond, a, b: a if cond else b
+SELECT_SAFE = frozenset({"add", "sub", "mul", "and_", "or_", "xor", "lt", "le", "gt", "ge",
+                         "eq", "ne", "neg", "pos", "invert", "min", "max", "abs", "float",
+                         "bool", "select", "np.float32", "np.float64", "np.bool"})
+NUMPY_NEVER_RAISE = frozenset({"rshift", "lshift", "floordiv", "mod", "truediv", "np.sqrt",
+                               "np.floor", "np.ceil", "np.maximum", "np.minimum", "np.fmax",
+                               "np.fmin", "np.absolute"})
 
 # Python operators by the function the translator applies (operator.iadd is add on scalars).
 OPERATOR_NAMES = {getattr(operator, name): name for name in _OPERATORS}
