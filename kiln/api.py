@@ -77,8 +77,9 @@ def _eager_backend(graph: Any, example_inputs: list) -> Callable:
     consts: dict[str, Any] = {}
     src = python_code(graph, consts)
     tensors = any(isinstance(e, Tensor) for e in example_inputs)
-    kernels = types.SimpleNamespace(**{n.target.name: n.target if tensors else n.target.impl
-                                       for n in graph.calls})
+    from .ops import REGISTRY   # every op: a loop node's printed body calls its own ops
+    kernels = types.SimpleNamespace(**{name: op if tensors else op.impl
+                                       for name, op in REGISTRY.items()})
     _eager_counter[0] += 1
     filename = f"<kiln eager graph {graph.name} #{_eager_counter[0]}>"
     namespace = exec_source(src, filename, {"ops": kernels, "np": np, **consts})

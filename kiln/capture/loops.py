@@ -423,7 +423,9 @@ def _trace_once(tx, inst, snap: _Snapshot, carried: dict) -> tuple:
     """Run the body once; returns (trace, i placeholder, carried placeholders, end locals)."""
     graph = Graph(f"{tx.code.co_name}_loop_body")
     trace = LoopTrace(tx.output.loop_trace, graph)
-    i_node = graph.placeholder("i", 1)
+    nxt = tx.decoded.instructions[inst.index + 1]
+    i_name = nxt.arg if nxt.opname == "STORE_FAST" and isinstance(nxt.arg, str) else "i"
+    i_node = graph.placeholder(i_name, 1)   # named after the loop variable
     phs = {name: graph.placeholder(name, example) for name, example in carried.items()}
     trace.tx, trace.head, trace.exit = tx, inst.index, inst.target
     tx.output.loop_trace = trace

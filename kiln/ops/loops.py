@@ -155,12 +155,13 @@ class LoopBody:
         self.arrays = arrays
         self.where = where           # the user's file:line of the for statement
         self.native: Callable | None = None
+        LoopBody._count += 1
+        self.name = f"loop_body_{LoopBody._count}"
+        graph.name = self.name      # the printed graph defines the body under this name
         # In the function's own (mutating) graph an error leaves the iterations before it
         # written into the caller's arrays, as NumPy does; a functionalized graph's copy
         # writes nothing back (its caller replays the mutating graph on an error).
         self.writes_back = True
-        LoopBody._count += 1
-        self.name = f"loop_body_{LoopBody._count}"
 
     def __repr__(self) -> str:
         return f"<kiln {self.name}>"
@@ -221,10 +222,38 @@ def _loop_meta(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple
                   else stand_in(v)) for v in carried)
 
 
+def _print_loop(node: Any, consts: dict, format_value: Callable, python_code: Callable) -> list:
+    """The loop as runnable Python: the body as a function, then the for statement.
+
+        loop = (s0, np.array(x, copy=True),)      # written arrays are copied first
+        for loop_i in range(0, n, 1):
+            loop = loop_body_1(loop_i, *loop, L, b)
+    """
+    body: LoopBody = node.kwargs["body"]
+    start, stop, step, carried, operands = node.args
+    lines = python_code(body.graph, consts).rstrip("\n").split("\n")
+    init = ", ".join(f"np.array({format_value(v, consts)}, copy=True)" if k in body.arrays
+                     else format_value(v, consts) for k, v in enumerate(carried))
+    rest = "".join(f", {format_value(v, consts)}" for v in operands)
+    i = f"{node.name}_i"
+    bounds = ", ".join(f"int({format_value(v, consts)})" if hasattr(v, "kind")
+                       else format_value(v, consts) for v in (start, stop, step))
+    loop = [f"for {i} in range({bounds}):", f"    {node.name} = {body.name}({i}, *{node.name}{rest})"]
+    lines += [f"{node.name} = ({init},)  # loop node: carried values"]
+    if not body.writes_back or not body.arrays:
+        return lines + loop
+    # NumPy had written the iterations before an error into the arrays
+    back = "; ".join(f"np.copyto({format_value(carried[k], consts)}, {node.name}[{k}])"
+                     for k in body.arrays)
+    return lines + ["try:"] + ["    " + line for line in loop] + ["except Exception:", f"    {back}",
+                                                                 "    raise"]
+
+
 loop = declare("loop", Category.EXTERN, _loop_impl,
                inputs=("start", "stop", "step", "carried", "operands"),
                params={"body": None}, meta=_loop_meta, may_raise=True,
                functional_params=lambda params: {**params, "body": params["body"].functional()},
+               print_python=_print_loop,
                doc="for i in range(start, stop, step): carried = body(i, *carried, *operands)")
 
 
