@@ -414,6 +414,10 @@ def _scalar_expr(pr: _Printer, fn: str, args: tuple, kinds: list, out: _Kind) ->
                 want = _Kind(1)
         else:
             want = _common(kinds, args)
+            if want.is_int and any(k.name == "pyint" for k in kinds):
+                # NumPy compares an integer with any Python int by value (no cast)
+                ea, eb = (f"((__int128){pr.ref(x)})" for x in args)
+                return f"({ea} {_CMP[fn]} {eb})"
         return f"({pr.ref(a, want)} {_CMP[fn]} {pr.ref(b, want)})"
     if fn == "select":
         c, a, b = args

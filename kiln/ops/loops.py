@@ -184,6 +184,11 @@ class LoopBody:
         return state
 
 
+# Loop runs by how they ran (tests and benchmarks read it): natively, or by the reference
+# (no native runner, or the native one met something only the reference can do).
+stats = {"native": 0, "reference": 0}
+
+
 def _scalar(value: Any) -> Any:
     """A 0-d array handed over for a scalar becomes the NumPy scalar it stands for."""
     return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
@@ -200,11 +205,13 @@ def _loop_impl(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple
     if body.native is not None:
         done = body.native(start, stop, step, tuple(state), operands)
         if done is not None:
+            stats["native"] += 1
             return done
         # The compiled loop met something Python or NumPy raises on (or a value past its
         # types): run it again from the start as the reference does.
         for k in body.arrays:
             state[k] = np.array(originals[k], copy=True)
+    stats["reference"] += 1
     try:
         return tuple(body.run(start, stop, step, tuple(state), operands))
     except Exception:
