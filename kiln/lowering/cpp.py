@@ -239,6 +239,7 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
                 accesses.append(w)
             post += [point_loop] + ["  " + f for f in finish] + ["}"] if blk else finish
         accesses.extend(a for _, a in em.loads)
+        accesses.extend(em.uses)
         body = em.lines + updates
         if blk:
             if kind == "scalar" or not inner:
@@ -445,6 +446,7 @@ class CppRenderer(Renderer):
 
     name = "cpp"
     dtypes = frozenset(CTYPES)
+    computed_indices = True
 
     def __init__(self, num_threads: int = 1) -> None:
         self.num_threads = max(1, int(num_threads))
