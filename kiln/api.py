@@ -63,6 +63,7 @@ class CaptureRecord:
     function: str = ""                  # the function or resume function compiled
     resumes_at: list = field(default_factory=list)   # a break's partial graph: lines resumed at
     runs_as_python: str = ""            # the cost model's reason for not compiling the graph
+    loops: list[str] = field(default_factory=list)   # loop nodes built, loops unrolled and why
 
 
 def _eager_backend(graph: Any, example_inputs: list) -> Callable:
@@ -81,8 +82,9 @@ def _eager_backend(graph: Any, example_inputs: list) -> Callable:
     consts: dict[str, Any] = {}
     src = python_code(graph, consts)
     tensors = any(isinstance(e, Tensor) for e in example_inputs)
-    kernels = types.SimpleNamespace(**{n.target.name: n.target if tensors else n.target.impl
-                                       for n in graph.calls})
+    from .ops import REGISTRY   # every op: a loop node's printed body calls its own ops
+    kernels = types.SimpleNamespace(**{name: op if tensors else op.impl
+                                       for name, op in REGISTRY.items()})
     _eager_counter[0] += 1
     filename = f"<kiln eager graph {graph.name} #{_eager_counter[0]}>"
     namespace = exec_source(src, filename, {"ops": kernels, "np": np, **consts})
@@ -487,7 +489,8 @@ class CompiledFunction:
                                           graph.op_names() if graph is not None else [],
                                           elapsed, reasons, result.dynamic_dims, name,
                                           resumes_at if result.graph_break is not None else [],
-                                          self._cost_note))
+                                          self._cost_note,
+                                          list(getattr(result.output, "loop_notes", []))))
         if self._cost_note:
             logs.log("perf", f"{name}: {self._cost_note}")
         if graph is not None:

@@ -22,6 +22,8 @@ class ExplainOutput:
     # ``graphs``, None when empty) and the source lines where compiled code resumes.
     break_graph_before: list = field(default_factory=list)
     break_resumes_at: list = field(default_factory=list)
+    # Range loops: "file:line: loop node (...)" or "file:line: loop unrolled: <why>".
+    loops: list[str] = field(default_factory=list)
     # Graphs the cost model runs as Python (kiln/runtime/cost.py): "function: reason".
     runs_as_python: list[str] = field(default_factory=list)
 
@@ -48,6 +50,9 @@ class ExplainOutput:
         for i, (graph, ops) in enumerate(zip(self.graphs, self.ops_per_graph)):
             lines.append(f"Graph {i} ({len(ops)} ops: {', '.join(ops)}):")
             lines += ["  " + line for line in str(graph).rstrip("\n").split("\n")]
+        if self.loops:
+            lines.append("Loops:")
+            lines += [f"  {note}" for note in self.loops]
         if self.dynamic_dims:
             lines.append("Dynamic dims: " + ", ".join(self.dynamic_dims))
         lines.append(f"Guards ({len(self.guards)}):")
@@ -61,7 +66,7 @@ class ExplainOutput:
                 "ops_per_graph": self.ops_per_graph, "compile_time_s": self.compile_time_s,
                 "recompile_reasons": self.recompile_reasons, "dynamic_dims": self.dynamic_dims,
                 "break_graph_before": self.break_graph_before, "break_resumes_at": self.break_resumes_at,
-                "runs_as_python": self.runs_as_python}
+                "loops": self.loops, "runs_as_python": self.runs_as_python}
 
 
 def build_explain_output(records: list) -> ExplainOutput:
@@ -85,6 +90,7 @@ def build_explain_output(records: list) -> ExplainOutput:
         out.guards += [g for g in rec.guards if g not in out.guards]
         out.compile_time_s += rec.compile_time_s
         out.recompile_reasons += rec.recompile_reasons
+        out.loops += [n for n in getattr(rec, "loops", []) if n not in out.loops]
         out.dynamic_dims += [d for d in rec.dynamic_dims if d not in out.dynamic_dims]
     out.graph_count = len(out.graphs)
     out.graph_break_count = len(out.break_reasons)

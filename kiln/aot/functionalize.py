@@ -255,7 +255,8 @@ class _Functionalizer:
         if op.mutates or op.category == Category.MUTATION:
             self._mutation(node)
             return
-        new = self._emit(op, self._map(node.args), node.kwargs, node)
+        kwargs = op.functional_params(node.kwargs) if op.functional_params else node.kwargs
+        new = self._emit(op, self._map(node.args), kwargs, node)
         self.env[node] = new
         if not _is_array(node):
             return

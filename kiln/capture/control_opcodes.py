@@ -5,6 +5,7 @@ normalised by ``bytecode_facts.decode``: where the interpreter lands when the it
 exhausted, with it popped, on every version."""
 from __future__ import annotations
 
+from .loops import RangeIteratorVariable, range_iterator, try_loop
 from .variables.containers import DictVariable, IteratorVariable, make_iterator
 
 
@@ -13,6 +14,8 @@ class ControlOpcodes:
         obj = self.pop()
         if isinstance(obj, IteratorVariable):
             self.push(obj)
+        elif range_iterator(self, obj) is not None:   # its first step may become a loop node
+            self.push(range_iterator(self, obj))
         else:
             self.push(make_iterator(self, obj))
 
@@ -21,6 +24,10 @@ class ControlOpcodes:
         if not isinstance(iterator, IteratorVariable):
             self.unsupported("unsupported_value", f"iterating over {iterator.describe()} (an "
                              "iterator kiln did not make): each step runs as Python")
+        if isinstance(iterator, RangeIteratorVariable) and not iterator.tried:
+            iterator.tried = True
+            if try_loop(self, inst, iterator):
+                return
         self._check_scalar_loop(inst, iterator)
         if iterator.changed():
             if isinstance(iterator.origin, DictVariable):  # Python raises RuntimeError here

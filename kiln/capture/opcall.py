@@ -71,6 +71,9 @@ def _constants_in(value: Any, out: list) -> None:
 
 
 def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
+    if tx.output.loop_trace is not None:   # inside a loop body: element code only
+        from .loops import call_in_body
+        return call_in_body(tx, key, args, kwargs, what)
     spelling = find_spelling(key)
     if spelling is None:
         tx.unsupported("unsupported_call", f"{describe_callable(key)} has no kiln op", HINTS["numpy"])

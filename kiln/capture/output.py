@@ -66,6 +66,8 @@ class OutputGraph:
         self.unbacked_sizes: dict[tuple, tuple] = {}
         self.pending_selections: list = []   # x[mask] not taken yet (opcall._before_write)
         self.writes = 0
+        self.loop_trace = None     # the loop body being traced (capture/loops.py), or None
+        self.loop_notes: list[str] = []   # loop nodes built, loops unrolled and why (explain)
 
     # -- inputs -------------------------------------------------------------------------
     def _placeholder(self, hint: str, code: str, val: Any) -> Any:
@@ -128,6 +130,8 @@ class OutputGraph:
             if var.node.kind == "placeholder":
                 return self._input_code(var.node)
             return f"_kiln_out[{self._output_index(var.node)}]"
+        if getattr(var, "node", None) is not None and var.node.graph is self.graph:
+            return f"_kiln_out[{self._output_index(var.node)}]"  # a loop's final scalar
         if isinstance(var, SymScalarVariable):
             if self.scalar_bindings is None:
                 return var.code

@@ -113,24 +113,27 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes):
         while self.result is None:
             if self.ip >= len(instructions):
                 raise AssertionError(f"fell off the end of {self.code.co_name}")
-            inst = instructions[self.ip]
-            if inst.index == self.stop_at:
-                raise StopCapture(self)
-            self.inst = inst
-            self.ip += 1
-            self.steps += bc.STEP_COST.get(inst.opname, 1)
-            if self.steps > MAX_STEPS:
-                self.unsupported("unsupported_opcode", f"more than {MAX_STEPS} instructions "
-                                 "(a very long or endless loop)")
-            if inst.in_try and not (self.parent is None and in_open_with(self.code, inst.index)):
-                self.unsupported("unsupported_opcode", "try/except and with blocks are not captured yet",
-                                 HINTS["opcode"])
-            handler = getattr(self, inst.opname, None)
-            if handler is None:
-                self.unsupported("unsupported_opcode", f"opcode {inst.opname} is not supported",
-                                 HINTS["opcode"])
-            handler(inst)
+            self.step(instructions[self.ip])
         return self.result
+
+    def step(self, inst: bc.Inst) -> None:
+        """Run one instruction (the driver above; loop bodies traced by capture/loops.py)."""
+        if inst.index == self.stop_at:
+            raise StopCapture(self)
+        self.inst = inst
+        self.ip += 1
+        self.steps += bc.STEP_COST.get(inst.opname, 1)
+        if self.steps > MAX_STEPS:
+            self.unsupported("unsupported_opcode", f"more than {MAX_STEPS} instructions "
+                             "(a very long or endless loop)")
+        if inst.in_try and not (self.parent is None and in_open_with(self.code, inst.index)):
+            self.unsupported("unsupported_opcode", "try/except and with blocks are not captured yet",
+                             HINTS["opcode"])
+        handler = getattr(self, inst.opname, None)
+        if handler is None:
+            self.unsupported("unsupported_opcode", f"opcode {inst.opname} is not supported",
+                             HINTS["opcode"])
+        handler(inst)
 
     def location(self) -> tuple:
         lineno = self.inst.lineno if self.inst else self.code.co_firstlineno
@@ -259,6 +262,10 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes):
         self.unsupported("unsupported_value", "identity ('is') of two array values")
 
     def jump_if(self, inst: bc.Inst, value: VariableTracker, when: bool) -> None:
+        if self.output.loop_trace is not None and getattr(value, "loop_value", False):
+            from .loops import branch   # a data-dependent if/else in a loop body
+            branch(self, inst, value, when)
+            return
         if value.truth(self) == when:
             self.ip = inst.target
 

@@ -93,6 +93,12 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None) -> str:
         if source and source != last_source:
             body.append(source)
             last_source = source
+        if node.kind == "call" and node.target.print_python is not None:
+            body += node.target.print_python(node, consts, format_value, python_code)
+            dead = [n.name for n in dies_at.get(node, ()) if n.kind != "placeholder"]
+            if dead:
+                body.append(" = ".join(dead) + " = None")
+            continue
         if node.kind == "constant":
             rhs = format_value(node.target, consts)
         else:

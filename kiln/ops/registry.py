@@ -109,6 +109,13 @@ class Op:
     # (shape, strides, offset) from the input's, computed without touching memory
     # (kiln/ops/layout.py); None from the rule: NumPy would copy or raise.
     layout: Callable[..., Any] | None = None
+    # ``functional_params(params) -> params``: the params of this op in a functionalized
+    # graph, where it must not write anything the caller sees (a loop node's body stops
+    # writing partial results back on an error: kiln/ops/loops.py).
+    functional_params: Callable[..., Any] | None = None
+    # ``print_python(node, consts, format_value, python_code) -> lines``: how the printed
+    # graph spells a call when one line cannot (a loop node prints as a Python for loop).
+    print_python: Callable[..., Any] | None = None
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 
     def __post_init__(self) -> None:

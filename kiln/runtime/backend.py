@@ -109,6 +109,8 @@ _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 def compile_graph(graph: Any, example_inputs: list) -> Callable:
     """Lower, schedule, render, build and load; returns the wrapper's ``call``."""
+    from ..lowering.loops import prepare_loops
+    prepare_loops(graph)   # loop nodes run as C++ loops (called from the wrapper)
     variants: dict[tuple, Callable] = {}
 
     def respecialize(*args: Any) -> Any:

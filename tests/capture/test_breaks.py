@@ -235,9 +235,10 @@ def test_unsupported_calls_with_star_args_resume_with_their_result(backend):
     assert np.array_equal(kiln.compile(star_star, backend=backend)(x, {"b": 3.0}), 3.0 * x)
 
 
-def test_a_long_loop_of_one_element_steps_runs_as_python():
-    # e[i] = a * x[i] + b * e[i-1] unrolled would be thousands of tiny kernels: the
-    # function runs as Python instead (same results, NumPy's speed, no long build).
+def test_a_long_loop_of_one_element_steps_is_one_loop_node():
+    # e[i] = a * x[i] + b * e[i-1] unrolled would be thousands of tiny kernels: it is
+    # one loop node instead (capture/loops.py); a body that branches on the data is
+    # not one, and breaks as before.
     def ema(x):
         e = np.empty_like(x)
         e[0] = x[0]
@@ -245,11 +246,24 @@ def test_a_long_loop_of_one_element_steps_runs_as_python():
             e[i] = 0.3 * x[i] + 0.7 * e[i - 1]
         return e
 
+    def clipped(x):
+        e = np.empty_like(x)
+        e[0] = x[0]
+        for i in range(1, len(x)):
+            if x[i] > 0:
+                e[i] = x[i]
+            else:
+                e[i] = e[i - 1]
+        return e
+
     x = np.random.default_rng(0).standard_normal(300)
     compiled = kiln.compile(ema)
     np.testing.assert_array_equal(compiled(x), ema(x))
     (record,) = compiled.records
-    assert record.graph is None and record.graph_break.kind == "scalar_loop"
+    assert record.graph is not None and record.graph_break is None and "loop" in record.ops
+    branchy = kiln.compile(clipped)
+    np.testing.assert_array_equal(branchy(x), clipped(x))
+    assert all("loop" not in r.ops for r in branchy.records)
     short = np.arange(8.0)   # a short loop still unrolls into the graph
     np.testing.assert_array_equal(compiled(short), ema(short))
     assert compiled.records[-1].graph is not None

@@ -226,11 +226,14 @@ def test_training_calls_never_write_arguments_early():
 def test_element_writes_in_a_recurrence_are_done_in_place():
     # e[i] = f(e[i-1]) unrolled: each index_put writes into the array nothing reads
     # again, instead of copying it (the loop was quadratic in the array's length).
+    # (The weight is a tuple item picked by i's value, so the loop is unrolled, not a
+    # loop node.)
     def ema(x):
         e = np.empty_like(x)
         e[0] = x[0]
+        weights = (0.3, 0.4)
         for i in range(1, len(x)):
-            e[i] = 0.3 * x[i] + 0.7 * e[i - 1]
+            e[i] = weights[i % 2] * x[i] + 0.7 * e[i - 1]
         return e
 
     def keeps_the_old_value(x):

@@ -25,4 +25,12 @@ NOT_ROWS: dict[str, str] = {
     "getitem_mask": f"x[mask]: {_SIZED}; test_boolean_mask_indexing",
     **{name: f"{name}: {_SIZED}" for name in ("argwhere", "unique", "unique_counts",
                                               "unique_index", "unique_inverse", "bincount")},
+    # Loop nodes and the scalar element code of their bodies: built by capture, not by a
+    # NumPy spelling; tests/capture/test_loops.py checks every form against plain Python
+    # and tests/lowering/test_loops.py the C++ loops against the reference.
+    "loop": "a loop node (kiln/ops/loops.py): tests/capture/test_loops.py",
+    "loop_item": "a loop node's result: tests/capture/test_loops.py",
+    "scalar_fn": "scalar code in a loop body: tests/capture/test_loops.py",
+    "load_elem": "an element read in a loop body: tests/capture/test_loops.py",
+    "store_elem": "an element write in a loop body: tests/capture/test_loops.py",
 }

@@ -231,6 +231,13 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         if len(args) == 1 and not kwargs and isinstance(args[0], SymScalarVariable):
             ref = tx.output.ns.ref(cls, "type")
             return args[0].apply(tx, ref, cls.__name__, cls, [])
+        from ..loops import ScalarValueVariable, apply_scalar
+        if len(args) == 1 and not kwargs and cls is not complex and (
+                isinstance(args[0], ScalarValueVariable) or tx.output.loop_trace is not None
+                and isinstance(args[0], ArrayVariable) and args[0].scalar):
+            # a scalar computed in a graph (a loop body's element code)
+            return apply_scalar(tx, f"np.{cls.__name__}" if issubclass(cls, np.generic)
+                                else cls.__name__, list(args))
         if len(args) == 1 and isinstance(args[0], ArrayVariable):
             if cls in (int, float, bool, complex):
                 tx.unsupported("data_dependent", f"{cls.__name__}() of an array reads its data",

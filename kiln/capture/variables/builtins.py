@@ -60,6 +60,10 @@ class BuiltinVariable(ConstantVariable):
     def _scalar(self, tx, args) -> VariableTracker | None:
         """Deferred to run time when the first argument is a runtime scalar."""
         from .arrays import SymScalarVariable
+        from ..loops import ScalarValueVariable, apply_scalar
+        if any(isinstance(a, ScalarValueVariable) for a in args) and \
+                self.fn in (min, max, abs, int, float, bool):
+            return apply_scalar(tx, self.fn.__name__, list(args))
         if args and isinstance(args[0], SymScalarVariable):
             ref = tx.output.ns.ref(self.fn, "builtin")
             return args[0].apply(tx, ref, self.fn.__name__, self.fn, list(args[1:]))
@@ -74,6 +78,10 @@ class BuiltinVariable(ConstantVariable):
         return obj.length(tx)
 
     def call_range(self, tx, *args) -> VariableTracker:
+        from ..loops import make_range
+        symbolic = make_range(tx, list(args))   # a loop node may keep run-time bounds
+        if symbolic is not None:
+            return symbolic
         return ConstantVariable(tx.fold(range, *[a.as_constant(tx) for a in args]))
 
     def call_enumerate(self, tx, iterable, start=None) -> VariableTracker:

@@ -1,0 +1,179 @@
+"""``python -m benchmarks.loops [--rounds N] [--only fsub,crc]``: loop kernels (issue #13).
+
+Element-at-a-time loop code that NumPy runs as a Python loop: forward substitution,
+Gauss–Seidel, dynamic programming, a CRC over bytes, LU and Cholesky written as loops.
+Each system runs the *same* function: plain Python/NumPy, ``kiln.compile`` (C++ backend:
+the loops are loop nodes, printed as C++ loops) and ``numba.njit`` when numba is installed
+(``pip install -e '.[bench]'``). The first call is timed separately (compile time); then
+rounds run the systems in a fresh random order and the table shows medians, the ratio to
+NumPy from the same rounds, and whether each result equals NumPy's exactly.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import time
+
+import numpy as np
+
+import kiln
+
+
+def fsub(L, b):
+    n = b.shape[0]
+    x = np.zeros(n)
+    for i in range(n):
+        s = b[i]
+        for j in range(i):
+            s -= L[i, j] * x[j]
+        x[i] = s / L[i, i]
+    return x
+
+
+def gauss_seidel(u, f, sweeps):
+    n, m = u.shape
+    for _ in range(sweeps):
+        for i in range(1, n - 1):
+            for j in range(1, m - 1):
+                u[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - f[i, j])
+    return u
+
+
+def edit_distance(a, b):
+    n, m = a.shape[0], b.shape[0]
+    d = np.zeros((n + 1, m + 1), dtype=np.int64)
+    for i in range(n + 1):
+        d[i, 0] = i
+    for j in range(m + 1):
+        d[0, j] = j
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + cost)
+    return d[n, m]
+
+
+def house_robber(v):
+    n = v.shape[0]
+    dp = np.zeros(n + 2)
+    for i in range(n):
+        dp[i + 2] = max(dp[i + 1], dp[i] + v[i])
+    return dp[n + 1]
+
+
+def crc32(data):
+    c = np.uint32(0xFFFFFFFF)
+    for k in range(data.shape[0]):
+        c = c ^ np.uint32(data[k])
+        for _ in range(8):
+            c = (c >> np.uint32(1)) ^ (np.uint32(0xEDB88320) & (np.uint32(0) - (c & np.uint32(1))))
+    return c ^ np.uint32(0xFFFFFFFF)
+
+
+def lu_inplace(A):
+    n = A.shape[0]
+    for k in range(n):
+        for i in range(k + 1, n):
+            A[i, k] = A[i, k] / A[k, k]
+            for j in range(k + 1, n):
+                A[i, j] -= A[i, k] * A[k, j]
+    return A
+
+
+def cholesky(A):
+    n = A.shape[0]
+    L = np.zeros((n, n))
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        L[j, j] = np.sqrt(s)
+        for i in range(j + 1, n):
+            t = A[i, j]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / L[j, j]
+    return L
+
+
+def cases(rng) -> dict:
+    """name -> (function, make_args): fresh arguments per call (some are written in place)."""
+    n = 300
+    L = np.tril(rng.random((n, n))) + n * np.eye(n)
+    b = rng.random(n)
+    u0, f0 = rng.random((100, 100)), rng.random((100, 100)) * 0.01
+    s1, s2 = rng.integers(0, 4, 160), rng.integers(0, 4, 160)
+    v0 = rng.random(30000)
+    data = rng.integers(0, 256, 4096).astype(np.uint8)
+    lu0 = rng.random((60, 60)) + 60 * np.eye(60)
+    spd = rng.random((70, 70))
+    spd = spd @ spd.T + 70 * np.eye(70)
+    return {
+        "fsub (n=300)": (fsub, lambda: (L, b)),
+        "gauss_seidel (100x100, 2 sweeps)": (gauss_seidel, lambda: (u0.copy(), f0, 2)),
+        "edit_distance (160x160)": (edit_distance, lambda: (s1, s2)),
+        "house_robber DP (n=30000)": (house_robber, lambda: (v0,)),
+        "crc32 (4096 bytes)": (crc32, lambda: (data,)),
+        "lu_inplace (n=60)": (lu_inplace, lambda: (lu0.copy(),)),
+        "cholesky (n=70)": (cholesky, lambda: (spd,)),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.loops", description=__doc__)
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--only", default="")
+    args = p.parse_args()
+    table = cases(np.random.default_rng(0))
+    try:
+        import numba
+        jit = numba.njit
+    except ImportError:
+        jit = None
+    rows = []
+    for name, (fn, make) in table.items():
+        if args.only and not any(k in name for k in args.only.split(",")):
+            continue
+        systems = {"numpy": fn}
+        first = {}
+        compiled = kiln.compile(fn)
+        want = fn(*make())
+        systems["kiln"] = compiled
+        if jit is not None:
+            systems["numba"] = jit(cache=False)(fn)
+        ok = {}
+        for sys_name, f in systems.items():
+            t = time.perf_counter()
+            got = f(*make())
+            first[sys_name] = time.perf_counter() - t
+            ok[sys_name] = bool(np.array_equal(np.asarray(got), np.asarray(want)))
+        samples = {k: [] for k in systems}
+        for _ in range(args.rounds):
+            order = list(systems)
+            random.shuffle(order)
+            for sys_name in order:
+                a = make()
+                t = time.perf_counter()
+                systems[sys_name](*a)
+                samples[sys_name].append(time.perf_counter() - t)
+        med = {k: statistics.median(v) for k, v in samples.items()}
+        loops = kiln.explain(fn)(*make()).loops
+        rows.append((name, med, first, ok, sum("loop node" in n for n in loops)))
+    print(f"load average: {os.getloadavg()[0]:.1f}")
+    head = "| kernel | NumPy ms | kiln ms (x NumPy) | numba ms (x NumPy) | kiln / numba | kiln first call s | numba first call s | exact (kiln, numba) | loop nodes |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for name, med, first, ok, nloops in rows:
+        npy = med["numpy"]
+        k = med["kiln"]
+        nb = med.get("numba")
+        print(f"| {name} | {npy * 1e3:.2f} | {k * 1e3:.3f} ({npy / k:.0f}x) | "
+              + (f"{nb * 1e3:.3f} ({npy / nb:.0f}x) | {k / nb:.2f} | " if nb else "- | - | ")
+              + f"{first['kiln']:.2f} | " + (f"{first['numba']:.2f} | " if nb else "- | ")
+              + f"{ok['kiln']}, {ok.get('numba', '-')} | {nloops} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+"""Loops and the scalar element code inside them.
+
+``loop`` is kiln's ``fori_loop``: ``for i in range(start, stop, step)`` over a body graph
+traced once with ``i`` as a symbolic int (kiln/capture/loops.py builds it). The body graph
+takes ``(i, *carried, *operands)`` and returns the carried values' next state; carried
+values are the locals the body rebinds (Python and NumPy scalars) and the arrays it
+writes. ``loop`` is functional: written arrays are copied first, and the result is the
+tuple of final carried values, read with ``loop_item``.
+
+Inside a body, values are scalars (Python ``int``/``float``/``bool`` or NumPy scalars):
+
+- ``load_elem(x, index)``   ``x[i, j]`` with a full integer index: a NumPy scalar;
+- ``store_elem(x, index, value)`` ``x[i, j] = value`` (NumPy's casting rules; it writes);
+- ``scalar_fn(args, fn=...)`` one Python operator, builtin or NumPy scalar function named
+  in :data:`SCALAR_FUNCTIONS`, applied to Python/NumPy scalars: the eager kernel *is* the
+  Python operation, so NumPy's scalar semantics (uint8 wrapping, float32 rounding, NEP 50)
+  and Python's (unbounded ints, ZeroDivisionError) hold by construction.
+
+A node's ``val`` in a body is a stand-in scalar of the value's type (``1``, ``1.0``,
+``np.uint8(1)``): types are all a body's shape rules need. Backends may run a body their
+own way (kiln/lowering/loops.py prints it as a C++ loop); :meth:`LoopBody.run` is the
+reference.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from .meta import TensorMeta
+from .registry import Category, declare
+
+# Every function a body may apply to scalars, by name. A backend that compiles bodies
+# must spell each one (tests/lowering/test_loops.py checks the C++ table covers them).
+_OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lshift", "rshift",
+              "and_", "or_", "xor", "lt", "le", "gt", "ge", "eq", "ne", "neg", "pos", "invert")
+SCALAR_FUNCTIONS: dict[str, Callable[..., Any]] = {name: getattr(operator, name) for name in _OPERATORS}
+SCALAR_FUNCTIONS.update({"min": builtins.min, "max": builtins.max, "abs": builtins.abs,
+                         "int": builtins.int, "float": builtins.float, "bool": builtins.bool})
+NUMPY_SCALAR_TYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                      "uint64", "float32", "float64")
+SCALAR_FUNCTIONS.update({f"np.{name}": np.dtype(name).type for name in NUMPY_SCALAR_TYPES})
+# (Transcendentals such as exp/log stay out: NumPy's SIMD versions and libm can differ
+# by an ulp, and loop code must give NumPy's bits.)
+NUMPY_SCALAR_UFUNCS = ("sqrt", "floor", "ceil", "absolute", "maximum", "minimum", "fmax", "fmin")
+SCALAR_FUNCTIONS.update({f"np.{name}": getattr(np, name) for name in NUMPY_SCALAR_UFUNCS})
+SCALAR_FUNCTIONS["math.sqrt"] = math.sqrt
+# ``a if cond else b`` (a data-dependent if/else whose sides only compute): both sides are
+# computed, so only operations that never raise may feed it (see SELECT_SAFE).
+SCALAR_FUNCTIONS["select"] = lambda cond, a, b: a if cond else b
+SELECT_SAFE = frozenset({"add", "sub", "mul", "and_", "or_", "xor", "lt", "le", "gt", "ge",
+                         "eq", "ne", "neg", "pos", "invert", "min", "max", "abs", "float",
+                         "bool", "select", "np.float32", "np.float64", "np.bool"})
+NUMPY_NEVER_RAISE = frozenset({"rshift", "lshift", "floordiv", "mod", "truediv", "np.sqrt",
+                               "np.floor", "np.ceil", "np.maximum", "np.minimum", "np.fmax",
+                               "np.fmin", "np.absolute"})
+
+# Python operators by the function the translator applies (operator.iadd is add on scalars).
+OPERATOR_NAMES = {getattr(operator, name): name for name in _OPERATORS}
+OPERATOR_NAMES.update({operator.iadd: "add", operator.isub: "sub", operator.imul: "mul",
+                       operator.itruediv: "truediv", operator.ifloordiv: "floordiv",
+                       operator.imod: "mod", operator.ipow: "pow", operator.ilshift: "lshift",
+                       operator.irshift: "rshift", operator.iand: "and_", operator.ior: "or_",
+                       operator.ixor: "xor"})
+
+
+def stand_in(value: Any) -> Any:
+    """The stand-in of a scalar's type (``1``, ``1.0``, ``True``, ``np.float32(1)``), or
+    None for anything that is not a real Python or NumPy scalar."""
+    if isinstance(value, TensorMeta):
+        return np.dtype(value.dtype).type(1) if value.shape == () else None
+    if isinstance(value, np.generic):
+        return type(value)(1) if type(value).__name__ in NUMPY_SCALAR_TYPES else None
+    if isinstance(value, bool):
+        return True
+    if type(value) in (int, float):
+        return type(value)(1)
+    return None
+
+
+def scalar_type_name(value: Any) -> str:
+    s = stand_in(value)
+    return type(s).__name__ if s is not None else type(value).__name__
+
+
+def _scalar_fn_meta(args: tuple, fn: str) -> Any:
+    """The result's stand-in: the function run on stand-ins (2 and 3 when 1 raises)."""
+    error: Exception | None = None
+    for trial in (1, 2, 3):
+        values = [type(s)(trial) if s is not None and not isinstance(s, (bool, np.bool_)) else s
+                  for s in (stand_in(a) if not isinstance(a, (int, float)) or isinstance(a, bool)
+                            else a for a in args)]
+        if any(v is None for v in values):
+            raise TypeError(f"scalar_fn {fn}: a non-scalar argument")
+        try:
+            with np.errstate(all="ignore"):
+                out = stand_in(SCALAR_FUNCTIONS[fn](*values))
+        except Exception as e:
+            error = e
+            continue
+        if out is None:
+            raise TypeError(f"scalar_fn {fn}: its result is not a real scalar")
+        return out
+    raise error
+
+
+def _scalar_fn_impl(args: tuple, fn: str) -> Any:
+    return SCALAR_FUNCTIONS[fn](*args)
+
+
+scalar_fn = declare("scalar_fn", Category.EXTERN, _scalar_fn_impl, inputs=("args",),
+                    params={"fn": "add"}, meta=_scalar_fn_meta, may_raise=True,
+                    doc="a Python operator, builtin or NumPy scalar function on scalars (loop bodies)")
+
+
+def _load_elem_impl(x: Any, index: tuple) -> Any:
+    return x[index]
+
+
+def _load_elem_meta(x: Any, index: tuple) -> Any:
+    return np.dtype(x.dtype).type(1)
+
+
+load_elem = declare("load_elem", Category.EXTERN, _load_elem_impl, inputs=("x", "index"),
+                    meta=_load_elem_meta, may_raise=True,
+                    doc="x[i, j, ...] with one integer per axis: a NumPy scalar (loop bodies)")
+
+
+def _store_elem_impl(x: Any, index: tuple, value: Any) -> None:
+    x[index] = value
+
+
+store_elem = declare("store_elem", Category.MUTATION, _store_elem_impl,
+                     inputs=("x", "index", "value"), meta=lambda x, index, value: None,
+                     mutates=(0,), may_raise=True,
+                     doc="x[i, j, ...] = value with one integer per axis (loop bodies; it writes)")
+
+
+class LoopBody:
+    """A loop's body graph and how its values line up.
+
+    ``graph`` takes ``(i, *carried, *operands)`` and returns the next carried values;
+    ``arrays`` are the positions (in carried) of arrays the body writes. A backend that
+    compiles the body sets ``native``: ``native(start, stop, step, carried, operands)``
+    returning the final carried values, with the same semantics as :meth:`run`."""
+
+    _count = 0
+
+    def __init__(self, graph: Any, n_carried: int, arrays: tuple, where: str = "") -> None:
+        self.graph = graph
+        self.n_carried = n_carried
+        self.arrays = arrays
+        self.where = where           # the user's file:line of the for statement
+        self.native: Callable | None = None
+        LoopBody._count += 1
+        self.name = f"loop_body_{LoopBody._count}"
+        graph.name = self.name      # the printed graph defines the body under this name
+        # In the function's own (mutating) graph an error leaves the iterations before it
+        # written into the caller's arrays, as NumPy does; a functionalized graph's copy
+        # writes nothing back (its caller replays the mutating graph on an error).
+        self.writes_back = True
+
+    def __repr__(self) -> str:
+        return f"<kiln {self.name}>"
+
+    def functional(self) -> "LoopBody":
+        """This body for a functionalized graph (see ``writes_back``)."""
+        copy = LoopBody.__new__(LoopBody)
+        copy.__dict__.update(self.__dict__)
+        copy.writes_back = False
+        copy.native = None
+        return copy
+
+    def run(self, start: int, stop: int, step: int, carried: tuple, operands: tuple) -> tuple:
+        """The reference: the body graph run by the interpreter, once per iteration."""
+        from ..ir.interpreter import Interpreter
+        interp = Interpreter(self.graph)
+        state = tuple(carried)
+        for i in range(start, stop, step):
+            state = interp.run(i, *state, *operands)
+        return state
+
+
+# Loop runs by how they ran (tests and benchmarks read it): natively, or by the reference
+# (no native runner, or the native one met something only the reference can do).
+stats = {"native": 0, "reference": 0}
+
+
+def _scalar(value: Any) -> Any:
+    """A 0-d array handed over for a scalar becomes the NumPy scalar it stands for."""
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+
+def _loop_impl(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
+               body: LoopBody) -> tuple:
+    originals = list(carried)
+    state = [_scalar(v) for v in carried]
+    for k in body.arrays:
+        state[k] = np.array(originals[k], copy=True)
+    start, stop, step = (operator.index(_scalar(v)) for v in (start, stop, step))
+    operands = tuple(_scalar(v) for v in operands)
+    if body.native is not None:
+        done = body.native(start, stop, step, tuple(state), operands)
+        if done is not None:
+            stats["native"] += 1
+            return done
+        # The compiled loop met something Python or NumPy raises on (or a value past its
+        # types): run it again from the start as the reference does.
+        for k in body.arrays:
+            state[k] = np.array(originals[k], copy=True)
+    stats["reference"] += 1
+    try:
+        return tuple(body.run(start, stop, step, tuple(state), operands))
+    except Exception:
+        # NumPy would have written the iterations before the error into the arrays.
+        for k in body.arrays if body.writes_back else ():
+            if isinstance(originals[k], np.ndarray) and originals[k].flags.writeable:
+                np.copyto(originals[k], state[k])
+        raise
+
+
+def _loop_meta(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
+               body: LoopBody) -> tuple:
+    return tuple(v if isinstance(v, TensorMeta) or stand_in(v) is None else
+                 (TensorMeta((), np.dtype(type(stand_in(v)))) if isinstance(stand_in(v), np.generic)
+                  else stand_in(v)) for v in carried)
+
+
+def _print_loop(node: Any, consts: dict, format_value: Callable, python_code: Callable) -> list:
+    """The loop as runnable Python: the body as a function, then the for statement.
+
+        loop = (s0, np.array(x, copy=True),)      # written arrays are copied first
+        for loop_i in range(0, n, 1):
+            loop = loop_body_1(loop_i, *loop, L, b)
+    """
+    body: LoopBody = node.kwargs["body"]
+    start, stop, step, carried, operands = node.args
+    lines = python_code(body.graph, consts).rstrip("\n").split("\n")
+    init = ", ".join(f"np.array({format_value(v, consts)}, copy=True)" if k in body.arrays
+                     else format_value(v, consts) for k, v in enumerate(carried))
+    rest = "".join(f", {format_value(v, consts)}" for v in operands)
+    i = f"{node.name}_i"
+    bounds = ", ".join(f"int({format_value(v, consts)})" if hasattr(v, "kind")
+                       else format_value(v, consts) for v in (start, stop, step))
+    loop = [f"for {i} in range({bounds}):", f"    {node.name} = {body.name}({i}, *{node.name}{rest})"]
+    lines += [f"{node.name} = ({init},)  # loop node: carried values"]
+    if not body.writes_back or not body.arrays:
+        return lines + loop
+    # NumPy had written the iterations before an error into the arrays
+    back = "; ".join(f"np.copyto({format_value(carried[k], consts)}, {node.name}[{k}])"
+                     for k in body.arrays)
+    return lines + ["try:"] + ["    " + line for line in loop] + ["except Exception:", f"    {back}",
+                                                                 "    raise"]
+
+
+loop = declare("loop", Category.EXTERN, _loop_impl,
+               inputs=("start", "stop", "step", "carried", "operands"),
+               params={"body": None}, meta=_loop_meta, may_raise=True,
+               functional_params=lambda params: {**params, "body": params["body"].functional()},
+               print_python=_print_loop,
+               doc="for i in range(start, stop, step): carried = body(i, *carried, *operands)")
+
+
+def _loop_item_impl(values: tuple, index: int) -> Any:
+    return values[index]
+
+
+def _loop_item_meta(values: Any, index: int) -> Any:
+    return values[index] if isinstance(values, tuple) else values
+
+
+loop_item = declare("loop_item", Category.EXTERN, _loop_item_impl, inputs=("values",),
+                    params={"index": 0}, meta=_loop_item_meta,
+                    doc="one final carried value of a loop")

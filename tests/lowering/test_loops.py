@@ -1,0 +1,138 @@
+"""The C++ loop printer (kiln/lowering/loops.py) against the reference: every scalar
+function of a loop body on every pair of scalar types, bit for bit (NumPy's wrapping,
+float32 rounding, floor division; Python's unbounded ints)."""
+from __future__ import annotations
+
+import itertools
+import os
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.lowering.loops import _Printer, prepare_loops
+from kiln.ops.loops import SCALAR_FUNCTIONS, LoopBody
+from kiln.ops.loops import stats as loop_stats
+
+TYPES = ["pyint", "pyfloat", "pybool", "bool", "int8", "uint8", "int16", "int32", "uint32",
+         "int64", "uint64", "float32", "float64"]
+CONVERT = {"pyint": int, "pyfloat": float, "pybool": bool}
+BINARY = ["{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / {b}", "{a} // {b}", "{a} % {b}",
+          "{a} < {b}", "{a} <= {b}", "{a} == {b}", "{a} != {b}", "{a} & {b}", "{a} | {b}",
+          "{a} ^ {b}", "{a} << {b}", "{a} >> {b}", "min({a}, {b})", "max({a}, {b})"]
+# All pairs with KILN_LOOP_GRID=1 (a few minutes); a spread of them otherwise.
+ALL = os.environ.get("KILN_LOOP_GRID") == "1"
+PAIRS = list(itertools.product(TYPES, TYPES)) if ALL else \
+    list(zip(TYPES, TYPES[3:] + TYPES[:3])) + [("uint8", "pyint"), ("float32", "pyfloat"),
+                                               ("int32", "uint32"), ("pyint", "pyint")]
+
+
+def _values(name: str, rng, n: int):
+    """Element arrays whose conversions give the type ``name``, with edge values."""
+    if name in CONVERT:
+        base = {"pyint": np.int64, "pyfloat": np.float64, "pybool": np.bool_}[name]
+    else:
+        base = np.dtype(name).type
+    dt = np.dtype(base)
+    if dt.kind == "b":
+        return rng.integers(0, 2, n).astype(bool)
+    if dt.kind == "f":
+        v = rng.standard_normal(n) * 50
+        v[:4] = [0.0, -0.0, 1.5, -7.25]
+        return v.astype(dt)
+    info = np.iinfo(dt)
+    v = rng.integers(max(info.min, -300), min(info.max, 300), n, endpoint=True).astype(dt)
+    # (Python ints past int64 run in the reference by design: tests/capture/test_loops.py)
+    edges = [0, 1, info.max, info.min, 2, 3] if name != "pyint" else [0, 1, 2**31, -2**31, 2, 3]
+    v[:len(edges)] = np.array(edges, dtype=object).astype(dt)
+    return v
+
+
+def _make(expr: str, ta: str, tb: str):
+    """``out[i] = <expr>`` over converted elements, as real source (operators, not calls)."""
+    conv = {"pyint": "int", "pyfloat": "float", "pybool": "bool"}
+    ca, cb = (conv.get(t, f"np.{t}") for t in (ta, tb))
+    text = expr.format(a=f"{ca}(a[i])", b=f"{cb}(b[i])")
+    src = (f"def pairwise(a, b, out):\n    for i in range(a.shape[0]):\n"
+           f"        out[i] = {text}\n    return out\n")
+    namespace = {"np": np}
+    exec(compile(src, f"<pairwise {text}>", "exec"), namespace)
+    return namespace["pairwise"]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("ta,tb", PAIRS)
+def test_scalar_functions_match_python_bit_for_bit(ta, tb):
+    rng = np.random.default_rng(hash((ta, tb)) % 2**32)
+    a, b = _values(ta, rng, 24), _values(tb, rng, 24)
+    checked = valid = 0
+    for fn in BINARY:
+        b_use = b
+        if "<<" in fn or ">>" in fn:
+            b_use = (np.abs(b.astype(np.int64)) % 5).astype(b.dtype) if b.dtype.kind in "iu" else b
+        f = _make(fn, ta, tb)
+        try:
+            want = f(a, b_use, np.zeros(24, np.float64))
+        except Exception as e:            # the operation raises: so must the compiled loop
+            compiled = kiln.compile(f)
+            with pytest.raises(type(e)):
+                compiled(a, b_use, np.zeros(24, np.float64))
+            continue
+        valid += 1
+        compiled = kiln.compile(f)
+        before = dict(loop_stats)
+        got = compiled(a, b_use, np.zeros(24, np.float64))
+        np.testing.assert_array_equal(got, want, err_msg=f"{fn} on ({ta}, {tb})")
+        # (min/max of two types, say, stay unrolled: no loop run at all)
+        checked += loop_stats["native"] - before["native"]
+        assert loop_stats["reference"] == before["reference"], f"{fn} on ({ta}, {tb}) not native"
+    # every operation that does not raise ran natively (min/max of two types stay unrolled)
+    assert checked >= valid - (2 if ta != tb else 0) and checked, (checked, valid)
+
+
+def test_every_scalar_function_has_a_cpp_spelling():
+    """Each SCALAR_FUNCTIONS entry on float64 (and int64 where it takes ints) prints."""
+    from kiln.ir import Graph
+    from kiln.ops import REGISTRY
+    missing = []
+    for name in SCALAR_FUNCTIONS:
+        arity = 3 if name == "select" else 1 if name in (
+            "neg", "pos", "invert", "abs", "int", "float", "bool", "math.sqrt") or \
+            name.startswith("np.") and name[3:] not in ("maximum", "minimum", "fmax", "fmin") else 2
+        ok = False
+        for example in (np.float64(1), np.int64(1), 1.0, 1):
+            g = Graph("body")
+            i = g.placeholder("i", 1)
+            xs = [g.placeholder(f"x{k}", example) for k in range(arity)]
+            try:
+                g.call(REGISTRY["scalar_fn"], (tuple(xs),), {"fn": name})
+            except Exception:
+                continue
+            g.output((xs[0],))
+            body = LoopBody(g, 1, ())
+            try:
+                _Printer(body, "f").function()
+                ok = True
+                break
+            except Exception:
+                continue
+        if not ok:
+            missing.append(name)
+    assert not missing, f"scalar functions the C++ loop printer cannot print: {missing}"
+
+
+def test_compiled_loops_are_native():
+    def count(a):
+        s = 0
+        for i in range(a.shape[0]):
+            s += int(a[i] > 0)
+        return s
+
+    compiled = kiln.compile(count)
+    a = np.random.default_rng(0).standard_normal(1000)
+    assert compiled(a) == count(a) and type(compiled(a)) is int
+    graph = compiled.records[0].graph
+    loops = [n for n in graph.calls if n.target.name == "loop"]
+    assert loops
+    prepare_loops(graph)
+    assert loops[0].kwargs["body"].native is not None
