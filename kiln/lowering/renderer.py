@@ -32,10 +32,18 @@ class Renderer:
         """Does this target spell scalar function ``fn`` for a loop of ``dtype``?"""
         raise NotImplementedError
 
-    # -- kernels -------------------------------------------------------------------------
-    def render_kernel(self, kernel: Any, local: dict, size_args: tuple, inplace: dict) -> Any:
-        """A scheduled kernel's text: a ``RenderedKernel`` (name, source, buffers and
-        scalars in parameter order, what it writes, in-place outputs)."""
+    # -- kernels ---------------------------------------------------------------------------
+    def plan_kernel(self, kernel: Any, local: dict, size_args: tuple, inplace: dict) -> Any:
+        """A scheduled kernel's plan (kiln/lowering/plan.py): loops, blocking, accumulators,
+        threads, cost — data, decided once, before any text. ``local``: the kernel-local
+        buffers (scheduler.kernel_locals); ``size_args``: the size symbols passed as kernel
+        arguments; ``inplace``: outputs written over dead inputs (inplace.plan_inplace)."""
+        raise NotImplementedError
+
+    def render_kernel(self, plan: Any) -> Any:
+        """A planned kernel's text, printed once: a rendered kernel with ``name``,
+        ``source``, ``buffers`` and ``scalars`` in parameter order, ``written`` (buffer
+        names it stores) and ``inplace`` (output name -> the input Buffer it writes over)."""
         raise NotImplementedError
 
     def render_module(self, graph_name: str, kernels: list) -> str:

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from .loop_ir import Affine
+from .plan import describe, kernel_accesses
 from .renderer import Renderer
 from .scheduler import Kernel, node_index, write_index
 from .triton_ops import TL_TYPES, KernelArgs, TritonEmitter, literal, template, tltype
@@ -176,8 +177,23 @@ class _Body:
         self.out.append("    " * self.depth + text)
 
 
-def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
-    """Triton source of one scheduled kernel (see the module doc)."""
+@dataclass
+class TritonKernelPlan:
+    """Everything decided about one kernel before it is printed (kiln/lowering/plan.py):
+    the tile (kept dims flattened into ``xnumel``, reduced ones into ``rnumel``),
+    persistent or looped rows, the index width and the kernel-local buffers kept."""
+
+    kernel: Kernel
+    local: dict
+    xnumel: Any
+    rnumel: Any
+    reduction: bool
+    persistent: bool
+    int64: bool
+
+
+def plan_kernel(kernel: Kernel, local: dict) -> TritonKernelPlan:
+    """The tile, row strategy and index width of one scheduled kernel."""
     local = fit_locals([kernel], local)
     frame = kernel.frame
     outer, inner = frame.outer_vars(), frame.inner_vars()
@@ -185,13 +201,31 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
     rnumel = math.prod(n for _, n in inner)
     reduction = bool(frame.axes)
     persistent = not reduction or rnumel <= PERSISTENT_RNUMEL
-    rvars = {v for v, _ in inner}
     sizes = dict(outer + inner)
+    # int64 indices when any offset the kernel computes can reach 2**31
+    extents = [xnumel * rnumel] + [
+        abs(index.const) + sum(abs(c) * (sizes.get(v, 1) - 1) for v, c in index.terms.items())
+        for index in kernel_accesses(kernel, local)]
+    return TritonKernelPlan(kernel, local, xnumel, rnumel, reduction, persistent,
+                            max(extents) >= INT32_LIMIT)
+
+
+def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
+    """Triton source of one scheduled kernel: :func:`plan_kernel`, then :func:`print_kernel`."""
+    return print_kernel(plan_kernel(kernel, local))
+
+
+def print_kernel(plan: TritonKernelPlan) -> RenderedTritonKernel:
+    """The Triton text of a planned kernel (see the module doc)."""
+    kernel, local = plan.kernel, plan.local
+    frame = kernel.frame
+    outer, inner = frame.outer_vars(), frame.inner_vars()
+    xnumel, rnumel = plan.xnumel, plan.rnumel
+    reduction, persistent = plan.reduction, plan.persistent
+    rvars = {v for v, _ in inner}
     args = KernelArgs()
-    extents: list[int] = [xnumel * rnumel]
 
     def index_of(index: Affine) -> tuple[str, str | None]:
-        extents.append(abs(index.const) + sum(abs(c) * (sizes.get(v, 1) - 1) for v, c in index.terms.items()))
         if not index.terms:
             return _render_affine(index), None
         if reduction and rvars & set(index.terms):
@@ -307,7 +341,7 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
             finish_reduction(node, role, red, acc)
     body.flush()
 
-    int64 = max(extents) >= INT32_LIMIT
+    int64 = plan.int64
     widen = ".to(tl.int64)" if int64 else ""
     head = [f"xnumel = {xnumel}"]
     if reduction:
@@ -334,24 +368,6 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
         body="\n".join(["    " + h for h in head] + body.out))
     return RenderedTritonKernel(kernel.name, source, signature, buffers, scalars, written,
                                 xnumel, rnumel, reduction, persistent, int64)
-
-
-def describe(kernel: Kernel) -> tuple[list[str], list[str]]:
-    """The ops a kernel computes and the user's source lines they came from."""
-    sources, ops = [], []
-    for n in kernel.nodes:
-        for origin in n.origins:
-            src = getattr(origin, "meta", {}).get("source")
-            if src:
-                text = f"{os.path.basename(src[0])}:{src[1]}  {src[2].strip()}"
-                if text not in sources:
-                    sources.append(text)
-            if getattr(origin, "kind", None) == "call":
-                label = origin.op.name if origin.name.startswith(origin.op.name) else \
-                    f"{origin.name} ({origin.op.name})"
-                if label not in ops:
-                    ops.append(label)
-    return ops, sources
 
 
 def _describe_frame(frame: Any, persistent: bool) -> str:
@@ -394,11 +410,14 @@ class TritonRenderer(Renderer):
     def supports(self, fn: str, dtype: Any) -> bool:
         return np.dtype(dtype).name in TL_TYPES and (fn == "identity" or template(fn, dtype) is not None)
 
-    def render_kernel(self, kernel: Kernel, local: dict, size_args: tuple = (),
-                      inplace: dict | None = None) -> RenderedTritonKernel:
+    def plan_kernel(self, kernel: Kernel, local: dict, size_args: tuple = (),
+                    inplace: dict | None = None) -> TritonKernelPlan:
         if size_args:
             raise Unsupported("the Triton renderer prints sizes as numbers: the graph is specialized")
-        rk = self.rendered[kernel.name] = render_kernel(kernel, local)
+        return plan_kernel(kernel, local)
+
+    def render_kernel(self, plan: TritonKernelPlan) -> RenderedTritonKernel:
+        rk = self.rendered[plan.kernel.name] = print_kernel(plan)
         return rk
 
     def render_module(self, graph_name: str, kernels: list) -> str:

@@ -141,13 +141,15 @@ class Generated:
     """The text of one variant before it is built: C++ module, cdefs, wrapper source."""
 
     def __init__(self, cpp: str, cdefs: str, wrapper: str, low: Any, kernel_names: list[str],
-                 consts: dict) -> None:
+                 consts: dict, plans: dict | None = None, memory: Any = None) -> None:
         self.cpp = cpp
         self.cdefs = cdefs
         self.wrapper = wrapper
         self.low = low
         self.kernel_names = kernel_names
         self.consts = consts
+        self.plans = plans or {}   # kernel name -> its plan (lowering/plan.py)
+        self.memory = memory       # the wrapper's memory plan (lowering/memory.py)
 
 
 SO_PLACEHOLDER = "<kiln-shared-library>"
@@ -161,6 +163,7 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     from ..lowering.cpp import CppRenderer
     from ..lowering.inplace import plan_inplace
     from ..lowering.lower import GraphLowering
+    from ..lowering.memory import plan_memory
     from ..lowering.scheduler import Kernel, kernel_locals, schedule
     from ..lowering.wrapper import WrapperCode
 
@@ -172,12 +175,15 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     kernels = [item for item in items if isinstance(item, Kernel)]
     inplace = plan_inplace(items, low, local)
     size_args = tuple(s.name for s in low.sizes)
-    rendered = {k.name: renderer.render_kernel(k, local, size_args, inplace) for k in kernels}
+    plans = {k.name: renderer.plan_kernel(k, local, size_args, inplace) for k in kernels}
+    rendered = {name: renderer.render_kernel(plan) for name, plan in plans.items()}
     module = renderer.render_module(graph.name, list(rendered.values()))
     signature = renderer.module_signature(list(rendered.values()))
-    wrapper = WrapperCode(low, items, rendered, local, renderer, pool=pool)
+    memory = plan_memory(low, items, rendered, pool)
+    wrapper = WrapperCode(low, items, rendered, memory, renderer)
     source = wrapper.generate(SO_PLACEHOLDER, signature, graph.name)
-    return Generated(module, signature, source, low, [k.name for k in kernels], wrapper.consts)
+    return Generated(module, signature, source, low, [k.name for k in kernels], wrapper.consts,
+                     plans, memory)
 
 
 def _compile_dynamic(graph: Any, example_inputs: list, respecialize: Callable) -> Artifact | None:
