@@ -7,7 +7,7 @@ hold and which scalar functions it spells, the text of each kernel and of the mo
 and, for the Python wrapper, how to load the module, pass an array, allocate one and
 launch a kernel. Building and loading the module is the runtime's half
 (``kiln.runtime.backend.CPP``: g++ and cffi). A new backend is a subclass here plus its
-templates plus a runtime loader; the scheduler never changes.
+templates plus a runtime loader (``loader``); the scheduler never changes.
 
     >>> from kiln.lowering.cpp import CppRenderer
     >>> r = CppRenderer(num_threads=2)
@@ -25,6 +25,11 @@ class Renderer:
     """Target-specific code generation (see the module doc); subclasses fill it in."""
 
     name = "abstract"
+    # Where the runtime half lives: "module:Class", a loader that builds the module text
+    # and installs the kernels in the wrapper (kiln/runtime/build.py ``CppLoader``,
+    # kiln/runtime/triton_backend.py ``TritonLoader``). A name, not an import: lowering
+    # never depends on the runtime.
+    loader = ""
     # numpy dtype names kernels can hold; others make their nodes extern calls
     dtypes: frozenset = frozenset()
 
@@ -57,6 +62,13 @@ class Renderer:
     def wrapper_prelude(self, module_path: str, signature: str, kernels: list) -> list[str]:
         """Wrapper lines that load the module and bind each kernel's name."""
         raise NotImplementedError
+
+    def input_checks(self, inputs: list) -> list[str]:
+        """Python conditions on the wrapper's inputs (``(name, Buffer | Scalar)`` pairs)
+        under which a call must compile another variant: what the kernels assumed that
+        the shared checks (shapes, strides, sizes) do not cover, such as the array type
+        and device. Checked first in ``call``."""
+        return []
 
     def wrapper_globals(self) -> list[str]:
         """Constants the launches use (a thread count)."""

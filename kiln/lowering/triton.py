@@ -403,9 +403,22 @@ class TritonRenderer(Renderer):
 
     name = "triton"
     dtypes = frozenset(TL_TYPES)
+    loader = "kiln.runtime.triton_backend:TritonLoader"
 
-    def __init__(self) -> None:
+    def __init__(self, device: tuple = ("cpu", None), interpret: bool = False) -> None:
         self.rendered: dict[str, RenderedTritonKernel] = {}
+        self.device = device        # ("cuda", id) for CuPy arrays; ("cpu", None) interpreted
+        self.interpret = interpret
+
+    def input_checks(self, inputs: list) -> list[str]:
+        """The array type (and GPU) the kernels were built for: anything else compiles
+        another variant (a NumPy array where CuPy's was, another device)."""
+        from .loop_ir import Buffer
+        names = [name for name, kind in inputs if isinstance(kind, Buffer)]
+        checks = [f"type({n}) is not _ARRAY" for n in names]
+        if self.device[0] == "cuda":
+            checks += [f"{n}.device.id != {self.device[1]}" for n in names]
+        return checks
 
     def supports(self, fn: str, dtype: Any) -> bool:
         return np.dtype(dtype).name in TL_TYPES and (fn == "identity" or template(fn, dtype) is not None)

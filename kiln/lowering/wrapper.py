@@ -87,6 +87,9 @@ class WrapperCode:
         if self.rendered:  # np.errstate(divide="raise") and friends: NumPy's own errors
             body += ["if _fp_trapped():", f"    return _numpy({', '.join(params)})"]
         respecialize = f"    return _respecialize({', '.join(params)})"
+        checks = self.renderer.input_checks(low.inputs)
+        if checks:  # what the renderer's kernels assumed (an array type, a device)
+            body[:0] = [f"if {' or '.join(checks)}:", respecialize]
         for name, kind_ in low.inputs:
             if isinstance(kind_, Buffer) and not all(isinstance(n, int) for n in kind_.shape):
                 # dynamic dims: row-major, the static dims as built, the others bound below

@@ -123,3 +123,28 @@ def test_value_and_grad_in_a_compiled_training_step(tmp_path):
     assert got[1] == pytest.approx(want[1], rel=1e-12)
     written = sorted(p.name for p in tmp_path.glob("*/kernels.py"))
     assert written and all("@triton.jit" in p.read_text() for p in tmp_path.glob("*/kernels.py"))
+
+
+def test_the_wrapper_checks_what_the_renderer_assumed():
+    """Renderer.input_checks: the Triton wrapper's first statement re-checks the array
+    type (and, on a GPU, the device); another array type compiles its own variant."""
+    from kiln.lowering.loop_ir import Buffer, Scalar
+    from kiln.lowering.triton import TritonRenderer
+    inputs = [("x", Buffer("x", (4,), np.float32, "input")), ("a", Scalar(np.float32, name="a"))]
+    assert TritonRenderer(("cuda", 1)).input_checks(inputs) == \
+        ["type(x) is not _ARRAY", "x.device.id != 1"]
+    x = np.linspace(-1, 1, 12, dtype=np.float32)
+    g = trace(lambda x: (F.sin(x),), [TensorMeta(x.shape, x.dtype)], ["x"])
+    fn = triton_backend(g, [x])
+    body = fn.kiln_artifact.wrapper.split("def call(x):\n")[1].splitlines()
+    assert body[:2] == ["    if type(x) is not _ARRAY:", "        return _respecialize(x)"]
+
+    class Sub(np.ndarray):
+        pass
+
+    seen = []
+    fn.__globals__["_respecialize"] = lambda *args: seen.append(type(args[0])) or (args[0],)
+    fn(x.view(Sub))
+    assert seen == [Sub]
+    np.testing.assert_allclose(fn(x)[0], np.sin(x), rtol=1e-6)
+    assert seen == [Sub]
