@@ -102,6 +102,11 @@ class GraphLowering(PointwiseLowering, ViewLowering):
 
     # -- the interpreter --------------------------------------------------------------------
     def run(self) -> "GraphLowering":
+        # Comparisons of dynamic sizes the bound cannot decide become guards (sizes.py).
+        with self.sizes.guarding():
+            return self._run()
+
+    def _run(self) -> "GraphLowering":
         placeholders = self.graph.placeholders
         if len(placeholders) != len(self.example_inputs):
             raise Unsupported("example inputs do not match the graph's placeholders")

@@ -106,7 +106,8 @@ class WrapperCode:
             # example sizes share a symbol: anything else compiles for its own sizes.
             body += [f"{sym} = {expr}" for sym, expr in self.size_exprs.items()]
             checks = [f"{sym} < 2" for sym in self.size_exprs] + \
-                [f"{expr} != {sym}" for expr, sym in low.sizes.equal]
+                [f"{expr} != {sym}" for expr, sym in low.sizes.equal] + \
+                [f"not ({guard})" for guard in low.sizes.guards]
             body.append(f"if {' or '.join(checks)}:")
             body.append(respecialize)
         for name, kind_ in low.inputs:  # Python ints no C integer holds: NumPy's own arithmetic
