@@ -20,6 +20,9 @@ from typing import Any
 
 import numpy as np
 
+# The combines every renderer's reduction loops provide (lowering/reductions.py).
+BASE_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "any", "all"})
+
 
 class Renderer:
     """Target-specific code generation (see the module doc); subclasses fill it in."""
@@ -32,6 +35,8 @@ class Renderer:
     loader = ""
     # numpy dtype names kernels can hold; others make their nodes extern calls
     dtypes: frozenset = frozenset()
+    # reduction combines its kernels accumulate; other reductions are extern calls
+    reductions: frozenset = BASE_REDUCTIONS
 
     def supports(self, fn: str, dtype: Any) -> bool:
         """Does this target spell scalar function ``fn`` for a loop of ``dtype``?"""

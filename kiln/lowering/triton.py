@@ -404,6 +404,8 @@ class TritonRenderer(Renderer):
     name = "triton"
     dtypes = frozenset(TL_TYPES)
     loader = "kiln.runtime.triton_backend:TritonLoader"
+    # (value, index) pairs through tl.reduce: the first NaN, then the lowest index
+    reductions = Renderer.reductions | {"argmax", "argmin"}
 
     def __init__(self, device: tuple = ("cpu", None), interpret: bool = False) -> None:
         self.rendered: dict[str, RenderedTritonKernel] = {}

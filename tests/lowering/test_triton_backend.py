@@ -79,6 +79,35 @@ def test_any_all_and_int_sums():
     _check(lambda b, i: (F.any(b, axis=1), F.all(b, axis=0), F.sum(i, axis=1), F.sum(i)), b, i)
 
 
+def test_argmax_argmin_are_kernels_first_nan_then_first_index():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 40)).astype(np.float32)
+    x[1, 5] = x[1, 20] = np.nan          # the first NaN wins (argmax and argmin)
+    x[2, 3] = x[2, 9] = 50               # ties: the lowest index
+    x[3] = np.float32(-np.inf)
+    art = _check(lambda x: (F.argmax(x, axis=1), F.argmin(x, axis=0, keepdims=True), F.argmax(x),
+                            F.argmin(F.sin(x), axis=1), F.sum(x, axis=1)), x)
+    assert not art.wrapper.count("_ext_arg")   # kernels, not NumPy's calls
+    assert "kiln_argmax" in art.cpp and "kiln_argmin" in art.cpp
+    assert any("sum" in k and "argmin" in k for k in art.kernel_names)  # one row loop
+    long = rng.standard_normal((2, 3000))
+    long[1, 2500] = np.nan
+    art = _check(lambda x: (F.argmax(x, axis=1), F.argmin(x, axis=1)), long)
+    assert "for roffset in range(0, 3000, RBLOCK):" in art.cpp
+    i = rng.integers(-5, 5, (3, 17)).astype(np.int16)
+    b = i > 2
+    _check(lambda i, b: (F.argmax(i, axis=1), F.argmin(i), F.argmax(b, axis=0), F.argmin(b, axis=1)), i, b)
+
+
+def test_cpp_keeps_argmax_an_extern_call():
+    from kiln.runtime import cpp_backend
+    x = np.random.default_rng(5).standard_normal((4, 9))
+    g = trace(lambda x: (F.argmax(x, axis=1),), [TensorMeta(x.shape, x.dtype)], ["x"])
+    fn = cpp_backend(g, [x])
+    assert "_ext_argmax" in fn.kiln_artifact.wrapper and not fn.kiln_artifact.kernel_names
+    np.testing.assert_array_equal(fn(x)[0], x.argmax(axis=1))
+
+
 def test_compile_runs_user_functions_through_the_interpreter():
     @kiln.compile(backend="triton")
     def step(x, w, lr):
