@@ -2,12 +2,14 @@
 
 ``generate(graph, example_inputs, renderer)`` (kiln/runtime/backend.py) runs the
 backend-neutral pipeline — lowering, scheduling, kernel-local buffers, the in-place
-plan — and asks the renderer for everything target-specific: which dtypes kernels can
-hold and which scalar functions it spells, the text of each kernel and of the module,
-and, for the Python wrapper, how to load the module, pass an array, allocate one and
-launch a kernel. Building and loading the module is the runtime's half
-(``kiln.runtime.backend.CPP``: g++ and cffi). A new backend is a subclass here plus its
-templates plus a runtime loader (``loader``); the scheduler never changes.
+plan, the memory plan (lowering/memory.py) — and asks the renderer for everything
+target-specific: which dtypes kernels can hold, which scalar functions and reduction
+combines it spells, each kernel's plan (data, lowering/plan.py) and its text (printed
+once), the module, and, for the Python wrapper, input checks, how to load the module,
+pass an array, allocate one and launch a kernel. Building and loading the module is the
+runtime's half, named by ``loader`` (``kiln.runtime.build:CppLoader``: g++ and cffi).
+A new backend is a subclass here plus its templates plus a runtime loader; the scheduler
+never changes (docs/adding_a_backend.md lists every member).
 
     >>> from kiln.lowering.cpp import CppRenderer
     >>> r = CppRenderer(num_threads=2)

@@ -49,7 +49,18 @@ def triton_backend(graph: Any, example_inputs: list) -> Callable:
         return fn(*args)
 
     try:
-        call = compile_variant(graph, list(example_inputs), respecialize, interpret)
+        call = None
+        if any(p.meta.get("dynamic_dims") for p in graph.placeholders):
+            # one build over size symbols (kiln/lowering/sizes.py), as for C++
+            try:
+                call = compile_variant(graph, list(example_inputs), respecialize, interpret,
+                                       dynamic=True)
+            except Unsupported as e:
+                if logs.enabled("perf"):
+                    logs.log("perf", f"triton backend, graph '{graph.name}': dynamic shapes",
+                             f"specialized: {e}")
+        if call is None:
+            call = compile_variant(graph, list(example_inputs), respecialize, interpret)
     except (Unsupported, NotImplementedError) as e:
         if logs.enabled("perf"):
             logs.log("perf", f"triton backend: graph '{graph.name}' runs in the NumPy interpreter", str(e))
@@ -64,7 +75,7 @@ def _layout_key(args: Any) -> tuple:
 
 
 def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
-                    interpret: bool) -> Callable:
+                    interpret: bool, dynamic: bool = False) -> Callable:
     from ..lowering.triton import TritonRenderer
     from .backend import finish, generate
 
@@ -74,7 +85,7 @@ def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
     # Lowering reads only layouts (shape, strides, dtype), never memory: CuPy arrays are
     # handed over as host arrays of the same layout that own one element.
     gen = generate(graph, [_host_layout(a) for a in example_inputs], renderer, reinfer=True,
-                   pool=False)
+                   pool=False, dynamic=dynamic)
     artifact = finish(graph, gen, respecialize, start)
     call = artifact.call
     call.kiln_artifact = artifact
@@ -109,8 +120,10 @@ class TritonLoader:
             setattr(wmod, name, _to_device(value, device))
         for name, rk in self.renderer.rendered.items():
             grid, constexprs, warps = rk.config(interpret)
-            setattr(wmod, name, _Launch(TritonKernel(self.module, name, rk.signature, constexprs,
-                                                     warps, interpret=interpret), grid))
+            kernel = TritonKernel(self.module, name, rk.signature, constexprs, warps,
+                                  interpret=interpret)
+            setattr(wmod, name, _Launch(kernel, grid) if not rk.size_args
+                    else _SizedLaunch(kernel, rk, constexprs))
         wmod._ARRAY = np.ndarray
         if device[0] == "cuda":
             import cupy
@@ -142,3 +155,19 @@ class _Launch:
 
     def __call__(self, *args: Any) -> None:
         self.kernel(self.grid, *args)
+
+
+class _SizedLaunch:
+    """A kernel over size symbols: its last arguments are the sizes (int64), which set
+    each call's grid (kiln.lowering.triton.RenderedTritonKernel.grid)."""
+
+    def __init__(self, kernel: Any, rendered: Any, constexprs: dict) -> None:
+        self.kernel = kernel
+        self.rendered = rendered
+        self.constexprs = constexprs
+        self.names = rendered.size_args
+
+    def __call__(self, *args: Any) -> None:
+        sizes = dict(zip(self.names, args[len(args) - len(self.names):]))
+        self.kernel(self.rendered.grid(self.constexprs, sizes), *args)
+
