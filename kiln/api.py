@@ -43,6 +43,7 @@ from .errors import KilnError
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .ir.passes import has_side_effects
 from .ir.printer import exec_source, python_code
+from .guards import fastcheck
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry, scalar_only,
                      size_only)
 
@@ -154,7 +155,19 @@ _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and 
 
 
 class CompiledFunction:
-    """A function compiled by kiln; call it like the original."""
+    """A function compiled by kiln; call it like the original.
+
+    Where kiln's C helper builds (guards/fastcheck.c), instances are of a subclass whose
+    base is the C ``Dispatcher``: a cache hit then tries the entries without running
+    :meth:`__call__` as Python (same logic, written in C); misses, bound methods and
+    keyword calls on 3.11 still come here."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "CompiledFunction":
+        if cls is CompiledFunction:
+            fast = _fast_class()
+            if fast is not None:
+                return fast.__new__(fast)
+        return super().__new__(cls)
 
     def __init__(self, fn: Callable, backend: Any = "cpp", fullgraph: bool = False,
                  dynamic: bool | None = None, register: bool = True) -> None:
@@ -179,8 +192,20 @@ class CompiledFunction:
         if register:
             _all_compiled.append(weakref.ref(self))
 
+    @property
+    def _entries(self) -> tuple:
+        return self._entry_tuple
+
+    @_entries.setter
+    def _entries(self, entries: tuple) -> None:
+        self._entry_tuple = entries
+        self._publish(entries)
+
+    def _publish(self, entries: tuple) -> None:
+        """The entries changed (the C dispatcher keeps a tuple of their check functions)."""
+
     def reset(self) -> None:
-        self._entries: tuple = ()
+        self._entries = ()
         self._dynamic_marked: set = set()
         self._dynamic_scalars: set = set()
         self._limit_warned = False
@@ -484,6 +509,32 @@ def _reachable_as(obj: Any, module: str, qualname: str) -> bool:
 # Unpickled compiled functions, one per (function, options) and process: a worker that
 # receives the same compiled function with every task compiles it once, not per task.
 _restored: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+_FAST: list = []   # [the C-dispatched subclass of CompiledFunction, or None]
+
+
+def _fast_class() -> type | None:
+    """CompiledFunction on the C ``Dispatcher`` base (built once), or None without it."""
+    if not _FAST:
+        base = fastcheck.dispatcher_base()
+        cls = None
+        if base is not None:
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                self._kiln_miss, self._kiln_run_eager = MISS, RUN_EAGER
+                CompiledFunction.__init__(self, *args, **kwargs)
+                self._kiln_fn = self.fn
+                self._kiln_slow = types.MethodType(CompiledFunction.__call__, self)
+
+            def _publish(self, entries: tuple) -> None:
+                # A bound method prepends its object: the Python dispatcher does that.
+                self._kiln_checks = (tuple(e.check for e in entries)
+                                     if self.bound_self is None else None)
+            cls = type("CompiledFunction", (base, CompiledFunction),
+                       {"__init__": __init__, "_publish": _publish, "__module__": __name__,
+                        "__qualname__": "CompiledFunction", "__doc__": CompiledFunction.__doc__})
+        _FAST.append(cls)
+    return _FAST[0]
 
 
 def _restore(fn, backend, fullgraph, dynamic, bound_self):

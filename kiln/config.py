@@ -45,6 +45,8 @@ class Config:
     debug_checks: bool = field(default_factory=lambda: _env_bool("KILN_DEBUG_CHECKS", False))
     # Run backend="triton" through Triton's interpreter on NumPy arrays (tests, CI without a GPU).
     triton_interpret: bool = field(default_factory=lambda: _env_bool("KILN_TRITON_INTERPRET", False))
+    # Check array arguments on a cache hit with a small C helper (guards/fastcheck.c).
+    fast_guards: bool = field(default_factory=lambda: _env_bool("KILN_FAST_GUARDS", True))
     # Directory that receives every artifact of every compiled graph.
     debug_dir: str | None = field(default_factory=lambda: os.environ.get("KILN_DEBUG_DIR") or None)
 

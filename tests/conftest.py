@@ -1,15 +1,25 @@
 """Every test session compiles through one fresh on-disk kernel cache (reruns of the same
 kernels inside the session load instead of compiling; ~/.cache/kiln is never touched)."""
+import shutil
+import tempfile
+
 import pytest
 
 import kiln
 from kiln.config import config
 
+# Test modules decorate functions while they are collected, before the session fixture
+# runs (kiln.compile builds its small C helper then): that goes to a scratch cache too.
+_COLLECT_CACHE = tempfile.mkdtemp(prefix="kiln-collect-cache-")
+_USER_CACHE = config.cache_dir
+config.cache_dir = _COLLECT_CACHE
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _kiln_session_cache(tmp_path_factory):
-    old = config.cache_dir, config.num_threads
+    old = _USER_CACHE, config.num_threads
     config.cache_dir = str(tmp_path_factory.getbasetemp() / "kiln_cache")
     config.num_threads = 2
     yield
     config.cache_dir, config.num_threads = old
+    shutil.rmtree(_COLLECT_CACHE, ignore_errors=True)

@@ -28,19 +28,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import io
 import os
-import subprocess
 import sys
 import sysconfig
-import tempfile
 import threading
 import types
 import warnings
 import weakref
 from typing import Any, Callable
 
+from ..cext import build_extension
 from ..config import config
 
 _C_SOURCE = os.path.join(os.path.dirname(__file__), "frame_hook.c")
@@ -52,6 +50,7 @@ void kiln_hook_exit(void);
 long long kiln_hook_intercepted(void);
 int kiln_hook_installed(void);
 int kiln_hook_depth(void);
+void kiln_hook_baseline(int on);
 """
 
 _lock = threading.Lock()
@@ -72,30 +71,16 @@ def _build(compiler: str) -> Any:
     with open(_C_SOURCE) as f:
         source = f.read()
     name = _module_name(source)
-    folder = os.path.join(config.cache_dir, "frame_hook")
-    os.makedirs(folder, exist_ok=True)
-    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    so_path = os.path.join(folder, name + suffix)
-    if not os.path.exists(so_path):
+
+    def write_c(c_path: str) -> None:
         ffi = cffi.FFI()
         ffi.cdef(_CDEF)
         ffi.set_source(name, source)
-        with tempfile.TemporaryDirectory(dir=folder) as tmp:
-            c_path = os.path.join(tmp, name + ".c")
-            with contextlib.redirect_stdout(io.StringIO()):   # cffi says "generating ..."
-                ffi.emit_c_code(c_path)
-            out = os.path.join(tmp, name + suffix)
-            include = sysconfig.get_paths()["include"]
-            # cffi defaults to the limited API, which hides the PEP 523 functions.
-            cmd = [compiler, "-x", "c", "-O2", "-shared", "-fPIC", "-D_CFFI_NO_LIMITED_API",
-                   "-Werror=implicit-function-declaration", f"-I{include}", c_path, "-o", out]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise RuntimeError(f"`{' '.join(cmd)}` failed:\n{proc.stderr[-2000:]}")
-            os.replace(out, so_path)   # atomic: concurrent builders agree
-    spec = importlib.util.spec_from_file_location(name, so_path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+        with contextlib.redirect_stdout(io.StringIO()):   # cffi says "generating ..."
+            ffi.emit_c_code(c_path)
+    # cffi defaults to the limited API, which hides the PEP 523 functions.
+    module = build_extension(compiler, os.path.join(config.cache_dir, "frame_hook"), name,
+                             write_c, flags=("-D_CFFI_NO_LIMITED_API",))
     if module.lib.kiln_hook_init() != 0:
         raise RuntimeError("kiln_hook_init failed")
     return module.lib

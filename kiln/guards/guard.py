@@ -22,6 +22,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..capture.sources import CodeNamespace, Source
+from .fastcheck import array_check
 
 # Guard kinds (what a recompile log says changed).
 TYPE, ID, VALUE, TRUTH, DTYPE, NDIM, SIZE, LENGTH, KEYS, NOT_SHADOWED = (
@@ -162,16 +163,14 @@ class GuardSet:
         # The combined check reads a Tensor's array and flag directly (its type is checked
         # first): no property calls on the cache-hit path.
         a = f"{c}._data" if tensor else c
-        fast = [f"_kiln_type({c}) is {nd}", f"{a}.dtype == {dt}"]
+        check = None if tensor else array_check()
+        if check is not None:  # the same test in one C call (see guards/fastcheck.c)
+            spec = tuple(-1 if i in dynamic_dims else n for i, n in enumerate(shape))
+            fast = [f"{self.ns.ref(check, 'array_matches')}({c}, {nd}, {dt}, {literal(spec)})"]
+        else:
+            fast = self._array_fast_python(c, a, nd, dt, value, dynamic_dims)
         if tensor:
             rg = bool(value.requires_grad)
-            fast.append(f"{c}._requires_grad is {rg}")
-        if not dynamic_dims:
-            fast.append(f"{a}.shape == {literal(tuple(shape))}")
-        else:
-            fast.append(f"{a}.ndim == {len(shape)}")
-            for i, n in enumerate(shape):
-                fast.append(f"{a}.shape[{i}] >= 2" if i in dynamic_dims else f"{a}.shape[{i}] == {n}")
         if not self._add(Guard(TYPE, source, f"_kiln_type({c}) is {nd}",
                                f"type({d}) is {display_object(cls)}",
                                seen=f"_kiln_type({c}).__qualname__"), fast=" and ".join(fast)):
@@ -191,6 +190,22 @@ class GuardSet:
                 g = Guard(SIZE, source, f"{c}.shape[{i}] == {n}", f"{d}.shape[{i}] == {n}",
                           seen=f"{c}.shape[{i}]", dim=i)
             self._add(g, fast="True")
+
+    @staticmethod
+    def _array_fast_python(c: str, a: str, nd: str, dt: str, value: Any,
+                           dynamic_dims: frozenset) -> list[str]:
+        """The combined array check as Python (a Tensor, or no C helper)."""
+        shape = value.shape
+        fast = [f"_kiln_type({c}) is {nd}", f"{a}.dtype == {dt}"]
+        if type(value) is not np.ndarray:
+            fast.append(f"{c}._requires_grad is {bool(value.requires_grad)}")
+        if not dynamic_dims:
+            fast.append(f"{a}.shape == {literal(tuple(shape))}")
+        else:
+            fast.append(f"{a}.ndim == {len(shape)}")
+            for i, n in enumerate(shape):
+                fast.append(f"{a}.shape[{i}] >= 2" if i in dynamic_dims else f"{a}.shape[{i}] == {n}")
+        return fast
 
     def add_grad_mode(self) -> None:
         """Tensors were captured: the grad mode of the call is part of the key."""

@@ -1,0 +1,40 @@
+"""Build and import the small CPython extensions kiln ships as C source (the frame hook,
+the cache-hit array check), once per source and Python version, cached on disk under
+``kiln.config.cache_dir``. Kernels are built elsewhere (``runtime/build.py``)."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sysconfig
+import tempfile
+from types import ModuleType
+from typing import Callable
+
+EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+
+
+def build_extension(compiler: str, folder: str, name: str, write_c: Callable[[str], None],
+                    flags: tuple[str, ...] = ()) -> ModuleType:
+    """Import extension ``name`` from ``folder``, first compiling it from the C file that
+    ``write_c(path)`` writes when it is not there yet. Concurrent builders (threads,
+    processes) agree: the finished file is moved into place atomically."""
+    os.makedirs(folder, exist_ok=True)
+    so_path = os.path.join(folder, name + EXT_SUFFIX)
+    if not os.path.exists(so_path):
+        with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            c_path = os.path.join(tmp, name + ".c")
+            write_c(c_path)
+            out = os.path.join(tmp, name + EXT_SUFFIX)
+            include = sysconfig.get_paths()["include"]
+            cmd = [compiler, "-x", "c", "-O2", "-shared", "-fPIC",
+                   "-Werror=implicit-function-declaration", *flags, f"-I{include}", c_path,
+                   "-o", out]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise RuntimeError(f"`{' '.join(cmd)}` failed:\n{proc.stderr[-2000:]}")
+            os.replace(out, so_path)
+    spec = importlib.util.spec_from_file_location(name, so_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

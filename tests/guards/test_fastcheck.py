@@ -1,0 +1,127 @@
+"""The cache-hit path in C (kiln/guards/fastcheck.c): the array guard and the dispatcher
+give the same answers as the Python forms they replace."""
+import gc
+import os
+import subprocess
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.guards import fastcheck
+
+check = fastcheck.array_check()
+pytestmark = pytest.mark.skipif(check is None, reason="the C helper does not build here")
+F8 = np.dtype("float64")
+
+
+@pytest.mark.parametrize("x, dtype, shape, expected", [
+    (np.ones((4, 3)), F8, (4, 3), True),
+    (np.ones((4, 3)), F8, (4, 4), False),
+    (np.ones((4, 3)), F8, (4,), False),                       # ndim differs
+    (np.ones((4, 3)), np.dtype("float32"), (4, 3), False),
+    (np.ones((4, 3)), F8, (-1, 3), True),                     # dynamic dim: >= 2
+    (np.ones((1, 3)), F8, (-1, 3), False),                    # sizes 0 and 1 specialize
+    (np.ones((0, 3)), F8, (-1, 3), False),
+    (np.float64(1.0), F8, (), False),                         # a NumPy scalar, not an array
+    (np.array(2.0), F8, (), True),                            # 0-d array
+    (np.ones(3).astype(">f8"), F8, (3,), False),              # same kind, other byte order
+    (np.ones(3).astype(">f8"), np.dtype(">f8"), (3,), True),  # equal by value, not identity
+    (np.ones(3, dtype="i4,f8"), np.dtype("i4,f8"), (3,), True),
+    (np.ma.ones(3), F8, (3,), False),                         # a subclass is another type
+    ([1.0, 2.0, 3.0], F8, (3,), False),
+    (np.ones((4, 3))[:, ::2], F8, (4, 2), True),              # views: shape, not layout
+])
+def test_array_matches_like_the_python_guard(x, dtype, shape, expected):
+    python = (type(x) is np.ndarray and x.dtype == dtype and x.ndim == len(shape)
+              and all(n >= 2 if s < 0 else n == s for n, s in zip(x.shape, shape)))
+    assert python is expected
+    assert check(x, np.ndarray, dtype, shape) is expected
+
+
+def test_array_matches_rejects_bad_calls():
+    with pytest.raises(TypeError):
+        check(np.ones(3), np.ndarray, F8, [3])
+
+
+def _dispatcher():
+    return fastcheck.dispatcher_base()
+
+
+def test_compiled_functions_dispatch_in_c_and_answer_like_numpy():
+    def f(x, scale=2.0, *, shift=0.5):
+        return np.sin(x) * scale + shift
+    cf = kiln.compile(f)
+    assert isinstance(cf, _dispatcher()) and isinstance(cf, kiln.api.CompiledFunction)
+    x = np.linspace(0, 1, 7)
+    for call in [(x,), (x, 3.0), (x,), (x.astype(np.float32),)]:
+        np.testing.assert_allclose(cf(*call), f(*call), rtol=1e-6)
+    np.testing.assert_allclose(cf(x, shift=1.5), f(x, shift=1.5))
+    np.testing.assert_allclose(cf(x=x, scale=1.0), f(x=x, scale=1.0))
+    assert len(cf.cache_entries) == 2                         # float64 and float32
+    with pytest.raises(TypeError) as caught:                  # binding errors as Python's
+        cf(x, 1.0, 2.0)
+    with pytest.raises(TypeError) as expected:
+        f(x, 1.0, 2.0)
+    assert str(caught.value) == str(expected.value)
+
+
+def test_user_exceptions_come_out_unchanged_through_the_c_dispatcher():
+    class Bad(Exception):
+        pass
+
+    def f(x, n):
+        if n > 2:
+            raise Bad(f"n={n}")
+        return x + n
+    cf = kiln.compile(f)
+    x = np.ones(3)
+    np.testing.assert_array_equal(cf(x, 1), x + 1)
+    with pytest.raises(Bad, match="n=5"):
+        cf(x, 5)
+    np.testing.assert_array_equal(cf(x, 1), x + 1)
+
+
+def test_methods_and_graph_breaks_through_the_c_dispatcher():
+    class Model:
+        def __init__(self):
+            self.w = np.arange(3.0)
+
+        @kiln.compile
+        def forward(self, x):
+            y = x * self.w
+            print(end="")                                     # a graph break
+            return y.sum()
+    m = Model()
+    x = np.ones(3)
+    assert m.forward(x) == 3.0 and m.forward(x) == 3.0
+
+
+def test_a_compiled_function_is_freed_after_use():
+    def f(x):
+        return x * 2
+    cf = kiln.compile(f)
+    cf(np.ones(3))
+    ref = weakref.ref(cf)
+    del cf
+    gc.collect()
+    assert ref() is None
+
+
+def test_without_the_c_helper_the_python_path_gives_the_same_results(tmp_path):
+    code = ("import numpy as np, kiln\n"
+            "from kiln.guards import fastcheck\n"
+            "assert fastcheck.module() is None\n"
+            "f = kiln.compile(lambda x, y: np.exp(x) - y)\n"
+            "x = np.linspace(0, 1, 5)\n"
+            "print(type(f).__mro__[1].__name__, f(x, 1.0).round(6).tolist(), f(x, 2).round(6).tolist())\n"
+            "print(f.cache_entries[0].check.__kiln_source__)\n")
+    env = dict(os.environ, KILN_FAST_GUARDS="0", KILN_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    x = np.linspace(0, 1, 5)
+    assert out.splitlines()[0] == (f"object {(np.exp(x) - 1.0).round(6).tolist()} "
+                                   f"{(np.exp(x) - 2).round(6).tolist()}")
+    assert "array_matches" not in out and "x.shape == (5,)" in out
