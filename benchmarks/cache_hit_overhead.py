@@ -1,7 +1,7 @@
 """Per-call overhead of a kiln cache hit on a tiny input (guards + reference run).
 
-Times many calls of a small NumPy function, plain and compiled with the ``eager``
-backend, and reports the median per-call time of each and their difference (what a cache
+Times many calls of a small NumPy function, plain and compiled (default backend), and
+reports the median per-call time of each and their difference (what a cache
 hit costs on top of NumPy itself). Run: ``python -m benchmarks.cache_hit_overhead``.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ def step(w, g, lr):
 
 def main(calls: int = 2000, repeats: int = 51) -> dict:
     args = (np.ones(4), np.full(4, 0.5), 0.1)
-    compiled = kiln.compile(step)          # eager backend: graph runs through NumPy
+    compiled = kiln.compile(step)
     compiled(*args)                         # compile once
     assert len(compiled.cache_entries) == 1
     plain = per_call_us(step, args, calls, repeats)

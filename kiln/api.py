@@ -37,6 +37,9 @@ from .capture import DynamicSpec, GraphBreak, capture
 from .capture import frame_hook, partial, resume
 from .capture.breaks import unsupported_error
 from .config import config
+from .runtime import cost
+
+_SMALL = cost.SMALL_ELEMENTS
 from .errors import KilnError
 # Imported eagerly: importing the submodule kiln.explain later would rebind the package
 # attribute ``kiln.explain`` (the function) to the module.
@@ -59,6 +62,7 @@ class CaptureRecord:
     dynamic_dims: list[str] = field(default_factory=list)
     function: str = ""                  # the function or resume function compiled
     resumes_at: list = field(default_factory=list)   # a break's partial graph: lines resumed at
+    runs_as_python: str = ""            # the cost model's reason for not compiling the graph
 
 
 def _eager_backend(graph: Any, example_inputs: list) -> Callable:
@@ -211,6 +215,7 @@ class CompiledFunction:
         self._limit_warned = False
         self.records: list[CaptureRecord] = []
         self.calls_uncompiled = 0
+        self._as_python: tuple | None = None   # (argument types, array positions): see __call__
         self.root = self                   # resume functions and wrapped helpers point here
         self._resumes: dict[tuple, CompiledFunction] = {}
         self._helpers: dict[Any, CompiledFunction] = {}
@@ -300,6 +305,10 @@ class CompiledFunction:
         extra = dict(built.extra)
         body = []
         if graph is not None:
+            note = self._python_is_faster(graph, breaks=1)
+            if note:
+                self._cost_note = note
+                return None
             example = _example_inputs(self.fn, guards, built.input_codes, args, kwargs)
             extra["_kiln_graph"] = self.backend(graph, example)
             body += self._graph_call(graph, built.input_codes, extra["_kiln_graph"])
@@ -311,6 +320,15 @@ class CompiledFunction:
 
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fast = self._as_python
+        if fast is not None and not kwargs and fast[0] == tuple(map(type, args)):
+            # The cost model ran these argument types as Python, and the arrays are still
+            # small: skip the guards too (they cost as much as such a call).
+            for i in fast[1]:
+                if args[i].size > _SMALL:
+                    break
+            else:
+                return self.fn(*args)
         if self.bound_self is not None:
             args = (self.bound_self,) + args
         for entry in self._entries:
@@ -417,6 +435,8 @@ class CompiledFunction:
             logs.log("recompiles", f"{name}: recompiling (cache entry {len(self._entries)}), "
                      f"because no entry's guards hold:", "\n".join(reasons))
         start = time.perf_counter()
+        fast = None
+        self._cost_note = ""
         result = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked, self._dynamic_scalars))
         guards = result.guards
         graph = result.graph
@@ -436,23 +456,39 @@ class CompiledFunction:
                 graph = None
             else:
                 check, guards, graph, resumes_at = made
+        elif graph is not None and self._python_is_faster(graph):
+            self._cost_note = self._python_is_faster(graph)
+            check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
+            graph = None
+            if not kwargs and self.bound_self is None and self.root is self:
+                self._as_python = (tuple(map(type, args)),
+                                   tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray)))
         else:
             extra = {}
             body = []
+            compiled = None
             if graph is not None:
                 example = _example_inputs(self.fn, guards, result.input_codes, args, kwargs)
                 compiled = self.backend(graph, example)
                 extra["_kiln_graph"] = compiled
                 body += self._graph_call(graph, result.input_codes, compiled)
+            plain = len(body) <= 1 and not result.replay   # just `_kiln_out = graph(...)`
             body += result.replay
             body.append(f"return {result.return_code}")
             check = make_entry(self.fn, guards, body, extra, tag=f"{name} entry")
-        entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries))
+            if plain:
+                fast = fastcheck.simple_entry(self.fn, guards, compiled, result.input_codes,
+                                              result.return_code, check, MISS)
+        entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries),
+                           fast=fast)
         elapsed = time.perf_counter() - start
         self.records.append(CaptureRecord(graph, result.graph_break, guards.texts(),
                                           graph.op_names() if graph is not None else [],
                                           elapsed, reasons, result.dynamic_dims, name,
-                                          resumes_at if result.graph_break is not None else []))
+                                          resumes_at if result.graph_break is not None else [],
+                                          self._cost_note))
+        if self._cost_note:
+            logs.log("perf", f"{name}: {self._cost_note}")
         if graph is not None:
             logs.log("graph", f"{name}: graph {len(self.records) - 1}"
                      + (f" (dynamic: {', '.join(result.dynamic_dims)})" if result.dynamic_dims else ""),
@@ -460,6 +496,13 @@ class CompiledFunction:
         logs.log("guards", f"{name}: cache entry {entry.index} guards", "\n".join(guards.texts()))
         self._entries = (entry,) + self._entries
         return entry
+
+    def _python_is_faster(self, graph: Any, breaks: int = 0) -> str:
+        """The cost model's verdict for the default backend (custom and reference backends
+        always get their graphs): why the graph should run as Python, or ''."""
+        if not config.cost_model or getattr(self.root, "judged_as", self.root.backend_name) != "cpp":
+            return ""
+        return cost.python_is_faster(graph, breaks) or ""
 
     def _warn_limit(self, failures: list, limit: int) -> None:
         if self._limit_warned:
@@ -528,7 +571,7 @@ def _fast_class() -> type | None:
 
             def _publish(self, entries: tuple) -> None:
                 # A bound method prepends its object: the Python dispatcher does that.
-                self._kiln_checks = (tuple(e.check for e in entries)
+                self._kiln_checks = (tuple(e.fast or e.check for e in entries)
                                      if self.bound_self is None else None)
             cls = type("CompiledFunction", (base, CompiledFunction),
                        {"__init__": __init__, "_publish": _publish, "__module__": __name__,
@@ -620,6 +663,8 @@ def explain(fn: Callable) -> Callable:
             target = types.MethodType(target, bound)
         dynamic = fn.dynamic if isinstance(fn, CompiledFunction) else None
         cf = CompiledFunction(target, "eager", False, dynamic, register=False)
+        # The cost model judges graphs as the function's own backend would (cpp by default).
+        cf.judged_as = fn.backend_name if isinstance(fn, CompiledFunction) else "cpp"
         cf(*args, **kwargs)
         return build_explain_output(cf.records)
 

@@ -43,6 +43,8 @@ class Config:
     num_threads: int = field(default_factory=lambda: _env_int("KILN_NUM_THREADS", os.cpu_count() or 1))
     # Check every graph after every pass (tests turn this on).
     debug_checks: bool = field(default_factory=lambda: _env_bool("KILN_DEBUG_CHECKS", False))
+    # Run small graphs as Python when compiling them would be slower (kiln/runtime/cost.py).
+    cost_model: bool = field(default_factory=lambda: _env_bool("KILN_COST_MODEL", True))
     # Run backend="triton" through Triton's interpreter on NumPy arrays (tests, CI without a GPU).
     triton_interpret: bool = field(default_factory=lambda: _env_bool("KILN_TRITON_INTERPRET", False))
     # Check array arguments on a cache hit with a small C helper (guards/fastcheck.c).

@@ -22,6 +22,8 @@ class ExplainOutput:
     # ``graphs``, None when empty) and the source lines where compiled code resumes.
     break_graph_before: list = field(default_factory=list)
     break_resumes_at: list = field(default_factory=list)
+    # Graphs the cost model runs as Python (kiln/runtime/cost.py): "function: reason".
+    runs_as_python: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}",
@@ -41,6 +43,8 @@ class ExplainOutput:
                     lines.append(f"     before it: {'Graph ' + str(before) if before is not None else 'no graph'}"
                                  f"; after it: " + (", ".join(f"compiled again from line {n}" for n in resumes)
                                                     if resumes else "runs as Python to the end"))
+        for note in self.runs_as_python:
+            lines.append(f"Not compiled: {note}")
         for i, (graph, ops) in enumerate(zip(self.graphs, self.ops_per_graph)):
             lines.append(f"Graph {i} ({len(ops)} ops: {', '.join(ops)}):")
             lines += ["  " + line for line in str(graph).rstrip("\n").split("\n")]
@@ -56,7 +60,8 @@ class ExplainOutput:
                 "graphs": [str(g) for g in self.graphs], "guards": list(self.guards),
                 "ops_per_graph": self.ops_per_graph, "compile_time_s": self.compile_time_s,
                 "recompile_reasons": self.recompile_reasons, "dynamic_dims": self.dynamic_dims,
-                "break_graph_before": self.break_graph_before, "break_resumes_at": self.break_resumes_at}
+                "break_graph_before": self.break_graph_before, "break_resumes_at": self.break_resumes_at,
+                "runs_as_python": self.runs_as_python}
 
 
 def build_explain_output(records: list) -> ExplainOutput:
@@ -75,6 +80,8 @@ def build_explain_output(records: list) -> ExplainOutput:
             out.break_reasons.append(b)
             out.break_graph_before.append(graph_index)
             out.break_resumes_at.append(list(getattr(rec, "resumes_at", [])))
+        if getattr(rec, "runs_as_python", ""):
+            out.runs_as_python.append(f"{rec.function}: {rec.runs_as_python}")
         out.guards += [g for g in rec.guards if g not in out.guards]
         out.compile_time_s += rec.compile_time_s
         out.recompile_reasons += rec.recompile_reasons

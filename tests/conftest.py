@@ -1,5 +1,9 @@
 """Every test session compiles through one fresh on-disk kernel cache (reruns of the same
-kernels inside the session load instead of compiling; ~/.cache/kiln is never touched)."""
+kernels inside the session load instead of compiling; ~/.cache/kiln is never touched).
+The cost model (kiln/runtime/cost.py) is off, in subprocesses too (KILN_COST_MODEL=0):
+tests compile their small examples to test the compiled path;
+tests/runtime/test_cost_model.py turns it on."""
+import os
 import shutil
 import tempfile
 
@@ -17,9 +21,16 @@ config.cache_dir = _COLLECT_CACHE
 
 @pytest.fixture(autouse=True, scope="session")
 def _kiln_session_cache(tmp_path_factory):
-    old = _USER_CACHE, config.num_threads
+    old = _USER_CACHE, config.num_threads, config.cost_model
     config.cache_dir = str(tmp_path_factory.getbasetemp() / "kiln_cache")
     config.num_threads = 2
+    config.cost_model = False
+    env = os.environ.get("KILN_COST_MODEL")
+    os.environ["KILN_COST_MODEL"] = "0"   # scripts the tests run in subprocesses too
     yield
-    config.cache_dir, config.num_threads = old
+    config.cache_dir, config.num_threads, config.cost_model = old
     shutil.rmtree(_COLLECT_CACHE, ignore_errors=True)
+    if env is None:
+        os.environ.pop("KILN_COST_MODEL", None)
+    else:
+        os.environ["KILN_COST_MODEL"] = env

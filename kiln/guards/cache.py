@@ -17,6 +17,7 @@ class CacheEntry:
     graph: Any = None
     graph_break: Any = None
     index: int = 0
+    fast: Callable | None = None  # the same entry run in C (fastcheck.simple_entry), if any
     _explainer: Callable | None = field(default=None, repr=False)
 
     def failures(self, args: tuple, kwargs: dict) -> list[tuple[Guard, Any]]:

@@ -30,6 +30,11 @@
  *
  * (vectorcall where the interpreter lets a subclass use it, i.e. from 3.12; tp_call on
  * 3.11). Unless _kiln_checks is a tuple, every call goes to _kiln_slow.
+ *
+ * 3. SimpleEntry: the commonest cache entry (identity, type and array guards; call the
+ * graph on parameters; return items of its result) checked and run with no Python frame
+ * at all. Python's function calls got slower in 3.12/3.13, so a cache hit that runs no
+ * Python code of kiln's costs the same on every version.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -45,6 +50,27 @@ typedef struct {            /* the first fields of NumPy's PyArrayObject_fields 
     PyObject *descr;
 } kiln_array_head;
 
+/* 1 when the exact ndarray x has this shape spec and dtype, 0 when not, -1 on error. */
+static int
+array_fields_match(PyObject *x, PyObject *dtype, PyObject *shape)
+{
+    kiln_array_head *a = (kiln_array_head *)x;
+    Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+    if (a->nd != nd)
+        return 0;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        Py_ssize_t want = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (want == -1 && PyErr_Occurred())
+            return -1;
+        Py_ssize_t have = a->dimensions[i];
+        if (want < 0 ? have < 2 : have != want)
+            return 0;
+    }
+    if (a->descr != dtype)   /* dtypes are mostly singletons; else compare by value */
+        return PyObject_RichCompareBool(a->descr, dtype, Py_EQ);
+    return 1;
+}
+
 static PyObject *
 array_matches(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -53,32 +79,13 @@ array_matches(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "array_matches(x, ndarray_type, dtype, shape_tuple)");
         return NULL;
     }
-    PyObject *x = args[0];
-    if ((PyObject *)Py_TYPE(x) != args[1])
+    if ((PyObject *)Py_TYPE(args[0]) != args[1])
         Py_RETURN_FALSE;
-    kiln_array_head *a = (kiln_array_head *)x;
-    PyObject *shape = args[3];
-    Py_ssize_t nd = PyTuple_GET_SIZE(shape);
-    if (a->nd != nd)
-        Py_RETURN_FALSE;
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        Py_ssize_t want = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
-        if (want == -1 && PyErr_Occurred())
-            return NULL;
-        Py_ssize_t have = a->dimensions[i];
-        if (want < 0 ? have < 2 : have != want)
-            Py_RETURN_FALSE;
-    }
-    if (a->descr != args[2]) {   /* dtypes are mostly singletons; else compare by value */
-        int eq = PyObject_RichCompareBool(a->descr, args[2], Py_EQ);
-        if (eq < 0)
-            return NULL;
-        if (!eq)
-            Py_RETURN_FALSE;
-    }
-    Py_RETURN_TRUE;
+    int ok = array_fields_match(args[0], args[2], args[3]);
+    if (ok < 0)
+        return NULL;
+    return PyBool_FromLong(ok);
 }
-
 
 /* ---- the dispatcher ------------------------------------------------------------------ */
 
@@ -202,6 +209,231 @@ static PyTypeObject DispatcherType = {
     .tp_members = dispatcher_members,
 };
 
+/* ---- entries with no Python frame ----------------------------------------------------- */
+
+/* The commonest cache entry, in C: its guards are identity, type and array checks on
+ * parameters, globals and closure cells (and their attributes), and its body calls the graph on parameters and returns items
+ * of the graph's result (or returns parameters). Made by fastcheck.simple_entry from the
+ * same guards as the generated Python entry, which it calls for anything else (keyword
+ * arguments, defaults, another argument count), so the answers are the same.
+ *
+ *     SimpleEntry(python_entry, nparams, guards, graph, graph_inputs, picks, single, MISS)
+ *
+ * guards: see guard_holds; graph: callable or None; graph_inputs: param indices; picks: k >= 0 for result[k], -1-i for param i;
+ * single: return the one pick instead of a tuple. */
+#define KILN_MAX_GRAPH_INPUTS 32
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss;
+    Py_ssize_t nparams;
+    int single;
+    vectorcallfunc vectorcall;
+} SimpleEntry;
+
+/* One guard: (root kind, a, b, attribute names, check kind, c, d, e).
+ *   root 0: parameter a;  1: dict a [key b];  2: cell a's contents
+ *   then getattr for each name, then check 0: `is c`;  1: type is c;
+ *   2: type is c (np.ndarray) and dtype d and shape e (see array_fields_match).
+ * 1 holds, 0 fails, -1 an exception (read as "fails" by the caller). */
+static int
+guard_holds(PyObject *spec, PyObject *const *args)
+{
+    long root = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+    PyObject *a = PyTuple_GET_ITEM(spec, 1);
+    PyObject *value;
+    if (root == 0) {
+        value = args[PyLong_AsSsize_t(a)];
+        Py_INCREF(value);
+    }
+    else if (root == 1) {
+        value = PyDict_GetItemWithError(a, PyTuple_GET_ITEM(spec, 2));
+        if (value == NULL)
+            return PyErr_Occurred() ? -1 : 0;
+        Py_INCREF(value);
+    }
+    else {
+        value = PyCell_GET(a);
+        if (value == NULL)
+            return 0;
+        Py_INCREF(value);
+    }
+    PyObject *attrs = PyTuple_GET_ITEM(spec, 3);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(attrs); i++) {
+        PyObject *next = PyObject_GetAttr(value, PyTuple_GET_ITEM(attrs, i));
+        Py_DECREF(value);
+        if (next == NULL)
+            return -1;
+        value = next;
+    }
+    long check = PyLong_AsLong(PyTuple_GET_ITEM(spec, 4));
+    PyObject *c = PyTuple_GET_ITEM(spec, 5);
+    int ok;
+    if (check == 0)
+        ok = value == c;
+    else if ((PyObject *)Py_TYPE(value) != c)
+        ok = 0;
+    else if (check == 1)
+        ok = 1;
+    else
+        ok = array_fields_match(value, PyTuple_GET_ITEM(spec, 6), PyTuple_GET_ITEM(spec, 7));
+    Py_DECREF(value);
+    return ok;
+}
+
+static PyObject *
+simple_pick(SimpleEntry *self, PyObject *const *args, PyObject *out, Py_ssize_t i)
+{
+    Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(self->picks, i));
+    if (k == -1 && PyErr_Occurred())
+        return NULL;
+    if (k < 0) {
+        PyObject *v = args[-1 - k];
+        Py_INCREF(v);
+        return v;
+    }
+    return PySequence_GetItem(out, k);
+}
+
+static PyObject *
+simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    SimpleEntry *self = (SimpleEntry *)op;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != self->nparams || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0))
+        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+    Py_ssize_t ng = PyTuple_GET_SIZE(self->guards);
+    for (Py_ssize_t g = 0; g < ng; g++) {
+        int ok = guard_holds(PyTuple_GET_ITEM(self->guards, g), args);
+        if (ok <= 0)
+            goto miss;       /* the Python entry answers MISS when a guard raises, too */
+    }
+    PyObject *out = NULL;
+    if (self->graph != Py_None) {
+        PyObject *inputs[KILN_MAX_GRAPH_INPUTS];
+        Py_ssize_t ni = PyTuple_GET_SIZE(self->graph_inputs);
+        for (Py_ssize_t i = 0; i < ni; i++)
+            inputs[i] = args[PyLong_AsSsize_t(PyTuple_GET_ITEM(self->graph_inputs, i))];
+        out = PyObject_Vectorcall(self->graph, inputs, ni, NULL);
+        if (out == NULL)
+            return NULL;
+    }
+    PyObject *result;
+    Py_ssize_t np_ = PyTuple_GET_SIZE(self->picks);
+    if (self->single) {
+        result = simple_pick(self, args, out, 0);
+    }
+    else {
+        result = PyTuple_New(np_);
+        for (Py_ssize_t i = 0; result != NULL && i < np_; i++) {
+            PyObject *v = simple_pick(self, args, out, i);
+            if (v == NULL)
+                Py_CLEAR(result);
+            else
+                PyTuple_SET_ITEM(result, i, v);
+        }
+    }
+    Py_XDECREF(out);
+    return result;
+miss:
+    PyErr_Clear();
+    Py_INCREF(self->miss);
+    return self->miss;
+}
+
+static PyObject *
+simple_call(PyObject *op, PyObject *args, PyObject *kwargs)
+{
+    return PyVectorcall_Call(op, args, kwargs);
+}
+
+static PyObject *
+simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss;
+    Py_ssize_t nparams;
+    int single;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "SimpleEntry takes positional arguments only");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OnO!OO!O!pO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
+                          &PyTuple_Type, &graph_inputs, &PyTuple_Type, &picks, &single, &miss))
+        return NULL;
+    if (PyTuple_GET_SIZE(graph_inputs) > KILN_MAX_GRAPH_INPUTS || PyTuple_GET_SIZE(picks) == 0
+            || (single && PyTuple_GET_SIZE(picks) != 1)) {
+        PyErr_SetString(PyExc_ValueError, "SimpleEntry: unsupported inputs or outputs");
+        return NULL;
+    }
+    SimpleEntry *self = (SimpleEntry *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    Py_INCREF(fallback); self->fallback = fallback;
+    Py_INCREF(guards); self->guards = guards;
+    Py_INCREF(graph); self->graph = graph;
+    Py_INCREF(graph_inputs); self->graph_inputs = graph_inputs;
+    Py_INCREF(picks); self->picks = picks;
+    Py_INCREF(miss); self->miss = miss;
+    self->nparams = nparams;
+    self->single = single;
+    self->vectorcall = simple_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+simple_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    SimpleEntry *self = (SimpleEntry *)op;
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->guards);
+    Py_VISIT(self->graph);
+    Py_VISIT(self->graph_inputs);
+    Py_VISIT(self->picks);
+    Py_VISIT(self->miss);
+    return 0;
+}
+
+static int
+simple_clear(PyObject *op)
+{
+    SimpleEntry *self = (SimpleEntry *)op;
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->guards);
+    Py_CLEAR(self->graph);
+    Py_CLEAR(self->graph_inputs);
+    Py_CLEAR(self->picks);
+    Py_CLEAR(self->miss);
+    return 0;
+}
+
+static void
+simple_dealloc(PyObject *op)
+{
+    PyObject_GC_UnTrack(op);
+    simple_clear(op);
+    Py_TYPE(op)->tp_free(op);
+}
+
+static PyMemberDef simple_members[] = {
+    {"python_entry", T_OBJECT, offsetof(SimpleEntry, fallback), READONLY, "the generated Python entry"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject SimpleEntryType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kiln.SimpleEntry",
+    .tp_basicsize = sizeof(SimpleEntry),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A cache entry checked and run in C (see fastcheck.c).",
+    .tp_new = simple_new,
+    .tp_dealloc = simple_dealloc,
+    .tp_traverse = simple_traverse,
+    .tp_clear = simple_clear,
+    .tp_call = simple_call,
+    .tp_vectorcall_offset = offsetof(SimpleEntry, vectorcall),
+    .tp_members = simple_members,
+};
+
 static PyMethodDef methods[] = {
     {"array_matches", (PyCFunction)(void (*)(void))array_matches, METH_FASTCALL,
      "array_matches(x, ndarray_type, dtype, shape): kiln's combined array guard."},
@@ -218,7 +450,7 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 KILN_INIT(KILN_MODULE_NAME)(void)
 {
-    if (PyType_Ready(&DispatcherType) < 0)
+    if (PyType_Ready(&DispatcherType) < 0 || PyType_Ready(&SimpleEntryType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
@@ -226,6 +458,12 @@ KILN_INIT(KILN_MODULE_NAME)(void)
     Py_INCREF(&DispatcherType);
     if (PyModule_AddObject(m, "Dispatcher", (PyObject *)&DispatcherType) < 0) {
         Py_DECREF(&DispatcherType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&SimpleEntryType);
+    if (PyModule_AddObject(m, "SimpleEntry", (PyObject *)&SimpleEntryType) < 0) {
+        Py_DECREF(&SimpleEntryType);
         Py_DECREF(m);
         return NULL;
     }

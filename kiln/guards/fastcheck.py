@@ -13,12 +13,14 @@ dispatcher stays Python (same answers, a little slower).
 """
 from __future__ import annotations
 
+import ast
 import hashlib
+import inspect
 import os
 import sys
 import threading
 from types import ModuleType
-from typing import Callable
+from typing import Any, Callable
 
 from ..cext import build_extension
 from ..config import config
@@ -67,3 +69,78 @@ def dispatcher_base() -> type | None:
     """The C ``Dispatcher`` type a compiled function's class derives from, or None."""
     m = module()
     return None if m is None else m.Dispatcher
+
+
+def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], return_code: str,
+                 python_entry: Callable, miss: Any) -> Callable | None:
+    """The cache entry run in C (``SimpleEntry`` in fastcheck.c) when it can be: every
+    fast guard is a type or array check on a positional parameter, the graph (or none)
+    takes parameters, and the entry returns items of the graph's result or parameters.
+    Calls it cannot take (keywords, defaults, another argument count) go to
+    ``python_entry``, which checks the same guards. None: use ``python_entry``."""
+    m = module()
+    code = fn.__code__
+    if m is None or guards.c_specs is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) \
+            or code.co_kwonlyargcount:
+        return None
+    params = {name: i for i, name in enumerate(code.co_varnames[:code.co_argcount])}
+    checks = []
+    for source, kind, *operands in guards.c_specs:
+        path = _path(source, params, guards.ns)
+        if path is None:
+            return None
+        check = {"id": 0, "type": 1, "array": 2}[kind]
+        checks.append(path + (check, *operands) + (None,) * (3 - len(operands)))
+    try:
+        inputs = tuple(params[c] for c in input_codes) if graph is not None else ()
+    except KeyError:        # an input that is not a parameter itself
+        return None
+    picks = _picks(return_code, params, graph is not None)
+    if picks is None or len(inputs) > 32:
+        return None
+    items, single = picks
+    return m.SimpleEntry(python_entry, code.co_argcount, tuple(checks), graph if graph is not None else None,
+                         inputs, items, single, miss)
+
+
+def _path(source: Any, params: dict, ns: Any) -> tuple | None:
+    """``(root kind, a, b, attribute names)`` reaching ``source`` (see guard_holds in
+    fastcheck.c), or None when it is not a parameter, global or cell plus attributes."""
+    from ..capture.sources import (AttrSource, ClosureSource, GlobalSource, LocalSource,
+                                   ModuleGlobalSource)
+    attrs = []
+    while isinstance(source, AttrSource):
+        attrs.append(source.attr)
+        source = source.base
+    attrs = tuple(reversed(attrs))
+    if isinstance(source, LocalSource) and source.name in params:
+        return (0, params[source.name], None, attrs)
+    if isinstance(source, GlobalSource):
+        return (1, ns.values["_kiln_G"], source.name, attrs)
+    if isinstance(source, ModuleGlobalSource):
+        return (1, source.module_globals, source.name, attrs)
+    if isinstance(source, ClosureSource) and source.name in ns.closure:
+        return (2, ns.closure[source.name], None, attrs)
+    return None
+
+
+def _picks(return_code: str, params: dict, has_graph: bool) -> tuple[tuple, bool] | None:
+    """``return_code`` as picks: k for ``_kiln_out[k]``, -1-i for parameter i; or None."""
+    try:
+        tree = ast.parse(return_code, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def pick(node: ast.AST) -> int | None:
+        if isinstance(node, ast.Name) and node.id in params:
+            return -1 - params[node.id]
+        if (has_graph and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and node.value.id == "_kiln_out" and isinstance(node.slice, ast.Constant)
+                and type(node.slice.value) is int and node.slice.value >= 0):
+            return node.slice.value
+        return None
+    if isinstance(tree, ast.Tuple) and tree.elts:
+        items = tuple(pick(e) for e in tree.elts)
+        return None if None in items else (items, False)
+    one = pick(tree)
+    return None if one is None else ((one,), True)

@@ -83,6 +83,9 @@ class GuardSet:
     ns: CodeNamespace
     guards: list[Guard] = field(default_factory=list)
     fast: list[str] = field(default_factory=list)
+    # The fast checks again as (source, "id" | "type" | "array", *operands) for a cache
+    # entry run in C (guards/fastcheck.py); None once a check has no such form.
+    c_specs: list | None = field(default_factory=list)
     _seen: set = field(default_factory=set)
 
     def __iter__(self) -> Iterator[Guard]:
@@ -91,24 +94,30 @@ class GuardSet:
     def __len__(self) -> int:
         return len(self.guards)
 
-    def _add(self, guard: Guard, fast: str | None = None) -> bool:
+    def _add(self, guard: Guard, fast: str | None = None, c_spec: tuple | None = None) -> bool:
         if guard.code in self._seen:
             return False
         self._seen.add(guard.code)
         self.guards.append(guard)
         self.fast.append(fast if fast is not None else guard.code)
+        if self.c_specs is not None and fast != "True":
+            if c_spec is None:
+                self.c_specs = None
+            else:
+                self.c_specs.append(c_spec)
         return True
 
     def add_type(self, source: Source, cls: type) -> None:
         c, d = source.code(self.ns), source.display()
         ref = self.ns.ref(cls, "type")
         self._add(Guard(TYPE, source, f"_kiln_type({c}) is {ref}", f"type({d}) is {display_object(cls)}",
-                        seen=f"_kiln_type({c}).__qualname__"))
+                        seen=f"_kiln_type({c}).__qualname__"),
+                  c_spec=(source, "type", cls))
 
     def add_id(self, source: Source, obj: Any) -> None:
         c, d = source.code(self.ns), source.display()
         self._add(Guard(ID, source, f"{c} is {self.ns.ref(obj)}", f"{d} is {display_object(obj)}",
-                        seen=f"{c}"))
+                        seen=f"{c}"), c_spec=(source, "id", obj))
 
     def add_equals(self, source: Source, value: Any, kind: str = VALUE) -> None:
         """``source == value`` (with a type check, so 1 and 1.0 and True stay apart)."""
@@ -164,16 +173,19 @@ class GuardSet:
         # first): no property calls on the cache-hit path.
         a = f"{c}._data" if tensor else c
         check = None if tensor else array_check()
+        c_spec = None
         if check is not None:  # the same test in one C call (see guards/fastcheck.c)
             spec = tuple(-1 if i in dynamic_dims else n for i, n in enumerate(shape))
             fast = [f"{self.ns.ref(check, 'array_matches')}({c}, {nd}, {dt}, {literal(spec)})"]
+            c_spec = (source, "array", cls, value.dtype, spec)
         else:
             fast = self._array_fast_python(c, a, nd, dt, value, dynamic_dims)
         if tensor:
             rg = bool(value.requires_grad)
         if not self._add(Guard(TYPE, source, f"_kiln_type({c}) is {nd}",
                                f"type({d}) is {display_object(cls)}",
-                               seen=f"_kiln_type({c}).__qualname__"), fast=" and ".join(fast)):
+                               seen=f"_kiln_type({c}).__qualname__"), fast=" and ".join(fast),
+                         c_spec=c_spec):
             return
         if tensor:
             self._add(Guard(REQUIRES_GRAD, source, f"{c}.requires_grad is {rg}",

@@ -418,6 +418,7 @@ class CppRenderer(Renderer):
     name = "cpp"
     dtypes = frozenset(CTYPES)
     loader = "kiln.runtime.build:CppLoader"
+    computed_indices = True
 
     def __init__(self, num_threads: int = 1) -> None:
         self.num_threads = max(1, int(num_threads))

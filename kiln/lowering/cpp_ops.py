@@ -170,6 +170,7 @@ class NameSource:
 
 
 _SIZE = re.compile(r"\d+")
+_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 class CppEmitter(OpsHandler):
@@ -189,6 +190,7 @@ class CppEmitter(OpsHandler):
         self.forwarded = forwarded if forwarded is not None else {}
         self.locals = locals_ if locals_ is not None else {}
         self.loads: list[tuple[Buffer, Affine]] = []
+        self.uses: list[Affine] = []   # indices used as values (no loop collapses them)
         self.rename: Callable | None = None
         self.rowlocal: dict[str, tuple[str, set]] = {}
 
@@ -214,6 +216,13 @@ class CppEmitter(OpsHandler):
 
     def size(self, n: Any) -> str:
         return str(n)
+
+    def index(self, index: Affine) -> str:
+        self.uses.append(index)
+        return f"({index.render(self.rename)})"
+
+    def bind_index(self, value: str) -> str:
+        return value if _NAME.fullmatch(value) else self.assign(value, np.int64)
 
     def call(self, fn: str, args: Sequence[str], dtype: Any, out: Any = None) -> str:
         if fn == "identity":

@@ -66,6 +66,17 @@ class OpsHandler:
         """``value`` of dtype ``src`` converted to ``dst`` (C semantics; bool: ``!= 0``)."""
         raise NotImplementedError
 
+    def index(self, index: Any) -> Any:
+        """The int64 value of a loop index (an :class:`~kiln.lowering.loop_ir.Affine` over
+        loop variables), for conditions on where a point lies (``k == 0``). Renderers keep
+        the loops it uses their own (never collapsed into one flat loop)."""
+        raise NotImplementedError
+
+    def bind_index(self, value: Any) -> str:
+        """A name for an int64 ``value`` usable as a variable of an
+        :class:`~kiln.lowering.loop_ir.Affine` (a load at a computed index)."""
+        raise NotImplementedError
+
     def call(self, fn: str, args: Sequence[Any], dtype: Any, out: Any = None) -> Any:
         """The scalar function ``fn`` on ``args`` in a loop of ``dtype``."""
         raise NotImplementedError
@@ -76,6 +87,8 @@ class RecordingHandler(OpsHandler):
 
     ``loads``: (Buffer, Affine) per load, in order; ``calls``: (function, loop dtype) per
     distinct call; ``casts``: (source, target) dtypes; ``sizes``: the sizes it uses;
+    ``indices``: the loop indices it uses as values; ``bound``: the names given to values
+    used as index variables;
     ``statements``: values a renderer would compute (loads, casts, calls, each once: equal
     calls on equal operands are one value, as renderers share them).
     """
@@ -85,6 +98,8 @@ class RecordingHandler(OpsHandler):
         self.calls: list[tuple[str, np.dtype]] = []
         self.casts: list[tuple[np.dtype, np.dtype]] = []
         self.sizes: list[Any] = []
+        self.indices: list[Any] = []
+        self.bound: list[str] = []
         self.statements = 0
         self._values: dict[tuple, tuple] = {}
 
@@ -114,6 +129,14 @@ class RecordingHandler(OpsHandler):
             return value
         self.casts.append((np.dtype(src), np.dtype(dst)))
         return self._value(("cast", value, np.dtype(dst).str))
+
+    def index(self, index: Any) -> Any:
+        self.indices.append(index)
+        return ("index", index)
+
+    def bind_index(self, value: Any) -> str:
+        self.bound.append(f"_bound{len(self.bound)}")
+        return self.bound[-1]
 
     def call(self, fn: str, args: Sequence[Any], dtype: Any, out: Any = None) -> Any:
         if fn == "identity":

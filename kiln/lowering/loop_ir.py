@@ -129,6 +129,7 @@ class Buffer:
         self.kind = kind  # input | const | computed | extern
         self.strides = contiguous_strides(shape)  # inputs: overwritten with the real strides
         self.offset = 0
+        self.order: tuple | None = None  # computed in another axis order (NumPy's layout)
 
     def __repr__(self) -> str:
         return f"Buffer({self.name}, {self.shape}, {self.dtype.name}, {self.kind})"

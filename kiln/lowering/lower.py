@@ -37,12 +37,15 @@ from .pointwise import PointwiseLowering
 from .scalars import token
 from .sizes import Size, SymbolTable, Undecidable
 from .views import ViewLowering, _view_layout  # noqa: F401  (layout rules of views)
+from . import layout as L
+from .fills import lower_fill, lower_region_write
 
 # A value read by more than one user is realized (computed once) when its closure costs
-# more than this many "ops" (a libm call counts 8); cheaper ones are recomputed in each
+# more than this many "ops" (a libm call counts 8: one alone is worth storing, not
+# recomputing: exp feeding both a sum and a divide); cheaper ones are recomputed in each
 # consumer. Realized values whose consumers share its kernel are never allocated: they
 # live in registers or per-row arrays (softmax computes exp once and keeps one kernel).
-REALIZE_COST_SHARED = 8
+REALIZE_COST_SHARED = 7
 
 
 class GraphLowering(PointwiseLowering, ViewLowering):
@@ -69,7 +72,10 @@ class GraphLowering(PointwiseLowering, ViewLowering):
         self.outputs: list[Any] = []
         self.scalar_outputs: set[int] = set()      # output positions NumPy returns as scalars
         self.env: dict[Node, Any] = {}
-        self._realized: dict[int, BufferValue] = {}
+        # id(value) -> (value, its memory). The value is kept: a closure nothing else holds
+        # (a fresh array's fill, realized and replaced in env by its buffer) would free its
+        # id for the next closure, which would then find this buffer (3.13 reuses it).
+        self._realized: dict[int, tuple[Value, BufferValue]] = {}
         self._count = 0
         self._origin: tuple = ()
 
@@ -126,8 +132,9 @@ class GraphLowering(PointwiseLowering, ViewLowering):
             elif node.kind == "call":
                 args = tuple(self.as_value(a) for a in map_nodes(node.args, self.env.__getitem__))
                 value = self.lower_call(node.op, args, node.kwargs, None if self.reinfer else node.val)
-                if isinstance(value, Pointwise) and (node in returned or uses[node] > 1
-                                                     and value.cost > REALIZE_COST_SHARED):
+                if isinstance(value, Pointwise) and node in returned:
+                    value = self.realize_output(value)
+                elif isinstance(value, Pointwise) and uses[node] > 1 and value.cost > REALIZE_COST_SHARED:
                     value = self.realize(value)
                 self.env[node] = value
             elif node.kind == "output":
@@ -196,10 +203,24 @@ class GraphLowering(PointwiseLowering, ViewLowering):
         if any(isinstance(v, Opaque) for v in iter_values(args)) or not isinstance(meta, TensorMeta) \
                 or meta.dtype.name not in self.dtypes:
             return self.extern(op, args, params, meta)
+        value = self._lower_call(op, args, params, meta)
+        if op.category in (Category.POINTWISE, Category.REDUCTION, Category.VIEW):
+            self.note_layout(op, args, params, value)
+        return value
+
+    def _lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
         rule = op.lowering
         try:
             if isinstance(rule, dict) and "decompose" in rule:
                 return self.decompose(rule["decompose"], args, params)
+            if isinstance(rule, dict) and "fill" in rule:
+                value = lower_fill(self, rule["fill"], args, params, op, meta)
+                if value is not None:
+                    return value
+            if isinstance(rule, dict) and rule.get("region_write"):
+                value = lower_region_write(self, args, meta)
+                if value is not None:
+                    return value
             if op.category == Category.POINTWISE and isinstance(rule, dict) and "scalar" in rule:
                 value = self.pointwise(op, rule, args, params, meta)
                 if value is not None:
@@ -251,21 +272,77 @@ class GraphLowering(PointwiseLowering, ViewLowering):
     def identity(self, x: Value) -> Pointwise:
         return Pointwise(x.shape, x.dtype, lambda ops, index: x.load(ops, index), 0, self._origin)
 
+    # -- layouts of results ------------------------------------------------------------------
+    def note_layout(self, op: Any, args: tuple, params: dict, value: Any) -> None:
+        """Record on ``value`` the strides NumPy would give it (layout.py) when they are not
+        C order: a returned buffer is allocated that way (Fortran in, Fortran out)."""
+        if not isinstance(value, (Pointwise, BufferValue)) or \
+                isinstance(value, BufferValue) and value.buf.kind != "computed":
+            return
+        if self.sizes:
+            return   # dynamic sizes: C order (the rule runs on static shapes and strides)
+        operands = [(tuple(v.shape), _layout(v)) if isinstance(v, (Pointwise, BufferValue))
+                    else v.value if isinstance(v, Scalar) and v.value is not None
+                    else np.zeros((), v.dtype) if isinstance(v, Scalar) else v for v in args]
+        if op.category == Category.VIEW:
+            if not isinstance(args[0], Pointwise):
+                return
+            found = _view_layout(op, *operands[0], args[1:], params)
+            strides = None if found is None else L.contiguous_like(found[0], found[1])
+        else:
+            strides = L.layout_of(op.impl, operands, params, tuple(value.shape))
+        if strides is not None:
+            value.layout = strides
+
+    def realize_output(self, value: Value) -> BufferValue:
+        """:meth:`realize` for a returned value: in NumPy's layout for it."""
+        if getattr(value, "creation", None) is not None:
+            return self.realize(value)   # a fresh array returned as made: NumPy's own call
+        want = getattr(value, "layout", None)
+        if want is None or not isinstance(value, (Pointwise, BufferValue)):
+            return self.realize(value)
+        if isinstance(value, BufferValue):
+            if value.buf.kind != "computed" or value.strides == want:
+                return value
+            value = self.identity(value)   # a reduction's result: a copy in NumPy's order
+        out = self.realized(value)
+        if out is not None and out.strides != want:
+            value = self.identity(out)
+        return self.realize(value, want)
+
     # -- realization and externs -------------------------------------------------------------
-    def realize(self, value: Value) -> BufferValue:
-        """Give ``value`` memory: a computed buffer written by a pointwise node."""
+    def realize(self, value: Value, strides: tuple | None = None) -> BufferValue:
+        """Give ``value`` memory: a computed buffer written by a pointwise node (C order,
+        or ``strides``)."""
         if isinstance(value, BufferValue):
             return value
-        if id(value) in self._realized:
-            return self._realized[id(value)]
+        done = self.realized(value)
+        if done is not None:
+            return done
+        creation = getattr(value, "creation", None)
+        if creation is not None:
+            # A fresh array needed as memory (returned, or written by an extern): NumPy's
+            # own call, which np.zeros/np.empty answer without touching the pages.
+            return self._remember(value, self.extern(*creation))
         if isinstance(value, Scalar):
             value = Pointwise((), value.dtype, lambda ops, index, v=value: v.load(ops, index), 0, self._origin)
         buf = self.new_buffer(value.shape, value.dtype, "computed")
+        if strides is not None:
+            buf.strides = tuple(strides)
+            buf.order = L.contiguous_order(buf.shape, buf.strides)
+            buf.contiguous = False   # the wrapper passes its address (cffi wants C buffers)
         node = ComputeNode(buf.name, buf, "pointwise", getattr(value, "origins", self._origin))
         node.value = value
         self.nodes.append(node)
-        out = BufferValue.whole(buf)
-        self._realized[id(value)] = out
+        return self._remember(value, BufferValue.whole(buf))
+
+    def realized(self, value: Value) -> BufferValue | None:
+        """The memory already given to ``value`` (this very object), or None."""
+        found = self._realized.get(id(value))
+        return None if found is None else found[1]
+
+    def _remember(self, value: Value, out: BufferValue) -> BufferValue:
+        self._realized[id(value)] = (value, out)
         return out
 
     def extern(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
@@ -315,7 +392,9 @@ class GraphLowering(PointwiseLowering, ViewLowering):
             value = self.env[v] if isinstance(v, Node) else v
             if isinstance(value, Pointwise) or (isinstance(value, Scalar) and isinstance(v, Node)
                                                 and not value.arg):
-                value = self.realize(value)
+                value = self.realize_output(value)
+            elif isinstance(value, BufferValue) and getattr(value, "layout", None) is not None:
+                value = self.realize_output(value)
             if isinstance(v, Node) and v.kind == "call" and isinstance(value, BufferValue) \
                     and value.shape == () and _numpy_returns_scalar(v):
                 self.scalar_outputs.add(i)
@@ -325,6 +404,14 @@ class GraphLowering(PointwiseLowering, ViewLowering):
 
 class _NoRule(Exception):
     pass
+
+
+def _layout(v: Value) -> tuple:
+    """The strides NumPy's version of ``v`` has (elements): memory's own for buffers."""
+    found = getattr(v, "layout", None)
+    if found is not None:
+        return found
+    return tuple(v.strides) if isinstance(v, BufferValue) else contiguous_strides(v.shape)
 
 
 # The lowering running a decomposition, per thread (and per asyncio task): two functions

@@ -6,7 +6,8 @@ Per schedule step, each buffer a kernel writes is
 
 - ``inplace``: the kernel writes it over an input it reads for the last time
   (kiln/lowering/inplace.py): the wrapper binds the name, nothing is allocated;
-- ``reuse``: a dead buffer of the same shape and dtype takes the new name;
+- ``reuse``: a dead buffer of the same shape, dtype and layout takes the new name (a
+  result NumPy lays out in another axis order never takes a C-ordered one);
 - ``pool``: a buffer of ``POOL_BYTES`` or more comes from a per-site pool that survives
   the call when nobody else references it (fresh pages cost more than the kernel that
   fills them); static shapes only;
@@ -106,7 +107,7 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                 buf = node.buf
                 if buf.name not in rk.written or buf.name in allocated:
                     continue
-                key = (buf.shape, buf.dtype.str)
+                key = (buf.shape, buf.dtype.str, buf.strides)
                 src = rk.inplace.get(buf.name)
                 if src is not None:
                     allocs.append(Allocation(buf.name, buf, "inplace", src.name))
@@ -144,7 +145,7 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
             if last == step and name in allocated:
                 buf = allocated[name]
                 if buf is not None and name not in moved:
-                    free.setdefault((buf.shape, buf.dtype.str), []).append(name)
+                    free.setdefault((buf.shape, buf.dtype.str, buf.strides), []).append(name)
                 else:
                     plan.deaths.setdefault(step, []).append(name)
     plan.at_exit = [(n, pooled.get(n)) for names in free.values() for n in names]

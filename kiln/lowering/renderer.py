@@ -39,6 +39,9 @@ class Renderer:
     dtypes: frozenset = frozenset()
     # reduction combines its kernels accumulate; other reductions are extern calls
     reductions: frozenset = BASE_REDUCTIONS
+    # Its ops handler implements index and bind_index (loads at computed indices):
+    # fresh-array fills and region writes (kiln/lowering/fills.py) lower as selects.
+    computed_indices = False
 
     def supports(self, fn: str, dtype: Any) -> bool:
         """Does this target spell scalar function ``fn`` for a loop of ``dtype``?"""
@@ -86,8 +89,13 @@ class Renderer:
         raise NotImplementedError
 
     def allocate(self, buf: Any) -> str:
-        """An expression for a new array for ``buf`` (shape may name size symbols)."""
-        return f"np.empty({buf.shape!r}, np.{np.dtype(buf.dtype).name})"
+        """An expression for a new array for ``buf`` (shape may name size symbols): C
+        order, or the axis order NumPy gives that result (``buf.order``, static shapes)."""
+        if getattr(buf, "order", None) is None:
+            return f"np.empty({buf.shape!r}, np.{np.dtype(buf.dtype).name})"
+        shape = tuple(buf.shape[a] for a in buf.order)
+        back = tuple(int(i) for i in np.argsort(buf.order))
+        return f"np.empty({shape!r}, np.{np.dtype(buf.dtype).name}).transpose({back!r})"
 
     def bind_kernels(self, kernels: list) -> list[str]:
         """Wrapper lines giving each kernel its name (after the prelude)."""

@@ -198,6 +198,14 @@ class TritonEmitter(OpsHandler):
             return self.assign(f"{var} != 0")
         return self.assign(f"{var}.to({tltype(dst)})")
 
+    def index(self, index: Any) -> str:
+        offset, _ = self.index_of(index)
+        return self.assign(f"({offset})")
+
+    def bind_index(self, value: str) -> str:
+        # The renderer's extents (its int32 offset check) count only its own loop variables.
+        raise NotImplementedError("the Triton renderer has no loads at computed indices yet")
+
     def call(self, fn: str, args: Sequence[str], dtype: Any, out: Any = None) -> str:
         if fn == "identity":
             return args[0]

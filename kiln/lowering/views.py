@@ -98,15 +98,14 @@ class ViewLowering:
         free, while writing the transposed copy costs a strided pass over the data.
         """
         chain = getattr(value, "view_chain", None)
-        if chain is None or id(value) in self._realized:
+        if chain is None or self.realized(value) is not None:
             return self.realize(value)
         root, views = chain
         out = self.realize(root)
         for op, rest, params in views:
             shape, strides, offset = _view_layout(op, out.shape, out.strides, rest, params)
             out = BufferValue(out.buf, shape, strides, out.offset + offset, py=(op, (out,) + rest, params))
-        self._realized[id(value)] = out
-        return out
+        return self._remember(value, out)
 
 
 def _ratio(s: Any, t: Any) -> int | None:

@@ -92,6 +92,10 @@ def _filled(name: str, kernel):
 zeros = _filled("zeros", np.zeros)
 ones = _filled("ones", np.ones)
 empty = _filled("empty", np.zeros)  # zeros eagerly: deterministic; backends may not fill
+# Compiled, a fresh array is a closure returning its fill value, so writes into it fuse
+# with it (kiln/lowering/fills.py); empty's elements are zeros there too.
+zeros.lowering = empty.lowering = {"fill": 0}
+ones.lowering = {"fill": 1}
 
 
 def _full_meta(fill_value: Any, shape: tuple, dtype: np.dtype) -> TensorMeta:
@@ -110,6 +114,7 @@ full = declare("full", Category.CREATION,
                # The fill value is broadcast: fit_grad sums the cotangent back to its shape.
                vjp=lambda g, out, fill_value, shape, dtype: (_fill_grad(g, fill_value),),
                doc="numpy.full(shape, fill_value, dtype): fill_value may be an array")
+full.lowering = {"fill": "fill_value"}
 
 
 def _full_normalize(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
@@ -154,6 +159,8 @@ def _filled_like(name: str, kernel):
 zeros_like = _filled_like("zeros_like", np.zeros_like)
 ones_like = _filled_like("ones_like", np.ones_like)
 empty_like = _filled_like("empty_like", np.zeros_like)  # see `empty`
+zeros_like.lowering = empty_like.lowering = {"fill": 0}
+ones_like.lowering = {"fill": 1}
 
 
 def _full_like_meta(x, fill_value, shape, dtype):
@@ -169,6 +176,11 @@ full_like = declare("full_like", Category.CREATION,
                     vjp=lambda g, out, x, fill_value, shape, dtype: (
                         None, _fill_grad(g, fill_value)),
                     doc="numpy.full_like(x, fill_value, dtype, shape)")
+full_like.lowering = {"fill": "fill_value"}
+# Their results are always new arrays: the first write into one (index_put) may take its
+# memory in place.
+for _op in (zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like):
+    _op.fresh_result = True
 
 
 def _full_like_normalize(a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
@@ -371,12 +383,14 @@ spell(np.tril, tril, _tri_normalizer(tril), "numpy.tril")
 
 
 # -- copy ----------------------------------------------------------------------------------
-# A copy is an elementwise identity into a fresh C-ordered buffer: POINTWISE, never a VIEW
-# (writes into the copy must not reach the original).
+# A copy is an elementwise identity into a fresh buffer: POINTWISE, never a VIEW (writes
+# into the copy must not reach the original). Its layout is NumPy's: ``order`` "C"
+# (ndarray.copy's default), "K" (np.copy's: the input's axis order) or "A".
 
-copy = declare("copy", Category.POINTWISE, lambda x: np.array(x, copy=True, order="C"),
-               inputs=("x",), meta=lambda x: TensorMeta(tuple(shape_of(x)), _dtype_of(x)),
-               vjp=lambda g, out, x: (g,),
+copy = declare("copy", Category.POINTWISE, lambda x, order="C": np.array(x, copy=True, order=order),
+               inputs=("x",), params={"order": "C"},
+               meta=lambda x, order="C": TensorMeta(tuple(shape_of(x)), _dtype_of(x)),
+               vjp=lambda g, out, x, order="C": (g,),
                doc="numpy.copy / ndarray.copy: a fresh array with the same values")
 
 
@@ -391,12 +405,12 @@ ascontiguousarray.lowering = copy.lowering = {"scalar": "identity", "kinds": "fi
 
 def _np_copy_normalize(a, order="K", subok=False):
     _check_common("numpy.copy", order, orders=("K", "A", "C"))
-    return Bound(copy, (a,), {})
+    return Bound(copy, (a,), {} if order == "C" else {"order": order})
 
 
 def _method_copy_normalize(x, order="C"):
     _check_common("ndarray.copy", order, orders=("K", "A", "C"))
-    return Bound(copy, (x,), {})
+    return Bound(copy, (x,), {} if order == "C" else {"order": order})
 
 
 def _ascontiguousarray_normalize(a, dtype=None, *, like=None):

@@ -337,6 +337,8 @@ index_put = declare("index_put", Category.GATHER, _index_put_impl,
                     vjp=_index_put_vjp,
                     doc="a copy of x with x[index] = value (the functional setitem)",
                     may_raise=True)
+# Compiled with a basic index: a select between value and x (kiln/lowering/fills.py).
+index_put.lowering = {"region_write": True}
 
 
 def _index_add_impl(x: Any, index: tuple, value: Any) -> Any:

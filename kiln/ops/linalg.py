@@ -245,8 +245,14 @@ def _outer_vjp(g, out, a, b):
     return ga, gb
 
 
+def _outer_decomposition(a, b):
+    """For the compilers: np.outer is ``multiply(a.ravel()[:, None], b.ravel()[None, :])``
+    (its own definition), so it fuses with what consumes it instead of a BLAS-free extern."""
+    return F.multiply(_reshape(a, (_size(a), 1)), _reshape(b, (1, _size(b))))
+
+
 outer = declare("outer", Category.EXTERN, lambda a, b: np.outer(a, b), inputs=("a", "b"),
-                meta=_outer_meta, vjp=_outer_vjp,
+                meta=_outer_meta, vjp=_outer_vjp, lowering={"decompose": _outer_decomposition},
                 doc="numpy.outer: every product of a.flat[i] and b.flat[j]")
 
 

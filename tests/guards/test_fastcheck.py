@@ -125,3 +125,46 @@ def test_without_the_c_helper_the_python_path_gives_the_same_results(tmp_path):
     assert out.splitlines()[0] == (f"object {(np.exp(x) - 1.0).round(6).tolist()} "
                                    f"{(np.exp(x) - 2).round(6).tolist()}")
     assert "array_matches" not in out and "x.shape == (5,)" in out
+
+
+def test_simple_entries_run_in_c_and_fall_back_for_other_calls():
+    def f(x, y, scale=2.0):
+        return x * scale + y, y
+    cf = kiln.compile(f)
+    x, y = np.arange(6.0).reshape(2, 3), np.ones(3)
+    for call, kw in [((x, y, 3.0), {}), ((x, y, 3.0), {}), ((x, y), {}), ((x,), {"y": y}),
+                     ((x, y, 1.5), {}), ((x[:1], y, 3.0), {}), ((x, y.astype(np.float32), 3.0), {})]:
+        got, want = cf(*call, **kw), f(*call, **kw)
+        assert type(got) is tuple and len(got) == 2
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+            assert g.dtype == w.dtype and g.shape == w.shape
+        assert got[1] is call[1] if len(call) > 1 else True   # a parameter comes back itself
+    assert any(type(e.fast).__name__ == "SimpleEntry" for e in cf.cache_entries)
+
+
+def test_a_simple_entry_misses_like_its_guards():
+    def f(x):
+        return np.cos(x)
+    cf = kiln.compile(f)
+    x = np.linspace(0, 1, 8)
+    cf(x)
+    fast = cf.cache_entries[0].fast
+    assert fast is not None
+    miss = kiln.api.MISS
+    assert fast(np.linspace(0, 1, 9)) is miss
+    assert fast(x.astype(np.float32)) is miss
+    assert fast(list(x)) is miss
+    assert fast(np.ma.asarray(x)) is miss
+    np.testing.assert_allclose(fast(x), np.cos(x))
+    np.testing.assert_allclose(fast(x=x), np.cos(x))        # keywords: the Python entry
+
+
+def test_errors_raised_in_a_simple_entry_graph_come_out_unchanged():
+    def f(a):
+        return np.linalg.inv(a) + 1.0
+    cf = kiln.compile(f)
+    a = np.eye(3)
+    np.testing.assert_allclose(cf(a), f(a))
+    with pytest.raises(np.linalg.LinAlgError):
+        cf(np.zeros((3, 3)))

@@ -162,3 +162,24 @@ def test_golden_softmax_kernel():
             f.write(text)
     with open(path) as f:
         assert text == f.read()
+
+
+def test_region_select_on_loop_indices():
+    # z[:, 1:3] = x[:, 1:3] into zeros, as fills.py builds it: ops.index, comparisons, where.
+    from kiln.lowering.loop_ir import Pointwise
+    x = np.random.default_rng(5).standard_normal((3, 5))
+    X = inp("x", x)
+    i64, b = np.dtype(np.int64), np.dtype(np.bool_)
+
+    def body(ops, index):
+        j = ops.index(index[1])
+        inside = ops.call("logical_and", [ops.call("greater_equal", [j, ops.constant(1, i64)], i64, b),
+                                          ops.call("less", [j, ops.constant(3, i64)], i64, b)], b)
+        return ops.call("where", [inside, X.load(ops, index), ops.constant(0.0, x.dtype)], x.dtype)
+
+    k = kernel("kiln_fused_index_put_0", Frame(x.shape),
+               [("loop", [(node("buf0", Pointwise(x.shape, x.dtype, body, 3, ())), "row")])])
+    _, _, outs = run(k, {}, {"x": x})
+    want = np.zeros_like(x)
+    want[:, 1:3] = x[:, 1:3]
+    np.testing.assert_array_equal(outs["buf0"], want)

@@ -1,7 +1,9 @@
 // kiln_fused_tanh_multiply_sum_0
 //   ops: tanh, multiply, sum
 //   iterates s0 x s1, reducing axes [1]
-static void kiln_fused_tanh_multiply_sum_0_body(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int64_t begin, int64_t end, int nthreads)
+// noipa: GCC 12 stops calling libmvec's vector exp/log in the body's SIMD loops once
+// it specializes the body for the constant range of a call (IPA constprop).
+__attribute__((noipa)) static void kiln_fused_tanh_multiply_sum_0_body(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int64_t begin, int64_t end, int nthreads)
 {
     for (int64_t x0 = begin; x0 < end; ++x0) {
         double acc0 = 0;

@@ -1,7 +1,9 @@
 // kiln_fused_greater_power_clip_where_0
 //   ops: greater, power, clip, where, multiply, less, astype, add
 //   iterates 3 x 4 elementwise
-static void kiln_fused_greater_power_clip_where_0_body(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int64_t begin, int64_t end, int nthreads)
+// noipa: GCC 12 stops calling libmvec's vector exp/log in the body's SIMD loops once
+// it specializes the body for the constant range of a call (IPA constprop).
+__attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int64_t begin, int64_t end, int nthreads)
 {
     for (int64_t x0 = begin; x0 < end; ++x0) {
         #pragma omp simd

@@ -1,7 +1,9 @@
 // kiln_fused_std_0
 //   ops: std
 //   iterates 64 x 32, reducing axes [0]
-static void kiln_fused_std_0_body(const double* __restrict p_x, double* __restrict p_buf2, int64_t begin, int64_t end, int nthreads)
+// noipa: GCC 12 stops calling libmvec's vector exp/log in the body's SIMD loops once
+// it specializes the body for the constant range of a call (IPA constprop).
+__attribute__((noipa)) static void kiln_fused_std_0_body(const double* __restrict p_x, double* __restrict p_buf2, int64_t begin, int64_t end, int nthreads)
 {
     for (int64_t x1_b = begin; x1_b < end; x1_b += 256) {
         const int64_t x1_e = x1_b + 256 < end ? x1_b + 256 : end;
@@ -66,7 +68,9 @@ extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restric
 // kiln_fused_mean_1
 //   ops: mean
 //   iterates 64 x 32, reducing axes [1]
-static void kiln_fused_mean_1_body(const double* __restrict p_x, double* __restrict p_buf4, int64_t begin, int64_t end, int nthreads)
+// noipa: GCC 12 stops calling libmvec's vector exp/log in the body's SIMD loops once
+// it specializes the body for the constant range of a call (IPA constprop).
+__attribute__((noipa)) static void kiln_fused_mean_1_body(const double* __restrict p_x, double* __restrict p_buf4, int64_t begin, int64_t end, int nthreads)
 {
     for (int64_t x0 = begin; x0 < end; ++x0) {
         double acc0 = 0;

@@ -4,7 +4,9 @@
 //   model.py:3  m = x.max(axis=1, keepdims=True)
 //   model.py:4  e = np.exp(x - m)
 //   model.py:5  return e / e.sum(axis=1, keepdims=True)
-static void kiln_fused_max_subtract_exp_sum_0_body(const float* __restrict p_x, float* __restrict p_buf3, int64_t begin, int64_t end, int nthreads)
+// noipa: GCC 12 stops calling libmvec's vector exp/log in the body's SIMD loops once
+// it specializes the body for the constant range of a call (IPA constprop).
+__attribute__((noipa)) static void kiln_fused_max_subtract_exp_sum_0_body(const float* __restrict p_x, float* __restrict p_buf3, int64_t begin, int64_t end, int nthreads)
 {
     for (int64_t x0 = begin; x0 < end; ++x0) {
         float row_buf1[16];

@@ -1,0 +1,185 @@
+"""Fresh arrays and writes into them, as closures: ``np.zeros``/``np.empty``/``np.full``
+followed by slice or element assignments become one value computed where it is stored.
+
+    z = np.zeros((n, n, 3)); z[:, :, 0] = x.reshape(-1, 1); z[:, :, 1] = x
+
+lowers to one kernel writing each element of ``z`` once,
+``k == 1 ? x[j] : k == 0 ? x[i] : 0.0``, instead of a fill pass, then a copy of ``z`` per
+write (the functional ``index_put``), then the writes.
+
+- A creation op with ``lowering={"fill": v}`` (``v`` a number, or the name of its input
+  holding the fill value) is a closure returning that value. Returned as it is, it stays
+  NumPy's own call (``np.zeros`` gets zeroed pages from the OS without touching them).
+- An op with ``lowering={"region_write": True}`` (``index_put``: ``x[index] = value``)
+  with a basic index (integers, slices of step 1) selects ``value`` inside the region and
+  ``x`` outside, when nothing else reads ``x`` (its states are never realized). Where the
+  value would be read outside its own bounds for points outside the region (``y[:n] = x``
+  into a longer ``y``, a stencil into the inside of a grid), its index is clamped into
+  the region (a select reads both sides).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops.meta import TensorMeta
+from .loop_ir import Affine, BufferValue, Pointwise, Scalar, Value, broadcast_index
+
+
+def lower_fill(gl: Any, fill: Any, args: tuple, params: dict, op: Any, meta: TensorMeta) -> Value | None:
+    """A creation op's value as a closure (see the module docstring)."""
+    if gl.sizes or not _renderer_ok(gl):
+        return None   # dynamic sizes: NumPy's own call (regions are static bounds)
+    dtype = np.dtype(meta.dtype)
+    shape = tuple(meta.shape)
+    if isinstance(fill, str):
+        value = args[list(op.inputs).index(fill)]
+        if not isinstance(value, (Scalar, BufferValue, Pointwise)) or len(value.shape) > len(shape):
+            return None
+        constant = isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False)
+        if not constant and not np.can_cast(value.dtype, dtype, "safe" if dtype.kind in "iub" else "same_kind"):
+            return None   # NumPy's own conversion (a range check for integer fills)
+        if isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False):
+            try:
+                number = np.array(value.value, dtype=dtype).item()
+            except (OverflowError, ValueError, TypeError):
+                return None
+            fn = lambda ops, index: ops.constant(number, dtype)  # noqa: E731
+        else:
+            fn = lambda ops, index: ops.cast(value.load(ops, broadcast_index(value.shape, index)),  # noqa: E731
+                                             value.dtype, dtype)
+        cost = getattr(value, "cost", 0)
+    else:
+        fn = lambda ops, index: ops.constant(fill, dtype)  # noqa: E731
+        cost = 0
+    out = Pointwise(shape, dtype, fn, cost, gl._origin)
+    out.creation = (op, args, params, meta)   # returned unchanged: NumPy's own call
+    return out
+
+
+def _renderer_ok(gl: Any) -> bool:
+    """Does the target's handler load at computed indices (Renderer.computed_indices)?
+    Others (Triton, for now) keep NumPy's creation calls and extern writes."""
+    return gl.renderer is None or getattr(gl.renderer, "computed_indices", False)
+
+
+def _region(shape: tuple, index: Any) -> list | None:
+    """Per base dim: None (all of it), ("at", k) or ("span", start, stop); None if the index
+    is not basic with unit steps and static bounds."""
+    index = index if isinstance(index, tuple) else (index,)
+    if len(index) > len(shape):
+        return None
+    out: list = []
+    for d, ix in zip(shape, index):
+        if isinstance(ix, (bool, np.bool_)):
+            return None
+        if isinstance(ix, (int, np.integer)):
+            k = int(ix) + (d if ix < 0 else 0)
+            if not 0 <= k < d:
+                return None
+            out.append(("at", k))
+        elif isinstance(ix, slice) and all(v is None or isinstance(v, (int, np.integer)) and
+                                           not isinstance(v, bool) for v in (ix.start, ix.stop, ix.step)):
+            start, stop, step = ix.indices(d)
+            if step != 1:
+                return None
+            stop = max(stop, start)
+            out.append(None if (start, stop) == (0, d) else ("span", start, stop))
+        else:
+            return None
+    return out + [None] * (len(shape) - len(index))
+
+
+def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
+    """``x[index] = value`` as a select between ``value`` and ``x`` (module docstring)."""
+    base, index, value = args
+    if not isinstance(base, (BufferValue, Pointwise)) or \
+            not isinstance(value, (Scalar, BufferValue, Pointwise)):
+        return None
+    node = gl._origin[0] if gl._origin else None
+    first = getattr(node, "args", (None,))[0]
+    if len(getattr(first, "users", ())) > 1:
+        # The array before this write is read too (``e[i] = f(e[i - 1])``): every state
+        # would be realized whole, quadratic in the writes; the extern writes in place.
+        return None
+    shape = tuple(base.shape)
+    if gl.sizes or not _renderer_ok(gl) or not all(isinstance(d, int) for d in shape + tuple(value.shape)):
+        return None   # dynamic sizes: regions are static bounds
+    region = _region(shape, index)
+    if region is None:
+        return None
+    dtype = np.dtype(base.dtype)
+    weak = isinstance(value, Scalar) and value.weak
+    if not weak and not np.can_cast(value.dtype, dtype, "same_kind"):
+        return None   # float into int and friends: NumPy's casting, not C's
+    if weak and dtype.kind in "iub" and np.dtype(value.dtype).kind == "f":
+        return None
+    if dtype.kind in "iub" and value.shape == () and not np.can_cast(value.dtype, dtype, "safe") \
+            and not (isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False)):
+        return None   # NumPy range-checks a scalar written into an integer array
+    # The region's dims (integer-indexed ones dropped) and where each starts in the base.
+    kept = [(d, r) for d, r in enumerate(region) if r is None or r[0] == "span"]
+    rshape = tuple(shape[d] if r is None else r[2] - r[1] for d, r in kept)
+    vshape = tuple(value.shape)
+    while len(vshape) > len(rshape) and vshape[0] == 1:
+        vshape = vshape[1:]
+    if len(vshape) > len(rshape):
+        return None
+    lead = len(rshape) - len(vshape)
+    # The value is read at every point (a select, not a branch: it vectorizes as a blend),
+    # so along partly written dims its index is clamped into the region: every load stays
+    # inside its buffer. (Masked loads of addresses outside it were 3x slower than NumPy's
+    # copies: each one that reaches an unmapped page takes a microcode assist.)
+    pad = len(value.shape) - len(vshape)
+    if isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False):
+        try:   # NumPy's own conversion: a Python int out of range raises there
+            number = np.array(value.value, dtype=dtype).item()
+        except (OverflowError, ValueError, TypeError):
+            return None
+        constant = True
+    elif weak and dtype.kind in "iub":
+        return None   # a run-time Python number: its range is NumPy's to check
+    else:
+        constant = False
+    i64, b = np.dtype(np.int64), np.dtype(np.bool_)
+
+    def fn(ops: Any, idx: list) -> Any:
+        def const(k: int) -> Any:
+            return ops.constant(k, i64)
+
+        conds = []
+        for d, r in enumerate(region):
+            if r is None:
+                continue
+            i = ops.index(idx[d])
+            if r[0] == "at":
+                conds.append(ops.call("equal", [i, const(r[1])], i64, b))
+            else:
+                conds.append(ops.call("logical_and", [ops.call("greater_equal", [i, const(r[1])], i64, b),
+                                                      ops.call("less", [i, const(r[2])], i64, b)], b))
+
+        def load_value() -> Any:
+            if constant:
+                return ops.constant(number, dtype)
+            rindex = []
+            for d, r in kept:
+                if r is None:
+                    rindex.append(idx[d])
+                else:
+                    lo, hi = r[1], r[2] - 1
+                    clamped = ops.call("clip", [ops.index(idx[d]), const(lo), const(hi)], i64)
+                    rindex.append(Affine.var(ops.bind_index(clamped)) + (-lo))
+            vindex = [Affine(0)] * pad + broadcast_index(vshape, rindex)
+            return ops.cast(value.load(ops, vindex), value.dtype, dtype)
+
+        if not conds:
+            return load_value()
+        cond = conds[0]
+        for c in conds[1:]:
+            cond = ops.call("logical_and", [cond, c], b)
+        return ops.call("where", [cond, load_value(), base.load(ops, idx)], dtype)
+
+    cost = getattr(base, "cost", 0) + getattr(value, "cost", 0) + 1
+    origins = tuple(dict.fromkeys(o for v in (base, value) if isinstance(v, Pointwise) for o in v.origins))
+    return Pointwise(shape, dtype, fn, cost, origins + gl._origin)

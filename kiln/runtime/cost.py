@@ -1,0 +1,97 @@
+"""The graph-break cost model: is a graph worth compiling, or would Python be faster?
+
+A compiled call pays a fixed price — the generated entry, the wrapper, one native call
+per kernel, and at a graph break the segment machinery (rebuilding the stack, the eager
+segment, the resume function's own entry) — where NumPy pays a dispatch per operation.
+On small arrays nothing else counts: a three-element ODE right-hand side (``np.empty(3)``
+and three element writes) is four NumPy calls, about as cheap as the compiled path's
+fixed price. Such graphs are not compiled; their cache entry runs the function as Python
+and ``kiln.explain`` says so, with the estimate.
+
+The estimate only judges graphs whose every value is small (at most ``SMALL_ELEMENTS``
+elements, per-element work negligible on both sides); larger graphs always compile.
+Costs are in microseconds of a quiet core, from benchmarks/cache_hit_overhead.py and
+benchmarks/idioms.py; only their ratios matter. ``KILN_COST_MODEL=0`` turns it off.
+
+    >>> import numpy as np
+    >>> from kiln.ir import trace
+    >>> from kiln.ops import F, TensorMeta
+    >>> g = trace(lambda x: F.sqrt(F.sum(F.multiply(x, x))), [TensorMeta((3,), np.float64)], ["x"])
+    >>> python_is_faster(g) is not None
+    True
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..ops import Category
+
+SMALL_ELEMENTS = 256
+NUMPY_OP_US = 0.6      # a ufunc on a small array (W7: five ops on 16 elements, 2.8 us)
+NUMPY_REDUCE_US = 1.5  # a reduction (x.sum() has a slower entry than a ufunc)
+NUMPY_SCALAR_US = 0.25  # arithmetic giving a NumPy scalar / 0-d value
+NUMPY_CHEAP_US = 0.15   # a basic index, element write or view; np.empty/np.zeros: 0.3
+ENTRY_US = 1.5         # compiled entry + wrapper + output allocation (x + 1: 2.4 us)
+KERNEL_US = 1.2        # one native kernel call (cffi, pointers, threads not started)
+SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume entry
+
+_FUSED = (Category.POINTWISE, Category.REDUCTION, Category.VIEW)
+
+
+def _elements(node: Any) -> int:
+    val = node.val
+    shape = getattr(val, "shape", ())
+    return math.prod(shape) if isinstance(shape, tuple) and all(isinstance(d, int) for d in shape) \
+        else SMALL_ELEMENTS + 1
+
+
+def _numpy_us(node: Any) -> float:
+    op = node.op
+    if op.category == Category.VIEW or op.category == Category.GATHER and op.name.startswith("index_"):
+        return NUMPY_CHEAP_US
+    if op.category == Category.CREATION:
+        return 2 * NUMPY_CHEAP_US
+    if op.category == Category.REDUCTION:
+        return NUMPY_REDUCE_US
+    if _elements(node) == 1 and getattr(node.val, "shape", None) == ():
+        return NUMPY_SCALAR_US
+    return NUMPY_OP_US
+
+
+def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
+    """(Python µs, compiled µs) for one run of ``graph`` followed by ``breaks`` graph
+    breaks, or None when some value is too large for a per-call estimate."""
+    python = 0.0
+    externs = 0
+    fused = False
+    for node in graph.nodes:
+        if node.kind == "placeholder" and _elements(node) > SMALL_ELEMENTS:
+            return None
+        if node.kind != "call":
+            continue
+        if _elements(node) > SMALL_ELEMENTS:
+            return None
+        python += _numpy_us(node)
+        op = node.op
+        if op.category in _FUSED or op.lowering is not None:
+            fused = True
+        else:
+            externs += 1
+    compiled = ENTRY_US + KERNEL_US * fused + NUMPY_OP_US * externs + SEGMENT_US * breaks
+    return python, compiled
+
+
+def python_is_faster(graph: Any, breaks: int = 0) -> str | None:
+    """Why ``graph`` should run as Python (a sentence for explain), or None to compile it."""
+    found = estimate(graph, breaks)
+    if found is None:
+        return None
+    python, compiled = found
+    if compiled < python:
+        return None
+    calls = len([n for n in graph.nodes if n.kind == "call"])
+    extra = f" and {breaks} graph break" if breaks else ""
+    return (f"runs as Python: {calls} operations on arrays of at most {SMALL_ELEMENTS} "
+            f"elements{extra}; estimated {compiled:.1f} us per call compiled against "
+            f"{python:.1f} us as NumPy (KILN_COST_MODEL=0 compiles it anyway)")

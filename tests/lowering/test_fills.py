@@ -1,0 +1,237 @@
+"""Fresh arrays and the writes into them (kiln/lowering/fills.py): np.zeros/np.empty/
+np.full followed by slice or element assignments compile into one kernel that writes the
+final array once. Results are compared with NumPy; kernel and allocation counts pin the
+fusion."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln.runtime import cpp_backend
+
+from .helpers import assert_same
+
+
+def _compiled(fn):
+    seen = []
+
+    def backend(graph, example_inputs):
+        seen.append(cpp_backend(graph, example_inputs))
+        return seen[-1]
+
+    return kiln.compile(fn, backend=backend), seen
+
+
+def grid(x):
+    n = x.shape[0]
+    z = np.zeros((n, n, 3))
+    z[:, :, 0] = x.reshape(-1, 1)
+    z[:, :, 1] = x
+    return z.reshape(n * n, 3)
+
+
+def rhs(t, x, y, z, sigma, rho, beta):
+    yprime = np.empty(3)
+    yprime[0] = sigma * (y - x)
+    yprime[1] = x * (rho - z) - y
+    yprime[2] = x * y - beta * z
+    return yprime
+
+
+def border(x):
+    a = np.ones(x.shape)
+    a[0, :] = 0.0
+    a[-1] = 0.0
+    a[:, 0] = 0.0
+    a[1:3, -1] = 7
+    return a * x
+
+
+def full_scaled(x):
+    a = np.full(x.shape, 2.5, dtype=np.float32)
+    a *= 2
+    b = np.zeros_like(x, dtype=np.int64)
+    b[1] = 3
+    return a, b
+
+
+def partial_row(x):
+    y = np.zeros((4, x.shape[0]))
+    y[2] = x               # a whole row: the value spans a full dim
+    y[1, 1:3] = -2.0       # a number into part of a row
+    return y
+
+
+CASES = [
+    (grid, (np.linspace(0.0, 1.0, 7),)),
+    (rhs, (0.0, 1.0, 2.0, 3.0, 10.0, 28.0, 8.0 / 3.0)),
+    (border, (np.arange(30.0).reshape(5, 6),)),
+    (full_scaled, (np.ones((3, 4)),)),
+    (partial_row, (np.arange(5.0),)),
+]
+
+
+@pytest.mark.parametrize("fn,args", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_writes_into_fresh_arrays_are_one_kernel(fn, args):
+    compiled, seen = _compiled(fn)
+    want = fn(*args)
+    got = compiled(*args)
+    for i, (g, w) in enumerate(zip(got if isinstance(got, tuple) else (got,),
+                                   want if isinstance(want, tuple) else (want,))):
+        assert_same(f"out{i}", w, g, rtol=0, atol=0)
+    [art] = [c.kiln_artifact for c in seen]
+    assert len(art.kernel_names) == 1, art.kernel_names
+    assert "_ext_" not in art.wrapper.split("def call")[1]     # no extern copy or fill
+    outs = len(want) if isinstance(want, tuple) else 1
+    assert art.wrapper.count("np.empty") == outs                # each output allocated once
+
+
+def test_a_returned_fresh_array_stays_numpys_call():
+    compiled, seen = _compiled(lambda n: np.zeros((n, 3)) + 0 * n)
+    assert_same("zeros", np.zeros((4, 3)), compiled(4), rtol=0, atol=0)
+    compiled, seen = _compiled(lambda x: (np.zeros(x.shape), x + 1))
+    got = compiled(np.ones(5))
+    assert "_ext_zeros" in seen[0].kiln_artifact.wrapper     # calloc'd pages, never touched
+    assert_same("zeros", np.zeros(5), got[0], rtol=0, atol=0)
+
+
+def test_several_returned_fresh_arrays_each_get_their_own_call():
+    # Regression: realized fills were remembered by id() of a closure nothing kept alive,
+    # so a later fill could reuse the id and be handed an earlier one's buffer
+    # (zeros_like(c) came back with a's shape; on 3.13, an AOT backward's zero gradient).
+    def fresh(a, b, c, d):
+        return (np.zeros_like(a), np.ones_like(b), np.zeros_like(c), np.full_like(d, 2.0),
+                np.zeros(3), np.empty_like(b))
+
+    compiled, seen = _compiled(fresh)
+    args = (np.ones((3, 4)), np.ones(4), np.ones((2, 2, 2)), np.ones(5))
+    got = compiled(*args)
+    want = fresh(*args)
+    for i, (g, w) in enumerate(zip(got[:-1], want)):   # (empty_like's values are garbage)
+        assert_same(f"out{i}", w, g, rtol=0, atol=0)
+    assert (got[-1].shape, got[-1].dtype) == (want[-1].shape, want[-1].dtype)
+    assert not any(np.shares_memory(g, h) for i, g in enumerate(got) for h in got[i + 1:])
+
+
+def test_values_read_only_inside_their_region_are_read_at_clamped_indices():
+    def concat_repeat(x):
+        n = x.shape[0]
+        y = np.empty(3 * n)
+        y[:n] = x                   # x is read at i for i < n only
+        y[n:] = np.repeat(x, 2)
+        return y
+
+    def jacobi(u):
+        v = u.copy()
+        v[1:-1, 1:-1] = 0.25 * (u[1:-1, 2:] + u[1:-1, :-2] + u[2:, 1:-1] + u[:-2, 1:-1])
+        return v
+
+    for fn, x in [(concat_repeat, np.arange(5.0)), (jacobi, np.arange(42.0).reshape(6, 7) ** 1.5)]:
+        compiled, seen = _compiled(fn)
+        assert_same(fn.__name__, fn(x), compiled(x), rtol=0, atol=0)
+        art = seen[0].kiln_artifact
+        assert len(art.kernel_names) == 1, art.kernel_names
+        assert "_ext_index_put" not in art.wrapper and " ? " in art.cpp
+
+
+def test_casts_and_out_of_range_values_follow_numpy():
+    def f(x):
+        a = np.zeros(3, dtype=np.int8)
+        a[0] = 100
+        a[1:] = x                   # int64 into int8: 'same_kind', C wraps as NumPy does
+        return a
+
+    compiled, _ = _compiled(f)
+    x = np.array([300, -5])
+    assert_same("a", f(x), compiled(x), rtol=0, atol=0)
+
+    def g():
+        a = np.zeros(2, dtype=np.uint8)
+        a[0] = 300                  # NumPy raises OverflowError
+        return a
+
+    with pytest.raises(OverflowError):
+        g()
+    with pytest.raises(OverflowError):
+        kiln.compile(g)()
+
+
+def test_float64_exp_log_chain_calls_vector_math():
+    # exp, an in-place divide by the sum, log, sum: every loop must call libmvec's vector
+    # exp/log (GCC 12 dropped them once it specialized the kernel body for its range).
+    import shutil
+    import subprocess
+
+    if shutil.which("nm") is None or "avx2" not in open("/proc/cpuinfo").read():
+        pytest.skip("needs nm and an AVX2 CPU (libmvec's vector variants)")
+
+    def chain(x):
+        p = np.exp(x)
+        p /= p.sum()
+        return np.log(p).sum()
+
+    compiled, seen = _compiled(chain)
+    x = np.random.default_rng(0).standard_normal(1000)
+    np.testing.assert_allclose(compiled(x), chain(x), rtol=1e-12)
+    symbols = subprocess.run(["nm", "-D", seen[0].kiln_artifact.so], capture_output=True,
+                             text=True, check=True).stdout
+    assert "_ZGV" in symbols and "v_exp" in symbols and "v_log" in symbols, symbols
+
+
+def test_numpy_scalars_written_into_int_arrays_are_range_checked():
+    def f(s):
+        x = np.zeros(3, dtype=np.int8)
+        x[0] = s
+        return x
+
+    for s in (np.uint8(255), np.int64(300), np.int8(3)):
+        try:
+            want = ("ok", f(s))
+        except OverflowError as e:
+            want = ("raise", type(e))
+        try:
+            got = ("ok", kiln.compile(f)(s))
+        except OverflowError as e:
+            got = ("raise", type(e))
+        assert got[0] == want[0], (s, got, want)
+        if want[0] == "ok":
+            assert_same("x", want[1], got[1], rtol=0, atol=0)
+
+
+def test_a_region_write_is_handler_calls_on_loop_indices():
+    # y = zeros(6); y[1:4] = x: conditions on the loop index, a clamped load, one select;
+    # the same closure feeds any handler (no C text in lowering).
+    from kiln.ir import trace
+    from kiln.lowering.handler import RecordingHandler
+    from kiln.lowering.loop_ir import Affine
+    from kiln.lowering.lower import GraphLowering
+    from kiln.ops import F, TensorMeta
+
+    def f(x):
+        return F.index_put(F.zeros(shape=(6,), dtype=np.dtype(np.float64)), (slice(1, 4),), x)
+
+    x = np.arange(3.0)
+    low = GraphLowering(trace(f, [TensorMeta((3,), np.dtype(np.float64))], ["x"]), [x])
+    low.run()
+    (node,) = low.nodes
+    rec = RecordingHandler()
+    node.value.load(rec, [Affine.var("i")])
+    assert [fn for fn, _ in rec.calls] == ["greater_equal", "less", "logical_and", "clip", "where"]
+    assert rec.indices == [Affine.var("i")] * 2 and rec.bound == ["_bound0"]
+    assert ("x", Affine(-1, {"_bound0": 1})) in [(b.name, ix) for b, ix in rec.loads]
+
+
+def test_dynamic_sizes_keep_numpys_own_fills_and_writes():
+    from kiln.ir import trace
+    from kiln.ops import F, TensorMeta
+
+    def f(x):
+        y = F.index_put(F.zeros(shape=(2, 5), dtype=np.dtype(np.float64)), (0, slice(1, 3)), 7.0)
+        return F.add(y, F.sum(x))
+
+    x = np.arange(4.0)
+    g = trace(f, [TensorMeta(x.shape, x.dtype)], ["x"])
+    g.placeholders[0].meta["dynamic_dims"] = (0,)
+    fn = cpp_backend(g, [x])
+    for n in (3, 9):
+        xn = np.arange(float(n))
+        assert_same("y", g(xn), fn(xn), rtol=0, atol=0)

@@ -1,0 +1,111 @@
+"""Results keep NumPy's memory layout (order='K'): Fortran-ordered inputs give
+Fortran-ordered results, transposed inputs transposed ones, for every op kind (pointwise,
+reductions with keepdims, views of computed values, out=, in-place updates) and every
+backend. Compared against NumPy on .strides and .flags (and the axis order, for results
+that are views of a bigger array)."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln.lowering import layout as L
+
+
+def many(x, y):
+    t = x * 2.0
+    return (
+        x + 1.0,                                # one operand
+        np.sin(x) * y - x,                      # a fused chain
+        np.where(x > 3.0, x, 0.0),              # a select
+        x.astype(np.float32),                   # a cast
+        -x,
+        np.maximum(x, y),
+        x + y[:1],                              # broadcast against a row
+        x.sum(axis=0, keepdims=True),           # reductions keeping dims
+        (t * t).sum(axis=1, keepdims=True),
+        x - x.mean(axis=0, keepdims=True),      # normalization
+        np.exp(x).T,                            # a view of a computed value
+        (x * y)[:, 1:],                         # a slice of one
+        np.add(x, y, out=np.empty_like(x)),     # out= a fresh array
+        np.copy(x) + 0.5,
+        x.copy() * 3.0,                         # ndarray.copy() is C order
+    )
+
+
+def _inplace(x, y):
+    z = np.copy(x)
+    z += y
+    z *= 2.0
+    return z
+
+
+def _inputs():
+    base = np.arange(24.0).reshape(4, 6) / 7.0
+    F = np.asfortranarray(base)
+    T = np.ascontiguousarray(base.T).T               # a transposed C array
+    S = np.arange(96.0).reshape(8, 12)[::2, ::2] / 3  # a strided slice (C order)
+    R = base[::-1]                                   # reversed rows
+    return {"fortran": F, "transposed": T, "strided": S, "reversed": R, "c": base}
+
+
+def _same_layout(got, want, what):
+    assert got.shape == want.shape and got.dtype == want.dtype, what
+    np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=what)
+    if want.flags.c_contiguous or want.flags.f_contiguous:
+        assert got.strides == want.strides, f"{what}: strides {got.strides} != NumPy's {want.strides}"
+        assert got.flags.c_contiguous == want.flags.c_contiguous, what
+        assert got.flags.f_contiguous == want.flags.f_contiguous, what
+    else:   # NumPy returns a view of a bigger array: the axis order must agree
+        item = want.itemsize
+        assert L.axis_order(got.shape, [s // item for s in got.strides]) == \
+            L.axis_order(want.shape, [s // item for s in want.strides]), what
+    np.testing.assert_allclose(got.ravel(order="K"), want.ravel(order="K"), rtol=1e-12, err_msg=what)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
+@pytest.mark.parametrize("name", ["fortran", "transposed", "strided", "reversed", "c"])
+def test_results_follow_numpy_layouts(backend, name):
+    x = _inputs()[name]
+    y = np.empty_like(x)          # y in x's layout (mixed layouts: see below)
+    y[...] = np.linspace(0.5, 2.0, x.size).reshape(x.shape)
+    want = many(x, y)
+    got = kiln.compile(many, backend=backend)(x, y)
+    for i, (g, w) in enumerate(zip(got, want)):
+        _same_layout(g, w, f"{backend}/{name}: output {i}")
+    _same_layout(kiln.compile(_inplace, backend=backend)(x, y), _inplace(x, y), "in place")
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_broadcast_and_three_d_inputs(backend):
+    b = np.broadcast_to(np.arange(5.0), (3, 5))          # a zero-stride operand
+    f3 = np.asfortranarray(np.arange(60.0).reshape(3, 4, 5))
+
+    def g(b, f3):
+        return b * 2.0, f3 + 1.0, f3.sum(axis=1), f3.max(axis=2, keepdims=True), f3 * b[:, None, :]
+
+    for i, (got, want) in enumerate(zip(kiln.compile(g, backend=backend)(b, f3), g(b, f3))):
+        _same_layout(got, want, f"output {i}")
+
+
+def test_mixed_layouts_take_numpys_choice():
+    # A Fortran and a C operand: NumPy's iterator picks one order; kiln asks it the same.
+    f = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    c = np.arange(12.0).reshape(3, 4)
+
+    def g(f, c):
+        return f + c, c * f, (f + c).sum(axis=0, keepdims=True)
+
+    for got, want in zip(kiln.compile(g)(f, c), g(f, c)):
+        _same_layout(got, want, "mixed")
+
+
+def test_stand_in_rule_matches_numpy_on_its_own():
+    # layout_of asks NumPy on stand-ins; check it against NumPy on the real arrays.
+    f3 = np.asfortranarray(np.ones((3, 4, 5)))
+    mixed = np.ones((4, 5, 3)).transpose(2, 0, 1)
+    for op, args, params in [(np.add, (f3, mixed), {}), (np.sum, (mixed,), {"axis": 1}),
+                             (np.negative, (mixed,), {}), (np.sum, (f3,), {"axis": 0, "keepdims": True})]:
+        want = op(*args, **params)
+        operands = [(a.shape, tuple(s // 8 for s in a.strides)) for a in args]
+        strides = L.layout_of(op, operands, params, want.shape)
+        got = tuple(s // 8 for s in want.strides)
+        assert (strides or L.contiguous_strides(want.shape)) == got, (op, params)

@@ -1,0 +1,90 @@
+"""The cost model (kiln/runtime/cost.py): graphs so small that the compiled call would
+cost more than NumPy's own run as Python, with the guards skipped for later calls of the
+same argument types; explain says so; larger inputs still compile."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln.config import config
+from kiln.runtime import cost
+
+
+@pytest.fixture(autouse=True)
+def _cost_model_on(monkeypatch):
+    kiln.reset()
+    monkeypatch.setattr(config, "cost_model", True)
+
+
+def rhs(t, x, y, z, sigma, rho, beta):
+    yprime = np.empty(3)
+    yprime[0] = sigma * (y - x)
+    yprime[1] = x * (rho - z) - y
+    yprime[2] = x * y - beta * z
+    return yprime
+
+
+def affine(v):
+    return v * 2.0 + 1.0
+
+
+ARGS = (0.0, 1.0, 2.0, 3.0, 10.0, 28.0, 8.0 / 3.0)
+
+
+def test_a_tiny_graph_runs_as_python_and_explain_says_so():
+    compiled = kiln.compile(rhs)
+    np.testing.assert_array_equal(compiled(*ARGS), rhs(*ARGS))
+    [record] = compiled.records
+    assert record.graph is None and "runs as Python" in record.runs_as_python
+    out = kiln.explain(rhs)(*ARGS)
+    assert out.graph_count == 0 and len(out.runs_as_python) == 1
+    assert "Not compiled: rhs: runs as Python: 4 operations" in str(out), str(out)
+    assert out.to_json()["runs_as_python"] == out.runs_as_python
+    # Later calls with the same argument types skip the guards; results stay right.
+    assert compiled._as_python is not None
+    np.testing.assert_array_equal(compiled(0.5, 1.5, 2.5, 3.5, 1.0, 2.0, 3.0),
+                                  rhs(0.5, 1.5, 2.5, 3.5, 1.0, 2.0, 3.0))
+    assert len(compiled.records) == 1
+
+
+def test_large_inputs_of_the_same_function_still_compile():
+    compiled = kiln.compile(affine)
+    small, large = np.arange(3.0), np.arange(1000.0)
+    np.testing.assert_array_equal(compiled(small), affine(small))
+    assert compiled.records[0].runs_as_python
+    np.testing.assert_array_equal(compiled(large), affine(large))
+    assert len(compiled.records) == 2 and compiled.records[1].graph is not None
+    assert not compiled.records[1].runs_as_python
+
+
+def test_many_operations_on_small_arrays_compile():
+    def chain(v):
+        for _ in range(8):
+            v = np.sin(v) * 0.5 + v
+        return v
+
+    compiled = kiln.compile(chain)
+    v = np.linspace(0.0, 1.0, 4)
+    np.testing.assert_allclose(compiled(v), chain(v), rtol=1e-13)
+    assert compiled.records[0].graph is not None
+
+
+def test_the_model_is_off_switch_and_custom_backends_get_their_graphs(monkeypatch):
+    seen = []
+    compiled = kiln.compile(rhs, backend=lambda g, ex: seen.append(g) or g)
+    compiled(*ARGS)
+    assert len(seen) == 1
+    monkeypatch.setattr(config, "cost_model", False)
+    compiled = kiln.compile(rhs)
+    compiled(*ARGS)
+    assert compiled.records[0].graph is not None and not compiled.records[0].runs_as_python
+
+
+def test_estimate_counts_operations_and_breaks():
+    from kiln.ir import trace
+    from kiln.ops import F, TensorMeta
+    g = trace(lambda x: F.sqrt(F.sum(F.multiply(x, x))), [TensorMeta((3,), np.float64)], ["x"])
+    python, compiled = cost.estimate(g)
+    assert python == pytest.approx(cost.NUMPY_OP_US + cost.NUMPY_REDUCE_US + cost.NUMPY_SCALAR_US)
+    assert cost.estimate(g, breaks=1)[1] == pytest.approx(compiled + cost.SEGMENT_US)
+    big = trace(lambda x: F.sin(x), [TensorMeta((cost.SMALL_ELEMENTS + 1,), np.float64)], ["x"])
+    assert cost.estimate(big) is None and cost.python_is_faster(big) is None
