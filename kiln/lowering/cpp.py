@@ -15,9 +15,7 @@ kiln/codegen_templates/ lay it out. Generated kernels:
 from __future__ import annotations
 
 import functools
-import math
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +27,8 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
 from .loop_ir import Affine
 from .renderer import Renderer
 from .sizes import product, render as render_size
-from .scheduler import Kernel, node_index, record, write_index
+from .plan import Collapse, describe, kernel_accesses, kernel_cost
+from .scheduler import Kernel, node_index, write_index
 
 # A kernel runs on several threads when elements x statements-per-element reaches this
 # (a libm call counts 8 statements). A parallel region costs ~10-30 us on a quiet 2-core
@@ -92,49 +91,17 @@ def _init(combine: str, dtype: np.dtype) -> str:
     return literal(info.max if big else info.min, dtype)
 
 
-class _Collapse:
-    """Groups of adjacent loop variables that every access lets run as one flat loop."""
-
-    def __init__(self, vars_: list[tuple[str, int]], accesses: list[Affine]) -> None:
-        self.groups: list[list[tuple[str, int]]] = []
-        for v, n in vars_:
-            if self.groups and all(a.terms.get(self.groups[-1][-1][0], 0) == a.terms.get(v, 0) * n
-                                   for a in accesses):
-                self.groups[-1].append((v, n))
-            else:
-                self.groups.append([(v, n)])
-        self.of = {v: g for g in self.groups for v, _ in g}
-
-    def loops(self) -> list[tuple[str, str]]:
-        """(variable, trip count) per collapsed loop: the product of its dims' sizes,
-        folded (a number, or a polynomial in the size symbols)."""
-        return [(g[0][0], render_size(product(n for _, n in g))) for g in self.groups]
-
-    def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
-        out, done = [], set()
-        for v, c in sorted(terms.items()):
-            g = self.of.get(v)
-            if g is None:
-                out.append((v, c))
-            elif g[0][0] not in done:
-                done.add(g[0][0])
-                coef = terms.get(g[-1][0], 0)
-                if coef:
-                    out.append((g[0][0], coef))
-        return out
-
-
-def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tuple[list, list]:
-    """The statements run per outer point; also every index they access."""
+def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
+    """The statements run per outer point."""
+    kernel, local = plan.kernel, plan.local
     frame = kernel.frame
     lines: list[str] = []
-    accesses: list[Affine] = []
     locals_: dict[str, str] = {}
-    inner = rename.inner_loops if rename else [(v, n) for v, n in frame.inner_vars()]
-    ren = rename.rename if rename else None
+    inner = plan.inner_loops
+    ren = plan.rename
     # Blocked mode (a reduction over leading axes, kept dims contiguous): BLOCK outer points
     # advance together, their per-point values in arrays, the unit-stride loop innermost.
-    blk = rename.blocked if rename else None
+    blk = plan.blocked
     if blk:
         bv = blk
         bidx = f"{bv} - {bv}_b"
@@ -159,15 +126,9 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
     # Row-local buffers: declared once per outer point, sized by the inner index range.
     inner_names = {v for v, _ in frame.inner_vars()}
     rowlocal: dict[str, tuple[str, set]] = {}
-    for kind_, members_ in kernel.stages:
-        for node, role in members_:
-            if local.get(node.buf.name) == "row" and role == "row":
-                w = write_index(node, role, frame)
-                span = 1 + sum(c * (dict(frame.inner_vars())[v] - 1) for v, c in w.terms.items()
-                               if v in inner_names)
-                array = f"row_{node.buf.name}"
-                rowlocal[node.buf.name] = (array, inner_names)
-                lines.append(f"{ctype(node.buf.dtype)} {array}[{span}];")
+    for name, (dtype, span) in plan.row_arrays.items():
+        rowlocal[name] = (f"row_{name}", inner_names)
+        lines.append(f"{ctype(dtype)} row_{name}[{span}];")
 
     for kind, members in kernel.stages:
         em = CppEmitter(names, forwarded={}, locals_=locals_)
@@ -196,15 +157,9 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
                     em.lines.append(f"{rowlocal[buf.name][0]}[{within.render(ren)}] = {v};")
                 elif local.get(buf.name) not in ("register", "scalar"):
                     em.lines.append(f"{names.arg(buf)}[{w.render(ren)}] = {v};")
-                    accesses.append(w)
                 continue
             # a reduction: accumulate per lane, finish after the loop
-            acc_dt = node.acc_dtype
-            if blk and node.combine in ("sum", "prod") and buf.dtype.kind == "f":
-                # NumPy reduces a leading axis row by row in the output dtype; so does the
-                # blocked loop, so accumulating in that dtype gives NumPy's result bit for
-                # bit (and float32 lanes are twice as many as double ones).
-                acc_dt = buf.dtype
+            acc_dt = plan.accumulators[buf.name]
             acc_name = names.temp().replace("t", "acc")
             acc = declare_accumulator(pre, clauses, _acc_ctype(acc_dt), acc_name,
                                       _init(node.combine, acc_dt), _CLAUSE[node.combine])
@@ -236,10 +191,7 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
             if local.get(buf.name) != "scalar":
                 w = write_index(node, "reduce", frame)
                 finish.append(f"{names.arg(buf)}[{w.render(ren)}] = {red};")
-                accesses.append(w)
             post += [point_loop] + ["  " + f for f in finish] + ["}"] if blk else finish
-        accesses.extend(a for _, a in em.loads)
-        accesses.extend(em.uses)
         body = em.lines + updates
         if blk:
             if kind == "scalar" or not inner:
@@ -251,11 +203,10 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
             lines += pre + body + post
             continue
         lines += pre
-        split = rename.parallel_inner if rename else None
-        if split:
+        if plan.split_inner:
             # No outer loop to share (a reduction over everything): big enough loops are
             # split across threads themselves, OpenMP combining the accumulators.
-            lines.append(f"if ({split}) {{")
+            lines.append(f"if (nthreads > 1 && (int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN}) {{")
             lines += _loop_nest(inner, body, clauses, parallel=True)
             lines.append("} else {")
             lines += _loop_nest(inner, body, clauses, parallel=False)
@@ -263,7 +214,7 @@ def _render_stages(kernel: Kernel, local: dict, names: NameSource, rename) -> tu
         else:
             lines += _loop_nest(inner, body, clauses, parallel=False)
         lines += post
-    return lines, accesses
+    return lines
 
 
 def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
@@ -297,55 +248,103 @@ def _short(n: Any) -> bool:
     return isinstance(n, (int, str)) and str(n).isdigit() and int(n) <= SHORT_LOOP
 
 
-class _Renamer:
-    def __init__(self, outer: _Collapse, inner: _Collapse) -> None:
-        self.outer, self.inner = outer, inner
-        self.inner_loops = inner.loops()
-        self.parallel_inner: str | None = None  # C condition for splitting inner loops
-        self.blocked: str | None = None          # the outer variable run in blocks
+@dataclass
+class CppKernelPlan:
+    """Everything decided about one kernel before it is printed (kiln/lowering/plan.py)."""
+
+    kernel: Kernel
+    local: dict                  # kernel-local buffers as this kernel keeps them
+    inplace: dict                # output name -> input Buffer whose memory it takes
+    size_args: tuple             # int64_t parameters: the dynamic sizes
+    outer: Collapse              # the outer (parallel) loops, collapsed
+    inner: Collapse              # the inner (reduced) loops, collapsed
+    blocked: str | None          # the outer variable run in blocks of BLOCK points
+    split_inner: bool            # no outer loop: big inner loops are split across threads
+    work: str                    # elements the kernel iterates (a C expression)
+    cost: int                    # statements per element
+    row_arrays: dict = field(default_factory=dict)    # buffer -> (dtype, elements per row)
+    accumulators: dict = field(default_factory=dict)  # reduction buffer -> accumulator dtype
+
+    @property
+    def outer_loops(self) -> list[tuple[str, str]]:
+        return self.outer.loops()
+
+    @property
+    def inner_loops(self) -> list[tuple[str, str]]:
+        return self.inner.loops()
 
     def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
+        """An index's terms over the collapsed loop variables."""
         return self.inner.rename(dict(self.outer.rename(terms)))
 
 
-def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
-                  inplace: dict | None = None) -> RenderedKernel:
-    """C++ for one kernel; ``size_args`` are extra ``int64_t`` parameters (dynamic sizes);
-    ``inplace`` maps outputs to the inputs whose memory they take (lowering.inplace)."""
+def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
+                inplace: dict | None = None) -> CppKernelPlan:
+    """Loops, blocking, per-row arrays, accumulators, threads and cost of one kernel;
+    ``local`` as kiln/lowering/scheduler.kernel_locals gives it, ``inplace`` as
+    kiln/lowering/inplace.plan_inplace does."""
     frame = kernel.frame
     local = _fit_row_locals(kernel, local)
     mine = {n.buf.name for n in kernel.nodes}
     inplace = {k: v for k, v in (inplace or {}).items() if k in mine and local.get(k) is None}
-    _, accesses = _render_stages(kernel, local, NameSource(), None)
-    outer = _Collapse(frame.outer_vars(), accesses)
-    inner = _Collapse(frame.inner_vars(), accesses)
-    renamer = _Renamer(outer, inner)
-    work = render_size(product(frame.shape))
-    cost = _cost(kernel)
-    if not outer.loops() and renamer.inner_loops:
-        renamer.parallel_inner = f"nthreads > 1 && (int64_t){work} * {cost} >= {PARALLEL_GRAIN}"
-    elif outer.loops() and renamer.inner_loops:
+    accesses = kernel_accesses(kernel, local)
+    outer = Collapse(frame.outer_vars(), accesses)
+    inner = Collapse(frame.inner_vars(), accesses)
+    plan = CppKernelPlan(kernel, local, inplace, tuple(size_args), outer, inner, None, False,
+                         render_size(product(frame.shape)), kernel_cost(kernel, call_cost))
+    if not outer.loops() and plan.inner_loops:
+        plan.split_inner = True
+    elif outer.loops() and plan.inner_loops:
         # Reducing leading axes: if memory is contiguous along the kept dims, not along
         # the reduced ones, run blocks of outer points in the innermost loop instead.
-        vo, vi = outer.loops()[-1][0], renamer.inner_loops[-1][0]
-        coefs = [dict(renamer.rename(a.terms)) for a in accesses]
+        vo, vi = outer.loops()[-1][0], plan.inner_loops[-1][0]
+        coefs = [dict(plan.rename(a.terms)) for a in accesses]
         if any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs):
-            renamer.blocked = vo
-            local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
-    names = NameSource(inplace)
-    lines, _ = _render_stages(kernel, local, names, renamer)
+            plan.blocked = vo
+            plan.local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
+    inner_sizes = dict(frame.inner_vars())
+    for node, role in kernel.members:
+        name = node.buf.name
+        if plan.local.get(name) == "row" and role == "row":
+            w = write_index(node, role, frame)
+            plan.row_arrays[name] = (node.buf.dtype, 1 + sum(
+                c * (inner_sizes[v] - 1) for v, c in w.terms.items() if v in inner_sizes))
+        if node.kind == "reduction":
+            acc = node.acc_dtype
+            if plan.blocked and node.combine in ("sum", "prod") and node.buf.dtype.kind == "f":
+                # NumPy reduces a leading axis row by row in the output dtype; so does the
+                # blocked loop, so accumulating in that dtype gives NumPy's result bit for
+                # bit (and float32 lanes are twice as many as double ones).
+                acc = node.buf.dtype
+            plan.accumulators[name] = acc
+    return plan
 
-    loops = outer.loops() or [("o0", "1")]
-    flat_pointwise = not renamer.inner_loops and not frame.axes
+
+def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
+                  inplace: dict | None = None) -> RenderedKernel:
+    """C++ for one kernel: :func:`plan_kernel`, then :func:`print_kernel`."""
+    return print_kernel(plan_kernel(kernel, local, size_args, inplace))
+
+
+def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
+    """The C++ text of a planned kernel (printed once)."""
+    kernel, inplace, size_args = plan.kernel, plan.inplace, plan.size_args
+    frame = kernel.frame
+    local = plan.local
+    names = NameSource(inplace)
+    lines = _render_stages(plan, names)
+
+    loops = plan.outer_loops or [("o0", "1")]
+    flat_pointwise = not plan.inner_loops and not frame.axes
     body: list[str] = []
     for depth, (v, n) in enumerate(loops):
         lo, hi = ("begin", "end") if depth == 0 else ("0", str(n))
         pad = "    " * (depth + 1)
-        if v == renamer.blocked:
+        if v == plan.blocked:
             body.append(pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {BLOCK}) {{")
             body.append(pad + f"    const int64_t {v}_e = {v}_b + {BLOCK} < {hi} ? {v}_b + {BLOCK} : {hi};")
             continue
-        if depth == len(loops) - 1 and (flat_pointwise or not renamer.inner_loops):
+        if depth == len(loops) - 1 and (flat_pointwise or not plan.inner_loops):
             body.append(pad + "#pragma omp simd")
         body.append(pad + f"for (int64_t {v} = {lo}; {v} < {hi}; ++{v}) {{")
     pad = "    " * (len(loops) + 1)
@@ -372,24 +371,10 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
         cparams.append("int64_t")
         args.append(name)
     d0 = f"({loops[0][1]})" if "*" in loops[0][1] else loops[0][1]
-    sources = []
-    ops = []
-    for n in kernel.nodes:
-        for origin in n.origins:
-            src = getattr(origin, "meta", {}).get("source")
-            if src:
-                # A trailing backslash would splice the next C++ line into the comment.
-                text = f"{os.path.basename(src[0])}:{src[1]}  {src[2].strip().rstrip(chr(92)).rstrip()}"
-                if text not in sources:
-                    sources.append(text)
-            if getattr(origin, "kind", None) == "call":
-                label = origin.op.name if origin.name.startswith(origin.op.name) else \
-                    f"{origin.name} ({origin.op.name})"
-                if label not in ops:
-                    ops.append(label)
+    ops, sources = describe(kernel)
     k = dict(name=kernel.name, ops=", ".join(ops), inplace=sorted((o, b.name) for o, b in inplace.items()), frame=_describe_frame(frame), sources=sources,
              params=", ".join(params) or "void", args=", ".join(args), body="\n".join(body),
-             outer_parallel=bool(outer.loops()), work=work, cost=cost, grain=PARALLEL_GRAIN, d0=d0,
+             outer_parallel=bool(plan.outer_loops), work=plan.work, cost=plan.cost, grain=PARALLEL_GRAIN, d0=d0,
              align=64 if flat_pointwise and len(loops) == 1 else 1)
     source = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
@@ -415,20 +400,6 @@ def _fit_row_locals(kernel: Kernel, local: dict) -> dict:
     return out
 
 
-def _cost(kernel: Kernel) -> int:
-    """Statements per element (a libm call counts 8): decides when threads pay off.
-    Counted on what the kernel's nodes do (a recording ops handler), not on its text."""
-    total = 0
-    for node, role in kernel.members:
-        rec = record(node, role, kernel.frame)
-        total += rec.statements + sum(call_cost(fn, dt) - 1 for fn, dt in rec.calls)
-        if node.kind == "reduction":
-            total += 4 if node.combine in ("max", "min") and node.acc_dtype.kind == "f" else 3
-        else:
-            total += 1  # the store
-    return max(1, total)
-
-
 def _describe_frame(frame) -> str:
     dims = " x ".join(str(d) for d in frame.shape) or "scalar"
     if frame.axes:
@@ -446,6 +417,7 @@ class CppRenderer(Renderer):
 
     name = "cpp"
     dtypes = frozenset(CTYPES)
+    loader = "kiln.runtime.build:CppLoader"
     computed_indices = True
 
     def __init__(self, num_threads: int = 1) -> None:
@@ -454,9 +426,12 @@ class CppRenderer(Renderer):
     def supports(self, fn: str, dtype: Any) -> bool:
         return np.dtype(dtype).name in CTYPES and (fn == "identity" or template(fn, dtype) is not None)
 
-    def render_kernel(self, kernel: Kernel, local: dict, size_args: tuple = (),
-                      inplace: dict | None = None) -> RenderedKernel:
-        return render_kernel(kernel, local, size_args, inplace)
+    def plan_kernel(self, kernel: Kernel, local: dict, size_args: tuple = (),
+                    inplace: dict | None = None) -> CppKernelPlan:
+        return plan_kernel(kernel, local, size_args, inplace)
+
+    def render_kernel(self, plan: CppKernelPlan) -> RenderedKernel:
+        return print_kernel(plan)
 
     def render_module(self, graph_name: str, kernels: list) -> str:
         return render_module(graph_name, kernels)

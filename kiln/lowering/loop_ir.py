@@ -144,7 +144,7 @@ class BufferValue(Value):
         self.shape = tuple(shape)
         self.dtype = buf.dtype
         self.strides = tuple(strides)
-        self.offset = int(offset)
+        self.offset = _size(offset)  # elements: an int, or a Size (x[::-1] of a dynamic dim)
         self.py = py  # (op, base value, params) when this is a view the wrapper may need
 
     @classmethod

@@ -23,7 +23,6 @@ expensive values read by several users.
 from __future__ import annotations
 
 import contextvars
-import math
 from typing import Any
 
 import numpy as np
@@ -32,13 +31,12 @@ from ..errors import Unsupported
 from ..ir import Graph, Node, map_nodes
 from ..ops import Category, TensorMeta, infer_meta
 from ..ops.meta import to_fake
-from ..ops.registry import iter_leaves, map_leaves
-from .handler import EXPENSIVE, RecordingHandler
-from .loop_ir import (DTYPES, Affine, Buffer, BufferValue, Pointwise, Scalar, Value,
-                      broadcast_index, contiguous_strides, kind)
-from .scalars import fits, python_int_operands, token, unbounded
-from .sizes import Size, SymbolTable, Undecidable, product
-from ..ops.layout import Window
+from .loop_ir import DTYPES, Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
+from .nodes import ComputeNode, ExternNode, Opaque, buffers_read, iter_values, map_values
+from .pointwise import PointwiseLowering
+from .scalars import token
+from .sizes import Size, SymbolTable, Undecidable
+from .views import ViewLowering, _view_layout  # noqa: F401  (layout rules of views)
 from . import layout as L
 from .fills import lower_fill, lower_join, lower_region_write, lower_repeat
 
@@ -50,85 +48,7 @@ from .fills import lower_fill, lower_join, lower_region_write, lower_repeat
 REALIZE_COST_SHARED = 7
 
 
-class Opaque(Value):
-    """A Python object only the wrapper handles (a tuple from an extern, say)."""
-
-    def __init__(self, name: str, meta: Any) -> None:
-        self.name = name
-        self.meta = meta
-        self.shape = getattr(meta, "shape", ())
-        self.dtype = getattr(meta, "dtype", np.dtype(object))
-
-
-class ComputeNode:
-    """A realized computation: one buffer written by a loop nest (fused later)."""
-
-    def __init__(self, name: str, buf: Buffer, kind: str, origins: tuple) -> None:
-        self.name = name
-        self.buf = buf
-        self.kind = kind  # 'pointwise' | 'reduction'
-        self.origins = origins
-        # pointwise: value (shape == buf.shape)
-        self.value: Value | None = None
-        # reduction: src value over in_shape, reduced axes, combine, accumulator dtype
-        self.src: Value | None = None
-        self.in_shape: tuple = ()
-        self.axes: tuple = ()
-        self.combine = ""
-        self.acc_dtype: np.dtype | None = None
-
-    @property
-    def shape(self) -> tuple:
-        return self.in_shape if self.kind == "reduction" else self.buf.shape
-
-    def __repr__(self) -> str:
-        return f"ComputeNode({self.name}, {self.kind}, {self.buf.shape})"
-
-
-class ExternNode:
-    """A call of an op's NumPy kernel from the wrapper (matmul, linalg, unlowered ops)."""
-
-    def __init__(self, name: str, op: Any, args: tuple, params: dict, out: Value,
-                 origins: tuple) -> None:
-        self.name = name
-        self.op = op
-        self.args = args
-        self.params = params
-        self.out = out
-        self.origins = origins
-        self.kind = "extern"
-
-    def __repr__(self) -> str:
-        return f"ExternNode({self.name}, {self.op.name})"
-
-
-def iter_values(value: Any):
-    return (v for v in iter_leaves(value) if isinstance(v, Value))
-
-
-def map_values(value: Any, fn) -> Any:
-    return map_leaves(value, lambda v: fn(v) if isinstance(v, Value) else v)
-
-
-def buffers_read(value: Value) -> set:
-    """Names of the buffers a value's code loads (recorded by an ops handler)."""
-    if isinstance(value, BufferValue):
-        return {value.buf.name}
-    if not isinstance(value, Pointwise):
-        return set()
-    rec = RecordingHandler()
-    value.fn(rec, [Affine.var(f"d{k}") for k in range(len(value.shape))])
-    return {b.name for b, _ in rec.loads}
-
-
-def _body_calls(body: Any, dtype: np.dtype, arity: int) -> list:
-    """(scalar function, loop dtype) of every call a scalar body makes (recorded)."""
-    rec = RecordingHandler()
-    body(rec, dtype, *[("operand", i) for i in range(arity)])
-    return rec.calls
-
-
-class GraphLowering:
+class GraphLowering(PointwiseLowering, ViewLowering):
     """Lower a graph for given example inputs (their strides are specialized on)."""
 
     def __init__(self, graph: Graph, example_inputs: list, reinfer: bool = False,
@@ -196,6 +116,11 @@ class GraphLowering:
 
     # -- the interpreter --------------------------------------------------------------------
     def run(self) -> "GraphLowering":
+        # Comparisons of dynamic sizes the bound cannot decide become guards (sizes.py).
+        with self.sizes.guarding():
+            return self._run()
+
+    def _run(self) -> "GraphLowering":
         placeholders = self.graph.placeholders
         if len(placeholders) != len(self.example_inputs):
             raise Unsupported("example inputs do not match the graph's placeholders")
@@ -337,154 +262,6 @@ class GraphLowering:
         finally:
             _CURRENT.reset(token)
 
-    # -- pointwise --------------------------------------------------------------------------
-    def pointwise(self, op: Any, rule: dict, args: tuple, params: dict,
-                  meta: TensorMeta) -> Pointwise | None:
-        """An elementwise op as a closure calling its scalar function (``op.lowering``)."""
-        values = list(args)
-        for v in values:
-            if v is not None and not isinstance(v, Value):
-                return None  # a non-scalar Python argument (a list, say): extern
-        out_dtype = meta.dtype
-        ufunc = getattr(op, "ufunc", None)
-        if ufunc is not None:
-            tokens = tuple(token(v) for v in values)
-            try:
-                loop = ufunc.resolve_dtypes(tokens + (None,) * ufunc.nout)
-            except (TypeError, ValueError):
-                return None
-            in_dts, loop_out = list(loop[:ufunc.nin]), loop[ufunc.nin]
-            if {np.dtype(d).kind for d in in_dts} >= {"i", "u"}:
-                return None  # NumPy's exact int64-vs-uint64 comparison loops: C would wrap the sign
-            bounded = python_int_operands(values, in_dts, loop_out)
-            if bounded is None:
-                return None
-        else:
-            bounded = ()
-            fixed = rule.get("input_dtypes") or (None,) * len(op.inputs)
-            in_dts = [np.dtype(f) if f is not None else out_dtype for f in fixed]
-            loop_out = out_dtype
-            if np.dtype(out_dtype).kind in "iu" and not all(
-                    fits(v, out_dtype) for v in values if isinstance(v, Scalar) and v.weak):
-                return None  # np.clip(uint8, -1, 1): NumPy's own rules for the Python int
-        if any(np.dtype(d).name not in self.dtypes for d in in_dts + [loop_out]):
-            return None
-        # the loop's dtype: that of the first operand the op does not fix (where's x)
-        fixed = rule.get("input_dtypes") or ()
-        free = [d for i, d in enumerate(in_dts) if i >= len(fixed) or fixed[i] is None]
-        loop_dt = np.dtype(free[0] if free else loop_out)
-        k = kind(loop_dt)
-        when = rule.get("when", {})
-        body = None
-        for i, v in enumerate(values):
-            # a compile-time constant operand may select a decomposition: "y=2", "f:y=3"
-            if isinstance(v, Scalar) and v.value is not None and not v.arg \
-                    and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
-                key = f"{op.inputs[i]}={v.value:g}"
-                body = when.get(f"{k}:{key}", when.get(key, body))
-            elif isinstance(v, Scalar) and v.arg or isinstance(v, Value) and not v.shape and i:
-                # a runtime scalar or a 0-d value: NumPy's loops see a zero stride and may
-                # take a fast path
-                body = when.get(f"{k}:{op.inputs[i]}=scalar", body)
-        if body is None and len(values) > 1 and all(v is not None and not v.shape for v in values[1:]):
-            # every operand but the first is 0-d (constants too): zero strides in NumPy's loop
-            body = when.get(f"{k}:rest=0d")
-        fn_name = rule["scalar"]
-        if body is None:
-            if k not in rule.get("kinds", ""):
-                return None
-            body = lambda ops, dt, *xs: ops.call(fn_name, list(xs), dt, loop_out)  # noqa: E731
-        shape = self.broadcast([v.shape for v in values if isinstance(v, Value)], meta.shape)
-
-        def fn(ops: Any, index: list) -> Any:
-            operands = []
-            for name, v, dt in zip(op.inputs, values, in_dts):
-                if v is None:  # a missing clip bound
-                    operands.append(ops.constant(unbounded(name, dt), dt))
-                elif isinstance(v, Scalar) and not v.arg:
-                    operands.append(ops.constant(v.value, dt))
-                else:
-                    operands.append(ops.cast(v.load(ops, broadcast_index(v.shape, index)), v.dtype, dt))
-            return ops.cast(body(ops, loop_dt, *operands), loop_out, out_dtype)
-
-        calls = _body_calls(body, loop_dt, len(values))
-        if self.renderer is not None and not all(self.renderer.supports(f, d) for f, d in calls):
-            return None  # the target does not spell one of its functions: extern
-        cost = max(1, sum(8 if f in EXPENSIVE and d.kind == "f" else 1 for f, d in calls)) \
-            + sum(getattr(v, "cost", 0) for v in values)
-        origins = tuple(dict.fromkeys(o for v in values if isinstance(v, Pointwise) for o in v.origins))
-        for v, dt in bounded:  # the wrapper checks the value on each call, as NumPy does
-            v.int_bounds = tuple(dict.fromkeys(getattr(v, "int_bounds", ()) + (dt,)))
-        return Pointwise(shape, out_dtype, fn, cost, origins + self._origin)
-
-    # -- views ------------------------------------------------------------------------------
-    def view(self, op: Any, args: tuple, params: dict, meta: TensorMeta) -> Value | None:
-        x, rest = args[0], args[1:]
-        if any(isinstance(v, Value) for v in iter_values(rest)) or not isinstance(x, (BufferValue, Pointwise)):
-            return None
-        if op.layout is None:
-            return None
-        if isinstance(x, Pointwise):
-            remapped = self._remap_pointwise(x, op, rest, params)
-            if remapped is not None:
-                chain = getattr(x, "view_chain", None)
-                root, views = chain if chain is not None else (x, ())
-                views = views + ((op, tuple(rest), dict(params)),)
-                if _blas_friendly(root.shape, views):
-                    remapped.view_chain = (root, views)
-                return remapped
-            x = self.realize(x)
-        result = _view_layout(op, x.shape, x.strides, rest, params)
-        if result is None:  # NumPy would copy (a reshape of a non-contiguous window)
-            x = self.realize(self.identity(x))
-            result = _view_layout(op, x.shape, x.strides, rest, params)
-            if result is None:
-                return None
-        shape, strides, offset = result
-        return BufferValue(x.buf, shape, strides, x.offset + offset, py=(op, (x,) + tuple(rest), params))
-
-    def _remap_pointwise(self, x: Pointwise, op: Any, rest: tuple, params: dict) -> Value | None:
-        """A view of a closure as an affine remap of its index, when one exists."""
-        cstrides = contiguous_strides(x.shape)
-        result = _view_layout(op, x.shape, cstrides, rest, params)
-        if result is None:
-            return None
-        shape, strides, offset = result
-        if x.size == 0 or product(shape) == 0:
-            return None
-        if isinstance(offset, int) and offset == 0:
-            start = [0] * len(x.shape)
-        elif all(isinstance(n, int) for n in x.shape) and isinstance(offset, int):
-            start = list(np.unravel_index(offset, x.shape)) if x.shape else []
-        else:
-            return None
-        # Output dim j moves input dim k by coef c when its stride is c * cstrides[k].
-        moves: list[tuple[int, int] | None] = []
-        for n, s in zip(shape, strides):
-            if n == 1 or s == 0:
-                moves.append(None)
-                continue
-            k = next((k for k in range(len(x.shape)) if x.shape[k] > 1 and _ratio(s, cstrides[k]) is not None), None)
-            if k is None:
-                return None
-            moves.append((k, _ratio(s, cstrides[k])))
-        lo, hi = list(start), list(start)
-        for (n, mv) in zip(shape, moves):
-            if mv is not None:
-                k, c = mv
-                (hi if c > 0 else lo)[k] += c * (n - 1)
-        if any(l < 0 or h >= d for l, h, d in zip(lo, hi, x.shape)):
-            return None
-
-        def fn(ops: Any, index: list) -> Any:
-            inner = [Affine(int(s)) for s in start]
-            for ix, mv in zip(index, moves):
-                if mv is not None:
-                    inner[mv[0]] = inner[mv[0]] + ix * mv[1]
-            return x.fn(ops, inner)
-
-        return Pointwise(shape, x.dtype, fn, x.cost, x.origins)
-
     def meta_of(self, value: Any) -> Any:
         """What infer_meta sees of a lowering value (an array on the example's sizes)."""
         if isinstance(value, Value) and not isinstance(value, Scalar):
@@ -583,24 +360,6 @@ class GraphLowering:
     def _remember(self, value: Value, out: BufferValue) -> BufferValue:
         self._realized[id(value)] = (value, out)
         return out
-
-    def realize_operand(self, value: Value) -> BufferValue:
-        """Memory for an extern's (read-only) operand.
-
-        A closure seen through size-preserving views (``np.maximum(h, 0).T`` feeding a
-        matmul) is realized in its own C-contiguous layout and the extern gets the view of
-        that buffer, as NumPy code would pass ``a.T``: BLAS reads a transposed operand for
-        free, while writing the transposed copy costs a strided pass over the data.
-        """
-        chain = getattr(value, "view_chain", None)
-        if chain is None or self.realized(value) is not None:
-            return self.realize(value)
-        root, views = chain
-        out = self.realize(root)
-        for op, rest, params in views:
-            shape, strides, offset = _view_layout(op, out.shape, out.strides, rest, params)
-            out = BufferValue(out.buf, shape, strides, out.offset + offset, py=(op, (out,) + rest, params))
-        return self._remember(value, out)
 
     def extern(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
         # Operands the op writes get a buffer of their own; read-only ones may be views.
@@ -741,48 +500,6 @@ def _meta_of(value: Any) -> Any:
     if isinstance(value, Value):
         return TensorMeta(value.shape, value.dtype)
     return value
-
-
-def _ratio(s: Any, t: Any) -> int | None:
-    """The integer k with s == k * t (strides: ints or symbolic sizes), or None."""
-    if isinstance(s, int) and isinstance(t, int):
-        return s // t if t and s % t == 0 else None
-    if isinstance(s, Size):
-        return s.ratio(t)
-    return None
-
-
-def _view_layout(op: Any, shape: tuple, strides: tuple, rest: tuple, params: dict) -> tuple | None:
-    """(shape, strides, offset delta) in elements of ``op``'s view of this window, from the
-    op's layout rule (kiln/ops/layout.py): computed, never run on memory. None when NumPy
-    would copy or raise."""
-    if op.layout is None:
-        return None
-    return op.layout(Window(tuple(shape), tuple(strides), 0), *rest, **params)
-
-
-def _blas_friendly(shape: tuple, views: tuple) -> bool:
-    """Do these views of a C-contiguous array keep every element once, with strides that a
-    matmul takes without copying (positive, and unit stride in one of the last two dims)?
-    Transposes, swapaxes and splitting reshapes do; slices, broadcasts and flips do not."""
-    if not all(isinstance(n, int) for n in shape):
-        return False  # dynamic sizes: the operand is realized as it is
-    size = math.prod(shape)
-    strides, offset = contiguous_strides(shape), 0
-    for op, rest, params in views:
-        result = _view_layout(op, shape, strides, rest, params)
-        if result is None:
-            return False
-        shape, strides, delta = result
-        offset += delta
-    live = [(n, s) for n, s in zip(shape, strides) if n > 1]
-    extent = 1
-    for n, s in sorted(live, key=lambda ns: ns[1]):  # every element once, none skipped
-        if s != extent:
-            return False
-        extent *= n
-    return size > 0 and offset == 0 and extent == size and \
-        (not live or any(s == 1 for _, s in live[-2:]))
 
 
 def _numpy_returns_scalar(node: Node) -> bool:

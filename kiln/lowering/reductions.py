@@ -1,4 +1,4 @@
-"""Reductions: sum/prod/max/min/any/all loops; mean/var/std (``finish``) and sum_to built from sums.
+"""Reductions: sum/prod/max/min/any/all (and argmax/argmin where the renderer has them) loops; mean/var/std (``finish``) and sum_to built from sums.
 
 A reduction node iterates its source's shape; ``axes`` are reduced, the other dims index
 the output. Floating-point sums and products accumulate in float64 whatever the input
@@ -16,6 +16,7 @@ from ..ops import TensorMeta
 from ..ops.meta import normalize_axis
 from .loop_ir import Affine, BufferValue, Pointwise, Value, broadcast_index
 from .lower import ComputeNode, GraphLowering
+from .renderer import BASE_REDUCTIONS
 from .sizes import is_unbacked, product
 
 
@@ -39,6 +40,8 @@ def _acc_dtype(combine: str, src_dtype: np.dtype, out_dtype: np.dtype) -> np.dty
         return np.dtype(bool)
     if combine in ("max", "min"):
         return np.dtype(out_dtype)
+    if combine in ("argmax", "argmin"):
+        return np.dtype(src_dtype)   # values compare in their own dtype; the result is an index
     if np.dtype(out_dtype).kind in "iub":
         # sum(float_array, dtype=int): NumPy casts each element, then adds (wrapping)
         return np.dtype(out_dtype)
@@ -81,7 +84,9 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
         out_shape = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
     else:
         out_shape = tuple(d for i, d in enumerate(in_shape) if i not in axes)
-    if combine in ("max", "min") and r == 0 and m > 0:
+    if combine not in getattr(gl.renderer, "reductions", BASE_REDUCTIONS):
+        return None  # the target has no such loop (argmax in C++): NumPy's kernel
+    if combine in ("max", "min", "argmax", "argmin") and r == 0 and m > 0:
         return None  # NumPy raises "zero-size array to reduction operation": the extern does
     if combine in ("max", "min") and is_unbacked(r):
         # an empty selection at run time: the same error, from the wrapper

@@ -2,12 +2,14 @@
 
 ``generate(graph, example_inputs, renderer)`` (kiln/runtime/backend.py) runs the
 backend-neutral pipeline — lowering, scheduling, kernel-local buffers, the in-place
-plan — and asks the renderer for everything target-specific: which dtypes kernels can
-hold and which scalar functions it spells, the text of each kernel and of the module,
-and, for the Python wrapper, how to load the module, pass an array, allocate one and
-launch a kernel. Building and loading the module is the runtime's half
-(``kiln.runtime.backend.CPP``: g++ and cffi). A new backend is a subclass here plus its
-templates plus a runtime loader; the scheduler never changes.
+plan, the memory plan (lowering/memory.py) — and asks the renderer for everything
+target-specific: which dtypes kernels can hold, which scalar functions and reduction
+combines it spells, each kernel's plan (data, lowering/plan.py) and its text (printed
+once), the module, and, for the Python wrapper, input checks, how to load the module,
+pass an array, allocate one and launch a kernel. Building and loading the module is the
+runtime's half, named by ``loader`` (``kiln.runtime.build:CppLoader``: g++ and cffi).
+A new backend is a subclass here plus its templates plus a runtime loader; the scheduler
+never changes (docs/adding_a_backend.md lists every member).
 
     >>> from kiln.lowering.cpp import CppRenderer
     >>> r = CppRenderer(num_threads=2)
@@ -20,13 +22,23 @@ from typing import Any
 
 import numpy as np
 
+# The combines every renderer's reduction loops provide (lowering/reductions.py).
+BASE_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "any", "all"})
+
 
 class Renderer:
     """Target-specific code generation (see the module doc); subclasses fill it in."""
 
     name = "abstract"
+    # Where the runtime half lives: "module:Class", a loader that builds the module text
+    # and installs the kernels in the wrapper (kiln/runtime/build.py ``CppLoader``,
+    # kiln/runtime/triton_backend.py ``TritonLoader``). A name, not an import: lowering
+    # never depends on the runtime.
+    loader = ""
     # numpy dtype names kernels can hold; others make their nodes extern calls
     dtypes: frozenset = frozenset()
+    # reduction combines its kernels accumulate; other reductions are extern calls
+    reductions: frozenset = BASE_REDUCTIONS
     # Its ops handler implements index and bind_index (loads at computed indices):
     # fresh-array fills and region writes (kiln/lowering/fills.py) lower as selects.
     computed_indices = False
@@ -35,10 +47,18 @@ class Renderer:
         """Does this target spell scalar function ``fn`` for a loop of ``dtype``?"""
         raise NotImplementedError
 
-    # -- kernels -------------------------------------------------------------------------
-    def render_kernel(self, kernel: Any, local: dict, size_args: tuple, inplace: dict) -> Any:
-        """A scheduled kernel's text: a ``RenderedKernel`` (name, source, buffers and
-        scalars in parameter order, what it writes, in-place outputs)."""
+    # -- kernels ---------------------------------------------------------------------------
+    def plan_kernel(self, kernel: Any, local: dict, size_args: tuple, inplace: dict) -> Any:
+        """A scheduled kernel's plan (kiln/lowering/plan.py): loops, blocking, accumulators,
+        threads, cost — data, decided once, before any text. ``local``: the kernel-local
+        buffers (scheduler.kernel_locals); ``size_args``: the size symbols passed as kernel
+        arguments; ``inplace``: outputs written over dead inputs (inplace.plan_inplace)."""
+        raise NotImplementedError
+
+    def render_kernel(self, plan: Any) -> Any:
+        """A planned kernel's text, printed once: a rendered kernel with ``name``,
+        ``source``, ``buffers`` and ``scalars`` in parameter order, ``written`` (buffer
+        names it stores) and ``inplace`` (output name -> the input Buffer it writes over)."""
         raise NotImplementedError
 
     def render_module(self, graph_name: str, kernels: list) -> str:
@@ -52,6 +72,13 @@ class Renderer:
     def wrapper_prelude(self, module_path: str, signature: str, kernels: list) -> list[str]:
         """Wrapper lines that load the module and bind each kernel's name."""
         raise NotImplementedError
+
+    def input_checks(self, inputs: list) -> list[str]:
+        """Python conditions on the wrapper's inputs (``(name, Buffer | Scalar)`` pairs)
+        under which a call must compile another variant: what the kernels assumed that
+        the shared checks (shapes, strides, sizes) do not cover, such as the array type
+        and device. Checked first in ``call``."""
+        return []
 
     def wrapper_globals(self) -> list[str]:
         """Constants the launches use (a thread count)."""

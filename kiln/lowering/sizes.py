@@ -20,7 +20,10 @@ Kinds of symbols (:class:`SymbolTable`):
   named ``u<n>`` and may be 0 or 1: comparisons take them as at least 0 (:func:`min_size`).
 
 A comparison that the bound cannot decide raises :class:`Undecidable` (an
-``Unsupported``): the graph then compiles for concrete sizes, never wrongly.
+``Unsupported``): the graph then compiles for concrete sizes, never wrongly. While a
+lowering runs (``SymbolTable.guarding``), one over input dims instead takes the answer
+of the example's sizes and becomes a guard the wrapper checks (``x[:10]`` on a dynamic
+dim: ``s0 - 10 >= 0``).
 
     >>> s0, s1 = Size.symbol("s0"), Size.symbol("s1")
     >>> str(s0 * s1 + 3), (s0 * s1 - s1 * s0 + 2)
@@ -30,6 +33,8 @@ A comparison that the bound cannot decide raises :class:`Undecidable` (an
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -205,6 +210,11 @@ def _decide(diff: Any, how: str) -> bool:
         return True
     if all(c <= 0 for c in coefs) and (const < 0 if how == "ge" else const <= 0):
         return False
+    table = _GUARDING.get()
+    if table is not None:
+        answer = table.guard(diff, how)
+        if answer is not None:
+            return answer
     raise Undecidable(f"whether {diff} {'>=' if how == 'ge' else '>'} 0 depends on the sizes")
 
 
@@ -216,6 +226,11 @@ def min_size(name: str) -> int:
 def is_unbacked(value: Any) -> bool:
     """Does a size depend on a size known only after an op ran?"""
     return isinstance(value, Size) and any(s.startswith("u") for s in value.symbols)
+
+
+# The symbol table whose lowering is running (SymbolTable.guarding): an undecidable
+# comparison of input sizes takes the example's answer and becomes a guard. Per thread.
+_GUARDING: contextvars.ContextVar = contextvars.ContextVar("kiln_size_guards", default=None)
 
 
 def is_static(value: Any) -> bool:
@@ -256,6 +271,33 @@ class SymbolTable:
         # (Python expression, symbol): further places a symbol was found (duck sizing);
         # the wrapper checks each equals the symbol.
         self.equal: list[tuple[str, str]] = []
+        # Python conditions on the symbols the code assumed (``s0 - 10 >= 0`` for
+        # ``x[:10]``); the wrapper compiles another variant when one fails.
+        self.guards: list[str] = []
+
+    @contextlib.contextmanager
+    def guarding(self):
+        """While lowering: comparisons the bound cannot decide are answered from the
+        example's sizes and recorded in ``guards`` (input symbols only; others, and any
+        comparison outside this block, still raise :class:`Undecidable`)."""
+        token = _GUARDING.set(self)
+        try:
+            yield self
+        finally:
+            _GUARDING.reset(token)
+
+    def guard(self, diff: "Size", how: str) -> bool | None:
+        """The example's answer to ``diff >= 0`` ('ge') or ``> 0`` ('gt'), recorded as a
+        guard; None when a symbol is not an input dim."""
+        if any(getattr(self.symbols.get(n), "kind", None) != "input" for n in diff.symbols):
+            return None
+        value = diff.subs(self.hints())
+        answer = value >= 0 if how == "ge" else value > 0
+        op = {("ge", True): ">=", ("ge", False): "<", ("gt", True): ">", ("gt", False): "<="}[how, answer]
+        text = f"{diff} {op} 0"
+        if text not in self.guards:
+            self.guards.append(text)
+        return answer
 
     def input_dim(self, array: str, dim: int, ndim: int, hint: int) -> Size:
         """The symbol of dim ``dim`` of input ``array`` (example size ``hint``).

@@ -26,7 +26,6 @@ blocks.
 from __future__ import annotations
 
 import functools
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,10 +33,11 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from ..errors import Unsupported
 from .loop_ir import Affine
+from .plan import describe, kernel_accesses
 from .renderer import Renderer
 from .scheduler import Kernel, node_index, write_index
+from .sizes import Size, product, render as render_size
 from .triton_ops import TL_TYPES, KernelArgs, TritonEmitter, literal, template, tltype
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
@@ -97,6 +97,15 @@ class RenderedTritonKernel:
     persistent: bool = True
     int64: bool = False
     inplace: dict = field(default_factory=dict)      # never used: Triton kernels write fresh buffers
+    size_args: tuple = ()                            # int64 parameters after the scalars
+
+    def grid(self, constexprs: dict, sizes: dict) -> tuple:
+        """The launch grid at run-time ``sizes`` (symbol -> value) of a kernel over size
+        symbols; :meth:`config`'s block sizes were chosen for any size."""
+        x = self.xnumel.subs(sizes) if isinstance(self.xnumel, Size) else self.xnumel
+        if self.reduction and not self.persistent:
+            return (max(1, x), 1, 1)
+        return (_cdiv(x, constexprs["XBLOCK"]), 1, 1)
 
     def config(self, interpret: bool = False) -> tuple[tuple, dict, int]:
         """(grid, constexprs, num_warps): Inductor-like heuristics, no autotuning.
@@ -107,22 +116,24 @@ class RenderedTritonKernel:
         elements. Looped: XBLOCK 1, RBLOCK 2048, 8 warps. The interpreter (about 1 ms per
         program) gets blocks as large as 2**16 elements instead.
         """
-        x = self.xnumel
+        # dynamic sizes: blocks for large ones (the grid follows each call's, see grid())
+        x = self.xnumel if isinstance(self.xnumel, int) else 2 ** 20
+        r = self.rnumel if isinstance(self.rnumel, int) else LOOPED_RBLOCK
         if not self.reduction:
             if interpret:
-                xblock = min(_pow2(x), 2 ** 16)
+                xblock = min(_pow2(x), 2 ** 12 if isinstance(self.xnumel, Size) else 2 ** 16)
             else:
                 xblock = min(_pow2(max(256, min(x // 128, 1024))), max(_pow2(x), 16))
             return (_cdiv(x, xblock), 1, 1), {"XBLOCK": xblock}, max(1, min(8, xblock // 256))
         if self.persistent:
-            rblock = _pow2(self.rnumel)
+            rblock = _pow2(r)
             limit = 2 ** 16 if interpret else 4096
             xblock = max(1, min(_pow2(x), limit // rblock))
             warps = max(1, min(8, xblock * rblock // 256))
             return (_cdiv(x, xblock), 1, 1), {"XBLOCK": xblock, "RBLOCK": rblock}, warps
         # (The interpreter reduces a tile with a custom combine one element at a time in
         # Python: short chunks, many vectorized iterations.)
-        rblock = min(_pow2(self.rnumel), 256 if interpret else LOOPED_RBLOCK)
+        rblock = min(_pow2(r), 256 if interpret else LOOPED_RBLOCK)
         return (x, 1, 1), {"XBLOCK": 1, "RBLOCK": rblock}, 8 if rblock >= 1024 else 4
 
 
@@ -142,19 +153,20 @@ def _split(flat: str, vars_: list[tuple[str, int]]) -> list[str]:
         if len(vars_) == 1:
             lines.append(f"{v} = {flat}")
         elif i == len(vars_) - 1:
-            lines.append(f"{v} = {flat} % {n}")
+            lines.append(f"{v} = {flat} % {render_size(n)}")
         elif i == 0:
-            lines.append(f"{v} = {flat} // {inner}")
+            lines.append(f"{v} = {flat} // {render_size(inner)}")
         else:
-            lines.append(f"{v} = ({flat} // {inner}) % {n}")
-        inner *= n
+            lines.append(f"{v} = ({flat} // {render_size(inner)}) % {render_size(n)}")
+        inner = inner * n
     return list(reversed(lines))
 
 
 def _render_affine(index: Affine) -> str:
-    parts = [v if c == 1 else f"{c}*{v}" for v, c in sorted(index.terms.items())]
-    if index.const or not parts:
-        parts.append(str(index.const))
+    parts = [v if isinstance(c, int) and c == 1 else f"{render_size(c)}*{v}"
+             for v, c in sorted(index.terms.items())]
+    if not (isinstance(index.const, int) and index.const == 0) or not parts:
+        parts.append(render_size(index.const))
     return " + ".join(parts).replace("+ -", "- ")
 
 
@@ -176,22 +188,63 @@ class _Body:
         self.out.append("    " * self.depth + text)
 
 
-def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
-    """Triton source of one scheduled kernel (see the module doc)."""
+@dataclass
+class TritonKernelPlan:
+    """Everything decided about one kernel before it is printed (kiln/lowering/plan.py):
+    the tile (kept dims flattened into ``xnumel``, reduced ones into ``rnumel``),
+    persistent or looped rows, the index width and the kernel-local buffers kept."""
+
+    kernel: Kernel
+    local: dict
+    xnumel: Any                  # an int, or a Size over the size symbols
+    rnumel: Any
+    reduction: bool
+    persistent: bool             # one tile per row (rows of a static length up to 1024)
+    int64: bool
+    size_args: tuple = ()        # the size symbols, int64 kernel parameters
+
+
+def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = ()) -> TritonKernelPlan:
+    """The tile, row strategy and index width of one scheduled kernel; ``size_args``: the
+    size symbols its sizes may name (kernel parameters)."""
     local = fit_locals([kernel], local)
     frame = kernel.frame
     outer, inner = frame.outer_vars(), frame.inner_vars()
-    xnumel = math.prod(n for _, n in outer)
-    rnumel = math.prod(n for _, n in inner)
+    xnumel = product(n for _, n in outer)
+    rnumel = product(n for _, n in inner)
     reduction = bool(frame.axes)
-    persistent = not reduction or rnumel <= PERSISTENT_RNUMEL
-    rvars = {v for v, _ in inner}
+    persistent = not reduction or isinstance(rnumel, int) and rnumel <= PERSISTENT_RNUMEL
     sizes = dict(outer + inner)
+    # int64 indices when any offset the kernel computes can reach 2**31 (always, when
+    # the sizes are symbols: they are not bounded)
+    accesses = kernel_accesses(kernel, local)
+    if isinstance(xnumel * rnumel, Size) or any(
+            isinstance(n, Size) for a in accesses for n in [a.const, *a.terms.values()]):
+        int64 = True
+    else:
+        int64 = max([xnumel * rnumel] + [
+            abs(index.const) + sum(abs(c) * (sizes.get(v, 1) - 1) for v, c in index.terms.items())
+            for index in accesses]) >= INT32_LIMIT
+    return TritonKernelPlan(kernel, local, xnumel, rnumel, reduction, persistent, int64,
+                            tuple(size_args))
+
+
+def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
+    """Triton source of one scheduled kernel: :func:`plan_kernel`, then :func:`print_kernel`."""
+    return print_kernel(plan_kernel(kernel, local))
+
+
+def print_kernel(plan: TritonKernelPlan) -> RenderedTritonKernel:
+    """The Triton text of a planned kernel (see the module doc)."""
+    kernel, local = plan.kernel, plan.local
+    frame = kernel.frame
+    outer, inner = frame.outer_vars(), frame.inner_vars()
+    xnumel, rnumel = plan.xnumel, plan.rnumel
+    reduction, persistent = plan.reduction, plan.persistent
+    rvars = {v for v, _ in inner}
     args = KernelArgs()
-    extents: list[int] = [xnumel * rnumel]
 
     def index_of(index: Affine) -> tuple[str, str | None]:
-        extents.append(abs(index.const) + sum(abs(c) * (sizes.get(v, 1) - 1) for v, c in index.terms.items()))
         if not index.terms:
             return _render_affine(index), None
         if reduction and rvars & set(index.terms):
@@ -269,7 +322,7 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
             if node.combine in ("argmax", "argmin"):
                 body.line(f"{name}_index = tl.full([XBLOCK, RBLOCK], 0, tl.int64)")
         saved_cse, saved_fwd = dict(em.cse), dict(em.forwarded)
-        body.line(f"for roffset in range(0, {rnumel}, RBLOCK):")
+        body.line(f"for roffset in range(0, {render_size(rnumel)}, RBLOCK):")
         body.depth += 1
         body.line("rindex = roffset + rbase")
         body.line("rmask = rindex < rnumel")
@@ -307,7 +360,7 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
             finish_reduction(node, role, red, acc)
     body.flush()
 
-    int64 = max(extents) >= INT32_LIMIT
+    int64 = plan.int64
     widen = ".to(tl.int64)" if int64 else ""
     head = [f"xnumel = {xnumel}"]
     if reduction:
@@ -326,6 +379,8 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
     buffers = list(args.buffers.values())
     scalars = list(args.scalars.values())
     signature = args.signature()
+    for name in plan.size_args:
+        signature[name] = "i64"
     params = list(signature) + ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if reduction else [])
     ops, sources = describe(kernel)
     source = templates().get_template("triton_kernel.py.j2").render(
@@ -333,25 +388,8 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
         frame=_describe_frame(frame, persistent), index="int64" if int64 else "int32",
         body="\n".join(["    " + h for h in head] + body.out))
     return RenderedTritonKernel(kernel.name, source, signature, buffers, scalars, written,
-                                xnumel, rnumel, reduction, persistent, int64)
-
-
-def describe(kernel: Kernel) -> tuple[list[str], list[str]]:
-    """The ops a kernel computes and the user's source lines they came from."""
-    sources, ops = [], []
-    for n in kernel.nodes:
-        for origin in n.origins:
-            src = getattr(origin, "meta", {}).get("source")
-            if src:
-                text = f"{os.path.basename(src[0])}:{src[1]}  {src[2].strip()}"
-                if text not in sources:
-                    sources.append(text)
-            if getattr(origin, "kind", None) == "call":
-                label = origin.op.name if origin.name.startswith(origin.op.name) else \
-                    f"{origin.name} ({origin.op.name})"
-                if label not in ops:
-                    ops.append(label)
-    return ops, sources
+                                xnumel, rnumel, reduction, persistent, int64,
+                                size_args=plan.size_args)
 
 
 def _describe_frame(frame: Any, persistent: bool) -> str:
@@ -368,7 +406,8 @@ def fit_locals(kernels: list[Kernel], local: dict) -> dict:
     out = dict(local)
     for k in kernels:
         inner = k.frame.inner_vars()
-        if k.frame.axes and math.prod(n for _, n in inner) > PERSISTENT_RNUMEL:
+        rnumel = product(n for _, n in inner)
+        if k.frame.axes and (not isinstance(rnumel, int) or rnumel > PERSISTENT_RNUMEL):
             for node, _ in k.members:
                 if out.get(node.buf.name) == "row":
                     del out[node.buf.name]
@@ -387,18 +426,34 @@ class TritonRenderer(Renderer):
 
     name = "triton"
     dtypes = frozenset(TL_TYPES)
+    loader = "kiln.runtime.triton_backend:TritonLoader"
+    # (value, index) pairs through tl.reduce: the first NaN, then the lowest index
+    reductions = Renderer.reductions | {"argmax", "argmin"}
 
-    def __init__(self) -> None:
+    def __init__(self, device: tuple = ("cpu", None), interpret: bool = False) -> None:
         self.rendered: dict[str, RenderedTritonKernel] = {}
+        self.device = device        # ("cuda", id) for CuPy arrays; ("cpu", None) interpreted
+        self.interpret = interpret
+
+    def input_checks(self, inputs: list) -> list[str]:
+        """The array type (and GPU) the kernels were built for: anything else compiles
+        another variant (a NumPy array where CuPy's was, another device)."""
+        from .loop_ir import Buffer
+        names = [name for name, kind in inputs if isinstance(kind, Buffer)]
+        checks = [f"type({n}) is not _ARRAY" for n in names]
+        if self.device[0] == "cuda":
+            checks += [f"{n}.device.id != {self.device[1]}" for n in names]
+        return checks
 
     def supports(self, fn: str, dtype: Any) -> bool:
         return np.dtype(dtype).name in TL_TYPES and (fn == "identity" or template(fn, dtype) is not None)
 
-    def render_kernel(self, kernel: Kernel, local: dict, size_args: tuple = (),
-                      inplace: dict | None = None) -> RenderedTritonKernel:
-        if size_args:
-            raise Unsupported("the Triton renderer prints sizes as numbers: the graph is specialized")
-        rk = self.rendered[kernel.name] = render_kernel(kernel, local)
+    def plan_kernel(self, kernel: Kernel, local: dict, size_args: tuple = (),
+                    inplace: dict | None = None) -> TritonKernelPlan:
+        return plan_kernel(kernel, local, size_args)
+
+    def render_kernel(self, plan: TritonKernelPlan) -> RenderedTritonKernel:
+        rk = self.rendered[plan.kernel.name] = print_kernel(plan)
         return rk
 
     def render_module(self, graph_name: str, kernels: list) -> str:

@@ -186,6 +186,8 @@ class TritonEmitter(OpsHandler):
         return name
 
     def size(self, n: Any) -> str:
+        if not isinstance(n, int):   # a Size over the kernel's int64 size parameters
+            return self.assign(f"tl.full([], 0, tl.int64) + ({n})")
         return self.assign(f"tl.full([], {int(n)}, tl.int64)")
 
     def cast(self, var: str, src: Any, dst: Any) -> str:

@@ -12,33 +12,27 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.passes import last_uses
 from ..ir.printer import format_value
 from .loop_ir import Buffer, BufferValue, Scalar, Value
-from .lower import ExternNode, GraphLowering, Opaque, iter_values
+from .lower import GraphLowering, Opaque
+from .memory import MemoryPlan
 from .scheduler import Kernel
-
-# Buffers at least this big are recycled across calls (see generate()).
-POOL_BYTES = 1 << 16
 
 
 class WrapperCode:
     def __init__(self, low: GraphLowering, items: list, rendered: dict[str, Any],
-                 local: dict[str, str], renderer: Any, pool: bool = True) -> None:
+                 memory: MemoryPlan, renderer: Any) -> None:
         self.low = low
         self.renderer = renderer  # pointers, allocation, launches (lowering/renderer.py)
         # dynamic sizes: symbol -> Python expression read from the inputs ("x.shape[0]")
         self.size_exprs = {s.name: s.source for s in low.sizes}
-        self.pool = pool and not low.sizes  # pools are per shape
         self.items = items
         self.rendered = rendered
-        self.local = local
+        self.memory = memory      # allocate, reuse, pool, free (lowering/memory.py)
         self.consts: dict[str, Any] = {}     # extern params that are not literals
         self.externs: dict[str, Any] = {}    # global name -> op (its impl is called)
         self.lines: list[str] = []
         self._views = 0
-        self.pools: list[str] = []
-        self.pooled: dict[str, str] = {}
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
 
     # -- expressions -------------------------------------------------------------------------
@@ -93,6 +87,9 @@ class WrapperCode:
         if self.rendered:  # np.errstate(divide="raise") and friends: NumPy's own errors
             body += ["if _fp_trapped():", f"    return _numpy({', '.join(params)})"]
         respecialize = f"    return _respecialize({', '.join(params)})"
+        checks = self.renderer.input_checks(low.inputs)
+        if checks:  # what the renderer's kernels assumed (an array type, a device)
+            body[:0] = [f"if {' or '.join(checks)}:", respecialize]
         for name, kind_ in low.inputs:
             if isinstance(kind_, Buffer) and not all(isinstance(n, int) for n in kind_.shape):
                 # dynamic dims: row-major, the static dims as built, the others bound below
@@ -110,7 +107,8 @@ class WrapperCode:
             # example sizes share a symbol: anything else compiles for its own sizes.
             body += [f"{sym} = {expr}" for sym, expr in read.items()]
             checks = [f"{sym} < 2" for sym in read] + \
-                [f"{expr} != {sym}" for expr, sym in low.sizes.equal]
+                [f"{expr} != {sym}" for expr, sym in low.sizes.equal] + \
+                [f"not ({guard})" for guard in low.sizes.guards]
             body.append(f"if {' or '.join(checks)}:")
             body.append(respecialize)
         # Sizes known only after an op ran: bound right after it (see the extern calls).
@@ -127,63 +125,37 @@ class WrapperCode:
                 info = np.iinfo(dt)
                 body.append(f"if not {info.min} <= {name} <= {info.max}:")
                 body.append(f"    raise OverflowError(f'Python integer {{{name}}} out of bounds for {dt.name}')")
-        last_use = self._last_uses()
-        allocated: dict[str, Buffer] = {}
-        free: dict[tuple, list[str]] = {}
+        plan = self.memory
         read_by_kernels = {b.name for rk in self.rendered.values() for b in rk.buffers}
-        moved: set[str] = set()  # inputs whose array an in-place output took over
-        extern_ops: dict[str, bool] = {}  # extern result name -> always a new array
         for step, item in enumerate(self.items):
             self.lines = []
             if isinstance(item, Kernel):
                 rk = self.rendered[item.name]
-                for node in item.nodes:
-                    buf = node.buf
-                    if buf.name in rk.written and buf.name not in allocated:
-                        key = (buf.shape, buf.dtype.str)
-                        src = rk.inplace.get(buf.name)
-                        if src is not None:
-                            # The kernel writes this output over an input it reads for
-                            # the last time (lowering.inplace).
-                            self.lines.append(f"{buf.name} = {src.name}  # in place")
-                            moved.add(src.name)
-                            if src.name in self.pooled:
-                                self.pooled[buf.name] = self.pooled.pop(src.name)
-                        elif free.get(key):
-                            old = free[key].pop()
-                            self.lines.append(f"{buf.name} = {old}; del {old}  # reuse")
-                            if old in self.pooled:  # the array goes back to its pool at the end
-                                self.pooled[buf.name] = self.pooled.pop(old)
-                        elif self.pool and buf.dtype.itemsize * int(np.prod(buf.shape)) >= POOL_BYTES:
-                            # Big buffers come back from a per-site pool when nobody else
-                            # holds them (refcount 2: this name and getrefcount's argument):
-                            # fresh pages cost more than the kernel that fills them.
-                            pool = f"_pool_{buf.name}"
-                            self.pools.append(pool)
-                            self.lines.append(f"{buf.name} = {pool}.pop() if {pool} else None")
-                            self.lines.append(f"if {buf.name} is None or _refcount({buf.name}) != 2:")
-                            self.lines.append(f"    {buf.name} = {self.renderer.allocate(buf)}")
-                            self.pooled[buf.name] = pool
-                        else:
-                            self.lines.append(f"{buf.name} = {self.renderer.allocate(buf)}")
-                        allocated[buf.name] = buf
+                for a in plan.allocations.get(step, ()):
+                    if a.how == "inplace":
+                        # The kernel writes this output over an input it reads for the
+                        # last time (lowering.inplace).
+                        self.lines.append(f"{a.name} = {a.source}  # in place")
+                    elif a.how == "reuse":
+                        self.lines.append(f"{a.name} = {a.source}; del {a.source}  # reuse")
+                    elif a.how == "pool":
+                        # Big buffers come back from a per-site pool when nobody else
+                        # holds them (refcount 2: this name and getrefcount's argument):
+                        # fresh pages cost more than the kernel that fills them.
+                        self.lines.append(f"{a.name} = {a.source}.pop() if {a.source} else None")
+                        self.lines.append(f"if {a.name} is None or _refcount({a.name}) != 2:")
+                        self.lines.append(f"    {a.name} = {self.renderer.allocate(a.buf)}")
+                    else:
+                        self.lines.append(f"{a.name} = {self.renderer.allocate(a.buf)}")
                 args = [self.renderer.pointer(b) for b in rk.buffers] + [s.name for s in rk.scalars]
                 args += list(self.size_exprs)
                 self.lines.append(self.renderer.launch(rk, args))
             else:
                 name = f"_ext_{item.op.name}"
                 self.externs[name] = item.op
-                first = item.args[0] if item.args else None
-                if getattr(item.op, "inplace_impl", None) is not None \
-                        and isinstance(first, BufferValue) and first.is_whole() \
-                        and self._owned(first.buf.name, allocated, extern_ops) \
-                        and last_use.get(first.buf.name) == step \
-                        and first.buf.name not in self.pooled and first.buf.name not in moved:
-                    # x[i] = v on an array nothing reads again (a loop's running result):
-                    # written in place, not copied per call (a recurrence was quadratic).
+                if step in plan.inplace_externs:
                     name = f"_inplace_{item.op.name}"
                     self.inplace_externs[name] = item.op
-                    moved.add(first.buf.name)
                 call_args = [self.arg(a) for a in item.args]
                 call_args += [f"{k}={self.arg(v)}" for k, v in item.params.items()]
                 rhs = f"{name}({', '.join(call_args)})"
@@ -194,15 +166,7 @@ class WrapperCode:
                     self.lines.append(f"{sym} = {expr}")
                     bound.add(sym)
                 pending_checks = self._size_checks(pending_checks, bound)
-                allocated[item.name] = None
-                extern_ops[item.name] = item.op.fresh_result
-            for name, last in last_use.items():
-                if last == step and name in allocated:
-                    buf = allocated[name]
-                    if buf is not None and name not in moved:
-                        free.setdefault((buf.shape, buf.dtype.str), []).append(name)
-                    else:
-                        self.lines.append(f"del {name}")
+            self.lines += [f"del {name}" for name in plan.deaths.get(step, ())]
             body += self.lines
         self.lines = []
         outs = []
@@ -212,10 +176,8 @@ class WrapperCode:
                 expr = f"{expr}[()]"
             outs.append(expr)
         body += self.lines
-        for names in free.values():
-            body += [f"{self.pooled[n]}.append({n})" if n in self.pooled else f"del {n}" for n in names]
-        output_names = {v.buf.name for v in low.outputs if isinstance(v, BufferValue)}
-        body += [f"{pool}.append({name})" for name, pool in self.pooled.items() if name in output_names]
+        body += [f"{pool}.append({n})" if pool else f"del {n}" for n, pool in plan.at_exit]
+        body += [f"{pool}.append({name})" for name, pool in plan.pooled_outputs]
         body.append(f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
 
         head = [
@@ -237,7 +199,7 @@ class WrapperCode:
             "",
         ] + self.renderer.wrapper_globals() + [
             "_refcount = sys.getrefcount",
-        ] + [f"{pool} = []" for pool in self.pools]
+        ] + [f"{pool} = []" for pool in plan.pools]
         head += self.renderer.bind_kernels(list(self.rendered.values()))
         if self.externs:
             head.append("from kiln.ops import REGISTRY")
@@ -284,29 +246,3 @@ class WrapperCode:
             self.lines.append(f"if {cond}:")
             self.lines.append(f"    raise {error}({message!r})")
         return later
-
-    @staticmethod
-    def _owned(name: str, allocated: dict, extern_ops: dict) -> bool:
-        """Memory only this call holds: a kernel's buffer, or a new array from an extern."""
-        if name not in allocated:
-            return False
-        return allocated[name] is not None or extern_ops.get(name, False)
-
-    def _last_uses(self) -> dict[str, int]:
-        def reads(item: Any) -> list[str]:
-            if isinstance(item, Kernel):
-                rk = self.rendered[item.name]
-                return [b.name for b in rk.buffers]
-            return [v.buf.name if isinstance(v, BufferValue) else v.name  # Opaque: a result
-                    for v in iter_values(item.args) if isinstance(v, (BufferValue, Opaque))]
-
-        outputs = [v.buf.name if isinstance(v, BufferValue) else v.name
-                   for v in iter_values(tuple(self.low.outputs)) if isinstance(v, (BufferValue, Opaque))]
-        last = last_uses((reads(item) for item in self.items), outputs)
-        # A value nothing reads dies where it is made (an in-place output's name, an
-        # unused extern result).
-        for step, item in enumerate(self.items):
-            made = list(self.rendered[item.name].inplace) if isinstance(item, Kernel) else [item.name]
-            for name in made:
-                last.setdefault(name, step)
-        return last

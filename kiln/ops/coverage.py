@@ -29,7 +29,8 @@ def fuses(op) -> bool:
     if op.category == Category.POINTWISE:
         return "scalar" in rule
     if op.category == Category.REDUCTION:
-        return "reduce" in rule
+        # argmax/argmin: kernels on Triton only; the C++ backend calls NumPy's SIMD argmax
+        return "reduce" in rule and rule["reduce"] not in ("argmax", "argmin")
     return False
 
 

@@ -243,12 +243,14 @@ def getitem(w: Window, index: Any) -> Window | None:
                 strides.append(w.strides[d])
                 d += 1
                 continue
-            if any(b is not None and _int(b) is None for b in bounds) or not isinstance(w.shape[d], int):
+            if any(b is not None and _int(b) is None for b in bounds):
                 return None
             if item.step is not None and _int(item.step) == 0:
                 return None
-            start, stop, step = slice(*(None if b is None else _int(b) for b in bounds)).indices(w.shape[d])
-            n = len(range(start, stop, step))
+            found = _slice(*(None if b is None else _int(b) for b in bounds), w.shape[d])
+            if found is None:
+                return None
+            start, n, step = found
             if n:
                 offset = offset + start * w.strides[d]
             shape.append(n)
@@ -266,6 +268,39 @@ def getitem(w: Window, index: Any) -> Window | None:
             offset = offset + (i if i >= 0 else n + i) * w.strides[d]
             d += 1
     return Window(tuple(shape), tuple(strides), offset)
+
+
+def _slice(start: Any, stop: Any, step: Any, length: Any) -> tuple | None:
+    """(first index, number of elements, step) of ``slice(start, stop, step)`` on a dim
+    of ``length``: Python's ``slice.indices`` written with comparisons and ``+ -`` only,
+    so that a symbolic length (kiln/lowering/sizes.py) works too — each comparison is
+    decided by the size's bound or becomes a guard on the sizes (``x[:10]`` on a dim
+    ``s0``: ``s0 >= 10``). None when the count is not a polynomial (``x[::2]`` of a
+    dynamic dim)."""
+    if isinstance(length, int):
+        start, stop, step = slice(start, stop, step).indices(length)
+        return start, len(range(start, stop, step)), step
+    step = 1 if step is None else step
+    lower, upper = (-1, length - 1) if step < 0 else (0, length)
+
+    def clamp(b: Any, default: Any) -> Any:
+        if b is None:
+            return default
+        if b < 0:
+            b = b + length
+            return lower if b < lower else b
+        return upper if b > upper else b
+
+    start = clamp(start, upper if step < 0 else lower)
+    stop = clamp(stop, lower if step < 0 else upper)
+    span = stop - start if step > 0 else start - stop
+    if not span >= 0:   # (an empty slice's count is 0, and s0 - 2 >= 0 always holds)
+        return start, 0, step
+    if abs(step) == 1:
+        return start, span, step
+    if isinstance(span, int):
+        return start, -(-span // abs(step)), step
+    return None
 
 
 def diagonal(w: Window, offset: Any = 0, axis1: Any = 0, axis2: Any = 1) -> Window | None:

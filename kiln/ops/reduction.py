@@ -518,9 +518,11 @@ if hasattr(np, "cumulative_sum"):
 # ---- lowering (kiln/lowering/reductions.py renders these) ---------------------------------
 # The combine of each op's accumulation loop. ``finish`` builds the result from float64 sum
 # loops and pointwise math: 'mean' (sum / count), 'var' (sum of squared deviations from
-# the mean / max(count - ddof, 0)), 'std' (its square root). argmax/argmin/ptp have none:
-# extern calls.
-for _name in ("sum", "prod", "max", "min", "any", "all"):
+# the mean / max(count - ddof, 0)), 'std' (its square root). argmax/argmin combine
+# (value, index) pairs: the first NaN wins, then the first of equal values, as in NumPy;
+# a renderer that does not list them in ``Renderer.reductions`` leaves them extern calls
+# (C++: NumPy's own SIMD argmax). ptp has none: an extern call.
+for _name in ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin"):
     OPS[_name].lowering = {"reduce": _name}
 for _name in ("mean", "var", "std"):
     OPS[_name].lowering = {"reduce": "sum", "finish": _name}

@@ -7,8 +7,10 @@ The pipeline, one named pass per line::
     items     = schedule(lowering)                          # fuse into kernels
     local     = kernel_locals(items, lowering)              # buffers that never leave a kernel
     inplace   = plan_inplace(items, lowering, local)        # outputs written over dead inputs
-    kernels   = [renderer.render_kernel(k, local, sizes, inplace) ...]   # C++ per kernel
-    so        = build(renderer.render_module(...))          # g++, on-disk cache
+    plans     = [renderer.plan_kernel(k, local, sizes, inplace) ...]     # lowering/plan.py
+    kernels   = [renderer.render_kernel(plan) ...]          # C++ per kernel, printed once
+    memory    = plan_memory(lowering, items, kernels)       # lowering/memory.py
+    so        = loader_for(renderer).build(...)             # g++, on-disk cache (build.CppLoader)
     wrapper   = WrapperCode(..., renderer).generate(so, ...)   # the Python module: call(*inputs)
 
 The callable is the wrapper's ``call``: it returns a tuple of outputs, like calling the
@@ -45,7 +47,7 @@ from .. import logs
 from ..config import config
 from ..errors import KilnError, Unsupported
 from ..ir.printer import exec_source
-from .build import BuildError, CompilerUnavailable, build, stats
+from .build import BuildError, CompilerUnavailable, stats
 
 MAX_VARIANTS = 8
 output_code_log = logging.getLogger("kiln.output_code")
@@ -140,16 +142,21 @@ def compile_graph(graph: Any, example_inputs: list) -> Callable:
 
 
 class Generated:
-    """The text of one variant before it is built: C++ module, cdefs, wrapper source."""
+    """The text of one variant before it is built: the renderer's module (``cpp``: C++
+    or Triton source), its signature (cffi cdefs), the wrapper source, the plans."""
 
     def __init__(self, cpp: str, cdefs: str, wrapper: str, low: Any, kernel_names: list[str],
-                 consts: dict) -> None:
+                 consts: dict, plans: dict | None = None, memory: Any = None,
+                 renderer: Any = None) -> None:
         self.cpp = cpp
         self.cdefs = cdefs
         self.wrapper = wrapper
         self.low = low
         self.kernel_names = kernel_names
         self.consts = consts
+        self.plans = plans or {}   # kernel name -> its plan (lowering/plan.py)
+        self.memory = memory       # the wrapper's memory plan (lowering/memory.py)
+        self.renderer = renderer   # whose loader builds and installs the module
 
 
 SO_PLACEHOLDER = "<kiln-shared-library>"
@@ -163,6 +170,7 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     from ..lowering.cpp import CppRenderer
     from ..lowering.inplace import plan_inplace
     from ..lowering.lower import GraphLowering
+    from ..lowering.memory import plan_memory
     from ..lowering.scheduler import Kernel, kernel_locals, schedule
     from ..lowering.wrapper import WrapperCode
 
@@ -174,19 +182,21 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     kernels = [item for item in items if isinstance(item, Kernel)]
     inplace = plan_inplace(items, low, local)
     size_args = tuple(s.name for s in low.sizes)
-    rendered = {k.name: renderer.render_kernel(k, local, size_args, inplace) for k in kernels}
+    plans = {k.name: renderer.plan_kernel(k, local, size_args, inplace) for k in kernels}
+    rendered = {name: renderer.render_kernel(plan) for name, plan in plans.items()}
     module = renderer.render_module(graph.name, list(rendered.values()))
     signature = renderer.module_signature(list(rendered.values()))
-    wrapper = WrapperCode(low, items, rendered, local, renderer, pool=pool)
+    memory = plan_memory(low, items, rendered, pool)
+    wrapper = WrapperCode(low, items, rendered, memory, renderer)
     source = wrapper.generate(SO_PLACEHOLDER, signature, graph.name)
-    return Generated(module, signature, source, low, [k.name for k in kernels], wrapper.consts)
+    return Generated(module, signature, source, low, [k.name for k in kernels], wrapper.consts,
+                     plans, memory, renderer)
 
 
 def _compile_dynamic(graph: Any, example_inputs: list, respecialize: Callable) -> Artifact | None:
     """One build whose kernels take the dynamic sizes as arguments (kiln/lowering/sizes.py),
     or None when the graph's code depends on the sizes in a way symbols cannot say."""
     start = time.perf_counter()
-    builds_before = stats["builds"]
     try:
         gen = generate(graph, example_inputs, dynamic=True)
     except Unsupported as e:
@@ -196,7 +206,7 @@ def _compile_dynamic(graph: Any, example_inputs: list, respecialize: Callable) -
         return None
     _log_dynamic(graph, "one build for dynamic sizes " + ", ".join(
         f"{s.name} = {s.source}" for s in gen.low.sizes))
-    return finish(graph, gen, respecialize, start, builds_before)
+    return finish(graph, gen, respecialize, start)
 
 
 def _log_dynamic(graph: Any, message: str) -> None:
@@ -208,7 +218,6 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
                      reinfer: bool = False) -> Artifact:
     from . import artifacts
     start = time.perf_counter()
-    builds_before = stats["builds"]
     key = artifacts.artifact_key(graph, example_inputs, reinfer)
     entry = artifacts.load(key) if key else None
     if entry is not None:
@@ -223,18 +232,26 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
         _report(artifact, 0)
         return artifact
     gen = generate(graph, example_inputs, reinfer=reinfer)
-    artifact = finish(graph, gen, respecialize, start, builds_before)
+    artifact = finish(graph, gen, respecialize, start)
     if key and not gen.consts:
         artifacts.store(key, {"wrapper": artifact.wrapper, "cpp": artifact.cpp, "so": artifact.so,
                               "kernels": artifact.kernel_names})
     return artifact
 
 
-def finish(graph: Any, gen: Generated, respecialize: Callable, start: float,
-           builds_before: int) -> Artifact:
-    """Build the C++ (or load it from the cache), load the wrapper, report."""
-    so = build(gen.cpp) if gen.kernel_names else ""
-    source = gen.wrapper.replace(repr(SO_PLACEHOLDER), repr(so))
+def loader_for(renderer: Any) -> Any:
+    """The runtime half a renderer names (``Renderer.loader``: "module:Class")."""
+    import importlib
+    module, _, cls = renderer.loader.partition(":")
+    return getattr(importlib.import_module(module), cls)(renderer)
+
+
+def finish(graph: Any, gen: Generated, respecialize: Callable, start: float) -> Artifact:
+    """Build the module with the renderer's loader (or find it in the cache), load the
+    wrapper, let the loader install the kernels, report."""
+    loader = loader_for(gen.renderer)
+    path = loader.build(gen, graph.name) if gen.kernel_names else ""
+    source = gen.wrapper.replace(repr(SO_PLACEHOLDER), repr(path))
     module = _load_wrapper(source, graph.name)
     for name, value in gen.low.constants.items():
         setattr(module, name, value)
@@ -242,9 +259,10 @@ def finish(graph: Any, gen: Generated, respecialize: Callable, start: float,
         setattr(module, name, value)
     module._respecialize = respecialize
     module._numpy = graph
+    loader.install(module, gen)
     elapsed = time.perf_counter() - start
-    artifact = Artifact(graph.name, gen.cpp, so, source, module.call, gen.kernel_names, elapsed)
-    _report(artifact, stats["builds"] - builds_before)
+    artifact = Artifact(graph.name, gen.cpp, path, source, module.call, gen.kernel_names, elapsed)
+    _report(artifact, loader.builds, loader.language, loader.kernels_file)
     return artifact
 
 

@@ -160,3 +160,26 @@ def _compile(source: str, folder: str, key: str, so: str) -> None:
     digest = _digest(tmp)
     os.replace(tmp, so)
     _atomic_write(so + ".sha256", digest.encode())
+
+
+class CppLoader:
+    """The C++ renderer's runtime half (``CppRenderer.loader``): builds the module with
+    :func:`build` (g++, on-disk cache); the wrapper's prelude loads the library with
+    cffi (kiln/runtime/loader.py), so there is nothing to install afterwards."""
+
+    language = "C++"
+    kernels_file = "kernels.cpp"
+
+    def __init__(self, renderer: object) -> None:
+        self.renderer = renderer
+        self.builds = 0
+
+    def build(self, gen: object, graph_name: str) -> str:
+        """The module built (or found in the cache); returns the library's path."""
+        before = stats["builds"]
+        path = build(gen.cpp)
+        self.builds = stats["builds"] - before
+        return path
+
+    def install(self, module: object, gen: object) -> None:
+        """Bind what the wrapper module needs after it ran (nothing: cffi loads it)."""

@@ -5,8 +5,8 @@ buffers, the wrapper) with :class:`~kiln.lowering.triton.TritonRenderer`::
 
     device    = require_triton_device(example_inputs)        # CuPy arrays, or the interpreter
     gen       = generate(graph, host_layouts, TritonRenderer())  # kernels + wrapper text
-    module    = load_module(gen.cpp, ..., interpret)         # imported from the cache dir
-    wrapper   = _load_wrapper(gen.wrapper + array checks)    # kernels installed by name
+    artifact  = finish(graph, gen, ...)                      # TritonLoader: import the module
+                                                             # from the cache dir, install kernels
 
 Device follows data: on CuPy arrays the wrapper allocates with CuPy and launches on the
 arrays' device and the current CuPy stream; extern ops (matmul, einsum, gathers) run their
@@ -49,7 +49,18 @@ def triton_backend(graph: Any, example_inputs: list) -> Callable:
         return fn(*args)
 
     try:
-        call = compile_variant(graph, list(example_inputs), respecialize, interpret)
+        call = None
+        if any(p.meta.get("dynamic_dims") for p in graph.placeholders):
+            # one build over size symbols (kiln/lowering/sizes.py), as for C++
+            try:
+                call = compile_variant(graph, list(example_inputs), respecialize, interpret,
+                                       dynamic=True)
+            except Unsupported as e:
+                if logs.enabled("perf"):
+                    logs.log("perf", f"triton backend, graph '{graph.name}': dynamic shapes",
+                             f"specialized: {e}")
+        if call is None:
+            call = compile_variant(graph, list(example_inputs), respecialize, interpret)
     except (Unsupported, NotImplementedError) as e:
         if logs.enabled("perf"):
             logs.log("perf", f"triton backend: graph '{graph.name}' runs in the NumPy interpreter", str(e))
@@ -64,59 +75,60 @@ def _layout_key(args: Any) -> tuple:
 
 
 def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
-                    interpret: bool) -> Callable:
+                    interpret: bool, dynamic: bool = False) -> Callable:
     from ..lowering.triton import TritonRenderer
-    from .backend import SO_PLACEHOLDER, Artifact, _load_wrapper, _report, generate
-    from .triton_build import TritonKernel, load_module
+    from .backend import finish, generate
 
     start = time.perf_counter()
     device = require_triton_device(example_inputs, interpret)
-    renderer = TritonRenderer()
+    renderer = TritonRenderer(device, interpret)
     # Lowering reads only layouts (shape, strides, dtype), never memory: CuPy arrays are
     # handed over as host arrays of the same layout that own one element.
     gen = generate(graph, [_host_layout(a) for a in example_inputs], renderer, reinfer=True,
-                   pool=False)
-    module = load_module(gen.cpp, f"graph_{graph.name}", interpret) if gen.kernel_names else None
-    text = _with_array_checks(gen.wrapper.replace(repr(SO_PLACEHOLDER), "''"), gen.low, device)
-    wmod = _load_wrapper(text, graph.name)
-    for name, value in gen.low.constants.items():   # constants of the program go to its device
-        setattr(wmod, name, _to_device(value, device))
-    for name, value in gen.consts.items():
-        setattr(wmod, name, value)
-    for name, rk in renderer.rendered.items():
-        grid, constexprs, warps = rk.config(interpret)
-        setattr(wmod, name, _Launch(TritonKernel(module, name, rk.signature, constexprs, warps,
-                                                 interpret=interpret), grid))
-    wmod._ARRAY = np.ndarray
-    if device[0] == "cuda":
-        import cupy
-        wmod.np = cupy            # allocation and extern results on the device
-        wmod._ARRAY = cupy.ndarray
-    wmod._respecialize = respecialize
-    wmod._numpy = graph
-    artifact = Artifact(graph.name, gen.cpp, module.__file__ if module else "", text, wmod.call,
-                        gen.kernel_names, time.perf_counter() - start)
-    _report(artifact, len(gen.kernel_names), "Triton", "kernels.py")
-    call = wmod.call
+                   pool=False, dynamic=dynamic)
+    artifact = finish(graph, gen, respecialize, start)
+    call = artifact.call
     call.kiln_artifact = artifact
     return call
 
 
-def _with_array_checks(source: str, low: Any, device: tuple) -> str:
-    """The wrapper re-checks the array type (and GPU) the kernels were built for: anything
-    else recompiles (a NumPy array where CuPy's was, another device)."""
-    from ..lowering.loop_ir import Buffer
-    names = [name for name, kind in low.inputs if isinstance(kind, Buffer)]
-    checks = [f"type({n}) is not _ARRAY" for n in names]
-    if device[0] == "cuda":
-        checks += [f"{n}.device.id != {device[1]}" for n in names]
-    if not checks:
-        return source
-    params = ", ".join(name for name, _ in low.inputs)
-    head = f"\ndef call({params}):\n"
-    assert head in source, "kiln bug: the wrapper has no call() to guard"
-    return source.replace(head, head + f"    if {' or '.join(checks)}:\n"
-                                       f"        return _respecialize({params})\n", 1)
+class TritonLoader:
+    """The Triton renderer's runtime half (``TritonRenderer.loader``): imports the kernel
+    module from the cache dir (kiln/runtime/triton_build.py) and installs in the wrapper
+    a launcher per kernel (its grid, block sizes and warps from the rendered kernel's
+    ``config``), the array type and module it allocates with (CuPy on a GPU), and the
+    graph's constant arrays on the device."""
+
+    language = "Triton"
+    kernels_file = "kernels.py"
+
+    def __init__(self, renderer: Any) -> None:
+        self.renderer = renderer
+        self.module = None
+        self.builds = 0
+
+    def build(self, gen: Any, graph_name: str) -> str:
+        from .triton_build import load_module
+        self.module = load_module(gen.cpp, f"graph_{graph_name}", self.renderer.interpret)
+        self.builds = len(gen.kernel_names)   # Triton compiles lazily, at the first launch
+        return self.module.__file__
+
+    def install(self, wmod: Any, gen: Any) -> None:
+        from .triton_build import TritonKernel
+        device, interpret = self.renderer.device, self.renderer.interpret
+        for name, value in gen.low.constants.items():   # constants of the program go to its device
+            setattr(wmod, name, _to_device(value, device))
+        for name, rk in self.renderer.rendered.items():
+            grid, constexprs, warps = rk.config(interpret)
+            kernel = TritonKernel(self.module, name, rk.signature, constexprs, warps,
+                                  interpret=interpret)
+            setattr(wmod, name, _Launch(kernel, grid) if not rk.size_args
+                    else _SizedLaunch(kernel, rk, constexprs))
+        wmod._ARRAY = np.ndarray
+        if device[0] == "cuda":
+            import cupy
+            wmod.np = cupy            # allocation and extern results on the device
+            wmod._ARRAY = cupy.ndarray
 
 
 def _host_layout(value: Any) -> Any:
@@ -143,3 +155,19 @@ class _Launch:
 
     def __call__(self, *args: Any) -> None:
         self.kernel(self.grid, *args)
+
+
+class _SizedLaunch:
+    """A kernel over size symbols: its last arguments are the sizes (int64), which set
+    each call's grid (kiln.lowering.triton.RenderedTritonKernel.grid)."""
+
+    def __init__(self, kernel: Any, rendered: Any, constexprs: dict) -> None:
+        self.kernel = kernel
+        self.rendered = rendered
+        self.constexprs = constexprs
+        self.names = rendered.size_args
+
+    def __call__(self, *args: Any) -> None:
+        sizes = dict(zip(self.names, args[len(args) - len(self.names):]))
+        self.kernel(self.rendered.grid(self.constexprs, sizes), *args)
+

@@ -102,4 +102,13 @@ def test_views_of_dynamic_dims_stay_symbolic():
     assert reshape(w, (-1,)) == Window((s0 * s1,), (1,), 0)
     assert reshape(Window((s0, 5), (5, 1), 0), (-1, 5)) == Window((s0, 5), (5, 1), 0)
     assert reshape(Window((s0, s1), (1, s0), 0), (-1,)) is None  # transposed: NumPy copies
-    assert getitem(w, (slice(1, None),)) is None  # a bound on a dynamic dim: specialize
+    assert getitem(w, (slice(1, None),)) == Window((s0 - 1, s1), (s1, 1), s1)
+    assert getitem(w, (slice(None), slice(-3, None, -1))) == Window((s0, s1 - 2), (s1, -1), s1 - 3)
+    assert getitem(w, (slice(None, None, 2),)) is None  # ceil(s0 / 2): not a polynomial
+    with pytest.raises(Undecidable):   # outside a lowering: no guard to record
+        getitem(w, (slice(None, 10),))
+    table = SymbolTable()
+    t0 = table.input_dim("x", 0, 1, 12)
+    with table.guarding():
+        assert getitem(Window((t0,), (1,), 0), (slice(None, 10),)) == Window((10,), (1,), 0)
+    assert table.guards == ["-s0 + 10 <= 0"]

@@ -79,6 +79,35 @@ def test_any_all_and_int_sums():
     _check(lambda b, i: (F.any(b, axis=1), F.all(b, axis=0), F.sum(i, axis=1), F.sum(i)), b, i)
 
 
+def test_argmax_argmin_are_kernels_first_nan_then_first_index():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 40)).astype(np.float32)
+    x[1, 5] = x[1, 20] = np.nan          # the first NaN wins (argmax and argmin)
+    x[2, 3] = x[2, 9] = 50               # ties: the lowest index
+    x[3] = np.float32(-np.inf)
+    art = _check(lambda x: (F.argmax(x, axis=1), F.argmin(x, axis=0, keepdims=True), F.argmax(x),
+                            F.argmin(F.sin(x), axis=1), F.sum(x, axis=1)), x)
+    assert not art.wrapper.count("_ext_arg")   # kernels, not NumPy's calls
+    assert "kiln_argmax" in art.cpp and "kiln_argmin" in art.cpp
+    assert any("sum" in k and "argmin" in k for k in art.kernel_names)  # one row loop
+    long = rng.standard_normal((2, 3000))
+    long[1, 2500] = np.nan
+    art = _check(lambda x: (F.argmax(x, axis=1), F.argmin(x, axis=1)), long)
+    assert "for roffset in range(0, 3000, RBLOCK):" in art.cpp
+    i = rng.integers(-5, 5, (3, 17)).astype(np.int16)
+    b = i > 2
+    _check(lambda i, b: (F.argmax(i, axis=1), F.argmin(i), F.argmax(b, axis=0), F.argmin(b, axis=1)), i, b)
+
+
+def test_cpp_keeps_argmax_an_extern_call():
+    from kiln.runtime import cpp_backend
+    x = np.random.default_rng(5).standard_normal((4, 9))
+    g = trace(lambda x: (F.argmax(x, axis=1),), [TensorMeta(x.shape, x.dtype)], ["x"])
+    fn = cpp_backend(g, [x])
+    assert "_ext_argmax" in fn.kiln_artifact.wrapper and not fn.kiln_artifact.kernel_names
+    np.testing.assert_array_equal(fn(x)[0], x.argmax(axis=1))
+
+
 def test_compile_runs_user_functions_through_the_interpreter():
     @kiln.compile(backend="triton")
     def step(x, w, lr):
@@ -123,3 +152,59 @@ def test_value_and_grad_in_a_compiled_training_step(tmp_path):
     assert got[1] == pytest.approx(want[1], rel=1e-12)
     written = sorted(p.name for p in tmp_path.glob("*/kernels.py"))
     assert written and all("@triton.jit" in p.read_text() for p in tmp_path.glob("*/kernels.py"))
+
+
+def test_the_wrapper_checks_what_the_renderer_assumed():
+    """Renderer.input_checks: the Triton wrapper's first statement re-checks the array
+    type (and, on a GPU, the device); another array type compiles its own variant."""
+    from kiln.lowering.loop_ir import Buffer, Scalar
+    from kiln.lowering.triton import TritonRenderer
+    inputs = [("x", Buffer("x", (4,), np.float32, "input")), ("a", Scalar(np.float32, name="a"))]
+    assert TritonRenderer(("cuda", 1)).input_checks(inputs) == \
+        ["type(x) is not _ARRAY", "x.device.id != 1"]
+    x = np.linspace(-1, 1, 12, dtype=np.float32)
+    g = trace(lambda x: (F.sin(x),), [TensorMeta(x.shape, x.dtype)], ["x"])
+    fn = triton_backend(g, [x])
+    body = fn.kiln_artifact.wrapper.split("def call(x):\n")[1].splitlines()
+    assert body[:2] == ["    if type(x) is not _ARRAY:", "        return _respecialize(x)"]
+
+    class Sub(np.ndarray):
+        pass
+
+    seen = []
+    fn.__globals__["_respecialize"] = lambda *args: seen.append(type(args[0])) or (args[0],)
+    fn(x.view(Sub))
+    assert seen == [Sub]
+    np.testing.assert_allclose(fn(x)[0], np.sin(x), rtol=1e-6)
+    assert seen == [Sub]
+
+
+def test_dynamic_sizes_one_build_serves_every_shape():
+    """Sizes are int64 kernel parameters (no specialization per shape): the grid follows
+    each call; rows of a dynamic length loop; the kernels also compile for sm_90."""
+    from kiln.runtime import triton_build as tb
+    x = np.random.default_rng(0).standard_normal((6, 10)).astype(np.float32)
+    b = np.linspace(0, 1, 10, dtype=np.float32)
+    g = trace(lambda x, b: (F.add(softmax(x), b), F.mean(x, axis=0), F.sin(F.getitem(x, slice(1, None))),
+                            F.argmax(x, axis=0)),
+              [TensorMeta(x.shape, x.dtype), TensorMeta(b.shape, b.dtype)], ["x", "b"])
+    g.placeholders[0].meta["dynamic_dims"] = (0,)
+    g2 = trace(lambda x: (F.multiply(F.sin(x), F.sum(x, axis=1, keepdims=True)),),
+               [TensorMeta((4, 5), np.float64)], ["x"])
+    g2.placeholders[0].meta["dynamic_dims"] = (0, 1)
+    fn, fn2 = triton_backend(g, [x, b]), triton_backend(g2, [np.zeros((4, 5))])
+    assert "xnumel = s0" in fn.kiln_artifact.cpp and "range(0, s1, RBLOCK)" in fn2.kiln_artifact.cpp
+    for f in (fn, fn2):
+        f.__globals__["_respecialize"] = lambda *a: pytest.fail("compiled another variant")
+    for n in (6, 3, 50, 1100):
+        xn = np.random.default_rng(n).standard_normal((n, 10)).astype(np.float32)
+        for i, (e, r) in enumerate(zip(g(xn, b), fn(xn, b))):
+            assert_same(f"out{i}", e, r, rtol=3e-6, atol=1e-6)
+    for shape in [(3, 9), (17, 2), (2, 1500)]:
+        xs = np.random.default_rng(2).standard_normal(shape)
+        assert_same("out", g2(xs)[0], fn2(xs)[0], rtol=1e-12)
+    module = tb.load_module(fn2.kiln_artifact.cpp, "dyn", interpret=False)
+    (name,) = fn2.kiln_artifact.kernel_names
+    kernel = fn2.__globals__[name]
+    compiled = tb.TritonKernel(module, name, kernel.rendered.signature, kernel.constexprs, 4).compile(tb.SM90)
+    assert "i64" in str(compiled.asm["ttir"])

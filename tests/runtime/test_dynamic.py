@@ -94,3 +94,30 @@ def test_both_dims_dynamic_compile_once_and_serve_twenty_shapes():
     assert stats["builds"] - builds <= 1   # 0 when the kernel library is already cached
     cpp = compiles[0].kiln_artifact.cpp
     assert "s0*s1" in cpp and "int64_t s0, int64_t s1" in cpp
+
+
+def test_concrete_slice_bounds_on_a_dynamic_dim():
+    # x[1:-1], x[:-2], x[2:] have s0 - 2 elements for every s0 >= 2: no guard. x[:10]
+    # has 10 only while s0 >= 10: a guard in the wrapper, another variant below it.
+    def f(x):
+        inner = F.add(F.sin(F.getitem(x, slice(1, -1))),
+                      F.multiply(F.getitem(x, slice(None, -2)), F.getitem(x, slice(2, None))))
+        return inner, F.sum(F.getitem(x, slice(None, 10))), F.getitem(F.flip(x), slice(None, 5))
+    x = np.random.default_rng(3).standard_normal(12)
+    g = trace(f, [TensorMeta(x.shape, x.dtype)], ["x"])
+    g.placeholders[0].meta["dynamic_dims"] = (0,)
+    fn = cpp_backend(g, [x])
+    art = fn.kiln_artifact
+    assert "iterates s0 - 2 elementwise" in art.cpp and "p_x[x0 + 2]" in art.cpp
+    assert "not (-s0 + 10 <= 0)" in art.wrapper and "s0 - 2" not in art.wrapper.split("buf0")[0]
+    builds = stats["builds"]
+    for n in (12, 30, 57, 10, 11, 10_000):
+        xn = np.random.default_rng(n).standard_normal(n)
+        for e, r in zip(g(xn), fn(xn)):
+            assert r.shape == e.shape
+            np.testing.assert_allclose(r, e, rtol=1e-12)
+    assert stats["builds"] - builds == 0
+    x6 = np.arange(6.0)   # below the guard: its own variant, NumPy's answer
+    for e, r in zip(g(x6), fn(x6)):
+        assert r.shape == e.shape
+        np.testing.assert_allclose(r, e, rtol=1e-12)

@@ -1,0 +1,161 @@
+"""The memory plan of a compiled graph: where every buffer the wrapper owns comes from and
+when it dies, decided once, as data, before the wrapper is printed
+(kiln/lowering/wrapper.py prints it; the renderer says how an allocation is spelled).
+
+Per schedule step, each buffer a kernel writes is
+
+- ``inplace``: the kernel writes it over an input it reads for the last time
+  (kiln/lowering/inplace.py): the wrapper binds the name, nothing is allocated;
+- ``reuse``: a dead buffer of the same shape, dtype and layout takes the new name (a
+  result NumPy lays out in another axis order never takes a C-ordered one);
+- ``pool``: a buffer of ``POOL_BYTES`` or more comes from a per-site pool that survives
+  the call when nobody else references it (fresh pages cost more than the kernel that
+  fills them); static shapes only;
+- ``new``: a fresh allocation.
+
+A buffer dies after its last use: it joins the free list of its shape and dtype (a
+kernel's buffer) or is deleted (an extern's result, an in-place output's old name). An
+extern scatter whose first operand is an array only this call holds and nothing reads
+again runs its op's ``inplace_impl`` on it (``inplace_externs``). At the end, buffers on
+free lists go back to their pools (or are deleted), and pooled outputs return to their
+pool for the next call once the caller drops them.
+
+    >>> import numpy as np
+    >>> from kiln.ir import trace
+    >>> from kiln.ops import F, TensorMeta
+    >>> from kiln.runtime.backend import generate
+    >>> g = trace(lambda x: F.exp(F.matmul(x, x)), [TensorMeta((4, 4), np.float64)], ["x"])
+    >>> plan = generate(g, [np.zeros((4, 4))]).memory
+    >>> [(a.name, a.how, a.source) for allocs in plan.allocations.values() for a in allocs]
+    [('buf1', 'inplace', 'buf0')]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..ir.passes import last_uses
+from .loop_ir import Buffer, BufferValue
+from .lower import Opaque, iter_values
+from .scheduler import Kernel
+
+# Buffers at least this big are recycled across calls (see the module doc).
+POOL_BYTES = 1 << 16
+
+
+@dataclass
+class Allocation:
+    name: str
+    buf: Buffer
+    how: str                   # "new" | "reuse" | "pool" | "inplace"
+    source: str | None = None  # reuse: the dead buffer; inplace: the input; pool: the pool
+
+
+@dataclass
+class MemoryPlan:
+    allocations: dict = field(default_factory=dict)   # step -> [Allocation] before it runs
+    deaths: dict = field(default_factory=dict)        # step -> names deleted after it
+    inplace_externs: set = field(default_factory=set)  # steps whose extern runs in place
+    at_exit: list = field(default_factory=list)       # (name, pool or None) still held
+    pools: list = field(default_factory=list)         # pool names (module globals)
+    pooled_outputs: list = field(default_factory=list)  # (output name, pool)
+
+
+def kernel_reads(rk: Any) -> list[str]:
+    return [b.name for b in rk.buffers]
+
+
+def item_reads(item: Any, rendered: dict) -> list[str]:
+    """Names of the buffers and opaque values a schedule step reads."""
+    if isinstance(item, Kernel):
+        return kernel_reads(rendered[item.name])
+    return [v.buf.name if isinstance(v, BufferValue) else v.name  # Opaque: a result
+            for v in iter_values(item.args) if isinstance(v, (BufferValue, Opaque))]
+
+
+def step_last_uses(low: Any, items: list, rendered: dict) -> dict[str, int]:
+    """The step after which each name is dead (outputs never are)."""
+    outputs = [v.buf.name if isinstance(v, BufferValue) else v.name
+               for v in iter_values(tuple(low.outputs)) if isinstance(v, (BufferValue, Opaque))]
+    last = last_uses((item_reads(item, rendered) for item in items), outputs)
+    # A value nothing reads dies where it is made (an in-place output's name, an unused
+    # extern result).
+    for step, item in enumerate(items):
+        made = list(rendered[item.name].inplace) if isinstance(item, Kernel) else [item.name]
+        for name in made:
+            last.setdefault(name, step)
+    return last
+
+
+def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> MemoryPlan:
+    """Allocation, reuse, pooling, in-place writes and frees for ``items`` (the
+    schedule); ``rendered``: each kernel's buffers, written names and in-place outputs."""
+    plan = MemoryPlan()
+    last_use = step_last_uses(low, items, rendered)
+    allocated: dict[str, Buffer | None] = {}
+    free: dict[tuple, list[str]] = {}
+    pooled: dict[str, str] = {}
+    moved: set[str] = set()            # inputs whose array an in-place output took over
+    fresh: dict[str, bool] = {}        # extern result name -> always a new array
+    for step, item in enumerate(items):
+        if isinstance(item, Kernel):
+            rk = rendered[item.name]
+            allocs = plan.allocations.setdefault(step, [])
+            for node in item.nodes:
+                buf = node.buf
+                if buf.name not in rk.written or buf.name in allocated:
+                    continue
+                key = (buf.shape, buf.dtype.str, buf.strides)
+                src = rk.inplace.get(buf.name)
+                if src is not None:
+                    allocs.append(Allocation(buf.name, buf, "inplace", src.name))
+                    moved.add(src.name)
+                    if src.name in pooled:
+                        pooled[buf.name] = pooled.pop(src.name)
+                elif free.get(key):
+                    old = free[key].pop()
+                    allocs.append(Allocation(buf.name, buf, "reuse", old))
+                    if old in pooled:  # the array goes back to its pool at the end
+                        pooled[buf.name] = pooled.pop(old)
+                elif pool and not low.sizes \
+                        and buf.dtype.itemsize * int(np.prod(buf.shape)) >= POOL_BYTES:
+                    name = f"_pool_{buf.name}"
+                    plan.pools.append(name)
+                    allocs.append(Allocation(buf.name, buf, "pool", name))
+                    pooled[buf.name] = name
+                else:
+                    allocs.append(Allocation(buf.name, buf, "new"))
+                allocated[buf.name] = buf
+        else:
+            first = item.args[0] if item.args else None
+            if getattr(item.op, "inplace_impl", None) is not None \
+                    and isinstance(first, BufferValue) and first.is_whole() \
+                    and _owned(first.buf.name, allocated, fresh) \
+                    and last_use.get(first.buf.name) == step \
+                    and first.buf.name not in pooled and first.buf.name not in moved:
+                # x[i] = v on an array nothing reads again (a loop's running result):
+                # written in place, not copied per call (a recurrence was quadratic).
+                plan.inplace_externs.add(step)
+                moved.add(first.buf.name)
+            allocated[item.name] = None
+            fresh[item.name] = item.op.fresh_result
+        for name, last in last_use.items():
+            if last == step and name in allocated:
+                buf = allocated[name]
+                if buf is not None and name not in moved:
+                    free.setdefault((buf.shape, buf.dtype.str, buf.strides), []).append(name)
+                else:
+                    plan.deaths.setdefault(step, []).append(name)
+    plan.at_exit = [(n, pooled.get(n)) for names in free.values() for n in names]
+    output_names = {v.buf.name for v in low.outputs if isinstance(v, BufferValue)}
+    plan.pooled_outputs = [(name, p) for name, p in pooled.items() if name in output_names]
+    return plan
+
+
+def _owned(name: str, allocated: dict, fresh: dict) -> bool:
+    """Memory only this call holds: a kernel's buffer, or a new array from an extern."""
+    if name not in allocated:
+        return False
+    return allocated[name] is not None or fresh.get(name, False)

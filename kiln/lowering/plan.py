@@ -1,0 +1,119 @@
+"""Kernel plans: what is decided about a scheduled kernel before any text is printed.
+
+A renderer turns each scheduled kernel into a plan once (``Renderer.plan_kernel``) and
+prints that plan once (``Renderer.render_kernel``); the wrapper's memory plan
+(kiln/lowering/memory.py) is the same idea for allocation. Plans are plain data: the C++
+one (``CppKernelPlan``) holds the collapsed loop nests, blocking, per-row arrays,
+accumulator dtypes, thread decision and cost; the Triton one (``TritonKernelPlan``) the
+tile shape, persistent or looped rows, index width and launch configuration.
+
+The pieces any renderer can use live here. They read kernels through a recording ops
+handler (kiln/lowering/handler.py), never through generated text:
+
+- :func:`kernel_accesses` — every memory index a kernel touches (stores and loads of
+  buffers that live in memory, and loop indices used as values);
+- :class:`Collapse` — groups of adjacent loop variables that every access lets run as
+  one flat loop (a contiguous 2-d array is one loop of ``s0*s1``);
+- :func:`kernel_cost` — statements per element, each scalar function priced by the
+  renderer's table.
+
+    >>> import numpy as np
+    >>> from kiln.lowering.loop_ir import Affine
+    >>> c = Collapse([("x0", 4), ("x1", 8)], [Affine(0, {"x0": 8, "x1": 1})])
+    >>> c.loops()
+    [('x0', '32')]
+    >>> Collapse([("x0", 4), ("x1", 8)], [Affine(0, {"x0": 1, "x1": 4})]).loops()
+    [('x0', '4'), ('x1', '8')]
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from .loop_ir import Affine
+from .scheduler import Kernel, record, write_index
+from .sizes import product, render as render_size
+
+
+def kernel_accesses(kernel: Kernel, local: dict) -> list[Affine]:
+    """Every index at which ``kernel`` touches memory: the stores of its nodes that are
+    not kernel-local (``local``: kiln/lowering/scheduler.kernel_locals, as the renderer
+    keeps them), the loads of buffers that are not kernel-local, and the loop indices
+    its bodies use as values (a renderer keeps those loops its own)."""
+    frame = kernel.frame
+    out: list[Affine] = []
+    for node, role in kernel.members:
+        rec = record(node, role, frame)
+        out += [index for buf, index in rec.loads if local.get(buf.name) is None]
+        out += list(getattr(rec, "indices", ()))
+        if local.get(node.buf.name) is None:
+            out.append(write_index(node, role, frame))
+    return out
+
+
+class Collapse:
+    """Groups of adjacent loop variables that every access lets run as one flat loop."""
+
+    def __init__(self, vars_: list[tuple[str, Any]], accesses: list[Affine]) -> None:
+        self.groups: list[list[tuple[str, Any]]] = []
+        for v, n in vars_:
+            if self.groups and all(a.terms.get(self.groups[-1][-1][0], 0) == a.terms.get(v, 0) * n
+                                   for a in accesses):
+                self.groups[-1].append((v, n))
+            else:
+                self.groups.append([(v, n)])
+        self.of = {v: g for g in self.groups for v, _ in g}
+
+    def loops(self) -> list[tuple[str, str]]:
+        """(variable, trip count) per collapsed loop: the product of its dims' sizes,
+        folded (a number, or a polynomial in the size symbols)."""
+        return [(g[0][0], render_size(product(n for _, n in g))) for g in self.groups]
+
+    def rename(self, terms: dict[str, int]) -> list[tuple[str, int]]:
+        """An index's terms over the collapsed variables (each group's first one)."""
+        out, done = [], set()
+        for v, c in sorted(terms.items()):
+            g = self.of.get(v)
+            if g is None:
+                out.append((v, c))
+            elif g[0][0] not in done:
+                done.add(g[0][0])
+                coef = terms.get(g[-1][0], 0)
+                if coef:
+                    out.append((g[0][0], coef))
+        return out
+
+
+def kernel_cost(kernel: Kernel, call_cost: Callable[[str, Any], int]) -> int:
+    """Statements per element: what decides when threads (or bigger blocks) pay off.
+    ``call_cost(fn, dtype)`` is the renderer's price of one scalar function (a libm call
+    counts 8 in C++). Counted on what the kernel's nodes do (a recording ops handler)."""
+    total = 0
+    for node, role in kernel.members:
+        rec = record(node, role, kernel.frame)
+        total += rec.statements + sum(call_cost(fn, dt) - 1 for fn, dt in rec.calls)
+        if node.kind == "reduction":
+            total += 4 if node.combine in ("max", "min") and node.acc_dtype.kind == "f" else 3
+        else:
+            total += 1  # the store
+    return max(1, total)
+
+
+def describe(kernel: Kernel) -> tuple[list[str], list[str]]:
+    """The ops a kernel computes and the user's source lines they came from (for the
+    comments heading every kernel)."""
+    sources, ops = [], []
+    for n in kernel.nodes:
+        for origin in n.origins:
+            src = getattr(origin, "meta", {}).get("source")
+            if src:
+                # A trailing backslash would splice the next line into a C++ comment.
+                text = f"{os.path.basename(src[0])}:{src[1]}  {src[2].strip().rstrip(chr(92)).rstrip()}"
+                if text not in sources:
+                    sources.append(text)
+            if getattr(origin, "kind", None) == "call":
+                label = origin.op.name if origin.name.startswith(origin.op.name) else \
+                    f"{origin.name} ({origin.op.name})"
+                if label not in ops:
+                    ops.append(label)
+    return ops, sources

@@ -1,0 +1,105 @@
+"""Lowering of elementwise ops: each op names its scalar function (``op.lowering``,
+kiln/ops/pointwise.py) and becomes a :class:`~kiln.lowering.loop_ir.Pointwise` closure
+over an ops handler, in the loop dtypes NumPy's type resolution picks (NEP 50 weak
+scalars included). A mixin of :class:`~kiln.lowering.lower.GraphLowering`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops import TensorMeta
+from .handler import EXPENSIVE, RecordingHandler
+from .loop_ir import Pointwise, Scalar, Value, broadcast_index, kind
+from .scalars import fits, python_int_operands, token, unbounded
+
+
+def _body_calls(body: Any, dtype: np.dtype, arity: int) -> list:
+    """(scalar function, loop dtype) of every call a scalar body makes (recorded)."""
+    rec = RecordingHandler()
+    body(rec, dtype, *[("operand", i) for i in range(arity)])
+    return rec.calls
+
+
+class PointwiseLowering:
+    """``GraphLowering.pointwise`` (needs ``dtypes``, ``renderer``, ``broadcast``, ``_origin``)."""
+
+    def pointwise(self, op: Any, rule: dict, args: tuple, params: dict,
+                  meta: TensorMeta) -> Pointwise | None:
+        """An elementwise op as a closure calling its scalar function (``op.lowering``)."""
+        values = list(args)
+        for v in values:
+            if v is not None and not isinstance(v, Value):
+                return None  # a non-scalar Python argument (a list, say): extern
+        out_dtype = meta.dtype
+        ufunc = getattr(op, "ufunc", None)
+        if ufunc is not None:
+            tokens = tuple(token(v) for v in values)
+            try:
+                loop = ufunc.resolve_dtypes(tokens + (None,) * ufunc.nout)
+            except (TypeError, ValueError):
+                return None
+            in_dts, loop_out = list(loop[:ufunc.nin]), loop[ufunc.nin]
+            if {np.dtype(d).kind for d in in_dts} >= {"i", "u"}:
+                return None  # NumPy's exact int64-vs-uint64 comparison loops: C would wrap the sign
+            bounded = python_int_operands(values, in_dts, loop_out)
+            if bounded is None:
+                return None
+        else:
+            bounded = ()
+            fixed = rule.get("input_dtypes") or (None,) * len(op.inputs)
+            in_dts = [np.dtype(f) if f is not None else out_dtype for f in fixed]
+            loop_out = out_dtype
+            if np.dtype(out_dtype).kind in "iu" and not all(
+                    fits(v, out_dtype) for v in values if isinstance(v, Scalar) and v.weak):
+                return None  # np.clip(uint8, -1, 1): NumPy's own rules for the Python int
+        if any(np.dtype(d).name not in self.dtypes for d in in_dts + [loop_out]):
+            return None
+        # the loop's dtype: that of the first operand the op does not fix (where's x)
+        fixed = rule.get("input_dtypes") or ()
+        free = [d for i, d in enumerate(in_dts) if i >= len(fixed) or fixed[i] is None]
+        loop_dt = np.dtype(free[0] if free else loop_out)
+        k = kind(loop_dt)
+        when = rule.get("when", {})
+        body = None
+        for i, v in enumerate(values):
+            # a compile-time constant operand may select a decomposition: "y=2", "f:y=3"
+            if isinstance(v, Scalar) and v.value is not None and not v.arg \
+                    and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
+                key = f"{op.inputs[i]}={v.value:g}"
+                body = when.get(f"{k}:{key}", when.get(key, body))
+            elif isinstance(v, Scalar) and v.arg or isinstance(v, Value) and not v.shape and i:
+                # a runtime scalar or a 0-d value: NumPy's loops see a zero stride and may
+                # take a fast path
+                body = when.get(f"{k}:{op.inputs[i]}=scalar", body)
+        if body is None and len(values) > 1 and all(v is not None and not v.shape for v in values[1:]):
+            # every operand but the first is 0-d (constants too): zero strides in NumPy's loop
+            body = when.get(f"{k}:rest=0d")
+        fn_name = rule["scalar"]
+        if body is None:
+            if k not in rule.get("kinds", ""):
+                return None
+            body = lambda ops, dt, *xs: ops.call(fn_name, list(xs), dt, loop_out)  # noqa: E731
+        shape = self.broadcast([v.shape for v in values if isinstance(v, Value)], meta.shape)
+
+        def fn(ops: Any, index: list) -> Any:
+            operands = []
+            for name, v, dt in zip(op.inputs, values, in_dts):
+                if v is None:  # a missing clip bound
+                    operands.append(ops.constant(unbounded(name, dt), dt))
+                elif isinstance(v, Scalar) and not v.arg:
+                    operands.append(ops.constant(v.value, dt))
+                else:
+                    operands.append(ops.cast(v.load(ops, broadcast_index(v.shape, index)), v.dtype, dt))
+            return ops.cast(body(ops, loop_dt, *operands), loop_out, out_dtype)
+
+        calls = _body_calls(body, loop_dt, len(values))
+        if self.renderer is not None and not all(self.renderer.supports(f, d) for f, d in calls):
+            return None  # the target does not spell one of its functions: extern
+        cost = max(1, sum(8 if f in EXPENSIVE and d.kind == "f" else 1 for f, d in calls)) \
+            + sum(getattr(v, "cost", 0) for v in values)
+        origins = tuple(dict.fromkeys(o for v in values if isinstance(v, Pointwise) for o in v.origins))
+        for v, dt in bounded:  # the wrapper checks the value on each call, as NumPy does
+            v.int_bounds = tuple(dict.fromkeys(getattr(v, "int_bounds", ()) + (dt,)))
+        return Pointwise(shape, out_dtype, fn, cost, origins + self._origin)

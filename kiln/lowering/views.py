@@ -1,0 +1,150 @@
+"""Lowering of view ops: transposes, basic slices, broadcasts, reshapes, squeezes, flips
+never copy. Each view op declares a ``layout`` rule (kiln/ops/layout.py) giving the output
+window (shape, strides, offset) from the input's — computed, never run on memory. A view
+of a buffer is a new window on it; a view of a closure is an affine remap of its index
+when one exists, else the closure is realized first. A mixin of
+:class:`~kiln.lowering.lower.GraphLowering`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..ops import TensorMeta
+from ..ops.layout import Window
+from .loop_ir import Affine, BufferValue, Pointwise, Value, contiguous_strides
+from .nodes import iter_values
+from .sizes import Size, product
+
+
+class ViewLowering:
+    """``GraphLowering.view`` and ``realize_operand`` (need ``realize`` and ``identity``)."""
+
+    def view(self, op: Any, args: tuple, params: dict, meta: TensorMeta) -> Value | None:
+        x, rest = args[0], args[1:]
+        if any(isinstance(v, Value) for v in iter_values(rest)) or not isinstance(x, (BufferValue, Pointwise)):
+            return None
+        if op.layout is None:
+            return None
+        if isinstance(x, Pointwise):
+            remapped = self._remap_pointwise(x, op, rest, params)
+            if remapped is not None:
+                chain = getattr(x, "view_chain", None)
+                root, views = chain if chain is not None else (x, ())
+                views = views + ((op, tuple(rest), dict(params)),)
+                if _blas_friendly(root.shape, views):
+                    remapped.view_chain = (root, views)
+                return remapped
+            x = self.realize(x)
+        result = _view_layout(op, x.shape, x.strides, rest, params)
+        if result is None:  # NumPy would copy (a reshape of a non-contiguous window)
+            x = self.realize(self.identity(x))
+            result = _view_layout(op, x.shape, x.strides, rest, params)
+            if result is None:
+                return None
+        shape, strides, offset = result
+        return BufferValue(x.buf, shape, strides, x.offset + offset, py=(op, (x,) + tuple(rest), params))
+
+    def _remap_pointwise(self, x: Pointwise, op: Any, rest: tuple, params: dict) -> Value | None:
+        """A view of a closure as an affine remap of its index, when one exists."""
+        cstrides = contiguous_strides(x.shape)
+        result = _view_layout(op, x.shape, cstrides, rest, params)
+        if result is None:
+            return None
+        shape, strides, offset = result
+        if x.size == 0 or product(shape) == 0:
+            return None
+        if isinstance(offset, int) and offset == 0:
+            start = [0] * len(x.shape)
+        elif all(isinstance(n, int) for n in x.shape) and isinstance(offset, int):
+            start = list(np.unravel_index(offset, x.shape)) if x.shape else []
+        else:
+            return None
+        # Output dim j moves input dim k by coef c when its stride is c * cstrides[k].
+        moves: list[tuple[int, int] | None] = []
+        for n, s in zip(shape, strides):
+            if n == 1 or s == 0:
+                moves.append(None)
+                continue
+            k = next((k for k in range(len(x.shape)) if x.shape[k] > 1 and _ratio(s, cstrides[k]) is not None), None)
+            if k is None:
+                return None
+            moves.append((k, _ratio(s, cstrides[k])))
+        lo, hi = list(start), list(start)
+        for (n, mv) in zip(shape, moves):
+            if mv is not None:
+                k, c = mv
+                (hi if c > 0 else lo)[k] += c * (n - 1)
+        if any(l < 0 or h >= d for l, h, d in zip(lo, hi, x.shape)):
+            return None
+
+        def fn(ops: Any, index: list) -> Any:
+            inner = [Affine(int(s)) for s in start]
+            for ix, mv in zip(index, moves):
+                if mv is not None:
+                    inner[mv[0]] = inner[mv[0]] + ix * mv[1]
+            return x.fn(ops, inner)
+
+        return Pointwise(shape, x.dtype, fn, x.cost, x.origins)
+
+    def realize_operand(self, value: Value) -> BufferValue:
+        """Memory for an extern's (read-only) operand.
+
+        A closure seen through size-preserving views (``np.maximum(h, 0).T`` feeding a
+        matmul) is realized in its own C-contiguous layout and the extern gets the view of
+        that buffer, as NumPy code would pass ``a.T``: BLAS reads a transposed operand for
+        free, while writing the transposed copy costs a strided pass over the data.
+        """
+        chain = getattr(value, "view_chain", None)
+        if chain is None or self.realized(value) is not None:
+            return self.realize(value)
+        root, views = chain
+        out = self.realize(root)
+        for op, rest, params in views:
+            shape, strides, offset = _view_layout(op, out.shape, out.strides, rest, params)
+            out = BufferValue(out.buf, shape, strides, out.offset + offset, py=(op, (out,) + rest, params))
+        return self._remember(value, out)
+
+
+def _ratio(s: Any, t: Any) -> int | None:
+    """The integer k with s == k * t (strides: ints or symbolic sizes), or None."""
+    if isinstance(s, int) and isinstance(t, int):
+        return s // t if t and s % t == 0 else None
+    if isinstance(s, Size):
+        return s.ratio(t)
+    return None
+
+
+def _view_layout(op: Any, shape: tuple, strides: tuple, rest: tuple, params: dict) -> tuple | None:
+    """(shape, strides, offset delta) in elements of ``op``'s view of this window, from the
+    op's layout rule (kiln/ops/layout.py): computed, never run on memory. None when NumPy
+    would copy or raise."""
+    if op.layout is None:
+        return None
+    return op.layout(Window(tuple(shape), tuple(strides), 0), *rest, **params)
+
+
+def _blas_friendly(shape: tuple, views: tuple) -> bool:
+    """Do these views of a C-contiguous array keep every element once, with strides that a
+    matmul takes without copying (positive, and unit stride in one of the last two dims)?
+    Transposes, swapaxes and splitting reshapes do; slices, broadcasts and flips do not."""
+    if not all(isinstance(n, int) for n in shape):
+        return False  # dynamic sizes: the operand is realized as it is
+    size = math.prod(shape)
+    strides, offset = contiguous_strides(shape), 0
+    for op, rest, params in views:
+        result = _view_layout(op, shape, strides, rest, params)
+        if result is None:
+            return False
+        shape, strides, delta = result
+        offset += delta
+    live = [(n, s) for n, s in zip(shape, strides) if n > 1]
+    extent = 1
+    for n, s in sorted(live, key=lambda ns: ns[1]):  # every element once, none skipped
+        if s != extent:
+            return False
+        extent *= n
+    return size > 0 and offset == 0 and extent == size and \
+        (not live or any(s == 1 for _, s in live[-2:]))

@@ -1,0 +1,102 @@
+"""Kernel plans and the memory plan (kiln/lowering/plan.py, memory.py): decided once, as
+data, before any text; renderers print each kernel once."""
+import numpy as np
+import pytest
+
+from kiln.ir import trace
+from kiln.lowering.cpp import CppEmitter, CppRenderer
+from kiln.lowering.triton import TritonRenderer
+from kiln.ops import F, TensorMeta
+from kiln.runtime.backend import generate
+
+from .helpers import assert_same, run_both
+
+
+def _gen(fn, inputs, renderer=None):
+    g = trace(fn, [TensorMeta(a.shape, a.dtype) for a in inputs], [f"a{i}" for i in range(len(inputs))])
+    return g, generate(g, inputs, renderer)
+
+
+def _softmax(x):
+    m = F.max(x, axis=1, keepdims=True)
+    e = F.exp(F.subtract(x, m))
+    return (F.true_divide(e, F.sum(e, axis=1, keepdims=True)),)
+
+
+X = np.random.default_rng(3).standard_normal((16, 40)).astype(np.float32)
+
+
+def test_cpp_plans_say_loops_blocking_row_arrays_and_accumulators():
+    _, gen = _gen(_softmax, [X])
+    (plan,) = gen.plans.values()
+    assert plan.outer_loops == [("x0", "16")] and plan.inner_loops == [("r1", "40")]
+    assert plan.blocked is None and not plan.split_inner
+    assert [dt for dt, _ in plan.row_arrays.values()] == [np.float32]   # exp, kept per row
+    assert [span for _, span in plan.row_arrays.values()] == [40]
+    assert sorted(str(d) for d in plan.accumulators.values()) == ["float32", "float64"]  # max, sum
+    # A column sum runs blocked and accumulates in the output dtype, as NumPy does.
+    _, gen = _gen(lambda x: (F.sum(x, axis=0),), [X])
+    (plan,) = gen.plans.values()
+    assert plan.blocked == "x1" and list(plan.accumulators.values()) == [np.float32]
+    # A sum over everything has no outer loop: its inner loop may split across threads.
+    _, gen = _gen(lambda x: (F.sum(x),), [X])
+    (plan,) = gen.plans.values()
+    assert plan.split_inner and plan.inner_loops == [("r0", "640")]   # collapsed
+    assert plan.cost > 1
+
+
+def test_each_kernel_body_is_printed_once(monkeypatch):
+    """Planning reads kernels through a recording handler: the C++ emitter builds each
+    body once (it used to render every kernel twice, once to find its accesses)."""
+    built = []
+    init = CppEmitter.__init__
+
+    def counting(self, *a, **k):
+        built.append(1)
+        init(self, *a, **k)
+
+    monkeypatch.setattr(CppEmitter, "__init__", counting)
+    _, gen = _gen(_softmax, [X])
+    (plan,) = gen.plans.values()
+    assert len(built) == len(plan.kernel.stages)   # one emitter per stage, one pass
+
+
+def test_memory_plan_reuses_in_place_and_pools():
+    a = np.random.default_rng(1).standard_normal((128, 128)) * 0.05
+    # exp of a transposed matmul result cannot be written over it (it reads other
+    # elements), and sin's dead buffer is C-ordered while NumPy lays the transposed
+    # result out in the other order (lowering/layout.py): no reuse across layouts (the
+    # kernel would write F-ordered data into a C-ordered array).
+    g, gen = _gen(lambda x: (F.exp(F.transpose(F.exp(F.matmul(F.sin(x), x)))),), [a])
+    plan = gen.memory
+    hows = [(al.name, al.how) for allocs in plan.allocations.values() for al in allocs]
+    assert hows == [("buf0", "pool"), ("buf2", "pool")]
+    expected, got, _ = run_both(g, [a])
+    assert_same("out", expected[0], got[0], rtol=1e-12, atol=1e-9)
+    # exp(matmul) is written over the matmul's result, which dies with the kernel
+    _, gen2 = _gen(lambda x: (F.exp(F.matmul(F.sin(x), x)),), [a])
+    hows = [(al.name, al.how, al.source) for allocs in gen2.memory.allocations.values() for al in allocs]
+    assert hows[-1] == ("buf2", "inplace", "buf1") and gen2.memory.deaths[2] == ["buf1"]
+    expected, got, _ = run_both(g, [a])
+    assert_same("out", expected[0], got[0], rtol=1e-12, atol=1e-9)
+    # dynamic sizes: no pools (they are per shape)
+    g = trace(lambda x: (F.sin(x),), [TensorMeta(a.shape, a.dtype)], ["x"])
+    assert [al.how for al in generate(g, [a]).memory.allocations[0]] == ["pool"]
+    g.placeholders[0].meta["dynamic_dims"] = {0, 1}
+    gen = generate(g, [a], dynamic=True)
+    assert gen.low.sizes and not gen.memory.pools
+    assert [al.how for al in gen.memory.allocations[0]] == ["new"]
+
+
+def test_triton_plan_is_data_before_text():
+    r = TritonRenderer()
+    _, gen = _gen(_softmax, [X], r)
+    (plan,) = gen.plans.values()
+    assert (plan.xnumel, plan.rnumel, plan.reduction, plan.persistent, plan.int64) == \
+        (16, 40, True, True, False)
+    assert "xnumel = 16" in r.rendered[plan.kernel.name].source
+    big = np.zeros(1, np.float32)
+    big = np.lib.stride_tricks.as_strided(big, (2 ** 16, 2 ** 16), (0, 0))
+    _, gen = _gen(lambda x: (F.sin(x),), [big], TritonRenderer())
+    (plan,) = gen.plans.values()
+    assert plan.int64   # 2**32 elements: offsets pass 2**31
