@@ -104,6 +104,15 @@ def matrix(ctx: Ctx) -> Case:
     return Case([ctx.arg((ctx.integer(1, 4, "n"), ctx.integer(1, 4, "m")))])
 
 
+def finite_matrix(ctx: Ctx) -> Case:
+    """A matrix of moderate finite values: NumPy 2.4's own svd (OpenBLAS dgesdd, what
+    Python 3.11 installs here) spun forever on a drawn matrix with non-finite or extreme
+    values (the plain NumPy reference run hung, before kiln ran)."""
+    a = ctx.arg((ctx.integer(1, 4, "n"), ctx.integer(1, 4, "m")), layout="C", writable=True)
+    a.base[...] = np.clip(np.nan_to_num(a.base), -1e3, 1e3)
+    return Case([a])
+
+
 def sorted_and_values(ctx: Ctx) -> Case:
     a = ctx.arg((ctx.integer(1, 5, "n"),), layout="C", writable=True)
     a.base[...] = np.sort(np.nan_to_num(a.base))
@@ -281,16 +290,16 @@ def numeric_op_rows() -> list[Row]:
           name="eigh_upper", via=lambda a: call_spelling(np.linalg.eigh, a, "U")),
         E("svd_packed", lambda a: np.concatenate([v.reshape(v.shape[:-2] + (-1,)) if v.ndim > 1
                                                   else v for v in np.linalg.svd(a)], -1),
-          matrix, via=lambda a: F.svd_packed(a)),
-        C("svd_packed", np.linalg.svd, matrix, grad=False, name="svd"),
-        C("svd_packed", lambda a: np.linalg.svd(a, full_matrices=False), matrix, grad=False,
+          finite_matrix, via=lambda a: F.svd_packed(a)),
+        C("svd_packed", np.linalg.svd, finite_matrix, grad=False, name="svd"),
+        C("svd_packed", lambda a: np.linalg.svd(a, full_matrices=False), finite_matrix, grad=False,
           name="svd_reduced", via=lambda a: call_spelling(np.linalg.svd, a, full_matrices=False)),
-        E("qr_packed", lambda a: np.concatenate([v.ravel() for v in np.linalg.qr(a)]), matrix,
+        E("qr_packed", lambda a: np.concatenate([v.ravel() for v in np.linalg.qr(a)]), finite_matrix,
           via=lambda a: F.qr_packed(a)),
-        C("qr_packed", np.linalg.qr, matrix, grad=False, name="qr"),
-        C("qr_packed", lambda a: np.linalg.qr(a, mode="complete"), matrix, grad=False,
+        C("qr_packed", np.linalg.qr, finite_matrix, grad=False, name="qr"),
+        C("qr_packed", lambda a: np.linalg.qr(a, mode="complete"), finite_matrix, grad=False,
           name="qr_complete", via=lambda a: call_spelling(np.linalg.qr, a, mode="complete")),
-        C("qr_packed", lambda a: np.linalg.qr(a, mode="r"), matrix, grad=False,
+        C("qr_packed", lambda a: np.linalg.qr(a, mode="r"), finite_matrix, grad=False,
           name="qr_r", via=lambda a: call_spelling(np.linalg.qr, a, mode="r")),
         E("convolve", np.convolve, vectors, grad=True),
     ]
