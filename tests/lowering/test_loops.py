@@ -20,11 +20,12 @@ CONVERT = {"pyint": int, "pyfloat": float, "pybool": bool}
 BINARY = ["{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / {b}", "{a} // {b}", "{a} % {b}",
           "{a} < {b}", "{a} <= {b}", "{a} == {b}", "{a} != {b}", "{a} & {b}", "{a} | {b}",
           "{a} ^ {b}", "{a} << {b}", "{a} >> {b}", "min({a}, {b})", "max({a}, {b})"]
-# All pairs with KILN_LOOP_GRID=1 (a few minutes); a spread of them otherwise.
+# All 169 pairs with KILN_LOOP_GRID=1 (a few minutes); otherwise a spread in which every
+# type appears (each pair is one g++ build, ~6 s: the suite must stay under 10 minutes).
 ALL = os.environ.get("KILN_LOOP_GRID") == "1"
 PAIRS = list(itertools.product(TYPES, TYPES)) if ALL else \
-    list(zip(TYPES, TYPES[3:] + TYPES[:3])) + [("uint8", "pyint"), ("float32", "pyfloat"),
-                                               ("int32", "uint32"), ("pyint", "pyint")]
+    list(zip(TYPES, TYPES[3:] + TYPES[:3]))[::2] + [("pyfloat", "int8"), ("uint8", "pyint"),
+                                                    ("int32", "uint32")]
 
 
 def _values(name: str, rng, n: int):
