@@ -28,7 +28,7 @@ from .loop_ir import Affine
 from .renderer import Renderer
 from .sizes import product, render as render_size
 from .plan import Collapse, describe, kernel_accesses, kernel_cost
-from .scheduler import Kernel, node_index, write_index
+from .scheduler import Kernel, node_index, record, write_index
 
 # A kernel runs on several threads when elements x statements-per-element reaches this
 # (a libm call counts 8 statements). A parallel region costs ~10-30 us on a quiet 2-core
@@ -131,6 +131,7 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
         lines.append(f"{ctype(dtype)} row_{name}[{span}];")
 
     for kind, members in kernel.stages:
+        scan = False
         em = CppEmitter(names, forwarded={}, locals_=locals_)
         em.rename = ren
         em.rowlocal = rowlocal
@@ -157,6 +158,11 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
                     em.lines.append(f"{rowlocal[buf.name][0]}[{within.render(ren)}] = {v};")
                 elif local.get(buf.name) not in ("register", "scalar"):
                     em.lines.append(f"{names.arg(buf)}[{w.render(ren)}] = {v};")
+                continue
+            if role == "scan":
+                scan = True
+                updates += _scan_update(node, em, frame, pre, names, plan.accumulators[buf.name],
+                                        per_point, point_loop if blk else None, ren)
                 continue
             # a reduction: accumulate per lane, finish after the loop
             acc_dt = plan.accumulators[buf.name]
@@ -212,13 +218,37 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
             lines += _loop_nest(inner, body, clauses, parallel=False)
             lines.append("}")
         else:
-            lines += _loop_nest(inner, body, clauses, parallel=False)
+            # a scan's loop carries its running value from one element to the next: no SIMD
+            lines += _loop_nest(inner, body, clauses, parallel=False, simd=not scan)
         lines += post
     return lines
 
 
+def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSource,
+                 acc_dt: np.dtype, per_point: Any, point_loop: str | None, ren: Any) -> list[str]:
+    """A scan's statements in its loop: combine the next element into the running value
+    (declared in ``pre``: one per point when blocked) and store it. Integers combine in
+    uint64_t and wrap to the result's width, as NumPy's loops do (no signed overflow)."""
+    acc_name = names.temp().replace("t", "acc")
+    ref = per_point(acc_name)
+    c_type, init = ctype(acc_dt), _INIT[node.combine]
+    if node.combine == "sum" and acc_dt.kind == "f":
+        init = "-0.0"   # -0.0 + x is x for every x: a leading -0.0 stays -0.0, as in NumPy
+    if point_loop is not None:
+        pre += [f"{c_type} {acc_name}[{BLOCK}];", f"{point_loop} {ref} = {init}; }}"]
+    else:
+        pre.append(f"{c_type} {ref} = {init};")
+    v = em.cast(node.src.load(em, node_index(node, "scan", frame)), node.src.dtype, acc_dt)
+    sign = "+" if node.combine == "sum" else "*"
+    if acc_dt.kind in "iu":
+        step = f"{ref} = ({c_type})((uint64_t){ref} {sign} (uint64_t)({v}));"
+    else:
+        step = f"{ref} = {ref} {sign} {v};"
+    return [step, f"{names.arg(node.buf)}[{write_index(node, 'scan', frame).render(ren)}] = {ref};"]
+
+
 def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
-               block: str | None = None) -> list[str]:
+               block: str | None = None, simd: bool = True) -> list[str]:
     out = []
     for depth, (v, n) in enumerate(loops):
         if parallel and depth == 0:
@@ -228,7 +258,7 @@ def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
             # A short fixed trip count (softmax over 10 classes): SIMD lanes would mostly
             # be prologue and remainder; unrolled, the row is straight-line code.
             out.append(f"#pragma GCC unroll {SHORT_LOOP}")
-        elif depth == len(loops) - 1:
+        elif depth == len(loops) - 1 and simd:
             out.append("#pragma omp simd" + "".join(" " + c for c in clauses))
         if v == block:  # the blocked outer points, innermost
             out.append("  " * depth + f"for (int64_t {v} = {v}_b; {v} < {v}_e; ++{v}) {{")
@@ -264,6 +294,7 @@ class CppKernelPlan:
     cost: int                    # statements per element
     row_arrays: dict = field(default_factory=dict)    # buffer -> (dtype, elements per row)
     accumulators: dict = field(default_factory=dict)  # reduction buffer -> accumulator dtype
+    cuts: dict = field(default_factory=dict)   # outer variable -> segment edges (_outer_nest)
 
     @property
     def outer_loops(self) -> list[tuple[str, str]]:
@@ -292,7 +323,8 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     inner = Collapse(frame.inner_vars(), accesses)
     plan = CppKernelPlan(kernel, local, inplace, tuple(size_args), outer, inner, None, False,
                          render_size(product(frame.shape)), kernel_cost(kernel, call_cost))
-    if not outer.loops() and plan.inner_loops:
+    scans = any(role == "scan" for _, role in kernel.members)
+    if not outer.loops() and plan.inner_loops and not scans:
         plan.split_inner = True
     elif outer.loops() and plan.inner_loops:
         # Reducing leading axes: if memory is contiguous along the kept dims, not along
@@ -302,6 +334,8 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
         if any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs):
             plan.blocked = vo
             plan.local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
+    if not frame.axes:
+        plan.cuts = _index_cuts(kernel, outer)
     inner_sizes = dict(frame.inner_vars())
     for node, role in kernel.members:
         name = node.buf.name
@@ -309,6 +343,8 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
             w = write_index(node, role, frame)
             plan.row_arrays[name] = (node.buf.dtype, 1 + sum(
                 c * (inner_sizes[v] - 1) for v, c in w.terms.items() if v in inner_sizes))
+        if node.kind == "scan":
+            plan.accumulators[name] = node.acc_dtype   # NumPy's running value: the result dtype
         if node.kind == "reduction":
             acc = node.acc_dtype
             if plan.blocked and node.combine in ("sum", "prod") and node.buf.dtype.kind == "f":
@@ -336,20 +372,7 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
 
     loops = plan.outer_loops or [("o0", "1")]
     flat_pointwise = not plan.inner_loops and not frame.axes
-    body: list[str] = []
-    for depth, (v, n) in enumerate(loops):
-        lo, hi = ("begin", "end") if depth == 0 else ("0", str(n))
-        pad = "    " * (depth + 1)
-        if v == plan.blocked:
-            body.append(pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {BLOCK}) {{")
-            body.append(pad + f"    const int64_t {v}_e = {v}_b + {BLOCK} < {hi} ? {v}_b + {BLOCK} : {hi};")
-            continue
-        if depth == len(loops) - 1 and (flat_pointwise or not plan.inner_loops):
-            body.append(pad + "#pragma omp simd")
-        body.append(pad + f"for (int64_t {v} = {lo}; {v} < {hi}; ++{v}) {{")
-    pad = "    " * (len(loops) + 1)
-    body += [pad + line for line in lines]
-    body += ["    " * (d + 1) + "}" for d in reversed(range(len(loops)))]
+    body = _outer_nest(plan, loops, lines, 0, 1)
 
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
     written |= {inplace[n].name for n in written if n in inplace}
@@ -379,6 +402,68 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
     source = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace)
+
+
+def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int) -> list[str]:
+    """The outer loops from ``depth`` in, around the per-point ``lines``. A loop whose index
+    a select tests against constants (``plan.cuts``: a region write, a fill's border, a
+    join) runs as one loop per segment between them, each over a copy of the body: inside
+    a segment every test has one answer the compiler sees from the bounds, so the select
+    and the clamped index reading the other arm fold away (``y[:n] = x; y[n:] = ...``
+    becomes two plain loops instead of a select with a gather per element)."""
+    pad = "    " * (depth + 1)
+    if depth == len(loops):
+        return [pad + line for line in lines]
+    v, n = loops[depth]
+    lo, hi = ("begin", "end") if depth == 0 else ("0", str(n))
+    if v == plan.blocked:
+        return [pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {BLOCK}) {{",
+                pad + f"    const int64_t {v}_e = {v}_b + {BLOCK} < {hi} ? {v}_b + {BLOCK} : {hi};"] + \
+            _outer_nest(plan, loops, lines, depth + 1, copies) + [pad + "}"]
+    simd = [pad + "#pragma omp simd"] if depth == len(loops) - 1 and not plan.inner_loops else []
+    cuts = plan.cuts.get(v, [])
+    if not cuts or copies * (len(cuts) + 1) > MAX_SEGMENT_COPIES:
+        return simd + [pad + f"for (int64_t {v} = {lo}; {v} < {hi}; ++{v}) {{"] + \
+            _outer_nest(plan, loops, lines, depth + 1, copies) + [pad + "}"]
+    out: list[str] = []
+    edges = [None] + list(cuts) + [None]
+    for a, b in zip(edges, edges[1:]):
+        # the thread's range [begin, end) clamped to the segment: bounds the compiler knows
+        a_, b_ = 0 if a is None else a, n if b is None else b
+        seg_lo = str(a_) if lo == "0" else f"({lo} > {a_} ? {lo} : {a_})"
+        seg_hi = str(b_) if hi == str(n) else f"({hi} < {b_} ? {hi} : {b_})"
+        out += [pad + f"{{  // {v} in [{a_}, {b_})",
+                pad + f"const int64_t {v}_lo = {seg_lo}, {v}_hi = {seg_hi};"] + simd + \
+            [pad + f"for (int64_t {v} = {v}_lo; {v} < {v}_hi; ++{v}) {{"] + \
+            _outer_nest(plan, loops, lines, depth + 1, copies * (len(cuts) + 1)) + [pad + "}", pad + "}"]
+    return out
+
+
+# At most this many copies of a kernel's body across the segments of split loops.
+MAX_SEGMENT_COPIES = 9
+
+
+def _index_cuts(kernel: Kernel, outer: Collapse) -> dict[str, list[int]]:
+    """Per outer loop variable of a pointwise kernel, the constants its index is compared
+    with (where a select changes arms), as segment edges inside the loop's range. Short
+    loops (unrolled anyway) and variables merged into a collapsed loop are not split."""
+    frame = kernel.frame
+    found: dict[str, set] = {}
+    for node, role in kernel.members:
+        for v, fn, c in record(node, role, frame).index_tests:
+            edges = (c, c + 1) if fn in ("equal", "not_equal") else \
+                (c + 1,) if fn in ("less_equal", "greater") else (c,)
+            found.setdefault(v, set()).update(edges)
+    sizes = dict(frame.outer_vars())
+    cuts = {}
+    for v, edges in found.items():
+        n = sizes.get(v)
+        if not isinstance(n, int) or n <= SHORT_LOOP or len(outer.of.get(v, ())) != 1:
+            continue
+        inside = sorted(e for e in edges if 0 < e < n)
+        if inside and len(inside) < MAX_SEGMENT_COPIES:
+            cuts[v] = inside
+    return cuts
 
 
 # Per-row arrays (row-local buffers) live on the stack: at most this many bytes each.
@@ -419,6 +504,7 @@ class CppRenderer(Renderer):
     dtypes = frozenset(CTYPES)
     loader = "kiln.runtime.build:CppLoader"
     computed_indices = True
+    scans = frozenset({"sum", "prod"})
 
     def __init__(self, num_threads: int = 1) -> None:
         self.num_threads = max(1, int(num_threads))

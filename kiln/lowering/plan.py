@@ -94,6 +94,8 @@ def kernel_cost(kernel: Kernel, call_cost: Callable[[str, Any], int]) -> int:
         total += rec.statements + sum(call_cost(fn, dt) - 1 for fn, dt in rec.calls)
         if node.kind == "reduction":
             total += 4 if node.combine in ("max", "min") and node.acc_dtype.kind == "f" else 3
+        elif node.kind == "scan":
+            total += 5   # the store, and a chain: each element waits for the previous sum
         else:
             total += 1  # the store
     return max(1, total)
