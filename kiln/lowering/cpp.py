@@ -27,8 +27,8 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
 from .loop_ir import Affine
 from .renderer import Renderer
 from .sizes import product, render as render_size
-from .plan import Collapse, describe, kernel_accesses, kernel_cost
-from .scheduler import Kernel, node_index, record, write_index
+from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost
+from .scheduler import Kernel, node_index, write_index
 
 # A kernel runs on several threads when elements x statements-per-element reaches this
 # (a libm call counts 8 statements). A parallel region costs ~10-30 us on a quiet 2-core
@@ -82,7 +82,7 @@ def _acc_ctype(dtype: np.dtype) -> str:
 def _init(combine: str, dtype: np.dtype) -> str:
     if combine in _INIT:
         return _INIT[combine]
-    big = combine == "min"
+    big = combine in ("min", "argmin")
     if dtype.kind == "f":
         return literal(np.inf if big else -np.inf, dtype)
     if dtype.kind == "b":
@@ -111,16 +111,18 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
         return f"{name}[{bidx}]" if blk else name
 
     def declare_accumulator(pre: list, clauses: list, c_type: str, name: str, init,
-                            op: str) -> str:
+                            op: str | None) -> str:
         """Declare ``name`` (one per point when blocked, else an OpenMP reduction variable
-        combined with ``op``) set to ``init``; return how the loop body refers to it."""
+        combined with ``op``; None: a plain variable of a loop that runs in order) set to
+        ``init``; return how the loop body refers to it."""
         ref = per_point(name)
         if blk:
             pre.append(f"{c_type} {name}[{BLOCK}];")
             pre.append(f"{point_loop} {ref} = {init}; }}")
         else:
             pre.append(f"{c_type} {ref} = {init};")
-            clauses.append(f"reduction({op}:{ref})")
+            if op is not None:
+                clauses.append(f"reduction({op}:{ref})")
         return ref
 
     # Row-local buffers: declared once per outer point, sized by the inner index range.
@@ -131,7 +133,6 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
         lines.append(f"{ctype(dtype)} row_{name}[{span}];")
 
     for kind, members in kernel.stages:
-        scan = False
         em = CppEmitter(names, forwarded={}, locals_=locals_)
         em.rename = ren
         em.rowlocal = rowlocal
@@ -139,6 +140,7 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
         post: list[str] = []
         updates: list[str] = []
         clauses: list[str] = []
+        in_order = False   # an accumulator no OpenMP clause combines: no SIMD lanes
         for node, role in members:
             buf = node.buf
             if role in ("row", "scalar"):
@@ -160,18 +162,33 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
                     em.lines.append(f"{names.arg(buf)}[{w.render(ren)}] = {v};")
                 continue
             if role == "scan":
-                scan = True
+                in_order = True   # the running value goes from one element to the next
                 updates += _scan_update(node, em, frame, pre, names, plan.accumulators[buf.name],
                                         per_point, point_loop if blk else None, ren)
                 continue
             # a reduction: accumulate per lane, finish after the loop
             acc_dt = plan.accumulators[buf.name]
             acc_name = names.temp().replace("t", "acc")
+            arg = node.combine in ("argmax", "argmin")
             acc = declare_accumulator(pre, clauses, _acc_ctype(acc_dt), acc_name,
-                                      _init(node.combine, acc_dt), _CLAUSE[node.combine])
+                                      _init(node.combine, acc_dt), _CLAUSE.get(node.combine))
             nan = None
             v = node.src.load(em, node_index(node, "reduce", frame))
-            if node.combine in ("sum", "prod"):
+            if arg:
+                # NumPy's rule: the first extreme wins ties, the first NaN wins outright
+                # (once the accumulator is NaN nothing replaces it). The position counts
+                # the reduced elements in C order; one pass in order, so no SIMD lanes.
+                in_order = True
+                pos = _reduced_position(frame).render(ren)
+                at = declare_accumulator(pre, clauses, "int64_t", acc_name.replace("acc", "at"), "0", None)
+                cur = names.temp()
+                updates.append(f"const {_acc_ctype(acc_dt)} {cur} = {em.cast(v, node.src.dtype, acc_dt)};")
+                better = f"{cur} {'>' if node.combine == 'argmax' else '<'} {acc}"
+                if acc_dt.kind == "f":
+                    better = f"{acc} == {acc} && ({better} || {cur} != {cur})"
+                updates.append(f"if ({better}) {{ {acc} = {cur}; {at} = {pos}; }}")
+                acc = at
+            elif node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
             elif node.combine in ("max", "min"):
@@ -199,7 +216,7 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
                 finish.append(f"{names.arg(buf)}[{w.render(ren)}] = {red};")
             post += [point_loop] + ["  " + f for f in finish] + ["}"] if blk else finish
         body = em.lines + updates
-        if blk:
+        if blk:  # the innermost loop runs the points: each has its own accumulators
             if kind == "scalar" or not inner:
                 lines += pre + [point_loop] + ["  " + b for b in body] + ["}"] + post
             else:
@@ -218,8 +235,7 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
             lines += _loop_nest(inner, body, clauses, parallel=False)
             lines.append("}")
         else:
-            # a scan's loop carries its running value from one element to the next: no SIMD
-            lines += _loop_nest(inner, body, clauses, parallel=False, simd=not scan)
+            lines += _loop_nest(inner, body, clauses, parallel=False, simd=not in_order)
         lines += post
     return lines
 
@@ -245,6 +261,17 @@ def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSo
     else:
         step = f"{ref} = {ref} {sign} {v};"
     return [step, f"{names.arg(node.buf)}[{write_index(node, 'scan', frame).render(ren)}] = {ref};"]
+
+
+def _reduced_position(frame: Any) -> Affine:
+    """A reduction point's position among the reduced elements, in C order (the index
+    argmax/argmin return: along one axis, or flat over all of them)."""
+    pos, step = Affine(0), 1
+    index = frame.dim_index()
+    for d in reversed(frame.axes):
+        pos = pos + index[d] * step
+        step = step * frame.shape[d]
+    return pos
 
 
 def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
@@ -323,9 +350,10 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     inner = Collapse(frame.inner_vars(), accesses)
     plan = CppKernelPlan(kernel, local, inplace, tuple(size_args), outer, inner, None, False,
                          render_size(product(frame.shape)), kernel_cost(kernel, call_cost))
-    scans = any(role == "scan" for _, role in kernel.members)
-    if not outer.loops() and plan.inner_loops and not scans:
-        plan.split_inner = True
+    if not outer.loops() and plan.inner_loops:
+        # (argmax/argmin and scans keep one in-order pass: OpenMP has no combine for them)
+        plan.split_inner = not any(n.kind == "scan" or n.kind == "reduction" and
+                                   n.combine in ("argmax", "argmin") for n in kernel.nodes)
     elif outer.loops() and plan.inner_loops:
         # Reducing leading axes: if memory is contiguous along the kept dims, not along
         # the reduced ones, run blocks of outer points in the innermost loop instead.
@@ -335,7 +363,7 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
             plan.blocked = vo
             plan.local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
     if not frame.axes:
-        plan.cuts = _index_cuts(kernel, outer)
+        plan.cuts = index_cuts(kernel, outer, SHORT_LOOP, MAX_SEGMENT_COPIES)
     inner_sizes = dict(frame.inner_vars())
     for node, role in kernel.members:
         name = node.buf.name
@@ -443,29 +471,6 @@ def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, 
 MAX_SEGMENT_COPIES = 9
 
 
-def _index_cuts(kernel: Kernel, outer: Collapse) -> dict[str, list[int]]:
-    """Per outer loop variable of a pointwise kernel, the constants its index is compared
-    with (where a select changes arms), as segment edges inside the loop's range. Short
-    loops (unrolled anyway) and variables merged into a collapsed loop are not split."""
-    frame = kernel.frame
-    found: dict[str, set] = {}
-    for node, role in kernel.members:
-        for v, fn, c in record(node, role, frame).index_tests:
-            edges = (c, c + 1) if fn in ("equal", "not_equal") else \
-                (c + 1,) if fn in ("less_equal", "greater") else (c,)
-            found.setdefault(v, set()).update(edges)
-    sizes = dict(frame.outer_vars())
-    cuts = {}
-    for v, edges in found.items():
-        n = sizes.get(v)
-        if not isinstance(n, int) or n <= SHORT_LOOP or len(outer.of.get(v, ())) != 1:
-            continue
-        inside = sorted(e for e in edges if 0 < e < n)
-        if inside and len(inside) < MAX_SEGMENT_COPIES:
-            cuts[v] = inside
-    return cuts
-
-
 # Per-row arrays (row-local buffers) live on the stack: at most this many bytes each.
 ROW_LOCAL_BYTES = 64 * 1024
 
@@ -503,6 +508,11 @@ class CppRenderer(Renderer):
     name = "cpp"
     dtypes = frozenset(CTYPES)
     loader = "kiln.runtime.build:CppLoader"
+    # argmax/argmin run as kernels over computed values (one pass instead of a
+    # temporary); over an array as it is, NumPy's SIMD argmax is faster than a kernel's
+    # in-order loop, so those stay extern calls.
+    reductions = Renderer.reductions | {"argmax", "argmin"}
+    reductions_of_computed_only = frozenset({"argmax", "argmin"})
     computed_indices = True
     scans = frozenset({"sum", "prod"})
 
