@@ -1,12 +1,15 @@
 """Short functions in the shapes NumPy users write, each timed compiled against NumPy.
 
-    python -m benchmarks.idioms [--rounds N] [--only NAME,NAME] [--json]
+    python -m benchmarks.idioms [--rounds N] [--only NAME,NAME] [--json] [--clock cpu]
 
 Every idiom is a plain function plus an input maker (``make(rng, small)``: benchmark
 sizes, or tiny ones for the correctness test in tests/test_idioms.py). Per idiom the
 table shows the first compiled call (its compile), NumPy's and kiln's time per call
 (medians over ``rounds`` rounds that alternate the two; each round is the mean of a batch
 of calls, ``harness.per_call_us``), and NumPy / kiln (above 1: kiln is faster).
+``--clock cpu`` times CPU time of the process (all its threads: a kernel on two threads
+counts twice) instead of wall time; on a machine loaded by other processes it is the
+steadier of the two.
 """
 from __future__ import annotations
 
@@ -402,7 +405,7 @@ def _median_us(fn: Callable, args: tuple, calls: int, rounds: int) -> float:
     return statistics.median(per_call_us(fn, args, calls, 1) for _ in range(rounds))
 
 
-def measure(it: Idiom, rounds: int) -> dict:
+def measure(it: Idiom, rounds: int, clock: Callable[[], float] = time.perf_counter) -> dict:
     args = it.make(np.random.default_rng(0), False)
     compiled = kiln.compile(it.fn)
     start = time.perf_counter()
@@ -413,8 +416,8 @@ def measure(it: Idiom, rounds: int) -> dict:
     calls = max(1, min(20000, int(20_000 / one)))   # a batch of about 20 ms
     numpy_t, kiln_t = [], []
     for _ in range(rounds):
-        numpy_t.append(per_call_us(it.fn, args, calls, 1))
-        kiln_t.append(per_call_us(compiled, args, calls, 1))
+        numpy_t.append(per_call_us(it.fn, args, calls, 1, clock))
+        kiln_t.append(per_call_us(compiled, args, calls, 1, clock))
     numpy_us, kiln_us = statistics.median(numpy_t), statistics.median(kiln_t)
     return {"name": it.name, "kind": it.kind, "compile_s": first_s, "numpy_us": numpy_us,
             "kiln_us": kiln_us, "speedup": numpy_us / kiln_us}
@@ -425,23 +428,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--only", default="")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     opts = ap.parse_args(argv)
+    clock = time.process_time if opts.clock == "cpu" else time.perf_counter
     chosen = [i for i in IDIOMS if not opts.only or i.name in opts.only.split(",")]
     warnings.simplefilter("ignore")
     rows = []
     for it in chosen:
-        rows.append(measure(it, opts.rounds))
+        rows.append(measure(it, opts.rounds, clock))
         if not opts.json:
             r = rows[-1]
             print(f"{r['name']:28s} {r['kind']:10s} {r['compile_s'] * 1e3:9.0f} ms "
                   f"{r['numpy_us']:11.1f} {r['kiln_us']:11.1f} {r['speedup']:8.2f}x", flush=True)
     geo = math.exp(statistics.fmean(math.log(r["speedup"]) for r in rows))
     if opts.json:
-        print(json.dumps({"rows": rows, "geomean": geo, "loadavg": _loadavg()}, indent=1))
+        print(json.dumps({"rows": rows, "geomean": geo, "loadavg": _loadavg(), "clock": opts.clock}, indent=1))
     else:
         slow = [r["name"] for r in rows if r["speedup"] < 1.0]
         print(f"{'':28s} {'':10s} {'compile':>12s} {'NumPy us':>11s} {'kiln us':>11s} {'NumPy/kiln':>9s}")
-        print(f"geomean speedup {geo:.2f}x over {len(rows)} idioms; below 1.0x: "
+        print(f"geomean speedup {geo:.2f}x over {len(rows)} idioms ({opts.clock} time); below 1.0x: "
               f"{', '.join(slow) or 'none'}; load average {_loadavg():.1f}")
     return 0
 

@@ -90,11 +90,19 @@ def ufunc_into_an_out_of_another_shape(x, o):
     return o * 2
 
 
-@found((np.array([True, False]),), (np.array([[True], [False]])[::-1],),
-       xfail="x ** 2 on a bool array is np.square in NumPy (ndarray.__pow__'s fast path for an "
-             "exact Python int 2): int8, where kiln records np.power: int64")
+@found((np.array([True, False]),), (np.array([[True], [False]])[::-1],), (np.array(True),))
 def bool_array_squared_by_the_operator(m):
-    return m ** 2, np.power(m, 2), m ** 3
+    # x ** 2 on a bool array (a 0-d one too) is np.square in NumPy (ndarray.__pow__'s fast
+    # path for an exact Python int 2): int8, where np.power gives int64; a NumPy bool
+    # scalar's ** is power
+    return m ** 2, np.power(m, 2), m ** 3, m ** 2.0, m.any() ** 2, m.astype(np.int8) ** 2
+
+
+@found((np.array([True, False]),))
+def bool_array_squared_in_place_raises(m):
+    # NumPy's fast path computes np.square(m, out=m): int8 cannot be cast back to bool
+    m **= 2
+    return m
 
 
 @found((np.ones((3, 2)),), (np.ones((2, 1)),))
@@ -123,18 +131,24 @@ def power_by_a_computed_half(x):
     return y, x, x ** x.max()
 
 
-@found((np.arange(36.0).reshape(4, 3, 3) - 10,), xfail_backends=("cpp",),
-       xfail="a view of a fresh array handed to Python at a break keeps its strides in NumPy "
-             "(np.flip gives negative ones, so a later reshape copies); cpp hands it over "
-             "C-contiguous, so the reshape after the break is a view and writes through it "
-             "change the flipped array (cpp-dynamic passes: a flip of a dynamic dim has a "
-             "symbolic offset, so the closure is realized and the flip stays NumPy's view)")
+@found((np.arange(36.0).reshape(4, 3, 3) - 10,), (np.arange(12.0).reshape(3, 4) + 0.5,))
 def flipped_array_across_a_break_then_reshaped(x):
+    # a view of a fresh array handed to Python at a break keeps NumPy's strides (np.flip's
+    # negative ones), so the reshape after the break copies, and writing through it leaves
+    # the flipped array alone
     v = np.flip(x / 2.0, 0)
     kiln.graph_break()
     w = np.reshape(v, (-1,))
     w += 2
     return v, w
+
+
+@found((np.array([[3.0, 2.25, 2.0], [2.75, -2.75, -3.5], [3.0, -4.0, 0.25]]),),
+       (np.array([-0.25, -0.0, 0.75, -1.5, 2.0], np.float32),))
+def float_to_int_and_back_keeps_positive_zero(x):
+    # GCC folds (double)(int64_t)v into trunc(v), which is -0.0 for v in (-1, 0]; NumPy's
+    # integer 0 converts to +0.0
+    return np.maximum(x.astype(np.int64), x), x - x.astype(np.int32), x.astype(np.int16) * 1.0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

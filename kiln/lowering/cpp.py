@@ -27,7 +27,7 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
 from .loop_ir import Affine
 from .renderer import Renderer
 from .sizes import product, render as render_size
-from .plan import Collapse, describe, kernel_accesses, kernel_cost
+from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost
 from .scheduler import Kernel, node_index, write_index
 
 # A kernel runs on several threads when elements x statements-per-element reaches this
@@ -161,6 +161,11 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
                 elif local.get(buf.name) not in ("register", "scalar"):
                     em.lines.append(f"{names.arg(buf)}[{w.render(ren)}] = {v};")
                 continue
+            if role == "scan":
+                in_order = True   # the running value goes from one element to the next
+                updates += _scan_update(node, em, frame, pre, names, plan.accumulators[buf.name],
+                                        per_point, point_loop if blk else None, ren)
+                continue
             # a reduction: accumulate per lane, finish after the loop
             acc_dt = plan.accumulators[buf.name]
             acc_name = names.temp().replace("t", "acc")
@@ -239,6 +244,29 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
     return lines
 
 
+def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSource,
+                 acc_dt: np.dtype, per_point: Any, point_loop: str | None, ren: Any) -> list[str]:
+    """A scan's statements in its loop: combine the next element into the running value
+    (declared in ``pre``: one per point when blocked) and store it. Integers combine in
+    uint64_t and wrap to the result's width, as NumPy's loops do (no signed overflow)."""
+    acc_name = names.temp().replace("t", "acc")
+    ref = per_point(acc_name)
+    c_type, init = ctype(acc_dt), _INIT[node.combine]
+    if node.combine == "sum" and acc_dt.kind == "f":
+        init = "-0.0"   # -0.0 + x is x for every x: a leading -0.0 stays -0.0, as in NumPy
+    if point_loop is not None:
+        pre += [f"{c_type} {acc_name}[{BLOCK}];", f"{point_loop} {ref} = {init}; }}"]
+    else:
+        pre.append(f"{c_type} {ref} = {init};")
+    v = em.cast(node.src.load(em, node_index(node, "scan", frame)), node.src.dtype, acc_dt)
+    sign = "+" if node.combine == "sum" else "*"
+    if acc_dt.kind in "iu":
+        step = f"{ref} = ({c_type})((uint64_t){ref} {sign} (uint64_t)({v}));"
+    else:
+        step = f"{ref} = {ref} {sign} {v};"
+    return [step, f"{names.arg(node.buf)}[{write_index(node, 'scan', frame).render(ren)}] = {ref};"]
+
+
 def _reduced_position(frame: Any) -> Affine:
     """A reduction point's position among the reduced elements, in C order (the index
     argmax/argmin return: along one axis, or flat over all of them)."""
@@ -297,6 +325,7 @@ class CppKernelPlan:
     cost: int                    # statements per element
     row_arrays: dict = field(default_factory=dict)    # buffer -> (dtype, elements per row)
     accumulators: dict = field(default_factory=dict)  # reduction buffer -> accumulator dtype
+    cuts: dict = field(default_factory=dict)   # outer variable -> segment edges (_outer_nest)
 
     @property
     def outer_loops(self) -> list[tuple[str, str]]:
@@ -326,9 +355,9 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     plan = CppKernelPlan(kernel, local, inplace, tuple(size_args), outer, inner, None, False,
                          render_size(product(frame.shape)), kernel_cost(kernel, call_cost))
     if not outer.loops() and plan.inner_loops:
-        # (argmax/argmin keep one in-order pass: OpenMP has no combine for them)
-        plan.split_inner = not any(n.combine in ("argmax", "argmin") for n in kernel.nodes
-                                   if n.kind == "reduction")
+        # (argmax/argmin and scans keep one in-order pass: OpenMP has no combine for them)
+        plan.split_inner = not any(n.kind == "scan" or n.kind == "reduction" and
+                                   n.combine in ("argmax", "argmin") for n in kernel.nodes)
     elif outer.loops() and plan.inner_loops:
         # Reducing leading axes: if memory is contiguous along the kept dims, not along
         # the reduced ones, run blocks of outer points in the innermost loop instead.
@@ -337,6 +366,8 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
         if any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs):
             plan.blocked = vo
             plan.local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
+    if not frame.axes:
+        plan.cuts = index_cuts(kernel, outer, SHORT_LOOP, MAX_SEGMENT_COPIES)
     inner_sizes = dict(frame.inner_vars())
     for node, role in kernel.members:
         name = node.buf.name
@@ -344,6 +375,8 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
             w = write_index(node, role, frame)
             plan.row_arrays[name] = (node.buf.dtype, 1 + sum(
                 c * (inner_sizes[v] - 1) for v, c in w.terms.items() if v in inner_sizes))
+        if node.kind == "scan":
+            plan.accumulators[name] = node.acc_dtype   # NumPy's running value: the result dtype
         if node.kind == "reduction":
             acc = node.acc_dtype
             if plan.blocked and node.combine in ("sum", "prod") and node.buf.dtype.kind == "f":
@@ -370,21 +403,11 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
     lines = _render_stages(plan, names)
 
     loops = plan.outer_loops or [("o0", "1")]
+    # Threads take chunks of the first loop, cut at multiples of 64 where that keeps rows
+    # of memory whole: a flat loop, or blocked points (a chunk of a few columns of a
+    # column reduction would walk every row for a few cache lines each).
     flat_pointwise = not plan.inner_loops and not frame.axes
-    body: list[str] = []
-    for depth, (v, n) in enumerate(loops):
-        lo, hi = ("begin", "end") if depth == 0 else ("0", str(n))
-        pad = "    " * (depth + 1)
-        if v == plan.blocked:
-            body.append(pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {BLOCK}) {{")
-            body.append(pad + f"    const int64_t {v}_e = {v}_b + {BLOCK} < {hi} ? {v}_b + {BLOCK} : {hi};")
-            continue
-        if depth == len(loops) - 1 and (flat_pointwise or not plan.inner_loops):
-            body.append(pad + "#pragma omp simd")
-        body.append(pad + f"for (int64_t {v} = {lo}; {v} < {hi}; ++{v}) {{")
-    pad = "    " * (len(loops) + 1)
-    body += [pad + line for line in lines]
-    body += ["    " * (d + 1) + "}" for d in reversed(range(len(loops)))]
+    body = _outer_nest(plan, loops, lines, 0, 1)
 
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
     written |= {inplace[n].name for n in written if n in inplace}
@@ -410,10 +433,49 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
     k = dict(name=kernel.name, ops=", ".join(ops), inplace=sorted((o, b.name) for o, b in inplace.items()), frame=_describe_frame(frame), sources=sources,
              params=", ".join(params) or "void", args=", ".join(args), body="\n".join(body),
              outer_parallel=bool(plan.outer_loops), work=plan.work, cost=plan.cost, grain=PARALLEL_GRAIN, d0=d0,
-             align=64 if flat_pointwise and len(loops) == 1 else 1)
+             align=64 if flat_pointwise and len(loops) == 1 or plan.blocked == loops[0][0] else 1)
     source = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace)
+
+
+def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int) -> list[str]:
+    """The outer loops from ``depth`` in, around the per-point ``lines``. A loop whose index
+    a select tests against constants (``plan.cuts``: a region write, a fill's border, a
+    join) runs as one loop per segment between them, each over a copy of the body: inside
+    a segment every test has one answer the compiler sees from the bounds, so the select
+    and the clamped index reading the other arm fold away (``y[:n] = x; y[n:] = ...``
+    becomes two plain loops instead of a select with a gather per element)."""
+    pad = "    " * (depth + 1)
+    if depth == len(loops):
+        return [pad + line for line in lines]
+    v, n = loops[depth]
+    lo, hi = ("begin", "end") if depth == 0 else ("0", str(n))
+    if v == plan.blocked:
+        return [pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {BLOCK}) {{",
+                pad + f"    const int64_t {v}_e = {v}_b + {BLOCK} < {hi} ? {v}_b + {BLOCK} : {hi};"] + \
+            _outer_nest(plan, loops, lines, depth + 1, copies) + [pad + "}"]
+    simd = [pad + "#pragma omp simd"] if depth == len(loops) - 1 and not plan.inner_loops else []
+    cuts = plan.cuts.get(v, [])
+    if not cuts or copies * (len(cuts) + 1) > MAX_SEGMENT_COPIES:
+        return simd + [pad + f"for (int64_t {v} = {lo}; {v} < {hi}; ++{v}) {{"] + \
+            _outer_nest(plan, loops, lines, depth + 1, copies) + [pad + "}"]
+    out: list[str] = []
+    edges = [None] + list(cuts) + [None]
+    for a, b in zip(edges, edges[1:]):
+        # the thread's range [begin, end) clamped to the segment: bounds the compiler knows
+        a_, b_ = 0 if a is None else a, n if b is None else b
+        seg_lo = str(a_) if lo == "0" else f"({lo} > {a_} ? {lo} : {a_})"
+        seg_hi = str(b_) if hi == str(n) else f"({hi} < {b_} ? {hi} : {b_})"
+        out += [pad + f"{{  // {v} in [{a_}, {b_})",
+                pad + f"const int64_t {v}_lo = {seg_lo}, {v}_hi = {seg_hi};"] + simd + \
+            [pad + f"for (int64_t {v} = {v}_lo; {v} < {v}_hi; ++{v}) {{"] + \
+            _outer_nest(plan, loops, lines, depth + 1, copies * (len(cuts) + 1)) + [pad + "}", pad + "}"]
+    return out
+
+
+# At most this many copies of a kernel's body across the segments of split loops.
+MAX_SEGMENT_COPIES = 9
 
 
 # Per-row arrays (row-local buffers) live on the stack: at most this many bytes each.
@@ -460,6 +522,7 @@ class CppRenderer(Renderer):
     reductions = Renderer.reductions | {"argmax", "argmin"}
     extern_when_contiguous = frozenset({"argmax", "argmin"})
     computed_indices = True
+    scans = frozenset({"sum", "prod"})
 
     def __init__(self, num_threads: int = 1) -> None:
         self.num_threads = max(1, int(num_threads))

@@ -193,6 +193,8 @@ class CppEmitter(OpsHandler):
         self.uses: list[Affine] = []   # indices used as values (no loop collapses them)
         self.rename: Callable | None = None
         self.rowlocal: dict[str, tuple[str, set]] = {}
+        # integer temps that are a float value converted (var -> (float var, its dtype))
+        self.truncated: dict[str, tuple[str, np.dtype]] = {}
 
     def load(self, buf: Buffer, index: Affine) -> str:
         if buf.name in self.locals:
@@ -253,4 +255,20 @@ class CppEmitter(OpsHandler):
             return self.assign(f"({var} != 0)", dst)
         if _SIZE.fullmatch(var):  # a size: a literal of the new type, inline
             return f"({ctype(dst)}){var}"
-        return self.assign(f"({ctype(dst)})({var})", dst)
+        source = self.truncated.get(var)
+        if source is not None and dst.kind == "f":
+            # GCC (-fno-trapping-math) folds a float -> int -> float round trip into trunc(),
+            # which keeps the sign of zero: (double)(int64_t)-0.25 would be -0.0, where
+            # NumPy's integer 0 converts to +0.0. Spelled as that trunc plus 0.0 (x + 0.0 is
+            # x, but +0.0 for -0.0), it is NumPy's value and still vectorizes.
+            fvar, fdt = source
+            expr = f"__builtin_trunc{'f' if fdt == np.float32 else ''}({fvar})"
+            if fdt != dst:
+                expr = f"({ctype(dst)})({expr})"
+            return self.assign(f"{expr} + {literal(0.0, dst)}", dst)
+        out = self.assign(f"({ctype(dst)})({var})", dst)
+        if src.kind == "f" and dst.kind in "iu":
+            self.truncated[out] = (var, src)
+        elif source is not None and dst.kind in "iu":
+            self.truncated[out] = source   # through integer widths GCC folds it too
+        return out

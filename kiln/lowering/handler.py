@@ -100,6 +100,9 @@ class RecordingHandler(OpsHandler):
         self.sizes: list[Any] = []
         self.indices: list[Any] = []
         self.bound: list[str] = []
+        # (loop variable, function, int constant) per comparison of a loop index with a
+        # constant: where a select changes arms (region writes, fills, joins)
+        self.index_tests: list[tuple[str, str, int]] = []
         self.statements = 0
         self._values: dict[tuple, tuple] = {}
 
@@ -144,8 +147,27 @@ class RecordingHandler(OpsHandler):
         key = ("call", fn, tuple(args), np.dtype(dtype).str)
         if key not in self._values:
             self.calls.append((fn, np.dtype(dtype)))
+            self._note_index_test(fn, args)
         return self._value(key)
+
+    def _note_index_test(self, fn: str, args: Sequence[Any]) -> None:
+        if fn not in _COMPARISONS or len(args) != 2:
+            return
+        ix, c = args
+        if not (isinstance(ix, tuple) and ix[0] == "index" and isinstance(c, tuple) and c[0] == "const"):
+            return
+        affine = ix[1]
+        if len(affine.terms) != 1 or affine.const != 0 or list(affine.terms.values()) != [1]:
+            return
+        try:
+            value = int(c[1])
+        except ValueError:
+            return
+        self.index_tests.append((next(iter(affine.terms)), fn, value))
 
     def cost(self) -> int:
         """Statements, an expensive scalar function counting 8."""
         return self.statements + 7 * sum(1 for fn, dt in self.calls if fn in EXPENSIVE and dt.kind == "f")
+
+
+_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})

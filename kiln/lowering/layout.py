@@ -101,9 +101,10 @@ def layout_of(impl: Any, operands: list, params: dict, shape: tuple) -> tuple[in
 
 
 def contiguous_like(shape: Sequence[int], strides: Sequence[int]) -> tuple[int, ...] | None:
-    """A window's layout made contiguous (a view of a bigger array keeps its axis order);
-    None for C order."""
+    """A window's layout made contiguous (a view of a bigger array keeps its axis order,
+    a reversed axis stays reversed: np.flip's negative strides); None for C order."""
     if math.prod(shape) <= 1:
         return None
     out = strides_in_order(shape, axis_order(shape, strides))
+    out = tuple(-s if strides[a] < 0 and shape[a] > 1 else s for a, s in enumerate(out))
     return None if is_c(shape, out) else out

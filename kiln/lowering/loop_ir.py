@@ -130,6 +130,7 @@ class Buffer:
         self.strides = contiguous_strides(shape)  # inputs: overwritten with the real strides
         self.offset = 0
         self.order: tuple | None = None  # computed in another axis order (NumPy's layout)
+        self.flips: tuple = ()           # and with these axes reversed (negative strides)
 
     def __repr__(self) -> str:
         return f"Buffer({self.name}, {self.shape}, {self.dtype.name}, {self.kind})"

@@ -4,7 +4,8 @@
 (the way Inductor's ``GraphLowering`` is an FX interpreter):
 
 - pointwise ops (each names its scalar function) compose into :class:`Pointwise` closures (no buffer);
-- reductions become :class:`ComputeNode` s of kind 'reduction' (realized buffers);
+- reductions become :class:`ComputeNode` s of kind 'reduction' (realized buffers), scans
+  (cumsum, cumprod) nodes of kind 'scan';
 - views remap indices (strides of a buffer, or an affine remap of a closure);
 - anything else is an :class:`ExternNode`: the op's NumPy kernel called by the wrapper.
 
@@ -246,6 +247,11 @@ class GraphLowering(PointwiseLowering, ViewLowering):
                 value = lower_reduction(self, rule, args[0], params, meta)
                 if value is not None:
                     return value
+            elif op.category == Category.SCAN and isinstance(rule, dict) and "scan" in rule:
+                from .reductions import lower_scan
+                value = lower_scan(self, rule, args[0], params, meta)
+                if value is not None:
+                    return value
             elif op.category == Category.VIEW:
                 value = self.view(op, args, params, meta)
                 if value is not None:
@@ -345,7 +351,8 @@ class GraphLowering(PointwiseLowering, ViewLowering):
         buf = self.new_buffer(value.shape, value.dtype, "computed")
         if strides is not None:
             buf.strides = tuple(strides)
-            buf.order = L.contiguous_order(buf.shape, buf.strides)
+            buf.order = L.contiguous_order(buf.shape, tuple(abs(s) for s in buf.strides))
+            buf.flips = tuple(a for a, s in enumerate(buf.strides) if s < 0)
             buf.contiguous = False   # the wrapper passes its address (cffi wants C buffers)
         node = ComputeNode(buf.name, buf, "pointwise", getattr(value, "origins", self._origin))
         node.value = value

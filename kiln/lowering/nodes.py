@@ -2,8 +2,10 @@
 scheduler fuses and the wrapper calls.
 
 - :class:`ComputeNode` — a realized computation, one buffer written by a loop nest:
-  ``pointwise`` (its ``value`` over the buffer's shape) or ``reduction`` (its ``src``
-  over ``in_shape``, reduced over ``axes`` with ``combine``);
+  ``pointwise`` (its ``value`` over the buffer's shape), ``reduction`` (its ``src``
+  over ``in_shape``, reduced over ``axes`` with ``combine``) or ``scan`` (its ``src``
+  over the buffer's shape, each prefix along the one axis in ``axes`` combined and
+  stored: cumsum, cumprod);
 - :class:`ExternNode` — a call of an op's NumPy kernel from the wrapper;
 - :class:`Opaque` — a Python object only the wrapper handles (a tuple an extern returned).
 """
@@ -34,7 +36,7 @@ class ComputeNode:
     def __init__(self, name: str, buf: Buffer, kind: str, origins: tuple) -> None:
         self.name = name
         self.buf = buf
-        self.kind = kind  # 'pointwise' | 'reduction'
+        self.kind = kind  # 'pointwise' | 'reduction' | 'scan'
         self.origins = origins
         # pointwise: value (shape == buf.shape)
         self.value: Value | None = None
@@ -47,7 +49,12 @@ class ComputeNode:
 
     @property
     def shape(self) -> tuple:
-        return self.in_shape if self.kind == "reduction" else self.buf.shape
+        return self.in_shape if self.kind in ("reduction", "scan") else self.buf.shape
+
+    @property
+    def loop_axes(self) -> tuple:
+        """The axes a kernel running this node loops over per outer point."""
+        return self.axes if self.kind in ("reduction", "scan") else ()
 
     def __repr__(self) -> str:
         return f"ComputeNode({self.name}, {self.kind}, {self.buf.shape})"

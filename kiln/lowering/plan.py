@@ -15,7 +15,9 @@ handler (kiln/lowering/handler.py), never through generated text:
 - :class:`Collapse` — groups of adjacent loop variables that every access lets run as
   one flat loop (a contiguous 2-d array is one loop of ``s0*s1``);
 - :func:`kernel_cost` — statements per element, each scalar function priced by the
-  renderer's table.
+  renderer's table;
+- :func:`index_cuts` — where a kernel's selects test a loop index against constants
+  (the C++ printer splits those loops into segments).
 
     >>> import numpy as np
     >>> from kiln.lowering.loop_ir import Affine
@@ -94,9 +96,35 @@ def kernel_cost(kernel: Kernel, call_cost: Callable[[str, Any], int]) -> int:
         total += rec.statements + sum(call_cost(fn, dt) - 1 for fn, dt in rec.calls)
         if node.kind == "reduction":
             total += 4 if node.combine in ("max", "min") and node.acc_dtype.kind == "f" else 3
+        elif node.kind == "scan":
+            total += 5   # the store, and a chain: each element waits for the previous sum
         else:
             total += 1  # the store
     return max(1, total)
+
+
+def index_cuts(kernel: Kernel, outer: Collapse, short: int, most: int) -> dict[str, list[int]]:
+    """Per outer loop variable of a pointwise kernel, the constants its index is compared
+    with (where a select changes arms: region writes, borders, joins), as segment edges
+    inside the loop's range (fewer than ``most``). Loops of at most ``short`` iterations
+    (unrolled anyway) and variables merged into a collapsed loop are not split."""
+    frame = kernel.frame
+    found: dict[str, set] = {}
+    for node, role in kernel.members:
+        for v, fn, c in record(node, role, frame).index_tests:
+            edges = (c, c + 1) if fn in ("equal", "not_equal") else \
+                (c + 1,) if fn in ("less_equal", "greater") else (c,)
+            found.setdefault(v, set()).update(edges)
+    sizes = dict(frame.outer_vars())
+    cuts = {}
+    for v, edges in found.items():
+        n = sizes.get(v)
+        if not isinstance(n, int) or n <= short or len(outer.of.get(v, ())) != 1:
+            continue
+        inside = sorted(e for e in edges if 0 < e < n)
+        if inside and len(inside) < most:
+            cuts[v] = inside
+    return cuts
 
 
 def describe(kernel: Kernel) -> tuple[list[str], list[str]]:

@@ -166,3 +166,35 @@ def _reduces_contiguous_runs(x: BufferValue, axes: tuple) -> bool:
             return False
         step = step * x.shape[d]
     return True
+
+
+def lower_scan(gl: GraphLowering, rule: dict, x: Any, params: dict, meta: TensorMeta) -> Value | None:
+    """A scan op (``lowering={"scan": combine}``: cumsum, cumprod) as a node of kind
+    'scan': per point of the other dims, a sequential loop along ``axis`` that combines
+    and stores each prefix. The running value is held in the result's dtype, element by
+    element in order, which is what NumPy's ``add.accumulate`` does: results are NumPy's
+    bit for bit. ``axis=None`` scans every axis in C order, one running value, and the
+    result is that buffer flattened (a view)."""
+    combine = rule["scan"]
+    if combine not in getattr(gl.renderer, "scans", frozenset()) or \
+            not isinstance(x, (BufferValue, Pointwise)) or not x.shape:
+        return None   # Triton, and 0-d inputs: NumPy's kernel
+    out_dtype = np.dtype(meta.dtype)
+    if out_dtype.kind not in "iuf":
+        return None
+    axis = params.get("axis")
+    axes = tuple(range(len(x.shape))) if axis is None else normalize_axis(axis, len(x.shape))
+    buf = gl.new_buffer(tuple(x.shape), out_dtype, "computed")
+    origins = tuple(dict.fromkeys(getattr(x, "origins", ()) + gl._origin))
+    node = ComputeNode(buf.name, buf, "scan", origins)
+    node.src = x
+    node.in_shape = tuple(x.shape)
+    node.axes = axes
+    node.combine = combine
+    node.acc_dtype = out_dtype
+    gl.nodes.append(node)
+    out = BufferValue.whole(buf)
+    if axis is None and len(x.shape) > 1:
+        from ..ops import F
+        out = gl.decompose(lambda v: F.reshape(v, shape=(-1,)), (out,), {})
+    return out

@@ -42,6 +42,9 @@ class Renderer:
     # of those, the ones left to the extern (NumPy's SIMD loop) when they reduce contiguous
     # runs of an array as it is; a computed source or strided runs still get a kernel
     extern_when_contiguous: frozenset = frozenset()
+    # scan combines its kernels run (cumsum: "sum", cumprod: "prod"; lowering/reductions.py
+    # lower_scan); other scans are extern calls (NumPy's accumulate)
+    scans: frozenset = frozenset()
     # Its ops handler implements index and bind_index (loads at computed indices):
     # fresh-array fills and region writes (kiln/lowering/fills.py) lower as selects.
     computed_indices = False
@@ -93,12 +96,17 @@ class Renderer:
 
     def allocate(self, buf: Any) -> str:
         """An expression for a new array for ``buf`` (shape may name size symbols): C
-        order, or the axis order NumPy gives that result (``buf.order``, static shapes)."""
+        order, or the axis order NumPy gives that result (``buf.order``, static shapes; axes
+        in ``buf.flips`` reversed, as np.flip's view of a fresh array is)."""
         if getattr(buf, "order", None) is None:
             return f"np.empty({buf.shape!r}, np.{np.dtype(buf.dtype).name})"
         shape = tuple(buf.shape[a] for a in buf.order)
         back = tuple(int(i) for i in np.argsort(buf.order))
-        return f"np.empty({shape!r}, np.{np.dtype(buf.dtype).name}).transpose({back!r})"
+        flips = getattr(buf, "flips", ())
+        view = "" if not flips else "[" + ", ".join(
+            "::-1" if a in flips else ":" for a in range(len(buf.shape))) + "]"
+        transpose = "" if back == tuple(range(len(back))) else f".transpose({back!r})"
+        return f"np.empty({shape!r}, np.{np.dtype(buf.dtype).name}){transpose}{view}"
 
     def bind_kernels(self, kernels: list) -> list[str]:
         """Wrapper lines giving each kernel its name (after the prelude)."""

@@ -4,7 +4,9 @@ A kernel has a :class:`Frame`: the shape it iterates and the axes it reduces (no
 pointwise kernel). Outer dims are parallel; per outer point the kernel runs *stages*:
 inner loops over the reduced dims (reductions accumulate, row nodes store) and scalar
 statements (pointwise math on a reduction's result). So softmax — max, exp/sum, divide —
-is one kernel with three inner loops per row, and layernorm is one kernel.
+is one kernel with three inner loops per row, and layernorm is one kernel. A scan
+(cumsum, cumprod) is a kernel of its own: one sequential inner loop per outer point that
+stores every prefix (role 'scan'); its producers are already inside it as its source.
 
 Nodes are taken in graph order and join the open kernel when (Inductor's vertical rule)
 every element they read from the kernel's buffers is read at exactly the index where the
@@ -64,9 +66,11 @@ class Frame:
 
 
 def role_in(node: ComputeNode, frame: Frame) -> str | None:
-    """'row' (iterates the frame's whole shape), 'reduce', 'scalar' (one per outer point)."""
-    if node.kind == "reduction":
-        return "reduce" if frame.shape == node.in_shape and frame.axes == node.axes else None
+    """'row' (iterates the frame's whole shape), 'reduce', 'scan' (a sequential loop along
+    the frame's one reduced axis, storing every prefix), 'scalar' (one per outer point)."""
+    if node.kind in ("reduction", "scan"):
+        same = frame.shape == node.in_shape and frame.axes == node.axes
+        return None if not same else "reduce" if node.kind == "reduction" else "scan"
     if node.buf.shape == frame.shape:
         return "row"
     if frame.axes and frame.out_index(node.buf.shape) is not None:
@@ -76,13 +80,13 @@ def role_in(node: ComputeNode, frame: Frame) -> str | None:
 
 def node_index(node: ComputeNode, role: str, frame: Frame) -> list[Affine]:
     """The index a node's code runs at (for 'reduce', the source's index)."""
-    if role in ("row", "reduce"):
+    if role in ("row", "reduce", "scan"):
         return frame.dim_index()
     return frame.out_index(node.buf.shape)
 
 
 def write_index(node: ComputeNode, role: str, frame: Frame) -> Affine:
-    if role == "row":
+    if role in ("row", "scan"):
         return linear(0, node.buf.strides, frame.dim_index())
     return linear(0, node.buf.strides, frame.out_index(node.buf.shape))
 
@@ -95,7 +99,7 @@ def node_loads(node: ComputeNode, role: str, frame: Frame) -> list:
 def record(node: ComputeNode, role: str, frame: Frame) -> RecordingHandler:
     """What the node's code does when run in ``frame``, recorded by an ops handler."""
     rec = RecordingHandler()
-    value = node.src if node.kind == "reduction" else node.value
+    value = node.src if node.kind in ("reduction", "scan") else node.value
     value.load(rec, node_index(node, role, frame))
     return rec
 
@@ -119,6 +123,8 @@ class Kernel:
         frame = self.frame
         if len(self.members) >= MAX_NODES_PER_KERNEL:
             return f"the kernel already has {MAX_NODES_PER_KERNEL} nodes"
+        if node.kind == "scan" or any(m.kind == "scan" for m in self.nodes):
+            return "a scan (cumsum, cumprod) runs as a kernel of its own"
         if node.kind == "reduction" and not frame.axes:
             if node.in_shape != frame.shape:
                 return (f"the reduction iterates {node.in_shape}, the pointwise kernel "
@@ -218,7 +224,7 @@ def schedule(low: GraphLowering, graph_name: str = "forward") -> list:
                 prod = producer_of[b]
                 _log_refusal(prod, node, reason if open_kernel is not None and isinstance(prod, ComputeNode)
                              and prod in open_kernel.nodes else _why_separate(prod))
-            open_kernel = Kernel(Frame(node.shape, node.axes if node.kind == "reduction" else ()), node)
+            open_kernel = Kernel(Frame(node.shape, node.loop_axes), node)
             items.append(open_kernel)
         producer_of[node.buf.name] = node
     close()
@@ -237,7 +243,7 @@ def schedule(low: GraphLowering, graph_name: str = "forward") -> list:
 
 
 def _node_reads(node: ComputeNode) -> set[str]:
-    frame = Frame(node.shape, node.axes if node.kind == "reduction" else ())
+    frame = Frame(node.shape, node.loop_axes)
     return {b.name for b, _ in node_loads(node, role_in(node, frame), frame)}
 
 
@@ -287,6 +293,8 @@ def kernel_locals(items: list, low: GraphLowering) -> dict[str, str]:
             where = readers.get(name, set())
             if any(k != id(item) for k, _ in where):
                 continue
+            if role == "scan":
+                continue   # every prefix is stored
             if role in ("reduce", "scalar"):
                 local[name] = "scalar"
             elif all(w == loop_of[name] for w in where):

@@ -14,7 +14,7 @@ import numpy as np
 
 from .meta import (pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token,
                    to_fake)
-from .registry import Bound, Category, Composite, F, N, Op, declare, is_float_like, spell
+from .registry import REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_float_like, spell
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
@@ -221,6 +221,24 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False) -> C
     return normalize
 
 
+def _power_operator(op: Op, ufunc: np.ufunc, in_place_first: bool = False) -> Callable[..., Bound]:
+    """``x ** y`` / ``x **= y``: ndarray.__pow__ takes np.square for an exact Python int 2
+    (NumPy's fast_scalar_power). Only on a bool array does that change the result (square
+    gives int8, power int64; ``m **= 2`` then raises NumPy's casting error); a NumPy bool
+    scalar's ``**`` is power."""
+    normal = ufunc_normalizer(op, ufunc, in_place_first)
+
+    def normalize(*args: Any, **kwargs: Any) -> Bound:
+        bound = normal(*args, **kwargs)
+        x, y = bound.inputs
+        if type(y) is int and y == 2 and isinstance(x, TensorMeta) and x.dtype == np.bool_ \
+                and not getattr(x, "numpy_scalar", False):
+            return Bound(REGISTRY["square"], (x,), {}, bound.out)
+        return bound
+
+    return normalize
+
+
 def _declare_ufunc(name: str, ufunc: np.ufunc, vjp: Callable | None) -> Op:
     inputs = ("x",) if ufunc.nin == 1 else ("x", "y")
     op = declare(name, Category.POINTWISE, ufunc, inputs=inputs, meta=pointwise_meta_for(ufunc),
@@ -228,10 +246,11 @@ def _declare_ufunc(name: str, ufunc: np.ufunc, vjp: Callable | None) -> Op:
     op.ufunc = ufunc
     spell(ufunc, op, ufunc_normalizer(op, ufunc), f"numpy.{ufunc.__name__}")
     fn, inplace = OPERATORS.get(name, (None, None))
+    normalizer = _power_operator if name == "power" else ufunc_normalizer
     if fn is not None:
-        spell(fn, op, ufunc_normalizer(op, ufunc), f"operator.{getattr(fn, '__name__', name)}")
+        spell(fn, op, normalizer(op, ufunc), f"operator.{getattr(fn, '__name__', name)}")
     if inplace is not None:
-        spell(inplace, op, ufunc_normalizer(op, ufunc, in_place_first=True),
+        spell(inplace, op, normalizer(op, ufunc, in_place_first=True),
               f"operator.{inplace.__name__}")
     return op
 

@@ -366,10 +366,10 @@ def _cumprod_impl(x, axis=None, dtype=None):
 
 OPS["cumsum"] = declare("cumsum", Category.SCAN, _cumsum_impl, inputs=("x",),
                         params={"axis": None, "dtype": None}, meta=_scan_meta(_cumsum_impl),
-                        vjp=_cumsum_vjp, doc="numpy.cumsum (axis None: over the flattened input)")
+                        vjp=_cumsum_vjp, lowering={"scan": "sum"}, doc="numpy.cumsum (axis None: over the flattened input)")
 OPS["cumprod"] = declare("cumprod", Category.SCAN, _cumprod_impl, inputs=("x",),
                          params={"axis": None, "dtype": None}, meta=_scan_meta(_cumprod_impl),
-                         vjp=_cumprod_vjp,
+                         vjp=_cumprod_vjp, lowering={"scan": "prod"},
                          doc="numpy.cumprod (axis None: over the flattened input)")
 
 

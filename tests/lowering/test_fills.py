@@ -159,6 +159,38 @@ def test_values_read_only_inside_their_region_are_read_at_clamped_indices():
         assert "_ext_index_put" not in art.wrapper and " ? " in art.cpp
 
 
+def test_loops_split_where_a_select_changes_arms():
+    # each segment between the region's bounds is a loop of its own: the compiler folds
+    # the select there (no clamped gather of the other arm per element)
+    from kiln.runtime.backend import generate
+
+    def concat_repeat(x):
+        n = x.shape[0]
+        y = np.empty(4 * n)
+        y[:n] = x
+        y[n:] = np.repeat(x, 3)
+        return y
+
+    def border(x):
+        a = np.ones(x.shape)
+        a[0, :] = 0.0
+        a[:, -1] = 0.0
+        return a * x
+
+    # 1.2M elements: two threads, each chunk clamped to the segments
+    cases = [(concat_repeat, np.arange(300_000.0), {"x0": [300_000]}),
+             (border, np.arange(600.0).reshape(20, 30), {"x0": [1], "x1": [29]})]
+    for fn, x, cuts in cases:
+        compiled, seen = _compiled(fn)
+        assert_same(fn.__name__, fn(x), compiled(x), rtol=0, atol=0)
+        art = seen[0].kiln_artifact
+        assert art.cpp.count("x0 in [") == len(cuts["x0"]) + 1, art.cpp
+        graphs = []
+        kiln.compile(fn, backend=lambda g, ex: graphs.append((g, ex)) or g)(x)
+        (plan,) = generate(*graphs[0]).plans.values()
+        assert plan.cuts == cuts
+
+
 def test_casts_and_out_of_range_values_follow_numpy():
     def f(x):
         a = np.zeros(3, dtype=np.int8)

@@ -28,6 +28,7 @@ def many(x, y):
         np.add(x, y, out=np.empty_like(x)),     # out= a fresh array
         np.copy(x) + 0.5,
         x.copy() * 3.0,                         # ndarray.copy() is C order
+        np.flip(x * y, 0),                      # a reversed view: negative strides
     )
 
 
@@ -58,6 +59,8 @@ def _same_layout(got, want, what):
         item = want.itemsize
         assert L.axis_order(got.shape, [s // item for s in got.strides]) == \
             L.axis_order(want.shape, [s // item for s in want.strides]), what
+        assert [s < 0 for s in got.strides] == [s < 0 for s in want.strides], \
+            f"{what}: strides {got.strides}, NumPy's {want.strides}"
     np.testing.assert_allclose(got.ravel(order="K"), want.ravel(order="K"), rtol=1e-12, err_msg=what)
 
 
