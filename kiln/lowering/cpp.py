@@ -344,7 +344,9 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
             body.append(pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {BLOCK}) {{")
             body.append(pad + f"    const int64_t {v}_e = {v}_b + {BLOCK} < {hi} ? {v}_b + {BLOCK} : {hi};")
             continue
-        if depth == len(loops) - 1 and (flat_pointwise or not plan.inner_loops):
+        if depth == len(loops) - 1 and (flat_pointwise or not plan.inner_loops) and not names.complex:
+            # (complex locals are structs, which omp simd privatizes into arrays and then
+            # does not vectorize; GCC's own loop vectorizer does)
             body.append(pad + "#pragma omp simd")
         body.append(pad + f"for (int64_t {v} = {lo}; {v} < {hi}; ++{v}) {{")
     pad = "    " * (len(loops) + 1)

@@ -354,7 +354,7 @@ spell(("method", "astype"), astype, _astype_normalize, "ndarray.astype")
 # ---- lowering: the scalar function of each op's loop ------------------------------------
 # ``{"scalar": fn, "kinds": ...}``: the loop computes scalar function ``fn`` (named after the
 # ufunc; renderers spell it, kiln/lowering/cpp_ops.py for C++) for loops of these dtype
-# kinds ('f' float, 'i' signed, 'u' unsigned, 'b' bool), the loop being the one NumPy's type
+# kinds ('f' float, 'i' signed, 'u' unsigned, 'b' bool, 'c' complex), the loop being the one NumPy's type
 # resolution picks. A kind left out makes the node an extern call of the NumPy kernel
 # (integer power raises on negative exponents, for example). ``when`` maps a constant
 # operand ("y=2"; "f:y=3" for float loops only; "f:y=scalar" for a runtime scalar or a 0-d
@@ -416,11 +416,17 @@ def _clip_keeping_ties(ops, dt, x, lo, hi):
         return ops.call("where", [ok, a, bound], dt)
     return keep(keep(x, lo, "greater_equal"), hi, "less_equal")
 
+# Complex loops ('c') lower for these (NumPy's formulas: kiln/lowering/cpp_ops.py); the
+# other complex ufuncs stay extern calls of NumPy's loops.
+for _name in ("negative", "positive", "absolute", "exp", "true_divide", "add", "subtract",
+              "multiply", "equal", "not_equal"):
+    _KINDS[_name] += "c"
+
 for _name, _kinds in _KINDS.items():
     F.__getattr__(_name).lowering = {"scalar": _name, "kinds": _kinds, **(
         {"when": _WHEN[_name]} if _name in _WHEN else {})}
 # where/clip/astype: every input is first cast to the output dtype (where's condition to
 # bool: ``input_dtypes``); a missing clip bound (None) is an infinite one.
-where.lowering = {"scalar": "where", "kinds": _ALL, "input_dtypes": (np.dtype(bool), None, None)}
+where.lowering = {"scalar": "where", "kinds": _ALL + "c", "input_dtypes": (np.dtype(bool), None, None)}
 clip.lowering = {"scalar": "clip", "kinds": _ALL, "when": {"f:rest=0d": _clip_keeping_ties}}
-astype.lowering = {"scalar": "identity", "kinds": _ALL}  # the cast to the output dtype is the whole op
+astype.lowering = {"scalar": "identity", "kinds": _ALL + "c"}  # the cast to the output dtype is the whole op
