@@ -94,12 +94,20 @@ def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, lik
     return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy)})
 
 
+def _as_fortran_array(a: Any, **params: Any) -> Any:
+    """np.array(a, order='F') (a copy): the C-ordered copy of the transpose, transposed."""
+    return N.transpose(N.copy(N.transpose(_as_array(a, **params)), order="C"))
+
+
 def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
-    _order_ok("numpy.array", order)
+    fortran = order == "F" and copy is not False and copy is not None
+    if not fortran:
+        _order_ok("numpy.array", order)
     if like is not None:
         reject("numpy.array", "like", like, "drop like=")
-    return Composite(_as_array, (object,), {"dtype": dtype, "copy": copy is not False and copy is not None,
-                                            "ndmin": int(ndmin)})
+    return Composite(_as_fortran_array if fortran else _as_array, (object,),
+                     {"dtype": dtype, "copy": not fortran and copy is not False and copy is not None,
+                      "ndmin": int(ndmin)})
 
 
 spell_composite(np.asarray, ("stack", "astype"), _asarray_normalize, "numpy.asarray")

@@ -1,0 +1,96 @@
+"""NumPy spellings that used to break the graph (issue #14's list), through kiln.explain:
+one graph, no break, and the compiled function (C++ backend) gives NumPy's values, dtypes,
+shapes, strides (Fortran-ordered results stay Fortran-ordered) and aliasing."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+rng = np.random.default_rng(3)
+m46 = rng.standard_normal((4, 6))
+t234 = rng.standard_normal((2, 3, 4))
+
+def _ndenumerate_write(a):
+    b = np.zeros_like(a)
+    for (i, j), v in np.ndenumerate(a):
+        b[i, j] = v * i + j
+    return b
+
+
+CASES = {
+    # order='F'
+    "reshape_F": (lambda a: a.reshape(3, 8, order="F") + 1, (m46,)),
+    "np_reshape_F_view": (lambda a: np.reshape(a.T, (-1, 2), order="F"), (m46,)),
+    "reshape_F_3d": (lambda a: a.reshape((6, -1), order="F"), (t234,)),
+    "ravel_F": (lambda a: np.ravel(a, order="F") * 2, (m46,)),
+    "ravel_F_view": (lambda a: a.T.ravel(order="F"), (m46,)),
+    "flatten_F": (lambda a: a.flatten(order="F"), (t234,)),
+    "zeros_F": (lambda a: np.zeros((3, 4), order="F"), (m46,)),
+    "ones_F": (lambda a: np.ones((4, 6), dtype=np.float32, order="F") + a, (m46,)),
+    "empty_F": (lambda a: np.empty(a.shape, order="F").shape, (m46,)),
+    "copy_F": (lambda a: np.copy(a, order="F"), (m46,)),
+    "method_copy_F": (lambda a: a.copy(order="F"), (t234,)),
+    "array_F": (lambda a: np.array(a, order="F"), (m46,)),
+    # index grids (constant arrays of the graph) and index iteration (unrolled)
+    "mgrid": (lambda a: np.mgrid[0:4, 0:6] * a, (m46,)),
+    "mgrid_float_step": (lambda a: np.mgrid[0.5:2:0.5, -1:1:0.25][1] + a[:3, :1], (m46,)),
+    "mgrid_complex_step": (lambda a: np.mgrid[0:1:4j, 0:2:6j][0] * a, (m46,)),
+    "mgrid_1d": (lambda a: np.mgrid[-1:1:5j] + a[0, 0], (m46,)),
+    "mgrid_shape": (lambda a: np.mgrid[:a.shape[0], :a.shape[1]].sum(axis=0) + a, (m46,)),
+    "ogrid": (lambda a: np.ogrid[0:4, 0:6][0] * np.ogrid[0:4, 0:6][1] + a, (m46,)),
+    "ogrid_type": (lambda a: type(np.ogrid[0:2, 0:3]).__name__, (m46,)),
+    "ndindex": (lambda a: sum(a[i] * (i[0] + 2 * i[1]) for i in np.ndindex(a.shape)), (m46[:3, :3],)),
+    "ndindex_star": (lambda a: [a[i, j] for i, j in np.ndindex(2, 3)], (m46,)),
+    "ndenumerate": (lambda a: sum(v * (k[0] - k[1]) for k, v in np.ndenumerate(a)), (m46[:2],)),
+    "ndenumerate_write": (_ndenumerate_write, (m46[:2, :3],)),
+}
+
+
+def _same(got, want, mine, plain):
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w, mine, plain)
+        return
+    if not isinstance(want, np.ndarray):
+        assert got == want
+        return
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+    assert got.strides == want.strides, (got.strides, want.strides)
+    assert np.shares_memory(got, mine) == np.shares_memory(want, plain)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_spelling_is_one_graph_matching_numpy(name):
+    fn, args = CASES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = [np.copy(a) for a in args]
+        want = fn(*plain)
+        out = kiln.explain(fn)(*[np.copy(a) for a in args])
+        mine = [np.copy(a) for a in args]
+        got = kiln.compile(fn)(*mine)
+    assert out.graph_break_count == 0, [str(b.reason) for b in out.break_reasons]
+    assert out.graph_count <= 1
+    _same(got, want, mine[0], plain[0])
+
+
+def test_order_a_and_k_still_explain_themselves():
+    out = kiln.explain(lambda a: a.reshape(8, 3, order="A") * 2)(m46)
+    assert out.graph_break_count == 1 and "order='A'" in out.break_reasons[0].reason
+
+
+def test_ndindex_over_many_indices_breaks_with_a_reason():
+    def f(a):
+        t = 0.0
+        for i in np.ndindex(a.shape):
+            t += a[i]
+        return t
+    big = np.ones((80, 80))
+    out = kiln.explain(f)(big)
+    assert out.graph_break_count >= 1 and "6400 indices" in out.break_reasons[0].reason
+    assert kiln.compile(f)(big) == f(big)
