@@ -11,7 +11,8 @@ Packing needs one dtype for all results: real inputs only for svd, eigh and slog
 (their complex forms mix real and complex results), any for qr; the others run as
 Python. ``slogdet`` has a derivative (d log|det A| = tr(A^-1 dA)); svd, eigh and qr do
 not yet (kiln.AutogradError when a gradient is asked of them).
-``np.linalg.eig`` is not here: whether its result is real or complex depends on the
+``lstsq`` packs x, the singular values, the rank and the residuals (their size known only
+after the call). ``np.linalg.eig`` is not here: whether its result is real or complex depends on the
 values, which no static dtype can say.
 """
 from __future__ import annotations
@@ -222,3 +223,69 @@ def _qr_normalize(a, mode="reduced"):
 
 spell_composite(np.linalg.qr, ("qr_packed", "getitem", "reshape"), _qr_normalize,
                 "numpy.linalg.qr")
+
+
+# ---- lstsq -----------------------------------------------------------------------------------
+# One packed row: x (flattened), the singular values, rank, then the residuals padded to
+# their full length K (at least 2) and a flag saying whether NumPy returns them (it does
+# only for a full-rank, over-determined system: otherwise residuals is empty). The
+# residuals come back as a boolean-mask selection, whose size is known after the op runs
+# (over at least two elements: capture takes no data-dependent size from a 1-element mask).
+
+def _lstsq_shapes(a, b):
+    s_a, s_b = shape_of(a), shape_of(b)
+    if len(s_a) != 2 or len(s_b) not in (1, 2):
+        return None
+    m, n = s_a
+    if s_b[0] != m:
+        return None
+    k = 1 if len(s_b) == 1 else s_b[1]
+    return m, n, k, (n,) if len(s_b) == 1 else (n, k)
+
+
+def _lstsq_impl(a, b, rcond=None):
+    x, res, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
+    k = 1 if np.ndim(b) == 1 else np.shape(b)[1]
+    padded = np.zeros(max(k, 2), x.dtype)
+    padded[:res.size] = res
+    return np.concatenate([x.reshape(-1), s, [rank, res.size > 0], padded]).astype(x.dtype)
+
+
+def _lstsq_meta(a, b, rcond=None):
+    m, n, k, x_shape = _lstsq_shapes(a, b)
+    dtype = np.linalg.lstsq(np.eye(2, dtype=dtype_of(a)), np.ones(2, dtype=dtype_of(b)))[0].dtype
+    return TensorMeta((n * k + min(m, n) + 2 + max(k, 2),), dtype)
+
+
+lstsq_packed = declare(
+    "lstsq_packed", Category.EXTERN, _lstsq_impl, inputs=("a", "b"), params={"rcond": None},
+    meta=_lstsq_meta, fresh_result=True,
+    doc="numpy.linalg.lstsq's x, singular values, rank, a residuals flag and the "
+        "residuals (padded), side by side")
+
+
+def _lstsq(a, b, rcond):
+    m, n, k, x_shape = _lstsq_shapes(a, b)
+    p = F.lstsq_packed(a, b, rcond=rcond)
+    nk, q = n * k, min(m, n)
+    x = N.reshape(N.getitem(p, (slice(0, nk),)), x_shape)
+    s = N.getitem(p, (slice(nk, nk + q),))
+    rank = N.method("astype", N.getitem(p, (nk + q,)), np.int32)
+    returned = N.not_equal(N.getitem(p, (slice(nk + q + 1, nk + q + 2),)), 0)
+    kept = N.logical_and(N.less(N.arange(max(k, 2)), k), returned)
+    residuals = N.getitem(N.getitem(p, (slice(nk + q + 2, None),)), kept)
+    return x, residuals, rank, s
+
+
+def _lstsq_normalize(a, b, rcond=None):
+    if _lstsq_shapes(a, b) is None or np.dtype(dtype_of(a)).kind == "c" or \
+            np.dtype(dtype_of(b)).kind == "c":
+        reject("numpy.linalg.lstsq", "a", "a complex, batched or mismatched system",
+               "NumPy's own call raises or mixes dtypes there; it runs as Python")
+    if rcond is not None and not isinstance(rcond, (int, float)):
+        reject("numpy.linalg.lstsq", "rcond", rcond, "pass rcond as a Python number")
+    return Composite(_lstsq, (a, b), {"rcond": rcond})
+
+
+spell_composite(np.linalg.lstsq, ("lstsq_packed", "getitem", "reshape"), _lstsq_normalize,
+                "numpy.linalg.lstsq")

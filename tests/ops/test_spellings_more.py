@@ -12,6 +12,12 @@ rng = np.random.default_rng(3)
 m46 = rng.standard_normal((4, 6))
 t234 = rng.standard_normal((2, 3, 4))
 
+a63 = rng.standard_normal((6, 3))
+deficient = a63.copy()
+deficient[:, 2] = deficient[:, 1]
+b6 = rng.standard_normal(6)
+
+
 def _ndenumerate_write(a):
     b = np.zeros_like(a)
     for (i, j), v in np.ndenumerate(a):
@@ -45,6 +51,13 @@ CASES = {
     "ndindex_star": (lambda a: [a[i, j] for i, j in np.ndindex(2, 3)], (m46,)),
     "ndenumerate": (lambda a: sum(v * (k[0] - k[1]) for k, v in np.ndenumerate(a)), (m46[:2],)),
     "ndenumerate_write": (_ndenumerate_write, (m46[:2, :3],)),
+    # np.linalg.lstsq: (x, residuals, rank, s); residuals' size depends on the rank
+    "lstsq": (lambda a, b: np.linalg.lstsq(a, b, rcond=None), (a63, b6)),
+    "lstsq_columns": (lambda a, b: np.linalg.lstsq(a, np.stack([b, 2 * b], 1)), (a63, b6)),
+    "lstsq_rank_deficient": (lambda a, b: np.linalg.lstsq(a, b), (deficient, b6)),
+    "lstsq_underdetermined": (lambda a, b: np.linalg.lstsq(a.T, b[:3]), (a63, b6)),
+    "lstsq_float32": (lambda a, b: np.linalg.lstsq(a, b), (a63.astype(np.float32), b6.astype(np.float32))),
+    "lstsq_solution_only": (lambda a, b: a @ np.linalg.lstsq(a, b, rcond=None)[0] - b, (a63, b6)),
 }
 
 
@@ -94,3 +107,13 @@ def test_ndindex_over_many_indices_breaks_with_a_reason():
     out = kiln.explain(f)(big)
     assert out.graph_break_count >= 1 and "6400 indices" in out.break_reasons[0].reason
     assert kiln.compile(f)(big) == f(big)
+
+
+def test_lstsq_residuals_follow_each_calls_rank():
+    def f(a, b):
+        x, res, rank, s = np.linalg.lstsq(a, b)
+        return x, res, rank
+    compiled = kiln.compile(f)
+    for a in (a63, deficient, a63 * 2):
+        got, want = compiled(a, b6), f(a, b6)
+        _same(got, want, a, a)
