@@ -51,6 +51,15 @@ CASES = {
     "ndindex_star": (lambda a: [a[i, j] for i, j in np.ndindex(2, 3)], (m46,)),
     "ndenumerate": (lambda a: sum(v * (k[0] - k[1]) for k, v in np.ndenumerate(a)), (m46[:2],)),
     "ndenumerate_write": (_ndenumerate_write, (m46[:2, :3],)),
+    # np.piecewise: the user's functions inlined (kiln/ops/polyfills.py), masked writes
+    "piecewise": (lambda a: np.piecewise(a, [a < 0, a >= 0], [lambda v: -v, lambda v: v ** 2]), (m46,)),
+    "piecewise_constants": (lambda a: np.piecewise(a, [a < 0, a > 1], [0.0, 1.0, 0.5]), (m46,)),
+    "piecewise_otherwise": (lambda a: np.piecewise(a, [a < -1, a > 1], [np.sin, lambda v: v * 3, np.exp]),
+                            (m46,)),
+    "piecewise_one_condition": (lambda a: np.piecewise(a, a > 0, [lambda v: v + 1, 0]), (m46[0],)),
+    "piecewise_extra_args": (lambda a: np.piecewise(a, [a < 0], [lambda v, k: v * k, lambda v, k: v - k], 2.0),
+                             (m46,)),
+    "piecewise_int": (lambda a: np.piecewise(a.astype(np.int64), [a < 0], [-1, 1]), (m46,)),
     # np.linalg.lstsq: (x, residuals, rank, s); residuals' size depends on the rank
     "lstsq": (lambda a, b: np.linalg.lstsq(a, b, rcond=None), (a63, b6)),
     "lstsq_columns": (lambda a, b: np.linalg.lstsq(a, np.stack([b, 2 * b], 1)), (a63, b6)),
@@ -117,3 +126,13 @@ def test_lstsq_residuals_follow_each_calls_rank():
     for a in (a63, deficient, a63 * 2):
         got, want = compiled(a, b6), f(a, b6)
         _same(got, want, a, a)
+
+
+def test_piecewise_with_a_wrong_number_of_functions_raises_numpys_error():
+    def f(a):
+        return np.piecewise(a, [a < 0, a > 1], [0.0])
+    with pytest.raises(ValueError) as want:
+        f(m46)
+    with pytest.raises(ValueError) as got:
+        kiln.compile(f)(m46)
+    assert str(got.value) == str(want.value)
