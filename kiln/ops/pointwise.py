@@ -198,7 +198,10 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False) -> C
         if len(args) != ufunc.nin:
             raise TypeError(f"{ufunc.__name__}() takes from {ufunc.nin} to {ufunc.nin + 1} "
                             f"positional arguments but {len(args)} were given")
-        reject_where(kwargs.pop("where", True), name)
+        where = kwargs.pop("where", True)
+        if out is None or where is True or where is np._NoValue:
+            reject_where(where, name)   # without out=, NumPy leaves the masked-off elements unset
+            where = True
         for key, value in kwargs.items():
             if key == "casting" and value == "same_kind":
                 continue
@@ -216,6 +219,9 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False) -> C
             out = out[0]
         if in_place_first:
             out = args[0]
+        if where is not True:   # ufunc(..., out=o, where=m): o keeps its values where m is False
+            return Composite(lambda *xs: F.where(xs[-2], op(*xs[:-2]), xs[-1]),
+                             tuple(args) + (where, out), {}, out)
         return Bound(op, tuple(args), {}, out)
 
     return normalize

@@ -18,6 +18,18 @@ deficient[:, 2] = deficient[:, 1]
 b6 = rng.standard_normal(6)
 
 
+def _add_where(a, b):
+    o = np.ones_like(a)
+    np.add(a, b, out=o, where=a > 0)
+    return o
+
+
+def _sqrt_where_in_place(a):
+    c = a.copy()
+    np.sqrt(c, out=c, where=c > 0)
+    return c
+
+
 def _ndenumerate_write(a):
     b = np.zeros_like(a)
     for (i, j), v in np.ndenumerate(a):
@@ -51,6 +63,11 @@ CASES = {
     "ndindex_star": (lambda a: [a[i, j] for i, j in np.ndindex(2, 3)], (m46,)),
     "ndenumerate": (lambda a: sum(v * (k[0] - k[1]) for k, v in np.ndenumerate(a)), (m46[:2],)),
     "ndenumerate_write": (_ndenumerate_write, (m46[:2, :3],)),
+    # ufunc(..., out=, where=): out keeps its values where the mask is False
+    "divide_where": (lambda a, b: np.divide(a, b, out=np.zeros_like(a), where=b != 0),
+                     (m46[0], np.where(m46[1] > 0, m46[1], 0.0))),
+    "add_where_out": (_add_where, (m46, m46[::-1])),
+    "sqrt_where_in_place": (_sqrt_where_in_place, (m46,)),
     # np.piecewise: the user's functions inlined (kiln/ops/polyfills.py), masked writes
     "piecewise": (lambda a: np.piecewise(a, [a < 0, a >= 0], [lambda v: -v, lambda v: v ** 2]), (m46,)),
     "piecewise_constants": (lambda a: np.piecewise(a, [a < 0, a > 1], [0.0, 1.0, 0.5]), (m46,)),
@@ -136,3 +153,9 @@ def test_piecewise_with_a_wrong_number_of_functions_raises_numpys_error():
     with pytest.raises(ValueError) as got:
         kiln.compile(f)(m46)
     assert str(got.value) == str(want.value)
+
+
+def test_ufunc_where_without_out_still_breaks_with_a_reason():
+    # NumPy leaves the masked-off elements of a fresh result uninitialized
+    out = kiln.explain(lambda a: np.multiply(a, 2, where=a > 0))(m46)
+    assert out.graph_break_count == 1 and "where=" in out.break_reasons[0].reason
