@@ -7,9 +7,10 @@ views of it. So the stages see ops with one output each: they capture, run throu
 every backend and differentiate like any extern; the results share no memory with each
 other (the views are disjoint).
 
-Packing needs one dtype for all results: real inputs only for svd, eigh and slogdet
-(their complex forms mix real and complex results), any for qr; the others run as
-Python. ``slogdet`` has a derivative (d log|det A| = tr(A^-1 dA)); svd, eigh and qr do
+Packing needs one dtype for all results: a complex input's real results (svd's S,
+eigh's eigenvalues, slogdet's logabsdet) are packed as complex numbers with a zero
+imaginary part and come back as contiguous real arrays (exact: a real value survives the
+round trip). ``slogdet`` has a derivative (d log|det A| = tr(A^-1 dA)); svd, eigh and qr do
 not yet (kiln.AutogradError when a gradient is asked of them).
 ``lstsq`` packs x, the singular values, the rank and the residuals (their size known only
 after the call). ``np.linalg.eig`` is not here: whether its result is real or complex depends on the
@@ -57,6 +58,15 @@ def _real(name: str, a: Any) -> None:
     if np.dtype(dtype_of(a)).kind == "c":
         reject(name, "a", "a complex array", "its results mix real and complex arrays; it runs "
                "as Python")
+
+
+def _real_part(x: Any, complex_input: bool) -> Any:
+    """A real result packed in a complex array: its real part, contiguous, as NumPy's."""
+    return N.ascontiguousarray(N.real(x)) if complex_input else x
+
+
+def _is_complex(a: Any) -> bool:
+    return np.dtype(dtype_of(a)).kind == "c"
 
 
 def _lead(batch: tuple) -> tuple:
@@ -112,12 +122,12 @@ spell_composite(np.linalg.slogdet, ("slogdet_packed", "getitem"), _slogdet_norma
 
 def _eigh_impl(a, UPLO="L"):
     w, v = np.linalg.eigh(a, UPLO)
-    return np.concatenate([w[..., None, :], v], axis=-2)
+    return np.concatenate([w[..., None, :].astype(v.dtype), v], axis=-2)
 
 
 def _eigh_meta(a, UPLO="L"):
     batch, n = _square("eigh", a)
-    return TensorMeta(batch + (n + 1, n), _result_dtype(np.linalg.eigh, dtype_of(a)))
+    return TensorMeta(batch + (n + 1, n), np.linalg.eigh(np.eye(2, dtype=dtype_of(a)))[1].dtype)
 
 
 eigh_packed = declare(
@@ -129,13 +139,13 @@ eigh_packed = declare(
 def _eigh(a, UPLO):
     p = F.eigh_packed(a, UPLO=UPLO)
     lead = _lead(tuple(shape_of(p)[:-2]))
-    return EighResult(N.getitem(p, lead + (0,)), N.getitem(p, lead + (slice(1, None),)))
+    return EighResult(_real_part(N.getitem(p, lead + (0,)), _is_complex(a)),
+                      N.getitem(p, lead + (slice(1, None),)))
 
 
 def _eigh_normalize(a, UPLO="L"):
     if UPLO not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
-    _real("numpy.linalg.eigh", a)
     return Composite(_eigh, (a,), {"UPLO": UPLO})
 
 
@@ -154,12 +164,13 @@ def _svd_shapes(a, full_matrices):
 def _svd_impl(a, full_matrices=True):
     u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
     batch = s.shape[:-1]
-    return np.concatenate([u.reshape(batch + (-1,)), s, vh.reshape(batch + (-1,))], axis=-1)
+    return np.concatenate([u.reshape(batch + (-1,)), s.astype(u.dtype), vh.reshape(batch + (-1,))],
+                          axis=-1)
 
 
 def _svd_meta(a, full_matrices=True):
     batch, m, n, k, ku, kv = _svd_shapes(a, full_matrices)
-    dtype = _result_dtype(lambda x: np.linalg.svd(x, compute_uv=False), dtype_of(a))
+    dtype = _result_dtype(np.linalg.svd, dtype_of(a))   # U's: complex for a complex input
     return TensorMeta(batch + (m * ku + k + kv * n,), dtype)
 
 
@@ -173,7 +184,7 @@ def _svd(a, full_matrices):
     batch, m, n, k, ku, kv = _svd_shapes(a, full_matrices)
     p = F.svd_packed(a, full_matrices=full_matrices)
     u = _unpack(p, batch, 0, m * ku, (m, ku))
-    s = N.getitem(p, _lead(batch) + (slice(m * ku, m * ku + k),))
+    s = _real_part(N.getitem(p, _lead(batch) + (slice(m * ku, m * ku + k),)), _is_complex(a))
     vh = _unpack(p, batch, m * ku + k, m * ku + k + kv * n, (kv, n))
     return SVDResult(u, s, vh)
 
@@ -203,7 +214,37 @@ qr_packed = declare(
     doc="numpy.linalg.qr's Q and R ('reduced' or 'complete'), flattened side by side")
 
 
+def _qr_raw_impl(a):
+    h, tau = np.linalg.qr(a, mode="raw")
+    batch = h.shape[:-2]
+    # h is LAPACK's Fortran-ordered array: packed as its C-ordered transpose
+    return np.concatenate([np.swapaxes(h, -1, -2).reshape(batch + (-1,)), tau], axis=-1)
+
+
+def _qr_raw_meta(a):
+    batch, m, n = _matrices("qr", a)
+    return TensorMeta(batch + (m * n + min(m, n),), np.linalg.qr(np.eye(2, dtype=dtype_of(a)), "raw")[0].dtype)
+
+
+qr_raw_packed = declare(
+    "qr_raw_packed", Category.EXTERN, _qr_raw_impl, inputs=("a",), meta=_qr_raw_meta,
+    fresh_result=True,
+    doc="numpy.linalg.qr(mode='raw')'s h (LAPACK's Fortran-ordered factors) and tau, "
+        "flattened side by side")
+
+
+def _qr_raw(a):
+    batch, m, n = _matrices("qr", a)
+    p = F.qr_raw_packed(a)
+    # NumPy's h is (..., n, m), Fortran-ordered in its last two axes: the transpose of
+    # the packed (m, n) block, as a view
+    h = N.swapaxes(_unpack(p, batch, 0, m * n, (m, n)), -1, -2)
+    return h, N.getitem(p, _lead(batch) + (slice(m * n, m * n + min(m, n)),))
+
+
 def _qr(a, mode):
+    if mode == "raw":
+        return _qr_raw(a)
     batch, m, n, kq = _qr_shapes(a, "complete" if mode == "complete" else "reduced")
     p = F.qr_packed(a, mode="complete" if mode == "complete" else "reduced")
     r = _unpack(p, batch, m * kq, m * kq + kq * n, (kq, n))
@@ -215,8 +256,6 @@ def _qr(a, mode):
 def _qr_normalize(a, mode="reduced"):
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"Unrecognized mode '{mode}'")
-    if mode == "raw":
-        reject("numpy.linalg.qr", "mode", mode, "use mode='reduced' or 'complete'")
     _matrices("qr", a)
     return Composite(_qr, (a,), {"mode": mode})
 

@@ -255,9 +255,6 @@ def _svd_normalize(a, full_matrices=True, compute_uv=True, hermitian=False):
     if hermitian:
         reject("numpy.linalg.svd", "hermitian", True, "drop hermitian=True")
     if compute_uv:  # U, S and Vh from one packed op (kiln/ops/factorizations.py)
-        if np.dtype(dtype_of(a)).kind == "c":
-            reject("numpy.linalg.svd", "a", "a complex array", "its U and Vh are complex and "
-                   "S real; it runs as Python")
         return Composite(factorizations._svd, (a,), {"full_matrices": bool(full_matrices)})
     return Bound(svdvals, (a,), {})
 

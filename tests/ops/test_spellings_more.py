@@ -159,3 +159,35 @@ def test_ufunc_where_without_out_still_breaks_with_a_reason():
     # NumPy leaves the masked-off elements of a fresh result uninitialized
     out = kiln.explain(lambda a: np.multiply(a, 2, where=a > 0))(m46)
     assert out.graph_break_count == 1 and "where=" in out.break_reasons[0].reason
+
+
+zc = rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))
+FACTORIZATIONS = {
+    # complex inputs: real results (S, eigenvalues) packed as complex, returned real
+    "svd_complex": (lambda z: np.linalg.svd(z), (zc,)),
+    "svd_complex_batched": (lambda z: np.linalg.svd(z[None, :, :3], full_matrices=False), (zc,)),
+    "eigh_complex": (lambda z: np.linalg.eigh(z @ z.conj().T), (zc,)),
+    "eigh_complex_upper": (lambda z: np.linalg.eigh(z @ z.conj().T, "U"), (zc,)),
+    # qr(mode='raw'): LAPACK's h (Fortran-ordered, as NumPy returns it) and tau
+    "qr_raw": (lambda a: np.linalg.qr(a, mode="raw"), (m46.T.copy(),)),
+    "qr_raw_transposed_input": (lambda a: np.linalg.qr(a, mode="raw"), (m46.T,)),
+    "qr_raw_batched": (lambda a: np.linalg.qr(a, mode="raw"), (t234,)),
+    "qr_raw_complex": (lambda z: np.linalg.qr(z[:, :3], mode="raw"), (zc,)),
+}
+
+
+@pytest.mark.parametrize("name", list(FACTORIZATIONS))
+def test_factorization_is_one_graph_matching_numpy(name):
+    fn, args = FACTORIZATIONS[name]
+    want = fn(*args)
+    out = kiln.explain(fn)(*args)
+    got = kiln.compile(fn)(*args)
+    assert out.graph_break_count == 0, [str(b.reason) for b in out.break_reasons]
+    assert type(got) is type(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if "batched" not in name and args[0].flags.c_contiguous:
+            # (batched results are views of one packed array: other strides; NumPy's raw h
+            # follows the input's layout)
+            assert g.strides == w.strides
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
