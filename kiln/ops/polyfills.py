@@ -20,9 +20,15 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
     test is a data-dependent branch); a masked write of an empty selection changes
     nothing, so results agree unless the function raises on an empty array.
     """
-    x = np.asanyarray(x)
+    if isinstance(x, (list, tuple, bool, int, float)):   # (np.asanyarray would detach a Tensor)
+        x = np.asarray(x)
     n2 = len(funclist)
-    if isinstance(condlist, (bool, int, float, np.generic)) or (not isinstance(condlist[0], (list, np.ndarray)) and x.ndim != 0):
+    # NumPy asks isinstance(condlist[0], (list, ndarray)); .ndim also sees a kiln.Tensor
+    # (it differs only for a 0-d array among the conditions of a non-0-d x)
+    first = None if isinstance(condlist, (bool, int, float, np.generic)) else condlist[0]
+    first_is_array = isinstance(first, list) or (
+        first is not None and not isinstance(first, (bool, int, float)) and first.ndim > 0)
+    if isinstance(condlist, (bool, int, float, np.generic)) or (not first_is_array and x.ndim != 0):
         condlist = [condlist]
     condlist = np.asarray(condlist, dtype=bool)
     n = len(condlist)

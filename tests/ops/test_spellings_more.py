@@ -191,3 +191,34 @@ def test_factorization_is_one_graph_matching_numpy(name):
             # follows the input's layout)
             assert g.strides == w.strides
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def _fd_grad(f, a, eps=1e-6):
+    g = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        d = np.zeros_like(a)
+        d[i] = eps
+        g[i] = (f(a + d) - f(a - d)) / (2 * eps)
+    return g
+
+
+GRADIENTS = {
+    "reshape_F": lambda a: (np.sin(a.reshape(3, 8, order="F")) * np.arange(8.0)).sum(),
+    "ravel_F": lambda a: (np.ravel(a, order="F") ** 2 * np.arange(24.0)).sum(),
+    "copy_F": lambda a: (np.copy(a, order="F") * a).sum(),
+    "piecewise": lambda a: np.piecewise(a, [a < 0, a >= 0], [lambda v: v ** 3, np.sin]).sum(),
+    "divide_where": lambda a: np.divide(1.0, a, out=np.zeros_like(a), where=a > 0).sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADIENTS))
+def test_gradient_matches_finite_differences(name):
+    f = GRADIENTS[name]
+    a = m46.copy()
+    a[np.abs(a) < 1e-3] = 0.5   # no kink within eps
+    np.testing.assert_allclose(kiln.grad(kiln.compile(f))(a), _fd_grad(f, a), rtol=1e-6, atol=1e-8)
+
+
+def test_lstsq_has_no_derivative_yet():
+    with pytest.raises(kiln.AutogradError, match="lstsq_packed"):
+        kiln.grad(kiln.compile(lambda a, b: np.linalg.lstsq(a, b)[0].sum()))(a63, b6)
