@@ -14,7 +14,8 @@ import numpy as np
 
 from .meta import (pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token,
                    to_fake)
-from .registry import Bound, Category, Composite, F, N, Op, declare, is_float_like, spell
+from .registry import (Bound, Category, Composite, F, N, Op, declare, is_float_like, spell,
+                       spell_composite, ufunc_method_key)
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
@@ -246,6 +247,26 @@ for _name, (_ufunc, _vjp) in UNARY.items():
     _declare_ufunc(_name, _ufunc, _vjp)
 for _name, (_ufunc, _vjp) in BINARY.items():
     _declare_ufunc(_name, _ufunc, _vjp)
+
+
+def _outer_normalizer(op: Op, ufunc: np.ufunc) -> Callable[..., Composite]:
+    """``ufunc.outer(a, b)``: the ufunc of ``a`` with ``ndim(b)`` new trailing axes and ``b``."""
+    name = f"numpy.{ufunc.__name__}.outer"
+
+    def outer(a: Any, b: Any) -> Any:
+        return op(F.reshape(a, shape=tuple(shape_of(a)) + (1,) * len(shape_of(b))), b)
+
+    def normalize(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Composite:
+        for key, value in kwargs.items():
+            reject(name, key, value, "compute the result without it, or call it without kiln")
+        a, b = (v if hasattr(v, "shape") else np.asarray(v) for v in (a, b))
+        return Composite(outer, (a, b), {}, out[0] if isinstance(out, tuple) else out)
+    return normalize
+
+
+for _name, (_ufunc, _vjp) in BINARY.items():
+    spell_composite(ufunc_method_key(_ufunc, "outer"), (_name, "reshape"),
+                    _outer_normalizer(F.__getattr__(_name), _ufunc), f"numpy.{_ufunc.__name__}.outer")
 
 
 # ---- where, clip, astype ------------------------------------------------------------------

@@ -68,6 +68,14 @@ CASES = {
                      (m46[0], np.where(m46[1] > 0, m46[1], 0.0))),
     "add_where_out": (_add_where, (m46, m46[::-1])),
     "sqrt_where_in_place": (_sqrt_where_in_place, (m46,)),
+    # ufunc.outer and np.gradient (composites)
+    "add_outer": (lambda a: np.add.outer(a[0], a[:2]), (m46,)),
+    "greater_outer": (lambda a: np.greater.outer(a[0], a[1]), (m46,)),
+    "subtract_outer_int": (lambda a: np.subtract.outer(np.arange(3), np.arange(4)) * a[:3, :4], (m46,)),
+    "gradient": (lambda a: np.gradient(a[0]), (m46,)),
+    "gradient_2d_spacings": (lambda a: np.gradient(a, 0.5, 2.0), (m46,)),
+    "gradient_axis": (lambda a: np.gradient(a, 0.1, axis=-1), (t234,)),
+    "gradient_int": (lambda a: np.gradient(a.astype(np.int64)), (m46 * 10,)),
     # np.piecewise: the user's functions inlined (kiln/ops/polyfills.py), masked writes
     "piecewise": (lambda a: np.piecewise(a, [a < 0, a >= 0], [lambda v: -v, lambda v: v ** 2]), (m46,)),
     "piecewise_constants": (lambda a: np.piecewise(a, [a < 0, a > 1], [0.0, 1.0, 0.5]), (m46,)),
@@ -208,6 +216,8 @@ GRADIENTS = {
     "copy_F": lambda a: (np.copy(a, order="F") * a).sum(),
     "piecewise": lambda a: np.piecewise(a, [a < 0, a >= 0], [lambda v: v ** 3, np.sin]).sum(),
     "divide_where": lambda a: np.divide(1.0, a, out=np.zeros_like(a), where=a > 0).sum(),
+    "multiply_outer": lambda a: np.sin(np.multiply.outer(a[0], a[1])).sum(),
+    "gradient": lambda a: (np.gradient(a, 0.5, 2.0)[1] ** 2).sum(),
 }
 
 
