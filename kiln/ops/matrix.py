@@ -277,3 +277,6 @@ spell(np.linalg.matrix_rank, matrix_rank,
           matrix_rank, (A,), {"tol": tol, "hermitian": bool(hermitian)}) if rtol is None else
       reject("numpy.linalg.matrix_rank", "rtol", rtol, "pass tol="),
       "numpy.linalg.matrix_rank")
+spell_composite(np.diagflat, ("ravel", "diagonal", "where", "concatenate"),
+                lambda v, k=0: Composite(lambda v, k: _diag(N.ravel(v), k), (v,), {"k": operator.index(k)}),
+                "numpy.diagflat")

@@ -76,6 +76,12 @@ CASES = {
     "gradient_2d_spacings": (lambda a: np.gradient(a, 0.5, 2.0), (m46,)),
     "gradient_axis": (lambda a: np.gradient(a, 0.1, axis=-1), (t234,)),
     "gradient_int": (lambda a: np.gradient(a.astype(np.int64)), (m46 * 10,)),
+    # NaN-aware argmin/argmax, extract, diagflat
+    "nanargmin": (lambda a: np.nanargmin(np.where(a > 1, np.nan, a)), (m46,)),
+    "nanargmax_axis": (lambda a: np.nanargmax(np.where(a > 1, np.nan, a), axis=1), (m46,)),
+    "nanargmin_int": (lambda a: np.nanargmin(a.astype(np.int64), axis=0, keepdims=True), (m46 * 5,)),
+    "extract": (lambda a: np.extract(a > 0, a) * 2, (m46,)),
+    "diagflat": (lambda a: np.diagflat(a[:2, :2], k=1), (m46,)),
     # np.piecewise: the user's functions inlined (kiln/ops/polyfills.py), masked writes
     "piecewise": (lambda a: np.piecewise(a, [a < 0, a >= 0], [lambda v: -v, lambda v: v ** 2]), (m46,)),
     "piecewise_constants": (lambda a: np.piecewise(a, [a < 0, a > 1], [0.0, 1.0, 0.5]), (m46,)),
@@ -232,3 +238,11 @@ def test_gradient_matches_finite_differences(name):
 def test_lstsq_has_no_derivative_yet():
     with pytest.raises(kiln.AutogradError, match="lstsq_packed"):
         kiln.grad(kiln.compile(lambda a, b: np.linalg.lstsq(a, b)[0].sum()))(a63, b6)
+
+
+def test_nanargmin_of_an_all_nan_slice_raises_numpys_error():
+    f = lambda a: np.nanargmin(np.where(a > -10, np.nan, a), axis=0)  # noqa: E731
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        f(m46)
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        kiln.compile(f)(m46)
