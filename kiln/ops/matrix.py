@@ -280,3 +280,19 @@ spell(np.linalg.matrix_rank, matrix_rank,
 spell_composite(np.diagflat, ("ravel", "diagonal", "where", "concatenate"),
                 lambda v, k=0: Composite(lambda v, k: _diag(N.ravel(v), k), (v,), {"k": operator.index(k)}),
                 "numpy.diagflat")
+
+
+def _vecdot(x1, x2, axis):
+    if dtype_of(x1).kind == "c":
+        x1 = N.conjugate(x1)
+    return N.sum(N.multiply(x1, x2), axis=axis)
+
+
+if hasattr(np, "vecdot"):   # NumPy 2.0+
+    spell_composite(np.vecdot, ("conjugate", "multiply", "sum"),
+                    lambda x1, x2, /, *, axis=-1: Composite(_vecdot, (x1, x2), {"axis": axis}),
+                    "numpy.vecdot")
+if hasattr(np, "matvec"):   # NumPy 2.2+: A @ v over the last axes
+    spell_composite(np.matvec, ("matmul", "reshape"), lambda x1, x2, /: Composite(
+        lambda a, v: N.getitem(N.matmul(a, N.expand_dims(v, -1)), (Ellipsis, 0)), (x1, x2)),
+        "numpy.matvec")

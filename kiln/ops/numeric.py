@@ -551,3 +551,28 @@ def _vander(x, N_, increasing):
 spell_composite(np.vander, ("power", "reshape"),
                 lambda x, N=None, increasing=False: Composite(_vander, (x,), {"N_": N, "increasing": bool(increasing)}),
                 "numpy.vander")
+# Predicates of the type or dtype only: Python answers, known while capturing.
+spell_composite(np.iscomplexobj, (), lambda x: Composite(lambda a: _dtype(a).kind == "c", (x,)),
+                "numpy.iscomplexobj")
+spell_composite(np.isrealobj, (), lambda x: Composite(lambda a: _dtype(a).kind != "c", (x,)),
+                "numpy.isrealobj")
+spell_composite(np.shape, (), lambda a: Composite(lambda a: tuple(shape_of(a)), (a,)), "numpy.shape")
+
+
+def _isin(element, test_elements, invert):
+    flat = N.ravel(test_elements)
+    hit = N.any(N.equal(N.reshape(element, tuple(shape_of(element)) + (1,)), flat), axis=-1)
+    return N.logical_not(hit) if invert else hit
+
+
+def _isin_normalize(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
+    element = element if _is_array(element) else np.asarray(element)
+    test_elements = test_elements if _is_array(test_elements) else np.asarray(test_elements)
+    return Composite(_isin, (element, test_elements), {"invert": bool(invert)})
+
+
+# every element against every test element (one fused comparison and any per element);
+# NumPy sorts or tabulates instead, with the same answers (NaN is in nothing)
+spell_composite(np.isin, ("equal", "any", "reshape"), _isin_normalize, "numpy.isin")

@@ -82,6 +82,15 @@ CASES = {
     "nanargmin_int": (lambda a: np.nanargmin(a.astype(np.int64), axis=0, keepdims=True), (m46 * 5,)),
     "extract": (lambda a: np.extract(a > 0, a) * 2, (m46,)),
     "diagflat": (lambda a: np.diagflat(a[:2, :2], k=1), (m46,)),
+    # predicates of the dtype, np.shape, np.isin, NumPy 2's vecdot/matvec
+    "iscomplexobj": (lambda a: (np.iscomplexobj(a), np.iscomplexobj(a * 1j), np.isrealobj(a)), (m46,)),
+    "np_shape": (lambda a: np.shape(a), (t234,)),
+    "isin": (lambda a: np.isin(np.round(a), [0.0, 1.0]), (m46,)),
+    "isin_invert": (lambda a: np.isin(np.round(a), np.round(a[0]), invert=True), (m46,)),
+    "vecdot": (lambda a: np.vecdot(a, a[::-1]), (m46,)),
+    "vecdot_complex_axis": (lambda a: np.vecdot(a * 1j + a[::-1], a, axis=0), (m46,)),
+    **({"matvec": (lambda a: np.matvec(a, a[0, :6] if a.shape[1] == 6 else a[0]), (m46,))}
+       if hasattr(np, "matvec") else {}),
     # np.piecewise: the user's functions inlined (kiln/ops/polyfills.py), masked writes
     "piecewise": (lambda a: np.piecewise(a, [a < 0, a >= 0], [lambda v: -v, lambda v: v ** 2]), (m46,)),
     "piecewise_constants": (lambda a: np.piecewise(a, [a < 0, a > 1], [0.0, 1.0, 0.5]), (m46,)),
