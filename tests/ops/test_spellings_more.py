@@ -91,6 +91,7 @@ CASES = {
     "vecdot_complex_axis": (lambda a: np.vecdot(a * 1j + a[::-1], a, axis=0), (m46,)),
     **({"matvec": (lambda a: np.matvec(a, a[0, :6] if a.shape[1] == 6 else a[0]), (m46,))}
        if hasattr(np, "matvec") else {}),
+    "resize": (lambda a: (np.resize(a, (5, 7)), np.resize(a[0], 3), np.resize(a[:0], (2, 2))), (m46,)),
     # np.piecewise: the user's functions inlined (kiln/ops/polyfills.py), masked writes
     "piecewise": (lambda a: np.piecewise(a, [a < 0, a >= 0], [lambda v: -v, lambda v: v ** 2]), (m46,)),
     "piecewise_constants": (lambda a: np.piecewise(a, [a < 0, a > 1], [0.0, 1.0, 0.5]), (m46,)),
