@@ -24,6 +24,7 @@ from .autograd.grad_mode import is_grad_enabled
 from .autograd.node import AccumulateGrad, BackwardNode, Edge, VersionCounter
 from .errors import AutogradError, KilnError, NoOpError
 from .ops import REGISTRY, Bound, Category, Composite, find_spelling, get_op, lookup, method_key, ufunc_method_key
+from .ops.polyfills import POLYFILLS
 from .ops.registry import iter_leaves, map_leaves
 from .ops.meta import check_dtype
 
@@ -192,6 +193,8 @@ class Tensor(NDArrayOperatorsMixin):
 
     def __array_function__(self, func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
         spelling = find_spelling(func)
+        if spelling is None and func in POLYFILLS:   # np.piecewise: NumPy code on Tensors
+            return POLYFILLS[func](*args, **kwargs)
         if spelling is None:
             return _without_op(func, func, args, kwargs)
         return apply(spelling.bind(*args, **kwargs))

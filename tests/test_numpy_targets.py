@@ -1,40 +1,20 @@
 """Whole NumPy programs the coverage work targets, each one graph on the C++ backend with
 no graph break, matching NumPy: a Mandelbrot set (complex arithmetic in a loop), an
 FFT-based convolution, a histogram of a boolean-mask selection, a complex spectral step,
-and a masked update x[m] = f(x[m])."""
+and a masked update x[m] = f(x[m]). The four targets are benchmarks/coverage.py's (timed
+there against NumPy at benchmark sizes)."""
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import kiln
 
-
-def mandelbrot(c, iterations):
-    z = np.zeros_like(c)
-    count = np.zeros(c.shape, np.int64)
-    for _ in range(iterations):
-        z = z * z + c
-        inside = np.abs(z) <= 2.0
-        count += inside
-        z = np.where(inside, z, 2.0)
-    return count
-
-
-def fft_convolve(a, v):
-    n = a.shape[0] + v.shape[0] - 1
-    return np.fft.irfft(np.fft.rfft(a, n) * np.fft.rfft(v, n), n)
-
-
-def masked_histogram(x, threshold):
-    return np.histogram(x[x > threshold], bins=8, range=(0.0, 3.0))
-
-
-def spectral_step(u, dt, nu):
-    """One step of the heat equation u_t = nu u_xx, exactly in Fourier space."""
-    k = 2 * np.pi * np.fft.fftfreq(u.shape[-1])
-    uh = np.fft.fft(u) * np.exp(-nu * k ** 2 * dt + 1j * k * dt)
-    return np.fft.ifft(uh).real, np.abs(uh).sum(), np.angle(uh[1])
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.coverage import (fft_convolve, mandelbrot, masked_histogram,  # noqa: E402
+                                 spectral_step)
 
 
 def masked_update(x):
@@ -84,8 +64,8 @@ def test_target_is_one_graph_matching_numpy(name):
 
 @pytest.mark.parametrize("dynamic", [None, True])
 def test_complex_inputs_of_changing_sizes(dynamic):
-    """Complex inputs have no kernels: with sizes that change, the graph runs in NumPy (a
-    specialized build never sees an opaque input's new size)."""
+    """Complex inputs of changing sizes: every call matches NumPy (a complex sum is an
+    extern, the rest kernels, sizes symbolic where dynamic)."""
     fn = lambda z: (np.abs(z * 2).sum(axis=0) + 1, z.real * 3)  # noqa: E731
     compiled = kiln.compile(fn, dynamic=dynamic)
     for n in (3, 5, 7, 9):

@@ -407,7 +407,9 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
     # of memory whole: a flat loop, or blocked points (a chunk of a few columns of a
     # column reduction would walk every row for a few cache lines each).
     flat_pointwise = not plan.inner_loops and not frame.axes
-    body = _outer_nest(plan, loops, lines, 0, 1)
+    # (complex locals are structs, which omp simd privatizes into arrays and then does not
+    # vectorize; GCC's own loop vectorizer does: no pragma there)
+    body = _outer_nest(plan, loops, lines, 0, 1, simd_ok=not names.complex)
 
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
     written |= {inplace[n].name for n in written if n in inplace}
@@ -439,7 +441,8 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace)
 
 
-def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int) -> list[str]:
+def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int,
+                simd_ok: bool = True) -> list[str]:
     """The outer loops from ``depth`` in, around the per-point ``lines``. A loop whose index
     a select tests against constants (``plan.cuts``: a region write, a fill's border, a
     join) runs as one loop per segment between them, each over a copy of the body: inside
@@ -454,12 +457,12 @@ def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, 
     if v == plan.blocked:
         return [pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {BLOCK}) {{",
                 pad + f"    const int64_t {v}_e = {v}_b + {BLOCK} < {hi} ? {v}_b + {BLOCK} : {hi};"] + \
-            _outer_nest(plan, loops, lines, depth + 1, copies) + [pad + "}"]
-    simd = [pad + "#pragma omp simd"] if depth == len(loops) - 1 and not plan.inner_loops else []
+            _outer_nest(plan, loops, lines, depth + 1, copies, simd_ok) + [pad + "}"]
+    simd = [pad + "#pragma omp simd"] if depth == len(loops) - 1 and not plan.inner_loops and simd_ok else []
     cuts = plan.cuts.get(v, [])
     if not cuts or copies * (len(cuts) + 1) > MAX_SEGMENT_COPIES:
         return simd + [pad + f"for (int64_t {v} = {lo}; {v} < {hi}; ++{v}) {{"] + \
-            _outer_nest(plan, loops, lines, depth + 1, copies) + [pad + "}"]
+            _outer_nest(plan, loops, lines, depth + 1, copies, simd_ok) + [pad + "}"]
     out: list[str] = []
     edges = [None] + list(cuts) + [None]
     for a, b in zip(edges, edges[1:]):
@@ -470,7 +473,7 @@ def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, 
         out += [pad + f"{{  // {v} in [{a_}, {b_})",
                 pad + f"const int64_t {v}_lo = {seg_lo}, {v}_hi = {seg_hi};"] + simd + \
             [pad + f"for (int64_t {v} = {v}_lo; {v} < {v}_hi; ++{v}) {{"] + \
-            _outer_nest(plan, loops, lines, depth + 1, copies * (len(cuts) + 1)) + [pad + "}", pad + "}"]
+            _outer_nest(plan, loops, lines, depth + 1, copies * (len(cuts) + 1), simd_ok) + [pad + "}", pad + "}"]
     return out
 
 

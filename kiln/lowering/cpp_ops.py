@@ -22,7 +22,8 @@ from .loop_ir import Affine, Buffer
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
           "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
-          "uint64": "uint64_t", "float32": "float", "float64": "double"}
+          "uint64": "uint64_t", "float32": "float", "float64": "double",
+          "complex64": "kiln_c64", "complex128": "kiln_c128"}
 
 
 def ctype(dtype: Any) -> str:
@@ -34,6 +35,10 @@ def literal(value: Any, dtype: Any) -> str:
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return "true" if bool(value) else "false"
+    if dt.kind == "c":
+        z = complex(np.asarray(value).astype(dt))
+        part = np.float32 if dt == np.complex64 else np.float64
+        return f"{ctype(dt)}{{{literal(z.real, part)}, {literal(z.imag, part)}}}"
     if dt.kind in "iu":
         v = int(np.asarray(value).astype(dt))
         if dt.kind == "i" and v == -(1 << 63):
@@ -63,7 +68,7 @@ def _libm(name: str) -> dict:
 
 SYNTAX: dict[str, dict[str, str]] = {
     # unary
-    "negative": {"*": "-{x}"}, "positive": {"*": "{x}"},
+    "negative": {"*": "-{x}"}, "positive": {"*": "{x}"}, "conjugate": {"*": "{x}"},
     "absolute": {"f": "__builtin_fabs{f}({x})", "i": "({x} < 0 ? -{x} : {x})", "u": "{x}", "b": "{x}"},
     "sign": {"f": "({x} > 0 ? ({T})1 : ({x} < 0 ? ({T})-1 : ({x} == 0 ? ({T})0 : {x})))",
              "i": "(({x} > 0) - ({x} < 0))", "u": "({x} > 0)"},
@@ -119,9 +124,19 @@ SYNTAX: dict[str, dict[str, str]] = {
     "left_shift": {"i": "kiln_lshift({x}, {y})", "u": "kiln_lshift({x}, {y})"},
     "right_shift": {"i": "kiln_rshift({x}, {y})", "u": "kiln_rshift({x}, {y})"},
     # ternary
-    "where": {"*": "({x} ? {y} : {z})"},
+    "where": {"*": "({x} ? {y} : {z})", "c": "kiln_cselect({x}, {y}, {z})"},
     "clip": {"f": "kiln_clip({x}, {y}, {z})", "*": "kiln_clip_int({x}, {y}, {z})"},
 }
+
+# Complex loops ('c'): only these; a "*" template is never used for them (C++ has no
+# operators on kiln_c64/kiln_c128). absolute's result is real (the call's ``out``).
+for _fn, _form in {"negative": "kiln_cneg({x})", "positive": "{x}", "add": "kiln_cadd({x}, {y})",
+                   "subtract": "kiln_csub({x}, {y})", "multiply": "kiln_cmul({x}, {y})",
+                   "square": "kiln_cmul({x}, {x})", "true_divide": "kiln_cdiv({x}, {y})",
+                   "absolute": "kiln_cabs({x})", "exp": "kiln_cexp({x})",
+                   "conjugate": "kiln_cconj({x})", "equal": "kiln_ceq({x}, {y})",
+                   "not_equal": "kiln_cne({x}, {y})"}.items():
+    SYNTAX[_fn] = {**SYNTAX[_fn], "c": _form} if _fn in SYNTAX else {"c": _form}
 
 VECTOR_MATH = ["sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
                "cbrt", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"]
@@ -136,13 +151,18 @@ def template(fn: str, dtype: Any) -> str | None:
     if forms is None:
         return None
     kind = np.dtype(dtype).kind
-    return forms.get(kind, forms.get("*"))
+    return forms.get(kind, forms.get("*") if kind != "c" else None)
 
 
 def call_cost(fn: str, dtype: Any) -> int:
     """Statements one call costs (a libm call counts 8): decides when threads pay off."""
     text = template(fn, dtype) or ""
     return 1 + 7 * len(_LIBM_CALL.findall(text))
+
+
+def _part(dtype: Any) -> str:
+    """The C type of one part (real or imaginary) of a complex dtype."""
+    return "float" if np.dtype(dtype) == np.complex64 else "double"
 
 
 class NameSource:
@@ -155,6 +175,7 @@ class NameSource:
         self.scalars: dict[str, Any] = {}
         # output buffer name -> the input whose memory (and kernel argument) it takes
         self.inplace = inplace or {}
+        self.complex = False   # a body holds complex values (struct locals)
 
     def temp(self) -> str:
         self.count += 1
@@ -207,7 +228,10 @@ class CppEmitter(OpsHandler):
             within = Affine(0, {v: c for v, c in index.terms.items() if v in inner})
             return self.assign(f"{array}[{within.render(self.rename)}]", buf.dtype)
         self.loads.append((buf, index))
-        return self.assign(f"{self.names.arg(buf)}[{index.render(self.rename)}]", buf.dtype)
+        element = f"{self.names.arg(buf)}[{index.render(self.rename)}]"
+        if np.dtype(buf.dtype).kind == "c":  # part by part: GCC vectorizes no struct copy
+            return self.assign(f"{ctype(buf.dtype)}{{{element}.re, {element}.im}}", buf.dtype)
+        return self.assign(element, buf.dtype)
 
     def constant(self, value: Any, dtype: Any) -> str:
         return literal(value, dtype)
@@ -235,7 +259,7 @@ class CppEmitter(OpsHandler):
         if text is None:
             raise NotImplementedError(f"the C++ renderer has no {fn} for {np.dtype(dtype)}")
         names = dict(zip("xyz", args))
-        suffix = "f" if np.dtype(dtype) == np.float32 else ""
+        suffix = "f" if np.dtype(dtype) in (np.float32, np.complex64) else ""
         return self.assign(text.format(f=suffix, T=ctype(dtype), **names), out if out is not None else dtype)
 
     def assign(self, expr: str, dtype: Any) -> str:
@@ -243,6 +267,7 @@ class CppEmitter(OpsHandler):
         if found is not None:
             return found
         name = self.names.temp()
+        self.names.complex = self.names.complex or np.dtype(dtype).kind == "c"
         self.lines.append(f"{ctype(dtype)} {name} = {expr};")
         self.cse[expr] = name
         return name
@@ -251,6 +276,14 @@ class CppEmitter(OpsHandler):
         src, dst = np.dtype(src), np.dtype(dst)
         if src == dst:
             return var
+        if src.kind == "c" and dst.kind == "b":
+            return self.assign(f"({var}.re != 0 || {var}.im != 0)", dst)
+        if src.kind == "c" and dst.kind == "c":
+            return self.assign(f"{ctype(dst)}{{({_part(dst)}){var}.re, ({_part(dst)}){var}.im}}", dst)
+        if src.kind == "c":  # astype(float): the real part, as NumPy (with its ComplexWarning)
+            return self.assign(f"({ctype(dst)})({var}.re)", dst)
+        if dst.kind == "c":
+            return self.assign(f"{ctype(dst)}{{({_part(dst)})({var}), 0}}", dst)
         if dst.kind == "b":
             return self.assign(f"({var} != 0)", dst)
         if _SIZE.fullmatch(var):  # a size: a literal of the new type, inline

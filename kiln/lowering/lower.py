@@ -113,6 +113,8 @@ class GraphLowering(PointwiseLowering, ViewLowering):
             return Scalar(np.int64, weak=True, value=arg)
         if isinstance(arg, float):
             return Scalar(np.float64, weak=True, value=arg)
+        if isinstance(arg, complex) and "complex128" in self.dtypes:
+            return Scalar(np.complex128, weak=True, value=arg)
         return arg
 
     # -- the interpreter --------------------------------------------------------------------
@@ -151,10 +153,10 @@ class GraphLowering(PointwiseLowering, ViewLowering):
         return self
 
     def lower_input(self, name: str, value: Any, dynamic_dims: Any = None) -> Any:
-        if isinstance(value, np.ndarray) and value.dtype.kind == "c":
-            # No complex kernels yet: every op reading it is an extern call (NumPy's). The
-            # wrapper checks the layouts of buffer inputs only, so a graph whose sizes vary
-            # (dynamic dims) runs in NumPy instead: an opaque input's new size is never missed.
+        if isinstance(value, np.ndarray) and value.dtype.kind == "c" and value.dtype.name not in self.dtypes:
+            # No complex kernels on this target: every op reading it is an extern call
+            # (NumPy's). The wrapper checks the layouts of buffer inputs only, so a graph whose
+            # sizes vary runs in NumPy instead: an opaque input's new size is never missed.
             if self.dynamic or any(n.meta.get("dynamic_dims") for n in self.graph.placeholders):
                 raise Unsupported(f"input {name} is complex ({value.dtype}) in a graph with "
                                   f"dynamic sizes: no kernel lowering")
@@ -182,7 +184,7 @@ class GraphLowering(PointwiseLowering, ViewLowering):
             self.inputs.append((name, buf))
             return BufferValue.whole(buf)
         if isinstance(value, (bool, int, float, np.generic)) and \
-                np.asarray(value).dtype.name in self.dtypes:
+                np.asarray(value).dtype.name in self.dtypes and np.asarray(value).dtype.kind != "c":
             weak = isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
             dtype = np.dtype(value.dtype if isinstance(value, np.generic) else np.bool_
                              if isinstance(value, bool) else np.int64 if isinstance(value, int)

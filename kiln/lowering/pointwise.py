@@ -56,6 +56,9 @@ class PointwiseLowering:
                 return None  # np.clip(uint8, -1, 1): NumPy's own rules for the Python int
         if any(np.dtype(d).name not in self.dtypes for d in in_dts + [loop_out]):
             return None
+        if ufunc is None and np.dtype(out_dtype).kind not in "cb" and \
+                any(isinstance(v, Value) and np.dtype(v.dtype).kind == "c" for v in values):
+            return None  # a cast dropping the imaginary part: NumPy's, with its ComplexWarning
         # the loop's dtype: that of the first operand the op does not fix (where's x)
         fixed = rule.get("input_dtypes") or ()
         free = [d for i, d in enumerate(in_dts) if i >= len(fixed) or fixed[i] is None]

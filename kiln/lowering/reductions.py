@@ -61,6 +61,8 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
     ``"finish": "mean" | "var" | "std"`` (kiln/ops/reduction.py)."""
     if not isinstance(x, (BufferValue, Pointwise)):
         return None
+    if np.dtype(x.dtype).kind == "c" or np.dtype(meta.dtype).kind == "c":
+        return None  # complex sums and products: NumPy's (pairwise) loops, an extern call
     combine, finish_as, by_shape = rule["reduce"], rule.get("finish"), rule.get("axes") == "broadcast"
     in_shape = tuple(x.shape)
     if by_shape:

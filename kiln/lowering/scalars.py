@@ -12,7 +12,8 @@ from .loop_ir import Scalar
 def token(value: Any) -> Any:
     if isinstance(value, Scalar) and value.weak:
         return getattr(value, "pytype", None) or (bool if value.dtype.kind == "b" else
-                                                   int if value.dtype.kind in "iu" else float)
+                                                   int if value.dtype.kind in "iu" else
+                                                   complex if value.dtype.kind == "c" else float)
     return np.dtype(value.dtype)
 
 

@@ -24,7 +24,9 @@ from .handler import RecordingHandler
 from .loop_ir import Affine, BufferValue, linear
 from .lower import ComputeNode, ExternNode, GraphLowering, Opaque, iter_values
 
-MAX_NODES_PER_KERNEL = 32
+# A chain longer than this splits, and every value crossing the split goes through memory
+# (an unrolled 50-step Mandelbrot loop keeps its 50 iterates in registers in one kernel).
+MAX_NODES_PER_KERNEL = 128
 
 
 class Frame:

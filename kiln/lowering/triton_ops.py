@@ -58,7 +58,7 @@ def _lib(name: str) -> dict:
 
 SYNTAX: dict[str, dict[str, str]] = {
     # unary
-    "negative": {"*": "-{x}"}, "positive": {"*": "{x}"},
+    "negative": {"*": "-{x}"}, "positive": {"*": "{x}"}, "conjugate": {"*": "{x}"},
     "absolute": {"f": "tl.abs({x})", "i": "tl.abs({x})", "u": "{x}", "b": "{x}"},
     "sign": {"f": "tl.where({x} != {x}, {x}, ({x} > 0).to({T}) - ({x} < 0).to({T}))",
              "i": "({x} > 0).to({T}) - ({x} < 0).to({T})", "u": "({x} > 0).to({T})"},

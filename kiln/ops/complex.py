@@ -27,7 +27,7 @@ def _zeros(g: Any, x: Any) -> tuple:
 
 conjugate = declare("conjugate", Category.POINTWISE, np.conjugate, inputs=("x",),
                     vjp=lambda g, out, x: (g,),
-                    lowering={"scalar": "identity", "kinds": "fiub"},  # real inputs: itself
+                    lowering={"scalar": "conjugate", "kinds": "fiubc"},  # real: itself
                     doc="numpy.conjugate (np.conj): the complex conjugate, elementwise")
 conjugate.ufunc = np.conjugate
 spell(np.conjugate, conjugate, ufunc_normalizer(conjugate, np.conjugate), "numpy.conjugate")

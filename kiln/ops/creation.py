@@ -21,7 +21,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .indexing import _fmt_shape, is_array_entry
 from .meta import TensorMeta, fake, normalize_one_axis, reject, shape_of
-from .registry import Bound, Category, F, declare, method_key, spell
+from .registry import Bound, Category, Composite, F, declare, method_key, spell
 from .shape import shape_arg
 
 
@@ -75,6 +75,12 @@ def _no_grad(*inputs_with_grads):
 
 # -- zeros, ones, empty, full ---------------------------------------------------------------
 
+def _fortran(op: Any):
+    """``op``'s array laid out in Fortran order: ``op`` on the reversed shape, transposed
+    (the same values, NumPy's F-contiguous strides)."""
+    return lambda *inputs, **params: F.transpose(op(*inputs, **params))
+
+
 def _filled(name: str, kernel):
     op = declare(name, Category.CREATION, lambda shape, dtype: kernel(shape, dtype), inputs=(),
                  params={"shape": (), "dtype": np.dtype(float)},
@@ -82,8 +88,11 @@ def _filled(name: str, kernel):
                  doc=f"numpy.{name}(shape, dtype)")
 
     def normalize(shape, dtype=None, order="C", *, device=None, like=None):
-        _check_common(f"numpy.{name}", order, like, device)
-        return Bound(op, (), {"shape": shape_arg(shape), "dtype": _dtype_arg(dtype, float)})
+        _check_common(f"numpy.{name}", order, like, device, orders=("C", "F"))
+        params = {"shape": shape_arg(shape), "dtype": _dtype_arg(dtype, float)}
+        if order == "F":  # Fortran order: the transpose of the C array of reversed shape
+            return Composite(_fortran(op), (), {**params, "shape": tuple(reversed(params["shape"]))})
+        return Bound(op, (), params)
 
     spell(getattr(np, name), op, normalize, f"numpy.{name}")
     return op
@@ -400,16 +409,24 @@ ascontiguousarray = declare("ascontiguousarray", Category.POINTWISE, np.ascontig
                             meta=lambda x: TensorMeta(tuple(shape_of(x)), _dtype_of(x)), aliases=True,
                             vjp=lambda g, out, x: (g,),
                             doc="numpy.ascontiguousarray: `x` itself when C-contiguous, else a C-ordered copy")
-ascontiguousarray.lowering = copy.lowering = {"scalar": "identity", "kinds": "fiub"}  # a copy is a loop
+ascontiguousarray.lowering = copy.lowering = {"scalar": "identity", "kinds": "fiubc"}  # a copy is a loop
+
+
+def _copy_fortran(x):
+    return F.transpose(F.copy(F.transpose(x)))
 
 
 def _np_copy_normalize(a, order="K", subok=False):
-    _check_common("numpy.copy", order, orders=("K", "A", "C"))
+    _check_common("numpy.copy", order, orders=("K", "A", "C", "F"))
+    if order == "F":
+        return Composite(_copy_fortran, (a,))
     return Bound(copy, (a,), {} if order == "C" else {"order": order})
 
 
 def _method_copy_normalize(x, order="C"):
-    _check_common("ndarray.copy", order, orders=("K", "A", "C"))
+    _check_common("ndarray.copy", order, orders=("K", "A", "C", "F"))
+    if order == "F":
+        return Composite(_copy_fortran, (x,))
     return Bound(copy, (x,), {} if order == "C" else {"order": order})
 
 

@@ -7,11 +7,13 @@ views of it. So the stages see ops with one output each: they capture, run throu
 every backend and differentiate like any extern; the results share no memory with each
 other (the views are disjoint).
 
-Packing needs one dtype for all results: real inputs only for svd, eigh and slogdet
-(their complex forms mix real and complex results), any for qr; the others run as
-Python. ``slogdet`` has a derivative (d log|det A| = tr(A^-1 dA)); svd, eigh and qr do
+Packing needs one dtype for all results: a complex input's real results (svd's S,
+eigh's eigenvalues, slogdet's logabsdet) are packed as complex numbers with a zero
+imaginary part and come back as contiguous real arrays (exact: a real value survives the
+round trip). ``slogdet`` has a derivative (d log|det A| = tr(A^-1 dA)); svd, eigh and qr do
 not yet (kiln.AutogradError when a gradient is asked of them).
-``np.linalg.eig`` is not here: whether its result is real or complex depends on the
+``lstsq`` packs x, the singular values, the rank and the residuals (their size known only
+after the call). ``np.linalg.eig`` is not here: whether its result is real or complex depends on the
 values, which no static dtype can say.
 """
 from __future__ import annotations
@@ -56,6 +58,15 @@ def _real(name: str, a: Any) -> None:
     if np.dtype(dtype_of(a)).kind == "c":
         reject(name, "a", "a complex array", "its results mix real and complex arrays; it runs "
                "as Python")
+
+
+def _real_part(x: Any, complex_input: bool) -> Any:
+    """A real result packed in a complex array: its real part, contiguous, as NumPy's."""
+    return N.ascontiguousarray(N.real(x)) if complex_input else x
+
+
+def _is_complex(a: Any) -> bool:
+    return np.dtype(dtype_of(a)).kind == "c"
 
 
 def _lead(batch: tuple) -> tuple:
@@ -111,12 +122,12 @@ spell_composite(np.linalg.slogdet, ("slogdet_packed", "getitem"), _slogdet_norma
 
 def _eigh_impl(a, UPLO="L"):
     w, v = np.linalg.eigh(a, UPLO)
-    return np.concatenate([w[..., None, :], v], axis=-2)
+    return np.concatenate([w[..., None, :].astype(v.dtype), v], axis=-2)
 
 
 def _eigh_meta(a, UPLO="L"):
     batch, n = _square("eigh", a)
-    return TensorMeta(batch + (n + 1, n), _result_dtype(np.linalg.eigh, dtype_of(a)))
+    return TensorMeta(batch + (n + 1, n), np.linalg.eigh(np.eye(2, dtype=dtype_of(a)))[1].dtype)
 
 
 eigh_packed = declare(
@@ -128,13 +139,13 @@ eigh_packed = declare(
 def _eigh(a, UPLO):
     p = F.eigh_packed(a, UPLO=UPLO)
     lead = _lead(tuple(shape_of(p)[:-2]))
-    return EighResult(N.getitem(p, lead + (0,)), N.getitem(p, lead + (slice(1, None),)))
+    return EighResult(_real_part(N.getitem(p, lead + (0,)), _is_complex(a)),
+                      N.getitem(p, lead + (slice(1, None),)))
 
 
 def _eigh_normalize(a, UPLO="L"):
     if UPLO not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
-    _real("numpy.linalg.eigh", a)
     return Composite(_eigh, (a,), {"UPLO": UPLO})
 
 
@@ -153,12 +164,13 @@ def _svd_shapes(a, full_matrices):
 def _svd_impl(a, full_matrices=True):
     u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
     batch = s.shape[:-1]
-    return np.concatenate([u.reshape(batch + (-1,)), s, vh.reshape(batch + (-1,))], axis=-1)
+    return np.concatenate([u.reshape(batch + (-1,)), s.astype(u.dtype), vh.reshape(batch + (-1,))],
+                          axis=-1)
 
 
 def _svd_meta(a, full_matrices=True):
     batch, m, n, k, ku, kv = _svd_shapes(a, full_matrices)
-    dtype = _result_dtype(lambda x: np.linalg.svd(x, compute_uv=False), dtype_of(a))
+    dtype = _result_dtype(np.linalg.svd, dtype_of(a))   # U's: complex for a complex input
     return TensorMeta(batch + (m * ku + k + kv * n,), dtype)
 
 
@@ -172,7 +184,7 @@ def _svd(a, full_matrices):
     batch, m, n, k, ku, kv = _svd_shapes(a, full_matrices)
     p = F.svd_packed(a, full_matrices=full_matrices)
     u = _unpack(p, batch, 0, m * ku, (m, ku))
-    s = N.getitem(p, _lead(batch) + (slice(m * ku, m * ku + k),))
+    s = _real_part(N.getitem(p, _lead(batch) + (slice(m * ku, m * ku + k),)), _is_complex(a))
     vh = _unpack(p, batch, m * ku + k, m * ku + k + kv * n, (kv, n))
     return SVDResult(u, s, vh)
 
@@ -202,7 +214,37 @@ qr_packed = declare(
     doc="numpy.linalg.qr's Q and R ('reduced' or 'complete'), flattened side by side")
 
 
+def _qr_raw_impl(a):
+    h, tau = np.linalg.qr(a, mode="raw")
+    batch = h.shape[:-2]
+    # h is LAPACK's Fortran-ordered array: packed as its C-ordered transpose
+    return np.concatenate([np.swapaxes(h, -1, -2).reshape(batch + (-1,)), tau], axis=-1)
+
+
+def _qr_raw_meta(a):
+    batch, m, n = _matrices("qr", a)
+    return TensorMeta(batch + (m * n + min(m, n),), np.linalg.qr(np.eye(2, dtype=dtype_of(a)), "raw")[0].dtype)
+
+
+qr_raw_packed = declare(
+    "qr_raw_packed", Category.EXTERN, _qr_raw_impl, inputs=("a",), meta=_qr_raw_meta,
+    fresh_result=True,
+    doc="numpy.linalg.qr(mode='raw')'s h (LAPACK's Fortran-ordered factors) and tau, "
+        "flattened side by side")
+
+
+def _qr_raw(a):
+    batch, m, n = _matrices("qr", a)
+    p = F.qr_raw_packed(a)
+    # NumPy's h is (..., n, m), Fortran-ordered in its last two axes: the transpose of
+    # the packed (m, n) block, as a view
+    h = N.swapaxes(_unpack(p, batch, 0, m * n, (m, n)), -1, -2)
+    return h, N.getitem(p, _lead(batch) + (slice(m * n, m * n + min(m, n)),))
+
+
 def _qr(a, mode):
+    if mode == "raw":
+        return _qr_raw(a)
     batch, m, n, kq = _qr_shapes(a, "complete" if mode == "complete" else "reduced")
     p = F.qr_packed(a, mode="complete" if mode == "complete" else "reduced")
     r = _unpack(p, batch, m * kq, m * kq + kq * n, (kq, n))
@@ -214,11 +256,75 @@ def _qr(a, mode):
 def _qr_normalize(a, mode="reduced"):
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"Unrecognized mode '{mode}'")
-    if mode == "raw":
-        reject("numpy.linalg.qr", "mode", mode, "use mode='reduced' or 'complete'")
     _matrices("qr", a)
     return Composite(_qr, (a,), {"mode": mode})
 
 
 spell_composite(np.linalg.qr, ("qr_packed", "getitem", "reshape"), _qr_normalize,
                 "numpy.linalg.qr")
+
+
+# ---- lstsq -----------------------------------------------------------------------------------
+# One packed row: x (flattened), the singular values, rank, then the residuals padded to
+# their full length K (at least 2) and a flag saying whether NumPy returns them (it does
+# only for a full-rank, over-determined system: otherwise residuals is empty). The
+# residuals come back as a boolean-mask selection, whose size is known after the op runs
+# (over at least two elements: capture takes no data-dependent size from a 1-element mask).
+
+def _lstsq_shapes(a, b):
+    s_a, s_b = shape_of(a), shape_of(b)
+    if len(s_a) != 2 or len(s_b) not in (1, 2):
+        return None
+    m, n = s_a
+    if s_b[0] != m:
+        return None
+    k = 1 if len(s_b) == 1 else s_b[1]
+    return m, n, k, (n,) if len(s_b) == 1 else (n, k)
+
+
+def _lstsq_impl(a, b, rcond=None):
+    x, res, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
+    k = 1 if np.ndim(b) == 1 else np.shape(b)[1]
+    padded = np.zeros(max(k, 2), x.dtype)
+    padded[:res.size] = res
+    return np.concatenate([x.reshape(-1), s, [rank, res.size > 0], padded]).astype(x.dtype)
+
+
+def _lstsq_meta(a, b, rcond=None):
+    m, n, k, x_shape = _lstsq_shapes(a, b)
+    dtype = np.linalg.lstsq(np.eye(2, dtype=dtype_of(a)), np.ones(2, dtype=dtype_of(b)))[0].dtype
+    return TensorMeta((n * k + min(m, n) + 2 + max(k, 2),), dtype)
+
+
+lstsq_packed = declare(
+    "lstsq_packed", Category.EXTERN, _lstsq_impl, inputs=("a", "b"), params={"rcond": None},
+    meta=_lstsq_meta, fresh_result=True,
+    doc="numpy.linalg.lstsq's x, singular values, rank, a residuals flag and the "
+        "residuals (padded), side by side")
+
+
+def _lstsq(a, b, rcond):
+    m, n, k, x_shape = _lstsq_shapes(a, b)
+    p = F.lstsq_packed(a, b, rcond=rcond)
+    nk, q = n * k, min(m, n)
+    x = N.reshape(N.getitem(p, (slice(0, nk),)), x_shape)
+    s = N.getitem(p, (slice(nk, nk + q),))
+    rank = N.method("astype", N.getitem(p, (nk + q,)), np.int32)
+    returned = N.not_equal(N.getitem(p, (slice(nk + q + 1, nk + q + 2),)), 0)
+    kept = N.logical_and(N.less(N.arange(max(k, 2)), k), returned)
+    residuals = N.getitem(N.getitem(p, (slice(nk + q + 2, None),)), kept)
+    return x, residuals, rank, s
+
+
+def _lstsq_normalize(a, b, rcond=None):
+    if _lstsq_shapes(a, b) is None or np.dtype(dtype_of(a)).kind == "c" or \
+            np.dtype(dtype_of(b)).kind == "c":
+        reject("numpy.linalg.lstsq", "a", "a complex, batched or mismatched system",
+               "NumPy's own call raises or mixes dtypes there; it runs as Python")
+    if rcond is not None and not isinstance(rcond, (int, float)):
+        reject("numpy.linalg.lstsq", "rcond", rcond, "pass rcond as a Python number")
+    return Composite(_lstsq, (a, b), {"rcond": rcond})
+
+
+spell_composite(np.linalg.lstsq, ("lstsq_packed", "getitem", "reshape"), _lstsq_normalize,
+                "numpy.linalg.lstsq")

@@ -13,13 +13,16 @@ a ``sum_to`` (repeat, tile).
 """
 from __future__ import annotations
 
+import math
+import operator
 from typing import Any
 
 import numpy as np
 
 from .indexing import is_array_entry, zeros_for
 from .meta import TensorMeta, normalize_one_axis, reject, shape_of
-from .registry import Bound, Category, F, declare, is_float_like, method_key, spell
+from .registry import (Bound, Category, Composite, F, N, declare, is_float_like, method_key, spell,
+                       spell_composite)
 from .shape import shape_arg
 
 
@@ -372,3 +375,24 @@ def _tile_normalize(A, reps):
 
 
 spell(np.tile, tile, _tile_normalize, "numpy.tile")
+
+
+def _resize(a: Any, shape: tuple) -> Any:
+    """np.resize: the flattened array repeated to fill ``shape`` (zeros when either is empty)."""
+    flat, size = N.ravel(a), math.prod(shape)
+    n = math.prod(shape_of(a))
+    if n == 0 or size == 0:
+        return N.zeros(shape, dtype=getattr(a, "dtype", None))
+    return N.reshape(N.getitem(N.concatenate([flat] * -(-size // n)), (slice(None, size),)), shape)
+
+
+def _resize_normalize(a, new_shape):
+    shape = (operator.index(new_shape),) if not isinstance(new_shape, (tuple, list)) else \
+        tuple(operator.index(d) for d in new_shape)
+    if any(d < 0 for d in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    return Composite(_resize, (a,), {"shape": shape})
+
+
+spell_composite(np.resize, ("ravel", "concatenate", "getitem", "reshape"), _resize_normalize,
+                "numpy.resize")

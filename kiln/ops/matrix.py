@@ -255,9 +255,6 @@ def _svd_normalize(a, full_matrices=True, compute_uv=True, hermitian=False):
     if hermitian:
         reject("numpy.linalg.svd", "hermitian", True, "drop hermitian=True")
     if compute_uv:  # U, S and Vh from one packed op (kiln/ops/factorizations.py)
-        if np.dtype(dtype_of(a)).kind == "c":
-            reject("numpy.linalg.svd", "a", "a complex array", "its U and Vh are complex and "
-                   "S real; it runs as Python")
         return Composite(factorizations._svd, (a,), {"full_matrices": bool(full_matrices)})
     return Bound(svdvals, (a,), {})
 
@@ -280,3 +277,22 @@ spell(np.linalg.matrix_rank, matrix_rank,
           matrix_rank, (A,), {"tol": tol, "hermitian": bool(hermitian)}) if rtol is None else
       reject("numpy.linalg.matrix_rank", "rtol", rtol, "pass tol="),
       "numpy.linalg.matrix_rank")
+spell_composite(np.diagflat, ("ravel", "diagonal", "where", "concatenate"),
+                lambda v, k=0: Composite(lambda v, k: _diag(N.ravel(v), k), (v,), {"k": operator.index(k)}),
+                "numpy.diagflat")
+
+
+def _vecdot(x1, x2, axis):
+    if dtype_of(x1).kind == "c":
+        x1 = N.conjugate(x1)
+    return N.sum(N.multiply(x1, x2), axis=axis)
+
+
+if hasattr(np, "vecdot"):   # NumPy 2.0+
+    spell_composite(np.vecdot, ("conjugate", "multiply", "sum"),
+                    lambda x1, x2, /, *, axis=-1: Composite(_vecdot, (x1, x2), {"axis": axis}),
+                    "numpy.vecdot")
+if hasattr(np, "matvec"):   # NumPy 2.2+: A @ v over the last axes
+    spell_composite(np.matvec, ("matmul", "reshape"), lambda x1, x2, /: Composite(
+        lambda a, v: N.getitem(N.matmul(a, N.expand_dims(v, -1)), (Ellipsis, 0)), (x1, x2)),
+        "numpy.matvec")

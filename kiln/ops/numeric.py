@@ -94,12 +94,20 @@ def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, lik
     return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy)})
 
 
+def _as_fortran_array(a: Any, **params: Any) -> Any:
+    """np.array(a, order='F') (a copy): the C-ordered copy of the transpose, transposed."""
+    return N.transpose(N.copy(N.transpose(_as_array(a, **params)), order="C"))
+
+
 def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
-    _order_ok("numpy.array", order)
+    fortran = order == "F" and copy is not False and copy is not None
+    if not fortran:
+        _order_ok("numpy.array", order)
     if like is not None:
         reject("numpy.array", "like", like, "drop like=")
-    return Composite(_as_array, (object,), {"dtype": dtype, "copy": copy is not False and copy is not None,
-                                            "ndmin": int(ndmin)})
+    return Composite(_as_fortran_array if fortran else _as_array, (object,),
+                     {"dtype": dtype, "copy": not fortran and copy is not False and copy is not None,
+                      "ndmin": int(ndmin)})
 
 
 spell_composite(np.asarray, ("stack", "astype"), _asarray_normalize, "numpy.asarray")
@@ -543,3 +551,28 @@ def _vander(x, N_, increasing):
 spell_composite(np.vander, ("power", "reshape"),
                 lambda x, N=None, increasing=False: Composite(_vander, (x,), {"N_": N, "increasing": bool(increasing)}),
                 "numpy.vander")
+# Predicates of the type or dtype only: Python answers, known while capturing.
+spell_composite(np.iscomplexobj, (), lambda x: Composite(lambda a: _dtype(a).kind == "c", (x,)),
+                "numpy.iscomplexobj")
+spell_composite(np.isrealobj, (), lambda x: Composite(lambda a: _dtype(a).kind != "c", (x,)),
+                "numpy.isrealobj")
+spell_composite(np.shape, (), lambda a: Composite(lambda a: tuple(shape_of(a)), (a,)), "numpy.shape")
+
+
+def _isin(element, test_elements, invert):
+    flat = N.ravel(test_elements)
+    hit = N.any(N.equal(N.reshape(element, tuple(shape_of(element)) + (1,)), flat), axis=-1)
+    return N.logical_not(hit) if invert else hit
+
+
+def _isin_normalize(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
+    element = element if _is_array(element) else np.asarray(element)
+    test_elements = test_elements if _is_array(test_elements) else np.asarray(test_elements)
+    return Composite(_isin, (element, test_elements), {"invert": bool(invert)})
+
+
+# every element against every test element (one fused comparison and any per element);
+# NumPy sorts or tabulates instead, with the same answers (NaN is in nothing)
+spell_composite(np.isin, ("equal", "any", "reshape"), _isin_normalize, "numpy.isin")

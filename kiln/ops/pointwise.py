@@ -14,7 +14,8 @@ import numpy as np
 
 from .meta import (pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token,
                    to_fake)
-from .registry import REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_float_like, spell
+from .registry import (REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_float_like,
+                       spell, spell_composite, ufunc_method_key)
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
@@ -198,7 +199,10 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False) -> C
         if len(args) != ufunc.nin:
             raise TypeError(f"{ufunc.__name__}() takes from {ufunc.nin} to {ufunc.nin + 1} "
                             f"positional arguments but {len(args)} were given")
-        reject_where(kwargs.pop("where", True), name)
+        where = kwargs.pop("where", True)
+        if out is None or where is True or where is np._NoValue:
+            reject_where(where, name)   # without out=, NumPy leaves the masked-off elements unset
+            where = True
         for key, value in kwargs.items():
             if key == "casting" and value == "same_kind":
                 continue
@@ -216,6 +220,9 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False) -> C
             out = out[0]
         if in_place_first:
             out = args[0]
+        if where is not True:   # ufunc(..., out=o, where=m): o keeps its values where m is False
+            return Composite(lambda *xs: F.where(xs[-2], op(*xs[:-2]), xs[-1]),
+                             tuple(args) + (where, out), {}, out)
         return Bound(op, tuple(args), {}, out)
 
     return normalize
@@ -259,6 +266,26 @@ for _name, (_ufunc, _vjp) in UNARY.items():
     _declare_ufunc(_name, _ufunc, _vjp)
 for _name, (_ufunc, _vjp) in BINARY.items():
     _declare_ufunc(_name, _ufunc, _vjp)
+
+
+def _outer_normalizer(op: Op, ufunc: np.ufunc) -> Callable[..., Composite]:
+    """``ufunc.outer(a, b)``: the ufunc of ``a`` with ``ndim(b)`` new trailing axes and ``b``."""
+    name = f"numpy.{ufunc.__name__}.outer"
+
+    def outer(a: Any, b: Any) -> Any:
+        return op(F.reshape(a, shape=tuple(shape_of(a)) + (1,) * len(shape_of(b))), b)
+
+    def normalize(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Composite:
+        for key, value in kwargs.items():
+            reject(name, key, value, "compute the result without it, or call it without kiln")
+        a, b = (v if hasattr(v, "shape") else np.asarray(v) for v in (a, b))
+        return Composite(outer, (a, b), {}, out[0] if isinstance(out, tuple) else out)
+    return normalize
+
+
+for _name, (_ufunc, _vjp) in BINARY.items():
+    spell_composite(ufunc_method_key(_ufunc, "outer"), (_name, "reshape"),
+                    _outer_normalizer(F.__getattr__(_name), _ufunc), f"numpy.{_ufunc.__name__}.outer")
 
 
 # ---- where, clip, astype ------------------------------------------------------------------
@@ -373,7 +400,7 @@ spell(("method", "astype"), astype, _astype_normalize, "ndarray.astype")
 # ---- lowering: the scalar function of each op's loop ------------------------------------
 # ``{"scalar": fn, "kinds": ...}``: the loop computes scalar function ``fn`` (named after the
 # ufunc; renderers spell it, kiln/lowering/cpp_ops.py for C++) for loops of these dtype
-# kinds ('f' float, 'i' signed, 'u' unsigned, 'b' bool), the loop being the one NumPy's type
+# kinds ('f' float, 'i' signed, 'u' unsigned, 'b' bool, 'c' complex), the loop being the one NumPy's type
 # resolution picks. A kind left out makes the node an extern call of the NumPy kernel
 # (integer power raises on negative exponents, for example). ``when`` maps a constant
 # operand ("y=2"; "f:y=3" for float loops only; "f:y=scalar" for a runtime scalar or a 0-d
@@ -435,11 +462,17 @@ def _clip_keeping_ties(ops, dt, x, lo, hi):
         return ops.call("where", [ok, a, bound], dt)
     return keep(keep(x, lo, "greater_equal"), hi, "less_equal")
 
+# Complex loops ('c') lower for these (NumPy's formulas: kiln/lowering/cpp_ops.py); the
+# other complex ufuncs stay extern calls of NumPy's loops.
+for _name in ("negative", "positive", "absolute", "exp", "true_divide", "add", "subtract",
+              "multiply", "equal", "not_equal"):
+    _KINDS[_name] += "c"
+
 for _name, _kinds in _KINDS.items():
     F.__getattr__(_name).lowering = {"scalar": _name, "kinds": _kinds, **(
         {"when": _WHEN[_name]} if _name in _WHEN else {})}
 # where/clip/astype: every input is first cast to the output dtype (where's condition to
 # bool: ``input_dtypes``); a missing clip bound (None) is an infinite one.
-where.lowering = {"scalar": "where", "kinds": _ALL, "input_dtypes": (np.dtype(bool), None, None)}
+where.lowering = {"scalar": "where", "kinds": _ALL + "c", "input_dtypes": (np.dtype(bool), None, None)}
 clip.lowering = {"scalar": "clip", "kinds": _ALL, "when": {"f:rest=0d": _clip_keeping_ties}}
-astype.lowering = {"scalar": "identity", "kinds": _ALL}  # the cast to the output dtype is the whole op
+astype.lowering = {"scalar": "identity", "kinds": _ALL + "c"}  # the cast to the output dtype is the whole op

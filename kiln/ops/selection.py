@@ -225,3 +225,15 @@ def _bincount_normalize(x, /, weights=None, minlength=0):
 
 
 spell(np.bincount, bincount, _bincount_normalize, "numpy.bincount")
+
+
+def _extract_normalize(condition, arr):
+    if tuple(shape_of(condition)) != tuple(shape_of(arr)):
+        reject("numpy.extract", "condition", "<a condition of another shape>",
+               "kiln compiles a condition of the array's shape only")
+    return Composite(lambda c, a: _compress_cond(N.ravel(c), a, None), (condition, arr))
+
+
+# np.extract(c, a) is np.compress(np.ravel(c), np.ravel(a))
+spell_composite(np.extract, ("not_equal", "ravel", "getitem_mask"), _extract_normalize,
+                "numpy.extract")

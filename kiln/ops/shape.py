@@ -19,7 +19,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import layout
 from .meta import TensorMeta, ndim_of, normalize_axis, reject, shape_of
-from .registry import Bound, Category, F, declare, method_key, spell
+from .registry import Bound, Category, Composite, F, declare, method_key, spell
 
 
 # -- argument helpers shared by the normalizers ------------------------------------------
@@ -47,10 +47,22 @@ def axes_arg(axis: Any, ndim: int, argname: str | None = None, sort: bool = True
     return tuple(sorted(axes)) if sort else tuple(axes)
 
 
-def _check_order(name: str, order: Any, allowed: tuple = ("C",)) -> None:
+def _check_order(name: str, order: Any, allowed: tuple = ("C", "F")) -> None:
     if order not in allowed:
-        reject(name, "order", order, "kiln arrays are C-ordered; drop order= or call "
-               "np.asfortranarray/np.ravel(order='F') outside the compiled function")
+        reject(name, "order", order, "kiln arrays are C-ordered ('F' is taken too); pass "
+               "order='C' or 'F', or call it outside the compiled function")
+
+
+# order='F' is the C-order op on the reversed axes: x.reshape(s, order='F') is
+# x.T.reshape(s[::-1]).T (a view exactly where NumPy's is), ravel/flatten read x.T.
+def _reshape_fortran(x, shape):
+    return F.transpose(F.reshape(F.transpose(x), shape=tuple(reversed(shape))))
+
+
+def _reshape_bound(x: Any, shape: tuple, order: str) -> Any:
+    if order == "F":
+        return Composite(_reshape_fortran, (x,), {"shape": shape})
+    return Bound(reshape, (x,), {"shape": shape})
 
 
 # -- reshape, ravel, flatten --------------------------------------------------------------
@@ -75,7 +87,7 @@ def _np_reshape_normalize(a, shape=None, order="C", *, newshape=None, copy=None)
     if copy is not None:
         reject("numpy.reshape", "copy", copy, "drop copy= and call .copy() on the result "
                "if a copy is needed")
-    return Bound(reshape, (a,), {"shape": shape_arg(shape)})
+    return _reshape_bound(a, shape_arg(shape), order)
 
 
 def _method_reshape_normalize(x, *shape, order="C", copy=None, **kwargs):
@@ -92,7 +104,7 @@ def _method_reshape_normalize(x, *shape, order="C", copy=None, **kwargs):
     if copy is not None:
         reject("ndarray.reshape", "copy", copy, "drop copy= and call .copy() on the result")
     shape = shape[0] if len(shape) == 1 else shape
-    return Bound(reshape, (x,), {"shape": shape_arg(shape)})
+    return _reshape_bound(x, shape_arg(shape), order)
 
 
 spell(np.reshape, reshape, _np_reshape_normalize, "numpy.reshape")
@@ -136,6 +148,8 @@ ravel = declare("ravel", Category.VIEW, lambda x: np.ravel(x), inputs=("x",), la
 
 def _ravel_normalize(a, order="C"):
     _check_order("numpy.ravel", order)
+    if order == "F":
+        return Composite(lambda x: F.ravel(F.transpose(x)), (a,))
     return Bound(ravel, (a,), {})
 
 
@@ -160,6 +174,8 @@ flatten = declare("flatten", Category.POINTWISE, lambda x: np.asarray(x).flatten
 
 def _flatten_normalize(x, order="C"):
     _check_order("ndarray.flatten", order)
+    if order == "F":
+        return Composite(lambda x: F.flatten(F.transpose(x)), (x,))
     return Bound(flatten, (x,), {})
 
 

@@ -231,3 +231,54 @@ def _pad_normalize(array, pad_width, mode="constant", **kwargs):
 
 spell_composite(np.pad, ("concatenate", "full", "getitem", "flip", "broadcast_to"), _pad_normalize,
                 "numpy.pad")
+
+
+# ---- gradient ---------------------------------------------------------------------------------
+
+def _gradient_along(f: Any, axis: int, dx: Any) -> Any:
+    """NumPy's second-order central differences inside, first-order one-sided at the two
+    edges (edge_order=1, uniform spacing ``dx``): the same operations on each element."""
+    def at(start, stop):
+        index = [slice(None)] * ndim_of(f)
+        index[axis] = slice(start, stop)
+        return N.getitem(f, tuple(index))
+    inner = N.true_divide(N.subtract(at(2, None), at(None, -2)), 2. * dx)
+    first = N.true_divide(N.subtract(at(1, 2), at(0, 1)), dx)
+    last = N.true_divide(N.subtract(at(-1, None), at(-2, -1)), dx)
+    return N.concatenate([first, inner, last], axis=axis)
+
+
+def _gradient(f: Any, axes: tuple, dx: tuple) -> Any:
+    if np.dtype(dtype_of(f)).kind in "iub":
+        f = N.method("astype", f, np.float64)
+    out = tuple(_gradient_along(f, axis, d) for axis, d in zip(axes, dx))
+    return out[0] if len(out) == 1 else out
+
+
+def _gradient_normalize(f, *varargs, axis=None, edge_order=1):
+    nd = ndim_of(f)
+    axes = tuple(range(nd)) if axis is None else tuple(
+        normalize_one_axis(a, nd) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if len(set(axes)) != len(axes):
+        raise ValueError("duplicate value in 'axis'")
+    if edge_order != 1:
+        reject("numpy.gradient", "edge_order", edge_order, "kiln has edge_order=1 (the default)")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in varargs):
+        reject("numpy.gradient", "varargs", "<arrays of coordinates>",
+               "pass uniform spacings as Python numbers")
+    if len(varargs) == 0:
+        dx = (1.0,) * len(axes)
+    elif len(varargs) == 1:
+        dx = varargs * len(axes)
+    elif len(varargs) == len(axes):
+        dx = varargs
+    else:
+        raise TypeError("invalid number of arguments")
+    if any(shape_of(f)[a] < edge_order + 1 for a in axes):
+        raise ValueError("Shape of array too small to calculate a numerical gradient, at least "
+                         "(edge_order + 1) elements are required.")
+    return Composite(_gradient, (f,), {"axes": axes, "dx": tuple(dx)})
+
+
+spell_composite(np.gradient, ("getitem", "subtract", "true_divide", "concatenate"),
+                _gradient_normalize, "numpy.gradient")

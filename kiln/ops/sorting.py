@@ -239,9 +239,63 @@ def _range_param(range: Any) -> Any:
     return None if range is None else tuple(float(v) for v in range)
 
 
+histogram_bin_counts = declare(
+    "histogram_bin_counts", Category.EXTERN,
+    lambda index, bins=10: np.bincount(index, minlength=bins + 1)[:bins],
+    inputs=("index",), params={"bins": 10},
+    doc="the counts of a histogram from each value's bin (0..bins-1; bins: dropped): "
+        "np.bincount(index, minlength=bins + 1)[:bins], one pass")
+
+
+def _uniform_counts(a, mask, bins: int, lo: float, hi: float):
+    """np.histogram's counts for ``bins`` equal bins over [lo, hi] of float64 ``a`` (of
+    ``a[mask]``), NumPy's algorithm elementwise: the bin (a - lo) / (hi - lo) * bins, moved
+    by one where it disagrees with the edge np.linspace gives (edge i is i * step + lo, the
+    last one hi). Everything but the count fuses into the kernel computing ``mask``."""
+    i64, f64 = np.dtype(np.int64), np.dtype(np.float64)
+    step = (hi - lo) / bins
+
+    def edge(i):
+        return F.where(F.equal(i, bins), hi, F.add(F.multiply(F.astype(i, dtype=f64), step), lo))
+
+    keep = F.logical_and(F.greater_equal(a, lo), F.less_equal(a, hi))
+    if mask is not None:
+        keep = F.logical_and(keep, mask)
+    x = F.where(keep, a, lo)   # dropped values (nan too) go nowhere near the int cast
+    i = F.astype(F.multiply(F.true_divide(F.subtract(x, lo), hi - lo), bins), dtype=i64)
+    i = F.where(F.equal(i, bins), bins - 1, i)
+    i = F.where(F.less(x, edge(i)), F.subtract(i, 1), i)
+    i = F.where(F.logical_and(F.greater_equal(x, edge(F.add(i, 1))), F.not_equal(i, bins - 1)),
+                F.add(i, 1), i)
+    # dropped values count in bin ``bins``: i + (bins - i) * !keep (as arithmetic, GCC 12
+    # vectorizes the loop; a where on keep, a bool also selecting a double, it does not)
+    i = F.add(i, F.multiply(F.subtract(bins, i), F.logical_not(keep)))
+    return F.histogram_bin_counts(F.reshape(i, shape=(-1,)), bins=bins)
+
+
+def _fuses_uniformly(a, weights, edges, bins, range, density) -> bool:
+    """np.histogram's equal-bin loop with a range NumPy accepts (else NumPy's own call,
+    which raises where NumPy raises)."""
+    if weights is not None or edges is not None or density or range is None or \
+            getattr(a, "dtype", None) != np.float64 or bins < 1:
+        return False
+    lo, hi = range
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo >= hi:
+        return False
+    e = np.linspace(lo, hi, bins + 1)
+    closed_form = np.arange(bins + 1) * ((hi - lo) / bins) + lo   # _uniform_counts' edges
+    closed_form[-1] = hi
+    return bool(np.all(e[:-1] < e[1:])) and np.array_equal(e, closed_form)
+
+
 def _histogram(a, weights, edges, bins, range, density, mask=None):
-    return (F.histogram_counts(a, weights, edges, mask, bins=bins, range=range, density=density),
-            F.histogram_bin_edges(a, edges, mask, bins=bins, range=range))
+    if _fuses_uniformly(a, weights, edges, bins, range, density):
+        counts = _uniform_counts(a, mask, bins, *range)
+    else:
+        counts = F.histogram_counts(a, weights, edges, mask, bins=bins, range=range, density=density)
+    # with a range (or the edges) given, the edges do not depend on the data
+    mask = None if range is not None or edges is not None else mask
+    return counts, F.histogram_bin_edges(a, edges, mask, bins=bins, range=range)
 
 
 def _histogram_normalize(a, bins=10, range=None, density=None, weights=None):

@@ -236,3 +236,31 @@ def _masked_reduction(kind: str):
 for _key, _kind in ((np.sum, "sum"), (method_key("sum"), "sum"), (np.mean, "mean"),
                     (method_key("mean"), "mean")):
     spell_masked(_key, _masked_reduction(_kind))
+
+
+def _nanarg(which: str):
+    """np.nanargmin/nanargmax: NaNs filled with +inf (-inf), NumPy's ValueError when a
+    slice is all NaN (checked by ``nonzero_or_raise`` on the slices that are not)."""
+    reduce, fill = (N.argmax, -np.inf) if which == "max" else (N.argmin, np.inf)
+
+    def fn(a, axis, keepdims):
+        if _dtype(a).kind != "f":
+            return reduce(a, axis=axis, keepdims=keepdims)
+        best = reduce(_nan_filled(a, fill), axis=axis, keepdims=keepdims)
+        some = N.any(N.logical_not(N.isnan(a)), axis=axis, keepdims=keepdims)
+        checked = F.nonzero_or_raise(some, message="All-NaN slice encountered")
+        out = N.where(checked, best, best)   # the check stays in the graph
+        return N.sum(out) if axis is None and not keepdims else out   # a NumPy scalar, as NumPy's
+    return fn
+
+
+def _nanarg_normalize(fn, name):
+    def normalize(a, axis=None, out=None, *, keepdims=np._NoValue):
+        return Composite(fn, (a,), {"axis": axis, "keepdims": keepdims is True}, out)
+    return normalize
+
+
+spell_composite(np.nanargmin, ("where", "isnan", "argmin", "nonzero_or_raise"),
+                _nanarg_normalize(_nanarg("min"), "numpy.nanargmin"))
+spell_composite(np.nanargmax, ("where", "isnan", "argmax", "nonzero_or_raise"),
+                _nanarg_normalize(_nanarg("max"), "numpy.nanargmax"))

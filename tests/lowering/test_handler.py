@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from kiln.ir import trace
-from kiln.lowering.cpp_ops import template
+from kiln.lowering.cpp_ops import CTYPES, template
 from kiln.lowering.handler import RecordingHandler
 from kiln.lowering.loop_ir import Affine, Pointwise
 from kiln.lowering.lower import ComputeNode, ExternNode, GraphLowering
@@ -87,7 +87,7 @@ def test_mean_divides_a_float64_sum_by_its_count():
 
 def test_cpp_spells_every_scalar_function_an_op_asks_for():
     from .helpers import unspelled_scalar_functions
-    assert not unspelled_scalar_functions(template)
+    assert not unspelled_scalar_functions(template, CTYPES)
 
 
 def test_closures_never_hold_backend_text():

@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("triton")
 
 from kiln.lowering.scheduler import Frame
-from kiln.lowering.triton_ops import SYNTAX, template
+from kiln.lowering.triton_ops import SYNTAX, TL_TYPES, template
 
 from .triton_kit import call, inp, kernel, node, run
 
@@ -129,4 +129,4 @@ def test_every_scalar_function_compiles_for_sm90(dtype):
 
 def test_triton_spells_every_scalar_function_an_op_asks_for():
     from .helpers import unspelled_scalar_functions
-    assert not unspelled_scalar_functions(template)
+    assert not unspelled_scalar_functions(template, TL_TYPES)

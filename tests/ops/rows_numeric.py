@@ -8,6 +8,7 @@ import numpy as np
 from kiln.ops import F
 
 from kiln.ops import REGISTRY
+from kiln.ops.factorizations import _lstsq_impl
 from kiln.ops.registry import Bound, call_spelling
 from kiln.tensor import apply
 
@@ -111,6 +112,23 @@ def finite_matrix(ctx: Ctx) -> Case:
     a = ctx.arg((ctx.integer(1, 4, "n"), ctx.integer(1, 4, "m")), layout="C", writable=True)
     a.base[...] = np.clip(np.nan_to_num(a.base), -1e3, 1e3)
     return Case([a])
+
+
+def lstsq_case(ctx: Ctx) -> Case:
+    """A finite system a x = b: b a vector or k columns (rank-deficient draws included)."""
+    a = finite_matrix(ctx).args[0]
+    m = a.base.shape[0]
+    shape = (m,) if ctx.boolean("vector") else (m, ctx.integer(1, 3, "k"))
+    b = ctx.arg(shape, layout="C", writable=True)
+    b.base[...] = np.clip(np.nan_to_num(b.base), -1e3, 1e3)
+    return Case([a, b])
+
+
+def bin_index_case(ctx: Ctx) -> Case:
+    bins = ctx.integer(1, 6, "bins")
+    index = ctx.arg((ctx.integer(0, 9, "n"),), layout="C", writable=True)
+    index.base[...] = np.abs(np.nan_to_num(index.base)) % (bins + 1)
+    return Case([index], {"bins": bins})
 
 
 def sorted_and_values(ctx: Ctx) -> Case:
@@ -292,6 +310,13 @@ def numeric_op_rows() -> list[Row]:
                                                   else v for v in np.linalg.svd(a)], -1),
           finite_matrix, via=lambda a: F.svd_packed(a)),
         C("svd_packed", np.linalg.svd, finite_matrix, grad=False, name="svd"),
+        E("qr_raw_packed", lambda a: np.concatenate([np.swapaxes(np.linalg.qr(a, "raw")[0], -1, -2).ravel(),
+                                                     np.linalg.qr(a, "raw")[1]]),
+          finite_matrix, via=lambda a: F.qr_raw_packed(a)),
+        E("lstsq_packed", lambda a, b: _lstsq_impl(a, b), lstsq_case,
+          via=lambda a, b: F.lstsq_packed(a, b)),
+        E("histogram_bin_counts", lambda i, bins: np.bincount(i, minlength=bins + 1)[:bins],
+          bin_index_case, dtypes=(np.dtype(np.int64),), via=lambda i, bins: F.histogram_bin_counts(i, bins=bins)),
         C("svd_packed", lambda a: np.linalg.svd(a, full_matrices=False), finite_matrix, grad=False,
           name="svd_reduced", via=lambda a: call_spelling(np.linalg.svd, a, full_matrices=False)),
         E("qr_packed", lambda a: np.concatenate([v.ravel() for v in np.linalg.qr(a)]), finite_matrix,

@@ -194,6 +194,10 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         from .builtins import OpaqueCallableVariable
         _guard_id(tx, source, value)
         return OpaqueCallableVariable(value, source)
+    from .numpy_objects import GRID_TYPES, IndexGridVariable
+    if isinstance(value, GRID_TYPES):
+        _guard_type(tx, source, value)
+        return IndexGridVariable(value, source)
     _guard_type(tx, source, value)
     return UserObjectVariable(value, source)
 
@@ -227,6 +231,11 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         return VariableTracker.call(var, tx, args, kwargs)
     if cls is np.ndarray:  # np.ndarray(shape, dtype): a spelling like any NumPy function
         return tx.call_op(np.ndarray, args, kwargs, "numpy.ndarray")
+    if cls in (np.ndindex, np.ndenumerate):
+        from .numpy_objects import construct
+        made = construct(tx, cls, args, kwargs)
+        if made is not None:
+            return made
     if issubclass(cls, np.generic) or cls in (int, float, bool, complex):
         if len(args) == 1 and not kwargs and isinstance(args[0], SymScalarVariable):
             ref = tx.output.ns.ref(cls, "type")

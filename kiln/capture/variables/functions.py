@@ -129,6 +129,9 @@ class NumpyFunctionVariable(VariableTracker):
         return describe_callable(self.fn)
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        from ...ops.polyfills import POLYFILLS
+        if self.fn in POLYFILLS:   # np.piecewise: NumPy code calling the user's functions
+            return UserFunctionVariable(POLYFILLS[self.fn]).call(tx, args, kwargs)
         values = list(args) + list(kwargs.values())
         if self.fn in PURE_NUMPY_FUNCTIONS and all(v.is_constant() for v in values):
             # np.issubdtype(x.dtype, np.floating), np.prod(x.shape), ...: fold on constants.
