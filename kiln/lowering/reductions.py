@@ -86,8 +86,9 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
         out_shape = tuple(d for i, d in enumerate(in_shape) if i not in axes)
     if combine not in getattr(gl.renderer, "reductions", BASE_REDUCTIONS):
         return None  # the target has no such loop: NumPy's kernel
-    if combine in getattr(gl.renderer, "reductions_of_computed_only", ()) and isinstance(x, BufferValue):
-        return None  # argmax of an array as it is in C++: NumPy's SIMD kernel is faster
+    if combine in getattr(gl.renderer, "extern_when_contiguous", ()) and isinstance(x, BufferValue) \
+            and _reduces_contiguous_runs(x, axes):
+        return None  # argmax along an array's own contiguous rows: NumPy's SIMD loop is faster
     if combine in ("max", "min", "argmax", "argmin") and r == 0 and m > 0:
         return None  # NumPy raises "zero-size array to reduction operation": the extern does
     if combine in ("max", "min") and is_unbacked(r):
@@ -179,3 +180,21 @@ def lower_scan(gl: GraphLowering, rule: dict, x: Any, params: dict, meta: Tensor
         from ..ops import F
         out = gl.decompose(lambda v: F.reshape(v, shape=(-1,)), (out,), {})
     return out
+
+
+def _reduces_contiguous_runs(x: BufferValue, axes: tuple) -> bool:
+    """Are the elements reduced for each output point one contiguous run of memory, in
+    the order they are reduced (one axis of unit stride; several: the trailing dims,
+    row-major)?"""
+    dims = [d for d, n in enumerate(x.shape) if n != 1]
+    reduced = [d for d in dims if d in axes]
+    if len(reduced) == 1:
+        return x.strides[reduced[0]] == 1
+    if dims[len(dims) - len(reduced):] != reduced:
+        return False
+    step = 1
+    for d in reversed(reduced):
+        if x.strides[d] != step:
+            return False
+        step = step * x.shape[d]
+    return True

@@ -39,9 +39,9 @@ class Renderer:
     dtypes: frozenset = frozenset()
     # reduction combines its kernels accumulate; other reductions are extern calls
     reductions: frozenset = BASE_REDUCTIONS
-    # of those, the ones that are kernels only when their source is computed (fused), not
-    # an array as it is (the extern's own kernel is faster there)
-    reductions_of_computed_only: frozenset = frozenset()
+    # of those, the ones left to the extern (NumPy's SIMD loop) when they reduce contiguous
+    # runs of an array as it is; a computed source or strided runs still get a kernel
+    extern_when_contiguous: frozenset = frozenset()
     # scan combines its kernels run (cumsum: "sum", cumprod: "prod"; lowering/reductions.py
     # lower_scan); other scans are extern calls (NumPy's accumulate)
     scans: frozenset = frozenset()

@@ -193,14 +193,21 @@ def test_argmax_of_f_ordered_and_all_nan_rows():
             assert_same(f"{name}(axis={axis})", e, r)
 
 
-def test_argmax_of_an_array_as_it_is_stays_numpys():
-    # NumPy's SIMD argmax beats an in-order kernel loop on an array as it is
+@pytest.mark.parametrize("axis,kernel", [(1, False), (None, False), (0, True)])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_argmax_of_an_array_as_it_is(axis, kernel, order):
+    # along its own contiguous rows NumPy's SIMD argmax beats a kernel's in-order loop;
+    # across strided runs a kernel (points in SIMD lanes) beats NumPy's copy
     x = data("float32", (64, 33))
-    g = _arg_graph(x, 1, False, lambda px: px)
+    x[5, :] = np.nan
+    x = np.asarray(x, order=order)
+    g = _arg_graph(x, axis, False, lambda px: px)
     expected, got, fn = run_both(g, [x])
     for name, e, r in zip(("argmax", "argmin"), expected, got):
         assert_same(name, e, r)
-    assert "argmax" not in fn.kiln_artifact.cpp
+    if order == "F":   # the contiguous runs are the columns; the whole array is not C order
+        kernel = axis != 0
+    assert ("argmax" in fn.kiln_artifact.cpp) == kernel
 
 
 def test_argmax_over_an_empty_axis_raises_numpys_error():
