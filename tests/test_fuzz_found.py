@@ -183,6 +183,20 @@ def round_of_a_0d_integer_array_is_a_numpy_scalar(x, L):
     return np.round(x.T, 1), x.round(), np.around(x * 2, 3)
 
 
+@found((np.broadcast_to(np.array([0.5]), (3,)), np.arange(6.0)[::2]),
+       (np.arange(6.0).reshape(2, 3)[:, ::-1], np.arange(3.0)[::-1]),
+       (np.arange(6.0).reshape(2, 3), np.arange(3.0)))
+def ravel_of_a_non_contiguous_array_is_a_copy(x, y):
+    # np.ravel is a view only of a C-contiguous array: of a broadcast (read-only), strided
+    # or reversed one, even 1-d, it is a writeable copy (kiln kept 1-d windows as views)
+    d = {"a": x}
+    w = x.ravel()
+    w *= 2
+    v = np.ravel(y)
+    v += d["a"].sum()
+    return w, v, y
+
+
 @found((_MAX_ONCE,), xfail_backends=("aot_eager", "cpp", "cpp-dynamic"),
        xfail="functionalization writes the reshaped value back with the selection's example "
              "length (reshape to (9,)) where the data gave 8: aot does not know which sizes "
