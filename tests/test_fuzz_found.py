@@ -197,6 +197,16 @@ def ravel_of_a_non_contiguous_array_is_a_copy(x, y):
     return w, v, y
 
 
+@found((np.ones((3, 3)),), (np.zeros((0, 0)),),
+       xfail="x.diagonal() is a read-only view: NumPy's w *= 2 raises ValueError('output array "
+             "is read-only'); kiln writes it with a copy into the view, which raises the same "
+             "type with 'assignment destination is read-only' (seed 314)")
+def in_place_update_of_a_read_only_diagonal(x):
+    w = x.diagonal()
+    w *= 2
+    return w
+
+
 @found((_MAX_ONCE,), xfail_backends=("aot_eager", "cpp", "cpp-dynamic"),
        xfail="functionalization writes the reshaped value back with the selection's example "
              "length (reshape to (9,)) where the data gave 8: aot does not know which sizes "
