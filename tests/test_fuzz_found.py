@@ -151,6 +151,73 @@ def float_to_int_and_back_keeps_positive_zero(x):
     return np.maximum(x.astype(np.int64), x), x - x.astype(np.int32), x.astype(np.int16) * 1.0
 
 
+_MAX_ONCE = np.array([[0.0, -2.0, -1.5], [-3.75, -3.5, -4.0], [-2.75, 2.5, 1.25]])
+
+
+@found((_MAX_ONCE,), (_MAX_ONCE[::-1, ::2],))
+def view_of_a_mask_selection_written_in_place(x):
+    # x[mask] is taken after the graph (a graph break at the view): once, so that the
+    # local and the view on the stack are one array and the write shows in both
+    v = x[x != x.max()]
+    w = v[:]
+    w *= 2
+    return v, w
+
+
+@found((np.array([[0.0], [-2.0], [-1.5]]),), (_MAX_ONCE,), (np.arange(-2.0, 4.0),))
+def mask_selection_updated_in_place_by_a_broadcasting_operand(x):
+    # x[m] += x: the selection (a copy) is updated in place, so NumPy's out= rule applies
+    # (a 2-d x does not broadcast into the 1-d selection: ValueError); kiln read it as
+    # x[m] = x[m] + x and raised NumPy's TypeError of the boolean assignment instead
+    x[x > 0] += x
+    t = x[x < 0]
+    t += 1.0
+    return t, x
+
+
+@found((np.array(5, np.int64), [np.array(0, np.int64)]), (np.array([[3, -1]], np.int8), []),
+       (np.array(2.5), []))
+def round_of_a_0d_integer_array_is_a_numpy_scalar(x, L):
+    # ndarray.round of an integer array is a copy, and for a 0-d array a NumPy scalar
+    L.append(np.maximum(x, x))
+    return np.round(x.T, 1), x.round(), np.around(x * 2, 3)
+
+
+@found((np.broadcast_to(np.array([0.5]), (3,)), np.arange(6.0)[::2]),
+       (np.arange(6.0).reshape(2, 3)[:, ::-1], np.arange(3.0)[::-1]),
+       (np.arange(6.0).reshape(2, 3), np.arange(3.0)))
+def ravel_of_a_non_contiguous_array_is_a_copy(x, y):
+    # np.ravel is a view only of a C-contiguous array: of a broadcast (read-only), strided
+    # or reversed one, even 1-d, it is a writeable copy (kiln kept 1-d windows as views)
+    d = {"a": x}
+    w = x.ravel()
+    w *= 2
+    v = np.ravel(y)
+    v += d["a"].sum()
+    return w, v, y
+
+
+@found((np.ones((3, 3)),), (np.zeros((0, 0)),),
+       xfail="x.diagonal() is a read-only view: NumPy's w *= 2 raises ValueError('output array "
+             "is read-only'); kiln writes it with a copy into the view, which raises the same "
+             "type with 'assignment destination is read-only' (seed 314)")
+def in_place_update_of_a_read_only_diagonal(x):
+    w = x.diagonal()
+    w *= 2
+    return w
+
+
+@found((_MAX_ONCE,), xfail_backends=("aot_eager", "cpp", "cpp-dynamic"),
+       xfail="functionalization writes the reshaped value back with the selection's example "
+             "length (reshape to (9,)) where the data gave 8: aot does not know which sizes "
+             "are data-dependent (an unbacked size)")
+def reshape_of_a_mask_selection_written_in_place(x):
+    v = x[x != x.max()]
+    w = np.reshape(v, (-1,))
+    w *= v
+    return v, w
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(FOUND))
 def test_found_by_fuzzer(name, backend, request):
@@ -158,3 +225,21 @@ def test_found_by_fuzzer(name, backend, request):
     if xfail and backend in xfail_backends:
         request.applymarker(pytest.mark.xfail(strict=True, reason=xfail))
     check_program(fn, calls, backend)
+
+
+def test_a_loop_node_carrying_nothing_prints_as_runnable_python():
+    # the eager backend printed `loop = (,)` (a SyntaxError) for a loop node with no
+    # carried values (found by the long fuzz run, seeds 302 and 503)
+    from kiln.ops.loops import _print_loop
+
+    class Body:
+        arrays, writes_back, name, graph = (), False, "loop_body_1", None
+
+    class Node:
+        name, kwargs, args = "loop", {"body": Body()}, (0, 3, 1, (), ())
+
+    lines = _print_loop(Node(), {}, lambda v, consts: repr(v),
+                        lambda graph, consts: "def loop_body_1(i):\n    return ()\n")
+    scope: dict = {}
+    exec("\n".join(lines), scope)
+    assert scope["loop"] == ()

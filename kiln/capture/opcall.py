@@ -21,6 +21,7 @@ from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_ca
                    find_spelling, infer_meta)
 from ..ops.meta import supported_dtype, to_fake
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, method_key
+from . import bytecode_facts as bf
 from .breaks import HINTS
 from .dims import propagate_dims
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, SymScalarVariable,
@@ -162,8 +163,10 @@ def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list,
     if elementwise and not others and all(first.same_mask(m) for m in masked):
         def full(v):
             return v.full if isinstance(v, MaskedSelectionVariable) else v
-        result = tx.call_op(key, [full(a) for a in args], {k: full(v) for k, v in kwargs.items()},
-                            spelling.text)
+        # ``s += 1`` on a selection (a copy nobody else sees): the selection of x + 1 — never
+        # an in-place update of x itself
+        result = tx.call_op(bf.INPLACE_TO_PLAIN.get(key, key), [full(a) for a in args],
+                            {k: full(v) for k, v in kwargs.items()}, spelling.text)
         if isinstance(result, ArrayVariable) and result.meta.shape == first.full.meta.shape:
             return _deferred(tx, MaskedSelectionVariable(result, first.mask))
 

@@ -41,6 +41,7 @@ from . import bytecode_facts as bf
 from . import frame_hook
 from . import resume as R
 from .breaks import BreakGraph
+from .variables.arrays import MaskedSelectionVariable
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ArrayIteratorVariable, ContainerMethodVariable, DictVariable,
@@ -221,6 +222,15 @@ class Rebuilder:
             return name
         if isinstance(var, TupleVariable) and var.source is None:
             return self.container(var)
+        if isinstance(var, MaskedSelectionVariable) and var.taken is None:
+            # x[mask] taken after the graph: once, so that a local and a value on the stack
+            # (a view of it, say) stay one array, as in the frame
+            name = self.named.get(id(var))
+            if name is None:
+                expr = self.output.reconstruct(self.tx, var)
+                name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
+                self.lines.append(f"{name} = {expr}")
+            return name
         return self.output.reconstruct(self.tx, var)
 
     def iterator(self, var: IteratorVariable) -> str:

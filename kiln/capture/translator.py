@@ -30,7 +30,7 @@ from .opcall import call_op
 from .output import OutputGraph
 from .resume import in_open_with
 from .sources import AttrSource, ClosureSource, GlobalSource, ModuleGlobalSource
-from .variables.arrays import ArrayVariable
+from .variables.arrays import ArrayVariable, MaskedSelectionVariable
 from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker, stores_itself
 from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
@@ -177,7 +177,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes):
     # -- shared operations ----------------------------------------------------------------
     def binary_op(self, op: Any, a: VariableTracker, b: VariableTracker) -> VariableTracker:
         inplace = op in bc.INPLACE_TO_PLAIN
-        if inplace and (not isinstance(a, (ArrayVariable, ListVariable))
+        if inplace and (not isinstance(a, (ArrayVariable, ListVariable, MaskedSelectionVariable))
                         or isinstance(a, ArrayVariable) and a.scalar):
             op = bc.INPLACE_TO_PLAIN[op]  # NumPy scalars are immutable: ``s += 1`` rebinds s
         if isinstance(a, ArrayVariable):

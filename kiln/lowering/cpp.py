@@ -403,9 +403,9 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
     lines = _render_stages(plan, names)
 
     loops = plan.outer_loops or [("o0", "1")]
-    # Threads take chunks of the first loop, cut at multiples of 64 where that keeps rows
-    # of memory whole: a flat loop, or blocked points (a chunk of a few columns of a
-    # column reduction would walk every row for a few cache lines each).
+    # Threads take chunks of the first loop: a flat loop's cut at multiples of 64; blocked
+    # points (a column reduction) at least 64 wide where there are enough (a chunk of a
+    # few columns would walk every row for a few cache lines each).
     flat_pointwise = not plan.inner_loops and not frame.axes
     # (complex locals are structs, which omp simd privatizes into arrays and then does not
     # vectorize; GCC's own loop vectorizer does: no pragma there)
@@ -435,7 +435,8 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
     k = dict(name=kernel.name, ops=", ".join(ops), inplace=sorted((o, b.name) for o, b in inplace.items()), frame=_describe_frame(frame), sources=sources,
              params=", ".join(params) or "void", args=", ".join(args), body="\n".join(body),
              outer_parallel=bool(plan.outer_loops), work=plan.work, cost=plan.cost, grain=PARALLEL_GRAIN, d0=d0,
-             align=64 if flat_pointwise and len(loops) == 1 or plan.blocked == loops[0][0] else 1)
+             align=64 if flat_pointwise and len(loops) == 1 else 1,
+             min_chunk=64 if plan.blocked == loops[0][0] else 1)
     source = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace)

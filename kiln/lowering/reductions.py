@@ -152,24 +152,6 @@ def _keep_index(index: list, out_shape: tuple, keep_shape: tuple, axes: tuple) -
     return [Affine(0) if i in axes else next(it) for i in range(len(keep_shape))]
 
 
-def _reduces_contiguous_runs(x: BufferValue, axes: tuple) -> bool:
-    """Are the elements reduced for each output point one contiguous run of memory, in
-    the order they are reduced (one axis of unit stride; several: the trailing dims,
-    row-major)?"""
-    dims = [d for d, n in enumerate(x.shape) if n != 1]
-    reduced = [d for d in dims if d in axes]
-    if len(reduced) == 1:
-        return x.strides[reduced[0]] == 1
-    if dims[len(dims) - len(reduced):] != reduced:
-        return False
-    step = 1
-    for d in reversed(reduced):
-        if x.strides[d] != step:
-            return False
-        step = step * x.shape[d]
-    return True
-
-
 def lower_scan(gl: GraphLowering, rule: dict, x: Any, params: dict, meta: TensorMeta) -> Value | None:
     """A scan op (``lowering={"scan": combine}``: cumsum, cumprod) as a node of kind
     'scan': per point of the other dims, a sequential loop along ``axis`` that combines
@@ -200,3 +182,21 @@ def lower_scan(gl: GraphLowering, rule: dict, x: Any, params: dict, meta: Tensor
         from ..ops import F
         out = gl.decompose(lambda v: F.reshape(v, shape=(-1,)), (out,), {})
     return out
+
+
+def _reduces_contiguous_runs(x: BufferValue, axes: tuple) -> bool:
+    """Are the elements reduced for each output point one contiguous run of memory, in
+    the order they are reduced (one axis of unit stride; several: the trailing dims,
+    row-major)?"""
+    dims = [d for d, n in enumerate(x.shape) if n != 1]
+    reduced = [d for d in dims if d in axes]
+    if len(reduced) == 1:
+        return x.strides[reduced[0]] == 1
+    if dims[len(dims) - len(reduced):] != reduced:
+        return False
+    step = 1
+    for d in reversed(reduced):
+        if x.strides[d] != step:
+            return False
+        step = step * x.shape[d]
+    return True

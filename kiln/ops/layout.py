@@ -213,7 +213,24 @@ def reshape(w: Window, shape: Any) -> Window | None:
 
 
 def ravel(w: Window) -> Window | None:
+    """np.ravel (order 'C') is a view only of a C-contiguous array: a strided, reversed or
+    broadcast one (even 1-d) is copied, so the result is writeable and aliases nothing."""
+    if not _c_contiguous(w):
+        return None
     return reshape(w, (_size(w.shape),))
+
+
+def _c_contiguous(w: Window) -> bool:
+    """NumPy's C-contiguous flag of a window (unit dims' strides do not count)."""
+    if any(isinstance(n, int) and n == 0 for n in w.shape):
+        return True
+    step: Any = 1
+    for n, s in reversed(list(zip(w.shape, w.strides))):
+        if not (isinstance(n, int) and n == 1):
+            if s != step:
+                return False
+            step = step * n
+    return True
 
 
 def getitem(w: Window, index: Any) -> Window | None:

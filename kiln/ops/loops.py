@@ -246,7 +246,8 @@ def _print_loop(node: Any, consts: dict, format_value: Callable, python_code: Ca
     bounds = ", ".join(f"int({format_value(v, consts)})" if hasattr(v, "kind")
                        else format_value(v, consts) for v in (start, stop, step))
     loop = [f"for {i} in range({bounds}):", f"    {node.name} = {body.name}({i}, *{node.name}{rest})"]
-    lines += [f"{node.name} = ({init},)  # loop node: carried values"]
+    lines += [f"{node.name} = ({init},)  # loop node: carried values" if carried else
+              f"{node.name} = ()  # loop node: nothing carried"]
     if not body.writes_back or not body.arrays:
         return lines + loop
     # NumPy had written the iterations before an error into the arrays

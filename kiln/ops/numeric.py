@@ -236,9 +236,13 @@ spell_composite(np.rot90, ("flip", "transpose"), _rot90_normalize, "numpy.rot90"
 
 def _round(a: Any, decimals: int) -> Any:
     kind = _dtype(a).kind
-    if kind in "biu":
+    if kind == "b":   # NumPy: float16 for decimals=0, a casting error otherwise
+        reject("numpy.round", "a.dtype", _dtype(a), "round a float or integer array instead")
+    if kind in "iu":
         if decimals >= 0:
-            return N.copy(a)
+            # a copy, and for a 0-d array a NumPy scalar, as ndarray.round returns: a ufunc
+            # that leaves the values alone does both
+            return N.positive(a)
         reject("numpy.round", "decimals", decimals, "round integers with // and * instead")
     if decimals == 0:
         return N.rint(a)

@@ -224,13 +224,13 @@ def test_argmax_over_an_empty_axis_raises_numpys_error():
     assert str(kiln_error.value) == str(numpy_error.value)
 
 
-def test_blocked_column_reduction_on_threads_in_chunks_of_64_points():
-    # 300 columns reduced over 4000 rows: threads take chunks of 64 columns (the last one
-    # shorter); every column is computed once and exactly as NumPy does
+def test_blocked_column_reduction_on_threads_in_wide_chunks():
+    # 300 columns reduced over 4000 rows: threads take chunks of at least 64 columns;
+    # every column is computed once and exactly as NumPy does
     x = np.random.default_rng(9).standard_normal((4000, 300))
     g = trace(lambda v: (F.true_divide(v, F.max(F.absolute(v), axis=0, keepdims=True)),),
               [TensorMeta(x.shape, x.dtype)], ["x"])
     fn = cpp_backend(g, [x])
     expected, got, fn = run_both(g, [x], fn)
     np.testing.assert_array_equal(got[0], expected[0])
-    assert "/ 64 * 64" in fn.kiln_artifact.cpp
+    assert "chunks of at least 64 points" in fn.kiln_artifact.cpp

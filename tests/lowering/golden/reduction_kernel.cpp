@@ -52,7 +52,9 @@ extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restric
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
     if (nthreads > 1 && 32 >= 2 && (int64_t)2048 * 18 >= 4194304) {
-        const int64_t nchunks = 32 < 8 * nthreads ? 32 : 8 * nthreads;
+        // chunks of at least 64 points (each chunk walks every row), one per thread at least
+        const int64_t wide = 32 / 64 > nthreads ? 32 / 64 : nthreads;
+        const int64_t nchunks = wide < 8 * nthreads ? wide : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {
             const int64_t b = c * 32 / nchunks / 1 * 1;
