@@ -38,6 +38,7 @@ from .capture import frame_hook, partial, resume
 from .capture.breaks import unsupported_error
 from .config import config
 from .runtime import cost
+from .backends import BACKENDS, available_backends, resolve_backend  # noqa: F401
 
 _SMALL = cost.SMALL_ELEMENTS
 from .errors import KilnError
@@ -45,7 +46,6 @@ from .errors import KilnError
 # attribute ``kiln.explain`` (the function) to the module.
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .ir.passes import has_side_effects
-from .ir.printer import exec_source, python_code
 from .guards import fastcheck
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry, scalar_only,
                      size_only)
@@ -64,97 +64,6 @@ class CaptureRecord:
     resumes_at: list = field(default_factory=list)   # a break's partial graph: lines resumed at
     runs_as_python: str = ""            # the cost model's reason for not compiling the graph
     loops: list[str] = field(default_factory=list)   # loop nodes built, loops unrolled and why
-
-
-def _eager_backend(graph: Any, example_inputs: list) -> Callable:
-    """Run the graph with NumPy: its printed code, each op calling its NumPy kernel directly.
-
-    Graph nodes hold fully bound parameters, so the printed ``ops.<name>(...)`` calls can go
-    straight to ``op.impl`` (skipping the op-call checks the tracer hooks need); the code is
-    registered with linecache, so tracebacks show the graph's lines. Mutation ops write in
-    place, in program order, exactly as the user's NumPy code did.
-
-    When the inputs include kiln.Tensors (guards pin argument types, so the example inputs
-    tell), ``ops.<name>`` is the Op itself: its call hands Tensors to the eager Tensor
-    (``Tensor.__kiln_op__``), so the graph records on the autograd tape like eager code.
-    """
-    from .tensor import Tensor
-    consts: dict[str, Any] = {}
-    src = python_code(graph, consts)
-    tensors = any(isinstance(e, Tensor) for e in example_inputs)
-    from .ops import REGISTRY   # every op: a loop node's printed body calls its own ops
-    kernels = types.SimpleNamespace(**{name: op if tensors else op.impl
-                                       for name, op in REGISTRY.items()})
-    _eager_counter[0] += 1
-    filename = f"<kiln eager graph {graph.name} #{_eager_counter[0]}>"
-    namespace = exec_source(src, filename, {"ops": kernels, "np": np, **consts})
-    return namespace[graph.name]
-
-
-_eager_counter = [0]
-
-
-def _aot_eager_backend(graph: Any, example_inputs: list) -> Callable:
-    """Functionalization and ahead-of-time autograd; both graphs run with NumPy."""
-    from .aot import aot_eager
-    return aot_eager(graph, example_inputs)
-
-
-def _cpp_backend(graph: Any, example_inputs: list) -> Callable:
-    """aot (functionalization, autograd) with the C++ backend compiling both graphs; CuPy
-    arrays go to the Triton backend (device follows data)."""
-    from .aot import aot_autograd
-    from .runtime.backend import cpp_backend
-    from .runtime.devices import where
-    if where(example_inputs)[0] == "cuda":
-        return _triton_backend(graph, example_inputs)
-    return aot_autograd(graph, example_inputs, cpp_backend)
-
-
-def _triton_backend(graph: Any, example_inputs: list) -> Callable:
-    """aot with Triton kernels: CuPy arrays on their GPU, or NumPy arrays through Triton's
-    interpreter when KILN_TRITON_INTERPRET=1 (otherwise a KilnError)."""
-    from .aot import aot_autograd
-    from .runtime.devices import require_triton_device
-    from .runtime.triton_backend import triton_backend
-    require_triton_device(example_inputs, config.triton_interpret)
-    return aot_autograd(graph, example_inputs, triton_backend)
-
-
-def _cpp_available() -> bool:
-    try:
-        from .runtime.backend import cpp_backend  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-BACKENDS: dict[str, Callable] = {"eager": _eager_backend, "aot_eager": _aot_eager_backend,
-                                 "cpp": _cpp_backend, "triton": _triton_backend}
-def _triton_available() -> bool:
-    import importlib.util
-    return importlib.util.find_spec("triton") is not None
-
-
-_OPTIONAL = {"cpp": _cpp_available, "triton": _triton_available}
-
-
-def available_backends() -> list[str]:
-    """The backend names ``kiln.compile`` accepts here (``cpp`` needs kiln.runtime)."""
-    return [name for name in BACKENDS if name not in _OPTIONAL or _OPTIONAL[name]()]
-
-
-def _resolve_backend(backend: Any) -> Callable:
-    if callable(backend):
-        return backend
-    names = available_backends()
-    if isinstance(backend, str) and backend in names:
-        return BACKENDS[backend]
-    why = {"cpp": " (kiln.runtime's C++ backend does not import here)",
-           "triton": " (the 'triton' package is not installed: pip install 'kiln[triton]')"}.get(backend, "")
-    raise KilnError(f"unknown kiln backend {backend!r}{why}; available: "
-                    f"{', '.join(map(repr, names))} or a callable backend(graph, example_inputs) "
-                    f"-> callable")
 
 
 _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI
@@ -188,7 +97,7 @@ class CompiledFunction:
                             f"{type(fn).__name__}; wrap the call in a def")
         self.fn = fn
         self.backend_name = backend
-        self.backend = _resolve_backend(backend)
+        self.backend = resolve_backend(backend)
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.__kiln_compiled__ = fn

@@ -82,7 +82,7 @@ def _acc_ctype(dtype: np.dtype) -> str:
 def _init(combine: str, dtype: np.dtype) -> str:
     if combine in _INIT:
         return _INIT[combine]
-    big = combine == "min"
+    big = combine in ("min", "argmin")
     if dtype.kind == "f":
         return literal(np.inf if big else -np.inf, dtype)
     if dtype.kind == "b":
@@ -111,16 +111,18 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
         return f"{name}[{bidx}]" if blk else name
 
     def declare_accumulator(pre: list, clauses: list, c_type: str, name: str, init,
-                            op: str) -> str:
+                            op: str | None) -> str:
         """Declare ``name`` (one per point when blocked, else an OpenMP reduction variable
-        combined with ``op``) set to ``init``; return how the loop body refers to it."""
+        combined with ``op``; None: a plain variable of a loop that runs in order) set to
+        ``init``; return how the loop body refers to it."""
         ref = per_point(name)
         if blk:
             pre.append(f"{c_type} {name}[{BLOCK}];")
             pre.append(f"{point_loop} {ref} = {init}; }}")
         else:
             pre.append(f"{c_type} {ref} = {init};")
-            clauses.append(f"reduction({op}:{ref})")
+            if op is not None:
+                clauses.append(f"reduction({op}:{ref})")
         return ref
 
     # Row-local buffers: declared once per outer point, sized by the inner index range.
@@ -138,6 +140,7 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
         post: list[str] = []
         updates: list[str] = []
         clauses: list[str] = []
+        in_order = False   # an accumulator no OpenMP clause combines: no SIMD lanes
         for node, role in members:
             buf = node.buf
             if role in ("row", "scalar"):
@@ -161,11 +164,30 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
             # a reduction: accumulate per lane, finish after the loop
             acc_dt = plan.accumulators[buf.name]
             acc_name = names.temp().replace("t", "acc")
+            arg = node.combine in ("argmax", "argmin")
             acc = declare_accumulator(pre, clauses, _acc_ctype(acc_dt), acc_name,
-                                      _init(node.combine, acc_dt), _CLAUSE[node.combine])
+                                      _init(node.combine, acc_dt), _CLAUSE.get(node.combine))
             nan = None
             v = node.src.load(em, node_index(node, "reduce", frame))
-            if node.combine in ("sum", "prod"):
+            if arg:
+                # NumPy's rule: the first extreme wins ties, the first NaN wins outright
+                # (once the accumulator is NaN nothing replaces it). The position counts
+                # the reduced elements in C order; one pass in order, so no SIMD lanes.
+                in_order = True
+                pos = _reduced_position(frame).render(ren)
+                at = declare_accumulator(pre, clauses, "int64_t", acc_name.replace("acc", "at"), "0", None)
+                cur = names.temp()
+                updates.append(f"const {_acc_ctype(acc_dt)} {cur} = {em.cast(v, node.src.dtype, acc_dt)};")
+                better = f"{cur} {'>' if node.combine == 'argmax' else '<'} {acc}"
+                if acc_dt.kind == "f":
+                    # & and |, not && and ||: no control flow, so the loop vectorizes
+                    better = f"({acc} == {acc}) & (({better}) | ({cur} != {cur}))"
+                take = names.temp().replace("t", "take")
+                updates.append(f"const bool {take} = {better};")   # selects, not a branch: SIMD
+                updates.append(f"{acc} = {take} ? {cur} : {acc};")  # lanes when they are points
+                updates.append(f"{at} = {take} ? (int64_t)({pos}) : {at};")
+                acc = at
+            elif node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
             elif node.combine in ("max", "min"):
@@ -193,7 +215,7 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
                 finish.append(f"{names.arg(buf)}[{w.render(ren)}] = {red};")
             post += [point_loop] + ["  " + f for f in finish] + ["}"] if blk else finish
         body = em.lines + updates
-        if blk:
+        if blk:  # the innermost loop runs the points: each has its own accumulators
             if kind == "scalar" or not inner:
                 lines += pre + [point_loop] + ["  " + b for b in body] + ["}"] + post
             else:
@@ -212,13 +234,24 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
             lines += _loop_nest(inner, body, clauses, parallel=False)
             lines.append("}")
         else:
-            lines += _loop_nest(inner, body, clauses, parallel=False)
+            lines += _loop_nest(inner, body, clauses, parallel=False, simd=not in_order)
         lines += post
     return lines
 
 
+def _reduced_position(frame: Any) -> Affine:
+    """A reduction point's position among the reduced elements, in C order (the index
+    argmax/argmin return: along one axis, or flat over all of them)."""
+    pos, step = Affine(0), 1
+    index = frame.dim_index()
+    for d in reversed(frame.axes):
+        pos = pos + index[d] * step
+        step = step * frame.shape[d]
+    return pos
+
+
 def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
-               block: str | None = None) -> list[str]:
+               block: str | None = None, simd: bool = True) -> list[str]:
     out = []
     for depth, (v, n) in enumerate(loops):
         if parallel and depth == 0:
@@ -228,7 +261,7 @@ def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
             # A short fixed trip count (softmax over 10 classes): SIMD lanes would mostly
             # be prologue and remainder; unrolled, the row is straight-line code.
             out.append(f"#pragma GCC unroll {SHORT_LOOP}")
-        elif depth == len(loops) - 1:
+        elif depth == len(loops) - 1 and simd:
             out.append("#pragma omp simd" + "".join(" " + c for c in clauses))
         if v == block:  # the blocked outer points, innermost
             out.append("  " * depth + f"for (int64_t {v} = {v}_b; {v} < {v}_e; ++{v}) {{")
@@ -293,7 +326,9 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     plan = CppKernelPlan(kernel, local, inplace, tuple(size_args), outer, inner, None, False,
                          render_size(product(frame.shape)), kernel_cost(kernel, call_cost))
     if not outer.loops() and plan.inner_loops:
-        plan.split_inner = True
+        # (argmax/argmin keep one in-order pass: OpenMP has no combine for them)
+        plan.split_inner = not any(n.combine in ("argmax", "argmin") for n in kernel.nodes
+                                   if n.kind == "reduction")
     elif outer.loops() and plan.inner_loops:
         # Reducing leading axes: if memory is contiguous along the kept dims, not along
         # the reduced ones, run blocks of outer points in the innermost loop instead.
@@ -418,6 +453,12 @@ class CppRenderer(Renderer):
     name = "cpp"
     dtypes = frozenset(CTYPES)
     loader = "kiln.runtime.build:CppLoader"
+    # argmax/argmin are kernels over computed values (one pass instead of a temporary)
+    # and across strided runs (argmax(x, axis=0): points in SIMD lanes, 5x NumPy's, which
+    # copies); along an array's own contiguous rows NumPy's SIMD loop is 2x a kernel's
+    # in-order one, so those stay extern calls.
+    reductions = Renderer.reductions | {"argmax", "argmin"}
+    extern_when_contiguous = frozenset({"argmax", "argmin"})
     computed_indices = True
 
     def __init__(self, num_threads: int = 1) -> None:

@@ -1,4 +1,4 @@
-"""Reductions: sum/prod/max/min/any/all (and argmax/argmin where the renderer has them) loops; mean/var/std (``finish``) and sum_to built from sums.
+"""Reductions: sum/prod/max/min/any/all/argmax/argmin loops (as the renderer has them); mean/var/std (``finish``) and sum_to built from sums.
 
 A reduction node iterates its source's shape; ``axes`` are reduced, the other dims index
 the output. Floating-point sums and products accumulate in float64 whatever the input
@@ -85,13 +85,18 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
     else:
         out_shape = tuple(d for i, d in enumerate(in_shape) if i not in axes)
     if combine not in getattr(gl.renderer, "reductions", BASE_REDUCTIONS):
-        return None  # the target has no such loop (argmax in C++): NumPy's kernel
+        return None  # the target has no such loop: NumPy's kernel
+    if combine in getattr(gl.renderer, "extern_when_contiguous", ()) and isinstance(x, BufferValue) \
+            and _reduces_contiguous_runs(x, axes):
+        return None  # argmax along an array's own contiguous rows: NumPy's SIMD loop is faster
     if combine in ("max", "min", "argmax", "argmin") and r == 0 and m > 0:
         return None  # NumPy raises "zero-size array to reduction operation": the extern does
     if combine in ("max", "min") and is_unbacked(r):
         # an empty selection at run time: the same error, from the wrapper
         gl.check_nonzero(r, m, "ValueError", f"zero-size array to reduction operation "
                          f"{'maximum' if combine == 'max' else 'minimum'} which has no identity")
+    if combine in ("argmax", "argmin") and is_unbacked(r):
+        gl.check_nonzero(r, m, "ValueError", f"attempt to get {combine} of an empty sequence")
     if finish_as is None:
         return reduce(gl, x, axes, combine, out_shape, out_dtype, _acc_dtype(combine, x.dtype, out_dtype))
 
@@ -143,3 +148,21 @@ def _keep_index(index: list, out_shape: tuple, keep_shape: tuple, axes: tuple) -
         return list(index)
     it = iter(index)
     return [Affine(0) if i in axes else next(it) for i in range(len(keep_shape))]
+
+
+def _reduces_contiguous_runs(x: BufferValue, axes: tuple) -> bool:
+    """Are the elements reduced for each output point one contiguous run of memory, in
+    the order they are reduced (one axis of unit stride; several: the trailing dims,
+    row-major)?"""
+    dims = [d for d, n in enumerate(x.shape) if n != 1]
+    reduced = [d for d in dims if d in axes]
+    if len(reduced) == 1:
+        return x.strides[reduced[0]] == 1
+    if dims[len(dims) - len(reduced):] != reduced:
+        return False
+    step = 1
+    for d in reversed(reduced):
+        if x.strides[d] != step:
+            return False
+        step = step * x.shape[d]
+    return True

@@ -39,6 +39,9 @@ class Renderer:
     dtypes: frozenset = frozenset()
     # reduction combines its kernels accumulate; other reductions are extern calls
     reductions: frozenset = BASE_REDUCTIONS
+    # of those, the ones left to the extern (NumPy's SIMD loop) when they reduce contiguous
+    # runs of an array as it is; a computed source or strided runs still get a kernel
+    extern_when_contiguous: frozenset = frozenset()
     # Its ops handler implements index and bind_index (loads at computed indices):
     # fresh-array fills and region writes (kiln/lowering/fills.py) lower as selects.
     computed_indices = False

@@ -29,8 +29,9 @@ def fuses(op) -> bool:
     if op.category == Category.POINTWISE:
         return "scalar" in rule
     if op.category == Category.REDUCTION:
-        # argmax/argmin: kernels on Triton only; the C++ backend calls NumPy's SIMD argmax
-        return "reduce" in rule and rule["reduce"] not in ("argmax", "argmin")
+        # (argmax/argmin of an array as it is: the C++ backend calls NumPy's SIMD argmax;
+        # of a computed value it is a kernel)
+        return "reduce" in rule
     return False
 
 

@@ -138,3 +138,87 @@ def test_leading_axis_float32_sums_are_bit_identical_to_numpy(shape, axis):
     assert_same("sum", expected[0], got[0], rtol=0.0)
     assert_same("prod", expected[1], got[1], rtol=0.0)
     assert_same("mean", expected[2], got[2], rtol=1e-5, atol=1e-5)
+
+
+def _arg_graph(x: np.ndarray, axis, keepdims: bool, source) -> Graph:
+    g = Graph("argreductions")
+    px = g.placeholder("x", TensorMeta(x.shape, x.dtype))
+    outs = []
+    for name in ("argmax", "argmin"):
+        src = source(px)
+        params = {"axis": axis, "keepdims": keepdims}
+        out = REGISTRY[name](np.zeros(x.shape, src.val.dtype), **params)
+        outs.append(g.call(REGISTRY[name], (src,), params, val=TensorMeta(np.shape(out), np.asarray(out).dtype)))
+    g.output(tuple(outs))
+    return g
+
+
+def _computed(px):
+    # a computed source (so the C++ backend runs a kernel, not NumPy's argmax); the
+    # reference runs the same graph, so int8 wrapping in x + x is compared too
+    op = REGISTRY["logical_not"] if px.val.dtype == bool else REGISTRY["add"]
+    args = (px,) if px.val.dtype == bool else (px, px)
+    return px.graph.call(op, args, {}, val=TensorMeta(px.val.shape, px.val.dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int8", "uint16", "int64", "bool"])
+@pytest.mark.parametrize("shape,axis,keepdims", [((37,), None, False), ((6, 50), 1, False),
+                                                 ((6, 50), 0, True), ((300, 9), 0, False),
+                                                 ((3, 40, 5), 1, False), ((3, 40, 5), -1, True),
+                                                 ((4, 7), None, True)])
+def test_argmax_argmin_of_computed_values_are_kernels(dtype, shape, axis, keepdims):
+    x = data(dtype, shape)
+    if np.dtype(dtype).kind == "f":  # ties, infinities and NaN: the first extreme / first NaN wins
+        x.flat[::7] = x.flat[3]
+        x.flat[5] = np.inf
+        x.flat[-4] = -np.inf
+        if shape[0] > 5:
+            x[2] = np.nan
+            x.flat[-2] = np.nan
+    g = _arg_graph(x, axis, keepdims, _computed)
+    expected, got, fn = run_both(g, [x])
+    for name, e, r in zip(("argmax", "argmin"), expected, got):
+        assert_same(name, e, r)
+    assert "argmax" in fn.kiln_artifact.cpp and "argmin" in fn.kiln_artifact.cpp
+
+
+def test_argmax_of_f_ordered_and_all_nan_rows():
+    x = np.asfortranarray(data("float64", (40, 30)))
+    x[3, :] = np.nan
+    x[:, 4] = -np.inf
+    for axis in (None, 0, 1):
+        g = _arg_graph(x, axis, False, _computed)
+        expected, got, _ = run_both(g, [x])
+        for name, e, r in zip(("argmax", "argmin"), expected, got):
+            assert_same(f"{name}(axis={axis})", e, r)
+
+
+@pytest.mark.parametrize("axis,kernel", [(1, False), (None, False), (0, True)])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_argmax_of_an_array_as_it_is(axis, kernel, order):
+    # along its own contiguous rows NumPy's SIMD argmax beats a kernel's in-order loop;
+    # across strided runs a kernel (points in SIMD lanes) beats NumPy's copy
+    x = data("float32", (64, 33))
+    x[5, :] = np.nan
+    x = np.asarray(x, order=order)
+    g = _arg_graph(x, axis, False, lambda px: px)
+    expected, got, fn = run_both(g, [x])
+    for name, e, r in zip(("argmax", "argmin"), expected, got):
+        assert_same(name, e, r)
+    if order == "F":   # the contiguous runs are the columns; the whole array is not C order
+        kernel = axis != 0
+    assert ("argmax" in fn.kiln_artifact.cpp) == kernel
+
+
+def test_argmax_over_an_empty_axis_raises_numpys_error():
+    x = np.zeros((0, 3))
+    g = Graph("empty_argmax")
+    px = g.placeholder("x", TensorMeta(x.shape, x.dtype))
+    g.output((g.call(REGISTRY["argmax"], (_computed(px),), {"axis": 0, "keepdims": False},
+                     val=TensorMeta((3,), np.dtype(np.intp))),))
+    with pytest.raises(ValueError) as numpy_error:
+        g(x)
+    fn = cpp_backend(g, [x])
+    with pytest.raises(ValueError) as kiln_error:
+        fn(x)
+    assert str(kiln_error.value) == str(numpy_error.value)

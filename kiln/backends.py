@@ -1,0 +1,108 @@
+"""The named backends ``kiln.compile(backend=...)`` accepts, and resolving a name.
+
+A backend is ``backend(graph, example_inputs) -> callable``: ``eager`` runs the graph's
+printed code with NumPy, ``aot_eager`` adds functionalization and ahead-of-time autograd,
+``cpp`` compiles both graphs to C++ (CuPy arrays go to ``triton``: device follows data),
+``triton`` compiles Triton kernels. A user's callable is a backend too.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from .config import config
+from .errors import KilnError
+from .ir.printer import exec_source, python_code
+
+
+def _eager_backend(graph: Any, example_inputs: list) -> Callable:
+    """Run the graph with NumPy: its printed code, each op calling its NumPy kernel directly.
+
+    Graph nodes hold fully bound parameters, so the printed ``ops.<name>(...)`` calls can go
+    straight to ``op.impl`` (skipping the op-call checks the tracer hooks need); the code is
+    registered with linecache, so tracebacks show the graph's lines. Mutation ops write in
+    place, in program order, exactly as the user's NumPy code did.
+
+    When the inputs include kiln.Tensors (guards pin argument types, so the example inputs
+    tell), ``ops.<name>`` is the Op itself: its call hands Tensors to the eager Tensor
+    (``Tensor.__kiln_op__``), so the graph records on the autograd tape like eager code.
+    """
+    from .tensor import Tensor
+    consts: dict[str, Any] = {}
+    src = python_code(graph, consts)
+    tensors = any(isinstance(e, Tensor) for e in example_inputs)
+    from .ops import REGISTRY   # every op: a loop node's printed body calls its own ops
+    kernels = types.SimpleNamespace(**{name: op if tensors else op.impl
+                                       for name, op in REGISTRY.items()})
+    _eager_counter[0] += 1
+    filename = f"<kiln eager graph {graph.name} #{_eager_counter[0]}>"
+    namespace = exec_source(src, filename, {"ops": kernels, "np": np, **consts})
+    return namespace[graph.name]
+
+
+_eager_counter = [0]
+
+
+def _aot_eager_backend(graph: Any, example_inputs: list) -> Callable:
+    """Functionalization and ahead-of-time autograd; both graphs run with NumPy."""
+    from .aot import aot_eager
+    return aot_eager(graph, example_inputs)
+
+
+def _cpp_backend(graph: Any, example_inputs: list) -> Callable:
+    """aot (functionalization, autograd) with the C++ backend compiling both graphs; CuPy
+    arrays go to the Triton backend (device follows data)."""
+    from .aot import aot_autograd
+    from .runtime.backend import cpp_backend
+    from .runtime.devices import where
+    if where(example_inputs)[0] == "cuda":
+        return _triton_backend(graph, example_inputs)
+    return aot_autograd(graph, example_inputs, cpp_backend)
+
+
+def _triton_backend(graph: Any, example_inputs: list) -> Callable:
+    """aot with Triton kernels: CuPy arrays on their GPU, or NumPy arrays through Triton's
+    interpreter when KILN_TRITON_INTERPRET=1 (otherwise a KilnError)."""
+    from .aot import aot_autograd
+    from .runtime.devices import require_triton_device
+    from .runtime.triton_backend import triton_backend
+    require_triton_device(example_inputs, config.triton_interpret)
+    return aot_autograd(graph, example_inputs, triton_backend)
+
+
+def _cpp_available() -> bool:
+    try:
+        from .runtime.backend import cpp_backend  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+BACKENDS: dict[str, Callable] = {"eager": _eager_backend, "aot_eager": _aot_eager_backend,
+                                 "cpp": _cpp_backend, "triton": _triton_backend}
+def _triton_available() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("triton") is not None
+
+
+_OPTIONAL = {"cpp": _cpp_available, "triton": _triton_available}
+
+
+def available_backends() -> list[str]:
+    """The backend names ``kiln.compile`` accepts here (``cpp`` needs kiln.runtime)."""
+    return [name for name in BACKENDS if name not in _OPTIONAL or _OPTIONAL[name]()]
+
+
+def resolve_backend(backend: Any) -> Callable:
+    if callable(backend):
+        return backend
+    names = available_backends()
+    if isinstance(backend, str) and backend in names:
+        return BACKENDS[backend]
+    why = {"cpp": " (kiln.runtime's C++ backend does not import here)",
+           "triton": " (the 'triton' package is not installed: pip install 'kiln[triton]')"}.get(backend, "")
+    raise KilnError(f"unknown kiln backend {backend!r}{why}; available: "
+                    f"{', '.join(map(repr, names))} or a callable backend(graph, example_inputs) "
+                    f"-> callable")
