@@ -357,7 +357,7 @@ class _Printer:
 
 
 def render_body(body: LoopBody, step: int | None = None) -> tuple[str, str, str, bool]:
-    """``(C++ source, function name, its cdef, in place)`` of a top-level loop body: a
+    """``(C++ source after PRELUDE, function name, its cdef, in place)`` of a top-level loop body: a
     fast and a checked variant and the entry that picks one. ``in place``: the fast
     variant cannot fail once its entry test passed (an ``inplace`` call runs it or
     nothing)."""
@@ -368,8 +368,8 @@ def render_body(body: LoopBody, step: int | None = None) -> tuple[str, str, str,
     text = fast.function() + "\n" + checked.function() + "\n" + entry
     fname = "kiln_loop_" + hashlib.sha256(text.encode()).hexdigest()[:12]
     text = text.replace("kiln_loop_", f"{fname}_").replace("KILN_ENTRY", fname)
-    return (PRELUDE + f"\n// loop at {body.where}\n" + text, fname,
-            cdef.replace("KILN_ENTRY", fname), fast.residual == 0)
+    return (f"// loop at {body.where}\n" + text, fname, cdef.replace("KILN_ENTRY", fname),
+            fast.residual == 0)
 
 
 def _entry(body: LoopBody) -> tuple[str, str]:
@@ -397,17 +397,24 @@ def _entry(body: LoopBody) -> tuple[str, str]:
     return f'extern "C" {sig} {{\n' + "\n".join(lines) + "\n}\n", sig + ";"
 
 
-def native_runner(body: LoopBody, step: int | None = None) -> Any:
-    """Build the body; returns ``native(start, stop, step, carried, operands, inplace)``
+def native_runners(items: list) -> list:
+    """Build ``(body, step)`` items in one module (one g++ run); returns their runners in
+    order (see :func:`_runner`)."""
+    from ..runtime.build import build
+    from ..runtime.loader import load_library
+    rendered = [render_body(body, step) for body, step in items]
+    unique = {fname: (text, cdef) for text, fname, cdef, _ in rendered}
+    so = build(PRELUDE + "\n" + "\n".join(text for text, _ in unique.values()), "loop")
+    lib, ffi = load_library(so, "\n".join(cdef for _, cdef in unique.values()))
+    return [_runner(body, getattr(lib, fname), ffi, ok)
+            for (body, _), (_, fname, _, ok) in zip(items, rendered)]
+
+
+def _runner(body: LoopBody, fn: Any, ffi: Any, inplace_ok: bool) -> Any:
+    """``native(start, stop, step, carried, operands, inplace)`` over the built ``fn``,
     giving the final carried values, or None when the reference must run (a check failed,
     arrays the build cannot address; with ``inplace``, also: the fast variant's entry test
     failed, nothing written). ``native.inplace``: ``inplace`` calls are allowed."""
-    from ..runtime.build import build
-    from ..runtime.loader import load_library
-    source, fname, cdef, inplace_ok = render_body(body, step)
-    so = build(source, "loop")
-    lib, ffi = load_library(so, cdef)
-    fn = getattr(lib, fname)
     phs = body.graph.placeholders[1:]
     is_array = [_is_array(p) for p in phs]
     kinds = [None if a else _kind_of(p) for p, a in zip(phs, is_array)]
@@ -463,19 +470,34 @@ def native_runner(body: LoopBody, step: int | None = None) -> Any:
 
 
 def prepare_loops(graph: Any) -> None:
-    """Give every loop node of ``graph`` its C++ runner (bodies the printer cannot print,
-    or a failed build, keep the reference interpreter)."""
+    """Give every loop node of ``graph`` its C++ runner, all built in one module (bodies
+    the printer cannot print, or a failed build, keep the reference interpreter)."""
     from ..runtime.build import BuildError, CompilerUnavailable
+    items = []
     for node in graph.nodes:
         body = node.kwargs.get("body") if node.kind == "call" else None
         if not isinstance(body, LoopBody) or body.native is not None:
             continue
         try:
-            body.native = native_runner(body, node.args[2])
-        except (Unnative, BuildError, CompilerUnavailable):
-            body.native = None
+            render_body(body, node.args[2])
+        except Unnative:
+            continue
         except Exception:   # a printer bug must not cost the user a result
             from ..config import config
             if config.debug_checks:
                 raise
-            body.native = None
+            continue
+        items.append((body, node.args[2]))
+    groups = [items] if items else []
+    while groups:
+        group = groups.pop()
+        try:
+            for (body, _), native in zip(group, native_runners(group)):
+                body.native = native
+        except (BuildError, CompilerUnavailable):
+            if len(group) > 1:   # one body's build error must not cost the others
+                groups += [[item] for item in group]
+        except Exception:   # nor may a loader bug cost the user a result
+            from ..config import config
+            if config.debug_checks:
+                raise
