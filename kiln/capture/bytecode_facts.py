@@ -594,6 +594,10 @@ CELL_STORES = frozenset({"STORE_DEREF", "DELETE_DEREF"})
 def is_cell_store(opname: str) -> bool:
     """Does this instruction write a closure cell of the frame?"""
     return opname in CELL_STORES
+
+
+# Unconditional jumps back to a loop's head (the end of a while loop's iteration on 3.12+).
+BACKWARD_JUMPS = frozenset({"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"})
 # A jump retargeted to a block placed later in the code must jump forward (3.12+'s
 # conditional jumps are forward-only already).
 FORWARD_OF = {"JUMP_BACKWARD": "JUMP_FORWARD", "JUMP_BACKWARD_NO_INTERRUPT": "JUMP_FORWARD"}

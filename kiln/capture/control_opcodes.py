@@ -5,7 +5,8 @@ normalised by ``bytecode_facts.decode``: where the interpreter lands when the it
 exhausted, with it popped, on every version."""
 from __future__ import annotations
 
-from .loops import RangeIteratorVariable, range_iterator, try_loop
+from .loop_node import try_loop
+from .loops import RangeIteratorVariable, range_iterator
 from .variables.containers import DictVariable, IteratorVariable, make_iterator
 
 

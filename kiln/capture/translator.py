@@ -263,9 +263,15 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes):
 
     def jump_if(self, inst: bc.Inst, value: VariableTracker, when: bool) -> None:
         if self.output.loop_trace is not None and getattr(value, "loop_value", False):
-            from .loops import branch   # a data-dependent if/else in a loop body
+            from .loop_branches import branch   # a data-dependent if/else in a loop body
             branch(self, inst, value, when)
             return
+        if self.output.loop_trace is None and (getattr(value, "loop_value", False) or (
+                isinstance(value, ArrayVariable) and value.scalar and not value.tensor
+                and value.node.kind == "call")):
+            from .loop_node import try_while   # a while loop's test on computed values
+            if try_while(self, inst, value, when):
+                return
         if value.truth(self) == when:
             self.ip = inst.target
 

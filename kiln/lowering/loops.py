@@ -13,10 +13,19 @@ cffi, so an iteration costs nanoseconds. Semantics are the reference's exactly:
   the loop runs again from its start in the reference interpreter, which raises (or
   computes) exactly as NumPy and Python do.
 
-The function's ABI: ``int64_t f(int64_t start, int64_t stop, int64_t step, char** bufs,
-const int64_t* layout, int64_t* slots)``; arrays in placeholder order (data pointer; dims
-then element strides in ``layout``), scalars in 8-byte ``slots`` (carried ones are
-written back).
+Each body prints twice. The *fast* variant assumes C-contiguous arrays of the body's
+static sizes (constant dims and strides for g++) and replaces the checks of affine
+indices and Python-int sums by one test at entry (kiln/lowering/loop_bounds.py); the
+*checked* variant reads sizes and strides from the layout and checks every access.
+The exported function runs the fast one, and the checked one where the entry test
+fails (return code 2: nothing was written yet). A fast variant with no checks left
+cannot fail once started, so a caller that gives its arrays up (the memory plan's
+in-place externs) lets it write into them without a copy (``native.inplace``).
+
+The exported ABI: ``int64_t f(int64_t start, int64_t stop, int64_t step, int64_t
+inplace, const int64_t* layout, char* b0, ..., <scalar> p0, ..., int64_t* out)``: arrays
+in placeholder order (dims then element strides in ``layout``), scalars by value in
+their C types, the carried scalars' final values in 8-byte ``out`` slots.
 """
 from __future__ import annotations
 
@@ -25,152 +34,37 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.loops import LoopBody, stand_in
-
-CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
-          "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
-          "uint64": "uint64_t", "float32": "float", "float64": "double"}
-# Python scalars in C: ints are checked int64, floats double.
-PY_KINDS = {int: "pyint", float: "pyfloat", bool: "pybool"}
-
-PRELUDE = r"""
-#include <cstdint>
-#include <cstring>
-#include <cmath>
-#include <climits>
-#include <limits>
-#include <type_traits>
-#define KILN_FAIL(code) do { return (code); } while (0)
-static inline double kiln_floordiv_f64(double a, double b) {
-  double mod = std::fmod(a, b);
-  if (!b) return a / b;
-  double div = (a - mod) / b;
-  if (mod) { if ((b < 0) != (mod < 0)) { mod += b; div -= 1.0; } }
-  double fl;
-  if (div) { fl = std::floor(div); if (div - fl > 0.5) fl += 1.0; }
-  else { fl = std::copysign(0.0, a / b); }
-  return fl;
-}
-static inline double kiln_mod_f64(double a, double b) {
-  double mod = std::fmod(a, b);
-  if (!b) return mod;
-  if (mod) { if ((b < 0) != (mod < 0)) mod += b; }
-  else { mod = std::copysign(0.0, b); }
-  return mod;
-}
-static inline float kiln_floordiv_f32(float a, float b) {
-  float mod = std::fmod(a, b);
-  if (!b) return a / b;
-  float div = (a - mod) / b;
-  if (mod) { if ((b < 0) != (mod < 0)) { mod += b; div -= 1.0f; } }
-  float fl;
-  if (div) { fl = std::floor(div); if (div - fl > 0.5f) fl += 1.0f; }
-  else { fl = std::copysign(0.0f, a / b); }
-  return fl;
-}
-static inline float kiln_mod_f32(float a, float b) {
-  float mod = std::fmod(a, b);
-  if (!b) return mod;
-  if (mod) { if ((b < 0) != (mod < 0)) mod += b; }
-  else { mod = std::copysign(0.0f, b); }
-  return mod;
-}
-template <typename T> static inline T kiln_ifloordiv(T a, T b) {
-  if (b == 0) return 0;
-  if ((T)-1 < 0 && b == (T)-1) return (T)(0 - (typename std::make_unsigned<T>::type)a);
-  T q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
-  return q;
-}
-template <typename T> static inline T kiln_imod(T a, T b) {
-  if (b == 0) return 0;
-  if ((T)-1 < 0 && b == (T)-1) return 0;
-  T r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-template <typename T> static inline T kiln_wrap_add(T a, T b) {
-  typedef typename std::make_unsigned<T>::type U; return (T)((U)a + (U)b); }
-template <typename T> static inline T kiln_wrap_sub(T a, T b) {
-  typedef typename std::make_unsigned<T>::type U; return (T)((U)a - (U)b); }
-template <typename T> static inline T kiln_wrap_mul(T a, T b) {
-  typedef typename std::make_unsigned<T>::type U; return (T)((U)a * (U)b); }
-template <typename T> static inline T kiln_wrap_neg(T a) {
-  typedef typename std::make_unsigned<T>::type U; return (T)(0 - (U)a); }
-template <typename T> static inline T kiln_ipow(T a, T b) {
-  typedef typename std::make_unsigned<T>::type U; U r = 1, x = (U)a;
-  while (b > 0) { if (b & 1) r *= x; x *= x; b >>= 1; } return (T)r; }
-template <typename T> static inline T kiln_lshift(T a, T b) {
-  typedef typename std::make_unsigned<T>::type U;
-  return ((uint64_t)(int64_t)b < sizeof(T) * 8) ? (T)((U)a << b) : (T)0; }
-template <typename T> static inline T kiln_rshift(T a, T b) {
-  return ((uint64_t)(int64_t)b < sizeof(T) * 8) ? (T)(a >> b) : (T)(a < 0 ? -1 : 0); }
-template <typename T> static inline bool kiln_fits(double v) {
-  return v == v && v >= -9.3e18 && v <= 1.8e19 &&
-         (double)std::numeric_limits<T>::lowest() <= std::trunc(v) &&
-         std::trunc(v) <= (double)std::numeric_limits<T>::max(); }
-template <typename T> static inline bool kiln_int_fits(int64_t v) {
-  return (std::numeric_limits<T>::is_signed || v >= 0) &&
-         (__int128)v >= (__int128)std::numeric_limits<T>::lowest() &&
-         (__int128)v <= (__int128)std::numeric_limits<T>::max(); }
-"""
-
-# Return codes (any non-zero one reruns the loop in the reference interpreter).
-FAIL = 1
-
-
-class Unnative(Exception):
-    """The body has something the C++ printer does not handle: it stays interpreted."""
-
-
-class _Kind:
-    """A value's type in C: a NumPy dtype name, or pyint/pyfloat/pybool."""
-
-    def __init__(self, example: Any) -> None:
-        if isinstance(example, np.generic):
-            self.name = example.dtype.name
-            self.py = False
-        elif type(example) in PY_KINDS:
-            self.name = PY_KINDS[type(example)]
-            self.py = True
-        else:
-            raise Unnative(f"a value of type {type(example).__name__}")
-        self.example = example
-
-    @property
-    def ctype(self) -> str:
-        return {"pyint": "int64_t", "pyfloat": "double", "pybool": "bool"}.get(self.name) \
-            or CTYPES[self.name]
-
-    @property
-    def is_float(self) -> bool:
-        return self.name in ("pyfloat", "float32", "float64")
-
-    @property
-    def is_int(self) -> bool:
-        return self.name == "pyint" or (not self.py and np.dtype(self.name).kind in "iu")
-
-    @property
-    def is_bool(self) -> bool:
-        return self.name in ("pybool", "bool")
-
-
-def _kind_of(value: Any) -> _Kind:
-    val = value.val if hasattr(value, "kind") else value
-    return _Kind(stand_in(val) if not isinstance(val, (int, float)) or isinstance(val, bool)
-                 else val)
+from ..ops.loops import LoopBody
+from .loop_bounds import Bounds, Intervals
+from .loop_scalars import (CTYPES, FAIL, PRELUDE, Unnative, _Kind, _is_array, _kind_of,
+                           _scalar_expr)
 
 
 class _Printer:
-    """Prints one top-level body (with its inner loops) as a C++ function."""
+    """Prints one top-level body (with its inner loops) as a C++ function.
 
-    def __init__(self, body: LoopBody, fname: str) -> None:
+    ``fast``: the variant whose affine checks one entry test replaces (kiln/lowering/
+    loop_bounds.py), for C-contiguous arrays of the body's static sizes; it returns 2,
+    having written nothing, where the test fails. ``residual`` counts the checks it still
+    has: with none it cannot fail once started, so it may write into arrays in place."""
+
+    def __init__(self, body: LoopBody, fname: str, step: int | None = None,
+                 fast: bool = False, bounds: Bounds | None = None) -> None:
         self.body = body
         self.fname = fname
+        self.step = step if type(step) is int and step else None
+        self.fast = fast
+        self.bounds = bounds if bounds is not None or not fast else Bounds(body, self.step)
         self.lines: list[str] = []
         self.names: dict[Any, str] = {}
         self.count = 0
-        self.arrays: dict[Any, tuple] = {}   # node -> (data ptr name, ndim, dims, strides, dtype)
+        self.arrays: dict[Any, tuple] = {}   # node -> (data ptr name, ndim, dtype)
+        self.conds: list[str] = []           # fast: the entry test, one clause each
+        self.residual = 0
+        self.current: Any = None             # the scalar_fn node being printed
+        self._inner: dict[Any, list] = {}
+        self.iv: Intervals | None = None
+        self.depth = 1
 
     def fresh(self, hint: str = "v") -> str:
         self.count += 1
@@ -189,6 +83,8 @@ class _Printer:
             expr = self.literal(value, kind)
         if want is None or want.name == kind.name:
             return expr
+        if kind.name == "pyint" and want.is_int and not want.py and self.proven_fits(value, want):
+            return f"(({want.ctype})({expr}))"
         return self.convert(expr, kind, want)
 
     @staticmethod
@@ -214,7 +110,7 @@ class _Printer:
     def convert(self, expr: str, src: _Kind, dst: _Kind, depth: int | None = None) -> str:
         """``expr`` of kind ``src`` as ``dst``, as the operation consuming it would cast it.
         Python ints entering a NumPy integer type must fit it (NumPy raises otherwise)."""
-        if src.name == "pyint" and dst.is_int and not dst.py:
+        if src.name == "pyint" and dst.is_int and not dst.py and dst.name != "int64":
             self.check(f"!kiln_int_fits<{dst.ctype}>({expr})")
         if src.is_float and dst.is_int:
             self.check(f"!kiln_fits<{dst.ctype}>((double)({expr}))")
@@ -223,7 +119,30 @@ class _Printer:
         return f"(({dst.ctype})({expr}))"
 
     def check(self, cond: str) -> None:
+        if self.fast:
+            self.residual += 1
         self.emit(f"if ({cond}) KILN_FAIL({FAIL});", self.depth)
+
+    # -- what the entry test proves (fast variant) ---------------------------------------
+    def interval(self, value: Any) -> tuple[str, str] | None:
+        if not self.fast or self.iv is None:
+            return None
+        return self.iv.interval(self.bounds.form(value))
+
+    def proven_fits(self, value: Any, kind: _Kind) -> bool:
+        """Is a Python int ``value`` inside ``kind``'s range on every iteration (then the
+        entry test says so)?"""
+        iv = self.interval(value)
+        if iv is None:
+            return False
+        info = np.iinfo(kind.name) if kind.name != "pyint" else np.iinfo(np.int64)
+        self.conds.append(f"{iv[0]} >= (__int128){info.min}LL && {iv[1]} <= "
+                          f"(__int128){info.max}ULL")
+        return True
+
+    def unchecked_int(self) -> bool:
+        """May the Python-int operation being printed skip its overflow check?"""
+        return self.current is not None and self.proven_fits(self.current, _Kind(1))
 
     # -- the function ----------------------------------------------------------------------
     def function(self) -> str:
@@ -234,35 +153,83 @@ class _Printer:
         scalars = [p for p in phs[1:] if not _is_array(p)]
         pos = 0
         for k, p in enumerate(arrays):
-            self._bind_array(p, f"bufs[{k}]", f"layout + {pos}")
+            self._bind_array(p, f"bufs[{k}]", pos)
             pos += 2 * len(p.val.shape)
         for k, p in enumerate(scalars):
             kind = _kind_of(p)
             name = self.fresh("s")
             self.emit(f"{kind.ctype} {name}; std::memcpy(&{name}, &slots[{k}], sizeof({name}));", 1)
             self.names[p] = name
+        if self.fast:
+            self.iv = Intervals(self.bounds, self.names)
+            self.iv.declare("start", "stop")
+            if self.step is not None and self.body.cont is None:   # zero trips: nothing to do
+                self.emit(f"if (!(start {'<' if self.step > 0 else '>'} stop)) return 0;", 1)
+        mark = len(self.lines)
         i = self.fresh("i")
-        self.emit(f"for (int64_t {i} = start; step > 0 ? {i} < stop : {i} > stop; {i} += step) {{", 1)
-        self.names[phs[0]] = i
         carried = phs[1:1 + self.body.n_carried]
+        if self.body.cont is not None:   # a while loop: carried value 0 is its condition
+            cond = self.names[carried[0]]
+            self.emit(f"for (int64_t {i} = 0; (({cond}) != 0) == {str(self.body.cont).lower()}; "
+                      f"++{i}) {{", 1)
+        else:
+            self._for(i, "start", "stop", self.step, 1)
+        self.names[phs[0]] = i
         self._body(graph, carried, 2)
         self.emit("}", 1)
         for k, p in enumerate(scalars[:sum(1 for c in carried if not _is_array(c))]):
             self.emit(f"std::memcpy(&slots[{k}], &{self.names[p]}, sizeof({self.names[p]}));", 1)
         self.emit("return 0;", 1)
-        sig = (f'extern "C" int64_t {self.fname}(int64_t start, int64_t stop, int64_t step, '
+        if self.fast:
+            test = ["  " + line for line in self.iv.lines]
+            conds = list(dict.fromkeys(self.conds))
+            if conds:
+                test.append("  if (!(" + " &&\n        ".join(f"({c})" for c in conds) + ")) return 2;")
+            self.lines[mark:mark] = test
+        sig = (f'static int64_t {self.fname}(int64_t start, int64_t stop, int64_t step, '
                f'char** bufs, const int64_t* layout, int64_t* slots)')
-        where = self.body.where
-        return f"// loop at {where}\n{sig} {{\n" + "\n".join(self.lines) + "\n}\n"
+        return sig + " {\n" + "\n".join(self.lines) + "\n}\n"
 
-    def _bind_array(self, p: Any, data: str, layout: str) -> None:
-        ndim = len(p.val.shape)
+    def _for(self, i: str, a: str, b: str, step: Any, depth: int) -> None:
+        """``for i in range(a, b, step)`` (``step`` an int, or None: the parameter)."""
+        if step is None:
+            self.emit(f"for (int64_t {i} = {a}; step > 0 ? {i} < {b} : {i} > {b}; {i} += step) {{", depth)
+        elif step == 1:
+            self.emit(f"for (int64_t {i} = {a}; {i} < {b}; ++{i}) {{", depth)
+        elif step == -1:
+            self.emit(f"for (int64_t {i} = {a}; {i} > {b}; --{i}) {{", depth)
+        else:   # a trip count: i never steps past int64
+            n, k = self.fresh("n"), self.fresh("k")
+            lo, hi = (a, b) if step > 0 else (b, a)
+            self.emit(f"const int64_t {n} = {lo} < {hi} ? (int64_t)(((__int128){hi} - {lo} - 1) / "
+                      f"{abs(step)} + 1) : 0;", depth)
+            self.emit(f"for (int64_t {k} = 0; {k} < {n}; ++{k}) {{", depth)
+            self.emit(f"const int64_t {i} = {a} + {k} * (int64_t){step}LL;", depth + 1)
+
+    def _bind_array(self, p: Any, data: str, pos: int) -> None:
+        """The data pointer, and dims and element strides as constants (``name_d0``...):
+        the fast variant's are the static sizes and C-contiguous strides (checked at entry),
+        the checked variant's the layout's."""
+        shape = tuple(p.val.shape)
+        ndim = len(shape)
         dtype = np.dtype(p.val.dtype)
         if dtype.name not in CTYPES:
             raise Unnative(f"an array of {dtype}")
         name = self.fresh("a")
-        self.emit(f"{CTYPES[dtype.name]}* {name} = ({CTYPES[dtype.name]}*){data};", 1)
-        self.emit(f"const int64_t* {name}_l = {layout};", 1)
+        ct = CTYPES[dtype.name]
+        self.emit(f"{ct}* {name} = ({ct}*){data};", 1)
+        for k in range(ndim):
+            static = type(shape[k]) is int and self.fast
+            self.emit(f"const int64_t {name}_d{k} = {shape[k] if static else f'layout[{pos + k}]'};", 1)
+            if static:
+                self.emit(f"if (layout[{pos + k}] != {shape[k]}) return 2;", 1)
+        for k in range(ndim):
+            if self.fast:
+                expr = " * ".join(f"{name}_d{j}" for j in range(k + 1, ndim)) or "1"
+                self.emit(f"const int64_t {name}_s{k} = {expr};", 1)
+                self.emit(f"if (layout[{pos + ndim + k}] != {name}_s{k} && {name}_d{k} > 1) return 2;", 1)
+            else:
+                self.emit(f"const int64_t {name}_s{k} = layout[{pos + ndim + k}];", 1)
         self.arrays[p] = (name, ndim, dtype)
 
     def _body(self, graph: Any, carried: list, depth: int) -> None:
@@ -297,16 +264,26 @@ class _Printer:
         name, ndim, _ = self.arrays[array]
         parts = []
         for axis, entry in enumerate(index):
-            idx = self.fresh("x")
             kind = _kind_of(entry)
             if kind.is_bool or not kind.is_int:
                 raise Unnative("a non-integer index")
+            dim, stride = f"{name}_d{axis}", f"{name}_s{axis}"
+            if self.fast and type(entry) is int:       # a literal: NumPy's wrap, tested once
+                self.conds.append(f"{entry} < {dim}" if entry >= 0 else f"{entry} + {dim} >= 0")
+                parts.append(f"({entry}LL{f' + {dim}' if entry < 0 else ''}) * {stride}")
+                continue
+            iv = self.interval(entry) if kind.name == "pyint" else None
+            if iv is not None:                         # inside the axis on every iteration
+                self.conds.append(f"{iv[0]} >= 0 && {iv[1]} < {dim}")
+                parts.append(f"{self.ref(entry)} * {stride}")
+                continue
+            idx = self.fresh("x")
             if kind.name == "uint64":
                 self.check(f"{self.ref(entry)} > (uint64_t)INT64_MAX")
             self.emit(f"int64_t {idx} = (int64_t){self.ref(entry)};", self.depth)
-            self.emit(f"if ({idx} < 0) {idx} += {name}_l[{axis}];", self.depth)
-            self.check(f"{idx} < 0 || {idx} >= {name}_l[{axis}]")
-            parts.append(f"{idx} * {name}_l[{ndim + axis}]")
+            self.emit(f"if ({idx} < 0) {idx} += {dim};", self.depth)
+            self.check(f"{idx} < 0 || {idx} >= {dim}")
+            parts.append(f"{idx} * {stride}")
         return " + ".join(parts) or "0"
 
     def op_load_elem(self, node: Any, depth: int) -> None:
@@ -323,7 +300,8 @@ class _Printer:
         target = _Kind(dtype.type(1))
         src = _kind_of(value)
         expr = self.ref(value)
-        if src.py and src.name == "pyint" and target.is_int:
+        if src.name == "pyint" and target.is_int and target.name != "int64" \
+                and not self.proven_fits(value, target):
             self.check(f"!kiln_int_fits<{target.ctype}>({expr})")
         if src.is_float and target.is_int:
             self.check(f"!kiln_fits<{target.ctype}>((double)({expr}))")
@@ -345,8 +323,6 @@ class _Printer:
         start, stop, step, inits, operands = node.args
         body: LoopBody = node.kwargs["body"]
         phs = body.graph.placeholders
-        if not hasattr(self, "_inner"):
-            self._inner = {}
         carried = phs[1:1 + body.n_carried]
         for p, v in zip(phs[1:], tuple(inits) + tuple(operands)):
             if _is_array(p):
@@ -358,9 +334,9 @@ class _Printer:
             else:
                 self.names[p] = self.ref(v, _kind_of(p))
         i = self.fresh("i")
-        b = [self.ref(v, _Kind(1)) for v in (start, stop, step)]
-        self.emit(f"for (int64_t {i} = {b[0]}; {b[2]} > 0 ? {i} < {b[1]} : {i} > {b[1]}; {i} += {b[2]}) {{",
-                  depth)
+        if type(step) is not int or step == 0:
+            raise Unnative("a loop step that is not a constant")
+        self._for(i, self.ref(start, _Kind(1)), self.ref(stop, _Kind(1)), step, depth)
         self.names[phs[0]] = i
         self._body(body.graph, carried, depth + 1)
         self.depth = depth
@@ -372,321 +348,156 @@ class _Printer:
         args = node.args[0]
         out = _kind_of(node)
         kinds = [_kind_of(a) for a in args]
+        self.current = node
         expr = _scalar_expr(self, fn, args, kinds, out)
+        self.current = None
         name = self.fresh("v")
         self.emit(f"{out.ctype} {name} = {expr};", depth)
         self.names[node] = name
 
 
-def _is_array(p: Any) -> bool:
-    from ..ops import TensorMeta
-    return isinstance(p.val, TensorMeta)
-
-
-_ARITH = {"add": "+", "sub": "-", "mul": "*"}
-_CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
-_BITS = {"and_": "&", "or_": "|", "xor": "^"}
-
-
-def _common(kinds: list, args: tuple) -> _Kind:
-    """The type NumPy computes a comparison in (weak Python scalars included)."""
-    values = [k.example if not k.py else (args[i] if not hasattr(args[i], "kind") else k.example)
-              for i, k in enumerate(kinds)]
-    return _Kind(np.result_type(*values).type(1))
-
-
-def _scalar_expr(pr: _Printer, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
-    """C expression for ``fn(*args)`` with the result kind ``out`` (NumPy/Python exact)."""
-    py = all(k.py for k in kinds)
-    if fn in _CMP:
-        a, b = args
-        if py:
-            if any(k.name == "pyfloat" for k in kinds) and any(k.name == "pyint" for k in kinds):
-                for x, k in zip(args, kinds):   # Python compares int and float exactly
-                    if k.name == "pyint":
-                        pr.check(f"{pr.ref(x)} > 9007199254740992LL || {pr.ref(x)} < -9007199254740992LL")
-                want = _Kind(1.0)
-            elif all(k.is_bool for k in kinds):
-                want = _Kind(True)
-            elif any(k.name == "pyfloat" for k in kinds):
-                want = _Kind(1.0)
-            else:
-                want = _Kind(1)
-        else:
-            want = _common(kinds, args)
-            if want.is_int and any(k.name == "pyint" for k in kinds):
-                # NumPy compares an integer with any Python int by value (no cast)
-                ea, eb = (f"((__int128){pr.ref(x)})" for x in args)
-                return f"({ea} {_CMP[fn]} {eb})"
-        return f"({pr.ref(a, want)} {_CMP[fn]} {pr.ref(b, want)})"
-    if fn == "select":
-        c, a, b = args
-        return f"(({pr.ref(c)}) != 0 ? {pr.ref(a, out)} : {pr.ref(b, out)})"
-    if fn in ("min", "max"):   # Python keeps the first of equal (or unordered) values
-        op = "<" if fn == "min" else ">"
-        best = pr.fresh("m")
-        pr.emit(f"{out.ctype} {best} = {pr.ref(args[0], out)};", pr.depth)
-        for x in args[1:]:
-            e = pr.ref(x, out)
-            pr.emit(f"if (({e}) {op} {best}) {best} = {e};", pr.depth)
-        return best
-    if fn in ("int", "float", "bool") or fn.startswith("np.") and fn[3:] in CTYPES:
-        (a,) = args
-        src = kinds[0]
-        e = pr.ref(a)
-        if fn == "int" and src.name == "uint64":
-            pr.check(f"{e} > (uint64_t)INT64_MAX")
-        if fn.startswith("np.") and src.name == "pyint" and out.is_int:
-            pr.check(f"!kiln_int_fits<{out.ctype}>({e})")
-        if src.is_float and out.is_int:
-            pr.check(f"!kiln_fits<{out.ctype}>((double)({e}))")
-        if out.is_bool:
-            return f"(({e}) != 0)"
-        return f"(({out.ctype})({e}))"
-    if py:
-        return _python_expr(pr, fn, args, kinds, out)
-    return _numpy_expr(pr, fn, args, kinds, out)
-
-
-def _python_expr(pr: _Printer, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
-    """Python semantics on Python scalars: ints never wrap, errors rerun as Python."""
-    if out.name == "pyint":
-        e = [pr.ref(a, out) for a in args]
-        if fn in ("add", "sub", "mul"):
-            name = pr.fresh("p")
-            pr.emit(f"int64_t {name};", pr.depth)
-            pr.check(f"__builtin_{fn}_overflow({e[0]}, {e[1]}, &{name})")
-            return name
-        if fn in ("floordiv", "mod"):
-            pr.check(f"{e[1]} == 0 || ({e[0]} == INT64_MIN && {e[1]} == -1)")
-            return f"kiln_i{'floordiv' if fn == 'floordiv' else 'mod'}<int64_t>({e[0]}, {e[1]})"
-        if fn in _BITS:
-            return f"({e[0]} {_BITS[fn]} {e[1]})"
-        if fn == "lshift":
-            pr.check(f"{e[1]} < 0 || {e[1]} >= 63 || ((({e[0]}) << {e[1]}) >> {e[1]}) != ({e[0]})")
-            return f"(({e[0]}) << {e[1]})"
-        if fn == "rshift":
-            pr.check(f"{e[1]} < 0")
-            return f"({e[1]} >= 63 ? (({e[0]}) < 0 ? -1 : 0) : (({e[0]}) >> {e[1]}))"
-        if fn in ("neg", "abs"):
-            pr.check(f"{e[0]} == INT64_MIN")
-            return f"(-{e[0]})" if fn == "neg" else f"({e[0]} < 0 ? -{e[0]} : {e[0]})"
-        if fn == "pos":
-            return e[0]
-        if fn == "invert":
-            return f"(~{e[0]})"
-        if fn == "pow":
-            pr.check(f"{e[1]} < 0")
-            name = pr.fresh("p")
-            pr.emit(f"int64_t {name} = 1;", pr.depth)
-            pr.emit(f"for (int64_t k = 0; k < {e[1]}; ++k) if (__builtin_mul_overflow({name}, {e[0]}, &{name})) "
-                    f"KILN_FAIL({FAIL});", pr.depth)
-            return name
-    if out.name == "pyfloat":
-        e = [pr.ref(a, out) for a in args]
-        for a, k in zip(args, kinds):   # int -> float is exact below 2**53 (Python rounds too)
-            pass
-        if fn in _ARITH:
-            return f"({e[0]} {_ARITH[fn]} {e[1]})"
-        if fn == "truediv":
-            if all(k.name == "pyint" for k in kinds):
-                raw = [pr.ref(a) for a in args]
-                pr.check(" || ".join(f"{r} > 9007199254740992LL || {r} < -9007199254740992LL" for r in raw))
-            pr.check(f"{e[1]} == 0.0")
-            return f"({e[0]} / {e[1]})"
-        if fn in ("floordiv", "mod"):
-            pr.check(f"{e[1]} == 0.0")
-            return f"kiln_{fn}_f64({e[0]}, {e[1]})"
-        if fn == "neg":
-            return f"(-{e[0]})"
-        if fn == "pos":
-            return e[0]
-        if fn == "abs":
-            return f"std::fabs({e[0]})"
-        if fn == "pow":
-            name = pr.fresh("p")
-            pr.emit(f"double {name} = std::pow({e[0]}, {e[1]});", pr.depth)
-            # Python raises (or goes complex) where C gives inf/nan or divides by zero
-            pr.check(f"({e[0]} == 0.0 && {e[1]} < 0) || ({e[0]} < 0 && {e[1]} != std::floor({e[1]})) || "
-                     f"(std::isinf({name}) && std::isfinite({e[0]}) && std::isfinite({e[1]}))")
-            return name
-        if fn == "math.sqrt":
-            pr.check(f"{e[0]} < 0")
-            return f"std::sqrt({e[0]})"
-    if out.name == "pybool":
-        e = [pr.ref(a, out) for a in args]
-        if fn in _BITS:
-            return f"({e[0]} {_BITS[fn]} {e[1]})"
-    raise Unnative(f"Python {fn} giving {out.name}")
-
-
-def _numpy_expr(pr: _Printer, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
-    """NumPy scalar semantics: computed in the result type ``out``."""
-    e = [pr.ref(a, out) for a in args]
-    t = out.ctype
-    if out.is_bool:
-        table = {"add": "||", "mul": "&&", "and_": "&&", "or_": "||", "xor": "!=",
-                 "maximum": "||", "minimum": "&&", "fmax": "||", "fmin": "&&"}
-        if fn in table:
-            return f"({e[0]} {table[fn]} {e[1]})"
-        if fn in ("abs", "absolute", "pos"):
-            return e[0]
-        if fn == "invert":
-            return f"(!{e[0]})"
-        raise Unnative(f"NumPy {fn} on bools")
-    if out.is_int:
-        if fn in ("add", "sub", "mul"):
-            return f"kiln_wrap_{fn}<{t}>({e[0]}, {e[1]})"
-        if fn == "floordiv":
-            return f"kiln_ifloordiv<{t}>({e[0]}, {e[1]})"
-        if fn == "mod":
-            return f"kiln_imod<{t}>({e[0]}, {e[1]})"
-        if fn in _BITS:
-            return f"(({t})({e[0]} {_BITS[fn]} {e[1]}))"
-        if fn == "lshift":
-            return f"kiln_lshift<{t}>({e[0]}, {e[1]})"
-        if fn == "rshift":
-            return f"kiln_rshift<{t}>({e[0]}, {e[1]})"
-        if fn == "neg":
-            return f"kiln_wrap_neg<{t}>({e[0]})"
-        if fn == "pos":
-            return e[0]
-        if fn == "invert":
-            return f"(({t})~{e[0]})"
-        if fn in ("abs", "np.absolute"):
-            return f"({e[0]} < 0 ? kiln_wrap_neg<{t}>({e[0]}) : {e[0]})"
-        if fn == "pow":
-            pr.check(f"{e[1]} < 0")
-            return f"kiln_ipow<{t}>({e[0]}, {e[1]})"
-        if fn in ("np.maximum", "np.fmax"):
-            return f"({e[0]} >= {e[1]} ? {e[0]} : {e[1]})"
-        if fn in ("np.minimum", "np.fmin"):
-            return f"({e[0]} <= {e[1]} ? {e[0]} : {e[1]})"
-        if fn in ("np.floor", "np.ceil"):
-            return e[0]
-        raise Unnative(f"NumPy {fn} on {out.name}")
-    if out.is_float:
-        f32 = out.name == "float32"
-        suffix = "f32" if f32 else "f64"
-        if fn in _ARITH:
-            return f"(({t})({e[0]} {_ARITH[fn]} {e[1]}))"
-        if fn == "truediv":
-            return f"(({t})({e[0]} / {e[1]}))"
-        if fn in ("floordiv", "mod"):
-            return f"kiln_{fn}_{suffix}({e[0]}, {e[1]})"
-        if fn == "neg":
-            return f"(-{e[0]})"
-        if fn == "pos":
-            return e[0]
-        if fn in ("abs", "np.absolute"):
-            return f"std::fabs({e[0]})"
-        if fn == "pow":
-            return f"(({t})std::pow({e[0]}, {e[1]}))"
-        if fn == "np.sqrt":
-            return f"std::sqrt({e[0]})"
-        if fn == "np.floor":
-            return f"std::floor({e[0]})"
-        if fn == "np.ceil":
-            return f"std::ceil({e[0]})"
-        if fn == "np.maximum":
-            return f"(({e[0]} >= {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
-        if fn == "np.minimum":
-            return f"(({e[0]} <= {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
-        if fn == "np.fmax":
-            return f"std::fmax({e[0]}, {e[1]})"
-        if fn == "np.fmin":
-            return f"std::fmin({e[0]}, {e[1]})"
-    raise Unnative(f"NumPy {fn} giving {out.name}")
-
-
-def render_body(body: LoopBody) -> tuple[str, str]:
-    """``(C++ source, function name)`` of a top-level loop body."""
-    probe = _Printer(body, "kiln_loop")
-    text = probe.function()
+def render_body(body: LoopBody, step: int | None = None) -> tuple[str, str, str, bool]:
+    """``(C++ source after PRELUDE, function name, its cdef, in place)`` of a top-level loop body: a
+    fast and a checked variant and the entry that picks one. ``in place``: the fast
+    variant cannot fail once its entry test passed (an ``inplace`` call runs it or
+    nothing)."""
+    bounds = Bounds(body, step if type(step) is int and body.cont is None else None)
+    fast = _Printer(body, "kiln_loop_fast", step, fast=True, bounds=bounds)
+    checked = _Printer(body, "kiln_loop_checked", step)
+    entry, cdef = _entry(body)
+    text = fast.function() + "\n" + checked.function() + "\n" + entry
     fname = "kiln_loop_" + hashlib.sha256(text.encode()).hexdigest()[:12]
-    return PRELUDE + "\n" + text.replace("kiln_loop(", f"{fname}(", 1), fname
+    text = text.replace("kiln_loop_", f"{fname}_").replace("KILN_ENTRY", fname)
+    return (f"// loop at {body.where}\n" + text, fname, cdef.replace("KILN_ENTRY", fname),
+            fast.residual == 0)
 
 
-CDEF = ("int64_t {name}(int64_t start, int64_t stop, int64_t step, char** bufs, "
-        "const int64_t* layout, int64_t* slots);")
+def _entry(body: LoopBody) -> tuple[str, str]:
+    """The exported function: arrays as pointers, scalars by value, the carried scalars'
+    final values into ``out``; the fast variant first, the checked one where its entry
+    test fails (2), unless ``inplace`` (then 2 comes back: nothing was written)."""
+    phs = body.graph.placeholders[1:]
+    arrays = [p for p in phs if _is_array(p)]
+    scalars = [p for p in phs if not _is_array(p)]
+    n_out = sum(1 for p in phs[:body.n_carried] if not _is_array(p))
+    params = ["int64_t start", "int64_t stop", "int64_t step", "int64_t inplace",
+              "const int64_t* layout"]
+    params += [f"char* b{k}" for k in range(len(arrays))]
+    params += [f"{_kind_of(p).ctype} p{k}" for k, p in enumerate(scalars)]
+    params.append("int64_t* out")
+    lines = [f"  char* bufs[{max(len(arrays), 1)}] = {{{', '.join(f'b{k}' for k in range(len(arrays))) or '0'}}};",
+             f"  int64_t slots[{max(len(scalars), 1)}] = {{0}};"]
+    lines += [f"  std::memcpy(&slots[{k}], &p{k}, sizeof(p{k}));" for k in range(len(scalars))]
+    lines += ["  int64_t rc = kiln_loop_fast(start, stop, step, bufs, layout, slots);",
+              "  if (rc == 2 && !inplace) rc = kiln_loop_checked(start, stop, step, bufs, layout, slots);"]
+    if n_out:
+        lines.append(f"  if (rc == 0) std::memcpy(out, slots, {8 * n_out});")
+    lines.append("  return rc;")
+    sig = f"int64_t KILN_ENTRY({', '.join(params)})"
+    return f'extern "C" {sig} {{\n' + "\n".join(lines) + "\n}\n", sig + ";"
 
 
-def native_runner(body: LoopBody) -> Any:
-    """Build the body; returns ``native(start, stop, step, carried, operands)`` (None when
-    the reference must run: an error, or arrays the build cannot address)."""
+def native_runners(items: list) -> list:
+    """Build ``(body, step)`` items in one module (one g++ run); returns their runners in
+    order (see :func:`_runner`)."""
     from ..runtime.build import build
     from ..runtime.loader import load_library
-    source, fname = render_body(body)
-    so = build(source, "loop")
-    lib, ffi = load_library(so, CDEF.format(name=fname))
-    fn = getattr(lib, fname)
+    rendered = [render_body(body, step) for body, step in items]
+    unique = {fname: (text, cdef) for text, fname, cdef, _ in rendered}
+    so = build(PRELUDE + "\n" + "\n".join(text for text, _ in unique.values()), "loop")
+    lib, ffi = load_library(so, "\n".join(cdef for _, cdef in unique.values()))
+    return [_runner(body, getattr(lib, fname), ffi, ok)
+            for (body, _), (_, fname, _, ok) in zip(items, rendered)]
+
+
+def _runner(body: LoopBody, fn: Any, ffi: Any, inplace_ok: bool) -> Any:
+    """``native(start, stop, step, carried, operands, inplace)`` over the built ``fn``,
+    giving the final carried values, or None when the reference must run (a check failed,
+    arrays the build cannot address; with ``inplace``, also: the fast variant's entry test
+    failed, nothing written). ``native.inplace``: ``inplace`` calls are allowed."""
     phs = body.graph.placeholders[1:]
     is_array = [_is_array(p) for p in phs]
     kinds = [None if a else _kind_of(p) for p, a in zip(phs, is_array)]
     dtypes = [np.dtype(p.val.dtype) if a else None for p, a in zip(phs, is_array)]
-    slot_dtypes = [None if k is None else (np.dtype(k.name) if not k.py else
-                   np.dtype({"pyint": "int64", "pyfloat": "float64", "pybool": "bool"}[k.name]))
-                   for k in kinds]
+    accepts = [None if k is None else (int, np.integer) if k.is_int else
+               (float, np.floating) if k.is_float else (bool, np.bool_) for k in kinds]
+    out_dtypes = [np.dtype({"pyint": "int64", "pyfloat": "float64", "pybool": "bool"}.get(k.name, k.name))
+                  for k, a in zip(kinds[:body.n_carried], is_array) if not a]
     n_carried = body.n_carried
+    cast, new, from_buffer = ffi.cast, ffi.new, ffi.from_buffer
+    specs = list(zip(is_array, dtypes, accepts))
 
-    def native(start: int, stop: int, step: int, carried: tuple, operands: tuple) -> Any:
+    def native(start: int, stop: int, step: int, carried: tuple, operands: tuple,
+               inplace: bool = False) -> Any:
         values = tuple(carried) + tuple(operands)
-        arrays, layout, slots_in = [], [], []
-        for v, a, dt, k in zip(values, is_array, dtypes, kinds):
+        args, scalars, layout = [], [], []
+        for v, (a, dt, ok) in zip(values, specs):
             if a:
-                if not isinstance(v, np.ndarray) or v.dtype != dt or any(s % v.itemsize for s in v.strides):
+                if type(v) is not np.ndarray or v.dtype != dt:
                     return None
-                arrays.append(v)
-                layout.extend(v.shape)
-                layout.extend(s // v.itemsize for s in v.strides)
+                size = v.itemsize
+                strides = v.strides
+                if any(s % size for s in strides):
+                    return None
+                layout += v.shape
+                layout += [s // size for s in strides]
+                args.append(from_buffer(v) if v.flags.c_contiguous else cast("char*", v.ctypes.data))
             else:
-                slots_in.append(v)
-        slots = np.zeros(max(len(slots_in), 1), np.int64)
-        sdt = [d for d in slot_dtypes if d is not None]
-        try:
-            for j, (v, d) in enumerate(zip(slots_in, sdt)):
-                if d.kind in "iu" and not isinstance(v, (int, np.integer)) or \
-                        d.kind == "f" and not isinstance(v, (float, np.floating)) or \
-                        d.kind == "b" and not isinstance(v, (bool, np.bool_)):
+                if not isinstance(v, ok):
                     return None
-                slots[j:j + 1].view(d)[0] = v
-            bufs = ffi.new("char*[]", [ffi.cast("char*", x.ctypes.data) for x in arrays] or [ffi.NULL])
-            lay = ffi.new("int64_t[]", [int(x) for x in layout] or [0])
-            rc = fn(start, stop, step, bufs, lay, ffi.cast("int64_t*", slots.ctypes.data))
+                scalars.append(v)
+        out = np.empty(max(len(out_dtypes), 1), np.int64)
+        try:
+            rc = fn(start, stop, step, 1 if inplace else 0, new("int64_t[]", layout or [0]),
+                    *args, *scalars, from_buffer("int64_t[]", out))
         except (OverflowError, TypeError):
             return None
         if rc != 0:
             return None
-        out = []
+        result = []
         j = 0
-        ai = 0
         for idx in range(n_carried):
             if is_array[idx]:
-                out.append(values[idx])
+                result.append(values[idx])
             else:
-                raw = slots[j:j + 1].view(sdt[j])[0]
-                k = kinds[idx]
-                out.append(raw.item() if k.py else raw)
+                raw = out[j:j + 1].view(out_dtypes[j])[0]
+                result.append(raw.item() if kinds[idx].py else raw)
                 j += 1
-        return tuple(out)
+        return tuple(result)
 
+    native.inplace = inplace_ok
     return native
 
 
 def prepare_loops(graph: Any) -> None:
-    """Give every loop node of ``graph`` its C++ runner (bodies the printer cannot print,
-    or a failed build, keep the reference interpreter)."""
+    """Give every loop node of ``graph`` its C++ runner, all built in one module (bodies
+    the printer cannot print, or a failed build, keep the reference interpreter)."""
     from ..runtime.build import BuildError, CompilerUnavailable
+    items = []
     for node in graph.nodes:
         body = node.kwargs.get("body") if node.kind == "call" else None
         if not isinstance(body, LoopBody) or body.native is not None:
             continue
         try:
-            body.native = native_runner(body)
-        except (Unnative, BuildError, CompilerUnavailable):
-            body.native = None
+            render_body(body, node.args[2])
+        except Unnative:
+            continue
         except Exception:   # a printer bug must not cost the user a result
             from ..config import config
             if config.debug_checks:
                 raise
-            body.native = None
+            continue
+        items.append((body, node.args[2]))
+    groups = [items] if items else []
+    while groups:
+        group = groups.pop()
+        try:
+            for (body, _), native in zip(group, native_runners(group)):
+                body.native = native
+        except (BuildError, CompilerUnavailable):
+            if len(group) > 1:   # one body's build error must not cost the others
+                groups += [[item] for item in group]
+        except Exception:   # nor may a loader bug cost the user a result
+            from ..config import config
+            if config.debug_checks:
+                raise

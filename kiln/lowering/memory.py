@@ -129,16 +129,19 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                     allocs.append(Allocation(buf.name, buf, "new"))
                 allocated[buf.name] = buf
         else:
-            first = item.args[0] if item.args else None
-            if getattr(item.op, "inplace_impl", None) is not None \
-                    and isinstance(first, BufferValue) and first.is_whole() \
-                    and _owned(first.buf.name, allocated, fresh) \
-                    and last_use.get(first.buf.name) == step \
-                    and first.buf.name not in pooled and first.buf.name not in moved:
+            pick = getattr(item.op, "inplace_inputs", None)
+            given = list(pick(item.args, item.params)) if pick is not None else list(item.args[:1])
+            if getattr(item.op, "inplace_impl", None) is not None and given \
+                    and all(isinstance(v, BufferValue) and v.is_whole()
+                            and _owned(v.buf.name, allocated, fresh)
+                            and last_use.get(v.buf.name) == step
+                            and v.buf.name not in pooled and v.buf.name not in moved
+                            for v in given) \
+                    and (pick is None or _only_there(item.args, given)):
                 # x[i] = v on an array nothing reads again (a loop's running result):
                 # written in place, not copied per call (a recurrence was quadratic).
                 plan.inplace_externs.add(step)
-                moved.add(first.buf.name)
+                moved.update(v.buf.name for v in given)
             allocated[item.name] = None
             fresh[item.name] = item.op.fresh_result
         for name, last in last_use.items():
@@ -152,6 +155,13 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
     output_names = {v.buf.name for v in low.outputs if isinstance(v, BufferValue)}
     plan.pooled_outputs = [(name, p) for name, p in pooled.items() if name in output_names]
     return plan
+
+
+def _only_there(args: Any, given: list) -> bool:
+    """Each buffer given up appears once among the arguments (no other operand reads it)."""
+    names = [v.buf.name for v in given]
+    seen = [v.buf.name for v in iter_values(args) if isinstance(v, BufferValue)]
+    return len(set(names)) == len(names) and all(seen.count(n) == 1 for n in names)
 
 
 def _owned(name: str, allocated: dict, fresh: dict) -> bool:

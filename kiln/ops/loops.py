@@ -149,8 +149,12 @@ class LoopBody:
 
     _count = 0
 
-    def __init__(self, graph: Any, n_carried: int, arrays: tuple, where: str = "") -> None:
+    def __init__(self, graph: Any, n_carried: int, arrays: tuple, where: str = "",
+                 cont: bool | None = None) -> None:
         self.graph = graph
+        # A while loop (``cont`` not None): carried value 0 is its condition, and the body
+        # runs again while ``bool(condition) is cont`` (the range bounds are unused).
+        self.cont = cont
         self.n_carried = n_carried
         self.arrays = arrays
         self.where = where           # the user's file:line of the for statement
@@ -179,6 +183,12 @@ class LoopBody:
         from ..ir.interpreter import Interpreter
         interp = Interpreter(self.graph)
         state = tuple(carried)
+        if self.cont is not None:
+            i = 0
+            while bool(state[0]) is self.cont:
+                state = interp.run(i, *state, *operands)
+                i += 1
+            return state
         for i in range(start, stop, step):
             state = interp.run(i, *state, *operands)
         return state
@@ -186,7 +196,8 @@ class LoopBody:
 
 # Loop runs by how they ran (tests and benchmarks read it): natively, or by the reference
 # (no native runner, or the native one met something only the reference can do).
-stats = {"native": 0, "reference": 0}
+stats = {"native": 0, "reference": 0, "inplace": 0}   # inplace: native runs that wrote
+# into arrays the caller gave up (not copied first)
 
 
 def _scalar(value: Any) -> Any:
@@ -196,14 +207,33 @@ def _scalar(value: Any) -> Any:
 
 def _loop_impl(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
                body: LoopBody) -> tuple:
+    return _run_loop(start, stop, step, carried, operands, body, owned=False)
+
+
+def _loop_inplace(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
+                  body: LoopBody) -> tuple:
+    """The loop for a caller that gives up the arrays it carries (nothing reads them
+    again): a native runner that cannot fail once started writes into them, uncopied."""
+    return _run_loop(start, stop, step, carried, operands, body, owned=True)
+
+
+def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
+              body: LoopBody, owned: bool) -> tuple:
     originals = list(carried)
     state = [_scalar(v) for v in carried]
-    for k in body.arrays:
-        state[k] = np.array(originals[k], copy=True)
     start, stop, step = (operator.index(_scalar(v)) for v in (start, stop, step))
     operands = tuple(_scalar(v) for v in operands)
-    if body.native is not None:
-        done = body.native(start, stop, step, tuple(state), operands)
+    native = body.native
+    if native is not None and owned and native.inplace:
+        done = native(start, stop, step, tuple(state), operands, True)
+        if done is not None:
+            stats["native"] += 1
+            stats["inplace"] += 1
+            return done
+    for k in body.arrays:
+        state[k] = np.array(originals[k], copy=True)
+    if native is not None:
+        done = native(start, stop, step, tuple(state), operands, False)
         if done is not None:
             stats["native"] += 1
             return done
@@ -246,6 +276,9 @@ def _print_loop(node: Any, consts: dict, format_value: Callable, python_code: Ca
     bounds = ", ".join(f"int({format_value(v, consts)})" if hasattr(v, "kind")
                        else format_value(v, consts) for v in (start, stop, step))
     loop = [f"for {i} in range({bounds}):", f"    {node.name} = {body.name}({i}, *{node.name}{rest})"]
+    if body.cont is not None:   # a while loop: carried value 0 is its condition
+        loop = [f"{i} = 0", f"while bool({node.name}[0]) is {body.cont}:",
+                f"    {node.name} = {body.name}({i}, *{node.name}{rest})", f"    {i} += 1"]
     lines += [f"{node.name} = ({init},)  # loop node: carried values" if carried else
               f"{node.name} = ()  # loop node: nothing carried"]
     if not body.writes_back or not body.arrays:
@@ -273,6 +306,34 @@ def _loop_item_meta(values: Any, index: int) -> Any:
     return values[index] if isinstance(values, tuple) else values
 
 
+def _loop_python_us(node: Any, per_op_us: Callable) -> float | None:
+    """The loop run as Python: its trips times its body's ops (inner loops likewise);
+    None for a trip count known only at run time."""
+    start, stop, step = node.args[:3]
+    body: LoopBody = node.kwargs["body"]
+    if not all(type(v) is int for v in (start, stop, step)) or body.cont is not None:
+        return None
+    per_trip = 0.0
+    for inner in body.graph.nodes:
+        if inner.kind != "call":
+            continue
+        if inner.op.python_us is not None:
+            cost = inner.op.python_us(inner, per_op_us)
+            if cost is None:
+                return None
+            per_trip += cost
+        else:
+            per_trip += per_op_us(inner)
+    return len(range(start, stop, step)) * per_trip
+
+
+loop.python_us = _loop_python_us
+loop.inplace_impl = _loop_inplace
+loop.inplace_inputs = lambda args, params: [args[3][k] for k in params["body"].arrays]
+
+
 loop_item = declare("loop_item", Category.EXTERN, _loop_item_impl, inputs=("values",),
                     params={"index": 0}, meta=_loop_item_meta,
                     doc="one final carried value of a loop")
+# A loop's arrays are its own: copies of what it was given, or arrays the caller gave up.
+loop_item.fresh_result = True

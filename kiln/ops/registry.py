@@ -92,6 +92,13 @@ class Op:
     # The same result computed by writing into input 0, which the caller gives up (the
     # functional scatters): a backend uses it when nothing reads input 0 afterwards.
     inplace_impl: Callable[..., Any] | None = None
+    # ``inplace_inputs(args, params) -> values``: the inputs ``inplace_impl`` may write over, each
+    # one the caller must give up (None: input 0).
+    inplace_inputs: Callable[..., Any] | None = None
+    # ``python_us(node, per_op_us) -> float | None``: what running this call as Python
+    # costs when it is more than one NumPy call (a loop: trips x body), None when unknown
+    # (kiln/runtime/cost.py then compiles the graph); ``per_op_us`` prices one plain op.
+    python_us: Callable[..., Any] | None = None
     # How lowering turns a call into loop-level code (see kiln/lowering/): for pointwise ops
     # a dict of per-backend expression templates; None means "an extern call of impl".
     lowering: Any = None

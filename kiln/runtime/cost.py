@@ -92,8 +92,14 @@ def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
             continue
         if _elements(node) > SMALL_ELEMENTS:
             return None
-        python += _numpy_us(node)
         op = node.op
+        if op.python_us is not None:
+            cost = op.python_us(node, _numpy_us)
+            if cost is None:
+                return None
+            python += cost
+        else:
+            python += _numpy_us(node)
         if op.category in _FUSED or op.lowering is not None:
             fused = True
         else:

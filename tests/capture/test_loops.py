@@ -3,23 +3,20 @@ every form against plain Python/NumPy — values, types, mutated arguments, exce
 on the reference backend and on C++ (where the body is a generated C++ loop)."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import kiln
+from kiln.ops.loops import stats as loop_stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from benchmarks.loop_kernels import (crc32, edit_distance, fsub, gauss_seidel,  # noqa: E402
+                                     house_robber, relax_until_converged)
 
 BACKENDS = ["eager", "cpp"]
-
-
-def fsub(L, b):                       # nested, triangular: the inner bound is the outer i
-    n = b.shape[0]
-    x = np.zeros(n)
-    for i in range(n):
-        s = b[i]
-        for j in range(i):
-            s -= L[i, j] * x[j]
-        x[i] = s / L[i, i]
-    return x
 
 
 def backsub(U, y):                    # negative steps
@@ -36,32 +33,6 @@ def backsub(U, y):                    # negative steps
 def prefix_inplace(a):                # writes an argument in place; returns nothing
     for i in range(1, a.shape[0]):
         a[i] += a[i - 1]
-
-
-def house_robber(v):                  # a DP recurrence with max()
-    n = v.shape[0]
-    dp = np.zeros(n + 2, dtype=v.dtype)
-    for i in range(n):
-        dp[i + 2] = max(dp[i + 1], dp[i] + v[i])
-    return dp[n + 1]
-
-
-def crc32(data):                      # uint32 bit operations over uint8 bytes
-    c = np.uint32(0xFFFFFFFF)
-    for k in range(data.shape[0]):
-        c = c ^ np.uint32(data[k])
-        for _ in range(8):
-            c = (c >> np.uint32(1)) ^ (np.uint32(0xEDB88320) & (np.uint32(0) - (c & np.uint32(1))))
-    return c ^ np.uint32(0xFFFFFFFF)
-
-
-def gauss_seidel(u, f, sweeps):       # a 2-D sweep updating one element at a time
-    n, m = u.shape
-    for _ in range(sweeps):
-        for i in range(1, n - 1):
-            for j in range(1, m - 1):
-                u[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - f[i, j])
-    return u
 
 
 def wrap_u8(a):                       # uint8 wrapping, written back into a uint8 array
@@ -110,7 +81,21 @@ CASES = {
     "py_float_sum": lambda rng: (py_float_sum, (rng.random(30), 20)),
     "py_int_growth": lambda rng: (py_int_growth, (60,)),
     "int_mix": lambda rng: (int_mix, (rng.integers(-50, 50, 20).astype(np.int32), 20)),
+    # while loops: a time loop with a convergence test; a test on array data
+    "relax": lambda rng: (relax_until_converged, (np.r_[0.0, rng.random(14), 0.0], 1e-3)),
+    "relax_one_sweep": lambda rng: (relax_until_converged, (np.r_[0.0, rng.random(14), 0.0], 10.0)),
+    "countdown": lambda rng: (countdown, (np.r_[rng.random(20) + 0.5, 0.1], 0.5)),
 }
+
+
+RERUN = {"py_int_growth"}
+
+
+def countdown(a, t):                  # a while loop whose first test reads array data
+    k = 0
+    while a[k] > t:
+        k += 1
+    return k
 
 
 def _copy(args):
@@ -132,7 +117,11 @@ def test_loop_forms_match_python(case, backend):
     fn, args = CASES[case](np.random.default_rng(0))
     mine, theirs = _copy(args), _copy(args)
     compiled = kiln.compile(fn, backend=backend)
+    before = dict(loop_stats)
     _same(compiled(*mine), fn(*theirs))
+    if backend == "cpp":   # C++ loops ran (a Python int past int64 reruns by design)
+        assert (loop_stats["native"] > before["native"]) != (case in RERUN), case
+        assert (loop_stats["reference"] > before["reference"]) == (case in RERUN), case
     for a, b in zip(mine, theirs):   # the final state of mutated arguments
         if isinstance(a, np.ndarray):
             np.testing.assert_array_equal(a, b)
@@ -238,20 +227,6 @@ def test_gradients_keep_the_loop_unrolled():
     out.backward()
     np.testing.assert_allclose(w.grad.numpy(), x)
     assert all("loop" not in r.ops for r in compiled.records)
-
-
-def edit_distance(a, b):              # a data-dependent if/else: a select in the loop
-    n, m = a.shape[0], b.shape[0]
-    d = np.zeros((n + 1, m + 1), dtype=np.int64)
-    for i in range(n + 1):
-        d[i, 0] = i
-    for j in range(m + 1):
-        d[0, j] = j
-    for i in range(1, n + 1):
-        for j in range(1, m + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + cost)
-    return d[n, m]
 
 
 def bit_crc(data):                    # `if c & 1:` on uint32 values

@@ -137,3 +137,65 @@ def test_compiled_loops_are_native():
     assert loops
     prepare_loops(graph)
     assert loops[0].kwargs["body"].native is not None
+
+
+def _runs(fn, *args):
+    """``fn(*args)`` compiled and plain: same value and type; the loop runs it did."""
+    before = dict(loop_stats)
+    got = kiln.compile(fn)(*args)
+    want = fn(*args)
+    assert type(got) is type(want)
+    np.testing.assert_array_equal(got, want)
+    return {k: loop_stats[k] - before[k] for k in loop_stats}
+
+
+def test_indices_proven_once_before_the_loop():
+    """Affine indices are tested once at entry (kiln/lowering/loop_bounds.py): inside,
+    the loop writes its own array in place; a wrapping or non-contiguous access takes
+    the checked variant, an out-of-range one raises as NumPy does."""
+    def shifted(x, k):
+        y = np.zeros(x.shape[0])
+        for i in range(x.shape[0]):
+            y[i] = x[i - k] * 2.0
+        return y
+
+    x = np.arange(12.0)
+    runs = _runs(shifted, x, 0)
+    assert runs["native"] == 1 and runs["inplace"] == 1, runs
+    runs = _runs(shifted, x, 1)               # x[-1] at i = 0: NumPy wraps
+    assert runs["native"] == 1 and runs["reference"] == 0, runs
+    runs = _runs(shifted, x[::2], 0)          # strided: the checked variant
+    assert runs["native"] == 1 and runs["reference"] == 0, runs
+    with pytest.raises(IndexError):
+        kiln.compile(shifted)(x, 13)
+    with pytest.raises(IndexError):
+        shifted(x, 13)
+
+
+def test_steps_and_triangles_on_the_fast_variant():
+    def strided(x):
+        n = x.shape[0]
+        y = np.zeros(n)
+        for i in range(n - 1, -1, -2):
+            y[i] = x[i] + 1.0
+        for i in range(1, n, 3):
+            for j in range(i, n):
+                y[j] -= x[j - i] * 0.5
+        return y
+
+    for n in (0, 1, 7, 10):
+        runs = _runs(strided, np.arange(float(n)))
+        assert runs["reference"] == 0, (n, runs)
+
+
+def test_affine_python_ints_past_int64_still_rerun():
+    def offsets(x, big):
+        s = 0
+        for i in range(x.shape[0]):
+            s += (i + big) % 7 + int(x[i])
+        return s
+
+    x = np.arange(10.0)
+    assert _runs(offsets, x, 5)["reference"] == 0
+    runs = _runs(offsets, x, 2**63 - 3)       # i + big passes int64 at i = 3
+    assert runs["reference"] == 1, runs

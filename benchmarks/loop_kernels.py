@@ -1,0 +1,96 @@
+"""Loop kernels NumPy runs as Python loops (issue #13): benchmarks/loops.py times them,
+tests/capture/test_loops.py checks every form against plain Python at small sizes."""
+import numpy as np
+
+
+def fsub(L, b):
+    n = b.shape[0]
+    x = np.zeros(n)
+    for i in range(n):
+        s = b[i]
+        for j in range(i):
+            s -= L[i, j] * x[j]
+        x[i] = s / L[i, i]
+    return x
+
+
+def gauss_seidel(u, f, sweeps):
+    n, m = u.shape
+    for _ in range(sweeps):
+        for i in range(1, n - 1):
+            for j in range(1, m - 1):
+                u[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - f[i, j])
+    return u
+
+
+def edit_distance(a, b):
+    n, m = a.shape[0], b.shape[0]
+    d = np.zeros((n + 1, m + 1), dtype=np.int64)
+    for i in range(n + 1):
+        d[i, 0] = i
+    for j in range(m + 1):
+        d[0, j] = j
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + cost)
+    return d[n, m]
+
+
+def house_robber(v):
+    n = v.shape[0]
+    dp = np.zeros(n + 2, dtype=v.dtype)
+    for i in range(n):
+        dp[i + 2] = max(dp[i + 1], dp[i] + v[i])
+    return dp[n + 1]
+
+
+def crc32(data):
+    c = np.uint32(0xFFFFFFFF)
+    for k in range(data.shape[0]):
+        c = c ^ np.uint32(data[k])
+        for _ in range(8):
+            c = (c >> np.uint32(1)) ^ (np.uint32(0xEDB88320) & (np.uint32(0) - (c & np.uint32(1))))
+    return c ^ np.uint32(0xFFFFFFFF)
+
+
+def lu_inplace(A):
+    n = A.shape[0]
+    for k in range(n):
+        for i in range(k + 1, n):
+            A[i, k] = A[i, k] / A[k, k]
+            for j in range(k + 1, n):
+                A[i, j] -= A[i, k] * A[k, j]
+    return A
+
+
+def cholesky(A):
+    n = A.shape[0]
+    L = np.zeros((n, n))
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        L[j, j] = np.sqrt(s)
+        for i in range(j + 1, n):
+            t = A[i, j]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / L[j, j]
+    return L
+
+
+def relax_until_converged(u, tol):
+    """A time loop with a convergence test: Jacobi-like sweeps of a 1-D rod until the
+    largest change is below ``tol``; returns the number of sweeps (``u`` is updated)."""
+    n = u.shape[0]
+    err = tol + 1.0
+    steps = 0
+    while err > tol:
+        err = 0.0
+        for i in range(1, n - 1):
+            new = 0.5 * u[i] + 0.25 * (u[i - 1] + u[i + 1])
+            err = max(err, float(abs(new - u[i])))
+            u[i] = new
+        steps += 1
+    return steps

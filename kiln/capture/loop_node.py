@@ -1,0 +1,403 @@
+"""The loop node: a range loop's body traced once and emitted as one ``loop`` call.
+
+``try_loop`` runs at the first ``FOR_ITER`` of a range loop (kiln/capture/loops.py has
+the values a body computes with). The body is traced with the loop variable symbolic;
+locals it rebinds that are live at the loop head are carried (traced again when the
+first iteration changes their type); arrays it writes are carried and written back.
+Anything the body cannot do as one node puts the frame state back (``_Snapshot``) and
+the loop unrolls as before, with the reason in ``explain``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import KilnError
+from ..ir import Graph
+from ..ops import REGISTRY, TensorMeta
+from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
+from .breaks import BreakGraph
+from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS
+from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIteratorVariable,
+                    ScalarValueVariable, _result, _type_of, _val_of, apply_scalar, current_graph,
+                    graph_value)
+from .variables.base import CellVariable, ConstantVariable, VariableTracker
+from .variables.containers import DictVariable, ListVariable, TupleVariable
+
+
+# -- the loop node ------------------------------------------------------------------------
+
+class _Snapshot:
+    """The frame state a failed loop trace puts back."""
+
+    def __init__(self, tx) -> None:
+        self.stack = list(tx.stack)
+        self.locals = dict(tx.locals)
+        self.ip, self.steps, self.kw_names, self.inst = tx.ip, tx.steps, tx.kw_names, tx.inst
+        self.effects = len(tx.output.side_effects)
+        self.cells = {name: c.contents for name, c in tx.cells.items() if isinstance(c, CellVariable)}
+        self.containers: list[tuple[Any, Any]] = []
+        seen: set[int] = set()
+        for v in list(self.stack) + list(self.locals.values()) + list(self.cells.values()):
+            self._walk(v, seen)
+
+    def _walk(self, v: Any, seen: set) -> None:
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if isinstance(v, (ListVariable, TupleVariable)):
+            self.containers.append((v, list(v.item_list)))
+            for x in v.item_list:
+                self._walk(x, seen)
+        elif isinstance(v, DictVariable):
+            self.containers.append((v, dict(v.entries)))
+            for x in v.entries.values():
+                self._walk(x, seen)
+
+    def changed_outside(self, tx) -> bool:
+        return len(tx.output.side_effects) != self.effects or any(
+            (list(v.item_list) if not isinstance(v, DictVariable) else dict(v.entries)) != saved
+            for v, saved in self.containers) or any(
+            tx.cells[n].contents is not c for n, c in self.cells.items())
+
+    def restore(self, tx) -> None:
+        tx.stack = list(self.stack)
+        tx.locals = dict(self.locals)
+        tx.ip, tx.steps, tx.kw_names, tx.inst = self.ip, self.steps, self.kw_names, self.inst
+        tx.result = None
+        del tx.output.side_effects[self.effects:]
+        for name, contents in self.cells.items():
+            tx.cells[name].contents = contents
+        for v, saved in self.containers:
+            if isinstance(v, DictVariable):
+                v.entries = dict(saved)
+            else:
+                v.item_list = list(saved)
+
+
+def _note(tx, text: str) -> None:
+    filename, lineno, line = tx.location()
+    tx.output.loop_notes.append(f"{filename.rsplit('/', 1)[-1]}:{lineno}: {text}  [{line.strip()}]")
+
+
+def try_loop(tx, inst, it: RangeIteratorVariable) -> bool:
+    """Capture the loop at FOR_ITER ``inst`` as one node; False: it unrolls as before."""
+    start, stop, step = it.bounds
+    if not (isinstance(step, ConstantVariable) and isinstance(step.value, int) and step.value != 0):
+        return False
+    if all(isinstance(b, ConstantVariable) for b in it.bounds):
+        if not all(isinstance(b.value, int) for b in it.bounds):
+            return False
+        if len(range(start.value, stop.value, step.value)) < MIN_TRIP:
+            return False
+    if any(not isinstance(_type_of(b), int) or isinstance(_type_of(b), bool) for b in (start, stop)):
+        return False
+    if tx.stop_at is not None and inst.index <= tx.stop_at < inst.target:
+        return False   # a partial graph ends inside the loop: the unrolled capture knows where
+    snap = _Snapshot(tx)
+    nxt = tx.decoded.instructions[inst.index + 1]
+    region = Region(inst.index + 1, inst.index, inst.index + 1, inst.target, inst.target,
+                    nxt.arg if nxt.opname == "STORE_FAST" and isinstance(nxt.arg, str) else "i")
+    try:
+        _build(tx, region, it.bounds, snap, {})
+    except (LoopFallback, BreakGraph, KilnError) as e:
+        snap.restore(tx)
+        reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
+                                                                     "reason", str(e))
+        _note(tx, f"loop unrolled: {reason}")
+        return False
+    return True
+
+
+def try_while(tx, inst, cond: VariableTracker, when: bool) -> bool:
+    """At the conditional jump ``inst`` that ends an iteration of a while loop (3.11's
+    backward jump, or a forward exit followed by ``JUMP_BACKWARD``) on a condition the
+    graph computes: the remaining iterations as one node (the first one ran inline). The
+    body is the code from the loop head to ``inst``; False: the jump breaks as before."""
+    k = inst.index
+    found = _bottom_test(tx, inst, when)
+    if found is None and inst.target > k:   # the first test (``while a[k] > 0:``)
+        found = _first_test(tx, inst, when)
+        if found is not None:
+            k = found[3]
+    if found is None:
+        return False
+    head, cont, exit = found[:3]
+    if tx.decoded.instructions[head].opname == "FOR_ITER":
+        return False   # an if at the end of a for loop's body jumps back to its head
+    if _type_of(cond) is None or isinstance(cond, ConstantVariable):
+        return False
+    if tx.stop_at is not None and head <= tx.stop_at <= k:
+        return False
+    snap = _Snapshot(tx)
+    region = Region(head, k, head, k + 1, exit, cont=cont)
+    try:
+        _build(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)), snap,
+               {COND: cond})
+    except (LoopFallback, BreakGraph, KilnError) as e:
+        snap.restore(tx)
+        reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
+                                                                     "reason", str(e))
+        _note(tx, f"while loop not captured: {reason}")
+        return False
+    return True
+
+
+def _bottom_test(tx, inst, when: bool) -> tuple | None:
+    """``(head, cont, exit)`` when the conditional jump ``inst`` ends a while loop's
+    iteration: a backward jump to the head (3.11), or a forward exit followed by a jump
+    back (3.12+)."""
+    k = inst.index
+    instructions = tx.decoded.instructions
+    if inst.target <= k:
+        return inst.target, when, k + 1
+    if k + 1 < len(instructions) and instructions[k + 1].opname in BACKWARD_JUMPS \
+            and instructions[k + 1].target <= k:
+        return instructions[k + 1].target, not when, inst.target
+    return None
+
+
+def _first_test(tx, inst, when: bool) -> tuple | None:
+    """``(head, cont, exit, bottom)`` when the forward conditional jump ``inst`` is a while
+    loop's first test: the body starts right after it and one later test (``bottom``)
+    jumps back there, going on and leaving the same way."""
+    k = inst.index
+    instructions = tx.decoded.instructions
+    for j in range(k + 1, inst.target):
+        jump = instructions[j]
+        if jump.opname not in COND_JUMPS or not jump.opname.endswith(("_TRUE", "_FALSE")):
+            continue
+        found = _bottom_test(tx, jump, jump.opname.endswith("_TRUE"))
+        if found is not None and found[0] == k + 1:
+            head, cont, exit = found
+            return (head, cont, exit, j) if cont is (not when) and exit == inst.target else None
+    return None
+
+
+class Region:
+    """Where one iteration runs: from ``start`` until the ip is back at ``stop``, inside
+    ``[lo, hi)`` (else the body leaves the loop); ``exit``: where the loop goes on. A range
+    loop's iteration starts with the loop variable pushed (``i_name``); a while loop's
+    ends with its condition on the stack, and it goes on while the condition's truth is
+    ``cont``."""
+
+    def __init__(self, start: int, stop: int, lo: int, hi: int, exit: int, i_name: str = "i",
+                 cont: bool | None = None) -> None:
+        self.start, self.stop, self.lo, self.hi, self.exit = start, stop, lo, hi, exit
+        self.i_name = i_name
+        self.cont = cont
+
+
+COND = "<while>"   # the carried name of a while loop's condition
+
+
+def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
+    """Run the body once; returns (trace, i placeholder, carried placeholders, end locals);
+    a while loop's condition is ``end[COND]``."""
+    graph = Graph(f"{tx.code.co_name}_loop_body")
+    trace = LoopTrace(tx.output.loop_trace, graph)
+    i_node = graph.placeholder(region.i_name, 1)   # named after the loop variable
+    phs = {name: graph.placeholder("cond" if name == COND else name, example)
+           for name, example in carried.items()}
+    trace.tx, trace.head, trace.exit = tx, region.stop, region.exit
+    tx.output.loop_trace = trace
+    try:
+        tx.stack = list(snap.stack) + ([ScalarValueVariable(i_node, 1)] if region.cont is None else [])
+        tx.locals = dict(snap.locals)
+        for name, ph in phs.items():
+            if name != COND:
+                tx.locals[name] = ScalarValueVariable(ph, ph.val)
+        tx.ip = region.start
+        instructions = tx.decoded.instructions
+        while tx.ip != region.stop:
+            if not region.lo <= tx.ip < region.hi or tx.result is not None:
+                raise LoopFallback("the body leaves the loop (break or return)")
+            tx.step(instructions[tx.ip])
+        end = dict(tx.locals)
+        if region.cont is not None:
+            if len(tx.stack) != len(snap.stack) + 1:
+                raise LoopFallback("the body changes the value stack")
+            end[COND] = tx.stack.pop()
+        if len(tx.stack) != len(snap.stack) or any(a is not b for a, b in zip(tx.stack, snap.stack)):
+            raise LoopFallback("the body changes the value stack")
+        if snap.changed_outside(tx):
+            raise LoopFallback("the body changes containers, cells or objects from outside")
+    finally:
+        tx.output.loop_trace = trace.parent
+    return trace, i_node, phs, end
+
+
+def _loaded(before: Any, after: VariableTracker) -> bool:
+    """Did the body just load an argument that was not used before the loop?"""
+    from .translator import LazyVariable
+    return isinstance(before, LazyVariable) and after.source is before.source
+
+
+def _signature(graph: Graph) -> list:
+    return [(n.target.name, n.kwargs.get("fn"), type(n.val).__name__,
+             getattr(n.val, "dtype", None)) for n in graph.nodes if n.kind == "call"]
+
+
+def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict) -> None:
+    """``extra``: carried values that are not locals (a while loop's condition), by name,
+    with their values before the loop."""
+    from .resume import code_facts
+    facts = code_facts(tx.code)
+    live = facts.live_in[region.stop] if region.cont is None else \
+        set(facts.live_in[region.start]) | set(facts.live_in[region.exit])
+    trace, _, _, end = _trace_once(tx, region, snap, {})
+    rebound = [n for n in end if n != COND and end[n] is not snap.locals.get(n)
+               and not _loaded(snap.locals.get(n), end[n])]
+    names = list(extra) + [n for n in rebound if n in live]
+    start = dict(snap.locals, **extra)
+    for n in names:
+        if n not in start:
+            raise LoopFallback(f"'{n}' is assigned in the loop and used after it, but not bound before it")
+    types = {}
+    for n in names:
+        t = _type_of(start[n])
+        if t is None:
+            raise LoopFallback(f"the loop rebinds '{n}' ({start[n].describe()})")
+        types[n] = t
+    if names:
+        snap.restore(tx)
+        trace, _, phs, end = _trace_once(tx, region, snap, types)
+        out = {n: _type_of(end[n]) for n in names}
+        if any(out[n] is None for n in names):
+            raise LoopFallback("a carried value becomes something other than a scalar")
+        if any(type(out[n]) is not type(types[n]) for n in names):
+            first = _signature(trace.graph)
+            snap.restore(tx)
+            trace, _, phs, end = _trace_once(tx, region, snap, out)
+            again = {n: _type_of(end[n]) for n in names}
+            if any(type(again[n]) is not type(out[n]) for n in names) or _signature(trace.graph) != first:
+                changed = ", ".join(f"'{n}' {type(types[n]).__name__} -> {type(out[n]).__name__}"
+                                    for n in names if type(out[n]) is not type(types[n]))
+                raise LoopFallback(f"a carried value changes type in the first iteration ({changed}); "
+                                   f"start it with its final type")
+            types = out
+    else:
+        phs = {}
+    _emit(tx, region, bounds, snap, trace, names, types, phs, end, start)
+
+
+def _enclosing_value(tx, var: VariableTracker, example: Any) -> Any:
+    """A carried value's initial value in the enclosing graph, converted to its type."""
+    target = type(example)
+    fn = f"np.{target.__name__}" if isinstance(example, np.generic) else target.__name__
+    if isinstance(var, ConstantVariable):
+        value = var.value
+        if type(value) is not target:
+            converted = SCALAR_FUNCTIONS[fn](value)
+            if converted != value:
+                raise LoopFallback(f"the start value {value!r} is not exact as {target.__name__}")
+            value = converted
+        return value
+    value = graph_value(tx, var)
+    current = stand_in(_val_of(value))
+    if type(current) is target:
+        return value
+    return graph_value(tx, apply_scalar(tx, fn, [var]))
+
+
+def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, names: list,
+          types: dict, phs: dict, end: dict, start: dict) -> None:
+    graph = trace.graph
+    tx.locals = dict(snap.locals)
+    for n, v in end.items():
+        if _loaded(snap.locals.get(n), v):
+            tx.locals[n] = v
+    tx.stack = list(snap.stack)
+    tx.output.loop_trace = trace
+    try:
+        outs = [graph_value(tx, end[n]) for n in names]
+    finally:
+        tx.output.loop_trace = trace.parent
+    written = [s for s in trace.arrays.values() if s.written]
+    read = [s for s in trace.arrays.values() if not s.written]
+    for s in written:
+        if s.tracker.base is not None or s.tracker.has_views:
+            raise LoopFallback(f"the loop writes {s.tracker.describe()}, a view or an array with views")
+    graph.output(tuple(outs) + tuple(s.node for s in written))
+    # placeholders in the body's calling order: i, carried scalars, carried arrays, operands
+    order = [graph.placeholders[0]] + [phs[n] for n in names] + [s.placeholder for s in written] \
+        + [ph for _, ph in trace.operands] + [s.placeholder for s in read]
+    rest = [n for n in graph.nodes if n.kind != "placeholder"]
+    graph.nodes[:] = order + rest
+    n_scalars = len(names)
+    body = LoopBody(graph, n_scalars + len(written),
+                    tuple(range(n_scalars, n_scalars + len(written))),
+                    where=f"{tx.location()[0]}:{tx.location()[1]}", cont=region.cont)
+    _guard_no_aliasing(tx, written, read)
+
+    enclosing = current_graph(tx)
+    it_bounds = bounds
+    bounds = tuple(b.value if isinstance(b, ConstantVariable) else graph_value(tx, b) for b in bounds)
+    inits = [_enclosing_value(tx, start[n], types[n]) for n in names]
+    inits += [s.outer for s in written]
+    operands = [outer for outer, _ in trace.operands] + [s.outer for s in read]
+    outer_trace = tx.output.loop_trace
+    vals = []
+    for n in names:
+        ex = types[n]
+        vals.append(TensorMeta((), ex.dtype) if outer_trace is None and isinstance(ex, np.generic) else ex)
+    vals += [s.tracker.meta for s in written]
+    node = enclosing.call(REGISTRY["loop"], bounds + (tuple(inits), tuple(operands)), {"body": body},
+                          val=tuple(vals), source=tx.location())
+    node.meta["loop_body"] = body
+    for k, n in enumerate(names):
+        item = enclosing.call(REGISTRY["loop_item"], (node,), {"index": k}, val=vals[k])
+        item.meta["val"] = types[n]
+        if n != COND:
+            tx.locals[n] = _result(tx, item)
+    for k, s in enumerate(written, start=n_scalars):
+        item = enclosing.call(REGISTRY["loop_item"], (node,), {"index": k}, val=vals[k])
+        _write_back(tx, s, item)
+    if region.cont is None:
+        tx.stack.pop()          # FOR_ITER's target is past the loop, the iterator popped
+    tx.ip = region.exit
+    if region.cont is not None:
+        trips = "run-time: a while loop's condition"
+    elif all(isinstance(b, ConstantVariable) for b in it_bounds):
+        trips = str(len(range(*(b.value for b in it_bounds))))
+    else:
+        trips = "run-time: range(" + ", ".join(
+            repr(b.value) if isinstance(b, ConstantVariable) else getattr(b, "text", None) or b.describe()
+            for b in it_bounds) + ")"
+    _note(tx, f"loop node ({node.name}, trip count {trips}, {len(graph.calls)} body ops, carried: "
+              f"{', '.join([n for n in names if n != COND] + [s.tracker.describe() for s in written]) or 'nothing'})")
+
+
+def _write_back(tx, state: ArrayState, item: Any) -> None:
+    trace = tx.output.loop_trace
+    tracker = state.tracker
+    if trace is not None:
+        parent = trace.array(tx, tracker)
+        parent.node = item
+        parent.written = True
+        return
+    from .opcall import _check_writable
+    if tracker.can_rewrite_in_place():
+        tracker.node = item
+        return
+    _check_writable(tx, "the loop's writes", tracker)
+    tx.output.graph.call(REGISTRY["copyto"], (tracker.node, item, True), {"casting": "same_kind"},
+                         source=tx.location())
+
+
+def _guard_no_aliasing(tx, written: list, read: list) -> None:
+    """The loop copies what it writes: another argument must not be the same array."""
+    for w in written:
+        for other in written + read:
+            a, b = w.tracker.source, other.tracker.source
+            if other is w or a is None or b is None:
+                continue
+            same = tx.output.leaf_value(a) is tx.output.leaf_value(b) if a.display() in \
+                tx.output.leaf_values and b.display() in tx.output.leaf_values else None
+            if same is None:
+                continue
+            tx.guards.add_truth(f"{a.code(tx.output.ns)} is {b.code(tx.output.ns)}",
+                                f"{a.display()} is {b.display()}", same, (a,))
+            if same:
+                raise LoopFallback(f"{a.display()} and {b.display()} are the same array")

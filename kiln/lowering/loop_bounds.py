@@ -1,0 +1,158 @@
+"""Which checks of a loop body one test before the loop replaces (kiln/lowering/loops.py).
+
+An index such as ``A[i - 1, j + 1]`` is *affine* in the loop variables: a sum of integer
+multiples of induction variables and of Python ints the loop reads but never changes
+(its operands), plus a constant. Every loop variable lies in an interval known before
+the loop starts (``for j in range(i + 1, n)`` inside ``for i in range(a, b)``: ``j`` in
+``[a + 1, n - 1]``), so an affine index has an interval too, and so does every affine
+Python-int sum. One test at the function's entry — every affine index inside its axis,
+every affine sum inside int64, every affine value stored into an integer array inside
+its type — stands for all the per-element checks of those values: the fast variant
+prints them unchecked. The intervals over-approximate (a loop that runs zero times at
+some outer iteration still counts), so the test may fail where no access would: then
+the checked variant runs, never a wrong one.
+
+:class:`Affine` is ``const + sum(coef * key)``; keys are loop-variable placeholders and
+the top body's Python-int operand placeholders (``atoms``: fixed for the whole call).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..ops.loops import LoopBody
+
+
+class Affine:
+    def __init__(self, coefs: dict | None = None, const: int = 0) -> None:
+        self.coefs = {k: c for k, c in (coefs or {}).items() if c}
+        self.const = const
+
+    def plus(self, other: "Affine", sign: int = 1) -> "Affine":
+        coefs = dict(self.coefs)
+        for k, c in other.coefs.items():
+            coefs[k] = coefs.get(k, 0) + sign * c
+        return Affine(coefs, self.const + sign * other.const)
+
+    def times(self, factor: int) -> "Affine":
+        return Affine({k: c * factor for k, c in self.coefs.items()}, self.const * factor)
+
+
+def _int_literal(value: Any) -> bool:
+    return type(value) is int
+
+
+class Bounds:
+    """The affine forms of a top-level body's Python-int values and its loops' variables.
+
+    ``forms[node]``: the node's form (absent: not affine). ``loops``: ``(var placeholder,
+    start form, stop form, step)`` for every loop, outer loops first; the top loop's
+    bounds are the function's ``start``/``stop`` parameters (forms None)."""
+
+    def __init__(self, body: LoopBody, step: int | None) -> None:
+        self.forms: dict[Any, Affine] = {}
+        self.atoms: list[Any] = []
+        self.loops: list[tuple] = []
+        graph = body.graph
+        phs = graph.placeholders
+        self.top_var = phs[0]
+        self.loops.append((phs[0], None, None, step))
+        self.forms[phs[0]] = Affine({phs[0]: 1})
+        for p in phs[1 + body.n_carried:]:
+            if type(p.val) is int:
+                self.atoms.append(p)
+                self.forms[p] = Affine({p: 1})
+        self._walk(graph)
+
+    def form(self, value: Any) -> Affine | None:
+        if hasattr(value, "kind"):
+            return self.forms.get(value)
+        return Affine({}, value) if _int_literal(value) else None
+
+    def _walk(self, graph: Any) -> None:
+        for node in graph.nodes:
+            if node.kind != "call":
+                continue
+            name = node.target.name
+            if name == "scalar_fn" and type(node.val) is int:
+                f = self._arith(node.kwargs["fn"], node.args[0])
+                if f is not None:
+                    self.forms[node] = f
+            elif name == "loop":
+                self._loop(node)
+
+    def _arith(self, fn: str, args: tuple) -> Affine | None:
+        forms = [self.form(a) for a in args]
+        if any(f is None for f in forms):
+            return None
+        if fn in ("add", "sub"):
+            return forms[0].plus(forms[1], 1 if fn == "add" else -1)
+        if fn == "mul":
+            a, b = forms
+            if not a.coefs:
+                return b.times(a.const)
+            if not b.coefs:
+                return a.times(b.const)
+            return None
+        if fn == "neg":
+            return forms[0].times(-1)
+        if fn in ("pos", "int"):
+            return forms[0]
+        return None
+
+    def _loop(self, node: Any) -> None:
+        start, stop, step, inits, operands = node.args
+        body: LoopBody = node.kwargs["body"]
+        phs = body.graph.placeholders
+        if not _int_literal(step) or step == 0:
+            return
+        self.loops.append((phs[0], self.form(start), self.form(stop), step))
+        self.forms[phs[0]] = Affine({phs[0]: 1})
+        for p, v in zip(phs[1 + body.n_carried:], operands):
+            f = self.form(v)
+            if f is not None and type(p.val) is int:
+                self.forms[p] = f
+        self._walk(body.graph)
+
+
+class Intervals:
+    """Interval C expressions (``__int128``) of forms, for a printer's entry test."""
+
+    def __init__(self, bounds: Bounds, names: dict) -> None:
+        self.bounds = bounds
+        self.names = names            # atom placeholder -> its C name
+        self.vars: dict[Any, tuple[str, str]] = {}
+        self.lines: list[str] = []
+
+    def declare(self, start: str, stop: str) -> None:
+        """Interval variables of every loop variable (outer first)."""
+        for k, (ph, f_start, f_stop, step) in enumerate(self.bounds.loops):
+            if step is None:
+                continue
+            if k == 0:
+                lo_s = hi_s = f"(__int128){start}"
+                lo_e = hi_e = f"(__int128){stop}"
+            else:
+                a, b = self.interval(f_start), self.interval(f_stop)
+                if a is None or b is None:
+                    continue
+                (lo_s, hi_s), (lo_e, hi_e) = a, b
+            lo, hi = (lo_s, f"({hi_e} - 1)") if step > 0 else (f"({lo_e} + 1)", hi_s)
+            names = (f"lo{k}", f"hi{k}")
+            self.lines.append(f"const __int128 {names[0]} = {lo}, {names[1]} = {hi};")
+            self.vars[ph] = names
+
+    def interval(self, form: Affine | None) -> tuple[str, str] | None:
+        if form is None:
+            return None
+        lo, hi = [f"(__int128){form.const}LL"], [f"(__int128){form.const}LL"]
+        for key, c in form.coefs.items():
+            if key in self.vars:
+                a, b = self.vars[key]
+                lo.append(f"{c} * {a if c > 0 else b}")
+                hi.append(f"{c} * {b if c > 0 else a}")
+            elif key in self.names:
+                lo.append(f"{c} * (__int128){self.names[key]}")
+                hi.append(lo[-1])
+            else:
+                return None
+        return " + ".join(lo), " + ".join(hi)

@@ -1,0 +1,371 @@
+"""Scalar semantics of loop bodies in C++: types, the prelude of helpers, and one C
+expression per scalar function (kiln/ops/loops.py ``SCALAR_FUNCTIONS``).
+
+NumPy scalars compute in their own type (integers wrap, float32 rounds as float32);
+Python ints are int64 with overflow checks, Python floats doubles. Where Python or NumPy
+would raise, or a value leaves those ranges, the printer emits a check (``pr.check``):
+the compiled loop returns non-zero and the reference reruns it (kiln/lowering/loops.py).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops.loops import stand_in
+
+CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+          "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+          "uint64": "uint64_t", "float32": "float", "float64": "double"}
+# Python scalars in C: ints are checked int64, floats double.
+PY_KINDS = {int: "pyint", float: "pyfloat", bool: "pybool"}
+
+PRELUDE = r"""
+#include <cstdint>
+#include <cstring>
+#include <cmath>
+#include <climits>
+#include <limits>
+#include <type_traits>
+#define KILN_FAIL(code) do { return (code); } while (0)
+static inline double kiln_floordiv_f64(double a, double b) {
+  double mod = std::fmod(a, b);
+  if (!b) return a / b;
+  double div = (a - mod) / b;
+  if (mod) { if ((b < 0) != (mod < 0)) { mod += b; div -= 1.0; } }
+  double fl;
+  if (div) { fl = std::floor(div); if (div - fl > 0.5) fl += 1.0; }
+  else { fl = std::copysign(0.0, a / b); }
+  return fl;
+}
+static inline double kiln_mod_f64(double a, double b) {
+  double mod = std::fmod(a, b);
+  if (!b) return mod;
+  if (mod) { if ((b < 0) != (mod < 0)) mod += b; }
+  else { mod = std::copysign(0.0, b); }
+  return mod;
+}
+static inline float kiln_floordiv_f32(float a, float b) {
+  float mod = std::fmod(a, b);
+  if (!b) return a / b;
+  float div = (a - mod) / b;
+  if (mod) { if ((b < 0) != (mod < 0)) { mod += b; div -= 1.0f; } }
+  float fl;
+  if (div) { fl = std::floor(div); if (div - fl > 0.5f) fl += 1.0f; }
+  else { fl = std::copysign(0.0f, a / b); }
+  return fl;
+}
+static inline float kiln_mod_f32(float a, float b) {
+  float mod = std::fmod(a, b);
+  if (!b) return mod;
+  if (mod) { if ((b < 0) != (mod < 0)) mod += b; }
+  else { mod = std::copysign(0.0f, b); }
+  return mod;
+}
+template <typename T> static inline T kiln_ifloordiv(T a, T b) {
+  if (b == 0) return 0;
+  if ((T)-1 < 0 && b == (T)-1) return (T)(0 - (typename std::make_unsigned<T>::type)a);
+  T q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+  return q;
+}
+template <typename T> static inline T kiln_imod(T a, T b) {
+  if (b == 0) return 0;
+  if ((T)-1 < 0 && b == (T)-1) return 0;
+  T r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+template <typename T> static inline T kiln_wrap_add(T a, T b) {
+  typedef typename std::make_unsigned<T>::type U; return (T)((U)a + (U)b); }
+template <typename T> static inline T kiln_wrap_sub(T a, T b) {
+  typedef typename std::make_unsigned<T>::type U; return (T)((U)a - (U)b); }
+template <typename T> static inline T kiln_wrap_mul(T a, T b) {
+  typedef typename std::make_unsigned<T>::type U; return (T)((U)a * (U)b); }
+template <typename T> static inline T kiln_wrap_neg(T a) {
+  typedef typename std::make_unsigned<T>::type U; return (T)(0 - (U)a); }
+template <typename T> static inline T kiln_ipow(T a, T b) {
+  typedef typename std::make_unsigned<T>::type U; U r = 1, x = (U)a;
+  while (b > 0) { if (b & 1) r *= x; x *= x; b >>= 1; } return (T)r; }
+template <typename T> static inline T kiln_lshift(T a, T b) {
+  typedef typename std::make_unsigned<T>::type U;
+  return ((uint64_t)(int64_t)b < sizeof(T) * 8) ? (T)((U)a << b) : (T)0; }
+template <typename T> static inline T kiln_rshift(T a, T b) {
+  return ((uint64_t)(int64_t)b < sizeof(T) * 8) ? (T)(a >> b) : (T)(a < 0 ? -1 : 0); }
+template <typename T> static inline bool kiln_fits(double v) {
+  return v == v && v >= -9.3e18 && v <= 1.8e19 &&
+         (double)std::numeric_limits<T>::lowest() <= std::trunc(v) &&
+         std::trunc(v) <= (double)std::numeric_limits<T>::max(); }
+template <typename T> static inline bool kiln_int_fits(int64_t v) {
+  return (std::numeric_limits<T>::is_signed || v >= 0) &&
+         (__int128)v >= (__int128)std::numeric_limits<T>::lowest() &&
+         (__int128)v <= (__int128)std::numeric_limits<T>::max(); }
+"""
+
+# Return codes (any non-zero one reruns the loop in the reference interpreter).
+FAIL = 1
+
+
+class Unnative(Exception):
+    """The body has something the C++ printer does not handle: it stays interpreted."""
+
+
+class _Kind:
+    """A value's type in C: a NumPy dtype name, or pyint/pyfloat/pybool."""
+
+    def __init__(self, example: Any) -> None:
+        if isinstance(example, np.generic):
+            self.name = example.dtype.name
+            self.py = False
+        elif type(example) in PY_KINDS:
+            self.name = PY_KINDS[type(example)]
+            self.py = True
+        else:
+            raise Unnative(f"a value of type {type(example).__name__}")
+        self.example = example
+
+    @property
+    def ctype(self) -> str:
+        return {"pyint": "int64_t", "pyfloat": "double", "pybool": "bool"}.get(self.name) \
+            or CTYPES[self.name]
+
+    @property
+    def is_float(self) -> bool:
+        return self.name in ("pyfloat", "float32", "float64")
+
+    @property
+    def is_int(self) -> bool:
+        return self.name == "pyint" or (not self.py and np.dtype(self.name).kind in "iu")
+
+    @property
+    def is_bool(self) -> bool:
+        return self.name in ("pybool", "bool")
+
+
+def _kind_of(value: Any) -> _Kind:
+    val = value.val if hasattr(value, "kind") else value
+    return _Kind(stand_in(val) if not isinstance(val, (int, float)) or isinstance(val, bool)
+                 else val)
+
+
+def _is_array(p: Any) -> bool:
+    from ..ops import TensorMeta
+    return isinstance(p.val, TensorMeta)
+
+
+_ARITH = {"add": "+", "sub": "-", "mul": "*"}
+_CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+_BITS = {"and_": "&", "or_": "|", "xor": "^"}
+
+
+def _common(kinds: list, args: tuple) -> _Kind:
+    """The type NumPy computes a comparison in (weak Python scalars included)."""
+    values = [k.example if not k.py else (args[i] if not hasattr(args[i], "kind") else k.example)
+              for i, k in enumerate(kinds)]
+    return _Kind(np.result_type(*values).type(1))
+
+
+def _scalar_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
+    """C expression for ``fn(*args)`` with the result kind ``out`` (NumPy/Python exact)."""
+    py = all(k.py for k in kinds)
+    if fn in _CMP:
+        a, b = args
+        if py:
+            if any(k.name == "pyfloat" for k in kinds) and any(k.name == "pyint" for k in kinds):
+                for x, k in zip(args, kinds):   # Python compares int and float exactly
+                    if k.name == "pyint":
+                        pr.check(f"{pr.ref(x)} > 9007199254740992LL || {pr.ref(x)} < -9007199254740992LL")
+                want = _Kind(1.0)
+            elif all(k.is_bool for k in kinds):
+                want = _Kind(True)
+            elif any(k.name == "pyfloat" for k in kinds):
+                want = _Kind(1.0)
+            else:
+                want = _Kind(1)
+        else:
+            want = _common(kinds, args)
+            if want.is_int and any(k.name == "pyint" for k in kinds):
+                # NumPy compares an integer with any Python int by value (no cast)
+                ea, eb = (f"((__int128){pr.ref(x)})" for x in args)
+                return f"({ea} {_CMP[fn]} {eb})"
+        return f"({pr.ref(a, want)} {_CMP[fn]} {pr.ref(b, want)})"
+    if fn == "select":
+        c, a, b = args
+        return f"(({pr.ref(c)}) != 0 ? {pr.ref(a, out)} : {pr.ref(b, out)})"
+    if fn in ("min", "max"):   # Python keeps the first of equal (or unordered) values
+        op = "<" if fn == "min" else ">"
+        best = pr.fresh("m")
+        pr.emit(f"{out.ctype} {best} = {pr.ref(args[0], out)};", pr.depth)
+        for x in args[1:]:
+            e = pr.ref(x, out)
+            pr.emit(f"if (({e}) {op} {best}) {best} = {e};", pr.depth)
+        return best
+    if fn in ("int", "float", "bool") or fn.startswith("np.") and fn[3:] in CTYPES:
+        (a,) = args
+        src = kinds[0]
+        e = pr.ref(a)
+        if fn == "int" and src.name == "uint64":
+            pr.check(f"{e} > (uint64_t)INT64_MAX")
+        if fn.startswith("np.") and src.name == "pyint" and out.is_int:
+            pr.check(f"!kiln_int_fits<{out.ctype}>({e})")
+        if src.is_float and out.is_int:
+            pr.check(f"!kiln_fits<{out.ctype}>((double)({e}))")
+        if out.is_bool:
+            return f"(({e}) != 0)"
+        return f"(({out.ctype})({e}))"
+    if py:
+        return _python_expr(pr, fn, args, kinds, out)
+    return _numpy_expr(pr, fn, args, kinds, out)
+
+
+def _python_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
+    """Python semantics on Python scalars: ints never wrap, errors rerun as Python."""
+    if out.name == "pyint":
+        e = [pr.ref(a, out) for a in args]
+        if fn in ("add", "sub", "mul"):
+            if pr.unchecked_int():   # affine: the entry test bounds it (loop_bounds.py)
+                return f"({e[0]} {_ARITH[fn]} {e[1]})"
+            name = pr.fresh("p")
+            pr.emit(f"int64_t {name};", pr.depth)
+            pr.check(f"__builtin_{fn}_overflow({e[0]}, {e[1]}, &{name})")
+            return name
+        if fn in ("floordiv", "mod"):
+            pr.check(f"{e[1]} == 0 || ({e[0]} == INT64_MIN && {e[1]} == -1)")
+            return f"kiln_i{'floordiv' if fn == 'floordiv' else 'mod'}<int64_t>({e[0]}, {e[1]})"
+        if fn in _BITS:
+            return f"({e[0]} {_BITS[fn]} {e[1]})"
+        if fn == "lshift":
+            pr.check(f"{e[1]} < 0 || {e[1]} >= 63 || ((({e[0]}) << {e[1]}) >> {e[1]}) != ({e[0]})")
+            return f"(({e[0]}) << {e[1]})"
+        if fn == "rshift":
+            pr.check(f"{e[1]} < 0")
+            return f"({e[1]} >= 63 ? (({e[0]}) < 0 ? -1 : 0) : (({e[0]}) >> {e[1]}))"
+        if fn in ("neg", "abs"):
+            pr.check(f"{e[0]} == INT64_MIN")
+            return f"(-{e[0]})" if fn == "neg" else f"({e[0]} < 0 ? -{e[0]} : {e[0]})"
+        if fn == "pos":
+            return e[0]
+        if fn == "invert":
+            return f"(~{e[0]})"
+        if fn == "pow":
+            pr.check(f"{e[1]} < 0")
+            name = pr.fresh("p")
+            pr.emit(f"int64_t {name} = 1;", pr.depth)
+            pr.emit(f"for (int64_t k = 0; k < {e[1]}; ++k) if (__builtin_mul_overflow({name}, {e[0]}, &{name})) "
+                    f"KILN_FAIL({FAIL});", pr.depth)
+            return name
+    if out.name == "pyfloat":
+        e = [pr.ref(a, out) for a in args]
+        for a, k in zip(args, kinds):   # int -> float is exact below 2**53 (Python rounds too)
+            pass
+        if fn in _ARITH:
+            return f"({e[0]} {_ARITH[fn]} {e[1]})"
+        if fn == "truediv":
+            if all(k.name == "pyint" for k in kinds):
+                raw = [pr.ref(a) for a in args]
+                pr.check(" || ".join(f"{r} > 9007199254740992LL || {r} < -9007199254740992LL" for r in raw))
+            pr.check(f"{e[1]} == 0.0")
+            return f"({e[0]} / {e[1]})"
+        if fn in ("floordiv", "mod"):
+            pr.check(f"{e[1]} == 0.0")
+            return f"kiln_{fn}_f64({e[0]}, {e[1]})"
+        if fn == "neg":
+            return f"(-{e[0]})"
+        if fn == "pos":
+            return e[0]
+        if fn == "abs":
+            return f"std::fabs({e[0]})"
+        if fn == "pow":
+            name = pr.fresh("p")
+            pr.emit(f"double {name} = std::pow({e[0]}, {e[1]});", pr.depth)
+            # Python raises (or goes complex) where C gives inf/nan or divides by zero
+            pr.check(f"({e[0]} == 0.0 && {e[1]} < 0) || ({e[0]} < 0 && {e[1]} != std::floor({e[1]})) || "
+                     f"(std::isinf({name}) && std::isfinite({e[0]}) && std::isfinite({e[1]}))")
+            return name
+        if fn == "math.sqrt":
+            pr.check(f"{e[0]} < 0")
+            return f"std::sqrt({e[0]})"
+    if out.name == "pybool":
+        e = [pr.ref(a, out) for a in args]
+        if fn in _BITS:
+            return f"({e[0]} {_BITS[fn]} {e[1]})"
+    raise Unnative(f"Python {fn} giving {out.name}")
+
+
+def _numpy_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
+    """NumPy scalar semantics: computed in the result type ``out``."""
+    e = [pr.ref(a, out) for a in args]
+    t = out.ctype
+    if out.is_bool:
+        table = {"add": "||", "mul": "&&", "and_": "&&", "or_": "||", "xor": "!=",
+                 "maximum": "||", "minimum": "&&", "fmax": "||", "fmin": "&&"}
+        if fn in table:
+            return f"({e[0]} {table[fn]} {e[1]})"
+        if fn in ("abs", "absolute", "pos"):
+            return e[0]
+        if fn == "invert":
+            return f"(!{e[0]})"
+        raise Unnative(f"NumPy {fn} on bools")
+    if out.is_int:
+        if fn in ("add", "sub", "mul"):
+            return f"kiln_wrap_{fn}<{t}>({e[0]}, {e[1]})"
+        if fn == "floordiv":
+            return f"kiln_ifloordiv<{t}>({e[0]}, {e[1]})"
+        if fn == "mod":
+            return f"kiln_imod<{t}>({e[0]}, {e[1]})"
+        if fn in _BITS:
+            return f"(({t})({e[0]} {_BITS[fn]} {e[1]}))"
+        if fn == "lshift":
+            return f"kiln_lshift<{t}>({e[0]}, {e[1]})"
+        if fn == "rshift":
+            return f"kiln_rshift<{t}>({e[0]}, {e[1]})"
+        if fn == "neg":
+            return f"kiln_wrap_neg<{t}>({e[0]})"
+        if fn == "pos":
+            return e[0]
+        if fn == "invert":
+            return f"(({t})~{e[0]})"
+        if fn in ("abs", "np.absolute"):
+            return f"({e[0]} < 0 ? kiln_wrap_neg<{t}>({e[0]}) : {e[0]})"
+        if fn == "pow":
+            pr.check(f"{e[1]} < 0")
+            return f"kiln_ipow<{t}>({e[0]}, {e[1]})"
+        if fn in ("np.maximum", "np.fmax"):
+            return f"({e[0]} >= {e[1]} ? {e[0]} : {e[1]})"
+        if fn in ("np.minimum", "np.fmin"):
+            return f"({e[0]} <= {e[1]} ? {e[0]} : {e[1]})"
+        if fn in ("np.floor", "np.ceil"):
+            return e[0]
+        raise Unnative(f"NumPy {fn} on {out.name}")
+    if out.is_float:
+        f32 = out.name == "float32"
+        suffix = "f32" if f32 else "f64"
+        if fn in _ARITH:
+            return f"(({t})({e[0]} {_ARITH[fn]} {e[1]}))"
+        if fn == "truediv":
+            return f"(({t})({e[0]} / {e[1]}))"
+        if fn in ("floordiv", "mod"):
+            return f"kiln_{fn}_{suffix}({e[0]}, {e[1]})"
+        if fn == "neg":
+            return f"(-{e[0]})"
+        if fn == "pos":
+            return e[0]
+        if fn in ("abs", "np.absolute"):
+            return f"std::fabs({e[0]})"
+        if fn == "pow":
+            return f"(({t})std::pow({e[0]}, {e[1]}))"
+        if fn == "np.sqrt":
+            return f"std::sqrt({e[0]})"
+        if fn == "np.floor":
+            return f"std::floor({e[0]})"
+        if fn == "np.ceil":
+            return f"std::ceil({e[0]})"
+        if fn == "np.maximum":
+            return f"(({e[0]} >= {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
+        if fn == "np.minimum":
+            return f"(({e[0]} <= {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
+        if fn == "np.fmax":
+            return f"std::fmax({e[0]}, {e[1]})"
+        if fn == "np.fmin":
+            return f"std::fmin({e[0]}, {e[1]})"
+    raise Unnative(f"NumPy {fn} giving {out.name}")
