@@ -233,7 +233,7 @@ def test_a_loop_node_carrying_nothing_prints_as_runnable_python():
     from kiln.ops.loops import _print_loop
 
     class Body:
-        arrays, writes_back, name, graph = (), False, "loop_body_1", None
+        arrays, writes_back, name, graph, cont = (), False, "loop_body_1", None, None
 
     class Node:
         name, kwargs, args = "loop", {"body": Body()}, (0, 3, 1, (), ())
