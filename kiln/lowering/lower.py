@@ -272,6 +272,8 @@ class GraphLowering(PointwiseLowering, ViewLowering):
 
     def meta_of(self, value: Any) -> Any:
         """What infer_meta sees of a lowering value (an array on the example's sizes)."""
+        if isinstance(value, Opaque) and isinstance(value.meta, tuple):
+            return value.meta   # a tuple from an extern (a loop's carried values)
         if isinstance(value, Value) and not isinstance(value, Scalar):
             return TensorMeta(self.sizes.hint(tuple(value.shape)), value.dtype)
         return _meta_of(value)
@@ -506,6 +508,8 @@ def _meta_of(value: Any) -> Any:
         if value.weak:  # a runtime Python scalar: stays weak (NEP 50) for the dtype rule
             return token(value)(0)
         return np.zeros((), value.dtype)[()]
+    if isinstance(value, Opaque) and isinstance(value.meta, tuple):
+        return value.meta   # a tuple from an extern (a loop's carried values) stays a tuple
     if isinstance(value, Value):
         return TensorMeta(value.shape, value.dtype)
     return value

@@ -217,12 +217,27 @@ def _loop_inplace(start: Any, stop: Any, step: Any, carried: tuple, operands: tu
     return _run_loop(start, stop, step, carried, operands, body, owned=True)
 
 
+def _overlapping(carried: tuple, operands: tuple, arrays: tuple) -> bool:
+    """Does an array the loop writes share memory with another array it reads or writes
+    (the caller passed ``u`` and ``u.T``)?"""
+    written = [carried[k] for k in arrays if isinstance(carried[k], np.ndarray)]
+    others = written + [v for v in operands if isinstance(v, np.ndarray)]
+    return any(o is not w and np.may_share_memory(w, o) for w in written for o in others)
+
+
 def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
               body: LoopBody, owned: bool) -> tuple:
     originals = list(carried)
     state = [_scalar(v) for v in carried]
     start, stop, step = (operator.index(_scalar(v)) for v in (start, stop, step))
     operands = tuple(_scalar(v) for v in operands)
+    if body.writes_back and _overlapping(tuple(originals), operands, body.arrays):
+        # Reads through one view must see the writes through another, iteration by
+        # iteration, as in Python: the reference writes straight into the caller's arrays
+        # (no copies; an error leaves the iterations before it written, as NumPy does).
+        # The function's own graph only: aot runs it op by op when inputs overlap.
+        stats["reference"] += 1
+        return tuple(body.run(start, stop, step, tuple(state), operands))
     native = body.native
     if native is not None and owned and native.inplace:
         done = native(start, stop, step, tuple(state), operands, True)
@@ -269,7 +284,11 @@ def _print_loop(node: Any, consts: dict, format_value: Callable, python_code: Ca
     body: LoopBody = node.kwargs["body"]
     start, stop, step, carried, operands = node.args
     lines = python_code(body.graph, consts).rstrip("\n").split("\n")
-    init = ", ".join(f"np.array({format_value(v, consts)}, copy=True)" if k in body.arrays
+    # The function's own graph (writes_back) runs the body on the caller's arrays, as
+    # Python does: reads through an overlapping view see the writes, and an error leaves
+    # the iterations before it written. A functionalized graph's loop works on copies.
+    init = ", ".join(f"np.array({format_value(v, consts)}, copy=True)"
+                     if k in body.arrays and not body.writes_back
                      else format_value(v, consts) for k, v in enumerate(carried))
     rest = "".join(f", {format_value(v, consts)}" for v in operands)
     i = f"{node.name}_i"
@@ -281,13 +300,7 @@ def _print_loop(node: Any, consts: dict, format_value: Callable, python_code: Ca
                 f"    {node.name} = {body.name}({i}, *{node.name}{rest})", f"    {i} += 1"]
     lines += [f"{node.name} = ({init},)  # loop node: carried values" if carried else
               f"{node.name} = ()  # loop node: nothing carried"]
-    if not body.writes_back or not body.arrays:
-        return lines + loop
-    # NumPy had written the iterations before an error into the arrays
-    back = "; ".join(f"np.copyto({format_value(carried[k], consts)}, {node.name}[{k}])"
-                     for k in body.arrays)
-    return lines + ["try:"] + ["    " + line for line in loop] + ["except Exception:", f"    {back}",
-                                                                 "    raise"]
+    return lines + loop
 
 
 loop = declare("loop", Category.EXTERN, _loop_impl,

@@ -140,6 +140,41 @@ def test_one_compile_serves_every_trip_count(backend):
     _same(compiled(x, 0), f32_sum(x, 0))
 
 
+def column_from_row(u, v):            # v may be a view of u: reads see earlier writes
+    for i in range(1, u.shape[0]):
+        u[i, 0] = v[0, i - 1] + 1.0
+    return u
+
+
+def shift_from(u, w):                 # w may be u reversed; raises past the end
+    for i in range(1, u.shape[0] + 1):
+        u[i] = w[i - 1] + 1.0
+    return u
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_overlapping_arguments_see_each_others_writes(backend):
+    # the caller passes two views of one array: the loop reads through one what it wrote
+    # through the other on earlier iterations, as Python does (no stale copies)
+    compiled = kiln.compile(column_from_row, backend=backend)
+    for n in (5, 7):
+        mine, theirs = np.zeros((n, n)), np.zeros((n, n))
+        compiled(mine, mine.T)
+        column_from_row(theirs, theirs.T)
+        np.testing.assert_array_equal(mine, theirs)
+        a, b = np.zeros((n, n)), np.ones((n, n))     # separate arrays: the same function
+        a2, b2 = a.copy(), b.copy()
+        _same(compiled(a, b), column_from_row(a2, b2))
+    shifted = kiln.compile(shift_from, backend=backend)
+    mine, theirs = np.zeros(6), np.zeros(6)
+    with pytest.raises(IndexError) as got:
+        shifted(mine, mine[::-1])
+    with pytest.raises(IndexError) as want:
+        shift_from(theirs, theirs[::-1])
+    assert str(got.value) == str(want.value)
+    np.testing.assert_array_equal(mine, theirs)   # the writes before the error, in place
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_exceptions_inside_the_loop_are_pythons(backend):
     def shift(a, n):
