@@ -99,15 +99,7 @@ def try_loop(tx, inst, it: RangeIteratorVariable) -> bool:
     nxt = tx.decoded.instructions[inst.index + 1]
     region = Region(inst.index + 1, inst.index, inst.index + 1, inst.target, inst.target,
                     nxt.arg if nxt.opname == "STORE_FAST" and isinstance(nxt.arg, str) else "i")
-    try:
-        _build(tx, region, it.bounds, snap, {})
-    except (LoopFallback, BreakGraph, KilnError) as e:
-        snap.restore(tx)
-        reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
-                                                                     "reason", str(e))
-        _note(tx, f"loop unrolled: {reason}")
-        return False
-    return True
+    return _attempt(tx, region, it.bounds, snap, {}, "loop unrolled")
 
 
 def try_while(tx, inst, cond: VariableTracker, when: bool) -> bool:
@@ -132,16 +124,8 @@ def try_while(tx, inst, cond: VariableTracker, when: bool) -> bool:
         return False
     snap = _Snapshot(tx)
     region = Region(head, k, head, k + 1, exit, cont=cont)
-    try:
-        _build(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)), snap,
-               {COND: cond})
-    except (LoopFallback, BreakGraph, KilnError) as e:
-        snap.restore(tx)
-        reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
-                                                                     "reason", str(e))
-        _note(tx, f"while loop not captured: {reason}")
-        return False
-    return True
+    return _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
+                    snap, {COND: cond}, "while loop not captured")
 
 
 def _bottom_test(tx, inst, when: bool) -> tuple | None:
@@ -237,6 +221,20 @@ def _loaded(before: Any, after: VariableTracker) -> bool:
 def _signature(graph: Graph) -> list:
     return [(n.target.name, n.kwargs.get("fn"), type(n.val).__name__,
              getattr(n.val, "dtype", None)) for n in graph.nodes if n.kind == "call"]
+
+
+def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, failed: str) -> bool:
+    """Build the loop node; on failure restore the translator, note why (``failed``:
+    what happens instead) and return False."""
+    try:
+        _build(tx, region, bounds, snap, extra)
+    except (LoopFallback, BreakGraph, KilnError) as e:
+        snap.restore(tx)
+        reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
+                                                                     "reason", str(e))
+        _note(tx, f"{failed}: {reason}")
+        return False
+    return True
 
 
 def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict) -> None:

@@ -72,6 +72,9 @@ class RenderedKernel:
 
 
 _INIT = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
+# Reductions whose accumulator no OpenMP clause combines: their reduced loop runs in
+# order, on one thread, without SIMD lanes (points of a blocked kernel still fill them).
+IN_ORDER_COMBINES = frozenset({"argmax", "argmin"})
 _CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min", "any": "|", "all": "&"}
 
 
@@ -169,7 +172,7 @@ def _render_stages(plan: "CppKernelPlan", names: NameSource) -> list[str]:
             # a reduction: accumulate per lane, finish after the loop
             acc_dt = plan.accumulators[buf.name]
             acc_name = names.temp().replace("t", "acc")
-            arg = node.combine in ("argmax", "argmin")
+            arg = node.combine in IN_ORDER_COMBINES
             acc = declare_accumulator(pre, clauses, _acc_ctype(acc_dt), acc_name,
                                       _init(node.combine, acc_dt), _CLAUSE.get(node.combine))
             nan = None
@@ -357,7 +360,7 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     if not outer.loops() and plan.inner_loops:
         # (argmax/argmin and scans keep one in-order pass: OpenMP has no combine for them)
         plan.split_inner = not any(n.kind == "scan" or n.kind == "reduction" and
-                                   n.combine in ("argmax", "argmin") for n in kernel.nodes)
+                                   n.combine in IN_ORDER_COMBINES for n in kernel.nodes)
     elif outer.loops() and plan.inner_loops:
         # Reducing leading axes: if memory is contiguous along the kept dims, not along
         # the reduced ones, run blocks of outer points in the innermost loop instead.

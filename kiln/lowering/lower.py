@@ -272,9 +272,7 @@ class GraphLowering(PointwiseLowering, ViewLowering):
 
     def meta_of(self, value: Any) -> Any:
         """What infer_meta sees of a lowering value (an array on the example's sizes)."""
-        if isinstance(value, Opaque) and isinstance(value.meta, tuple):
-            return value.meta   # a tuple from an extern (a loop's carried values)
-        if isinstance(value, Value) and not isinstance(value, Scalar):
+        if _is_array(value):
             return TensorMeta(self.sizes.hint(tuple(value.shape)), value.dtype)
         return _meta_of(value)
 
@@ -438,8 +436,7 @@ class GraphLowering(PointwiseLowering, ViewLowering):
             return meta
         try:
             sym = infer_meta(op, map_values(args, lambda v: TensorMeta(v.shape, v.dtype)
-                                             if isinstance(v, Value) and not isinstance(v, Scalar)
-                                             else _meta_of(v)), params)
+                                             if _is_array(v) else _meta_of(v)), params)
         except Exception as e:  # a rule that needs concrete sizes (it runs NumPy, say)
             raise Undecidable(f"{op.name}'s shape rule needs concrete sizes ({type(e).__name__})") from e
         if not isinstance(sym, TensorMeta) or self.sizes.hint(sym.shape) != meta.shape:
@@ -499,6 +496,13 @@ def _value_key(value: Any) -> Any:
     if isinstance(value, BufferValue):
         return (value.buf.name, value.shape, value.strides, value.offset)
     return id(value)
+
+
+def _is_array(value: Any) -> bool:
+    """Does infer_meta see this lowering value as an array (not a scalar, not the tuple
+    an extern such as a loop returns)?"""
+    return isinstance(value, Value) and not isinstance(value, Scalar) and \
+        not (isinstance(value, Opaque) and isinstance(value.meta, tuple))
 
 
 def _meta_of(value: Any) -> Any:
