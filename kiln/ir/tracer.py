@@ -13,6 +13,8 @@ Derivative rules are written with ops, so tracing a rule gives its backward grap
 """
 from __future__ import annotations
 
+import contextvars
+import operator
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -20,6 +22,11 @@ import numpy as np
 from ..ops import TensorMeta
 from ..ops.registry import iter_leaves, map_leaves
 from .graph import Graph, Node
+
+
+# While a backward is written with sizes that stay dynamic (capture/variables/grad.py):
+# ``node -> shape`` whose dynamic dims are SizeRefs (kiln/ir/graph.py). Per thread.
+SHAPES: contextvars.ContextVar = contextvars.ContextVar("kiln_symbolic_shapes", default=None)
 
 
 class Proxy:
@@ -30,7 +37,8 @@ class Proxy:
 
     @property
     def shape(self) -> tuple:
-        return self.node.val.shape
+        shapes = SHAPES.get()
+        return self.node.val.shape if shapes is None else shapes(self.node)
 
     @property
     def dtype(self) -> np.dtype:
@@ -42,6 +50,9 @@ class Proxy:
 
     @property
     def size(self) -> int:
+        if SHAPES.get() is not None:
+            shape = self.shape   # a dynamic size refuses to be multiplied into a number
+            return int(np.prod([operator.index(n) for n in shape]))
         return self.node.val.size
 
     def __repr__(self) -> str:
