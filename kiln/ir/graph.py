@@ -112,8 +112,43 @@ class SizeRef:
     def __index__(self) -> int:
         raise TypeError(f"the size {self!r} is dynamic here; a number is needed")
 
+    def __mul__(self, other: Any) -> "SizeProduct":
+        return SizeProduct((self,)) * other
+
+    __rmul__ = __mul__
+
     def __repr__(self) -> str:
         return f"{self.array}.shape[{self.dim}]"
+
+
+class SizeProduct:
+    """A product of input sizes and ints (a reduction's element count, ``math.prod`` of a
+    shape with SizeRefs). Only an operand of an op can hold one (the ``1/N`` of a mean's
+    derivative): the one writing the graph makes it a graph input (kiln/ir/tracer.py)."""
+
+    __slots__ = ("factors",)
+
+    def __init__(self, factors: tuple) -> None:
+        self.factors = factors
+
+    def __mul__(self, other: Any) -> "SizeProduct":
+        if isinstance(other, SizeProduct):
+            return SizeProduct(self.factors + other.factors)
+        if isinstance(other, SizeRef) or (isinstance(other, int) and not isinstance(other, bool)):
+            return SizeProduct(self.factors + (other,))
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    @property
+    def example(self) -> int:
+        out = 1
+        for f in self.factors:
+            out *= f.example if isinstance(f, SizeRef) else f
+        return out
+
+    def __repr__(self) -> str:
+        return " * ".join(repr(f) for f in self.factors if not (isinstance(f, int) and f == 1))
 
 
 def has_size_refs(value: Any) -> bool:

@@ -21,11 +21,12 @@ import numpy as np
 
 from ..ops import TensorMeta
 from ..ops.registry import iter_leaves, map_leaves
-from .graph import Graph, Node
+from .graph import Graph, Node, SizeProduct, SizeRef
 
 
 # While a backward is written with sizes that stay dynamic (capture/variables/grad.py):
-# ``node -> shape`` whose dynamic dims are SizeRefs (kiln/ir/graph.py). Per thread.
+# an object with ``shape(node)`` (the shape, its dynamic dims SizeRefs: kiln/ir/graph.py)
+# and ``value(size)`` (a graph input holding a SizeRef or SizeProduct). Per thread.
 SHAPES: contextvars.ContextVar = contextvars.ContextVar("kiln_symbolic_shapes", default=None)
 
 
@@ -38,7 +39,7 @@ class Proxy:
     @property
     def shape(self) -> tuple:
         shapes = SHAPES.get()
-        return self.node.val.shape if shapes is None else shapes(self.node)
+        return self.node.val.shape if shapes is None else shapes.shape(self.node)
 
     @property
     def dtype(self) -> np.dtype:
@@ -71,6 +72,8 @@ class Proxy:
                 return value.node
             if isinstance(value, np.ndarray):
                 return graph.constant(value)
+            if isinstance(value, (SizeRef, SizeProduct)) and SHAPES.get() is not None:
+                return SHAPES.get().value(value)   # a dynamic size as an operand: an input
             return value
 
         return Proxy(graph.call(op, map_leaves(inputs, to_arg), params))

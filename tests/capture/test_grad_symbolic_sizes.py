@@ -76,17 +76,25 @@ def test_symbolic_backward_matches_finite_differences():
             np.testing.assert_allclose(g[idx], fd, rtol=1e-6, atol=1e-8)
 
 
-def test_a_rule_that_needs_a_number_pins_the_sizes():
-    # mean's derivative divides by the element count, a product of sizes: this backward
-    # is built per size (correct, one graph each), as before.
+def _var_loss(w, x, y):
+    return (np.tanh(x @ w) - y).var()
+
+
+@pytest.mark.parametrize("fn, graphs_for_three_sizes", [
+    (_mse, 1),       # mean's derivative divides by x.shape[0] * 2: a run-time input
+    (_var_loss, 3),  # var's divides by (count - ddof): a number, so the sizes are pinned
+])
+def test_counts_in_derivatives(fn, graphs_for_three_sizes):
+    graphs = []
     def mse_step(x, y, w):
-        return kiln.value_and_grad(_mse)(w, x, y)
-    compiled = kiln.compile(mse_step, dynamic=True)
+        return kiln.value_and_grad(fn)(w, x, y)
+    compiled = kiln.compile(mse_step, dynamic=True,
+                            backend=lambda g, ex: graphs.append(g) or cpp_backend(g, ex))
     rng = np.random.default_rng(2)
     w = rng.standard_normal((3, 2))
-    for n in (5, 9):
+    for n in (5, 9, 14):
         x, y = rng.standard_normal((n, 3)), rng.standard_normal((n, 2))
         got, want = compiled(x, y, w), mse_step(x, y, w)
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
         np.testing.assert_allclose(got[1], want[1], rtol=1e-10)
-    assert "x.shape[0] == 9" in kiln.explain(mse_step)(x, y, w).guards
+    assert len(graphs) == graphs_for_three_sizes

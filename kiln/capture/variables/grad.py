@@ -25,7 +25,7 @@ import numpy as np
 
 from ...errors import NoDerivative
 from ...ir import Proxy
-from ...ir.graph import SizeRef
+from ...ir.graph import SizeProduct, SizeRef
 from ...ir.autodiff import backprop
 from ...ops import REGISTRY, F, method_key
 from .arrays import ArrayVariable
@@ -153,7 +153,10 @@ class SymbolicSizes:
     raises: :meth:`backprop` takes back what it wrote and returns None, and the caller
     pins the sizes (a graph per size, as before)."""
 
-    def __init__(self, graph: Any, refs: dict, dynamic: dict, sized: dict, same: list) -> None:
+    def __init__(self, tx, graph: Any, refs: dict, dynamic: dict, sized: dict, same: list,
+                 syms: dict) -> None:
+        self.tx = tx
+        self.syms = syms            # SizeRef -> the run-time size it reads
         self.graph = graph
         self.same = same            # (code, text, code, text, leaves): dims that share a SizeRef
         self.refs = refs            # example size -> SizeRef (duck sizing: one per size)
@@ -165,7 +168,7 @@ class SymbolicSizes:
     @staticmethod
     def make(tx, graph: Any, arrays: list) -> "SymbolicSizes | None":
         from .arrays import UnbackedSize
-        refs, dynamic, codes, first, same = {}, {}, {}, {}, []
+        refs, dynamic, codes, first, same, syms = {}, {}, {}, {}, [], {}
         for var in arrays:
             for i, d in enumerate(var.dims):
                 if d is None or d.pinned:
@@ -174,7 +177,9 @@ class SymbolicSizes:
                     return None   # a size that is no input's dim (a run-time slice length)
                 if i in dynamic.get(var.node, ()):
                     continue
-                refs.setdefault(d.example, SizeRef(var.node.name, i, d.example))
+                if d.example not in refs:
+                    refs[d.example] = SizeRef(var.node.name, i, d.example)
+                    syms[refs[d.example]] = d
                 dynamic.setdefault(var.node, set()).add(i)
                 codes[d.code] = d.example
                 # Dynamic dims of one example size share a SizeRef (they meet in
@@ -186,7 +191,7 @@ class SymbolicSizes:
         if not refs:
             return None
         sized = {node: codes[code] for node, code in tx.output.inputs if code in codes}
-        return SymbolicSizes(graph, refs, dynamic, sized, same)
+        return SymbolicSizes(tx, graph, refs, dynamic, sized, same, syms)
 
     @staticmethod
     def moved(n: int) -> int:
@@ -204,6 +209,27 @@ class SymbolicSizes:
             else:
                 raise TypeError(f"a size of {node.name} is no input's size")
         return tuple(out)
+
+    def value(self, size: Any) -> Any:
+        """A graph input holding a dynamic size or a product of them (SizeProduct: the
+        count a mean's derivative divides by), evaluated by the entry on each call."""
+        from .arrays import SymScalarVariable
+        factors = size.factors if isinstance(size, SizeProduct) else (size,)
+        codes, texts, leaves, example = [], [], [], 1
+        for f in factors:
+            if isinstance(f, SizeRef):
+                sym = self.syms[self.refs[f.example]]
+                codes.append(sym.code)
+                texts.append(sym.text)
+                leaves += sym.leaves
+                example *= sym.example
+            elif f != 1:
+                codes.append(repr(f))
+                texts.append(repr(f))
+                example *= f
+        sym = SymScalarVariable(f"({' * '.join(codes)})", f"({' * '.join(texts)})", example,
+                                tuple(dict.fromkeys(leaves)), tx=self.tx)
+        return self.tx.output.scalar_node(sym)
 
     def _shadow(self, node: Any) -> Any:
         """``node``'s meta with every dynamic size moved (computed in dependency order)."""
@@ -240,7 +266,7 @@ class SymbolicSizes:
         """:func:`backprop` with symbolic sizes; None (and the graph as it was) when a
         rule needs a number."""
         from ...ir.tracer import SHAPES
-        token = SHAPES.set(self.shape)
+        token = SHAPES.set(self)
         try:
             grads = backprop(calls, seeds, wrt)
             for node in self.graph.nodes:   # every new shape moves with the sizes
@@ -259,7 +285,8 @@ class SymbolicSizes:
                 logs.log("perf", "kiln.value_and_grad: the backward is built for these sizes",
                          f"a derivative rule needs them as numbers ({type(e).__name__}: {e})")
             for node in reversed([n for n in self.graph.nodes if n not in before]):
-                self.graph.erase(node)
+                if node.kind != "placeholder":   # (an input made for a size stays one)
+                    self.graph.erase(node)
             return None
         finally:
             SHAPES.reset(token)
