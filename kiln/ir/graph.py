@@ -151,8 +151,12 @@ class SizeProduct:
         return " * ".join(repr(f) for f in self.factors if not (isinstance(f, int) and f == 1))
 
 
-def has_size_refs(value: Any) -> bool:
-    return any(isinstance(v, SizeRef) for v in iter_leaves(value))
+def has_size_refs(params: dict) -> bool:
+    """Does a param, or an item of a tuple/list param (a shape), hold a SizeRef?"""
+    for v in params.values():
+        if type(v) is SizeRef or (type(v) in (tuple, list) and any(type(e) is SizeRef for e in v)):
+            return True
+    return False
 
 
 def resolve_sizes(params: dict, size: Callable[["SizeRef"], Any]) -> dict:
@@ -231,7 +235,7 @@ class Graph:
              val: Any = None, source: Any = None, before: Node | None = None) -> Node:
         """Append a call of ``op``; its meta is inferred unless given."""
         kwargs = op.bind_params(dict(kwargs or {}))
-        sized = has_size_refs(tuple(kwargs.values()))
+        sized = bool(kwargs) and has_size_refs(kwargs)
         if val is None:
             val = infer_meta(op, map_nodes(tuple(args), lambda n: n.val),
                              resolve_sizes(kwargs, lambda r: r.example) if sized else kwargs)
