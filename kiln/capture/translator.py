@@ -57,12 +57,15 @@ def _one_element_work(node: Any) -> bool:
 
 def plain_context_manager(cls: Any) -> bool:
     """A user class whose ``__enter__``/``__exit__`` are Python functions: entering and
-    exiting it run as Python, its with body compiles. NumPy's (``np.errstate``: its body
-    must run as NumPy does) and kiln's own stay whole statements run as Python."""
+    exiting it run as Python, its with body compiles. ``np.errstate`` too: entered as
+    Python it sets NumPy's error mode, and a compiled call checks that mode as it starts
+    (``runtime/fpmode.py``: a mode that raises or calls runs the graph with NumPy), so the
+    body behaves exactly as NumPy's. Other NumPy and kiln context managers stay whole
+    statements run as Python."""
     if not isinstance(cls, type):
         return False
     root = (getattr(cls, "__module__", "") or "").split(".")[0]
-    return root not in ("numpy", "kiln") and all(
+    return (root not in ("numpy", "kiln") or cls is np.errstate) and all(
         isinstance(inspect.getattr_static(cls, m, None), types.FunctionType)
         for m in ("__enter__", "__exit__"))
 
