@@ -411,12 +411,14 @@ def _entry(body: LoopBody) -> tuple[str, str]:
     return typedef + f'extern "C" {sig} {{\n' + "\n".join(lines) + "\n}\n", typedef + sig + ";"
 
 
-def native_runners(items: list) -> list:
+def native_runners(items: list, rendered: list | None = None) -> list:
     """Build ``(body, step)`` items in one module (one g++ run); returns their runners in
-    order (see :func:`_runner`)."""
+    order (see :func:`_runner`). ``rendered``: the items' :func:`render_body` results, when
+    the caller has them already."""
     from ..runtime.build import build
     from ..runtime.loader import load_library
-    rendered = [render_body(body, step) for body, step in items]
+    if rendered is None:
+        rendered = [render_body(body, step) for body, step in items]
     unique = {fname: (text, cdef) for text, fname, cdef, _ in rendered}
     so = build(PRELUDE + "\n" + "\n".join(text for text, _ in unique.values()), "loop")
     lib, ffi = load_library(so, "\n".join(cdef for _, cdef in unique.values()))
@@ -502,13 +504,13 @@ def prepare_loops(graph: Any) -> None:
     """Give every loop node of ``graph`` its C++ runner, all built in one module (bodies
     the printer cannot print, or a failed build, keep the reference interpreter)."""
     from ..runtime.build import BuildError, CompilerUnavailable
-    items = []
+    items, rendered = [], {}
     for node in graph.nodes:
         body = node.kwargs.get("body") if node.kind == "call" else None
         if not isinstance(body, LoopBody) or body.native is not None:
             continue
         try:
-            render_body(body, node.args[2])
+            rendered[len(items)] = render_body(body, node.args[2])
         except Unnative:
             continue
         except Exception:   # a printer bug must not cost the user a result
@@ -516,12 +518,14 @@ def prepare_loops(graph: Any) -> None:
             if config.debug_checks:
                 raise
             continue
-        items.append((body, node.args[2]))
+        items.append((body, node.args[2], len(items)))
     groups = [items] if items else []
     while groups:
         group = groups.pop()
         try:
-            for (body, _), native in zip(group, native_runners(group)):
+            texts = [rendered[k] for _, _, k in group]
+            pairs = [(body, step) for body, step, _ in group]
+            for (body, _), native in zip(pairs, native_runners(pairs, texts)):
                 body.native = native
         except (BuildError, CompilerUnavailable):
             if len(group) > 1:   # one body's build error must not cost the others
