@@ -172,6 +172,7 @@ class AOTFunction:
             # Which inputs' layouts matter is known now: key this call's variant by them
             # too, so later calls with other layouts get a plan of their own.
             self.layout_inputs = variant.plan.layout_inputs
+            self._plain = None   # its variant was keyed without layouts
             key += tuple(layout_class(arrays[i]) for i in self.layout_inputs)
         self.variants[key] = variant
         if key == (None, None) and not any(isinstance(a, _tensor_cls()) for a in args) \
