@@ -197,13 +197,32 @@ def ravel_of_a_non_contiguous_array_is_a_copy(x, y):
     return w, v, y
 
 
-@found((np.ones((3, 3)),), (np.zeros((0, 0)),),
-       xfail="x.diagonal() is a read-only view: NumPy's w *= 2 raises ValueError('output array "
-             "is read-only'); kiln writes it with a copy into the view, which raises the same "
-             "type with 'assignment destination is read-only' (seed 314)")
+@found((np.ones((3, 3)),), (np.zeros((0, 0)),))
 def in_place_update_of_a_read_only_diagonal(x):
+    # x.diagonal() is a read-only view: NumPy's w *= 2 raises ValueError('output array is
+    # read-only'); kiln wrote it as a copy into the view, which raises the same type with
+    # 'assignment destination is read-only' (seed 314). A write into a view NumPy makes
+    # read-only now runs as Python.
     w = x.diagonal()
     w *= 2
+    return w
+
+
+@found((np.array([0.0, -2.0, -1.5]),), (np.arange(3, dtype=np.int32),))
+def in_place_update_of_a_broadcast_view_after_a_write(x):
+    # (seed 1501) the earlier write stays, as in NumPy
+    x += 1
+    w = np.broadcast_to(x, (2, 3))
+    w *= x
+    return w
+
+
+@found((np.arange(6.0).reshape(2, 3),))
+def item_write_into_a_view_of_a_read_only_view(x):
+    w = np.broadcast_to(x[0], (4, 3))[::2, 1:]
+    v = x.T[::-1].diagonal()[:, None]
+    x[1] = v.sum()          # x itself stays writeable
+    w[0] = 1.0
     return w
 
 

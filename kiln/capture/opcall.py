@@ -363,6 +363,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
                        HINTS["data_dependent"])
     if base is not None:
         (base.base or base).has_views = True
+        # A view of a read-only view is read-only (an op that may copy instead: maybe).
+        result.read_only = op.read_only or base.read_only
     if node.val.shape == () and not result.tensor:
         result.scalar = _numpy_returns_scalar(op, bound.inputs, params)
     return result
@@ -522,7 +524,11 @@ def _write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool 
 
 
 def _check_writable(tx, what: str, target: ArrayVariable) -> None:
-    """Writes must reach an array the caller can see again: never a baked-in constant."""
+    """Writes must reach an array the caller can see again: never a baked-in constant, and
+    never a read-only one (NumPy raises there, with a message that depends on the write)."""
+    if target.read_only:
+        tx.unsupported("user_error", f"{what} writes into {target.describe()}, a read-only view "
+                       f"in NumPy", "it runs as plain Python, so NumPy raises its own error")
     root = target.base or target
     if root.node.kind == "constant":
         tx.unsupported("mutation", f"{what} writes into {target.describe()}, an array kiln "

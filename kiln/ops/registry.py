@@ -116,6 +116,9 @@ class Op:
     # (shape, strides, offset) from the input's, computed without touching memory
     # (kiln/ops/layout.py); None from the rule: NumPy would copy or raise.
     layout: Callable[..., Any] | None = None
+    # NumPy's result is a read-only view (broadcast_to, diagonal): a write into it, or into
+    # a view of it, raises NumPy's error, so capture runs such a write as Python.
+    read_only: bool = False
     # ``functional_params(params) -> params``: the params of this op in a functionalized
     # graph, where it must not write anything the caller sees (a loop node's body stops
     # writing partial results back on an error: kiln/ops/loops.py).
