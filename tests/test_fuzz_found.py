@@ -226,11 +226,18 @@ def item_write_into_a_view_of_a_read_only_view(x):
     return w
 
 
-@found((_MAX_ONCE,), xfail_backends=("aot_eager", "cpp", "cpp-dynamic"),
-       xfail="functionalization writes the reshaped value back with the selection's example "
-             "length (reshape to (9,)) where the data gave 8: aot does not know which sizes "
-             "are data-dependent (an unbacked size)")
+@found((np.arange(9.0).reshape(3, 3), 1.75), (np.arange(3, dtype=np.float32), -2.0))
+def negative_of_a_negative_constant_in_a_kernel(x, s):
+    # (seed 1504) the C++ renderer printed np.negative(-1.0) as `--1.0`, a decrement
+    x += np.maximum(x, x)
+    return np.negative(-1.0), np.negative(x * -2.5), -(x - -np.inf), -np.float32(-0.0) * x, -(s * -1.5)
+
+
+@found((_MAX_ONCE,), (np.arange(6.0).reshape(2, 3),))
 def reshape_of_a_mask_selection_written_in_place(x):
+    # functionalization wrote the reshaped value back with the selection's example length
+    # (reshape to (9,)) where the data gave 8: a write through a reshaping view of a
+    # selection whose size depends on the data now runs as Python
     v = x[x != x.max()]
     w = np.reshape(v, (-1,))
     w *= v

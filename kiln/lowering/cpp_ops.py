@@ -31,7 +31,14 @@ def ctype(dtype: Any) -> str:
 
 
 def literal(value: Any, dtype: Any) -> str:
-    """An exact C literal of ``value`` converted to ``dtype`` (as NumPy converts it)."""
+    """An exact C literal of ``value`` converted to ``dtype`` (as NumPy converts it); a
+    negative float is parenthesized, so that an operator template stays one expression
+    (``-{x}`` of -1.0 would read ``--1.0``, a decrement)."""
+    text = _literal(value, dtype)
+    return f"({text})" if text.startswith("-") else text
+
+
+def _literal(value: Any, dtype: Any) -> str:
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return "true" if bool(value) else "false"
