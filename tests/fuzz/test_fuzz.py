@@ -24,6 +24,9 @@ from .stmts import programs
 
 PROGRAMS = int(os.environ.get("KILN_FUZZ_PROGRAMS") or 40)
 SEED = os.environ.get("KILN_FUZZ_SEED")
+# Long runs on a loaded machine: shrinking a failure re-generates and re-runs programs for
+# tens of minutes; KILN_FUZZ_SHRINK=0 reports the first failing program as it was drawn.
+SHRINK = os.environ.get("KILN_FUZZ_SHRINK", "1") != "0"
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -31,7 +34,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def _fuzz_settings(fn):
     fn = settings(max_examples=PROGRAMS, deadline=None, database=None, derandomize=SEED is None,
                   suppress_health_check=list(HealthCheck), print_blob=SEED is not None,
-                  phases=[Phase.generate, Phase.shrink])(fn)
+                  phases=[Phase.generate, Phase.shrink] if SHRINK else [Phase.generate])(fn)
     return seed(int(SEED))(fn) if SEED is not None else fn
 
 
