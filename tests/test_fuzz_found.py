@@ -233,6 +233,16 @@ def negative_of_a_negative_constant_in_a_kernel(x, s):
     return np.negative(-1.0), np.negative(x * -2.5), -(x - -np.inf), -np.float32(-0.0) * x, -(s * -1.5)
 
 
+@found((np.array([-3.25, -3.5, 2.5]), np.ones((4, 1), bool)), (np.arange(3.0), np.ones((2, 1), bool)))
+def one_element_array_stored_into_an_element_raises(x, m):
+    # (seed 1811) x[1] = <an array of shape (1, 1)>: NumPy raises 'setting an array element
+    # with a sequence.'; kiln broadcast it into the element. A slice takes it.
+    x[1:2] = m.T @ m
+    x[0, ...] = np.float32(2.5)
+    x[-1] = m.T @ m
+    return x
+
+
 @found((_MAX_ONCE,), (np.arange(6.0).reshape(2, 3),))
 def reshape_of_a_mask_selection_written_in_place(x):
     # functionalization wrote the reshaped value back with the selection's example length
