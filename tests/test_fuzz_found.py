@@ -217,6 +217,20 @@ def in_place_update_of_a_broadcast_view_after_a_write(x):
     return w
 
 
+@found((np.array([[1.75], [0.5], [1.25], [-1.75]], np.float32),),
+       xfail_backends=("cpp", "cpp-dynamic"),
+       xfail="the graph before the break at w *= 2 returns w materialized as a fresh, writeable "
+             "array where NumPy's broadcast_to view is read-only, so the Python segment raises "
+             "the casting error instead of 'output array is read-only' (aot's output plan does "
+             "not mark read-only outputs; functionalize knows them: Functionalizer.readonly)")
+def in_place_update_of_a_read_only_view_that_cannot_cast(x):
+    # (seed 1505) NumPy checks that the output is writeable before the casting: 'output
+    # array is read-only'; compiled, the casting error (bool *= int)
+    w = np.broadcast_to(np.logical_and(x + True, x), (2, 4, 1))
+    w *= 2
+    return w
+
+
 @found((np.arange(6.0).reshape(2, 3),))
 def item_write_into_a_view_of_a_read_only_view(x):
     w = np.broadcast_to(x[0], (4, 3))[::2, 1:]
