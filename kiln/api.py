@@ -126,7 +126,7 @@ class CompiledFunction:
         self._limit_warned = False
         self.records: list[CaptureRecord] = []
         self.calls_uncompiled = 0
-        self._as_python: tuple | None = None   # (argument types, array positions): see __call__
+        self._as_python: tuple | None = None   # (argument types, array positions, size limit): see __call__
         self.root = self                   # resume functions and wrapped helpers point here
         self._resumes: dict[tuple, CompiledFunction] = {}
         self._helpers: dict[Any, CompiledFunction] = {}
@@ -234,9 +234,10 @@ class CompiledFunction:
         fast = self._as_python
         if fast is not None and not kwargs and fast[0] == tuple(map(type, args)):
             # The cost model ran these argument types as Python, and the arrays are still
-            # small: skip the guards too (they cost as much as such a call).
+            # small: skip the guards too (they cost as much as such a call; Python is
+            # right whatever they say). fastcheck.c's dispatcher does the same.
             for i in fast[1]:
-                if args[i].size > _SMALL:
+                if args[i].size > fast[2]:
                     break
             else:
                 return self.fn(*args)
@@ -378,7 +379,8 @@ class CompiledFunction:
             graph = None
             if not kwargs and self.bound_self is None and self.root is self:
                 self._as_python = (tuple(map(type, args)),
-                                   tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray)))
+                                   tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray)),
+                                   _SMALL)
         else:
             extra = {}
             body = []
@@ -502,6 +504,7 @@ def _fast_class() -> type | None:
             cls = type("CompiledFunction", (base, CompiledFunction),
                        {"__init__": __init__, "_publish": _publish, "__module__": __name__,
                         "__qualname__": "CompiledFunction", "__doc__": CompiledFunction.__doc__})
+            fastcheck.module().enable_vectorcall(cls)
         _FAST.append(cls)
     return _FAST[0]
 

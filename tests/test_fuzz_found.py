@@ -197,21 +197,71 @@ def ravel_of_a_non_contiguous_array_is_a_copy(x, y):
     return w, v, y
 
 
-@found((np.ones((3, 3)),), (np.zeros((0, 0)),),
-       xfail="x.diagonal() is a read-only view: NumPy's w *= 2 raises ValueError('output array "
-             "is read-only'); kiln writes it with a copy into the view, which raises the same "
-             "type with 'assignment destination is read-only' (seed 314)")
+@found((np.ones((3, 3)),), (np.zeros((0, 0)),))
 def in_place_update_of_a_read_only_diagonal(x):
+    # x.diagonal() is a read-only view: NumPy's w *= 2 raises ValueError('output array is
+    # read-only'); kiln wrote it as a copy into the view, which raises the same type with
+    # 'assignment destination is read-only' (seed 314). A write into a view NumPy makes
+    # read-only now runs as Python.
     w = x.diagonal()
     w *= 2
     return w
 
 
-@found((_MAX_ONCE,), xfail_backends=("aot_eager", "cpp", "cpp-dynamic"),
-       xfail="functionalization writes the reshaped value back with the selection's example "
-             "length (reshape to (9,)) where the data gave 8: aot does not know which sizes "
-             "are data-dependent (an unbacked size)")
+@found((np.array([0.0, -2.0, -1.5]),), (np.arange(3, dtype=np.int32),))
+def in_place_update_of_a_broadcast_view_after_a_write(x):
+    # (seed 1501) the earlier write stays, as in NumPy
+    x += 1
+    w = np.broadcast_to(x, (2, 3))
+    w *= x
+    return w
+
+
+@found((np.array([[1.75], [0.5], [1.25], [-1.75]], np.float32),),
+       xfail_backends=("cpp", "cpp-dynamic"),
+       xfail="the graph before the break at w *= 2 returns w materialized as a fresh, writeable "
+             "array where NumPy's broadcast_to view is read-only, so the Python segment raises "
+             "the casting error instead of 'output array is read-only' (aot's output plan does "
+             "not mark read-only outputs; functionalize knows them: Functionalizer.readonly)")
+def in_place_update_of_a_read_only_view_that_cannot_cast(x):
+    # (seed 1505) NumPy checks that the output is writeable before the casting: 'output
+    # array is read-only'; compiled, the casting error (bool *= int)
+    w = np.broadcast_to(np.logical_and(x + True, x), (2, 4, 1))
+    w *= 2
+    return w
+
+
+@found((np.arange(6.0).reshape(2, 3),))
+def item_write_into_a_view_of_a_read_only_view(x):
+    w = np.broadcast_to(x[0], (4, 3))[::2, 1:]
+    v = x.T[::-1].diagonal()[:, None]
+    x[1] = v.sum()          # x itself stays writeable
+    w[0] = 1.0
+    return w
+
+
+@found((np.arange(9.0).reshape(3, 3), 1.75), (np.arange(3, dtype=np.float32), -2.0))
+def negative_of_a_negative_constant_in_a_kernel(x, s):
+    # (seed 1504) the C++ renderer printed np.negative(-1.0) as `--1.0`, a decrement
+    x += np.maximum(x, x)
+    return np.negative(-1.0), np.negative(x * -2.5), -(x - -np.inf), -np.float32(-0.0) * x, -(s * -1.5)
+
+
+@found((np.array([-3.25, -3.5, 2.5]), np.ones((4, 1), bool)), (np.arange(3.0), np.ones((2, 1), bool)))
+def one_element_array_stored_into_an_element_raises(x, m):
+    # (seed 1811) x[1] = <an array of shape (1, 1)>: NumPy raises 'setting an array element
+    # with a sequence.'; kiln broadcast it into the element. A slice takes it.
+    x[1:2] = m.T @ m
+    x[0, ...] = np.float32(2.5)
+    x[-1] = m.T @ m
+    return x
+
+
+@found((_MAX_ONCE,), (np.arange(6.0).reshape(2, 3),))
 def reshape_of_a_mask_selection_written_in_place(x):
+    # functionalization wrote the reshaped value back with the selection's example length
+    # (reshape to (9,)) where the data gave 8: a write through a reshaping view of a
+    # selection whose size depends on the data now runs as Python
     v = x[x != x.max()]
     w = np.reshape(v, (-1,))
     w *= v

@@ -378,6 +378,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
                        HINTS["data_dependent"])
     if base is not None:
         (base.base or base).has_views = True
+        # A view of a read-only view is read-only (an op that may copy instead: maybe).
+        result.read_only = op.read_only or base.read_only
     if node.val.shape == () and not result.tensor:
         result.scalar = _numpy_returns_scalar(op, bound.inputs, params)
     return result
@@ -537,8 +539,19 @@ def _write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool 
 
 
 def _check_writable(tx, what: str, target: ArrayVariable) -> None:
-    """Writes must reach an array the caller can see again: never a baked-in constant."""
+    """Writes must reach an array the caller can see again: never a baked-in constant, and
+    never a read-only one (NumPy raises there, with a message that depends on the write)."""
+    if target.read_only:
+        tx.unsupported("user_error", f"{what} writes into {target.describe()}, a read-only view "
+                       f"in NumPy", "it runs as plain Python, so NumPy raises its own error")
     root = target.base or target
+    if target.base is not None and any(isinstance(d, UnbackedSize) for d in root.dims) \
+            and _maps_back_by_shape(target.node, root.node):
+        # aot writes a view's new value back into its base through the view's derivative
+        # rule, which reshapes to the base's example shape: wrong when the base's size is
+        # known only at run time (a mask selection).
+        tx.unsupported("data_dependent", f"{what} writes through a reshaping view of "
+                       f"{root.describe()}, whose size depends on the data", HINTS["data_dependent"])
     if root.node.kind == "constant":
         tx.unsupported("mutation", f"{what} writes into {target.describe()}, an array kiln "
                        f"baked into the graph as a constant", HINTS["mutation"])
@@ -552,6 +565,17 @@ def _check_writable(tx, what: str, target: ArrayVariable) -> None:
         if not writeable:
             tx.unsupported("user_error", f"{what} writes into the read-only array {text}",
                            "it runs as plain Python, so NumPy raises its own error")
+
+
+def _maps_back_by_shape(view: Any, root: Any) -> bool:
+    """Whether a view op between ``view`` and its base ``root`` has no put-back rule (aot
+    maps a write back through its derivative rule, written with the base's shape)."""
+    node = view
+    while node is not root and getattr(node, "kind", None) == "call":
+        if node.op.put_back is None and node.op.may_alias:
+            return True
+        node = node.args[0] if node.args else None
+    return False
 
 
 def _mutation(tx, op, what, bound, inputs, params) -> VariableTracker:

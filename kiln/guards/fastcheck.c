@@ -21,6 +21,8 @@
  * 2. Dispatcher, the base of kiln's compiled-function class when this module builds.
  * Calling one runs, without a Python frame of its own,
  *
+ *     if self._as_python and argument types match and its arrays are small:
+ *         return self._kiln_fn(*args)          # the cost model's verdict: plain Python
  *     for check in self._kiln_checks:          # one generated function per cache entry
  *         result = check(*args, **kwargs)
  *         if result is MISS: continue
@@ -28,8 +30,13 @@
  *         return result
  *     return self._kiln_slow(*args, **kwargs)  # no entry took it: Python compiles
  *
- * (vectorcall where the interpreter lets a subclass use it, i.e. from 3.12; tp_call on
- * 3.11). Unless _kiln_checks is a tuple, every call goes to _kiln_slow.
+ * (vectorcall: from 3.12 a subclass inherits it, on 3.11 enable_vectorcall turns it on
+ * for kiln's subclass). Unless _kiln_checks is a tuple, every call goes to _kiln_slow.
+ * ``_as_python`` is ``(argument types, positions of array arguments, size limit)`` once
+ * the cost model ran a call of those types as Python: running the function as Python is
+ * right whatever the guards say, so such calls check no guard at all, only that the
+ * arguments are of the types and sizes the verdict was about (api.py's __call__ does the
+ * same where this module does not build).
  *
  * 3. SimpleEntry: the commonest cache entry (identity, type and array guards; call the
  * graph on parameters; return items of its result) checked and run with no Python frame
@@ -96,13 +103,52 @@ typedef struct {
     PyObject *fn;          /* the user's function (RUN_EAGER entries) */
     PyObject *miss;        /* the MISS and RUN_EAGER markers */
     PyObject *run_eager;
+    PyObject *as_python;   /* (types, array positions, size limit), or NULL / None */
     vectorcallfunc vectorcall;
 } Dispatcher;
+
+/* Does this call take the cost model's "run it as Python" verdict (see _as_python)? */
+static int
+runs_as_python(PyObject *verdict, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (verdict == NULL || !PyTuple_CheckExact(verdict) || PyTuple_GET_SIZE(verdict) != 3)
+        return 0;
+    PyObject *types = PyTuple_GET_ITEM(verdict, 0), *arrays = PyTuple_GET_ITEM(verdict, 1);
+    if (!PyTuple_CheckExact(types) || !PyTuple_CheckExact(arrays) || PyTuple_GET_SIZE(types) != nargs)
+        return 0;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if ((PyObject *)Py_TYPE(args[i]) != PyTuple_GET_ITEM(types, i))
+            return 0;
+    Py_ssize_t limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(verdict, 2));
+    if (limit == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(arrays); k++) {
+        Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(arrays, k));
+        if (i < 0 || i >= nargs) {
+            PyErr_Clear();
+            return 0;
+        }
+        /* the types matched: an ndarray (or a subclass, which shares the layout) */
+        kiln_array_head *a = (kiln_array_head *)args[i];
+        Py_ssize_t size = 1;
+        for (int d = 0; d < a->nd; d++) {
+            size *= a->dimensions[d];
+            if (size > limit)
+                return 0;
+        }
+    }
+    return 1;
+}
 
 static PyObject *
 dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Dispatcher *self = (Dispatcher *)op;
+    if (self->as_python != NULL && self->fn != NULL && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0)
+            && runs_as_python(self->as_python, args, PyVectorcall_NARGS(nargsf)))
+        return PyObject_Vectorcall(self->fn, args, nargsf, NULL);
     PyObject *checks = self->checks;
     if (checks != NULL && PyTuple_CheckExact(checks) && self->miss != NULL && self->run_eager != NULL) {
         Py_INCREF(checks);          /* a compile in a callee may replace the tuple */
@@ -161,6 +207,7 @@ dispatcher_traverse(PyObject *op, visitproc visit, void *arg)
     Py_VISIT(self->fn);
     Py_VISIT(self->miss);
     Py_VISIT(self->run_eager);
+    Py_VISIT(self->as_python);
     return 0;
 }
 
@@ -173,6 +220,7 @@ dispatcher_clear(PyObject *op)
     Py_CLEAR(self->fn);
     Py_CLEAR(self->miss);
     Py_CLEAR(self->run_eager);
+    Py_CLEAR(self->as_python);
     return 0;
 }
 
@@ -190,6 +238,8 @@ static PyMemberDef dispatcher_members[] = {
     {"_kiln_fn", T_OBJECT, offsetof(Dispatcher, fn), 0, "the function RUN_EAGER entries run"},
     {"_kiln_miss", T_OBJECT, offsetof(Dispatcher, miss), 0, "the MISS marker"},
     {"_kiln_run_eager", T_OBJECT, offsetof(Dispatcher, run_eager), 0, "the RUN_EAGER marker"},
+    {"_as_python", T_OBJECT, offsetof(Dispatcher, as_python), 0,
+     "(argument types, array positions, size limit): calls that run as Python"},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(Dispatcher, vectorcall), READONLY, NULL},
     {NULL, 0, 0, 0, NULL},
 };
@@ -208,6 +258,27 @@ static PyTypeObject DispatcherType = {
     .tp_vectorcall_offset = offsetof(Dispatcher, vectorcall),
     .tp_members = dispatcher_members,
 };
+
+/* enable_vectorcall(cls): kiln's subclass of Dispatcher is called through vectorcall, as
+ * from 3.12 on, where 3.11 does not let a heap type inherit it (a call then built an
+ * argument tuple for tp_call). Only for a subclass whose tp_call is still the
+ * dispatcher's, so both ways of calling it run the same code. */
+static PyObject *
+enable_vectorcall(PyObject *module, PyObject *cls)
+{
+    (void)module;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &DispatcherType)) {
+        PyErr_SetString(PyExc_TypeError, "enable_vectorcall(a subclass of Dispatcher)");
+        return NULL;
+    }
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    if (tp->tp_call != dispatcher_call)
+        Py_RETURN_FALSE;
+    tp->tp_vectorcall_offset = offsetof(Dispatcher, vectorcall);
+    tp->tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL;
+    PyType_Modified(tp);
+    Py_RETURN_TRUE;
+}
 
 /* ---- entries with no Python frame ----------------------------------------------------- */
 
@@ -442,6 +513,8 @@ static PyTypeObject SimpleEntryType = {
 static PyMethodDef methods[] = {
     {"array_matches", (PyCFunction)(void (*)(void))array_matches, METH_FASTCALL,
      "array_matches(x, ndarray_type, dtype, shape): kiln's combined array guard."},
+    {"enable_vectorcall", enable_vectorcall, METH_O,
+     "enable_vectorcall(cls): call kiln's Dispatcher subclass through vectorcall (3.11)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -258,7 +258,10 @@ class CppEmitter(OpsHandler):
         text = template(fn, dtype)
         if text is None:
             raise NotImplementedError(f"the C++ renderer has no {fn} for {np.dtype(dtype)}")
-        names = dict(zip("xyz", args))
+        # A negative literal after a unary operator is parenthesized: ``-{x}`` of -1.0
+        # would read ``--1.0``, a decrement.
+        names = {k: f"({a})" if a.startswith("-") and any(f"{u}{{{k}}}" in text for u in "-~!") else a
+                 for k, a in zip("xyz", args)}
         suffix = "f" if np.dtype(dtype) in (np.float32, np.complex64) else ""
         return self.assign(text.format(f=suffix, T=ctype(dtype), **names), out if out is not None else dtype)
 

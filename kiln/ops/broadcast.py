@@ -41,7 +41,7 @@ def _broadcast_to_impl(x: Any, shape: tuple) -> Any:
 
 
 broadcast_to = declare("broadcast_to", Category.VIEW, _broadcast_to_impl, inputs=("x",),
-                       params={"shape": ()}, layout=layout.broadcast_to,
+                       params={"shape": ()}, layout=layout.broadcast_to, read_only=True,
                        vjp=lambda g, out, x, shape: (F.sum_to(g, shape=shape_of(x)),),
                        doc="numpy.broadcast_to: a read-only zero-stride view")
 

@@ -336,6 +336,12 @@ def _scatter_meta(strip_leading_ones: bool):
         if index_kind(index) != "mask" and _static_slices(index):
             target = indexed_shape(xshape, index)
             vshape = tuple(shape_of(value))
+            if strip_leading_ones and vshape and len(index) == len(xshape) and not any(
+                    v is None or v is Ellipsis or isinstance(v, slice) or is_array_entry(v)
+                    for v in index):
+                # One element, named by an int per axis: NumPy stores a scalar there and
+                # takes no array of ndim > 0, not even of one element.
+                raise ValueError("setting an array element with a sequence.")
             if strip_leading_ones:
                 while len(vshape) > len(target) and vshape[0] == 1:
                     vshape = vshape[1:]

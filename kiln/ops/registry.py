@@ -121,6 +121,9 @@ class Op:
     # and the sliced lengths become size symbols (kiln/lowering/sizes.py, kind "int"), so
     # one build serves every ``n``. None: bounds are specialized (guarded by value).
     runtime_slices: int | None = None
+    # NumPy's result is a read-only view (broadcast_to, diagonal): a write into it, or into
+    # a view of it, raises NumPy's error, so capture runs such a write as Python.
+    read_only: bool = False
     # ``functional_params(params) -> params``: the params of this op in a functionalized
     # graph, where it must not write anything the caller sees (a loop node's body stops
     # writing partial results back on an error: kiln/ops/loops.py).

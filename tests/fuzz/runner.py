@@ -11,6 +11,12 @@ outputs share memory with which arguments. Two additions for generated programs:
   magnitude among the arguments and results of the call, ``n`` the largest argument or
   result size (the most terms one reduction can add) and ``eps`` that of the least precise
   float dtype in the call; everything else (types, dtypes, shapes, signs of zeros) exact.
+
+A program that runs past ``KILN_FUZZ_TIME_LIMIT`` seconds (all backends, all calls) is a
+finding too (:class:`ProgramTimeout`, with its reproducer), not a hung run: SIGALRM stops
+it wherever the interpreter runs (a Python loop, a wait for g++); a hang inside a compiled
+kernel never returns to the interpreter, so a watchdog thread writes the reproducer to
+stderr and to a file and ends the process (:func:`_time_limit`).
 """
 from __future__ import annotations
 
@@ -19,7 +25,10 @@ import io
 import math
 import os
 import re
+import signal
 import sys
+import tempfile
+import threading
 import warnings
 
 import numpy as np
@@ -32,10 +41,52 @@ from test_programs import _alias_pattern, _check_no_fallback, _check_same, _leav
 from .programs import Program  # noqa: E402
 
 BACKENDS = ("eager", "aot_eager", "cpp")
+TIME_LIMIT = float(os.environ.get("KILN_FUZZ_TIME_LIMIT") or 120)
 
 
 class Mismatch(AssertionError):
     """kiln and NumPy disagree on a generated program."""
+
+
+class ProgramTimeout(BaseException):
+    """A generated program ran past the fuzzer's time limit. A BaseException, so that
+    neither the oracle's ``except Exception`` (a user exception is a result) nor kiln's
+    fallbacks take it for the program's own error; hypothesis reports it without shrinking."""
+
+
+@contextlib.contextmanager
+def _time_limit(program: Program, seconds: float):
+    """Raise ProgramTimeout in the main thread after ``seconds``; if the program still has not
+    come back to the interpreter ``seconds`` later (a loop inside a kernel), report it and
+    end the process with status 3."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise ProgramTimeout(f"the program ran past the time limit of {seconds:g} s "
+                             f"(KILN_FUZZ_TIME_LIMIT)\n\n--- reproducer ---\n{program.reproducer()}")
+
+    def hard_stop():
+        text = (f"kiln fuzz: a program ran past twice the time limit of {seconds:g} s inside "
+                f"native code; the process ends. Reproducer:\n{program.reproducer()}")
+        fd, path = tempfile.mkstemp(prefix="kiln-fuzz-hang-", suffix=".py")
+        with os.fdopen(fd, "w") as f:
+            f.write(program.reproducer())
+        os.write(2, f"{text}\n(written to {path})\n".encode())
+        os._exit(3)
+
+    watchdog = threading.Timer(2 * seconds, hard_stop)
+    watchdog.daemon = True
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    watchdog.start()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        watchdog.cancel()
 
 
 def _floats(obj):
@@ -121,15 +172,21 @@ def _same_text(got: str, exp: str, where: str) -> None:
 _last_failed: list = []      # the backend that failed last runs first (shrinking is faster)
 
 
-def check(program: Program, backends=BACKENDS) -> None:
-    """Raise Mismatch naming the backend, call and difference, with the program's reproducer."""
+def check(program: Program, backends=BACKENDS, time_limit: float = TIME_LIMIT) -> None:
+    """Raise Mismatch naming the backend, call and difference, with the program's reproducer
+    (ProgramTimeout when the program runs past ``time_limit`` seconds, all backends together)."""
     order = sorted(backends, key=lambda b: b not in _last_failed)
-    for backend in order:
-        try:
-            _check_backend(program, backend)
-        except AssertionError as err:
-            _last_failed[:] = [backend]
-            raise Mismatch(f"[backend={backend}] {err}\n\n--- reproducer ---\n{program.reproducer()}") from None
+    with _time_limit(program, time_limit):
+        for backend in order:
+            _check_one(program, backend)
+
+
+def _check_one(program: Program, backend: str) -> None:
+    try:
+        _check_backend(program, backend)
+    except AssertionError as err:
+        _last_failed[:] = [backend]
+        raise Mismatch(f"[backend={backend}] {err}\n\n--- reproducer ---\n{program.reproducer()}") from None
 
 
 def _check_backend(program: Program, backend: str) -> None:

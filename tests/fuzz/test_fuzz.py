@@ -24,6 +24,9 @@ from .stmts import programs
 
 PROGRAMS = int(os.environ.get("KILN_FUZZ_PROGRAMS") or 40)
 SEED = os.environ.get("KILN_FUZZ_SEED")
+# Long runs on a loaded machine: shrinking a failure re-generates and re-runs programs for
+# tens of minutes; KILN_FUZZ_SHRINK=0 reports the first failing program as it was drawn.
+SHRINK = os.environ.get("KILN_FUZZ_SHRINK", "1") != "0"
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -31,7 +34,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def _fuzz_settings(fn):
     fn = settings(max_examples=PROGRAMS, deadline=None, database=None, derandomize=SEED is None,
                   suppress_health_check=list(HealthCheck), print_blob=SEED is not None,
-                  phases=[Phase.generate, Phase.shrink])(fn)
+                  phases=[Phase.generate, Phase.shrink] if SHRINK else [Phase.generate])(fn)
     return seed(int(SEED))(fn) if SEED is not None else fn
 
 
@@ -58,3 +61,32 @@ def test_the_oracle_catches_a_wrong_backend():
     fn, _ = build_function(prog.source())
     assert kiln.compile(fn, backend="eager")(*prog.args(0)).tolist() == [3.0, 6.0]
     assert set(BACKENDS) == {"eager", "aot_eager", "cpp"}
+
+
+def test_a_program_past_the_time_limit_is_a_finding_with_its_source():
+    from .programs import Program
+    from .runner import ProgramTimeout
+    prog = Program(["x0"], [], ["    while x0.sum() > -1.0:", "        x0 = x0 + 0.0"], "x0",
+                   ["x0 = np.array([1.0, 2.0])\nargs = (x0,)\n"])
+    with pytest.raises(ProgramTimeout, match=r"time limit of 0.3 s[\s\S]*def prog\(x0\)"):
+        check(prog, backends=["eager"], time_limit=0.3)
+    check(Program(["x0"], [], [], "x0", ["x0 = np.ones(2)\nargs = (x0,)\n"]), time_limit=60)
+
+
+def test_a_program_hung_in_native_code_ends_the_run_with_its_source(tmp_path):
+    """SIGALRM blocked (as a kernel looping in C never returns to the interpreter): the
+    watchdog writes the reproducer and ends the process instead of hanging the run."""
+    import subprocess
+    import sys
+    script = (
+        "from tests.fuzz.programs import Program\nfrom tests.fuzz.runner import check\n"
+        "body = ['    import signal, time', '    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])',"
+        " '    time.sleep(30)']\n"
+        "check(Program(['x0'], [], body, 'x0', ['x0 = 1.0\\nargs = (x0,)\\n']), backends=['eager'], time_limit=0.5)\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert done.returncode == 3, done.stderr
+    assert "past twice the time limit" in done.stderr and "time.sleep(30)" in done.stderr
+    [written] = tmp_path.glob("kiln-fuzz-hang-*.py")
+    assert "def prog(x0):" in written.read_text()

@@ -1,6 +1,9 @@
 """The cost model (kiln/runtime/cost.py): graphs so small that the compiled call would
 cost more than NumPy's own run as Python, with the guards skipped for later calls of the
 same argument types; explain says so; larger inputs still compile."""
+import functools
+import sys
+
 import numpy as np
 import pytest
 
@@ -60,6 +63,38 @@ def test_small_array_functions_cheaper_in_numpy_run_as_python():
         compiled = kiln.compile(fn)
         np.testing.assert_array_equal(compiled(*args), fn(*args))
         assert compiled.records[0].runs_as_python, fn.__name__
+
+
+SCALE = 2.0
+
+
+def scaled(v):
+    return v * SCALE
+
+
+@pytest.mark.parametrize("dispatcher", ["native", "python"])
+def test_the_verdict_skips_every_guard_for_its_argument_types(dispatcher, monkeypatch):
+    # Running the function as Python is right whatever its guards say: after the verdict a
+    # call of the same argument types (arrays still small) checks none, in fastcheck.c's
+    # dispatcher and in api.py's alike; other types and large arrays still compile.
+    compiled = kiln.compile(scaled)
+    if dispatcher == "native":
+        if type(compiled).__mro__[1].__name__ != "Dispatcher":
+            pytest.skip("the C dispatcher does not build here")
+        call = compiled
+    else:
+        call = functools.partial(type(compiled).__mro__[-2].__call__, compiled)
+        assert type(compiled).__mro__[-2].__name__ == "CompiledFunction"
+    v = np.arange(3.0)
+    np.testing.assert_array_equal(call(v), v * 2.0)
+    assert compiled._as_python is not None and len(compiled.records) == 1
+    monkeypatch.setattr(sys.modules[__name__], "SCALE", 3.0)   # a guarded global changes
+    np.testing.assert_array_equal(call(v), v * 3.0)
+    np.testing.assert_array_equal(call(np.arange(4, dtype=np.int32)), np.arange(4) * 3.0)
+    assert len(compiled.records) == 1
+    assert call(1.5) == 4.5 and len(compiled.records) == 2           # another type: judged anew
+    np.testing.assert_array_equal(call(np.ones(300)), np.full(300, 3.0))
+    assert len(compiled.records) == 3 and compiled.records[2].graph is not None
 
 
 def test_large_inputs_of_the_same_function_still_compile():

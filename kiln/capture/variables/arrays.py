@@ -36,6 +36,7 @@ class ArrayVariable(VariableTracker):
         self.fresh = fresh          # made by the graph (not an argument, not a view of one)
         self.base = base            # the array this one is a view of
         self.has_views = False
+        self.read_only = False      # maybe a read-only view at run time (of broadcast_to...)
         self.tensor = tensor        # a kiln.Tensor at run time (an op on one returns one)
         self.scalar = False         # a NumPy scalar at run time (np.float64), not a 0-d array
 
