@@ -226,7 +226,7 @@ def _method(name: str) -> Callable:
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "any", "all",
               "cumsum", "cumprod", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "flatten",
               "astype", "clip", "copy", "dot", "repeat", "take", "fill", "conj", "conjugate",
-              "round", "argsort", "searchsorted", "diagonal", "trace", "nonzero"):
+              "round", "argsort", "searchsorted", "diagonal", "trace", "nonzero", "put"):
     setattr(Tensor, _name, _method(_name))
 Tensor.real = property(lambda self: self._method("real"))
 Tensor.imag = property(lambda self: self._method("imag"))
@@ -431,6 +431,8 @@ def _no_complex_grad(op: Any) -> None:
 def _apply_composite(c: Composite) -> Any:
     """A composite spelling on Tensors: each ``F`` call in it records like eager code."""
     result = _wrap_result(c.fn(*c.inputs, **c.params))
+    if c.python is not None:
+        return c.python(result)     # np.allclose's bool: a Python value, no gradient
     if c.out is None:
         return result
     apply(lookup(np.copyto).bind(c.out, result))

@@ -328,6 +328,10 @@ class Composite:
     inputs: tuple
     params: dict = field(default_factory=dict)
     out: Any = None
+    # NumPy returns a Python scalar read from the data (``np.allclose`` a bool,
+    # ``np.count_nonzero(x)`` an int): ``fn`` computes it as a 0-d array and whoever runs
+    # the spelling converts it with this type where it leaves kiln's hands.
+    python: type | None = None
 
 
 @dataclass
@@ -429,7 +433,10 @@ def call_spelling(key: Any, *args: Any, **kwargs: Any) -> Any:
     if bound.out is not None:
         raise AssertionError("call_spelling: out= is not for composites")
     if isinstance(bound, Composite):
-        return bound.fn(*bound.inputs, **bound.params)
+        result = bound.fn(*bound.inputs, **bound.params)
+        if bound.python is not None and isinstance(result, (np.ndarray, np.generic)):
+            return bound.python(result)
+        return result
     return bound.op(*bound.inputs, **bound.params)
 
 
