@@ -139,6 +139,9 @@ class OutputGraph:
                 return var.code
             return self.scalar_bindings.setdefault(var.code, f"_kiln_s{len(self.scalar_bindings)}")
         if isinstance(var, ConstantVariable):
+            from .variables.builtins import OpaqueCallableVariable
+            if isinstance(var, OpaqueCallableVariable) and var.source is not None:
+                return self.object_code(var.source)  # guarded by type: this call's object
             if type(var.value) is set:  # built in the frame: a fresh set per call
                 return f"set({self.ns.ref(var.value, 'c')})"
             return self.literal(var.value)

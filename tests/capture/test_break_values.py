@@ -88,6 +88,38 @@ def test_list_argument_counted_and_indexed():
     assert len(backend.graphs) == 2
 
 
+
+def _history(x, steps):
+    hist = []
+    for _ in range(steps):
+        x = x - 0.1 * np.cos(x)
+        hist.append(float((x ** 2).mean()))  # float() breaks; append is a bound method
+    return x, hist
+
+
+def _random_from(x, rng):
+    draw = rng.random  # a C method bound to an object made per call
+    y = np.sin(x)
+    return y + draw(x.shape[0]), y.sum()
+
+
+def test_methods_bound_to_objects_made_per_call_hit_the_cache():
+    """``hist.append`` and ``rng.random`` sit on the stack at a break with a new object
+    behind them every call: guarded by method and type (not identity), and called on this
+    call's object, so calls neither recompile nor append to an earlier call's list."""
+    f, backend = compiled_with_counter(_history)
+    g, backend_g = compiled_with_counter(_random_from)
+    for i in range(12):  # past recompile_limit (8) if each call's list needed its own entry
+        x = np.linspace(0.0, 1.0, 7) + i
+        got, want = f(x, 3), _history(x, 3)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+        assert len(got[1]) == 3
+        a, b = g(x, np.random.default_rng(i)), _random_from(x, np.random.default_rng(i))
+        np.testing.assert_array_equal(a[0], b[0])
+    assert len(backend.graphs) <= 4 and len(backend_g.graphs) <= 2
+
+
 def _checked_add(x, y):
     if x.shape != y.shape:
         raise ValueError(f"shapes differ: {x.shape} vs {y.shape}")

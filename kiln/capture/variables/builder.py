@@ -156,6 +156,18 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if isinstance(value, types.ModuleType):
         _guard_id(tx, source, value)
         return ModuleVariable(value, source)
+    if source is not None and _bound_to_object(value):
+        # hist.append, rng.random: a C method bound to an object made per call. Its call
+        # breaks the graph (runs as Python on the frame's own object), so what is guarded
+        # is which method of which type, not the object: a new list each call hits the cache.
+        from .builtins import OpaqueCallableVariable
+        tx.guards.add_type(source, kind)
+        tx.guards.add_type(AttrSource(source, "__self__"), type(value.__self__))
+        if kind is types.MethodType:
+            tx.guards.add_id(AttrSource(source, "__func__"), value.__func__)
+        else:
+            tx.guards.add_equals(AttrSource(source, "__name__"), value.__name__)
+        return OpaqueCallableVariable(value, source)
     if is_numpy_callable(value):  # before plain functions: np.ones is Python code
         _guard_id(tx, source, value)
         return NumpyFunctionVariable(value, source)
@@ -294,3 +306,17 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
 
 def math_module_ref(tx) -> str:
     return tx.output.ns.ref(math, "math")
+
+
+def _bound_to_object(method: Any) -> bool:
+    """A C method bound to an instance (``[].append``, a Generator's ``random``), not a
+    module's function (``math.sin``: its ``__self__`` is the module), a builtin (``len``),
+    a class method, or a Python method (inlined: ``UserMethodVariable``)."""
+    kind = type(method)
+    if kind is types.MethodType:
+        if isinstance(method.__func__, types.FunctionType):
+            return False
+    elif kind is not types.BuiltinMethodType:
+        return False
+    owner = method.__self__
+    return owner is not None and not isinstance(owner, (types.ModuleType, type))
