@@ -24,8 +24,8 @@ from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, m
 from . import bytecode_facts as bf
 from .breaks import HINTS
 from .dims import propagate_dims
-from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable, SymScalarVariable,
-                               UnbackedSize, same_value)
+from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
+                               SymScalarVariable, UnbackedSize, same_value)
 from .variables.base import ConstantVariable, VariableTracker
 
 

@@ -53,7 +53,11 @@ def markdown() -> str:
         "`eager` and `aot_eager` backends (its NumPy kernel). On `cpp` it is a generated kernel",
         "that fuses with its neighbours (**kernel**) or a call of the NumPy kernel (**extern**).",
         "Complex arrays (complex64, complex128) run every op through its NumPy kernel on every",
-        "backend (no C++ complex kernels yet) and carry no gradient (kiln raises instead).",
+        "backend (no C++ complex kernels yet). Gradients flow through complex values, in the",
+        "conjugate (Wirtinger) convention PyTorch uses (the gradient of z = x + iy is",
+        "dL/dx + i dL/dy), on the eager tape, for "
+        + ", ".join(f"`{op.name}`" for op in ops if op.complex_grad)
+        + "; through any other op kiln raises AutogradError.",
         "",
         f"{len(REGISTRY)} ops, {sum(1 for s in SPELLINGS.values() if s.op is not None)} spellings "
         f"of them, {len(composites())} composite spellings.",

@@ -467,8 +467,8 @@ def _count_nonzero(a, axis, keepdims):
     return N.sum(N.not_equal(a, 0), axis=axis, dtype=np.intp, keepdims=keepdims)
 
 
-# With no axis, NumPy before 2.3 returns a Python int (converted where it leaves the
-# graph), later versions an np.intp (the sum's own scalar).
+# With no axis, older NumPy returns a Python int (converted where it leaves the graph),
+# NumPy 2.4 an np.intp (the sum's own scalar): the installed NumPy's type decides.
 _COUNT_TYPE = type(np.count_nonzero(np.ones(2)))
 
 

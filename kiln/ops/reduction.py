@@ -28,8 +28,8 @@ import numpy as np
 
 from .meta import (TensorMeta, check_dtype, ndim_of, normalize_axis, normalize_one_axis, reject,
                    reject_where, shape_of)
-from .registry import (Bound, Category, F, Op, declare, is_float_like, method_key, spell,
-                       ufunc_method_key)
+from .registry import (Bound, Category, F, Op, declare, is_complex_like, is_float_like, method_key,
+                       spell, ufunc_method_key)
 
 _NV = np._NoValue
 
@@ -212,7 +212,7 @@ def _reduction_meta(op_impl: Callable) -> Callable:
 
 
 def _sum_vjp(g, out, x, axis, keepdims, dtype):
-    return (unreduce(g, x, axis, keepdims) if is_float_like(x) else None,)
+    return (unreduce(g, x, axis, keepdims) if is_float_like(x) or is_complex_like(x) else None,)
 
 
 def _mean_vjp(g, out, x, axis, keepdims, dtype):
@@ -526,3 +526,5 @@ for _name in ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin"):
     OPS[_name].lowering = {"reduce": _name}
 for _name in ("mean", "var", "std"):
     OPS[_name].lowering = {"reduce": "sum", "finish": _name}
+
+F.sum.complex_grad = True   # a linear map: its rule holds for complex values as written

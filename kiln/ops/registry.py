@@ -123,6 +123,11 @@ class Op:
     # ``print_python(node, consts, format_value, python_code) -> lines``: how the printed
     # graph spells a call when one line cannot (a loop node prints as a Python for loop).
     print_python: Callable[..., Any] | None = None
+    # The derivative rule holds for complex values too, in the conjugate (Wirtinger)
+    # convention PyTorch uses: for a real loss L, the gradient of z = x + iy is
+    # dL/dx + i dL/dy (so a holomorphic f's rule multiplies by conj(f'(z))). Ops without
+    # it raise AutogradError where a gradient would flow through complex values.
+    complex_grad: bool = False
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 
     def __post_init__(self) -> None:
@@ -248,13 +253,23 @@ def is_float_like(value: Any) -> bool:
     return dtype is not None and np.dtype(dtype).kind == "f"
 
 
+def is_complex_like(value: Any) -> bool:
+    """A complex array or array-like (its gradient is complex: ``Op.complex_grad``)."""
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and not isinstance(value, (tuple, list, slice)) and \
+        np.dtype(dtype).kind == "c"
+
+
 def fit_grad(grad: Any, like: Any) -> Any:
-    """Reduce ``grad`` over broadcast dimensions to ``like``'s shape and cast to its dtype."""
-    if grad is None or not is_float_like(like):
+    """Reduce ``grad`` over broadcast dimensions to ``like``'s shape and cast to its dtype
+    (a real input of a complex result gets the real part: dL/dx)."""
+    if grad is None or not (is_float_like(like) or is_complex_like(like)):
         return None
     shape = tuple(like.shape)
     if tuple(np.shape(grad)) != shape:
         grad = REGISTRY["sum_to"](grad, shape=shape)
+    if np.dtype(grad.dtype).kind == "c" and np.dtype(like.dtype).kind != "c":
+        grad = REGISTRY["real"](grad)
     if np.dtype(grad.dtype) != np.dtype(like.dtype):
         grad = REGISTRY["astype"](grad, dtype=np.dtype(like.dtype))
     return grad

@@ -300,7 +300,8 @@ def _unwrap(p, discont, axis, period):
     tail = tuple(slice(None) if i != axis else slice(1, None) for i in range(nd))
     dt = np.result_type(dtype_of(p), period)
     rest = N.add(N.getitem(p, tail), N.cumsum(correct, axis=axis))
-    return N.concatenate((N.method("astype", N.getitem(p, head), dt), N.method("astype", rest, dt)), axis=axis)
+    first = N.method("astype", N.getitem(p, head), dt)
+    return N.concatenate((first, N.method("astype", rest, dt)), axis=axis)
 
 
 def _unwrap_normalize(p, discont=None, axis=-1, *, period=2 * np.pi):

@@ -343,7 +343,8 @@ def _histogram_normalize(a, bins=10, range=None, density=None, weights=None):
                                                        "density": density})
 
 
-spell_composite(np.histogram, ("histogram_counts", "histogram_bin_edges", "histogram_auto"), _histogram_normalize,
+spell_composite(np.histogram, ("histogram_counts", "histogram_bin_edges", "histogram_auto"),
+                _histogram_normalize,
                 "numpy.histogram")
 spell(np.histogram_bin_edges, histogram_bin_edges,
       lambda a, bins=10, range=None, weights=None: Bound(
