@@ -49,13 +49,13 @@ UNARY: dict[str, tuple[np.ufunc, Callable | None]] = {
     "exp": (np.exp, lambda g, out, x: (F.multiply(g, conj(out)),)),
     "exp2": (np.exp2, lambda g, out, x: (F.multiply(g, F.multiply(out, LN2)),)),
     "expm1": (np.expm1, lambda g, out, x: (F.multiply(g, F.add(out, 1.0)),)),
-    "log": (np.log, lambda g, out, x: (F.true_divide(g, x),)),
+    "log": (np.log, lambda g, out, x: (F.true_divide(g, conj(x)),)),
     "log2": (np.log2, lambda g, out, x: (F.true_divide(g, F.multiply(x, LN2)),)),
     "log10": (np.log10, lambda g, out, x: (F.true_divide(g, F.multiply(x, LN10)),)),
     "log1p": (np.log1p, lambda g, out, x: (F.true_divide(g, F.add(x, 1.0)),)),
-    "sqrt": (np.sqrt, lambda g, out, x: (F.true_divide(g, F.multiply(out, 2.0)),)),
+    "sqrt": (np.sqrt, lambda g, out, x: (F.true_divide(g, conj(F.multiply(out, 2.0))),)),
     "cbrt": (np.cbrt, lambda g, out, x: (F.true_divide(g, F.multiply(F.square(out), 3.0)),)),
-    "square": (np.square, lambda g, out, x: (F.multiply(g, F.multiply(x, 2.0)),)),
+    "square": (np.square, lambda g, out, x: (F.multiply(g, conj(F.multiply(x, 2.0))),)),
     "reciprocal": (np.reciprocal, lambda g, out, x: (F.negative(F.multiply(g, F.square(out))),)),
     "sin": (np.sin, lambda g, out, x: (F.multiply(g, F.cos(x)),)),
     "cos": (np.cos, lambda g, out, x: (F.negative(F.multiply(g, F.sin(x))),)),
@@ -485,8 +485,8 @@ for _name in ("negative", "positive", "absolute", "exp", "true_divide", "add", "
 
 # Derivative rules that hold for complex values (conj where f is holomorphic; tests/ops/
 # test_complex_grads.py checks each against finite differences in complex128).
-for _name in ("negative", "positive", "absolute", "exp", "true_divide", "add", "subtract",
-              "multiply", "astype"):
+for _name in ("negative", "positive", "absolute", "exp", "log", "sqrt", "square", "true_divide",
+              "add", "subtract", "multiply", "astype"):
     F.__getattr__(_name).complex_grad = True
 
 for _name, _kinds in _KINDS.items():

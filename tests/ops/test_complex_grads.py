@@ -33,6 +33,15 @@ CASES = {
     "real": (lambda a: np.real(a) * 3, (Z23,)),
     "imag": (lambda a: np.imag(a) ** 2, (Z23,)),
     "sum": (lambda a: np.sum(a * a, axis=0), (Z23,)),
+    "log": (lambda a: np.log(a), (Z23,)),
+    "sqrt": (lambda a: np.sqrt(a), (Z23,)),
+    "square": (lambda a: np.square(a), (Z23,)),
+    "matmul": (lambda a, b: a @ b.T + a[0] @ b[1], (Z23, W23)),
+    "reshape": (lambda a: a.reshape(3, 2) * a.reshape(3, 2), (Z23,)),
+    "transpose": (lambda a: a.T @ a, (Z23,)),
+    "getitem": (lambda a: a[1, ::-1] * a[0], (Z23,)),
+    "broadcast_to": (lambda a: np.broadcast_to(a[0], (4, 3)) * a[1], (Z23,)),
+    "sum_to": (lambda a, b: a * b, (Z23, W3)),     # b's gradient is summed over the broadcast
     "astype": (lambda a, x: a * x.astype(np.complex128) + np.real(a).astype(np.complex128), (Z23, X23)),
 }
 
