@@ -57,8 +57,8 @@ UNARY: dict[str, tuple[np.ufunc, Callable | None]] = {
     "cbrt": (np.cbrt, lambda g, out, x: (F.true_divide(g, F.multiply(F.square(out), 3.0)),)),
     "square": (np.square, lambda g, out, x: (F.multiply(g, conj(F.multiply(x, 2.0))),)),
     "reciprocal": (np.reciprocal, lambda g, out, x: (F.negative(F.multiply(g, F.square(out))),)),
-    "sin": (np.sin, lambda g, out, x: (F.multiply(g, F.cos(x)),)),
-    "cos": (np.cos, lambda g, out, x: (F.negative(F.multiply(g, F.sin(x))),)),
+    "sin": (np.sin, lambda g, out, x: (F.multiply(g, conj(F.cos(x))),)),
+    "cos": (np.cos, lambda g, out, x: (F.negative(F.multiply(g, conj(F.sin(x)))),)),
     "tan": (np.tan, lambda g, out, x: (F.multiply(g, F.add(F.square(out), 1.0)),)),
     "arcsin": (np.arcsin, lambda g, out, x: (F.true_divide(g, F.sqrt(F.subtract(1.0, F.square(x)))),)),
     "arccos": (np.arccos, lambda g, out, x: (F.negative(F.true_divide(g, F.sqrt(F.subtract(1.0, F.square(x))))),)),
@@ -485,8 +485,8 @@ for _name in ("negative", "positive", "absolute", "exp", "true_divide", "add", "
 
 # Derivative rules that hold for complex values (conj where f is holomorphic; tests/ops/
 # test_complex_grads.py checks each against finite differences in complex128).
-for _name in ("negative", "positive", "absolute", "exp", "log", "sqrt", "square", "true_divide",
-              "add", "subtract", "multiply", "astype"):
+for _name in ("negative", "positive", "absolute", "exp", "log", "sqrt", "square", "sin", "cos",
+              "true_divide", "add", "subtract", "multiply", "astype"):
     F.__getattr__(_name).complex_grad = True
 
 for _name, _kinds in _KINDS.items():

@@ -216,7 +216,7 @@ def _sum_vjp(g, out, x, axis, keepdims, dtype):
 
 
 def _mean_vjp(g, out, x, axis, keepdims, dtype):
-    if not is_float_like(x):
+    if not (is_float_like(x) or is_complex_like(x)):
         return (None,)
     n = reduced_count(shape_of(x), axis)  # 0 only for an empty x, whose gradient is empty
     return (F.true_divide(unreduce(g, x, axis, keepdims), float(max(n, 1))),)
@@ -527,4 +527,5 @@ for _name in ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin"):
 for _name in ("mean", "var", "std"):
     OPS[_name].lowering = {"reduce": "sum", "finish": _name}
 
-F.sum.complex_grad = True   # a linear map: its rule holds for complex values as written
+# Linear maps: their rules hold for complex values as written (Op.complex_grad).
+F.sum.complex_grad = F.mean.complex_grad = True
