@@ -86,3 +86,10 @@ def test_complex128_gradient_matches_finite_differences(name, compiled):
         got = leaf.grad.numpy()
         assert got.dtype == a.dtype and got.shape == a.shape
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7, err_msg=f"{name}: input {i}")
+
+
+def test_kiln_grad_of_a_complex_argument_is_dL_dx_plus_i_dL_dy():
+    z = Z23.copy()
+    np.testing.assert_allclose(kiln.grad(lambda z: np.abs(z).sum())(z), z / np.abs(z), rtol=1e-12)
+    np.testing.assert_allclose(kiln.grad(kiln.compile(lambda z: np.real(z * z).sum()))(z),
+                               2 * np.conj(z), rtol=1e-12)
