@@ -367,8 +367,10 @@ class CompiledFunction:
                 graph = None
             else:
                 check, guards, graph, resumes_at = made
-        elif graph is not None and self._python_is_faster(graph):
-            self._cost_note = self._python_is_faster(graph)
+        elif note := self._python_is_faster(graph):
+            self._cost_note = note
+            if graph is None and len(guards) > _BRANCH_GUARDS:
+                guards = guards.without_branches()
             check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
             fast = fastcheck.eager_entry(self.fn, guards, check, MISS)
             graph = None
@@ -412,9 +414,14 @@ class CompiledFunction:
 
     def _python_is_faster(self, graph: Any, breaks: int = 0) -> str:
         """The cost model's verdict for the default backend (custom and reference backends
-        always get their graphs): why the graph should run as Python, or ''."""
+        always get their graphs): why the graph should run as Python, or ''. No graph at
+        all (a loop over Python ints, code reading only shapes): nothing compiled could
+        beat the function itself, whose guards would cost more than it (a ``while n != 1``
+        over an int traces into a guard per iteration)."""
         if not config.cost_model or getattr(self.root, "judged_as", self.root.backend_name) != "cpp":
             return ""
+        if graph is None:
+            return "runs as Python: no array operations to compile (KILN_COST_MODEL=0 compiles it anyway)"
         return cost.python_is_faster(graph, breaks) or ""
 
     def _warn_limit(self, failures: list, limit: int) -> None:
@@ -466,6 +473,10 @@ def _reachable_as(obj: Any, module: str, qualname: str) -> bool:
 # receives the same compiled function with every task compiles it once, not per task.
 _restored: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
+
+# A function with no array work that branched this often on run-time scalars runs as
+# Python under its other guards only: checking each branch again costs more than the call.
+_BRANCH_GUARDS = 16
 
 _FAST: list = []   # [the C-dispatched subclass of CompiledFunction, or None]
 

@@ -1,7 +1,8 @@
 """Resume functions and eager segments: new code objects derived from a function's own
 bytecode (CPython 3.11-3.13), the bytecode half of partial graphs.
 
-With ``bytecode_facts`` this is the only module that knows opcodes. At a graph break the
+With ``bytecode_facts`` and ``flow`` (the control-flow analysis: liveness, regions, exits,
+stack depths) this is the only module that knows opcodes. At a graph break the
 compiled entry runs the graph captured so far, rebuilds the Python-visible state (the
 value stack and the live locals) and calls an **eager segment**: the original code,
 entered at the break (stack values and live locals are its arguments), running the
@@ -38,382 +39,25 @@ before a jump) come from ``bytecode_facts``; this module only arranges instructi
 from __future__ import annotations
 
 import builtins
-import dis
-import threading
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import bytecode
 from bytecode import CellVar, Instr, Label, TryBegin, TryEnd
 
 from . import bytecode_facts as bf
+# The control-flow analysis (flow.py); its names are this module's API too.
+from .flow import (NO_FALLTHROUGH, ORIGIN, PROLOGUE_OPS, SINGLE_OK, CodeFacts,  # noqa: F401
+                   _leaving, _lock, original, original_info,
+                   _real_effect, after_straight, code_facts, exit_depths, exits, in_open_with,
+                   index_of, is_straight, live_locals, members, open_withs, open_withs_at_entry,
+                   region, region_exit_of, successors, through_jumps)
 
 STACK_PREFIX = "___stack"
 TMP_PREFIX = "___tmp"
 
-PROLOGUE_OPS, NO_FALLTHROUGH, SINGLE_OK = bf.PROLOGUE_OPS, bf.NO_FALLTHROUGH, bf.BREAKABLE_ALONE
-_real_effect = bf.real_stack_effect
 
-
-@dataclass
-class CodeFacts:
-    """What the generators need to know about one original code object."""
-    code: types.CodeType
-    names: list[str]                  # opname per instruction (decode()'s indices)
-    args: list[Any]
-    targets: list[int | None]
-    linenos: list[int | None]
-    entries: list[tuple[int, int, int, int, bool]]   # (start, end, handler, depth, lasti), inclusive
-    handler_of: list[int | None]      # entry index covering each instruction
-    loops: list[tuple[int, int]]      # (head, backward jump) pairs
-    prologue_len: int
-    live_in: list[frozenset] = field(default_factory=list)
-    depth: list[int | None] = field(default_factory=list)   # stack depth before each instruction
-
-
-_facts_cache: dict[types.CodeType, CodeFacts] = {}
-_lock = threading.Lock()
-
-
-def code_facts(code: types.CodeType) -> CodeFacts:
-    found = _facts_cache.get(code)
-    if found is not None:
-        return found
-    decoded = bf.decode(code)
-    insts = decoded.instructions
-    names = [i.opname for i in insts]
-    args = [i.arg for i in insts]
-    targets = [i.target for i in insts]
-    linenos = [i.lineno for i in insts]
-    entries = bf.exception_entries(code, len(insts))
-    handler_of = bf.handlers_by_instruction(entries, len(insts))
-    loops = _loops(names, targets)
-    prologue = 0
-    while prologue < len(names) and names[prologue] in PROLOGUE_OPS | {"RETURN_GENERATOR", "POP_TOP"}:
-        prologue += 1
-        if names[prologue - 1] == "RESUME":
-            break
-    facts = CodeFacts(code, names, args, targets, linenos, entries, handler_of, loops, prologue)
-    facts.live_in = _liveness(facts)
-    facts.depth = _depths(facts)
-    with _lock:
-        _facts_cache[code] = facts
-    return facts
-
-
-def _loops(names: list[str], targets: list) -> list[tuple[int, int]]:
-    """(head, backward jump) of every loop: a backward jump its target reaches without an
-    exception (3.12+ with handlers jump back to the code after the statement)."""
-    found = []
-    for j, t in enumerate(targets):
-        if t is None or t > j:
-            continue
-        seen, work = set(), [t]
-        while work and j not in seen:
-            k = work.pop()
-            if k in seen or k >= len(names):
-                continue
-            seen.add(k)
-            if names[k] not in NO_FALLTHROUGH:
-                work.append(k + 1)
-            if targets[k] is not None:
-                work.append(targets[k])
-        if j in seen:
-            found.append((t, j))
-    return found
-
-
-def index_of(facts: CodeFacts, opname: str, occurrence: int = 0) -> int:
-    """Index of the ``occurrence``-th instruction named ``opname`` (tests and docs)."""
-    found = [k for k, n in enumerate(facts.names) if n == opname]
-    return found[occurrence]
-
-
-# -- analyses ----------------------------------------------------------------------------
-def successors(facts: CodeFacts, k: int) -> list[int]:
-    out = []
-    name = facts.names[k]
-    if name not in NO_FALLTHROUGH and k + 1 < len(facts.names):
-        out.append(k + 1)
-    if facts.targets[k] is not None:
-        out.append(facts.targets[k])
-    if facts.handler_of[k] is not None:
-        out.append(facts.entries[facts.handler_of[k]][2])
-    return out
-
-
-def _liveness(facts: CodeFacts) -> list[frozenset]:
-    """Locals read before written on some path from each instruction (cells: always live)."""
-    n = len(facts.names)
-    uses: list[set] = [set() for _ in range(n)]
-    defs: list[set] = [set() for _ in range(n)]
-    for k, (name, arg) in enumerate(zip(facts.names, facts.args)):
-        for kind, var in bf.local_accesses(name, arg):
-            if kind == "use" and var not in defs[k]:
-                uses[k].add(var)
-            elif kind == "def":
-                defs[k].add(var)
-    live: list[set] = [set() for _ in range(n)]
-    changed = True
-    while changed:
-        changed = False
-        for k in range(n - 1, -1, -1):
-            out = set()
-            for s in successors(facts, k):
-                out |= live[s]
-            new = uses[k] | (out - defs[k])
-            if new != live[k]:
-                live[k] = new
-                changed = True
-    return [frozenset(s) for s in live]
-
-
-def live_locals(facts: CodeFacts, k: int) -> list[str]:
-    """Plain locals live at ``k`` plus every cell variable, in co_varnames order."""
-    code = facts.code
-    live = facts.live_in[k]
-    names = [v for v in code.co_varnames if v in live]
-    return names + [c for c in code.co_cellvars if c not in names]
-
-
-def open_withs(facts: CodeFacts, entry: int) -> frozenset:
-    """Handlers of the with statements whose body contains instruction ``entry``: a resume
-    function entered there runs inside them (their ``__exit__`` is on its stack and their
-    handler in its exception table)."""
-    spans: dict[int, tuple[int, int]] = {}
-    for start, end, h, _, _ in facts.entries:
-        if bf.is_with_handler(facts.names, h):
-            lo, hi = spans.get(h, (start, end))
-            spans[h] = (min(lo, start), max(hi, end))
-    return frozenset(h for h, (lo, hi) in spans.items() if lo <= entry <= hi)
-
-
-def open_withs_at_entry(code: types.CodeType) -> frozenset:
-    """Handlers of the with statements a resume function starts inside (empty otherwise)."""
-    orig, _, entry = original_info(code)
-    return frozenset() if orig is code else open_withs(code_facts(orig), entry)
-
-
-def in_open_with(code: types.CodeType, k: int) -> bool:
-    """Is instruction ``k`` of ``code`` (a resume function) in the body of a with statement
-    that was already open where the function starts (and in no try/with inside it)?"""
-    orig, shift, entry = original_info(code)
-    if orig is code:
-        return False
-    facts = code_facts(orig)
-    i = k - shift
-    e = facts.handler_of[i] if 0 <= i < len(facts.names) else None
-    return e is not None and facts.entries[e][2] in open_withs(facts, entry)
-
-
-def region(facts: CodeFacts, i: int, open_with: bool = False,
-           opened: frozenset = frozenset()) -> tuple[int, int]:
-    """The instructions ``[a, b]`` that run as Python for a break at ``i``: ``i`` alone, or
-    the whole outermost loop / try / with statement containing it. ``open_with``: the
-    break enters a with statement whose body compiles (a user context manager): the region
-    ends at its ``BEFORE_WITH``. ``opened``: handlers of with statements already open (a
-    resume function inside their body): a break in their body stays a break there."""
-    names = facts.names
-    a = b = i
-    while names[b] in bf.CALL_PREFIX and b + 1 < len(names):
-        # A break between a call's halves (the step limit can stop capture anywhere): run
-        # the whole call. The assembler counts PRECALL's pops where the interpreter counts
-        # them at CALL, so an exit between the two has no depth both agree on.
-        b += 1
-    if bf.pushes_null(names[i], facts.args[i]):
-        # It pushes a NULL or an unbound method (decided at run time): run up to the call
-        # that consumes both, so no exit ever holds one.
-        while b + 1 < len(names) and not (
-                names[b] in bf.CALL_OPS and b > i and
-                facts.depth[b] - bf.call_pops(names[b], facts.args[b]) <= facts.depth[i]):
-            b += 1
-    if names[b] in bf.CALL_OPS:  # KW_NAMES/PRECALL belong to their CALL
-        while a > 0 and names[a - 1] in bf.CALL_PREFIX:
-            a -= 1
-    if open_with:
-        if b + 1 < len(names) and names[b + 1] == bf.WITH_ENTER:
-            b += 1
-        return a, b
-    while True:
-        a0, b0 = a, b
-        for start, end, handler, _, _ in facts.entries:
-            if handler in opened:
-                continue
-            if start <= b and end >= a:
-                handler_end = end if bf.COLD_HANDLERS else _handler_end(facts, handler)
-                a, b = min(a, start), max(b, end, handler_end)
-        for head, jump in facts.loops:   # a loop inside the try/with runs with it
-            if a < b and a <= head <= b:
-                b = max(b, jump)
-        if a > 0 and names[a - 1] == "BEFORE_WITH" and facts.handler_of[a] is not None \
-                and facts.entries[facts.handler_of[a]][2] not in opened:
-            a -= 1
-        if names[b] == "BEFORE_WITH":
-            b += 1   # the with body's try region starts right after it
-        if b + 1 < len(names) and names[b + 1] == "BEFORE_WITH":
-            b += 1   # the call making the context manager: run the with statement with it
-        depths = exit_depths(facts, a, b, opened)
-        if a != b and depths:
-            # Normal exits leave the statement's base stack; an exit deeper than that still
-            # holds exception state (``with``'s suppressed-exception path): it belongs inside.
-            # The statement's own base: a try body's handler keeps it; a with keeps one
-            # less than the depth at BEFORE_WITH (its __exit__ sits on the stack). Every exit
-            # can hold exception state (a with whose __exit__ suppresses the body's raise).
-            base = min([*depths.values(),
-                        *(e[3] for e in facts.entries if a <= e[0] and e[1] <= b),
-                        *(facts.depth[k] - 1 for k in range(a, b + 1)
-                          if names[k] == bf.WITH_ENTER and facts.depth[k] is not None)])
-            for t, d in depths.items():
-                # (3.12+: only the code right after the span; a handler's exits are
-                # where it rejoins the statement's continuation)
-                if d > base and (t == b + 1 if bf.COLD_HANDLERS else t > b):
-                    k = t
-                    while k + 1 < len(names) and (facts.depth[k + 1] or 0) > base:
-                        k += 1
-                    b = max(b, k)
-        if (a, b) == (a0, b0):
-            return a, b
-
-
-def _handler_end(facts: CodeFacts, h: int) -> int:
-    k = h
-    while k + 1 < len(facts.names) and facts.names[k] not in NO_FALLTHROUGH:
-        k += 1
-    return k
-
-
-UNCONDITIONAL_JUMPS = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"})
-
-
-def through_jumps(facts: CodeFacts, t: int) -> int:
-    """Where control really goes from ``t``: past unconditional jumps (3.12+ repeats a
-    while loop's test at its bottom and jumps back: resuming at that jump would make a
-    second resume function for the loop body)."""
-    for _ in range(len(facts.names)):
-        if facts.names[t] == "NOP" and t + 1 < len(facts.names):
-            t += 1
-        elif facts.names[t] in UNCONDITIONAL_JUMPS:
-            t = facts.targets[t]
-        else:
-            return t
-    return t
-
-
-def _span_exits(facts: CodeFacts, a: int, b: int) -> set[int]:
-    out = set()
-    for k in range(a, b + 1):
-        t = facts.targets[k]
-        if t is not None and not a <= t <= b:
-            out.add(t)
-    if facts.names[b] not in NO_FALLTHROUGH and b + 1 < len(facts.names):
-        out.add(b + 1)
-    return out
-
-
-def members(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> list[int]:
-    """The instructions of region ``[a, b]``: the span, plus (3.12+) the handler blocks of
-    the try/with ranges in it, which the compiler put at the end of the code — everything
-    a handler reaches before it rejoins the code after the span, or before its
-    ``POP_EXCEPT`` leaves the statement's own stack (the compiler may copy the code after
-    the statement into the handler: that copy resumes compiled)."""
-    inside = set(range(a, b + 1))
-    if not bf.COLD_HANDLERS:
-        return sorted(inside)
-    stop = _span_exits(facts, a, b)
-    work = [(h, d) for start, end, h, d, _ in facts.entries
-            if start <= b and end >= a and h not in opened]
-    while work:
-        k, base = work.pop()
-        if k in inside or k in stop:
-            continue
-        inside.add(k)
-        for s in successors(facts, k):
-            if not (facts.names[k] == "POP_EXCEPT" and s == k + 1 and facts.depth[s] == base):
-                work.append((s, base))
-    return sorted(inside)
-
-
-def region_exit_of(facts: CodeFacts, inside: set, t: int) -> int | None:
-    """The exit control reaches when an instruction of the region goes to ``t`` (None:
-    it stays inside, maybe through a jump outside)."""
-    if t in inside:
-        return None
-    t = through_jumps(facts, t)
-    return None if t in inside else t
-
-
-def _leaving(facts: CodeFacts, inside: list[int]):
-    """(instruction, where it goes, falls through?) for every edge leaving the region."""
-    members_set = set(inside)
-    for k in inside:
-        t = facts.targets[k]
-        if t is not None and region_exit_of(facts, members_set, t) is not None:
-            yield k, region_exit_of(facts, members_set, t), False
-        if facts.names[k] not in NO_FALLTHROUGH and k + 1 < len(facts.names) \
-                and k + 1 not in members_set:
-            yield k, through_jumps(facts, k + 1), True
-
-
-def exits(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> list[int]:
-    """Instructions outside the region ``[a, b]`` that control reaches from it, in order."""
-    return sorted({t for _, t, _ in _leaving(facts, members(facts, a, b, opened))})
-
-
-def _depths(facts: CodeFacts) -> list[int | None]:
-    """Stack depth before each instruction (None: unreachable)."""
-    at: list[int | None] = [None] * len(facts.names)
-    at[0] = 0
-    work = [0]
-    while work:
-        k = work.pop()
-        d = at[k]
-        name, arg = facts.names[k], facts.args[k]
-        nexts = []
-        if name not in NO_FALLTHROUGH and k + 1 < len(at):
-            pop, push = _real_effect(name, arg, False)
-            nexts.append((k + 1, d - pop + push))
-        if facts.targets[k] is not None:
-            pop, push = _real_effect(name, arg, True)
-            nexts.append((facts.targets[k], d - pop + push))
-        if facts.handler_of[k] is not None:
-            _, _, h, hd, lasti = facts.entries[facts.handler_of[k]]
-            nexts.append((h, hd + int(lasti) + 1))
-        for t, dt in nexts:
-            if at[t] is None:
-                at[t] = dt
-                work.append(t)
-    return at
-
-
-def exit_depths(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> dict[int, int]:
-    """Stack depth at each exit of ``[a, b]``."""
-    return {t: facts.depth[t] for t in exits(facts, a, b, opened)}
-
-
-LOCAL_STORES = bf.LOCAL_STORES
-
-
-def is_straight(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> bool:
-    """No loop, no try, no local assigned in ``[a, b]``: the locals bound at every exit are
-    those bound at ``a``, so exits can pass them directly. (A single instruction may jump
-    back: a loop's ``FOR_ITER``-less back edge resumes at the loop body.) The body of a with
-    in ``opened`` (open where the function starts) counts as straight code."""
-    return all(facts.names[k] not in LOCAL_STORES
-               and (facts.handler_of[k] is None or facts.entries[facts.handler_of[k]][2] in opened)
-               and (facts.targets[k] is None or facts.targets[k] > k or a == b)
-               for k in range(a, b + 1))
-
-
-def after_straight(facts: CodeFacts, a: int, b: int, nulls: tuple) -> dict[int, tuple[int, tuple]]:
-    """For a straight region: exit -> (stack depth, NULL positions) when control gets there.
-    Values below the lowest point the region pops to are untouched (NULLs included)."""
-    low = min(facts.depth[k] - _real_effect(facts.names[k], facts.args[k], jump)[0]
-              for k in range(a, b + 1) for jump in (False, True))
-    return {t: (facts.depth[t], tuple(p for p in nulls if p < low)) for t in exits(facts, a, b)}
-
-
-# -- code generation ---------------------------------------------------------------------
 def _split_body(facts: CodeFacts):
     """(prologue Instrs, body items, the body Instrs in decode order) of a fresh copy."""
     abstract = bytecode.Bytecode.from_code(facts.code)
@@ -566,19 +210,6 @@ def resume_function(fn: types.FunctionType, k: int, nstack: int, nulls: tuple,
     code = resume_code(fn.__code__, k, nstack, nulls, local_names)
     return types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
 
-
-# resume code -> (original code, index shift, entry): instruction k of the resume code is
-# instruction k - shift of the original; it starts running at original instruction entry.
-ORIGIN: dict[types.CodeType, tuple[types.CodeType, int, int]] = {}
-
-
-def original(code: types.CodeType) -> tuple[types.CodeType, int]:
-    orig, shift, _ = original_info(code)
-    return orig, shift
-
-
-def original_info(code: types.CodeType) -> tuple[types.CodeType, int, int]:
-    return ORIGIN.get(code, (code, 0, 0))
 
 
 @dataclass

@@ -25,6 +25,7 @@ from . import bytecode_facts as bc
 from .binding import bind_arguments
 from .build_opcodes import BuildOpcodes
 from .control_opcodes import ControlOpcodes
+from .newer_opcodes import NewerOpcodes
 from .breaks import HINTS, BreakGraph, GraphBreak, StopCapture
 from .opcall import call_op
 from .output import OutputGraph
@@ -35,7 +36,7 @@ from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracke
 from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
-                                   ListVariable, SliceVariable, TupleVariable, make_iterator)
+                                   ListVariable, TupleVariable, make_iterator)
 from .variables.functions import NestedFunctionVariable, UserObjectVariable
 
 MAX_INLINE_DEPTH = 32
@@ -57,12 +58,15 @@ def _one_element_work(node: Any) -> bool:
 
 def plain_context_manager(cls: Any) -> bool:
     """A user class whose ``__enter__``/``__exit__`` are Python functions: entering and
-    exiting it run as Python, its with body compiles. NumPy's (``np.errstate``: its body
-    must run as NumPy does) and kiln's own stay whole statements run as Python."""
+    exiting it run as Python, its with body compiles. ``np.errstate`` too: entered as
+    Python it sets NumPy's error mode, and a compiled call checks that mode as it starts
+    (``runtime/fpmode.py``: a mode that raises or calls runs the graph with NumPy), so the
+    body behaves exactly as NumPy's. Other NumPy and kiln context managers stay whole
+    statements run as Python."""
     if not isinstance(cls, type):
         return False
     root = (getattr(cls, "__module__", "") or "").split(".")[0]
-    return root not in ("numpy", "kiln") and all(
+    return (root not in ("numpy", "kiln") or cls is np.errstate) and all(
         isinstance(inspect.getattr_static(cls, m, None), types.FunctionType)
         for m in ("__enter__", "__exit__"))
 
@@ -82,7 +86,7 @@ class RealCellVariable(VariableTracker):
         self.name = name
 
 
-class InstructionTranslator(BuildOpcodes, ControlOpcodes):
+class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
     def __init__(self, output: OutputGraph, code: types.CodeType, fn_globals: dict,
                  symbolic_locals: dict, cells: dict, parent: "InstructionTranslator | None" = None,
                  name: str = "") -> None:
@@ -578,65 +582,3 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes):
             self.unsupported("scalar_loop", f"a loop of {stats[0] + len(iterator.pending)} "
                              f"steps doing one-element work each: it runs as Python",
                              "vectorize the loop (np.cumsum, slicing) to have it compiled")
-
-    # -- 3.12 opcodes ------------------------------------------------------------------------
-    LOAD_FAST_CHECK = LOAD_FAST
-
-    def LOAD_FAST_AND_CLEAR(self, inst):
-        """An inlined comprehension (PEP 709) saves the variable it shadows (NULL when
-        unbound); the STORE_FAST after the loop puts it back."""
-        var = self.locals.pop(inst.arg, NULL)
-        self.push(var)
-
-    STORE_FAST_MAYBE_NULL = STORE_FAST
-
-    def RETURN_CONST(self, inst):
-        self.result = ConstantVariable(inst.arg)
-
-    def BINARY_SLICE(self, inst):
-        stop = self.pop()
-        start = self.pop()
-        obj = self.pop()
-        self.push(obj.getitem(self, SliceVariable(start, stop, ConstantVariable(None))))
-
-    def STORE_SLICE(self, inst):
-        stop = self.pop()
-        start = self.pop()
-        obj = self.pop()
-        value = self.pop()
-        obj.setitem(self, SliceVariable(start, stop, ConstantVariable(None)), value)
-
-    def CALL_INTRINSIC_1(self, inst):
-        as_op = bc.INTRINSIC_AS.get(getattr(inst.arg, "name", ""))
-        if as_op is None:
-            self.unsupported("unsupported_opcode", f"CALL_INTRINSIC_1 {inst.arg!r} is not "
-                             "supported", HINTS["opcode"])
-        getattr(self, as_op)(inst)
-
-    # -- 3.13 opcodes ------------------------------------------------------------------------
-    def TO_BOOL(self, inst):
-        pass   # the jump (or UNARY_NOT) after it takes the value's truth
-
-    def CALL_KW(self, inst):
-        self.kw_names = tuple(self.pop().as_constant(self))
-        self.CALL(inst)
-
-    def SET_FUNCTION_ATTRIBUTE(self, inst):
-        fn = self.pop()
-        self.set_function_attribute(fn, inst.arg, self.pop())
-        self.push(fn)
-
-    def LOAD_FAST_LOAD_FAST(self, inst):
-        first, second = inst.arg
-        self.push(self.load_local(first))
-        self.push(self.load_local(second))
-
-    def STORE_FAST_STORE_FAST(self, inst):
-        first, second = inst.arg
-        self.store_local(first, self.pop())
-        self.store_local(second, self.pop())
-
-    def STORE_FAST_LOAD_FAST(self, inst):
-        store, load = inst.arg
-        self.store_local(store, self.pop())
-        self.push(self.load_local(load))

@@ -233,6 +233,18 @@ class GuardSet:
         self._add(Guard(SIZE, source, f"{c}.shape[{dim}] == {size}", f"{d}.shape[{dim}] == {size}",
                         seen=f"{c}.shape[{dim}]", dim=dim))
 
+    def without_branches(self) -> "GuardSet":
+        """These guards less the TRUTH ones (which way a branch on a run-time scalar went):
+        enough for an entry that runs the function as Python, which takes every branch
+        itself (a ``while n != 1`` over an int leaves one per iteration)."""
+        out = GuardSet(self.ns, c_specs=None)
+        for guard, fast in zip(self.guards, self.fast):
+            if guard.kind != TRUTH:
+                out.guards.append(guard)
+                out.fast.append(fast)
+                out._seen.add(guard.code)
+        return out
+
     def texts(self) -> list[str]:
         # A pinned dynamic dim shows its pin, not the ">= 2" it replaced.
         pinned = {(g.source, g.dim) for g in self.guards if g.kind == SIZE and "==" in g.code}

@@ -175,7 +175,7 @@ CASES = [
     # a generator function itself runs as Python
     (k_generator, (X,), [0, 0]),
     (k_try, (X,), [2, 2]),
-    (k_with, (X,), [2, 2]),
+    (k_with, (X,), [3, 3]),   # y = x + 1 | the errstate body (entering it runs as Python) | z - 1
     (k_graph_break, (X,), [2, 2]),
     # a + 1 | the helper compiled on its own: x * 3 | print | y + 1 | b * 2
     (k_helper, (X,), [4, 4]),

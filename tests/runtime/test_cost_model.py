@@ -104,3 +104,29 @@ def test_estimate_counts_operations_and_breaks():
     assert cost.estimate(g, breaks=1)[1] == pytest.approx(compiled + cost.SEGMENT_US)
     big = trace(lambda x: F.sin(x), [TensorMeta((cost.SMALL_ELEMENTS + 1,), np.float64)], ["x"])
     assert cost.estimate(big) is None and cost.python_is_faster(big) is None
+
+
+def collatz(n):
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+def test_no_array_work_runs_as_python_without_its_branch_guards():
+    """A loop over a Python int has nothing to compile; its capture leaves one guard per
+    iteration (which way ``n != 1`` went), each a longer expression of n, that cost more
+    than the function (3 ms against 10 us): the entry runs it as Python under the type
+    guards alone, so other values of n hit it too."""
+    compiled = kiln.compile(collatz)
+    assert compiled(27) == collatz(27) == 111
+    [record] = compiled.records
+    assert record.graph is None
+    assert record.runs_as_python.startswith("runs as Python: no array operations")
+    assert record.guards == ["type(n) is int"]
+    for n in (1, 2, 97, 871):
+        assert compiled(n) == collatz(n)
+    assert len(compiled.records) == 1
+    out = kiln.explain(collatz)(27)
+    assert "Not compiled: collatz: runs as Python: no array operations" in str(out)

@@ -41,6 +41,10 @@ def _tensor_class() -> type:
 def is_numpy_callable(value: Any) -> bool:
     if isinstance(value, np.ufunc):
         return True
+    if isinstance(value, types.MethodType) and not isinstance(value.__self__, (type, types.ModuleType)):
+        return False  # a method of one NumPy object (an errstate's __exit__): see _wrap
+    if not hasattr(value, "__name__"):
+        return False  # an instance of a NumPy class (an errstate, a poly1d), not a function
     module = getattr(value, "__module__", None) or ""
     return callable(value) and not isinstance(value, type) and module.startswith("numpy")
 
@@ -300,6 +304,9 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         return ConstantVariable(tx.fold(cls, *[a.value for a in args]))
     if cls is range:
         return ConstantVariable(tx.fold(range, *[a.as_constant(tx) for a in args]))
+    if cls is np.errstate:  # made and entered as Python (translator.plain_context_manager)
+        tx.unsupported("unsupported_call", "making and entering np.errstate runs as Python; "
+                       "the with statement's body is compiled")
     tx.unsupported("unsupported_call", f"constructing {cls.__qualname__} objects is not supported",
                    "create the object outside the compiled function and pass it in")
 
@@ -319,4 +326,4 @@ def _bound_to_object(method: Any) -> bool:
     elif kind is not types.BuiltinMethodType:
         return False
     owner = method.__self__
-    return owner is not None and not isinstance(owner, (types.ModuleType, type))
+    return owner is not None and not isinstance(owner, (types.ModuleType, type, np.ufunc))
