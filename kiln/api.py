@@ -334,7 +334,9 @@ class CompiledFunction:
                 reasons += [f"entry {e.index}: {describe_failure(g, seen)}" for g, seen in failed[:3]]
             newest_failed = failures[0][1]
             if self.dynamic is None:
-                dims = size_only(newest_failed)
+                # an entry that fails only on sizes (the newest that does: a run-time slice
+                # length's entry for 0 may fail on more than sizes)
+                dims = next((d for _, failed in failures for d in [size_only(failed)] if d), [])
                 if dims:
                     self._dynamic_marked.update(dims)
                     reasons.append("marking dynamic: " + ", ".join(f"{s}.shape[{d}]" for s, d in dims))

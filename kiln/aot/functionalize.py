@@ -46,6 +46,7 @@ import numpy as np
 
 from ..errors import KilnError
 from ..ir import Graph, Node, map_nodes
+from ..ir.graph import resolve_sizes
 from ..ir.passes import dce
 from ..ops import Category, F, get_op
 from ..ops.registry import map_leaves
@@ -186,7 +187,9 @@ class _Functionalizer:
             # Stand-ins hold whatever np.empty returned: casting them may "overflow".
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                result = node.target.impl(base_arr, *rest, **node.kwargs)
+                params = node.kwargs if "size_refs" not in node.meta else \
+                    resolve_sizes(node.kwargs, lambda r: r.example)   # stand-ins have the example's sizes
+                result = node.target.impl(base_arr, *rest, **params)
         except LookupError:
             return True  # an argument computed in the graph: trust the category
         if not isinstance(result, np.ndarray):
@@ -384,6 +387,8 @@ class _Functionalizer:
         placeholders = self.src.placeholders
         steps = []
         for view in chain:
+            if "size_refs" in view.meta:
+                return None   # its params name input sizes (ir SizeRef): not replayed
             ok = True
 
             def ref(n: Node) -> Any:

@@ -101,6 +101,10 @@ class AOTFunction:
         # user's outputs as they are (nothing written back, no views to rebuild): later
         # plain-array calls go straight to it (the cache-hit path of small inputs).
         self._direct: Callable | None = None
+        # The same for graphs that write their array arguments: inference on plain
+        # arrays, outputs that are fresh values or arguments (no views to rebuild); it
+        # still checks the arguments for overlap on every call (see _Variant.plain_runner).
+        self._plain: Callable | None = None
         # Inputs whose memory layout decides a plan's view-or-copy answers (see Plan).
         self.layout_inputs: tuple[int, ...] = ()
         self.dynamic = any(p.meta.get("dynamic_dims") for p in graph.placeholders)
@@ -123,6 +127,14 @@ class AOTFunction:
                     break
             else:
                 return direct(*args)
+        plain = self._plain
+        if plain is not None:
+            for a in args:
+                if isinstance(a, Tensor):
+                    break
+            else:
+                if _input_aliasing(args, args) is None:
+                    return plain(args)
         arrays = [_unwrap(a, Tensor) for a in args]
         dedup = None
         if self.mutates:
@@ -167,11 +179,15 @@ class AOTFunction:
             # Which inputs' layouts matter is known now: key this call's variant by them
             # too, so later calls with other layouts get a plan of their own.
             self.layout_inputs = variant.plan.layout_inputs
+            self._plain = None   # its variant was keyed without layouts
             key += tuple(layout_class(arrays[i]) for i in self.layout_inputs)
         self.variants[key] = variant
         if key == (None, None) and not any(isinstance(a, _tensor_cls()) for a in args) \
                 and variant.outputs_are_direct():
             self._direct = variant.forward
+        elif key == (None, None) and self.mutates and not self.layout_inputs \
+                and not any(isinstance(a, _tensor_cls()) for a in args):
+            self._plain = variant.plain_runner()
         return variant
 
 
@@ -180,6 +196,8 @@ def _input_aliasing(args: tuple, arrays: list) -> Any:
     and its detach() too: they differ in requires_grad); else (the same object passed more
     than once) a tuple giving, for each input, the index of its first occurrence."""
     idx = [i for i, a in enumerate(arrays) if isinstance(a, np.ndarray)]
+    if len(idx) < 2:
+        return None
     rep = list(range(len(arrays)))
     for pos, i in enumerate(idx):
         for j in idx[:pos]:
@@ -258,6 +276,31 @@ class _Variant:
     def outputs_are_direct(self) -> bool:
         """Are the compiled forward's outputs exactly what the user gets back?"""
         return not self.training and not self.plan.mutated and self._fresh_outputs()
+
+    def plain_runner(self) -> Callable | None:
+        """``run(args)`` for plain arrays that overlap nowhere: the forward, the epilogue
+        and the outputs of :meth:`__call__` with nothing that scales with the number of
+        values decided per call (None where outputs are views to rebuild, or training)."""
+        if self.training or not all(s.kind in ("fresh", "input", "const") for s in self.plan.outputs):
+            return None
+        forward, mutated = self.forward, tuple(self.plan.mutated)
+        picks = tuple((s.kind, s.index if s.kind != "const" else s.value) for s in self.plan.outputs)
+        copyto, graph = np.copyto, self.owner.graph
+        replay = bool(mutated) and self.owner.replay_on_error
+
+        def run(args: tuple) -> tuple:
+            try:
+                outs = forward(*args)
+                for i, k in mutated:
+                    if outs[k] is not args[i]:
+                        copyto(args[i], outs[k], casting="unsafe")
+                return tuple(outs[v] if kind == "fresh" else args[v] if kind == "input" else v
+                             for kind, v in picks)
+            except Exception:
+                if not replay:
+                    raise
+                return run_op_by_op(graph, args)
+        return run
 
     def _fresh_outputs(self) -> bool:
         specs = self.plan.outputs

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..ops import REGISTRY, Category, TensorMeta, infer_meta
 from ..ops.meta import normalize_axis
+from .sources import shape_source
 
 
 def _live(dim: Any) -> bool:
@@ -135,3 +136,126 @@ def _probe(op, inputs: tuple, params: dict, code: str, n: int) -> set | None:
             return None
         followed = changed
     return followed or set()
+
+
+def _slice_length(length: int, start: Any, stop: Any, step: Any) -> int:
+    """The number of elements of ``slice(start, stop, step)`` on a dim of ``length``:
+    Python's own rule (negative bounds count from the end, bounds past the ends clamp)."""
+    return len(range(length)[start:stop:step])
+
+
+def _slice_start(length: int, start: Any, stop: Any, step: Any) -> int:
+    """The first index ``slice(start, stop, step)`` takes on a dim of ``length``."""
+    return range(length)[start:stop:step].start
+
+
+def runtime_slices(tx, op, bound, scalars: dict, used: set):
+    """``x[:n]`` with ``n`` a run-time Python int (an argument, or an int the function
+    computed from arguments and sizes): ``(slices, meta -> dims)``, ``slices`` mapping
+    each such slice of the index (by id) to the slice the graph records.
+
+    The sliced dim is the run-time size ``len(range(L)[:n])``, a
+    :class:`SymScalarVariable` (Python reading ``y.shape[0]`` gets it; ops propagate it
+    like a dynamic input dim) and ``n`` stays a graph input; lowering gives the length a
+    size symbol of kind "int" (kiln/lowering/sizes.py). Python's slicing of a range says
+    what NumPy does with any ``n`` (negative, past the end), so no guard on ``n`` is
+    needed, except that sizes 0 and 1 decide broadcasting: the entry guards the length
+    ``>= 2``; an example of length 0 or 1 records a constant slice instead, guarded by
+    the length (and, for 1, the index it takes), so every ``n`` giving an empty slice
+    shares one entry.
+
+    None when the op takes no run-time slice bounds here (``Op.runtime_slices``)."""
+    from .variables.arrays import SymScalarVariable
+    k = op.runtime_slices
+    if k is None or k >= len(bound.inputs):
+        return None
+    x, index = bound.inputs[0], bound.inputs[k]
+    var = getattr(x, "var", None)
+    if var is None or not isinstance(index, tuple):
+        return None
+
+    def runtime(b: Any) -> Any:
+        syms = scalars.get(id(b))
+        return syms[0] if syms and type(b) is int else None
+    slices = [e for e in index if isinstance(e, slice)]
+    if not any(runtime(e.start) or runtime(e.stop) for e in slices) or var.tensor \
+            or any(runtime(e.step) or not isinstance(e.step, (int, type(None))) or e.step == 0
+                   for e in slices):
+        return None
+    ndim = len(var.meta.shape)
+    consumed = sum(1 for e in index if e is not None and e is not Ellipsis)
+    if consumed > ndim or sum(1 for e in index if e is Ellipsis) > 1:
+        return None   # NumPy's IndexError, raised by the shape rule
+    out: list = []
+    replaced: dict = {}
+    d = 0
+    for e in list(index) + ([] if Ellipsis in index else [Ellipsis]):
+        if e is Ellipsis:
+            out.extend(var.dims[d:d + ndim - consumed])
+            d += ndim - consumed
+        elif e is None:
+            out.append(None)
+        elif isinstance(e, slice):
+            dim = var.dims[d] if _live(var.dims[d]) else None
+            if any(runtime(p) for p in (e.start, e.stop)):
+                length = dim if dim is not None else var.meta.shape[d]
+                if dim is None and var.source is not None:
+                    # a static size, spelled as its source (guarded equal already), so that
+                    # a new size fails only its own guard and can become dynamic
+                    src = shape_source(var.source, d)
+                    length = SymScalarVariable(src.code(tx.output.ns), src.display(), length, ())
+                out.append(_runtime_slice(tx, e, length, runtime, replaced, used))
+            elif (e.start, e.stop, e.step) == (None, None, None):
+                out.append(dim)
+            else:
+                if dim is not None:
+                    dim.as_constant(tx)
+                out.append(None)
+            d += 1
+        else:
+            if _live(var.dims[d]) and e not in (0, -1):
+                var.dims[d].as_constant(tx)
+            d += 1
+    dims = tuple(out)
+    return replaced, lambda val: dims if isinstance(val, TensorMeta) and len(val.shape) == len(dims) \
+        else (None,) * len(getattr(val, "shape", ()))
+
+
+def _runtime_slice(tx, e: slice, length: Any, runtime, replaced: dict, used: set) -> Any:
+    """One slice with run-time bounds on a dim of ``length`` (an int or a run-time size;
+    see :func:`runtime_slices`): its dim in the result."""
+    from .variables.arrays import SymScalarVariable
+    parts = (e.start, e.stop, e.step)
+    codes, texts, values, leaves = [], [], [], []
+    for p, sym in [(length, length if isinstance(length, SymScalarVariable) else None)] + \
+            [(p, runtime(p)) for p in parts]:
+        if sym is not None:
+            codes.append(sym.code)
+            texts.append(sym.text)
+            values.append(sym.example)
+            leaves += sym.leaves
+        else:
+            codes.append(repr(p))
+            texts.append("" if p is None else repr(p))
+            values.append(p)
+    leaves = tuple(dict.fromkeys(leaves))
+    where = f"range({texts[0]})[{texts[1]}:{texts[2]}" + ("" if e.step is None else f":{texts[3]}") + "]"
+    args = ", ".join(codes)
+    count = _slice_length(*values)
+    size = SymScalarVariable(f"{tx.output.ns.ref(_slice_length, 'fn')}({args})", f"len({where})",
+                             count, leaves, tx=tx)
+    used.update(id(p) for p in parts if runtime(p) is not None)
+    if count >= 2:
+        tx.guards.add_truth(f"({size.code} >= 2)", f"({size.text} >= 2)", True, leaves)
+        replaced[id(e)] = slice(*(tx.output.scalar_node(runtime(p)) if runtime(p) is not None else p
+                                  for p in parts))
+        return size
+    tx.guards.add_truth(f"({size.code} == {count})", f"({size.text} == {count})", True, leaves)
+    if count == 0:
+        replaced[id(e)] = slice(0, 0)
+        return None
+    first = _slice_start(*values)
+    tx.guards.add_truth(f"({tx.output.ns.ref(_slice_start, 'fn')}({args}) == {first})",
+                        f"({where}.start == {first})", True, leaves)
+    replaced[id(e)] = slice(first, first + 1)
+    return None

@@ -23,7 +23,7 @@ from ..ops.meta import supported_dtype, to_fake
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, method_key
 from . import bytecode_facts as bf
 from .breaks import HINTS
-from .dims import propagate_dims
+from .dims import propagate_dims, runtime_slices
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
                                SymScalarVariable, UnbackedSize, same_value)
 from .variables.base import ConstantVariable, VariableTracker
@@ -67,8 +67,21 @@ def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
     tx.unsupported("unsupported_value", f"{var.describe()} passed to a NumPy function")
 
 
-def _constants_in(value: Any, out: list) -> None:
-    out.extend(v for v in iter_leaves(value) if not isinstance(v, TensorMeta))
+def _constants_of(var: VariableTracker, value: Any, out: list) -> None:
+    """The constants written in an argument (``var``, bound as ``value``), not those
+    standing for run-time scalars (``n`` in ``x[:n]``)."""
+    from .variables.containers import ListVariable, SliceVariable, TupleVariable
+    if isinstance(var, SymScalarVariable):
+        return
+    if isinstance(var, (ListVariable, TupleVariable)) and isinstance(value, (list, tuple)) \
+            and len(var.item_list) == len(value):
+        for v, b in zip(var.item_list, value):
+            _constants_of(v, b, out)
+    elif isinstance(var, SliceVariable) and isinstance(value, slice):
+        for v, b in zip(var.parts, (value.start, value.stop, value.step)):
+            _constants_of(v, b, out)
+    else:
+        out.extend(v for v in iter_leaves(value) if not isinstance(v, TensorMeta))
 
 
 def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
@@ -92,12 +105,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         # A literal that *is* a runtime scalar's example object would be mistaken for it:
         # specialize such scalars first (they are rare: small ints written twice).
         consts: list = []
-        for a, v in zip(args, bargs):
-            if not isinstance(a, SymScalarVariable):
-                _constants_in(v, consts)
-        for k, v in bkwargs.items():
-            if not isinstance(kwargs[k], SymScalarVariable):
-                _constants_in(v, consts)
+        for a, v in list(zip(args, bargs)) + [(kwargs[k], v) for k, v in bkwargs.items()]:
+            _constants_of(a, v, consts)
         shared = {id(c) for c in consts} & set(scalars)
         for ident in shared:
             for sym in scalars.pop(ident):
@@ -296,6 +305,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
             return tuple(to_graph(v) for v in value)
         if isinstance(value, list):
             return [to_graph(v) for v in value]
+        if isinstance(value, slice) and id(value) in slices:   # x[:n]: dims.runtime_slices
+            return slices[id(value)]
         if isinstance(value, slice):
             return slice(to_graph(value.start), to_graph(value.stop), to_graph(value.step))
         if isinstance(value, np.ndarray):
@@ -334,7 +345,11 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         used.update(id(v) for v in _flatten(bound.inputs) if isinstance(v, ArrayArg))
         bound, dims = _unbacked_dims(tx, spelling_text, bound, unbacked)
     array_inputs = [v.var for v in _flatten(bound.inputs) if isinstance(v, ArrayArg)]
-    if unbacked is None:
+    sliced = runtime_slices(tx, op, bound, scalars, used) if unbacked is None else None
+    slices = sliced[0] if sliced is not None else {}
+    if sliced is not None:
+        dims = sliced[1]
+    elif unbacked is None:
         dims = propagate_dims(tx, op, array_inputs, bound.inputs, params)
     inputs = tuple(to_graph(v, i) for i, v in enumerate(bound.inputs))
 

@@ -82,6 +82,88 @@ class Node:
         return self.name
 
 
+class SizeRef:
+    """A dim of a graph input inside a call's params: ``broadcast_to(g, shape=(x.shape[0],
+    3))`` in a backward graph built while ``x.shape[0]`` is a dynamic size
+    (kiln/capture/variables/grad.py). ``array`` names the placeholder; whoever runs the
+    graph reads the size from its value (:func:`resolve_sizes`); the graph prints it as
+    ``x.shape[0]``. Not an int: arithmetic on it raises TypeError (a derivative rule that
+    needs a number cannot be symbolic; the caller specializes the size instead), and it
+    equals no number (it is at least 2 and capture pins a dynamic dim that meets one).
+    What a rule decides with it is checked by running the shape rules at other sizes."""
+
+    __slots__ = ("array", "dim", "example")
+
+    def __init__(self, array: str, dim: int, example: int) -> None:
+        self.array, self.dim, self.example = array, dim, example
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, SizeRef):
+            return (self.array, self.dim) == (other.array, other.dim)
+        if isinstance(other, int):
+            # A dynamic size is at least 2, and never a static size it meets (capture
+            # pins a dynamic dim that meets a number in broadcasting).
+            return False
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.array, self.dim))
+
+    def __index__(self) -> int:
+        raise TypeError(f"the size {self!r} is dynamic here; a number is needed")
+
+    def __mul__(self, other: Any) -> "SizeProduct":
+        return SizeProduct((self,)) * other
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return f"{self.array}.shape[{self.dim}]"
+
+
+class SizeProduct:
+    """A product of input sizes and ints (a reduction's element count, ``math.prod`` of a
+    shape with SizeRefs). Only an operand of an op can hold one (the ``1/N`` of a mean's
+    derivative): the one writing the graph makes it a graph input (kiln/ir/tracer.py)."""
+
+    __slots__ = ("factors",)
+
+    def __init__(self, factors: tuple) -> None:
+        self.factors = factors
+
+    def __mul__(self, other: Any) -> "SizeProduct":
+        if isinstance(other, SizeProduct):
+            return SizeProduct(self.factors + other.factors)
+        if isinstance(other, SizeRef) or (isinstance(other, int) and not isinstance(other, bool)):
+            return SizeProduct(self.factors + (other,))
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    @property
+    def example(self) -> int:
+        out = 1
+        for f in self.factors:
+            out *= f.example if isinstance(f, SizeRef) else f
+        return out
+
+    def __repr__(self) -> str:
+        return " * ".join(repr(f) for f in self.factors if not (isinstance(f, int) and f == 1))
+
+
+def has_size_refs(params: dict) -> bool:
+    """Does a param, or an item of a tuple/list param (a shape), hold a SizeRef?"""
+    for v in params.values():
+        if type(v) is SizeRef or (type(v) in (tuple, list) and any(type(e) is SizeRef for e in v)):
+            return True
+    return False
+
+
+def resolve_sizes(params: dict, size: Callable[["SizeRef"], Any]) -> dict:
+    """``params`` with every :class:`SizeRef` replaced by ``size(ref)``."""
+    return {k: map_leaves(v, lambda x: size(x) if isinstance(x, SizeRef) else x) for k, v in params.items()}
+
+
 def iter_nodes(value: Any) -> Iterator[Node]:
     """Every Node inside nested tuples/lists/slices of ``value``."""
     return (v for v in iter_leaves(value) if isinstance(v, Node))
@@ -153,10 +235,14 @@ class Graph:
              val: Any = None, source: Any = None, before: Node | None = None) -> Node:
         """Append a call of ``op``; its meta is inferred unless given."""
         kwargs = op.bind_params(dict(kwargs or {}))
+        sized = bool(kwargs) and has_size_refs(kwargs)
         if val is None:
-            val = infer_meta(op, map_nodes(tuple(args), lambda n: n.val), kwargs)
+            val = infer_meta(op, map_nodes(tuple(args), lambda n: n.val),
+                             resolve_sizes(kwargs, lambda r: r.example) if sized else kwargs)
         node = Node(self, self._fresh_name(name or op.name), "call", op, tuple(args), kwargs)
         node.meta["val"] = val
+        if sized:
+            node.meta["size_refs"] = True   # params name input sizes (SizeRef)
         if source is not None:
             node.meta["source"] = source
         return self._add(node, before=before)

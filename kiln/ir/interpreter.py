@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ops.registry import _find_hook
-from .graph import Graph, Node, map_nodes
+from .graph import Graph, Node, map_nodes, resolve_sizes
 
 
 class Interpreter:
@@ -30,6 +30,10 @@ class Interpreter:
                 return map_nodes(node.args[0], env.__getitem__)
             if node.kind == "constant":
                 env[node] = node.target
+            elif "size_refs" in node.meta:   # sizes of the inputs in its params (SizeRef)
+                named = {p.name: v for p, v in zip(placeholders, args)}
+                env[node] = self.call(node, map_nodes(node.args, env.__getitem__),
+                                      resolve_sizes(node.kwargs, lambda r: named[r.array].shape[r.dim]))
             else:
                 env[node] = self.call(node, map_nodes(node.args, env.__getitem__), node.kwargs)
             # Free values after their last use, as compiled code does.

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ops import F, TensorMeta
-from .graph import Graph, Node
+from .graph import Graph, Node, SizeRef
 from .passes import last_uses
 
 
@@ -22,6 +22,8 @@ def format_value(value: Any, consts: dict[str, Any]) -> str:
     """Python source for an argument or param value."""
     if isinstance(value, Node):
         return value.name
+    if isinstance(value, SizeRef):
+        return repr(value)   # x.shape[0]: x is the graph function's parameter
     if isinstance(value, tuple):
         inner = ", ".join(format_value(v, consts) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"

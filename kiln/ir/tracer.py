@@ -13,13 +13,21 @@ Derivative rules are written with ops, so tracing a rule gives its backward grap
 """
 from __future__ import annotations
 
+import contextvars
+import operator
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..ops import TensorMeta
 from ..ops.registry import iter_leaves, map_leaves
-from .graph import Graph, Node
+from .graph import Graph, Node, SizeProduct, SizeRef
+
+
+# While a backward is written with sizes that stay dynamic (capture/variables/grad.py):
+# an object with ``shape(node)`` (the shape, its dynamic dims SizeRefs: kiln/ir/graph.py)
+# and ``value(size)`` (a graph input holding a SizeRef or SizeProduct). Per thread.
+SHAPES: contextvars.ContextVar = contextvars.ContextVar("kiln_symbolic_shapes", default=None)
 
 
 class Proxy:
@@ -30,7 +38,8 @@ class Proxy:
 
     @property
     def shape(self) -> tuple:
-        return self.node.val.shape
+        shapes = SHAPES.get()
+        return self.node.val.shape if shapes is None else shapes.shape(self.node)
 
     @property
     def dtype(self) -> np.dtype:
@@ -42,6 +51,9 @@ class Proxy:
 
     @property
     def size(self) -> int:
+        if SHAPES.get() is not None:
+            shape = self.shape   # a dynamic size refuses to be multiplied into a number
+            return int(np.prod([operator.index(n) for n in shape]))
         return self.node.val.size
 
     def __repr__(self) -> str:
@@ -60,6 +72,8 @@ class Proxy:
                 return value.node
             if isinstance(value, np.ndarray):
                 return graph.constant(value)
+            if isinstance(value, (SizeRef, SizeProduct)) and SHAPES.get() is not None:
+                return SHAPES.get().value(value)   # a dynamic size as an operand: an input
             return value
 
         return Proxy(graph.call(op, map_leaves(inputs, to_arg), params))

@@ -21,50 +21,75 @@ CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_
 PY_KINDS = {int: "pyint", float: "pyfloat", bool: "pybool"}
 
 PRELUDE = r"""
-#include <cstdint>
-#include <cstring>
-#include <cmath>
-#include <climits>
-#include <limits>
-#include <type_traits>
+// No libstdc++ headers (<cmath>, <limits>, <type_traits> took ~1 s of every build): the
+// few math functions and integer traits the bodies use are GCC builtins and templates here.
+#include <stdint.h>
 #define KILN_FAIL(code) do { return (code); } while (0)
+#define KILN_MATH1(name) \
+  static inline double kiln_##name(double x) { return __builtin_##name(x); } \
+  static inline float kiln_##name(float x) { return __builtin_##name##f(x); }
+#define KILN_MATH2(name) \
+  static inline double kiln_##name(double x, double y) { return __builtin_##name(x, y); } \
+  static inline float kiln_##name(float x, float y) { return __builtin_##name##f(x, y); }
+KILN_MATH1(fabs) KILN_MATH1(sqrt) KILN_MATH1(floor) KILN_MATH1(ceil) KILN_MATH1(trunc)
+KILN_MATH2(fmod) KILN_MATH2(pow) KILN_MATH2(fmax) KILN_MATH2(fmin) KILN_MATH2(copysign)
+template <typename T> struct kiln_unsigned;
+template <> struct kiln_unsigned<int8_t> { typedef uint8_t type; };
+template <> struct kiln_unsigned<uint8_t> { typedef uint8_t type; };
+template <> struct kiln_unsigned<int16_t> { typedef uint16_t type; };
+template <> struct kiln_unsigned<uint16_t> { typedef uint16_t type; };
+template <> struct kiln_unsigned<int32_t> { typedef uint32_t type; };
+template <> struct kiln_unsigned<uint32_t> { typedef uint32_t type; };
+template <> struct kiln_unsigned<int64_t> { typedef uint64_t type; };
+template <> struct kiln_unsigned<uint64_t> { typedef uint64_t type; };
+template <typename T> struct kiln_limits {   // integer types (bool: 0 and 1)
+  typedef typename kiln_unsigned<T>::type U;
+  static constexpr bool is_signed = (T)-1 < (T)0;
+  static constexpr T max() { return is_signed ? (T)((U)~(U)0 >> 1) : (T)~(U)0; }
+  static constexpr T lowest() { return is_signed ? (T)(-max() - 1) : (T)0; }
+};
+template <> struct kiln_limits<bool> {
+  static constexpr bool is_signed = false;
+  static constexpr bool max() { return true; }
+  static constexpr bool lowest() { return false; }
+};
 static inline double kiln_floordiv_f64(double a, double b) {
-  double mod = std::fmod(a, b);
+  double mod = kiln_fmod(a, b);
   if (!b) return a / b;
   double div = (a - mod) / b;
   if (mod) { if ((b < 0) != (mod < 0)) { mod += b; div -= 1.0; } }
   double fl;
-  if (div) { fl = std::floor(div); if (div - fl > 0.5) fl += 1.0; }
-  else { fl = std::copysign(0.0, a / b); }
+  if (div) { fl = kiln_floor(div); if (div - fl > 0.5) fl += 1.0; }
+  else { fl = kiln_copysign(0.0, a / b); }
   return fl;
 }
 static inline double kiln_mod_f64(double a, double b) {
-  double mod = std::fmod(a, b);
+  double mod = kiln_fmod(a, b);
   if (!b) return mod;
   if (mod) { if ((b < 0) != (mod < 0)) mod += b; }
-  else { mod = std::copysign(0.0, b); }
+  else { mod = kiln_copysign(0.0, b); }
   return mod;
 }
 static inline float kiln_floordiv_f32(float a, float b) {
-  float mod = std::fmod(a, b);
+  float mod = kiln_fmod(a, b);
   if (!b) return a / b;
   float div = (a - mod) / b;
   if (mod) { if ((b < 0) != (mod < 0)) { mod += b; div -= 1.0f; } }
   float fl;
-  if (div) { fl = std::floor(div); if (div - fl > 0.5f) fl += 1.0f; }
-  else { fl = std::copysign(0.0f, a / b); }
+  if (div) { fl = kiln_floor(div); if (div - fl > 0.5f) fl += 1.0f; }
+  else { fl = kiln_copysign(0.0f, a / b); }
   return fl;
 }
 static inline float kiln_mod_f32(float a, float b) {
-  float mod = std::fmod(a, b);
+  float mod = kiln_fmod(a, b);
   if (!b) return mod;
   if (mod) { if ((b < 0) != (mod < 0)) mod += b; }
-  else { mod = std::copysign(0.0f, b); }
+  else { mod = kiln_copysign(0.0f, b); }
   return mod;
 }
 template <typename T> static inline T kiln_ifloordiv(T a, T b) {
   if (b == 0) return 0;
-  if ((T)-1 < 0 && b == (T)-1) return (T)(0 - (typename std::make_unsigned<T>::type)a);
+  if ((T)-1 < 0 && b == (T)-1) return (T)(0 - (typename kiln_unsigned<T>::type)a);
   T q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
   return q;
@@ -77,29 +102,29 @@ template <typename T> static inline T kiln_imod(T a, T b) {
   return r;
 }
 template <typename T> static inline T kiln_wrap_add(T a, T b) {
-  typedef typename std::make_unsigned<T>::type U; return (T)((U)a + (U)b); }
+  typedef typename kiln_unsigned<T>::type U; return (T)((U)a + (U)b); }
 template <typename T> static inline T kiln_wrap_sub(T a, T b) {
-  typedef typename std::make_unsigned<T>::type U; return (T)((U)a - (U)b); }
+  typedef typename kiln_unsigned<T>::type U; return (T)((U)a - (U)b); }
 template <typename T> static inline T kiln_wrap_mul(T a, T b) {
-  typedef typename std::make_unsigned<T>::type U; return (T)((U)a * (U)b); }
+  typedef typename kiln_unsigned<T>::type U; return (T)((U)a * (U)b); }
 template <typename T> static inline T kiln_wrap_neg(T a) {
-  typedef typename std::make_unsigned<T>::type U; return (T)(0 - (U)a); }
+  typedef typename kiln_unsigned<T>::type U; return (T)(0 - (U)a); }
 template <typename T> static inline T kiln_ipow(T a, T b) {
-  typedef typename std::make_unsigned<T>::type U; U r = 1, x = (U)a;
+  typedef typename kiln_unsigned<T>::type U; U r = 1, x = (U)a;
   while (b > 0) { if (b & 1) r *= x; x *= x; b >>= 1; } return (T)r; }
 template <typename T> static inline T kiln_lshift(T a, T b) {
-  typedef typename std::make_unsigned<T>::type U;
+  typedef typename kiln_unsigned<T>::type U;
   return ((uint64_t)(int64_t)b < sizeof(T) * 8) ? (T)((U)a << b) : (T)0; }
 template <typename T> static inline T kiln_rshift(T a, T b) {
   return ((uint64_t)(int64_t)b < sizeof(T) * 8) ? (T)(a >> b) : (T)(a < 0 ? -1 : 0); }
 template <typename T> static inline bool kiln_fits(double v) {
   return v == v && v >= -9.3e18 && v <= 1.8e19 &&
-         (double)std::numeric_limits<T>::lowest() <= std::trunc(v) &&
-         std::trunc(v) <= (double)std::numeric_limits<T>::max(); }
+         (double)kiln_limits<T>::lowest() <= kiln_trunc(v) &&
+         kiln_trunc(v) <= (double)kiln_limits<T>::max(); }
 template <typename T> static inline bool kiln_int_fits(int64_t v) {
-  return (std::numeric_limits<T>::is_signed || v >= 0) &&
-         (__int128)v >= (__int128)std::numeric_limits<T>::lowest() &&
-         (__int128)v <= (__int128)std::numeric_limits<T>::max(); }
+  return (kiln_limits<T>::is_signed || v >= 0) &&
+         (__int128)v >= (__int128)kiln_limits<T>::lowest() &&
+         (__int128)v <= (__int128)kiln_limits<T>::max(); }
 """
 
 # Return codes (any non-zero one reruns the loop in the reference interpreter).
@@ -274,17 +299,17 @@ def _python_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
         if fn == "pos":
             return e[0]
         if fn == "abs":
-            return f"std::fabs({e[0]})"
+            return f"kiln_fabs({e[0]})"
         if fn == "pow":
             name = pr.fresh("p")
-            pr.emit(f"double {name} = std::pow({e[0]}, {e[1]});", pr.depth)
+            pr.emit(f"double {name} = kiln_pow({e[0]}, {e[1]});", pr.depth)
             # Python raises (or goes complex) where C gives inf/nan or divides by zero
-            pr.check(f"({e[0]} == 0.0 && {e[1]} < 0) || ({e[0]} < 0 && {e[1]} != std::floor({e[1]})) || "
-                     f"(std::isinf({name}) && std::isfinite({e[0]}) && std::isfinite({e[1]}))")
+            pr.check(f"({e[0]} == 0.0 && {e[1]} < 0) || ({e[0]} < 0 && {e[1]} != kiln_floor({e[1]})) || "
+                     f"(__builtin_isinf({name}) && __builtin_isfinite({e[0]}) && __builtin_isfinite({e[1]}))")
             return name
         if fn == "math.sqrt":
             pr.check(f"{e[0]} < 0")
-            return f"std::sqrt({e[0]})"
+            return f"kiln_sqrt({e[0]})"
     if out.name == "pybool":
         e = [pr.ref(a, out) for a in args]
         if fn in _BITS:
@@ -351,21 +376,21 @@ def _numpy_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
         if fn == "pos":
             return e[0]
         if fn in ("abs", "np.absolute"):
-            return f"std::fabs({e[0]})"
+            return f"kiln_fabs({e[0]})"
         if fn == "pow":
-            return f"(({t})std::pow({e[0]}, {e[1]}))"
+            return f"(({t})kiln_pow({e[0]}, {e[1]}))"
         if fn == "np.sqrt":
-            return f"std::sqrt({e[0]})"
+            return f"kiln_sqrt({e[0]})"
         if fn == "np.floor":
-            return f"std::floor({e[0]})"
+            return f"kiln_floor({e[0]})"
         if fn == "np.ceil":
-            return f"std::ceil({e[0]})"
+            return f"kiln_ceil({e[0]})"
         if fn == "np.maximum":
             return f"(({e[0]} >= {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
         if fn == "np.minimum":
             return f"(({e[0]} <= {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
         if fn == "np.fmax":
-            return f"std::fmax({e[0]}, {e[1]})"
+            return f"kiln_fmax({e[0]}, {e[1]})"
         if fn == "np.fmin":
-            return f"std::fmin({e[0]}, {e[1]})"
+            return f"kiln_fmin({e[0]}, {e[1]})"
     raise Unnative(f"NumPy {fn} giving {out.name}")

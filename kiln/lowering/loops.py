@@ -94,9 +94,9 @@ class _Printer:
         if kind.is_float:
             v = float(value)
             if v != v:
-                text = "NAN"
+                text = "__builtin_nan(\"\")"
             elif v in (float("inf"), float("-inf")):
-                text = "INFINITY" if v > 0 else "-INFINITY"
+                text = "__builtin_inf()" if v > 0 else "-__builtin_inf()"
             else:
                 text = repr(v)
             return f"(({kind.ctype}){text})" if kind.name == "float32" else f"((double){text})"
@@ -158,7 +158,7 @@ class _Printer:
         for k, p in enumerate(scalars):
             kind = _kind_of(p)
             name = self.fresh("s")
-            self.emit(f"{kind.ctype} {name}; std::memcpy(&{name}, &slots[{k}], sizeof({name}));", 1)
+            self.emit(f"{kind.ctype} {name}; __builtin_memcpy(&{name}, &slots[{k}], sizeof({name}));", 1)
             self.names[p] = name
         if self.fast:
             self.iv = Intervals(self.bounds, self.names)
@@ -178,7 +178,7 @@ class _Printer:
         self._body(graph, carried, 2)
         self.emit("}", 1)
         for k, p in enumerate(scalars[:sum(1 for c in carried if not _is_array(c))]):
-            self.emit(f"std::memcpy(&slots[{k}], &{self.names[p]}, sizeof({self.names[p]}));", 1)
+            self.emit(f"__builtin_memcpy(&slots[{k}], &{self.names[p]}, sizeof({self.names[p]}));", 1)
         self.emit("return 0;", 1)
         if self.fast:
             test = ["  " + line for line in self.iv.lines]
@@ -209,7 +209,8 @@ class _Printer:
     def _bind_array(self, p: Any, data: str, pos: int) -> None:
         """The data pointer, and dims and element strides as constants (``name_d0``...):
         the fast variant's are the static sizes and C-contiguous strides (checked at entry),
-        the checked variant's the layout's."""
+        the checked variant's the layout's (strides come in bytes: one that is not a whole
+        number of elements returns 3, and the reference runs)."""
         shape = tuple(p.val.shape)
         ndim = len(shape)
         dtype = np.dtype(p.val.dtype)
@@ -217,6 +218,7 @@ class _Printer:
             raise Unnative(f"an array of {dtype}")
         name = self.fresh("a")
         ct = CTYPES[dtype.name]
+        size = dtype.itemsize
         self.emit(f"{ct}* {name} = ({ct}*){data};", 1)
         for k in range(ndim):
             static = type(shape[k]) is int and self.fast
@@ -227,9 +229,10 @@ class _Printer:
             if self.fast:
                 expr = " * ".join(f"{name}_d{j}" for j in range(k + 1, ndim)) or "1"
                 self.emit(f"const int64_t {name}_s{k} = {expr};", 1)
-                self.emit(f"if (layout[{pos + ndim + k}] != {name}_s{k} && {name}_d{k} > 1) return 2;", 1)
+                self.emit(f"if (layout[{pos + ndim + k}] != {name}_s{k} * {size} && {name}_d{k} > 1) return 2;", 1)
             else:
-                self.emit(f"const int64_t {name}_s{k} = layout[{pos + ndim + k}];", 1)
+                self.emit(f"if (layout[{pos + ndim + k}] % {size}) return 3;", 1)
+                self.emit(f"const int64_t {name}_s{k} = layout[{pos + ndim + k}] / {size};", 1)
         self.arrays[p] = (name, ndim, dtype)
 
     def _body(self, graph: Any, carried: list, depth: int) -> None:
@@ -373,113 +376,141 @@ def render_body(body: LoopBody, step: int | None = None) -> tuple[str, str, str,
 
 
 def _entry(body: LoopBody) -> tuple[str, str]:
-    """The exported function: arrays as pointers, scalars by value, the carried scalars'
-    final values into ``out``; the fast variant first, the checked one where its entry
-    test fails (2), unless ``inplace`` (then 2 comes back: nothing was written)."""
+    """The exported function: each array's dims and byte strides as ints, then the arrays
+    as pointers, scalars by value, and the carried scalars' final values into ``*out``
+    (a struct, one field per carried scalar, each in its C type). The fast variant runs
+    first, the checked one where its entry test fails (2), unless ``inplace`` (then 2
+    comes back: nothing was written)."""
     phs = body.graph.placeholders[1:]
     arrays = [p for p in phs if _is_array(p)]
     scalars = [p for p in phs if not _is_array(p)]
-    n_out = sum(1 for p in phs[:body.n_carried] if not _is_array(p))
-    params = ["int64_t start", "int64_t stop", "int64_t step", "int64_t inplace",
-              "const int64_t* layout"]
+    outs = [_kind_of(p).ctype for p in phs[:body.n_carried] if not _is_array(p)]
+    n_layout = sum(2 * len(p.val.shape) for p in arrays)
+    params = ["int64_t start", "int64_t stop", "int64_t step", "int64_t inplace"]
+    params += [f"int64_t l{k}" for k in range(n_layout)]
     params += [f"char* b{k}" for k in range(len(arrays))]
     params += [f"{_kind_of(p).ctype} p{k}" for k, p in enumerate(scalars)]
-    params.append("int64_t* out")
-    lines = [f"  char* bufs[{max(len(arrays), 1)}] = {{{', '.join(f'b{k}' for k in range(len(arrays))) or '0'}}};",
+    typedef = ""
+    if outs:
+        typedef = "typedef struct { " + " ".join(f"{t} c{k};" for k, t in enumerate(outs)) \
+            + " } KILN_ENTRY_out;\n"
+        params.append("KILN_ENTRY_out* out")
+    lines = [f"  const int64_t layout[{max(n_layout, 1)}] = "
+             f"{{{', '.join(f'l{k}' for k in range(n_layout)) or '0'}}};",
+             f"  char* bufs[{max(len(arrays), 1)}] = {{{', '.join(f'b{k}' for k in range(len(arrays))) or '0'}}};",
              f"  int64_t slots[{max(len(scalars), 1)}] = {{0}};"]
-    lines += [f"  std::memcpy(&slots[{k}], &p{k}, sizeof(p{k}));" for k in range(len(scalars))]
+    lines += [f"  __builtin_memcpy(&slots[{k}], &p{k}, sizeof(p{k}));" for k in range(len(scalars))]
     lines += ["  int64_t rc = kiln_loop_fast(start, stop, step, bufs, layout, slots);",
               "  if (rc == 2 && !inplace) rc = kiln_loop_checked(start, stop, step, bufs, layout, slots);"]
-    if n_out:
-        lines.append(f"  if (rc == 0) std::memcpy(out, slots, {8 * n_out});")
+    if outs:
+        lines.append("  if (rc == 0) {")
+        lines += [f"    __builtin_memcpy(&out->c{k}, &slots[{k}], sizeof(out->c{k}));" for k in range(len(outs))]
+        lines.append("  }")
     lines.append("  return rc;")
     sig = f"int64_t KILN_ENTRY({', '.join(params)})"
-    return f'extern "C" {sig} {{\n' + "\n".join(lines) + "\n}\n", sig + ";"
+    return typedef + f'extern "C" {sig} {{\n' + "\n".join(lines) + "\n}\n", typedef + sig + ";"
 
 
-def native_runners(items: list) -> list:
+def native_runners(items: list, rendered: list | None = None) -> list:
     """Build ``(body, step)`` items in one module (one g++ run); returns their runners in
-    order (see :func:`_runner`)."""
+    order (see :func:`_runner`). ``rendered``: the items' :func:`render_body` results, when
+    the caller has them already."""
     from ..runtime.build import build
     from ..runtime.loader import load_library
-    rendered = [render_body(body, step) for body, step in items]
+    if rendered is None:
+        rendered = [render_body(body, step) for body, step in items]
     unique = {fname: (text, cdef) for text, fname, cdef, _ in rendered}
     so = build(PRELUDE + "\n" + "\n".join(text for text, _ in unique.values()), "loop")
     lib, ffi = load_library(so, "\n".join(cdef for _, cdef in unique.values()))
-    return [_runner(body, getattr(lib, fname), ffi, ok)
+    return [_runner(body, getattr(lib, fname), ffi, ok, fname)
             for (body, _), (_, fname, _, ok) in zip(items, rendered)]
 
 
-def _runner(body: LoopBody, fn: Any, ffi: Any, inplace_ok: bool) -> Any:
+def _runner(body: LoopBody, fn: Any, ffi: Any, inplace_ok: bool, fname: str = "loop") -> Any:
     """``native(start, stop, step, carried, operands, inplace)`` over the built ``fn``,
     giving the final carried values, or None when the reference must run (a check failed,
     arrays the build cannot address; with ``inplace``, also: the fast variant's entry test
-    failed, nothing written). ``native.inplace``: ``inplace`` calls are allowed."""
+    failed, nothing written). ``native.inplace``: ``inplace`` calls are allowed.
+
+    ``native`` is generated straight-line Python for this body's signature (its source
+    is ``native.source``): a type test per value, the arrays' dims and strides and the
+    scalars passed to C as they are, one struct for the carried scalars' results — no
+    per-call work that loops over the values."""
     phs = body.graph.placeholders[1:]
-    is_array = [_is_array(p) for p in phs]
-    kinds = [None if a else _kind_of(p) for p, a in zip(phs, is_array)]
-    dtypes = [np.dtype(p.val.dtype) if a else None for p, a in zip(phs, is_array)]
-    accepts = [None if k is None else (int, np.integer) if k.is_int else
-               (float, np.floating) if k.is_float else (bool, np.bool_) for k in kinds]
-    out_dtypes = [np.dtype({"pyint": "int64", "pyfloat": "float64", "pybool": "bool"}.get(k.name, k.name))
-                  for k, a in zip(kinds[:body.n_carried], is_array) if not a]
     n_carried = body.n_carried
-    cast, new, from_buffer = ffi.cast, ffi.new, ffi.from_buffer
-    specs = list(zip(is_array, dtypes, accepts))
-
-    def native(start: int, stop: int, step: int, carried: tuple, operands: tuple,
-               inplace: bool = False) -> Any:
-        values = tuple(carried) + tuple(operands)
-        args, scalars, layout = [], [], []
-        for v, (a, dt, ok) in zip(values, specs):
-            if a:
-                if type(v) is not np.ndarray or v.dtype != dt:
-                    return None
-                size = v.itemsize
-                strides = v.strides
-                if any(s % size for s in strides):
-                    return None
-                layout += v.shape
-                layout += [s // size for s in strides]
-                args.append(from_buffer(v) if v.flags.c_contiguous else cast("char*", v.ctypes.data))
+    env: dict[str, Any] = {"fn": fn, "ndarray": np.ndarray, "fb": ffi.from_buffer,
+                           "cast": ffi.cast, "new": ffi.new, "as_scalar": _as_scalar}
+    lines = [f"def native(start, stop, step, carried, operands, inplace=False):"]
+    names = [f"v{k}" for k in range(len(phs))]
+    carried_names, operand_names = names[:n_carried], names[n_carried:]
+    if carried_names:
+        lines.append(f"    {', '.join(carried_names)}, = carried")
+    if operand_names:
+        lines.append(f"    {', '.join(operand_names)}, = operands")
+    layout, pointers, scalars, results = [], [], [], []
+    for k, (p, v) in enumerate(zip(phs, names)):
+        if _is_array(p):
+            env[f"dt{k}"] = np.dtype(p.val.dtype)
+            lines.append(f"    if type({v}) is not ndarray or {v}.dtype != dt{k}: return None")
+            ndim = len(p.val.shape)
+            if ndim:
+                lines.append(f"    {v}_sh = {v}.shape; {v}_st = {v}.strides")
+                layout += [f"{v}_sh[{j}]" for j in range(ndim)] + [f"{v}_st[{j}]" for j in range(ndim)]
+            pointers.append(f"(fb({v}) if {v}.flags.c_contiguous else cast('char*', {v}.ctypes.data))")
+            if k < n_carried:
+                results.append(v)
+            continue
+        kind = _kind_of(p)
+        env[f"ok{k}"] = ((int, np.integer) if kind.is_int else (float, np.floating)
+                         if kind.is_float else (bool, np.bool_))
+        lines.append(f"    if not isinstance({v}, ok{k}):")
+        lines.append(f"        {v} = as_scalar({v}, ok{k})")
+        lines.append(f"        if {v} is None: return None")
+        scalars.append(v)
+        if k < n_carried:
+            field = f"out.c{sum(1 for q in phs[:k] if not _is_array(q))}"
+            if kind.py:
+                results.append(field)
             else:
-                if not isinstance(v, ok):
-                    return None
-                scalars.append(v)
-        out = np.empty(max(len(out_dtypes), 1), np.int64)
-        try:
-            rc = fn(start, stop, step, 1 if inplace else 0, new("int64_t[]", layout or [0]),
-                    *args, *scalars, from_buffer("int64_t[]", out))
-        except (OverflowError, TypeError):
-            return None
-        if rc != 0:
-            return None
-        result = []
-        j = 0
-        for idx in range(n_carried):
-            if is_array[idx]:
-                result.append(values[idx])
-            else:
-                raw = out[j:j + 1].view(out_dtypes[j])[0]
-                result.append(raw.item() if kinds[idx].py else raw)
-                j += 1
-        return tuple(result)
-
+                env[f"np{k}"] = np.dtype(kind.name).type
+                results.append(f"np{k}({field})")
+    call = ["start", "stop", "step", "inplace"] + layout + pointers + scalars
+    if len(results) > sum(1 for p in phs[:n_carried] if _is_array(p)):
+        lines.append(f"    out = new('{fname}_out *')")
+        call.append("out")
+    lines += ["    try:",
+              f"        rc = fn({', '.join(call)})",
+              "    except (OverflowError, TypeError):",
+              "        return None",
+              "    if rc: return None",
+              f"    return ({''.join(r + ', ' for r in results)})"]
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, f"<kiln {fname} launcher>", "exec"), env)
+    native = env["native"]
     native.inplace = inplace_ok
+    native.source = source
     return native
+
+
+def _as_scalar(value: Any, ok: tuple) -> Any:
+    """A value for a scalar slot: a 0-d array becomes the NumPy scalar it holds; None
+    for anything else of the wrong kind (the reference runs)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    return value if isinstance(value, ok) else None
 
 
 def prepare_loops(graph: Any) -> None:
     """Give every loop node of ``graph`` its C++ runner, all built in one module (bodies
     the printer cannot print, or a failed build, keep the reference interpreter)."""
     from ..runtime.build import BuildError, CompilerUnavailable
-    items = []
+    items, rendered = [], {}
     for node in graph.nodes:
         body = node.kwargs.get("body") if node.kind == "call" else None
         if not isinstance(body, LoopBody) or body.native is not None:
             continue
         try:
-            render_body(body, node.args[2])
+            rendered[len(items)] = render_body(body, node.args[2])
         except Unnative:
             continue
         except Exception:   # a printer bug must not cost the user a result
@@ -487,12 +518,14 @@ def prepare_loops(graph: Any) -> None:
             if config.debug_checks:
                 raise
             continue
-        items.append((body, node.args[2]))
+        items.append((body, node.args[2], len(items)))
     groups = [items] if items else []
     while groups:
         group = groups.pop()
         try:
-            for (body, _), native in zip(group, native_runners(group)):
+            texts = [rendered[k] for _, _, k in group]
+            pairs = [(body, step) for body, step, _ in group]
+            for (body, _), native in zip(pairs, native_runners(pairs, texts)):
                 body.native = native
         except (BuildError, CompilerUnavailable):
             if len(group) > 1:   # one body's build error must not cost the others

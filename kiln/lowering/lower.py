@@ -30,8 +30,10 @@ import numpy as np
 
 from ..errors import Unsupported
 from ..ir import Graph, Node, map_nodes
+from ..ir.graph import resolve_sizes
 from ..ops import Category, TensorMeta, infer_meta
 from ..ops.meta import to_fake
+from ..ops.registry import map_leaves
 from .loop_ir import DTYPES, Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
 from .nodes import ComputeNode, ExternNode, Opaque, buffers_read, iter_values, map_values
 from .pointwise import PointwiseLowering
@@ -53,8 +55,13 @@ class GraphLowering(PointwiseLowering, ViewLowering):
     """Lower a graph for given example inputs (their strides are specialized on)."""
 
     def __init__(self, graph: Graph, example_inputs: list, reinfer: bool = False,
-                 dynamic: bool = False, renderer: Any = None) -> None:
+                 dynamic: bool = False, renderer: Any = None, specialize_ints: bool = False) -> None:
         self.graph = graph
+        # Run-time int slice bounds (``x[:n]``) are size symbols (sizes.py, kind "int");
+        # specialize_ints: their example values instead, which the wrapper checks
+        # (``int_values``: name -> value), for graphs whose sizes symbols cannot say.
+        self.specialize_ints = specialize_ints
+        self.int_values: dict[str, int] = {}
         # what the target can hold and spell (lowering/renderer.py); None: any kernel dtype
         self.renderer = renderer
         self.dtypes = renderer.dtypes if renderer is not None else DTYPES
@@ -85,7 +92,7 @@ class GraphLowering(PointwiseLowering, ViewLowering):
         self._unbacked: dict[tuple, Any] = {}
         self.binds: dict[str, list[tuple[str, str]]] = {}   # extern name -> [(symbol, expr)]
         self.size_checks: list[tuple[Any, Any, str, str]] = []
-        if any(n.kind == "call" and n.op.data_dependent for n in graph.nodes):
+        if any(n.kind == "call" and (n.op.data_dependent or runtime_slice(n)) for n in graph.nodes):
             self.reinfer = True   # the graph's metas hold example sizes for them
 
     # -- helpers ----------------------------------------------------------------------------
@@ -133,6 +140,7 @@ class GraphLowering(PointwiseLowering, ViewLowering):
         # by the relu's kernel instead of a second pass over the matmul result).
         returned = {v for n in self.graph.nodes if n.kind == "output" for v in n.args[0]
                     if isinstance(v, Node)}
+        named = {p.name: p for p in placeholders}
         for node in self.graph.nodes:
             self._origin = (node,)
             if node.kind == "placeholder":
@@ -142,7 +150,10 @@ class GraphLowering(PointwiseLowering, ViewLowering):
                 self.env[node] = self.lower_constant(node.name, node.target)
             elif node.kind == "call":
                 args = tuple(self.as_value(a) for a in map_nodes(node.args, self.env.__getitem__))
-                value = self.lower_call(node.op, args, node.kwargs, None if self.reinfer else node.val)
+                params = node.kwargs
+                if "size_refs" in node.meta:   # an input's size in a param (ir SizeRef)
+                    params = resolve_sizes(params, lambda r: self.env[named[r.array]].shape[r.dim])
+                value = self.lower_call(node.op, args, params, None if self.reinfer else node.val)
                 if isinstance(value, Pointwise) and node in returned:
                     value = self.realize_output(value)
                 elif isinstance(value, Pointwise) and uses[node] > 1 and value.cost > REALIZE_COST_SHARED:
@@ -191,6 +202,7 @@ class GraphLowering(PointwiseLowering, ViewLowering):
                              else np.float64)
             scalar = Scalar(dtype, weak=weak, name=name)
             scalar.pytype = type(value) if weak else None
+            scalar.example = value   # a slice bound's example decides the example's sizes
             self.inputs.append((name, scalar))
             return scalar
         self.inputs.append((name, None))
@@ -210,7 +222,9 @@ class GraphLowering(PointwiseLowering, ViewLowering):
 
     def lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
         if meta is None:  # on the example's sizes: dtype rules and NumPy's errors
-            meta = infer_meta(op, map_values(args, self.meta_of), params)
+            example = params if not self.sizes else \
+                {k: map_leaves(v, self.sizes.hint) for k, v in params.items()}   # sizes in params
+            meta = infer_meta(op, map_values(args, self.meta_of), example)
         if any(isinstance(v, Opaque) for v in iter_values(args)) or not isinstance(meta, TensorMeta) \
                 or meta.dtype.name not in self.dtypes:
             return self.extern(op, args, params, meta)
@@ -490,6 +504,26 @@ def _hook(op: Any, inputs: tuple, params: dict) -> Any:
 Value.__kiln_op__ = staticmethod(_hook)
 
 
+def runtime_slice(node: Node) -> bool:
+    """Does this call slice with a bound that is a graph value (``x[:n]``, ``n`` an int
+    argument): sizes that are symbols of kind "int" (sizes.py)?"""
+    k = node.op.runtime_slices
+    if k is None or k >= len(node.args):
+        return False
+    index = node.args[k]
+    return isinstance(index, tuple) and any(
+        isinstance(item, slice) and any(isinstance(b, Node) for b in (item.start, item.stop, item.step))
+        for item in index)
+
+
+def slice_bound_positions(graph: Graph) -> set[int]:
+    """Positions of the placeholders that are run-time slice bounds (``n`` of ``x[:n]``)."""
+    from ..ir import iter_nodes
+    used = {n for node in graph.nodes if node.kind == "call" and runtime_slice(node)
+            for n in iter_nodes(node.args[node.op.runtime_slices])}
+    return {i for i, p in enumerate(graph.placeholders) if p in used}
+
+
 def _value_key(value: Any) -> Any:
     """What identifies an op input's value for sharing unbacked sizes (a window's buffer
     and layout; any other value by identity)."""
@@ -509,6 +543,8 @@ def _meta_of(value: Any) -> Any:
     if isinstance(value, Scalar):
         if value.value is not None:  # a NumPy scalar constant stays strong (np.float64(1.0))
             return value.value if value.weak else np.dtype(value.dtype).type(value.value)
+        if getattr(value, "pytype", None) is int:
+            return value.example  # a run-time int (a slice bound sizes the example's result)
         if value.weak:  # a runtime Python scalar: stays weak (NEP 50) for the dtype rule
             return token(value)(0)
         return np.zeros((), value.dtype)[()]

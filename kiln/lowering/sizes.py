@@ -12,8 +12,14 @@ Kinds of symbols (:class:`SymbolTable`):
   Dims of different inputs with the same size in the example share a symbol (duck
   sizing, as Dynamo does); the wrapper checks they are still equal. Dynamic dims are at least 2 (sizes 0 and 1 decide
   broadcasting, so they stay specialized): comparisons use that bound;
-- ``int``: a runtime Python int the graph uses as a size (a slice bound ``x[:n]``);
-  the wrapper binds it from the argument and checks its range;
+- ``int``: a size computed from run-time Python ints (a slice bound ``x[:n]``, ``n`` an
+  argument, or an int the function computed from arguments and input dims, which capture
+  passes in as an argument of its own): the slice's length ``len(range(L)[a:b:c])`` and,
+  when it is not 0, its first index ``range(L)[a:b:c].start`` (named ``o<n>``, at least 0).
+  The wrapper evaluates these Python expressions on each call, so Python's clamping and
+  negative bounds (``x[:-n]``) hold for every call with no guard on ``n``; lengths are at
+  least 2 like input dims (capture guards that, or specializes ``n`` when the example's
+  length is 0 or 1, which decide broadcasting). :meth:`SymbolTable.int_slice`;
 - ``unbacked``: a size known only after an op ran (a boolean mask selection, the length
   of ``np.unique``'s result; ``Op.unbacked`` in kiln/ops says which); the wrapper binds it
   from the op's result, right after the op, before any kernel that uses it. These are
@@ -219,8 +225,9 @@ def _decide(diff: Any, how: str) -> bool:
 
 
 def min_size(name: str) -> int:
-    """The least value of a symbol: an unbacked size (``u3``) may be 0; others MIN_SIZE."""
-    return 0 if name.startswith("u") else MIN_SIZE
+    """The least value of a symbol: an unbacked size (``u3``) or a slice's first index
+    (``o4``) may be 0; others are MIN_SIZE."""
+    return 0 if name[0] in "uo" else MIN_SIZE
 
 
 def is_unbacked(value: Any) -> bool:
@@ -257,8 +264,12 @@ class SizeSymbol:
 
     name: str
     kind: str          # 'input' | 'int' | 'unbacked'
-    source: str        # Python expression in the wrapper: "x.shape[0]", "n", "buf3.shape[0]"
+    source: str        # Python expression in the wrapper: "x.shape[0]", "len(range(10)[:n])", "buf3.shape[0]"
     hint: int          # the value in the example the graph was lowered with
+
+    @property
+    def minimum(self) -> int:
+        return min_size(self.name)
 
 
 class SymbolTable:
@@ -288,8 +299,8 @@ class SymbolTable:
 
     def guard(self, diff: "Size", how: str) -> bool | None:
         """The example's answer to ``diff >= 0`` ('ge') or ``> 0`` ('gt'), recorded as a
-        guard; None when a symbol is not an input dim."""
-        if any(getattr(self.symbols.get(n), "kind", None) != "input" for n in diff.symbols):
+        guard; None when a symbol is unbacked."""
+        if any(getattr(self.symbols.get(n), "kind", None) not in ("input", "int") for n in diff.symbols):
             return None
         value = diff.subs(self.hints())
         answer = value >= 0 if how == "ge" else value > 0
@@ -316,6 +327,39 @@ class SymbolTable:
             name = f"s{len(self.symbols)}"
             self.symbols[name] = SizeSymbol(name, "input", source, hint)
         self._by_hint.setdefault(hint, []).append((array, right, name))
+        return Size.symbol(name)
+
+    def int_slice(self, length: Any, start: Any, stop: Any, step: Any) -> tuple:
+        """(first index, count) of ``slice(start, stop, step)`` on a dim of ``length``
+        where a bound is a run-time int (an object with ``name``, the wrapper's
+        parameter, and ``example``); other bounds are ints or None, ``step`` static.
+
+        Both are symbols of kind "int" whose source is Python's own slicing of a range
+        (``len(range(s0)[:n])``), shared by slices spelled alike. A count of 0 or 1 in
+        the example raises :class:`Undecidable` (such sizes are specialized)."""
+        def text(b: Any) -> str:
+            return "" if b is None else str(b) if isinstance(b, int) else b.name
+
+        def hint(b: Any) -> Any:
+            return b if b is None or isinstance(b, int) else b.example
+        bounds = f"{text(start)}:{text(stop)}" + ("" if step is None else f":{step}")
+        where = f"range({length})[{bounds}]"
+        example = range(self.hint(length))[hint(start):hint(stop):step]
+        if len(example) < MIN_SIZE:
+            raise Undecidable(f"the slice [{bounds}] has {len(example)} elements in the example "
+                              f"(sizes 0 and 1 are specialized)")
+        count = self._int_symbol(f"len({where})", len(example), "s")
+        first: Any = 0
+        if not (start is None or start == 0) or (step or 1) < 0:
+            first = self._int_symbol(f"{where}.start", example.start, "o")
+        return first, count
+
+    def _int_symbol(self, source: str, hint: int, prefix: str) -> Size:
+        for s in self.symbols.values():
+            if s.kind == "int" and s.source == source:
+                return Size.symbol(s.name)
+        name = f"{prefix}{len(self.symbols)}"
+        self.symbols[name] = SizeSymbol(name, "int", source, hint)
         return Size.symbol(name)
 
     def unbacked(self, source: str, hint: int) -> Size:

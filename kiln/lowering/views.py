@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..ops import TensorMeta
-from ..ops.layout import Window
-from .loop_ir import Affine, BufferValue, Pointwise, Value, contiguous_strides
+from ..ops.layout import Span, Window, index_dims
+from .loop_ir import Affine, BufferValue, Pointwise, Scalar, Value, contiguous_strides
 from .nodes import iter_values
 from .sizes import Size, product
 
@@ -24,28 +24,54 @@ class ViewLowering:
 
     def view(self, op: Any, args: tuple, params: dict, meta: TensorMeta) -> Value | None:
         x, rest = args[0], args[1:]
-        if any(isinstance(v, Value) for v in iter_values(rest)) or not isinstance(x, (BufferValue, Pointwise)):
+        if not isinstance(x, (BufferValue, Pointwise)) or op.layout is None:
             return None
-        if op.layout is None:
+        spans = self._spans(op, x.shape, rest)   # the layout rule's view of the inputs
+        if any(isinstance(v, Value) for v in iter_values(spans)):
             return None
         if isinstance(x, Pointwise):
-            remapped = self._remap_pointwise(x, op, rest, params)
+            remapped = self._remap_pointwise(x, op, spans, params)
             if remapped is not None:
                 chain = getattr(x, "view_chain", None)
                 root, views = chain if chain is not None else (x, ())
-                views = views + ((op, tuple(rest), dict(params)),)
+                views = views + ((op, tuple(spans), dict(params), tuple(rest)),)
                 if _blas_friendly(root.shape, views):
                     remapped.view_chain = (root, views)
                 return remapped
             x = self.realize(x)
-        result = _view_layout(op, x.shape, x.strides, rest, params)
+        result = _view_layout(op, x.shape, x.strides, spans, params)
         if result is None:  # NumPy would copy (a reshape of a non-contiguous window)
             x = self.realize(self.identity(x))
-            result = _view_layout(op, x.shape, x.strides, rest, params)
+            result = _view_layout(op, x.shape, x.strides, spans, params)
             if result is None:
                 return None
         shape, strides, offset = result
         return BufferValue(x.buf, shape, strides, x.offset + offset, py=(op, (x,) + tuple(rest), params))
+
+    def _spans(self, op: Any, shape: tuple, rest: tuple) -> tuple:
+        """``rest`` with each slice whose bounds are run-time ints (``x[:n]``) resolved
+        against its dim into a :class:`Span` over size symbols (sizes.py, kind "int");
+        a run-time step, or a count of 0 or 1, stays as it is (no kernel lowering)."""
+        k = op.runtime_slices
+        if k is None or k - 1 >= len(rest) or not isinstance(rest[k - 1], tuple):
+            return rest
+        index = rest[k - 1]
+        dims = index_dims(index, len(shape))
+        if dims is None:
+            return rest
+        out = []
+        for item, d in zip(index, dims):
+            if isinstance(item, slice) and any(isinstance(b, Scalar) for b in (item.start, item.stop)) \
+                    and not isinstance(item.step, Value) and all(
+                        not isinstance(b, Scalar) or b.arg and getattr(b, "pytype", None) is int
+                        for b in (item.start, item.stop)):
+                if self.specialize_ints:
+                    item = slice(*(self._int_value(b) for b in (item.start, item.stop, item.step)))
+                else:
+                    start, count = self.sizes.int_slice(shape[d], item.start, item.stop, item.step)
+                    item = Span(start, count, 1 if item.step is None else item.step)
+            out.append(item)
+        return rest[:k - 1] + (tuple(out),) + rest[k:]
 
     def _remap_pointwise(self, x: Pointwise, op: Any, rest: tuple, params: dict) -> Value | None:
         """A view of a closure as an affine remap of its index, when one exists."""
@@ -102,10 +128,17 @@ class ViewLowering:
             return self.realize(value)
         root, views = chain
         out = self.realize(root)
-        for op, rest, params in views:
-            shape, strides, offset = _view_layout(op, out.shape, out.strides, rest, params)
+        for op, spans, params, rest in views:
+            shape, strides, offset = _view_layout(op, out.shape, out.strides, spans, params)
             out = BufferValue(out.buf, shape, strides, out.offset + offset, py=(op, (out,) + rest, params))
         return self._remember(value, out)
+
+
+    def _int_value(self, b: Any) -> Any:
+        if isinstance(b, Scalar):
+            self.int_values[b.name] = b.example   # the wrapper checks it
+            return b.example
+        return b
 
 
 def _ratio(s: Any, t: Any) -> int | None:
@@ -134,8 +167,8 @@ def _blas_friendly(shape: tuple, views: tuple) -> bool:
         return False  # dynamic sizes: the operand is realized as it is
     size = math.prod(shape)
     strides, offset = contiguous_strides(shape), 0
-    for op, rest, params in views:
-        result = _view_layout(op, shape, strides, rest, params)
+    for op, spans, params, _ in views:
+        result = _view_layout(op, shape, strides, spans, params)
         if result is None:
             return False
         shape, strides, delta = result

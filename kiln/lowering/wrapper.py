@@ -106,10 +106,14 @@ class WrapperCode:
             # Sizes are symbols (kernel arguments); 0 and 1 decide broadcasting and equal
             # example sizes share a symbol: anything else compiles for its own sizes.
             body += [f"{sym} = {expr}" for sym, expr in read.items()]
-            checks = [f"{sym} < 2" for sym in read] + \
+            checks = [f"{s.name} < {s.minimum}" for s in low.sizes if s.name in read and s.minimum] + \
                 [f"{expr} != {sym}" for expr, sym in low.sizes.equal] + \
                 [f"not ({guard})" for guard in low.sizes.guards]
-            body.append(f"if {' or '.join(checks)}:")
+            if checks:
+                body.append(f"if {' or '.join(checks)}:")
+                body.append(respecialize)
+        if low.int_values:  # run-time ints this build took as constants (lower.specialize_ints)
+            body.append(f"if {' or '.join(f'{n} != {v!r}' for n, v in low.int_values.items())}:")
             body.append(respecialize)
         # Sizes known only after an op ran: bound right after it (see the extern calls).
         body += [f"{s.name} = 0  # {s.source}, once it is computed" for s in low.sizes
@@ -221,6 +225,8 @@ class WrapperCode:
         for name, kind_ in self.low.inputs:
             if isinstance(kind_, Buffer):
                 examples.append(f"    {name} = _example({self.low.sizes.hint(kind_.shape)!r}, np.{kind_.dtype.name})")
+            elif isinstance(kind_, Scalar) and getattr(kind_, "pytype", None) is int:
+                examples.append(f"    {name} = {kind_.example!r}")   # it may be a slice bound
             elif isinstance(kind_, Scalar):
                 examples.append(f"    {name} = {'0.5' if kind_.dtype.kind == 'f' else '1'}")
             else:

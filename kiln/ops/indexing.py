@@ -190,7 +190,7 @@ def _getitem_vjp(g, out, x, index):
 
 
 getitem = declare("getitem", Category.VIEW, _getitem_impl, inputs=("x", "index"),
-                  layout=layout.getitem,
+                  layout=layout.getitem, runtime_slices=1,
                   vjp=_getitem_vjp,
                   doc="x[index] with ints, slices, None and Ellipsis: a view, as in NumPy")
 

@@ -31,6 +31,15 @@ class Window(NamedTuple):
     offset: Any
 
 
+class Span(NamedTuple):
+    """A slice already resolved against its dim's length: the first index, the number of
+    elements and the (static) step. Lowering passes one for a slice whose bounds are
+    run-time ints, with ``start`` and ``count`` size symbols (kiln/lowering/sizes.py)."""
+    start: Any
+    count: Any
+    step: int
+
+
 def _axis(a: Any, ndim: int) -> int | None:
     try:
         a = operator.index(a)
@@ -253,6 +262,12 @@ def getitem(w: Window, index: Any) -> Window | None:
                 shape.append(w.shape[d])
                 strides.append(w.strides[d])
                 d += 1
+        elif isinstance(item, Span):
+            if item.count:
+                offset = offset + item.start * w.strides[d]
+            shape.append(item.count)
+            strides.append(w.strides[d] * item.step)
+            d += 1
         elif isinstance(item, slice):
             bounds = [item.start, item.stop, item.step]
             if bounds == [None, None, None]:  # the whole dim (also when its size is dynamic)
@@ -285,6 +300,25 @@ def getitem(w: Window, index: Any) -> Window | None:
             offset = offset + (i if i >= 0 else n + i) * w.strides[d]
             d += 1
     return Window(tuple(shape), tuple(strides), offset)
+
+
+def index_dims(index: tuple, ndim: int) -> list | None:
+    """For each entry of a basic index, the input dim it reads (None for ``None`` and
+    ``Ellipsis``); None when the index does not fit ``ndim`` dims."""
+    used = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if used > ndim or sum(1 for i in index if i is Ellipsis) > 1:
+        return None
+    out, d = [], 0
+    for item in index:
+        if item is Ellipsis:
+            out.append(None)
+            d += ndim - used
+        elif item is None:
+            out.append(None)
+        else:
+            out.append(d)
+            d += 1
+    return out
 
 
 def _slice(start: Any, stop: Any, step: Any, length: Any) -> tuple | None:

@@ -166,6 +166,10 @@ class LoopBody:
         # written into the caller's arrays, as NumPy does; a functionalized graph's copy
         # writes nothing back (its caller replays the mutating graph on an error).
         self.writes_back = True
+        # Positions (in carried) of the caller's arrays a functional graph gives this
+        # loop to write in place (kiln/lowering/loop_donate.py): it does so only where
+        # its native runner cannot fail once started, and copies them otherwise.
+        self.donate: frozenset = frozenset()
 
     def __repr__(self) -> str:
         return f"<kiln {self.name}>"
@@ -175,6 +179,14 @@ class LoopBody:
         copy = LoopBody.__new__(LoopBody)
         copy.__dict__.update(self.__dict__)
         copy.writes_back = False
+        copy.native = None
+        return copy
+
+    def donating(self, position: int) -> "LoopBody":
+        """This body, given the caller's array at carried ``position`` (see ``donate``)."""
+        copy = LoopBody.__new__(LoopBody)
+        copy.__dict__.update(self.__dict__)
+        copy.donate = self.donate | {position}
         copy.native = None
         return copy
 
@@ -227,6 +239,32 @@ def _overlapping(carried: tuple, operands: tuple, arrays: tuple) -> bool:
 
 def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
               body: LoopBody, owned: bool) -> tuple:
+    native = body.native
+    if not body.writes_back and native is not None \
+            and type(start) is int and type(stop) is int and type(step) is int:
+        # The cache-hit path of a compiled graph: the native runner takes the values as
+        # they are (it checks their types itself; None sends them the long way round).
+        if native.inplace and (owned or body.donate):
+            state = carried
+            if not owned:   # the caller's arrays it was given, writable; copies of the rest
+                state = list(carried)
+                for k in body.arrays:
+                    if k not in body.donate or type(carried[k]) is not np.ndarray \
+                            or not carried[k].flags.writeable:
+                        state[k] = np.array(carried[k], copy=True)
+            done = native(start, stop, step, state, operands, True)
+            if done is not None:
+                stats["native"] += 1
+                stats["inplace"] += 1
+                return done
+        state = list(carried)
+        for k in body.arrays:
+            state[k] = np.array(carried[k], copy=True)
+        done = native(start, stop, step, state, operands, False)
+        if done is not None:
+            stats["native"] += 1
+            return done
+        native = None   # it met something only the reference does: no second try
     originals = list(carried)
     state = [_scalar(v) for v in carried]
     start, stop, step = (operator.index(_scalar(v)) for v in (start, stop, step))
@@ -238,7 +276,6 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
         # The function's own graph only: aot runs it op by op when inputs overlap.
         stats["reference"] += 1
         return tuple(body.run(start, stop, step, tuple(state), operands))
-    native = body.native
     if native is not None and owned and native.inplace:
         done = native(start, stop, step, tuple(state), operands, True)
         if done is not None:

@@ -122,6 +122,13 @@ def ndim_of(value: Any) -> int:
     return nd if nd is not None else np.ndim(value)
 
 
+def count_operand(n: Any) -> Any:
+    """A reduction's element count as the divisor of its derivative: a float (at least
+    1), or, when the count is a dynamic size (a backward written with symbolic sizes,
+    kiln/ir/graph.py SizeProduct), the size itself, which becomes a graph input."""
+    return float(max(n, 1)) if isinstance(n, int) else n
+
+
 def shape_of(value: Any) -> tuple:
     shape = getattr(value, "shape", None)
     return tuple(shape) if shape is not None else np.shape(value)

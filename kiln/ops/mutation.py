@@ -375,3 +375,29 @@ def _fill_diagonal_normalize(a, val, wrap=False):
 
 
 spell(np.fill_diagonal, put, _fill_diagonal_normalize, "numpy.fill_diagonal")
+
+
+def touches_one_element(node: Any) -> bool:
+    """Does this graph call read or write exactly one element of an array, whatever its
+    size (``x[i]``, ``out[i, j] = v``)? NumPy does such a call in about 0.1 us, so the cost
+    model prices it as that even when the array is large."""
+    name = node.target.name
+    if name == "getitem":
+        return getattr(node.val, "shape", None) == () and _int_index(node.args[1], node.args[0])
+    if name in ("setitem", "index_put") and len(node.args) > 2:
+        value = getattr(node.args[2], "val", node.args[2])
+        return getattr(value, "shape", ()) == () and _int_index(node.args[1], node.args[0])
+    return False
+
+
+def _int_index(index: Any, x: Any) -> bool:
+    """An index of one int per axis of ``x`` (constants or run-time ints)."""
+    items = index if isinstance(index, tuple) else (index,)
+    shape = getattr(getattr(x, "val", None), "shape", None)
+    if shape is None or len(items) != len(shape):
+        return False
+    for item in items:
+        value = getattr(item, "val", item)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            return False
+    return True

@@ -27,7 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .meta import (TensorMeta, check_dtype, ndim_of, normalize_axis, normalize_one_axis, reject,
-                   reject_where, shape_of)
+                   reject_where, shape_of, count_operand)
 from .registry import (Bound, Category, F, Op, declare, is_complex_like, is_float_like, method_key,
                        spell, ufunc_method_key)
 
@@ -219,7 +219,7 @@ def _mean_vjp(g, out, x, axis, keepdims, dtype):
     if not (is_float_like(x) or is_complex_like(x)):
         return (None,)
     n = reduced_count(shape_of(x), axis)  # 0 only for an empty x, whose gradient is empty
-    return (F.true_divide(unreduce(g, x, axis, keepdims), float(max(n, 1))),)
+    return (F.true_divide(unreduce(g, x, axis, keepdims), count_operand(n)),)
 
 
 def _prod_vjp(g, out, x, axis, keepdims, dtype):

@@ -116,6 +116,11 @@ class Op:
     # (shape, strides, offset) from the input's, computed without touching memory
     # (kiln/ops/layout.py); None from the rule: NumPy would copy or raise.
     layout: Callable[..., Any] | None = None
+    # The position of an input that is a basic index whose slice bounds may be run-time
+    # Python ints (``x[:n]``, ``n`` an argument): capture keeps such bounds as graph inputs
+    # and the sliced lengths become size symbols (kiln/lowering/sizes.py, kind "int"), so
+    # one build serves every ``n``. None: bounds are specialized (guarded by value).
+    runtime_slices: int | None = None
     # ``functional_params(params) -> params``: the params of this op in a functionalized
     # graph, where it must not write anything the caller sees (a loop node's body stops
     # writing partial results back on an error: kiln/ops/loops.py).

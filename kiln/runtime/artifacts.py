@@ -58,6 +58,10 @@ def artifact_key(graph: Any, example_inputs: list, reinfer: bool) -> str | None:
     for node in graph.placeholders:
         parts.append(repr((node.name, node.val, node.meta.get("dynamic_dims"))))
     parts += [_layout(v) for v in example_inputs]
+    # A build may take a run-time slice bound's value (lowering specialize_ints).
+    from ..lowering.lower import slice_bound_positions
+    parts += [repr(example_inputs[i]) for i in sorted(slice_bound_positions(graph))
+              if i < len(example_inputs)]
     for node in graph.nodes:
         if node.kind == "constant":
             consts[node.name] = node.target

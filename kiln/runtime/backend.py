@@ -111,15 +111,22 @@ _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 def compile_graph(graph: Any, example_inputs: list) -> Callable:
     """Lower, schedule, render, build and load; returns the wrapper's ``call``."""
+    from ..lowering.loop_donate import donate_to_loops
     from ..lowering.loops import prepare_loops
-    prepare_loops(graph)   # loop nodes run as C++ loops (called from the wrapper)
+    donate_to_loops(graph)   # loops write donated caller arrays in place where they can
+    prepare_loops(graph)     # loop nodes run as C++ loops (called from the wrapper)
     variants: dict[tuple, Callable] = {}
+    # Placeholders that are slice bounds (``x[:n]``): a variant that took their values
+    # (lower.specialize_ints) is found by value.
+    from ..lowering.lower import slice_bound_positions
+    bounds = slice_bound_positions(graph)
 
     def respecialize(*args: Any) -> Any:
         if any(type(a) is int and not _INT64_MIN <= a <= _INT64_MAX for a in args):
             return graph(*args)  # a Python int beyond int64: the NumPy interpreter, exactly
-        key = tuple((a.shape, a.strides, a.dtype.str) if isinstance(a, np.ndarray) else type(a)
-                    for a in args)
+        key = tuple((a.shape, a.strides, a.dtype.str) if isinstance(a, np.ndarray)
+                    else (type(a), a) if i in bounds and type(a) is int else type(a)
+                    for i, a in enumerate(args))
         fn = variants.get(key)
         if fn is None:
             if len(variants) >= MAX_VARIANTS:
@@ -174,9 +181,20 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     from ..lowering.scheduler import Kernel, kernel_locals, schedule
     from ..lowering.wrapper import WrapperCode
 
+    from ..lowering.lower import runtime_slice
+    from ..lowering.sizes import Undecidable
+
     if renderer is None:
         renderer = CppRenderer(num_threads=config.num_threads)
-    low = GraphLowering(graph, example_inputs, reinfer=reinfer, dynamic=dynamic, renderer=renderer).run()
+    try:
+        low = GraphLowering(graph, example_inputs, reinfer=reinfer, dynamic=dynamic, renderer=renderer).run()
+    except Undecidable:
+        if not any(runtime_slice(n) for n in graph.nodes if n.kind == "call"):
+            raise
+        # Run-time int slice bounds whose sizes symbols cannot say (``x[:n] + y[:m]``):
+        # this build takes their values, which its wrapper checks.
+        low = GraphLowering(graph, example_inputs, reinfer=reinfer, dynamic=dynamic, renderer=renderer,
+                            specialize_ints=True).run()
     items = schedule(low, graph.name)
     local = kernel_locals(items, low)
     kernels = [item for item in items if isinstance(item, Kernel)]

@@ -9,7 +9,9 @@ fixed price. Such graphs are not compiled; their cache entry runs the function a
 and ``kiln.explain`` says so, with the estimate.
 
 The estimate only judges graphs whose every value is small (at most ``SMALL_ELEMENTS``
-elements, per-element work negligible on both sides); larger graphs always compile.
+elements, per-element work negligible on both sides), except reads and writes of one
+element (``x[i]``, ``out[i] = v``: one step of a loop that runs as Python), which cost
+NumPy the same whatever the array's size; larger graphs always compile.
 Costs are in microseconds of a quiet core, from benchmarks/cache_hit_overhead.py and
 benchmarks/idioms.py; only their ratios matter. ``KILN_COST_MODEL=0`` turns it off.
 
@@ -26,6 +28,7 @@ import math
 from typing import Any
 
 from ..ops import Category
+from ..ops.mutation import touches_one_element
 
 SMALL_ELEMENTS = 256
 # Measured on 3-element float64 arrays (best of 300 batches of 200 calls, 2-core Xeon):
@@ -79,6 +82,10 @@ def _numpy_us(node: Any) -> float:
     return NUMPY_OP_US
 
 
+def _array_args(node: Any) -> list:
+    return list(getattr(node, "inputs", ()))
+
+
 def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
     """(Python µs, compiled µs) for one run of ``graph`` followed by ``breaks`` graph
     breaks, or None when some value is too large for a per-call estimate."""
@@ -86,13 +93,16 @@ def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
     externs = 0
     fused = False
     for node in graph.nodes:
-        if node.kind == "placeholder" and _elements(node) > SMALL_ELEMENTS:
-            return None
         if node.kind != "call":
             continue
-        if _elements(node) > SMALL_ELEMENTS:
-            return None
         op = node.op
+        if touches_one_element(node):  # x[i] of a large x: as cheap in NumPy as compiled
+            python += NUMPY_CHEAP_US
+            fused = fused or op.category in _FUSED or op.lowering is not None
+            continue
+        if _elements(node) > SMALL_ELEMENTS or any(
+                _elements(a) > SMALL_ELEMENTS for a in _array_args(node)):
+            return None
         if op.python_us is not None:
             cost = op.python_us(node, _numpy_us)
             if cost is None:
@@ -119,5 +129,5 @@ def python_is_faster(graph: Any, breaks: int = 0) -> str | None:
     calls = len([n for n in graph.nodes if n.kind == "call"])
     extra = f" and {breaks} graph break" if breaks else ""
     return (f"runs as Python: {calls} operations on arrays of at most {SMALL_ELEMENTS} "
-            f"elements{extra}; estimated {compiled:.1f} us per call compiled against "
+            f"elements or on single elements{extra}; estimated {compiled:.1f} us per call compiled against "
             f"{python:.1f} us as NumPy (KILN_COST_MODEL=0 compiles it anyway)")

@@ -85,6 +85,10 @@ CASES = {
     "relax": lambda rng: (relax_until_converged, (np.r_[0.0, rng.random(14), 0.0], 1e-3)),
     "relax_one_sweep": lambda rng: (relax_until_converged, (np.r_[0.0, rng.random(14), 0.0], 10.0)),
     "countdown": lambda rng: (countdown, (np.r_[rng.random(20) + 0.5, 0.1], 0.5)),
+    # while tests on 0-d arrays: an element, a reduction's result (and zero trips)
+    "halvings_0d": lambda rng: (halvings, (np.r_[300.0 * rng.random() + 2.0, 1.0],)),
+    "converge_0d": lambda rng: (converge, (rng.random(8).astype(np.float32), 1e-3)),
+    "converge_0d_no_trip": lambda rng: (converge, (rng.random(8), 100.0)),
 }
 
 
@@ -98,13 +102,44 @@ def countdown(a, t):                  # a while loop whose first test reads arra
     return k
 
 
+def halvings(x):                      # s is x[0]: a NumPy scalar (a 0-d value in the graph)
+    s = x[0]
+    k = 0
+    while s > 1:
+        s = s / 2
+        k += 1
+    return k, s
+
+
+def converge(x, tol):                 # err is a reduction's 0-d result, float32 kept
+    err = np.abs(x).sum()
+    k = 0
+    while err > tol:
+        err = err * np.float32(0.5)
+        k += 1
+    return k, err
+
+
+def test_one_compile_serves_every_while_test_on_a_0d_array():
+    compiled = kiln.compile(converge)
+    x = np.random.default_rng(2).random(8)
+    for tol in (1e-3, 0.5, 100.0, 1e-9):
+        got, want = compiled(x, tol), converge(x, tol)
+        assert type(got[1]) is type(want[1]) and got == want, (tol, got, want)
+    assert len(compiled.records) == 1
+
+
 def _copy(args):
     return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
 
 
 def _same(got, want):
     assert type(got) is type(want), (type(got), type(want))
-    if isinstance(want, np.ndarray):
+    if isinstance(want, tuple):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+    elif isinstance(want, np.ndarray):
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
     else:

@@ -199,3 +199,57 @@ def test_affine_python_ints_past_int64_still_rerun():
     assert _runs(offsets, x, 5)["reference"] == 0
     runs = _runs(offsets, x, 2**63 - 3)       # i + big passes int64 at i = 3
     assert runs["reference"] == 1, runs
+
+
+def _sweep(u, f, sweeps):
+    for _ in range(sweeps):
+        for i in range(1, u.shape[0] - 1):
+            u[i] = 0.5 * (u[i - 1] + u[i + 1]) - f[i]
+    return u
+
+
+def test_loops_write_the_callers_array_in_place():
+    """A written argument the graph donates is the loop's own array (no copy in, none
+    out: kiln/lowering/loop_donate.py); where it cannot be, the loop copies as before."""
+    compiled = kiln.compile(_sweep)
+    rng = np.random.default_rng(0)
+    f = rng.random(40)
+    for sweeps in (0, 1, 3):
+        mine = rng.random(40)
+        theirs = mine.copy()
+        before = dict(loop_stats)
+        out = compiled(mine, f, sweeps)
+        assert out is mine
+        np.testing.assert_array_equal(mine, _sweep(theirs, f, sweeps))
+        assert loop_stats["inplace"] - before["inplace"] == 1, sweeps
+        assert loop_stats["reference"] == before["reference"]
+    strided, theirs = rng.random(80)[::2], None
+    theirs = strided.copy()
+    np.testing.assert_array_equal(kiln.compile(_sweep)(strided, f, 2), _sweep(theirs, f, 2))
+    np.testing.assert_array_equal(strided, theirs)
+    frozen = rng.random(40)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError) as got:
+        compiled(frozen, f, 1)
+    with pytest.raises(ValueError) as want:
+        _sweep(frozen, f, 1)
+    assert str(got.value) == str(want.value)
+
+
+def test_an_error_after_a_donating_loop_leaves_pythons_state():
+    """An op after the loop that may raise keeps the copy: aot replays the graph op by op
+    on an error, which must find the argument as it was (not written twice)."""
+    def lower_then_invert(u, m):
+        for i in range(u.shape[0]):
+            u[i, i] = u[i, i] - 1.0
+        return np.linalg.inv(m)
+
+    compiled = kiln.compile(lower_then_invert)
+    mine, theirs = np.eye(4), np.eye(4)
+    np.testing.assert_array_equal(compiled(mine, np.eye(4)), lower_then_invert(theirs, np.eye(4)))
+    np.testing.assert_array_equal(mine, theirs)
+    with pytest.raises(np.linalg.LinAlgError):
+        compiled(mine, np.zeros((4, 4)))
+    with pytest.raises(np.linalg.LinAlgError):
+        lower_then_invert(theirs, np.zeros((4, 4)))
+    np.testing.assert_array_equal(mine, theirs)

@@ -130,3 +130,25 @@ def test_no_array_work_runs_as_python_without_its_branch_guards():
     assert len(compiled.records) == 1
     out = kiln.explain(collatz)(27)
     assert "Not compiled: collatz: runs as Python: no array operations" in str(out)
+
+
+def prefix_max(x):
+    out = np.empty_like(x)
+    m = -np.inf
+    for i in range(x.shape[0]):
+        m = max(m, x[i])      # builtin max of array values: a break per iteration
+        out[i] = m
+    return out
+
+
+def test_one_element_steps_of_a_large_array_run_as_python():
+    """Each iteration resumes with x[i] and out[i] = m, one element of a 1000-element
+    array: as cheap in NumPy as compiled, so the resume function runs as Python instead
+    of compiling a graph per i (8 of them, then recompile_limit; 2x slower than NumPy)."""
+    x = np.random.default_rng(0).normal(size=1000)
+    compiled = kiln.compile(prefix_max)
+    for _ in range(2):
+        np.testing.assert_array_equal(compiled(x), prefix_max(x))
+    out = kiln.explain(prefix_max)(x)
+    assert out.graph_count <= 1
+    assert any("or on single elements and 1 graph break" in r for r in out.runs_as_python)

@@ -25,6 +25,7 @@ import numpy as np
 
 from ...errors import NoDerivative
 from ...ir import Proxy
+from ...ir.graph import SizeProduct, SizeRef
 from ...ir.autodiff import backprop
 from ...ops import REGISTRY, F, method_key
 from .arrays import ArrayVariable
@@ -63,18 +64,22 @@ class GradTransformVariable(VariableTracker):
             tx.unsupported("unsupported_call", f"{what} inside a function being "
                            f"differentiated (higher-order gradients run as Python)")
         # Derivative rules write sizes into the graph (broadcast_to(g, shape=x.shape)):
-        # dynamic dims are pinned, so each size gets its own graph.
-        for var in list(tx.output.wrapped.values()) + list(args) + list(kwargs.values()):
-            if isinstance(var, ArrayVariable):
-                var.specialize_dims(tx)
+        # with dynamic dims they are written as the inputs' sizes (SymbolicSizes), or,
+        # where a rule needs a number, the dims are pinned (a graph per size).
+        arrays = [v for v in list(tx.output.wrapped.values()) + list(args) + list(kwargs.values())
+                  if isinstance(v, ArrayVariable)]
         graph = tx.output.graph
+        symbolic = SymbolicSizes.make(tx, graph, arrays)
+        if symbolic is None:
+            for var in arrays:
+                var.specialize_dims(tx)
         # Each differentiated argument enters as a view node of its own (free: a reshape
         # to its own shape), like eager's fresh leaf: the same array reached another way
         # (a closure, another argument) stays a constant of the derivative.
         args = list(args)
         for i, (n, a) in enumerate(zip(nums, wrt)):
-            node = graph.call(REGISTRY["reshape"], (a.node,), {"shape": tuple(a.meta.shape)},
-                              source=tx.location())
+            shape = symbolic.shape(a.node) if symbolic is not None else tuple(a.meta.shape)
+            node = graph.call(REGISTRY["reshape"], (a.node,), {"shape": shape}, source=tx.location())
             wrt[i] = args[n] = ArrayVariable(node, a.dims, fresh=False, base=a.base or a)
         # New inputs reached inside fn are inserted before existing nodes: what fn
         # recorded is found by identity, not by position.
@@ -98,10 +103,18 @@ class GradTransformVariable(VariableTracker):
                 tx.unsupported("unsupported_call", f"{what}: the function returns "
                                f"{result.describe()}, not a float scalar")
             seed = Proxy(graph.constant(np.ones(meta.shape, meta.dtype), "grad_seed"))
-            try:
-                grads = backprop(calls, [(result.node, seed)], wrt_nodes)
-            except NoDerivative as e:
-                tx.unsupported("unsupported_call", f"{what}: {e}")
+            grads = None
+            if symbolic is not None:
+                before.update(graph.nodes)
+                grads = symbolic.backprop(tx, calls, [(result.node, seed)], wrt_nodes, before)
+                if grads is None:   # a rule needs a number: this graph is for these sizes
+                    for var in arrays:
+                        var.specialize_dims(tx)
+            if grads is None:
+                try:
+                    grads = backprop(calls, [(result.node, seed)], wrt_nodes)
+                except NoDerivative as e:
+                    tx.unsupported("unsupported_call", f"{what}: {e}")
         elif isinstance(result, ConstantVariable) and _float_scalar(result.value):
             grads = [None] * len(wrt)
         else:
@@ -125,6 +138,158 @@ class GradTransformVariable(VariableTracker):
             result = tx.call_op(method_key("__getitem__"), [result, ConstantVariable(())], {},
                                 "indexing")
         return TupleVariable([result, grad_var])
+
+
+class SymbolicSizes:
+    """Sizes for a backward written while some input dims are dynamic.
+
+    ``Proxy.shape`` (kiln/ir/tracer.py SHAPES) answers with the input's own size,
+    ``SizeRef`` ("x.shape[0]", kiln/ir/graph.py), in each dim that follows a dynamic
+    input dim, so ``broadcast_to(g, shape=shape_of(x))`` is recorded for every size.
+    Which dims follow one is found as capture's dims.py does for shape rules: every
+    node's shape rule runs again with each dynamic size changed (``_shadow``), and a dim
+    follows a dynamic size when it moves with it. A rule that needs a number (the
+    ``1/N`` of a mean's derivative multiplies sizes; a shape that moves another way)
+    raises: :meth:`backprop` takes back what it wrote and returns None, and the caller
+    pins the sizes (a graph per size, as before)."""
+
+    def __init__(self, tx, graph: Any, refs: dict, dynamic: dict, sized: dict, same: list,
+                 syms: dict) -> None:
+        self.tx = tx
+        self.syms = syms            # SizeRef -> the run-time size it reads
+        self.graph = graph
+        self.same = same            # (code, text, code, text, leaves): dims that share a SizeRef
+        self.refs = refs            # example size -> SizeRef (duck sizing: one per size)
+        self.dynamic = dynamic      # placeholder -> its dynamic dims
+        self.sized = sized          # scalar placeholder that is a dynamic size -> its size
+        self.named = {p.name: p for p in graph.placeholders}
+        self.metas: dict = {}
+
+    @staticmethod
+    def make(tx, graph: Any, arrays: list) -> "SymbolicSizes | None":
+        from .arrays import UnbackedSize
+        refs, dynamic, codes, first, same, syms = {}, {}, {}, {}, [], {}
+        for var in arrays:
+            for i, d in enumerate(var.dims):
+                if d is None or d.pinned:
+                    continue
+                if isinstance(d, UnbackedSize) or not d.is_shape() or var.node.kind != "placeholder":
+                    return None   # a size that is no input's dim (a run-time slice length)
+                if i in dynamic.get(var.node, ()):
+                    continue
+                if d.example not in refs:
+                    refs[d.example] = SizeRef(var.node.name, i, d.example)
+                    syms[refs[d.example]] = d
+                dynamic.setdefault(var.node, set()).add(i)
+                codes[d.code] = d.example
+                # Dynamic dims of one example size share a SizeRef (they meet in
+                # broadcasting: x and y of one batch); the entry guards they are equal.
+                if d.example in first and first[d.example].code != d.code:
+                    a = first[d.example]
+                    same.append((f"({a.code} == {d.code})", f"({a.text} == {d.text})", a.leaves + d.leaves))
+                first.setdefault(d.example, d)
+        if not refs:
+            return None
+        sized = {node: codes[code] for node, code in tx.output.inputs if code in codes}
+        return SymbolicSizes(tx, graph, refs, dynamic, sized, same, syms)
+
+    @staticmethod
+    def moved(n: int) -> int:
+        return 2 * n + 3
+
+    def shape(self, node: Any) -> tuple:
+        """``node``'s shape with SizeRefs for dims that follow a dynamic size."""
+        base, moved = node.val.shape, self._shadow(node).shape
+        out = []
+        for b, m in zip(base, moved):
+            if b == m:
+                out.append(b)
+            elif m == self.moved(b) and b in self.refs:
+                out.append(self.refs[b])
+            else:
+                raise TypeError(f"a size of {node.name} is no input's size")
+        return tuple(out)
+
+    def value(self, size: Any) -> Any:
+        """A graph input holding a dynamic size or a product of them (SizeProduct: the
+        count a mean's derivative divides by), evaluated by the entry on each call."""
+        from .arrays import SymScalarVariable
+        factors = size.factors if isinstance(size, SizeProduct) else (size,)
+        codes, texts, leaves, example = [], [], [], 1
+        for f in factors:
+            if isinstance(f, SizeRef):
+                sym = self.syms[self.refs[f.example]]
+                codes.append(sym.code)
+                texts.append(sym.text)
+                leaves += sym.leaves
+                example *= sym.example
+            elif f != 1:
+                codes.append(repr(f))
+                texts.append(repr(f))
+                example *= f
+        sym = SymScalarVariable(f"({' * '.join(codes)})", f"({' * '.join(texts)})", example,
+                                tuple(dict.fromkeys(leaves)), tx=self.tx)
+        return self.tx.output.scalar_node(sym)
+
+    def _shadow(self, node: Any) -> Any:
+        """``node``'s meta with every dynamic size moved (computed in dependency order)."""
+        stack = [node]
+        while stack:
+            n = stack[-1]
+            if n in self.metas:
+                stack.pop()
+                continue
+            missing = [i for i in n.inputs if i not in self.metas]
+            if missing:
+                stack.extend(missing)
+                continue
+            self.metas[n] = self._compute(n)
+            stack.pop()
+        return self.metas[node]
+
+    def _compute(self, n: Any) -> Any:
+        from ...ir import map_nodes
+        from ...ir.graph import resolve_sizes
+        from ...ops import TensorMeta, infer_meta
+        if n.kind == "placeholder":
+            dims = self.dynamic.get(n, ())
+            if isinstance(n.val, TensorMeta):
+                return TensorMeta(tuple(self.moved(s) if i in dims else s for i, s in enumerate(n.val.shape)),
+                                  n.val.dtype)
+            return self.moved(n.val) if n in self.sized else n.val
+        if n.kind == "constant":
+            return n.val if n.val is not None else n.target
+        params = resolve_sizes(n.kwargs, lambda r: self._shadow(self.named[r.array]).shape[r.dim])
+        return infer_meta(n.op, map_nodes(n.args, self.metas.__getitem__), params)
+
+    def backprop(self, tx, calls: list, seeds: list, wrt: list, before: set) -> list | None:
+        """:func:`backprop` with symbolic sizes; None (and the graph as it was) when a
+        rule needs a number."""
+        from ...ir.tracer import SHAPES
+        token = SHAPES.set(self)
+        try:
+            grads = backprop(calls, seeds, wrt)
+            for node in self.graph.nodes:   # every new shape moves with the sizes
+                if node not in before and node.kind == "call":
+                    self.shape(node)
+            if any(g is not None and self.shape(g.node) != self.shape(w) for g, w in zip(grads, wrt)):
+                raise TypeError("a gradient's shape does not follow its input's")
+            for code, text, leaves in self.same:
+                tx.guards.add_truth(code, text, True, leaves)
+            return grads
+        except NoDerivative:
+            raise
+        except Exception as e:
+            from ... import logs
+            if logs.enabled("perf"):
+                logs.log("perf", "kiln.value_and_grad: the backward is built for these sizes",
+                         f"a derivative rule needs them as numbers ({type(e).__name__}: {e})")
+            for node in reversed([n for n in self.graph.nodes if n not in before]):
+                if node.kind != "placeholder":   # (an input made for a size stays one)
+                    self.graph.erase(node)
+            return None
+        finally:
+            SHAPES.reset(token)
 
 
 def _float_scalar(value: Any) -> bool:

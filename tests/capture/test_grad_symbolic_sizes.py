@@ -1,0 +1,100 @@
+"""kiln.value_and_grad inside a compiled function with a dynamic batch size: the backward
+is written with the inputs' sizes (``broadcast_to(g, shape=(x.shape[0], 5))``), so a new
+batch size reuses the compiled variant (kiln/capture/variables/grad.py SymbolicSizes)."""
+import numpy as np
+import pytest
+
+import kiln
+import kiln.runtime.backend as backend_mod
+from kiln.runtime import cpp_backend
+
+
+def loss(x, y1h, w1, b1, w2, b2):
+    h = np.maximum(x @ w1 + b1, 0.0)
+    logits = np.tanh(h @ w2 + b2)
+    z = logits - logits.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return -(y1h * (z - lse)).sum() / x.shape[0]
+
+
+def step(x, y1h, w1, b1, w2, b2):
+    value, grads = kiln.value_and_grad(loss, argnums=(2, 3, 4, 5))(x, y1h, w1, b1, w2, b2)
+    return value, [p - 0.1 * g for p, g in zip((w1, b1, w2, b2), grads)], grads
+
+
+def _mse(w, x, y):
+    return ((np.tanh(x @ w) - y) ** 2).mean()
+
+
+def _params(rng):
+    return [rng.standard_normal((6, 8)) * 0.5, rng.standard_normal(8) * 0.1,
+            rng.standard_normal((8, 5)) * 0.5, rng.standard_normal(5) * 0.1]
+
+
+def _batch(rng, n):
+    return rng.standard_normal((n, 6)), np.eye(5)[rng.integers(0, 5, n)]
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_training_step_at_five_batch_sizes_reuses_its_build(monkeypatch, dynamic):
+    lowerings, graphs = [], []
+    generate = backend_mod.generate
+    monkeypatch.setattr(backend_mod, "generate", lambda *a, **k: lowerings.append(1) or generate(*a, **k))
+    compiled = kiln.compile(step, dynamic=dynamic,
+                            backend=lambda g, ex: graphs.append(g) or cpp_backend(g, ex))
+    rng = np.random.default_rng(0)
+    params = _params(rng)
+    for n in (7, 16, 24, 40, 57):
+        x, y = _batch(rng, n)
+        got, want = compiled(x, y, *params), step(x, y, *params)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        for g, w in zip(list(got[1]) + list(got[2]), list(want[1]) + list(want[2])):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-13)
+    # dynamic=None: the first size, then one graph for every other size
+    assert len(graphs) == (1 if dynamic else 2) and len(lowerings) <= len(graphs)
+    from kiln.ir import python_code
+    assert "shape=(x.shape[0], " in python_code(graphs[-1], {})   # broadcast_to(g, shape=x.shape)
+
+
+def test_symbolic_backward_matches_finite_differences():
+    compiled = kiln.compile(step, dynamic=True)
+    rng = np.random.default_rng(1)
+    params = _params(rng)
+    x, y = _batch(rng, 4)
+    compiled(x, y, *params)            # the build for the first size
+    x, y = _batch(rng, 11)             # another size: the same build
+    _, _, grads = compiled(x, y, *params)
+    eps = 1e-6
+    for k, (p, g) in enumerate(zip(params, grads)):
+        for idx in [(0,) * p.ndim, tuple(s - 1 for s in p.shape)]:
+            up = [q.copy() for q in params]
+            down = [q.copy() for q in params]
+            up[k][idx] += eps
+            down[k][idx] -= eps
+            fd = (loss(x, y, *up) - loss(x, y, *down)) / (2 * eps)
+            np.testing.assert_allclose(g[idx], fd, rtol=1e-6, atol=1e-8)
+
+
+def _var_loss(w, x, y):
+    return (np.tanh(x @ w) - y).var()
+
+
+@pytest.mark.parametrize("fn, graphs_for_three_sizes", [
+    (_mse, 1),       # mean's derivative divides by x.shape[0] * 2: a run-time input
+    (_var_loss, 3),  # var's divides by (count - ddof): a number, so the sizes are pinned
+])
+def test_counts_in_derivatives(fn, graphs_for_three_sizes):
+    graphs = []
+    def mse_step(x, y, w):
+        return kiln.value_and_grad(fn)(w, x, y)
+    compiled = kiln.compile(mse_step, dynamic=True,
+                            backend=lambda g, ex: graphs.append(g) or cpp_backend(g, ex))
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((3, 2))
+    for n in (5, 9, 14):
+        x, y = rng.standard_normal((n, 3)), rng.standard_normal((n, 2))
+        got, want = compiled(x, y, w), mse_step(x, y, w)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-10)
+    assert len(graphs) == graphs_for_three_sizes
