@@ -65,9 +65,9 @@ class Tensor(NDArrayOperatorsMixin):
         if not self.is_leaf:
             raise KilnError("requires_grad can only be changed on leaf Tensors (this one was "
                             "computed by an op); use .detach() to get a new leaf")
-        if value and self._data.dtype.kind != "f":
-            raise KilnError(f"only floating-point Tensors can require gradients, not "
-                            f"{self._data.dtype}; convert with .astype(np.float64) first")
+        if value and self._data.dtype.kind not in "fc":
+            raise KilnError(f"only floating-point and complex Tensors can require gradients, "
+                            f"not {self._data.dtype}; convert with .astype(np.float64) first")
         if value:
             check_dtype(self._data.dtype, "kiln.tensor")
         self._requires_grad = bool(value)
@@ -226,7 +226,7 @@ def _method(name: str) -> Callable:
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "any", "all",
               "cumsum", "cumprod", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "flatten",
               "astype", "clip", "copy", "dot", "repeat", "take", "fill", "conj", "conjugate",
-              "round", "argsort", "searchsorted", "diagonal", "trace", "nonzero"):
+              "round", "argsort", "searchsorted", "diagonal", "trace", "nonzero", "put"):
     setattr(Tensor, _name, _method(_name))
 Tensor.real = property(lambda self: self._method("real"))
 Tensor.imag = property(lambda self: self._method("imag"))
@@ -414,16 +414,23 @@ def apply(bound: Bound | Composite) -> Any:
     tensor = Tensor(np.asarray(result))
     if op.may_alias:
         _share_version(tensor, inputs[0], result)
-    if _needs_grad(inputs) and tensor._data.dtype.kind == "f":
+    if _needs_grad(inputs) and tensor._data.dtype.kind in "fc":
+        if _complex_flow(tensor, inputs) and not op.complex_grad:
+            _no_complex_grad(op)
         _record(tensor, op, inputs, raw, params)
-    elif _needs_grad(inputs) and tensor._data.dtype.kind == "c":
-        _no_complex_grad(op)
     return tensor
 
 
+def _complex_flow(result: Tensor, inputs: tuple) -> bool:
+    """Would a gradient pass through complex values here (a complex result, or a complex
+    input that requires grad)?"""
+    return result._data.dtype.kind == "c" or any(
+        t._requires_grad and t._data.dtype.kind == "c" for t in _tensors_in(inputs))
+
+
 def _no_complex_grad(op: Any) -> None:
-    raise AutogradError(f"'{op.name}' gives a complex result from a Tensor that requires grad; "
-                        f"kiln does not differentiate complex values yet (a wrong or missing "
+    raise AutogradError(f"'{op.name}' has no derivative rule for complex values (a gradient "
+                        f"would flow through complex values here; a wrong or missing "
                         f"gradient is never returned): compute this part on t.detach() or "
                         f"inside kiln.no_grad()")
 
@@ -431,6 +438,8 @@ def _no_complex_grad(op: Any) -> None:
 def _apply_composite(c: Composite) -> Any:
     """A composite spelling on Tensors: each ``F`` call in it records like eager code."""
     result = _wrap_result(c.fn(*c.inputs, **c.params))
+    if c.python is not None:
+        return c.python(result)     # np.allclose's bool: a Python value, no gradient
     if c.out is None:
         return result
     apply(lookup(np.copyto).bind(c.out, result))
@@ -511,7 +520,9 @@ def _check_inplace_target(target: Tensor, what: str) -> None:
 
 def _rebase(target: Tensor, op: Any, inputs: tuple, params: dict, new_value: Any) -> None:
     """Write ``new_value`` into ``target`` in place; if recording, its history becomes op's node."""
-    record = _needs_grad(inputs) and target._data.dtype.kind == "f"
+    record = _needs_grad(inputs) and target._data.dtype.kind in "fc"
+    if record and (target._data.dtype.kind == "c" or _complex_flow(target, inputs)):
+        _no_complex_grad(op)   # (no mutation's functional op differentiates complex values)
     if record and target._base is not None:
         raise KilnError("in-place modification of a view of a Tensor while recording gradients is "
                         "not supported by kiln; index-assign into the base Tensor instead, or "

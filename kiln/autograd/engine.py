@@ -165,6 +165,9 @@ def check_root_gradient(tensor: Any, gradient: Any) -> Any:
                 f"backward() on a non-scalar Tensor of shape {tensor.shape} needs a gradient; "
                 f"pass gradient= with the same shape (for example t.backward(np.ones_like(t))) "
                 f"or reduce it first (t.sum().backward())")
+        if np.dtype(tensor.dtype).kind == "c":
+            raise AutogradError("backward() on a complex Tensor needs a gradient (a loss is "
+                                "real): pass gradient=, or take np.real / np.abs of it first")
         return np.ones(tensor.shape, tensor.dtype)
     g = np.asarray(gradient.numpy() if hasattr(gradient, "numpy") else gradient)
     if g.shape != tensor.shape:

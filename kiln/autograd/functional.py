@@ -28,9 +28,10 @@ def _as_leaf(value: Any, position: int) -> Any:
     from ..tensor import Tensor, tensor
     data = value.detach().numpy() if isinstance(value, Tensor) else value
     arr = np.asarray(data)
-    if arr.dtype.kind != "f":
+    if arr.dtype.kind not in "fc":
         raise KilnError(f"kiln.grad: argument {position} has dtype {arr.dtype}; gradients are taken "
-                        f"with respect to floating-point arrays (pass x.astype(np.float64))")
+                        f"with respect to floating-point or complex arrays (pass "
+                        f"x.astype(np.float64))")
     return tensor(arr, requires_grad=True)
 
 

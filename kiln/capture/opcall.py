@@ -24,8 +24,8 @@ from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, m
 from . import bytecode_facts as bf
 from .breaks import HINTS
 from .dims import propagate_dims, runtime_slices
-from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, SymScalarVariable,
-                               UnbackedSize, same_value)
+from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
+                               SymScalarVariable, UnbackedSize, same_value)
 from .variables.base import ConstantVariable, VariableTracker
 
 
@@ -233,6 +233,8 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
     finally:
         _COMPOSING.pop()
     var = _tracker_of(tx, result, used, text)
+    if c.python is not None and isinstance(var, ArrayVariable):
+        var = PyValueVariable(var, c.python)
     for value in _flatten(c.inputs):
         if isinstance(value, ArrayArg) and value.var.tensor and value.var is var:
             # np.asarray(t) of a Tensor is its data, not the Tensor: Python decides.

@@ -12,7 +12,7 @@ from ..guards.guard import GuardSet, literal
 from ..ir import Graph
 from ..ops import TensorMeta
 from .sources import CodeNamespace, LocalSource, Source, shape_source
-from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
 
 
@@ -126,6 +126,8 @@ class OutputGraph:
     def reconstruct(self, tx, var: VariableTracker) -> str:
         """Python code (over the parameters and ``_kiln_out``) that rebuilds ``var``."""
         from .variables.containers import DictVariable, DictViewVariable, ListVariable
+        if isinstance(var, PyValueVariable):
+            return f"{self.ns.ref(var.kind, 'c')}({self.reconstruct(tx, var.array)})"
         if isinstance(var, ArrayVariable):
             if var.node.kind == "placeholder":
                 return self._input_code(var.node)

@@ -52,3 +52,7 @@ def _broadcast_to_normalize(array, shape, subok=False):
 
 
 spell(np.broadcast_to, broadcast_to, _broadcast_to_normalize, "numpy.broadcast_to")
+
+# Linear maps with real coefficients: their rules hold for complex values as written.
+for _name in ('broadcast_to', 'sum_to'):
+    F.__getattr__(_name).complex_grad = True

@@ -7,9 +7,10 @@ results are always NumPy's, special values (inf/nan components) included.
 
 ``real`` and ``imag`` are views in NumPy (``z.real[...] = 0`` writes into ``z``): they are
 VIEW ops here, and a write through one puts the new part back next to the other part.
-Derivatives are declared for real (float) inputs, where ``real`` is the identity and
-``imag``/``angle`` are constant; complex inputs carry no gradient in kiln (see
-docs/coverage.md).
+Derivatives: for a real input ``real`` is the identity and ``imag``/``angle`` are
+constant; ``conjugate``, ``real`` and ``imag`` also differentiate complex inputs, in the
+conjugate (Wirtinger) convention PyTorch uses (``Op.complex_grad``): the gradient of
+z = x + iy is dL/dx + i dL/dy, so ``real``'s is g and ``imag``'s is i g.
 """
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .pointwise import ufunc_normalizer
-from .registry import Bound, Category, F, declare, method_key, spell
+from .pointwise import conj, ufunc_normalizer
+from .registry import Bound, Category, F, declare, is_complex_like, method_key, spell
 
 
 def _zeros(g: Any, x: Any) -> tuple:
@@ -26,7 +27,7 @@ def _zeros(g: Any, x: Any) -> tuple:
 
 
 conjugate = declare("conjugate", Category.POINTWISE, np.conjugate, inputs=("x",),
-                    vjp=lambda g, out, x: (g,),
+                    vjp=lambda g, out, x: (conj(g),), complex_grad=True,
                     lowering={"scalar": "conjugate", "kinds": "fiubc"},  # real: itself
                     doc="numpy.conjugate (np.conj): the complex conjugate, elementwise")
 conjugate.ufunc = np.conjugate
@@ -44,10 +45,14 @@ def _imag_impl(x):
     return np.imag(x)
 
 
+def _imag_vjp(g, out, x):
+    return (F.multiply(g, 1j),) if is_complex_like(x) else _zeros(g, x)
+
+
 real = declare("real", Category.VIEW, _real_impl, inputs=("x",),
-               vjp=lambda g, out, x: (g,),
+               vjp=lambda g, out, x: (g,), complex_grad=True,
                doc="numpy.real / ndarray.real: the real part (a view of a complex array)")
-imag = declare("imag", Category.VIEW, _imag_impl, inputs=("x",), vjp=lambda g, out, x: _zeros(g, x),
+imag = declare("imag", Category.VIEW, _imag_impl, inputs=("x",), vjp=_imag_vjp, complex_grad=True,
                doc="numpy.imag / ndarray.imag: the imaginary part (a view of a complex array)")
 for _op, _name in ((real, "real"), (imag, "imag")):
     spell(getattr(np, _name), _op, (lambda op: lambda val: Bound(op, (val,), {}))(_op), f"numpy.{_name}")

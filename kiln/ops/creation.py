@@ -21,7 +21,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .indexing import _fmt_shape, is_array_entry
 from .meta import TensorMeta, fake, normalize_one_axis, reject, shape_of
-from .registry import Bound, Category, Composite, F, declare, method_key, spell
+from .registry import Bound, Category, Composite, F, declare, method_key, spell, spell_composite
 from .shape import shape_arg
 
 
@@ -445,5 +445,24 @@ def _ascontiguousarray_normalize(a, dtype=None, *, like=None):
 spell(np.copy, copy, _np_copy_normalize, "numpy.copy")
 spell(method_key("copy"), copy, _method_copy_normalize, "ndarray.copy")
 spell(np.ascontiguousarray, ascontiguousarray, _ascontiguousarray_normalize, "numpy.ascontiguousarray")
+
+
+def _asfortranarray(a, dtype):
+    if len(shape_of(a)) == 0:
+        a = F.reshape(a, shape=(1,))     # NumPy returns at least 1-d
+    t = F.transpose(a)
+    if dtype is not None and np.dtype(dtype) != _dtype_of(a):
+        t = F.astype(t, dtype=np.dtype(dtype), copy=True)
+    # a C-contiguous transpose is a Fortran-ordered array: a view of an F-ordered input
+    return F.transpose(F.ascontiguousarray(t))
+
+
+def _asfortranarray_normalize(a, dtype=None, *, like=None):
+    _check_common("numpy.asfortranarray", "C", like)
+    return Composite(_asfortranarray, (a,), {"dtype": dtype})
+
+
+spell_composite(np.asfortranarray, ("transpose", "ascontiguousarray", "astype"),
+                _asfortranarray_normalize, "numpy.asfortranarray")
 
 ascontiguousarray.layout_dependent = True  # a view of a C-contiguous input, else a copy

@@ -13,8 +13,9 @@ imaginary part and come back as contiguous real arrays (exact: a real value surv
 round trip). ``slogdet`` has a derivative (d log|det A| = tr(A^-1 dA)); svd, eigh and qr do
 not yet (kiln.AutogradError when a gradient is asked of them).
 ``lstsq`` packs x, the singular values, the rank and the residuals (their size known only
-after the call). ``np.linalg.eig`` is not here: whether its result is real or complex depends on the
-values, which no static dtype can say.
+after the call). ``np.linalg.eig`` and ``eigvals`` are here for complex inputs only: for a
+real input, whether NumPy's result is real or complex depends on the values (all
+eigenvalues real), which no static dtype can say.
 """
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from .linalg import mT
-from .meta import TensorMeta, reject, shape_of
+from .meta import TensorMeta, ndim_of, reject, shape_of
 from .reduction import dtype_of
-from .registry import Category, Composite, F, N, declare, spell_composite
+from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
 
 _EYE = np.eye(2)
 SlogdetResult = type(np.linalg.slogdet(_EYE))
@@ -54,15 +55,11 @@ def _square(name: str, a: Any) -> tuple:
     return batch, n
 
 
-def _real(name: str, a: Any) -> None:
-    if np.dtype(dtype_of(a)).kind == "c":
-        reject(name, "a", "a complex array", "its results mix real and complex arrays; it runs "
-               "as Python")
-
-
 def _real_part(x: Any, complex_input: bool) -> Any:
     """A real result packed in a complex array: its real part, contiguous, as NumPy's."""
-    return N.ascontiguousarray(N.real(x)) if complex_input else x
+    if not complex_input:
+        return x
+    return N.real(x) if ndim_of(x) == 0 else N.ascontiguousarray(N.real(x))  # (a 0-d stays 0-d)
 
 
 def _is_complex(a: Any) -> bool:
@@ -106,11 +103,11 @@ slogdet_packed = declare(
 def _slogdet(a):
     p = F.slogdet_packed(a)
     lead = _lead(tuple(shape_of(p)[:-1]))
-    return SlogdetResult(N.getitem(p, lead + (0,)), N.getitem(p, lead + (1,)))
+    return SlogdetResult(N.getitem(p, lead + (0,)),
+                         _real_part(N.getitem(p, lead + (1,)), _is_complex(a)))
 
 
 def _slogdet_normalize(a):
-    _real("numpy.linalg.slogdet", a)
     return Composite(_slogdet, (a,))
 
 
@@ -328,3 +325,88 @@ def _lstsq_normalize(a, b, rcond=None):
 
 spell_composite(np.linalg.lstsq, ("lstsq_packed", "getitem", "reshape"), _lstsq_normalize,
                 "numpy.linalg.lstsq")
+
+
+# ---- eig, eigvals (complex inputs) ----------------------------------------------------------
+
+def _complex_only(name: str, a: Any) -> None:
+    if not _is_complex(a):
+        reject(name, "a", f"a {np.dtype(dtype_of(a))} array", "NumPy's result is real or "
+               "complex depending on the values; it runs as Python (pass a complex array, "
+               "a.astype(complex), to compile it)")
+
+
+def _eig_impl(a):
+    w, v = np.linalg.eig(a)
+    return np.concatenate([w[..., None, :], v], axis=-2)
+
+
+def _eig_meta(a):
+    batch, n = _square("eig", a)
+    return TensorMeta(batch + (n + 1, n), np.linalg.eig(np.eye(2, dtype=dtype_of(a)))[1].dtype)
+
+
+eig_packed = declare(
+    "eig_packed", Category.EXTERN, _eig_impl, inputs=("a",), meta=_eig_meta, may_raise=True,
+    fresh_result=True,
+    doc="numpy.linalg.eig's eigenvalues (row 0) above its eigenvectors (rows 1..n), for a "
+        "complex input")
+EigResult = type(np.linalg.eig(_EYE))
+
+
+def _eig(a):
+    p = F.eig_packed(a)
+    lead = _lead(tuple(shape_of(p)[:-2]))
+    return EigResult(N.getitem(p, lead + (0,)), N.getitem(p, lead + (slice(1, None),)))
+
+
+def _eig_normalize(a):
+    _complex_only("numpy.linalg.eig", a)
+    return Composite(_eig, (a,))
+
+
+spell_composite(np.linalg.eig, ("eig_packed", "getitem"), _eig_normalize, "numpy.linalg.eig")
+
+
+def _eigvals_meta(a):
+    batch, n = _square("eigvals", a)
+    return TensorMeta(batch + (n,), np.linalg.eigvals(np.eye(2, dtype=dtype_of(a))).dtype)
+
+
+eigvals = declare("eigvals", Category.EXTERN, lambda a: np.linalg.eigvals(a), inputs=("a",),
+                  meta=_eigvals_meta, may_raise=True, fresh_result=True,
+                  doc="numpy.linalg.eigvals, for a complex input")
+
+
+def _eigvals_normalize(a):
+    _complex_only("numpy.linalg.eigvals", a)
+    return Bound(eigvals, (a,), {})
+
+
+spell(np.linalg.eigvals, eigvals, _eigvals_normalize, "numpy.linalg.eigvals")
+
+
+# ---- cond --------------------------------------------------------------------------------------
+
+def _cond_meta(x, p=None):
+    batch, m, n = _matrices("cond", x)
+    if m == 0 or n == 0:
+        raise np.linalg.LinAlgError("cond is not defined on empty arrays")
+    if p not in (None, 2, -2) and m != n:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    dtype = np.asarray(np.linalg.cond(np.eye(2, dtype=dtype_of(x)), p)).dtype
+    return TensorMeta(batch, dtype)
+
+
+cond = declare("cond", Category.EXTERN, lambda x, p=None: np.linalg.cond(x, p), inputs=("x",),
+               params={"p": None}, meta=_cond_meta, fresh_result=True,
+               doc="numpy.linalg.cond: the condition number (inf for a singular matrix)")
+
+
+def _cond_normalize(x, p=None):
+    if p not in (None, 1, -1, 2, -2, np.inf, -np.inf, "fro", "nuc"):
+        raise ValueError("Invalid norm order for matrices.")
+    return Bound(cond, (x,), {"p": p})
+
+
+spell(np.linalg.cond, cond, _cond_normalize, "numpy.linalg.cond")

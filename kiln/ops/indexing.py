@@ -571,3 +571,7 @@ put_along_axis_add = declare(
 # index_put (functionalization).
 index_put.fresh_result = index_add.fresh_result = True
 getitem.put_back = lambda base, new, index: F.index_put(base, index, new)
+
+# Linear maps with real coefficients: their rules hold for complex values as written.
+for _name in ('getitem',):
+    F.__getattr__(_name).complex_grad = True

@@ -24,7 +24,9 @@ import numpy as np
 from ..errors import NoDerivative
 from .meta import TensorMeta, ndim_of, normalize_one_axis, reject, shape_of, to_fake
 from .reduction import dtype_of, keep, out_param, quiet, reduced_shape, sample
-from .registry import _NO_DEFAULT, Bound, Category, F, declare, is_float_like, method_key, spell
+from .pointwise import conj
+from .registry import (_NO_DEFAULT, Bound, Category, F, declare, is_complex_like, is_float_like,
+                       method_key, spell)
 
 LETTERS = string.ascii_letters  # NumPy's einsum accepts exactly these 52 labels
 
@@ -74,17 +76,17 @@ def _matmul_vjp(g, out, x, y):
     batch = gs[:len(gs) - (len(xs) > 1) - (len(ys) > 1)]
     g2 = _reshape(g, batch + (xs[-2] if len(xs) > 1 else 1, ys[-1] if len(ys) > 1 else 1))
     gx = gy = None
-    if is_float_like(x):
-        gx = F.matmul(g2, mT(y2))
+    if is_float_like(x) or is_complex_like(x):   # (conj: the complex rule, Op.complex_grad)
+        gx = F.matmul(g2, conj(mT(y2)))
         gx = _reshape(gx, shape_of(gx)[:-2] + xs[-1:]) if len(xs) == 1 else gx
-    if is_float_like(y):
-        gy = F.matmul(mT(x2), g2)
+    if is_float_like(y) or is_complex_like(y):
+        gy = F.matmul(conj(mT(x2)), g2)
         gy = _reshape(gy, shape_of(gy)[:-1]) if len(ys) == 1 else gy
     return gx, gy
 
 
 matmul = declare("matmul", Category.EXTERN, lambda x, y: np.matmul(x, y), inputs=("x", "y"),
-                 meta=_matmul_meta, vjp=_matmul_vjp,
+                 meta=_matmul_meta, vjp=_matmul_vjp, complex_grad=True,
                  doc="numpy.matmul / @: matrix product with 1-D promotion and batch broadcasting")
 
 _GUFUNC_DEFAULTS = {"casting": "same_kind", "order": "K", "dtype": None, "subok": True,

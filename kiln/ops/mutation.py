@@ -21,6 +21,7 @@ and return None.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -201,6 +202,179 @@ def _fill_normalize(x, value):
 
 
 spell(method_key("fill"), fill, _fill_normalize, "ndarray.fill")
+
+
+# -- np.put, np.place, np.fill_diagonal: writes at flat positions -----------------------------
+# The functional ops compute the new value of ``a`` with NumPy's own kernel on a copy (an
+# index out of range, an empty ``vals``, raise as NumPy does); the values repeat cyclically.
+
+def _put_values_impl(a: Any, ind: Any, v: Any, mode: str) -> Any:
+    out = np.array(a, copy=True)
+    np.put(out, ind, v, mode=mode)
+    return out
+
+
+def _cast_check(a: Any, v: Any, write: Any = np.put) -> None:
+    """NumPy's casting errors (complex into float, 300 into int8; np.place casts only
+    safely) on a one-element copy."""
+    sample = v if isinstance(v, (bool, int, float, complex)) else np.zeros(1, np.dtype(v.dtype))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # NumPy warns (ComplexWarning) when the write runs
+        write(np.zeros(1, np.dtype(a.dtype)), np.ones(1, bool) if write is np.place else [0], sample)
+
+
+def _put_values_meta(a: Any, ind: Any, v: Any, mode: str) -> TensorMeta:
+    if np.dtype(getattr(ind, "dtype", np.intp)).kind not in "iub":
+        raise TypeError(f"Cannot cast array data from dtype('{ind.dtype}') to dtype('int64') "
+                        f"according to the rule 'safe'")
+    _cast_check(a, v)
+    return TensorMeta(tuple(shape_of(a)), np.dtype(a.dtype))
+
+
+def _written_positions(n: int, ind: Any, mode: str) -> np.ndarray:
+    """np.put's flat positions, in write order, as NumPy resolves them (in range here:
+    the forward call raised for the others)."""
+    pos = np.ravel(np.asarray(ind)).astype(np.intp)
+    if mode == "wrap":
+        return pos % n if n else pos
+    if mode == "clip":
+        return np.clip(pos, 0, n - 1)
+    return np.where(pos < 0, pos + n, pos)
+
+
+def _put_values_grad_impl(g: Any, ind: Any, v: Any, mode: str) -> Any:
+    """d<g, put(a, ind, v)>/dv: each write that no later write overwrote reads g back, into
+    the element of v it came from (v repeats cyclically)."""
+    out = np.zeros(np.shape(v), np.result_type(g.dtype, np.float32))
+    nv, pos = out.size, _written_positions(g.size, ind, mode)
+    if nv == 0 or pos.size == 0:
+        return out
+    rev = pos[::-1]
+    _, first_in_rev = np.unique(rev, return_index=True)
+    last = pos.size - 1 - first_in_rev            # the write that stays, per position
+    flat = out.reshape(-1)
+    np.add.at(flat, last % nv, np.ravel(g)[pos[last]])
+    return flat.reshape(np.shape(v))
+
+
+put_values_grad = declare(
+    "put_values_grad", Category.EXTERN, _put_values_grad_impl, inputs=("g", "ind", "v"),
+    params={"mode": "raise"}, fresh_result=True,
+    meta=lambda g, ind, v, mode: TensorMeta(tuple(shape_of(v)), np.dtype(g.dtype)),
+    doc="the cotangent of np.put's values v, from the result's cotangent g")
+
+
+def _put_values_vjp(g, out, a, ind, v, mode):
+    ga = F.put_values(g, ind, 0.0, mode=mode) if is_float_like(a) else None
+    gv = F.put_values_grad(g, ind, v, mode=mode) if is_float_like(v) else None
+    return ga, None, gv
+
+
+put_values = declare("put_values", Category.EXTERN, _put_values_impl, inputs=("a", "ind", "v"),
+                     params={"mode": "raise"}, meta=_put_values_meta, may_raise=True,
+                     vjp=_put_values_vjp, fresh_result=True,
+                     doc="the new value of a after np.put(a, ind, v, mode)")
+
+
+def _put_impl(a: Any, ind: Any, v: Any, mode: str) -> None:
+    np.put(a, ind, v, mode=mode)
+
+
+put = declare("put", Category.MUTATION, _put_impl, inputs=("a", "ind", "v"),
+              params={"mode": "raise"}, meta=_mutation_meta("put_values"), mutates=(0,),
+              functional="put_values", may_raise=True,
+              doc="np.put(a, ind, v, mode) / a.put(...): a.flat[ind] = v, v repeated")
+
+
+def _put_normalize(a, ind, v, mode="raise"):
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got '{mode}')")
+    ind = ind if is_array_entry(ind) or isinstance(ind, (int, np.integer)) else np.asarray(ind)
+    # (a Python complex stays one: NumPy refuses it for a real array, with a TypeError)
+    return Bound(put, (a, ind, v if isinstance(v, complex) else _as_value(v, a)), {"mode": mode})
+
+
+spell(np.put, put, _put_normalize, "numpy.put")
+spell(method_key("put"), put, _put_normalize, "ndarray.put")
+
+
+def _placed_impl(arr: Any, mask: Any, vals: Any) -> Any:
+    out = np.array(arr, copy=True)
+    np.place(out, mask, vals)
+    return out
+
+
+def _placed_meta(arr: Any, mask: Any, vals: Any) -> TensorMeta:
+    size = int(np.prod(shape_of(arr)))
+    if int(np.prod(shape_of(mask))) != size:
+        raise ValueError("place: mask and data must be the same size")
+    _cast_check(arr, vals, np.place)
+    return TensorMeta(tuple(shape_of(arr)), np.dtype(arr.dtype))
+
+
+def _placed_grad_impl(g: Any, mask: Any, vals: Any) -> Any:
+    """d<g, place(arr, mask, vals)>/dvals: the k-th True position read vals[k % len]."""
+    out = np.zeros(np.shape(vals), np.result_type(g.dtype, np.float32))
+    picked = np.ravel(g)[np.ravel(np.asarray(mask)) != 0]
+    if out.size and picked.size:
+        flat = out.reshape(-1)
+        np.add.at(flat, np.arange(picked.size) % out.size, picked)
+        return flat.reshape(np.shape(vals))
+    return out
+
+
+placed_grad = declare(
+    "placed_grad", Category.EXTERN, _placed_grad_impl, inputs=("g", "mask", "vals"),
+    fresh_result=True,
+    meta=lambda g, mask, vals: TensorMeta(tuple(shape_of(vals)), np.dtype(g.dtype)),
+    doc="the cotangent of np.place's vals, from the result's cotangent g")
+
+
+def _placed_vjp(g, out, arr, mask, vals):
+    keep = F.reshape(F.not_equal(mask, 0), shape=tuple(shape_of(g)))
+    ga = F.where(keep, 0.0, g) if is_float_like(arr) else None
+    return ga, None, (F.placed_grad(g, mask, vals) if is_float_like(vals) else None)
+
+
+placed = declare("placed", Category.EXTERN, _placed_impl, inputs=("arr", "mask", "vals"),
+                 meta=_placed_meta, may_raise=True, fresh_result=True, vjp=_placed_vjp,
+                 doc="the new value of arr after np.place(arr, mask, vals)")
+place = declare("place", Category.MUTATION, lambda arr, mask, vals: np.place(arr, mask, vals),
+                inputs=("arr", "mask", "vals"), meta=_mutation_meta("placed"), mutates=(0,),
+                functional="placed", may_raise=True,
+                doc="np.place(arr, mask, vals): the True positions of mask get vals in turn")
+
+
+def _place_normalize(arr, mask, vals):
+    mask = mask if is_array_entry(mask) else np.asarray(mask)
+    if isinstance(vals, (list, tuple)):
+        # NumPy converts a sequence to arr's dtype (only arrays must cast safely)
+        vals = np.array(vals, dtype=arr.dtype)
+    return Bound(place, (arr, mask, _as_value(vals, arr)), {})
+
+
+spell(np.place, place, _place_normalize, "numpy.place")
+
+
+def _fill_diagonal_normalize(a, val, wrap=False):
+    shape = tuple(shape_of(a))
+    if len(shape) < 2:
+        raise ValueError("array must be at least 2-d")
+    end = None
+    if len(shape) == 2:
+        step = shape[1] + 1
+        if not wrap:
+            end = shape[1] * shape[1]
+    else:
+        if any(n != shape[0] for n in shape):
+            raise ValueError("All dimensions of input must be of equal length")
+        step = 1 + int(np.cumprod(shape[:-1]).sum())
+    # a.flat[:end:step] = val: positions known from the shape alone
+    ind = np.arange(int(np.prod(shape)))[:end:step]
+    return Bound(put, (a, ind, _as_value(val, a)), {"mode": "raise"})
+
+
+spell(np.fill_diagonal, put, _fill_diagonal_normalize, "numpy.fill_diagonal")
 
 
 def touches_one_element(node: Any) -> bool:

@@ -467,11 +467,15 @@ def _count_nonzero(a, axis, keepdims):
     return N.sum(N.not_equal(a, 0), axis=axis, dtype=np.intp, keepdims=keepdims)
 
 
+# With no axis, older NumPy returns a Python int (converted where it leaves the graph),
+# NumPy 2.4 an np.intp (the sum's own scalar): the installed NumPy's type decides.
+_COUNT_TYPE = type(np.count_nonzero(np.ones(2)))
+
+
 def _count_nonzero_normalize(a, axis=None, *, keepdims=False):
-    if axis is None and not keepdims:
-        reject("numpy.count_nonzero", "axis", None, "NumPy returns a Python int read from the "
-               "data here; pass axis=... to keep an array, or call it outside the compiled function")
-    return Composite(_count_nonzero, (a,), {"axis": axis, "keepdims": bool(keepdims)})
+    python = _COUNT_TYPE if axis is None and not keepdims and _COUNT_TYPE is int else None
+    return Composite(_count_nonzero, (a,), {"axis": axis, "keepdims": bool(keepdims)},
+                     python=python)
 
 
 spell_composite(np.count_nonzero, ("not_equal", "sum"), _count_nonzero_normalize,

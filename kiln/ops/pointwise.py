@@ -14,7 +14,8 @@ import numpy as np
 
 from .meta import (pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token,
                    to_fake)
-from .registry import (REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_float_like,
+from .registry import (REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_complex_like,
+                       is_float_like,
                        spell, spell_composite, ufunc_method_key)
 
 LN2 = math.log(2.0)
@@ -25,25 +26,39 @@ def _zero(g: Any, x: Any) -> Any:
     return F.zeros_like(x) if hasattr(x, "shape") else None
 
 
+def conj(v: Any) -> Any:
+    """conj(v) for a complex value, v itself otherwise: the derivative rules of the ops with
+    ``complex_grad`` multiply by conj(f'(z)), and a real graph gains no op."""
+    if isinstance(v, complex):
+        return v.conjugate()
+    return F.conjugate(v) if is_complex_like(v) else v
+
+
+def _absolute_vjp(g, out, x):
+    if is_complex_like(x):   # d|z| = Re(conj(z/|z|) dz): the gradient g z/|z| (0 at 0)
+        return (F.multiply(g, F.true_divide(x, F.where(F.equal(out, 0), 1.0, out))),)
+    return (F.multiply(g, F.sign(x)),)
+
+
 # ---- unary: name -> (ufunc, vjp(g, out, x)) -----------------------------------------------
 UNARY: dict[str, tuple[np.ufunc, Callable | None]] = {
     "negative": (np.negative, lambda g, out, x: (F.negative(g),)),
     "positive": (np.positive, lambda g, out, x: (g,)),
-    "absolute": (np.absolute, lambda g, out, x: (F.multiply(g, F.sign(x)),)),
+    "absolute": (np.absolute, _absolute_vjp),
     "sign": (np.sign, lambda g, out, x: (_zero(g, x),)),
-    "exp": (np.exp, lambda g, out, x: (F.multiply(g, out),)),
+    "exp": (np.exp, lambda g, out, x: (F.multiply(g, conj(out)),)),
     "exp2": (np.exp2, lambda g, out, x: (F.multiply(g, F.multiply(out, LN2)),)),
     "expm1": (np.expm1, lambda g, out, x: (F.multiply(g, F.add(out, 1.0)),)),
-    "log": (np.log, lambda g, out, x: (F.true_divide(g, x),)),
+    "log": (np.log, lambda g, out, x: (F.true_divide(g, conj(x)),)),
     "log2": (np.log2, lambda g, out, x: (F.true_divide(g, F.multiply(x, LN2)),)),
     "log10": (np.log10, lambda g, out, x: (F.true_divide(g, F.multiply(x, LN10)),)),
     "log1p": (np.log1p, lambda g, out, x: (F.true_divide(g, F.add(x, 1.0)),)),
-    "sqrt": (np.sqrt, lambda g, out, x: (F.true_divide(g, F.multiply(out, 2.0)),)),
+    "sqrt": (np.sqrt, lambda g, out, x: (F.true_divide(g, conj(F.multiply(out, 2.0))),)),
     "cbrt": (np.cbrt, lambda g, out, x: (F.true_divide(g, F.multiply(F.square(out), 3.0)),)),
-    "square": (np.square, lambda g, out, x: (F.multiply(g, F.multiply(x, 2.0)),)),
+    "square": (np.square, lambda g, out, x: (F.multiply(g, conj(F.multiply(x, 2.0))),)),
     "reciprocal": (np.reciprocal, lambda g, out, x: (F.negative(F.multiply(g, F.square(out))),)),
-    "sin": (np.sin, lambda g, out, x: (F.multiply(g, F.cos(x)),)),
-    "cos": (np.cos, lambda g, out, x: (F.negative(F.multiply(g, F.sin(x))),)),
+    "sin": (np.sin, lambda g, out, x: (F.multiply(g, conj(F.cos(x))),)),
+    "cos": (np.cos, lambda g, out, x: (F.negative(F.multiply(g, conj(F.sin(x)))),)),
     "tan": (np.tan, lambda g, out, x: (F.multiply(g, F.add(F.square(out), 1.0)),)),
     "arcsin": (np.arcsin, lambda g, out, x: (F.true_divide(g, F.sqrt(F.subtract(1.0, F.square(x)))),)),
     "arccos": (np.arccos, lambda g, out, x: (F.negative(F.true_divide(g, F.sqrt(F.subtract(1.0, F.square(x))))),)),
@@ -135,10 +150,10 @@ def _arctan2_vjp(g, out, y, x):
 BINARY: dict[str, tuple[np.ufunc, Callable | None]] = {
     "add": (np.add, lambda g, out, x, y: (g, g)),
     "subtract": (np.subtract, lambda g, out, x, y: (g, F.negative(g))),
-    "multiply": (np.multiply, lambda g, out, x, y: (None if _number(x) else F.multiply(g, y),
-                                                    None if _number(y) else F.multiply(g, x))),
+    "multiply": (np.multiply, lambda g, out, x, y: (None if _number(x) else F.multiply(g, conj(y)),
+                                                    None if _number(y) else F.multiply(g, conj(x)))),
     "true_divide": (np.true_divide, lambda g, out, x, y: (
-        F.true_divide(g, y), F.negative(F.multiply(g, F.true_divide(out, y))))),
+        F.true_divide(g, conj(y)), F.negative(F.multiply(g, conj(F.true_divide(out, y)))))),
     "floor_divide": (np.floor_divide, lambda g, out, x, y: (_zero(g, x), _zero(g, y))),
     "remainder": (np.remainder, lambda g, out, x, y: (
         g, F.negative(F.multiply(g, F.floor_divide(x, y))))),
@@ -467,6 +482,12 @@ def _clip_keeping_ties(ops, dt, x, lo, hi):
 for _name in ("negative", "positive", "absolute", "exp", "true_divide", "add", "subtract",
               "multiply", "equal", "not_equal"):
     _KINDS[_name] += "c"
+
+# Derivative rules that hold for complex values (conj where f is holomorphic; tests/ops/
+# test_complex_grads.py checks each against finite differences in complex128).
+for _name in ("negative", "positive", "absolute", "exp", "log", "sqrt", "square", "sin", "cos",
+              "true_divide", "add", "subtract", "multiply", "astype"):
+    F.__getattr__(_name).complex_grad = True
 
 for _name, _kinds in _KINDS.items():
     F.__getattr__(_name).lowering = {"scalar": _name, "kinds": _kinds, **(

@@ -28,8 +28,8 @@ import numpy as np
 
 from .meta import (TensorMeta, check_dtype, ndim_of, normalize_axis, normalize_one_axis, reject,
                    reject_where, shape_of, count_operand)
-from .registry import (Bound, Category, F, Op, declare, is_float_like, method_key, spell,
-                       ufunc_method_key)
+from .registry import (Bound, Category, F, Op, declare, is_complex_like, is_float_like, method_key,
+                       spell, ufunc_method_key)
 
 _NV = np._NoValue
 
@@ -212,11 +212,11 @@ def _reduction_meta(op_impl: Callable) -> Callable:
 
 
 def _sum_vjp(g, out, x, axis, keepdims, dtype):
-    return (unreduce(g, x, axis, keepdims) if is_float_like(x) else None,)
+    return (unreduce(g, x, axis, keepdims) if is_float_like(x) or is_complex_like(x) else None,)
 
 
 def _mean_vjp(g, out, x, axis, keepdims, dtype):
-    if not is_float_like(x):
+    if not (is_float_like(x) or is_complex_like(x)):
         return (None,)
     n = reduced_count(shape_of(x), axis)  # 0 only for an empty x, whose gradient is empty
     return (F.true_divide(unreduce(g, x, axis, keepdims), count_operand(n)),)
@@ -526,3 +526,6 @@ for _name in ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin"):
     OPS[_name].lowering = {"reduce": _name}
 for _name in ("mean", "var", "std"):
     OPS[_name].lowering = {"reduce": "sum", "finish": _name}
+
+# Linear maps: their rules hold for complex values as written (Op.complex_grad).
+F.sum.complex_grad = F.mean.complex_grad = True

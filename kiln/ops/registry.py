@@ -131,6 +131,11 @@ class Op:
     # ``print_python(node, consts, format_value, python_code) -> lines``: how the printed
     # graph spells a call when one line cannot (a loop node prints as a Python for loop).
     print_python: Callable[..., Any] | None = None
+    # The derivative rule holds for complex values too, in the conjugate (Wirtinger)
+    # convention PyTorch uses: for a real loss L, the gradient of z = x + iy is
+    # dL/dx + i dL/dy (so a holomorphic f's rule multiplies by conj(f'(z))). Ops without
+    # it raise AutogradError where a gradient would flow through complex values.
+    complex_grad: bool = False
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 
     def __post_init__(self) -> None:
@@ -256,13 +261,23 @@ def is_float_like(value: Any) -> bool:
     return dtype is not None and np.dtype(dtype).kind == "f"
 
 
+def is_complex_like(value: Any) -> bool:
+    """A complex array or array-like (its gradient is complex: ``Op.complex_grad``)."""
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and not isinstance(value, (tuple, list, slice)) and \
+        np.dtype(dtype).kind == "c"
+
+
 def fit_grad(grad: Any, like: Any) -> Any:
-    """Reduce ``grad`` over broadcast dimensions to ``like``'s shape and cast to its dtype."""
-    if grad is None or not is_float_like(like):
+    """Reduce ``grad`` over broadcast dimensions to ``like``'s shape and cast to its dtype
+    (a real input of a complex result gets the real part: dL/dx)."""
+    if grad is None or not (is_float_like(like) or is_complex_like(like)):
         return None
     shape = tuple(like.shape)
     if tuple(np.shape(grad)) != shape:
         grad = REGISTRY["sum_to"](grad, shape=shape)
+    if np.dtype(grad.dtype).kind == "c" and np.dtype(like.dtype).kind != "c":
+        grad = REGISTRY["real"](grad)
     if np.dtype(grad.dtype) != np.dtype(like.dtype):
         grad = REGISTRY["astype"](grad, dtype=np.dtype(like.dtype))
     return grad
@@ -336,6 +351,10 @@ class Composite:
     inputs: tuple
     params: dict = field(default_factory=dict)
     out: Any = None
+    # NumPy returns a Python scalar read from the data (``np.allclose`` a bool,
+    # ``np.count_nonzero(x)`` an int): ``fn`` computes it as a 0-d array and whoever runs
+    # the spelling converts it with this type where it leaves kiln's hands.
+    python: type | None = None
 
 
 @dataclass
@@ -437,7 +456,10 @@ def call_spelling(key: Any, *args: Any, **kwargs: Any) -> Any:
     if bound.out is not None:
         raise AssertionError("call_spelling: out= is not for composites")
     if isinstance(bound, Composite):
-        return bound.fn(*bound.inputs, **bound.params)
+        result = bound.fn(*bound.inputs, **bound.params)
+        if bound.python is not None and isinstance(result, (np.ndarray, np.generic)):
+            return bound.python(result)
+        return result
     return bound.op(*bound.inputs, **bound.params)
 
 

@@ -357,3 +357,7 @@ spell(np.flipud, flip, _flipud_normalize, "numpy.flipud")
 
 # A view for some memory layouts, a copy for others.
 reshape.layout_dependent = ravel.layout_dependent = True
+
+# Linear maps with real coefficients: their rules hold for complex values as written.
+for _name in ('reshape', 'transpose'):
+    F.__getattr__(_name).complex_grad = True

@@ -282,3 +282,40 @@ def _gradient_normalize(f, *varargs, axis=None, edge_order=1):
 
 spell_composite(np.gradient, ("getitem", "subtract", "true_divide", "concatenate"),
                 _gradient_normalize, "numpy.gradient")
+
+
+# ---- unwrap ----------------------------------------------------------------------------------
+
+def _unwrap(p, discont, axis, period):
+    # NumPy's algorithm (float inputs): the jumps of more than discont, folded into
+    # [-period/2, period/2), accumulated along the axis
+    nd = ndim_of(p)
+    dd = N.diff(p, axis=axis)
+    high = period / 2
+    ddmod = N.add(N.mod(N.subtract(dd, -high), period), -high)
+    ddmod = N.where(N.logical_and(N.equal(ddmod, -high), N.greater(dd, 0)), high, ddmod)
+    correct = N.subtract(ddmod, dd)
+    correct = N.where(N.less(N.absolute(dd), discont), 0, correct)
+    head = tuple(slice(None) if i != axis else slice(None, 1) for i in range(nd))
+    tail = tuple(slice(None) if i != axis else slice(1, None) for i in range(nd))
+    dt = np.result_type(dtype_of(p), period)
+    rest = N.add(N.getitem(p, tail), N.cumsum(correct, axis=axis))
+    first = N.method("astype", N.getitem(p, head), dt)
+    return N.concatenate((first, N.method("astype", rest, dt)), axis=axis)
+
+
+def _unwrap_normalize(p, discont=None, axis=-1, *, period=2 * np.pi):
+    if np.dtype(dtype_of(p)).kind != "f" or not isinstance(period, (int, float)) or \
+            not (discont is None or isinstance(discont, (int, float))):
+        reject("numpy.unwrap", "p", f"<{np.dtype(dtype_of(p))} array>",
+               "kiln compiles np.unwrap of float arrays with a Python number period and discont")
+    axis = normalize_one_axis(axis, ndim_of(p))
+    if shape_of(p)[axis] == 0:
+        reject("numpy.unwrap", "p", "<an empty axis>", "it runs as Python")
+    period = float(period)
+    return Composite(_unwrap, (p,), {"discont": period / 2 if discont is None else discont,
+                                     "axis": axis, "period": period})
+
+
+spell_composite(np.unwrap, ("diff", "mod", "where", "cumsum", "concatenate"), _unwrap_normalize,
+                "numpy.unwrap")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import ndim_of, normalize_axis, normalize_one_axis, reject, shape_of
+from .meta import TensorMeta, ndim_of, normalize_axis, normalize_one_axis, reject, shape_of
 from .registry import (Bound, Category, Composite, F, declare, method_key, spell, spell_composite,
                        spell_masked)
 
@@ -298,13 +298,53 @@ def _histogram(a, weights, edges, bins, range, density, mask=None):
     return counts, F.histogram_bin_edges(a, edges, mask, bins=bins, range=range)
 
 
+# ---- histograms with an estimator's bins ('auto', 'fd', ...): how many depends on the data
+
+_ESTIMATORS = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")
+
+
+def _hist_auto_impl(a, bins="auto", range=None, density=None, part="counts"):
+    counts, edges = np.histogram(a, bins=bins, range=range, density=density)
+    return counts if part == "counts" else edges
+
+
+def _hist_auto_meta(a, bins="auto", range=None, density=None, part="counts"):
+    n = max(int(np.prod(shape_of(a))), 2)   # an example length: the data decides
+    if part == "edges":
+        return TensorMeta((n + 1,), np.histogram_bin_edges(np.zeros(1, a.dtype), 1).dtype)
+    return TensorMeta((n,), np.histogram(np.zeros(1, a.dtype), 1, density=density)[0].dtype)
+
+
+histogram_auto = declare(
+    "histogram_auto", Category.EXTERN, _hist_auto_impl, inputs=("a",),
+    params={"bins": "auto", "range": None, "density": None, "part": "counts"},
+    meta=_hist_auto_meta, data_dependent=True, may_raise=True, fresh_result=True,
+    unbacked=lambda a, bins, range, density, part: (("histogram_auto", 0, bins, range, part), ("u",)),
+    doc="np.histogram(a, bins=<an estimator name>)'s counts or edges (part): the number of "
+        "bins is known only after it ran")
+
+
+def _histogram_auto(a, bins, range, density):
+    return tuple(F.histogram_auto(a, bins=bins, range=range, density=density, part=part)
+                 for part in ("counts", "edges"))
+
+
 def _histogram_normalize(a, bins=10, range=None, density=None, weights=None):
+    if isinstance(bins, str):
+        if bins not in _ESTIMATORS:
+            raise ValueError(f"{bins!r} is not a valid estimator for `bins`")
+        if weights is not None:
+            raise TypeError("Automated estimation of the number of bins is not supported for "
+                            "weighted data")
+        return Composite(_histogram_auto, (a,), {"bins": bins, "range": _range_param(range),
+                                                 "density": density})
     edges, count = _bins_param("numpy.histogram", bins)
     return Composite(_histogram, (a, weights, edges), {"bins": count, "range": _range_param(range),
                                                        "density": density})
 
 
-spell_composite(np.histogram, ("histogram_counts", "histogram_bin_edges"), _histogram_normalize,
+spell_composite(np.histogram, ("histogram_counts", "histogram_bin_edges", "histogram_auto"),
+                _histogram_normalize,
                 "numpy.histogram")
 spell(np.histogram_bin_edges, histogram_bin_edges,
       lambda a, bins=10, range=None, weights=None: Bound(
@@ -374,8 +414,8 @@ spell(np.interp, interp, _interp_normalize, "numpy.interp")
 def _masked_histogram(x, mask, bins=10, range=None, density=None, weights=None):
     """np.histogram(x[mask], ...): the histogram ops take the selection themselves, so the
     graph never holds a value of data-dependent size (and NumPy's speed is kept)."""
-    if weights is not None and tuple(shape_of(weights)) != tuple(shape_of(x)):
-        return None
+    if weights is not None and tuple(shape_of(weights)) != tuple(shape_of(x)) or isinstance(bins, str):
+        return None   # (an estimator's bins read the selection itself)
     edges, count = _bins_param("numpy.histogram", bins)
     return Composite(_histogram, (x, weights, edges), {"bins": count, "range": _range_param(range),
                                                        "density": density, "mask": mask})

@@ -116,6 +116,9 @@ def _rows():
         "slogdet_packed": (None, ("slogdet_packed", (SQ,), {}), {}),
         "convolve": (np.convolve, (Y, X[0]), {"mode": "same"}),
         "nonzero_or_raise": (None, ("nonzero_or_raise", (X,), {"message": "m", "error": "ValueError"}), {}),
+        # flat writes: repeated positions (the last write stays), values repeated cyclically
+        "put_values": (None, ("put_values", (V, np.array([1, 5, 1, -1]), Y[:3]), {"mode": "raise"}), {}),
+        "placed": (None, ("placed", (V, V > 0, Y[:3]), {}), {}),
     })
     return rows
 

@@ -200,13 +200,18 @@ def test_unknown_numpy_function_works_without_grad_and_errors_with_grad():
         np.trim_zeros(leaf([4.0, 1.0, 4.0]))
 
 
-def test_complex_results_of_tensors_that_require_grad_raise():
-    """No complex gradients yet: a clear error, never a missing or wrong gradient."""
+def test_complex_values_without_a_complex_rule_raise():
+    """Ops with no complex derivative rule: a clear error, never a missing or wrong
+    gradient (those with one: tests/ops/test_complex_grads.py)."""
     np.testing.assert_allclose(np.asarray(np.fft.fft(kiln.tensor([1.0, 4.0]))), np.fft.fft([1.0, 4.0]))
     with pytest.raises(kiln.errors.AutogradError, match="complex"):
         np.fft.fft(leaf([1.0, 4.0]))
     with pytest.raises(kiln.errors.AutogradError, match="complex"):
-        leaf([1.0, 2.0]) * 1j
+        np.angle(leaf([1.0, 2.0]) * 1j)
+    with pytest.raises(kiln.errors.AutogradError, match="complex"):
+        np.tanh(kiln.tensor(np.array([1 + 1j]), requires_grad=True))
+    with pytest.raises(kiln.errors.AutogradError, match="needs a gradient"):
+        (leaf([1.0, 2.0]) * 1j).sum().backward()
 
 
 def test_user_numpy_errors_keep_type_and_message():

@@ -8,6 +8,7 @@ from __future__ import annotations
 from .rows_creation_shape import creation_rows, mutation_rows, shape_rows, spelling_rows
 from .rows_indexing_join import indexing_rows, join_rows
 from .rows_numeric import numeric_rows
+from .rows_coverage import coverage_rows
 from .rows_pointwise import pointwise_rows
 from .rows_reduction_linalg import linalg_rows, reduction_rows
 from .spec import Row
@@ -16,7 +17,7 @@ __all__ = ["ROWS", "NOT_ROWS", "Row"]
 
 ROWS: list[Row] = (pointwise_rows() + reduction_rows() + linalg_rows() + indexing_rows()
                    + join_rows() + creation_rows() + mutation_rows() + shape_rows()
-                   + spelling_rows() + numeric_rows())
+                   + spelling_rows() + numeric_rows() + coverage_rows())
 
 # Ops that cannot be a row of this table, and why; each is tested on its own.
 _SIZED = ("its result's length is known only after it ran, so a traced graph's meta holds "
@@ -24,7 +25,13 @@ _SIZED = ("its result's length is known only after it ran, so a traced graph's m
 NOT_ROWS: dict[str, str] = {
     "getitem_mask": f"x[mask]: {_SIZED}; test_boolean_mask_indexing",
     **{name: f"{name}: {_SIZED}" for name in ("argwhere", "unique", "unique_counts",
-                                              "unique_index", "unique_inverse", "bincount")},
+                                              "unique_index", "unique_inverse", "bincount",
+                                              "set_op", "polydiv_r", "polymul",
+                                              "histogram_auto")},
+    # Derivative helpers with no NumPy spelling: checked against finite differences
+    # through the rows of the op they differentiate (put_values, placed).
+    "put_values_grad": "np.put's values cotangent: the put_values gradient row",
+    "placed_grad": "np.place's values cotangent: the placed gradient row",
     # Loop nodes and the scalar element code of their bodies: built by capture, not by a
     # NumPy spelling; tests/capture/test_loops.py checks every form against plain Python
     # and tests/lowering/test_loops.py the C++ loops against the reference.

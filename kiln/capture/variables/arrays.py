@@ -132,6 +132,28 @@ class ArrayVariable(VariableTracker):
         return self.fresh and self.base is None and not self.has_views
 
 
+class PyValueVariable(VariableTracker):
+    """A Python bool or int NumPy reads from array data (``np.allclose(a, b)``,
+    ``np.count_nonzero(x)``): the graph computes it as the 0-d array ``array``, converted
+    with ``kind`` where it leaves the graph (returned, stored, handed to Python at a
+    break). Any other use (a branch on it, arithmetic) breaks the graph there, so Python
+    sees the value NumPy gives."""
+
+    def __init__(self, array: ArrayVariable, kind: type) -> None:
+        self.array = array
+        self.kind = kind
+
+    def describe(self) -> str:
+        return f"Python {self.kind.__name__} read from {self.array.describe()}"
+
+    def python_type(self) -> type:
+        return self.kind
+
+    def truth(self, tx) -> bool:
+        tx.unsupported("data_dependent", f"the truth value of {self.describe()} depends on "
+                       f"the data", HINTS["data_dependent"])
+
+
 # Longest expression a run-time Python number may grow to before capture gives up on it.
 MAX_SCALAR_CODE = 2000
 

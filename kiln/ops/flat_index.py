@@ -1,0 +1,85 @@
+"""Flat positions and index tuples: np.unravel_index and np.ravel_multi_index.
+
+Both are EXTERN ops calling NumPy's kernel (an index out of range raises NumPy's
+ValueError, so they are ``may_raise``). ``unravel_index`` gives one array per dimension of
+``shape``: the op stacks them (``(len(shape),) + indices.shape``) and its composite
+spelling hands back NumPy's tuple as rows of it (so a 0-d index gives NumPy scalars).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from .meta import TensorMeta, shape_of
+from .numeric import _dtype
+from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
+
+INTP = np.dtype(np.intp)
+
+
+def _dims(shape: Any) -> tuple:
+    return (operator.index(shape),) if not isinstance(shape, (tuple, list)) else \
+        tuple(operator.index(n) for n in shape)
+
+
+def _unravel_impl(indices, shape, order="C"):
+    return np.stack(np.unravel_index(indices, shape, order=order))
+
+
+def _unravel_meta(indices, shape, order="C"):
+    # NumPy's own errors for a float index or a bad shape, on an empty stand-in
+    np.unravel_index(np.zeros((0,), _dtype(indices)), shape, order=order)
+    return TensorMeta((len(shape),) + tuple(shape_of(indices)), INTP)
+
+
+unravel_index = declare(
+    "unravel_index", Category.EXTERN, _unravel_impl, inputs=("indices",),
+    params={"shape": (), "order": "C"}, meta=_unravel_meta, may_raise=True, fresh_result=True,
+    doc="numpy.unravel_index's arrays, stacked on a new first axis")
+
+
+def _unravel(indices, shape, order):
+    p = F.unravel_index(indices, shape=shape, order=order)
+    return tuple(N.getitem(p, i) for i in range(len(shape)))
+
+
+def _unravel_normalize(indices, shape, order="C"):
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    if not hasattr(indices, "dtype"):
+        indices = np.asarray(indices)
+    return Composite(_unravel, (indices,), {"shape": _dims(shape), "order": order})
+
+
+spell_composite(np.unravel_index, ("unravel_index", "getitem"), _unravel_normalize,
+                "numpy.unravel_index")
+
+
+def _ravel_multi_meta(multi_index, dims, mode="raise", order="C"):
+    np.ravel_multi_index(tuple(np.zeros((0,), _dtype(i)) for i in multi_index), dims,
+                         mode=mode, order=order)
+    shape = np.broadcast_shapes(*[tuple(shape_of(i)) for i in multi_index])
+    return TensorMeta(shape, INTP)
+
+
+ravel_multi_index = declare(
+    "ravel_multi_index", Category.EXTERN,
+    lambda multi_index, dims, mode="raise", order="C": np.ravel_multi_index(
+        multi_index, dims, mode=mode, order=order),
+    inputs=("*multi_index",), params={"dims": (), "mode": "raise", "order": "C"},
+    meta=_ravel_multi_meta, may_raise=True, fresh_result=True,
+    doc="numpy.ravel_multi_index: the flat positions of index tuples")
+
+
+def _ravel_multi_normalize(multi_index, dims, mode="raise", order="C"):
+    dims = _dims(dims)
+    if isinstance(mode, (tuple, list)):
+        mode = tuple(mode)
+    arrays = tuple(i if hasattr(i, "dtype") else np.asarray(i) for i in multi_index)
+    return Bound(ravel_multi_index, (arrays,), {"dims": dims, "mode": mode, "order": order})
+
+
+spell(np.ravel_multi_index, ravel_multi_index, _ravel_multi_normalize,
+      "numpy.ravel_multi_index")
