@@ -120,19 +120,14 @@ class AOTFunction:
 
     def __call__(self, *args: Any) -> tuple:
         Tensor = _tensor_cls()
-        direct = self._direct
-        if direct is not None:
-            for a in args:
+        direct, plain = self._direct, self._plain
+        if direct is not None or plain is not None:
+            for a in args:  # the short paths take plain arrays only
                 if isinstance(a, Tensor):
                     break
             else:
-                return direct(*args)
-        plain = self._plain
-        if plain is not None:
-            for a in args:
-                if isinstance(a, Tensor):
-                    break
-            else:
+                if direct is not None:
+                    return direct(*args)
                 if _input_aliasing(args, args) is None:
                     return plain(args)
         arrays = [_unwrap(a, Tensor) for a in args]

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.mutation import one_element_work
 from . import bytecode_facts as bc
 from .binding import bind_arguments
 from .build_opcodes import BuildOpcodes
@@ -43,17 +44,6 @@ MAX_INLINE_DEPTH = 32
 MAX_STEPS = 200_000
 # Steps of a loop unrolled before asking whether it only does one-element work.
 SCALAR_LOOP_PROBE = 32
-
-
-def _one_element_work(node: Any) -> bool:
-    """A call computing at most one element, or writing at most one into an array."""
-    val = node.val
-    if getattr(val, "size", None) is not None and val.size <= 1:
-        return True
-    if node.target.name in ("index_put", "index_add", "setitem", "add_at") and len(node.args) > 2:
-        value = getattr(node.args[2], "val", None)
-        return value is None or getattr(value, "size", 2) <= 1
-    return False
 
 
 def plain_context_manager(cls: Any) -> bool:
@@ -578,7 +568,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
         if stats[0] != SCALAR_LOOP_PROBE or len(iterator.pending) < SCALAR_LOOP_PROBE:
             return
         new = [n for n in self.output.graph.nodes if n.kind == "call" and n not in stats[1]]
-        if new and all(_one_element_work(n) for n in new):
+        if new and all(one_element_work(n) for n in new):
             self.unsupported("scalar_loop", f"a loop of {stats[0] + len(iterator.pending)} "
                              f"steps doing one-element work each: it runs as Python",
                              "vectorize the loop (np.cumsum, slicing) to have it compiled")

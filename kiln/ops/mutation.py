@@ -377,6 +377,18 @@ def _fill_diagonal_normalize(a, val, wrap=False):
 spell(np.fill_diagonal, put, _fill_diagonal_normalize, "numpy.fill_diagonal")
 
 
+def one_element_work(node: Any) -> bool:
+    """A graph call computing at most one element, or writing one value (a scalar, any
+    index) into an array: what a loop of element code does each step."""
+    val = node.val
+    if getattr(val, "size", None) is not None and val.size <= 1:
+        return True
+    if node.target.name in ("index_put", "index_add", "setitem", "add_at") and len(node.args) > 2:
+        value = getattr(node.args[2], "val", None)
+        return value is None or getattr(value, "size", 2) <= 1
+    return False
+
+
 def touches_one_element(node: Any) -> bool:
     """Does this graph call read or write exactly one element of an array, whatever its
     size (``x[i]``, ``out[i, j] = v``)? NumPy does such a call in about 0.1 us, so the cost

@@ -90,14 +90,18 @@ def _polymul(a1, a2):
     return F.polymul(N.concatenate((a, b)), split=shape_of(a)[0])
 
 
+def _coefficient_pair(name: str, param: str, a: Any, b: Any, kinds: str) -> tuple:
+    """Two coefficient sequences as arrays of a dtype kind in ``kinds`` (others: rejected)."""
+    _poly1d(name, a, b)
+    a, b = (x if _is_array(x) else np.atleast_1d(np.asarray(x)) for x in (a, b))
+    for x in (a, b):
+        if _dtype(x).kind not in kinds:
+            reject(name, param, f"<{_dtype(x)} array>", "it runs as Python")
+    return a, b
+
+
 def _polymul_normalize(a1, a2):
-    _poly1d("numpy.polymul", a1, a2)
-    a1 = a1 if _is_array(a1) else np.atleast_1d(np.asarray(a1))
-    a2 = a2 if _is_array(a2) else np.atleast_1d(np.asarray(a2))
-    for x in (a1, a2):
-        if _dtype(x).kind not in "biufc":
-            reject("numpy.polymul", "a1", f"<{_dtype(x)} array>", "it runs as Python")
-    return Composite(_polymul, (a1, a2))
+    return Composite(_polymul, _coefficient_pair("numpy.polymul", "a1", a1, a2, "biufc"))
 
 
 spell_composite(np.polymul, ("concatenate", "polymul"), _polymul_normalize, "numpy.polymul")
@@ -263,13 +267,7 @@ def _polydiv(u, v):
 
 
 def _polydiv_normalize(u, v):
-    _poly1d("numpy.polydiv", u, v)
-    u = u if _is_array(u) else np.atleast_1d(np.asarray(u))
-    v = v if _is_array(v) else np.atleast_1d(np.asarray(v))
-    for x in (u, v):
-        if _dtype(x).kind not in "biuf":
-            reject("numpy.polydiv", "u", f"<{_dtype(x)} array>", "it runs as Python")
-    return Composite(_polydiv, (u, v))
+    return Composite(_polydiv, _coefficient_pair("numpy.polydiv", "u", u, v, "biuf"))
 
 
 spell_composite(np.polydiv, ("polydiv_q", "polydiv_r", "concatenate"), _polydiv_normalize,

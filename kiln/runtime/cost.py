@@ -82,10 +82,6 @@ def _numpy_us(node: Any) -> float:
     return NUMPY_OP_US
 
 
-def _array_args(node: Any) -> list:
-    return list(getattr(node, "inputs", ()))
-
-
 def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
     """(Python µs, compiled µs) for one run of ``graph`` followed by ``breaks`` graph
     breaks, or None when some value is too large for a per-call estimate."""
@@ -98,12 +94,9 @@ def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
         op = node.op
         if touches_one_element(node):  # x[i] of a large x: as cheap in NumPy as compiled
             python += NUMPY_CHEAP_US
-            fused = fused or op.category in _FUSED or op.lowering is not None
-            continue
-        if _elements(node) > SMALL_ELEMENTS or any(
-                _elements(a) > SMALL_ELEMENTS for a in _array_args(node)):
+        elif _elements(node) > SMALL_ELEMENTS or any(_elements(a) > SMALL_ELEMENTS for a in node.inputs):
             return None
-        if op.python_us is not None:
+        elif op.python_us is not None:
             cost = op.python_us(node, _numpy_us)
             if cost is None:
                 return None

@@ -2,12 +2,13 @@
 kiln.explain (one graph, no break) and compiled against NumPy itself (values, dtypes,
 types, shapes, and the final state of the arguments a function writes into); NumPy's
 errors come out unchanged; gradients against finite differences."""
-import warnings
 
 import numpy as np
 import pytest
 
 import kiln
+
+from .spelling_run import explain_and_run
 
 rng = np.random.default_rng(14)
 m45 = rng.standard_normal((4, 5))
@@ -174,14 +175,7 @@ def _same(got, want):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_spelling_is_one_graph_matching_numpy(name):
-    fn, args = CASES[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        plain = [np.copy(a) for a in args]
-        want = fn(*plain)
-        out = kiln.explain(fn)(*[np.copy(a) for a in args])
-        mine = [np.copy(a) for a in args]
-        got = kiln.compile(fn)(*mine)
+    out, got, want, mine, plain = explain_and_run(*CASES[name])
     assert out.graph_break_count == 0, [str(b.reason) for b in out.break_reasons]
     assert out.graph_count == 1
     _same(got, want)

@@ -3,12 +3,13 @@ graph, no graph break, and the compiled function (eager backend: the captured gr
 by NumPy) gives NumPy's values, dtypes, shapes and result types. The op table
 (tests/ops/rows_numeric.py) checks each op on every backend and its gradients; this file
 checks the spellings as users write them, inside compiled functions."""
-import warnings
 
 import numpy as np
 import pytest
 
 import kiln
+
+from .spelling_run import explain_and_run
 
 rng = np.random.default_rng(0)
 x = rng.standard_normal((4, 5))
@@ -158,12 +159,7 @@ def _same(got, want):
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("name", list(CASES))
 def test_spelling_captures_without_a_break(name):
-    fn, args = CASES[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = fn(*[np.copy(a) for a in args])
-        out = kiln.explain(fn)(*[np.copy(a) for a in args])
-        got = kiln.compile(fn, backend="eager")(*[np.copy(a) for a in args])
+    out, got, want, _, _ = explain_and_run(*CASES[name], backend="eager")
     assert out.graph_break_count == 0, [str(b.reason) for b in out.break_reasons]
     assert out.graph_count <= 1
     _same(got, want)

@@ -8,6 +8,8 @@ import pytest
 
 import kiln
 
+from .spelling_run import explain_and_run
+
 rng = np.random.default_rng(3)
 m46 = rng.standard_normal((4, 6))
 t234 = rng.standard_normal((2, 3, 4))
@@ -129,14 +131,7 @@ def _same(got, want, mine, plain):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_spelling_is_one_graph_matching_numpy(name):
-    fn, args = CASES[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        plain = [np.copy(a) for a in args]
-        want = fn(*plain)
-        out = kiln.explain(fn)(*[np.copy(a) for a in args])
-        mine = [np.copy(a) for a in args]
-        got = kiln.compile(fn)(*mine)
+    out, got, want, mine, plain = explain_and_run(*CASES[name])
     assert out.graph_break_count == 0, [str(b.reason) for b in out.break_reasons]
     assert out.graph_count <= 1
     _same(got, want, mine[0], plain[0])
