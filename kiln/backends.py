@@ -14,35 +14,22 @@ import numpy as np
 
 from .config import config
 from .errors import KilnError
-from .ir.printer import exec_source, python_code
+from .ir.printer import numpy_program
 
 
 def _eager_backend(graph: Any, example_inputs: list) -> Callable:
     """Run the graph with NumPy: its printed code, each op calling its NumPy kernel directly.
 
-    Graph nodes hold fully bound parameters, so the printed ``ops.<name>(...)`` calls can go
-    straight to ``op.impl`` (skipping the op-call checks the tracer hooks need); the code is
-    registered with linecache, so tracebacks show the graph's lines. Mutation ops write in
-    place, in program order, exactly as the user's NumPy code did.
+    The printed ``ops.<name>(...)`` calls go straight to ``op.impl`` (``numpy_program``);
+    mutation ops write in place, in program order, exactly as the user's NumPy code did.
 
     When the inputs include kiln.Tensors (guards pin argument types, so the example inputs
     tell), ``ops.<name>`` is the Op itself: its call hands Tensors to the eager Tensor
     (``Tensor.__kiln_op__``), so the graph records on the autograd tape like eager code.
     """
     from .tensor import Tensor
-    consts: dict[str, Any] = {}
-    src = python_code(graph, consts)
     tensors = any(isinstance(e, Tensor) for e in example_inputs)
-    from .ops import REGISTRY   # every op: a loop node's printed body calls its own ops
-    kernels = types.SimpleNamespace(**{name: op if tensors else op.impl
-                                       for name, op in REGISTRY.items()})
-    _eager_counter[0] += 1
-    filename = f"<kiln eager graph {graph.name} #{_eager_counter[0]}>"
-    namespace = exec_source(src, filename, {"ops": kernels, "np": np, **consts})
-    return namespace[graph.name]
-
-
-_eager_counter = [0]
+    return numpy_program(graph, readable=True, through_ops=tensors, label="eager graph")
 
 
 def _aot_eager_backend(graph: Any, example_inputs: list) -> Callable:

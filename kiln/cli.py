@@ -69,6 +69,7 @@ def _kernel_count(cf) -> int:
 
 
 def _human(report: dict) -> str:
+    from .explain import op_summary
     lines = [f"kiln explain: {report['script']}  (exit status {report['exit_status']})",
              f"{len(report['functions'])} compiled function(s) called", ""]
     for fn in report["functions"]:
@@ -98,7 +99,7 @@ def _human(report: dict) -> str:
                 if brk["hint"]:
                     lines.append(f"        hint: {brk['hint']}")
             if comp["ops"]:
-                lines.append(f"      graph: {len(comp['ops'])} ops: {', '.join(comp['ops'])}")
+                lines.append(f"      graph: {len(comp['ops'])} ops: {op_summary(comp['ops'])}")
             if comp["dynamic_dims"]:
                 lines.append(f"      dynamic dims: {', '.join(comp['dynamic_dims'])}")
             lines.append(f"      guards ({len(comp['guards'])}):")

@@ -48,7 +48,7 @@ class ExplainOutput:
         for note in self.runs_as_python:
             lines.append(f"Not compiled: {note}")
         for i, (graph, ops) in enumerate(zip(self.graphs, self.ops_per_graph)):
-            lines.append(f"Graph {i} ({len(ops)} ops: {', '.join(ops)}):")
+            lines.append(f"Graph {i} ({len(ops)} ops: {op_summary(ops)}):")
             lines += ["  " + line for line in str(graph).rstrip("\n").split("\n")]
         if self.loops:
             lines.append("Loops:")
@@ -95,3 +95,14 @@ def build_explain_output(records: list) -> ExplainOutput:
     out.graph_count = len(out.graphs)
     out.graph_break_count = len(out.break_reasons)
     return out
+
+
+def op_summary(ops: list[str], spelled_out: int = 16) -> str:
+    """The ops of a graph for a header line: each name when there are few, otherwise each
+    distinct name with its count, in order of first use (``450 matmul, 200 add``)."""
+    if len(ops) <= spelled_out:
+        return ", ".join(ops)
+    counts: dict[str, int] = {}
+    for op in ops:
+        counts[op] = counts.get(op, 0) + 1
+    return ", ".join(f"{n} {op}" for op, n in counts.items())

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from ..ir import Graph, Node, map_nodes
 from ..ir.graph import resolve_sizes
 from ..ir.passes import dce
 from ..ops import Category, F, get_op
-from ..ops.registry import map_leaves
+from ..ops.registry import iter_leaves, map_leaves
 
 @dataclass
 class OutputSpec:
@@ -404,6 +404,19 @@ class _Functionalizer:
                 return None
             steps.append((view.target, rest, dict(view.kwargs)))
         return tuple(steps)
+
+
+def compiled_path(path: tuple) -> Callable[[Any, Sequence[Any]], Any]:
+    """``replay`` of ``path`` on plain arrays, its steps decided once: ``run(value, inputs)``
+    calls each view's NumPy kernel, filling input refs only in steps that have them."""
+    steps = tuple((op.impl, rest, params, any(isinstance(v, InputRef) for v in iter_leaves(rest)))
+                  for op, rest, params in path)
+
+    def run(value: Any, inputs: Sequence[Any]) -> Any:
+        for impl, rest, params, refs in steps:
+            value = impl(value, *(_fill_refs(rest, inputs) if refs else rest), **params)
+        return value
+    return run
 
 
 def replay(path: tuple, value: Any, inputs: Sequence[Any], apply_op: Any = None) -> Any:

@@ -38,7 +38,7 @@ from ..autograd.node import Edge, GraphNode
 from ..errors import AutogradError, KilnError, NoDerivative
 from ..ir import Graph, Interpreter, Node
 from ..ops import Bound, TensorMeta
-from .functionalize import functionalize_with_plan, has_mutation, layout_class, replay
+from .functionalize import compiled_path, functionalize_with_plan, has_mutation, layout_class, replay
 from .joint import build_joint, copy_nodes, retraced
 from .partition import Partition, min_cut_partition
 
@@ -180,9 +180,13 @@ class AOTFunction:
         if key == (None, None) and not any(isinstance(a, _tensor_cls()) for a in args) \
                 and variant.outputs_are_direct():
             self._direct = variant.forward
-        elif key == (None, None) and self.mutates and not self.layout_inputs \
+        elif key == (None, None) and not self.layout_inputs \
                 and not any(isinstance(a, _tensor_cls()) for a in args):
-            self._plain = variant.plain_runner()
+            run = variant.plain_runner()
+            if self.mutates:
+                self._plain = run
+            elif run is not None:   # outputs that are views: rebuilt with no per-call setup
+                self._direct = lambda *args: run(args)
         return variant
 
 
@@ -276,12 +280,17 @@ class _Variant:
         """``run(args)`` for plain arrays that overlap nowhere: the forward, the epilogue
         and the outputs of :meth:`__call__` with nothing that scales with the number of
         values decided per call (None where outputs are views to rebuild, or training)."""
-        if self.training or not all(s.kind in ("fresh", "input", "const") for s in self.plan.outputs):
+        if self.training:
             return None
+        views = [id(v) for s in self.plan.outputs for v in s.views]
+        if len(views) != len(set(views)):
+            return None   # outputs sharing one view object: the general path keeps it one
         forward, mutated = self.forward, tuple(self.plan.mutated)
-        picks = tuple((s.kind, s.index if s.kind != "const" else s.value) for s in self.plan.outputs)
+        picks = tuple((s.kind, s.value if s.kind == "const" else s.index,
+                       compiled_path(s.path) if s.kind.endswith("view") else None)
+                      for s in self.plan.outputs)
         copyto, graph = np.copyto, self.owner.graph
-        replay = bool(mutated) and self.owner.replay_on_error
+        redo_on_error = bool(mutated) and self.owner.replay_on_error
 
         def run(args: tuple) -> tuple:
             try:
@@ -289,10 +298,19 @@ class _Variant:
                 for i, k in mutated:
                     if outs[k] is not args[i]:
                         copyto(args[i], outs[k], casting="unsafe")
-                return tuple(outs[v] if kind == "fresh" else args[v] if kind == "input" else v
-                             for kind, v in picks)
+                result = []
+                for kind, v, path in picks:
+                    if kind == "fresh":
+                        result.append(outs[v])
+                    elif kind == "input":
+                        result.append(args[v])
+                    elif kind == "const":
+                        result.append(v)
+                    else:   # a view of an input (input_view) or of an output (base_view)
+                        result.append(path(args[v] if kind == "input_view" else outs[v], args))
+                return tuple(result)
             except Exception:
-                if not replay:
+                if not redo_on_error:
                     raise
                 return run_op_by_op(graph, args)
         return run

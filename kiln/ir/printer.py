@@ -73,7 +73,11 @@ def format_source(source: Any) -> str | None:
     return f"# {short}:{lineno}  {text.strip()}" if text else f"# {short}:{lineno}"
 
 
-def python_code(graph: Graph, consts: dict[str, Any] | None = None) -> str:
+def python_code(graph: Graph, consts: dict[str, Any] | None = None, *,
+                readable: bool = True) -> str:
+    """The graph as a Python function's source. ``readable=False`` prints every call as
+    ``ops.<op>(...)`` (no op's own printing: a loop node stays one call of its runner),
+    for :func:`numpy_program`."""
     consts = {} if consts is None else consts
     params = [n.name for n in graph.placeholders]
     lines = [f"def {graph.name}({', '.join(params)}):"]
@@ -95,7 +99,7 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None) -> str:
         if source and source != last_source:
             body.append(source)
             last_source = source
-        if node.kind == "call" and node.target.print_python is not None:
+        if readable and node.kind == "call" and node.target.print_python is not None:
             body += node.target.print_python(node, consts, format_value, python_code)
             dead = [n.name for n in dies_at.get(node, ()) if n.kind != "placeholder"]
             if dead:
@@ -131,12 +135,56 @@ def exec_source(source: str, filename: str, namespace: dict) -> dict:
 _counter = [0]
 
 
-def compile_graph(graph: Graph) -> Callable:
+class _Kernels:
+    """``ops.<name>`` for :func:`numpy_program`: each op's NumPy kernel itself, without the
+    op call's checks (arity, params, tracing hooks), which the graph's nodes already passed."""
+
+    def __getattr__(self, name: str) -> Callable:
+        kernel = getattr(F, name).impl
+        setattr(self, name, kernel)
+        return kernel
+
+
+_KERNELS = _Kernels()
+
+
+def numpy_program(graph: Graph, *, readable: bool = False, through_ops: bool = False,
+                  label: str = "numpy program") -> Callable:
+    """The graph as a Python function calling each op's NumPy kernel directly: what
+    ``graph(*args)`` (the reference interpreter) computes for plain arrays, at a fraction
+    of its per-node cost. Graph nodes hold fully bound params, so ``ops.<name>(...)`` can
+    skip the op call's checks. ``readable``: ops print their own Python (a loop node as a
+    ``for`` statement over its body; otherwise it stays one call of its runner).
+    ``through_ops``: ``ops.<name>`` is the Op itself, whose call hands kiln.Tensors to the
+    eager Tensor (they record on the tape). The code is registered with linecache, so
+    tracebacks show the graph's lines. The graph must not change afterwards."""
     consts: dict[str, Any] = {}
-    code = python_code(graph, consts)
+    code = python_code(graph, consts, readable=readable)
     _counter[0] += 1
-    filename = f"<kiln graph {graph.name} #{_counter[0]}>"
-    namespace = exec_source(code, filename, {"ops": F, "np": np, **consts})
+    filename = f"<kiln {label} {graph.name} #{_counter[0]}>"
+    namespace = exec_source(code, filename, {"ops": F if through_ops else _KERNELS, "np": np,
+                                             **consts})
     fn = namespace[graph.name]
     fn.__kiln_source__ = code
+    fn.__kiln_numpy_program__ = graph   # what a backend fallback runs (tests check for it)
     return fn
+
+
+def compile_graph(graph: Graph) -> Callable:
+    """``Graph.compile()``: the printed graph, calling the ops themselves (Tensors record)."""
+    return numpy_program(graph, readable=True, through_ops=True, label="graph")
+
+
+class LazyNumpyProgram:
+    """:func:`numpy_program` of a graph, made on its first call: for the fallbacks a
+    compiled graph keeps (NumPy's error mode set to raise, a Python int past int64), which
+    most processes never take."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self._fn: Callable | None = None
+
+    def __call__(self, *args: Any) -> Any:
+        if self._fn is None:
+            self._fn = numpy_program(self.graph)
+        return self._fn(*args)

@@ -400,7 +400,10 @@ class GraphLowering(PointwiseLowering, ViewLowering):
         if op.data_dependent:
             meta = self._unbacked_meta(name, op, args, params, meta)
         elif isinstance(meta, TensorMeta) and self.sizes:
-            meta = self._symbolic_meta(op, args, params, meta)
+            try:
+                meta = self._symbolic_meta(op, args, params, meta)
+            except Undecidable:
+                meta = self._read_after(name, meta)
         if isinstance(meta, TensorMeta) and meta.dtype.name in self.dtypes:
             buf = Buffer(name, meta.shape, meta.dtype, "extern")
             self.buffers[name] = buf
@@ -436,6 +439,18 @@ class GraphLowering(PointwiseLowering, ViewLowering):
                 shape.append(meta.shape[d])
             else:
                 shape.append(args[how[0]].shape[how[1]])
+        return TensorMeta(tuple(shape), meta.dtype)
+
+    def _read_after(self, name: str, meta: TensorMeta) -> TensorMeta:
+        """An extern whose shape rule cannot run over the size symbols (argmax of an
+        unbacked-size selection): each dim of its result is a new unbacked symbol the
+        wrapper reads from the result once it ran, so the rest of the graph still
+        compiles; a later comparison those symbols cannot decide raises Undecidable."""
+        shape = []
+        for d, hint in enumerate(meta.shape):
+            sym = self.sizes.unbacked(f"{name}.shape[{d}]", hint)
+            self.binds.setdefault(name, []).append((str(sym), f"{name}.shape[{d}]"))
+            shape.append(sym)
         return TensorMeta(tuple(shape), meta.dtype)
 
     def check_nonzero(self, size: Any, unless: Any, error: str, message: str) -> None:

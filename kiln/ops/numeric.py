@@ -63,10 +63,12 @@ nonzero_or_raise = declare(
 def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 0) -> Any:
     if isinstance(a, (list, tuple)):
         if any(_is_array(v) or isinstance(v, (list, tuple)) for v in a):
-            a = N.stack([_as_array(v) for v in a])
+            # stack reads its items and makes a new array: neither they nor it are copied
+            a = N.stack([_as_array(v, copy=False) if isinstance(v, (list, tuple)) or not _is_array(v)
+                         else v for v in a])
         else:  # Python numbers (run-time scalars are specialized): NumPy makes the array
             a = np.array(a)
-        copy = False if copy is None else copy
+        copy = False
     elif not _is_array(a):
         a = np.array(a)
     elif isinstance(a, np.generic) or getattr(a, "numpy_scalar", False):

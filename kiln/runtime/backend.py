@@ -46,7 +46,7 @@ import numpy as np
 from .. import logs
 from ..config import config
 from ..errors import KilnError, Unsupported
-from ..ir.printer import exec_source
+from ..ir.printer import LazyNumpyProgram, exec_source, numpy_program
 from .build import BuildError, CompilerUnavailable, stats
 
 MAX_VARIANTS = 8
@@ -62,18 +62,18 @@ def cpp_backend(graph: Any, example_inputs: list) -> Callable:
     except CompilerUnavailable as e:
         _warn_once("compiler", f"kiln: no working C++ compiler ({e}); graphs run with the NumPy "
                                f"interpreter instead. Install g++ or set kiln.config.cxx / KILN_CXX.")
-        return graph
+        return numpy_program(graph)
     except (Unsupported, BuildError, NotImplementedError) as e:
         if logs.enabled("perf"):
             logs.log("perf", f"cpp backend: graph '{graph.name}' runs in the NumPy interpreter", str(e))
         if isinstance(e, BuildError):
             _warn_once(str(e)[:200], f"kiln: C++ build failed, running the NumPy interpreter: {e}")
-        return graph
+        return numpy_program(graph)
     except OSError as e:  # the cache directory is read-only, full, or not a directory
         _warn_once(f"cache:{e.filename}", f"kiln: cannot write the kernel cache ({e}); graphs run "
                    f"with the NumPy interpreter. Point KILN_CACHE_DIR (kiln.config.cache_dir) at "
                    f"a writable directory.")
-        return graph
+        return numpy_program(graph)
 
 
 def _warn_once(key: str, message: str) -> None:
@@ -116,6 +116,7 @@ def compile_graph(graph: Any, example_inputs: list) -> Callable:
     donate_to_loops(graph)   # loops write donated caller arrays in place where they can
     prepare_loops(graph)     # loop nodes run as C++ loops (called from the wrapper)
     variants: dict[tuple, Callable] = {}
+    numpy = LazyNumpyProgram(graph)   # the graph's NumPy kernels, for what C++ cannot run
     # Placeholders that are slice bounds (``x[:n]``): a variant that took their values
     # (lower.specialize_ints) is found by value.
     from ..lowering.lower import slice_bound_positions
@@ -123,14 +124,14 @@ def compile_graph(graph: Any, example_inputs: list) -> Callable:
 
     def respecialize(*args: Any) -> Any:
         if any(type(a) is int and not _INT64_MIN <= a <= _INT64_MAX for a in args):
-            return graph(*args)  # a Python int beyond int64: the NumPy interpreter, exactly
+            return numpy(*args)  # a Python int beyond int64: NumPy's kernels, exactly
         key = tuple((a.shape, a.strides, a.dtype.str) if isinstance(a, np.ndarray)
                     else (type(a), a) if i in bounds and type(a) is int else type(a)
                     for i, a in enumerate(args))
         fn = variants.get(key)
         if fn is None:
             if len(variants) >= MAX_VARIANTS:
-                return graph(*args)
+                return numpy(*args)
             fn = variants[key] = _compile_variant(graph, list(args), respecialize, reinfer=True).call
         return fn(*args)
 
@@ -244,7 +245,7 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
         for name, value in artifacts.graph_constants(graph).items():
             setattr(module, name, value)
         module._respecialize = respecialize
-        module._numpy = graph
+        module._numpy = LazyNumpyProgram(graph)
         artifact = Artifact(graph.name, entry["cpp"], entry["so"], entry["wrapper"], module.call,
                             entry["kernels"], time.perf_counter() - start)
         _report(artifact, 0)
@@ -276,7 +277,7 @@ def finish(graph: Any, gen: Generated, respecialize: Callable, start: float) -> 
     for name, value in gen.consts.items():
         setattr(module, name, value)
     module._respecialize = respecialize
-    module._numpy = graph
+    module._numpy = LazyNumpyProgram(graph)
     loader.install(module, gen)
     elapsed = time.perf_counter() - start
     artifact = Artifact(graph.name, gen.cpp, path, source, module.call, gen.kernel_names, elapsed)

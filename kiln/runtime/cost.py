@@ -8,6 +8,10 @@ and three element writes) is four NumPy calls, about as cheap as the compiled pa
 fixed price. Such graphs are not compiled; their cache entry runs the function as Python
 and ``kiln.explain`` says so, with the estimate.
 
+Each extern (a matmul, an inverse) ends the kernel before it, so a graph alternating
+extern calls and elementwise ops on small arrays (an unrolled Kalman filter) pays one
+native call per elementwise stretch; views cost what NumPy's do.
+
 The estimate only judges graphs whose every value is small (at most ``SMALL_ELEMENTS``
 elements, per-element work negligible on both sides), except reads and writes of one
 element (``x[i]``, ``out[i] = v``: one step of a loop that runs as Python), which cost
@@ -86,8 +90,8 @@ def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
     """(Python µs, compiled µs) for one run of ``graph`` followed by ``breaks`` graph
     breaks, or None when some value is too large for a per-call estimate."""
     python = 0.0
-    externs = 0
-    fused = False
+    externs = kernels = views = 0
+    in_kernel = False   # a fused op after an extern starts a new kernel (upper bound)
     for node in graph.nodes:
         if node.kind != "call":
             continue
@@ -103,11 +107,16 @@ def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
             python += cost
         else:
             python += _numpy_us(node)
-        if op.category in _FUSED or op.lowering is not None:
-            fused = True
+        if op.category == Category.VIEW:
+            views += 1
+        elif op.category in _FUSED or op.lowering is not None:
+            kernels += not in_kernel
+            in_kernel = True
         else:
             externs += 1
-    compiled = ENTRY_US + KERNEL_US * fused + NUMPY_OP_US * externs + SEGMENT_US * breaks
+            in_kernel = False
+    compiled = ENTRY_US + KERNEL_US * kernels + NUMPY_OP_US * externs + NUMPY_CHEAP_US * views \
+        + SEGMENT_US * breaks
     return python, compiled
 
 

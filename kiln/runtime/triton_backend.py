@@ -25,6 +25,7 @@ import numpy as np
 from .. import logs
 from ..config import config
 from ..errors import Unsupported
+from ..ir.printer import LazyNumpyProgram, numpy_program
 from .devices import is_cupy_array, require_triton_device
 
 MAX_VARIANTS = 8
@@ -35,16 +36,17 @@ def triton_backend(graph: Any, example_inputs: list) -> Callable:
     interpret = bool(config.triton_interpret)
     require_triton_device(example_inputs, interpret)
     variants: dict[tuple, Callable] = {}
+    numpy = LazyNumpyProgram(graph)
 
     def respecialize(*args: Any) -> Any:
         if any(type(a) is int and not -2**63 <= a < 2**63 for a in args):
-            return graph(*args)   # a Python int beyond int64: the NumPy interpreter, exactly
+            return numpy(*args)   # a Python int beyond int64: NumPy's kernels, exactly
         key = _layout_key(args)
         fn = variants.get(key)
         if fn is None:
             require_triton_device(args, interpret)
             if len(variants) >= MAX_VARIANTS:
-                return graph(*args)
+                return numpy(*args)
             fn = variants[key] = compile_variant(graph, list(args), respecialize, interpret)
         return fn(*args)
 
@@ -64,7 +66,7 @@ def triton_backend(graph: Any, example_inputs: list) -> Callable:
     except (Unsupported, NotImplementedError) as e:
         if logs.enabled("perf"):
             logs.log("perf", f"triton backend: graph '{graph.name}' runs in the NumPy interpreter", str(e))
-        return graph      # NumPy's functions on the arrays (CuPy's, through NumPy's protocols)
+        return numpy_program(graph)      # NumPy's functions on the arrays (CuPy's, through NumPy's protocols)
     variants[_layout_key(example_inputs)] = call
     return call
 

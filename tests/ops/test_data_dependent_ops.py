@@ -85,7 +85,7 @@ def test_eager_tensor_graph_and_cpp_match_numpy(name, np_fn, via, arrays):
         graph = trace(via, [TensorMeta(v.shape, v.dtype) for v in example],
                       [f"x{i}" for i in range(len(example))])
         compiled = cpp_backend(graph, [v.copy() for v in example])
-        assert compiled is not graph, f"{name}: the cpp backend fell back to the interpreter"
+        assert not hasattr(compiled, "__kiln_numpy_program__"), f"{name}: the cpp backend fell back to the interpreter"
         for args in group:
             want = np_fn(*args)
             want = want if isinstance(want, tuple) else (want,)
