@@ -994,6 +994,15 @@ def unsupported_dtypes(x):
     return x * 2, x.sum(axis=0), x[::-1], x.T.copy()
 
 
+# Big-endian arrays (data read from files, astype('>f8')): kernels read native values,
+# so these run through NumPy (their bytes read as native doubles gave 3.6e-319 for 0.17);
+# the native array after one still compiles. A swapped dtype made inside stays swapped.
+@program((rn(3, 4).astype(">f8"), rn(4)), (rn(3, 4), rn(4)), (rn(3, 4).astype(">f8"), rn(4).astype(">f8")),
+         (rn(3, 4, dtype=f32).astype(">f4"), rn(4, dtype=f32)), (ri(0, 9, 12).astype(">i8"), rn(4)))
+def byte_orders(x, y):
+    return x + y, np.sin(x).sum(), x[:, ::-1] * 2, (x * 1).astype(">f8"), x.T @ x
+
+
 @program((rn(2, 3),), (rn(3, 3, dtype=f32),))
 def comprehension_breaks(x):
     # float()/print inside comprehensions break the graph inside the comprehension's own code

@@ -35,7 +35,8 @@ def format_value(value: Any, consts: dict[str, Any]) -> str:
     if value is Ellipsis:
         return "Ellipsis"
     if isinstance(value, np.dtype):
-        return f"np.{value.name}" if value.name in _NP_NAMES else f"np.dtype({value.str!r})"
+        return f"np.{value.name}" if value.name in _NP_NAMES and value.isnative \
+            else f"np.dtype({value.str!r})"
     if isinstance(value, type) and issubclass(value, np.generic):
         return f"np.{value.__name__}"
     if isinstance(value, (bool, int, str)) or value is None:

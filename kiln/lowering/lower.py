@@ -24,7 +24,7 @@ expensive values read by several users.
 from __future__ import annotations
 
 import contextvars
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from ..ir import Graph, Node, map_nodes
 from ..ir.graph import resolve_sizes
 from ..ops import Category, TensorMeta, infer_meta
 from ..ops.meta import to_fake
-from ..ops.registry import map_leaves
+from ..ops.registry import iter_leaves, map_leaves
 from .loop_ir import DTYPES, Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
 from .nodes import ComputeNode, ExternNode, Opaque, buffers_read, iter_values, map_values
 from .pointwise import PointwiseLowering
@@ -134,6 +134,10 @@ class GraphLowering(PointwiseLowering, ViewLowering):
         placeholders = self.graph.placeholders
         if len(placeholders) != len(self.example_inputs):
             raise Unsupported("example inputs do not match the graph's placeholders")
+        if any(not np.dtype(d).isnative for d in _dtypes_in(self.graph, self.example_inputs)):
+            # Kernels read and write the machine's byte order; ``astype('>f8')``'s result
+            # would come back native: NumPy runs such a graph.
+            raise Unsupported("a byte-swapped dtype (big-endian data): NumPy runs the graph")
         uses = {n: len(n.users) for n in self.graph.nodes}
         # Returned closures get their buffer where they are defined, not after the whole
         # graph: the kernel computing them stores them too (a saved relu input is written
@@ -586,3 +590,14 @@ def _stand_in(n: Node) -> Any:
             and _numpy_returns_scalar(n):
         return val.dtype.type(1)
     return val
+
+
+def _dtypes_in(graph: Graph, example_inputs: list) -> Iterator[Any]:
+    """Every dtype a graph computes with: its inputs' and each value's."""
+    for value in example_inputs:
+        if hasattr(value, "dtype"):
+            yield value.dtype
+    for node in graph.nodes:
+        for meta in iter_leaves(node.meta.get("val")):
+            if isinstance(meta, TensorMeta):
+                yield meta.dtype

@@ -64,9 +64,11 @@ class TensorMeta:
 
 
 def supported_dtype(dtype: Any) -> bool:
-    """bool, integers, float32/64, complex64/128 (not float16, longdouble, clongdouble)."""
+    """bool, integers, float32/64, complex64/128 (not float16, longdouble, clongdouble), in
+    the machine's byte order: kernels read and write native values, so a big-endian array
+    (``astype('>f8')``, data read from a file) runs through NumPy."""
     dt = np.dtype(dtype)
-    return dt.kind in SUPPORTED_KINDS and dt != np.float16 and \
+    return dt.kind in SUPPORTED_KINDS and dt != np.float16 and dt.isnative and \
         dt.itemsize <= (16 if dt.kind == "c" else 8)
 
 

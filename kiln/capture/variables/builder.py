@@ -113,6 +113,9 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     kind = type(value)
     if kind is np.ndarray or kind is _tensor_class():
         if not supported_dtype(value.dtype):
+            if source is not None:   # so that arrays of other dtypes get an entry of their own
+                tx.guards.add_type(source, kind)
+                tx.guards.add_equals(AttrSource(source, "dtype"), value.dtype)
             tx.unsupported("unsupported_value", f"array of dtype {value.dtype} is not supported",
                            "convert it with .astype(np.float64) before the compiled function")
         if source is None:
