@@ -75,6 +75,10 @@ def supported_dtype(dtype: Any) -> bool:
 def check_dtype(dtype: Any, where: str) -> np.dtype:
     """Reject dtypes kiln cannot compute with (object, strings, float16, longdouble)."""
     dt = np.dtype(dtype)
+    if not supported_dtype(dt) and not dt.isnative and supported_dtype(dt.newbyteorder("=")):
+        raise UnsupportedDtype(
+            f"{where}: dtype {dt} is byte-swapped (big-endian data); kiln computes in the "
+            f"machine's byte order: convert with .astype({dt.newbyteorder('=').name!r}) first")
     if not supported_dtype(dt):
         raise UnsupportedDtype(
             f"{where}: dtype {dt} is not supported by kiln (it handles bool, integers, float32, "
