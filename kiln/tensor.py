@@ -118,6 +118,14 @@ class Tensor(NDArrayOperatorsMixin):
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._requires_grad and is_grad_enabled() and _differentiating():
+            raise KilnError(
+                f"kiln.grad: a Tensor that carries the gradient became a plain NumPy array at "
+                f"{_user_location()} (np.array([...]) of Tensors, np.asarray(t), or writing it "
+                f"into a NumPy array: y[...] = t), so the gradient through it would be lost. "
+                f"Build arrays with np.stack/np.concatenate, make the target follow the input "
+                f"(y = np.ones_like(x), or kiln.tensor(y)), or use t.detach() where no gradient "
+                f"should flow")
         if dtype is not None and np.dtype(dtype) != self._data.dtype:
             return self._data.astype(dtype)
         return self._data.copy() if copy else self._data
@@ -594,3 +602,22 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     arr = np.array(data, dtype=dtype, copy=True)
     check_dtype(arr.dtype, "kiln.tensor")
     return Tensor(arr, requires_grad=requires_grad)
+
+
+def _differentiating() -> bool:
+    """Is a function given to kiln.grad / value_and_grad running on this thread?"""
+    from .autograd.functional import _NESTING
+    return _NESTING.depth > 0
+
+
+def _user_location() -> str:
+    """file:line of the innermost frame outside kiln and NumPy (where the user converted)."""
+    import os
+    import sys
+    kiln_dir = os.path.dirname(os.path.abspath(__file__))
+    numpy_dir = os.path.dirname(os.path.abspath(np.__file__))
+    frame = sys._getframe(1)
+    while frame is not None and (frame.f_code.co_filename.startswith((kiln_dir, numpy_dir))
+                                 or frame.f_code.co_filename.startswith("<kiln")):
+        frame = frame.f_back
+    return "an unknown place" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"

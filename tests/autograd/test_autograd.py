@@ -183,6 +183,33 @@ def test_gradient_through_setitem_on_a_non_leaf():
     np.testing.assert_array_equal(v.grad.numpy(), [20.0])
 
 
+def _into_numpy(x):
+    y = np.ones(5)
+    y[:2] = x[:2] * 3          # NumPy's setitem turns the Tensor into an array
+    return (y * x).sum()
+
+
+def _into_like(x):
+    y = np.ones_like(x)        # follows x: a Tensor under kiln.grad
+    y[:2] = x[:2] * 3
+    return (y * x).sum() + np.stack([x.sum(), x.max()]).sum()
+
+
+def test_a_gradient_leaving_the_tape_raises_instead_of_being_lost():
+    """Eager kiln.grad gave [3, 6, 1, 1, 1] for [6, 12, 1, 1, 1]: the write into a NumPy
+    array dropped the path through y. Now it raises, naming the line; the Tensor-following
+    spelling is right, and the compiled call (which traces the write) is right for both."""
+    x = np.arange(1.0, 6.0)
+    with pytest.raises(kiln.KilnError, match=r"test_autograd.py:\d+ .*gradient through it would be lost"):
+        kiln.grad(_into_numpy)(x)
+    eps = np.eye(5) * 1e-6
+    want = np.array([(_into_like(x + e) - _into_like(x - e)) / 2e-6 for e in eps])
+    np.testing.assert_allclose(kiln.grad(_into_like)(x), want, rtol=1e-6)
+    np.testing.assert_allclose(kiln.compile(lambda v: kiln.grad(_into_numpy)(v))(x), [6, 12, 1, 1, 1])
+    np.testing.assert_allclose(kiln.compile(lambda v: kiln.grad(_into_like)(v))(x), want, rtol=1e-6)
+    assert np.asarray(kiln.tensor(x, requires_grad=True)).shape == (5,)   # outside kiln.grad
+
+
 def test_gradient_matches_finite_differences_for_a_composite():
     def f(w):
         h = np.maximum(w @ np.array([[1.0, -2.0], [0.5, 3.0]]), 0.1)
