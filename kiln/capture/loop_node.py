@@ -36,6 +36,7 @@ class _Snapshot:
         self.locals = dict(tx.locals)
         self.ip, self.steps, self.kw_names, self.inst = tx.ip, tx.steps, tx.kw_names, tx.inst
         self.effects = len(tx.output.side_effects)
+        self.yielded = len(tx.yielded)
         self.cells = {name: c.contents for name, c in tx.cells.items() if isinstance(c, CellVariable)}
         self.containers: list[tuple[Any, Any]] = []
         seen: set[int] = set()
@@ -67,6 +68,7 @@ class _Snapshot:
         tx.ip, tx.steps, tx.kw_names, tx.inst = self.ip, self.steps, self.kw_names, self.inst
         tx.result = None
         del tx.output.side_effects[self.effects:]
+        del tx.yielded[self.yielded:]
         for name, contents in self.cells.items():
             tx.cells[name].contents = contents
         for v, saved in self.containers:
@@ -198,6 +200,10 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
             if not region.lo <= tx.ip < region.hi or tx.result is not None:
                 raise LoopFallback("the body leaves the loop (break or return)")
             tx.step(instructions[tx.ip])
+        if len(tx.yielded) != snap.yielded:
+            # a generator's loop (sum(x[i] * i for i in ...)): each yield is a value of the
+            # caller's, one per iteration, not a value inside the body
+            raise LoopFallback("the body yields (a generator expression): unrolled")
         end = dict(tx.locals)
         if region.cont is not None:
             if len(tx.stack) != len(snap.stack) + 1:

@@ -272,6 +272,21 @@ def test_bodies_that_depend_on_the_value_unroll_or_break():
     assert "Loops:" in str(report)
 
 
+def weighted_sum_of_a_generator(x):
+    return sum(x[i] * i for i in range(len(x)))
+
+
+def test_a_generators_loop_unrolls_and_its_yields_stay_the_callers():
+    """The genexpr's range loop was taken as a loop node; the value it yields is one of
+    the body's, so after the failed attempt it stayed in the generator's list and the graph
+    read a body value outside its loop (KeyError: scalar_fn from the compiled call)."""
+    x = np.arange(7.0)
+    compiled = kiln.compile(weighted_sum_of_a_generator)
+    assert compiled(x) == weighted_sum_of_a_generator(x) == 91.0
+    report = kiln.explain(weighted_sum_of_a_generator)(x)
+    assert any("the body yields" in note for note in report.loops), report.loops
+
+
 def test_explain_and_the_printed_graph():
     L = np.tril(np.ones((6, 6))) + 6 * np.eye(6)
     report = kiln.explain(fsub)(L, np.ones(6))
