@@ -396,7 +396,8 @@ class CompiledFunction:
             check = make_entry(self.fn, guards, body, extra, tag=f"{name} entry")
             if plain:
                 fast = fastcheck.simple_entry(self.fn, guards, compiled, result.input_codes,
-                                              result.return_code, check, MISS)
+                                              result.return_code, check, MISS,
+                                              *_direct_path(compiled))
         entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries),
                            fast=fast)
         elapsed = time.perf_counter() - start
@@ -440,6 +441,14 @@ class CompiledFunction:
                    f"changing value an argument (or use dynamic=True for sizes).")
         logs.log("recompiles", f"{self.fn.__qualname__}: recompile_limit ({limit}) reached", churn)
         warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+def _direct_path(compiled: Any) -> tuple:
+    """(direct_owner, tensor_type) for fastcheck.simple_entry: an AOTFunction's cache-hit
+    short path (``_direct``) is called from C for plain inputs."""
+    from .aot.runtime import AOTFunction
+    from .tensor import Tensor
+    return (compiled, Tensor) if isinstance(compiled, AOTFunction) else (None, None)
 
 
 def _example_inputs(fn, guards, codes: list[str], args: tuple, kwargs: dict) -> list:

@@ -3,11 +3,14 @@ the cache-hit array check), once per source and Python version, cached on disk u
 ``kiln.config.cache_dir``. Kernels are built elsewhere (``runtime/build.py``)."""
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import subprocess
+import sys
 import sysconfig
 import tempfile
+import threading
 from types import ModuleType
 from typing import Callable
 
@@ -38,3 +41,35 @@ def build_extension(compiler: str, folder: str, name: str, write_c: Callable[[st
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+_lock = threading.Lock()
+_shipped: dict[tuple[str, str], ModuleType | None] = {}
+
+
+def shipped_extension(c_source: str, prefix: str, folder: str) -> ModuleType | None:
+    """The extension kiln ships as ``c_source`` (a file that defines its module through
+    KILN_MODULE_NAME / KILN_MODULE_NAME_STR), built with the configured compiler into
+    ``<cache_dir>/<folder>`` once per source and Python version; None when it cannot be
+    built. Loaded once per process and compiler."""
+    from .config import config
+    compiler = config.cxx
+    key = (c_source, compiler)
+    found = _shipped.get(key, False)
+    if found is not False:
+        return found
+    with _lock:
+        if key not in _shipped:
+            with open(c_source) as f:
+                source = f.read()
+            name = prefix + hashlib.sha256(f"{source}\0{sys.version}".encode()).hexdigest()[:16]
+
+            def write_c(c_path: str) -> None:
+                with open(c_path, "w") as f:
+                    f.write(f"#define KILN_MODULE_NAME {name}\n#define KILN_MODULE_NAME_STR \"{name}\"\n")
+                    f.write(source)
+            try:
+                _shipped[key] = build_extension(compiler, os.path.join(config.cache_dir, folder), name, write_c)
+            except (OSError, RuntimeError, ImportError):
+                _shipped[key] = None
+        return _shipped[key]

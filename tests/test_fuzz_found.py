@@ -217,15 +217,12 @@ def in_place_update_of_a_broadcast_view_after_a_write(x):
     return w
 
 
-@found((np.array([[1.75], [0.5], [1.25], [-1.75]], np.float32),),
-       xfail_backends=("cpp", "cpp-dynamic"),
-       xfail="the graph before the break at w *= 2 returns w materialized as a fresh, writeable "
-             "array where NumPy's broadcast_to view is read-only, so the Python segment raises "
-             "the casting error instead of 'output array is read-only' (aot's output plan does "
-             "not mark read-only outputs; functionalize knows them: Functionalizer.readonly)")
+@found((np.array([[1.75], [0.5], [1.25], [-1.75]], np.float32),))
 def in_place_update_of_a_read_only_view_that_cannot_cast(x):
     # (seed 1505) NumPy checks that the output is writeable before the casting: 'output
-    # array is read-only'; compiled, the casting error (bool *= int)
+    # array is read-only'; compiled, the graph before the break at w *= 2 returned w as a
+    # fresh writeable array, so the Python segment raised the casting error (bool *= int).
+    # A read-only view of an intermediate now leaves the graph as that view of its base.
     w = np.broadcast_to(np.logical_and(x + True, x), (2, 4, 1))
     w *= 2
     return w
@@ -268,6 +265,28 @@ def reshape_of_a_mask_selection_written_in_place(x):
     return v, w
 
 
+@found((np.arange(4.0), np.array(0.25), 2.0, 1), (np.arange(4.0) + 1, np.array(1.5), 3.0, 2),
+       (np.arange(7.0), np.array(-1.0), 0.5, 3))
+def arguments_named_like_the_wrappers_own_values(x, s0, buf0, _NT):
+    # (seeds 2001, 2005, 2008, 2011) a user's argument `s0` met the wrapper's size symbol
+    # s0 = x.shape[0] once the sizes went dynamic: the kernel read the size as the array
+    s0[...] = 0.5 * buf0
+    return x * s0 + buf0 * _NT, x[1:] * 2
+
+
+@found((np.array([[10, 6], [2, 0]], np.uint8), {"n": 1, "scale": 1.75}),
+       xfail="a store into a dict argument is replayed after the graph, so it is lost when a "
+             "later op in the same graph raises (here uint8 *= -1, NumPy's OverflowError); "
+             "NumPy made the store before the error. Needs the entry to apply the stores "
+             "that precede the failing op (aot's replay_on_error does this for array writes)")
+def dict_store_before_an_op_that_raises(x, state):
+    # (seed 2007)
+    state["scale"] = x
+    w = x[0]
+    w *= -1
+    return w
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(FOUND))
 def test_found_by_fuzzer(name, backend, request):
@@ -293,3 +312,17 @@ def test_a_loop_node_carrying_nothing_prints_as_runnable_python():
     scope: dict = {}
     exec("\n".join(lines), scope)
     assert scope["loop"] == ()
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpp"])
+def test_a_read_only_view_of_an_intermediate_comes_back_read_only(backend):
+    # (seed 1505's cause) np.broadcast_to of a value the graph computes is NumPy's read-only
+    # view of it (stride 0), not a writeable copy
+    def f(x):
+        return np.broadcast_to(x * 2, (4, 3)), np.diagonal(x + np.ones((3, 3)))
+
+    x = np.arange(3.0)
+    for got, want in zip(kiln.compile(f, backend=backend)(x), f(x)):
+        np.testing.assert_array_equal(got, want)
+        assert got.flags.writeable == want.flags.writeable == False  # noqa: E712
+        assert got.strides == want.strides

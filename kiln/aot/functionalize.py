@@ -355,8 +355,11 @@ class _Functionalizer:
                     specs[i] = OutputSpec("input", index)
                 else:
                     specs[i] = OutputSpec("input_view", index, path, views=self.path[v])
-            elif len(groups.get(base, ())) > 1:
-                specs[i] = None  # filled below, once the shared base has an output slot
+            elif len(groups.get(base, ())) > 1 or v in self.readonly:
+                # filled below, once the base has an output slot: outputs sharing a base,
+                # and a view NumPy makes read-only (np.broadcast_to of an intermediate),
+                # which is that view of the base, as in NumPy, not a writeable copy
+                specs[i] = None
             else:
                 specs[i] = OutputSpec("fresh", len(graph_outputs))
                 graph_outputs.append(self.read(v))
@@ -365,7 +368,7 @@ class _Functionalizer:
                 plan.mutated.append((index, len(graph_outputs)))
                 graph_outputs.append(self.current[p])
         for base, members in groups.items():
-            if len(members) < 2:
+            if len(members) < 2 and values[members[0]] not in self.readonly:
                 continue
             slot = len(graph_outputs)
             graph_outputs.append(self.current[base])

@@ -5,6 +5,9 @@
 #include <stdint.h>
 #include <omp.h>
 
+// One argument of a kernel's packed entry (called by kiln/runtime/launch.c).
+union kiln_slot { void* p; int64_t i; uint64_t u; double d; float f; };
+
 #define KILN_SIMD __attribute__((const, nothrow, simd("notinbranch")))
 #define KILN_PURE __attribute__((const, nothrow))
 extern "C" {

@@ -288,68 +288,151 @@ enable_vectorcall(PyObject *module, PyObject *cls)
  * same guards as the generated Python entry, which it calls for anything else (keyword
  * arguments, defaults, another argument count), so the answers are the same.
  *
- *     SimpleEntry(python_entry, nparams, guards, graph, graph_inputs, picks, single, MISS)
+ *     SimpleEntry(python_entry, nparams, guards, graph, graph_inputs, picks, single, MISS,
+ *                 direct_owner, tensor_type)
  *
  * guards: see guard_holds; graph: callable or None; graph_inputs: param indices; picks:
  * k >= 0 for result[k], -1-i for param i, or () to return the call's result itself (an
  * entry that runs the user's function as Python: graph is that function); single: return
- * the one pick instead of a tuple. */
+ * the one pick instead of a tuple. direct_owner (or None): an aot.runtime.AOTFunction,
+ * the graph; once its ``_direct`` is set (the compiled forward, for plain arrays) and no
+ * graph input is a ``tensor_type``, the entry calls ``_direct`` itself, which is what
+ * AOTFunction.__call__ would do, without its Python frame. */
 #define KILN_MAX_GRAPH_INPUTS 32
+#define KILN_MAX_DIMS 32
+
+/* One guard, decoded once from its spec tuple (root kind, a, b, attribute names, check
+ * kind, c, d, e):
+ *   root 0: parameter a;  1: dict a [key b];  2: cell a's contents
+ *   then getattr for each name, then check 0: `is c`;  1: type is c;
+ *   2: type is c (np.ndarray) and dtype d and shape e (see array_fields_match). */
+typedef struct {
+    int root, check, nd;
+    Py_ssize_t param;
+    PyObject *a, *b, *attrs, *c, *dtype;   /* borrowed from the spec tuple (kept alive) */
+    Py_ssize_t shape[KILN_MAX_DIMS];       /* -1: a dynamic dimension (>= 2) */
+} kiln_guard;
 
 typedef struct {
     PyObject_HEAD
-    PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss;
-    Py_ssize_t nparams;
+    PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss, *owner, *tensor;
+    Py_ssize_t nparams, nguards, ninputs, npicks;
+    kiln_guard *decoded;
+    Py_ssize_t inputs[KILN_MAX_GRAPH_INPUTS];
+    Py_ssize_t *pick;
     int single;
     vectorcallfunc vectorcall;
 } SimpleEntry;
 
-/* One guard: (root kind, a, b, attribute names, check kind, c, d, e).
- *   root 0: parameter a;  1: dict a [key b];  2: cell a's contents
- *   then getattr for each name, then check 0: `is c`;  1: type is c;
- *   2: type is c (np.ndarray) and dtype d and shape e (see array_fields_match).
- * 1 holds, 0 fails, -1 an exception (read as "fails" by the caller). */
+/* Decode one spec (see kiln_guard); 0 on success, -1 with an exception set. */
 static int
-guard_holds(PyObject *spec, PyObject *const *args)
+guard_decode(PyObject *spec, Py_ssize_t nparams, kiln_guard *g)
 {
-    long root = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
-    PyObject *a = PyTuple_GET_ITEM(spec, 1);
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 8 || !PyTuple_Check(PyTuple_GET_ITEM(spec, 3))) {
+        PyErr_SetString(PyExc_ValueError, "SimpleEntry: a guard spec is an 8-tuple");
+        return -1;
+    }
+    g->root = (int)PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+    g->check = (int)PyLong_AsLong(PyTuple_GET_ITEM(spec, 4));
+    if (PyErr_Occurred())
+        return -1;
+    g->a = PyTuple_GET_ITEM(spec, 1);
+    g->b = PyTuple_GET_ITEM(spec, 2);
+    g->attrs = PyTuple_GET_ITEM(spec, 3);
+    g->c = PyTuple_GET_ITEM(spec, 5);
+    g->dtype = PyTuple_GET_ITEM(spec, 6);
+    g->param = -1;
+    g->nd = 0;
+    if (g->root == 0) {
+        g->param = PyLong_AsSsize_t(g->a);
+        if (g->param < 0 || g->param >= nparams) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "SimpleEntry: guard on a parameter out of range");
+            return -1;
+        }
+    }
+    else if ((g->root == 1 && !PyDict_Check(g->a)) || (g->root == 2 && !PyCell_Check(g->a))
+             || g->root < 0 || g->root > 2) {
+        PyErr_SetString(PyExc_ValueError, "SimpleEntry: a guard root is a parameter, dict or cell");
+        return -1;
+    }
+    if (g->check == 2) {
+        PyObject *shape = PyTuple_GET_ITEM(spec, 7);
+        if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > KILN_MAX_DIMS) {
+            PyErr_SetString(PyExc_ValueError, "SimpleEntry: an array guard's shape is a short tuple");
+            return -1;
+        }
+        g->nd = (int)PyTuple_GET_SIZE(shape);
+        for (int i = 0; i < g->nd; i++) {
+            g->shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+            if (g->shape[i] == -1 && PyErr_Occurred())
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* An array guard on an exact ndarray (its type was checked): shape spec and dtype. */
+static int
+array_guard_matches(PyObject *value, const kiln_guard *g)
+{
+    kiln_array_head *x = (kiln_array_head *)value;
+    if (x->nd != g->nd)
+        return 0;
+    for (int i = 0; i < g->nd; i++) {
+        Py_ssize_t want = g->shape[i], have = x->dimensions[i];
+        if (want < 0 ? have < 2 : have != want)
+            return 0;
+    }
+    if (x->descr != g->dtype)   /* dtypes are mostly singletons; else compare by value */
+        return PyObject_RichCompareBool(x->descr, g->dtype, Py_EQ);
+    return 1;
+}
+
+/* 1 holds, 0 fails, -1 an exception (read as "fails" by the caller). */
+static int
+guard_holds(const kiln_guard *g, PyObject *const *args)
+{
     PyObject *value;
-    if (root == 0) {
-        value = args[PyLong_AsSsize_t(a)];
+    Py_ssize_t nattrs = PyTuple_GET_SIZE(g->attrs);
+    if (g->root == 0 && nattrs == 0) {   /* the commonest guard: a parameter itself */
+        value = args[g->param];
+        if (g->check == 0)
+            return value == g->c;
+        if ((PyObject *)Py_TYPE(value) != g->c)
+            return 0;
+        return g->check == 1 ? 1 : array_guard_matches(value, g);
+    }
+    if (g->root == 0) {
+        value = args[g->param];
         Py_INCREF(value);
     }
-    else if (root == 1) {
-        value = PyDict_GetItemWithError(a, PyTuple_GET_ITEM(spec, 2));
+    else if (g->root == 1) {
+        value = PyDict_GetItemWithError(g->a, g->b);
         if (value == NULL)
             return PyErr_Occurred() ? -1 : 0;
         Py_INCREF(value);
     }
     else {
-        value = PyCell_GET(a);
+        value = PyCell_GET(g->a);
         if (value == NULL)
             return 0;
         Py_INCREF(value);
     }
-    PyObject *attrs = PyTuple_GET_ITEM(spec, 3);
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(attrs); i++) {
-        PyObject *next = PyObject_GetAttr(value, PyTuple_GET_ITEM(attrs, i));
+    for (Py_ssize_t i = 0; i < nattrs; i++) {
+        PyObject *next = PyObject_GetAttr(value, PyTuple_GET_ITEM(g->attrs, i));
         Py_DECREF(value);
         if (next == NULL)
             return -1;
         value = next;
     }
-    long check = PyLong_AsLong(PyTuple_GET_ITEM(spec, 4));
-    PyObject *c = PyTuple_GET_ITEM(spec, 5);
     int ok;
-    if (check == 0)
-        ok = value == c;
-    else if ((PyObject *)Py_TYPE(value) != c)
+    if (g->check == 0)
+        ok = value == g->c;
+    else if ((PyObject *)Py_TYPE(value) != g->c)
         ok = 0;
-    else if (check == 1)
-        ok = 1;
     else
-        ok = array_fields_match(value, PyTuple_GET_ITEM(spec, 6), PyTuple_GET_ITEM(spec, 7));
+        ok = g->check == 1 ? 1 : array_guard_matches(value, g);
     Py_DECREF(value);
     return ok;
 }
@@ -357,15 +440,39 @@ guard_holds(PyObject *spec, PyObject *const *args)
 static PyObject *
 simple_pick(SimpleEntry *self, PyObject *const *args, PyObject *out, Py_ssize_t i)
 {
-    Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(self->picks, i));
-    if (k == -1 && PyErr_Occurred())
-        return NULL;
+    Py_ssize_t k = self->pick[i];
     if (k < 0) {
         PyObject *v = args[-1 - k];
         Py_INCREF(v);
         return v;
     }
     return PySequence_GetItem(out, k);
+}
+
+/* The callable that runs the graph for these inputs: AOTFunction._direct when it is set
+ * and no input is a Tensor (what AOTFunction.__call__ would pick), else the graph. A new
+ * reference. */
+static PyObject *
+simple_graph(SimpleEntry *self, PyObject *const *inputs, Py_ssize_t ni)
+{
+    static PyObject *direct_name = NULL;
+    if (self->owner != Py_None) {
+        if (direct_name == NULL && (direct_name = PyUnicode_InternFromString("_direct")) == NULL)
+            return NULL;
+        PyObject *direct = PyObject_GetAttr(self->owner, direct_name);
+        if (direct == NULL)
+            PyErr_Clear();
+        else if (direct != Py_None) {
+            Py_ssize_t i = 0;
+            while (i < ni && !PyObject_TypeCheck(inputs[i], (PyTypeObject *)self->tensor))
+                i++;
+            if (i == ni)
+                return direct;
+        }
+        Py_XDECREF(direct);
+    }
+    Py_INCREF(self->graph);
+    return self->graph;
 }
 
 static PyObject *
@@ -375,24 +482,27 @@ simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (nargs != self->nparams || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0))
         return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
-    Py_ssize_t ng = PyTuple_GET_SIZE(self->guards);
-    for (Py_ssize_t g = 0; g < ng; g++) {
-        int ok = guard_holds(PyTuple_GET_ITEM(self->guards, g), args);
+    for (Py_ssize_t g = 0; g < self->nguards; g++) {
+        int ok = guard_holds(&self->decoded[g], args);
         if (ok <= 0)
             goto miss;       /* the Python entry answers MISS when a guard raises, too */
     }
     PyObject *out = NULL;
     if (self->graph != Py_None) {
         PyObject *inputs[KILN_MAX_GRAPH_INPUTS];
-        Py_ssize_t ni = PyTuple_GET_SIZE(self->graph_inputs);
+        Py_ssize_t ni = self->ninputs;
         for (Py_ssize_t i = 0; i < ni; i++)
-            inputs[i] = args[PyLong_AsSsize_t(PyTuple_GET_ITEM(self->graph_inputs, i))];
-        out = PyObject_Vectorcall(self->graph, inputs, ni, NULL);
+            inputs[i] = args[self->inputs[i]];
+        PyObject *graph = simple_graph(self, inputs, ni);
+        if (graph == NULL)
+            return NULL;
+        out = PyObject_Vectorcall(graph, inputs, ni, NULL);
+        Py_DECREF(graph);
         if (out == NULL)
             return NULL;
     }
     PyObject *result;
-    Py_ssize_t np_ = PyTuple_GET_SIZE(self->picks);
+    Py_ssize_t np_ = self->npicks;
     if (np_ == 0)            /* the function itself ran (an entry that runs it as Python) */
         return out;
     if (self->single) {
@@ -425,19 +535,21 @@ simple_call(PyObject *op, PyObject *args, PyObject *kwargs)
 static PyObject *
 simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss;
+    PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss, *owner = Py_None, *tensor = Py_None;
     Py_ssize_t nparams;
     int single;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
         PyErr_SetString(PyExc_TypeError, "SimpleEntry takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OnO!OO!O!pO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
-                          &PyTuple_Type, &graph_inputs, &PyTuple_Type, &picks, &single, &miss))
+    if (!PyArg_ParseTuple(args, "OnO!OO!O!pO|OO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
+                          &PyTuple_Type, &graph_inputs, &PyTuple_Type, &picks, &single, &miss,
+                          &owner, &tensor))
         return NULL;
     if (PyTuple_GET_SIZE(graph_inputs) > KILN_MAX_GRAPH_INPUTS
             || (PyTuple_GET_SIZE(picks) == 0 && graph == Py_None)
-            || (single && PyTuple_GET_SIZE(picks) != 1)) {
+            || (single && PyTuple_GET_SIZE(picks) != 1)
+            || (owner != Py_None && !PyType_Check(tensor))) {
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: unsupported inputs or outputs");
         return NULL;
     }
@@ -450,9 +562,45 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(graph_inputs); self->graph_inputs = graph_inputs;
     Py_INCREF(picks); self->picks = picks;
     Py_INCREF(miss); self->miss = miss;
+    Py_INCREF(owner); self->owner = owner;
+    Py_INCREF(tensor); self->tensor = tensor;
     self->nparams = nparams;
     self->single = single;
     self->vectorcall = simple_vectorcall;
+    /* decode everything once: a call reads C fields only */
+    self->nguards = PyTuple_GET_SIZE(guards);
+    self->ninputs = PyTuple_GET_SIZE(graph_inputs);
+    self->npicks = PyTuple_GET_SIZE(picks);
+    self->decoded = PyMem_Calloc(self->nguards + 1, sizeof(kiln_guard));
+    self->pick = PyMem_Calloc(self->npicks + 1, sizeof(Py_ssize_t));
+    if (self->decoded == NULL || self->pick == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t g = 0; g < self->nguards; g++)
+        if (guard_decode(PyTuple_GET_ITEM(guards, g), nparams, &self->decoded[g]) < 0) {
+            Py_DECREF(self);
+            return NULL;
+        }
+    for (Py_ssize_t i = 0; i < self->ninputs; i++) {
+        self->inputs[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(graph_inputs, i));
+        if (self->inputs[i] < 0 || self->inputs[i] >= nparams) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "SimpleEntry: a graph input out of range");
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0; i < self->npicks; i++) {
+        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(picks, i));
+        if ((k == -1 && PyErr_Occurred()) || (k < 0 && -1 - k >= nparams) || (k >= 0 && graph == Py_None)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "SimpleEntry: a pick out of range");
+            Py_DECREF(self);
+            return NULL;
+        }
+        self->pick[i] = k;
+    }
     return (PyObject *)self;
 }
 
@@ -466,6 +614,8 @@ simple_traverse(PyObject *op, visitproc visit, void *arg)
     Py_VISIT(self->graph_inputs);
     Py_VISIT(self->picks);
     Py_VISIT(self->miss);
+    Py_VISIT(self->owner);
+    Py_VISIT(self->tensor);
     return 0;
 }
 
@@ -479,14 +629,19 @@ simple_clear(PyObject *op)
     Py_CLEAR(self->graph_inputs);
     Py_CLEAR(self->picks);
     Py_CLEAR(self->miss);
+    Py_CLEAR(self->owner);
+    Py_CLEAR(self->tensor);
     return 0;
 }
 
 static void
 simple_dealloc(PyObject *op)
 {
+    SimpleEntry *self = (SimpleEntry *)op;
     PyObject_GC_UnTrack(op);
     simple_clear(op);
+    PyMem_Free(self->decoded);
+    PyMem_Free(self->pick);
     Py_TYPE(op)->tp_free(op);
 }
 

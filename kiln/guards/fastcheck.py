@@ -14,49 +14,20 @@ dispatcher stays Python (same answers, a little slower).
 from __future__ import annotations
 
 import ast
-import hashlib
 import inspect
 import os
-import sys
-import threading
 from types import ModuleType
 from typing import Any, Callable
 
-from ..cext import build_extension
+from ..cext import shipped_extension
 from ..config import config
 
 _C_SOURCE = os.path.join(os.path.dirname(__file__), "fastcheck.c")
-_lock = threading.Lock()
-_loaded: dict[str, ModuleType | None] = {}   # compiler -> the module, or None if it failed
-
-
-def _build(compiler: str) -> ModuleType:
-    with open(_C_SOURCE) as f:
-        source = f.read()
-    name = "_kiln_fastcheck_" + hashlib.sha256(f"{source}\0{sys.version}".encode()).hexdigest()[:16]
-
-    def write_c(c_path: str) -> None:
-        with open(c_path, "w") as f:
-            f.write(f"#define KILN_MODULE_NAME {name}\n#define KILN_MODULE_NAME_STR \"{name}\"\n")
-            f.write(source)
-    return build_extension(compiler, os.path.join(config.cache_dir, "fastcheck"), name, write_c)
 
 
 def module() -> ModuleType | None:
     """The built extension, or None (disabled, or it cannot be built)."""
-    if not config.fast_guards:
-        return None
-    compiler = config.cxx
-    found = _loaded.get(compiler, False)
-    if found is not False:
-        return found
-    with _lock:
-        if compiler not in _loaded:
-            try:
-                _loaded[compiler] = _build(compiler)
-            except (OSError, RuntimeError, ImportError):
-                _loaded[compiler] = None
-        return _loaded[compiler]
+    return shipped_extension(_C_SOURCE, "_kiln_fastcheck_", "fastcheck") if config.fast_guards else None
 
 
 def array_check() -> Callable | None:
@@ -72,12 +43,15 @@ def dispatcher_base() -> type | None:
 
 
 def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], return_code: str,
-                 python_entry: Callable, miss: Any) -> Callable | None:
+                 python_entry: Callable, miss: Any, direct_owner: Any = None,
+                 tensor_type: type | None = None) -> Callable | None:
     """The cache entry run in C (``SimpleEntry`` in fastcheck.c) when it can be: every
     fast guard is an identity, type or array check on a parameter, a global or a cell (or
     their attributes), the graph (or none) takes parameters, and the entry returns items of the graph's result or parameters.
     Calls it cannot take (keywords, defaults, another argument count) go to
-    ``python_entry``, which checks the same guards. None: use ``python_entry``."""
+    ``python_entry``, which checks the same guards. ``direct_owner``: the graph when it
+    is an AOTFunction, whose ``_direct`` the entry calls for inputs that are not
+    ``tensor_type`` (see fastcheck.c). None: use ``python_entry``."""
     m, code = module(), fn.__code__
     checks = _checks(guards, code) if m is not None else None
     if checks is None:
@@ -92,7 +66,7 @@ def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], retur
         return None
     items, single = picks
     return m.SimpleEntry(python_entry, code.co_argcount, checks, graph if graph is not None else None,
-                         inputs, items, single, miss)
+                         inputs, items, single, miss, direct_owner, tensor_type)
 
 
 def eager_entry(fn: Any, guards: Any, python_entry: Callable, miss: Any) -> Callable | None:

@@ -60,6 +60,18 @@ def no_builtin_flags() -> list[str]:
     return [f"-fno-builtin-{n}{suffix}" for n in names for suffix in ("", "f")]
 
 
+# A kernel's parameter C types -> kiln/runtime/launch.c's argument codes (the letters of
+# Python's struct module; 'p' an array's data pointer)
+LAUNCH_CODES = {"void*": "p", "double": "d", "float": "f", "int8_t": "b", "uint8_t": "B",
+                "int16_t": "h", "uint16_t": "H", "int32_t": "i", "int": "i", "uint32_t": "I",
+                "int64_t": "q", "uint64_t": "Q"}
+
+
+def launch_codes(cparams: list[str]) -> str:
+    """One code per parameter ('?' for a type the launcher does not pass: no packed entry)."""
+    return "".join(LAUNCH_CODES.get(t, "?") for t in cparams)
+
+
 @dataclass
 class RenderedKernel:
     name: str
@@ -69,6 +81,7 @@ class RenderedKernel:
     scalars: list = field(default_factory=list)   # Scalar args passed, after the buffers
     written: set = field(default_factory=set)
     inplace: dict = field(default_factory=dict)   # output name -> input Buffer it writes over
+    codes: str = ""   # runtime/launch.py's argument codes ('?': no packed entry)
 
 
 _INIT = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
@@ -418,21 +431,27 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
     written |= {inplace[n].name for n in written if n in inplace}
     buffers = list(names.buffers.values())
     params, args, cparams = [], [], []
+    slots = []   # the packed entry's argument expressions (runtime/launch.c's slots)
     for b in buffers:
         const = "" if b.name in written else "const "
         params.append(f"{const}{ctype(b.dtype)}* __restrict {names.args[b.name]}")
         cparams.append("void*")
         args.append(names.args[b.name])
+        slots.append(f"({const}{ctype(b.dtype)}*)a[{len(slots)}].p")
     scalars = list(names.scalars.values())
     for s in scalars:
         ct = "int" if s.dtype.kind == "b" else ctype(s.dtype)
         params.append(f"{ct} s_{s.name}")
         cparams.append(ct)
         args.append(f"s_{s.name}")
+        member = {"double": "d", "float": "f"}.get(ct, "i")
+        slots.append(f"({ct})a[{len(slots)}].{member}")
     for name in size_args:
         params.append(f"int64_t {name}")
         cparams.append("int64_t")
         args.append(name)
+        slots.append(f"a[{len(slots)}].i")
+    slots.append(f"(int)a[{len(slots)}].i")
     d0 = f"({loops[0][1]})" if "*" in loops[0][1] else loops[0][1]
     ops, sources = describe(kernel)
     k = dict(name=kernel.name, ops=", ".join(ops), inplace=sorted((o, b.name) for o, b in inplace.items()), frame=_describe_frame(frame), sources=sources,
@@ -442,7 +461,13 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
              min_chunk=64 if plan.blocked == loops[0][0] else 1)
     source = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
-    return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace)
+    arg_codes = launch_codes(cparams + ["int"])
+    if "?" not in arg_codes:
+        # the entry runtime/launch.c's Launcher calls: one 8-byte slot per argument
+        source += (f"\nextern \"C\" void {kernel.name}_packed(const kiln_slot* a) {{\n"
+                   f"    {kernel.name}({', '.join(slots)});\n}}\n")
+        cdef += f"\nvoid {kernel.name}_packed(void*);"
+    return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes)
 
 
 def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int,
@@ -554,21 +579,18 @@ class CppRenderer(Renderer):
         return [
             "from kiln.runtime.loader import load_library",
             f"_lib, _ffi = load_library({module_path!r}, {signature!r})",
-            "_fb = _ffi.from_buffer",
-            "",
-            "def _addr(a):  # a strided or broadcast array: its first element's address",
-            "    return _ffi.cast('char *', a.ctypes.data)",
+            "from kiln.runtime.launch import bind as _bind",
         ]
 
     def wrapper_globals(self) -> list[str]:
         return [f"_NT = {self.num_threads}"]
 
     def bind_kernels(self, kernels: list) -> list[str]:
-        return [f"{rk.name} = _lib.{rk.name}" for rk in kernels]
+        # arrays go in as they are: the launcher reads their data pointers
+        return [f"{rk.name} = _bind(_lib, _ffi, {rk.name!r}, {rk.codes!r})" for rk in kernels]
 
     def pointer(self, buf: Any) -> str:
-        contiguous = getattr(buf, "contiguous", buf.kind != "input")
-        return f"_fb({buf.name})" if contiguous else f"_addr({buf.name})"
+        return buf.name
 
     def launch(self, rendered: RenderedKernel, args: list[str]) -> str:
         return f"{rendered.name}({', '.join(args + ['_NT'])})"

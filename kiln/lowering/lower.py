@@ -24,6 +24,7 @@ expensive values read by several users.
 from __future__ import annotations
 
 import contextvars
+import re
 from typing import Any, Iterator
 
 import numpy as np
@@ -49,6 +50,8 @@ from .fills import lower_fill, lower_join, lower_region_write, lower_repeat
 # consumer. Realized values whose consumers share its kernel are never allocated: they
 # live in registers or per-row arrays (softmax computes exp once and keeps one kernel).
 REALIZE_COST_SHARED = 7
+# Names the generated wrapper gives its own values (lowering/wrapper.py, sizes.py)
+_GENERATED_NAME = re.compile(r"(s|buf|view|pool)\d+$|(np|sys|call)$|_")
 
 
 class GraphLowering(PointwiseLowering, ViewLowering):
@@ -149,7 +152,8 @@ class GraphLowering(PointwiseLowering, ViewLowering):
             self._origin = (node,)
             if node.kind == "placeholder":
                 value = self.example_inputs[placeholders.index(node)]
-                self.env[node] = self.lower_input(node.name, value, node.meta.get("dynamic_dims"))
+                self.env[node] = self.lower_input(self._param_name(node.name), value,
+                                                  node.meta.get("dynamic_dims"))
             elif node.kind == "constant":
                 self.env[node] = self.lower_constant(node.name, node.target)
             elif node.kind == "call":
@@ -166,6 +170,19 @@ class GraphLowering(PointwiseLowering, ViewLowering):
             elif node.kind == "output":
                 self.lower_outputs(node)
         return self
+
+    def _param_name(self, name: str) -> str:
+        """The wrapper's parameter for placeholder ``name``: the same name unless it could
+        meet a name the wrapper makes itself (size symbols ``s0``, buffers ``buf0``, views,
+        ``np``, ``call``, ``_``-globals), e.g. a user's argument called ``s0``."""
+        taken = {n for n, _ in self.inputs}
+        if not _GENERATED_NAME.match(name) and name not in taken:
+            return name
+        k = 0
+        taken |= {n.name for n in self.graph.nodes}
+        while f"in{k}_{name.lstrip('_')}" in taken:
+            k += 1
+        return f"in{k}_{name.lstrip('_')}"
 
     def lower_input(self, name: str, value: Any, dynamic_dims: Any = None) -> Any:
         if isinstance(value, np.ndarray) and value.dtype.kind == "c" and value.dtype.name not in self.dtypes:

@@ -90,16 +90,17 @@ class WrapperCode:
         checks = self.renderer.input_checks(low.inputs)
         if checks:  # what the renderer's kernels assumed (an array type, a device)
             body[:0] = [f"if {' or '.join(checks)}:", respecialize]
+        fixed = [(name, kind_) for name, kind_ in low.inputs
+                 if isinstance(kind_, Buffer) and all(isinstance(n, int) for n in kind_.shape)]
+        if fixed:  # one call checks every input built for one shape and strides
+            body.append(f"if not _layouts({', '.join(name for name, _ in fixed)}):")
+            body.append(respecialize)
         for name, kind_ in low.inputs:
             if isinstance(kind_, Buffer) and not all(isinstance(n, int) for n in kind_.shape):
                 # dynamic dims: row-major, the static dims as built, the others bound below
                 static = [f"{name}.shape[{d}] != {n}" for d, n in enumerate(kind_.shape) if isinstance(n, int)]
                 body.append(f"if {name}.ndim != {len(kind_.shape)} or not {name}.flags.c_contiguous"
                             + "".join(f" or {c}" for c in static) + ":")
-                body.append(respecialize)
-            elif isinstance(kind_, Buffer):
-                body.append(f"if {name}.shape != {kind_.shape!r} or {name}.strides != "
-                            f"{tuple(s * kind_.dtype.itemsize for s in kind_.strides)!r}:")
                 body.append(respecialize)
         read = {s.name: s.source for s in low.sizes if s.kind != "unbacked"}
         if read:
@@ -200,6 +201,14 @@ class WrapperCode:
             "    raise TypeError('kiln: no NumPy fallback was installed')",
             "",
             "from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped",
+        ]
+        if fixed:
+            specs = ", ".join(repr((kind_.shape, tuple(s * kind_.dtype.itemsize for s in kind_.strides)))
+                              for _, kind_ in fixed)
+            head += ["from kiln.runtime.launch import layouts as _layout_check",
+                     f"# ({', '.join(name for name, _ in fixed)}): the shapes and strides (bytes) the code was built for",
+                     f"_layouts = _layout_check({specs})"]
+        head += [
             "",
         ] + self.renderer.wrapper_globals() + [
             "_refcount = sys.getrefcount",

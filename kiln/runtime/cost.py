@@ -41,13 +41,15 @@ SMALL_ELEMENTS = 256
 # Measured on 3-element float64 arrays (best of 300 batches of 200 calls, 2-core Xeon):
 # x * x 0.4, np.add(x, 1) 0.7, x.sum() 1.0 (np.sum(x) 2.5), np.sqrt of a NumPy scalar
 # 0.18, scalar * scalar 0.1, x[1] 0.07, np.empty(3) 0.18, x[0] = v 0.15, np.array([a, b,
-# c]) 0.4; compiled x + 1 on a cache hit 2.7.
+# c]) 0.4; compiled x + 1 on a cache hit 1.0 (2.7 before the C launcher).
 NUMPY_OP_US = 0.6      # a ufunc on a small array (W7: five ops on 16 elements, 2.8 us)
 NUMPY_REDUCE_US = 1.2  # a reduction (x.sum() has a slower entry than a ufunc)
 NUMPY_SCALAR_US = 0.12  # arithmetic giving a NumPy scalar / 0-d value
 NUMPY_CHEAP_US = 0.1    # a basic index, element write or view; np.empty/np.zeros: 0.2
-ENTRY_US = 1.5         # compiled entry + wrapper + output allocation (x + 1: 2.4 us)
-KERNEL_US = 1.2        # one native kernel call (cffi, pointers, threads not started)
+ENTRY_US = 1.5         # compiled entry + wrapper + output allocation (an entry that
+                       # computes scalars in Python first: lorenz_rhs_empty, 2.4 us)
+KERNEL_US = 0.3        # one native kernel call through the C launcher (runtime/launch.c;
+                       # ~1.2 through cffi with a from_buffer per array)
 SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume entry
 
 _FUSED = (Category.POINTWISE, Category.REDUCTION, Category.VIEW)

@@ -49,8 +49,10 @@ def test_a_tiny_graph_runs_as_python_and_explain_says_so():
     assert len(compiled.records) == 1
 
 
-def test_small_array_functions_cheaper_in_numpy_run_as_python():
-    # Measured: 1.5 us in NumPy against 3.3 us compiled (one kernel), 2.2 against 2.8.
+def test_small_array_functions_cheaper_compiled_compile():
+    # Measured (CPU time, loaded 2-core machine): 2.2 us in NumPy against 1.1 us compiled
+    # (one kernel through the C launcher), 3.1 against 1.1; before the launcher the
+    # compiled calls took 3.3 and 2.8 us and these ran as Python.
     def rhs_of_state(t, s, sigma, rho, beta):
         x, y, z = s
         return np.array([sigma * (y - x), x * (rho - z) - y, x * y - beta * z])
@@ -62,7 +64,8 @@ def test_small_array_functions_cheaper_in_numpy_run_as_python():
                      (normalize, (np.array([3.0, 4.0, 12.0]),))):
         compiled = kiln.compile(fn)
         np.testing.assert_array_equal(compiled(*args), fn(*args))
-        assert compiled.records[0].runs_as_python, fn.__name__
+        assert not compiled.records[0].runs_as_python, fn.__name__
+        assert compiled.records[0].graph is not None
 
 
 SCALE = 2.0

@@ -39,4 +39,8 @@ extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, cons
     kiln_fused_tanh_multiply_sum_0_body(p_x, p_b, p_buf0, s0, s1, 0, s0, nthreads);
 }
 
+extern "C" void kiln_fused_tanh_multiply_sum_0_packed(const kiln_slot* a) {
+    kiln_fused_tanh_multiply_sum_0((const float*)a[0].p, (const float*)a[1].p, (float*)a[2].p, a[3].i, a[4].i, (int)a[5].i);
+}
+
 

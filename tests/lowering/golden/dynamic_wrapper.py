@@ -2,11 +2,8 @@
 import sys
 import numpy as np
 from kiln.runtime.loader import load_library
-_lib, _ffi = load_library('<cache>/kernels.so', 'void kiln_fused_tanh_multiply_sum_0(void*, void*, void*, int64_t, int64_t, int);')
-_fb = _ffi.from_buffer
-
-def _addr(a):  # a strided or broadcast array: its first element's address
-    return _ffi.cast('char *', a.ctypes.data)
+_lib, _ffi = load_library('<cache>/kernels.so', 'void kiln_fused_tanh_multiply_sum_0(void*, void*, void*, int64_t, int64_t, int);\nvoid kiln_fused_tanh_multiply_sum_0_packed(void*);')
+from kiln.runtime.launch import bind as _bind
 
 def _respecialize(*args):  # replaced by the runtime: compile for new layouts
     raise TypeError('kiln: inputs do not match the layouts this code was built for')
@@ -18,7 +15,7 @@ from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped
 
 _NT = 2
 _refcount = sys.getrefcount
-kiln_fused_tanh_multiply_sum_0 = _lib.kiln_fused_tanh_multiply_sum_0
+kiln_fused_tanh_multiply_sum_0 = _bind(_lib, _ffi, 'kiln_fused_tanh_multiply_sum_0', 'pppqqi')
 
 
 def call(x, b):
@@ -33,7 +30,7 @@ def call(x, b):
     if s0 < 2 or s1 < 2 or b.shape[0] != s1:
         return _respecialize(x, b)
     buf0 = np.empty((s0,), np.float32)
-    kiln_fused_tanh_multiply_sum_0(_fb(x), _fb(b), _fb(buf0), s0, s1, _NT)
+    kiln_fused_tanh_multiply_sum_0(x, b, buf0, s0, s1, _NT)
     return (buf0,)
 
 

@@ -46,4 +46,8 @@ extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_
     kiln_fused_greater_power_clip_where_0_body(p_x, p_y, p_buf0, s_a, 0, 3, nthreads);
 }
 
+extern "C" void kiln_fused_greater_power_clip_where_0_packed(const kiln_slot* a) {
+    kiln_fused_greater_power_clip_where_0((const float*)a[0].p, (const float*)a[1].p, (float*)a[2].p, (double)a[3].d, (int)a[4].i);
+}
+
 

@@ -66,6 +66,10 @@ extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restric
     kiln_fused_std_0_body(p_x, p_buf2, 0, 32, nthreads);
 }
 
+extern "C" void kiln_fused_std_0_packed(const kiln_slot* a) {
+    kiln_fused_std_0((const double*)a[0].p, (double*)a[1].p, (int)a[2].i);
+}
+
 
 // kiln_fused_mean_1
 //   ops: mean
@@ -103,6 +107,10 @@ extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restri
         return;
     }
     kiln_fused_mean_1_body(p_x, p_buf4, 0, 64, nthreads);
+}
+
+extern "C" void kiln_fused_mean_1_packed(const kiln_slot* a) {
+    kiln_fused_mean_1((const double*)a[0].p, (double*)a[1].p, (int)a[2].i);
 }
 
 

@@ -57,4 +57,8 @@ extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, f
     kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf3, 0, 8, nthreads);
 }
 
+extern "C" void kiln_fused_max_subtract_exp_sum_0_packed(const kiln_slot* a) {
+    kiln_fused_max_subtract_exp_sum_0((const float*)a[0].p, (float*)a[1].p, (int)a[2].i);
+}
+
 

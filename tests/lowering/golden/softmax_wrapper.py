@@ -2,11 +2,8 @@
 import sys
 import numpy as np
 from kiln.runtime.loader import load_library
-_lib, _ffi = load_library('<cache>/kernels.so', 'void kiln_fused_max_subtract_exp_sum_0(void*, void*, int);')
-_fb = _ffi.from_buffer
-
-def _addr(a):  # a strided or broadcast array: its first element's address
-    return _ffi.cast('char *', a.ctypes.data)
+_lib, _ffi = load_library('<cache>/kernels.so', 'void kiln_fused_max_subtract_exp_sum_0(void*, void*, int);\nvoid kiln_fused_max_subtract_exp_sum_0_packed(void*);')
+from kiln.runtime.launch import bind as _bind
 
 def _respecialize(*args):  # replaced by the runtime: compile for new layouts
     raise TypeError('kiln: inputs do not match the layouts this code was built for')
@@ -15,19 +12,22 @@ def _numpy(*args):  # replaced by the runtime: the graph run by NumPy
     raise TypeError('kiln: no NumPy fallback was installed')
 
 from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped
+from kiln.runtime.launch import layouts as _layout_check
+# (x): the shapes and strides (bytes) the code was built for
+_layouts = _layout_check(((8, 16), (64, 4)))
 
 _NT = 2
 _refcount = sys.getrefcount
-kiln_fused_max_subtract_exp_sum_0 = _lib.kiln_fused_max_subtract_exp_sum_0
+kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi')
 
 
 def call(x):
     if _fp_trapped():
         return _numpy(x)
-    if x.shape != (8, 16) or x.strides != (64, 4):
+    if not _layouts(x):
         return _respecialize(x)
     buf3 = np.empty((8, 16), np.float32)
-    kiln_fused_max_subtract_exp_sum_0(_fb(x), _fb(buf3), _NT)
+    kiln_fused_max_subtract_exp_sum_0(x, buf3, _NT)
     return (buf3,)
 
 

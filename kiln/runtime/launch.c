@@ -1,0 +1,452 @@
+/* kiln's kernel launcher in C (built by launch.py; a plain CPython extension).
+ *
+ * A generated wrapper calls each C++ kernel once per call of the compiled function. Through
+ * cffi (ABI mode) that costs a Python-level ffi.from_buffer per array (~0.6 us each: the
+ * buffer protocol, a cdata object) plus libffi's call: a kernel of eight small arrays paid
+ * ~6 us before any work, more than NumPy spends on the same eight-operation function.
+ *
+ * Every C++ kernel also has a "packed" entry (cpp.py, print_kernel):
+ *
+ *     extern "C" void kiln_fused_add_0_packed(const kiln_slot *a)
+ *     { kiln_fused_add_0((const double *)a[0].p, (double *)a[1].p, a[2].d, (int)a[3].i); }
+ *
+ * and a Launcher calls it with one 8-byte slot per argument:
+ *
+ *     Launcher(address, codes, ndarray, fallback, owner)(x, out, 0.5, 2)
+ *
+ * codes: one letter per argument (as the struct module spells them): 'p' an array, passed
+ * as its data pointer (the first element's address: right for strided and broadcast views
+ * too, which the kernel indexes by their strides); 'd'/'f' double/float; 'b' 'B' 'h' 'H'
+ * 'i' 'I' 'q' 'Q' integers of 8-64 bits (C int is 'i'). An array argument that is not an
+ * ndarray, a value out of its type's range or of a type the conversion does not take:
+ * the call goes to ``fallback`` (the cffi path, which converts or raises as it always
+ * did). The GIL is released around the kernel, as cffi does.
+ *
+ * Layouts (below) is the wrapper's check of its input shapes and strides, in one call.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef union {
+    void *p;
+    int64_t i;
+    uint64_t u;
+    double d;
+    float f;
+} kiln_slot;
+
+typedef struct {            /* the first fields of NumPy's PyArrayObject_fields */
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;  /* npy_intp is Py_ssize_t on every platform NumPy supports */
+    Py_ssize_t *strides;
+} kiln_array_head;
+
+#define KILN_MAX_ARGS 64
+
+typedef struct {
+    PyObject_HEAD
+    void (*entry)(const kiln_slot *);
+    char codes[KILN_MAX_ARGS + 1];
+    Py_ssize_t nargs;
+    PyObject *ndarray, *fallback, *owner;
+    vectorcallfunc vectorcall;
+} Launcher;
+
+/* 1: converted; 0: not this way (the fallback decides). */
+static int
+int_slot(PyObject *v, char code, kiln_slot *slot)
+{
+    if (PyFloat_Check(v) || !PyIndex_Check(v))
+        return 0;
+    PyObject *n = PyNumber_Index(v);
+    if (n == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(n, &overflow);
+    if (code == 'Q' && overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(n);
+        Py_DECREF(n);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        slot->u = u;
+        return 1;
+    }
+    Py_DECREF(n);
+    if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    long long lo, hi;
+    switch (code) {
+    case 'b': lo = INT8_MIN; hi = INT8_MAX; break;
+    case 'B': lo = 0; hi = UINT8_MAX; break;
+    case 'h': lo = INT16_MIN; hi = INT16_MAX; break;
+    case 'H': lo = 0; hi = UINT16_MAX; break;
+    case 'i': lo = INT32_MIN; hi = INT32_MAX; break;
+    case 'I': lo = 0; hi = UINT32_MAX; break;
+    case 'Q': lo = 0; hi = INT64_MAX; break;
+    default: lo = INT64_MIN; hi = INT64_MAX; break;
+    }
+    if (x < lo || x > hi)
+        return 0;
+    slot->i = x;
+    return 1;
+}
+
+static PyObject *
+launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Launcher *self = (Launcher *)op;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    kiln_slot slots[KILN_MAX_ARGS];
+    if (nargs != self->nargs || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0))
+        goto fallback;
+    for (Py_ssize_t k = 0; k < nargs; k++) {
+        PyObject *v = args[k];
+        char code = self->codes[k];
+        if (code == 'p') {
+            if (!PyObject_TypeCheck(v, (PyTypeObject *)self->ndarray))
+                goto fallback;
+            slots[k].p = ((kiln_array_head *)v)->data;
+        }
+        else if (code == 'd' || code == 'f') {
+            double x;
+            if (PyFloat_CheckExact(v))
+                x = PyFloat_AS_DOUBLE(v);
+            else {
+                x = PyFloat_AsDouble(v);
+                if (x == -1.0 && PyErr_Occurred()) {
+                    PyErr_Clear();
+                    goto fallback;
+                }
+            }
+            if (code == 'd')
+                slots[k].d = x;
+            else
+                slots[k].f = (float)x;
+        }
+        else if (!int_slot(v, code, &slots[k]))
+            goto fallback;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    self->entry(slots);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+fallback:
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+launcher_call(PyObject *op, PyObject *args, PyObject *kwargs)
+{
+    return PyVectorcall_Call(op, args, kwargs);
+}
+
+static PyObject *
+launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *address, *ndarray, *fallback, *owner;
+    const char *codes;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "Launcher takes positional arguments only");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O!sO!OO", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
+                          &fallback, &owner))
+        return NULL;
+    size_t n = strlen(codes);
+    if (n > KILN_MAX_ARGS || strspn(codes, "pdfbBhHiIqQ") != n) {
+        PyErr_SetString(PyExc_ValueError, "Launcher: unsupported argument codes");
+        return NULL;
+    }
+    void *entry = PyLong_AsVoidPtr(address);
+    if (entry == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "Launcher: null entry");
+        return NULL;
+    }
+    Launcher *self = (Launcher *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->entry = (void (*)(const kiln_slot *))entry;
+    memcpy(self->codes, codes, n + 1);
+    self->nargs = (Py_ssize_t)n;
+    Py_INCREF(ndarray); self->ndarray = ndarray;
+    Py_INCREF(fallback); self->fallback = fallback;
+    Py_INCREF(owner); self->owner = owner;
+    self->vectorcall = launcher_vectorcall;
+    return (PyObject *)self;
+}
+
+static int
+launcher_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    Launcher *self = (Launcher *)op;
+    Py_VISIT(self->ndarray);
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->owner);
+    return 0;
+}
+
+static int
+launcher_clear(PyObject *op)
+{
+    Launcher *self = (Launcher *)op;
+    Py_CLEAR(self->ndarray);
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->owner);
+    return 0;
+}
+
+static void
+launcher_dealloc(PyObject *op)
+{
+    PyObject_GC_UnTrack(op);
+    launcher_clear(op);
+    Py_TYPE(op)->tp_free(op);
+}
+
+static PyObject *
+launcher_codes(PyObject *op, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(((Launcher *)op)->codes);
+}
+
+static PyGetSetDef launcher_getset[] = {
+    {"codes", launcher_codes, NULL, "one letter per argument", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject LauncherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kiln.Launcher",
+    .tp_basicsize = sizeof(Launcher),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A C++ kernel called through its packed entry (see launch.c).",
+    .tp_new = launcher_new,
+    .tp_dealloc = launcher_dealloc,
+    .tp_traverse = launcher_traverse,
+    .tp_clear = launcher_clear,
+    .tp_call = launcher_call,
+    .tp_vectorcall_offset = offsetof(Launcher, vectorcall),
+    .tp_getset = launcher_getset,
+};
+
+/* ---- the wrapper's layout check ------------------------------------------------------- */
+
+/* Layouts(ndarray, (shape, strides), ...)(x, y, ...) -> True when every argument has the
+ * shape and strides (in bytes) the kernels were built for: the wrapper's
+ *
+ *     if x.shape != (4, 3) or x.strides != (24, 8) or y.shape != ...: respecialize
+ *
+ * in one call, the specs read once. An argument that is not an ndarray is compared
+ * through its .shape and .strides attributes (as the Python check did). */
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t n;            /* arguments */
+    Py_ssize_t *nd;          /* per argument: its ndim, then offsets into dims */
+    Py_ssize_t *offset;
+    Py_ssize_t *dims;        /* shape then strides of each argument */
+    PyObject *specs, *ndarray;
+    vectorcallfunc vectorcall;
+} Layouts;
+
+static int
+generic_layout_matches(PyObject *v, PyObject *spec)
+{
+    static const char *names[2] = {"shape", "strides"};
+    for (int k = 0; k < 2; k++) {
+        PyObject *have = PyObject_GetAttrString(v, names[k]);
+        if (have == NULL)
+            return -1;
+        int eq = PyObject_RichCompareBool(have, PyTuple_GET_ITEM(spec, k), Py_EQ);
+        Py_DECREF(have);
+        if (eq <= 0)
+            return eq;
+    }
+    return 1;
+}
+
+static PyObject *
+layouts_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Layouts *self = (Layouts *)op;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != self->n || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+        PyErr_SetString(PyExc_TypeError, "Layouts: one argument per spec");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < nargs; k++) {
+        PyObject *v = args[k];
+        Py_ssize_t nd = self->nd[k];
+        const Py_ssize_t *want = self->dims + self->offset[k];
+        if (!PyObject_TypeCheck(v, (PyTypeObject *)self->ndarray)) {
+            int ok = generic_layout_matches(v, PyTuple_GET_ITEM(self->specs, k));
+            if (ok < 0)
+                return NULL;
+            if (!ok)
+                Py_RETURN_FALSE;
+            continue;
+        }
+        kiln_array_head *a = (kiln_array_head *)v;
+        if (a->nd != nd)
+            Py_RETURN_FALSE;
+        for (Py_ssize_t d = 0; d < nd; d++)
+            if (a->dimensions[d] != want[d] || a->strides[d] != want[nd + d])
+                Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
+static PyObject *
+layouts_call(PyObject *op, PyObject *args, PyObject *kwargs)
+{
+    return PyVectorcall_Call(op, args, kwargs);
+}
+
+static PyObject *
+layouts_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
+        PyErr_SetString(PyExc_TypeError, "Layouts takes positional arguments only");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args) - 1;
+    if (n < 0 || !PyType_Check(PyTuple_GET_ITEM(args, 0))) {
+        PyErr_SetString(PyExc_TypeError, "Layouts(ndarray, (shape, strides), ...)");
+        return NULL;
+    }
+    PyObject *specs = PyTuple_GetSlice(args, 1, n + 1);
+    if (specs == NULL)
+        return NULL;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *spec = PyTuple_GET_ITEM(specs, k);
+        if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(spec, 0))
+                || !PyTuple_Check(PyTuple_GET_ITEM(spec, 1))
+                || PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 0)) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 1))) {
+            Py_DECREF(specs);
+            PyErr_SetString(PyExc_TypeError, "Layouts: each spec is (shape, strides) of one length");
+            return NULL;
+        }
+        total += 2 * PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 0));
+    }
+    Layouts *self = (Layouts *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        Py_DECREF(specs);
+        return NULL;
+    }
+    self->specs = specs;
+    Py_INCREF(PyTuple_GET_ITEM(args, 0));
+    self->ndarray = PyTuple_GET_ITEM(args, 0);
+    self->n = n;
+    self->vectorcall = layouts_vectorcall;
+    self->nd = PyMem_Calloc(n + 1, sizeof(Py_ssize_t));
+    self->offset = PyMem_Calloc(n + 1, sizeof(Py_ssize_t));
+    self->dims = PyMem_Calloc(total + 1, sizeof(Py_ssize_t));
+    if (self->nd == NULL || self->offset == NULL || self->dims == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t at = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *spec = PyTuple_GET_ITEM(specs, k);
+        Py_ssize_t nd = PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 0));
+        self->nd[k] = nd;
+        self->offset[k] = at;
+        for (int part = 0; part < 2; part++)
+            for (Py_ssize_t d = 0; d < nd; d++) {
+                Py_ssize_t x = PyLong_AsSsize_t(PyTuple_GET_ITEM(PyTuple_GET_ITEM(spec, part), d));
+                if (x == -1 && PyErr_Occurred()) {
+                    Py_DECREF(self);
+                    return NULL;
+                }
+                self->dims[at++] = x;
+            }
+    }
+    return (PyObject *)self;
+}
+
+static int
+layouts_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    Layouts *self = (Layouts *)op;
+    Py_VISIT(self->specs);
+    Py_VISIT(self->ndarray);
+    return 0;
+}
+
+static int
+layouts_clear(PyObject *op)
+{
+    Layouts *self = (Layouts *)op;
+    Py_CLEAR(self->specs);
+    Py_CLEAR(self->ndarray);
+    return 0;
+}
+
+static void
+layouts_dealloc(PyObject *op)
+{
+    Layouts *self = (Layouts *)op;
+    PyObject_GC_UnTrack(op);
+    layouts_clear(op);
+    PyMem_Free(self->nd);
+    PyMem_Free(self->offset);
+    PyMem_Free(self->dims);
+    Py_TYPE(op)->tp_free(op);
+}
+
+static PyTypeObject LayoutsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kiln.Layouts",
+    .tp_basicsize = sizeof(Layouts),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "The input layouts a wrapper's kernels were built for (see launch.c).",
+    .tp_new = layouts_new,
+    .tp_dealloc = layouts_dealloc,
+    .tp_traverse = layouts_traverse,
+    .tp_clear = layouts_clear,
+    .tp_call = layouts_call,
+    .tp_vectorcall_offset = offsetof(Layouts, vectorcall),
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, KILN_MODULE_NAME_STR, NULL, -1, NULL,
+};
+
+#define KILN_CAT(a, b) a##b
+#define KILN_INIT(name) KILN_CAT(PyInit_, name)
+
+PyMODINIT_FUNC
+KILN_INIT(KILN_MODULE_NAME)(void)
+{
+    if (PyType_Ready(&LauncherType) < 0 || PyType_Ready(&LayoutsType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&LauncherType);
+    if (PyModule_AddObject(m, "Launcher", (PyObject *)&LauncherType) < 0) {
+        Py_DECREF(&LauncherType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&LayoutsType);
+    if (PyModule_AddObject(m, "Layouts", (PyObject *)&LayoutsType) < 0) {
+        Py_DECREF(&LayoutsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,69 @@
+"""Calling a C++ kernel from its generated wrapper (``launch.c``): the wrapper passes
+arrays and scalars as they are, ``kernel(x, out, 0.5, _NT)``, and the kernel's name is
+bound once, at import, by :func:`bind`:
+
+- to a C ``Launcher`` that reads each array's data pointer and calls the kernel's packed
+  entry (one call from Python, no cffi objects: ~0.1 us where cffi with
+  ``ffi.from_buffer`` per array cost ~0.6 us an array plus the call);
+- otherwise (the extension cannot be built, ``KILN_FAST_GUARDS=0``, a kernel without a
+  packed entry) to :func:`pointers`, the cffi call with each array converted as before.
+
+The launcher hands anything it does not convert itself (an argument that is not an
+ndarray, an int out of its C type's range) to the cffi path, so both give the same
+answers and raise the same errors.
+"""
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import Any, Callable
+
+import numpy as np
+
+from ..cext import shipped_extension
+from ..config import config
+
+_C_SOURCE = os.path.join(os.path.dirname(__file__), "launch.c")
+
+
+def module() -> ModuleType | None:
+    """The built extension, or None (disabled, or it cannot be built)."""
+    return shipped_extension(_C_SOURCE, "_kiln_launch_", "launch") if config.fast_guards else None
+
+
+def pointers(fn: Callable, ffi: Any, npointers: int) -> Callable:
+    """``fn`` (a cffi function) taking arrays for its first ``npointers`` parameters."""
+    fb, cast = ffi.from_buffer, ffi.cast
+
+    def pointer(a: Any) -> Any:
+        if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+            return cast("char *", a.ctypes.data)  # strided or broadcast: its first element
+        return fb(a)
+
+    def call(*args: Any) -> Any:
+        return fn(*[pointer(a) for a in args[:npointers]], *args[npointers:])
+    call.__name__ = getattr(fn, "__name__", "kernel")
+    return call
+
+
+def bind(lib: Any, ffi: Any, name: str, arg_codes: str) -> Callable:
+    """The callable a wrapper calls kernel ``name`` of ``lib`` through (see the module doc);
+    ``arg_codes`` from lowering/cpp.py's launch_codes ('?': no packed entry)."""
+    slow = pointers(getattr(lib, name), ffi, arg_codes.count("p"))
+    m = module() if "?" not in arg_codes else None
+    if m is None:
+        return slow
+    address = int(ffi.cast("intptr_t", ffi.addressof(lib, name + "_packed")))
+    return m.Launcher(address, arg_codes, np.ndarray, slow, lib)
+
+
+def layouts(*specs: tuple) -> Callable[..., bool]:
+    """``check(x, y, ...)``: does each argument have the ``(shape, strides)`` (strides in
+    bytes) of its spec? The wrapper's input check, in C when the extension builds."""
+    m = module()
+    if m is not None:
+        return m.Layouts(np.ndarray, *specs)
+
+    def check(*args: Any) -> bool:
+        return all(a.shape == shape and a.strides == strides for a, (shape, strides) in zip(args, specs))
+    return check

@@ -1,0 +1,99 @@
+"""The cache-hit path without Python-level per-argument work: kernels called through the C
+launcher (kiln/runtime/launch.c), the wrapper's one-call layout check, and SimpleEntry
+calling the compiled forward itself (kiln/guards/fastcheck.c)."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln.aot.runtime import AOTFunction
+from kiln.ir import trace
+from kiln.ops import F, TensorMeta
+from kiln.runtime import cpp_backend, launch
+
+
+def _wrapper_globals(fn):
+    return fn.__globals__
+
+
+def test_kernels_take_arrays_and_every_scalar_kind_through_the_launcher():
+    if launch.module() is None:
+        pytest.skip("the launcher extension does not build here")
+
+    def f(x, y, a, b):
+        return x * np.float32(a) + y * b, (x + b) * a
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]   # strided
+    y = np.arange(6, dtype=np.float32).reshape(3, 2)
+    compiled = kiln.compile(f, backend="cpp")
+    for a, b in ((0.5, 3), (-2.25, -7), (1e30, 2 ** 40)):
+        got, want = compiled(x, y, a, b), f(x, y, a, b)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+            assert g.dtype == w.dtype
+
+
+def test_the_launcher_is_bound_and_its_fallback_is_the_cffi_path():
+    if launch.module() is None:
+        pytest.skip("the launcher extension does not build here")
+    g = trace(lambda x: F.add(F.multiply(x, 2.0), 1.0), [TensorMeta((5,), np.float64)], ["x"])
+    fn = cpp_backend(g, [np.zeros(5)])
+    wrapper = fn.kiln_artifact.wrapper
+    assert "_bind(_lib, _ffi, " in wrapper and "_fb(" not in wrapper
+    kernels = [v for k, v in _wrapper_globals(fn).items() if k.startswith("kiln_fused")]
+    assert kernels and all(type(k).__name__ == "Launcher" for k in kernels)
+    kernel = kernels[0]
+    assert kernel.codes == "ppi"
+    x, out = np.arange(5.0), np.empty(5)
+    kernel(x, out, 1)
+    np.testing.assert_array_equal(out, x * 2 + 1)
+    # not an ndarray: the cffi path converts it (a writable buffer) ...
+    raw = bytearray(np.arange(5.0).tobytes())
+    kernel(raw, out, 1)
+    np.testing.assert_array_equal(out, x * 2 + 1)
+    # ... or raises as it did; an int beyond C int is cffi's OverflowError
+    with pytest.raises(TypeError):
+        kernel(3, out, 1)
+    with pytest.raises(OverflowError):
+        kernel(x, out, 2 ** 40)
+
+
+def test_the_layout_check_compares_every_input_in_one_call():
+    check = launch.layouts(((2, 3), (24, 8)), ((3,), (8,)))
+    a, b = np.zeros((2, 3)), np.zeros(3)
+    assert check(a, b)
+    assert not check(a.T.copy().T, b)            # same shape, other strides
+    assert not check(np.zeros((3, 2)), b)
+    assert not check(a, np.zeros(4))
+    assert not check(a, np.zeros((3, 1)))
+
+    class Shaped:                                 # not an ndarray: read its attributes
+        shape, strides = (3,), (8,)
+    assert check(a, Shaped())
+
+
+def test_a_cache_hit_on_plain_arrays_skips_the_aot_wrapper(monkeypatch):
+    from kiln.guards import fastcheck
+    if fastcheck.module() is None:
+        pytest.skip("the fast guards do not build here")
+
+    def f(x, y):
+        return np.sin(x) * y + 1.0
+
+    x, y = np.arange(6.0), np.full(6, 0.5)
+    compiled = kiln.compile(f, backend="cpp")
+    compiled(x, y)
+    compiled(x, y)
+    calls = []
+    real = AOTFunction.__call__
+
+    def counting(self, *args):
+        calls.append(args)
+        return real(self, *args)
+    monkeypatch.setattr(AOTFunction, "__call__", counting)
+    np.testing.assert_allclose(compiled(x, y), f(x, y))
+    assert calls == []                            # SimpleEntry called the forward itself
+    t = kiln.Tensor(x, requires_grad=True)
+    out = compiled(t, y)                          # a Tensor: the AOT path (autograd)
+    assert len(calls) == 1
+    out.sum().backward()
+    np.testing.assert_allclose(t.grad, np.cos(x) * y)
