@@ -419,19 +419,28 @@ def _entry(body: LoopBody) -> tuple[str, str]:
     return typedef + f'extern "C" {sig} {{\n' + "\n".join(lines) + "\n}\n", typedef + sig + ";"
 
 
-def native_runners(items: list, rendered: list | None = None) -> list:
+def native_runners(items: list, rendered: list | None = None, graph_name: str = "loops") -> list:
     """Build ``(body, step)`` items in one module (one g++ run); returns their runners in
     order (see :func:`_runner`). ``rendered``: the items' :func:`render_body` results, when
-    the caller has them already."""
+    the caller has them already. The module and its launchers go to ``output_code`` and
+    ``KILN_DEBUG_DIR`` (kiln/runtime/backend.py ``report_loops``)."""
+    import time
+    from ..runtime.backend import report_loops
     from ..runtime.build import build
+    from ..runtime.build import stats as build_stats
     from ..runtime.loader import load_library
     if rendered is None:
         rendered = [render_body(body, step) for body, step in items]
     unique = {fname: (text, cdef) for text, fname, cdef, _ in rendered}
-    so = build(PRELUDE + "\n" + "\n".join(text for text, _ in unique.values()), "loop")
+    source = PRELUDE + "\n" + "\n".join(text for text, _ in unique.values())
+    started, builds = time.perf_counter(), build_stats["builds"]
+    so = build(source, "loop")
     lib, ffi = load_library(so, "\n".join(cdef for _, cdef in unique.values()))
-    return [_runner(body, getattr(lib, fname), ffi, ok, fname)
-            for (body, _), (_, fname, _, ok) in zip(items, rendered)]
+    runners = [_runner(body, getattr(lib, fname), ffi, ok, fname)
+               for (body, _), (_, fname, _, ok) in zip(items, rendered)]
+    report_loops(graph_name, source, so, [r.source for r in runners],
+                 build_stats["builds"] > builds, time.perf_counter() - started)
+    return runners
 
 
 def _runner(body: LoopBody, fn: Any, ffi: Any, inplace_ok: bool, fname: str = "loop") -> Any:
@@ -533,7 +542,7 @@ def prepare_loops(graph: Any) -> None:
         try:
             texts = [rendered[k] for _, _, k in group]
             pairs = [(body, step) for body, step, _ in group]
-            for (body, _), native in zip(pairs, native_runners(pairs, texts)):
+            for (body, _), native in zip(pairs, native_runners(pairs, texts, graph.name)):
                 body.native = native
         except (BuildError, CompilerUnavailable):
             if len(group) > 1:   # one body's build error must not cost the others

@@ -320,3 +320,21 @@ def test_the_python_spelling_of_a_body_is_the_reference():
             assert type(got) is int and got == want
         else:
             np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_the_loop_module_goes_to_debug_dir_and_output_code(tmp_path, monkeypatch, capsys):
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path / "dump"))
+    kiln.set_logs(output_code=True)
+    try:
+        x = np.arange(12.0)
+        np.testing.assert_array_equal(kiln.compile(_fill)(x.copy(), 9), _fill(x.copy(), 9))
+    finally:
+        kiln.set_logs()
+    err = capsys.readouterr().err
+    assert "loop node(s) as C++ loops" in err and "// loop at" in err and "def native(" in err
+    folders = [f for f in os.listdir(tmp_path / "dump") if f.endswith("_loops")]
+    assert len(folders) == 1, os.listdir(tmp_path / "dump")
+    cpp = (tmp_path / "dump" / folders[0] / "loops.cpp").read_text()
+    assert "test_loops.py:" in cpp and "kiln_loop_" in cpp and "_fast(" in cpp
+    assert "def native(" in (tmp_path / "dump" / folders[0] / "launchers.py").read_text()
