@@ -74,6 +74,9 @@ class VecVariable(VariableTracker):
                 return NotImplemented
             if self.state is None:
                 raise LoopFallback(f"an in-place operator on {self.describe()} (a temporary)")
+            if self.node.graph is not tx.output.loop_trace.graph:
+                raise LoopFallback(f"an in-place operator on {self.describe()}, made outside "
+                                   f"this loop")
             value = self.binary(tx, INPLACE_TO_PLAIN[op], other, False)
             store(tx, self.state, self.where, value)
             return self       # the view, whose memory now holds the result
@@ -96,10 +99,16 @@ def is_vector(var: Any) -> bool:
     return isinstance(var, VecVariable)
 
 
+def _here(tx, var: "VecVariable") -> Any:
+    """A vector's node as a value of the body being traced (lifted from an outer body)."""
+    trace = tx.output.loop_trace
+    return var.node if var.node.graph is trace.graph else trace.lift(tx, var.node)
+
+
 def _operand(tx, var: VariableTracker) -> Any:
     """A vector's node, or a scalar's graph value (literal or node)."""
     if isinstance(var, VecVariable):
-        return var.node
+        return _here(tx, var)
     if isinstance(var, ConstantVariable) and (isinstance(var.value, bool) or stand_in(var.value) is None):
         raise LoopFallback(f"{var.describe()} in vector arithmetic")
     value = graph_value(tx, var)
@@ -124,7 +133,7 @@ def elementwise(tx, fn: str, args: list) -> VecVariable:
 def reduce(tx, fn: str, a: VariableTracker, b: VariableTracker | None) -> ScalarValueVariable:
     if not isinstance(a, VecVariable) or (fn != "sum" and not isinstance(b, VecVariable)):
         raise LoopFallback(f"{fn} of a vector and {b.describe() if b is not None else 'nothing'}")
-    node = _call(tx, "vec_reduce", (a.node, b.node if b is not None else None), {"fn": fn})
+    node = _call(tx, "vec_reduce", (_here(tx, a), _here(tx, b) if b is not None else None), {"fn": fn})
     return ScalarValueVariable(node, node.val)
 
 

@@ -336,6 +336,8 @@ class _Printer(VectorOps):
         for p, v in zip(phs[1:], tuple(inits) + tuple(operands)):
             if _is_array(p):
                 self.arrays[p] = self.arrays[v]
+            elif v in self.vecs:          # a slice of the body around it
+                self.vecs[p] = self.vecs[v]
             elif p in carried:
                 name = self.fresh("c")
                 self.emit(f"{_kind_of(p).ctype} {name} = {self.ref(v, _kind_of(p))};", depth)

@@ -73,6 +73,14 @@ def temp_then_store(A):               # a temporary read after a store into its 
     return A
 
 
+def temp_into_inner(A):               # a temporary consumed inside an inner loop
+    for i in range(A.shape[0]):
+        t = A[i] * 2.0
+        for j in range(A.shape[1]):
+            A[i, j] = t.sum() + j
+    return A
+
+
 CASES = {
     "tri_solve": lambda rng: (tri_solve, (np.tril(rng.random((9, 9))) + 9 * np.eye(9), rng.random(9))),
     "lu_rows": lambda rng: (lu_rows, (rng.random((8, 8)) + 8 * np.eye(8),)),
@@ -84,10 +92,11 @@ CASES = {
     "clamped": lambda rng: (clamped, (rng.random(6),)),
     "mixed_f32": lambda rng: (mixed_f32, (rng.random(7).astype(np.float32), rng.random(7))),
     "temp_then_store": lambda rng: (temp_then_store, (rng.random((4, 5)),)),
+    "temp_into_inner": lambda rng: (temp_into_inner, (rng.random((4, 5)),)),
 }
-# Bodies the C++ printer leaves to the reference interpreter (a temporary read after a
-# store into its array would see the store if inlined).
-INTERPRETED = {"temp_then_store"}
+# Bodies the C++ printer leaves to the reference (a temporary read after a store into its
+# array, or in an inner loop after such stores, would see them if inlined).
+INTERPRETED = {"temp_then_store", "temp_into_inner"}
 
 
 def _spd(rng, n):
