@@ -94,3 +94,36 @@ def relax_until_converged(u, tol):
             u[i] = new
         steps += 1
     return steps
+
+
+# Row loops over growing slices: array work of run-time length inside the loop body
+# (kiln/capture/loop_vectors.py), what NumPy users write instead of the element loops above.
+
+def tri_solve(L, b):
+    """Forward substitution, one dot of a growing row per step."""
+    n = b.shape[0]
+    x = np.zeros(n)
+    for i in range(n):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+    return x
+
+
+def lu_rows(A):
+    """LU without pivoting, in place: a row update per (k, i)."""
+    n = A.shape[0]
+    for k in range(n):
+        for i in range(k + 1, n):
+            A[i, k] /= A[k, k]
+            A[i, k + 1:] -= A[i, k] * A[k, k + 1:]
+    return A
+
+
+def cholesky_rows(A):
+    """Cholesky–Banachiewicz with dots of row prefixes."""
+    n = A.shape[0]
+    L = np.zeros_like(A)
+    for j in range(n):
+        L[j, j] = np.sqrt(A[j, j] - L[j, :j] @ L[j, :j])
+        for i in range(j + 1, n):
+            L[i, j] = (A[i, j] - np.dot(L[i, :j], L[j, :j])) / L[j, j]
+    return L

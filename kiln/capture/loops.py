@@ -207,21 +207,31 @@ def is_scalar_like(var: VariableTracker) -> bool:
 # -- inside a body: what call_op does there ------------------------------------------------
 
 def call_in_body(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
+    from . import loop_vectors as vectors
     trace = tx.output.loop_trace
     if key == method_key("__getitem__") and len(args) == 2 and not kwargs \
             and isinstance(args[0], ArrayVariable):
         state = trace.array(tx, args[0])
+        where = vectors.view_where(tx, state, args[1])
+        if where is not None:
+            return vectors.getitem(tx, state, where)
         index = _element_index(tx, state, args[1])
         node = trace.graph.call(REGISTRY["load_elem"], (state.node, index), source=tx.location())
         return ScalarValueVariable(node, node.val)
     if key == method_key("__setitem__") and len(args) == 3 and not kwargs \
             and isinstance(args[0], ArrayVariable):
         state = trace.array(tx, args[0])
+        where = vectors.view_where(tx, state, args[1])
+        if where is not None:
+            vectors.store(tx, state, where, args[2])
+            return ConstantVariable(None)
         index = _element_index(tx, state, args[1])
         value = graph_value(tx, args[2])
         trace.graph.call(REGISTRY["store_elem"], (state.node, index, value), source=tx.location())
         state.written = True
         return ConstantVariable(None)
+    if any(vectors.is_vector(a) for a in args):
+        return vectors.call(tx, key, list(args), kwargs, what)
     if key in OPERATOR_NAMES and not kwargs and all(
             not isinstance(a, ArrayVariable) or a.scalar for a in args):
         return apply_scalar(tx, OPERATOR_NAMES[key], list(args))
@@ -238,6 +248,11 @@ def _element_index(tx, state: ArrayState, index: VariableTracker) -> tuple:
     entries = index.item_list if isinstance(index, TupleVariable) else [index]
     if len(entries) != len(state.tracker.meta.shape):
         raise LoopFallback("an index that is not one integer per axis (a slice or a row)")
+    return int_entries(tx, entries)
+
+
+def int_entries(tx, entries: list) -> tuple:
+    """Integer index entries as graph values (literals or int nodes)."""
     out = []
     for e in entries:
         if isinstance(e, ConstantVariable) and isinstance(e.value, (int, np.integer)) \

@@ -171,9 +171,13 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
     # -- shared operations ----------------------------------------------------------------
     def binary_op(self, op: Any, a: VariableTracker, b: VariableTracker) -> VariableTracker:
         inplace = op in bc.INPLACE_TO_PLAIN
+        if getattr(a, "vector", False):   # a slice in a loop body (kiln/capture/loop_vectors.py)
+            return a.binary(self, op, b, reverse=False)
         if inplace and (not isinstance(a, (ArrayVariable, ListVariable, MaskedSelectionVariable))
                         or isinstance(a, ArrayVariable) and a.scalar):
             op = bc.INPLACE_TO_PLAIN[op]  # NumPy scalars are immutable: ``s += 1`` rebinds s
+        if getattr(b, "vector", False):
+            return b.binary(self, op, a, reverse=True)
         if isinstance(a, ArrayVariable):
             return a.binary(self, op, b, reverse=False)
         if isinstance(b, ArrayVariable):

@@ -121,6 +121,11 @@ template <typename T> static inline bool kiln_fits(double v) {
   return v == v && v >= -9.3e18 && v <= 1.8e19 &&
          (double)kiln_limits<T>::lowest() <= kiln_trunc(v) &&
          kiln_trunc(v) <= (double)kiln_limits<T>::max(); }
+struct kiln_scratch {   // a buffer freed on every return (vector stores over overlapping memory)
+  void* p;
+  explicit kiln_scratch(unsigned long n) : p(__builtin_malloc(n ? n : 1)) {}
+  ~kiln_scratch() { __builtin_free(p); }
+};
 template <typename T> static inline bool kiln_int_fits(int64_t v) {
   return (kiln_limits<T>::is_signed || v >= 0) &&
          (__int128)v >= (__int128)kiln_limits<T>::lowest() &&

@@ -38,9 +38,10 @@ from ..ops.loops import LoopBody
 from .loop_bounds import Bounds, Intervals
 from .loop_scalars import (CTYPES, FAIL, PRELUDE, Unnative, _Kind, _is_array, _kind_of,
                            _scalar_expr)
+from .loop_vectors import VectorOps
 
 
-class _Printer:
+class _Printer(VectorOps):
     """Prints one top-level body (with its inner loops) as a C++ function.
 
     ``fast``: the variant whose affine checks one entry test replaces (kiln/lowering/
@@ -65,6 +66,7 @@ class _Printer:
         self._inner: dict[Any, list] = {}
         self.iv: Intervals | None = None
         self.depth = 1
+        self._vec_init()
 
     def fresh(self, hint: str = "v") -> str:
         self.count += 1
@@ -180,6 +182,7 @@ class _Printer:
         for k, p in enumerate(scalars[:sum(1 for c in carried if not _is_array(c))]):
             self.emit(f"__builtin_memcpy(&slots[{k}], &{self.names[p]}, sizeof({self.names[p]}));", 1)
         self.emit("return 0;", 1)
+        self.lines[mark:mark] = self.scratch_lines()
         if self.fast:
             test = ["  " + line for line in self.iv.lines]
             conds = list(dict.fromkeys(self.conds))
@@ -238,6 +241,7 @@ class _Printer:
     def _body(self, graph: Any, carried: list, depth: int) -> None:
         """Statements for one iteration; then the carried placeholders take the outputs."""
         self.depth = depth
+        self.block = graph
         for node in graph.nodes:
             if node.kind == "placeholder":
                 continue
@@ -263,10 +267,11 @@ class _Printer:
         raise Unnative(f"op {node.target.name}")
 
     # -- ops -------------------------------------------------------------------------------
-    def _offset(self, node: Any, array: Any, index: tuple) -> str:
+    def _offset(self, node: Any, array: Any, index: tuple, axes: list | None = None) -> str:
+        """The element offset of ``index`` (one int per axis, or per axis of ``axes``)."""
         name, ndim, _ = self.arrays[array]
         parts = []
-        for axis, entry in enumerate(index):
+        for axis, entry in zip(axes if axes is not None else range(ndim), index):
             kind = _kind_of(entry)
             if kind.is_bool or not kind.is_int:
                 raise Unnative("a non-integer index")
@@ -311,6 +316,7 @@ class _Printer:
         cast = f"(({expr}) != 0)" if target.is_bool else f"({target.ctype})({expr})"
         off = self._offset(node, array, index)
         self.emit(f"{self.arrays[array][0]}[{off}] = {cast};", depth)
+        self.stored(self.arrays[array][0])
 
     def op_loop_item(self, node: Any, depth: int) -> None:
         loop_node = node.args[0]
@@ -330,6 +336,8 @@ class _Printer:
         for p, v in zip(phs[1:], tuple(inits) + tuple(operands)):
             if _is_array(p):
                 self.arrays[p] = self.arrays[v]
+            elif v in self.vecs:          # a slice of the body around it
+                self.vecs[p] = self.vecs[v]
             elif p in carried:
                 name = self.fresh("c")
                 self.emit(f"{_kind_of(p).ctype} {name} = {self.ref(v, _kind_of(p))};", depth)
@@ -341,8 +349,10 @@ class _Printer:
             raise Unnative("a loop step that is not a constant")
         self._for(i, self.ref(start, _Kind(1)), self.ref(stop, _Kind(1)), step, depth)
         self.names[phs[0]] = i
+        outer = self.block
         self._body(body.graph, carried, depth + 1)
         self.depth = depth
+        self.block = outer
         self.emit("}", depth)
         self._inner[node] = carried
 
@@ -411,19 +421,28 @@ def _entry(body: LoopBody) -> tuple[str, str]:
     return typedef + f'extern "C" {sig} {{\n' + "\n".join(lines) + "\n}\n", typedef + sig + ";"
 
 
-def native_runners(items: list, rendered: list | None = None) -> list:
+def native_runners(items: list, rendered: list | None = None, graph_name: str = "loops") -> list:
     """Build ``(body, step)`` items in one module (one g++ run); returns their runners in
     order (see :func:`_runner`). ``rendered``: the items' :func:`render_body` results, when
-    the caller has them already."""
+    the caller has them already. The module and its launchers go to ``output_code`` and
+    ``KILN_DEBUG_DIR`` (kiln/runtime/backend.py ``report_loops``)."""
+    import time
+    from ..runtime.backend import report_loops
     from ..runtime.build import build
+    from ..runtime.build import stats as build_stats
     from ..runtime.loader import load_library
     if rendered is None:
         rendered = [render_body(body, step) for body, step in items]
     unique = {fname: (text, cdef) for text, fname, cdef, _ in rendered}
-    so = build(PRELUDE + "\n" + "\n".join(text for text, _ in unique.values()), "loop")
+    source = PRELUDE + "\n" + "\n".join(text for text, _ in unique.values())
+    started, builds = time.perf_counter(), build_stats["builds"]
+    so = build(source, "loop")
     lib, ffi = load_library(so, "\n".join(cdef for _, cdef in unique.values()))
-    return [_runner(body, getattr(lib, fname), ffi, ok, fname)
-            for (body, _), (_, fname, _, ok) in zip(items, rendered)]
+    runners = [_runner(body, getattr(lib, fname), ffi, ok, fname)
+               for (body, _), (_, fname, _, ok) in zip(items, rendered)]
+    report_loops(graph_name, source, so, [r.source for r in runners],
+                 build_stats["builds"] > builds, time.perf_counter() - started)
+    return runners
 
 
 def _runner(body: LoopBody, fn: Any, ffi: Any, inplace_ok: bool, fname: str = "loop") -> Any:
@@ -525,7 +544,7 @@ def prepare_loops(graph: Any) -> None:
         try:
             texts = [rendered[k] for _, _, k in group]
             pairs = [(body, step) for body, step, _ in group]
-            for (body, _), native in zip(pairs, native_runners(pairs, texts)):
+            for (body, _), native in zip(pairs, native_runners(pairs, texts, graph.name)):
                 body.native = native
         except (BuildError, CompilerUnavailable):
             if len(group) > 1:   # one body's build error must not cost the others

@@ -170,6 +170,9 @@ class LoopBody:
         # loop to write in place (kiln/lowering/loop_donate.py): it does so only where
         # its native runner cannot fail once started, and copies them otherwise.
         self.donate: frozenset = frozenset()
+        # Native runs in a row that met a check (a Python int past int64, an index out of
+        # bounds): at GIVE_UP the loop stops trying its compiled runner and runs as Python.
+        self.misses = 0
 
     def __repr__(self) -> str:
         return f"<kiln {self.name}>"
@@ -180,6 +183,7 @@ class LoopBody:
         copy.__dict__.update(self.__dict__)
         copy.writes_back = False
         copy.native = None
+        copy.misses = 0
         return copy
 
     def donating(self, position: int) -> "LoopBody":
@@ -188,9 +192,22 @@ class LoopBody:
         copy.__dict__.update(self.__dict__)
         copy.donate = self.donate | {position}
         copy.native = None
+        copy.misses = 0
         return copy
 
     def run(self, start: int, stop: int, step: int, carried: tuple, operands: tuple) -> tuple:
+        """The loop as plain Python (kiln/ops/loop_python.py: each op spelled as the Python
+        operation it stands for), or by the interpreter where that printer cannot."""
+        runner = self.__dict__.get("_python")
+        if runner is None:
+            from .loop_python import python_runner
+            runner = self._python = python_runner(self) or False
+        if runner:
+            return runner(start, stop, step, tuple(carried), tuple(operands))
+        return self.run_interpreted(start, stop, step, carried, operands)
+
+    def run_interpreted(self, start: int, stop: int, step: int, carried: tuple,
+                        operands: tuple) -> tuple:
         """The reference: the body graph run by the interpreter, once per iteration."""
         from ..ir.interpreter import Interpreter
         interp = Interpreter(self.graph)
@@ -208,8 +225,9 @@ class LoopBody:
 
 # Loop runs by how they ran (tests and benchmarks read it): natively, or by the reference
 # (no native runner, or the native one met something only the reference can do).
-stats = {"native": 0, "reference": 0, "inplace": 0}   # inplace: native runs that wrote
-# into arrays the caller gave up (not copied first)
+stats = {"native": 0, "reference": 0, "inplace": 0, "gave_up": 0}   # inplace: native runs
+# that wrote into arrays the caller gave up (not copied first); gave_up: reference runs
+# that did not try a native runner that failed GIVE_UP times in a row
 
 
 def _scalar(value: Any) -> Any:
@@ -237,9 +255,18 @@ def _overlapping(carried: tuple, operands: tuple, arrays: tuple) -> bool:
     return any(o is not w and np.may_share_memory(w, o) for w in written for o in others)
 
 
+# Native runs in a row that fail a check before a loop runs as Python only (a Python int
+# that always passes int64, an IndexError on every call): then a call costs what Python's
+# loop costs, not a compiled attempt plus Python's loop.
+GIVE_UP = 3
+
+
 def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
               body: LoopBody, owned: bool) -> tuple:
-    native = body.native
+    native = body.native if body.misses < GIVE_UP else None
+    tried = native is not None
+    if body.native is not None and not tried:
+        stats["gave_up"] += 1
     if not body.writes_back and native is not None \
             and type(start) is int and type(stop) is int and type(step) is int:
         # The cache-hit path of a compiled graph: the native runner takes the values as
@@ -256,6 +283,7 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
             if done is not None:
                 stats["native"] += 1
                 stats["inplace"] += 1
+                body.misses = 0
                 return done
         state = list(carried)
         for k in body.arrays:
@@ -263,6 +291,7 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
         done = native(start, stop, step, state, operands, False)
         if done is not None:
             stats["native"] += 1
+            body.misses = 0
             return done
         native = None   # it met something only the reference does: no second try
     originals = list(carried)
@@ -281,6 +310,7 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
         if done is not None:
             stats["native"] += 1
             stats["inplace"] += 1
+            body.misses = 0
             return done
     for k in body.arrays:
         state[k] = np.array(originals[k], copy=True)
@@ -288,12 +318,15 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
         done = native(start, stop, step, tuple(state), operands, False)
         if done is not None:
             stats["native"] += 1
+            body.misses = 0
             return done
         # The compiled loop met something Python or NumPy raises on (or a value past its
         # types): run it again from the start as the reference does.
         for k in body.arrays:
             state[k] = np.array(originals[k], copy=True)
     stats["reference"] += 1
+    if tried:
+        body.misses += 1
     try:
         return tuple(body.run(start, stop, step, tuple(state), operands))
     except Exception:

@@ -304,6 +304,29 @@ def _load_wrapper(source: str, graph_name: str) -> types.ModuleType:
     return module
 
 
+def report_loops(graph_name: str, source: str, so: str, launchers: list[str], built: bool,
+                 seconds: float) -> None:
+    """The C++ module of a graph's loop nodes (kiln/lowering/loops.py) to ``output_code``
+    and ``KILN_DEBUG_DIR`` (``NNN_<graph>_loops/loops.cpp`` and the Python launchers that
+    call it), as :func:`_report` does for kernels."""
+    header = (f"graph '{graph_name}': {len(launchers)} loop node(s) as C++ loops, "
+              f"{'built' if built else 'loaded from cache'} in {seconds * 1e3:.0f} ms")
+    py = "\n".join(launchers)
+    text = f"# loop launchers\n{py}\n# C++ ({so})\n{source}"
+    if logs.enabled("output_code"):
+        logs.log("output_code", header, text)
+    if output_code_log.isEnabledFor(logging.DEBUG):
+        output_code_log.debug("%s\n%s", header, text)
+    if config.debug_dir:
+        n = next(_counter)
+        folder = os.path.join(config.debug_dir, f"{n:03d}_{graph_name}_loops")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "loops.cpp"), "w") as f:
+            f.write(source)
+        with open(os.path.join(folder, "launchers.py"), "w") as f:
+            f.write(py)
+
+
 def _report(artifact: Artifact, builds: int, language: str = "C++", kernels_file: str = "kernels.cpp") -> None:
     header = (f"graph '{artifact.name}': {len(artifact.kernel_names)} kernel(s), "
               f"{'built' if builds else 'loaded from cache'} in {artifact.compile_seconds * 1e3:.0f} ms")

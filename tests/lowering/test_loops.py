@@ -253,3 +253,88 @@ def test_an_error_after_a_donating_loop_leaves_pythons_state():
     with pytest.raises(np.linalg.LinAlgError):
         lower_then_invert(theirs, np.zeros((4, 4)))
     np.testing.assert_array_equal(mine, theirs)
+
+
+def _factorial(n):
+    r = 1
+    for i in range(1, n + 1):
+        r *= i
+    return r
+
+
+def _fill(x, n):
+    for i in range(n):
+        x[i] = x[i - 1] + 2.0
+    return x
+
+
+def test_loops_that_keep_failing_their_checks_run_as_python():
+    """A Python int past int64 or an IndexError on every call: the compiled loop stops
+    trying after GIVE_UP calls in a row (each failed try reruns the loop as Python, so
+    results and errors are Python's throughout); a call that fits later runs as Python too."""
+    from kiln.ops.loops import GIVE_UP
+    compiled = kiln.compile(_factorial)
+    before = dict(loop_stats)
+    for _ in range(GIVE_UP + 3):
+        got = compiled(30)
+        assert type(got) is int and got == _factorial(30)
+    assert loop_stats["gave_up"] - before["gave_up"] == 3
+    assert loop_stats["reference"] - before["reference"] == GIVE_UP + 3
+    assert compiled(12) == _factorial(12) and len(compiled.records) == 1
+    compiled = kiln.compile(_fill)
+    for _ in range(GIVE_UP + 2):
+        mine, theirs = np.zeros(6), np.zeros(6)
+        with pytest.raises(IndexError) as got:
+            compiled(mine, 8)
+        with pytest.raises(IndexError) as want:
+            _fill(theirs, 8)
+        assert str(got.value) == str(want.value)
+        np.testing.assert_array_equal(mine, theirs)   # the writes before the error
+    mine, theirs = np.zeros(6), np.zeros(6)
+    np.testing.assert_array_equal(compiled(mine, 5), _fill(theirs, 5))
+    np.testing.assert_array_equal(mine, theirs)
+
+
+def test_the_python_spelling_of_a_body_is_the_reference():
+    """LoopBody.run is the body printed as Python (kiln/ops/loop_python.py); it computes
+    what the graph interpreter does, on element code, nested loops and slices."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from benchmarks.loop_kernels import cholesky_rows, crc32, edit_distance
+    from kiln.ops.loop_python import python_runner
+    rng = np.random.default_rng(5)
+    a = rng.random((6, 6))
+    cases = [(crc32, (rng.integers(0, 256, 20).astype(np.uint8),)),
+             (edit_distance, (rng.integers(0, 3, 7), rng.integers(0, 3, 6))),
+             (cholesky_rows, (a @ a.T + 6 * np.eye(6),)), (_factorial, (25,))]
+    for fn, args in cases:
+        graph = kiln.explain(fn)(*args).graphs[0]
+        bodies = [n.kwargs["body"] for n in graph.calls if n.target.name == "loop"]
+        assert bodies
+        for body in bodies:
+            runner = python_runner(body)
+            assert runner is not None and "for " in runner.source, body
+        got, want = kiln.compile(fn, backend="eager")(*args), fn(*args)
+        if type(want) is int:
+            assert type(got) is int and got == want
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_the_loop_module_goes_to_debug_dir_and_output_code(tmp_path, monkeypatch, capsys):
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path / "dump"))
+    kiln.set_logs(output_code=True)
+    try:
+        x = np.arange(12.0)
+        np.testing.assert_array_equal(kiln.compile(_fill)(x.copy(), 9), _fill(x.copy(), 9))
+    finally:
+        kiln.set_logs()
+    err = capsys.readouterr().err
+    assert "loop node(s) as C++ loops" in err and "// loop at" in err and "def native(" in err
+    folders = [f for f in os.listdir(tmp_path / "dump") if f.endswith("_loops")]
+    assert len(folders) == 1, os.listdir(tmp_path / "dump")
+    cpp = (tmp_path / "dump" / folders[0] / "loops.cpp").read_text()
+    assert "test_loops.py:" in cpp and "kiln_loop_" in cpp and "_fast(" in cpp
+    assert "def native(" in (tmp_path / "dump" / folders[0] / "launchers.py").read_text()

@@ -166,7 +166,7 @@ class BuiltinVariable(ConstantVariable):
 
     def call_abs(self, tx, x) -> VariableTracker:
         from .arrays import ArrayVariable
-        if isinstance(x, ArrayVariable):
+        if isinstance(x, ArrayVariable) or getattr(x, "vector", False):   # (a slice in a loop body)
             return tx.call_op(builtins.abs, [x], {}, "abs")
         return self._scalar(tx, [x]) or self._fold(tx, [x])
 

@@ -1,0 +1,204 @@
+"""Run-time-length slices inside loop bodies (kiln/capture/loop_vectors.py,
+kiln/lowering/loop_vectors.py): row loops over growing slices against plain NumPy —
+values, dtypes, the final state of mutated arguments, NumPy's own errors — on the
+reference backend and on C++ (inner loops of the generated loop)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.ops.loops import stats as loop_stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from benchmarks.loop_kernels import cholesky_rows, lu_rows, tri_solve  # noqa: E402
+
+BACKENDS = ["eager", "cpp"]
+
+
+def back_rows(U, y):                  # x[i + 1:], a negative step, .dot
+    n = y.shape[0]
+    x = np.zeros(n)
+    for i in range(n - 1, -1, -1):
+        x[i] = (y[i] - U[i, i + 1:].dot(x[i + 1:])) / U[i, i]
+    return x
+
+
+def column_update(A):                 # a column slice A[k + 1:, k], a scalar store
+    n = A.shape[0]
+    for k in range(n - 1):
+        A[k + 1:, k] = A[k + 1:, k] / A[k, k]
+        A[k, k + 1:] = 0.0
+    return A
+
+
+def row_sums(A, out):                 # A[i] of a 2-D A, np.sum, abs, np.sqrt, max/min
+    for i in range(A.shape[0]):
+        out[i] = np.sum(abs(A[i]) * 2.0) + np.sqrt(A[i, :i + 1]).sum() \
+            + np.maximum(A[i], 0.5).sum() - np.minimum(A[i], 0.25).sum()
+    return out
+
+
+def shift_left(x, n):                 # overlapping views of one array: NumPy's copy rule
+    for i in range(1, n):
+        x[1:i + 1] = x[:i] * 0.5 + 1.0
+    return x
+
+
+def clamped(x):                       # bounds past the axis and negative bounds clamp
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += float(x[-i - 1:].sum()) + float(x[i:i + 100].sum()) - float(x[:-i].sum()) \
+            + float(x[i - 3:i].sum())
+    return s
+
+
+def mixed_f32(x, w):                  # float32 views with float64 scalars and views
+    t = np.float32(0)
+    for i in range(x.shape[0]):
+        x[:i] *= np.float32(0.5)
+        t += x[:i] @ w[:i]
+        x[i:] += 1.0
+    return x, t
+
+
+def temp_then_store(A):               # a temporary read after a store into its array
+    for i in range(A.shape[0]):
+        t = A[i] * 2.0
+        A[i] = 0.0
+        A[i, 0] = t.sum()
+    return A
+
+
+def temp_into_inner(A):               # a temporary consumed inside an inner loop
+    for i in range(A.shape[0]):
+        t = A[i] * 2.0
+        for j in range(A.shape[1]):
+            A[i, j] = t.sum() + j
+    return A
+
+
+CASES = {
+    "tri_solve": lambda rng: (tri_solve, (np.tril(rng.random((9, 9))) + 9 * np.eye(9), rng.random(9))),
+    "lu_rows": lambda rng: (lu_rows, (rng.random((8, 8)) + 8 * np.eye(8),)),
+    "cholesky_rows": lambda rng: (cholesky_rows, (_spd(rng, 7),)),
+    "back_rows": lambda rng: (back_rows, (np.triu(rng.random((7, 7))) + 7 * np.eye(7), rng.random(7))),
+    "column_update": lambda rng: (column_update, (rng.random((6, 6)) + 6 * np.eye(6),)),
+    "row_sums": lambda rng: (row_sums, (rng.random((5, 6)), np.zeros(5))),
+    "shift_left": lambda rng: (shift_left, (rng.random(9), 8)),
+    "clamped": lambda rng: (clamped, (rng.random(6),)),
+    "mixed_f32": lambda rng: (mixed_f32, (rng.random(7).astype(np.float32), rng.random(7))),
+    "temp_then_store": lambda rng: (temp_then_store, (rng.random((4, 5)),)),
+    "temp_into_inner": lambda rng: (temp_into_inner, (rng.random((4, 5)),)),
+}
+# Bodies the C++ printer leaves to the reference (a temporary read after a store into its
+# array, or in an inner loop after such stores, would see them if inlined).
+INTERPRETED = {"temp_then_store", "temp_into_inner"}
+
+
+def _spd(rng, n):
+    a = rng.random((n, n))
+    return a @ a.T + n * np.eye(n)
+
+
+def _copy(args):
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _close(got, want):
+    """Elementwise work is exact; dots and sums add in another order (rounding)."""
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, tuple):
+        for g, w in zip(got, want):
+            _close(g, w)
+    elif isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6 if want.dtype == np.float32 else 1e-12)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-6 if isinstance(want, np.float32) else 1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_slice_loops_match_numpy(case, backend):
+    fn, args = CASES[case](np.random.default_rng(0))
+    mine, theirs = _copy(args), _copy(args)
+    compiled = kiln.compile(fn, backend=backend)
+    before = dict(loop_stats)
+    _close(compiled(*mine), fn(*theirs))
+    for a, b in zip(mine, theirs):   # the final state of mutated arguments
+        if isinstance(a, np.ndarray):
+            _close(a, b)
+    (record,) = compiled.records
+    assert record.graph_break is None and "loop" in record.ops, record.loops
+    if backend == "cpp":
+        assert (loop_stats["native"] > before["native"]) != (case in INTERPRETED), case
+
+
+def test_elementwise_row_updates_are_exact():
+    # no reduction: the generated loop computes what NumPy computes, bit for bit
+    A = np.random.default_rng(3).random((12, 12)) + 12 * np.eye(12)
+    got, want = kiln.compile(lu_rows)(A.copy()), lu_rows(A.copy())
+    np.testing.assert_array_equal(got, want)
+
+
+def short_rhs(x, y):                  # y[:i - 1] is one shorter than x[:i]
+    s = 0.0
+    for i in range(1, x.shape[0]):
+        s += x[:i] @ y[:i - 1]
+    return s
+
+
+def broadcast_one(x, y, n):           # y[:1] broadcasts against x[:i] in NumPy
+    for i in range(n):
+        x[:i] += y[:1]
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_length_errors_and_broadcasts_are_numpys(backend):
+    x, y = np.ones(6), np.ones(6)
+    with pytest.raises(ValueError) as theirs:
+        short_rhs(x, y)
+    with pytest.raises(ValueError) as mine:
+        kiln.compile(short_rhs, backend=backend)(x, y)
+    assert str(mine.value) == str(theirs.value)
+    for n in (0, 1, 5):   # length 1 broadcasts (the C++ length test fails: the reference runs)
+        a, b = np.arange(6.0), np.arange(6.0)
+        got = kiln.compile(broadcast_one, backend=backend)(a, np.full(3, 2.0), n)
+        np.testing.assert_array_equal(got, broadcast_one(b, np.full(3, 2.0), n))
+        np.testing.assert_array_equal(a, b)
+
+
+def test_one_compile_for_every_size_and_the_printed_graph_runs():
+    compiled = kiln.compile(tri_solve)
+    rng = np.random.default_rng(4)
+    for n in (9, 9, 9):
+        L, b = np.tril(rng.random((n, n))) + n * np.eye(n), rng.random(n)
+        np.testing.assert_allclose(compiled(L, b), tri_solve(L, b), rtol=1e-12)
+    assert len(compiled.records) == 1
+    report = kiln.explain(tri_solve)(L, b)
+    assert any("loop node" in n for n in report.loops), report.loops
+    graph = report.graphs[0]
+    text = graph.python_code()
+    assert "vec_view(" in text and "vec_reduce(" in text, text
+    args = {"L": L, "b": b}
+    np.testing.assert_allclose(graph(*[args[p.name] for p in graph.placeholders])[0],
+                               tri_solve(L, b), rtol=1e-12)
+
+
+def not_a_vector_use(A):              # a slice's shape needs its value: the loop unrolls
+    s = 0
+    for i in range(A.shape[0]):
+        s += A[i, :i].shape[0]
+    return s
+
+
+def test_what_a_vector_cannot_do_keeps_the_loop_unrolled():
+    A = np.ones((5, 5))
+    assert kiln.compile(not_a_vector_use)(A) == not_a_vector_use(A)
+    report = kiln.explain(not_a_vector_use)(A)
+    assert any("loop unrolled" in n and "attribute 'shape'" in n for n in report.loops), report.loops
