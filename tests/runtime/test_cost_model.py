@@ -203,19 +203,17 @@ def kalman(zs, F, H, Q, R, x):
     return x, P
 
 
-def test_small_externs_between_elementwise_ops_run_as_python():
+def test_the_estimate_counts_a_kernel_per_elementwise_stretch():
     """An unrolled filter on 2x2 matrices: every matmul or inverse ends a kernel, so the
-    compiled graph makes a native call per elementwise step (250 here), each dearer than
-    NumPy's ufunc on four elements; measured 0.55x of NumPy compiled. The estimate counts
-    those kernels and runs it as Python."""
+    compiled graph makes a native call per elementwise step (252 here). Priced as one
+    kernel it compiled at 0.54x of NumPy through cffi; through the C launcher it is at
+    parity, which the estimate (one kernel per stretch) now sees."""
     rng = np.random.default_rng(0)
     args = (rng.standard_normal((50, 1)), np.array([[1.0, 1.0], [0.0, 1.0]]),
             np.array([[1.0, 0.0]]), np.eye(2) * 1e-3, np.array([[0.1]]), np.zeros(2))
     compiled = kiln.compile(kalman)
     for got, want in zip(compiled(*args), kalman(*args)):
         np.testing.assert_array_equal(got, want)
-    [record] = compiled.records
-    assert record.graph is None and "runs as Python" in record.runs_as_python
     from kiln.ir import trace
     from kiln.ops import F, TensorMeta
     m = TensorMeta((2, 2), np.float64)
