@@ -329,9 +329,10 @@ spell_composite(np.linalg.lstsq, ("lstsq_packed", "getitem", "reshape"), _lstsq_
 
 
 # ---- eig, eigvals ------------------------------------------------------------------------------
-# Of a complex matrix the result is complex. Of a real one NumPy returns real arrays when
-# every eigenvalue is real and complex ones otherwise: the op speculates which
-# (kiln/ops/speculation.py), expecting complex at first.
+# Of a complex matrix the result is complex. Of a real one NumPy before 2.5 returns real
+# arrays when every eigenvalue is real and complex ones otherwise (2.5 always complex):
+# the op speculates which (kiln/ops/speculation.py), expecting what NumPy gives for the
+# call's argument, or complex.
 
 def _eig_impl(a, expect=None, site=""):
     w, v = np.linalg.eig(a)

@@ -88,6 +88,11 @@ def _nditer_readwrite(a):
         x[...] = x * 3
 
 
+def _flat_write(a):
+    a.flat[7] = a.flat[-1] * 3      # writes the argument
+    return sum(a[1:3].flat)
+
+
 def _chkfinite_write(a):
     b = np.asarray_chkfinite(a)   # a itself: the write reaches the argument
     b[0, 0] = 7.0
@@ -189,6 +194,9 @@ CASES = {
     "nditer_readwrite": (_nditer_readwrite, (m45,)),
     "nditer_order_F": (lambda a: np.stack([x * 1 for x in np.nditer(a[1:3], order="F")]), (m45,)),
     "nditer_computed_1d": (lambda a: [x + 1 for x in np.nditer(a[0] * 2)], (m45,)),
+    # ndarray.flat: C order whatever the layout; one element by a constant int
+    "flat_iteration": (lambda a: [x * 2 for x in a.T.flat], (m45,)),
+    "flat_index_and_write": (_flat_write, (m45,)),
     # histograms with an estimator's number of bins
     "histogram_auto": (lambda a: np.histogram(a, bins="auto"), (m45,)),
     "histogram_fd_density_range": (lambda a: np.histogram(a * 2, bins="fd", range=(-1, 2), density=True), (m45,)),

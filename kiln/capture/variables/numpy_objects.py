@@ -1,5 +1,5 @@
 """NumPy helper objects that are not functions: the index grids ``np.mgrid``/``np.ogrid``
-and the iterators ``np.ndindex``/``np.ndenumerate``/``np.nditer``. Their arguments are
+and the iterators ``np.ndindex``/``np.ndenumerate``/``np.nditer``/``ndarray.flat``. Their arguments are
 shapes and slice bounds, so capture evaluates them: a grid is a constant array of the graph
 (NumPy's own values), an iteration is unrolled over the index tuples (each ``a[idx]`` read
 when the loop takes it, as Python does).
@@ -95,6 +95,54 @@ class NdEnumerateVariable(IteratorVariable):
         while (item := self.next(tx)) is not None:
             out.append(item)
         return out
+
+
+class FlatIterVariable(IteratorVariable):
+    """``a.flat``: a's elements in C order whatever its layout, each read when taken (the
+    loop unrolls); ``a.flat[i]`` with a constant int reads one element."""
+
+    def __init__(self, tx, array: VariableTracker) -> None:
+        shape = tuple(array.getattr(tx, "shape").as_constant(tx))
+        _count(tx, shape, "ndarray.flat")
+        super().__init__(list(np.ndindex(*shape)))
+        self.array = array
+        self.shape = shape
+
+    def describe(self) -> str:
+        return "ndarray.flat iterator"
+
+    def python_iterable(self, rebuild, ns) -> str:
+        return f"{rebuild(self.array)}.flat"
+
+    def next(self, tx=None) -> VariableTracker | None:
+        if not self.pending:
+            return None
+        self.taken += 1
+        return self.array.getitem(tx, ConstantVariable(self.pending.pop(0)))
+
+    def items(self, tx) -> list[VariableTracker]:
+        out = []
+        while (item := self.next(tx)) is not None:
+            out.append(item)
+        return out
+
+    def _element(self, tx, index: VariableTracker) -> ConstantVariable:
+        """The index tuple of ``a.flat[i]`` (a constant int ``i``); other indices break."""
+        i = index.as_constant(tx) if index.is_constant() else None
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            tx.unsupported("unsupported_call", f"ndarray.flat[{index.describe()}]: only a "
+                           f"constant int index is captured", "index the array itself")
+        n = int(np.prod(self.shape, dtype=np.int64))
+        if not -n <= i < n:
+            tx.user_error(IndexError(f"index {i} is out of bounds for size {n}"))
+        where = np.unravel_index(int(i) % n, self.shape) if self.shape else ()
+        return ConstantVariable(tuple(int(k) for k in where))
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        return self.array.getitem(tx, self._element(tx, index))
+
+    def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
+        return self.array.setitem(tx, self._element(tx, index), value)
 
 
 class NdIterVariable(IteratorVariable):
