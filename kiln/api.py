@@ -42,6 +42,7 @@ from .backends import BACKENDS, available_backends, resolve_backend  # noqa: F40
 
 _SMALL = cost.SMALL_ELEMENTS
 from .errors import KilnError
+from .ops.speculation import ResultKindChanged
 # Imported eagerly: importing the submodule kiln.explain later would rebind the package
 # attribute ``kiln.explain`` (the function) to the module.
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
@@ -123,6 +124,7 @@ class CompiledFunction:
         self._entries = ()
         self._dynamic_marked: set = set()
         self._dynamic_scalars: set = set()
+        self._result_kinds: dict = {}   # the root's: see _respeculate
         self._limit_warned = False
         self.records: list[CaptureRecord] = []
         self.calls_uncompiled = 0
@@ -169,6 +171,25 @@ class CompiledFunction:
                 found = root._helpers[key] = self._child(fn)
             return found
 
+    def _dynamic_spec(self) -> DynamicSpec:
+        return DynamicSpec(self.dynamic, self._dynamic_marked, self._dynamic_scalars,
+                           self.root._result_kinds)
+
+    def _respeculate(self, graph: Any, e: ResultKindChanged) -> Any:
+        """A speculated op of ``graph`` gave the other kind of result (real for complex, or
+        the reverse; kiln/ops/speculation.py): this call runs as Python, and the entries
+        holding the graph go, so the next call compiles for the kind seen."""
+        root = self.root
+        with root._lock:
+            root._result_kinds.setdefault(e.site, set()).add(e.dtype)
+            self._entries = tuple(x for x in self._entries if x.graph is not graph)
+        logs.log("recompiles", f"{self.fn.__qualname__}: {e}")
+        return RUN_EAGER
+
+    def _speculation_names(self, graph: Any) -> dict:
+        return {"_kiln_graph_ir": graph, "_kiln_respeculate": self._respeculate,
+                "_kiln_ResultKindChanged": ResultKindChanged}
+
     def _graph_call(self, graph: Any, input_codes: list, compiled: Any = None) -> list[str]:
         """The entry's line calling the graph. In a resume function that starts inside a
         with statement (its body compiles), an exception the graph raises must reach the
@@ -178,19 +199,29 @@ class CompiledFunction:
         (functionalizing ones); otherwise the entry runs the function as Python."""
         call = f"_kiln_out = _kiln_graph({', '.join(input_codes)})"
         code = self.fn.__code__
+        # An op speculating its result's dtype (kiln/ops/speculation.py): when the data say
+        # otherwise this call runs as Python, safe once nothing was written (backends that
+        # functionalize write after the graph ran; ResultKindChanged is no Exception, so
+        # their replay of writes on errors lets it by), and the next call recompiles.
+        respeculate = ["except _kiln_ResultKindChanged as _kiln_e:",
+                       "    return _kiln_respeculate(_kiln_graph_ir, _kiln_e)"] \
+            if any(n.kwargs.get("expect") for n in graph.calls) else []
+        functionalizes = self.backend_name in ("aot_eager", "cpp", "triton")
+        if respeculate and not functionalizes and any(has_side_effects(n) for n in graph):
+            return ["return _kiln_RUN_EAGER"]
         if not resume.open_withs_at_entry(code):
             note = _raise_note(graph, self.fn.__qualname__)
             if note is None:
-                return [call]
+                return ["try:", "    " + call] + respeculate if respeculate else [call]
             # The traceback of an error raised inside the graph ends in kiln's code: a note
             # names the user's lines that can raise there.
-            return ["try:", "    " + call, "except Exception as _kiln_e:",
-                    f"    _kiln_e.add_note({note!r})", "    raise"]
-        if self.backend_name not in ("aot_eager", "cpp", "triton") and any(has_side_effects(n) for n in graph):
+            return ["try:", "    " + call] + respeculate + [
+                "except Exception as _kiln_e:", f"    _kiln_e.add_note({note!r})", "    raise"]
+        if not functionalizes and any(has_side_effects(n) for n in graph):
             return ["return _kiln_RUN_EAGER"]
         if hasattr(compiled, "replay_on_error"):
             compiled.replay_on_error = False  # the function reruns as Python: no writes yet
-        return ["try:", "    " + call, "except BaseException:", "    return _kiln_RUN_EAGER"]
+        return ["try:", "    " + call] + respeculate + ["except BaseException:", "    return _kiln_RUN_EAGER"]
 
     def _partial_entry(self, args: tuple, kwargs: dict, first: Any) -> Any:
         """The cache entry for a break: the graph up to it, then the eager segment that
@@ -200,7 +231,7 @@ class CompiledFunction:
         bp = partial.plan(self.fn, first.break_index, first.break_depth, first.break_open_with)
         if bp is None:
             return None
-        second = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked, self._dynamic_scalars),
+        second = capture(self.fn, args, kwargs, self._dynamic_spec(),
                          stop_at=bp.stop_at)
         if second.stopped is None:
             return None
@@ -222,6 +253,7 @@ class CompiledFunction:
                 return None
             example = _example_inputs(self.fn, guards, built.input_codes, args, kwargs)
             extra["_kiln_graph"] = self.backend(graph, example)
+            extra.update(self._speculation_names(graph))
             body += self._graph_call(graph, built.input_codes, extra["_kiln_graph"])
         check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
         where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
@@ -351,7 +383,7 @@ class CompiledFunction:
         start = time.perf_counter()
         fast = None
         self._cost_note = ""
-        result = capture(self.fn, args, kwargs, DynamicSpec(self.dynamic, self._dynamic_marked, self._dynamic_scalars))
+        result = capture(self.fn, args, kwargs, self._dynamic_spec())
         guards = result.guards
         graph = result.graph
         if result.graph_break is not None:
@@ -389,6 +421,7 @@ class CompiledFunction:
                 example = _example_inputs(self.fn, guards, result.input_codes, args, kwargs)
                 compiled = self.backend(graph, example)
                 extra["_kiln_graph"] = compiled
+                extra.update(self._speculation_names(graph))
                 body += self._graph_call(graph, result.input_codes, compiled)
             plain = len(body) <= 1 and not result.replay   # just `_kiln_out = graph(...)`
             body += result.replay

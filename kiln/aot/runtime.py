@@ -108,8 +108,6 @@ class AOTFunction:
         # Inputs whose memory layout decides a plan's view-or-copy answers (see Plan).
         self.layout_inputs: tuple[int, ...] = ()
         self.dynamic = any(p.meta.get("dynamic_dims") for p in graph.placeholders)
-        self.complex_values = any(isinstance(n.val, TensorMeta) and n.val.dtype.kind == "c"
-                                  for n in list(graph.placeholders) + list(graph.calls))
         # On an error, redo the writes NumPy would have done before it (run op by op);
         # off where the caller reruns the whole function as Python instead.
         self.replay_on_error = True
@@ -143,13 +141,8 @@ class AOTFunction:
                 args = tuple(args[i] for i in kept)
                 arrays = [arrays[i] for i in kept]
         mask = None  # which inputs need a gradient; None when none does (or grad mode is off)
-        if is_grad_enabled() and self.complex_values and any(
-                isinstance(a, Tensor) and a._requires_grad for a in args):
-            # compiled backward graphs are real-only: a gradient through complex values
-            # comes from the eager tape (ops with complex derivative rules), op by op
-            return run_op_by_op(self.graph, args)
         if is_grad_enabled():
-            needs = tuple(isinstance(a, Tensor) and a._requires_grad and a._data.dtype.kind == "f"
+            needs = tuple(isinstance(a, Tensor) and a._requires_grad and a._data.dtype.kind in "fc"
                           for a in args)
             if True in needs:
                 mask = needs
@@ -507,7 +500,7 @@ def _accumulator_of(t: Any) -> Any:
 
 
 def _is_float_val(value: Any) -> bool:
-    return isinstance(value, Node) and isinstance(value.val, TensorMeta) and value.val.dtype.kind == "f"
+    return isinstance(value, Node) and isinstance(value.val, TensorMeta) and value.val.dtype.kind in "fc"
 
 
 class CompiledFunctionBackward(GraphNode):

@@ -20,6 +20,7 @@ from ..errors import KilnError
 from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
                    find_spelling, infer_meta)
 from ..ops.meta import supported_dtype, to_fake
+from ..ops.speculation import speculating
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, method_key
 from . import bytecode_facts as bf
 from .breaks import HINTS
@@ -84,6 +85,17 @@ def _constants_of(var: VariableTracker, value: Any, out: list) -> None:
         out.extend(v for v in iter_leaves(value) if not isinstance(v, TensorMeta))
 
 
+def _example_of(tx, value: Any) -> Any:
+    """The call's value of an argument array (an op's speculation starts from it), or None."""
+    var = getattr(value, "var", None)
+    if var is None or var.source is None or var.node.kind != "placeholder":
+        return None
+    try:
+        return tx.output.leaf_value(var.source)
+    except KeyError:
+        return None
+
+
 def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
     if tx.output.loop_trace is not None:   # inside a loop body: element code only
         from .loops import call_in_body
@@ -116,17 +128,20 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                 for sym in syms:
                     sym.as_constant(tx)
                 del scalars[ident]
-    try:
-        bound = spelling.bind(*bargs, **bkwargs)
-    except KilnError as e:
-        tx.unsupported("unsupported_call", f"{spelling.text}: {e}")
-    except Exception as e:  # the user's own mistake: NumPy would raise it too
-        tx.user_error(e)
-    used: set[int] = set()
-    if isinstance(bound, Composite):
-        result = _composite(tx, spelling.text, bound, scalars, used)
-    else:
-        result = _emit(tx, spelling.text, bound, scalars, used)
+    filename, lineno, _ = tx.location()
+    # (ops whose result dtype depends on the values speculate it per user line)
+    with speculating(f"{filename}:{lineno}", tx.output.dynamic.kinds, lambda a: _example_of(tx, a)):
+        try:
+            bound = spelling.bind(*bargs, **bkwargs)
+        except KilnError as e:
+            tx.unsupported("unsupported_call", f"{spelling.text}: {e}")
+        except Exception as e:  # the user's own mistake: NumPy would raise it too
+            tx.user_error(e)
+        used: set[int] = set()
+        if isinstance(bound, Composite):
+            result = _composite(tx, spelling.text, bound, scalars, used)
+        else:
+            result = _emit(tx, spelling.text, bound, scalars, used)
     passed = [v for v in _flatten(bargs + list(bkwargs.values())) if isinstance(v, ArrayArg)]
     if not isinstance(bound, Composite) and any(id(v) not in used and v is not bound.out for v in passed):
         # (a composite may leave an input unused: np.linalg.matrix_power(a, 0) is eye)

@@ -18,15 +18,19 @@ from .variables.base import ConstantVariable, VariableTracker
 
 class DynamicSpec:
     """Which dimensions capture treats as dynamic: ``mode`` True (all), False (none), or
-    None (those in ``marked``, learned from size-only recompiles)."""
+    None (those in ``marked``, learned from size-only recompiles); and what else earlier
+    calls taught capture."""
 
     def __init__(self, mode: bool | None, marked: set | None = None,
-                 scalars: set | None = None) -> None:
+                 scalars: set | None = None, kinds: dict | None = None) -> None:
         self.mode = mode
         self.marked = set(marked or ())
         # Python numbers read through an attribute or a global whose value changed between
         # calls (``self.t += 1`` in an optimizer): read at run time, not baked in.
         self.scalars = set(scalars or ())
+        # The result dtypes seen at the user lines of ops whose result dtype depends on
+        # the values ({"file:line": dtype names}; kiln/ops/speculation.py).
+        self.kinds = kinds if kinds is not None else {}
 
     def is_dynamic(self, source: Source, dim: int, size: int) -> bool:
         if size in (0, 1) or self.mode is False:  # 0/1 decide broadcasting: always static

@@ -245,6 +245,9 @@ class Rebuilder:
             if var.start is None:
                 return f"{ref}({self(var.array)}, {var.taken})"
             return f"{ref}(enumerate({self(var.array)}, {var.start}), {var.taken})"
+        remake = getattr(var, "python_iterable", None)
+        if remake is not None:     # np.nditer(a), np.ndenumerate(a): NumPy's own, from where it was
+            return f"{self.ns.ref(_advanced_iter, 'f')}({remake(self, self.ns)}, {var.taken})"
         items = var.pending
         values = [v.value for v in items if v.is_constant() and type(v.value) is int]
         if len(values) == len(items) >= 2 and len({b - a for a, b in zip(values, values[1:])}) == 1 \

@@ -29,25 +29,33 @@ from .tracer import Proxy
 
 
 def is_float(node: Any) -> bool:
+    """Can the value carry a gradient (a float or complex array)?"""
     val = getattr(node, "val", None)
-    return isinstance(val, TensorMeta) and val.dtype.kind == "f"
+    return isinstance(val, TensorMeta) and val.dtype.kind in "fc"
+
+
+def _is_complex(node: Any) -> bool:
+    val = getattr(node, "val", None)
+    return isinstance(val, TensorMeta) and val.dtype.kind == "c"
 
 
 def depends_on(calls: Sequence[Node], wrt: Sequence[Node]) -> set[Node]:
-    """The float values among ``wrt`` and ``calls`` that depend on a float ``wrt`` node."""
+    """The float and complex values among ``wrt`` and ``calls`` that depend on such a
+    ``wrt`` node. A gradient flows through complex values only through ops whose rule
+    holds for them (``Op.complex_grad``); elsewhere this raises AutogradError, as the
+    eager Tensor does when it records such an op."""
     needs = {n for n in wrt if is_float(n)}
     for node in calls:
-        if any(i in needs for i in node.inputs):
-            if is_float(node):
-                needs.add(node)
-            elif isinstance(node.val, TensorMeta) and node.val.dtype.kind == "c":
-                # A gradient would have to flow through complex values: never drop it.
-                from ..errors import AutogradError
-                raise AutogradError(
-                    f"'{node.target.name}' gives a complex result from a value that requires "
-                    f"grad; kiln does not differentiate complex values yet (a wrong or missing "
-                    f"gradient is never returned): compute this part on detached values or "
-                    f"inside kiln.no_grad()")
+        needed = [i for i in node.inputs if i in needs]
+        if not needed or not is_float(node):
+            continue
+        if (_is_complex(node) or any(_is_complex(i) for i in needed)) and not node.target.complex_grad:
+            from ..errors import AutogradError
+            raise AutogradError(
+                f"'{node.target.name}' has no derivative rule for complex values (a gradient "
+                f"would flow through complex values here; a wrong or missing gradient is never "
+                f"returned): compute this part on t.detach() or inside kiln.no_grad()")
+        needs.add(node)
     return needs
 
 

@@ -1,4 +1,4 @@
-"""Complex numbers: conjugate, real, imag, angle.
+"""Complex numbers: conjugate, real, imag, angle, real_if_close.
 
 Complex arrays (complex64, complex128) flow through every op whose NumPy kernel accepts
 them; promotion is NumPy's own (NEP 50: a Python complex is weak, ``float32 * 1j`` is
@@ -7,6 +7,9 @@ results are always NumPy's, special values (inf/nan components) included.
 
 ``real`` and ``imag`` are views in NumPy (``z.real[...] = 0`` writes into ``z``): they are
 VIEW ops here, and a write through one puts the new part back next to the other part.
+``np.real_if_close`` returns a complex array itself, or its real part when every
+imaginary part is tiny: which one depends on the values, so it speculates
+(kiln/ops/speculation.py) with an op that only checks, and is the array or its ``real``.
 Derivatives: for a real input ``real`` is the identity and ``imag``/``angle`` are
 constant; ``conjugate``, ``real`` and ``imag`` also differentiate complex inputs, in the
 conjugate (Wirtinger) convention PyTorch uses (``Op.complex_grad``): the gradient of
@@ -18,8 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from .meta import TensorMeta, reject
 from .pointwise import conj, ufunc_normalizer
-from .registry import Bound, Category, F, declare, is_complex_like, method_key, spell
+from .registry import (Bound, Category, Composite, F, N, declare, is_complex_like, method_key,
+                       spell, spell_composite)
+from .speculation import checked, speculate
 
 
 def _zeros(g: Any, x: Any) -> tuple:
@@ -88,3 +94,43 @@ def _angle_decomposition(x: Any, deg: bool) -> Any:
 
 
 spell(np.angle, angle, lambda z, deg=False: Bound(angle, (z,), {"deg": bool(deg)}), "numpy.angle")
+
+
+# ---- real_if_close ------------------------------------------------------------------------------
+
+def _real_if_close_check(a, tol=100, expect=None, site=""):
+    checked(np.real_if_close(a, tol), expect, site)
+    return np.zeros(1, bool)   # (not 0-d: capture would run it on fake arrays for its type)
+
+
+real_if_close_check = declare(
+    "real_if_close_check", Category.EXTERN, _real_if_close_check, inputs=("a",),
+    params={"tol": 100, "expect": None, "site": ""}, may_raise=True,
+    meta=lambda a, tol=100, expect=None, site="": TensorMeta((1,), np.dtype(bool)),
+    doc="checks that numpy.real_if_close of a complex array has the dtype expected (its "
+        "real part's, or its own); never removed as dead code")
+
+
+def _real_if_close(a, tol, expect, site):
+    if expect is None:   # the values are here (NumPy arrays, Tensors): NumPy decides
+        close = np.real_if_close(np.asarray(a), tol).dtype.kind != "c"
+    else:
+        F.real_if_close_check(a, tol=tol, expect=expect, site=site)
+        close = np.dtype(expect).kind != "c"
+    return N.real(a) if close else a   # a view of a, or a itself, as NumPy's
+
+
+def _real_if_close_normalize(a, tol=100):
+    if not hasattr(a, "dtype"):
+        a = np.asarray(a)
+    if np.dtype(a.dtype).kind != "c":
+        return Composite(lambda a: a, (a,))
+    if not isinstance(tol, (int, float)) or isinstance(tol, bool):
+        reject("numpy.real_if_close", "tol", tol, "pass tol as a Python number")
+    real_dtype = np.empty(0, a.dtype).real.dtype
+    return Composite(_real_if_close, (a,), {"tol": tol, **speculate(
+        "numpy.real_if_close", real_dtype, a, lambda v: np.real_if_close(v, tol))})
+
+
+spell_composite(np.real_if_close, ("real_if_close_check", "real"), _real_if_close_normalize,
+                "numpy.real_if_close")

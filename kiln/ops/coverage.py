@@ -35,6 +35,12 @@ def fuses(op) -> bool:
     return False
 
 
+def complex_kernel(op) -> bool:
+    """Does the C++ backend generate a complex loop for it?"""
+    rule = _lowering(op)
+    return rule is not None and "c" in rule.get("kinds", "")
+
+
 def spellings_of(op) -> list[str]:
     return sorted(s.text for s in SPELLINGS.values() if s.op is op)
 
@@ -52,12 +58,21 @@ def markdown() -> str:
         "`tests/ops/test_coverage_doc.py` fails when this page is stale. Every op runs on the",
         "`eager` and `aot_eager` backends (its NumPy kernel). On `cpp` it is a generated kernel",
         "that fuses with its neighbours (**kernel**) or a call of the NumPy kernel (**extern**).",
-        "Complex arrays (complex64, complex128) run every op through its NumPy kernel on every",
-        "backend (no C++ complex kernels yet). Gradients flow through complex values, in the",
-        "conjugate (Wirtinger) convention PyTorch uses (the gradient of z = x + iy is",
-        "dL/dx + i dL/dy), on the eager tape, for "
+        "Complex arrays (complex64, complex128) go through every op. On `cpp` these are",
+        "complex kernels that fuse with their neighbours: "
+        + ", ".join(f"`{op.name}`" for op in ops if complex_kernel(op))
+        + "; every other op on complex values calls its NumPy kernel (complex sums and",
+        "products too: NumPy's pairwise loops), so results are NumPy's, special values included.",
+        "Gradients flow through complex values, in the conjugate (Wirtinger) convention",
+        "PyTorch uses (the gradient of z = x + iy is dL/dx + i dL/dy), on the eager tape and",
+        "in compiled backward graphs, for "
         + ", ".join(f"`{op.name}`" for op in ops if op.complex_grad)
         + "; through any other op kiln raises AutogradError.",
+        "Ops whose result dtype depends on the values (`np.linalg.eig`/`eigvals` of real",
+        "matrices, `np.roots`, `np.poly` of a matrix or of complex roots, `np.real_if_close`)",
+        "expect the dtype the line gave before and check it: when the data give the other",
+        "dtype the call runs as Python and recompiles; a line that gave both breaks the graph",
+        "(kiln/ops/speculation.py).",
         "",
         f"{len(REGISTRY)} ops, {sum(1 for s in SPELLINGS.values() if s.op is not None)} spellings "
         f"of them, {len(composites())} composite spellings.",
@@ -93,11 +108,14 @@ def markdown() -> str:
         "  another size (`x[m] + y`): the graph breaks there (`x[mask]`, `np.nonzero`,",
         "  `np.argwhere`, one-argument `np.where`, `np.unique`, `np.flatnonzero`, `np.compress`,",
         "  `np.bincount`, the set operations, `np.polymul`, `np.polydiv` are graph ops);",
-        "- results whose dtype depends on the data: `np.linalg.eig`/`eigvals` of real arrays",
-        "  (real when every eigenvalue is), `np.roots`, `np.poly` of a matrix, `np.real_if_close`;",
-        "- `np.trim_zeros` (a view whose bounds depend on the data), `np.histogram` with string",
-        "  bins such as `'auto'` (the bin count depends on the data), `np.nditer`,",
-        "  `np.frombuffer`, `np.unwrap` on integers, `polyfit(full=True)`/`cov=True`;",
+        "- `np.trim_zeros` (a view whose bounds depend on the data), `np.frombuffer` (a view",
+        "  of a Python buffer: the bytes object is guarded by value), `np.nditer` over a",
+        "  computed array or a view in memory order (`order='C'`/`'F'` and arguments are",
+        "  captured), `np.delete`/`np.insert` at positions computed in the graph, `v in a`,",
+        "  `np.unwrap` on integers, `polyfit(full=True)`/`cov=True`, `np.random` (NumPy's",
+        "  global generator state);",
+        "- a result dtype that changed between calls at the same line (`np.linalg.eigvals`",
+        "  real in one call, complex in another): the call breaks the graph there;",
         "- Python values read from data: `.item()`, `.tolist()`, and a branch or Python",
         "  arithmetic on the bools `np.allclose`, `np.array_equal`, `np.array_equiv` return",
         "  (those are graph ops returning a Python `bool`; using it in an `if` breaks there).",

@@ -13,9 +13,9 @@ imaginary part and come back as contiguous real arrays (exact: a real value surv
 round trip). ``slogdet`` has a derivative (d log|det A| = tr(A^-1 dA)); svd, eigh and qr do
 not yet (kiln.AutogradError when a gradient is asked of them).
 ``lstsq`` packs x, the singular values, the rank and the residuals (their size known only
-after the call). ``np.linalg.eig`` and ``eigvals`` are here for complex inputs only: for a
-real input, whether NumPy's result is real or complex depends on the values (all
-eigenvalues real), which no static dtype can say.
+after the call). ``np.linalg.eig`` and ``eigvals`` of a real input are real or complex as
+the values say (all eigenvalues real or not): the ops speculate the kind and check it
+(kiln/ops/speculation.py).
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from .linalg import mT
 from .meta import TensorMeta, ndim_of, reject, shape_of
 from .reduction import dtype_of
 from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
+from .speculation import checked, complex_of, speculate
 
 _EYE = np.eye(2)
 SlogdetResult = type(np.linalg.slogdet(_EYE))
@@ -327,60 +328,71 @@ spell_composite(np.linalg.lstsq, ("lstsq_packed", "getitem", "reshape"), _lstsq_
                 "numpy.linalg.lstsq")
 
 
-# ---- eig, eigvals (complex inputs) ----------------------------------------------------------
+# ---- eig, eigvals ------------------------------------------------------------------------------
+# Of a complex matrix the result is complex. Of a real one NumPy before 2.5 returns real
+# arrays when every eigenvalue is real and complex ones otherwise (2.5 always complex):
+# the op speculates which (kiln/ops/speculation.py), expecting what NumPy gives for the
+# call's argument, or complex.
 
-def _complex_only(name: str, a: Any) -> None:
-    if not _is_complex(a):
-        reject(name, "a", f"a {np.dtype(dtype_of(a))} array", "NumPy's result is real or "
-               "complex depending on the values; it runs as Python (pass a complex array, "
-               "a.astype(complex), to compile it)")
-
-
-def _eig_impl(a):
+def _eig_impl(a, expect=None, site=""):
     w, v = np.linalg.eig(a)
-    return np.concatenate([w[..., None, :], v], axis=-2)
+    return checked(np.concatenate([w[..., None, :], v], axis=-2), expect, site)
 
 
-def _eig_meta(a):
+def _eig_dtype(fn, a, expect):
+    return np.dtype(expect) if expect else \
+        complex_of(np.asarray(fn(np.eye(2, dtype=dtype_of(a)))[-1]).dtype)
+
+
+def _eig_meta(a, expect=None, site=""):
     batch, n = _square("eig", a)
-    return TensorMeta(batch + (n + 1, n), np.linalg.eig(np.eye(2, dtype=dtype_of(a)))[1].dtype)
+    return TensorMeta(batch + (n + 1, n), _eig_dtype(np.linalg.eig, a, expect))
 
 
 eig_packed = declare(
-    "eig_packed", Category.EXTERN, _eig_impl, inputs=("a",), meta=_eig_meta, may_raise=True,
-    fresh_result=True,
-    doc="numpy.linalg.eig's eigenvalues (row 0) above its eigenvectors (rows 1..n), for a "
-        "complex input")
+    "eig_packed", Category.EXTERN, _eig_impl, inputs=("a",), params={"expect": None, "site": ""},
+    meta=_eig_meta, may_raise=True, fresh_result=True,
+    doc="numpy.linalg.eig's eigenvalues (row 0) above its eigenvectors (rows 1..n); of a real "
+        "matrix real or complex as the values say (checked against the kind expected)")
 EigResult = type(np.linalg.eig(_EYE))
 
 
-def _eig(a):
-    p = F.eig_packed(a)
+def _speculated(name: str, a: Any, fn: Any) -> dict:
+    if _is_complex(a):
+        return {"expect": None, "site": ""}
+    return speculate(name, complex_of(np.asarray(fn(np.eye(2, dtype=dtype_of(a)))).dtype), a, fn)
+
+
+def _eig(a, expect, site):
+    p = F.eig_packed(a, expect=expect, site=site)
     lead = _lead(tuple(shape_of(p)[:-2]))
     return EigResult(N.getitem(p, lead + (0,)), N.getitem(p, lead + (slice(1, None),)))
 
 
 def _eig_normalize(a):
-    _complex_only("numpy.linalg.eig", a)
-    return Composite(_eig, (a,))
+    _square("eig", a)
+    return Composite(_eig, (a,), _speculated("numpy.linalg.eig", a, lambda v: np.linalg.eig(v)[0]))
 
 
 spell_composite(np.linalg.eig, ("eig_packed", "getitem"), _eig_normalize, "numpy.linalg.eig")
 
 
-def _eigvals_meta(a):
+def _eigvals_meta(a, expect=None, site=""):
     batch, n = _square("eigvals", a)
-    return TensorMeta(batch + (n,), np.linalg.eigvals(np.eye(2, dtype=dtype_of(a))).dtype)
+    return TensorMeta(batch + (n,), _eig_dtype(np.linalg.eigvals, a, expect))
 
 
-eigvals = declare("eigvals", Category.EXTERN, lambda a: np.linalg.eigvals(a), inputs=("a",),
-                  meta=_eigvals_meta, may_raise=True, fresh_result=True,
-                  doc="numpy.linalg.eigvals, for a complex input")
+eigvals = declare("eigvals", Category.EXTERN,
+                  lambda a, expect=None, site="": checked(np.linalg.eigvals(a), expect, site),
+                  inputs=("a",), params={"expect": None, "site": ""}, meta=_eigvals_meta,
+                  may_raise=True, fresh_result=True,
+                  doc="numpy.linalg.eigvals; of a real matrix real or complex as the values say "
+                      "(checked against the kind expected)")
 
 
 def _eigvals_normalize(a):
-    _complex_only("numpy.linalg.eigvals", a)
-    return Bound(eigvals, (a,), {})
+    _square("eigvals", a)
+    return Bound(eigvals, (a,), _speculated("numpy.linalg.eigvals", a, np.linalg.eigvals))
 
 
 spell(np.linalg.eigvals, eigvals, _eigvals_normalize, "numpy.linalg.eigvals")

@@ -6,9 +6,11 @@ differentiate), polymul, polydiv and polyfit (EXTERN ops calling NumPy's own alg
 ``polymul`` trims its operands' leading zeros and ``polydiv``'s remainder drops leading
 (near-)zero coefficients, so their lengths are known only after they ran: like the set
 operations (kiln/ops/sets.py) each op reads both polynomials joined, ``split`` saying
-where the first ends. ``np.roots`` and ``np.poly``
-of a square matrix are not here: whether their result is real or complex depends on the
-values (eigenvalues in conjugate pairs), which no static dtype can say.
+where the first ends. ``np.roots`` (EXTERN: NumPy's companion-matrix eigenvalues) and
+``np.poly`` of a square matrix or of complex roots (EXTERN: NumPy's own) give a real or a
+complex result as the values say (all roots real; roots in conjugate pairs): they
+speculate the dtype and check it (kiln/ops/speculation.py). ``roots``' length is known
+only after it ran too (leading zero coefficients drop out).
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ import numpy as np
 
 from .meta import TensorMeta, ndim_of, reject, shape_of
 from .numeric import _dtype, _is_array
-from .registry import Category, Composite, F, N, declare, spell_composite
+from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
+from .speculation import checked, complex_of, speculate
 
 
 def _1d(x: Any) -> Any:
@@ -167,19 +170,67 @@ def _poly(z, dt):
     return a
 
 
+def _poly_of_meta(z, expect=None, site=""):
+    # (without an expected dtype: NumPy's for real roots, of the input's precision)
+    like = np.eye(2, dtype=_dtype(z)) if len(shape_of(z)) == 2 else np.zeros(1, _dtype(z))
+    return TensorMeta((shape_of(z)[0] + 1,), np.dtype(expect) if expect else np.poly(like).dtype)
+
+
+poly_of = declare(
+    "poly_of", Category.EXTERN, lambda z, expect=None, site="": checked(np.poly(z), expect, site),
+    inputs=("z",), params={"expect": None, "site": ""}, meta=_poly_of_meta, fresh_result=True,
+    doc="numpy.poly of a square matrix (its characteristic polynomial) or of complex roots: "
+        "real when the roots come in conjugate pairs (checked against the dtype expected)")
+
+
 def _poly_normalize(seq_of_zeros):
     z = seq_of_zeros if _is_array(seq_of_zeros) else np.atleast_1d(np.asarray(seq_of_zeros))
     shape = tuple(shape_of(z)) or (1,)
-    if len(shape) != 1 or _dtype(z).kind not in "biuf":
-        reject("numpy.poly", "seq_of_zeros", f"<{_dtype(z)} array of {len(shape)} dims>",
-               "kiln compiles np.poly of real roots (a 1-d array): whether NumPy's result "
-               "is real depends on the values otherwise")
+    if _dtype(z).kind not in "biufc":
+        reject("numpy.poly", "seq_of_zeros", f"<{_dtype(z)} array>", "pass numbers")
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0 or \
+            len(shape) == 1 and _dtype(z).kind == "c":
+        # real or complex as the values say (eigenvalues, roots in conjugate pairs)
+        return Bound(poly_of, (z,), speculate("numpy.poly", _poly_of_meta(z).dtype, z, np.poly))
+    if len(shape) != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
     if shape[0] == 0:
         return Composite(lambda z: 1.0, (z,))
     return Composite(_poly, (z,), {"dt": np.dtype(np.mintypecode(_dtype(z).char))})
 
 
-spell_composite(np.poly, ("concatenate", "negative", "convolve"), _poly_normalize, "numpy.poly")
+spell_composite(np.poly, ("concatenate", "negative", "convolve", "poly_of"), _poly_normalize,
+                "numpy.poly")
+
+
+# ---- roots: the eigenvalues of the companion matrix ------------------------------------------
+
+def _roots_meta(p, expect=None, site=""):
+    n = shape_of(p)[0]
+    return TensorMeta((max(n - 1, 0),), np.dtype(expect) if expect else
+                      complex_of(np.roots(np.ones(2, _dtype(p))).dtype))
+
+
+roots = declare(
+    "roots", Category.EXTERN, lambda p, expect=None, site="": checked(np.roots(p), expect, site),
+    inputs=("p",), params={"expect": None, "site": ""}, meta=_roots_meta, may_raise=True,
+    fresh_result=True, data_dependent=True,
+    unbacked=lambda p, expect, site: (("roots", 0), ("u",)),
+    doc="numpy.roots: the roots of a polynomial (highest power first); real or complex as "
+        "the values say (checked against the dtype expected), as many as its degree once "
+        "leading zeros drop out")
+
+
+def _roots_normalize(p):
+    p = p if _is_array(p) else np.atleast_1d(np.asarray(p))
+    if len(shape_of(p)) != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    if _dtype(p).kind not in "biufc":
+        reject("numpy.roots", "p", f"<{_dtype(p)} array>", "pass numbers")
+    return Bound(roots, (p,), speculate("numpy.roots", _roots_meta(p).dtype, p, np.roots))
+
+
+spell(np.roots, roots, _roots_normalize, "numpy.roots")
 
 
 # ---- polyfit ---------------------------------------------------------------------------------

@@ -96,3 +96,15 @@ def _chkfinite_normalize(a, dtype=None, order=None):
 
 spell_composite(np.asarray_chkfinite, ("finite_or_raise", "astype"), _chkfinite_normalize,
                 "numpy.asarray_chkfinite")
+
+
+# ---- isscalar: a question about the type --------------------------------------------------
+
+def _isscalar_normalize(element):
+    # an array stand-in knows whether it is a NumPy scalar at run time (capture guards it)
+    answer = bool(getattr(element, "numpy_scalar", False)) if isinstance(element, TensorMeta) \
+        else np.isscalar(element)
+    return Composite(lambda element: answer, (element,))
+
+
+spell_composite(np.isscalar, (), _isscalar_normalize, "numpy.isscalar")

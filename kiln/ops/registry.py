@@ -133,8 +133,9 @@ class Op:
     print_python: Callable[..., Any] | None = None
     # The derivative rule holds for complex values too, in the conjugate (Wirtinger)
     # convention PyTorch uses: for a real loss L, the gradient of z = x + iy is
-    # dL/dx + i dL/dy (so a holomorphic f's rule multiplies by conj(f'(z))). Ops without
-    # it raise AutogradError where a gradient would flow through complex values.
+    # dL/dx + i dL/dy (so a holomorphic f's rule multiplies by conj(f'(z))), on the eager
+    # tape and in compiled backward graphs. Ops without it raise AutogradError where a
+    # gradient would flow through complex values.
     complex_grad: bool = False
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .meta import TensorMeta, ndim_of, normalize_axis, normalize_one_axis, reject, shape_of
-from .registry import (Bound, Category, Composite, F, declare, method_key, spell, spell_composite,
+from .registry import (Bound, Category, Composite, F, N, declare, method_key, spell, spell_composite,
                        spell_masked)
 
 
@@ -66,6 +66,20 @@ def _sort_normalizer(op, name):
 spell(np.sort, sort, _sort_normalizer(sort, "numpy.sort"), "numpy.sort")
 spell(np.argsort, argsort, _sort_normalizer(argsort, "numpy.argsort"), "numpy.argsort")
 spell(method_key("argsort"), argsort, _sort_normalizer(argsort, "ndarray.argsort"), "ndarray.argsort")
+
+
+def _sort_in_place(a, axis, kind):
+    N.copyto(a, F.sort(a, axis=axis, kind=kind))   # (None, as NumPy's method returns)
+
+
+def _sort_method_normalize(a, axis=-1, kind=None, order=None, *, stable=None):
+    if order is not None:
+        reject("ndarray.sort", "order", order, "structured arrays are not supported by kiln")
+    return Composite(_sort_in_place, (a,), {"axis": normalize_one_axis(operator.index(axis), max(ndim_of(a), 1)),
+                                            "kind": _kind("ndarray.sort", kind, stable)})
+
+
+spell_composite(method_key("sort"), ("sort", "copyto"), _sort_method_normalize, "ndarray.sort")
 
 
 def _partition_vjp(g, out, x, kth, axis):

@@ -28,6 +28,11 @@ NOT_ROWS: dict[str, str] = {
                                               "unique_index", "unique_inverse", "bincount",
                                               "set_op", "polydiv_r", "polymul",
                                               "histogram_auto")},
+    # Result dtypes that depend on the values: the graph's meta holds the dtype capture
+    # speculated (kiln/ops/speculation.py), which a traced graph without it cannot know.
+    **{name: f"{name}: its result dtype depends on the values; "
+             f"tests/ops/test_speculated_dtypes.py" for name in ("poly_of", "real_if_close_check")},
+    "roots": f"roots: {_SIZED}; its dtype depends on the values: tests/ops/test_speculated_dtypes.py",
     # Derivative helpers with no NumPy spelling: checked against finite differences
     # through the rows of the op they differentiate (put_values, placed).
     "put_values_grad": "np.put's values cotangent: the put_values gradient row",

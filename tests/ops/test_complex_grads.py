@@ -2,7 +2,8 @@
 holds for complex values (``Op.complex_grad``), in the conjugate (Wirtinger) convention
 PyTorch uses: for a real loss L, the gradient of z = x + iy is dL/dx + i dL/dy. The loss
 is Re(sum(conj(c) * f(z))) for a random complex cotangent c (what backward(c) computes);
-real inputs get dL/dx. Eagerly on the tape and through a compiled function."""
+real inputs get dL/dx. Eagerly on the tape and through a compiled function (its backward
+graph compiled with complex values); complex64 gradients and dynamic sizes too."""
 import numpy as np
 import pytest
 
@@ -80,6 +81,8 @@ def test_complex128_gradient_matches_finite_differences(name, compiled):
     cot = rng.standard_normal(cot_shape) + 1j * rng.standard_normal(cot_shape)
     leaves = [kiln.tensor(a, requires_grad=True) for a in arrays]
     out = (kiln.compile(fn) if compiled else fn)(*leaves)
+    if compiled:   # the compiled backward graph, not the graph run op by op on the tape
+        assert type(out.grad_fn).__name__ == "CompiledFunctionBackward", out.grad_fn
     out.backward(cot.astype(out.dtype) if out.dtype.kind == "c" else np.real(cot))
     for i, (leaf, a) in enumerate(zip(leaves, arrays)):
         want = _finite_differences(fn, arrays, cot if out.dtype.kind == "c" else np.real(cot), i)
@@ -93,3 +96,27 @@ def test_kiln_grad_of_a_complex_argument_is_dL_dx_plus_i_dL_dy():
     np.testing.assert_allclose(kiln.grad(lambda z: np.abs(z).sum())(z), z / np.abs(z), rtol=1e-12)
     np.testing.assert_allclose(kiln.grad(kiln.compile(lambda z: np.real(z * z).sum()))(z),
                                2 * np.conj(z), rtol=1e-12)
+
+
+def test_compiled_complex64_gradient_matches_the_tape_under_dynamic_sizes():
+    def f(z, w):
+        return (np.abs(np.exp(z * 0.5) * w) ** 2).sum() + np.real(z * np.conj(w)).mean()
+
+    cf = kiln.compile(f, dynamic=True)
+    for n in (3, 5):
+        z = _z(n, 4).astype(np.complex64)
+        w = _z(n, 4)
+        got = [kiln.tensor(a, requires_grad=True) for a in (z, w)]
+        want = [kiln.tensor(a, requires_grad=True) for a in (z, w)]
+        cf(*got).backward()
+        f(*want).backward()
+        for g, t in zip(got, want):
+            assert g.grad.dtype == t.grad.dtype
+            np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=2e-5, atol=1e-6)
+    assert len(cf.cache_entries) == 1
+
+
+def test_compiled_gradient_through_an_op_without_a_complex_rule_raises():
+    f = kiln.compile(lambda z: np.tan(z).real.sum())
+    with pytest.raises(kiln.AutogradError, match="'tan' has no derivative rule for complex"):
+        f(kiln.tensor(Z23, requires_grad=True))

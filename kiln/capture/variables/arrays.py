@@ -76,6 +76,9 @@ class ArrayVariable(VariableTracker):
             return ConstantVariable(int(self.meta.size))
         if name == "itemsize":
             return ConstantVariable(self.meta.dtype.itemsize)
+        if name == "flat" and not self.tensor:
+            from .numpy_objects import FlatIterVariable
+            return FlatIterVariable(tx, self)
         if name in ("T", "mT", "real", "imag"):  # properties that are ops
             return tx.call_op(method_key(name), [self], {}, f"ndarray.{name}")
         if name in ("item", "tolist", "tobytes", "__array__", "__float__", "__int__"):

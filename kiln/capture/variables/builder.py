@@ -255,7 +255,7 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         return VariableTracker.call(var, tx, args, kwargs)
     if cls is np.ndarray:  # np.ndarray(shape, dtype): a spelling like any NumPy function
         return tx.call_op(np.ndarray, args, kwargs, "numpy.ndarray")
-    if cls in (np.ndindex, np.ndenumerate):
+    if cls in (np.ndindex, np.ndenumerate, np.nditer):
         from .numpy_objects import construct
         made = construct(tx, cls, args, kwargs)
         if made is not None:

@@ -1,8 +1,15 @@
 """NumPy helper objects that are not functions: the index grids ``np.mgrid``/``np.ogrid``
-and the iterators ``np.ndindex``/``np.ndenumerate``. Their arguments are shapes and slice
-bounds, so capture evaluates them: a grid is a constant array of the graph (NumPy's own
-values), an iteration is unrolled over the index tuples (each ``a[idx]`` read when the loop
-takes it, as Python does)."""
+and the iterators ``np.ndindex``/``np.ndenumerate``/``np.nditer``/``ndarray.flat``. Their arguments are
+shapes and slice bounds, so capture evaluates them: a grid is a constant array of the graph
+(NumPy's own values), an iteration is unrolled over the index tuples (each ``a[idx]`` read
+when the loop takes it, as Python does).
+
+``for x in np.nditer(a)`` visits a's elements in memory order (``order='K'``: axes by
+stride, negative strides reversed), each a 0-d view (read-only unless
+``op_flags=['readwrite']``/``['writeonly']``, where ``x[...] = v`` writes into ``a``).
+The order is the one NumPy gives for the argument's strides (guarded), or C/F order when
+asked; a computed array of two or more dims (whose layout NumPy decides) breaks the graph
+unless the order is given."""
 from __future__ import annotations
 
 import operator
@@ -72,6 +79,10 @@ class NdEnumerateVariable(IteratorVariable):
     def describe(self) -> str:
         return "np.ndenumerate iterator"
 
+    def python_iterable(self, rebuild, ns) -> str:
+        """The iteration as Python code (the rest of it runs at a graph break)."""
+        return f"{ns.ref(np.ndenumerate, 'f')}({rebuild(self.array)})"
+
     def next(self, tx=None) -> VariableTracker | None:
         if not self.pending:
             return None
@@ -86,8 +97,133 @@ class NdEnumerateVariable(IteratorVariable):
         return out
 
 
+class FlatIterVariable(IteratorVariable):
+    """``a.flat``: a's elements in C order whatever its layout, each read when taken (the
+    loop unrolls); ``a.flat[i]`` with a constant int reads one element."""
+
+    def __init__(self, tx, array: VariableTracker) -> None:
+        shape = tuple(array.getattr(tx, "shape").as_constant(tx))
+        _count(tx, shape, "ndarray.flat")
+        super().__init__(list(np.ndindex(*shape)))
+        self.array = array
+        self.shape = shape
+
+    def describe(self) -> str:
+        return "ndarray.flat iterator"
+
+    def python_iterable(self, rebuild, ns) -> str:
+        return f"{rebuild(self.array)}.flat"
+
+    def next(self, tx=None) -> VariableTracker | None:
+        if not self.pending:
+            return None
+        self.taken += 1
+        return self.array.getitem(tx, ConstantVariable(self.pending.pop(0)))
+
+    def items(self, tx) -> list[VariableTracker]:
+        out = []
+        while (item := self.next(tx)) is not None:
+            out.append(item)
+        return out
+
+    def _element(self, tx, index: VariableTracker) -> ConstantVariable:
+        """The index tuple of ``a.flat[i]`` (a constant int ``i``); other indices break."""
+        i = index.as_constant(tx) if index.is_constant() else None
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            tx.unsupported("unsupported_call", f"ndarray.flat[{index.describe()}]: only a "
+                           f"constant int index is captured", "index the array itself")
+        n = int(np.prod(self.shape, dtype=np.int64))
+        if not -n <= i < n:
+            tx.user_error(IndexError(f"index {i} is out of bounds for size {n}"))
+        where = np.unravel_index(int(i) % n, self.shape) if self.shape else ()
+        return ConstantVariable(tuple(int(k) for k in where))
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        return self.array.getitem(tx, self._element(tx, index))
+
+    def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
+        return self.array.setitem(tx, self._element(tx, index), value)
+
+
+class NdIterVariable(IteratorVariable):
+    """``np.nditer(a)``: a's elements as 0-d views, in the order NumPy visits them."""
+
+    def __init__(self, tx, array: VariableTracker, visits: list, params: dict) -> None:
+        super().__init__(visits)
+        self.array = array
+        self.params = params            # order, op_flags: constants
+        self.writable = params["op_flags"] != ["readonly"]
+
+    def describe(self) -> str:
+        return "np.nditer iterator"
+
+    def python_iterable(self, rebuild, ns) -> str:
+        """The iteration as Python code (the rest of it runs at a graph break)."""
+        return f"{ns.ref(np.nditer, 'f')}({rebuild(self.array)}, order={self.params['order']!r}, " \
+               f"op_flags={self.params['op_flags']!r})"
+
+    def next(self, tx=None) -> VariableTracker | None:
+        if not self.pending:
+            return None
+        self.taken += 1
+        element = self.array.getitem(tx, ConstantVariable(self.pending.pop(0) + (Ellipsis,)))
+        if self.writable:
+            return element
+        # a read-only 0-d view of the element, as nditer's (a write raises NumPy's error)
+        return tx.call_op(np.broadcast_to, [element, ConstantVariable(())], {}, "np.nditer")
+
+    def items(self, tx) -> list[VariableTracker]:
+        out = []
+        while (item := self.next(tx)) is not None:
+            out.append(item)
+        return out
+
+
+_NDITER_FLAGS = ({"readonly"}, {"readwrite"}, {"writeonly"})
+
+
+def _nditer(tx, array: VariableTracker, kwargs: dict) -> VariableTracker | None:
+    """``np.nditer(a, order=..., op_flags=...)`` over one array, or None (not captured)."""
+    params = {k: v.as_constant(tx) for k, v in kwargs.items()}
+    order = params.pop("order", "K")
+    op_flags = params.pop("op_flags", None)
+    flags = params.pop("flags", None)
+    if params or flags or order not in ("C", "F", "A", "K"):
+        return None
+    op_flags = list(op_flags or ("readonly",))
+    if set(op_flags) not in _NDITER_FLAGS or len(op_flags) != 1:
+        return None
+    params = {"order": order, "op_flags": op_flags}
+    shape = tuple(array.getattr(tx, "shape").as_constant(tx))
+    _count(tx, shape, "np.nditer")
+    if order in ("A", "K") and len(shape) > 1 or order == "K" and len(shape) == 1:
+        # the order depends on the memory layout: the argument's own, guarded
+        source = array.source if array.base is None else None
+        if source is None or array.node.kind != "placeholder":
+            if len(shape) > 1 or array.base is not None:
+                tx.unsupported("unsupported_call", "np.nditer over a computed array visits its "
+                               "elements in the memory order NumPy gives it, which kiln does not "
+                               "follow", "pass order='C' (or 'F'), or iterate over an argument")
+            order = "C"   # a 1-d result of an op: contiguous, forward
+        else:
+            value = tx.output.leaf_value(source)
+            code, text = source.code(tx.output.ns), source.display()
+            tx.guards.add_truth(f"{code}.strides == {value.strides!r}",
+                                f"{text}.strides == {value.strides!r}", True, (source,))
+            it = np.nditer(value, flags=["multi_index", "refs_ok", "zerosize_ok"], order=order)
+            visited = []
+            while not it.finished:
+                visited.append(it.multi_index)
+                it.iternext()
+            return NdIterVariable(tx, array, visited, params)
+    indices = list(np.ndindex(*shape)) if order in ("C", "A", "K") else \
+        [tuple(reversed(i)) for i in np.ndindex(*reversed(shape))]
+    return NdIterVariable(tx, array, indices, params)
+
+
 def construct(tx, cls: type, args: list, kwargs: dict) -> VariableTracker | None:
-    """``np.ndindex(...)`` / ``np.ndenumerate(a)`` as capture's iterators; None: not these."""
+    """``np.ndindex(...)`` / ``np.ndenumerate(a)`` / ``np.nditer(a)`` as capture's
+    iterators; None: not these."""
     if cls is np.ndindex:
         if kwargs:
             return None
@@ -100,4 +236,8 @@ def construct(tx, cls: type, args: list, kwargs: dict) -> VariableTracker | None
         from .arrays import ArrayVariable
         if isinstance(args[0], ArrayVariable):
             return NdEnumerateVariable(tx, args[0])
+    if cls is np.nditer and len(args) == 1:
+        from .arrays import ArrayVariable
+        if isinstance(args[0], ArrayVariable) and not args[0].tensor:
+            return _nditer(tx, args[0], kwargs)
     return None

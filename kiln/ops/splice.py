@@ -1,0 +1,77 @@
+"""``np.delete`` and ``np.insert`` at positions known while capturing (Python ints, lists,
+slices, constant arrays): composites gathering from the array (and, for insert, the
+values after it) with a constant index array, so they fuse and differentiate as ``take``
+does.
+
+The index array is NumPy's own answer: ``np.delete``/``np.insert`` run on arrays of
+element numbers of the same shapes (values numbered after the array's elements), so
+every rule of theirs — negative and out-of-range positions, boolean masks, a scalar
+position inserting a broadcast block, ``axis=None`` flattening — and every error message
+is NumPy's. Positions computed in the graph (whose count would depend on the values)
+run as Python.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .meta import TensorMeta, reject, shape_of
+from .numeric import _dtype
+from .registry import Composite, N, spell_composite
+
+
+def _constant_positions(name: str, obj: Any) -> Any:
+    if isinstance(obj, TensorMeta):   # an array computed in the graph
+        reject(name, "obj", "<an array of positions computed in the graph>", "the result's "
+               "length would depend on its values; pass the positions as constants")
+    if hasattr(obj, "__array__") and not isinstance(obj, np.ndarray):
+        obj = np.asarray(obj)        # (a Tensor's values, in eager code)
+    return obj
+
+
+def _numbers(shape: tuple, start: int = 0) -> np.ndarray:
+    n = int(np.prod(shape, dtype=np.int64))
+    return np.arange(start, start + n, dtype=np.intp).reshape(shape)
+
+
+def _gather(flat: Any, index: np.ndarray) -> Any:
+    return N.reshape(N.take(flat, index.ravel()), index.shape)
+
+
+def _delete(arr, index):
+    return _gather(N.ravel(arr), index)
+
+
+def _delete_normalize(arr, obj, axis=None):
+    arr = arr if hasattr(arr, "shape") else np.asarray(arr)
+    index = np.delete(_numbers(tuple(shape_of(arr))), _constant_positions("numpy.delete", obj), axis)
+    return Composite(_delete, (arr,), {"index": index})
+
+
+spell_composite(np.delete, ("ravel", "take", "reshape"), _delete_normalize, "numpy.delete")
+
+
+def _insert(arr, values, index, dtype):
+    flat_values = N.ravel(values)
+    if _dtype(values) != dtype:
+        flat_values = N.method("astype", flat_values, dtype)
+    return _gather(N.concatenate((N.ravel(arr), flat_values)), index)
+
+
+def _insert_normalize(arr, obj, values, axis=None):
+    arr = arr if hasattr(arr, "shape") else np.asarray(arr)
+    if not hasattr(values, "shape"):
+        values = np.asarray(values)
+    dtype, vdtype = _dtype(arr), _dtype(values)
+    if vdtype.kind == "c" and dtype.kind != "c" or vdtype.kind not in "biufc":
+        reject("numpy.insert", "values", f"<{vdtype} values>", "NumPy's conversion into "
+               f"{dtype} decides there; it runs as Python")
+    shape = tuple(shape_of(arr))
+    numbers = _numbers(tuple(shape_of(values)), int(np.prod(shape, dtype=np.int64)))
+    index = np.insert(_numbers(shape), _constant_positions("numpy.insert", obj), numbers, axis)
+    return Composite(_insert, (arr, values), {"index": index, "dtype": dtype})
+
+
+spell_composite(np.insert, ("ravel", "astype", "concatenate", "take", "reshape"),
+                _insert_normalize, "numpy.insert")
