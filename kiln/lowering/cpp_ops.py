@@ -42,7 +42,7 @@ def literal(value: Any, dtype: Any) -> str:
     if dt.kind in "iu":
         v = int(np.asarray(value).astype(dt))
         if dt.kind == "i" and v == -(1 << 63):
-            return "(-9223372036854775807LL - 1)"
+            return "((int64_t)(-9223372036854775807LL - 1))"   # typed like every other literal
         return f"({ctype(dt)}){v}{'ULL' if dt.kind == 'u' else 'LL'}"
     v = float(np.asarray(value, dtype=dt)) if not isinstance(value, float) or dt != np.float64 \
         else value
