@@ -7,6 +7,7 @@ error) leaves the cache as it found it: the next valid call compiles exactly wha
 would have compiled without it, and a call with the first shapes hits the cache."""
 import random
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -118,6 +119,24 @@ def test_methods_bound_to_objects_made_per_call_hit_the_cache():
         a, b = g(x, np.random.default_rng(i)), _random_from(x, np.random.default_rng(i))
         np.testing.assert_array_equal(a[0], b[0])
     assert len(backend.graphs) <= 4 and len(backend_g.graphs) <= 2
+
+
+def _vectorized(x):
+    f = np.vectorize(lambda t: t * 2.0 if t > 0.5 else -t)  # a new callable object per call
+    return np.cos(f(x)) + 1.0
+
+
+def test_a_numpy_callable_object_made_per_call_is_not_guarded_by_identity():
+    """``np.vectorize`` copies its function's ``__name__``, so it looked like a NumPy
+    function and was guarded by identity: every call missed the cache until
+    recompile_limit warned. It is an object of a Python class, called as Python."""
+    f, backend = compiled_with_counter(_vectorized)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the recompile_limit warning would fail the test
+        for i in range(12):
+            x = np.linspace(0.0, 1.0, 9) + 0.1 * i
+            np.testing.assert_array_equal(f(x), _vectorized(x))
+    assert len(backend.graphs) <= 2
 
 
 def _checked_add(x, y):

@@ -38,13 +38,18 @@ def _tensor_class() -> type:
     return Tensor
 
 
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: the type was made by a class statement
+
+
 def is_numpy_callable(value: Any) -> bool:
     if isinstance(value, np.ufunc):
         return True
     if isinstance(value, types.MethodType) and not isinstance(value.__self__, (type, types.ModuleType)):
         return False  # a method of one NumPy object (an errstate's __exit__): see _wrap
-    if not hasattr(value, "__name__"):
-        return False  # an instance of a NumPy class (an errstate, a poly1d), not a function
+    if not hasattr(value, "__name__") or type(value).__flags__ & _HEAP_TYPE:
+        # an instance of a NumPy class written in Python (an errstate, a poly1d, an
+        # np.vectorize, which copies its function's __name__), not a NumPy function
+        return False
     module = getattr(value, "__module__", None) or ""
     return callable(value) and not isinstance(value, type) and module.startswith("numpy")
 
