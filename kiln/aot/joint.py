@@ -28,6 +28,9 @@ from ..ir import Graph, Node, Proxy, map_nodes
 from ..ops import TensorMeta
 from ..ir.autodiff import backprop, depends_on, is_float as _is_float
 from ..ir.passes import dce
+from ..ir.tracer import SHAPES
+from ..errors import NoDerivative
+from .symbolic import JointSizes, PinnedSizes
 
 
 @dataclass
@@ -37,6 +40,13 @@ class Joint:
     num_fw_outputs: int
     tangent_outputs: list[int]     # which forward outputs have a tangent, in tangent order
     grad_inputs: list[int]         # which primals get a gradient output, in output order
+    # With dynamic sizes (kiln/aot/symbolic.py): the shapes, and after the tangents one
+    # placeholder per size the backward divides by, computed by the runtime per call.
+    sizes: Any = None
+
+    @property
+    def size_inputs(self) -> list:
+        return self.sizes.size_inputs if self.sizes is not None else []
 
 
 def copy_nodes(src: Graph, dst: Graph, env: dict[Node, Any]) -> Any:
@@ -76,11 +86,13 @@ def retraced(graph: Graph, example_inputs: Sequence[Any]) -> Graph:
     return out
 
 
-def build_joint(fw: Graph, requires_grad: Sequence[bool]) -> Joint:
+def build_joint(fw: Graph, requires_grad: Sequence[bool], symbolic: bool = False) -> Joint:
     """Joint forward+backward graph of the functional graph ``fw``.
 
     ``requires_grad[i]``: does primal ``i`` need a gradient. Raises NoDerivative (the
     eager message) when a needed gradient goes through an op without a rule.
+    ``symbolic``: the derivative rules see the primals' dynamic dims as sizes
+    (kiln/aot/symbolic.py); raises PinnedSizes when a rule needs them as numbers.
     """
     g = Graph("joint")
     env: dict[Node, Any] = {}
@@ -95,11 +107,31 @@ def build_joint(fw: Graph, requires_grad: Sequence[bool]) -> Joint:
     tangent_outputs = [i for i, o in enumerate(outs) if isinstance(o, Node) and o in needs]
     tangents = [g.placeholder(f"tangents_{k}", outs[i].val)
                 for k, i in enumerate(tangent_outputs)]
-    grads = backprop(list(g.calls), [(outs[i], Proxy(t)) for i, t in zip(tangent_outputs, tangents)],
-                     wrt)
+    seeds = [(outs[i], Proxy(t)) for i, t in zip(tangent_outputs, tangents)]
+    sizes = None
+    if symbolic:
+        sizes = JointSizes(g, joint_primals, [p.meta.get("dynamic_dims", ()) for p in primals])
+        before = set(g.nodes)
+        for i, t in zip(tangent_outputs, tangents):   # a tangent has its output's sizes
+            try:
+                sizes.dynamic[t] = set(sizes.dynamic_dims(outs[i]))
+            except Exception as e:
+                raise PinnedSizes(f"{type(e).__name__}: {e}") from e
+        token = SHAPES.set(sizes)
+        try:
+            grads = backprop(list(g.calls), seeds, wrt)
+            sizes.check([n for n in g.nodes if n not in before], grads, wrt)
+        except NoDerivative:
+            raise
+        except Exception as e:
+            raise PinnedSizes(f"{type(e).__name__}: {e}") from e
+        finally:
+            SHAPES.reset(token)
+    else:
+        grads = backprop(list(g.calls), seeds, wrt)
     grad_inputs = [i for i, (jp, rg) in enumerate(zip(joint_primals, requires_grad))
                    if rg and _is_float(jp)]
     grad_outs = [value.node if value is not None else None for value in grads]
     g.output(tuple(outs) + tuple(grad_outs))
     dce(g)
-    return Joint(g, len(primals), len(outs), tangent_outputs, grad_inputs)
+    return Joint(g, len(primals), len(outs), tangent_outputs, grad_inputs, sizes)

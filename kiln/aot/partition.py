@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Graph, Node, map_nodes
+from ..ir.graph import SizeRef
+from ..ops.registry import iter_leaves
 from ..ir.passes import dce
 from ..ops import Category, TensorMeta
 from .joint import Joint
@@ -51,6 +53,9 @@ class Partition:
     saved_bytes: int
     save_all_bytes: int   # what saving every forward value the backward reads would cost
     recomputed: list[str] = field(default_factory=list)
+    # primals the backward takes after (*saved, *tangents, *sizes) for their shapes only
+    # (a joint graph over dynamic sizes, kiln/aot/symbolic.py)
+    shape_inputs: list[int] = field(default_factory=list)
 
     def report(self) -> str:
         names = ", ".join(f"{n.name}{_describe(n)}" for n in self.saved) or "nothing"
@@ -98,10 +103,11 @@ def min_cut_partition(joint: Joint) -> Partition:
     grad_outs = outputs[joint.num_fw_outputs:]
     placeholders = g.placeholders
     primals = placeholders[:joint.num_primals]
-    tangents = placeholders[joint.num_primals:]
+    tangents = placeholders[joint.num_primals:joint.num_primals + len(joint.tangent_outputs)]
+    sizes = [node for node, _ in joint.size_inputs]   # backward inputs from the runtime
 
     # Backward nodes: everything that depends on a tangent.
-    bw: set[Node] = set(tangents)
+    bw: set[Node] = set(tangents) | set(sizes)
     for node in nodes:
         if node.kind == "call" and any(i in bw for i in node.inputs):
             bw.add(node)
@@ -185,6 +191,8 @@ def min_cut_partition(joint: Joint) -> Partition:
         benv[n] = backward.placeholder(n.name, n.val)
     for t in tangents:
         benv[t] = backward.placeholder(t.target, t.val)
+    for s in sizes:
+        benv[s] = backward.placeholder(s.target, s.val)
     for n in nodes:
         if n in need_bw and n not in benv and n.kind in ("call", "constant"):
             benv[n] = _copy(backward, n, benv)
@@ -193,8 +201,30 @@ def min_cut_partition(joint: Joint) -> Partition:
     backward.output(tuple(map_nodes(tuple(grad_outs), benv.__getitem__)))
     dce(forward)
     dce(backward)
+    carriers = _dynamic_backward_inputs(joint, backward, benv, primals) if joint.sizes else []
     return Partition(forward, backward, saved, sum(nbytes(n) for n in saved),
-                     sum(nbytes(n) for n in save_all), recomputed)
+                     sum(nbytes(n) for n in save_all), recomputed, carriers)
+
+
+def _dynamic_backward_inputs(joint: Joint, backward: Graph, benv: dict, primals: list) -> list[int]:
+    """Mark the backward's inputs' dynamic dims; add, after its other inputs, the primals
+    whose sizes its params name (``shape=(x.shape[0], 3)``) but that it does not take
+    already. Returns those primals' positions (the runtime passes them: only their shape
+    is read)."""
+    inputs = {p.name for p in backward.placeholders}
+    for n, b in benv.items():
+        if b.kind == "placeholder" and isinstance(n.val, TensorMeta):
+            dims = joint.sizes.dynamic_dims(n)
+            if dims:
+                b.meta["dynamic_dims"] = dims
+    named = [r.array for n in backward.calls if "size_refs" in n.meta
+             for v in n.kwargs.values() for r in iter_leaves(v) if isinstance(r, SizeRef)]
+    carriers = []
+    for i, p in enumerate(primals):
+        if p.name in named and p.name not in inputs:
+            backward.placeholder(p.name, p.val, **_meta(p))
+            carriers.append(i)
+    return carriers
 
 
 def _meta(node: Node) -> dict:

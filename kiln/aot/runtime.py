@@ -41,6 +41,7 @@ from ..ops import Bound, TensorMeta
 from .functionalize import compiled_path, functionalize_with_plan, has_mutation, layout_class, replay
 from .joint import build_joint, copy_nodes, retraced
 from .partition import Partition, min_cut_partition
+from .symbolic import PinnedSizes, size_pattern, size_values
 
 
 
@@ -108,6 +109,12 @@ class AOTFunction:
         # Inputs whose memory layout decides a plan's view-or-copy answers (see Plan).
         self.layout_inputs: tuple[int, ...] = ()
         self.dynamic = any(p.meta.get("dynamic_dims") for p in graph.placeholders)
+        # (input, dim) of every dynamic dim: training variants are keyed by which of them
+        # are equal (kiln/aot/symbolic.py), or by shape for the (dedup, mask) keys in
+        # ``pinned``, whose derivative rules needed the sizes as numbers.
+        self.dynamic_dims = tuple((i, d) for i, p in enumerate(graph.placeholders)
+                                  for d in p.meta.get("dynamic_dims", ()))
+        self.pinned: set = set()
         # On an error, redo the writes NumPy would have done before it (run op by op);
         # off where the caller reruns the whole function as Python instead.
         self.replay_on_error = True
@@ -128,7 +135,7 @@ class AOTFunction:
                     return direct(*args)
                 if _input_aliasing(args, args) is None:
                     return plain(args)
-        arrays = [_unwrap(a, Tensor) for a in args]
+        arrays = given = [_unwrap(a, Tensor) for a in args]
         dedup = None
         if self.mutates:
             dedup = _input_aliasing(args, arrays)
@@ -149,8 +156,12 @@ class AOTFunction:
         key = (dedup, mask)
         if mask is not None and self.dynamic:
             # Derivative rules write sizes into the joint graph (1/N of a mean, a
-            # broadcast back to x.shape): training variants are per shape.
-            key += tuple(getattr(a, "shape", None) for a in arrays)
+            # broadcast back to x.shape): symbolic ones serve every size with the same
+            # equal dims; those that needed numbers are per shape.
+            if key in self.pinned:
+                key += tuple(getattr(a, "shape", None) for a in arrays)
+            else:
+                key += (size_pattern(given, self.dynamic_dims),)
         if self.layout_inputs:
             key += tuple(layout_class(arrays[i]) for i in self.layout_inputs if i < len(arrays))
         variant = self.variants.get(key)
@@ -163,6 +174,9 @@ class AOTFunction:
 
     def _new_variant(self, key: tuple, dedup: Any, mask: Any, args: tuple, arrays: list) -> "_Variant":
         variant = _Variant(self, dedup, mask, arrays)
+        if variant.pinned and (dedup, mask) not in self.pinned:
+            self.pinned.add((dedup, mask))   # built for these shapes: keyed by them
+            key = (dedup, mask) + tuple(getattr(a, "shape", None) for a in arrays)
         if variant.plan.layout_inputs and not self.layout_inputs:
             # Which inputs' layouts matter is known now: key this call's variant by them
             # too, so later calls with other layouts get a plan of their own.
@@ -208,7 +222,7 @@ def _dedupe(graph: Graph, rep: tuple) -> Graph:
     placeholders = graph.placeholders
     for i, p in enumerate(placeholders):
         if rep[i] == i:
-            env[p] = out.placeholder(p.target, p.val)
+            env[p] = out.placeholder(p.target, p.val, **{k: v for k, v in p.meta.items() if k != "val"})
     for i, p in enumerate(placeholders):
         env[p] = env[placeholders[rep[i]]]
     out.output(tuple(copy_nodes(graph, out, env)))
@@ -229,12 +243,13 @@ class _Variant:
         _log(f"{name}: functional graph ({len(self.plan.mutated)} mutated inputs written back; "
              f"outputs: {', '.join(o.kind for o in self.plan.outputs)})", self.fgraph)
         self.training = False
+        self.pinned = False        # a joint graph for these sizes only (of a dynamic graph)
         self.error: Exception | None = None
         if mask is not None and any(mask):
             if owner.dynamic:  # sizes for the derivative rules: this call's, not the capture's
                 self.fgraph = retraced(self.fgraph, arrays)
             try:
-                self.joint = build_joint(self.fgraph, mask)
+                self.joint = self._joint(mask, owner.dynamic)
                 self.training = bool(self.joint.tangent_outputs)
             except NoDerivative as e:
                 self.error = e
@@ -256,6 +271,11 @@ class _Variant:
             # short path: a training step's Python runs between cache-cold BLAS calls.
             self.simple = not self.plan.mutated and self._fresh_outputs()
             self.grad_positions = tuple(enumerate(self.joint.grad_inputs))
+            # The backward's inputs after the saved values and tangents (a joint graph
+            # over dynamic sizes): sizes it divides by, primals whose shapes it reads.
+            self.size_specs = [spec for _, spec in self.joint.size_inputs]
+            self.shape_inputs = self.partition.shape_inputs
+            self.sized = bool(self.joint.sizes)
         else:
             if not self.training:
                 # Inference: the forward may write a mutated input's final value in place.
@@ -264,6 +284,22 @@ class _Variant:
             if self.error is not None:
                 self.nr_of_output = {k: 0 for k in range(self.plan.num_graph_outputs)
                                      if _is_float_val(self.fgraph.output_node.args[0][k])}
+
+    def _joint(self, mask: tuple, dynamic: bool) -> Any:
+        if dynamic:
+            try:
+                return build_joint(self.fgraph, mask, symbolic=True)
+            except PinnedSizes as e:
+                self.pinned = True
+                _log(f"{self.owner.graph.name}: the backward is built for these sizes "
+                     f"(a derivative rule needs them as numbers: {e})")
+        return build_joint(self.fgraph, mask)
+
+    def backward_inputs(self, arrays: list, outs: Any) -> tuple:
+        """(inputs after the saved values and tangents, tangent shapes) for a backward
+        over dynamic sizes: this call's."""
+        extra = size_values(arrays, self.size_specs) + [arrays[i] for i in self.shape_inputs]
+        return extra, [np.shape(outs[k]) for k in self.joint.tangent_outputs]
 
     def outputs_are_direct(self) -> bool:
         """Are the compiled forward's outputs exactly what the user gets back?"""
@@ -431,6 +467,8 @@ class _Variant:
         written = {id(args[i]._data if isinstance(args[i], Tensor) else args[i])
                    for i, _ in self.plan.mutated}
         node.saved = [s.copy() if id(s) in written else s for s in saved]
+        if self.error is None and self.sized:
+            node.extra, node.tangent_shapes = self.backward_inputs(arrays, outs)
         node.num_outputs = max(len(self.nr_of_output), 1)
         wrapped: dict[int, Any] = {}
         for k, nr in self.nr_of_output.items():
@@ -471,6 +509,8 @@ class _Variant:
         result = self.forward(*arrays)
         n = self.joint.num_fw_outputs
         saved = node.saved = result[n:]
+        if self.sized:
+            node.extra, node.tangent_shapes = self.backward_inputs(arrays, result)
         node.num_outputs = max(len(self.nr_of_output), 1)
         nr_of_output = self.nr_of_output
         outs = []
@@ -512,6 +552,10 @@ class CompiledFunctionBackward(GraphNode):
         self.saved: list | None = None
         self.versions: list = []
         self.num_outputs = 1
+        # A backward over dynamic sizes (kiln/aot/symbolic.py): its size and shape inputs,
+        # and the tangents' shapes, for this call.
+        self.extra: list = []
+        self.tangent_shapes: list | None = None
 
     def name(self) -> str:
         return "CompiledFunctionBackward"
@@ -521,6 +565,7 @@ class CompiledFunctionBackward(GraphNode):
 
     def release(self) -> None:
         self.saved = None
+        self.extra = []
 
     def run(self, grads: list) -> list:
         variant = self.variant
@@ -543,12 +588,14 @@ class CompiledFunctionBackward(GraphNode):
         if all(g is None for g in grads):
             return [None] * len(self.edges)
         example = list(self.saved)
-        for g, meta in zip(grads, variant.tangent_metas):
+        shapes = self.tangent_shapes or [meta.shape for meta in variant.tangent_metas]
+        for g, meta, shape in zip(grads, variant.tangent_metas, shapes):
             if g is None:
-                g = np.zeros(meta.shape, meta.dtype)
-            elif type(g) is not np.ndarray or g.dtype != meta.dtype or g.shape != meta.shape:
-                g = np.asarray(g, dtype=meta.dtype).reshape(meta.shape)
+                g = np.zeros(shape, meta.dtype)
+            elif type(g) is not np.ndarray or g.dtype != meta.dtype or g.shape != shape:
+                g = np.asarray(g, dtype=meta.dtype).reshape(shape)
             example.append(g)
+        example += self.extra
         backward = variant.backward_fn or variant.compiled_backward(example)
         return [None if r is None else np.asarray(r) for r in backward(*example)]
 

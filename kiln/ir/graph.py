@@ -23,6 +23,8 @@ file, line number and source text). Users are kept up to date automatically.
 """
 from __future__ import annotations
 
+import math
+
 import re
 from typing import Any, Callable, Iterable, Iterator
 
@@ -124,15 +126,21 @@ class SizeRef:
 class SizeProduct:
     """A product of input sizes and ints (a reduction's element count, ``math.prod`` of a
     shape with SizeRefs). Only an operand of an op can hold one (the ``1/N`` of a mean's
-    derivative): the one writing the graph makes it a graph input (kiln/ir/tracer.py)."""
+    derivative): the one writing the graph makes it a graph input (kiln/ir/tracer.py).
 
-    __slots__ = ("factors",)
+    With ``ddof`` set it is the divisor of a ``var``/``std`` derivative instead: the
+    float ``N - ddof``, NaN where that is not positive (:meth:`finish`)."""
 
-    def __init__(self, factors: tuple) -> None:
+    __slots__ = ("factors", "ddof")
+
+    def __init__(self, factors: tuple, ddof: Any = None) -> None:
         self.factors = factors
+        self.ddof = ddof
 
     def __mul__(self, other: Any) -> "SizeProduct":
-        if isinstance(other, SizeProduct):
+        if self.ddof is not None:
+            return NotImplemented
+        if isinstance(other, SizeProduct) and other.ddof is None:
             return SizeProduct(self.factors + other.factors)
         if isinstance(other, SizeRef) or (isinstance(other, int) and not isinstance(other, bool)):
             return SizeProduct(self.factors + (other,))
@@ -140,15 +148,40 @@ class SizeProduct:
 
     __rmul__ = __mul__
 
+    def less(self, ddof: Any) -> "SizeProduct":
+        """The divisor ``N - ddof`` of a var/std derivative (NaN where not positive)."""
+        return SizeProduct(self.factors, ddof)
+
+    def finish(self, n: int) -> Any:
+        """The operand's value given the product ``n`` of its factors' values."""
+        return finish_count(n, self.ddof)
+
+    def finish_code(self, product: str) -> str:
+        """:meth:`finish` as a Python expression over the product's expression."""
+        if self.ddof is None:
+            return product
+        dof = f"({product} - {self.ddof!r})"
+        return f"(float({dof}) if {dof} > 0 else float('nan'))"
+
     @property
-    def example(self) -> int:
+    def example(self) -> Any:
         out = 1
         for f in self.factors:
             out *= f.example if isinstance(f, SizeRef) else f
-        return out
+        return self.finish(out)
 
     def __repr__(self) -> str:
-        return " * ".join(repr(f) for f in self.factors if not (isinstance(f, int) and f == 1))
+        text = " * ".join(repr(f) for f in self.factors if not (isinstance(f, int) and f == 1))
+        return text if self.ddof is None else f"({text}) - {self.ddof}"
+
+
+def finish_count(n: int, ddof: Any) -> Any:
+    """A count as a derivative's divisor: ``n`` itself (``ddof`` None: a mean's), or the
+    float ``n - ddof``, NaN where that is not positive (var/std; as NumPy's var)."""
+    if ddof is None:
+        return n
+    n -= ddof
+    return float(n) if n > 0 else math.nan
 
 
 def has_size_refs(params: dict) -> bool:

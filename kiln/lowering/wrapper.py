@@ -17,6 +17,7 @@ from .loop_ir import Buffer, BufferValue, Scalar, Value
 from .lower import GraphLowering, Opaque
 from .memory import MemoryPlan
 from .scheduler import Kernel
+from .sizes import Size, render
 
 
 class WrapperCode:
@@ -72,6 +73,8 @@ class WrapperCode:
             return "[" + ", ".join(self.arg(v) for v in value) + "]"
         if isinstance(value, slice):
             return f"slice({self.arg(value.start)}, {self.arg(value.stop)}, {self.arg(value.step)})"
+        if isinstance(value, Size):   # a dynamic size in a view's params: the wrapper's symbols
+            return render(value)
         return format_value(value, self.consts)
 
     def buf_name(self, buf: Buffer) -> str:

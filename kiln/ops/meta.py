@@ -18,6 +18,8 @@ messages (a bad axis, a shape mismatch), which is exactly what the user should s
 """
 from __future__ import annotations
 
+import math
+
 import operator
 from typing import Any, Sequence
 
@@ -128,11 +130,17 @@ def ndim_of(value: Any) -> int:
     return nd if nd is not None else np.ndim(value)
 
 
-def count_operand(n: Any) -> Any:
+def count_operand(n: Any, ddof: int | None = None) -> Any:
     """A reduction's element count as the divisor of its derivative: a float (at least
     1), or, when the count is a dynamic size (a backward written with symbolic sizes,
-    kiln/ir/graph.py SizeProduct), the size itself, which becomes a graph input."""
-    return float(max(n, 1)) if isinstance(n, int) else n
+    kiln/ir/graph.py SizeProduct), the size itself, which becomes a graph input.
+    With ``ddof`` (var, std): ``n - ddof`` as a float, NaN where it is not positive
+    (NumPy's var is nan/inf there; so is the gradient)."""
+    if ddof is None:
+        return float(max(n, 1)) if isinstance(n, int) else n
+    if isinstance(n, int):
+        return float(n - ddof) if n - ddof > 0 else math.nan
+    return n.less(ddof)
 
 
 def shape_of(value: Any) -> tuple:

@@ -235,16 +235,21 @@ def _centered(x, axis, dtype):
     return F.subtract(x, F.mean(x, axis=axis, keepdims=True, dtype=dtype))
 
 
-def _dof(x, axis, ddof) -> float:
-    n = reduced_count(shape_of(x), axis) - ddof
-    return float(n) if n > 0 else math.nan  # NumPy returns nan/inf there; so does the gradient
+def _dof(x, axis, ddof) -> Any:
+    """``N - ddof`` as a float (NaN where not positive: NumPy returns nan/inf there; so
+    does the gradient), or a dynamic size's operand (count_operand)."""
+    return count_operand(reduced_count(shape_of(x), axis), ddof)
 
 
 def _var_vjp(g, out, x, axis, keepdims, dtype, ddof):
     if not is_float_like(x):
         return (None,)
-    scale = 2.0 / _dof(x, axis, ddof)
-    return (F.multiply(F.multiply(_centered(x, axis, dtype), scale), keep(g, x, axis, keepdims)),)
+    dof = _dof(x, axis, ddof)
+    if isinstance(dof, float):
+        scaled = F.multiply(_centered(x, axis, dtype), 2.0 / dof)
+    else:   # a dynamic count: a graph input
+        scaled = F.multiply(F.true_divide(_centered(x, axis, dtype), dof), 2.0)
+    return (F.multiply(scaled, keep(g, x, axis, keepdims)),)
 
 
 def _std_vjp(g, out, x, axis, keepdims, dtype, ddof):
@@ -253,7 +258,11 @@ def _std_vjp(g, out, x, axis, keepdims, dtype, ddof):
     outk = keep(out, x, axis, keepdims)
     # std == 0 means every x equals the mean: the centered values are 0, so the gradient is.
     safe = F.where(F.equal(outk, 0), 1.0, outk)
-    coef = F.true_divide(keep(g, x, axis, keepdims), F.multiply(safe, _dof(x, axis, ddof)))
+    dof = _dof(x, axis, ddof)
+    if isinstance(dof, float):
+        coef = F.true_divide(keep(g, x, axis, keepdims), F.multiply(safe, dof))
+    else:   # a dynamic count: a graph input
+        coef = F.true_divide(F.true_divide(keep(g, x, axis, keepdims), safe), dof)
     return (F.multiply(_centered(x, axis, dtype), coef),)
 
 

@@ -111,10 +111,13 @@ _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 def compile_graph(graph: Any, example_inputs: list) -> Callable:
     """Lower, schedule, render, build and load; returns the wrapper's ``call``."""
-    from ..lowering.loop_donate import donate_to_loops
-    from ..lowering.loops import prepare_loops
-    donate_to_loops(graph)   # loops write donated caller arrays in place where they can
-    prepare_loops(graph)     # loop nodes run as C++ loops (called from the wrapper)
+    from ..ops.loops import LoopBody
+    if any(isinstance(n.kwargs.get("body"), LoopBody) for n in graph.calls):
+        # (imported only here: a process that compiles no loop never reads these modules)
+        from ..lowering.loop_donate import donate_to_loops
+        from ..lowering.loops import prepare_loops
+        donate_to_loops(graph)   # loops write donated caller arrays in place where they can
+        prepare_loops(graph)     # loop nodes run as C++ loops (called from the wrapper)
     variants: dict[tuple, Callable] = {}
     numpy = LazyNumpyProgram(graph)   # the graph's NumPy kernels, for what C++ cannot run
     # Placeholders that are slice bounds (``x[:n]``): a variant that took their values

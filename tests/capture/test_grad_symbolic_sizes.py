@@ -1,6 +1,8 @@
 """kiln.value_and_grad inside a compiled function with a dynamic batch size: the backward
 is written with the inputs' sizes (``broadcast_to(g, shape=(x.shape[0], 5))``), so a new
 batch size reuses the compiled variant (kiln/capture/variables/grad.py SymbolicSizes)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -80,9 +82,20 @@ def _var_loss(w, x, y):
     return (np.tanh(x @ w) - y).var()
 
 
+def _std_loss(w, x, y):
+    return (np.tanh(x @ w) - y).std(axis=0, ddof=1).sum()
+
+
+def _big_ddof_loss(w, x, y):
+    # N - ddof is negative at the first size (NaN gradient, as eager) and positive later
+    return (np.tanh(x @ w) - y).var(axis=0, ddof=7).sum()
+
+
 @pytest.mark.parametrize("fn, graphs_for_three_sizes", [
     (_mse, 1),       # mean's derivative divides by x.shape[0] * 2: a run-time input
-    (_var_loss, 3),  # var's divides by (count - ddof): a number, so the sizes are pinned
+    (_var_loss, 1),  # var's by (x.shape[0] * 2 - 0), std's by (x.shape[0] - 1): inputs too
+    (_std_loss, 1),
+    (_big_ddof_loss, 1),
 ])
 def test_counts_in_derivatives(fn, graphs_for_three_sizes):
     graphs = []
@@ -94,7 +107,31 @@ def test_counts_in_derivatives(fn, graphs_for_three_sizes):
     w = rng.standard_normal((3, 2))
     for n in (5, 9, 14):
         x, y = rng.standard_normal((n, 3)), rng.standard_normal((n, 2))
-        got, want = compiled(x, y, w), mse_step(x, y, w)
+        with warnings.catch_warnings():   # eager var's "Degrees of freedom <= 0"
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got, want = compiled(x, y, w), mse_step(x, y, w)
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
         np.testing.assert_allclose(got[1], want[1], rtol=1e-10)
     assert len(graphs) == graphs_for_three_sizes
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_a_lambda_closing_over_the_arguments(dynamic):
+    # x and y become graph inputs only when the lambda reads them: their dims are
+    # dynamic too, so the backward is written with their sizes (it wrote the first
+    # call's numbers and failed at the second size)
+    graphs = []
+
+    def lam_step(w, x, y):
+        loss, g = kiln.value_and_grad(lambda w: ((np.tanh(x @ w) - y) ** 2).mean())(w)
+        return loss, w - 0.1 * g
+    compiled = kiln.compile(lam_step, dynamic=dynamic,
+                            backend=lambda g, ex: graphs.append(g) or cpp_backend(g, ex))
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((3, 2))
+    for n in (4, 7, 12, 19):
+        x, y = rng.standard_normal((n, 3)), rng.standard_normal((n, 2))
+        got, want = compiled(w, x, y), lam_step(w, x, y)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    assert len(graphs) == (1 if dynamic else 2)

@@ -27,6 +27,7 @@ from ...errors import NoDerivative
 from ...ir import Proxy
 from ...ir.graph import SizeProduct, SizeRef
 from ...ir.autodiff import backprop
+from ...ir.symbolic import SymbolicShapes
 from ...ops import REGISTRY, F, method_key
 from .arrays import ArrayVariable
 from .base import ConstantVariable, VariableTracker
@@ -66,8 +67,7 @@ class GradTransformVariable(VariableTracker):
         # Derivative rules write sizes into the graph (broadcast_to(g, shape=x.shape)):
         # with dynamic dims they are written as the inputs' sizes (SymbolicSizes), or,
         # where a rule needs a number, the dims are pinned (a graph per size).
-        arrays = [v for v in list(tx.output.wrapped.values()) + list(args) + list(kwargs.values())
-                  if isinstance(v, ArrayVariable)]
+        arrays = _arrays(tx, args, kwargs)
         graph = tx.output.graph
         symbolic = SymbolicSizes.make(tx, graph, arrays)
         if symbolic is None:
@@ -76,7 +76,7 @@ class GradTransformVariable(VariableTracker):
         # Each differentiated argument enters as a view node of its own (free: a reshape
         # to its own shape), like eager's fresh leaf: the same array reached another way
         # (a closure, another argument) stays a constant of the derivative.
-        args = list(args)
+        given, args = list(args), list(args)
         for i, (n, a) in enumerate(zip(nums, wrt)):
             shape = symbolic.shape(a.node) if symbolic is not None else tuple(a.meta.shape)
             node = graph.call(REGISTRY["reshape"], (a.node,), {"shape": shape}, source=tx.location())
@@ -92,6 +92,14 @@ class GradTransformVariable(VariableTracker):
             tx.output.grad_depth -= 1
         calls = [n for n in graph.nodes if n.kind == "call" and n not in before]
         before.update(graph.nodes)
+        # Arrays fn reached that were not inputs yet (the arguments of the compiled
+        # function a lambda closes over): their dims take part in the sizes too.
+        arrays = _arrays(tx, given, kwargs)
+        symbolic = symbolic.extended(tx, arrays) if symbolic is not None else \
+            SymbolicSizes.make(tx, graph, arrays)   # (dims pinned above are skipped)
+        if symbolic is None:
+            for var in arrays:
+                var.specialize_dims(tx)
         # A write into an argument (eager: an error on a leaf) shows as a mutation op or as
         # the argument's tracker moved to a new node (capture's in-place rewrite).
         if any(n.target.mutates for n in calls) or \
@@ -140,38 +148,35 @@ class GradTransformVariable(VariableTracker):
         return TupleVariable([result, grad_var])
 
 
-class SymbolicSizes:
-    """Sizes for a backward written while some input dims are dynamic.
+class SymbolicSizes(SymbolicShapes):
+    """Sizes for a backward written while some input dims are dynamic (kiln/ir/symbolic.py).
 
-    ``Proxy.shape`` (kiln/ir/tracer.py SHAPES) answers with the input's own size,
-    ``SizeRef`` ("x.shape[0]", kiln/ir/graph.py), in each dim that follows a dynamic
-    input dim, so ``broadcast_to(g, shape=shape_of(x))`` is recorded for every size.
-    Which dims follow one is found as capture's dims.py does for shape rules: every
-    node's shape rule runs again with each dynamic size changed (``_shadow``), and a dim
-    follows a dynamic size when it moves with it. A rule that needs a number (the
-    ``1/N`` of a mean's derivative multiplies sizes; a shape that moves another way)
-    raises: :meth:`backprop` takes back what it wrote and returns None, and the caller
-    pins the sizes (a graph per size, as before)."""
+    A size that is an operand (a mean's ``1/N``) becomes a scalar input the entry
+    evaluates on each call; dims that share a SizeRef get a guard that they are equal.
+    When a rule needs a number, :meth:`backprop` takes back what it wrote and returns
+    None, and the caller pins the sizes (a graph per size)."""
 
     def __init__(self, tx, graph: Any, refs: dict, dynamic: dict, sized: dict, same: list,
                  syms: dict) -> None:
+        super().__init__(graph, dynamic, sized, refs)
         self.tx = tx
         self.syms = syms            # SizeRef -> the run-time size it reads
-        self.graph = graph
-        self.same = same            # (code, text, code, text, leaves): dims that share a SizeRef
-        self.refs = refs            # example size -> SizeRef (duck sizing: one per size)
-        self.dynamic = dynamic      # placeholder -> its dynamic dims
-        self.sized = sized          # scalar placeholder that is a dynamic size -> its size
-        self.named = {p.name: p for p in graph.placeholders}
-        self.metas: dict = {}
+        self.same = same            # (code, text, leaves): dims that share a SizeRef
 
     @staticmethod
-    def make(tx, graph: Any, arrays: list) -> "SymbolicSizes | None":
+    def make(tx, graph: Any, arrays: list, known: "SymbolicSizes | None" = None) -> "SymbolicSizes | None":
         from .arrays import UnbackedSize
         refs, dynamic, codes, first, same, syms = {}, {}, {}, {}, [], {}
+        if known is not None:   # start from these, adding arrays they do not cover
+            refs, syms, same = dict(known.refs), dict(known.syms), list(known.same)
+            dynamic = {n: set(d) for n, d in known.dynamic.items()}
+            codes, first = dict(known.codes), dict(known.first)
+            arrays = [v for v in arrays if v.node not in known.dynamic]
         for var in arrays:
             for i, d in enumerate(var.dims):
-                if d is None or d.pinned:
+                # (an input the function reached keeps the dims it pinned since: they
+                # met the known dims, which keep moving)
+                if d is None or (d.pinned and known is None):
                     continue
                 if isinstance(d, UnbackedSize) or not d.is_shape() or var.node.kind != "placeholder":
                     return None   # a size that is no input's dim (a run-time slice length)
@@ -191,24 +196,16 @@ class SymbolicSizes:
         if not refs:
             return None
         sized = {node: codes[code] for node, code in tx.output.inputs if code in codes}
-        return SymbolicSizes(tx, graph, refs, dynamic, sized, same, syms)
+        out = SymbolicSizes(tx, graph, refs, dynamic, sized, same, syms)
+        out.codes, out.first = codes, first
+        return out
 
-    @staticmethod
-    def moved(n: int) -> int:
-        return 2 * n + 3
-
-    def shape(self, node: Any) -> tuple:
-        """``node``'s shape with SizeRefs for dims that follow a dynamic size."""
-        base, moved = node.val.shape, self._shadow(node).shape
-        out = []
-        for b, m in zip(base, moved):
-            if b == m:
-                out.append(b)
-            elif m == self.moved(b) and b in self.refs:
-                out.append(self.refs[b])
-            else:
-                raise TypeError(f"a size of {node.name} is no input's size")
-        return tuple(out)
+    def extended(self, tx, arrays: list) -> "SymbolicSizes | None":
+        """These sizes with the dynamic dims of inputs the differentiated function reached
+        (a closure's arrays) added; None when one is no input's dim. Dims keep moving
+        (and their SizeRefs) even where the function pinned them since: a SizeRef of a
+        pinned dim still reads the right, now constant, size."""
+        return SymbolicSizes.make(tx, self.graph, arrays, self)
 
     def value(self, size: Any) -> Any:
         """A graph input holding a dynamic size or a product of them (SizeProduct: the
@@ -227,40 +224,11 @@ class SymbolicSizes:
                 codes.append(repr(f))
                 texts.append(repr(f))
                 example *= f
-        sym = SymScalarVariable(f"({' * '.join(codes)})", f"({' * '.join(texts)})", example,
-                                tuple(dict.fromkeys(leaves)), tx=self.tx)
+        code, text = f"({' * '.join(codes)})", f"({' * '.join(texts)})"
+        if isinstance(size, SizeProduct):   # var's N - ddof: a float, NaN where not positive
+            code, text, example = size.finish_code(code), size.finish_code(text), size.finish(example)
+        sym = SymScalarVariable(code, text, example, tuple(dict.fromkeys(leaves)), tx=self.tx)
         return self.tx.output.scalar_node(sym)
-
-    def _shadow(self, node: Any) -> Any:
-        """``node``'s meta with every dynamic size moved (computed in dependency order)."""
-        stack = [node]
-        while stack:
-            n = stack[-1]
-            if n in self.metas:
-                stack.pop()
-                continue
-            missing = [i for i in n.inputs if i not in self.metas]
-            if missing:
-                stack.extend(missing)
-                continue
-            self.metas[n] = self._compute(n)
-            stack.pop()
-        return self.metas[node]
-
-    def _compute(self, n: Any) -> Any:
-        from ...ir import map_nodes
-        from ...ir.graph import resolve_sizes
-        from ...ops import TensorMeta, infer_meta
-        if n.kind == "placeholder":
-            dims = self.dynamic.get(n, ())
-            if isinstance(n.val, TensorMeta):
-                return TensorMeta(tuple(self.moved(s) if i in dims else s for i, s in enumerate(n.val.shape)),
-                                  n.val.dtype)
-            return self.moved(n.val) if n in self.sized else n.val
-        if n.kind == "constant":
-            return n.val if n.val is not None else n.target
-        params = resolve_sizes(n.kwargs, lambda r: self._shadow(self.named[r.array]).shape[r.dim])
-        return infer_meta(n.op, map_nodes(n.args, self.metas.__getitem__), params)
 
     def backprop(self, tx, calls: list, seeds: list, wrt: list, before: set) -> list | None:
         """:func:`backprop` with symbolic sizes; None (and the graph as it was) when a
@@ -269,11 +237,7 @@ class SymbolicSizes:
         token = SHAPES.set(self)
         try:
             grads = backprop(calls, seeds, wrt)
-            for node in self.graph.nodes:   # every new shape moves with the sizes
-                if node not in before and node.kind == "call":
-                    self.shape(node)
-            if any(g is not None and self.shape(g.node) != self.shape(w) for g, w in zip(grads, wrt)):
-                raise TypeError("a gradient's shape does not follow its input's")
+            self.check([n for n in self.graph.nodes if n not in before], grads, wrt)
             for code, text, leaves in self.same:
                 tx.guards.add_truth(code, text, True, leaves)
             return grads
@@ -290,6 +254,12 @@ class SymbolicSizes:
             return None
         finally:
             SHAPES.reset(token)
+
+
+def _arrays(tx, args: list, kwargs: dict) -> list:
+    """The arrays whose sizes a backward may write: the inputs so far and the arguments."""
+    return [v for v in list(tx.output.wrapped.values()) + list(args) + list(kwargs.values())
+            if isinstance(v, ArrayVariable)]
 
 
 def _float_scalar(value: Any) -> bool:

@@ -1,0 +1,81 @@
+"""The joint graph over dynamic sizes: one training variant for every batch size.
+
+When a captured graph has dynamic dims (``placeholder.meta['dynamic_dims']``), the joint
+graph is written with :class:`JointSizes` answering ``Proxy.shape`` (kiln/ir/symbolic.py):
+a derivative rule's ``broadcast_to(g, shape=x.shape)`` records ``shape=(x.shape[0], 3)``
+and a mean's ``1/N`` divides by an input of the backward graph (``size_0``) that the
+runtime computes from the call's arrays. The backward then has two kinds of inputs
+besides the saved values and tangents, both supplied per call by the runtime
+(kiln/aot/runtime.py): those sizes, and the primals whose dims its params name (only
+where no saved value carries them; the backward reads their shape, never their data).
+
+Dims of one example size share a SizeRef (duck sizing): the runtime keys training
+variants by which dynamic dims are equal (:func:`size_pattern`), so two dims that
+happened to be equal in the example and differ later get a variant of their own. A rule
+that needs a number raises :class:`PinnedSizes`; the runtime then builds the joint graph
+for the call's sizes, as before, and keys those variants by shape.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..ir.graph import SizeProduct, SizeRef, finish_count
+from ..ir.symbolic import SymbolicShapes
+
+
+class PinnedSizes(Exception):
+    """A derivative rule needs a dynamic size as a number (``var``'s ``count - ddof``)."""
+
+
+class JointSizes(SymbolicShapes):
+    """Symbolic shapes of a joint graph; sizes that are operands become its inputs."""
+
+    def __init__(self, graph: Any, primals: Sequence[Any], dims: Sequence[tuple]) -> None:
+        dynamic = {p: set(d) for p, d in zip(primals, dims) if d}
+        super().__init__(graph, dynamic)
+        self.position = {p.name: i for i, p in enumerate(primals)}
+        # (placeholder, (factors, ddof)): factors are (primal index, dim) pairs and
+        # ints; ddof is var's (the value is then N - ddof, kiln/ir/graph.py finish_count)
+        self.size_inputs: list[tuple[Any, tuple]] = []
+
+    def value(self, size: Any) -> Any:
+        factors = size.factors if isinstance(size, SizeProduct) else (size,)
+        spec = []
+        for f in factors:
+            if isinstance(f, SizeRef):
+                ref = self.refs[f.example]
+                spec.append((self.position[ref.array], ref.dim))
+            elif f != 1:
+                spec.append(int(f))
+        spec = (tuple(spec), size.ddof if isinstance(size, SizeProduct) else None)
+        for node, known in self.size_inputs:
+            if known == spec:
+                return node
+        node = self.graph.placeholder(f"size_{len(self.size_inputs)}", size.example)
+        self.size_inputs.append((node, spec))
+        return node
+
+    def dynamic_dims(self, node: Any) -> tuple:
+        """The dims of ``node`` (a joint value) that follow a dynamic size."""
+        return tuple(i for i, s in enumerate(self.shape(node)) if isinstance(s, SizeRef))
+
+
+def size_pattern(arrays: Sequence[Any], dims: Sequence[tuple[int, int]]) -> tuple:
+    """Which of the dynamic dims ``dims`` ((input, dim) pairs) are equal in this call:
+    each dim's first position with the same size (the duck sizing a variant assumed)."""
+    seen: dict[int, int] = {}
+    out = []
+    for k, (i, d) in enumerate(dims):
+        out.append(seen.setdefault(arrays[i].shape[d], k))
+    return tuple(out)
+
+
+def size_values(arrays: Sequence[Any], specs: Sequence[tuple]) -> list[int]:
+    """The backward's size inputs for this call's arrays (products of dims and ints)."""
+    out = []
+    for factors, ddof in specs:
+        n = 1
+        for f in factors:
+            n *= arrays[f[0]].shape[f[1]] if isinstance(f, tuple) else f
+        out.append(finish_count(n, ddof))
+    return out
