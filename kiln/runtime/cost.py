@@ -109,8 +109,8 @@ def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
         if touches_one_element(node):  # x[i] of a large x: as cheap in NumPy as compiled
             python += NUMPY_CHEAP_US
         elif _large(node):
-            if fused:
-                return None   # elementwise work on a large array: compiling pays
+            if fused or op.python_us is not None:
+                return None   # elementwise work or a loop over a large array: compiling pays
             # A matmul, solve or norm of a large array, or a view of one: NumPy's own
             # call either way, so only its dispatch counts (both sides pay it).
             python += NUMPY_CHEAP_US if op.category == Category.VIEW else NUMPY_OP_US
