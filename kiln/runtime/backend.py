@@ -315,34 +315,27 @@ def report_loops(graph_name: str, source: str, so: str, launchers: list[str], bu
     header = (f"graph '{graph_name}': {len(launchers)} loop node(s) as C++ loops, "
               f"{'built' if built else 'loaded from cache'} in {seconds * 1e3:.0f} ms")
     py = "\n".join(launchers)
-    text = f"# loop launchers\n{py}\n# C++ ({so})\n{source}"
-    if logs.enabled("output_code"):
-        logs.log("output_code", header, text)
-    if output_code_log.isEnabledFor(logging.DEBUG):
-        output_code_log.debug("%s\n%s", header, text)
-    if config.debug_dir:
-        n = next(_counter)
-        folder = os.path.join(config.debug_dir, f"{n:03d}_{graph_name}_loops")
-        os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, "loops.cpp"), "w") as f:
-            f.write(source)
-        with open(os.path.join(folder, "launchers.py"), "w") as f:
-            f.write(py)
+    _emit(header, f"# loop launchers\n{py}\n# C++ ({so})\n{source}", f"{graph_name}_loops",
+          {"loops.cpp": source, "launchers.py": py})
 
 
 def _report(artifact: Artifact, builds: int, language: str = "C++", kernels_file: str = "kernels.cpp") -> None:
     header = (f"graph '{artifact.name}': {len(artifact.kernel_names)} kernel(s), "
               f"{'built' if builds else 'loaded from cache'} in {artifact.compile_seconds * 1e3:.0f} ms")
     text = f"# wrapper\n{artifact.wrapper}\n# {language} ({artifact.so})\n{artifact.cpp}"
+    _emit(header, text, artifact.name, {"wrapper.py": artifact.wrapper, kernels_file: artifact.cpp})
+
+
+def _emit(header: str, text: str, folder: str, files: dict[str, str]) -> None:
+    """One compiled artifact to the ``output_code`` log and logger, and its ``files`` to
+    ``KILN_DEBUG_DIR/NNN_<folder>/``."""
     if logs.enabled("output_code"):
         logs.log("output_code", header, text)
     if output_code_log.isEnabledFor(logging.DEBUG):
         output_code_log.debug("%s\n%s", header, text)
     if config.debug_dir:
-        n = next(_counter)
-        folder = os.path.join(config.debug_dir, f"{n:03d}_{artifact.name}")
-        os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, "wrapper.py"), "w") as f:
-            f.write(artifact.wrapper)
-        with open(os.path.join(folder, kernels_file), "w") as f:
-            f.write(artifact.cpp)
+        path = os.path.join(config.debug_dir, f"{next(_counter):03d}_{folder}")
+        os.makedirs(path, exist_ok=True)
+        for name, content in files.items():
+            with open(os.path.join(path, name), "w") as f:
+                f.write(content)
