@@ -59,6 +59,8 @@ MAX_BUILD_KERNELS = 64
 
 class TooManyKernels(Exception):
     """``generate`` stopped before rendering: the graph would build this many kernels."""
+
+
 output_code_log = logging.getLogger("kiln.output_code")
 _warned: set[str] = set()
 _counter = itertools.count()
@@ -77,6 +79,10 @@ def cpp_backend(graph: Any, example_inputs: list) -> Callable:
             logs.log("perf", f"cpp backend: graph '{graph.name}' runs in the NumPy interpreter", str(e))
         if isinstance(e, BuildError):
             _warn_once(str(e)[:200], f"kiln: C++ build failed, running the NumPy interpreter: {e}")
+        return numpy_program(graph)
+    except RecursionError as e:   # a kiln bug (a chain of values too deep to lower)
+        _warn_once(f"recursion:{graph.name}", f"kiln: internal error lowering graph "
+                   f"'{graph.name}' ({e}); it runs as its NumPy program. Please report it.")
         return numpy_program(graph)
     except OSError as e:  # the cache directory is read-only, full, or not a directory
         _warn_once(f"cache:{e.filename}", f"kiln: cannot write the kernel cache ({e}); graphs run "
