@@ -504,7 +504,7 @@ def _raise_note(graph: Any, name: str) -> str | None:
     sites = []
     for node in graph.calls:
         src = node.meta.get("source")
-        if node.target.may_raise and src:
+        if node.target.raises(node.args) and src:
             text = f"{src[0]}:{src[1]}  {src[2].strip()}"
             if text not in sites:
                 sites.append(text)

@@ -1450,6 +1450,14 @@ def append_then_mutate(x, acc):
     return acc, d, y, acc[-2] is y
 
 
+@program((rn(6, 5), 2, 2), (rn(6, 5), -1, 3), (rn(6, 5, dtype=f32), 5, -2), (rn(6, 5), -6, -1))
+def run_time_index_and_step(x, i, k):
+    row = np.tanh(x[i, ::k]) + x[::k, i].sum()
+    x[i] = 0.5
+    x[::k] *= 2
+    return row, x[i - 1, ::k]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_program(name, backend, capsys):

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ops import REGISTRY, Category, TensorMeta, infer_meta
+from ..ops.layout import index_dims
 from ..ops.meta import normalize_axis
 from .sources import shape_source
 
@@ -81,11 +82,13 @@ def _broadcast_dims(tx, arrays: list, val: TensorMeta) -> tuple:
     return tuple(out)
 
 
-def _with_size(value: Any, code: str, size: int) -> Any:
-    """The op's inputs as metas, with every dim of symbol ``code`` set to ``size``."""
+def _with_size(value: Any, code: Any, size: int) -> Any:
+    """The op's inputs as metas, with every dim of symbol ``code`` (or of any symbol in
+    the set ``code``) set to ``size``."""
+    codes = code if isinstance(code, (set, frozenset)) else {code}
     var = getattr(value, "var", None)
     if var is not None:
-        shape = tuple(size if _live(d) and d.code == code else n
+        shape = tuple(size if _live(d) and d.code in codes else n
                       for d, n in zip(var.dims, var.meta.shape))
         return TensorMeta(shape, var.meta.dtype)
     if isinstance(value, tuple):
@@ -102,17 +105,38 @@ def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict) -> dic
             if _live(d):
                 symbols.setdefault(d.code, d)
     follow: dict[int, Any] = {}
+    failed = []
     for code, sym in symbols.items():
         dims = _probe(op, inputs, params, code, sym.example)
         if dims is None or any(i in follow for i in dims):
-            sym.as_constant(tx)
+            failed.append(sym)
         else:
             follow.update({i: sym for i in dims})
+    # Symbols of one example size that must move together (np.concatenate([x @ w, y],
+    # axis=1) of two batches): they follow as one when the entry guards they are equal,
+    # as lowering's duck sizing assumes (kiln/lowering/sizes.py).
+    handled: set = set()
+    for sym in failed:
+        if id(sym) in handled:
+            continue
+        group = [t for t in failed if t.example == sym.example and id(t) not in handled]
+        handled.update(id(t) for t in group)
+        dims = _probe(op, inputs, params, {t.code for t in group}, sym.example) \
+            if len(group) > 1 else None
+        if dims is None or any(i in follow for i in dims):
+            for t in group:
+                t.as_constant(tx)
+            continue
+        for other in group[1:]:
+            tx.guards.add_truth(f"({sym.code} == {other.code})", f"({sym.text} == {other.text})",
+                                True, sym.leaves + other.leaves)
+        follow.update({i: sym for i in dims})
     return follow
 
 
-def _probe(op, inputs: tuple, params: dict, code: str, n: int) -> set | None:
-    """Output dims that follow symbol ``code`` (example size ``n``), or None if unclear."""
+def _probe(op, inputs: tuple, params: dict, code: Any, n: int) -> set | None:
+    """Output dims that follow symbol ``code`` (or the set of symbols ``code``, moved
+    together; example size ``n``), or None if unclear."""
     try:
         base = infer_meta(op, _with_size(inputs, code, n), params)
     except Exception:
@@ -164,8 +188,13 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set):
     the length (and, for 1, the index it takes), so every ``n`` giving an empty slice
     shares one entry.
 
+    A run-time step (``x[::k]``) is the same kind of length, and the entry guards its
+    sign; a run-time int index (``x[i]``) stays a graph input too, and no size follows it.
+    Slices of a kiln.Tensor and slices inside a function ``kiln.grad`` differentiates
+    keep their bounds specialized: derivative rules read sizes, and a run-time length is
+    no input's size (kiln/ir/symbolic.py); an int index needs none.
+
     None when the op takes no run-time slice bounds here (``Op.runtime_slices``)."""
-    from .variables.arrays import SymScalarVariable
     k = op.runtime_slices
     if k is None or k >= len(bound.inputs):
         return None
@@ -178,14 +207,15 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set):
         syms = scalars.get(id(b))
         return syms[0] if syms and type(b) is int else None
     slices = [e for e in index if isinstance(e, slice)]
-    if not any(runtime(e.start) or runtime(e.stop) for e in slices) or var.tensor \
-            or any(runtime(e.step) or not isinstance(e.step, (int, type(None))) or e.step == 0
-                   for e in slices):
-        return None
     ndim = len(var.meta.shape)
     consumed = sum(1 for e in index if e is not None and e is not Ellipsis)
     if consumed > ndim or sum(1 for e in index if e is Ellipsis) > 1:
         return None   # NumPy's IndexError, raised by the shape rule
+    at = _runtime_indices(var, index, runtime)
+    sized = any(runtime(e.start) or runtime(e.stop) or runtime(e.step) for e in slices)
+    if not (at or sized) or sized and (var.tensor or getattr(tx.output, "grad_depth", 0)) \
+            or any(not isinstance(e.step, (int, type(None))) or e.step == 0 for e in slices):
+        return None
     out: list = []
     replaced: dict = {}
     d = 0
@@ -198,19 +228,23 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set):
         elif isinstance(e, slice):
             dim = var.dims[d] if _live(var.dims[d]) else None
             if any(runtime(p) for p in (e.start, e.stop)):
-                length = dim if dim is not None else var.meta.shape[d]
-                if dim is None and var.source is not None:
-                    # a static size, spelled as its source (guarded equal already), so that
-                    # a new size fails only its own guard and can become dynamic
-                    src = shape_source(var.source, d)
-                    length = SymScalarVariable(src.code(tx.output.ns), src.display(), length, ())
+                length = dim if dim is not None else _length_of(tx, var, d)
                 out.append(_runtime_slice(tx, e, length, runtime, replaced, used))
-            elif (e.start, e.stop, e.step) == (None, None, None):
+            elif runtime(e.step):
+                length = dim if dim is not None else _length_of(tx, var, d)
+                out.append(_runtime_slice(tx, e, length, runtime, replaced, used))
+            elif all(len(range(m)[e]) == m for m in (2, 7, 4099)):   # [:], [::-1], [0:]
                 out.append(dim)
             else:
                 if dim is not None:
                     dim.as_constant(tx)
                 out.append(None)
+            d += 1
+        elif d in at:
+            # x[i], i a run-time int: a graph input; the wrapper wraps a negative i and
+            # raises NumPy's IndexError for one out of range (kiln/lowering/sizes.py)
+            replaced[id(e)] = tx.output.scalar_node(runtime(e))
+            used.add(id(e))
             d += 1
         else:
             if _live(var.dims[d]) and e not in (0, -1):
@@ -219,6 +253,31 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set):
     dims = tuple(out)
     return replaced, lambda val: dims if isinstance(val, TensorMeta) and len(val.shape) == len(dims) \
         else (None,) * len(getattr(val, "shape", ()))
+
+
+def _length_of(tx, var, d: int) -> Any:
+    """The length of static dim ``d`` of ``var`` for a run-time slice: spelled as its
+    source (guarded equal already), so that a new size fails only its own guard and can
+    become dynamic."""
+    from .variables.arrays import SymScalarVariable
+    length = var.meta.shape[d]
+    if var.source is None:
+        return length
+    src = shape_source(var.source, d)
+    return SymScalarVariable(src.code(tx.output.ns), src.display(), length, ())
+
+
+def _runtime_indices(var, index: tuple, runtime) -> set:
+    """The dims of ``var`` that ``index`` takes with a run-time int (``x[i]``) whose
+    example is inside the dim (an example out of range raises at capture: NumPy's error
+    from the user's line, as Python)."""
+    dims = index_dims(index, len(var.meta.shape))
+    out = set()
+    for e, d in zip(index, dims or ()):
+        if d is not None and type(e) is int and runtime(e) is not None \
+                and -var.meta.shape[d] <= e < var.meta.shape[d]:
+            out.add(d)
+    return out
 
 
 def _runtime_slice(tx, e: slice, length: Any, runtime, replaced: dict, used: set) -> Any:
@@ -245,6 +304,11 @@ def _runtime_slice(tx, e: slice, length: Any, runtime, replaced: dict, used: set
     size = SymScalarVariable(f"{tx.output.ns.ref(_slice_length, 'fn')}({args})", f"len({where})",
                              count, leaves, tx=tx)
     used.update(id(p) for p in parts if runtime(p) is not None)
+    step = runtime(e.step)
+    if step is not None:
+        # the sign of a run-time step: size expressions over its magnitude (sizes.py)
+        sign = ">" if step.example > 0 else "<"
+        tx.guards.add_truth(f"({step.code} {sign} 0)", f"({step.text} {sign} 0)", True, step.leaves)
     if count >= 2:
         tx.guards.add_truth(f"({size.code} >= 2)", f"({size.text} >= 2)", True, leaves)
         replaced[id(e)] = slice(*(tx.output.scalar_node(runtime(p)) if runtime(p) is not None else p

@@ -320,7 +320,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
             return tuple(to_graph(v) for v in value)
         if isinstance(value, list):
             return [to_graph(v) for v in value]
-        if isinstance(value, slice) and id(value) in slices:   # x[:n]: dims.runtime_slices
+        if isinstance(value, (slice, int)) and id(value) in slices:   # x[:n], x[i]: dims.runtime_slices
             return slices[id(value)]
         if isinstance(value, slice):
             return slice(to_graph(value.start), to_graph(value.stop), to_graph(value.step))

@@ -114,10 +114,16 @@ class SizeRef:
     def __index__(self) -> int:
         raise TypeError(f"the size {self!r} is dynamic here; a number is needed")
 
-    def __mul__(self, other: Any) -> "SizeProduct":
+    def __mul__(self, other: Any) -> "SizeRef | SizeProduct":
+        if isinstance(other, int) and not isinstance(other, bool) and other == 1:
+            return self   # the size of a 1-d array (math.prod of its shape) is its dim
         return SizeProduct((self,)) * other
 
     __rmul__ = __mul__
+
+    def less(self, ddof: Any) -> "SizeProduct":
+        """The divisor ``N - ddof`` of a var/std derivative (NaN where not positive)."""
+        return SizeProduct((self,), ddof)
 
     def __repr__(self) -> str:
         return f"{self.array}.shape[{self.dim}]"

@@ -78,7 +78,7 @@ def has_side_effects(node: Node) -> bool:
 
 def must_stay(node: Node) -> bool:
     """Kept even when unused: it writes memory, or it may raise (as NumPy would)."""
-    return has_side_effects(node) or (node.kind == "call" and node.target.may_raise)
+    return has_side_effects(node) or (node.kind == "call" and node.target.raises(node.args))
 
 
 def dce(graph: Graph) -> Graph:

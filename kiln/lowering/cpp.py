@@ -26,7 +26,7 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
                       call_cost, ctype, literal, template)
 from .loop_ir import Affine
 from .renderer import Renderer
-from .sizes import product, render as render_size
+from .sizes import printed_symbols, product, render as render_size
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost
 from .scheduler import Kernel, node_index, write_index
 
@@ -82,6 +82,7 @@ class RenderedKernel:
     written: set = field(default_factory=set)
     inplace: dict = field(default_factory=dict)   # output name -> input Buffer it writes over
     codes: str = ""   # runtime/launch.py's argument codes ('?': no packed entry)
+    size_args: tuple = ()   # the size symbols passed, after the scalars
 
 
 _INIT = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
@@ -411,14 +412,22 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
 
 
 def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
-    """The C++ text of a planned kernel (printed once)."""
-    kernel, inplace, size_args = plan.kernel, plan.inplace, plan.size_args
+    """The C++ text of a planned kernel (printed once). It takes as ``int64_t`` arguments
+    the size symbols its text names (of ``plan.size_args``, every symbol of the graph)."""
+    with printed_symbols() as used:
+        used |= getattr(product(plan.kernel.frame.shape), "symbols", set())   # (plan.work)
+        return _print_kernel(plan, used)
+
+
+def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
+    kernel, inplace = plan.kernel, plan.inplace
     frame = kernel.frame
     local = plan.local
     names = NameSource(inplace)
     lines = _render_stages(plan, names)
 
-    loops = plan.outer_loops or [("o0", "1")]
+    # (a kernel without outer loops runs one point; its variable is no size symbol's name)
+    loops = plan.outer_loops or [("x0", "1")]
     # Threads take chunks of the first loop: a flat loop's cut at multiples of 64; blocked
     # points (a column reduction) at least 64 wide where there are enough (a chunk of a
     # few columns would walk every row for a few cache lines each).
@@ -446,6 +455,7 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
         args.append(f"s_{s.name}")
         member = {"double": "d", "float": "f"}.get(ct, "i")
         slots.append(f"({ct})a[{len(slots)}].{member}")
+    size_args = tuple(name for name in plan.size_args if name in used)
     for name in size_args:
         params.append(f"int64_t {name}")
         cparams.append("int64_t")
@@ -467,7 +477,8 @@ def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
         source += (f"\nextern \"C\" void {kernel.name}_packed(const kiln_slot* a) {{\n"
                    f"    {kernel.name}({', '.join(slots)});\n}}\n")
         cdef += f"\nvoid {kernel.name}_packed(void*);"
-    return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes)
+    return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
+                          size_args)
 
 
 def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int,

@@ -176,6 +176,9 @@ class Size:
         return total
 
     def __str__(self) -> str:
+        printing = _PRINTED.get()
+        if printing is not None:
+            printing.update(self.symbols)
         parts = []
         for m, c in sorted(self.terms.items(), key=lambda mc: (-len(mc[0]), mc[0])):
             if not m:
@@ -226,8 +229,21 @@ def _decide(diff: Any, how: str) -> bool:
 
 def min_size(name: str) -> int:
     """The least value of a symbol: an unbacked size (``u3``) or a slice's first index
-    (``o4``) may be 0; others are MIN_SIZE."""
-    return 0 if name[0] in "uo" else MIN_SIZE
+    (``o4``) may be 0, a run-time step's magnitude (``k5``) 1; others are MIN_SIZE."""
+    return 0 if name[0] in "uo" else 1 if name[0] == "k" else MIN_SIZE
+
+
+def wrap_index(index: int, length: int, axis: int) -> int:
+    """``index`` as NumPy takes it on a dim of ``length`` (axis ``axis``): a negative one
+    counts from the end; one out of range raises NumPy's IndexError. The wrapper binds
+    a run-time int index's symbol with it.
+
+        >>> wrap_index(-1, 10, 0)
+        9
+    """
+    if -length <= index < length:
+        return index + length if index < 0 else index
+    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {length}")
 
 
 def is_unbacked(value: Any) -> bool:
@@ -238,6 +254,30 @@ def is_unbacked(value: Any) -> bool:
 # The symbol table whose lowering is running (SymbolTable.guarding): an undecidable
 # comparison of input sizes takes the example's answer and becomes a guard. Per thread.
 _GUARDING: contextvars.ContextVar = contextvars.ContextVar("kiln_size_guards", default=None)
+
+
+# The symbols of every Size printed while a renderer prints one kernel (printed_symbols).
+_PRINTED: contextvars.ContextVar = contextvars.ContextVar("kiln_printed_sizes", default=None)
+
+
+@contextlib.contextmanager
+def printed_symbols():
+    """The set of symbols of every :class:`Size` printed in this block: a renderer
+    printing a kernel inside it learns which size symbols the kernel's text names, and
+    takes only those as arguments (a kNN wrapper has 30 unbacked sizes; a kernel after
+    the selections uses a few).
+
+        >>> with printed_symbols() as used:
+        ...     text = f"x0 < {Size.symbol('s0') * Size.symbol('s2')}"
+        >>> sorted(used)
+        ['s0', 's2']
+    """
+    found: set = set()
+    token = _PRINTED.set(found)
+    try:
+        yield found
+    finally:
+        _PRINTED.reset(token)
 
 
 def is_static(value: Any) -> bool:
@@ -330,29 +370,46 @@ class SymbolTable:
         return Size.symbol(name)
 
     def int_slice(self, length: Any, start: Any, stop: Any, step: Any) -> tuple:
-        """(first index, count) of ``slice(start, stop, step)`` on a dim of ``length``
-        where a bound is a run-time int (an object with ``name``, the wrapper's
-        parameter, and ``example``); other bounds are ints or None, ``step`` static.
+        """(first index, count, step) of ``slice(start, stop, step)`` on a dim of
+        ``length`` where a bound or the step is a run-time int (an object with ``name``,
+        the wrapper's parameter, and ``example``); other parts are ints or None.
 
-        Both are symbols of kind "int" whose source is Python's own slicing of a range
-        (``len(range(s0)[:n])``), shared by slices spelled alike. A count of 0 or 1 in
-        the example raises :class:`Undecidable` (such sizes are specialized)."""
+        The first index and the count are symbols of kind "int" whose source is Python's
+        own slicing of a range (``len(range(s0)[:n])``), shared by slices spelled alike.
+        A run-time step is ``±k`` with ``k`` a symbol for its magnitude (``abs(k)``, at
+        least 1) and its sign that of the example (capture guards it, and so does the
+        wrapper). A count of 0 or 1 in the example raises :class:`Undecidable` (such
+        sizes are specialized)."""
         def text(b: Any) -> str:
             return "" if b is None else str(b) if isinstance(b, int) else b.name
 
         def hint(b: Any) -> Any:
             return b if b is None or isinstance(b, int) else b.example
-        bounds = f"{text(start)}:{text(stop)}" + ("" if step is None else f":{step}")
+        bounds = f"{text(start)}:{text(stop)}" + ("" if step is None else f":{text(step)}")
         where = f"range({length})[{bounds}]"
-        example = range(self.hint(length))[hint(start):hint(stop):step]
+        example = range(self.hint(length))[hint(start):hint(stop):hint(step)]
         if len(example) < MIN_SIZE:
             raise Undecidable(f"the slice [{bounds}] has {len(example)} elements in the example "
                               f"(sizes 0 and 1 are specialized)")
         count = self._int_symbol(f"len({where})", len(example), "s")
         first: Any = 0
-        if not (start is None or start == 0) or (step or 1) < 0:
+        if not (start is None or start == 0) or (hint(step) or 1) < 0:
             first = self._int_symbol(f"{where}.start", example.start, "o")
-        return first, count
+        if step is None or isinstance(step, int):
+            return first, count, 1 if step is None else step
+        magnitude = self._int_symbol(f"abs({step.name})", abs(step.example), "k")
+        sign = f"{step.name} {'>' if step.example > 0 else '<'} 0"
+        if sign not in self.guards:
+            self.guards.append(sign)
+        return first, count, magnitude if step.example > 0 else -magnitude
+
+    def int_index(self, length: Any, index: Any, axis: int) -> Size:
+        """The element a run-time int ``index`` (an object with ``name`` and ``example``)
+        takes on a dim of ``length``: a symbol of kind "int" (``o<n>``, at least 0) whose
+        source wraps a negative index and raises NumPy's IndexError for one out of range
+        (:func:`wrap_index`; ``axis`` is the dim's position in the message)."""
+        return self._int_symbol(f"_wrap_index({index.name}, {length}, {axis})",
+                                wrap_index(index.example, self.hint(length), axis), "o")
 
     def _int_symbol(self, source: str, hint: int, prefix: str) -> Size:
         for s in self.symbols.values():

@@ -37,7 +37,7 @@ from .loop_ir import Affine
 from .plan import describe, kernel_accesses
 from .renderer import Renderer
 from .scheduler import Kernel, node_index, write_index
-from .sizes import Size, product, render as render_size
+from .sizes import Size, printed_symbols, product, render as render_size
 from .triton_ops import TL_TYPES, KernelArgs, TritonEmitter, literal, template, tltype
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
@@ -235,7 +235,13 @@ def render_kernel(kernel: Kernel, local: dict) -> RenderedTritonKernel:
 
 
 def print_kernel(plan: TritonKernelPlan) -> RenderedTritonKernel:
-    """The Triton text of a planned kernel (see the module doc)."""
+    """The Triton text of a planned kernel (see the module doc). It takes as ``i64``
+    arguments the size symbols its text names (of ``plan.size_args``, the graph's)."""
+    with printed_symbols() as used:
+        return _print_kernel(plan, used)
+
+
+def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
     kernel, local = plan.kernel, plan.local
     frame = kernel.frame
     outer, inner = frame.outer_vars(), frame.inner_vars()
@@ -379,7 +385,8 @@ def print_kernel(plan: TritonKernelPlan) -> RenderedTritonKernel:
     buffers = list(args.buffers.values())
     scalars = list(args.scalars.values())
     signature = args.signature()
-    for name in plan.size_args:
+    size_args = tuple(name for name in plan.size_args if name in used)
+    for name in size_args:
         signature[name] = "i64"
     params = list(signature) + ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if reduction else [])
     ops, sources = describe(kernel)
@@ -389,7 +396,7 @@ def print_kernel(plan: TritonKernelPlan) -> RenderedTritonKernel:
         body="\n".join(["    " + h for h in head] + body.out))
     return RenderedTritonKernel(kernel.name, source, signature, buffers, scalars, written,
                                 xnumel, rnumel, reduction, persistent, int64,
-                                size_args=plan.size_args)
+                                size_args=size_args)
 
 
 def _describe_frame(frame: Any, persistent: bool) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import TensorMeta
-from ..ops.layout import Span, Window, index_dims
+from ..ops.layout import At, Span, Window, index_dims
 from .loop_ir import Affine, BufferValue, Pointwise, Scalar, Value, contiguous_strides
 from .nodes import iter_values
 from .sizes import Size, product
@@ -59,17 +59,21 @@ class ViewLowering:
         dims = index_dims(index, len(shape))
         if dims is None:
             return rest
+        def run_time_int(b: Any) -> bool:
+            return isinstance(b, Scalar) and b.arg and getattr(b, "pytype", None) is int
+
         out = []
         for item, d in zip(index, dims):
-            if isinstance(item, slice) and any(isinstance(b, Scalar) for b in (item.start, item.stop)) \
-                    and not isinstance(item.step, Value) and all(
-                        not isinstance(b, Scalar) or b.arg and getattr(b, "pytype", None) is int
-                        for b in (item.start, item.stop)):
+            parts = (item.start, item.stop, item.step) if isinstance(item, slice) else ()
+            if any(isinstance(b, Scalar) for b in parts) and all(
+                    not isinstance(b, Value) or run_time_int(b) for b in parts):
                 if self.specialize_ints:
-                    item = slice(*(self._int_value(b) for b in (item.start, item.stop, item.step)))
+                    item = slice(*(self._int_value(b) for b in parts))
                 else:
-                    start, count = self.sizes.int_slice(shape[d], item.start, item.stop, item.step)
-                    item = Span(start, count, 1 if item.step is None else item.step)
+                    item = Span(*self.sizes.int_slice(shape[d], *parts))
+            elif run_time_int(item):
+                item = self._int_value(item) if self.specialize_ints else \
+                    At(self.sizes.int_index(shape[d], item, d))
             out.append(item)
         return rest[:k - 1] + (tuple(out),) + rest[k:]
 

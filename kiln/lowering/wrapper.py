@@ -25,8 +25,6 @@ class WrapperCode:
                  memory: MemoryPlan, renderer: Any) -> None:
         self.low = low
         self.renderer = renderer  # pointers, allocation, launches (lowering/renderer.py)
-        # dynamic sizes: symbol -> Python expression read from the inputs ("x.shape[0]")
-        self.size_exprs = {s.name: s.source for s in low.sizes}
         self.items = items
         self.rendered = rendered
         self.memory = memory      # allocate, reuse, pool, free (lowering/memory.py)
@@ -156,7 +154,7 @@ class WrapperCode:
                     else:
                         self.lines.append(f"{a.name} = {self.renderer.allocate(a.buf)}")
                 args = [self.renderer.pointer(b) for b in rk.buffers] + [s.name for s in rk.scalars]
-                args += list(self.size_exprs)
+                args += list(rk.size_args)   # the sizes this kernel's code names
                 self.lines.append(self.renderer.launch(rk, args))
             else:
                 name = f"_ext_{item.op.name}"
@@ -205,6 +203,8 @@ class WrapperCode:
             "",
             "from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped",
         ]
+        if any("_wrap_index(" in s.source for s in low.sizes):   # x[i], i a run-time int
+            head.append("from kiln.lowering.sizes import wrap_index as _wrap_index")
         if fixed:
             specs = ", ".join(repr((kind_.shape, tuple(s * kind_.dtype.itemsize for s in kind_.strides)))
                               for _, kind_ in fixed)

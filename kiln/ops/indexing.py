@@ -189,8 +189,16 @@ def _getitem_vjp(g, out, x, index):
     return F.index_put(zeros_for(g, x), index, g), None
 
 
+def _runtime_int_index(x: Any, index: Any) -> bool:
+    """Does the index hold an integer that is a graph value (``x[i]``, ``i`` a run-time
+    int), which NumPy rejects with an IndexError when out of range?"""
+    return isinstance(index, tuple) and any(
+        not isinstance(e, (int, slice, type(None), type(Ellipsis))) and not is_array_entry(e)
+        for e in index)
+
+
 getitem = declare("getitem", Category.VIEW, _getitem_impl, inputs=("x", "index"),
-                  layout=layout.getitem, runtime_slices=1,
+                  layout=layout.getitem, runtime_slices=1, raises_for=_runtime_int_index,
                   vjp=_getitem_vjp,
                   doc="x[index] with ints, slices, None and Ellipsis: a view, as in NumPy")
 

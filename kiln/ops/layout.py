@@ -40,6 +40,12 @@ class Span(NamedTuple):
     step: int
 
 
+class At(NamedTuple):
+    """An integer index already taken on its dim (``0 <= position < length``): lowering
+    passes one for a run-time int ``x[i]``, ``position`` a size symbol."""
+    position: Any
+
+
 def _axis(a: Any, ndim: int) -> int | None:
     try:
         a = operator.index(a)
@@ -262,6 +268,9 @@ def getitem(w: Window, index: Any) -> Window | None:
                 shape.append(w.shape[d])
                 strides.append(w.strides[d])
                 d += 1
+        elif isinstance(item, At):
+            offset = offset + item.position * w.strides[d]
+            d += 1
         elif isinstance(item, Span):
             if item.count:
                 offset = offset + item.start * w.strides[d]

@@ -117,7 +117,7 @@ def _setitem_impl(x: Any, index: tuple, value: Any) -> None:
 
 setitem = declare("setitem", Category.MUTATION, _setitem_impl, inputs=("x", "index", "value"),
                   meta=_mutation_meta("index_put"), mutates=(0,), functional="index_put",
-                  doc="x[index] = value")
+                  runtime_slices=1, doc="x[index] = value")
 
 
 def _setitem_normalize(x, index, value):

@@ -82,6 +82,10 @@ class Op:
     # Raises for some input *values* (an out-of-range index, a singular matrix): never
     # removed as dead code, so an unused result still raises as in NumPy.
     may_raise: bool = False
+    # ``raises_for(*args) -> bool``: whether a call with these graph arguments may raise
+    # for some input values although the op in general does not (``x[i]`` with ``i`` a
+    # run-time int: NumPy's IndexError); such calls count as ``may_raise`` (:meth:`raises`).
+    raises_for: Callable[..., bool] | None = None
     # The output may share memory with input 0 (``astype(copy=False)``): stages treat it
     # like a view and check real aliasing. Every VIEW op may alias.
     aliases: bool = False
@@ -138,6 +142,10 @@ class Op:
     # gradient would flow through complex values.
     complex_grad: bool = False
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
+
+    def raises(self, args: tuple) -> bool:
+        """May a call with graph arguments ``args`` raise for some input values?"""
+        return self.may_raise or (self.raises_for is not None and bool(self.raises_for(*args)))
 
     def __post_init__(self) -> None:
         self.category = Category(self.category)

@@ -135,3 +135,39 @@ def test_a_lambda_closing_over_the_arguments(dynamic):
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
         np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
     assert len(graphs) == (1 if dynamic else 2)
+
+
+def _flip_loss(w, x, y):
+    # w's second dim meets the number 3 (it is pinned while the loss runs): the backward
+    # is written with it as a number and the batch dim as a size
+    return ((np.flip(np.tanh(x @ w), 0) - y) * np.arange(3.0)).sum()
+
+
+def _outer_loss(w, x, y):
+    # outer's derivative reshapes by the operands' sizes (one dim each: not a product)
+    return np.outer(x[:, 0], w[0]).sum() + ((x @ w - y) ** 2).var(ddof=1)
+
+
+def _join_loss(w, x, y):
+    # two arrays of the batch joined on their second dims: their batch sizes move
+    # together (the entry guards they are equal)
+    return (np.concatenate([x @ w, y], axis=1) ** 2).mean()
+
+
+@pytest.mark.parametrize("fn, dynamic", [(_flip_loss, True), (_outer_loss, None), (_join_loss, None)])
+def test_size_reading_rules_build_once_for_every_batch(fn, dynamic):
+    graphs = []
+
+    def train(w, x, y):
+        value, g = kiln.value_and_grad(fn)(w, x, y)
+        return value, w - 0.1 * g
+    compiled = kiln.compile(train, dynamic=dynamic,
+                            backend=lambda g, ex: graphs.append(g) or cpp_backend(g, ex))
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((3, 3))
+    for n in (5, 8, 13, 21):
+        x, y = rng.standard_normal((n, 3)), rng.standard_normal((n, 3))
+        got, want = compiled(w, x, y), train(w, x, y)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-10)
+    assert len(graphs) == (1 if dynamic else 2)   # (None: the first size, then all others)

@@ -121,3 +121,22 @@ def test_concrete_slice_bounds_on_a_dynamic_dim():
     for e, r in zip(g(x6), fn(x6)):
         assert r.shape == e.shape
         np.testing.assert_allclose(r, e, rtol=1e-12)
+
+
+def test_each_kernel_takes_only_the_sizes_its_code_names():
+    import re
+
+    def two(x, y):
+        return F.sum(F.sin(x)), F.multiply(F.cos(y), 2.0), F.sum(F.exp(y), axis=0)
+    x, y = np.ones(7), np.ones((9, 3))
+    g = trace(two, [TensorMeta(x.shape, x.dtype), TensorMeta(y.shape, y.dtype)], ["x", "y"])
+    g.placeholders[0].meta["dynamic_dims"] = (0,)
+    g.placeholders[1].meta["dynamic_dims"] = (0, 1)
+    fn = cpp_backend(g, [x, y])
+    calls = re.findall(r"^ +(kiln_fused_\w+\(.*\))$", fn.kiln_artifact.wrapper, re.M)
+    sizes = [set(re.findall(r"\bs\d+\b", c)) for c in calls]
+    assert sizes == [{"s0"}, {"s1", "s2"}], calls   # (every kernel took s0, s1, s2)
+    for n, m in ((4, 5), (11, 2)):
+        xn, yn = np.arange(n, dtype=float), np.arange(m * 3, dtype=float).reshape(m, 3)
+        for got, want in zip(fn(xn, yn), g(xn, yn)):
+            np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -115,6 +115,12 @@ class GradTransformVariable(VariableTracker):
             if symbolic is not None:
                 before.update(graph.nodes)
                 grads = symbolic.backprop(tx, calls, [(result.node, seed)], wrt_nodes, before)
+                if grads is None:
+                    # Dims fn pinned since (one met a number: ``* np.arange(3.0)``) move
+                    # along in the shapes above; guarded, they may be numbers instead.
+                    fixed = SymbolicSizes.make(tx, graph, arrays, numbers=True)
+                    if fixed is not None and fixed.dynamic != symbolic.dynamic:
+                        grads = fixed.backprop(tx, calls, [(result.node, seed)], wrt_nodes, before)
                 if grads is None:   # a rule needs a number: this graph is for these sizes
                     for var in arrays:
                         var.specialize_dims(tx)
@@ -164,9 +170,14 @@ class SymbolicSizes(SymbolicShapes):
         self.same = same            # (code, text, leaves): dims that share a SizeRef
 
     @staticmethod
-    def make(tx, graph: Any, arrays: list, known: "SymbolicSizes | None" = None) -> "SymbolicSizes | None":
+    def make(tx, graph: Any, arrays: list, known: "SymbolicSizes | None" = None,
+             numbers: bool = False) -> "SymbolicSizes | None":
+        """``numbers``: a dim of the example size of a pinned one is a number too (dims of
+        one example size share a SizeRef, so they move together or not at all)."""
         from .arrays import UnbackedSize
         refs, dynamic, codes, first, same, syms = {}, {}, {}, {}, [], {}
+        pinned = {d.example for var in arrays for d in var.dims
+                  if numbers and d is not None and d.pinned}
         if known is not None:   # start from these, adding arrays they do not cover
             refs, syms, same = dict(known.refs), dict(known.syms), list(known.same)
             dynamic = {n: set(d) for n, d in known.dynamic.items()}
@@ -176,7 +187,7 @@ class SymbolicSizes(SymbolicShapes):
             for i, d in enumerate(var.dims):
                 # (an input the function reached keeps the dims it pinned since: they
                 # met the known dims, which keep moving)
-                if d is None or (d.pinned and known is None):
+                if d is None or (d.pinned and known is None) or d.example in pinned:
                     continue
                 if isinstance(d, UnbackedSize) or not d.is_shape() or var.node.kind != "placeholder":
                     return None   # a size that is no input's dim (a run-time slice length)
