@@ -190,13 +190,20 @@ class CompiledFunction:
         return {"_kiln_graph_ir": graph, "_kiln_respeculate": self._respeculate,
                 "_kiln_ResultKindChanged": ResultKindChanged}
 
-    def _graph_call(self, graph: Any, input_codes: list, compiled: Any = None) -> list[str]:
-        """The entry's line calling the graph. In a resume function that starts inside a
-        with statement (its body compiles), an exception the graph raises must reach the
-        context manager's ``__exit__``: the function then runs as Python from its start,
-        where the with's handler is in the code. That is safe when the graph wrote nothing
-        yet: no writes into arrays, or a backend that writes them back after the graph ran
-        (functionalizing ones); otherwise the entry runs the function as Python."""
+    def _graph_call(self, graph: Any, input_codes: list, compiled: Any = None,
+                    stores: bool = False) -> list[str]:
+        """The entry's line calling the graph. When the function runs as Python from its
+        start on an exception the graph (or an argument it is given) raises:
+        - in a resume function that starts inside a with statement (its body compiles):
+          the exception must reach the context manager's ``__exit__``, which is in the
+          function's code;
+        - ``stores``: the entry replays side effects after the graph (dict, list and
+          attribute stores: capture/output.py), and those made before the failing op must
+          have happened when the exception comes out, as in Python. Rerun as Python, the
+          function makes them in program order and raises the user's own exception.
+        That is safe when the graph wrote nothing yet: no writes into arrays, or a backend
+        that writes them back after the graph ran (functionalizing ones); otherwise the
+        entry runs the function as Python."""
         call = f"_kiln_out = _kiln_graph({', '.join(input_codes)})"
         code = self.fn.__code__
         # An op speculating its result's dtype (kiln/ops/speculation.py): when the data say
@@ -209,7 +216,8 @@ class CompiledFunction:
         functionalizes = self.backend_name in ("aot_eager", "cpp", "triton")
         if respeculate and not functionalizes and any(has_side_effects(n) for n in graph):
             return ["return _kiln_RUN_EAGER"]
-        if not resume.open_withs_at_entry(code):
+        in_with = resume.open_withs_at_entry(code)
+        if not in_with and not stores:
             note = _raise_note(graph, self.fn.__qualname__)
             if note is None:
                 return ["try:", "    " + call] + respeculate if respeculate else [call]
@@ -221,7 +229,9 @@ class CompiledFunction:
             return ["return _kiln_RUN_EAGER"]
         if hasattr(compiled, "replay_on_error"):
             compiled.replay_on_error = False  # the function reruns as Python: no writes yet
-        return ["try:", "    " + call] + respeculate + ["except BaseException:", "    return _kiln_RUN_EAGER"]
+        # A with's __exit__ sees KeyboardInterrupt too; stores need no rerun for it.
+        caught = "BaseException" if in_with else "Exception"
+        return ["try:", "    " + call] + respeculate + [f"except {caught}:", "    return _kiln_RUN_EAGER"]
 
     def _partial_entry(self, args: tuple, kwargs: dict, first: Any) -> Any:
         """The cache entry for a break: the graph up to it, then the eager segment that
@@ -254,7 +264,8 @@ class CompiledFunction:
             example = _example_inputs(self.fn, guards, built.input_codes, args, kwargs)
             extra["_kiln_graph"] = self.backend(graph, example)
             extra.update(self._speculation_names(graph))
-            body += self._graph_call(graph, built.input_codes, extra["_kiln_graph"])
+            body += self._graph_call(graph, built.input_codes, extra["_kiln_graph"],
+                                     bool(second.output.side_effects))
         check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
         where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
         logs.log("graph_breaks", f"{name}: partial graph ({len(graph.calls) if graph else 0} "
@@ -422,7 +433,8 @@ class CompiledFunction:
                 compiled = self.backend(graph, example)
                 extra["_kiln_graph"] = compiled
                 extra.update(self._speculation_names(graph))
-                body += self._graph_call(graph, result.input_codes, compiled)
+                body += self._graph_call(graph, result.input_codes, compiled,
+                                         bool(result.output.side_effects))
             plain = len(body) <= 1 and not result.replay   # just `_kiln_out = graph(...)`
             body += result.replay
             body.append(f"return {result.return_code}")
