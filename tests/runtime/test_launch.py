@@ -97,3 +97,54 @@ def test_a_cache_hit_on_plain_arrays_skips_the_aot_wrapper(monkeypatch):
     assert len(calls) == 1
     out.sum().backward()
     np.testing.assert_allclose(t.grad, np.cos(x) * y)
+
+
+def test_a_python_entry_calls_the_graph_short_path_from_c(monkeypatch):
+    # an entry that computes a scalar first (a Python body) calls its AOTFunction through
+    # fastcheck's GraphCall, which takes the cache-hit forward as SimpleEntry does
+    from kiln.guards import fastcheck
+    if fastcheck.module() is None:
+        pytest.skip("the fast guards do not build here")
+
+    def f(x, a, b):
+        return np.sin(x) * (a / b)
+
+    x = np.arange(6.0)
+    compiled = kiln.compile(f, backend="cpp")
+    compiled(x, 1.0, 2.0)
+    compiled(x, 1.0, 2.0)
+    calls = []
+    real = AOTFunction.__call__
+
+    def counting(self, *args):
+        calls.append(args)
+        return real(self, *args)
+    monkeypatch.setattr(AOTFunction, "__call__", counting)
+    np.testing.assert_allclose(compiled(x, 3.0, 2.0), f(x, 3.0, 2.0))
+    assert calls == []
+    t = kiln.Tensor(x, requires_grad=True)
+    out = compiled(t, 3.0, 2.0)                  # a Tensor: the AOT path (autograd)
+    assert len(calls) == 1
+    out.sum().backward()
+    np.testing.assert_allclose(t.grad, np.cos(x) * 1.5)
+
+
+def test_the_error_mode_check_follows_every_change_of_numpy_mode():
+    from kiln.runtime import fpmode
+    checks = [fpmode.numpy_errors_trapped, fpmode._numpy_errors_trapped]
+    if launch.module() is not None:
+        assert type(checks[0]).__name__ == "ErrorMode"
+    for check in checks:
+        assert check() is False
+        with np.errstate(over="raise"):
+            assert check() is True
+            with np.errstate(over="warn"):
+                assert check() is False
+            assert check() is True
+        assert check() is False
+        old = np.seterr(invalid="call")
+        try:
+            assert check() is True
+        finally:
+            np.seterr(**old)
+        assert check() is False
