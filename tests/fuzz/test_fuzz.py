@@ -87,7 +87,10 @@ def test_a_program_hung_in_native_code_ends_the_run_with_its_source(tmp_path):
     watchdog writes the reproducer and ends the process instead of hanging the run."""
     import subprocess
     import sys
+    # (kiln's C helper is built first: a first build of it, after its source changed, can
+    # take longer than the program's time limit on a loaded machine)
     script = (
+        "from kiln.guards import fastcheck\nfastcheck.module()\n"
         "from tests.fuzz.programs import Program\nfrom tests.fuzz.runner import check\n"
         "body = ['    import signal, time', '    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])',"
         " '    time.sleep(30)']\n"
