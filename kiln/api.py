@@ -48,8 +48,8 @@ from .ops.speculation import ResultKindChanged
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .ir.passes import has_side_effects
 from .guards import fastcheck
-from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry, scalar_only,
-                     size_only)
+from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_body, make_entry,
+                     scalar_only, size_only)
 
 @dataclass
 class CaptureRecord:
@@ -186,18 +186,29 @@ class CompiledFunction:
         logs.log("recompiles", f"{self.fn.__qualname__}: {e}")
         return RUN_EAGER
 
-    def _speculation_names(self, graph: Any) -> dict:
-        return {"_kiln_graph_ir": graph, "_kiln_respeculate": self._respeculate,
+    def _graph_names(self, graph: Any, compiled: Any) -> dict:
+        """The names an entry calling ``compiled`` (the backend's callable for ``graph``)
+        reads: the graph, what calls it (_graph_call), what a speculated op needs."""
+        return {"_kiln_graph": compiled,
+                "_kiln_graph_call": fastcheck.graph_caller(compiled, *_direct_path(compiled)),
+                "_kiln_graph_ir": graph, "_kiln_respeculate": self._respeculate,
                 "_kiln_ResultKindChanged": ResultKindChanged}
 
-    def _graph_call(self, graph: Any, input_codes: list, compiled: Any = None) -> list[str]:
-        """The entry's line calling the graph. In a resume function that starts inside a
-        with statement (its body compiles), an exception the graph raises must reach the
-        context manager's ``__exit__``: the function then runs as Python from its start,
-        where the with's handler is in the code. That is safe when the graph wrote nothing
-        yet: no writes into arrays, or a backend that writes them back after the graph ran
-        (functionalizing ones); otherwise the entry runs the function as Python."""
-        call = f"_kiln_out = _kiln_graph({', '.join(input_codes)})"
+    def _graph_call(self, graph: Any, input_codes: list, compiled: Any = None,
+                    stores: bool = False) -> list[str]:
+        """The entry's line calling the graph. When the function runs as Python from its
+        start on an exception the graph (or an argument it is given) raises:
+        - in a resume function that starts inside a with statement (its body compiles):
+          the exception must reach the context manager's ``__exit__``, which is in the
+          function's code;
+        - ``stores``: the entry replays side effects after the graph (dict, list and
+          attribute stores: capture/output.py), and those made before the failing op must
+          have happened when the exception comes out, as in Python. Rerun as Python, the
+          function makes them in program order and raises the user's own exception.
+        That is safe when the graph wrote nothing yet: no writes into arrays, or a backend
+        that writes them back after the graph ran (functionalizing ones); otherwise the
+        entry runs the function as Python."""
+        call = f"_kiln_out = _kiln_graph_call({', '.join(input_codes)})"
         code = self.fn.__code__
         # An op speculating its result's dtype (kiln/ops/speculation.py): when the data say
         # otherwise this call runs as Python, safe once nothing was written (backends that
@@ -209,7 +220,8 @@ class CompiledFunction:
         functionalizes = self.backend_name in ("aot_eager", "cpp", "triton")
         if respeculate and not functionalizes and any(has_side_effects(n) for n in graph):
             return ["return _kiln_RUN_EAGER"]
-        if not resume.open_withs_at_entry(code):
+        in_with = resume.open_withs_at_entry(code)
+        if not in_with and not stores:
             note = _raise_note(graph, self.fn.__qualname__)
             if note is None:
                 return ["try:", "    " + call] + respeculate if respeculate else [call]
@@ -221,7 +233,9 @@ class CompiledFunction:
             return ["return _kiln_RUN_EAGER"]
         if hasattr(compiled, "replay_on_error"):
             compiled.replay_on_error = False  # the function reruns as Python: no writes yet
-        return ["try:", "    " + call] + respeculate + ["except BaseException:", "    return _kiln_RUN_EAGER"]
+        # A with's __exit__ sees KeyboardInterrupt too; stores need no rerun for it.
+        caught = "BaseException" if in_with else "Exception"
+        return ["try:", "    " + call] + respeculate + [f"except {caught}:", "    return _kiln_RUN_EAGER"]
 
     def _partial_entry(self, args: tuple, kwargs: dict, first: Any) -> Any:
         """The cache entry for a break: the graph up to it, then the eager segment that
@@ -247,19 +261,21 @@ class CompiledFunction:
         extra = dict(built.extra)
         body = []
         if graph is not None:
-            note = self._python_is_faster(graph, breaks=1)
+            note = self._python_is_faster(graph, breaks=1, guards=guards)
             if note:
                 self._cost_note = note
                 return None
             example = _example_inputs(self.fn, guards, built.input_codes, args, kwargs)
-            extra["_kiln_graph"] = self.backend(graph, example)
-            extra.update(self._speculation_names(graph))
-            body += self._graph_call(graph, built.input_codes, extra["_kiln_graph"])
+            compiled = self.backend(graph, example)
+            extra.update(self._graph_names(graph, compiled))
+            body += self._graph_call(graph, built.input_codes, compiled,
+                                     bool(second.output.side_effects))
         check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
+        fast = _guarded_in_c(self.fn, guards, body + built.body, extra, check, name)
         where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
         logs.log("graph_breaks", f"{name}: partial graph ({len(graph.calls) if graph else 0} "
                  f"ops before the break); resumes compiled at {where}")
-        return check, guards, graph, built.resumes_at
+        return check, guards, graph, built.resumes_at, fast
 
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -405,10 +421,11 @@ class CompiledFunction:
                     # them cost 10x the call.
                     guards = guards.without_branches()
                 check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
+                fast = fastcheck.eager_entry(self.fn, guards, check, MISS)
                 graph = None
             else:
-                check, guards, graph, resumes_at = made
-        elif note := self._python_is_faster(graph):
+                check, guards, graph, resumes_at, fast = made
+        elif note := self._python_is_faster(graph, guards=guards):
             self._cost_note = note
             if graph is None and len(guards) > _BRANCH_GUARDS:
                 guards = guards.without_branches()
@@ -426,9 +443,9 @@ class CompiledFunction:
             if graph is not None:
                 example = _example_inputs(self.fn, guards, result.input_codes, args, kwargs)
                 compiled = self.backend(graph, example)
-                extra["_kiln_graph"] = compiled
-                extra.update(self._speculation_names(graph))
-                body += self._graph_call(graph, result.input_codes, compiled)
+                extra.update(self._graph_names(graph, compiled))
+                body += self._graph_call(graph, result.input_codes, compiled,
+                                         bool(result.output.side_effects))
             plain = len(body) <= 1 and not result.replay   # just `_kiln_out = graph(...)`
             body += result.replay
             body.append(f"return {result.return_code}")
@@ -437,6 +454,8 @@ class CompiledFunction:
                 fast = fastcheck.simple_entry(self.fn, guards, compiled, result.input_codes,
                                               result.return_code, check, MISS,
                                               *_direct_path(compiled))
+            if fast is None:
+                fast = _guarded_in_c(self.fn, guards, body, extra, check, name)
         entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries),
                            fast=fast)
         elapsed = time.perf_counter() - start
@@ -456,17 +475,19 @@ class CompiledFunction:
         self._entries = (entry,) + self._entries
         return entry
 
-    def _python_is_faster(self, graph: Any, breaks: int = 0) -> str:
+    def _python_is_faster(self, graph: Any, breaks: int = 0, guards: Any = None) -> str:
         """The cost model's verdict for the default backend (custom and reference backends
         always get their graphs): why the graph should run as Python, or ''. No graph at
         all (a loop over Python ints, code reading only shapes): nothing compiled could
         beat the function itself, whose guards would cost more than it (a ``while n != 1``
-        over an int traces into a guard per iteration)."""
+        over an int traces into a guard per iteration). An entry whose ``guards`` C checks
+        costs less (_guarded_in_c)."""
         if not config.cost_model or getattr(self.root, "judged_as", self.root.backend_name) != "cpp":
             return ""
         if graph is None:
             return "runs as Python: no array operations to compile (KILN_COST_MODEL=0 compiles it anyway)"
-        return cost.python_is_faster(graph, breaks) or ""
+        c_guards = guards is not None and fastcheck.checked_in_c(self.fn, guards)
+        return cost.python_is_faster(graph, breaks, c_guards) or ""
 
     def _warn_limit(self, failures: list, limit: int) -> None:
         if self._limit_warned:
@@ -480,6 +501,17 @@ class CompiledFunction:
                    f"changing value an argument (or use dynamic=True for sizes).")
         logs.log("recompiles", f"{self.fn.__qualname__}: recompile_limit ({limit}) reached", churn)
         warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+def _guarded_in_c(fn: Any, guards: Any, body: list[str], extra: dict, check: Any,
+                  name: str) -> Any:
+    """The entry with its guards checked in C before ``body`` (any entry body: scalar
+    arguments computed in Python, replayed stores, a partial graph's segment) when C
+    can check every guard; None otherwise (``check`` serves alone)."""
+    if not fastcheck.checked_in_c(fn, guards):
+        return None
+    return fastcheck.guarded_body(fn, guards, make_body(fn, guards, body, extra, tag=f"{name} entry body"),
+                                  check, MISS)
 
 
 def _direct_path(compiled: Any) -> tuple:

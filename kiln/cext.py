@@ -1,6 +1,11 @@
 """Build and import the small CPython extensions kiln ships as C source (the frame hook,
-the cache-hit array check), once per source and Python version, cached on disk under
-``kiln.config.cache_dir``. Kernels are built elsewhere (``runtime/build.py``)."""
+the cache-hit path, the kernel launcher), once per source and Python version, cached on
+disk under ``kiln.config.cache_dir``. Kernels are built elsewhere (``runtime/build.py``).
+
+The cache-hit path (guards/fastcheck.c) and the launcher (runtime/launch.c) share
+``cext.h`` (array fields, argument checks, type and module boilerplate): both are built
+by :func:`shipped_extension`, with this folder on the include path, named by a hash of
+their source and the header."""
 from __future__ import annotations
 
 import hashlib
@@ -15,6 +20,9 @@ from types import ModuleType
 from typing import Callable
 
 EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+
+
+HEADER = os.path.join(os.path.dirname(__file__), "cext.h")
 
 
 def build_extension(compiler: str, folder: str, name: str, write_c: Callable[[str], None],
@@ -48,8 +56,8 @@ _shipped: dict[tuple[str, str], ModuleType | None] = {}
 
 
 def shipped_extension(c_source: str, prefix: str, folder: str) -> ModuleType | None:
-    """The extension kiln ships as ``c_source`` (a file that defines its module through
-    KILN_MODULE_NAME / KILN_MODULE_NAME_STR), built with the configured compiler into
+    """The extension kiln ships as ``c_source`` (a file that includes ``cext.h`` and
+    defines its module through KILN_MODULE_NAME / KILN_MODULE_NAME_STR), built with the configured compiler into
     ``<cache_dir>/<folder>`` once per source and Python version; None when it cannot be
     built. Loaded once per process and compiler."""
     from .config import config
@@ -62,14 +70,17 @@ def shipped_extension(c_source: str, prefix: str, folder: str) -> ModuleType | N
         if key not in _shipped:
             with open(c_source) as f:
                 source = f.read()
-            name = prefix + hashlib.sha256(f"{source}\0{sys.version}".encode()).hexdigest()[:16]
+            with open(HEADER) as f:
+                header = f.read()
+            name = prefix + hashlib.sha256(f"{source}\0{header}\0{sys.version}".encode()).hexdigest()[:16]
 
             def write_c(c_path: str) -> None:
                 with open(c_path, "w") as f:
                     f.write(f"#define KILN_MODULE_NAME {name}\n#define KILN_MODULE_NAME_STR \"{name}\"\n")
                     f.write(source)
             try:
-                _shipped[key] = build_extension(compiler, os.path.join(config.cache_dir, folder), name, write_c)
+                _shipped[key] = build_extension(compiler, os.path.join(config.cache_dir, folder), name, write_c,
+                                                (f"-I{os.path.dirname(HEADER)}",))
             except (OSError, RuntimeError, ImportError):
                 _shipped[key] = None
         return _shipped[key]

@@ -274,17 +274,58 @@ def arguments_named_like_the_wrappers_own_values(x, s0, buf0, _NT):
     return x * s0 + buf0 * _NT, x[1:] * 2
 
 
-@found((np.array([[10, 6], [2, 0]], np.uint8), {"n": 1, "scale": 1.75}),
-       xfail="a store into a dict argument is replayed after the graph, so it is lost when a "
-             "later op in the same graph raises (here uint8 *= -1, NumPy's OverflowError); "
-             "NumPy made the store before the error. Needs the entry to apply the stores "
-             "that precede the failing op (aot's replay_on_error does this for array writes)")
+@found((np.array([[10, 6], [2, 0]], np.uint8), {"n": 1, "scale": 1.75}))
 def dict_store_before_an_op_that_raises(x, state):
-    # (seed 2007)
+    # (seed 2007) the store was replayed after the graph, so it was lost when a later op of
+    # the same graph raised (uint8 *= -1: NumPy's OverflowError); the entry now reruns the
+    # function as Python when its graph raises, so the store happens first, as in NumPy
     state["scale"] = x
     w = x[0]
     w *= -1
     return w
+
+
+class _Counter:
+    def __init__(self):
+        self.calls = 0
+        self.last = None
+
+
+@found((np.arange(4.0), [], {}, _Counter(), 2.0), (np.arange(4.0), [1], {"a": 2}, _Counter(), 0.0),
+       (np.ones((3, 3)), [], {}, _Counter(), 1.0), (np.eye(3), [], {}, _Counter(), 1.0))
+def stores_of_every_kind_before_an_op_that_raises(x, log, state, counter, d):
+    # list, dict and attribute stores before: a float division by zero in an argument the
+    # graph is given (call 1), an inverse of a singular matrix inside the graph (call 2)
+    log.append(x.sum())
+    state["m"] = x * 2
+    counter.calls += 1
+    counter.last = x[0]
+    x += 1.0
+    y = x / d * (1.0 / d)
+    if x.ndim == 2:
+        return np.linalg.inv(x - 1.0) + y
+    return y
+
+
+def _global_stores(x):
+    global _G_LAST
+    _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles
+    _G_SEEN.append(x[1] * 2)       # a store into a list a global holds
+    w = x[0]
+    w *= -1                        # OverflowError for uint8
+    return w + _G_LAST
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager", "aot_eager"])
+def test_global_stores_before_an_op_that_raises(backend):
+    global _G_SEEN, _G_LAST
+    seen = {}
+    for who, fn in (("numpy", _global_stores), ("kiln", kiln.compile(_global_stores, backend=backend))):
+        _G_SEEN, _G_LAST = [], None
+        with pytest.raises(OverflowError) as info:
+            fn(np.arange(3, dtype=np.uint8))
+        seen[who] = (str(info.value), _G_LAST, _G_SEEN)
+    assert seen["kiln"] == seen["numpy"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -7,7 +7,7 @@ with statement around it). The translator's state there — value stack, live
 locals — is rebuilt as Python expressions over the entry's parameters and the graph's
 outputs, exactly as a return value is. The cache entry then runs::
 
-    _kiln_out = _kiln_graph(x, w)               # the graph up to the break (mutations included)
+    _kiln_out = _kiln_graph_call(x, w)          # the graph up to the break (mutations included)
     return _kiln_run(_kiln_seg, _kiln_out[0], x)  # the eager segment: the region as Python;
                                                 # its exit returns a Continuation (the resume
                                                 # function and its arguments), run() calls it

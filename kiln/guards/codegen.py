@@ -13,7 +13,7 @@ original function". Its text is registered with ``linecache`` so tracebacks show
                 return _kiln_MISS
         except Exception:
             return _kiln_MISS
-        _kiln_out = _kiln_graph(x, lr)
+        _kiln_out = _kiln_graph_call(x, lr)
         return _kiln_out[0]
 """
 from __future__ import annotations
@@ -88,6 +88,18 @@ def make_entry(fn: types.FunctionType, guards: GuardSet, body: list[str],
              "    except Exception:",
              "        return _kiln_MISS"]
     lines += ["    " + line for line in body]
+    return _finish("\n".join(lines) + "\n", fn, namespace, tag)
+
+
+def make_body(fn: types.FunctionType, guards: GuardSet, body: list[str],
+              extra: dict[str, Any] | None = None, tag: str = "entry body") -> Callable:
+    """The part of an entry after its guards, as a function of the same signature: what
+    a cache entry whose guards are checked in C (fastcheck.guarded_body) runs."""
+    namespace = dict(guards.ns.values)
+    namespace.update(extra or {})
+    namespace["_kiln_MISS"] = MISS
+    namespace["_kiln_RUN_EAGER"] = RUN_EAGER
+    lines = [f"def _kiln_entry({signature_text(fn.__code__)}):"] + ["    " + line for line in body]
     return _finish("\n".join(lines) + "\n", fn, namespace, tag)
 
 

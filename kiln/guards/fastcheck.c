@@ -43,19 +43,7 @@
  * at all. Python's function calls got slower in 3.12/3.13, so a cache hit that runs no
  * Python code of kiln's costs the same on every version.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
-
-typedef struct {            /* the first fields of NumPy's PyArrayObject_fields */
-    PyObject_HEAD
-    char *data;
-    int nd;
-    Py_ssize_t *dimensions;  /* npy_intp is Py_ssize_t on every platform NumPy supports */
-    Py_ssize_t *strides;
-    PyObject *base;
-    PyObject *descr;
-} kiln_array_head;
+#include "cext.h"
 
 /* 1 when the exact ndarray x has this shape spec and dtype, 0 when not, -1 on error. */
 static int
@@ -198,39 +186,8 @@ dispatcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-static int
-dispatcher_traverse(PyObject *op, visitproc visit, void *arg)
-{
-    Dispatcher *self = (Dispatcher *)op;
-    Py_VISIT(self->checks);
-    Py_VISIT(self->slow);
-    Py_VISIT(self->fn);
-    Py_VISIT(self->miss);
-    Py_VISIT(self->run_eager);
-    Py_VISIT(self->as_python);
-    return 0;
-}
-
-static int
-dispatcher_clear(PyObject *op)
-{
-    Dispatcher *self = (Dispatcher *)op;
-    Py_CLEAR(self->checks);
-    Py_CLEAR(self->slow);
-    Py_CLEAR(self->fn);
-    Py_CLEAR(self->miss);
-    Py_CLEAR(self->run_eager);
-    Py_CLEAR(self->as_python);
-    return 0;
-}
-
-static void
-dispatcher_dealloc(PyObject *op)
-{
-    PyObject_GC_UnTrack(op);
-    dispatcher_clear(op);
-    Py_TYPE(op)->tp_free(op);
-}
+#define DISPATCHER_FIELDS(X) X(checks) X(slow) X(fn) X(miss) X(run_eager) X(as_python)
+KILN_GC_FUNCTIONS(dispatcher, Dispatcher, DISPATCHER_FIELDS, )
 
 static PyMemberDef dispatcher_members[] = {
     {"_kiln_checks", T_OBJECT, offsetof(Dispatcher, checks), 0, "entry functions, tried in order"},
@@ -368,11 +325,8 @@ guard_decode(PyObject *spec, Py_ssize_t nparams, kiln_guard *g)
             return -1;
         }
         g->nd = (int)PyTuple_GET_SIZE(shape);
-        for (int i = 0; i < g->nd; i++) {
-            g->shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
-            if (g->shape[i] == -1 && PyErr_Occurred())
-                return -1;
-        }
+        if (kiln_ssize_items(shape, g->shape) < 0)
+            return -1;
     }
     return 0;
 }
@@ -456,30 +410,36 @@ simple_pick(SimpleEntry *self, PyObject *const *args, PyObject *out, Py_ssize_t 
     return PySequence_GetItem(out, k);
 }
 
-/* The callable that runs the graph for these inputs: AOTFunction._direct when it is set
- * and no input is a Tensor (what AOTFunction.__call__ would pick), else the graph. A new
- * reference. */
+/* The callable that runs ``graph`` for these inputs: owner._direct when owner (an
+ * AOTFunction, or None) has it set and no input is a ``tensor`` (what
+ * AOTFunction.__call__ would pick), else the graph. A new reference. */
 static PyObject *
-simple_graph(SimpleEntry *self, PyObject *const *inputs, Py_ssize_t ni)
+graph_target(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni)
 {
     static PyObject *direct_name = NULL;
-    if (self->owner != Py_None) {
+    if (owner != Py_None) {
         if (direct_name == NULL && (direct_name = PyUnicode_InternFromString("_direct")) == NULL)
             return NULL;
-        PyObject *direct = PyObject_GetAttr(self->owner, direct_name);
+        PyObject *direct = PyObject_GetAttr(owner, direct_name);
         if (direct == NULL)
             PyErr_Clear();
         else if (direct != Py_None) {
             Py_ssize_t i = 0;
-            while (i < ni && !PyObject_TypeCheck(inputs[i], (PyTypeObject *)self->tensor))
+            while (i < ni && !PyObject_TypeCheck(inputs[i], (PyTypeObject *)tensor))
                 i++;
             if (i == ni)
                 return direct;
         }
         Py_XDECREF(direct);
     }
-    Py_INCREF(self->graph);
-    return self->graph;
+    Py_INCREF(graph);
+    return graph;
+}
+
+static PyObject *
+simple_graph(SimpleEntry *self, PyObject *const *inputs, Py_ssize_t ni)
+{
+    return graph_target(self->graph, self->owner, self->tensor, inputs, ni);
 }
 
 static PyObject *
@@ -534,24 +494,15 @@ miss:
 }
 
 static PyObject *
-simple_call(PyObject *op, PyObject *args, PyObject *kwargs)
-{
-    return PyVectorcall_Call(op, args, kwargs);
-}
-
-static PyObject *
 simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss, *owner = Py_None, *tensor = Py_None;
     Py_ssize_t nparams;
     int single;
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
-        PyErr_SetString(PyExc_TypeError, "SimpleEntry takes positional arguments only");
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "OnO!OO!O!pO|OO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
-                          &PyTuple_Type, &graph_inputs, &PyTuple_Type, &picks, &single, &miss,
-                          &owner, &tensor))
+    if (kiln_no_keywords(kwargs, "SimpleEntry") < 0
+            || !PyArg_ParseTuple(args, "OnO!OO!O!pO|OO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
+                                 &PyTuple_Type, &graph_inputs, &PyTuple_Type, &picks, &single, &miss,
+                                 &owner, &tensor))
         return NULL;
     if (PyTuple_GET_SIZE(graph_inputs) > KILN_MAX_GRAPH_INPUTS
             || (PyTuple_GET_SIZE(picks) == 0 && graph == Py_None)
@@ -589,88 +540,91 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             Py_DECREF(self);
             return NULL;
         }
-    for (Py_ssize_t i = 0; i < self->ninputs; i++) {
-        self->inputs[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(graph_inputs, i));
-        if (self->inputs[i] < 0 || self->inputs[i] >= nparams) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "SimpleEntry: a graph input out of range");
-            Py_DECREF(self);
-            return NULL;
-        }
+    if (kiln_ssize_items(graph_inputs, self->inputs) < 0 || kiln_ssize_items(picks, self->pick) < 0) {
+        Py_DECREF(self);
+        return NULL;
     }
-    for (Py_ssize_t i = 0; i < self->npicks; i++) {
-        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(picks, i));
-        if ((k == -1 && PyErr_Occurred()) || (k < 0 && -1 - k >= nparams) || (k >= 0 && graph == Py_None)) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "SimpleEntry: a pick out of range");
+    for (Py_ssize_t i = 0; i < self->ninputs; i++)
+        if (self->inputs[i] < 0 || self->inputs[i] >= nparams) {
+            PyErr_SetString(PyExc_ValueError, "SimpleEntry: a graph input out of range");
             Py_DECREF(self);
             return NULL;
         }
-        self->pick[i] = k;
+    for (Py_ssize_t i = 0; i < self->npicks; i++) {
+        Py_ssize_t k = self->pick[i];
+        if ((k < 0 && -1 - k >= nparams) || (k >= 0 && graph == Py_None)) {
+            PyErr_SetString(PyExc_ValueError, "SimpleEntry: a pick out of range");
+            Py_DECREF(self);
+            return NULL;
+        }
     }
     return (PyObject *)self;
 }
 
-static int
-simple_traverse(PyObject *op, visitproc visit, void *arg)
-{
-    SimpleEntry *self = (SimpleEntry *)op;
-    Py_VISIT(self->fallback);
-    Py_VISIT(self->guards);
-    Py_VISIT(self->graph);
-    Py_VISIT(self->graph_inputs);
-    Py_VISIT(self->picks);
-    Py_VISIT(self->miss);
-    Py_VISIT(self->owner);
-    Py_VISIT(self->tensor);
-    return 0;
-}
-
-static int
-simple_clear(PyObject *op)
-{
-    SimpleEntry *self = (SimpleEntry *)op;
-    Py_CLEAR(self->fallback);
-    Py_CLEAR(self->guards);
-    Py_CLEAR(self->graph);
-    Py_CLEAR(self->graph_inputs);
-    Py_CLEAR(self->picks);
-    Py_CLEAR(self->miss);
-    Py_CLEAR(self->owner);
-    Py_CLEAR(self->tensor);
-    return 0;
-}
-
-static void
-simple_dealloc(PyObject *op)
-{
-    SimpleEntry *self = (SimpleEntry *)op;
-    PyObject_GC_UnTrack(op);
-    simple_clear(op);
-    PyMem_Free(self->decoded);
-    PyMem_Free(self->pick);
-    Py_TYPE(op)->tp_free(op);
-}
+#define SIMPLE_FIELDS(X) X(fallback) X(guards) X(graph) X(graph_inputs) X(picks) X(miss) X(owner) X(tensor)
+KILN_GC_FUNCTIONS(simple, SimpleEntry, SIMPLE_FIELDS, PyMem_Free(self->decoded); PyMem_Free(self->pick))
 
 static PyMemberDef simple_members[] = {
     {"python_entry", T_OBJECT, offsetof(SimpleEntry, fallback), READONLY, "the generated Python entry"},
     {NULL, 0, 0, 0, NULL},
 };
 
-static PyTypeObject SimpleEntryType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "kiln.SimpleEntry",
-    .tp_basicsize = sizeof(SimpleEntry),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "A cache entry checked and run in C (see fastcheck.c).",
-    .tp_new = simple_new,
-    .tp_dealloc = simple_dealloc,
-    .tp_traverse = simple_traverse,
-    .tp_clear = simple_clear,
-    .tp_call = simple_call,
-    .tp_vectorcall_offset = offsetof(SimpleEntry, vectorcall),
-    .tp_members = simple_members,
+static PyTypeObject SimpleEntryType = KILN_VECTORCALL_TYPE(
+    simple, SimpleEntry, "A cache entry checked and run in C (see fastcheck.c).",
+    .tp_members = simple_members);
+
+/* ---- the graph call of a Python entry ------------------------------------------------ */
+
+/* GraphCall(aot_function, tensor_type)(*inputs): an entry body's call of its graph (an
+ * AOTFunction), taking the graph's cache-hit short path (``_direct``, see graph_target)
+ * from C where AOTFunction.__call__ would take it from a Python frame of its own. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *owner, *tensor;
+    vectorcallfunc vectorcall;
+} GraphCall;
+
+static PyObject *
+graph_call_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    GraphCall *self = (GraphCall *)op;
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)
+        return PyObject_Vectorcall(self->owner, args, nargsf, kwnames);
+    PyObject *target = graph_target(self->owner, self->owner, self->tensor, args, PyVectorcall_NARGS(nargsf));
+    if (target == NULL)
+        return NULL;
+    PyObject *out = PyObject_Vectorcall(target, args, nargsf, NULL);
+    Py_DECREF(target);
+    return out;
+}
+
+static PyObject *
+graph_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *owner, *tensor;
+    if (kiln_no_keywords(kwargs, "GraphCall") < 0
+            || !PyArg_ParseTuple(args, "OO!", &owner, &PyType_Type, &tensor))
+        return NULL;
+    GraphCall *self = (GraphCall *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    Py_INCREF(owner); self->owner = owner;
+    Py_INCREF(tensor); self->tensor = tensor;
+    self->vectorcall = graph_call_vectorcall;
+    return (PyObject *)self;
+}
+
+#define GRAPH_CALL_FIELDS(X) X(owner) X(tensor)
+KILN_GC_FUNCTIONS(graph_call, GraphCall, GRAPH_CALL_FIELDS, )
+
+static PyMemberDef graph_call_members[] = {
+    {"graph", T_OBJECT, offsetof(GraphCall, owner), READONLY, "the AOTFunction called"},
+    {NULL, 0, 0, 0, NULL},
 };
+
+static PyTypeObject GraphCallType = KILN_VECTORCALL_TYPE(
+    graph_call, GraphCall, "An entry's call of its compiled graph, short path taken in C (see fastcheck.c).",
+    .tp_members = graph_call_members);
 
 static PyMethodDef methods[] = {
     {"array_matches", (PyCFunction)(void (*)(void))array_matches, METH_FASTCALL,
@@ -684,28 +638,9 @@ static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, KILN_MODULE_NAME_STR, NULL, -1, methods,
 };
 
-#define KILN_CAT(a, b) a##b
-#define KILN_INIT(name) KILN_CAT(PyInit_, name)
-
 PyMODINIT_FUNC
 KILN_INIT(KILN_MODULE_NAME)(void)
 {
-    if (PyType_Ready(&DispatcherType) < 0 || PyType_Ready(&SimpleEntryType) < 0)
-        return NULL;
-    PyObject *m = PyModule_Create(&module_def);
-    if (m == NULL)
-        return NULL;
-    Py_INCREF(&DispatcherType);
-    if (PyModule_AddObject(m, "Dispatcher", (PyObject *)&DispatcherType) < 0) {
-        Py_DECREF(&DispatcherType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&SimpleEntryType);
-    if (PyModule_AddObject(m, "SimpleEntry", (PyObject *)&SimpleEntryType) < 0) {
-        Py_DECREF(&SimpleEntryType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    PyTypeObject *types[] = {&DispatcherType, &SimpleEntryType, &GraphCallType, NULL};
+    return kiln_module_create(&module_def, types);
 }

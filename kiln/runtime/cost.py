@@ -46,8 +46,13 @@ NUMPY_OP_US = 0.6      # a ufunc on a small array (W7: five ops on 16 elements, 
 NUMPY_REDUCE_US = 1.2  # a reduction (x.sum() has a slower entry than a ufunc)
 NUMPY_SCALAR_US = 0.12  # arithmetic giving a NumPy scalar / 0-d value
 NUMPY_CHEAP_US = 0.1    # a basic index, element write or view; np.empty/np.zeros: 0.2
-ENTRY_US = 1.5         # compiled entry + wrapper + output allocation (an entry that
-                       # computes scalars in Python first: lorenz_rhs_empty, 2.4 us)
+ENTRY_US = 1.5         # compiled entry + wrapper + output allocation, guards checked in
+                       # Python (~40 ns a guard; lorenz_rhs_empty, computing scalars in
+                       # Python first, 2.4 us before the C-checked entries)
+ENTRY_C_US = 0.5       # the same with every guard checked in C (guards/fastcheck.c), the
+                       # graph's short path taken from C and the error-mode check in C:
+                       # x * 2.0 + 1.0 on 3 elements 0.6 us, damped_pendulum (scalars
+                       # computed in a Python body) 0.8 us
 KERNEL_US = 0.3        # one native kernel call through the C launcher (runtime/launch.c;
                        # ~1.2 through cffi with a from_buffer per array)
 SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume entry
@@ -103,14 +108,16 @@ def _numpy_us(node: Any) -> float:
     return NUMPY_OP_US
 
 
-def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
+def estimate(graph: Any, breaks: int = 0, c_guards: bool = False) -> tuple[float, float] | None:
     """(Python µs, compiled µs) for one run of ``graph`` followed by ``breaks`` graph
-    breaks, or None when some value is too large for a per-call estimate."""
+    breaks, or None when some value is too large for a per-call estimate. ``c_guards``:
+    the entry's guards are checked in C (a cheaper entry: ENTRY_C_US)."""
     found = _tally(graph)
     if found is None:
         return None
     python, kernels, externs = found
-    compiled = ENTRY_US + KERNEL_US * kernels + NUMPY_OP_US * externs + SEGMENT_US * breaks
+    entry = ENTRY_C_US if c_guards else ENTRY_US
+    compiled = entry + KERNEL_US * kernels + NUMPY_OP_US * externs + SEGMENT_US * breaks
     return python, compiled
 
 
@@ -150,9 +157,9 @@ def _tally(graph: Any) -> tuple[float, int, int] | None:
     return python, kernels, externs
 
 
-def python_is_faster(graph: Any, breaks: int = 0) -> str | None:
+def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False) -> str | None:
     """Why ``graph`` should run as Python (a sentence for explain), or None to compile it."""
-    found = estimate(graph, breaks)
+    found = estimate(graph, breaks, c_guards)
     if found is None:
         return None
     python, compiled = found

@@ -4,7 +4,16 @@ Generated kernels compute IEEE results and set no Python-visible flags, which is
 behaviour under the default mode (warnings aside). When the caller asked NumPy to *raise*
 (or call a handler, or log) on divide/overflow/invalid/underflow, a compiled call runs the
 graph with NumPy instead, so the same FloatingPointError comes out. The check reads the
-mode's context variable and caches the answer per mode object (tens of nanoseconds).
+mode's context variable and keeps the answer for the last mode object seen: a call of
+launch.c's ``ErrorMode`` where the launcher builds (tens of nanoseconds; every compiled
+call makes it), else the same logic in Python.
+
+    >>> import numpy as np
+    >>> numpy_errors_trapped()
+    False
+    >>> with np.errstate(divide="raise"):
+    ...     numpy_errors_trapped()
+    True
 """
 from __future__ import annotations
 
@@ -19,12 +28,26 @@ _QUIET = ("ignore", "warn")
 _last: list = [object(), False]
 
 
-def numpy_errors_trapped() -> bool:
+def _trapped(mode: object = None) -> bool:
+    """Does the current mode (``mode`` is its object, unread: geterr reads it) trap?"""
+    return any(v not in _QUIET for v in np.geterr().values())
+
+
+def _numpy_errors_trapped() -> bool:
     """Does the current NumPy error mode do more than warn on some floating-point error?"""
     mode = _MODE.get() if _MODE is not None else None
     if mode is not None and mode is _last[0]:
         return _last[1]
-    trapped = any(v not in _QUIET for v in np.geterr().values())
+    trapped = _trapped()
     if mode is not None:
         _last[0], _last[1] = mode, trapped
     return trapped
+
+
+def _checker():
+    from .launch import module
+    m = module() if _MODE is not None else None
+    return _numpy_errors_trapped if m is None else m.ErrorMode(_MODE, _trapped)
+
+
+numpy_errors_trapped = _checker()   # () -> bool, as _numpy_errors_trapped

@@ -22,13 +22,10 @@
  * the call goes to ``fallback`` (the cffi path, which converts or raises as it always
  * did). The GIL is released around the kernel, as cffi does.
  *
- * Layouts (below) is the wrapper's check of its input shapes and strides, in one call.
+ * Layouts (below) is the wrapper's check of its input shapes and strides, in one call;
+ * ErrorMode its check of NumPy's floating-point error mode (runtime/fpmode.py).
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
+#include "cext.h"
 
 typedef union {
     void *p;
@@ -37,14 +34,6 @@ typedef union {
     double d;
     float f;
 } kiln_slot;
-
-typedef struct {            /* the first fields of NumPy's PyArrayObject_fields */
-    PyObject_HEAD
-    char *data;
-    int nd;
-    Py_ssize_t *dimensions;  /* npy_intp is Py_ssize_t on every platform NumPy supports */
-    Py_ssize_t *strides;
-} kiln_array_head;
 
 #define KILN_MAX_ARGS 64
 
@@ -146,22 +135,13 @@ fallback:
 }
 
 static PyObject *
-launcher_call(PyObject *op, PyObject *args, PyObject *kwargs)
-{
-    return PyVectorcall_Call(op, args, kwargs);
-}
-
-static PyObject *
 launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *address, *ndarray, *fallback, *owner;
     const char *codes;
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
-        PyErr_SetString(PyExc_TypeError, "Launcher takes positional arguments only");
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "O!sO!OO", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
-                          &fallback, &owner))
+    if (kiln_no_keywords(kwargs, "Launcher") < 0
+            || !PyArg_ParseTuple(args, "O!sO!OO", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
+                                 &fallback, &owner))
         return NULL;
     size_t n = strlen(codes);
     if (n > KILN_MAX_ARGS || strspn(codes, "pdfbBhHiIqQ") != n) {
@@ -187,33 +167,8 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-static int
-launcher_traverse(PyObject *op, visitproc visit, void *arg)
-{
-    Launcher *self = (Launcher *)op;
-    Py_VISIT(self->ndarray);
-    Py_VISIT(self->fallback);
-    Py_VISIT(self->owner);
-    return 0;
-}
-
-static int
-launcher_clear(PyObject *op)
-{
-    Launcher *self = (Launcher *)op;
-    Py_CLEAR(self->ndarray);
-    Py_CLEAR(self->fallback);
-    Py_CLEAR(self->owner);
-    return 0;
-}
-
-static void
-launcher_dealloc(PyObject *op)
-{
-    PyObject_GC_UnTrack(op);
-    launcher_clear(op);
-    Py_TYPE(op)->tp_free(op);
-}
+#define LAUNCHER_FIELDS(X) X(ndarray) X(fallback) X(owner)
+KILN_GC_FUNCTIONS(launcher, Launcher, LAUNCHER_FIELDS, )
 
 static PyObject *
 launcher_codes(PyObject *op, void *closure)
@@ -227,20 +182,9 @@ static PyGetSetDef launcher_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyTypeObject LauncherType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "kiln.Launcher",
-    .tp_basicsize = sizeof(Launcher),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "A C++ kernel called through its packed entry (see launch.c).",
-    .tp_new = launcher_new,
-    .tp_dealloc = launcher_dealloc,
-    .tp_traverse = launcher_traverse,
-    .tp_clear = launcher_clear,
-    .tp_call = launcher_call,
-    .tp_vectorcall_offset = offsetof(Launcher, vectorcall),
-    .tp_getset = launcher_getset,
-};
+static PyTypeObject LauncherType = KILN_VECTORCALL_TYPE(
+    launcher, Launcher, "A C++ kernel called through its packed entry (see launch.c).",
+    .tp_getset = launcher_getset);
 
 /* ---- the wrapper's layout check ------------------------------------------------------- */
 
@@ -309,18 +253,10 @@ layouts_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject 
 }
 
 static PyObject *
-layouts_call(PyObject *op, PyObject *args, PyObject *kwargs)
-{
-    return PyVectorcall_Call(op, args, kwargs);
-}
-
-static PyObject *
 layouts_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) {
-        PyErr_SetString(PyExc_TypeError, "Layouts takes positional arguments only");
+    if (kiln_no_keywords(kwargs, "Layouts") < 0)
         return NULL;
-    }
     Py_ssize_t n = PyTuple_GET_SIZE(args) - 1;
     if (n < 0 || !PyType_Check(PyTuple_GET_ITEM(args, 0))) {
         PyErr_SetString(PyExc_TypeError, "Layouts(ndarray, (shape, strides), ...)");
@@ -364,89 +300,91 @@ layouts_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         Py_ssize_t nd = PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 0));
         self->nd[k] = nd;
         self->offset[k] = at;
-        for (int part = 0; part < 2; part++)
-            for (Py_ssize_t d = 0; d < nd; d++) {
-                Py_ssize_t x = PyLong_AsSsize_t(PyTuple_GET_ITEM(PyTuple_GET_ITEM(spec, part), d));
-                if (x == -1 && PyErr_Occurred()) {
-                    Py_DECREF(self);
-                    return NULL;
-                }
-                self->dims[at++] = x;
+        for (int part = 0; part < 2; part++, at += nd)
+            if (kiln_ssize_items(PyTuple_GET_ITEM(spec, part), self->dims + at) < 0) {
+                Py_DECREF(self);
+                return NULL;
             }
     }
     return (PyObject *)self;
 }
 
-static int
-layouts_traverse(PyObject *op, visitproc visit, void *arg)
+#define LAYOUTS_FIELDS(X) X(specs) X(ndarray)
+KILN_GC_FUNCTIONS(layouts, Layouts, LAYOUTS_FIELDS,
+                  PyMem_Free(self->nd); PyMem_Free(self->offset); PyMem_Free(self->dims))
+
+static PyTypeObject LayoutsType = KILN_VECTORCALL_TYPE(
+    layouts, Layouts, "The input layouts a wrapper's kernels were built for (see launch.c).");
+
+/* ---- NumPy's floating-point error mode ------------------------------------------------- */
+
+/* ErrorMode(contextvar, compute)() -> bool: does NumPy's current error mode trap (see
+ * fpmode.py)? The mode is an object in a context variable, replaced whenever np.errstate
+ * or np.seterr changes it; the answer of compute(mode) is kept for the last mode seen, so
+ * the wrapper's check on every call is one context-variable read. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *var, *compute, *mode, *answer;
+    vectorcallfunc vectorcall;
+} ErrorMode;
+
+static PyObject *
+error_mode_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    Layouts *self = (Layouts *)op;
-    Py_VISIT(self->specs);
-    Py_VISIT(self->ndarray);
-    return 0;
+    (void)args;
+    ErrorMode *self = (ErrorMode *)op;
+    if (PyVectorcall_NARGS(nargsf) != 0 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
+        PyErr_SetString(PyExc_TypeError, "ErrorMode() takes no arguments");
+        return NULL;
+    }
+    PyObject *mode = NULL;
+    if (PyContextVar_Get(self->var, Py_None, &mode) < 0)
+        return NULL;
+    if (mode == self->mode && self->answer != NULL) {
+        Py_DECREF(mode);
+        Py_INCREF(self->answer);
+        return self->answer;
+    }
+    PyObject *answer = PyObject_CallOneArg(self->compute, mode);
+    if (answer == NULL) {
+        Py_DECREF(mode);
+        return NULL;
+    }
+    Py_XSETREF(self->mode, mode);
+    Py_INCREF(answer);
+    Py_XSETREF(self->answer, answer);
+    return answer;
 }
 
-static int
-layouts_clear(PyObject *op)
+static PyObject *
+error_mode_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    Layouts *self = (Layouts *)op;
-    Py_CLEAR(self->specs);
-    Py_CLEAR(self->ndarray);
-    return 0;
+    PyObject *var, *compute;
+    if (kiln_no_keywords(kwargs, "ErrorMode") < 0
+            || !PyArg_ParseTuple(args, "O!O", &PyContextVar_Type, &var, &compute))
+        return NULL;
+    ErrorMode *self = (ErrorMode *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    Py_INCREF(var); self->var = var;
+    Py_INCREF(compute); self->compute = compute;
+    self->vectorcall = error_mode_vectorcall;
+    return (PyObject *)self;
 }
 
-static void
-layouts_dealloc(PyObject *op)
-{
-    Layouts *self = (Layouts *)op;
-    PyObject_GC_UnTrack(op);
-    layouts_clear(op);
-    PyMem_Free(self->nd);
-    PyMem_Free(self->offset);
-    PyMem_Free(self->dims);
-    Py_TYPE(op)->tp_free(op);
-}
+#define ERROR_MODE_FIELDS(X) X(var) X(compute) X(mode) X(answer)
+KILN_GC_FUNCTIONS(error_mode, ErrorMode, ERROR_MODE_FIELDS, )
 
-static PyTypeObject LayoutsType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "kiln.Layouts",
-    .tp_basicsize = sizeof(Layouts),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "The input layouts a wrapper's kernels were built for (see launch.c).",
-    .tp_new = layouts_new,
-    .tp_dealloc = layouts_dealloc,
-    .tp_traverse = layouts_traverse,
-    .tp_clear = layouts_clear,
-    .tp_call = layouts_call,
-    .tp_vectorcall_offset = offsetof(Layouts, vectorcall),
-};
+static PyTypeObject ErrorModeType = KILN_VECTORCALL_TYPE(
+    error_mode, ErrorMode, "Does NumPy's floating-point error mode trap? (see launch.c)");
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, KILN_MODULE_NAME_STR, NULL, -1, NULL,
 };
 
-#define KILN_CAT(a, b) a##b
-#define KILN_INIT(name) KILN_CAT(PyInit_, name)
-
 PyMODINIT_FUNC
 KILN_INIT(KILN_MODULE_NAME)(void)
 {
-    if (PyType_Ready(&LauncherType) < 0 || PyType_Ready(&LayoutsType) < 0)
-        return NULL;
-    PyObject *m = PyModule_Create(&module_def);
-    if (m == NULL)
-        return NULL;
-    Py_INCREF(&LauncherType);
-    if (PyModule_AddObject(m, "Launcher", (PyObject *)&LauncherType) < 0) {
-        Py_DECREF(&LauncherType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&LayoutsType);
-    if (PyModule_AddObject(m, "Layouts", (PyObject *)&LayoutsType) < 0) {
-        Py_DECREF(&LayoutsType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    PyTypeObject *types[] = {&LauncherType, &LayoutsType, &ErrorModeType, NULL};
+    return kiln_module_create(&module_def, types);
 }

@@ -27,6 +27,9 @@ SEED = os.environ.get("KILN_FUZZ_SEED")
 # Long runs on a loaded machine: shrinking a failure re-generates and re-runs programs for
 # tens of minutes; KILN_FUZZ_SHRINK=0 reports the first failing program as it was drawn.
 SHRINK = os.environ.get("KILN_FUZZ_SHRINK", "1") != "0"
+# The suite runs with the cost model off (tests/conftest.py); KILN_FUZZ_COST_MODEL=1 turns
+# it on for the generated programs, so the cpp backend runs small graphs as Python.
+COST_MODEL = os.environ.get("KILN_FUZZ_COST_MODEL") == "1"
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -38,9 +41,15 @@ def _fuzz_settings(fn):
     return seed(int(SEED))(fn) if SEED is not None else fn
 
 
+@pytest.fixture
+def _cost_model_as_asked(monkeypatch):
+    from kiln.config import config
+    monkeypatch.setattr(config, "cost_model", COST_MODEL)
+
+
 @_fuzz_settings
 @given(programs())
-def test_random_programs_match_numpy(program):
+def test_random_programs_match_numpy(_cost_model_as_asked, program):
     check(program)
 
 
@@ -78,7 +87,10 @@ def test_a_program_hung_in_native_code_ends_the_run_with_its_source(tmp_path):
     watchdog writes the reproducer and ends the process instead of hanging the run."""
     import subprocess
     import sys
+    # (kiln's C helper is built first: a first build of it, after its source changed, can
+    # take longer than the program's time limit on a loaded machine)
     script = (
+        "from kiln.guards import fastcheck\nfastcheck.module()\n"
         "from tests.fuzz.programs import Program\nfrom tests.fuzz.runner import check\n"
         "body = ['    import signal, time', '    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])',"
         " '    time.sleep(30)']\n"

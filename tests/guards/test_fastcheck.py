@@ -175,7 +175,7 @@ def test_an_entry_the_cost_model_runs_as_python_is_checked_in_c(monkeypatch):
     monkeypatch.setattr(config, "cost_model", True)
 
     def f(x, y):
-        return x * 2.0 - y
+        return x - y
     cf = kiln.compile(f)
     x, y = np.arange(3.0), np.ones(3)
     np.testing.assert_array_equal(cf(x, y), f(x, y))
@@ -186,6 +186,32 @@ def test_an_entry_the_cost_model_runs_as_python_is_checked_in_c(monkeypatch):
     np.testing.assert_array_equal(entry.fast(x, y), f(x, y))
     assert entry.fast(x, 1.0) is kiln.api.MISS                 # y's type is guarded
     np.testing.assert_array_equal(cf(x, y=y), f(x, y=y))
+
+
+class _Box:
+    pass
+
+
+def test_an_entry_with_a_python_body_checks_its_guards_in_c():
+    # a scalar computed from arguments, an attribute store replayed: the body is Python,
+    # its guards are checked in C first (the Python entry answers keywords and defaults)
+    def f(x, box, a, b=2.0):
+        box.last = a
+        return np.cos(x) * (a / b)
+    cf = kiln.compile(f)
+    x, box = np.linspace(0, 1, 8), _Box()
+    np.testing.assert_allclose(cf(x, box, 3.0, 4.0), f(x, _Box(), 3.0, 4.0))
+    entry = cf.cache_entries[0]
+    assert type(entry.fast).__name__ == "SimpleEntry" and entry.fast.python_entry is entry.check
+    np.testing.assert_allclose(entry.fast(x, box, 1.0, 8.0), np.cos(x) / 8.0)
+    assert box.last == 1.0
+    assert entry.fast(x.astype(np.float32), box, 1.0, 8.0) is kiln.api.MISS
+    assert entry.fast(x, box, 1, 8.0) is kiln.api.MISS         # a's type is guarded
+    np.testing.assert_allclose(entry.fast(x, box, a=5.0), np.cos(x) * 2.5)   # the Python entry
+    assert box.last == 5.0
+    with pytest.raises(ZeroDivisionError):                      # the user's own error
+        cf(x, box, 7.0, 0.0)
+    assert box.last == 7.0                                      # stored before it, as in Python
 
 
 def test_a_builtin_not_shadowed_is_checked_in_c():

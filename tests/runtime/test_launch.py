@@ -71,18 +71,26 @@ def test_the_layout_check_compares_every_input_in_one_call():
     assert check(a, Shaped())
 
 
-def test_a_cache_hit_on_plain_arrays_skips_the_aot_wrapper(monkeypatch):
+def _sin_times(x, y):
+    return np.sin(x) * y + 1.0
+
+
+def _sin_times_ratio(x, a, b):
+    return np.sin(x) * (a / b) + 1.0
+
+
+@pytest.mark.parametrize("fn, scalars", [(_sin_times, (np.full(6, 0.5),)), (_sin_times_ratio, (1.0, 2.0))])
+def test_a_cache_hit_on_plain_arrays_skips_the_aot_wrapper(fn, scalars, monkeypatch):
+    # _sin_times: SimpleEntry calls the compiled forward itself; _sin_times_ratio computes
+    # a / b in its Python body first, which calls the graph through fastcheck's GraphCall,
+    # taking the same short path from C. A Tensor goes the AOT way (autograd).
     from kiln.guards import fastcheck
     if fastcheck.module() is None:
         pytest.skip("the fast guards do not build here")
-
-    def f(x, y):
-        return np.sin(x) * y + 1.0
-
-    x, y = np.arange(6.0), np.full(6, 0.5)
-    compiled = kiln.compile(f, backend="cpp")
-    compiled(x, y)
-    compiled(x, y)
+    x = np.arange(6.0)
+    compiled = kiln.compile(fn, backend="cpp")
+    compiled(x, *scalars)
+    compiled(x, *scalars)
     calls = []
     real = AOTFunction.__call__
 
@@ -90,10 +98,31 @@ def test_a_cache_hit_on_plain_arrays_skips_the_aot_wrapper(monkeypatch):
         calls.append(args)
         return real(self, *args)
     monkeypatch.setattr(AOTFunction, "__call__", counting)
-    np.testing.assert_allclose(compiled(x, y), f(x, y))
-    assert calls == []                            # SimpleEntry called the forward itself
+    np.testing.assert_allclose(compiled(x, *scalars), fn(x, *scalars))
+    assert calls == []
     t = kiln.Tensor(x, requires_grad=True)
-    out = compiled(t, y)                          # a Tensor: the AOT path (autograd)
+    out = compiled(t, *scalars)
     assert len(calls) == 1
     out.sum().backward()
-    np.testing.assert_allclose(t.grad, np.cos(x) * y)
+    np.testing.assert_allclose(t.grad, np.cos(x) * 0.5)
+
+
+def test_the_error_mode_check_follows_every_change_of_numpy_mode():
+    from kiln.runtime import fpmode
+    checks = [fpmode.numpy_errors_trapped, fpmode._numpy_errors_trapped]
+    if launch.module() is not None:
+        assert type(checks[0]).__name__ == "ErrorMode"
+    for check in checks:
+        assert check() is False
+        with np.errstate(over="raise"):
+            assert check() is True
+            with np.errstate(over="warn"):
+                assert check() is False
+            assert check() is True
+        assert check() is False
+        old = np.seterr(invalid="call")
+        try:
+            assert check() is True
+        finally:
+            np.seterr(**old)
+        assert check() is False
