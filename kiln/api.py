@@ -27,13 +27,12 @@ import time
 import types
 import warnings
 import weakref
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from . import logs
-from .capture import DynamicSpec, GraphBreak, capture
+from .capture import DynamicSpec, capture
 from .capture import frame_hook, partial, resume
 from .capture.breaks import unsupported_error
 from .config import config
@@ -48,24 +47,10 @@ from .ops.speculation import ResultKindChanged
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .ir.passes import has_side_effects
 from .guards import fastcheck
-from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_body, make_entry,
+from .entries import (CaptureRecord, direct_path, example_inputs, guarded_in_c,  # noqa: F401
+                      raise_note)
+from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
                      scalar_only, size_only)
-
-@dataclass
-class CaptureRecord:
-    """What one compilation produced (for explain, the CLI and logs)."""
-    graph: Any
-    graph_break: GraphBreak | None
-    guards: list[str]
-    ops: list[str]
-    compile_time_s: float
-    recompile_reasons: list[str] = field(default_factory=list)
-    dynamic_dims: list[str] = field(default_factory=list)
-    function: str = ""                  # the function or resume function compiled
-    resumes_at: list = field(default_factory=list)   # a break's partial graph: lines resumed at
-    runs_as_python: str = ""            # the cost model's reason for not compiling the graph
-    loops: list[str] = field(default_factory=list)   # loop nodes built, loops unrolled and why
-
 
 _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI
 
@@ -190,7 +175,7 @@ class CompiledFunction:
         """The names an entry calling ``compiled`` (the backend's callable for ``graph``)
         reads: the graph, what calls it (_graph_call), what a speculated op needs."""
         return {"_kiln_graph": compiled,
-                "_kiln_graph_call": fastcheck.graph_caller(compiled, *_direct_path(compiled)),
+                "_kiln_graph_call": fastcheck.graph_caller(compiled, *direct_path(compiled)),
                 "_kiln_graph_ir": graph, "_kiln_respeculate": self._respeculate,
                 "_kiln_ResultKindChanged": ResultKindChanged}
 
@@ -222,7 +207,7 @@ class CompiledFunction:
             return ["return _kiln_RUN_EAGER"]
         in_with = resume.open_withs_at_entry(code)
         if not in_with and not stores:
-            note = _raise_note(graph, self.fn.__qualname__)
+            note = raise_note(graph, self.fn.__qualname__)
             if note is None:
                 return ["try:", "    " + call] + respeculate if respeculate else [call]
             # The traceback of an error raised inside the graph ends in kiln's code: a note
@@ -265,13 +250,13 @@ class CompiledFunction:
             if note:
                 self._cost_note = note
                 return None
-            example = _example_inputs(self.fn, guards, built.input_codes, args, kwargs)
+            example = example_inputs(self.fn, guards, built.input_codes, args, kwargs)
             compiled = self.backend(graph, example)
             extra.update(self._graph_names(graph, compiled))
             body += self._graph_call(graph, built.input_codes, compiled,
                                      bool(second.output.side_effects))
         check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
-        fast = _guarded_in_c(self.fn, guards, body + built.body, extra, check, name)
+        fast = guarded_in_c(self.fn, guards, body + built.body, extra, check, name)
         where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
         logs.log("graph_breaks", f"{name}: partial graph ({len(graph.calls) if graph else 0} "
                  f"ops before the break); resumes compiled at {where}")
@@ -441,7 +426,7 @@ class CompiledFunction:
             body = []
             compiled = None
             if graph is not None:
-                example = _example_inputs(self.fn, guards, result.input_codes, args, kwargs)
+                example = example_inputs(self.fn, guards, result.input_codes, args, kwargs)
                 compiled = self.backend(graph, example)
                 extra.update(self._graph_names(graph, compiled))
                 body += self._graph_call(graph, result.input_codes, compiled,
@@ -453,9 +438,9 @@ class CompiledFunction:
             if plain:
                 fast = fastcheck.simple_entry(self.fn, guards, compiled, result.input_codes,
                                               result.return_code, check, MISS,
-                                              *_direct_path(compiled))
+                                              *direct_path(compiled))
             if fast is None:
-                fast = _guarded_in_c(self.fn, guards, body, extra, check, name)
+                fast = guarded_in_c(self.fn, guards, body, extra, check, name)
         entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries),
                            fast=fast)
         elapsed = time.perf_counter() - start
@@ -501,49 +486,6 @@ class CompiledFunction:
                    f"changing value an argument (or use dynamic=True for sizes).")
         logs.log("recompiles", f"{self.fn.__qualname__}: recompile_limit ({limit}) reached", churn)
         warnings.warn(message, RuntimeWarning, stacklevel=4)
-
-
-def _guarded_in_c(fn: Any, guards: Any, body: list[str], extra: dict, check: Any,
-                  name: str) -> Any:
-    """The entry with its guards checked in C before ``body`` (any entry body: scalar
-    arguments computed in Python, replayed stores, a partial graph's segment) when C
-    can check every guard; None otherwise (``check`` serves alone)."""
-    if not fastcheck.checked_in_c(fn, guards):
-        return None
-    return fastcheck.guarded_body(fn, guards, make_body(fn, guards, body, extra, tag=f"{name} entry body"),
-                                  check, MISS)
-
-
-def _direct_path(compiled: Any) -> tuple:
-    """(direct_owner, tensor_type) for fastcheck.simple_entry: an AOTFunction's cache-hit
-    short path (``_direct``) is called from C for plain inputs."""
-    from .aot.runtime import AOTFunction
-    from .tensor import Tensor
-    return (compiled, Tensor) if isinstance(compiled, AOTFunction) else (None, None)
-
-
-def _example_inputs(fn, guards, codes: list[str], args: tuple, kwargs: dict) -> list:
-    if not codes:
-        return []
-    getter = make_entry(fn, guards.__class__(guards.ns), [f"return [{', '.join(codes)}]"],
-                        tag="example inputs")
-    return getter(*args, **kwargs)
-
-
-def _raise_note(graph: Any, name: str) -> str | None:
-    """Where in the user's code an error raised by ``graph`` comes from: the source lines
-    of its ops that raise on values (inverting a singular matrix, an index out of range)."""
-    sites = []
-    for node in graph.calls:
-        src = node.meta.get("source")
-        if node.target.raises(node.args) and src:
-            text = f"{src[0]}:{src[1]}  {src[2].strip()}"
-            if text not in sites:
-                sites.append(text)
-    if not sites:
-        return None
-    return (f"(raised in the compiled graph of {name}; its operations that raise on values: "
-            + "; ".join(sites) + ")")
 
 
 def _reachable_as(obj: Any, module: str, qualname: str) -> bool:
