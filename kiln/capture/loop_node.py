@@ -163,16 +163,26 @@ def while_heads(tx) -> dict:
     return found
 
 
-def note_head(tx, came_from: int) -> None:
-    """The translator is at a while loop's head: coming from above (its first test
-    passed), remember the frame state for :func:`try_while_head`; coming back from the
-    loop's own test, forget it (the first iteration ran inline)."""
+def note_head(tx, came_from: int) -> bool:
+    """The translator is at a while loop's head. Coming from its first test on a run-time
+    value (``while err > tol:``, decided by a guard), capture every iteration as one node
+    right away (True: done, the translator is past the loop); else coming from above,
+    remember the frame state for :func:`try_while_head`; coming back from the loop's own
+    test, forget it (the first iteration ran inline)."""
     snaps = tx.__dict__.setdefault("head_snaps", {})
-    if came_from < tx.ip:
-        snap = snaps[tx.ip] = _Snapshot(tx)
-        snap.nodes = len(tx.output.graph.nodes)
-    else:
+    if came_from >= tx.ip:
         snaps[tx.ip] = None
+        return False
+    snap = snaps[tx.ip] = _Snapshot(tx)
+    snap.nodes = len(tx.output.graph.nodes)
+    if came_from != tx.__dict__.get("runtime_test") or tx.stop_at is not None:
+        return False
+    bottom, cont, exit = while_heads(tx)[tx.ip]
+    head = tx.ip
+    snaps[head] = None
+    region = Region(head, bottom, head, bottom + 1, exit, cont=cont)
+    return _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
+                    snap, {COND: ConstantVariable(cont)}, "while loop not captured at its head")
 
 
 def _undoable(tx, snap: _Snapshot) -> bool:

@@ -110,8 +110,9 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
         while self.result is None:
             if self.ip >= len(instructions):
                 raise AssertionError(f"fell off the end of {self.code.co_name}")
-            if self.ip in heads and self.output.loop_trace is None:
-                note_head(self, came_from)
+            if self.ip in heads and self.output.loop_trace is None and note_head(self, came_from):
+                came_from = -1
+                continue      # the whole while loop is one loop node
             came_from = self.ip
             self.step(instructions[self.ip])
         return self.result
@@ -276,6 +277,8 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
             from .loop_node import try_while, try_while_head   # a while loop's test on computed values
             if try_while(self, inst, value, when) or try_while_head(self, inst, value):
                 return
+        if not isinstance(value, ConstantVariable):
+            self.runtime_test = inst.index   # a while loop's first test? (loop_node.note_head)
         if value.truth(self) == when:
             self.ip = inst.target
 
