@@ -179,10 +179,13 @@ def note_head(tx, came_from: int) -> bool:
         return False
     bottom, cont, exit = while_heads(tx)[tx.ip]
     head = tx.ip
+    if came_from != head - 1 or tx.decoded.instructions[came_from].target != exit:
+        return False      # not the loop's own first test (it leaves the loop when it fails)
     snaps[head] = None
     region = Region(head, bottom, head, bottom + 1, exit, cont=cont)
     return _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
-                    snap, {COND: ConstantVariable(cont)}, "while loop not captured at its head")
+                    snap, {COND: ConstantVariable(cont)}, "while loop not captured at its head",
+                    arrays_only=True)
 
 
 def _undoable(tx, snap: _Snapshot) -> bool:
@@ -356,11 +359,13 @@ def _signature(graph: Graph) -> list:
             if n.kind == "call" and not n.meta.get("widened")]
 
 
-def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, failed: str) -> bool:
+def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, failed: str,
+             arrays_only: bool = False) -> bool:
     """Build the loop node; on failure restore the translator, note why (``failed``:
-    what happens instead) and return False."""
+    what happens instead) and return False. ``arrays_only``: a body that touches no array
+    is not one (a loop of Python numbers runs faster as Python than as a compiled call)."""
     try:
-        _build(tx, region, bounds, snap, extra)
+        _build(tx, region, bounds, snap, extra, arrays_only)
     except (LoopFallback, BreakGraph, KilnError) as e:
         snap.restore(tx)
         reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
@@ -370,11 +375,14 @@ def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, fa
     return True
 
 
-def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict) -> None:
+def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
+           arrays_only: bool = False) -> None:
     """``extra``: carried values that are not locals (a while loop's condition), by name,
     with their values before the loop."""
     live = _live(tx, region)
     trace, _, _, end = _trace_once(tx, region, snap, {})
+    if arrays_only and not trace.arrays:
+        raise LoopFallback("the body does no array work: it runs as Python")
     rebound = [n for n in end if n not in (COND, BRK) and end[n] is not snap.locals.get(n)
                and not _loaded(snap.locals.get(n), end[n])]
     if BRK in end:

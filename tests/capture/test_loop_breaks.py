@@ -301,3 +301,17 @@ def test_one_compile_serves_every_sparsity_pattern():
         args = (indptr, np.nonzero(dense)[1].astype(np.int32), dense[dense != 0], rng.random(9))
         _same(compiled(*args), csr_matvec(*args))
     assert len(graphs) == 1
+
+
+def test_a_while_loop_whose_first_test_a_guard_decided_is_one_node():
+    """``err = tol + 1.0; while err > tol:``: every sweep in one top-level loop call (the
+    first sweep used to run inline as a node of its own, then the rest as another)."""
+    from benchmarks.loop_kernels import relax_until_converged
+    rod = np.r_[0.0, np.random.default_rng(9).random(20), 0.0]
+    report = kiln.explain(relax_until_converged)(rod.copy(), 1e-3)
+    assert [ops.count("loop") for ops in report.ops_per_graph] == [1], report.ops_per_graph
+    compiled = kiln.compile(relax_until_converged)
+    mine, theirs = rod.copy(), rod.copy()
+    for tol in (1e-3, 10.0):
+        _same(compiled(mine, tol), relax_until_converged(theirs, tol))
+        np.testing.assert_array_equal(mine, theirs)
