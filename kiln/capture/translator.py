@@ -48,7 +48,7 @@ SCALAR_LOOP_PROBE = 32
 # Past this many operations an unrolled loop's graph costs more to lower and build than
 # compiling can win back (its steps differ: growing slices); under the cost model the
 # function runs as Python. Loops captured as loop nodes are not unrolled.
-MAX_UNROLLED_OPS = 4000
+MAX_UNROLLED_OPS = 2000
 
 
 def plain_context_manager(cls: Any) -> bool:

@@ -170,13 +170,22 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
         # The array before this write is read too (``e[i] = f(e[i - 1])``): every state
         # would be realized whole, quadratic in the writes; the extern writes in place.
         return None
-    if getattr(base, "region_writes", 0) >= MAX_REGION_WRITES:
-        return None   # the writes so far become one buffer; this one NumPy's, in place
     shape = tuple(base.shape)
+    size = int(np.prod(shape))
+    if getattr(base, "region_writes", 0) >= (MAX_REGION_WRITES if size <= SMALL_BASE else MAX_LARGE_WRITES):
+        return None   # the writes so far become one buffer; this one NumPy's, in place
     if gl.sizes or not _renderer_ok(gl) or not all(isinstance(d, int) for d in shape + tuple(value.shape)):
         return None   # dynamic sizes: regions are static bounds
     region = _region(shape, index)
     if region is None:
+        return None
+    covered = int(np.prod([d if r is None else 1 if r[0] == "at" else r[2] - r[1]
+                           for d, r in zip(shape, region)]))
+    if isinstance(base, BufferValue) and size > SMALL_BASE and covered * REGION_FRACTION < size:
+        # Into an array already computed, a select is a pass over all of it: for a row of
+        # a large matrix that costs more than NumPy's write of the row (a loop writing
+        # each row of a 500 x 500 matrix made 1,000 passes, 10x NumPy's time). Into a
+        # fill (np.zeros, np.ones) or earlier selects the pass is made anyway.
         return None
     dtype = np.dtype(base.dtype)
     written = _written(value, dtype)
@@ -246,6 +255,11 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
 # the lowering recurses through them (an unrolled loop of 100 element writes into one
 # ``np.zeros`` passed Python's recursion limit).
 MAX_REGION_WRITES = 32
+MAX_LARGE_WRITES = 8      # into an array of more than SMALL_BASE elements
+# A write into a larger computed array is a select only where it covers at least
+# 1/REGION_FRACTION of it (a half ``y[n:] = ...``, a channel ``z[:, :, 1] = x``).
+SMALL_BASE = 256
+REGION_FRACTION = 8
 
 
 # A join's select reads every piece at each point: worth it where a call of NumPy's costs

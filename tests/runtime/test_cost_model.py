@@ -308,22 +308,3 @@ def test_a_loop_that_would_unroll_into_thousands_of_operations_runs_as_python():
     assert record.graph_break is not None and record.graph_break.kind == "long_loop"
     assert "would unroll into about" in record.graph_break.reason
     assert 400 * 19 > translator.MAX_UNROLLED_OPS   # ~19 operations a step
-
-
-def test_large_work_that_would_build_many_kernels_runs_as_its_numpy_program():
-    from kiln.runtime import backend
-
-    def growing(x, y):
-        for k in range(1, 80):
-            y[:k * 50] += np.flip(x[:k * 50]) * 0.5
-        return y.sum()
-
-    x = np.linspace(0.0, 1.0, 4000)
-    y1, y2 = np.zeros(4000), np.zeros(4000)
-    compiled = kiln.compile(growing)
-    assert compiled(x, y1) == pytest.approx(growing(x, y2), rel=1e-12)
-    np.testing.assert_allclose(y1, y2, rtol=1e-12)
-    aot = compiled.cache_entries[0].check.__globals__["_kiln_graph"]
-    [variant] = aot.variants.values()
-    assert isinstance(variant.forward, backend.LazyNumpyProgram)   # nothing built
-    assert variant.forward.kiln_artifact.kernel_names == []
