@@ -127,3 +127,31 @@ def cholesky_rows(A):
         for i in range(j + 1, n):
             L[i, j] = (A[i, j] - np.dot(L[i, :j], L[j, :j])) / L[j, j]
     return L
+
+
+# Loops whose bounds or steps are run-time values of the body: a range bound read from
+# the data (CSR row pointers), a step that is the outer loop's variable (the sieve).
+
+def csr_matvec(indptr, indices, data, x):
+    """y = A @ x for A in CSR form: the inner loop's bounds are elements of ``indptr``."""
+    n = indptr.shape[0] - 1
+    y = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s += data[k] * x[indices[k]]
+        y[i] = s
+    return y
+
+
+def sieve(n):
+    """Sieve of Eratosthenes as element loops: a data-dependent branch around an inner
+    loop whose step is the outer variable."""
+    is_prime = np.ones(n + 1, dtype=np.bool_)
+    is_prime[0] = False
+    is_prime[1] = False
+    for i in range(2, int(n ** 0.5) + 1):
+        if is_prime[i]:
+            for j in range(i * i, n + 1, i):
+                is_prime[j] = False
+    return is_prime

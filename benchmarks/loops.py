@@ -27,8 +27,9 @@ import numpy as np
 
 import kiln
 
-from .loop_kernels import (cholesky, cholesky_rows, crc32, edit_distance, fsub, gauss_seidel,
-                           house_robber, lu_inplace, lu_rows, relax_until_converged, tri_solve)
+from .loop_kernels import (cholesky, cholesky_rows, crc32, csr_matvec, edit_distance, fsub,
+                           gauss_seidel, house_robber, lu_inplace, lu_rows,
+                           relax_until_converged, sieve, tri_solve)
 
 
 def cases(rng) -> dict:
@@ -50,6 +51,11 @@ def cases(rng) -> dict:
     lu1 = rng.random((150, 150)) + 150 * np.eye(150)
     spd2 = rng.random((200, 200))
     spd2 = spd2 @ spd2.T + 200 * np.eye(200)
+    rows, cols = 3000, 3000
+    dense_nnz = rng.integers(0, 16, rows)          # nonzeros per row, some rows empty
+    indptr = np.r_[0, np.cumsum(dense_nnz)].astype(np.int32)
+    indices = rng.integers(0, cols, int(indptr[-1])).astype(np.int32)
+    values, xs = rng.random(int(indptr[-1])), rng.random(cols)
     return {
         "fsub (n=300)": (fsub, lambda: (L, b)),
         "gauss_seidel (100x100, 2 sweeps)": (gauss_seidel, lambda: (u0.copy(), f0, 2)),
@@ -63,6 +69,8 @@ def cases(rng) -> dict:
         "tri_solve rows (n=2000)": (tri_solve, lambda: (Lbig, bbig)),
         "lu_rows (n=150)": (lu_rows, lambda: (lu1.copy(),)),
         "cholesky_rows (n=200)": (cholesky_rows, lambda: (spd2,)),
+        "csr_matvec (3000 rows, 22k nonzeros)": (csr_matvec, lambda: (indptr, indices, values, xs)),
+        "sieve (n=60000)": (sieve, lambda: (60000,)),
     }
 
 

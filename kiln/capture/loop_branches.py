@@ -1,5 +1,21 @@
-"""A data-dependent ``if``/``else`` inside a loop body: both sides traced, then a
-``select`` per value they leave different (kiln/capture/loop_node.py traces the body)."""
+"""Control flow inside a loop body: data-dependent ``if``/``else``, ``break`` and ``continue``
+(kiln/capture/loop_node.py traces the body).
+
+A body is one graph, traced along every path at once. The trace has an *active*
+predicate (``LoopTrace.active``: None while every path runs): a branch on a value the body
+computes traces both sides, each under its own predicate, and every value they leave
+different becomes ``select(cond, a, b)``. What a side does that a path not taken must not
+do is predicated: a store is ``store_elem_if``, an element read's index and the operands
+of an operation that may raise (a division, ``int()`` of a float) are replaced by a safe
+value where the predicate is false, an inner loop runs zero times there.
+
+A side that ends in ``break`` or ``continue`` (a path that leaves the iteration early) is
+an *exit*: its predicate and its locals are recorded (``LoopTrace.exits``) and the rest
+of the body is traced under the predicate that the path went on. At the end of the
+iteration the carried values are the select of every exit's values and the path that
+got there; the predicates of the ``break`` exits become a carried flag, and the loop
+ends after the iteration that set it (``LoopBody.brk``).
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -9,58 +25,229 @@ import numpy as np
 from ..ops import TensorMeta
 from ..ops.loops import NUMPY_NEVER_RAISE, SELECT_SAFE
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
-from .variables.base import VariableTracker
+from .variables.base import ConstantVariable, VariableTracker
+
+# Ops a path under a predicate may hold: each is predicated or cannot fail (see above).
+_PREDICATED = frozenset({"scalar_fn", "load_elem", "store_elem_if", "loop", "loop_item"})
+_TERMINAL = ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE")
 
 
-# -- data-dependent if/else in a body: both sides, then a select --------------------------
+class PathEnd(Exception):
+    """The path being traced left the iteration (``break``/``continue``); its exit is recorded."""
 
-def _run_path(tx, stop: int | None, lo: int, hi: int) -> int:
-    """Step until ``stop`` (or, with None, until leaving [lo, hi)); returns where."""
+
+class Exit:
+    def __init__(self, kind: str, pred: Any, locals_: dict, target: int | None) -> None:
+        self.kind = kind            # "break" or "next" (continue: on to the next iteration)
+        self.pred = pred            # the predicate it was taken under (a tracker)
+        self.locals = locals_
+        self.target = target        # break: where the code after the loop goes on
+
+
+# -- predicates --------------------------------------------------------------------------
+
+def as_bool(tx, cond: VariableTracker) -> VariableTracker:
+    return cond if type(_type_of(cond)) is bool else apply_scalar(tx, "bool", [cond])
+
+
+def negate(tx, pred: VariableTracker) -> VariableTracker:
+    return apply_scalar(tx, "select", [pred, ConstantVariable(False), ConstantVariable(True)])
+
+
+def conj(tx, a: VariableTracker | None, b: VariableTracker) -> VariableTracker:
+    return b if a is None else apply_scalar(tx, "and_", [a, b])
+
+
+def active_true(trace) -> VariableTracker:
+    return trace.active if trace.active is not None else ConstantVariable(True)
+
+
+def may_raise(fn: str, values: tuple) -> bool:
+    """Can ``scalar_fn(fn)`` raise on these operands (then a predicated path guards it)?"""
+    if fn in SELECT_SAFE:
+        return False
+    # NumPy scalars never raise on shifts and divisions (they warn): when every operand
+    # is one, so is the op.
+    return not (fn in NUMPY_NEVER_RAISE and all(
+        isinstance(a.val if hasattr(a, "kind") else a, (np.generic, TensorMeta)) for a in values))
+
+
+def _one(var: VariableTracker) -> VariableTracker:
+    """A value of ``var``'s type on which no scalar function raises."""
+    example = _type_of(var)
+    return ConstantVariable(type(example)(1))
+
+
+def safe_operands(tx, trace, args: list) -> list:
+    """``args`` where the active predicate holds, a harmless 1 of the same type elsewhere."""
+    pred = trace.active
+    return [apply_scalar(tx, "select", [pred, a, _one(a)]) for a in args]
+
+
+def safe_index(tx, trace, shape: tuple, entries: list) -> list:
+    """An element index that reads in bounds where the active predicate is false (0 in
+    every axis; an array with an empty axis cannot be read at all)."""
+    if any(type(d) is not int or d == 0 for d in shape):
+        raise LoopFallback("an element read of an array with an empty axis under a "
+                           "data-dependent branch")
+    out = []
+    for e, d in zip(entries, shape):
+        if isinstance(e, ConstantVariable) and type(e.value) is int and -d <= e.value < d:
+            out.append(e)
+        else:
+            zero = ConstantVariable(type(_type_of(e))(0))
+            out.append(apply_scalar(tx, "select", [trace.active, e, zero]))
+    return out
+
+
+# -- stepping a path ---------------------------------------------------------------------
+
+def _same_code(tx, a: int, b: int) -> bool:
+    """Do the instructions from ``a`` and from ``b`` do the same until they return or jump
+    (3.12+ copies a short tail after the loop into each ``break``)?"""
     instructions = tx.decoded.instructions
+    for _ in range(64):
+        while a < len(instructions) and instructions[a].opname == "NOP":
+            a += 1
+        while b < len(instructions) and instructions[b].opname == "NOP":
+            b += 1
+        if a >= len(instructions) or b >= len(instructions):
+            return False
+        x, y = instructions[a], instructions[b]
+        a, b = a + 1, b + 1
+        if x.opname != y.opname:
+            return False
+        if x.target is not None or y.target is not None:
+            return x.target == y.target
+        if x.arg != y.arg:
+            return False
+        if x.opname in _TERMINAL:
+            return True
+    return False
+
+
+def _after_break(tx, trace, q: int) -> int:
+    """Where the code after the loop goes on from the ``break`` whose iterator pop is at
+    ``q``: the loop's exit, or (a for-else) past the else block."""
+    instructions = tx.decoded.instructions
+    nxt = q + 1
+    if instructions[nxt].opname in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"):
+        nxt = instructions[nxt].target
+    return _normal_target(tx, trace, nxt)
+
+
+def _normal_target(tx, trace, where: int) -> int:
+    """Where a break goes on (``where``): the loop's exit when the code there is the same;
+    past a for-else's else block where that is a copy of the code after the else block.
+    Any other place is where Python goes on too (an enclosing loop's head or its own
+    break): a for-else block then runs until it gets there."""
+    exit = trace.exit
+    if where == exit or _same_code(tx, where, exit):
+        return exit
+    if where > exit:
+        return where
+    for k in range(exit + 1, len(tx.decoded.instructions)):
+        if _same_code(tx, where, k):
+            return k
+    return where
+
+
+def step_path(tx, trace) -> None:
+    """Run the instruction at ``tx.ip`` of the path being traced; a ``break`` or
+    ``continue`` of the loop being traced records its exit and raises :class:`PathEnd`."""
+    inst = tx.decoded.instructions[tx.ip]
+    own = trace.tx is tx
+    if own and trace.iterator is not None and inst.opname == "POP_TOP" \
+            and len(tx.stack) == trace.depth and tx.stack[-1] is trace.iterator:
+        end(tx, trace, "break", _after_break(tx, trace, inst.index))
+    if own and trace.iterator is None and trace.cont is not None and inst.opname != "NOP" \
+            and tx.ip != trace.start and _same_code(tx, tx.ip, trace.exit):
+        # 3.12+ copies the code after a while loop into a break (and into nothing else
+        # that runs the same until it returns)
+        end(tx, trace, "break", trace.exit)
+    tx.step(inst)
+    if own and trace.iterator is None and trace.cont is not None and not trace.lo <= tx.ip < trace.hi:
+        if tx.ip < trace.lo:
+            raise LoopFallback("a continue in a while loop")
+        end(tx, trace, "break", _normal_target(tx, trace, tx.ip))
+
+
+def end(tx, trace, kind: str, target: int | None) -> None:
+    if kind == "next" and trace.cont is not None:
+        raise LoopFallback("a continue in a while loop")
+    trace.exits.append(Exit(kind, active_true(trace), dict(tx.locals), target))
+    raise PathEnd()
+
+
+def _run_side(tx, trace, stop: int | None, lo: int, hi: int) -> int:
+    """Step until ``stop`` (or, with None, until leaving [lo, hi)); returns where. Reaching
+    the loop's head is a ``continue`` (an exit); PathEnd: the side left the iteration."""
+    own = trace.tx is tx
     while True:
         if tx.result is not None:
             raise LoopFallback("a return inside a branch of the loop body")
+        if own and tx.ip == trace.head and trace.iterator is not None:
+            end(tx, trace, "next", None)
         if tx.ip == stop or (stop is None and not lo <= tx.ip < hi):
             return tx.ip
         if not lo <= tx.ip < hi:
-            raise LoopFallback("a branch of the loop body jumps elsewhere (break, continue)")
-        tx.step(instructions[tx.ip])
+            raise LoopFallback("a branch of the loop body jumps elsewhere")
+        step_path(tx, trace)
 
+
+# -- data-dependent if/else ----------------------------------------------------------------
 
 def branch(tx, inst, cond: ScalarValueVariable, when: bool) -> None:
     """``if cond:`` on a value computed in the body (a conditional jump at ``inst``): both
-    sides are traced and every value they leave different becomes ``select(cond, a, b)``.
-    Sides that write, load or may raise keep the loop unrolled (each side would run on
-    every iteration)."""
+    sides are traced, each under its predicate; every value they leave different becomes
+    ``select(cond, a, b)``. A side that breaks or continues is an exit, and the other
+    side goes on alone."""
     trace = tx.output.loop_trace
     k, t = inst.index, inst.target
-    if t <= k:
+    if t <= k and not (trace.tx is tx and trace.iterator is not None and t == trace.head):
         raise LoopFallback("a data-dependent backward jump (a while loop in the body)")
-    head = trace.head if trace.tx is tx else None
     graph = trace.graph
     before = set(map(id, graph.nodes))
+    outer = trace.active
+    c = as_bool(tx, cond)
+    jump_pred = conj(tx, outer, c if when else negate(tx, c))
+    fall_pred = conj(tx, outer, negate(tx, c) if when else c)
     stack0, locals0 = list(tx.stack), dict(tx.locals)
-    join = _run_path(tx, None, k + 1, t)            # the side that falls through
-    if join != t and join != head and join < t:
+    if t <= k:          # a jump back to the head: that side goes on to the next iteration
+        trace.exits.append(Exit("next", jump_pred, dict(tx.locals), None))
+        trace.active = fall_pred
+        return
+    trace.active = fall_pred
+    try:
+        join = _run_side(tx, trace, None, k + 1, t)            # the side that falls through
+    except PathEnd:
+        join = None
+    if join is not None and join != t and join < t:
         raise LoopFallback("an if/else whose sides do not meet")
-    fall = (list(tx.stack), dict(tx.locals))
+    fall = (list(tx.stack), dict(tx.locals), trace.active)
     tx.stack, tx.locals = list(stack0), dict(locals0)
     tx.ip = t
+    trace.active = jump_pred
+    if join is None:                 # the fall side left: the jump side goes on alone
+        _check_ops(graph, before)
+        return
     if join != t:
-        _run_path(tx, join, t, trace.exit if trace.tx is tx else len(tx.decoded.instructions))
-    jumped = (list(tx.stack), dict(tx.locals))
-    for node in graph.nodes:
-        if id(node) in before or node.kind != "call":
-            continue
-        if node.target.name != "scalar_fn" or not _never_raises(node):
-            raise LoopFallback(f"a data-dependent if/else whose sides do more than arithmetic "
-                               f"({node.target.name} {node.kwargs.get('fn', '')})".rstrip())
+        try:
+            _run_side(tx, trace, join, t, trace.exit if trace.tx is tx else len(tx.decoded.instructions))
+        except PathEnd:              # the jump side left: the fall side goes on alone
+            _check_ops(graph, before)
+            tx.stack, tx.locals, trace.active = fall
+            tx.ip = join
+            return
+    _check_ops(graph, before)
+    jumped = (list(tx.stack), dict(tx.locals), trace.active)
     true_side, false_side = (fall, jumped) if not when else (jumped, fall)
     if len(true_side[0]) != len(false_side[0]):
         raise LoopFallback("an if/else whose sides leave different stacks")
     from .resume import code_facts
-    live = code_facts(tx.code).live_in[join] if join < len(code_facts(tx.code).live_in) else set()
-    stack = [_merge(tx, cond, a, b) for a, b in zip(true_side[0], false_side[0])]
+    facts = code_facts(tx.code)
+    live = facts.live_in[join] if join < len(facts.live_in) else set()
+    stack = [_merge(tx, c, a, b) for a, b in zip(true_side[0], false_side[0])]
     merged = {}
     for name in set(true_side[1]) | set(false_side[1]):
         a, b = true_side[1].get(name), false_side[1].get(name)
@@ -68,26 +255,137 @@ def branch(tx, inst, cond: ScalarValueVariable, when: bool) -> None:
             if name in live:
                 raise LoopFallback(f"'{name}' is assigned on one side of an if/else only")
             continue
-        merged[name] = _merge(tx, cond, a, b)
+        merged[name] = _merge(tx, c, a, b)
+    if true_side[2] is (jump_pred if when else fall_pred) and \
+            false_side[2] is (fall_pred if when else jump_pred):
+        trace.active = outer            # neither side left early: as before the if
+    else:
+        trace.active = apply_scalar(tx, "select", [c, true_side[2], false_side[2]])
     tx.stack, tx.locals, tx.ip = stack, merged, join
 
 
-def _never_raises(node: Any) -> bool:
-    """Can both sides of an if/else run this scalar op on every iteration?"""
-    fn = node.kwargs["fn"]
-    if fn in SELECT_SAFE:
-        return True
-    # NumPy scalars never raise on shifts and divisions (they warn): when every operand
-    # is one, so is the op.
-    return fn in NUMPY_NEVER_RAISE and all(
-        isinstance(a.val if hasattr(a, "kind") else a, (np.generic, TensorMeta)) for a in node.args[0])
+def run_else(tx, trace, flag: VariableTracker, start: int, target: int) -> None:
+    """A for-else (or while-else) inside a body: the else block ``[start, target)`` runs
+    where the inner loop did not break (``flag`` false); the code goes on at ``target``."""
+    graph = trace.graph
+    before = set(map(id, graph.nodes))
+    outer = trace.active
+    b = as_bool(tx, flag)
+    else_pred, skip_pred = conj(tx, outer, negate(tx, b)), conj(tx, outer, b)
+    stack0, locals0 = list(tx.stack), dict(tx.locals)
+    trace.active = else_pred
+    tx.ip = start
+    try:
+        _run_side(tx, trace, target, start, trace.hi if trace.tx is tx else len(tx.decoded.instructions))
+    except PathEnd:                  # the else block leaves the iteration (continue, break)
+        _check_ops(graph, before)
+        tx.stack, tx.locals, trace.active, tx.ip = stack0, locals0, skip_pred, target
+        return
+    _check_ops(graph, before)
+    if len(tx.stack) != len(stack0):
+        raise LoopFallback("an else block that changes the value stack")
+    from .resume import code_facts
+    facts = code_facts(tx.code)
+    live = facts.live_in[target] if target < len(facts.live_in) else set()
+    merged = {}
+    for name in set(tx.locals) | set(locals0):
+        a, e = locals0.get(name), tx.locals.get(name)
+        if a is None or e is None:
+            if name in live:
+                raise LoopFallback(f"'{name}' is assigned in the else block only")
+            continue
+        merged[name] = _merge(tx, b, a, e)
+    stack = [_merge(tx, b, a, e) for a, e in zip(stack0, tx.stack)]
+    if trace.active is not else_pred:
+        trace.active = apply_scalar(tx, "select", [b, ConstantVariable(True) if outer is None
+                                                   else outer, trace.active])
+    else:
+        trace.active = outer
+    tx.stack, tx.locals, tx.ip = stack, merged, target
 
 
-def _merge(tx, cond: ScalarValueVariable, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+def _check_ops(graph: Any, before: set) -> None:
+    for node in graph.nodes:
+        if id(node) in before or node.kind != "call":
+            continue
+        if node.target.name not in _PREDICATED:
+            raise LoopFallback(f"a data-dependent if/else whose sides do "
+                               f"{node.target.name} (only element code is predicated)")
+
+
+def _merge(tx, cond: VariableTracker, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     if a is b:
         return a
+    from .loop_node import _loaded
+    if _loaded(a, b) or _loaded(b, a):   # an argument one path read first
+        return b if _loaded(a, b) else a
     ta, tb = _type_of(a), _type_of(b)
+    if ta is not None and tb is not None and type(ta) is not type(tb):
+        # ``s = 0.0`` before the loop, ``s += x[i]`` on one path only: the carried value
+        # takes the NumPy type (traced again with it, kiln/capture/loop_node.py), as a
+        # loop that changes a carried value's type on every path does
+        a, b = _widen(tx, a, ta, tb), _widen(tx, b, tb, ta)
+        ta, tb = _type_of(a), _type_of(b)
     if ta is None or tb is None or type(ta) is not type(tb):
         raise LoopFallback("the sides of an if/else leave values of different types "
                            f"({a.describe()}, {b.describe()})")
     return apply_scalar(tx, "select", [cond, a, b])
+
+
+_WIDENS = {float: np.float64, int: np.int64, bool: np.bool_}
+
+
+def _widen(tx, var: VariableTracker, mine: Any, other: Any) -> VariableTracker:
+    """A Python float, int or bool met by the NumPy scalar type it becomes on another path."""
+    if type(mine) in _WIDENS and type(other) is _WIDENS[type(mine)]:
+        out = apply_scalar(tx, f"np.{type(other).__name__}", [var])
+        out.node.meta["widened"] = True   # not an op of the body's own (see _signature)
+        return out
+    return var
+
+
+def merge_exits(tx, trace, end: dict | None, live: set) -> tuple[dict, VariableTracker | None]:
+    """The iteration's final locals from the path that reached its end (``end``; None when
+    every path left early) and the recorded exits; and the break flag (None: no break)."""
+    exits = list(trace.exits)
+    if end is None:
+        if not exits:
+            raise LoopFallback("no path of the body reaches its end")
+        last = exits.pop()
+        end, base_pred = last.locals, last
+    else:
+        base_pred = None
+    out = {}
+    for name, value in end.items():
+        for e in reversed(exits):
+            other = e.locals.get(name)
+            if other is None:
+                if name in live:
+                    raise LoopFallback(f"'{name}' is assigned on some paths of the body only")
+                value = None
+                break
+            value = _merge(tx, e.pred, other, value)
+        if value is not None:
+            out[name] = value
+    for e in exits:
+        for name in e.locals:
+            if name not in end and name in live:
+                raise LoopFallback(f"'{name}' is assigned on some paths of the body only")
+    breaks = [e for e in exits if e.kind == "break"]
+    if base_pred is not None and base_pred.kind == "break":
+        breaks.append(base_pred)
+    flag = None
+    if base_pred is not None and base_pred.kind == "break" and not exits:
+        flag = ConstantVariable(True)
+    elif breaks:
+        if base_pred is not None and base_pred.kind == "break":
+            # every other exit is a continue: the loop breaks unless one of those was taken
+            flag = ConstantVariable(True)
+            for e in exits:
+                if e.kind == "next":
+                    flag = apply_scalar(tx, "select", [e.pred, ConstantVariable(False), flag])
+        else:
+            flag = ConstantVariable(False)
+            for e in breaks:
+                flag = apply_scalar(tx, "select", [e.pred, ConstantVariable(True), flag])
+    return out, flag

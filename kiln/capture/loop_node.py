@@ -19,6 +19,7 @@ from ..ops import REGISTRY, TensorMeta
 from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
 from .breaks import BreakGraph
 from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS
+from .loop_branches import _WIDENS
 from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIteratorVariable,
                     ScalarValueVariable, _result, _type_of, _val_of, apply_scalar, current_graph,
                     graph_value)
@@ -85,9 +86,12 @@ def _note(tx, text: str) -> None:
 
 def try_loop(tx, inst, it: RangeIteratorVariable) -> bool:
     """Capture the loop at FOR_ITER ``inst`` as one node; False: it unrolls as before."""
+    it.bounds = tuple(_python_int(tx, b) for b in it.bounds)
     start, stop, step = it.bounds
-    if not (isinstance(step, ConstantVariable) and isinstance(step.value, int) and step.value != 0):
+    if isinstance(step, ConstantVariable) and not (isinstance(step.value, int) and step.value != 0):
         return False
+    if not isinstance(step, ConstantVariable) and type(_type_of(step)) is not int:
+        return False   # a run-time step is a Python int (the sieve's ``range(i * i, n, i)``)
     if all(isinstance(b, ConstantVariable) for b in it.bounds):
         if not all(isinstance(b.value, int) for b in it.bounds):
             return False
@@ -102,6 +106,17 @@ def try_loop(tx, inst, it: RangeIteratorVariable) -> bool:
     region = Region(inst.index + 1, inst.index, inst.index + 1, inst.target, inst.target,
                     nxt.arg if nxt.opname == "STORE_FAST" and isinstance(nxt.arg, str) else "i")
     return _attempt(tx, region, it.bounds, snap, {}, "loop unrolled")
+
+
+def _python_int(tx, bound: VariableTracker) -> VariableTracker:
+    """A range bound as a Python int: a NumPy integer read in the body (``range(indptr[i],
+    indptr[i + 1])``) is converted, as ``range()`` does through ``__index__``."""
+    if isinstance(bound, ConstantVariable) and isinstance(bound.value, np.integer):
+        return ConstantVariable(int(bound.value))
+    if isinstance(bound, ScalarValueVariable) and isinstance(bound.example, np.integer) \
+            and tx.output.loop_trace is not None:
+        return apply_scalar(tx, "int", [bound])
+    return bound
 
 
 def try_while(tx, inst, cond: VariableTracker, when: bool) -> bool:
@@ -128,6 +143,89 @@ def try_while(tx, inst, cond: VariableTracker, when: bool) -> bool:
     region = Region(head, k, head, k + 1, exit, cont=cont)
     return _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
                     snap, {COND: cond}, "while loop not captured")
+
+
+_HEADS: dict = {}
+
+
+def while_heads(tx) -> dict:
+    """``head -> (bottom test, cont, exit)`` of every while loop in ``tx``'s code."""
+    found = _HEADS.get(tx.code)
+    if found is None:
+        found = {}
+        instructions = tx.decoded.instructions
+        for inst in instructions:
+            if inst.opname in COND_JUMPS and inst.opname.endswith(("_TRUE", "_FALSE")):
+                test = _bottom_test(tx, inst, inst.opname.endswith("_TRUE"))
+                if test is not None and instructions[test[0]].opname != "FOR_ITER":
+                    found[test[0]] = (inst.index, test[1], test[2])
+        _HEADS[tx.code] = found
+    return found
+
+
+def note_head(tx, came_from: int) -> bool:
+    """The translator is at a while loop's head. Coming from its first test on a run-time
+    value (``while err > tol:``, decided by a guard), capture every iteration as one node
+    right away (True: done, the translator is past the loop); else coming from above,
+    remember the frame state for :func:`try_while_head`; coming back from the loop's own
+    test, forget it (the first iteration ran inline)."""
+    snaps = tx.__dict__.setdefault("head_snaps", {})
+    if came_from >= tx.ip:
+        snaps[tx.ip] = None
+        return False
+    snap = snaps[tx.ip] = _Snapshot(tx)
+    snap.nodes = len(tx.output.graph.nodes)
+    if came_from != tx.__dict__.get("runtime_test") or tx.stop_at is not None:
+        return False
+    bottom, cont, exit = while_heads(tx)[tx.ip]
+    head = tx.ip
+    if came_from != head - 1 or tx.decoded.instructions[came_from].target != exit:
+        return False      # not the loop's own first test (it leaves the loop when it fails)
+    snaps[head] = None
+    region = Region(head, bottom, head, bottom + 1, exit, cont=cont)
+    return _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
+                    snap, {COND: ConstantVariable(cont)}, "while loop not captured at its head",
+                    arrays_only=True)
+
+
+def _undoable(tx, snap: _Snapshot) -> bool:
+    """Can capture go back to ``snap``: did the first iteration, run inline since, only
+    add nodes that compute (left unused, they are dropped), no writes, no loop?"""
+    for node in tx.output.graph.nodes[snap.nodes:]:
+        if node.kind == "call" and (node.op.mutates or node.op.name in ("loop", "loop_item")
+                                    or str(node.op.category) == "mutation"):
+            return False
+    return True
+
+
+def _head_attempt(tx, head: int, bottom: int, cont: bool, exit: int) -> bool:
+    """Go back to the head of a while loop whose first iteration ran inline, and capture
+    every iteration as one node. False: there is no state to go back to; True: the
+    translator goes on from the node, or (the node failed) from the head, inline."""
+    snaps = tx.__dict__.get("head_snaps", {})
+    snap = snaps.get(head)
+    if snap is None or (tx.stop_at is not None and head <= tx.stop_at <= bottom) \
+            or not _undoable(tx, snap):
+        return False
+    snaps[head] = None    # tried once: a failure runs the loop inline again, as before
+    snap.restore(tx)
+    region = Region(head, bottom, head, bottom + 1, exit, cont=cont)
+    _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
+             snap, {COND: ConstantVariable(cont)}, "while loop not captured")
+    return True
+
+
+def try_while_head(tx, inst, cond: VariableTracker) -> bool:
+    """A data-dependent branch at ``inst`` inside the first iteration of a while loop that
+    runs inline (``while s < t:`` decided by a guard, then ``if a[i] < 0: break``): go
+    back to the loop's head and capture every iteration as one node. False: as before."""
+    snaps = tx.__dict__.get("head_snaps", {})
+    k = inst.index
+    for head in sorted(snaps, reverse=True):
+        bottom, cont, exit = while_heads(tx)[head]
+        if head <= k < bottom and snaps[head] is not None:
+            return _head_attempt(tx, head, bottom, cont, exit)
+    return False
 
 
 def _bottom_test(tx, inst, when: bool) -> tuple | None:
@@ -176,43 +274,74 @@ class Region:
 
 
 COND = "<while>"   # the carried name of a while loop's condition
+BRK = "<break>"    # and of the flag of a body that breaks
+
+
+def _live(tx, region: Region) -> set:
+    """Names live where the iteration ends (a range loop's head; a while loop's head and exit)."""
+    from .resume import code_facts
+    facts = code_facts(tx.code)
+    return set(facts.live_in[region.stop]) if region.cont is None else \
+        set(facts.live_in[region.start]) | set(facts.live_in[region.exit])
 
 
 def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
     """Run the body once; returns (trace, i placeholder, carried placeholders, end locals);
-    a while loop's condition is ``end[COND]``."""
+    a while loop's condition is ``end[COND]``, the break flag (a body that breaks) ``end[BRK]``."""
+    from .loop_branches import PathEnd, merge_exits, step_path
     graph = Graph(f"{tx.code.co_name}_loop_body")
     trace = LoopTrace(tx.output.loop_trace, graph)
     i_node = graph.placeholder(region.i_name, 1)   # named after the loop variable
-    phs = {name: graph.placeholder("cond" if name == COND else name, example)
+    phs = {name: graph.placeholder({COND: "cond", BRK: "brk"}.get(name, name), example)
            for name, example in carried.items()}
     trace.tx, trace.head, trace.exit = tx, region.stop, region.exit
+    trace.lo, trace.hi, trace.cont, trace.start = region.lo, region.hi, region.cont, region.start
+    trace.depth = len(snap.stack)
+    trace.iterator = snap.stack[-1] if region.cont is None else None
     tx.output.loop_trace = trace
     try:
         tx.stack = list(snap.stack) + ([ScalarValueVariable(i_node, 1)] if region.cont is None else [])
         tx.locals = dict(snap.locals)
         for name, ph in phs.items():
-            if name != COND:
+            if name not in (COND, BRK):
                 tx.locals[name] = ScalarValueVariable(ph, ph.val)
         tx.ip = region.start
-        instructions = tx.decoded.instructions
-        while tx.ip != region.stop:
-            if not region.lo <= tx.ip < region.hi or tx.result is not None:
-                raise LoopFallback("the body leaves the loop (break or return)")
-            tx.step(instructions[tx.ip])
+        alive = True
+        try:
+            while tx.ip != region.stop:
+                if not region.lo <= tx.ip < region.hi or tx.result is not None:
+                    raise LoopFallback("the body leaves the loop (a return)")
+                step_path(tx, trace)
+        except PathEnd:
+            alive = False
         if len(tx.yielded) != snap.yielded:
             # a generator's loop (sum(x[i] * i for i in ...)): each yield is a value of the
             # caller's, one per iteration, not a value inside the body
             raise LoopFallback("the body yields (a generator expression): unrolled")
-        end = dict(tx.locals)
-        if region.cont is not None:
+        cond = None
+        if region.cont is not None and alive:
             if len(tx.stack) != len(snap.stack) + 1:
                 raise LoopFallback("the body changes the value stack")
-            end[COND] = tx.stack.pop()
-        if len(tx.stack) != len(snap.stack) or any(a is not b for a, b in zip(tx.stack, snap.stack)):
+            cond = tx.stack.pop()
+        if alive and (len(tx.stack) != len(snap.stack) or
+                      any(a is not b for a, b in zip(tx.stack, snap.stack))):
             raise LoopFallback("the body changes the value stack")
         if snap.changed_outside(tx):
             raise LoopFallback("the body changes containers, cells or objects from outside")
+        end, flag = merge_exits(tx, trace, dict(tx.locals) if alive else None, _live(tx, region))
+        if region.cont is not None:
+            end[COND] = cond if cond is not None else (
+                ScalarValueVariable(phs[COND], phs[COND].val) if COND in phs else ConstantVariable(True))
+        if flag is not None:
+            end[BRK] = flag
+            targets = {e.target for e in trace.exits if e.kind == "break"}
+            if len(targets) != 1:
+                raise LoopFallback("breaks that go on at different places")
+            trace.break_target = targets.pop()
+            if trace.break_target != region.exit and trace.parent is None:
+                raise LoopFallback("a for-else (or while-else) whose break is data-dependent, "
+                                   "at the function's top level")
+        tx.stack = list(snap.stack)
     finally:
         tx.output.loop_trace = trace.parent
     return trace, i_node, phs, end
@@ -226,14 +355,17 @@ def _loaded(before: Any, after: VariableTracker) -> bool:
 
 def _signature(graph: Graph) -> list:
     return [(n.target.name, n.kwargs.get("fn"), type(n.val).__name__,
-             getattr(n.val, "dtype", None)) for n in graph.nodes if n.kind == "call"]
+             getattr(n.val, "dtype", None)) for n in graph.nodes
+            if n.kind == "call" and not n.meta.get("widened")]
 
 
-def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, failed: str) -> bool:
+def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, failed: str,
+             arrays_only: bool = False) -> bool:
     """Build the loop node; on failure restore the translator, note why (``failed``:
-    what happens instead) and return False."""
+    what happens instead) and return False. ``arrays_only``: a body that touches no array
+    is not one (a loop of Python numbers runs faster as Python than as a compiled call)."""
     try:
-        _build(tx, region, bounds, snap, extra)
+        _build(tx, region, bounds, snap, extra, arrays_only)
     except (LoopFallback, BreakGraph, KilnError) as e:
         snap.restore(tx)
         reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
@@ -243,16 +375,18 @@ def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, fa
     return True
 
 
-def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict) -> None:
+def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
+           arrays_only: bool = False) -> None:
     """``extra``: carried values that are not locals (a while loop's condition), by name,
     with their values before the loop."""
-    from .resume import code_facts
-    facts = code_facts(tx.code)
-    live = facts.live_in[region.stop] if region.cont is None else \
-        set(facts.live_in[region.start]) | set(facts.live_in[region.exit])
+    live = _live(tx, region)
     trace, _, _, end = _trace_once(tx, region, snap, {})
-    rebound = [n for n in end if n != COND and end[n] is not snap.locals.get(n)
+    if arrays_only and not trace.arrays:
+        raise LoopFallback("the body does no array work: it runs as Python")
+    rebound = [n for n in end if n not in (COND, BRK) and end[n] is not snap.locals.get(n)
                and not _loaded(snap.locals.get(n), end[n])]
+    if BRK in end:
+        extra = dict(extra, **{BRK: ConstantVariable(False)})
     names = list(extra) + [n for n in rebound if n in live]
     start = dict(snap.locals, **extra)
     for n in names:
@@ -267,6 +401,8 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict) -> N
     if names:
         snap.restore(tx)
         trace, _, phs, end = _trace_once(tx, region, snap, types)
+        if any(n not in end for n in names):
+            raise LoopFallback("a carried value the body does not always give")
         out = {n: _type_of(end[n]) for n in names}
         if any(out[n] is None for n in names):
             raise LoopFallback("a carried value becomes something other than a scalar")
@@ -274,6 +410,8 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict) -> N
             first = _signature(trace.graph)
             snap.restore(tx)
             trace, _, phs, end = _trace_once(tx, region, snap, out)
+            if any(n not in end for n in names):
+                raise LoopFallback("a carried value the body does not always give")
             again = {n: _type_of(end[n]) for n in names}
             if any(type(again[n]) is not type(out[n]) for n in names) or _signature(trace.graph) != first:
                 changed = ", ".join(f"'{n}' {type(types[n]).__name__} -> {type(out[n]).__name__}"
@@ -302,7 +440,13 @@ def _enclosing_value(tx, var: VariableTracker, example: Any) -> Any:
     current = stand_in(_val_of(value))
     if type(current) is target:
         return value
-    return graph_value(tx, apply_scalar(tx, fn, [var]))
+    out = apply_scalar(tx, fn, [var])
+    if _WIDENS.get(type(current)) is target:
+        # an exact widening of an enclosing body's Python scalar (``s = 0.0`` carried into
+        # an inner loop that makes it np.float64): the enclosing body traced again starts
+        # ``s`` with the wider type, and this is not one of its ops (see _signature)
+        out.node.meta["widened"] = True
+    return graph_value(tx, out)
 
 
 def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, names: list,
@@ -332,16 +476,28 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     n_scalars = len(names)
     body = LoopBody(graph, n_scalars + len(written),
                     tuple(range(n_scalars, n_scalars + len(written))),
-                    where=f"{tx.location()[0]}:{tx.location()[1]}", cont=region.cont)
+                    where=f"{tx.location()[0]}:{tx.location()[1]}", cont=region.cont,
+                    brk=names.index(BRK) if BRK in names else None)
     _guard_no_aliasing(tx, written, read)
 
     enclosing = current_graph(tx)
     it_bounds = bounds
+    outer_trace = tx.output.loop_trace
+    if outer_trace is not None and outer_trace.active is not None:
+        # on one path of a data-dependent branch of the enclosing body: off the path the
+        # loop runs zero times
+        active = outer_trace.active
+        if region.cont is None:
+            bounds = (bounds[0], apply_scalar(tx, "select", [active, bounds[1], bounds[0]]), bounds[2])
+        elif type(types[COND]) is bool:
+            start = dict(start, **{COND: apply_scalar(tx, "select", [
+                active, start[COND], ConstantVariable(not region.cont)])})
+        else:
+            raise LoopFallback("a while loop whose test is not a bool, under a data-dependent branch")
     bounds = tuple(b.value if isinstance(b, ConstantVariable) else graph_value(tx, b) for b in bounds)
     inits = [_enclosing_value(tx, start[n], types[n]) for n in names]
     inits += [s.outer for s in written]
     operands = [outer for outer, _ in trace.operands] + [s.outer for s in read]
-    outer_trace = tx.output.loop_trace
     vals = []
     for n in names:
         ex = types[n]
@@ -350,10 +506,13 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     node = enclosing.call(REGISTRY["loop"], bounds + (tuple(inits), tuple(operands)), {"body": body},
                           val=tuple(vals), source=tx.location())
     node.meta["loop_body"] = body
+    flag = None
     for k, n in enumerate(names):
         item = enclosing.call(REGISTRY["loop_item"], (node,), {"index": k}, val=vals[k])
         item.meta["val"] = types[n]
-        if n != COND:
+        if n == BRK:
+            flag = _result(tx, item)
+        elif n != COND:
             tx.locals[n] = _result(tx, item)
     for k, s in enumerate(written, start=n_scalars):
         item = enclosing.call(REGISTRY["loop_item"], (node,), {"index": k}, val=vals[k])
@@ -361,6 +520,9 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     if region.cont is None:
         tx.stack.pop()          # FOR_ITER's target is past the loop, the iterator popped
     tx.ip = region.exit
+    if flag is not None and trace.break_target != region.exit:
+        from .loop_branches import run_else   # for-else: the else block where it did not break
+        run_else(tx, outer_trace, flag, region.exit, trace.break_target)
     if region.cont is not None:
         trips = "run-time: a while loop's condition"
     elif all(isinstance(b, ConstantVariable) for b in it_bounds):
@@ -369,6 +531,8 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
         trips = "run-time: range(" + ", ".join(
             repr(b.value) if isinstance(b, ConstantVariable) else getattr(b, "text", None) or b.describe()
             for b in it_bounds) + ")"
+    if body.brk is not None:
+        trips += ", or fewer: it breaks"
     _note(tx, f"loop node ({node.name}, trip count {trips}, {len(graph.calls)} body ops, carried: "
               f"{', '.join([n for n in names if n != COND] + [s.tracker.describe() for s in written]) or 'nothing'})")
 

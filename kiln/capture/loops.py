@@ -113,6 +113,14 @@ class LoopTrace:
         self.arrays: dict[int, ArrayState] = {}
         self.tx = None            # the translator running the loop, its head and exit
         self.head = self.exit = -1
+        self.lo = self.hi = self.start = -1    # the body's instructions, where it starts
+        self.cont: bool | None = None   # a while loop's (see Region)
+        self.iterator = None      # a for loop's iterator (a break pops it) and stack depth
+        self.depth = 0
+        # Control flow in the body (kiln/capture/loop_branches.py): the predicate of the
+        # path being traced (None: every path) and the paths that left the iteration.
+        self.active: VariableTracker | None = None
+        self.exits: list = []
 
     def lift(self, tx, node: Any) -> Any:
         """``node`` (of an enclosing graph) as a value of this body."""
@@ -184,8 +192,15 @@ def _result(tx, node: Any) -> VariableTracker:
 
 
 def apply_scalar(tx, fn: str, args: list) -> VariableTracker:
-    """``fn(*args)`` on scalars: a ``scalar_fn`` node in the current graph."""
+    """``fn(*args)`` on scalars: a ``scalar_fn`` node in the current graph (on a path of a
+    data-dependent branch, one that may raise gets harmless operands off the path)."""
     values = tuple(graph_value(tx, a) for a in args)
+    trace = tx.output.loop_trace
+    if trace is not None and trace.active is not None:
+        from .loop_branches import may_raise, safe_operands
+        if may_raise(fn, values):
+            args = safe_operands(tx, trace, list(args))
+            values = tuple(graph_value(tx, a) for a in args)
     if fn in ("min", "max") and len({type(stand_in(_val_of(v))) for v in values}) > 1:
         _refuse(tx, f"{fn}() of values of different types (its result's type depends on the values)")
     try:
@@ -214,6 +229,8 @@ def call_in_body(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableT
         state = trace.array(tx, args[0])
         where = vectors.view_where(tx, state, args[1])
         if where is not None:
+            if trace.active is not None:
+                raise LoopFallback("array slices under a data-dependent branch")
             return vectors.getitem(tx, state, where)
         index = _element_index(tx, state, args[1])
         node = trace.graph.call(REGISTRY["load_elem"], (state.node, index), source=tx.location())
@@ -223,14 +240,22 @@ def call_in_body(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableT
         state = trace.array(tx, args[0])
         where = vectors.view_where(tx, state, args[1])
         if where is not None:
+            if trace.active is not None:
+                raise LoopFallback("array slices under a data-dependent branch")
             vectors.store(tx, state, where, args[2])
             return ConstantVariable(None)
-        index = _element_index(tx, state, args[1])
+        index = _element_index(tx, state, args[1], guarded=False)
         value = graph_value(tx, args[2])
-        trace.graph.call(REGISTRY["store_elem"], (state.node, index, value), source=tx.location())
+        if trace.active is not None:   # on one path of a data-dependent branch
+            trace.graph.call(REGISTRY["store_elem_if"], (graph_value(tx, trace.active), state.node,
+                                                         index, value), source=tx.location())
+        else:
+            trace.graph.call(REGISTRY["store_elem"], (state.node, index, value), source=tx.location())
         state.written = True
         return ConstantVariable(None)
     if any(vectors.is_vector(a) for a in args):
+        if trace.active is not None:
+            raise LoopFallback("array slices under a data-dependent branch")
         return vectors.call(tx, key, list(args), kwargs, what)
     if key in OPERATOR_NAMES and not kwargs and all(
             not isinstance(a, ArrayVariable) or a.scalar for a in args):
@@ -244,11 +269,19 @@ def call_in_body(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableT
     raise LoopFallback(f"{what} inside the loop (array operations keep the loop unrolled)")
 
 
-def _element_index(tx, state: ArrayState, index: VariableTracker) -> tuple:
+def _element_index(tx, state: ArrayState, index: VariableTracker, guarded: bool = True) -> tuple:
+    """``guarded``: on a path of a data-dependent branch, a read's index stays in bounds
+    off the path (kiln/capture/loop_branches.py)."""
     entries = index.item_list if isinstance(index, TupleVariable) else [index]
     if len(entries) != len(state.tracker.meta.shape):
         raise LoopFallback("an index that is not one integer per axis (a slice or a row)")
-    return int_entries(tx, entries)
+    out = int_entries(tx, entries)
+    trace = tx.output.loop_trace
+    if guarded and trace.active is not None:
+        from .loop_branches import safe_index
+        entries = [ConstantVariable(v) if type(v) is int else e for e, v in zip(entries, out)]
+        out = int_entries(tx, safe_index(tx, trace, tuple(state.tracker.meta.shape), entries))
+    return out
 
 
 def int_entries(tx, entries: list) -> tuple:

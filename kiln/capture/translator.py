@@ -108,10 +108,17 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
 
     # -- driving ----------------------------------------------------------------------
     def run(self) -> VariableTracker:
+        from .loop_node import note_head, while_heads
         instructions = self.decoded.instructions
+        heads = while_heads(self)    # a while loop's head: its state, for a loop node later
+        came_from = -1
         while self.result is None:
             if self.ip >= len(instructions):
                 raise AssertionError(f"fell off the end of {self.code.co_name}")
+            if self.ip in heads and self.output.loop_trace is None and note_head(self, came_from):
+                came_from = -1
+                continue      # the whole while loop is one loop node
+            came_from = self.ip
             self.step(instructions[self.ip])
         return self.result
 
@@ -272,9 +279,11 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
         if self.output.loop_trace is None and (getattr(value, "loop_value", False) or (
                 isinstance(value, ArrayVariable) and value.scalar and not value.tensor
                 and value.node.kind == "call")):
-            from .loop_node import try_while   # a while loop's test on computed values
-            if try_while(self, inst, value, when):
+            from .loop_node import try_while, try_while_head   # a while loop's test on computed values
+            if try_while(self, inst, value, when) or try_while_head(self, inst, value):
                 return
+        if not isinstance(value, ConstantVariable):
+            self.runtime_test = inst.index   # a while loop's first test? (loop_node.note_head)
         if value.truth(self) == when:
             self.ip = inst.target
 

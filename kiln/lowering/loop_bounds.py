@@ -41,6 +41,16 @@ def _int_literal(value: Any) -> bool:
     return type(value) is int
 
 
+def _unguarded(stop: Any, start: Any) -> Any:
+    """A loop's stop without its predicate: ``select(when, stop, start)`` runs it zero
+    times where ``when`` is false (kiln/capture/loop_branches.py), so the variable's
+    interval where it runs is the unguarded loop's."""
+    if hasattr(stop, "kind") and stop.kind == "call" and stop.target.name == "scalar_fn" \
+            and stop.kwargs.get("fn") == "select" and stop.args[0][2] is start:
+        return stop.args[0][1]
+    return stop
+
+
 class Bounds:
     """The affine forms of a top-level body's Python-int values and its loops' variables.
 
@@ -105,7 +115,7 @@ class Bounds:
         phs = body.graph.placeholders
         if not _int_literal(step) or step == 0:
             return
-        self.loops.append((phs[0], self.form(start), self.form(stop), step))
+        self.loops.append((phs[0], self.form(start), self.form(_unguarded(stop, start)), step))
         self.forms[phs[0]] = Affine({phs[0]: 1})
         for p, v in zip(phs[1 + body.n_carried:], operands):
             f = self.form(v)
@@ -150,7 +160,7 @@ class Intervals:
                 a, b = self.vars[key]
                 lo.append(f"{c} * {a if c > 0 else b}")
                 hi.append(f"{c} * {b if c > 0 else a}")
-            elif key in self.names:
+            elif key in self.names and key in self.bounds.atoms:
                 lo.append(f"{c} * (__int128){self.names[key]}")
                 hi.append(lo[-1])
             else:

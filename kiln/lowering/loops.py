@@ -175,9 +175,12 @@ class _Printer(VectorOps):
             self.emit(f"for (int64_t {i} = 0; (({cond}) != 0) == {str(self.body.cont).lower()}; "
                       f"++{i}) {{", 1)
         else:
+            if self.step is None:   # range() raises ValueError on a zero step: the reference
+                self.emit(f"if (step == 0) KILN_FAIL({FAIL});", 1)
             self._for(i, "start", "stop", self.step, 1)
         self.names[phs[0]] = i
         self._body(graph, carried, 2)
+        self._break(self.body, carried, 2)
         self.emit("}", 1)
         for k, p in enumerate(scalars[:sum(1 for c in carried if not _is_array(c))]):
             self.emit(f"__builtin_memcpy(&slots[{k}], &{self.names[p]}, sizeof({self.names[p]}));", 1)
@@ -193,10 +196,17 @@ class _Printer(VectorOps):
                f'char** bufs, const int64_t* layout, int64_t* slots)')
         return sig + " {\n" + "\n".join(self.lines) + "\n}\n"
 
-    def _for(self, i: str, a: str, b: str, step: Any, depth: int) -> None:
-        """``for i in range(a, b, step)`` (``step`` an int, or None: the parameter)."""
+    def _for(self, i: str, a: str, b: str, step: Any, depth: int, name: str = "step") -> None:
+        """``for i in range(a, b, step)`` (``step`` an int, or None: the run-time value
+        ``name``, not zero). Its trip count, computed first, keeps ``i`` inside int64."""
         if step is None:
-            self.emit(f"for (int64_t {i} = {a}; step > 0 ? {i} < {b} : {i} > {b}; {i} += step) {{", depth)
+            n, k, lo = self.fresh("n"), self.fresh("k"), self.fresh("b")
+            self.emit(f"const int64_t {lo} = {a};", depth)
+            self.emit(f"const int64_t {n} = {name} > 0 ? ({lo} < {b} ? (int64_t)(((__int128){b} - {lo} - 1) / "
+                      f"{name} + 1) : 0) : ({lo} > {b} ? (int64_t)(((__int128){lo} - {b} - 1) / "
+                      f"(-(__int128){name}) + 1) : 0);", depth)
+            self.emit(f"for (int64_t {k} = 0; {k} < {n}; ++{k}) {{", depth)
+            self.emit(f"const int64_t {i} = {lo} + {k} * {name};", depth + 1)
         elif step == 1:
             self.emit(f"for (int64_t {i} = {a}; {i} < {b}; ++{i}) {{", depth)
         elif step == -1:
@@ -263,6 +273,11 @@ class _Printer(VectorOps):
                 raise Unnative("a constant node in a body")
             getattr(self, f"op_{node.target.name}", self._unknown)(node, depth)
 
+    def _break(self, body: LoopBody, carried: list, depth: int) -> None:
+        """The iteration that met a ``break`` ends the loop (its flag is carried)."""
+        if body.brk is not None:
+            self.emit(f"if ({self.names[carried[body.brk]]}) break;", depth)
+
     def _unknown(self, node: Any, depth: int) -> None:
         raise Unnative(f"op {node.target.name}")
 
@@ -318,6 +333,16 @@ class _Printer(VectorOps):
         self.emit(f"{self.arrays[array][0]}[{off}] = {cast};", depth)
         self.stored(self.arrays[array][0])
 
+    def op_store_elem_if(self, node: Any, depth: int) -> None:
+        """A store on one path of a data-dependent branch: its checks run only there."""
+        when = node.args[0]
+        self.emit(f"if ({self.ref(when, _Kind(True))}) {{", depth)
+        saved, self.depth = self.depth, depth + 1
+        stand = _StoreView(node)
+        self.op_store_elem(stand, depth + 1)
+        self.depth = saved
+        self.emit("}", depth)
+
     def op_loop_item(self, node: Any, depth: int) -> None:
         loop_node = node.args[0]
         k = node.kwargs["index"]
@@ -345,12 +370,21 @@ class _Printer(VectorOps):
             else:
                 self.names[p] = self.ref(v, _kind_of(p))
         i = self.fresh("i")
-        if type(step) is not int or step == 0:
-            raise Unnative("a loop step that is not a constant")
-        self._for(i, self.ref(start, _Kind(1)), self.ref(stop, _Kind(1)), step, depth)
+        if type(step) is int and step == 0:
+            raise Unnative("a zero loop step")
+        name = "step"
+        if type(step) is not int:     # a run-time step (the sieve's ``range(i * i, n, i)``)
+            if _kind_of(step).name != "pyint":
+                raise Unnative("a loop step that is not a Python int")
+            name = self.fresh("st")
+            self.emit(f"const int64_t {name} = {self.ref(step, _Kind(1))};", depth)
+            self.check(f"{name} == 0")
+            step = None
+        self._for(i, self.ref(start, _Kind(1)), self.ref(stop, _Kind(1)), step, depth, name)
         self.names[phs[0]] = i
         outer = self.block
         self._body(body.graph, carried, depth + 1)
+        self._break(body, carried, depth + 1)
         self.depth = depth
         self.block = outer
         self.emit("}", depth)
@@ -367,6 +401,16 @@ class _Printer(VectorOps):
         name = self.fresh("v")
         self.emit(f"{out.ctype} {name} = {expr};", depth)
         self.names[node] = name
+
+
+class _StoreView:
+    """``store_elem_if``'s store as a ``store_elem`` node (its args without the predicate)."""
+
+    def __init__(self, node: Any) -> None:
+        self.args = node.args[1:]
+        self.kwargs = node.kwargs
+        self.meta = node.meta
+        self.name = node.name
 
 
 def render_body(body: LoopBody, step: int | None = None) -> tuple[str, str, str, bool]:

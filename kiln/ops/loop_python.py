@@ -137,6 +137,11 @@ class _Writer:
         x, index, value = node.args
         self.emit(f"{self.ref(x)}[{self._index(index)}] = {self.ref(value)}", depth)
 
+    def op_store_elem_if(self, node: Any, depth: int) -> None:
+        when, x, index, value = node.args
+        self.emit(f"if {self.ref(when)}:", depth)
+        self.emit(f"    {self.ref(x)}[{self._index(index)}] = {self.ref(value)}", depth)
+
     def op_vec_view(self, node: Any, depth: int) -> None:
         x, index, start, stop = node.args
         where = self._index(index, self._slice(start, stop), node.kwargs["axis"])
@@ -186,8 +191,14 @@ class _Writer:
         self.inner[node] = names
         self.loop_head(body, phs[0], [self.ref(v) for v in (start, stop, step)], names, depth)
         self.body(body.graph, carried, depth + 1)
+        self.loop_tail(body, phs[0], names, depth + 1)
+
+    def loop_tail(self, body: Any, var: Any, carried: list, depth: int) -> None:
         if body.cont is not None:
-            self.emit(f"{self.names[phs[0]]} += 1", depth + 1)
+            self.emit(f"{self.names[var]} += 1", depth)
+        if body.brk is not None:    # the iteration that met a break ends the loop
+            self.emit(f"if {carried[body.brk]}:", depth)
+            self.emit("    break", depth)
 
     def loop_head(self, body: Any, var: Any, bounds: list, carried: list, depth: int) -> None:
         i = self.fresh(var.name)
@@ -218,8 +229,7 @@ def python_runner(body: Any) -> Callable | None:
         w.body(body.graph, carried, 2)
     except _Unknown:
         return None
-    if body.cont is not None:
-        w.emit(f"{w.names[phs[0]]} += 1", 2)
+    w.loop_tail(body, phs[0], [w.names[c] for c in carried], 2)
     w.emit(f"return ({''.join(w.names[c] + ', ' for c in carried)})", 1)
     source = "\n".join(w.lines) + "\n"
     exec(compile(source, f"<kiln {body.name} as Python ({body.where})>", "exec"), w.env)

@@ -139,6 +139,20 @@ store_elem = declare("store_elem", Category.MUTATION, _store_elem_impl,
                      doc="x[i, j, ...] = value with one integer per axis (loop bodies; it writes)")
 
 
+def _store_elem_if_impl(when: Any, x: Any, index: tuple, value: Any) -> None:
+    if when:
+        x[index] = value
+
+
+# A store on one path of a data-dependent branch (or after a ``break``/``continue`` on
+# another): it writes only where ``when`` holds (kiln/capture/loop_branches.py).
+store_elem_if = declare("store_elem_if", Category.MUTATION, _store_elem_if_impl,
+                        inputs=("when", "x", "index", "value"),
+                        meta=lambda when, x, index, value: None, mutates=(1,), may_raise=True,
+                        doc="if when: x[i, j, ...] = value (a store under a data-dependent "
+                            "branch in a loop body)")
+
+
 class LoopBody:
     """A loop's body graph and how its values line up.
 
@@ -150,11 +164,14 @@ class LoopBody:
     _count = 0
 
     def __init__(self, graph: Any, n_carried: int, arrays: tuple, where: str = "",
-                 cont: bool | None = None) -> None:
+                 cont: bool | None = None, brk: int | None = None) -> None:
         self.graph = graph
         # A while loop (``cont`` not None): carried value 0 is its condition, and the body
         # runs again while ``bool(condition) is cont`` (the range bounds are unused).
         self.cont = cont
+        # A body with a ``break``: carried value ``brk`` is a bool, True after the
+        # iteration that broke out; the loop ends there.
+        self.brk = brk
         self.n_carried = n_carried
         self.arrays = arrays
         self.where = where           # the user's file:line of the for statement
@@ -217,9 +234,13 @@ class LoopBody:
             while bool(state[0]) is self.cont:
                 state = interp.run(i, *state, *operands)
                 i += 1
+                if self.brk is not None and state[self.brk]:
+                    break
             return state
         for i in range(start, stop, step):
             state = interp.run(i, *state, *operands)
+            if self.brk is not None and state[self.brk]:
+                break
         return state
 
 
@@ -368,6 +389,8 @@ def _print_loop(node: Any, consts: dict, format_value: Callable, python_code: Ca
     if body.cont is not None:   # a while loop: carried value 0 is its condition
         loop = [f"{i} = 0", f"while bool({node.name}[0]) is {body.cont}:",
                 f"    {node.name} = {body.name}({i}, *{node.name}{rest})", f"    {i} += 1"]
+    if body.brk is not None:    # the iteration that met a break ends the loop
+        loop += [f"    if {node.name}[{body.brk}]:", "        break"]
     lines += [f"{node.name} = ({init},)  # loop node: carried values" if carried else
               f"{node.name} = ()  # loop node: nothing carried"]
     return lines + loop
