@@ -42,6 +42,7 @@ from .backends import BACKENDS, available_backends, resolve_backend  # noqa: F40
 
 _SMALL = cost.SMALL_ELEMENTS
 from .errors import KilnError
+from .ops import random as random_ops
 from .ops.speculation import ResultKindChanged
 # Imported eagerly: importing the submodule kiln.explain later would rebind the package
 # attribute ``kiln.explain`` (the function) to the module.
@@ -188,7 +189,9 @@ class CompiledFunction:
 
     def _speculation_names(self, graph: Any) -> dict:
         return {"_kiln_graph_ir": graph, "_kiln_respeculate": self._respeculate,
-                "_kiln_ResultKindChanged": ResultKindChanged}
+                "_kiln_ResultKindChanged": ResultKindChanged,
+                "_kiln_snapshot": random_ops.snapshot,
+                "_kiln_generators": tuple(random_ops.generators_in(graph.nodes))}
 
     def _graph_call(self, graph: Any, input_codes: list, compiled: Any = None) -> list[str]:
         """The entry's line calling the graph. In a resume function that starts inside a
@@ -203,25 +206,31 @@ class CompiledFunction:
         # otherwise this call runs as Python, safe once nothing was written (backends that
         # functionalize write after the graph ran; ResultKindChanged is no Exception, so
         # their replay of writes on errors lets it by), and the next call recompiles.
-        respeculate = ["except _kiln_ResultKindChanged as _kiln_e:",
+        # A graph drawing random numbers (kiln/ops/random.py) that the entry may rerun as
+        # Python puts its generators' states back first: the rerun draws them once.
+        draws = bool(random_ops.generators_in(graph.nodes))
+        put_back = ["    _kiln_put_back()"] if draws else []
+        respeculate = ["except _kiln_ResultKindChanged as _kiln_e:", *put_back,
                        "    return _kiln_respeculate(_kiln_graph_ir, _kiln_e)"] \
             if any(n.kwargs.get("expect") for n in graph.calls) else []
+        snap = ["_kiln_put_back = _kiln_snapshot(_kiln_generators)"] if draws else []
         functionalizes = self.backend_name in ("aot_eager", "cpp", "triton")
         if respeculate and not functionalizes and any(has_side_effects(n) for n in graph):
             return ["return _kiln_RUN_EAGER"]
         if not resume.open_withs_at_entry(code):
             note = _raise_note(graph, self.fn.__qualname__)
             if note is None:
-                return ["try:", "    " + call] + respeculate if respeculate else [call]
+                return snap + ["try:", "    " + call] + respeculate if respeculate else [call]
             # The traceback of an error raised inside the graph ends in kiln's code: a note
             # names the user's lines that can raise there.
-            return ["try:", "    " + call] + respeculate + [
+            return (snap if respeculate else []) + ["try:", "    " + call] + respeculate + [
                 "except Exception as _kiln_e:", f"    _kiln_e.add_note({note!r})", "    raise"]
         if not functionalizes and any(has_side_effects(n) for n in graph):
             return ["return _kiln_RUN_EAGER"]
         if hasattr(compiled, "replay_on_error"):
             compiled.replay_on_error = False  # the function reruns as Python: no writes yet
-        return ["try:", "    " + call] + respeculate + ["except BaseException:", "    return _kiln_RUN_EAGER"]
+        return snap + ["try:", "    " + call] + respeculate + ["except BaseException:", *put_back,
+                                                                 "    return _kiln_RUN_EAGER"]
 
     def _partial_entry(self, args: tuple, kwargs: dict, first: Any) -> Any:
         """The cache entry for a break: the graph up to it, then the eager segment that

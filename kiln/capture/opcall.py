@@ -461,6 +461,9 @@ def _numpy_returns_scalar(op, inputs: tuple, params: dict) -> bool:
     """Does NumPy give a scalar (``np.float64``), not a 0-d array, for this 0-d result?
     (A full reduction, an integer index, arithmetic on scalars: ``type()``, ``isinstance``
     and ``s += 1`` — a new value, not a write — depend on it.)"""
+    if op.state is not None:   # (its kernel would draw: the spelling says what NumPy gives)
+        return False
+
     def stand_in(v: Any) -> Any:
         if isinstance(v, ArrayArg):
             return np.dtype(v.dtype).type(1) if v.var.scalar else TensorMeta(v.shape, v.dtype)
