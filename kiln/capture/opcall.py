@@ -106,6 +106,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     def taken(v):  # a selection taken already is its array
         return v.taken if isinstance(v, MaskedSelectionVariable) and v.taken is not None else v
     args, kwargs = [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}
+    if spelling.op is not None and spelling.op.category == Category.POINTWISE:
+        args, kwargs = _weak_values(args, kwargs)
     masked = [a for a in _flatten(list(args) + list(kwargs.values()))
               if isinstance(a, MaskedSelectionVariable)]
     if masked:
@@ -156,6 +158,31 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
             or bound.op.mutates:
         return result
     return _write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
+
+
+# Dtypes of the other operands with which a Python float (int) and a float64 (int64) 0-d
+# array give the same result dtype (NEP 50: a Python scalar is weak, a 0-d array is not).
+_SAME_AS_WEAK = {float: ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                         "bool", "float64", "complex128"),
+                 int: ("int64", "bool", "float64", "complex128")}
+
+
+def _weak_values(args: list, kwargs: dict) -> tuple:
+    """A Python float or int the graph read from data (``np.random.normal()``, a
+    PyValueVariable) as an elementwise operand: its 0-d array where the other operands'
+    dtypes give NumPy's result dtype either way (``x * np.random.random()`` of float64 x);
+    otherwise it stays, and passing it breaks the graph."""
+    values = list(args) + list(kwargs.values())
+    weak = [v for v in values if isinstance(v, PyValueVariable) and v.kind in _SAME_AS_WEAK]
+    if not weak:
+        return args, kwargs
+    others = [str(v.meta.dtype) for v in values if isinstance(v, ArrayVariable)]
+    if not all(d in _SAME_AS_WEAK[w.kind] for w in weak for d in others):
+        return args, kwargs
+
+    def strong(v):
+        return v.array if isinstance(v, PyValueVariable) and v.kind in _SAME_AS_WEAK else v
+    return [strong(a) for a in args], {k: strong(v) for k, v in kwargs.items()}
 
 
 def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list,

@@ -241,8 +241,8 @@ def _normalizer(method: str, names: tuple, kind: str, cls: type, text: str, dims
             if size is None and method != "permutation" and method not in ("dirichlet", "multinomial") \
             and (method == "choice" or all(v is None or len(shape_of(v)) == 0 for v in inputs)) \
             else None
-        if python == "numpy":   # NumPy's scalar of the result's dtype
-            python = _dtype(kind, dict(static), inputs[0] if inputs else None).type
+        if python == "numpy":   # x[()] of the 0-d result: NumPy's scalar
+            return Composite(lambda *ins, **ps: N.getitem(op(*ins, **ps), ()), inputs, params)
         if python is not None:
             return Composite(lambda *ins, **ps: op(*ins, **ps), inputs, params, python=python)
         return Bound(op, inputs, params)

@@ -111,6 +111,8 @@ CASES = {
                         (r45,)),
     "array_equiv": (lambda a: (np.array_equiv(a, a[0]), np.array_equiv(a[:1], a),
                                np.array_equiv(a, a[:2])), (r45,)),
+    "contains": (lambda a: (1.0 in a, a[1, 2] in a, a[0, 0] not in a, 0.5 not in a, a[0] in a,
+                            3 in np.round(a).astype(np.int64)), (r45,)),
     "count_nonzero": (lambda a: np.count_nonzero(a > 0), (m45,)),
     "bool_with_an_array": (lambda a: (np.allclose(a, 0), a + 1), (m45,)),
     # set operations (sizes known only after they ran; later ops in the same graph)

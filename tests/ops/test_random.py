@@ -54,6 +54,8 @@ CASES = {
                                  rng.exponential(size=2), rng.standard_exponential(2, method="inv")),
     "generator_shuffle": lambda x, rng: rng.shuffle(x),
     "randomstate_object": lambda x, rng: (rng.normal(size=2), rng.randint(3, size=2), rng.random_sample()),
+    "scalar_draws_in_arithmetic": lambda x, rng: (x * np.random.random(), np.random.normal() + 1.0 - 2.0 * np.random.random(),
+                                                  x + rng.integers(3), np.sqrt(np.random.random()) * x),
     "large": lambda x, rng: (np.random.normal(x, 1.0), rng.random(x.shape) * x, np.random.permutation(x)),
 }
 
@@ -104,6 +106,19 @@ def test_draws_are_numpys_in_one_graph(name):
     np.testing.assert_array_equal(gx, wx)      # shuffle writes its argument
     _same_state(gstate, wstate)
     _same_state(ggen, wgen)
+
+
+def test_a_python_float_draw_with_float32_stays_weak():
+    # NEP 50: float32 * Python float is float32 (a float64 0-d array would promote)
+    def f(x):
+        return x * np.random.random()
+    x = x4.astype(np.float32)
+    np.random.seed(3)
+    want = f(x)
+    np.random.seed(3)
+    got = kiln.compile(f)(x)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
 
 
 def test_every_call_draws_anew():
@@ -244,3 +259,13 @@ def test_a_new_generator_per_call_recompiles_and_matches():
 def test_what_is_not_captured_says_why():
     out = kiln.explain(lambda x: x + np.random.default_rng(0).random(4))(x4)
     assert out.graph_break_count >= 1 and "default_rng" in out.break_reasons[0].reason
+
+
+def test_many_draws_feeding_one_kernel():
+    # an unrolled loop: one fused kernel reads 70 draws (more arguments than the C
+    # launcher takes: the kernel is called through cffi instead)
+    def f(x, n):
+        for i in range(n):
+            x = x + np.random.random(4)
+        return x
+    _assert_runs_equal(_run_twice(f, [(x4, 70)]))
