@@ -333,6 +333,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         if unbacked is None:
             tx.unsupported("data_dependent", f"{spelling_text} has a data-dependent output shape",
                            HINTS["data_dependent"])
+    if op.numpy_layout is not None and op.numpy_layout(*bound.inputs, **bound.params):
+        _numpy_layout_known(tx, spelling_text, bound.inputs[0])
     if op.opaque_view is not None and op.opaque_view(*bound.inputs, **bound.params):
         tx.unsupported("unsupported_call", f"{spelling_text} returns a view of its operand "
                        f"here; it runs as Python so writes through it behave as in NumPy")
@@ -427,6 +429,24 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     if node.val.shape == () and not result.tensor:
         result.scalar = _numpy_returns_scalar(op, bound.inputs, params)
     return result
+
+
+def _numpy_layout_known(tx, text: str, x: Any) -> None:
+    """Op.numpy_layout: ``x`` must be an argument the graph has not written (kiln lays out
+    what it computes its own way); whether its last axis is contiguous is guarded."""
+    var = getattr(x, "var", None)
+    value = tx.output.leaf_value(var.source) if var is not None and var.node.kind == "placeholder" \
+        and var.source is not None else None
+    contiguous = value is not None and (value.ndim == 0 or value.shape[-1] == 1
+                                        or value.strides[-1] == value.itemsize)
+    # (once the graph wrote it, kiln's value of it is a C-ordered copy: the same answer
+    # where NumPy's last axis is contiguous too)
+    if value is None or tx.output.writes and not contiguous:
+        tx.unsupported("unsupported_call", f"{text}: the result depends on how NumPy lays out an "
+                       f"array computed in the function; it runs as Python")
+    code, shown = var.source.code(tx.guards.ns), var.source.display()
+    tx.guards.add_truth(f"({code}.ndim == 0 or {code}.shape[-1] == 1 or {code}.strides[-1] == {code}.itemsize)",
+                        f"{shown}'s last axis is contiguous", contiguous, (var.source,))
 
 
 def _as_meta(v: Any) -> Any:

@@ -99,6 +99,13 @@ def _chkfinite_write(a):
     return b.sum()
 
 
+def _view_write(a):
+    b = a.view(np.int64)
+    b[0, 1] = 7                   # writes the argument's bytes
+    a.view(np.int32)[1, :2] = [1, 2]
+    return b.sum()
+
+
 CASES = {
     # Python bools read from data
     "allclose": (lambda a: np.allclose(a, a + 1e-9), (m45,)),
@@ -113,6 +120,13 @@ CASES = {
                                np.array_equiv(a, a[:2])), (r45,)),
     "contains": (lambda a: (1.0 in a, a[1, 2] in a, a[0, 0] not in a, 0.5 not in a, a[0] in a,
                             3 in np.round(a).astype(np.int64)), (r45,)),
+    # ndarray.view(dtype): the same bytes; another itemsize regroups the last axis
+    "view_same_itemsize": (lambda a: (a.view(np.int64) >> 3, a.T.view(np.uint64), a.view(), a[::2].view(np.int64)),
+                           (m45,)),
+    "view_other_itemsize": (lambda a: (a.view(np.int32), a.view(np.uint8).sum(), a.view(np.complex64)),
+                            (m45,)),
+    "view_write_through": (_view_write, (m45,)),
+    "view_of_a_fortran_argument": (lambda a: a.view(np.float32), (np.asfortranarray(m45[:, :4]).T,)),
     "count_nonzero": (lambda a: np.count_nonzero(a > 0), (m45,)),
     "bool_with_an_array": (lambda a: (np.allclose(a, 0), a + 1), (m45,)),
     # set operations (sizes known only after they ran; later ops in the same graph)
@@ -253,6 +267,9 @@ ERRORS = {
     "histogram_bad_estimator": lambda a: np.histogram(a, bins="best"),
     "histogram_auto_weights": lambda a: np.histogram(a, bins="auto", weights=a),
     "chkfinite_inf_returned": lambda a: np.asarray_chkfinite(a / 0.0),
+    "view_last_axis_not_contiguous": lambda a: a.T.view(np.int32),
+    "view_divisor": lambda a: a.view(np.complex128),
+    "view_0d": lambda a: a[0, 0, ...].view(np.int32),
 }
 
 
@@ -300,6 +317,7 @@ def test_python_bool_in_a_branch_breaks_there_and_matches():
 REASONS = {
     "polyfit_full": (lambda a: np.polyfit(a[0], a[1], 1, full=True), "diagnostics"),
     "intersect1d_indices": (lambda a: np.intersect1d(a[0], a[1], return_indices=True), "return_indices"),
+    "view_of_a_computed_array": (lambda a: (a * 2).view(np.int32), "lays out an array computed"),
     "delete_computed_positions": (lambda a: np.delete(a, np.argsort(a[0])[:2]), "computed in the graph"),
 }
 
