@@ -407,6 +407,12 @@ class CompiledFunction:
             made = self._partial_entry(args, kwargs, result) \
                 if record.kind not in ("internal_error", "scalar_loop", "long_loop") else None
             if made is None:
+                if record.kind in ("scalar_loop", "long_loop"):
+                    # The whole function runs as Python, which takes every branch itself:
+                    # which way the loop's tests went (guards whose expressions grow with
+                    # each step of a Newton iteration) decides nothing, and re-checking
+                    # them cost 10x the call.
+                    guards = guards.without_branches()
                 check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
                 graph = None
             else:

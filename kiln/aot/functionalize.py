@@ -355,10 +355,9 @@ class _Functionalizer:
                     specs[i] = OutputSpec("input", index)
                 else:
                     specs[i] = OutputSpec("input_view", index, path, views=self.path[v])
-            elif len(groups.get(base, ())) > 1 or v in self.readonly:
+            elif len(groups.get(base, ())) > 1 or self._keeps_base(v):
                 # filled below, once the base has an output slot: outputs sharing a base,
-                # and a view NumPy makes read-only (np.broadcast_to of an intermediate),
-                # which is that view of the base, as in NumPy, not a writeable copy
+                # and a view whose copy would not be what NumPy returns (see _keeps_base)
                 specs[i] = None
             else:
                 specs[i] = OutputSpec("fresh", len(graph_outputs))
@@ -368,7 +367,7 @@ class _Functionalizer:
                 plan.mutated.append((index, len(graph_outputs)))
                 graph_outputs.append(self.current[p])
         for base, members in groups.items():
-            if len(members) < 2 and values[members[0]] not in self.readonly:
+            if len(members) < 2 and not self._keeps_base(values[members[0]]):
                 continue
             slot = len(graph_outputs)
             graph_outputs.append(self.current[base])
@@ -379,11 +378,57 @@ class _Functionalizer:
                     graph_outputs.append(self.read(values[i]))
                 else:
                     specs[i] = OutputSpec("base_view", slot, path, views=self.path[values[i]])
+        plan.layout_inputs = tuple(sorted(self.layout_inputs))   # _keeps_base adds some
         plan.outputs = specs  # type: ignore[assignment]
         plan.num_graph_outputs = len(graph_outputs)
         self.out.output(tuple(graph_outputs))
         dce(self.out)
         return self.out, plan
+
+    def _keeps_base(self, v: Node) -> bool:
+        """A view of an intermediate returned alone leaves the graph as that view of its
+        base, as in NumPy, when a compact copy would differ from it: a view NumPy makes
+        read-only (np.broadcast_to), or one that is not C-contiguous (a column slice, a
+        step: ``.strides`` and ``.flags`` would differ). A C-contiguous view (a row
+        slice) is computed alone: same layout, less work."""
+        if v in self.readonly:
+            return True
+        sample = self.sample.get(v)
+        if not isinstance(sample, np.ndarray) or sample.size <= 1:
+            return False
+        if not sample.flags.c_contiguous:
+            return True
+        base = self.base[v]
+        stack, seen = [base], {base}
+        while stack:   # the inputs whose layout decides it key the compiled variants
+            n = stack.pop()
+            if n.kind == "placeholder":
+                self.layout_inputs.add(self.src.placeholders.index(n))
+            for i in n.inputs:
+                if i not in seen:
+                    seen.add(i)
+                    stack.append(i)
+        return not self._c_ordered(base)
+
+    def _c_ordered(self, node: Node) -> bool:
+        """Whether NumPy's array for ``node`` is surely C-ordered, so a C-contiguous view
+        of it is C-contiguous in NumPy too. Stand-ins of intermediates are C-ordered
+        whatever NumPy makes, so: inputs by their examples, views by their stand-ins,
+        other ops when every array they read is (a Fortran-ordered or transposed operand
+        makes a result NumPy lays out in its order, lowering/layout.py)."""
+        if not hasattr(self, "_c_memo"):
+            memo: dict[Node, bool] = {}
+            for n in self.src.nodes:
+                sample = self.sample.get(n)
+                own = not isinstance(sample, np.ndarray) or sample.size <= 1 \
+                    or sample.flags.c_contiguous
+                if n.kind == "placeholder":
+                    memo[n] = own if n in self.sample else self.examples is None or \
+                        _c_example(self.examples[self.src.placeholders.index(n)])
+                else:
+                    memo[n] = own and all(memo.get(i, True) for i in n.inputs)
+            self._c_memo = memo
+        return self._c_memo.get(node, True)
 
     def _replayable(self, chain: tuple) -> tuple | None:
         """The view path as (op, rest_args, params) with placeholder args as InputRefs."""
@@ -440,6 +485,11 @@ def _map_back(op: Any, values: Any, parent: Node, rest: tuple, params: dict) -> 
 
 def _fill_refs(value: Any, inputs: Sequence[Any]) -> Any:
     return map_leaves(value, lambda v: inputs[v.index] if isinstance(v, InputRef) else v)
+
+
+def _c_example(value: Any) -> bool:
+    value = getattr(value, "_data", value)   # a kiln.Tensor
+    return not isinstance(value, np.ndarray) or value.size <= 1 or value.flags.c_contiguous
 
 
 def _is_array(node: Node) -> bool:

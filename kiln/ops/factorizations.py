@@ -10,8 +10,10 @@ other (the views are disjoint).
 Packing needs one dtype for all results: a complex input's real results (svd's S,
 eigh's eigenvalues, slogdet's logabsdet) are packed as complex numbers with a zero
 imaginary part and come back as contiguous real arrays (exact: a real value survives the
-round trip). ``slogdet`` has a derivative (d log|det A| = tr(A^-1 dA)); svd, eigh and qr do
-not yet (kiln.AutogradError when a gradient is asked of them).
+round trip). Derivatives, for real inputs: ``slogdet`` (d log|det A| = tr(A^-1 dA)) and
+``eigh`` (eigenvalues and eigenvectors; the cotangent is folded onto the triangle LAPACK
+reads, ``symmetric_cotangent``); svd's U and Vh and qr have none yet (kiln.NoDerivative
+when a gradient is asked of them; svd's values alone differentiate, kiln/ops/matrix.py).
 ``lstsq`` packs x, the singular values, the rank and the residuals (their size known only
 after the call). ``np.linalg.eig`` and ``eigvals`` of a real input are real or complex as
 the values say (all eigenvalues real or not): the ops speculate the kind and check it
@@ -128,9 +130,38 @@ def _eigh_meta(a, UPLO="L"):
     return TensorMeta(batch + (n + 1, n), np.linalg.eigh(np.eye(2, dtype=dtype_of(a)))[1].dtype)
 
 
+def symmetric_cotangent(g: Any, uplo: str) -> Any:
+    """The cotangent of a matrix read as symmetric from one triangle (eigh, eigvalsh,
+    pinv(hermitian=True)), given ``g``, the one of the symmetric matrix S it implies:
+    an entry of the read triangle below the diagonal sits in S twice (g[i, j] + g[j, i]),
+    one on the diagonal once, and the other triangle is never read (zero)."""
+    n = shape_of(g)[-1]
+    dtype = dtype_of(g)
+    below = np.tril(np.ones((n, n), dtype), -1) if uplo == "L" else np.triu(np.ones((n, n), dtype), 1)
+    return F.add(F.multiply(F.add(g, mT(g)), below), F.multiply(g, np.eye(n, dtype=dtype)))
+
+
+def _eigh_vjp(g, out, a, UPLO="L"):
+    # A = V diag(w) V^T: dw = diag(V^T dA V), dV = V (E o (V^T dA V)) with
+    # E[i, j] = 1 / (w[j] - w[i]) off the diagonal (0 where eigenvalues are equal: there
+    # the eigenvectors are not unique and no derivative exists). So the cotangent of
+    # the symmetric matrix is V (diag(gw) + E o (V^T gV)) V^T.
+    lead = _lead(tuple(shape_of(out)[:-2]))
+    n = shape_of(out)[-1]
+    w = F.getitem(out, lead + (slice(0, 1),))            # (..., 1, n)
+    v = F.getitem(out, lead + (slice(1, None),))
+    gw = F.getitem(g, lead + (slice(0, 1),))
+    gv = F.getitem(g, lead + (slice(1, None),))
+    gap = F.subtract(w, mT(w))                            # gap[i, j] = w[j] - w[i]
+    inverse = F.where(F.equal(gap, 0.0), 0.0, F.true_divide(1.0, gap))
+    eye = np.eye(n, dtype=dtype_of(out))
+    inner = F.add(F.multiply(inverse, F.matmul(mT(v), gv)), F.multiply(gw, eye))
+    return (symmetric_cotangent(F.matmul(F.matmul(v, inner), mT(v)), UPLO),)
+
+
 eigh_packed = declare(
     "eigh_packed", Category.EXTERN, _eigh_impl, inputs=("a",), params={"UPLO": "L"},
-    meta=_eigh_meta, fresh_result=True,
+    meta=_eigh_meta, fresh_result=True, vjp=_eigh_vjp,
     doc="numpy.linalg.eigh's eigenvalues (row 0) above its eigenvectors (rows 1..n)")
 
 

@@ -238,16 +238,43 @@ def _pinv_impl(a, rcond=None, hermitian=False):
         else np.linalg.pinv(a, hermitian=hermitian)
 
 
+def _pinv_vjp(g, out, a, rcond=None, hermitian=False):
+    # Golub & Pereyra: dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P for
+    # P = pinv(A) of constant rank; its transpose applied to g, written without I:
+    p, pt, gt = out, mT(out), mT(g)
+    first = F.negative(F.matmul(F.matmul(pt, g), pt))
+    second = F.matmul(F.subtract(gt, F.matmul(a, F.matmul(p, gt))), F.matmul(p, pt))
+    third = F.matmul(F.matmul(pt, p), F.subtract(gt, F.matmul(F.matmul(gt, p), a)))
+    grad = F.add(F.add(first, second), third)
+    # hermitian=True reads the lower triangle only (through eigh)
+    return (factorizations.symmetric_cotangent(grad, "L") if hermitian else grad,)
+
+
 pinv = declare("pinv", Category.EXTERN, _pinv_impl, inputs=("a",),
-               params={"rcond": None, "hermitian": False},
+               params={"rcond": None, "hermitian": False}, vjp=_pinv_vjp,
                doc="numpy.linalg.pinv: the Moore-Penrose pseudo-inverse (via the SVD)")
 spell(np.linalg.pinv, pinv,
       lambda a, rcond=None, hermitian=False, *, rtol=np._NoValue: Bound(
           pinv, (a,), {"rcond": rcond if rtol is np._NoValue else rtol, "hermitian": bool(hermitian)}),
       "numpy.linalg.pinv")
 
+def _svdvals_vjp(g, out, a):
+    # ds_k = u_k^T dA v_k: the cotangent is U diag(g) Vh (the reduced SVD)
+    u, _, vh = factorizations._svd(a, False)
+    k = shape_of(g)[-1]
+    return (F.matmul(F.multiply(u, F.reshape(g, shape=tuple(shape_of(g)[:-1]) + (1, k))), vh),)
+
+
+def _eigvalsh_vjp(g, out, a, UPLO="L"):
+    # dw_k = v_k^T dA v_k: the cotangent of the symmetric matrix is V diag(g) V^T
+    _, v = factorizations._eigh(a, UPLO)
+    n = shape_of(g)[-1]
+    scaled = F.multiply(v, F.reshape(g, shape=tuple(shape_of(g)[:-1]) + (1, n)))
+    return (factorizations.symmetric_cotangent(F.matmul(scaled, mT(v)), UPLO),)
+
+
 svdvals = declare("svdvals", Category.EXTERN, lambda a: np.linalg.svd(a, compute_uv=False),
-                  inputs=("a",), doc="numpy.linalg.svd(a, compute_uv=False) / svdvals: "
+                  inputs=("a",), vjp=_svdvals_vjp, doc="numpy.linalg.svd(a, compute_uv=False) / svdvals: "
                                      "singular values, descending")
 
 
@@ -263,7 +290,7 @@ spell(np.linalg.svd, svdvals, _svd_normalize, "numpy.linalg.svd")
 spell(np.linalg.svdvals, svdvals, lambda x, /: Bound(svdvals, (x,), {}), "numpy.linalg.svdvals")
 
 eigvalsh = declare("eigvalsh", Category.EXTERN, lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO),
-                   inputs=("a",), params={"UPLO": "L"},
+                   inputs=("a",), params={"UPLO": "L"}, vjp=_eigvalsh_vjp,
                    doc="numpy.linalg.eigvalsh: eigenvalues of a symmetric/Hermitian matrix")
 spell(np.linalg.eigvalsh, eigvalsh,
       lambda a, UPLO="L": Bound(eigvalsh, (a,), {"UPLO": UPLO}), "numpy.linalg.eigvalsh")

@@ -1,9 +1,13 @@
 """Discrete Fourier transforms, convolution and padding.
 
 ``np.fft``'s transforms are EXTERN ops (NumPy's pocketfft on every backend), one op per
-transform with NumPy's ``n``/``s``, ``axis``/``axes`` and ``norm`` as parameters; their
-results are complex (``irfft*``: real), so they have no derivative rule (complex values
-carry no gradient in kiln). ``fftshift``/``ifftshift`` are composites of ``np.roll``;
+transform with NumPy's ``n``/``s``, ``axis``/``axes`` and ``norm`` as parameters. The
+complex-to-complex transforms and ``rfft``/``rfft2``/``rfftn`` differentiate (in the
+conjugate convention of ``Op.complex_grad``): each is linear, y = W x, so the cotangent
+is W^H g, the opposite transform with the opposite scaling (``norm`` 'backward' <->
+'forward'), cropped or zero-padded back to the input's lengths; ``rfft`` first pads g to
+the full spectrum. ``irfft``/``hfft``/``ihfft`` have no rule yet (kiln.NoDerivative).
+``fftshift``/``ifftshift`` are composites of ``np.roll``;
 ``fftfreq``/``rfftfreq`` are constants (kiln/ops/numeric.py).
 
 ``convolve`` is an EXTERN op with a derivative for real inputs (the cotangent of a full
@@ -28,13 +32,61 @@ _ONE_AXIS = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
 _MANY_AXES = ("fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn")
 
 
+# The adjoint of each differentiable transform, and of each scaling (W^H of an unscaled
+# DFT is the unscaled inverse: ifft with norm='forward').
+_ADJOINT = {"fft": "ifft", "ifft": "fft", "rfft": "ifft", "fft2": "ifft2", "ifft2": "fft2",
+            "rfft2": "ifft2", "fftn": "ifftn", "ifftn": "fftn", "rfftn": "ifftn"}
+_ADJOINT_NORM = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _fit_length(g: Any, axis: int, length: int) -> Any:
+    """g cropped or zero-padded along ``axis`` to ``length`` (the transform's input length)."""
+    have = shape_of(g)[axis]
+    if have > length:
+        return F.getitem(g, (slice(None),) * axis + (slice(0, length),))
+    if have < length:
+        shape = list(shape_of(g))
+        shape[axis] = length - have
+        return F.concatenate((g, F.zeros(shape=tuple(shape), dtype=dtype_of(g))), axis=axis)
+    return g
+
+
+def _fft_axes(x: Any, s: Any, axes: Any) -> tuple:
+    """NumPy's (axes, lengths) of an n-d transform (numpy.fft._raw_fftnd's rule)."""
+    nd = ndim_of(x)
+    if axes is None:
+        axes = tuple(range(nd)) if s is None else tuple(range(nd - len(s), nd))
+    lengths = tuple(shape_of(x)[a] for a in axes) if s is None else tuple(s)
+    return tuple(a % nd for a in axes), lengths
+
+
+def _fft_vjp(name: str):
+    adjoint = _ADJOINT[name]
+    real = name.startswith("rfft")
+
+    def vjp(g, out, x, *, n=None, axis=None, s=None, axes=None, norm=None):
+        if name in _ONE_AXIS:
+            axes_, lengths = (axis % ndim_of(x),), (shape_of(x)[axis] if n is None else n,)
+        else:
+            axes_, lengths = _fft_axes(x, s, axes)
+        if real:   # the half spectrum back to the full one (the rest has no cotangent)
+            g = _fit_length(g, axes_[-1], lengths[-1])
+        grad = getattr(F, adjoint)(g, **({"axis": axes_[0]} if name in _ONE_AXIS else {"axes": axes_}),
+                                   norm=_ADJOINT_NORM[norm])
+        for a in axes_:   # W^H g has the transform's lengths: back to x's
+            grad = _fit_length(grad, a, shape_of(x)[a])
+        return (grad,)
+    return vjp
+
+
 def _fft_op(name: str):
     fn = getattr(np.fft, name)
+    grad = {"vjp": _fft_vjp(name), "complex_grad": True} if name in _ADJOINT else {}
     if name in _ONE_AXIS:
         op = declare(name if name not in ("fft",) else "fft", Category.EXTERN,
                      lambda x, n=None, axis=-1, norm=None: fn(x, n=n, axis=axis, norm=norm),
                      inputs=("x",), params={"n": None, "axis": -1, "norm": None},
-                     doc=f"numpy.fft.{name}")
+                     doc=f"numpy.fft.{name}", **grad)
 
         def normalize(a, n=None, axis=-1, norm=None, out=None):
             if out is not None:
@@ -46,7 +98,7 @@ def _fft_op(name: str):
         op = declare(name, Category.EXTERN,
                      lambda x, s=None, axes=None, norm=None: fn(x, s=s, axes=axes, norm=norm),
                      inputs=("x",), params={"s": None, "axes": None, "norm": None},
-                     doc=f"numpy.fft.{name}")
+                     doc=f"numpy.fft.{name}", **grad)
         default_axes = (-2, -1) if name.endswith("2") else None
 
         def normalize(a, s=None, axes=default_axes, norm=None, out=None):

@@ -112,3 +112,23 @@ def test_stand_in_rule_matches_numpy_on_its_own():
         strides = L.layout_of(op, operands, params, want.shape)
         got = tuple(s // 8 for s in want.strides)
         assert (strides or L.contiguous_strides(want.shape)) == got, (op, params)
+
+
+def _views_of_computed(x):
+    t = x * 2.0
+    return t[:, 1:-1], t[::2], t[:, 0], t[1:-1], np.sin(x)[::-1, ::3]
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpp"])
+def test_a_view_of_a_computed_value_has_numpys_strides(backend):
+    # NumPy returns these as views of the computed array: a compact copy had other
+    # .strides and .flags (a column slice came out C-contiguous). Alternating C and
+    # Fortran inputs: the input layout keys the compiled variant.
+    compiled = kiln.compile(_views_of_computed, backend=backend)
+    c = np.arange(48.0).reshape(6, 8) / 5
+    for x in (c, np.asfortranarray(c), c):
+        for i, (got, want) in enumerate(zip(compiled(x), _views_of_computed(x))):
+            np.testing.assert_allclose(got, want, rtol=1e-14)
+            assert got.strides == want.strides, f"output {i}: {got.strides} != NumPy's {want.strides}"
+            assert got.flags.c_contiguous == want.flags.c_contiguous, f"output {i}"
+            assert got.flags.writeable

@@ -292,9 +292,9 @@ def numeric_op_rows() -> list[Row]:
           via=lambda x, y, **p: call_spelling(np.histogram2d, x, y, **p)[0]),
         E("interp", np.interp, interp_case),
         E("det", np.linalg.det, square_stack, grad=True),
-        E("pinv", np.linalg.pinv, matrix),
-        E("svdvals", np.linalg.svdvals, matrix),
-        E("eigvalsh", np.linalg.eigvalsh, square_stack),
+        E("pinv", np.linalg.pinv, matrix, grad=True),
+        E("svdvals", np.linalg.svdvals, matrix, grad=True),
+        E("eigvalsh", np.linalg.eigvalsh, square_stack, grad=True),
         E("matrix_rank", np.linalg.matrix_rank, matrix),
         # several results, one packed op each (kiln/ops/factorizations.py)
         E("slogdet_packed", lambda a: np.stack(np.linalg.slogdet(a), -1), square_stack,
@@ -302,7 +302,7 @@ def numeric_op_rows() -> list[Row]:
         C("slogdet_packed", np.linalg.slogdet, square_stack, grad=False, name="slogdet"),
         E("eigh_packed", lambda a: np.concatenate([np.linalg.eigh(a)[0][..., None, :],
                                                    np.linalg.eigh(a)[1]], -2),
-          square_stack, via=lambda a: F.eigh_packed(a)),
+          square_stack, grad=True, via=lambda a: F.eigh_packed(a)),
         C("eigh_packed", np.linalg.eigh, square_stack, grad=False, name="eigh"),
         C("eigh_packed", lambda a: np.linalg.eigh(a, "U"), square_stack, grad=False,
           name="eigh_upper", via=lambda a: call_spelling(np.linalg.eigh, a, "U")),
@@ -328,6 +328,7 @@ def numeric_op_rows() -> list[Row]:
           name="qr_r", via=lambda a: call_spelling(np.linalg.qr, a, mode="r")),
         E("convolve", np.convolve, vectors, grad=True),
     ]
+    # (complex results: their gradients are checked in tests/ops/test_complex_grads.py)
     for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
         rows.append(E(name, getattr(np.fft, name), fft_case("1"),
                       dtypes=FLOATS if name in ("rfft", "ihfft") else FLOATS + COMPLEX))

@@ -47,6 +47,15 @@ CASES = {
     "broadcast_to": (lambda a: np.broadcast_to(a[0], (4, 3)) * a[1], (Z23,)),
     "sum_to": (lambda a, b: a * b, (Z23, W3)),     # b's gradient is summed over the broadcast
     "astype": (lambda a, x: a * x.astype(np.complex128) + np.real(a).astype(np.complex128), (Z23, X23)),
+    "fft": (lambda a, x: np.fft.fft(a, n=4) * np.fft.fft(x, axis=0, norm="ortho")[:, :1], (Z23, X23)),
+    "ifft": (lambda a: np.fft.ifft(a, norm="forward") * a, (Z23,)),
+    "rfft": (lambda x: np.fft.rfft(x, n=5) * (1 - 2j), (X23,)),
+    "fft2": (lambda a: np.fft.fft2(a, s=(3, 2)), (Z23,)),
+    "ifft2": (lambda a: np.fft.ifft2(a) * np.conj(a), (Z23,)),
+    "rfft2": (lambda x: np.fft.rfft2(x, norm="ortho"), (X23,)),
+    "fftn": (lambda a: np.fft.fftn(a, axes=(1,)), (Z23,)),
+    "ifftn": (lambda a: np.fft.ifftn(a, s=(2, 4)), (Z23,)),
+    "rfftn": (lambda x: np.fft.rfftn(x, s=(2, 6)), (X23,)),
 }
 
 
