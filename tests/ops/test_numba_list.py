@@ -197,6 +197,9 @@ CASES = {
     # np.delete / np.insert at constant positions, the in-place sort method, isscalar
     "delete": (lambda a: (np.delete(a, 1), np.delete(a, [0, -1], axis=1), np.delete(a, slice(None, None, 2), 0)), (m45,)),
     "delete_int_mask": (lambda a: np.delete(a.astype(np.int64), [True, False, True, False, False], axis=1), (r45,)),
+    "delete_computed_positions": (lambda a: (np.delete(a, np.argsort(a[0])[:2]) * 2,
+                                             np.delete(a[1], np.argsort(a[2])[:3] - 4),
+                                             np.delete(a[0], np.array([1, 1, 3]) + np.argmax(a[1]) * 0)), (m45,)),
     "insert": (lambda a: (np.insert(a, 1, 5.7), np.insert(a, [1, 3], a[0, :2]), np.insert(a, 2, a[:, 0] * 3, axis=1)),
                (m45,)),
     "insert_cast_block": (lambda a: (np.insert(a.astype(np.int32), 1, 2.9, axis=0),
@@ -267,6 +270,7 @@ ERRORS = {
     "histogram_bad_estimator": lambda a: np.histogram(a, bins="best"),
     "histogram_auto_weights": lambda a: np.histogram(a, bins="auto", weights=a),
     "chkfinite_inf_returned": lambda a: np.asarray_chkfinite(a / 0.0),
+    "delete_computed_out_of_range": lambda a: np.delete(a[0], np.argsort(a[1])[:2] + 9),
     "view_last_axis_not_contiguous": lambda a: a.T.view(np.int32),
     "view_divisor": lambda a: a.view(np.complex128),
     "view_0d": lambda a: a[0, 0, ...].view(np.int32),
@@ -318,7 +322,7 @@ REASONS = {
     "polyfit_full": (lambda a: np.polyfit(a[0], a[1], 1, full=True), "diagnostics"),
     "intersect1d_indices": (lambda a: np.intersect1d(a[0], a[1], return_indices=True), "return_indices"),
     "view_of_a_computed_array": (lambda a: (a * 2).view(np.int32), "lays out an array computed"),
-    "delete_computed_positions": (lambda a: np.delete(a, np.argsort(a[0])[:2]), "computed in the graph"),
+    "delete_computed_positions_2d": (lambda a: np.delete(a, np.argsort(a[0])[:2], axis=1), "computed in the graph"),
 }
 
 
