@@ -99,6 +99,12 @@ def _chkfinite_write(a):
     return b.sum()
 
 
+def _trim_write(a):
+    t = np.trim_zeros(a)
+    t[0] = 9.0                    # a view of the argument: the write reaches it (as Python)
+    return t
+
+
 def _view_write(a):
     b = a.view(np.int64)
     b[0, 1] = 7                   # writes the argument's bytes
@@ -200,6 +206,9 @@ CASES = {
     "delete_computed_positions": (lambda a: (np.delete(a, np.argsort(a[0])[:2]) * 2,
                                              np.delete(a[1], np.argsort(a[2])[:3] - 4),
                                              np.delete(a[0], np.array([1, 1, 3]) + np.argmax(a[1]) * 0)), (m45,)),
+    "trim_zeros": (lambda a: (np.trim_zeros(a[0] * (a[0] > 0)), np.trim_zeros(np.where(a[1] > 0, a[1], 0.0), "b") * 2,
+                              np.trim_zeros(a[2] - a[2]), np.trim_zeros(a[3], "f").sum()), (m45,)),
+    "trim_zeros_large": (lambda a: (np.trim_zeros(a) + 1).sum(), (np.pad(np.arange(1.0, 60001.0), (1234, 777)),)),
     "insert": (lambda a: (np.insert(a, 1, 5.7), np.insert(a, [1, 3], a[0, :2]), np.insert(a, 2, a[:, 0] * 3, axis=1)),
                (m45,)),
     "insert_cast_block": (lambda a: (np.insert(a.astype(np.int32), 1, 2.9, axis=0),
@@ -270,6 +279,7 @@ ERRORS = {
     "histogram_bad_estimator": lambda a: np.histogram(a, bins="best"),
     "histogram_auto_weights": lambda a: np.histogram(a, bins="auto", weights=a),
     "chkfinite_inf_returned": lambda a: np.asarray_chkfinite(a / 0.0),
+    "trim_zeros_bad_trim": lambda a: np.trim_zeros(a[0], "x"),
     "delete_computed_out_of_range": lambda a: np.delete(a[0], np.argsort(a[1])[:2] + 9),
     "view_last_axis_not_contiguous": lambda a: a.T.view(np.int32),
     "view_divisor": lambda a: a.view(np.complex128),
@@ -351,3 +361,15 @@ def test_nditer_in_a_layout_kiln_does_not_follow_runs_as_python(fn):
     assert "memory order" in out.break_reasons[0].reason
     a = np.asfortranarray(m45)
     _same(kiln.compile(fn)(a), fn(a))
+
+
+def test_a_write_through_trim_zeros_reaches_the_argument():
+    # NumPy's result is a view between data-dependent bounds: the write runs as Python
+    a = np.array([0.0, 0.0, 1.0, 2.0, 0.0, 3.0, 0.0])
+    out = kiln.explain(_trim_write)(a.copy())
+    assert out.graph_break_count == 1 and "trim_zeros" in out.break_reasons[0].reason
+    mine, plain = a.copy(), a.copy()
+    got, want = kiln.compile(_trim_write)(mine), _trim_write(plain)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(mine, plain)
+    assert np.shares_memory(got, mine)
