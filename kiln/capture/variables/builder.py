@@ -174,10 +174,14 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
             and not isinstance(value, type) and find_spelling(value) is not None:
         _guard_id(tx, source, value)   # np.random.seed, np.random.ranf (Cython functions)
         return NumpyFunctionVariable(value, source)
-    if isinstance(value, GENERATOR_TYPES):
-        _guard_id(tx, source, value)   # the graph draws from this object
+    if isinstance(value, GENERATOR_TYPES) and not (source is not None and source.is_argument()):
+        # a module's or a closure's generator: the graph draws from this object (guarded
+        # by identity). One passed in is often new on every call (default_rng(seed)):
+        # its method calls run as Python on this call's object, as for any C method.
+        _guard_id(tx, source, value)
         return GeneratorVariable(value, source)
-    if _bound_to_object(value) and isinstance(value.__self__, GENERATOR_TYPES):
+    if _bound_to_object(value) and isinstance(value.__self__, GENERATOR_TYPES) \
+            and not (source is not None and source.is_argument()):
         # np.random.normal is the global RandomState's method: an op (kiln/ops/random.py)
         _guard_id(tx, source, value)
         if find_spelling(value) is not None:
