@@ -393,6 +393,8 @@ class _Functionalizer:
         slice) is computed alone: same layout, less work."""
         if v in self.readonly:
             return True
+        if self.base[v] is v:   # not a view
+            return False
         sample = self.sample.get(v)
         if not isinstance(sample, np.ndarray) or sample.size <= 1:
             return False

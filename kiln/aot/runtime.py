@@ -139,6 +139,10 @@ class AOTFunction:
                     return direct(*args)
                 if _input_aliasing(args, args) is None:
                     return plain(args)
+        return self._general(args)
+
+    def _general(self, args: tuple) -> tuple:
+        Tensor = _tensor_cls()
         arrays = given = [_unwrap(a, Tensor) for a in args]
         dedup = None
         if self.mutates:
@@ -188,17 +192,38 @@ class AOTFunction:
             self._plain = None   # its variant was keyed without layouts
             key += tuple(layout_class(arrays[i]) for i in self.layout_inputs)
         self.variants[key] = variant
-        if key == (None, None) and not any(isinstance(a, _tensor_cls()) for a in args) \
-                and variant.outputs_are_direct():
-            self._direct = variant.forward
-        elif key == (None, None) and not self.layout_inputs \
-                and not any(isinstance(a, _tensor_cls()) for a in args):
-            run = variant.plain_runner()
-            if self.mutates:
+        layouts = key[2:] if self.layout_inputs else ()
+        if key == (None, None) + layouts and not any(isinstance(a, _tensor_cls()) for a in args):
+            direct = variant.forward if variant.outputs_are_direct() else None
+            run = variant.plain_runner() if direct is None else None
+            if layouts:
+                direct, run = self._for_layouts(layouts, direct, run)
+            if direct is not None:
+                self._direct = direct
+            elif self.mutates:
                 self._plain = run
             elif run is not None:   # outputs that are views: rebuilt with no per-call setup
                 self._direct = lambda *args: run(args)
         return variant
+
+    def _for_layouts(self, layouts: tuple, direct: Any, run: Any) -> tuple:
+        """The short paths of a variant keyed by its inputs' layouts (a reshape of an input
+        is a view or a copy as its layout says): they check those layouts first, and take
+        the general path for others (which finds or builds their variant)."""
+        index, general = self.layout_inputs, self._general
+
+        def same(args: tuple) -> bool:
+            for i, want in zip(index, layouts):
+                if i < len(args) and layout_class(args[i]) != want:
+                    return False
+            return True
+
+        if direct is not None:
+            forward = direct
+            return (lambda *args: forward(*args) if same(args) else general(args)), None
+        if run is not None:
+            return None, (lambda args: run(args) if same(args) else general(args))
+        return None, None
 
 
 def _input_aliasing(args: tuple, arrays: list) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..config import config
 from ..ops.mutation import one_element_work
 from . import bytecode_facts as bc
 from .binding import bind_arguments
@@ -44,6 +45,10 @@ MAX_INLINE_DEPTH = 32
 MAX_STEPS = 200_000
 # Steps of a loop unrolled before asking whether it only does one-element work.
 SCALAR_LOOP_PROBE = 32
+# Past this many operations an unrolled loop's graph costs more to lower and build than
+# compiling can win back (its steps differ: growing slices); under the cost model the
+# function runs as Python. Loops captured as loop nodes are not unrolled.
+MAX_UNROLLED_OPS = 4000
 
 
 def plain_context_manager(cls: Any) -> bool:
@@ -566,13 +571,23 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
         would unroll into thousands of tiny kernels: slower than the Python loop, and
         slow to build. After SCALAR_LOOP_PROBE steps with that much left, the function
         runs as Python."""
-        stats = self.loop_stats.setdefault(id(iterator), [0, set(self.output.graph.nodes), self.steps])
+        stats = self.loop_stats.setdefault(id(iterator), [0, set(self.output.graph.nodes), self.steps,
+                                                          len(self.output.graph.nodes)])
         stats[0] += 1
         if stats[0] >= 3 and iterator.pending:
             # Two whole iterations measured: a loop whose unrolling will pass MAX_STEPS
             # stops now rather than after capturing 200,000 instructions for nothing
             # (its body depends on the loop variable, or it would be a loop node).
             per_step = (self.steps - stats[2]) / (stats[0] - 1)
+            ops = len(self.output.graph.nodes)
+            ops_per_step = (ops - stats[3]) / (stats[0] - 1)
+            if config.cost_model and ops + ops_per_step * len(iterator.pending) > MAX_UNROLLED_OPS:
+                self.unsupported("long_loop", f"a loop of {stats[0] - 1 + len(iterator.pending)} "
+                                 f"steps would unroll into about "
+                                 f"{int(ops + ops_per_step * len(iterator.pending))} operations: the "
+                                 f"function runs as Python (KILN_COST_MODEL=0 unrolls it)",
+                                 "vectorize the loop body over the loop variable "
+                                 "(broadcasting, np.einsum) to have it compiled")
             if self.steps + per_step * len(iterator.pending) > MAX_STEPS:
                 self.unsupported("long_loop", f"a loop of {stats[0] - 1 + len(iterator.pending)} "
                                  f"steps would unroll past {MAX_STEPS} instructions: the function "

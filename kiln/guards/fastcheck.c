@@ -305,7 +305,8 @@ enable_vectorcall(PyObject *module, PyObject *cls)
  * kind, c, d, e):
  *   root 0: parameter a;  1: dict a [key b];  2: cell a's contents
  *   then getattr for each name, then check 0: `is c`;  1: type is c;
- *   2: type is c (np.ndarray) and dtype d and shape e (see array_fields_match). */
+ *   2: type is c (np.ndarray) and dtype d and shape e (see array_fields_match);
+ *   3: (root 1, no names) the key is absent: a builtin no global shadows. */
 typedef struct {
     int root, check, nd;
     Py_ssize_t param;
@@ -354,6 +355,10 @@ guard_decode(PyObject *spec, Py_ssize_t nparams, kiln_guard *g)
     else if ((g->root == 1 && !PyDict_Check(g->a)) || (g->root == 2 && !PyCell_Check(g->a))
              || g->root < 0 || g->root > 2) {
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: a guard root is a parameter, dict or cell");
+        return -1;
+    }
+    if (g->check == 3 && (g->root != 1 || PyTuple_GET_SIZE(g->attrs) != 0)) {
+        PyErr_SetString(PyExc_ValueError, "SimpleEntry: an 'absent' guard is on a dict key");
         return -1;
     }
     if (g->check == 2) {
@@ -410,7 +415,9 @@ guard_holds(const kiln_guard *g, PyObject *const *args)
     else if (g->root == 1) {
         value = PyDict_GetItemWithError(g->a, g->b);
         if (value == NULL)
-            return PyErr_Occurred() ? -1 : 0;
+            return PyErr_Occurred() ? -1 : g->check == 3;
+        if (g->check == 3)
+            return 0;
         Py_INCREF(value);
     }
     else {

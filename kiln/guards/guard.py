@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..capture.sources import CodeNamespace, Source
+from ..capture.sources import CodeNamespace, GlobalSource, Source
 from .fastcheck import array_check
 
 # Guard kinds (what a recompile log says changed).
@@ -157,7 +157,8 @@ class GuardSet:
     def add_not_shadowed(self, name: str) -> None:
         """A builtin was used: no global of the same name may appear later."""
         self._add(Guard(NOT_SHADOWED, None, f"{name!r} not in _kiln_G",
-                        f"{name!r} not in G", seen="None"))
+                        f"{name!r} not in G", seen="None"),
+                  c_spec=(GlobalSource(name), "absent"))
 
     def add_array(self, source: Source, value: Any, dynamic_dims: frozenset) -> None:
         """type, dtype, ndim and every static size of an array; dynamic dims only >= 2.

@@ -170,6 +170,8 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
         # The array before this write is read too (``e[i] = f(e[i - 1])``): every state
         # would be realized whole, quadratic in the writes; the extern writes in place.
         return None
+    if getattr(base, "region_writes", 0) >= MAX_REGION_WRITES:
+        return None   # the writes so far become one buffer; this one NumPy's, in place
     shape = tuple(base.shape)
     if gl.sizes or not _renderer_ok(gl) or not all(isinstance(d, int) for d in shape + tuple(value.shape)):
         return None   # dynamic sizes: regions are static bounds
@@ -235,7 +237,15 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
 
     cost = getattr(base, "cost", 0) + getattr(value, "cost", 0) + 1
     origins = tuple(dict.fromkeys(o for v in (base, value) if isinstance(v, Pointwise) for o in v.origins))
-    return Pointwise(shape, dtype, fn, cost, origins + gl._origin)
+    written = Pointwise(shape, dtype, fn, cost, origins + gl._origin)
+    written.region_writes = getattr(base, "region_writes", 0) + 1
+    return written
+
+
+# Each write wraps the selects of the ones before: every point evaluates them all, and
+# the lowering recurses through them (an unrolled loop of 100 element writes into one
+# ``np.zeros`` passed Python's recursion limit).
+MAX_REGION_WRITES = 32
 
 
 # A join's select reads every piece at each point: worth it where a call of NumPy's costs

@@ -50,6 +50,17 @@ from ..ir.printer import LazyNumpyProgram, exec_source, numpy_program
 from .build import BuildError, CompilerUnavailable, stats
 
 MAX_VARIANTS = 8
+# A graph needing more kernels than this to be built (a loop unrolled into steps of
+# growing sizes: no two kernels alike) runs as its NumPy program instead: g++ takes
+# ~40 ms a kernel, so 1,000 steps of a Toeplitz solve took 5 minutes to build, for a
+# function NumPy runs in 10 ms. Only under the cost model (KILN_COST_MODEL=0 builds it).
+MAX_BUILD_KERNELS = 64
+
+
+class TooManyKernels(Exception):
+    """``generate`` stopped before rendering: the graph would build this many kernels."""
+
+
 output_code_log = logging.getLogger("kiln.output_code")
 _warned: set[str] = set()
 _counter = itertools.count()
@@ -68,6 +79,10 @@ def cpp_backend(graph: Any, example_inputs: list) -> Callable:
             logs.log("perf", f"cpp backend: graph '{graph.name}' runs in the NumPy interpreter", str(e))
         if isinstance(e, BuildError):
             _warn_once(str(e)[:200], f"kiln: C++ build failed, running the NumPy interpreter: {e}")
+        return numpy_program(graph)
+    except RecursionError as e:   # a kiln bug (a chain of values too deep to lower)
+        _warn_once(f"recursion:{graph.name}", f"kiln: internal error lowering graph "
+                   f"'{graph.name}' ({e}); it runs as its NumPy program. Please report it.")
         return numpy_program(graph)
     except OSError as e:  # the cache directory is read-only, full, or not a directory
         _warn_once(f"cache:{e.filename}", f"kiln: cannot write the kernel cache ({e}); graphs run "
@@ -202,6 +217,8 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     items = schedule(low, graph.name)
     local = kernel_locals(items, low)
     kernels = [item for item in items if isinstance(item, Kernel)]
+    if config.cost_model and len(kernels) > MAX_BUILD_KERNELS:
+        raise TooManyKernels(len(kernels))
     inplace = plan_inplace(items, low, local)
     size_args = tuple(s.name for s in low.sizes)
     plans = {k.name: renderer.plan_kernel(k, local, size_args, inplace) for k in kernels}
@@ -221,6 +238,8 @@ def _compile_dynamic(graph: Any, example_inputs: list, respecialize: Callable) -
     start = time.perf_counter()
     try:
         gen = generate(graph, example_inputs, dynamic=True)
+    except TooManyKernels:
+        return None   # the specialized build decides (and says so)
     except Unsupported as e:
         _log_dynamic(graph, f"specialized: {e}")
         return None
@@ -253,12 +272,25 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
                             entry["kernels"], time.perf_counter() - start)
         _report(artifact, 0)
         return artifact
-    gen = generate(graph, example_inputs, reinfer=reinfer)
+    try:
+        gen = generate(graph, example_inputs, reinfer=reinfer)
+    except TooManyKernels as e:
+        return _numpy_artifact(graph, e.args[0], start)
     artifact = finish(graph, gen, respecialize, start)
     if key and not gen.consts:
         artifacts.store(key, {"wrapper": artifact.wrapper, "cpp": artifact.cpp, "so": artifact.so,
                               "kernels": artifact.kernel_names})
     return artifact
+
+
+def _numpy_artifact(graph: Any, kernels: int, start: float) -> Artifact:
+    """The graph as its NumPy program: building it would take longer than it can save."""
+    message = (f"graph '{graph.name}' would build {kernels} kernels (more than "
+               f"{MAX_BUILD_KERNELS}: an unrolled loop whose steps differ in size?); it runs as "
+               f"its NumPy program instead (KILN_COST_MODEL=0 builds it)")
+    logs.log("perf", f"cpp backend: {message}")
+    return Artifact(graph.name, "", "", "", LazyNumpyProgram(graph), [],
+                    time.perf_counter() - start)
 
 
 def loader_for(renderer: Any) -> Any:

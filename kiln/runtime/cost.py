@@ -52,6 +52,13 @@ KERNEL_US = 0.3        # one native kernel call through the C launcher (runtime/
                        # ~1.2 through cffi with a from_buffer per array)
 SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume entry
 
+# A graph of small-array work needing more kernels than this runs as Python: building
+# them costs ~BUILD_S_PER_KERNEL each (g++ -O3), thousands of calls' worth of any saving.
+# (Graphs on large arrays compile; past runtime/backend.py's MAX_BUILD_KERNELS they run
+# as their NumPy program.)
+MAX_SMALL_KERNELS = 64
+BUILD_S_PER_KERNEL = 0.04
+
 _FUSED = (Category.POINTWISE, Category.REDUCTION, Category.VIEW)
 
 
@@ -98,6 +105,16 @@ def _numpy_us(node: Any) -> float:
 def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
     """(Python µs, compiled µs) for one run of ``graph`` followed by ``breaks`` graph
     breaks, or None when some value is too large for a per-call estimate."""
+    found = _tally(graph)
+    if found is None:
+        return None
+    python, kernels, externs = found
+    compiled = ENTRY_US + KERNEL_US * kernels + NUMPY_OP_US * externs + SEGMENT_US * breaks
+    return python, compiled
+
+
+def _tally(graph: Any) -> tuple[float, int, int] | None:
+    """(Python µs, kernels, extern calls) of one run of ``graph``, or None as estimate."""
     python = 0.0
     externs = kernels = 0
     in_kernel = False   # a fused op after an extern starts a new kernel (upper bound)
@@ -129,8 +146,7 @@ def estimate(graph: Any, breaks: int = 0) -> tuple[float, float] | None:
         else:
             externs += 1
             in_kernel = False
-    compiled = ENTRY_US + KERNEL_US * kernels + NUMPY_OP_US * externs + SEGMENT_US * breaks
-    return python, compiled
+    return python, kernels, externs
 
 
 def python_is_faster(graph: Any, breaks: int = 0) -> str | None:
@@ -139,6 +155,12 @@ def python_is_faster(graph: Any, breaks: int = 0) -> str | None:
     if found is None:
         return None
     python, compiled = found
+    kernels = _tally(graph)[1]
+    if kernels > MAX_SMALL_KERNELS:
+        # (an unrolled loop whose steps differ in size: no two kernels alike)
+        return (f"runs as Python: work on small arrays that would build {kernels} kernels "
+                f"(more than {MAX_SMALL_KERNELS}: about {kernels * BUILD_S_PER_KERNEL:.0f} s of "
+                f"g++, for {python:.0f} us per call as NumPy; KILN_COST_MODEL=0 compiles it)")
     if compiled < python:
         return None
     calls = [n for n in graph.nodes if n.kind == "call"]

@@ -365,3 +365,22 @@ def test_a_mask_write_with_one_value_is_a_select_in_the_kernel():
     [art] = [c.kiln_artifact for c in seen]
     assert len(art.kernel_names) == 1, art.kernel_names
     assert "_ext_" not in art.wrapper.split("def call")[1]
+
+
+def test_many_element_writes_into_one_fresh_array_stay_within_the_lowering():
+    # An unrolled loop of element writes into one np.zeros (npbench's azimint_naive): each
+    # write wrapped the selects of the ones before, and past ~100 the lowering passed
+    # Python's recursion limit. Past MAX_REGION_WRITES the writes so far become a buffer.
+    import warnings
+
+    def binned_means(x, n):
+        res = np.zeros(n)
+        for i in range(n):
+            res[i] = x[i::n].mean()
+        return res
+
+    x = np.linspace(0.0, 1.0, 3000) ** 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no "internal error" fallback either
+        for n in (10, 150):
+            np.testing.assert_allclose(kiln.compile(binned_means)(x, n), binned_means(x, n), rtol=1e-12)

@@ -291,3 +291,57 @@ def test_draws_run_once_whichever_way_the_cost_model_sends_them():
             np.testing.assert_array_equal(g, w)
         assert repr(np.random.get_state(legacy=False)) == repr(state)
         assert (compiled.records[0].graph is None) == (n == 3)
+
+
+def toeplitz_solve(r):
+    # Durbin's recursion (a Toeplitz solve): a loop of growing slices, unrolled, so each
+    # step's kernels have other sizes than the last one's
+    y = np.empty_like(r)
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
+        y[:k] += alpha * np.flip(y[:k])
+        y[k] = alpha
+    return y
+
+
+def test_small_work_that_would_build_many_kernels_runs_as_python():
+    # 40 steps are ~80 kernels: seconds of g++ for a function NumPy runs in 0.2 ms
+    r = np.arange(40.0, 0.0, -1.0)
+    compiled = kiln.compile(toeplitz_solve)
+    np.testing.assert_allclose(compiled(r.copy()), toeplitz_solve(r.copy()), rtol=1e-12)
+    [record] = compiled.records
+    assert record.graph is None and "would build" in record.runs_as_python
+
+
+def test_a_loop_that_would_unroll_into_thousands_of_operations_runs_as_python():
+    from kiln.capture import translator
+    r = np.arange(400.0, 0.0, -1.0) / 400
+    compiled = kiln.compile(toeplitz_solve)
+    np.testing.assert_allclose(compiled(r.copy()), toeplitz_solve(r.copy()), rtol=1e-9)
+    [record] = compiled.records
+    assert record.graph_break is not None and record.graph_break.kind == "long_loop"
+    assert "would unroll into about" in record.graph_break.reason
+    assert 400 * 19 > translator.MAX_UNROLLED_OPS   # ~19 operations a step
+
+
+def test_large_work_that_would_build_many_kernels_runs_as_its_numpy_program():
+    from kiln.runtime import backend
+
+    def growing(x, y):
+        for k in range(1, 80):
+            y[:k * 50] += np.flip(x[:k * 50]) * 0.5
+        return y.sum()
+
+    x = np.linspace(0.0, 1.0, 4000)
+    y1, y2 = np.zeros(4000), np.zeros(4000)
+    compiled = kiln.compile(growing)
+    assert compiled(x, y1) == pytest.approx(growing(x, y2), rel=1e-12)
+    np.testing.assert_allclose(y1, y2, rtol=1e-12)
+    aot = compiled.cache_entries[0].check.__globals__["_kiln_graph"]
+    [variant] = aot.variants.values()
+    assert isinstance(variant.forward, backend.LazyNumpyProgram)   # nothing built
+    assert variant.forward.kiln_artifact.kernel_names == []
