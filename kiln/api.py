@@ -41,6 +41,7 @@ from .backends import BACKENDS, available_backends, resolve_backend  # noqa: F40
 
 _SMALL = cost.SMALL_ELEMENTS
 from .errors import KilnError
+from .ops import random as random_ops
 from .ops.speculation import ResultKindChanged
 # Imported eagerly: importing the submodule kiln.explain later would rebind the package
 # attribute ``kiln.explain`` (the function) to the module.
@@ -173,11 +174,14 @@ class CompiledFunction:
 
     def _graph_names(self, graph: Any, compiled: Any) -> dict:
         """The names an entry calling ``compiled`` (the backend's callable for ``graph``)
-        reads: the graph, what calls it (_graph_call), what a speculated op needs."""
+        reads: the graph, what calls it (_graph_call), what a speculated op needs, and the
+        generators a graph drawing random numbers puts back before a rerun."""
         return {"_kiln_graph": compiled,
                 "_kiln_graph_call": fastcheck.graph_caller(compiled, *direct_path(compiled)),
                 "_kiln_graph_ir": graph, "_kiln_respeculate": self._respeculate,
-                "_kiln_ResultKindChanged": ResultKindChanged}
+                "_kiln_ResultKindChanged": ResultKindChanged,
+                "_kiln_snapshot": random_ops.snapshot,
+                "_kiln_generators": tuple(random_ops.generators_in(graph.nodes))}
 
     def _graph_call(self, graph: Any, input_codes: list, compiled: Any = None,
                     stores: bool = False) -> list[str]:
@@ -199,9 +203,14 @@ class CompiledFunction:
         # otherwise this call runs as Python, safe once nothing was written (backends that
         # functionalize write after the graph ran; ResultKindChanged is no Exception, so
         # their replay of writes on errors lets it by), and the next call recompiles.
-        respeculate = ["except _kiln_ResultKindChanged as _kiln_e:",
+        # A graph drawing random numbers (kiln/ops/random.py) that the entry may rerun as
+        # Python puts its generators' states back first: the rerun draws them once.
+        draws = bool(random_ops.generators_in(graph.nodes))
+        put_back = ["    _kiln_put_back()"] if draws else []
+        respeculate = ["except _kiln_ResultKindChanged as _kiln_e:", *put_back,
                        "    return _kiln_respeculate(_kiln_graph_ir, _kiln_e)"] \
             if any(n.kwargs.get("expect") for n in graph.calls) else []
+        snap = ["_kiln_put_back = _kiln_snapshot(_kiln_generators)"] if draws else []
         functionalizes = self.backend_name in ("aot_eager", "cpp", "triton")
         if respeculate and not functionalizes and any(has_side_effects(n) for n in graph):
             return ["return _kiln_RUN_EAGER"]
@@ -209,10 +218,10 @@ class CompiledFunction:
         if not in_with and not stores:
             note = raise_note(graph, self.fn.__qualname__)
             if note is None:
-                return ["try:", "    " + call] + respeculate if respeculate else [call]
+                return snap + ["try:", "    " + call] + respeculate if respeculate else [call]
             # The traceback of an error raised inside the graph ends in kiln's code: a note
             # names the user's lines that can raise there.
-            return ["try:", "    " + call] + respeculate + [
+            return (snap if respeculate else []) + ["try:", "    " + call] + respeculate + [
                 "except Exception as _kiln_e:", f"    _kiln_e.add_note({note!r})", "    raise"]
         if not functionalizes and any(has_side_effects(n) for n in graph):
             return ["return _kiln_RUN_EAGER"]
@@ -220,7 +229,8 @@ class CompiledFunction:
             compiled.replay_on_error = False  # the function reruns as Python: no writes yet
         # A with's __exit__ sees KeyboardInterrupt too; stores need no rerun for it.
         caught = "BaseException" if in_with else "Exception"
-        return ["try:", "    " + call] + respeculate + [f"except {caught}:", "    return _kiln_RUN_EAGER"]
+        return snap + ["try:", "    " + call] + respeculate + [f"except {caught}:", *put_back,
+                                                                 "    return _kiln_RUN_EAGER"]
 
     def _partial_entry(self, args: tuple, kwargs: dict, first: Any) -> Any:
         """The cache entry for a break: the graph up to it, then the eager segment that

@@ -234,7 +234,8 @@ def _method(name: str) -> Callable:
 for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argmin", "any", "all",
               "cumsum", "cumprod", "reshape", "transpose", "swapaxes", "squeeze", "ravel", "flatten",
               "astype", "clip", "copy", "dot", "repeat", "take", "fill", "conj", "conjugate",
-              "round", "argsort", "searchsorted", "diagonal", "trace", "nonzero", "put", "sort"):
+              "round", "argsort", "searchsorted", "diagonal", "trace", "nonzero", "put", "sort",
+              "view", "__contains__"):
     setattr(Tensor, _name, _method(_name))
 Tensor.real = property(lambda self: self._method("real"))
 Tensor.imag = property(lambda self: self._method("imag"))

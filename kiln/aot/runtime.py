@@ -38,6 +38,7 @@ from ..autograd.node import Edge, GraphNode
 from ..errors import AutogradError, KilnError, NoDerivative
 from ..ir import Graph, Interpreter, Node
 from ..ops import Bound, TensorMeta
+from ..ops.random import generators_in, snapshot
 from .functionalize import compiled_path, functionalize_with_plan, has_mutation, layout_class, replay
 from .joint import build_joint, copy_nodes, retraced
 from .partition import Partition, min_cut_partition
@@ -118,6 +119,9 @@ class AOTFunction:
         # On an error, redo the writes NumPy would have done before it (run op by op);
         # off where the caller reruns the whole function as Python instead.
         self.replay_on_error = True
+        # Generators the graph draws from (kiln/ops/random.py): before that replay their
+        # states are put back, so the replay draws the numbers the failed run drew.
+        self.generators = tuple(generators_in(graph.nodes))
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -345,8 +349,10 @@ class _Variant:
                       for s in self.plan.outputs)
         copyto, graph = np.copyto, self.owner.graph
         redo_on_error = bool(mutated) and self.owner.replay_on_error
+        generators = self.owner.generators
 
         def run(args: tuple) -> tuple:
+            put_back = snapshot(generators) if generators and redo_on_error else None
             try:
                 outs = forward(*args)
                 for i, k in mutated:
@@ -366,6 +372,8 @@ class _Variant:
             except Exception:
                 if not redo_on_error:
                     raise
+                if put_back is not None:
+                    put_back()
                 return run_op_by_op(graph, args)
         return run
 
@@ -382,12 +390,15 @@ class _Variant:
     # -- running -------------------------------------------------------------------------------
     def __call__(self, args: tuple, arrays: list) -> tuple:
         if self.plan.mutated and self.owner.replay_on_error:
+            put_back = snapshot(self.owner.generators) if self.owner.generators else None
             try:
                 return self._run(args, arrays)
             except Exception:
                 # The graph raised before its writes reached the caller's arrays; NumPy
                 # would have done the writes before the error: run it op by op, which
                 # leaves the arguments as NumPy does and raises the same error.
+                if put_back is not None:
+                    put_back()
                 return run_op_by_op(self.owner.graph, args)
         return self._run(args, arrays)
 

@@ -106,6 +106,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     def taken(v):  # a selection taken already is its array
         return v.taken if isinstance(v, MaskedSelectionVariable) and v.taken is not None else v
     args, kwargs = [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}
+    if spelling.op is not None and spelling.op.category == Category.POINTWISE:
+        args, kwargs = _weak_values(args, kwargs)
     masked = [a for a in _flatten(list(args) + list(kwargs.values()))
               if isinstance(a, MaskedSelectionVariable)]
     if masked:
@@ -156,6 +158,31 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
             or bound.op.mutates:
         return result
     return _write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
+
+
+# Dtypes of the other operands with which a Python float (int) and a float64 (int64) 0-d
+# array give the same result dtype (NEP 50: a Python scalar is weak, a 0-d array is not).
+_SAME_AS_WEAK = {float: ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                         "bool", "float64", "complex128"),
+                 int: ("int64", "bool", "float64", "complex128")}
+
+
+def _weak_values(args: list, kwargs: dict) -> tuple:
+    """A Python float or int the graph read from data (``np.random.normal()``, a
+    PyValueVariable) as an elementwise operand: its 0-d array where the other operands'
+    dtypes give NumPy's result dtype either way (``x * np.random.random()`` of float64 x);
+    otherwise it stays, and passing it breaks the graph."""
+    values = list(args) + list(kwargs.values())
+    weak = [v for v in values if isinstance(v, PyValueVariable) and v.kind in _SAME_AS_WEAK]
+    if not weak:
+        return args, kwargs
+    others = [str(v.meta.dtype) for v in values if isinstance(v, ArrayVariable)]
+    if not all(d in _SAME_AS_WEAK[w.kind] for w in weak for d in others):
+        return args, kwargs
+
+    def strong(v):
+        return v.array if isinstance(v, PyValueVariable) and v.kind in _SAME_AS_WEAK else v
+    return [strong(a) for a in args], {k: strong(v) for k, v in kwargs.items()}
 
 
 def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list,
@@ -306,6 +333,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         if unbacked is None:
             tx.unsupported("data_dependent", f"{spelling_text} has a data-dependent output shape",
                            HINTS["data_dependent"])
+    if op.numpy_layout is not None and op.numpy_layout(*bound.inputs, **bound.params):
+        _numpy_layout_known(tx, spelling_text, bound.inputs[0])
     if op.opaque_view is not None and op.opaque_view(*bound.inputs, **bound.params):
         tx.unsupported("unsupported_call", f"{spelling_text} returns a view of its operand "
                        f"here; it runs as Python so writes through it behave as in NumPy")
@@ -402,6 +431,24 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     return result
 
 
+def _numpy_layout_known(tx, text: str, x: Any) -> None:
+    """Op.numpy_layout: ``x`` must be an argument the graph has not written (kiln lays out
+    what it computes its own way); whether its last axis is contiguous is guarded."""
+    var = getattr(x, "var", None)
+    value = tx.output.leaf_value(var.source) if var is not None and var.node.kind == "placeholder" \
+        and var.source is not None else None
+    contiguous = value is not None and (value.ndim == 0 or value.shape[-1] == 1
+                                        or value.strides[-1] == value.itemsize)
+    # (once the graph wrote it, kiln's value of it is a C-ordered copy: the same answer
+    # where NumPy's last axis is contiguous too)
+    if value is None or tx.output.writes and not contiguous:
+        tx.unsupported("unsupported_call", f"{text}: the result depends on how NumPy lays out an "
+                       f"array computed in the function; it runs as Python")
+    code, shown = var.source.code(tx.guards.ns), var.source.display()
+    tx.guards.add_truth(f"({code}.ndim == 0 or {code}.shape[-1] == 1 or {code}.strides[-1] == {code}.itemsize)",
+                        f"{shown}'s last axis is contiguous", contiguous, (var.source,))
+
+
 def _as_meta(v: Any) -> Any:
     return TensorMeta(v.shape, v.dtype) if isinstance(v, ArrayArg) else v
 
@@ -461,6 +508,9 @@ def _numpy_returns_scalar(op, inputs: tuple, params: dict) -> bool:
     """Does NumPy give a scalar (``np.float64``), not a 0-d array, for this 0-d result?
     (A full reduction, an integer index, arithmetic on scalars: ``type()``, ``isinstance``
     and ``s += 1`` — a new value, not a write — depend on it.)"""
+    if op.state is not None:   # (its kernel would draw: the spelling says what NumPy gives)
+        return False
+
     def stand_in(v: Any) -> Any:
         if isinstance(v, ArrayArg):
             return np.dtype(v.dtype).type(1) if v.var.scalar else TensorMeta(v.shape, v.dtype)

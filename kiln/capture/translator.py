@@ -33,7 +33,7 @@ from .opcall import call_op
 from .output import OutputGraph
 from .resume import in_open_with
 from .sources import AttrSource, ClosureSource, GlobalSource, ModuleGlobalSource
-from .variables.arrays import ArrayVariable, MaskedSelectionVariable
+from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVariable
 from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker, stores_itself
 from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
@@ -465,6 +465,15 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
     def CONTAINS_OP(self, inst):
         container = self.pop()
         item = self.pop()
+        if isinstance(container, ArrayVariable) and not container.tensor:
+            # ``v in a``: (a == v).any() computed in the graph, a Python bool where it leaves
+            found = self.call_op(("method", "__contains__"), [container, item], {}, "operator in")
+            if inst.arg and isinstance(found, PyValueVariable):
+                found = PyValueVariable(self.call_op(np.logical_not, [found.array], {}, "operator not in"),
+                                        bool)
+            self.push(found if isinstance(found, PyValueVariable) else
+                      ConstantVariable(bool(found.as_constant(self)) != bool(inst.arg)))
+            return
         if not hasattr(container, "contains"):
             if container.is_constant() and item.is_constant():
                 found = self.fold(operator.contains, container.value, item.value)

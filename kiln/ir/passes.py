@@ -78,7 +78,8 @@ def has_side_effects(node: Node) -> bool:
 
 def must_stay(node: Node) -> bool:
     """Kept even when unused: it writes memory, or it may raise (as NumPy would)."""
-    return has_side_effects(node) or (node.kind == "call" and node.target.raises(node.args))
+    return has_side_effects(node) or (node.kind == "call" and (
+        node.target.raises(node.args) or node.target.state is not None))
 
 
 def dce(graph: Graph) -> Graph:
@@ -122,7 +123,8 @@ def cse(graph: Graph) -> Graph:
             # A mutation invalidates everything computed so far from any value: be simple.
             seen.clear()
             continue
-        if node.target.category == Category.CREATION and node.target.name.startswith("empty"):
+        if node.target.category == Category.CREATION and node.target.name.startswith("empty") \
+                or node.target.state is not None:   # (two draws are two different numbers)
             continue
         key = (node.target.name, _key(node.args), _key(node.kwargs))
         previous = seen.get(key)

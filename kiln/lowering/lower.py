@@ -594,6 +594,8 @@ def _meta_of(value: Any) -> Any:
 def _numpy_returns_scalar(node: Node) -> bool:
     """Would NumPy give a scalar (not a 0-d array) for this 0-d result? (Run on stand-ins:
     a 0-d input that is itself a NumPy scalar is one here too: ``np.float32(x.sum())``.)"""
+    if node.op.state is not None:   # its kernel would draw (a random op's result is an array)
+        return False
     try:
         fake_args = to_fake(map_nodes(node.args, _stand_in))
         return isinstance(node.op.impl(*fake_args, **node.kwargs), np.generic)

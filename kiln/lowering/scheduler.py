@@ -181,6 +181,17 @@ def _extern_inputs(node: ExternNode) -> set[str]:
     return _extern_reads(node) | {v.name for v in iter_values(node.args) if isinstance(v, Opaque)}
 
 
+def _keeps_order(node: ExternNode, deferred: list) -> bool:
+    """Draws from a random generator (``Op.state``) run in program order, and never swap
+    with an extern that may raise (NumPy draws before the error, or not at all): such a
+    call waits behind deferred externs instead of moving before the open kernel."""
+    if not deferred:
+        return False
+    if node.op.state is not None:
+        return True
+    return any(d.op.state is not None for d in deferred)
+
+
 def schedule(low: GraphLowering, graph_name: str = "forward") -> list:
     """Kernels and extern calls in execution order (kernel names assigned)."""
     items: list[Any] = []
@@ -206,7 +217,8 @@ def schedule(low: GraphLowering, graph_name: str = "forward") -> list:
                 close()
                 open_kernel = None
                 items.append(node)
-            elif open_kernel is not None and _extern_inputs(node) & (open_kernel.written() | deferred_out):
+            elif open_kernel is not None and (_extern_inputs(node) & (open_kernel.written() | deferred_out)
+                                              or _keeps_order(node, deferred)):
                 deferred.append(node)
                 deferred_out.add(node.name)
             elif open_kernel is not None:

@@ -1,5 +1,5 @@
 """Whole-array predicates NumPy answers with a Python bool: allclose, array_equal,
-array_equiv; and np.asarray_chkfinite's check.
+array_equiv, ``v in a`` (``ndarray.__contains__``); and np.asarray_chkfinite's check.
 
 Each is a composite whose function computes the answer as a 0-d bool array (an ``all``
 over an elementwise comparison, so the comparison fuses into the reduction) and whose
@@ -16,7 +16,7 @@ import numpy as np
 from .meta import shape_of
 from .numeric import _dtype
 from .meta import TensorMeta
-from .registry import Category, Composite, F, N, declare, spell_composite
+from .registry import Category, Composite, F, N, declare, method_key, spell_composite
 
 
 def _allclose(a, b, rtol, atol, equal_nan):
@@ -27,6 +27,15 @@ spell_composite(np.allclose, ("isclose", "all"),
                 lambda a, b, rtol=1e-05, atol=1e-08, equal_nan=False: Composite(
                     _allclose, (a, b), {"rtol": rtol, "atol": atol, "equal_nan": bool(equal_nan)},
                     python=bool), "numpy.allclose")
+
+
+def _contains(a, v):
+    return N.any(N.equal(a, v))   # NumPy's ndarray.__contains__: (a == v).any()
+
+
+# ``v in a``; ``v not in a`` is the logical_not of it (kiln/capture/translator.py).
+spell_composite(method_key("__contains__"), ("equal", "any"),
+                lambda a, v: Composite(_contains, (a, v), python=bool), "ndarray.__contains__")
 
 
 def _can_hold_nan(x: Any) -> bool:

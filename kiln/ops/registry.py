@@ -141,6 +141,18 @@ class Op:
     # tape and in compiled backward graphs. Ops without it raise AutogradError where a
     # gradient would flow through complex values.
     complex_grad: bool = False
+    # ``state(params) -> generator``: the op reads and advances a random generator's
+    # hidden state (kiln/ops/random.py: NumPy's global RandomState, or a Generator named
+    # in its params). Such a call is never merged (CSE), removed (DCE), recomputed or run
+    # twice, and its kernel never runs on stand-ins; where a graph reruns as Python after
+    # it ran, the generators' states are put back first (kiln/ops/random.py snapshot).
+    state: Callable[[dict], Any] | None = None
+    # ``numpy_layout(*inputs, **params) -> bool``: the result depends on input 0's memory
+    # layout as NumPy holds it (``x.view(dtype)`` to another itemsize regroups the bytes
+    # of the last axis, which must be contiguous). Capture takes such a call only where
+    # that layout is known: an argument not yet written in the graph (its last axis'
+    # contiguity guarded); elsewhere the call runs as Python.
+    numpy_layout: Callable[..., bool] | None = None
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 
     def raises(self, args: tuple) -> bool:

@@ -237,3 +237,32 @@ def _extract_normalize(condition, arr):
 # np.extract(c, a) is np.compress(np.ravel(c), np.ravel(a))
 spell_composite(np.extract, ("not_equal", "ravel", "getitem_mask"), _extract_normalize,
                 "numpy.extract")
+
+
+# ---- trim_zeros -----------------------------------------------------------------------------
+
+def _trim_zeros_unbacked(filt: Any, trim: str) -> Any:
+    if len(shape_of(filt)) != 1:
+        return None   # NumPy trims every axis of an n-d array: left to Python
+    return ("trim_zeros", 0, trim), ("u",)
+
+
+# NumPy's result is a view of filt between data-dependent bounds: the kernel is NumPy's
+# own (a view), the length an unbacked size; a write through the result runs as Python
+# (read_only), where it reaches filt as in NumPy.
+trim_zeros = declare("trim_zeros", Category.EXTERN, lambda filt, trim: np.trim_zeros(filt, trim),
+                     inputs=("filt",), params={"trim": "fb"},
+                     meta=lambda filt, trim: TensorMeta(tuple(shape_of(filt)), np.dtype(filt.dtype)),
+                     data_dependent=True, unbacked=_trim_zeros_unbacked, aliases=True, read_only=True,
+                     doc="np.trim_zeros(filt, trim) of a 1-d array: a view, its length known once it ran")
+
+
+def _trim_zeros_normalize(filt, trim="fb", axis=None):
+    if axis is not None:
+        reject("numpy.trim_zeros", "axis", axis, "it runs as Python")
+    if not isinstance(trim, str) or not set(trim.lower()) <= set("fb"):
+        np.trim_zeros(np.zeros(1), trim)   # NumPy's own error for a bad trim
+    return Bound(trim_zeros, (filt,), {"trim": trim})
+
+
+spell(np.trim_zeros, trim_zeros, _trim_zeros_normalize, "numpy.trim_zeros")

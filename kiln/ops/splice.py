@@ -7,8 +7,9 @@ The index array is NumPy's own answer: ``np.delete``/``np.insert`` run on arrays
 element numbers of the same shapes (values numbered after the array's elements), so
 every rule of theirs — negative and out-of-range positions, boolean masks, a scalar
 position inserting a broadcast block, ``axis=None`` flattening — and every error message
-is NumPy's. Positions computed in the graph (whose count would depend on the values)
-run as Python.
+is NumPy's. An integer array of positions computed in the graph deletes as NumPy does
+(a mask of the kept elements, then ``x[mask]``: its length is an unbacked size) where the
+result is one-dimensional; other positions computed in the graph run as Python.
 """
 from __future__ import annotations
 
@@ -43,13 +44,28 @@ def _delete(arr, index):
     return _gather(N.ravel(arr), index)
 
 
+def _delete_at_computed(arr, obj, n):
+    # NumPy's own algorithm for an integer array of positions: keep = ones(N, bool);
+    # keep[obj,] = False; arr[keep] -- a boolean-mask selection (an unbacked size)
+    keep = N.ones(n, dtype=bool)
+    N.method("__setitem__", keep, (obj,), False)
+    return N.getitem(N.ravel(arr), (keep,))
+
+
 def _delete_normalize(arr, obj, axis=None):
     arr = arr if hasattr(arr, "shape") else np.asarray(arr)
+    shape = tuple(shape_of(arr))
+    if isinstance(obj, TensorMeta) and np.dtype(obj.dtype).kind in "iu" and int(np.prod(obj.shape)) != 1 \
+            and (axis is None or len(shape) == 1 and axis in (0, -1)):
+        # positions computed in the graph, a one-dimensional result: its length is known
+        # once they are (NumPy takes a size-1 array as one position: constant length)
+        return Composite(_delete_at_computed, (arr, obj), {"n": int(np.prod(shape, dtype=np.int64))})
     index = np.delete(_numbers(tuple(shape_of(arr))), _constant_positions("numpy.delete", obj), axis)
     return Composite(_delete, (arr,), {"index": index})
 
 
-spell_composite(np.delete, ("ravel", "take", "reshape"), _delete_normalize, "numpy.delete")
+spell_composite(np.delete, ("ravel", "take", "reshape", "ones", "setitem", "getitem_mask"),
+                _delete_normalize, "numpy.delete")
 
 
 def _insert(arr, values, index, dtype):

@@ -54,7 +54,10 @@ def bind(lib: Any, ffi: Any, name: str, arg_codes: str) -> Callable:
     if m is None:
         return slow
     address = int(ffi.cast("intptr_t", ffi.addressof(lib, name + "_packed")))
-    return m.Launcher(address, arg_codes, np.ndarray, slow, lib)
+    try:
+        return m.Launcher(address, arg_codes, np.ndarray, slow, lib)
+    except ValueError:   # more arguments than the launcher takes (a long unrolled loop)
+        return slow
 
 
 def layouts(*specs: tuple) -> Callable[..., bool]:

@@ -99,6 +99,19 @@ def _chkfinite_write(a):
     return b.sum()
 
 
+def _trim_write(a):
+    t = np.trim_zeros(a)
+    t[0] = 9.0                    # a view of the argument: the write reaches it (as Python)
+    return t
+
+
+def _view_write(a):
+    b = a.view(np.int64)
+    b[0, 1] = 7                   # writes the argument's bytes
+    a.view(np.int32)[1, :2] = [1, 2]
+    return b.sum()
+
+
 CASES = {
     # Python bools read from data
     "allclose": (lambda a: np.allclose(a, a + 1e-9), (m45,)),
@@ -111,6 +124,15 @@ CASES = {
                         (r45,)),
     "array_equiv": (lambda a: (np.array_equiv(a, a[0]), np.array_equiv(a[:1], a),
                                np.array_equiv(a, a[:2])), (r45,)),
+    "contains": (lambda a: (1.0 in a, a[1, 2] in a, a[0, 0] not in a, 0.5 not in a, a[0] in a,
+                            3 in np.round(a).astype(np.int64)), (r45,)),
+    # ndarray.view(dtype): the same bytes; another itemsize regroups the last axis
+    "view_same_itemsize": (lambda a: (a.view(np.int64) >> 3, a.T.view(np.uint64), a.view(), a[::2].view(np.int64)),
+                           (m45,)),
+    "view_other_itemsize": (lambda a: (a.view(np.int32), a.view(np.uint8).sum(), a.view(np.complex64)),
+                            (m45,)),
+    "view_write_through": (_view_write, (m45,)),
+    "view_of_a_fortran_argument": (lambda a: a.view(np.float32), (np.asfortranarray(m45[:, :4]).T,)),
     "count_nonzero": (lambda a: np.count_nonzero(a > 0), (m45,)),
     "bool_with_an_array": (lambda a: (np.allclose(a, 0), a + 1), (m45,)),
     # set operations (sizes known only after they ran; later ops in the same graph)
@@ -181,6 +203,12 @@ CASES = {
     # np.delete / np.insert at constant positions, the in-place sort method, isscalar
     "delete": (lambda a: (np.delete(a, 1), np.delete(a, [0, -1], axis=1), np.delete(a, slice(None, None, 2), 0)), (m45,)),
     "delete_int_mask": (lambda a: np.delete(a.astype(np.int64), [True, False, True, False, False], axis=1), (r45,)),
+    "delete_computed_positions": (lambda a: (np.delete(a, np.argsort(a[0])[:2]) * 2,
+                                             np.delete(a[1], np.argsort(a[2])[:3] - 4),
+                                             np.delete(a[0], np.array([1, 1, 3]) + np.argmax(a[1]) * 0)), (m45,)),
+    "trim_zeros": (lambda a: (np.trim_zeros(a[0] * (a[0] > 0)), np.trim_zeros(np.where(a[1] > 0, a[1], 0.0), "b") * 2,
+                              np.trim_zeros(a[2] - a[2]), np.trim_zeros(a[3], "f").sum()), (m45,)),
+    "trim_zeros_large": (lambda a: (np.trim_zeros(a) + 1).sum(), (np.pad(np.arange(1.0, 60001.0), (1234, 777)),)),
     "insert": (lambda a: (np.insert(a, 1, 5.7), np.insert(a, [1, 3], a[0, :2]), np.insert(a, 2, a[:, 0] * 3, axis=1)),
                (m45,)),
     "insert_cast_block": (lambda a: (np.insert(a.astype(np.int32), 1, 2.9, axis=0),
@@ -251,6 +279,11 @@ ERRORS = {
     "histogram_bad_estimator": lambda a: np.histogram(a, bins="best"),
     "histogram_auto_weights": lambda a: np.histogram(a, bins="auto", weights=a),
     "chkfinite_inf_returned": lambda a: np.asarray_chkfinite(a / 0.0),
+    "trim_zeros_bad_trim": lambda a: np.trim_zeros(a[0], "x"),
+    "delete_computed_out_of_range": lambda a: np.delete(a[0], np.argsort(a[1])[:2] + 9),
+    "view_last_axis_not_contiguous": lambda a: a.T.view(np.int32),
+    "view_divisor": lambda a: a.view(np.complex128),
+    "view_0d": lambda a: a[0, 0, ...].view(np.int32),
 }
 
 
@@ -298,7 +331,8 @@ def test_python_bool_in_a_branch_breaks_there_and_matches():
 REASONS = {
     "polyfit_full": (lambda a: np.polyfit(a[0], a[1], 1, full=True), "diagnostics"),
     "intersect1d_indices": (lambda a: np.intersect1d(a[0], a[1], return_indices=True), "return_indices"),
-    "delete_computed_positions": (lambda a: np.delete(a, np.argsort(a[0])[:2]), "computed in the graph"),
+    "view_of_a_computed_array": (lambda a: (a * 2).view(np.int32), "lays out an array computed"),
+    "delete_computed_positions_2d": (lambda a: np.delete(a, np.argsort(a[0])[:2], axis=1), "computed in the graph"),
 }
 
 
@@ -327,3 +361,15 @@ def test_nditer_in_a_layout_kiln_does_not_follow_runs_as_python(fn):
     assert "memory order" in out.break_reasons[0].reason
     a = np.asfortranarray(m45)
     _same(kiln.compile(fn)(a), fn(a))
+
+
+def test_a_write_through_trim_zeros_reaches_the_argument():
+    # NumPy's result is a view between data-dependent bounds: the write runs as Python
+    a = np.array([0.0, 0.0, 1.0, 2.0, 0.0, 3.0, 0.0])
+    out = kiln.explain(_trim_write)(a.copy())
+    assert out.graph_break_count == 1 and "trim_zeros" in out.break_reasons[0].reason
+    mine, plain = a.copy(), a.copy()
+    got, want = kiln.compile(_trim_write)(mine), _trim_write(plain)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(mine, plain)
+    assert np.shares_memory(got, mine)

@@ -304,6 +304,24 @@ def test_a_compiled_loop_over_a_large_array_still_compiles():
     assert any(n.kind == "call" and n.op.name == "loop" for n in record.graph.nodes)
 
 
+def test_draws_run_once_whichever_way_the_cost_model_sends_them():
+    # small arrays run as Python, large ones compile: either way NumPy's stream, drawn once
+    def f(x):
+        return x * np.random.random(x.shape) + np.random.normal(size=x.shape)
+    for n in (3, 5000):
+        x = np.ones(n)
+        compiled = kiln.compile(f)
+        np.random.seed(4)
+        want = [f(x), f(x)]
+        state = np.random.get_state(legacy=False)
+        np.random.seed(4)
+        got = [compiled(x), compiled(x)]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        assert repr(np.random.get_state(legacy=False)) == repr(state)
+        assert (compiled.records[0].graph is None) == (n == 3)
+
+
 def toeplitz_solve(r):
     # Durbin's recursion (a Toeplitz solve): a loop of growing slices, unrolled, so each
     # step's kernels have other sizes than the last one's

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ...ops import find_spelling
 from ...ops.meta import supported_dtype
 from ..sources import AttrSource, GetItemSource, Source
 from .base import ConstantVariable, VariableTracker
@@ -168,6 +169,24 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if isinstance(value, types.ModuleType):
         _guard_id(tx, source, value)
         return ModuleVariable(value, source)
+    from .numpy_objects import GENERATOR_TYPES, GeneratorVariable
+    if callable(value) and (getattr(value, "__module__", None) or "").startswith("numpy.random") \
+            and not isinstance(value, type) and find_spelling(value) is not None:
+        _guard_id(tx, source, value)   # np.random.seed, np.random.ranf (Cython functions)
+        return NumpyFunctionVariable(value, source)
+    if isinstance(value, GENERATOR_TYPES) and not (source is not None and source.is_argument()):
+        # a module's or a closure's generator: the graph draws from this object (guarded
+        # by identity). One passed in is often new on every call (default_rng(seed)):
+        # its method calls run as Python on this call's object, as for any C method.
+        _guard_id(tx, source, value)
+        return GeneratorVariable(value, source)
+    if _bound_to_object(value) and isinstance(value.__self__, GENERATOR_TYPES) \
+            and not (source is not None and source.is_argument()):
+        # np.random.normal is the global RandomState's method: an op (kiln/ops/random.py)
+        _guard_id(tx, source, value)
+        if find_spelling(value) is not None:
+            return NumpyFunctionVariable(value, source)
+        return GeneratorVariable(value.__self__, None).getattr(tx, value.__name__)
     if source is not None and _bound_to_object(value):
         # hist.append, rng.random: a C method bound to an object made per call. Its call
         # breaks the graph (runs as Python on the frame's own object), so what is guarded

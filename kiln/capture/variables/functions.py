@@ -8,7 +8,7 @@ import math
 import types
 from typing import Any
 
-from ...ops import describe_callable, method_key
+from ...ops import describe_callable, find_spelling, method_key
 from ..sources import AttrSource, GetItemSource, ObjectSource, Source
 from .base import ConstantVariable, VariableTracker
 
@@ -230,10 +230,12 @@ class ModuleVariable(VariableTracker):
             value = getattr(self.module, name)
         except AttributeError as e:
             tx.user_error(e)
-        if self.module.__name__.startswith("numpy.random") or name == "random":
-            if callable(value) or isinstance(value, types.ModuleType):
-                tx.unsupported("unsupported_call", "numpy.random is not captured (it has hidden state)",
-                               "draw random numbers outside the compiled function and pass them in")
+        if self.module.__name__.startswith("numpy.random") and callable(value) \
+                and not isinstance(value, type) and find_spelling(value) is None:
+            # (np.random.normal and the other draws are ops: kiln/ops/random.py)
+            tx.unsupported("unsupported_call", f"numpy.random.{name} is not captured",
+                           "make generators outside the compiled function and pass them in "
+                           "(their methods are captured)")
         if getattr(value, "__kiln_graph_break__", False):
             return UserFunctionVariable(value)
         if self.source is not None:

@@ -241,3 +241,47 @@ def construct(tx, cls: type, args: list, kwargs: dict) -> VariableTracker | None
         if isinstance(args[0], ArrayVariable) and not args[0].tensor:
             return _nditer(tx, args[0], kwargs)
     return None
+
+
+GENERATOR_TYPES = (np.random.Generator, np.random.RandomState)
+
+
+class GeneratorVariable(VariableTracker):
+    """A ``np.random.Generator`` or ``RandomState`` object (``rng.normal(size=n)``): its
+    methods are ops drawing from it (kiln/ops/random.py). The graph names the object
+    itself, so it is guarded by identity."""
+
+    def __init__(self, gen: Any, source: Any = None) -> None:
+        self.gen = gen
+        self.source = source
+
+    def describe(self) -> str:
+        where = f" {self.source.display()}" if self.source is not None else ""
+        return f"{type(self.gen).__name__} object{where}"
+
+    def python_type(self) -> type:
+        return type(self.gen)
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        return GeneratorMethodVariable(self, name)
+
+
+class GeneratorMethodVariable(VariableTracker):
+    """``rng.normal`` before it is called."""
+
+    def __init__(self, owner: GeneratorVariable, name: str) -> None:
+        self.owner = owner
+        self.name = name
+
+    def describe(self) -> str:
+        return f"{type(self.owner.gen).__name__}.{self.name}"
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        from ...ops import find_spelling
+        from ...ops.random import method_spelling_key
+        key = method_spelling_key(type(self.owner.gen), self.name)
+        if find_spelling(key) is None:
+            tx.unsupported("unsupported_call", f"numpy.random.{self.describe()} is not captured",
+                           "call it outside the compiled function and pass the result in")
+        return tx.call_op(key, [ConstantVariable(self.owner.gen)] + list(args), kwargs,
+                          f"numpy.random.{self.describe()}")

@@ -1,0 +1,318 @@
+"""Random numbers: ``np.random.*`` (NumPy's global RandomState) and the methods of a
+``np.random.Generator`` or ``RandomState`` object (``rng.normal(size=n)``).
+
+Each distribution is one op whose kernel calls NumPy's own method on the generator, so a
+compiled function consumes exactly the stream plain NumPy consumes: the same values for
+the same seed, and the generator's state after the call is the one NumPy leaves. What
+makes that hold is the op's ``state`` field (kiln/ops/registry.py): a call that reads and
+advances a generator is never merged with another (CSE), removed when its result is
+unused (DCE), recomputed in a backward graph (the partitioner never recomputes externs),
+or run twice: where a graph reruns as Python after it ran (a speculated dtype, an error
+inside a ``with`` block, the op-by-op replay of writes on an error), the generators'
+states are put back first (:func:`snapshot`), so the rerun draws the same numbers once.
+Externs keep their order in the C++ wrapper, so draws run in program order.
+
+The generator is a parameter: ``None`` is NumPy's global one (``np.random.seed`` sets
+it), an object is the Generator the user's code called (guarded by identity: a new
+Generator on every call recompiles). Draws are not differentiable (``Differentiation rule
+for 'random_normal' not implemented``: NumPy users write the reparameterization
+``mu + sigma * np.random.standard_normal(n)``, whose gradient flows through ``mu`` and
+``sigma`` as usual). A draw without ``size`` of scalar parameters is a Python ``float``
+or ``int`` in NumPy (``np.random.normal()``): the graph computes a 0-d array and converts
+it where it leaves the graph (a composite with ``python=``).
+
+    >>> import numpy as np
+    >>> from kiln.ops import F
+    >>> np.random.seed(0); a = F.random_normal(0.0, 1.0, size=(2,))
+    >>> np.random.seed(0); bool((a == np.random.normal(0.0, 1.0, size=2)).all())
+    True
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+from .indexing import is_array_entry
+from .meta import TensorMeta, reject, shape_of
+from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
+from .shape import shape_arg
+
+# (name, distribution parameters, result kind, parameters that are vectors): the kind is
+# 'f' (float64, or a ``dtype=`` the Generator method takes), 'i' (int64, or ``dtype=``),
+# 'a' (the dtype of its first parameter: choice, permutation); a vector parameter
+# (dirichlet's alpha, multinomial's pvals) adds its length as the last dim.
+_DISTRIBUTIONS = [
+    ("random_sample", (), "f"), ("random", (), "f"), ("standard_normal", (), "f"),
+    ("standard_exponential", (), "f"), ("standard_cauchy", (), "f"),
+    ("normal", ("loc", "scale"), "f"), ("uniform", ("low", "high"), "f"),
+    ("exponential", ("scale",), "f"), ("gamma", ("shape", "scale"), "f"),
+    ("standard_gamma", ("shape",), "f"), ("beta", ("a", "b"), "f"), ("chisquare", ("df",), "f"),
+    ("f", ("dfnum", "dfden"), "f"), ("gumbel", ("loc", "scale"), "f"),
+    ("laplace", ("loc", "scale"), "f"), ("logistic", ("loc", "scale"), "f"),
+    ("lognormal", ("mean", "sigma"), "f"), ("noncentral_chisquare", ("df", "nonc"), "f"),
+    ("noncentral_f", ("dfnum", "dfden", "nonc"), "f"), ("pareto", ("a",), "f"),
+    ("power", ("a",), "f"), ("rayleigh", ("scale",), "f"), ("standard_t", ("df",), "f"),
+    ("triangular", ("left", "mode", "right"), "f"), ("vonmises", ("mu", "kappa"), "f"),
+    ("wald", ("mean", "scale"), "f"), ("weibull", ("a",), "f"),
+    ("binomial", ("n", "p"), "i"), ("negative_binomial", ("n", "p"), "i"),
+    ("poisson", ("lam",), "i"), ("geometric", ("p",), "i"),
+    ("hypergeometric", ("ngood", "nbad", "nsample"), "i"), ("logseries", ("p",), "i"),
+    ("zipf", ("a",), "i"), ("randint", ("low", "high"), "i"), ("integers", ("low", "high"), "i"),
+    ("dirichlet", ("alpha",), "f", "alpha"), ("multinomial", ("n", "pvals"), "i", "pvals"),
+    ("choice", ("a", "p"), "a"), ("permutation", ("x",), "a"),
+]
+# Parameters that stay static (part of the op's params, not inputs).
+_STATIC = ("dtype", "replace", "endpoint", "axis", "shuffle", "method")
+# RandomState's aliases and its forms taking dims as arguments: (spelling, op, dims as size).
+_ALIASES = {"ranf": "random_sample", "sample": "random_sample", "rand": "random_sample",
+            "randn": "standard_normal"}
+
+
+def legacy() -> np.random.RandomState:
+    """NumPy's global RandomState (what ``np.random.normal`` and ``np.random.seed`` use)."""
+    return np.random.mtrand._rand
+
+
+def _generator(params: dict) -> Any:
+    gen = params.get("generator")
+    return legacy() if gen is None else gen
+
+
+def snapshot(generators: Any) -> Any:
+    """``restore()`` putting every generator's state back to what it is now.
+
+        >>> rs = np.random.RandomState(1); put_back = snapshot([rs]); x = rs.random()
+        >>> put_back(); rs.random() == x
+        True
+    """
+    gens = list(generators)
+    states = [g.get_state(legacy=False) if isinstance(g, np.random.RandomState)
+              else g.bit_generator.state for g in gens]
+
+    def restore() -> None:
+        for g, s in zip(gens, states):
+            if isinstance(g, np.random.RandomState):
+                g.set_state(s)
+            else:
+                g.bit_generator.state = s
+    return restore
+
+
+def generators_in(nodes: Any) -> list:
+    """The generators whose state the calls among ``nodes`` read (each once)."""
+    found: dict[int, Any] = {}
+    for n in nodes:
+        if n.kind == "call" and n.target.state is not None:
+            gen = n.target.state(n.kwargs)
+            found.setdefault(id(gen), gen)
+    return list(found.values())
+
+
+# -- the ops ---------------------------------------------------------------------------------
+
+def _kernel(method: str, names: tuple):
+    def impl(*inputs: Any, size: Any, static: tuple, generator: Any) -> Any:
+        kwargs = {k: v for k, v in zip(names, inputs)}
+        if method != "permutation":
+            kwargs["size"] = size
+        result = getattr(_generator({"generator": generator}), method)(**kwargs, **dict(static))
+        return np.asarray(result)   # NumPy's Python scalar as a 0-d array (see the spelling)
+    return impl
+
+
+def _dtype(kind: str, static: dict, first: Any) -> np.dtype:
+    if kind == "a":
+        return np.dtype(np.int64) if not is_array_entry(first) else np.dtype(first.dtype)
+    default = np.float64 if kind == "f" else np.int64
+    return np.dtype(static.get("dtype", default))
+
+
+def _meta_rule(method: str, kind: str, vector: str | None, names: tuple):
+    def meta(*inputs: Any, size: Any, static: tuple, generator: Any) -> TensorMeta:
+        static_d = dict(static)
+        first = inputs[0] if inputs else None
+        if method == "permutation":
+            shape = tuple(shape_of(first)) if is_array_entry(first) else (int(first),)
+            if not shape:
+                raise IndexError("x must be an integer or at least 1-dimensional")
+            return TensorMeta(shape, _dtype(kind, static_d, first))
+        if method == "choice":
+            return TensorMeta(() if size is None else tuple(size), _dtype(kind, static_d, first))
+        tail = ()
+        if vector is not None:
+            tail = tuple(shape_of(inputs[names.index(vector)]))[-1:]
+            shape = () if size is None else tuple(size)
+        elif size is not None:
+            shape = tuple(size)
+        else:   # NumPy broadcasts the parameters (and raises its own error if it cannot)
+            shape = np.broadcast_shapes(*[tuple(shape_of(v)) for v in inputs if v is not None])
+        return TensorMeta(shape + tail, _dtype(kind, static_d, first))
+    return meta
+
+
+OPS: dict[str, Any] = {}
+for _name, _inputs, _kind, *_vector in _DISTRIBUTIONS:
+    OPS[_name] = declare(
+        f"random_{_name}", Category.EXTERN, _kernel(_name, _inputs), inputs=_inputs,
+        params={"size": None, "static": (), "generator": None},
+        meta=_meta_rule(_name, _kind, _vector[0] if _vector else None, _inputs),
+        may_raise=True, state=_generator, fresh_result=True,
+        doc=f"{_name} draws from a random generator (None: NumPy's global one): NumPy's own method")
+
+
+def _seed_impl(seed: Any, generator: Any) -> Any:
+    _generator({"generator": generator}).seed(seed)
+    return np.zeros((), np.bool_)   # nothing reads it; the call stays for its effect
+
+
+random_seed = declare("random_seed", Category.EXTERN, _seed_impl, inputs=("seed",),
+                      params={"generator": None}, meta=lambda seed, generator: TensorMeta((), np.bool_),
+                      may_raise=True, state=_generator, doc="np.random.seed(seed): sets the state")
+
+
+def _shuffled_impl(x: Any, static: tuple, generator: Any) -> Any:
+    out = np.array(x, copy=True)
+    _generator({"generator": generator}).shuffle(out, **dict(static))
+    return out
+
+
+# np.random.shuffle(x) is copyto(x, shuffled(x)): the functional form draws what the
+# in-place shuffle draws (it shuffles a copy), so the arguments end up as NumPy leaves them.
+shuffled = declare("random_shuffled", Category.EXTERN, _shuffled_impl, inputs=("x",),
+                   params={"static": (), "generator": None},
+                   meta=lambda x, static, generator: TensorMeta(tuple(shape_of(x)), x.dtype),
+                   may_raise=True, state=_generator, fresh_result=True,
+                   doc="a shuffled copy of x, as rng.shuffle(x) would leave it")
+
+
+# -- spellings -------------------------------------------------------------------------------
+
+def _scalar_type(method: str, kind: str, static: dict, first: Any) -> Any:
+    """What NumPy returns for a draw without ``size`` of scalar parameters: a Python type,
+    or "numpy" for a NumPy scalar of the result's dtype."""
+    if kind == "a":
+        return "numpy" if is_array_entry(first) else int   # choice(array): an element
+    if kind == "f":
+        return float
+    if method == "integers" or (method == "randint" and static.get("dtype", int) not in (int, bool)):
+        return "numpy"
+    return bool if static.get("dtype") is bool else int
+
+
+def _as_input(value: Any) -> Any:
+    if value is None or is_array_entry(value) or isinstance(value, (bool, int, float, np.generic)):
+        return value
+    return np.asarray(value)
+
+
+def _normalizer(method: str, names: tuple, kind: str, cls: type, text: str, dims_as_size: bool):
+    op = OPS[method]
+    sig = inspect.signature(getattr(cls, method))
+
+    def normalize(generator: Any, *args: Any, **kwargs: Any) -> Any:
+        if dims_as_size:   # np.random.rand(3, 4)
+            if kwargs:
+                raise TypeError(f"{text.rsplit('.', 1)[-1]}() got an unexpected keyword argument "
+                                f"'{next(iter(kwargs))}'")
+            bound = {"size": shape_arg(args) if args else None}
+        else:
+            ba = sig.bind(None, *args, **kwargs)
+            ba.apply_defaults()
+            bound = dict(ba.arguments)
+            bound.pop("self")
+        if bound.pop("out", None) is not None:
+            reject(text, "out", "<array>", "assign the result instead")
+        if bound.get("check_valid", "warn") != "warn" or "tol" in bound:
+            reject(text, "check_valid", bound.get("check_valid"), "drop it")
+        size = bound.pop("size", None)
+        size = None if size is None else shape_arg(size)
+        inputs = tuple(_as_input(bound.pop(n, None)) for n in names)
+        if method == "choice" and is_array_entry(inputs[0]) and len(shape_of(inputs[0])) != 1 \
+                and bound.get("axis", 0) != 0:
+            reject(text, "axis", bound.get("axis"), "kiln draws along the first axis only")
+        static = tuple(sorted((k, v) for k, v in bound.items() if k in _STATIC))
+        extra = [k for k in bound if k not in _STATIC]
+        if extra:
+            reject(text, extra[0], bound[extra[0]], "not modelled by kiln")
+        params = {"size": size, "static": static, "generator": generator}
+        python = _scalar_type(method, kind, dict(static), inputs[0] if inputs else None) \
+            if size is None and method != "permutation" and method not in ("dirichlet", "multinomial") \
+            and (method == "choice" or all(v is None or len(shape_of(v)) == 0 for v in inputs)) \
+            else None
+        if python == "numpy":   # x[()] of the 0-d result: NumPy's scalar
+            return Composite(lambda *ins, **ps: N.getitem(op(*ins, **ps), ()), inputs, params)
+        if python is not None:
+            return Composite(lambda *ins, **ps: op(*ins, **ps), inputs, params, python=python)
+        return Bound(op, inputs, params)
+    return normalize
+
+
+def _shuffle_in_place(x: Any, static: tuple, generator: Any) -> None:
+    N.copyto(x, F.random_shuffled(x, static=static, generator=generator))
+
+
+def _shuffle_normalizer(cls: type, text: str):
+    sig = inspect.signature(getattr(cls, "shuffle"))
+
+    def normalize(generator: Any, *args: Any, **kwargs: Any) -> Composite:
+        ba = sig.bind(None, *args, **kwargs)
+        x = ba.arguments["x"]
+        if not is_array_entry(x):
+            reject(text, "x", type(x).__name__, "kiln shuffles arrays only")
+        static = tuple((k, v) for k, v in ba.arguments.items() if k == "axis")
+        return Composite(_shuffle_in_place, (x,), {"static": static, "generator": generator})
+    return normalize
+
+
+def _seed_normalize(seed: Any = None) -> Composite:
+    if not (seed is None or isinstance(seed, (int, np.integer)) or is_array_entry(seed)):
+        seed = np.asarray(seed)
+
+    def run(seed: Any) -> None:
+        F.random_seed(seed, generator=None)
+    return Composite(run, (seed,), {})
+
+
+def method_spelling_key(cls: type, name: str) -> tuple:
+    """The spelling key of a generator's method: ``("random", "Generator", "normal")``."""
+    return ("random", cls.__name__, name)
+
+
+def _spell_class(cls: type, names: set) -> None:
+    for name, inputs, kind, *_ in _DISTRIBUTIONS:
+        if name in names:
+            text = f"numpy.random.{cls.__name__}.{name}"
+            spell(method_spelling_key(cls, name), OPS[name],
+                  _normalizer(name, inputs, kind, cls, text, False), text)
+    spell_composite(method_spelling_key(cls, "shuffle"), ("random_shuffled", "copyto"),
+                    _shuffle_normalizer(cls, f"numpy.random.{cls.__name__}.shuffle"),
+                    f"numpy.random.{cls.__name__}.shuffle")
+
+
+_RS = {n for n in dir(np.random.RandomState) if not n.startswith("_")}
+_GEN = {n for n in dir(np.random.Generator) if not n.startswith("_")}
+_spell_class(np.random.RandomState, _RS)
+_spell_class(np.random.Generator, _GEN)
+
+
+def _global(name: str, target: str, dims_as_size: bool) -> None:
+    """``np.random.<name>``: the global RandomState's method, spelled as a function."""
+    entry = next(d for d in _DISTRIBUTIONS if d[0] == target)
+    norm = _normalizer(target, entry[1], entry[2], np.random.RandomState, f"numpy.random.{name}",
+                       dims_as_size)
+    spell(getattr(np.random, name), OPS[target], lambda *a, **k: norm(None, *a, **k),
+          f"numpy.random.{name}")
+
+
+for _name, _target in _ALIASES.items():
+    if hasattr(np.random, _name):
+        _global(_name, _target, _name in ("rand", "randn"))
+for _name in sorted(_RS):
+    if any(d[0] == _name for d in _DISTRIBUTIONS) and hasattr(np.random, _name):
+        _global(_name, _name, False)
+spell_composite(np.random.shuffle, ("random_shuffled", "copyto"),
+                lambda *a, **k: _shuffle_normalizer(np.random.RandomState, "numpy.random.shuffle")(None, *a, **k),
+                "numpy.random.shuffle")
+spell_composite(np.random.seed, ("random_seed",), _seed_normalize, "numpy.random.seed")

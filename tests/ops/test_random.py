@@ -1,0 +1,281 @@
+"""np.random.* and Generator methods (kiln/ops/random.py): each spelling captured in one
+graph, drawing exactly the numbers plain NumPy draws for the same seed (values, dtypes,
+types, shapes) and leaving the generator in NumPy's state; never merged, dropped or
+drawn twice, including where a graph reruns as Python."""
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.errors import NoDerivative
+
+x4 = np.linspace(0.5, 2.0, 4)
+big = np.linspace(0.1, 3.0, 100_000)
+
+# fn(x): RNG is a module-level Generator (or a RandomState where the name says so),
+# made anew with the same seed before each run; np.random.* calls draw from NumPy's
+# global state, seeded the same before each run.
+CASES = {
+    "normal": lambda x: x + np.random.normal(size=x.shape),
+    "normal_params": lambda x: np.random.normal(x, x * 2),
+    "normal_scalar_args": lambda x: np.random.normal(1.5, 0.5, (2, 3)),
+    "rand_randn": lambda x: (np.random.rand(2, 3), np.random.randn(4), np.random.rand()),
+    "random_family": lambda x: (np.random.random(3), np.random.random_sample((2,)),
+                                     np.random.ranf(2), np.random.sample(1), np.random.random()),
+    "randint": lambda x: (np.random.randint(0, 10, size=5), np.random.randint(7),
+                               np.random.randint(3, size=2, dtype=np.int32), np.random.randint(5, dtype=np.int64)),
+    "uniform_exponential": lambda x: (np.random.uniform(-1, x), np.random.exponential(x),
+                                           np.random.uniform()),
+    "discrete": lambda x: (np.random.poisson(x), np.random.binomial(10, 0.3, 4),
+                                np.random.geometric(0.2, 3), np.random.poisson(),
+                                np.random.negative_binomial(3, 0.5, 2), np.random.hypergeometric(5, 4, 3, 2),
+                                np.random.logseries(0.5, 2), np.random.zipf(2.0, 3)),
+    "continuous": lambda x: (np.random.beta(x, 2.0), np.random.gamma(x), np.random.standard_gamma(x),
+                                  np.random.chisquare(3, 2), np.random.f(2, 3, 2), np.random.gumbel(size=2),
+                                  np.random.laplace(x), np.random.logistic(size=3), np.random.lognormal(x),
+                                  np.random.noncentral_chisquare(3, x), np.random.noncentral_f(2, 3, x),
+                                  np.random.pareto(x), np.random.power(x), np.random.rayleigh(x),
+                                  np.random.standard_cauchy(2), np.random.standard_exponential(2),
+                                  np.random.standard_normal(3), np.random.standard_t(x),
+                                  np.random.triangular(0, 1, 2, 3), np.random.vonmises(0, x),
+                                  np.random.wald(x, 1.0), np.random.weibull(x)),
+    "vectors": lambda x: (np.random.dirichlet(x, 3), np.random.multinomial(10, x / x.sum(), 2),
+                               np.random.dirichlet([1.0, 2.0])),
+    "choice_permutation": lambda x: (np.random.choice(x, 3), np.random.choice(5, 2, replace=False),
+                                          np.random.choice(x, 2, p=x / x.sum()), np.random.choice(x),
+                                          np.random.choice(6), np.random.permutation(x), np.random.permutation(5)),
+    "shuffle_argument": lambda x: np.random.shuffle(x),
+    "seed_inside": lambda x: (np.random.seed(3), np.random.normal(size=2), np.random.seed(4),
+                                   np.random.random(2)),
+    "unused_draw": lambda x: (np.random.normal(size=3), x * 2)[1],
+    "same_call_twice": lambda x: (np.random.normal(size=3), np.random.normal(size=3)),
+    "generator": lambda x: (x + RNG.normal(size=4), RNG.integers(5), RNG.integers(0, 3, size=(2, 2)),
+                                 RNG.random(), RNG.random(3, dtype=np.float32), RNG.standard_normal(2),
+                                 RNG.uniform(0, x), RNG.poisson(x), RNG.choice(x, 2), RNG.permutation(x),
+                                 RNG.exponential(size=2), RNG.standard_exponential(2, method="inv")),
+    "generator_shuffle": lambda x: RNG.shuffle(x),
+    "randomstate_object": lambda x: (RNG.normal(size=2), RNG.randint(3, size=2), RNG.random_sample()),
+    "scalar_draws_in_arithmetic": lambda x: (x * np.random.random(), np.random.normal() + 1.0 - 2.0 * np.random.random(),
+                                                  x + RNG.integers(3), np.sqrt(np.random.random()) * x),
+    "large": lambda x: (np.random.normal(x, 1.0), RNG.random(x.shape) * x, np.random.permutation(x)),
+}
+
+
+RNG = None
+
+
+def _rng(name, seed=5):
+    global RNG
+    RNG = np.random.RandomState(seed) if "randomstate" in name else np.random.default_rng(seed)
+    return RNG
+
+
+def _state(gen):
+    return gen.get_state(legacy=False) if isinstance(gen, np.random.RandomState) else gen.bit_generator.state
+
+
+def _same(got, want):
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+    elif isinstance(want, (np.ndarray, np.generic)):
+        assert got.dtype == want.dtype and np.shape(got) == np.shape(want)
+        np.testing.assert_array_equal(got, want)
+    else:
+        assert got == want
+
+
+def _same_state(a, b):
+    assert repr(a) == repr(b)
+
+
+def _run(fn, name, arg, compiled):
+    np.random.seed(11)
+    rng, x = _rng(name), np.copy(arg)
+    result = (kiln.compile(fn) if compiled else fn)(x)
+    return result, x, np.random.get_state(legacy=False), _state(rng)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_draws_are_numpys_in_one_graph(name):
+    fn = CASES[name]
+    arg = big if name == "large" else x4
+    np.random.seed(11)
+    _rng(name)
+    out = kiln.explain(fn)(np.copy(arg))
+    assert out.graph_break_count == 0, [str(b.reason) for b in out.break_reasons]
+    assert out.graph_count == 1
+    want, wx, wstate, wgen = _run(fn, name, arg, False)
+    got, gx, gstate, ggen = _run(fn, name, arg, True)
+    _same(got, want)
+    np.testing.assert_array_equal(gx, wx)      # shuffle writes its argument
+    _same_state(gstate, wstate)
+    _same_state(ggen, wgen)
+
+
+def test_a_python_float_draw_with_float32_stays_weak():
+    # NEP 50: float32 * Python float is float32 (a float64 0-d array would promote)
+    def f(x):
+        return x * np.random.random()
+    x = x4.astype(np.float32)
+    np.random.seed(3)
+    want = f(x)
+    np.random.seed(3)
+    got = kiln.compile(f)(x)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+
+
+def test_every_call_draws_anew():
+    f = kiln.compile(lambda x: x + np.random.random(x.shape))
+    np.random.seed(2)
+    want = [x4 + np.random.random(4) for _ in range(3)]
+    np.random.seed(2)
+    for w in want:                 # the cached entry draws on every call, in order
+        np.testing.assert_array_equal(f(x4), w)
+
+
+def test_seed_argument_is_a_runtime_value():
+    def f(s, x):
+        np.random.seed(s)
+        return np.random.normal(x)
+    cf = kiln.compile(f)
+    for s in (1, 2, 3):
+        np.testing.assert_array_equal(cf(s, x4), f(s, x4))
+    assert len(cf._entries) == 1
+
+
+@pytest.mark.parametrize("fn", [lambda x: np.random.normal(0.0, -x),
+                                lambda x: np.random.choice(x, 9, replace=False),
+                                lambda x: np.random.normal(size=3) + x,
+                                lambda x: np.random.permutation(x.sum())],
+                         ids=["bad_scale", "choice_too_many", "shapes", "permutation_0d"])
+def test_numpys_errors_and_state(fn):
+    np.random.seed(0)
+    with pytest.raises(Exception) as want:
+        fn(x4)
+    wstate = np.random.get_state(legacy=False)
+    np.random.seed(0)
+    with pytest.raises(type(want.value)) as got:
+        kiln.compile(fn)(x4)
+    assert str(got.value) == str(want.value)
+    _same_state(np.random.get_state(legacy=False), wstate)
+
+
+def _run_twice(f, args_list):
+    """Each call's results and the final global state, plain and compiled."""
+    outs = []
+    for g in (f, kiln.compile(f)):
+        np.random.seed(7)
+        res = []
+        for args in args_list:
+            args = [np.copy(a) for a in args]
+            try:
+                res.append((g(*args), args))
+            except Exception as e:
+                res.append((type(e).__name__, args))
+        outs.append((res, np.random.get_state(legacy=False)))
+    return outs
+
+
+def _assert_runs_equal(outs):
+    (want, wstate), (got, gstate) = outs
+    for (w, wa), (g, ga) in zip(want, got):
+        _same(g, w)
+        for a, b in zip(ga, wa):
+            np.testing.assert_array_equal(a, b)
+    _same_state(gstate, wstate)
+
+
+def test_a_speculated_dtype_rerun_draws_once():
+    # eigvals is speculated real on the first call; the rotation's eigenvalues are
+    # complex, so that call reruns as Python: the draws before it must not repeat
+    def f(a):
+        noise = np.random.normal(size=2)
+        return noise, np.linalg.eigvals(a) + noise[0]
+    sym = np.array([[2.0, 1.0], [1.0, 3.0]])
+    rot = np.array([[0.0, -1.0], [1.0, 0.0]])
+    _assert_runs_equal(_run_twice(f, [(sym,), (rot,), (sym,)]))
+
+
+def test_an_error_after_a_draw_replays_writes_without_drawing_again():
+    # the compiled graph raises at inv; NumPy wrote x[0] before that: the op-by-op
+    # replay writing it must see the numbers the failed run drew
+    def f(x, m):
+        x[0] = np.random.random()
+        x[1:3] = np.random.normal(size=2)
+        return np.linalg.inv(m) @ x[:2]
+    good, bad = np.eye(2), np.zeros((2, 2))
+    _assert_runs_equal(_run_twice(f, [(x4, good), (x4, bad), (x4, good)]))
+
+
+class _Block:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_an_error_inside_a_with_block_after_a_draw():
+    def f(x, m):
+        with _Block():
+            kiln.graph_break()
+            y = np.random.normal(size=2)
+            z = np.linalg.inv(m)
+        return y @ z + x[:2]
+    good, bad = np.eye(2), np.zeros((2, 2))
+    _assert_runs_equal(_run_twice(f, [(x4, good), (x4, bad), (x4, good)]))
+
+
+def test_draws_in_a_loop():
+    def f(x):
+        out = np.empty(5)
+        for i in range(5):
+            out[i] = np.random.normal() * x[i % 4]
+        for i in range(3):
+            x = x + np.random.random(4)
+        return out, x
+    _assert_runs_equal(_run_twice(f, [(x4,), (x4,)]))
+
+
+def test_gradients_flow_around_draws_not_through_them():
+    # reparameterization: d/dmu of sum(mu + sigma * eps) is 1, eps drawn in the graph
+    def f(mu):
+        return np.sum(mu + 0.5 * np.random.standard_normal(mu.shape))
+    np.random.seed(1)
+    np.testing.assert_array_equal(kiln.grad(kiln.compile(f))(x4), np.ones(4))
+
+    def through(mu):
+        return np.sum(np.random.normal(mu, 1.0))
+    with pytest.raises(kiln.KilnError, match="became a plain NumPy array"):
+        kiln.grad(through)(x4)    # eager: NumPy's own function converts the Tensor
+    with pytest.raises(NoDerivative, match="random_normal"):
+        kiln.grad(kiln.compile(through))(x4)
+
+
+def test_a_generator_passed_in_draws_as_python_without_recompiling():
+    # a new Generator per call (default_rng(seed)): its calls run as Python on this
+    # call's object, so calls hit the cache; a module's generator is drawn from in graphs
+    f = kiln.compile(lambda x, rng: x + rng.normal(size=3))
+    for seed in range(10):
+        np.testing.assert_array_equal(f(x4[:3], np.random.default_rng(seed)),
+                                      x4[:3] + np.random.default_rng(seed).normal(size=3))
+    assert len(f._entries) <= 2
+
+
+def test_what_is_not_captured_says_why():
+    out = kiln.explain(lambda x: x + np.random.default_rng(0).random(4))(x4)
+    assert out.graph_break_count >= 1 and "default_rng" in out.break_reasons[0].reason
+
+
+def test_many_draws_feeding_one_kernel():
+    # an unrolled loop: one fused kernel reads 70 draws (more arguments than the C
+    # launcher takes: the kernel is called through cffi instead)
+    def f(x, n):
+        for i in range(n):
+            x = x + np.random.random(4)
+        return x
+    _assert_runs_equal(_run_twice(f, [(x4, 70)]))
