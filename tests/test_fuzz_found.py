@@ -343,7 +343,7 @@ def test_a_loop_node_carrying_nothing_prints_as_runnable_python():
     from kiln.ops.loops import _print_loop
 
     class Body:
-        arrays, writes_back, name, graph, cont = (), False, "loop_body_1", None, None
+        arrays, writes_back, name, graph, cont, brk = (), False, "loop_body_1", None, None, None
 
     class Node:
         name, kwargs, args = "loop", {"body": Body()}, (0, 3, 1, (), ())
