@@ -113,12 +113,14 @@ def estimate(graph: Any, breaks: int = 0, c_guards: bool = False) -> tuple[float
     breaks, or None when some value is too large for a per-call estimate. ``c_guards``:
     the entry's guards are checked in C (a cheaper entry: ENTRY_C_US)."""
     found = _tally(graph)
-    if found is None:
-        return None
+    return None if found is None else _priced(found, breaks, c_guards)[:2]
+
+
+def _priced(found: tuple, breaks: int, c_guards: bool) -> tuple[float, float, int]:
+    """(Python µs, compiled µs, kernels) from a ``_tally``."""
     python, kernels, externs = found
     entry = ENTRY_C_US if c_guards else ENTRY_US
-    compiled = entry + KERNEL_US * kernels + NUMPY_OP_US * externs + SEGMENT_US * breaks
-    return python, compiled
+    return python, entry + KERNEL_US * kernels + NUMPY_OP_US * externs + SEGMENT_US * breaks, kernels
 
 
 def _tally(graph: Any) -> tuple[float, int, int] | None:
@@ -159,11 +161,10 @@ def _tally(graph: Any) -> tuple[float, int, int] | None:
 
 def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False) -> str | None:
     """Why ``graph`` should run as Python (a sentence for explain), or None to compile it."""
-    found = estimate(graph, breaks, c_guards)
+    found = _tally(graph)   # (once: it walks the whole graph)
     if found is None:
         return None
-    python, compiled = found
-    kernels = _tally(graph)[1]
+    python, compiled, kernels = _priced(found, breaks, c_guards)
     if kernels > MAX_SMALL_KERNELS:
         # (an unrolled loop whose steps differ in size: no two kernels alike)
         return (f"runs as Python: work on small arrays that would build {kernels} kernels "
