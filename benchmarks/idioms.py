@@ -316,6 +316,17 @@ def gaussian_kernel(a, b):
     return np.exp(-(a[:, None] - b[None, :]) ** 2 / (2 * 0.3 ** 2))
 
 
+def _decays(rng, small):
+    n, t = (4, 6) if small else (1000, 1000)
+    return rng.random(n) + 0.5, np.linspace(0.0, 5.0, t)
+
+
+@idiom("outer", _decays)
+def decay_curves(amplitude, t):
+    # a costly row (exp of the time axis) broadcast down every curve
+    return amplitude[:, None] * np.exp(-t / 1.5)
+
+
 # -- integer arithmetic ---------------------------------------------------------------------
 def _ints(rng, small):
     return (rng.integers(0, 1 << 20, 7 if small else 1_000_000),)

@@ -199,6 +199,47 @@ class Scalar(Value):
         return ops.constant(self.value, self.dtype)
 
 
+# A closure read through a broadcast is computed again for every repeat along the dims it
+# is broadcast over. Where those dims are all inside the dims it varies along (a row's
+# mean against its row) the C compiler hoists it out of the inner loop; where one is
+# outside (``np.exp(a) * B`` with ``a`` along B's rows: every row recomputes every exp)
+# it is computed once into a buffer instead, once it costs about a libm call and would be
+# computed RECOMPUTE_REPEATS times or more (3x slower than NumPy's one pass per op before).
+RECOMPUTE_COST = 8
+RECOMPUTE_REPEATS = 4
+
+
+def recompute_repeats(value_shape: tuple, out_shape: tuple, broadcast: Sequence[bool] | None = None) -> int:
+    """How many times a value of ``value_shape`` read at every point of ``out_shape`` is
+    recomputed that a compiler cannot hoist: the product of the broadcast dims outside
+    the innermost dim it varies along (a symbolic size counts as RECOMPUTE_REPEATS).
+    ``broadcast`` (one flag per out dim) says which dims are broadcast where the value's
+    own shape does not (a zero-stride view)."""
+    if broadcast is None:
+        lead = len(out_shape) - len(value_shape)
+        padded = (1,) * lead + tuple(value_shape)
+        broadcast = [isinstance(v, int) and v == 1 for v in padded]
+    if any(isinstance(n, int) and n == 0 for n in out_shape):
+        return 1
+    varying = [d for d, (b, n) in enumerate(zip(broadcast, out_shape))
+               if not b and not (isinstance(n, int) and n == 1)]
+    if not varying:
+        return 1      # loop-invariant everywhere: hoisted
+    repeats = 1
+    for d in range(varying[-1]):
+        n = out_shape[d]
+        if broadcast[d] and not (isinstance(n, int) and n == 1):
+            repeats *= n if isinstance(n, int) else RECOMPUTE_REPEATS
+    return repeats
+
+
+def recomputed(value: Value, out_shape: tuple, broadcast: Sequence[bool] | None = None) -> bool:
+    """Should ``value`` (a closure) be realized before being read at every point of
+    ``out_shape``? (see RECOMPUTE_COST)"""
+    return isinstance(value, Pointwise) and value.cost >= RECOMPUTE_COST and \
+        recompute_repeats(tuple(value.shape), tuple(out_shape), broadcast) >= RECOMPUTE_REPEATS
+
+
 def broadcast_index(value_shape: tuple, out_index: Sequence[Affine]) -> list[Affine]:
     """Index into a value broadcast to a larger shape (NumPy's right-aligned rule)."""
     lead = len(out_index) - len(value_shape)

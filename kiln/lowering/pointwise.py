@@ -11,7 +11,7 @@ import numpy as np
 
 from ..ops import TensorMeta
 from .handler import EXPENSIVE, RecordingHandler
-from .loop_ir import Pointwise, Scalar, Value, broadcast_index, kind
+from .loop_ir import Pointwise, Scalar, Value, broadcast_index, kind, recomputed
 from .scalars import fits, python_int_operands, token, unbounded
 
 
@@ -100,6 +100,9 @@ class PointwiseLowering:
         calls = _body_calls(body, loop_dt, len(values))
         if self.renderer is not None and not all(self.renderer.supports(f, d) for f, d in calls):
             return None  # the target does not spell one of its functions: extern
+        for i, v in enumerate(values):
+            if recomputed(v, shape):   # read through a broadcast: computed once (loop_ir)
+                values[i] = self.realize(v)
         cost = max(1, sum(8 if f in EXPENSIVE and d.kind == "f" else 1 for f, d in calls)) \
             + sum(getattr(v, "cost", 0) for v in values)
         origins = tuple(dict.fromkeys(o for v in values if isinstance(v, Pointwise) for o in v.origins))

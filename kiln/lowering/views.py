@@ -14,7 +14,8 @@ import numpy as np
 
 from ..ops import TensorMeta
 from ..ops.layout import At, Span, Window, index_dims
-from .loop_ir import Affine, BufferValue, Pointwise, Scalar, Value, contiguous_strides
+from .loop_ir import (Affine, BufferValue, Pointwise, Scalar, Value, _zero, contiguous_strides,
+                      recomputed)
 from .nodes import iter_values
 from .sizes import Size, product
 
@@ -86,6 +87,8 @@ class ViewLowering:
         shape, strides, offset = result
         if x.size == 0 or product(shape) == 0:
             return None
+        if recomputed(x, shape, [_zero(s) and not (isinstance(n, int) and n == 1) for n, s in zip(shape, strides)]):
+            return None   # broadcast_to of a costly closure: realized, then viewed (loop_ir)
         if isinstance(offset, int) and offset == 0:
             start = [0] * len(x.shape)
         elif all(isinstance(n, int) for n in x.shape) and isinstance(offset, int):

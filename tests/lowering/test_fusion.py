@@ -117,3 +117,41 @@ def test_leading_axis_reductions_run_blocked_and_fused():
     art = compile_and_check(col_softmax, np.random.default_rng(9).standard_normal((37, 300)).astype(np.float32))
     assert len(art.kernel_names) == 1
     assert "x1_b += 256" in art.cpp
+
+
+# -- a costly value read through a broadcast ---------------------------------------------
+
+COLS = np.random.default_rng(9).standard_normal(48)
+ROWS = np.random.default_rng(10).standard_normal((64, 1))
+
+
+def _calls_per_kernel(cpp: str, name: str) -> dict:
+    """How often ``name(`` is called in each kernel body of a module."""
+    bodies = re.split(r"static void (\w+)_body", cpp)[1:]
+    return {k: body.count(f"{name}(") for k, body in zip(bodies[::2], bodies[1::2])}
+
+
+def test_a_costly_value_broadcast_over_rows_is_computed_once():
+    # exp(cols) read by every row of a 64 x 48 product: recomputed per row, 64 exps per
+    # element of cols (3x NumPy's time at 1000 x 1000); computed once, 48 exps in all.
+    art = compile_and_check(lambda c, x: F.multiply(F.sin(F.exp(c)), x), COLS, X.astype(np.float64))
+    assert art.kernel_names == ["kiln_fused_exp_sin_0", "kiln_fused_multiply_1"]
+    assert _calls_per_kernel(art.cpp, "exp") == {"kiln_fused_exp_sin_0": 1, "kiln_fused_multiply_1": 0}
+
+
+def test_broadcast_to_of_a_costly_value_is_computed_once():
+    art = compile_and_check(lambda c, x: F.multiply(F.broadcast_to(F.tanh(c), shape=(64, 48)), x),
+                            COLS, X.astype(np.float64))
+    assert _calls_per_kernel(art.cpp, "tanh") == {"kiln_fused_tanh_0": 1, "kiln_fused_multiply_1": 0}
+
+
+def test_a_value_broadcast_along_inner_dims_stays_fused():
+    # exp of a row's value against that row: constant in the inner loop, which the C
+    # compiler hoists; realizing it would only add a kernel.
+    art = compile_and_check(lambda r, x: F.multiply(F.exp(r), x), ROWS, X.astype(np.float64))
+    assert len(art.kernel_names) == 1
+
+
+def test_a_cheap_value_broadcast_over_rows_stays_fused():
+    art = compile_and_check(lambda c, x: F.multiply(F.add(c, 1.0), x), COLS, X.astype(np.float64))
+    assert len(art.kernel_names) == 1
