@@ -27,7 +27,7 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
 from .loop_ir import Affine
 from .renderer import Renderer
 from .sizes import printed_symbols, product, render as render_size
-from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost
+from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, node_index, write_index
 
 # A kernel runs on several threads when elements x statements-per-element reaches this
@@ -367,7 +367,8 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     mine = {n.buf.name for n in kernel.nodes}
     inplace = {k: v for k, v in (inplace or {}).items() if k in mine and local.get(k) is None}
     accesses = kernel_accesses(kernel, local)
-    outer = Collapse(frame.outer_vars(), accesses)
+    outer_vars = frame.outer_vars()
+    outer = Collapse(outer_vars if frame.axes else loop_order(outer_vars, accesses), accesses)
     inner = Collapse(frame.inner_vars(), accesses)
     plan = CppKernelPlan(kernel, local, inplace, tuple(size_args), outer, inner, None, False,
                          render_size(product(frame.shape)), kernel_cost(kernel, call_cost))

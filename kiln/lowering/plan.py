@@ -12,6 +12,8 @@ handler (kiln/lowering/handler.py), never through generated text:
 
 - :func:`kernel_accesses` — every memory index a kernel touches (stores and loads of
   buffers that live in memory, and loop indices used as values);
+- :func:`loop_order` — the nesting order of an elementwise kernel's loops (memory order,
+  as NumPy's iterator walks it, where operands are transposed or Fortran-ordered);
 - :class:`Collapse` — groups of adjacent loop variables that every access lets run as
   one flat loop (a contiguous 2-d array is one loop of ``s0*s1``);
 - :func:`kernel_cost` — statements per element, each scalar function priced by the
@@ -84,6 +86,37 @@ class Collapse:
                 if coef:
                     out.append((g[0][0], coef))
         return out
+
+
+def loop_order(vars_: list[tuple[str, Any]], accesses: list[Affine]) -> list[tuple[str, Any]]:
+    """The loop variables of an elementwise kernel in the order its loops should nest.
+
+    NumPy's iterator walks memory in order (``order='K'``): ``np.exp(a.T)`` reads ``a``
+    and writes its (transposed) result contiguously. Nested in the frame's C order the
+    same kernel walks both with the stride of a row (4x NumPy's time on 1000 x 1000).
+    Variables are sorted by the sum of their strides over the accesses, largest
+    outermost, but only when that gives the innermost loop more unit-stride accesses
+    than C order does (so C-ordered code never changes); with symbolic strides, C order.
+
+    >>> loop_order([("x0", 4), ("x1", 8)], [Affine(0, {"x0": 1, "x1": 4})])
+    [('x1', 8), ('x0', 4)]
+    >>> loop_order([("x0", 4), ("x1", 8)], [Affine(0, {"x0": 8, "x1": 1})])
+    [('x0', 4), ('x1', 8)]
+    """
+    if len(vars_) < 2:
+        return vars_
+    coefs = [[a.terms.get(v, 0) for v, _ in vars_] for a in accesses]
+    if not coefs or not all(isinstance(c, int) for row in coefs for c in row):
+        return vars_
+    weight = [sum(abs(row[k]) for row in coefs) for k in range(len(vars_))]
+    order = sorted(range(len(vars_)), key=lambda k: -weight[k])   # stable: ties keep C order
+
+    def unit(k: int) -> int:
+        return sum(1 for row in coefs if abs(row[k]) == 1)
+
+    if unit(order[-1]) <= unit(len(vars_) - 1):
+        return vars_
+    return [vars_[k] for k in order]
 
 
 def kernel_cost(kernel: Kernel, call_cost: Callable[[str, Any], int]) -> int:

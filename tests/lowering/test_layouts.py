@@ -3,6 +3,8 @@ Fortran-ordered results, transposed inputs transposed ones, for every op kind (p
 reductions with keepdims, views of computed values, out=, in-place updates) and every
 backend. Compared against NumPy on .strides and .flags (and the axis order, for results
 that are views of a bigger array)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -132,3 +134,42 @@ def test_a_view_of_a_computed_value_has_numpys_strides(backend):
             assert got.strides == want.strides, f"output {i}: {got.strides} != NumPy's {want.strides}"
             assert got.flags.c_contiguous == want.flags.c_contiguous, f"output {i}"
             assert got.flags.writeable
+
+
+# -- kernels walk memory in order, as NumPy's iterator does -----------------------------
+
+def _kernel_bodies(fn, *inputs):
+    """The C++ kernel bodies the cpp backend makes of ``fn`` (kiln.ops.F code) for these
+    inputs (their layouts included), after checking values and strides against NumPy."""
+    from kiln.ir import trace
+    from kiln.ops import TensorMeta
+    from kiln.runtime import cpp_backend
+    g = trace(fn, [TensorMeta(a.shape, a.dtype) for a in inputs], [f"a{i}" for i in range(len(inputs))])
+    compiled = cpp_backend(g, list(inputs))
+    [want], [got] = g(*inputs), compiled(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert got.strides == want.strides
+    cpp = compiled.kiln_artifact.cpp
+    return re.findall(r"static void \w+_body\(.*?^}", cpp, re.S | re.M)
+
+
+@pytest.mark.parametrize("make", [lambda a: a.T, np.asfortranarray], ids=["transposed", "fortran"])
+def test_elementwise_kernels_iterate_in_memory_order(make):
+    # np.exp(a.T) nested in the frame's C order read and wrote with a row's stride (4x
+    # NumPy's time at 1000 x 1000); in memory order it is one contiguous loop.
+    from kiln.ops import F
+    a = make(np.random.default_rng(3).standard_normal((40, 30)))
+    [body] = _kernel_bodies(lambda x: F.exp(F.sin(x)), a)
+    assert body.count("for (") == 1, body
+    assert "[x0]" in body or "[x1]" in body, body
+
+
+def test_c_ordered_and_mixed_kernels_keep_c_order():
+    from kiln.ops import F
+    a = np.random.default_rng(4).standard_normal((40, 30))
+    [body] = _kernel_bodies(lambda x: F.exp(x), a)
+    assert body.count("for (") == 1 and "[x0]" in body
+    b = np.random.default_rng(5).standard_normal((30, 40))
+    [body] = _kernel_bodies(lambda x, y: F.add(x, y), a, b.T)   # one of each: C order
+    loops = [line.strip() for line in body.splitlines() if line.strip().startswith("for (")]
+    assert [loop.split()[2] for loop in loops] == ["x0", "x1"], loops
