@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..array_kinds import kind_of, reads_memory
 from ..errors import KilnError
 from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
                    find_spelling, infer_meta)
@@ -86,14 +87,17 @@ def _constants_of(var: VariableTracker, value: Any, out: list) -> None:
 
 
 def _example_of(tx, value: Any) -> Any:
-    """The call's value of an argument array (an op's speculation starts from it), or None."""
+    """The call's value of an argument array (an op's speculation starts from it), or None
+    (also for an array whose memory capture does not read: a CuPy array's data stay on
+    its GPU, and the op's default is speculated)."""
     var = getattr(value, "var", None)
     if var is None or var.source is None or var.node.kind != "placeholder":
         return None
     try:
-        return tx.output.leaf_value(var.source)
+        example = tx.output.leaf_value(var.source)
     except KeyError:
         return None
+    return example if reads_memory(example) else None
 
 
 def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
@@ -626,9 +630,14 @@ def _check_writable(tx, what: str, target: ArrayVariable) -> None:
         # NumPy raises on a read-only array before writing anything: guard the flag, and let
         # such a call run as Python so the error (and what was written before) is NumPy's.
         code, text = root.source.code(tx.output.ns), root.source.display()
-        writeable = bool(tx.output.leaf_value(root.source).flags.writeable)
-        tx.guards.add_truth(f"{code}.flags.writeable", f"{text}.flags.writeable", writeable,
-                            (root.source,))
+        leaf = tx.output.leaf_value(root.source)
+        kind = kind_of(leaf)
+        if kind is None or kind.writeable_flag:
+            writeable = bool(leaf.flags.writeable)
+            tx.guards.add_truth(f"{code}.flags.writeable", f"{text}.flags.writeable", writeable,
+                                (root.source,))
+        else:
+            writeable = True   # (a CuPy array has no such flag: always writeable)
         if not writeable:
             tx.unsupported("user_error", f"{what} writes into the read-only array {text}",
                            "it runs as plain Python, so NumPy raises its own error")

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..array_kinds import kind_of
 from ..guards.guard import GuardSet, literal
 from ..ir import Graph
 from ..ops import TensorMeta
@@ -88,7 +89,7 @@ class OutputGraph:
         code = source.code(self.ns)
         dynamic = frozenset(i for i, n in enumerate(value.shape)
                             if self.dynamic.is_dynamic(source, i, n))
-        is_tensor = type(value) is not np.ndarray
+        is_tensor = kind_of(value) is None    # a kiln.Tensor (else an array kind's array)
         self.guards.add_array(source, value, dynamic)
         if is_tensor:
             self.guards.add_grad_mode()
