@@ -92,3 +92,10 @@ def reads_memory(value: Any) -> bool:
     """May capture read this value's data? (False for a device array.)"""
     kind = kind_of_type(type(value))
     return kind is None or kind.host_memory
+
+
+def register(cls: type, kind: ArrayKind) -> None:
+    """Capture ``cls`` arrays (exactly that type) as arrays of ``kind``: another device
+    array library's type, or a test's stand-in for one (tests/capture/device_double.py)."""
+    _NOT_ARRAYS.discard(cls)
+    _BY_TYPE[cls] = kind
