@@ -25,6 +25,7 @@ from ..ops.speculation import speculating
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, method_key
 from . import bytecode_facts as bf
 from .breaks import HINTS
+from .device_arrays import converts_device_arrays, result_array_type
 from .dims import propagate_dims, runtime_slices
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
                                SymScalarVariable, UnbackedSize, same_value)
@@ -108,7 +109,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if spelling is None:
         tx.unsupported("unsupported_call", f"{describe_callable(key)} has no kiln op", HINTS["numpy"])
     if tx.output.device_type is not None:
-        _converts_device_arrays(tx, key, list(args) + list(kwargs.values()))
+        converts_device_arrays(tx, key, list(args) + list(kwargs.values()))
     def taken(v):  # a selection taken already is its array
         return v.taken if isinstance(v, MaskedSelectionVariable) and v.taken is not None else v
     args, kwargs = [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}
@@ -395,7 +396,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         used.update(id(v) for v in _flatten(bound.inputs) if isinstance(v, ArrayArg))
         bound, dims = _unbacked_dims(tx, spelling_text, bound, unbacked)
     array_inputs = [v.var for v in _flatten(bound.inputs) if isinstance(v, ArrayArg)]
-    array_type = _array_type(tx, spelling_text, array_inputs, bound.inputs)
+    array_type = result_array_type(tx, spelling_text, array_inputs, bound.inputs,
+                                   composing=bool(_COMPOSING))
     sliced = runtime_slices(tx, op, bound, scalars, used) if unbacked is None else None
     slices = sliced[0] if sliced is not None else {}
     if sliced is not None:
@@ -510,46 +512,6 @@ def _replace_at(inputs: tuple, where: Any, value: Any) -> tuple:
     items = list(inputs)
     items[path[0]] = value if len(path) == 1 else _replace_at(items[path[0]], path[1:], value)
     return tuple(items)
-
-
-def _converts_device_arrays(tx, key: Any, args: list) -> None:
-    """A NumPy function that takes part in neither protocol (np.asarray, np.array: not a
-    ufunc, not ``__array_function__``-dispatched) converts a device array with
-    ``__array__``, which CuPy refuses: such a call on one runs as Python, and raises there."""
-    if isinstance(key, (np.ufunc, type)) or hasattr(key, "_implementation") \
-            or not (getattr(key, "__module__", None) or "").startswith("numpy"):
-        return
-    def on_device(v: Any) -> bool:
-        items = getattr(v, "item_list", None)   # a tuple or list of arrays
-        if items is not None:
-            return any(map(on_device, items))
-        return isinstance(v, ArrayVariable) and v.array_type is not np.ndarray
-    if any(map(on_device, args)):
-        tx.unsupported("unsupported_call", f"{describe_callable(key)} converts its argument to a "
-                       f"NumPy array, and this one is on a GPU", "it runs as Python (CuPy raises "
-                       "on an implicit copy to the host); copy explicitly with cupy.asnumpy(x)")
-
-
-def _array_type(tx, text: str, arrays: list, inputs: tuple) -> type:
-    """The run-time type of an op's array result: a device array's (cupy.ndarray) when an
-    input is one, else np.ndarray. An op mixing NumPy and device arrays runs as Python,
-    where CuPy raises (or, for an index, accepts the NumPy array) exactly as without kiln;
-    inside a composite spelling, which CuPy runs as one function of its own, the device
-    array's type wins."""
-    if tx.output.device_type is None:
-        return np.ndarray
-    types = {a.array_type for a in arrays}
-    if any(isinstance(v, np.ndarray) for v in _flatten(inputs)):
-        types.add(np.ndarray)
-    device = [t for t in types if t is not np.ndarray]
-    if not device:
-        return np.ndarray
-    if np.ndarray in types and not _COMPOSING:
-        tx.unsupported("unsupported_call", f"{text} mixes NumPy arrays with {device[0].__name__}s "
-                       f"on a GPU; it runs as Python, so the array library raises (or converts) "
-                       f"as it does without kiln", "make both operands arrays of one library "
-                       "(cupy.asarray(a), or cupy.asnumpy(b))")
-    return device[0]
 
 
 def _numpy_returns_scalar(op, inputs: tuple, params: dict) -> bool:
