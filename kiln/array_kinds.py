@@ -58,6 +58,8 @@ CUPY = ArrayKind("cupy", "cupy", "cupy.ndarray", "cuda", host_memory=False, c_gu
 
 # Known types, filled as they are first seen (CuPy's only once CuPy made an array).
 _BY_TYPE: dict[type, ArrayKind] = {np.ndarray: NUMPY}
+# The same for ``isinstance`` (np.ndarray alone until another kind's type is seen).
+ARRAY_TYPES: tuple[type, ...] = (np.ndarray,)
 _NOT_ARRAYS: set[type] = set()
 # (top-level module, class name) of array types not imported up front.
 _BY_NAME = {("cupy", "ndarray"): CUPY}
@@ -74,7 +76,7 @@ def kind_of_type(cls: type) -> ArrayKind | None:
         if len(_NOT_ARRAYS) < 4096:
             _NOT_ARRAYS.add(cls)
         return None
-    _BY_TYPE[cls] = kind
+    register(cls, kind)
     return kind
 
 
@@ -97,5 +99,8 @@ def reads_memory(value: Any) -> bool:
 def register(cls: type, kind: ArrayKind) -> None:
     """Capture ``cls`` arrays (exactly that type) as arrays of ``kind``: another device
     array library's type, or a test's stand-in for one (tests/capture/device_double.py)."""
+    global ARRAY_TYPES
     _NOT_ARRAYS.discard(cls)
     _BY_TYPE[cls] = kind
+    if cls not in ARRAY_TYPES:
+        ARRAY_TYPES = ARRAY_TYPES + (cls,)

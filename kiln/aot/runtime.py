@@ -33,6 +33,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import array_kinds
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import Edge, GraphNode
 from ..errors import AutogradError, KilnError, NoDerivative
@@ -230,7 +231,7 @@ def _input_aliasing(args: tuple, arrays: list) -> Any:
     """None when no two array inputs share memory; 'overlap' when distinct ones do (a Tensor
     and its detach() too: they differ in requires_grad); else (the same object passed more
     than once) a tuple giving, for each input, the index of its first occurrence."""
-    idx = [i for i, a in enumerate(arrays) if isinstance(a, np.ndarray)]
+    idx = [i for i, a in enumerate(arrays) if isinstance(a, array_kinds.ARRAY_TYPES)]
     if len(idx) < 2:
         return None
     rep = list(range(len(arrays)))
