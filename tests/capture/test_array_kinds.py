@@ -114,6 +114,13 @@ def test_implicit_copies_to_the_host_raise_as_without_kiln():
     _raises_like_eager(lambda x: np.asarray(x) * 2, x)
     _raises_like_eager(lambda x: np.array([x[0], x[1]]) + 1, x)
 
+    def iterate(x):
+        total = 0.0
+        for v in np.nditer(x):
+            total += v
+        return total
+    _raises_like_eager(iterate, x)
+
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_user_code_reading_values_runs_as_python_on_the_device_array(backend):
