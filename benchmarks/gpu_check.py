@@ -5,6 +5,11 @@ optional)::
 
     python benchmarks/gpu_check.py --out gpu_check_out
 
+It exits with status 1, naming what failed, when any check fails. ``--dry-run`` runs the
+same script without a GPU: NumPy arrays through Triton's interpreter at small sizes (a
+NumPy stand-in for the ``cupy`` module, benchmarks/gpu_check_capture.py), which checks
+the script itself; its timings mean nothing.
+
 It checks, on CuPy arrays against NumPy on host copies: every scalar function of the
 Triton table for float32/float64/int64/uint8/bool, a pointwise kernel over more than 2**31
 int8 elements (int64 indexing), reductions on the persistent and the looped path (NaN and
@@ -15,7 +20,11 @@ call on 1K elements. Writes ``gpu_check.json`` and ``gpu_check.md`` (a table) to
 Most kernels are built by the renderer from hand-written kernel plans (tests/lowering/
 triton_kit.py), which bypass capture; a last section runs a traced softmax through the
 real lowering (``triton_backend``) and ``kiln.compile(backend="triton")`` on CuPy arrays
-end to end, and reports what happened. See docs/triton.md.
+end to end, and reports what happened. The "capture" section (gpu_check_capture.py)
+runs user functions through kiln.compile's default backend on CuPy arrays: compile counts,
+guards on type and device, a graph break run eagerly on CuPy, the errors CuPy raises, a
+value_and_grad training step, a > 2**31-element int8 function, cache-hit µs. See
+docs/triton.md.
 """
 from __future__ import annotations
 
@@ -31,17 +40,26 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+INTERPRET = False   # --dry-run: kernels through Triton's interpreter on NumPy arrays
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="gpu_check_out")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="no GPU: NumPy arrays through Triton's interpreter, small sizes")
     opts = ap.parse_args()
     os.makedirs(opts.out, exist_ok=True)
     from kiln.config import config
     config.cache_dir = tempfile.mkdtemp(prefix="kiln_gpu_check_")
-    import cupy
+    global INTERPRET
+    if opts.dry_run:
+        from benchmarks.gpu_check_capture import HostXP
+        INTERPRET = config.triton_interpret = opts.quick = True
+        cupy = HostXP()
+    else:
+        import cupy
     import triton
     res: dict = {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
                  "triton": triton.__version__, "cupy": cupy.__version__, "checks": {}, "perf": {}}
@@ -56,6 +74,8 @@ def main() -> None:
     section(perf, "compile", lambda: compile_times(cupy))
     section(perf, "per call", lambda: per_call(cupy))
     section(checks, "kiln.compile end to end", lambda: end_to_end(cupy))
+    from benchmarks.gpu_check_capture import capture_checks
+    section(checks, "capture", lambda: capture_checks(cupy, not INTERPRET, opts.quick))
     res["seconds"] = time.perf_counter() - t0
     with open(os.path.join(opts.out, "gpu_check.json"), "w") as f:
         json.dump(res, f, indent=2, default=str)
@@ -63,6 +83,12 @@ def main() -> None:
     with open(os.path.join(opts.out, "gpu_check.md"), "w") as f:
         f.write(table)
     sys.stderr.write(table)
+    failed = [name for name, val in checks.items() if "error" in val or not val.get("ok", False)]
+    failed += [name for name, val in perf.items() if "error" in val or val.get("correct") is False]
+    if failed:
+        sys.stderr.write(f"\nFAILED: {', '.join(failed)} (details in {opts.out}/gpu_check.json)\n")
+        sys.exit(1)
+    sys.stderr.write("\nall checks passed\n")
 
 
 def section(into: dict, name: str, fn) -> None:
@@ -81,9 +107,9 @@ def launch(k, local, inputs: dict, cupy):
     from kiln.lowering.triton import render_kernel, render_module
     from kiln.runtime import triton_build as tb
     rk = render_kernel(k, local)
-    mod = tb.load_module(render_module("gpu_check", [rk]), k.name, interpret=False)
-    grid, constexprs, warps = rk.config()
-    kern = tb.TritonKernel(mod, k.name, rk.signature, constexprs, warps)
+    mod = tb.load_module(render_module("gpu_check", [rk]), k.name, interpret=INTERPRET)
+    grid, constexprs, warps = rk.config(INTERPRET)
+    kern = tb.TritonKernel(mod, k.name, rk.signature, constexprs, warps, interpret=INTERPRET)
     outs = {b.name: cupy.empty(b.shape, b.dtype) for b in rk.buffers if b.name in rk.written}
     args = [inputs.get(b.name, outs.get(b.name)) for b in rk.buffers]
     return rk, kern, grid, args, outs
@@ -104,9 +130,11 @@ def op_table(cupy) -> dict:
         members = []
         cases = _cases(dt)
         for i, (fn, nin, out) in enumerate(cases):
-            value = call(fn, dt, *vals[:nin], out=out)
-            if fn == "where":
+            if fn == "where":    # (as tests/lowering/test_triton_ops.py builds it)
+                value = call(fn, dt, *vals, out=dt)
                 value.fn = _where(vals, dt)
+            else:
+                value = call(fn, dt, *vals[:nin], out=out)
             members.append((node(f"o{i}", value), "row"))
         k = kernel(f"kiln_ops_{dtype}", Frame((len(host["a"]),)), [("loop", members)])
         rk, kern, grid, args, outs = launch(k, {}, {n: cupy.asarray(v) for n, v in host.items()}, cupy)
@@ -129,7 +157,7 @@ def op_table(cupy) -> dict:
 def big_int8(cupy, quick: bool) -> dict:
     from kiln.lowering.scheduler import Frame
     from tests.lowering.triton_kit import call, inp, kernel, node
-    n = (1 << 20) if quick else (1 << 31) + 4096
+    n = (1 << 12) + 5 if INTERPRET else (1 << 20) if quick else (1 << 31) + 4096
     x = cupy.arange(n, dtype=cupy.int64).astype(cupy.int8)
     X = inp("x", _stand_in((n,), np.int8))
     k = kernel("kiln_fused_add_big_0", Frame((n,)), [("loop", [(node("buf0", call("add", np.int8, X, 3)), "row")])])
@@ -140,7 +168,7 @@ def big_int8(cupy, quick: bool) -> dict:
     got = cupy.asnumpy(out[cupy.asarray(idx)])
     want = ((idx % 256).astype(np.int64).astype(np.int8) + np.int8(3)).astype(np.int8)
     mismatches = int(cupy.count_nonzero(out != (x + cupy.int8(3))))
-    return {"ok": bool(np.array_equal(got, want)) and mismatches == 0 and rk.int64,
+    return {"ok": bool(np.array_equal(got, want)) and mismatches == 0 and rk.int64 == (n >= 1 << 31),
             "elements": n, "int64_indexing": rk.int64, "mismatches": mismatches}
 
 
@@ -148,17 +176,18 @@ def reductions(cupy) -> dict:
     from kiln.lowering.scheduler import Frame
     from tests.lowering.triton_kit import inp, kernel, reduction
     wrong = []
-    for cols in (7, 1000, 5000, 100_000):
+    rows = 8 if INTERPRET else 64
+    for cols in (7, 1000, 5000) if INTERPRET else (7, 1000, 5000, 100_000):
         for combine in ("sum", "prod", "max", "min", "argmax", "argmin"):
             rng = np.random.default_rng(cols)
-            x = rng.standard_normal((64, cols))
+            x = rng.standard_normal((rows, cols))
             if combine == "prod":
                 x = 1 + x * 1e-4
             x[1, 5] = x[1, 6] = np.nan
             x[2, 3] = x[2, 4] = x[2].max() + 1
             x[2, 1] = x[2, 2] = x[2].min() - 1
             arg = combine.startswith("arg")
-            r = reduction("buf0", inp("x", x), (1,), combine, (64,), np.int64 if arg else x.dtype, x.dtype)
+            r = reduction("buf0", inp("x", x), (1,), combine, (rows,), np.int64 if arg else x.dtype, x.dtype)
             k = kernel(f"kiln_red_{combine}_{cols}", Frame(x.shape, (1,)), [("loop", [(r, "reduce")])])
             rk, kern, grid, args, outs = launch(k, {}, {"x": cupy.asarray(x)}, cupy)
             kern(grid, *args)
@@ -204,7 +233,7 @@ def _layernorm_plan(shape):
 
 def rows_correct(cupy) -> dict:
     out = {}
-    for shape in [(512, 1000), (64, 20000)]:
+    for shape in [(16, 1000), (4, 5000)] if INTERPRET else [(512, 1000), (64, 20000)]:
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
         k, local = _softmax_plan(shape)
         rk, kern, grid, args, outs = launch(k, local, {"x": cupy.asarray(x)}, cupy)
@@ -222,6 +251,7 @@ def rows_correct(cupy) -> dict:
 
 def _time(cupy, fn, reps=20) -> float:
     """Median seconds of ``fn()`` on the current stream (CUDA events)."""
+    reps = 2 if INTERPRET else reps
     fn()
     cupy.cuda.get_current_stream().synchronize()
     times = []
@@ -238,7 +268,7 @@ def _time(cupy, fn, reps=20) -> float:
 def bandwidth(cupy, quick: bool) -> dict:
     from kiln.lowering.scheduler import Frame
     from tests.lowering.triton_kit import call, inp, kernel, node
-    n = (1 << 20) if quick else (1 << 26)
+    n = (1 << 12) if INTERPRET else (1 << 20) if quick else (1 << 26)
     f32 = np.float32
     stand = {k: inp(k, _stand_in((n,), f32)) for k in "abc"}
     a, b, c = stand["a"], stand["b"], stand["c"]
@@ -263,7 +293,7 @@ def bandwidth(cupy, quick: bool) -> dict:
 
 
 def rows_speed(cupy, quick: bool) -> dict:
-    shapes = [(4096, 1024), (1024, 8192)] if not quick else [(256, 1024)]
+    shapes = [(16, 1024)] if INTERPRET else [(4096, 1024), (1024, 8192)] if not quick else [(256, 1024)]
     out = {}
     for shape in shapes:
         x = cupy.random.standard_normal(shape, dtype=np.float32)
@@ -284,7 +314,7 @@ def rows_speed(cupy, quick: bool) -> dict:
         out[f"{shape}"] = {"softmax_us": round(t_sm * 1e6, 1), "softmax_cupy_us": round(_time(cupy, eager_sm) * 1e6, 1),
                            "layernorm_us": round(t_ln * 1e6, 1), "layernorm_cupy_us": round(_time(cupy, eager_ln) * 1e6, 1),
                            "softmax_persistent": rk.persistent}
-    torch_res = _torch_compile_rows(shapes)
+    torch_res = {} if INTERPRET else _torch_compile_rows(shapes)
     for key, val in torch_res.items():
         out.setdefault(key, {}).update(val)
     return out
@@ -324,15 +354,16 @@ def _torch_compile_rows(shapes) -> dict:
 
 def compile_times(cupy) -> dict:
     from kiln.runtime import triton_build as tb
-    k, local = _softmax_plan((128, 777))
+    shape = (4, 777) if INTERPRET else (128, 777)
+    k, local = _softmax_plan(shape)
     start = time.perf_counter()
-    rk, kern, grid, args, _ = launch(k, local, {"x": cupy.zeros((128, 777), np.float32)}, cupy)
+    rk, kern, grid, args, _ = launch(k, local, {"x": cupy.zeros(shape, np.float32)}, cupy)
     kern(grid, *args)
     cupy.cuda.get_current_stream().synchronize()
     cold = time.perf_counter() - start
     tb.clear()      # forget the process caches: the next compile reads Triton's disk cache
     start = time.perf_counter()
-    rk, kern, grid, args, _ = launch(k, local, {"x": cupy.zeros((128, 777), np.float32)}, cupy)
+    rk, kern, grid, args, _ = launch(k, local, {"x": cupy.zeros(shape, np.float32)}, cupy)
     kern(grid, *args)
     cupy.cuda.get_current_stream().synchronize()
     return {"cold_s": round(cold, 3), "warm_s": round(time.perf_counter() - start, 3)}
@@ -346,7 +377,7 @@ def per_call(cupy) -> dict:
     rk, kern, grid, args, _ = launch(k, {}, {"x": x}, cupy)
     kern(grid, *args)
     cupy.cuda.get_current_stream().synchronize()
-    reps = 2000
+    reps = 20 if INTERPRET else 2000
     start = time.perf_counter()
     for _ in range(reps):
         kern(grid, *args)
@@ -366,7 +397,7 @@ def end_to_end(cupy) -> dict:
     from kiln.runtime.triton_backend import triton_backend
     out: dict = {}
     # The real lowering and scheduler on CuPy arrays (capture bypassed: a traced graph).
-    x = cupy.random.standard_normal((256, 1000), dtype=np.float32)
+    x = cupy.random.standard_normal((16 if INTERPRET else 256, 1000), dtype=np.float32)
 
     def softmax(x):
         e = F.exp(F.subtract(x, F.max(x, axis=1, keepdims=True)))
@@ -401,7 +432,9 @@ def render_table(res: dict) -> str:
     lines = [f"# kiln GPU check: {res['device']} (triton {res['triton']}, cupy {res['cupy']}), "
              f"{res.get('seconds', 0):.0f} s", "", "| check | result |", "|---|---|"]
     for name, val in res["checks"].items():
-        lines.append(f"| {name} | {json.dumps({k: v for k, v in val.items() if k != 'trace'}, default=str)[:300]} |")
+        parts = [(f"{name}: {k}", v) for k, v in val.items() if isinstance(v, dict)] or [(name, val)]
+        for label, v in parts:   # (one row per check of a section that has several)
+            lines.append(f"| {label} | {json.dumps({k: x for k, x in v.items() if k != 'trace'}, default=str)[:300]} |")
     lines += ["", "| measurement | result |", "|---|---|"]
     for name, val in res["perf"].items():
         lines.append(f"| {name} | {json.dumps({k: v for k, v in val.items() if k != 'trace'}, default=str)[:400]} |")

@@ -48,6 +48,7 @@ from .ops.speculation import ResultKindChanged
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .ir.passes import has_side_effects
 from .guards import fastcheck
+from .guards.guard import DEVICE
 from .entries import (CaptureRecord, direct_path, example_inputs, guarded_in_c,  # noqa: F401
                       raise_note)
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
@@ -481,6 +482,8 @@ class CompiledFunction:
             return ""
         if graph is None:
             return "runs as Python: no array operations to compile (KILN_COST_MODEL=0 compiles it anyway)"
+        if guards is not None and any(g.kind == DEVICE for g in guards):
+            return ""   # priced for the host: on a GPU, Python would launch a kernel per op
         c_guards = guards is not None and fastcheck.checked_in_c(self.fn, guards)
         return cost.python_is_faster(graph, breaks, c_guards) or ""
 

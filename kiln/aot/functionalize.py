@@ -44,6 +44,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import array_kinds
 from ..errors import KilnError
 from ..ir import Graph, Node, map_nodes
 from ..ir.graph import resolve_sizes
@@ -85,7 +86,7 @@ class Plan:
 def layout_class(value: Any) -> Any:
     """What a view-or-copy decision can depend on: contiguity, else the exact strides."""
     arr = getattr(value, "_data", value)
-    if not isinstance(arr, np.ndarray):
+    if not isinstance(arr, array_kinds.ARRAY_TYPES):   # (a CuPy array has the same flags)
         return None
     flags = arr.flags
     if flags.c_contiguous or flags.f_contiguous:

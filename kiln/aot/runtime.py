@@ -33,6 +33,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import array_kinds
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import Edge, GraphNode
 from ..errors import AutogradError, KilnError, NoDerivative
@@ -144,6 +145,7 @@ class AOTFunction:
     def _general(self, args: tuple) -> tuple:
         Tensor = _tensor_cls()
         arrays = given = [_unwrap(a, Tensor) for a in args]
+        called = args    # (a replay after an error takes every argument, merged or not)
         dedup = None
         if self.mutates:
             dedup = _input_aliasing(args, arrays)
@@ -178,7 +180,7 @@ class AOTFunction:
                 variant = self.variants.get(key)
                 if variant is None:
                     variant = self._new_variant(key, dedup, mask, args, arrays)
-        return variant(args, arrays)
+        return variant(args, arrays, called)
 
     def _new_variant(self, key: tuple, dedup: Any, mask: Any, args: tuple, arrays: list) -> "_Variant":
         variant = _Variant(self, dedup, mask, arrays)
@@ -230,7 +232,7 @@ def _input_aliasing(args: tuple, arrays: list) -> Any:
     """None when no two array inputs share memory; 'overlap' when distinct ones do (a Tensor
     and its detach() too: they differ in requires_grad); else (the same object passed more
     than once) a tuple giving, for each input, the index of its first occurrence."""
-    idx = [i for i, a in enumerate(arrays) if isinstance(a, np.ndarray)]
+    idx = [i for i, a in enumerate(arrays) if isinstance(a, array_kinds.ARRAY_TYPES)]
     if len(idx) < 2:
         return None
     rep = list(range(len(arrays)))
@@ -388,7 +390,9 @@ class _Variant:
         return self.backward_fn
 
     # -- running -------------------------------------------------------------------------------
-    def __call__(self, args: tuple, arrays: list) -> tuple:
+    def __call__(self, args: tuple, arrays: list, called: tuple | None = None) -> tuple:
+        """``args`` with inputs that are one array merged (``_dedupe``); ``called``: as
+        the caller passed them, for the replay."""
         if self.plan.mutated and self.owner.replay_on_error:
             put_back = snapshot(self.owner.generators) if self.owner.generators else None
             try:
@@ -399,7 +403,7 @@ class _Variant:
                 # leaves the arguments as NumPy does and raises the same error.
                 if put_back is not None:
                     put_back()
-                return run_op_by_op(self.owner.graph, args)
+                return run_op_by_op(self.owner.graph, called if called is not None else args)
         return self._run(args, arrays)
 
     def _run(self, args: tuple, arrays: list) -> tuple:

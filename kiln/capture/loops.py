@@ -183,6 +183,10 @@ def _val_of(value: Any) -> Any:
 def _result(tx, node: Any) -> VariableTracker:
     example = node.val
     if tx.output.loop_trace is None and isinstance(example, np.generic):
+        if tx.output.device_type is not None:   # (CuPy's is a 0-d array, not a scalar)
+            tx.unsupported("unsupported_call", "scalar code on values of an array on a GPU "
+                           "(CuPy gives 0-d arrays there, not NumPy scalars)",
+                           "it runs as Python; keep GPU work in whole-array operations")
         # In the function's own graph a NumPy scalar is a 0-d value, as everywhere else.
         node.meta["val"] = TensorMeta((), example.dtype)
         var = ArrayVariable(node)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..array_kinds import kind_of, reads_memory
 from ..errors import KilnError
 from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
                    find_spelling, infer_meta)
@@ -24,6 +25,7 @@ from ..ops.speculation import speculating
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, method_key
 from . import bytecode_facts as bf
 from .breaks import HINTS
+from .device_arrays import converts_device_arrays, result_array_type
 from .dims import propagate_dims, runtime_slices
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
                                SymScalarVariable, UnbackedSize, same_value)
@@ -86,14 +88,17 @@ def _constants_of(var: VariableTracker, value: Any, out: list) -> None:
 
 
 def _example_of(tx, value: Any) -> Any:
-    """The call's value of an argument array (an op's speculation starts from it), or None."""
+    """The call's value of an argument array (an op's speculation starts from it), or None
+    (also for an array whose memory capture does not read: a CuPy array's data stay on
+    its GPU, and the op's default is speculated)."""
     var = getattr(value, "var", None)
     if var is None or var.source is None or var.node.kind != "placeholder":
         return None
     try:
-        return tx.output.leaf_value(var.source)
+        example = tx.output.leaf_value(var.source)
     except KeyError:
         return None
+    return example if reads_memory(example) else None
 
 
 def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
@@ -103,6 +108,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     spelling = find_spelling(key)
     if spelling is None:
         tx.unsupported("unsupported_call", f"{describe_callable(key)} has no kiln op", HINTS["numpy"])
+    if tx.output.device_type is not None:
+        converts_device_arrays(tx, key, list(args) + list(kwargs.values()))
     def taken(v):  # a selection taken already is its array
         return v.taken if isinstance(v, MaskedSelectionVariable) and v.taken is not None else v
     args, kwargs = [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}
@@ -389,6 +396,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         used.update(id(v) for v in _flatten(bound.inputs) if isinstance(v, ArrayArg))
         bound, dims = _unbacked_dims(tx, spelling_text, bound, unbacked)
     array_inputs = [v.var for v in _flatten(bound.inputs) if isinstance(v, ArrayArg)]
+    array_type = result_array_type(tx, spelling_text, array_inputs, bound.inputs,
+                                   composing=bool(_COMPOSING))
     sliced = runtime_slices(tx, op, bound, scalars, used) if unbacked is None else None
     slices = sliced[0] if sliced is not None else {}
     if sliced is not None:
@@ -415,7 +424,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     base = array_inputs[0] if view and array_inputs else None
     result = ArrayVariable(node, dims(node.val), fresh=not view or base is None or base.fresh,
                            base=(base.base or base) if base is not None else None,
-                           tensor=any(a.tensor for a in array_inputs))
+                           tensor=any(a.tensor for a in array_inputs), array_type=array_type)
     if result.tensor and any(isinstance(d, UnbackedSize) for d in result.dims):
         # Derivative rules read sizes while the backward graph is built: a size known only
         # when the forward ran cannot be one, so this runs on the eager tape instead.
@@ -427,7 +436,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         # A view of a read-only view is read-only (an op that may copy instead: maybe).
         result.read_only = op.read_only or base.read_only
     if node.val.shape == () and not result.tensor:
-        result.scalar = _numpy_returns_scalar(op, bound.inputs, params)
+        # (CuPy gives a 0-d array where NumPy gives a scalar)
+        result.scalar = array_type is np.ndarray and _numpy_returns_scalar(op, bound.inputs, params)
     return result
 
 
@@ -592,10 +602,11 @@ def _write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool 
                                f"{target.meta.dtype} in place (NumPy raises here)")
             node = _record(tx, REGISTRY["astype"], (result.node,), {"dtype": target.meta.dtype,
                                                                     "copy": True})
-            value = ArrayVariable(node, result.dims)
+            value = ArrayVariable(node, result.dims, array_type=result.array_type)
         if result.scalar and not target.scalar:
             # A 0-d array stays one (a ufunc on it alone gives a NumPy scalar).
-            value = ArrayVariable(_record(tx, REGISTRY["copy"], (value.node,), {}), result.dims)
+            value = ArrayVariable(_record(tx, REGISTRY["copy"], (value.node,), {}), result.dims,
+                                  array_type=result.array_type)
         _before_write(tx)
         target.node = value.node
         target.dims = value.dims
@@ -626,9 +637,14 @@ def _check_writable(tx, what: str, target: ArrayVariable) -> None:
         # NumPy raises on a read-only array before writing anything: guard the flag, and let
         # such a call run as Python so the error (and what was written before) is NumPy's.
         code, text = root.source.code(tx.output.ns), root.source.display()
-        writeable = bool(tx.output.leaf_value(root.source).flags.writeable)
-        tx.guards.add_truth(f"{code}.flags.writeable", f"{text}.flags.writeable", writeable,
-                            (root.source,))
+        leaf = tx.output.leaf_value(root.source)
+        kind = kind_of(leaf)
+        if kind is None or kind.writeable_flag:
+            writeable = bool(leaf.flags.writeable)
+            tx.guards.add_truth(f"{code}.flags.writeable", f"{text}.flags.writeable", writeable,
+                                (root.source,))
+        else:
+            writeable = True   # (a CuPy array has no such flag: always writeable)
         if not writeable:
             tx.unsupported("user_error", f"{what} writes into the read-only array {text}",
                            "it runs as plain Python, so NumPy raises its own error")

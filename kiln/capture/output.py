@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..array_kinds import kind_of
 from ..guards.guard import GuardSet, literal
 from ..ir import Graph
 from ..ops import TensorMeta
@@ -72,6 +73,7 @@ class OutputGraph:
         self.writes = 0
         self.loop_trace = None     # the loop body being traced (capture/loops.py), or None
         self.loop_notes: list[str] = []   # loop nodes built, loops unrolled and why (explain)
+        self.device_type: type | None = None   # cupy.ndarray once a device array is an input
 
     # -- inputs -------------------------------------------------------------------------
     def _placeholder(self, hint: str, code: str, val: Any) -> Any:
@@ -88,7 +90,10 @@ class OutputGraph:
         code = source.code(self.ns)
         dynamic = frozenset(i for i, n in enumerate(value.shape)
                             if self.dynamic.is_dynamic(source, i, n))
-        is_tensor = type(value) is not np.ndarray
+        kind = kind_of(value)
+        is_tensor = kind is None    # a kiln.Tensor (else an array kind's array)
+        if kind is not None and kind.device != "cpu":
+            self.device_type = type(value)
         self.guards.add_array(source, value, dynamic)
         if is_tensor:
             self.guards.add_grad_mode()
@@ -104,7 +109,8 @@ class OutputGraph:
                 dims.append(None)
         if dynamic:
             node.meta["dynamic_dims"] = tuple(sorted(dynamic))
-        return ArrayVariable(node, tuple(dims), source=source, fresh=False, tensor=is_tensor)
+        return ArrayVariable(node, tuple(dims), source=source, fresh=False, tensor=is_tensor,
+                             array_type=np.ndarray if is_tensor else type(value))
 
     def constant_array(self, value: np.ndarray) -> ArrayVariable:
         return ArrayVariable(self.graph.constant(value), fresh=False)

@@ -16,7 +16,11 @@
  * specializes sizes 0 and 1). Only exact np.ndarray instances are read (the type is
  * checked by identity first, against the type object the caller passes, which must be
  * np.ndarray): their layout is NumPy's ABI-stable PyArrayObject_fields, the start of
- * which is declared below so that no NumPy header or import_array is needed.
+ * which is declared below so that no NumPy header or import_array is needed. Any other
+ * array type (a cupy.ndarray: kiln/array_kinds.py) has another struct, so every place
+ * here that reads the fields first makes sure the type is numpy.ndarray (fetched from
+ * NumPy when the module is created) and refuses otherwise: such arrays are guarded in
+ * Python.
  *
  * 2. Dispatcher, the base of kiln's compiled-function class when this module builds.
  * Calling one runs, without a Python frame of its own,
@@ -44,6 +48,9 @@
  * Python code of kiln's costs the same on every version.
  */
 #include "cext.h"
+
+/* numpy.ndarray, the one type whose struct array_fields_match may read. */
+static PyObject *ndarray_type = NULL;
 
 /* 1 when the exact ndarray x has this shape spec and dtype, 0 when not, -1 on error. */
 static int
@@ -76,6 +83,11 @@ array_matches(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     if ((PyObject *)Py_TYPE(args[0]) != args[1])
         Py_RETURN_FALSE;
+    if (args[1] != ndarray_type) {
+        PyErr_SetString(PyExc_TypeError, "array_matches reads numpy.ndarray only (kiln bug: "
+                        "another array type is guarded in Python)");
+        return NULL;
+    }
     int ok = array_fields_match(args[0], args[2], args[3]);
     if (ok < 0)
         return NULL;
@@ -118,7 +130,9 @@ runs_as_python(PyObject *verdict, PyObject *const *args, Py_ssize_t nargs)
             PyErr_Clear();
             return 0;
         }
-        /* the types matched: an ndarray (or a subclass, which shares the layout) */
+        /* an ndarray or a subclass, which shares the layout; anything else is not read */
+        if (!PyObject_TypeCheck(args[i], (PyTypeObject *)ndarray_type))
+            return 0;
         kiln_array_head *a = (kiln_array_head *)args[i];
         Py_ssize_t size = 1;
         for (int d = 0; d < a->nd; d++) {
@@ -316,6 +330,11 @@ guard_decode(PyObject *spec, Py_ssize_t nparams, kiln_guard *g)
     }
     if (g->check == 3 && (g->root != 1 || PyTuple_GET_SIZE(g->attrs) != 0)) {
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: an 'absent' guard is on a dict key");
+        return -1;
+    }
+    if (g->check == 2 && g->c != ndarray_type) {
+        PyErr_SetString(PyExc_ValueError, "SimpleEntry: an array guard's type is numpy.ndarray "
+                        "(other array types are guarded in Python)");
         return -1;
     }
     if (g->check == 2) {
@@ -642,5 +661,18 @@ PyMODINIT_FUNC
 KILN_INIT(KILN_MODULE_NAME)(void)
 {
     PyTypeObject *types[] = {&DispatcherType, &SimpleEntryType, &GraphCallType, NULL};
+    if (ndarray_type == NULL) {
+        PyObject *numpy = PyImport_ImportModule("numpy");
+        if (numpy == NULL)
+            return NULL;
+        ndarray_type = PyObject_GetAttrString(numpy, "ndarray");   /* kept for the process */
+        Py_DECREF(numpy);
+        if (ndarray_type == NULL)
+            return NULL;
+        if (!PyType_Check(ndarray_type)) {
+            PyErr_SetString(PyExc_TypeError, "numpy.ndarray is not a type");
+            return NULL;
+        }
+    }
     return kiln_module_create(&module_def, types);
 }

@@ -21,13 +21,14 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from ..array_kinds import kind_of_type
 from ..capture.sources import CodeNamespace, GlobalSource, Source
 from .fastcheck import array_check
 
 # Guard kinds (what a recompile log says changed).
 TYPE, ID, VALUE, TRUTH, DTYPE, NDIM, SIZE, LENGTH, KEYS, NOT_SHADOWED = (
     "type", "id", "value", "truth", "dtype", "ndim", "size", "length", "keys", "not_shadowed")
-REQUIRES_GRAD, GRAD_MODE = "requires_grad", "grad_mode"
+REQUIRES_GRAD, GRAD_MODE, DEVICE = "requires_grad", "grad_mode", "device"
 
 
 @dataclass
@@ -62,6 +63,9 @@ def literal(value: Any) -> str | None:
 def display_object(value: Any) -> str:
     """How guard text names an object compared by identity."""
     if isinstance(value, type):
+        kind = kind_of_type(value)
+        if kind is not None:
+            return kind.type_name
         module = value.__module__
         if module == "numpy":
             return f"np.{value.__name__}"
@@ -163,24 +167,30 @@ class GuardSet:
     def add_array(self, source: Source, value: Any, dynamic_dims: frozenset) -> None:
         """type, dtype, ndim and every static size of an array; dynamic dims only >= 2.
 
-        A kiln.Tensor also guards ``requires_grad`` (see :meth:`add_grad_mode`)."""
+        A kiln.Tensor also guards ``requires_grad`` (see :meth:`add_grad_mode`); an array
+        on a GPU (kiln/array_kinds.py) its device. Only NumPy arrays are checked in C:
+        fastcheck.c reads NumPy's array struct, which no other kind has."""
         c, d = source.code(self.ns), source.display()
         cls = type(value)
-        nd = self.ns.ref(cls, "ndarray" if cls is np.ndarray else "Tensor")
+        kind = kind_of_type(cls)
+        nd = self.ns.ref(cls, "ndarray" if kind is not None else "Tensor")
         dt = self.ns.ref(value.dtype, "dtype")
         shape = value.shape
-        tensor = cls is not np.ndarray
+        tensor = kind is None
+        device = None if tensor else kind.device_id(value)
         # The combined check reads a Tensor's array and flag directly (its type is checked
         # first): no property calls on the cache-hit path.
         a = f"{c}._data" if tensor else c
-        check = None if tensor else array_check()
+        check = array_check() if kind is not None and kind.c_guard else None
         c_spec = None
         if check is not None:  # the same test in one C call (see guards/fastcheck.c)
             spec = tuple(-1 if i in dynamic_dims else n for i, n in enumerate(shape))
             fast = [f"{self.ns.ref(check, 'array_matches')}({c}, {nd}, {dt}, {literal(spec)})"]
             c_spec = (source, "array", cls, value.dtype, spec)
         else:
-            fast = self._array_fast_python(c, a, nd, dt, value, dynamic_dims)
+            fast = self._array_fast_python(c, a, nd, dt, value, dynamic_dims, tensor)
+            if device is not None:
+                fast.append(f"{c}.device.id == {device}")
         if tensor:
             rg = bool(value.requires_grad)
         if not self._add(Guard(TYPE, source, f"_kiln_type({c}) is {nd}",
@@ -191,6 +201,9 @@ class GuardSet:
         if tensor:
             self._add(Guard(REQUIRES_GRAD, source, f"{c}.requires_grad is {rg}",
                             f"{d}.requires_grad is {rg}", seen=f"{c}.requires_grad"), fast="True")
+        if device is not None:
+            self._add(Guard(DEVICE, source, f"{c}.device.id == {device}",
+                            f"{d}.device.id == {device}", seen=f"{c}.device.id"), fast="True")
         self._add(Guard(DTYPE, source, f"{c}.dtype == {dt}", f"{d}.dtype == np.{value.dtype.name}",
                         seen=f"{c}.dtype"), fast="True")
         self._add(Guard(NDIM, source, f"{c}.ndim == {len(shape)}", f"{d}.ndim == {len(shape)}",
@@ -206,11 +219,11 @@ class GuardSet:
 
     @staticmethod
     def _array_fast_python(c: str, a: str, nd: str, dt: str, value: Any,
-                           dynamic_dims: frozenset) -> list[str]:
-        """The combined array check as Python (a Tensor, or no C helper)."""
+                           dynamic_dims: frozenset, tensor: bool) -> list[str]:
+        """The combined array check as Python (a Tensor, a device array, or no C helper)."""
         shape = value.shape
         fast = [f"_kiln_type({c}) is {nd}", f"{a}.dtype == {dt}"]
-        if type(value) is not np.ndarray:
+        if tensor:
             fast.append(f"{c}._requires_grad is {bool(value.requires_grad)}")
         if not dynamic_dims:
             fast.append(f"{a}.shape == {literal(tuple(shape))}")

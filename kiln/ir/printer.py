@@ -150,17 +150,21 @@ _KERNELS = _Kernels()
 
 
 def numpy_program(graph: Graph, *, readable: bool = False, through_ops: bool = False,
-                  label: str = "numpy program") -> Callable:
+                  label: str = "numpy program", place: Callable | None = None) -> Callable:
     """The graph as a Python function calling each op's NumPy kernel directly: what
     ``graph(*args)`` (the reference interpreter) computes for plain arrays, at a fraction
     of its per-node cost. Graph nodes hold fully bound params, so ``ops.<name>(...)`` can
     skip the op call's checks. ``readable``: ops print their own Python (a loop node as a
     ``for`` statement over its body; otherwise it stays one call of its runner).
     ``through_ops``: ``ops.<name>`` is the Op itself, whose call hands kiln.Tensors to the
-    eager Tensor (they record on the tape). The code is registered with linecache, so
-    tracebacks show the graph's lines. The graph must not change afterwards."""
+    eager Tensor (they record on the tape). ``place``: where the program's arrays live
+    other than the host (a CuPy array's GPU), it returns the copy there of a constant
+    array, made once here. The code is registered with linecache, so tracebacks show the
+    graph's lines. The graph must not change afterwards."""
     consts: dict[str, Any] = {}
     code = python_code(graph, consts, readable=readable)
+    if place is not None:
+        consts = {k: place(v) if isinstance(v, np.ndarray) else v for k, v in consts.items()}
     _counter[0] += 1
     filename = f"<kiln {label} {graph.name} #{_counter[0]}>"
     namespace = exec_source(code, filename, {"ops": F if through_ops else _KERNELS, "np": np,

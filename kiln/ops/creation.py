@@ -20,7 +20,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .indexing import _fmt_shape, is_array_entry
-from .meta import TensorMeta, fake, normalize_one_axis, reject, shape_of
+from .meta import TensorMeta, fake, fresh_copy, normalize_one_axis, reject, shape_of
 from .registry import Bound, Category, Composite, F, declare, method_key, spell, spell_composite
 from .shape import shape_arg
 
@@ -396,7 +396,7 @@ spell(np.tril, tril, _tri_normalizer(tril), "numpy.tril")
 # into the copy must not reach the original). Its layout is NumPy's: ``order`` "C"
 # (ndarray.copy's default), "K" (np.copy's: the input's axis order) or "A".
 
-copy = declare("copy", Category.POINTWISE, lambda x, order="C": np.array(x, copy=True, order=order),
+copy = declare("copy", Category.POINTWISE, lambda x, order="C": fresh_copy(x, order),
                inputs=("x",), params={"order": "C"},
                meta=lambda x, order="C": TensorMeta(tuple(shape_of(x)), _dtype_of(x)),
                vjp=lambda g, out, x, order="C": (g,),

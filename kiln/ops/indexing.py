@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from . import layout
-from .meta import TensorMeta, fake, normalize_one_axis, reject, shape_of, to_fake
+from .meta import TensorMeta, fake, fresh_copy, normalize_one_axis, reject, shape_of, to_fake
 from .registry import Bound, Category, F, declare, is_float_like, method_key, spell
 
 
@@ -333,7 +333,7 @@ def _masked_value_grad(g: Any, index: tuple, vshape: tuple) -> Any:
 
 
 def _index_put_impl(x: Any, index: tuple, value: Any) -> Any:
-    out = np.array(x, copy=True)
+    out = fresh_copy(x)
     out[index] = value
     return out
 
@@ -385,7 +385,7 @@ index_put.lowering = {"region_write": True}
 
 
 def _index_add_impl(x: Any, index: tuple, value: Any) -> Any:
-    out = np.array(x, copy=True)
+    out = fresh_copy(x)
     add_at_broadcast(out, index, value)
     return out
 
@@ -546,7 +546,7 @@ spell(np.take_along_axis, take_along_axis, _take_along_axis_normalize, "numpy.ta
 
 
 def _put_along_axis_add_impl(x: Any, indices: Any, values: Any, axis: int | None) -> Any:
-    out = np.array(x, copy=True)
+    out = fresh_copy(x)
     if axis is None:
         np.add.at(out.reshape(-1), indices, values)  # a view: out is a fresh C array
     else:

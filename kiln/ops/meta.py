@@ -65,6 +65,20 @@ class TensorMeta:
         return f"TensorMeta(shape={self.shape}, dtype={self.dtype})"
 
 
+def fresh_copy(x: Any, order: str = "K") -> Any:
+    """A copy of ``x`` owning its memory, of ``x``'s kind: ``np.array(x, copy=True)`` for
+    NumPy values (no dispatch cost), ``np.copy`` for another array library's array, which
+    NumPy's ``__array_function__`` hands to that library (CuPy refuses np.array: it would
+    copy to the host).
+
+        >>> fresh_copy(np.float64(2.0))
+        array(2.)
+    """
+    if isinstance(x, (np.ndarray, np.generic)) or not hasattr(type(x), "__array_function__"):
+        return np.array(x, copy=True, order=order)
+    return np.copy(x, order=order)
+
+
 def supported_dtype(dtype: Any) -> bool:
     """bool, integers, float32/64, complex64/128 (not float16, longdouble, clongdouble), in
     the machine's byte order: kernels read and write native values, so a big-endian array

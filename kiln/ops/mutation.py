@@ -28,7 +28,7 @@ import numpy as np
 
 from .creation import _fill_grad, _full_like_meta, fits
 from .indexing import _fmt_shape, add_at_broadcast, is_array_entry, normalize_index
-from .meta import TensorMeta, infer_meta, reject, shape_of
+from .meta import TensorMeta, fresh_copy, infer_meta, reject, shape_of
 from .registry import (Bound, Category, F, REGISTRY, declare, is_float_like, method_key, spell,
                        ufunc_method_key)
 
@@ -58,7 +58,7 @@ def _mutation_meta(functional: str):
 # -- copy_into: the functional np.copyto ----------------------------------------------------
 
 def _copy_into_impl(dst: Any, src: Any, where: Any, casting: str) -> Any:
-    out = np.array(dst, copy=True)
+    out = fresh_copy(dst)
     np.copyto(out, src, casting=casting, where=where)
     return out
 
@@ -209,7 +209,7 @@ spell(method_key("fill"), fill, _fill_normalize, "ndarray.fill")
 # index out of range, an empty ``vals``, raise as NumPy does); the values repeat cyclically.
 
 def _put_values_impl(a: Any, ind: Any, v: Any, mode: str) -> Any:
-    out = np.array(a, copy=True)
+    out = fresh_copy(a)
     np.put(out, ind, v, mode=mode)
     return out
 
@@ -299,7 +299,7 @@ spell(method_key("put"), put, _put_normalize, "ndarray.put")
 
 
 def _placed_impl(arr: Any, mask: Any, vals: Any) -> Any:
-    out = np.array(arr, copy=True)
+    out = fresh_copy(arr)
     np.place(out, mask, vals)
     return out
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, ndim_of, normalize_one_axis, reject, shape_of
+from .meta import TensorMeta, fresh_copy, ndim_of, normalize_one_axis, reject, shape_of
 from .registry import Category, Composite, N, declare, method_key, spell_composite
 
 
@@ -46,7 +46,7 @@ _ERRORS = {"ZeroDivisionError": ZeroDivisionError, "ValueError": ValueError}
 def _nonzero_or_raise(x, message="", error="ValueError"):
     if np.any(np.asarray(x) == 0):
         raise _ERRORS[error](message)
-    return np.array(x, copy=True)
+    return fresh_copy(x)
 
 
 nonzero_or_raise = declare(

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from .indexing import is_array_entry
-from .meta import TensorMeta, reject, shape_of
+from .meta import TensorMeta, fresh_copy, reject, shape_of
 from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
 from .shape import shape_arg
 
@@ -173,7 +173,7 @@ random_seed = declare("random_seed", Category.EXTERN, _seed_impl, inputs=("seed"
 
 
 def _shuffled_impl(x: Any, static: tuple, generator: Any) -> Any:
-    out = np.array(x, copy=True)
+    out = fresh_copy(x)
     _generator({"generator": generator}).shuffle(out, **dict(static))
     return out
 

@@ -91,7 +91,8 @@ def speculate(name: str, default: Any, a: Any = None, fn: Callable | None = None
 def checked(result: Any, expect: str | None, site: str) -> Any:
     """``result`` when its dtype is the expected one; raises ResultKindChanged otherwise."""
     if expect is not None:
-        dtype = np.asarray(result).dtype
+        # (a device array's dtype without a copy to the host: CuPy refuses np.asarray)
+        dtype = result.dtype if hasattr(result, "dtype") else np.asarray(result).dtype
         if dtype.name != expect:
             raise ResultKindChanged(site, dtype.name)
     return result

@@ -3,8 +3,8 @@
 NumPy arrays are on the host, CuPy arrays on their GPU. kiln never moves data between
 them: a call mixing the two raises the ``TypeError`` CuPy raises for such a mix, and
 ``backend="triton"`` on NumPy arrays is a ``KilnError`` unless Triton's interpreter was
-asked for (``KILN_TRITON_INTERPRET=1``, tests). Nothing here imports CuPy: an array is
-recognised by its type's module, so machines without CuPy pay nothing.
+asked for (``KILN_TRITON_INTERPRET=1``, tests). The array kinds and their devices are
+kiln/array_kinds.py's table; nothing here imports CuPy.
 
     >>> import numpy as np
     >>> where([np.zeros(3), 2.0])
@@ -16,12 +16,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ..array_kinds import kind_of
 from ..errors import KilnError
-
-
-def is_cupy_array(value: Any) -> bool:
-    cls = type(value)
-    return cls.__name__ == "ndarray" and cls.__module__.split(".")[0] == "cupy"
 
 
 def where(values: Iterable[Any]) -> tuple[str, int | None]:
@@ -29,11 +25,15 @@ def where(values: Iterable[Any]) -> tuple[str, int | None]:
     host = gpu = None
     devices: set[int] = set()
     for value in values:
-        if isinstance(value, np.ndarray):
+        kind = kind_of(value)
+        if kind is None:
+            if isinstance(value, np.ndarray):   # a subclass (np.matrix, a memmap)
+                host = value
+        elif kind.device == "cpu":
             host = value
-        elif is_cupy_array(value):
+        else:
             gpu = value
-            devices.add(value.device.id)
+            devices.add(kind.device_id(value))
     if host is not None and gpu is not None:
         # CuPy's own words for a NumPy array in a CuPy operation.
         raise TypeError(f"Unsupported type {type(host)}: kiln does not copy NumPy arrays to the "

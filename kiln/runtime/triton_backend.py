@@ -25,8 +25,9 @@ import numpy as np
 from .. import logs
 from ..config import config
 from ..errors import Unsupported
-from ..ir.printer import LazyNumpyProgram, numpy_program
-from .devices import is_cupy_array, require_triton_device
+from ..ir.printer import numpy_program
+from ..array_kinds import is_device_array, kind_of
+from .devices import require_triton_device
 
 MAX_VARIANTS = 8
 
@@ -36,7 +37,7 @@ def triton_backend(graph: Any, example_inputs: list) -> Callable:
     interpret = bool(config.triton_interpret)
     require_triton_device(example_inputs, interpret)
     variants: dict[tuple, Callable] = {}
-    numpy = LazyNumpyProgram(graph)
+    numpy = _NumpyFallback(graph, interpret)
 
     def respecialize(*args: Any) -> Any:
         if any(type(a) is int and not -2**63 <= a < 2**63 for a in args):
@@ -66,14 +67,17 @@ def triton_backend(graph: Any, example_inputs: list) -> Callable:
     except (Unsupported, NotImplementedError) as e:
         if logs.enabled("perf"):
             logs.log("perf", f"triton backend: graph '{graph.name}' runs in the NumPy interpreter", str(e))
-        return numpy_program(graph)      # NumPy's functions on the arrays (CuPy's, through NumPy's protocols)
+        # NumPy's functions on the arrays (CuPy's, through NumPy's protocols)
+        return numpy.program(require_triton_device(example_inputs, interpret))
     variants[_layout_key(example_inputs)] = call
     return call
 
 
 def _layout_key(args: Any) -> tuple:
-    return tuple((type(a), a.shape, a.strides, a.dtype.str, a.device.id if is_cupy_array(a) else None)
-                 if hasattr(a, "strides") else type(a) for a in args)
+    return tuple((type(a), a.shape, a.strides, a.dtype.str, kind.device_id(a))
+                 if (kind := kind_of(a)) is not None else
+                 (type(a), a.shape, a.strides, a.dtype.str, None) if hasattr(a, "strides") else type(a)
+                 for a in args)
 
 
 def compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
@@ -118,8 +122,12 @@ class TritonLoader:
     def install(self, wmod: Any, gen: Any) -> None:
         from .triton_build import TritonKernel
         device, interpret = self.renderer.device, self.renderer.interpret
-        for name, value in gen.low.constants.items():   # constants of the program go to its device
+        # constant arrays (the program's, extern calls' parameters) go to its device once,
+        # and so do those of the NumPy program the wrapper falls back to
+        for name, value in {**gen.low.constants, **gen.consts}.items():
             setattr(wmod, name, _to_device(value, device))
+        if device[0] == "cuda":
+            wmod._numpy = _NumpyFallback(wmod._numpy.graph, interpret)
         for name, rk in self.renderer.rendered.items():
             grid, constexprs, warps = rk.config(interpret)
             kernel = TritonKernel(self.module, name, rk.signature, constexprs, warps,
@@ -133,9 +141,29 @@ class TritonLoader:
             wmod._ARRAY = cupy.ndarray
 
 
+class _NumpyFallback:
+    """The graph's NumPy program for the calls no Triton variant takes, one per device:
+    on a GPU its constant arrays are copied there once (CuPy raises on a NumPy operand)."""
+
+    def __init__(self, graph: Any, interpret: bool) -> None:
+        self.graph = graph
+        self.interpret = interpret
+        self.programs: dict[tuple, Callable] = {}
+
+    def program(self, device: tuple) -> Callable:
+        fn = self.programs.get(device)
+        if fn is None:
+            place = None if device[0] == "cpu" else (lambda v: _to_device(v, device))
+            fn = self.programs[device] = numpy_program(self.graph, place=place)
+        return fn
+
+    def __call__(self, *args: Any) -> Any:
+        return self.program(require_triton_device(args, self.interpret))(*args)
+
+
 def _host_layout(value: Any) -> Any:
     """A NumPy array with ``value``'s layout and no data of its own (for CuPy arrays)."""
-    if not is_cupy_array(value):
+    if not is_device_array(value):
         return value
     return np.lib.stride_tricks.as_strided(np.zeros(1, value.dtype), value.shape, value.strides)
 

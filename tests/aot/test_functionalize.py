@@ -343,3 +343,19 @@ def test_functional_graph_text():
     assert fg.python_code() == GOLDEN_FUNCTIONAL
     assert [o.kind for o in plan.outputs] == ["input", "input_view", "fresh"]
     assert plan.mutated == [(0, 1)]
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpp"])
+def test_an_error_after_a_write_to_an_array_passed_twice(backend):
+    # the graph takes the array once (inputs merged); the replay that gives NumPy's error
+    # and NumPy's writes takes both arguments
+    def f(a, b):
+        a += 1.0
+        return np.linalg.inv(b)
+    x, y = np.zeros((2, 2)), np.zeros((2, 2))
+    with pytest.raises(np.linalg.LinAlgError) as eager:
+        f(y, y)
+    with pytest.raises(np.linalg.LinAlgError) as compiled:
+        kiln.compile(f, backend=backend)(x, x)
+    assert str(compiled.value) == str(eager.value)
+    np.testing.assert_array_equal(x, y)

@@ -46,6 +46,25 @@ def test_array_matches_rejects_bad_calls():
         check(np.ones(3), np.ndarray, F8, [3])
 
 
+class _OtherArray:
+    """An array type with NumPy's attributes and not its struct (as cupy.ndarray)."""
+    ndim, shape, dtype = 1, (3,), F8
+
+
+def test_only_numpy_arrays_have_their_fields_read_in_c():
+    # A type match against any other type is refused, not read as NumPy's struct: a
+    # cupy.ndarray is guarded in Python (kiln/array_kinds.py, GuardSet.add_array).
+    with pytest.raises(TypeError, match="numpy.ndarray only"):
+        check(_OtherArray(), _OtherArray, F8, (3,))
+    with pytest.raises(TypeError, match="numpy.ndarray only"):
+        check([1.0, 2.0, 3.0], list, F8, (3,))
+    assert check(_OtherArray(), np.ndarray, F8, (3,)) is False
+    mod = fastcheck.module()
+    bad = ((0, 0, None, (), 2, _OtherArray, F8, (3,)),)      # an 'array' spec on another type
+    with pytest.raises(ValueError, match="numpy.ndarray"):
+        mod.SimpleEntry(lambda x: x, 1, bad, None, (), (0,), True, object())
+
+
 def _dispatcher():
     return fastcheck.dispatcher_base()
 

@@ -43,12 +43,16 @@ def _softmax_ref(x):
     return e / e.sum(1, keepdims=True)
 
 
-def test_pointwise_nd_broadcast_and_strided_input():
+def _pointwise_nd():
     x = np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32)
     xt = x.transpose(2, 0, 1)                 # (5, 3, 4), strided
     b = np.arange(4, dtype=np.float64)        # broadcast over the last axis, float64
     v = call("multiply", np.float64, call("tanh", np.float32, inp("x", xt)), inp("b", b))
-    k = kernel("kiln_fused_tanh_multiply_0", Frame((5, 3, 4)), [("loop", [(node("buf0", v), "row")])])
+    return kernel("kiln_fused_tanh_multiply_0", Frame((5, 3, 4)), [("loop", [(node("buf0", v), "row")])]), xt, b
+
+
+def test_pointwise_nd_broadcast_and_strided_input():
+    k, xt, b = _pointwise_nd()
     rk, source, outs = run(k, {}, {"x": xt, "b": b})
     np.testing.assert_allclose(outs["buf0"], np.tanh(xt).astype(np.float64) * b, rtol=1e-6)
     assert "x2 = xindex % 4" in source and "p_b + x2" in source     # stride-0 dims drop out
@@ -67,9 +71,7 @@ def test_softmax_is_one_kernel_persistent_or_looped(cols):
         assert "buf1" in outs
 
 
-@pytest.mark.parametrize("combine", ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all"])
-@pytest.mark.parametrize("cols", [7, 1100])
-def test_reductions_follow_numpy(combine, cols):
+def _reduction(combine, cols):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((3, cols))
     if combine == "prod":
@@ -85,7 +87,14 @@ def test_reductions_follow_numpy(combine, cols):
     out_dtype = np.int64 if arg else x.dtype
     acc = x.dtype
     r = reduction("buf0", inp("x", x), (1,), combine, (3,), out_dtype, acc)
-    k = kernel(f"kiln_fused_{combine}_0", Frame(x.shape, (1,)), [("loop", [(r, "reduce")])])
+    return kernel(f"kiln_fused_{combine}_0", Frame(x.shape, (1,)), [("loop", [(r, "reduce")])]), x
+
+
+@pytest.mark.parametrize("combine", ["sum", "prod", "max", "min", "argmax", "argmin", "any", "all"])
+@pytest.mark.parametrize("cols", [7, 1100])
+def test_reductions_follow_numpy(combine, cols):
+    k, x = _reduction(combine, cols)
+    arg = combine in ("argmax", "argmin")
     _, _, outs = run(k, {}, {"x": x})
     want = getattr(np, combine)(x, axis=1)
     if arg:
@@ -94,8 +103,7 @@ def test_reductions_follow_numpy(combine, cols):
         np.testing.assert_allclose(outs["buf0"], want, rtol=1e-12, equal_nan=True)
 
 
-def test_layernorm_is_one_kernel():
-    x = np.random.default_rng(3).standard_normal((4, 33)).astype(np.float32)
+def _layernorm(x):
     X = inp("x", x)
     f64 = np.float64
     s = reduction("buf0", X, (1,), "sum", (4, 1), f64, f64)
@@ -105,9 +113,14 @@ def test_layernorm_is_one_kernel():
     inv = call("true_divide", f64, 1.0, call("sqrt", f64, call("add", f64, call(
         "true_divide", f64, BufferValue.whole(sq.buf), 33.0), 1e-5)))
     o = node("buf2", call("multiply", np.float32, d, inv))
-    k = kernel("kiln_fused_layernorm_0", Frame((4, 33), (1,)),
-               [("loop", [(s, "reduce")]), ("loop", [(sq, "reduce")]), ("loop", [(o, "row")])])
-    _, _, outs = run(k, {"buf0": "scalar", "buf1": "scalar"}, {"x": x})
+    return kernel("kiln_fused_layernorm_0", Frame((4, 33), (1,)),
+                  [("loop", [(s, "reduce")]), ("loop", [(sq, "reduce")]), ("loop", [(o, "row")])])
+
+
+def test_layernorm_is_one_kernel():
+    x = np.random.default_rng(3).standard_normal((4, 33)).astype(np.float32)
+    f64 = np.float64
+    _, _, outs = run(_layernorm(x), {"buf0": "scalar", "buf1": "scalar"}, {"x": x})
     x64 = x.astype(f64)
     want = (x64 - x64.mean(1, keepdims=True)) / np.sqrt(x64.var(1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(outs["buf2"], want.astype(np.float32), rtol=1e-5)
@@ -130,6 +143,8 @@ def test_float64_scalar_argument_stays_float64():
     out = np.zeros(9)
     tb.TritonKernel(mod, k.name, rk.signature, constexprs, warps, interpret=True)(grid, x, out, lr)
     np.testing.assert_array_equal(out, x * lr)
+    _, c = _compile(k, {})                    # on sm_90 too, with an f64 parameter
+    assert ".param .f64" in c.asm["ptx"]
 
 
 def test_every_kernel_kind_compiles_for_sm90_and_int64_when_needed():
@@ -151,6 +166,18 @@ def test_every_kernel_kind_compiles_for_sm90_and_int64_when_needed():
     assert "arith.extsi" in ttir and "tensor<1024xi64>" in ttir
     grid, constexprs, _ = rk.config()
     assert grid[0] * constexprs["XBLOCK"] >= 2 ** 31 + 8 and grid[0] < 2 ** 31 - 1
+
+
+def test_the_other_kernel_kinds_compile_for_sm90():
+    # (softmax persistent and looped, a looped argmax, > 2**31 elements: above)
+    _compile(_pointwise_nd()[0], {})
+    _compile(_layernorm(np.zeros((4, 33), np.float32)), {"buf0": "scalar", "buf1": "scalar"})
+    for combine in ("prod", "min", "argmin", "any", "all"):
+        for cols in (7, 1100):
+            rk, c = _compile(_reduction(combine, cols)[0], {})
+            assert rk.persistent == (cols <= 1024) and c.asm["cubin"]
+    rk, c = _compile(_reduction("argmax", 7)[0], {})
+    assert rk.persistent and c.asm["cubin"]
 
 
 def test_golden_softmax_kernel():

@@ -141,3 +141,14 @@ def test_compiled_launch_without_cupy_names_the_fix():
     k = tb.TritonKernel(mod, "kiln_axpy_exp", SIG, {"XBLOCK": 256})
     with pytest.raises(KilnError, match="CuPy arrays on a GPU.*cupy-cuda1"):
         k((1,), np.zeros(4), np.zeros(4), np.zeros(4), 1.0, 4)
+
+
+def test_the_gpu_checks_capture_section_runs_dry(monkeypatch):
+    # benchmarks/gpu_check.py --dry-run's end-to-end part, through Triton's interpreter on
+    # NumPy arrays: the script's own logic, not the GPU (which only a GPU run checks)
+    from benchmarks.gpu_check_capture import HostXP, capture_checks
+    monkeypatch.setattr(config, "triton_interpret", True)
+    result = capture_checks(HostXP(), gpu=False, quick=True)
+    assert result["ok"], result
+    assert {"compile counts and guards", "graph break runs eagerly", "same errors as without kiln",
+            "value_and_grad training step"} <= set(result)

@@ -29,7 +29,7 @@ from .base import ConstantVariable, VariableTracker
 class ArrayVariable(VariableTracker):
     def __init__(self, node: Any, dims: tuple | None = None, source: Source | None = None,
                  fresh: bool = True, base: "ArrayVariable | None" = None,
-                 tensor: bool = False) -> None:
+                 tensor: bool = False, array_type: type = np.ndarray) -> None:
         self.node = node
         self.dims = dims if dims is not None else (None,) * len(node.val.shape)
         self.source = source
@@ -39,6 +39,9 @@ class ArrayVariable(VariableTracker):
         self.read_only = False      # maybe a read-only view at run time (of broadcast_to...)
         self.tensor = tensor        # a kiln.Tensor at run time (an op on one returns one)
         self.scalar = False         # a NumPy scalar at run time (np.float64), not a 0-d array
+        # its type at run time: np.ndarray, or a device array's (cupy.ndarray: an op on
+        # one returns one; kiln/array_kinds.py)
+        self.array_type = array_type
 
     @property
     def meta(self) -> TensorMeta:
@@ -54,7 +57,7 @@ class ArrayVariable(VariableTracker):
             return Tensor
         if self.scalar:
             return self.meta.dtype.type
-        return np.ndarray
+        return self.array_type
 
     # -- properties, statically known and guarded --------------------------------------
     def dim(self, tx, i: int) -> VariableTracker:
@@ -76,7 +79,7 @@ class ArrayVariable(VariableTracker):
             return ConstantVariable(int(self.meta.size))
         if name == "itemsize":
             return ConstantVariable(self.meta.dtype.itemsize)
-        if name == "flat" and not self.tensor:
+        if name == "flat" and not self.tensor and self.array_type is np.ndarray:
             from .numpy_objects import FlatIterVariable
             return FlatIterVariable(tx, self)
         if name in ("T", "mT", "real", "imag"):  # properties that are ops

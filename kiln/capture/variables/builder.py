@@ -7,6 +7,7 @@ closure variable, an attribute) into a tracker, so it is where guards are decide
 value              tracker and guards
 =================  =================================================================
 ndarray            graph input; type, dtype, ndim, sizes (dynamic dims: ``>= 2``)
+cupy.ndarray       the same (kiln/array_kinds.py), plus its GPU (``x.device.id == 0``)
 kiln.Tensor        graph input like an ndarray, plus ``requires_grad`` and grad mode
 int/float/bool     argument: runtime scalar (type guard only); otherwise a constant
                    guarded by value
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ...array_kinds import kind_of_type
 from ...ops import find_spelling
 from ...ops.meta import supported_dtype
 from ..sources import AttrSource, GetItemSource, Source
@@ -112,7 +114,8 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
                             NumpyFunctionVariable, UserFunctionVariable, UserMethodVariable,
                             UserObjectVariable)
     kind = type(value)
-    if kind is np.ndarray or kind is _tensor_class():
+    array_kind = kind_of_type(kind)
+    if array_kind is not None or kind is _tensor_class():
         if not supported_dtype(value.dtype):
             if source is not None:   # so that arrays of other dtypes get an entry of their own
                 tx.guards.add_type(source, kind)
@@ -120,9 +123,14 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
             tx.unsupported("unsupported_value", f"array of dtype {value.dtype} is not supported",
                            "convert it with .astype(np.float64) before the compiled function")
         if source is None:
-            if kind is not np.ndarray:
+            if array_kind is None:
                 tx.unsupported("unsupported_value", "a kiln.Tensor reached without a source",
                                "pass the Tensor as an argument")
+            if not array_kind.host_memory:
+                # graph constants are host arrays (the backend moves them to the device once)
+                tx.unsupported("unsupported_value", f"a {array_kind.type_name} reached without a "
+                               f"source (made by a call kiln did not capture)",
+                               "pass it as an argument")
             return tx.output.constant_array(value)
         # A kiln.Tensor is an array to capture (its data's metadata); the Tensor object
         # itself is the runtime input, so the backend decides about autograd per call.

@@ -80,7 +80,8 @@ class GradTransformVariable(VariableTracker):
         for i, (n, a) in enumerate(zip(nums, wrt)):
             shape = symbolic.shape(a.node) if symbolic is not None else tuple(a.meta.shape)
             node = graph.call(REGISTRY["reshape"], (a.node,), {"shape": shape}, source=tx.location())
-            wrt[i] = args[n] = ArrayVariable(node, a.dims, fresh=False, base=a.base or a)
+            wrt[i] = args[n] = ArrayVariable(node, a.dims, fresh=False, base=a.base or a,
+                                             array_type=a.array_type)
         # New inputs reached inside fn are inserted before existing nodes: what fn
         # recorded is found by identity, not by position.
         before = set(graph.nodes)
@@ -139,7 +140,7 @@ class GradTransformVariable(VariableTracker):
             node = g.node if g is not None else F.zeros_like(Proxy(a.node)).node
             if a.meta.shape == ():  # eager hands back leaf.grad.numpy(): a 0-d array
                 node = F.copy(Proxy(node)).node
-            out.append(ArrayVariable(node, a.dims))
+            out.append(ArrayVariable(node, a.dims, array_type=a.array_type))
         where = tx.location()  # the backward's nodes show the line that asked for it
         for node in graph.nodes:
             if node not in before and node.kind == "call" and "source" not in node.meta:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ...array_kinds import reads_memory
 from .base import ConstantVariable, VariableTracker
 from .containers import IteratorVariable, TupleVariable
 
@@ -207,6 +208,9 @@ def _nditer(tx, array: VariableTracker, kwargs: dict) -> VariableTracker | None:
             order = "C"   # a 1-d result of an op: contiguous, forward
         else:
             value = tx.output.leaf_value(source)
+            if not reads_memory(value):
+                tx.unsupported("unsupported_call", "np.nditer over an array on a GPU",
+                               "it runs as Python (CuPy refuses the copy to the host)")
             code, text = source.code(tx.output.ns), source.display()
             tx.guards.add_truth(f"{code}.strides == {value.strides!r}",
                                 f"{text}.strides == {value.strides!r}", True, (source,))
