@@ -4,7 +4,8 @@
 (step 1) among integer indices, of a float array — is a :class:`VecVariable`: a
 ``vec_view`` node whose length is known only when the loop runs. Elementwise arithmetic
 on vectors and scalars (``+ - * /``, unary minus, ``abs``, ``np.sqrt``, ``np.maximum``,
-``np.minimum``) gives ``vec_fn`` nodes; ``a @ b``, ``np.dot(a, b)``, ``a.dot(b)``,
+``np.minimum``, ``np.square``, ``np.reciprocal``, and ``v ** 2``, ``v ** -1``, ``v ** 0.5``
+as NumPy spells them: square, reciprocal, sqrt) gives ``vec_fn`` nodes; ``a @ b``, ``np.dot(a, b)``, ``a.dot(b)``,
 ``a.sum()`` and ``np.sum(a)`` give ``vec_reduce`` (a NumPy scalar, element code again);
 ``x[i, a:b] = value`` and ``x[i, a:b] -= value`` give ``vec_store``. Anything else a
 vector meets (its shape, a method, being carried or returned) keeps the loop unrolled.
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import REGISTRY, method_key
-from ..ops.loop_vectors import VEC_DTYPES, VEC_FUNCTIONS, VecMeta
+from ..ops.loop_vectors import VEC_DTYPES, VEC_FUNCTIONS, VEC_POWERS, VecMeta
 from ..ops.loops import OPERATOR_NAMES, stand_in
 from .bytecode_facts import INPLACE_TO_PLAIN
 from .loops import ArrayState, LoopFallback, ScalarValueVariable, _val_of, graph_value, int_entries
@@ -84,6 +85,8 @@ class VecVariable(VariableTracker):
             a, b = (other, self) if reverse else (self, other)
             return reduce(tx, "matmul", a, b)
         name = OPERATOR_NAMES.get(op)
+        if name == "pow" and not reverse:
+            return power(tx, self, other)
         if name not in VEC_FUNCTIONS:
             raise LoopFallback(f"operator {getattr(op, '__name__', op)} on {self.describe()}")
         return elementwise(tx, name, [other, self] if reverse else [self, other])
@@ -128,6 +131,16 @@ def _call(tx, op: str, args: tuple, kwargs: dict) -> Any:
 def elementwise(tx, fn: str, args: list) -> VecVariable:
     values = tuple(_operand(tx, a) for a in args)
     return VecVariable(_call(tx, "vec_fn", (values,), {"fn": fn}))
+
+
+def power(tx, base: "VecVariable", exponent: VariableTracker) -> VecVariable:
+    """``v ** k`` (``v **= k``): the function NumPy's ``ndarray.__pow__`` takes for ``k``."""
+    value = exponent.value if isinstance(exponent, ConstantVariable) else None
+    fn = VEC_POWERS.get((type(value), value))
+    if fn is None:
+        raise LoopFallback(f"{base.describe()} ** {exponent.describe()} (only ** 2, ** -1 and "
+                           f"** 0.5 of a vector: NumPy's pow and C's differ by an ulp)")
+    return elementwise(tx, fn, [base])
 
 
 def reduce(tx, fn: str, a: VariableTracker, b: VariableTracker | None) -> ScalarValueVariable:
@@ -191,7 +204,8 @@ _REDUCERS = {np.dot: "dot", np.inner: "inner", np.matmul: "matmul", operator.mat
 _UFUNCS = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.divide: "truediv",
            np.true_divide: "truediv", np.negative: "neg", np.positive: "pos",
            np.absolute: "np.absolute", np.sqrt: "np.sqrt", np.maximum: "np.maximum",
-           np.minimum: "np.minimum", abs: "abs"}
+           np.minimum: "np.minimum", abs: "abs", np.square: "np.square",
+           np.reciprocal: "np.reciprocal"}
 
 
 def call(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:

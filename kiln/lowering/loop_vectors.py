@@ -174,6 +174,10 @@ class VectorOps:
             return f"kiln_fabs({e[0]})"
         if v.fn == "np.sqrt":
             return f"kiln_sqrt({e[0]})"
+        if v.fn == "np.square":
+            return f"(({t})({e[0]} * {e[0]}))"
+        if v.fn == "np.reciprocal":
+            return f"(({t})(({t})1 / {e[0]}))"
         if v.fn in ("np.maximum", "np.minimum"):   # NaN propagates, as in NumPy
             op = ">=" if v.fn == "np.maximum" else "<="
             return f"(({e[0]} {op} {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"

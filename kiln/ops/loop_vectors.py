@@ -32,7 +32,12 @@ from .registry import Category, declare
 VEC_FUNCTIONS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
                  "truediv": operator.truediv, "neg": operator.neg, "pos": operator.pos,
                  "abs": abs, "np.absolute": np.absolute, "np.sqrt": np.sqrt,
-                 "np.maximum": np.maximum, "np.minimum": np.minimum}
+                 "np.maximum": np.maximum, "np.minimum": np.minimum,
+                 "np.square": np.square, "np.reciprocal": np.reciprocal}
+# ``v ** k`` of a float array: NumPy's fast_scalar_power takes square for the Python int 2,
+# reciprocal for -1 and sqrt for the float 0.5, all exact in C. Other powers go through
+# NumPy's SIMD pow, which libm's pow can differ from by an ulp: a body with one unrolls.
+VEC_POWERS = {(int, 2): "np.square", (int, -1): "np.reciprocal", (float, 0.5): "np.sqrt"}
 VEC_DTYPES = ("float32", "float64")
 
 
