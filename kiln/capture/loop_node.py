@@ -453,6 +453,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
           types: dict, phs: dict, end: dict, start: dict) -> None:
     graph = trace.graph
     tx.locals = dict(snap.locals)
+    tx.inst = snap.inst   # the loop's own line (not the body's last) for its node and note
     for n, v in end.items():
         if _loaded(snap.locals.get(n), v):
             tx.locals[n] = v
