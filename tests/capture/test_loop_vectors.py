@@ -99,6 +99,23 @@ def powers(x, out):                   # the powers NumPy spells as square, recip
     return x, out
 
 
+def jacobi_until(u, tol):             # a while loop over slices, .max() in its test, overlap
+    err, steps = tol + 1.0, 0
+    while err > tol:
+        new = 0.5 * u[1:-1] + 0.25 * (u[:-2] + u[2:])
+        err = float(np.abs(new - u[1:-1]).max())
+        u[1:-1] = new
+        steps += 1
+    return steps
+
+
+def extrema(x, out):                  # max/min as methods and functions, float32 too
+    for i in range(x.shape[0]):
+        out[i] = x[:i + 1].max() - x[i:].min() + np.max(x[i:] * 2.0) - np.amin(-x[:i + 1]) \
+            + np.amax(x[i:]) + np.min(x[:i + 1])
+    return out
+
+
 CASES = {
     "tri_solve": lambda rng: (tri_solve, (np.tril(rng.random((9, 9))) + 9 * np.eye(9), rng.random(9))),
     "lu_rows": lambda rng: (lu_rows, (rng.random((8, 8)) + 8 * np.eye(8),)),
@@ -113,6 +130,9 @@ CASES = {
     "temp_into_inner": lambda rng: (temp_into_inner, (rng.random((4, 5)),)),
     "column_distance": lambda rng: (column_distance, (rng.random((5, 4)), rng.random((5, 3)),
                                                       rng.random((5, 4)) + 0.5)),
+    "jacobi_until": lambda rng: (jacobi_until, (rng.random(30), 1e-3)),
+    "extrema": lambda rng: (extrema, (rng.random(9), np.zeros(9))),
+    "extrema_f32": lambda rng: (extrema, (rng.random(9).astype(np.float32), np.zeros(9, np.float32))),
     "powers": lambda rng: (powers, (rng.random(6) + 0.5, np.zeros((6, 6)))),
     "powers_f32": lambda rng: (powers, ((rng.random(6) + 0.5).astype(np.float32),
                                         np.zeros((6, 6), np.float32))),
@@ -253,3 +273,24 @@ def test_vector_powers_are_numpys_bits(dtype):
     assert loop_stats["native"] > before["native"]
     np.testing.assert_array_equal(got, want)
     assert got.dtype == want.dtype
+
+
+def empty_max(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[:i].max()
+    return s
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_extrema_are_numpys_with_nan_and_empty(backend):
+    # exact (no reduction order), NaN wins wherever it is, an empty max raises NumPy's error
+    x = np.array([0.5, np.nan, -1.0, 3.0, 2.0, np.nan, 0.0])
+    for y in (x, x[::-1].copy(), np.nan_to_num(x)):
+        got, want = kiln.compile(extrema, backend=backend)(y, np.zeros(7)), extrema(y, np.zeros(7))
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError) as theirs:
+        empty_max(np.ones(5))
+    with pytest.raises(ValueError) as mine:
+        kiln.compile(empty_max, backend=backend)(np.ones(5))
+    assert str(mine.value) == str(theirs.value)
