@@ -96,6 +96,31 @@ def relax_until_converged(u, tol):
     return steps
 
 
+def jacobi_sweeps(u, tol):
+    """The same rod as NumPy users write it: whole-slice Jacobi sweeps (each reads the
+    previous sweep) until the largest change, ``np.abs(...).max()``, is below ``tol``."""
+    err = tol + 1.0
+    steps = 0
+    while err > tol:
+        new = 0.5 * u[1:-1] + 0.25 * (u[:-2] + u[2:])
+        err = float(np.abs(new - u[1:-1]).max())
+        u[1:-1] = new
+        steps += 1
+    return steps
+
+
+def weighted_column_distance(A, B, W):
+    """Column against column, nested: an elementwise chain over two column views reduced
+    to a scalar per (i, j) (benchmarks/idioms.py has it too)."""
+    m, n = A.shape[1], B.shape[1]
+    D = np.zeros((m, n))
+    for ii in range(m):
+        for jj in range(n):
+            wdiff = (A[:, ii] - B[:, jj]) / W[:, ii]
+            D[ii, jj] = np.sqrt((wdiff ** 2).sum())
+    return D
+
+
 # Row loops over growing slices: array work of run-time length inside the loop body
 # (kiln/capture/loop_vectors.py), what NumPy users write instead of the element loops above.
 

@@ -28,8 +28,8 @@ import numpy as np
 import kiln
 
 from .loop_kernels import (cholesky, cholesky_rows, crc32, csr_matvec, edit_distance, fsub,
-                           gauss_seidel, house_robber, lu_inplace, lu_rows,
-                           relax_until_converged, sieve, tri_solve)
+                           gauss_seidel, house_robber, jacobi_sweeps, lu_inplace, lu_rows,
+                           relax_until_converged, sieve, tri_solve, weighted_column_distance)
 
 
 def cases(rng) -> dict:
@@ -56,6 +56,8 @@ def cases(rng) -> dict:
     indptr = np.r_[0, np.cumsum(dense_nnz)].astype(np.int32)
     indices = rng.integers(0, cols, int(indptr[-1])).astype(np.int32)
     values, xs = rng.random(int(indptr[-1])), rng.random(cols)
+    rod2 = np.r_[0.0, rng.random(198), 0.0]
+    A, B, W = rng.random((70, 70)), rng.random((70, 70)), rng.random((70, 70)) + 0.5
     return {
         "fsub (n=300)": (fsub, lambda: (L, b)),
         "gauss_seidel (100x100, 2 sweeps)": (gauss_seidel, lambda: (u0.copy(), f0, 2)),
@@ -71,6 +73,8 @@ def cases(rng) -> dict:
         "cholesky_rows (n=200)": (cholesky_rows, lambda: (spd2,)),
         "csr_matvec (3000 rows, 22k nonzeros)": (csr_matvec, lambda: (indptr, indices, values, xs)),
         "sieve (n=60000)": (sieve, lambda: (60000,)),
+        "jacobi sweeps over slices (n=200, while loop)": (jacobi_sweeps, lambda: (rod2.copy(), 1e-4)),
+        "weighted column distance (70x70)": (weighted_column_distance, lambda: (A, B, W)),
     }
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..ops import TensorMeta
 from ..ops.loops import NUMPY_NEVER_RAISE, SELECT_SAFE
+from .bytecode_facts import COND_JUMPS
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
 from .variables.base import ConstantVariable, VariableTracker
 
@@ -168,8 +169,36 @@ def step_path(tx, trace) -> None:
     tx.step(inst)
     if own and trace.iterator is None and trace.cont is not None and not trace.lo <= tx.ip < trace.hi:
         if tx.ip < trace.lo:
-            raise LoopFallback("a continue in a while loop")
+            _continue_while(tx, trace)
         end(tx, trace, "break", _normal_target(tx, trace, tx.ip))
+
+
+def _continue_while(tx, trace) -> None:
+    """A ``continue`` in a while loop jumped back to the loop's first test: run the test
+    (straight-line code up to its conditional jump, which leaves the loop) and end the
+    path there, with the condition it computed as the loop's (``COND`` in its locals)."""
+    from .loop_node import COND
+    instructions = tx.decoded.instructions
+    test = trace.lo - 1
+    jump = instructions[test] if test >= 0 else None
+    if jump is None or jump.opname not in COND_JUMPS or not jump.opname.endswith(("_TRUE", "_FALSE")) \
+            or jump.target <= test or not tx.ip <= test:
+        raise LoopFallback("a continue in a while loop that does not go back to its test")
+    while tx.ip < test:
+        inst = instructions[tx.ip]
+        if inst.target is not None or inst.opname in _TERMINAL:
+            raise LoopFallback("a continue in a while loop whose test branches")
+        tx.step(inst)
+        if tx.result is not None or tx.ip > test:
+            raise LoopFallback("a continue in a while loop whose test branches")
+    if len(tx.stack) != trace.depth + 1:
+        raise LoopFallback("a continue in a while loop whose test changes the value stack")
+    cond = tx.stack.pop()
+    # the first test leaves the loop where its jump is taken: it goes on where not
+    if jump.opname.endswith("_FALSE") is not bool(trace.cont):
+        raise LoopFallback("a continue in a while loop whose two tests read differently")
+    trace.exits.append(Exit("next", active_true(trace), dict(tx.locals, **{COND: cond}), None))
+    raise PathEnd()
 
 
 def end(tx, trace, kind: str, target: int | None) -> None:

@@ -328,8 +328,18 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
             raise LoopFallback("the body changes the value stack")
         if snap.changed_outside(tx):
             raise LoopFallback("the body changes containers, cells or objects from outside")
-        end, flag = merge_exits(tx, trace, dict(tx.locals) if alive else None, _live(tx, region))
-        if region.cont is not None:
+        main = dict(tx.locals) if alive else None
+        if region.cont is not None and any(COND in e.locals for e in trace.exits):
+            # continues ran the loop's test (loop_branches._continue_while): the condition
+            # is merged like a local; a break's is never read (its flag ends the loop)
+            if main is not None:
+                main[COND] = cond
+            fill = cond if cond is not None else next(e.locals[COND] for e in trace.exits
+                                                       if COND in e.locals)
+            for e in trace.exits:
+                e.locals.setdefault(COND, fill)
+        end, flag = merge_exits(tx, trace, main, _live(tx, region))
+        if region.cont is not None and COND not in end:
             end[COND] = cond if cond is not None else (
                 ScalarValueVariable(phs[COND], phs[COND].val) if COND in phs else ConstantVariable(True))
         if flag is not None:
@@ -419,6 +429,18 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
                 raise LoopFallback(f"a carried value changes type in the first iteration ({changed}); "
                                    f"start it with its final type")
             types = out
+        if BRK in end and BRK not in names:
+            # a break only the body traced again takes (its test read a start value as a
+            # constant the first time, ``s = 0.0 ... if s > t: break``): carry its flag
+            # too, and trace once more
+            extra = dict(extra, **{BRK: ConstantVariable(False)})
+            names = list(extra) + [n for n in names if n not in extra]
+            start = dict(snap.locals, **extra)
+            types = dict(types, **{BRK: _type_of(extra[BRK])})
+            snap.restore(tx)
+            trace, _, phs, end = _trace_once(tx, region, snap, types)
+            if any(n not in end or type(_type_of(end[n])) is not type(types[n]) for n in names):
+                raise LoopFallback("a break whose flag the body does not always give")
     else:
         phs = {}
     _emit(tx, region, bounds, snap, trace, names, types, phs, end, start)
@@ -453,6 +475,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
           types: dict, phs: dict, end: dict, start: dict) -> None:
     graph = trace.graph
     tx.locals = dict(snap.locals)
+    tx.inst = snap.inst   # the loop's own line (not the body's last) for its node and note
     for n, v in end.items():
         if _loaded(snap.locals.get(n), v):
             tx.locals[n] = v

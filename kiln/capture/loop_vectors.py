@@ -4,8 +4,10 @@
 (step 1) among integer indices, of a float array — is a :class:`VecVariable`: a
 ``vec_view`` node whose length is known only when the loop runs. Elementwise arithmetic
 on vectors and scalars (``+ - * /``, unary minus, ``abs``, ``np.sqrt``, ``np.maximum``,
-``np.minimum``) gives ``vec_fn`` nodes; ``a @ b``, ``np.dot(a, b)``, ``a.dot(b)``,
-``a.sum()`` and ``np.sum(a)`` give ``vec_reduce`` (a NumPy scalar, element code again);
+``np.minimum``, ``np.square``, ``np.reciprocal``, and ``v ** 2``, ``v ** -1``, ``v ** 0.5``
+as NumPy spells them: square, reciprocal, sqrt) gives ``vec_fn`` nodes; ``a @ b``, ``np.dot(a, b)``, ``a.dot(b)``,
+``a.sum()``, ``np.sum(a)``, ``a.max()``, ``a.min()``, ``np.max(a)`` and ``np.min(a)`` give
+``vec_reduce`` (a NumPy scalar, element code again);
 ``x[i, a:b] = value`` and ``x[i, a:b] -= value`` give ``vec_store``. Anything else a
 vector meets (its shape, a method, being carried or returned) keeps the loop unrolled.
 """
@@ -17,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import REGISTRY, method_key
-from ..ops.loop_vectors import VEC_DTYPES, VEC_FUNCTIONS, VecMeta
+from ..ops.loop_vectors import REDUCTIONS, VEC_DTYPES, VEC_FUNCTIONS, VEC_POWERS, VecMeta
 from ..ops.loops import OPERATOR_NAMES, stand_in
 from .bytecode_facts import INPLACE_TO_PLAIN
 from .loops import ArrayState, LoopFallback, ScalarValueVariable, _val_of, graph_value, int_entries
@@ -51,7 +53,7 @@ class VecVariable(VariableTracker):
         raise LoopFallback(f"the truth value of {self.describe()}")
 
     def getattr(self, tx, name: str) -> VariableTracker:
-        if name in ("sum", "dot"):
+        if name in ("sum", "dot", "max", "min"):
             return ContainerMethodVariable(self, name)
         raise LoopFallback(f"attribute '{name}' of {self.describe()}")
 
@@ -62,8 +64,8 @@ class VecVariable(VariableTracker):
         raise LoopFallback(f"iteration over {self.describe()}")
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
-        if name == "sum" and not args and not kwargs:
-            return reduce(tx, "sum", self, None)
+        if name in REDUCTIONS and not args and not kwargs:
+            return reduce(tx, name, self, None)
         if name == "dot" and len(args) == 1 and not kwargs:
             return reduce(tx, "dot", self, args[0])
         raise LoopFallback(f"method '{name}' of {self.describe()}")
@@ -84,6 +86,8 @@ class VecVariable(VariableTracker):
             a, b = (other, self) if reverse else (self, other)
             return reduce(tx, "matmul", a, b)
         name = OPERATOR_NAMES.get(op)
+        if name == "pow" and not reverse:
+            return power(tx, self, other)
         if name not in VEC_FUNCTIONS:
             raise LoopFallback(f"operator {getattr(op, '__name__', op)} on {self.describe()}")
         return elementwise(tx, name, [other, self] if reverse else [self, other])
@@ -130,8 +134,18 @@ def elementwise(tx, fn: str, args: list) -> VecVariable:
     return VecVariable(_call(tx, "vec_fn", (values,), {"fn": fn}))
 
 
+def power(tx, base: "VecVariable", exponent: VariableTracker) -> VecVariable:
+    """``v ** k`` (``v **= k``): the function NumPy's ``ndarray.__pow__`` takes for ``k``."""
+    value = exponent.value if isinstance(exponent, ConstantVariable) else None
+    fn = VEC_POWERS.get((type(value), value))
+    if fn is None:
+        raise LoopFallback(f"{base.describe()} ** {exponent.describe()} (only ** 2, ** -1 and "
+                           f"** 0.5 of a vector: NumPy's pow and C's differ by an ulp)")
+    return elementwise(tx, fn, [base])
+
+
 def reduce(tx, fn: str, a: VariableTracker, b: VariableTracker | None) -> ScalarValueVariable:
-    if not isinstance(a, VecVariable) or (fn != "sum" and not isinstance(b, VecVariable)):
+    if not isinstance(a, VecVariable) or (fn not in REDUCTIONS and not isinstance(b, VecVariable)):
         raise LoopFallback(f"{fn} of a vector and {b.describe() if b is not None else 'nothing'}")
     node = _call(tx, "vec_reduce", (_here(tx, a), _here(tx, b) if b is not None else None), {"fn": fn})
     return ScalarValueVariable(node, node.val)
@@ -187,11 +201,14 @@ def getitem(tx, state: ArrayState, where: tuple) -> VecVariable:
 
 
 _REDUCERS = {np.dot: "dot", np.inner: "inner", np.matmul: "matmul", operator.matmul: "matmul",
-             np.sum: "sum", method_key("dot"): "dot", method_key("sum"): "sum"}
+             np.sum: "sum", method_key("dot"): "dot", method_key("sum"): "sum",
+             np.max: "max", np.min: "min", np.amax: "max", np.amin: "min",
+             method_key("max"): "max", method_key("min"): "min"}
 _UFUNCS = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.divide: "truediv",
            np.true_divide: "truediv", np.negative: "neg", np.positive: "pos",
            np.absolute: "np.absolute", np.sqrt: "np.sqrt", np.maximum: "np.maximum",
-           np.minimum: "np.minimum", abs: "abs"}
+           np.minimum: "np.minimum", abs: "abs", np.square: "np.square",
+           np.reciprocal: "np.reciprocal"}
 
 
 def call(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
@@ -202,8 +219,8 @@ def call(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
         fn = _REDUCERS.get(key)
     except TypeError:
         fn = None
-    if fn is not None and len(args) == (1 if fn == "sum" else 2):
-        return reduce(tx, fn, args[0], args[1] if fn != "sum" else None)
+    if fn is not None and len(args) == (1 if fn in REDUCTIONS else 2):
+        return reduce(tx, fn, args[0], args[1] if fn not in REDUCTIONS else None)
     try:
         name = _UFUNCS.get(key) or OPERATOR_NAMES.get(key)
     except TypeError:

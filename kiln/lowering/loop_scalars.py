@@ -129,6 +129,7 @@ template <typename T> static inline bool kiln_fits(double v) {
   return v == v && v >= -9.3e18 && v <= 1.8e19 &&
          (double)kiln_limits<T>::lowest() <= kiln_trunc(v) &&
          kiln_trunc(v) <= (double)kiln_limits<T>::max(); }
+union kiln_slot { void* p; int64_t i; uint64_t u; double d; float f; };   // packed entries (launch.c)
 struct kiln_scratch {   // a buffer freed on every return (vector stores over overlapping memory)
   void* p;
   explicit kiln_scratch(unsigned long n) : p(__builtin_malloc(n ? n : 1)) {}

@@ -4,7 +4,8 @@ A ``vec_view`` is a pointer, a length and a stride, computed once per iteration 
 loop around it with Python's slice rules (negative bounds count from the end, bounds
 clamp to the axis): no per-element check. A ``vec_fn`` prints nothing where it stands;
 the consumer inlines it into its own element loop — ``vec_reduce`` (``a @ b``, ``a.sum()``:
-eight partial sums, so the loop is not one chain of dependent adds) and ``vec_store``
+eight partial sums, so the loop is not one chain of dependent adds; ``a.max()``,
+``a.min()``: exact, NaN wins, an empty vector fails a check) and ``vec_store``
 (``x[i, a:b] = value``). Semantics are NumPy's:
 
 - lengths must match: where capture cannot prove it (the same bounds on axes of the
@@ -174,15 +175,36 @@ class VectorOps:
             return f"kiln_fabs({e[0]})"
         if v.fn == "np.sqrt":
             return f"kiln_sqrt({e[0]})"
+        if v.fn == "np.square":
+            return f"(({t})({e[0]} * {e[0]}))"
+        if v.fn == "np.reciprocal":
+            return f"(({t})(({t})1 / {e[0]}))"
         if v.fn in ("np.maximum", "np.minimum"):   # NaN propagates, as in NumPy
             op = ">=" if v.fn == "np.maximum" else "<="
             return f"(({e[0]} {op} {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
         raise Unnative(f"vector {v.fn}")
 
     # -- consumers -----------------------------------------------------------------------
+    def _extremum(self, node: Any, depth: int) -> None:
+        """``a.max()`` / ``a.min()``: exact, in the vector's type; NaN wins, as in NumPy; an
+        empty vector fails the check (the reference raises NumPy's ValueError)."""
+        a = node.args[0]
+        va = self.vecs[a]
+        want = np.dtype(type(node.val))
+        t = CTYPES[want.name]
+        self.check(f"{va.n} <= 0")
+        m, j, x = self.fresh("m"), self.fresh("j"), self.fresh("x")
+        op = ">" if node.kwargs["fn"] == "max" else "<"
+        self.emit(f"{t} {m} = {self._elem(a, '0', want)};", depth)
+        self.emit(f"for (int64_t {j} = 1; {j} < {va.n}; ++{j}) {{ const {t} {x} = "
+                  f"{self._elem(a, j, want)}; if ({x} {op} {m} || {x} != {x}) {m} = {x}; }}", depth)
+        self.names[node] = m
+
     def op_vec_reduce(self, node: Any, depth: int) -> None:
         a, b = node.args
         fn = node.kwargs["fn"]
+        if fn in ("max", "min"):
+            return self._extremum(node, depth)
         va = self.vecs[a]
         if fn != "sum":
             self._same_length(va, self.vecs[b])

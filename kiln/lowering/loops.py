@@ -1,9 +1,10 @@
 """Loop nodes as C++ loops: a ``loop`` body (kiln/ops/loops.py) printed as one function.
 
-``prepare_loops(graph)`` gives every loop node of a graph a native runner: its body —
-element loads and stores, scalar operations, inner loops — becomes C++ statements inside
-``for (i = start; i < stop; i += step)``, built once (on-disk cache) and called through
-cffi, so an iteration costs nanoseconds. Semantics are the reference's exactly:
+``prepare_loops(graph)`` (loop_runner.py) gives every loop node of a graph a native
+runner: its body — element loads and stores, scalar operations, inner loops — becomes
+C++ statements inside ``for (i = start; i < stop; i += step)``, built once (on-disk
+cache) and called through runtime/launch.c's Launcher, so an iteration costs
+nanoseconds. Semantics are the reference's exactly:
 
 - NumPy scalars compute in their own type (integers wrap, float32 rounds as float32);
 - Python ints are int64 with overflow checks, Python floats are doubles;
@@ -22,22 +23,18 @@ fails (return code 2: nothing was written yet). A fast variant with no checks le
 cannot fail once started, so a caller that gives its arrays up (the memory plan's
 in-place externs) lets it write into them without a copy (``native.inplace``).
 
-The exported ABI: ``int64_t f(int64_t start, int64_t stop, int64_t step, int64_t
-inplace, const int64_t* layout, char* b0, ..., <scalar> p0, ..., int64_t* out)``: arrays
-in placeholder order (dims then element strides in ``layout``), scalars by value in
-their C types, the carried scalars' final values in 8-byte ``out`` slots.
+kiln/lowering/loop_runner.py renders both variants and the exported function, builds
+them and calls them (its doc has the ABI).
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
 
 from ..ops.loops import LoopBody
 from .loop_bounds import Bounds, Intervals
-from .loop_scalars import (CTYPES, FAIL, PRELUDE, Unnative, _Kind, _is_array, _kind_of,
-                           _scalar_expr)
+from .loop_scalars import CTYPES, FAIL, Unnative, _Kind, _is_array, _kind_of, _scalar_expr
 from .loop_vectors import VectorOps
 
 
@@ -411,189 +408,3 @@ class _StoreView:
         self.kwargs = node.kwargs
         self.meta = node.meta
         self.name = node.name
-
-
-def render_body(body: LoopBody, step: int | None = None) -> tuple[str, str, str, bool]:
-    """``(C++ source after PRELUDE, function name, its cdef, in place)`` of a top-level loop body: a
-    fast and a checked variant and the entry that picks one. ``in place``: the fast
-    variant cannot fail once its entry test passed (an ``inplace`` call runs it or
-    nothing)."""
-    bounds = Bounds(body, step if type(step) is int and body.cont is None else None)
-    fast = _Printer(body, "kiln_loop_fast", step, fast=True, bounds=bounds)
-    checked = _Printer(body, "kiln_loop_checked", step)
-    entry, cdef = _entry(body)
-    text = fast.function() + "\n" + checked.function() + "\n" + entry
-    fname = "kiln_loop_" + hashlib.sha256(text.encode()).hexdigest()[:12]
-    text = text.replace("kiln_loop_", f"{fname}_").replace("KILN_ENTRY", fname)
-    return (f"// loop at {body.where}\n" + text, fname, cdef.replace("KILN_ENTRY", fname),
-            fast.residual == 0)
-
-
-def _entry(body: LoopBody) -> tuple[str, str]:
-    """The exported function: each array's dims and byte strides as ints, then the arrays
-    as pointers, scalars by value, and the carried scalars' final values into ``*out``
-    (a struct, one field per carried scalar, each in its C type). The fast variant runs
-    first, the checked one where its entry test fails (2), unless ``inplace`` (then 2
-    comes back: nothing was written)."""
-    phs = body.graph.placeholders[1:]
-    arrays = [p for p in phs if _is_array(p)]
-    scalars = [p for p in phs if not _is_array(p)]
-    outs = [_kind_of(p).ctype for p in phs[:body.n_carried] if not _is_array(p)]
-    n_layout = sum(2 * len(p.val.shape) for p in arrays)
-    params = ["int64_t start", "int64_t stop", "int64_t step", "int64_t inplace"]
-    params += [f"int64_t l{k}" for k in range(n_layout)]
-    params += [f"char* b{k}" for k in range(len(arrays))]
-    params += [f"{_kind_of(p).ctype} p{k}" for k, p in enumerate(scalars)]
-    typedef = ""
-    if outs:
-        typedef = "typedef struct { " + " ".join(f"{t} c{k};" for k, t in enumerate(outs)) \
-            + " } KILN_ENTRY_out;\n"
-        params.append("KILN_ENTRY_out* out")
-    lines = [f"  const int64_t layout[{max(n_layout, 1)}] = "
-             f"{{{', '.join(f'l{k}' for k in range(n_layout)) or '0'}}};",
-             f"  char* bufs[{max(len(arrays), 1)}] = {{{', '.join(f'b{k}' for k in range(len(arrays))) or '0'}}};",
-             f"  int64_t slots[{max(len(scalars), 1)}] = {{0}};"]
-    lines += [f"  __builtin_memcpy(&slots[{k}], &p{k}, sizeof(p{k}));" for k in range(len(scalars))]
-    lines += ["  int64_t rc = kiln_loop_fast(start, stop, step, bufs, layout, slots);",
-              "  if (rc == 2 && !inplace) rc = kiln_loop_checked(start, stop, step, bufs, layout, slots);"]
-    if outs:
-        lines.append("  if (rc == 0) {")
-        lines += [f"    __builtin_memcpy(&out->c{k}, &slots[{k}], sizeof(out->c{k}));" for k in range(len(outs))]
-        lines.append("  }")
-    lines.append("  return rc;")
-    sig = f"int64_t KILN_ENTRY({', '.join(params)})"
-    return typedef + f'extern "C" {sig} {{\n' + "\n".join(lines) + "\n}\n", typedef + sig + ";"
-
-
-def native_runners(items: list, rendered: list | None = None, graph_name: str = "loops") -> list:
-    """Build ``(body, step)`` items in one module (one g++ run); returns their runners in
-    order (see :func:`_runner`). ``rendered``: the items' :func:`render_body` results, when
-    the caller has them already. The module and its launchers go to ``output_code`` and
-    ``KILN_DEBUG_DIR`` (kiln/runtime/backend.py ``report_loops``)."""
-    import time
-    from ..runtime.backend import report_loops
-    from ..runtime.build import build
-    from ..runtime.build import stats as build_stats
-    from ..runtime.loader import load_library
-    if rendered is None:
-        rendered = [render_body(body, step) for body, step in items]
-    unique = {fname: (text, cdef) for text, fname, cdef, _ in rendered}
-    source = PRELUDE + "\n" + "\n".join(text for text, _ in unique.values())
-    started, builds = time.perf_counter(), build_stats["builds"]
-    so = build(source, "loop")
-    lib, ffi = load_library(so, "\n".join(cdef for _, cdef in unique.values()))
-    runners = [_runner(body, getattr(lib, fname), ffi, ok, fname)
-               for (body, _), (_, fname, _, ok) in zip(items, rendered)]
-    report_loops(graph_name, source, so, [r.source for r in runners],
-                 build_stats["builds"] > builds, time.perf_counter() - started)
-    return runners
-
-
-def _runner(body: LoopBody, fn: Any, ffi: Any, inplace_ok: bool, fname: str = "loop") -> Any:
-    """``native(start, stop, step, carried, operands, inplace)`` over the built ``fn``,
-    giving the final carried values, or None when the reference must run (a check failed,
-    arrays the build cannot address; with ``inplace``, also: the fast variant's entry test
-    failed, nothing written). ``native.inplace``: ``inplace`` calls are allowed.
-
-    ``native`` is generated straight-line Python for this body's signature (its source
-    is ``native.source``): a type test per value, the arrays' dims and strides and the
-    scalars passed to C as they are, one struct for the carried scalars' results — no
-    per-call work that loops over the values."""
-    phs = body.graph.placeholders[1:]
-    n_carried = body.n_carried
-    env: dict[str, Any] = {"fn": fn, "ndarray": np.ndarray, "fb": ffi.from_buffer,
-                           "cast": ffi.cast, "new": ffi.new, "as_scalar": _as_scalar}
-    lines = [f"def native(start, stop, step, carried, operands, inplace=False):"]
-    names = [f"v{k}" for k in range(len(phs))]
-    carried_names, operand_names = names[:n_carried], names[n_carried:]
-    if carried_names:
-        lines.append(f"    {', '.join(carried_names)}, = carried")
-    if operand_names:
-        lines.append(f"    {', '.join(operand_names)}, = operands")
-    layout, pointers, scalars, results = [], [], [], []
-    for k, (p, v) in enumerate(zip(phs, names)):
-        if _is_array(p):
-            env[f"dt{k}"] = np.dtype(p.val.dtype)
-            lines.append(f"    if type({v}) is not ndarray or {v}.dtype != dt{k}: return None")
-            ndim = len(p.val.shape)
-            if ndim:
-                lines.append(f"    {v}_sh = {v}.shape; {v}_st = {v}.strides")
-                layout += [f"{v}_sh[{j}]" for j in range(ndim)] + [f"{v}_st[{j}]" for j in range(ndim)]
-            pointers.append(f"(fb({v}) if {v}.flags.c_contiguous else cast('char*', {v}.ctypes.data))")
-            if k < n_carried:
-                results.append(v)
-            continue
-        kind = _kind_of(p)
-        env[f"ok{k}"] = ((int, np.integer) if kind.is_int else (float, np.floating)
-                         if kind.is_float else (bool, np.bool_))
-        lines.append(f"    if not isinstance({v}, ok{k}):")
-        lines.append(f"        {v} = as_scalar({v}, ok{k})")
-        lines.append(f"        if {v} is None: return None")
-        scalars.append(v)
-        if k < n_carried:
-            field = f"out.c{sum(1 for q in phs[:k] if not _is_array(q))}"
-            if kind.py:
-                results.append(field)
-            else:
-                env[f"np{k}"] = np.dtype(kind.name).type
-                results.append(f"np{k}({field})")
-    call = ["start", "stop", "step", "inplace"] + layout + pointers + scalars
-    if len(results) > sum(1 for p in phs[:n_carried] if _is_array(p)):
-        lines.append(f"    out = new('{fname}_out *')")
-        call.append("out")
-    lines += ["    try:",
-              f"        rc = fn({', '.join(call)})",
-              "    except (OverflowError, TypeError):",
-              "        return None",
-              "    if rc: return None",
-              f"    return ({''.join(r + ', ' for r in results)})"]
-    source = "\n".join(lines) + "\n"
-    exec(compile(source, f"<kiln {fname} launcher>", "exec"), env)
-    native = env["native"]
-    native.inplace = inplace_ok
-    native.source = source
-    return native
-
-
-def _as_scalar(value: Any, ok: tuple) -> Any:
-    """A value for a scalar slot: a 0-d array becomes the NumPy scalar it holds; None
-    for anything else of the wrong kind (the reference runs)."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    return value if isinstance(value, ok) else None
-
-
-def prepare_loops(graph: Any) -> None:
-    """Give every loop node of ``graph`` its C++ runner, all built in one module (bodies
-    the printer cannot print, or a failed build, keep the reference interpreter)."""
-    from ..runtime.build import BuildError, CompilerUnavailable
-    items, rendered = [], {}
-    for node in graph.nodes:
-        body = node.kwargs.get("body") if node.kind == "call" else None
-        if not isinstance(body, LoopBody) or body.native is not None:
-            continue
-        try:
-            rendered[len(items)] = render_body(body, node.args[2])
-        except Unnative:
-            continue
-        except Exception:   # a printer bug must not cost the user a result
-            from ..config import config
-            if config.debug_checks:
-                raise
-            continue
-        items.append((body, node.args[2], len(items)))
-    groups = [items] if items else []
-    while groups:
-        group = groups.pop()
-        try:
-            texts = [rendered[k] for _, _, k in group]
-            pairs = [(body, step) for body, step, _ in group]
-            for (body, _), native in zip(pairs, native_runners(pairs, texts, graph.name)):
-                body.native = native
-        except (BuildError, CompilerUnavailable):
-            if len(group) > 1:   # one body's build error must not cost the others
-                groups += [[item] for item in group]
-        except Exception:   # nor may a loader bug cost the user a result
-            from ..config import config
-            if config.debug_checks:
-                raise

@@ -170,7 +170,7 @@ class _Writer:
         if fn in PRODUCTS:
             self.bind(node, f"{self.fn(PRODUCTS[fn], 'np_' + fn)}({self.ref(a)}, {self.ref(b)})", depth)
         else:
-            self.bind(node, f"{self.ref(a)}.sum()", depth)
+            self.bind(node, f"{self.ref(a)}.{fn}()", depth)   # sum, max, min
 
     def op_loop_item(self, node: Any, depth: int) -> None:
         self.names[node] = self.inner[node.args[0]][node.kwargs["index"]]

@@ -12,7 +12,7 @@ shape errors, casting):
 - ``vec_fn(args, fn=...)``   one elementwise function of :data:`VEC_FUNCTIONS` on vectors
   and scalars (a temporary array);
 - ``vec_reduce(a, b, fn=...)``   ``np.dot(a, b)`` (``"dot"``), ``a @ b`` (``"matmul"``),
-  ``np.inner`` or ``a.sum()`` (``"sum"``, ``b`` None): a NumPy scalar;
+  ``np.inner``, or ``a.sum()``, ``a.max()``, ``a.min()`` (``b`` None): a NumPy scalar;
 - ``vec_store(x, index, start, stop, value, axis=k)``   ``x[...] = value`` (it writes).
 
 A node's ``val`` is a :class:`VecMeta` (the dtype; the length is the run's). Backends may
@@ -32,7 +32,12 @@ from .registry import Category, declare
 VEC_FUNCTIONS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
                  "truediv": operator.truediv, "neg": operator.neg, "pos": operator.pos,
                  "abs": abs, "np.absolute": np.absolute, "np.sqrt": np.sqrt,
-                 "np.maximum": np.maximum, "np.minimum": np.minimum}
+                 "np.maximum": np.maximum, "np.minimum": np.minimum,
+                 "np.square": np.square, "np.reciprocal": np.reciprocal}
+# ``v ** k`` of a float array: NumPy's fast_scalar_power takes square for the Python int 2,
+# reciprocal for -1 and sqrt for the float 0.5, all exact in C. Other powers go through
+# NumPy's SIMD pow, which libm's pow can differ from by an ulp: a body with one unrolls.
+VEC_POWERS = {(int, 2): "np.square", (int, -1): "np.reciprocal", (float, 0.5): "np.sqrt"}
 VEC_DTYPES = ("float32", "float64")
 
 
@@ -106,12 +111,17 @@ vec_fn = declare("vec_fn", Category.EXTERN, _fn_impl, inputs=("args",), params={
 PRODUCTS = {"dot": np.dot, "matmul": np.matmul, "inner": np.inner}
 
 
+# Reductions of one vector, by name: the ndarray method itself (``max``/``min`` raise
+# NumPy's error on an empty vector and propagate NaN).
+REDUCTIONS = {"sum": np.ndarray.sum, "max": np.ndarray.max, "min": np.ndarray.min}
+
+
 def _reduce_impl(a: Any, b: Any, fn: str) -> Any:
-    return PRODUCTS[fn](a, b) if fn in PRODUCTS else a.sum()
+    return PRODUCTS[fn](a, b) if fn in PRODUCTS else REDUCTIONS[fn](a)
 
 
 def _reduce_meta(a: Any, b: Any, fn: str) -> Any:
-    out = PRODUCTS[fn](_sample(a), _sample(b)) if fn in PRODUCTS else _sample(a).sum()
+    out = PRODUCTS[fn](_sample(a), _sample(b)) if fn in PRODUCTS else REDUCTIONS[fn](_sample(a))
     if not isinstance(out, np.floating) or out.dtype.name not in VEC_DTYPES:
         raise TypeError(f"vec_reduce {fn}: its result is not a float scalar")
     return type(out)(1)
@@ -119,7 +129,7 @@ def _reduce_meta(a: Any, b: Any, fn: str) -> Any:
 
 vec_reduce = declare("vec_reduce", Category.EXTERN, _reduce_impl, inputs=("a", "b"),
                      params={"fn": "dot"}, meta=_reduce_meta, may_raise=True,
-                     doc="a @ b, np.dot, np.inner or a.sum() of run-time-length vectors: a NumPy scalar (loop bodies)")
+                     doc="a @ b, np.dot, np.inner, a.sum(), a.max() or a.min() of run-time-length vectors: a NumPy scalar (loop bodies)")
 
 
 def _store_impl(x: Any, index: tuple, start: Any, stop: Any, value: Any, axis: int) -> None:

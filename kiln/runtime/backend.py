@@ -119,7 +119,7 @@ def compile_graph(graph: Any, example_inputs: list) -> Callable:
     if any(isinstance(n.kwargs.get("body"), LoopBody) for n in graph.calls):
         # (imported only here: a process that compiles no loop never reads these modules)
         from ..lowering.loop_donate import donate_to_loops
-        from ..lowering.loops import prepare_loops
+        from ..lowering.loop_runner import prepare_loops
         donate_to_loops(graph)   # loops write donated caller arrays in place where they can
         prepare_loops(graph)     # loop nodes run as C++ loops (called from the wrapper)
     variants: dict[tuple, Callable] = {}

@@ -17,7 +17,9 @@
  * codes: one letter per argument (as the struct module spells them): 'p' an array, passed
  * as its data pointer (the first element's address: right for strided and broadcast views
  * too, which the kernel indexes by their strides); 'd'/'f' double/float; 'b' 'B' 'h' 'H'
- * 'i' 'I' 'q' 'Q' integers of 8-64 bits (C int is 'i'). An array argument that is not an
+ * 'i' 'I' 'q' 'Q' integers of 8-64 bits (C int is 'i'). A loop runner (lowering/
+ * loop_runner.py) is a Launcher given result codes too: its entry returns a code and
+ * writes results over the first slots, and the call gives them back as a tuple. An array argument that is not an
  * ndarray, a value out of its type's range or of a type the conversion does not take:
  * the call goes to ``fallback`` (the cffi path, which converts or raises as it always
  * did). The GIL is released around the kernel, as cffi does.
@@ -39,9 +41,11 @@ typedef union {
 
 typedef struct {
     PyObject_HEAD
-    void (*entry)(const kiln_slot *);
+    void *entry;
     char codes[KILN_MAX_ARGS + 1];
     Py_ssize_t nargs;
+    char results[KILN_MAX_ARGS + 1];   /* a runner's result codes (see runner_results) */
+    Py_ssize_t nresults;              /* -1: a kernel (void entry, the call gives None) */
     PyObject *ndarray, *fallback, *owner;
     vectorcallfunc vectorcall;
 } Launcher;
@@ -91,6 +95,37 @@ int_slot(PyObject *v, char code, kiln_slot *slot)
     return 1;
 }
 
+/* A loop runner's results: its entry, ``int64_t entry(kiln_slot *a)``, returns a code and
+ * writes its results over the first slots; the call gives ``(code, result, ...)``, each
+ * result as its code says: 'q' int64, 'Q' uint64, 'd' double, 'f' float, '?' bool. */
+static PyObject *
+runner_results(Launcher *self, int64_t rc, const kiln_slot *slots)
+{
+    PyObject *out = PyTuple_New(1 + self->nresults);
+    if (out == NULL)
+        return NULL;
+    PyObject *v = PyLong_FromLongLong(rc);
+    if (v == NULL)
+        goto error;
+    PyTuple_SET_ITEM(out, 0, v);
+    for (Py_ssize_t k = 0; k < self->nresults; k++) {
+        switch (self->results[k]) {
+        case 'Q': v = PyLong_FromUnsignedLongLong(slots[k].u); break;
+        case 'd': v = PyFloat_FromDouble(slots[k].d); break;
+        case 'f': v = PyFloat_FromDouble((double)slots[k].f); break;
+        case '?': v = PyBool_FromLong(slots[k].i != 0); break;
+        default: v = PyLong_FromLongLong(slots[k].i); break;
+        }
+        if (v == NULL)
+            goto error;
+        PyTuple_SET_ITEM(out, 1 + k, v);
+    }
+    return out;
+error:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyObject *
 launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -126,8 +161,15 @@ launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
         else if (!int_slot(v, code, &slots[k]))
             goto fallback;
     }
+    if (self->nresults >= 0) {
+        int64_t rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = ((int64_t (*)(kiln_slot *))self->entry)(slots);
+        Py_END_ALLOW_THREADS
+        return runner_results(self, rc, slots);
+    }
     Py_BEGIN_ALLOW_THREADS
-    self->entry(slots);
+    ((void (*)(const kiln_slot *))self->entry)(slots);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 fallback:
@@ -138,14 +180,19 @@ static PyObject *
 launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *address, *ndarray, *fallback, *owner;
-    const char *codes;
+    const char *codes, *results = NULL;
     if (kiln_no_keywords(kwargs, "Launcher") < 0
-            || !PyArg_ParseTuple(args, "O!sO!OO", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
-                                 &fallback, &owner))
+            || !PyArg_ParseTuple(args, "O!sO!OO|s", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
+                                 &fallback, &owner, &results))
         return NULL;
     size_t n = strlen(codes);
     if (n > KILN_MAX_ARGS || strspn(codes, "pdfbBhHiIqQ") != n) {
         PyErr_SetString(PyExc_ValueError, "Launcher: unsupported argument codes");
+        return NULL;
+    }
+    size_t nresults = results != NULL ? strlen(results) : 0;
+    if (results != NULL && (nresults > n || strspn(results, "qQdf?") != nresults)) {
+        PyErr_SetString(PyExc_ValueError, "Launcher: unsupported result codes");
         return NULL;
     }
     void *entry = PyLong_AsVoidPtr(address);
@@ -157,9 +204,12 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Launcher *self = (Launcher *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
-    self->entry = (void (*)(const kiln_slot *))entry;
+    self->entry = entry;
     memcpy(self->codes, codes, n + 1);
     self->nargs = (Py_ssize_t)n;
+    self->nresults = results != NULL ? (Py_ssize_t)nresults : -1;
+    if (results != NULL)
+        memcpy(self->results, results, nresults + 1);
     Py_INCREF(ndarray); self->ndarray = ndarray;
     Py_INCREF(fallback); self->fallback = fallback;
     Py_INCREF(owner); self->owner = owner;

@@ -135,6 +135,40 @@ def sum_until_negative(a, t):         # a break inside a while loop
     return s, i
 
 
+def skip_small(a):                    # continue in a while loop: its test runs again
+    i, s = 0, 0.0
+    while i < a.shape[0]:
+        i += 1
+        if a[i - 1] < 0.5:
+            continue
+        s += a[i - 1]
+    return s, i
+
+
+def skip_until(a, t):                  # continue and break in one while loop
+    i, s, n = 0, 0.0, 0
+    while i < a.shape[0]:
+        x = a[i]
+        i += 1
+        if x < 0.3:
+            continue
+        if s > t:
+            break
+        s += float(x)
+        n += 1
+    return s, i, n
+
+
+def count_until(a, t):                # the break's test reads s: a constant (0.0) the first
+    s, k = 0.0, 0                      # time the body is traced (its flag was dropped: k ran on)
+    for i in range(a.shape[0]):
+        k += 1
+        if s > t:
+            break
+        s += float(a[i])
+    return s, k
+
+
 def bits_until(data, stop):           # uint8 element code, a break on wrapped values
     c = np.uint8(0)
     for k in range(data.shape[0]):
@@ -195,6 +229,12 @@ CASES = {
     "csr_matvec_int64": lambda r: (csr_matvec, _csr(r, 7, 15, np.int64)),
     "sieve": lambda r: (sieve, (200,)),
     "strided": lambda r: (strided, (r.random(30), 4)),
+    "skip_small": lambda r: (skip_small, (r.random(40),)),
+    "skip_small_empty": lambda r: (skip_small, (np.zeros(0),)),
+    "skip_until": lambda r: (skip_until, (r.random(40), 5.0)),
+    "skip_until_all": lambda r: (skip_until, (r.random(40), 100.0)),
+    "count_until": lambda r: (count_until, (r.random(40), 5.0)),
+    "count_until_none": lambda r: (count_until, (r.random(40), 50.0)),
     "bits_until": lambda r: (bits_until, (r.integers(0, 256, 60).astype(np.uint8), np.uint8(7))),
 }
 
@@ -212,7 +252,7 @@ def test_break_continue_forms_match_python(case, backend):
             np.testing.assert_array_equal(a, b)
     (record,) = compiled.records
     assert record.graph_break is None, record.graph_break
-    if case == "first_above_empty":   # a constant zero-trip range: nothing to run
+    if case in ("first_above_empty", "skip_small_empty"):   # zero trips, decided by guards
         return
     assert "loop" in record.ops, record.loops
     if backend == "cpp":

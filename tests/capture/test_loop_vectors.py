@@ -81,6 +81,41 @@ def temp_into_inner(A):               # a temporary consumed inside an inner loo
     return A
 
 
+def column_distance(A, B, W):         # nested loops over column views, v ** 2, .sum()
+    m, n = A.shape[1], B.shape[1]
+    D = np.zeros((m, n))
+    for ii in range(m):
+        for jj in range(n):
+            wdiff = (A[:, ii] - B[:, jj]) / W[:, ii]
+            D[ii, jj] = np.sqrt((wdiff ** 2).sum())
+    return D
+
+
+def powers(x, out):                   # the powers NumPy spells as square, reciprocal, sqrt
+    for i in range(1, x.shape[0]):
+        out[i, :i] = x[:i] ** 2 + x[i:] @ x[i:] ** -1 - np.square(x[:i]) * 0.5
+        out[i, i:] = x[i:] ** 0.5 + np.reciprocal(x[i:] + 1.0)
+        x[:i] **= 2
+    return x, out
+
+
+def jacobi_until(u, tol):             # a while loop over slices, .max() in its test, overlap
+    err, steps = tol + 1.0, 0
+    while err > tol:
+        new = 0.5 * u[1:-1] + 0.25 * (u[:-2] + u[2:])
+        err = float(np.abs(new - u[1:-1]).max())
+        u[1:-1] = new
+        steps += 1
+    return steps
+
+
+def extrema(x, out):                  # max/min as methods and functions, float32 too
+    for i in range(x.shape[0]):
+        out[i] = x[:i + 1].max() - x[i:].min() + np.max(x[i:] * 2.0) - np.amin(-x[:i + 1]) \
+            + np.amax(x[i:]) + np.min(x[:i + 1])
+    return out
+
+
 CASES = {
     "tri_solve": lambda rng: (tri_solve, (np.tril(rng.random((9, 9))) + 9 * np.eye(9), rng.random(9))),
     "lu_rows": lambda rng: (lu_rows, (rng.random((8, 8)) + 8 * np.eye(8),)),
@@ -93,6 +128,14 @@ CASES = {
     "mixed_f32": lambda rng: (mixed_f32, (rng.random(7).astype(np.float32), rng.random(7))),
     "temp_then_store": lambda rng: (temp_then_store, (rng.random((4, 5)),)),
     "temp_into_inner": lambda rng: (temp_into_inner, (rng.random((4, 5)),)),
+    "column_distance": lambda rng: (column_distance, (rng.random((5, 4)), rng.random((5, 3)),
+                                                      rng.random((5, 4)) + 0.5)),
+    "jacobi_until": lambda rng: (jacobi_until, (rng.random(30), 1e-3)),
+    "extrema": lambda rng: (extrema, (rng.random(9), np.zeros(9))),
+    "extrema_f32": lambda rng: (extrema, (rng.random(9).astype(np.float32), np.zeros(9, np.float32))),
+    "powers": lambda rng: (powers, (rng.random(6) + 0.5, np.zeros((6, 6)))),
+    "powers_f32": lambda rng: (powers, ((rng.random(6) + 0.5).astype(np.float32),
+                                        np.zeros((6, 6), np.float32))),
 }
 # Bodies the C++ printer leaves to the reference (a temporary read after a store into its
 # array, or in an inner loop after such stores, would see them if inlined).
@@ -197,8 +240,57 @@ def not_a_vector_use(A):              # a slice's shape needs its value: the loo
     return s
 
 
+def cube(x):                           # ** 3 is NumPy's SIMD pow: not in the generated loop
+    for i in range(x.shape[0]):
+        x[:i] = x[:i] ** 3
+    return x
+
+
 def test_what_a_vector_cannot_do_keeps_the_loop_unrolled():
     A = np.ones((5, 5))
     assert kiln.compile(not_a_vector_use)(A) == not_a_vector_use(A)
     report = kiln.explain(not_a_vector_use)(A)
     assert any("loop unrolled" in n and "attribute 'shape'" in n for n in report.loops), report.loops
+    x = np.linspace(0.5, 2.0, 5)
+    np.testing.assert_array_equal(kiln.compile(cube)(x.copy()), cube(x.copy()))
+    report = kiln.explain(cube)(x.copy())
+    assert any("loop unrolled" in n and "** 3" in n for n in report.loops), report.loops
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_vector_powers_are_numpys_bits(dtype):
+    # square, reciprocal and sqrt in C are what NumPy computes for ** 2, ** -1, ** 0.5
+    # (-0.0, zero, tiny, huge and infinite values); no reduction here, so bit for bit
+    def f(x, out):
+        for i in range(out.shape[0]):
+            out[i] = x[:] ** 2 * i + np.square(x[:]) + x[:] ** -1 + x[:] ** 0.5 + np.reciprocal(x[:])
+        return out
+    x = np.array([-0.0, 0.0, 1e-30, 3.0, 1e30, 0.1, np.inf, 7.5], dtype)
+    before = dict(loop_stats)
+    with np.errstate(all="ignore"):
+        want = f(x, np.zeros((5, 8), dtype))
+        got = kiln.compile(f)(x, np.zeros((5, 8), dtype))
+    assert loop_stats["native"] > before["native"]
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+
+
+def empty_max(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[:i].max()
+    return s
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_extrema_are_numpys_with_nan_and_empty(backend):
+    # exact (no reduction order), NaN wins wherever it is, an empty max raises NumPy's error
+    x = np.array([0.5, np.nan, -1.0, 3.0, 2.0, np.nan, 0.0])
+    for y in (x, x[::-1].copy(), np.nan_to_num(x)):
+        got, want = kiln.compile(extrema, backend=backend)(y, np.zeros(7)), extrema(y, np.zeros(7))
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError) as theirs:
+        empty_max(np.ones(5))
+    with pytest.raises(ValueError) as mine:
+        kiln.compile(empty_max, backend=backend)(np.ones(5))
+    assert str(mine.value) == str(theirs.value)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import kiln
-from kiln.lowering.loops import _Printer, prepare_loops
+from kiln.lowering.loop_runner import prepare_loops
+from kiln.lowering.loops import _Printer
 from kiln.ops.loops import SCALAR_FUNCTIONS, LoopBody
 from kiln.ops.loops import stats as loop_stats
 
@@ -338,3 +339,34 @@ def test_the_loop_module_goes_to_debug_dir_and_output_code(tmp_path, monkeypatch
     cpp = (tmp_path / "dump" / folders[0] / "loops.cpp").read_text()
     assert "test_loops.py:" in cpp and "kiln_loop_" in cpp and "_fast(" in cpp
     assert "def native(" in (tmp_path / "dump" / folders[0] / "launchers.py").read_text()
+
+
+def carried_kinds(a, n):
+    n, x, flag = n + 1, 0.5, False
+    u, f, b, w = np.uint64(2**63 + 5), np.float32(1.5), np.int8(-3), np.uint32(7)
+    for i in range(a.shape[0]):
+        n += i * 3
+        x = x * 0.5 + float(a[i])
+        flag = flag != bool(a[i] > 0.5)
+        u += np.uint64(3)
+        f = f * np.float32(1.25)
+        b = b + np.int8(50)
+        w = w ^ np.uint32(i)
+    return n, x, flag, u, f, b, w
+
+
+@pytest.mark.parametrize("fast_guards", [True, False])
+def test_carried_scalars_of_every_kind_come_back(monkeypatch, fast_guards):
+    # through launch.c's Launcher (the packed entry writes them over its slots) and, without
+    # the extension, through cffi's call: the same values and types as Python's
+    from kiln.config import config
+    monkeypatch.setattr(config, "fast_guards", fast_guards)
+    a = np.random.default_rng(5).random(40)
+    with np.errstate(over="ignore"):
+        before = dict(loop_stats)
+        for n in (0, -7, 2**62):
+            got, want = kiln.compile(carried_kinds)(a, n), carried_kinds(a, n)
+            assert [type(v) for v in got] == [type(v) for v in want]
+            assert got == want
+        assert loop_stats["native"] - before["native"] == 3
+        assert kiln.compile(carried_kinds)(a, 2**70) == carried_kinds(a, 2**70)   # past int64

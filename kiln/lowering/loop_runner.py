@@ -1,0 +1,268 @@
+"""A loop node's C++ function and how Python calls it (kiln/lowering/loops.py prints the
+body).
+
+``prepare_loops(graph)`` renders every loop node's body (:func:`render_body`: a fast and a
+checked variant and the entry that picks one), builds them in one module and gives each
+body its ``native`` runner.
+
+The exported ABI: ``int64_t f(int64_t start, int64_t stop, int64_t step, int64_t inplace,
+int64_t l0, ..., char* b0, ..., <scalar> p0, ..., f_out* out)``: each array's dims then
+byte strides, the arrays' data pointers in placeholder order, scalars by value in their
+C types, and the carried scalars' final values into ``*out`` (a struct, one field per
+carried scalar). Its packed twin, ``int64_t f_packed(kiln_slot* a)``, takes the same
+arguments one 8-byte slot each (no ``out``) and writes the results over the first
+slots: runtime/launch.c's Launcher calls it straight from the generated ``native`` and
+hands back ``(code, result, ...)`` (0.2 us where cffi's call, its out struct and its
+buffer conversions cost ~3 us a loop). Without the extension, the cffi call does the same.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from ..ops.loops import LoopBody
+from .loop_bounds import Bounds
+from .loop_scalars import PRELUDE, Unnative, _is_array, _kind_of
+from .loops import _Printer
+
+# A carried scalar's C type -> the code the Launcher reads it back with (launch.c).
+_RESULT_CODES = {"double": "d", "float": "f", "bool": "?", "uint64_t": "Q"}
+# A scalar argument's C type -> the Launcher's argument code and the slot member it is in.
+_ARG_CODES = {"double": ("d", "d"), "float": ("f", "f"), "bool": ("B", "i"), "int8_t": ("b", "i"),
+              "uint8_t": ("B", "i"), "int16_t": ("h", "i"), "uint16_t": ("H", "i"),
+              "int32_t": ("i", "i"), "uint32_t": ("I", "i"), "int64_t": ("q", "i"),
+              "uint64_t": ("Q", "u")}
+
+
+def render_body(body: LoopBody, step: int | None = None) -> tuple:
+    """``(C++ source after PRELUDE, function name, its cdef, in place, argument codes, result
+    codes)`` of a top-level loop body: a
+    fast and a checked variant and the entry that picks one. ``in place``: the fast
+    variant cannot fail once its entry test passed (an ``inplace`` call runs it or
+    nothing)."""
+    bounds = Bounds(body, step if type(step) is int and body.cont is None else None)
+    fast = _Printer(body, "kiln_loop_fast", step, fast=True, bounds=bounds)
+    checked = _Printer(body, "kiln_loop_checked", step)
+    entry, cdef, codes, results = _entry(body)
+    text = fast.function() + "\n" + checked.function() + "\n" + entry
+    fname = "kiln_loop_" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    text = text.replace("kiln_loop_", f"{fname}_").replace("KILN_ENTRY", fname)
+    return (f"// loop at {body.where}\n" + text, fname, cdef.replace("KILN_ENTRY", fname),
+            fast.residual == 0, codes, results)
+
+
+def _entry(body: LoopBody) -> tuple[str, str, str, str]:
+    """The exported function (see the module doc) and its packed twin: ``(C++ text, cdef,
+    argument codes, result codes)``. The fast variant runs first, the checked one where
+    its entry test fails (2), unless ``inplace`` (then 2 comes back: nothing was written)."""
+    phs = body.graph.placeholders[1:]
+    arrays = [p for p in phs if _is_array(p)]
+    scalars = [p for p in phs if not _is_array(p)]
+    outs = [_kind_of(p).ctype for p in phs[:body.n_carried] if not _is_array(p)]
+    n_layout = sum(2 * len(p.val.shape) for p in arrays)
+    params = ["int64_t start", "int64_t stop", "int64_t step", "int64_t inplace"]
+    params += [f"int64_t l{k}" for k in range(n_layout)]
+    params += [f"char* b{k}" for k in range(len(arrays))]
+    params += [f"{_kind_of(p).ctype} p{k}" for k, p in enumerate(scalars)]
+    typedef = ""
+    if outs:
+        typedef = "typedef struct { " + " ".join(f"{t} c{k};" for k, t in enumerate(outs)) \
+            + " } KILN_ENTRY_out;\n"
+        params.append("KILN_ENTRY_out* out")
+    lines = [f"  const int64_t layout[{max(n_layout, 1)}] = "
+             f"{{{', '.join(f'l{k}' for k in range(n_layout)) or '0'}}};",
+             f"  char* bufs[{max(len(arrays), 1)}] = {{{', '.join(f'b{k}' for k in range(len(arrays))) or '0'}}};",
+             f"  int64_t slots[{max(len(scalars), 1)}] = {{0}};"]
+    lines += [f"  __builtin_memcpy(&slots[{k}], &p{k}, sizeof(p{k}));" for k in range(len(scalars))]
+    lines += ["  int64_t rc = kiln_loop_fast(start, stop, step, bufs, layout, slots);",
+              "  if (rc == 2 && !inplace) rc = kiln_loop_checked(start, stop, step, bufs, layout, slots);"]
+    if outs:
+        lines.append("  if (rc == 0) {")
+        lines += [f"    __builtin_memcpy(&out->c{k}, &slots[{k}], sizeof(out->c{k}));" for k in range(len(outs))]
+        lines.append("  }")
+    lines.append("  return rc;")
+    sig = f"int64_t KILN_ENTRY({', '.join(params)})"
+    text = typedef + f'extern "C" {sig} {{\n' + "\n".join(lines) + "\n}\n"
+    # the packed twin: one slot per argument, the results written over the first slots
+    codes = "q" * (4 + n_layout) + "p" * len(arrays)
+    args = [f"a[{k}].i" for k in range(4 + n_layout)]
+    args += [f"(char*)a[{4 + n_layout + k}].p" for k in range(len(arrays))]
+    for k, p in enumerate(scalars):
+        ctype = _kind_of(p).ctype
+        code, member = _ARG_CODES[ctype]
+        codes += code
+        args.append(f"({ctype})a[{len(args)}].{member}")
+    packed = ["  int64_t rc;"]
+    if outs:
+        packed += ["  KILN_ENTRY_out o;", f"  rc = KILN_ENTRY({', '.join(args + ['&o'])});"]
+        for k, t in enumerate(outs):
+            member = {"d": "d", "f": "f", "Q": "u"}.get(_RESULT_CODES.get(t, "q"), "i")
+            packed.append(f"  a[{k}].{member} = o.c{k};")
+    else:
+        packed.append(f"  rc = KILN_ENTRY({', '.join(args)});")
+    packed.append("  return rc;")
+    text += ('extern "C" int64_t KILN_ENTRY_packed(kiln_slot* a) {\n' + "\n".join(packed) + "\n}\n")
+    results = "".join(_RESULT_CODES.get(t, "q") for t in outs)
+    return text, typedef + sig + ";\nint64_t KILN_ENTRY_packed(void*);", codes, results
+
+
+def native_runners(items: list, rendered: list | None = None, graph_name: str = "loops") -> list:
+    """Build ``(body, step)`` items in one module (one g++ run); returns their runners in
+    order (see :func:`_runner`). ``rendered``: the items' :func:`render_body` results, when
+    the caller has them already. The module and its launchers go to ``output_code`` and
+    ``KILN_DEBUG_DIR`` (kiln/runtime/backend.py ``report_loops``)."""
+    import time
+    from ..runtime.backend import report_loops
+    from ..runtime.build import build
+    from ..runtime.build import stats as build_stats
+    from ..runtime.loader import load_library
+    if rendered is None:
+        rendered = [render_body(body, step) for body, step in items]
+    unique = {r[1]: (r[0], r[2]) for r in rendered}
+    source = PRELUDE + "\n" + "\n".join(text for text, _ in unique.values())
+    started, builds = time.perf_counter(), build_stats["builds"]
+    so = build(source, "loop")
+    lib, ffi = load_library(so, "\n".join(cdef for _, cdef in unique.values()))
+    runners = [_runner(body, lib, ffi, ok, fname, codes, results)
+               for (body, _), (_, fname, _, ok, codes, results) in zip(items, rendered)]
+    report_loops(graph_name, source, so, [r.source for r in runners],
+                 build_stats["builds"] > builds, time.perf_counter() - started)
+    return runners
+
+
+def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, codes: str,
+            results: str) -> Any:
+    """``native(start, stop, step, carried, operands, inplace)`` over the built function,
+    giving the final carried values, or None when the reference must run (a check failed,
+    arrays the build cannot address; with ``inplace``, also: the fast variant's entry test
+    failed, nothing written). ``native.inplace``: ``inplace`` calls are allowed.
+
+    ``native`` is generated straight-line Python for this body's signature (its source
+    is ``native.source``): a type test per value, then the arrays' dims and strides, the
+    arrays and the scalars as they are to ``run`` — the Launcher over the packed entry, or
+    (no extension, more arguments than it takes) ``slow``, the cffi call — which gives
+    ``(code, carried scalar, ...)``; no per-call work that loops over the values."""
+    from ..runtime.launch import module
+    fn = getattr(lib, fname)
+    phs = body.graph.placeholders[1:]
+    n_carried = body.n_carried
+    n_arrays = sum(1 for p in phs if _is_array(p))
+    n_layout = sum(2 * len(p.val.shape) for p in phs if _is_array(p))
+    fb, cast, new = ffi.from_buffer, ffi.cast, ffi.new
+    n_out = len(results)
+
+    def pointer(a: Any) -> Any:
+        return fb(a) if a.flags.c_contiguous else cast("char*", a.ctypes.data)
+
+    def slow(*args: Any) -> tuple:
+        head = args[:4 + n_layout]
+        arrays = [pointer(a) for a in args[4 + n_layout:4 + n_layout + n_arrays]]
+        rest = list(args[4 + n_layout + n_arrays:])
+        if not n_out:
+            return (fn(*head, *arrays, *rest),)
+        out = new(f"{fname}_out *")
+        rc = fn(*head, *arrays, *rest, out)
+        return (rc,) + tuple(getattr(out, f"c{k}") for k in range(n_out))
+
+    run = slow
+    m = module()
+    if m is not None:
+        address = int(ffi.cast("intptr_t", ffi.addressof(lib, fname + "_packed")))
+        try:
+            run = m.Launcher(address, codes, np.ndarray, slow, lib, results)
+        except ValueError:   # more arguments than the launcher takes
+            run = slow
+    env: dict[str, Any] = {"run": run, "ndarray": np.ndarray, "as_scalar": _as_scalar}
+    lines = ["def native(start, stop, step, carried, operands, inplace=False):"]
+    names = [f"v{k}" for k in range(len(phs))]
+    carried_names, operand_names = names[:n_carried], names[n_carried:]
+    if carried_names:
+        lines.append(f"    {', '.join(carried_names)}, = carried")
+    if operand_names:
+        lines.append(f"    {', '.join(operand_names)}, = operands")
+    layout, arrays, scalars, out = [], [], [], []
+    for k, (p, v) in enumerate(zip(phs, names)):
+        if _is_array(p):
+            env[f"dt{k}"] = np.dtype(p.val.dtype)
+            lines.append(f"    if type({v}) is not ndarray or {v}.dtype != dt{k}: return None")
+            ndim = len(p.val.shape)
+            if ndim:
+                lines.append(f"    {v}_sh = {v}.shape; {v}_st = {v}.strides")
+                layout += [f"{v}_sh[{j}]" for j in range(ndim)] + [f"{v}_st[{j}]" for j in range(ndim)]
+            arrays.append(v)
+            if k < n_carried:
+                out.append(v)
+            continue
+        kind = _kind_of(p)
+        env[f"ok{k}"] = ((int, np.integer) if kind.is_int else (float, np.floating)
+                         if kind.is_float else (bool, np.bool_))
+        lines.append(f"    if not isinstance({v}, ok{k}):")
+        lines.append(f"        {v} = as_scalar({v}, ok{k})")
+        lines.append(f"        if {v} is None: return None")
+        scalars.append(v)
+        if k < n_carried:
+            field = f"r[{1 + sum(1 for q in phs[:k] if not _is_array(q))}]"
+            if kind.py:
+                out.append(field)
+            else:
+                env[f"np{k}"] = np.dtype(kind.name).type
+                out.append(f"np{k}({field})")
+    call = ["start", "stop", "step", "inplace"] + layout + arrays + scalars
+    lines += ["    try:",
+              f"        r = run({', '.join(call)})",
+              "    except (OverflowError, TypeError):",
+              "        return None",
+              "    if r[0]: return None",
+              f"    return ({''.join(x + ', ' for x in out)})"]
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, f"<kiln {fname} launcher>", "exec"), env)
+    native = env["native"]
+    native.inplace = inplace_ok
+    native.source = source
+    return native
+
+
+def _as_scalar(value: Any, ok: tuple) -> Any:
+    """A value for a scalar slot: a 0-d array becomes the NumPy scalar it holds; None
+    for anything else of the wrong kind (the reference runs)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    return value if isinstance(value, ok) else None
+
+
+def prepare_loops(graph: Any) -> None:
+    """Give every loop node of ``graph`` its C++ runner, all built in one module (bodies
+    the printer cannot print, or a failed build, keep the reference interpreter)."""
+    from ..runtime.build import BuildError, CompilerUnavailable
+    items, rendered = [], {}
+    for node in graph.nodes:
+        body = node.kwargs.get("body") if node.kind == "call" else None
+        if not isinstance(body, LoopBody) or body.native is not None:
+            continue
+        try:
+            rendered[len(items)] = render_body(body, node.args[2])
+        except Unnative:
+            continue
+        except Exception:   # a printer bug must not cost the user a result
+            from ..config import config
+            if config.debug_checks:
+                raise
+            continue
+        items.append((body, node.args[2], len(items)))
+    groups = [items] if items else []
+    while groups:
+        group = groups.pop()
+        try:
+            texts = [rendered[k] for _, _, k in group]
+            pairs = [(body, step) for body, step, _ in group]
+            for (body, _), native in zip(pairs, native_runners(pairs, texts, graph.name)):
+                body.native = native
+        except (BuildError, CompilerUnavailable):
+            if len(group) > 1:   # one body's build error must not cost the others
+                groups += [[item] for item in group]
+        except Exception:   # nor may a loader bug cost the user a result
+            from ..config import config
+            if config.debug_checks:
+                raise
