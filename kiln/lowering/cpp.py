@@ -25,7 +25,7 @@ import numpy as np
 from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitter, NameSource,
                       call_cost, ctype, literal, template)
 from .loop_ir import Affine
-from .renderer import Renderer
+from .renderer import Renderer, renamed_by_position
 from .sizes import printed_symbols, product, render as render_size
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost
 from .scheduler import Kernel, node_index, write_index
@@ -83,6 +83,7 @@ class RenderedKernel:
     inplace: dict = field(default_factory=dict)   # output name -> input Buffer it writes over
     codes: str = ""   # runtime/launch.py's argument codes ('?': no packed entry)
     size_args: tuple = ()   # the size symbols passed, after the scalars
+    params: tuple = ()      # the C parameter names, in order (CppRenderer.body_key)
 
 
 _INIT = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
@@ -478,7 +479,7 @@ def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
                    f"    {kernel.name}({', '.join(slots)});\n}}\n")
         cdef += f"\nvoid {kernel.name}_packed(void*);"
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
-                          size_args)
+                          size_args, tuple(args))
 
 
 def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int,
@@ -582,6 +583,9 @@ class CppRenderer(Renderer):
 
     def render_module(self, graph_name: str, kernels: list) -> str:
         return render_module(graph_name, kernels)
+
+    def body_key(self, rendered: RenderedKernel) -> str:
+        return renamed_by_position(rendered.source, rendered.name, rendered.params)
 
     def module_signature(self, kernels: list) -> str:
         return "\n".join(rk.cdef for rk in kernels)

@@ -78,6 +78,11 @@ class WrapperCode:
     def buf_name(self, buf: Buffer) -> str:
         return buf.name
 
+    def _built(self) -> list:
+        """The kernels in the module, once each (kernels of the same code share the first's
+        name: renderer.share_identical)."""
+        return list({rk.name: rk for rk in self.rendered.values()}.values())
+
 
     # -- the module --------------------------------------------------------------------------
     def generate(self, so_path: str, cdefs: str, graph_name: str) -> str:
@@ -192,7 +197,7 @@ class WrapperCode:
             "import numpy as np",
         ]
         if self.rendered:
-            head += self.renderer.wrapper_prelude(so_path, cdefs, list(self.rendered.values()))
+            head += self.renderer.wrapper_prelude(so_path, cdefs, self._built())
         head += [
             "",
             "def _respecialize(*args):  # replaced by the runtime: compile for new layouts",
@@ -216,7 +221,7 @@ class WrapperCode:
         ] + self.renderer.wrapper_globals() + [
             "_refcount = sys.getrefcount",
         ] + [f"{pool} = []" for pool in plan.pools]
-        head += self.renderer.bind_kernels(list(self.rendered.values()))
+        head += self.renderer.bind_kernels(self._built())
         if self.externs:
             head.append("from kiln.ops import REGISTRY")
             for name, op in sorted(self.externs.items()):
