@@ -108,14 +108,22 @@ class Renderer:
         order, or the axis order NumPy gives that result (``buf.order``, static shapes; axes
         in ``buf.flips`` reversed, as np.flip's view of a fresh array is)."""
         if getattr(buf, "order", None) is None:
-            return f"np.empty({buf.shape!r}, np.{np.dtype(buf.dtype).name})"
+            return self.empty(buf.shape, np.dtype(buf.dtype))
         shape = tuple(buf.shape[a] for a in buf.order)
         back = tuple(int(i) for i in np.argsort(buf.order))
         flips = getattr(buf, "flips", ())
         view = "" if not flips else "[" + ", ".join(
             "::-1" if a in flips else ":" for a in range(len(buf.shape))) + "]"
         transpose = "" if back == tuple(range(len(back))) else f".transpose({back!r})"
-        return f"np.empty({shape!r}, np.{np.dtype(buf.dtype).name}){transpose}{view}"
+        return f"{self.empty(shape, np.dtype(buf.dtype))}{transpose}{view}"
+
+    def empty(self, shape: tuple, dtype: np.dtype) -> str:
+        """An expression for a new C-ordered array (:meth:`allocate`)."""
+        return f"np.empty({shape!r}, np.{dtype.name})"
+
+    def allocation_globals(self, dtypes: list) -> list[str]:
+        """Wrapper lines defining what :meth:`empty` names, for arrays of these dtypes."""
+        return []
 
     def bind_kernels(self, kernels: list) -> list[str]:
         """Wrapper lines giving each kernel its name (after the prelude)."""
