@@ -155,18 +155,18 @@ def share_identical(rendered: dict, renderer: Renderer) -> list:
     first's text says how many launches it serves."""
     first: dict[str, Any] = {}
     served: dict[str, int] = {}
+    built = []
     for name, rk in list(rendered.items()):
         key = renderer.body_key(rk)
-        if key is None:
-            continue
-        if key in first:
+        if key is not None and key in first:
             rendered[name] = dataclasses.replace(rk, name=first[key].name, source="", cdef="")
             served[first[key].name] = served.get(first[key].name, 1) + 1
-        else:
+            continue
+        if key is not None:
             first[key] = rk
-    unique = [rk for rk in rendered.values() if rk.source]
-    for rk in unique:
+        built.append(rk)
+    for rk in built:
         if rk.name in served:
             rk.source = (f"// (one build: this code runs as {served[rk.name]} kernels of the graph, "
                          f"each launch with its own buffers)\n" + rk.source)
-    return unique
+    return built
