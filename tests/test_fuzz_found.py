@@ -285,6 +285,29 @@ def dict_store_before_an_op_that_raises(x, state):
     return w
 
 
+def _empty_loop_calls():
+    col = lambda *v: np.array([[b] for b in v], np.bool_)
+    return ((np.array([[True, False, True, True, False]]), np.array(True), col(False, True, False, True, False),
+             np.array(-1.75)),
+            (np.array([[False, False, False, False, True]]), np.array(False), col(True, True, True, True, True),
+             np.array(1.75)))
+
+
+@found(*_empty_loop_calls())
+def loop_with_an_empty_body_between_writes(x0, x1, x2, s0):
+    # (seed 2205) the loop node of `for i in range(n): pass`, run as generated Python
+    # (kiln/ops/loop_python.py), printed a `for` with no body: IndentationError
+    if x1.ndim == 2:
+        s0[...] = True
+        x0[0] += x0[0]
+    else:
+        np.abs(-1, out=s0[...])
+    for i4 in range(x2.shape[0]):
+        pass
+    x0[x0] = -0.0
+    x1[...] = True
+
+
 class _Counter:
     def __init__(self):
         self.calls = 0

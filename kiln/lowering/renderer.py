@@ -18,6 +18,8 @@ never changes (docs/adding_a_backend.md lists every member).
 """
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import Any
 
 import numpy as np
@@ -70,6 +72,13 @@ class Renderer:
     def render_module(self, graph_name: str, kernels: list) -> str:
         raise NotImplementedError
 
+    def body_key(self, rendered: Any) -> str | None:
+        """A text that two rendered kernels share exactly when either's code, called
+        with the other's arguments, does what the other's would (the same body up to its
+        name and parameter names): the module then holds the first and every launch of
+        the others calls it (:func:`share_identical`). None: never shared."""
+        return None
+
     def module_signature(self, kernels: list) -> str:
         """What the loader needs besides the module (C declarations for cffi)."""
         return ""
@@ -99,14 +108,22 @@ class Renderer:
         order, or the axis order NumPy gives that result (``buf.order``, static shapes; axes
         in ``buf.flips`` reversed, as np.flip's view of a fresh array is)."""
         if getattr(buf, "order", None) is None:
-            return f"np.empty({buf.shape!r}, np.{np.dtype(buf.dtype).name})"
+            return self.empty(buf.shape, np.dtype(buf.dtype))
         shape = tuple(buf.shape[a] for a in buf.order)
         back = tuple(int(i) for i in np.argsort(buf.order))
         flips = getattr(buf, "flips", ())
         view = "" if not flips else "[" + ", ".join(
             "::-1" if a in flips else ":" for a in range(len(buf.shape))) + "]"
         transpose = "" if back == tuple(range(len(back))) else f".transpose({back!r})"
-        return f"np.empty({shape!r}, np.{np.dtype(buf.dtype).name}){transpose}{view}"
+        return f"{self.empty(shape, np.dtype(buf.dtype))}{transpose}{view}"
+
+    def empty(self, shape: tuple, dtype: np.dtype) -> str:
+        """An expression for a new C-ordered array (:meth:`allocate`)."""
+        return f"np.empty({shape!r}, np.{dtype.name})"
+
+    def allocation_globals(self, dtypes: list) -> list[str]:
+        """Wrapper lines defining what :meth:`empty` names, for arrays of these dtypes."""
+        return []
 
     def bind_kernels(self, kernels: list) -> list[str]:
         """Wrapper lines giving each kernel its name (after the prelude)."""
@@ -115,3 +132,41 @@ class Renderer:
     def launch(self, rendered: Any, args: list[str]) -> str:
         """The statement running a kernel on ``args`` (pointers, scalars, sizes)."""
         raise NotImplementedError
+
+
+def renamed_by_position(source: str, name: str, params: Any) -> str:
+    """``source`` of kernel ``name`` with that name and its parameter names replaced by
+    position, and full-line ``//`` comments dropped (they name source lines): a
+    :meth:`Renderer.body_key` for kernels whose text is code and such comments."""
+    text = "\n".join(line for line in source.replace(name, "\0K").splitlines()
+                     if not line.lstrip().startswith("//"))
+    if not params:
+        return text
+    index = {p: i for i, p in enumerate(params)}
+    pattern = r"\b(?:" + "|".join(re.escape(p) for p in sorted(index, key=len, reverse=True)) + r")\b"
+    return re.sub(pattern, lambda m: f"\0{index[m.group(0)]}", text)
+
+
+def share_identical(rendered: dict, renderer: Renderer) -> list:
+    """The kernels to build, one per distinct body (:meth:`Renderer.body_key`). An unrolled
+    loop's steps lower to kernels that differ only in the buffers they are handed; each
+    later one becomes an alias of the first (``rendered`` is updated: the same
+    parameters, the first's name, so its launches call the first's function), and the
+    first's text says how many launches it serves."""
+    first: dict[str, Any] = {}
+    served: dict[str, int] = {}
+    built = []
+    for name, rk in list(rendered.items()):
+        key = renderer.body_key(rk)
+        if key is not None and key in first:
+            rendered[name] = dataclasses.replace(rk, name=first[key].name, source="", cdef="")
+            served[first[key].name] = served.get(first[key].name, 1) + 1
+            continue
+        if key is not None:
+            first[key] = rk
+        built.append(rk)
+    for rk in built:
+        if rk.name in served:
+            rk.source = (f"// (one build: this code runs as {served[rk.name]} kernels of the graph, "
+                         f"each launch with its own buffers)\n" + rk.source)
+    return built

@@ -33,6 +33,7 @@ class WrapperCode:
         self.lines: list[str] = []
         self._views = 0
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
+        self.allocated: set[str] = set()     # dtype names of the arrays call allocates
 
     # -- expressions -------------------------------------------------------------------------
     def py(self, value: Any) -> str:
@@ -77,6 +78,15 @@ class WrapperCode:
 
     def buf_name(self, buf: Buffer) -> str:
         return buf.name
+
+    def _allocate(self, buf: Buffer) -> str:
+        self.allocated.add(np.dtype(buf.dtype).name)
+        return self.renderer.allocate(buf)
+
+    def _built(self) -> list:
+        """The kernels in the module, once each (kernels of the same code share the first's
+        name: renderer.share_identical)."""
+        return list({rk.name: rk for rk in self.rendered.values()}.values())
 
 
     # -- the module --------------------------------------------------------------------------
@@ -150,9 +160,9 @@ class WrapperCode:
                         # fresh pages cost more than the kernel that fills them.
                         self.lines.append(f"{a.name} = {a.source}.pop() if {a.source} else None")
                         self.lines.append(f"if {a.name} is None or _refcount({a.name}) != 2:")
-                        self.lines.append(f"    {a.name} = {self.renderer.allocate(a.buf)}")
+                        self.lines.append(f"    {a.name} = {self._allocate(a.buf)}")
                     else:
-                        self.lines.append(f"{a.name} = {self.renderer.allocate(a.buf)}")
+                        self.lines.append(f"{a.name} = {self._allocate(a.buf)}")
                 args = [self.renderer.pointer(b) for b in rk.buffers] + [s.name for s in rk.scalars]
                 args += list(rk.size_args)   # the sizes this kernel's code names
                 self.lines.append(self.renderer.launch(rk, args))
@@ -192,7 +202,7 @@ class WrapperCode:
             "import numpy as np",
         ]
         if self.rendered:
-            head += self.renderer.wrapper_prelude(so_path, cdefs, list(self.rendered.values()))
+            head += self.renderer.wrapper_prelude(so_path, cdefs, self._built())
         head += [
             "",
             "def _respecialize(*args):  # replaced by the runtime: compile for new layouts",
@@ -213,10 +223,10 @@ class WrapperCode:
                      f"_layouts = _layout_check({specs})"]
         head += [
             "",
-        ] + self.renderer.wrapper_globals() + [
+        ] + self.renderer.wrapper_globals() + self.renderer.allocation_globals(sorted(self.allocated)) + [
             "_refcount = sys.getrefcount",
         ] + [f"{pool} = []" for pool in plan.pools]
-        head += self.renderer.bind_kernels(list(self.rendered.values()))
+        head += self.renderer.bind_kernels(self._built())
         if self.externs:
             head.append("from kiln.ops import REGISTRY")
             for name, op in sorted(self.externs.items()):

@@ -190,8 +190,15 @@ class _Writer:
             self.emit(f"{name} = {self.ref(v)}", depth)
         self.inner[node] = names
         self.loop_head(body, phs[0], [self.ref(v) for v in (start, stop, step)], names, depth)
+        head = len(self.lines)
         self.body(body.graph, carried, depth + 1)
         self.loop_tail(body, phs[0], names, depth + 1)
+        self.non_empty(head, depth + 1)
+
+    def non_empty(self, head: int, depth: int) -> None:
+        """A loop whose body printed no line (``for i in range(n): pass``) gets ``pass``."""
+        if len(self.lines) == head:
+            self.emit("pass", depth)
 
     def loop_tail(self, body: Any, var: Any, carried: list, depth: int) -> None:
         if body.cont is not None:
@@ -226,10 +233,12 @@ def python_runner(body: Any) -> Callable | None:
             w.emit(f"{', '.join(names)}, = {source}", 1)
     try:
         w.loop_head(body, phs[0], ["start", "stop", "step"], [w.names[c] for c in carried], 1)
+        head = len(w.lines)
         w.body(body.graph, carried, 2)
     except _Unknown:
         return None
     w.loop_tail(body, phs[0], [w.names[c] for c in carried], 2)
+    w.non_empty(head, 2)
     w.emit(f"return ({''.join(w.names[c] + ', ' for c in carried)})", 1)
     source = "\n".join(w.lines) + "\n"
     exec(compile(source, f"<kiln {body.name} as Python ({body.where})>", "exec"), w.env)

@@ -9,6 +9,7 @@ The pipeline, one named pass per line::
     inplace   = plan_inplace(items, lowering, local)        # outputs written over dead inputs
     plans     = [renderer.plan_kernel(k, local, sizes, inplace) ...]     # lowering/plan.py
     kernels   = [renderer.render_kernel(plan) ...]          # C++ per kernel, printed once
+    built     = share_identical(kernels, renderer)     # the same code twice: built once
     memory    = plan_memory(lowering, items, kernels)       # lowering/memory.py
     so        = loader_for(renderer).build(...)             # g++, on-disk cache (build.CppLoader)
     wrapper   = WrapperCode(..., renderer).generate(so, ...)   # the Python module: call(*inputs)
@@ -186,6 +187,7 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     from ..lowering.inplace import plan_inplace
     from ..lowering.lower import GraphLowering
     from ..lowering.memory import plan_memory
+    from ..lowering.renderer import share_identical
     from ..lowering.scheduler import Kernel, kernel_locals, schedule
     from ..lowering.wrapper import WrapperCode
 
@@ -210,12 +212,13 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     size_args = tuple(s.name for s in low.sizes)
     plans = {k.name: renderer.plan_kernel(k, local, size_args, inplace) for k in kernels}
     rendered = {name: renderer.render_kernel(plan) for name, plan in plans.items()}
-    module = renderer.render_module(graph.name, list(rendered.values()))
-    signature = renderer.module_signature(list(rendered.values()))
+    built = share_identical(rendered, renderer)   # an unrolled loop's steps: one build
+    module = renderer.render_module(graph.name, built)
+    signature = renderer.module_signature(built)
     memory = plan_memory(low, items, rendered, pool)
     wrapper = WrapperCode(low, items, rendered, memory, renderer)
     source = wrapper.generate(SO_PLACEHOLDER, signature, graph.name)
-    return Generated(module, signature, source, low, [k.name for k in kernels], wrapper.consts,
+    return Generated(module, signature, source, low, [rk.name for rk in built], wrapper.consts,
                      plans, memory, renderer)
 
 

@@ -25,7 +25,7 @@ def _arr(*shape, dtype=np.float32):
 
 
 def _allocations(wrapper: str) -> list[tuple]:
-    return [eval(m) for m in re.findall(r"np\.empty\((\([^)]*\))", wrapper)]
+    return [eval(m) for m in re.findall(r"_empty\((\([^)]*\))", wrapper)]
 
 
 def _kernel_calls(wrapper: str) -> list[str]:

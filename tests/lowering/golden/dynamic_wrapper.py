@@ -14,6 +14,8 @@ def _numpy(*args):  # replaced by the runtime: the graph run by NumPy
 from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped
 
 _NT = 2
+_empty = np.empty
+_float32 = np.dtype('float32')
 _refcount = sys.getrefcount
 kiln_fused_tanh_multiply_sum_0 = _bind(_lib, _ffi, 'kiln_fused_tanh_multiply_sum_0', 'pppqqi')
 
@@ -29,7 +31,7 @@ def call(x, b):
     s1 = x.shape[1]
     if s0 < 2 or s1 < 2 or b.shape[0] != s1:
         return _respecialize(x, b)
-    buf0 = np.empty((s0,), np.float32)
+    buf0 = _empty((s0,), _float32)
     kiln_fused_tanh_multiply_sum_0(x, b, buf0, s0, s1, _NT)
     return (buf0,)
 

@@ -17,6 +17,8 @@ from kiln.runtime.launch import layouts as _layout_check
 _layouts = _layout_check(((8, 16), (64, 4)))
 
 _NT = 2
+_empty = np.empty
+_float32 = np.dtype('float32')
 _refcount = sys.getrefcount
 kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi')
 
@@ -26,7 +28,7 @@ def call(x):
         return _numpy(x)
     if not _layouts(x):
         return _respecialize(x)
-    buf3 = np.empty((8, 16), np.float32)
+    buf3 = _empty((8, 16), _float32)
     kiln_fused_max_subtract_exp_sum_0(x, buf3, _NT)
     return (buf3,)
 
