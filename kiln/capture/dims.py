@@ -67,6 +67,8 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict, exact: boo
         # x[i] = v writes a new value of x: its functional op's shape rule says which
         # sizes follow (a mutation's own rule returns None, which would pin them all).
         op = REGISTRY[op.functional]
+    # (not where a derivative is written: its rules read sizes, kiln/ir/symbolic.py)
+    exact = exact and not (any(a.tensor for a in arrays) or getattr(tx.output, "grad_depth", 0))
     derived = _symbolic_dims(tx, op, arrays, inputs, params) if exact else None
     if derived is not None:
         return lambda val: derived if isinstance(val, TensorMeta) and len(val.shape) == len(derived) \

@@ -134,6 +134,12 @@ class SymbolTable:
         self._by_hint.setdefault(hint, []).append((array, right, name))
         return Size.symbol(name)
 
+    def same_dim(self, array: str, dim: int, symbol: Size) -> Size:
+        """Dim ``dim`` of input ``array`` as ``symbol``, the symbol of another of its dims
+        that the entry keeps equal to it (a square weight); the wrapper checks it."""
+        self.equal.append((f"{array}.shape[{dim}]", str(symbol)))
+        return symbol
+
     def int_slice(self, length: Any, start: Any, stop: Any, step: Any) -> tuple:
         """(first index, count, step) of ``slice(start, stop, step)`` on a dim of
         ``length`` where a bound or the step is a run-time int (an object with ``name``,
