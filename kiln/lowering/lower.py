@@ -187,8 +187,6 @@ class GraphLowering(PointwiseLowering, ViewLowering):
 
     def lower_input(self, name: str, value: Any, dynamic_dims: Any = None,
                     equal_dims: dict | None = None) -> Any:
-        """``equal_dims``: dim -> an earlier dim of this input the entry keeps it equal to
-        (a square weight under one SizeRef): both get one symbol."""
         if isinstance(value, np.ndarray) and value.dtype.kind == "c" and value.dtype.name not in self.dtypes:
             # No complex kernels on this target: every op reading it is an extern call
             # (NumPy's). The wrapper checks the layouts of buffer inputs only, so a graph whose
@@ -205,16 +203,8 @@ class GraphLowering(PointwiseLowering, ViewLowering):
             if any(s % item for s in value.strides):
                 raise Unsupported(f"input {name} has strides {value.strides} that are not "
                                   f"multiples of its item size")
-            shape = tuple(value.shape)
             dims = set(dynamic_dims or ()) if self.dynamic and value.flags.c_contiguous else set()
-            out: list = []
-            for d, n in enumerate(shape):
-                same = (equal_dims or {}).get(d)
-                if d in dims and n >= 2 and same is not None and isinstance(out[same], Size):
-                    out.append(self.sizes.same_dim(name, d, out[same]))
-                else:   # sizes 0 and 1 decide broadcasting: they stay specialized
-                    out.append(self.sizes.input_dim(name, d, len(shape), n) if d in dims and n >= 2 else n)
-            shape = tuple(out)
+            shape = self.sizes.input_shape(name, tuple(value.shape), dims, equal_dims)
             buf = Buffer(name, shape, value.dtype, "input")
             if any(isinstance(n, Size) for n in shape):
                 buf.strides = contiguous_strides(shape)  # row-major in the symbols

@@ -134,11 +134,23 @@ class SymbolTable:
         self._by_hint.setdefault(hint, []).append((array, right, name))
         return Size.symbol(name)
 
-    def same_dim(self, array: str, dim: int, symbol: Size) -> Size:
-        """Dim ``dim`` of input ``array`` as ``symbol``, the symbol of another of its dims
-        that the entry keeps equal to it (a square weight); the wrapper checks it."""
-        self.equal.append((f"{array}.shape[{dim}]", str(symbol)))
-        return symbol
+    def input_shape(self, array: str, shape: tuple, dims: set, equal_dims: dict | None = None) -> tuple:
+        """Input ``array``'s shape with a symbol for each dim in ``dims`` (:meth:`input_dim`)
+        of size 2 or more (0 and 1 decide broadcasting: they stay numbers). ``equal_dims``:
+        dim -> an earlier dim of the array that the entry keeps equal to it (a square
+        weight in a backward written with one SizeRef for both): it takes that symbol,
+        and the wrapper checks it."""
+        out: list = []
+        for d, n in enumerate(shape):
+            same = (equal_dims or {}).get(d)
+            if d not in dims or n < MIN_SIZE:
+                out.append(n)
+            elif same is not None and isinstance(out[same], Size):
+                self.equal.append((f"{array}.shape[{d}]", str(out[same])))
+                out.append(out[same])
+            else:
+                out.append(self.input_dim(array, d, len(shape), n))
+        return tuple(out)
 
     def int_slice(self, length: Any, start: Any, stop: Any, step: Any) -> tuple:
         """(first index, count, step) of ``slice(start, stop, step)`` on a dim of
