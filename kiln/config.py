@@ -38,12 +38,8 @@ class Config:
         "KILN_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "kiln")))
     # C++ compiler command and flags (used by the cpp backend).
     cxx: str = field(default_factory=lambda: os.environ.get("KILN_CXX", "g++"))
-    # (max-completely-peel-times=1: GCC's -O3 otherwise unrolls every loop of a known
-    # short trip count, a 256-wide softmax row's SIMD loops among them, which took ~25%
-    # of g++'s time on such kernels and no run time measured; docs/lowering.md)
     cxx_flags: str = field(default_factory=lambda: os.environ.get(
-        "KILN_CXX_FLAGS", "-O3 -march=native -fopenmp -fno-trapping-math "
-                          "--param max-completely-peel-times=1"))
+        "KILN_CXX_FLAGS", "-O3 -march=native -fopenmp -fno-trapping-math"))
     num_threads: int = field(default_factory=lambda: _env_int("KILN_NUM_THREADS", os.cpu_count() or 1))
     # Check every graph after every pass (tests turn this on).
     debug_checks: bool = field(default_factory=lambda: _env_bool("KILN_DEBUG_CHECKS", False))
