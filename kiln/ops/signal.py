@@ -230,6 +230,8 @@ def _edge_block(x, axis: int, which: str, count: int, mode: str, value: Any):
     def take(s):
         return N.getitem(x, (slice(None),) * axis + (s,))
 
+    if n == 0 and mode != "constant":
+        raise ValueError(f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'")
     # 'constant' and 'edge' spell no size of x (Composite.relative_sizes): the block is
     # one edge slice of x repeated ``count`` times, so a dynamic size flows through them
     if mode == "constant" and n == 0:

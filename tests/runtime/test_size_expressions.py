@@ -153,3 +153,25 @@ def test_pad_modes_that_read_sizes_stay_correct(monkeypatch):
          [(rng.standard_normal(n),) for n in (5, 9, 5, 14)], be)
     _run(lambda x: np.pad(x, (1, 3), mode="wrap") * 2.0,
          [(rng.standard_normal((n, 4)),) for n in (5, 9, 14)], be)
+
+
+@pytest.mark.parametrize("mode, kw", [("constant", {}), ("constant", {"constant_values": (1.5, -2)}),
+                                      ("edge", {})])
+@pytest.mark.parametrize("x", [np.arange(5.0), np.arange(24, dtype=np.float32).reshape(4, 6),
+                               np.arange(12).reshape(3, 4) % 5, np.arange(6).reshape(2, 3) % 2 == 0,
+                               np.zeros((0, 3)), np.arange(4, dtype=np.uint8) * 60])
+def test_pad_as_a_repeated_edge_matches_numpy(mode, kw, x):
+    # np.pad's constant/edge blocks are an edge slice repeated (Composite.relative_sizes):
+    # dtypes, casts of the fill value, an empty axis (NumPy's ValueError for 'edge')
+    for width in (1, (2, 0), ((0, 1),) * x.ndim):
+        def f(a):
+            return np.pad(a, width, mode=mode, **kw)
+        try:
+            want = f(x)
+        except ValueError:
+            with pytest.raises(ValueError):
+                kiln.compile(f, dynamic=True)(x)
+            continue
+        got = kiln.compile(f, dynamic=True)(x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
