@@ -1,27 +1,40 @@
 """Dynamic dimensions through ops: which output dims stay dynamic, which get pinned.
 
-kiln has no symbolic shapes yet. A dynamic dim is a runtime size (a
-:class:`SymScalarVariable` over ``x.shape[i]``) that may flow through an op only when
-kiln can tell how the op's output shape depends on it:
+A dynamic dim is a run-time size (a :class:`SymScalarVariable` over ``x.shape[i]``, or
+an expression of such sizes) that flows through an op when kiln can tell how the op's
+output shape depends on it:
 
 - elementwise ops: broadcasting (a dynamic dim meeting a static size other than 1 is
   pinned to it);
 - reductions with ``axis``: reduced dims become static, the others keep their symbol;
-- any other op: its shape rule is asked again with the symbol's size changed to several
-  other values (2, n+1, 2n+3 and a very large one). If every output dim either stays put
-  or equals the new size each time, those dims follow the symbol; if the rule fails or
-  the output moves any other way (``x[1:]``, ``np.repeat``, a clamp like ``x[:5]``), the
-  symbol is *specialized*: its size is guarded (``x.shape[0] == 128``).
+- slices with constant bounds (``x[1:]``, ``x[:-1]``, ``x[5:]``): the length is Python's
+  ``len(range(L)[1:])`` of the dim's length ``L``, evaluated per call, so NumPy's
+  clamping holds for every size (``x[5:]`` of 3 elements is empty) with no guard on
+  ``L`` beyond the length's own (:func:`runtime_slices`);
+- any other op: its shape rule runs on metas whose dynamic dims are exact integer
+  polynomials (kiln/ir/sizes.py): each output dim is a number, one of the input sizes,
+  or an expression of them (``np.concatenate`` on the batch axis: ``n + m``;
+  ``np.pad``: ``n + 2``; ``reshape(-1)``: ``n*m``), which becomes a size of its own,
+  spelled as that Python expression. A rule that cannot take such sizes (it compares two
+  of them, or runs NumPy) is asked again with the symbol's size changed to several other
+  values (2, n+1, 2n+3 and a very large one). If every output dim either stays put or
+  equals the new size each time, those dims follow the symbol; if the rule fails or the
+  output moves any other way (``np.repeat`` by an array), the symbol is *specialized*:
+  its size is guarded (``x.shape[0] == 128``).
 
+A size that is an expression is guarded at least 2 like an input dim (sizes 0 and 1
+decide broadcasting); one that is 0 or 1 in the example is guarded equal to it instead.
 The sizes never matter to results with the eager backend (NumPy runs on the real arrays);
 they matter to what capture decides from shapes, which is why anything unclear pins.
+Lowering works the same sizes out again from the graph (kiln/lowering/sizes.py).
 """
 from __future__ import annotations
 
 from typing import Any
 
+from ..ir.sizes import Size
 from ..ops import REGISTRY, Category, TensorMeta, infer_meta
-from ..ops.layout import index_dims
+from ..ops.layout import Window, _contiguous, index_dims
 from ..ops.meta import normalize_axis
 from .sources import shape_source
 
@@ -30,8 +43,10 @@ def _live(dim: Any) -> bool:
     return dim is not None and not getattr(dim, "pinned", False)
 
 
-def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict):
-    """A function ``meta -> dims`` for the op's output (call it once the node exists)."""
+def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict, exact: bool = True):
+    """A function ``meta -> dims`` for the op's output (call it once the node exists).
+    ``exact``: output sizes may be expressions of the input sizes (not inside a composite
+    spelling that may have computed a number from them: ``Composite.relative_sizes``)."""
     static = lambda val: (None,) * len(val.shape) if isinstance(val, TensorMeta) else None  # noqa: E731
     if not any(_live(d) for a in arrays for d in a.dims):
         return static
@@ -52,6 +67,12 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict):
         # x[i] = v writes a new value of x: its functional op's shape rule says which
         # sizes follow (a mutation's own rule returns None, which would pin them all).
         op = REGISTRY[op.functional]
+    # (not where a derivative is written: its rules read sizes, kiln/ir/symbolic.py)
+    exact = exact and not (any(a.tensor for a in arrays) or getattr(tx.output, "grad_depth", 0))
+    derived = _symbolic_dims(tx, op, arrays, inputs, params) if exact else None
+    if derived is not None:
+        return lambda val: derived if isinstance(val, TensorMeta) and len(val.shape) == len(derived) \
+            else static(val)
     follow = _follow_by_probing(tx, op, arrays, inputs, params)
     return lambda val: tuple(follow.get(i) for i in range(len(val.shape))) \
         if isinstance(val, TensorMeta) else None
@@ -96,6 +117,121 @@ def _with_size(value: Any, code: Any, size: int) -> Any:
     if isinstance(value, list):
         return [_with_size(v, code, size) for v in value]
     return value
+
+
+def _with_symbols(value: Any, names: dict) -> Any:
+    """The op's inputs as metas, each live dim the :class:`Size` symbol ``names`` gives
+    its code."""
+    var = getattr(value, "var", None)
+    if var is not None:
+        return TensorMeta(tuple(Size.symbol(names[d.code]) if _live(d) else n
+                                for d, n in zip(var.dims, var.meta.shape)), var.meta.dtype)
+    if isinstance(value, tuple):
+        return tuple(_with_symbols(v, names) for v in value)
+    if isinstance(value, list):
+        return [_with_symbols(v, names) for v in value]
+    return value
+
+
+def _symbolic_dims(tx, op, arrays: list, inputs: tuple, params: dict) -> tuple | None:
+    """The output's dims from the op's shape rule run over size symbols: None (static),
+    an input's dim, or a new run-time size for an expression of them; None when the
+    rule cannot take symbols or its answer at the example's sizes is not the example's.
+
+    Each input size is a symbol of its own; a rule that needs two of them equal
+    (``np.vstack`` of two batches of rows of one dynamic width) is asked again with the
+    sizes of one example size as one symbol, and the entry guards they are equal (the
+    duck sizing lowering assumes, kiln/lowering/sizes.py)."""
+    live = list({d.code: d for a in arrays for d in a.dims if _live(d)}.values())
+    if any(getattr(d, "key", None) is not None for d in live):
+        return None   # an unbacked size may be 0 or 1: the symbols' bound is 2
+    try:
+        base = infer_meta(op, _with_size(inputs, frozenset(), 0), params)
+    except Exception:
+        return None
+    if not isinstance(base, TensorMeta):
+        return None
+    for duck in (False, True):
+        key = (lambda d: d.example) if duck else (lambda d: d.code)
+        first: dict = {}
+        for d in live:
+            first.setdefault(key(d), d)
+        if duck and len(first) == len(live):
+            return None   # no two of one size: the same question again
+        syms = {f"c{i}": d for i, d in enumerate(first.values())}
+        names = {d.code: f"c{list(first).index(key(d))}" for d in live}
+        out = _rule_over_symbols(op, _with_symbols(inputs, names), params, base)
+        if isinstance(out, TensorMeta) and out.dtype == base.dtype and len(out.shape) == len(base.shape):
+            break
+    else:
+        return None
+    hints = {name: sym.example for name, sym in syms.items()}
+    for o, b in zip(out.shape, base.shape):
+        if not (o == b if type(o) is int else isinstance(o, Size) and o.subs(hints) == b):
+            return None
+    for d in live:
+        rep = syms[names[d.code]]
+        if rep is not d:
+            tx.guards.add_truth(f"({rep.code} == {d.code})", f"({rep.text} == {d.text})", True,
+                                tuple(dict.fromkeys(rep.leaves + d.leaves)))
+    dims = []
+    for o in out.shape:
+        if type(o) is int:
+            dims.append(None)
+        elif len(o.terms) == 1 and next(iter(o.terms.items()))[1] == 1 and len(next(iter(o.terms))) == 1:
+            dims.append(syms[next(iter(o.symbols))])
+        else:
+            dims.append(_derived_size(tx, o, syms, o.subs(hints)))
+    return tuple(dims)
+
+
+def _rule_over_symbols(op, metas: tuple, params: dict, base: Any) -> Any:
+    """The op's result meta for inputs with symbolic sizes: its shape rule, or for a
+    view op whose rule runs NumPy (reshape resolving -1) its layout rule on the
+    C-contiguous input (kiln/ops/layout.py, as lowering asks it); None if neither can."""
+    try:
+        return infer_meta(op, metas, params)
+    except Exception:
+        pass
+    if op.layout is None or not metas or not isinstance(metas[0], TensorMeta) \
+            or any(isinstance(m, TensorMeta) for m in metas[1:]) or not isinstance(base, TensorMeta):
+        return None
+    shape = metas[0].shape
+    try:
+        window = op.layout(Window(shape, _contiguous(shape), 0), *metas[1:], **op.bind_params(params))
+    except Exception:
+        return None
+    return None if window is None else TensorMeta(tuple(window.shape), base.dtype)
+
+
+def _derived_size(tx, size: Size, syms: dict, example: int) -> Any:
+    """A run-time size for ``size``, a polynomial over the sizes ``syms`` (symbol name ->
+    SymScalarVariable), guarded at least 2; None (a number) with a guard where the
+    example's is 0 or 1."""
+    from .variables.arrays import SymScalarVariable
+
+    def spell(field: str) -> str:
+        parts = []
+        for m, c in sorted(size.terms.items(), key=lambda mc: (-len(mc[0]), mc[0])):
+            factors = [f"{getattr(syms[n], field)}" for n in m]
+            if c != 1 or not factors:
+                factors.insert(0, str(c))
+            parts.append(" * ".join(factors))
+        return "(" + " + ".join(parts) + ")"
+    leaves = tuple(dict.fromkeys(leaf for n in size.symbols for leaf in syms[n].leaves))
+    dim = SymScalarVariable(spell("code"), spell("text"), example, leaves, tx=tx)
+    return _at_least_two(tx, dim)
+
+
+def _at_least_two(tx, size: Any) -> Any:
+    """``size`` (a run-time size), guarded at least 2 as every dynamic size is; None with
+    a guard on its value where the example's is 0 or 1 (they decide broadcasting)."""
+    if size.example >= 2:
+        tx.guards.add_truth(f"({size.code} >= 2)", f"({size.text} >= 2)", True, size.leaves)
+        return size
+    tx.guards.add_truth(f"({size.code} == {size.example})", f"({size.text} == {size.example})",
+                        True, size.leaves)
+    return None
 
 
 def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict) -> dict:
@@ -173,7 +309,7 @@ def _slice_start(length: int, start: Any, stop: Any, step: Any) -> int:
     return range(length)[start:stop:step].start
 
 
-def runtime_slices(tx, op, bound, scalars: dict, used: set):
+def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
     """``x[:n]`` with ``n`` a run-time Python int (an argument, or an int the function
     computed from arguments and sizes): ``(slices, meta -> dims)``, ``slices`` mapping
     each such slice of the index (by id) to the slice the graph records.
@@ -190,6 +326,8 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set):
 
     A run-time step (``x[::k]``) is the same kind of length, and the entry guards its
     sign; a run-time int index (``x[i]``) stays a graph input too, and no size follows it.
+    Constant bounds on a dynamic dim (``x[1:]``, ``x[5:]``; ``exact``, and not a write)
+    are the same kind of length, ``len(range(L)[5:])``, and the graph keeps the slice.
     Slices of a kiln.Tensor and slices inside a function ``kiln.grad`` differentiates
     keep their bounds specialized: derivative rules read sizes, and a run-time length is
     no input's size (kiln/ir/symbolic.py); an int index needs none.
@@ -213,7 +351,12 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set):
         return None   # NumPy's IndexError, raised by the shape rule
     at = _runtime_indices(var, index, runtime)
     sized = any(runtime(e.start) or runtime(e.stop) or runtime(e.step) for e in slices)
-    if not (at or sized) or sized and (var.tensor or getattr(tx.output, "grad_depth", 0)) \
+    differentiated = var.tensor or getattr(tx.output, "grad_depth", 0)
+    # x[1:], x[:-1] on a dynamic dim: a run-time length like x[:n]'s
+    clamped = exact and not differentiated and not op.mutates and any(_live(d) for d in var.dims) and slices and all(
+        e is None or e is Ellipsis or type(e) is int or type(e) is slice and all(
+            p is None or type(p) is int for p in (e.start, e.stop, e.step)) for e in index)
+    if not (at or sized or clamped) or sized and differentiated \
             or any(not isinstance(e.step, (int, type(None))) or e.step == 0 for e in slices):
         return None
     out: list = []
@@ -235,6 +378,8 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set):
                 out.append(_runtime_slice(tx, e, length, runtime, replaced, used))
             elif all(len(range(m)[e]) == m for m in (2, 7, 4099)):   # [:], [::-1], [0:]
                 out.append(dim)
+            elif dim is not None and clamped:
+                out.append(_runtime_slice(tx, e, dim, runtime, replaced, used))
             else:
                 if dim is not None:
                     dim.as_constant(tx)
@@ -303,6 +448,9 @@ def _runtime_slice(tx, e: slice, length: Any, runtime, replaced: dict, used: set
     count = _slice_length(*values)
     size = SymScalarVariable(f"{tx.output.ns.ref(_slice_length, 'fn')}({args})", f"len({where})",
                              count, leaves, tx=tx)
+    if all(runtime(p) is None for p in parts):
+        # constant bounds on a dynamic dim: the graph keeps the slice as it is
+        return _at_least_two(tx, size)
     used.update(id(p) for p in parts if runtime(p) is not None)
     step = runtime(e.step)
     if step is not None:

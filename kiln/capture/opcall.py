@@ -267,13 +267,14 @@ def _before_write(tx) -> None:
         sel.take(tx, "x[mask] before a write")
 
 
-_COMPOSING: list = []   # (tx, text, scalars, used) of the composite spelling being captured
+# (tx, text, scalars, used, relative_sizes) of the composite spelling being captured
+_COMPOSING: list = []
 
 
 def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> VariableTracker:
     """Run a composite spelling's function on ArrayArgs: each ``F`` call in it is captured
     like a NumPy call of its own (ArrayArg.__kiln_op__); the result is their tracker(s)."""
-    _COMPOSING.append((tx, text, scalars, used))
+    _COMPOSING.append((tx, text, scalars, used, c.relative_sizes))
     try:
         with ambient_hook(_composed_op):
             result = c.fn(*c.inputs, **c.params)
@@ -317,7 +318,7 @@ def _tracker_of(tx, value: Any, used: set, text: str = "") -> VariableTracker:
 
 def _composed_op(op: Any, inputs: tuple, params: dict) -> Any:
     """An ``F`` call inside a composite spelling, on ArrayArgs: a node of its own."""
-    tx, text, scalars, used = _COMPOSING[-1]
+    tx, text, scalars, used, _ = _COMPOSING[-1]
     # (a composite's ops see arrays only: a selection in it is taken, not deferred)
     var = _emit(tx, text, Bound(op, inputs, params), scalars, used, defer=False)
     return ArrayArg(var) if isinstance(var, ArrayVariable) else var
@@ -398,12 +399,14 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     array_inputs = [v.var for v in _flatten(bound.inputs) if isinstance(v, ArrayArg)]
     array_type = result_array_type(tx, spelling_text, array_inputs, bound.inputs,
                                    composing=bool(_COMPOSING))
-    sliced = runtime_slices(tx, op, bound, scalars, used) if unbacked is None else None
+    # sizes as expressions, except inside a composite that may hold the example's sizes
+    exact = not _COMPOSING or _COMPOSING[-1][4]
+    sliced = runtime_slices(tx, op, bound, scalars, used, exact) if unbacked is None else None
     slices = sliced[0] if sliced is not None else {}
     if sliced is not None:
         dims = sliced[1]
     elif unbacked is None:
-        dims = propagate_dims(tx, op, array_inputs, bound.inputs, params)
+        dims = propagate_dims(tx, op, array_inputs, bound.inputs, params, exact)
     inputs = tuple(to_graph(v, i) for i, v in enumerate(bound.inputs))
 
     if op.mutates:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..array_kinds import kind_of
-from ..guards.guard import GuardSet, literal
+from ..guards.guard import SIZE, GuardSet, literal
 from ..ir import Graph
 from ..ops import TensorMeta
 from .sources import CodeNamespace, LocalSource, Source, shape_source
@@ -270,7 +270,25 @@ class OutputGraph:
         self.replay = self.scalar_prelude() + self.prebind_lines + self.container_lines + self.replay
         self.container_names = None
         self.graph.output(tuple(self.outputs))
+        self._drop_pinned_dims(tx.guards)
         return code
+
+    def _drop_pinned_dims(self, guards: GuardSet) -> None:
+        """Dynamic dims that got pinned while capturing (``x.shape[1] == 4``) are static
+        for whoever lowers the graph: a size symbol for them would meet the numbers the
+        graph holds for them (a backward's shapes)."""
+        pinned: dict = {}
+        for g in guards.guards:
+            if g.kind == SIZE and "==" in g.code and g.source is not None:
+                pinned.setdefault(g.source.code(self.ns), set()).add(g.dim)
+        for code, dims in pinned.items():
+            node = self._input_by_code.get(code)
+            if node is not None and node.meta.get("dynamic_dims"):
+                kept = tuple(d for d in node.meta["dynamic_dims"] if d not in dims)
+                if kept:
+                    node.meta["dynamic_dims"] = kept
+                else:
+                    del node.meta["dynamic_dims"]
 
     def scalar_prelude(self) -> list[str]:
         """Statements binding the runtime scalars that replay and return code read; they

@@ -171,11 +171,11 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
         # would be realized whole, quadratic in the writes; the extern writes in place.
         return None
     shape = tuple(base.shape)
+    if gl.sizes or not _renderer_ok(gl) or not all(isinstance(d, int) for d in shape + tuple(value.shape)):
+        return None   # dynamic sizes: regions are static bounds
     size = int(np.prod(shape))
     if getattr(base, "region_writes", 0) >= (MAX_REGION_WRITES if size <= SMALL_BASE else MAX_LARGE_WRITES):
         return None   # the writes so far become one buffer; this one NumPy's, in place
-    if gl.sizes or not _renderer_ok(gl) or not all(isinstance(d, int) for d in shape + tuple(value.shape)):
-        return None   # dynamic sizes: regions are static bounds
     region = _region(shape, index)
     if region is None:
         return None

@@ -153,7 +153,8 @@ class GraphLowering(PointwiseLowering, ViewLowering):
             if node.kind == "placeholder":
                 value = self.example_inputs[placeholders.index(node)]
                 self.env[node] = self.lower_input(self._param_name(node.name), value,
-                                                  node.meta.get("dynamic_dims"))
+                                                  node.meta.get("dynamic_dims"),
+                                                  node.meta.get("equal_dims"))
             elif node.kind == "constant":
                 self.env[node] = self.lower_constant(node.name, node.target)
             elif node.kind == "call":
@@ -184,7 +185,8 @@ class GraphLowering(PointwiseLowering, ViewLowering):
             k += 1
         return f"in{k}_{name.lstrip('_')}"
 
-    def lower_input(self, name: str, value: Any, dynamic_dims: Any = None) -> Any:
+    def lower_input(self, name: str, value: Any, dynamic_dims: Any = None,
+                    equal_dims: dict | None = None) -> Any:
         if isinstance(value, np.ndarray) and value.dtype.kind == "c" and value.dtype.name not in self.dtypes:
             # No complex kernels on this target: every op reading it is an extern call
             # (NumPy's). The wrapper checks the layouts of buffer inputs only, so a graph whose
@@ -201,11 +203,8 @@ class GraphLowering(PointwiseLowering, ViewLowering):
             if any(s % item for s in value.strides):
                 raise Unsupported(f"input {name} has strides {value.strides} that are not "
                                   f"multiples of its item size")
-            shape = tuple(value.shape)
             dims = set(dynamic_dims or ()) if self.dynamic and value.flags.c_contiguous else set()
-            # Sizes 0 and 1 decide broadcasting: they stay specialized.
-            shape = tuple(self.sizes.input_dim(name, d, len(shape), n) if d in dims and n >= 2 else n
-                          for d, n in enumerate(shape))
+            shape = self.sizes.input_shape(name, tuple(value.shape), dims, equal_dims)
             buf = Buffer(name, shape, value.dtype, "input")
             if any(isinstance(n, Size) for n in shape):
                 buf.strides = contiguous_strides(shape)  # row-major in the symbols

@@ -1,10 +1,8 @@
-"""Symbolic sizes: exact integer polynomials over size symbols (``s0``, ``s1``, ...).
+"""Symbolic sizes in lowering: where each size symbol (``s0``, ``s1``, ...) comes from.
 
 A size in lowering is a Python ``int`` when it is static and a :class:`Size` when it is
-dynamic. ``Size`` is a small exact class (a canonical polynomial with integer
-coefficients), not sympy: sizes only ever meet ``+ - *`` and comparisons, and importing
-sympy alone costs more than a whole cold compile (docs/lowering.md has the figures).
-Arithmetic that cancels the symbols gives back an ``int``, so static code stays static.
+dynamic: an exact integer polynomial over size symbols (the class lives in
+kiln/ir/sizes.py, shared with capture, which runs shape rules over it too).
 
 Kinds of symbols (:class:`SymbolTable`):
 
@@ -40,197 +38,11 @@ dim: ``s0 - 10 >= 0``).
 from __future__ import annotations
 
 import contextlib
-import contextvars
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
-from ..errors import Unsupported
-
-# A monomial is a sorted tuple of symbol names (with repeats); () is the constant term.
-Monomial = tuple
-
-
-class Undecidable(Unsupported):
-    """A comparison of sizes that holds for some dynamic sizes and not for others."""
-
-
-# Every dynamic size is at least this (0 and 1 are specialized).
-MIN_SIZE = 2
-
-
-class Size:
-    """An exact polynomial in size symbols (immutable, hashable, canonical)."""
-
-    __slots__ = ("terms", "_hash")
-
-    def __init__(self, terms: dict) -> None:
-        self.terms = {m: c for m, c in terms.items() if c}
-        self._hash = hash(frozenset(self.terms.items()))
-
-    @staticmethod
-    def symbol(name: str) -> "Size":
-        return Size({(name,): 1})
-
-    @staticmethod
-    def make(terms: dict) -> "Size | int":
-        terms = {m: c for m, c in terms.items() if c}
-        if not terms:
-            return 0
-        if list(terms) == [()]:
-            return terms[()]
-        return Size(terms)
-
-    # -- arithmetic ----------------------------------------------------------------------
-    def __add__(self, other: Any) -> "Size | int":
-        o = _terms(other)
-        if o is None:
-            return NotImplemented
-        out = dict(self.terms)
-        for m, c in o.items():
-            out[m] = out.get(m, 0) + c
-        return Size.make(out)
-
-    __radd__ = __add__
-
-    def __neg__(self) -> "Size | int":
-        return Size.make({m: -c for m, c in self.terms.items()})
-
-    def __sub__(self, other: Any) -> "Size | int":
-        o = _terms(other)
-        if o is None:
-            return NotImplemented
-        return self + Size.make({m: -c for m, c in o.items()})
-
-    def __rsub__(self, other: Any) -> "Size | int":
-        return (-self) + other
-
-    def __mul__(self, other: Any) -> "Size | int":
-        o = _terms(other)
-        if o is None:
-            return NotImplemented
-        out: dict = {}
-        for m1, c1 in self.terms.items():
-            for m2, c2 in o.items():
-                m = tuple(sorted(m1 + m2))
-                out[m] = out.get(m, 0) + c1 * c2
-        return Size.make(out)
-
-    __rmul__ = __mul__
-
-    def exact_div(self, k: int) -> "Size | int | None":
-        """``self / k`` when every coefficient is a multiple of the int ``k``."""
-        if any(c % k for c in self.terms.values()):
-            return None
-        return Size.make({m: c // k for m, c in self.terms.items()})
-
-    def ratio(self, other: Any) -> int | None:
-        """The integer k with ``self == k * other``, if there is one."""
-        o = _terms(other)
-        if not o or set(o) != set(self.terms):
-            return None
-        m0 = next(iter(o))
-        k, rem = divmod(self.terms[m0], o[m0])
-        if rem or any(self.terms[m] != k * c for m, c in o.items()):
-            return None
-        return k
-
-    # -- comparisons ---------------------------------------------------------------------
-    def __eq__(self, other: Any) -> bool:
-        o = _terms(other)
-        return o is not None and self.terms == {m: c for m, c in o.items() if c}
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __bool__(self) -> bool:
-        return True  # a non-constant polynomial is never identically zero
-
-    def __ge__(self, other: Any) -> bool:
-        return _decide(self - other, "ge")
-
-    def __gt__(self, other: Any) -> bool:
-        return _decide(self - other, "gt")
-
-    def __le__(self, other: Any) -> bool:
-        return _decide(other - self, "ge")
-
-    def __lt__(self, other: Any) -> bool:
-        return _decide(other - self, "gt")
-
-    def __index__(self) -> int:
-        raise Undecidable(f"the size {self} is dynamic here; a concrete number is needed")
-
-    # -- reading -------------------------------------------------------------------------
-    @property
-    def symbols(self) -> set[str]:
-        return {s for m in self.terms for s in m}
-
-    def subs(self, values: dict) -> Any:
-        """Evaluate with ``values`` (symbol -> int or Size)."""
-        total: Any = 0
-        for m, c in self.terms.items():
-            term: Any = c
-            for s in m:
-                term = term * values[s]
-            total = total + term
-        return total
-
-    def __str__(self) -> str:
-        printing = _PRINTED.get()
-        if printing is not None:
-            printing.update(self.symbols)
-        parts = []
-        for m, c in sorted(self.terms.items(), key=lambda mc: (-len(mc[0]), mc[0])):
-            if not m:
-                parts.append(str(c))
-                continue
-            body = "*".join(m)
-            parts.append(body if c == 1 else f"-{body}" if c == -1 else f"{c}*{body}")
-        return " + ".join(parts).replace("+ -", "- ")
-
-    __repr__ = __str__
-
-    @property
-    def atomic(self) -> bool:
-        """Printed without operators of lower precedence than ``*``."""
-        return len(self.terms) == 1 and next(iter(self.terms.values())) > 0
-
-
-def _terms(value: Any) -> dict | None:
-    if isinstance(value, Size):
-        return value.terms
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return {(): value}
-
-
-def _decide(diff: Any, how: str) -> bool:
-    """Is ``diff >= 0`` ('ge') or ``diff > 0`` ('gt') for every admitted size?"""
-    if isinstance(diff, int):
-        return diff >= 0 if how == "ge" else diff > 0
-    # Every symbol is its least value + t with t >= 0: expanded in the t's, a polynomial
-    # whose coefficients all have one sign is decided by its constant term.
-    shifted = diff.subs({name: Size.symbol(name) + min_size(name) for name in diff.symbols})
-    if isinstance(shifted, int):
-        return shifted >= 0 if how == "ge" else shifted > 0
-    const = shifted.terms.get((), 0)
-    coefs = [c for m, c in shifted.terms.items() if m]
-    if all(c >= 0 for c in coefs) and (const >= 0 if how == "ge" else const > 0):
-        return True
-    if all(c <= 0 for c in coefs) and (const < 0 if how == "ge" else const <= 0):
-        return False
-    table = _GUARDING.get()
-    if table is not None:
-        answer = table.guard(diff, how)
-        if answer is not None:
-            return answer
-    raise Undecidable(f"whether {diff} {'>=' if how == 'ge' else '>'} 0 depends on the sizes")
-
-
-def min_size(name: str) -> int:
-    """The least value of a symbol: an unbacked size (``u3``) or a slice's first index
-    (``o4``) may be 0, a run-time step's magnitude (``k5``) 1; others are MIN_SIZE."""
-    return 0 if name[0] in "uo" else 1 if name[0] == "k" else MIN_SIZE
+from ..ir.sizes import (MIN_SIZE, Size, Undecidable, _GUARDING, is_static, min_size,  # noqa: F401
+                        printed_symbols, product, render)
 
 
 def wrap_index(index: int, length: int, axis: int) -> int:
@@ -249,53 +61,6 @@ def wrap_index(index: int, length: int, axis: int) -> int:
 def is_unbacked(value: Any) -> bool:
     """Does a size depend on a size known only after an op ran?"""
     return isinstance(value, Size) and any(s.startswith("u") for s in value.symbols)
-
-
-# The symbol table whose lowering is running (SymbolTable.guarding): an undecidable
-# comparison of input sizes takes the example's answer and becomes a guard. Per thread.
-_GUARDING: contextvars.ContextVar = contextvars.ContextVar("kiln_size_guards", default=None)
-
-
-# The symbols of every Size printed while a renderer prints one kernel (printed_symbols).
-_PRINTED: contextvars.ContextVar = contextvars.ContextVar("kiln_printed_sizes", default=None)
-
-
-@contextlib.contextmanager
-def printed_symbols():
-    """The set of symbols of every :class:`Size` printed in this block: a renderer
-    printing a kernel inside it learns which size symbols the kernel's text names, and
-    takes only those as arguments (a kNN wrapper has 30 unbacked sizes; a kernel after
-    the selections uses a few).
-
-        >>> with printed_symbols() as used:
-        ...     text = f"x0 < {Size.symbol('s0') * Size.symbol('s2')}"
-        >>> sorted(used)
-        ['s0', 's2']
-    """
-    found: set = set()
-    token = _PRINTED.set(found)
-    try:
-        yield found
-    finally:
-        _PRINTED.reset(token)
-
-
-def is_static(value: Any) -> bool:
-    return not isinstance(value, Size)
-
-
-def render(value: Any) -> str:
-    """A size as C/Python text, parenthesized unless it is a product."""
-    if isinstance(value, Size) and not value.atomic:
-        return f"({value})"
-    return str(value)
-
-
-def product(values: Iterable[Any]) -> Any:
-    out: Any = 1
-    for v in values:
-        out = out * v
-    return out
 
 
 @dataclass
@@ -368,6 +133,24 @@ class SymbolTable:
             self.symbols[name] = SizeSymbol(name, "input", source, hint)
         self._by_hint.setdefault(hint, []).append((array, right, name))
         return Size.symbol(name)
+
+    def input_shape(self, array: str, shape: tuple, dims: set, equal_dims: dict | None = None) -> tuple:
+        """Input ``array``'s shape with a symbol for each dim in ``dims`` (:meth:`input_dim`)
+        of size 2 or more (0 and 1 decide broadcasting: they stay numbers). ``equal_dims``:
+        dim -> an earlier dim of the array that the entry keeps equal to it (a square
+        weight in a backward written with one SizeRef for both): it takes that symbol,
+        and the wrapper checks it."""
+        out: list = []
+        for d, n in enumerate(shape):
+            same = (equal_dims or {}).get(d)
+            if d not in dims or n < MIN_SIZE:
+                out.append(n)
+            elif same is not None and isinstance(out[same], Size):
+                self.equal.append((f"{array}.shape[{d}]", str(out[same])))
+                out.append(out[same])
+            else:
+                out.append(self.input_dim(array, d, len(shape), n))
+        return tuple(out)
 
     def int_slice(self, length: Any, start: Any, stop: Any, step: Any) -> tuple:
         """(first index, count, step) of ``slice(start, stop, step)`` on a dim of

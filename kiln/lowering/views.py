@@ -50,8 +50,9 @@ class ViewLowering:
         return BufferValue(x.buf, shape, strides, x.offset + offset, py=(op, (x,) + tuple(rest), params))
 
     def _spans(self, op: Any, shape: tuple, rest: tuple) -> tuple:
-        """``rest`` with each slice whose bounds are run-time ints (``x[:n]``) resolved
-        against its dim into a :class:`Span` over size symbols (sizes.py, kind "int");
+        """``rest`` with each slice whose bounds are run-time ints (``x[:n]``), or whose
+        constant step is not 1 on a dynamic dim (``x[::2]``), resolved against its dim
+        into a :class:`Span` over size symbols (sizes.py, kind "int");
         a run-time step, or a count of 0 or 1, stays as it is (no kernel lowering)."""
         k = op.runtime_slices
         if k is None or k - 1 >= len(rest) or not isinstance(rest[k - 1], tuple):
@@ -75,6 +76,10 @@ class ViewLowering:
             elif run_time_int(item):
                 item = self._int_value(item) if self.specialize_ints else \
                     At(self.sizes.int_index(shape[d], item, d))
+            elif parts and isinstance(shape[d], Size) and item.step not in (None, 1, -1) \
+                    and all(b is None or type(b) is int for b in parts):
+                # x[::2] of a dynamic dim: a count no polynomial says, Python's own per call
+                item = Span(*self.sizes.int_slice(shape[d], *parts))
             out.append(item)
         return rest[:k - 1] + (tuple(out),) + rest[k:]
 

@@ -24,7 +24,8 @@ import numpy as np
 
 from ..errors import Unsupported
 from . import layout
-from .meta import TensorMeta, fake, fresh_copy, normalize_one_axis, reject, shape_of, to_fake
+from .meta import (TensorMeta, broadcast_shapes, fake, fresh_copy, normalize_one_axis, reject,
+                   shape_of, to_fake)
 from .registry import Bound, Category, F, declare, is_float_like, method_key, spell
 
 
@@ -121,7 +122,9 @@ def indexed_shape(shape: tuple, index: tuple) -> tuple:
             out.append(1)
             continue
         size = shape[dim]
-        if isinstance(v, slice):
+        if isinstance(v, slice) and v == slice(None):
+            out.append(size)   # the whole dim, also when its size is symbolic
+        elif isinstance(v, slice):
             out.append(len(range(*v.indices(size))))
         elif is_array_entry(v):
             if np.dtype(v.dtype).kind not in "iu":
@@ -354,7 +357,7 @@ def _scatter_meta(strip_leading_ones: bool):
                 while len(vshape) > len(target) and vshape[0] == 1:
                     vshape = vshape[1:]
             try:
-                ok = np.broadcast_shapes(vshape, target) == target
+                ok = broadcast_shapes(vshape, target) == target
             except ValueError:
                 ok = False
             if not ok and strip_leading_ones:

@@ -205,7 +205,25 @@ def normalize_one_axis(axis: Any, ndim: int) -> int:
 
 
 def broadcast_shapes(*shapes: tuple) -> tuple:
-    return np.broadcast_shapes(*shapes)
+    """NumPy's broadcast shape; shapes may hold symbolic sizes (kiln/ir/sizes.py), which
+    are never 1 and match only a size that is the same expression (else ValueError, as
+    NumPy's for sizes that differ)."""
+    if all(type(n) is int for s in shapes for n in s):
+        return np.broadcast_shapes(*shapes)
+    nd = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(nd):
+        dim: Any = 1
+        for s in shapes:
+            j = len(s) - nd + i
+            if j < 0 or (type(s[j]) is int and s[j] == 1):
+                continue
+            if type(dim) is int and dim == 1:
+                dim = s[j]
+            elif not dim == s[j]:
+                raise ValueError("shape mismatch: objects cannot be broadcast to a single shape")
+        out.append(dim)
+    return tuple(out)
 
 
 def reject_where(where: Any, name: str) -> None:

@@ -168,7 +168,8 @@ def _diff_normalize(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
         raise ValueError(f"order must be non-negative but got {n!r}")
     return Composite(_diff, (a,), {"n": n, "axis": axis,
                                    "prepend": None if prepend is np._NoValue else prepend,
-                                   "append": None if append is np._NoValue else append})
+                                   "append": None if append is np._NoValue else append},
+                     relative_sizes=True)
 
 
 spell_composite(np.diff, ("getitem", "subtract", "concatenate"), _diff_normalize, "numpy.diff")

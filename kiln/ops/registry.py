@@ -376,6 +376,12 @@ class Composite:
     # ``np.count_nonzero(x)`` an int): ``fn`` computes it as a 0-d array and whoever runs
     # the spelling converts it with this type where it leaves kiln's hands.
     python: type | None = None
+    # ``fn`` never turns an input's size into a number: its slices count from the ends
+    # (``x[1:]``, ``x[-1:]``) and every size it passes is its inputs' or the caller's.
+    # Capture then carries dynamic sizes through its ops as expressions (``n - 1``,
+    # ``n + 2``; kiln/capture/dims.py); otherwise a slice or a size expression inside
+    # it specializes the sizes it meets, since ``slice(n - 1, n)`` holds the example's n.
+    relative_sizes: bool = False
 
 
 @dataclass

@@ -225,19 +225,23 @@ def _pad_widths(pad_width: Any, nd: int) -> list[tuple[int, int]]:
 
 
 def _edge_block(x, axis: int, which: str, count: int, mode: str, value: Any):
-    nd = ndim_of(x)
     n = shape_of(x)[axis]
-    shape = list(shape_of(x))
-    shape[axis] = count
 
     def take(s):
         return N.getitem(x, (slice(None),) * axis + (s,))
 
-    if mode == "constant":
+    if n == 0 and mode != "constant":
+        raise ValueError(f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'")
+    # 'constant' and 'edge' spell no size of x (Composite.relative_sizes): the block is
+    # one edge slice of x repeated ``count`` times, so a dynamic size flows through them
+    if mode == "constant" and n == 0:
+        shape = list(shape_of(x))
+        shape[axis] = count
         return N.full(tuple(shape), value, dtype=dtype_of(x))
+    if mode == "constant":
+        return N.repeat(N.full_like(take(slice(0, 1)), value), count, axis=axis)
     if mode == "edge":
-        edge = take(slice(0, 1) if which == "before" else slice(n - 1, n))
-        return N.broadcast_to(edge, tuple(shape))
+        return N.repeat(take(slice(0, 1) if which == "before" else slice(-1, None)), count, axis=axis)
     if mode == "wrap":
         if count > n:
             reject("numpy.pad", "pad_width", count, "pad by at most the axis length with "
@@ -278,10 +282,11 @@ def _pad_normalize(array, pad_width, mode="constant", **kwargs):
     if hasattr(values, "shape") and not isinstance(values, np.ndarray):
         reject("numpy.pad", "constant_values", "<array>", "pass Python numbers")
     value_pairs = np.broadcast_to(np.asarray(values), (nd, 2)).tolist() if nd else []
-    return Composite(_pad, (array,), {"widths": widths, "mode": mode, "value": value_pairs})
+    return Composite(_pad, (array,), {"widths": widths, "mode": mode, "value": value_pairs},
+                     relative_sizes=mode in ("constant", "edge"))
 
 
-spell_composite(np.pad, ("concatenate", "full", "getitem", "flip", "broadcast_to"), _pad_normalize,
+spell_composite(np.pad, ("concatenate", "full", "full_like", "repeat", "getitem", "flip"), _pad_normalize,
                 "numpy.pad")
 
 

@@ -79,6 +79,8 @@ class GradTransformVariable(VariableTracker):
         given, args = list(args), list(args)
         for i, (n, a) in enumerate(zip(nums, wrt)):
             shape = symbolic.shape(a.node) if symbolic is not None else tuple(a.meta.shape)
+            if symbolic is not None:
+                symbolic.guard_shared(a, shape)
             node = graph.call(REGISTRY["reshape"], (a.node,), {"shape": shape}, source=tx.location())
             wrt[i] = args[n] = ArrayVariable(node, a.dims, fresh=False, base=a.base or a,
                                              array_type=a.array_type)
@@ -212,6 +214,18 @@ class SymbolicSizes(SymbolicShapes):
         out.codes, out.first = codes, first
         return out
 
+    def guard_shared(self, var: Any, shape: tuple) -> None:
+        """``shape`` (``var``'s, written into the graph) names the SizeRef of another dim
+        where two dims share an example size (a square weight: ``(w.shape[0],
+        w.shape[0])``): the entry guards them equal now, whatever the backward does later
+        (a retry with numbers writes other sizes, but this shape stays in the graph)."""
+        for ref, dim in zip(shape, var.dims):
+            if isinstance(ref, SizeRef) and dim is not None:
+                sym = self.syms[self.refs[ref.example]]
+                if sym.code != dim.code:
+                    self.tx.guards.add_truth(f"({sym.code} == {dim.code})", f"({sym.text} == {dim.text})",
+                                             True, tuple(dict.fromkeys(sym.leaves + dim.leaves)))
+
     def extended(self, tx, arrays: list) -> "SymbolicSizes | None":
         """These sizes with the dynamic dims of inputs the differentiated function reached
         (a closure's arrays) added; None when one is no input's dim. Dims keep moving
@@ -252,6 +266,14 @@ class SymbolicSizes(SymbolicShapes):
             self.check([n for n in self.graph.nodes if n not in before], grads, wrt)
             for code, text, leaves in self.same:
                 tx.guards.add_truth(code, text, True, leaves)
+            for node, dims in self.dynamic.items():
+                # two dims of one array under one SizeRef (a square weight): the entry
+                # guards them equal, and lowering gives them one symbol too
+                # (``equal_dims``; kiln/lowering/sizes.py input_dim)
+                for d in sorted(dims):
+                    ref = self.refs[node.val.shape[d]]
+                    if ref.array == node.name and ref.dim != d:
+                        node.meta.setdefault("equal_dims", {})[d] = ref.dim
             return grads
         except NoDerivative:
             raise
