@@ -113,6 +113,17 @@ class Artifact:
 _INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
 
 
+def _compile_graph_loops(graph: Any) -> None:
+    """Graph loop nodes (kiln/ops/graph_loops.py) compile their body as a graph of its
+    own, through aot and this backend, once, when the loop first runs."""
+    from ..ops.graph_loops import GraphLoopBody
+    for node in graph.calls:
+        body = node.kwargs.get("body")
+        if isinstance(body, GraphLoopBody) and body.compiler is None:
+            from ..aot import aot_autograd
+            body.compiler = lambda g, example: aot_autograd(g, example, cpp_backend)
+
+
 def compile_graph(graph: Any, example_inputs: list) -> Callable:
     """Lower, schedule, render, build and load; returns the wrapper's ``call``."""
     from ..ops.loops import LoopBody
@@ -122,6 +133,7 @@ def compile_graph(graph: Any, example_inputs: list) -> Callable:
         from ..lowering.loops import prepare_loops
         donate_to_loops(graph)   # loops write donated caller arrays in place where they can
         prepare_loops(graph)     # loop nodes run as C++ loops (called from the wrapper)
+    _compile_graph_loops(graph)
     variants: dict[tuple, Callable] = {}
     numpy = LazyNumpyProgram(graph)   # the graph's NumPy kernels, for what C++ cannot run
     # Placeholders that are slice bounds (``x[:n]``): a variant that took their values
