@@ -22,6 +22,7 @@ that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``retur
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..errors import KilnError
@@ -117,6 +118,52 @@ def try_graph_loop(tx, inst, it) -> bool:
     return True
 
 
+def _realized(tx, var: Any) -> tuple:
+    """(tracker, placeholder) of an argument array still unloaded before the loop that
+    the body loaded (and rebound); (None, None) for anything else."""
+    from .translator import LazyVariable
+    if not isinstance(var, LazyVariable) or var.source is None:
+        return None, None
+    found = tx.output.wrapped.get((type(var.source).__name__, var.source.display()))
+    if isinstance(found, ArrayVariable) and not found.fresh and found.base is None:
+        placeholder = tx.output._input_by_code.get(var.source.code(tx.output.ns))
+        if placeholder is not None:
+            return found, placeholder
+    return None, None
+
+
+def _order(perm: dict) -> int:
+    """The order of the permutation part of ``perm`` (None: a new array)."""
+    order = 1
+    for k in perm:
+        j, n = perm[k], 1
+        while j is not None and j != k and n <= len(perm):
+            j, n = perm[j], n + 1
+        if j == k:
+            order = order * n // math.gcd(order, n)
+    return order
+
+
+def _guard_trips(tx, bounds: tuple, perm: dict) -> int:
+    """A run-time trip count: where names end depends on it only through whether it is 0
+    (a name rebound to a new array) and its remainder by the permutation's order (``u, v
+    = v, u``); guard those, and return this call's count (the names end as for it)."""
+    values = [b.value if isinstance(b, ConstantVariable) else b.example for b in bounds]
+    trips = len(range(*values))
+    code = "len(range(" + ", ".join(str(b.value) if isinstance(b, ConstantVariable) else b.code
+                                    for b in bounds) + "))"
+    text = "len(range(" + ", ".join(str(b.value) if isinstance(b, ConstantVariable) else b.text
+                                    for b in bounds) + "))"
+    leaves = tuple(leaf for b in bounds if not isinstance(b, ConstantVariable) for leaf in b.leaves)
+    if any(j is None for j in perm.values()):
+        tx.guards.add_truth(f"{code} > 0", f"{text} > 0", trips > 0, leaves)
+    order = _order(perm)
+    if order > 1:
+        tx.guards.add_truth(f"{code} % {order} == {trips % order}",
+                            f"{text} % {order} == {trips % order}", True, leaves)
+    return trips
+
+
 def _run_body(tx, inst) -> None:
     tx.stack.append(LoopVariable())      # what FOR_ITER pushes
     tx.ip = inst.index + 1
@@ -174,6 +221,8 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
             # an argument the body loaded first: before the loop it was its input, no views
             saved[id(end)] = (end, dict({a: getattr(end, a) for a in _ATTRS}, has_views=False))
             start = end
+        elif _loaded(start, end):
+            continue         # an argument (not an array) the body loaded first
         if end is start:
             if isinstance(start, ArrayVariable) and id(start) in saved:
                 names.setdefault(id(start), []).append(n)
@@ -182,6 +231,11 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
             continue
         if n not in snap.locals:
             raise LoopFallback(f"'{n}' is assigned in the loop and used after it, but not bound before it")
+        realized, placeholder = _realized(tx, start)
+        if realized is not None:   # an argument the body loaded first, then rebound
+            saved[id(realized)] = (realized, dict({a: getattr(realized, a) for a in _ATTRS},
+                                                  node=placeholder, has_views=False))
+            start = realized
         if not (isinstance(start, ArrayVariable) and isinstance(end, ArrayVariable)):
             raise LoopFallback(f"the loop rebinds '{n}' ({start.describe()}): a graph loop carries arrays only")
         names.setdefault(id(start), []).append(n)
@@ -253,18 +307,11 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
         if (k in written or positions[k].node is not saved[id(positions[k])][1]["node"]) \
                 and k not in image:
             raise LoopFallback(f"the body writes {positions[k].describe()} and then rebinds its names")
-    moved = any(j is not None and j != k for k, j in perm.items())
     if trips is None:
-        if moved:
-            raise LoopFallback("arrays change places (u, v = v, u) and the trip count is known only at run time")
-        for k, j in perm.items():
-            v = positions[k]
-            if j is None and (v.source is not None or not saved[id(v)][1]["fresh"]):
-                raise LoopFallback(f"'{names[id(v)][0]}' is rebound to a new array and the trip "
-                                   f"count, maybe 0, is known only at run time")
         if i_name in after_live:
             raise LoopFallback("the loop variable is read after the loop and the trip count is "
                                "known only at run time")
+        trips = _guard_trips(tx, bounds, perm)
     _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, names, perm,
           outs, nxt, i_name, after_live)
 
@@ -314,12 +361,12 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, 
     # where each position's names end: the permutation's trips-th power, or a new array
     for p, k in enumerate(keep):
         j: int | None = k
-        for _ in range(trips if trips is not None else 1):
+        cap = 2 * len(keep)
+        steps = trips if trips <= cap else cap + (trips - cap) % _order(perm)
+        for _ in range(steps):
             j = perm[j] if j is not None else None
             if j is None:
                 break
-        if trips is None and perm[k] is None:
-            j = None
         if j is None:
             target = ArrayVariable(items[p])
         else:
@@ -332,7 +379,7 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, 
         tx.locals[i_name] = ConstantVariable(last)
     tx.stack.pop()        # FOR_ITER's target is past the loop, the iterator popped
     tx.ip = inst.target
-    if trips is not None:
+    if all(isinstance(b, ConstantVariable) for b in bounds):
         count = str(trips)
     else:
         count = "run-time: range(" + ", ".join(

@@ -84,7 +84,8 @@ def _graph_loop_impl(start: Any, stop: Any, step: Any, carried: tuple, operands:
     trips = _trips(start, stop, step)
     arrays = [v for v in carried if isinstance(v, np.ndarray)]
     others = arrays + [v for v in operands if isinstance(v, np.ndarray)]
-    if any(o is not a and np.may_share_memory(a, o) for a in arrays for o in others):
+    if any(np.may_share_memory(a, o) for k, a in enumerate(arrays)
+           for m, o in enumerate(others) if m != k):
         # The caller's arrays overlap (``A`` and ``A.T``): NumPy's order of writes holds
         # only when each iteration works on the caller's own memory, op by op.
         from ..ir.printer import numpy_program
