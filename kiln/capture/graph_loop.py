@@ -72,7 +72,8 @@ def _restore_trackers(saved: dict) -> None:
 
 def try_graph_loop(tx, inst, it) -> bool:
     """The range loop at FOR_ITER ``inst`` as one graph loop node; False: as before."""
-    if tx.output.loop_trace is not None:
+    from ..config import config
+    if tx.output.loop_trace is not None or not config.graph_loops:
         return False
     bounds = it.bounds
     for b in bounds:
