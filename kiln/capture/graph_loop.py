@@ -191,6 +191,8 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
         raise LoopFallback("the body changes the value stack")
     if snap.changed_outside(tx) or len(tx.yielded) != snap.yielded:
         raise LoopFallback("the body has side effects (containers, attributes, cells, yields)")
+    if any(getattr(v, "tensor", False) for v in tx.output.wrapped.values()):
+        raise LoopFallback("the function takes kiln.Tensors (gradients keep the loop unrolled)")
     if len(tx.output.unbacked_sizes) != unbacked:
         raise LoopFallback("a size that depends on the data")
     graph = tx.output.graph
@@ -295,12 +297,18 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
         else:
             if id(node_now) in before:
                 raise LoopFallback(f"'{names[id(v)][0]}' is rebound to a value from before the loop")
+            if id(_root(node_now, before)) in before:
+                raise LoopFallback(f"'{names[id(v)][0]}' is rebound to a view of an array from "
+                                   f"before the iteration (carried arrays must not overlap)")
             if node_now.val != saved[id(v)][1]["node"].val:
                 raise LoopFallback(f"'{names[id(v)][0]}' changes from {saved[id(v)][1]['node'].val} "
                                    f"to {node_now.val} in the body")
             nxt.append(("out", len(outs)))
             outs.append(node_now)
         ends_k[k] = e
+    roots = [id(_root(o, before)) for o in outs]
+    if len(set(roots)) != len(roots):
+        raise LoopFallback("two carried arrays end as views of one array")
     image = [j for j in perm.values() if j is not None]
     if len(set(image)) != len(image) or len({id(e) for e in ends_k.values()}) != len(ends_k):
         raise LoopFallback("two carried names end bound to one array")

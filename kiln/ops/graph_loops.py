@@ -66,8 +66,16 @@ class GraphLoopBody:
         if trips <= 0:
             return tuple(state)
         fn = self.callable_for(tuple(state) + operands)
-        for _ in range(trips):
-            outs = fn(*state, *operands)
+        outs = fn(*state, *operands)
+        state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
+        # Later iterations: the compiled function's short path (the arrays are the loop's
+        # own, none overlaps another, their layouts are those of the first call).
+        fast = getattr(fn, "plain_path", None)
+        fast = fast() if fast is not None else None
+        if fast is None:
+            fast = lambda args: fn(*args)   # noqa: E731
+        for _ in range(trips - 1):
+            outs = fast((*state, *operands))
             state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
         return tuple(state)
 
