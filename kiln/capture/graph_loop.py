@@ -224,8 +224,10 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
             # an argument the body loaded first: before the loop it was its input, no views
             saved[id(end)] = (end, dict({a: getattr(end, a) for a in _ATTRS}, has_views=False))
             start = end
-        elif _loaded(start, end):
-            continue         # an argument (not an array) the body loaded first
+        elif _loaded(start, end) or (isinstance(start, ConstantVariable) and isinstance(
+                end, ConstantVariable) and type(start.value) is type(end.value)
+                and start.value == end.value):
+            continue         # an argument (not an array) the body loaded first; a constant
         if end is start:
             if isinstance(start, ArrayVariable) and id(start) in saved:
                 names.setdefault(id(start), []).append(n)

@@ -273,3 +273,57 @@ def test_view_rebinding_falls_back():
     a, b = np.arange(9.0).reshape(3, 3), np.ones((3, 3))
     _same(_transposes(a.copy(), b.copy()), kiln.compile(_transposes)(a.copy(), b.copy()))
     assert "rebound to a view" in _notes(_transposes, a.copy(), b.copy())
+
+
+def test_ping_pong_run_time_trips_one_entry_per_parity():
+    rng = np.random.default_rng(12)
+    a0, b0 = rng.random(30), rng.random(30)
+    f = kiln.compile(_ping_pong)
+    for n in (4, 5, 6, 7, 0, 11, 1):
+        a1, b1, a2, b2 = a0.copy(), b0.copy(), a0.copy(), b0.copy()
+        u1, v1 = _ping_pong(a1, b1, n)
+        u2, v2 = f(a2, b2, n)
+        _same((a1, b1, u1, v1), (a2, b2, u2, v2))
+        assert (u2 is a2) == (u1 is a1) and (v2 is b2) == (v1 is b1)
+    # n == 0 runs nothing; after that, odd and even trip counts are one entry each
+    assert len(f.cache_entries) <= 3
+
+
+def _step(u, c):
+    return u + c * (np.roll(u, 1) - u)
+
+
+def _helper_steps(u, n, c):
+    flag = True
+    for t in range(n):
+        u = _step(u, c)
+        flag = True
+    return u, flag
+
+
+def test_inlined_helper_and_constant_rebinding():
+    u0 = np.random.default_rng(13).random(20)
+    f = kiln.compile(_helper_steps)
+    for n in (6, 9):
+        _same(_helper_steps(u0.copy(), n, 0.3), f(u0.copy(), n, 0.3))
+    assert "graph loop node" in _notes(_helper_steps, u0.copy(), 6, 0.3)
+
+
+GLOBAL = np.zeros(8)
+
+
+def _writes_global(u):
+    for t in range(5):
+        GLOBAL[1:] = GLOBAL[1:] + u[1:]
+    return u
+
+
+def test_write_into_an_uncarried_array_falls_back():
+    global GLOBAL
+    u = np.arange(8.0)
+    GLOBAL = np.zeros(8)
+    kiln.compile(_writes_global)(u)
+    got = GLOBAL.copy()
+    GLOBAL = np.zeros(8)
+    _writes_global(u)
+    _same(GLOBAL, got)
