@@ -309,21 +309,22 @@ def test_inlined_helper_and_constant_rebinding():
     assert "graph loop node" in _notes(_helper_steps, u0.copy(), 6, 0.3)
 
 
-GLOBAL = np.zeros(8)
+GLOBAL = np.zeros((4, 4))
 
 
 def _writes_global(u):
     for t in range(5):
-        GLOBAL[1:] = GLOBAL[1:] + u[1:]
+        GLOBAL[1:, 1:] = GLOBAL[1:, 1:] + u[1:, 1:]
     return u
 
 
 def test_write_into_an_uncarried_array_falls_back():
     global GLOBAL
-    u = np.arange(8.0)
-    GLOBAL = np.zeros(8)
+    u = np.arange(16.0).reshape(4, 4)
+    GLOBAL = np.zeros((4, 4))
     kiln.compile(_writes_global)(u)
     got = GLOBAL.copy()
-    GLOBAL = np.zeros(8)
+    GLOBAL = np.zeros((4, 4))
     _writes_global(u)
     _same(GLOBAL, got)
+    assert "does not carry" in _notes(_writes_global, u)
