@@ -41,10 +41,13 @@ class GraphLoopBody:
         GraphLoopBody._count += 1
         self.name = f"graph_loop_body_{GraphLoopBody._count}"
         graph.name = self.name
-        # ``compiler(graph, example_inputs) -> callable``: set by a backend that compiles
-        # the body (kiln/runtime/backend.py); None runs the body's NumPy program.
+        # ``compiler(graph, example_inputs) -> (callable, written)``: set by a backend that
+        # compiles the body (kiln/runtime/backend.py); None runs the body's NumPy program.
+        # ``written`` (carried position -> output) says which written arrays the compiled
+        # body returns as new arrays instead of writing them in place.
         self.compiler: Callable | None = None
         self.runner: Callable | None = None
+        self.runner_next: tuple = nxt
         self.compiles = 0      # how many times the body was compiled (tests read it)
 
     def __repr__(self) -> str:
@@ -53,7 +56,9 @@ class GraphLoopBody:
     def callable_for(self, args: tuple) -> Callable:
         if self.runner is None:
             if self.compiler is not None:
-                self.runner = self.compiler(self.graph, list(args))
+                self.runner, written = self.compiler(self.graph, list(args))
+                self.runner_next = tuple(("out", written[k]) if kind == "in" and k in written
+                                         else (kind, k) for kind, k in self.next)
             else:
                 from ..ir.printer import numpy_program
                 self.runner = numpy_program(self.graph, label=self.name)
@@ -62,10 +67,10 @@ class GraphLoopBody:
 
     def run(self, trips: int, state: list, operands: tuple) -> tuple:
         """``trips`` iterations on ``state`` (arrays it owns: written in place)."""
-        nxt = self.next
         if trips <= 0:
             return tuple(state)
         fn = self.callable_for(tuple(state) + operands)
+        nxt = self.runner_next
         outs = fn(*state, *operands)
         state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
         # Later iterations: the compiled function's short path (the arrays are the loop's

@@ -120,8 +120,21 @@ def _compile_graph_loops(graph: Any) -> None:
     for node in graph.calls:
         body = node.kwargs.get("body")
         if isinstance(body, GraphLoopBody) and body.compiler is None:
-            from ..aot import aot_autograd
-            body.compiler = lambda g, example: aot_autograd(g, example, cpp_backend)
+            body.compiler = _compile_loop_body
+
+
+def _compile_loop_body(graph: Any, example: list) -> tuple:
+    """A graph loop's body through aot and this backend: ``(callable, written)``. Where
+    its functional form returns every value as a fresh array (no views, layouts that do
+    not matter), that form is compiled, and ``written`` maps each carried array the body
+    writes to the output holding its new value: the loop carries the new arrays instead
+    of copying them back into the old ones each iteration (aot's epilogue)."""
+    from ..aot import aot_autograd, functionalize_with_plan
+    fgraph, plan = functionalize_with_plan(graph, example)
+    if not plan.layout_inputs and len(plan.outputs) == plan.num_user_outputs \
+            and all(o.kind == "fresh" for o in plan.outputs):
+        return aot_autograd(fgraph, example, cpp_backend), dict(plan.mutated)
+    return aot_autograd(graph, example, cpp_backend), {}
 
 
 def compile_graph(graph: Any, example_inputs: list) -> Callable:
