@@ -87,6 +87,7 @@ def main():
     _case("jacobi_2d N=150 T=50", jacobi_2d, jac(150, 50))
     _case("jacobi_2d N=350 T=80", jacobi_2d, jac(350, 80))
     _case("jacobi_2d N=150 T=200", jacobi_2d, jac(150, 200))
+    _case("jacobi_2d N=8 T=2000 (overhead)", jacobi_2d, jac(8, 2000))
     _case("heat ping-pong N=200 T=100", heat_ping_pong, pong(200, 100))
     _case("heat u = u + dt*lap(u) N=200 T=100", heat_rebind, rebind(200, 100))
 
