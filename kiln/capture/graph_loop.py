@@ -183,6 +183,12 @@ def _root(node: Any, before: set) -> Any:
     return node
 
 
+def _outer(node: Any, before: set) -> bool:
+    """A value from before the iteration: a node made before it, or an input or constant
+    (an argument the body loaded first is one too)."""
+    return getattr(node, "kind", None) != "call" or id(node) in before
+
+
 def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: dict,
            before: set, unbacked: int) -> None:
     from .resume import code_facts
@@ -252,7 +258,7 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
     for n in calls:
         for m in n.op.mutates or ():
             root = _root(n.args[m], before)
-            if id(root) in before:
+            if _outer(root, before):
                 if id(root) not in start_node:
                     raise LoopFallback(f"the body writes into an array the loop does not carry ({root.name})")
                 written.add(start_node[id(root)])
@@ -297,9 +303,9 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
         if node_now is node_start:
             nxt.append(("in", keep.index(perm[k])))
         else:
-            if id(node_now) in before:
+            if _outer(node_now, before):
                 raise LoopFallback(f"'{names[id(v)][0]}' is rebound to a value from before the loop")
-            if id(_root(node_now, before)) in before:
+            if _outer(_root(node_now, before), before):
                 raise LoopFallback(f"'{names[id(v)][0]}' is rebound to a view of an array from "
                                    f"before the iteration (carried arrays must not overlap)")
             if node_now.val != saved[id(v)][1]["node"].val:
@@ -346,7 +352,7 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, 
     carried_starts = {id(saved[id(positions[k])][1]["node"]) for k in keep}
     for n in calls:
         for a in iter_nodes(n.args):
-            if id(a) in before and id(a) not in carried_starts and id(_root(a, set())) in carried_starts:
+            if _outer(a, before) and id(a) not in carried_starts and id(_root(a, set())) in carried_starts:
                 raise LoopFallback(f"the body reads {a.name}, a view made before the loop of an array it carries")
         args = map_nodes(n.args, lift)
         new = body_graph.call(n.op, args, n.kwargs, val=n.val, source=n.meta.get("source"))

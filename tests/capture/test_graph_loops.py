@@ -328,3 +328,20 @@ def test_write_into_an_uncarried_array_falls_back():
     _writes_global(u)
     _same(GLOBAL, got)
     assert "does not carry" in _notes(_writes_global, u)
+
+
+WEIGHTS = np.linspace(0.5, 1.0, 12).reshape(3, 4)
+
+
+def _global_operand(u, n):
+    for t in range(n):
+        u = u * WEIGHTS + 0.01
+    return u
+
+
+def test_global_array_read_in_the_body():
+    u0 = np.random.default_rng(14).random((3, 4))
+    f = kiln.compile(_global_operand)
+    for n in (5, 8):
+        _same(_global_operand(u0.copy(), n), f(u0.copy(), n))
+    assert "graph loop node" in _notes(_global_operand, u0.copy(), 5)
