@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import KilnError
 from ..ir import Graph
 from ..ir.graph import iter_nodes, map_nodes
-from ..ops import REGISTRY, TensorMeta
+from ..ops import REGISTRY, Category, TensorMeta
 from ..ops.graph_loops import GraphLoopBody
 from .breaks import BreakGraph
 from .loop_node import _loaded, _note, _Snapshot
@@ -215,6 +215,16 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
             raise LoopFallback(f"{n.op.name} gives a value of no static shape")
     if not calls:
         raise LoopFallback("the body does no array work")
+    from .translator import MAX_UNROLLED_OPS
+    count = trips if trips is not None else len(range(*(
+        b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))
+    if count * len(calls) <= MAX_UNROLLED_OPS // 2 and all(
+            n.op.category == Category.POINTWISE for n in calls):
+        # An elementwise recurrence (mandelbrot's ``z = z * z + c``): unrolled, every
+        # iteration fuses into one kernel that keeps the iterates in registers, which
+        # beats a kernel per iteration (a run-time count is specialized, as before); past
+        # half the unrolling budget, compile time wins.
+        raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
     facts = code_facts(tx.code)
     head_live, after_live = set(facts.live_in[inst.index]), set(facts.live_in[inst.target])
     nxt_inst = tx.decoded.instructions[inst.index + 1]

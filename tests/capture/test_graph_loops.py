@@ -47,7 +47,7 @@ def _life(grid, steps):
 
 def _euler(y, h):
     for i in range(10):
-        y = y + h * (-0.5 * y + np.sin(y))
+        y = y + h * (-0.5 * y + np.sin(np.roll(y, 1)))
     else:
         y = y * 2
     return y, i
@@ -160,7 +160,7 @@ def _prints(u, n):
 
 def _dtype_changes(u):
     for t in range(6):
-        u = u * 0.5
+        u = np.roll(u, 1) * 0.5
     return u
 
 
@@ -173,7 +173,7 @@ def _random(u):
 def _scalar_carried(u):
     s = 0.0
     for t in range(6):
-        u = u * 0.5
+        u = np.roll(u, 1) * 0.5
         s = s + 1.0
     return u, s
 
@@ -335,7 +335,7 @@ WEIGHTS = np.linspace(0.5, 1.0, 12).reshape(3, 4)
 
 def _global_operand(u, n):
     for t in range(n):
-        u = u * WEIGHTS + 0.01
+        u = np.roll(u, 1, axis=1) * WEIGHTS + 0.01
     return u
 
 
@@ -345,3 +345,16 @@ def test_global_array_read_in_the_body():
     for n in (5, 8):
         _same(_global_operand(u0.copy(), n), f(u0.copy(), n))
     assert "graph loop node" in _notes(_global_operand, u0.copy(), 5)
+
+
+def _recurrence(z, c):
+    for t in range(12):
+        z = z * z + c
+    return z
+
+
+def test_elementwise_recurrence_stays_unrolled():
+    """Unrolled, its iterations fuse into one kernel (tests/lowering/test_complex_kernels.py)."""
+    z, c = np.zeros(6), np.linspace(-0.5, 0.2, 6)
+    _same(_recurrence(z, c), kiln.compile(_recurrence)(z, c))
+    assert "elementwise body" in _notes(_recurrence, z, c)
