@@ -49,6 +49,9 @@ class Config:
     triton_interpret: bool = field(default_factory=lambda: _env_bool("KILN_TRITON_INTERPRET", False))
     # Check array arguments on a cache hit with a small C helper (guards/fastcheck.c).
     fast_guards: bool = field(default_factory=lambda: _env_bool("KILN_FAST_GUARDS", True))
+    # Time-stepping range loops over whole arrays become one graph loop node whose body is
+    # compiled once (kiln/capture/graph_loop.py); off: they unroll as before.
+    graph_loops: bool = field(default_factory=lambda: _env_bool("KILN_GRAPH_LOOPS", True))
     # Directory that receives every artifact of every compiled graph.
     debug_dir: str | None = field(default_factory=lambda: os.environ.get("KILN_DEBUG_DIR") or None)
 

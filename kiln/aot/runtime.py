@@ -142,6 +142,16 @@ class AOTFunction:
                     return plain(args)
         return self._general(args)
 
+    def plain_path(self) -> Callable | None:
+        """``run(args)`` for a caller that knows its arguments are plain arrays (no
+        kiln.Tensors) of the layouts of the call before and that no two overlap: the
+        short path :meth:`__call__` takes after its checks (a graph loop's body, called
+        once per iteration, kiln/ops/graph_loops.py); None until a call has built it."""
+        if self._direct is not None:
+            direct = self._direct
+            return lambda args: direct(*args)
+        return self._plain
+
     def _general(self, args: tuple) -> tuple:
         Tensor = _tensor_cls()
         arrays = given = [_unwrap(a, Tensor) for a in args]

@@ -1,0 +1,428 @@
+"""Time-stepping loops as one ``graph_loop`` node (kiln/ops/graph_loops.py).
+
+``for t in range(1, TSTEPS):`` over whole-array work of static shape (jacobi_2d, heat
+equations, ``u, v = v, u`` ping-pong) is not element code, so the element loop node
+(kiln/capture/loop_node.py) declines it. :func:`try_graph_loop` then runs the body once,
+inline, in the function's own graph, with the loop variable a value nothing may use; the
+ops that iteration added become the body graph (lifted out of the function's graph), and
+the loop becomes one node that runs it ``len(range(...))`` times. The trace is one
+iteration whatever the trip count, and a run-time trip count is a run-time int.
+
+Carried values are the arrays live at the loop head that the body writes in place or
+rebinds: one *position* per array object bound to live locals. After the iteration each
+position's names are bound to the same object again — itself (written in place or not),
+another position's array (``u, v = v, u``: with a constant trip count the names end where
+the permutation's ``trip``-th power says), or a new array the body computed
+(``u = u + dt * lap(u)``). Anything else puts the frame back and the loop unrolls as
+before, with the reason in ``explain``: a use of the loop variable's value, a graph
+break, a side effect, a random draw, a data-dependent size, a nested loop node, a
+carried Python scalar, a carried array whose shape or dtype changes, a write into an
+array the loop does not carry, views of carried arrays made before the loop, arrays
+that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``return``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import KilnError
+from ..ir import Graph
+from ..ir.graph import iter_nodes, map_nodes
+from ..ops import REGISTRY, Category, TensorMeta
+from ..ops.graph_loops import GraphLoopBody
+from .breaks import BreakGraph
+from .loop_node import _loaded, _note, _Snapshot
+from .loops import MIN_TRIP, LoopFallback
+from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.base import ConstantVariable, VariableTracker
+
+_ATTRS = ("node", "dims", "fresh", "base", "has_views", "read_only", "scalar")
+
+
+class LoopVariable(VariableTracker):
+    """The loop variable of a graph loop: any use of its value ends the attempt."""
+
+    def describe(self) -> str:
+        return "the loop variable (a graph loop's body may not use its value)"
+
+    def python_type(self) -> type:
+        return int
+
+    def as_constant(self, tx) -> Any:
+        raise LoopFallback("the body uses the loop variable's value")
+
+
+def _trackers(tx, snap: _Snapshot) -> dict:
+    """Every array tracker capture can reach, with its state (put back on failure)."""
+    found: dict[int, tuple] = {}
+    values = list(snap.stack) + list(snap.locals.values()) + list(snap.cells.values()) \
+        + list(tx.output.wrapped.values()) + [v for c, _ in snap.containers for v in
+                                              (c.entries.values() if hasattr(c, "entries") else c.item_list)]
+    for v in values:
+        if isinstance(v, ArrayVariable) and id(v) not in found:
+            found[id(v)] = (v, {a: getattr(v, a) for a in _ATTRS})
+    return found
+
+
+def _restore_trackers(saved: dict) -> None:
+    for v, attrs in saved.values():
+        for a, value in attrs.items():
+            setattr(v, a, value)
+
+
+def try_graph_loop(tx, inst, it) -> bool:
+    """The range loop at FOR_ITER ``inst`` as one graph loop node; False: as before."""
+    from ..config import config
+    if tx.output.loop_trace is not None or not config.graph_loops:
+        return False
+    bounds = it.bounds
+    for b in bounds:
+        if isinstance(b, ConstantVariable):
+            if type(b.value) is not int:
+                return False
+        elif not (isinstance(b, SymScalarVariable) and type(b.example) is int):
+            return False
+    if isinstance(bounds[2], ConstantVariable) and bounds[2].value == 0:
+        return False
+    constant = all(isinstance(b, ConstantVariable) for b in bounds)
+    trips = len(range(*(b.value for b in bounds))) if constant else None
+    if constant and trips < MIN_TRIP:
+        return False
+    if tx.stop_at is not None and inst.index <= tx.stop_at < inst.target:
+        return False
+    snap = _Snapshot(tx)
+    saved = _trackers(tx, snap)
+    graph = tx.output.graph
+    before = {id(n) for n in graph.nodes}
+    wrapped, mutable = dict(tx.output.wrapped), dict(tx.output.mutable_objects)
+    unbacked, writes = len(tx.output.unbacked_sizes), tx.output.writes
+    notes = len(tx.output.loop_notes)
+    try:
+        _build(tx, inst, bounds, trips, snap, saved, before, unbacked)
+    except (LoopFallback, BreakGraph, KilnError) as e:
+        for n in [n for n in graph.nodes if id(n) not in before and n.kind == "call"][::-1]:
+            n.args = ()
+            graph.nodes.remove(n)
+        graph._compiled = None
+        snap.restore(tx)
+        _restore_trackers(saved)
+        tx.output.wrapped.clear()
+        tx.output.wrapped.update(wrapped)
+        tx.output.mutable_objects.clear()
+        tx.output.mutable_objects.update(mutable)
+        tx.output.writes = writes
+        del tx.output.loop_notes[notes:]
+        reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
+                                                                     "reason", str(e))
+        _note(tx, f"not a graph loop either: {reason}")
+        return False
+    return True
+
+
+def _realized(tx, var: Any) -> tuple:
+    """(tracker, placeholder) of an argument array still unloaded before the loop that
+    the body loaded (and rebound); (None, None) for anything else."""
+    from .translator import LazyVariable
+    if not isinstance(var, LazyVariable) or var.source is None:
+        return None, None
+    found = tx.output.wrapped.get((type(var.source).__name__, var.source.display()))
+    if isinstance(found, ArrayVariable) and not found.fresh and found.base is None:
+        placeholder = tx.output._input_by_code.get(var.source.code(tx.output.ns))
+        if placeholder is not None:
+            return found, placeholder
+    return None, None
+
+
+def _order(perm: dict) -> int:
+    """The order of the permutation part of ``perm`` (None: a new array)."""
+    order = 1
+    for k in perm:
+        j, n = perm[k], 1
+        while j is not None and j != k and n <= len(perm):
+            j, n = perm[j], n + 1
+        if j == k:
+            order = order * n // math.gcd(order, n)
+    return order
+
+
+def _guard_trips(tx, bounds: tuple, perm: dict) -> int:
+    """A run-time trip count: where names end depends on it only through whether it is 0
+    (a name rebound to a new array) and its remainder by the permutation's order (``u, v
+    = v, u``); guard those, and return this call's count (the names end as for it)."""
+    values = [b.value if isinstance(b, ConstantVariable) else b.example for b in bounds]
+    trips = len(range(*values))
+    code = "len(range(" + ", ".join(str(b.value) if isinstance(b, ConstantVariable) else b.code
+                                    for b in bounds) + "))"
+    text = "len(range(" + ", ".join(str(b.value) if isinstance(b, ConstantVariable) else b.text
+                                    for b in bounds) + "))"
+    leaves = tuple(leaf for b in bounds if not isinstance(b, ConstantVariable) for leaf in b.leaves)
+    if any(j is None for j in perm.values()):
+        tx.guards.add_truth(f"{code} > 0", f"{text} > 0", trips > 0, leaves)
+    order = _order(perm)
+    if order > 1:
+        tx.guards.add_truth(f"{code} % {order} == {trips % order}",
+                            f"{text} % {order} == {trips % order}", True, leaves)
+    return trips
+
+
+def _run_body(tx, inst) -> None:
+    tx.stack.append(LoopVariable())      # what FOR_ITER pushes
+    tx.ip = inst.index + 1
+    instructions = tx.decoded.instructions
+    while tx.ip != inst.index:
+        if not inst.index < tx.ip < inst.target or tx.result is not None:
+            raise LoopFallback("the body leaves the loop (a break or a return)")
+        tx.step(instructions[tx.ip])
+
+
+def _root(node: Any, before: set) -> Any:
+    """The array a (possibly view) node writes into: through views made in the body."""
+    while getattr(node, "kind", None) == "call" and id(node) not in before and node.op.may_alias \
+            and node.args:
+        node = node.args[0]
+    return node
+
+
+def _outer(node: Any, before: set) -> bool:
+    """A value from before the iteration: a node made before it, or an input or constant
+    (an argument the body loaded first is one too)."""
+    return getattr(node, "kind", None) != "call" or id(node) in before
+
+
+def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: dict,
+           before: set, unbacked: int) -> None:
+    from .resume import code_facts
+    _run_body(tx, inst)
+    if len(tx.stack) != len(snap.stack) or any(a is not b for a, b in zip(tx.stack, snap.stack)):
+        raise LoopFallback("the body changes the value stack")
+    if snap.changed_outside(tx) or len(tx.yielded) != snap.yielded:
+        raise LoopFallback("the body has side effects (containers, attributes, cells, yields)")
+    if any(getattr(v, "tensor", False) for v in tx.output.wrapped.values()):
+        raise LoopFallback("the function takes kiln.Tensors (gradients keep the loop unrolled)")
+    if len(tx.output.unbacked_sizes) != unbacked:
+        raise LoopFallback("a size that depends on the data")
+    graph = tx.output.graph
+    calls = [n for n in graph.nodes if id(n) not in before and n.kind == "call"]
+    for n in calls:
+        if n.op.state is not None:
+            raise LoopFallback(f"a random draw ({n.op.name})")
+        if n.op.name in ("loop", "loop_item", "graph_loop"):
+            raise LoopFallback("a loop node inside the body")
+        if n.meta.get("size_refs") or not all(
+                (v is None and n.op.mutates) or
+                (isinstance(v, TensorMeta) and all(type(d) is int for d in v.shape))
+                for v in ([n.val] if not isinstance(n.val, tuple) else n.val)):
+            raise LoopFallback(f"{n.op.name} gives a value of no static shape")
+    if not calls:
+        raise LoopFallback("the body does no array work")
+    from .translator import MAX_UNROLLED_OPS
+    count = trips if trips is not None else len(range(*(
+        b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))
+    if count * len(calls) <= MAX_UNROLLED_OPS // 2 and all(
+            n.op.category == Category.POINTWISE for n in calls):
+        # An elementwise recurrence (mandelbrot's ``z = z * z + c``): unrolled, every
+        # iteration fuses into one kernel that keeps the iterates in registers, which
+        # beats a kernel per iteration (a run-time count is specialized, as before); past
+        # half the unrolling budget, compile time wins.
+        raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
+    facts = code_facts(tx.code)
+    head_live, after_live = set(facts.live_in[inst.index]), set(facts.live_in[inst.target])
+    nxt_inst = tx.decoded.instructions[inst.index + 1]
+    i_name = nxt_inst.arg if nxt_inst.opname == "STORE_FAST" and isinstance(nxt_inst.arg, str) else None
+    if i_name is None or not isinstance(tx.locals.get(i_name), LoopVariable):
+        raise LoopFallback("the loop variable is not a plain local")
+    # positions: the array objects bound to live locals
+    positions: list[ArrayVariable] = []
+    names: dict[int, list] = {}
+    for n in sorted((head_live | after_live) - {i_name}):
+        start, end = snap.locals.get(n), tx.locals.get(n)
+        if _loaded(start, end) and isinstance(end, ArrayVariable) and end.node.kind == "placeholder":
+            # an argument the body loaded first: before the loop it was its input, no views
+            saved[id(end)] = (end, dict({a: getattr(end, a) for a in _ATTRS}, has_views=False))
+            start = end
+        elif _loaded(start, end) or (isinstance(start, ConstantVariable) and isinstance(
+                end, ConstantVariable) and type(start.value) is type(end.value)
+                and start.value == end.value):
+            continue         # an argument (not an array) the body loaded first; a constant
+        if end is start:
+            if isinstance(start, ArrayVariable) and id(start) in saved:
+                names.setdefault(id(start), []).append(n)
+                if start not in positions:
+                    positions.append(start)
+            continue
+        if n not in snap.locals:
+            raise LoopFallback(f"'{n}' is assigned in the loop and used after it, but not bound before it")
+        realized, placeholder = _realized(tx, start)
+        if realized is not None:   # an argument the body loaded first, then rebound
+            saved[id(realized)] = (realized, dict({a: getattr(realized, a) for a in _ATTRS},
+                                                  node=placeholder, has_views=False))
+            start = realized
+        if not (isinstance(start, ArrayVariable) and isinstance(end, ArrayVariable)):
+            raise LoopFallback(f"the loop rebinds '{n}' ({start.describe()}): a graph loop carries arrays only")
+        names.setdefault(id(start), []).append(n)
+        if start not in positions:
+            positions.append(start)
+    index = {id(v): k for k, v in enumerate(positions)}
+    start_node = {id(saved[id(v)][1]["node"]): k for k, v in enumerate(positions)}
+    written: set[int] = set()
+    for n in calls:
+        for m in n.op.mutates or ():
+            root = _root(n.args[m], before)
+            if _outer(root, before):
+                if id(root) not in start_node:
+                    raise LoopFallback(f"the body writes into an array the loop does not carry ({root.name})")
+                written.add(start_node[id(root)])
+    # where each position's names end up
+    ends: list[Any] = []
+    for k, v in enumerate(positions):
+        targets = {id(tx.locals[n]): tx.locals[n] for n in names[id(v)]}
+        if len(targets) != 1:
+            raise LoopFallback("names bound to one array before the body end bound to different ones")
+        ends.append(next(iter(targets.values())))
+    carried = [k for k, v in enumerate(positions)
+               if k in written or ends[k] is not v or v.node is not saved[id(v)][1]["node"]]
+    keep = sorted(set(carried) | {index[id(e)] for e in ends if id(e) in index})
+    if not keep:
+        raise LoopFallback("the body neither writes nor rebinds an array")
+    for k in list(keep):
+        v = positions[k]
+        attrs = saved[id(v)][1]
+        if v.tensor or any(getattr(e, "tensor", False) for e in ends):
+            raise LoopFallback(f"{v.describe()} is a kiln.Tensor (gradients need the loop unrolled)")
+        if attrs["base"] is not None or attrs["has_views"]:
+            raise LoopFallback(f"the loop carries {v.describe()}, a view or an array with views")
+        if any(d is not None for d in attrs["dims"]):
+            raise LoopFallback(f"{v.describe()} has a run-time size")
+    ends_k = {}
+    perm: dict[int, int | None] = {}
+    outs: list[Any] = []
+    nxt: list[tuple] = []
+    for k in keep:
+        e, v = ends[k], positions[k]
+        if id(e) in index:
+            j = index[id(e)]
+            if j not in keep:
+                raise LoopFallback(f"'{names[id(v)][0]}' is rebound to an array the loop does not write")
+            perm[k] = j
+            node_now, node_start = e.node, saved[id(e)][1]["node"]
+        elif id(e) in saved:
+            raise LoopFallback(f"'{names[id(v)][0]}' is rebound to an array from before the loop")
+        else:
+            perm[k] = None
+            node_now, node_start = e.node, None
+        if node_now is node_start:
+            nxt.append(("in", keep.index(perm[k])))
+        else:
+            if _outer(node_now, before):
+                raise LoopFallback(f"'{names[id(v)][0]}' is rebound to a value from before the loop")
+            if _outer(_root(node_now, before), before):
+                raise LoopFallback(f"'{names[id(v)][0]}' is rebound to a view of an array from "
+                                   f"before the iteration (carried arrays must not overlap)")
+            if node_now.val != saved[id(v)][1]["node"].val:
+                raise LoopFallback(f"'{names[id(v)][0]}' changes from {saved[id(v)][1]['node'].val} "
+                                   f"to {node_now.val} in the body")
+            nxt.append(("out", len(outs)))
+            outs.append(node_now)
+        ends_k[k] = e
+    roots = [id(_root(o, before)) for o in outs]
+    if len(set(roots)) != len(roots):
+        raise LoopFallback("two carried arrays end as views of one array")
+    image = [j for j in perm.values() if j is not None]
+    if len(set(image)) != len(image) or len({id(e) for e in ends_k.values()}) != len(ends_k):
+        raise LoopFallback("two carried names end bound to one array")
+    for k in keep:
+        if (k in written or positions[k].node is not saved[id(positions[k])][1]["node"]) \
+                and k not in image:
+            raise LoopFallback(f"the body writes {positions[k].describe()} and then rebinds its names")
+    if trips is None:
+        if i_name in after_live:
+            raise LoopFallback("the loop variable is read after the loop and the trip count is "
+                               "known only at run time")
+        trips = _guard_trips(tx, bounds, perm)
+    _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, names, perm,
+          outs, nxt, i_name, after_live)
+
+
+def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, names, perm,
+          outs, nxt, i_name, after_live) -> None:
+    graph = tx.output.graph
+    body_graph = Graph(f"{tx.code.co_name}_graph_loop_body")
+    mapping: dict[int, Any] = {}
+    for k in keep:
+        start = saved[id(positions[k])][1]["node"]
+        mapping[id(start)] = body_graph.placeholder(names[id(positions[k])][0], start.val)
+    operands: list[Any] = []
+
+    def lift(node: Any) -> Any:
+        found = mapping.get(id(node))
+        if found is None:
+            found = mapping[id(node)] = body_graph.placeholder(node.name, node.val)
+            operands.append(node)
+        return found
+    carried_starts = {id(saved[id(positions[k])][1]["node"]) for k in keep}
+    for n in calls:
+        for a in iter_nodes(n.args):
+            if _outer(a, before) and id(a) not in carried_starts and id(_root(a, set())) in carried_starts:
+                raise LoopFallback(f"the body reads {a.name}, a view made before the loop of an array it carries")
+        args = map_nodes(n.args, lift)
+        new = body_graph.call(n.op, args, n.kwargs, val=n.val, source=n.meta.get("source"))
+        mapping[id(n)] = new
+    body_graph.output(tuple(mapping[id(o)] for o in outs))
+    where = f"{tx.location()[0]}:{tx.location()[1]}"
+    body = GraphLoopBody(body_graph, len(keep), tuple(nxt), where=where)
+    # the iteration's ops leave the function's graph
+    for n in calls[::-1]:
+        n.args = ()
+        graph.nodes.remove(n)
+    graph._compiled = None
+    loaded = {n: v for n, v in tx.locals.items() if _loaded(snap.locals.get(n), v)}
+    snap.restore(tx)
+    _restore_trackers(saved)
+    tx.locals.update(loaded)
+    starts = [saved[id(positions[k])][1]["node"] for k in keep]
+    vals = tuple(s.val for s in starts)
+    bvals = tuple(b.value if isinstance(b, ConstantVariable) else tx.output.scalar_node(b) for b in bounds)
+    node = graph.call(REGISTRY["graph_loop"], bvals + (tuple(starts), tuple(operands)), {"body": body},
+                      val=vals, source=tx.location())
+    items = [graph.call(REGISTRY["loop_item"], (node,), {"index": p}, val=vals[p]) for p in range(len(keep))]
+    # where each position's names end: the permutation's trips-th power, or a new array
+    for p, k in enumerate(keep):
+        j: int | None = k
+        cap = 2 * len(keep)
+        steps = trips if trips <= cap else cap + (trips - cap) % _order(perm)
+        for _ in range(steps):
+            j = perm[j] if j is not None else None
+            if j is None:
+                break
+        if j is None:
+            target = ArrayVariable(items[p])
+        else:
+            target = positions[j]
+            _write_back(tx, target, items[p])
+        for n in names[id(positions[k])]:
+            tx.locals[n] = target
+    if i_name in after_live:
+        last = bounds[0].value + (trips - 1) * bounds[2].value
+        tx.locals[i_name] = ConstantVariable(last)
+    tx.stack.pop()        # FOR_ITER's target is past the loop, the iterator popped
+    tx.ip = inst.target
+    if all(isinstance(b, ConstantVariable) for b in bounds):
+        count = str(trips)
+    else:
+        count = "run-time: range(" + ", ".join(
+            repr(b.value) if isinstance(b, ConstantVariable) else b.describe() for b in bounds) + ")"
+    if tx.output.loop_notes and "loop unrolled" in tx.output.loop_notes[-1]:
+        tx.output.loop_notes.pop()   # the element loop node's refusal: this node replaces it
+    carried = ", ".join(names[id(positions[k])][0] for k in keep)
+    _note(tx, f"graph loop node ({node.name}, trip count {count}, {len(body_graph.calls)} body ops "
+              f"compiled once, carried: {carried})")
+
+
+def _write_back(tx, tracker: ArrayVariable, item: Any) -> None:
+    from .opcall import _check_writable
+    if tracker.can_rewrite_in_place():
+        tracker.node = item
+        return
+    _check_writable(tx, "the loop's writes", tracker)
+    tx.output.graph.call(REGISTRY["copyto"], (tracker.node, item, True), {"casting": "same_kind"},
+                         source=tx.location())

@@ -1,0 +1,360 @@
+"""Graph loop nodes (kiln/capture/graph_loop.py): time-stepping range loops over whole
+arrays, checked against plain NumPy (values, dtypes, mutated arguments, locals)."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln.ops import graph_loops
+
+
+def _jacobi(TSTEPS, A, B):
+    for t in range(1, TSTEPS):
+        B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+        A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
+
+
+def _heat(u, dt, steps):
+    for _ in range(steps):
+        u = u + dt * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
+    return u
+
+
+def _ping_pong(a, b, n):
+    u, v = a, b
+    for k in range(n):
+        v[1:-1] = 0.5 * (u[:-2] + u[2:])
+        u, v = v, u
+    return u, v
+
+
+def _fresh_ping_pong(x):
+    u = x.copy()
+    v = np.zeros_like(x)
+    for k in range(7):
+        v[1:-1] = 0.25 * u[:-2] + 0.5 * u[1:-1] + 0.25 * u[2:]
+        u, v = v, u
+    return u, k
+
+
+def _life(grid, steps):
+    for _ in range(steps):
+        n = (np.roll(grid, 1, 0) + np.roll(grid, -1, 0) + np.roll(grid, 1, 1) + np.roll(grid, -1, 1)
+             + np.roll(np.roll(grid, 1, 0), 1, 1) + np.roll(np.roll(grid, 1, 0), -1, 1)
+             + np.roll(np.roll(grid, -1, 0), 1, 1) + np.roll(np.roll(grid, -1, 0), -1, 1))
+        grid = ((n == 3) | ((grid == 1) & (n == 2))).astype(np.int8)
+    return grid
+
+
+def _euler(y, h):
+    for i in range(10):
+        y = y + h * (-0.5 * y + np.sin(np.roll(y, 1)))
+    else:
+        y = y * 2
+    return y, i
+
+
+def _notes(fn, *args):
+    return "\n".join(l for l in str(kiln.explain(fn)(*args)).splitlines() if "loop" in l)
+
+
+def _same(a, b):
+    assert type(a) is type(b)
+    if isinstance(a, tuple):
+        for x, y in zip(a, b):
+            _same(x, y)
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    else:
+        assert a == b
+
+
+def test_jacobi_matches_numpy_and_compiles_once_over_trip_counts():
+    rng = np.random.default_rng(0)
+    A0, B0 = rng.random((30, 30)), rng.random((30, 30))
+    f = kiln.compile(_jacobi)
+    for steps in (20, 33, 5, 50, 1, 0):
+        A1, B1, A2, B2 = A0.copy(), B0.copy(), A0.copy(), B0.copy()
+        assert _jacobi(steps, A1, B1) is f(steps, A2, B2) is None
+        _same(A1, A2)
+        _same(B1, B2)
+    # TSTEPS is a run-time int of the one entry: one compile for every trip count
+    assert len(f.cache_entries) == 1
+    notes = _notes(_jacobi, 20, A0.copy(), B0.copy())
+    assert "graph loop node" in notes and "22 body ops" in notes
+
+
+def test_graph_loop_runs_body_compiled_once():
+    rng = np.random.default_rng(1)
+    A0, B0 = rng.random((20, 20)), rng.random((20, 20))
+    f = kiln.compile(_jacobi)
+    runs, trips = graph_loops.stats["runs"], graph_loops.stats["trips"]
+    for steps in (12, 30, 31, 7):
+        A2, B2 = A0.copy(), B0.copy()
+        f(steps, A2, B2)
+    assert graph_loops.stats["runs"] == runs + 4
+    assert graph_loops.stats["trips"] == trips + 11 + 29 + 30 + 6
+    assert len(f.cache_entries) == 1
+
+
+def test_explain_shows_trip_count():
+    rng = np.random.default_rng(2)
+    notes = _notes(_heat, rng.random(64), 0.1, 25)
+    assert "graph loop node" in notes
+
+
+@pytest.mark.parametrize("steps", [0, 1, 6, 25])
+def test_heat_rebinding(steps):
+    rng = np.random.default_rng(3)
+    u0 = rng.random(64)
+    f = kiln.compile(_heat)
+    u = u0.copy()
+    _same(_heat(u0.copy(), 0.1, steps), f(u, 0.1, steps))
+    _same(u, u0)   # rebinding never writes the argument
+
+
+@pytest.mark.parametrize("n", [4, 5, 9])
+def test_ping_pong_of_arguments(n):
+    rng = np.random.default_rng(4)
+    a0, b0 = rng.random(40), rng.random(40)
+    a1, b1, a2, b2 = a0.copy(), b0.copy(), a0.copy(), b0.copy()
+    u1, v1 = _ping_pong(a1, b1, n)
+    u2, v2 = kiln.compile(_ping_pong)(a2, b2, n)
+    _same((a1, b1), (a2, b2))
+    _same((u1, v1), (u2, v2))
+    # identity: the names end bound to the arguments as Python leaves them
+    assert (u2 is a2) == (u1 is a1) and (v2 is b2) == (v1 is b1)
+    assert "graph loop node" in _notes(_ping_pong, a0.copy(), b0.copy(), n)
+
+
+def test_fresh_ping_pong_and_loop_variable_after():
+    x = np.random.default_rng(5).random(50)
+    _same(_fresh_ping_pong(x), kiln.compile(_fresh_ping_pong)(x))
+    assert "graph loop node" in _notes(_fresh_ping_pong, x)
+
+
+def test_life_int8_dtype_kept():
+    g = (np.random.default_rng(6).random((16, 16)) < 0.3).astype(np.int8)
+    _same(_life(g, 12), kiln.compile(_life)(g, 12))
+    assert "graph loop node" in _notes(_life, g, 12)
+
+
+def test_for_else_and_loop_variable():
+    y = np.random.default_rng(7).random(10)
+    _same(_euler(y, 0.1), kiln.compile(_euler)(y, 0.1))
+    assert "graph loop node" in _notes(_euler, y, 0.1)
+
+
+def _uses_t(u, n):
+    for t in range(n):
+        u = u + t
+    return u
+
+
+def _prints(u, n):
+    for t in range(n):
+        u = u * 0.5
+        print("step")
+    return u
+
+
+def _dtype_changes(u):
+    for t in range(6):
+        u = np.roll(u, 1) * 0.5
+    return u
+
+
+def _random(u):
+    for t in range(6):
+        u = u + np.random.random(u.shape)
+    return u
+
+
+def _scalar_carried(u):
+    s = 0.0
+    for t in range(6):
+        u = np.roll(u, 1) * 0.5
+        s = s + 1.0
+    return u, s
+
+
+def _breaks(u):
+    for t in range(8):
+        u = u * 0.5
+        break
+    return u
+
+
+@pytest.mark.parametrize("fn,arg,why", [
+    (_uses_t, (np.ones(5), 6), "loop variable"),
+    (_dtype_changes, (np.arange(5),), "changes from"),
+    (_scalar_carried, (np.ones(5),), "carries arrays only"),
+    (_breaks, (np.ones(5),), "leaves the loop"),
+])
+def test_fallbacks_still_correct(fn, arg, why):
+    expect = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in arg])
+    got = kiln.compile(fn)(*[a.copy() if isinstance(a, np.ndarray) else a for a in arg])
+    _same(expect, got)
+    assert why in _notes(fn, *arg)
+
+
+def test_random_draw_falls_back():
+    np.random.seed(0)
+    expect = _random(np.ones(5))
+    np.random.seed(0)
+    got = kiln.compile(_random)(np.ones(5))
+    _same(expect, got)
+    assert "graph loop node" not in _notes(_random, np.ones(5))
+
+
+def test_print_falls_back(capsys):
+    got = kiln.compile(_prints)(np.ones(5), 5)
+    _same(_prints(np.ones(5), 5), got)
+    assert capsys.readouterr().out.count("step") == 10
+
+
+def test_aliasing_arguments():
+    base = np.random.default_rng(8).random((12, 12))
+    b1, b2 = base.copy(), base.copy()
+    _jacobi(6, b1, b1.T)
+    kiln.compile(_jacobi)(6, b2, b2.T)
+    _same(b1, b2)
+    c1, c2 = base.copy(), base.copy()
+    _jacobi(6, c1, c1)
+    kiln.compile(_jacobi)(6, c2, c2)
+    _same(c1, c2)
+
+
+def test_printed_graph_runs():
+    rng = np.random.default_rng(9)
+    A0, B0 = rng.random((10, 10)), rng.random((10, 10))
+    A1, B1, A2, B2 = A0.copy(), B0.copy(), A0.copy(), B0.copy()
+    _jacobi(9, A1, B1)
+    kiln.compile(_jacobi, backend="eager")(9, A2, B2)
+    _same((A1, B1), (A2, B2))
+
+
+def _decay(w, x):
+    for t in range(6):
+        x = x * w + 0.1 * np.tanh(x)
+    return x.sum()
+
+
+def test_gradients_keep_the_loop_unrolled():
+    """A kiln.Tensor argument: the loop unrolls as before, gradients exact (float64 FD)."""
+    rng = np.random.default_rng(10)
+    w0, x = rng.random(5), rng.random(5)
+    w = kiln.tensor(w0.copy(), requires_grad=True)
+    compiled = kiln.compile(_decay, backend="aot_eager")
+    out = compiled(w, x)
+    out.backward()
+    assert all("graph_loop" not in r.ops for r in compiled.records)
+    eps = 1e-6
+    fd = [(_decay(w0 + eps * e, x) - _decay(w0 - eps * e, x)) / (2 * eps) for e in np.eye(5)]
+    np.testing.assert_allclose(w.grad.numpy(), fd, rtol=1e-6, atol=1e-8)
+
+
+def test_printed_graph_shows_the_for_loop():
+    rng = np.random.default_rng(11)
+    f = kiln.compile(_jacobi)
+    f(12, rng.random((8, 8)), rng.random((8, 8)))
+    code = f.cache_entries[0].graph.python_code()
+    assert "for graph_loop_i in range(" in code and "def graph_loop_body_" in code
+
+
+def _transposes(u, v):
+    for t in range(5):
+        u, v = v.T, u + 1.0
+    v[0, 0] = 7.0
+    return u, v
+
+
+def test_view_rebinding_falls_back():
+    a, b = np.arange(9.0).reshape(3, 3), np.ones((3, 3))
+    _same(_transposes(a.copy(), b.copy()), kiln.compile(_transposes)(a.copy(), b.copy()))
+    assert "rebound to a view" in _notes(_transposes, a.copy(), b.copy())
+
+
+def test_ping_pong_run_time_trips_one_entry_per_parity():
+    rng = np.random.default_rng(12)
+    a0, b0 = rng.random(30), rng.random(30)
+    f = kiln.compile(_ping_pong)
+    for n in (4, 5, 6, 7, 0, 11, 1):
+        a1, b1, a2, b2 = a0.copy(), b0.copy(), a0.copy(), b0.copy()
+        u1, v1 = _ping_pong(a1, b1, n)
+        u2, v2 = f(a2, b2, n)
+        _same((a1, b1, u1, v1), (a2, b2, u2, v2))
+        assert (u2 is a2) == (u1 is a1) and (v2 is b2) == (v1 is b1)
+    # n == 0 runs nothing; after that, odd and even trip counts are one entry each
+    assert len(f.cache_entries) <= 3
+
+
+def _step(u, c):
+    return u + c * (np.roll(u, 1) - u)
+
+
+def _helper_steps(u, n, c):
+    flag = True
+    for t in range(n):
+        u = _step(u, c)
+        flag = True
+    return u, flag
+
+
+def test_inlined_helper_and_constant_rebinding():
+    u0 = np.random.default_rng(13).random(20)
+    f = kiln.compile(_helper_steps)
+    for n in (6, 9):
+        _same(_helper_steps(u0.copy(), n, 0.3), f(u0.copy(), n, 0.3))
+    assert "graph loop node" in _notes(_helper_steps, u0.copy(), 6, 0.3)
+
+
+GLOBAL = np.zeros((4, 4))
+
+
+def _writes_global(u):
+    for t in range(5):
+        GLOBAL[1:, 1:] = GLOBAL[1:, 1:] + u[1:, 1:]
+    return u
+
+
+def test_write_into_an_uncarried_array_falls_back():
+    global GLOBAL
+    u = np.arange(16.0).reshape(4, 4)
+    GLOBAL = np.zeros((4, 4))
+    kiln.compile(_writes_global)(u)
+    got = GLOBAL.copy()
+    GLOBAL = np.zeros((4, 4))
+    _writes_global(u)
+    _same(GLOBAL, got)
+    assert "does not carry" in _notes(_writes_global, u)
+
+
+WEIGHTS = np.linspace(0.5, 1.0, 12).reshape(3, 4)
+
+
+def _global_operand(u, n):
+    for t in range(n):
+        u = np.roll(u, 1, axis=1) * WEIGHTS + 0.01
+    return u
+
+
+def test_global_array_read_in_the_body():
+    u0 = np.random.default_rng(14).random((3, 4))
+    f = kiln.compile(_global_operand)
+    for n in (5, 8):
+        _same(_global_operand(u0.copy(), n), f(u0.copy(), n))
+    assert "graph loop node" in _notes(_global_operand, u0.copy(), 5)
+
+
+def _recurrence(z, c):
+    for t in range(12):
+        z = z * z + c
+    return z
+
+
+def test_elementwise_recurrence_stays_unrolled():
+    """Unrolled, its iterations fuse into one kernel (tests/lowering/test_complex_kernels.py)."""
+    z, c = np.zeros(6), np.linspace(-0.5, 0.2, 6)
+    _same(_recurrence(z, c), kiln.compile(_recurrence)(z, c))
+    assert "elementwise body" in _notes(_recurrence, z, c)
