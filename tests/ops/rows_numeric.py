@@ -290,7 +290,7 @@ def numeric_op_rows() -> list[Row]:
           lambda ctx: Case(hist_case(ctx).args, {"bins": 3})),
         E("histogram2d_counts", lambda x, y, **p: np.histogram2d(x, y, **p)[0], hist2d_case,
           via=lambda x, y, **p: call_spelling(np.histogram2d, x, y, **p)[0]),
-        E("interp", np.interp, interp_case),
+        E("interp", np.interp, interp_case, grad=True),
         E("det", np.linalg.det, square_stack, grad=True),
         E("pinv", np.linalg.pinv, matrix, grad=True),
         E("svdvals", np.linalg.svdvals, matrix, grad=True),
