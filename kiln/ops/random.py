@@ -30,6 +30,7 @@ it where it leaves the graph (a composite with ``python=``).
 from __future__ import annotations
 
 import inspect
+import threading
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,8 @@ def legacy() -> np.random.RandomState:
 
 def _generator(params: dict) -> Any:
     gen = params.get("generator")
+    if isinstance(gen, FreshGenerator):
+        return gen.current
     return legacy() if gen is None else gen
 
 
@@ -316,3 +319,62 @@ spell_composite(np.random.shuffle, ("random_shuffled", "copyto"),
                 lambda *a, **k: _shuffle_normalizer(np.random.RandomState, "numpy.random.shuffle")(None, *a, **k),
                 "numpy.random.shuffle")
 spell_composite(np.random.seed, ("random_seed",), _seed_normalize, "numpy.random.seed")
+
+
+# -- generators made inside the compiled function ----------------------------------------------
+# ``rng = np.random.default_rng(seed)`` in the function makes a new Generator on every
+# call. The graph names a FreshGenerator instead (one per captured call site): the op
+# ``random_default_rng`` puts a new ``default_rng(seed)`` in it when the call reaches that
+# line, and the draws after it read that one (``_generator``). The generator lives in a
+# thread-local slot, so concurrent calls do not share a stream; capture keeps it inside
+# the graph (a generator that would leave it, returned or alive at a graph break, is not
+# captured: the function runs as Python there).
+
+class FreshGenerator:
+    """Where the Generator made by ``np.random.default_rng`` in a compiled function lives
+    while the graph runs."""
+    spelling_type = np.random.Generator
+
+    def __init__(self) -> None:
+        self._slot = threading.local()
+
+    @property
+    def current(self) -> np.random.Generator:
+        gen = getattr(self._slot, "gen", None)
+        if gen is None:   # not made yet on this thread (a snapshot before the first call)
+            gen = self._slot.gen = np.random.default_rng(0)
+        return gen
+
+    def reset(self, seed: Any) -> None:
+        self._slot.gen = np.random.default_rng(seed)
+
+    def __repr__(self) -> str:
+        return "<the Generator np.random.default_rng made in a compiled function>"
+
+
+def _default_rng_impl(seed: Any, generator: Any) -> Any:
+    generator.reset(None if seed is None else (int(seed) if np.ndim(seed) == 0 else np.asarray(seed)))
+    return np.zeros((), np.bool_)   # nothing reads it; the call stays for its effect
+
+
+random_default_rng = declare(
+    "random_default_rng", Category.EXTERN, _default_rng_impl, inputs=("seed",),
+    params={"generator": None}, meta=lambda seed, generator: TensorMeta((), np.bool_),
+    may_raise=True, state=lambda params: params["generator"].current,
+    doc="rng = np.random.default_rng(seed) inside a compiled function: a new Generator in "
+        "the FreshGenerator the later draws name")
+
+
+def _default_rng_normalize(generator: Any, seed: Any = None) -> Composite:
+    if not (seed is None or isinstance(seed, (int, np.integer)) or is_array_entry(seed)):
+        reject("numpy.random.default_rng", "seed", type(seed).__name__,
+               "pass an int (or None), or make the generator outside and pass it in")
+
+    def run(seed: Any) -> None:
+        F.random_default_rng(seed, generator=generator)
+    return Composite(run, (seed,), {})
+
+
+DEFAULT_RNG_KEY = ("random", "fresh", "default_rng")
+spell_composite(DEFAULT_RNG_KEY, ("random_default_rng",), _default_rng_normalize,
+                "numpy.random.default_rng")

@@ -169,7 +169,10 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if isinstance(value, types.ModuleType):
         _guard_id(tx, source, value)
         return ModuleVariable(value, source)
-    from .numpy_objects import GENERATOR_TYPES, GeneratorVariable
+    from .numpy_objects import GENERATOR_TYPES, DefaultRngVariable, GeneratorVariable
+    if value is np.random.default_rng:
+        _guard_id(tx, source, value)
+        return DefaultRngVariable(source)
     if callable(value) and (getattr(value, "__module__", None) or "").startswith("numpy.random") \
             and not isinstance(value, type) and find_spelling(value) is not None:
         _guard_id(tx, source, value)   # np.random.seed, np.random.ranf (Cython functions)

@@ -260,10 +260,33 @@ class GeneratorVariable(VariableTracker):
         return f"{type(self.gen).__name__} object{where}"
 
     def python_type(self) -> type:
-        return type(self.gen)
+        return getattr(self.gen, "spelling_type", type(self.gen))   # (a FreshGenerator's)
 
     def getattr(self, tx, name: str) -> VariableTracker:
         return GeneratorMethodVariable(self, name)
+
+
+class DefaultRngVariable(VariableTracker):
+    """``np.random.default_rng``: called in the function, a new Generator each call, which
+    the graph makes (kiln/ops/random.py, ``FreshGenerator``) and draws from. It stays in the
+    graph: returned or alive at a graph break it has no source to rebuild it from, so the
+    function runs as Python there."""
+
+    def __init__(self, source: Any = None) -> None:
+        self.source = source
+
+    def describe(self) -> str:
+        return "numpy.random.default_rng"
+
+    def python_type(self) -> type:
+        return type(np.random.default_rng)
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        from ...ops.random import DEFAULT_RNG_KEY, FreshGenerator
+        gen = FreshGenerator()
+        tx.call_op(DEFAULT_RNG_KEY, [ConstantVariable(gen)] + list(args), kwargs,
+                   "numpy.random.default_rng")
+        return GeneratorVariable(gen)
 
 
 class GeneratorMethodVariable(VariableTracker):
@@ -279,7 +302,7 @@ class GeneratorMethodVariable(VariableTracker):
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
         from ...ops import find_spelling
         from ...ops.random import method_spelling_key
-        key = method_spelling_key(type(self.owner.gen), self.name)
+        key = method_spelling_key(self.owner.python_type(), self.name)
         if find_spelling(key) is None:
             tx.unsupported("unsupported_call", f"numpy.random.{self.describe()} is not captured",
                            "call it outside the compiled function and pass the result in")
