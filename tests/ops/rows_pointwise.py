@@ -95,6 +95,13 @@ def broadcast_to_case(ctx: Ctx) -> Case:
     return Case([ctx.arg(small)], {"shape": lead + widened})
 
 
+def sliding_case(ctx: Ctx) -> Case:
+    shape = ctx.shape(min_dims=1, min_side=1)
+    axis = ctx.integer(0, len(shape) - 1, "axis")
+    window = ctx.integer(1, shape[axis], "window") if shape[axis] else 0
+    return Case([ctx.arg(shape)], {"window_shape": (window,), "axis": (axis,)})
+
+
 def sum_to_reference(x: np.ndarray, shape: tuple) -> np.ndarray:
     """sum_to written independently: sum the added leading axes, then the widened ones."""
     x = np.asarray(x)
@@ -277,6 +284,9 @@ def pointwise_rows() -> list[Row]:
         Row("sum_to", numpy=sum_to_reference, via_op=lambda x, shape: F.sum_to(x, shape=shape),
             tensor=lambda x, shape: apply(Bound(REGISTRY["sum_to"], (x,), {"shape": shape})),
             case=sum_to_case, dtypes=NUMERIC, grad=True),
+        Row("sliding_window_view", numpy=np.lib.stride_tricks.sliding_window_view,
+            via_op=lambda x, window_shape, axis: F.sliding_window_view(x, window_shape=window_shape, axis=axis),
+            case=sliding_case, dtypes=ALL, grad=True, bad=(Case([A(3)], {"window_shape": (4,), "axis": (0,)}),)),
         Row("broadcast_to", numpy=np.broadcast_to,
             via_op=lambda x, shape: F.broadcast_to(x, shape=shape), case=broadcast_to_case,
             dtypes=ALL, grad=True,
