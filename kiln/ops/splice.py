@@ -9,7 +9,10 @@ every rule of theirs — negative and out-of-range positions, boolean masks, a s
 position inserting a broadcast block, ``axis=None`` flattening — and every error message
 is NumPy's. An integer array of positions computed in the graph deletes as NumPy does
 (a mask of the kept elements, then ``x[mask]``: its length is an unbacked size) where the
-result is one-dimensional; other positions computed in the graph run as Python.
+result is one-dimensional; other positions computed in the graph run as Python. Insert
+at positions computed in the graph (any shape, any axis) has a length known while
+capturing: the op ``insert_index`` runs ``np.insert`` on the element numbers at run time
+(NumPy's placement and errors), and the result is a gather from it.
 """
 from __future__ import annotations
 
@@ -17,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from .indexing import is_array_entry
 from .meta import TensorMeta, reject, shape_of
 from .numeric import _dtype
-from .registry import Composite, N, spell_composite
+from .registry import Category, Composite, F, N, declare, spell_composite
 
 
 def _constant_positions(name: str, obj: Any) -> Any:
@@ -75,6 +79,35 @@ def _insert(arr, values, index, dtype):
     return _gather(N.concatenate((N.ravel(arr), flat_values)), index)
 
 
+def _insert_index_impl(obj, shape, values_shape, axis):
+    size = int(np.prod(shape, dtype=np.int64))
+    return np.insert(_numbers(shape), obj, _numbers(values_shape, size), axis)
+
+
+def _insert_index_meta(obj, shape, values_shape, axis):
+    # where the elements go depends on obj's values, how many there are does not (an
+    # integer array of k positions adds k, one position adds the values' block)
+    example = np.zeros(tuple(shape_of(obj)), _dtype(obj))
+    return TensorMeta(_insert_index_impl(example, shape, values_shape, axis).shape, np.dtype(np.intp))
+
+
+insert_index = declare(
+    "insert_index", Category.EXTERN, _insert_index_impl, inputs=("obj",),
+    params={"shape": (), "values_shape": (), "axis": None}, meta=_insert_index_meta,
+    may_raise=True, fresh_result=True,
+    doc="np.insert of the element numbers of an array of `shape` and of its values at the "
+        "positions obj (computed in the graph): where each element of the result comes from")
+
+
+def _insert_at_computed(arr, values, obj, shape, values_shape, axis, dtype):
+    index = F.insert_index(obj, shape=shape, values_shape=values_shape, axis=axis)
+    flat_values = N.ravel(values)
+    if _dtype(values) != dtype:
+        flat_values = N.method("astype", flat_values, dtype)
+    flat = N.concatenate((N.ravel(arr), flat_values))
+    return N.reshape(N.take(flat, N.ravel(index)), tuple(shape_of(index)))
+
+
 def _insert_normalize(arr, obj, values, axis=None):
     arr = arr if hasattr(arr, "shape") else np.asarray(arr)
     if not hasattr(values, "shape"):
@@ -84,10 +117,16 @@ def _insert_normalize(arr, obj, values, axis=None):
         reject("numpy.insert", "values", f"<{vdtype} values>", "NumPy's conversion into "
                f"{dtype} decides there; it runs as Python")
     shape = tuple(shape_of(arr))
+    if is_array_entry(obj) and not isinstance(obj, np.ndarray) and _dtype(obj).kind in "iu":
+        # positions computed in the graph: NumPy's np.insert places element numbers at
+        # run time (its errors too), and the result gathers from them
+        return Composite(_insert_at_computed, (arr, values, obj),
+                         {"shape": shape, "values_shape": tuple(shape_of(values)), "axis": axis,
+                          "dtype": dtype})
     numbers = _numbers(tuple(shape_of(values)), int(np.prod(shape, dtype=np.int64)))
     index = np.insert(_numbers(shape), _constant_positions("numpy.insert", obj), numbers, axis)
     return Composite(_insert, (arr, values), {"index": index, "dtype": dtype})
 
 
-spell_composite(np.insert, ("ravel", "astype", "concatenate", "take", "reshape"),
+spell_composite(np.insert, ("ravel", "astype", "concatenate", "take", "reshape", "insert_index"),
                 _insert_normalize, "numpy.insert")
