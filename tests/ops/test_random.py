@@ -284,7 +284,7 @@ def test_default_rng_made_inside_draws_numpys_stream_in_one_graph(cost_model, mo
     out = kiln.explain(_made_inside)(x4, 3)
     assert out.graph_break_count == 0
     if cost_model == "0":
-        assert out.graph_count == 1 and "random_default_rng" in out.ops_per_graph[0]
+        assert out.graph_count == 1 and "random_fresh_generator" in out.ops_per_graph[0]
     f = kiln.compile(_made_inside)
     state = np.random.get_state()[1].copy()
     for seed in (3, 4, 3, 10**12):
@@ -294,6 +294,22 @@ def test_default_rng_made_inside_draws_numpys_stream_in_one_graph(cost_model, mo
             np.testing.assert_array_equal(g, w)
     assert len(f._entries) == 1                                # the seed is a run-time value
     np.testing.assert_array_equal(np.random.get_state()[1], state)   # the global stream untouched
+
+
+def _random_state_inside(x, seed):
+    rs = np.random.RandomState(seed)
+    return x * rs.rand(4), rs.randint(0, 5, size=2), rs.normal(), rs.permutation(6)
+
+
+def test_a_random_state_made_inside_draws_numpys_stream(monkeypatch):
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+    assert kiln.explain(_random_state_inside)(x4, 1).graph_break_count == 0
+    f = kiln.compile(_random_state_inside)
+    for seed in (1, 2):
+        for g, w in zip(f(x4, seed), _random_state_inside(x4, seed)):
+            assert type(g) is type(w)
+            np.testing.assert_array_equal(g, w)
+    assert len(f._entries) == 1
 
 
 def test_default_rng_without_a_seed_draws_new_numbers_each_call(monkeypatch):

@@ -163,16 +163,17 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if is_compiled(value):
         _guard_id(tx, source, value)
         return UserFunctionVariable(value.__kiln_compiled__, source)
+    if value is np.random.default_rng or value is np.random.RandomState:
+        from .numpy_objects import DefaultRngVariable
+        _guard_id(tx, source, value)   # (made in the function: a generator of the graph)
+        return DefaultRngVariable(value, source)
     if isinstance(value, type):
         _guard_id(tx, source, value)
         return ConstantVariable(value, source)
     if isinstance(value, types.ModuleType):
         _guard_id(tx, source, value)
         return ModuleVariable(value, source)
-    from .numpy_objects import GENERATOR_TYPES, DefaultRngVariable, GeneratorVariable
-    if value is np.random.default_rng:
-        _guard_id(tx, source, value)
-        return DefaultRngVariable(source)
+    from .numpy_objects import GENERATOR_TYPES, GeneratorVariable
     if callable(value) and (getattr(value, "__module__", None) or "").startswith("numpy.random") \
             and not isinstance(value, type) and find_spelling(value) is not None:
         _guard_id(tx, source, value)   # np.random.seed, np.random.ranf (Cython functions)

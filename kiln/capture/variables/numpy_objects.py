@@ -257,7 +257,7 @@ class GeneratorVariable(VariableTracker):
 
     def describe(self) -> str:
         where = f" {self.source.display()}" if self.source is not None else ""
-        return f"{type(self.gen).__name__} object{where}"
+        return f"{self.python_type().__name__} object{where}"
 
     def python_type(self) -> type:
         return getattr(self.gen, "spelling_type", type(self.gen))   # (a FreshGenerator's)
@@ -267,25 +267,25 @@ class GeneratorVariable(VariableTracker):
 
 
 class DefaultRngVariable(VariableTracker):
-    """``np.random.default_rng``: called in the function, a new Generator each call, which
-    the graph makes (kiln/ops/random.py, ``FreshGenerator``) and draws from. It stays in the
-    graph: returned or alive at a graph break it has no source to rebuild it from, so the
-    function runs as Python there."""
+    """``np.random.default_rng`` or ``np.random.RandomState``: called in the function, a new
+    generator each call, which the graph makes (kiln/ops/random.py, ``FreshGenerator``) and
+    draws from. It stays in the graph: returned or alive at a graph break it has no source
+    to rebuild it from, so the function runs as Python there."""
 
-    def __init__(self, source: Any = None) -> None:
+    def __init__(self, maker: Any, source: Any = None) -> None:
+        self.maker = maker
         self.source = source
 
     def describe(self) -> str:
-        return "numpy.random.default_rng"
+        return f"numpy.random.{self.maker.__name__}"
 
     def python_type(self) -> type:
-        return type(np.random.default_rng)
+        return type(self.maker)
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
-        from ...ops.random import DEFAULT_RNG_KEY, FreshGenerator
-        gen = FreshGenerator()
-        tx.call_op(DEFAULT_RNG_KEY, [ConstantVariable(gen)] + list(args), kwargs,
-                   "numpy.random.default_rng")
+        from ...ops.random import FRESH_GENERATOR_KEY, FreshGenerator
+        gen = FreshGenerator(self.maker)
+        tx.call_op(FRESH_GENERATOR_KEY, [ConstantVariable(gen)] + list(args), kwargs, self.describe())
         return GeneratorVariable(gen)
 
 
@@ -297,7 +297,7 @@ class GeneratorMethodVariable(VariableTracker):
         self.name = name
 
     def describe(self) -> str:
-        return f"{type(self.owner.gen).__name__}.{self.name}"
+        return f"{self.owner.python_type().__name__}.{self.name}"
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
         from ...ops import find_spelling
