@@ -269,18 +269,6 @@ spell(np.dstack, concatenate, _dstack_normalize, "numpy.dstack")
 spell(np.column_stack, concatenate, _column_stack_normalize, "numpy.column_stack")
 
 
-def _row_stack_normalize(tup, *, dtype=None, casting="same_kind"):
-    # NumPy 2's deprecated alias of vstack: its warning comes once, when the call is captured
-    import warnings
-    warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.", DeprecationWarning,
-                  stacklevel=3)
-    return _vstack_normalize(tup, dtype=dtype, casting=casting)
-
-
-if hasattr(np, "row_stack"):
-    spell(np.row_stack, concatenate, _row_stack_normalize, "numpy.row_stack")
-
-
 # -- repeat --------------------------------------------------------------------------------
 
 def _repeat_base(x: Any, axis: int | None) -> tuple[tuple, int]:

@@ -246,7 +246,6 @@ CASES = {
                                       np.gcd(r45.astype(np.int64), 6), np.lcm(r45.astype(np.int64), 4),
                                       np.divmod(a, 0.3), np.modf(a), np.frexp(a)), (m45,)),
     "nbytes": (lambda a: np.zeros(a.nbytes // 8) + a[0, 0], (m45,)),
-    "row_stack": (lambda a: np.row_stack((a, a[0] * 2)), (m45,)),   # NumPy 2's deprecated alias
     # n-d trim_zeros: each trimmed axis an unbacked size of its own
     "trim_zeros_2d": (lambda a: np.trim_zeros(np.where(np.abs(a) > 1.0, a, 0.0)), (m45,)),
     "trim_zeros_2d_axis": (lambda a: np.trim_zeros(np.where(a > 0.5, a, 0.0), "f", axis=1) * 2, (m45,)),
