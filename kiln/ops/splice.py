@@ -12,7 +12,8 @@ is NumPy's. An integer array of positions computed in the graph deletes as NumPy
 result is one-dimensional; other positions computed in the graph run as Python. Insert
 at positions computed in the graph (any shape, any axis) has a length known while
 capturing: the op ``insert_index`` runs ``np.insert`` on the element numbers at run time
-(NumPy's placement and errors), and the result is a gather from it.
+(NumPy's placement and errors), and the result is a gather from it; so is delete at one
+position computed in the graph (``delete_index``: one element or slice fewer).
 """
 from __future__ import annotations
 
@@ -56,9 +57,33 @@ def _delete_at_computed(arr, obj, n):
     return N.getitem(N.ravel(arr), (keep,))
 
 
+def _delete_index_impl(obj, shape, axis):
+    return np.delete(_numbers(shape), obj, axis)
+
+
+delete_index = declare(
+    "delete_index", Category.EXTERN, _delete_index_impl, inputs=("obj",),
+    params={"shape": (), "axis": None},
+    # one position (a size-1 array) removes one element or slice, wherever it is
+    meta=lambda obj, shape, axis: TensorMeta(
+        _delete_index_impl(np.zeros(tuple(shape_of(obj)), _dtype(obj)), shape, axis).shape, np.dtype(np.intp)),
+    may_raise=True, fresh_result=True,
+    doc="np.delete of the element numbers of an array of `shape` at one position obj "
+        "computed in the graph: where each element of the result comes from")
+
+
+def _delete_at_one_computed(arr, obj, shape, axis):
+    index = F.delete_index(obj, shape=shape, axis=axis)
+    return N.reshape(N.take(N.ravel(arr), N.ravel(index)), tuple(shape_of(index)))
+
+
 def _delete_normalize(arr, obj, axis=None):
     arr = arr if hasattr(arr, "shape") else np.asarray(arr)
     shape = tuple(shape_of(arr))
+    if is_array_entry(obj) and not isinstance(obj, np.ndarray) and _dtype(obj).kind in "iu" \
+            and int(np.prod(shape_of(obj))) == 1:
+        # one position computed in the graph (np.argmax(x)): a length known while capturing
+        return Composite(_delete_at_one_computed, (arr, obj), {"shape": shape, "axis": axis})
     if isinstance(obj, TensorMeta) and np.dtype(obj.dtype).kind in "iu" and int(np.prod(obj.shape)) != 1 \
             and (axis is None or len(shape) == 1 and axis in (0, -1)):
         # positions computed in the graph, a one-dimensional result: its length is known
@@ -68,7 +93,7 @@ def _delete_normalize(arr, obj, axis=None):
     return Composite(_delete, (arr,), {"index": index})
 
 
-spell_composite(np.delete, ("ravel", "take", "reshape", "ones", "setitem", "getitem_mask"),
+spell_composite(np.delete, ("ravel", "take", "reshape", "ones", "setitem", "getitem_mask", "delete_index"),
                 _delete_normalize, "numpy.delete")
 
 

@@ -235,6 +235,8 @@ CASES = {
     "insert_computed_array": (lambda a: np.insert(a[1], np.argsort(a[1])[:2], a[0, :2] * 2), (m45,)),
     "insert_computed_axis": (lambda a: np.insert(a, np.argmin(a[:, 0]), a[0] - 1, axis=0), (m45,)),
     "insert_computed_columns": (lambda a: np.insert(a, np.argsort(a[0])[:2] - 5, -1, axis=1), (m45,)),
+    "delete_one_computed": (lambda a: (np.delete(a, np.argmax(a)), np.delete(a, np.argmin(a[:, 1]), axis=0),
+                                       np.delete(a, np.argmax(a[0]) - 5, axis=1) * 2), (m45,)),
     "insert_computed_int_cast": (lambda a: np.insert(np.arange(5), np.argsort(a[0])[:2], 2.7), (m45,)),
     # sliding windows (a read-only view), default_rng made in the function, more ufuncs
     "sliding_window_view": (lambda a: (np.lib.stride_tricks.sliding_window_view(a, (2, 3)),
@@ -304,6 +306,7 @@ ERRORS = {
     "view_last_axis_not_contiguous": lambda a: a.T.view(np.int32),
     "view_divisor": lambda a: a.view(np.complex128),
     "view_0d": lambda a: a[0, 0, ...].view(np.int32),
+    "delete_one_computed_out_of_range": lambda a: np.delete(a[0], np.argmax(a[0]) + 9),
     "insert_computed_out_of_range": lambda a: np.insert(a[0], np.argsort(a[1])[:2] + 9, 1.0),
     "sliding_window_too_big": lambda a: np.lib.stride_tricks.sliding_window_view(a, 6, axis=1),
 }
