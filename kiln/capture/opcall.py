@@ -492,15 +492,16 @@ def _unbacked_dims(tx, text: str, bound: Bound, spec: tuple):
     hint = infer_meta(bound.op, tuple(map_leaves(bound.inputs, _as_meta)), bound.params)
     dims: list = []
     for d, spec_d in enumerate(out_dims):
-        if spec_d == "u":
+        if spec_d == "u" or isinstance(spec_d, tuple) and spec_d[0] == "u":
             if hint.shape[d] < 2:
                 # sizes 0 and 1 decide broadcasting: an example this small says nothing
                 tx.unsupported("data_dependent", f"{text} of so small an array has a "
                                f"data-dependent size of at most {hint.shape[d]}")
-            sym = sizes.get(key)
+            key_d = key if spec_d == "u" else key + spec_d[1:]   # ("u", tag): one per tag
+            sym = sizes.get(key_d)
             if sym is None:
-                sym = sizes[key] = (UnbackedSize(key, hint.shape[d], text),
-                                    _input_at(bound.inputs, count[1]).var)
+                sym = sizes[key_d] = (UnbackedSize(key_d, hint.shape[d], text),
+                                      _input_at(bound.inputs, count[1]).var)
             dims.append(sym[0])
         elif spec_d is None:
             dims.append(None)

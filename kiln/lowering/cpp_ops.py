@@ -91,6 +91,10 @@ SYNTAX: dict[str, dict[str, str]] = {
     "isfinite": {"f": "(__builtin_fabs{f}({x}) < __builtin_inf{f}())", "*": "true"},
     "signbit": {"f": "(__builtin_signbit({x}) != 0)", "i": "({x} < 0)", "u": "false", "b": "false"},
     "invert": {"i": "~{x}", "u": "~{x}", "b": "!{x}"},
+    "fabs": {"f": "__builtin_fabs{f}({x})"},
+    # NumPy's npy_deg2rad/npy_rad2deg: the constant formed in the loop's own precision
+    "deg2rad": {"f": "{x} * (({T})3.141592653589793238462643383279502884 / ({T})180)"},
+    "rad2deg": {"f": "{x} * (({T})180 / ({T})3.141592653589793238462643383279502884)"},
     # binary
     "add": {"*": "{x} + {y}", "b": "({x} || {y})"},
     "subtract": {"*": "{x} - {y}"},
@@ -112,6 +116,7 @@ SYNTAX: dict[str, dict[str, str]] = {
     "hypot": {"f": "hypot{f}({x}, {y})"},
     "logaddexp": {"f": "kiln_logaddexp({x}, {y})"},
     "copysign": {"f": "__builtin_copysign{f}({x}, {y})"},
+    "heaviside": {"f": "({x} != {x} ? {x} : ({x} == 0 ? {y} : ({x} < 0 ? ({T})0 : ({T})1)))"},
     "equal": {"*": "({x} == {y})"}, "not_equal": {"*": "({x} != {y})"},
     "less": {"*": "({x} < {y})"}, "less_equal": {"*": "({x} <= {y})"},
     "greater": {"*": "({x} > {y})"}, "greater_equal": {"*": "({x} >= {y})"},

@@ -449,10 +449,11 @@ class GraphLowering(PointwiseLowering, ViewLowering):
         key = (count[0], _value_key(counted)) + tuple(count[2:]) + (writes,)
         shape = []
         for d, how in enumerate(dims):
-            if how == "u":
-                sym = self._unbacked.get(key)
+            if how == "u" or isinstance(how, tuple) and how[0] == "u":
+                key_d = key if how == "u" else key + how[1:]   # ("u", tag): one per tag
+                sym = self._unbacked.get(key_d)
                 if sym is None:
-                    sym = self._unbacked[key] = self.sizes.unbacked(f"{name}.shape[{d}]", meta.shape[d])
+                    sym = self._unbacked[key_d] = self.sizes.unbacked(f"{name}.shape[{d}]", meta.shape[d])
                     self.binds.setdefault(name, []).append((str(sym), f"{name}.shape[{d}]"))
                 shape.append(sym)
             elif how is None:

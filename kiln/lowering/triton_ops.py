@@ -81,6 +81,9 @@ SYNTAX: dict[str, dict[str, str]] = {
     "isfinite": {"f": "tl.abs({x}) < float('inf')", "*": "{x} == {x}"},
     "signbit": {"f": "libdevice.signbit({x}) != 0", "i": "{x} < 0", "*": "{x} != {x}"},
     "invert": {"i": "~{x}", "u": "{x} ^ tl.full([], {ones}, {T})", "b": "{x} == 0"},
+    "fabs": {"f": "tl.abs({x})"},
+    "deg2rad": {"f": "{x} * kiln_div(tl.full([], 3.141592653589793, {T}), tl.full([], 180, {T}))"},
+    "rad2deg": {"f": "{x} * kiln_div(tl.full([], 180, {T}), tl.full([], 3.141592653589793, {T}))"},
     # binary
     "add": {"*": "{x} + {y}", "b": "{x} | {y}"},
     "subtract": {"*": "{x} - {y}"},
@@ -104,6 +107,8 @@ SYNTAX: dict[str, dict[str, str]] = {
     "hypot": {"f": "libdevice.hypot({x}, {y})"},
     "logaddexp": {"f": "kiln_logaddexp({x}, {y})"},
     "copysign": {"f": "libdevice.copysign({x}, {y})"},
+    "heaviside": {"f": "tl.where({x} != {x}, {x}, tl.where({x} == 0, {y}, "
+                       "tl.where({x} < 0, tl.full([], 0, {T}), tl.full([], 1, {T}))))"},
     "equal": {"*": "{x} == {y}"}, "not_equal": {"*": "{x} != {y}"},
     "less": {"*": "{x} < {y}"}, "less_equal": {"*": "{x} <= {y}"},
     "greater": {"*": "{x} > {y}"}, "greater_equal": {"*": "{x} >= {y}"},

@@ -56,3 +56,66 @@ spell(np.broadcast_to, broadcast_to, _broadcast_to_normalize, "numpy.broadcast_t
 # Linear maps with real coefficients: their rules hold for complex values as written.
 for _name in ('broadcast_to', 'sum_to'):
     F.__getattr__(_name).complex_grad = True
+
+
+# ---- sliding_window_view: a read-only view with the windowed axes repeated -------------------
+
+def _sliding_impl(x: Any, window_shape: tuple, axis: tuple) -> Any:
+    return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis)
+
+
+def _sliding_layout(w: layout.Window, window_shape: tuple, axis: tuple) -> layout.Window | None:
+    # NumPy's own construction: each windowed axis shrinks by its window - 1 and comes back
+    # at the end with the same stride
+    shape = list(w.shape)
+    for a, n in zip(axis, window_shape):
+        if not isinstance(shape[a], int) or shape[a] < n:
+            return None
+        shape[a] -= n - 1
+    return layout.Window(tuple(shape) + tuple(window_shape),
+                         tuple(w.strides) + tuple(w.strides[a] for a in axis), w.offset)
+
+
+def _sliding_vjp(g, out, x, window_shape, axis):
+    # each element of x appears in every window covering it: scatter-add g back through
+    # the windows of x's flat positions (static for the shapes of this graph)
+    shape = tuple(shape_of(x))
+    size = int(np.prod(shape))
+    where = np.lib.stride_tricks.sliding_window_view(np.arange(size).reshape(shape), window_shape, axis)
+    flat = F.index_add(F.zeros(shape=(size,), dtype=g.dtype), (where.reshape(-1),),
+                       F.reshape(g, shape=(where.size,)))
+    return (F.reshape(flat, shape=shape),)
+
+
+sliding_window_view = declare(
+    "sliding_window_view", Category.VIEW, _sliding_impl, inputs=("x",),
+    params={"window_shape": (), "axis": ()}, layout=_sliding_layout, read_only=True,
+    vjp=_sliding_vjp, doc="numpy.lib.stride_tricks.sliding_window_view: a read-only view")
+
+
+def _sliding_normalize(x, window_shape, axis=None, *, subok=False, writeable=False):
+    from .meta import normalize_one_axis, reject
+    if writeable:
+        reject("sliding_window_view", "writeable", True, "write into x itself")
+    window_shape = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+    nd = len(shape_of(x))
+    if axis is None:
+        if len(window_shape) != nd:
+            raise ValueError(f"Since axis is `None`, must provide window_shape for all "
+                             f"dimensions of `x`; got {len(window_shape)} window_shape "
+                             f"elements and `x.ndim` is {nd}.")
+        axis = tuple(range(nd))
+    else:
+        axis = tuple(axis) if np.iterable(axis) else (axis,)
+        if len(window_shape) != len(axis):
+            raise ValueError(f"Must provide matching length window_shape and axis; got "
+                             f"{len(window_shape)} window_shape elements and {len(axis)} axes elements.")
+        axis = tuple(normalize_one_axis(a, nd) for a in axis)
+    if any(int(n) < 0 for n in window_shape):
+        raise ValueError("`window_shape` cannot contain negative values")
+    return Bound(sliding_window_view, (x,), {"window_shape": tuple(int(n) for n in window_shape),
+                                             "axis": axis})
+
+
+spell(np.lib.stride_tricks.sliding_window_view, sliding_window_view, _sliding_normalize,
+      "numpy.lib.stride_tricks.sliding_window_view")

@@ -12,8 +12,11 @@ eigh's eigenvalues, slogdet's logabsdet) are packed as complex numbers with a ze
 imaginary part and come back as contiguous real arrays (exact: a real value survives the
 round trip). Derivatives, for real inputs: ``slogdet`` (d log|det A| = tr(A^-1 dA)) and
 ``eigh`` (eigenvalues and eigenvectors; the cotangent is folded onto the triangle LAPACK
-reads, ``symmetric_cotangent``); svd's U and Vh and qr have none yet (kiln.NoDerivative
-when a gradient is asked of them; svd's values alone differentiate, kiln/ops/matrix.py).
+reads, ``symmetric_cotangent``), ``svd`` (U, S and Vh: Townsend's rule; with
+full_matrices=True only of a square matrix), ``qr`` (reduced, tall or wide; 'complete' of a
+tall matrix has no unique derivative) and ``lstsq`` (x, residuals and singular values, for
+a full-rank system: NaN where the rank is lower). A derivative that does not exist raises
+kiln.NoDerivative.
 ``lstsq`` packs x, the singular values, the rank and the residuals (their size known only
 after the call). ``np.linalg.eig`` and ``eigvals`` of a real input are real or complex as
 the values say (all eigenvalues real or not): the ops speculate the kind and check it
@@ -25,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import NoDerivative
 from .linalg import mT
 from .meta import TensorMeta, ndim_of, reject, shape_of
 from .reduction import dtype_of
@@ -203,9 +207,49 @@ def _svd_meta(a, full_matrices=True):
     return TensorMeta(batch + (m * ku + k + kv * n,), dtype)
 
 
+def _unpacked(p: Any, batch: tuple, start: int, stop: int, shape: tuple) -> Any:
+    """``_unpack`` with ops only (for derivative rules)."""
+    return F.reshape(F.getitem(p, _lead(batch) + (slice(start, stop),)), shape=batch + shape)
+
+
+def _no_unique_derivative(name: str, what: str) -> NoDerivative:
+    return NoDerivative(f"Differentiation rule for '{name}' not implemented for {what}: the "
+                        f"extra columns are not unique; use the reduced factorization, or "
+                        f"detach the value (x.detach())")
+
+
+def _svd_vjp(g, out, a, full_matrices=True):
+    # Townsend, "Differentiating the singular value decomposition" (2016), for the reduced
+    # A = U S V^T: with F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal,
+    #   gA = U [(F o (U^T gU - gU^T U)) S + diag(gS) + S (F o (V^T gV - gV^T V))] V^T
+    #        + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T)
+    # (the last terms only when U or V is not square). Equal singular values have no
+    # derivative (F is 0 there, as for eigh).
+    batch, m, n, k, ku, kv = _svd_shapes(a, full_matrices)
+    if full_matrices and m != n:
+        raise _no_unique_derivative("svd_packed", "full_matrices=True of a non-square matrix")
+    part = lambda p, i: (_unpacked(p, batch, 0, m * k, (m, k)),           # noqa: E731
+                         _unpacked(p, batch, m * k, m * k + k, (1, k)),
+                         mT(_unpacked(p, batch, m * k + k, m * k + k + k * n, (k, n))))[i]
+    u, s, v = (part(out, i) for i in range(3))
+    gu, gs, gv = (part(g, i) for i in range(3))
+    gap = F.subtract(F.square(s), mT(F.square(s)))        # gap[i, j] = s_j^2 - s_i^2
+    f = F.where(F.equal(gap, 0.0), 0.0, F.true_divide(1.0, gap))
+    utgu, vtgv = F.matmul(mT(u), gu), F.matmul(mT(v), gv)
+    inner = F.add(F.add(F.multiply(F.multiply(f, F.subtract(utgu, mT(utgu))), s),
+                        F.multiply(gs, np.eye(k, dtype=dtype_of(out)))),
+                  F.multiply(mT(s), F.multiply(f, F.subtract(vtgv, mT(vtgv)))))
+    ga = F.matmul(F.matmul(u, inner), mT(v))
+    if m > k:
+        ga = F.add(ga, F.matmul(F.true_divide(F.subtract(gu, F.matmul(u, utgu)), s), mT(v)))
+    if n > k:
+        ga = F.add(ga, F.matmul(u, F.true_divide(mT(F.subtract(gv, F.matmul(v, vtgv))), mT(s))))
+    return (ga,)
+
+
 svd_packed = declare(
     "svd_packed", Category.EXTERN, _svd_impl, inputs=("a",), params={"full_matrices": True},
-    meta=_svd_meta, fresh_result=True,
+    meta=_svd_meta, fresh_result=True, vjp=_svd_vjp,
     doc="numpy.linalg.svd's U, S and Vh, each flattened, side by side on the last axis")
 
 
@@ -237,9 +281,40 @@ def _qr_meta(a, mode="reduced"):
     return TensorMeta(batch + (m * kq + kq * n,), _result_dtype(np.linalg.qr, dtype_of(a)))
 
 
+def _times_inverse_transpose(x: Any, r: Any) -> Any:
+    """x R^-T, as solve(R, x^T)^T."""
+    return mT(F.solve(r, mT(x)))
+
+
+def _qr_deep_cotangent(q, r, gq, gr):
+    # A = QR with m >= n (TensorFlow's QrGrad): with M = tril(Q^T gQ - gQ^T Q + R gR^T - gR R^T),
+    # gA = Q (gR + M R^-T) + (gQ - Q Q^T gQ) R^-T
+    qtgq, rgrt = F.matmul(mT(q), gq), F.matmul(r, mT(gr))
+    m = F.tril(F.add(F.subtract(qtgq, mT(qtgq)), F.subtract(rgrt, mT(rgrt))))
+    return F.add(F.matmul(q, F.add(gr, _times_inverse_transpose(m, r))),
+                 _times_inverse_transpose(F.subtract(gq, F.matmul(q, qtgq)), r))
+
+
+def _qr_vjp(g, out, a, mode="reduced"):
+    batch, m, n, kq = _qr_shapes(a, mode)
+    if mode == "complete" and m > n:
+        raise _no_unique_derivative("qr_packed", "mode='complete' of a tall matrix")
+    q, r = _unpacked(out, batch, 0, m * kq, (m, kq)), _unpacked(out, batch, m * kq, m * kq + kq * n, (kq, n))
+    gq, gr = _unpacked(g, batch, 0, m * kq, (m, kq)), _unpacked(g, batch, m * kq, m * kq + kq * n, (kq, n))
+    if m >= n:
+        return (_qr_deep_cotangent(q, r, gq, gr),)
+    # wide: A = [X | Y] = Q [U | V]; X = QU is square, and Y = QV feeds Q through gV
+    lead = _lead(batch)
+    first, rest = lead + (slice(None), slice(0, m)), lead + (slice(None), slice(m, None))
+    y, gv = F.getitem(a, rest), F.getitem(gr, rest)
+    gx = _qr_deep_cotangent(q, F.getitem(r, first), F.add(gq, F.matmul(y, mT(gv))),
+                            F.getitem(gr, first))
+    return (F.concatenate((gx, F.matmul(q, gv)), axis=len(batch) + 1),)
+
+
 qr_packed = declare(
     "qr_packed", Category.EXTERN, _qr_impl, inputs=("a",), params={"mode": "reduced"},
-    meta=_qr_meta, fresh_result=True,
+    meta=_qr_meta, fresh_result=True, vjp=_qr_vjp,
     doc="numpy.linalg.qr's Q and R ('reduced' or 'complete'), flattened side by side")
 
 
@@ -325,9 +400,44 @@ def _lstsq_meta(a, b, rcond=None):
     return TensorMeta((n * k + min(m, n) + 2 + max(k, 2),), dtype)
 
 
+def _lstsq_vjp(g, out, a, b, rcond=None):
+    # Full rank only (the minimum-norm solution jumps where the rank changes: NaN there).
+    # m >= n: x = (A^T A)^-1 A^T b; with z = (A^T A)^-1 gx and r = b - A x,
+    #   gb = A z, gA = r z^T - A z x^T; residuals |r_j|^2 add 2 r gres to gb, -2 r gres x^T to gA.
+    # m < n: x = A^T w, w = (A A^T)^-1 b; with y = (A A^T)^-1 A gx,
+    #   gb = y, gA = w (gx - A^T y)^T - y x^T.
+    # The singular values: U diag(gs) V^T.
+    m, n, k, x_shape = _lstsq_shapes(a, b)
+    nk, q = n * k, min(m, n)
+    x, gx = (F.reshape(F.getitem(v, (slice(0, nk),)), shape=(n, k)) for v in (out, g))
+    gs = F.reshape(F.getitem(g, (slice(nk, nk + q),)), shape=(1, q))
+    gres = F.reshape(F.getitem(g, (slice(nk + q + 2, nk + q + 2 + k),)), shape=(1, k))
+    b2 = F.reshape(b, shape=(m, k))
+    at = mT(a)
+    full = F.equal(F.getitem(out, (nk + q,)), q)
+    eye = np.eye(q, dtype=dtype_of(out))   # (solved instead of a singular Gram matrix)
+    if m >= n:
+        z = F.solve(F.where(full, F.matmul(at, a), eye), gx)
+        az = F.matmul(a, z)
+        r2 = F.multiply(F.subtract(b2, F.matmul(a, x)), F.multiply(gres, 2.0))
+        gb = F.add(az, r2)
+        ga = F.subtract(F.matmul(F.subtract(b2, F.matmul(a, x)), mT(z)),
+                        F.matmul(F.add(az, r2), mT(x)))
+    else:
+        aat = F.where(full, F.matmul(a, at), eye)
+        y, w = F.solve(aat, F.matmul(a, gx)), F.solve(aat, b2)
+        gb = y
+        ga = F.subtract(F.matmul(w, mT(F.subtract(gx, F.matmul(at, y)))), F.matmul(y, mT(x)))
+    svd = F.svd_packed(a, full_matrices=False)
+    u = F.reshape(F.getitem(svd, (slice(0, m * q),)), shape=(m, q))
+    vh = F.reshape(F.getitem(svd, (slice(m * q + q, m * q + q + q * n),)), shape=(q, n))
+    ga = F.add(ga, F.matmul(F.multiply(u, gs), vh))
+    return F.where(full, ga, np.nan), F.reshape(F.where(full, gb, np.nan), shape=tuple(shape_of(b)))
+
+
 lstsq_packed = declare(
     "lstsq_packed", Category.EXTERN, _lstsq_impl, inputs=("a", "b"), params={"rcond": None},
-    meta=_lstsq_meta, fresh_result=True,
+    meta=_lstsq_meta, fresh_result=True, vjp=_lstsq_vjp,
     doc="numpy.linalg.lstsq's x, singular values, rank, a residuals flag and the "
         "residuals (padded), side by side")
 

@@ -79,6 +79,13 @@ UNARY: dict[str, tuple[np.ufunc, Callable | None]] = {
     "isfinite": (np.isfinite, None),
     "signbit": (np.signbit, None),
     "invert": (np.invert, None),
+    "fabs": (np.fabs, lambda g, out, x: (F.multiply(g, F.sign(x)),)),
+    "deg2rad": (np.deg2rad, lambda g, out, x: (F.multiply(g, math.pi / 180.0),)),
+    "radians": (np.radians, lambda g, out, x: (F.multiply(g, math.pi / 180.0),)),
+    "rad2deg": (np.rad2deg, lambda g, out, x: (F.multiply(g, 180.0 / math.pi),)),
+    "degrees": (np.degrees, lambda g, out, x: (F.multiply(g, 180.0 / math.pi),)),
+    # spacing(x) is a step function of x (the ulp at x): its derivative is 0 almost everywhere
+    "spacing": (np.spacing, lambda g, out, x: (_zero(g, x),)),
 }
 
 
@@ -184,6 +191,18 @@ BINARY: dict[str, tuple[np.ufunc, Callable | None]] = {
     "bitwise_xor": (np.bitwise_xor, None),
     "left_shift": (np.left_shift, None),
     "right_shift": (np.right_shift, None),
+    "float_power": (np.float_power, _power_vjp),
+    "logaddexp2": (np.logaddexp2, lambda g, out, x, y: (
+        F.multiply(g, F.exp2(F.subtract(x, out))), F.multiply(g, F.exp2(F.subtract(y, out))))),
+    # 0 for x < 0, 1 for x > 0, h0 at x == 0: only h0 carries a gradient
+    "heaviside": (np.heaviside, lambda g, out, x, y: (
+        _zero(g, x), F.where(F.equal(x, 0), g, 0.0))),
+    # nextafter(x, y) is x moved by one ulp: the derivative of x's (as for rint and floor, 0
+    # would be the step function's; the identity is what the value follows)
+    "nextafter": (np.nextafter, lambda g, out, x, y: (g, _zero(g, y))),
+    "ldexp": (np.ldexp, lambda g, out, x, y: (F.ldexp(g, y), None)),
+    "gcd": (np.gcd, None),
+    "lcm": (np.lcm, None),
 }
 
 # Python operators that NumPy routes to these ufuncs (capture maps BINARY_OP through them).
@@ -440,6 +459,8 @@ _KINDS = {
     "greater_equal": _ALL, "logical_and": _ALL, "logical_or": _ALL, "logical_xor": _ALL,
     "bitwise_and": "iub", "bitwise_or": "iub", "bitwise_xor": "iub",
     "left_shift": "iu", "right_shift": "iu",
+    "fabs": _F, "deg2rad": _F, "radians": _F, "rad2deg": _F, "degrees": _F, "heaviside": _F,
+    "float_power": _F,
 }
 
 
@@ -489,11 +510,63 @@ for _name in ("negative", "positive", "absolute", "exp", "log", "sqrt", "square"
               "true_divide", "add", "subtract", "multiply", "astype"):
     F.__getattr__(_name).complex_grad = True
 
+# ufuncs whose loop is another's scalar function (radians is deg2rad's loop; float_power is
+# power's, in float64 or complex128)
+_SCALAR = {"radians": "deg2rad", "degrees": "rad2deg", "float_power": "power"}
 for _name, _kinds in _KINDS.items():
-    F.__getattr__(_name).lowering = {"scalar": _name, "kinds": _kinds, **(
+    F.__getattr__(_name).lowering = {"scalar": _SCALAR.get(_name, _name), "kinds": _kinds, **(
         {"when": _WHEN[_name]} if _name in _WHEN else {})}
 # where/clip/astype: every input is first cast to the output dtype (where's condition to
 # bool: ``input_dtypes``); a missing clip bound (None) is an infinite one.
 where.lowering = {"scalar": "where", "kinds": _ALL + "c", "input_dtypes": (np.dtype(bool), None, None)}
 clip.lowering = {"scalar": "clip", "kinds": _ALL, "when": {"f:rest=0d": _clip_keeping_ties}}
 astype.lowering = {"scalar": "identity", "kinds": _ALL + "c"}  # the cast to the output dtype is the whole op
+
+
+# ---- ufuncs with two outputs: divmod, modf, frexp ------------------------------------------
+# Each output is its own op (kiln's ops have one output); NumPy's loops compute both parts
+# with the same formulas, so the pair matches the one call.
+
+def _pair_normalizer(name: str, nin: int, fn: Callable, uses: tuple) -> None:
+    ufunc = getattr(np, name)
+
+    def normalize(*args: Any, out: Any = None, **kwargs: Any) -> Composite:
+        if len(args) != nin:
+            raise TypeError(f"{name}() takes from {nin} to {nin + 2} positional arguments "
+                            f"but {len(args)} were given")
+        for key, value in kwargs.items():
+            reject_where(value, f"numpy.{name}") if key == "where" else \
+                reject(f"numpy.{name}", key, value, "call it without the argument")
+        if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
+            reject(f"numpy.{name}", "out", "<arrays>", "assign the results instead")
+        return Composite(fn, tuple(args))
+    spell_composite(ufunc, uses, normalize, f"numpy.{name}")
+
+
+def _modf(x):
+    # frac = x - trunc(x) is exact; modf keeps x's sign (-2.0 -> -0.0) and gives ±0 at ±inf
+    loop = np.modf.resolve_dtypes((dtype_token(x), None, None))[0]
+    if np.dtype(dtype_token(x)) != loop:
+        x = F.astype(x, dtype=loop)
+    whole = F.trunc(x)
+    frac = F.where(F.isinf(x), 0.0, F.subtract(x, whole))
+    return F.copysign(frac, x), whole
+
+
+def _frexp_part(i: int) -> Callable:
+    return lambda x: np.frexp(x)[i]
+
+
+frexp_mantissa = declare(
+    "frexp_mantissa", Category.EXTERN, _frexp_part(0), inputs=("x",),
+    # x = m * 2**e with e constant near x: dm/dx = 2**-e
+    vjp=lambda g, out, x: (F.ldexp(g, F.negative(F.frexp_exponent(x))),),
+    doc="numpy.frexp(x)[0]: the mantissa, in [0.5, 1) in magnitude")
+frexp_exponent = declare("frexp_exponent", Category.EXTERN, _frexp_part(1), inputs=("x",),
+                         doc="numpy.frexp(x)[1]: the exponent (int32)")
+
+_pair_normalizer("divmod", 2, lambda x, y: (F.floor_divide(x, y), F.remainder(x, y)),
+                 ("floor_divide", "remainder"))
+_pair_normalizer("modf", 1, _modf, ("trunc", "subtract", "copysign"))
+_pair_normalizer("frexp", 1, lambda x: (frexp_mantissa(x), frexp_exponent(x)),
+                 ("frexp_mantissa", "frexp_exponent"))

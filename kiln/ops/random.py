@@ -30,6 +30,7 @@ it where it leaves the graph (a composite with ``python=``).
 from __future__ import annotations
 
 import inspect
+import threading
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,8 @@ def legacy() -> np.random.RandomState:
 
 def _generator(params: dict) -> Any:
     gen = params.get("generator")
+    if isinstance(gen, FreshGenerator):
+        return gen.current
     return legacy() if gen is None else gen
 
 
@@ -286,6 +289,12 @@ def _spell_class(cls: type, names: set) -> None:
             text = f"numpy.random.{cls.__name__}.{name}"
             spell(method_spelling_key(cls, name), OPS[name],
                   _normalizer(name, inputs, kind, cls, text, False), text)
+    for alias, target in _ALIASES.items():   # RandomState.rand(2, 3), .randn, .ranf, .sample
+        if alias in names:
+            entry = next(d for d in _DISTRIBUTIONS if d[0] == target)
+            text = f"numpy.random.{cls.__name__}.{alias}"
+            spell(method_spelling_key(cls, alias), OPS[target],
+                  _normalizer(target, entry[1], entry[2], cls, text, alias in ("rand", "randn")), text)
     spell_composite(method_spelling_key(cls, "shuffle"), ("random_shuffled", "copyto"),
                     _shuffle_normalizer(cls, f"numpy.random.{cls.__name__}.shuffle"),
                     f"numpy.random.{cls.__name__}.shuffle")
@@ -316,3 +325,65 @@ spell_composite(np.random.shuffle, ("random_shuffled", "copyto"),
                 lambda *a, **k: _shuffle_normalizer(np.random.RandomState, "numpy.random.shuffle")(None, *a, **k),
                 "numpy.random.shuffle")
 spell_composite(np.random.seed, ("random_seed",), _seed_normalize, "numpy.random.seed")
+
+
+# -- generators made inside the compiled function ----------------------------------------------
+# ``rng = np.random.default_rng(seed)`` (or ``np.random.RandomState(seed)``) in the function
+# makes a new generator on every call. The graph names a FreshGenerator instead (one per
+# captured call site): the op ``random_fresh_generator`` puts a new generator made from
+# the seed in it when the call reaches that line, and the draws after it read that one
+# (``_generator``). The generator lives in a thread-local slot, so concurrent calls do not
+# share a stream; capture keeps it inside the graph (a generator that would leave it,
+# returned or alive at a graph break, is not captured: the function runs as Python there).
+
+class FreshGenerator:
+    """Where the generator made by ``np.random.default_rng`` or ``np.random.RandomState``
+    in a compiled function lives while the graph runs."""
+
+    def __init__(self, maker: Any = np.random.default_rng) -> None:
+        self.maker = maker
+        self.spelling_type = np.random.RandomState if maker is np.random.RandomState \
+            else np.random.Generator
+        self._slot = threading.local()
+
+    @property
+    def current(self) -> Any:
+        gen = getattr(self._slot, "gen", None)
+        if gen is None:   # not made yet on this thread (a snapshot before the first call)
+            gen = self._slot.gen = self.maker(0)
+        return gen
+
+    def reset(self, seed: Any) -> None:
+        self._slot.gen = self.maker(seed)
+
+    def __repr__(self) -> str:
+        return f"<the {self.spelling_type.__name__} made in a compiled function>"
+
+
+def _fresh_generator_impl(seed: Any, generator: Any) -> Any:
+    generator.reset(None if seed is None else (int(seed) if np.ndim(seed) == 0 else np.asarray(seed)))
+    return np.zeros((), np.bool_)   # nothing reads it; the call stays for its effect
+
+
+random_fresh_generator = declare(
+    "random_fresh_generator", Category.EXTERN, _fresh_generator_impl, inputs=("seed",),
+    params={"generator": None}, meta=lambda seed, generator: TensorMeta((), np.bool_),
+    may_raise=True, state=lambda params: params["generator"].current,
+    doc="rng = np.random.default_rng(seed) (or RandomState(seed)) inside a compiled function: "
+        "a new generator in the FreshGenerator the later draws name")
+
+
+def _fresh_generator_normalize(generator: Any, seed: Any = None) -> Composite:
+    name = f"numpy.random.{getattr(generator.maker, '__name__', 'default_rng')}"
+    if not (seed is None or isinstance(seed, (int, np.integer)) or is_array_entry(seed)):
+        reject(name, "seed", type(seed).__name__,
+               "pass an int (or None), or make the generator outside and pass it in")
+
+    def run(seed: Any) -> None:
+        F.random_fresh_generator(seed, generator=generator)
+    return Composite(run, (seed,), {})
+
+
+FRESH_GENERATOR_KEY = ("random", "fresh", "generator")
+spell_composite(FRESH_GENERATOR_KEY, ("random_fresh_generator",), _fresh_generator_normalize,
+                "numpy.random.default_rng")

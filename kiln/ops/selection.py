@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, ndim_of, reject, shape_of, to_fake
+from .meta import TensorMeta, ndim_of, normalize_one_axis, reject, shape_of, to_fake
 from .registry import Category, Composite, F, N, declare, method_key, spell, spell_composite, Bound
 
 INTP = np.dtype(np.intp)
@@ -241,28 +241,37 @@ spell_composite(np.extract, ("not_equal", "ravel", "getitem_mask"), _extract_nor
 
 # ---- trim_zeros -----------------------------------------------------------------------------
 
-def _trim_zeros_unbacked(filt: Any, trim: str) -> Any:
-    if len(shape_of(filt)) != 1:
-        return None   # NumPy trims every axis of an n-d array: left to Python
-    return ("trim_zeros", 0, trim), ("u",)
+def _trim_zeros_unbacked(filt: Any, trim: str, axis: tuple) -> Any:
+    nd = len(shape_of(filt))
+    if nd == 1:
+        return ("trim_zeros", 0, trim), ("u",)
+    # each trimmed axis its own size (the bounding box of the nonzero values)
+    return ("trim_zeros", 0, trim, axis), tuple(("u", d) if d in axis else (0, d) for d in range(nd))
 
 
 # NumPy's result is a view of filt between data-dependent bounds: the kernel is NumPy's
-# own (a view), the length an unbacked size; a write through the result runs as Python
-# (read_only), where it reaches filt as in NumPy.
-trim_zeros = declare("trim_zeros", Category.EXTERN, lambda filt, trim: np.trim_zeros(filt, trim),
-                     inputs=("filt",), params={"trim": "fb"},
-                     meta=lambda filt, trim: TensorMeta(tuple(shape_of(filt)), np.dtype(filt.dtype)),
+# own (a view), the lengths of the trimmed axes unbacked sizes; a write through the result
+# runs as Python (read_only), where it reaches filt as in NumPy.
+trim_zeros = declare("trim_zeros", Category.EXTERN,
+                     lambda filt, trim, axis: np.trim_zeros(filt, trim, axis=axis),
+                     inputs=("filt",), params={"trim": "fb", "axis": (0,)},
+                     meta=lambda filt, trim, axis: TensorMeta(tuple(shape_of(filt)), np.dtype(filt.dtype)),
                      data_dependent=True, unbacked=_trim_zeros_unbacked, aliases=True, read_only=True,
-                     doc="np.trim_zeros(filt, trim) of a 1-d array: a view, its length known once it ran")
+                     doc="np.trim_zeros(filt, trim, axis): a view, the lengths of the trimmed axes "
+                         "known once it ran")
 
 
 def _trim_zeros_normalize(filt, trim="fb", axis=None):
-    if axis is not None:
-        reject("numpy.trim_zeros", "axis", axis, "it runs as Python")
     if not isinstance(trim, str) or not set(trim.lower()) <= set("fb"):
         np.trim_zeros(np.zeros(1), trim)   # NumPy's own error for a bad trim
-    return Bound(trim_zeros, (filt,), {"trim": trim})
+    nd = len(shape_of(filt))
+    if nd == 0:
+        reject("numpy.trim_zeros", "filt", "<a 0-d array>", "it runs as Python")
+    axes = tuple(range(nd)) if axis is None else \
+        tuple(sorted({normalize_one_axis(a, nd) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))}))
+    if not axes:
+        reject("numpy.trim_zeros", "axis", axis, "it runs as Python")
+    return Bound(trim_zeros, (filt,), {"trim": trim, "axis": axes})
 
 
 spell(np.trim_zeros, trim_zeros, _trim_zeros_normalize, "numpy.trim_zeros")

@@ -6,7 +6,9 @@ complex-to-complex transforms and ``rfft``/``rfft2``/``rfftn`` differentiate (in
 conjugate convention of ``Op.complex_grad``): each is linear, y = W x, so the cotangent
 is W^H g, the opposite transform with the opposite scaling (``norm`` 'backward' <->
 'forward'), cropped or zero-padded back to the input's lengths; ``rfft`` first pads g to
-the full spectrum. ``irfft``/``hfft``/``ihfft`` have no rule yet (kiln.NoDerivative).
+the full spectrum. ``irfft``/``hfft``/``ihfft`` differentiate too: irfft's cotangent is rfft(g) weighted 2 for
+the bins it counts twice (the conjugate half it mirrors), hfft and ihfft are irfft and rfft
+of conjugates.
 ``fftshift``/``ifftshift`` are composites of ``np.roll``;
 ``fftfreq``/``rfftfreq`` are constants (kiln/ops/numeric.py).
 
@@ -79,9 +81,45 @@ def _fft_vjp(name: str):
     return vjp
 
 
+def _irfft_cotangent(g, x, n, axis, norm):
+    """The cotangent of irfft's input X (length m along ``axis``) for the cotangent g of its
+    real output (length n): y = W X with W summing X_0, 2 Re(X_k e^{2 pi i k t / n}) for
+    0 < k < n/2, and X_{n/2} when n is even, so dL/dRe X_k - ... gives rfft(g) with k's
+    weight (1 at 0 and n/2, else 2), scaled as the adjoint norm, cropped or zero-padded
+    back to m (irfft reads only X[:n//2+1], and only the real parts of X_0, X_{n/2})."""
+    half = n // 2 + 1
+    weights = np.full(half, 2.0)
+    weights[0] = 1.0
+    if n % 2 == 0:
+        weights[-1] = 1.0
+    weights = weights.reshape((half,) + (1,) * (ndim_of(g) - 1 - axis))
+    grad = F.multiply(F.rfft(g, n=None, axis=axis, norm=_ADJOINT_NORM[norm]), weights)
+    return _fit_length(grad, axis, shape_of(x)[axis])
+
+
+def _irfft_vjp(g, out, x, *, n=None, axis=None, norm=None):
+    n = 2 * (shape_of(x)[axis] - 1) if n is None else n
+    return (_irfft_cotangent(g, x, n, axis, norm),)
+
+
+def _hfft_vjp(g, out, x, *, n=None, axis=None, norm=None):
+    # hfft(a) = irfft(conj(a)) with the opposite norm: the cotangent of conj is conj's
+    n = 2 * (shape_of(x)[axis] - 1) if n is None else n
+    return (F.conjugate(_irfft_cotangent(g, x, n, axis, _ADJOINT_NORM[norm])),)
+
+
+def _ihfft_vjp(g, out, x, *, n=None, axis=None, norm=None):
+    # ihfft(a) = conj(rfft(a)) with the opposite norm
+    return _fft_vjp("rfft")(F.conjugate(g), None, x, n=n, axis=axis, norm=_ADJOINT_NORM[norm])
+
+
+_MORE_VJPS = {"irfft": _irfft_vjp, "hfft": _hfft_vjp, "ihfft": _ihfft_vjp}
+
+
 def _fft_op(name: str):
     fn = getattr(np.fft, name)
-    grad = {"vjp": _fft_vjp(name), "complex_grad": True} if name in _ADJOINT else {}
+    grad = {"vjp": _fft_vjp(name), "complex_grad": True} if name in _ADJOINT else \
+        {"vjp": _MORE_VJPS[name], "complex_grad": True} if name in _MORE_VJPS else {}
     if name in _ONE_AXIS:
         op = declare(name if name not in ("fft",) else "fft", Category.EXTERN,
                      lambda x, n=None, axis=-1, norm=None: fn(x, n=n, axis=axis, norm=norm),

@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import NoDerivative
 from .meta import TensorMeta, ndim_of, normalize_axis, normalize_one_axis, reject, shape_of
+from .reduction import dtype_of
 from .registry import (Bound, Category, Composite, F, N, declare, method_key, spell, spell_composite,
                        spell_masked)
 
@@ -409,8 +411,41 @@ def _interp_impl(x, xp, fp, left=None, right=None, period=None):
     return np.interp(x, xp, fp, left=left, right=right, period=period)
 
 
+def _interp_vjp(g, out, x, xp, fp, left=None, right=None, period=None):
+    """y = fp[j] + t (fp[j+1] - fp[j]) on xp[j] <= x < xp[j+1], t = (x - xp[j]) / (xp[j+1] - xp[j]):
+    x gets the segment's slope; fp[j], fp[j+1] get 1 - t and t (scattered with index_add);
+    xp[j], xp[j+1] get slope (t - 1) and -slope t. Outside xp, y is left/right (or fp's end
+    value when they are None, and fp[-1] at x == xp[-1]), which only fp's ends can feed."""
+    if period is not None:
+        raise NoDerivative("Differentiation rule for 'interp' with period= not implemented; "
+                           "detach the inputs (x.detach()) or compute it under kiln.no_grad()")
+    n = shape_of(xp)[0]
+    first, last = F.getitem(xp, (0,)), F.getitem(xp, (n - 1,))
+    below, above, at_end = F.less(x, first), F.greater(x, last), F.equal(x, last)
+    inside = F.logical_and(F.greater_equal(x, first), F.less(x, last))
+    j = F.clip(F.subtract(F.searchsorted(xp, x, side="right"), 1), 0, max(n - 2, 0))
+    k = F.add(j, 1) if n > 1 else j
+    x0, x1, f0, f1 = F.take(xp, j), F.take(xp, k), F.take(fp, j), F.take(fp, k)
+    width = F.subtract(x1, x0)
+    t = F.true_divide(F.subtract(x, x0), width)
+    slope = F.true_divide(F.subtract(f1, f0), width)
+    w0 = F.where(inside, F.multiply(g, F.subtract(1.0, t)), 0.0)   # (where: t is nan off xp
+    w1 = F.where(inside, F.multiply(g, t), 0.0)                    # when xp has one point)
+    if left is None:
+        w0 = F.add(w0, F.where(below, g, 0.0))
+    w1 = F.add(w1, F.where(F.logical_or(at_end, above) if right is None else at_end, g, 0.0))
+    zeros = F.zeros(shape=(n,), dtype=dtype_of(fp))
+    gfp = F.index_add(F.index_add(zeros, (j,), w0), (k,), w1)
+    gs = F.where(inside, F.multiply(g, slope), 0.0)
+    zeros = F.zeros(shape=(n,), dtype=dtype_of(xp))
+    gxp = F.index_add(F.index_add(zeros, (j,), F.where(inside, F.multiply(gs, F.subtract(t, 1.0)), 0.0)),
+                      (k,), F.where(inside, F.negative(F.multiply(gs, t)), 0.0))
+    return (gs if hasattr(x, "shape") else None), gxp, gfp
+
+
 interp = declare("interp", Category.EXTERN, _interp_impl, inputs=("x", "xp", "fp"),
                  params={"left": None, "right": None, "period": None}, may_raise=True,
+                 vjp=_interp_vjp,
                  doc="numpy.interp: piecewise-linear interpolation (xp increasing)")
 
 

@@ -47,9 +47,9 @@ def test_data_dependent_branch_breaks(probe):
 
 def test_unknown_numpy_function_breaks(probe):
     def f(x):
-        return np.trim_zeros(x)
+        return np.lib.stride_tricks.as_strided(x, (2,), (8,))
     compiled, _, _ = probe(f, X, graphs=0)
-    assert "numpy.trim_zeros" in compiled.records[0].graph_break.reason
+    assert "numpy.lib.stride_tricks.as_strided" in compiled.records[0].graph_break.reason
 
 
 def test_mutating_an_argument_is_never_lost(probe):

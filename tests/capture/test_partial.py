@@ -50,7 +50,7 @@ def k_print(x):
 
 def k_unknown_call(x):
     y = x + 1
-    z = np.trim_zeros(y / 3)          # not in kiln's op inventory
+    z = np.lib.stride_tricks.as_strided(y / 3, (2, 2), (8, 8))   # not in kiln's op inventory
     return z * 2
 
 

@@ -135,8 +135,32 @@ def cond_case(ctx: Ctx) -> Case:
     return Case([a], {"p": ctx.choice([None, 2, -2, 1, -1, np.inf, "fro", "nuc"], "p")})
 
 
+def insert_case(ctx: Ctx) -> Case:
+    """np.insert at positions computed in the graph (an index array argument)."""
+    shape = ctx.shape(min_dims=1, max_dims=2, min_side=1)
+    axis = ctx.choice([None] + list(range(len(shape))), "axis")
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    k = ctx.integer(1, 3, "count")
+    obj = index_arg(ctx.rng.integers(-n, n + 1, k))
+    values: Any = ctx.arg((k,)) if axis is None else scalar_of(ctx, REAL)
+    return Case([ctx.arg(shape), obj, values], {"axis": axis})
+
+
+def delete_case(ctx: Ctx) -> Case:
+    """np.delete at one position computed in the graph (a size-1 index array argument)."""
+    shape = ctx.shape(min_dims=1, max_dims=2, min_side=1)
+    axis = ctx.choice([None] + list(range(len(shape))), "axis")
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    obj = index_arg(ctx.rng.integers(-n, n, ctx.choice([(), (1,)], "obj shape")))
+    return Case([ctx.arg(shape), obj], {"axis": axis})
+
+
 def coverage_rows() -> list[Row]:
     return [
+        C("insert_index", np.insert, insert_case, dtypes=ALL, name="insert_at_computed",
+          bad=(Case([A(3), index_arg(np.array([0, 5])), 1.0]),)),
+        C("delete_index", np.delete, delete_case, dtypes=ALL, name="delete_at_one_computed",
+          bad=(Case([A(3), index_arg(np.array([3]))]),)),
         Row("put", numpy=put_spelling, mutates=True, case=put_case, dtypes=NUMERIC,
             via_op=lambda a, ind, v, mode="raise": (F.put(a, ind, v, mode=mode), a)[1],
             bad=(Case([A(2, 3), np.array([6]), 1.0]), Case([A(2, 3), np.array([0.5]), 1.0]))),

@@ -114,9 +114,22 @@ def finite_matrix(ctx: Ctx) -> Case:
     return Case([a])
 
 
+def separated_matrix(ctx: Ctx) -> Case:
+    """finite_matrix; for gradients, with a diagonal ramp added, so that its singular values
+    are apart and nonzero (the factorizations' derivatives exist and finite differences
+    stay on one branch)."""
+    case = finite_matrix(ctx)
+    if ctx.grad:
+        a = case.args[0].base
+        k = min(a.shape)
+        a[np.arange(k), np.arange(k)] += 4.0 * np.arange(1, k + 1)
+    return case
+
+
 def lstsq_case(ctx: Ctx) -> Case:
-    """A finite system a x = b: b a vector or k columns (rank-deficient draws included)."""
-    a = finite_matrix(ctx).args[0]
+    """A finite system a x = b: b a vector or k columns (rank-deficient draws included,
+    except for gradients: full rank)."""
+    a = separated_matrix(ctx).args[0]
     m = a.base.shape[0]
     shape = (m,) if ctx.boolean("vector") else (m, ctx.integer(1, 3, "k"))
     b = ctx.arg(shape, layout="C", writable=True)
@@ -290,7 +303,7 @@ def numeric_op_rows() -> list[Row]:
           lambda ctx: Case(hist_case(ctx).args, {"bins": 3})),
         E("histogram2d_counts", lambda x, y, **p: np.histogram2d(x, y, **p)[0], hist2d_case,
           via=lambda x, y, **p: call_spelling(np.histogram2d, x, y, **p)[0]),
-        E("interp", np.interp, interp_case),
+        E("interp", np.interp, interp_case, grad=True),
         E("det", np.linalg.det, square_stack, grad=True),
         E("pinv", np.linalg.pinv, matrix, grad=True),
         E("svdvals", np.linalg.svdvals, matrix, grad=True),
@@ -307,20 +320,21 @@ def numeric_op_rows() -> list[Row]:
         C("eigh_packed", lambda a: np.linalg.eigh(a, "U"), square_stack, grad=False,
           name="eigh_upper", via=lambda a: call_spelling(np.linalg.eigh, a, "U")),
         E("svd_packed", lambda a: np.concatenate([v.reshape(v.shape[:-2] + (-1,)) if v.ndim > 1
-                                                  else v for v in np.linalg.svd(a)], -1),
-          finite_matrix, via=lambda a: F.svd_packed(a)),
+                                                  else v for v in np.linalg.svd(a, full_matrices=False)], -1),
+          separated_matrix, via=lambda a: F.svd_packed(a, full_matrices=False), grad=True),
         C("svd_packed", np.linalg.svd, finite_matrix, grad=False, name="svd"),
         E("qr_raw_packed", lambda a: np.concatenate([np.swapaxes(np.linalg.qr(a, "raw")[0], -1, -2).ravel(),
                                                      np.linalg.qr(a, "raw")[1]]),
           finite_matrix, via=lambda a: F.qr_raw_packed(a)),
         E("lstsq_packed", lambda a, b: _lstsq_impl(a, b), lstsq_case,
-          via=lambda a, b: F.lstsq_packed(a, b)),
+          via=lambda a, b: F.lstsq_packed(a, b), tensor=lambda a, b: F.lstsq_packed(a, b),
+          grad=True),
         E("histogram_bin_counts", lambda i, bins: np.bincount(i, minlength=bins + 1)[:bins],
           bin_index_case, dtypes=(np.dtype(np.int64),), via=lambda i, bins: F.histogram_bin_counts(i, bins=bins)),
         C("svd_packed", lambda a: np.linalg.svd(a, full_matrices=False), finite_matrix, grad=False,
           name="svd_reduced", via=lambda a: call_spelling(np.linalg.svd, a, full_matrices=False)),
-        E("qr_packed", lambda a: np.concatenate([v.ravel() for v in np.linalg.qr(a)]), finite_matrix,
-          via=lambda a: F.qr_packed(a)),
+        E("qr_packed", lambda a: np.concatenate([v.ravel() for v in np.linalg.qr(a)]), separated_matrix,
+          via=lambda a: F.qr_packed(a), grad=True),
         C("qr_packed", np.linalg.qr, finite_matrix, grad=False, name="qr"),
         C("qr_packed", lambda a: np.linalg.qr(a, mode="complete"), finite_matrix, grad=False,
           name="qr_complete", via=lambda a: call_spelling(np.linalg.qr, a, mode="complete")),

@@ -13,7 +13,7 @@ from kiln.tensor import apply
 
 from .gen import (ALL, BOOL, COMPLEX, EXPONENT, F32, F64, FLOATS, GT1, I64, INTEGRAL, NONZERO, NUMERIC,
                   OFF_INT, POS, REAL, SHIFT, SMALL, UNIT, Arg, Case, Ctx, Domain, index_arg)
-from .spec import A, Row, getattr_op, scalar_of, unary_case
+from .spec import A, Row, getattr_op, scalar_of, unary_case, via_spelling
 
 
 # ==========================================================================================
@@ -95,6 +95,13 @@ def broadcast_to_case(ctx: Ctx) -> Case:
     return Case([ctx.arg(small)], {"shape": lead + widened})
 
 
+def sliding_case(ctx: Ctx) -> Case:
+    shape = ctx.shape(min_dims=1, min_side=1)
+    axis = ctx.integer(0, len(shape) - 1, "axis")
+    window = ctx.integer(1, shape[axis], "window") if shape[axis] else 0
+    return Case([ctx.arg(shape)], {"window_shape": (window,), "axis": (axis,)})
+
+
 def sum_to_reference(x: np.ndarray, shape: tuple) -> np.ndarray:
     """sum_to written independently: sum the added leading axes, then the widened ones."""
     x = np.asarray(x)
@@ -155,6 +162,12 @@ UNARY = {
     "isfinite": (REAL, None, NUMERIC + COMPLEX, False),
     "signbit": (REAL, None, NUMERIC, False),
     "invert": (REAL, None, INTEGRAL, False),
+    "fabs": (REAL, NONZERO, NUMERIC, True),
+    "deg2rad": (REAL, None, NUMERIC, True),
+    "radians": (REAL, None, NUMERIC, True),
+    "rad2deg": (REAL, None, NUMERIC, True),
+    "degrees": (REAL, None, NUMERIC, True),
+    "spacing": (REAL, NONZERO, NUMERIC, True),
 }
 
 
@@ -197,6 +210,12 @@ BINARY = {
     "bitwise_xor": (binary_case(), INTEGRAL, False),
     "left_shift": (binary_case(SHIFT, SHIFT), INTEGRAL, False),
     "right_shift": (binary_case(SHIFT, SHIFT), INTEGRAL, False),
+    "float_power": (binary_case(SMALL, EXPONENT, grad_dx=POS), NUMERIC, True),
+    "logaddexp2": (binary_case(), NUMERIC, True),
+    "heaviside": (binary_case(REAL, REAL, grad_dx=NONZERO), NUMERIC, True),
+    "nextafter": (binary_case(), NUMERIC, True),
+    "gcd": (binary_case(SHIFT, SHIFT), (I64,), False),
+    "lcm": (binary_case(SHIFT, SHIFT), (I64,), False),
 }
 
 
@@ -214,6 +233,29 @@ BINARY_OPERATORS = {
 MISMATCH = (Case([A(3), A(4)]), Case([A(2, 3), A(3, 2)]))
 
 
+def ldexp_case(ctx: Ctx) -> Case:
+    sx, sy = ctx.broadcast_shapes(2)
+    return Case([ctx.arg(sx), index_arg(ctx.rng.integers(-3, 4, size=sy))])
+
+
+def pair_case(nin: int) -> Callable:
+    """The two-output ufuncs (divmod, modf, frexp): x away from integers for divmod's jumps."""
+    def case(ctx: Ctx) -> Case:
+        if nin == 1:
+            return Case([ctx.arg(ctx.shape(), OFF_INT if ctx.grad else REAL)])
+        return binary_case(**QUOTIENT)(ctx)
+    return case
+
+
+def ufunc_pair_rows() -> list[Row]:
+    """The ufuncs with two outputs: composites of one op per output."""
+    def row(op, ufunc, nin, grad):
+        return Row(op, numpy=ufunc, via_op=via_spelling(ufunc), case=pair_case(nin),
+                   dtypes=NUMERIC, grad=grad, composite=True, name=ufunc.__name__)
+    return [row("floor_divide", np.divmod, 2, True), row("trunc", np.modf, 1, True),
+            row("frexp_mantissa", np.frexp, 1, True)]
+
+
 def pointwise_rows() -> list[Row]:
     rows = []
     for name, (dom, gdom, dtypes, grad) in UNARY.items():
@@ -226,7 +268,11 @@ def pointwise_rows() -> list[Row]:
         alts = (BINARY_OPERATORS[name],) if name in BINARY_OPERATORS else ()
         bad = MISMATCH + ((Case([A(3), A(3)]),) if dtypes == INTEGRAL else ())
         rows.append(ufunc_row(name, case, dtypes, grad, alts, bad))
-    rows += [
+    rows += ufunc_pair_rows() + [
+        Row("ldexp", numpy=np.ldexp, via_op=getattr_op("ldexp"), case=ldexp_case, dtypes=FLOATS,
+            grad=True),
+        Row("frexp_exponent", numpy=lambda x: np.frexp(x)[1], via_op=getattr_op("frexp_exponent"),
+            case=unary_case(), dtypes=NUMERIC),
         Row("where", numpy=np.where, via_op=getattr_op("where"), case=where_case,
             dtypes=ALL, grad=True,
             bad=(Case([index_arg(np.ones(3, bool)), A(4), A(3)]),)),
@@ -238,6 +284,9 @@ def pointwise_rows() -> list[Row]:
         Row("sum_to", numpy=sum_to_reference, via_op=lambda x, shape: F.sum_to(x, shape=shape),
             tensor=lambda x, shape: apply(Bound(REGISTRY["sum_to"], (x,), {"shape": shape})),
             case=sum_to_case, dtypes=NUMERIC, grad=True),
+        Row("sliding_window_view", numpy=np.lib.stride_tricks.sliding_window_view,
+            via_op=lambda x, window_shape, axis: F.sliding_window_view(x, window_shape=window_shape, axis=axis),
+            case=sliding_case, dtypes=ALL, grad=True, bad=(Case([A(3)], {"window_shape": (4,), "axis": (0,)}),)),
         Row("broadcast_to", numpy=np.broadcast_to,
             via_op=lambda x, shape: F.broadcast_to(x, shape=shape), case=broadcast_to_case,
             dtypes=ALL, grad=True,

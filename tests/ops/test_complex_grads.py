@@ -56,6 +56,9 @@ CASES = {
     "fftn": (lambda a: np.fft.fftn(a, axes=(1,)), (Z23,)),
     "ifftn": (lambda a: np.fft.ifftn(a, s=(2, 4)), (Z23,)),
     "rfftn": (lambda x: np.fft.rfftn(x, s=(2, 6)), (X23,)),
+    "irfft": (lambda a: np.fft.irfft(a) * 2 + np.fft.irfft(a, n=5, axis=0, norm="ortho")[:2, :1], (Z23,)),
+    "hfft": (lambda a: np.fft.hfft(a, n=3, norm="forward") + np.fft.hfft(a)[:, :3], (Z23,)),
+    "ihfft": (lambda x: np.fft.ihfft(x, n=4) * (1 - 2j) + np.fft.ihfft(x, axis=0)[0], (X23,)),
 }
 
 

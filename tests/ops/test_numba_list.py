@@ -230,6 +230,28 @@ CASES = {
     "histogram_fd_density_range": (lambda a: np.histogram(a * 2, bins="fd", range=(-1, 2), density=True), (m45,)),
     "histogram_sturges_f32_counts": (lambda a: np.histogram(a.astype(np.float32), "sturges")[0] * 2, (m45,)),
     "histogram_auto_of_a_selection": (lambda a: np.histogram(a[a > 0], bins="auto"), (m45,)),
+    # np.insert at positions computed in the graph (its length is known while capturing)
+    "insert_computed_scalar": (lambda a: np.insert(a[0], np.argmax(a[0]), 9.0), (m45,)),
+    "insert_computed_array": (lambda a: np.insert(a[1], np.argsort(a[1])[:2], a[0, :2] * 2), (m45,)),
+    "insert_computed_axis": (lambda a: np.insert(a, np.argmin(a[:, 0]), a[0] - 1, axis=0), (m45,)),
+    "insert_computed_columns": (lambda a: np.insert(a, np.argsort(a[0])[:2] - 5, -1, axis=1), (m45,)),
+    "delete_one_computed": (lambda a: (np.delete(a, np.argmax(a)), np.delete(a, np.argmin(a[:, 1]), axis=0),
+                                       np.delete(a, np.argmax(a[0]) - 5, axis=1) * 2), (m45,)),
+    "insert_computed_int_cast": (lambda a: np.insert(np.arange(5), np.argsort(a[0])[:2], 2.7), (m45,)),
+    # sliding windows (a read-only view), default_rng made in the function, more ufuncs
+    "sliding_window_view": (lambda a: (np.lib.stride_tricks.sliding_window_view(a, (2, 3)),
+                                       np.lib.stride_tricks.sliding_window_view(a[0], 3).mean(-1)), (m45,)),
+    "default_rng_inside": (lambda a: a + np.random.default_rng(7).normal(size=a.shape), (m45,)),
+    "ufuncs_numba_lists": (lambda a: (np.degrees(a), np.deg2rad(a), np.fabs(a), np.heaviside(a, 0.5),
+                                      np.float_power(np.abs(a), 0.5), np.logaddexp2(a, 1.0),
+                                      np.nextafter(a, 0), np.spacing(a), np.ldexp(a, 3),
+                                      np.gcd(r45.astype(np.int64), 6), np.lcm(r45.astype(np.int64), 4),
+                                      np.divmod(a, 0.3), np.modf(a), np.frexp(a)), (m45,)),
+    "nbytes": (lambda a: np.zeros(a.nbytes // 8) + a[0, 0], (m45,)),
+    # n-d trim_zeros: each trimmed axis an unbacked size of its own
+    "trim_zeros_2d": (lambda a: np.trim_zeros(np.where(np.abs(a) > 1.0, a, 0.0)), (m45,)),
+    "trim_zeros_2d_axis": (lambda a: np.trim_zeros(np.where(a > 0.5, a, 0.0), "f", axis=1) * 2, (m45,)),
+    "trim_zeros_2d_sum": (lambda a: np.trim_zeros(np.pad(a, 1)).sum(axis=0), (m45,)),
 }
 
 
@@ -284,6 +306,9 @@ ERRORS = {
     "view_last_axis_not_contiguous": lambda a: a.T.view(np.int32),
     "view_divisor": lambda a: a.view(np.complex128),
     "view_0d": lambda a: a[0, 0, ...].view(np.int32),
+    "delete_one_computed_out_of_range": lambda a: np.delete(a[0], np.argmax(a[0]) + 9),
+    "insert_computed_out_of_range": lambda a: np.insert(a[0], np.argsort(a[1])[:2] + 9, 1.0),
+    "sliding_window_too_big": lambda a: np.lib.stride_tricks.sliding_window_view(a, 6, axis=1),
 }
 
 

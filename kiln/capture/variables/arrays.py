@@ -79,6 +79,9 @@ class ArrayVariable(VariableTracker):
             return ConstantVariable(int(self.meta.size))
         if name == "itemsize":
             return ConstantVariable(self.meta.dtype.itemsize)
+        if name == "nbytes":
+            self.specialize_dims(tx)
+            return ConstantVariable(int(self.meta.size) * self.meta.dtype.itemsize)
         if name == "flat" and not self.tensor and self.array_type is np.ndarray:
             from .numpy_objects import FlatIterVariable
             return FlatIterVariable(tx, self)

@@ -171,6 +171,10 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if is_compiled(value):
         _guard_id(tx, source, value)
         return UserFunctionVariable(value.__kiln_compiled__, source)
+    if value is np.random.default_rng or value is np.random.RandomState:
+        from .numpy_objects import DefaultRngVariable
+        _guard_id(tx, source, value)   # (made in the function: a generator of the graph)
+        return DefaultRngVariable(value, source)
     if isinstance(value, type):
         _guard_id(tx, source, value)
         return ConstantVariable(value, source)

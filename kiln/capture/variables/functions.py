@@ -7,6 +7,7 @@ import inspect
 import math
 import types
 from typing import Any
+import numpy
 
 from ...ops import describe_callable, find_spelling, method_key
 from ..sources import AttrSource, GetItemSource, ObjectSource, Source
@@ -231,7 +232,8 @@ class ModuleVariable(VariableTracker):
         except AttributeError as e:
             tx.user_error(e)
         if self.module.__name__.startswith("numpy.random") and callable(value) \
-                and not isinstance(value, type) and find_spelling(value) is None:
+                and not isinstance(value, type) and find_spelling(value) is None \
+                and value is not numpy.random.default_rng:   # (a DefaultRngVariable)
             # (np.random.normal and the other draws are ops: kiln/ops/random.py)
             tx.unsupported("unsupported_call", f"numpy.random.{name} is not captured",
                            "make generators outside the compiled function and pass them in "

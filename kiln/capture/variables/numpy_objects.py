@@ -261,13 +261,36 @@ class GeneratorVariable(VariableTracker):
 
     def describe(self) -> str:
         where = f" {self.source.display()}" if self.source is not None else ""
-        return f"{type(self.gen).__name__} object{where}"
+        return f"{self.python_type().__name__} object{where}"
 
     def python_type(self) -> type:
-        return type(self.gen)
+        return getattr(self.gen, "spelling_type", type(self.gen))   # (a FreshGenerator's)
 
     def getattr(self, tx, name: str) -> VariableTracker:
         return GeneratorMethodVariable(self, name)
+
+
+class DefaultRngVariable(VariableTracker):
+    """``np.random.default_rng`` or ``np.random.RandomState``: called in the function, a new
+    generator each call, which the graph makes (kiln/ops/random.py, ``FreshGenerator``) and
+    draws from. It stays in the graph: returned or alive at a graph break it has no source
+    to rebuild it from, so the function runs as Python there."""
+
+    def __init__(self, maker: Any, source: Any = None) -> None:
+        self.maker = maker
+        self.source = source
+
+    def describe(self) -> str:
+        return f"numpy.random.{self.maker.__name__}"
+
+    def python_type(self) -> type:
+        return type(self.maker)
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        from ...ops.random import FRESH_GENERATOR_KEY, FreshGenerator
+        gen = FreshGenerator(self.maker)
+        tx.call_op(FRESH_GENERATOR_KEY, [ConstantVariable(gen)] + list(args), kwargs, self.describe())
+        return GeneratorVariable(gen)
 
 
 class GeneratorMethodVariable(VariableTracker):
@@ -278,12 +301,12 @@ class GeneratorMethodVariable(VariableTracker):
         self.name = name
 
     def describe(self) -> str:
-        return f"{type(self.owner.gen).__name__}.{self.name}"
+        return f"{self.owner.python_type().__name__}.{self.name}"
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
         from ...ops import find_spelling
         from ...ops.random import method_spelling_key
-        key = method_spelling_key(type(self.owner.gen), self.name)
+        key = method_spelling_key(self.owner.python_type(), self.name)
         if find_spelling(key) is None:
             tx.unsupported("unsupported_call", f"numpy.random.{self.describe()} is not captured",
                            "call it outside the compiled function and pass the result in")

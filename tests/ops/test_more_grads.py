@@ -1,0 +1,118 @@
+"""Derivative rules of the factorizations that return several arrays (svd's U, S, Vh; qr's
+Q, R; lstsq's x, residuals and singular values), of np.interp and of irfft/hfft, against
+finite differences in float64, on the eager tape and through compiled functions (their
+backward graphs compiled). The op table checks each packed op with random cotangents on
+every packed slot; here the NumPy spellings are checked as users write them, with the
+modes, shapes and keywords the table does not draw, and the cases with no derivative."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+rng = np.random.default_rng(1414)
+
+
+def _finite_differences(f, args, i, eps=1e-6):
+    a = args[i]
+    out = np.zeros_like(a)
+    for k in np.ndindex(a.shape):
+        d = np.zeros_like(a)
+        d[k] = eps
+        hi, lo = list(args), list(args)
+        hi[i], lo[i] = a + d, a - d
+        out[k] = (f(*hi) - f(*lo)) / (2 * eps)
+    return out
+
+
+def _check(fn, args, compiled):
+    """fn returns a tuple of arrays; the loss is a random weighting of all of them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cots = [rng.standard_normal(np.shape(o)) for o in fn(*args)]
+    loss = lambda *a: sum(np.sum(c * o) for c, o in zip(cots, fn(*a)))  # noqa: E731
+    leaves = [kiln.tensor(a, requires_grad=True) for a in args]
+    (kiln.compile(loss) if compiled else loss)(*leaves).backward()
+    for i, (leaf, a) in enumerate(zip(leaves, args)):
+        np.testing.assert_allclose(leaf.grad.numpy(), _finite_differences(loss, args, i),
+                                   rtol=1e-5, atol=1e-6, err_msg=f"input {i}")
+
+
+def _matrix(m, n):
+    a = rng.standard_normal((m, n))
+    a[np.arange(min(m, n)), np.arange(min(m, n))] += 3.0 * np.arange(1, min(m, n) + 1)
+    return a
+
+
+SHAPES = [(4, 3), (3, 4), (3, 3), (2, 3, 2)]
+CASES = {
+    "svd": lambda a: np.linalg.svd(a, full_matrices=False),
+    "svd_U_only": lambda a: (np.linalg.svd(a, full_matrices=False)[0][..., :1] ** 2,),
+    "qr": lambda a: np.linalg.qr(a),
+    "qr_r": lambda a: (np.linalg.qr(a, mode="r"),),
+}
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("name", list(CASES))
+def test_factorization_gradients(name, shape, compiled):
+    a = _matrix(*shape[-2:]) if len(shape) == 2 else np.stack([_matrix(*shape[-2:]) for _ in range(shape[0])])
+    _check(CASES[name], (a,), compiled)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_square_full_factorizations_differentiate(compiled):
+    a = _matrix(3, 3)
+    _check(lambda a: np.linalg.svd(a), (a,), compiled)
+    _check(lambda a: np.linalg.qr(a, mode="complete"), (a,), compiled)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("shape,b_shape", [((5, 3), (5,)), ((5, 3), (5, 2)), ((3, 3), (3,)),
+                                           ((2, 4), (2,)), ((2, 4), (2, 3))], ids=str)
+def test_lstsq_gradients_of_x_residuals_and_singular_values(shape, b_shape, compiled):
+    def fn(a, b):
+        x, residuals, rank, s = np.linalg.lstsq(a, b, rcond=None)
+        return x, residuals, s
+    _check(fn, (_matrix(*shape), rng.standard_normal(b_shape)), compiled)
+
+
+def test_lstsq_of_a_rank_deficient_system_has_nan_gradients():
+    a = kiln.tensor(np.array([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]]), requires_grad=True)
+    b = kiln.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    np.linalg.lstsq(a, b, rcond=None)[0].sum().backward()
+    assert np.isnan(a.grad.numpy()).all() and np.isnan(b.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("fn", [lambda a: np.linalg.svd(a), lambda a: np.linalg.qr(a, "complete")],
+                         ids=["svd_full_tall", "qr_complete_tall"])
+def test_factorizations_without_a_unique_derivative_raise(fn):
+    a = kiln.tensor(_matrix(4, 3), requires_grad=True)
+    with pytest.raises(kiln.NoDerivative, match="not unique"):
+        fn(a)[0].sum().backward()
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("ends", [{}, {"left": 0.5}, {"left": 1.0, "right": -2.0}], ids=str)
+def test_interp_gradients_in_x_xp_and_fp(ends, compiled):
+    xp = np.sort(rng.uniform(0.0, 5.0, 6)) + np.arange(6)
+    fp = rng.standard_normal(6)
+    x = rng.uniform(-1.0, 12.0, (3, 4))   # below, inside and above xp
+    _check(lambda x, xp, fp: (np.interp(x, xp, fp, **ends),), (x, xp, fp), compiled)
+
+
+def test_interp_with_a_period_has_no_derivative():
+    x = kiln.tensor(np.array([0.5, 1.5]), requires_grad=True)
+    with pytest.raises(kiln.NoDerivative, match="interp"):
+        np.interp(x, np.array([0.0, 1.0]), np.array([1.0, 2.0]), period=2.0).sum().backward()
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("kw", [{}, {"n": 5}, {"n": 3, "norm": "ortho"}, {"n": 8, "norm": "forward"},
+                                {"axis": 0}], ids=str)
+def test_real_irfft_and_hfft_gradients(kw, compiled):
+    """Real inputs (the op table leaves the FFTs' gradients to test_complex_grads.py)."""
+    x = rng.standard_normal((4, 3))
+    _check(lambda x: (np.fft.irfft(x, **kw), np.fft.hfft(x, **kw)), (x,), compiled)
