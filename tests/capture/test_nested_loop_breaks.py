@@ -168,13 +168,33 @@ def test_step_limit_at_every_instruction_of_the_inner_body(fn, monkeypatch):
         _check(fn, args, "eager", calls=1)
 
 
-def test_wide_double_loop_over_columns_runs_as_python_without_a_long_capture():
-    # The reported program: 70x70, through the default backend. Its 4,900 unrolled steps
-    # would pass the capture limit; capture sees that after two outer iterations and the
-    # function runs as Python (it used to capture 200,000 instructions, then fail).
+def test_wide_double_loop_over_columns_is_two_loop_nodes():
+    # The reported program: 70x70, through the default backend. Its body (column views, a
+    # square, a sum, an element store) is vector code: one graph of two nested loop nodes.
     compiled = kiln.compile(for_for)
     args = _inputs(70)
     assert_same(compiled(*args), for_for(*args))
+    [record] = compiled.records
+    assert record.graph is not None and record.graph_break is None
+    assert any("loop node" in note for note in record.loops) and not record.runs_as_python
+
+
+def for_for_cubed(A, B, W):
+    D = np.zeros((A.shape[1], B.shape[1]))
+    for ii in range(A.shape[1]):
+        for jj in range(B.shape[1]):
+            wdiff = (A[:, ii] - B[:, jj]) / W[:, ii]
+            D[ii, jj] = np.sqrt((np.abs(wdiff) ** 3).sum())   # a power loop bodies refuse
+    return D
+
+
+def test_wide_double_loop_that_unrolls_runs_as_python_without_a_long_capture():
+    # Unrolled, its 4,900 steps would pass the capture limit; capture sees that after two
+    # outer iterations and the function runs as Python (it used to capture 200,000
+    # instructions, then fail).
+    compiled = kiln.compile(for_for_cubed)
+    args = _inputs(70)
+    assert_same(compiled(*args), for_for_cubed(*args))
     [record] = compiled.records
     assert record.graph is None and record.graph_break.kind == "long_loop"
     assert "would unroll past" in record.graph_break.reason
