@@ -77,6 +77,10 @@ class Plan:
     # Inputs whose memory layout decided whether a view op aliases them (reshape of a
     # transposed array copies): the plan holds for inputs laid out the same way only.
     layout_inputs: tuple[int, ...] = ()
+    # A write through a view put back by the view's derivative rule (reshape, flip, ...),
+    # which writes the base's shape as numbers: a graph with dynamic dims is then
+    # functionalized per shape (kiln/aot/runtime.py pins such variants).
+    sized_put_back: bool = False
 
     @property
     def trivial(self) -> bool:
@@ -129,6 +133,7 @@ class _Functionalizer:
         self.src = graph
         self.examples = list(example_inputs) if example_inputs is not None else None
         self.out = Graph(graph.name)
+        self.sized_put_back = False
         self.env: dict[Node, Any] = {}          # source node -> new node (value at creation)
         self.base: dict[Node, Node] = {}        # source array node -> its base (source node)
         self.path: dict[Node, tuple] = {}       # source array node -> view nodes from the base
@@ -318,6 +323,7 @@ class _Functionalizer:
         put = op.put_back
         if put is not None:
             return _node(put(_proxy(parent), _proxy(new), *_proxies(rest)))
+        self.sized_put_back = True
         if parent.val.size == new.val.size:
             # A bijective view: its derivative rule maps the view back onto the base.
             return _node(_map_back(op, _proxy(new), parent, rest, view.kwargs))
@@ -329,7 +335,8 @@ class _Functionalizer:
 
     def _finish(self, out_node: Node) -> tuple[Graph, Plan]:
         values = out_node.args[0]
-        plan = Plan(num_user_outputs=len(values), layout_inputs=tuple(sorted(self.layout_inputs)))
+        plan = Plan(num_user_outputs=len(values), layout_inputs=tuple(sorted(self.layout_inputs)),
+                    sized_put_back=self.sized_put_back)
         placeholders = self.src.placeholders
         graph_outputs: list[Any] = []
         groups: dict[Node, list[int]] = {}

@@ -174,7 +174,7 @@ class AOTFunction:
             if True in needs:
                 mask = needs
         key = (dedup, mask)
-        if mask is not None and self.dynamic:
+        if self.dynamic and (mask is not None or (dedup, mask) in self.pinned):
             # Derivative rules write sizes into the joint graph (1/N of a mean, a
             # broadcast back to x.shape): symbolic ones serve every size with the same
             # equal dims; those that needed numbers are per shape.
@@ -197,6 +197,8 @@ class AOTFunction:
         if variant.pinned and (dedup, mask) not in self.pinned:
             self.pinned.add((dedup, mask))   # built for these shapes: keyed by them
             key = (dedup, mask) + tuple(getattr(a, "shape", None) for a in arrays)
+            if self.layout_inputs:
+                key += tuple(layout_class(arrays[i]) for i in self.layout_inputs if i < len(arrays))
         if variant.plan.layout_inputs and not self.layout_inputs:
             # Which inputs' layouts matter is known now: key this call's variant by them
             # too, so later calls with other layouts get a plan of their own.
@@ -205,7 +207,8 @@ class AOTFunction:
             key += tuple(layout_class(arrays[i]) for i in self.layout_inputs)
         self.variants[key] = variant
         layouts = key[2:] if self.layout_inputs else ()
-        if key == (None, None) + layouts and not any(isinstance(a, _tensor_cls()) for a in args):
+        if key == (None, None) + layouts and not variant.pinned and \
+                not any(isinstance(a, _tensor_cls()) for a in args):
             direct = variant.forward if variant.outputs_are_direct() else None
             run = variant.plain_runner() if direct is None else None
             if layouts:
@@ -280,11 +283,16 @@ class _Variant:
             graph = _dedupe(graph, dedup)
         self.owner = owner
         self.fgraph, self.plan = functionalize_with_plan(graph, arrays)
+        if owner.dynamic and self.plan.sized_put_back:
+            # A write put back through a view's derivative rule wrote the capture's sizes
+            # (a reshape back to x.shape): functionalized at this call's sizes, for them only.
+            self.fgraph, self.plan = functionalize_with_plan(retraced(graph, arrays), arrays)
         name = owner.graph.name
         _log(f"{name}: functional graph ({len(self.plan.mutated)} mutated inputs written back; "
              f"outputs: {', '.join(o.kind for o in self.plan.outputs)})", self.fgraph)
         self.training = False
-        self.pinned = False        # a joint graph for these sizes only (of a dynamic graph)
+        # a joint graph, or a functional graph with sized put-backs, for these sizes only
+        self.pinned = owner.dynamic and self.plan.sized_put_back
         self.error: Exception | None = None
         if mask is not None and any(mask):
             if owner.dynamic:  # sizes for the derivative rules: this call's, not the capture's

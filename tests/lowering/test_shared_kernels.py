@@ -3,12 +3,21 @@ loop over large arrays lower to kernels that differ only in the buffers they are
 import re
 
 import numpy as np
+import pytest
 
 import kiln
 from kiln.lowering.renderer import renamed_by_position
 from kiln.runtime import cpp_backend
 
 from .helpers import assert_same
+
+
+@pytest.fixture(autouse=True)
+def _unrolled(monkeypatch):
+    # These loops are time steps over whole arrays, which graph loop nodes take by default
+    # (kiln/capture/graph_loop.py); unrolled, as they are with that off, each step is a
+    # kernel of its own: what sharing is about.
+    monkeypatch.setattr(kiln.config, "graph_loops", False)
 
 
 def _compiled(fn):
