@@ -109,16 +109,7 @@ def jacobi_sweeps(u, tol):
     return steps
 
 
-def weighted_column_distance(A, B, W):
-    """Column against column, nested: an elementwise chain over two column views reduced
-    to a scalar per (i, j) (benchmarks/idioms.py has it too)."""
-    m, n = A.shape[1], B.shape[1]
-    D = np.zeros((m, n))
-    for ii in range(m):
-        for jj in range(n):
-            wdiff = (A[:, ii] - B[:, jj]) / W[:, ii]
-            D[ii, jj] = np.sqrt((wdiff ** 2).sum())
-    return D
+# weighted_column_distance: benchmarks/idioms.py's (column against column, nested loops)
 
 
 # Row loops over growing slices: array work of run-time length inside the loop body

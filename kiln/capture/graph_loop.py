@@ -31,7 +31,7 @@ from ..ir.graph import iter_nodes, map_nodes
 from ..ops import REGISTRY, Category, TensorMeta
 from ..ops.graph_loops import GraphLoopBody
 from .breaks import BreakGraph
-from .loop_node import _loaded, _note, _Snapshot
+from .loop_node import _loaded, _note, _Snapshot, write_array_back
 from .loops import MIN_TRIP, LoopFallback
 from .variables.arrays import ArrayVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
@@ -398,7 +398,7 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, 
             target = ArrayVariable(items[p])
         else:
             target = positions[j]
-            _write_back(tx, target, items[p])
+            write_array_back(tx, target, items[p])
         for n in names[id(positions[k])]:
             tx.locals[n] = target
     if i_name in after_live:
@@ -416,13 +416,3 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, 
     carried = ", ".join(names[id(positions[k])][0] for k in keep)
     _note(tx, f"graph loop node ({node.name}, trip count {count}, {len(body_graph.calls)} body ops "
               f"compiled once, carried: {carried})")
-
-
-def _write_back(tx, tracker: ArrayVariable, item: Any) -> None:
-    from .opcall import _check_writable
-    if tracker.can_rewrite_in_place():
-        tracker.node = item
-        return
-    _check_writable(tx, "the loop's writes", tracker)
-    tx.output.graph.call(REGISTRY["copyto"], (tracker.node, item, True), {"casting": "same_kind"},
-                         source=tx.location())

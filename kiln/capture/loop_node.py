@@ -568,6 +568,12 @@ def _write_back(tx, state: ArrayState, item: Any) -> None:
         parent.node = item
         parent.written = True
         return
+    write_array_back(tx, tracker, item)
+
+
+def write_array_back(tx, tracker: Any, item: Any) -> None:
+    """A loop's final value ``item`` of the array ``tracker`` tracks, as the frame's: the
+    tracker's node when nothing else can see the old one, else a copy into it."""
     from .opcall import _check_writable
     if tracker.can_rewrite_in_place():
         tracker.node = item

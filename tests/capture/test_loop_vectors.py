@@ -14,6 +14,7 @@ import kiln
 from kiln.ops.loops import stats as loop_stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from benchmarks.idioms import weighted_column_distance  # noqa: E402  (v ** 2, .sum())
 from benchmarks.loop_kernels import cholesky_rows, lu_rows, tri_solve  # noqa: E402
 
 BACKENDS = ["eager", "cpp"]
@@ -81,16 +82,6 @@ def temp_into_inner(A):               # a temporary consumed inside an inner loo
     return A
 
 
-def column_distance(A, B, W):         # nested loops over column views, v ** 2, .sum()
-    m, n = A.shape[1], B.shape[1]
-    D = np.zeros((m, n))
-    for ii in range(m):
-        for jj in range(n):
-            wdiff = (A[:, ii] - B[:, jj]) / W[:, ii]
-            D[ii, jj] = np.sqrt((wdiff ** 2).sum())
-    return D
-
-
 def powers(x, out):                   # the powers NumPy spells as square, reciprocal, sqrt
     for i in range(1, x.shape[0]):
         out[i, :i] = x[:i] ** 2 + x[i:] @ x[i:] ** -1 - np.square(x[:i]) * 0.5
@@ -128,7 +119,7 @@ CASES = {
     "mixed_f32": lambda rng: (mixed_f32, (rng.random(7).astype(np.float32), rng.random(7))),
     "temp_then_store": lambda rng: (temp_then_store, (rng.random((4, 5)),)),
     "temp_into_inner": lambda rng: (temp_into_inner, (rng.random((4, 5)),)),
-    "column_distance": lambda rng: (column_distance, (rng.random((5, 4)), rng.random((5, 3)),
+    "column_distance": lambda rng: (weighted_column_distance, (rng.random((5, 4)), rng.random((5, 3)),
                                                       rng.random((5, 4)) + 0.5)),
     "jacobi_until": lambda rng: (jacobi_until, (rng.random(30), 1e-3)),
     "extrema": lambda rng: (extrema, (rng.random(9), np.zeros(9))),
