@@ -99,6 +99,7 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
     pooled: dict[str, str] = {}
     moved: set[str] = set()            # inputs whose array an in-place output took over
     fresh: dict[str, bool] = {}        # extern result name -> always a new array
+    give_caller = _caller_arrays(low, items, rendered)
     for step, item in enumerate(items):
         if isinstance(item, Kernel):
             rk = rendered[item.name]
@@ -131,19 +132,25 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
         else:
             pick = getattr(item.op, "inplace_inputs", None)
             given = list(pick(item.args, item.params)) if pick is not None else list(item.args[:1])
-            if getattr(item.op, "inplace_impl", None) is not None and given \
-                    and all(isinstance(v, BufferValue) and v.is_whole()
-                            and _owned(v.buf.name, allocated, fresh)
-                            and last_use.get(v.buf.name) == step
-                            and v.buf.name not in pooled and v.buf.name not in moved
-                            for v in given) \
+            owned = all(isinstance(v, BufferValue) and v.is_whole()
+                        and _owned(v.buf.name, allocated, fresh)
+                        and last_use.get(v.buf.name) == step
+                        and v.buf.name not in pooled and v.buf.name not in moved
+                        for v in given)
+            caller = not owned and pick is None and len(given) == 1 \
+                and give_caller(step, item, given[0], last_use, moved) \
+                and _only_there(item.args, given)
+            if getattr(item.op, "inplace_impl", None) is not None and given and (owned or caller) \
                     and (pick is None or _only_there(item.args, given)):
-                # x[i] = v on an array nothing reads again (a loop's running result):
-                # written in place, not copied per call (a recurrence was quadratic).
+                # x[i] = v on an array nothing reads again (a loop's running result, or
+                # the caller's array the graph writes): written in place, not copied per
+                # call (a recurrence was quadratic; a scatter into a big argument copied
+                # it twice).
                 plan.inplace_externs.add(step)
                 moved.update(v.buf.name for v in given)
             allocated[item.name] = None
-            fresh[item.name] = item.op.fresh_result
+            # The caller's array written in place is not memory a later scatter may take.
+            fresh[item.name] = item.op.fresh_result and not caller
         for name, last in last_use.items():
             if last == step and name in allocated:
                 buf = allocated[name]
@@ -155,6 +162,41 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
     output_names = {v.buf.name for v in low.outputs if isinstance(v, BufferValue)}
     plan.pooled_outputs = [(name, p) for name, p in pooled.items() if name in output_names]
     return plan
+
+
+def _caller_arrays(low: Any, items: list, rendered: dict):
+    """``ok(step, item, value, last_use, moved)``: may the extern at ``step`` write the
+    caller's array ``value`` in place (Graph.donated: aot's epilogue would copy the graph's
+    new value of it there)? Only when nothing reads its old value later, no kernel takes it
+    over (kiln/lowering/inplace.py) and the op's in-place form is atomic for these arguments
+    (``Op.inplace_atomic``). aot replays the whole graph op by op when a step raises, on
+    the caller's arrays: so either nothing after may raise, or the replay finds what it
+    needs: nothing before read the array (the write's value does not depend on it) and
+    nothing writes over the result in place, so writing the same value again leaves the
+    array as one write would, as NumPy's error leaves it."""
+    targets = {low.inputs[i][1].name for _, i in getattr(low.graph, "donated", {}).items()
+               if i < len(low.inputs) and isinstance(low.inputs[i][1], Buffer)}
+    if not targets:
+        return lambda *a: False
+    taken = {src.name for item in items if isinstance(item, Kernel)
+             for src in rendered[item.name].inplace.values()}
+    raising = [step for step, item in enumerate(items)
+               if not isinstance(item, Kernel) and item.op.may_raise]
+    first_read: dict[str, int] = {}
+    for step, item in enumerate(items):
+        for name in item_reads(item, rendered):
+            first_read.setdefault(name, step)
+
+    def ok(step: int, item: Any, v: Any, last_use: dict, moved: set) -> bool:
+        atomic = getattr(item.op, "inplace_atomic", None)
+        if not (isinstance(v, BufferValue) and v.is_whole() and v.buf.kind == "input"
+                and v.buf.name in targets and v.buf.name not in taken
+                and v.buf.name not in moved and last_use.get(v.buf.name) == step
+                and atomic is not None and atomic(item.args)):
+            return False
+        return not any(r > step for r in raising) \
+            or (first_read.get(v.buf.name) == step and item.name not in taken)
+    return ok
 
 
 def _only_there(args: Any, given: list) -> bool:

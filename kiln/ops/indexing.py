@@ -423,6 +423,21 @@ index_add = declare("index_add", Category.GATHER, _index_add_impl,
                     may_raise=True)
 
 index_put.inplace_impl = _index_put_inplace
+
+
+def _index_put_atomic(args: tuple) -> bool:
+    """``x[index] = value`` raises only before writing (bounds, shapes, a Python scalar's
+    conversion are checked first) unless a cast of an array value can warn (NaN into an
+    int array) and warnings are errors: so only a value that casts safely qualifies."""
+    x, value = args[0], args[2]
+    if getattr(value, "weak", False) or type(value) in (bool, int, float, complex):
+        return True
+    vd, xd = getattr(value, "dtype", None), getattr(x, "dtype", None)
+    return vd is not None and xd is not None and bool(np.can_cast(vd, xd, "safe"))
+
+
+# np.add.at is not: adding twice is not adding once (an error replay would add again).
+index_put.inplace_atomic = _index_put_atomic
 index_add.inplace_impl = _index_add_inplace
 
 

@@ -98,6 +98,11 @@ class Op:
     inplace_impl: Callable[..., Any] | None = None
     # ``inplace_inputs(args, params) -> values``: the inputs ``inplace_impl`` may write over, each
     # one the caller must give up (None: input 0).
+    # ``inplace_atomic(args) -> bool``: True when ``inplace_impl`` on these arguments either
+    # raises before it writes anything or does not raise (NumPy checks a scatter's indices,
+    # shapes and a Python value's conversion first) and writing the same value twice leaves
+    # what writing it once does: a backend may then give it the caller's array itself.
+    inplace_atomic: Callable[..., bool] | None = None
     inplace_inputs: Callable[..., Any] | None = None
     # ``python_us(node, per_op_us) -> float | None``: what running this call as Python
     # costs when it is more than one NumPy call (a loop: trips x body), None when unknown
