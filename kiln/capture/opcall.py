@@ -25,6 +25,7 @@ from ..ops.speculation import speculating
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, method_key
 from . import bytecode_facts as bf
 from .breaks import HINTS
+from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
 from .dims import propagate_dims, runtime_slices
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
@@ -105,6 +106,9 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if tx.output.loop_trace is not None:   # inside a loop body: element code only
         from .loops import call_in_body
         return call_in_body(tx, key, args, kwargs, what)
+    folded = fold_ufunc(key, args, kwargs)
+    if folded is not None:
+        return folded
     spelling = find_spelling(key)
     if spelling is None:
         tx.unsupported("unsupported_call", f"{describe_callable(key)} has no kiln op", HINTS["numpy"])

@@ -1,0 +1,59 @@
+"""NumPy ufuncs on numbers capture knows (kiln/capture/const_fold.py): computed while
+capturing, as NumPy's scalars, so int()/float() and branches on them do not break."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+def box_sizes(Z):   # fractal_dimension (From Python to NumPy): sizes from the shape
+    p = min(Z.shape)
+    n = 2 ** np.floor(np.log(p) / np.log(2))
+    n = int(np.log(n) / np.log(2))
+    sizes = 2 ** np.arange(n, 1, -1)
+    return Z.sum() * n, sizes
+
+
+def test_ufuncs_of_shape_numbers_fold_and_int_does_not_break(probe):
+    compiled, _, _ = probe(box_sizes, np.ones((64, 40)), graphs=1)
+    assert not [r for r in compiled.records if r.graph_break is not None]
+
+
+def test_folded_scalars_keep_numpy_types_and_promotion(probe):
+    def f(x):
+        s = np.sqrt(2)          # np.float64, strong: float32 * it is float64
+        k = np.add(3, 4)        # np.int64
+        h = np.float32(0.5) * np.exp(np.float32(1.0))   # float32 all the way
+        return x * s, x * k, type(s), type(k), h, np.isnan(s), bool(np.signbit(-s))
+    probe(f, np.arange(4, dtype=np.float32), graphs=1)
+
+
+def test_a_ufunc_that_warns_is_not_folded_and_raises_where_numpy_raises():
+    def f(x):
+        return x + np.log(0.0)
+    compiled = kiln.compile(f)
+    assert np.all(compiled(np.zeros(3)) == -np.inf)
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            f(np.zeros(3))
+        with pytest.raises(FloatingPointError):
+            compiled(np.zeros(3))
+
+
+def test_a_ufunc_of_an_argument_is_not_folded_when_the_number_changes():
+    def f(x, n):
+        return x * float(np.sqrt(n))
+    compiled = kiln.compile(f)
+    for n in (4, 9, 16):
+        assert np.array_equal(compiled(np.ones(2), n), np.ones(2) * float(np.sqrt(n)))
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (33, 5)])
+def test_fold_follows_the_shape_guard(shape):
+    compiled = kiln.compile(box_sizes)
+    for s in (shape, (128, 128)):
+        Z = np.ones(s)
+        got, want = compiled(Z), box_sizes(Z)
+        assert got[0] == want[0] and np.array_equal(got[1], want[1])
