@@ -206,7 +206,11 @@ class CompiledFunction:
         # their replay of writes on errors lets it by), and the next call recompiles.
         # A graph drawing random numbers (kiln/ops/random.py) that the entry may rerun as
         # Python puts its generators' states back first: the rerun draws them once.
-        draws = bool(random_ops.generators_in(graph.nodes))
+        # (Only if the graph may raise: a snapshot of NumPy's global MT19937 costs ~230 us,
+        # ten times a small graph's call.)
+        draws = bool(random_ops.generators_in(graph.nodes)) and (
+            any(n.kwargs.get("expect") for n in graph.calls)
+            or any(n.target.raises(n.args) for n in graph.calls))
         put_back = ["    _kiln_put_back()"] if draws else []
         respeculate = ["except _kiln_ResultKindChanged as _kiln_e:", *put_back,
                        "    return _kiln_respeculate(_kiln_graph_ir, _kiln_e)"] \

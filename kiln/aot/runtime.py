@@ -121,8 +121,11 @@ class AOTFunction:
         # off where the caller reruns the whole function as Python instead.
         self.replay_on_error = True
         # Generators the graph draws from (kiln/ops/random.py): before that replay their
-        # states are put back, so the replay draws the numbers the failed run drew.
-        self.generators = tuple(generators_in(graph.nodes))
+        # states are put back, so the replay draws the numbers the failed run drew. Only
+        # a graph with an op that raises on values needs it (a snapshot of NumPy's global
+        # MT19937 costs ~230 us: ten times a small graph's call).
+        self.generators = tuple(generators_in(graph.nodes)) \
+            if any(n.target.raises(n.args) for n in graph.calls) else ()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:

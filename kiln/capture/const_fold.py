@@ -25,17 +25,44 @@ def _number(value: Any) -> bool:
     return isinstance(value, np.generic) and supported_dtype(value.dtype)
 
 
-def fold_ufunc(key: Any, args: list, kwargs: dict) -> ConstantVariable | None:
-    """The constant ``key(*args)`` is, or None when it must be recorded (see the module doc)."""
-    if not isinstance(key, np.ufunc) or kwargs or key.nout != 1 or len(args) != key.nin:
+def _known(var: Any) -> bool:
+    """A number, or a tuple or list of them, that capture knows exactly."""
+    if type(var) is ConstantVariable:
+        value = var.value
+        if isinstance(value, tuple):
+            return all(_number(v) for v in value)
+        return _number(value)
+    items = getattr(var, "item_list", None)
+    return type(var).__name__ in ("TupleVariable", "ListVariable") and items is not None \
+        and all(_known(v) for v in items)
+
+
+def _value(var: Any) -> Any:
+    if type(var) is ConstantVariable:
+        return var.value
+    values = [_value(v) for v in var.item_list]
+    return tuple(values) if type(var).__name__ == "TupleVariable" else values
+
+
+def fold_ufunc(key: Any, op: Any, args: list, kwargs: dict) -> ConstantVariable | None:
+    """The constant ``key(*args, **kwargs)`` is, or None when it must be recorded (see the
+    module doc). ``op``: the spelling's op (elementwise and reduction functions fold, as
+    ``np.sum((1, 2))`` does; every ufunc does)."""
+    if isinstance(key, np.ufunc):
+        if key.nout != 1 or len(args) != key.nin or kwargs:
+            return None
+    elif not (callable(key) and getattr(key, "__module__", "").startswith("numpy")
+              and not getattr(key, "__module__", "").startswith("numpy.random")
+              and op is not None and str(getattr(op, "category", "")) in ("pointwise", "reduction")
+              and not getattr(op, "mutates", False)):
         return None
-    if not all(type(a) is ConstantVariable and _number(a.value) for a in args):
+    if not all(_known(a) for a in list(args) + list(kwargs.values())):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         try:
             with np.errstate(all="raise"):
-                result = key(*(a.value for a in args))
+                result = key(*(_value(a) for a in args), **{k: _value(v) for k, v in kwargs.items()})
         except Exception:
             return None
     if not isinstance(result, np.generic) or not supported_dtype(result.dtype):

@@ -106,10 +106,10 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if tx.output.loop_trace is not None:   # inside a loop body: element code only
         from .loops import call_in_body
         return call_in_body(tx, key, args, kwargs, what)
-    folded = fold_ufunc(key, args, kwargs)
+    spelling = find_spelling(key)
+    folded = fold_ufunc(key, spelling.op if spelling is not None else None, args, kwargs)
     if folded is not None:
         return folded
-    spelling = find_spelling(key)
     if spelling is None:
         tx.unsupported("unsupported_call", f"{describe_callable(key)} has no kiln op", HINTS["numpy"])
     if tx.output.device_type is not None:

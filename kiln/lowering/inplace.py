@@ -46,7 +46,8 @@ def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buff
              if isinstance(item, ExternNode) and item.op.fresh_result}
     donated = _donated(low)
     raising = [step for step, item in enumerate(items)
-               if isinstance(item, ExternNode) and item.op.may_raise]
+               if isinstance(item, ExternNode)
+               and (item.op.may_raise or item.op.raises_for is not None)]
     plan: dict[str, Buffer] = {}
     for step, item in enumerate(items):
         if isinstance(item, Kernel):

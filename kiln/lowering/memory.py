@@ -181,7 +181,8 @@ def _caller_arrays(low: Any, items: list, rendered: dict):
     taken = {src.name for item in items if isinstance(item, Kernel)
              for src in rendered[item.name].inplace.values()}
     raising = [step for step, item in enumerate(items)
-               if not isinstance(item, Kernel) and item.op.may_raise]
+               if not isinstance(item, Kernel)
+               and (item.op.may_raise or item.op.raises_for is not None)]
     first_read: dict[str, int] = {}
     for step, item in enumerate(items):
         for name in item_reads(item, rendered):

@@ -407,7 +407,14 @@ def add_at_broadcast(x: Any, index: tuple, value: Any) -> None:
     """``np.add.at`` with ``value`` broadcast to ``x[index]`` first: NumPy 2.4 reads
     uninitialised memory when a value broadcasts against a multi-dimensional index."""
     value = np.asarray(value)
-    target_shape = np.shape(x[index])
+    entries = index if isinstance(index, tuple) else (index,)
+    if any(getattr(v, "dtype", None) == np.bool_ or type(v) is bool for v in entries):
+        target_shape = np.shape(x[index])
+    else:   # from the shapes alone: x[index] would gather the whole selection first
+        try:
+            target_shape = indexed_shape(np.shape(x), entries)
+        except (IndexError, TypeError, ValueError):
+            target_shape = np.shape(x[index])   # NumPy's own error, or an index kind not modelled
     if value.shape != target_shape:
         try:
             value = np.broadcast_to(value, target_shape)

@@ -57,3 +57,14 @@ def test_fold_follows_the_shape_guard(shape):
         Z = np.ones(s)
         got, want = compiled(Z), box_sizes(Z)
         assert got[0] == want[0] and np.array_equal(got[1], want[1])
+
+
+def test_reductions_of_constant_tuples_fold(probe):
+    # im2col (ML-From-Scratch's Conv2D): out_height = int((h + np.sum(pad_h) - fh) / s + 1)
+    def out_size(x):
+        pad, k = (1, 1), 3
+        h = x.shape[-1]
+        n = int((h + np.sum(pad) - k) / 1 + 1)
+        return x[..., :n] * np.prod((2, 3)), np.max([n, 4])
+    compiled, _, _ = probe(out_size, np.ones((2, 16)), graphs=1)
+    assert not [r for r in compiled.records if r.graph_break is not None]
