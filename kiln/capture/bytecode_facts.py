@@ -349,12 +349,20 @@ def load_attr_arg(opname: str, arg: Any) -> tuple[bool, str]:
     return False, arg
 
 
+def load_super_attr_arg(arg: Any) -> tuple[bool, str]:
+    """``(method load?, name)`` of 3.12+'s ``LOAD_SUPER_ATTR``, whose argument decodes as
+    ``(method load, two-argument form, name)``."""
+    return bool(arg[0]), arg[-1]
+
+
 def pushes_null(opname: str, arg: Any) -> bool:
     """May this instruction push a NULL (or an unbound method) beside its value?"""
     if opname == "LOAD_GLOBAL":
         return bool(arg[0])
     if opname in ("LOAD_ATTR", "LOAD_METHOD"):
         return load_attr_arg(opname, arg)[0]
+    if opname == "LOAD_SUPER_ATTR":
+        return load_super_attr_arg(arg)[0]
     return False
 
 

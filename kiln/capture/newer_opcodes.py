@@ -12,6 +12,18 @@ from .variables.containers import SliceVariable
 
 class NewerOpcodes:
     # -- 3.12 opcodes ------------------------------------------------------------------------
+    def LOAD_SUPER_ATTR(self, inst):
+        """``super().name`` / ``super(C, obj).name``: the compiler pushes ``super``, the
+        class (the ``__class__`` cell for the zero-argument form) and the object."""
+        from .variables.super_object import make_super
+        method, name = bc.load_super_attr_arg(inst.arg)
+        obj, cls, _ = self.pop(), self.pop(), self.pop()
+        attr = make_super(self, [cls, obj]).getattr(self, name)
+        if method:
+            self.stack.extend(bc.with_null(attr, NULL))
+        else:
+            self.push(attr)
+
     def LOAD_FAST_CHECK(self, inst):
         self.LOAD_FAST(inst)
 

@@ -284,6 +284,9 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
     cls = var.value
     if not isinstance(cls, type):
         return VariableTracker.call(var, tx, args, kwargs)
+    if cls is super and not kwargs:
+        from .super_object import make_super
+        return make_super(tx, list(args))
     if cls is np.ndarray:  # np.ndarray(shape, dtype): a spelling like any NumPy function
         return tx.call_op(np.ndarray, args, kwargs, "numpy.ndarray")
     if cls in (np.ndindex, np.ndenumerate, np.nditer):
