@@ -79,6 +79,12 @@ class UserFunctionVariable(VariableTracker):
     def getattr(self, tx, name: str) -> VariableTracker:
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return ConstantVariable(getattr(self.fn, name))
+        if name in getattr(self.fn, "__dict__", {}):
+            # An attribute set on the function (``reg.grad = lambda w: 0``): read state,
+            # like an object's attribute (guarded where it decides something).
+            from .builder import wrap
+            return wrap(tx, self.fn.__dict__[name],
+                        GetItemSource(AttrSource(self.fn_source(), "__dict__"), name))
         return super().getattr(tx, name)
 
 
