@@ -57,6 +57,12 @@ from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
 _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI
 
 
+def _built_kernels(graph: Any, example: list) -> int | None:
+    """The kernels compiling ``graph`` builds (the cost model's question; runtime/backend.py)."""
+    from .runtime.backend import built_kernel_count
+    return built_kernel_count(graph, example)
+
+
 class CompiledFunction:
     """A function compiled by kiln; call it like the original.
 
@@ -425,7 +431,8 @@ class CompiledFunction:
                 graph = None
             else:
                 check, guards, graph, resumes_at, fast = made
-        elif note := self._python_is_faster(graph, guards=guards):
+        elif note := self._python_is_faster(graph, guards=guards, built=lambda: _built_kernels(
+                graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs))):
             self._cost_note = note
             if graph is None and len(guards) > _BRANCH_GUARDS:
                 guards = guards.without_branches()
@@ -475,7 +482,8 @@ class CompiledFunction:
         self._entries = (entry,) + self._entries
         return entry
 
-    def _python_is_faster(self, graph: Any, breaks: int = 0, guards: Any = None) -> str:
+    def _python_is_faster(self, graph: Any, breaks: int = 0, guards: Any = None,
+                          built: Callable | None = None) -> str:
         """The cost model's verdict for the default backend (custom and reference backends
         always get their graphs): why the graph should run as Python, or ''. No graph at
         all (a loop over Python ints, code reading only shapes): nothing compiled could
@@ -489,7 +497,7 @@ class CompiledFunction:
         if guards is not None and any(g.kind == DEVICE for g in guards):
             return ""   # priced for the host: on a GPU, Python would launch a kernel per op
         c_guards = guards is not None and fastcheck.checked_in_c(self.fn, guards)
-        return cost.python_is_faster(graph, breaks, c_guards) or ""
+        return cost.python_is_faster(graph, breaks, c_guards, built) or ""
 
     def _warn_limit(self, failures: list, limit: int) -> None:
         if self._limit_warned:

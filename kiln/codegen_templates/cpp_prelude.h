@@ -10,6 +10,9 @@ union kiln_slot { void* p; int64_t i; uint64_t u; double d; float f; };
 
 #define KILN_SIMD __attribute__((const, nothrow, simd("notinbranch")))
 #define KILN_PURE __attribute__((const, nothrow))
+// Inlined always: a long fused body (50 Mandelbrot steps) would hit GCC's inline limits, and
+// a call in the loop stops it vectorizing.
+#define KILN_INLINE static inline __attribute__((always_inline))
 extern "C" {
 {% for name in vector_math %}KILN_SIMD float {{ name }}f(float); KILN_SIMD double {{ name }}(double);
 {% endfor %}{% for name in vector_math2 %}KILN_SIMD float {{ name }}f(float, float); KILN_SIMD double {{ name }}(double, double);
@@ -50,6 +53,77 @@ template <typename T> static inline T kiln_remainder_int(T a, T b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
 }
+// Integer // and % by a divisor that does not change across a loop (a constant, a scalar
+// argument): libdivide's method. The divisor's magic number is made once, before the loop
+// (kiln_divisor32/64, emitted by kiln/lowering/cpp_ops.py); each element then costs a
+// multiply-high, shifts and sign fix-ups, which vectorize (x86 has no SIMD integer
+// division, and GCC's own magic-number code for a constant divides one element at a
+// time). Granlund-Montgomery's round-up method, valid for every N-bit dividend:
+// l = ceil(log2 |d|), m = floor(2^N (2^l - |d|) / |d|) + 1, and the quotient
+// q = (t + ((n - t) >> min(l, 1))) >> max(l - 1, 0) with t = mulhi(n, m). Signed types
+// divide magnitudes and fix signs after: NumPy's floor rounding, 0 for a zero divisor,
+// MIN // -1 wrapping to MIN. Types of up to 32 bits compute in 32 bits (mulhi from one
+// 64-bit product); 64-bit types build mulhi from four 32-bit products (vpmuludq).
+struct kiln_div32 { uint32_t m, ud; int64_t d; int s1, s2; };
+struct kiln_div64 { uint64_t m, ud; int64_t d; int s1, s2; };
+template <typename T> static inline kiln_div32 kiln_divisor32(T d) {
+    kiln_div32 v; v.d = (int64_t)d;
+    uint32_t ud = d < 0 ? (uint32_t)0 - (uint32_t)d : (uint32_t)d;
+    int l = ud <= 1 ? 0 : 32 - __builtin_clz(ud - 1);
+    v.ud = ud; v.s1 = l < 1 ? l : 1; v.s2 = l > 1 ? l - 1 : 0;
+    v.m = ud == 0 ? 0 : (uint32_t)(((((uint64_t)1 << l) - ud) << 32) / ud + 1);
+    return v;
+}
+template <typename T> static inline kiln_div64 kiln_divisor64(T d) {
+    kiln_div64 v; v.d = (int64_t)d;
+    uint64_t ud = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+    int l = ud <= 1 ? 0 : 64 - __builtin_clzll(ud - 1);
+    v.ud = ud; v.s1 = l < 1 ? l : 1; v.s2 = l > 1 ? l - 1 : 0;
+    uint64_t diff = l == 64 ? (uint64_t)0 - ud : ((uint64_t)1 << l) - ud;   // 2^l - |d|
+    v.m = ud == 0 ? 0 : (uint64_t)(((unsigned __int128)diff << 64) / ud + 1);
+    return v;
+}
+KILN_INLINE uint32_t kiln_udiv(uint32_t n, kiln_div32 v) {
+    uint32_t t = (uint32_t)(((uint64_t)n * v.m) >> 32);
+    return (t + ((n - t) >> v.s1)) >> v.s2;
+}
+KILN_INLINE uint64_t kiln_udiv(uint64_t n, kiln_div64 v) {
+    uint64_t nl = (uint32_t)n, nh = n >> 32, ml = (uint32_t)v.m, mh = v.m >> 32;
+    uint64_t ll = nl * ml, hl = nh * ml, lh = nl * mh;
+    uint64_t mid = (ll >> 32) + (uint32_t)hl + (uint32_t)lh;
+    uint64_t t = nh * mh + (hl >> 32) + (lh >> 32) + (mid >> 32);
+    return (t + ((n - t) >> v.s1)) >> v.s2;
+}
+// (q, r) of a by the divisor: floor quotient and remainder with the divisor's sign.
+template <typename T, typename U, typename S, typename V>
+KILN_INLINE void kiln_divmod_by(T a, V v, T* q, T* r) {
+    if ((T)-1 < 0) {
+        S sa = (S)a, sd = (S)v.d;
+        U ua = sa < 0 ? (U)0 - (U)sa : (U)sa;
+        U uq = kiln_udiv(ua, v), ur = ua - uq * v.ud;
+        bool neg = (sa < 0) != (sd < 0), rest = ur != 0;
+        S tq = (S)(neg ? (U)0 - uq : uq) - (S)(neg && rest);
+        S tr = (S)(sa < 0 ? (U)0 - ur : ur) + (neg && rest ? sd : (S)0);
+        *q = v.d == 0 ? (T)0 : (T)tq;
+        *r = v.d == 0 ? (T)0 : (T)tr;
+    } else {
+        U ua = (U)a, uq = kiln_udiv(ua, v);
+        *q = v.d == 0 ? (T)0 : (T)uq;
+        *r = v.d == 0 ? (T)0 : (T)(ua - uq * v.ud);
+    }
+}
+template <typename T> KILN_INLINE T kiln_floor_divide_by(T a, kiln_div32 v) {
+    T q, r; kiln_divmod_by<T, uint32_t, int32_t>(a, v, &q, &r); return q;
+}
+template <typename T> KILN_INLINE T kiln_floor_divide_by(T a, kiln_div64 v) {
+    T q, r; kiln_divmod_by<T, uint64_t, int64_t>(a, v, &q, &r); return q;
+}
+template <typename T> KILN_INLINE T kiln_remainder_by(T a, kiln_div32 v) {
+    T q, r; kiln_divmod_by<T, uint32_t, int32_t>(a, v, &q, &r); return r;
+}
+template <typename T> KILN_INLINE T kiln_remainder_by(T a, kiln_div64 v) {
+    T q, r; kiln_divmod_by<T, uint64_t, int64_t>(a, v, &q, &r); return r;
+}
 template <typename T> static inline T kiln_lshift(T a, T b) {
     return (b < 0 || b >= (T)(8 * sizeof(T))) ? (T)0 : (T)(a << b);
 }
@@ -86,9 +160,6 @@ template <typename T> static inline T kiln_clip_int(T x, T lo, T hi) {
 // one vfmsubadd (a fused multiply-add despite -ffp-contract=off), 1 ulp off NumPy.
 struct kiln_c64 { float re, im; };
 struct kiln_c128 { double re, im; };
-// Inlined always: a long fused body (50 Mandelbrot steps) would hit GCC's inline limits, and
-// a call in the loop stops it vectorizing.
-#define KILN_INLINE static inline __attribute__((always_inline))
 #ifdef __FMA__
 #define KILN_CMUL_RE(ar, ai, br, bi) __builtin_fma(ar, br, -((ai) * (bi)))
 #define KILN_CMUL_IM(ar, ai, br, bi) __builtin_fma(ar, bi, (ai) * (br))

@@ -36,6 +36,10 @@ from .scheduler import Kernel, node_index, write_index
 # processes it often waits ~0.5 ms for its second thread: W6's backward relu-mask kernel
 # (131k elements x 17 statements, 30-60 us on one thread) cost 0.6 ms more per step on two.
 PARALLEL_GRAIN = 1 << 22
+# A kernel whose work (elements x statements, known when it is built) is at most this runs
+# without releasing the GIL (runtime/launch.c's keep_gil): it takes less time than the
+# release and the take-back would.
+KEEP_GIL_WORK = 1 << 12
 # Outer points per block when reducing leading axes (per-point accumulators in arrays).
 BLOCK = 256
 
@@ -84,6 +88,7 @@ class RenderedKernel:
     codes: str = ""   # runtime/launch.py's argument codes ('?': no packed entry)
     size_args: tuple = ()   # the size symbols passed, after the scalars
     params: tuple = ()      # the C parameter names, in order (CppRenderer.body_key)
+    keep_gil: bool = False  # tiny work: launched without releasing the GIL (KEEP_GIL_WORK)
 
 
 _INIT = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
@@ -437,6 +442,7 @@ def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
     # (complex locals are structs, which omp simd privatizes into arrays and then does not
     # vectorize; GCC's own loop vectorizer does: no pragma there)
     body = _outer_nest(plan, loops, lines, 0, 1, simd_ok=not names.complex)
+    body = ["    " + line for line in names.prologue()] + body
 
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
     written |= {inplace[n].name for n in written if n in inplace}
@@ -479,8 +485,9 @@ def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
         source += (f"\nextern \"C\" void {kernel.name}_packed(const kiln_slot* a) {{\n"
                    f"    {kernel.name}({', '.join(slots)});\n}}\n")
         cdef += f"\nvoid {kernel.name}_packed(void*);"
+    keep_gil = plan.work.isdigit() and int(plan.work) * plan.cost <= KEEP_GIL_WORK
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
-                          size_args, tuple(args))
+                          size_args, tuple(args), keep_gil)
 
 
 def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int,
@@ -612,7 +619,8 @@ class CppRenderer(Renderer):
 
     def bind_kernels(self, kernels: list) -> list[str]:
         # arrays go in as they are: the launcher reads their data pointers
-        return [f"{rk.name} = _bind(_lib, _ffi, {rk.name!r}, {rk.codes!r})" for rk in kernels]
+        return [f"{rk.name} = _bind(_lib, _ffi, {rk.name!r}, {rk.codes!r}"
+                + (", keep_gil=True)" if rk.keep_gil else ")") for rk in kernels]
 
     def pointer(self, buf: Any) -> str:
         return buf.name

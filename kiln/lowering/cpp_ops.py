@@ -165,6 +165,10 @@ def call_cost(fn: str, dtype: Any) -> int:
     return 1 + 7 * len(_LIBM_CALL.findall(text))
 
 
+def _paren(expr: str) -> str:
+    return expr if _WORD.fullmatch(expr) else f"({expr})"
+
+
 def _part(dtype: Any) -> str:
     """The C type of one part (real or imaginary) of a complex dtype."""
     return "float" if np.dtype(dtype) == np.complex64 else "double"
@@ -181,6 +185,18 @@ class NameSource:
         # output buffer name -> the input whose memory (and kernel argument) it takes
         self.inplace = inplace or {}
         self.complex = False   # a body holds complex values (struct locals)
+        # declarations made once per kernel call, before its loops (a divisor's magic
+        # number): the C expression -> the name it is declared as
+        self.hoisted: dict[str, str] = {}
+
+    def hoist(self, expr: str) -> str:
+        """A name for ``expr`` computed once before the kernel's loops."""
+        if expr not in self.hoisted:
+            self.hoisted[expr] = f"h{len(self.hoisted)}"
+        return self.hoisted[expr]
+
+    def prologue(self) -> list[str]:
+        return [f"const auto {name} = {expr};" for expr, name in self.hoisted.items()]
 
     def temp(self) -> str:
         self.count += 1
@@ -197,6 +213,9 @@ class NameSource:
 
 _SIZE = re.compile(r"\d+")
 _NAME = re.compile(r"[A-Za-z_]\w*")
+_WORD = re.compile(r"\b\w+\b")
+# Integer floor division and remainder by a loop-invariant divisor (cpp_prelude.h)
+DIVIDE_BY = {"floor_divide": "kiln_floor_divide_by", "remainder": "kiln_remainder_by"}
 
 
 class CppEmitter(OpsHandler):
@@ -221,6 +240,9 @@ class CppEmitter(OpsHandler):
         self.rowlocal: dict[str, tuple[str, set]] = {}
         # integer temps that are a float value converted (var -> (float var, its dtype))
         self.truncated: dict[str, tuple[str, np.dtype]] = {}
+        # values the same at every point (literals, scalar arguments and what is computed
+        # from them only) -> a C expression of them that needs no loop variable
+        self.invariant: dict[str, str] = {}
 
     def load(self, buf: Buffer, index: Affine) -> str:
         if buf.name in self.locals:
@@ -239,10 +261,13 @@ class CppEmitter(OpsHandler):
         return self.assign(element, buf.dtype)
 
     def constant(self, value: Any, dtype: Any) -> str:
-        return literal(value, dtype)
+        text = literal(value, dtype)
+        self.invariant[text] = text
+        return text
 
     def scalar_arg(self, scalar: Any) -> str:
         self.names.scalars[scalar.name] = scalar
+        self.invariant[f"s_{scalar.name}"] = f"s_{scalar.name}"
         return f"s_{scalar.name}"
 
     def size(self, n: Any) -> str:
@@ -267,10 +292,23 @@ class CppEmitter(OpsHandler):
         # would read ``--1.0``, a decrement.
         names = {k: f"({a})" if a.startswith("-") and any(f"{u}{{{k}}}" in text for u in "-~!") else a
                  for k, a in zip("xyz", args)}
+        by = DIVIDE_BY.get(fn)
+        if by is not None and np.dtype(dtype).kind in "iu" and args[1] in self.invariant \
+                and args[0] not in self.invariant:
+            # a divisor the same at every point: its magic number is made once, before
+            # the loops, and the loop vectorizes (kiln_divisor32/64 in cpp_prelude.h)
+            width = 64 if np.dtype(dtype).itemsize == 8 else 32
+            d = self.invariant[args[1]]
+            d = d if d.startswith(f"({ctype(dtype)})") else f"({ctype(dtype)})({d})"
+            magic = self.names.hoist(f"kiln_divisor{width}({d})")
+            return self.assign(f"{by}({args[0]}, {magic})", dtype)
         suffix = "f" if np.dtype(dtype) in (np.float32, np.complex64) else ""
-        return self.assign(text.format(f=suffix, T=ctype(dtype), **names), out if out is not None else dtype)
+        return self.assign(text.format(f=suffix, T=ctype(dtype), **names), out if out is not None else dtype,
+                           operands=args)
 
-    def assign(self, expr: str, dtype: Any) -> str:
+    def assign(self, expr: str, dtype: Any, operands: Sequence[str] | None = None) -> str:
+        """A temporary holding ``expr``; with ``operands`` (the values ``expr`` is made
+        of), it is loop-invariant when they all are."""
         found = self.cse.get(expr)
         if found is not None:
             return found
@@ -278,6 +316,9 @@ class CppEmitter(OpsHandler):
         self.names.complex = self.names.complex or np.dtype(dtype).kind == "c"
         self.lines.append(f"{ctype(dtype)} {name} = {expr};")
         self.cse[expr] = name
+        if operands and all(a in self.invariant for a in operands):
+            self.invariant[name] = _WORD.sub(
+                lambda m: _paren(self.invariant[m.group()]) if m.group() in operands else m.group(), expr)
         return name
 
     def cast(self, var: str, src: Any, dst: Any) -> str:
@@ -295,6 +336,7 @@ class CppEmitter(OpsHandler):
         if dst.kind == "b":
             return self.assign(f"({var} != 0)", dst)
         if _SIZE.fullmatch(var):  # a size: a literal of the new type, inline
+            self.invariant[f"({ctype(dst)}){var}"] = f"({ctype(dst)}){var}"
             return f"({ctype(dst)}){var}"
         source = self.truncated.get(var)
         if source is not None and dst.kind == "f":
@@ -307,7 +349,7 @@ class CppEmitter(OpsHandler):
             if fdt != dst:
                 expr = f"({ctype(dst)})({expr})"
             return self.assign(f"{expr} + {literal(0.0, dst)}", dst)
-        out = self.assign(f"({ctype(dst)})({var})", dst)
+        out = self.assign(f"({ctype(dst)})({var})", dst, operands=(var,))
         if src.kind == "f" and dst.kind in "iu":
             self.truncated[out] = (var, src)
         elif source is not None and dst.kind in "iu":

@@ -17,8 +17,9 @@ write (the functional ``index_put``), then the writes.
   into a longer ``y``, a stencil into the inside of a grid), its index is clamped into
   the region (a select reads both sides).
 - An op with ``lowering={"join": True}`` (``np.stack``, ``np.concatenate``) with a small
-  result is a select on the joined axis among its pieces (each read at a clamped index),
-  so ``np.array([a * x, b - y, c])`` is one kernel writing three elements, not a call.
+  result or a few pieces is a select on the joined axis among its pieces (each read at a
+  clamped index), so ``np.array([a * x, b - y, c])`` is one kernel writing three
+  elements, not a call, and ``np.concatenate([A, B]) * 2`` one pass.
 - An op with ``lowering={"repeat": True}`` (``np.repeat`` with one count) is its input
   read at ``index // count`` along the axis: ``y[n:] = np.repeat(x, 3)`` writes ``y`` in
   one pass, without the repeated temporary.
@@ -263,8 +264,14 @@ REGION_FRACTION = 8
 
 
 # A join's select reads every piece at each point: worth it where a call of NumPy's costs
-# more than the elements (ODE right-hand sides, ``np.array([...])`` of a few scalars).
+# more than the elements (ODE right-hand sides, ``np.array([...])`` of a few scalars), or
+# where the pieces are few. A larger join of up to JOIN_SELECT_PIECES pieces is a select
+# too: fused into its consumer, it makes one pass where NumPy copies and then computes
+# (``np.concatenate([A, B]) * 2`` at 1000 x 1000: 0.6-0.7x NumPy as a copy then a kernel,
+# 1.2-1.4x as a select, loaded); in an elementwise kernel the loop over the joined axis
+# is cut at the pieces' bounds (plan.index_cuts), so each segment reads one piece.
 JOIN_SELECT_ELEMENTS = 256
+JOIN_SELECT_PIECES = 4
 
 
 def lower_join(gl: Any, kind: str, args: tuple, params: dict, meta: TensorMeta) -> Value | None:
@@ -274,7 +281,7 @@ def lower_join(gl: Any, kind: str, args: tuple, params: dict, meta: TensorMeta) 
     shape, dtype = tuple(meta.shape), np.dtype(meta.dtype)
     if not pieces or gl.sizes or not _renderer_ok(gl) or params.get("shapes") is not None \
             or params.get("axis") is None or not all(isinstance(d, int) for d in shape) \
-            or int(np.prod(shape)) > JOIN_SELECT_ELEMENTS:
+            or int(np.prod(shape)) > JOIN_SELECT_ELEMENTS and len(pieces) > JOIN_SELECT_PIECES:
         return None
     if not all(isinstance(v, (Scalar, BufferValue, Pointwise)) for v in pieces) or \
             not all(np.can_cast(v.dtype, dtype, "same_kind") for v in pieces) or \
@@ -312,6 +319,29 @@ def lower_join(gl: Any, kind: str, args: tuple, params: dict, meta: TensorMeta) 
     cost = sum(getattr(v, "cost", 0) for v in pieces) + len(pieces)
     origins = tuple(dict.fromkeys(o for v in pieces if isinstance(v, Pointwise) for o in v.origins))
     return Pointwise(shape, dtype, fn, cost, origins + gl._origin)
+
+
+def lower_tri(gl: Any, kind: str, args: tuple, params: dict, meta: TensorMeta) -> Value | None:
+    """``np.tril``/``np.triu`` (``kind``) as a select on the position against the k-th
+    diagonal (NumPy's own ``where(mask, m, 0)``): fused into its consumer, so
+    ``np.tril(A) * A`` is one pass where NumPy writes the triangle first (0.78-0.84x NumPy
+    as an extern call then a kernel, loaded). A 1-d input is its row broadcast."""
+    (x,) = args
+    shape, dtype = tuple(meta.shape), np.dtype(meta.dtype)
+    if gl.sizes or not _renderer_ok(gl) or not isinstance(x, (BufferValue, Pointwise)) \
+            or len(shape) < 2 or not all(isinstance(d, int) for d in shape) or 0 in shape:
+        return None
+    k = int(params.get("k", 0))
+    i64, b = np.dtype(np.int64), np.dtype(np.bool_)
+    compare = "less_equal" if kind == "tril" else "greater_equal"
+
+    def fn(ops: Any, idx: list) -> Any:
+        offset = ops.index(idx[-1] + idx[-2] * -1)   # column - row: the diagonal it is on
+        keep = ops.call(compare, [offset, ops.constant(k, i64)], i64, b)
+        value = ops.cast(x.load(ops, broadcast_index(tuple(x.shape), idx)), x.dtype, dtype)
+        return ops.call("where", [keep, value, ops.constant(0, dtype)], dtype)
+
+    return Pointwise(shape, dtype, fn, getattr(x, "cost", 0) + 3, getattr(x, "origins", ()) + gl._origin)
 
 
 def lower_repeat(gl: Any, args: tuple, params: dict, meta: TensorMeta) -> Value | None:

@@ -42,7 +42,7 @@ from .scalars import token
 from .sizes import Size, SymbolTable, Undecidable
 from .views import ViewLowering, _view_layout  # noqa: F401  (layout rules of views)
 from . import layout as L
-from .fills import lower_fill, lower_join, lower_region_write, lower_repeat
+from .fills import lower_fill, lower_join, lower_region_write, lower_repeat, lower_tri
 
 # A value read by more than one user is realized (computed once) when its closure costs
 # more than this many "ops" (a libm call counts 8: one alone is worth storing, not
@@ -268,6 +268,10 @@ class GraphLowering(PointwiseLowering, ViewLowering):
                     return value
             if isinstance(rule, dict) and rule.get("join"):
                 value = lower_join(self, rule["join"], args, params, meta)
+                if value is not None:
+                    return value
+            if isinstance(rule, dict) and rule.get("tri"):
+                value = lower_tri(self, rule["tri"], args, params, meta)
                 if value is not None:
                     return value
             if isinstance(rule, dict) and rule.get("region_write"):

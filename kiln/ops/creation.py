@@ -387,6 +387,10 @@ def _tri_normalizer(op):
     return normalize
 
 
+# Compiled: a select on the position against the diagonal (lowering/fills.py lower_tri).
+triu.lowering = {"tri": "triu"}
+tril.lowering = {"tri": "tril"}
+
 spell(np.triu, triu, _tri_normalizer(triu), "numpy.triu")
 spell(np.tril, tril, _tri_normalizer(tril), "numpy.tril")
 

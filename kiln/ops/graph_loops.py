@@ -160,3 +160,22 @@ graph_loop = declare("graph_loop", Category.EXTERN, _graph_loop_impl,
                      doc="for _ in range(start, stop, step): carried = body(*carried, *operands) "
                          "(a body of whole-array work, compiled once)")
 graph_loop.python_us = _graph_loop_python_us
+
+
+# One trip of the compiled loop besides its body's own calls: the Python driver calling
+# the body's compiled graph (its entry, carried arrays handed on). Measured loaded on a
+# 100-step np.tanh(A @ x) over 8 elements: 2.2 us a trip, 0.9 of them the body's matmul
+# and kernel.
+GRAPH_LOOP_TRIP_US = 1.3
+
+
+def _graph_loop_compiled_us(node: Any, body_us: Callable) -> float | None:
+    """The compiled loop: trips times (the driver's step + its body's compiled calls)."""
+    start, stop, step = node.args[:3]
+    if not all(type(v) is int for v in (start, stop, step)):
+        return None
+    per_trip = body_us(node.kwargs["body"].graph)
+    return None if per_trip is None else len(range(start, stop, step)) * (GRAPH_LOOP_TRIP_US + per_trip)
+
+
+graph_loop.compiled_us = _graph_loop_compiled_us

@@ -108,6 +108,10 @@ class Op:
     # costs when it is more than one NumPy call (a loop: trips x body), None when unknown
     # (kiln/runtime/cost.py then compiles the graph); ``per_op_us`` prices one plain op.
     python_us: Callable[..., Any] | None = None
+    # ``compiled_us(node, body_us) -> float | None``: what the compiled call costs when it
+    # is more than one native call (a graph loop: trips x (the driver's step + the body's
+    # compiled ops, priced by ``body_us(graph)``)), None when unknown.
+    compiled_us: Callable[..., Any] | None = None
     # How lowering turns a call into loop-level code (see kiln/lowering/): for pointwise ops
     # a dict of per-backend expression templates; None means "an extern call of impl".
     lowering: Any = None

@@ -255,6 +255,27 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
                      plans, memory, renderer)
 
 
+def built_kernel_count(graph: Any, example_inputs: list) -> int | None:
+    """How many C++ kernels compiling ``graph`` (a captured graph) would build, kernels of
+    the same code counted once: its functional graph lowered and rendered, g++ not run (the
+    cost model's question about an unrolled loop of small steps). None when it cannot
+    tell: loop nodes (their bodies build apart), a graph that needs gradients or that the
+    lowering does not take."""
+    from ..aot.functionalize import functionalize_with_plan
+    from ..ops.graph_loops import GraphLoopBody
+    from ..ops.loops import LoopBody
+    if any(isinstance(n.kwargs.get("body"), (LoopBody, GraphLoopBody)) for n in graph.calls):
+        return None
+    arrays = [getattr(a, "_data", a) for a in example_inputs]
+    if len(arrays) != len(example_inputs) or any(a is not b for a, b in zip(arrays, example_inputs)):
+        return None   # Tensors: a joint graph, another count
+    try:
+        fgraph, _ = functionalize_with_plan(graph, arrays)
+        return len(generate(fgraph, arrays).kernel_names)
+    except Exception:   # whatever the lowering does not take, compiling finds out itself
+        return None
+
+
 def _compile_dynamic(graph: Any, example_inputs: list, respecialize: Callable) -> Artifact | None:
     """One build whose kernels take the dynamic sizes as arguments (kiln/lowering/sizes.py),
     or None when the graph's code depends on the sizes in a way symbols cannot say."""

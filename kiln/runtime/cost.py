@@ -32,7 +32,7 @@ benchmarks/idioms.py; only their ratios matter. ``KILN_COST_MODEL=0`` turns it o
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from ..ops import Category
 from ..ops.mutation import touches_one_element
@@ -62,13 +62,13 @@ SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume ent
 # (Graphs on large arrays compile: an unrolled 100-step stencil builds for seconds and
 # then runs 8x NumPy. Run as their functional NumPy program instead, a write into an
 # array copies it: slower than NumPy.)
-# Kernels of the same code build once (lowering/renderer.py share_identical), so for
-# the identical steps of an unrolled loop this count overstates the build: a 100-step
-# tanh(A @ x) update on 8 elements lowers to 100 kernels, 1 built, and runs 1.6-1.9x
-# NumPy compiled, but runs as Python here. Counting alike elementwise stretches of the
-# graph does not predict the lowering's kernels (toeplitz_solve in
-# tests/runtime/test_cost_model.py: 78 stretches of which 41 alike; 157 kernels, none
-# alike), so the fix is to ask the lowering itself.
+# Kernels of the same code build once (lowering/renderer.py share_identical), so the
+# launches counted here overstate the build of an unrolled loop's identical steps (a
+# 100-step tanh(A @ x) update on 8 elements: 100 launches, 1 kernel built, 1.6-1.9x NumPy
+# compiled). Past the limit the lowering itself is asked (``built``: the kernels it would
+# build, g++ not run); counting alike elementwise stretches of the graph does not predict
+# it (toeplitz_solve in tests/runtime/test_cost_model.py: 78 stretches of which 41 alike;
+# 157 kernels, none alike).
 MAX_SMALL_KERNELS = 64
 BUILD_S_PER_KERNEL = 0.04
 
@@ -125,14 +125,28 @@ def estimate(graph: Any, breaks: int = 0, c_guards: bool = False) -> tuple[float
 
 def _priced(found: tuple, breaks: int, c_guards: bool) -> tuple[float, float, int]:
     """(Python µs, compiled µs, kernels) from a ``_tally``."""
-    python, kernels, externs = found
+    python, kernels = found[:2]
     entry = ENTRY_C_US if c_guards else ENTRY_US
-    return python, entry + KERNEL_US * kernels + NUMPY_OP_US * externs + SEGMENT_US * breaks, kernels
+    return python, entry + _calls_us(found) + SEGMENT_US * breaks, kernels
 
 
-def _tally(graph: Any) -> tuple[float, int, int] | None:
-    """(Python µs, kernels, extern calls) of one run of ``graph``, or None as estimate."""
-    python = 0.0
+def _calls_us(found: tuple) -> float:
+    """The compiled graph's native calls, from a ``_tally``: kernels, extern calls and
+    calls priced by their op (a graph loop's trips)."""
+    _, kernels, externs, calls = found
+    return KERNEL_US * kernels + NUMPY_OP_US * externs + calls
+
+
+def _body_us(graph: Any) -> float | None:
+    """One run of a loop body's compiled graph, entry aside; None: not small work."""
+    found = _tally(graph)
+    return None if found is None else _calls_us(found)
+
+
+def _tally(graph: Any) -> tuple[float, int, int, float] | None:
+    """(Python µs, kernels, extern calls, µs of calls their ops price) of one run of
+    ``graph``, or None as estimate."""
+    python = calls = 0.0
     externs = kernels = 0
     in_kernel = False   # a fused op after an extern starts a new kernel (upper bound)
     for node in graph.nodes:
@@ -157,21 +171,32 @@ def _tally(graph: Any) -> tuple[float, int, int] | None:
             python += _numpy_us(node)
         if op.category == Category.VIEW:
             pass   # index arithmetic inside a kernel, or a view NumPy makes as cheaply
+        elif op.compiled_us is not None:
+            cost = op.compiled_us(node, _body_us)
+            if cost is None:
+                return None
+            calls += cost
+            in_kernel = False
         elif fused:
             kernels += not in_kernel
             in_kernel = True
         else:
             externs += 1
             in_kernel = False
-    return python, kernels, externs
+    return python, kernels, externs, calls
 
 
-def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False) -> str | None:
-    """Why ``graph`` should run as Python (a sentence for explain), or None to compile it."""
+def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
+                     built: Callable[[], int | None] | None = None) -> str | None:
+    """Why ``graph`` should run as Python (a sentence for explain), or None to compile it.
+    ``built()``: how many kernels compiling the graph builds (None: it cannot tell), asked
+    when the launches counted here pass MAX_SMALL_KERNELS."""
     found = _tally(graph)   # (once: it walks the whole graph)
     if found is None:
         return None
     python, compiled, kernels = _priced(found, breaks, c_guards)
+    if kernels > MAX_SMALL_KERNELS and built is not None:
+        kernels = built() or kernels
     if kernels > MAX_SMALL_KERNELS:
         # (an unrolled loop whose steps differ in size: no two kernels alike)
         return (f"runs as Python: work on small arrays that would build {kernels} kernels "

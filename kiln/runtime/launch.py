@@ -46,16 +46,17 @@ def pointers(fn: Callable, ffi: Any, npointers: int) -> Callable:
     return call
 
 
-def bind(lib: Any, ffi: Any, name: str, arg_codes: str) -> Callable:
+def bind(lib: Any, ffi: Any, name: str, arg_codes: str, keep_gil: bool = False) -> Callable:
     """The callable a wrapper calls kernel ``name`` of ``lib`` through (see the module doc);
-    ``arg_codes`` from lowering/cpp.py's launch_codes ('?': no packed entry)."""
+    ``arg_codes`` from lowering/cpp.py's launch_codes ('?': no packed entry); ``keep_gil``:
+    a kernel of tiny work, run without releasing the GIL (lowering/cpp.py KEEP_GIL_WORK)."""
     slow = pointers(getattr(lib, name), ffi, arg_codes.count("p"))
     m = module() if "?" not in arg_codes else None
     if m is None:
         return slow
     address = int(ffi.cast("intptr_t", ffi.addressof(lib, name + "_packed")))
     try:
-        return m.Launcher(address, arg_codes, np.ndarray, slow, lib)
+        return m.Launcher(address, arg_codes, np.ndarray, slow, lib, None, keep_gil)
     except ValueError:   # more arguments than the launcher takes (a long unrolled loop)
         return slow
 

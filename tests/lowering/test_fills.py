@@ -413,3 +413,62 @@ def test_a_repeat_of_an_expensive_value_computes_it_once():
     cpp = seen[0].kiln_artifact.cpp
     exps = [block for block in cpp.split("// kiln_fused_")[1:] if "kiln_cexp(" in block]
     assert exps and all("iterates 8 " in block for block in exps), cpp
+
+
+JOINS = [   # (function, what, is its loop cut at the pieces' bounds)
+    (lambda a, b: np.concatenate([a, b]) * 2, "rows", True),
+    (lambda a, b: np.concatenate([a, b[:, :200][::-1], a], axis=1) - 1, "columns, a reversed piece", True),
+    (lambda a, b: np.vstack([a, b, a, b]) * 3, "four pieces", True),
+    (lambda a, b: np.stack([a, a * 2, a + 1]).mean(axis=0), "a stack reduced", False),
+    (lambda a, b: np.concatenate([a, b]).sum(axis=0), "a column sum over the join", False),
+    (lambda a, b: np.concatenate([a.T, b.T]) + 1, "transposed pieces", False),
+    (lambda a, b: np.concatenate([a, b.astype(np.int32)]) / 3, "a cast piece", True),
+]
+
+
+@pytest.mark.parametrize("fn, what, cut", JOINS, ids=[w for _, w, _ in JOINS])
+def test_a_join_of_few_large_pieces_is_a_select_in_its_consumer(fn, what, cut):
+    # np.concatenate([A, B]) * 2 at 1000 x 1000 ran at 0.6-0.7x NumPy as NumPy's copy then
+    # a kernel; as a select among the pieces, cut at their bounds, it is one pass
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((300, 200)), rng.standard_normal((300, 200)) * 7
+    compiled, seen = _compiled(fn)
+    for _ in range(2):   # (reductions: NumPy's order or another, within its slack)
+        assert_same(what, fn(a, b), compiled(a, b), rtol=1e-13, atol=0 if cut else 1e-11)
+    art = seen[0].kiln_artifact
+    assert "_ext_concatenate" not in art.wrapper and "_ext_stack" not in art.wrapper
+    if cut:
+        assert " in [" in art.cpp    # segments that each read one piece: no select per element
+
+
+def test_a_join_of_many_large_pieces_stays_numpys_call():
+    pieces = [np.full((100, 50), float(i)) for i in range(6)]
+    compiled, seen = _compiled(lambda *p: np.concatenate(p) * 2)
+    assert_same("six pieces", np.concatenate(pieces) * 2, compiled(*pieces), rtol=0)
+    assert "_ext_concatenate" in seen[0].kiln_artifact.wrapper
+
+
+TRIANGLES = [   # (function, input shape, dtype, rtol)
+    (lambda a: np.tril(a) * a, (200, 300), np.float64, 0),
+    (lambda a: np.triu(a, 2) - 1, (4, 50, 60), np.float32, 0),
+    (lambda a: np.tril(a, -3) * 2, (70,), np.float64, 0),            # a 1-d row, broadcast
+    (lambda a: np.triu(a.T, -1) + 1, (40, 30), np.float64, 0),        # a transposed input
+    (lambda a: np.tril(np.exp(a), 5), (30, 30), np.float64, 1e-15),   # computed (libm's ulp)
+    (lambda a: np.tril(a) | np.triu(a), (30, 40), np.bool_, 0),
+    (lambda a: np.triu(a, 1) * 3, (30, 40), np.int8, 0),
+    (lambda a: np.tril(a) * a, (20, 20), np.complex128, 0),
+]
+
+
+@pytest.mark.parametrize("fn, shape, dtype, rtol", TRIANGLES)
+def test_tril_and_triu_are_selects_in_their_consumer(fn, shape, dtype, rtol):
+    # np.tril(A) * A was NumPy's tril then a kernel (0.78-0.84x NumPy at 1000 x 1000);
+    # as a select on the position it is one pass (2.2x)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(shape) * 4
+    a = (a > 0) if dtype == np.bool_ else (a + 1j * a[..., ::-1] if dtype == np.complex128 else a).astype(dtype)
+    if dtype == np.float64 and a.ndim == 2:
+        a[0, -1], a[-1, 0] = np.nan, -0.0   # NaN in the zeroed triangle, a signed zero kept
+    compiled, seen = _compiled(fn)
+    assert_same("triangle", fn(a), compiled(a), rtol=rtol)
+    assert "_ext_tri" not in seen[0].kiln_artifact.wrapper

@@ -57,6 +57,20 @@ def test_the_launcher_is_bound_and_its_fallback_is_the_cffi_path():
         kernel(x, out, 2 ** 40)
 
 
+def test_tiny_kernels_keep_the_gil_and_large_ones_release_it():
+    """A kernel of a few hundred operations takes less time than releasing the GIL and
+    taking it back; one whose work is large, or unknown when it is built, releases it."""
+    if launch.module() is None:
+        pytest.skip("the launcher extension does not build here")
+    for n, keep in ((5, True), (100_000, False)):
+        g = trace(lambda x: F.add(F.multiply(x, 2.0), 1.0), [TensorMeta((n,), np.float64)], ["x"])
+        fn = cpp_backend(g, [np.zeros(n)])
+        kernels = [v for k, v in _wrapper_globals(fn).items() if k.startswith("kiln_fused")]
+        assert [k.keep_gil for k in kernels] == [keep]
+        x = np.arange(float(n))
+        np.testing.assert_array_equal(fn(x)[0], x * 2 + 1)
+
+
 def test_the_layout_check_compares_every_input_in_one_call():
     check = launch.layouts(((2, 3), (24, 8)), ((3,), (8,)))
     a, b = np.zeros((2, 3)), np.zeros(3)
