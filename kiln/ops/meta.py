@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..array_kinds import device_of
 from ..errors import UnsupportedArgument, UnsupportedDtype
 from .registry import map_leaves
 
@@ -63,6 +64,33 @@ class TensorMeta:
 
     def __repr__(self) -> str:
         return f"TensorMeta(shape={self.shape}, dtype={self.dtype})"
+
+
+def namespace(*values: Any) -> Any:
+    """The array module an op kernel calls for ``values``: ``numpy``, or, when one of them
+    is an array on a GPU, its library's module (``cupy``; kiln/array_kinds.py). Kernels
+    that make arrays (``asarray`` of a scalar, ``empty``, ``zeros``) call it, so their
+    results live where their inputs do and CuPy never sees a NumPy operand.
+
+        >>> namespace(np.ones(2), 3.0) is np
+        True
+    """
+    for v in values:
+        if type(v) is not np.ndarray:
+            found = device_of((v,) if not isinstance(v, (tuple, list)) else v)
+            if found is not None:
+                return found[0].namespace()
+    return np
+
+
+def as_array(x: Any, *like: Any) -> Any:
+    """``np.asarray(x)`` in ``x``'s (or ``like``'s) array module: an array stays as it is,
+    a scalar or list becomes an array on the device the other values live on.
+
+        >>> as_array(2.0)
+        array(2.)
+    """
+    return namespace(x, *like).asarray(x)
 
 
 def fresh_copy(x: Any, order: str = "K") -> Any:
