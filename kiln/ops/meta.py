@@ -93,6 +93,18 @@ def as_array(x: Any, *like: Any) -> Any:
     return namespace(x, *like).asarray(x)
 
 
+def to_host(x: Any) -> Any:
+    """``x`` as a host value: itself, or for an array on a GPU an explicit copy
+    (``cupy.asnumpy``), for the few kernels that read an array's values in Python (the
+    positions of ``np.delete``), as NumPy's own functions do.
+
+        >>> to_host(3)
+        3
+    """
+    found = device_of((x,))
+    return x if found is None else found[0].namespace().asnumpy(x)
+
+
 def fresh_copy(x: Any, order: str = "K") -> Any:
     """A copy of ``x`` owning its memory, of ``x``'s kind: ``np.array(x, copy=True)`` for
     NumPy values (no dispatch cost), ``np.copy`` for another array library's array, which

@@ -93,13 +93,18 @@ class DeviceDouble:
     def __array_function__(self, func, types, args, kwargs):
         return self._wrap(func(*self._unwrap(args), **self._unwrap(kwargs)))
 
+    def _key(self, key):
+        """An index: device arrays, or host arrays and lists (CuPy copies those to the
+        device, as an explicit index)."""
+        if isinstance(key, tuple):
+            return tuple(self._key(k) for k in key)
+        return key._a if isinstance(key, DeviceDouble) else key
+
     def __getitem__(self, key):
-        key = key._a if isinstance(key, DeviceDouble) else key
-        return self._wrap(self._a[key])
+        return self._wrap(self._a[self._key(key)])
 
     def __setitem__(self, key, value):
-        key = key._a if isinstance(key, DeviceDouble) else key
-        self._a[key] = self._unwrap(value)
+        self._a[self._key(key)] = self._unwrap(value)
 
     def __len__(self) -> int:
         return len(self._a)
@@ -109,6 +114,12 @@ class DeviceDouble:
 
     def __float__(self) -> float:
         return float(self._a)
+
+    def __int__(self) -> int:
+        return int(self._a)
+
+    def __index__(self) -> int:   # CuPy: a 0-d integer array is an index
+        return operator.index(self._a)
 
     def item(self):
         return self._a.item()
@@ -175,7 +186,6 @@ for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater)
 DeviceDouble.__neg__ = lambda self: np.negative(self)
 DeviceDouble.__abs__ = lambda self: np.absolute(self)
 DeviceDouble.__hash__ = None
-del operator
 
 
 
