@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..array_kinds import device_of
+from ..array_kinds import device_of, kind_of_type
 from ..errors import UnsupportedArgument, UnsupportedDtype
 from .registry import map_leaves
 
@@ -76,11 +76,21 @@ def namespace(*values: Any) -> Any:
         True
     """
     for v in values:
-        if type(v) is not np.ndarray:
-            found = device_of((v,) if not isinstance(v, (tuple, list)) else v)
-            if found is not None:
-                return found[0].namespace()
+        t = type(v)
+        if t in _HOST_TYPES:
+            continue
+        if t is tuple or t is list:
+            xp = namespace(*v)
+            if xp is not np:
+                return xp
+            continue
+        kind = kind_of_type(t)
+        if kind is not None and kind.device != "cpu":
+            return kind.namespace()
     return np
+
+
+_HOST_TYPES = frozenset({np.ndarray, float, int, bool, complex, type(None), np.float64, np.int64})
 
 
 def as_array(x: Any, *like: Any) -> Any:
@@ -90,6 +100,8 @@ def as_array(x: Any, *like: Any) -> Any:
         >>> as_array(2.0)
         array(2.)
     """
+    if type(x) is np.ndarray:
+        return x
     return namespace(x, *like).asarray(x)
 
 
