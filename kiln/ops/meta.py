@@ -100,7 +100,7 @@ def as_array(x: Any, *like: Any) -> Any:
         >>> as_array(2.0)
         array(2.)
     """
-    if type(x) is np.ndarray:
+    if not like and type(x) is np.ndarray:
         return x
     return namespace(x, *like).asarray(x)
 
