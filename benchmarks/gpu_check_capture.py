@@ -204,6 +204,25 @@ def capture_checks(xp: Any, gpu: bool, quick: bool) -> dict:
         return "" if np.array_equal(sample, want) and wrong == 0 else \
             f"{wrong} wrong elements of {n}; sample {sample.tolist()} want {want.tolist()}"
 
+    def constants_on_the_device() -> str:
+        # graph constants a decomposition makes (kept positions, an appended value) go to
+        # the device once; the op kernels of the eager backends stay on the device
+        fns = {"delete": lambda x: np.delete(x, 1) * 2,
+               "insert": lambda x: np.insert(x, 1, 9.0) - x.sum(),
+               "diff append": lambda x: np.diff(x, append=0.0),
+               "astype, reshape, sum": lambda x: (x.astype(np.float32).reshape(4, 8) * x[:8]).sum(0)}
+        xh = np.linspace(-1.0, 1.0, 32)
+        problems = []
+        for name, fn in fns.items():
+            for b in ("eager", "aot_eager", backend):
+                try:
+                    problem = _compare(xp, kiln.compile(fn, backend=b)(xp.asarray(xh)), fn(xh), 1e-6)
+                except Exception as e:
+                    problem = f"{type(e).__name__}: {e}"
+                if problem:
+                    problems.append(f"{name} on {b}: {problem}")
+        return "; ".join(problems)
+
     def cache_hit_us() -> str:
         def f(x):
             return np.sin(x) * 2.0 + 1.0
@@ -229,6 +248,7 @@ def capture_checks(xp: Any, gpu: bool, quick: bool) -> dict:
     check("same errors as without kiln", same_errors_as_without_kiln)
     check("value_and_grad training step", training_step)
     check("int8 past 2**31 elements through kiln.compile", int8_past_2_31)
+    check("graph constants and op kernels on the device", constants_on_the_device)
     check("cache hit timing", cache_hit_us)
     out["ok"] = all(v.get("ok", True) for v in out.values() if isinstance(v, dict))
     return out

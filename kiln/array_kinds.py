@@ -26,8 +26,9 @@ and name, so a machine without CuPy pays nothing.
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -48,7 +49,15 @@ class ArrayKind:
 
     def namespace(self) -> Any:
         """The NumPy-like module that allocates arrays of this kind (numpy, cupy)."""
-        return importlib.import_module(self.module)
+        module = sys.modules.get(self.module)
+        return module if module is not None else importlib.import_module(self.module)
+
+    def to_device(self, value: np.ndarray, device_id: int) -> Any:
+        """A host array's copy on GPU ``device_id``, made by this kind's module (an
+        explicit ``cupy.asarray`` under ``cupy.cuda.Device(device_id)``)."""
+        xp = self.namespace()
+        with xp.cuda.Device(device_id):
+            return xp.asarray(value)
 
 
 NUMPY = ArrayKind("numpy", "numpy", "np.ndarray", "cpu", host_memory=True, c_guard=True,
@@ -94,6 +103,30 @@ def reads_memory(value: Any) -> bool:
     """May capture read this value's data? (False for a device array.)"""
     kind = kind_of_type(type(value))
     return kind is None or kind.host_memory
+
+
+def device_of(values: Any) -> tuple[ArrayKind, int] | None:
+    """The kind and GPU of the first device array among ``values``, or None (host only)."""
+    for value in values:
+        kind = kind_of_type(type(value))
+        if kind is not None and kind.device != "cpu":
+            return kind, kind.device_id(value)
+    return None
+
+
+def placement(values: Any) -> Callable[[np.ndarray], Any] | None:
+    """Where a program run on ``values`` keeps its constant arrays: None on the host, else
+    the copy to the device arrays' GPU, which a backend makes once per constant (CuPy
+    refuses a NumPy operand, and kiln never copies silently per call).
+
+        >>> placement([np.zeros(3), 1.0]) is None
+        True
+    """
+    found = device_of(values)
+    if found is None:
+        return None
+    kind, device_id = found
+    return lambda value: kind.to_device(value, device_id)
 
 
 def register(cls: type, kind: ArrayKind) -> None:

@@ -26,10 +26,14 @@ def _eager_backend(graph: Any, example_inputs: list) -> Callable:
     When the inputs include kiln.Tensors (guards pin argument types, so the example inputs
     tell), ``ops.<name>`` is the Op itself: its call hands Tensors to the eager Tensor
     (``Tensor.__kiln_op__``), so the graph records on the autograd tape like eager code.
+    On arrays on a GPU (CuPy's), the graph's constant arrays are copied there once, here:
+    NumPy's protocols hand each op's kernel to CuPy, which refuses a host operand.
     """
+    from .array_kinds import placement
     from .tensor import Tensor
     tensors = any(isinstance(e, Tensor) for e in example_inputs)
-    return numpy_program(graph, readable=True, through_ops=tensors, label="eager graph")
+    return numpy_program(graph, readable=True, through_ops=tensors, label="eager graph",
+                         place=placement(example_inputs))
 
 
 def _aot_eager_backend(graph: Any, example_inputs: list) -> Callable:

@@ -68,8 +68,14 @@ def aot_autograd(graph: Graph, example_inputs: Sequence[Any], fw_compiler: Compi
 
 
 def interpret(graph: Graph, example_inputs: Sequence[Any]) -> Callable:
-    """The NumPy reference backend: the graph runs itself."""
-    return graph
+    """The NumPy reference backend: the graph runs itself. On arrays on a GPU (CuPy's) it
+    runs as its NumPy program with its constant arrays copied to that GPU once (NumPy's
+    protocols hand each op's kernel to CuPy, which refuses a host operand)."""
+    place = array_kinds.placement(example_inputs)
+    if place is None:
+        return graph
+    from ..ir.printer import numpy_program
+    return numpy_program(graph, label="aot_eager graph", place=place)
 
 
 def aot_eager(graph: Graph, example_inputs: Sequence[Any]) -> "AOTFunction":

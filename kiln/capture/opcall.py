@@ -323,9 +323,30 @@ def _tracker_of(tx, value: Any, used: set, text: str = "") -> VariableTracker:
 def _composed_op(op: Any, inputs: tuple, params: dict) -> Any:
     """An ``F`` call inside a composite spelling, on ArrayArgs: a node of its own."""
     tx, text, scalars, used, _ = _COMPOSING[-1]
+    if tx.output.device_type is not None and _makes_array(op, inputs):
+        # an array made from Python values alone (np.diff's append=0.0 broadcast): NumPy's
+        # kernel would make it on the host, where a GPU graph's operations refuse it
+        if any(id(v) in scalars for v in _flatten(inputs)):
+            tx.unsupported("unsupported_call", f"{text} makes an array from a run-time scalar "
+                           f"for arrays on a GPU", "it runs as Python, where the array library "
+                           "makes it on the device")
+        value = op.impl(*inputs, **params)
+        if isinstance(value, np.ndarray):
+            # a graph constant (copied to the device once), copied per call like any array
+            # computed from constants
+            return ArrayArg(_tracker_of(tx, value, used, text))
     # (a composite's ops see arrays only: a selection in it is taken, not deferred)
     var = _emit(tx, text, Bound(op, inputs, params), scalars, used, defer=False)
     return ArrayArg(var) if isinstance(var, ArrayVariable) else var
+
+
+def _makes_array(op: Any, inputs: tuple) -> bool:
+    """Does ``op`` make an array from Python values alone (no array input), which capture
+    may run once (not a draw, nothing that raises or writes)?"""
+    if op.category not in (Category.CREATION, Category.VIEW, Category.POINTWISE, Category.JOIN) \
+            or op.may_raise or op.mutates or op.data_dependent:
+        return False
+    return not any(isinstance(v, (ArrayArg, TensorMeta)) for v in _flatten(inputs))
 
 
 ArrayArg.__kiln_op__ = staticmethod(_composed_op)

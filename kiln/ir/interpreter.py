@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from ..array_kinds import device_of
 from ..ops.registry import _find_hook
 from .graph import Graph, Node, map_nodes, resolve_sizes
 
@@ -22,6 +25,7 @@ class Interpreter:
             raise TypeError(f"graph '{self.graph.name}' takes {len(placeholders)} inputs "
                             f"({', '.join(p.name for p in placeholders)}), got {len(args)}")
         env: dict[Node, Any] = dict(zip(placeholders, args))
+        device = device_of(args)   # arrays on a GPU: the graph's constant arrays go there
         remaining = {n: len(n.users) for n in self.graph.nodes}
         for node in self.graph.nodes:
             if node.kind == "placeholder":
@@ -29,7 +33,7 @@ class Interpreter:
             if node.kind == "output":
                 return map_nodes(node.args[0], env.__getitem__)
             if node.kind == "constant":
-                env[node] = node.target
+                env[node] = node.target if device is None else _placed(self.graph, node, device)
             elif "size_refs" in node.meta:   # sizes of the inputs in its params (SizeRef)
                 named = {p.name: v for p, v in zip(placeholders, args)}
                 env[node] = self.call(node, map_nodes(node.args, env.__getitem__),
@@ -49,3 +53,17 @@ class Interpreter:
         if _find_hook(args) is not None:
             return node.target(*args, **kwargs)
         return node.target.impl(*args, **kwargs)
+
+
+def _placed(graph: Graph, node: Node, device: tuple) -> Any:
+    """A constant array's copy on the GPU of a call's device arrays, made once per graph
+    and device (CuPy refuses a NumPy operand; kiln never copies user data silently)."""
+    value = node.target
+    if not isinstance(value, np.ndarray):
+        return value
+    cache = graph.__dict__.setdefault("_placed_constants", {})
+    key = (node, device[0].name, device[1])
+    hit = cache.get(key)
+    if hit is None or hit[0] is not value:
+        hit = cache[key] = (value, device[0].to_device(value, device[1]))
+    return hit[1]

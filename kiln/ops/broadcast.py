@@ -7,13 +7,13 @@ from typing import Any
 import numpy as np
 
 from . import layout
-from .meta import TensorMeta, shape_of
+from .meta import TensorMeta, as_array, shape_of
 from .registry import Bound, Category, F, declare, spell
 
 
 def sum_to_impl(x: Any, shape: tuple) -> Any:
     """Sum ``x`` over the dimensions that broadcasting added to reach it from ``shape``."""
-    x = np.asarray(x)
+    x = as_array(x)
     shape = tuple(shape)
     lead = x.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .indexing import _fmt_shape, is_array_entry
-from .meta import TensorMeta, fake, fresh_copy, normalize_one_axis, reject, shape_of
+from .meta import TensorMeta, fake, namespace, fresh_copy, normalize_one_axis, reject, shape_of
 from .registry import Bound, Category, Composite, F, declare, method_key, spell, spell_composite
 from .shape import shape_arg
 
@@ -117,7 +117,7 @@ def _full_meta(fill_value: Any, shape: tuple, dtype: np.dtype) -> TensorMeta:
 
 
 full = declare("full", Category.CREATION,
-               lambda fill_value, shape, dtype: np.full(shape, fill_value, dtype=dtype),
+               lambda fill_value, shape, dtype: namespace(fill_value).full(shape, fill_value, dtype=dtype),
                inputs=("fill_value",), params={"shape": (), "dtype": np.dtype(float)},
                meta=_full_meta,
                # The fill value is broadcast: fit_grad sums the cotangent back to its shape.
@@ -409,7 +409,11 @@ copy = declare("copy", Category.POINTWISE, lambda x, order="C": fresh_copy(x, or
 
 # NumPy returns its input itself when it is already C-contiguous, a C-ordered copy
 # otherwise: like astype(copy=False), whether it aliases is decided at run time.
-ascontiguousarray = declare("ascontiguousarray", Category.POINTWISE, np.ascontiguousarray, inputs=("x",),
+def _ascontiguousarray_impl(x: Any) -> Any:
+    return namespace(x).ascontiguousarray(x)   # (not dispatched to CuPy by NumPy's protocols)
+
+
+ascontiguousarray = declare("ascontiguousarray", Category.POINTWISE, _ascontiguousarray_impl, inputs=("x",),
                             meta=lambda x: TensorMeta(tuple(shape_of(x)), _dtype_of(x)), aliases=True,
                             vjp=lambda g, out, x: (g,),
                             doc="numpy.ascontiguousarray: `x` itself when C-contiguous, else a C-ordered copy")

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import NoDerivative
 from .linalg import mT
-from .meta import TensorMeta, ndim_of, reject, shape_of
+from .meta import TensorMeta, namespace, ndim_of, reject, shape_of
 from .reduction import dtype_of
 from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
 from .speculation import checked, complex_of, speculate
@@ -389,9 +389,11 @@ def _lstsq_shapes(a, b):
 def _lstsq_impl(a, b, rcond=None):
     x, res, rank, s = np.linalg.lstsq(a, b, rcond=rcond)
     k = 1 if np.ndim(b) == 1 else np.shape(b)[1]
-    padded = np.zeros(max(k, 2), x.dtype)
+    xp = namespace(x)   # the arrays' module: on a GPU, CuPy's
+    padded = xp.zeros(max(k, 2), x.dtype)
     padded[:res.size] = res
-    return np.concatenate([x.reshape(-1), s, [rank, res.size > 0], padded]).astype(x.dtype)
+    counts = xp.asarray([int(rank), res.size > 0], dtype=x.dtype)
+    return xp.concatenate([x.reshape(-1), s.astype(x.dtype), counts, padded])
 
 
 def _lstsq_meta(a, b, rcond=None):

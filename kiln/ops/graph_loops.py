@@ -25,6 +25,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..array_kinds import is_device_array
+from .meta import fresh_copy
 from .registry import Category, declare
 
 
@@ -108,7 +110,8 @@ def _graph_loop_impl(start: Any, stop: Any, step: Any, carried: tuple, operands:
             outs = fn(*state, *operands)
             state = [outs[k] if kind == "out" else state[k] for kind, k in body.next]
         return tuple(state)
-    state = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in carried]
+    # (carried arrays are copied on their device: a CuPy array by CuPy)
+    state = [fresh_copy(v) if isinstance(v, np.ndarray) or is_device_array(v) else v for v in carried]
     stats["runs"] += 1
     stats["trips"] += trips
     return body.run(trips, state, tuple(operands))
@@ -122,7 +125,7 @@ def _graph_loop_meta(start: Any, stop: Any, step: Any, carried: tuple, operands:
 def _print_graph_loop(node: Any, consts: dict, format_value: Callable, python_code: Callable) -> list:
     """The loop as runnable Python: the body as a function, then the for statement.
 
-        graph_loop = (np.array(A, copy=True), np.array(B, copy=True),)
+        graph_loop = (np.copy(A), np.copy(B),)
         for graph_loop_i in range(1, 50, 1):
             _out = graph_loop_body_1(*graph_loop, c)
             graph_loop = (graph_loop[0], _out[0],)
@@ -130,7 +133,7 @@ def _print_graph_loop(node: Any, consts: dict, format_value: Callable, python_co
     body: GraphLoopBody = node.kwargs["body"]
     start, stop, step, carried, operands = node.args
     lines = python_code(body.graph, consts).rstrip("\n").split("\n")
-    init = ", ".join(f"np.array({format_value(v, consts)}, copy=True)" for v in carried)
+    init = ", ".join(f"np.copy({format_value(v, consts)})" for v in carried)
     rest = "".join(f", {format_value(v, consts)}" for v in operands)
     i = f"{node.name}_i"
     bounds = ", ".join(f"int({format_value(v, consts)})" if hasattr(v, "kind")

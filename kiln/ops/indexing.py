@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from . import layout
-from .meta import (TensorMeta, broadcast_shapes, fake, fresh_copy, normalize_one_axis, reject,
+from .meta import (as_array, namespace, TensorMeta, broadcast_shapes, fake, fresh_copy, normalize_one_axis, reject,
                    shape_of, to_fake)
 from .registry import Bound, Category, F, declare, is_float_like, method_key, spell
 
@@ -207,7 +207,7 @@ getitem = declare("getitem", Category.VIEW, _getitem_impl, inputs=("x", "index")
 
 
 def _index_impl(x: Any, index: tuple) -> Any:
-    return np.asarray(x)[index]
+    return as_array(x)[index]
 
 
 def _index_meta(x: Any, index: tuple) -> TensorMeta:
@@ -406,7 +406,7 @@ def _index_add_inplace(x: Any, index: tuple, value: Any) -> Any:
 def add_at_broadcast(x: Any, index: tuple, value: Any) -> None:
     """``np.add.at`` with ``value`` broadcast to ``x[index]`` first: NumPy 2.4 reads
     uninitialised memory when a value broadcasts against a multi-dimensional index."""
-    value = np.asarray(value)
+    value = as_array(value, x)
     entries = index if isinstance(index, tuple) else (index,)
     if any(getattr(v, "dtype", None) == np.bool_ or type(v) is bool for v in entries):
         target_shape = np.shape(x[index])
@@ -521,7 +521,7 @@ def _along_axis_index(shape: tuple, indices: Any, axis: int) -> tuple:
         if dim == axis:
             fancy.append(indices)
         else:
-            fancy.append(np.arange(n).reshape((1,) * dim + (-1,) + (1,) * (nd - dim - 1)))
+            fancy.append(namespace(indices).arange(n).reshape((1,) * dim + (-1,) + (1,) * (nd - dim - 1)))
     return tuple(fancy)
 
 

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .meta import TensorMeta
+from .meta import TensorMeta, fresh_copy
 from .registry import Category, declare
 
 # Every function a body may apply to scalars, by name. A backend that compiles bodies
@@ -299,7 +299,7 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
                 for k in body.arrays:
                     if k not in body.donate or type(carried[k]) is not np.ndarray \
                             or not carried[k].flags.writeable:
-                        state[k] = np.array(carried[k], copy=True)
+                        state[k] = fresh_copy(carried[k])
             done = native(start, stop, step, state, operands, True)
             if done is not None:
                 stats["native"] += 1
@@ -308,7 +308,7 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
                 return done
         state = list(carried)
         for k in body.arrays:
-            state[k] = np.array(carried[k], copy=True)
+            state[k] = fresh_copy(carried[k])
         done = native(start, stop, step, state, operands, False)
         if done is not None:
             stats["native"] += 1
@@ -334,7 +334,7 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
             body.misses = 0
             return done
     for k in body.arrays:
-        state[k] = np.array(originals[k], copy=True)
+        state[k] = fresh_copy(originals[k])
     if native is not None:
         done = native(start, stop, step, tuple(state), operands, False)
         if done is not None:
@@ -344,7 +344,7 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
         # The compiled loop met something Python or NumPy raises on (or a value past its
         # types): run it again from the start as the reference does.
         for k in body.arrays:
-            state[k] = np.array(originals[k], copy=True)
+            state[k] = fresh_copy(originals[k])
     stats["reference"] += 1
     if tried:
         body.misses += 1
@@ -368,7 +368,7 @@ def _loop_meta(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple
 def _print_loop(node: Any, consts: dict, format_value: Callable, python_code: Callable) -> list:
     """The loop as runnable Python: the body as a function, then the for statement.
 
-        loop = (s0, np.array(x, copy=True),)      # written arrays are copied first
+        loop = (s0, np.copy(x),)      # written arrays are copied first (on their device)
         for loop_i in range(0, n, 1):
             loop = loop_body_1(loop_i, *loop, L, b)
     """
@@ -378,7 +378,7 @@ def _print_loop(node: Any, consts: dict, format_value: Callable, python_code: Ca
     # The function's own graph (writes_back) runs the body on the caller's arrays, as
     # Python does: reads through an overlapping view see the writes, and an error leaves
     # the iterations before it written. A functionalized graph's loop works on copies.
-    init = ", ".join(f"np.array({format_value(v, consts)}, copy=True)"
+    init = ", ".join(f"np.copy({format_value(v, consts)})"
                      if k in body.arrays and not body.writes_back
                      else format_value(v, consts) for k, v in enumerate(carried))
     rest = "".join(f", {format_value(v, consts)}" for v in operands)

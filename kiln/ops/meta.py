@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..array_kinds import device_of, kind_of_type
 from ..errors import UnsupportedArgument, UnsupportedDtype
 from .registry import map_leaves
 
@@ -63,6 +64,57 @@ class TensorMeta:
 
     def __repr__(self) -> str:
         return f"TensorMeta(shape={self.shape}, dtype={self.dtype})"
+
+
+def namespace(*values: Any) -> Any:
+    """The array module an op kernel calls for ``values``: ``numpy``, or, when one of them
+    is an array on a GPU, its library's module (``cupy``; kiln/array_kinds.py). Kernels
+    that make arrays (``asarray`` of a scalar, ``empty``, ``zeros``) call it, so their
+    results live where their inputs do and CuPy never sees a NumPy operand.
+
+        >>> namespace(np.ones(2), 3.0) is np
+        True
+    """
+    for v in values:
+        t = type(v)
+        if t in _HOST_TYPES:
+            continue
+        if t is tuple or t is list:
+            xp = namespace(*v)
+            if xp is not np:
+                return xp
+            continue
+        kind = kind_of_type(t)
+        if kind is not None and kind.device != "cpu":
+            return kind.namespace()
+    return np
+
+
+_HOST_TYPES = frozenset({np.ndarray, float, int, bool, complex, type(None), np.float64, np.int64})
+
+
+def as_array(x: Any, *like: Any) -> Any:
+    """``np.asarray(x)`` in ``x``'s (or ``like``'s) array module: an array stays as it is,
+    a scalar or list becomes an array on the device the other values live on.
+
+        >>> as_array(2.0)
+        array(2.)
+    """
+    if not like and type(x) is np.ndarray:
+        return x
+    return namespace(x, *like).asarray(x)
+
+
+def to_host(x: Any) -> Any:
+    """``x`` as a host value: itself, or for an array on a GPU an explicit copy
+    (``cupy.asnumpy``), for the few kernels that read an array's values in Python (the
+    positions of ``np.delete``), as NumPy's own functions do.
+
+        >>> to_host(3)
+        3
+    """
+    found = device_of((x,))
+    return x if found is None else found[0].namespace().asnumpy(x)
 
 
 def fresh_copy(x: Any, order: str = "K") -> Any:

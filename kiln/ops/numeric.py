@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, fresh_copy, ndim_of, normalize_one_axis, reject, shape_of
+from .meta import TensorMeta, as_array, fresh_copy, ndim_of, normalize_one_axis, reject, shape_of
 from .registry import Category, Composite, N, declare, method_key, spell_composite
 
 
@@ -44,7 +44,7 @@ _ERRORS = {"ZeroDivisionError": ZeroDivisionError, "ValueError": ValueError}
 
 
 def _nonzero_or_raise(x, message="", error="ValueError"):
-    if np.any(np.asarray(x) == 0):
+    if np.any(as_array(x) == 0):
         raise _ERRORS[error](message)
     return fresh_copy(x)
 

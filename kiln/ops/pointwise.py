@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .meta import (pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token,
+from .meta import (as_array, pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token,
                    to_fake)
 from .registry import (REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_complex_like,
                        is_float_like,
@@ -407,7 +407,7 @@ spell(("method", "clip"), clip, _clip_normalize, "ndarray.clip")
 def _astype_impl(x, dtype, copy=True):
     if isinstance(x, np.generic):  # np.float32(s), s.astype(...): a NumPy scalar stays one
         return x.astype(dtype)
-    return np.asarray(x).astype(dtype, copy=copy)
+    return as_array(x).astype(dtype, copy=copy)
 
 
 def _astype_meta(x, dtype, copy=True):

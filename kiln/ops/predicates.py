@@ -15,7 +15,7 @@ import numpy as np
 
 from .meta import shape_of
 from .numeric import _dtype
-from .meta import TensorMeta
+from .meta import TensorMeta, namespace
 from .registry import Category, Composite, F, N, declare, method_key, spell_composite
 
 
@@ -79,7 +79,7 @@ spell_composite(np.array_equiv, ("equal", "all"),
 def _finite_or_raise(x):
     if np.dtype(x.dtype).kind in "fc" and not np.isfinite(x).all():
         raise ValueError("array must not contain infs or NaNs")
-    return np.zeros((), bool)
+    return namespace(x).zeros((), bool)
 
 
 finite_or_raise = declare(

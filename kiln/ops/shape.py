@@ -18,7 +18,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import layout
-from .meta import TensorMeta, ndim_of, normalize_axis, reject, shape_of
+from .meta import TensorMeta, as_array, ndim_of, normalize_axis, reject, shape_of
 from .registry import Bound, Category, Composite, F, declare, method_key, spell
 
 
@@ -166,7 +166,7 @@ def _flat_meta(x: Any) -> TensorMeta:
 
 # flatten always returns a fresh array, so it must not be a VIEW: a later write into the
 # result must never reach x. It is declared POINTWISE (an elementwise copy), like copy.
-flatten = declare("flatten", Category.POINTWISE, lambda x: np.asarray(x).flatten(),
+flatten = declare("flatten", Category.POINTWISE, lambda x: as_array(x).flatten(),
                   inputs=("x",), meta=_flat_meta,
                   vjp=lambda g, out, x: (F.reshape(g, shape=shape_of(x)),),
                   doc="ndarray.flatten: a flattened copy (never a view)")

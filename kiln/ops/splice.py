@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .indexing import is_array_entry
-from .meta import TensorMeta, reject, shape_of
+from .meta import TensorMeta, as_array, reject, shape_of, to_host
 from .numeric import _dtype
 from .registry import Category, Composite, F, N, declare, spell_composite
 
@@ -58,7 +58,9 @@ def _delete_at_computed(arr, obj, n):
 
 
 def _delete_index_impl(obj, shape, axis):
-    return np.delete(_numbers(shape), obj, axis)
+    # the positions are read on the host, as np.delete reads them (one value, on a GPU an
+    # explicit copy), and the numbers made there go to obj's device
+    return as_array(np.delete(_numbers(shape), to_host(obj), axis), obj)
 
 
 delete_index = declare(
@@ -106,7 +108,8 @@ def _insert(arr, values, index, dtype):
 
 def _insert_index_impl(obj, shape, values_shape, axis):
     size = int(np.prod(shape, dtype=np.int64))
-    return np.insert(_numbers(shape), obj, _numbers(values_shape, size), axis)
+    # (positions read on the host, as for delete_index)
+    return as_array(np.insert(_numbers(shape), to_host(obj), _numbers(values_shape, size), axis), obj)
 
 
 def _insert_index_meta(obj, shape, values_shape, axis):

@@ -26,7 +26,7 @@ from .. import logs
 from ..config import config
 from ..errors import Unsupported
 from ..ir.printer import numpy_program
-from ..array_kinds import is_device_array, kind_of
+from ..array_kinds import CUPY, is_device_array, kind_of
 from .devices import require_triton_device
 
 MAX_VARIANTS = 8
@@ -171,9 +171,7 @@ def _host_layout(value: Any) -> Any:
 def _to_device(value: Any, device: tuple) -> Any:
     if device[0] != "cuda" or not isinstance(value, np.ndarray):
         return value
-    import cupy
-    with cupy.cuda.Device(device[1]):
-        return cupy.asarray(value)
+    return CUPY.to_device(value, device[1])
 
 
 class _Launch:

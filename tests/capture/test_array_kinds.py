@@ -12,7 +12,7 @@ import kiln
 from kiln import array_kinds
 from kiln.guards import fastcheck
 
-from .device_double import KIND, DeviceDouble
+from .device_double import KIND, XP, DeviceDouble
 
 BACKENDS = ["eager", "aot_eager"]
 
@@ -175,3 +175,47 @@ def test_one_device_array_passed_twice_and_written(backend):
     x, y = DeviceDouble(np.ones(3)), DeviceDouble(np.ones(3))
     _same(kiln.compile(f, backend=backend)(x, x), f(y, y))
     np.testing.assert_array_equal(x.get(), y.get())
+
+
+def _delete_twice(x):
+    return np.delete(x, 1) * 2          # a constant index array (kept positions)
+
+
+def _insert(x):
+    return np.insert(x, 1, 9.0) - x.sum()   # a constant index array (where elements go)
+
+
+def _diff_append(x):
+    return np.diff(x, append=0.0)       # an array made from a Python float
+
+
+@pytest.mark.parametrize("backend", BACKENDS + [lambda graph, example_inputs: graph])
+@pytest.mark.parametrize("f", [_delete_twice, _insert, _diff_append])
+def test_graph_constants_are_copied_to_the_device_once(backend, f, monkeypatch):
+    # CuPy refuses a NumPy operand, so a graph's constant arrays (those kiln's decompositions
+    # make) go to the arguments' GPU, once per compiled graph, not once per call
+    copies = []
+    to_device = XP.asarray
+    monkeypatch.setattr(XP, "asarray", lambda *a, **k: copies.append(1) or to_device(*a, **k))
+    cf = kiln.compile(f, backend=backend)
+    assert kiln.explain(f)(DeviceDouble(np.ones(5))).graph_break_count == 0
+    with XP.cuda.Device(1):   # (CuPy computes on the current device: the user's GPU)
+        for k in (1, 2, 3):
+            _same(cf(DeviceDouble(np.arange(5.0) * k, device=1)),
+                  f(DeviceDouble(np.arange(5.0) * k, device=1)))
+            if k == 1:
+                made = len(copies)
+    assert made > 0 and len(copies) == made
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_array_made_from_a_runtime_scalar_on_a_gpu_runs_as_python(backend):
+    # the scalar changes per call, so the array cannot be a constant: CuPy makes it
+    def f(x, s):
+        return np.diff(x, append=s)
+    x = DeviceDouble(np.arange(4.0))
+    cf = kiln.compile(f, backend=backend)
+    for s in (0.0, 5.0):
+        _same(cf(x, s), f(x, s))
+    (brk,) = kiln.explain(f)(x, 1.0).break_reasons
+    assert "run-time scalar" in brk.reason and "GPU" in brk.reason
