@@ -48,11 +48,14 @@ from .ops.speculation import ResultKindChanged
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .ir.passes import has_side_effects
 from .guards import fastcheck
+from .aot import runtime as _aot_runtime
 from .guards.guard import DEVICE
 from .entries import (CaptureRecord, direct_path, example_inputs, guarded_in_c,  # noqa: F401
                       raise_note)
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
                      scalar_only, size_only)
+
+_aot_runtime.overlap_helper = fastcheck.overlap_check   # aot's per-call input overlap check
 
 _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI
 

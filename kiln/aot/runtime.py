@@ -263,9 +263,22 @@ def _input_aliasing(args: tuple, arrays: list) -> Any:
             if args[i] is args[j]:
                 rep[i] = rep[j]
                 break
-            if np.may_share_memory(arrays[i], arrays[j]):
-                return "overlap"
+    distinct = tuple(arrays[i] for i in idx if rep[i] == i)
+    if not _OVERLAP:
+        _OVERLAP.append(overlap_helper())
+    over = _OVERLAP[0](distinct) if _OVERLAP[0] is not None else None
+    if over is None:   # not all np.ndarrays, or no C helper: NumPy's own check per pair
+        over = any(np.may_share_memory(a, b) for k, a in enumerate(distinct) for b in distinct[:k])
+    if over:
+        return "overlap"
     return None if rep == list(range(len(arrays))) else tuple(rep)
+
+
+# ``() -> any_overlap | None``: the C bounds check over a tuple of arrays
+# (guards/fastcheck.c; ~50 ns where np.may_share_memory costs ~1 us a pair). kiln/api.py,
+# which knows the stages, sets it; it is asked once, on the first call that needs it.
+overlap_helper: Callable[[], Any] = lambda: None
+_OVERLAP: list = []
 
 
 def _dedupe(graph: Graph, rep: tuple) -> Graph:

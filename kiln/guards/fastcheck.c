@@ -94,6 +94,65 @@ array_matches(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyBool_FromLong(ok);
 }
 
+/* The bytes x spans, [*lo, *hi): 1, 0 for an empty array (it shares nothing), -1 on error. */
+static int
+array_extent(PyObject *x, char **lo, char **hi)
+{
+    kiln_array_head *a = (kiln_array_head *)x;
+    *lo = *hi = a->data;
+    for (int d = 0; d < a->nd; d++) {
+        if (a->dimensions[d] == 0)
+            return 0;
+        Py_ssize_t off = (a->dimensions[d] - 1) * a->strides[d];
+        if (off < 0)
+            *lo += off;
+        else
+            *hi += off;
+    }
+    PyObject *size = PyObject_GetAttrString(a->descr, "itemsize");
+    if (size == NULL)
+        return -1;
+    Py_ssize_t n = PyLong_AsSsize_t(size);
+    Py_DECREF(size);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    *hi += n;
+    return 1;
+}
+
+/* any_overlap(arrays): np.may_share_memory (its bounds check) over every pair of a tuple of
+ * distinct np.ndarrays, True at the first pair whose bytes overlap; None when an item is not
+ * an np.ndarray (the caller asks NumPy). aot checks a call's inputs with it on every call. */
+#define KILN_OVERLAP_MAX 64
+static PyObject *
+any_overlap(PyObject *module, PyObject *arrays)
+{
+    (void)module;
+    if (!PyTuple_CheckExact(arrays)) {
+        PyErr_SetString(PyExc_TypeError, "any_overlap(tuple of arrays)");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(arrays), m = 0;
+    if (n > KILN_OVERLAP_MAX)
+        Py_RETURN_NONE;
+    char *lo[KILN_OVERLAP_MAX], *hi[KILN_OVERLAP_MAX];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyTuple_GET_ITEM(arrays, i);
+        if (!PyObject_TypeCheck(x, (PyTypeObject *)ndarray_type))
+            Py_RETURN_NONE;
+        int ok = array_extent(x, &lo[m], &hi[m]);
+        if (ok < 0)
+            return NULL;
+        if (ok == 0)
+            continue;
+        for (Py_ssize_t j = 0; j < m; j++)
+            if (lo[m] < hi[j] && lo[j] < hi[m])
+                Py_RETURN_TRUE;
+        m++;
+    }
+    Py_RETURN_FALSE;
+}
+
 /* ---- the dispatcher ------------------------------------------------------------------ */
 
 typedef struct {
@@ -648,6 +707,8 @@ static PyTypeObject GraphCallType = KILN_VECTORCALL_TYPE(
 static PyMethodDef methods[] = {
     {"array_matches", (PyCFunction)(void (*)(void))array_matches, METH_FASTCALL,
      "array_matches(x, ndarray_type, dtype, shape): kiln's combined array guard."},
+    {"any_overlap", any_overlap, METH_O,
+     "any_overlap(arrays): do two of these distinct np.ndarrays' bytes overlap? (None: ask NumPy)"},
     {"enable_vectorcall", enable_vectorcall, METH_O,
      "enable_vectorcall(cls): call kiln's Dispatcher subclass through vectorcall (3.11)."},
     {NULL, NULL, 0, NULL},

@@ -37,6 +37,13 @@ def array_check() -> Callable | None:
     return None if m is None else m.array_matches
 
 
+def overlap_check() -> Callable | None:
+    """``any_overlap(tuple_of_arrays) -> bool | None`` (np.may_share_memory over every pair;
+    None: not all np.ndarrays), or None."""
+    m = module()
+    return None if m is None else m.any_overlap
+
+
 def dispatcher_base() -> type | None:
     """The C ``Dispatcher`` type a compiled function's class derives from, or None."""
     m = module()

@@ -274,3 +274,21 @@ def test_a_layout_keyed_graph_keeps_its_short_path_and_checks_layouts():
         np.testing.assert_array_equal(got[0], want[0])
         assert got[1] == want[1]
         np.testing.assert_array_equal(a, b)          # written through the view, or not
+
+
+_BASE = np.arange(24.0)
+_VIEWS = [_BASE[:6], _BASE[6:], _BASE[5:9], _BASE[::2], _BASE[1::2], _BASE[::-1], _BASE[:0],
+          _BASE.reshape(4, 6)[:, 0], _BASE.reshape(4, 6)[:, 5], _BASE.reshape(4, 6).T,
+          _BASE.view(np.int8)[3:9], np.zeros(3), np.zeros((2, 0)), np.broadcast_to(_BASE[:1], (5, 3))]
+
+
+@pytest.mark.skipif(fastcheck.module() is None, reason="the C helper is not built")
+@pytest.mark.parametrize("i", range(len(_VIEWS)))
+def test_any_overlap_is_numpys_may_share_memory(i):
+    # aot checks a call's distinct array inputs for overlap on every call (aot/runtime.py)
+    f = fastcheck.overlap_check()
+    for j, other in enumerate(_VIEWS):
+        if j != i:
+            assert f((_VIEWS[i], other)) is bool(np.may_share_memory(_VIEWS[i], other)), (i, j)
+    assert f(tuple(v for k, v in enumerate(_VIEWS) if k != i and v.size == 0) + (_VIEWS[i],)) is False
+    assert f((_VIEWS[i], [1.0])) is None      # not an ndarray: NumPy decides
