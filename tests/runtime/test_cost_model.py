@@ -392,3 +392,42 @@ def test_a_graph_loop_of_small_steps_is_priced_per_trip():
     assert record.graph is None and "runs as Python" in record.runs_as_python
     out = kiln.explain(tanh_steps)(A, x)
     assert any("estimated" in r and "compiled against" in r for r in out.runs_as_python)
+
+
+class _Flatten:
+    def forward(self, x):
+        self.prev_shape = x.shape
+        return x.reshape((x.shape[0], -1))
+
+    def backward(self, g):
+        return g.reshape(self.prev_shape)
+
+
+def _flatten_step(layer, x, g):
+    return layer.forward(x), layer.backward(g)
+
+
+def test_the_verdict_holds_for_arrays_as_big_as_the_ones_it_was_made_for():
+    # ML-From-Scratch's Flatten layer: two reshapes of a (32, 3, 8, 8) batch run as Python;
+    # its arrays are past the small-array limit, yet the verdict holds for them (views cost
+    # the same at any size): later calls skip the guards (2-5 us, twice the call) too.
+    compiled = kiln.compile(_flatten_step)
+    x, g = np.ones((32, 3, 8, 8)), np.ones((32, 192))
+    got = compiled(_Flatten(), x, g)
+    assert compiled.records[0].runs_as_python
+    types, positions, limit = compiled._as_python
+    assert limit >= x.size and positions == (1, 2)
+    for a, b in zip(got, _flatten_step(_Flatten(), x, g)):
+        np.testing.assert_array_equal(a, b)
+    calls = []
+    entry = compiled._entries[0]
+    real = entry.check
+    entry.check = lambda *a, **k: calls.append(1) or real(*a, **k)
+    try:
+        compiled(_Flatten(), x[:16], g[:16])      # smaller: the verdict, no guards
+        assert not calls
+        big = np.ones((64, 3, 8, 8))               # bigger: the guards decide again
+        np.testing.assert_array_equal(compiled(_Flatten(), big, np.ones((64, 192)))[0],
+                                      big.reshape(64, -1))
+    finally:
+        entry.check = real
