@@ -21,9 +21,9 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .autograd.engine import check_root_gradient, run_backward
 from .autograd.grad_mode import is_grad_enabled
-from .autograd.node import AccumulateGrad, BackwardNode, Edge, VersionCounter
+from .autograd.node import AccumulateGrad, BackwardNode, VersionCounter
 from .errors import AutogradError, KilnError, NoOpError
-from .ops import REGISTRY, Bound, Category, Composite, find_spelling, get_op, lookup, method_key, ufunc_method_key
+from .ops import REGISTRY, Bound, find_spelling, lookup, method_key, ufunc_method_key
 from .ops.polyfills import POLYFILLS
 from .ops.registry import iter_leaves, map_leaves
 from .ops.meta import check_dtype
@@ -393,204 +393,6 @@ for _ufunc, _stem in ((np.less, "lt"), (np.less_equal, "le"), (np.greater, "gt")
     setattr(Tensor, f"__{_stem}__", _operator(f"__{_stem}__", _ufunc, "plain"))
 
 
-def _needs_grad(inputs: tuple) -> bool:
-    return is_grad_enabled() and any(t._requires_grad for t in _tensors_in(inputs))
-
-
-def apply(bound: Bound | Composite) -> Any:
-    """Run a normalized op call on Tensors: compute with NumPy, record if needed."""
-    if isinstance(bound, Composite):
-        return _apply_composite(bound)
-    op, inputs, params, out = bound.op, bound.inputs, bound.params, bound.out
-    _check_input_dtypes(op, inputs)
-    if op.mutates:
-        return _apply_mutation(op, inputs, params)
-    raw = unwrap(inputs)
-    ufunc = getattr(op, "ufunc", None)
-    if out is not None and ufunc is not None and not params and not _needs_grad(inputs):
-        # An in-place ufunc with nothing to record (an SGD update under no_grad): let NumPy
-        # write straight into the target, with its own casting rules and errors.
-        if isinstance(out, Tensor):
-            _check_inplace_target(out, f"{op.name}(..., out=...)")
-            ufunc(*raw, out=out._data)
-            out._version.bump()
-        else:
-            ufunc(*raw, out=out)
-        return out
-    result = op.impl(*raw, **params)
-    if out is not None:
-        return _write_out(op, inputs, raw, params, result, out)
-    tensor = Tensor(np.asarray(result))
-    if op.may_alias:
-        _share_version(tensor, inputs[0], result)
-    if _needs_grad(inputs) and tensor._data.dtype.kind in "fc":
-        if _complex_flow(tensor, inputs) and not op.complex_grad:
-            _no_complex_grad(op)
-        _record(tensor, op, inputs, raw, params)
-    return tensor
-
-
-def _complex_flow(result: Tensor, inputs: tuple) -> bool:
-    """Would a gradient pass through complex values here (a complex result, or a complex
-    input that requires grad)?"""
-    return result._data.dtype.kind == "c" or any(
-        t._requires_grad and t._data.dtype.kind == "c" for t in _tensors_in(inputs))
-
-
-def _no_complex_grad(op: Any) -> None:
-    raise AutogradError(f"'{op.name}' has no derivative rule for complex values (a gradient "
-                        f"would flow through complex values here; a wrong or missing "
-                        f"gradient is never returned): compute this part on t.detach() or "
-                        f"inside kiln.no_grad()")
-
-
-def _apply_composite(c: Composite) -> Any:
-    """A composite spelling on Tensors: each ``F`` call in it records like eager code."""
-    result = _wrap_result(c.fn(*c.inputs, **c.params))
-    if c.python is not None:
-        return c.python(result)     # np.allclose's bool: a Python value, no gradient
-    if c.out is None:
-        return result
-    apply(lookup(np.copyto).bind(c.out, result))
-    return c.out
-
-
-def _check_input_dtypes(op: Any, inputs: tuple) -> None:
-    """Object, string, datetime and complex arrays never reach kiln's kernels."""
-    for value in _arrays_in(inputs):
-        if value.dtype.kind in _UNSUPPORTED_KINDS:
-            check_dtype(value.dtype, f"{op.name}")
-
-
-def _arrays_in(value: Any):
-    if isinstance(value, Tensor):
-        yield value._data
-    elif isinstance(value, np.ndarray):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _arrays_in(v)
-
-
-def _share_version(view: Tensor, base: Any, result: Any) -> None:
-    if isinstance(base, Tensor) and np.shares_memory(np.asarray(result), base._data):
-        view._version = base._version
-        view._base = base._base if base._base is not None else base
-        view._view_version = base._version.value
-
-
-def _refresh_view(view: Tensor) -> None:
-    """The base of ``view`` was written in place since the view was taken: the view's
-    values changed, so its history must be the view op on the base's *current* history
-    (PyTorch regenerates it the same way). Done for a view taken directly of its base."""
-    node = view.grad_fn
-    base = view._base
-    if not isinstance(node, BackwardNode) or node.released or node.inputs is None \
-            or not node.inputs or node.inputs[0] is not base._data:
-        raise KilnError("a view of a Tensor that was modified in place after the view was "
-                        "taken is used in a gradient computation; kiln only follows that for "
-                        "a view taken directly of the modified Tensor: take the view again "
-                        "after the in-place update")
-    fresh = apply(Bound(node.op, (base,) + tuple(node.inputs[1:]), node.params))
-    view.grad_fn = fresh.grad_fn
-    view._output_nr = 0
-    view._view_version = view._version.value
-
-
-def _record(tensor: Tensor, op: Any, inputs: tuple, raw: tuple, params: dict) -> None:
-    saved = []
-    edges = []
-    for i, (name, value) in enumerate(zip(op.inputs, inputs)):
-        subs = list(enumerate(value)) if name.startswith("*") else [(None, value)]
-        for sub, item in subs:
-            for t in _tensors_in((item,)):
-                saved.append((i, sub, None, t._version, t._version.value))
-            if isinstance(item, Tensor) and item._requires_grad:
-                if item._base is not None and item._version.value != item._view_version \
-                        and item._base._requires_grad:
-                    _refresh_view(item)
-                target = item.grad_fn if item.grad_fn is not None else _accumulator_of(item)
-                edges.append(Edge(i, sub, target, item._output_nr))
-    node = BackwardNode(op, raw, params, tensor._data, saved)
-    node.out_counter = tensor._version
-    node.out_version = tensor._version.value
-    node.edges = edges
-    tensor.grad_fn = node
-    tensor._output_nr = 0
-    tensor._requires_grad = True
-
-
-def _check_inplace_target(target: Tensor, what: str) -> None:
-    if target._requires_grad and target.is_leaf and is_grad_enabled():
-        raise KilnError(f"{what}: a leaf Tensor that requires grad cannot be modified in place "
-                        f"(its gradient would be lost); do it inside `with kiln.no_grad():` "
-                        f"(as in an SGD update) or work on a copy")
-
-
-def _rebase(target: Tensor, op: Any, inputs: tuple, params: dict, new_value: Any) -> None:
-    """Write ``new_value`` into ``target`` in place; if recording, its history becomes op's node."""
-    record = _needs_grad(inputs) and target._data.dtype.kind in "fc"
-    if record and (target._data.dtype.kind == "c" or _complex_flow(target, inputs)):
-        _no_complex_grad(op)   # (no mutation's functional op differentiates complex values)
-    if record and target._base is not None:
-        raise KilnError("in-place modification of a view of a Tensor while recording gradients is "
-                        "not supported by kiln; index-assign into the base Tensor instead, or "
-                        "compute the new value out of place")
-    if record:
-        # The node must see the old value of target, which is about to be overwritten.
-        raw = tuple(_copy_if_aliases(v, target) for v in unwrap(inputs))
-    np.copyto(target._data, new_value, casting="same_kind")
-    target._version.bump()
-    if record:
-        shell = Tensor(target._data)
-        _record(shell, op, inputs, raw, params)
-        # Inputs that are `target` itself were saved as copies: their versions are moot.
-        shell.grad_fn.saved = [s for s in shell.grad_fn.saved if s[3] is not target._version]
-        shell.grad_fn.out_counter = target._version
-        shell.grad_fn.out_version = target._version.value
-        target.grad_fn = shell.grad_fn
-        target._output_nr = 0
-        target._requires_grad = True
-
-
-def _copy_if_aliases(value: Any, target: Tensor) -> Any:
-    if isinstance(value, np.ndarray) and np.shares_memory(value, target._data):
-        return value.copy()
-    if isinstance(value, tuple):
-        return tuple(_copy_if_aliases(v, target) for v in value)
-    if isinstance(value, list):
-        return [_copy_if_aliases(v, target) for v in value]
-    return value
-
-
-def _write_out(op: Any, inputs: tuple, raw: tuple, params: dict, result: Any, out: Any) -> Any:
-    if isinstance(out, Tensor):
-        _check_inplace_target(out, f"{op.name}(..., out=...)")
-        _rebase(out, op, inputs, params, result)
-        return out
-    if _needs_grad(inputs):
-        raise KilnError(f"{op.name}(..., out=ndarray) with Tensors that require grad: the "
-                        f"gradient cannot flow into a plain ndarray; drop out= or use no_grad()")
-    np.copyto(out, result, casting="same_kind")
-    return out
-
-
-def _apply_mutation(op: Any, inputs: tuple, params: dict) -> None:
-    target = inputs[0]
-    if not isinstance(target, Tensor):
-        op.impl(*unwrap(inputs), **params)
-        return None
-    _check_inplace_target(target, f"{op.name}")
-    if _needs_grad(inputs):
-        functional = get_op(op.functional)
-        new_value = functional.impl(*unwrap(inputs), **params)
-        _rebase(target, functional, inputs, params, new_value)
-    else:
-        op.impl(*unwrap(inputs), **params)
-        target._version.bump()
-    return None
-
-
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     """A new Tensor holding a copy of ``data`` (like ``np.array``).
 
@@ -622,3 +424,8 @@ def _user_location() -> str:
                                  or frame.f_code.co_filename.startswith("<kiln")):
         frame = frame.f_back
     return "an unknown place" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+# Running ops on Tensors (apply, recording, in-place writes) lives in tensor_apply.py,
+# which needs the Tensor class above; imported last so both modules load in one pass.
+from .tensor_apply import _check_inplace_target, apply  # noqa: E402

@@ -36,9 +36,9 @@ from ..ops import Category, TensorMeta, infer_meta
 from ..ops.meta import to_fake
 from ..ops.registry import iter_leaves, map_leaves
 from .loop_ir import DTYPES, Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
-from .nodes import ComputeNode, ExternNode, Opaque, buffers_read, iter_values, map_values
+from .nodes import ComputeNode, ExternNode, Opaque, iter_values, map_values
+from .externs import ExternLowering, _is_array, _meta_of
 from .pointwise import PointwiseLowering
-from .scalars import token
 from .sizes import Size, SymbolTable, Undecidable
 from .views import ViewLowering, _view_layout  # noqa: F401  (layout rules of views)
 from . import layout as L
@@ -54,7 +54,7 @@ REALIZE_COST_SHARED = 7
 _GENERATED_NAME = re.compile(r"(s|buf|view|pool)\d+$|(np|sys|call)$|_")
 
 
-class GraphLowering(PointwiseLowering, ViewLowering):
+class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
     """Lower a graph for given example inputs (their strides are specialized on)."""
 
     def __init__(self, graph: Graph, example_inputs: list, reinfer: bool = False,
@@ -408,95 +408,6 @@ class GraphLowering(PointwiseLowering, ViewLowering):
         self._realized[id(value)] = (value, out)
         return out
 
-    def extern(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
-        # Operands the op writes get a buffer of their own; read-only ones may be views.
-        args = tuple(map_values(a, lambda v: (self.realize if i in op.mutates else self.realize_operand)(v)
-                                if isinstance(v, Pointwise) else v) for i, a in enumerate(args))
-        if op.mutates:
-            # Closures are evaluated lazily; one that reads memory this op overwrites must
-            # be computed now, before the write.
-            written = {v.buf.name for i in op.mutates if i < len(args)
-                       for v in iter_values((args[i],)) if isinstance(v, BufferValue)}
-            for node, value in list(self.env.items()):
-                if isinstance(value, Pointwise) and buffers_read(value) & written:
-                    self.env[node] = self.realize(value)
-        name = self.fresh()
-        if op.data_dependent:
-            meta = self._unbacked_meta(name, op, args, params, meta)
-        elif isinstance(meta, TensorMeta) and self.sizes:
-            try:
-                meta = self._symbolic_meta(op, args, params, meta)
-            except Undecidable:
-                meta = self._read_after(name, meta)
-        if isinstance(meta, TensorMeta) and meta.dtype.name in self.dtypes:
-            buf = Buffer(name, meta.shape, meta.dtype, "extern")
-            self.buffers[name] = buf
-            out: Value = BufferValue.whole(buf)
-        else:
-            out = Opaque(name, meta)
-        self.nodes.append(ExternNode(name, op, args, dict(params), out, self._origin))
-        return out
-
-    def _unbacked_meta(self, name: str, op: Any, args: tuple, params: dict,
-                       meta: TensorMeta) -> TensorMeta:
-        """A data-dependent op's result shape: its ``Op.unbacked`` dims are size symbols
-        the wrapper reads from the result ``name`` (one per thing counted)."""
-        spec = op.unbacked(*map_values(args, self.meta_of), **params) if op.unbacked else None
-        if spec is None or not isinstance(meta, TensorMeta):
-            raise Unsupported(f"{op.name}: a data-dependent size kiln cannot bind")
-        count, dims = spec
-        writes = sum(1 for n in self.nodes if isinstance(n, ExternNode) and n.op.mutates)
-        where = count[1] if isinstance(count[1], tuple) else (count[1],)
-        counted = args
-        for i in where:
-            counted = counted[i]
-        key = (count[0], _value_key(counted)) + tuple(count[2:]) + (writes,)
-        shape = []
-        for d, how in enumerate(dims):
-            if how == "u" or isinstance(how, tuple) and how[0] == "u":
-                key_d = key if how == "u" else key + how[1:]   # ("u", tag): one per tag
-                sym = self._unbacked.get(key_d)
-                if sym is None:
-                    sym = self._unbacked[key_d] = self.sizes.unbacked(f"{name}.shape[{d}]", meta.shape[d])
-                    self.binds.setdefault(name, []).append((str(sym), f"{name}.shape[{d}]"))
-                shape.append(sym)
-            elif how is None:
-                shape.append(meta.shape[d])
-            else:
-                shape.append(args[how[0]].shape[how[1]])
-        return TensorMeta(tuple(shape), meta.dtype)
-
-    def _read_after(self, name: str, meta: TensorMeta) -> TensorMeta:
-        """An extern whose shape rule cannot run over the size symbols (argmax of an
-        unbacked-size selection): each dim of its result is a new unbacked symbol the
-        wrapper reads from the result once it ran, so the rest of the graph still
-        compiles; a later comparison those symbols cannot decide raises Undecidable."""
-        shape = []
-        for d, hint in enumerate(meta.shape):
-            sym = self.sizes.unbacked(f"{name}.shape[{d}]", hint)
-            self.binds.setdefault(name, []).append((str(sym), f"{name}.shape[{d}]"))
-            shape.append(sym)
-        return TensorMeta(tuple(shape), meta.dtype)
-
-    def check_nonzero(self, size: Any, unless: Any, error: str, message: str) -> None:
-        """At run time, raise ``error(message)`` when ``size`` is 0 and ``unless`` is not
-        (NumPy's errors that depend on an unbacked size: max of an empty selection)."""
-        self.size_checks.append((size, unless, error, message))
-
-    def _symbolic_meta(self, op: Any, args: tuple, params: dict, meta: TensorMeta) -> TensorMeta:
-        """An extern's result shape over the size symbols: its shape rule run on symbolic
-        metas when it can take them; static when no input has a dynamic size."""
-        if not any(isinstance(n, Size) for v in iter_values(args) for n in getattr(v, "shape", ())):
-            return meta
-        try:
-            sym = infer_meta(op, map_values(args, lambda v: TensorMeta(v.shape, v.dtype)
-                                             if _is_array(v) else _meta_of(v)), params)
-        except Exception as e:  # a rule that needs concrete sizes (it runs NumPy, say)
-            raise Undecidable(f"{op.name}'s shape rule needs concrete sizes ({type(e).__name__})") from e
-        if not isinstance(sym, TensorMeta) or self.sizes.hint(sym.shape) != meta.shape:
-            raise Undecidable(f"{op.name}'s shape over dynamic sizes is unknown")
-        return sym
-
     # -- outputs -----------------------------------------------------------------------------
     def lower_outputs(self, node: Node) -> None:
         (values,) = node.args
@@ -562,37 +473,6 @@ def slice_bound_positions(graph: Graph) -> set[int]:
     used = {n for node in graph.nodes if node.kind == "call" and runtime_slice(node)
             for n in iter_nodes(node.args[node.op.runtime_slices])}
     return {i for i, p in enumerate(graph.placeholders) if p in used}
-
-
-def _value_key(value: Any) -> Any:
-    """What identifies an op input's value for sharing unbacked sizes (a window's buffer
-    and layout; any other value by identity)."""
-    if isinstance(value, BufferValue):
-        return (value.buf.name, value.shape, value.strides, value.offset)
-    return id(value)
-
-
-def _is_array(value: Any) -> bool:
-    """Does infer_meta see this lowering value as an array (not a scalar, not the tuple
-    an extern such as a loop returns)?"""
-    return isinstance(value, Value) and not isinstance(value, Scalar) and \
-        not (isinstance(value, Opaque) and isinstance(value.meta, tuple))
-
-
-def _meta_of(value: Any) -> Any:
-    if isinstance(value, Scalar):
-        if value.value is not None:  # a NumPy scalar constant stays strong (np.float64(1.0))
-            return value.value if value.weak else np.dtype(value.dtype).type(value.value)
-        if getattr(value, "pytype", None) is int:
-            return value.example  # a run-time int (a slice bound sizes the example's result)
-        if value.weak:  # a runtime Python scalar: stays weak (NEP 50) for the dtype rule
-            return token(value)(0)
-        return np.zeros((), value.dtype)[()]
-    if isinstance(value, Opaque) and isinstance(value.meta, tuple):
-        return value.meta   # a tuple from an extern (a loop's carried values) stays a tuple
-    if isinstance(value, Value):
-        return TensorMeta(value.shape, value.dtype)
-    return value
 
 
 def _numpy_returns_scalar(node: Node) -> bool:

@@ -1,0 +1,267 @@
+"""The C++ renderer's statements per outer point of a kernel (kiln/lowering/cpp.py).
+
+A kernel plan's stages become C statements here: the loads and arithmetic of each stage
+(through the ops handler, :class:`~kiln.lowering.cpp_ops.CppEmitter`), reduction
+accumulators (double for float sums along the contiguous axis, NaN-aware max/min,
+in-order argmax/argmin, per-point arrays in blocked mode), scans, and the loop nests
+around them with their OpenMP/SIMD pragmas. cpp.py plans kernels and prints the
+function around these statements.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .cpp_ops import CppEmitter, NameSource, ctype, literal
+from .loop_ir import Affine
+from .scheduler import node_index, write_index
+
+# A kernel runs on several threads when elements x statements-per-element reaches this
+# (a libm call counts 8 statements). A parallel region costs ~10-30 us on a quiet 2-core
+# machine, but next to BLAS calls (whose threads still spin) or under load from other
+# processes it often waits ~0.5 ms for its second thread: W6's backward relu-mask kernel
+# (131k elements x 17 statements, 30-60 us on one thread) cost 0.6 ms more per step on two.
+PARALLEL_GRAIN = 1 << 22
+# Outer points per block when reducing leading axes (per-point accumulators in arrays).
+BLOCK = 256
+
+_INIT = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
+# Reductions whose accumulator no OpenMP clause combines: their reduced loop runs in
+# order, on one thread, without SIMD lanes (points of a blocked kernel still fill them).
+IN_ORDER_COMBINES = frozenset({"argmax", "argmin"})
+_CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min", "any": "|", "all": "&"}
+
+
+def _acc_ctype(dtype: np.dtype) -> str:
+    return "int" if dtype.kind == "b" else ctype(dtype)
+
+
+def _init(combine: str, dtype: np.dtype) -> str:
+    if combine in _INIT:
+        return _INIT[combine]
+    big = combine in ("min", "argmin")
+    if dtype.kind == "f":
+        return literal(np.inf if big else -np.inf, dtype)
+    if dtype.kind == "b":
+        return "1" if big else "0"
+    info = np.iinfo(dtype)
+    return literal(info.max if big else info.min, dtype)
+
+
+def render_stages(plan: Any, names: NameSource) -> list[str]:
+    """The statements run per outer point."""
+    kernel, local = plan.kernel, plan.local
+    frame = kernel.frame
+    lines: list[str] = []
+    locals_: dict[str, str] = {}
+    inner = plan.inner_loops
+    ren = plan.rename
+    # Blocked mode (a reduction over leading axes, kept dims contiguous): BLOCK outer points
+    # advance together, their per-point values in arrays, the unit-stride loop innermost.
+    blk = plan.blocked
+    if blk:
+        bv = blk
+        bidx = f"{bv} - {bv}_b"
+        point_loop = f"for (int64_t {bv} = {bv}_b; {bv} < {bv}_e; ++{bv}) {{"
+
+    def per_point(name: str) -> str:
+        return f"{name}[{bidx}]" if blk else name
+
+    def declare_accumulator(pre: list, clauses: list, c_type: str, name: str, init,
+                            op: str | None) -> str:
+        """Declare ``name`` (one per point when blocked, else an OpenMP reduction variable
+        combined with ``op``; None: a plain variable of a loop that runs in order) set to
+        ``init``; return how the loop body refers to it."""
+        ref = per_point(name)
+        if blk:
+            pre.append(f"{c_type} {name}[{BLOCK}];")
+            pre.append(f"{point_loop} {ref} = {init}; }}")
+        else:
+            pre.append(f"{c_type} {ref} = {init};")
+            if op is not None:
+                clauses.append(f"reduction({op}:{ref})")
+        return ref
+
+    # Row-local buffers: declared once per outer point, sized by the inner index range.
+    inner_names = {v for v, _ in frame.inner_vars()}
+    rowlocal: dict[str, tuple[str, set]] = {}
+    for name, (dtype, span) in plan.row_arrays.items():
+        rowlocal[name] = (f"row_{name}", inner_names)
+        lines.append(f"{ctype(dtype)} row_{name}[{span}];")
+
+    for kind, members in kernel.stages:
+        em = CppEmitter(names, forwarded={}, locals_=locals_)
+        em.rename = ren
+        em.rowlocal = rowlocal
+        pre: list[str] = []
+        post: list[str] = []
+        updates: list[str] = []
+        clauses: list[str] = []
+        in_order = False   # an accumulator no OpenMP clause combines: no SIMD lanes
+        for node, role in members:
+            buf = node.buf
+            if role in ("row", "scalar"):
+                v = node.value.load(em, node_index(node, role, frame))
+                w = write_index(node, role, frame)
+                em.forwarded[(buf.name, w)] = v
+                if role == "scalar":
+                    if blk:
+                        arr = names.temp().replace("t", "s")
+                        pre.append(f"{ctype(buf.dtype)} {arr}[{BLOCK}];")
+                        em.lines.append(f"{arr}[{bidx}] = {v};")
+                        locals_[buf.name] = f"{arr}[{bidx}]"
+                    else:
+                        locals_[buf.name] = v
+                if buf.name in rowlocal:
+                    within = Affine(0, {k: c for k, c in w.terms.items() if k in inner_names})
+                    em.lines.append(f"{rowlocal[buf.name][0]}[{within.render(ren)}] = {v};")
+                elif local.get(buf.name) not in ("register", "scalar"):
+                    em.lines.append(f"{names.arg(buf)}[{w.render(ren)}] = {v};")
+                continue
+            if role == "scan":
+                in_order = True   # the running value goes from one element to the next
+                updates += _scan_update(node, em, frame, pre, names, plan.accumulators[buf.name],
+                                        per_point, point_loop if blk else None, ren)
+                continue
+            # a reduction: accumulate per lane, finish after the loop
+            acc_dt = plan.accumulators[buf.name]
+            acc_name = names.temp().replace("t", "acc")
+            arg = node.combine in IN_ORDER_COMBINES
+            acc = declare_accumulator(pre, clauses, _acc_ctype(acc_dt), acc_name,
+                                      _init(node.combine, acc_dt), _CLAUSE.get(node.combine))
+            nan = None
+            v = node.src.load(em, node_index(node, "reduce", frame))
+            if arg:
+                # NumPy's rule: the first extreme wins ties, the first NaN wins outright
+                # (once the accumulator is NaN nothing replaces it). The position counts
+                # the reduced elements in C order; one pass in order, so no SIMD lanes.
+                in_order = True
+                pos = _reduced_position(frame).render(ren)
+                at = declare_accumulator(pre, clauses, "int64_t", acc_name.replace("acc", "at"), "0", None)
+                cur = names.temp()
+                updates.append(f"const {_acc_ctype(acc_dt)} {cur} = {em.cast(v, node.src.dtype, acc_dt)};")
+                better = f"{cur} {'>' if node.combine == 'argmax' else '<'} {acc}"
+                if acc_dt.kind == "f":
+                    # & and |, not && and ||: no control flow, so the loop vectorizes
+                    better = f"({acc} == {acc}) & (({better}) | ({cur} != {cur}))"
+                take = names.temp().replace("t", "take")
+                updates.append(f"const bool {take} = {better};")   # selects, not a branch: SIMD
+                updates.append(f"{acc} = {take} ? {cur} : {acc};")  # lanes when they are points
+                updates.append(f"{at} = {take} ? (int64_t)({pos}) : {at};")
+                acc = at
+            elif node.combine in ("sum", "prod"):
+                v = em.cast(v, node.src.dtype, acc_dt)
+                updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
+            elif node.combine in ("max", "min"):
+                v = em.cast(v, node.src.dtype, acc_dt)
+                cmp = ">" if node.combine == "max" else "<"
+                updates.append(f"{acc} = {v} {cmp} {acc} ? {v} : {acc};")
+                if acc_dt.kind == "f":
+                    nan = declare_accumulator(pre, clauses, "int",
+                                              acc_name.replace("acc", "nan"), 0, "|")
+                    updates.append(f"{nan} |= ({v} != {v});")
+            else:
+                updates.append(f"{acc} {'|' if node.combine == 'any' else '&'}= ({v} != 0);")
+            out_dt = buf.dtype
+            red_name = acc_name.replace("acc", "red")
+            red = per_point(red_name)
+            value = f"({ctype(out_dt)})({acc})" if out_dt.kind != "b" else f"({acc} != 0)"
+            if nan:
+                value = f"{nan} ? {literal(np.nan, out_dt)} : {value}"
+            finish = [f"{red} = {value};"] if blk else [f"const {ctype(out_dt)} {red} = {value};"]
+            if blk:
+                pre.append(f"{ctype(out_dt)} {red_name}[{BLOCK}];")
+            locals_[buf.name] = red
+            if local.get(buf.name) != "scalar":
+                w = write_index(node, "reduce", frame)
+                finish.append(f"{names.arg(buf)}[{w.render(ren)}] = {red};")
+            post += [point_loop] + ["  " + f for f in finish] + ["}"] if blk else finish
+        body = em.lines + updates
+        if blk:  # the innermost loop runs the points: each has its own accumulators
+            if kind == "scalar" or not inner:
+                lines += pre + [point_loop] + ["  " + b for b in body] + ["}"] + post
+            else:
+                lines += pre + _loop_nest(inner + [(bv, None)], body, [], parallel=False, block=bv) + post
+            continue
+        if kind == "scalar" or not inner:
+            lines += pre + body + post
+            continue
+        lines += pre
+        if plan.split_inner:
+            # No outer loop to share (a reduction over everything): big enough loops are
+            # split across threads themselves, OpenMP combining the accumulators.
+            lines.append(f"if (nthreads > 1 && (int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN}) {{")
+            lines += _loop_nest(inner, body, clauses, parallel=True)
+            lines.append("} else {")
+            lines += _loop_nest(inner, body, clauses, parallel=False)
+            lines.append("}")
+        else:
+            lines += _loop_nest(inner, body, clauses, parallel=False, simd=not in_order)
+        lines += post
+    return lines
+
+
+def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSource,
+                 acc_dt: np.dtype, per_point: Any, point_loop: str | None, ren: Any) -> list[str]:
+    """A scan's statements in its loop: combine the next element into the running value
+    (declared in ``pre``: one per point when blocked) and store it. Integers combine in
+    uint64_t and wrap to the result's width, as NumPy's loops do (no signed overflow)."""
+    acc_name = names.temp().replace("t", "acc")
+    ref = per_point(acc_name)
+    c_type, init = ctype(acc_dt), _INIT[node.combine]
+    if node.combine == "sum" and acc_dt.kind == "f":
+        init = "-0.0"   # -0.0 + x is x for every x: a leading -0.0 stays -0.0, as in NumPy
+    if point_loop is not None:
+        pre += [f"{c_type} {acc_name}[{BLOCK}];", f"{point_loop} {ref} = {init}; }}"]
+    else:
+        pre.append(f"{c_type} {ref} = {init};")
+    v = em.cast(node.src.load(em, node_index(node, "scan", frame)), node.src.dtype, acc_dt)
+    sign = "+" if node.combine == "sum" else "*"
+    if acc_dt.kind in "iu":
+        step = f"{ref} = ({c_type})((uint64_t){ref} {sign} (uint64_t)({v}));"
+    else:
+        step = f"{ref} = {ref} {sign} {v};"
+    return [step, f"{names.arg(node.buf)}[{write_index(node, 'scan', frame).render(ren)}] = {ref};"]
+
+
+def _reduced_position(frame: Any) -> Affine:
+    """A reduction point's position among the reduced elements, in C order (the index
+    argmax/argmin return: along one axis, or flat over all of them)."""
+    pos, step = Affine(0), 1
+    index = frame.dim_index()
+    for d in reversed(frame.axes):
+        pos = pos + index[d] * step
+        step = step * frame.shape[d]
+    return pos
+
+
+def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
+               block: str | None = None, simd: bool = True) -> list[str]:
+    out = []
+    for depth, (v, n) in enumerate(loops):
+        if parallel and depth == 0:
+            out.append("#pragma omp parallel for" + (" simd" if len(loops) == 1 else "")
+                       + "".join(" " + c for c in clauses) + " num_threads(nthreads)")
+        elif depth == len(loops) - 1 and _short(n):
+            # A short fixed trip count (softmax over 10 classes): SIMD lanes would mostly
+            # be prologue and remainder; unrolled, the row is straight-line code.
+            out.append(f"#pragma GCC unroll {SHORT_LOOP}")
+        elif depth == len(loops) - 1 and simd:
+            out.append("#pragma omp simd" + "".join(" " + c for c in clauses))
+        if v == block:  # the blocked outer points, innermost
+            out.append("  " * depth + f"for (int64_t {v} = {v}_b; {v} < {v}_e; ++{v}) {{")
+            continue
+        out.append("  " * depth + f"for (int64_t {v} = 0; {v} < {n}; ++{v}) {{")
+    out += ["  " * len(loops) + line for line in body]
+    out += ["  " * d + "}" for d in reversed(range(len(loops)))]
+    return out
+
+
+# Inner loops of at most this many iterations (known at compile time) are unrolled
+# (fewer than one AVX-512 vector of floats, where SIMD is mostly remainder handling).
+SHORT_LOOP = 12
+
+
+def _short(n: Any) -> bool:
+    return isinstance(n, (int, str)) and str(n).isdigit() and int(n) <= SHORT_LOOP
