@@ -160,6 +160,11 @@ class CompiledFunction:
         if getattr(fn, "__kiln_disabled__", False) or getattr(fn, "__kiln_graph_break__", False):
             return None
         root = self.root
+        if key is None and fn.__closure__ is None and not fn.__defaults__ \
+                and not fn.__kwdefaults__ and not getattr(fn, "__dict__", None):
+            # A function made anew on every call (a nested helper the frame hook meets):
+            # its code and globals are all it is, so one helper serves every such object.
+            key = (fn.__code__, id(fn.__globals__))
         key = fn if key is None else key
         with root._lock:
             found = root._helpers.get(key)

@@ -68,3 +68,32 @@ def test_reductions_of_constant_tuples_fold(probe):
         return x[..., :n] * np.prod((2, 3)), np.max([n, 4])
     compiled, _, _ = probe(out_size, np.ones((2, 16)), graphs=1)
     assert not [r for r in compiled.records if r.graph_break is not None]
+
+
+def fractal_dimension(Z, threshold=0.9):   # From Python to NumPy (Rougier), as written there
+    def boxcount(Z, k):
+        S = np.add.reduceat(
+            np.add.reduceat(Z, np.arange(0, Z.shape[0], k), axis=0),
+            np.arange(0, Z.shape[1], k), axis=1)
+        return len(np.where((S > 0) & (S < k * k))[0])
+    Z = (Z < threshold)
+    p = min(Z.shape)
+    n = 2 ** np.floor(np.log(p) / np.log(2))
+    n = int(np.log(n) / np.log(2))
+    sizes = 2 ** np.arange(n, 1, -1)
+    counts = []
+    for size in sizes:
+        counts.append(boxcount(Z, size))
+    coeffs = np.polyfit(np.log(sizes), np.log(counts), 1)
+    return -coeffs[0]
+
+
+def test_a_nested_helper_made_on_every_call_compiles_once():
+    # Past the folded int(), the loop calls boxcount, a closure-free function made anew on
+    # every call, whose inlining breaks (np.add.reduceat): one compiled helper serves every
+    # such function object (it recompiled 5 times a call: 30 ms against NumPy's 1 ms).
+    compiled = kiln.compile(fractal_dimension)
+    img = np.random.default_rng(1).random((64, 80))
+    for _ in range(4):
+        assert compiled(img, 0.25) == fractal_dimension(img, 0.25)
+    assert len(compiled._helpers) <= 2
