@@ -57,7 +57,8 @@ def _trackers(tx, snap: _Snapshot) -> dict:
     found: dict[int, tuple] = {}
     values = list(snap.stack) + list(snap.locals.values()) + list(snap.cells.values()) \
         + list(tx.output.wrapped.values()) + [v for c, _ in snap.containers for v in
-                                              (c.entries.values() if hasattr(c, "entries") else c.item_list)]
+                                              (c.entries.values() if hasattr(c, "entries") else c.item_list)] \
+        + [v for _, stored in snap.objects for v in stored.values()]
     for v in values:
         if isinstance(v, ArrayVariable) and id(v) not in found:
             found[id(v)] = (v, {a: getattr(v, a) for a in _ATTRS})

@@ -25,6 +25,7 @@ from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIterator
                     graph_value)
 from .variables.base import CellVariable, ConstantVariable, VariableTracker
 from .variables.containers import DictVariable, ListVariable, TupleVariable
+from .variables.functions import UserObjectVariable
 
 
 # -- the loop node ------------------------------------------------------------------------
@@ -40,8 +41,12 @@ class _Snapshot:
         self.yielded = len(tx.yielded)
         self.cells = {name: c.contents for name, c in tx.cells.items() if isinstance(c, CellVariable)}
         self.containers: list[tuple[Any, Any]] = []
+        # Objects' attribute stores (``self.w -= ...`` in the body): a failed attempt's
+        # values name graph nodes the rollback removes.
+        self.objects: list[tuple[Any, dict]] = []
         seen: set[int] = set()
-        for v in list(self.stack) + list(self.locals.values()) + list(self.cells.values()):
+        for v in list(self.stack) + list(self.locals.values()) + list(self.cells.values()) \
+                + list(tx.output.wrapped.values()):
             self._walk(v, seen)
 
     def _walk(self, v: Any, seen: set) -> None:
@@ -55,6 +60,11 @@ class _Snapshot:
         elif isinstance(v, DictVariable):
             self.containers.append((v, dict(v.entries)))
             for x in v.entries.values():
+                self._walk(x, seen)
+        elif isinstance(v, UserObjectVariable):
+            stored = v.__dict__.get("stored", {})
+            self.objects.append((v, dict(stored)))
+            for x in stored.values():
                 self._walk(x, seen)
 
     def changed_outside(self, tx) -> bool:
@@ -77,6 +87,8 @@ class _Snapshot:
                 v.entries = dict(saved)
             else:
                 v.item_list = list(saved)
+        for v, saved in self.objects:
+            v.__dict__["stored"] = dict(saved)
 
 
 def _note(tx, text: str) -> None:

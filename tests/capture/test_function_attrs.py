@@ -35,3 +35,30 @@ def test_changing_a_function_attribute_is_seen():
             setattr(want.reg, *change)
             setattr(got.reg, *change)
         np.testing.assert_array_equal(compiled(got, g), _run(want, g))
+
+
+def test_a_lambda_made_per_instance_does_not_recompile():
+    # self.reg = lambda w: 0 in __init__: every model holds another function object of
+    # the same code. Guarded by its code (closure, defaults and attributes are read
+    # through sources), a new model hits the cache; by identity each one recompiled
+    # (ML-From-Scratch's LinearRegression: 79 ms a call against NumPy's 0.7 ms).
+    compiled = kiln.compile(_run)
+    g = np.arange(3.0)
+    for _ in range(4):
+        want, got = _Model(), _Model()
+        np.testing.assert_array_equal(compiled(got, g), _run(want, g))
+    assert len(compiled.cache_entries) == 1
+
+
+def test_a_lambda_of_other_code_or_closure_is_not_taken_for_the_first():
+    compiled = kiln.compile(_run)
+    g = np.arange(3.0)
+    for k in (0.5, 2.0):
+        want, got = _Model(), _Model()
+        for m in (want, got):
+            m.reg.grad = (lambda k: (lambda w: k * w))(k)   # same code, another closure
+        np.testing.assert_array_equal(compiled(got, g), _run(want, g))
+    want, got = _Model(), _Model()
+    for m in (want, got):
+        m.reg.grad = lambda w: -w                           # another code
+    np.testing.assert_array_equal(compiled(got, g), _run(want, g))

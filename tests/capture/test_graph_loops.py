@@ -358,3 +358,43 @@ def test_elementwise_recurrence_stays_unrolled():
     z, c = np.zeros(6), np.linspace(-0.5, 0.2, 6)
     _same(_recurrence(z, c), kiln.compile(_recurrence)(z, c))
     assert "elementwise body" in _notes(_recurrence, z, c)
+
+
+class _GradientDescent:
+    def __init__(self, n_iterations):
+        self.n_iterations = n_iterations
+        self.reg = lambda w: 0
+        self.reg.grad = lambda w: 0
+
+    def fit(self, X, y):
+        self.errors = []
+        self.w = np.linspace(-0.1, 0.1, X.shape[1])
+        for _ in range(self.n_iterations):
+            y_pred = X.dot(self.w)
+            self.errors.append(np.mean(0.5 * (y - y_pred) ** 2 + self.reg(self.w)))
+            self.w -= 0.001 * (-(y - y_pred).dot(X) + self.reg.grad(self.w))
+        return X.dot(self.w)
+
+
+def test_a_loop_that_is_not_a_graph_loop_leaves_object_attributes_as_they_were():
+    # ML-From-Scratch's Regression.fit: the graph-loop attempt fails (the body appends to
+    # a list), and the unrolled loop that follows read self.w as the failed attempt left
+    # it, a node the rollback had removed: a graph that could not run (KeyError in aot,
+    # then every call ran as Python after a failed compile).
+    from kiln.ir.passes import lint
+
+    def fit(model, X, y):
+        return model.fit(X, y), model.errors, model.w
+
+    X = np.linspace(0, 1, 60).reshape(20, 3)
+    y = X @ np.array([1.0, -2.0, 0.5])
+    compiled = kiln.compile(fit)
+    for n in (5, 5):
+        want, got = fit(_GradientDescent(n), X, y), compiled(_GradientDescent(n), X, y)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-12)
+    graphs = [r.graph for r in compiled.records if r.graph is not None]
+    assert graphs
+    for g in graphs:
+        lint(g)

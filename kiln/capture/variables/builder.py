@@ -222,10 +222,13 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         return GradTransformVariable(wrap(tx, fn, AttrSource(source, "__wrapped__")
                                           if source is not None else None), argnums, with_value)
     if kind is types.FunctionType:
-        if source is not None and source.is_argument():
+        if source is not None and (source.is_argument() or not any(
+                k.startswith("__") for k in getattr(value, "__dict__", ()))):
             # A function passed in (a closure rebuilt for a resume function, a lambda made
-            # per call): what inlining assumed is its code; closure cells and defaults are
-            # read through sources, so they are guarded where they are used.
+            # per call) or read from an object or a global (``self.activation = lambda x:
+            # ...`` made per instance): what inlining assumed is its code; closure cells,
+            # defaults and attributes are read through sources, so they are guarded where
+            # they are used. (kiln's markers, ``__kiln_disabled__``, keep the identity.)
             _guard_type(tx, source, value)
             _guard_id(tx, AttrSource(source, "__code__"), value.__code__)
         else:
