@@ -99,6 +99,9 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
     pooled: dict[str, str] = {}
     moved: set[str] = set()            # inputs whose array an in-place output took over
     fresh: dict[str, bool] = {}        # extern result name -> always a new array
+    donated = _donated_inputs(low)
+    raising = [step for step, item in enumerate(items)
+               if not isinstance(item, Kernel) and item.op.may_raise]
     for step, item in enumerate(items):
         if isinstance(item, Kernel):
             rk = rendered[item.name]
@@ -142,6 +145,19 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                 # written in place, not copied per call (a recurrence was quadratic).
                 plan.inplace_externs.add(step)
                 moved.update(v.buf.name for v in given)
+            elif getattr(item.op, "inplace_impl", None) is not None and pick is None \
+                    and len(given) == 1 and isinstance(given[0], BufferValue) \
+                    and given[0].is_whole() and donated.get(item.name) == given[0].buf.name \
+                    and last_use.get(given[0].buf.name) == step and given[0].buf.name not in moved \
+                    and not any(r > step for r in raising) and _only_there(item.args, given):
+                # x[i] = v whose result is the new value of the caller's array x, which
+                # nothing reads again (Graph.donated: aot's epilogue would copy it into x):
+                # written into x, not into a copy of x copied back (a time step's
+                # ``A[1:-1, 1:-1] = ...`` in a graph loop's body). NumPy checks indices
+                # and shapes before it writes, and nothing after may raise, so an error
+                # leaves x as it was for aot's replay.
+                plan.inplace_externs.add(step)
+                moved.add(given[0].buf.name)
             allocated[item.name] = None
             fresh[item.name] = item.op.fresh_result
         for name, last in last_use.items():
@@ -155,6 +171,21 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
     output_names = {v.buf.name for v in low.outputs if isinstance(v, BufferValue)}
     plan.pooled_outputs = [(name, p) for name, p in pooled.items() if name in output_names]
     return plan
+
+
+def _donated_inputs(low: Any) -> dict[str, str]:
+    """Name of a graph output -> name of the caller's array it is the new value of
+    (``Graph.donated``, set by aot for inference graphs that write their inputs)."""
+    out: dict[str, str] = {}
+    for k, i in getattr(low.graph, "donated", {}).items():
+        value = low.outputs[k] if k < len(low.outputs) else None
+        target = low.inputs[i][1] if i < len(low.inputs) else None
+        if isinstance(target, Buffer) and target.kind == "input":
+            if isinstance(value, BufferValue) and value.is_whole():
+                out[value.buf.name] = target.name
+            elif isinstance(value, Opaque):
+                out[value.name] = target.name
+    return out
 
 
 def _only_there(args: Any, given: list) -> bool:
