@@ -331,6 +331,33 @@ def _python_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
     raise Unnative(f"Python {fn} giving {out.name}")
 
 
+def _low_bit_mask(value: Any, out: _Kind) -> Any:
+    """``b & 1`` when ``value`` is the all-ones-or-zero mask ``0 - (b & 1)`` (or
+    ``-(b & 1)``) computed in ``out``'s integer type, else None. ``x & mask`` is then a
+    select on b's low bit: C compilers keep the select off the carried chain (a bit loop
+    of a CRC: 3 dependent instructions a step instead of 4, crcB in benchmarks/loops.py's
+    notes), where ``and; neg; and`` must run in order."""
+    if not (hasattr(value, "kind") and value.kind == "call" and value.target.name == "scalar_fn"
+            and _kind_of(value).name == out.name):
+        return None
+    fn, args = value.kwargs["fn"], value.args[0]
+    if fn == "sub" and not hasattr(args[0], "kind") and args[0] == 0:
+        bit = args[1]
+    elif fn == "neg":
+        bit = args[0]
+    else:
+        return None
+    if not (hasattr(bit, "kind") and bit.kind == "call" and bit.target.name == "scalar_fn" and bit.kwargs["fn"] == "and_"
+            and _kind_of(bit).is_int and not _kind_of(bit).py):
+        return None
+    a, b = bit.args[0]
+    if not hasattr(b, "kind") and b == 1:
+        return bit
+    if not hasattr(a, "kind") and a == 1:
+        return bit
+    return None
+
+
 def _numpy_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
     """NumPy scalar semantics: computed in the result type ``out``."""
     e = [pr.ref(a, out) for a in args]
@@ -352,6 +379,11 @@ def _numpy_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
             return f"kiln_ifloordiv<{t}>({e[0]}, {e[1]})"
         if fn == "mod":
             return f"kiln_imod<{t}>({e[0]}, {e[1]})"
+        if fn == "and_":
+            for x, m in (args, args[::-1]):
+                bit = _low_bit_mask(m, out)
+                if bit is not None:   # ``x & -(b & 1)``: b's low bit selects x or 0
+                    return f"(({pr.ref(bit)} & 1) ? {pr.ref(x, out)} : ({t})0)"
         if fn in _BITS:
             return f"(({t})({e[0]} {_BITS[fn]} {e[1]}))"
         if fn == "lshift":

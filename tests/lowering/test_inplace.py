@@ -316,3 +316,50 @@ def test_scatter_of_a_value_that_may_warn_in_its_cast_is_not_given_the_argument(
     wrapper = _check_against_numpy(put_floats, np.zeros(40, np.int64), np.array([2, 5]),
                                    np.array([1.0, 2.0]))
     assert "_inplace_index_put(N," not in wrapper, wrapper
+
+
+def _two_steps(A, B):
+    B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+    A[1:-1, 1:-1] = 0.2 * (B[1:-1, 1:-1] + B[1:-1, :-2] + B[1:-1, 2:] + B[2:, 1:-1] + B[:-2, 1:-1])
+
+
+def _two_steps_then_gather(A, B, idx):
+    _two_steps(A, B)
+    return B[idx]
+
+
+def _wrappers(path) -> str:
+    import os
+    return "".join(open(os.path.join(path, d, "wrapper.py")).read() for d in sorted(os.listdir(path)))
+
+
+def test_a_scatter_into_a_donated_input_writes_it_in_place(tmp_path, monkeypatch):
+    """``A[1:-1, 1:-1] = f(B)`` after a kernel read ``A``: an extern scatter whose result
+    is ``A``'s new value writes into ``A`` (kiln/lowering/memory.py), not into a copy that
+    aot's epilogue copies back; with a call that may raise, an error leaves both arrays
+    as NumPy leaves them."""
+    import kiln
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path / "a"))
+    rng = np.random.default_rng(0)
+    A0, B0 = rng.random((12, 12)), rng.random((12, 12))
+    a, b = A0.copy(), B0.copy()
+    kiln.compile(_two_steps)(a, b)
+    a2, b2 = A0.copy(), B0.copy()
+    _two_steps(a2, b2)
+    np.testing.assert_array_equal(a, a2)
+    np.testing.assert_array_equal(b, b2)
+    assert "_inplace_index_put(A," in _wrappers(tmp_path / "a")
+
+    compiled = kiln.compile(_two_steps_then_gather)
+    for idx in (np.array([0, 3]), np.array([0, 40])):
+        a, b, a2, b2 = A0.copy(), B0.copy(), A0.copy(), B0.copy()
+        try:
+            want = _two_steps_then_gather(a2, b2, idx)
+        except IndexError:
+            with pytest.raises(IndexError):
+                compiled(a, b, idx)
+        else:
+            np.testing.assert_array_equal(compiled(a, b, idx), want)
+        np.testing.assert_array_equal(a, a2)
+        np.testing.assert_array_equal(b, b2)

@@ -370,3 +370,39 @@ def test_carried_scalars_of_every_kind_come_back(monkeypatch, fast_guards):
             assert got == want
         assert loop_stats["native"] - before["native"] == 3
         assert kiln.compile(carried_kinds)(a, 2**70) == carried_kinds(a, 2**70)   # past int64
+
+
+def bit_masks(data, poly, other):
+    c, d, e = poly ^ poly, other, np.int8(0)
+    for k in range(data.shape[0]):
+        c = c ^ poly.dtype.type(data[k])
+        for _ in range(3):      # a CRC step: the low bit selects the polynomial or 0
+            c = (c >> poly.dtype.type(1)) ^ (poly & (poly.dtype.type(0) - (c & poly.dtype.type(1))))
+        d = d * other.dtype.type(3) + (other & -(other.dtype.type(data[k]) & other.dtype.type(1)))
+        d = d ^ ((np.int8(1) & np.int8(data[k])) * other)   # 1 & b times x: no mask
+        # the mask in another type than the and: uint8's 255 is no all-ones int32 mask
+        e = e + np.int8(np.int32(1000) & (np.uint8(0) - (np.uint8(data[k]) & np.uint8(1))))
+    return c, d, e
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("poly,other", [(np.uint32(0xEDB88320), np.int64(-77)),
+                                        (np.uint64(0xC96C5795D7870F42), np.int32(-5))])
+def test_a_low_bit_mask_is_a_select(tmp_path, monkeypatch, poly, other):
+    """``x & (0 - (b & 1))`` prints as a select on b's low bit (a shorter carried chain
+    than ``and; neg; and``: kiln/lowering/loop_scalars.py ``_low_bit_mask``), with the
+    values, types and wrapping of NumPy's scalars; a mask computed in another type stays
+    a mask."""
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path / "dump"))
+    data = np.random.default_rng(3).integers(0, 256, 50).astype(np.uint8)
+    before = dict(loop_stats)
+    got, want = kiln.compile(bit_masks)(data, poly, other), bit_masks(data, poly, other)
+    assert [type(v) for v in got] == [type(v) for v in want] and got == want
+    assert loop_stats["native"] > before["native"] and loop_stats["reference"] == before["reference"]
+    cpp = "".join((tmp_path / "dump" / f / "loops.cpp").read_text()
+                  for f in os.listdir(tmp_path / "dump") if f.endswith("_loops"))
+    fast = cpp[cpp.index("_fast("):cpp.index("_checked(")]
+    selects = [line for line in fast.splitlines() if " & 1) ? " in line]
+    # the CRC steps and -(b & 1); not the uint8 mask of the int32
+    assert len(selects) >= 2 and not any("1000" in line for line in selects), fast
