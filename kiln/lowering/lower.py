@@ -475,22 +475,30 @@ def slice_bound_positions(graph: Graph) -> set[int]:
     return {i for i, p in enumerate(graph.placeholders) if p in used}
 
 
-def _numpy_returns_scalar(node: Node) -> bool:
+def _numpy_returns_scalar(node: Node, memo: dict | None = None) -> bool:
     """Would NumPy give a scalar (not a 0-d array) for this 0-d result? (Run on stand-ins:
-    a 0-d input that is itself a NumPy scalar is one here too: ``np.float32(x.sum())``.)"""
+    a 0-d input that is itself a NumPy scalar is one here too: ``np.float32(x.sum())``.)
+    ``memo``: answers so far, by node (a chain of 0-d ops reusing each step, ``s = s * 3 +
+    s`` unrolled, asked each node twice per step: exponential without it)."""
+    memo = {} if memo is None else memo
+    if id(node) in memo:
+        return memo[id(node)]
     if node.op.state is not None:   # its kernel would draw (a random op's result is an array)
-        return False
-    try:
-        fake_args = to_fake(map_nodes(node.args, _stand_in))
-        return isinstance(node.op.impl(*fake_args, **node.kwargs), np.generic)
-    except Exception:
-        return False
+        answer = False
+    else:
+        try:
+            fake_args = to_fake(map_nodes(node.args, lambda n: _stand_in(n, memo)))
+            answer = isinstance(node.op.impl(*fake_args, **node.kwargs), np.generic)
+        except Exception:
+            answer = False
+    memo[id(node)] = answer
+    return answer
 
 
-def _stand_in(n: Node) -> Any:
+def _stand_in(n: Node, memo: dict | None = None) -> Any:
     val = n.val
     if n.kind == "call" and isinstance(val, TensorMeta) and val.shape == () \
-            and _numpy_returns_scalar(n):
+            and _numpy_returns_scalar(n, memo):
         return val.dtype.type(1)
     return val
 
