@@ -29,13 +29,14 @@
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .. import array_kinds
 from ..autograd.grad_mode import is_grad_enabled
-from ..errors import NoDerivative
+from ..errors import KilnError, NoDerivative
 from ..ir import Graph, Interpreter, Node
 from ..ops import Bound, TensorMeta
 from ..ops.random import generators_in, snapshot
@@ -188,7 +189,20 @@ class AOTFunction:
             with self._lock:  # threads meeting a new variant together compile it once
                 variant = self.variants.get(key)
                 if variant is None:
-                    variant = self._new_variant(key, dedup, mask, args, arrays)
+                    try:
+                        variant = self._new_variant(key, dedup, mask, args, arrays)
+                    except KilnError:
+                        raise
+                    except Exception as e:
+                        if mask is not None:
+                            raise
+                        # kiln's own failure to build it (the caller's values raise only
+                        # when it runs): say so once, and run this variant op by op, as
+                        # NumPy would, not the whole function as Python on every call
+                        warnings.warn(f"kiln: graph '{self.graph.name}' could not be compiled "
+                                      f"for these inputs ({type(e).__name__}: {e}); it runs "
+                                      f"op by op with NumPy", RuntimeWarning, stacklevel=2)
+                        variant = self.variants[key] = _op_by_op(self.graph)
         return variant(args, arrays, called)
 
     def _new_variant(self, key: tuple, dedup: Any, mask: Any, args: tuple, arrays: list) -> "_Variant":
@@ -512,6 +526,11 @@ class _Variant(TrainingRun):
 
 def _is_float_val(value: Any) -> bool:
     return isinstance(value, Node) and isinstance(value.val, TensorMeta) and value.val.dtype.kind in "fc"
+
+
+def _op_by_op(graph: Graph) -> Callable:
+    """A variant that runs ``graph`` op by op on the caller's values (its build failed)."""
+    return lambda args, arrays, called: run_op_by_op(graph, called)
 
 
 def run_op_by_op(graph: Graph, args: tuple) -> tuple:

@@ -359,3 +359,32 @@ def test_an_error_after_a_write_to_an_array_passed_twice(backend):
         kiln.compile(f, backend=backend)(x, x)
     assert str(compiled.value) == str(eager.value)
     np.testing.assert_array_equal(x, y)
+
+
+def test_a_graph_that_fails_to_build_runs_op_by_op_and_says_so(monkeypatch):
+    # A kiln bug while functionalizing (a malformed graph raised KeyError there on every
+    # call) made every call rerun the whole function as Python, silently. Now the variant
+    # runs op by op with NumPy, built once, with a warning.
+    import warnings
+    import kiln
+    import kiln.aot.runtime as runtime
+
+    tries = []
+
+    def broken(graph, arrays):
+        tries.append(graph)
+        raise KeyError("subtract_2")
+    monkeypatch.setattr(runtime, "functionalize_with_plan", broken)
+
+    def f(x, i):
+        x[i] = 7.0
+        return (x * 2).sum()
+    compiled = kiln.compile(f, backend="cpp")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            want_x, got_x = np.arange(6.0), np.arange(6.0)
+            assert compiled(got_x, np.array([1, 3])) == f(want_x, np.array([1, 3]))
+            np.testing.assert_array_equal(got_x, want_x)
+    assert len(tries) == 1
+    assert sum("could not be compiled" in str(w.message) for w in seen) == 1
