@@ -191,14 +191,14 @@ class AOTFunction:
                 if variant is None:
                     try:
                         variant = self._new_variant(key, dedup, mask, args, arrays)
-                    except KilnError:
-                        raise
-                    except Exception as e:
-                        if mask is not None:
+                    except (KeyError, AttributeError, AssertionError, NotImplementedError) as e:
+                        if mask is not None or isinstance(e, KilnError):
                             raise
-                        # kiln's own failure to build it (the caller's values raise only
-                        # when it runs): say so once, and run this variant op by op, as
-                        # NumPy would, not the whole function as Python on every call
+                        # kiln's own failure to build it (the errors a bug in kiln raises;
+                        # a write NumPy refuses, found while functionalizing, is a
+                        # ValueError and reaches the caller as before): say so once, and
+                        # run this variant op by op, as NumPy would, not the whole
+                        # function as Python on every call
                         warnings.warn(f"kiln: graph '{self.graph.name}' could not be compiled "
                                       f"for these inputs ({type(e).__name__}: {e}); it runs "
                                       f"op by op with NumPy", RuntimeWarning, stacklevel=2)
