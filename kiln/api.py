@@ -163,8 +163,9 @@ class CompiledFunction:
         if key is None and fn.__closure__ is None and not fn.__defaults__ \
                 and not fn.__kwdefaults__ and not getattr(fn, "__dict__", None):
             # A function made anew on every call (a nested helper the frame hook meets):
-            # its code and globals are all it is, so one helper serves every such object.
-            key = (fn.__code__, id(fn.__globals__))
+            # its code is all it is, so one helper serves every such object (the key
+            # capture/partial.py gives a closure-free function made in the frame, too).
+            key = fn.__code__
         key = fn if key is None else key
         with root._lock:
             found = root._helpers.get(key)

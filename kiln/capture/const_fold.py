@@ -17,6 +17,7 @@ import numpy as np
 
 from ..ops.meta import supported_dtype
 from .variables.base import ConstantVariable
+from .variables.containers import ListVariable, TupleVariable
 
 
 def _number(value: Any) -> bool:
@@ -29,19 +30,15 @@ def _known(var: Any) -> bool:
     """A number, or a tuple or list of them, that capture knows exactly."""
     if type(var) is ConstantVariable:
         value = var.value
-        if isinstance(value, tuple):
-            return all(_number(v) for v in value)
-        return _number(value)
-    items = getattr(var, "item_list", None)
-    return type(var).__name__ in ("TupleVariable", "ListVariable") and items is not None \
-        and all(_known(v) for v in items)
+        return all(_number(v) for v in value) if isinstance(value, tuple) else _number(value)
+    return type(var) in (TupleVariable, ListVariable) and all(_known(v) for v in var.item_list)
 
 
 def _value(var: Any) -> Any:
     if type(var) is ConstantVariable:
         return var.value
     values = [_value(v) for v in var.item_list]
-    return tuple(values) if type(var).__name__ == "TupleVariable" else values
+    return values if type(var) is ListVariable else tuple(values)
 
 
 def fold_ufunc(key: Any, op: Any, args: list, kwargs: dict) -> ConstantVariable | None:
