@@ -53,7 +53,9 @@ class _Snapshot:
         if id(v) in seen:
             return
         seen.add(id(v))
-        if isinstance(v, (ListVariable, TupleVariable)):
+        if getattr(v, "unread", False):   # an argument list nothing read: only its appends
+            self.containers.append((v, _Unread(v.appended)))
+        elif isinstance(v, (ListVariable, TupleVariable)):
             self.containers.append((v, list(v.item_list)))
             for x in v.item_list:
                 self._walk(x, seen)
@@ -69,8 +71,7 @@ class _Snapshot:
 
     def changed_outside(self, tx) -> bool:
         return len(tx.output.side_effects) != self.effects or any(
-            (list(v.item_list) if not isinstance(v, DictVariable) else dict(v.entries)) != saved
-            for v, saved in self.containers) or any(
+            _contents(v) != saved for v, saved in self.containers) or any(
             tx.cells[n].contents is not c for n, c in self.cells.items())
 
     def restore(self, tx) -> None:
@@ -85,10 +86,22 @@ class _Snapshot:
         for v, saved in self.containers:
             if isinstance(v, DictVariable):
                 v.entries = dict(saved)
+            elif isinstance(saved, _Unread):
+                v.forget_reads(saved)
             else:
                 v.item_list = list(saved)
         for v, saved in self.objects:
             v.__dict__["stored"] = dict(saved)
+
+
+class _Unread(list):
+    """The appends recorded on an argument list no item of which was read."""
+
+
+def _contents(v: Any) -> Any:
+    if isinstance(v, DictVariable):
+        return dict(v.entries)
+    return _Unread(v.appended) if getattr(v, "unread", False) else list(v.item_list)
 
 
 def _note(tx, text: str) -> None:

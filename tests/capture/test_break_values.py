@@ -182,3 +182,55 @@ def test_shape_equality_with_dynamic_sizes_stays_in_the_graph():
         np.testing.assert_allclose(f(x, y), _checked_add(x, y))
     assert len(backend.graphs) == 2     # static, then dynamic: no break at the comparison
     assert all(r.graph_break is None for r in f.records)
+
+
+def _relative(p, ref):
+    d = np.abs(p - ref).sum()
+    scale = np.abs(ref).sum()
+    if scale > 1e-12:                       # data-dependent: a break on every trip
+        return d / scale
+    return d
+
+
+def _relax(p, tol, conv):
+    diff = tol + 1.0
+    while diff > tol:
+        pn = p.copy()
+        p[1:-1] = 0.5 * (pn[:-2] + pn[2:])
+        diff = _relative(p, pn)
+        conv.append(diff)                   # the history: appended to, never read
+    return p, conv
+
+
+def test_appending_to_a_list_argument_does_not_guard_its_length():
+    """A history list passed in (or carried into a resume function at a break) that is
+    only appended to keeps its length unguarded: before, every trip of the loop above
+    resumed with a longer list, missed the cache and recompiled until recompile_limit
+    (a real relaxation solver ran at 0.8x NumPy)."""
+    f = kiln.compile(_relax)                 # the C++ backend: the cost model compiles it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # the recompile_limit warning would fail the test
+        for n in (5000, 4000):
+            p = np.zeros(n)
+            p[-1] = 1.0
+            mine, theirs = [0.5], [0.5]
+            got, got_conv = f(p.copy(), 1e-3, mine)
+            want, _ = _relax(p.copy(), 1e-3, theirs)
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+            assert got_conv is mine and len(mine) == len(theirs) > 12
+            np.testing.assert_allclose(mine, theirs, rtol=1e-12)   # sums: ulps may differ
+
+
+def _append_then_read(x, hist):
+    hist.append(x.sum())
+    return x * len(hist), hist[0]
+
+
+def test_a_list_read_after_an_append_sees_the_append():
+    f, _ = compiled_with_counter(_append_then_read)
+    for k in range(3):
+        mine, theirs = [1.0] * k, [1.0] * k
+        got = f(np.arange(3.0), mine)
+        want = _append_then_read(np.arange(3.0), theirs)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1] == want[1] and mine == theirs

@@ -175,7 +175,9 @@ class ListVariable(TupleVariable):
             if name == "extend":
                 args = [ListVariable(args[0].items(tx))]
             self.record(tx, "call", name, list(args), dict(kwargs))
-            if name == "append":
+            if name in ("append", "extend") and self.append_unread(tx, name, args):
+                pass
+            elif name == "append":
                 self.item_list.append(args[0])
             elif name == "extend":
                 self.item_list.extend(args[0].items(tx))
@@ -195,6 +197,10 @@ class ListVariable(TupleVariable):
             return ListVariable(self.item_list)
         return super().call_method(tx, name, args, kwargs)
 
+    def append_unread(self, tx, name: str, args: list) -> bool:
+        """Adds to a list whose items capture has not read (see ArgumentListVariable)."""
+        return False
+
 
 class ArgumentListVariable(ListVariable):
     """A list passed in as an argument (a resume function's argument too: a list a graph
@@ -206,7 +212,16 @@ class ArgumentListVariable(ListVariable):
         self._tx = tx
         self._value = value
         self._items: list | None = None
+        self.appended: list = []   # items appended before any item was read
         self.source = source
+
+    @property
+    def unread(self) -> bool:
+        """No item read yet: the length is not guarded and appends are only recorded."""
+        return self._items is None
+
+    def describe(self) -> str:
+        return "list" if self._items is None else super().describe()
 
     @property
     def item_list(self) -> list:
@@ -215,15 +230,31 @@ class ArgumentListVariable(ListVariable):
             tx = self._tx
             tx.guards.add_length(self.source, len(self._value))
             self._items = [wrap(tx, v, GetItemSource(self.source, i))
-                           for i, v in enumerate(self._value)]
+                           for i, v in enumerate(self._value)] + self.appended
         return self._items
+
+    def forget_reads(self, appended: list) -> None:
+        """Back to unread with these appends (a failed loop trace's rollback; the length
+        guard a read added stays, which is only stricter)."""
+        self._items = None
+        self.appended = list(appended)
+
+    def append_unread(self, tx, name: str, args: list) -> bool:
+        """``conv.append(x)`` on a list whose items nothing has read needs neither its
+        length nor its items: the append is replayed on the real list after the graph, and
+        the list's length stays unguarded, so a history list growing by one each call (or
+        each resume of a loop) does not recompile."""
+        if self._items is not None:
+            return False
+        self.appended.extend([args[0]] if name == "append" else args[0].items(tx))
+        return True
 
     @item_list.setter
     def item_list(self, items: list) -> None:
         self._items = list(items)
 
     def length(self, tx) -> VariableTracker:
-        if self._items is not None:
+        if self._items is not None or self.appended:
             return super().length(tx)
         from .arrays import SymScalarVariable
         source = LenSource(self.source)
