@@ -292,10 +292,11 @@ class Rebuilder:
                 f"{self.ns.ref(var.fn_globals, 'G')}, {defaults}, {kwdefaults}, {closure})")
 
 
-def _frozen_cells(facts, a: int) -> frozenset:
+def _frozen_cells(facts, a: int, cellvars: tuple = ()) -> frozenset:
     """Cell variables whose every store comes before instruction ``a`` and outside any
-    loop that contains ``a`` (so no write can follow the break)."""
-    stores: dict[str, list[int]] = {}
+    loop that contains ``a`` (so no write can follow the break). A parameter a closure
+    reads (``def A(p): ... dx ...``) and nothing stores is frozen too."""
+    stores: dict[str, list[int]] = {name: [] for name in cellvars}
     for k, (name, arg) in enumerate(zip(facts.names, facts.args)):
         if bf.is_cell_store(name):
             stores.setdefault(getattr(arg, "name", arg), []).append(k)
@@ -329,7 +330,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
                 bound[name] = cell.contents
         elif name in tx.locals:
             bound[name] = tx.locals[name]
-    rebuild = Rebuilder(tx, output, _frozen_cells(facts, a))
+    rebuild = Rebuilder(tx, output, _frozen_cells(facts, a, bp.code.co_cellvars))
     helpers = []
     output.begin_rebuild()
     try:

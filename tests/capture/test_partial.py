@@ -160,6 +160,23 @@ def k_closure_over_cells(x):
     return z - 1
 
 
+def k_closure_over_a_parameter(x, scale):
+    def g(v):
+        return v * scale          # reads the parameter's cell, which nothing writes
+    y = g(x) + 1
+    print("between")
+    return g(y) - 1
+
+
+def k_closure_over_a_rebound_parameter(x, scale):
+    def g(v):
+        return v * scale
+    y = g(x) + 1
+    print("between")
+    scale = scale + 1.0           # written after the break: the resume must see the new value
+    return g(y) - 1
+
+
 CASES = [
     # print: x * 2 | print | y + 1
     (k_print, (X,), [2, 2]),
@@ -189,6 +206,9 @@ CASES = [
     (k_closure, (X,), [3, 3]),
     # a closure over the frame's cells runs as Python: y = x + 1 | g(y) | z - 1
     (k_closure_over_cells, (X,), [2, 2]),
+    # a parameter's cell no store writes is frozen: g(x) + 1 | print | g(y) - 1 resumes compiled
+    (k_closure_over_a_parameter, (X, 2.0), [2, 2]),
+    (k_closure_over_a_rebound_parameter, (X, 2.0), [0, 0]),   # a later store: runs as Python
 ]
 
 
