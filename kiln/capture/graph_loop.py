@@ -15,7 +15,8 @@ another position's array (``u, v = v, u``: with a constant trip count the names 
 the permutation's ``trip``-th power says), or a new array the body computed
 (``u = u + dt * lap(u)``). Anything else puts the frame back and the loop unrolls as
 before, with the reason in ``explain``: a use of the loop variable's value, a graph
-break, a side effect, a random draw, a data-dependent size, a nested loop node, a
+break, a side effect, a random draw, a data-dependent size, a nested loop node of no
+static shape (an element loop's break flag or scalar), a
 carried Python scalar, a carried array whose shape or dtype changes, a write into an
 array the loop does not carry, views of carried arrays made before the loop, arrays
 that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``return``.
@@ -207,8 +208,6 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
     for n in calls:
         if n.op.state is not None:
             raise LoopFallback(f"a random draw ({n.op.name})")
-        if n.op.name in ("loop", "loop_item", "graph_loop"):
-            raise LoopFallback("a loop node inside the body")
         if n.meta.get("size_refs") or not all(
                 (v is None and n.op.mutates) or
                 (isinstance(v, TensorMeta) and all(type(d) is int for d in v.shape))
@@ -412,8 +411,12 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, 
     else:
         count = "run-time: range(" + ", ".join(
             repr(b.value) if isinstance(b, ConstantVariable) else b.describe() for b in bounds) + ")"
-    if tx.output.loop_notes and "loop unrolled" in tx.output.loop_notes[-1]:
-        tx.output.loop_notes.pop()   # the element loop node's refusal: this node replaces it
+    filename, lineno, _ = tx.location()
+    here = f"{filename.rsplit('/', 1)[-1]}:{lineno}: loop unrolled"
+    for k in range(len(tx.output.loop_notes) - 1, -1, -1):
+        if tx.output.loop_notes[k].startswith(here):
+            del tx.output.loop_notes[k]   # the element loop node's refusal: this node replaces it
+            break
     carried = ", ".join(names[id(positions[k])][0] for k in keep)
     _note(tx, f"graph loop node ({node.name}, trip count {count}, {len(body_graph.calls)} body ops "
               f"compiled once, carried: {carried})")

@@ -398,3 +398,99 @@ def test_a_loop_that_is_not_a_graph_loop_leaves_object_attributes_as_they_were()
     assert graphs
     for g in graphs:
         lint(g)
+
+
+def _relax_rows(p, b, inner):
+    for q in range(inner):                  # an inner time loop: a graph loop of its own
+        pn = p.copy()
+        p[1:-1, 1:-1] = 0.25 * (pn[1:-1, 2:] + pn[1:-1, :-2] + pn[2:, 1:-1] + pn[:-2, 1:-1]) - b[1:-1, 1:-1]
+        p[:, -1] = p[:, -2]
+    return p
+
+
+def _cavity(u, p, b, steps, inner):
+    for n in range(steps):                  # an outer loop whose body holds the inner one
+        un = u.copy()
+        b[1:-1, 1:-1] = 0.1 * (un[1:-1, 2:] - un[1:-1, :-2]) ** 2
+        p = _relax_rows(p, b, inner)
+        u[1:-1, 1:-1] = un[1:-1, 1:-1] - 0.05 * (p[1:-1, 2:] - p[1:-1, :-2])
+        u[-1, :] = 1.0
+    return u, p
+
+
+def test_a_graph_loop_inside_a_graph_loop_body():
+    """The lid-driven cavity of "12 steps to Navier-Stokes" (a pressure solve of ``nit``
+    sweeps inside each time step): the inner loop is a graph loop node in the outer loop's
+    body, which is one node too. Before, the outer loop refused a loop node in its body,
+    unrolled past the op budget and ran the whole function as Python (1.0x NumPy)."""
+    rng = np.random.default_rng(3)
+    u0, p0, b0 = rng.random((24, 24)), rng.random((24, 24)), np.zeros((24, 24))
+    f = kiln.compile(_cavity)
+    for steps, inner in ((6, 9), (4, 13), (0, 3), (3, 0)):
+        mine = u0.copy(), p0.copy(), b0.copy()
+        theirs = u0.copy(), p0.copy(), b0.copy()
+        got = f(*mine, steps, inner)
+        want = _cavity(*theirs, steps, inner)
+        _same(got, want)
+        for a, w in zip(mine, theirs):
+            _same(a, w)
+        assert got[0] is mine[0] and got[1] is mine[1]
+    notes = _notes(_cavity, u0.copy(), p0.copy(), b0.copy(), 6, 9)
+    assert notes.count("graph loop node (") == 2 and "unrolled" not in notes, notes
+
+
+def _burgers(u, nt, c):
+    nx = u.shape[0]
+    for n in range(nt):
+        un = u.copy()
+        for i in range(1, nx - 1):          # element code inside the time step
+            u[i] = un[i] - un[i] * c * (un[i] - un[i - 1]) + 0.1 * (un[i + 1] - 2 * un[i] + un[i - 1])
+        u[0] = un[0] - un[0] * c * (un[0] - un[-2])
+        u[-1] = u[0]
+    return u
+
+
+def _sweeps_with_sum(u, nt):
+    for n in range(nt):
+        s = 0.0
+        for i in range(u.shape[0]):          # a scalar carried by the element loop
+            s += u[i] * u[i]
+            if s > 50.0:
+                break
+        u = u * 0.9 + 0.01 / (1.0 + s)
+    return u
+
+
+def _gauss_seidel(p, sweeps):
+    ny, nx = p.shape
+    for it in range(sweeps):
+        for j in range(1, ny - 1):
+            for i in range(1, nx - 1):
+                p[j, i] = 0.25 * (p[j, i - 1] + p[j, i + 1] + p[j - 1, i] + p[j + 1, i])
+        p[:, -1] = p[:, -2]
+    return p
+
+
+@pytest.mark.parametrize("fn, make, expect", [
+    (_burgers, lambda r, n: (1.0 + r.random(40), n, 0.05), "graph loop node ("),
+    # the element loop's break flag and scalar have no static shape: the time loop unrolls
+    (_sweeps_with_sum, lambda r, n: (r.random(30) * 3, n), "not a graph loop either"),
+    # all element code: one element loop nest, outer loop included
+    (_gauss_seidel, lambda r, n: (r.random((12, 14)), n), "loop node (loop"),
+], ids=["burgers", "sum_with_break", "gauss_seidel"])
+def test_element_loops_inside_a_graph_loop_body(fn, make, expect):
+    """An element loop node (kiln/capture/loop_node.py) inside a time-stepping loop's body:
+    the time loop is one graph loop node around it (before: it unrolled, and past the op
+    budget the function ran as Python: 1.0x NumPy on the 1-D Burgers step of "12 steps")."""
+    rng = np.random.default_rng(5)
+    f = kiln.compile(fn)
+    for n in (7, 3, 0, 11):
+        args = make(rng, n)
+        mine = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+        theirs = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+        _same(f(*mine), fn(*theirs))
+        for a, w in zip(mine, theirs):
+            if isinstance(a, np.ndarray):
+                _same(a, w)
+    notes = _notes(fn, *make(rng, 7))
+    assert expect in notes and "loop node (loop" in notes, notes
