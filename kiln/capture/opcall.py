@@ -278,6 +278,9 @@ _COMPOSING: list = []
 def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> VariableTracker:
     """Run a composite spelling's function on ArrayArgs: each ``F`` call in it is captured
     like a NumPy call of its own (ArrayArg.__kiln_op__); the result is their tracker(s)."""
+    if c.attribute is not None and c.inputs and isinstance(c.inputs[0], ArrayArg):
+        used.add(id(c.inputs[0]))
+        return c.inputs[0].var.getattr(tx, c.attribute)
     _COMPOSING.append((tx, text, scalars, used, c.relative_sizes))
     try:
         with ambient_hook(_composed_op):
@@ -286,6 +289,12 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
         tx.unsupported("unsupported_call", f"{text}: {e}")
     finally:
         _COMPOSING.pop()
+    if not c.relative_sizes and any(type(v) is int for v in _flatten((result,))):
+        # A Python int out of a spelling may be a size of its inputs: the example's number
+        # holds only for the example's sizes (guarded; a dynamic dim becomes a fixed one).
+        for value in _flatten(c.inputs):
+            if isinstance(value, ArrayArg):
+                value.var.specialize_dims(tx)
     var = _tracker_of(tx, result, used, text)
     if c.python is not None and isinstance(var, ArrayVariable):
         var = PyValueVariable(var, c.python)

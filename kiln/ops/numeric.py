@@ -567,7 +567,8 @@ spell_composite(np.iscomplexobj, (), lambda x: Composite(lambda a: _dtype(a).kin
                 "numpy.iscomplexobj")
 spell_composite(np.isrealobj, (), lambda x: Composite(lambda a: _dtype(a).kind != "c", (x,)),
                 "numpy.isrealobj")
-spell_composite(np.shape, (), lambda a: Composite(lambda a: tuple(shape_of(a)), (a,)), "numpy.shape")
+spell_composite(np.shape, (), lambda a: Composite(lambda a: tuple(shape_of(a)), (a,), attribute="shape"),
+                "numpy.shape")
 
 
 def _isin(element, test_elements, invert):

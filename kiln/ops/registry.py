@@ -391,6 +391,9 @@ class Composite:
     # ``n + 2``; kiln/capture/dims.py); otherwise a slice or a size expression inside
     # it specializes the sizes it meets, since ``slice(n - 1, n)`` holds the example's n.
     relative_sizes: bool = False
+    # The value is this attribute of the first input (``np.shape(x)`` is ``x.shape``):
+    # capture reads it as it reads the attribute, with its guards and symbolic sizes.
+    attribute: str | None = None
 
 
 @dataclass

@@ -175,3 +175,39 @@ def test_pad_as_a_repeated_edge_matches_numpy(mode, kw, x):
         got = kiln.compile(f, dynamic=True)(x)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+def _lu_diagonal(table):
+    rows, columns = np.shape(table)         # TheAlgorithms' lu_decomposition opens this way
+    if rows != columns:
+        raise ValueError(f"not square: {rows}x{columns}")
+    out = np.zeros((rows, columns))
+    for i in range(columns):                # unrolled: its trip count pins the size
+        out[i, i] = table[i, i] * 2.0
+    return out
+
+
+def _shape_sized(x):
+    n, m = np.shape(x)
+    return np.sin(x[1:]) * n + m
+
+
+def test_np_shape_reads_sizes_as_the_shape_attribute_does(monkeypatch):
+    """``np.shape(x)`` once gave the example's numbers with no guard: after two shapes made
+    the dims dynamic, a 4x4 input ran the 2x2 entry's unrolled loop (half its diagonal
+    zero) and a 2x3 one skipped the ``rows != columns`` check, both silently. It reads
+    ``x.shape`` now (symbolic sizes, guarded where a number decides), and a Python int
+    any other spelling returns from its inputs pins their sizes."""
+    f = kiln.compile(_lu_diagonal)
+    for shape in ((3, 3), (2, 2), (4, 4), (5, 5), (2, 3)):
+        t = rng.random(shape)
+        try:
+            want = _lu_diagonal(t)
+        except ValueError as e:
+            with pytest.raises(ValueError, match=str(e)):
+                f(t)
+            continue
+        _same(f(t), want)
+    backend = Counting(monkeypatch)
+    _run(_shape_sized, [(rng.random((3, 4)),), (rng.random((5, 2)),), (rng.random((6, 7)),)], backend)
+    assert backend.graphs == 1
