@@ -19,6 +19,77 @@ extern "C" {
 {% endfor %}{% for name in scalar_math2 %}KILN_PURE float {{ name }}f(float, float); KILN_PURE double {{ name }}(double, double);
 {% endfor %}}
 
+// NumPy's pairwise summation (pairwise_sum in numpy/_core/src/umath/loops_utils.h.src),
+// the order np.add.reduce adds a float64 run in: under 8 terms in order from 0; up to 128
+// into 8 partial sums combined ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), the rest in order;
+// longer runs split at n/2 rounded down to a multiple of 8. A sum reduced this way is
+// NumPy's to the last bit. ``f(i)`` computes the i-th term (a fused expression).
+// Up to 8 terms from ``at`` into ``out``, as SIMD lanes: lanes past ``last`` repeat the
+// term at ``last`` (computed, never added), so a run's tail costs one vector call.
+template <typename T, typename F> static inline void kiln_terms8(const F& f, int64_t at, int64_t last, T* out) {
+    #pragma omp simd
+    for (int j = 0; j < 8; j++) out[j] = f(at + j < last ? at + j : last);
+}
+template <typename T, typename F> static T kiln_pairwise(const F& f, int64_t lo, int64_t n) {
+    if (n < 8) {
+        T res = 0;
+        if (n > 0) {
+            T t[8];
+            kiln_terms8<T>(f, lo, lo + n - 1, t);
+            for (int64_t j = 0; j < n; j++) res += t[j];
+        }
+        return res;
+    }
+    if (n <= 128) {
+        T r[8];
+        #pragma omp simd
+        for (int j = 0; j < 8; j++) r[j] = f(lo + j);
+        int64_t i = 8;
+        for (; i < n - (n % 8); i += 8) {
+            #pragma omp simd
+            for (int j = 0; j < 8; j++) r[j] += f(lo + i + j);
+        }
+        T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        if (i < n) {
+            T t[8];
+            kiln_terms8<T>(f, lo + i, lo + n - 1, t);
+            for (int64_t j = 0; j < n - i; j++) res += t[j];
+        }
+        return res;
+    }
+    int64_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return kiln_pairwise<T>(f, lo, n2) + kiln_pairwise<T>(f, lo + n2, n - n2);
+}
+// The same sum on threads: the tree's top levels cut into up to 8 subtrees (a level is cut
+// only when all its runs are longer than 128), each summed on a thread, then combined
+// level by level in the tree's order, so the result does not depend on the thread count.
+template <typename T, typename F> static T kiln_pairwise_threads(const F& f, int64_t n, int nthreads) {
+    if (nthreads < 2 || n <= 128) return kiln_pairwise<T>(f, 0, n);   // no parallel region
+    int64_t lo[8], len[8];
+    int k = 1;
+    lo[0] = 0; len[0] = n;
+    while (k * 2 <= nthreads && k * 2 <= 8) {
+        bool long_runs = true;
+        for (int j = 0; j < k; j++) long_runs = long_runs && len[j] > 128;
+        if (!long_runs) break;
+        for (int j = k - 1; j >= 0; j--) {
+            const int64_t start = lo[j], m = len[j];
+            int64_t h = m / 2;
+            h -= h % 8;
+            lo[2 * j] = start; len[2 * j] = h;
+            lo[2 * j + 1] = start + h; len[2 * j + 1] = m - h;
+        }
+        k *= 2;
+    }
+    T s[8];
+    #pragma omp parallel for num_threads(k)
+    for (int j = 0; j < k; j++) s[j] = kiln_pairwise<T>(f, lo[j], len[j]);
+    for (; k > 1; k /= 2)
+        for (int j = 0; j < k / 2; j++) s[j] = s[2 * j] + s[2 * j + 1];
+    return s[0];
+}
+
 // NumPy's float floor division and remainder (npy_divmod): the result takes the sign of
 // the divisor, and division by zero gives inf/nan rather than trapping.
 template <typename T> static inline T kiln_floor_divide(T a, T b) {

@@ -99,6 +99,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         updates: list[str] = []
         clauses: list[str] = []
         in_order = False   # an accumulator no OpenMP clause combines: no SIMD lanes
+        pairwise = _pairwise_sum(plan, kind, members, inner)
+        terms = []         # (accumulator, term) of sums added in NumPy's pairwise order
         for node, role in members:
             buf = node.buf
             if role in ("row", "scalar"):
@@ -153,6 +155,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             elif node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
+                terms.append((acc, v))
             elif node.combine in ("max", "min"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 cmp = ">" if node.combine == "max" else "<"
@@ -188,6 +191,21 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             lines += pre + body + post
             continue
         lines += pre
+        if pairwise:
+            # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
+            # term (pure loads and arithmetic: what another sum needs, g++ drops)
+            var, n = inner[0]
+            for acc, v in terms:
+                fn = acc.replace("acc", "term")
+                lines.append(f"auto {fn} = [&](int64_t {var}) -> double {{")
+                lines += ["  " + b for b in em.lines] + [f"  return {v};", "};"]
+                if plan.split_inner:
+                    lines.append(f"{acc} += kiln_pairwise_threads<double>({fn}, {n}, (int64_t){plan.work} * "
+                                 f"{plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1);")
+                else:
+                    lines.append(f"{acc} += kiln_pairwise<double>({fn}, 0, {n});")
+            lines += post
+            continue
         if plan.split_inner:
             # No outer loop to share (a reduction over everything): big enough loops are
             # split across threads themselves, OpenMP combining the accumulators.
@@ -200,6 +218,19 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             lines += _loop_nest(inner, body, clauses, parallel=False, simd=not in_order)
         lines += post
     return lines
+
+
+def _pairwise_sum(plan: Any, kind: str, members: list, inner: list) -> bool:
+    """Is this stage float64 sums only, over one run (a contiguous row, or a whole array
+    whose loops collapsed)? It then adds in NumPy's pairwise order (kiln_pairwise), bit for bit
+    np.add.reduce's result; NumPy's own sums of float64 values are that order exactly
+    (a run of any length, from 0, no buffering). Other sums keep SIMD lanes: float32
+    accumulates in double (NumPy sums float32 pairwise in float32), integers are exact."""
+    if plan.blocked or kind == "scalar" or len(inner) != 1 or not members:
+        return False
+    f64 = np.dtype(np.float64)
+    return all(role == "reduce" and node.combine == "sum" and np.dtype(node.src.dtype) == f64
+               and np.dtype(plan.accumulators[node.buf.name]) == f64 for node, role in members)
 
 
 def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSource,

@@ -80,11 +80,11 @@ __attribute__((noipa)) static void kiln_fused_mean_1_body(const double* __restri
 {
     for (int64_t x0 = begin; x0 < end; ++x0) {
         double acc0 = 0;
-        #pragma omp simd reduction(+:acc0)
-        for (int64_t r1 = 0; r1 < 32; ++r1) {
+        auto term0 = [&](int64_t r1) -> double {
           double t1 = p_x[r1 + 32*x0];
-          acc0 += t1;
-        }
+          return t1;
+        };
+        acc0 += kiln_pairwise<double>(term0, 0, 32);
         const double red0 = (double)(acc0);
         double t2 = red0 / (double)32;
         p_buf4[x0] = t2;

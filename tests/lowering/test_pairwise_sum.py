@@ -1,0 +1,68 @@
+"""Float64 sums add in NumPy's pairwise order (kiln_pairwise in the C++ prelude), so
+``x.sum()``, ``np.mean`` and row sums of fused expressions are NumPy's to the last bit, on
+any thread count (a doctest printing ``np.mean(...)`` reads the same digits)."""
+import numpy as np
+import pytest
+
+import kiln
+
+
+def total(x):
+    return x.sum()
+
+
+def fused_mean(x):
+    return np.mean(np.abs((x - 0.25) / x))
+
+
+def row_sums(x):
+    return (x * x).sum(axis=1), x.mean(axis=-1)
+
+
+def strided(x):
+    return x[::3].sum()
+
+
+def variance(x):
+    return x.var(), x.std(ddof=1)
+
+
+SIZES = list(range(0, 40)) + [127, 128, 129, 255, 256, 257, 1000, 4099, 65536 + 13, 300_001]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_whole_array_sums_are_numpys_bit_for_bit(monkeypatch, threads):
+    monkeypatch.setattr(kiln.config, "num_threads", threads)
+    kiln.reset()
+    rng = np.random.default_rng(threads)
+    f, g = kiln.compile(total), kiln.compile(fused_mean)
+    for n in SIZES:
+        x = rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)
+        assert f(x) == total(x), n            # exact: not allclose
+        if n:
+            assert g(x) == fused_mean(x), n
+
+
+def test_rows_strides_and_variance_are_numpys_bit_for_bit():
+    rng = np.random.default_rng(1)
+    f, s, v = kiln.compile(row_sums), kiln.compile(strided), kiln.compile(variance)
+    for shape in ((50, 9), (20, 300), (7, 1000), (3, 129)):
+        x = rng.standard_normal(shape)
+        for got, want in zip(f(x), row_sums(x)):
+            np.testing.assert_array_equal(got, want)
+    for n in (10, 500, 10_000):
+        x = rng.standard_normal(n)
+        assert s(x) == strided(x)
+        assert v(x) == variance(x)
+
+
+def test_mean_absolute_percentage_error_prints_numpys_digits():
+    """TheAlgorithms' loss_functions doctest: ``float(...)`` printed 0.06467107643607099
+    compiled, 0.064671076436071 with NumPy (a SIMD reduction's order)."""
+    def mape(y_true, y_pred, epsilon=1e-15):
+        y_true = np.where(y_true == 0, epsilon, y_true)
+        return np.mean(np.abs((y_true - y_pred) / y_true))
+    y_true, y_pred = np.array([10, 20, 30, 40]), np.array([12, 18, 33, 45])
+    y_true = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.5])
+    y_pred = np.array([1.1, 2.1, 2.9, 4.1, 5.2, 5.9, 7.2, 7.7, 9.3, 10.1, 11.0])
+    assert repr(float(kiln.compile(mape)(y_true, y_pred))) == repr(float(mape(y_true, y_pred)))
