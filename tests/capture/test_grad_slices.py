@@ -2,10 +2,10 @@
 argument, ``x[1:]`` on inputs of changing length, in ``kiln.grad`` /
 ``kiln.value_and_grad`` called by a compiled function and on kiln.Tensors that require
 grad. Gradients are checked against central finite differences in float64 at every
-size. The non-differentiated path compiles these once (kiln/ir/sizes.py run-time
-lengths); the differentiated path still builds one graph per bound or length (its
-backward writes the slice's length, which kiln/ir/symbolic.py can only express for
-input dims): the compile counts are strict xfails that pass once it is symbolic."""
+size. Both paths compile these once: the non-differentiated one with run-time lengths
+(kiln/ir/sizes.py), kiln.grad's backward naming each slice's length as an
+``ir.SliceLength`` (kiln/ir/symbolic.py). The kiln.Tensor path (the joint graph) still
+builds per length: a strict xfail."""
 import numpy as np
 import pytest
 
@@ -104,9 +104,6 @@ def test_undifferentiated_slices_compile_once():
     assert len(graphs) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="#10: the backward of a slice with a run-time bound "
-                   "writes the slice's length, which SymbolicShapes (kiln/ir/symbolic.py) "
-                   "can only express for input dims: one graph per bound or length")
 @pytest.mark.parametrize("fn, loss, calls", [(grad_head, _head, _bound_calls),
                                              (value_and_grad_tail, _tail, _bound_calls),
                                              (grad_diffs, _diffs, _length_calls)],
