@@ -148,14 +148,12 @@ class SymbolicShapes:
     # -- slice lengths ---------------------------------------------------------------------
     def _mark(self, ref: SliceLength) -> int:
         """The stand-in size of a slice length in the moved shapes. Slices of one length
-        ``L`` with step 1, a start >= 0 and a stop < 0 (``x[1:]``, ``x[:-1]``, ``x[2:-1]``)
-        are ``max(L + stop - start, 0)`` long for every ``L``: one stand-in per sum."""
-        start, stop, step = ref.bounds
+        ``L`` with a constant step ``k > 0``, a start >= 0 and a stop < 0 (``x[1:]``,
+        ``x[:-1]``, ``x[1::2]``, ``x[:-1:2]``) are ``len(range(L + stop - start)[::k])``
+        long for every ``L``: one stand-in per sum and step."""
         key: object = ref
-        if isinstance(ref.length, SizeRef) and step in (None, 1) and all(
-                type(b) is int or b is None for b in (start, stop)) \
-                and (start is None or start >= 0) and (stop is None or stop < 0):
-            key = ("sum", ref.length, (stop or 0) - (start or 0))
+        if isinstance(ref.length, SizeRef) and canonical_slice(ref.bounds) is not None:
+            key = ("sum", ref.length) + canonical_slice(ref.bounds)
         mark = self.mark_of.get(key)
         if mark is None:
             mark = self.mark_of[key] = _MARK + 2 * len(self.marks)
@@ -210,6 +208,18 @@ class SymbolicShapes:
         if len(vshape) > len(target) or any(v not in (1, t) for v, t in zip(vshape[::-1], target[::-1])):
             raise TypeError(f"{n.name} writes a value whose size does not follow its target's")
         return TensorMeta(xmeta.shape, n.val.dtype)
+
+
+def canonical_slice(bounds: tuple) -> tuple | None:
+    """(start - stop, step) of constant slice bounds with a step > 0, a start >= 0 and a
+    stop < 0 (None counts as 0 for both): such a slice of a dim of length ``L`` has
+    ``len(range(L - (start - stop))[::step])`` elements, whatever ``L`` is. None for
+    other bounds. (kiln/lowering/sizes.py names such lengths by this form too.)"""
+    start, stop, step = bounds
+    if not all(b is None or type(b) is int for b in bounds) or (step or 1) < 1 \
+            or (start or 0) < 0 or (stop or 0) > 0 or stop == 0:
+        return None
+    return (start or 0) - (stop or 0), step or 1
 
 
 def _basic(index: Any) -> bool:

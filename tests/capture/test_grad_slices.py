@@ -130,3 +130,74 @@ def test_tensor_slices_of_changing_length_lower_once_each_way(monkeypatch):
         compiled(t).backward()
         np.testing.assert_allclose(t.grad.numpy(), _fd(_diffs, x), rtol=1e-6, atol=1e-8)
     assert len(lowerings) <= 4   # forward and backward at the first length, then once more each
+
+
+# -- more slices: each gradient against finite differences at every call; ``graphs`` is
+# how many graphs the calls may build (the first call, then one that follows the sizes;
+# an empty slice is a constant slice with an entry of its own, as undifferentiated).
+
+def _fd_nd(loss, x, eps=1e-6):
+    flat = x.reshape(-1)
+    g = np.zeros(x.size)
+    for i in range(x.size):
+        up, down = flat.copy(), flat.copy()
+        up[i] += eps
+        down[i] -= eps
+        g[i] = (loss(up.reshape(x.shape)) - loss(down.reshape(x.shape))) / (2 * eps)
+    return g.reshape(x.shape)
+
+
+SLICES = {
+    "x[:-n]": (lambda x, n: (np.sin(x[:-n]) ** 2).sum(), [(16, n) for n in (1, 3, 5, 9, 14)], 1),
+    "x[-n:] (n past the length)": (lambda x, n: (x[-n:] ** 3).sum(),
+                                   [(16, n) for n in (3, 5, 9, 14, 30)], 1),
+    "x[n:] (n past the end: empty)": (lambda x, n: (x[n:] * np.cos(x[n:])).sum() + (x ** 2).sum(),
+                                      [(16, n) for n in (3, 9, 16, 20, 40, 5)], 2),
+    "x[n:m] (empty when m <= n)": (lambda x, n, m: np.exp(x[n:m]).sum() + x.sum(),
+                                   [(16, 3, 9), (16, 9, 3), (16, 2, 12), (16, 5, 5), (16, 1, 15)], 2),
+    "x[a:b:k]": (lambda x, a, b, k: (x[a:b:k] ** 2).sum(),
+                 [(16, 1, 14, 2), (16, 0, 16, 3), (16, 2, 15, 2), (16, 3, 12, 4)], 1),
+    "x[::k], k < 0": (lambda x, k: (np.sin(x[::k]) * x[::k]).sum(), [(16, k) for k in (-1, -2, -3, -5)], 1),
+    "x[:n, 1:] (2-D)": (lambda x, n: (np.tanh(x[:n, 1:]) ** 2).sum(), [((6, 5), n) for n in (2, 3, 4, 5, 6)], 1),
+    "x[:, n:] (2-D, a max after)": (lambda x, n: (x[:, n:] * x[:, n:]).sum(axis=1).max(),
+                                    [((4, 9), n) for n in (1, 3, 5, 7)], 1),
+    "x[:n][1:]": (lambda x, n: (x[:n][1:] ** 2).sum(), [(16, n) for n in (4, 6, 9, 12)], 1),
+    "mean(x[:n])": (lambda x, n: np.mean(x[:n] ** 2), [(16, n) for n in (3, 5, 9, 12)], 1),
+    "x[2:-1] - x[1:-2], changing length": (lambda x: ((x[2:-1] - x[1:-2]) ** 2).sum(),
+                                           [(m,) for m in (6, 9, 13, 20)], 2),
+    "x[1:] - x[:-1] of rows, changing length": (lambda x: ((x[1:] - x[:-1]) ** 2).sum(),
+                                                [((m, 3),) for m in (5, 7, 9, 12)], 2),
+    "x[1::2] - x[:-1:2], changing length": (lambda x: ((x[1::2] - x[:-1:2]) ** 2).sum(),
+                                            [(m,) for m in (6, 8, 10, 14)], 2),
+}
+
+
+@pytest.mark.parametrize("name", list(SLICES))
+def test_differentiated_slices_match_finite_differences_and_compile_once(name):
+    loss, calls, most = SLICES[name]
+
+    def fn(x, *rest):
+        return kiln.value_and_grad(loss)(x, *rest)
+    graphs, backend = _counting()
+    compiled = kiln.compile(fn, backend=backend)
+    rng = np.random.default_rng(2)
+    for shape, *rest in calls:
+        x = rng.standard_normal(shape)
+        value, grad = compiled(x, *rest)
+        np.testing.assert_allclose(value, loss(x, *rest), rtol=1e-12)
+        np.testing.assert_allclose(grad, _fd_nd(lambda v: loss(v, *rest), x), rtol=1e-6, atol=1e-8)
+    assert len(graphs) <= most
+
+
+def test_a_backward_that_needs_a_slice_length_as_a_number_pins_it():
+    # var's derivative divides by N - ddof: a float the entry computes; std of a slice
+    # of run-time length is checked at every bound, whatever the graph count.
+    def loss(x, n):
+        return np.std(x[:n]) + np.var(x[n:], ddof=1)
+
+    compiled = kiln.compile(lambda x, n: kiln.value_and_grad(loss)(x, n))
+    x = np.random.default_rng(3).standard_normal(12)
+    for n in (3, 5, 8, 10):
+        value, grad = compiled(x, n)
+        np.testing.assert_allclose(value, loss(x, n), rtol=1e-12)
+        np.testing.assert_allclose(grad, _fd(lambda v: loss(v, n), x), rtol=1e-6, atol=1e-8)

@@ -250,16 +250,14 @@ class SymbolicSizes(SymbolicShapes):
         count a mean's derivative divides by), evaluated by the entry on each call."""
         from .arrays import SymScalarVariable
         factors = size.factors if isinstance(size, SizeProduct) else (size,)
-        if any(isinstance(f, SliceLength) for f in factors):
-            raise TypeError(f"the slice length {size!r} is needed as a number here")
         codes, texts, leaves, example = [], [], [], 1
         for f in factors:
             if isinstance(f, SizeRef):
-                sym = self.syms[self.refs[f.example]]
-                codes.append(sym.code)
-                texts.append(sym.text)
-                leaves += sym.leaves
-                example *= sym.example
+                code, text, more, value = self._size_code(f)
+                codes.append(code)
+                texts.append(text)
+                leaves += more
+                example *= value
             elif f != 1:
                 codes.append(repr(f))
                 texts.append(repr(f))
@@ -269,6 +267,29 @@ class SymbolicSizes(SymbolicShapes):
             code, text, example = size.finish_code(code), size.finish_code(text), size.finish(example)
         sym = SymScalarVariable(code, text, example, tuple(dict.fromkeys(leaves)), tx=self.tx)
         return self.tx.output.scalar_node(sym)
+
+    def _size_code(self, ref: SizeRef) -> tuple:
+        """(code, text, leaves, example) of a dynamic size for the entry: an input's dim,
+        or a slice length, ``len(range(L)[a:b:k])`` over it and the bounds' int inputs."""
+        if not isinstance(ref, SliceLength):
+            sym = self.syms[self.refs[ref.example]]
+            return sym.code, sym.text, sym.leaves, sym.example
+        if isinstance(ref.length, SizeRef):
+            lcode, ltext, leaves, _ = self._size_code(ref.length)
+        else:
+            lcode = ltext = repr(ref.length)
+            leaves = ()
+        codes, texts = [], []
+        for b in ref.bounds:
+            if isinstance(b, str):
+                node_code = next(c for n, c in self.tx.output.inputs if n.name == b)
+                codes.append(f"({node_code})")
+                texts.append(b)
+            else:
+                codes.append("" if b is None else repr(b))
+                texts.append(codes[-1])
+        return (f"len(range({lcode})[{codes[0]}:{codes[1]}:{codes[2]}])",
+                f"len(range({ltext})[{texts[0]}:{texts[1]}:{texts[2]}])", leaves, ref.example)
 
     def backprop(self, tx, calls: list, seeds: list, wrt: list, before: set) -> list | None:
         """:func:`backprop` with symbolic sizes; None (and the graph as it was) when a
