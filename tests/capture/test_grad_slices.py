@@ -112,9 +112,10 @@ def test_differentiated_slices_compile_once(fn, loss, calls):
     assert _check(fn, loss, calls(), None) <= 2   # the first call, then one for every other
 
 
-@pytest.mark.xfail(strict=True, reason="#10: the joint graph of a slice with a run-time "
-                   "length (kiln/aot/symbolic.py) pins the sizes: a forward and a backward "
-                   "build per length")
+@pytest.mark.xfail(strict=True, reason="#10: slices of a kiln.Tensor stay specialized "
+                   "(kiln/capture/dims.py): the joint graph's backward would get a saved "
+                   "value's slice-length dim as a symbol of its own, which lowering cannot "
+                   "relate to the SliceLength over the primal's dim (kiln/aot/partition.py)")
 def test_tensor_slices_of_changing_length_lower_once_each_way(monkeypatch):
     import kiln.runtime.backend as backend_mod
     lowerings = []
@@ -201,3 +202,22 @@ def test_a_backward_that_needs_a_slice_length_as_a_number_pins_it():
         value, grad = compiled(x, n)
         np.testing.assert_allclose(value, loss(x, n), rtol=1e-12)
         np.testing.assert_allclose(grad, _fd(lambda v: loss(v, n), x), rtol=1e-6, atol=1e-8)
+
+
+def test_a_slice_length_that_meets_a_number_is_pinned():
+    # x[n:] * np.arange(1.0, 4.0): the backward cannot follow the length (it meets 3), so
+    # each n gets a graph of its own, guarded; a length NumPy rejects raises as NumPy.
+    def loss(x, n):
+        return (x[n:] * np.arange(1.0, 4.0)).sum() + (x[:n] ** 2).sum()
+
+    graphs, backend = _counting()
+    compiled = kiln.compile(lambda x, n: kiln.value_and_grad(loss)(x, n), backend=backend)
+    rng = np.random.default_rng(4)
+    for m in (8, 8, 9, 12, 12):
+        x = rng.standard_normal(m)
+        value, grad = compiled(x, m - 3)
+        np.testing.assert_allclose(value, loss(x, m - 3), rtol=1e-12)
+        np.testing.assert_allclose(grad, _fd(lambda v: loss(v, m - 3), x), rtol=1e-6, atol=1e-8)
+    assert len(graphs) == 3
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        compiled(rng.standard_normal(8), 4)
