@@ -221,3 +221,39 @@ def test_a_slice_length_that_meets_a_number_is_pinned():
     assert len(graphs) == 3
     with pytest.raises(ValueError, match="could not be broadcast"):
         compiled(rng.standard_normal(8), 4)
+
+
+def _sgd(w, x, n):
+    loss, g = kiln.value_and_grad(lambda w, x, n: ((x[:n] @ w) ** 2).mean())(w, x, n)
+    return w - 0.1 * g
+
+
+@pytest.mark.parametrize("case", ["rows of a matmul", "x[:n] @ x[:n].T", "dynamic=True",
+                                  "half of the length"])
+def test_slices_in_larger_backwards(case):
+    rng = np.random.default_rng(6)
+    if case == "rows of a matmul":   # an SGD step on the first n rows, compiled once
+        loss = lambda w, x, n: ((x[:n] @ w) ** 2).mean()   # noqa: E731
+        fn, calls, most, kw = _sgd, [(rng.standard_normal(4), rng.standard_normal((12, 4)), n)
+                                     for n in (3, 6, 9, 11)], 1, {}
+        want = lambda w, x, n: w - 0.1 * _fd(lambda u: loss(u, x, n), w)   # noqa: E731
+    else:
+        loss = {"x[:n] @ x[:n].T": lambda x, n: (x[:n] @ x[:n].T).sum(),
+                "dynamic=True": lambda x, n: np.tanh(x[n:-1]).sum(),
+                "half of the length": lambda x: (x[x.shape[0] // 2:] ** 2).sum()}[case]
+        calls = {"x[:n] @ x[:n].T": [(rng.standard_normal((8, 3)), n) for n in (2, 4, 6, 8)],
+                 "dynamic=True": [(rng.standard_normal(m), n) for m, n in ((10, 2), (13, 4), (31, 7))],
+                 "half of the length": [(rng.standard_normal(m),) for m in (6, 9, 13, 20)]}[case]
+        most = 2 if case == "half of the length" else 1
+        kw = {"dynamic": True} if case == "dynamic=True" else {}
+
+        def fn(x, *rest):
+            return kiln.grad(loss)(x, *rest)
+
+        def want(x, *rest):
+            return _fd_nd(lambda u: loss(u, *rest), x)
+    graphs, backend = _counting()
+    compiled = kiln.compile(fn, backend=backend, **kw)
+    for args in calls:
+        np.testing.assert_allclose(compiled(*args), want(*args), rtol=1e-6, atol=1e-8)
+    assert len(graphs) <= most
