@@ -169,9 +169,7 @@ class SymbolicShapes:
         xshape = self.shape(x)
         ndim = len(xshape)
         dims = index_dims(index, ndim)
-        plain = [slice(*(b.val if isinstance(b, Node) else b for b in (e.start, e.stop, e.step)))
-                 if isinstance(e, slice) else e.val if isinstance(e, Node) else e for e in index]
-        out = list(infer_meta(_getitem(), (xmeta, tuple(plain)), {}).shape)
+        out = list(infer_meta(_getitem(), (xmeta, _examples(index)), {}).shape)
         if dims is None or len(out) != len(base):
             raise TypeError("a slice the sizes cannot follow")
         used = sum(1 for e in index if e is not None and e is not Ellipsis)
@@ -234,8 +232,13 @@ def _getitem() -> Any:
     return REGISTRY["getitem"]
 
 
+def _examples(index: tuple) -> tuple:
+    """``index`` with each int placeholder (a bound, an int index) at its example value."""
+    value = lambda b: b.val if isinstance(b, Node) else b   # noqa: E731
+    return tuple(slice(value(e.start), value(e.stop), value(e.step)) if isinstance(e, slice)
+                 else value(e) for e in index)
+
+
 def _getitem_shape(x: Node, index: tuple) -> tuple:
-    """The example shape of ``x[index]`` (int placeholders at their example values)."""
-    plain = tuple(slice(*(b.val if isinstance(b, Node) else b for b in (e.start, e.stop, e.step)))
-                  if isinstance(e, slice) else e.val if isinstance(e, Node) else e for e in index)
-    return tuple(infer_meta(_getitem(), (x.val, plain), {}).shape)
+    """The example shape of ``x[index]``."""
+    return tuple(infer_meta(_getitem(), (x.val, _examples(index)), {}).shape)
