@@ -328,9 +328,10 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
     sign; a run-time int index (``x[i]``) stays a graph input too, and no size follows it.
     Constant bounds on a dynamic dim (``x[1:]``, ``x[5:]``; ``exact``, and not a write)
     are the same kind of length, ``len(range(L)[5:])``, and the graph keeps the slice.
-    Slices of a kiln.Tensor and slices inside a function ``kiln.grad`` differentiates
-    keep their bounds specialized: derivative rules read sizes, and a run-time length is
-    no input's size (kiln/ir/symbolic.py); an int index needs none.
+    Slices of a kiln.Tensor keep their bounds specialized: derivative rules read sizes,
+    and the joint graph's sizes are the inputs' (kiln/aot/symbolic.py); an int index needs
+    none. Inside a function ``kiln.grad`` differentiates they stay run-time lengths: the
+    backward names them as ``SliceLength``s (kiln/ir/symbolic.py), or pins them.
 
     None when the op takes no run-time slice bounds here (``Op.runtime_slices``)."""
     k = op.runtime_slices
@@ -351,7 +352,8 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
         return None   # NumPy's IndexError, raised by the shape rule
     at = _runtime_indices(var, index, runtime)
     sized = any(runtime(e.start) or runtime(e.stop) or runtime(e.step) for e in slices)
-    differentiated = var.tensor or getattr(tx.output, "grad_depth", 0)
+    # (inside kiln.grad the backward follows such lengths: kiln/ir/symbolic.py SliceLength)
+    differentiated = var.tensor
     # x[1:], x[:-1] on a dynamic dim: a run-time length like x[:n]'s
     clamped = exact and not differentiated and not op.mutates and any(_live(d) for d in var.dims) and slices and all(
         e is None or e is Ellipsis or type(e) is int or type(e) is slice and all(

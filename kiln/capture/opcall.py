@@ -462,6 +462,12 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     result = ArrayVariable(node, dims(node.val), fresh=not view or base is None or base.fresh,
                            base=(base.base or base) if base is not None else None,
                            tensor=any(a.tensor for a in array_inputs), array_type=array_type)
+    if sliced is not None and getattr(tx.output, "grad_depth", 0):
+        # run-time lengths inside kiln.grad: pinned if the backward cannot follow them
+        # (kiln/capture/variables/grad.py)
+        tx.output.grad_lengths = getattr(tx.output, "grad_lengths", []) + [
+            d for d in result.dims if isinstance(d, SymScalarVariable) and not d.is_shape()
+            and not isinstance(d, UnbackedSize)]
     if result.tensor and any(isinstance(d, UnbackedSize) for d in result.dims):
         # Derivative rules read sizes while the backward graph is built: a size known only
         # when the forward ran cannot be one, so this runs on the eager tape instead.

@@ -1,5 +1,6 @@
 // kiln C++ prelude: pasted at the top of every generated source (no libstdc++ headers:
-// they would triple compile time). Math functions are declared here, not taken from
+// they would triple compile time), with the helper sections its kernels name
+// (kiln/lowering/cpp.py HELPERS: parsing them all is ~6 ms of a softmax's build). Math functions are declared here, not taken from
 // <math.h>, so that the SIMD declarations below make GCC call glibc's vector math
 // (libmvec) without -ffast-math; the build passes -fno-builtin-<name> for each of them.
 #include <stdint.h>
@@ -19,7 +20,7 @@ extern "C" {
 {% endfor %}{% for name in scalar_math2 %}KILN_PURE float {{ name }}f(float, float); KILN_PURE double {{ name }}(double, double);
 {% endfor %}}
 
-// NumPy's pairwise summation (pairwise_sum in numpy/_core/src/umath/loops_utils.h.src),
+{% if 'pairwise' in helpers %}// NumPy's pairwise summation (pairwise_sum in numpy/_core/src/umath/loops_utils.h.src),
 // the order np.add.reduce adds a float64 run in: under 8 terms in order from 0; up to 128
 // into 8 partial sums combined ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), the rest in order;
 // longer runs split at n/2 rounded down to a multiple of 8. A sum reduced this way is
@@ -90,7 +91,7 @@ template <typename T, typename F> static T kiln_pairwise_threads(const F& f, int
     return s[0];
 }
 
-// NumPy's float floor division and remainder (npy_divmod): the result takes the sign of
+{% endif %}{% if 'divide' in helpers %}// NumPy's float floor division and remainder (npy_divmod): the result takes the sign of
 // the divisor, and division by zero gives inf/nan rather than trapping.
 template <typename T> static inline T kiln_floor_divide(T a, T b) {
     if (b == 0) return a / b;
@@ -124,7 +125,7 @@ template <typename T> static inline T kiln_remainder_int(T a, T b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
 }
-// Integer // and % by a divisor that does not change across a loop (a constant, a scalar
+{% endif %}{% if 'divide_by' in helpers %}// Integer // and % by a divisor that does not change across a loop (a constant, a scalar
 // argument): libdivide's method. The divisor's magic number is made once, before the loop
 // (kiln_divisor32/64, emitted by kiln/lowering/cpp_ops.py); each element then costs a
 // multiply-high, shifts and sign fix-ups, which vectorize (x86 has no SIMD integer
@@ -195,24 +196,24 @@ template <typename T> KILN_INLINE T kiln_remainder_by(T a, kiln_div32 v) {
 template <typename T> KILN_INLINE T kiln_remainder_by(T a, kiln_div64 v) {
     T q, r; kiln_divmod_by<T, uint64_t, int64_t>(a, v, &q, &r); return r;
 }
-template <typename T> static inline T kiln_lshift(T a, T b) {
+{% endif %}{% if 'shift' in helpers %}template <typename T> static inline T kiln_lshift(T a, T b) {
     return (b < 0 || b >= (T)(8 * sizeof(T))) ? (T)0 : (T)(a << b);
 }
 template <typename T> static inline T kiln_rshift(T a, T b) {
     if (b < 0 || b >= (T)(8 * sizeof(T))) return a < 0 ? (T)-1 : (T)0;
     return (T)(a >> b);
 }
-template <typename T> static inline T kiln_logaddexp(T x, T y) {
+{% endif %}{% if 'logaddexp' in helpers %}template <typename T> static inline T kiln_logaddexp(T x, T y) {
     if (x == y) return x + (T)0.693147180559945309417232121458176568;  // log(2)
     T d = x - y;
     if (d > 0) return x + log1p(exp(-d));
     if (d <= 0) return y + log1p(exp(d));
     return d;  // nan
 }
-static inline float log1p(float x) { return log1pf(x); }
+{% endif %}static inline float log1p(float x) { return log1pf(x); }
 static inline float exp(float x) { return expf(x); }
 static inline float fmod(float a, float b) { return fmodf(a, b); }
-// np.clip with array bounds: minimum(maximum(x, lo), hi), NaN-propagating; a tie takes the bound, as
+{% if 'clip' in helpers %}// np.clip with array bounds: minimum(maximum(x, lo), hi), NaN-propagating; a tie takes the bound, as
 // NumPy's (a > b ? a : b) does (clip(-0.0, zeros, ...) and clip(-0.0, 0, None) are +0.0; 0-d
 // bounds keep x on a tie: see clip's lowering in kiln/ops/pointwise.py).
 template <typename T> static inline T kiln_clip(T x, T lo, T hi) {
@@ -223,7 +224,7 @@ template <typename T> static inline T kiln_clip_int(T x, T lo, T hi) {
     T m = x >= lo ? x : lo;
     return m <= hi ? m : hi;
 }
-// complex64 / complex128 elements: NumPy's layout (real, imaginary), NumPy's formulas.
+{% endif %}{% if 'complex' in helpers %}// complex64 / complex128 elements: NumPy's layout (real, imaginary), NumPy's formulas.
 // Products fuse the way NumPy's SIMD loops do where the CPU has FMA (the real part is
 // fma(ar, br, -(ai*bi)), the imaginary fma(ar, bi, ai*br)); the modulus is NumPy's
 // larger * sqrt(1 + (smaller/larger)^2) with its inf/nan rules; division is Smith's, in a
@@ -293,3 +294,4 @@ KILN_INLINE kiln_c64 kiln_cexp(kiln_c64 a) {
     z = cexpf(z);
     return kiln_c64{__real__ z, __imag__ z};
 }
+{% endif %}

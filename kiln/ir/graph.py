@@ -101,7 +101,7 @@ class SizeRef:
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, SizeRef):
-            return (self.array, self.dim) == (other.array, other.dim)
+            return type(other) is type(self) and (self.array, self.dim) == (other.array, other.dim)
         if isinstance(other, int):
             # A dynamic size is at least 2, and never a static size it meets (capture
             # pins a dynamic dim that meets a number in broadcasting).
@@ -127,6 +127,47 @@ class SizeRef:
 
     def __repr__(self) -> str:
         return f"{self.array}.shape[{self.dim}]"
+
+
+class SliceLength(SizeRef):
+    """The length of a slice of a dim, ``len(range(L)[start:stop:step])``, inside a call's
+    params: the backward of ``x[:n]`` (``n`` an int argument) or of ``x[1:]`` on a dim of
+    changing length broadcasts its cotangent to ``(len(range(x.shape[0])[:n]),)``
+    (kiln/ir/symbolic.py writes it). ``length`` is an int, a :class:`SizeRef` or another
+    SliceLength (a slice of a slice); each of ``bounds`` (start, stop, step) is an int,
+    None, or a str: the name of the int placeholder holding it. Whoever runs the graph
+    resolves it with Python's own slicing of a range (:func:`resolve_sizes`), so clamping
+    and negative bounds are NumPy's for every call; lowering resolves it to the count
+    symbol of the slice itself (kiln/lowering/sizes.py ``int_slice``). ``array``/``dim``
+    name the dim at its root (None for a static length)."""
+
+    __slots__ = ("length", "bounds")
+
+    def __init__(self, length: Any, bounds: tuple, example: int) -> None:
+        root = length
+        while isinstance(root, SliceLength):
+            root = root.length
+        super().__init__(getattr(root, "array", None), getattr(root, "dim", None), example)
+        self.length, self.bounds = length, tuple(bounds)
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, SliceLength):
+            return (self.length, self.bounds) == (other.length, other.bounds)
+        return False if isinstance(other, (SizeRef, int)) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(("slice", self.length, self.bounds))
+
+    @property
+    def names(self) -> set:
+        """The int placeholders its value reads (bounds here and in the slices below)."""
+        out = {b for b in self.bounds if isinstance(b, str)}
+        return out | (self.length.names if isinstance(self.length, SliceLength) else set())
+
+    def __repr__(self) -> str:
+        text = ["" if b is None else str(b) for b in self.bounds]
+        inner = f"{text[0]}:{text[1]}" + ("" if self.bounds[2] is None else f":{text[2]}")
+        return f"len(range({self.length!r})[{inner}])"
 
 
 class SizeProduct:
@@ -193,14 +234,26 @@ def finish_count(n: int, ddof: Any) -> Any:
 def has_size_refs(params: dict) -> bool:
     """Does a param, or an item of a tuple/list param (a shape), hold a SizeRef?"""
     for v in params.values():
-        if type(v) is SizeRef or (type(v) in (tuple, list) and any(type(e) is SizeRef for e in v)):
+        if isinstance(v, SizeRef) or (type(v) in (tuple, list) and any(isinstance(e, SizeRef) for e in v)):
             return True
     return False
 
 
-def resolve_sizes(params: dict, size: Callable[["SizeRef"], Any]) -> dict:
-    """``params`` with every :class:`SizeRef` replaced by ``size(ref)``."""
-    return {k: map_leaves(v, lambda x: size(x) if isinstance(x, SizeRef) else x) for k, v in params.items()}
+def resolve_sizes(params: dict, size: Callable[["SizeRef"], Any], scalar: Callable | None = None,
+                  count: Callable | None = None) -> dict:
+    """``params`` with every :class:`SizeRef` replaced by ``size(ref)``. A
+    :class:`SliceLength` becomes its example without ``scalar`` (int placeholder name ->
+    its value); with it, Python's ``len(range(L)[start:stop:step])``, or ``count(L,
+    start, stop, step)`` where given (lowering: the slice's count symbol)."""
+    def one(r: SizeRef) -> Any:
+        if not isinstance(r, SliceLength):
+            return size(r)
+        if scalar is None:
+            return r.example
+        length = one(r.length) if isinstance(r.length, SizeRef) else r.length
+        parts = tuple(scalar(b) if isinstance(b, str) else b for b in r.bounds)
+        return count(length, *parts) if count is not None else len(range(length)[slice(*parts)])
+    return {k: map_leaves(v, lambda x: one(x) if isinstance(x, SizeRef) else x) for k, v in params.items()}
 
 
 def iter_nodes(value: Any) -> Iterator[Node]:

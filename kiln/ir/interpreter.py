@@ -37,7 +37,8 @@ class Interpreter:
             elif "size_refs" in node.meta:   # sizes of the inputs in its params (SizeRef)
                 named = {p.name: v for p, v in zip(placeholders, args)}
                 env[node] = self.call(node, map_nodes(node.args, env.__getitem__),
-                                      resolve_sizes(node.kwargs, lambda r: named[r.array].shape[r.dim]))
+                                      resolve_sizes(node.kwargs, lambda r: named[r.array].shape[r.dim],
+                                                    named.__getitem__))
             else:
                 env[node] = self.call(node, map_nodes(node.args, env.__getitem__), node.kwargs)
             # Free values after their last use, as compiled code does.

@@ -45,10 +45,27 @@ def templates() -> jinja2.Environment:
                               undefined=jinja2.StrictUndefined)
 
 
+# The prelude's helper sections (cpp_prelude.h) and the names that call for each: a module
+# gets the sections its kernels' text names. Parsing all of them costs ~6 ms of g++ per
+# module (a softmax: ~28 -> ~22 ms to parse, loaded), for helpers most kernels never call.
+HELPERS = {"divide": ("kiln_floor_divide", "kiln_remainder"), "divide_by": ("kiln_div",),
+           "shift": ("kiln_lshift", "kiln_rshift"), "logaddexp": ("kiln_logaddexp",),
+           "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
+           "pairwise": ("kiln_pairwise",)}
+
+
+def helpers_named(sources: list[str]) -> frozenset:
+    """The prelude sections whose helpers ``sources`` (kernel texts) name."""
+    text = "\n".join(sources)
+    return frozenset(section for section, names in HELPERS.items()
+                     if any(name in text for name in names))
+
+
 @functools.lru_cache(maxsize=None)
-def prelude() -> str:
+def prelude(helpers: frozenset = frozenset(HELPERS)) -> str:
     return templates().get_template("cpp_prelude.h").render(
-        vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2)
+        vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2,
+        helpers=helpers)
 
 
 def no_builtin_flags() -> list[str]:
@@ -310,7 +327,8 @@ def _describe_frame(frame) -> str:
 
 def render_module(graph_name: str, kernels: list[RenderedKernel]) -> str:
     return templates().get_template("cpp_module.cpp.j2").render(
-        graph_name=graph_name, prelude=prelude(), kernels=[k.source for k in kernels])
+        graph_name=graph_name, prelude=prelude(helpers_named([k.source for k in kernels])),
+        kernels=[k.source for k in kernels])
 
 
 class CppRenderer(Renderer):

@@ -161,7 +161,8 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
                 args = tuple(self.as_value(a) for a in map_nodes(node.args, self.env.__getitem__))
                 params = node.kwargs
                 if "size_refs" in node.meta:   # an input's size in a param (ir SizeRef)
-                    params = resolve_sizes(params, lambda r: self.env[named[r.array]].shape[r.dim])
+                    params = resolve_sizes(params, lambda r: self.env[named[r.array]].shape[r.dim],
+                                           lambda name: self.env[named[name]], self.slice_count)
                 value = self.lower_call(node.op, args, params, None if self.reinfer else node.val)
                 if isinstance(value, Pointwise) and node in returned:
                     value = self.realize_output(value)

@@ -41,6 +41,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
+from ..ir.symbolic import canonical_slice
 from ..ir.sizes import (MIN_SIZE, Size, Undecidable, _GUARDING, is_static, min_size,  # noqa: F401
                         printed_symbols, product, render)
 
@@ -174,7 +175,16 @@ class SymbolTable:
         if len(example) < MIN_SIZE:
             raise Undecidable(f"the slice [{bounds}] has {len(example)} elements in the example "
                               f"(sizes 0 and 1 are specialized)")
-        count = self._int_symbol(f"len({where})", len(example), "s")
+        # Constant bounds that give len(range(L - d)[::k]) for every L (x[1::2], x[:-1:2])
+        # are named by that form: slices of one length share the symbol.
+        canon = canonical_slice((start, stop, step)) if all(
+            b is None or type(b) is int for b in (start, stop, step)) else None
+        if canon is not None:
+            d, k = canon
+            where_count = f"range({length}{f' - {d}' if d else ''})" + (f"[::{k}]" if k != 1 else "")
+        else:
+            where_count = where
+        count = self._int_symbol(f"len({where_count})", len(example), "s")
         first: Any = 0
         if not (start is None or start == 0) or (hint(step) or 1) < 0:
             first = self._int_symbol(f"{where}.start", example.start, "o")

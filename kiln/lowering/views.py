@@ -14,10 +14,11 @@ import numpy as np
 
 from ..ops import TensorMeta
 from ..ops.layout import At, Span, Window, index_dims
+from ..ops.layout import _slice as layout_slice
 from .loop_ir import (Affine, BufferValue, Pointwise, Scalar, Value, _zero, contiguous_strides,
                       recomputed)
 from .nodes import iter_values
-from .sizes import Size, product
+from .sizes import Size, Undecidable, product
 
 
 class ViewLowering:
@@ -145,6 +146,19 @@ class ViewLowering:
             out = BufferValue(out.buf, shape, strides, out.offset + offset, py=(op, (out,) + rest, params))
         return self._remember(value, out)
 
+
+    def slice_count(self, length: Any, start: Any, stop: Any, step: Any) -> Any:
+        """The length of ``slice(start, stop, step)`` on a dim of ``length`` as the slice
+        itself gets it in :meth:`_spans` (the same count symbol for a run-time bound): an
+        ir SliceLength in a param (a backward's ``broadcast_to(g, shape=(len(range(s0)[:n]),))``)."""
+        from ..ops import REGISTRY
+        (item,), = self._spans(REGISTRY["getitem"], (length,), ((slice(start, stop, step),),))
+        if isinstance(item, Span):
+            return item.count
+        found = layout_slice(*(None if b is None else b for b in (item.start, item.stop, item.step)), length)
+        if found is None:
+            raise Undecidable(f"the length of [{start}:{stop}:{step}] on a dim of {length}")
+        return found[1]
 
     def _int_value(self, b: Any) -> Any:
         if isinstance(b, Scalar):

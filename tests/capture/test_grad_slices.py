@@ -2,10 +2,10 @@
 argument, ``x[1:]`` on inputs of changing length, in ``kiln.grad`` /
 ``kiln.value_and_grad`` called by a compiled function and on kiln.Tensors that require
 grad. Gradients are checked against central finite differences in float64 at every
-size. The non-differentiated path compiles these once (kiln/ir/sizes.py run-time
-lengths); the differentiated path still builds one graph per bound or length (its
-backward writes the slice's length, which kiln/ir/symbolic.py can only express for
-input dims): the compile counts are strict xfails that pass once it is symbolic."""
+size. Both paths compile these once: the non-differentiated one with run-time lengths
+(kiln/ir/sizes.py), kiln.grad's backward naming each slice's length as an
+``ir.SliceLength`` (kiln/ir/symbolic.py). The kiln.Tensor path (the joint graph) still
+builds per length: a strict xfail."""
 import numpy as np
 import pytest
 
@@ -104,9 +104,6 @@ def test_undifferentiated_slices_compile_once():
     assert len(graphs) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="#10: the backward of a slice with a run-time bound "
-                   "writes the slice's length, which SymbolicShapes (kiln/ir/symbolic.py) "
-                   "can only express for input dims: one graph per bound or length")
 @pytest.mark.parametrize("fn, loss, calls", [(grad_head, _head, _bound_calls),
                                              (value_and_grad_tail, _tail, _bound_calls),
                                              (grad_diffs, _diffs, _length_calls)],
@@ -115,9 +112,10 @@ def test_differentiated_slices_compile_once(fn, loss, calls):
     assert _check(fn, loss, calls(), None) <= 2   # the first call, then one for every other
 
 
-@pytest.mark.xfail(strict=True, reason="#10: the joint graph of a slice with a run-time "
-                   "length (kiln/aot/symbolic.py) pins the sizes: a forward and a backward "
-                   "build per length")
+@pytest.mark.xfail(strict=True, reason="#10: slices of a kiln.Tensor stay specialized "
+                   "(kiln/capture/dims.py): the joint graph's backward would get a saved "
+                   "value's slice-length dim as a symbol of its own, which lowering cannot "
+                   "relate to the SliceLength over the primal's dim (kiln/aot/partition.py)")
 def test_tensor_slices_of_changing_length_lower_once_each_way(monkeypatch):
     import kiln.runtime.backend as backend_mod
     lowerings = []
@@ -133,3 +131,129 @@ def test_tensor_slices_of_changing_length_lower_once_each_way(monkeypatch):
         compiled(t).backward()
         np.testing.assert_allclose(t.grad.numpy(), _fd(_diffs, x), rtol=1e-6, atol=1e-8)
     assert len(lowerings) <= 4   # forward and backward at the first length, then once more each
+
+
+# -- more slices: each gradient against finite differences at every call; ``graphs`` is
+# how many graphs the calls may build (the first call, then one that follows the sizes;
+# an empty slice is a constant slice with an entry of its own, as undifferentiated).
+
+def _fd_nd(loss, x, eps=1e-6):
+    flat = x.reshape(-1)
+    g = np.zeros(x.size)
+    for i in range(x.size):
+        up, down = flat.copy(), flat.copy()
+        up[i] += eps
+        down[i] -= eps
+        g[i] = (loss(up.reshape(x.shape)) - loss(down.reshape(x.shape))) / (2 * eps)
+    return g.reshape(x.shape)
+
+
+SLICES = {
+    "x[:-n]": (lambda x, n: (np.sin(x[:-n]) ** 2).sum(), [(16, n) for n in (1, 3, 5, 9, 14)], 1),
+    "x[-n:] (n past the length)": (lambda x, n: (x[-n:] ** 3).sum(),
+                                   [(16, n) for n in (3, 5, 9, 14, 30)], 1),
+    "x[n:] (n past the end: empty)": (lambda x, n: (x[n:] * np.cos(x[n:])).sum() + (x ** 2).sum(),
+                                      [(16, n) for n in (3, 9, 16, 20, 40, 5)], 2),
+    "x[n:m] (empty when m <= n)": (lambda x, n, m: np.exp(x[n:m]).sum() + x.sum(),
+                                   [(16, 3, 9), (16, 9, 3), (16, 2, 12), (16, 5, 5), (16, 1, 15)], 2),
+    "x[a:b:k]": (lambda x, a, b, k: (x[a:b:k] ** 2).sum(),
+                 [(16, 1, 14, 2), (16, 0, 16, 3), (16, 2, 15, 2), (16, 3, 12, 4)], 1),
+    "x[::k], k < 0": (lambda x, k: (np.sin(x[::k]) * x[::k]).sum(), [(16, k) for k in (-1, -2, -3, -5)], 1),
+    "x[:n, 1:] (2-D)": (lambda x, n: (np.tanh(x[:n, 1:]) ** 2).sum(), [((6, 5), n) for n in (2, 3, 4, 5, 6)], 1),
+    "x[:, n:] (2-D, a max after)": (lambda x, n: (x[:, n:] * x[:, n:]).sum(axis=1).max(),
+                                    [((4, 9), n) for n in (1, 3, 5, 7)], 1),
+    "x[:n][1:]": (lambda x, n: (x[:n][1:] ** 2).sum(), [(16, n) for n in (4, 6, 9, 12)], 1),
+    "mean(x[:n])": (lambda x, n: np.mean(x[:n] ** 2), [(16, n) for n in (3, 5, 9, 12)], 1),
+    "x[2:-1] - x[1:-2], changing length": (lambda x: ((x[2:-1] - x[1:-2]) ** 2).sum(),
+                                           [(m,) for m in (6, 9, 13, 20)], 2),
+    "x[1:] - x[:-1] of rows, changing length": (lambda x: ((x[1:] - x[:-1]) ** 2).sum(),
+                                                [((m, 3),) for m in (5, 7, 9, 12)], 2),
+    "x[1::2] - x[:-1:2], changing length": (lambda x: ((x[1::2] - x[:-1:2]) ** 2).sum(),
+                                            [(m,) for m in (6, 8, 10, 14)], 2),
+}
+
+
+@pytest.mark.parametrize("name", list(SLICES))
+def test_differentiated_slices_match_finite_differences_and_compile_once(name):
+    loss, calls, most = SLICES[name]
+
+    def fn(x, *rest):
+        return kiln.value_and_grad(loss)(x, *rest)
+    graphs, backend = _counting()
+    compiled = kiln.compile(fn, backend=backend)
+    rng = np.random.default_rng(2)
+    for shape, *rest in calls:
+        x = rng.standard_normal(shape)
+        value, grad = compiled(x, *rest)
+        np.testing.assert_allclose(value, loss(x, *rest), rtol=1e-12)
+        np.testing.assert_allclose(grad, _fd_nd(lambda v: loss(v, *rest), x), rtol=1e-6, atol=1e-8)
+    assert len(graphs) <= most
+
+
+def test_a_backward_that_needs_a_slice_length_as_a_number_pins_it():
+    # var's derivative divides by N - ddof: a float the entry computes; std of a slice
+    # of run-time length is checked at every bound, whatever the graph count.
+    def loss(x, n):
+        return np.std(x[:n]) + np.var(x[n:], ddof=1)
+
+    compiled = kiln.compile(lambda x, n: kiln.value_and_grad(loss)(x, n))
+    x = np.random.default_rng(3).standard_normal(12)
+    for n in (3, 5, 8, 10):
+        value, grad = compiled(x, n)
+        np.testing.assert_allclose(value, loss(x, n), rtol=1e-12)
+        np.testing.assert_allclose(grad, _fd(lambda v: loss(v, n), x), rtol=1e-6, atol=1e-8)
+
+
+def test_a_slice_length_that_meets_a_number_is_pinned():
+    # x[n:] * np.arange(1.0, 4.0): the backward cannot follow the length (it meets 3), so
+    # each n gets a graph of its own, guarded; a length NumPy rejects raises as NumPy.
+    def loss(x, n):
+        return (x[n:] * np.arange(1.0, 4.0)).sum() + (x[:n] ** 2).sum()
+
+    graphs, backend = _counting()
+    compiled = kiln.compile(lambda x, n: kiln.value_and_grad(loss)(x, n), backend=backend)
+    rng = np.random.default_rng(4)
+    for m in (8, 8, 9, 12, 12):
+        x = rng.standard_normal(m)
+        value, grad = compiled(x, m - 3)
+        np.testing.assert_allclose(value, loss(x, m - 3), rtol=1e-12)
+        np.testing.assert_allclose(grad, _fd(lambda v: loss(v, m - 3), x), rtol=1e-6, atol=1e-8)
+    assert len(graphs) == 3
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        compiled(rng.standard_normal(8), 4)
+
+
+def _sgd(w, x, n):
+    loss, g = kiln.value_and_grad(lambda w, x, n: ((x[:n] @ w) ** 2).mean())(w, x, n)
+    return w - 0.1 * g
+
+
+@pytest.mark.parametrize("case", ["rows of a matmul", "x[:n] @ x[:n].T", "dynamic=True",
+                                  "half of the length"])
+def test_slices_in_larger_backwards(case):
+    rng = np.random.default_rng(6)
+    if case == "rows of a matmul":   # an SGD step on the first n rows, compiled once
+        loss = lambda w, x, n: ((x[:n] @ w) ** 2).mean()   # noqa: E731
+        fn, calls, most, kw = _sgd, [(rng.standard_normal(4), rng.standard_normal((12, 4)), n)
+                                     for n in (3, 6, 9, 11)], 1, {}
+        want = lambda w, x, n: w - 0.1 * _fd(lambda u: loss(u, x, n), w)   # noqa: E731
+    else:
+        loss = {"x[:n] @ x[:n].T": lambda x, n: (x[:n] @ x[:n].T).sum(),
+                "dynamic=True": lambda x, n: np.tanh(x[n:-1]).sum(),
+                "half of the length": lambda x: (x[x.shape[0] // 2:] ** 2).sum()}[case]
+        calls = {"x[:n] @ x[:n].T": [(rng.standard_normal((8, 3)), n) for n in (2, 4, 6, 8)],
+                 "dynamic=True": [(rng.standard_normal(m), n) for m, n in ((10, 2), (13, 4), (31, 7))],
+                 "half of the length": [(rng.standard_normal(m),) for m in (6, 9, 13, 20)]}[case]
+        most = 2 if case == "half of the length" else 1
+        kw = {"dynamic": True} if case == "dynamic=True" else {}
+
+        def fn(x, *rest):
+            return kiln.grad(loss)(x, *rest)
+
+        def want(x, *rest):
+            return _fd_nd(lambda u: loss(u, *rest), x)
+    graphs, backend = _counting()
+    compiled = kiln.compile(fn, backend=backend, **kw)
+    for args in calls:
+        np.testing.assert_allclose(compiled(*args), want(*args), rtol=1e-6, atol=1e-8)
+    assert len(graphs) <= most

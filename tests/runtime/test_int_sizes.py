@@ -108,3 +108,19 @@ def test_bounds_whose_sizes_symbols_cannot_relate_take_values(monkeypatch):
     with pytest.raises(ValueError) as eager:
         f(x, 12)
     assert str(caught.value) == str(eager.value)
+
+
+@pytest.mark.parametrize("fn", [lambda x: (x[1::2] - x[:-1:2]) * 2.0,
+                                lambda x: x[2::3] * x[1:-1:3] + x[:-2:3],
+                                lambda x: x[1:] - x[:-1]],
+                         ids=["x[1::2] - x[:-1:2]", "three strided", "x[1:] - x[:-1]"])
+def test_constant_slices_of_one_length_share_a_symbol(monkeypatch, fn):
+    # len(range(L)[1::2]) == len(range(L)[:-1:2]) == len(range(L - 1)[::2]) for every L:
+    # one symbol (kiln/lowering/sizes.py int_slice), one build for every length.
+    be = Counting(monkeypatch)
+    compiled = kiln.compile(fn, backend=be, dynamic=True)
+    rng = np.random.default_rng(5)
+    for size in (6000, 8001, 10002, 14003):
+        x = rng.standard_normal(size)
+        _same(compiled(x), fn(x))
+    assert be.graphs == 1 and be.lowerings == 1

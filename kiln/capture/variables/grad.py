@@ -25,7 +25,7 @@ import numpy as np
 
 from ...errors import NoDerivative
 from ...ir import Proxy
-from ...ir.graph import SizeProduct, SizeRef
+from ...ir.graph import SizeProduct, SizeRef, SliceLength
 from ...ir.autodiff import backprop
 from ...ir.symbolic import SymbolicShapes
 from ...ops import REGISTRY, F, method_key
@@ -88,6 +88,7 @@ class GradTransformVariable(VariableTracker):
         # recorded is found by identity, not by position.
         before = set(graph.nodes)
         wrt_nodes = [a.node for a in wrt]
+        lengths_before = len(getattr(tx.output, "grad_lengths", []))
         tx.output.grad_depth = getattr(tx.output, "grad_depth", 0) + 1
         try:
             result = self.fn.call(tx, args, dict(kwargs))
@@ -98,11 +99,19 @@ class GradTransformVariable(VariableTracker):
         # Arrays fn reached that were not inputs yet (the arguments of the compiled
         # function a lambda closes over): their dims take part in the sizes too.
         arrays = _arrays(tx, given, kwargs)
+        # Run-time slice lengths fn made (x[:n], x[1:] of a dynamic dim): the backward
+        # names them (ir SliceLength), or they are pinned with the sizes.
+        lengths = getattr(tx.output, "grad_lengths", [])[lengths_before:]
         symbolic = symbolic.extended(tx, arrays) if symbolic is not None else \
-            SymbolicSizes.make(tx, graph, arrays)   # (dims pinned above are skipped)
-        if symbolic is None:
+            SymbolicSizes.make(tx, graph, arrays, slices=bool(lengths))   # (dims pinned above are skipped)
+
+        def pin() -> None:
             for var in arrays:
                 var.specialize_dims(tx)
+            for sym in lengths:
+                sym.as_constant(tx)
+        if symbolic is None:
+            pin()
         # A write into an argument (eager: an error on a leaf) shows as a mutation op or as
         # the argument's tracker moved to a new node (capture's in-place rewrite).
         if any(n.target.mutates for n in calls) or \
@@ -121,12 +130,11 @@ class GradTransformVariable(VariableTracker):
                 if grads is None:
                     # Dims fn pinned since (one met a number: ``* np.arange(3.0)``) move
                     # along in the shapes above; guarded, they may be numbers instead.
-                    fixed = SymbolicSizes.make(tx, graph, arrays, numbers=True)
+                    fixed = SymbolicSizes.make(tx, graph, arrays, numbers=True, slices=bool(lengths))
                     if fixed is not None and fixed.dynamic != symbolic.dynamic:
                         grads = fixed.backprop(tx, calls, [(result.node, seed)], wrt_nodes, before)
                 if grads is None:   # a rule needs a number: this graph is for these sizes
-                    for var in arrays:
-                        var.specialize_dims(tx)
+                    pin()
             if grads is None:
                 try:
                     grads = backprop(calls, [(result.node, seed)], wrt_nodes)
@@ -172,11 +180,15 @@ class SymbolicSizes(SymbolicShapes):
         self.syms = syms            # SizeRef -> the run-time size it reads
         self.same = same            # (code, text, leaves): dims that share a SizeRef
 
+    slice_lengths = True   # the graph runs in one piece: a SliceLength reads its inputs
+
     @staticmethod
     def make(tx, graph: Any, arrays: list, known: "SymbolicSizes | None" = None,
-             numbers: bool = False) -> "SymbolicSizes | None":
+             numbers: bool = False, slices: bool = False) -> "SymbolicSizes | None":
         """``numbers``: a dim of the example size of a pinned one is a number too (dims of
-        one example size share a SizeRef, so they move together or not at all)."""
+        one example size share a SizeRef, so they move together or not at all).
+        ``slices``: the function made run-time slice lengths, which are sizes to follow
+        even where no input dim is dynamic."""
         from .arrays import UnbackedSize
         refs, dynamic, codes, first, same, syms = {}, {}, {}, {}, [], {}
         pinned = {d.example for var in arrays for d in var.dims
@@ -207,7 +219,7 @@ class SymbolicSizes(SymbolicShapes):
                     a = first[d.example]
                     same.append((f"({a.code} == {d.code})", f"({a.text} == {d.text})", a.leaves + d.leaves))
                 first.setdefault(d.example, d)
-        if not refs:
+        if not refs and not slices:
             return None
         sized = {node: codes[code] for node, code in tx.output.inputs if code in codes}
         out = SymbolicSizes(tx, graph, refs, dynamic, sized, same, syms)
@@ -241,11 +253,11 @@ class SymbolicSizes(SymbolicShapes):
         codes, texts, leaves, example = [], [], [], 1
         for f in factors:
             if isinstance(f, SizeRef):
-                sym = self.syms[self.refs[f.example]]
-                codes.append(sym.code)
-                texts.append(sym.text)
-                leaves += sym.leaves
-                example *= sym.example
+                code, text, more, value = self._size_code(f)
+                codes.append(code)
+                texts.append(text)
+                leaves += more
+                example *= value
             elif f != 1:
                 codes.append(repr(f))
                 texts.append(repr(f))
@@ -255,6 +267,29 @@ class SymbolicSizes(SymbolicShapes):
             code, text, example = size.finish_code(code), size.finish_code(text), size.finish(example)
         sym = SymScalarVariable(code, text, example, tuple(dict.fromkeys(leaves)), tx=self.tx)
         return self.tx.output.scalar_node(sym)
+
+    def _size_code(self, ref: SizeRef) -> tuple:
+        """(code, text, leaves, example) of a dynamic size for the entry: an input's dim,
+        or a slice length, ``len(range(L)[a:b:k])`` over it and the bounds' int inputs."""
+        if not isinstance(ref, SliceLength):
+            sym = self.syms[self.refs[ref.example]]
+            return sym.code, sym.text, sym.leaves, sym.example
+        if isinstance(ref.length, SizeRef):
+            lcode, ltext, leaves, _ = self._size_code(ref.length)
+        else:
+            lcode = ltext = repr(ref.length)
+            leaves = ()
+        codes, texts = [], []
+        for b in ref.bounds:
+            if isinstance(b, str):
+                node_code = next(c for n, c in self.tx.output.inputs if n.name == b)
+                codes.append(f"({node_code})")
+                texts.append(b)
+            else:
+                codes.append("" if b is None else repr(b))
+                texts.append(codes[-1])
+        return (f"len(range({lcode})[{codes[0]}:{codes[1]}:{codes[2]}])",
+                f"len(range({ltext})[{texts[0]}:{texts[1]}:{texts[2]}])", leaves, ref.example)
 
     def backprop(self, tx, calls: list, seeds: list, wrt: list, before: set) -> list | None:
         """:func:`backprop` with symbolic sizes; None (and the graph as it was) when a
