@@ -174,8 +174,10 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
             run = m.Launcher(address, codes, np.ndarray, slow, lib, results)
         except ValueError:   # more arguments than the launcher takes
             run = slow
-    env: dict[str, Any] = {"run": run, "ndarray": np.ndarray, "as_scalar": _as_scalar}
-    lines = ["def native(start, stop, step, carried, operands, inplace=False):"]
+    from ..ops.loops import _run_loop, stats
+    env: dict[str, Any] = {"run": run, "ndarray": np.ndarray, "as_scalar": _as_scalar,
+                           "body": body, "reference": _run_loop, "stats": stats}
+    lines = []
     names = [f"v{k}" for k in range(len(phs))]
     carried_names, operand_names = names[:n_carried], names[n_carried:]
     if carried_names:
@@ -186,7 +188,7 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     for k, (p, v) in enumerate(zip(phs, names)):
         if _is_array(p):
             env[f"dt{k}"] = np.dtype(p.val.dtype)
-            lines.append(f"    if type({v}) is not ndarray or {v}.dtype != dt{k}: return None")
+            lines.append(f"    if type({v}) is not ndarray or {v}.dtype != dt{k}: FAIL")
             ndim = len(p.val.shape)
             if ndim:
                 lines.append(f"    {v}_sh = {v}.shape; {v}_st = {v}.strides")
@@ -200,7 +202,7 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
                          if kind.is_float else (bool, np.bool_))
         lines.append(f"    if not isinstance({v}, ok{k}):")
         lines.append(f"        {v} = as_scalar({v}, ok{k})")
-        lines.append(f"        if {v} is None: return None")
+        lines.append(f"        if {v} is None: FAIL")
         scalars.append(v)
         if k < n_carried:
             field = f"r[{1 + sum(1 for q in phs[:k] if not _is_array(q))}]"
@@ -209,18 +211,38 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
             else:
                 env[f"np{k}"] = np.dtype(kind.name).type
                 out.append(f"np{k}({field})")
-    call = ["start", "stop", "step", "inplace"] + layout + arrays + scalars
+    call = ["start", "stop", "step", "INPLACE"] + layout + arrays + scalars
     lines += ["    try:",
               f"        r = run({', '.join(call)})",
               "    except (OverflowError, TypeError):",
-              "        return None",
-              "    if r[0]: return None",
+              "        FAIL",
+              "    if r[0]: FAIL",
+              "    COUNT",
               f"    return ({''.join(x + ', ' for x in out)})"]
-    source = "\n".join(lines) + "\n"
+    template = "\n".join(lines) + "\n"
+    # native: the runner _run_loop calls (None: the reference must run)
+    source = ("def native(start, stop, step, carried, operands, inplace=False):\n"
+              + template.replace("FAIL", "return None").replace("INPLACE", "inplace")
+              .replace("    COUNT\n", ""))
+    # A wrapper's straight calls (LoopBody.call, call_owned): the same, counted as
+    # _run_loop counts them, with _run_loop itself on anything but success (it tries
+    # again, then copies or runs the reference): with no array to copy first, and for a
+    # caller that gives up its arrays when this runner cannot fail once started.
+    fail = "return reference(start, stop, step, carried, operands, body, {})"
+    head = "def {}(start, stop, step, carried, operands):\n    if body.misses: " + fail + "\n"
+    straight = {"call": not body.writes_back and not body.arrays,
+                "call_owned": not body.writes_back and inplace_ok}
+    for name, owned in (("call", False), ("call_owned", True)):
+        if straight[name]:
+            count = 'stats["native"] += 1' + ('; stats["inplace"] += 1' if owned else "")
+            source += "\n\n" + head.format(name, owned) + (
+                template.replace("FAIL", fail.format(owned)).replace("INPLACE", str(owned))
+                .replace("COUNT", count))
     exec(compile(source, f"<kiln {fname} launcher>", "exec"), env)
     native = env["native"]
     native.inplace = inplace_ok
     native.source = source
+    native.calls = {name: env[name] for name in straight if straight[name]}
     return native
 
 
@@ -259,6 +281,8 @@ def prepare_loops(graph: Any) -> None:
             pairs = [(body, step) for body, step, _ in group]
             for (body, _), native in zip(pairs, native_runners(pairs, texts, graph.name)):
                 body.native = native
+                for name, fn in native.calls.items():
+                    setattr(body, name, fn)   # a wrapper's straight calls
         except (BuildError, CompilerUnavailable):
             if len(group) > 1:   # one body's build error must not cost the others
                 groups += [[item] for item in group]
