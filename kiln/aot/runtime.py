@@ -229,20 +229,10 @@ class AOTFunction:
             if direct is not None:
                 self._direct = direct
             elif self.mutates:
-                self._plain = run
-                if run is not None and self._one_array():
-                    # no two inputs can overlap: the short path needs no check, and the
-                    # entry takes it from C (fastcheck.c's GraphCall)
-                    self._direct = lambda *args: run(args)
+                self._plain = run   # (the entry takes it from C: fastcheck.c run_graph)
             elif run is not None:   # outputs that are views: rebuilt with no per-call setup
                 self._direct = lambda *args: run(args)
         return variant
-
-    def _one_array(self) -> bool:
-        """Can at most one input be an array (every other one a Python or NumPy scalar,
-        as the entry's guards hold it)? Then no two inputs overlap in memory."""
-        return sum(not isinstance(p.val, (bool, int, float, complex, np.generic))
-                   for p in self.graph.placeholders) <= 1
 
     def _for_layouts(self, layouts: tuple, direct: Any, run: Any) -> tuple:
         """The short paths of a variant keyed by its inputs' layouts (a reshape of an input

@@ -226,17 +226,24 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
               .replace("    COUNT\n", ""))
     # A wrapper's straight calls (LoopBody.call, call_owned): the same, counted as
     # _run_loop counts them, with _run_loop itself on anything but success (it tries
-    # again, then copies or runs the reference): with no array to copy first, and for a
-    # caller that gives up its arrays when this runner cannot fail once started.
+    # again, then copies or runs the reference), where no array needs a copy first: none
+    # is carried; or this runner cannot fail once started and the caller gives up its
+    # arrays (call_owned) or every carried array is one the graph donates (loop_donate.py:
+    # written in place when it is a writable ndarray, as _run_loop does).
     fail = "return reference(start, stop, step, carried, operands, body, {})"
     head = "def {}(start, stop, step, carried, operands):\n    if body.misses: " + fail + "\n"
-    straight = {"call": not body.writes_back and not body.arrays,
+    donated = bool(body.arrays) and inplace_ok and set(body.arrays) <= body.donate
+    straight = {"call": not body.writes_back and (not body.arrays or donated),
                 "call_owned": not body.writes_back and inplace_ok}
     for name, owned in (("call", False), ("call_owned", True)):
         if straight[name]:
-            count = 'stats["native"] += 1' + ('; stats["inplace"] += 1' if owned else "")
-            source += "\n\n" + head.format(name, owned) + (
-                template.replace("FAIL", fail.format(owned)).replace("INPLACE", str(owned))
+            inplace = owned or donated
+            count = 'stats["native"] += 1' + ('; stats["inplace"] += 1' if inplace else "")
+            checks = "" if owned else "".join(
+                f"    a = carried[{k}]\n    if type(a) is not ndarray or not a.flags.writeable: "
+                f"{fail.format(False)}\n" for k in body.arrays)
+            source += "\n\n" + head.format(name, owned) + checks + (
+                template.replace("FAIL", fail.format(owned)).replace("INPLACE", str(inplace))
                 .replace("COUNT", count))
     exec(compile(source, f"<kiln {fname} launcher>", "exec"), env)
     native = env["native"]

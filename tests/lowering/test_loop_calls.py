@@ -151,3 +151,77 @@ def test_the_short_path_of_a_writing_graph_leaves_pythons_state_on_an_error():
     with pytest.raises(IndexError):
         compiled(mine, idx)
     assert np.array_equal(mine, u)
+
+
+def sweep(u, f):
+    n, m = u.shape
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            u[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - f[i, j])
+    return u
+
+
+@pytest.fixture
+def general_calls(monkeypatch):
+    """Counts the calls that reach AOTFunction.__call__ (not a short path taken in C)."""
+    calls = []
+    general = AOTFunction.__call__
+
+    def call(self, *args):
+        calls.append(self)
+        return general(self, *args)
+    monkeypatch.setattr(AOTFunction, "__call__", call)
+    return calls
+
+
+def test_a_loop_writing_a_donated_array_is_called_straight(counted, general_calls):
+    """sweep writes u in place (donated, loop_donate.py) and reads f: the entry takes aot's
+    overlap-checked short path from C, the wrapper calls the runner straight."""
+    rng = np.random.default_rng(7)
+    compiled = kiln.compile(sweep)
+    for k in range(4):
+        u, f = rng.random((6, 5)), rng.random((6, 5))
+        mine = u.copy()
+        assert compiled(mine, f) is mine
+        sweep(u, f)
+        assert np.array_equal(mine, u)
+        if k == 1:
+            counted.clear()
+            general_calls.clear()
+            before = dict(loop_ops.stats)
+    assert counted == [] and general_calls == []
+    assert loop_ops.stats["inplace"] - before["inplace"] == 2
+
+
+@pytest.mark.parametrize("case", ["overlap", "same", "numpy scalar", "read-only"])
+def test_inputs_the_c_short_path_does_not_take_still_match_python(case, general_calls):
+    rng = np.random.default_rng(8)
+    compiled = kiln.compile(sweep)
+    for _ in range(2):
+        u, f = rng.random((6, 5)), rng.random((6, 5))
+        compiled(u.copy(), f)
+    general_calls.clear()
+    base = rng.random((7, 5))
+    mine = base.copy()
+    if case == "overlap":          # f is u shifted by a row: reads see the writes
+        args, margs = (base[1:], base[:-1]), (mine[1:], mine[:-1])
+    elif case == "same":
+        args, margs = (base[:6], base[:6]), None
+        margs = (mine[:6],) * 2
+    elif case == "numpy scalar":
+        args, margs = (base[:6], np.float64(2.0) + base[:6]), (mine[:6], np.float64(2.0) + mine[:6])
+    else:
+        base.flags.writeable = False
+        mine.flags.writeable = False
+        args, margs = (base[:6], rng.random((6, 5))), None
+        margs = (mine[:6], args[1])
+    try:
+        want = sweep(*args)
+    except ValueError as e:
+        with pytest.raises(ValueError, match="read-only"):
+            compiled(*margs)
+        assert "read-only" in str(e)
+    else:
+        assert compiled(*margs) is margs[0]
+        assert np.array_equal(want, margs[0])
+    assert np.array_equal(mine, base)
