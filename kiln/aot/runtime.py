@@ -229,7 +229,7 @@ class AOTFunction:
             if direct is not None:
                 self._direct = direct
             elif self.mutates:
-                self._plain = run
+                self._plain = run   # (the entry takes it from C: fastcheck.c run_graph)
             elif run is not None:   # outputs that are views: rebuilt with no per-call setup
                 self._direct = lambda *args: run(args)
         return variant

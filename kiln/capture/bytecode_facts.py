@@ -606,6 +606,9 @@ def is_cell_store(opname: str) -> bool:
 
 # Unconditional jumps back to a loop's head (the end of a while loop's iteration on 3.12+).
 BACKWARD_JUMPS = frozenset({"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"})
+# The jump that ends every iteration of a ``while True:`` loop (no test: the loop ends by
+# break or return), on every version; JUMP_BACKWARD_NO_INTERRUPT is a ``yield from``'s.
+ENDLESS_LOOP_JUMP = "JUMP_BACKWARD"
 # A jump retargeted to a block placed later in the code must jump forward (3.12+'s
 # conditional jumps are forward-only already).
 FORWARD_OF = {"JUMP_BACKWARD": "JUMP_FORWARD", "JUMP_BACKWARD_NO_INTERRUPT": "JUMP_FORWARD"}

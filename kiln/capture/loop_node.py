@@ -18,7 +18,7 @@ from ..ir import Graph
 from ..ops import REGISTRY, TensorMeta
 from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
 from .breaks import BreakGraph
-from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS
+from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS, ENDLESS_LOOP_JUMP
 from .loop_branches import _WIDENS
 from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIteratorVariable,
                     ScalarValueVariable, _result, _type_of, _val_of, apply_scalar, current_graph,
@@ -174,7 +174,8 @@ _HEADS: dict = {}
 
 
 def while_heads(tx) -> dict:
-    """``head -> (bottom test, cont, exit)`` of every while loop in ``tx``'s code."""
+    """``head -> (bottom test, cont, exit)`` of every while loop in ``tx``'s code; a
+    ``while True:`` loop's bottom is its jump back (see :func:`_endless`)."""
     found = _HEADS.get(tx.code)
     if found is None:
         found = {}
@@ -184,7 +185,32 @@ def while_heads(tx) -> dict:
                 test = _bottom_test(tx, inst, inst.opname.endswith("_TRUE"))
                 if test is not None and instructions[test[0]].opname != "FOR_ITER":
                     found[test[0]] = (inst.index, test[1], test[2])
+        found.update(_endless(instructions, found))
         _HEADS[tx.code] = found
+    return found
+
+
+def _endless(instructions: list, tested: dict) -> dict:
+    """``head -> (jump back, True, exit)`` of the ``while True:`` loops: a plain jump back
+    to a head that is no for loop's and no tested while loop's, the last jump there, its
+    loop nested properly with every tested one (a 3.11 ``continue`` jumps back to its
+    loop's first test, before the head); the loop goes on after its jump back."""
+    last: dict = {}
+    for inst in instructions:
+        if inst.opname == ENDLESS_LOOP_JUMP and inst.target is not None and inst.target < inst.index:
+            last[inst.target] = inst.index
+    found = {}
+    for head, bottom in last.items():
+        if head in tested or instructions[head].opname == "FOR_ITER" \
+                or bottom + 1 >= len(instructions):
+            continue
+        if any(h != head and (head < h <= bottom < b or h < head <= b < bottom)
+               for h, (b, _, _) in tested.items()):
+            continue
+        if any(i.target is not None and i.opname in BACKWARD_JUMPS and i.target < head < i.index
+               and i.index < bottom for i in instructions):
+            continue   # the jump back of a loop around the head that ends inside this one
+        found[head] = (bottom, True, bottom + 1)
     return found
 
 
@@ -193,17 +219,27 @@ def note_head(tx, came_from: int) -> bool:
     value (``while err > tol:``, decided by a guard), capture every iteration as one node
     right away (True: done, the translator is past the loop); else coming from above,
     remember the frame state for :func:`try_while_head`; coming back from the loop's own
-    test, forget it (the first iteration ran inline)."""
+    test, forget it (the first iteration ran inline). A ``while True:`` loop, reached
+    from above, is tried as one node at once."""
     snaps = tx.__dict__.setdefault("head_snaps", {})
     if came_from >= tx.ip:
         snaps[tx.ip] = None
         return False
     snap = snaps[tx.ip] = _Snapshot(tx)
     snap.nodes = len(tx.output.graph.nodes)
-    if came_from != tx.__dict__.get("runtime_test") or tx.stop_at is not None:
-        return False
     bottom, cont, exit = while_heads(tx)[tx.ip]
     head = tx.ip
+    if tx.decoded.instructions[bottom].opname == ENDLESS_LOOP_JUMP and tx.stop_at is None:
+        # ``while True:``: only a break ends it, so its body decides the trip count (a
+        # first iteration run inline may write before its break's test and could not go
+        # back here)
+        snaps[head] = None
+        region = Region(head, bottom, head, bottom + 1, exit, cont=cont, endless=True)
+        return _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
+                        snap, {COND: ConstantVariable(True)}, "while True loop not captured at its head",
+                        arrays_only=True)
+    if came_from != tx.__dict__.get("runtime_test") or tx.stop_at is not None:
+        return False
     if came_from != head - 1 or tx.decoded.instructions[came_from].target != exit:
         return False      # not the loop's own first test (it leaves the loop when it fails)
     snaps[head] = None
@@ -234,7 +270,8 @@ def _head_attempt(tx, head: int, bottom: int, cont: bool, exit: int) -> bool:
         return False
     snaps[head] = None    # tried once: a failure runs the loop inline again, as before
     snap.restore(tx)
-    region = Region(head, bottom, head, bottom + 1, exit, cont=cont)
+    region = Region(head, bottom, head, bottom + 1, exit, cont=cont,
+                    endless=tx.decoded.instructions[bottom].opname == ENDLESS_LOOP_JUMP)
     _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
              snap, {COND: ConstantVariable(cont)}, "while loop not captured")
     return True
@@ -292,10 +329,11 @@ class Region:
     ``cont``."""
 
     def __init__(self, start: int, stop: int, lo: int, hi: int, exit: int, i_name: str = "i",
-                 cont: bool | None = None) -> None:
+                 cont: bool | None = None, endless: bool = False) -> None:
         self.start, self.stop, self.lo, self.hi, self.exit = start, stop, lo, hi, exit
         self.i_name = i_name
         self.cont = cont
+        self.endless = endless   # ``while True:``: no condition at ``stop`` (a jump back)
 
 
 COND = "<while>"   # the carried name of a while loop's condition
@@ -344,7 +382,9 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
             # caller's, one per iteration, not a value inside the body
             raise LoopFallback("the body yields (a generator expression): unrolled")
         cond = None
-        if region.cont is not None and alive:
+        if region.endless and alive:
+            cond = ConstantVariable(True)
+        elif region.cont is not None and alive:
             if len(tx.stack) != len(snap.stack) + 1:
                 raise LoopFallback("the body changes the value stack")
             cond = tx.stack.pop()
@@ -571,7 +611,9 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     if flag is not None and trace.break_target != region.exit:
         from .loop_branches import run_else   # for-else: the else block where it did not break
         run_else(tx, outer_trace, flag, region.exit, trace.break_target)
-    if region.cont is not None:
+    if region.endless:
+        trips = "run-time: a while True loop"
+    elif region.cont is not None:
         trips = "run-time: a while loop's condition"
     elif all(isinstance(b, ConstantVariable) for b in it_bounds):
         trips = str(len(range(*(b.value for b in it_bounds))))

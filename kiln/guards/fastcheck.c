@@ -327,7 +327,8 @@ enable_vectorcall(PyObject *module, PyObject *cls)
  * the one pick instead of a tuple. direct_owner (or None): an aot.runtime.AOTFunction,
  * the graph; once its ``_direct`` is set (the compiled forward, for plain arrays) and no
  * graph input is a ``tensor_type``, the entry calls ``_direct`` itself, which is what
- * AOTFunction.__call__ would do, without its Python frame. */
+ * AOTFunction.__call__ would do, without its Python frame; likewise its ``_plain`` (a
+ * graph that writes its arguments) for inputs that do not overlap (run_graph). */
 #define KILN_MAX_GRAPH_INPUTS 32
 #define KILN_MAX_DIMS 32
 
@@ -490,23 +491,27 @@ simple_pick(SimpleEntry *self, PyObject *const *args, PyObject *out, Py_ssize_t 
 
 /* The callable that runs ``graph`` for these inputs: owner._direct when owner (an
  * AOTFunction, or None) has it set and no input is a ``tensor`` (what
- * AOTFunction.__call__ would pick), else the graph. A new reference. */
+ * AOTFunction.__call__ would pick), else the graph. A new reference; *plain is set to
+ * 1 when owner has no _direct but no input is a tensor (run_graph may take _plain). */
 static PyObject *
-graph_target(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni)
+graph_target(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni,
+             int *plain)
 {
     static PyObject *direct_name = NULL;
+    *plain = 0;
     if (owner != Py_None) {
         if (direct_name == NULL && (direct_name = PyUnicode_InternFromString("_direct")) == NULL)
             return NULL;
         PyObject *direct = PyObject_GetAttr(owner, direct_name);
         if (direct == NULL)
             PyErr_Clear();
-        else if (direct != Py_None) {
+        else {
             Py_ssize_t i = 0;
             while (i < ni && !PyObject_TypeCheck(inputs[i], (PyTypeObject *)tensor))
                 i++;
-            if (i == ni)
+            if (i == ni && direct != Py_None)
                 return direct;
+            *plain = i == ni;
         }
         Py_XDECREF(direct);
     }
@@ -514,10 +519,88 @@ graph_target(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const
     return graph;
 }
 
+/* AOTFunction.__call__'s other short path, for a graph that writes its arguments:
+ * ``owner._plain(inputs)`` when every input is an exact np.ndarray or a Python number
+ * (or None), no array is passed twice and no two overlap (any_overlap's test; what
+ * aot's _input_aliasing answers None to). A new reference; NULL with no error set: not
+ * taken (the caller calls the graph, whose __call__ decides in Python). */
 static PyObject *
-simple_graph(SimpleEntry *self, PyObject *const *inputs, Py_ssize_t ni)
+plain_call(PyObject *owner, PyObject *const *inputs, Py_ssize_t ni)
 {
-    return graph_target(self->graph, self->owner, self->tensor, inputs, ni);
+    static PyObject *plain_name = NULL;
+    if (plain_name == NULL && (plain_name = PyUnicode_InternFromString("_plain")) == NULL)
+        return NULL;
+    if (ni > KILN_OVERLAP_MAX)
+        return NULL;
+    char *lo[KILN_OVERLAP_MAX], *hi[KILN_OVERLAP_MAX];
+    PyObject *seen[KILN_OVERLAP_MAX];
+    Py_ssize_t m = 0, na = 0;
+    for (Py_ssize_t i = 0; i < ni; i++) {
+        PyObject *x = inputs[i];
+        if ((PyObject *)Py_TYPE(x) == ndarray_type) {
+            for (Py_ssize_t j = 0; j < na; j++)
+                if (seen[j] == x)
+                    return NULL;
+            seen[na++] = x;
+            int ok = array_extent(x, &lo[m], &hi[m]);
+            if (ok < 0) {
+                PyErr_Clear();
+                return NULL;
+            }
+            if (ok == 0)
+                continue;
+            for (Py_ssize_t j = 0; j < m; j++)
+                if (lo[m] < hi[j] && lo[j] < hi[m])
+                    return NULL;
+            m++;
+        }
+        else if (!(x == Py_None || PyLong_CheckExact(x) || PyFloat_CheckExact(x) || PyBool_Check(x)
+                   || PyComplex_CheckExact(x)))
+            return NULL;
+    }
+    PyObject *plain = PyObject_GetAttr(owner, plain_name);
+    if (plain == NULL || plain == Py_None) {
+        if (plain == NULL)
+            PyErr_Clear();
+        Py_XDECREF(plain);
+        return NULL;
+    }
+    PyObject *args = PyTuple_New(ni);
+    if (args == NULL) {
+        Py_DECREF(plain);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < ni; i++) {
+        Py_INCREF(inputs[i]);
+        PyTuple_SET_ITEM(args, i, inputs[i]);
+    }
+    PyObject *out = PyObject_CallOneArg(plain, args);
+    Py_DECREF(args);
+    Py_DECREF(plain);
+    if (out == NULL && !PyErr_Occurred())
+        PyErr_SetString(PyExc_SystemError, "kiln: a graph's short path failed without an error");
+    return out;
+}
+
+/* Run ``graph`` for these inputs the way AOTFunction.__call__ would (see graph_target,
+ * plain_call); a new reference, NULL with an error. */
+static PyObject *
+run_graph(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni)
+{
+    int plain;
+    PyObject *target = graph_target(graph, owner, tensor, inputs, ni, &plain);
+    if (target == NULL)
+        return NULL;
+    if (plain) {
+        PyObject *out = plain_call(owner, inputs, ni);
+        if (out != NULL || PyErr_Occurred()) {
+            Py_DECREF(target);
+            return out;
+        }
+    }
+    PyObject *out = PyObject_Vectorcall(target, inputs, ni, NULL);
+    Py_DECREF(target);
+    return out;
 }
 
 static PyObject *
@@ -538,11 +621,7 @@ simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *
         Py_ssize_t ni = self->ninputs;
         for (Py_ssize_t i = 0; i < ni; i++)
             inputs[i] = args[self->inputs[i]];
-        PyObject *graph = simple_graph(self, inputs, ni);
-        if (graph == NULL)
-            return NULL;
-        out = PyObject_Vectorcall(graph, inputs, ni, NULL);
-        Py_DECREF(graph);
+        out = run_graph(self->graph, self->owner, self->tensor, inputs, ni);
         if (out == NULL)
             return NULL;
     }
@@ -654,7 +733,7 @@ static PyTypeObject SimpleEntryType = KILN_VECTORCALL_TYPE(
 /* ---- the graph call of a Python entry ------------------------------------------------ */
 
 /* GraphCall(aot_function, tensor_type)(*inputs): an entry body's call of its graph (an
- * AOTFunction), taking the graph's cache-hit short path (``_direct``, see graph_target)
+ * AOTFunction), taking the graph's cache-hit short paths (``_direct``, ``_plain``: run_graph)
  * from C where AOTFunction.__call__ would take it from a Python frame of its own. */
 typedef struct {
     PyObject_HEAD
@@ -668,12 +747,7 @@ graph_call_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
     GraphCall *self = (GraphCall *)op;
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)
         return PyObject_Vectorcall(self->owner, args, nargsf, kwnames);
-    PyObject *target = graph_target(self->owner, self->owner, self->tensor, args, PyVectorcall_NARGS(nargsf));
-    if (target == NULL)
-        return NULL;
-    PyObject *out = PyObject_Vectorcall(target, args, nargsf, NULL);
-    Py_DECREF(target);
-    return out;
+    return run_graph(self->owner, self->owner, self->tensor, args, PyVectorcall_NARGS(nargsf));
 }
 
 static PyObject *

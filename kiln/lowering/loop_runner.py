@@ -18,11 +18,13 @@ buffer conversions cost ~3 us a loop). Without the extension, the cffi call does
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import numpy as np
 
 from ..ops.loops import LoopBody
+from ..ops.meta import fresh_copy
 from .loop_bounds import Bounds
 from .loop_scalars import PRELUDE, Unnative, _is_array, _kind_of
 from .loops import _Printer
@@ -174,8 +176,10 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
             run = m.Launcher(address, codes, np.ndarray, slow, lib, results)
         except ValueError:   # more arguments than the launcher takes
             run = slow
-    env: dict[str, Any] = {"run": run, "ndarray": np.ndarray, "as_scalar": _as_scalar}
-    lines = ["def native(start, stop, step, carried, operands, inplace=False):"]
+    from ..ops.loops import _run_loop, stats
+    env: dict[str, Any] = {"run": run, "ndarray": np.ndarray, "as_scalar": _as_scalar,
+                           "body": body, "reference": _run_loop, "stats": stats}
+    lines = []
     names = [f"v{k}" for k in range(len(phs))]
     carried_names, operand_names = names[:n_carried], names[n_carried:]
     if carried_names:
@@ -186,7 +190,9 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     for k, (p, v) in enumerate(zip(phs, names)):
         if _is_array(p):
             env[f"dt{k}"] = np.dtype(p.val.dtype)
-            lines.append(f"    if type({v}) is not ndarray or {v}.dtype != dt{k}: return None")
+            lines.append(f"    if type({v}) is not ndarray or {v}.dtype != dt{k}: FAIL")
+            if k < n_carried:
+                lines.append(f"    COPY {v}")   # (a copy first: the layout is the copy's)
             ndim = len(p.val.shape)
             if ndim:
                 lines.append(f"    {v}_sh = {v}.shape; {v}_st = {v}.strides")
@@ -200,7 +206,7 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
                          if kind.is_float else (bool, np.bool_))
         lines.append(f"    if not isinstance({v}, ok{k}):")
         lines.append(f"        {v} = as_scalar({v}, ok{k})")
-        lines.append(f"        if {v} is None: return None")
+        lines.append(f"        if {v} is None: FAIL")
         scalars.append(v)
         if k < n_carried:
             field = f"r[{1 + sum(1 for q in phs[:k] if not _is_array(q))}]"
@@ -209,18 +215,51 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
             else:
                 env[f"np{k}"] = np.dtype(kind.name).type
                 out.append(f"np{k}({field})")
-    call = ["start", "stop", "step", "inplace"] + layout + arrays + scalars
+    call = ["start", "stop", "step", "INPLACE"] + layout + arrays + scalars
     lines += ["    try:",
               f"        r = run({', '.join(call)})",
               "    except (OverflowError, TypeError):",
-              "        return None",
-              "    if r[0]: return None",
+              "        FAIL",
+              "    if r[0]: FAIL",
+              "    COUNT",
               f"    return ({''.join(x + ', ' for x in out)})"]
-    source = "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    template = re.sub(r"    COPY (\w+)\n", "", text)          # (its caller copied them)
+    copying = re.sub(r"    COPY (\w+)\n", r"    \1 = copy(\1)\n", text)
+    # native: the runner _run_loop calls (None: the reference must run)
+    source = ("def native(start, stop, step, carried, operands, inplace=False):\n"
+              + template.replace("FAIL", "return None").replace("INPLACE", "inplace")
+              .replace("    COUNT\n", ""))
+    # A wrapper's straight calls (LoopBody.call, call_owned): the same, counted as
+    # _run_loop counts them, with _run_loop itself on anything but success (it tries
+    # again, then copies or runs the reference). No array needs a copy first where none
+    # is carried, or this runner cannot fail once started and the caller gives up its
+    # arrays (call_owned) or every carried array is one the graph donates (loop_donate.py:
+    # written in place when it is a writable ndarray, as _run_loop does); else ``call``
+    # copies the carried arrays first, as _run_loop does (their originals stay as they
+    # were for its second try).
+    fail = "return reference(start, stop, step, carried, operands, body, {})"
+    head = "def {}(start, stop, step, carried, operands):\n    if body.misses: " + fail + "\n"
+    donated = bool(body.arrays) and inplace_ok and set(body.arrays) <= body.donate
+    straight = {"call": not body.writes_back,
+                "call_owned": not body.writes_back and inplace_ok}
+    env["copy"] = fresh_copy
+    for name, owned in (("call", False), ("call_owned", True)):
+        if straight[name]:
+            inplace = owned or donated
+            count = 'stats["native"] += 1' + ('; stats["inplace"] += 1' if inplace else "")
+            checks = "" if owned or not donated else "".join(
+                f"    a = carried[{k}]\n    if type(a) is not ndarray or not a.flags.writeable: "
+                f"{fail.format(False)}\n" for k in body.arrays)
+            text = template if inplace else copying
+            source += "\n\n" + head.format(name, owned) + checks + (
+                text.replace("FAIL", fail.format(owned)).replace("INPLACE", str(inplace))
+                .replace("COUNT", count))
     exec(compile(source, f"<kiln {fname} launcher>", "exec"), env)
     native = env["native"]
     native.inplace = inplace_ok
     native.source = source
+    native.calls = {name: env[name] for name in straight if straight[name]}
     return native
 
 
@@ -259,6 +298,8 @@ def prepare_loops(graph: Any) -> None:
             pairs = [(body, step) for body, step, _ in group]
             for (body, _), native in zip(pairs, native_runners(pairs, texts, graph.name)):
                 body.native = native
+                for name, fn in native.calls.items():
+                    setattr(body, name, fn)   # a wrapper's straight calls
         except (BuildError, CompilerUnavailable):
             if len(group) > 1:   # one body's build error must not cost the others
                 groups += [[item] for item in group]

@@ -173,8 +173,14 @@ class WrapperCode:
                     name = f"_inplace_{item.op.name}"
                     self.inplace_externs[name] = item.op
                 call_args = [self.arg(a) for a in item.args]
-                call_args += [f"{k}={self.arg(v)}" for k, v in item.params.items()]
-                rhs = f"{name}({', '.join(call_args)})"
+                holder = item.op.call_param
+                if holder is not None and holder in item.params:
+                    # the op's call bound to this param (a loop's runner), called straight
+                    method = "call_owned" if step in plan.inplace_externs else "call"
+                    rhs = f"{self.arg(item.params[holder])}.{method}({', '.join(call_args)})"
+                else:
+                    call_args += [f"{k}={self.arg(v)}" for k, v in item.params.items()]
+                    rhs = f"{name}({', '.join(call_args)})"
                 if item.name in read_by_kernels:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")

@@ -190,6 +190,17 @@ class LoopBody:
         # Native runs in a row that met a check (a Python int past int64, an index out of
         # bounds): at GIVE_UP the loop stops trying its compiled runner and runs as Python.
         self.misses = 0
+        self.plain_calls()
+
+    def plain_calls(self) -> None:
+        """``call`` and ``call_owned``: the loop run for a generated wrapper
+        (``Op.call_param``), as the op's ``impl`` and ``inplace_impl`` run it;
+        kiln/lowering/loop_runner.py replaces them with its compiled runner's straight
+        calls where one applies."""
+        self.call = lambda start, stop, step, carried, operands: \
+            _run_loop(start, stop, step, carried, operands, self, False)
+        self.call_owned = lambda start, stop, step, carried, operands: \
+            _run_loop(start, stop, step, carried, operands, self, True)
 
     def __repr__(self) -> str:
         return f"<kiln {self.name}>"
@@ -201,6 +212,7 @@ class LoopBody:
         copy.writes_back = False
         copy.native = None
         copy.misses = 0
+        copy.plain_calls()
         return copy
 
     def donating(self, position: int) -> "LoopBody":
@@ -210,6 +222,7 @@ class LoopBody:
         copy.donate = self.donate | {position}
         copy.native = None
         copy.misses = 0
+        copy.plain_calls()
         return copy
 
     def run(self, start: int, stop: int, step: int, carried: tuple, operands: tuple) -> tuple:
@@ -400,6 +413,7 @@ loop = declare("loop", Category.EXTERN, _loop_impl,
                inputs=("start", "stop", "step", "carried", "operands"),
                params={"body": None}, meta=_loop_meta, may_raise=True,
                functional_params=lambda params: {**params, "body": params["body"].functional()},
+               call_param="body",
                print_python=_print_loop,
                doc="for i in range(start, stop, step): carried = body(i, *carried, *operands)")
 

@@ -104,6 +104,11 @@ class Op:
     # what writing it once does: a backend may then give it the caller's array itself.
     inplace_atomic: Callable[..., bool] | None = None
     inplace_inputs: Callable[..., Any] | None = None
+    # The name of a param whose value carries the call already bound to it (a loop's
+    # body): a generated wrapper calls ``value.call(*inputs)`` (``value.call_owned`` for
+    # ``inplace_impl``), which gives what ``impl(*inputs, **params)`` gives, without the
+    # generic path's Python frames (a loop's compiled runner, called straight).
+    call_param: str | None = None
     # ``python_us(node, per_op_us) -> float | None``: what running this call as Python
     # costs when it is more than one NumPy call (a loop: trips x body), None when unknown
     # (kiln/runtime/cost.py then compiles the graph); ``per_op_us`` prices one plain op.

@@ -1,0 +1,242 @@
+"""How a compiled graph calls its loops (issue #13's per-call cost): the generated wrapper
+calls a loop's C++ runner straight (``LoopBody.call``/``call_owned``, set by
+kiln/lowering/loop_runner.py), and a graph that writes its one array argument takes
+aot's short path from C. Each against plain Python: values, the state of mutated
+arguments, exceptions raised inside the loop."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.aot.runtime import AOTFunction
+from kiln.ops import loops as loop_ops
+
+
+def crc(data):
+    c = np.uint32(0xFFFFFFFF)
+    for k in range(data.shape[0]):
+        c = c ^ np.uint32(data[k])
+        for _ in range(8):
+            c = (c >> np.uint32(1)) ^ (np.uint32(0xEDB88320) & (np.uint32(0) - (c & np.uint32(1))))
+    return c ^ np.uint32(0xFFFFFFFF)
+
+
+def prefix_table(a):
+    n = a.shape[0]
+    d = np.zeros((n + 1,), dtype=np.int64)
+    for i in range(1, n + 1):
+        d[i] = d[i - 1] + a[i - 1] * i
+    return d
+
+
+def gather_sum(a, idx):
+    s = 0.0
+    for k in range(idx.shape[0]):
+        s += a[idx[k]]
+    return s
+
+
+def relax(u, tol):
+    n = u.shape[0]
+    err = tol + 1.0
+    steps = 0
+    while err > tol:
+        err = 0.0
+        for i in range(1, n - 1):
+            new = 0.5 * u[i] + 0.25 * (u[i - 1] + u[i + 1])
+            err = max(err, float(abs(new - u[i])))
+            u[i] = new
+        steps += 1
+    return steps
+
+
+def bumps(u, idx):
+    for k in range(idx.shape[0]):
+        u[idx[k]] += 1.0
+    return u[0] + u[-1]
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Counts the loop runs that go through the generic path (ops/loops.py _run_loop)."""
+    calls = []
+    generic = loop_ops._run_loop
+
+    def run_loop(*args, **kwargs):
+        calls.append(args[5])
+        return generic(*args, **kwargs)
+    monkeypatch.setattr(loop_ops, "_run_loop", run_loop)
+    return calls
+
+
+@pytest.mark.parametrize("fn, make", [
+    (crc, lambda rng: (rng.integers(0, 256, 37).astype(np.uint8),)),
+    (prefix_table, lambda rng: (rng.integers(-50, 50, 23),)),
+])
+def test_a_wrapper_calls_the_loop_runner_straight(fn, make, counted):
+    rng = np.random.default_rng(3)
+    compiled = kiln.compile(fn)
+    compiled(*make(rng))            # compiles; the runner is built
+    counted.clear()
+    before = dict(loop_ops.stats)
+    for _ in range(3):
+        args = make(rng)
+        got, want = compiled(*args), fn(*args)
+        assert type(got) is type(want) and np.array_equal(got, want)
+        assert getattr(got, "dtype", None) == getattr(want, "dtype", None)
+    assert counted == []            # no generic dispatch: the wrapper called the runner
+    assert loop_ops.stats["native"] - before["native"] >= 3
+    assert loop_ops.stats["reference"] == before["reference"]
+
+
+def test_a_straight_call_that_fails_its_checks_runs_as_python(counted):
+    """An index the runner finds out of range: the generic path runs the reference,
+    which raises Python's IndexError; in-range calls stay native."""
+    rng = np.random.default_rng(4)
+    a = rng.random(10)
+    compiled = kiln.compile(gather_sum)
+    ok = rng.integers(-10, 10, 6)
+    assert compiled(a, ok) == gather_sum(a, ok)
+    counted.clear()
+    bad = ok.copy()
+    bad[4] = 10
+    with pytest.raises(IndexError):
+        gather_sum(a, bad)
+    with pytest.raises(IndexError):
+        compiled(a, bad)
+    assert counted                  # the failed runner handed over to the generic path
+    ok2 = rng.integers(-10, 10, 6)
+    assert compiled(a, ok2) == gather_sum(a, ok2)
+
+
+def test_a_graph_writing_its_one_array_takes_the_short_path(monkeypatch):
+    """relax writes u and reads a float: no two inputs can overlap, so the entry calls
+    aot's short path from C (AOTFunction.__call__ runs only for the first call)."""
+    calls = []
+    general = AOTFunction.__call__
+
+    def call(self, *args):
+        calls.append(self)
+        return general(self, *args)
+    monkeypatch.setattr(AOTFunction, "__call__", call)
+    rng = np.random.default_rng(5)
+    compiled = kiln.compile(relax)
+    for k in range(4):
+        u = np.r_[0.0, rng.random(20), 0.0]
+        mine = u.copy()
+        assert compiled(mine, 1e-3) == relax(u, 1e-3)
+        assert np.array_equal(mine, u)
+        if k == 1:
+            calls.clear()
+    assert calls == []
+
+
+def test_the_short_path_of_a_writing_graph_leaves_pythons_state_on_an_error():
+    """bumps writes u, then meets an index out of range: u holds the writes before it,
+    as in Python, on the short path too."""
+    rng = np.random.default_rng(6)
+    compiled = kiln.compile(bumps)
+    for _ in range(2):
+        u = rng.random(8)
+        idx = rng.integers(0, 8, 5)
+        mine = u.copy()
+        assert compiled(mine, idx) == bumps(u, idx)
+        assert np.array_equal(mine, u)
+    idx = np.array([1, 2, 9, 3])
+    u = rng.random(8)
+    mine = u.copy()
+    with pytest.raises(IndexError):
+        bumps(u, idx)
+    with pytest.raises(IndexError):
+        compiled(mine, idx)
+    assert np.array_equal(mine, u)
+
+
+def sweep(u, f):
+    n, m = u.shape
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            u[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1] - f[i, j])
+    return u
+
+
+@pytest.fixture
+def general_calls(monkeypatch):
+    """Counts the calls that reach AOTFunction.__call__ (not a short path taken in C)."""
+    calls = []
+    general = AOTFunction.__call__
+
+    def call(self, *args):
+        calls.append(self)
+        return general(self, *args)
+    monkeypatch.setattr(AOTFunction, "__call__", call)
+    return calls
+
+
+def test_a_loop_writing_a_donated_array_is_called_straight(counted, general_calls):
+    """sweep writes u in place (donated, loop_donate.py) and reads f: the entry takes aot's
+    overlap-checked short path from C, the wrapper calls the runner straight."""
+    rng = np.random.default_rng(7)
+    compiled = kiln.compile(sweep)
+    for k in range(4):
+        u, f = rng.random((6, 5)), rng.random((6, 5))
+        mine = u.copy()
+        assert compiled(mine, f) is mine
+        sweep(u, f)
+        assert np.array_equal(mine, u)
+        if k == 1:
+            counted.clear()
+            general_calls.clear()
+            before = dict(loop_ops.stats)
+    assert counted == [] and general_calls == []
+    assert loop_ops.stats["inplace"] - before["inplace"] == 2
+
+
+@pytest.mark.parametrize("case", ["overlap", "same", "numpy scalar", "read-only"])
+def test_inputs_the_c_short_path_does_not_take_still_match_python(case, general_calls):
+    rng = np.random.default_rng(8)
+    compiled = kiln.compile(sweep)
+    for _ in range(2):
+        u, f = rng.random((6, 5)), rng.random((6, 5))
+        compiled(u.copy(), f)
+    general_calls.clear()
+    base = rng.random((7, 5))
+    mine = base.copy()
+    if case == "overlap":          # f is u shifted by a row: reads see the writes
+        args, margs = (base[1:], base[:-1]), (mine[1:], mine[:-1])
+    elif case == "same":
+        args, margs = (base[:6], base[:6]), None
+        margs = (mine[:6],) * 2
+    elif case == "numpy scalar":
+        args, margs = (base[:6], np.float64(2.0) + base[:6]), (mine[:6], np.float64(2.0) + mine[:6])
+    else:
+        base.flags.writeable = False
+        mine.flags.writeable = False
+        args, margs = (base[:6], rng.random((6, 5))), None
+        margs = (mine[:6], args[1])
+    try:
+        want = sweep(*args)
+    except ValueError as e:
+        with pytest.raises(ValueError, match="read-only"):
+            compiled(*margs)
+        assert "read-only" in str(e)
+    else:
+        assert compiled(*margs) is margs[0]
+        assert np.array_equal(want, margs[0])
+    assert np.array_equal(mine, base)
+
+
+def test_a_loop_that_must_copy_its_array_is_called_straight(counted):
+    """relax's runner may fail after it wrote (its Python-int counter is checked), so it
+    writes a copy of u: the straight call makes it, as _run_loop would; u is written back."""
+    rng = np.random.default_rng(9)
+    compiled = kiln.compile(relax)
+    for k in range(4):
+        u = np.r_[0.0, rng.random(20), 0.0]
+        mine = u.copy()
+        assert compiled(mine, 1e-3) == relax(u, 1e-3)
+        assert np.array_equal(mine, u)
+        if k == 1:
+            counted.clear()
+    assert counted == []
