@@ -256,7 +256,11 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
     def _lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
         rule = op.lowering
         try:
-            if isinstance(rule, dict) and "decompose" in rule:
+            if isinstance(rule, dict) and rule.get("masked"):
+                value = self.decompose_masked(rule["decompose"], args, params)
+                if value is not None:
+                    return value
+            elif isinstance(rule, dict) and "decompose" in rule:
                 return self.decompose(rule["decompose"], args, params)
             if isinstance(rule, dict) and "fill" in rule:
                 value = lower_fill(self, rule["fill"], args, params, op, meta)
@@ -307,6 +311,19 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
             return fn(*args, **params)
         finally:
             _CURRENT.reset(token)
+
+    def decompose_masked(self, fn: Any, args: tuple, params: dict) -> Any:
+        """A ufunc with ``where=`` (kiln/ops/masked.py) as ``where(mask, ufunc(...), o)``,
+        or None when the ufunc lowers to an extern NumPy call, which would compute every
+        element: what the decomposition added is taken back and the node's own call runs."""
+        nodes, buffers = len(self.nodes), set(self.buffers)
+        value = self.decompose(fn, args, params)
+        if not any(isinstance(n, ExternNode) for n in self.nodes[nodes:]):
+            return value
+        del self.nodes[nodes:]
+        for name in set(self.buffers) - buffers:
+            del self.buffers[name]
+        return None
 
     def meta_of(self, value: Any) -> Any:
         """What infer_meta sees of a lowering value (an array on the example's sizes)."""

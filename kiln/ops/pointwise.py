@@ -255,8 +255,8 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False) -> C
         if in_place_first:
             out = args[0]
         if where is not True:   # ufunc(..., out=o, where=m): o keeps its values where m is False
-            return Composite(lambda *xs: F.where(xs[-2], op(*xs[:-2]), xs[-1]),
-                             tuple(args) + (where, out), {}, out)
+            from .masked import masked_call
+            return Composite(masked_call(op.name, ufunc.nin), tuple(args) + (where, out), {}, out)
         return Bound(op, tuple(args), {}, out)
 
     return normalize
