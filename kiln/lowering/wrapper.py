@@ -95,7 +95,7 @@ class WrapperCode:
         low = self.low
         params = [name for name, _ in low.inputs]
         body: list[str] = []
-        if self.rendered:  # np.errstate(divide="raise") and friends: NumPy's own errors
+        if self.rendered:  # np.errstate(divide="raise"), -W error and friends: NumPy's own errors
             body += ["if _fp_trapped():", f"    return _numpy({', '.join(params)})"]
         respecialize = f"    return _respecialize({', '.join(params)})"
         checks = self.renderer.input_checks(low.inputs)
@@ -211,7 +211,7 @@ class WrapperCode:
             "def _numpy(*args):  # replaced by the runtime: the graph run by NumPy",
             "    raise TypeError('kiln: no NumPy fallback was installed')",
             "",
-            "from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped",
+            "from kiln.runtime.fpmode import errors_trapped as _fp_trapped",
         ]
         if any("_wrap_index(" in s.source for s in low.sizes):   # x[i], i a run-time int
             head.append("from kiln.lowering.sizes import wrap_index as _wrap_index")
