@@ -34,6 +34,7 @@ class WrapperCode:
         self._views = 0
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
         self.allocated: set[str] = set()     # dtype names of the arrays call allocates
+        self.uses_in_order = False           # an extern result kept in NumPy's layout
 
     # -- expressions -------------------------------------------------------------------------
     def py(self, value: Any) -> str:
@@ -175,7 +176,13 @@ class WrapperCode:
                 call_args = [self.arg(a) for a in item.args]
                 call_args += [f"{k}={self.arg(v)}" for k, v in item.params.items()]
                 rhs = f"{name}({', '.join(call_args)})"
-                if item.name in read_by_kernels:
+                order = getattr(getattr(item.out, "buf", None), "order", None)
+                if item.name in read_by_kernels and order is not None:
+                    # NumPy's own layout (advanced indexing), which the kernels were built for
+                    buf = item.out.buf
+                    rhs = f"_in_order({rhs}, {tuple(s * buf.dtype.itemsize for s in buf.strides)!r}, {order!r})"
+                    self.uses_in_order = True
+                elif item.name in read_by_kernels:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
                 for sym, expr in low.binds.get(item.name, ()):
@@ -213,6 +220,8 @@ class WrapperCode:
             "",
             "from kiln.runtime.fpmode import errors_trapped as _fp_trapped",
         ]
+        if self.uses_in_order:
+            head.append("from kiln.lowering.layout import in_order as _in_order")
         if any("_wrap_index(" in s.source for s in low.sizes):   # x[i], i a run-time int
             head.append("from kiln.lowering.sizes import wrap_index as _wrap_index")
         if fixed:

@@ -217,6 +217,41 @@ def _index_meta(x: Any, index: tuple) -> TensorMeta:
     return TensorMeta(indexed_shape(shape_of(x), index), x.dtype)
 
 
+def advanced_order(xshape: tuple, xstrides: tuple, index: tuple) -> tuple | None:
+    """The memory order NumPy gives ``x[index]`` (integer arrays), slowest axis first, from
+    x's strides (elements): NumPy fills a new array whose broadcast index dims come first
+    in C order, then the other ("subspace") dims in x's own order of them (order='K'),
+    and, when the advanced entries (ints count, beside arrays) are adjacent but not first,
+    hands back its transpose with the broadcast dims moved to their place. So
+    ``x[:, k, i, j]`` of a C-ordered x keeps x's first axis fastest in memory (im2col:
+    ``.transpose(1, 2, 0).reshape(...)`` of it is a view). None when the index holds None
+    or Ellipsis, or a slice step or stride is not a number (callers keep C order)."""
+    if any(v is None or v is Ellipsis for v in index):
+        return None
+    advanced = [k for k, v in enumerate(index) if not isinstance(v, slice)]
+    arrays = [v for v in index if not isinstance(v, (slice, int))]
+    if not arrays or len(index) > len(xshape):
+        return None
+    nb = max(len(getattr(v, "shape", ())) for v in arrays)
+    # subspace dims: the slices, then x's dims past the index; their x strides
+    sub = []
+    for k in range(len(xshape)):
+        v = index[k] if k < len(index) else slice(None)
+        if isinstance(v, slice):
+            step = 1 if v.step is None else v.step
+            if not isinstance(step, int) or not isinstance(xstrides[k], int):
+                return None
+            sub.append(xstrides[k] * step)
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    first = sum(1 for k in range(advanced[0]) if isinstance(index[k], slice)) \
+        if adjacent and advanced[0] > 0 else 0
+    # result axes: subspace dims before the broadcast dims, the broadcast dims, the rest
+    sub_axes = list(range(first)) + list(range(first + nb, first + nb + len(sub) - first))
+    bcast_axes = list(range(first, first + nb))
+    by_stride = sorted(range(len(sub)), key=lambda d: -abs(sub[d]))   # stable: ties keep order
+    return tuple(bcast_axes) + tuple(sub_axes[d] for d in by_stride)
+
+
 def _scatter_back(g, x, index):
     return F.index_add(zeros_for(g, x), index, g)
 
@@ -224,7 +259,8 @@ def _scatter_back(g, x, index):
 index_op = declare("index", Category.GATHER, _index_impl, inputs=("x", "index"),
                    meta=_index_meta,
                    vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
-                   doc="x[index] with integer arrays (advanced indexing): a gather", may_raise=True)
+                   doc="x[index] with integer arrays (advanced indexing): a gather", may_raise=True,
+                   result_order=advanced_order)
 
 
 def _one_mask(x: Any, index: tuple) -> int | None:
