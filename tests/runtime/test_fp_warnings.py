@@ -134,3 +134,56 @@ def test_runtime_warnings_raise_reads_filters_in_order():
         warnings.simplefilter("ignore")
         assert errors_trapped() is False
     assert errors_trapped() is runtime_warnings_raise(warnings.filters)
+
+
+# -- NumPy scalar math (kiln/ops/scalar_math.py): an operator on NumPy scalars checks
+# integer overflow and says "scalar" in its messages; the ufunc spelling does neither
+
+def int8_scalar_product(x):
+    return x[0] * x[1] + x[2]
+
+
+def f32_scalar_product(x):
+    return x[0] * np.float32(1e38)
+
+
+def ratio_of_sums(x):
+    return x.sum() / x[:0].sum()
+
+
+def ufunc_int8_product(x):
+    return np.multiply(x[0], x[1])   # the ufunc on NumPy scalars: no overflow check
+
+
+SCALAR_CASES = [
+    (int8_scalar_product, lambda: (np.array([100, 100, 1], np.int8),)),
+    (f32_scalar_product, lambda: (np.array([10.0], np.float32),)),
+    (ratio_of_sums, lambda: (np.ones(4),)),
+    (ufunc_int8_product, lambda: (np.array([100, 100], np.int8),)),
+]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
+@pytest.mark.parametrize("fn, make", SCALAR_CASES, ids=[c[0].__name__ for c in SCALAR_CASES])
+def test_numpy_scalar_math_warns_and_raises_as_numpy(fn, make, backend):
+    compiled = kiln.compile(fn, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_array_equal(compiled(*make()), fn(*make()))
+    for mode, action in (({"all": "raise"}, "default"), ({}, "error")):
+        with warnings.catch_warnings(), np.errstate(**mode):
+            warnings.simplefilter(action)
+            exp, got = _outcome(fn, make()), _outcome(compiled, make())
+        assert exp[0] == got[0], (exp, got)
+        if exp[0] == "raise":
+            assert type(got[1]) is type(exp[1]) and str(got[1]) == str(exp[1])
+        else:
+            assert type(got[1]) is type(exp[1]) and got[1] == exp[1]
+    if backend != "cpp":   # kernels print no RuntimeWarning (DESIGN.md §1)
+        with warnings.catch_warnings(record=True) as seen_np:
+            warnings.simplefilter("always")
+            fn(*make())
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            compiled(*make())
+        assert [str(w.message) for w in seen] == [str(w.message) for w in seen_np]
