@@ -256,8 +256,8 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
     def _lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
         rule = op.lowering
         try:
-            if isinstance(rule, dict) and rule.get("masked"):
-                value = self.decompose_masked(rule["decompose"], args, params)
+            if isinstance(rule, dict) and rule.get("or_extern"):
+                value = self.decompose_or_extern(rule["decompose"], args, params)
                 if value is not None:
                     return value
             elif isinstance(rule, dict) and "decompose" in rule:
@@ -312,10 +312,13 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
         finally:
             _CURRENT.reset(token)
 
-    def decompose_masked(self, fn: Any, args: tuple, params: dict) -> Any:
-        """A ufunc with ``where=`` (kiln/ops/masked.py) as ``where(mask, ufunc(...), o)``,
-        or None when the ufunc lowers to an extern NumPy call, which would compute every
-        element: what the decomposition added is taken back and the node's own call runs."""
+    def decompose_or_extern(self, fn: Any, args: tuple, params: dict) -> Any:
+        """A decomposition whose ops must lower to loop code, or None: a ufunc with
+        ``where=`` (kiln/ops/masked.py) as ``where(mask, ufunc(...), o)`` is None when the
+        ufunc lowers to an extern NumPy call, which would compute every element (an
+        operator on NumPy scalars, kiln/ops/scalar_math.py, when the ufunc's call would
+        skip scalar math's checks): what the decomposition added is taken back and the
+        node's own NumPy call runs."""
         nodes, buffers = len(self.nodes), set(self.buffers)
         value = self.decompose(fn, args, params)
         if not any(isinstance(n, ExternNode) for n in self.nodes[nodes:]):

@@ -75,7 +75,7 @@ def _declare(name: str, nin: int) -> Any:
         params={"ufunc": None}, meta=_meta, vjp=_vjp,
         # lowering/lower.py: the decomposition unless the ufunc would run there as an extern
         # NumPy call, which computes the masked-off elements: then this op's own call
-        lowering={"decompose": _decompose, "masked": True},
+        lowering={"decompose": _decompose, "or_extern": True},
         doc=f"numpy.<ufunc>({', '.join(('x', 'y')[:nin])}, out=fallback, where=mask): the "
             f"ufunc where mask is True, fallback elsewhere")
 

@@ -63,5 +63,7 @@ def _vjp(g: Any, out: Any, x: Any, y: Any, ufunc: str) -> Any:
 scalar_binary = declare(
     "scalar_binary", Category.POINTWISE, _impl, inputs=("x", "y"), params={"ufunc": None},
     meta=_meta, vjp=_vjp,
-    lowering={"decompose": lambda x, y, ufunc: F.__getattr__(ufunc)(x, y)},
+    # the ufunc's loop code, or this op's own call where the ufunc's would be an extern
+    # (integer power: NumPy's own error from scalar math)
+    lowering={"decompose": lambda x, y, ufunc: F.__getattr__(ufunc)(x, y), "or_extern": True},
     doc="x <op> y on NumPy scalars: NumPy's scalar math (its overflow checks and messages)")
