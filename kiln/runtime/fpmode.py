@@ -79,7 +79,13 @@ def runtime_warnings_raise(filters: list | None = None) -> bool:
 def _filters_changed(filters: list) -> bool:
     _filters_seen[:] = [filters, len(filters), filters[0] if filters else None,
                         runtime_warnings_raise(filters)]
-    return _filters_seen[3]
+    return _filters_seen[3] and not _all_ignored()
+
+
+def _all_ignored() -> bool:
+    """NumPy's mode ignores every floating-point error (``np.errstate(all='ignore')``): it
+    emits no RuntimeWarning for the filters to raise, so kernels may run."""
+    return all(v == "ignore" for v in np.geterr().values())
 
 
 def errors_trapped(_mode=numpy_errors_trapped, _warnings=warnings, _seen=_filters_seen) -> bool:
@@ -90,5 +96,5 @@ def errors_trapped(_mode=numpy_errors_trapped, _warnings=warnings, _seen=_filter
         return True
     filters = _warnings.filters
     if filters is _seen[0] and len(filters) == _seen[1] and filters and filters[0] is _seen[2]:
-        return _seen[3]
+        return _seen[3] and not _all_ignored()
     return _filters_changed(filters)
