@@ -14,6 +14,8 @@ import numpy as np
 
 from .meta import (as_array, pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token,
                    to_fake)
+from .masked import masked_call
+from .scalar_math import OPERATORS as SCALAR_OPERATORS, scalar_binary, uses_scalar_math
 from .registry import (REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_complex_like,
                        is_float_like,
                        spell, spell_composite, ufunc_method_key)
@@ -230,8 +232,7 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
 
     def normalize(*args: Any, **kwargs: Any) -> Bound:
         if operator_form and not in_place_first and len(args) == 2 and not kwargs:
-            from .scalar_math import OPERATORS, scalar_binary, uses_scalar_math
-            if op.name in OPERATORS and uses_scalar_math(*args):
+            if op.name in SCALAR_OPERATORS and uses_scalar_math(*args):
                 return Bound(scalar_binary, tuple(args), {"ufunc": op.name})
         name = f"numpy.{ufunc.__name__}"
         out = kwargs.pop("out", None)
@@ -262,7 +263,6 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
         if in_place_first:
             out = args[0]
         if where is not True:   # ufunc(..., out=o, where=m): o keeps its values where m is False
-            from .masked import masked_call
             return Composite(masked_call(op.name, ufunc.nin), tuple(args) + (where, out), {}, out)
         return Bound(op, tuple(args), {}, out)
 
