@@ -184,4 +184,8 @@ class CompiledFunctionBackward(GraphNode):
             example.append(g)
         example += self.extra
         backward = variant.backward_fn or variant.compiled_backward(example)
-        return [None if r is None else np.asarray(r) for r in backward(*example)]
+        # As on the eager tape (Op.backward): derivative rules compute masked-off branches
+        # (log's 1 / x where a where= skipped x = 0), so no floating-point warning or error
+        # comes out of a backward, also where it runs as NumPy (errstate raise, -W error).
+        with np.errstate(all="ignore"):
+            return [None if r is None else np.asarray(r) for r in backward(*example)]

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from ..ops import TensorMeta, infer_meta
-from .loop_ir import Buffer, BufferValue, Pointwise, Scalar, Value
+from .loop_ir import Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
 from .nodes import ExternNode, Opaque, buffers_read, iter_values, map_values
 from .scalars import token
 from .sizes import Size, Undecidable
@@ -46,6 +46,7 @@ class ExternLowering:
                 meta = self._read_after(name, meta)
         if isinstance(meta, TensorMeta) and meta.dtype.name in self.dtypes:
             buf = Buffer(name, meta.shape, meta.dtype, "extern")
+            _numpy_order(buf, op, args, params)
             self.buffers[name] = buf
             out: Value = BufferValue.whole(buf)
         else:
@@ -143,3 +144,23 @@ def _meta_of(value: Any) -> Any:
     if isinstance(value, Value):
         return TensorMeta(value.shape, value.dtype)
     return value
+
+
+def _numpy_order(buf: Buffer, op: Any, args: tuple, params: dict) -> None:
+    """An extern result NumPy lays out in another axis order (``Op.result_order``:
+    advanced indexing) keeps that layout: kernels are built for its strides (the wrapper
+    copies only a result that differs: kiln/lowering/layout.py ``in_order``), and the
+    caller gets NumPy's array. Static shapes and input-0 layouts only."""
+    if op.result_order is None or not args or not isinstance(args[0], BufferValue):
+        return
+    x = args[0]
+    if not all(isinstance(n, int) for n in (*buf.shape, *x.shape, *x.strides)):
+        return
+    order = op.result_order(tuple(x.shape), tuple(x.strides), *args[1:], **params)
+    if order is None or tuple(order) == tuple(range(len(buf.shape))):
+        return
+    dense = contiguous_strides([buf.shape[a] for a in order])
+    strides = [0] * len(order)
+    for pos, axis in enumerate(order):
+        strides[axis] = dense[pos]
+    buf.strides, buf.order, buf.contiguous = tuple(strides), tuple(order), False

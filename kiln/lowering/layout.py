@@ -74,6 +74,17 @@ def contiguous_order(shape: Sequence[int], strides: Sequence[int]) -> tuple[int,
     return tuple(reversed(fastest_first))
 
 
+def in_order(a: np.ndarray, strides: tuple, order: tuple) -> np.ndarray:
+    """``a`` when its strides (bytes) are ``strides`` on every axis longer than 1 (the
+    layout NumPy gave it and a kernel was built for), else a copy in that layout (the
+    wrapper's check of an extern result: kiln/lowering/externs.py ``_numpy_order``)."""
+    if a.ndim == len(strides) and all(s == t or n <= 1 for s, t, n in zip(a.strides, strides, a.shape)):
+        return a
+    out = np.empty(tuple(a.shape[k] for k in order), a.dtype).transpose(tuple(np.argsort(order)))
+    out[...] = a
+    return out
+
+
 def _order_of_result(res: np.ndarray) -> tuple[int, ...] | None:
     return contiguous_order(res.shape, [s // res.itemsize for s in res.strides])
 

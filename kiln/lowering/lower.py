@@ -257,7 +257,11 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
     def _lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
         rule = op.lowering
         try:
-            if isinstance(rule, dict) and "decompose" in rule:
+            if isinstance(rule, dict) and rule.get("or_extern"):
+                value = self.decompose_or_extern(rule["decompose"], args, params)
+                if value is not None:
+                    return value
+            elif isinstance(rule, dict) and "decompose" in rule:
                 return self.decompose(rule["decompose"], args, params)
             if isinstance(rule, dict) and "fill" in rule:
                 value = lower_fill(self, rule["fill"], args, params, op, meta)
@@ -308,6 +312,22 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
             return fn(*args, **params)
         finally:
             _CURRENT.reset(token)
+
+    def decompose_or_extern(self, fn: Any, args: tuple, params: dict) -> Any:
+        """A decomposition whose ops must lower to loop code, or None: a ufunc with
+        ``where=`` (kiln/ops/masked.py) as ``where(mask, ufunc(...), o)`` is None when the
+        ufunc lowers to an extern NumPy call, which would compute every element (an
+        operator on NumPy scalars, kiln/ops/scalar_math.py, when the ufunc's call would
+        skip scalar math's checks): what the decomposition added is taken back and the
+        node's own NumPy call runs."""
+        nodes, buffers = len(self.nodes), set(self.buffers)
+        value = self.decompose(fn, args, params)
+        if not any(isinstance(n, ExternNode) for n in self.nodes[nodes:]):
+            return value
+        del self.nodes[nodes:]
+        for name in set(self.buffers) - buffers:
+            del self.buffers[name]
+        return None
 
     def meta_of(self, value: Any) -> Any:
         """What infer_meta sees of a lowering value (an array on the example's sizes)."""

@@ -34,6 +34,7 @@ class WrapperCode:
         self._views = 0
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
         self.allocated: set[str] = set()     # dtype names of the arrays call allocates
+        self.uses_in_order = False           # an extern result kept in NumPy's layout
 
     # -- expressions -------------------------------------------------------------------------
     def py(self, value: Any) -> str:
@@ -95,7 +96,7 @@ class WrapperCode:
         low = self.low
         params = [name for name, _ in low.inputs]
         body: list[str] = []
-        if self.rendered:  # np.errstate(divide="raise") and friends: NumPy's own errors
+        if self.rendered:  # np.errstate(divide="raise"), -W error and friends: NumPy's own errors
             body += ["if _fp_trapped():", f"    return _numpy({', '.join(params)})"]
         respecialize = f"    return _respecialize({', '.join(params)})"
         checks = self.renderer.input_checks(low.inputs)
@@ -181,7 +182,13 @@ class WrapperCode:
                 else:
                     call_args += [f"{k}={self.arg(v)}" for k, v in item.params.items()]
                     rhs = f"{name}({', '.join(call_args)})"
-                if item.name in read_by_kernels:
+                order = getattr(getattr(item.out, "buf", None), "order", None)
+                if item.name in read_by_kernels and order is not None:
+                    # NumPy's own layout (advanced indexing), which the kernels were built for
+                    buf = item.out.buf
+                    rhs = f"_in_order({rhs}, {tuple(s * buf.dtype.itemsize for s in buf.strides)!r}, {order!r})"
+                    self.uses_in_order = True
+                elif item.name in read_by_kernels:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
                 for sym, expr in low.binds.get(item.name, ()):
@@ -217,8 +224,10 @@ class WrapperCode:
             "def _numpy(*args):  # replaced by the runtime: the graph run by NumPy",
             "    raise TypeError('kiln: no NumPy fallback was installed')",
             "",
-            "from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped",
+            "from kiln.runtime.fpmode import errors_trapped as _fp_trapped",
         ]
+        if self.uses_in_order:
+            head.append("from kiln.lowering.layout import in_order as _in_order")
         if any("_wrap_index(" in s.source for s in low.sizes):   # x[i], i a run-time int
             head.append("from kiln.lowering.sizes import wrap_index as _wrap_index")
         if fixed:

@@ -1,4 +1,5 @@
-"""Indexing: ``x[index]``, its scatter counterparts, take and take_along_axis.
+"""Indexing: ``x[index]`` (its scatter counterparts are in kiln/ops/scatter.py, take and
+take_along_axis in kiln/ops/take.py).
 
 An index is normalized once into a tuple whose entries are ints, slices, ``None``,
 ``Ellipsis`` and arrays (integer or boolean). Its contents choose the op:
@@ -24,9 +25,8 @@ import numpy as np
 
 from ..errors import Unsupported
 from . import layout
-from .meta import (as_array, namespace, TensorMeta, broadcast_shapes, fake, fresh_copy, normalize_one_axis, reject,
-                   shape_of, to_fake)
-from .registry import Bound, Category, F, declare, is_float_like, method_key, spell
+from .meta import as_array, TensorMeta, fake, shape_of, to_fake
+from .registry import Bound, Category, F, declare, method_key, spell
 
 
 # -- index normalization and classification -----------------------------------------------
@@ -217,6 +217,41 @@ def _index_meta(x: Any, index: tuple) -> TensorMeta:
     return TensorMeta(indexed_shape(shape_of(x), index), x.dtype)
 
 
+def advanced_order(xshape: tuple, xstrides: tuple, index: tuple) -> tuple | None:
+    """The memory order NumPy gives ``x[index]`` (integer arrays), slowest axis first, from
+    x's strides (elements): NumPy fills a new array whose broadcast index dims come first
+    in C order, then the other ("subspace") dims in x's own order of them (order='K'),
+    and, when the advanced entries (ints count, beside arrays) are adjacent but not first,
+    hands back its transpose with the broadcast dims moved to their place. So
+    ``x[:, k, i, j]`` of a C-ordered x keeps x's first axis fastest in memory (im2col:
+    ``.transpose(1, 2, 0).reshape(...)`` of it is a view). None when the index holds None
+    or Ellipsis, or a slice step or stride is not a number (callers keep C order)."""
+    if any(v is None or v is Ellipsis for v in index):
+        return None
+    advanced = [k for k, v in enumerate(index) if not isinstance(v, slice)]
+    arrays = [v for v in index if not isinstance(v, (slice, int))]
+    if not arrays or len(index) > len(xshape):
+        return None
+    nb = max(len(getattr(v, "shape", ())) for v in arrays)
+    # subspace dims: the slices, then x's dims past the index; their x strides
+    sub = []
+    for k in range(len(xshape)):
+        v = index[k] if k < len(index) else slice(None)
+        if isinstance(v, slice):
+            step = 1 if v.step is None else v.step
+            if not isinstance(step, int) or not isinstance(xstrides[k], int):
+                return None
+            sub.append(xstrides[k] * step)
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    first = sum(1 for k in range(advanced[0]) if isinstance(index[k], slice)) \
+        if adjacent and advanced[0] > 0 else 0
+    # result axes: subspace dims before the broadcast dims, the broadcast dims, the rest
+    sub_axes = list(range(first)) + list(range(first + nb, first + nb + len(sub) - first))
+    bcast_axes = list(range(first, first + nb))
+    by_stride = sorted(range(len(sub)), key=lambda d: -abs(sub[d]))   # stable: ties keep order
+    return tuple(bcast_axes) + tuple(sub_axes[d] for d in by_stride)
+
+
 def _scatter_back(g, x, index):
     return F.index_add(zeros_for(g, x), index, g)
 
@@ -224,7 +259,8 @@ def _scatter_back(g, x, index):
 index_op = declare("index", Category.GATHER, _index_impl, inputs=("x", "index"),
                    meta=_index_meta,
                    vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
-                   doc="x[index] with integer arrays (advanced indexing): a gather", may_raise=True)
+                   doc="x[index] with integer arrays (advanced indexing): a gather", may_raise=True,
+                   result_order=advanced_order)
 
 
 def _one_mask(x: Any, index: tuple) -> int | None:
@@ -272,339 +308,3 @@ def _getitem_normalize(x, index):
 
 
 spell(method_key("__getitem__"), getitem, _getitem_normalize, "ndarray.__getitem__")
-
-
-# -- functional scatters: index_put (x[index] = value), index_add (np.add.at) --------------
-
-def _value_grad(g, index, value, last_write_wins: bool = False):
-    """Cotangent of the value written at ``index``: the cotangent read back from there,
-    brought to the value's shape (the write broadcast it). For an assignment a repeated
-    target keeps only its last write, which alone gets the cotangent (np.add.at adds
-    every one)."""
-    if not is_float_like(value):
-        return None
-    vshape = tuple(shape_of(value))
-    if index_kind(index) == "mask":
-        static = _masked_value_grad(g, index, vshape)
-        if static is not None:
-            return static
-    gv = gather(g, index)
-    gshape = tuple(shape_of(gv))
-    if last_write_wins and index_kind(index) == "advanced":
-        gv = F.where(_last_writes(g, index, gshape), gv, 0.0)
-    if len(vshape) > len(gshape):
-        # NumPy drops leading unit axes of the value before broadcasting it.
-        gv = F.reshape(gv, shape=(1,) * (len(vshape) - len(gshape)) + gshape)
-    return gv
-
-
-def _last_writes(g: Any, index: tuple, gshape: tuple) -> Any:
-    """Which written positions land (integer arrays may repeat a target: NumPy keeps the
-    last write there): write each position's number with the same index, read back."""
-    size = int(np.prod(gshape, dtype=np.int64))
-    ids = F.reshape(F.arange(start=0, stop=size, step=1, dtype=np.int64), shape=gshape)
-    owner = F.index_put(F.full_like(g, -1, shape=None, dtype=np.int64), index, ids)
-    return F.equal(F.index(owner, index), ids)
-
-
-def _masked_value_grad(g: Any, index: tuple, vshape: tuple) -> Any:
-    """The value's cotangent for ``x[..., mask, ...] = value`` when the value does not
-    span the masked positions (a scalar, a row broadcast over masked rows): a masked sum
-    of g, with no data-dependent shape. None when the index or value is not of that form."""
-    masks = [i for i, v in enumerate(index) if is_array_entry(v)]
-    others = [v for v in index if not is_array_entry(v)]
-    if len(masks) != 1 or not all(v is Ellipsis or v == slice(None) for v in others):
-        return None
-    pos = masks[0]
-    mask = index[pos]
-    gnd, mnd = len(shape_of(g)), len(shape_of(mask))
-    # Axes after the mask's: the slices after it, or what the slices before it leave.
-    if any(v is Ellipsis for v in index[:pos]):
-        trailing = len(index) - pos - 1
-    else:
-        trailing = gnd - pos - mnd
-    if not 0 <= trailing <= gnd - mnd:
-        return None
-    vs = vshape
-    while len(vs) > trailing and vs[0] == 1:  # unit axes the write broadcast away
-        vs = vs[1:]
-    if len(vs) > trailing:
-        return None  # the value spans the masked positions: only a gather can answer
-    keep = F.reshape(mask, shape=tuple(shape_of(mask)) + (1,) * trailing) if trailing else mask
-    gv = F.sum_to(F.where(keep, g, 0.0), shape=vs)
-    return F.reshape(gv, shape=vshape) if vs != vshape else gv
-
-
-def _index_put_impl(x: Any, index: tuple, value: Any) -> Any:
-    out = fresh_copy(x)
-    out[index] = value
-    return out
-
-
-def _scatter_meta(strip_leading_ones: bool):
-    def rule(x: Any, index: tuple, value: Any) -> TensorMeta:
-        xshape = tuple(shape_of(x))
-        if index_kind(index) != "mask" and _static_slices(index):
-            target = indexed_shape(xshape, index)
-            vshape = tuple(shape_of(value))
-            if strip_leading_ones and vshape and len(index) == len(xshape) and not any(
-                    v is None or v is Ellipsis or isinstance(v, slice) or is_array_entry(v)
-                    for v in index):
-                # One element, named by an int per axis: NumPy stores a scalar there and
-                # takes no array of ndim > 0, not even of one element.
-                raise ValueError("setting an array element with a sequence.")
-            if strip_leading_ones:
-                while len(vshape) > len(target) and vshape[0] == 1:
-                    vshape = vshape[1:]
-            try:
-                ok = broadcast_shapes(vshape, target) == target
-            except ValueError:
-                ok = False
-            if not ok and strip_leading_ones:
-                raise ValueError(f"could not broadcast input array from shape "
-                                 f"{_fmt_shape(tuple(shape_of(value)))} into shape "
-                                 f"{_fmt_shape(target)}")
-            if not ok:
-                raise ValueError("array is not broadcastable to correct shape")
-        return TensorMeta(xshape, x.dtype)
-
-    return rule
-
-
-def _index_put_vjp(g, out, x, index, value):
-    # Where x was overwritten its gradient is zero. With repeated integer indices NumPy
-    # keeps the last write; every written copy of value still gets the gradient here.
-    gx = F.index_put(g, index, 0.0) if is_float_like(x) else None
-    return gx, None, _value_grad(g, index, value, last_write_wins=True)
-
-
-index_put = declare("index_put", Category.GATHER, _index_put_impl,
-                    inputs=("x", "index", "value"), meta=_scatter_meta(True),
-                    vjp=_index_put_vjp,
-                    doc="a copy of x with x[index] = value (the functional setitem)",
-                    may_raise=True)
-# Compiled with a basic index: a select between value and x (kiln/lowering/fills.py).
-index_put.lowering = {"region_write": True}
-
-
-def _index_add_impl(x: Any, index: tuple, value: Any) -> Any:
-    out = fresh_copy(x)
-    add_at_broadcast(out, index, value)
-    return out
-
-
-def _index_put_inplace(x: Any, index: tuple, value: Any) -> Any:
-    x[index] = value
-    return x
-
-
-def _index_add_inplace(x: Any, index: tuple, value: Any) -> Any:
-    add_at_broadcast(x, index, value)
-    return x
-
-
-def add_at_broadcast(x: Any, index: tuple, value: Any) -> None:
-    """``np.add.at`` with ``value`` broadcast to ``x[index]`` first: NumPy 2.4 reads
-    uninitialised memory when a value broadcasts against a multi-dimensional index."""
-    value = as_array(value, x)
-    entries = index if isinstance(index, tuple) else (index,)
-    if any(getattr(v, "dtype", None) == np.bool_ or type(v) is bool for v in entries):
-        target_shape = np.shape(x[index])
-    else:   # from the shapes alone: x[index] would gather the whole selection first
-        try:
-            target_shape = indexed_shape(np.shape(x), entries)
-        except (IndexError, TypeError, ValueError):
-            target_shape = np.shape(x[index])   # NumPy's own error, or an index kind not modelled
-    if value.shape != target_shape:
-        try:
-            value = np.broadcast_to(value, target_shape)
-        except ValueError:
-            pass  # let np.add.at raise its own message
-    np.add.at(x, index, value)
-
-
-index_add = declare("index_add", Category.GATHER, _index_add_impl,
-                    inputs=("x", "index", "value"), meta=_scatter_meta(False),
-                    vjp=lambda g, out, x, index, value: (g, None, _value_grad(g, index, value)),
-                    doc="a copy of x with value added at index; repeats accumulate (np.add.at)",
-                    may_raise=True)
-
-index_put.inplace_impl = _index_put_inplace
-
-
-def _index_put_atomic(args: tuple) -> bool:
-    """``x[index] = value`` raises only before writing (bounds, shapes, a Python scalar's
-    conversion are checked first) unless a cast of an array value can warn (NaN into an
-    int array) and warnings are errors: so only a value that casts safely qualifies."""
-    x, value = args[0], args[2]
-    if getattr(value, "weak", False) or type(value) in (bool, int, float, complex):
-        return True
-    vd, xd = getattr(value, "dtype", None), getattr(x, "dtype", None)
-    return vd is not None and xd is not None and bool(np.can_cast(vd, xd, "safe"))
-
-
-# np.add.at is not: adding twice is not adding once (an error replay would add again).
-index_put.inplace_atomic = _index_put_atomic
-index_add.inplace_impl = _index_add_inplace
-
-
-# -- take ---------------------------------------------------------------------------------
-
-def _take_impl(x: Any, indices: Any, axis: int | None) -> Any:
-    return np.take(x, indices, axis=axis)
-
-
-def _take_meta(x: Any, indices: Any, axis: int | None) -> TensorMeta:
-    xshape = tuple(shape_of(x))
-    ishape = tuple(shape_of(indices))
-    idt = np.dtype(indices.dtype if hasattr(indices, "dtype") else np.asarray(indices).dtype)
-    if idt.kind not in "biu":
-        np.take(fake(x), np.zeros(0, idt), axis=axis)  # NumPy's casting TypeError
-        raise TypeError(f"Cannot cast array data from {idt!r} to dtype('int64') "
-                        f"according to the rule 'safe'")
-    if axis is None:
-        size = 1
-        for d in xshape:
-            size *= d
-        base, ax = (size,), 0
-    else:
-        base, ax = xshape, axis
-    n = base[ax]
-    if n == 0 and int(np.prod(ishape)) > 0:
-        raise IndexError("cannot do a non-empty take from an empty axes.")
-    if isinstance(indices, int) and not -n <= indices < n:
-        raise IndexError(f"index {indices} is out of bounds for axis {ax} with size {n}")
-    return TensorMeta(base[:ax] + ishape + base[ax + 1:], x.dtype)
-
-
-def _take_vjp(g, out, x, indices, axis):
-    if hasattr(indices, "dtype") and np.dtype(indices.dtype).kind == "b":
-        # take reads booleans as 0/1; as an index they would be a mask.
-        indices = F.astype(indices, dtype=np.dtype(np.intp))
-    if axis is None:
-        flat = F.index_add(F.ravel(zeros_for(g, x)), (indices,), g)
-        return F.reshape(flat, shape=shape_of(x)), None
-    return F.index_add(zeros_for(g, x), (slice(None),) * axis + (indices,), g), None
-
-
-take = declare("take", Category.GATHER, _take_impl, inputs=("x", "indices"),
-               params={"axis": None}, meta=_take_meta, vjp=_take_vjp,
-               doc="numpy.take: elements at indices along an axis (of the flat array if None)",
-               may_raise=True)
-
-
-def _take_normalize(a, indices, axis=None, out=None, mode="raise"):
-    if mode != "raise":
-        reject("numpy.take", "mode", mode, "wrap or clip the indices first "
-               "(np.mod(i, n) or np.clip(i, 0, n - 1)) and use mode='raise'")
-    if isinstance(indices, (list, tuple)):
-        # NumPy force-casts a sequence to intp (floats truncate, bools become 0/1).
-        indices = np.array(indices, dtype=np.intp)
-    elif isinstance(indices, np.integer):
-        indices = int(indices)
-    if axis is not None:
-        axis = normalize_one_axis(axis, np.ndim(a) if not hasattr(a, "ndim") else a.ndim)
-    return Bound(take, (a, indices), {"axis": axis}, out)
-
-
-spell(np.take, take, _take_normalize, "numpy.take")
-spell(method_key("take"), take, _take_normalize, "ndarray.take")
-
-
-# -- take_along_axis and its adjoint ------------------------------------------------------
-
-def _along_axis_index(shape: tuple, indices: Any, axis: int) -> tuple:
-    """NumPy's fancy index for take_along_axis: aranges on the other axes."""
-    nd = len(shape)
-    fancy = []
-    for dim, n in enumerate(shape):
-        if dim == axis:
-            fancy.append(indices)
-        else:
-            fancy.append(namespace(indices).arange(n).reshape((1,) * dim + (-1,) + (1,) * (nd - dim - 1)))
-    return tuple(fancy)
-
-
-def _along_axis_shape(xshape: tuple, indices: Any, axis: int | None) -> tuple:
-    ishape = tuple(shape_of(indices))
-    if axis is None:
-        if len(ishape) != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
-    if np.dtype(indices.dtype).kind not in "iu":
-        raise IndexError("`indices` must be an integer array")
-    if axis is None:
-        return ishape
-    if len(ishape) != len(xshape):
-        raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    other = xshape[:axis] + (1,) + xshape[axis + 1:]
-    try:
-        return np.broadcast_shapes(ishape, other)
-    except ValueError:
-        # NumPy's message lists the fancy index it builds: an arange per other axis.
-        parts = [ishape if d == axis else tuple(n if j == d else 1 for j in range(len(xshape)))
-                 for d, n in enumerate(xshape)]
-        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with "
-                         "shapes " + "".join(_fmt_shape(p) + " " for p in parts)) from None
-
-
-take_along_axis = declare(
-    "take_along_axis", Category.GATHER,
-    lambda x, indices, axis: np.take_along_axis(x, indices, axis=axis),
-    inputs=("x", "indices"), params={"axis": -1},
-    meta=lambda x, indices, axis: TensorMeta(
-        _along_axis_shape(tuple(shape_of(x)), indices, axis), x.dtype),
-    vjp=lambda g, out, x, indices, axis: (
-        F.put_along_axis_add(zeros_for(g, x), indices, g, axis=axis), None),
-    doc="numpy.take_along_axis: pick along one axis with an index array of the same rank",
-    may_raise=True)
-
-
-def _take_along_axis_normalize(arr, indices, axis=-1):
-    if isinstance(indices, (list, tuple)):
-        indices = np.asarray(indices)
-    if axis is not None:
-        axis = normalize_one_axis(axis, np.ndim(arr) if not hasattr(arr, "ndim") else arr.ndim)
-    return Bound(take_along_axis, (arr, indices), {"axis": axis})
-
-
-spell(np.take_along_axis, take_along_axis, _take_along_axis_normalize, "numpy.take_along_axis")
-
-
-def _put_along_axis_add_impl(x: Any, indices: Any, values: Any, axis: int | None) -> Any:
-    out = fresh_copy(x)
-    if axis is None:
-        np.add.at(out.reshape(-1), indices, values)  # a view: out is a fresh C array
-    else:
-        np.add.at(out, _along_axis_index(out.shape, indices, axis), values)
-    return out
-
-
-def _put_along_axis_add_meta(x, indices, values, axis):
-    xshape = tuple(shape_of(x))
-    target = _along_axis_shape(xshape, indices, axis)
-    try:
-        ok = np.broadcast_shapes(tuple(shape_of(values)), target) == target
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError("array is not broadcastable to correct shape")
-    return TensorMeta(xshape, x.dtype)
-
-
-put_along_axis_add = declare(
-    "put_along_axis_add", Category.GATHER, _put_along_axis_add_impl,
-    inputs=("x", "indices", "values"), params={"axis": -1}, meta=_put_along_axis_add_meta,
-    vjp=lambda g, out, x, indices, values, axis: (
-        g, None, F.take_along_axis(g, indices, axis=axis) if is_float_like(values) else None),
-    doc="a copy of x with values added where take_along_axis would read (the adjoint)",
-    may_raise=True)
-
-
-# The functional scatters return new arrays; writes through a basic index go back with
-# index_put (functionalization).
-index_put.fresh_result = index_add.fresh_result = True
-getitem.put_back = lambda base, new, index: F.index_put(base, index, new)
-
-# Linear maps with real coefficients: their rules hold for complex values as written.
-for _name in ('getitem',):
-    F.__getattr__(_name).complex_grad = True

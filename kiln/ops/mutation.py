@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from .creation import _fill_grad, _full_like_meta, fits
-from .indexing import _fmt_shape, add_at_broadcast, is_array_entry, normalize_index
+from .indexing import _fmt_shape, is_array_entry, normalize_index
+from .scatter import add_at_broadcast
 from .meta import TensorMeta, fresh_copy, infer_meta, reject, shape_of
 from .registry import (Bound, Category, F, REGISTRY, declare, is_float_like, method_key, spell,
                        ufunc_method_key)

@@ -14,6 +14,8 @@ import numpy as np
 
 from .meta import (as_array, pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token,
                    to_fake)
+from .masked import masked_call
+from .scalar_math import OPERATORS as SCALAR_OPERATORS, scalar_binary, uses_scalar_math
 from .registry import (REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_complex_like,
                        is_float_like,
                        spell, spell_composite, ufunc_method_key)
@@ -222,10 +224,16 @@ OPERATORS = {
 UFUNC_KWARGS = ("out", "where", "casting", "order", "dtype", "subok", "signature")
 
 
-def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False) -> Callable[..., Bound]:
-    """Normalize ``ufunc(*args, out=..., where=..., ...)`` into a call of ``op``."""
+def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
+                     operator_form: bool = False) -> Callable[..., Bound]:
+    """Normalize ``ufunc(*args, out=..., where=..., ...)`` into a call of ``op``
+    (``operator_form``: the Python operator, which is NumPy's scalar math on NumPy
+    scalars: kiln/ops/scalar_math.py)."""
 
     def normalize(*args: Any, **kwargs: Any) -> Bound:
+        if operator_form and not in_place_first and len(args) == 2 and not kwargs:
+            if op.name in SCALAR_OPERATORS and uses_scalar_math(*args):
+                return Bound(scalar_binary, tuple(args), {"ufunc": op.name})
         name = f"numpy.{ufunc.__name__}"
         out = kwargs.pop("out", None)
         if len(args) == ufunc.nin + 1 and out is None:
@@ -255,22 +263,24 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False) -> C
         if in_place_first:
             out = args[0]
         if where is not True:   # ufunc(..., out=o, where=m): o keeps its values where m is False
-            return Composite(lambda *xs: F.where(xs[-2], op(*xs[:-2]), xs[-1]),
-                             tuple(args) + (where, out), {}, out)
+            return Composite(masked_call(op.name, ufunc.nin), tuple(args) + (where, out), {}, out)
         return Bound(op, tuple(args), {}, out)
 
     return normalize
 
 
-def _power_operator(op: Op, ufunc: np.ufunc, in_place_first: bool = False) -> Callable[..., Bound]:
+def _power_operator(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
+                    operator_form: bool = True) -> Callable[..., Bound]:
     """``x ** y`` / ``x **= y``: ndarray.__pow__ takes np.square for an exact Python int 2
     (NumPy's fast_scalar_power). Only on a bool array does that change the result (square
     gives int8, power int64; ``m **= 2`` then raises NumPy's casting error); a NumPy bool
     scalar's ``**`` is power."""
-    normal = ufunc_normalizer(op, ufunc, in_place_first)
+    normal = ufunc_normalizer(op, ufunc, in_place_first, operator_form)
 
     def normalize(*args: Any, **kwargs: Any) -> Bound:
         bound = normal(*args, **kwargs)
+        if bound.op is not op:   # NumPy scalars: scalar math (kiln/ops/scalar_math.py)
+            return bound
         x, y = bound.inputs
         if type(y) is int and y == 2 and isinstance(x, TensorMeta) and x.dtype == np.bool_ \
                 and not getattr(x, "numpy_scalar", False):
@@ -289,7 +299,7 @@ def _declare_ufunc(name: str, ufunc: np.ufunc, vjp: Callable | None) -> Op:
     fn, inplace = OPERATORS.get(name, (None, None))
     normalizer = _power_operator if name == "power" else ufunc_normalizer
     if fn is not None:
-        spell(fn, op, normalizer(op, ufunc), f"operator.{getattr(fn, '__name__', name)}")
+        spell(fn, op, normalizer(op, ufunc, operator_form=True), f"operator.{getattr(fn, '__name__', name)}")
     if inplace is not None:
         spell(inplace, op, normalizer(op, ufunc, in_place_first=True),
               f"operator.{inplace.__name__}")

@@ -167,6 +167,11 @@ class Op:
     # that layout is known: an argument not yet written in the graph (its last axis'
     # contiguity guarded); elsewhere the call runs as Python.
     numpy_layout: Callable[..., bool] | None = None
+    # ``result_order(x_shape, x_strides, *rest, **params) -> axes | None``: the memory
+    # order (slowest axis first) of the new array NumPy returns, from input 0's layout
+    # (advanced indexing's result is not C-ordered): a kernel reading the result reads it
+    # as it is and the caller gets NumPy's strides. None: C order.
+    result_order: Callable[..., Any] | None = None
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 
     def raises(self, args: tuple) -> bool:

@@ -65,6 +65,10 @@ def _rows():
         "astype": (lambda x: x.astype(np.float64), (X,), {}),
         "clip": (np.clip, (X, 0.3, 0.7), {}),
         "where": (np.where, (X > 0.5, X, V), {}),
+        "scalar_binary": (None, ("scalar_binary", (X, Y), {"ufunc": "multiply"}), {}),
+        # ufunc(..., out=fallback, where=mask) (kiln/ops/masked.py)
+        "masked_unary": (None, ("masked_unary", (X > 0.5, V, X), {"ufunc": "log"}), {}),
+        "masked_binary": (None, ("masked_binary", (X > 0.5, V, X, Y), {"ufunc": "true_divide"}), {}),
         "copy": (np.copy, (X,), {}),
         "flatten": (lambda x: x.flatten(), (X,), {}),
         "copy_into": (None, ("copy_into", (V, Y, True), {"casting": "same_kind"}), {}),

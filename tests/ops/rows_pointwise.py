@@ -62,6 +62,22 @@ def where_case(ctx: Ctx) -> Case:
     return Case([cond, x, y])
 
 
+def masked_case(ufunc: str, *domains: Domain):
+    """ufunc(*xs, out=fallback, where=mask) (kiln/ops/masked.py): mask, fallback, xs."""
+    def case(ctx: Ctx) -> Case:
+        sc, sf, *sxs = ctx.broadcast_shapes(2 + len(domains))
+        cond = index_arg(ctx.rng.random(sc) < 0.5, ctx.layout(len(sc)) if not ctx.grad else "C")
+        xs = [ctx.arg(s, d) for s, d in zip(sxs, domains)]
+        return Case([cond, ctx.arg(sf), *xs], {"ufunc": ufunc})
+    return case
+
+
+def masked_numpy(mask, fallback, *xs, ufunc):
+    # the value by another route: where of the ufunc computed everywhere
+    with np.errstate(all="ignore"):
+        return np.where(mask, REGISTRY[ufunc].ufunc(*xs), fallback)
+
+
 def clip_case(ctx: Ctx) -> Case:
     sx, slo, shi = ctx.broadcast_shapes(3)
     lo_dom, hi_dom = Domain(-2.0, -0.5, -3, -1), Domain(0.5, 2.0, 1, 3)
@@ -276,6 +292,13 @@ def pointwise_rows() -> list[Row]:
         Row("where", numpy=np.where, via_op=getattr_op("where"), case=where_case,
             dtypes=ALL, grad=True,
             bad=(Case([index_arg(np.ones(3, bool)), A(4), A(3)]),)),
+        Row("scalar_binary", numpy=lambda x, y, ufunc: REGISTRY[ufunc].ufunc(x, y),
+            case=lambda ctx: Case(binary_case()(ctx).args, {"ufunc": "multiply"}), grad=True,
+            via_op=lambda x, y, ufunc: F.scalar_binary(x, y, ufunc=ufunc)),
+        Row("masked_unary", numpy=masked_numpy, case=masked_case("log", POS), grad=True,
+            via_op=lambda m, fb, x, ufunc: F.masked_unary(m, fb, x, ufunc=ufunc)),
+        Row("masked_binary", numpy=masked_numpy, case=masked_case("true_divide", REAL, NONZERO),
+            grad=True, via_op=lambda m, fb, x, y, ufunc: F.masked_binary(m, fb, x, y, ufunc=ufunc)),
         Row("clip", numpy=np.clip, via_op=getattr_op("clip"), case=clip_case, dtypes=NUMERIC,
             grad=True, alts=(lambda x, lo, hi: x.clip(lo, hi),)),
         Row("astype", numpy=lambda x, dtype: x.astype(dtype),

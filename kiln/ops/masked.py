@@ -1,0 +1,89 @@
+"""``ufunc(*xs, out=o, where=m)``: a ufunc computed only where a mask is True.
+
+The value is ``where(m, ufunc(*xs), o)``, and that is how a kernel computes it (the
+lowering decomposes into the two ops, which fuse into one loop that never stores the
+masked-off results). Run as NumPy (the eager backends, the aot replay, ``kiln.explain``,
+a compiled call under ``np.errstate(...='raise')``, an extern call of an op the renderer
+does not fuse), the node calls the ufunc with its own ``where=``: NumPy never computes the
+masked-off elements, so ``np.divide(t, d, out=t, where=d != 0)`` neither warns nor raises
+on the zeros it skips, and an integer ``np.power`` skips its negative exponents.
+
+Two ops (one- and two-input ufuncs) serve every ufunc (param ``ufunc``: its op's name). Its result is a new array of
+the broadcast shape in the dtype ``where`` gives (``out=`` then casts it into ``o`` as
+NumPy's ufunc does).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .meta import TensorMeta, dtype_token, infer_meta, namespace
+from .registry import REGISTRY, Category, F, declare
+
+
+def _check_mask(mask: Any) -> None:
+    """NumPy casts ``where=`` to bool with the 'safe' rule: an int mask is a TypeError."""
+    dt = np.dtype(dtype_token(mask)) if hasattr(mask, "dtype") else np.asarray(mask).dtype
+    if not np.can_cast(dt, np.bool_, "safe"):
+        raise TypeError(f"Cannot cast array data from {dt!r} to dtype('bool') according to "
+                        f"the rule 'safe'")
+
+
+def _impl(mask: Any, fallback: Any, *xs: Any, ufunc: str) -> Any:
+    fn = REGISTRY[ufunc].ufunc
+    meta = _meta(*map(_meta_of, (mask, fallback, *xs)), ufunc=ufunc)
+    xp = namespace(mask, fallback, *xs)
+    if xp is not np:   # CuPy's ufuncs take no where= (and emit no floating-point warnings)
+        return xp.where(mask, fn(*xs), fallback).astype(meta.dtype, copy=False)
+    out = np.empty(meta.shape, meta.dtype)
+    np.copyto(out, fallback, casting="unsafe")   # where's own cast of the fallback
+    fn(*xs, out=out, where=mask)
+    return out
+
+
+def _meta_of(value: Any) -> Any:
+    return TensorMeta(tuple(value.shape), value.dtype) if hasattr(value, "shape") and \
+        not isinstance(value, np.generic) else value
+
+
+def _meta(mask: Any, fallback: Any, *xs: Any, ufunc: str) -> TensorMeta:
+    _check_mask(mask)
+    inner = infer_meta(REGISTRY[ufunc], xs, {})
+    return REGISTRY["where"].meta(mask, inner, fallback)
+
+
+def _vjp(g: Any, out: Any, mask: Any, fallback: Any, *xs: Any, ufunc: str) -> tuple:
+    op = REGISTRY[ufunc]
+    if op.vjp is None:
+        return (None, F.where(mask, 0.0, g)) + (None,) * len(xs)
+    inner = op(*xs)   # the ufunc's own output where the mask is True (backward: no warnings)
+    grads = op.vjp(F.where(mask, g, 0.0), inner, *xs)
+    # masked again: a rule's 0 * (1 / 0) at a skipped element (log at 0) is not the
+    # gradient of a value NumPy never computed
+    return (None, F.where(mask, 0.0, g)) + tuple(
+        None if gr is None else F.where(mask, gr, 0.0) for gr in grads)
+
+
+def _decompose(mask: Any, fallback: Any, *xs: Any, ufunc: str) -> Any:
+    return F.where(mask, F.__getattr__(ufunc)(*xs), fallback)
+
+
+def _declare(name: str, nin: int) -> Any:
+    return declare(
+        name, Category.POINTWISE, _impl, inputs=("mask", "fallback") + ("x", "y")[:nin],
+        params={"ufunc": None}, meta=_meta, vjp=_vjp,
+        # lowering/lower.py: the decomposition unless the ufunc would run there as an extern
+        # NumPy call, which computes the masked-off elements: then this op's own call
+        lowering={"decompose": _decompose, "or_extern": True},
+        doc=f"numpy.<ufunc>({', '.join(('x', 'y')[:nin])}, out=fallback, where=mask): the "
+            f"ufunc where mask is True, fallback elsewhere")
+
+
+MASKED = {1: _declare("masked_unary", 1), 2: _declare("masked_binary", 2)}
+
+
+def masked_call(ufunc: str, nin: int):
+    """``fn(*xs, mask, fallback)`` for a Composite: the node of ``ufunc(*xs, where=mask)``."""
+    op = MASKED[nin]
+    return lambda *xs: op(xs[-2], xs[-1], *xs[:-2], ufunc=ufunc)

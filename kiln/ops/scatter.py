@@ -1,0 +1,189 @@
+"""Functional scatters: ``index_put`` (a copy of x with ``x[index] = value``) and
+``index_add`` (``np.add.at`` semantics: repeated indices accumulate), the derivatives of
+the gathers in kiln/ops/indexing.py and the ops mutation.py maps in-place writes onto.
+Shapes come from the index (kiln/ops/indexing.py: ``indexed_shape``), never a fake run.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .indexing import (_fmt_shape, _static_slices, gather, index_kind, indexed_shape,
+                       is_array_entry)
+from .meta import TensorMeta, as_array, broadcast_shapes, fresh_copy, shape_of
+from .registry import Category, F, declare, is_float_like
+
+
+# -- functional scatters: index_put (x[index] = value), index_add (np.add.at) --------------
+
+def _value_grad(g, index, value, last_write_wins: bool = False):
+    """Cotangent of the value written at ``index``: the cotangent read back from there,
+    brought to the value's shape (the write broadcast it). For an assignment a repeated
+    target keeps only its last write, which alone gets the cotangent (np.add.at adds
+    every one)."""
+    if not is_float_like(value):
+        return None
+    vshape = tuple(shape_of(value))
+    if index_kind(index) == "mask":
+        static = _masked_value_grad(g, index, vshape)
+        if static is not None:
+            return static
+    gv = gather(g, index)
+    gshape = tuple(shape_of(gv))
+    if last_write_wins and index_kind(index) == "advanced":
+        gv = F.where(_last_writes(g, index, gshape), gv, 0.0)
+    if len(vshape) > len(gshape):
+        # NumPy drops leading unit axes of the value before broadcasting it.
+        gv = F.reshape(gv, shape=(1,) * (len(vshape) - len(gshape)) + gshape)
+    return gv
+
+
+def _last_writes(g: Any, index: tuple, gshape: tuple) -> Any:
+    """Which written positions land (integer arrays may repeat a target: NumPy keeps the
+    last write there): write each position's number with the same index, read back."""
+    size = int(np.prod(gshape, dtype=np.int64))
+    ids = F.reshape(F.arange(start=0, stop=size, step=1, dtype=np.int64), shape=gshape)
+    owner = F.index_put(F.full_like(g, -1, shape=None, dtype=np.int64), index, ids)
+    return F.equal(F.index(owner, index), ids)
+
+
+def _masked_value_grad(g: Any, index: tuple, vshape: tuple) -> Any:
+    """The value's cotangent for ``x[..., mask, ...] = value`` when the value does not
+    span the masked positions (a scalar, a row broadcast over masked rows): a masked sum
+    of g, with no data-dependent shape. None when the index or value is not of that form."""
+    masks = [i for i, v in enumerate(index) if is_array_entry(v)]
+    others = [v for v in index if not is_array_entry(v)]
+    if len(masks) != 1 or not all(v is Ellipsis or v == slice(None) for v in others):
+        return None
+    pos = masks[0]
+    mask = index[pos]
+    gnd, mnd = len(shape_of(g)), len(shape_of(mask))
+    # Axes after the mask's: the slices after it, or what the slices before it leave.
+    if any(v is Ellipsis for v in index[:pos]):
+        trailing = len(index) - pos - 1
+    else:
+        trailing = gnd - pos - mnd
+    if not 0 <= trailing <= gnd - mnd:
+        return None
+    vs = vshape
+    while len(vs) > trailing and vs[0] == 1:  # unit axes the write broadcast away
+        vs = vs[1:]
+    if len(vs) > trailing:
+        return None  # the value spans the masked positions: only a gather can answer
+    keep = F.reshape(mask, shape=tuple(shape_of(mask)) + (1,) * trailing) if trailing else mask
+    gv = F.sum_to(F.where(keep, g, 0.0), shape=vs)
+    return F.reshape(gv, shape=vshape) if vs != vshape else gv
+
+
+def _index_put_impl(x: Any, index: tuple, value: Any) -> Any:
+    out = fresh_copy(x)
+    out[index] = value
+    return out
+
+
+def _scatter_meta(strip_leading_ones: bool):
+    def rule(x: Any, index: tuple, value: Any) -> TensorMeta:
+        xshape = tuple(shape_of(x))
+        if index_kind(index) != "mask" and _static_slices(index):
+            target = indexed_shape(xshape, index)
+            vshape = tuple(shape_of(value))
+            if strip_leading_ones and vshape and len(index) == len(xshape) and not any(
+                    v is None or v is Ellipsis or isinstance(v, slice) or is_array_entry(v)
+                    for v in index):
+                # One element, named by an int per axis: NumPy stores a scalar there and
+                # takes no array of ndim > 0, not even of one element.
+                raise ValueError("setting an array element with a sequence.")
+            if strip_leading_ones:
+                while len(vshape) > len(target) and vshape[0] == 1:
+                    vshape = vshape[1:]
+            try:
+                ok = broadcast_shapes(vshape, target) == target
+            except ValueError:
+                ok = False
+            if not ok and strip_leading_ones:
+                raise ValueError(f"could not broadcast input array from shape "
+                                 f"{_fmt_shape(tuple(shape_of(value)))} into shape "
+                                 f"{_fmt_shape(target)}")
+            if not ok:
+                raise ValueError("array is not broadcastable to correct shape")
+        return TensorMeta(xshape, x.dtype)
+
+    return rule
+
+
+def _index_put_vjp(g, out, x, index, value):
+    # Where x was overwritten its gradient is zero. With repeated integer indices NumPy
+    # keeps the last write; every written copy of value still gets the gradient here.
+    gx = F.index_put(g, index, 0.0) if is_float_like(x) else None
+    return gx, None, _value_grad(g, index, value, last_write_wins=True)
+
+
+index_put = declare("index_put", Category.GATHER, _index_put_impl,
+                    inputs=("x", "index", "value"), meta=_scatter_meta(True),
+                    vjp=_index_put_vjp,
+                    doc="a copy of x with x[index] = value (the functional setitem)",
+                    may_raise=True)
+# Compiled with a basic index: a select between value and x (kiln/lowering/fills.py).
+index_put.lowering = {"region_write": True}
+
+
+def _index_add_impl(x: Any, index: tuple, value: Any) -> Any:
+    out = fresh_copy(x)
+    add_at_broadcast(out, index, value)
+    return out
+
+
+def _index_put_inplace(x: Any, index: tuple, value: Any) -> Any:
+    x[index] = value
+    return x
+
+
+def _index_add_inplace(x: Any, index: tuple, value: Any) -> Any:
+    add_at_broadcast(x, index, value)
+    return x
+
+
+def add_at_broadcast(x: Any, index: tuple, value: Any) -> None:
+    """``np.add.at`` with ``value`` broadcast to ``x[index]`` first: NumPy 2.4 reads
+    uninitialised memory when a value broadcasts against a multi-dimensional index."""
+    value = as_array(value, x)
+    entries = index if isinstance(index, tuple) else (index,)
+    if any(getattr(v, "dtype", None) == np.bool_ or type(v) is bool for v in entries):
+        target_shape = np.shape(x[index])
+    else:   # from the shapes alone: x[index] would gather the whole selection first
+        try:
+            target_shape = indexed_shape(np.shape(x), entries)
+        except (IndexError, TypeError, ValueError):
+            target_shape = np.shape(x[index])   # NumPy's own error, or an index kind not modelled
+    if value.shape != target_shape:
+        try:
+            value = np.broadcast_to(value, target_shape)
+        except ValueError:
+            pass  # let np.add.at raise its own message
+    np.add.at(x, index, value)
+
+
+index_add = declare("index_add", Category.GATHER, _index_add_impl,
+                    inputs=("x", "index", "value"), meta=_scatter_meta(False),
+                    vjp=lambda g, out, x, index, value: (g, None, _value_grad(g, index, value)),
+                    doc="a copy of x with value added at index; repeats accumulate (np.add.at)",
+                    may_raise=True)
+
+index_put.inplace_impl = _index_put_inplace
+
+
+def _index_put_atomic(args: tuple) -> bool:
+    """``x[index] = value`` raises only before writing (bounds, shapes, a Python scalar's
+    conversion are checked first) unless a cast of an array value can warn (NaN into an
+    int array) and warnings are errors: so only a value that casts safely qualifies."""
+    x, value = args[0], args[2]
+    if getattr(value, "weak", False) or type(value) in (bool, int, float, complex):
+        return True
+    vd, xd = getattr(value, "dtype", None), getattr(x, "dtype", None)
+    return vd is not None and xd is not None and bool(np.can_cast(vd, xd, "safe"))
+
+
+# np.add.at is not: adding twice is not adding once (an error replay would add again).
+index_put.inplace_atomic = _index_put_atomic
+index_add.inplace_impl = _index_add_inplace
