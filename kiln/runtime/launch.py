@@ -61,6 +61,28 @@ def bind(lib: Any, ffi: Any, name: str, arg_codes: str, keep_gil: bool = False) 
         return slow
 
 
+def fast_call(wrapper: Any) -> Callable:
+    """A loaded wrapper module's ``call``, run in C (launch.c ``FastCall``) when the
+    module states its steps as data (``_fast_plan``, lowering/wrapper.py) and the
+    extension builds; else ``module.call`` itself. Built once the runtime has set the
+    module's constants (the plan names them)."""
+    plan = getattr(wrapper, "_fast_plan", None)
+    m = module() if plan is not None else None
+    if m is None:
+        return wrapper.call
+    nparams, fixed, allocations, launches, outputs = plan
+
+    def item(kind_value: tuple) -> tuple:
+        kind, value = kind_value
+        return (2, getattr(wrapper, value)) if kind == "g" else ({"i": 0, "b": 1}[kind], value)
+    return m.FastCall(nparams, wrapper.call, wrapper._fp_trapped,
+                      getattr(wrapper, "_layouts", None) if fixed else None, tuple(fixed), np.empty,
+                      tuple((shape, np.dtype(dtype)) for shape, dtype in allocations),
+                      tuple((getattr(wrapper, name), tuple(item(a) for a in args))
+                            for name, args in launches),
+                      tuple(item(o) for o in outputs))
+
+
 def layouts(*specs: tuple) -> Callable[..., bool]:
     """``check(x, y, ...)``: does each argument have the ``(shape, strides)`` (strides in
     bytes) of its spec? The wrapper's input check, in C when the extension builds."""

@@ -23,6 +23,7 @@ from ...ops.meta import TensorMeta
 from ..breaks import HINTS
 from ..bytecode_facts import OPERATOR_SYMBOLS
 from ..sources import AttrSource, GetItemSource, Source
+from ..python_numbers import float_tree
 from .base import ConstantVariable, VariableTracker
 
 
@@ -206,6 +207,10 @@ class SymScalarVariable(VariableTracker):
         self.leaves = leaves      # the sources it is computed from
         self.source = source      # set when the value is itself a source (an argument)
         self.pinned = False       # a dynamic size that got specialized
+        # ``(python op name, operands)`` when it is Python-float ``+ - *`` or unary ``-``
+        # of other run-time numbers and constants: a graph may compute it instead of the
+        # entry (capture/python_numbers.py)
+        self.tree: tuple | None = None
 
     def describe(self) -> str:
         return f"runtime {type(self.example).__name__} {self.text}"
@@ -254,8 +259,11 @@ class SymScalarVariable(VariableTracker):
         a, b = ((ocode, otext, oval), (self.code, self.text, self.example)) if reverse else \
             ((self.code, self.text, self.example), (ocode, otext, oval))
         value = tx.fold(op, a[2], b[2])
-        return SymScalarVariable(f"({a[0]} {sym} {b[0]})", f"({a[1]} {sym} {b[1]})", value,
-                                 tuple(dict.fromkeys(self.leaves + oleaves)), tx=tx)
+        result = SymScalarVariable(f"({a[0]} {sym} {b[0]})", f"({a[1]} {sym} {b[1]})", value,
+                                   tuple(dict.fromkeys(self.leaves + oleaves)), tx=tx)
+        mine, theirs = self, other if isinstance(other, SymScalarVariable) else oval
+        result.tree = float_tree(op, value, (theirs, mine) if reverse else (mine, theirs))
+        return result
 
     def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
         return self._combine(tx, op, other, reverse)
@@ -264,8 +272,11 @@ class SymScalarVariable(VariableTracker):
         if op is operator.not_:
             return ConstantVariable(not self.truth(tx))
         sym = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}[op]
-        return SymScalarVariable(f"({sym}{self.code})", f"({sym}{self.text})",
-                                 tx.fold(op, self.example), self.leaves, tx=tx)
+        value = tx.fold(op, self.example)
+        result = SymScalarVariable(f"({sym}{self.code})", f"({sym}{self.text})", value,
+                                   self.leaves, tx=tx)
+        result.tree = float_tree(op, value, (self,))
+        return result
 
     def apply(self, tx, fn_code: str, fn_text: str, fn: Any, others: list) -> "SymScalarVariable":
         """``fn(self, *others)`` evaluated at run time (int(), float(), math.sqrt(), ...)."""
