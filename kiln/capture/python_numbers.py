@@ -57,7 +57,7 @@ def _exact_here(op: Any, inputs: tuple, params: dict, position: int | None) -> b
     if op.category == Category.POINTWISE:
         return all(str(m.dtype) in SAME_AS_WEAK[float] for m in _flat_metas(inputs)
                    if isinstance(m, TensorMeta))
-    if position is None:
+    if position is None or op.state is not None:   # (a draw's parameter: NumPy's own rules)
         return False
     values = tuple(TensorMeta(v.shape, v.dtype) if isinstance(v, TensorMeta) else v for v in inputs)
     strong = values[:position] + (TensorMeta((), np.float64),) + values[position + 1:]
