@@ -242,7 +242,7 @@ class WrapperCode:
         fast = self._fast_plan(params, fixed, bool(checks) or bool(read))
         if fast is not None:
             text += ("\n# call's steps as data: the runtime runs them in C where the launcher "
-                     "builds\n# (kiln/runtime/launch.c FastCall); call stays the reference and "
+                     "builds\n# (kiln/runtime/fast_call.c FastCall); call stays the reference and "
                      "the fallback\n" f"_fast_plan = {fast!r}\n")
         text += self._main(params)
         return text

@@ -55,7 +55,7 @@ ENTRY_C_US = 0.5       # the same with every guard checked in C (guards/fastchec
                        # computed in a Python body) 0.8 us
 ENTRY_DIRECT_US = 0.3  # the same with the graph called from C with the entry's parameters
                        # (fastcheck.c SimpleEntry) and a wrapper that only allocates and
-                       # launches kernels, run in C (launch.c FastCall): lorenz_rhs_empty
+                       # launches kernels, run in C (fast_call.c FastCall): lorenz_rhs_empty
                        # 0.32 us compiled, 0.37 us as Python (loaded; its Python estimate
                        # here is 0.71)
 KERNEL_US = 0.3        # one native kernel call through the C launcher (runtime/launch.c;

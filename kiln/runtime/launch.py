@@ -24,6 +24,7 @@ from ..cext import shipped_extension
 from ..config import config
 
 _C_SOURCE = os.path.join(os.path.dirname(__file__), "launch.c")
+_FAST_CALL_SOURCE = os.path.join(os.path.dirname(__file__), "fast_call.c")
 
 
 def module() -> ModuleType | None:
@@ -62,12 +63,13 @@ def bind(lib: Any, ffi: Any, name: str, arg_codes: str, keep_gil: bool = False) 
 
 
 def fast_call(wrapper: Any) -> Callable:
-    """A loaded wrapper module's ``call``, run in C (launch.c ``FastCall``) when the
+    """A loaded wrapper module's ``call``, run in C (fast_call.c ``FastCall``) when the
     module states its steps as data (``_fast_plan``, lowering/wrapper.py) and the
     extension builds; else ``module.call`` itself. Built once the runtime has set the
     module's constants (the plan names them)."""
     plan = getattr(wrapper, "_fast_plan", None)
-    m = module() if plan is not None else None
+    m = shipped_extension(_FAST_CALL_SOURCE, "_kiln_fast_call_", "fast_call") \
+        if plan is not None and config.fast_guards and module() is not None else None
     if m is None:
         return wrapper.call
     nparams, fixed, allocations, launches, outputs = plan
