@@ -2,9 +2,9 @@
 the cache-hit path, the kernel launcher), once per source and Python version, cached on
 disk under ``kiln.config.cache_dir``. Kernels are built elsewhere (``runtime/build.py``).
 
-The cache-hit path (guards/fastcheck.c) and the launcher (runtime/launch.c) share
-``cext.h`` (array fields, argument checks, type and module boilerplate): both are built
-by :func:`shipped_extension`, with this folder on the include path, named by a hash of
+The cache-hit path (guards/fastcheck.c), the launcher (runtime/launch.c) and the
+wrapper run as data (runtime/fast_call.c) share ``cext.h`` (array fields, argument
+checks, type and module boilerplate): each is built by :func:`shipped_extension`, with this folder on the include path, named by a hash of
 their source and the header."""
 from __future__ import annotations
 
