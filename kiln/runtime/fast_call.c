@@ -3,8 +3,10 @@
  * wrapper that states its steps (lowering/wrapper.py ``_fast_plan``).
  */
 #include "cext.h"
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 
-/* FastCall(call, error_mode, layouts, fixed, empty, allocations, launches, outputs)(*inputs):
+/* FastCall(call, error_mode, layouts, fixed, allocations, launches, outputs)(*inputs):
  * the generated wrapper's ``call`` (kiln/lowering/wrapper.py) when all it does is check
  * NumPy's error mode and its inputs' layouts, allocate fresh arrays, launch kernels and
  * return arrays or inputs (wrapper.py ``_fast_plan``): the same steps with no Python frame.
@@ -14,9 +16,12 @@
  * (respecialize), keywords, another argument count.
  *
  * fixed: positions of the inputs ``layouts`` (a Layouts, or None) checks; allocations:
- * ((shape, dtype), ...) made by ``empty(shape, dtype)``; launches: ((kernel, args), ...);
+ * ((shape, dtype), ...), each made as ``np.empty(shape, dtype)`` (PyArray_Empty, C order:
+ * built against NumPy's headers, cext.shipped_extension's numpy_api); launches:
+ * ((kernel, args), ...);
  * an argument or output is (0, k) input k, (1, j) allocation j, (2, object) that object. */
 #define KILN_FAST_MAX 64
+#define KILN_FAST_DIMS 32
 
 /* One decoded (kind, value) item: an input, an allocation or an object (borrowed from
  * the spec tuples the FastCall keeps). */
@@ -28,8 +33,10 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    PyObject *call, *error_mode, *layouts, *fixed, *empty, *allocations, *launches, *outputs, *dict;
+    PyObject *call, *error_mode, *layouts, *fixed, *allocations, *launches, *outputs, *dict;
     Py_ssize_t nparams, nfixed, nbufs, nlaunches, nout;
+    int alloc_nd[KILN_FAST_MAX];
+    npy_intp *alloc_dims;      /* allocation j's shape: alloc_dims[KILN_FAST_DIMS * j ...] */
     Py_ssize_t fixed_at[KILN_FAST_MAX];
     fast_ref *refs;            /* each launch's arguments, then the outputs */
     Py_ssize_t *launch_at;     /* launch l's arguments: refs[launch_at[l] .. launch_at[l + 1]) */
@@ -70,8 +77,9 @@ fast_call_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObjec
     Py_ssize_t made = 0;
     PyObject *result = NULL;
     for (; made < self->nbufs; made++) {
-        PyObject *spec = PyTuple_GET_ITEM(self->allocations, made);
-        bufs[made] = PyObject_Vectorcall(self->empty, ((PyTupleObject *)spec)->ob_item, 2, NULL);
+        PyArray_Descr *descr = (PyArray_Descr *)PyTuple_GET_ITEM(PyTuple_GET_ITEM(self->allocations, made), 1);
+        Py_INCREF(descr);   /* PyArray_Empty steals it */
+        bufs[made] = PyArray_Empty(self->alloc_nd[made], self->alloc_dims + KILN_FAST_DIMS * made, descr, 0);
         if (bufs[made] == NULL)
             goto done;
     }
@@ -133,11 +141,11 @@ bad:
 static PyObject *
 fast_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *call, *error_mode, *layouts, *fixed, *empty, *allocations, *launches, *outputs;
+    PyObject *call, *error_mode, *layouts, *fixed, *allocations, *launches, *outputs;
     Py_ssize_t nparams;
     if (kiln_no_keywords(kwargs, "FastCall") < 0
-            || !PyArg_ParseTuple(args, "nOOOO!OO!O!O!", &nparams, &call, &error_mode, &layouts,
-                                 &PyTuple_Type, &fixed, &empty, &PyTuple_Type, &allocations,
+            || !PyArg_ParseTuple(args, "nOOOO!O!O!O!", &nparams, &call, &error_mode, &layouts,
+                                 &PyTuple_Type, &fixed, &PyTuple_Type, &allocations,
                                  &PyTuple_Type, &launches, &PyTuple_Type, &outputs))
         return NULL;
     Py_ssize_t nbufs = PyTuple_GET_SIZE(allocations);
@@ -155,7 +163,9 @@ fast_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
     for (Py_ssize_t j = 0; j < nbufs; j++) {
         PyObject *spec = PyTuple_GET_ITEM(allocations, j);
-        if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2) {
+        if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(spec, 0))
+                || PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 0)) > KILN_FAST_DIMS
+                || !PyArray_DescrCheck(PyTuple_GET_ITEM(spec, 1))) {
             PyErr_SetString(PyExc_ValueError, "FastCall: an allocation is (shape, dtype)");
             return NULL;
         }
@@ -177,7 +187,6 @@ fast_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(error_mode); self->error_mode = error_mode;
     Py_INCREF(layouts); self->layouts = layouts;
     Py_INCREF(fixed); self->fixed = fixed;
-    Py_INCREF(empty); self->empty = empty;
     Py_INCREF(allocations); self->allocations = allocations;
     Py_INCREF(launches); self->launches = launches;
     Py_INCREF(outputs); self->outputs = outputs;
@@ -188,6 +197,25 @@ fast_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->nout = PyTuple_GET_SIZE(outputs);
     for (Py_ssize_t i = 0; i < self->nfixed; i++)
         self->fixed_at[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(fixed, i));
+    self->alloc_dims = PyMem_Calloc(KILN_FAST_DIMS * (nbufs + 1), sizeof(npy_intp));
+    if (self->alloc_dims == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t j = 0; j < nbufs; j++) {
+        PyObject *shape = PyTuple_GET_ITEM(PyTuple_GET_ITEM(allocations, j), 0);
+        self->alloc_nd[j] = (int)PyTuple_GET_SIZE(shape);
+        for (Py_ssize_t d = 0; d < PyTuple_GET_SIZE(shape); d++) {
+            npy_intp n = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, d));
+            if (n < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "FastCall: a negative dimension");
+                Py_DECREF(self);
+                return NULL;
+            }
+            self->alloc_dims[KILN_FAST_DIMS * j + d] = n;
+        }
+    }
     self->refs = PyMem_Calloc(total + 1, sizeof(fast_ref));
     self->launch_at = PyMem_Calloc(nlaunches + 1, sizeof(Py_ssize_t));
     if (self->refs == NULL || self->launch_at == NULL) {
@@ -213,10 +241,10 @@ fast_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-#define FAST_CALL_FIELDS(X) X(call) X(error_mode) X(layouts) X(fixed) X(empty) X(allocations) \
+#define FAST_CALL_FIELDS(X) X(call) X(error_mode) X(layouts) X(fixed) X(allocations) \
     X(launches) X(outputs) X(dict)
 KILN_GC_FUNCTIONS(fast_call, FastCall, FAST_CALL_FIELDS,
-                  PyMem_Free(self->refs); PyMem_Free(self->launch_at))
+                  PyMem_Free(self->refs); PyMem_Free(self->launch_at); PyMem_Free(self->alloc_dims))
 
 static PyMemberDef fast_call_members[] = {
     {"python_call", T_OBJECT, offsetof(FastCall, call), READONLY, "the wrapper's call (the reference)"},
@@ -235,6 +263,7 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 KILN_INIT(KILN_MODULE_NAME)(void)
 {
+    import_array();
     PyTypeObject *types[] = {&FastCallType, NULL};
     return kiln_module_create(&module_def, types);
 }

@@ -68,7 +68,7 @@ def fast_call(wrapper: Any) -> Callable:
     extension builds; else ``module.call`` itself. Built once the runtime has set the
     module's constants (the plan names them)."""
     plan = getattr(wrapper, "_fast_plan", None)
-    m = shipped_extension(_FAST_CALL_SOURCE, "_kiln_fast_call_", "fast_call") \
+    m = shipped_extension(_FAST_CALL_SOURCE, "_kiln_fast_call_", "fast_call", numpy_api=True) \
         if plan is not None and config.fast_guards and module() is not None else None
     if m is None:
         return wrapper.call
@@ -78,7 +78,7 @@ def fast_call(wrapper: Any) -> Callable:
         kind, value = kind_value
         return (2, getattr(wrapper, value)) if kind == "g" else ({"i": 0, "b": 1}[kind], value)
     return m.FastCall(nparams, wrapper.call, wrapper._fp_trapped,
-                      getattr(wrapper, "_layouts", None) if fixed else None, tuple(fixed), np.empty,
+                      getattr(wrapper, "_layouts", None) if fixed else None, tuple(fixed),
                       tuple((shape, np.dtype(dtype)) for shape, dtype in allocations),
                       tuple((getattr(wrapper, name), tuple(item(a) for a in args))
                             for name, args in launches),
