@@ -110,3 +110,27 @@ def _build(tx, sym: Any) -> Any:
     from ..ops import REGISTRY
     return tx.output.graph.call(REGISTRY[name], tuple(args), {}, source=tx.location())
 
+
+def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any:
+    """``var op other`` for a Python float the graph read from data (a PyValueVariable:
+    ``np.random.random()``) and another Python float (read from data, a run-time number,
+    a constant): the ops here, so no backend warns or raises where Python does not
+    (``np.random.random() * 1e308 * 10`` is ``inf`` under ``np.errstate(all='raise')``);
+    NotImplemented for anything else (the graph breaks and Python computes it)."""
+    from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
+    from .variables.base import ConstantVariable
+    from ..ops import REGISTRY
+    name = BY_OPERATOR.get(INPLACE_TO_PLAIN.get(op, op))
+    if var.kind is not float or name is None or name == "python_negative":
+        return NotImplemented
+    if isinstance(other, PyValueVariable) and other.kind is float:
+        operand = other.array.node
+    elif isinstance(other, ConstantVariable) and type(other.value) is float:
+        operand = other.value
+    elif isinstance(other, SymScalarVariable) and type(other.example) is float:
+        operand = _build(tx, other)
+    else:
+        return NotImplemented
+    args = (operand, var.array.node) if reverse else (var.array.node, operand)
+    node = tx.output.graph.call(REGISTRY[name], args, {}, source=tx.location())
+    return PyValueVariable(ArrayVariable(node, ()), float)

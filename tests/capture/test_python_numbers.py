@@ -218,3 +218,23 @@ def test_tensor_meets_python_float_arithmetic():
     out.backward()
     np.testing.assert_allclose(np.asarray(t.grad), np.full(3, 2.0))
     np.testing.assert_allclose(np.asarray(out), f(np.array([1.0, 2.0, 3.0]), 0.5, 4.0))
+
+
+@pytest.mark.parametrize("mode", ["raise", "warn"])
+def test_floats_read_from_data_overflow_as_in_python(cost_model, mode):
+    """A Python float the graph reads from data (``np.random.random()``) in Python
+    arithmetic: ``inf`` with no NumPy error, as Python gives (it used to be NumPy's
+    multiply on a 0-d value, which raised FloatingPointError under errstate raise)."""
+    def f(x, a):
+        s = (np.random.random() + 1.0) * 1e308 * 10.0
+        t = np.random.random() * a - a
+        return x * 2.0 + s, s, t
+    cf = kiln.compile(f)
+    x = np.ones(3)
+    with np.errstate(all=mode), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            np.random.seed(7)
+            want = f(x, 1e300)
+            np.random.seed(7)
+            _same(cf(x, 1e300), want)

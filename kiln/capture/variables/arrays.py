@@ -165,25 +165,11 @@ class PyValueVariable(VariableTracker):
 
     def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
         """``s + np.random.random()`` on Python floats: +, - and * of doubles are the same
-        IEEE operations in Python and in a float64 kernel (no error either can raise), so
-        the sum is computed in the graph and stays a Python float read from it."""
-        if self.kind is not float or op not in _EXACT_FLOAT_OPS:
-            return NotImplemented
-        if isinstance(other, PyValueVariable) and other.kind is float:
-            operand = other.array
-        elif isinstance(other, (ConstantVariable, SymScalarVariable)) and type(
-                other.value if isinstance(other, ConstantVariable) else other.example) is float:
-            operand = other
-        else:
-            return NotImplemented
-        plain = _EXACT_FLOAT_OPS[op]
-        args = [operand, self.array] if reverse else [self.array, operand]
-        result = tx.call_op(plain, args, {}, f"operator {OPERATOR_SYMBOLS.get(plain, plain.__name__)}")
-        return PyValueVariable(result, float) if isinstance(result, ArrayVariable) else NotImplemented
-
-
-_EXACT_FLOAT_OPS = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
-                    operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul}
+        IEEE operations in Python and in a float64 kernel, so the sum is computed in the
+        graph (as Python computes it: capture/python_numbers.py) and stays a Python float
+        read from it."""
+        from ..python_numbers import python_value_binary
+        return python_value_binary(tx, self, op, other, reverse)
 
 
 # Longest expression a run-time Python number may grow to before capture gives up on it.
