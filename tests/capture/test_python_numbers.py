@@ -238,3 +238,19 @@ def test_floats_read_from_data_overflow_as_in_python(cost_model, mode):
             want = f(x, 1e300)
             np.random.seed(7)
             _same(cf(x, 1e300), want)
+
+
+def test_new_float_values_compile_nothing(monkeypatch):
+    monkeypatch.setattr(config, "cost_model", False)
+
+    def f(x, a, b, c):
+        y = x * (a * b - c)
+        y[0] = -(a - c) * b
+        return y
+    cf = kiln.compile(f)
+    rng = np.random.default_rng(3)
+    x = np.linspace(0.0, 1.0, 5)
+    for _ in range(25):
+        a, b, c = map(float, rng.standard_normal(3) * 100)
+        _same(cf(x, a, b, c), f(x, a, b, c))
+    assert len(cf._entries) == 1 and len(cf.records) == 1
