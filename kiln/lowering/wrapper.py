@@ -263,6 +263,7 @@ class WrapperCode:
                 or low.size_checks or plan.at_exit or plan.pooled_outputs or plan.pools \
                 or any(isinstance(k, Scalar) and (getattr(k, "pytype", None) is int
                                                   or getattr(k, "int_bounds", ()))
+                       or isinstance(k, Buffer) and not all(type(n) is int for n in k.shape)
                        for _, k in low.inputs):
             return None
         where = {name: ("i", k) for k, name in enumerate(params)}
