@@ -376,7 +376,7 @@ class ExprMixin:
         src = self.pick(scalars, "py number").src
         for _ in range(self.pick([1, 2, 3])):
             other = self.pick(scalars, "py number").src if self.chance(0.7) else \
-                _scalar_literal(self, self.pick(["f", "i"]))
+                self.pick(["0.5", "2.0", "-1.5", "3", "1e200", "-0.0", "True"], "py literal")
             op = self.pick(["+", "-", "*", "*", "-", "/"], "py op")
             src = f"{src} {op} {paren(other)}" if self.chance(0.6) else f"{paren(other)} {op} ({src})"
             if self.chance(0.2):
