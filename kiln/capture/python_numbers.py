@@ -121,7 +121,7 @@ def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any
     from .variables.base import ConstantVariable
     from ..ops import REGISTRY
     name = BY_OPERATOR.get(INPLACE_TO_PLAIN.get(op, op))
-    if var.kind is not float or name is None or name == "python_negative" \
+    if var.kind is not float or name is None \
             or tx.output.loop_trace is not None:   # (a loop body's element code: Python's)
         return NotImplemented
     if isinstance(other, PyValueVariable) and other.kind is float:
