@@ -330,6 +330,21 @@ def stores_of_every_kind_before_an_op_that_raises(x, log, state, counter, d):
     return y
 
 
+@found((np.array([[0.25, 0.0]]), np.array([0.75])),
+       (np.array([[1.0, 2.0, 3.0], [3.0, 0.5, 3.0]]), np.array([-1.0, 0.0, 2.0])))
+def two_selections_of_equal_length_meeting_in_a_join(x, y):
+    # seed 2521: np.vstack of two x[mask] selections of the same example length asked
+    # whether the two lengths are equal, and the entry guarded it with code that named
+    # sizes known only once the graph ran (a SyntaxError building the entry): such
+    # lengths now break the graph there
+    n = np.count_nonzero(np.vstack((x[x != x.max()], x[x != x.max()])))
+    k = 0
+    while k < 1:
+        x[0] = y
+        k += 1
+    return n
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles
