@@ -345,6 +345,16 @@ def two_selections_of_equal_length_meeting_in_a_join(x, y):
     return n
 
 
+@found((np.array([1, 3, 6, -3, 0], np.int32),), (np.array([-6, 6, -1, -4, -5], np.int32),),
+       (np.array([4, 2, 6], np.int32),), (np.linspace(-1.0, 1.0, 7),))
+def slices_of_a_mask_selection(x):
+    # seed 2510: np.diff(x[mask]) (and x[mask][1:]) sliced a length known only once the
+    # graph ran, and the entry guarded the slice's length with code naming it (a
+    # SyntaxError building the entry, every backend): such slices now break the graph
+    v = (x % 3)[(x % 3) != (x % 3).max()]
+    return np.diff(v), v[1:] * 2, v[::-1][:2]
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

@@ -436,7 +436,11 @@ def _runtime_indices(var, index: tuple, runtime) -> set:
 def _runtime_slice(tx, e: slice, length: Any, runtime, replaced: dict, used: set) -> Any:
     """One slice with run-time bounds on a dim of ``length`` (an int or a run-time size;
     see :func:`runtime_slices`): its dim in the result."""
-    from .variables.arrays import SymScalarVariable
+    from .variables.arrays import SymScalarVariable, UnbackedSize
+    if isinstance(length, UnbackedSize):
+        # a dim known only once the graph ran (``np.diff(x[mask])``): the length of its
+        # slice would be guarded by code naming it, before it exists (it breaks)
+        length.as_constant(tx)
     parts = (e.start, e.stop, e.step)
     codes, texts, values, leaves = [], [], [], []
     for p, sym in [(length, length if isinstance(length, SymScalarVariable) else None)] + \
