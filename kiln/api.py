@@ -441,7 +441,12 @@ class CompiledFunction:
             else:
                 check, guards, graph, resumes_at, fast = made
         elif note := self._python_is_faster(graph, guards=guards, built=lambda: _built_kernels(
-                graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs))):
+                graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs)),
+                direct=graph is not None and not result.replay and not result.output.side_effects
+                and raise_note(graph, name) is None
+                and not any(n.kwargs.get("expect") for n in graph.calls)
+                and fastcheck.direct_entry_possible(self.fn, guards, result.input_codes,
+                                                    result.return_code)):
             self._cost_note = note
             if graph is None and len(guards) > _BRANCH_GUARDS:
                 guards = guards.without_branches()
@@ -494,13 +499,14 @@ class CompiledFunction:
         return entry
 
     def _python_is_faster(self, graph: Any, breaks: int = 0, guards: Any = None,
-                          built: Callable | None = None) -> str:
+                          built: Callable | None = None, direct: bool = False) -> str:
         """The cost model's verdict for the default backend (custom and reference backends
         always get their graphs): why the graph should run as Python, or ''. No graph at
         all (a loop over Python ints, code reading only shapes): nothing compiled could
         beat the function itself, whose guards would cost more than it (a ``while n != 1``
         over an int traces into a guard per iteration). An entry whose ``guards`` C checks
-        costs less (_guarded_in_c)."""
+        costs less (_guarded_in_c); ``direct``: the entry would call the graph from C
+        with its parameters (fastcheck.simple_entry), less again."""
         if not config.cost_model or getattr(self.root, "judged_as", self.root.backend_name) != "cpp":
             return ""
         if graph is None:
@@ -508,7 +514,7 @@ class CompiledFunction:
         if guards is not None and any(g.kind == DEVICE for g in guards):
             return ""   # priced for the host: on a GPU, Python would launch a kernel per op
         c_guards = guards is not None and fastcheck.checked_in_c(self.fn, guards)
-        return cost.python_is_faster(graph, breaks, c_guards, built) or ""
+        return cost.python_is_faster(graph, breaks, c_guards, built, direct=c_guards and direct) or ""
 
     def _warn_limit(self, failures: list, limit: int) -> None:
         if self._limit_warned:

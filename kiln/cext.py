@@ -2,9 +2,9 @@
 the cache-hit path, the kernel launcher), once per source and Python version, cached on
 disk under ``kiln.config.cache_dir``. Kernels are built elsewhere (``runtime/build.py``).
 
-The cache-hit path (guards/fastcheck.c) and the launcher (runtime/launch.c) share
-``cext.h`` (array fields, argument checks, type and module boilerplate): both are built
-by :func:`shipped_extension`, with this folder on the include path, named by a hash of
+The cache-hit path (guards/fastcheck.c), the launcher (runtime/launch.c) and the
+wrapper run as data (runtime/fast_call.c) share ``cext.h`` (array fields, argument
+checks, type and module boilerplate): each is built by :func:`shipped_extension`, with this folder on the include path, named by a hash of
 their source and the header."""
 from __future__ import annotations
 
@@ -55,11 +55,14 @@ _lock = threading.Lock()
 _shipped: dict[tuple[str, str], ModuleType | None] = {}
 
 
-def shipped_extension(c_source: str, prefix: str, folder: str) -> ModuleType | None:
+def shipped_extension(c_source: str, prefix: str, folder: str,
+                      numpy_api: bool = False) -> ModuleType | None:
     """The extension kiln ships as ``c_source`` (a file that includes ``cext.h`` and
     defines its module through KILN_MODULE_NAME / KILN_MODULE_NAME_STR), built with the configured compiler into
     ``<cache_dir>/<folder>`` once per source and Python version; None when it cannot be
-    built. Loaded once per process and compiler."""
+    built. Loaded once per process and compiler. ``numpy_api``: it includes NumPy's C
+    headers (``<numpy/arrayobject.h>``, ``import_array()`` in its init), so it is built
+    per NumPy version too."""
     from .config import config
     compiler = config.cxx
     key = (c_source, compiler)
@@ -72,7 +75,13 @@ def shipped_extension(c_source: str, prefix: str, folder: str) -> ModuleType | N
                 source = f.read()
             with open(HEADER) as f:
                 header = f.read()
-            name = prefix + hashlib.sha256(f"{source}\0{header}\0{sys.version}".encode()).hexdigest()[:16]
+            flags = [f"-I{os.path.dirname(HEADER)}"]
+            version = sys.version
+            if numpy_api:
+                import numpy
+                flags.append(f"-I{numpy.get_include()}")
+                version += f"\0numpy {numpy.__version__}"
+            name = prefix + hashlib.sha256(f"{source}\0{header}\0{version}".encode()).hexdigest()[:16]
 
             def write_c(c_path: str) -> None:
                 with open(c_path, "w") as f:
@@ -80,7 +89,7 @@ def shipped_extension(c_source: str, prefix: str, folder: str) -> ModuleType | N
                     f.write(source)
             try:
                 _shipped[key] = build_extension(compiler, os.path.join(config.cache_dir, folder), name, write_c,
-                                                (f"-I{os.path.dirname(HEADER)}",))
+                                                tuple(flags))
             except (OSError, RuntimeError, ImportError):
                 _shipped[key] = None
         return _shipped[key]

@@ -330,6 +330,31 @@ def stores_of_every_kind_before_an_op_that_raises(x, log, state, counter, d):
     return y
 
 
+@found((np.array([[0.25, 0.0]]), np.array([0.75])),
+       (np.array([[1.0, 2.0, 3.0], [3.0, 0.5, 3.0]]), np.array([-1.0, 0.0, 2.0])))
+def two_selections_of_equal_length_meeting_in_a_join(x, y):
+    # seed 2521: np.vstack of two x[mask] selections of the same example length asked
+    # whether the two lengths are equal, and the entry guarded it with code that named
+    # sizes known only once the graph ran (a SyntaxError building the entry): such
+    # lengths now break the graph there
+    n = np.count_nonzero(np.vstack((x[x != x.max()], x[x != x.max()])))
+    k = 0
+    while k < 1:
+        x[0] = y
+        k += 1
+    return n
+
+
+@found((np.array([1, 3, 6, -3, 0], np.int32),), (np.array([-6, 6, -1, -4, -5], np.int32),),
+       (np.array([4, 2, 6], np.int32),), (np.linspace(-1.0, 1.0, 7),))
+def slices_of_a_mask_selection(x):
+    # seed 2510: np.diff(x[mask]) (and x[mask][1:]) sliced a length known only once the
+    # graph ran, and the entry guarded the slice's length with code naming it (a
+    # SyntaxError building the entry, every backend): such slices now break the graph
+    v = (x % 3)[(x % 3) != (x % 3).max()]
+    return np.diff(v), v[1:] * 2, v[::-1][:2]
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

@@ -142,6 +142,7 @@ def _symbolic_dims(tx, op, arrays: list, inputs: tuple, params: dict) -> tuple |
     (``np.vstack`` of two batches of rows of one dynamic width) is asked again with the
     sizes of one example size as one symbol, and the entry guards they are equal (the
     duck sizing lowering assumes, kiln/lowering/sizes.py)."""
+    from .variables.arrays import UnbackedSize
     live = list({d.code: d for a in arrays for d in a.dims if _live(d)}.values())
     if any(getattr(d, "key", None) is not None for d in live):
         return None   # an unbacked size may be 0 or 1: the symbols' bound is 2
@@ -172,6 +173,9 @@ def _symbolic_dims(tx, op, arrays: list, inputs: tuple, params: dict) -> tuple |
     for d in live:
         rep = syms[names[d.code]]
         if rep is not d:
+            for size in (rep, d):   # a size known only once the graph ran: no guard can
+                if isinstance(size, UnbackedSize):   # say it equals another (it breaks)
+                    size.as_constant(tx)
             tx.guards.add_truth(f"({rep.code} == {d.code})", f"({rep.text} == {d.text})", True,
                                 tuple(dict.fromkeys(rep.leaves + d.leaves)))
     dims = []
@@ -235,6 +239,7 @@ def _at_least_two(tx, size: Any) -> Any:
 
 
 def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict) -> dict:
+    from .variables.arrays import UnbackedSize
     symbols = {}
     for a in arrays:
         for d in a.dims:
@@ -264,6 +269,9 @@ def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict) -> dic
                 t.as_constant(tx)
             continue
         for other in group[1:]:
+            for size in (sym, other):
+                if isinstance(size, UnbackedSize):
+                    size.as_constant(tx)
             tx.guards.add_truth(f"({sym.code} == {other.code})", f"({sym.text} == {other.text})",
                                 True, sym.leaves + other.leaves)
         follow.update({i: sym for i in dims})
@@ -430,7 +438,11 @@ def _runtime_indices(var, index: tuple, runtime) -> set:
 def _runtime_slice(tx, e: slice, length: Any, runtime, replaced: dict, used: set) -> Any:
     """One slice with run-time bounds on a dim of ``length`` (an int or a run-time size;
     see :func:`runtime_slices`): its dim in the result."""
-    from .variables.arrays import SymScalarVariable
+    from .variables.arrays import SymScalarVariable, UnbackedSize
+    if isinstance(length, UnbackedSize):
+        # a dim known only once the graph ran (``np.diff(x[mask])``): the length of its
+        # slice would be guarded by code naming it, before it exists (it breaks)
+        length.as_constant(tx)
     parts = (e.start, e.stop, e.step)
     codes, texts, values, leaves = [], [], [], []
     for p, sym in [(length, length if isinstance(length, SymScalarVariable) else None)] + \

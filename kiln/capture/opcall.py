@@ -28,6 +28,7 @@ from .breaks import HINTS
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
 from .dims import propagate_dims, runtime_slices
+from .python_numbers import SAME_AS_WEAK, graph_value
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
                                SymScalarVariable, UnbackedSize, same_value)
 from .variables.base import ConstantVariable, VariableTracker
@@ -171,28 +172,21 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     return _write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
 
 
-# Dtypes of the other operands with which a Python float (int) and a float64 (int64) 0-d
-# array give the same result dtype (NEP 50: a Python scalar is weak, a 0-d array is not).
-_SAME_AS_WEAK = {float: ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                         "bool", "float64", "complex128"),
-                 int: ("int64", "bool", "float64", "complex128")}
-
-
 def _weak_values(args: list, kwargs: dict) -> tuple:
     """A Python float or int the graph read from data (``np.random.normal()``, a
     PyValueVariable) as an elementwise operand: its 0-d array where the other operands'
     dtypes give NumPy's result dtype either way (``x * np.random.random()`` of float64 x);
     otherwise it stays, and passing it breaks the graph."""
     values = list(args) + list(kwargs.values())
-    weak = [v for v in values if isinstance(v, PyValueVariable) and v.kind in _SAME_AS_WEAK]
+    weak = [v for v in values if isinstance(v, PyValueVariable) and v.kind in SAME_AS_WEAK]
     if not weak:
         return args, kwargs
     others = [str(v.meta.dtype) for v in values if isinstance(v, ArrayVariable)]
-    if not all(d in _SAME_AS_WEAK[w.kind] for w in weak for d in others):
+    if not all(d in SAME_AS_WEAK[w.kind] for w in weak for d in others):
         return args, kwargs
 
     def strong(v):
-        return v.array if isinstance(v, PyValueVariable) and v.kind in _SAME_AS_WEAK else v
+        return v.array if isinstance(v, PyValueVariable) and v.kind in SAME_AS_WEAK else v
     return [strong(a) for a in args], {k: strong(v) for k, v in kwargs.items()}
 
 
@@ -408,7 +402,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
             # an integer index). Inside index tuples and slices it is specialized.
             if op.category == Category.POINTWISE or (
                     position is not None and _value_free(op, bound.inputs, params, position)):
-                return tx.output.scalar_node(syms[0])
+                node = graph_value(tx, syms[0], op, bound.inputs, params, position)
+                return node if node is not None else tx.output.scalar_node(syms[0])
             for sym in syms:
                 sym.as_constant(tx)
         return value

@@ -507,7 +507,10 @@ graph_target(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const
             PyErr_Clear();
         else {
             Py_ssize_t i = 0;
-            while (i < ni && !PyObject_TypeCheck(inputs[i], (PyTypeObject *)tensor))
+            /* (exact floats, ints and ndarrays are no Tensor: no walk of their MRO) */
+            while (i < ni && (PyFloat_CheckExact(inputs[i]) || PyLong_CheckExact(inputs[i])
+                              || (PyObject *)Py_TYPE(inputs[i]) == ndarray_type
+                              || !PyObject_TypeCheck(inputs[i], (PyTypeObject *)tensor)))
                 i++;
             if (i == ni && direct != Py_None)
                 return direct;

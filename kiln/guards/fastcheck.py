@@ -77,6 +77,17 @@ def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], retur
                          inputs, items, single, miss, direct_owner, tensor_type)
 
 
+def direct_entry_possible(fn: Any, guards: Any, input_codes: list[str], return_code: str) -> bool:
+    """Would :func:`simple_entry` take these guards, graph inputs and return code (the
+    graph then runs straight from C with the parameters)? The cost model's question."""
+    m, code = module(), fn.__code__
+    if m is None or _checks(guards, code) is None:
+        return False
+    params = {name: i for i, name in enumerate(code.co_varnames[:code.co_argcount])}
+    return all(c in params for c in input_codes) and len(input_codes) <= 32 \
+        and _picks(return_code, params, True) is not None
+
+
 def eager_entry(fn: Any, guards: Any, python_entry: Callable, miss: Any) -> Callable | None:
     """An entry whose guards say "run the function as Python" (the cost model's verdict),
     checked in C and calling ``fn`` directly; None: use ``python_entry``."""

@@ -375,6 +375,8 @@ class CppRenderer(Renderer):
             "from kiln.runtime.launch import bind as _bind",
         ]
 
+    fast_launch_tail = ("_NT",)
+
     def wrapper_globals(self) -> list[str]:
         return [f"_NT = {self.num_threads}"]
 

@@ -95,6 +95,11 @@ class Renderer:
         and device. Checked first in ``call``."""
         return []
 
+    # The globals a launch passes after the kernel's arguments, when the renderer's
+    # launch is ``kernel(*args, *globals)`` through a launch.c Launcher: the wrapper then
+    # also states its steps as data (wrapper.py ``_fast_plan``), run in C. None: never.
+    fast_launch_tail: tuple | None = None
+
     def wrapper_globals(self) -> list[str]:
         """Constants the launches use (a thread count)."""
         return []

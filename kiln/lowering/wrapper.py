@@ -254,8 +254,68 @@ class WrapperCode:
             head.append(f"{name} = None  # a constant; the runtime sets it")
         sig = ", ".join(params)
         text = "\n".join(head) + f"\n\n\ndef call({sig}):\n" + "\n".join("    " + l for l in body) + "\n"
+        fast = self._fast_plan(params, fixed, bool(checks) or bool(read))
+        if fast is not None:
+            text += ("\n# call's steps as data: the runtime runs them in C where the launcher "
+                     "builds\n# (kiln/runtime/fast_call.c FastCall); call stays the reference and "
+                     "the fallback\n" f"_fast_plan = {fast!r}\n")
         text += self._main(params)
         return text
+
+    def _fast_plan(self, params: list[str], fixed: list, checked: bool) -> tuple | None:
+        """``call``'s steps as data, when it only allocates fresh C-order arrays of static
+        shapes, launches kernels and returns whole arrays or its own parameters (a
+        3-element ODE right-hand side; runtime/launch.py ``fast_call`` runs them in C);
+        None for anything else (views, extern calls, sizes, pools, integer checks).
+
+        ``(nparams, fixed, allocations, launches, outputs)``: ``fixed`` the parameter
+        positions ``_layouts`` checks; an allocation ``(shape, dtype name)``; a launch
+        ``(kernel global, args)``; an argument or output ``("i", k)`` parameter k, ``("b",
+        j)`` allocation j, ``("g", name)`` a module global (``_NT``, a constant array)."""
+        low, plan = self.low, self.memory
+        tail = getattr(self.renderer, "fast_launch_tail", None)
+        if tail is None or checked or not self.rendered or low.int_values or low.scalar_outputs \
+                or low.size_checks or plan.at_exit or plan.pooled_outputs or plan.pools \
+                or any(isinstance(k, Scalar) and (getattr(k, "pytype", None) is int
+                                                  or getattr(k, "int_bounds", ()))
+                       or isinstance(k, Buffer) and not all(type(n) is int for n in k.shape)
+                       for _, k in low.inputs):
+            return None
+        where = {name: ("i", k) for k, name in enumerate(params)}
+        allocations: list = []
+        launches: list = []
+        for step, item in enumerate(self.items):
+            if not isinstance(item, Kernel):
+                return None
+            rk = self.rendered[item.name]
+            if rk.size_args:
+                return None
+            for a in plan.allocations.get(step, ()):
+                if a.how in ("inplace", "reuse") and a.source in where:
+                    where[a.name] = where[a.source]
+                elif a.how == "new" and getattr(a.buf, "order", None) is None \
+                        and all(type(n) is int for n in a.buf.shape):
+                    where[a.name] = ("b", len(allocations))
+                    allocations.append((tuple(a.buf.shape), np.dtype(a.buf.dtype).name))
+                else:
+                    return None
+            args = []
+            for name in [self.renderer.pointer(b) for b in rk.buffers] + [s.name for s in rk.scalars]:
+                args.append(where.get(name, ("g", name)) if name in where or name in low.constants
+                            else None)
+            if None in args:
+                return None
+            launches.append((rk.name, tuple(args) + tuple(("g", name) for name in tail)))
+        outputs = []
+        for value in low.outputs:
+            if isinstance(value, BufferValue) and value.is_whole() and value.buf.name in where:
+                outputs.append(where[value.buf.name])
+            elif isinstance(value, Scalar) and value.arg and value.name in where:
+                outputs.append(where[value.name])
+            else:
+                return None
+        return (len(params), tuple(where[name][1] for name, _ in fixed), tuple(allocations),
+                tuple(launches), tuple(outputs))
 
     def _main(self, params: list[str]) -> str:
         examples = []

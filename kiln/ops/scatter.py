@@ -119,11 +119,30 @@ def _index_put_vjp(g, out, x, index, value):
     return gx, None, _value_grad(g, index, value, last_write_wins=True)
 
 
+def _index_put_raises(x: Any, index: Any, value: Any) -> bool:
+    """May ``x[index] = value`` raise for some run-time values? Not for a basic index of
+    constants into a float or complex array of static shape (no dynamic sizes in the
+    graph: the shape rule checked the index and the value's shape at capture) given a
+    float, int or bool array or a Python float (``out[0] = a * b``); a Python int could
+    be too large for a float (OverflowError), other indices out of range."""
+    def constant(e: Any) -> bool:
+        if isinstance(e, slice):
+            return all(b is None or type(b) is int for b in (e.start, e.stop, e.step))
+        return type(e) is int or e is None or e is Ellipsis
+    meta, graph = getattr(x, "val", None), getattr(x, "graph", None)
+    if not isinstance(index, tuple) or not all(constant(e) for e in index) \
+            or not isinstance(meta, TensorMeta) or meta.dtype.kind not in "fc" or graph is None \
+            or any(p.meta.get("dynamic_dims") for p in graph.placeholders):
+        return True
+    v = getattr(value, "val", value)
+    return not (type(v) is float or isinstance(v, TensorMeta) and v.dtype.kind in "fiub")
+
+
 index_put = declare("index_put", Category.GATHER, _index_put_impl,
                     inputs=("x", "index", "value"), meta=_scatter_meta(True),
                     vjp=_index_put_vjp,
                     doc="a copy of x with x[index] = value (the functional setitem)",
-                    may_raise=True)
+                    raises_for=_index_put_raises)
 # Compiled with a basic index: a select between value and x (kiln/lowering/fills.py).
 index_put.lowering = {"region_write": True}
 

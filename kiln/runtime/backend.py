@@ -49,6 +49,7 @@ from ..config import config
 from ..errors import KilnError, Unsupported
 from ..ir.printer import LazyNumpyProgram, exec_source, numpy_program
 from .build import BuildError, CompilerUnavailable, stats
+from .launch import fast_call
 
 MAX_VARIANTS = 8
 output_code_log = logging.getLogger("kiln.output_code")
@@ -310,7 +311,7 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
             setattr(module, name, value)
         module._respecialize = respecialize
         module._numpy = LazyNumpyProgram(graph)
-        artifact = Artifact(graph.name, entry["cpp"], entry["so"], entry["wrapper"], module.call,
+        artifact = Artifact(graph.name, entry["cpp"], entry["so"], entry["wrapper"], fast_call(module),
                             entry["kernels"], time.perf_counter() - start)
         _report(artifact, 0)
         return artifact
@@ -344,7 +345,7 @@ def finish(graph: Any, gen: Generated, respecialize: Callable, start: float) -> 
     module._numpy = LazyNumpyProgram(graph)
     loader.install(module, gen)
     elapsed = time.perf_counter() - start
-    artifact = Artifact(graph.name, gen.cpp, path, source, module.call, gen.kernel_names, elapsed)
+    artifact = Artifact(graph.name, gen.cpp, path, source, fast_call(module), gen.kernel_names, elapsed)
     _report(artifact, loader.builds, loader.language, loader.kernels_file)
     return artifact
 

@@ -53,6 +53,11 @@ ENTRY_C_US = 0.5       # the same with every guard checked in C (guards/fastchec
                        # graph's short path taken from C and the error-mode check in C:
                        # x * 2.0 + 1.0 on 3 elements 0.6 us, damped_pendulum (scalars
                        # computed in a Python body) 0.8 us
+ENTRY_DIRECT_US = 0.3  # the same with the graph called from C with the entry's parameters
+                       # (fastcheck.c SimpleEntry) and a wrapper that only allocates and
+                       # launches kernels, run in C (fast_call.c FastCall): lorenz_rhs_empty
+                       # 0.32 us compiled, 0.37 us as Python (loaded; its Python estimate
+                       # here is 0.71)
 KERNEL_US = 0.3        # one native kernel call through the C launcher (runtime/launch.c;
                        # ~1.2 through cffi with a from_buffer per array)
 SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume entry
@@ -115,18 +120,29 @@ def _numpy_us(node: Any) -> float:
     return NUMPY_OP_US
 
 
-def estimate(graph: Any, breaks: int = 0, c_guards: bool = False) -> tuple[float, float] | None:
+def estimate(graph: Any, breaks: int = 0, c_guards: bool = False,
+             direct: bool = False) -> tuple[float, float] | None:
     """(Python µs, compiled µs) for one run of ``graph`` followed by ``breaks`` graph
     breaks, or None when some value is too large for a per-call estimate. ``c_guards``:
-    the entry's guards are checked in C (a cheaper entry: ENTRY_C_US)."""
+    the entry's guards are checked in C (a cheaper entry: ENTRY_C_US); ``direct``: and it
+    calls the graph with its parameters from C (ENTRY_DIRECT_US, when the graph is
+    kernels only)."""
     found = _tally(graph)
-    return None if found is None else _priced(found, breaks, c_guards)[:2]
+    return None if found is None else _priced(found, breaks, c_guards, direct and _kernels_only(graph, found))[:2]
 
 
-def _priced(found: tuple, breaks: int, c_guards: bool) -> tuple[float, float, int]:
+def _kernels_only(graph: Any, found: tuple) -> bool:
+    """Is the compiled call kernels only, on static shapes and float or array inputs (a
+    wrapper launch.c runs as data: lowering/wrapper.py ``_fast_plan``)?"""
+    _, _, externs, calls = found
+    return not externs and not calls and not any(
+        p.meta.get("dynamic_dims") or type(p.val) in (int, bool) for p in graph.placeholders)
+
+
+def _priced(found: tuple, breaks: int, c_guards: bool, direct: bool = False) -> tuple[float, float, int]:
     """(Python µs, compiled µs, kernels) from a ``_tally``."""
     python, kernels = found[:2]
-    entry = ENTRY_C_US if c_guards else ENTRY_US
+    entry = ENTRY_DIRECT_US if direct and not breaks else ENTRY_C_US if c_guards else ENTRY_US
     return python, entry + _calls_us(found) + SEGMENT_US * breaks, kernels
 
 
@@ -187,14 +203,15 @@ def _tally(graph: Any) -> tuple[float, int, int, float] | None:
 
 
 def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
-                     built: Callable[[], int | None] | None = None) -> str | None:
+                     built: Callable[[], int | None] | None = None,
+                     direct: bool = False) -> str | None:
     """Why ``graph`` should run as Python (a sentence for explain), or None to compile it.
     ``built()``: how many kernels compiling the graph builds (None: it cannot tell), asked
-    when the launches counted here pass MAX_SMALL_KERNELS."""
+    when the launches counted here pass MAX_SMALL_KERNELS; ``direct``: see :func:`estimate`."""
     found = _tally(graph)   # (once: it walks the whole graph)
     if found is None:
         return None
-    python, compiled, kernels = _priced(found, breaks, c_guards)
+    python, compiled, kernels = _priced(found, breaks, c_guards, direct and _kernels_only(graph, found))
     if kernels > MAX_SMALL_KERNELS and built is not None:
         kernels = built() or kernels
     if kernels > MAX_SMALL_KERNELS:

@@ -24,6 +24,7 @@ from ..cext import shipped_extension
 from ..config import config
 
 _C_SOURCE = os.path.join(os.path.dirname(__file__), "launch.c")
+_FAST_CALL_SOURCE = os.path.join(os.path.dirname(__file__), "fast_call.c")
 
 
 def module() -> ModuleType | None:
@@ -59,6 +60,29 @@ def bind(lib: Any, ffi: Any, name: str, arg_codes: str, keep_gil: bool = False) 
         return m.Launcher(address, arg_codes, np.ndarray, slow, lib, None, keep_gil)
     except ValueError:   # more arguments than the launcher takes (a long unrolled loop)
         return slow
+
+
+def fast_call(wrapper: Any) -> Callable:
+    """A loaded wrapper module's ``call``, run in C (fast_call.c ``FastCall``) when the
+    module states its steps as data (``_fast_plan``, lowering/wrapper.py) and the
+    extension builds; else ``module.call`` itself. Built once the runtime has set the
+    module's constants (the plan names them)."""
+    plan = getattr(wrapper, "_fast_plan", None)
+    m = shipped_extension(_FAST_CALL_SOURCE, "_kiln_fast_call_", "fast_call", numpy_api=True) \
+        if plan is not None and config.fast_guards and module() is not None else None
+    if m is None:
+        return wrapper.call
+    nparams, fixed, allocations, launches, outputs = plan
+
+    def item(kind_value: tuple) -> tuple:
+        kind, value = kind_value
+        return (2, getattr(wrapper, value)) if kind == "g" else ({"i": 0, "b": 1}[kind], value)
+    return m.FastCall(nparams, wrapper.call, wrapper._fp_trapped,
+                      getattr(wrapper, "_layouts", None) if fixed else None, tuple(fixed),
+                      tuple((shape, np.dtype(dtype)) for shape, dtype in allocations),
+                      tuple((getattr(wrapper, name), tuple(item(a) for a in args))
+                            for name, args in launches),
+                      tuple(item(o) for o in outputs))
 
 
 def layouts(*specs: tuple) -> Callable[..., bool]:

@@ -87,7 +87,7 @@ class ExprMixin:
         if depth <= 0 or self.chance(0.25):
             return self.leaf(runs)
         kind = self.pick(["binary", "view", "reduce", "unary", "scalar_op", "cast", "where", "creator",
-                          "join", "matmul", "index", "method", "pyscalar"], "expr kind")
+                          "join", "matmul", "index", "method", "pyscalar", "pyarith"], "expr kind")
         return getattr(self, "_e_" + kind)(runs, depth - 1)
 
     # -- pointwise -----------------------------------------------------------------------
@@ -365,3 +365,28 @@ class ExprMixin:
             src = self.pick([f"{paren(a.src)} * 2", f"float({a.src})", f"int({a.src})", f"{paren(a.src)} + 1",
                              f"abs({a.src})", f"max({a.src}, 1)", f"-{paren(a.src)}"])
         return self.eval(src, runs)
+
+    def _e_pyarith(self, runs, depth):
+        """Python-number arithmetic on the program's scalars (``s0 * (s1 - 0.5)``: run-time
+        floats, ints and bools; capture computes ``+ - *`` of floats in the graph), often
+        meeting an array right away (an elementwise operand)."""
+        scalars = self.names(runs, lambda e: all(type(v) in (int, float, bool) for v in e.vals))
+        if not scalars:
+            return None
+        src = self.pick(scalars, "py number").src
+        for _ in range(self.pick([1, 2, 3])):
+            other = self.pick(scalars, "py number").src if self.chance(0.7) else \
+                self.pick(["0.5", "2.0", "-1.5", "3", "1e200", "-0.0", "True"], "py literal")
+            op = self.pick(["+", "-", "*", "*", "-", "/"], "py op")
+            src = f"{src} {op} {paren(other)}" if self.chance(0.6) else f"{paren(other)} {op} ({src})"
+            if self.chance(0.2):
+                src = f"-({src})"
+        e = self.eval(src, runs)
+        if e is None or not self.chance(0.6):
+            return e
+        arrays = self.names(runs, lambda e: isinstance(e.v, np.ndarray))
+        if not arrays:
+            return e
+        a = self.pick(arrays, "array name")
+        op = self.pick(["*", "+", "-", ">"], "py op with an array")
+        return self.eval(f"{a.src} {op} {paren(e.src)}" if self.chance(0.5) else f"{paren(e.src)} {op} {a.src}", runs)

@@ -281,8 +281,12 @@ class Gen:
         for k, kind in enumerate(scalars):
             if kind == "float":
                 v = repr(float(rng.integers(-8, 9) / 4))
+                if rng.random() < 0.15:   # Python floats where double arithmetic overflows,
+                    v = str(rng.choice(["1e200", "-1e200", "-0.0", "5e-324", "1e-200"]))  # underflows
             elif kind == "int":
                 v = repr(int(rng.integers(-3, 5)))
+                if rng.random() < 0.1:    # past int64 once multiplied
+                    v = str(rng.choice(["2 ** 62", "-(2 ** 62)", "2 ** 40"]))
             elif kind == "bool":
                 v = repr(bool(rng.random() < 0.5))
             elif kind == "0d":

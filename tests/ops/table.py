@@ -41,6 +41,11 @@ NOT_ROWS: dict[str, str] = {
     # Loop nodes and the scalar element code of their bodies: built by capture, not by a
     # NumPy spelling; tests/capture/test_loops.py checks every form against plain Python
     # and tests/lowering/test_loops.py the C++ loops against the reference.
+    # Python-float arithmetic on run-time numbers (kiln/ops/python_numbers.py): built by
+    # capture from Python operators on floats, no NumPy spelling; checked against plain
+    # Python bit for bit, with NumPy's error modes, in tests/capture/test_python_numbers.py.
+    **{name: f"{name}: Python float arithmetic; tests/capture/test_python_numbers.py"
+       for name in ("python_add", "python_subtract", "python_multiply", "python_negative")},
     "loop": "a loop node (kiln/ops/loops.py): tests/capture/test_loops.py",
     "loop_item": "a loop node's result: tests/capture/test_loops.py",
     "graph_loop": "a time-stepping loop over whole arrays (kiln/ops/graph_loops.py): "

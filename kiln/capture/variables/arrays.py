@@ -23,6 +23,7 @@ from ...ops.meta import TensorMeta
 from ..breaks import HINTS
 from ..bytecode_facts import OPERATOR_SYMBOLS
 from ..sources import AttrSource, GetItemSource, Source
+from ..python_numbers import float_tree
 from .base import ConstantVariable, VariableTracker
 
 
@@ -164,25 +165,11 @@ class PyValueVariable(VariableTracker):
 
     def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
         """``s + np.random.random()`` on Python floats: +, - and * of doubles are the same
-        IEEE operations in Python and in a float64 kernel (no error either can raise), so
-        the sum is computed in the graph and stays a Python float read from it."""
-        if self.kind is not float or op not in _EXACT_FLOAT_OPS:
-            return NotImplemented
-        if isinstance(other, PyValueVariable) and other.kind is float:
-            operand = other.array
-        elif isinstance(other, (ConstantVariable, SymScalarVariable)) and type(
-                other.value if isinstance(other, ConstantVariable) else other.example) is float:
-            operand = other
-        else:
-            return NotImplemented
-        plain = _EXACT_FLOAT_OPS[op]
-        args = [operand, self.array] if reverse else [self.array, operand]
-        result = tx.call_op(plain, args, {}, f"operator {OPERATOR_SYMBOLS.get(plain, plain.__name__)}")
-        return PyValueVariable(result, float) if isinstance(result, ArrayVariable) else NotImplemented
-
-
-_EXACT_FLOAT_OPS = {operator.add: operator.add, operator.sub: operator.sub, operator.mul: operator.mul,
-                    operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul}
+        IEEE operations in Python and in a float64 kernel, so the sum is computed in the
+        graph (as Python computes it: capture/python_numbers.py) and stays a Python float
+        read from it."""
+        from ..python_numbers import python_value_binary
+        return python_value_binary(tx, self, op, other, reverse)
 
 
 # Longest expression a run-time Python number may grow to before capture gives up on it.
@@ -206,6 +193,10 @@ class SymScalarVariable(VariableTracker):
         self.leaves = leaves      # the sources it is computed from
         self.source = source      # set when the value is itself a source (an argument)
         self.pinned = False       # a dynamic size that got specialized
+        # ``(python op name, operands)`` when it is Python-float ``+ - *`` or unary ``-``
+        # of other run-time numbers and constants: a graph may compute it instead of the
+        # entry (capture/python_numbers.py)
+        self.tree: tuple | None = None
 
     def describe(self) -> str:
         return f"runtime {type(self.example).__name__} {self.text}"
@@ -254,8 +245,11 @@ class SymScalarVariable(VariableTracker):
         a, b = ((ocode, otext, oval), (self.code, self.text, self.example)) if reverse else \
             ((self.code, self.text, self.example), (ocode, otext, oval))
         value = tx.fold(op, a[2], b[2])
-        return SymScalarVariable(f"({a[0]} {sym} {b[0]})", f"({a[1]} {sym} {b[1]})", value,
-                                 tuple(dict.fromkeys(self.leaves + oleaves)), tx=tx)
+        result = SymScalarVariable(f"({a[0]} {sym} {b[0]})", f"({a[1]} {sym} {b[1]})", value,
+                                   tuple(dict.fromkeys(self.leaves + oleaves)), tx=tx)
+        mine, theirs = self, other if isinstance(other, SymScalarVariable) else oval
+        result.tree = float_tree(op, value, (theirs, mine) if reverse else (mine, theirs))
+        return result
 
     def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
         return self._combine(tx, op, other, reverse)
@@ -264,8 +258,11 @@ class SymScalarVariable(VariableTracker):
         if op is operator.not_:
             return ConstantVariable(not self.truth(tx))
         sym = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}[op]
-        return SymScalarVariable(f"({sym}{self.code})", f"({sym}{self.text})",
-                                 tx.fold(op, self.example), self.leaves, tx=tx)
+        value = tx.fold(op, self.example)
+        result = SymScalarVariable(f"({sym}{self.code})", f"({sym}{self.text})", value,
+                                   self.leaves, tx=tx)
+        result.tree = float_tree(op, value, (self,))
+        return result
 
     def apply(self, tx, fn_code: str, fn_text: str, fn: Any, others: list) -> "SymScalarVariable":
         """``fn(self, *others)`` evaluated at run time (int(), float(), math.sqrt(), ...)."""

@@ -32,6 +32,10 @@ def call(x):
     kiln_fused_max_subtract_exp_sum_0(x, buf3, _NT)
     return (buf3,)
 
+# call's steps as data: the runtime runs them in C where the launcher builds
+# (kiln/runtime/fast_call.c FastCall); call stays the reference and the fallback
+_fast_plan = (1, (0,), (((8, 16), 'float32'),), (('kiln_fused_max_subtract_exp_sum_0', (('i', 0), ('b', 0), ('g', '_NT'))),), (('b', 0),))
+
 
 def _example(shape, dtype):
     return (np.random.default_rng(0).standard_normal(shape) * 3).astype(dtype)

@@ -1,0 +1,137 @@
+"""Python-float arithmetic on run-time numbers, computed by the graph where it feeds array work.
+
+``yprime[0] = sigma * (y - x)`` with float arguments: capture keeps ``sigma * (y - x)`` as
+a run-time scalar (``SymScalarVariable``) whose code the entry evaluates before calling
+the graph, one Python operation at a time. When such a float reaches an op, this module
+may instead record its ``+ - *`` and unary ``-`` as graph ops (kiln/ops/python_numbers.py)
+over the numbers it is computed from, which then reach the kernel unboxed (the entry
+passes the arguments themselves: fastcheck.c's SimpleEntry calls the graph from C).
+
+That is exact only where a float64 0-d value gives the op NumPy's result for the weak
+Python float (NEP 50): elementwise ops whose array operands are all of dtypes with which
+a Python float and a float64 give the same loop (``_SAME_AS_WEAK``: float64 arrays, not
+float32 ones, whose loop would turn float32), and other ops taking the value where it
+cannot move the result's shape or dtype (a fill value, an element write) whose result is
+float64 or complex128 (the double converts exactly; into float32 or an int array it
+stays the entry's Python float, whose conversion NumPy does its own way). Everything
+else keeps the entry's code: a value the program also returns, prints or branches on
+stays the Python float the entry computes (the graph's copy is only for array work).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops import Category, TensorMeta, infer_meta
+from ..ops.python_numbers import BY_OPERATOR
+from .bytecode_facts import INPLACE_TO_PLAIN
+
+# Dtypes of the other operands with which a Python float (int) and a float64 (int64) 0-d
+# array give the same result dtype (NEP 50: a Python scalar is weak, a 0-d array is not).
+SAME_AS_WEAK = {float: ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                        "bool", "float64", "complex128"),
+                int: ("int64", "bool", "float64", "complex128")}
+_EXACT_RESULTS = ("float64", "complex128")
+
+
+def float_tree(op: Any, value: Any, operands: tuple) -> tuple | None:
+    """The ``tree`` of a run-time scalar ``op(*operands)`` of value ``value``: ``(op name,
+    operands)`` when it is Python-float ``+ - *`` or negation, else None. Operands are
+    run-time scalars (trackers) or constants."""
+    name = BY_OPERATOR.get(INPLACE_TO_PLAIN.get(op, op))
+    if name is None or type(value) is not float:
+        return None
+    if not all(type(_example(o)) in (float, int, bool) for o in operands):
+        return None
+    return name, operands
+
+
+def _example(operand: Any) -> Any:
+    return getattr(operand, "example", operand)
+
+
+def _exact_here(op: Any, inputs: tuple, params: dict, position: int | None) -> bool:
+    """Does a float64 0-d value in place of the weak Python float at ``position`` give
+    NumPy's result?"""
+    if op.category == Category.POINTWISE:
+        return all(str(m.dtype) in SAME_AS_WEAK[float] for m in _flat_metas(inputs)
+                   if isinstance(m, TensorMeta))
+    if position is None or op.state is not None:   # (a draw's parameter: NumPy's own rules)
+        return False
+    values = tuple(TensorMeta(v.shape, v.dtype) if isinstance(v, TensorMeta) else v for v in inputs)
+    strong = values[:position] + (TensorMeta((), np.float64),) + values[position + 1:]
+    try:
+        weak_meta, strong_meta = infer_meta(op, values, params), infer_meta(op, strong, params)
+    except Exception:
+        return False
+    if weak_meta != strong_meta:
+        return False
+    written = values[op.mutates[0]] if op.mutates else weak_meta   # an element write: its array
+    return isinstance(written, TensorMeta) and str(written.dtype) in _EXACT_RESULTS
+
+
+def graph_value(tx, sym: Any, op: Any, inputs: tuple, params: dict,
+                position: int | None) -> Any:
+    """The graph node computing run-time float ``sym`` (a SymScalarVariable with a
+    ``tree``) as an input of ``op``, or None: the caller passes the entry's value."""
+    if sym.tree is None or type(sym.example) is not float:
+        return None
+    if not _exact_here(op, inputs, params, position):
+        return None
+    return _build(tx, sym)
+
+
+def _flat_metas(values: Any):
+    for v in values:
+        if isinstance(v, (tuple, list)):
+            yield from _flat_metas(v)
+        else:
+            yield TensorMeta(v.shape, v.dtype) if isinstance(v, TensorMeta) else v
+
+
+def _build(tx, sym: Any) -> Any:
+    """Nodes for ``sym``'s tree; a float operand without one (an argument, or arithmetic
+    this module does not take: ``a / b``) is a graph input the entry computes."""
+    if sym.tree is None:
+        return tx.output.scalar_node(sym)
+    name, operands = sym.tree
+    args = []
+    for o in operands:
+        if hasattr(o, "example"):
+            if type(o.example) is not float:   # an int argument meeting a float: the entry's
+                return tx.output.scalar_node(sym)
+            args.append(_build(tx, o))
+        else:
+            try:
+                args.append(float(o))   # Python's own conversion of an int or bool operand
+            except OverflowError:
+                return tx.output.scalar_node(sym)
+    from ..ops import REGISTRY
+    return tx.output.graph.call(REGISTRY[name], tuple(args), {}, source=tx.location())
+
+
+def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any:
+    """``var op other`` for a Python float the graph read from data (a PyValueVariable:
+    ``np.random.random()``) and another Python float (read from data, a run-time number,
+    a constant): the ops here, so no backend warns or raises where Python does not
+    (``np.random.random() * 1e308 * 10`` is ``inf`` under ``np.errstate(all='raise')``);
+    NotImplemented for anything else (the graph breaks and Python computes it)."""
+    from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
+    from .variables.base import ConstantVariable
+    from ..ops import REGISTRY
+    name = BY_OPERATOR.get(INPLACE_TO_PLAIN.get(op, op))
+    if var.kind is not float or name is None \
+            or tx.output.loop_trace is not None:   # (a loop body's element code: Python's)
+        return NotImplemented
+    if isinstance(other, PyValueVariable) and other.kind is float:
+        operand = other.array.node
+    elif isinstance(other, ConstantVariable) and type(other.value) is float:
+        operand = other.value
+    elif isinstance(other, SymScalarVariable) and type(other.example) is float:
+        operand = _build(tx, other)
+    else:
+        return NotImplemented
+    args = (operand, var.array.node) if reverse else (var.array.node, operand)
+    node = tx.output.graph.call(REGISTRY[name], args, {}, source=tx.location())
+    return PyValueVariable(ArrayVariable(node, ()), float)

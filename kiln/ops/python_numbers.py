@@ -1,0 +1,67 @@
+"""Python-float arithmetic as graph values: ``sigma * (y - x)`` on run-time float arguments.
+
+Capture keeps arithmetic on run-time Python numbers as an expression the entry evaluates
+before the graph (kiln/capture/variables/arrays.py, ``SymScalarVariable``). Where such a
+float only feeds array work (an element write, an elementwise operand) and a float64
+0-d value gives NumPy's result as the weak Python float would (kiln/capture/
+python_numbers.py decides), the arithmetic becomes these ops instead, so the whole
+function is one graph call with the numbers passed in unboxed.
+
+``+ - *`` and unary ``-`` of Python floats are the IEEE double operations (no fused
+multiply-add: kernels build with -ffp-contract=off), and Python raises nothing and warns
+about nothing for them: the kernel here is the Python operation itself, so NumPy's
+error mode (``np.errstate(all='raise')``) never applies to them, whichever backend or
+fallback runs the graph. ``/``, ``**``, ``//`` and ``%`` are not here: Python raises
+ZeroDivisionError or OverflowError where a double kernel would not. The result is a
+float64 0-d value (a NumPy scalar); Python floats carry no derivative, so the ops have no
+derivative rule (capture builds them from Python numbers only).
+
+    >>> import numpy as np
+    >>> python_multiply.impl(1e308, 10.0), python_negative.impl(np.float64(0.0))
+    (np.float64(inf), np.float64(-0.0))
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from .meta import TensorMeta
+from .registry import Category, declare
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _meta(*args: Any) -> TensorMeta:
+    for a in args:
+        if isinstance(a, TensorMeta) and (a.shape != () or a.dtype != _FLOAT64) \
+                or not isinstance(a, (TensorMeta, float)):
+            raise TypeError(f"Python-float arithmetic on {a!r}: a Python float or a float64 "
+                            f"0-d value is needed")
+    return TensorMeta((), _FLOAT64)
+
+
+def _kernel(fn: Callable[..., float]) -> Callable[..., np.float64]:
+    def impl(*args: Any) -> np.float64:
+        return np.float64(fn(*(float(a) for a in args)))
+    return impl
+
+
+# name -> (the Python operation, the scalar function lowering spells, inputs)
+PYTHON_FLOAT_OPS = {
+    "python_add": (operator.add, "add", ("x", "y")),
+    "python_subtract": (operator.sub, "subtract", ("x", "y")),
+    "python_multiply": (operator.mul, "multiply", ("x", "y")),
+    "python_negative": (operator.neg, "negative", ("x",)),
+}
+
+for _name, (_fn, _scalar, _inputs) in PYTHON_FLOAT_OPS.items():
+    globals()[_name] = declare(
+        _name, Category.POINTWISE, _kernel(_fn), inputs=_inputs, meta=_meta,
+        lowering={"scalar": _scalar, "kinds": "f"},
+        python_us=lambda node, per_op_us: 0.03,   # a float operation in the interpreter
+        doc=f"Python's float {_fn.__name__.strip('_')} of run-time numbers, as a float64 0-d value")
+
+# Python operator -> op name (capture maps a SymScalarVariable's operation through it).
+BY_OPERATOR = {fn: name for name, (fn, _, _) in PYTHON_FLOAT_OPS.items()}

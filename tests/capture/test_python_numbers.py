@@ -1,0 +1,256 @@
+"""Python-number arithmetic on run-time scalar arguments feeding array work
+(kiln/capture/python_numbers.py, kiln/ops/python_numbers.py): checked against the same
+function run without kiln — values bit for bit, dtypes (NEP 50: a Python float meeting
+float32 stays float32), exceptions, warnings under ``np.errstate(all='raise')``, Python
+numbers returned as Python objects of their type — with the cost model on and off, and
+the number of compiles for new values."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.config import config
+
+
+@pytest.fixture(params=[True, False], ids=["cost_model", "compiled"])
+def cost_model(request, monkeypatch):
+    monkeypatch.setattr(config, "cost_model", request.param)
+    return request.param
+
+
+def _same(got, want):
+    assert type(got) is type(want), (type(got), type(want))
+    if isinstance(want, tuple):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+    elif isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes(), (got, want)   # bit for bit, signed zeros too
+    elif isinstance(want, float):
+        assert math.copysign(1.0, got) == math.copysign(1.0, want) and (
+            got == want or got != got and want != want), (got, want)
+    else:
+        assert got == want
+
+
+def _check(fn, *args, calls=3):
+    """Run ``fn`` compiled and plainly on ``args`` ``calls`` times; same results or errors."""
+    cf = kiln.compile(fn)
+    for _ in range(calls):
+        try:
+            want = fn(*args)
+        except Exception as e:
+            with pytest.raises(type(e)):
+                cf(*args)
+            continue
+        _same(cf(*args), want)
+    return cf
+
+
+def lorenz(t, x, y, z, sigma, rho, beta):
+    yprime = np.empty(3)
+    yprime[0] = sigma * (y - x)
+    yprime[1] = x * (rho - z) - y
+    yprime[2] = x * y - beta * z
+    return yprime
+
+
+def test_lorenz_bit_for_bit(cost_model):
+    rng = np.random.default_rng(1)
+    cf = kiln.compile(lorenz)
+    for _ in range(20):
+        args = (0.0, *map(float, rng.standard_normal(3) * 10), 10.0, 28.0, 8.0 / 3.0)
+        _same(cf(*args), lorenz(*args))
+    assert len(cf._entries) == 1   # new values of the floats compile nothing
+
+
+def test_lorenz_is_one_graph_call_from_c(monkeypatch):
+    """Compiled, the arithmetic is in the graph, whose inputs are the arguments themselves:
+    the entry calls it from C."""
+    monkeypatch.setattr(config, "cost_model", False)
+    cf = kiln.compile(lorenz)
+    args = (0.0, 1.0, 2.0, 3.0, 10.0, 28.0, 8.0 / 3.0)
+    _same(cf(*args), lorenz(*args))
+    graph = cf._entries[0].graph
+    assert {n.op.name for n in graph.calls} >= {"python_subtract", "python_multiply"}
+    assert sorted(p.target for p in graph.placeholders) == ["beta", "rho", "sigma", "x", "y", "z"]
+    assert type(cf._entries[0].fast).__name__ in ("SimpleEntry", "NoneType")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "complex128", "bool"])
+def test_element_writes_into_every_dtype(cost_model, dtype):
+    def f(a, b, c):
+        out = np.zeros(4, dtype=dtype)
+        out[0] = a * b
+        out[1] = a - b * c
+        out[2:] = -(a + c)
+        return out
+    _check(f, 1.5, -2.25, 3.0)
+    _check(f, 1e-300, 1e-300, 0.5)   # underflow to 0.0: no warning, no error
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int32", "uint8", "bool",
+                                   "complex64", "complex128"])
+def test_elementwise_operands_keep_nep50(cost_model, dtype):
+    def f(x, a, b):
+        return x * (a - b) + a * b, x > a * b
+    x = (np.arange(6) - 2).astype(dtype)
+    _check(f, x, 0.1, 0.7)      # float32: the weak float rounds into float32's loop
+    _check(f, x, 3.0, 1.0)
+
+
+def test_ints_and_bools_mixed_with_floats(cost_model):
+    def f(x, n, flag, a):
+        return x * (n * a) + (flag - a) * x - (n + n) * x
+    x = np.linspace(-1, 1, 5)
+    _check(f, x, 3, True, 0.5)
+    _check(f, x, 2 ** 62, False, 1.5)      # n + n past int64: Python's int, not a wrap
+    _check(f, x, 2 ** 80, True, -0.5)
+
+
+def test_int_arithmetic_past_int64_stays_python(cost_model):
+    def f(x, n, m):
+        x[0] = n * m     # 2**80 into a float array: NumPy's conversion of the Python int
+        return x, n * m
+    _check(f, np.zeros(3), 2 ** 40, 2 ** 40)
+    _check(f, np.zeros(3, dtype=np.int64), 2 ** 40, 2 ** 40)   # OverflowError, as NumPy
+
+
+@pytest.mark.parametrize("mode", ["raise", "warn", "ignore"])
+def test_overflow_to_inf_is_silent_as_in_python(cost_model, mode):
+    def f(x, a, b):
+        y = np.empty(3)
+        y[0] = a * b          # inf: Python says nothing
+        y[1] = a * b - a * b  # nan
+        y[2] = -(a * b)
+        return y, x + a * b
+    x = np.ones(2)
+    with np.errstate(all=mode), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _check(f, x, 1e200, 1e200)
+        _check(f, x, 1.0, 2.0)
+
+
+def test_division_by_zero_raises_as_in_python(cost_model):
+    def f(a, b, c):
+        out = np.empty(2)
+        out[0] = a * c / b
+        out[1] = (a - c) % b
+        return out
+    _check(f, 1.0, 2.0, 3.0)
+    _check(f, 1.0, 0.0, 3.0)   # ZeroDivisionError
+    _check(f, 1.0, -0.0, 3.0)
+
+
+def test_values_also_used_as_python_numbers(cost_model):
+    def f(x, a, b):
+        s = a * b - a
+        x = x * s
+        if s > 1.0:
+            x = x + 1.0
+        return x, s, int(s) if s < 100 else s, [s, -s]
+    _check(f, np.arange(3.0), 2.0, 3.0)
+    _check(f, np.arange(3.0), -2.0, 3.0)   # the other branch: another entry
+
+
+def test_graph_break_after_the_arithmetic(cost_model, capsys):
+    def f(x, a, b):
+        c = a * (b - a)
+        y = x * c
+        print("between", c)
+        y = y + c * a
+        return y, c
+    _check(f, np.arange(4.0), 1.5, 0.25)
+    out = capsys.readouterr().out
+    assert out.count("between") == 6
+
+
+def test_signed_zeros_nan_and_inf(cost_model):
+    def f(a, b):
+        out = np.empty(4)
+        out[0] = a * 0.0
+        out[1] = -(a - a)
+        out[2] = a * b
+        out[3] = b - b
+        return out
+    for a, b in [(-1.0, 2.0), (1.0, float("inf")), (-0.0, float("nan")), (5e-324, 0.5)]:
+        _check(f, a, b)
+
+
+def test_float_subclass_and_numpy_scalars_do_not_take_the_float_path(cost_model):
+    class MyFloat(float):
+        pass
+
+    def f(x, a, b):
+        return x * (a * b)
+    _check(f, np.ones(3, np.float32), MyFloat(0.1), 3.0)
+    _check(f, np.ones(3, np.float32), np.float64(0.1), 3.0)   # strong: float64 result
+    _check(f, np.ones(3, np.float32), 0.1, 3.0)
+
+
+def test_gradients_through_float_arguments():
+    def loss(w, a, b):
+        return ((w * (a * b - a)) ** 2).sum()
+    w = np.array([0.5, -1.0, 2.0])
+
+    @kiln.compile
+    def compiled_grad(w, a, b):
+        return kiln.grad(loss)(w, a, b)
+    got = compiled_grad(w, 1.25, 3.0)
+    eps = 1e-6
+    fd = np.array([(loss(w + eps * e, 1.25, 3.0) - loss(w - eps * e, 1.25, 3.0)) / (2 * eps)
+                   for e in np.eye(3)])
+    np.testing.assert_allclose(got, fd, rtol=1e-6)
+    np.testing.assert_allclose(compiled_grad(w, -2.0, 0.5),
+                               np.array([(loss(w + eps * e, -2.0, 0.5) - loss(w - eps * e, -2.0, 0.5))
+                                         / (2 * eps) for e in np.eye(3)]), rtol=1e-6)
+
+
+def test_tensor_meets_python_float_arithmetic():
+    def f(t, a, b):
+        return (t * (a * b) - (a - b)).sum()
+    t = kiln.Tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    cf = kiln.compile(f)
+    out = cf(t, 0.5, 4.0)
+    out.backward()
+    np.testing.assert_allclose(np.asarray(t.grad), np.full(3, 2.0))
+    np.testing.assert_allclose(np.asarray(out), f(np.array([1.0, 2.0, 3.0]), 0.5, 4.0))
+
+
+@pytest.mark.parametrize("mode", ["raise", "warn"])
+def test_floats_read_from_data_overflow_as_in_python(cost_model, mode):
+    """A Python float the graph reads from data (``np.random.random()``) in Python
+    arithmetic: ``inf`` with no NumPy error, as Python gives (it used to be NumPy's
+    multiply on a 0-d value, which raised FloatingPointError under errstate raise)."""
+    def f(x, a):
+        s = (np.random.random() + 1.0) * 1e308 * 10.0
+        t = np.random.random() * a - a
+        return x * 2.0 + s, s, t
+    cf = kiln.compile(f)
+    x = np.ones(3)
+    with np.errstate(all=mode), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            np.random.seed(7)
+            want = f(x, 1e300)
+            np.random.seed(7)
+            _same(cf(x, 1e300), want)
+
+
+def test_new_float_values_compile_nothing(monkeypatch):
+    monkeypatch.setattr(config, "cost_model", False)
+
+    def f(x, a, b, c):
+        y = x * (a * b - c)
+        y[0] = -(a - c) * b
+        return y
+    cf = kiln.compile(f)
+    rng = np.random.default_rng(3)
+    x = np.linspace(0.0, 1.0, 5)
+    for _ in range(25):
+        a, b, c = map(float, rng.standard_normal(3) * 100)
+        _same(cf(x, a, b, c), f(x, a, b, c))
+    assert len(cf._entries) == 1 and len(cf.records) == 1

@@ -1,0 +1,75 @@
+"""A wrapper whose call only allocates, launches kernels and returns (lowering/wrapper.py
+``_fast_plan``) runs in C (fast_call.c ``FastCall``); it must answer exactly as the Python
+``call`` it stands for, and hand every other case to it: another layout (a new variant),
+NumPy's error mode set to raise (the graph run by NumPy), another argument count."""
+import numpy as np
+import pytest
+
+from kiln.ir import trace
+from kiln.ops import F, TensorMeta
+from kiln.runtime.backend import compile_graph
+from kiln.runtime.launch import module
+
+
+def _compiled(fn, metas, names, example):
+    return compile_graph(trace(fn, metas, names), example)
+
+
+needs_launcher = pytest.mark.skipif(module() is None, reason="the launch extension does not build")
+
+
+@needs_launcher
+def test_small_pointwise_graph_runs_as_data():
+    call = _compiled(lambda x, a: F.add(F.multiply(x, a), 1.0), [TensorMeta((3,), np.float64), 0.5],
+                     ["x", "a"], [np.ones(3), 0.5])
+    assert type(call).__name__ == "FastCall"
+    assert "_fast_plan" in call.kiln_artifact.wrapper
+    x = np.array([1.0, -2.0, 3.5])
+    (out,) = call(x, 0.25)
+    np.testing.assert_array_equal(out, x * 0.25 + 1.0)
+    (again,) = call(x, 0.25)
+    assert again is not out and not np.shares_memory(again, out)   # a fresh array per call
+    (same,) = call.python_call(x, 0.25)
+    np.testing.assert_array_equal(same, out)
+
+
+@needs_launcher
+def test_other_layouts_and_error_modes_go_to_the_python_call():
+    call = _compiled(lambda x: F.multiply(F.exp(x), 2.0), [TensorMeta((4,), np.float64)], ["x"],
+                     [np.ones(4)])
+    assert type(call).__name__ == "FastCall"
+    base = np.array([1.0, 2.0, 800.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+    strided = base[::2]
+    (out,) = call(strided)   # other strides: a variant of its own, same answer
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out, np.exp(strided) * 2.0)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        call(strided.copy())
+    with pytest.raises(TypeError):
+        call()
+
+
+@needs_launcher
+def test_outputs_that_are_inputs_and_several_outputs():
+    call = _compiled(lambda x, y: (F.add(x, y), x, F.negative(y)),
+                     [TensorMeta((2, 3), np.float32), TensorMeta((2, 3), np.float32)], ["x", "y"],
+                     [np.ones((2, 3), np.float32)] * 2)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.full((2, 3), 0.5, np.float32)
+    got = call(x, y)
+    want = call.python_call(x, y) if type(call).__name__ == "FastCall" else got
+    assert len(got) == 3 and got[1] is x
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        assert g.dtype == w.dtype
+
+
+@needs_launcher
+def test_malformed_plans_are_refused():
+    from kiln.cext import shipped_extension
+    from kiln.runtime import launch
+    m = shipped_extension(launch._FAST_CALL_SOURCE, "_kiln_fast_call_", "fast_call", numpy_api=True)
+    with pytest.raises(ValueError):
+        m.FastCall(1, print, print, None, (), (), ((print, ((0, 5),)),), ())
+    with pytest.raises(ValueError):
+        m.FastCall(1, print, print, None, (), (), (), ((1, 0),))
