@@ -32,13 +32,9 @@ template <typename T, typename F> static inline void kiln_terms8(const F& f, int
     for (int j = 0; j < 8; j++) out[j] = f(at + j < last ? at + j : last);
 }
 template <typename T, typename F> static T kiln_pairwise(const F& f, int64_t lo, int64_t n) {
-    if (n < 8) {
+    if (n < 8) {   // a short run (a short row): only its own terms
         T res = 0;
-        if (n > 0) {
-            T t[8];
-            kiln_terms8<T>(f, lo, lo + n - 1, t);
-            for (int64_t j = 0; j < n; j++) res += t[j];
-        }
+        for (int64_t j = 0; j < n; j++) res += f(lo + j);
         return res;
     }
     if (n <= 128) {
