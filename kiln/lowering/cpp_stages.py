@@ -228,8 +228,8 @@ def _pairwise_sum(plan: Any, kind: str, members: list, inner: list) -> bool:
     accumulates in double (NumPy sums float32 pairwise in float32), integers are exact."""
     if plan.blocked or kind == "scalar" or len(inner) != 1 or not members:
         return False
-    n = inner[0][1]
-    if isinstance(n, (int, str)) and str(n).isdigit() and int(n) < 8:
+    n = _constant_trip(inner[0][1])
+    if n is not None and n < 8:
         return False   # NumPy adds under 8 terms in order from 0: the unrolled loop does
     f64 = np.dtype(np.float64)
     return all(role == "reduce" and node.combine == "sum" and np.dtype(node.src.dtype) == f64
@@ -297,5 +297,11 @@ def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
 SHORT_LOOP = 12
 
 
+def _constant_trip(n: Any) -> int | None:
+    """A loop's trip count when the code names a number, else None."""
+    return int(n) if isinstance(n, (int, str)) and str(n).isdigit() else None
+
+
 def _short(n: Any) -> bool:
-    return isinstance(n, (int, str)) and str(n).isdigit() and int(n) <= SHORT_LOOP
+    trip = _constant_trip(n)
+    return trip is not None and trip <= SHORT_LOOP

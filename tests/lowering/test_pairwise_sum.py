@@ -62,7 +62,6 @@ def test_mean_absolute_percentage_error_prints_numpys_digits():
     def mape(y_true, y_pred, epsilon=1e-15):
         y_true = np.where(y_true == 0, epsilon, y_true)
         return np.mean(np.abs((y_true - y_pred) / y_true))
-    y_true, y_pred = np.array([10, 20, 30, 40]), np.array([12, 18, 33, 45])
     y_true = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.5])
     y_pred = np.array([1.1, 2.1, 2.9, 4.1, 5.2, 5.9, 7.2, 7.7, 9.3, 10.1, 11.0])
     assert repr(float(kiln.compile(mape)(y_true, y_pred))) == repr(float(mape(y_true, y_pred)))
