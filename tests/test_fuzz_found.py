@@ -355,6 +355,20 @@ def slices_of_a_mask_selection(x):
     return np.diff(v), v[1:] * 2, v[::-1][:2]
 
 
+@found((np.array(-2.25), np.array([[1.25]])), (np.array([1.0, 2.0]), np.array([3.0, -1.0, 4.0])),
+       (np.zeros((2, 1)), np.array([[-1.0], [2.0]])),
+       (np.linspace(-1.0, 1.0, 5), np.linspace(-1.0, 1.0, 5)[::-1]))
+def in_place_update_by_a_mask_selection(x, y):
+    # seed 3002: ``x += y[y > 0]`` with a 0-d x rebound x to the selection of x + y
+    # (capture took it for the selection's own update) instead of writing into x, where
+    # NumPy raises "non-broadcastable output operand"; a selection's own ``s += 1`` is a
+    # new selection, and an elementwise op on it computes only the selected elements
+    x += y[y > 0]
+    s = y[y > 0]
+    s += 1
+    return x, s, np.sqrt(y[y > 0]) * 2, y
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

@@ -47,7 +47,7 @@ import numpy as np
 from .. import array_kinds
 from ..errors import KilnError
 from ..ir import Graph, Node, map_nodes
-from ..ir.graph import resolve_sizes
+from ..ir.graph import kept_meta, resolve_sizes
 from ..ir.passes import dce
 from ..ops import Category, F, get_op
 from ..ops.registry import iter_leaves, map_leaves
@@ -225,8 +225,7 @@ class _Functionalizer:
         return map_nodes(args, self.read)
 
     def _emit(self, op: Any, args: tuple, kwargs: dict, like: Node | None = None) -> Node:
-        source = like.meta.get("source") if like is not None else None
-        return self.out.call(op, args, kwargs, source=source,
+        return self.out.call(op, args, kwargs, **(kept_meta(like) if like is not None else {}),
                              name=like.name if like is not None else None)
 
     def _new_base(self, node: Node, value: Any) -> None:
@@ -298,7 +297,7 @@ class _Functionalizer:
                             f"Capture must pass an array the function mutates as a graph input")
         functional = get_op(op.functional)
         new_value = self.out.call(functional, self._map(node.args), node.kwargs,
-                                  source=node.meta.get("source"))
+                                  **kept_meta(node))
         base = self.base[target]
         chain = self.path[target]
         # Values of the base along the path, from the current base down to the target's parent.

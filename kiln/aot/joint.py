@@ -25,6 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..ir import Graph, Node, Proxy, map_nodes
+from ..ir.graph import kept_meta
 from ..ops import TensorMeta
 from ..ir.autodiff import backprop, depends_on, is_float as _is_float
 from ..ir.passes import dce
@@ -59,7 +60,7 @@ def copy_nodes(src: Graph, dst: Graph, env: dict[Node, Any]) -> Any:
             env[node] = dst.constant(node.target, node.name)
         elif node.kind == "call":
             new = dst.call(node.target, map_nodes(node.args, env.__getitem__), node.kwargs,
-                           name=node.name, val=node.val, source=node.meta.get("source"))
+                           name=node.name, val=node.val, **kept_meta(node))
             env[node] = new
         else:
             return map_nodes(node.args[0], env.__getitem__)
@@ -80,7 +81,7 @@ def retraced(graph: Graph, example_inputs: Sequence[Any]) -> Graph:
             env[node] = out.constant(node.target, node.name)
         elif node.kind == "call":
             env[node] = out.call(node.target, map_nodes(node.args, env.__getitem__), node.kwargs,
-                                 name=node.name, source=node.meta.get("source"))
+                                 name=node.name, **kept_meta(node))
         elif node.kind == "output":
             out.output(map_nodes(node.args[0], env.__getitem__))
     return out

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Graph, Node, map_nodes
-from ..ir.graph import SizeRef
+from ..ir.graph import SizeRef, kept_meta
 from ..ops.registry import iter_leaves
 from ..ir.passes import dce
 from ..ops import Category, TensorMeta
@@ -235,7 +235,7 @@ def _copy(graph: Graph, node: Node, env: dict[Node, Any]) -> Node:
     if node.kind == "constant":
         return graph.constant(node.target, node.name)
     return graph.call(node.target, map_nodes(node.args, env.__getitem__), node.kwargs,
-                      name=node.name, val=node.val, source=node.meta.get("source"))
+                      name=node.name, val=node.val, **kept_meta(node))
 
 
 def _dist_from_boundary(boundary: dict[Node, None], relevant: set[Node]) -> dict[Node, int]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import KilnError
 from ..ir import Graph
-from ..ir.graph import iter_nodes, map_nodes
+from ..ir.graph import iter_nodes, kept_meta, map_nodes
 from ..ops import REGISTRY, Category, TensorMeta
 from ..ops.graph_loops import GraphLoopBody
 from .breaks import BreakGraph
@@ -365,7 +365,7 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, 
             if _outer(a, before) and id(a) not in carried_starts and id(_root(a, set())) in carried_starts:
                 raise LoopFallback(f"the body reads {a.name}, a view made before the loop of an array it carries")
         args = map_nodes(n.args, lift)
-        new = body_graph.call(n.op, args, n.kwargs, val=n.val, source=n.meta.get("source"))
+        new = body_graph.call(n.op, args, n.kwargs, val=n.val, **kept_meta(n))
         mapping[id(n)] = new
     body_graph.output(tuple(mapping[id(o)] for o in outs))
     where = f"{tx.location()[0]}:{tx.location()[1]}"

@@ -20,6 +20,7 @@ from ..array_kinds import kind_of, reads_memory
 from ..errors import KilnError
 from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
                    find_spelling, infer_meta)
+from ..ops.masked import masked_call
 from ..ops.meta import supported_dtype, to_fake
 from ..ops.speculation import speculating
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, method_key
@@ -212,13 +213,18 @@ def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list,
         if bound is not None:
             return _composite(tx, spelling.text, bound, {}, set())
     op = spelling.op
+    # ``t += x[m]`` writes into t (NumPy's broadcasting rules for an output operand):
+    # only a selection's own in-place update (``s += 1``, s = x[m]) is a new selection
     elementwise = op is not None and op.category == Category.POINTWISE and not op.mutates \
-        and "out" not in kwargs
+        and "out" not in kwargs and (key not in bf.INPLACE_TO_PLAIN or args[0] is first)
     others = [a for a in _flatten(list(args) + list(kwargs.values()))
               if isinstance(a, ArrayVariable) and a.meta.shape != ()]
     if elementwise and not others and all(first.same_mask(m) for m in masked):
         def full(v):
             return v.full if isinstance(v, MaskedSelectionVariable) else v
+        selected = _masked_ufunc(tx, op, spelling.text, [full(a) for a in args], kwargs, first)
+        if selected is not None:
+            return _deferred(tx, MaskedSelectionVariable(selected, first.mask))
         # ``s += 1`` on a selection (a copy nobody else sees): the selection of x + 1 — never
         # an in-place update of x itself
         result = tx.call_op(bf.INPLACE_TO_PLAIN.get(key, key), [full(a) for a in args],
@@ -229,6 +235,30 @@ def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list,
     def taken(v):  # this call needs the selections themselves
         return v.take(tx, spelling.text) if isinstance(v, MaskedSelectionVariable) else v
     return tx.call_op(key, [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}, what)
+
+
+def _masked_ufunc(tx, op, text: str, args: list, kwargs: dict,
+                  sel: MaskedSelectionVariable) -> VariableTracker | None:
+    """``ufunc(x[m], ...)`` computed as ``ufunc(x, ..., where=m)`` over the whole array (the
+    selection taken later): NumPy's own program then computes only the selected elements,
+    so it warns and raises where NumPy does (np.errstate, -W error) and nowhere else.
+    None where the masked-off elements would change the result's dtype (they keep x's
+    values, cast) or the call is not a plain ufunc call: the caller computes it everywhere."""
+    if kwargs or getattr(op, "ufunc", None) is None or len(args) != op.ufunc.nin:
+        return None
+    bound = [ArrayArg(a) if isinstance(a, ArrayVariable) else _to_bind(tx, a, {}) for a in args]
+    try:
+        inner = infer_meta(op, tuple(bound), {})
+    except Exception:   # noqa: BLE001 - the plain call raises it, as NumPy does
+        return None
+    fill = sel.full.meta.dtype
+    if not isinstance(inner, TensorMeta) or np.result_type(inner.dtype, fill) != inner.dtype:
+        return None
+    composite = Composite(masked_call(op.name, op.ufunc.nin),
+                          tuple(bound) + (ArrayArg(sel.mask), ArrayArg(sel.full)), {})
+    result = _composite(tx, text, composite, {}, set())
+    return result if isinstance(result, ArrayVariable) and \
+        result.meta.shape == sel.full.meta.shape else None
 
 
 def take_selection(tx, sel: MaskedSelectionVariable, text: str) -> VariableTracker:

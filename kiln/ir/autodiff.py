@@ -70,6 +70,7 @@ def backprop(calls: Sequence[Node], seeds: Sequence[tuple[Node, Proxy]],
     """
     needs = depends_on(calls, wrt)
     graph = calls[0].graph if calls else None
+    before = set(graph.nodes) if graph is not None else set()
     cot: dict[Node, Proxy] = {}
 
     def accumulate(node: Node, grad: Any) -> None:
@@ -100,6 +101,13 @@ def backprop(calls: Sequence[Node], seeds: Sequence[tuple[Node, Proxy]],
                         accumulate(sub_arg, sub_grad)
             elif isinstance(arg, Node):
                 accumulate(arg, grad)
+    if graph is not None:
+        # As on the eager tape (Op.backward): derivative rules compute masked-off branches
+        # (log's 1 / x where a where= skipped x = 0); where the graph runs as NumPy (errstate
+        # raise, -W error) these nodes run under np.errstate(all="ignore") (ir/printer.py)
+        for node in graph.nodes:
+            if node.kind == "call" and node not in before:
+                node.meta["quiet"] = True   # Graph.call(quiet=True)
     return [cot.get(n) for n in wrt]
 
 

@@ -269,6 +269,13 @@ def map_nodes(value: Any, fn: Callable[[Node], Any]) -> Any:
 _IDENT = re.compile(r"[^0-9a-zA-Z_]")
 
 
+
+def kept_meta(node: Node) -> dict:
+    """What a copy of call ``node`` in another graph keeps of its meta besides ``val``
+    (``Graph.call``'s ``source`` and ``quiet``)."""
+    return {"source": node.meta.get("source"), "quiet": node.meta.get("quiet", False)}
+
+
 class Graph:
     """An ordered list of nodes; calling it runs the reference interpreter."""
 
@@ -324,8 +331,11 @@ class Graph:
         return self._add(node)
 
     def call(self, op: Op, args: tuple, kwargs: dict | None = None, *, name: str | None = None,
-             val: Any = None, source: Any = None, before: Node | None = None) -> Node:
-        """Append a call of ``op``; its meta is inferred unless given."""
+             val: Any = None, source: Any = None, quiet: bool = False,
+             before: Node | None = None) -> Node:
+        """Append a call of ``op``; its meta is inferred unless given. ``source``: the
+        user's line it computes; ``quiet``: a derivative rule's node (ir/autodiff.py), run
+        under ``np.errstate(all="ignore")`` where the graph runs as NumPy."""
         kwargs = op.bind_params(dict(kwargs or {}))
         sized = bool(kwargs) and has_size_refs(kwargs)
         if val is None:
@@ -337,6 +347,8 @@ class Graph:
             node.meta["size_refs"] = True   # params name input sizes (SizeRef)
         if source is not None:
             node.meta["source"] = source
+        if quiet:
+            node.meta["quiet"] = True
         return self._add(node, before=before)
 
     def output(self, values: tuple) -> Node:

@@ -113,7 +113,8 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None, *,
             args += [f"{k}={format_value(v, consts)}" for k, v in node.kwargs.items()]
             rhs = f"ops.{node.target.name}({', '.join(args)})"
         meta = describe_meta(node.val)
-        body.append(f"{node.name} = {rhs}" + (f"  # {meta}" if meta else ""))
+        quiet = 'with np.errstate(all="ignore"): ' if node.meta.get("quiet") else ""
+        body.append(f"{quiet}{node.name} = {rhs}" + (f"  # {meta}" if meta else ""))
         dead = [n.name for n in dies_at.get(node, ()) if n.kind != "placeholder"]
         if dead:
             body.append(" = ".join(dead) + " = None")

@@ -224,7 +224,7 @@ class WrapperCode:
             "def _numpy(*args):  # replaced by the runtime: the graph run by NumPy",
             "    raise TypeError('kiln: no NumPy fallback was installed')",
             "",
-            "from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped",
+            "from kiln.runtime.fpmode import errors_trapped as _fp_trapped",
         ]
         if self.uses_in_order:
             head.append("from kiln.lowering.layout import in_order as _in_order")

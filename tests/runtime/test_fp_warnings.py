@@ -42,9 +42,6 @@ def _outcome(fn, args):
         return "raise", e
 
 
-@pytest.mark.xfail(strict=True, reason="-W error does not divert compiled calls to NumPy yet: "
-                   "deferred mask selections' NumPy programs warn where NumPy does not "
-                   "(docs/lowering.md)")
 @pytest.mark.parametrize("fn, make, message", CASES, ids=[c[0].__name__ for c in CASES])
 def test_warnings_as_errors_raise_numpys_runtime_warning(fn, make, message):
     compiled = kiln.compile(fn, backend="cpp")
@@ -173,9 +170,7 @@ def test_numpy_scalar_math_warns_and_raises_as_numpy(fn, make, backend):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         np.testing.assert_array_equal(compiled(*make()), fn(*make()))
-    # -W error does not divert kernels to NumPy yet (docs/lowering.md): on cpp only raise
-    modes = (({"all": "raise"}, "default"),) + ((({}, "error"),) if backend != "cpp" else ())
-    for mode, action in modes:
+    for mode, action in (({"all": "raise"}, "default"), ({}, "error")):
         with warnings.catch_warnings(), np.errstate(**mode):
             warnings.simplefilter(action)
             exp, got = _outcome(fn, make()), _outcome(compiled, make())

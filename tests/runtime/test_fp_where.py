@@ -131,9 +131,6 @@ def test_masked_ufunc_differentiates_like_where_of_the_ufunc(compiled):
 
 
 def test_compiled_grad_is_quiet_under_warnings_as_errors():
-    # (quiet because -W error does not divert kernels to NumPy yet; once it does, the
-    # derivative nodes of a compiled kiln.grad need the eager tape's errstate(ignore): log's
-    # 1/x at a skipped x = 0 would warn 0/0)
     g = kiln.compile(kiln.grad(_log_where_loss, argnums=(0, 1)))
     with warnings.catch_warnings():
         warnings.simplefilter("error")

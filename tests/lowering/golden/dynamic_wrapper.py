@@ -11,7 +11,7 @@ def _respecialize(*args):  # replaced by the runtime: compile for new layouts
 def _numpy(*args):  # replaced by the runtime: the graph run by NumPy
     raise TypeError('kiln: no NumPy fallback was installed')
 
-from kiln.runtime.fpmode import numpy_errors_trapped as _fp_trapped
+from kiln.runtime.fpmode import errors_trapped as _fp_trapped
 
 _NT = 2
 _empty = np.empty
