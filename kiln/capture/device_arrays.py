@@ -11,15 +11,8 @@ from typing import Any
 import numpy as np
 
 from ..ops import describe_callable
+from .call_inputs import flatten
 from .variables.arrays import ArrayVariable
-
-
-def flatten(values: Any):
-    for v in values:
-        if isinstance(v, (tuple, list)):
-            yield from flatten(v)
-        else:
-            yield v
 
 
 def converts_device_arrays(tx, key: Any, args: list) -> None:

@@ -20,12 +20,12 @@ from ..array_kinds import kind_of, reads_memory
 from ..errors import KilnError
 from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
                    find_spelling, infer_meta)
-from ..ops.masked import masked_call
-from ..ops.meta import supported_dtype, to_fake
+from ..ops.meta import supported_dtype
 from ..ops.speculation import speculating
-from ..ops.registry import ambient_hook, iter_leaves, map_leaves, masked_form, method_key
-from . import bytecode_facts as bf
+from ..ops.registry import ambient_hook, iter_leaves, map_leaves
 from .breaks import HINTS
+from .call_inputs import (ArrayArg, as_meta, flatten, input_at, numpy_returns_scalar, replace_at,
+                          value_free)
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
 from .dims import propagate_dims, runtime_slices
@@ -33,24 +33,6 @@ from .python_numbers import SAME_AS_WEAK, graph_value
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
                                SymScalarVariable, UnbackedSize, same_value)
 from .variables.base import ConstantVariable, VariableTracker
-
-
-class ArrayArg(TensorMeta):
-    """What an op normalizer sees for an array: its shape and dtype (and its tracker)."""
-    __slots__ = ("var",)
-
-    def __init__(self, var: ArrayVariable) -> None:
-        super().__init__(var.meta.shape, var.meta.dtype)
-        self.var = var
-
-    @property
-    def T(self) -> "TensorMeta":
-        return TensorMeta(self.shape[::-1], self.dtype)
-
-    @property
-    def numpy_scalar(self) -> bool:
-        """Is it a NumPy scalar (np.float64), not a 0-d array, in the user's program?"""
-        return bool(self.var.scalar)
 
 
 def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
@@ -121,10 +103,10 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     args, kwargs = [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}
     if spelling.op is not None and spelling.op.category == Category.POINTWISE:
         args, kwargs = _weak_values(args, kwargs)
-    masked = [a for a in _flatten(list(args) + list(kwargs.values()))
+    masked = [a for a in flatten(list(args) + list(kwargs.values()))
               if isinstance(a, MaskedSelectionVariable)]
     if masked:
-        return _masked_call(tx, key, spelling, list(args), dict(kwargs), masked, what)
+        return selections.masked_call_of(tx, key, spelling, list(args), dict(kwargs), masked, what)
     scalars: dict[int, list] = {}
     bargs = [_to_bind(tx, a, scalars) for a in args]
     bkwargs = {k: _to_bind(tx, v, scalars) for k, v in kwargs.items()}
@@ -157,7 +139,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
             result = _composite(tx, spelling.text, bound, scalars, used)
         else:
             result = _emit(tx, spelling.text, bound, scalars, used)
-    passed = [v for v in _flatten(bargs + list(bkwargs.values())) if isinstance(v, ArrayArg)]
+    passed = [v for v in flatten(bargs + list(bkwargs.values())) if isinstance(v, ArrayArg)]
     if not isinstance(bound, Composite) and any(id(v) not in used and v is not bound.out for v in passed):
         # (a composite may leave an input unused: np.linalg.matrix_power(a, 0) is eye)
         tx.unsupported("unsupported_call", f"{spelling.text}: kiln cannot follow an array argument")
@@ -191,110 +173,6 @@ def _weak_values(args: list, kwargs: dict) -> tuple:
     return [strong(a) for a in args], {k: strong(v) for k, v in kwargs.items()}
 
 
-def _masked_call(tx, key, spelling, args: list, kwargs: dict, masked: list,
-                 what: str) -> VariableTracker:
-    """A call with ``x[mask]`` selections (MaskedSelectionVariable) among its arguments."""
-    first = masked[0]
-    if key == method_key("__setitem__") and len(args) == 3 and not kwargs:
-        target, index, value = args
-        if isinstance(value, MaskedSelectionVariable) and isinstance(target, ArrayVariable) \
-                and isinstance(index, ArrayVariable) and same_value(index.node, value.mask.node):
-            # y[m] = f(x[m]): NumPy casts the values unsafely into y, as copyto does here
-            return tx.call_op(np.copyto, [target, value.full],
-                              {"casting": ConstantVariable("unsafe"), "where": index},
-                              "masked assignment")
-    form = masked_form(key)
-    if form is not None and args and args[0] is first and all(first.same_mask(m) for m in masked):
-        def bind_full(v):  # other selections by the same mask: their whole arrays
-            return ArrayArg(v.full) if isinstance(v, MaskedSelectionVariable) else _to_bind(tx, v, {})
-        bound = form(ArrayArg(first.full), ArrayArg(first.mask),
-                     *[bind_full(a) for a in args[1:]],
-                     **{k: bind_full(v) for k, v in kwargs.items()})
-        if bound is not None:
-            return _composite(tx, spelling.text, bound, {}, set())
-    op = spelling.op
-    # ``t += x[m]`` writes into t (NumPy's broadcasting rules for an output operand):
-    # only a selection's own in-place update (``s += 1``, s = x[m]) is a new selection
-    elementwise = op is not None and op.category == Category.POINTWISE and not op.mutates \
-        and "out" not in kwargs and (key not in bf.INPLACE_TO_PLAIN or args[0] is first)
-    others = [a for a in _flatten(list(args) + list(kwargs.values()))
-              if isinstance(a, ArrayVariable) and a.meta.shape != ()]
-    if elementwise and not others and all(first.same_mask(m) for m in masked):
-        def full(v):
-            return v.full if isinstance(v, MaskedSelectionVariable) else v
-        selected = _masked_ufunc(tx, op, spelling.text, [full(a) for a in args], kwargs, first)
-        if selected is not None:
-            return _deferred(tx, MaskedSelectionVariable(selected, first.mask))
-        # ``s += 1`` on a selection (a copy nobody else sees): the selection of x + 1 — never
-        # an in-place update of x itself
-        result = tx.call_op(bf.INPLACE_TO_PLAIN.get(key, key), [full(a) for a in args],
-                            {k: full(v) for k, v in kwargs.items()}, spelling.text)
-        if isinstance(result, ArrayVariable) and result.meta.shape == first.full.meta.shape:
-            return _deferred(tx, MaskedSelectionVariable(result, first.mask))
-
-    def taken(v):  # this call needs the selections themselves
-        return v.take(tx, spelling.text) if isinstance(v, MaskedSelectionVariable) else v
-    return tx.call_op(key, [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}, what)
-
-
-def _masked_ufunc(tx, op, text: str, args: list, kwargs: dict,
-                  sel: MaskedSelectionVariable) -> VariableTracker | None:
-    """``ufunc(x[m], ...)`` computed as ``ufunc(x, ..., where=m)`` over the whole array (the
-    selection taken later): NumPy's own program then computes only the selected elements,
-    so it warns and raises where NumPy does (np.errstate, -W error) and nowhere else.
-    None where the masked-off elements would change the result's dtype (they keep x's
-    values, cast) or the call is not a plain ufunc call: the caller computes it everywhere."""
-    if kwargs or getattr(op, "ufunc", None) is None or len(args) != op.ufunc.nin:
-        return None
-    bound = [ArrayArg(a) if isinstance(a, ArrayVariable) else _to_bind(tx, a, {}) for a in args]
-    try:
-        inner = infer_meta(op, tuple(bound), {})
-    except Exception:   # noqa: BLE001 - the plain call raises it, as NumPy does
-        return None
-    fill = sel.full.meta.dtype
-    if not isinstance(inner, TensorMeta) or np.result_type(inner.dtype, fill) != inner.dtype:
-        return None
-    composite = Composite(masked_call(op.name, op.ufunc.nin),
-                          tuple(bound) + (ArrayArg(sel.mask), ArrayArg(sel.full)), {})
-    result = _composite(tx, text, composite, {}, set())
-    return result if isinstance(result, ArrayVariable) and \
-        result.meta.shape == sel.full.meta.shape else None
-
-
-def take_selection(tx, sel: MaskedSelectionVariable, text: str) -> VariableTracker:
-    """``full[mask]`` of a deferred selection, as a graph node (an unbacked length)."""
-    bound = Bound(REGISTRY["getitem_mask"], (ArrayArg(sel.full), (ArrayArg(sel.mask),)), {})
-    return _emit(tx, text, bound, {}, set(), defer=False)
-
-
-def _masked_selection(tx, op, bound: Bound, used: set) -> VariableTracker | None:
-    """``x[mask]`` with a boolean mask of x's own shape, deferred (MaskedSelectionVariable)."""
-    if not op.masked_selection:
-        return None
-    x, index = bound.inputs[0], bound.inputs[1]
-    if not (op.masked_selection and isinstance(x, ArrayArg) and isinstance(index, tuple)
-            and len(index) == 1 and isinstance(index[0], ArrayArg)):
-        return None
-    mask = index[0]
-    if mask.dtype != np.bool_ or tuple(mask.shape) != tuple(x.shape) or x.var.tensor:
-        return None
-    used.update((id(x), id(mask)))
-    return _deferred(tx, MaskedSelectionVariable(x.var, mask.var))
-
-
-def _deferred(tx, sel: MaskedSelectionVariable) -> MaskedSelectionVariable:
-    tx.output.pending_selections.append(sel)
-    return sel
-
-
-def _before_write(tx) -> None:
-    """An array is about to be written: deferred selections read their arrays later, so
-    each is taken now, while it still sees the values it was made from."""
-    pending, tx.output.pending_selections = tx.output.pending_selections, []
-    for sel in pending:
-        sel.take(tx, "x[mask] before a write")
-
-
 # (tx, text, scalars, used, relative_sizes) of the composite spelling being captured
 _COMPOSING: list = []
 
@@ -313,16 +191,16 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
         tx.unsupported("unsupported_call", f"{text}: {e}")
     finally:
         _COMPOSING.pop()
-    if not c.relative_sizes and any(type(v) is int for v in _flatten((result,))):
+    if not c.relative_sizes and any(type(v) is int for v in flatten((result,))):
         # A Python int out of a spelling may be a size of its inputs: the example's number
         # holds only for the example's sizes (guarded; a dynamic dim becomes a fixed one).
-        for value in _flatten(c.inputs):
+        for value in flatten(c.inputs):
             if isinstance(value, ArrayArg):
                 value.var.specialize_dims(tx)
     var = _tracker_of(tx, result, used, text)
     if c.python is not None and isinstance(var, ArrayVariable):
         var = PyValueVariable(var, c.python)
-    for value in _flatten(c.inputs):
+    for value in flatten(c.inputs):
         if isinstance(value, ArrayArg) and value.var.tensor and value.var is var:
             # np.asarray(t) of a Tensor is its data, not the Tensor: Python decides.
             tx.unsupported("unsupported_call", f"{text} of a kiln.Tensor gives its NumPy data")
@@ -359,7 +237,7 @@ def _composed_op(op: Any, inputs: tuple, params: dict) -> Any:
     if tx.output.device_type is not None and _makes_array(op, inputs):
         # an array made from Python values alone (np.diff's append=0.0 broadcast): NumPy's
         # kernel would make it on the host, where a GPU graph's operations refuse it
-        if any(id(v) in scalars for v in _flatten(inputs)):
+        if any(id(v) in scalars for v in flatten(inputs)):
             tx.unsupported("unsupported_call", f"{text} makes an array from a run-time scalar "
                            f"for arrays on a GPU", "it runs as Python, where the array library "
                            "makes it on the device")
@@ -379,7 +257,7 @@ def _makes_array(op: Any, inputs: tuple) -> bool:
     if op.category not in (Category.CREATION, Category.VIEW, Category.POINTWISE, Category.JOIN) \
             or op.may_raise or op.mutates or op.data_dependent:
         return False
-    return not any(isinstance(v, (ArrayArg, TensorMeta)) for v in _flatten(inputs))
+    return not any(isinstance(v, (ArrayArg, TensorMeta)) for v in flatten(inputs))
 
 
 ArrayArg.__kiln_op__ = staticmethod(_composed_op)
@@ -392,7 +270,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     op = bound.op
     unbacked = None
     if op.data_dependent:
-        deferred = _masked_selection(tx, op, bound, used) if defer else None
+        deferred = selections.masked_selection(tx, op, bound, used) if defer else None
         if deferred is not None:
             return deferred
         unbacked = op.unbacked(*bound.inputs, **bound.params) if op.unbacked is not None else None
@@ -431,7 +309,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
             # another op whose metadata does not move when the value does (a fill value,
             # an integer index). Inside index tuples and slices it is specialized.
             if op.category == Category.POINTWISE or (
-                    position is not None and _value_free(op, bound.inputs, params, position)):
+                    position is not None and value_free(op, bound.inputs, params, position)):
                 node = graph_value(tx, syms[0], op, bound.inputs, params, position)
                 return node if node is not None else tx.output.scalar_node(syms[0])
             for sym in syms:
@@ -453,9 +331,9 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
 
     params = {k: to_param(v) for k, v in bound.params.items()}
     if unbacked is not None:
-        used.update(id(v) for v in _flatten(bound.inputs) if isinstance(v, ArrayArg))
+        used.update(id(v) for v in flatten(bound.inputs) if isinstance(v, ArrayArg))
         bound, dims = _unbacked_dims(tx, spelling_text, bound, unbacked)
-    array_inputs = [v.var for v in _flatten(bound.inputs) if isinstance(v, ArrayArg)]
+    array_inputs = [v.var for v in flatten(bound.inputs) if isinstance(v, ArrayArg)]
     array_type = result_array_type(tx, spelling_text, array_inputs, bound.inputs,
                                    composing=bool(_COMPOSING))
     # sizes as expressions, except inside a composite that may hold the example's sizes
@@ -474,7 +352,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         # A shape rule sees an unbacked size at its example value: a mismatch there need
         # not be one at run time, so NumPy decides (as Python), not the example.
         try:
-            infer_meta(op, tuple(map_leaves(bound.inputs, _as_meta)), params)
+            infer_meta(op, tuple(map_leaves(bound.inputs, as_meta)), params)
         except Exception:
             tx.unsupported("data_dependent", f"{spelling_text}: its shapes depend on the size "
                            f"of a data-dependent selection", HINTS["data_dependent"])
@@ -505,7 +383,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         result.read_only = op.read_only or base.read_only
     if node.val.shape == () and not result.tensor:
         # (CuPy gives a 0-d array where NumPy gives a scalar)
-        result.scalar = array_type is np.ndarray and _numpy_returns_scalar(op, bound.inputs, params)
+        result.scalar = array_type is np.ndarray and numpy_returns_scalar(op, bound.inputs, params)
     return result
 
 
@@ -527,23 +405,12 @@ def _numpy_layout_known(tx, text: str, x: Any) -> None:
                         f"{shown}'s last axis is contiguous", contiguous, (var.source,))
 
 
-def _as_meta(v: Any) -> Any:
-    return TensorMeta(v.shape, v.dtype) if isinstance(v, ArrayArg) else v
-
-
-def _input_at(inputs: tuple, where: Any) -> Any:
-    """An op input by position, or by a path into a tuple input (``(1, 0)``: x[mask]'s mask)."""
-    for i in (where if isinstance(where, tuple) else (where,)):
-        inputs = inputs[i]
-    return inputs
-
-
 def _unbacked_dims(tx, text: str, bound: Bound, spec: tuple):
     """``meta -> dims`` of a data-dependent op's result (Op.unbacked): its "u" dims one
     :class:`UnbackedSize` per thing counted (``x[m]`` and ``np.nonzero(m)`` share one)."""
     count, out_dims = spec
     sizes = tx.output.unbacked_sizes
-    counted = _input_at(bound.inputs, count[1])
+    counted = input_at(bound.inputs, count[1])
     rest = tuple(count[2:]) + (tx.output.writes,)
     key = (count[0], counted.var.node) + rest
     for (what, node, *others), (_, var) in sizes.items():
@@ -551,10 +418,10 @@ def _unbacked_dims(tx, text: str, bound: Bound, spec: tuple):
             # the same count of an equal value (``x > 0`` written twice): one size, and the
             # graph reads it from the first value, so lowering shares the symbol too
             key = (what, node) + rest
-            used_inputs = _replace_at(bound.inputs, count[1], ArrayArg(var))
+            used_inputs = replace_at(bound.inputs, count[1], ArrayArg(var))
             bound = Bound(bound.op, used_inputs, bound.params, bound.out)
             break
-    hint = infer_meta(bound.op, tuple(map_leaves(bound.inputs, _as_meta)), bound.params)
+    hint = infer_meta(bound.op, tuple(map_leaves(bound.inputs, as_meta)), bound.params)
     dims: list = []
     for d, spec_d in enumerate(out_dims):
         if spec_d == "u" or isinstance(spec_d, tuple) and spec_d[0] == "u":
@@ -566,7 +433,7 @@ def _unbacked_dims(tx, text: str, bound: Bound, spec: tuple):
             sym = sizes.get(key_d)
             if sym is None:
                 sym = sizes[key_d] = (UnbackedSize(key_d, hint.shape[d], text),
-                                      _input_at(bound.inputs, count[1]).var)
+                                      input_at(bound.inputs, count[1]).var)
             dims.append(sym[0])
         elif spec_d is None:
             dims.append(None)
@@ -576,59 +443,9 @@ def _unbacked_dims(tx, text: str, bound: Bound, spec: tuple):
     return bound, lambda val: tuple(dims)
 
 
-def _replace_at(inputs: tuple, where: Any, value: Any) -> tuple:
-    path = where if isinstance(where, tuple) else (where,)
-    items = list(inputs)
-    items[path[0]] = value if len(path) == 1 else _replace_at(items[path[0]], path[1:], value)
-    return tuple(items)
-
-
-def _numpy_returns_scalar(op, inputs: tuple, params: dict) -> bool:
-    """Does NumPy give a scalar (``np.float64``), not a 0-d array, for this 0-d result?
-    (A full reduction, an integer index, arithmetic on scalars: ``type()``, ``isinstance``
-    and ``s += 1`` — a new value, not a write — depend on it.)"""
-    if op.state is not None:   # (its kernel would draw: the spelling says what NumPy gives)
-        return False
-
-    def stand_in(v: Any) -> Any:
-        if isinstance(v, ArrayArg):
-            return np.dtype(v.dtype).type(1) if v.var.scalar else TensorMeta(v.shape, v.dtype)
-        return v
-    try:
-        return isinstance(op.impl(*to_fake(map_leaves(inputs, stand_in)), **params), np.generic)
-    except Exception:
-        return False
-
-
-def _perturbed(value: Any) -> Any:
-    if isinstance(value, (bool, np.bool_)):
-        return not value
-    if isinstance(value, (int, np.integer)):
-        return type(value)(value + 1 if value < 2 else value - 1)
-    return type(value)(value * 0.5 + 0.25)
-
-
-def _value_free(op, inputs: tuple, params: dict, position: int) -> bool:
-    """Does the output's shape/dtype stay put when input ``position`` takes another value?"""
-    metas = tuple(v if not isinstance(v, ArrayArg) else TensorMeta(v.shape, v.dtype) for v in inputs)
-    other = metas[:position] + (_perturbed(metas[position]),) + metas[position + 1:]
-    try:
-        return infer_meta(op, metas, params) == infer_meta(op, other, params)
-    except Exception:
-        return False
-
-
-def _flatten(values: Any):
-    for v in values:
-        if isinstance(v, (tuple, list)):
-            yield from _flatten(v)
-        else:
-            yield v
-
-
 def _record(tx, op, inputs, params):
     if op.mutates:
-        _before_write(tx)
+        selections.before_write(tx)
         tx.output.writes += 1
     try:
         return tx.output.graph.call(op, inputs, params, source=tx.location())
@@ -676,7 +493,7 @@ def _write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool 
             # A 0-d array stays one (a ufunc on it alone gives a NumPy scalar).
             value = ArrayVariable(_record(tx, REGISTRY["copy"], (value.node,), {}), result.dims,
                                   array_type=result.array_type)
-        _before_write(tx)
+        selections.before_write(tx)
         target.node = value.node
         target.dims = value.dims
         return target
@@ -740,9 +557,13 @@ def _mutation(tx, op, what, bound, inputs, params) -> VariableTracker:
     if target.var.can_rewrite_in_place() and functional is not None:
         node = _record(tx, functional, inputs, params)
         if node.val == target.var.meta:
-            _before_write(tx)
+            selections.before_write(tx)
             target.var.node = node
             return ConstantVariable(None)
     _check_writable(tx, what, target.var)
     _record(tx, op, inputs, params)
     return ConstantVariable(None)
+
+
+# The layer above this one (x[mask] not taken yet): it imports this module's core
+from . import selections  # noqa: E402

@@ -69,7 +69,7 @@ class OutputGraph:
         # Sizes known only after an op ran, by what they count (opcall._unbacked_dims); a
         # count of the array writes so far is part of the key (a written mask counts anew).
         self.unbacked_sizes: dict[tuple, tuple] = {}
-        self.pending_selections: list = []   # x[mask] not taken yet (opcall._before_write)
+        self.pending_selections: list = []   # x[mask] not taken yet (selections.before_write)
         self.writes = 0
         self.loop_trace = None     # the loop body being traced (capture/loops.py), or None
         self.loop_notes: list[str] = []   # loop nodes built, loops unrolled and why (explain)

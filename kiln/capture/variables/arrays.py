@@ -390,6 +390,6 @@ class MaskedSelectionVariable(VariableTracker):
         """The selection itself, for a use that needs it (``use``): ``getitem_mask`` in the
         graph, with its length an unbacked size (or a graph break, if that cannot be)."""
         if self.taken is None:
-            from ..opcall import take_selection
+            from ..selections import take_selection
             self.taken = take_selection(tx, self, f"{use} of x[mask]")
         return self.taken

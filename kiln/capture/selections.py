@@ -1,0 +1,127 @@
+"""NumPy calls on boolean-mask selections ``x[mask]`` that capture has not taken yet.
+
+``x[mask]`` with a mask of x's own shape is deferred (a MaskedSelectionVariable: the whole
+array and its mask), because its length is known only once the graph runs. What is done
+to it is done to the whole array where possible — an elementwise ufunc as the masked
+ufunc ``ufunc(x, where=mask)`` (NumPy computes only the selected elements, so its program
+warns where NumPy does), ``y[m] = f(x[m])`` as ``np.copyto(y, f(x), where=m)``, reductions
+through ``MASKED_FORMS`` — and the selection is taken (a node with an unbacked length)
+only where a call needs it, or before an array it reads is written.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+
+from ..ops import REGISTRY, Bound, Category, Composite, TensorMeta, infer_meta
+from ..ops.masked import masked_call
+from ..ops.registry import masked_form, method_key
+from . import bytecode_facts as bf
+from .call_inputs import ArrayArg, flatten
+from .opcall import _composite, _emit, _to_bind
+from .variables.arrays import ArrayVariable, MaskedSelectionVariable, same_value
+from .variables.base import ConstantVariable, VariableTracker
+
+
+def masked_call_of(tx, key, spelling, args: list, kwargs: dict, masked: list,
+                   what: str) -> VariableTracker:
+    """A call with ``x[mask]`` selections (MaskedSelectionVariable) among its arguments."""
+    first = masked[0]
+    if key == method_key("__setitem__") and len(args) == 3 and not kwargs:
+        target, index, value = args
+        if isinstance(value, MaskedSelectionVariable) and isinstance(target, ArrayVariable) \
+                and isinstance(index, ArrayVariable) and same_value(index.node, value.mask.node):
+            # y[m] = f(x[m]): NumPy casts the values unsafely into y, as copyto does here
+            return tx.call_op(np.copyto, [target, value.full],
+                              {"casting": ConstantVariable("unsafe"), "where": index},
+                              "masked assignment")
+    form = masked_form(key)
+    if form is not None and args and args[0] is first and all(first.same_mask(m) for m in masked):
+        def bind_full(v):  # other selections by the same mask: their whole arrays
+            return ArrayArg(v.full) if isinstance(v, MaskedSelectionVariable) else _to_bind(tx, v, {})
+        bound = form(ArrayArg(first.full), ArrayArg(first.mask),
+                     *[bind_full(a) for a in args[1:]],
+                     **{k: bind_full(v) for k, v in kwargs.items()})
+        if bound is not None:
+            return _composite(tx, spelling.text, bound, {}, set())
+    op = spelling.op
+    # ``t += x[m]`` writes into t (NumPy's broadcasting rules for an output operand):
+    # only a selection's own in-place update (``s += 1``, s = x[m]) is a new selection
+    elementwise = op is not None and op.category == Category.POINTWISE and not op.mutates \
+        and "out" not in kwargs and (key not in bf.INPLACE_TO_PLAIN or args[0] is first)
+    others = [a for a in flatten(list(args) + list(kwargs.values()))
+              if isinstance(a, ArrayVariable) and a.meta.shape != ()]
+    if elementwise and not others and all(first.same_mask(m) for m in masked):
+        def full(v):
+            return v.full if isinstance(v, MaskedSelectionVariable) else v
+        selected = _masked_ufunc(tx, op, spelling.text, [full(a) for a in args], kwargs, first)
+        if selected is not None:
+            return _deferred(tx, MaskedSelectionVariable(selected, first.mask))
+        # ``s += 1`` on a selection (a copy nobody else sees): the selection of x + 1 — never
+        # an in-place update of x itself
+        result = tx.call_op(bf.INPLACE_TO_PLAIN.get(key, key), [full(a) for a in args],
+                            {k: full(v) for k, v in kwargs.items()}, spelling.text)
+        if isinstance(result, ArrayVariable) and result.meta.shape == first.full.meta.shape:
+            return _deferred(tx, MaskedSelectionVariable(result, first.mask))
+
+    def taken(v):  # this call needs the selections themselves
+        return v.take(tx, spelling.text) if isinstance(v, MaskedSelectionVariable) else v
+    return tx.call_op(key, [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}, what)
+
+
+def _masked_ufunc(tx, op, text: str, args: list, kwargs: dict,
+                  sel: MaskedSelectionVariable) -> VariableTracker | None:
+    """``ufunc(x[m], ...)`` computed as ``ufunc(x, ..., where=m)`` over the whole array (the
+    selection taken later): NumPy's own program then computes only the selected elements,
+    so it warns and raises where NumPy does (np.errstate, -W error) and nowhere else.
+    None where the masked-off elements would change the result's dtype (they keep x's
+    values, cast) or the call is not a plain ufunc call: the caller computes it everywhere."""
+    if kwargs or getattr(op, "ufunc", None) is None or len(args) != op.ufunc.nin:
+        return None
+    bound = [ArrayArg(a) if isinstance(a, ArrayVariable) else _to_bind(tx, a, {}) for a in args]
+    try:
+        inner = infer_meta(op, tuple(bound), {})
+    except Exception:   # noqa: BLE001 - the plain call raises it, as NumPy does
+        return None
+    fill = sel.full.meta.dtype
+    if not isinstance(inner, TensorMeta) or np.result_type(inner.dtype, fill) != inner.dtype:
+        return None
+    composite = Composite(masked_call(op.name, op.ufunc.nin),
+                          tuple(bound) + (ArrayArg(sel.mask), ArrayArg(sel.full)), {})
+    result = _composite(tx, text, composite, {}, set())
+    return result if isinstance(result, ArrayVariable) and \
+        result.meta.shape == sel.full.meta.shape else None
+
+
+def take_selection(tx, sel: MaskedSelectionVariable, text: str) -> VariableTracker:
+    """``full[mask]`` of a deferred selection, as a graph node (an unbacked length)."""
+    bound = Bound(REGISTRY["getitem_mask"], (ArrayArg(sel.full), (ArrayArg(sel.mask),)), {})
+    return _emit(tx, text, bound, {}, set(), defer=False)
+
+
+def masked_selection(tx, op, bound: Bound, used: set) -> VariableTracker | None:
+    """``x[mask]`` with a boolean mask of x's own shape, deferred (MaskedSelectionVariable)."""
+    if not op.masked_selection:
+        return None
+    x, index = bound.inputs[0], bound.inputs[1]
+    if not (op.masked_selection and isinstance(x, ArrayArg) and isinstance(index, tuple)
+            and len(index) == 1 and isinstance(index[0], ArrayArg)):
+        return None
+    mask = index[0]
+    if mask.dtype != np.bool_ or tuple(mask.shape) != tuple(x.shape) or x.var.tensor:
+        return None
+    used.update((id(x), id(mask)))
+    return _deferred(tx, MaskedSelectionVariable(x.var, mask.var))
+
+
+def _deferred(tx, sel: MaskedSelectionVariable) -> MaskedSelectionVariable:
+    tx.output.pending_selections.append(sel)
+    return sel
+
+
+def before_write(tx) -> None:
+    """An array is about to be written: deferred selections read their arrays later, so
+    each is taken now, while it still sees the values it was made from."""
+    pending, tx.output.pending_selections = tx.output.pending_selections, []
+    for sel in pending:
+        sel.take(tx, "x[mask] before a write")
