@@ -19,12 +19,13 @@ stays the Python float the entry computes (the graph's copy is only for array wo
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..ops import Category, TensorMeta, infer_meta
-from ..ops.python_numbers import BY_OPERATOR
+from ..ops.python_numbers import BY_OPERATOR, MATH_FUNCTIONS, PYTHON_MATH
 from .bytecode_facts import INPLACE_TO_PLAIN
 
 # Dtypes of the other operands with which a Python float (int) and a float64 (int64) 0-d
@@ -128,10 +129,44 @@ def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any
         operand = other.array.node
     elif isinstance(other, ConstantVariable) and type(other.value) is float:
         operand = other.value
+    elif isinstance(other, ConstantVariable) and type(other.value) in (int, bool) \
+            and abs(other.value) <= 2 ** 53:   # (Python converts it to this float exactly)
+        operand = float(other.value)
     elif isinstance(other, SymScalarVariable) and type(other.example) is float:
         operand = _build(tx, other)
     else:
         return NotImplemented
     args = (operand, var.array.node) if reverse else (var.array.node, operand)
     node = tx.output.graph.call(REGISTRY[name], args, {}, source=tx.location())
+    return PyValueVariable(ArrayVariable(node, ()), float)
+
+
+def python_math(tx, fn: Any, args: list) -> Any:
+    """``math.<fn>(*args)`` of numbers read from array data (a NumPy scalar or 0-d array,
+    a Python float the graph computed) and constants: Python's own call as a graph node
+    (kiln/ops/python_numbers.py, ``PYTHON_MATH``), whose result is a Python float read
+    from the graph. None where that does not hold (the caller breaks the graph as before):
+    a function not in ``MATH_FUNCTIONS``, an array with dimensions, complex values, a
+    run-time Python int, element code in a loop body."""
+    from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
+    from .variables.base import ConstantVariable
+    name = getattr(fn, "__name__", "")
+    if name not in MATH_FUNCTIONS.get(len(args), ()) or tx.output.loop_trace is not None \
+            or getattr(math, name, None) is not fn:
+        return None
+    operands = []
+    for a in args:
+        if isinstance(a, ArrayVariable) and a.meta.shape == () \
+                and np.dtype(a.meta.dtype).kind in "biuf" and not a.tensor:
+            operands.append(a.node)
+        elif isinstance(a, PyValueVariable) and a.kind in (float, int, bool):
+            operands.append(a.array.node)
+        elif isinstance(a, ConstantVariable) and type(a.value) in (float, int, bool):
+            operands.append(a.value)
+        elif isinstance(a, SymScalarVariable) and type(a.example) is float:
+            operands.append(_build(tx, a))
+        else:
+            return None
+    node = tx.output.graph.call(PYTHON_MATH[len(args)], tuple(operands), {"fn": name},
+                                source=tx.location())
     return PyValueVariable(ArrayVariable(node, ()), float)

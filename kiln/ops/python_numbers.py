@@ -65,3 +65,40 @@ for _name, (_fn, _scalar, _inputs) in PYTHON_FLOAT_OPS.items():
 
 # Python operator -> op name (capture maps a SymScalarVariable's operation through it).
 BY_OPERATOR = {fn: name for name, (fn, _, _) in PYTHON_FLOAT_OPS.items()}
+
+
+# ``math.<fn>`` of a number read from array data (``math.sqrt(v @ v)``, ``math.sin(u[1])``):
+# Python converts the NumPy scalar with ``float()`` and calls C's libm, raising ValueError
+# ("math domain error") or OverflowError ("math range error") where the double result
+# would be NaN or infinite. The kernel is that call itself: no backend fuses it (an extern
+# call in a compiled graph), so its bits and its exceptions are Python's. Functions of
+# one or two real numbers that return a float; ``floor``/``ceil``/``trunc`` (ints) and
+# ``isnan``-style tests (bools) are not here.
+import math as _math  # noqa: E402
+
+MATH_FUNCTIONS = {1: ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+                      "asinh", "acosh", "atanh", "exp", "expm1", "log", "log2", "log10",
+                      "log1p", "sqrt", "fabs", "erf", "erfc", "gamma", "lgamma", "degrees",
+                      "radians") + tuple(n for n in ("exp2", "cbrt") if hasattr(_math, n)),
+                  2: ("atan2", "hypot", "pow", "copysign", "fmod", "remainder", "log")}
+
+
+def _math_meta(*args: Any, fn: str) -> TensorMeta:
+    for a in args:
+        if isinstance(a, TensorMeta) and (a.shape != () or np.dtype(a.dtype).kind not in "biuf") \
+                or not isinstance(a, (TensorMeta, float, int)):
+            raise TypeError(f"math.{fn} of {a!r}: a real number is needed")
+    return TensorMeta((), _FLOAT64)
+
+
+def _math_kernel(*args: Any, fn: str) -> np.float64:
+    return np.float64(getattr(_math, fn)(*(float(a) for a in args)))
+
+
+# arity -> op (capture: kiln/capture/variables/functions.py, MathFunctionVariable)
+PYTHON_MATH = {nin: declare(
+    f"python_math{nin}", Category.POINTWISE, _math_kernel, inputs=("x", "y")[:nin],
+    params={"fn": None}, meta=_math_meta, may_raise=True,
+    python_us=lambda node, per_op_us: 0.05,   # a math call in the interpreter
+    doc=f"math.<fn> of {nin} real number(s): Python's float result as a float64 0-d value "
+        f"(Python's ValueError/OverflowError)") for nin in (1, 2)}

@@ -46,6 +46,10 @@ NOT_ROWS: dict[str, str] = {
     # Python bit for bit, with NumPy's error modes, in tests/capture/test_python_numbers.py.
     **{name: f"{name}: Python float arithmetic; tests/capture/test_python_numbers.py"
        for name in ("python_add", "python_subtract", "python_multiply", "python_negative")},
+    # math.<fn> of numbers read from data: Python's own call, checked against plain Python
+    # (values bit for bit, ValueError/OverflowError) in tests/capture/test_python_math.py.
+    **{name: f"{name}: Python's math module on numbers; tests/capture/test_python_math.py"
+       for name in ("python_math1", "python_math2")},
     "loop": "a loop node (kiln/ops/loops.py): tests/capture/test_loops.py",
     "loop_item": "a loop node's result: tests/capture/test_loops.py",
     "graph_loop": "a time-stepping loop over whole arrays (kiln/ops/graph_loops.py): "

@@ -206,7 +206,12 @@ class MathFunctionVariable(VariableTracker):
         return f"math.{self.fn.__name__}"
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
-        from .arrays import ArrayVariable, SymScalarVariable
+        from .arrays import ArrayVariable, PyValueVariable, SymScalarVariable
+        if not kwargs and any(isinstance(a, (ArrayVariable, PyValueVariable)) for a in args):
+            from ..python_numbers import python_math
+            result = python_math(tx, self.fn, args)
+            if result is not None:
+                return result
         if kwargs or any(isinstance(a, ArrayVariable) for a in args):
             tx.unsupported("unsupported_call", f"{self.describe()} on arrays is not supported",
                            f"use np.{self.fn.__name__} for arrays")
