@@ -16,8 +16,11 @@ draw, and print as literals in the reproducer.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import math
+import signal
+import threading
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -34,6 +37,37 @@ MAX_NDIM = 4
 
 
 # ----------------------------------------------------------------------------- the program
+
+# A candidate statement is run while it is generated; one that runs this long (a while
+# loop whose body rebinds its own counter: ``while k < 2: k = x.cumsum() ...``) is an
+# invalid candidate, not a hang of the generator (seed 5002 hung it for 40 minutes).
+CANDIDATE_SECONDS = 10.0
+
+
+class CandidateTimeout(Exception):
+    """A candidate ran past CANDIDATE_SECONDS while the program was generated."""
+
+
+@contextlib.contextmanager
+def candidate_time_limit(seconds: float = CANDIDATE_SECONDS):
+    """Raise CandidateTimeout in the main thread after ``seconds`` (unless a timer is
+    already set: the runner's own time limit)."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise CandidateTimeout(f"a candidate ran past {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
 
 @dataclass
 class Program:
@@ -357,7 +391,8 @@ class Gen:
             self.globals = fn.__globals__
             for n in range(len(self.calls)):
                 try:
-                    with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    with warnings.catch_warnings(), np.errstate(all="ignore"), \
+                            candidate_time_limit():
                         warnings.simplefilter("ignore")
                         ns = fn(*prog.args(n))
                 except Exception:       # noqa: BLE001 - an invalid candidate

@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import assume, strategies as st
 
 from .exprs import ExprMixin, paren
-from .programs import Expr, Gen, Program
+from .programs import Expr, Gen, Program, candidate_time_limit
 
 AUG_OPS = ["+=", "*=", "-=", "/=", "//=", "%=", "**=", "&=", "|=", "^="]
 OUT_FUNCS = ["np.add", "np.multiply", "np.subtract", "np.maximum", "np.negative", "np.exp", "np.abs",
@@ -64,7 +64,7 @@ class ProgramGen(ExprMixin, Gen):
         for ns in runs:
             env = {**self.globals, **copy.deepcopy(ns)}
             try:
-                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                with warnings.catch_warnings(), np.errstate(all="ignore"), candidate_time_limit():
                     warnings.simplefilter("ignore")
                     exec(code, env)
             except Exception:      # noqa: BLE001 - an invalid candidate
