@@ -206,11 +206,12 @@ template <typename T> static inline T kiln_rshift(T a, T b) {
     if (d <= 0) return y + log1p(exp(d));
     return d;  // nan
 }
-{% endif %}{% if 'explog' in helpers %}// float64 exp and log written out here, inline, so that a loop calling them vectorizes with
-// them (no vector-ABI call, no spilled accumulators) where AVX-512 and FMA are on: as fast
-// as glibc's vector math there and within 1 ulp of NumPy (libmvec: up to 3). Elsewhere,
-// and for float32, glibc's vector math (docs/lowering.md, "kiln's own exp and log").
-// Branch-free, no tables (a gather costs more than the polynomial terms it saves).
+{% endif %}{% if 'exp' in helpers %}// float64 exp written out here, inline, so that a loop calling it vectorizes with it (no
+// vector-ABI call, no accumulators spilled around one) where AVX-512 and FMA are on: a
+// little faster than glibc's vector exp there, 5-13% on fused kernels (softmax,
+// logsumexp), and within 1 ulp of NumPy (libmvec: up to 3). Elsewhere, and for float32,
+// glibc's vector math (docs/lowering.md, "kiln's own exp"). Branch-free, no tables (a
+// gather costs more than the polynomial terms it saves).
 #if defined(__AVX512F__) && defined(__FP_FAST_FMA)
 KILN_INLINE double kiln_from_bits(int64_t i) { double d; __builtin_memcpy(&d, &i, 8); return d; }
 KILN_INLINE int64_t kiln_to_bits(double d) { int64_t i; __builtin_memcpy(&i, &d, 8); return i; }
@@ -241,37 +242,10 @@ KILN_INLINE double kiln_exp(double x) {
     const int64_t zb = kiln_to_bits(z), half = (int64_t)((uint64_t)zb >> 1);   // zb > 0
     return kiln_from_bits(kiln_to_bits(p) + ((zb - half) << 52)) * kiln_from_bits((half + 1023) << 52);
 }
-// log: fdlibm's e_log.c. x = 2^e (1 + f), 1 + f in [sqrt(1/2), sqrt(2)) (subnormals scaled
-// by 2^52 first), log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)) with s = f / (2 + f), then
-// e ln2 in two parts. 0 -> -inf, negative -> nan, inf and nan -> themselves. Max error
-// 0.84 ulp.
-KILN_INLINE double kiln_log(double x) {
-    const bool subnormal = x < 0x1p-1022;
-    const int64_t ix = kiln_to_bits(subnormal ? x * 0x1p52 : x);
-    const int64_t t = ix - 0x3fe6a09e667f3bcdLL;   // bits of sqrt(1/2)
-    const double e = (double)((t >> 52) - (subnormal ? 52 : 0));
-    const double f = kiln_from_bits(ix - (t & (int64_t)0xfff0000000000000ULL)) - 1.0;
-    const double s = f / (2.0 + f);
-    const double z = s * s;
-    double R = __builtin_fma(z, 0x1.2f112df3e5244p-3, 0x1.39a09d078c69fp-3);
-    R = __builtin_fma(z, R, 0x1.7466496cb03dep-3);
-    R = __builtin_fma(z, R, 0x1.c71c51d8e78afp-3);
-    R = __builtin_fma(z, R, 0x1.2492494229359p-2);
-    R = __builtin_fma(z, R, 0x1.999999997fa04p-2);
-    R = __builtin_fma(z, R, 0x1.5555555555593p-1);
-    R = z * R;
-    const double hfsq = 0.5 * f * f;
-    const double lo = __builtin_fma(s, hfsq + R, e * 0x1.a39ef35793c76p-33);
-    double res = __builtin_fma(e, 0x1.62e42feep-1, f - (hfsq - lo));
-    res = x > 0 ? res : (x == 0 ? -__builtin_inf() : -__builtin_nan(""));   // NumPy's -nan
-    return x < __builtin_inf() ? res : x;   // inf; nan keeps its sign
-}
 #else
 KILN_INLINE double kiln_exp(double x) { return exp(x); }
-KILN_INLINE double kiln_log(double x) { return log(x); }
 #endif
 KILN_INLINE float kiln_exp(float x) { return expf(x); }
-KILN_INLINE float kiln_log(float x) { return logf(x); }
 {% endif %}static inline float log1p(float x) { return log1pf(x); }
 static inline float exp(float x) { return expf(x); }
 static inline float fmod(float a, float b) { return fmodf(a, b); }

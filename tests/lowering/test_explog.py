@@ -1,8 +1,8 @@
-"""kiln's own float64 exp and log (the 'explog' section of kiln/codegen_templates/cpp_prelude.h,
-used where AVX-512 and FMA are on; glibc's vector math elsewhere): within 1 ulp of NumPy and
-of the true value over every range, special values exactly as NumPy gives them (signs of
-zeros and NaNs included), no warnings from the kernels, and the same answers from the
-portable fallback built without AVX-512."""
+"""kiln's own float64 exp (the 'exp' section of kiln/codegen_templates/cpp_prelude.h, used
+where AVX-512 and FMA are on; glibc's vector math elsewhere): within 1 ulp of NumPy and under
+1 ulp of the true value over every range, special values exactly as NumPy gives them (signs
+of zeros and NaNs included), no warnings from the kernels, and the portable fallback built
+without AVX-512. log (glibc's vector log everywhere) is held to its own bounds alongside."""
 import warnings
 
 import numpy as np
@@ -69,9 +69,11 @@ def same_specials(got, want):
     assert np.array_equal(got[fin], want[fin])
 
 
-@pytest.mark.parametrize("fn, ref, grid, specials", [
-    (exp_of, np.exp, exp_grid, EXP_SPECIALS), (log_of, np.log, log_grid, LOG_SPECIALS)])
-def test_within_one_ulp_of_numpy_and_specials_exact(fn, ref, grid, specials):
+# kiln's exp: 1 ulp from NumPy's at most; glibc's vector log (kept: kiln's own, fdlibm's
+# algorithm, was 10% slower): 2.
+@pytest.mark.parametrize("fn, ref, grid, specials, ulps", [
+    (exp_of, np.exp, exp_grid, EXP_SPECIALS, 1), (log_of, np.log, log_grid, LOG_SPECIALS, 2)])
+def test_close_to_numpy_and_specials_exact(fn, ref, grid, specials, ulps):
     x = grid(np.random.default_rng(15), 300_000)
     f = kiln.compile(fn)
     with warnings.catch_warnings():
@@ -83,19 +85,18 @@ def test_within_one_ulp_of_numpy_and_specials_exact(fn, ref, grid, specials):
     same_specials(got_specials, want_specials)
     both = np.isfinite(want) & np.isfinite(got)
     assert np.array_equal(np.isfinite(got), np.isfinite(want))
-    assert ulps_apart(got[both], want[both]).max() <= 1
+    assert ulps_apart(got[both], want[both]).max() <= ulps
     same_specials(got[~both], want[~both])
 
 
 @pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs an 80-bit long double")
-@pytest.mark.parametrize("fn, ref, grid", [(exp_of, np.exp, exp_grid), (log_of, np.log, log_grid)])
-def test_error_below_one_ulp_of_the_true_value(fn, ref, grid):
-    """Against x86's long double exp/log (64-bit mantissas): under 1 ulp from the true value,
-    so at most 1 ulp from the correctly rounded result (measured: 0.85 exp, 0.84 log)."""
-    x = grid(np.random.default_rng(16), 300_000)
-    got = kiln.compile(fn)(x)
+def test_exp_error_below_one_ulp_of_the_true_value():
+    """Against x86's long double exp (64-bit mantissas): under 1 ulp from the true value, so
+    at most 1 ulp from the correctly rounded result (measured: 0.85 over 5.5M values)."""
+    x = exp_grid(np.random.default_rng(16), 300_000)
+    got = kiln.compile(exp_of)(x)
     with np.errstate(all="ignore"):
-        true = ref(x.astype(np.longdouble))
+        true = np.exp(x.astype(np.longdouble))
         near = true.astype(np.float64)
     ok = np.isfinite(near) & (near != 0)
     err = np.abs((got[ok].astype(np.longdouble) - true[ok]) / np.spacing(np.abs(near[ok])))
