@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     kiln.config.num_threads = 1
     rng = np.random.default_rng(0)
     y = np.empty(opts.n)
-    print(f"{'':4s} {'input':22s} {'NumPy':>13s} {'kiln':>13s} {'kiln+libmvec':>13s}   ns/element: median (min)")
+    print(f"{'':4s} {'input':22s} {'NumPy':>13s} {'kiln':>13s} {'kiln+libmvec':>13s}"
+          "   ns/element: median (min)")
     for name, label, x in inputs(rng, opts.n):
         fn = into(getattr(np, name))
         own = kiln.compile(into(getattr(np, name)))
