@@ -72,7 +72,9 @@ SYNTAX: dict[str, dict[str, str]] = {
     "absolute": {"f": "__builtin_fabs{f}({x})", "i": "({x} < 0 ? -{x} : {x})", "u": "{x}", "b": "{x}"},
     "sign": {"f": "({x} > 0 ? ({T})1 : ({x} < 0 ? ({T})-1 : ({x} == 0 ? ({T})0 : {x})))",
              "i": "(({x} > 0) - ({x} < 0))", "u": "({x} > 0)"},
-    "exp": _libm("exp"), "exp2": _libm("exp2"), "expm1": _libm("expm1"), "log": _libm("log"),
+    # kiln's own exp (cpp_prelude.h 'exp'): float64 inline, float32 libmvec's expf
+    "exp": {"f": "kiln_exp({x})"}, "exp2": _libm("exp2"), "expm1": _libm("expm1"),
+    "log": _libm("log"),
     "log2": _libm("log2"), "log10": _libm("log10"), "log1p": _libm("log1p"), "cbrt": _libm("cbrt"),
     "sin": _libm("sin"), "cos": _libm("cos"), "tan": _libm("tan"), "arcsin": _libm("asin"),
     "arccos": _libm("acos"), "arctan": _libm("atan"), "sinh": _libm("sinh"), "cosh": _libm("cosh"),
@@ -147,7 +149,7 @@ VECTOR_MATH = ["sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log1
                "cbrt", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"]
 VECTOR_MATH2 = ["atan2", "hypot", "pow"]
 SCALAR_MATH2 = ["fmod"]
-_LIBM_CALL = re.compile(r"\b(?:%s)\{f\}\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
+_LIBM_CALL = re.compile(r"\b(?:(?:%s)\{f\}|kiln_exp)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
 
 
 def template(fn: str, dtype: Any) -> str | None:

@@ -24,7 +24,7 @@ __attribute__((noipa)) static void kiln_fused_max_subtract_exp_sum_0_body(const 
         for (int64_t r1 = 0; r1 < 16; ++r1) {
           float t2 = p_x[r1 + 16*x0];
           float t3 = t2 - red0;
-          float t4 = expf(t3);
+          float t4 = kiln_exp(t3);
           row_buf1[r1] = t4;
           double t6 = (double)(t4);
           acc5 += t6;
