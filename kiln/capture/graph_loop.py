@@ -340,7 +340,8 @@ def array_slots(tx, snap: _Snapshot, saved: dict, before: set, calls: list, live
         ends.append(next(iter(targets.values())))
     carried = [k for k, v in enumerate(positions)
                if k in written or ends[k] is not v or v.node is not saved[id(v)][1]["node"]]
-    keep = sorted(set(carried) | {index[id(e)] for e in ends if id(e) in index})
+    # (and the arrays carried names end on: ``u, v = v, u``; an array the body only reads is not)
+    keep = sorted(set(carried) | {index[id(ends[k])] for k in carried if id(ends[k]) in index})
     if not keep and not skip:
         raise LoopFallback("the body neither writes nor rebinds an array")
     for k in list(keep):
@@ -397,15 +398,16 @@ def array_slots(tx, snap: _Snapshot, saved: dict, before: set, calls: list, live
 
 
 def lift_body(tx, name: str, starts: list, carried_names: list, calls: list, before: set,
-              outs: list) -> tuple:
+              outs: list, vals: list | None = None) -> tuple:
     """``(body graph, operands)``: the iteration's ``calls`` lifted into a graph of their
-    own, taking the carried values' ``starts`` then the values from before the iteration
-    it reads (``operands``), returning ``outs``; the calls leave the function's graph."""
+    own, taking the carried values' ``starts`` (of values ``vals``: theirs by default) then
+    the values from before the iteration it reads (``operands``), returning ``outs``; the
+    calls leave the function's graph."""
     graph = tx.output.graph
     body_graph = Graph(name)
     mapping: dict[int, Any] = {}
-    for start, n in zip(starts, carried_names):
-        mapping[id(start)] = body_graph.placeholder(n, start.val)
+    for k, (start, n) in enumerate(zip(starts, carried_names)):
+        mapping[id(start)] = body_graph.placeholder(n, start.val if vals is None else vals[k])
     operands: list[Any] = []
 
     def lift(node: Any) -> Any:
@@ -451,15 +453,12 @@ def array_result(tx, slots: ArraySlots, p: int, k: int, j: int | None, item: Any
     return slots.positions[j]
 
 
-def note_node(tx, text: str) -> None:
-    """The loop's note; the element loop node's refusal at this line goes (this node
-    replaces it)."""
+def note_node(tx, text: str, drop: str = "loop unrolled") -> None:
+    """The loop's note; the element loop node's refusals at this line (``drop``: how they
+    start) go, this node replaces them."""
     filename, lineno, _ = tx.location()
-    here = f"{filename.rsplit('/', 1)[-1]}:{lineno}: loop unrolled"
-    for k in range(len(tx.output.loop_notes) - 1, -1, -1):
-        if tx.output.loop_notes[k].startswith(here):
-            del tx.output.loop_notes[k]
-            break
+    here = f"{filename.rsplit('/', 1)[-1]}:{lineno}: {drop}"
+    tx.output.loop_notes[:] = [n for n in tx.output.loop_notes if not n.startswith(here)]
     _note(tx, text)
 
 
