@@ -350,7 +350,9 @@ def _emit(tx, head, exit, snap, saved, calls, before, slots, scalars, starts, ty
     for m, n in enumerate(scalars, start=len(slots.keep)):
         item = graph.call(REGISTRY["loop_item"], (node,), {"index": m}, val=vals[m])
         if isinstance(vals[m], TensorMeta):
-            var = ArrayVariable(item)
+            # ``item[()]``: a NumPy scalar, as NumPy's own reductions give (the body's
+            # compiled function may hand the loop a 0-d array)
+            var = ArrayVariable(graph.call(REGISTRY["getitem"], (item, ()), {}, val=vals[m]))
             var.scalar = True
         else:
             var = ScalarValueVariable(item, vals[m])

@@ -223,7 +223,7 @@ def _copied(v: Any, format_value: Callable, consts: dict) -> str:
 def _print_graph_loop(node: Any, consts: dict, format_value: Callable, python_code: Callable) -> list:
     """The loop as runnable Python: the body as a function, then the for statement.
 
-        graph_loop = (np.copy(A), np.copy(B),)
+        graph_loop = (A, B,)       # (np.copy(A), ... in a functionalized graph)
         for graph_loop_i in range(1, 50, 1):
             _out = graph_loop_body_1(*graph_loop, c)
             graph_loop = (graph_loop[0], _out[0],)
@@ -240,7 +240,11 @@ def _print_graph_loop(node: Any, consts: dict, format_value: Callable, python_co
     body: GraphLoopBody = node.kwargs["body"]
     carried, operands = node.args[-2:]
     lines = python_code(body.graph, consts).rstrip("\n").split("\n")
-    init = ", ".join(_copied(v, format_value, consts) for v in carried)
+    # The function's own graph (writes_back) runs the body on the caller's arrays, as
+    # Python does (an error leaves the trips before it written); a functionalized
+    # graph's loop works on copies.
+    init = ", ".join(format_value(v, consts) if body.writes_back else _copied(v, format_value, consts)
+                     for v in carried)
     rest = "".join(f", {format_value(v, consts)}" for v in operands)
     nxt = ", ".join(f"{node.name}_out[{k}]" if kind == "out" else f"{node.name}[{k}]"
                     for kind, k in body.next)
