@@ -274,6 +274,8 @@ def _build(tx, head, bottom, exit, back, jump, snap, saved, state) -> None:
     chain.check_pure(tx)
     tx.while_tests = None
     calls = iteration_calls(tx, snap, before, state.unbacked)
+    if all(n.op.name == "scalar_fn" for n in calls):
+        raise LoopFallback("the body does no array work: it runs as Python")
     zero = bool(entry.tests)     # the node may run no trip at all
     # numbers: names whose value is a number before or after the trip
     scalars = [n for n in sorted(live) if n in starts and tx.locals.get(n) is not starts[n]
