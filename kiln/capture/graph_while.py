@@ -316,6 +316,7 @@ def _build(tx, head, bottom, exit, back, jump, snap, saved, state) -> None:
           fall, entry_values, entry)
     for var in made.values():   # the numbers the trace computed with, where nothing used them
         if not var.node.users and var.node in tx.output.graph.nodes:
+            var.node.args = ()
             tx.output.graph.nodes.remove(var.node)
 
 
