@@ -248,3 +248,62 @@ def test_off_switch(monkeypatch):
     p, y = _grid(11)
     check_program(laplace, [(p, y, 0.1, 0.1, 1e-3)], "cpp")
     assert "graph_while" not in _notes(laplace, p.copy(), y, 0.1, 0.1, 1e-3)
+
+
+def _not_converged(u, tol):
+    converged = False
+    while not converged:
+        v = 0.5 * (u + np.roll(u, 1))
+        converged = np.abs(v - u).max() < tol
+        u = v
+    return u
+
+
+def _sweeps_until_small(p, tol):
+    err = tol + 1.0
+    while err > tol:
+        pn = p.copy()
+        for q in range(5):          # an element loop node inside the while body
+            p[1:-1] = 0.5 * (p[:-2] + p[2:])
+        err = np.abs(p - pn).max()
+    return p
+
+
+def _converge_each_step(p, n):
+    for k in range(n):              # a graph loop node around a graph while node
+        err = 1.0
+        while err > 1e-3:
+            pn = p.copy()
+            p[1:-1] = 0.5 * (pn[:-2] + pn[2:])
+            err = np.abs(p - pn).max()
+        p[0] += 0.1
+    return p
+
+
+def _halve_in_place(p, tol):
+    while np.abs(p).max() > tol:    # the first test on data, an argument written in place
+        p *= 0.5
+    return p
+
+
+def _float32_time(u, dt, T):
+    t = 0.0
+    while t < T:
+        u = u + dt * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
+        t += dt
+    return u, t
+
+
+@pytest.mark.parametrize("fn, calls", [
+    (_not_converged, [(np.linspace(0, 1, 16) ** 2, 1e-3)]),
+    (_sweeps_until_small, [(np.linspace(0, 1, 20) ** 3, 1e-4)]),
+    (_converge_each_step, [(np.linspace(0, 1, 20) ** 2, 3), (np.linspace(0, 1, 20), 0)]),
+    (_halve_in_place, [(np.linspace(0, 1, 20), 1e-3), (np.linspace(0, 1, 20), 5.0)]),
+    (_float32_time, [(np.linspace(0, 1, 16, dtype=np.float32), 0.1, 1.0),
+                     (np.linspace(0, 1, 16, dtype=np.float32), 0.1, 0.0)]),
+], ids=["not", "element_loop_inside", "inside_a_graph_loop", "first_test_in_place", "float32"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_more_shapes(fn, calls, backend):
+    check_program(fn, calls, backend)
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in calls[0]]
+    assert "graph loop node (graph_while" in _notes(fn, *args)
