@@ -307,3 +307,28 @@ def test_more_shapes(fn, calls, backend):
     check_program(fn, calls, backend)
     args = [a.copy() if isinstance(a, np.ndarray) else a for a in calls[0]]
     assert "graph loop node (graph_while" in _notes(fn, *args)
+
+
+def _cg_from(A, b, x, tol):
+    r = b - A @ x
+    p = r.copy()
+    while np.sqrt(r @ r) > tol:
+        Ap = A @ p
+        rr = r @ r
+        alpha = rr / (p @ Ap)
+        x = x + alpha * p
+        r = r - alpha * Ap
+        p = r + ((r @ r) / rr) * p
+    return x
+
+
+def test_cg_that_rebinds_its_argument():
+    """Zero trips must return the argument itself: the graph breaks at the first test once
+    per call, and the resume function runs the first trip and the rest as one node."""
+    A, b = _spd(12, 9), np.random.default_rng(10).random(12)
+    check_program(_cg_from, [(A, b, np.zeros(12), 1e-10), (A, b, np.zeros(12), 1e3)], "cpp")
+    out = kiln.explain(_cg_from)(A, b, np.zeros(12), 1e-10)
+    assert out.graph_break_count == 1
+    assert "graph loop node (graph_while" in "\n".join(out.loops)
+    x = np.zeros(12)
+    assert kiln.compile(_cg_from)(A, b, x, 1e3) is x
