@@ -246,6 +246,22 @@ def _numbers(tx, head: int, bottom: int, live: set) -> dict:
     return made
 
 
+def _counted(chain: TestChain, made: dict) -> bool:
+    """Does the test compute only from numbers that started as constants (the trip count
+    capture would know)?"""
+    constant = {id(v.node) for v in made.values()
+                if all(not hasattr(a, "kind") for a in iter_nodes(v.node.args))}
+    seen: set[int] = set()
+
+    def known(node: Any) -> bool:
+        if id(node) in constant or id(node) in seen:
+            return True
+        seen.add(id(node))
+        return node.kind == "call" and node.op.name == "scalar_fn" and all(
+            known(a) for a in iter_nodes(node.args))
+    return all(known(_node_of(v)) for v, _, _ in chain.tests)
+
+
 def _held(snap: _Snapshot, v: Any) -> bool:
     """Does a container, an object's attribute or a cell hold tracker ``v``?"""
     held = [x for _, items in snap.containers if isinstance(items, (list, dict))
@@ -276,6 +292,10 @@ def _build(tx, head, bottom, exit, back, jump, snap, saved, state) -> None:
     calls = iteration_calls(tx, snap, before, state.unbacked)
     if all(n.op.name == "scalar_fn" for n in calls):
         raise LoopFallback("the body does no array work: it runs as Python")
+    if not entry.tests and _counted(chain, made):
+        # ``n = 0; while n < 10:``: a range loop in disguise, unrolled as before (a graph
+        # loop of a known count gains nothing; an elementwise body fuses unrolled)
+        raise LoopFallback("its test counts with constants: unrolled as before")
     zero = bool(entry.tests)     # the node may run no trip at all
     # numbers: names whose value is a number before or after the trip
     scalars = [n for n in sorted(live) if n in starts and tx.locals.get(n) is not starts[n]
