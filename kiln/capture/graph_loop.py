@@ -15,11 +15,13 @@ another position's array (``u, v = v, u``: with a constant trip count the names 
 the permutation's ``trip``-th power says), or a new array the body computed
 (``u = u + dt * lap(u)``). Anything else puts the frame back and the loop unrolls as
 before, with the reason in ``explain``: a use of the loop variable's value, a graph
-break, a side effect, a random draw, a data-dependent size, a nested loop node of no
-static shape (an element loop's break flag or scalar), a
+break, a side effect, a random draw, a data-dependent size, a
 carried Python scalar, a carried array whose shape or dtype changes, a write into an
 array the loop does not carry, views of carried arrays made before the loop, arrays
 that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``return``.
+
+The pieces (``iteration_calls``, ``array_slots``, ``lift_body``, ``back_at_head``,
+``array_result``) serve the while form too (kiln/capture/graph_while.py).
 """
 from __future__ import annotations
 
