@@ -1,6 +1,7 @@
 """Time-stepping loops over whole arrays (graph loop nodes, issue #13): kiln with graph
 loops (``after``) and with them off (``before``: the loop unrolls, or the cost model runs
-it as Python) against NumPy in the same run. Steady state: CPU-time medians of
+it as Python; a while loop breaks the graph at its test on every trip) against NumPy, and
+numba when it is installed, in the same run. Steady state: CPU-time medians of
 interleaved runs (the machine is shared). First call: wall time (g++ runs in a child
 process) of a fresh function with an empty kernel cache.
 
@@ -38,6 +39,54 @@ def heat_rebind(u, steps, dt):
     return u
 
 
+def laplace(p, y, dx, dy, l1norm_target):
+    """CFD Python step 9 (Barba): Laplace's equation until the L1 change is small."""
+    l1norm = 1
+    pn = np.empty_like(p)
+    while l1norm > l1norm_target:
+        pn = p.copy()
+        p[1:-1, 1:-1] = ((dy**2 * (pn[1:-1, 2:] + pn[1:-1, 0:-2]) +
+                          dx**2 * (pn[2:, 1:-1] + pn[0:-2, 1:-1])) /
+                         (2 * (dx**2 + dy**2)))
+        p[:, 0] = 0
+        p[:, -1] = y
+        p[0, :] = p[1, :]
+        p[-1, :] = p[-2, :]
+        l1norm = (np.sum(np.abs(p[:]) - np.abs(pn[:])) / np.sum(np.abs(pn[:])))
+    return p
+
+
+def jacobi_poisson(p, b, dx, rtol=1e-6, maxiter=20000):
+    """numerical-mooc's Jacobi solver for Poisson's equation: an ``and`` test, ``ite``."""
+    diff = rtol + 1
+    ite = 0
+    while diff > rtol and ite < maxiter:
+        pn = p.copy()
+        p[1:-1, 1:-1] = 0.25 * (pn[1:-1, :-2] + pn[1:-1, 2:] + pn[:-2, 1:-1] + pn[2:, 1:-1]
+                                - b[1:-1, 1:-1] * dx**2)
+        p[-1, :] = p[-2, :]
+        diff = np.sqrt(np.sum((p - pn)**2) / np.sum(pn**2))
+        ite += 1
+    return p, ite
+
+
+def conjugate_gradient(A, b, tol, maxiter=1000):
+    """CG: the first test on data (``while np.sqrt(r @ r) > tol``), may run zero times."""
+    x = np.zeros_like(b)
+    r = b - A @ x
+    p = r.copy()
+    k = 0
+    while np.sqrt(r @ r) > tol and k < maxiter:
+        Ap = A @ p
+        rr = r @ r
+        alpha = rr / (p @ Ap)
+        x = x + alpha * p
+        r = r - alpha * Ap
+        p = r + ((r @ r) / rr) * p
+        k += 1
+    return x, k
+
+
 def _compiled(fn, graph_loops: bool, make):
     """A fresh compiled function, its first call timed (wall) with an empty kernel cache."""
     kiln.config.graph_loops = graph_loops
@@ -51,20 +100,34 @@ def _compiled(fn, graph_loops: bool, make):
 def _case(name, fn, make):
     after, first_after = _compiled(fn, True, make)
     before, first_before = _compiled(fn, False, make)
-    times = {"numpy": [], "before": [], "after": []}
+    systems = [("numpy", fn), ("before", before), ("after", after)]
+    try:
+        import numba
+        jitted = numba.njit(cache=False)(fn)
+        t0 = time.perf_counter()
+        jitted(*make())
+        first_numba = time.perf_counter() - t0
+        systems.append(("numba", jitted))
+    except ImportError:
+        pass
+    times = {k: [] for k, _ in systems}
     for _ in range(ARGS.reps):
-        for key, g in (("numpy", fn), ("before", before), ("after", after)):
+        for key, g in systems:
             args = make()
             t0 = time.process_time()
             g(*args)
             times[key].append(time.process_time() - t0)
     a, b = make(), make()
-    fn(*a)
-    after(*b)
-    same = all(np.allclose(x, y) for x, y in zip(a, b) if isinstance(x, np.ndarray))
-    n, k0, k1 = (statistics.median(times[k]) for k in ("numpy", "before", "after"))
+    ra, rb = fn(*a), after(*b)
+    same = all(np.allclose(x, y) for x, y in zip(a, b) if isinstance(x, np.ndarray)) and all(
+        np.allclose(x, y) for x, y in zip(ra if isinstance(ra, tuple) else (ra,),
+                                         rb if isinstance(rb, tuple) else (rb,)))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    n, k0, k1 = med["numpy"], med["before"], med["after"]
+    nb = (f" | {med['numba'] * 1e3:.2f} ({n / med['numba']:.2f}x) | {first_numba:.2f}"
+          if "numba" in med else " | - | -")
     print(f"| {name} | {n * 1e3:.2f} | {k0 * 1e3:.2f} ({n / k0:.2f}x) | {k1 * 1e3:.2f} ({n / k1:.2f}x) "
-          f"| {first_before:.2f} | {first_after:.2f} | {same} |", flush=True)
+          f"| {first_before:.2f} | {first_after:.2f}{nb} | {same} |", flush=True)
 
 
 def main():
@@ -81,9 +144,34 @@ def main():
     def rebind(n, t):
         u0 = rng.random((n, n))
         return lambda: (u0.copy(), t, 0.1)
+    def grid(n, target):
+        y = np.linspace(0.0, 1.0, n)
+        p0 = np.zeros((n, n))
+        p0[:, -1] = y       # (numba raises ZeroDivisionError on an all-zero first l1norm)
+        return lambda: (p0.copy(), y, 2.0 / (n - 1), 1.0 / (n - 1), target)
+
+    def poisson(n, rtol):
+        b0, p0 = rng.random((n, n)), rng.random((n, n))   # (p = 0: numba divides by zero)
+        return lambda: (p0.copy(), b0, 0.1, rtol)
+
+    def spd(n, tol, shift):
+        m = rng.random((n, n)) - 0.5
+        A0, b0 = m @ m.T + shift * np.eye(n), rng.random(n)
+        return lambda: (A0, b0, tol)
     print("| case | NumPy ms | before ms (speedup) | after ms (speedup) | first call before s "
-          "| first call after s | same |")
-    print("|---|---|---|---|---|---|---|")
+          "| first call after s | numba ms (speedup) | numba first call s | same |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    if ARGS.only == "while":
+        if ARGS.skip != "laplace":
+            _case("laplace (while l1norm > target) N=31 1e-4", laplace, grid(31, 1e-4))
+            _case("laplace N=61 1e-4", laplace, grid(61, 1e-4))
+            _case("jacobi Poisson (while diff > rtol and ite < maxiter) N=41", jacobi_poisson,
+                  poisson(41, 1e-5))
+        _case("conjugate gradient N=300 (while np.sqrt(r @ r) > tol and k < maxiter)",
+              conjugate_gradient, spd(300, 1e-10, 0.05))
+        _case("conjugate gradient N=300, well conditioned (~15 trips)", conjugate_gradient,
+              spd(300, 1e-10, 300.0))
+        return
     _case("jacobi_2d N=150 T=50", jacobi_2d, jac(150, 50))
     _case("jacobi_2d N=350 T=80", jacobi_2d, jac(350, 80))
     _case("jacobi_2d N=150 T=200", jacobi_2d, jac(150, 200))
@@ -95,5 +183,7 @@ def main():
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--only", default="", help="'while': the while loops only")
+    p.add_argument("--skip", default="", help="'laplace': with --only while, CG only")
     ARGS = p.parse_args()
     main()

@@ -15,11 +15,13 @@ another position's array (``u, v = v, u``: with a constant trip count the names 
 the permutation's ``trip``-th power says), or a new array the body computed
 (``u = u + dt * lap(u)``). Anything else puts the frame back and the loop unrolls as
 before, with the reason in ``explain``: a use of the loop variable's value, a graph
-break, a side effect, a random draw, a data-dependent size, a nested loop node of no
-static shape (an element loop's break flag or scalar), a
+break, a side effect, a random draw, a data-dependent size, a
 carried Python scalar, a carried array whose shape or dtype changes, a write into an
 array the loop does not carry, views of carried arrays made before the loop, arrays
 that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``return``.
+
+The pieces (``iteration_calls``, ``array_slots``, ``lift_body``, ``back_at_head``,
+``array_result``) serve the while form too (kiln/capture/graph_while.py).
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from ..ir import Graph
 from ..ir.graph import iter_nodes, kept_meta, map_nodes
 from ..ops import REGISTRY, Category, TensorMeta
 from ..ops.graph_loops import GraphLoopBody
+from ..ops.loops import stand_in
 from .breaks import BreakGraph
 from .loop_node import _loaded, _note, _Snapshot, write_array_back
 from .loops import MIN_TRIP, LoopFallback
@@ -94,31 +97,46 @@ def try_graph_loop(tx, inst, it) -> bool:
         return False
     snap = _Snapshot(tx)
     saved = _trackers(tx, snap)
-    graph = tx.output.graph
-    before = {id(n) for n in graph.nodes}
-    wrapped, mutable = dict(tx.output.wrapped), dict(tx.output.mutable_objects)
-    unbacked, writes = len(tx.output.unbacked_sizes), tx.output.writes
-    notes = len(tx.output.loop_notes)
+    state = _State(tx, snap, saved)
     try:
-        _build(tx, inst, bounds, trips, snap, saved, before, unbacked)
+        _build(tx, inst, bounds, trips, snap, saved, state.before, state.unbacked)
     except (LoopFallback, BreakGraph, KilnError) as e:
-        for n in [n for n in graph.nodes if id(n) not in before and n.kind == "call"][::-1]:
+        state.roll_back()
+        _note(tx, f"not a graph loop either: {reason_of(e)}")
+        return False
+    return True
+
+
+class _State:
+    """What a failed graph loop attempt puts back besides the frame (``_Snapshot``): the
+    graph's nodes, the array trackers, the wrapped values and the loop notes."""
+
+    def __init__(self, tx, snap: _Snapshot, saved: dict) -> None:
+        self.tx, self.snap, self.saved = tx, snap, saved
+        self.before = {id(n) for n in tx.output.graph.nodes}
+        self.wrapped, self.mutable = dict(tx.output.wrapped), dict(tx.output.mutable_objects)
+        self.unbacked, self.writes = len(tx.output.unbacked_sizes), tx.output.writes
+        self.notes = len(tx.output.loop_notes)
+
+    def roll_back(self) -> None:
+        tx, graph = self.tx, self.tx.output.graph
+        for n in [n for n in graph.nodes if id(n) not in self.before and n.kind == "call"][::-1]:
             n.args = ()
             graph.nodes.remove(n)
         graph._compiled = None
-        snap.restore(tx)
-        _restore_trackers(saved)
+        self.snap.restore(tx)
+        _restore_trackers(self.saved)
         tx.output.wrapped.clear()
-        tx.output.wrapped.update(wrapped)
+        tx.output.wrapped.update(self.wrapped)
         tx.output.mutable_objects.clear()
-        tx.output.mutable_objects.update(mutable)
-        tx.output.writes = writes
-        del tx.output.loop_notes[notes:]
-        reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
-                                                                     "reason", str(e))
-        _note(tx, f"not a graph loop either: {reason}")
-        return False
-    return True
+        tx.output.mutable_objects.update(self.mutable)
+        tx.output.writes = self.writes
+        del tx.output.loop_notes[self.notes:]
+
+
+def reason_of(e: Exception) -> str:
+    return str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
+                                                               "reason", str(e))
 
 
 def _realized(tx, var: Any) -> tuple:
@@ -191,10 +209,10 @@ def _outer(node: Any, before: set) -> bool:
     return getattr(node, "kind", None) != "call" or id(node) in before
 
 
-def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: dict,
-           before: set, unbacked: int) -> None:
-    from .resume import code_facts
-    _run_body(tx, inst)
+def iteration_calls(tx, snap: _Snapshot, before: set, unbacked: int) -> list:
+    """The calls the traced iteration added to the function's graph, once the frame is
+    as it was at the loop head (stack, containers, no yields) and every value has a static
+    shape, with no random draw and no kiln.Tensor (else LoopFallback)."""
     if len(tx.stack) != len(snap.stack) or any(a is not b for a, b in zip(tx.stack, snap.stack)):
         raise LoopFallback("the body changes the value stack")
     if snap.changed_outside(tx) or len(tx.yielded) != snap.yielded:
@@ -211,10 +229,18 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
         if n.meta.get("size_refs") or not all(
                 (v is None and n.op.mutates) or
                 (isinstance(v, TensorMeta) and all(type(d) is int for d in v.shape))
+                or stand_in(v) is not None   # a Python number (a while loop's ``ite += 1``)
                 for v in ([n.val] if not isinstance(n.val, tuple) else n.val)):
             raise LoopFallback(f"{n.op.name} gives a value of no static shape")
     if not calls:
         raise LoopFallback("the body does no array work")
+    return calls
+
+
+def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: dict,
+           before: set, unbacked: int) -> None:
+    _run_body(tx, inst)
+    calls = iteration_calls(tx, snap, before, unbacked)
     from .translator import MAX_UNROLLED_OPS
     count = trips if trips is not None else len(range(*(
         b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))
@@ -225,16 +251,51 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
         # beats a kernel per iteration (a run-time count is specialized, as before); past
         # half the unrolling budget, compile time wins.
         raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
+    from .resume import code_facts
     facts = code_facts(tx.code)
-    head_live, after_live = set(facts.live_in[inst.index]), set(facts.live_in[inst.target])
+    live = set(facts.live_in[inst.index]) | set(facts.live_in[inst.target])
     nxt_inst = tx.decoded.instructions[inst.index + 1]
     i_name = nxt_inst.arg if nxt_inst.opname == "STORE_FAST" and isinstance(nxt_inst.arg, str) else None
     if i_name is None or not isinstance(tx.locals.get(i_name), LoopVariable):
         raise LoopFallback("the loop variable is not a plain local")
+    slots = array_slots(tx, snap, saved, before, calls, live - {i_name})
+    if trips is None:
+        if i_name in facts.live_in[inst.target]:
+            raise LoopFallback("the loop variable is read after the loop and the trip count is "
+                               "known only at run time")
+        trips = _guard_trips(tx, bounds, slots.perm)
+    _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots, i_name,
+          i_name in facts.live_in[inst.target])
+
+
+class ArraySlots:
+    """The arrays a graph loop carries (see the module doc): ``positions`` (trackers of
+    the array objects bound to live locals), their ``names``, the positions ``keep``
+    carries, ``perm`` (position -> the position its names end on, None: a new array),
+    ``outs`` (the nodes of the new arrays) and ``nxt`` (GraphLoopBody.next)."""
+
+    def __init__(self, positions: list, names: dict, keep: list, perm: dict, outs: list,
+                 nxt: list) -> None:
+        self.positions, self.names, self.keep = positions, names, keep
+        self.perm, self.outs, self.nxt = perm, outs, nxt
+
+    def starts(self, saved: dict) -> list:
+        """The nodes of the carried arrays before the loop."""
+        return [saved[id(self.positions[k])][1]["node"] for k in self.keep]
+
+    def carried_names(self) -> list:
+        return [self.names[id(self.positions[k])][0] for k in self.keep]
+
+
+def array_slots(tx, snap: _Snapshot, saved: dict, before: set, calls: list, live: set,
+                skip: set = frozenset()) -> ArraySlots:
+    """The arrays the iteration just traced carries, from the locals ``live`` at the loop
+    head or after it (``skip``: names carried otherwise); LoopFallback where the names do
+    not end as a graph loop can carry them."""
     # positions: the array objects bound to live locals
     positions: list[ArrayVariable] = []
     names: dict[int, list] = {}
-    for n in sorted((head_live | after_live) - {i_name}):
+    for n in sorted(live - set(skip)):
         start, end = snap.locals.get(n), tx.locals.get(n)
         if _loaded(start, end) and isinstance(end, ArrayVariable) and end.node.kind == "placeholder":
             # an argument the body loaded first: before the loop it was its input, no views
@@ -281,8 +342,9 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
         ends.append(next(iter(targets.values())))
     carried = [k for k, v in enumerate(positions)
                if k in written or ends[k] is not v or v.node is not saved[id(v)][1]["node"]]
-    keep = sorted(set(carried) | {index[id(e)] for e in ends if id(e) in index})
-    if not keep:
+    # (and the arrays carried names end on: ``u, v = v, u``; an array the body only reads is not)
+    keep = sorted(set(carried) | {index[id(ends[k])] for k in carried if id(ends[k]) in index})
+    if not keep and not skip:
         raise LoopFallback("the body neither writes nor rebinds an array")
     for k in list(keep):
         v = positions[k]
@@ -334,23 +396,20 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
         if (k in written or positions[k].node is not saved[id(positions[k])][1]["node"]) \
                 and k not in image:
             raise LoopFallback(f"the body writes {positions[k].describe()} and then rebinds its names")
-    if trips is None:
-        if i_name in after_live:
-            raise LoopFallback("the loop variable is read after the loop and the trip count is "
-                               "known only at run time")
-        trips = _guard_trips(tx, bounds, perm)
-    _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, names, perm,
-          outs, nxt, i_name, after_live)
+    return ArraySlots(positions, names, keep, perm, outs, nxt)
 
 
-def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, names, perm,
-          outs, nxt, i_name, after_live) -> None:
+def lift_body(tx, name: str, starts: list, carried_names: list, calls: list, before: set,
+              outs: list, vals: list | None = None) -> tuple:
+    """``(body graph, operands)``: the iteration's ``calls`` lifted into a graph of their
+    own, taking the carried values' ``starts`` (of values ``vals``: theirs by default) then
+    the values from before the iteration it reads (``operands``), returning ``outs``; the
+    calls leave the function's graph."""
     graph = tx.output.graph
-    body_graph = Graph(f"{tx.code.co_name}_graph_loop_body")
+    body_graph = Graph(name)
     mapping: dict[int, Any] = {}
-    for k in keep:
-        start = saved[id(positions[k])][1]["node"]
-        mapping[id(start)] = body_graph.placeholder(names[id(positions[k])][0], start.val)
+    for k, (start, n) in enumerate(zip(starts, carried_names)):
+        mapping[id(start)] = body_graph.placeholder(n, start.val if vals is None else vals[k])
     operands: list[Any] = []
 
     def lift(node: Any) -> Any:
@@ -359,7 +418,7 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, 
             found = mapping[id(node)] = body_graph.placeholder(node.name, node.val)
             operands.append(node)
         return found
-    carried_starts = {id(saved[id(positions[k])][1]["node"]) for k in keep}
+    carried_starts = {id(s) for s in starts}
     for n in calls:
         for a in iter_nodes(n.args):
             if _outer(a, before) and id(a) not in carried_starts and id(_root(a, set())) in carried_starts:
@@ -367,41 +426,73 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, 
         args = map_nodes(n.args, lift)
         new = body_graph.call(n.op, args, n.kwargs, val=n.val, **kept_meta(n))
         mapping[id(n)] = new
-    body_graph.output(tuple(mapping[id(o)] for o in outs))
-    where = f"{tx.location()[0]}:{tx.location()[1]}"
-    body = GraphLoopBody(body_graph, len(keep), tuple(nxt), where=where)
+    body_graph.output(tuple(mapping[id(o)] if id(o) in mapping else lift(o) for o in outs))
     # the iteration's ops leave the function's graph
     for n in calls[::-1]:
         n.args = ()
         graph.nodes.remove(n)
     graph._compiled = None
+    return body_graph, operands
+
+
+def back_at_head(tx, snap: _Snapshot, saved: dict) -> None:
+    """The frame as it was at the loop head, but for arguments the body loaded."""
     loaded = {n: v for n, v in tx.locals.items() if _loaded(snap.locals.get(n), v)}
     snap.restore(tx)
     _restore_trackers(saved)
     tx.locals.update(loaded)
-    starts = [saved[id(positions[k])][1]["node"] for k in keep]
+
+
+def array_result(tx, slots: ArraySlots, p: int, k: int, j: int | None, item: Any) -> VariableTracker:
+    """Position ``k``'s final value ``item`` (the node's carried value ``p``) as the
+    tracker its names end bound to: position ``j``'s array, written back, or (None) a new
+    array (a NumPy scalar where the loop carries one: ``rs = r @ r``)."""
+    if j is None:
+        target = ArrayVariable(item)
+        target.scalar = slots.positions[k].scalar
+        return target
+    write_array_back(tx, slots.positions[j], item)
+    return slots.positions[j]
+
+
+def note_node(tx, text: str, drop: str = "loop unrolled") -> None:
+    """The loop's note; the element loop node's refusals at this line (``drop``: how they
+    start) go, this node replaces them."""
+    filename, lineno, _ = tx.location()
+    here = f"{filename.rsplit('/', 1)[-1]}:{lineno}: {drop}"
+    tx.output.loop_notes[:] = [n for n in tx.output.loop_notes if not n.startswith(here)]
+    _note(tx, text)
+
+
+def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots, i_name: str,
+          i_after: bool) -> None:
+    graph = tx.output.graph
+    starts = slots.starts(saved)
+    body_graph, operands = lift_body(tx, f"{tx.code.co_name}_graph_loop_body", starts,
+                                     slots.carried_names(), calls, before, slots.outs)
+    where = f"{tx.location()[0]}:{tx.location()[1]}"
+    body = GraphLoopBody(body_graph, len(slots.keep), tuple(slots.nxt), where=where)
+    back_at_head(tx, snap, saved)
     vals = tuple(s.val for s in starts)
     bvals = tuple(b.value if isinstance(b, ConstantVariable) else tx.output.scalar_node(b) for b in bounds)
     node = graph.call(REGISTRY["graph_loop"], bvals + (tuple(starts), tuple(operands)), {"body": body},
                       val=vals, source=tx.location())
-    items = [graph.call(REGISTRY["loop_item"], (node,), {"index": p}, val=vals[p]) for p in range(len(keep))]
+    items = [graph.call(REGISTRY["loop_item"], (node,), {"index": p}, val=vals[p])
+             for p in range(len(slots.keep))]
     # where each position's names end: the permutation's trips-th power, or a new array
-    for p, k in enumerate(keep):
+    perm = slots.perm
+    for p, k in enumerate(slots.keep):
         j: int | None = k
-        cap = 2 * len(keep)
+        cap = 2 * len(slots.keep)
         steps = trips if trips <= cap else cap + (trips - cap) % _order(perm)
         for _ in range(steps):
             j = perm[j] if j is not None else None
             if j is None:
                 break
-        if j is None:
-            target = ArrayVariable(items[p])
-        else:
-            target = positions[j]
-            write_array_back(tx, target, items[p])
-        for n in names[id(positions[k])]:
+        target = array_result(tx, slots, p, k, j, items[p])
+        for n in slots.names[id(slots.positions[k])]:
             tx.locals[n] = target
-    if i_name in after_live:
+    if i_after:
         last = bounds[0].value + (trips - 1) * bounds[2].value
         tx.locals[i_name] = ConstantVariable(last)
     tx.stack.pop()        # FOR_ITER's target is past the loop, the iterator popped
@@ -411,12 +502,5 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, positions, keep, 
     else:
         count = "run-time: range(" + ", ".join(
             repr(b.value) if isinstance(b, ConstantVariable) else b.describe() for b in bounds) + ")"
-    filename, lineno, _ = tx.location()
-    here = f"{filename.rsplit('/', 1)[-1]}:{lineno}: loop unrolled"
-    for k in range(len(tx.output.loop_notes) - 1, -1, -1):
-        if tx.output.loop_notes[k].startswith(here):
-            del tx.output.loop_notes[k]   # the element loop node's refusal: this node replaces it
-            break
-    carried = ", ".join(names[id(positions[k])][0] for k in keep)
-    _note(tx, f"graph loop node ({node.name}, trip count {count}, {len(body_graph.calls)} body ops "
-              f"compiled once, carried: {carried})")
+    note_node(tx, f"graph loop node ({node.name}, trip count {count}, {len(body_graph.calls)} body "
+                  f"ops compiled once, carried: {', '.join(slots.carried_names())})")

@@ -238,22 +238,29 @@ def note_head(tx, came_from: int) -> bool:
         return _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
                         snap, {COND: ConstantVariable(True)}, "while True loop not captured at its head",
                         arrays_only=True)
-    if came_from != tx.__dict__.get("runtime_test") or tx.stop_at is not None:
+    if tx.stop_at is not None or came_from != head - 1:
+        return False      # not from the loop's own first test
+    from .graph_while import try_head
+    if came_from != tx.__dict__.get("runtime_test") or tx.decoded.instructions[came_from].target != exit:
+        # a first test capture decided on constants: a graph while loop, at least once
+        # (element code runs its first iteration inline, see try_while_head)
+        if try_head(tx, head):
+            snaps[head] = None
+            return True
         return False
-    if came_from != head - 1 or tx.decoded.instructions[came_from].target != exit:
-        return False      # not the loop's own first test (it leaves the loop when it fails)
     snaps[head] = None
     region = Region(head, bottom, head, bottom + 1, exit, cont=cont)
     return _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
                     snap, {COND: ConstantVariable(cont)}, "while loop not captured at its head",
-                    arrays_only=True)
+                    arrays_only=True) or try_head(tx, head)
 
 
 def _undoable(tx, snap: _Snapshot) -> bool:
     """Can capture go back to ``snap``: did the first iteration, run inline since, only
     add nodes that compute (left unused, they are dropped), no writes, no loop?"""
     for node in tx.output.graph.nodes[snap.nodes:]:
-        if node.kind == "call" and (node.op.mutates or node.op.name in ("loop", "loop_item")
+        if node.kind == "call" and (node.op.mutates or node.op.name in ("loop", "loop_item", "graph_loop",
+                                                                        "graph_while")
                                     or str(node.op.category) == "mutation"):
             return False
     return True
@@ -272,8 +279,10 @@ def _head_attempt(tx, head: int, bottom: int, cont: bool, exit: int) -> bool:
     snap.restore(tx)
     region = Region(head, bottom, head, bottom + 1, exit, cont=cont,
                     endless=tx.decoded.instructions[bottom].opname == ENDLESS_LOOP_JUMP)
-    _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
-             snap, {COND: ConstantVariable(cont)}, "while loop not captured")
+    if not _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
+                    snap, {COND: ConstantVariable(cont)}, "while loop not captured"):
+        from .graph_while import try_head
+        try_head(tx, head)    # whole-array work: a graph while loop
     return True
 
 

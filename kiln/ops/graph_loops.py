@@ -1,7 +1,7 @@
-"""Time-stepping loops over whole arrays: a range loop whose body is an ordinary graph.
+"""Time-stepping loops over whole arrays: a range or while loop whose body is an ordinary graph.
 
 ``graph_loop`` is the second kind of loop node (kiln/ops/loops.py has the element/vector
-one). Its body is a graph of whole-array work of static shape that does not read the loop
+one), ``graph_while`` its while form. Its body is a graph of whole-array work of static shape that does not read the loop
 variable (``jacobi_2d``'s ``B[1:-1, 1:-1] = 0.2 * (A[1:-1, 1:-1] + ...)``, a heat step
 ``u = u + dt * lap(u)``, ``u, v = v, u``): capture traces it once
 (kiln/capture/graph_loop.py), and it runs ``len(range(start, stop, step))`` times.
@@ -14,6 +14,23 @@ function writes its caller's arrays); it returns the carried values it *computes
 ``u, v = v, u`` change places). Like ``loop``, ``graph_loop`` is functional: the arrays it
 carries are copied first, and its result is the tuple of final carried values
 (``loop_item`` reads them).
+
+``graph_while`` (``while diff > rtol and ite < maxiter:`` around a Jacobi sweep, a
+convergence loop) runs the same kind of body while its test says so. The test is the
+bytecode's: a chain of values tested one after the other (``and``/``or``), each jump
+either leaving the loop or going on (:class:`WhileTests`). The body computes every value
+the chain tests as extra outputs, after its carried values, and the driver tests them
+with Python's own ``bool``, so NaN compares as in Python and the short circuit is the
+bytecode's. The entry test is another chain, over values the enclosing graph computed
+(none: the loop runs at least once, capture decided the first test). Carried values may
+be Python numbers and NumPy scalars (``ite += 1``, ``diff = np.sqrt(...)``), besides
+arrays.
+
+In the function's own (mutating) graph a loop node runs its body's NumPy program on the
+caller's arrays themselves, as Python does (``writes_back``): an error on trip 3 leaves
+trips 1 and 2 written. That graph runs where the backend interprets it, and where a
+compiled graph raised and its caller replays it op by op; a functionalized graph's node
+(``functional()``) works on copies and writes nothing back.
 
 The body runs through the backend that compiled the enclosing graph: the C++ backend
 gives it its own compiled function (aot functionalization + fused kernels, compiled once
@@ -30,16 +47,49 @@ from .meta import fresh_copy
 from .registry import Category, declare
 
 
+class WhileTests:
+    """How a while loop decides to go on: ``tests`` are ``(value index, when, go)`` in the
+    order the bytecode tests them — the jump is taken when ``bool(value) is when``, and
+    then the loop goes on (``go``) or ends; where no jump is taken, ``fall`` decides.
+
+        >>> WhileTests(((0, False, False), (1, False, False)), True).go_on((True, 3 < 2))
+        False
+    """
+
+    def __init__(self, tests: tuple, fall: bool) -> None:
+        self.tests = tests
+        self.fall = fall
+
+    def go_on(self, values: Any) -> bool:
+        for k, when, go in self.tests:
+            if bool(values[k]) is when:   # Python's truth: NaN > tol is False
+                return go
+        return self.fall
+
+    def python(self, name: str) -> str:
+        """The decision as a Python expression over ``name[k]``."""
+        expr = repr(self.fall)
+        for k, when, go in reversed(self.tests):
+            expr = f"{go!r} if bool({name}[{k}]) is {when!r} else {expr}"
+        return expr
+
+
 class GraphLoopBody:
-    """A time-stepping loop's body graph and how its values line up (see the module doc)."""
+    """A time-stepping loop's body graph and how its values line up (see the module doc).
+    ``tests``: a while loop's ``(entry, each)`` :class:`WhileTests` (None: a range loop);
+    each trip's tested values are the body's outputs from ``n_outs`` on."""
 
     _count = 0
 
-    def __init__(self, graph: Any, n_carried: int, nxt: tuple, where: str = "") -> None:
+    def __init__(self, graph: Any, n_carried: int, nxt: tuple, where: str = "",
+                 tests: tuple | None = None) -> None:
         self.graph = graph
         self.n_carried = n_carried
         self.next = nxt
         self.where = where
+        self.tests = tests
+        self.writes_back = True     # see the module doc
+        self._functional: "GraphLoopBody | None" = None
         GraphLoopBody._count += 1
         self.name = f"graph_loop_body_{GraphLoopBody._count}"
         graph.name = self.name
@@ -51,9 +101,22 @@ class GraphLoopBody:
         self.runner: Callable | None = None
         self.runner_next: tuple = nxt
         self.compiles = 0      # how many times the body was compiled (tests read it)
+        self.reference: Callable | None = None   # the body's NumPy program, once made
+        self.n_outs = sum(1 for kind, _ in nxt if kind == "out")
 
     def __repr__(self) -> str:
         return f"<kiln {self.name}>"
+
+    def functional(self) -> "GraphLoopBody":
+        """This body for a functionalized graph: it works on copies (one per body, so the
+        body compiles once however often the enclosing graph is functionalized)."""
+        if self._functional is None:
+            copy = GraphLoopBody.__new__(GraphLoopBody)
+            copy.__dict__.update(self.__dict__)
+            copy.writes_back = False
+            copy._functional = copy
+            self._functional = copy
+        return self._functional
 
     def callable_for(self, args: tuple) -> Callable:
         if self.runner is None:
@@ -67,24 +130,42 @@ class GraphLoopBody:
             self.compiles += 1
         return self.runner
 
-    def run(self, trips: int, state: list, operands: tuple) -> tuple:
-        """``trips`` iterations on ``state`` (arrays it owns: written in place)."""
-        if trips <= 0:
+    def run(self, trips: int | None, state: list, operands: tuple) -> tuple:
+        """``trips`` iterations on ``state`` (arrays it owns: written in place); None: a
+        while loop's, which its entry test let in (at least one)."""
+        if trips is not None and trips <= 0:
             return tuple(state)
         fn = self.callable_for(tuple(state) + operands)
-        nxt = self.runner_next
-        outs = fn(*state, *operands)
-        state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
         # Later iterations: the compiled function's short path (the arrays are the loop's
         # own, none overlaps another, their layouts are those of the first call).
         fast = getattr(fn, "plain_path", None)
         fast = fast() if fast is not None else None
-        if fast is None:
-            fast = lambda args: fn(*args)   # noqa: E731
+        return iterate(self, fn, fast, trips, state, operands, self.runner_next)
+
+
+def iterate(body: GraphLoopBody, fn: Callable, fast: Callable | None, trips: int | None,
+            state: list, operands: tuple, nxt: tuple) -> tuple:
+    """Run ``fn`` (then ``fast``, its short path) ``trips`` times, or while the while
+    loop's test says so; the carried values of the next trip are as ``nxt`` says."""
+    outs = fn(*state, *operands)
+    state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
+    if fast is None:
+        fast = lambda args: fn(*args)   # noqa: E731
+    if trips is not None:
         for _ in range(trips - 1):
             outs = fast((*state, *operands))
             state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
         return tuple(state)
+    each = body.tests[1]
+    tested = outs[body.n_outs:]
+    done = 1
+    while each.go_on(tested):
+        outs = fast((*state, *operands))
+        state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
+        tested = outs[body.n_outs:]
+        done += 1
+    stats["trips"] += done
+    return tuple(state)
 
 
 stats = {"runs": 0, "trips": 0}   # tests and benchmarks read it
@@ -97,23 +178,33 @@ def _trips(start: Any, stop: Any, step: Any) -> int:
 def _graph_loop_impl(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
                      body: GraphLoopBody) -> tuple:
     trips = _trips(start, stop, step)
+    stats["trips"] += trips
+    return _run(body, trips, carried, operands)
+
+
+def _graph_while_impl(entry: tuple, carried: tuple, operands: tuple, body: GraphLoopBody) -> tuple:
+    if not body.tests[0].go_on(entry):
+        return tuple(carried)
+    return _run(body, None, carried, operands)
+
+
+def _run(body: GraphLoopBody, trips: int | None, carried: tuple, operands: tuple) -> tuple:
+    stats["runs"] += 1
     arrays = [v for v in carried if isinstance(v, np.ndarray)]
     others = arrays + [v for v in operands if isinstance(v, np.ndarray)]
-    if any(np.may_share_memory(a, o) for k, a in enumerate(arrays)
-           for m, o in enumerate(others) if m != k):
-        # The caller's arrays overlap (``A`` and ``A.T``): NumPy's order of writes holds
-        # only when each iteration works on the caller's own memory, op by op.
+    if body.writes_back or any(np.may_share_memory(a, o) for k, a in enumerate(arrays)
+                               for m, o in enumerate(others) if m != k):
+        # The function's own graph (see the module doc), or the caller's arrays overlap
+        # (``A`` and ``A.T``): NumPy's order of writes, and the state an error leaves,
+        # hold only when each iteration works on the caller's own memory, op by op.
         from ..ir.printer import numpy_program
-        fn = numpy_program(body.graph, label=body.name)
-        state = list(carried)
-        for _ in range(trips):
-            outs = fn(*state, *operands)
-            state = [outs[k] if kind == "out" else state[k] for kind, k in body.next]
-        return tuple(state)
+        if body.reference is None:
+            body.reference = numpy_program(body.graph, label=body.name)
+        if trips is not None and trips <= 0:
+            return tuple(carried)
+        return iterate(body, body.reference, None, trips, list(carried), operands, body.next)
     # (carried arrays are copied on their device: a CuPy array by CuPy)
     state = [fresh_copy(v) if isinstance(v, np.ndarray) or is_device_array(v) else v for v in carried]
-    stats["runs"] += 1
-    stats["trips"] += trips
     return body.run(trips, state, tuple(operands))
 
 
@@ -122,28 +213,55 @@ def _graph_loop_meta(start: Any, stop: Any, step: Any, carried: tuple, operands:
     return tuple(carried)
 
 
+def _copied(v: Any, format_value: Callable, consts: dict) -> str:
+    """A carried value as the printed loop starts it: arrays copied, numbers as they are."""
+    text = format_value(v, consts)
+    val = getattr(v, "val", v)
+    return f"np.copy({text})" if getattr(val, "shape", ()) != () else text
+
+
 def _print_graph_loop(node: Any, consts: dict, format_value: Callable, python_code: Callable) -> list:
     """The loop as runnable Python: the body as a function, then the for statement.
 
-        graph_loop = (np.copy(A), np.copy(B),)
+        graph_loop = (A, B,)       # (np.copy(A), ... in a functionalized graph)
         for graph_loop_i in range(1, 50, 1):
             _out = graph_loop_body_1(*graph_loop, c)
             graph_loop = (graph_loop[0], _out[0],)
+
+    A while loop (``graph_while``) tests the values its body computed after the carried
+    ones, as the bytecode does:
+
+        graph_while_go = True
+        while graph_while_go:
+            graph_while_out = graph_loop_body_2(*graph_while, b)
+            graph_while = (graph_while[0], graph_while_out[0],)
+            graph_while_go = False if bool(graph_while_out[1:][0]) is False else True
     """
     body: GraphLoopBody = node.kwargs["body"]
-    start, stop, step, carried, operands = node.args
+    carried, operands = node.args[-2:]
     lines = python_code(body.graph, consts).rstrip("\n").split("\n")
-    init = ", ".join(f"np.copy({format_value(v, consts)})" for v in carried)
+    # The function's own graph (writes_back) runs the body on the caller's arrays, as
+    # Python does (an error leaves the trips before it written); a functionalized
+    # graph's loop works on copies.
+    init = ", ".join(format_value(v, consts) if body.writes_back else _copied(v, format_value, consts)
+                     for v in carried)
     rest = "".join(f", {format_value(v, consts)}" for v in operands)
-    i = f"{node.name}_i"
-    bounds = ", ".join(f"int({format_value(v, consts)})" if hasattr(v, "kind")
-                       else format_value(v, consts) for v in (start, stop, step))
     nxt = ", ".join(f"{node.name}_out[{k}]" if kind == "out" else f"{node.name}[{k}]"
                     for kind, k in body.next)
-    return lines + [f"{node.name} = ({init},)  # graph loop node: carried arrays",
-                    f"for {i} in range({bounds}):",
-                    f"    {node.name}_out = {body.name}(*{node.name}{rest})",
-                    f"    {node.name} = ({nxt},)"]
+    step = [f"    {node.name}_out = {body.name}(*{node.name}{rest})",
+            f"    {node.name} = ({nxt},)"]
+    lines.append(f"{node.name} = ({init},)  # graph loop node: carried values")
+    if body.tests is None:
+        bounds = ", ".join(f"int({format_value(v, consts)})" if hasattr(v, "kind")
+                           else format_value(v, consts) for v in node.args[:3])
+        return lines + [f"for {node.name}_i in range({bounds}):"] + step
+    entry, each = body.tests
+    go = f"{node.name}_go"
+    if entry.tests:
+        lines.append(f"{node.name}_test = {format_value(tuple(node.args[0]), consts)}")
+    return lines + [f"{go} = {entry.python(node.name + '_test')}",
+                    f"while {go}:"] + step + [
+                    f"    {go} = {each.python(f'{node.name}_out[{body.n_outs}:]')}"]
 
 
 def _graph_loop_python_us(node: Any, per_op_us: Callable) -> float | None:
@@ -159,10 +277,25 @@ def _graph_loop_python_us(node: Any, per_op_us: Callable) -> float | None:
 graph_loop = declare("graph_loop", Category.EXTERN, _graph_loop_impl,
                      inputs=("start", "stop", "step", "carried", "operands"),
                      params={"body": None}, meta=_graph_loop_meta, may_raise=True,
+                     functional_params=lambda params: {**params, "body": params["body"].functional()},
                      print_python=_print_graph_loop,
                      doc="for _ in range(start, stop, step): carried = body(*carried, *operands) "
                          "(a body of whole-array work, compiled once)")
 graph_loop.python_us = _graph_loop_python_us
+
+
+def _graph_while_meta(entry: tuple, carried: tuple, operands: tuple, body: GraphLoopBody) -> tuple:
+    return tuple(carried)
+
+
+graph_while = declare("graph_while", Category.EXTERN, _graph_while_impl,
+                      inputs=("entry", "carried", "operands"),
+                      params={"body": None}, meta=_graph_while_meta, may_raise=True,
+                      functional_params=lambda params: {**params, "body": params["body"].functional()},
+                      print_python=_print_graph_loop,
+                      doc="while test: carried = body(*carried, *operands) (a body of "
+                          "whole-array work, compiled once; its test's values are outputs)")
+graph_while.python_us = lambda node, per_op_us: None   # the trip count is the data's
 
 
 # One trip of the compiled loop besides its body's own calls: the Python driver calling

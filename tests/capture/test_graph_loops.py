@@ -473,8 +473,8 @@ def _gauss_seidel(p, sweeps):
 
 @pytest.mark.parametrize("fn, make, expect", [
     (_burgers, lambda r, n: (1.0 + r.random(40), n, 0.05), "graph loop node ("),
-    # the element loop's break flag and scalar have no static shape: the time loop unrolls
-    (_sweeps_with_sum, lambda r, n: (r.random(30) * 3, n), "not a graph loop either"),
+    # the element loop's break flag and scalar are numbers in the body graph
+    (_sweeps_with_sum, lambda r, n: (r.random(30) * 3, n), "graph loop node ("),
     # all element code: one element loop nest, outer loop included
     (_gauss_seidel, lambda r, n: (r.random((12, 14)), n), "loop node (loop"),
 ], ids=["burgers", "sum_with_break", "gauss_seidel"])

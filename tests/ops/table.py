@@ -54,6 +54,8 @@ NOT_ROWS: dict[str, str] = {
     "loop_item": "a loop node's result: tests/capture/test_loops.py",
     "graph_loop": "a time-stepping loop over whole arrays (kiln/ops/graph_loops.py): "
                   "tests/capture/test_graph_loops.py",
+    "graph_while": "a while loop over whole arrays (kiln/ops/graph_loops.py): "
+                   "tests/capture/test_graph_while.py",
     "scalar_fn": "scalar code in a loop body: tests/capture/test_loops.py",
     "load_elem": "an element read in a loop body: tests/capture/test_loops.py",
     "store_elem": "an element write in a loop body: tests/capture/test_loops.py",
