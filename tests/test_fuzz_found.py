@@ -369,6 +369,17 @@ def in_place_update_by_a_mask_selection(x, y):
     return x, s, np.sqrt(y[y > 0]) * 2, y
 
 
+@found((np.arange(3.0), np.zeros((1, 1))), (np.array([4, 1, 4, 2], np.int32), np.zeros((2, 1))))
+def a_selection_returned_twice_is_one_array(x, rows):
+    # seed 3009: ``v = x[m]; w = v; return v, w`` (a selection taken after the graph)
+    # returned two copies where NumPy returns one array twice
+    v = x[x != x.max()]
+    w = v
+    for r in rows:           # (a loop over rows: the fuzzer's program had one)
+        pass
+    return v, w, r
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

@@ -194,8 +194,10 @@ class OutputGraph:
         from .variables.containers import IteratorVariable, SliceVariable
         if isinstance(var, MaskedSelectionVariable) and var.taken is not None:
             return self.reconstruct(tx, var.taken)
-        if isinstance(var, MaskedSelectionVariable):  # taken for real, after the graph
-            return f"{self.reconstruct(tx, var.full)}[{self.reconstruct(tx, var.mask)}]"
+        if isinstance(var, MaskedSelectionVariable):  # taken for real, after the graph:
+            # once, so that the selection returned twice (``v = x[m]; return v, v``) is one
+            # array, as in the frame
+            return self._bind_once(f"{self.reconstruct(tx, var.full)}[{self.reconstruct(tx, var.mask)}]")
         if isinstance(var, SliceVariable):
             return "slice(" + ", ".join(self.reconstruct(tx, p) for p in var.parts) + ")"
         if var.source is not None and not isinstance(var, IteratorVariable):
@@ -249,7 +251,12 @@ class OutputGraph:
         name: ``l[0], l[1] = l[1], l[0]; l[0].append(9)`` must append to the list that was
         at l[1], not to whatever is at l[0] after the swap."""
         code = source.code(self.ns)
-        if self.prebound is None or isinstance(source, LocalSource):
+        return code if isinstance(source, LocalSource) else self._bind_once(code)
+
+    def _bind_once(self, code: str) -> str:
+        """A name ``code`` is evaluated into once, before any replayed store (while
+        replay and reconstruction code is built; else ``code`` itself)."""
+        if self.prebound is None:
             return code
         name = self.prebound.get(code)
         if name is None:
