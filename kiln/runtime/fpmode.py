@@ -88,13 +88,27 @@ def _all_ignored() -> bool:
     return all(v == "ignore" for v in np.geterr().values())
 
 
-def errors_trapped(_mode=numpy_errors_trapped, _warnings=warnings, _seen=_filters_seen) -> bool:
+def _errors_trapped(_mode=numpy_errors_trapped, _warnings=warnings, _seen=_filters_seen) -> bool:
     """Must a compiled call run as NumPy to raise what NumPy raises? (NumPy's error mode
-    traps, or its RuntimeWarnings are errors.) The compiled wrapper's check, every call:
-    about 0.1 us while nothing changes."""
+    traps, or its RuntimeWarnings are errors.) The filter list is re-read only when the
+    list, its length or its first entry change."""
     if _mode():
         return True
     filters = _warnings.filters
     if filters is _seen[0] and len(filters) == _seen[1] and filters and filters[0] is _seen[2]:
         return _seen[3] and not _all_ignored()
     return _filters_changed(filters)
+
+
+def _errors_checker():
+    from .launch import module
+    m = module() if _MODE is not None else None
+    if m is None:
+        return _errors_trapped
+    return m.ErrorMode(_MODE, _trapped, warnings, runtime_warnings_raise,
+                       lambda: not _all_ignored())
+
+
+# () -> bool, as _errors_trapped: the compiled wrapper's check, every call (launch.c's
+# ErrorMode where the launcher builds: tens of nanoseconds while nothing changes)
+errors_trapped = _errors_checker()

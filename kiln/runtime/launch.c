@@ -387,15 +387,59 @@ static PyTypeObject LayoutsType = KILN_VECTORCALL_TYPE(
 
 /* ---- NumPy's floating-point error mode ------------------------------------------------- */
 
-/* ErrorMode(contextvar, compute)() -> bool: does NumPy's current error mode trap (see
- * fpmode.py)? The mode is an object in a context variable, replaced whenever np.errstate
- * or np.seterr changes it; the answer of compute(mode) is kept for the last mode seen, so
- * the wrapper's check on every call is one context-variable read. */
+/* ErrorMode(contextvar, compute[, warnings, filters_raise, not_all_ignored])() -> bool:
+ * does NumPy's current error mode trap, or (with the warnings module given) would a
+ * RuntimeWarning NumPy emits be raised by the warning filters (see fpmode.py)? The mode
+ * is an object in a context variable, replaced whenever np.errstate or np.seterr changes
+ * it; the answer of compute(mode) is kept for the last mode seen. The filter list is
+ * re-read by filters_raise(filters) only when warnings.filters is another list, or its
+ * length or first entry changed (catch_warnings installs a new list; simplefilter and
+ * filterwarnings insert at the front or append); where it raises, not_all_ignored()
+ * decides (np.errstate(all='ignore') emits nothing to raise). The wrapper's check on
+ * every call is one context-variable read and one attribute read. */
 typedef struct {
     PyObject_HEAD
     PyObject *var, *compute, *mode, *answer;
+    PyObject *warnings, *filters_raise, *not_all_ignored, *filters, *first, *raises;
+    Py_ssize_t nfilters;
     vectorcallfunc vectorcall;
 } ErrorMode;
+
+static PyObject *str_filters = NULL;
+
+static PyObject *
+error_mode_filters(ErrorMode *self)
+{
+    /* self->warnings is the module's dict; str_filters the interned key */
+    PyObject *filters = PyDict_GetItemWithError(self->warnings, str_filters);
+    if (filters == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_AttributeError, "module 'warnings' has no attribute 'filters'");
+        return NULL;
+    }
+    Py_INCREF(filters);
+    if (PyList_CheckExact(filters) && filters == self->filters && self->raises != NULL
+            && PyList_GET_SIZE(filters) == self->nfilters
+            && (self->nfilters == 0 || PyList_GET_ITEM(filters, 0) == self->first)) {
+        Py_DECREF(filters);
+    } else {
+        PyObject *raises = PyObject_CallOneArg(self->filters_raise, filters);
+        if (raises == NULL) {
+            Py_DECREF(filters);
+            return NULL;
+        }
+        Py_ssize_t n = PyList_CheckExact(filters) ? PyList_GET_SIZE(filters) : -1;
+        PyObject *first = n > 0 ? PyList_GET_ITEM(filters, 0) : NULL;
+        Py_XINCREF(first);
+        Py_XSETREF(self->first, first);
+        Py_XSETREF(self->filters, filters);
+        Py_XSETREF(self->raises, raises);
+        self->nfilters = n;
+    }
+    if (!PyObject_IsTrue(self->raises))
+        Py_RETURN_FALSE;
+    return PyObject_CallNoArgs(self->not_all_ignored);
+}
 
 static PyObject *
 error_mode_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -409,39 +453,62 @@ error_mode_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
     PyObject *mode = NULL;
     if (PyContextVar_Get(self->var, Py_None, &mode) < 0)
         return NULL;
-    if (mode == self->mode && self->answer != NULL) {
+    if (mode != self->mode || self->answer == NULL) {
+        PyObject *answer = PyObject_CallOneArg(self->compute, mode);
+        if (answer == NULL) {
+            Py_DECREF(mode);
+            return NULL;
+        }
+        Py_XSETREF(self->mode, mode);
+        Py_XSETREF(self->answer, answer);
+    } else {
         Py_DECREF(mode);
+    }
+    if (self->answer != Py_False || self->warnings == NULL) {
         Py_INCREF(self->answer);
         return self->answer;
     }
-    PyObject *answer = PyObject_CallOneArg(self->compute, mode);
-    if (answer == NULL) {
-        Py_DECREF(mode);
-        return NULL;
-    }
-    Py_XSETREF(self->mode, mode);
-    Py_INCREF(answer);
-    Py_XSETREF(self->answer, answer);
-    return answer;
+    return error_mode_filters(self);
 }
 
 static PyObject *
 error_mode_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *var, *compute;
+    PyObject *var, *compute, *warnings_module = NULL, *filters_raise = NULL, *not_all_ignored = NULL;
     if (kiln_no_keywords(kwargs, "ErrorMode") < 0
-            || !PyArg_ParseTuple(args, "O!O", &PyContextVar_Type, &var, &compute))
+            || !PyArg_ParseTuple(args, "O!O|OOO", &PyContextVar_Type, &var, &compute,
+                                 &warnings_module, &filters_raise, &not_all_ignored))
         return NULL;
+    if (warnings_module != NULL && (filters_raise == NULL || not_all_ignored == NULL)) {
+        PyErr_SetString(PyExc_TypeError, "ErrorMode(): the warnings module needs filters_raise "
+                                         "and not_all_ignored");
+        return NULL;
+    }
+    PyObject *namespace = NULL;
+    if (warnings_module != NULL) {
+        if (!PyModule_Check(warnings_module)) {
+            PyErr_SetString(PyExc_TypeError, "ErrorMode(): warnings must be a module");
+            return NULL;
+        }
+        namespace = PyModule_GetDict(warnings_module);   /* borrowed */
+        if (str_filters == NULL && (str_filters = PyUnicode_InternFromString("filters")) == NULL)
+            return NULL;
+    }
     ErrorMode *self = (ErrorMode *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
     Py_INCREF(var); self->var = var;
     Py_INCREF(compute); self->compute = compute;
+    Py_XINCREF(namespace); self->warnings = namespace;
+    Py_XINCREF(filters_raise); self->filters_raise = filters_raise;
+    Py_XINCREF(not_all_ignored); self->not_all_ignored = not_all_ignored;
+    self->nfilters = -1;
     self->vectorcall = error_mode_vectorcall;
     return (PyObject *)self;
 }
 
-#define ERROR_MODE_FIELDS(X) X(var) X(compute) X(mode) X(answer)
+#define ERROR_MODE_FIELDS(X) X(var) X(compute) X(mode) X(answer) X(warnings) X(filters_raise) \
+    X(not_all_ignored) X(filters) X(first) X(raises)
 KILN_GC_FUNCTIONS(error_mode, ErrorMode, ERROR_MODE_FIELDS, )
 
 static PyTypeObject ErrorModeType = KILN_VECTORCALL_TYPE(

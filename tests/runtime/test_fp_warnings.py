@@ -187,3 +187,29 @@ def test_numpy_scalar_math_warns_and_raises_as_numpy(fn, make, backend):
             warnings.simplefilter("always")
             compiled(*make())
         assert [str(w.message) for w in seen] == [str(w.message) for w in seen_np]
+
+
+def test_the_wrappers_check_agrees_with_the_python_one_through_filter_changes():
+    # fpmode.errors_trapped is launch.c's ErrorMode where the launcher builds (it caches
+    # the filter list by identity, length and first entry); fpmode._errors_trapped is the
+    # same logic in Python
+    from kiln.runtime import fpmode
+    check, reference = fpmode.errors_trapped, fpmode._errors_trapped
+    seen = []
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        seen.append((check(), reference(), False))
+        warnings.simplefilter("error")
+        seen.append((check(), reference(), True))
+        with np.errstate(all="ignore"):
+            seen.append((check(), reference(), False))
+        warnings.simplefilter("ignore", RuntimeWarning)      # inserted in front
+        seen.append((check(), reference(), False))
+        warnings.filters.pop(0)                               # the same list, shorter
+        seen.append((check(), reference(), True))
+        warnings.filters[0] = ("ignore", None, Warning, None, 0)   # same length, new first
+        seen.append((check(), reference(), False))
+        with np.errstate(over="raise"):
+            seen.append((check(), reference(), True))
+    seen.append((check(), reference(), False))
+    assert all(c == r == want for c, r, want in seen), seen
