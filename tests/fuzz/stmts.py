@@ -7,6 +7,8 @@ compound statement is then checked the same way.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from hypothesis import assume, strategies as st
 
@@ -286,6 +288,8 @@ class ProgramGen(ExprMixin, Gen):
             c = self.fresh("k")
             inner = [{**ns, c: 0} for ns in runs]
             body = self.block(inner, 2)[0]
+            if any(re.match(rf"\s*{c}\b[^=]*[-+*/%&|^]?=(?!=)", line) for line in body):
+                return None   # a body rebinding the counter need not end (seeds 5002, 3011)
             return [f"{c} = 0", f"while {c} < {self.pick([2, 3, 1])}:", *body, f"    {c} += 1"]
         else:
             return None
