@@ -380,6 +380,14 @@ def a_selection_returned_twice_is_one_array(x, rows):
     return v, w, r
 
 
+@found((np.int64(3), np.float64(2.0)), (np.float64(-1.5), np.int64(7)))
+def numpy_scalar_math_on_a_computed_scalar_and_a_bool(s, t):
+    # seed 3018: ``np.maximum(np.float64(2.5), s) + True`` (NumPy scalar math, an extern
+    # when a bool meets the float) read a buffer whose kernel the lowering had taken back
+    # with the decomposition it tried first: NameError 'buf0' in the C++ wrapper
+    return np.maximum(np.float64(2.5), s) + True, np.sin(t) - False, np.sqrt(abs(s)) * True
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

@@ -320,13 +320,16 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
         operator on NumPy scalars, kiln/ops/scalar_math.py, when the ufunc's call would
         skip scalar math's checks): what the decomposition added is taken back and the
         node's own NumPy call runs."""
-        nodes, buffers = len(self.nodes), set(self.buffers)
+        nodes, buffers, realized = len(self.nodes), set(self.buffers), dict(self._realized)
         value = self.decompose(fn, args, params)
         if not any(isinstance(n, ExternNode) for n in self.nodes[nodes:]):
             return value
         del self.nodes[nodes:]
         for name in set(self.buffers) - buffers:
             del self.buffers[name]
+        # an input the decomposition gave memory (its kernel just taken back) has none
+        # (np.sin(s) + True on NumPy scalars: the extern read a buffer nothing wrote)
+        self._realized = realized
         return None
 
     def meta_of(self, value: Any) -> Any:
