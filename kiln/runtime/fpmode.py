@@ -18,6 +18,7 @@ call makes it), else the same logic in Python.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -46,13 +47,15 @@ def _numpy_errors_trapped() -> bool:
     return trapped
 
 
-def _checker():
+def _checker(python: Any, *warning_checks: Any) -> Any:
+    """launch.c's ErrorMode (with ``warning_checks``: also the warning filters) where the
+    launcher builds, else ``python``, the same logic in Python."""
     from .launch import module
     m = module() if _MODE is not None else None
-    return _numpy_errors_trapped if m is None else m.ErrorMode(_MODE, _trapped)
+    return python if m is None else m.ErrorMode(_MODE, _trapped, *warning_checks)
 
 
-numpy_errors_trapped = _checker()   # () -> bool, as _numpy_errors_trapped
+numpy_errors_trapped = _checker(_numpy_errors_trapped)   # () -> bool
 
 
 # The warning filters the last answer was computed for: the list object, its length and
@@ -100,15 +103,7 @@ def _errors_trapped(_mode=numpy_errors_trapped, _warnings=warnings, _seen=_filte
     return _filters_changed(filters)
 
 
-def _errors_checker():
-    from .launch import module
-    m = module() if _MODE is not None else None
-    if m is None:
-        return _errors_trapped
-    return m.ErrorMode(_MODE, _trapped, warnings, runtime_warnings_raise,
-                       lambda: not _all_ignored())
-
-
-# () -> bool, as _errors_trapped: the compiled wrapper's check, every call (launch.c's
-# ErrorMode where the launcher builds: tens of nanoseconds while nothing changes)
-errors_trapped = _errors_checker()
+# () -> bool: the compiled wrapper's check, every call (tens of nanoseconds in C while
+# neither the error mode nor the filters change)
+errors_trapped = _checker(_errors_trapped, warnings, runtime_warnings_raise,
+                          lambda: not _all_ignored())
