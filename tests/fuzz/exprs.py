@@ -24,6 +24,46 @@ REDUCTIONS = ["sum", "max", "min", "mean", "prod", "any", "all", "argmax", "argm
               "cumsum", "cumprod"]
 
 
+# Two things NumPy leaves unspecified and itself answers by path, so the fuzzer draws
+# neither (docs/fuzzing.md, "Unspecified by NumPy"):
+# - which of two equal zeros of different sign a min/max-style op returns:
+#   np.fmax(0.0, -0.0) is 0.0, np.fmax(np.zeros(20), -np.zeros(20)) is -0.0 (SIMD);
+# - the sign of a NaN a min/max reduction returns: a contiguous x.max() over a -NaN gives
+#   +NaN, x.max(axis=0) the input -NaN; np.copysign is what shows it.
+MIN_MAX = ("np.maximum", "np.minimum", "np.fmax", "np.fmin")
+
+
+def _floats(v) -> np.ndarray:
+    v = np.asarray(v)
+    return v if v.dtype.kind == "f" else v.astype(np.float64)
+
+
+def zero_tie(xs: list, ys: list) -> bool:
+    """Whether a min/max of ``x`` and ``y`` meets +0.0 against -0.0 on some run."""
+    for x, y in zip(xs, ys):
+        try:
+            x, y = np.broadcast_arrays(_floats(x), _floats(y))
+        except ValueError:
+            continue
+        if ((x == 0) & (y == 0) & (np.signbit(x) != np.signbit(y))).any():
+            return True
+    return False
+
+
+def mixed_zeros(xs: list) -> bool:
+    """Whether some run's values hold both +0.0 and -0.0 (a min/max over them ties)."""
+    for x in xs:
+        x = _floats(x)
+        zero = x == 0
+        if (zero & np.signbit(x)).any() and (zero & ~np.signbit(x)).any():
+            return True
+    return False
+
+
+def has_nan(xs: list) -> bool:
+    return any(np.isnan(_floats(x)).any() for x in xs)
+
+
 def atomic(src: str) -> bool:
     if src.isidentifier():
         return True
@@ -105,6 +145,8 @@ class ExprMixin:
             src = f"{paren(a.src)} {op} {paren(b.src)}"
         else:
             fn = self.pick(BINARY_FUNCS, "binfunc")
+            if (fn in MIN_MAX and zero_tie(a.vals, b.vals)) or (fn == "np.copysign" and has_nan(b.vals)):
+                return None
             src = f"{fn}({a.src}, {b.src})"
         return self.eval(src, runs)
 
@@ -154,6 +196,8 @@ class ExprMixin:
         if how == "reduce_keep" and a.ndim > 0:
             axis = self.pick(list(range(-a.ndim, a.ndim)))
             fn = self.pick(["sum", "max", "mean", "min"])
+            if fn in ("max", "min") and mixed_zeros(a.vals):
+                return None
             return self.eval(f"{paren(a.src)}.{fn}(axis={axis}, keepdims=True)", runs)
         if how == "self":
             return a
@@ -229,6 +273,8 @@ class ExprMixin:
         if a is None:
             return None
         fn = self.pick(REDUCTIONS, "reduction")
+        if fn in ("max", "min") and mixed_zeros(a.vals):
+            return None
         nd = a.ndim
         axis_opts = [None] + list(range(-nd, nd))
         if nd >= 2 and fn not in ("argmax", "argmin", "cumsum", "cumprod"):
@@ -273,6 +319,8 @@ class ExprMixin:
         how = self.pick(["where", "clip", "where_mask"])
         if how == "clip":
             lo, hi = self.pick([("0", "1"), ("-1.5", "2"), ("None", "0.5"), ("0", "None"), ("1", "3")])
+            if lo == "0" and zero_tie(a.vals, [0.0] * len(a.vals)):
+                return None
             return self.eval(f"np.clip({a.src}, {lo}, {hi})" if self.chance(0.5)
                              else f"{paren(a.src)}.clip({lo}, {hi})", runs)
         if how == "where_mask":

@@ -12,7 +12,7 @@ import re
 import numpy as np
 from hypothesis import assume, strategies as st
 
-from .exprs import ExprMixin, paren
+from .exprs import MIN_MAX, ExprMixin, mixed_zeros, paren, zero_tie
 from .programs import Expr, Gen, Program, candidate_time_limit
 
 AUG_OPS = ["+=", "*=", "-=", "/=", "//=", "%=", "**=", "&=", "|=", "^="]
@@ -209,12 +209,16 @@ class ProgramGen(ExprMixin, Gen):
             b = self.partner(region, runs, 1)
             if b is None:
                 return None
+            if fn in MIN_MAX and zero_tie(a.vals, b.vals):
+                return None
             call = f"{fn}({a.src}, {b.src}, out={dest})"
         if self.chance(0.3):
             return [f"{self.fresh('r')} = {call}"]
         if self.chance(0.2):
             # (np.cumsum of a 0-d array into a 0-d out= crashes NumPy 2.4 itself)
             red = self.pick(["np.sum", "np.max", "np.cumsum"] if a.ndim and region.ndim else ["np.sum", "np.max"])
+            if red == "np.max" and mixed_zeros(a.vals):
+                return None
             return [f"{red}({a.src}, axis=0, out={dest})"]
         return [call]
 

@@ -102,3 +102,22 @@ def test_a_program_hung_in_native_code_ends_the_run_with_its_source(tmp_path):
     assert "past twice the time limit" in done.stderr and "time.sleep(30)" in done.stderr
     [written] = tmp_path.glob("kiln-fuzz-hang-*.py")
     assert "def prog(x0):" in written.read_text()
+
+
+def test_what_numpy_leaves_unspecified_is_not_drawn():
+    """Which zero a min/max tie of +0.0 and -0.0 returns, and the sign of a NaN from a
+    min/max reduction, differ between NumPy's own paths (docs/fuzzing.md): the generator
+    recognizes both on any run's values and draws neither."""
+    import numpy as np
+
+    from .exprs import has_nan, mixed_zeros, zero_tie
+    zeros, negzeros = np.zeros(3), -np.zeros(3)
+    assert zero_tie([np.ones(3), zeros], [np.ones(3), negzeros])        # the second run ties
+    assert zero_tie([np.float64(-0.0)], [0])                            # an int 0 is +0.0
+    assert zero_tie([np.array([[-0.0], [1.0]])], [np.zeros(2)])         # after broadcasting
+    assert not zero_tie([zeros, negzeros], [zeros, negzeros])           # same signs
+    assert not zero_tie([np.array([0.0, -0.0])], [np.array([1.0, 2.0])])
+    assert not zero_tie([np.ones(2)], [np.ones(3)])                     # does not broadcast
+    assert mixed_zeros([np.ones(2), np.array([[0.0, 5.0], [-0.0, 1.0]])])
+    assert not mixed_zeros([np.array([0.0, 0.0, 1.0]), negzeros, np.arange(3)])
+    assert has_nan([np.ones(2), np.array([1.0, np.nan])]) and not has_nan([np.arange(3), np.ones(2)])
