@@ -171,3 +171,11 @@ def sieve(n):
             for j in range(i * i, n + 1, i):
                 is_prime[j] = False
     return is_prime
+
+
+def first_above(x, t):
+    """Linear search returning from inside the loop: the first index above ``t``, -1 if none."""
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            return i
+    return -1

@@ -27,8 +27,8 @@ import numpy as np
 
 import kiln
 
-from .loop_kernels import (cholesky, cholesky_rows, crc32, csr_matvec, edit_distance, fsub,
-                           gauss_seidel, house_robber, jacobi_sweeps, lu_inplace, lu_rows,
+from .loop_kernels import (cholesky, cholesky_rows, crc32, csr_matvec, edit_distance, first_above,
+                           fsub, gauss_seidel, house_robber, jacobi_sweeps, lu_inplace, lu_rows,
                            relax_until_converged, sieve, tri_solve)
 from .idioms import weighted_column_distance
 
@@ -59,6 +59,7 @@ def cases(rng) -> dict:
     values, xs = rng.random(int(indptr[-1])), rng.random(cols)
     rod2 = np.r_[0.0, rng.random(198), 0.0]
     A, B, W = rng.random((70, 70)), rng.random((70, 70)), rng.random((70, 70)) + 0.5
+    ramp = np.linspace(0.0, 1.0, 20000)
     return {
         "fsub (n=300)": (fsub, lambda: (L, b)),
         "gauss_seidel (100x100, 2 sweeps)": (gauss_seidel, lambda: (u0.copy(), f0, 2)),
@@ -76,6 +77,7 @@ def cases(rng) -> dict:
         "sieve (n=60000)": (sieve, lambda: (60000,)),
         "jacobi sweeps over slices (n=200, while loop)": (jacobi_sweeps, lambda: (rod2.copy(), 1e-4)),
         "weighted column distance (70x70)": (weighted_column_distance, lambda: (A, B, W)),
+        "first_above (n=20000, return in the loop)": (first_above, lambda: (ramp, 0.9)),
     }
 
 

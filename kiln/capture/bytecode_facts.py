@@ -529,7 +529,10 @@ BREAKABLE_ALONE = frozenset({
     "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE", "LOAD_SUPER_ATTR",
     # 3.13
     "CALL_KW", "TO_BOOL", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "CONVERT_VALUE",
-    "SET_FUNCTION_ATTRIBUTE"})
+    "SET_FUNCTION_ATTRIBUTE",
+    # the code after a loop whose body returns (the graph ends at the loop's exit,
+    # kiln/capture/loop_node.py _return_after): loads and stores of locals and constants
+    "LOAD_CONST", "LOAD_FAST", "LOAD_FAST_CHECK", "STORE_FAST", "LOAD_FAST_LOAD_FAST"})
 
 
 def real_stack_effect(name: str, arg: Any, jump: bool) -> tuple[int, int]:

@@ -39,7 +39,7 @@ class PathEnd(Exception):
 
 class Exit:
     def __init__(self, kind: str, pred: Any, locals_: dict, target: int | None) -> None:
-        self.kind = kind            # "break" or "next" (continue: on to the next iteration)
+        self.kind = kind            # "break", "return" or "next" (continue: on to the next iteration)
         self.pred = pred            # the predicate it was taken under (a tracker)
         self.locals = locals_
         self.target = target        # break: where the code after the loop goes on
@@ -158,8 +158,11 @@ def step_path(tx, trace) -> None:
     ``continue`` of the loop being traced records its exit and raises :class:`PathEnd`."""
     inst = tx.decoded.instructions[tx.ip]
     own = trace.tx is tx
+    if own and inst.opname in ("RETURN_VALUE", "RETURN_CONST"):
+        _return(tx, trace, inst)
     if own and trace.iterator is not None and inst.opname == "POP_TOP" \
-            and len(tx.stack) == trace.depth and tx.stack[-1] is trace.iterator:
+            and len(tx.stack) == trace.depth and tx.stack[-1] is trace.iterator \
+            and not _returns_constant(tx, inst.index + 1):
         end(tx, trace, "break", _after_break(tx, trace, inst.index))
     if own and trace.iterator is None and trace.cont is not None and inst.opname != "NOP" \
             and tx.ip != trace.start and _same_code(tx, tx.ip, trace.exit):
@@ -171,6 +174,38 @@ def step_path(tx, trace) -> None:
         if tx.ip < trace.lo:
             _continue_while(tx, trace)
         end(tx, trace, "break", _normal_target(tx, trace, tx.ip))
+
+
+def _returns_constant(tx, k: int) -> bool:
+    """Does the code at ``k`` return a constant (``return -1`` pops a for loop's iterator
+    first, as a break does: 3.11 ``LOAD_CONST; RETURN_VALUE``, 3.12+ ``RETURN_CONST``)?"""
+    instructions = tx.decoded.instructions
+    if instructions[k].opname == "RETURN_CONST":
+        return True
+    return instructions[k].opname == "LOAD_CONST" and k + 1 < len(instructions) \
+        and instructions[k + 1].opname == "RETURN_VALUE"
+
+
+def _return(tx, trace, inst) -> None:
+    """A ``return`` in the body of the loop being traced: an exit that ends the loop (as a
+    break does) with the value it returns (``RET`` in its locals); after the loop node the
+    function returns that value where the loop returned (kiln/capture/loop_node.py)."""
+    from .loop_node import RET, RETURNED
+    # a for loop's iterator is gone by now (``SWAP 2; POP_TOP`` before the return)
+    depth = trace.depth - (trace.iterator is not None) + (inst.opname == "RETURN_VALUE")
+    if len(tx.stack) < depth:
+        raise LoopFallback("a return inside the body of a nested loop (it leaves both)")
+    if len(tx.stack) != depth:
+        raise LoopFallback("a return inside the loop body with values left on the stack")
+    value = ConstantVariable(inst.arg) if inst.opname == "RETURN_CONST" else tx.stack[-1]
+    # a constant of the code (``return -1``), not a local that holds one on this trace
+    literal = inst.opname == "RETURN_CONST" or tx.decoded.instructions[inst.index - 1].opname == "LOAD_CONST"
+    if trace.iterator is not None and any(v is trace.iterator for v in tx.stack):
+        raise LoopFallback("a return inside the loop body that keeps the iterator")
+    exit = Exit("return", active_true(trace), dict(tx.locals, **{RET: value, RETURNED: ConstantVariable(True)}), None)
+    exit.literal = literal
+    trace.exits.append(exit)
+    raise PathEnd()
 
 
 def _continue_while(tx, trace) -> None:
@@ -400,14 +435,15 @@ def merge_exits(tx, trace, end: dict | None, live: set) -> tuple[dict, VariableT
         for name in e.locals:
             if name not in end and name in live:
                 raise LoopFallback(f"'{name}' is assigned on some paths of the body only")
-    breaks = [e for e in exits if e.kind == "break"]
-    if base_pred is not None and base_pred.kind == "break":
+    # a return ends the loop as a break does (loop_node tells the two apart by RETURNED)
+    breaks = [e for e in exits if e.kind in ("break", "return")]
+    if base_pred is not None and base_pred.kind in ("break", "return"):
         breaks.append(base_pred)
     flag = None
-    if base_pred is not None and base_pred.kind == "break" and not exits:
+    if base_pred is not None and base_pred.kind in ("break", "return") and not exits:
         flag = ConstantVariable(True)
     elif breaks:
-        if base_pred is not None and base_pred.kind == "break":
+        if base_pred is not None and base_pred.kind in ("break", "return"):
             # every other exit is a continue: the loop breaks unless one of those was taken
             flag = ConstantVariable(True)
             for e in exits:

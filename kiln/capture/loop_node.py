@@ -17,7 +17,7 @@ from ..errors import KilnError
 from ..ir import Graph
 from ..ops import REGISTRY, TensorMeta
 from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
-from .breaks import BreakGraph
+from .breaks import BreakGraph, GraphBreak
 from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS, ENDLESS_LOOP_JUMP
 from .loop_branches import _WIDENS
 from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIteratorVariable,
@@ -201,9 +201,8 @@ def _endless(instructions: list, tested: dict) -> dict:
             last[inst.target] = inst.index
     found = {}
     for head, bottom in last.items():
-        if head in tested or instructions[head].opname == "FOR_ITER" \
-                or bottom + 1 >= len(instructions):
-            continue
+        if head in tested or instructions[head].opname == "FOR_ITER":
+            continue   # (a loop with nothing after it ends by returning, or raises)
         if any(h != head and (head < h <= bottom < b or h < head <= b < bottom)
                for h, (b, _, _) in tested.items()):
             continue
@@ -347,14 +346,19 @@ class Region:
 
 COND = "<while>"   # the carried name of a while loop's condition
 BRK = "<break>"    # and of the flag of a body that breaks
+RETURNED = "<returned>"   # a body that returns (loop_branches._return): whether it did,
+RET = "<return>"          # and the value (where the returns give different values)
+_PSEUDO = {COND: "cond", BRK: "brk", RETURNED: "returned", RET: "ret"}
 
 
 def _live(tx, region: Region) -> set:
     """Names live where the iteration ends (a range loop's head; a while loop's head and exit)."""
     from .resume import code_facts
     facts = code_facts(tx.code)
-    return set(facts.live_in[region.stop]) if region.cont is None else \
-        set(facts.live_in[region.start]) | set(facts.live_in[region.exit])
+    if region.cont is None:
+        return set(facts.live_in[region.stop])
+    after = facts.live_in[region.exit] if region.exit < len(facts.live_in) else ()   # nothing after it
+    return set(facts.live_in[region.start]) | set(after)
 
 
 def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
@@ -364,7 +368,7 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
     graph = Graph(f"{tx.code.co_name}_loop_body")
     trace = LoopTrace(tx.output.loop_trace, graph)
     i_node = graph.placeholder(region.i_name, 1)   # named after the loop variable
-    phs = {name: graph.placeholder({COND: "cond", BRK: "brk"}.get(name, name), example)
+    phs = {name: graph.placeholder(_PSEUDO.get(name, name), example)
            for name, example in carried.items()}
     trace.tx, trace.head, trace.exit = tx, region.stop, region.exit
     trace.lo, trace.hi, trace.cont, trace.start = region.lo, region.hi, region.cont, region.start
@@ -418,7 +422,7 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
                 ScalarValueVariable(phs[COND], phs[COND].val) if COND in phs else ConstantVariable(True))
         if flag is not None:
             end[BRK] = flag
-            targets = {e.target for e in trace.exits if e.kind == "break"}
+            targets = {e.target for e in trace.exits if e.kind == "break"} or {region.exit}
             if len(targets) != 1:
                 raise LoopFallback("breaks that go on at different places")
             trace.break_target = targets.pop()
@@ -448,14 +452,18 @@ def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, fa
     """Build the loop node; on failure restore the translator, note why (``failed``:
     what happens instead) and return False. ``arrays_only``: a body that touches no array
     is not one (a loop of Python numbers runs faster as Python than as a compiled call)."""
+    line = tx.location()
     try:
         _build(tx, region, bounds, snap, extra, arrays_only)
     except (LoopFallback, BreakGraph, KilnError) as e:
+        tx.__dict__.pop("loop_returned", None)
         snap.restore(tx)
         reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
                                                                      "reason", str(e))
         _note(tx, f"{failed}: {reason}")
         return False
+    if "loop_returned" in tx.__dict__:
+        _return_after(tx, line)
     return True
 
 
@@ -467,10 +475,11 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     trace, _, _, end = _trace_once(tx, region, snap, {})
     if arrays_only and not trace.arrays:
         raise LoopFallback("the body does no array work: it runs as Python")
-    rebound = [n for n in end if n not in (COND, BRK) and end[n] is not snap.locals.get(n)
+    rebound = [n for n in end if n not in _PSEUDO and end[n] is not snap.locals.get(n)
                and not _loaded(snap.locals.get(n), end[n])]
     if BRK in end:
         extra = dict(extra, **{BRK: ConstantVariable(False)})
+    extra = _returns(tx, region, trace, extra)
     names = list(extra) + [n for n in rebound if n in live]
     start = dict(snap.locals, **extra)
     for n in names:
@@ -518,6 +527,68 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     else:
         phs = {}
     _emit(tx, region, bounds, snap, trace, names, types, phs, end, start)
+
+
+def _only_returns(region: Region, trace: LoopTrace) -> bool:
+    """A ``while True:`` loop whose body returns and never breaks ends only by returning:
+    the function returns the node's value, with no test after it."""
+    return region.endless and not any(e.kind == "break" for e in trace.exits)
+
+
+def _returns(tx, region: Region, trace: LoopTrace, extra: dict) -> dict:
+    """A body with ``return`` statements (loop_branches._return) carries whether it
+    returned and, unless every return gives one constant, the value; the function then
+    returns it right after the loop (:func:`_return_after`). Only a loop outside other
+    loop bodies (the return leaves them all), and of the function being compiled unless
+    the loop ends only by returning (an inlined call's then returns the value)."""
+    rets = [e for e in trace.exits if e.kind == "return"]
+    if not rets:
+        if region.exit >= len(tx.decoded.instructions):
+            raise LoopFallback("a while True loop that neither breaks nor returns")
+        return extra
+    if tx.output.loop_trace is not None or (tx.parent is not None and not _only_returns(region, trace)):
+        raise LoopFallback("a return inside the body of a nested loop or of an inlined function")
+    values = [e.locals[RET] for e in rets]
+    extra = dict(extra, **{RETURNED: ConstantVariable(False)})
+    if _constant_return(trace) is not None:
+        return extra
+    for v in values:
+        if _type_of(v) is None:
+            raise LoopFallback(f"a return inside the loop body of {v.describe()}, not a number")
+    kinds = {type(_type_of(v)) for v in values}
+    if len(kinds) != 1:
+        raise LoopFallback("returns inside the loop body of values of different types ("
+                           + ", ".join(sorted(k.__name__ for k in kinds)) + ")")
+    zero = kinds.pop()(0)
+    return dict(extra, **{RET: ConstantVariable(zero)})
+
+
+def _constant_return(trace: LoopTrace) -> ConstantVariable | None:
+    """The one constant every ``return`` of the body gives (``return -1``), else None."""
+    rets = [e for e in trace.exits if e.kind == "return"]
+    values = [e.locals[RET] for e in rets]
+    if values and all(e.literal for e in rets) and \
+            len({(type(v.value), v.value) for v in values}) == 1:
+        return values[0]
+    return None
+
+
+def _return_after(tx, node_line: tuple) -> None:
+    """After a loop node whose body returns: where it returned, the function returns its
+    value; where not, it goes on after the loop. Which one is known when the node has run,
+    so the graph ends at the loop's exit (a break there, kiln/capture/partial.py, whose
+    entry returns first where the loop returned): the capture that stops there keeps
+    the two values (``tx.pending_return``); the first one breaks."""
+    returned, value, exit = tx.__dict__.pop("loop_returned")
+    if tx.stop_at == exit:
+        tx.pending_return = (returned, value)
+        return
+    filename, lineno, line = node_line
+    tx.inst = tx.decoded.instructions[exit]
+    raise BreakGraph(GraphBreak(
+        "data_dependent", "the loop returns from inside its body: whether it returned is known "
+        "once it has run, so the graph ends after the loop (the function returns there, or "
+        "goes on compiled)", filename, lineno, line), depth=tx.depth)
 
 
 def _enclosing_value(tx, var: VariableTracker, example: Any) -> Any:
@@ -604,11 +675,14 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
                           val=tuple(vals), source=tx.location())
     node.meta["loop_body"] = body
     flag = None
+    results = {}
     for k, n in enumerate(names):
         item = enclosing.call(REGISTRY["loop_item"], (node,), {"index": k}, val=vals[k])
         item.meta["val"] = types[n]
         if n == BRK:
             flag = _result(tx, item)
+        elif n in (RET, RETURNED):
+            results[n] = _result(tx, item)
         elif n != COND:
             tx.locals[n] = _result(tx, item)
     for k, s in enumerate(written, start=n_scalars):
@@ -617,6 +691,12 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     if region.cont is None:
         tx.stack.pop()          # FOR_ITER's target is past the loop, the iterator popped
     tx.ip = region.exit
+    if RETURNED in results:
+        value = results[RET] if RET in results else _constant_return(trace)
+        if _only_returns(region, trace):
+            tx.result = value     # the loop ended: it returned
+        else:
+            tx.loop_returned = (results[RETURNED], value, region.exit)
     if flag is not None and trace.break_target != region.exit:
         from .loop_branches import run_else   # for-else: the else block where it did not break
         run_else(tx, outer_trace, flag, region.exit, trace.break_target)
@@ -631,7 +711,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
             repr(b.value) if isinstance(b, ConstantVariable) else getattr(b, "text", None) or b.describe()
             for b in it_bounds) + ")"
     if body.brk is not None:
-        trips += ", or fewer: it breaks"
+        trips += ", or fewer: it breaks" + (" or returns" if RETURNED in results else "")
     _note(tx, f"loop node ({node.name}, trip count {trips}, {len(graph.calls)} body ops, carried: "
               f"{', '.join([n for n in names if n != COND] + [s.tracker.describe() for s in written]) or 'nothing'})")
 

@@ -345,11 +345,19 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
                 and helper_factory is not None and R.is_straight(facts, a, b, bp.opened):
             helpers = _wrap_helper(stack, nulls, facts, b, exprs, rebuild, helper_factory, use_hook)
         exprs += [rebuild(var) for var in bound.values()]
+        # a loop whose body returns ends the graph (loop_node._return_after): the entry
+        # returns its value where it returned
+        returning = getattr(tx, "pending_return", None)
+        if returning is not None:
+            returned, value = returning
+            returning = (rebuild(returned), rebuild(value))
     except BreakGraph:
         return None
     # Containers made in the frame first (one object each, however often reached), then
     # the side effects in program order.
     lines = output.scalar_prelude() + output.prebind_lines + rebuild.lines + list(replay)
+    if returning is not None:
+        lines += [f"if {returning[0]}:", f"    return {returning[1]}"]
     graph, input_codes = result.finish_partial()
     local_names = tuple(bound)
     if not all(n.isidentifier() for n in R.code_facts(bp.code).code.co_varnames):

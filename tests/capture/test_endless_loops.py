@@ -2,13 +2,13 @@
 (kiln/capture/loop_node.py ``_endless``): every form against plain Python — values, types,
 the final state of mutated arguments, exceptions raised inside the loop, a break on the
 first and on the last trip, a walk with a negative step —, on the reference backend and
-on C++. Forms a node cannot hold (continue, return inside the loop, such a loop inside
-another loop) keep the old behaviour and still match Python.
+on C++. Forms a node cannot hold (continue, such a loop inside another loop) keep the old
+behaviour and still match Python; a return inside the loop is test_loop_returns.py's.
 
 From 3.12 on, CPython places the code after a ``while True:`` loop with one break inside
 the loop, where the break's test falls through (its only way in): the bytecode is then the
-same as a ``return`` inside the loop, which loop nodes do not take yet. There the loops
-run as before (a graph break at the test) and only the values are checked."""
+same as a ``return`` inside the loop. There the loops are nodes that return where that
+code returns a number, and run as before otherwise; only the values are checked."""
 from __future__ import annotations
 
 import sys
