@@ -202,8 +202,13 @@ def _return(tx, trace, inst) -> None:
     literal = inst.opname == "RETURN_CONST" or tx.decoded.instructions[inst.index - 1].opname == "LOAD_CONST"
     if trace.iterator is not None and any(v is trace.iterator for v in tx.stack):
         raise LoopFallback("a return inside the loop body that keeps the iterator")
-    exit = Exit("return", active_true(trace), dict(tx.locals, **{RET: value, RETURNED: ConstantVariable(True)}), None)
-    exit.literal = literal
+    gives = {RET: value}
+    exit_arity = None
+    if type(value).__name__ == "TupleVariable" and not literal:   # ``return s, i``: each item
+        exit_arity = len(value.item_list)
+        gives = {f"{RET}{k}": item for k, item in enumerate(value.item_list)}
+    exit = Exit("return", active_true(trace), dict(tx.locals, **gives, **{RETURNED: ConstantVariable(True)}), None)
+    exit.literal, exit.arity = literal, exit_arity
     trace.exits.append(exit)
     raise PathEnd()
 

@@ -351,6 +351,14 @@ RET = "<return>"          # and the value (where the returns give different valu
 _PSEUDO = {COND: "cond", BRK: "brk", RETURNED: "returned", RET: "ret"}
 
 
+def _pseudo_name(name: str) -> str | None:
+    """The body's placeholder name of a carried value that is no local (``ret1``: the
+    second item of ``return s, i``); None for a local."""
+    if name in _PSEUDO:
+        return _PSEUDO[name]
+    return "ret" + name[len(RET):] if name.startswith(RET) else None
+
+
 def _live(tx, region: Region) -> set:
     """Names live where the iteration ends (a range loop's head; a while loop's head and exit)."""
     from .resume import code_facts
@@ -368,7 +376,7 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
     graph = Graph(f"{tx.code.co_name}_loop_body")
     trace = LoopTrace(tx.output.loop_trace, graph)
     i_node = graph.placeholder(region.i_name, 1)   # named after the loop variable
-    phs = {name: graph.placeholder(_PSEUDO.get(name, name), example)
+    phs = {name: graph.placeholder(_pseudo_name(name) or name, example)
            for name, example in carried.items()}
     trace.tx, trace.head, trace.exit = tx, region.stop, region.exit
     trace.lo, trace.hi, trace.cont, trace.start = region.lo, region.hi, region.cont, region.start
@@ -475,7 +483,7 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     trace, _, _, end = _trace_once(tx, region, snap, {})
     if arrays_only and not trace.arrays:
         raise LoopFallback("the body does no array work: it runs as Python")
-    rebound = [n for n in end if n not in _PSEUDO and end[n] is not snap.locals.get(n)
+    rebound = [n for n in end if _pseudo_name(n) is None and end[n] is not snap.locals.get(n)
                and not _loaded(snap.locals.get(n), end[n])]
     if BRK in end:
         extra = dict(extra, **{BRK: ConstantVariable(False)})
@@ -548,26 +556,39 @@ def _returns(tx, region: Region, trace: LoopTrace, extra: dict) -> dict:
         return extra
     if tx.output.loop_trace is not None or (tx.parent is not None and not _only_returns(region, trace)):
         raise LoopFallback("a return inside the body of a nested loop or of an inlined function")
-    values = [e.locals[RET] for e in rets]
     extra = dict(extra, **{RETURNED: ConstantVariable(False)})
     if _constant_return(trace) is not None:
         return extra
-    for v in values:
-        if _type_of(v) is None:
-            raise LoopFallback(f"a return inside the loop body of {v.describe()}, not a number")
-    kinds = {type(_type_of(v)) for v in values}
-    if len(kinds) != 1:
-        raise LoopFallback("returns inside the loop body of values of different types ("
-                           + ", ".join(sorted(k.__name__ for k in kinds)) + ")")
-    zero = kinds.pop()(0)
-    return dict(extra, **{RET: ConstantVariable(zero)})
+    for name in _return_names(rets):
+        values = [e.locals[name] for e in rets]
+        for v in values:
+            if _type_of(v) is None:
+                raise LoopFallback(f"a return inside the loop body of {v.describe()}, not a number")
+        kinds = {type(_type_of(v)) for v in values}
+        if len(kinds) != 1:
+            raise LoopFallback("returns inside the loop body of values of different types ("
+                               + ", ".join(sorted(k.__name__ for k in kinds)) + ")")
+        extra[name] = ConstantVariable(kinds.pop()(0))
+    return extra
+
+
+def _return_names(rets: list) -> list[str]:
+    """The carried names of the returned value: one, or one per item of ``return s, i``."""
+    arities = {e.arity for e in rets}
+    if len(arities) != 1:
+        raise LoopFallback("returns inside the loop body of a tuple and of something else, "
+                           "or of tuples of different lengths")
+    arity = arities.pop()
+    return [RET] if arity is None else [f"{RET}{k}" for k in range(arity)]
 
 
 def _constant_return(trace: LoopTrace) -> ConstantVariable | None:
     """The one constant every ``return`` of the body gives (``return -1``), else None."""
     rets = [e for e in trace.exits if e.kind == "return"]
+    if not all(e.literal for e in rets):
+        return None
     values = [e.locals[RET] for e in rets]
-    if values and all(e.literal for e in rets) and \
+    if values and \
             len({(type(v.value), v.value) for v in values}) == 1:
         return values[0]
     return None
@@ -681,7 +702,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
         item.meta["val"] = types[n]
         if n == BRK:
             flag = _result(tx, item)
-        elif n in (RET, RETURNED):
+        elif n.startswith((RET, RETURNED)):
             results[n] = _result(tx, item)
         elif n != COND:
             tx.locals[n] = _result(tx, item)
@@ -692,7 +713,10 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
         tx.stack.pop()          # FOR_ITER's target is past the loop, the iterator popped
     tx.ip = region.exit
     if RETURNED in results:
-        value = results[RET] if RET in results else _constant_return(trace)
+        value = _constant_return(trace)
+        if value is None:
+            items = [results[n] for n in _return_names([e for e in trace.exits if e.kind == "return"])]
+            value = items[0] if RET in results else TupleVariable(items)
         if _only_returns(region, trace):
             tx.result = value     # the loop ended: it returned
         else:

@@ -272,3 +272,34 @@ def test_a_loop_that_ends_only_by_returning_is_the_whole_function(backend):
     assert str(got.value) == str(want.value)
     out = kiln.explain(_search_forever)(a, 0.5)
     assert out.graph_count == 1 and out.graph_break_count == 0, str(out)
+
+
+def sum_and_count_until(a, t):         # ``return s, i``: each item carried
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i]
+        if s > t:
+            return s, i
+    return s, -1
+
+
+def _endless_pair(a, t):               # 3.12+: the code after the loop, copied into the break
+    s, i = 0.0, 0
+    while True:
+        s += a[i]
+        i += 1
+        if s > t:
+            break
+    return s, i
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_return_of_a_tuple_of_numbers(backend):
+    a = np.linspace(0.0, 1.0, 40)
+    for fn in (sum_and_count_until, _endless_pair):
+        compiled = kiln.compile(fn, backend=backend)
+        for t in (3.0, 10.0):
+            got, want = compiled(a, t), fn(a, t)
+            assert got == want and [type(v) for v in got] == [type(v) for v in want]
+    text = str(kiln.explain(sum_and_count_until)(a, 3.0))
+    assert "it breaks or returns" in text, text
