@@ -1,14 +1,19 @@
 """kiln's own float64 exp (the 'exp' section of kiln/codegen_templates/cpp_prelude.h, used
-where AVX-512 and FMA are on; glibc's vector math elsewhere): within 1 ulp of NumPy and under
-1 ulp of the true value over every range, special values exactly as NumPy gives them (signs
-of zeros and NaNs included), no warnings from the kernels, and the portable fallback built
-without AVX-512. log (glibc's vector log everywhere) is held to its own bounds alongside."""
+where FMA is on; glibc's vector math elsewhere): within 1 ulp of NumPy and under 1 ulp of
+the true value over every range, special values exactly as NumPy gives them (signs of zeros
+included; a NaN's sign is not NumPy's rule), no warnings from the kernels, and the portable
+fallback built without FMA. log (glibc's vector log everywhere) is held to its own bounds
+alongside."""
 import warnings
 
 import numpy as np
 import pytest
+from numpy._core._multiarray_umath import __cpu_features__
 
 import kiln
+
+# kiln's exp needs FMA (kernels build with -march=native); without it the 1-ulp bounds are libmvec's 4
+OWN_EXP = bool(__cpu_features__.get("FMA3"))
 
 
 def exp_of(x):
@@ -64,15 +69,17 @@ def ulps_apart(a, b):
 
 def same_specials(got, want):
     assert np.array_equal(np.isnan(got), np.isnan(want))
-    assert np.array_equal(np.signbit(got), np.signbit(want))   # -0.0, -nan as NumPy's
     fin = ~np.isnan(want)
+    # -0.0 and the infinities as NumPy's; a NaN's sign is NumPy's path (its SIMD and scalar
+    # loops differ, docs/fuzzing.md "Unspecified by NumPy"), not compared
+    assert np.array_equal(np.signbit(got[fin]), np.signbit(want[fin]))
     assert np.array_equal(got[fin], want[fin])
 
 
 # kiln's exp: 1 ulp from NumPy's at most; glibc's vector log (kept: kiln's own, fdlibm's
 # algorithm, was 10% slower): 2.
 @pytest.mark.parametrize("fn, ref, grid, specials, ulps", [
-    (exp_of, np.exp, exp_grid, EXP_SPECIALS, 1), (log_of, np.log, log_grid, LOG_SPECIALS, 2)])
+    (exp_of, np.exp, exp_grid, EXP_SPECIALS, 1 if OWN_EXP else 4), (log_of, np.log, log_grid, LOG_SPECIALS, 2)])
 def test_close_to_numpy_and_specials_exact(fn, ref, grid, specials, ulps):
     x = grid(np.random.default_rng(15), 300_000)
     f = kiln.compile(fn)
@@ -90,7 +97,8 @@ def test_close_to_numpy_and_specials_exact(fn, ref, grid, specials, ulps):
     same_specials(got[~both], want[~both])
 
 
-@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs an 80-bit long double")
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63 or not OWN_EXP,
+                    reason="needs an 80-bit long double and FMA (kiln's own exp)")
 def test_exp_error_below_one_ulp_of_the_true_value():
     """Against x86's long double exp (64-bit mantissas): under 1 ulp from the true value, so
     at most 1 ulp from the correctly rounded result (measured: 0.85 over 5.5M values)."""
@@ -118,8 +126,8 @@ def test_fused_kernel_and_float32_keep_numpys_results():
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
-def test_portable_fallback_without_avx512(monkeypatch):
-    """Built for baseline x86-64 (no AVX-512, no FMA) the section falls back to glibc's
+def test_portable_fallback_without_fma(monkeypatch):
+    """Built for baseline x86-64 (no FMA) the section falls back to glibc's
     vector exp and log (documented to 4 ulp: 3 measured here against NumPy), the same
     specials."""
     monkeypatch.setattr(kiln.config, "cxx_flags", "-O2 -fopenmp -fno-trapping-math")
