@@ -1,11 +1,13 @@
-/* What kiln's shipped CPython extensions share (kiln/guards/fastcheck.c and
- * kiln/runtime/launch.c): the NumPy array fields they read, argument checks, and the
- * boilerplate of a garbage-collected type called through vectorcall and of the module.
+/* What kiln's shipped CPython extensions share (kiln/guards/fastcheck.c,
+ * kiln/runtime/launch.c and kiln/runtime/fast_call.c): the NumPy array fields they read,
+ * argument checks, and the boilerplate of a garbage-collected type called through
+ * vectorcall and of the module.
  *
- * cext.shipped_extension builds each extension with this file's folder on the include
- * path and hashes this file with the extension's source, so a change here rebuilds both.
+ * setup.py (at install) and cext.shipped_extension (at first use, when the installed
+ * module is absent or stale) build each extension with this file's folder on the include
+ * path and hash this file with the extension's source, so a change here rebuilds them all.
  * Plain C99 on the CPython 3.11-3.13 API; no NumPy header (the array fields below are
- * NumPy's ABI-stable layout).
+ * NumPy's ABI-stable layout; fast_call.c includes NumPy's own).
  */
 #ifndef KILN_CEXT_H
 #define KILN_CEXT_H
@@ -118,8 +120,11 @@ kiln_vectorcall_call(PyObject *op, PyObject *args, PyObject *kwargs)
     }
 
 /* The module: ``PyInit_<KILN_MODULE_NAME>`` (cext.shipped_extension defines the name per
- * source and Python version) returns kiln_module_create(&def, types), which readies each
- * type of the NULL-terminated list and adds it under its name after "kiln.". */
+ * source and Python version; setup.py names the installed ones kiln._native.<name>)
+ * returns kiln_module_create(&def, types), which readies each type of the
+ * NULL-terminated list and adds it under its name after "kiln.". An installed module
+ * also carries ``__kiln_source__``, the hash of the sources it was built from
+ * (KILN_SOURCE_HASH, kiln/_native source_hash): kiln uses it only while that matches. */
 #define KILN_CAT(a, b) a##b
 #define KILN_INIT(name) KILN_CAT(PyInit_, name)
 
@@ -132,6 +137,12 @@ kiln_module_create(PyModuleDef *def, PyTypeObject **types)
     PyObject *m = PyModule_Create(def);
     if (m == NULL)
         return NULL;
+#ifdef KILN_SOURCE_HASH
+    if (PyModule_AddStringConstant(m, "__kiln_source__", KILN_SOURCE_HASH) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#endif
     for (PyTypeObject **t = types; *t != NULL; t++) {
         const char *name = strrchr((*t)->tp_name, '.');
         Py_INCREF(*t);

@@ -1,14 +1,18 @@
-"""Build and import the small CPython extensions kiln ships as C source (the frame hook,
-the cache-hit path, the kernel launcher), once per source and Python version, cached on
-disk under ``kiln.config.cache_dir``. Kernels are built elsewhere (``runtime/build.py``).
+"""Import the small CPython extensions kiln ships as C source (the frame hook, the
+cache-hit path, the kernel launcher, the wrapper run as data): the modules built when
+kiln was installed (kiln/_native, setup.py) when they are there and current, else built
+at first use, once per source and Python version, and cached on disk under
+``kiln.config.cache_dir``. Kernels are built elsewhere (``runtime/build.py``).
 
 The cache-hit path (guards/fastcheck.c), the launcher (runtime/launch.c) and the
 wrapper run as data (runtime/fast_call.c) share ``cext.h`` (array fields, argument
-checks, type and module boilerplate): each is built by :func:`shipped_extension`, with this folder on the include path, named by a hash of
-their source and the header."""
+checks, type and module boilerplate): each is loaded by :func:`shipped_extension`; its
+cache build has this folder on the include path and is named by a hash of its source,
+the header and the Python (and NumPy) version."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 import os
 import subprocess
@@ -19,10 +23,9 @@ import threading
 from types import ModuleType
 from typing import Callable
 
+from ._native import HEADER, read, source_hash
+
 EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-
-
-HEADER = os.path.join(os.path.dirname(__file__), "cext.h")
 
 
 def build_extension(compiler: str, folder: str, name: str, write_c: Callable[[str], None],
@@ -55,14 +58,36 @@ _lock = threading.Lock()
 _shipped: dict[tuple[str, str], ModuleType | None] = {}
 
 
+def installed_extension(name: str, digest: str) -> ModuleType | None:
+    """``kiln._native.<name>`` as built when kiln was installed (kiln/_native), if it
+    imports here (this Python's and NumPy's ABI) and was built from the sources whose
+    hash is ``digest``; else None, and the caller builds it into the cache."""
+    try:
+        module = importlib.import_module(f"kiln._native.{name}")
+    except (ImportError, OSError, RuntimeError):
+        return None
+    lib = getattr(module, "lib", None)      # a cffi module: the hash is a C function
+    built = (module.__dict__.get("__kiln_source__") if lib is None else
+             module.ffi.string(lib.kiln_hook_source()).decode())
+    if built == digest:
+        return module
+    from .logs import log
+    log("perf", f"kiln/_native/{name} was built from other sources than kiln holds now (edited "
+                f"since the install): building it into the cache; `pip install -e .` rebuilds it")
+    return None
+
+
 def shipped_extension(c_source: str, prefix: str, folder: str,
                       numpy_api: bool = False) -> ModuleType | None:
     """The extension kiln ships as ``c_source`` (a file that includes ``cext.h`` and
-    defines its module through KILN_MODULE_NAME / KILN_MODULE_NAME_STR), built with the configured compiler into
+    defines its module through KILN_MODULE_NAME / KILN_MODULE_NAME_STR): the one built at
+    install time (``kiln._native.<folder>``, :func:`installed_extension`) when it is
+    there and current, else built with the configured compiler into
     ``<cache_dir>/<folder>`` once per source and Python version; None when it cannot be
     built. Loaded once per process and compiler. ``numpy_api``: it includes NumPy's C
-    headers (``<numpy/arrayobject.h>``, ``import_array()`` in its init), so it is built
-    per NumPy version too."""
+    headers (``<numpy/arrayobject.h>``, ``import_array()`` in its init), so the cache
+    build is per NumPy version too (an installed one that NumPy's ABI check refuses
+    fails to import)."""
     from .config import config
     compiler = config.cxx
     key = (c_source, compiler)
@@ -71,25 +96,31 @@ def shipped_extension(c_source: str, prefix: str, folder: str,
         return found
     with _lock:
         if key not in _shipped:
-            with open(c_source) as f:
-                source = f.read()
-            with open(HEADER) as f:
-                header = f.read()
-            flags = [f"-I{os.path.dirname(HEADER)}"]
-            version = sys.version
-            if numpy_api:
-                import numpy
-                flags.append(f"-I{numpy.get_include()}")
-                version += f"\0numpy {numpy.__version__}"
-            name = prefix + hashlib.sha256(f"{source}\0{header}\0{version}".encode()).hexdigest()[:16]
-
-            def write_c(c_path: str) -> None:
-                with open(c_path, "w") as f:
-                    f.write(f"#define KILN_MODULE_NAME {name}\n#define KILN_MODULE_NAME_STR \"{name}\"\n")
-                    f.write(source)
-            try:
-                _shipped[key] = build_extension(compiler, os.path.join(config.cache_dir, folder), name, write_c,
-                                                tuple(flags))
-            except (OSError, RuntimeError, ImportError):
-                _shipped[key] = None
+            source, header = read(c_source), read(HEADER)
+            module = installed_extension(folder, source_hash(source, header))
+            if module is None:
+                module = _build_shipped(compiler, source, header, prefix, folder, numpy_api)
+            _shipped[key] = module
         return _shipped[key]
+
+
+def _build_shipped(compiler: str, source: str, header: str, prefix: str, folder: str,
+                   numpy_api: bool) -> ModuleType | None:
+    from .config import config
+    flags = [f"-I{os.path.dirname(HEADER)}"]
+    version = sys.version
+    if numpy_api:
+        import numpy
+        flags.append(f"-I{numpy.get_include()}")
+        version += f"\0numpy {numpy.__version__}"
+    name = prefix + hashlib.sha256(f"{source}\0{header}\0{version}".encode()).hexdigest()[:16]
+
+    def write_c(c_path: str) -> None:
+        with open(c_path, "w") as f:
+            f.write(f"#define KILN_MODULE_NAME {name}\n#define KILN_MODULE_NAME_STR \"{name}\"\n")
+            f.write(source)
+    try:
+        return build_extension(compiler, os.path.join(config.cache_dir, folder), name, write_c,
+                               tuple(flags))
+    except (OSError, RuntimeError, ImportError):
+        return None

@@ -1,6 +1,7 @@
 """The PEP 523 frame-evaluation hook: intercept calls to code objects kiln flagged.
 
-A small C extension (``frame_hook.c``), built with cffi and the configured compiler
+A small C extension (``frame_hook.c``) through cffi: the module built when kiln was
+installed (``kiln._native.frame_hook``, setup.py), else built with the configured compiler
 (``kiln.config.cxx``) on first use and cached under ``kiln.config.cache_dir``. While a
 thread runs compiled code that may call flagged functions (an eager segment of a partial
 graph), the hook is active on that thread: a call to a flagged function is handed to
@@ -8,8 +9,8 @@ graph), the hook is active on that thread: a call to a flagged function is hande
 version of the function) or None to run it normally. When no thread is inside such code
 the hook is uninstalled, so the rest of the program keeps CPython's fast calls.
 
-Without a working compiler kiln falls back to wrapping at the call sites it controls
-(the call that broke inlining) and says so once.
+Without the installed module and a working compiler kiln falls back to wrapping at the
+call sites it controls (the call that broke inlining) and says so once.
 
     >>> from kiln.capture import frame_hook
     >>> def g(x):
@@ -38,20 +39,11 @@ import warnings
 import weakref
 from typing import Any, Callable
 
-from ..cext import build_extension
+from .._native import EXTENSIONS, FRAME_HOOK_CDEF, frame_hook_ffi, read, source_hash
+from ..cext import build_extension, installed_extension
 from ..config import config
 
-_C_SOURCE = os.path.join(os.path.dirname(__file__), "frame_hook.c")
-_CDEF = """
-int kiln_hook_init(void);
-int kiln_hook_flag(intptr_t code, int on);
-void kiln_hook_enter(void);
-void kiln_hook_exit(void);
-long long kiln_hook_intercepted(void);
-int kiln_hook_installed(void);
-int kiln_hook_depth(void);
-void kiln_hook_baseline(int on);
-"""
+_C_SOURCE = EXTENSIONS["frame_hook"][0]
 
 _lock = threading.Lock()
 _lib: Any = None
@@ -61,26 +53,25 @@ _adapters: "weakref.WeakKeyDictionary[Any, Callable]" = weakref.WeakKeyDictionar
 
 
 def _module_name(source: str) -> str:
-    key = f"{source}\0{sys.version}\0{_CDEF}".encode()
+    key = f"{source}\0{sys.version}\0{FRAME_HOOK_CDEF}".encode()
     return "_kiln_frame_hook_" + hashlib.sha256(key).hexdigest()[:16]
 
 
 def _build(compiler: str) -> Any:
-    """Compile the extension (cached on disk per source and Python version) and import it."""
-    import cffi
-    with open(_C_SOURCE) as f:
-        source = f.read()
-    name = _module_name(source)
+    """The module built when kiln was installed (kiln._native.frame_hook) when it is
+    there and current, else the extension compiled (cached on disk per source and Python
+    version) and imported; initialized."""
+    source = read(_C_SOURCE)
+    digest = source_hash(source, FRAME_HOOK_CDEF)
+    module = installed_extension("frame_hook", digest)
+    if module is None:
+        name = _module_name(source)
 
-    def write_c(c_path: str) -> None:
-        ffi = cffi.FFI()
-        ffi.cdef(_CDEF)
-        ffi.set_source(name, source)
-        with contextlib.redirect_stdout(io.StringIO()):   # cffi says "generating ..."
-            ffi.emit_c_code(c_path)
-    # cffi defaults to the limited API, which hides the PEP 523 functions.
-    module = build_extension(compiler, os.path.join(config.cache_dir, "frame_hook"), name,
-                             write_c, flags=("-D_CFFI_NO_LIMITED_API",))
+        def write_c(c_path: str) -> None:
+            with contextlib.redirect_stdout(io.StringIO()):   # cffi says "generating ..."
+                frame_hook_ffi(name, source, digest).emit_c_code(c_path)
+        module = build_extension(compiler, os.path.join(config.cache_dir, "frame_hook"), name,
+                                 write_c, flags=("-D_CFFI_NO_LIMITED_API",))
     if module.lib.kiln_hook_init() != 0:
         raise RuntimeError("kiln_hook_init failed")
     return module.lib

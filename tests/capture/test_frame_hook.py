@@ -1,6 +1,7 @@
 """The PEP 523 hook: flagged calls are intercepted (only while active, only on the thread
 that activated it), exceptions and generator closes pass through untouched, unflagged
-code is unaffected, and without a compiler kiln falls back to call-site wrapping."""
+code is unaffected, and without the installed module and a compiler kiln falls back to
+call-site wrapping."""
 import threading
 import warnings
 
@@ -190,7 +191,9 @@ def test_helpers_called_in_a_statement_that_runs_as_python_are_compiled():
 
 
 def test_no_compiler_falls_back_to_call_site_wrapping(tmp_path, monkeypatch):
+    import sys
     from .test_partial import k_helper, run_counts
+    monkeypatch.setitem(sys.modules, "kiln._native.frame_hook", None)   # not installed
     monkeypatch.setattr(frame_hook, "_lib", None)
     monkeypatch.setattr(frame_hook, "_failed", {})
     monkeypatch.setattr(kiln.config, "cxx", str(tmp_path / "no-such-compiler"))
