@@ -332,3 +332,23 @@ def test_cg_that_rebinds_its_argument():
     assert "graph loop node (graph_while" in "\n".join(out.loops)
     x = np.zeros(12)
     assert kiln.compile(_cg_from)(A, b, x, 1e3) is x
+
+
+def test_cg_computes_r_dot_r_once_a_trip(monkeypatch):
+    """The test's ``r @ r`` and the body's last one are one BLAS call per trip: 4 matmul
+    calls a trip (A @ p, r @ r, p @ Ap, the new r @ r), 2 before the loop; values and trip
+    counts as NumPy's, the zero-trip call too."""
+    from kiln.ops import REGISTRY
+    calls = []
+    impl = REGISTRY["matmul"].impl
+    monkeypatch.setattr(REGISTRY["matmul"], "impl", lambda x, y: calls.append(1) or impl(x, y))
+    A, b = _spd(40, 7), np.random.default_rng(8).random(40)
+    f = kiln.compile(cg)
+    for tol, maxiter in ((1e-10, 1000), (1e-10, 5), (1e3, 1000)):
+        f(A, b, tol, maxiter)           # (the first call compiles)
+        calls.clear()
+        x, k = f(A, b, tol, maxiter)
+        x0, k0 = cg(A, b, tol, maxiter)
+        assert k == k0 and np.allclose(x, x0, rtol=1e-12, atol=0)
+        assert len(calls) == 2 + 4 * k, (len(calls), k)
+    assert k == 0 and graph_loops.stats["trips"] > 0
