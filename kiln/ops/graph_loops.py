@@ -252,8 +252,8 @@ def _run(body: GraphLoopBody, trips: int | None, carried: tuple, operands: tuple
     stats["runs"] += 1
     arrays = [v for v in carried if isinstance(v, np.ndarray)]
     others = arrays + [v for v in operands if isinstance(v, np.ndarray)]
-    if body.writes_back or any(np.may_share_memory(a, o) for k, a in enumerate(arrays)
-                               for m, o in enumerate(others) if m != k):
+    if body.writes_back or any(_may_overlap(a, o) for k, a in enumerate(arrays)
+                               for m, o in enumerate(others) if m > k or m >= len(arrays)):
         # The function's own graph (see the module doc), or the caller's arrays overlap
         # (``A`` and ``A.T``): NumPy's order of writes, and the state an error leaves,
         # hold only when each iteration works on the caller's own memory, op by op.
@@ -266,6 +266,14 @@ def _run(body: GraphLoopBody, trips: int | None, carried: tuple, operands: tuple
     # (carried arrays are copied on their device: a CuPy array by CuPy)
     state = [fresh_copy(v) if isinstance(v, np.ndarray) or is_device_array(v) else v for v in carried]
     return body.run(trips, state, tuple(operands))
+
+
+def _may_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """np.may_share_memory, answered without it for two arrays that each own their memory
+    (a loop's carried arrays the enclosing graph computed: ~1 us a pair less per call)."""
+    if a is not b and a.flags.owndata and b.flags.owndata:
+        return False
+    return np.may_share_memory(a, b)
 
 
 def _graph_loop_meta(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
