@@ -142,6 +142,11 @@ class AOTFunction:
                     return plain(args)
         return self._general(args)
 
+    def spread_path(self) -> Callable | None:
+        """:meth:`plain_path` called with the arguments spread (``run(*args)``), where the
+        short path is the compiled forward itself (no tuple built per call); else None."""
+        return self._direct
+
     def plain_path(self) -> Callable | None:
         """``run(args)`` for a caller that knows its arguments are plain arrays (no
         kiln.Tensors) of the layouts of the call before and that no two overlap: the

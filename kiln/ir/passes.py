@@ -134,3 +134,72 @@ def cse(graph: Graph) -> Graph:
             node.replace_all_uses_with(previous)
             graph.erase(node)
     return _checked(graph)
+
+
+def _reach(node: Node) -> tuple[bool, bool]:
+    """``(escapes, written)``: does ``node``'s value, or an array that may share its memory
+    (a view, an extern's result that is not always fresh), reach the graph's output, or
+    an op that writes?"""
+    escapes = written = False
+    todo, seen = [node], set()
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        for user in n.users:
+            if user.kind == "output":
+                escapes = True
+            elif user.kind == "call":
+                op = user.target
+                if has_side_effects(user):
+                    written = True
+                elif op.category not in (Category.POINTWISE, Category.REDUCTION, Category.SCAN) \
+                        and not op.fresh_result:
+                    todo.append(user)    # its result may be (a view of) this value
+    return escapes, written
+
+
+def shared_calls(graph: Graph, category: Category = Category.EXTERN) -> dict[Node, Node]:
+    """``call -> the earlier call it repeats``: calls of ``category`` ops on the same
+    inputs with the same params, none of them writing, drawing random numbers or
+    allocating, with no write in the graph between them. A backend computes the repeat's
+    value once (CG's ``r @ r`` in its while test and in its body: one BLAS call, not two).
+    Not merged: two calls whose values both reach the graph's output (the caller would
+    get one object twice where NumPy gives two), or a value something writes.
+
+        >>> from kiln.ir import trace
+        >>> from kiln.ops import F, TensorMeta
+        >>> g = trace(lambda r: F.add(F.matmul(r, r), F.matmul(r, r)),
+        ...           [TensorMeta((3,), np.float64)], ["r"])
+        >>> [(a.name, b.name) for a, b in shared_calls(g).items()]
+        [('matmul_1', 'matmul')]
+    """
+    seen: dict[Any, Node] = {}
+    shared: dict[Node, Node] = {}
+    writes = 0
+    reach: dict[int, tuple[bool, bool]] = {}
+
+    def reached(n: Node) -> tuple[bool, bool]:
+        if id(n) not in reach:
+            reach[id(n)] = _reach(n)
+        return reach[id(n)]
+
+    for node in graph.nodes:
+        if node.kind != "call":
+            continue
+        op = node.target
+        if has_side_effects(node):
+            writes += 1
+            continue
+        if op.category != category or op.state is not None or op.name.startswith("empty"):
+            continue
+        key = (op.name, _key(node.args), _key(node.kwargs), writes)
+        previous = seen.get(key)
+        if previous is None:
+            seen[key] = node
+            continue
+        (e1, w1), (e2, w2) = reached(previous), reached(node)
+        if not (w1 or w2 or (e1 and e2)):
+            shared[node] = previous
+    return shared

@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import Unsupported
 from ..ir import Graph, Node, map_nodes
 from ..ir.graph import resolve_sizes
+from ..ir.passes import shared_calls
 from ..ops import Category, TensorMeta, infer_meta
 from ..ops.meta import to_fake
 from ..ops.registry import iter_leaves, map_leaves
@@ -148,6 +149,9 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
         returned = {v for n in self.graph.nodes if n.kind == "output" for v in n.args[0]
                     if isinstance(v, Node)}
         named = {p.name: p for p in placeholders}
+        # An extern call repeating an earlier one (``r @ r`` in a while loop's test and its
+        # body) takes its value: one NumPy call (kiln/ir/passes.py shared_calls).
+        shared = shared_calls(self.graph)
         for node in self.graph.nodes:
             self._origin = (node,)
             if node.kind == "placeholder":
@@ -163,7 +167,10 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
                 if "size_refs" in node.meta:   # an input's size in a param (ir SizeRef)
                     params = resolve_sizes(params, lambda r: self.env[named[r.array]].shape[r.dim],
                                            lambda name: self.env[named[name]], self.slice_count)
-                value = self.lower_call(node.op, args, params, None if self.reinfer else node.val)
+                if node in shared:
+                    value = self.env[shared[node]]
+                else:
+                    value = self.lower_call(node.op, args, params, None if self.reinfer else node.val)
                 if isinstance(value, Pointwise) and node in returned:
                     value = self.realize_output(value)
                 elif isinstance(value, Pointwise) and uses[node] > 1 and value.cost > REALIZE_COST_SHARED:

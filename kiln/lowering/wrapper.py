@@ -33,6 +33,7 @@ class WrapperCode:
         self.lines: list[str] = []
         self._views = 0
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
+        self.spread: dict[tuple, str] = {}   # (op, params) -> the global of its spread_impl
         self.allocated: set[str] = set()     # dtype names of the arrays call allocates
         self.uses_in_order = False           # an extern result kept in NumPy's layout
 
@@ -76,6 +77,17 @@ class WrapperCode:
         if isinstance(value, Size):   # a dynamic size in a view's params: the wrapper's symbols
             return render(value)
         return format_value(value, self.consts)
+
+    def _spread(self, item: Any) -> str | None:
+        """The global naming ``item``'s op's ``spread_impl`` for its params (a scalar_fn
+        as the operator itself: no tuple, no keywords per call), or None."""
+        if item.op.spread_impl is None or len(item.args) != 1 or not isinstance(item.args[0], tuple) \
+                or not all(type(v) in (str, int, bool) for v in item.params.values()):
+            return None
+        key = (item.op.name, tuple(sorted(item.params.items())))
+        if key not in self.spread:
+            self.spread[key] = f"_{item.op.name}_{len(self.spread)}"
+        return self.spread[key]
 
     def buf_name(self, buf: Buffer) -> str:
         return buf.name
@@ -169,13 +181,17 @@ class WrapperCode:
                 self.lines.append(self.renderer.launch(rk, args))
             else:
                 name = f"_ext_{item.op.name}"
-                self.externs[name] = item.op
+                spread = self._spread(item) if step not in plan.inplace_externs else None
+                if spread is None:
+                    self.externs[name] = item.op
                 if step in plan.inplace_externs:
                     name = f"_inplace_{item.op.name}"
                     self.inplace_externs[name] = item.op
                 call_args = [self.arg(a) for a in item.args]
                 holder = item.op.call_param
-                if holder is not None and holder in item.params:
+                if spread is not None:
+                    rhs = f"{spread}({', '.join(self.arg(a) for a in item.args[0])})"
+                elif holder is not None and holder in item.params:
                     # the op's call bound to this param (a loop's runner), called straight
                     method = "call_owned" if step in plan.inplace_externs else "call"
                     rhs = f"{self.arg(item.params[holder])}.{method}({', '.join(call_args)})"
@@ -248,6 +264,11 @@ class WrapperCode:
                 head.append(f"{name} = REGISTRY[{op.name!r}].impl")
             for name, op in sorted(self.inplace_externs.items()):
                 head.append(f"{name} = REGISTRY[{op.name!r}].inplace_impl")
+        if self.spread:
+            head.append("from kiln.ops import REGISTRY")
+        for (op, kw), name in self.spread.items():
+            kwargs = ", ".join(f"{k}={v!r}" for k, v in kw)
+            head.append(f"{name} = REGISTRY[{op!r}].spread_impl({kwargs})")
         for name in sorted(low.constants):
             head.append(f"{name} = None  # a constant array; the runtime sets it")
         for name in sorted(self.consts):

@@ -113,6 +113,7 @@ def _scalar_fn_impl(args: tuple, fn: str) -> Any:
 
 scalar_fn = declare("scalar_fn", Category.EXTERN, _scalar_fn_impl, inputs=("args",),
                     params={"fn": "add"}, meta=_scalar_fn_meta, may_raise=True,
+                    spread_impl=lambda fn: SCALAR_FUNCTIONS[fn],
                     doc="a Python operator, builtin or NumPy scalar function on scalars (loop bodies)")
 
 

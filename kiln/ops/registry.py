@@ -120,6 +120,10 @@ class Op:
     # How lowering turns a call into loop-level code (see kiln/lowering/): for pointwise ops
     # a dict of per-backend expression templates; None means "an extern call of impl".
     lowering: Any = None
+    # ``spread_impl(**params) -> callable``: what a generated wrapper may call with the
+    # op's one input, a tuple, spread instead of ``impl(input, **params)`` (scalar_fn:
+    # the operator itself, ``_scalar_fn_0(k, 1)`` with ``_scalar_fn_0 = operator.add``).
+    spread_impl: Callable[..., Any] | None = None
     # The result is always a new array, never a view of an input (matmul, linalg solves,
     # the functional scatters): a backend may write another value into its memory.
     fresh_result: bool = False

@@ -332,3 +332,39 @@ def test_cg_that_rebinds_its_argument():
     assert "graph loop node (graph_while" in "\n".join(out.loops)
     x = np.zeros(12)
     assert kiln.compile(_cg_from)(A, b, x, 1e3) is x
+
+
+def test_cg_computes_r_dot_r_once_a_trip(monkeypatch):
+    """The test's ``r @ r`` and the body's last one are one BLAS call per trip: 4 matmul
+    calls a trip (A @ p, r @ r, p @ Ap, the new r @ r), 2 before the loop; values and trip
+    counts as NumPy's, the zero-trip call too."""
+    from kiln.ops import REGISTRY
+    calls = []
+    impl = REGISTRY["matmul"].impl
+    monkeypatch.setattr(REGISTRY["matmul"], "impl", lambda x, y: calls.append(1) or impl(x, y))
+    A, b = _spd(40, 7), np.random.default_rng(8).random(40)
+    f = kiln.compile(cg)
+    for tol, maxiter in ((1e-10, 1000), (1e-10, 5), (1e-10, 1), (1e-10, 2), (1e3, 1000)):
+        f(A, b, tol, maxiter)           # (the first call compiles)
+        calls.clear()
+        x, k = f(A, b, tol, maxiter)
+        x0, k0 = cg(A, b, tol, maxiter)
+        assert k == k0 and np.allclose(x, x0, rtol=1e-12, atol=0)
+        assert len(calls) == 2 + 4 * k, (len(calls), k)
+    assert k == 0 and graph_loops.stats["trips"] > 0
+
+
+def test_generated_while_driver():
+    """The driver of trips after the first: carried values from outputs or from other
+    positions, the test chain in the bytecode's order, spread or tuple calls."""
+    from kiln.ops.graph_loops import WhileTests, while_driver
+    # go on while o[2] (an ``and``: leave when false), or at once when o[3] is true
+    each = WhileTests(((0, False, False), (1, True, True)), True)
+    for spread in (True, False):
+        drive = while_driver((("out", 1), ("in", 0)), each, 2, 1, spread)
+        body = (lambda c0, c1, a0: (0, c0 + a0, c0 < 5, False)) if spread else \
+            (lambda args: (0, args[0] + args[2], args[0] < 5, False))
+        assert drive(body, 0, 0, 1) == ((6, 5), 6)
+        assert drive(body, 7, 0, 1) == ((8, 7), 1)
+    drive = while_driver((("out", 0),), WhileTests(((0, True, False),), True), 1, 0, True)
+    assert drive(lambda c0: (c0 + 1, c0 + 1 >= 3), 0) == ((3,), 3)
