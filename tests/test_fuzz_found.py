@@ -388,6 +388,20 @@ def numpy_scalar_math_on_a_computed_scalar_and_a_bool(s, t):
     return np.maximum(np.float64(2.5), s) + True, np.sin(t) - False, np.sqrt(abs(s)) * True
 
 
+@found((np.array([6, 1, 2], np.int32), np.array(0, np.int32)),
+       (np.array([0], np.int32), np.array(-6, np.int32)),
+       (np.arange(8.0), np.array(1.5)))
+def value_written_over_an_argument_that_is_then_filled(x0, x1):
+    # seed 7004 (silently wrong): the scatter of ``out=x0[::-1]`` ran in place on the
+    # caller's x0, a kernel then wrote ``v3 = x0 + x1`` over that result (so over x0), and
+    # the copy of x0's new value (the fill) at the end overwrote v3: v3 came back all 1s
+    v1 = (x0 + 0).copy()
+    np.add(x0, x0, out=x0[::-1])
+    v3 = x0 + x1
+    x0.fill(1)
+    return v1, v3
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

@@ -178,8 +178,23 @@ def _caller_arrays(low: Any, items: list, rendered: dict):
                if i < len(low.inputs) and isinstance(low.inputs[i][1], Buffer)}
     if not targets:
         return lambda *a: False
-    taken = {src.name for item in items if isinstance(item, Kernel)
-             for src in rendered[item.name].inplace.values()}
+    taken_by = {src.name: out for item in items if isinstance(item, Kernel)
+                for out, src in rendered[item.name].inplace.items()}
+    taken = set(taken_by)
+    # output buffer -> the caller's array it is the new value of
+    new_value_of = {low.outputs[k].buf.name: low.inputs[i][1].name
+                    for k, i in getattr(low.graph, "donated", {}).items()
+                    if k < len(low.outputs) and isinstance(low.outputs[k], BufferValue)
+                    and i < len(low.inputs) and isinstance(low.inputs[i][1], Buffer)}
+
+    def ends_as(name: str) -> str:
+        """What the memory of ``name`` holds at the end: the last kernel output written
+        over it in place (kiln/lowering/inplace.py), else ``name`` itself."""
+        seen = set()
+        while name in taken_by and name not in seen:
+            seen.add(name)
+            name = taken_by[name]
+        return name
     raising = [step for step, item in enumerate(items)
                if not isinstance(item, Kernel)
                and (item.op.may_raise or item.op.raises_for is not None)]
@@ -194,6 +209,12 @@ def _caller_arrays(low: Any, items: list, rendered: dict):
                 and v.buf.name in targets and v.buf.name not in taken
                 and v.buf.name not in moved and last_use.get(v.buf.name) == step
                 and atomic is not None and atomic(item.args)):
+            return False
+        if item.name in taken and new_value_of.get(ends_as(item.name)) != v.buf.name:
+            # a kernel writes another value over the result (so over the caller's array):
+            # only the array's own new value may end there (fuzzer seed 7004: ``v3 = x0 +
+            # x1`` written over x0 after ``np.add(x0, x0, out=x0[::-1])``, and x0.fill
+            # then copied over v3)
             return False
         return not any(r > step for r in raising) \
             or (first_read.get(v.buf.name) == step and item.name not in taken)
