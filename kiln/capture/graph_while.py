@@ -58,7 +58,8 @@ from .bytecode_facts import BACKWARD_JUMPS, local_accesses
 from .graph_loop import (_State, _trackers, array_result, array_slots, back_at_head,
                          iteration_calls, lift_body, note_node, reason_of)
 from .loop_branches import may_raise
-from .loop_node import _enclosing_value, _loaded, _note, _Snapshot, while_heads
+from .loop_heads import while_heads
+from .loop_node import _enclosing_value, _loaded, _note, _Snapshot
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
 from .variables.arrays import ArrayVariable, SymScalarVariable
 from .variables.base import ConstantVariable

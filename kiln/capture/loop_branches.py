@@ -190,7 +190,7 @@ def _return(tx, trace, inst) -> None:
     """A ``return`` in the body of the loop being traced: an exit that ends the loop (as a
     break does) with the value it returns (``RET`` in its locals); after the loop node the
     function returns that value where the loop returned (kiln/capture/loop_node.py)."""
-    from .loop_node import RET, RETURNED
+    from .loop_returns import RET, RETURNED
     # a for loop's iterator is gone by now (``SWAP 2; POP_TOP`` before the return)
     depth = trace.depth - (trace.iterator is not None) + (inst.opname == "RETURN_VALUE")
     if len(tx.stack) < depth:

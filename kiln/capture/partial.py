@@ -345,7 +345,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
                 and helper_factory is not None and R.is_straight(facts, a, b, bp.opened):
             helpers = _wrap_helper(stack, nulls, facts, b, exprs, rebuild, helper_factory, use_hook)
         exprs += [rebuild(var) for var in bound.values()]
-        # a loop whose body returns ends the graph (loop_node._return_after): the entry
+        # a loop whose body returns ends the graph (loop_returns._return_after): the entry
         # returns its value where it returned
         returning = getattr(tx, "pending_return", None)
         if returning is not None:

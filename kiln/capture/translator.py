@@ -108,7 +108,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
 
     # -- driving ----------------------------------------------------------------------
     def run(self) -> VariableTracker:
-        from .loop_node import note_head, while_heads
+        from .loop_heads import note_head, while_heads
         instructions = self.decoded.instructions
         heads = while_heads(self)    # a while loop's head: its state, for a loop node later
         came_from = -1
@@ -283,12 +283,12 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
                 isinstance(value, ArrayVariable) and value.scalar and not value.tensor
                 and value.node.kind == "call")):
             from .graph_while import try_jump
-            from .loop_node import try_while, try_while_head   # a while loop's test on computed values
+            from .loop_heads import try_while, try_while_head   # a while loop's test on computed values
             if try_while(self, inst, value, when) or try_while_head(self, inst, value) \
                     or try_jump(self, inst, value, when):
                 return
         if not isinstance(value, ConstantVariable):
-            self.runtime_test = inst.index   # a while loop's first test? (loop_node.note_head)
+            self.runtime_test = inst.index   # a while loop's first test? (loop_heads.note_head)
         if value.truth(self) == when:
             self.ip = inst.target
 

@@ -1,5 +1,5 @@
 """``while True:`` loops that end by a data-dependent ``break`` become one loop node
-(kiln/capture/loop_node.py ``_endless``): every form against plain Python — values, types,
+(kiln/capture/loop_heads.py ``_endless``): every form against plain Python — values, types,
 the final state of mutated arguments, exceptions raised inside the loop, a break on the
 first and on the last trip, a walk with a negative step —, on the reference backend and
 on C++. Forms a node cannot hold (continue, such a loop inside another loop) keep the old

@@ -1,5 +1,5 @@
 """``return`` inside a loop node's body (kiln/capture/loop_branches.py ``_return``,
-kiln/capture/loop_node.py ``_return_after``): the body ends the loop where it returns, the
+kiln/capture/loop_returns.py ``_return_after``): the body ends the loop where it returns, the
 graph ends after the loop, and the entry returns the loop's value there or goes on
 compiled. Every form against plain Python: values, types, the final state of mutated
 arguments, exceptions; on the reference backend and on C++."""
