@@ -27,6 +27,7 @@ from ..ops.loops import NUMPY_NEVER_RAISE, SELECT_SAFE
 from .bytecode_facts import COND_JUMPS
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
 from .variables.base import ConstantVariable, VariableTracker
+from .variables.containers import TupleVariable
 
 # Ops a path under a predicate may hold: each is predicated or cannot fail (see above).
 _PREDICATED = frozenset({"scalar_fn", "load_elem", "store_elem_if", "loop", "loop_item"})
@@ -204,7 +205,7 @@ def _return(tx, trace, inst) -> None:
         raise LoopFallback("a return inside the loop body that keeps the iterator")
     gives = {RET: value}
     exit_arity = None
-    if type(value).__name__ == "TupleVariable" and not literal:   # ``return s, i``: each item
+    if isinstance(value, TupleVariable) and not literal:   # ``return s, i``: each item
         exit_arity = len(value.item_list)
         gives = {f"{RET}{k}": item for k, item in enumerate(value.item_list)}
     exit = Exit("return", active_true(trace), dict(tx.locals, **gives, **{RETURNED: ConstantVariable(True)}), None)
@@ -440,15 +441,15 @@ def merge_exits(tx, trace, end: dict | None, live: set) -> tuple[dict, VariableT
         for name in e.locals:
             if name not in end and name in live:
                 raise LoopFallback(f"'{name}' is assigned on some paths of the body only")
-    # a return ends the loop as a break does (loop_node tells the two apart by RETURNED)
-    breaks = [e for e in exits if e.kind in ("break", "return")]
-    if base_pred is not None and base_pred.kind in ("break", "return"):
-        breaks.append(base_pred)
+    # a return ends the loop as a break does (loop_returns tells the two apart by RETURNED)
+    ends = ("break", "return")
+    base_ends = base_pred is not None and base_pred.kind in ends
+    breaks = [e for e in exits if e.kind in ends] + ([base_pred] if base_ends else [])
     flag = None
-    if base_pred is not None and base_pred.kind in ("break", "return") and not exits:
+    if base_ends and not exits:
         flag = ConstantVariable(True)
     elif breaks:
-        if base_pred is not None and base_pred.kind in ("break", "return"):
+        if base_ends:
             # every other exit is a continue: the loop breaks unless one of those was taken
             flag = ConstantVariable(True)
             for e in exits:

@@ -73,10 +73,7 @@ def _constant_return(trace: LoopTrace) -> ConstantVariable | None:
     if not all(e.literal for e in rets):
         return None
     values = [e.locals[RET] for e in rets]
-    if values and \
-            len({(type(v.value), v.value) for v in values}) == 1:
-        return values[0]
-    return None
+    return values[0] if values and len({(type(v.value), v.value) for v in values}) == 1 else None
 
 
 def _return_after(tx, node_line: tuple) -> None:

@@ -112,10 +112,19 @@ def _key(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
+def _repeat_key(node: Node) -> Any:
+    """What makes two pure calls the same computation (op, inputs, params); None for a
+    call that is never merged: ``empty*`` (uninitialized memory) and random draws (two
+    draws are two different numbers)."""
+    op = node.target
+    if op.name.startswith("empty") or op.state is not None:
+        return None
+    return (op.name, _key(node.args), _key(node.kwargs))
+
+
 def cse(graph: Graph) -> Graph:
     """Merge calls of the same op on the same inputs with the same params."""
     seen: dict[Any, Node] = {}
-    mutated_since: set[int] = set()
     for node in list(graph.nodes):
         if node.kind != "call":
             continue
@@ -123,10 +132,9 @@ def cse(graph: Graph) -> Graph:
             # A mutation invalidates everything computed so far from any value: be simple.
             seen.clear()
             continue
-        if node.target.category == Category.CREATION and node.target.name.startswith("empty") \
-                or node.target.state is not None:   # (two draws are two different numbers)
+        key = _repeat_key(node)
+        if key is None:
             continue
-        key = (node.target.name, _key(node.args), _key(node.kwargs))
         previous = seen.get(key)
         if previous is None:
             seen[key] = node
@@ -188,13 +196,13 @@ def shared_calls(graph: Graph, category: Category = Category.EXTERN) -> dict[Nod
     for node in graph.nodes:
         if node.kind != "call":
             continue
-        op = node.target
         if has_side_effects(node):
             writes += 1
             continue
-        if op.category != category or op.state is not None or op.name.startswith("empty"):
+        key = _repeat_key(node) if node.target.category == category else None
+        if key is None:
             continue
-        key = (op.name, _key(node.args), _key(node.kwargs), writes)
+        key += (writes,)
         previous = seen.get(key)
         if previous is None:
             seen[key] = node
