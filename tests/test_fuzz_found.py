@@ -402,6 +402,41 @@ def value_written_over_an_argument_that_is_then_filled(x0, x1):
     return v1, v3
 
 
+@found((np.array([238, 3], np.uint8),), (np.array(4, np.uint8),), (np.array([1, 2], np.int8),),
+       (np.arange(3.0),))
+def unused_value_whose_python_int_does_not_fit(x1):
+    # seed 7267: ``w = x1.flatten(); w += -1`` on a uint8 x1, w never used: NumPy raises
+    # OverflowError (NEP 50: -1 does not fit uint8); dead-code elimination dropped the call
+    w = x1.flatten()
+    w += -1
+    v = x1 * 300
+    return x1.sum()
+
+
+@found((np.array([True, False, True]),), (np.array([[True, True], [False, True]]),),
+       (np.array([True, True]),))
+def square_of_a_bool_selection(x):
+    # seed 7287: ``x[m] ** 2`` on a bool array is np.square (int8), as for any bool array;
+    # a selection computed it as power (int64). Rows of a 1-d array are NumPy bools, whose
+    # selection is still an array (``s[s != s.max()] ** 2``: int8, not scalar math's int64)
+    out = [x[x] ** 2, x[x != x.max()] ** 2]
+    for s in x:
+        out.append(s[s != s.max()] ** 2)
+    return out
+
+
+@found((np.arange(1, 5), np.zeros(4)), (np.array([3, -2, 7], np.int32), np.zeros(5)))
+def selection_taken_in_a_loop_the_loop_node_gave_up(x1, x0):
+    # seed 8254: ``count_nonzero(w2)`` took the selection w2 inside a loop body that then
+    # unrolled (w2 changes type); the taken selection named a node the rollback removed
+    # (UnboundLocalError 'getitem_mask' in the graph's code)
+    w2 = np.arange(5, dtype=np.float32)[np.arange(5, dtype=np.float32) > 0]
+    for i4 in range(x0.shape[0]):
+        x1 %= np.count_nonzero(w2)
+        w2 = np.arange(3, dtype=np.float64).std(axis=-1, ddof=1) // 1.5
+    return np.abs(x1), w2
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

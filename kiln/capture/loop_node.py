@@ -24,6 +24,7 @@ from .loop_returns import (RET, RETURNED, _constant_return, _only_returns, _retu
 from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIteratorVariable,
                     ScalarValueVariable, _result, _type_of, _val_of, apply_scalar, current_graph,
                     graph_value)
+from .variables.arrays import MaskedSelectionVariable
 from .variables.base import CellVariable, ConstantVariable, VariableTracker
 from .variables.containers import DictVariable, ListVariable, TupleVariable
 from .variables.functions import UserObjectVariable
@@ -45,16 +46,21 @@ class _Snapshot:
         # Objects' attribute stores (``self.w -= ...`` in the body): a failed attempt's
         # values name graph nodes the rollback removes.
         self.objects: list[tuple[Any, dict]] = []
+        # Selections ``x[mask]`` a failed attempt took: their node is one the rollback removes.
+        self.pending = list(tx.output.pending_selections)
+        self.selections: list[tuple[Any, Any]] = []
         seen: set[int] = set()
         for v in list(self.stack) + list(self.locals.values()) + list(self.cells.values()) \
-                + list(tx.output.wrapped.values()):
+                + list(tx.output.wrapped.values()) + self.pending:
             self._walk(v, seen)
 
     def _walk(self, v: Any, seen: set) -> None:
         if id(v) in seen:
             return
         seen.add(id(v))
-        if getattr(v, "unread", False):   # an argument list nothing read: only its appends
+        if isinstance(v, MaskedSelectionVariable):
+            self.selections.append((v, v.taken))
+        elif getattr(v, "unread", False):   # an argument list nothing read: only its appends
             self.containers.append((v, _Unread(v.appended)))
         elif isinstance(v, (ListVariable, TupleVariable)):
             self.containers.append((v, list(v.item_list)))
@@ -93,6 +99,9 @@ class _Snapshot:
                 v.item_list = list(saved)
         for v, saved in self.objects:
             v.__dict__["stored"] = dict(saved)
+        tx.output.pending_selections = list(self.pending)
+        for v, taken in self.selections:
+            v.taken = taken
 
 
 class _Unread(list):

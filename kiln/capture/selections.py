@@ -10,6 +10,7 @@ only where a call needs it, or before an array it reads is written.
 """
 from __future__ import annotations
 
+from typing import Any
 
 import numpy as np
 
@@ -44,11 +45,14 @@ def masked_call_of(tx, key, spelling, args: list, kwargs: dict, masked: list,
                      **{k: bind_full(v) for k, v in kwargs.items()})
         if bound is not None:
             return _composite(tx, spelling.text, bound, {}, set())
-    op = spelling.op
+    op = _normalized_op(tx, spelling, args, kwargs)
     # ``t += x[m]`` writes into t (NumPy's broadcasting rules for an output operand):
     # only a selection's own in-place update (``s += 1``, s = x[m]) is a new selection
+    # (a NumPy scalar's selection is an array: on the scalar itself, ``**`` and friends
+    # would be NumPy's scalar math, with its own dtypes)
     elementwise = op is not None and op.category == Category.POINTWISE and not op.mutates \
-        and "out" not in kwargs and (key not in bf.INPLACE_TO_PLAIN or args[0] is first)
+        and "out" not in kwargs and (key not in bf.INPLACE_TO_PLAIN or args[0] is first) \
+        and not any(m.full.scalar for m in masked)
     others = [a for a in flatten(list(args) + list(kwargs.values()))
               if isinstance(a, ArrayVariable) and a.meta.shape != ()]
     if elementwise and not others and all(first.same_mask(m) for m in masked):
@@ -67,6 +71,24 @@ def masked_call_of(tx, key, spelling, args: list, kwargs: dict, masked: list,
     def taken(v):  # this call needs the selections themselves
         return v.take(tx, spelling.text) if isinstance(v, MaskedSelectionVariable) else v
     return tx.call_op(key, [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}, what)
+
+
+def _normalized_op(tx, spelling, args: list, kwargs: dict) -> Any:
+    """The op the spelling binds for these arguments (``m ** 2`` on a bool selection is
+    np.square, as for any bool array), with each selection standing in as its whole
+    array (same dtype); None where it binds a composite."""
+    op = spelling.op
+    if op is None or op.category != Category.POINTWISE:
+        return op
+    def stand_in(v):
+        if isinstance(v, MaskedSelectionVariable):   # an array even when x is a NumPy scalar
+            return TensorMeta(v.full.meta.shape, v.full.meta.dtype)
+        return ArrayArg(v) if isinstance(v, ArrayVariable) else _to_bind(tx, v, {})
+    try:
+        bound = spelling.bind(*[stand_in(a) for a in args], **{k: stand_in(v) for k, v in kwargs.items()})
+    except Exception:   # noqa: BLE001 - the call itself raises it below, as NumPy does
+        return op
+    return bound.op if isinstance(bound, Bound) else op
 
 
 def _masked_ufunc(tx, op, text: str, args: list, kwargs: dict,

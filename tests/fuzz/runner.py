@@ -90,13 +90,18 @@ def _time_limit(program: Program, seconds: float):
 
 
 def _floats(obj):
-    for a in _leaves(obj):
-        if a.dtype.kind == "f":
-            yield a
+    """Every float array and float number in ``obj`` (nested lists, tuples, dict values)."""
     if isinstance(obj, (list, tuple)):
         for o in obj:
-            if isinstance(o, (float, np.floating)):
-                yield np.asarray(o)
+            yield from _floats(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            yield from _floats(o)
+    elif isinstance(obj, np.ndarray):
+        if obj.dtype.kind == "f":
+            yield obj
+    elif isinstance(obj, (float, np.floating)):
+        yield np.asarray(obj)
 
 
 def _reduction_slack(got, exp, eager_args, eps_floor: float = 0.0) -> bool:

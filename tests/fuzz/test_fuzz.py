@@ -121,3 +121,30 @@ def test_what_numpy_leaves_unspecified_is_not_drawn():
     assert mixed_zeros([np.ones(2), np.array([[0.0, 5.0], [-0.0, 1.0]])])
     assert not mixed_zeros([np.array([0.0, 0.0, 1.0]), negzeros, np.arange(3)])
     assert has_nan([np.ones(2), np.array([1.0, np.nan])]) and not has_nan([np.arange(3), np.ones(2)])
+
+
+def test_numpy_bugs_and_ill_conditioned_chains_are_not_drawn():
+    """NumPy 2.4's strided in-place ``np.negative`` and float32 exp of large arguments
+    (docs/fuzzing.md, "NumPy's own bugs", "Ill-conditioned chains")."""
+    import numpy as np
+
+    from .exprs import ill_conditioned, strided_both
+    x = np.arange(1.0, 33.0)[::8]
+    assert strided_both([np.ones(2), x], [np.ones(2), x])             # the second run
+    assert not strided_both([x], [np.ones(4)]) and not strided_both([np.ones(4)], [x])
+    assert not strided_both([np.float64(1.0)], [np.float64(2.0)])
+    f32 = np.float32
+    assert ill_conditioned("np.exp", [np.ones(2, f32), np.array([-20.0, 1.0], f32)])
+    assert not ill_conditioned("np.exp", [np.array([-20.0, 1.0])])      # float64: 1e-16 per ulp
+    assert not ill_conditioned("np.sin", [np.array([-20.0, 1.0], f32)])
+    assert not ill_conditioned("np.exp", [np.array([1.5], f32)])
+    assert ill_conditioned("np.exp", [np.array([1.5], f32)], repeats=3)  # exp(exp(1.5)) = 88
+
+
+def test_the_slack_sees_floats_in_dicts():
+    """A float32 sum returned as a Python float in a dict counts for the slack's scale."""
+    import numpy as np
+
+    from .runner import _floats
+    found = list(_floats({"a": [1.5, {"b": np.float32(2.0)}], "c": np.arange(3.0), "d": 3}))
+    assert [float(np.max(f)) for f in found] == [1.5, 2.0, 2.0]
