@@ -122,7 +122,8 @@ def loop_order(vars_: list[tuple[str, Any]], accesses: list[Affine]) -> list[tup
 def kernel_cost(kernel: Kernel, call_cost: Callable[[str, Any], int]) -> int:
     """Statements per element: what decides when threads (or bigger blocks) pay off.
     ``call_cost(fn, dtype)`` is the renderer's price of one scalar function (a libm call
-    counts 8 in C++). Counted on what the kernel's nodes do (a recording ops handler)."""
+    counts cpp_ops.LIBM_CALL_COST in C++). Counted on what the kernel's nodes do (a
+    recording ops handler)."""
     total = 0
     for node, role in kernel.members:
         rec = record(node, role, kernel.frame)

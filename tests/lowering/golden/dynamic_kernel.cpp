@@ -23,10 +23,10 @@ __attribute__((noipa)) static void kiln_fused_tanh_multiply_sum_0_body(const flo
 
 extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int nthreads)
 {
-    // Threads only when the work (14 statements per element) pays for a parallel
+    // Threads only when the work (38 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && s0 >= 2 && (int64_t)s0*s1 * 14 >= 4194304) {
+    if (nthreads > 1 && s0 >= 2 && (int64_t)s0*s1 * 38 >= 4194304) {
         const int64_t nchunks = s0 < 8 * nthreads ? s0 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {

@@ -30,10 +30,10 @@ __attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(co
 
 extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int nthreads)
 {
-    // Threads only when the work (23 statements per element) pays for a parallel
+    // Threads only when the work (47 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 3 >= 2 && (int64_t)12 * 23 >= 4194304) {
+    if (nthreads > 1 && 3 >= 2 && (int64_t)12 * 47 >= 4194304) {
         const int64_t nchunks = 3 < 8 * nthreads ? 3 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {

@@ -41,10 +41,10 @@ __attribute__((noipa)) static void kiln_fused_max_subtract_exp_sum_0_body(const 
 
 extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, float* __restrict p_buf3, int nthreads)
 {
-    // Threads only when the work (25 statements per element) pays for a parallel
+    // Threads only when the work (49 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 8 >= 2 && (int64_t)128 * 25 >= 4194304) {
+    if (nthreads > 1 && 8 >= 2 && (int64_t)128 * 49 >= 4194304) {
         const int64_t nchunks = 8 < 8 * nthreads ? 8 : 8 * nthreads;
         #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; ++c) {

@@ -20,7 +20,7 @@ _NT = 2
 _empty = np.empty
 _float32 = np.dtype('float32')
 _refcount = sys.getrefcount
-kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi', keep_gil=True)
+kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi')
 
 
 def call(x):
