@@ -174,7 +174,12 @@ class _Printer(VectorOps):
         else:
             if self.step is None:   # range() raises ValueError on a zero step: the reference
                 self.emit(f"if (step == 0) KILN_FAIL({FAIL});", 1)
-            self._for(i, "start", "stop", self.step, 1)
+            # A search loop (a short body that breaks or returns) unrolled: GCC 12 keeps
+            # one taken branch per element otherwise (first_above: 0.7 -> 0.45 ns/element).
+            short_search = self.body.brk is not None and \
+                sum(1 for n in graph.nodes if n.kind == "call") <= 16 and \
+                not any(n.kind == "call" and n.target.name == "loop" for n in graph.nodes)
+            self._for(i, "start", "stop", self.step, 1, unroll=short_search)
         self.names[phs[0]] = i
         self._body(graph, carried, 2)
         self._break(self.body, carried, 2)
@@ -193,26 +198,33 @@ class _Printer(VectorOps):
                f'char** bufs, const int64_t* layout, int64_t* slots)')
         return sig + " {\n" + "\n".join(self.lines) + "\n}\n"
 
-    def _for(self, i: str, a: str, b: str, step: Any, depth: int, name: str = "step") -> None:
+    def _for(self, i: str, a: str, b: str, step: Any, depth: int, name: str = "step",
+             unroll: bool = False) -> None:
         """``for i in range(a, b, step)`` (``step`` an int, or None: the run-time value
-        ``name``, not zero). Its trip count, computed first, keeps ``i`` inside int64."""
+        ``name``, not zero). Its trip count, computed first, keeps ``i`` inside int64.
+        ``unroll``: ask GCC to unroll it 4 times (a short body that may break)."""
+        pragma = ["#pragma GCC unroll 4"] if unroll else []   # right before its ``for``
         if step is None:
             n, k, lo = self.fresh("n"), self.fresh("k"), self.fresh("b")
             self.emit(f"const int64_t {lo} = {a};", depth)
             self.emit(f"const int64_t {n} = {name} > 0 ? ({lo} < {b} ? (int64_t)(((__int128){b} - {lo} - 1) / "
                       f"{name} + 1) : 0) : ({lo} > {b} ? (int64_t)(((__int128){lo} - {b} - 1) / "
                       f"(-(__int128){name}) + 1) : 0);", depth)
+            self.lines += pragma
             self.emit(f"for (int64_t {k} = 0; {k} < {n}; ++{k}) {{", depth)
             self.emit(f"const int64_t {i} = {lo} + {k} * {name};", depth + 1)
         elif step == 1:
+            self.lines += pragma
             self.emit(f"for (int64_t {i} = {a}; {i} < {b}; ++{i}) {{", depth)
         elif step == -1:
+            self.lines += pragma
             self.emit(f"for (int64_t {i} = {a}; {i} > {b}; --{i}) {{", depth)
         else:   # a trip count: i never steps past int64
             n, k = self.fresh("n"), self.fresh("k")
             lo, hi = (a, b) if step > 0 else (b, a)
             self.emit(f"const int64_t {n} = {lo} < {hi} ? (int64_t)(((__int128){hi} - {lo} - 1) / "
                       f"{abs(step)} + 1) : 0;", depth)
+            self.lines += pragma
             self.emit(f"for (int64_t {k} = 0; {k} < {n}; ++{k}) {{", depth)
             self.emit(f"const int64_t {i} = {a} + {k} * (int64_t){step}LL;", depth + 1)
 
