@@ -437,6 +437,19 @@ def selection_taken_in_a_loop_the_loop_node_gave_up(x1, x0):
     return np.abs(x1), w2
 
 
+@found((np.array([[1, -2]]), np.array([[5]])), (np.array([[1, -2]]), np.array([5])),
+       (np.array([[1.5, 2.0], [-1.0, 3.0]]), np.array(7.0)))
+def mask_write_of_a_2d_value_raises(a, v):
+    # seed 9008 (silently wrong): ``b[b > 0] = v`` with a mask over every dim of b and a
+    # (1, 1) value: NumPy raises TypeError ("requires a 0 or 1-dimensional input"); the C++
+    # lowering wrote it as where(mask, v, b), and dropped it when b was not used
+    b = a * 2
+    b[b > 0] = v
+    c = a + 1
+    c[c > 0] = v
+    return c
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

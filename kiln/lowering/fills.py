@@ -130,6 +130,8 @@ def _mask_write(gl: Any, base: Value, mask: Value, value: Value) -> Value | None
         return None   # NumPy raises its IndexError (or the sizes are symbols)
     trailing = shape[len(mshape):]
     vshape = tuple(value.shape)
+    if not trailing and len(vshape) > 1:
+        return None   # NumPy's TypeError: "requires a 0 or 1-dimensional input" (seed 9008)
     while vshape and vshape[0] == 1:
         vshape = vshape[1:]
     if len(vshape) > len(trailing) or any(v not in (1, t) for v, t in
