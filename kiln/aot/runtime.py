@@ -325,6 +325,7 @@ class _Variant(TrainingRun):
         # a joint graph, or a functional graph with sized put-backs, for these sizes only
         self.pinned = owner.dynamic and self.plan.sized_put_back
         self.error: Exception | None = None
+        self.partition: Partition | None = None
         if mask is not None and any(mask):
             if owner.dynamic:  # sizes for the derivative rules: this call's, not the capture's
                 self.fgraph = retraced(self.fgraph, arrays)
@@ -336,7 +337,8 @@ class _Variant(TrainingRun):
                 self.training = True
                 self.joint = None
         if self.training and self.error is None:
-            self.partition: Partition = min_cut_partition(self.joint)
+            if self.partition is None:
+                self.partition = min_cut_partition(self.joint)
             _log(f"{name}: joint graph", self.joint.graph)
             _log(f"{name}: forward graph", self.partition.forward)
             _log(f"{name}: backward graph (compiled on the first backward())",
@@ -368,7 +370,10 @@ class _Variant(TrainingRun):
     def _joint(self, mask: tuple, dynamic: bool) -> Any:
         if dynamic:
             try:
-                return build_joint(self.fgraph, mask, symbolic=True)
+                joint = build_joint(self.fgraph, mask, symbolic=True)
+                if joint.tangent_outputs:   # (a backward input of a slice's length pins)
+                    self.partition = min_cut_partition(joint)
+                return joint
             except PinnedSizes as e:
                 self.pinned = True
                 _log(f"{self.owner.graph.name}: the backward is built for these sizes "

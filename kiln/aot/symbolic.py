@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..ir.graph import SizeProduct, SizeRef, finish_count
+from ..ir.graph import SizeProduct, SizeRef, SliceLength, finish_count
 from ..ir.symbolic import SymbolicShapes
 
 
@@ -29,6 +29,8 @@ class PinnedSizes(Exception):
 
 class JointSizes(SymbolicShapes):
     """Symbolic shapes of a joint graph; sizes that are operands become its inputs."""
+
+    slice_lengths = True
 
     def __init__(self, graph: Any, primals: Sequence[Any], dims: Sequence[tuple]) -> None:
         dynamic = {p: set(d) for p, d in zip(primals, dims) if d}
@@ -43,8 +45,7 @@ class JointSizes(SymbolicShapes):
         spec = []
         for f in factors:
             if isinstance(f, SizeRef):
-                ref = self.refs[f.example]
-                spec.append((self.position[ref.array], ref.dim))
+                spec.append(self._factor(f))
             elif f != 1:
                 spec.append(int(f))
         spec = (tuple(spec), size.ddof if isinstance(size, SizeProduct) else None)
@@ -55,9 +56,25 @@ class JointSizes(SymbolicShapes):
         self.size_inputs.append((node, spec))
         return node
 
+    def _factor(self, ref: SizeRef) -> tuple:
+        """A size's spec for :func:`size_values`: (primal index, dim), or for a slice's
+        length ("slice", its length's spec or int, bounds), a bound an int or None or
+        ("input", primal index) (an int argument)."""
+        if not isinstance(ref, SliceLength):
+            ref = self.refs[ref.example]
+            return (self.position[ref.array], ref.dim)
+        length = self._factor(ref.length) if isinstance(ref.length, SizeRef) else ref.length
+        bounds = tuple(("input", self.position[b]) if isinstance(b, str) else b for b in ref.bounds)
+        return ("slice", length, bounds)
+
     def dynamic_dims(self, node: Any) -> tuple:
-        """The dims of ``node`` (a joint value) that follow a dynamic size."""
-        return tuple(i for i, s in enumerate(self.shape(node)) if isinstance(s, SizeRef))
+        """The dims of ``node`` (a joint value) that follow a dynamic size. A dim that
+        is a slice's length (a SliceLength) raises PinnedSizes: no graph input may carry
+        one (kiln/aot/partition.py saves no such value)."""
+        shape = self.shape(node)
+        if any(isinstance(s, SliceLength) for s in shape):
+            raise PinnedSizes(f"{node.name} has a slice's length as a dim")
+        return tuple(i for i, s in enumerate(shape) if isinstance(s, SizeRef))
 
 
 def size_pattern(arrays: Sequence[Any], dims: Sequence[tuple[int, int]]) -> tuple:
@@ -72,10 +89,17 @@ def size_pattern(arrays: Sequence[Any], dims: Sequence[tuple[int, int]]) -> tupl
 
 def size_values(arrays: Sequence[Any], specs: Sequence[tuple]) -> list[int]:
     """The backward's size inputs for this call's arrays (products of dims and ints)."""
+    def size(f: Any) -> int:
+        if not isinstance(f, tuple):
+            return f
+        if f[0] == "slice":
+            bounds = [arrays[b[1]] if isinstance(b, tuple) else b for b in f[2]]
+            return len(range(size(f[1]))[slice(*bounds)])
+        return arrays[f[0]].shape[f[1]]
     out = []
     for factors, ddof in specs:
         n = 1
         for f in factors:
-            n *= arrays[f[0]].shape[f[1]] if isinstance(f, tuple) else f
+            n *= size(f)
         out.append(finish_count(n, ddof))
     return out

@@ -112,10 +112,6 @@ def test_differentiated_slices_compile_once(fn, loss, calls):
     assert _check(fn, loss, calls(), None) <= 2   # the first call, then one for every other
 
 
-@pytest.mark.xfail(strict=True, reason="#10: slices of a kiln.Tensor stay specialized "
-                   "(kiln/capture/dims.py): the joint graph's backward would get a saved "
-                   "value's slice-length dim as a symbol of its own, which lowering cannot "
-                   "relate to the SliceLength over the primal's dim (kiln/aot/partition.py)")
 def test_tensor_slices_of_changing_length_lower_once_each_way(monkeypatch):
     import kiln.runtime.backend as backend_mod
     lowerings = []
