@@ -360,14 +360,12 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
         return None   # NumPy's IndexError, raised by the shape rule
     at = _runtime_indices(var, index, runtime)
     sized = any(runtime(e.start) or runtime(e.stop) or runtime(e.step) for e in slices)
-    # (inside kiln.grad the backward follows such lengths: kiln/ir/symbolic.py SliceLength)
-    differentiated = var.tensor
+    # (the backward follows such lengths: kiln/ir/symbolic.py SliceLength)
     # x[1:], x[:-1] on a dynamic dim: a run-time length like x[:n]'s
     clamped = exact and not op.mutates and any(_live(d) for d in var.dims) and slices and all(
         e is None or e is Ellipsis or type(e) is int or type(e) is slice and all(
             p is None or type(p) is int for p in (e.start, e.stop, e.step)) for e in index)
-    if not (at or sized or clamped) or sized and differentiated \
-            or any(not isinstance(e.step, (int, type(None))) or e.step == 0 for e in slices):
+    if not (at or sized or clamped) or any(not isinstance(e.step, (int, type(None))) or e.step == 0 for e in slices):
         return None
     out: list = []
     replaced: dict = {}
