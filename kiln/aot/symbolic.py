@@ -13,7 +13,14 @@ Dims of one example size share a SizeRef (duck sizing): the runtime keys trainin
 variants by which dynamic dims are equal (:func:`size_pattern`), so two dims that
 happened to be equal in the example and differ later get a variant of their own. A rule
 that needs a number raises :class:`PinnedSizes`; the runtime then builds the joint graph
-for the call's sizes, as before, and keys those variants by shape.
+for the call's sizes, as before, and keys those variants by shape (and by the values of
+int slice bounds).
+
+Slices of run-time length (``x[1:]`` of a dynamic dim, ``x[:n]`` with ``n`` an int
+input) are followed as inside ``kiln.grad``: their lengths are ``SliceLength``s in the
+rules' shapes, and a count over one is a size input computed with Python's slicing of the
+call's sizes and ints. No backward input may have such a dim (:meth:`dynamic_dims`
+raises PinnedSizes; the partitioner saves no such value, kiln/aot/partition.py).
 """
 from __future__ import annotations
 
@@ -30,7 +37,7 @@ class PinnedSizes(Exception):
 class JointSizes(SymbolicShapes):
     """Symbolic shapes of a joint graph; sizes that are operands become its inputs."""
 
-    slice_lengths = True
+    slice_lengths = True   # the backward recomputes slices it needs (partition: _saveable)
 
     def __init__(self, graph: Any, primals: Sequence[Any], dims: Sequence[tuple]) -> None:
         dynamic = {p: set(d) for p, d in zip(primals, dims) if d}

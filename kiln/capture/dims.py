@@ -336,10 +336,9 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
     sign; a run-time int index (``x[i]``) stays a graph input too, and no size follows it.
     Constant bounds on a dynamic dim (``x[1:]``, ``x[5:]``; ``exact``, and not a write)
     are the same kind of length, ``len(range(L)[5:])``, and the graph keeps the slice.
-    Slices of a kiln.Tensor keep their bounds specialized: derivative rules read sizes,
-    and the joint graph's sizes are the inputs' (kiln/aot/symbolic.py); an int index needs
-    none. Inside a function ``kiln.grad`` differentiates they stay run-time lengths: the
-    backward names them as ``SliceLength``s (kiln/ir/symbolic.py), or pins them.
+    Where a derivative is written (inside a function ``kiln.grad`` differentiates, or
+    on a kiln.Tensor: the joint graph, kiln/aot/symbolic.py) they stay run-time lengths
+    too: the backward names them as ``SliceLength``s (kiln/ir/symbolic.py), or pins them.
 
     None when the op takes no run-time slice bounds here (``Op.runtime_slices``)."""
     k = op.runtime_slices
