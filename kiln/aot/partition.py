@@ -224,7 +224,7 @@ def _saveable(joint: Joint, node: Node) -> bool:
         return True
     try:
         shape = joint.sizes.shape(node)
-    except TypeError:
+    except Exception:   # a shape the sizes cannot follow: no input's either
         return False
     return not any(isinstance(s, SliceLength) for s in shape)
 
