@@ -133,7 +133,7 @@ def test_tensor_slices_of_changing_length_lower_once_each_way(monkeypatch):
     assert len(lowerings) <= 4   # forward and backward at the first length, then once more each
 
 
-def _tensor_check(fn, calls, most=None, monkeypatch=None):
+def _tensor_check(fn, calls, most=None, monkeypatch=None, **kw):
     """``fn(x, *rest)`` compiled and called on ``kiln.tensor(x, requires_grad=True)``:
     value and gradient against NumPy and finite differences at every call; with ``most``,
     the number of lowerings (forward and backward graphs built) is at most that."""
@@ -143,7 +143,7 @@ def _tensor_check(fn, calls, most=None, monkeypatch=None):
         generate = backend_mod.generate
         monkeypatch.setattr(backend_mod, "generate",
                             lambda *a, **k: lowerings.append(1) or generate(*a, **k))
-    compiled = kiln.compile(fn)
+    compiled = kiln.compile(fn, **kw)
     rng = np.random.default_rng(7)
     for shape, *rest in calls:
         x = rng.standard_normal(shape)
@@ -173,6 +173,13 @@ def test_tensor_slices_of_changing_length_and_bound():
     def tail(x, n):
         return np.tanh(x[n:-1]).sum() + ((x[1:] - x[:-1]) ** 2).sum()
     _tensor_check(tail, [(m, n) for m, n in ((10, 2), (13, 4), (31, 7), (31, 3), (8, 6))])
+
+
+def test_tensor_slices_with_the_numpy_interpreter():
+    # aot_eager: the backward's SliceLength params and size inputs read the call's n
+    def two(x, n):
+        return (x[:n] ** 2).sum() + np.mean(np.sin(x[n:-1]))
+    _tensor_check(two, [(m, n) for m, n in ((16, 3), (16, 9), (20, 5), (11, 2))], backend="aot_eager")
 
 
 def test_tensor_slices_the_backward_cannot_follow_are_built_per_bound():
