@@ -69,12 +69,14 @@ def copy_nodes(src: Graph, dst: Graph, env: dict[Node, Any]) -> Any:
 
 def retraced(graph: Graph, example_inputs: Sequence[Any]) -> Graph:
     """``graph`` with every value's shape inferred again from ``example_inputs`` (a graph
-    with dynamic dims, captured at another size: derivative rules read sizes from it)."""
+    with dynamic dims or int slice bounds, captured at other sizes: derivative rules read
+    sizes from it)."""
     out = Graph(graph.name)
     env: dict[Node, Any] = {}
     for p, ex in zip(graph.placeholders, example_inputs):
         arr = getattr(ex, "_data", ex)
-        val = TensorMeta(arr.shape, arr.dtype) if isinstance(arr, np.ndarray) else p.val
+        val = TensorMeta(arr.shape, arr.dtype) if isinstance(arr, np.ndarray) \
+            else arr if type(arr) is int and type(p.val) is int else p.val   # (x[:n]'s n)
         env[p] = out.placeholder(p.target, val, **{k: v for k, v in p.meta.items() if k != "val"})
     for node in graph.nodes:
         if node.kind == "constant":

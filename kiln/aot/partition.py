@@ -36,11 +36,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Graph, Node, map_nodes
-from ..ir.graph import SizeRef, kept_meta
+from ..ir.graph import SizeRef, SliceLength, kept_meta
 from ..ops.registry import iter_leaves
 from ..ir.passes import dce
 from ..ops import Category, TensorMeta
 from .joint import Joint
+from .symbolic import PinnedSizes
 
 INF = math.inf
 
@@ -138,7 +139,7 @@ def min_cut_partition(joint: Joint) -> Partition:
     for n in relevant:
         if n.kind == "constant":
             cap = INF  # constants are baked into whichever graph uses them
-        elif is_view(n):
+        elif is_view(n) or n.kind == "call" and not _saveable(joint, n):
             cap = INF
         else:
             cap = nbytes(n) * (1.0 + 1e-4 * min(dist.get(n, 0), 100)) + 1e-3
@@ -149,7 +150,13 @@ def min_cut_partition(joint: Joint) -> Partition:
             flow.add(("out", i), ("in", n), INF)
         if n in boundary:
             flow.add(("out", n), "sink", INF)
-    reachable = flow.min_cut_source_side("source", "sink")
+    try:
+        reachable = flow.min_cut_source_side("source", "sink")
+    except AssertionError as e:
+        if joint.sizes is None:
+            raise
+        # a value of a slice's length that only the forward can compute (a matmul's)
+        raise PinnedSizes(str(e)) from e
     saved = [n for n in nodes if n in relevant and ("in", n) in reachable
              and ("out", n) not in reachable]
 
@@ -206,6 +213,22 @@ def min_cut_partition(joint: Joint) -> Partition:
                      sum(nbytes(n) for n in save_all), recomputed, carriers)
 
 
+def _saveable(joint: Joint, node: Node) -> bool:
+    """Can the forward hand ``node`` to the backward? Over dynamic sizes
+    (kiln/aot/symbolic.py), not when a dim of it is a slice's length (``x[1:] - x[:-1]``
+    of a changing length, a ``SliceLength``): a backward input's dim becomes a size
+    symbol of its own, which lowering cannot relate to the slice counts the backward's
+    params name over the primals' dims. The backward recomputes such a value from
+    saveable ones instead (the slice is a view: its base is saved)."""
+    if joint.sizes is None or not isinstance(node.val, TensorMeta):
+        return True
+    try:
+        shape = joint.sizes.shape(node)
+    except Exception:   # a shape the sizes cannot follow: no input's either
+        return False
+    return not any(isinstance(s, SliceLength) for s in shape)
+
+
 def _dynamic_backward_inputs(joint: Joint, backward: Graph, benv: dict, primals: list) -> list[int]:
     """Mark the backward's inputs' dynamic dims; add, after its other inputs, the primals
     whose sizes its params name (``shape=(x.shape[0], 3)``) but that it does not take
@@ -217,8 +240,10 @@ def _dynamic_backward_inputs(joint: Joint, backward: Graph, benv: dict, primals:
             dims = joint.sizes.dynamic_dims(n)
             if dims:
                 b.meta["dynamic_dims"] = dims
-    named = [r.array for n in backward.calls if "size_refs" in n.meta
-             for v in n.kwargs.values() for r in iter_leaves(v) if isinstance(r, SizeRef)]
+    refs = [r for n in backward.calls if "size_refs" in n.meta
+            for v in n.kwargs.values() for r in iter_leaves(v) if isinstance(r, SizeRef)]
+    # a slice length reads its root dim's primal and the int primals of its bounds
+    named = [r.array for r in refs] + [b for r in refs if isinstance(r, SliceLength) for b in r.names]
     carriers = []
     for i, p in enumerate(primals):
         if p.name in named and p.name not in inputs:

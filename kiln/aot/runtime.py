@@ -107,7 +107,12 @@ class AOTFunction:
         self._plain: Callable | None = None
         # Inputs whose memory layout decides a plan's view-or-copy answers (see Plan).
         self.layout_inputs: tuple[int, ...] = ()
-        self.dynamic = any(p.meta.get("dynamic_dims") for p in graph.placeholders)
+        # Int inputs that are slice bounds (``x[:n]``): their slices' lengths are sizes
+        # the joint graph names (SliceLength), or a pinned variant is keyed by them too.
+        from ..lowering.lower import slice_bound_positions
+        self.bound_inputs = tuple(sorted(slice_bound_positions(graph)))
+        self.dynamic = any(p.meta.get("dynamic_dims") for p in graph.placeholders) \
+            or bool(self.bound_inputs)
         # (input, dim) of every dynamic dim: training variants are keyed by which of them
         # are equal (kiln/aot/symbolic.py), or by shape for the (dedup, mask) keys in
         # ``pinned``, whose derivative rules needed the sizes as numbers.
@@ -184,7 +189,7 @@ class AOTFunction:
             # broadcast back to x.shape): symbolic ones serve every size with the same
             # equal dims; those that needed numbers are per shape.
             if key in self.pinned:
-                key += tuple(getattr(a, "shape", None) for a in arrays)
+                key += self._sizes_of(arrays, dedup)
             else:
                 key += (size_pattern(given, self.dynamic_dims),)
         if self.layout_inputs:
@@ -214,7 +219,7 @@ class AOTFunction:
         variant = _Variant(self, dedup, mask, arrays)
         if variant.pinned and (dedup, mask) not in self.pinned:
             self.pinned.add((dedup, mask))   # built for these shapes: keyed by them
-            key = (dedup, mask) + tuple(getattr(a, "shape", None) for a in arrays)
+            key = (dedup, mask) + self._sizes_of(arrays, dedup)
             if self.layout_inputs:
                 key += tuple(layout_class(arrays[i]) for i in self.layout_inputs if i < len(arrays))
         if variant.plan.layout_inputs and not self.layout_inputs:
@@ -238,6 +243,16 @@ class AOTFunction:
             elif run is not None:   # outputs that are views: rebuilt with no per-call setup
                 self._direct = lambda *args: run(args)
         return variant
+
+    def _sizes_of(self, arrays: list, dedup: Any) -> tuple:
+        """What a pinned variant (a backward built for the call's sizes) is keyed by: the
+        inputs' shapes, and the values of the int inputs that are slice bounds (``arrays``
+        as deduplicated by ``dedup``: an int keeps its place among the inputs kept)."""
+        bounds = self.bound_inputs
+        if dedup is not None:
+            kept = [i for i, r in enumerate(dedup) if r == i]
+            bounds = tuple(kept.index(i) for i in bounds if i in kept)
+        return tuple(getattr(a, "shape", None) for a in arrays) + tuple(arrays[i] for i in bounds)
 
     def _for_layouts(self, layouts: tuple, direct: Any, run: Any) -> tuple:
         """The short paths of a variant keyed by its inputs' layouts (a reshape of an input
@@ -325,6 +340,7 @@ class _Variant(TrainingRun):
         # a joint graph, or a functional graph with sized put-backs, for these sizes only
         self.pinned = owner.dynamic and self.plan.sized_put_back
         self.error: Exception | None = None
+        self.partition: Partition | None = None
         if mask is not None and any(mask):
             if owner.dynamic:  # sizes for the derivative rules: this call's, not the capture's
                 self.fgraph = retraced(self.fgraph, arrays)
@@ -336,7 +352,8 @@ class _Variant(TrainingRun):
                 self.training = True
                 self.joint = None
         if self.training and self.error is None:
-            self.partition: Partition = min_cut_partition(self.joint)
+            if self.partition is None:
+                self.partition = min_cut_partition(self.joint)
             _log(f"{name}: joint graph", self.joint.graph)
             _log(f"{name}: forward graph", self.partition.forward)
             _log(f"{name}: backward graph (compiled on the first backward())",
@@ -368,7 +385,10 @@ class _Variant(TrainingRun):
     def _joint(self, mask: tuple, dynamic: bool) -> Any:
         if dynamic:
             try:
-                return build_joint(self.fgraph, mask, symbolic=True)
+                joint = build_joint(self.fgraph, mask, symbolic=True)
+                if joint.tangent_outputs:   # (a backward input of a slice's length pins)
+                    self.partition = min_cut_partition(joint)
+                return joint
             except PinnedSizes as e:
                 self.pinned = True
                 _log(f"{self.owner.graph.name}: the backward is built for these sizes "

@@ -336,10 +336,9 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
     sign; a run-time int index (``x[i]``) stays a graph input too, and no size follows it.
     Constant bounds on a dynamic dim (``x[1:]``, ``x[5:]``; ``exact``, and not a write)
     are the same kind of length, ``len(range(L)[5:])``, and the graph keeps the slice.
-    Slices of a kiln.Tensor keep their bounds specialized: derivative rules read sizes,
-    and the joint graph's sizes are the inputs' (kiln/aot/symbolic.py); an int index needs
-    none. Inside a function ``kiln.grad`` differentiates they stay run-time lengths: the
-    backward names them as ``SliceLength``s (kiln/ir/symbolic.py), or pins them.
+    Where a derivative is written (inside a function ``kiln.grad`` differentiates, or
+    on a kiln.Tensor: the joint graph, kiln/aot/symbolic.py) they stay run-time lengths
+    too: the backward names them as ``SliceLength``s (kiln/ir/symbolic.py), or pins them.
 
     None when the op takes no run-time slice bounds here (``Op.runtime_slices``)."""
     k = op.runtime_slices
@@ -360,14 +359,12 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
         return None   # NumPy's IndexError, raised by the shape rule
     at = _runtime_indices(var, index, runtime)
     sized = any(runtime(e.start) or runtime(e.stop) or runtime(e.step) for e in slices)
-    # (inside kiln.grad the backward follows such lengths: kiln/ir/symbolic.py SliceLength)
-    differentiated = var.tensor
+    # (the backward follows such lengths: kiln/ir/symbolic.py SliceLength)
     # x[1:], x[:-1] on a dynamic dim: a run-time length like x[:n]'s
-    clamped = exact and not differentiated and not op.mutates and any(_live(d) for d in var.dims) and slices and all(
+    clamped = exact and not op.mutates and any(_live(d) for d in var.dims) and slices and all(
         e is None or e is Ellipsis or type(e) is int or type(e) is slice and all(
             p is None or type(p) is int for p in (e.start, e.stop, e.step)) for e in index)
-    if not (at or sized or clamped) or sized and differentiated \
-            or any(not isinstance(e.step, (int, type(None))) or e.step == 0 for e in slices):
+    if not (at or sized or clamped) or any(not isinstance(e.step, (int, type(None))) or e.step == 0 for e in slices):
         return None
     out: list = []
     replaced: dict = {}

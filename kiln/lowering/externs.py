@@ -109,10 +109,22 @@ class ExternLowering:
             sym = infer_meta(op, map_values(args, lambda v: TensorMeta(v.shape, v.dtype)
                                              if _is_array(v) else _meta_of(v)), params)
         except Exception as e:  # a rule that needs concrete sizes (it runs NumPy, say)
+            first = args[0] if args else None
+            if op.name in _SHAPE_OF_FIRST and _is_array(first) and first.dtype == meta.dtype \
+                    and self.sizes.hint(tuple(first.shape)) == meta.shape:
+                # a copy of x with x[index] written: x's shape, whatever the index (a
+                # slice of a dynamic dim: the rule's target shape needs numbers); NumPy's
+                # kernel checks the value fits the target on every run
+                return TensorMeta(tuple(first.shape), meta.dtype)
             raise Undecidable(f"{op.name}'s shape rule needs concrete sizes ({type(e).__name__})") from e
         if not isinstance(sym, TensorMeta) or self.sizes.hint(sym.shape) != meta.shape:
             raise Undecidable(f"{op.name}'s shape over dynamic sizes is unknown")
         return sym
+
+
+# Scatters whose result has the shape (and dtype) of their first operand, the array
+# written into (kiln/ops/scatter.py): the backward of a slice (``x[1:]``) on a dynamic dim.
+_SHAPE_OF_FIRST = frozenset({"index_put", "index_add"})
 
 
 def _value_key(value: Any) -> Any:

@@ -2,10 +2,14 @@
 argument, ``x[1:]`` on inputs of changing length, in ``kiln.grad`` /
 ``kiln.value_and_grad`` called by a compiled function and on kiln.Tensors that require
 grad. Gradients are checked against central finite differences in float64 at every
-size. Both paths compile these once: the non-differentiated one with run-time lengths
+size. All paths compile these once: the non-differentiated one with run-time lengths
 (kiln/ir/sizes.py), kiln.grad's backward naming each slice's length as an
-``ir.SliceLength`` (kiln/ir/symbolic.py). The kiln.Tensor path (the joint graph) still
-builds per length: a strict xfail."""
+``ir.SliceLength`` (kiln/ir/symbolic.py), and the kiln.Tensor path's joint graph the
+same way, its partition saving no value of a slice's length (the backward recomputes it
+from the primal: kiln/aot/partition.py), so forward and backward lower once each. Where
+the backward would need such a value saved (a matmul's rows ``x[:n] @ w``), a slice's
+length is a forward output's dim, or a rule needs a number, the backward is built per
+call's sizes and int bounds instead."""
 import numpy as np
 import pytest
 
@@ -112,10 +116,6 @@ def test_differentiated_slices_compile_once(fn, loss, calls):
     assert _check(fn, loss, calls(), None) <= 2   # the first call, then one for every other
 
 
-@pytest.mark.xfail(strict=True, reason="#10: slices of a kiln.Tensor stay specialized "
-                   "(kiln/capture/dims.py): the joint graph's backward would get a saved "
-                   "value's slice-length dim as a symbol of its own, which lowering cannot "
-                   "relate to the SliceLength over the primal's dim (kiln/aot/partition.py)")
 def test_tensor_slices_of_changing_length_lower_once_each_way(monkeypatch):
     import kiln.runtime.backend as backend_mod
     lowerings = []
@@ -131,6 +131,81 @@ def test_tensor_slices_of_changing_length_lower_once_each_way(monkeypatch):
         compiled(t).backward()
         np.testing.assert_allclose(t.grad.numpy(), _fd(_diffs, x), rtol=1e-6, atol=1e-8)
     assert len(lowerings) <= 4   # forward and backward at the first length, then once more each
+
+
+def _tensor_check(fn, calls, most=None, monkeypatch=None, **kw):
+    """``fn(x, *rest)`` compiled and called on ``kiln.tensor(x, requires_grad=True)``:
+    value and gradient against NumPy and finite differences at every call; with ``most``,
+    the number of lowerings (forward and backward graphs built) is at most that."""
+    lowerings = []
+    if most is not None:
+        import kiln.runtime.backend as backend_mod
+        generate = backend_mod.generate
+        monkeypatch.setattr(backend_mod, "generate",
+                            lambda *a, **k: lowerings.append(1) or generate(*a, **k))
+    compiled = kiln.compile(fn, **kw)
+    rng = np.random.default_rng(7)
+    for shape, *rest in calls:
+        x = rng.standard_normal(shape)
+        t = kiln.tensor(x, requires_grad=True)
+        out = compiled(t, *rest)
+        np.testing.assert_allclose(float(out), fn(x, *rest), rtol=1e-12)
+        out.backward()
+        np.testing.assert_allclose(t.grad.numpy(), _fd_nd(lambda v: fn(v, *rest), x), rtol=1e-6, atol=1e-8)
+    if most is not None:
+        assert len(lowerings) <= most
+
+
+def test_tensor_head_slice_with_a_runtime_bound_lowers_once_each_way(monkeypatch):
+    def head(x, n):
+        return (np.sin(x[:n]) ** 2).sum()
+    _tensor_check(head, [(16, n) for n in (3, 5, 9, 12, 14)], 2, monkeypatch)
+
+
+def test_tensor_two_slices_with_a_runtime_bound_and_a_mean_lower_once_each_way(monkeypatch):
+    # the mean's 1/N is a backward size input: len(range(16)[n:]) of the call's n
+    def two(x, n):
+        return (x[:n] ** 2).sum() + np.mean(x[n:] ** 3)
+    _tensor_check(two, [(16, n) for n in (3, 5, 9, 12, 14)], 2, monkeypatch)
+
+
+def test_tensor_slices_of_changing_length_and_bound():
+    def tail(x, n):
+        return np.tanh(x[n:-1]).sum() + ((x[1:] - x[:-1]) ** 2).sum()
+    _tensor_check(tail, [(m, n) for m, n in ((10, 2), (13, 4), (31, 7), (31, 3), (8, 6))])
+
+
+def test_tensor_slices_with_the_numpy_interpreter():
+    # aot_eager: the backward's SliceLength params and size inputs read the call's n
+    def two(x, n):
+        return (x[:n] ** 2).sum() + np.mean(np.sin(x[n:-1]))
+    _tensor_check(two, [(m, n) for m, n in ((16, 3), (16, 9), (20, 5), (11, 2))], backend="aot_eager")
+
+
+def test_tensor_slices_the_backward_cannot_follow_are_built_per_bound():
+    # x[:n] @ w: the matmul runs in the forward only and its rows are the slice's length,
+    # so the backward is built for each n (keyed by it); var's N - ddof over a slice
+    w = np.random.default_rng(8).standard_normal(3)
+
+    def rows(x, n):
+        return ((x[:n] @ w) ** 2).sum()
+
+    def spread(x, n):
+        return np.var(x[:n]) + np.std(x[n:], ddof=1)
+    _tensor_check(rows, [((12, 3), n) for n in (3, 6, 3, 9, 11)])
+    _tensor_check(spread, [(16, n) for n in (3, 5, 9, 3, 12)])
+
+
+def test_tensor_slice_returned_by_the_compiled_function():
+    # the output's length is a slice's: its tangent pins the backward to the call's sizes
+    compiled = kiln.compile(lambda x: x[1:] * 2.0)
+    rng = np.random.default_rng(9)
+    for m in (5, 7, 9, 5):
+        x = rng.standard_normal(m)
+        t = kiln.tensor(x, requires_grad=True)
+        (compiled(t) ** 2).sum().backward()
+        np.testing.assert_allclose(t.grad.numpy(), _fd(lambda v: ((v[1:] * 2.0) ** 2).sum(), x),
+                                   rtol=1e-6, atol=1e-8)
 
 
 # -- more slices: each gradient against finite differences at every call; ``graphs`` is
