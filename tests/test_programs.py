@@ -1600,6 +1600,15 @@ def _topk_loss(scores, k):
     return (scores[idx] ** 2).sum()
 
 
+def test_a_run_time_slice_of_an_extern_result_of_unknown_length():
+    # argsort's length is read from its result (an unbacked size): x[-k:] of it cannot be
+    # counted before it ran, so such a build is per shape (the wrapper read it unbound)
+    compiled = kiln.compile(_topk_loss, backend="cpp", dynamic=True)
+    for scores, k in [(np.array([0.5, -2.0, 3.0, 1.0]), 2), (np.arange(7.0) - 3, 3),
+                      (np.arange(7.0) - 2, 5)]:
+        assert compiled(scores, k) == _topk_loss(scores, k)
+
+
 @pytest.mark.parametrize("backend", [None] + BACKENDS)
 def test_integer_results_of_functions_without_ops_need_no_gradient(backend):
     fn = _topk_loss if backend is None else _compile(_topk_loss, backend)

@@ -164,6 +164,9 @@ class SymbolTable:
         least 1) and its sign that of the example (capture guards it, and so does the
         wrapper). A count of 0 or 1 in the example raises :class:`Undecidable` (such
         sizes are specialized)."""
+        if is_unbacked(length):   # its count would be read before the op ran
+            raise Undecidable("a run-time slice of a length known only once an op ran")
+
         def text(b: Any) -> str:
             return "" if b is None else str(b) if isinstance(b, int) else b.name
 
