@@ -159,67 +159,9 @@ class _Functionalizer:
         if arr is None and node.kind == "constant" and isinstance(node.target, np.ndarray):
             arr = node.target
         if arr is None and val is not None and hasattr(val, "shape"):
-            arr = self._laid_out_like_numpy(node)
-            if arr is None:
-                arr = np.empty(val.shape, val.dtype)
+            arr = np.empty(val.shape, val.dtype)
         self.sample[node] = arr
         return arr
-
-    def _laid_out_like_numpy(self, node: Node) -> Any:
-        """An empty stand-in for a call's result in the memory order NumPy gives it
-        (order='K': a Fortran-ordered operand makes a Fortran-ordered ``vstack``, whose
-        ``.T`` then ravels as a view; fuzzer seed 9011), found by running the op on each
-        operand's first two entries per axis (slices: the operands' axis orders, reversals
-        and zero strides kept); None for C order, or where it cannot tell."""
-        if node.kind != "call" or node.target.state is not None or "size_refs" in node.meta \
-                or node.target.category == Category.VIEW:
-            return None
-        try:   # (operands first: their own layouts follow theirs)
-            samples = {n: self._stand_in(n) for n in node.inputs}
-        except RecursionError:   # a very deep chain of computed values: C order
-            return None
-        if not any(isinstance(a, np.ndarray) and a.ndim > 1 and not a.flags.c_contiguous
-                   for a in samples.values()):
-            return None
-
-        def small(n: Node) -> Any:
-            a = samples[n]
-            if isinstance(a, np.ndarray):
-                return a[tuple(slice(0, 2) for _ in range(a.ndim))]
-            if n.kind == "placeholder" and self.examples is not None:
-                ex = self.examples[self.src.placeholders.index(n)]
-                if not isinstance(getattr(ex, "_data", ex), np.ndarray):
-                    return ex
-            raise LookupError(n.name)
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                res = node.target.impl(*map_nodes(node.args, small), **node.kwargs)
-        except Exception:   # noqa: BLE001 - an operand it cannot stand in for: C order
-            return None
-        shape = tuple(node.val.shape)
-        if not isinstance(res, np.ndarray) or res.ndim != len(shape) or res.flags.c_contiguous \
-                or res.size == 0:
-            return None
-        order = sorted(range(res.ndim), key=lambda a: (-abs(res.strides[a]) if res.shape[a] > 1 else 0, a))
-        if order == list(range(res.ndim)):
-            return None
-        # The answer holds for these inputs' layouts: the runtime keys variants by them.
-        self._keyed_by_input_layouts(node)
-        return np.empty(tuple(shape[a] for a in order), node.val.dtype).transpose(np.argsort(order))
-
-    def _keyed_by_input_layouts(self, node: Node) -> None:
-        if self.examples is None:
-            return
-        seen, todo = set(), [node]
-        while todo:
-            n = todo.pop()
-            if n in seen:
-                continue
-            seen.add(n)
-            if n.kind == "placeholder":
-                self.layout_inputs.add(self.src.placeholders.index(n))
-            todo.extend(n.inputs)
 
     def _concrete_arg(self, value: Any) -> Any:
         """A view op's non-array argument with placeholder scalars filled from the examples."""
