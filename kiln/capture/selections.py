@@ -76,7 +76,7 @@ def masked_call_of(tx, key, spelling, args: list, kwargs: dict, masked: list,
 def _normalized_op(tx, spelling, args: list, kwargs: dict) -> Any:
     """The op the spelling binds for these arguments (``m ** 2`` on a bool selection is
     np.square, as for any bool array), with each selection standing in as its whole
-    array (same dtype); None where it binds a composite."""
+    array (same dtype); the spelling's own op where it binds a composite."""
     op = spelling.op
     if op is None or op.category != Category.POINTWISE:
         return op

@@ -18,10 +18,11 @@ from .loop_ir import Affine
 from .scheduler import node_index, write_index
 
 # A kernel runs on several threads when elements x statements-per-element reaches this
-# (a libm call counts cpp_ops.LIBM_CALL_COST statements). A parallel region costs ~10-30 us on a quiet 2-core
-# machine, but next to BLAS calls (whose threads still spin) or under load from other
-# processes it often waits ~0.5 ms for its second thread: W6's backward relu-mask kernel
-# (131k elements x 17 statements, 30-60 us on one thread) cost 0.6 ms more per step on two.
+# (a libm call counts cpp_ops.LIBM_CALL_COST statements). A parallel region costs
+# ~10-30 us on a quiet 2-core machine, but next to BLAS calls (whose threads still spin)
+# or under load from other processes it often waits ~0.5 ms for its second thread: W6's
+# backward relu-mask kernel (131k elements x 17 statements, 30-60 us on one thread) cost
+# 0.6 ms more per step on two.
 PARALLEL_GRAIN = 1 << 22
 # Outer points per block when reducing leading axes (per-point accumulators in arrays).
 BLOCK = 256

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 import operator
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -287,6 +287,36 @@ def reject_where(where: Any, name: str) -> None:
 
 def reject(name: str, arg: str, value: Any, hint: str) -> None:
     raise UnsupportedArgument(f"{name}: argument {arg}={value!r} is not supported by kiln; {hint}")
+
+
+def python_int_overflow(ufunc: np.ufunc) -> Callable[..., bool]:
+    """NEP 50: a Python int meeting an integer loop that cannot hold it raises NumPy's
+    OverflowError when the op runs (``x_uint8 + -1``), so such a call stays in the graph
+    even when nothing uses its value. A constant is tried on a zero of the loop's dtypes;
+    a run-time int may not fit on a later call."""
+    def raises_for(*args: Any) -> bool:
+        # graph values (nodes) carry their example in .val: a Python int for a run-time int
+        metas = [a.val if hasattr(a, "graph") else a for a in args]
+        if not any(type(m) is int for m in metas):
+            return False
+        try:
+            loop = ufunc.resolve_dtypes(tuple(dtype_token(m) for m in metas) + (None,) * ufunc.nout)
+        except (TypeError, ValueError):
+            return True
+        if not any(type(m) is int and np.dtype(loop[i]).kind in "iu" for i, m in enumerate(metas)):
+            return False
+        if any(type(m) is int and a is not m for a, m in zip(args, metas)):
+            return True   # a run-time int
+        sample = tuple(m if type(m) is int else np.zeros((), loop[i]) for i, m in enumerate(metas))
+        try:
+            with np.errstate(all="ignore"):
+                ufunc(*sample)
+        except OverflowError:
+            return True
+        except Exception:   # noqa: BLE001 - another error is the shape rule's, found at capture
+            pass
+        return False
+    return raises_for
 
 
 def pointwise_meta_for(ufunc: np.ufunc):

@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .meta import (as_array, pointwise_meta_for, reject, reject_where, TensorMeta, shape_of, dtype_token,
-                   to_fake)
+from .meta import (as_array, pointwise_meta_for, python_int_overflow, reject, reject_where, TensorMeta,
+                   shape_of, dtype_token, to_fake)
 from .masked import masked_call
 from .scalar_math import OPERATORS as SCALAR_OPERATORS, scalar_binary, uses_scalar_math
 from .registry import (REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_complex_like,
@@ -290,41 +290,11 @@ def _power_operator(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
     return normalize
 
 
-def _python_int_overflow(ufunc: np.ufunc) -> Callable[..., bool]:
-    """NEP 50: a Python int meeting an integer loop that cannot hold it raises NumPy's
-    OverflowError when the op runs (``x_uint8 + -1``), so such a call stays in the graph
-    even when nothing uses its value. A constant is tried on a zero of the loop's dtypes;
-    a run-time int may not fit on a later call."""
-    def raises_for(*args: Any) -> bool:
-        # graph values (nodes) carry their example in .val: a Python int for a run-time int
-        metas = [a.val if hasattr(a, "graph") else a for a in args]
-        if not any(type(m) is int for m in metas):
-            return False
-        try:
-            loop = ufunc.resolve_dtypes(tuple(dtype_token(m) for m in metas) + (None,) * ufunc.nout)
-        except (TypeError, ValueError):
-            return True
-        if not any(type(m) is int and np.dtype(loop[i]).kind in "iu" for i, m in enumerate(metas)):
-            return False
-        if any(type(m) is int and a is not m for a, m in zip(args, metas)):
-            return True   # a run-time int
-        sample = tuple(m if type(m) is int else np.zeros((), loop[i]) for i, m in enumerate(metas))
-        try:
-            with np.errstate(all="ignore"):
-                ufunc(*sample)
-        except OverflowError:
-            return True
-        except Exception:   # noqa: BLE001 - another error is the shape rule's, found at capture
-            pass
-        return False
-    return raises_for
-
-
 def _declare_ufunc(name: str, ufunc: np.ufunc, vjp: Callable | None) -> Op:
     inputs = ("x",) if ufunc.nin == 1 else ("x", "y")
     op = declare(name, Category.POINTWISE, ufunc, inputs=inputs, meta=pointwise_meta_for(ufunc),
                  vjp=vjp, doc=f"numpy.{ufunc.__name__}, elementwise",
-                 raises_for=_python_int_overflow(ufunc))
+                 raises_for=python_int_overflow(ufunc))
     op.ufunc = ufunc
     spell(ufunc, op, ufunc_normalizer(op, ufunc), f"numpy.{ufunc.__name__}")
     fn, inplace = OPERATORS.get(name, (None, None))
