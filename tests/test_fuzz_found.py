@@ -450,6 +450,35 @@ def mask_write_of_a_2d_value_raises(a, v):
     return c
 
 
+_F_ORDER = np.asfortranarray(np.array([[2, 1, 1, 4, 2], [5, 1, 3, 9, 10], [5, 3, 1, 3, 0]], np.uint8).T)
+
+
+@found((_F_ORDER,), (np.ascontiguousarray(_F_ORDER),), (_F_ORDER[::-1],))
+def ravel_of_a_joined_fortran_array_is_a_view(x0):
+    # seed 9011 (silently wrong): NumPy's vstack of a Fortran-ordered operand is
+    # Fortran-ordered, so its .T ravels as a view that sees the later write; kiln's alias
+    # analysis gave the vstack a C-ordered stand-in (a copy)
+    v1 = np.vstack((x0 > 2, (x0 > 2).mean(axis=-2, keepdims=True))).T
+    v6 = v1.ravel()
+    np.true_divide(v1, v1, out=v1)
+    w = np.concatenate([x0 * 2, x0], axis=1).T.reshape(-1)
+    x0 += 1
+    return v6, w
+
+
+@found((_F_ORDER, -2), (np.ascontiguousarray(_F_ORDER), 2))
+def a_joined_fortran_array_returned_across_a_break(x0, s0):
+    # seed 9011 as found: the C++ lowering allocated the vstack (a join) in C order, so
+    # the .T that leaves the first graph was not C-contiguous and its ravel, in the graph
+    # after the break, copied; the operand is compared with a computed Python int
+    v1 = np.swapaxes(np.vstack(((s0 * s0 + s0) > x0, ((s0 * s0 + s0) > x0).mean(axis=-2, keepdims=True))), 0, -1)
+    print(v1.shape, file=_SINK)
+    v6 = v1.ravel()
+    np.true_divide(v1, v1, out=v1)
+    c = np.cumsum(x0, axis=0).T.ravel()
+    return v6, c
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

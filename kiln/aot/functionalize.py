@@ -51,6 +51,7 @@ from ..ir.graph import kept_meta, resolve_sizes
 from ..ir.passes import dce
 from ..ops import Category, F, get_op
 from ..ops.registry import iter_leaves, map_leaves
+from ..ops.result_layout import Strided, axis_order, layout_of
 
 @dataclass
 class OutputSpec:
@@ -159,9 +160,66 @@ class _Functionalizer:
         if arr is None and node.kind == "constant" and isinstance(node.target, np.ndarray):
             arr = node.target
         if arr is None and val is not None and hasattr(val, "shape"):
-            arr = np.empty(val.shape, val.dtype)
+            arr = self._laid_out_like_numpy(node)
+            if arr is None:
+                arr = np.empty(val.shape, val.dtype)
         self.sample[node] = arr
         return arr
+
+    def _laid_out_like_numpy(self, node: Node) -> Any:
+        """An empty stand-in for a call's result in the memory order NumPy gives it
+        (order='K', kiln/ops/result_layout.py: a Fortran-ordered operand makes a
+        Fortran-ordered ``vstack``, whose ``.T`` then ravels as a view; fuzzer seed 9011),
+        the rule lowering follows for the arrays it returns; None for C order, or where it
+        cannot tell."""
+        if node.kind != "call" or node.target.state is not None or "size_refs" in node.meta \
+                or node.target.category in (Category.VIEW, Category.CREATION, Category.MUTATION):
+            return None
+        try:   # (operands first: their own layouts follow theirs)
+            samples = {n: self._stand_in(n) for n in node.inputs}
+        except RecursionError:   # a very deep chain of computed values: C order
+            return None
+
+        def operand(n: Node) -> Any:
+            a = samples[n]
+            if isinstance(a, np.ndarray):
+                return Strided(a.shape, tuple(s // a.itemsize for s in a.strides), a.dtype)
+            if n.kind == "placeholder" and self.examples is not None:
+                ex = self.examples[self.src.placeholders.index(n)]
+                if not isinstance(getattr(ex, "_data", ex), np.ndarray):
+                    return ex
+            if isinstance(n.val, (bool, int, float, complex)):
+                return n.val
+            if isinstance(getattr(n.val, "dtype", None), np.dtype):
+                return np.zeros((), n.val.dtype)[()]   # a number of its type: any value
+            raise LookupError(n.name)
+        try:
+            operands = map_nodes(node.args, operand)
+        except LookupError:
+            return None
+        shape = tuple(node.val.shape)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            strides = layout_of(node.target.impl, operands, dict(node.kwargs), shape)
+        if strides is None:
+            return None
+        # The answer holds for these inputs' layouts: the runtime keys variants by them.
+        self._keyed_by_input_layouts(node)
+        order = axis_order(shape, strides)
+        return np.empty(tuple(shape[a] for a in order), node.val.dtype).transpose(np.argsort(order))
+
+    def _keyed_by_input_layouts(self, node: Node) -> None:
+        if self.examples is None:
+            return
+        seen, todo = set(), [node]
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n.kind == "placeholder":
+                self.layout_inputs.add(self.src.placeholders.index(n))
+            todo.extend(n.inputs)
 
     def _concrete_arg(self, value: Any) -> Any:
         """A view op's non-array argument with placeholder scalars filled from the examples."""

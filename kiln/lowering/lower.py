@@ -257,7 +257,7 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
                 or meta.dtype.name not in self.dtypes:
             return self.extern(op, args, params, meta)
         value = self._lower_call(op, args, params, meta)
-        if op.category in (Category.POINTWISE, Category.REDUCTION, Category.VIEW):
+        if op.category not in (Category.CREATION, Category.MUTATION):
             self.note_layout(op, args, params, value)
         return value
 
@@ -301,7 +301,8 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
                     return value
             elif op.category == Category.SCAN and isinstance(rule, dict) and "scan" in rule:
                 from .reductions import lower_scan
-                value = lower_scan(self, rule, args[0], params, meta)
+                value = lower_scan(self, rule, args[0], params, meta,
+                                   self.numpy_layout(op, args, params, tuple(meta.shape)))
                 if value is not None:
                     return value
             elif op.category == Category.VIEW:
@@ -367,25 +368,37 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
 
     # -- layouts of results ------------------------------------------------------------------
     def note_layout(self, op: Any, args: tuple, params: dict, value: Any) -> None:
-        """Record on ``value`` the strides NumPy would give it (layout.py) when they are not
-        C order: a returned buffer is allocated that way (Fortran in, Fortran out)."""
+        """Record on ``value`` the strides NumPy would give it (kiln/ops/result_layout.py)
+        when they are not C order: a returned buffer is allocated that way (Fortran in,
+        Fortran out; a join or a scan of Fortran-ordered arrays is Fortran-ordered too)."""
         if not isinstance(value, (Pointwise, BufferValue)) or \
                 isinstance(value, BufferValue) and value.buf.kind != "computed":
             return
-        if self.sizes:
-            return   # dynamic sizes: C order (the rule runs on static shapes and strides)
-        operands = [(tuple(v.shape), _layout(v)) if isinstance(v, (Pointwise, BufferValue))
-                    else v.value if isinstance(v, Scalar) and v.value is not None
-                    else np.zeros((), v.dtype) if isinstance(v, Scalar) else v for v in args]
-        if op.category == Category.VIEW:
-            if not isinstance(args[0], Pointwise):
-                return
-            found = _view_layout(op, *operands[0], args[1:], params)
-            strides = None if found is None else L.contiguous_like(found[0], found[1])
-        else:
-            strides = L.layout_of(op.impl, operands, params, tuple(value.shape))
+        strides = self.numpy_layout(op, args, params, tuple(value.shape))
         if strides is not None:
             value.layout = strides
+
+    def numpy_layout(self, op: Any, args: tuple, params: dict, shape: tuple) -> tuple | None:
+        """The strides (elements) NumPy gives ``op``'s result of ``shape`` on these
+        operands' layouts, or None for C order."""
+        if self.sizes:
+            return None   # dynamic sizes: C order (the rule runs on static shapes and strides)
+
+        def operand(v: Any) -> Any:
+            if isinstance(v, (Pointwise, BufferValue)):
+                return L.Strided(tuple(v.shape), _layout(v), v.dtype)
+            if isinstance(v, Scalar):
+                return v.value if v.value is not None else np.zeros((), v.dtype)
+            return v
+        operands = map_leaves(args, operand)
+        if op.category != Category.VIEW:
+            return L.layout_of(op.impl, operands, params, shape)
+        x = args[0]
+        if not isinstance(x, Pointwise) and not (
+                isinstance(x, BufferValue) and getattr(x, "layout", None) is not None):
+            return None   # a view of memory: its strides are the memory's
+        found = _view_layout(op, operands[0].shape, operands[0].strides, args[1:], params)
+        return None if found is None else L.contiguous_like(found[0], found[1])
 
     def realize_output(self, value: Value) -> BufferValue:
         """:meth:`realize` for a returned value: in NumPy's layout for it."""
@@ -421,10 +434,7 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
             value = Pointwise((), value.dtype, lambda ops, index, v=value: v.load(ops, index), 0, self._origin)
         buf = self.new_buffer(value.shape, value.dtype, "computed")
         if strides is not None:
-            buf.strides = tuple(strides)
-            buf.order = L.contiguous_order(buf.shape, tuple(abs(s) for s in buf.strides))
-            buf.flips = tuple(a for a, s in enumerate(buf.strides) if s < 0)
-            buf.contiguous = False   # the wrapper passes its address (cffi wants C buffers)
+            lay_out(buf, strides)
         node = ComputeNode(buf.name, buf, "pointwise", getattr(value, "origins", self._origin))
         node.value = value
         self.nodes.append(node)
@@ -455,6 +465,15 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
                 self.scalar_outputs.add(i)
             outs.append(value)
         self.outputs = outs
+
+
+def lay_out(buf: Buffer, strides: tuple) -> None:
+    """Allocate ``buf`` with these strides (elements; NumPy's layout for it) rather than
+    in C order."""
+    buf.strides = tuple(strides)
+    buf.order = L.contiguous_order(buf.shape, tuple(abs(s) for s in buf.strides))
+    buf.flips = tuple(a for a, s in enumerate(buf.strides) if s < 0)
+    buf.contiguous = False   # the wrapper passes its address (cffi wants C buffers)
 
 
 class _NoRule(Exception):

@@ -15,7 +15,7 @@ import numpy as np
 from ..ops import TensorMeta
 from ..ops.meta import normalize_axis
 from .loop_ir import Affine, BufferValue, Pointwise, Value, broadcast_index
-from .lower import ComputeNode, GraphLowering
+from .lower import ComputeNode, GraphLowering, lay_out
 from .renderer import BASE_REDUCTIONS
 from .sizes import is_unbacked, product
 
@@ -152,13 +152,16 @@ def _keep_index(index: list, out_shape: tuple, keep_shape: tuple, axes: tuple) -
     return [Affine(0) if i in axes else next(it) for i in range(len(keep_shape))]
 
 
-def lower_scan(gl: GraphLowering, rule: dict, x: Any, params: dict, meta: TensorMeta) -> Value | None:
+def lower_scan(gl: GraphLowering, rule: dict, x: Any, params: dict, meta: TensorMeta,
+               layout: tuple | None = None) -> Value | None:
     """A scan op (``lowering={"scan": combine}``: cumsum, cumprod) as a node of kind
     'scan': per point of the other dims, a sequential loop along ``axis`` that combines
     and stores each prefix. The running value is held in the result's dtype, element by
     element in order, which is what NumPy's ``add.accumulate`` does: results are NumPy's
     bit for bit. ``axis=None`` scans every axis in C order, one running value, and the
-    result is that buffer flattened (a view)."""
+    result is that buffer flattened (a view). Along one axis the result is written in
+    ``layout`` (NumPy's order for it: a Fortran-ordered input gives a Fortran-ordered
+    cumsum), when given."""
     combine = rule["scan"]
     if combine not in getattr(gl.renderer, "scans", frozenset()) or \
             not isinstance(x, (BufferValue, Pointwise)) or not x.shape:
@@ -169,6 +172,8 @@ def lower_scan(gl: GraphLowering, rule: dict, x: Any, params: dict, meta: Tensor
     axis = params.get("axis")
     axes = tuple(range(len(x.shape))) if axis is None else normalize_axis(axis, len(x.shape))
     buf = gl.new_buffer(tuple(x.shape), out_dtype, "computed")
+    if layout is not None and axis is not None:
+        lay_out(buf, layout)
     origins = tuple(dict.fromkeys(getattr(x, "origins", ()) + gl._origin))
     node = ComputeNode(buf.name, buf, "scan", origins)
     node.src = x

@@ -107,13 +107,53 @@ def test_stand_in_rule_matches_numpy_on_its_own():
     # layout_of asks NumPy on stand-ins; check it against NumPy on the real arrays.
     f3 = np.asfortranarray(np.ones((3, 4, 5)))
     mixed = np.ones((4, 5, 3)).transpose(2, 0, 1)
+    def strided(a):
+        return L.Strided(a.shape, tuple(s // a.itemsize for s in a.strides), a.dtype)
+    fb = np.asfortranarray(np.ones((3, 4), bool))
     for op, args, params in [(np.add, (f3, mixed), {}), (np.sum, (mixed,), {"axis": 1}),
-                             (np.negative, (mixed,), {}), (np.sum, (f3,), {"axis": 0, "keepdims": True})]:
+                             (np.negative, (mixed,), {}), (np.sum, (f3,), {"axis": 0, "keepdims": True}),
+                             (np.invert, (fb,), {}), (np.cumsum, (mixed,), {"axis": 2}),
+                             (np.sort, (f3,), {"axis": 1})]:
         want = op(*args, **params)
-        operands = [(a.shape, tuple(s // 8 for s in a.strides)) for a in args]
-        strides = L.layout_of(op, operands, params, want.shape)
+        strides = L.layout_of(op, [strided(a) for a in args], params, want.shape)
+        got = tuple(s // want.itemsize for s in want.strides)
+        assert (strides or L.strides_in_order(want.shape, range(want.ndim))) == got, (op, params)
+    for arrays, axis in [((f3, f3), 0), ((f3, mixed), 2), ((mixed, mixed), 1)]:   # joins: a sequence
+        want = np.concatenate(arrays, axis=axis)
+        strides = L.layout_of(np.concatenate, [tuple(strided(a) for a in arrays)], {"axis": axis}, want.shape)
         got = tuple(s // 8 for s in want.strides)
-        assert (strides or L.contiguous_strides(want.shape)) == got, (op, params)
+        assert (strides or L.strides_in_order(want.shape, range(want.ndim))) == got, axis
+
+
+def joined_and_scanned(x, y):
+    b = x > 0.5
+    return (
+        np.concatenate([x, y]),                 # joins: NumPy's iterator order over all arrays
+        np.concatenate([x, y * 2.0], axis=1),
+        np.stack([x, y]),
+        np.vstack([x, y]).T,                    # a view of a join
+        np.hstack([x, x + 1.0]),
+        np.cumsum(x, axis=0),                   # scans
+        np.cumprod(y, axis=1).T,
+        np.roll(x, 1, axis=0),
+        np.pad(x, 1),
+        np.tile(x, (2, 1)),
+        np.sort(x, axis=0),
+        ~b,                                     # bool and integer kernels
+        (x * 4).astype(np.int64) & 3,
+    )
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
+@pytest.mark.parametrize("name", ["fortran", "transposed", "strided", "reversed", "c"])
+def test_joins_scans_and_their_views_follow_numpy_layouts(backend, name):
+    x = _inputs()[name]
+    y = np.empty_like(x)
+    y[...] = np.linspace(0.5, 2.0, x.size).reshape(x.shape)
+    want = joined_and_scanned(x, y)
+    got = kiln.compile(joined_and_scanned, backend=backend)(x, y)
+    for i, (g, w) in enumerate(zip(got, want)):
+        _same_layout(g, w, f"{backend}/{name}: output {i}")
 
 
 def _views_of_computed(x):
