@@ -171,7 +171,7 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     run = slow
     m = module()
     if m is not None:
-        address = int(ffi.cast("intptr_t", ffi.addressof(lib, fname + "_packed")))
+        address = lib.address(fname + "_packed")
         try:
             run = m.Launcher(address, codes, np.ndarray, slow, lib, results)
         except ValueError:   # more arguments than the launcher takes

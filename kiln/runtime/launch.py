@@ -51,15 +51,30 @@ def bind(lib: Any, ffi: Any, name: str, arg_codes: str, keep_gil: bool = False) 
     """The callable a wrapper calls kernel ``name`` of ``lib`` through (see the module doc);
     ``arg_codes`` from lowering/cpp.py's launch_codes ('?': no packed entry); ``keep_gil``:
     a kernel of tiny work, run without releasing the GIL (lowering/cpp.py KEEP_GIL_WORK)."""
-    slow = pointers(getattr(lib, name), ffi, arg_codes.count("p"))
+    npointers = arg_codes.count("p")
     m = module() if "?" not in arg_codes else None
     if m is None:
-        return slow
-    address = int(ffi.cast("intptr_t", ffi.addressof(lib, name + "_packed")))
+        return pointers(getattr(lib, name), ffi, npointers)
+    slow = _OnFirstCall(lambda: pointers(getattr(lib, name), ffi, npointers), name)
+    address = lib.address(name + "_packed")   # (runtime/loader.py: cffi is not needed for it)
     try:
         return m.Launcher(address, arg_codes, np.ndarray, slow, lib, None, keep_gil)
     except ValueError:   # more arguments than the launcher takes (a long unrolled loop)
         return slow
+
+
+class _OnFirstCall:
+    """The cffi call of a kernel, built when the launcher first hands it an argument
+    (cffi parses the library's declarations then, not at load)."""
+
+    def __init__(self, build: Callable[[], Callable], name: str) -> None:
+        self._build, self._call = build, None
+        self.__name__ = name
+
+    def __call__(self, *args: Any) -> Any:
+        if self._call is None:
+            self._call = self._build()
+        return self._call(*args)
 
 
 def fast_call(wrapper: Any) -> Callable:

@@ -140,3 +140,45 @@ def test_the_error_mode_check_follows_every_change_of_numpy_mode():
         finally:
             np.seterr(**old)
         assert check() is False
+
+
+_NO_CFFI_CHILD = """
+import sys
+import numpy as np
+import kiln
+f = kiln.compile(lambda x: np.maximum(np.sin(x) + np.cos(x), 0.0) * 2.0)
+x = np.linspace(-3.0, 3.0, 1001)
+assert np.allclose(f(x), np.maximum(np.sin(x) + np.cos(x), 0.0) * 2.0)
+print(sorted(m for m in ("cffi", "pycparser") if m in sys.modules))
+"""
+
+
+def test_a_fresh_process_calls_its_kernels_without_cffi_parsing_their_declarations(tmp_path):
+    # runtime/loader.py: the launcher reaches kernels by address (ctypes), so the first
+    # compile of a process does not import pycparser for cffi's cdef (~20 ms cold)
+    import os
+    import subprocess
+    import sys
+    if launch.module() is None:
+        pytest.skip("the launcher extension does not build here")
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path), KILN_COST_MODEL="0")
+    out = subprocess.run([sys.executable, "-c", _NO_CFFI_CHILD], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_cffi_call_is_built_when_the_launcher_first_falls_back():
+    from kiln.runtime.loader import Library
+    if launch.module() is None:
+        pytest.skip("the launcher extension does not build here")
+    g = trace(lambda x: F.multiply(x, 3.0), [TensorMeta((4,), np.float64)], ["x"])
+    fn = cpp_backend(g, [np.zeros(4)])
+    glob = _wrapper_globals(fn)
+    lib = glob["_lib"]
+    assert isinstance(lib, Library) and lib._cffi is None   # nothing parsed yet
+    kernel = next(v for k, v in glob.items() if k.startswith("kiln_fused"))
+    out = np.empty(4)
+    kernel(bytearray(np.arange(4.0).tobytes()), out, 1)     # not an ndarray: the cffi path
+    np.testing.assert_array_equal(out, np.arange(4.0) * 3)
+    assert lib._cffi is not None
