@@ -62,7 +62,7 @@ def break_sites(tx, inst) -> set:
         nxt = q + 1
         if instructions[nxt].opname == "JUMP_FORWARD" or instructions[nxt].opname in BACKWARD_JUMPS:
             nxt = instructions[nxt].target
-        if nxt == inst.target or _same_code(tx, nxt, inst.target):
+        if nxt == inst.target or _same_code(tx, nxt, inst.target, loose=True):
             found.add(q)
     return found
 
