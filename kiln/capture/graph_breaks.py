@@ -37,7 +37,7 @@ from ..ops.graph_loops import WhileTests
 from .breaks import BreakGraph
 from .bytecode_facts import BACKWARD_JUMPS
 from .graph_loop import LoopVariable, _guard_trips, _State, _trackers, reason_of
-from .graph_while import TestChain, _numbers, carry_and_emit
+from .graph_while import TestChain, _numbers, carry_and_emit, tested_value
 from .loop_branches import _same_code
 from .loop_node import _note, _Snapshot
 from .loops import MIN_TRIP, LoopFallback, apply_scalar
@@ -74,12 +74,27 @@ class BreakChain(TestChain):
     def __init__(self, tx, inst, sites: set, depth: int, iterator: Any) -> None:
         super().__init__(inst.index, -1, -1)
         self.tx, self.sites, self.depth, self.iterator = tx, sites, depth, iterator
+        self.end = inst.target
 
     def at_break(self, ip: int) -> bool:
         """Is ``ip`` a break of this loop, the iterator on top of the stack?"""
         tx = self.tx
         return ip in self.sites and len(tx.stack) == self.depth and \
             tx.stack[-1] is self.iterator
+
+    def take(self, tx, inst, value: Any, when: bool) -> bool:
+        if super().take(tx, inst, value, when):
+            return True
+        # 3.12+'s ``if a and b: break``: the first jump goes on to the second test, and
+        # falling through it decides (a jump back): recorded as the jump not taken
+        go = self.outcome(inst.index + 1)
+        if go is None or not tested_value(value) or not self.head < inst.target < self.end:
+            return False
+        if self.locals is None:
+            self.locals, self.nodes = dict(tx.locals), len(tx.output.graph.nodes)
+        self.tests.append((value, not when, go))
+        tx.ip = inst.target
+        return True
 
     def outcome(self, target: int) -> bool | None:
         instructions = self.tx.decoded.instructions
