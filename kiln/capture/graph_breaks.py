@@ -133,7 +133,7 @@ def try_break_loop(tx, inst, it) -> bool:
     state = _State(tx, snap, saved)
     outer = tx.__dict__.get("while_tests")
     try:
-        _build(tx, inst, it, bounds, sites, snap, saved, state)
+        _build(tx, inst, bounds, sites, snap, saved, state)
     except (LoopFallback, BreakGraph, KilnError) as e:
         tx.while_tests = outer
         state.roll_back()
@@ -168,7 +168,7 @@ def _run_trip(tx, inst, chain: BreakChain) -> bool:
         tx.step(instructions[ip])
 
 
-def _build(tx, inst, it, bounds: tuple, sites: set, snap, saved, state) -> None:
+def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state) -> None:
     from .resume import code_facts
     facts = code_facts(tx.code)
     nxt_inst = tx.decoded.instructions[inst.index + 1]
@@ -178,7 +178,6 @@ def _build(tx, inst, it, bounds: tuple, sites: set, snap, saved, state) -> None:
     live_after = set(facts.live_in[inst.target])
     live = (set(facts.live_in[inst.index]) | live_after) - {i_name}
     made = _numbers(tx, inst.index, inst.target - 1, live)
-    made.pop(i_name, None)
     made[COUNTER] = tx.locals[COUNTER] = apply_scalar(tx, "int", [bounds[0]])
     starts = dict(tx.locals)
     before = {id(n) for n in tx.output.graph.nodes}
