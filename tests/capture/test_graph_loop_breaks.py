@@ -75,6 +75,37 @@ def both(u, maxiter, tol):
     return u, it
 
 
+def either(T, maxiter, tol):
+    """An ``or`` of a reduction and an element read."""
+    for it in range(maxiter):
+        T[1:-1] = 0.5 * (T[2:] + T[:-2])
+        if T.max() < tol or T[3] > 0.7:
+            break
+    return T, it
+
+
+def countdown(u, n, tol):
+    """A negative step: the counter tests ``next > stop``."""
+    for k in range(n, 0, -2):
+        u = 0.5 * (u + np.roll(u, 1))
+        if u.std() < tol:
+            break
+    return u, k
+
+
+def inner_convergence(u, steps, maxiter, tol):
+    """A range loop with a break inside a time loop (a graph loop node's body)."""
+    for _ in range(steps):
+        u = u + 0.1
+        for it in range(maxiter):
+            v = 0.5 * (u + np.roll(u, 1))
+            err = np.abs(v - u).max()
+            u = v
+            if err < tol:
+                break
+    return u
+
+
 def for_else(T, maxiter, tol):
     """The else block runs only when no break did (not a node: which runs is the data's)."""
     for it in range(maxiter):
@@ -175,6 +206,26 @@ def test_and_of_two_tests(backend):
     u = np.random.default_rng(3).random(32)
     check_program(both, [(u, 500, 1e-3), (u, 4, 1e-3), (u, 100, 10.0)], backend)
     assert NODE in _notes(both, u, 500, 1e-3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_or_negative_step_and_nested(backend):
+    T = np.linspace(0.0, 1.0, 20)
+    check_program(either, [(T, 100, 1e-3), (T, 100, 0.3), (T, 3, 1e-3)], backend)
+    u = np.random.default_rng(4).random(30)
+    check_program(countdown, [(u, 100, 1e-3), (u, 9, 1e-9), (u, 101, 1e-3), (u, 0, 1e-3)], backend)
+    check_program(inner_convergence, [(u, 5, 50, 1e-3), (u, 5, 3, 1e-3), (u, 4, 0, 1e-3)], backend)
+    for fn, args in ((either, (T, 100, 1e-3)), (countdown, (u, 100, 1e-3)),
+                     (inner_convergence, (u, 5, 50, 1e-3))):
+        assert NODE in _notes(fn, *args)
+
+
+def test_fullgraph():
+    T = _plate(12)
+    got, it = kiln.compile(heat, fullgraph=True)(T.copy(), 300, 1e-2)
+    want, wit = heat(T.copy(), 300, 1e-2)
+    np.testing.assert_array_equal(got, want)
+    assert it == wit
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
