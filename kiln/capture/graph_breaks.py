@@ -53,16 +53,24 @@ def break_sites(tx, inst) -> set:
     ``break`` going on with the code right after the loop (no for-else): 3.11 pops the
     iterator and jumps to the loop's exit; 3.12+ pop it and run a copy of the code after
     the loop, or jump there (``inst.target`` is past 3.12+'s ``END_FOR``: bytecode_facts
-    ``decode``). Whether the pop is the iterator's is checked when the trace gets there."""
+    ``decode``); both are followed through unconditional jumps (an inner loop's exit is
+    often an outer loop's jump back). Whether the pop is the iterator's is checked when
+    the trace gets there."""
     instructions = tx.decoded.instructions
+
+    def landing(k: int) -> int:     # through unconditional jumps (an outer loop's jump back)
+        for _ in range(8):
+            if instructions[k].opname != "JUMP_FORWARD" and instructions[k].opname not in BACKWARD_JUMPS:
+                break
+            k = instructions[k].target
+        return k
+    exit = landing(inst.target)
     found = set()
     for q in range(inst.index + 1, inst.target - 1):
         if instructions[q].opname != "POP_TOP":
             continue
-        nxt = q + 1
-        if instructions[nxt].opname == "JUMP_FORWARD" or instructions[nxt].opname in BACKWARD_JUMPS:
-            nxt = instructions[nxt].target
-        if nxt == inst.target or _same_code(tx, nxt, inst.target, loose=True):
+        nxt = landing(q + 1)
+        if nxt == exit or _same_code(tx, nxt, exit, loose=True):
             found.add(q)
     return found
 
