@@ -87,6 +87,17 @@ def conjugate_gradient(A, b, tol, maxiter=1000):
     return x, k
 
 
+def heat_break(T, maxiter, tol):
+    """A range loop that stops on a test of its data (``if ...: break``, its last
+    statement); the iteration that broke is read after the loop."""
+    for it in range(maxiter):
+        Tn = T.copy()
+        T[1:-1, 1:-1] = 0.25 * (Tn[2:, 1:-1] + Tn[:-2, 1:-1] + Tn[1:-1, 2:] + Tn[1:-1, :-2])
+        if np.abs(T - Tn).max() < tol:
+            break
+    return T, it
+
+
 def _compiled(fn, graph_loops: bool, make):
     """A fresh compiled function, its first call timed (wall) with an empty kernel cache."""
     kiln.config.graph_loops = graph_loops
@@ -158,9 +169,23 @@ def main():
         m = rng.random((n, n)) - 0.5
         A0, b0 = m @ m.T + shift * np.eye(n), rng.random(n)
         return lambda: (A0, b0, tol)
+    def plate(n, maxiter, tol):
+        T0 = np.zeros((n, n))
+        T0[0] = 100.0
+        return lambda: (T0.copy(), maxiter, tol)
     print("| case | NumPy ms | before ms (speedup) | after ms (speedup) | first call before s "
           "| first call after s | numba ms (speedup) | numba first call s | same |")
     print("|---|---|---|---|---|---|---|---|---|")
+    if ARGS.only == "break":
+        _case("heat range loop with a break N=100 (breaks on trip 242)", heat_break,
+              plate(100, 5000, 0.1))
+        _case("heat range loop with a break N=200 (breaks on trip 48)", heat_break,
+              plate(200, 5000, 0.5))
+        _case("heat range loop with a break N=100, maxiter 100 (no break)", heat_break,
+              plate(100, 100, 1e-9))
+        _case("heat range loop with a break N=30 (overhead: breaks on trip 274)", heat_break,
+              plate(30, 5000, 0.05))
+        return
     if ARGS.only == "while":
         if ARGS.skip != "laplace":
             _case("laplace (while l1norm > target) N=31 1e-4", laplace, grid(31, 1e-4))
@@ -183,7 +208,8 @@ def main():
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--only", default="", help="'while': the while loops only")
+    p.add_argument("--only", default="", help="'while': the while loops only; 'break': "
+                   "the range loop with a break only")
     p.add_argument("--skip", default="", help="'laplace': with --only while, CG only")
     ARGS = p.parse_args()
     main()

@@ -417,6 +417,18 @@ SUPERINSTRUCTIONS = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
                      "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST")}
 
 
+def plain_parts(opname: str, arg: Any) -> list[tuple[str, Any]]:
+    """One decoded instruction as the plain ``(opname, arg)`` steps it does, for comparing
+    a tail 3.12+ copied into a ``break`` with its original: 3.13 may fuse two loads in
+    one copy and not the other, and the original checks a local the copy knows is bound
+    (``LOAD_FAST_CHECK``)."""
+    if opname in SUPERINSTRUCTIONS:
+        return list(zip(SUPERINSTRUCTIONS[opname], arg))
+    if opname == "LOAD_FAST_CHECK":
+        return [("LOAD_FAST", arg)]
+    return [(opname, arg)]
+
+
 def unfuse(items: list, argnames: list[str]) -> list | None:
     """``items`` with every superinstruction split in two when one of them names a local
     whose index (arguments first, then locals in order of appearance) passes 15; None

@@ -5,6 +5,7 @@ normalised by ``bytecode_facts.decode``: where the interpreter lands when the it
 exhausted, with it popped, on every version."""
 from __future__ import annotations
 
+from .graph_breaks import try_break_loop
 from .graph_loop import try_graph_loop
 from .loop_node import try_loop
 from .loops import RangeIteratorVariable, range_iterator
@@ -28,7 +29,8 @@ class ControlOpcodes:
                              "iterator kiln did not make): each step runs as Python")
         if isinstance(iterator, RangeIteratorVariable) and not iterator.tried:
             iterator.tried = True
-            if try_loop(self, inst, iterator) or try_graph_loop(self, inst, iterator):
+            if try_loop(self, inst, iterator) or try_graph_loop(self, inst, iterator) \
+                    or try_break_loop(self, inst, iterator):
                 return
         self._check_scalar_loop(inst, iterator)
         if iterator.changed():

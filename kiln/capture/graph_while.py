@@ -290,10 +290,20 @@ def _build(tx, head, bottom, exit, back, jump, snap, saved, state) -> None:
     fall = _run_test(tx, chain, head, max(bottom, back), True)
     chain.check_pure(tx)
     tx.while_tests = None
+    carry_and_emit(tx, exit, snap, saved, state, before, live, set(facts.live_in[exit]), starts,
+                   made, chain, fall, entry_values, entry)
+
+
+def carry_and_emit(tx, exit, snap, saved, state, before, live, live_after, starts, made, chain,
+                   fall, entry_values, entry, what: str = "while loop") -> None:
+    """The traced trip (``starts``: the locals before it; ``made``: the numbers the graph
+    computes, by name; ``chain``/``fall``: its test) as one ``graph_while`` node, once what
+    it carries is known (LoopFallback where the loop cannot carry it); ``tx.ip`` at ``exit``.
+    The range form with a break (kiln/capture/graph_breaks.py) ends here too."""
     calls = iteration_calls(tx, snap, before, state.unbacked)
     if all(n.op.name == "scalar_fn" for n in calls):
         raise LoopFallback("the body does no array work: it runs as Python")
-    if not entry.tests and _counted(chain, made):
+    if what == "while loop" and not entry.tests and _counted(chain, made):
         # ``n = 0; while n < 10:``: a range loop in disguise, unrolled as before (a graph
         # loop of a known count gains nothing; an elementwise body fuses unrolled)
         raise LoopFallback("its test counts with constants: unrolled as before")
@@ -329,20 +339,20 @@ def _build(tx, head, bottom, exit, back, jump, snap, saved, state) -> None:
             if id(starts[n].node) in read:
                 raise LoopFallback(f"'{n}' changes type in the first trip ({type(first).__name__} -> "
                                    f"{type(last).__name__}); start it with its final type")
-            if zero and n in facts.live_in[exit]:
+            if zero and n in live_after:
                 raise LoopFallback(f"'{n}' changes type in the first trip and the loop may run "
                                    f"zero times: its type after the loop depends on the data")
         types[n] = last
-    _emit(tx, head, exit, snap, saved, calls, before, slots, scalars, starts, types, chain,
-          fall, entry_values, entry)
+    _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, chain,
+          fall, entry_values, entry, what)
     for var in made.values():   # the numbers the trace computed with, where nothing used them
         if not var.node.users and var.node in tx.output.graph.nodes:
             var.node.args = ()
             tx.output.graph.nodes.remove(var.node)
 
 
-def _emit(tx, head, exit, snap, saved, calls, before, slots, scalars, starts, types, chain,
-          fall, entry_values, entry) -> None:
+def _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, chain,
+          fall, entry_values, entry, what) -> None:
     graph = tx.output.graph
     array_starts = slots.starts(saved)
     number_starts = [starts[n].node for n in scalars]
@@ -383,6 +393,7 @@ def _emit(tx, head, exit, snap, saved, calls, before, slots, scalars, starts, ty
         tx.locals[n] = var
     tx.ip = exit
     carried = ", ".join(slots.carried_names() + scalars) or "nothing"
-    note_node(tx, f"graph loop node ({node.name}, while loop: trip count run-time"
+    note_node(tx, f"graph loop node ({node.name}, {what}: trip count run-time"
                   f"{', at least 1' if not entry.tests else ''}, {len(body_graph.calls)} body "
-                  f"ops compiled once, carried: {carried})", drop="while loop not captured")
+                  f"ops compiled once, carried: {carried})",
+              drop="while loop not captured" if what == "while loop" else "loop unrolled")

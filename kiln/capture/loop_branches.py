@@ -24,7 +24,7 @@ import numpy as np
 
 from ..ops import TensorMeta
 from ..ops.loops import NUMPY_NEVER_RAISE, SELECT_SAFE
-from .bytecode_facts import COND_JUMPS
+from .bytecode_facts import COND_JUMPS, plain_parts
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
 from .variables.base import ConstantVariable, VariableTracker
 from .variables.containers import TupleVariable
@@ -104,26 +104,35 @@ def safe_index(tx, trace, shape: tuple, entries: list) -> list:
 
 # -- stepping a path ---------------------------------------------------------------------
 
-def _same_code(tx, a: int, b: int) -> bool:
+def _steps(instructions: list, k: int, loose: bool):
+    """``(opname, arg, target)`` of the instructions from ``k`` on, NOPs left out;
+    ``loose``: as their plain steps (bytecode_facts ``plain_parts``)."""
+    while k < len(instructions):
+        inst = instructions[k]
+        k += 1
+        if inst.opname == "NOP":
+            continue
+        if loose and inst.target is None:
+            for name, arg in plain_parts(inst.opname, inst.arg):
+                yield name, arg, None
+        else:
+            yield inst.opname, inst.arg, inst.target
+
+
+def _same_code(tx, a: int, b: int, loose: bool = False) -> bool:
     """Do the instructions from ``a`` and from ``b`` do the same until they return or jump
-    (3.12+ copies a short tail after the loop into each ``break``)?"""
+    (3.12+ copies a short tail after the loop into each ``break``)? ``loose``: spelled
+    alike but for 3.13's fused and checked loads (a break's copy of the code after a
+    loop that reads its variable)."""
     instructions = tx.decoded.instructions
-    for _ in range(64):
-        while a < len(instructions) and instructions[a].opname == "NOP":
-            a += 1
-        while b < len(instructions) and instructions[b].opname == "NOP":
-            b += 1
-        if a >= len(instructions) or b >= len(instructions):
+    for x, y, _ in zip(_steps(instructions, a, loose), _steps(instructions, b, loose), range(64)):
+        if x[0] != y[0]:
             return False
-        x, y = instructions[a], instructions[b]
-        a, b = a + 1, b + 1
-        if x.opname != y.opname:
+        if x[2] is not None or y[2] is not None:
+            return x[2] == y[2]
+        if x[1] != y[1]:
             return False
-        if x.target is not None or y.target is not None:
-            return x.target == y.target
-        if x.arg != y.arg:
-            return False
-        if x.opname in _TERMINAL:
+        if x[0] in _TERMINAL:
             return True
     return False
 

@@ -1,0 +1,214 @@
+"""Range loops over whole arrays that end in a data-dependent break, as one ``graph_while``.
+
+The time-stepping loop of numerical codes often stops early on a test of its own data:
+
+    for it in range(maxiter):                      # one graph_while node
+        Tn = T.copy()
+        T[1:-1, 1:-1] = 0.25 * (Tn[2:, 1:-1] + Tn[:-2, 1:-1] + Tn[1:-1, 2:] + Tn[1:-1, :-2])
+        if np.abs(T - Tn).max() < tol:
+            break
+
+The range form (kiln/capture/graph_loop.py) has no way to stop early; the while form
+(kiln/capture/graph_while.py) does: its node runs the body while the values the body
+computes say so (``WhileTests``). So the loop becomes the while loop Python runs: a
+counter is carried as a number the graph computes (the loop variable's *next* value,
+starting at ``start``, ``+ step`` a trip), tested first (``next < stop``: the range is
+done), then the break's test, recorded by :class:`BreakChain` where the translator would
+break the graph at it (the jump to the break's iterator pop is "out", the jump back to
+``FOR_ITER`` "on"). The body is traced from ``FOR_ITER`` once, with the loop variable a
+value nothing may use (as in the range form); its carried values are the while form's
+(arrays written or rebound, Python numbers the body stores). After the loop the variable
+is ``next - step``: the trip that broke, or the last one.
+
+The node runs at least once: a constant trip count is at least ``MIN_TRIP``, a run-time
+one is guarded ``> 0`` (a zero-trip call compiles again and runs as before, so the loop
+variable stays unbound or unchanged, as in Python). What stays as before (the loop
+unrolls or breaks, noted "not a graph loop with a break either: ..."): everything the
+while form refuses; a break that is not the body's last statement, or whose ``if`` is
+decided by capture; a for-else (its else block runs only when the loop did not break:
+which one is the data's); a run-time step.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import KilnError
+from ..ops.graph_loops import WhileTests
+from .breaks import BreakGraph
+from .bytecode_facts import BACKWARD_JUMPS
+from .graph_loop import LoopVariable, _guard_trips, _State, _trackers, reason_of
+from .graph_while import TestChain, _numbers, carry_and_emit, tested_value
+from .loop_branches import _same_code
+from .loop_node import _note, _Snapshot
+from .loops import MIN_TRIP, LoopFallback, apply_scalar
+from .variables.arrays import SymScalarVariable
+from .variables.base import ConstantVariable
+
+# The carried counter's local (no Python name: the code cannot read or store it).
+COUNTER = "<next loop value>"
+
+
+def break_sites(tx, inst) -> set:
+    """The ``POP_TOP`` instructions of the range loop at FOR_ITER ``inst`` that may be a
+    ``break`` going on with the code right after the loop (no for-else): 3.11 pops the
+    iterator and jumps to the loop's exit; 3.12+ pop it and run a copy of the code after
+    the loop, or jump there (``inst.target`` is past 3.12+'s ``END_FOR``: bytecode_facts
+    ``decode``); both are followed through unconditional jumps (an inner loop's exit is
+    often an outer loop's jump back). Whether the pop is the iterator's is checked when
+    the trace gets there."""
+    instructions = tx.decoded.instructions
+
+    def landing(k: int) -> int:     # through unconditional jumps (an outer loop's jump back)
+        for _ in range(8):
+            if instructions[k].opname != "JUMP_FORWARD" and instructions[k].opname not in BACKWARD_JUMPS:
+                break
+            k = instructions[k].target
+        return k
+    exit = landing(inst.target)
+    found = set()
+    for q in range(inst.index + 1, inst.target - 1):
+        if instructions[q].opname != "POP_TOP":
+            continue
+        nxt = landing(q + 1)
+        if nxt == exit or _same_code(tx, nxt, exit, loose=True):
+            found.add(q)
+    return found
+
+
+class BreakChain(TestChain):
+    """The break's test: a jump to a break site leaves the loop, a jump back to
+    ``FOR_ITER`` (or to the jump back) goes on; any other jump is not this loop's test."""
+
+    def __init__(self, tx, inst, sites: set, depth: int, iterator: Any) -> None:
+        super().__init__(inst.index, -1, -1)
+        self.tx, self.sites, self.depth, self.iterator = tx, sites, depth, iterator
+        self.end = inst.target
+
+    def at_break(self, ip: int) -> bool:
+        """Is ``ip`` a break of this loop, the iterator on top of the stack?"""
+        tx = self.tx
+        return ip in self.sites and len(tx.stack) == self.depth and \
+            tx.stack[-1] is self.iterator
+
+    def take(self, tx, inst, value: Any, when: bool) -> bool:
+        if super().take(tx, inst, value, when):
+            return True
+        # 3.12+'s ``if a and b: break``: the first jump goes on to the second test, and
+        # falling through it decides (a jump back): recorded as the jump not taken
+        go = self.outcome(inst.index + 1)
+        if go is None or not tested_value(value) or not self.head < inst.target < self.end:
+            return False
+        if self.locals is None:
+            self.locals, self.nodes = dict(tx.locals), len(tx.output.graph.nodes)
+        self.tests.append((value, not when, go))
+        tx.ip = inst.target
+        return True
+
+    def outcome(self, target: int) -> bool | None:
+        instructions = self.tx.decoded.instructions
+        if target == self.head or (instructions[target].opname in BACKWARD_JUMPS
+                                   and instructions[target].target == self.head):
+            return True
+        return False if self.at_break(target) else None
+
+
+def try_break_loop(tx, inst, it) -> bool:
+    """The range loop at FOR_ITER ``inst``, ending in ``if <data>: break``, as one
+    graph_while node; False: as before (the frame as it was)."""
+    from ..config import config
+    if tx.output.loop_trace is not None or not config.graph_loops:
+        return False
+    if tx.stop_at is not None and inst.index <= tx.stop_at < inst.target:
+        return False
+    sites = break_sites(tx, inst)
+    if not sites:
+        return False
+    bounds = it.bounds
+    for b in bounds:
+        if not ((isinstance(b, ConstantVariable) and type(b.value) is int) or
+                (isinstance(b, SymScalarVariable) and type(b.example) is int)):
+            return False
+    if not isinstance(bounds[2], ConstantVariable) or bounds[2].value == 0:
+        return False
+    values = [b.value if isinstance(b, ConstantVariable) else b.example for b in bounds]
+    trips = len(range(*values))
+    constant = all(isinstance(b, ConstantVariable) for b in bounds)
+    if trips == 0 or (constant and trips < MIN_TRIP):
+        return False
+    tx.locals[COUNTER] = bounds[0]     # before the snapshot: the node's first value
+    snap = _Snapshot(tx)
+    saved = _trackers(tx, snap)
+    state = _State(tx, snap, saved)
+    outer = tx.__dict__.get("while_tests")
+    try:
+        _build(tx, inst, bounds, sites, snap, saved, state)
+    except (LoopFallback, BreakGraph, KilnError) as e:
+        tx.while_tests = outer
+        state.roll_back()
+        tx.locals.pop(COUNTER, None)
+        _note(tx, f"not a graph loop with a break either: {reason_of(e)}")
+        return False
+    finally:
+        tx.while_tests = outer
+    if not constant:
+        _guard_trips(tx, bounds, {0: None})     # guards len(range(...)) > 0
+    # the range form's refusal at this line goes: this node replaces it
+    filename, lineno, _ = tx.location()
+    here = f"{filename.rsplit('/', 1)[-1]}:{lineno}: not a graph loop either"
+    tx.output.loop_notes[:] = [n for n in tx.output.loop_notes if not n.startswith(here)]
+    return True
+
+
+def _run_trip(tx, inst, chain: BreakChain) -> bool:
+    """Trace one trip from FOR_ITER: True where it goes back to the loop's head, False
+    where it gets to the break."""
+    tx.stack.append(LoopVariable())      # what FOR_ITER pushes
+    tx.ip = inst.index + 1
+    instructions = tx.decoded.instructions
+    while True:
+        ip = tx.ip
+        if ip == inst.index:
+            return True
+        if chain.at_break(ip):
+            return False
+        if not inst.index < ip < inst.target or tx.result is not None:
+            raise LoopFallback("the body leaves the loop other than by its last statement's break")
+        tx.step(instructions[ip])
+
+
+def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state) -> None:
+    from .resume import code_facts
+    facts = code_facts(tx.code)
+    nxt_inst = tx.decoded.instructions[inst.index + 1]
+    i_name = nxt_inst.arg if nxt_inst.opname == "STORE_FAST" and isinstance(nxt_inst.arg, str) else None
+    if i_name is None:
+        raise LoopFallback("the loop variable is not a plain local")
+    live_after = set(facts.live_in[inst.target])
+    live = (set(facts.live_in[inst.index]) | live_after) - {i_name}
+    made = _numbers(tx, inst.index, inst.target - 1, live)
+    made[COUNTER] = tx.locals[COUNTER] = apply_scalar(tx, "int", [bounds[0]])
+    starts = dict(tx.locals)
+    before = {id(n) for n in tx.output.graph.nodes}
+    chain = BreakChain(tx, inst, sites, len(snap.stack), snap.stack[-1])
+    tx.while_tests = chain
+    fall = _run_trip(tx, inst, chain)
+    if not chain.tests:
+        raise LoopFallback("no break on a value the graph computes")
+    if not isinstance(tx.locals.get(i_name), LoopVariable):
+        raise LoopFallback("the body rebinds the loop variable")
+    chain.check_pure(tx)
+    tx.while_tests = None
+    step = bounds[2].value
+    nxt = apply_scalar(tx, "add", [tx.locals[COUNTER], ConstantVariable(step)])
+    more = apply_scalar(tx, "lt" if step > 0 else "gt", [nxt, bounds[1]])
+    tx.locals[COUNTER] = nxt
+    # the range first (done: out), then the break's own chain
+    chain.tests.insert(0, (more, False, False))
+    carry_and_emit(tx, inst.target, snap, saved, state, before, live | {COUNTER}, live_after,
+                   starts, made, chain, fall, [], WhileTests((), True),
+                   what="range loop with a break")
+    last = tx.locals.pop(COUNTER)
+    if i_name in live_after:
+        tx.locals[i_name] = apply_scalar(tx, "sub", [last, ConstantVariable(step)])
+    tx.stack.pop()        # the iterator: FOR_ITER's target is past the loop
+    tx.ip = inst.target

@@ -1,0 +1,253 @@
+"""Range loops over whole arrays that end in ``if <data>: break``, as one graph_while node
+(kiln/capture/graph_breaks.py), checked against the uncompiled functions with
+tests/test_programs.py's oracle (values, dtypes, mutated arguments, aliasing, exceptions)
+on the C++ and eager backends: loops that break early, never, on the first trip, run no
+trip; the loop variable after the loop; for-else; element reads and NumPy scalars in the
+test; one compile for every trip count."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln.ops import graph_loops
+from tests.test_programs import check_program
+
+BACKENDS = ["cpp", "eager"]
+NODE = "graph loop node (graph_while, range loop with a break"
+
+
+def heat(T, maxiter, tol):
+    """The issue's example: Jacobi sweeps until the change is below ``tol``."""
+    for it in range(maxiter):
+        Tn = T.copy()
+        T[1:-1, 1:-1] = 0.25 * (Tn[2:, 1:-1] + Tn[:-2, 1:-1] + Tn[1:-1, 2:] + Tn[1:-1, :-2])
+        if np.abs(T - Tn).max() < tol:
+            break
+    return T, it
+
+
+def heat_rebound(u, maxiter, tol):
+    """The array rebound to a new one each trip; nothing read after the loop but it."""
+    for _ in range(maxiter):
+        v = u + 0.1 * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
+        err = np.abs(v - u).max()
+        u = v
+        if err < tol:
+            break
+    return u
+
+
+def until_hot(T, maxiter, j, i):
+    """An element read in the test (a NumPy scalar against a Python int)."""
+    for step in range(maxiter):
+        T[1:-1, 1:-1] = 0.25 * (T[2:, 1:-1] + T[:-2, 1:-1] + T[1:-1, 2:] + T[1:-1, :-2]) + 1.0
+        if T[j, i] >= 70:
+            break
+    return T, step
+
+
+def strided(u, maxiter, tol):
+    """A start and a step: the variable after the loop is the trip's own value."""
+    k = -1
+    for k in range(3, maxiter, 4):
+        u = 0.5 * (u + np.roll(u, 1))
+        if np.abs(u - np.roll(u, 1)).max() < tol:
+            break
+    return u, k
+
+
+def counted(u, maxiter, tol):
+    """A Python int the body counts with, carried like the while form's."""
+    n = 0
+    for _ in range(maxiter):
+        u = 0.5 * (u + np.roll(u, -1))
+        n += 2
+        if u.std() < tol:
+            break
+    return u, n
+
+
+def both(u, maxiter, tol):
+    """An ``and`` of two tests on computed values."""
+    for it in range(maxiter):
+        u = 0.5 * (u + np.roll(u, 1))
+        if u.max() - u.min() < tol and u.std() < tol:
+            break
+    return u, it
+
+
+def either(T, maxiter, tol):
+    """An ``or`` of a reduction and an element read."""
+    for it in range(maxiter):
+        T[1:-1] = 0.5 * (T[2:] + T[:-2])
+        if T.max() < tol or T[3] > 0.7:
+            break
+    return T, it
+
+
+def countdown(u, n, tol):
+    """A negative step: the counter tests ``next > stop``."""
+    for k in range(n, 0, -2):
+        u = 0.5 * (u + np.roll(u, 1))
+        if u.std() < tol:
+            break
+    return u, k
+
+
+def inner_convergence(u, steps, maxiter, tol):
+    """A range loop with a break inside a time loop (a graph loop node's body)."""
+    for _ in range(steps):
+        u = u + 0.1
+        for it in range(maxiter):
+            v = 0.5 * (u + np.roll(u, 1))
+            err = np.abs(v - u).max()
+            u = v
+            if err < tol:
+                break
+    return u
+
+
+def for_else(T, maxiter, tol):
+    """The else block runs only when no break did (not a node: which runs is the data's)."""
+    for it in range(maxiter):
+        T[1:-1] = 0.5 * (T[:-2] + T[2:])
+        if np.abs(T).max() < tol:
+            break
+    else:
+        T[0] = -1.0
+    return T
+
+
+def break_midway(T, maxiter, tol):
+    """A break that is not the body's last statement: as before (unrolled or broken)."""
+    for it in range(maxiter):
+        T[1:-1] = 0.5 * (T[:-2] + T[2:])
+        if np.abs(T).max() < tol:
+            break
+        T[0] = T[0] * 0.5
+    return T, it
+
+
+def _plate(n=24):
+    T = np.zeros((n, n))
+    T[0] = 100.0
+    return T
+
+
+def _notes(fn, *args):
+    return "\n".join(l for l in str(kiln.explain(fn)(*args)).splitlines() if "loop" in l)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_heat_breaks_early_never_first_and_zero_trips(backend):
+    T = _plate()
+    check_program(heat, [(T, 500, 1e-2),        # breaks early
+                         (T, 40, 1e-12),        # never: the variable ends at maxiter - 1
+                         (T, 50, 1e3),          # on the first trip
+                         (T, 0, 1e-2),          # no trip: 'it' unbound, UnboundLocalError
+                         (T, 1, 1e-2)], backend)
+
+
+def test_heat_is_one_node_compiled_once():
+    T = _plate()
+    assert NODE in _notes(heat, T.copy(), 500, 1e-2)
+    f = kiln.compile(heat)
+    runs = graph_loops.stats["runs"]
+    for maxiter, tol in ((500, 1e-2), (60, 1e-9), (7, 1e-2), (300, 1e-3)):
+        got, it = f(T.copy(), maxiter, tol)
+        want, wit = heat(T.copy(), maxiter, tol)
+        assert type(it) is int and it == wit
+        np.testing.assert_array_equal(got, want)
+    assert len(f.cache_entries) == 1            # the run-time trip count: one compile
+    assert graph_loops.stats["runs"] == runs + 4
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rebound_array(backend):
+    u = np.random.default_rng(0).random(64)
+    check_program(heat_rebound, [(u, 400, 1e-3), (u, 5, 1e-3), (u, 100, 10.0), (u, 0, 1e-3)],
+                  backend)
+    assert NODE in _notes(heat_rebound, u, 400, 1e-3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_element_read_condition(backend):
+    T = _plate(16)
+    check_program(until_hot, [(T, 200, 3, 8), (T, 200, 1, 1), (T, 10, 8, 8), (T, 200, 1, 0)],
+                  backend)
+    assert NODE in _notes(until_hot, T.copy(), 200, 3, 8)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("tol", [1e-3, np.float64(1e-3), np.float32(1e-3), float("nan")])
+def test_python_float_numpy_scalar_and_nan_tolerance(backend, tol):
+    check_program(heat, [(_plate(), 300, tol)], backend)
+    f32 = _plate().astype(np.float32)
+    check_program(heat, [(f32, 300, tol)], backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_start_step_and_variable_bound_before(backend):
+    u = np.random.default_rng(1).random(48)
+    check_program(strided, [(u, 400, 1e-3), (u, 30, 1e-9), (u, 3, 1e-3), (u, 200, 10.0)], backend)
+    assert NODE in _notes(strided, u, 400, 1e-3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_carried_python_int(backend):
+    u = np.random.default_rng(2).random(32)
+    check_program(counted, [(u, 500, 1e-4), (u, 6, 1e-4), (u, 0, 1e-4)], backend)
+    out = kiln.compile(counted, backend=backend)(u.copy(), 500, 1e-4)
+    assert type(out[1]) is int and out[1] == counted(u.copy(), 500, 1e-4)[1]
+    assert NODE in _notes(counted, u, 500, 1e-4)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_and_of_two_tests(backend):
+    u = np.random.default_rng(3).random(32)
+    check_program(both, [(u, 500, 1e-3), (u, 4, 1e-3), (u, 100, 10.0)], backend)
+    assert NODE in _notes(both, u, 500, 1e-3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_or_negative_step_and_nested(backend):
+    T = np.linspace(0.0, 1.0, 20)
+    check_program(either, [(T, 100, 1e-3), (T, 100, 0.3), (T, 3, 1e-3)], backend)
+    u = np.random.default_rng(4).random(30)
+    check_program(countdown, [(u, 100, 1e-3), (u, 9, 1e-9), (u, 101, 1e-3), (u, 0, 1e-3)], backend)
+    check_program(inner_convergence, [(u, 5, 50, 1e-3), (u, 5, 3, 1e-3), (u, 4, 0, 1e-3)], backend)
+    for fn, args in ((either, (T, 100, 1e-3)), (countdown, (u, 100, 1e-3)),
+                     (inner_convergence, (u, 5, 50, 1e-3))):
+        assert NODE in _notes(fn, *args)
+
+
+def test_fullgraph():
+    T = _plate(12)
+    got, it = kiln.compile(heat, fullgraph=True)(T.copy(), 300, 1e-2)
+    want, wit = heat(T.copy(), 300, 1e-2)
+    np.testing.assert_array_equal(got, want)
+    assert it == wit
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_for_else_and_midway_break_as_before(backend):
+    T = np.linspace(0.0, 1.0, 20)
+    check_program(for_else, [(T, 300, 1e-2), (T, 5, 1e-9), (T, 0, 1.0)], backend)
+    check_program(break_midway, [(T, 300, 1e-2), (T, 5, 1e-9)], backend)
+
+
+def test_constant_trip_count():
+    def fixed(T, tol):
+        for it in range(100):
+            Tn = T.copy()
+            T[1:-1, 1:-1] = 0.25 * (Tn[2:, 1:-1] + Tn[:-2, 1:-1] + Tn[1:-1, 2:] + Tn[1:-1, :-2])
+            if np.abs(T - Tn).max() < tol:
+                break
+        return T, it
+    check_program(fixed, [(_plate(), 1e-2), (_plate(), 1e-12)], "cpp")
+    assert NODE in _notes(fixed, _plate(), 1e-2)
+
+
+def test_graph_loops_off_keeps_it_unrolled(monkeypatch):
+    from kiln.config import config
+    monkeypatch.setattr(config, "graph_loops", False)
+    assert NODE not in _notes(heat, _plate(), 20, 1e-2)
