@@ -479,6 +479,17 @@ def a_joined_fortran_array_returned_across_a_break(x0, s0):
     return v6, c
 
 
+@found((np.array(-6), np.zeros((1, 2), np.int64)), (np.array(2), np.array([[1, 2]])),
+       (np.array(7), np.array([[1, 2, 3, 3]])))
+def hstack_of_a_mask_selection_and_a_scalar(x0, v1):
+    # seed 9111 (eager, cpp: ValueError where NumPy returned): hstack promotes the 0-d x0
+    # to (1,) through concatenate's ``shapes``, which baked in the example's length of
+    # v1[mask], a size known only when the graph runs; the shape rule now checks each
+    # promoted shape against its array, so capture sees the size cannot be followed
+    v6 = v1[v1 != v1.max()]
+    return np.hstack((v6, x0)) - -1, np.vstack((v6, v6)), np.hstack((x0, v6, x0))
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

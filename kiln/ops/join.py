@@ -71,7 +71,16 @@ def _result_dtype(arrays: tuple, dtype: np.dtype | None, casting: str) -> np.dty
 
 def _joined_shapes(arrays: tuple, shapes: tuple | None) -> list:
     own = [tuple(shape_of(a)) for a in arrays]
-    return own if shapes is None else [tuple(s) for s in shapes]
+    if shapes is None:
+        return own
+    for o, s in zip(own, shapes):
+        # A promotion only adds unit axes: the same number of elements. Checked so that a
+        # size known only at run time (the length of x[mask]) that the promoted shape
+        # baked in is caught where capture moves it (kiln/capture/dims.py), not computed
+        # with the example's length (fuzzer seed 9111).
+        if _size(o) != _size(tuple(s)):
+            raise ValueError(f"cannot reshape array of size {_size(o)} into shape {tuple(s)}")
+    return [tuple(s) for s in shapes]
 
 
 def _concatenate_impl(arrays: tuple, axis: int | None, dtype: Any, casting: str,
