@@ -490,6 +490,20 @@ def hstack_of_a_mask_selection_and_a_scalar(x0, v1):
     return np.hstack((v6, x0)) - -1, np.vstack((v6, v6)), np.hstack((x0, v6, x0))
 
 
+@found((np.array([1.5, -2.0, 4.0], np.float32), -3, 0.5), (np.array([1.5, -2.0, 4.0], np.float32), 3, -1.0),
+       (np.array([[1.0, -1.0], [2.0, 0.0]]), 2 ** 40, 2.5))
+def masked_update_by_a_number_argument(x1, s1, f):
+    # seed 9702 (silently wrong): ``x1[x1 > 0] -= s1`` took s1 as the first call's number,
+    # guarded only by its type: the masked ufunc's composite dropped the run-time numbers
+    # its arguments were bound with (capture/selections.py)
+    x1[x1 > 0] -= s1
+    x1[x1 < 0] *= f
+    print(x1, file=_SINK)
+    y = x1 * 1
+    y[y != 0] = y[y != 0] + s1
+    return y
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

@@ -38,13 +38,17 @@ def masked_call_of(tx, key, spelling, args: list, kwargs: dict, masked: list,
                               "masked assignment")
     form = masked_form(key)
     if form is not None and args and args[0] is first and all(first.same_mask(m) for m in masked):
+        # run-time numbers among the arguments (``x[m] -= s`` with an int argument s): the
+        # composite's calls take them as graph values, not as the example's number
+        scalars: dict = {}
+
         def bind_full(v):  # other selections by the same mask: their whole arrays
-            return ArrayArg(v.full) if isinstance(v, MaskedSelectionVariable) else _to_bind(tx, v, {})
+            return ArrayArg(v.full) if isinstance(v, MaskedSelectionVariable) else _to_bind(tx, v, scalars)
         bound = form(ArrayArg(first.full), ArrayArg(first.mask),
                      *[bind_full(a) for a in args[1:]],
                      **{k: bind_full(v) for k, v in kwargs.items()})
         if bound is not None:
-            return _composite(tx, spelling.text, bound, {}, set())
+            return _composite(tx, spelling.text, bound, scalars, set())
     op = _normalized_op(tx, spelling, args, kwargs)
     # ``t += x[m]`` writes into t (NumPy's broadcasting rules for an output operand):
     # only a selection's own in-place update (``s += 1``, s = x[m]) is a new selection
@@ -100,7 +104,8 @@ def _masked_ufunc(tx, op, text: str, args: list, kwargs: dict,
     values, cast) or the call is not a plain ufunc call: the caller computes it everywhere."""
     if kwargs or getattr(op, "ufunc", None) is None or len(args) != op.ufunc.nin:
         return None
-    bound = [ArrayArg(a) if isinstance(a, ArrayVariable) else _to_bind(tx, a, {}) for a in args]
+    scalars: dict = {}   # run-time numbers (an int argument): graph values in the composite
+    bound = [ArrayArg(a) if isinstance(a, ArrayVariable) else _to_bind(tx, a, scalars) for a in args]
     try:
         inner = infer_meta(op, tuple(bound), {})
     except Exception:   # noqa: BLE001 - the plain call raises it, as NumPy does
@@ -110,7 +115,7 @@ def _masked_ufunc(tx, op, text: str, args: list, kwargs: dict,
         return None
     composite = Composite(masked_call(op.name, op.ufunc.nin),
                           tuple(bound) + (ArrayArg(sel.mask), ArrayArg(sel.full)), {})
-    result = _composite(tx, text, composite, {}, set())
+    result = _composite(tx, text, composite, scalars, set())
     return result if isinstance(result, ArrayVariable) and \
         result.meta.shape == sel.full.meta.shape else None
 
