@@ -504,6 +504,17 @@ def masked_update_by_a_number_argument(x1, s1, f):
     return y
 
 
+@found((np.zeros((1, 0, 1), bool),), (np.ones((2, 3), bool),), (np.zeros((0,), np.int8),))
+def cast_of_an_empty_array_is_a_new_array(x0):
+    # seed 9307 (aot_eager, cpp: int32 where NumPy gave int64): alias analysis took every
+    # empty result of a view-like op for a view, so np.asarray(i2, dtype=np.int32) of an
+    # empty int64 i2 "aliased" it and the write through it recast i2
+    i2 = x0 * 2
+    v6 = np.asarray(i2, dtype=np.int32)
+    v6[-1:] = 0
+    return i2, v6, np.asarray(x0[:0], dtype=np.float32), x0[:0]
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

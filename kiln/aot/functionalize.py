@@ -261,7 +261,10 @@ class _Functionalizer:
         self.sample[node] = result
         if not result.flags.writeable:
             self.readonly.add(node)
-        return result.size == 0 or np.may_share_memory(result, base_arr)
+        # An empty result shares no memory to test: a view unless it has another dtype
+        # (np.asarray(x, dtype=...) of an empty x is a new array; fuzzer seed 9307)
+        return result.size == 0 and result.dtype == base_arr.dtype or \
+            np.may_share_memory(result, base_arr)
 
     # -- reading values ----------------------------------------------------------------------
     def read(self, node: Node) -> Any:
