@@ -539,12 +539,19 @@ def in_place_product_through_a_transpose_then_reads(x0, x1, s0, s1):
     return v2, w3, v4, v5
 
 
-@found((np.ones(3, np.float32), -4.0), (np.ones(2), 1.5),
-       xfail="seed 9431, open: a Python float computed from a float argument (2.0 + s) "
-             "enters a ufunc as a strong float64, not as NEP 50's weak Python float")
+@found((np.ones(3, np.float32), -4.0), (np.ones(2), 1.5))
 def ufunc_of_a_computed_python_float_and_a_float32(x, s):
-    # seed 9431 (every backend: float64 where NumPy gives float32)
+    # seed 9431 (every backend: float64 where NumPy gives float32): a NumPy scalar constant
+    # is a strong operand, so the computed Python float must stay weak beside it
     return np.add(2.0 + s, np.float32(0.5)), np.hypot(2.0 + s, np.float32(0.5)) // 0.5, x * (s * 2)
+
+
+@found((np.ones(3),), (np.arange(4.0),))
+def ufunc_of_a_random_python_float_and_a_float32(x):
+    # as seed 9431, for a Python float read from data (np.random.random() is a float)
+    rng = np.random.default_rng(3)
+    r = rng.random()
+    return np.add(r, np.float32(0.5)), np.multiply(r, np.int8(3)), r * np.float32(2), x * r
 
 
 def _global_stores(x):

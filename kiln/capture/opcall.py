@@ -164,7 +164,10 @@ def _weak_values(args: list, kwargs: dict) -> tuple:
     weak = [v for v in values if isinstance(v, PyValueVariable) and v.kind in SAME_AS_WEAK]
     if not weak:
         return args, kwargs
-    others = [str(v.meta.dtype) for v in values if isinstance(v, ArrayVariable)]
+    # (a NumPy scalar or array constant, ``np.float32(0.5)``, is strong like an array)
+    others = [str(v.meta.dtype) for v in values if isinstance(v, ArrayVariable)] \
+        + [str(v.value.dtype) for v in values
+           if isinstance(v, ConstantVariable) and isinstance(v.value, (np.generic, np.ndarray))]
     if not all(d in SAME_AS_WEAK[w.kind] for w in weak for d in others):
         return args, kwargs
 

@@ -88,7 +88,9 @@ def _flat_metas(values: Any):
         if isinstance(v, (tuple, list)):
             yield from _flat_metas(v)
         else:
-            yield TensorMeta(v.shape, v.dtype) if isinstance(v, TensorMeta) else v
+            # (a NumPy scalar or array constant, ``np.float32(0.5)``, is strong like an array)
+            yield TensorMeta(np.shape(v), v.dtype) if isinstance(v, (TensorMeta, np.generic, np.ndarray)) \
+                else v
 
 
 def _build(tx, sym: Any) -> Any:
