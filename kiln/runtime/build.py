@@ -41,8 +41,14 @@ stats = {"builds": 0, "disk_hits": 0, "artifact_hits": 0, "build_seconds": 0.0}
 # -fno-exceptions: generated code throws nothing; without it every OpenMP parallel region
 # gets a must-not-throw cleanup that references libstdc++'s __gxx_personality_v0, which
 # the link below does not take (LINK_LIBS).
+# -fno-tree-slp-vectorize: GCC 12's straight-line (SLP) vectorizer miscompiled a fully
+# unrolled 4x4 kernel reading through a transpose with 512-bit vectors (AVX-512, -O3:
+# one element of `x.T * x` wrong; fuzzer seed 9920, docs/fuzzing.md). Loops still
+# vectorize (the loop vectorizer is a separate pass): W1-W7 measured within noise without
+# SLP, against 1.3-1.75x slower on W1, W2 and W5 with -mprefer-vector-width=256.
 BASE_FLAGS = ["-shared", "-fPIC", "-std=c++17", "-fno-math-errno", "-fno-trapping-math",
-              "-ffp-contract=off", "-fno-semantic-interposition", "-fno-exceptions", "-w"]
+              "-ffp-contract=off", "-fno-tree-slp-vectorize", "-fno-semantic-interposition",
+              "-fno-exceptions", "-w"]
 # The libraries a kernel module links, after its source. Generated code uses no libstdc++
 # (the prelude includes only stdint.h and omp.h), and the driver's default list starts
 # with -lstdc++, whose symbol table the linker reads for nothing: naming libm, libc and
