@@ -544,6 +544,19 @@ def ufunc_of_a_computed_python_float_and_a_float32(x, s):
     return np.add(2.0 + s, np.float32(0.5)), np.hypot(2.0 + s, np.float32(0.5)) // 0.5, x * (s * 2)
 
 
+@found((np.zeros((0, 0, 3)),), (np.arange(36.0).reshape(3, 3, 4),), (np.arange(24.0).reshape(2, 3, 4),),
+       (np.arange(60.0).reshape(3, 4, 5),))
+def writes_through_reshapes_of_an_argument_and_of_a_product(p0):
+    # seed 10004 (cpp, silently wrong): with run-time sizes the reshapes are extern calls
+    # whose results view their operand; the memory plan reused the operand's buffer for
+    # ``p0 * 2 - 1`` while the view of ``p0 - 1`` was still to be returned into p0
+    for i1 in [p0, p0 * 2]:
+        w2 = np.reshape(i1, (-1,))
+        w2 -= 1
+    n3 = float(p0.sum())
+    return i1, n3
+
+
 @found((np.ones(3),), (np.arange(4.0),))
 def ufunc_of_a_random_python_float_and_a_float32(x):
     # as seed 9431, for a Python float read from data (np.random.random() is a float)

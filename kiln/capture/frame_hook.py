@@ -49,7 +49,12 @@ _lock = threading.Lock()
 _lib: Any = None
 _failed: dict[str, str] = {}          # compiler command -> why it failed (warned once each)
 _factories: dict[types.CodeType, Callable] = {}   # flagged code -> fn -> replacement or None
-_adapters: "weakref.WeakKeyDictionary[Any, Callable]" = weakref.WeakKeyDictionary()
+# function -> {owner: adapter}: the replacement each compiled function made of it. Two
+# functions compiled with different options (backend, dynamic) that both call a helper
+# each get their own compiled helper (a cpp replacement must never run under eager).
+_adapters: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+# Per thread: the factories of the segments running now, innermost last (run_with).
+_running = threading.local()
 
 
 def _module_name(source: str) -> str:
@@ -151,14 +156,20 @@ def active():
         lib.kiln_hook_exit()
 
 
-def run_active(fn: Callable, *args: Any) -> Any:
-    """``fn(*args)`` with the hook active (what an eager segment runs under)."""
+def run_with(factory: Callable, fn: Callable, *args: Any) -> Any:
+    """``fn(*args)`` with the hook active, flagged calls replaced by ``factory``'s
+    (what an eager segment of a compiled function runs under: its own helpers)."""
+    stack = getattr(_running, "factories", None)
+    if stack is None:
+        stack = _running.factories = []
+    stack.append(factory)
     lib = _lib
     lib.kiln_hook_enter()
     try:
         return fn(*args)
     finally:
         lib.kiln_hook_exit()
+        stack.pop()
 
 
 def intercepted() -> int:
@@ -194,19 +205,24 @@ def _adapter(fn: types.FunctionType, replacement: Callable) -> Callable:
 
 
 def _dispatch(fn: types.FunctionType, raw: tuple) -> Callable | None:
-    """Called by the C hook (no interception while it runs): the replacement or None."""
-    found = _adapters.get(fn)
-    if found is not None:
-        return found
-    factory = _factories.get(fn.__code__)
-    if factory is None:
+    """Called by the C hook (no interception while it runs): the replacement or None,
+    made by the innermost running segment's factory (run_with), else by the one that
+    flagged the code."""
+    flagged = _factories.get(fn.__code__)
+    if flagged is None:
         return None
+    stack = getattr(_running, "factories", None)
+    factory = stack[-1] if stack else flagged
+    owner = getattr(factory, "__self__", factory)   # (a bound method: its compiled function)
+    made = _adapters.get(fn)
+    if made is not None and owner in made:
+        return made[owner]
     replacement = factory(fn)
     if replacement is None:
         return None
     adapter = _adapter(fn, replacement)
     try:
-        _adapters[fn] = adapter
+        _adapters.setdefault(fn, {})[owner] = adapter
     except TypeError:
         pass
     return adapter

@@ -126,9 +126,10 @@ def run(segment: Callable, *args: Any) -> Any:
     return result
 
 
-def run_hooked(segment: Callable, *args: Any) -> Any:
-    """:func:`run` with the frame hook active while the segment itself runs."""
-    result = frame_hook.run_active(segment, *args)
+def run_hooked(factory: Callable, segment: Callable, *args: Any) -> Any:
+    """:func:`run` with the frame hook active while the segment itself runs, the calls it
+    intercepts compiled by ``factory`` (the compiled function's own helpers)."""
+    result = frame_hook.run_with(factory, segment, *args)
     while type(result) is Continuation:
         result = result.fn(*result.args)
     return result
@@ -384,8 +385,9 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
             frame_hook.flag(helper.__code__, helper_factory)
     # Calls of flagged functions made while the segment runs are compiled by kiln.
     hooked = use_hook and bool(helpers)
-    runner = {(True, True): run_hooked, (True, False): run,
-              (False, True): frame_hook.run_active, (False, False): None}[(outermost, hooked)]
+    runner = {(True, True): functools.partial(run_hooked, helper_factory), (True, False): run,
+              (False, True): functools.partial(frame_hook.run_with, helper_factory),
+              (False, False): None}[(outermost, hooked)]
     if runner is None:
         body = lines + [f"return _kiln_seg({', '.join(exprs)})"]
     else:

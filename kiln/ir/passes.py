@@ -33,6 +33,24 @@ def last_uses(reads: Iterable[Iterable[Hashable]], live_out: Iterable[Hashable] 
     return last
 
 
+def extend_through_views(last: dict, views: Iterable[tuple]) -> dict:
+    """``last`` (from ``last_uses``) with each value's memory alive as long as a value that
+    may view it: ``views`` holds ``(result, sources)`` in program order, a result that may
+    be a view of any of its sources (an extern reshape returns one). Chains of views
+    extend back to the first source.
+
+        >>> extend_through_views({"buf0": 0, "r": 2, "s": 5}, [("r", ["buf0"]), ("s", ["r"])])
+        {'buf0': 5, 'r': 5, 's': 5}
+    """
+    for result, sources in reversed(list(views)):
+        if result not in last:
+            continue
+        for source in sources:
+            if source in last:
+                last[source] = max(last[source], last[result])
+    return last
+
+
 class GraphLintError(AssertionError):
     pass
 

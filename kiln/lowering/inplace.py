@@ -15,7 +15,8 @@ An input qualifies when it is
 - memory the wrapper owns: a buffer an earlier kernel computed, or the result of an
   extern op that always returns a new array (``Op.fresh_result``; einsum, for one, may
   return a view of its operand);
-- dead after this kernel: no later kernel, extern call or graph output reads it;
+- dead after this kernel: no later kernel, extern call or graph output reads it, nor
+  the result of an extern that may be a view of it (``Op.may_alias``);
 - or the caller's array the output is the new value of (``Graph.donated``: aot's
   epilogue would copy it there), when no later step reads it and no later extern call can
   raise; then the wrapper returns the caller's array and the epilogue has nothing to do;
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir.passes import last_uses
+from ..ir.passes import extend_through_views, last_uses
 from .loop_ir import Buffer, BufferValue
 from .lower import ExternNode, GraphLowering, iter_values
 from .scheduler import Kernel, node_loads, write_index
@@ -42,6 +43,9 @@ def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buff
 
     last = last_uses((reads(item) for item in items),
                      [v.buf.name for v in iter_values(tuple(low.outputs)) if isinstance(v, BufferValue)])
+    # (memory an extern's result may view lives as long as that result)
+    last = extend_through_views(last, [(item.name, reads(item)) for item in items
+                                       if isinstance(item, ExternNode) and item.op.may_alias])
     fresh = {item.name for item in items
              if isinstance(item, ExternNode) and item.op.fresh_result}
     donated = _donated(low)

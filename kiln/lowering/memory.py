@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.passes import last_uses
+from ..ir.passes import extend_through_views, last_uses
 from .loop_ir import Buffer, BufferValue
 from .lower import Opaque, iter_values
 from .scheduler import Kernel
@@ -76,7 +76,11 @@ def item_reads(item: Any, rendered: dict) -> list[str]:
 
 
 def step_last_uses(low: Any, items: list, rendered: dict) -> dict[str, int]:
-    """The step after which each name is dead (outputs never are)."""
+    """The step after which each name is dead (outputs never are). An extern's result
+    that may be a view of its operand (``Op.may_alias``: a reshape with run-time sizes is
+    an extern) keeps the operand's memory alive as long as it lives
+    (fuzzer seed 10004: the buffer under such a reshape was reused while the view was
+    still read)."""
     outputs = [v.buf.name if isinstance(v, BufferValue) else v.name
                for v in iter_values(tuple(low.outputs)) if isinstance(v, (BufferValue, Opaque))]
     last = last_uses((item_reads(item, rendered) for item in items), outputs)
@@ -86,7 +90,8 @@ def step_last_uses(low: Any, items: list, rendered: dict) -> dict[str, int]:
         made = list(rendered[item.name].inplace) if isinstance(item, Kernel) else [item.name]
         for name in made:
             last.setdefault(name, step)
-    return last
+    return extend_through_views(last, [(item.name, item_reads(item, rendered)) for item in items
+                                       if not isinstance(item, Kernel) and item.op.may_alias])
 
 
 def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> MemoryPlan:

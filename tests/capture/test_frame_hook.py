@@ -190,6 +190,32 @@ def test_helpers_called_in_a_statement_that_runs_as_python_are_compiled():
     assert not frame_hook.installed()
 
 
+def _breaking_helper(p):
+    w = p * 2
+    total = float(p.sum())         # breaks the graph: the caller calls this helper as a whole
+    return w + total
+
+
+def _calls_breaking_helper(x):
+    return _breaking_helper(x) - 1
+
+
+@needs_hook
+def test_each_compiled_function_gets_its_own_compiled_helpers():
+    # A helper that two compiled functions call was compiled once, by the first, and that
+    # replacement served both: an eager-backend function ran the C++ one's kernels.
+    from kiln.runtime.build import stats
+    kiln.reset()
+    as_cpp = kiln.compile(_calls_breaking_helper, backend="cpp")
+    np.testing.assert_array_equal(as_cpp(np.ones(5)), np.full(5, 6.0))
+    as_eager = kiln.compile(_calls_breaking_helper, backend="eager")
+    builds = stats["builds"] + stats["disk_hits"]
+    np.testing.assert_array_equal(as_eager(np.ones(7)), np.full(7, 8.0))
+    assert stats["builds"] + stats["disk_hits"] == builds      # eager builds no kernel
+    assert [r.ops for r in as_eager.records] and [r.ops for r in as_cpp.records]
+    assert not frame_hook.installed()
+
+
 def test_no_compiler_falls_back_to_call_site_wrapping(tmp_path, monkeypatch):
     import sys
     from .test_partial import k_helper, run_counts
