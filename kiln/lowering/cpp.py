@@ -28,7 +28,7 @@ from .renderer import Renderer, renamed_by_position
 from .sizes import printed_symbols, product, render as render_size
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, write_index
-from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, SHORT_LOOP,  # noqa: F401
+from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, ROW_WRITE_CHUNK, SHORT_LOOP,  # noqa: F401
                          render_stages)
 
 # A kernel whose work (elements x statements, known when it is built) is at most this runs
@@ -206,8 +206,13 @@ def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
     loops = plan.outer_loops or [("x0", "1")]
     # Threads take chunks of the first loop: a flat loop's cut at multiples of 64; blocked
     # points (a column reduction) at least 64 wide where there are enough (a chunk of a
-    # few columns would walk every row for a few cache lines each).
+    # few columns would walk every row for a few cache lines each), and ROW_WRITE_CHUNK
+    # wide, two at least, where the kernel also stores whole rows (cpp_stages.py).
     flat_pointwise = not plan.inner_loops and not frame.axes
+    columns = plan.blocked is not None and plan.blocked == loops[0][0]
+    stores_rows = columns and any(role in ("row", "scan") and local.get(n.buf.name) is None
+                                  for n, role in kernel.members)
+    min_chunk = ROW_WRITE_CHUNK if stores_rows else 64 if columns else 1
     # (complex locals are structs, which omp simd privatizes into arrays and then does not
     # vectorize; GCC's own loop vectorizer does: no pragma there)
     body = _outer_nest(plan, loops, lines, 0, 1, simd_ok=not names.complex)
@@ -245,7 +250,7 @@ def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
              params=", ".join(params) or "void", args=", ".join(args), body="\n".join(body),
              outer_parallel=bool(plan.outer_loops), work=plan.work, cost=plan.cost, grain=PARALLEL_GRAIN, d0=d0,
              align=64 if flat_pointwise and len(loops) == 1 else 1,
-             min_chunk=64 if plan.blocked == loops[0][0] else 1)
+             min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2)
     source = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
     arg_codes = launch_codes(cparams + ["int"])

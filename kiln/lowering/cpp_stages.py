@@ -24,6 +24,13 @@ from .scheduler import node_index, write_index
 # backward relu-mask kernel (131k elements x 17 statements, 30-60 us on one thread) cost
 # 0.6 ms more per step on two.
 PARALLEL_GRAIN = 1 << 22
+# Threads splitting the columns of a kernel that stores whole rows (``x / x.max(axis=0)``,
+# a column reduction and its broadcast) each write part of every row, so at every chunk
+# edge both threads write one cache line of every row. On this 2-vCPU VM, in about one
+# process in five, every such shared line costs ~0.2 us (2000x300: 250 us on two threads
+# became 700-1000 us, NumPy ~620, one thread ~300, a row split never): such kernels go
+# parallel only in chunks of at least this many columns, where a chunk's row costs ~1 us.
+ROW_WRITE_CHUNK = 2048
 # Outer points per block when reducing leading axes (per-point accumulators in arrays).
 BLOCK = 256
 

@@ -5,6 +5,7 @@ import pytest
 
 from kiln.ir import Graph, trace
 from kiln.ops import REGISTRY, F, TensorMeta
+from kiln.lowering.cpp_stages import ROW_WRITE_CHUNK
 from kiln.runtime import cpp_backend
 
 from .helpers import assert_same, run_both
@@ -228,9 +229,32 @@ def test_blocked_column_reduction_on_threads_in_wide_chunks():
     # 300 columns reduced over 4000 rows: threads take chunks of at least 64 columns;
     # every column is computed once and exactly as NumPy does
     x = np.random.default_rng(9).standard_normal((4000, 300))
-    g = trace(lambda v: (F.true_divide(v, F.max(F.absolute(v), axis=0, keepdims=True)),),
-              [TensorMeta(x.shape, x.dtype)], ["x"])
+    g = trace(lambda v: (F.max(F.absolute(v), axis=0),), [TensorMeta(x.shape, x.dtype)], ["x"])
     fn = cpp_backend(g, [x])
     expected, got, fn = run_both(g, [x], fn)
     np.testing.assert_array_equal(got[0], expected[0])
     assert "chunks of at least 64 points" in fn.kiln_artifact.cpp
+    assert "if (nthreads > 1 && 300 >= 2 &&" in fn.kiln_artifact.cpp
+
+
+_STORES_ROWS = {
+    "scale_by_column_max": lambda v: (F.true_divide(v, F.max(F.absolute(v), axis=0, keepdims=True)),),
+    "cumsum_down_columns": lambda v: (F.cumsum(F.multiply(v, 2.0), axis=0),),
+}
+
+
+@pytest.mark.parametrize("shape", [(4000, 300), (200, 6000)])
+@pytest.mark.parametrize("fn", sorted(_STORES_ROWS))
+def test_column_split_of_a_kernel_storing_whole_rows_needs_wide_chunks(fn, shape):
+    # x / max(|x|, axis=0), a cumsum down columns: a column chunk stores part of every row,
+    # so two threads share a cache line of the output per row at each chunk edge; such
+    # kernels split only into chunks of ROW_WRITE_CHUNK columns (300 columns run on one
+    # thread, 6000 in two chunks)
+    x = np.random.default_rng(9).standard_normal(shape)
+    g = trace(_STORES_ROWS[fn], [TensorMeta(x.shape, x.dtype)], ["x"])
+    fn = cpp_backend(g, [x])
+    expected, got, fn = run_both(g, [x], fn)
+    np.testing.assert_array_equal(got[0], expected[0])
+    cpp = fn.kiln_artifact.cpp
+    assert f"chunks of at least {ROW_WRITE_CHUNK} points" in cpp
+    assert f"if (nthreads > 1 && {shape[1]} >= {2 * ROW_WRITE_CHUNK} &&" in cpp
