@@ -14,6 +14,7 @@ import numpy as np
 from ..config import config
 from ..guards.guard import GuardSet
 from ..ir import Graph, dce
+from ..ir.fold import fold_constants
 from . import bytecode_facts as bc
 from .breaks import BreakGraph, GraphBreak, StopCapture
 from .output import DynamicSpec, OutputGraph
@@ -116,7 +117,8 @@ def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult, stop_at: 
 
 def close_graph(output: OutputGraph) -> tuple[Graph | None, list[str]]:
     """Drop values nobody uses and unused inputs; None when nothing is left to compute."""
-    graph = dce(output.graph)  # values computed but never returned
+    # values computed but never returned; calls of constants computed now (ir/fold.py)
+    graph = dce(fold_constants(dce(output.graph)))
     for node, code_expr in list(output.inputs):
         if not node.users:
             graph.erase(node)

@@ -288,6 +288,9 @@ class Graph:
         # which the caller copies back into it (aot's epilogue), so a backend may compute
         # it in the input's own memory and return the input itself (JAX's donation).
         self.donated: dict[int, int] = {}
+        # Calls computed while compiling (ir/fold.py), as records with a call node's
+        # attributes: running the function as Python still pays for them (runtime/cost.py).
+        self.folded: list = []
 
     # -- building ---------------------------------------------------------------------------
     def _fresh_name(self, hint: str) -> str:
@@ -324,11 +327,11 @@ class Graph:
         first_other = next((n for n in self.nodes if n.kind != "placeholder"), None)
         return self._add(node, before=first_other)
 
-    def constant(self, value: Any, name: str = "const") -> Node:
+    def constant(self, value: Any, name: str = "const", before: Node | None = None) -> Node:
         node = Node(self, self._fresh_name(name), "constant", value, (), {})
         if hasattr(value, "shape") and hasattr(value, "dtype"):
             node.meta["val"] = TensorMeta(value.shape, value.dtype)
-        return self._add(node)
+        return self._add(node, before=before)
 
     def call(self, op: Op, args: tuple, kwargs: dict | None = None, *, name: str | None = None,
              val: Any = None, source: Any = None, quiet: bool = False,

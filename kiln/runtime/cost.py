@@ -165,7 +165,9 @@ def _tally(graph: Any) -> tuple[float, int, int, float] | None:
     python = calls = 0.0
     externs = kernels = 0
     in_kernel = False   # a fused op after an extern starts a new kernel (upper bound)
-    for node in graph.nodes:
+    folded = getattr(graph, "folded", [])   # computed while compiling: Python's work only
+    folded_ids = {id(n) for n in folded}
+    for node in folded + graph.nodes:
         if node.kind != "call":
             continue
         op = node.op
@@ -185,6 +187,8 @@ def _tally(graph: Any) -> tuple[float, int, int, float] | None:
             python += cost
         else:
             python += _numpy_us(node)
+        if id(node) in folded_ids:
+            continue
         if op.category == Category.VIEW:
             pass   # index arithmetic inside a kernel, or a view NumPy makes as cheaply
         elif op.compiled_us is not None:
