@@ -80,7 +80,7 @@ def _path(key: str) -> str:
     return os.path.join(config.cache_dir, "graphs", key[:2], key + ".json")
 
 
-_FIELDS = {"wrapper": str, "cpp": str, "so": str, "kernels": list}
+_FIELDS = {"wrapper": str, "cpp": str, "so": str, "kernels": list, "constants": list}
 
 
 def load(key: str) -> dict | None:
@@ -101,7 +101,7 @@ def load(key: str) -> dict | None:
 
 
 def _digest(entry: dict) -> str:
-    text = "\0".join([entry["wrapper"], entry["cpp"], entry["so"], *entry["kernels"]])
+    text = "\0".join([entry["wrapper"], entry["cpp"], entry["so"], *entry["kernels"], *entry["constants"]])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -118,13 +118,11 @@ def store(key: str, entry: dict) -> None:
         pass
 
 
-def graph_constants(graph: Any) -> dict[str, Any]:
-    """The wrapper globals GraphLowering names for the graph's constant arrays."""
-    from ..lowering.loop_ir import DTYPES
-    out = {}
-    for node in graph.nodes:
-        value = node.target
-        if node.kind == "constant" and isinstance(value, np.ndarray) and value.dtype.name in DTYPES \
-                and all(s % value.itemsize == 0 for s in value.strides):
-            out[f"_c_{node.name}"] = value
-    return out
+def graph_constants(graph: Any, names: list) -> dict[str, Any] | None:
+    """The values of the wrapper globals ``names`` (``_c_<node>``: GraphLowering's names
+    for the graph's constant arrays, as the build that stored them set them), or None
+    when the graph has no such constant."""
+    values = {f"_c_{n.name}": n.target for n in graph.nodes if n.kind == "constant"}
+    if any(name not in values for name in names):
+        return None
+    return {name: values[name] for name in names}

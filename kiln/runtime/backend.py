@@ -304,10 +304,13 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
     start = time.perf_counter()
     key = artifacts.artifact_key(graph, example_inputs, reinfer)
     entry = artifacts.load(key) if key else None
-    if entry is not None:
+    # the constant arrays the stored wrapper names (a complex one too: every dtype the
+    # renderer holds, not only the loop IR's)
+    constants = artifacts.graph_constants(graph, entry["constants"]) if entry is not None else None
+    if constants is not None:
         stats["artifact_hits"] += 1
         module = _load_wrapper(entry["wrapper"], graph.name)
-        for name, value in artifacts.graph_constants(graph).items():
+        for name, value in constants.items():
             setattr(module, name, value)
         module._respecialize = respecialize
         module._numpy = LazyNumpyProgram(graph)
@@ -319,7 +322,7 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
     artifact = finish(graph, gen, respecialize, start)
     if key and not gen.consts:
         artifacts.store(key, {"wrapper": artifact.wrapper, "cpp": artifact.cpp, "so": artifact.so,
-                              "kernels": artifact.kernel_names})
+                              "kernels": artifact.kernel_names, "constants": sorted(gen.low.constants)})
     return artifact
 
 

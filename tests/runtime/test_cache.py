@@ -12,7 +12,7 @@ import pytest
 
 from kiln.config import config
 from kiln.ir import trace
-from kiln.ops import F, TensorMeta
+from kiln.ops import REGISTRY, F, TensorMeta
 from kiln.runtime import backend, build as build_mod, cpp_backend
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -155,6 +155,26 @@ def test_artifact_cache_skips_lowering(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "cache_dir", str(tmp_path))
     third = cpp_backend(g, [np.linspace(0, 1, 14, dtype=np.float32)[::2]])
     np.testing.assert_allclose(third(x[::1].copy())[0], np.exp(x) * np.float32(0.25), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_artifact_cache_sets_every_constant_array(tmp_path, monkeypatch, dtype):
+    # a cached wrapper names its constant arrays (a complex one too); a hit sets each of
+    # them from the graph (a complex constant was left None: a folded DFT matrix failed)
+    from kiln.ir import Graph
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    w = (np.arange(6.0) + 1j * np.arange(6.0)[::-1]).astype(dtype) if dtype is np.complex128 \
+        else np.arange(6.0)
+    g = Graph("consts")
+    x = g.placeholder("x", TensorMeta((6,), np.dtype(dtype)))
+    g.output((g.call(REGISTRY["multiply"], (x, g.constant(w, "w"))),))
+    xs = np.linspace(0, 1, 6).astype(dtype)
+    first = cpp_backend(g, [xs])
+    hits = build_mod.stats["artifact_hits"]
+    second = cpp_backend(g, [xs])
+    assert build_mod.stats["artifact_hits"] == hits + 1
+    np.testing.assert_array_equal(second(xs)[0], xs * w)
+    np.testing.assert_array_equal(first(xs)[0], xs * w)
 
 
 @pytest.mark.parametrize("damage", ["{}", "null", "[1]", "cut"])
