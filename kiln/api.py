@@ -292,6 +292,17 @@ class CompiledFunction:
                  f"ops before the break); resumes compiled at {where}")
         return check, guards, graph, built.resumes_at, fast
 
+    def _remember_python(self, args: tuple, kwargs: dict, limit: int | None) -> None:
+        """Run later calls with these argument types as Python without checking guards
+        while their arrays are no bigger than this call's (at most ``limit`` elements
+        each: otherwise nothing is remembered)."""
+        if kwargs or self.bound_self is not None or self.root is not self:
+            return
+        arrays = tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray))
+        largest = max([_SMALL] + [args[i].size for i in arrays])
+        if limit is None or largest <= limit:
+            self._as_python = (tuple(map(type, args)), arrays, largest)
+
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fast = self._as_python
@@ -438,6 +449,9 @@ class CompiledFunction:
                 check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
                 fast = fastcheck.eager_entry(self.fn, guards, check, MISS)
                 graph = None
+                # Nothing of it compiles: on small arrays its guards (numpy-ml's
+                # calc_pad_dims_2D: 34, on tuples of ints, 3 us of a 4 us call) are skipped.
+                self._remember_python(args, kwargs, _SMALL)
             else:
                 check, guards, graph, resumes_at, fast = made
         elif note := self._python_is_faster(graph, guards=guards, built=lambda: _built_kernels(
@@ -453,12 +467,9 @@ class CompiledFunction:
             check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
             fast = fastcheck.eager_entry(self.fn, guards, check, MISS)
             graph = None
-            if not kwargs and self.bound_self is None and self.root is self:
-                # Arrays no bigger than this call's keep the verdict (a layer's reshape of a
-                # (32, 3, 8, 8) batch costs the same at any size; the guards cost 2-5 us).
-                arrays = tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray))
-                self._as_python = (tuple(map(type, args)), arrays,
-                                   max([_SMALL] + [args[i].size for i in arrays]))
+            # Arrays no bigger than this call's keep the verdict (a layer's reshape of a
+            # (32, 3, 8, 8) batch costs the same at any size; the guards cost 2-5 us).
+            self._remember_python(args, kwargs, None)
         else:
             extra = {}
             body = []

@@ -122,6 +122,39 @@ def test_the_verdict_skips_every_guard_for_its_argument_types(dispatcher, monkey
     assert len(compiled.records) == 3 and compiled.records[2].graph is not None
 
 
+def pad_dims(shape, out_rows, kernel, stride):   # numpy-ml's calc_pad_dims_2D, shortened
+    pr = int((stride * (out_rows - 1) + kernel - shape[1]) / 2)
+    if any(np.array([pr, pr + 1]) < 0):     # a data-dependent break, nothing before it
+        raise ValueError("negative padding")
+    return (pr, pr + 1)
+
+
+def first_row_sorted(x):
+    if x[0] > 0:                             # a data-dependent break; after it, Python
+        return sorted(x.tolist())
+    return None
+
+
+def test_a_function_that_compiles_nothing_skips_its_guards_on_small_arrays():
+    # Broken at its first array step with nothing to compile after it: the whole function
+    # runs as Python, and later calls of the same argument types (arrays still small)
+    # check none of its guards (here 3 us of a 4 us call)
+    compiled = kiln.compile(pad_dims)
+    assert compiled((2, 10, 10, 3), 10, 3, 1) == pad_dims((2, 10, 10, 3), 10, 3, 1)
+    assert compiled._as_python is not None and len(compiled.records) == 1
+    assert compiled((2, 12, 12, 3), 12, 5, 1) == pad_dims((2, 12, 12, 3), 12, 5, 1)
+    with pytest.raises(ValueError, match="negative padding"):
+        compiled((2, 40, 10, 3), 10, 3, 1)
+    assert len(compiled.records) == 1
+    compiled = kiln.compile(first_row_sorted)
+    x = np.array([3.0, 1.0, 2.0])
+    assert compiled(x) == first_row_sorted(x) and compiled._as_python is not None
+    # large arrays: no verdict is kept (each call checks its entry's guards)
+    compiled = kiln.compile(first_row_sorted)
+    x = np.arange(1000.0)[::-1].copy()
+    assert compiled(x) == first_row_sorted(x) and compiled._as_python is None
+
+
 def test_large_inputs_of_the_same_function_still_compile():
     compiled = kiln.compile(doubled)
     small, large = np.arange(3.0), np.arange(1000.0)
