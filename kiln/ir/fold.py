@@ -34,7 +34,7 @@ import numpy as np
 
 from ..ops import Category, TensorMeta
 from .graph import Graph, Node, map_nodes
-from .passes import _checked, has_side_effects
+from .passes import _checked, _reach, has_side_effects
 
 # A folded array is kept by every build of its graph (and in the on-disk cache): larger
 # values are computed at run time, as before.
@@ -58,20 +58,14 @@ def _foldable(node: Node) -> bool:
 def _private(node: Node) -> bool:
     """No array that may share ``node``'s memory (itself, a view, an alias, an extern's
     result that is not always fresh) reaches the graph's output or an op that writes."""
-    todo, seen = [node], set()
-    while todo:
-        n = todo.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        for user in n.users:
-            if user.kind != "call" or has_side_effects(user):
-                return False
-            op = user.target
-            if op.category == Category.VIEW or op.aliases or \
-                    op.category == Category.EXTERN and not op.fresh_result:
-                todo.append(user)
-    return True
+    return not any(_reach(node, _may_alias))
+
+
+def _may_alias(op: Any) -> bool:
+    """NumPy may return (a view of) the input: views, aliasing ops, externs not always
+    fresh. (Joins, gathers and creations copy.)"""
+    return op.category == Category.VIEW or op.aliases or \
+        op.category == Category.EXTERN and not op.fresh_result
 
 
 def _value(node: Node, values: dict) -> Any:

@@ -162,10 +162,17 @@ def cse(graph: Graph) -> Graph:
     return _checked(graph)
 
 
-def _reach(node: Node) -> tuple[bool, bool]:
+def _may_share(op: Op) -> bool:
+    """Can this op's result be (a view of) its input? (Not for elementwise work,
+    reductions and scans, nor for ops whose result is always fresh.)"""
+    return op.category not in (Category.POINTWISE, Category.REDUCTION, Category.SCAN) \
+        and not op.fresh_result
+
+
+def _reach(node: Node, may_share: Any = _may_share) -> tuple[bool, bool]:
     """``(escapes, written)``: does ``node``'s value, or an array that may share its memory
-    (a view, an extern's result that is not always fresh), reach the graph's output, or
-    an op that writes?"""
+    (through the users ``may_share`` says of), reach the graph's output, or an op that
+    writes?"""
     escapes = written = False
     todo, seen = [node], set()
     while todo:
@@ -180,8 +187,7 @@ def _reach(node: Node) -> tuple[bool, bool]:
                 op = user.target
                 if has_side_effects(user):
                     written = True
-                elif op.category not in (Category.POINTWISE, Category.REDUCTION, Category.SCAN) \
-                        and not op.fresh_result:
+                elif may_share(op):
                     todo.append(user)    # its result may be (a view of) this value
     return escapes, written
 
