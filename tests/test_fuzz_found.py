@@ -557,6 +557,26 @@ def writes_through_reshapes_of_an_argument_and_of_a_product(p0):
     return i1, n3
 
 
+_GRID = np.arange(32, dtype=np.int32).reshape(8, 4)
+
+
+@found((_GRID[::2, ::2], -1.0), (_GRID[::-2, 1::2], -1.0), (_GRID[:4], -1.0), (_GRID.T[:, ::3], 1.0),
+       (_GRID.T[:, ::3], -1.0))
+def loop_writes_through_a_ravel_of_a_strided_argument(x, s):
+    # seed 13133 (aot_eager, cpp: silently wrong): a loop node copied its carried arrays
+    # contiguous, so np.ravel of x[::2, ::2] became a view there and the writes through it
+    # reached the caller's array, where NumPy's ravel copies
+    for i in range(x.shape[0]):
+        if s > 0:
+            pass
+        else:
+            w = np.ravel(x)
+            w -= -1
+            v = x.reshape(-1)
+            v *= 2
+    return x
+
+
 @found((np.ones(3),), (np.arange(4.0),))
 def ufunc_of_a_random_python_float_and_a_float32(x):
     # as seed 9431, for a Python float read from data (np.random.random() is a float)

@@ -264,8 +264,26 @@ def _run(body: GraphLoopBody, trips: int | None, carried: tuple, operands: tuple
             return tuple(carried)
         return iterate(body, body.reference, None, trips, list(carried), operands, body.next)
     # (carried arrays are copied on their device: a CuPy array by CuPy)
-    state = [fresh_copy(v) if isinstance(v, np.ndarray) or is_device_array(v) else v for v in carried]
+    state = [_same_layout_copy(v) if isinstance(v, np.ndarray) else fresh_copy(v)
+             if is_device_array(v) else v for v in carried]
     return body.run(trips, state, tuple(operands))
+
+
+def _same_layout_copy(x: np.ndarray) -> np.ndarray:
+    """A copy of ``x`` with ``x``'s strides: the body's ravels and reshapes then give views
+    where NumPy's on ``x`` do, and copies where they copy (a contiguous copy of ``x[::2,
+    ::2]`` made ``w = np.ravel(x); w -= 1`` write into the caller's array; fuzzer seed
+    13133)."""
+    itemsize = x.itemsize
+    if x.flags.c_contiguous or x.flags.f_contiguous or x.size == 0 \
+            or any(s % itemsize for s in x.strides):
+        return fresh_copy(x)
+    lo = sum((n - 1) * s for n, s in zip(x.shape, x.strides) if s < 0) // itemsize
+    hi = sum((n - 1) * s for n, s in zip(x.shape, x.strides) if s > 0) // itemsize + 1
+    buf = np.empty(hi - lo, x.dtype)
+    out = np.lib.stride_tricks.as_strided(buf[-lo:], x.shape, x.strides, writeable=True)
+    np.copyto(out, x)
+    return out
 
 
 def _may_overlap(a: np.ndarray, b: np.ndarray) -> bool:
