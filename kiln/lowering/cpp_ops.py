@@ -248,7 +248,7 @@ class CppEmitter(OpsHandler):
         self.rename: Callable | None = None
         self.rowlocal: dict[str, tuple[str, set]] = {}
         # integer temps that are a float value converted (var -> (float var, its dtype))
-        self.truncated: dict[str, tuple[str, np.dtype]] = {}
+        self.truncated: dict[str, tuple] = {}   # int var -> (float var, its dtype, int dtype or None)
         # values the same at every point (literals, scalar arguments and what is computed
         # from them only) -> a C expression of them that needs no loop variable
         self.invariant: dict[str, str] = {}
@@ -353,14 +353,24 @@ class CppEmitter(OpsHandler):
             # which keeps the sign of zero: (double)(int64_t)-0.25 would be -0.0, where
             # NumPy's integer 0 converts to +0.0. Spelled as that trunc plus 0.0 (x + 0.0 is
             # x, but +0.0 for -0.0), it is NumPy's value and still vectorizes.
-            fvar, fdt = source
-            expr = f"__builtin_trunc{'f' if fdt == np.float32 else ''}({fvar})"
+            # The fold holds only where the value fits the integer: NaN, infinities and
+            # values out of an int32/int64's range convert to its minimum on x86, as in
+            # NumPy (1 / np.asarray(np.inf, np.int32) is -4.66e-10, not 0; seed 13128).
+            fvar, fdt, via = source
+            f = 'f' if fdt == np.float32 else ''
+            expr = f"__builtin_trunc{f}({fvar})"
             if fdt != dst:
                 expr = f"({ctype(dst)})({expr})"
-            return self.assign(f"{expr} + {literal(0.0, dst)}", dst)
+            expr = f"{expr} + {literal(0.0, dst)}"
+            if via is not None:
+                bits = via.itemsize * 8 - 1
+                expr = (f"(__builtin_fabs{f}({fvar}) < {literal(2.0 ** bits, fdt)} ? {expr} : "
+                        f"{literal(-2.0 ** bits, dst)})")
+            return self.assign(expr, dst)
         out = self.assign(f"({ctype(dst)})({var})", dst, operands=(var,))
         if src.kind == "f" and dst.kind in "iu":
-            self.truncated[out] = (var, src)
+            # (the integer's range is known for a direct int32/int64 conversion)
+            self.truncated[out] = (var, src, dst if dst.name in ("int32", "int64") else None)
         elif source is not None and dst.kind in "iu":
-            self.truncated[out] = source   # through integer widths GCC folds it too
+            self.truncated[out] = source[:2] + (None,)   # through integer widths GCC folds it too
         return out
