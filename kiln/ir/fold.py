@@ -62,10 +62,9 @@ def _private(node: Node) -> bool:
 
 
 def _may_alias(op: Any) -> bool:
-    """NumPy may return (a view of) the input: views, aliasing ops, externs not always
-    fresh. (Joins, gathers and creations copy.)"""
-    return op.category == Category.VIEW or op.aliases or \
-        op.category == Category.EXTERN and not op.fresh_result
+    """NumPy may return (a view of) the input: views and aliasing ops (``Op.may_alias``),
+    externs not always fresh. (Joins, gathers and creations copy.)"""
+    return op.may_alias or op.category == Category.EXTERN and not op.fresh_result
 
 
 def _value(node: Node, values: dict) -> Any:
