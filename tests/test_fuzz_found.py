@@ -597,6 +597,35 @@ def ufunc_of_a_random_python_float_and_a_float32(x):
     return np.add(r, np.float32(0.5)), np.multiply(r, np.int8(3)), r * np.float32(2), x * r
 
 
+_SEL = np.arange(-6, 18, dtype=np.int64).reshape(4, 6)
+
+
+@found((_SEL, np.asfortranarray(np.arange(24).reshape(2, 3, 4))), (_SEL[::-1, ::2].astype(np.int8), np.ones(3, np.int16)))
+def inplace_update_of_a_selection_keeps_its_dtype(x, y):
+    # seed 13715 (silently wrong): ``v ^= np.sum(y)`` on an int32 selection v, with an
+    # int64 sum, gave int64 where NumPy's in-place call casts into v (int32)
+    v = x.astype(np.int32)[x > 2]
+    v ^= np.sum(y)
+    w = x[x < 5]
+    w += np.int64(7)
+    u = x.astype(np.uint8)[x % 2 == 0]
+    u -= np.max(y)
+    return v, w, u
+
+
+@found((np.broadcast_to(np.arange(-2, 6, dtype=np.int32), (3, 8)),),
+       (np.linspace(-1, 3, 12, dtype=np.float32).reshape(3, 4),),
+       (np.arange(-4, 8, dtype=np.float16).reshape(4, 3).T,))
+def mean_of_a_selection_with_a_dtype(x):
+    # seed 13225 (silently wrong): np.mean(c[c > 0], dtype=np.float32) was float64 (a
+    # float32 sum over an intp count); and x.mean(where=...) of float32 likewise
+    c = np.cumsum(x, axis=0)
+    s = c[c > 0]
+    return np.mean(s, dtype=np.float32), s.mean(), np.mean(s, dtype=np.int64), \
+        np.mean(x, where=x > 0), np.mean(x, axis=0, where=x > 1, dtype=np.float32), \
+        x.mean(axis=1, keepdims=True, where=x != 0)
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

@@ -56,7 +56,8 @@ def masked_call_of(tx, key, spelling, args: list, kwargs: dict, masked: list,
     # would be NumPy's scalar math, with its own dtypes)
     elementwise = op is not None and op.category == Category.POINTWISE and not op.mutates \
         and "out" not in kwargs and (key not in bf.INPLACE_TO_PLAIN or args[0] is first) \
-        and not any(m.full.scalar for m in masked)
+        and not any(m.full.scalar for m in masked) \
+        and (key not in bf.INPLACE_TO_PLAIN or _keeps_dtype(tx, op, args, first))
     others = [a for a in flatten(list(args) + list(kwargs.values()))
               if isinstance(a, ArrayVariable) and a.meta.shape != ()]
     if elementwise and not others and all(first.same_mask(m) for m in masked):
@@ -84,15 +85,31 @@ def _normalized_op(tx, spelling, args: list, kwargs: dict) -> Any:
     op = spelling.op
     if op is None or op.category != Category.POINTWISE:
         return op
-    def stand_in(v):
-        if isinstance(v, MaskedSelectionVariable):   # an array even when x is a NumPy scalar
-            return TensorMeta(v.full.meta.shape, v.full.meta.dtype)
-        return ArrayArg(v) if isinstance(v, ArrayVariable) else _to_bind(tx, v, {})
     try:
-        bound = spelling.bind(*[stand_in(a) for a in args], **{k: stand_in(v) for k, v in kwargs.items()})
+        bound = spelling.bind(*[_stand_in(tx, a) for a in args],
+                              **{k: _stand_in(tx, v) for k, v in kwargs.items()})
     except Exception:   # noqa: BLE001 - the call itself raises it below, as NumPy does
         return op
     return bound.op if isinstance(bound, Bound) else op
+
+
+def _stand_in(tx, v: Any) -> Any:
+    """A call argument as the op's rules see it, a selection as its whole array's meta
+    (an array even when x is a NumPy scalar)."""
+    if isinstance(v, MaskedSelectionVariable):
+        return TensorMeta(v.full.meta.shape, v.full.meta.dtype)
+    return ArrayArg(v) if isinstance(v, ArrayVariable) else _to_bind(tx, v, {})
+
+
+def _keeps_dtype(tx, op, args: list, sel: MaskedSelectionVariable) -> bool:
+    """``s op= y`` on a selection s: its plain op's result has s's dtype. Otherwise the
+    in-place call casts the result into s (``s ^= np.int64(3)`` on int32 stays int32, a
+    float into an int raises): that call runs on the taken selection, as NumPy's does."""
+    try:
+        inner = infer_meta(op, tuple(_stand_in(tx, a) for a in args), {})
+    except Exception:   # noqa: BLE001 - the call itself raises it, as NumPy does
+        return False
+    return isinstance(inner, TensorMeta) and inner.dtype == sel.full.meta.dtype
 
 
 def _masked_ufunc(tx, op, text: str, args: list, kwargs: dict,

@@ -193,8 +193,12 @@ def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extr
             count = bind(OPS["sum"], name, F.broadcast_to(w, shape=shape), axis, None, keepdims,
                          dtype=np.intp)
             total = bind(OPS["sum"], name, filled, axis, None, keepdims, dtype=bound.params["dtype"])
-            return F.true_divide(total.op(*total.inputs, **total.params),
+            mean = F.true_divide(total.op(*total.inputs, **total.params),
                                  count.op(*count.inputs, **count.params))
+            # NumPy's _mean divides in place (unsafe) into the sum's dtype, float16 back to
+            # float16: the dtype the plain mean has (a float32 sum / an intp count is float64)
+            dt = dtype_of(result)
+            return mean if dtype_of(mean) == dt else F.astype(mean, dtype=dt, copy=True)
         if initial is None:
             return result
         combine = {"sum": F.add, "prod": F.multiply, "max": F.maximum, "min": F.minimum}[op.name]

@@ -223,12 +223,8 @@ def _masked_reduction(kind: str):
             return None  # the selection is 1-D: only whole reductions are written here
         if kind == "sum":
             return Composite(lambda a, m: N.sum(N.where(m, a, 0), dtype=dtype), (x, mask))
-        if kind == "mean":
-            def mean(a, m):
-                total = N.sum(N.where(m, a, 0), dtype=dtype if dtype is not None else
-                              (np.float64 if _dtype(a).kind in "biu" else None))
-                return N.true_divide(total, N.sum(m, dtype=np.intp))
-            return Composite(mean, (x, mask))
+        if kind == "mean":   # the mean over the mask: NumPy's own where= reduction
+            return Composite(lambda a, m: N.mean(a, dtype=dtype, where=m), (x, mask))
         return None
     return form
 
