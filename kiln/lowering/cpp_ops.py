@@ -356,7 +356,9 @@ class CppEmitter(OpsHandler):
             # The fold holds only where the value fits the integer: NaN, infinities and
             # values out of an int32/int64's range convert to its minimum on x86, as in
             # NumPy (1 / np.asarray(np.inf, np.int32) is -4.66e-10, not 0; seed 13128).
-            fvar, fdt, via = source
+            # (uint32/uint64 out of range: NumPy's own result depends on its SIMD path.)
+            fvar, fdt, first = source
+            via = first if first.name in ("int32", "int64") else None
             f = 'f' if fdt == np.float32 else ''
             expr = f"__builtin_trunc{f}({fvar})"
             if fdt != dst:
@@ -367,10 +369,13 @@ class CppEmitter(OpsHandler):
                 expr = (f"(__builtin_fabs{f}({fvar}) < {literal(2.0 ** bits, fdt)} ? {expr} : "
                         f"{literal(-2.0 ** bits, dst)})")
             return self.assign(expr, dst)
+        if src.kind == "f" and dst.kind in "iu" and dst.itemsize < 4:
+            # to int8/int16/uint8/uint16 through int32, as x86 converts (and NumPy: 300.0 ->
+            # int8 is 44, NaN is 0): spelled out, GCC does not fold a round trip into trunc()
+            return self.assign(f"({ctype(dst)})(int32_t)({var})", dst, operands=(var,))
         out = self.assign(f"({ctype(dst)})({var})", dst, operands=(var,))
         if src.kind == "f" and dst.kind in "iu":
-            # (the integer's range is known for a direct int32/int64 conversion)
-            self.truncated[out] = (var, src, dst if dst.name in ("int32", "int64") else None)
-        elif source is not None and dst.kind in "iu":
-            self.truncated[out] = source[:2] + (None,)   # through integer widths GCC folds it too
+            self.truncated[out] = (var, src, dst)
+        elif source is not None and dst.kind in "iu" and np.can_cast(source[2], dst, "safe"):
+            self.truncated[out] = source   # a widening keeps the value: GCC folds it too
         return out
