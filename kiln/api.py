@@ -41,17 +41,15 @@ from .backends import BACKENDS, available_backends, resolve_backend  # noqa: F40
 
 _SMALL = cost.SMALL_ELEMENTS
 from .errors import KilnError
-from .ops import random as random_ops
 from .ops.speculation import ResultKindChanged
 # Imported eagerly: importing the submodule kiln.explain later would rebind the package
 # attribute ``kiln.explain`` (the function) to the module.
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
-from .ir.passes import has_side_effects
 from .guards import fastcheck
 from .aot import runtime as _aot_runtime
 from .guards.guard import DEVICE
-from .entries import (CaptureRecord, direct_path, example_inputs, guarded_in_c,  # noqa: F401
-                      raise_note)
+from .entries import (CaptureRecord, direct_path, example_inputs, graph_call,  # noqa: F401
+                      graph_names, guarded_in_c, raise_note)
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
                      scalar_only, size_only)
 
@@ -188,70 +186,6 @@ class CompiledFunction:
         logs.log("recompiles", f"{self.fn.__qualname__}: {e}")
         return RUN_EAGER
 
-    def _graph_names(self, graph: Any, compiled: Any) -> dict:
-        """The names an entry calling ``compiled`` (the backend's callable for ``graph``)
-        reads: the graph, what calls it (_graph_call), what a speculated op needs, and the
-        generators a graph drawing random numbers puts back before a rerun."""
-        return {"_kiln_graph": compiled,
-                "_kiln_graph_call": fastcheck.graph_caller(compiled, *direct_path(compiled)),
-                "_kiln_graph_ir": graph, "_kiln_respeculate": self._respeculate,
-                "_kiln_ResultKindChanged": ResultKindChanged,
-                "_kiln_snapshot": random_ops.snapshot,
-                "_kiln_generators": tuple(random_ops.generators_in(graph.nodes))}
-
-    def _graph_call(self, graph: Any, input_codes: list, compiled: Any = None,
-                    stores: bool = False) -> list[str]:
-        """The entry's line calling the graph. When the function runs as Python from its
-        start on an exception the graph (or an argument it is given) raises:
-        - in a resume function that starts inside a with statement (its body compiles):
-          the exception must reach the context manager's ``__exit__``, which is in the
-          function's code;
-        - ``stores``: the entry replays side effects after the graph (dict, list and
-          attribute stores: capture/output.py), and those made before the failing op must
-          have happened when the exception comes out, as in Python. Rerun as Python, the
-          function makes them in program order and raises the user's own exception.
-        That is safe when the graph wrote nothing yet: no writes into arrays, or a backend
-        that writes them back after the graph ran (functionalizing ones); otherwise the
-        entry runs the function as Python."""
-        call = f"_kiln_out = _kiln_graph_call({', '.join(input_codes)})"
-        code = self.fn.__code__
-        # An op speculating its result's dtype (kiln/ops/speculation.py): when the data say
-        # otherwise this call runs as Python, safe once nothing was written (backends that
-        # functionalize write after the graph ran; ResultKindChanged is no Exception, so
-        # their replay of writes on errors lets it by), and the next call recompiles.
-        # A graph drawing random numbers (kiln/ops/random.py) that the entry may rerun as
-        # Python puts its generators' states back first: the rerun draws them once.
-        # (Only if the graph may raise: a snapshot of NumPy's global MT19937 costs ~230 us,
-        # ten times a small graph's call.)
-        draws = bool(random_ops.generators_in(graph.nodes)) and (
-            any(n.kwargs.get("expect") for n in graph.calls)
-            or any(n.target.raises(n.args) for n in graph.calls))
-        put_back = ["    _kiln_put_back()"] if draws else []
-        respeculate = ["except _kiln_ResultKindChanged as _kiln_e:", *put_back,
-                       "    return _kiln_respeculate(_kiln_graph_ir, _kiln_e)"] \
-            if any(n.kwargs.get("expect") for n in graph.calls) else []
-        snap = ["_kiln_put_back = _kiln_snapshot(_kiln_generators)"] if draws else []
-        functionalizes = self.backend_name in ("aot_eager", "cpp", "triton")
-        if respeculate and not functionalizes and any(has_side_effects(n) for n in graph):
-            return ["return _kiln_RUN_EAGER"]
-        in_with = resume.open_withs_at_entry(code)
-        if not in_with and not stores:
-            note = raise_note(graph, self.fn.__qualname__)
-            if note is None:
-                return snap + ["try:", "    " + call] + respeculate if respeculate else [call]
-            # The traceback of an error raised inside the graph ends in kiln's code: a note
-            # names the user's lines that can raise there.
-            return (snap if respeculate else []) + ["try:", "    " + call] + respeculate + [
-                "except Exception as _kiln_e:", f"    _kiln_e.add_note({note!r})", "    raise"]
-        if not functionalizes and any(has_side_effects(n) for n in graph):
-            return ["return _kiln_RUN_EAGER"]
-        if hasattr(compiled, "replay_on_error"):
-            compiled.replay_on_error = False  # the function reruns as Python: no writes yet
-        # A with's __exit__ sees KeyboardInterrupt too; stores need no rerun for it.
-        caught = "BaseException" if in_with else "Exception"
-        return snap + ["try:", "    " + call] + respeculate + [f"except {caught}:", *put_back,
-                                                                 "    return _kiln_RUN_EAGER"]
-
     def _partial_entry(self, args: tuple, kwargs: dict, first: Any) -> Any:
         """The cache entry for a break: the graph up to it, then the eager segment that
         resumes compiled after it (kiln/capture/partial.py). None: run it all as Python.
@@ -282,9 +216,9 @@ class CompiledFunction:
                 return None
             example = example_inputs(self.fn, guards, built.input_codes, args, kwargs)
             compiled = self.backend(graph, example)
-            extra.update(self._graph_names(graph, compiled))
-            body += self._graph_call(graph, built.input_codes, compiled,
-                                     bool(second.output.side_effects))
+            extra.update(graph_names(graph, compiled, self._respeculate))
+            body += graph_call(self.fn, self.backend_name, graph, built.input_codes, compiled,
+                               bool(second.output.side_effects))
         check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
         fast = guarded_in_c(self.fn, guards, body + built.body, extra, check, name)
         where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
@@ -477,9 +411,9 @@ class CompiledFunction:
             if graph is not None:
                 example = example_inputs(self.fn, guards, result.input_codes, args, kwargs)
                 compiled = self.backend(graph, example)
-                extra.update(self._graph_names(graph, compiled))
-                body += self._graph_call(graph, result.input_codes, compiled,
-                                         bool(result.output.side_effects))
+                extra.update(graph_names(graph, compiled, self._respeculate))
+                body += graph_call(self.fn, self.backend_name, graph, result.input_codes,
+                                   compiled, bool(result.output.side_effects))
             plain = len(body) <= 1 and not result.replay   # just `_kiln_out = graph(...)`
             body += result.replay
             body.append(f"return {result.return_code}")

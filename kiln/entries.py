@@ -1,15 +1,19 @@
 """What a compiled function's cache entries are made of, beyond guards: the record each
 compilation leaves (explain, the CLI and logs read it), the entry body checked in C,
-the AOT short path handed to C, the example inputs a graph is built for, and the note
-added to an error a graph raises (where in the user's code it can come from).
+the AOT short path handed to C, the example inputs a graph is built for, the note
+added to an error a graph raises (where in the user's code it can come from), and the
+entry's lines that call a graph (with the names they read).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from .capture import GraphBreak
+from .capture import GraphBreak, resume
 from .guards import MISS, fastcheck, make_body, make_entry
+from .ir.passes import has_side_effects
+from .ops import random as random_ops
+from .ops.speculation import ResultKindChanged
 
 
 @dataclass
@@ -69,3 +73,68 @@ def raise_note(graph: Any, name: str) -> str | None:
         return None
     return (f"(raised in the compiled graph of {name}; its operations that raise on values: "
             + "; ".join(sites) + ")")
+
+
+def graph_names(graph: Any, compiled: Any, respeculate: Any) -> dict:
+    """The names an entry calling ``compiled`` (the backend's callable for ``graph``)
+    reads: the graph, what calls it (graph_call), what a speculated op needs, and the
+    generators a graph drawing random numbers puts back before a rerun."""
+    return {"_kiln_graph": compiled,
+            "_kiln_graph_call": fastcheck.graph_caller(compiled, *direct_path(compiled)),
+            "_kiln_graph_ir": graph, "_kiln_respeculate": respeculate,
+            "_kiln_ResultKindChanged": ResultKindChanged,
+            "_kiln_snapshot": random_ops.snapshot,
+            "_kiln_generators": tuple(random_ops.generators_in(graph.nodes))}
+
+def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compiled: Any = None,
+               stores: bool = False) -> list[str]:
+    """The entry's lines calling the graph (of ``fn``, on backend ``backend_name``). When the function runs as Python from its
+    start on an exception the graph (or an argument it is given) raises:
+    - in a resume function that starts inside a with statement (its body compiles):
+      the exception must reach the context manager's ``__exit__``, which is in the
+      function's code;
+    - ``stores``: the entry replays side effects after the graph (dict, list and
+      attribute stores: capture/output.py), and those made before the failing op must
+      have happened when the exception comes out, as in Python. Rerun as Python, the
+      function makes them in program order and raises the user's own exception.
+    That is safe when the graph wrote nothing yet: no writes into arrays, or a backend
+    that writes them back after the graph ran (functionalizing ones); otherwise the
+    entry runs the function as Python."""
+    call = f"_kiln_out = _kiln_graph_call({', '.join(input_codes)})"
+    code = fn.__code__
+    # An op speculating its result's dtype (kiln/ops/speculation.py): when the data say
+    # otherwise this call runs as Python, safe once nothing was written (backends that
+    # functionalize write after the graph ran; ResultKindChanged is no Exception, so
+    # their replay of writes on errors lets it by), and the next call recompiles.
+    # A graph drawing random numbers (kiln/ops/random.py) that the entry may rerun as
+    # Python puts its generators' states back first: the rerun draws them once.
+    # (Only if the graph may raise: a snapshot of NumPy's global MT19937 costs ~230 us,
+    # ten times a small graph's call.)
+    draws = bool(random_ops.generators_in(graph.nodes)) and (
+        any(n.kwargs.get("expect") for n in graph.calls)
+        or any(n.target.raises(n.args) for n in graph.calls))
+    put_back = ["    _kiln_put_back()"] if draws else []
+    respeculate = ["except _kiln_ResultKindChanged as _kiln_e:", *put_back,
+                   "    return _kiln_respeculate(_kiln_graph_ir, _kiln_e)"] \
+        if any(n.kwargs.get("expect") for n in graph.calls) else []
+    snap = ["_kiln_put_back = _kiln_snapshot(_kiln_generators)"] if draws else []
+    functionalizes = backend_name in ("aot_eager", "cpp", "triton")
+    if respeculate and not functionalizes and any(has_side_effects(n) for n in graph):
+        return ["return _kiln_RUN_EAGER"]
+    in_with = resume.open_withs_at_entry(code)
+    if not in_with and not stores:
+        note = raise_note(graph, fn.__qualname__)
+        if note is None:
+            return snap + ["try:", "    " + call] + respeculate if respeculate else [call]
+        # The traceback of an error raised inside the graph ends in kiln's code: a note
+        # names the user's lines that can raise there.
+        return (snap if respeculate else []) + ["try:", "    " + call] + respeculate + [
+            "except Exception as _kiln_e:", f"    _kiln_e.add_note({note!r})", "    raise"]
+    if not functionalizes and any(has_side_effects(n) for n in graph):
+        return ["return _kiln_RUN_EAGER"]
+    if hasattr(compiled, "replay_on_error"):
+        compiled.replay_on_error = False  # the function reruns as Python: no writes yet
+    # A with's __exit__ sees KeyboardInterrupt too; stores need no rerun for it.
+    caught = "BaseException" if in_with else "Exception"
+    return snap + ["try:", "    " + call] + respeculate + [f"except {caught}:", *put_back,
+                                                             "    return _kiln_RUN_EAGER"]
