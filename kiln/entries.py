@@ -14,6 +14,7 @@ from .guards import MISS, fastcheck, make_body, make_entry
 from .ir.passes import has_side_effects
 from .ops import random as random_ops
 from .ops.speculation import ResultKindChanged
+from .aot.runtime import InputsOverlap
 
 
 @dataclass
@@ -84,12 +85,22 @@ def graph_names(graph: Any, compiled: Any, respeculate: Any) -> dict:
             "_kiln_graph_ir": graph, "_kiln_respeculate": respeculate,
             "_kiln_ResultKindChanged": ResultKindChanged,
             "_kiln_snapshot": random_ops.snapshot,
-            "_kiln_generators": tuple(random_ops.generators_in(graph.nodes))}
+            "_kiln_generators": tuple(random_ops.generators_in(graph.nodes)),
+            "_kiln_InputsOverlap": InputsOverlap}
+
+
+# Arguments that overlap in memory, to a graph that writes into them (aot/runtime.py):
+# the function runs as Python, NumPy's own in-place calls, rather than the graph op by
+# op. (Such an entry is never fastcheck.c's SimpleEntry, which would let the error out:
+# api.py builds that for a body of one line; its writes are guarded writeable anyway.)
+OVERLAP_HANDLER = ["except _kiln_InputsOverlap:", "    return _kiln_RUN_EAGER"]
+
 
 def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compiled: Any = None,
                stores: bool = False) -> list[str]:
-    """The entry's lines calling the graph (of ``fn``, on backend ``backend_name``). When the function runs as Python from its
-    start on an exception the graph (or an argument it is given) raises:
+    """The entry's lines calling the graph (of ``fn``, on backend ``backend_name``).
+    The function runs as Python from its start on an exception the graph (or an
+    argument it is given) raises, and on arguments that overlap in memory (InputsOverlap):
     - in a resume function that starts inside a with statement (its body compiles):
       the exception must reach the context manager's ``__exit__``, which is in the
       function's code;
@@ -122,13 +133,19 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
     if respeculate and not functionalizes and any(has_side_effects(n) for n in graph):
         return ["return _kiln_RUN_EAGER"]
     in_with = resume.open_withs_at_entry(code)
+    overlap = []
+    if getattr(compiled, "writes_inputs", False) and hasattr(compiled, "overlap_runs_python"):
+        compiled.overlap_runs_python = True
+        overlap = OVERLAP_HANDLER
     if not in_with and not stores:
         note = raise_note(graph, fn.__qualname__)
         if note is None:
-            return snap + ["try:", "    " + call] + respeculate if respeculate else [call]
+            if not respeculate and not overlap:
+                return [call]
+            return (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap
         # The traceback of an error raised inside the graph ends in kiln's code: a note
         # names the user's lines that can raise there.
-        return (snap if respeculate else []) + ["try:", "    " + call] + respeculate + [
+        return (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap + [
             "except Exception as _kiln_e:", f"    _kiln_e.add_note({note!r})", "    raise"]
     if not functionalizes and any(has_side_effects(n) for n in graph):
         return ["return _kiln_RUN_EAGER"]

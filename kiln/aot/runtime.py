@@ -40,7 +40,8 @@ from ..errors import KilnError, NoDerivative
 from ..ir import Graph, Interpreter, Node
 from ..ops import Bound, TensorMeta
 from ..ops.random import generators_in, snapshot
-from .functionalize import compiled_path, functionalize_with_plan, has_mutation, layout_class, replay
+from .functionalize import (compiled_path, functionalize_with_plan, has_mutation, layout_class,
+                            replay, writes_an_input)
 from .joint import build_joint, copy_nodes, retraced
 from .partition import Partition, min_cut_partition
 from .symbolic import PinnedSizes, size_pattern, size_values
@@ -122,6 +123,12 @@ class AOTFunction:
         # On an error, redo the writes NumPy would have done before it (run op by op);
         # off where the caller reruns the whole function as Python instead.
         self.replay_on_error = True
+        # Arguments overlapping in memory, for a graph that writes into its inputs: run
+        # op by op (exactly NumPy), or, where the caller can run the function as Python
+        # instead (a cache entry: faster, NumPy's own in-place calls), raise
+        # InputsOverlap before anything ran.
+        self.writes_inputs = self.mutates and writes_an_input(graph)
+        self.overlap_runs_python = False
         # Generators the graph draws from (kiln/ops/random.py): before that replay their
         # states are put back, so the replay draws the numbers the failed run drew. Only
         # a graph with an op that raises on values needs it (a snapshot of NumPy's global
@@ -170,8 +177,13 @@ class AOTFunction:
         if self.mutates:
             dedup = _input_aliasing(args, arrays)
             if dedup == "overlap":
+                how = "the function runs as Python" if self.overlap_runs_python and \
+                    self.writes_inputs else \
+                    "running it op by op, as NumPy would"
                 _log(f"{self.graph.name}: inputs overlap in memory and the graph writes to "
-                     f"them; running it op by op, as NumPy would")
+                     f"them; {how}")
+                if self.overlap_runs_python and self.writes_inputs:
+                    raise InputsOverlap(self.graph.name)
                 return run_op_by_op(self.graph, args)
             if dedup is not None:
                 kept = [i for i, r in enumerate(dedup) if r == i]
@@ -272,6 +284,14 @@ class AOTFunction:
         if run is not None:
             return None, (lambda args: run(args) if same(args) else general(args))
         return None, None
+
+
+class InputsOverlap(Exception):
+    """A call of a graph that writes its arguments, with arrays among them that overlap in
+    memory (``f(U, U[1:-1, 1:-1])``), where the caller runs the function as Python instead
+    (``AOTFunction.overlap_runs_python``); raised before the graph ran anything. The
+    class attribute is the mark fastcheck.c's entries look for."""
+    _kiln_run_as_python = True
 
 
 def _input_aliasing(args: tuple, arrays: list) -> Any:

@@ -162,14 +162,14 @@ def cse(graph: Graph) -> Graph:
     return _checked(graph)
 
 
-def _may_share(op: Op) -> bool:
+def may_share_input(op: Op) -> bool:
     """Can this op's result be (a view of) its input? (Not for elementwise work,
     reductions and scans, nor for ops whose result is always fresh.)"""
     return op.category not in (Category.POINTWISE, Category.REDUCTION, Category.SCAN) \
         and not op.fresh_result
 
 
-def _reach(node: Node, may_share: Any = _may_share) -> tuple[bool, bool]:
+def _reach(node: Node, may_share: Any = may_share_input) -> tuple[bool, bool]:
     """``(escapes, written)``: does ``node``'s value, or an array that may share its memory
     (through the users ``may_share`` says of), reach the graph's output, or an op that
     writes?"""
