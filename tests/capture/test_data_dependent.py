@@ -4,6 +4,8 @@ result length is an "unbacked" size, and the code after them stays in the same g
 (fused C++ kernels over the run-time length). Each program runs compiled on several
 inputs whose selections have different lengths (0 and 1 included) and must match NumPy
 without recompiling."""
+import re
+
 import numpy as np
 import pytest
 
@@ -154,6 +156,33 @@ def test_uses_that_need_the_length_break_the_graph_and_match_numpy(fn):
         return
     assert_same(compiled(x), expected)
     assert kiln.explain(fn)(x).graph_break_count == 1
+
+
+def _len_and_iteration(x):
+    pos = x[x > 0]
+    total = 0.0
+    for v in pos:                  # iterating over a selection takes it
+        total += v * 2
+    if not len(pos):
+        return -1.0
+    a, b = x[x > 2]                # unpacking too (NumPy's ValueError when not two)
+    return total / len(pos), list(x[x < 0]), a - b
+
+
+def test_len_of_a_selection_and_iterating_over_it_say_why_they_break():
+    # they break the graph where the length is read as a Python number, and say so (they
+    # were "iterating over a boolean-mask selection is not supported")
+    for x in (np.linspace(-2.0, 4.0, 7), np.zeros(3), np.arange(-2, 4)):
+        try:
+            want = _len_and_iteration(x)
+        except ValueError as e:
+            with pytest.raises(ValueError, match=re.escape(str(e))):
+                kiln.compile(_len_and_iteration)(x)
+            continue
+        assert_same(kiln.compile(_len_and_iteration)(x), want)
+    reasons = [b.reason for b in kiln.explain(_len_and_iteration)(np.linspace(-2.0, 4.0, 7)).break_reasons]
+    assert "iteration of x[mask] is known only when the graph runs" in reasons[0]
+    assert not any("boolean-mask selection is not supported" in r for r in reasons)
 
 
 def test_a_written_mask_counts_again():

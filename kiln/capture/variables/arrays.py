@@ -386,6 +386,12 @@ class MaskedSelectionVariable(VariableTracker):
     def truth(self, tx) -> bool:
         return self.take(tx, "its truth value").truth(tx)
 
+    def length(self, tx) -> VariableTracker:
+        return self.take(tx, "len()").length(tx)
+
+    def items(self, tx) -> list[VariableTracker]:
+        return self.take(tx, "iteration").items(tx)
+
     def take(self, tx, use: str) -> VariableTracker:
         """The selection itself, for a use that needs it (``use``): ``getitem_mask`` in the
         graph, with its length an unbacked size (or a graph break, if that cannot be)."""
