@@ -122,6 +122,9 @@ class OutputGraph:
         return self.leaf_values[source.display()]
 
     def literal(self, value: Any) -> str:
+        if type(value) is float and value != value:
+            # the NaN object itself: np.nan in [np.nan] and x is np.nan hold by identity
+            return self.ns.ref(value, "c")
         lit = literal(value)
         return lit if lit is not None else self.ns.ref(value, "c")
 

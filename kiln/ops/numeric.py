@@ -392,7 +392,9 @@ def _meshgrid(*xi, copy, sparse, indexing):
     if not sparse and xi:
         full = _grid_shapes(xi, indexing, False)[0]
         out = [N.broadcast_to(o, full) for o in out]
-    return tuple(N.copy(o) for o in out) if copy else tuple(out)
+    # NumPy's meshgrid copies with ndarray.copy(): C order (order='K' would keep the
+    # broadcast's layout, Fortran for x in the 'xy' grid)
+    return tuple(N.copy(o, order="C") for o in out) if copy else tuple(out)
 
 
 def _grid_shapes(xi, indexing, sparse):

@@ -5,6 +5,7 @@ enters the resumed graph as a run-time value: the code after the break compiles 
 whatever the value. A call that raises (the user's ValueError, NumPy's broadcasting
 error) leaves the cache as it found it: the next valid call compiles exactly what it
 would have compiled without it, and a call with the first shapes hits the cache."""
+import math
 import random
 import time
 import warnings
@@ -234,3 +235,21 @@ def test_a_list_read_after_an_append_sees_the_append():
         want = _append_then_read(np.arange(3.0), theirs)
         np.testing.assert_array_equal(got[0], want[0])
         assert got[1] == want[1] and mine == theirs
+
+
+def _nan_identity(x):
+    v = np.nan if x.sum() > 0 else 1.0
+    found = np.nan in set([np.nan])     # set() breaks the graph: [np.nan] is rebuilt
+    y = x * 2
+    print(end="")                       # a break with v live across it
+    return v is np.nan, found, math.nan in [math.nan], y
+
+
+def test_nan_constants_keep_their_identity_across_a_break():
+    # numpy-100, exercise 17: `np.nan in set([np.nan])` is True in Python (containment
+    # tries identity first); the values rebuilt at a break were new NaN objects
+    for x in (np.ones(3), -np.ones(2)):
+        want = _nan_identity(x)
+        got = kiln.compile(_nan_identity)(x)
+        assert got[:3] == want[:3]
+        np.testing.assert_array_equal(got[3], want[3])

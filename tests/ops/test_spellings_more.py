@@ -41,6 +41,9 @@ def _ndenumerate_write(a):
 
 CASES = {
     # order='F'
+    # meshgrid copies in C order (ndarray.copy()): the 'xy' x grid was Fortran-ordered
+    "meshgrid_layout": (lambda a, b: np.meshgrid(a, b) + np.meshgrid(b, a, a, indexing="ij"),
+                        (m46[0], b6)),
     "reshape_F": (lambda a: a.reshape(3, 8, order="F") + 1, (m46,)),
     "np_reshape_F_view": (lambda a: np.reshape(a.T, (-1, 2), order="F"), (m46,)),
     "reshape_F_3d": (lambda a: a.reshape((6, -1), order="F"), (t234,)),
