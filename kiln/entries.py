@@ -134,7 +134,7 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
         return ["return _kiln_RUN_EAGER"]
     in_with = resume.open_withs_at_entry(code)
     overlap = []
-    if getattr(compiled, "writes_inputs", False) and hasattr(compiled, "overlap_runs_python"):
+    if getattr(compiled, "writes_inputs", False):   # an AOTFunction writing its inputs
         compiled.overlap_runs_python = True
         overlap = OVERLAP_HANDLER
     if not in_with and not stores:

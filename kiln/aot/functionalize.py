@@ -48,8 +48,7 @@ from .. import array_kinds
 from ..errors import KilnError
 from ..ir import Graph, Node, map_nodes
 from ..ir.graph import kept_meta, resolve_sizes
-from ..ir.graph import iter_nodes
-from ..ir.passes import dce, may_share_input
+from ..ir.passes import dce
 from ..ops import Category, F, get_op
 from ..ops.registry import iter_leaves, map_leaves
 from ..ops.result_layout import Strided, axis_order, layout_of
@@ -115,30 +114,6 @@ class InputRef:
 def has_mutation(graph: Graph) -> bool:
     return any(n.kind == "call" and (n.target.mutates or n.target.category == Category.MUTATION)
                for n in graph.nodes)
-
-
-def writes_an_input(graph: Graph) -> bool:
-    """Does an op of ``graph`` write into one of its inputs, or a view of one? (Only then
-    can inputs that overlap in memory change what it computes.) An op that writes without
-    saying which argument counts as writing all of them."""
-    for node in graph.calls:
-        op = node.target
-        if not (op.mutates or op.category == Category.MUTATION):
-            continue
-        written = [node.args[i] for i in op.mutates if i < len(node.args)] if op.mutates \
-            else list(node.args)
-        todo = [n for a in written for n in iter_nodes(a)]
-        seen: set = set()
-        while todo:   # back through the ops whose result may be (a view of) an input
-            n = todo.pop()
-            if id(n) in seen:
-                continue
-            seen.add(id(n))
-            if n.kind == "placeholder":
-                return True
-            if n.kind == "call" and may_share_input(n.target):
-                todo.extend(n.inputs)
-    return False
 
 
 def functionalize(graph: Graph, example_inputs: Sequence[Any] | None = None) -> Graph:

@@ -38,10 +38,10 @@ from .. import array_kinds
 from ..autograd.grad_mode import is_grad_enabled
 from ..errors import KilnError, NoDerivative
 from ..ir import Graph, Interpreter, Node
+from ..ir.passes import writes_an_input
 from ..ops import Bound, TensorMeta
 from ..ops.random import generators_in, snapshot
-from .functionalize import (compiled_path, functionalize_with_plan, has_mutation, layout_class,
-                            replay, writes_an_input)
+from .functionalize import compiled_path, functionalize_with_plan, has_mutation, layout_class, replay
 from .joint import build_joint, copy_nodes, retraced
 from .partition import Partition, min_cut_partition
 from .symbolic import PinnedSizes, size_pattern, size_values
@@ -123,10 +123,10 @@ class AOTFunction:
         # On an error, redo the writes NumPy would have done before it (run op by op);
         # off where the caller reruns the whole function as Python instead.
         self.replay_on_error = True
-        # Arguments overlapping in memory, for a graph that writes into its inputs: run
-        # op by op (exactly NumPy), or, where the caller can run the function as Python
-        # instead (a cache entry: faster, NumPy's own in-place calls), raise
-        # InputsOverlap before anything ran.
+        # Arguments overlapping in memory run the graph op by op (exactly NumPy), or, for
+        # a graph writing into its inputs whose caller can run the function as Python
+        # instead (a cache entry, entries.graph_call sets it: faster, NumPy's own
+        # in-place calls), raise InputsOverlap before anything ran.
         self.writes_inputs = self.mutates and writes_an_input(graph)
         self.overlap_runs_python = False
         # Generators the graph draws from (kiln/ops/random.py): before that replay their
@@ -177,12 +177,11 @@ class AOTFunction:
         if self.mutates:
             dedup = _input_aliasing(args, arrays)
             if dedup == "overlap":
-                how = "the function runs as Python" if self.overlap_runs_python and \
-                    self.writes_inputs else \
+                how = "the function runs as Python" if self.overlap_runs_python else \
                     "running it op by op, as NumPy would"
                 _log(f"{self.graph.name}: inputs overlap in memory and the graph writes to "
                      f"them; {how}")
-                if self.overlap_runs_python and self.writes_inputs:
+                if self.overlap_runs_python:
                     raise InputsOverlap(self.graph.name)
                 return run_op_by_op(self.graph, args)
             if dedup is not None:
@@ -289,9 +288,7 @@ class AOTFunction:
 class InputsOverlap(Exception):
     """A call of a graph that writes its arguments, with arrays among them that overlap in
     memory (``f(U, U[1:-1, 1:-1])``), where the caller runs the function as Python instead
-    (``AOTFunction.overlap_runs_python``); raised before the graph ran anything. The
-    class attribute is the mark fastcheck.c's entries look for."""
-    _kiln_run_as_python = True
+    (``AOTFunction.overlap_runs_python``); raised before the graph ran anything."""
 
 
 def _input_aliasing(args: tuple, arrays: list) -> Any:

@@ -169,6 +169,30 @@ def may_share_input(op: Op) -> bool:
         and not op.fresh_result
 
 
+def writes_an_input(graph: Graph) -> bool:
+    """Does an op of ``graph`` write into one of its inputs, or a view of one? (Only then
+    can inputs that overlap in memory change what it computes.) An op that writes without
+    saying which argument counts as writing all of them."""
+    for node in graph.calls:
+        if not has_side_effects(node):
+            continue
+        op = node.target
+        written = [node.args[i] for i in op.mutates if i < len(node.args)] if op.mutates \
+            else list(node.args)
+        todo = [n for a in written for n in iter_nodes(a)]
+        seen: set = set()
+        while todo:   # back through the ops whose result may be (a view of) an input
+            n = todo.pop()
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            if n.kind == "placeholder":
+                return True
+            if n.kind == "call" and may_share_input(n.target):
+                todo.extend(n.inputs)
+    return False
+
+
 def _reach(node: Node, may_share: Any = may_share_input) -> tuple[bool, bool]:
     """``(escapes, written)``: does ``node``'s value, or an array that may share its memory
     (through the users ``may_share`` says of), reach the graph's output, or an op that
