@@ -257,7 +257,7 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
                 or meta.dtype.name not in self.dtypes:
             return self.extern(op, args, params, meta)
         value = self._lower_call(op, args, params, meta)
-        if op.category not in (Category.CREATION, Category.MUTATION):
+        if op.category != Category.MUTATION:   # (np.zeros_like(x) is laid out like x)
             self.note_layout(op, args, params, value)
         return value
 
@@ -270,6 +270,8 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
                     return value
             elif isinstance(rule, dict) and "decompose" in rule:
                 return self.decompose(rule["decompose"], args, params)
+            if isinstance(rule, dict) and rule.get("relayout") and isinstance(args[0], (Pointwise, BufferValue)):
+                return self.relayout(op, args, params, meta)
             if isinstance(rule, dict) and "fill" in rule:
                 value = lower_fill(self, rule["fill"], args, params, op, meta)
                 if value is not None:
@@ -374,23 +376,35 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
         if not isinstance(value, (Pointwise, BufferValue)) or \
                 isinstance(value, BufferValue) and value.buf.kind != "computed":
             return
-        strides = self.numpy_layout(op, args, params, tuple(value.shape))
+        strides = self.numpy_layout(op, args, params, tuple(value.shape), allocate=False)
         if strides is not None:
             value.layout = strides
 
-    def numpy_layout(self, op: Any, args: tuple, params: dict, shape: tuple) -> tuple | None:
+    def numpy_layout(self, op: Any, args: tuple, params: dict, shape: tuple,
+                     allocate: bool = True) -> tuple | None:
         """The strides (elements) NumPy gives ``op``'s result of ``shape`` on these
-        operands' layouts, or None for C order."""
-        if self.sizes:
-            return None   # dynamic sizes: C order (the rule runs on static shapes and strides)
+        operands' layouts, or None for C order. With dynamic sizes the rule runs on the
+        example's: memory laid out so (``allocate``; a returned value, realize_output)
+        cannot be, and raises Undecidable: the graph is built for its sizes instead."""
+        if not self.sizes:
+            return self._numpy_layout(op, args, params, shape, lambda v: v)
+        try:
+            hinted = self._numpy_layout(op, args, params, shape, self.sizes.hint)
+        except Exception:   # noqa: BLE001 - a view's rule on run-time bounds: C order
+            hinted = None
+        if hinted is not None and allocate:
+            _not_c_order(op.name)
+        return hinted
 
+    def _numpy_layout(self, op: Any, args: tuple, params: dict, shape: tuple, hint: Any) -> tuple | None:
         def operand(v: Any) -> Any:
             if isinstance(v, (Pointwise, BufferValue)):
-                return L.Strided(tuple(v.shape), _layout(v), v.dtype)
+                return L.Strided(hint(tuple(v.shape)), hint(tuple(_layout(v))), v.dtype)
             if isinstance(v, Scalar):
                 return v.value if v.value is not None else np.zeros((), v.dtype)
             return v
         operands = map_leaves(args, operand)
+        shape = hint(shape)
         if op.category != Category.VIEW:
             return L.layout_of(op.impl, operands, params, shape)
         x = args[0]
@@ -400,6 +414,16 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
         found = _view_layout(op, operands[0].shape, operands[0].strides, args[1:], params)
         return None if found is None else L.contiguous_like(found[0], found[1])
 
+    def relayout(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
+        """``relayout(x, like)`` (kiln/ops/splice.py): x's values, laid out by note_layout as
+        NumPy lays out that result; a fresh buffer of x's that already is, as it is."""
+        x = args[0]
+        if isinstance(x, BufferValue) and x.buf.kind == "computed" and not self.sizes and \
+                x.strides == (self.numpy_layout(op, args, params, tuple(meta.shape))
+                              or contiguous_strides(x.shape)):
+            return x
+        return self.identity(x)
+
     def realize_output(self, value: Value) -> BufferValue:
         """:meth:`realize` for a returned value: in NumPy's layout for it."""
         if getattr(value, "creation", None) is not None:
@@ -407,6 +431,8 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
         want = getattr(value, "layout", None)
         if want is None or not isinstance(value, (Pointwise, BufferValue)):
             return self.realize(value)
+        if self.sizes:
+            _not_c_order("a returned value")
         if isinstance(value, BufferValue):
             if value.buf.kind != "computed" or value.strides == want:
                 return value
@@ -465,6 +491,11 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
                 self.scalar_outputs.add(i)
             outs.append(value)
         self.outputs = outs
+
+
+def _not_c_order(what: str) -> None:
+    raise Undecidable(f"{what} is not C-ordered in NumPy on these inputs' layouts (order='K'): "
+                      f"built for their sizes")
 
 
 def lay_out(buf: Buffer, strides: tuple) -> None:

@@ -38,9 +38,22 @@ conjugate = declare("conjugate", Category.POINTWISE, np.conjugate, inputs=("x",)
                     doc="numpy.conjugate (np.conj): the complex conjugate, elementwise")
 conjugate.ufunc = np.conjugate
 spell(np.conjugate, conjugate, ufunc_normalizer(conjugate, np.conjugate), "numpy.conjugate")
-spell(method_key("conj"), conjugate, lambda x: Bound(conjugate, (x,), {}), "ndarray.conj")
-spell(method_key("conjugate"), conjugate, lambda x: Bound(conjugate, (x,), {}),
-      "ndarray.conjugate")
+
+
+def _itself(x: Any) -> Any:
+    return x
+
+
+def _method_conjugate_normalize(x: Any) -> Any:
+    # ndarray.conj() of a real, integer or bool array is that array itself, not a copy
+    # (np.conjugate makes one): a write through the result writes into x
+    if is_complex_like(x):
+        return Bound(conjugate, (x,), {})
+    return Composite(_itself, (x,))
+
+
+spell(method_key("conj"), conjugate, _method_conjugate_normalize, "ndarray.conj")
+spell(method_key("conjugate"), conjugate, _method_conjugate_normalize, "ndarray.conjugate")
 
 
 def _real_impl(x):

@@ -140,23 +140,25 @@ spell(np.full, full, _full_normalize, "numpy.full")
 
 # -- the *_like forms ----------------------------------------------------------------------
 
-def _like_meta(x: Any, shape: tuple | None, dtype: np.dtype | None) -> TensorMeta:
+def _like_meta(x: Any, shape: tuple | None, dtype: np.dtype | None, order: str = "K") -> TensorMeta:
     return TensorMeta(_check_shape(tuple(shape_of(x)) if shape is None else shape),
                       _dtype_of(x) if dtype is None else dtype)
 
 
 def _like_params(name: str, dtype: Any, order: Any, shape: Any, device: Any) -> dict:
-    # subok is accepted and ignored: kiln's arrays are plain ndarrays.
-    _check_common(name, order, None, device, orders=("K", "A", "C"))
+    # subok is accepted and ignored: kiln's arrays are plain ndarrays. The order is the
+    # kernel's own: the result's memory layout (kiln/ops/result_layout.py) follows it.
+    _check_common(name, order, None, device, orders=("K", "A", "C", "F"))
     return {"shape": None if shape is None else shape_arg(shape),
-            "dtype": None if dtype is None else np.dtype(dtype)}
+            "dtype": None if dtype is None else np.dtype(dtype), "order": order}
 
 
 def _filled_like(name: str, kernel):
     op = declare(name, Category.CREATION,
-                 lambda x, shape, dtype: kernel(x, dtype=dtype, shape=shape), inputs=("x",),
-                 params={"shape": None, "dtype": None}, meta=_like_meta, vjp=_no_grad(None),
-                 doc=f"numpy.{name}(x, dtype, shape): None means x's dtype / shape")
+                 lambda x, shape, dtype, order="K": kernel(x, dtype=dtype, order=order, shape=shape),
+                 inputs=("x",), params={"shape": None, "dtype": None, "order": "K"},
+                 meta=_like_meta, vjp=_no_grad(None),
+                 doc=f"numpy.{name}(x, dtype, order, shape): None means x's dtype / shape")
 
     def normalize(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
         return Bound(op, (a,), _like_params(f"numpy.{name}", dtype, order, shape, device))
@@ -172,19 +174,19 @@ zeros_like.lowering = empty_like.lowering = {"fill": 0}
 ones_like.lowering = {"fill": 1}
 
 
-def _full_like_meta(x, fill_value, shape, dtype):
+def _full_like_meta(x, fill_value, shape, dtype, order="K"):
     meta = _like_meta(x, shape, dtype)
     return _full_meta(fill_value, meta.shape, meta.dtype)
 
 
 full_like = declare("full_like", Category.CREATION,
-                    lambda x, fill_value, shape, dtype: np.full_like(x, fill_value, dtype=dtype,
-                                                                     shape=shape),
-                    inputs=("x", "fill_value"), params={"shape": None, "dtype": None},
+                    lambda x, fill_value, shape, dtype, order="K": np.full_like(
+                        x, fill_value, dtype=dtype, order=order, shape=shape),
+                    inputs=("x", "fill_value"), params={"shape": None, "dtype": None, "order": "K"},
                     meta=_full_like_meta,
-                    vjp=lambda g, out, x, fill_value, shape, dtype: (
+                    vjp=lambda g, out, x, fill_value, shape, dtype, order="K": (
                         None, _fill_grad(g, fill_value)),
-                    doc="numpy.full_like(x, fill_value, dtype, shape)")
+                    doc="numpy.full_like(x, fill_value, dtype, order, shape)")
 full_like.lowering = {"fill": "fill_value"}
 # Their results are always new arrays: the first write into one (index_put) may take its
 # memory in place.

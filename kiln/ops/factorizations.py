@@ -62,11 +62,16 @@ def _square(name: str, a: Any) -> tuple:
     return batch, n
 
 
+def _own(x: Any) -> Any:
+    """A result as NumPy lays it out: a C-contiguous array of its own. Of an unbatched
+    factorization the packed view already is (a view stays a view); of a batched one it
+    is a copy (a 0-d result stays 0-d)."""
+    return x if ndim_of(x) == 0 else N.ascontiguousarray(x)
+
+
 def _real_part(x: Any, complex_input: bool) -> Any:
     """A real result packed in a complex array: its real part, contiguous, as NumPy's."""
-    if not complex_input:
-        return x
-    return N.real(x) if ndim_of(x) == 0 else N.ascontiguousarray(N.real(x))  # (a 0-d stays 0-d)
+    return _own(N.real(x) if complex_input else x)
 
 
 def _is_complex(a: Any) -> bool:
@@ -79,7 +84,7 @@ def _lead(batch: tuple) -> tuple:
 
 def _unpack(p: Any, batch: tuple, start: int, stop: int, shape: tuple) -> Any:
     """The result packed at ``[start, stop)`` of p's last axis, in its own shape."""
-    return N.reshape(N.getitem(p, _lead(batch) + (slice(start, stop),)), batch + shape)
+    return _own(N.reshape(N.getitem(p, _lead(batch) + (slice(start, stop),)), batch + shape))
 
 
 # ---- slogdet --------------------------------------------------------------------------------
@@ -110,7 +115,7 @@ slogdet_packed = declare(
 def _slogdet(a):
     p = F.slogdet_packed(a)
     lead = _lead(tuple(shape_of(p)[:-1]))
-    return SlogdetResult(N.getitem(p, lead + (0,)),
+    return SlogdetResult(_own(N.getitem(p, lead + (0,))),
                          _real_part(N.getitem(p, lead + (1,)), _is_complex(a)))
 
 
@@ -173,7 +178,7 @@ def _eigh(a, UPLO):
     p = F.eigh_packed(a, UPLO=UPLO)
     lead = _lead(tuple(shape_of(p)[:-2]))
     return EighResult(_real_part(N.getitem(p, lead + (0,)), _is_complex(a)),
-                      N.getitem(p, lead + (slice(1, None),)))
+                      _own(N.getitem(p, lead + (slice(1, None),))))
 
 
 def _eigh_normalize(a, UPLO="L"):
@@ -479,7 +484,10 @@ spell_composite(np.linalg.lstsq, ("lstsq_packed", "getitem", "reshape"), _lstsq_
 
 def _eig_impl(a, expect=None, site=""):
     w, v = np.linalg.eig(a)
-    return checked(np.concatenate([w[..., None, :], v], axis=-2), expect, site)
+    checked(w, expect, site)
+    # packed as complex numbers: NumPy's real results are the real parts of complex arrays
+    # (their strides show it), and the composite hands back those views
+    return np.concatenate([w[..., None, :], v], axis=-2).astype(complex_of(w.dtype), copy=False)
 
 
 def _eig_dtype(fn, a, expect):
@@ -489,14 +497,14 @@ def _eig_dtype(fn, a, expect):
 
 def _eig_meta(a, expect=None, site=""):
     batch, n = _square("eig", a)
-    return TensorMeta(batch + (n + 1, n), _eig_dtype(np.linalg.eig, a, expect))
+    return TensorMeta(batch + (n + 1, n), complex_of(_eig_dtype(np.linalg.eig, a, expect)))
 
 
 eig_packed = declare(
     "eig_packed", Category.EXTERN, _eig_impl, inputs=("a",), params={"expect": None, "site": ""},
     meta=_eig_meta, may_raise=True, fresh_result=True,
-    doc="numpy.linalg.eig's eigenvalues (row 0) above its eigenvectors (rows 1..n); of a real "
-        "matrix real or complex as the values say (checked against the kind expected)")
+    doc="numpy.linalg.eig's eigenvalues (row 0) above its eigenvectors (rows 1..n), complex; "
+        "of a real matrix real or complex as the values say (checked against the kind expected)")
 EigResult = type(np.linalg.eig(_EYE))
 
 
@@ -509,7 +517,10 @@ def _speculated(name: str, a: Any, fn: Any) -> dict:
 def _eig(a, expect, site):
     p = F.eig_packed(a, expect=expect, site=site)
     lead = _lead(tuple(shape_of(p)[:-2]))
-    return EigResult(N.getitem(p, lead + (0,)), N.getitem(p, lead + (slice(1, None),)))
+    w, v = _own(N.getitem(p, lead + (0,))), _own(N.getitem(p, lead + (slice(1, None),)))
+    if expect is not None and np.dtype(expect).kind != "c":
+        w, v = N.real(w), N.real(v)   # views, as NumPy's
+    return EigResult(w, v)
 
 
 def _eig_normalize(a):

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, shape_of
+from .meta import TensorMeta, ndim_of, shape_of
 from .numeric import _dtype
 from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
 
@@ -25,24 +25,26 @@ def _dims(shape: Any) -> tuple:
 
 
 def _unravel_impl(indices, shape, order="C"):
-    return np.stack(np.unravel_index(indices, shape, order=order))
+    return np.stack(np.unravel_index(indices, shape, order=order), axis=-1)
 
 
 def _unravel_meta(indices, shape, order="C"):
     # NumPy's own errors for a float index or a bad shape, on an empty stand-in
     np.unravel_index(np.zeros((0,), _dtype(indices)), shape, order=order)
-    return TensorMeta((len(shape),) + tuple(shape_of(indices)), INTP)
+    return TensorMeta(tuple(shape_of(indices)) + (len(shape),), INTP)
 
 
 unravel_index = declare(
     "unravel_index", Category.EXTERN, _unravel_impl, inputs=("indices",),
     params={"shape": (), "order": "C"}, meta=_unravel_meta, may_raise=True, fresh_result=True,
-    doc="numpy.unravel_index's arrays, stacked on a new first axis")
+    doc="numpy.unravel_index's arrays, stacked on a new last axis (NumPy's own layout: "
+        "each array is a strided view of one (..., len(shape)) array)")
 
 
 def _unravel(indices, shape, order):
     p = F.unravel_index(indices, shape=shape, order=order)
-    return tuple(N.getitem(p, i) for i in range(len(shape)))
+    lead = (slice(None),) * ndim_of(indices)
+    return tuple(N.getitem(p, lead + (i,)) for i in range(len(shape)))
 
 
 def _unravel_normalize(indices, shape, order="C"):

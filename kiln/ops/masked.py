@@ -20,6 +20,7 @@ import numpy as np
 
 from .meta import TensorMeta, dtype_token, infer_meta, namespace
 from .registry import REGISTRY, Category, F, declare
+from .result_layout import Strided, axis_order, layout_of
 
 
 def _check_mask(mask: Any) -> None:
@@ -36,10 +37,25 @@ def _impl(mask: Any, fallback: Any, *xs: Any, ufunc: str) -> Any:
     xp = namespace(mask, fallback, *xs)
     if xp is not np:   # CuPy's ufuncs take no where= (and emit no floating-point warnings)
         return xp.where(mask, fn(*xs), fallback).astype(meta.dtype, copy=False)
-    out = np.empty(meta.shape, meta.dtype)
+    out = _allocated(mask, fallback, xs, fn, meta)
     np.copyto(out, fallback, casting="unsafe")   # where's own cast of the fallback
     fn(*xs, out=out, where=mask)
     return out
+
+
+def _allocated(mask: Any, fallback: Any, xs: tuple, fn: Any, meta: TensorMeta) -> np.ndarray:
+    """The result's memory, laid out as NumPy's: the out= array's own layout when the
+    fallback is one (ufunc(x, out=o, where=m) returns o); else where(m, ufunc(x), o)'s."""
+    shape = tuple(meta.shape)
+    if isinstance(fallback, np.ndarray) and fallback.shape == shape:
+        return np.empty_like(fallback, dtype=meta.dtype)
+    operands = [Strided(a.shape, tuple(s // a.itemsize for s in a.strides), a.dtype)
+                if isinstance(a, np.ndarray) else a for a in (mask, fallback, *xs)]
+    strides = layout_of(lambda m, o, *x: np.where(m, fn(*x), o), operands, {}, shape)
+    if strides is None:
+        return np.empty(shape, meta.dtype)
+    order = axis_order(shape, strides)
+    return np.empty(tuple(shape[a] for a in order), meta.dtype).transpose(np.argsort(order))
 
 
 def _meta_of(value: Any) -> Any:

@@ -206,15 +206,17 @@ spell(np.linalg.det, det, lambda a: Bound(det, (a,), {}), "numpy.linalg.det")
 
 
 def _matrix_power(a, n):
-    """Repeated squaring, as NumPy does (n < 0: of the inverse); n == 0: identities."""
+    """Repeated squaring, as NumPy does (n < 0: of the inverse); n == 0: identities in
+    an empty_like(a); n == 1: a itself (NumPy returns the argument, not a copy)."""
     _square("matrix_power", a)
     if n == 0:
-        eye = np.eye(shape_of(a)[-1], dtype=dtype_of(a))
-        return N.copy(N.broadcast_to(eye, tuple(shape_of(a))))
+        out = N.empty_like(a)
+        N.method("__setitem__", out, (Ellipsis,), np.eye(shape_of(a)[-1], dtype=dtype_of(a)))
+        return out
     if n < 0:
         a, n = F.inv(a), -n
     if n == 1:
-        return N.copy(a)
+        return a
     if n <= 3:  # NumPy's own association, so NaN/inf land where NumPy puts them
         square = N.matmul(a, a)
         return square if n == 2 else N.matmul(square, a)
@@ -225,10 +227,10 @@ def _matrix_power(a, n):
         n >>= 1
         if n:
             base = N.matmul(base, base)
-    return N.copy(result) if result is a else result
+    return result
 
 
-spell_composite(np.linalg.matrix_power, ("matmul", "inv", "copy"),
+spell_composite(np.linalg.matrix_power, ("matmul", "inv", "empty_like", "setitem"),
                 lambda a, n: Composite(_matrix_power, (a,), {"n": operator.index(n)}),
                 "numpy.linalg.matrix_power")
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .meta import TensorMeta, as_array, fresh_copy, ndim_of, normalize_one_axis, reject, shape_of
-from .registry import Category, Composite, N, declare, method_key, spell_composite
+from .registry import Category, Composite, F, N, declare, method_key, spell_composite
 
 
 def _dtype(x: Any) -> np.dtype:
@@ -178,6 +178,7 @@ spell_composite(np.diff, ("getitem", "subtract", "concatenate"), _diff_normalize
 def _roll(a: Any, shift: Any, axis: Any) -> Any:
     if axis is None:
         return N.reshape(_roll(N.ravel(a), shift, 0), tuple(shape_of(a)))
+    original = a
     shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     shifts, axes = np.broadcast_arrays(np.asarray(shifts), np.asarray(axes))
@@ -194,15 +195,16 @@ def _roll(a: Any, shift: Any, axis: Any) -> Any:
         head = N.getitem(a, _slice_along(nd, ax, slice(size - s, None)))
         tail = N.getitem(a, _slice_along(nd, ax, slice(None, size - s)))
         a = N.concatenate([head, tail], axis=ax)
-    return a if total and any(shape_of(a)[ax] and s % shape_of(a)[ax] for ax, s in total.items()) \
-        else N.copy(a)
+    if total and any(shape_of(a)[ax] and s % shape_of(a)[ax] for ax, s in total.items()):
+        return F.relayout(a, original, rule="K")   # NumPy's empty_like(a), filled
+    return N.copy(a)
 
 
 def _roll_normalize(a, shift, axis=None):
     return Composite(_roll, (a,), {"shift": shift, "axis": axis})
 
 
-spell_composite(np.roll, ("getitem", "concatenate", "reshape", "copy"), _roll_normalize, "numpy.roll")
+spell_composite(np.roll, ("getitem", "concatenate", "reshape", "copy", "relayout"), _roll_normalize, "numpy.roll")
 
 
 def _rot90(m: Any, k: int, axes: tuple) -> Any:

@@ -59,11 +59,19 @@ def is_c(shape: Sequence[int], strides: Sequence[int]) -> bool:
 
 
 def _stand_in(shape: Sequence[int], strides: Sequence[int], dtype: Any = np.float64) -> np.ndarray:
-    """A small real array with the axis order, zero strides and reversals of a window."""
+    """A small real array with the axis order, zero strides and reversals of a window,
+    contiguous only where the window is (order='A' and np.insert's Fortran rule ask)."""
     small = tuple(min(d, 2) for d in shape)
     live = [a for a in range(len(shape)) if strides[a] != 0 or shape[a] <= 1]
     order = [a for a in axis_order(shape, strides) if a in live]
     base = np.zeros(tuple(small[a] for a in order), dtype)
+    gapped = [i for i, a in enumerate(order) if small[a] > 1]
+    if gapped and len(live) == len(shape) and \
+            contiguous_order(shape, [abs(s) for s in strides]) is None:
+        # every second element of a twice-as-long fastest axis: not contiguous either
+        fastest = gapped[-1]
+        wide = np.zeros(base.shape[:fastest] + (2 * base.shape[fastest],) + base.shape[fastest + 1:], dtype)
+        base = wide[(slice(None),) * fastest + (slice(None, None, 2),)]
     arr = base.transpose(np.argsort(order))          # axes back in place, memory in `order`
     arr = arr.reshape(tuple(small[a] if a in live else 1 for a in range(len(shape))))
     arr = np.broadcast_to(arr, small)
@@ -115,8 +123,9 @@ def layout_of(impl: Any, operands: Sequence[Any], params: dict, shape: tuple) ->
     for C order (or where the stand-ins cannot tell). Each array operand is a
     :class:`Strided`, also inside a sequence (a join's arrays); anything else passes as is
     (a scalar operand whose value is not known: any value of its dtype)."""
-    if not any(not is_c(o.shape, o.strides) for o in _leaves(operands)):
-        return None
+    if not getattr(impl, "layout_of_c_inputs", False) and \
+            not any(not is_c(o.shape, o.strides) for o in _leaves(operands)):
+        return None   # C order in, C order out (but np.delete's arr[:, keep] says otherwise)
     try:
         with np.errstate(all="ignore"):
             res = impl(*_filled(operands), **params)

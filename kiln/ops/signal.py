@@ -232,9 +232,10 @@ def _correlate(a, v, mode):
     if dtype_of(w).kind == "c":
         w = N.conjugate(w)
     if shape_of(v)[0] > shape_of(a)[0]:
-        # NumPy correlates the longer with the shorter and reverses the result
-        return N.flip(N.conjugate(_correlate(v, a, mode)) if dtype_of(a).kind == "c"
-                      else _correlate(v, a, mode))
+        # NumPy correlates the longer with the shorter and reverses the result in place
+        # (a contiguous array, not a reversed view)
+        return N.ascontiguousarray(N.flip(N.conjugate(_correlate(v, a, mode)) if dtype_of(a).kind == "c"
+                                          else _correlate(v, a, mode)))
     return N.convolve(a, w, mode)
 
 
@@ -246,7 +247,7 @@ def _correlate_normalize(a, v, mode="valid"):
     return Composite(_correlate, (a, v), {"mode": _mode(mode)})
 
 
-spell_composite(np.correlate, ("convolve", "flip", "conjugate"), _correlate_normalize,
+spell_composite(np.correlate, ("convolve", "flip", "conjugate", "ascontiguousarray"), _correlate_normalize,
                 "numpy.correlate")
 
 
@@ -340,7 +341,8 @@ def _gradient_along(f: Any, axis: int, dx: Any) -> Any:
     inner = N.true_divide(N.subtract(at(2, None), at(None, -2)), 2. * dx)
     first = N.true_divide(N.subtract(at(1, 2), at(0, 1)), dx)
     last = N.true_divide(N.subtract(at(-1, None), at(-2, -1)), dx)
-    return N.concatenate([first, inner, last], axis=axis)
+    # NumPy's out = np.empty_like(f), its three parts then written
+    return F.relayout(N.concatenate([first, inner, last], axis=axis), f, rule="K")
 
 
 def _gradient(f: Any, axes: tuple, dx: tuple) -> Any:
@@ -375,7 +377,7 @@ def _gradient_normalize(f, *varargs, axis=None, edge_order=1):
     return Composite(_gradient, (f,), {"axes": axes, "dx": tuple(dx)})
 
 
-spell_composite(np.gradient, ("getitem", "subtract", "true_divide", "concatenate"),
+spell_composite(np.gradient, ("getitem", "subtract", "true_divide", "concatenate", "relayout"),
                 _gradient_normalize, "numpy.gradient")
 
 
@@ -396,7 +398,8 @@ def _unwrap(p, discont, axis, period):
     dt = np.result_type(dtype_of(p), period)
     rest = N.add(N.getitem(p, tail), N.cumsum(correct, axis=axis))
     first = N.method("astype", N.getitem(p, head), dt)
-    return N.concatenate((first, N.method("astype", rest, dt)), axis=axis)
+    # NumPy's up = np.array(p, dtype) (p's layout), its slices then written
+    return F.relayout(N.concatenate((first, N.method("astype", rest, dt)), axis=axis), p, rule="K")
 
 
 def _unwrap_normalize(p, discont=None, axis=-1, *, period=2 * np.pi):
@@ -412,5 +415,5 @@ def _unwrap_normalize(p, discont=None, axis=-1, *, period=2 * np.pi):
                                      "axis": axis, "period": period})
 
 
-spell_composite(np.unwrap, ("diff", "mod", "where", "cumsum", "concatenate"), _unwrap_normalize,
+spell_composite(np.unwrap, ("diff", "mod", "where", "cumsum", "concatenate", "relayout"), _unwrap_normalize,
                 "numpy.unwrap")

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from .indexing import is_array_entry
-from .meta import TensorMeta, as_array, reject, shape_of, to_host
+from .meta import TensorMeta, as_array, namespace, reject, shape_of, to_host
 from .numeric import _dtype
 from .registry import Category, Composite, F, N, declare, spell_composite
+from .relayout import relayout  # noqa: F401  (F.relayout)
 
 
 def _constant_positions(name: str, obj: Any) -> Any:
@@ -45,8 +46,97 @@ def _gather(flat: Any, index: np.ndarray) -> Any:
     return N.reshape(N.take(flat, index.ravel()), index.shape)
 
 
-def _delete(arr, index):
-    return _gather(N.ravel(arr), index)
+def _along(axis: int, index: Any) -> tuple:
+    return (slice(None),) * axis + (index,)
+
+
+# ---- the result as slices joined --------------------------------------------------------------
+# NumPy copies slices of the array (and the values' block) into the new array; a gather
+# by the element numbers would read an index as large as the result. Where the index is
+# made of whole slabs along the axis, in few runs, the result is those slices joined.
+
+_MAX_PIECES = 16   # beyond it, one gather (a join of many slices costs more than it saves)
+
+
+def _slabs(index: np.ndarray, shape: tuple, axis: int) -> tuple[list, list] | None:
+    """The result of a gather by ``index`` (element numbers of an array of ``shape``, the
+    values numbered after it) as pieces along ``axis``: ("arr", start, stop) slices of
+    the array and ("values", start, stop) slices of the values' block, in order, with
+    the block's positions in the result; None where the result is not made of whole
+    slabs, or of more than ``_MAX_PIECES`` pieces."""
+    size = int(np.prod(shape, dtype=np.int64))
+    numbers = _numbers(shape)
+    pieces: list = []
+    block: list = []
+    for j in range(index.shape[axis]):
+        slab = np.take(index, j, axis)
+        if slab.size == 0:
+            return None
+        first = int(slab.flat[0])
+        if first < size:
+            i = int(np.unravel_index(first, shape)[axis])
+            if not np.array_equal(slab, np.take(numbers, i, axis)):
+                return None
+            what, at = "arr", i
+        elif (slab >= size).all():
+            what, at = "values", len(block)
+            block.append(j)
+        else:
+            return None
+        if pieces and pieces[-1][0] == what and pieces[-1][2] == at:
+            pieces[-1][2] = at + 1
+        else:
+            pieces.append([what, at, at + 1])
+        if len(pieces) > _MAX_PIECES:
+            return None
+    return pieces, block
+
+
+def _joined(arr: Any, block: Any, pieces: list, axis: int) -> Any:
+    parts = [N.getitem(arr if what == "arr" else block, _along(axis, slice(a, b)))
+             for what, a, b in pieces]
+    if not parts:   # everything deleted
+        parts = [N.getitem(arr, _along(axis, slice(0, 0)))]
+    while len(parts) > _JOIN_GROUP:   # joins of a few pieces each (each fuses as a select)
+        parts = [N.concatenate(tuple(parts[i:i + _JOIN_GROUP]), axis=axis) if len(parts[i:i + _JOIN_GROUP]) > 1
+                 else parts[i] for i in range(0, len(parts), _JOIN_GROUP)]
+    return N.concatenate(tuple(parts), axis=axis)
+
+
+_JOIN_GROUP = 4
+
+
+def _values_block(values: Any, dtype: np.dtype, index: np.ndarray, positions: list, axis: int,
+                  size: int) -> Any:
+    """The inserted values as one block of the result's shape but ``len(positions)`` long
+    on the axis (NumPy's broadcast of them), cast to the array's dtype."""
+    flat = N.ravel(values)
+    if _dtype(values) != dtype:
+        flat = N.method("astype", flat, dtype)
+    return _gather(flat, np.take(index, positions, axis) - size)
+
+
+# ---- delete ------------------------------------------------------------------------------------
+
+def _delete(arr, index, pieces, axis, keep):
+    if axis is None:        # NumPy deletes from the flattened array
+        flat = N.ravel(arr)
+        return _gather(flat, index) if pieces is None else _joined(flat, None, pieces, 0)
+    if keep is not None:    # several positions: NumPy's own arr[..., keep]
+        if pieces is None:
+            return N.getitem(arr, _along(axis, keep))
+        return F.relayout(_joined(arr, None, pieces, axis), arr, rule=axis)
+    result = _gather(N.ravel(arr), index) if pieces is None else _joined(arr, None, pieces, axis)
+    return F.relayout(result, arr, rule="A")
+
+
+def _allocates(obj: Any) -> bool:
+    """Does np.delete make its result with ``empty(..., arrorder)`` for these positions
+    (a slice or one integer position), rather than as ``arr[..., keep]``?"""
+    if isinstance(obj, slice) or isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_)):
+        return True
+    obj = np.asarray(obj)
+    return obj.size == 1 and obj.dtype.kind in "ui"
 
 
 def _delete_at_computed(arr, obj, n):
@@ -76,7 +166,8 @@ delete_index = declare(
 
 def _delete_at_one_computed(arr, obj, shape, axis):
     index = F.delete_index(obj, shape=shape, axis=axis)
-    return N.reshape(N.take(N.ravel(arr), N.ravel(index)), tuple(shape_of(index)))
+    result = N.reshape(N.take(N.ravel(arr), N.ravel(index)), tuple(shape_of(index)))
+    return result if axis is None or len(shape) < 2 else F.relayout(result, arr, rule="A")
 
 
 def _delete_normalize(arr, obj, axis=None):
@@ -91,19 +182,39 @@ def _delete_normalize(arr, obj, axis=None):
         # positions computed in the graph, a one-dimensional result: its length is known
         # once they are (NumPy takes a size-1 array as one position: constant length)
         return Composite(_delete_at_computed, (arr, obj), {"n": int(np.prod(shape, dtype=np.int64))})
-    index = np.delete(_numbers(tuple(shape_of(arr))), _constant_positions("numpy.delete", obj), axis)
-    return Composite(_delete, (arr,), {"index": index})
+    obj = _constant_positions("numpy.delete", obj)
+    index = np.delete(_numbers(shape), obj, axis)   # (NumPy's errors)
+    if axis is None or len(shape) < 2:
+        found = _slabs(index, (int(np.prod(shape, dtype=np.int64)),), 0)
+        return Composite(_delete, (arr,), {"index": index, "pieces": found and found[0],
+                                           "axis": None, "keep": None})
+    axis = int(axis) % len(shape)
+    found = _slabs(index, shape, axis)
+    keep = None if _allocates(obj) else \
+        np.isin(np.arange(shape[axis]), np.delete(np.arange(shape[axis]), obj))
+    return Composite(_delete, (arr,), {"index": index, "pieces": found and found[0], "axis": axis,
+                                       "keep": keep})
 
 
-spell_composite(np.delete, ("ravel", "take", "reshape", "ones", "setitem", "getitem_mask", "delete_index"),
+spell_composite(np.delete, ("ravel", "take", "reshape", "ones", "setitem", "getitem_mask", "delete_index",
+                            "getitem", "concatenate", "relayout"),
                 _delete_normalize, "numpy.delete")
 
 
-def _insert(arr, values, index, dtype):
-    flat_values = N.ravel(values)
-    if _dtype(values) != dtype:
-        flat_values = N.method("astype", flat_values, dtype)
-    return _gather(N.concatenate((N.ravel(arr), flat_values)), index)
+# ---- insert ------------------------------------------------------------------------------------
+
+def _insert(arr, values, index, dtype, axis, pieces, block):
+    size = int(np.prod(shape_of(arr), dtype=np.int64))
+    if pieces is None:   # one gather from the array and the values after it
+        flat_values = N.ravel(values)
+        if _dtype(values) != dtype:
+            flat_values = N.method("astype", flat_values, dtype)
+        result = _gather(N.concatenate((N.ravel(arr), flat_values)), index)
+    else:
+        along = 0 if axis is None else axis
+        source = N.ravel(arr) if axis is None else arr
+        result = _joined(source, _values_block(values, dtype, index, block, along, size), pieces, along)
+    return result if axis is None else F.relayout(result, arr, rule="A")
 
 
 def _insert_index_impl(obj, shape, values_shape, axis):
@@ -133,7 +244,8 @@ def _insert_at_computed(arr, values, obj, shape, values_shape, axis, dtype):
     if _dtype(values) != dtype:
         flat_values = N.method("astype", flat_values, dtype)
     flat = N.concatenate((N.ravel(arr), flat_values))
-    return N.reshape(N.take(flat, N.ravel(index)), tuple(shape_of(index)))
+    result = N.reshape(N.take(flat, N.ravel(index)), tuple(shape_of(index)))
+    return result if axis is None or len(shape) < 2 else F.relayout(result, arr, rule="A")
 
 
 def _insert_normalize(arr, obj, values, axis=None):
@@ -151,10 +263,18 @@ def _insert_normalize(arr, obj, values, axis=None):
         return Composite(_insert_at_computed, (arr, values, obj),
                          {"shape": shape, "values_shape": tuple(shape_of(values)), "axis": axis,
                           "dtype": dtype})
-    numbers = _numbers(tuple(shape_of(values)), int(np.prod(shape, dtype=np.int64)))
+    size = int(np.prod(shape, dtype=np.int64))
+    numbers = _numbers(tuple(shape_of(values)), size)
     index = np.insert(_numbers(shape), _constant_positions("numpy.insert", obj), numbers, axis)
-    return Composite(_insert, (arr, values), {"index": index, "dtype": dtype})
+    if axis is None or len(shape) < 2:   # (NumPy flattens the array)
+        axis, found = None, _slabs(index, (size,), 0)
+    else:
+        axis = int(axis) % len(shape)
+        found = _slabs(index, shape, axis)
+    return Composite(_insert, (arr, values), {"index": index, "dtype": dtype, "axis": axis,
+                                              "pieces": found and found[0], "block": found and found[1]})
 
 
-spell_composite(np.insert, ("ravel", "astype", "concatenate", "take", "reshape", "insert_index"),
+spell_composite(np.insert, ("ravel", "astype", "concatenate", "take", "reshape", "insert_index",
+                            "getitem", "relayout"),
                 _insert_normalize, "numpy.insert")

@@ -87,6 +87,8 @@ def _rows():
         "index_put": (None, ("index_put", (X, (IDX[:2],), V[:2]), {}), {}),
         "put_along_axis_add": (None, ("put_along_axis_add", (X, IDX2, V[:, :2]), {"axis": 1}), {}),
         "take": (np.take, (X, np.array([1, 3])), {"axis": 1}),
+        # np.insert of a Fortran-ordered array: slices joined, then laid out (relayout)
+        "relayout": (lambda x: np.insert(x, [1, 1], 0.5, axis=0), (np.asfortranarray(X),), {}),
         "take_along_axis": (np.take_along_axis, (X, IDX2), {"axis": 1}),
         "sum": (np.sum, (X,), {"axis": 1}),
         "mean": (np.mean, (X,), {"axis": 0}),

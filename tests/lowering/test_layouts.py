@@ -213,3 +213,111 @@ def test_c_ordered_and_mixed_kernels_keep_c_order():
     [body] = _kernel_bodies(lambda x, y: F.add(x, y), a, b.T)   # one of each: C order
     loops = [line.strip() for line in body.splitlines() if line.strip().startswith("for (")]
     assert [loop.split()[2] for loop in loops] == ["x0", "x1"], loops
+
+
+# -- results NumPy allocates itself (np.insert, np.delete, np.roll, *_like, out=, linalg) --
+
+def _strides_that_show(a):
+    return tuple(s for s, n in zip(a.strides, a.shape) if n > 1)
+
+
+def _exactly_numpys(got, want, what):
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    for i, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype, f"{what}[{i}]"
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, err_msg=f"{what}[{i}]")
+        assert _strides_that_show(g) == _strides_that_show(w), \
+            f"{what}[{i}]: strides {g.strides}, NumPy gives {w.strides}"
+
+
+SPLICES = {
+    # np.insert allocates empty(shape, order='F' if arr.flags.fnc else 'C') along an axis
+    "insert_one": lambda a: np.insert(a, 1, 7.0, axis=1),
+    "insert_many": lambda a: np.insert(a, [0, 2, 2], 7.0, axis=0),
+    "insert_block": lambda a: np.insert(a, 1, np.arange(a.shape[0] * 2.0).reshape(2, -1), axis=1),
+    "insert_flat": lambda a: np.insert(a, [1, 3], [7.0, 8.0]),
+    # np.delete: so does one position or a slice; several positions are arr[..., keep]
+    "delete_one": lambda a: np.delete(a, -1, axis=1),
+    "delete_slice": lambda a: np.delete(a, slice(1, None, 2), axis=0),
+    "delete_many": lambda a: np.delete(a, [0, 2], axis=-1),
+    "delete_mask": lambda a: np.delete(a, np.arange(a.shape[0]) == 1, axis=0),
+    "delete_flat": lambda a: np.delete(a, [0, 5]),
+    # np.roll and np.unwrap fill an empty_like(a) / np.array(a) copy
+    "roll_axis": lambda a: np.roll(a, 1, axis=0),
+    "roll_two_rows": lambda a: np.roll(a[:2], 1, axis=0),      # pieces of one row each
+    "unwrap": lambda a: np.unwrap(a * 3.0, axis=0),
+    "unwrap_two_rows": lambda a: np.unwrap(a[:2] * 3.0, axis=0),
+    "gradient_three_rows": lambda a: np.gradient(a[:3], axis=0),       # three one-row pieces
+    "gradient_int": lambda a: np.gradient(a.astype(np.int32) if a.flags.c_contiguous else a),
+    # *_like with order=, and a fresh array written or computed on
+    "zeros_like_plus": lambda a: np.zeros_like(a) + a,
+    "zeros_like_written": lambda a: (lambda z: (z.__setitem__((0, 0), 1.0), z)[1])(np.zeros_like(a)),
+    "empty_like_c": lambda a: np.ones_like(a, order="C") * a,
+    "full_like_a": lambda a: np.full_like(a, 2.0, order="A") - a,
+    "where_out": lambda a: np.log(a + 1.0, out=np.zeros_like(a), where=a > 3.0),
+}
+
+
+def _splice_inputs():
+    base = np.arange(1.0, 61.0).reshape(4, 15)[:, :6]          # a strided C slice
+    f = np.asfortranarray(np.arange(1.0, 25.0).reshape(4, 6))
+    return {"c": np.ascontiguousarray(base), "fortran": f, "transposed": f.T.copy().T,
+            "fortran_strided": np.asfortranarray(np.arange(1.0, 49.0).reshape(4, 12))[:, ::2],
+            "strided": base}
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+@pytest.mark.parametrize("name", sorted(SPLICES))
+def test_results_numpy_allocates_follow_its_layout(backend, name):
+    fn = SPLICES[name]
+    compiled = kiln.compile(fn, backend=backend)
+    for layout, a in _splice_inputs().items():   # one compiled function, every layout
+        _exactly_numpys(compiled(a), fn(a), f"{backend}/{name}/{layout}")
+
+
+def test_three_d_splices_of_every_axis_order():
+    base = np.arange(1.0, 61.0).reshape(3, 4, 5)
+    for perm in [(0, 1, 2), (2, 1, 0), (1, 0, 2), (2, 0, 1)]:
+        a = np.ascontiguousarray(base.transpose(perm)).transpose(np.argsort(perm))
+        for axis in range(3):
+            for fn in (lambda a: np.insert(a, [1, 1], 0.5, axis=axis), lambda a: np.delete(a, 0, axis=axis),
+                       lambda a: np.delete(a, [0, -1], axis=axis)):
+                _exactly_numpys(kiln.compile(fn)(a), fn(a), f"perm {perm} axis {axis}")
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_multi_result_linalg_and_index_results_are_numpys_arrays(backend):
+    # factorizations packed in one array come back contiguous, as NumPy's own (batched
+    # too); eig's real results are real parts of complex arrays, unravel_index's and
+    # correlate's as NumPy lays them out
+    rng = np.random.default_rng(3)
+    stack = rng.standard_normal((3, 4, 4))
+    sym = stack + stack.transpose(0, 2, 1)
+    fns = {
+        "slogdet": lambda a: tuple(np.linalg.slogdet(a)),
+        "eigh": lambda a: tuple(np.linalg.eigh(a + np.swapaxes(a, -1, -2))),
+        "svd": lambda a: tuple(np.linalg.svd(a)),
+        "qr": lambda a: tuple(np.linalg.qr(a)),
+        "eig_real": lambda a: tuple(np.linalg.eig(a + np.swapaxes(a, -1, -2))),
+        "matrix_power_0": lambda a: np.linalg.matrix_power(a, 0),
+    }
+    for name, fn in fns.items():
+        for a in (stack, stack[0], np.asfortranarray(stack[0]), sym):
+            _exactly_numpys(kiln.compile(fn, backend=backend)(a), fn(a), f"{backend}/{name}{a.shape}")
+    unravel = lambda i: np.unravel_index(i, (3, 4))                      # noqa: E731
+    for i in (np.array([1, 5, 7]), np.array([[1, 5], [7, 2]])):
+        _exactly_numpys(kiln.compile(unravel, backend=backend)(i), unravel(i), "unravel_index")
+    corr = lambda a, v: np.correlate(a, v, "full")                        # noqa: E731
+    _exactly_numpys(kiln.compile(corr, backend=backend)(np.arange(3.0), np.arange(5.0)),
+                    corr(np.arange(3.0), np.arange(5.0)), "correlate (longer second)")
+
+
+def test_dynamic_sizes_keep_numpys_layout():
+    # A slice bound that varies makes sizes symbols; a Fortran-ordered input then gets
+    # its own build, so its result is still Fortran-ordered as NumPy's.
+    c = np.arange(20.0).reshape(4, 5)
+    f = np.asfortranarray(c)
+    fn = kiln.compile(lambda a, k: np.sin(a[:, k:]))
+    for a, k in [(c, 1), (c, 2), (f, 1), (f, 2), (f, 3), (c, 3)]:
+        _exactly_numpys(fn(a, k), np.sin(a[:, k:]), f"k={k}")

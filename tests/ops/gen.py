@@ -261,17 +261,38 @@ def assert_same_values(got: Any, want: Any, what: str) -> None:
         assert np.array_equal(got_a, want_a), f"{what}: values differ\n{got_a}\n!=\n{want_a}"
 
 
-def assert_same_result(got: Any, want: Any, what: str) -> None:
-    """Compare results that may be tuples/lists of arrays (split, meshgrid-like ops)."""
+def strides_that_show(a: Any) -> tuple | None:
+    """An array's strides on its axes longer than one (the others are free in NumPy too)."""
+    a = getattr(a, "_data", a)
+    if not isinstance(a, np.ndarray):
+        return None
+    return tuple(s for s, n in zip(a.strides, a.shape) if n > 1)
+
+
+def assert_same_layout(got: Any, want: Any, what: str) -> None:
+    """NumPy's memory layout: the strides users see in ``.strides``, ``.flags`` and
+    ``ravel(order='K')`` (a Fortran-ordered operand makes a Fortran-ordered result)."""
+    want_s, got_s = strides_that_show(want), strides_that_show(got)
+    if want_s is not None and got_s is not None:
+        assert got_s == want_s, f"{what}: strides {got_s}, NumPy gives {want_s}"
+
+
+def assert_same_result(got: Any, want: Any, what: str, layout: bool = False) -> None:
+    """Compare results that may be tuples/lists of arrays (split, meshgrid-like ops);
+    with ``layout``, their strides too."""
     if isinstance(want, (tuple, list)):
         assert isinstance(got, (tuple, list)), f"{what}: got {type(got).__name__}, NumPy gives a sequence"
         assert len(got) == len(want), f"{what}: {len(got)} results, NumPy gives {len(want)}"
         for i, (g, w) in enumerate(zip(got, want)):
             assert_same_values(g, w, f"{what}[{i}]")
+            if layout:
+                assert_same_layout(g, w, f"{what}[{i}]")
     elif want is None:
         assert got is None, f"{what}: got {got!r}, NumPy gives None"
     else:
         assert_same_values(got, want, what)
+        if layout:
+            assert_same_layout(got, want, what)
 
 
 def axis_choices(ndim: int, allow_tuple: bool = True, allow_none: bool = True) -> list:

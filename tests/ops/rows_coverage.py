@@ -11,7 +11,7 @@ from kiln.ops import F
 from kiln.ops.registry import call_spelling
 
 from .gen import ALL, COMPLEX, FLOATS, I64, NUMERIC, Case, Ctx, index_arg
-from .rows_numeric import C, E
+from .rows_numeric import C, E, shaped
 from .spec import A, REAL, Row, applied, scalar_of, spelled
 
 
@@ -155,8 +155,35 @@ def delete_case(ctx: Ctx) -> Case:
     return Case([ctx.arg(shape), obj], {"axis": axis})
 
 
+def constant_splice_case(insert: bool):
+    """np.insert / np.delete at constant positions (an int, a list or a slice): slices
+    joined, laid out as NumPy's allocation is (the op relayout)."""
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=1, max_dims=3, min_side=1)
+        axis = ctx.choice([None] + list(range(len(shape))), "axis")
+        n = int(np.prod(shape)) if axis is None else shape[axis]
+        hi = n if insert else n - 1
+        kind = ctx.choice(["int", "list", "slice"], "obj kind")
+        if kind == "int":
+            obj: Any = ctx.integer(-n, hi, "position")
+        elif kind == "list":
+            obj = [ctx.integer(-n, hi, f"position {i}") for i in range(ctx.integer(0, 3, "count"))]
+        else:
+            obj = slice(ctx.integer(0, n, "start"), ctx.integer(0, n, "stop"), ctx.choice([1, 2, -1], "step"))
+        params = {"obj": obj, "axis": axis}
+        if insert:
+            params["values"] = scalar_of(ctx, REAL)
+        return Case([ctx.arg(shape)], params)
+    return case
+
+
 def coverage_rows() -> list[Row]:
     return [
+        C("relayout", np.insert, constant_splice_case(True), dtypes=ALL, name="insert"),
+        C("relayout", np.delete, constant_splice_case(False), dtypes=ALL, name="delete"),
+        C("relayout", np.roll, shaped(1, shift=lambda ctx, shape: ctx.integer(-3, 3, "shift"),
+                                      axis=lambda ctx, shape: ctx.integer(0, len(shape) - 1, "axis")),
+          dtypes=ALL, name="roll_axis"),
         C("insert_index", np.insert, insert_case, dtypes=ALL, name="insert_at_computed",
           bad=(Case([A(3), index_arg(np.array([0, 5])), 1.0]),)),
         C("delete_index", np.delete, delete_case, dtypes=ALL, name="delete_at_one_computed",
@@ -183,7 +210,7 @@ def coverage_rows() -> list[Row]:
             bad=(Case([A(3), 1.0]), Case([A(2, 2, 3), 1.0]))),
         C("unravel_index", np.unravel_index, flat_index_case, dtypes=(I64,), grad=False,
           bad=(Case([index_arg(np.array([30]))], {"shape": (4, 5)}),)),
-        E("unravel_index", lambda i, shape, order="C": np.stack(np.unravel_index(i, shape, order=order)),
+        E("unravel_index", lambda i, shape, order="C": np.stack(np.unravel_index(i, shape, order=order), axis=-1),
           flat_index_case, dtypes=(I64,), name="unravel_index_packed",
           via=lambda i, shape, order="C": F.unravel_index(i, shape=shape, order=order),
           tensor=lambda i, shape, order="C": applied("unravel_index")(i, shape=shape, order=order)),

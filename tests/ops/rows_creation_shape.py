@@ -162,7 +162,7 @@ def creation_rows() -> list[Row]:
             bad=(Case([A()], {"k": 0}),)),
         Row("tril", numpy=np.tril, via_op=getattr_op("tril"), case=tri_case, dtypes=ALL, grad=True,
             bad=(Case([A()], {"k": 0}),)),
-        Row("copy", numpy=np.copy, via_op=getattr_op("copy"), case=unary_case(), dtypes=ALL,
+        Row("copy", numpy=np.copy, via_op=lambda x: getattr_op("copy")(x, order="K"), case=unary_case(), dtypes=ALL,
             grad=True, alts=(lambda x: x.copy(),)),
     ]
 

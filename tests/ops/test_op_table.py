@@ -105,7 +105,7 @@ def check_on_tensors(row: Row, case: Case, oracle: Callable, spelling: Callable,
     for value in (got if isinstance(got, (tuple, list)) else (got,)):
         assert value is None or isinstance(value, kiln.Tensor), (
             f"{what}: returned {type(value).__name__}, not a Tensor")
-    assert_same_result(got, want, what)
+    assert_same_result(got, want, what, layout=True)
     if not row.mutates:
         for t, b in zip(tensors, before):
             np.testing.assert_array_equal(t.numpy(), b, err_msg=f"{what}: an input was modified")
@@ -194,7 +194,7 @@ def test_graph_matches_numpy(row: Row, dtype: np.dtype, data: Any) -> None:
         if got_err is not None:
             raise AssertionError(f"{row.id}: {what} raises {got_err!r}\n{source}") from got_err
         assert_same_result(got if isinstance(want, (tuple, list)) else got[0], want,
-                           f"{row.id}: {what}\n{source}")
+                           f"{row.id}: {what}\n{source}", layout=True)
 
 
 # ==========================================================================================
