@@ -374,8 +374,8 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
         when they are not C order: a returned buffer is allocated that way (Fortran in,
         Fortran out; a join or a scan of Fortran-ordered arrays is Fortran-ordered too)."""
         if not isinstance(value, (Pointwise, BufferValue)) or \
-                isinstance(value, BufferValue) and value.buf.kind != "computed":
-            return
+                isinstance(value, BufferValue) and value.buf.kind not in ("computed", "extern"):
+            return   # (an extern's result is NumPy's own: what is computed from it follows it)
         strides = self.numpy_layout(op, args, params, tuple(value.shape), allocate=False)
         if strides is not None:
             value.layout = strides
@@ -464,7 +464,10 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
         node = ComputeNode(buf.name, buf, "pointwise", getattr(value, "origins", self._origin))
         node.value = value
         self.nodes.append(node)
-        return self._remember(value, BufferValue.whole(buf))
+        out = BufferValue.whole(buf)
+        if getattr(value, "layout", None) is not None:
+            out.layout = value.layout   # NumPy's, for what is computed from it (or returned)
+        return self._remember(value, out)
 
     def realized(self, value: Value) -> BufferValue | None:
         """The memory already given to ``value`` (this very object), or None."""
