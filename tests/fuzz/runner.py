@@ -149,9 +149,8 @@ def _reduction_slack(got, exp, eager_args, eps_floor: float = 0.0) -> bool:
     return walk(got, exp)
 
 
-# KILN_FUZZ_LAYOUT=1: results' strides compared too (NumPy's memory layout); off by default
-# while loop-compiled programs still lay out some results in C order (docs/fuzzing.md)
-LAYOUT = os.environ.get("KILN_FUZZ_LAYOUT", "0") == "1"
+# Results' strides are compared too (NumPy's memory layout); KILN_FUZZ_LAYOUT=0 leaves them
+LAYOUT = os.environ.get("KILN_FUZZ_LAYOUT", "1") == "1"
 
 
 def _same(got, exp, where, eager_args, eps_floor: float = 0.0):
