@@ -172,22 +172,13 @@ def check_program(fn, calls, backend):
         else:
             if got[0] == "raise":
                 raise AssertionError(f"{where}: raised {got[1]!r}") from got[1]
-            _check_same(got[1], exp[1], f"{where} result", layout=fn.__name__ not in LAYOUT_GAPS)
+            _check_same(got[1], exp[1], f"{where} result", layout=True)
             assert _alias_pattern(got[1], kiln_args) == _alias_pattern(exp[1], eager_args), \
                 f"{where}: outputs alias arguments differently"
         _check_same(list(kiln_args), list(eager_args), f"{where} args after call")
 
 
 PROGRAMS = {}
-
-
-# Results whose memory layout still differs from NumPy's (values, dtypes and shapes match):
-LAYOUT_GAPS = {
-    # np.nonzero / np.where(c) of a 2-D array: NumPy's arrays are the columns of one
-    # C-ordered (n, 2) array (strides 16); kiln's argwhere is Fortran-ordered, its
-    # columns contiguous (a copy to C order meets an unbacked size in a view of a closure)
-    "masks": "np.nonzero of a 2-D array",
-}
 
 
 def program(*calls):

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, ndim_of, normalize_one_axis, reject, shape_of, to_fake
+from .meta import TensorMeta, namespace, ndim_of, normalize_one_axis, reject, shape_of, to_fake
 from .registry import Category, Composite, F, N, declare, method_key, spell, spell_composite, Bound
 
 INTP = np.dtype(np.intp)
@@ -35,18 +35,25 @@ def _size(shape: tuple) -> int:
 
 # ---- argwhere: the positions of the nonzero values --------------------------------------------
 
-def _argwhere_meta(x: Any) -> TensorMeta:
+def _argwhere_meta(x: Any, order: str = "F") -> TensorMeta:
     shape = shape_of(x)
     return TensorMeta((_size(shape), len(shape)), INTP)
 
 
-def _argwhere_unbacked(x: Any) -> Any:
+def _argwhere_unbacked(x: Any, order: str = "F") -> Any:
     if len(shape_of(x)) == 0:
         return None  # NumPy's 0-d rules (a (1, 0) or (0, 0) result): left to Python
     return ("nonzero", 0), ("u", None)
 
 
-argwhere = declare("argwhere", Category.EXTERN, lambda x: np.argwhere(x), inputs=("x",),
+def _argwhere_impl(x: Any, order: str = "F") -> Any:
+    # np.argwhere's result is Fortran-ordered (the transpose of np.nonzero's arrays);
+    # order="C": np.nonzero's own (n, ndim) array, whose columns it returns
+    found = namespace(x).argwhere(x)
+    return found if order == "F" else namespace(x).ascontiguousarray(found)
+
+
+argwhere = declare("argwhere", Category.EXTERN, _argwhere_impl, inputs=("x",), params={"order": "F"},
                    meta=_argwhere_meta, data_dependent=True, unbacked=_argwhere_unbacked,
                    fresh_result=True,
                    doc="numpy.argwhere: (n, ndim) positions of the nonzero values; n is "
@@ -60,7 +67,7 @@ def _nonzero(a):
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d("
                          "scalar).nonzero() instead. If the context of this error is of the form "
                          "`arr[nonzero(cond)]`, just use `arr[cond]`.")
-    at = F.argwhere(a)
+    at = F.argwhere(a, order="C")   # NumPy's arrays: the columns of one C-ordered (n, ndim) array
     return tuple(N.getitem(at, (slice(None), i)) for i in range(nd))
 
 

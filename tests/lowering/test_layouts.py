@@ -308,6 +308,9 @@ def test_multi_result_linalg_and_index_results_are_numpys_arrays(backend):
     unravel = lambda i: np.unravel_index(i, (3, 4))                      # noqa: E731
     for i in (np.array([1, 5, 7]), np.array([[1, 5], [7, 2]])):
         _exactly_numpys(kiln.compile(unravel, backend=backend)(i), unravel(i), "unravel_index")
+    nonzero = lambda x: np.nonzero(x > 0.5)   # columns of one (n, ndim) array      # noqa: E731
+    for x in (stack, stack[0], stack[0, 0]):
+        _exactly_numpys(kiln.compile(nonzero, backend=backend)(x), nonzero(x), f"nonzero{x.shape}")
     corr = lambda a, v: np.correlate(a, v, "full")                        # noqa: E731
     _exactly_numpys(kiln.compile(corr, backend=backend)(np.arange(3.0), np.arange(5.0)),
                     corr(np.arange(3.0), np.arange(5.0)), "correlate (longer second)")
