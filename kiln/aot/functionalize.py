@@ -51,7 +51,7 @@ from ..ir.graph import kept_meta, resolve_sizes
 from ..ir.passes import dce
 from ..ops import Category, F, get_op
 from ..ops.registry import iter_leaves, map_leaves
-from ..ops.result_layout import Strided, axis_order, layout_of
+from ..ops.result_layout import Strided, axis_order, empty_in_order, layout_of
 
 @dataclass
 class OutputSpec:
@@ -205,8 +205,7 @@ class _Functionalizer:
             return None
         # The answer holds for these inputs' layouts: the runtime keys variants by them.
         self._keyed_by_input_layouts(node)
-        order = axis_order(shape, strides)
-        return np.empty(tuple(shape[a] for a in order), node.val.dtype).transpose(np.argsort(order))
+        return empty_in_order(shape, axis_order(shape, strides), node.val.dtype)
 
     def _keyed_by_input_layouts(self, node: Node) -> None:
         if self.examples is None:

@@ -13,8 +13,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..ops.result_layout import (Strided, axis_order, contiguous_order, is_c, layout_of,  # noqa: F401
-                                 strides_in_order)
+from ..ops.result_layout import (Strided, axis_order, contiguous_order, empty_in_order, is_c,  # noqa: F401
+                                 layout_of, strides_in_order)
 
 
 def in_order(a: np.ndarray, strides: tuple, order: tuple) -> np.ndarray:
@@ -23,7 +23,7 @@ def in_order(a: np.ndarray, strides: tuple, order: tuple) -> np.ndarray:
     wrapper's check of an extern result: kiln/lowering/externs.py ``_numpy_order``)."""
     if a.ndim == len(strides) and all(s == t or n <= 1 for s, t, n in zip(a.strides, strides, a.shape)):
         return a
-    out = np.empty(tuple(a.shape[k] for k in order), a.dtype).transpose(tuple(np.argsort(order)))
+    out = empty_in_order(a.shape, order, a.dtype)
     out[...] = a
     return out
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from .meta import TensorMeta, dtype_token, infer_meta, namespace
 from .registry import REGISTRY, Category, F, declare
-from .result_layout import Strided, axis_order, layout_of
+from .result_layout import Strided, axis_order, empty_in_order, layout_of
 
 
 def _check_mask(mask: Any) -> None:
@@ -54,8 +54,7 @@ def _allocated(mask: Any, fallback: Any, xs: tuple, fn: Any, meta: TensorMeta) -
     strides = layout_of(lambda m, o, *x: np.where(m, fn(*x), o), operands, {}, shape)
     if strides is None:
         return np.empty(shape, meta.dtype)
-    order = axis_order(shape, strides)
-    return np.empty(tuple(shape[a] for a in order), meta.dtype).transpose(np.argsort(order))
+    return empty_in_order(shape, axis_order(shape, strides), meta.dtype)
 
 
 def _meta_of(value: Any) -> Any:

@@ -24,7 +24,7 @@ import numpy as np
 
 from .meta import TensorMeta, namespace, shape_of
 from .registry import Category, declare
-from .result_layout import _stand_in, axis_order
+from .result_layout import _stand_in, axis_order, empty_in_order
 
 
 def _relayout_impl(x: Any, like: Any, rule: Any) -> Any:
@@ -34,8 +34,8 @@ def _relayout_impl(x: Any, like: Any, rule: Any) -> Any:
     else:   # the axis order of like[..., keep] at axis ``rule``: a stand-in's tells it
         probe = _stand_in(like.shape, [s // like.itemsize for s in like.strides])
         picked = probe[(slice(None),) * rule + (np.ones(probe.shape[rule], bool),)]
-        order = axis_order(picked.shape, [s // picked.itemsize for s in picked.strides])
-        out = xp.empty(tuple(x.shape[a] for a in order), x.dtype).transpose(np.argsort(order))
+        out = empty_in_order(x.shape, axis_order(picked.shape, [s // picked.itemsize for s in picked.strides]),
+                             x.dtype, xp)
     out[...] = x
     return out
 

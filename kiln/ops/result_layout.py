@@ -53,6 +53,12 @@ def strides_in_order(shape: Sequence[int], order: Sequence[int]) -> tuple[int, .
     return tuple(strides)
 
 
+def empty_in_order(shape: Sequence[int], order: Sequence[int], dtype: Any, xp: Any = np) -> Any:
+    """An empty array of ``shape`` laid out slowest-to-fastest as ``order`` (axes in place:
+    ``xp.empty`` of the permuted shape, transposed back)."""
+    return xp.empty(tuple(shape[a] for a in order), dtype).transpose(tuple(np.argsort(order)))
+
+
 def is_c(shape: Sequence[int], strides: Sequence[int]) -> bool:
     """C-contiguous with NumPy's own strides (size-1 axes included: they show in .strides)."""
     return tuple(strides) == c_strides(shape)

@@ -82,10 +82,6 @@ def _index_put_impl(x: Any, index: tuple, value: Any) -> Any:
     return out
 
 
-def _one_element(shape: tuple) -> bool:
-    return all(d == 1 for d in shape)
-
-
 def _scatter_meta(strip_leading_ones: bool):
     def rule(x: Any, index: tuple, value: Any) -> TensorMeta:
         xshape = tuple(shape_of(x))
@@ -94,7 +90,7 @@ def _scatter_meta(strip_leading_ones: bool):
             vshape = tuple(shape_of(value))
             if strip_leading_ones and vshape and len(index) == len(xshape) and not any(
                     v is None or v is Ellipsis or isinstance(v, slice) or is_array_entry(v)
-                    for v in index) and not (np.dtype(x.dtype) == np.bool_ and _one_element(vshape)):
+                    for v in index) and not (np.dtype(x.dtype) == np.bool_ and all(d == 1 for d in vshape)):
                 # One element, named by an int per axis: NumPy stores a scalar there and
                 # takes no array of ndim > 0, not even of one element (but a bool element
                 # takes the truth of a one-element array, as bool(a) does).

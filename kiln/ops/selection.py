@@ -49,8 +49,9 @@ def _argwhere_unbacked(x: Any, order: str = "F") -> Any:
 def _argwhere_impl(x: Any, order: str = "F") -> Any:
     # np.argwhere's result is Fortran-ordered (the transpose of np.nonzero's arrays);
     # order="C": np.nonzero's own (n, ndim) array, whose columns it returns
-    found = namespace(x).argwhere(x)
-    return found if order == "F" else namespace(x).ascontiguousarray(found)
+    xp = namespace(x)
+    found = xp.argwhere(x)
+    return found if order == "F" else xp.ascontiguousarray(found)
 
 
 argwhere = declare("argwhere", Category.EXTERN, _argwhere_impl, inputs=("x",), params={"order": "F"},

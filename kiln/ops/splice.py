@@ -25,7 +25,6 @@ from .indexing import is_array_entry
 from .meta import TensorMeta, as_array, namespace, reject, shape_of, to_host
 from .numeric import _dtype
 from .registry import Category, Composite, F, N, declare, spell_composite
-from .relayout import relayout  # noqa: F401  (F.relayout)
 
 
 def _constant_positions(name: str, obj: Any) -> Any:

@@ -10,6 +10,7 @@ import pytest
 
 import kiln
 from kiln.lowering import layout as L
+from test_programs import _strides_that_show
 
 
 def many(x, y):
@@ -216,10 +217,6 @@ def test_c_ordered_and_mixed_kernels_keep_c_order():
 
 
 # -- results NumPy allocates itself (np.insert, np.delete, np.roll, *_like, out=, linalg) --
-
-def _strides_that_show(a):
-    return tuple(s for s, n in zip(a.strides, a.shape) if n > 1)
-
 
 def _exactly_numpys(got, want, what):
     got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
