@@ -707,11 +707,30 @@ def test_a_read_only_view_of_an_intermediate_comes_back_read_only(backend):
         assert got.strides == want.strides
 
 
-@pytest.mark.xfail(strict=True, reason="open (stop 32, seed 15507): a float32 mean sums in float64 "
-                                        "where NumPy sums in float32; up to 1 ulp apart, which "
-                                        "x // mean turns into different integers")
-def test_a_float32_mean_is_numpys_to_the_bit():
-    rng = np.random.default_rng(1)
-    x = (rng.standard_normal((5, 5, 3)) * 100).astype(np.float32)
-    f = lambda x: x.mean(axis=-2, keepdims=True)   # noqa: E731  (NumPy: float32 sums, in order)
-    np.testing.assert_array_equal(kiln.compile(f, backend="cpp")(x), f(x))
+_F32_REDUCTIONS = {
+    "mean over a middle axis": lambda x: x.mean(axis=-2, keepdims=True),   # seed 15507
+    "mean over rows": lambda x: x.mean(axis=-1),
+    "mean of everything": lambda x: x.mean(),
+    "sum of everything": lambda x: x.sum(),
+    "sum over rows": lambda x: x.sum(axis=-1),
+    "mean of a product": lambda x: (x * x).mean(axis=-1),
+    "var": lambda x: x.var(axis=0),
+    "std": lambda x: x.std(axis=-1, ddof=1),
+    "var of everything": lambda x: x.var(),
+    "mean in float64": lambda x: x.mean(axis=-1, dtype=np.float64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_F32_REDUCTIONS))
+@pytest.mark.parametrize("shape", [(5, 5, 3), (3, 7), (2, 40, 130), (3, 1000)])
+def test_float32_means_and_sums_are_numpys_to_the_bit(name, shape):
+    # (seed 15507) a float32 mean summed in float64 where NumPy sums in float32: up to 1 ulp
+    # apart, which x // mean turned into different integers. NumPy's _mean/_var sum in the
+    # input's dtype (pairwise along a contiguous run, row by row over leading axes, a whole
+    # array in memory order), divide by the count in float64 and round back; so does kiln.
+    f = _F32_REDUCTIONS[name]
+    x = (np.random.default_rng(1).standard_normal(shape) * 100 + 7).astype(np.float32)
+    for arg in (x, x.T):
+        got, want = kiln.compile(f, backend="cpp")(arg), f(arg)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(got, want)

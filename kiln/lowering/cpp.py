@@ -8,9 +8,10 @@ kiln/codegen_templates/ lay it out. Generated kernels:
   flat loop), so the innermost loop is long and unit-stride and GCC vectorizes it
   (``#pragma omp simd``; libm calls go to glibc's vector math through SIMD declarations);
 - run serially unless the work is large enough to pay for an OpenMP region;
-- accumulate float reductions along the contiguous axis in double (NumPy sums those
-  pairwise), and reductions over leading axes row by row in the output dtype, as NumPy
-  does (bit-identical sums); max/min are NaN-aware.
+- add float sums over one contiguous run in NumPy's pairwise order in the sum's dtype
+  (a reduction over everything walks memory in order, so ``x.T.sum()`` is one run), and
+  reductions over leading axes row by row in the output dtype, as NumPy does
+  (bit-identical sums); other float sums accumulate in double; max/min are NaN-aware.
 """
 from __future__ import annotations
 
@@ -143,14 +144,22 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     inplace = {k: v for k, v in (inplace or {}).items() if k in mine and local.get(k) is None}
     accesses = kernel_accesses(kernel, local)
     outer_vars = frame.outer_vars()
-    outer = Collapse(outer_vars if frame.axes else loop_order(outer_vars, accesses), accesses)
-    inner = Collapse(frame.inner_vars(), accesses)
+    in_order = any(n.kind == "scan" or n.kind == "reduction" and n.combine in IN_ORDER_COMBINES
+                   for n in kernel.nodes)
+    inner_vars = frame.inner_vars()
+    if not outer_vars and not in_order:
+        # a reduction over everything walks memory in order, as NumPy's does (x.T.sum() is
+        # one run, added pairwise: NumPy's bits, and unit-stride loads)
+        inner_vars = loop_order(inner_vars, accesses)
+    # the kept dims in memory order too: a reduction of x.T over a middle axis then runs
+    # blocks of unit-stride points (below), adding row by row as NumPy does
+    outer = Collapse(loop_order(outer_vars, accesses), accesses)
+    inner = Collapse(inner_vars, accesses)
     plan = CppKernelPlan(kernel, local, inplace, tuple(size_args), outer, inner, None, False,
                          render_size(product(frame.shape)), kernel_cost(kernel, call_cost))
     if not outer.loops() and plan.inner_loops:
         # (argmax/argmin and scans keep one in-order pass: OpenMP has no combine for them)
-        plan.split_inner = not any(n.kind == "scan" or n.kind == "reduction" and
-                                   n.combine in IN_ORDER_COMBINES for n in kernel.nodes)
+        plan.split_inner = not in_order
     elif outer.loops() and plan.inner_loops:
         # Reducing leading axes: if memory is contiguous along the kept dims, not along
         # the reduced ones, run blocks of outer points in the innermost loop instead.

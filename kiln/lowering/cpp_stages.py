@@ -161,9 +161,9 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 updates.append(f"{at} = {take} ? (int64_t)({pos}) : {at};")
                 acc = at
             elif node.combine in ("sum", "prod"):
+                terms.append((acc, v, ctype(node.src.dtype)))   # pairwise: in its own dtype
                 v = em.cast(v, node.src.dtype, acc_dt)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
-                terms.append((acc, v))
             elif node.combine in ("max", "min"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 cmp = ">" if node.combine == "max" else "<"
@@ -203,15 +203,15 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term (pure loads and arithmetic: what another sum needs, g++ drops)
             var, n = inner[0]
-            for acc, v in terms:
+            for acc, v, c_type in terms:
                 fn = acc.replace("acc", "term")
-                lines.append(f"auto {fn} = [&](int64_t {var}) -> double {{")
+                lines.append(f"auto {fn} = [&](int64_t {var}) -> {c_type} {{")
                 lines += ["  " + b for b in em.lines] + [f"  return {v};", "};"]
                 if plan.split_inner:
-                    lines.append(f"{acc} += kiln_pairwise_threads<double>({fn}, {n}, (int64_t){plan.work} * "
+                    lines.append(f"{acc} += kiln_pairwise_threads<{c_type}>({fn}, {n}, (int64_t){plan.work} * "
                                  f"{plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1);")
                 else:
-                    lines.append(f"{acc} += kiln_pairwise<double>({fn}, 0, {n});")
+                    lines.append(f"{acc} += kiln_pairwise<{c_type}>({fn}, 0, {n});")
             lines += post
             continue
         if plan.split_inner:
@@ -229,19 +229,23 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
 
 
 def _pairwise_sum(plan: Any, kind: str, members: list, inner: list) -> bool:
-    """Is this stage float64 sums only, over one run (a contiguous row, or a whole array
-    whose loops collapsed)? It then adds in NumPy's pairwise order (kiln_pairwise), bit for bit
-    np.add.reduce's result; NumPy's own sums of float64 values are that order exactly
-    (a run of any length, from 0, no buffering). Other sums keep SIMD lanes: float32
-    accumulates in double (NumPy sums float32 pairwise in float32), integers are exact."""
+    """Is this stage float sums only, each in its own dtype (float64 or float32 terms into
+    a result of that dtype), over one run (a contiguous row, or a whole array whose loops
+    collapsed)? It then adds in NumPy's pairwise order in that dtype (kiln_pairwise), bit for
+    bit np.add.reduce's result; NumPy's own sums of float values are that order exactly (a
+    run of any length, from 0, no buffering). Other sums keep SIMD lanes: a float32 sum
+    into float64 accumulates in double (NumPy casts in buffers), integers are exact."""
     if plan.blocked or kind == "scalar" or len(inner) != 1 or not members:
         return False
-    n = _constant_trip(inner[0][1])
-    if n is not None and n < 8:
-        return False   # NumPy adds under 8 terms in order from 0: the unrolled loop does
     f64 = np.dtype(np.float64)
-    return all(role == "reduce" and node.combine == "sum" and np.dtype(node.src.dtype) == f64
-               and np.dtype(plan.accumulators[node.buf.name]) == f64 for node, role in members)
+    sums = all(role == "reduce" and node.combine == "sum" and np.dtype(node.src.dtype).name in
+               ("float32", "float64") and np.dtype(node.src.dtype) == np.dtype(node.buf.dtype)
+               and np.dtype(plan.accumulators[node.buf.name]) in (f64, np.dtype(node.buf.dtype))
+               for node, role in members)
+    n = _constant_trip(inner[0][1])
+    if sums and n is not None and n < 8 and all(np.dtype(node.src.dtype) == f64 for node, _ in members):
+        return False   # NumPy adds under 8 terms in order from 0: the unrolled loop does (in double)
+    return sums
 
 
 def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSource,

@@ -431,11 +431,11 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
         want = getattr(value, "layout", None)
         if want is None or not isinstance(value, (Pointwise, BufferValue)):
             return self.realize(value)
+        if isinstance(value, BufferValue) and (value.buf.kind != "computed" or value.strides == want):
+            return value   # NumPy's own result (an extern's), or already laid out so
         if self.sizes:
             _not_c_order("a returned value")
         if isinstance(value, BufferValue):
-            if value.buf.kind != "computed" or value.strides == want:
-                return value
             value = self.identity(value)   # a reduction's result: a copy in NumPy's order
         out = self.realized(value)
         if out is not None and out.strides != want:

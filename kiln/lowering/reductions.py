@@ -2,8 +2,9 @@
 
 A reduction node iterates its source's shape; ``axes`` are reduced, the other dims index
 the output. Floating-point sums and products accumulate in float64 whatever the input
-dtype, which keeps float32 results within rounding of NumPy's pairwise sums (and makes
-them more accurate than a float32 running sum).
+dtype unless the loop adds in NumPy's own order, in the result's dtype (a leading axis row
+by row, or one contiguous run pairwise: kiln/lowering/cpp_stages.py), which gives NumPy's
+bits; float32 results elsewhere are within rounding of NumPy's.
 """
 from __future__ import annotations
 
@@ -104,27 +105,40 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
 
     if np.dtype(out_dtype).kind != "f":
         return None  # mean(x, dtype=np.int8): NumPy sums and divides in that dtype (extern)
+    # NumPy's _mean/_var (numpy/_core/_methods.py), step by step: each sum in the dtype it
+    # sums in (dtype=, float64 for ints, else the input's), each division by the intp count
+    # in float64 cast back into the sum's dtype, var's deviations in the input's and that
+    # dtype's promotion, std's square root in var's dtype. Sums are NumPy's where the loop
+    # adds in NumPy's order (kiln/lowering/cpp_stages.py), and so are the results then.
     keep_shape = tuple(1 if i in axes else d for i, d in enumerate(in_shape))
     f64 = np.dtype(np.float64)
-    total = reduce(gl, x, axes, "sum", keep_shape, f64, f64)
+    src = np.dtype(x.dtype)
+    given = params.get("dtype")
+    sum_dt = np.dtype(given) if given is not None else f64 if src.kind in "biu" else src
+    total = reduce(gl, x, axes, "sum", keep_shape, sum_dt, _acc_dtype("sum", src, sum_dt))
 
     def count(ops: Any, n: Any) -> Any:
         return ops.cast(ops.size(n), np.int64, f64)
 
+    def divided(ops: Any, value: Any, dt: np.dtype, n: Any) -> Any:
+        return ops.call("true_divide", [ops.cast(value, dt, f64), n], f64)
+
     if finish_as == "mean":
-        return _pointwise(gl, out_shape, out_dtype, lambda ops, index: ops.cast(ops.call(
-            "true_divide", [total.load(ops, _keep_index(index, out_shape, keep_shape, axes)),
-                            count(ops, r)], f64), f64, out_dtype))
-    # var / std: the sum of squared deviations from the (float64) mean, in float64.
+        return _pointwise(gl, out_shape, out_dtype, lambda ops, index: ops.cast(divided(
+            ops, total.load(ops, _keep_index(index, out_shape, keep_shape, axes)), sum_dt,
+            count(ops, r)), f64, out_dtype))
     ddof = params.get("ddof", 0) or 0
+    dev_dt = np.promote_types(src, sum_dt)
 
     def deviation_sq(ops: Any, index: list) -> Any:
-        mean = ops.call("true_divide", [total.load(ops, broadcast_index(keep_shape, index)),
-                                        count(ops, r)], f64)
-        d = ops.call("subtract", [ops.cast(x.load(ops, index), x.dtype, f64), mean], f64)
-        return ops.call("multiply", [d, d], f64)
+        mean = ops.cast(divided(ops, total.load(ops, broadcast_index(keep_shape, index)), sum_dt,
+                                count(ops, r)), f64, sum_dt)
+        d = ops.call("subtract", [ops.cast(x.load(ops, index), src, dev_dt),
+                                  ops.cast(mean, sum_dt, dev_dt)], dev_dt)
+        return ops.call("multiply", [d, d], dev_dt)
 
-    squares = reduce(gl, _pointwise(gl, in_shape, f64, deviation_sq), axes, "sum", keep_shape, f64, f64)
+    squares = reduce(gl, _pointwise(gl, in_shape, dev_dt, deviation_sq), axes, "sum", keep_shape,
+                     sum_dt, _acc_dtype("sum", dev_dt, sum_dt))
     root = finish_as == "std"
 
     def degrees_of_freedom(ops: Any) -> Any:
@@ -135,11 +149,9 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
         return ops.cast(ops.call("maximum", [dof, ops.constant(0, i64)], i64), i64, f64)
 
     def finish(ops: Any, index: list) -> Any:
-        var = ops.call("true_divide", [squares.load(ops, _keep_index(index, out_shape, keep_shape, axes)),
-                                       degrees_of_freedom(ops)], f64)
-        if root:
-            var = ops.call("sqrt", [var], f64)
-        return ops.cast(var, f64, out_dtype)
+        var = ops.cast(divided(ops, squares.load(ops, _keep_index(index, out_shape, keep_shape, axes)),
+                               sum_dt, degrees_of_freedom(ops)), f64, out_dtype)
+        return ops.call("sqrt", [var], out_dtype) if root else var
 
     return _pointwise(gl, out_shape, out_dtype, finish)
 

@@ -70,13 +70,13 @@ def _stand_in(shape: Sequence[int], strides: Sequence[int], dtype: Any = np.floa
     small = tuple(min(d, 2) for d in shape)
     live = [a for a in range(len(shape)) if strides[a] != 0 or shape[a] <= 1]
     order = [a for a in axis_order(shape, strides) if a in live]
-    base = np.zeros(tuple(small[a] for a in order), dtype)
+    base = np.ones(tuple(small[a] for a in order), dtype)   # nonzero: argwhere finds them all
     gapped = [i for i, a in enumerate(order) if small[a] > 1]
     if gapped and len(live) == len(shape) and \
             contiguous_order(shape, [abs(s) for s in strides]) is None:
         # every second element of a twice-as-long fastest axis: not contiguous either
         fastest = gapped[-1]
-        wide = np.zeros(base.shape[:fastest] + (2 * base.shape[fastest],) + base.shape[fastest + 1:], dtype)
+        wide = np.ones(base.shape[:fastest] + (2 * base.shape[fastest],) + base.shape[fastest + 1:], dtype)
         base = wide[(slice(None),) * fastest + (slice(None, None, 2),)]
     arr = base.transpose(np.argsort(order))          # axes back in place, memory in `order`
     arr = arr.reshape(tuple(small[a] if a in live else 1 for a in range(len(shape))))

@@ -54,6 +54,9 @@ def _argwhere_impl(x: Any, order: str = "F") -> Any:
     return found if order == "F" else xp.ascontiguousarray(found)
 
 
+_argwhere_impl.layout_of_c_inputs = True   # Fortran-ordered from C-ordered x (result_layout)
+
+
 argwhere = declare("argwhere", Category.EXTERN, _argwhere_impl, inputs=("x",), params={"order": "F"},
                    meta=_argwhere_meta, data_dependent=True, unbacked=_argwhere_unbacked,
                    fresh_result=True,

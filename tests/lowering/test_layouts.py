@@ -321,3 +321,20 @@ def test_dynamic_sizes_keep_numpys_layout():
     fn = kiln.compile(lambda a, k: np.sin(a[:, k:]))
     for a, k in [(c, 1), (c, 2), (f, 1), (f, 2), (f, 3), (c, 3)]:
         _exactly_numpys(fn(a, k), np.sin(a[:, k:]), f"k={k}")
+
+
+def _positions_computed_on(x):
+    at = np.argwhere(x > 0)
+    return at + 1, np.sin(at).sum(axis=0), np.transpose(np.nonzero(x > 0)) * 2, \
+        np.argwhere(x.ravel() > 0) - 1
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpp"])
+def test_work_on_data_dependent_positions_keeps_numpys_layout(backend):
+    # np.argwhere is Fortran-ordered, so what is computed from it is too (order='K'); its
+    # row count is known only once it ran, and 0 or 1 rows lay out as NumPy's do
+    rng = np.random.default_rng(4)
+    fn = kiln.compile(_positions_computed_on, backend=backend)
+    for x in (rng.standard_normal((5, 6)), rng.standard_normal((5, 6)).T,
+              np.array([[1.0, -1, -1], [-1, -1, -1]]), -np.ones((2, 3)), np.ones((2, 2, 3))):
+        _exactly_numpys(fn(x), _positions_computed_on(x), f"{backend}{x.shape}")

@@ -7,15 +7,15 @@ __attribute__((noipa)) static void kiln_fused_tanh_multiply_sum_0_body(const flo
 {
     for (int64_t x0 = begin; x0 < end; ++x0) {
         double acc0 = 0;
-        #pragma omp simd reduction(+:acc0)
-        for (int64_t r1 = 0; r1 < s1; ++r1) {
+        auto term0 = [&](int64_t r1) -> float {
           float t1 = p_x[r1 + s1*x0];
           float t2 = tanhf(t1);
           float t3 = p_b[r1];
           float t4 = t2 * t3;
           double t5 = (double)(t4);
-          acc0 += t5;
-        }
+          return t4;
+        };
+        acc0 += kiln_pairwise<float>(term0, 0, s1);
         const float red0 = (float)(acc0);
         p_buf0[x0] = red0;
     }
