@@ -42,7 +42,19 @@ template <typename T, typename F> static T kiln_pairwise(const F& f, int64_t lo,
         #pragma omp simd
         for (int j = 0; j < 8; j++) r[j] = f(lo + j);
         int64_t i = 8;
-        for (; i < n - (n % 8); i += 8) {
+        const int64_t end = n - (n % 8);
+        // terms a 512-bit vector at a time (16 floats: two blocks of 8, added in order)
+        constexpr int W = 64 / sizeof(T) > 8 ? 64 / sizeof(T) : 8;
+        for (; i + W <= end; i += W) {
+            T t[W];
+            #pragma omp simd
+            for (int j = 0; j < W; j++) t[j] = f(lo + i + j);
+            for (int k = 0; k < W; k += 8) {
+                #pragma omp simd
+                for (int j = 0; j < 8; j++) r[j] += t[k + j];
+            }
+        }
+        for (; i < end; i += 8) {
             #pragma omp simd
             for (int j = 0; j < 8; j++) r[j] += f(lo + i + j);
         }

@@ -1,4 +1,4 @@
-"""Float64 sums add in NumPy's pairwise order (kiln_pairwise in the C++ prelude), so
+"""Float64 and float32 sums add in NumPy's pairwise order (kiln_pairwise in the C++ prelude), so
 ``x.sum()``, ``np.mean`` and row sums of fused expressions are NumPy's to the last bit, on
 any thread count (a doctest printing ``np.mean(...)`` reads the same digits)."""
 import numpy as np
@@ -30,14 +30,15 @@ def variance(x):
 SIZES = list(range(0, 40)) + [127, 128, 129, 255, 256, 257, 1000, 4099, 65536 + 13, 300_001]
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("threads", [1, 2, 4])
-def test_whole_array_sums_are_numpys_bit_for_bit(monkeypatch, threads):
+def test_whole_array_sums_are_numpys_bit_for_bit(monkeypatch, threads, dtype):
     monkeypatch.setattr(kiln.config, "num_threads", threads)
     kiln.reset()
     rng = np.random.default_rng(threads)
     f, g = kiln.compile(total), kiln.compile(fused_mean)
     for n in SIZES:
-        x = rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)
+        x = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(dtype)
         assert f(x) == total(x), n            # exact: not allclose
         if n:
             assert g(x) == fused_mean(x), n
@@ -46,10 +47,11 @@ def test_whole_array_sums_are_numpys_bit_for_bit(monkeypatch, threads):
 def test_rows_strides_and_variance_are_numpys_bit_for_bit():
     rng = np.random.default_rng(1)
     f, s, v = kiln.compile(row_sums), kiln.compile(strided), kiln.compile(variance)
-    for shape in ((50, 9), (20, 300), (7, 1000), (3, 129)):
-        x = rng.standard_normal(shape)
-        for got, want in zip(f(x), row_sums(x)):
-            np.testing.assert_array_equal(got, want)
+    for shape in ((50, 9), (20, 300), (7, 1000), (3, 129), (9, 5), (4, 23), (6, 48)):
+        for x in (rng.standard_normal(shape), rng.standard_normal(shape).astype(np.float32)):
+            for got, want in zip(f(x), row_sums(x)):
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
     for n in (10, 500, 10_000):
         x = rng.standard_normal(n)
         assert s(x) == strided(x)
