@@ -2,6 +2,8 @@
 checked like test_programs.py checks its programs (every backend, against NumPy)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -734,3 +736,18 @@ def test_float32_means_and_sums_are_numpys_to_the_bit(name, shape):
         got, want = kiln.compile(f, backend="cpp")(arg), f(arg)
         assert np.asarray(got).dtype == np.asarray(want).dtype
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_kernel_with_no_array_arguments_builds():
+    # (seed 16012) np.exp(3, out=x) of an empty x, then an empty slice of it written: a
+    # kernel with no buffer left printed `body(, 0, 1, nthreads)` and g++ failed (the
+    # function then ran in the NumPy interpreter, with a warning)
+    def f(x):
+        np.exp(3, out=x)
+        x[2:-2:1] = -0.0
+        return x
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = kiln.compile(f, backend="cpp")(np.zeros((0,)))
+    assert got.shape == (0,) and got.dtype == np.float64

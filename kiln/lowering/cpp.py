@@ -256,7 +256,7 @@ def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
     d0 = f"({loops[0][1]})" if "*" in loops[0][1] else loops[0][1]
     ops, sources = describe(kernel)
     k = dict(name=kernel.name, ops=", ".join(ops), inplace=sorted((o, b.name) for o, b in inplace.items()), frame=_describe_frame(frame), sources=sources,
-             params=", ".join(params) or "void", args=", ".join(args), body="\n".join(body),
+             params="".join(p + ", " for p in params), args="".join(a + ", " for a in args), body="\n".join(body),
              outer_parallel=bool(plan.outer_loops), work=plan.work, cost=plan.cost, grain=PARALLEL_GRAIN, d0=d0,
              align=64 if flat_pointwise and len(loops) == 1 else 1,
              min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2)
