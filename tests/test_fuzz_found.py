@@ -751,3 +751,26 @@ def test_a_kernel_with_no_array_arguments_builds():
         warnings.simplefilter("error")
         got = kiln.compile(f, backend="cpp")(np.zeros((0,)))
     assert got.shape == (0,) and got.dtype == np.float64
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "cpp"])
+@pytest.mark.parametrize("like", ["full_like", "zeros_like", "ones_like"])
+def test_a_like_array_is_laid_out_as_its_prototype_when_written_through_a_view(backend, like):
+    # (seed 17029) np.full_like of a broadcast x is Fortran-ordered in NumPy (empty_like's
+    # order='K'), so .ravel() of it is a copy and writing that copy leaves it alone;
+    # functionalization's stand-in for it was C-ordered, so kiln wrote through a "view"
+    make = {"full_like": lambda x: np.full_like(x, 2), "zeros_like": np.zeros_like,
+            "ones_like": np.ones_like}[like]
+
+    def f(x):
+        v = make(x)
+        w = v.ravel()
+        w[...] = 7
+        return v, w
+
+    row = np.array([[5, -3, -6]], np.int64)
+    for x in (np.broadcast_to(row, (4, 3)), np.asfortranarray(np.arange(12.0).reshape(4, 3)),
+              np.arange(12.0).reshape(4, 3)):
+        for got, want in zip(kiln.compile(f, backend=backend)(x), f(x)):
+            np.testing.assert_array_equal(got, want)
+            assert got.strides == want.strides

@@ -173,8 +173,9 @@ class _Functionalizer:
         the rule lowering follows for the arrays it returns; None for C order, or where it
         cannot tell."""
         if node.kind != "call" or node.target.state is not None or "size_refs" in node.meta \
-                or node.target.category in (Category.VIEW, Category.CREATION, Category.MUTATION):
-            return None
+                or node.target.category in (Category.VIEW, Category.MUTATION) \
+                or node.target.category == Category.CREATION and not node.inputs:
+            return None   # (np.full_like(x) is laid out like x: Fortran-ordered from a broadcast x)
         try:   # (operands first: their own layouts follow theirs)
             samples = {n: self._stand_in(n) for n in node.inputs}
         except RecursionError:   # a very deep chain of computed values: C order
