@@ -774,3 +774,17 @@ def test_a_like_array_is_laid_out_as_its_prototype_when_written_through_a_view(b
         for got, want in zip(kiln.compile(f, backend=backend)(x), f(x)):
             np.testing.assert_array_equal(got, want)
             assert got.strides == want.strides
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
+def test_a_numpy_scalar_inf_stays_a_numpy_scalar(backend):
+    # (seed 18501) np.maximum(2.0, np.inf) is np.float64(inf), a NumPy scalar, so adding a
+    # float32 array gives float64 (NEP 50); the eager graph's printed code wrote it as
+    # float('inf'), a Python float (np.float64 is a float subclass), giving float32
+    def f(x):
+        return np.maximum(2.0, np.inf) + x, np.add(np.nan, 1.0) * x, np.multiply(-2.0, np.inf) - x
+
+    x = np.zeros(5, np.float32)
+    for got, want in zip(kiln.compile(f, backend=backend)(x), f(x)):
+        assert got.dtype == want.dtype == np.float64
+        np.testing.assert_array_equal(got, want)

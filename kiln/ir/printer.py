@@ -41,7 +41,7 @@ def format_value(value: Any, consts: dict[str, Any]) -> str:
         return f"np.{value.__name__}"
     if isinstance(value, (bool, int, str)) or value is None:
         return repr(value)
-    if isinstance(value, float):
+    if isinstance(value, float) and not isinstance(value, np.generic):   # np.float64 is a float
         if value != value or value in (float("inf"), float("-inf")):
             return f"float({str(value)!r})"
         return repr(value)
