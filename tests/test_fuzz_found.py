@@ -788,3 +788,12 @@ def test_a_numpy_scalar_inf_stays_a_numpy_scalar(backend):
     for got, want in zip(kiln.compile(f, backend=backend)(x), f(x)):
         assert got.dtype == want.dtype == np.float64
         np.testing.assert_array_equal(got, want)
+
+
+# not strict: which zero NumPy's max returns depends on the SIMD loop this CPU gets
+@pytest.mark.xfail(strict=False, reason="open (stop 33, seed 19519): max over a leading axis keeps "
+                                         "the first of -0.0 and +0.0, NumPy's SIMD max the other")
+def test_the_max_of_signed_zeros_is_numpys():
+    x = np.array([[-0.0, 1.0], [0.0, 2.0], [0.0, 3.0]], np.float32)
+    f = lambda x: x.max(axis=-2, keepdims=True)   # noqa: E731
+    assert np.signbit(kiln.compile(f, backend="cpp")(x)).tolist() == np.signbit(f(x)).tolist()
