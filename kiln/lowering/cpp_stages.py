@@ -166,12 +166,17 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
             elif node.combine in ("max", "min"):
                 v = em.cast(v, node.src.dtype, acc_dt)
+                # NumPy's maximum(acc, v) keeps its second operand on ties, so in a
+                # reduction that runs in order the last of equal values wins (-0.0 then
+                # 0.0 gives 0.0). This is x86's maxps(acc, v): a NaN v becomes the
+                # accumulator (a later v replaces it), so the nan flag reads the
+                # accumulator, and v is loaded once.
                 cmp = ">" if node.combine == "max" else "<"
-                updates.append(f"{acc} = {v} {cmp} {acc} ? {v} : {acc};")
+                updates.append(f"{acc} = {acc} {cmp} {v} ? {acc} : {v};")
                 if acc_dt.kind == "f":
                     nan = declare_accumulator(pre, clauses, "int",
                                               acc_name.replace("acc", "nan"), 0, "|")
-                    updates.append(f"{nan} |= ({v} != {v});")
+                    updates.append(f"{nan} |= ({acc} != {acc});")
             else:
                 updates.append(f"{acc} {'|' if node.combine == 'any' else '&'}= ({v} != 0);")
             out_dt = buf.dtype

@@ -431,10 +431,10 @@ def _numpy_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
             return f"kiln_floor({e[0]})"
         if fn == "np.ceil":
             return f"kiln_ceil({e[0]})"
-        if fn == "np.maximum":
-            return f"(({e[0]} >= {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
+        if fn == "np.maximum":   # ties give the second operand, as NumPy's x86 loops
+            return f"(({e[0]} > {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
         if fn == "np.minimum":
-            return f"(({e[0]} <= {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
+            return f"(({e[0]} < {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
         if fn == "np.fmax":
             return f"kiln_fmax({e[0]}, {e[1]})"
         if fn == "np.fmin":

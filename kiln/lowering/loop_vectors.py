@@ -179,8 +179,8 @@ class VectorOps:
             return f"(({t})({e[0]} * {e[0]}))"
         if v.fn == "np.reciprocal":
             return f"(({t})(({t})1 / {e[0]}))"
-        if v.fn in ("np.maximum", "np.minimum"):   # NaN propagates, as in NumPy
-            op = ">=" if v.fn == "np.maximum" else "<="
+        if v.fn in ("np.maximum", "np.minimum"):   # NaN propagates; ties give the second
+            op = ">" if v.fn == "np.maximum" else "<"
             return f"(({e[0]} {op} {e[1]} || {e[0]} != {e[0]}) ? {e[0]} : {e[1]})"
         raise Unnative(f"vector {v.fn}")
 
@@ -194,7 +194,7 @@ class VectorOps:
         t = CTYPES[want.name]
         self.check(f"{va.n} <= 0")
         m, j, x = self.fresh("m"), self.fresh("j"), self.fresh("x")
-        op = ">" if node.kwargs["fn"] == "max" else "<"
+        op = ">=" if node.kwargs["fn"] == "max" else "<="   # the last of equal values wins
         self.emit(f"{t} {m} = {self._elem(a, '0', want)};", depth)
         self.emit(f"for (int64_t {j} = 1; {j} < {va.n}; ++{j}) {{ const {t} {x} = "
                   f"{self._elem(a, j, want)}; if ({x} {op} {m} || {x} != {x}) {m} = {x}; }}", depth)

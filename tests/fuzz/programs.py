@@ -30,6 +30,8 @@ from hypothesis import strategies as st
 
 import kiln
 
+from .repeats import Repeats, instrument
+
 DTYPES = ("float64", "float32", "int64", "int32", "bool", "uint8")
 FLOAT = ("float64", "float32")
 MAX_SIZE = 256            # elements in any value a candidate makes (kernels stay tiny)
@@ -254,6 +256,7 @@ class Gen:
         self.pending: list[str] = []     # lines of the block being drawn
         self.depth = 0
         self.globals: dict = {}
+        self.unspecified = False      # the last probe met what NumPy leaves open (repeats.py)
         self.params: list[str] = []
         self.calls: list[str] = []
         self.ended = False           # a statement that raises was kept: nothing may follow
@@ -382,20 +385,25 @@ class Gen:
         prog = Program(self.params, self.helpers, self.body if body is None else body, "", self.calls,
                        self.data_conds)
         runs = []
+        self.unspecified = False
         for variant in range(1 << self.data_ifs):
-            src = prog.source(probe=True, variant=variant)
+            lines, bodies = instrument(prog.source(probe=True, variant=variant).splitlines())
             try:
-                fn, _ = build_function(src)
+                fn, _ = build_function("\n".join(lines) + "\n")
             except SyntaxError:
                 return None
             self.globals = fn.__globals__
             for n in range(len(self.calls)):
+                self.globals["__repeat__"] = repeats = Repeats(bodies)
                 try:
                     with warnings.catch_warnings(), np.errstate(all="ignore"), \
                             candidate_time_limit():
                         warnings.simplefilter("ignore")
                         ns = fn(*prog.args(n))
                 except Exception:       # noqa: BLE001 - an invalid candidate
+                    return None
+                if repeats.hit:         # a later pass meets what NumPy leaves open
+                    self.unspecified = True
                     return None
                 if not all(_ok_value(v) for v in ns.values()):
                     return None
@@ -409,7 +417,7 @@ class Gen:
         if new is not None:
             self.body += lines
             return new
-        if allow_error and self.chance(0.04):
+        if allow_error and not self.unspecified and self.chance(0.04):
             self.body += lines
             self.ended = True
         return None

@@ -148,3 +148,34 @@ def test_the_slack_sees_floats_in_dicts():
     from .runner import _floats
     found = list(_floats({"a": [1.5, {"b": np.float32(2.0)}], "c": np.arange(3.0), "d": 3}))
     assert [float(np.max(f)) for f in found] == [1.5, 2.0, 2.0]
+
+
+def test_what_numpy_leaves_unspecified_is_not_drawn_on_a_later_pass():
+    """A loop body is drawn against its first iteration's values; the probe checks the
+    later passes too (tests/fuzz/repeats.py). Seed 19519: the second pass took the max of
+    a column holding -0.0 and +0.0."""
+    import numpy as np
+
+    from .programs import build_function
+    from .repeats import Repeats, instrument, unspecified
+
+    def hit(body: list[str], x) -> bool:
+        lines, bodies = instrument(["def helper1(p0):", "    return np.fmax(p0, 0)", "",
+                                    "def prog(x2):", *body, "    return locals()"])
+        assert lines[1].strip() == "__repeat__(0, locals())" and len(bodies) == len(body) // 2 + 1
+        fn, _ = build_function("\n".join(lines) + "\n")
+        fn.__globals__["__repeat__"] = repeats = Repeats(bodies)
+        with np.errstate(all="ignore"):
+            fn(np.array(x, np.float32))
+        return repeats.hit
+
+    x = [[-3.75, 2.25], [-0.25, 2.0], [0.0, 0.75]]     # call 1: column 0 becomes -0.0, 0.0, 0.0
+    step = "        np.true_divide(x2.max(axis=-2, keepdims=True), x2.mean(axis=1, keepdims=True), out=x2)"
+    assert hit(["    for i3 in range(2):", step], x)
+    assert not hit(["    for i3 in range(1):", step], x)                # one pass: checked when drawn
+    assert not hit(["    for i3 in range(2):", step.replace(".max(", ".sum(")], x)
+    assert hit(["    for i3 in range(3):", "        x2 *= -1.0", "        v = helper1(x2)"], [[0.0, 1.0]])
+    assert unspecified("np.maximum(a, 0)", {"a": np.array([-0.0, 1.0])})    # a literal +0
+    assert not unspecified("np.maximum(a, 1.5)", {"a": np.array([-0.0, 1.0])})
+    assert unspecified("np.copysign(b, a)", {"a": np.array([np.nan]), "b": 1.0})
+    assert not unspecified("a + b", {"a": np.array([-0.0, 0.0]), "b": np.nan})
