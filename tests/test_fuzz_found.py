@@ -833,3 +833,31 @@ def test_elementwise_max_of_signed_zeros_is_the_second_operand(ufunc):
             got, want = f(a, b), pairs(a, b)
             np.testing.assert_array_equal(got, want)
             assert np.signbit(got).tolist() == np.signbit(want).tolist()
+
+
+def _out_into_a_slice(x0):
+    y = x0 * 2
+    np.negative(x0[1:], out=y[1:])          # a scatter into y: a copy of y, laid out as y
+    return y, y.ravel()
+
+
+def _out_into_a_slice_in_a_loop(x0):
+    for i5 in [x0, x0 * 2]:
+        np.floor_divide(-1.0, x0, out=i5[1:])
+    w12 = i5.ravel()                         # Fortran-ordered i5: a copy in NumPy
+    w12[...] = i5.ravel().sum(axis=-1, keepdims=True)
+    return i5, w12
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [_out_into_a_slice, _out_into_a_slice_in_a_loop])
+def test_an_array_written_through_out_keeps_numpys_layout(fn, backend):
+    # (seed 20522) y = x0 * 2 of a Fortran-ordered x0 is Fortran-ordered; after
+    # np.negative(..., out=y[1:]) kiln's y was C-ordered (the scatter's operand realized in
+    # C order, its result converted to C), so y.ravel() was a view of y, not NumPy's copy
+    calls = [(np.asfortranarray(np.arange(1.0, 26.0).reshape(1, 5, 5)),),
+             (np.asfortranarray(np.arange(1.0, 13.0).reshape(4, 3)),),
+             (np.arange(1.0, 13.0).reshape(3, 4).T,)]
+    if fn is _out_into_a_slice_in_a_loop:
+        calls = calls[:1]                    # (NumPy raises for the others: out= shape)
+    check_program(fn, calls, backend)

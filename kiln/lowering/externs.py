@@ -26,8 +26,15 @@ class ExternLowering:
 
     def extern(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
         # Operands the op writes get a buffer of their own; read-only ones may be views.
-        args = tuple(map_values(a, lambda v: (self.realize if i in op.mutates else self.realize_operand)(v)
-                                if isinstance(v, Pointwise) else v) for i, a in enumerate(args))
+        # A scatter's result is a copy of its first operand in that operand's layout, so
+        # the operand is laid out as NumPy lays it out.
+        def operand(i: int, v: Any) -> Any:
+            if i == 0 and op.name in _COPIES_FIRST and getattr(v, "layout", None) is not None:
+                return self.realize_laid_out(v, f"the array {op.name} writes into")
+            if isinstance(v, Pointwise):
+                return (self.realize if i in op.mutates else self.realize_operand)(v)
+            return v
+        args = tuple(map_values(a, lambda v, i=i: operand(i, v)) for i, a in enumerate(args))
         if op.mutates:
             # Closures are evaluated lazily; one that reads memory this op overwrites must
             # be computed now, before the write.
@@ -122,9 +129,10 @@ class ExternLowering:
         return sym
 
 
-# Scatters whose result has the shape (and dtype) of their first operand, the array
-# written into (kiln/ops/scatter.py): the backward of a slice (``x[1:]``) on a dynamic dim.
-_SHAPE_OF_FIRST = frozenset({"index_put", "index_add"})
+# Scatters whose result is a copy of their first operand, the array written into
+# (kiln/ops/scatter.py): its shape and dtype (the backward of a slice, ``x[1:]``, on a
+# dynamic dim) and its layout (``fresh_copy``, order='K').
+_COPIES_FIRST = _SHAPE_OF_FIRST = frozenset({"index_put", "index_add"})
 
 
 def _value_key(value: Any) -> Any:

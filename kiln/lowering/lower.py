@@ -428,13 +428,20 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
         """:meth:`realize` for a returned value: in NumPy's layout for it."""
         if getattr(value, "creation", None) is not None:
             return self.realize(value)   # a fresh array returned as made: NumPy's own call
+        return self.realize_laid_out(value, "a returned value")
+
+    def realize_laid_out(self, value: Value, what: str) -> BufferValue:
+        """:meth:`realize` in NumPy's layout for ``value`` (``value.layout``), for memory
+        whose layout shows: a returned array, or the array a scatter copies (order='K')
+        and writes into (``y = x * 2; np.negative(x[1:], out=y[1:])`` on a Fortran-ordered
+        x leaves y Fortran-ordered, so ``y.ravel()`` is a copy; fuzzer seed 20522)."""
         want = getattr(value, "layout", None)
         if want is None or not isinstance(value, (Pointwise, BufferValue)):
             return self.realize(value)
         if isinstance(value, BufferValue) and (value.buf.kind != "computed" or value.strides == want):
             return value   # NumPy's own result (an extern's), or already laid out so
         if self.sizes:
-            _not_c_order("a returned value")
+            _not_c_order(what)
         if isinstance(value, BufferValue):
             value = self.identity(value)   # a reduction's result: a copy in NumPy's order
         out = self.realized(value)

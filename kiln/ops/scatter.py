@@ -13,6 +13,7 @@ from .indexing import (_fmt_shape, _static_slices, gather, index_kind, indexed_s
                        is_array_entry)
 from .meta import TensorMeta, as_array, broadcast_shapes, fresh_copy, shape_of
 from .registry import Category, F, declare, is_float_like
+from .result_layout import Strided, axis_order, layout_of
 
 
 # -- functional scatters: index_put (x[index] = value), index_add (np.add.at) --------------
@@ -191,6 +192,17 @@ index_add = declare("index_add", Category.GATHER, _index_add_impl,
                     may_raise=True)
 
 index_put.inplace_impl = _index_put_inplace
+
+
+def _copy_order(xshape: tuple, xstrides: tuple, *rest: Any, **params: Any) -> tuple | None:
+    """A scatter's result is ``fresh_copy(x)``, laid out as x (order='K'): a Fortran-
+    ordered x gives a Fortran-ordered result, so a later ``.ravel()`` of it is a copy
+    (fuzzer seed 20522). Lowering keeps that layout rather than converting to C."""
+    strides = layout_of(fresh_copy, [Strided(tuple(xshape), tuple(xstrides))], {}, tuple(xshape))
+    return None if strides is None else axis_order(xshape, strides)
+
+
+index_put.result_order = index_add.result_order = _copy_order
 
 
 def _index_put_atomic(args: tuple) -> bool:
