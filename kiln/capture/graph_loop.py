@@ -245,8 +245,9 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
     count = trips if trips is not None else len(range(*(
         b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))
     if count * len(calls) <= MAX_UNROLLED_OPS // 2 and all(
-            n.op.category == Category.POINTWISE for n in calls):
-        # An elementwise recurrence (mandelbrot's ``z = z * z + c``): unrolled, every
+            n.op.category == Category.POINTWISE or n.op.name == "relayout" for n in calls):
+        # An elementwise recurrence (mandelbrot's ``z = z * z + c``; ``count += inside``
+        # keeps count's layout, a relayout that costs nothing compiled): unrolled, every
         # iteration fuses into one kernel that keeps the iterates in registers, which
         # beats a kernel per iteration (a run-time count is specialized, as before); past
         # half the unrolling budget, compile time wins.

@@ -496,6 +496,12 @@ def _write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool 
             # A 0-d array stays one (a ufunc on it alone gives a NumPy scalar).
             value = ArrayVariable(_record(tx, REGISTRY["copy"], (value.node,), {}), result.dims,
                                   array_type=result.array_type)
+        elif len(result.meta.shape) >= 2:
+            # The target keeps its memory, so its layout: `y = f * 2; y += c` of a
+            # Fortran-ordered f and a C-ordered c is Fortran-ordered, where `f * 2 + c`
+            # alone would be C. Free when compiled (lowering lays the value out so).
+            value = ArrayVariable(_record(tx, REGISTRY["relayout"], (value.node, target.node),
+                                          {"rule": "K"}), value.dims, array_type=value.array_type)
         selections.before_write(tx)
         target.node = value.node
         target.dims = value.dims

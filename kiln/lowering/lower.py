@@ -415,14 +415,18 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering):
         return None if found is None else L.contiguous_like(found[0], found[1])
 
     def relayout(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
-        """``relayout(x, like)`` (kiln/ops/splice.py): x's values, laid out by note_layout as
-        NumPy lays out that result; a fresh buffer of x's that already is, as it is."""
+        """``relayout(x, like)`` (kiln/ops/relayout.py): x's values, laid out by note_layout
+        as NumPy lays out that result; a fresh buffer of x's that already is, as it is (an
+        extern's too: ``np.matmul(a, b, out=e)`` on a fresh C-ordered e is no copy)."""
         x = args[0]
-        if isinstance(x, BufferValue) and x.buf.kind == "computed" and not self.sizes and \
+        if isinstance(x, BufferValue) and x.buf.kind in ("computed", "extern") and not self.sizes and \
                 x.strides == (self.numpy_layout(op, args, params, tuple(meta.shape))
                               or contiguous_strides(x.shape)):
             return x
-        return self.identity(x)
+        out = self.identity(x)
+        if isinstance(x, Pointwise):   # named after what it computes (kernel names, comments)
+            out.origins = tuple(dict.fromkeys(x.origins + out.origins))
+        return out
 
     def realize_output(self, value: Value) -> BufferValue:
         """:meth:`realize` for a returned value: in NumPy's layout for it."""

@@ -251,6 +251,8 @@ def schedule(low: GraphLowering, graph_name: str = "forward") -> list:
                 for origin in n.origins:
                     if getattr(origin, "kind", None) == "call" and origin.op.name not in ops:
                         ops.append(origin.op.name)
+            # relayout only says where the values go (an in-place rewrite's, a join's)
+            ops = [o for o in ops if o != "relayout"] or ops
             item.name = "kiln_fused_" + "_".join(ops[:4] or ["copy"]) + f"_{count}"
             count += 1
     return items

@@ -12,6 +12,10 @@ NumPy allocates the result first and copies into it: the join's own layout rule
 - an axis ``k``: the layout of ``like[..., keep]`` with a boolean ``keep`` at axis k
   (np.delete at several positions): advanced indexing's, which may move that axis.
 
+Capture also records it where an in-place update on a fresh array becomes a new value
+(``h += c`` as ``relayout(add(h, c), h, rule='K')``, kiln/capture/opcall.py ``_write_out``):
+the write keeps h's memory, so its layout.
+
 Run as NumPy (eager, on Tensors) it is a copy into such an array. Compiled it costs no
 pass of its own: lowering (kiln/lowering/lower.py ``relayout``) writes x's values where
 ``note_layout`` says, asking this impl on stand-ins (kiln/ops/result_layout.py).

@@ -338,3 +338,46 @@ def test_work_on_data_dependent_positions_keeps_numpys_layout(backend):
     for x in (rng.standard_normal((5, 6)), rng.standard_normal((5, 6)).T,
               np.array([[1.0, -1, -1], [-1, -1, -1]]), -np.ones((2, 3)), np.ones((2, 2, 3))):
         _exactly_numpys(fn(x), _positions_computed_on(x), f"{backend}{x.shape}")
+
+
+# -- an in-place update keeps its target's layout --------------------------------------------
+# `y += c` and `np.add(a, b, out=y)` write into y's memory, so y keeps its layout whatever
+# the layout `a + b` would get alone; kiln rewrites such a write on a fresh y into a new
+# value (kiln/capture/opcall.py `_write_out`), laid out as y (relayout, free when compiled).
+
+def _out_into_empty_like(f, c):
+    e = np.empty_like(f)                 # Fortran-ordered, as f
+    np.add(f, c, out=e)                  # f + c alone: C order (mixed layouts)
+    return e
+
+
+def _iadd_into_zeros_like(f, c):
+    e = np.zeros_like(f)
+    e += c
+    return e, e.ravel()                  # a copy of a Fortran-ordered e
+
+
+def _out_into_c_empty(f, c):
+    e = np.empty(f.shape)                # C order; f + f alone is Fortran-ordered
+    np.add(f, f, out=e)
+    return e
+
+
+def _iadd_keeps_a_transposed_layout(f, c):
+    y = c.T.T * 2                        # C order
+    y += f                               # f Fortran-ordered: y + f alone would be C anyway
+    z = f * 2                            # Fortran-ordered
+    z += c                               # stays Fortran-ordered
+    z *= 3
+    return y, z, z.T.ravel()             # z.T is C-contiguous: its ravel is a view
+
+
+@pytest.mark.parametrize("backend", ["cpp", "cpp-dynamic", "eager", "aot_eager"])
+@pytest.mark.parametrize("fn", [_out_into_empty_like, _iadd_into_zeros_like, _out_into_c_empty,
+                                _iadd_keeps_a_transposed_layout])
+def test_an_in_place_update_keeps_its_targets_layout(fn, backend):
+    from test_programs import check_program
+    f = np.asfortranarray(np.arange(12.0).reshape(4, 3))
+    c = np.arange(12.0).reshape(4, 3) + 0.5
+    g = np.asfortranarray(np.arange(24.0).reshape(2, 3, 4))
+    check_program(fn, [(f, c), (f + 1, c * 2), (g, np.ones((2, 3, 4)))], backend)
