@@ -861,3 +861,29 @@ def test_an_array_written_through_out_keeps_numpys_layout(fn, backend):
     if fn is _out_into_a_slice_in_a_loop:
         calls = calls[:1]                    # (NumPy raises for the others: out= shape)
     check_program(fn, calls, backend)
+
+
+def _write_through_a_flip(x1, x2):
+    v1 = x1 // x2                  # a fresh array
+    w5 = np.flip(v1)               # a view of it with negative strides
+    w5 -= v1                       # written through the view: v1 keeps its own layout
+    return v1, w5
+
+
+def _write_through_a_transpose_and_slice(x1, x2):
+    v1 = x1 * 2
+    v1.T[0] += 1
+    w = v1[::-1, 1:]
+    w *= x2
+    return v1, w, v1.ravel()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [_write_through_a_flip, _write_through_a_transpose_and_slice])
+def test_a_fresh_array_written_through_a_view_keeps_its_layout(fn, backend):
+    # (seed 22002) functionalization wrote v1's new value as flip(v1 - flip(v1) ...), whose
+    # layout (negative strides) kiln returned; NumPy wrote into v1's own memory
+    calls = [(np.arange(1, 31, dtype=np.int64).reshape(5, 3, 2), np.array([2, 3], np.int32)),
+             (np.asfortranarray(np.arange(1.0, 25.0).reshape(4, 3, 2)), np.array([3.0, 0.5])),
+             (np.arange(1, 25, dtype=np.int64).reshape(3, 4, 2).transpose(1, 0, 2), np.array([2, 1]))]
+    check_program(fn, calls, backend)
