@@ -887,3 +887,13 @@ def test_a_fresh_array_written_through_a_view_keeps_its_layout(fn, backend):
              (np.asfortranarray(np.arange(1.0, 25.0).reshape(4, 3, 2)), np.array([3.0, 0.5])),
              (np.arange(1, 25, dtype=np.int64).reshape(3, 4, 2).transpose(1, 0, 2), np.array([2, 1]))]
     check_program(fn, calls, backend)
+
+
+@pytest.mark.xfail(strict=True, reason="open (stop 34, seed 23025): a ufunc on a squeezed selection of "
+                                       "one element gives a 0-d array in compiled code, a NumPy scalar in NumPy")
+def test_a_ufunc_on_a_squeezed_one_element_selection_is_a_numpy_scalar():
+    # the selection's length is known only at run time, so the graph cannot know that
+    # squeeze makes it 0-d; NumPy's ufunc then returns a scalar, the kernel's buffer is an array
+    x = np.array([[-2.5], [0.5]])
+    f = lambda x: x[x > 0].squeeze() + 1.0   # noqa: E731
+    assert type(kiln.compile(f, backend="cpp")(x)) is type(f(x)) is np.float64
