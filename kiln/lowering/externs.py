@@ -117,7 +117,7 @@ class ExternLowering:
                                              if _is_array(v) else _meta_of(v)), params)
         except Exception as e:  # a rule that needs concrete sizes (it runs NumPy, say)
             first = args[0] if args else None
-            if op.name in _SHAPE_OF_FIRST and _is_array(first) and first.dtype == meta.dtype \
+            if op.name in _COPIES_FIRST and _is_array(first) and first.dtype == meta.dtype \
                     and self.sizes.hint(tuple(first.shape)) == meta.shape:
                 # a copy of x with x[index] written: x's shape, whatever the index (a
                 # slice of a dynamic dim: the rule's target shape needs numbers); NumPy's
@@ -132,7 +132,7 @@ class ExternLowering:
 # Scatters whose result is a copy of their first operand, the array written into
 # (kiln/ops/scatter.py): its shape and dtype (the backward of a slice, ``x[1:]``, on a
 # dynamic dim) and its layout (``fresh_copy``, order='K').
-_COPIES_FIRST = _SHAPE_OF_FIRST = frozenset({"index_put", "index_add"})
+_COPIES_FIRST = frozenset({"index_put", "index_add"})
 
 
 def _value_key(value: Any) -> Any:

@@ -16,7 +16,8 @@ import numpy as np
 from ..ops import TensorMeta
 from ..ops.meta import normalize_axis
 from .loop_ir import Affine, BufferValue, Pointwise, Value, broadcast_index
-from .lower import ComputeNode, GraphLowering, lay_out
+from .lower import ComputeNode, GraphLowering
+from .result_layouts import lay_out
 from .renderer import BASE_REDUCTIONS
 from .sizes import is_unbacked, product
 

@@ -17,7 +17,7 @@ Capture also records it where an in-place update on a fresh array becomes a new 
 the write keeps h's memory, so its layout.
 
 Run as NumPy (eager, on Tensors) it is a copy into such an array. Compiled it costs no
-pass of its own: lowering (kiln/lowering/lower.py ``relayout``) writes x's values where
+pass of its own: lowering (kiln/lowering/result_layouts.py ``relayout``) writes x's values where
 ``note_layout`` says, asking this impl on stand-ins (kiln/ops/result_layout.py).
 """
 from __future__ import annotations

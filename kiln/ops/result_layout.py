@@ -8,7 +8,7 @@ transposed operand makes a transposed result (``np.concatenate``, ``np.cumsum``,
 re-implementing the iterator's rule per op, kiln asks NumPy: the op's own kernel runs on
 tiny stand-ins (every dimension longer than 1 shrunk to 2) that keep each operand's axis
 order, zero strides and reversed axes, and the order of the stand-in result is the order
-of the real one. Lowering asks it for the buffers it returns (kiln/lowering/lower.py
+of the real one. Lowering asks it for the buffers it returns (kiln/lowering/result_layouts.py
 ``note_layout``); aot's alias analysis for the stand-ins of computed values
 (kiln/aot/functionalize.py), so a view of one is a view or a copy as in NumPy.
 
