@@ -248,7 +248,7 @@ def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict) -> dic
     follow: dict[int, Any] = {}
     failed = []
     for code, sym in symbols.items():
-        dims = _probe(op, inputs, params, code, sym.example)
+        dims = _probe(op, inputs, params, code, sym.example, isinstance(sym, UnbackedSize))
         if dims is None or any(i in follow for i in dims):
             failed.append(sym)
         else:
@@ -262,8 +262,8 @@ def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict) -> dic
             continue
         group = [t for t in failed if t.example == sym.example and id(t) not in handled]
         handled.update(id(t) for t in group)
-        dims = _probe(op, inputs, params, {t.code for t in group}, sym.example) \
-            if len(group) > 1 else None
+        dims = _probe(op, inputs, params, {t.code for t in group}, sym.example,
+                      any(isinstance(t, UnbackedSize) for t in group)) if len(group) > 1 else None
         if dims is None or any(i in follow for i in dims):
             for t in group:
                 t.as_constant(tx)
@@ -278,9 +278,11 @@ def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict) -> dic
     return follow
 
 
-def _probe(op, inputs: tuple, params: dict, code: Any, n: int) -> set | None:
+def _probe(op, inputs: tuple, params: dict, code: Any, n: int, unbacked: bool = False) -> set | None:
     """Output dims that follow symbol ``code`` (or the set of symbols ``code``, moved
-    together; example size ``n``), or None if unclear."""
+    together; example size ``n``), or None if unclear. ``unbacked``: the size is known
+    only at run time and may be 1 there, which is asked too (``np.squeeze`` of a
+    one-element selection drops its axis)."""
     try:
         base = infer_meta(op, _with_size(inputs, code, n), params)
     except Exception:
@@ -288,7 +290,7 @@ def _probe(op, inputs: tuple, params: dict, code: Any, n: int) -> set | None:
     if not isinstance(base, TensorMeta):
         return None
     followed = None
-    for size in (2, n + 1, 2 * n + 3, 4099 * n + 7):
+    for size in (2, n + 1, 2 * n + 3, 4099 * n + 7) + ((1,) if unbacked else ()):
         if size == n:
             continue
         try:

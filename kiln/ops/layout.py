@@ -116,13 +116,19 @@ def expand_dims(w: Window, axis: Any) -> Window | None:
     return Window(tuple(shape), tuple(strides), w.offset)
 
 
+def _unit(n: Any) -> bool:
+    """Is this dim 1? A symbolic size that may be 1 at run time (an unbacked size,
+    kiln/ir/sizes.py) cannot say: its comparison raises Undecidable."""
+    return n == 1 if isinstance(n, int) else not n > 1
+
+
 def squeeze(w: Window, axis: Any) -> Window | None:
     nd = len(w.shape)
     if axis is None:
-        axes = tuple(d for d, n in enumerate(w.shape) if n == 1)
+        axes = tuple(d for d, n in enumerate(w.shape) if _unit(n))
     else:
         axes = _axes(axis, nd)
-        if axes is None or any(w.shape[a] != 1 for a in axes):
+        if axes is None or not all(_unit(w.shape[a]) for a in axes):
             return None  # NumPy raises: the kernel says so
     keep = [d for d in range(nd) if d not in axes]
     return Window(tuple(w.shape[d] for d in keep), tuple(w.strides[d] for d in keep), w.offset)

@@ -112,3 +112,15 @@ def test_views_of_dynamic_dims_stay_symbolic():
     with table.guarding():
         assert getitem(Window((t0,), (1,), 0), (slice(None, 10),)) == Window((10,), (1,), 0)
     assert table.guards == ["-s0 + 10 <= 0"]
+
+
+def test_squeeze_asks_whether_a_dim_is_one():
+    # an input dim is at least 2: squeeze keeps it; an unbacked size (a mask selection's
+    # length) may be 1 at run time, where NumPy drops its axis: lowering cannot plan it
+    from kiln.ops.layout import Window, squeeze
+    u0 = Size.symbol("u0")
+    assert squeeze(Window((s0, 1), (1, 1), 0), None) == Window((s0,), (1,), 0)
+    assert squeeze(Window((s0, 1), (1, 1), 0), (0,)) is None   # NumPy raises
+    for axis in (None, (0,)):
+        with pytest.raises(Undecidable):
+            squeeze(Window((u0, 1), (1, 1), 0), axis)
