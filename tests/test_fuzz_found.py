@@ -77,6 +77,33 @@ _OUT_CALLS = [(np.array(-3.5, np.float32), np.arange(9.0).reshape(3, 3)), (np.on
 
 # NumPy's reductions and scans want out= of the result's exact shape (they raise, or for
 # some casts write only part of it); only ufuncs broadcast their result over a larger out=
+def _u8(*v):
+    x = np.array(v, np.uint8)
+    return x, x[0]
+
+
+@found(_u8(6, 10, 9, 10, 2), _u8(1, 2, 3, 4, 5, 6, 7),
+       (np.arange(1.0, 7.0), np.float64(2.5)), (np.arange(1, 9, dtype=np.int32), np.int32(3)))
+def a_loop_carried_numpy_scalar_read_by_array_code_is_returned_as_a_scalar(x0, x1):
+    # (seed 35003) the inner loop compiles as a loop node; its final NumPy scalar was made
+    # a 0-d array for the kernel that adds it, and that array was returned
+    for i1 in range(x0.shape[0]):
+        for i2 in range(x0.shape[0]):
+            v3 = np.fmin(1 + x1, False)
+            w = np.sqrt(x1 + 0.5 * i2)
+        x0 += np.add(x0, v3)
+    return v3, w, x0 * w
+
+
+@found((np.arange(6.0).reshape(2, 3), np.float64(0.5)), (np.ones((3, 4), np.float32), np.float32(2.0)))
+def a_time_stepping_loop_carrying_a_numpy_scalar_returns_it(u, dt):
+    t = dt * 0
+    for _ in range(12):
+        u = u + dt * (np.roll(u, 1, axis=1) - u)
+        t = t + dt
+    return t, u * t
+
+
 @found(*_OUT_CALLS)
 def scan_into_an_out_of_another_shape(x, o):
     np.cumsum(x, axis=0, out=o[::-1])

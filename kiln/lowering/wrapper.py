@@ -156,6 +156,9 @@ class WrapperCode:
                 body.append(f"    raise OverflowError(f'Python integer {{{name}}} out of bounds for {dt.name}')")
         plan = self.memory
         read_by_kernels = {b.name for rk in self.rendered.values() for b in rk.buffers}
+        # 0-d extern results the graph returns whole: name -> the name of the extern's own value
+        returned_0d = {v.buf.name: None for v in low.outputs
+                       if isinstance(v, BufferValue) and v.shape == () and v.is_whole()}
         for step, item in enumerate(self.items):
             self.lines = []
             if isinstance(item, Kernel):
@@ -204,6 +207,12 @@ class WrapperCode:
                     buf = item.out.buf
                     rhs = f"_in_order({rhs}, {tuple(s * buf.dtype.itemsize for s in buf.strides)!r}, {order!r})"
                     self.uses_in_order = True
+                elif item.name in read_by_kernels and item.name in returned_0d:
+                    # kernels take an array; the caller gets what NumPy gave (a loop's final
+                    # carried NumPy scalar stays a scalar, as in Python)
+                    self.lines.append(f"{item.name}_value = {rhs}")
+                    rhs = f"np.asarray({item.name}_value, order='C')"
+                    returned_0d[item.name] = f"{item.name}_value"
                 elif item.name in read_by_kernels:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
@@ -217,6 +226,8 @@ class WrapperCode:
         outs = []
         for i, value in enumerate(low.outputs):
             expr = self.py(value) if isinstance(value, Value) else self.arg(value)
+            if isinstance(value, BufferValue) and returned_0d.get(expr):
+                expr = returned_0d[expr]
             if i in low.scalar_outputs:
                 expr = f"{expr}[()]"
             outs.append(expr)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .programs import DTYPES, FLOAT, Expr
+from .repeats import POWER_CONDITION
 
 UNARY_FLOAT = ["np.exp", "np.sqrt", "np.sin", "np.cos", "np.tanh", "np.log", "np.floor", "np.ceil",
                "np.rint", "np.arctan", "np.log1p", "np.expm1", "np.reciprocal"]
@@ -52,6 +53,28 @@ def ill_conditioned(fn: str, xs: list, repeats: int = 1) -> bool:
             with np.errstate(all="ignore"):
                 x = np.exp(x)
     return False
+
+
+def power_condition(x, y) -> float:
+    """The largest factor by which ``x ** y`` (float32 or float16 operands) amplifies a
+    last-bit difference in either operand; 0 for float64 and exact cases (a base of 0)."""
+    x, y = np.asarray(x), np.asarray(y)
+    if not (x.dtype.kind == "f" and x.dtype.itemsize < 8 or y.dtype.kind == "f" and y.dtype.itemsize < 8):
+        return 0.0
+    with np.errstate(all="ignore"):
+        try:
+            base, exp = np.broadcast_arrays(np.abs(x.astype(np.float64)), y.astype(np.float64))
+        except ValueError:
+            return 0.0
+        cond = np.abs(exp) * np.maximum(1.0, np.abs(np.log(base)))
+        keep = np.isfinite(cond) & (base != 0) & np.isfinite(base ** exp)
+    return float(cond[keep].max()) if keep.any() else 0.0
+
+
+def ill_conditioned_power(xs: list, ys: list) -> bool:
+    """Whether ``x ** y`` on some run amplifies a last-bit difference beyond
+    :data:`POWER_CONDITION` (the line exp's check draws, :func:`ill_conditioned`)."""
+    return any(power_condition(x, y) > POWER_CONDITION for x, y in zip(xs, ys))
 
 
 def strided_both(xs: list, outs: list) -> bool:
@@ -173,6 +196,8 @@ class ExprMixin:
             op = self.pick(BINARY_OPS, "binop")
             if op == "**" and (a.kind in "iub" or b.kind in "iub"):
                 b = self.eval(self.pick(["2", "3", "0"]), runs)
+            if op == "**" and (b is None or ill_conditioned_power(a.vals, b.vals)):
+                return None
             src = f"{paren(a.src)} {op} {paren(b.src)}"
         else:
             fn = self.pick(BINARY_FUNCS, "binfunc")
@@ -189,7 +214,12 @@ class ExprMixin:
         op = self.pick(["*", "+", "-", "/", ">", "**", "//", "%", "=="])
         if op == "**" and (a.kind in "iub" or "." not in k):
             k = "2"
-        src = f"{paren(a.src)} {op} {k}" if self.chance(0.7) else f"{k} {op} {paren(a.src)}"
+        first = self.chance(0.7)
+        if op == "**":
+            kv = [np.asarray(eval(k, {"np": np}))] * len(a.vals)
+            if ill_conditioned_power(*((a.vals, kv) if first else (kv, a.vals))):
+                return None
+        src = f"{paren(a.src)} {op} {k}" if first else f"{k} {op} {paren(a.src)}"
         return self.eval(src, runs)
 
     def _e_unary(self, runs, depth):

@@ -10,7 +10,10 @@ So the generator's probe runs an instrumented copy of the program: the first lin
 every loop body and every helper calls ``__repeat__(k, locals())``. Once some block runs
 a second time, each such call checks block ``k``'s text against the values its names
 have then, conservatively (any +0.0 and any -0.0 among them, not only a tie between two
-operands), and a program that would meet an unspecified result is rejected.
+operands), and a program that would meet an unspecified result is rejected. A power in
+such a block is checked the same way for an ill-conditioned chain (``exprs.POWER_CONDITION``:
+``v2 **= x0`` in a loop grows its values pass by pass, seed 35504): any float32 value
+among its names as the base, any as the exponent.
 """
 from __future__ import annotations
 
@@ -18,9 +21,17 @@ import re
 
 import numpy as np
 
+# A float32 power ``x ** y`` multiplies a relative difference in ``y`` by |y ln x| and
+# one in ``x`` by |y|; NumPy's float32 power (SIMD) and the C library's ``powf`` differ
+# in the last bit on about a fifth of inputs (stop 35), so a chain of powers, or a power
+# whose result feeds another, may drift past float32's tolerance (seed 35504). The
+# generator draws no power amplifying more than this (exprs.ill_conditioned_power).
+POWER_CONDITION = 16.0
+
 _HEAD = re.compile(r"^(\s*)(for |while |def (?!prog\())")
 _MIN_MAX = re.compile(r"\b(maximum|minimum|fmax|fmin|max|min|amax|amin|clip)\(")
 _NAME = re.compile(r"[A-Za-z_]\w*")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d*)?(?![\w.])")
 _NEG_ZERO = re.compile(r"(?<![\w.])-0\.0\b")
 _POS_ZERO = re.compile(r"(?<![\w.\-])(0(\.0*)?|False)(?![\w.])")
 
@@ -67,10 +78,12 @@ def unspecified(text: str, ns: dict) -> bool:
     """Whether ``text`` (a block) may meet a result NumPy leaves unspecified with the
     values ``ns`` gives its names: a min/max-style op with both signs of zero around, or
     ``np.copysign`` with a NaN around (docs/fuzzing.md, "Unspecified by NumPy")."""
-    minmax, copysign = _MIN_MAX.search(text), "copysign" in text
-    if not (minmax or copysign):
+    minmax, copysign, power = _MIN_MAX.search(text), "copysign" in text, "**" in text
+    if not (minmax or copysign or power):
         return False
     vals = [a for name in set(_NAME.findall(text)) if name in ns for a in _values(ns[name])]
+    if power and _ill_conditioned_power(vals + [np.array(float(k)) for k in _NUMBER.findall(text)]):
+        return True
     if copysign and any(np.isnan(a).any() for a in vals):
         return True
     if not minmax:
@@ -78,6 +91,21 @@ def unspecified(text: str, ns: dict) -> bool:
     neg = bool(_NEG_ZERO.search(text)) or any(((a == 0) & np.signbit(a)).any() for a in vals)
     pos = bool(_POS_ZERO.search(text)) or any(((a == 0) & ~np.signbit(a)).any() for a in vals)
     return neg and pos
+
+
+def _ill_conditioned_power(vals: list) -> bool:
+    """Could a power of any two of these values (float32 or float16 among them) amplify a
+    last-bit difference past POWER_CONDITION? The largest exponent against the base
+    with the largest |log|."""
+    narrow = [a for a in vals if a.dtype.itemsize < 8]
+    if not narrow:
+        return False
+    finite = np.concatenate([np.abs(a[np.isfinite(a)]).ravel().astype(np.float64) for a in vals])
+    finite = finite[finite != 0]
+    if not finite.size:
+        return False
+    logs = np.abs(np.log([finite.min(), finite.max()]))
+    return finite.max() * max(1.0, logs.max()) > POWER_CONDITION
 
 
 class Repeats:

@@ -115,7 +115,8 @@ def _reduction_slack(got, exp, eager_args, eps_floor: float = 0.0) -> bool:
     finite = [np.abs(a[np.isfinite(a)]) for a in arrays]
     scale = max([f.max() for f in finite if f.size] + [1.0])
     n = max([a.size for a in _leaves(everything)] + [1])
-    eps = max([np.finfo(a.dtype).eps for a in _leaves(everything) if a.dtype.kind == "f"] +
+    # (NumPy scalar arguments count: np.arctan2(1.5, s1) of a float32 s1 is float32 math)
+    eps = max([np.finfo(a.dtype).eps for a in _floats(everything)] +
               [np.finfo(np.float64).eps, eps_floor])
 
     def close(g, e) -> bool:

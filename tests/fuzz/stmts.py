@@ -12,7 +12,7 @@ import re
 import numpy as np
 from hypothesis import assume, strategies as st
 
-from .exprs import MIN_MAX, ExprMixin, ill_conditioned, mixed_zeros, paren, strided_both, zero_tie
+from .exprs import MIN_MAX, ExprMixin, ill_conditioned, ill_conditioned_power, mixed_zeros, paren, strided_both, zero_tie
 from .programs import Expr, Gen, Program, candidate_time_limit
 
 AUG_OPS = ["+=", "*=", "-=", "/=", "//=", "%=", "**=", "&=", "|=", "^="]
@@ -114,6 +114,8 @@ class ProgramGen(ExprMixin, Gen):
             return None
         if op == "**=" and (t.kind in "iub" or e.kind in "iub"):
             return [f"{t.src} **= 2"]
+        if op == "**=" and ill_conditioned_power(t.vals, e.vals):
+            return None
         return [f"{t.src} {op} {e.src}"]
 
     def _s_setitem(self, runs, top):

@@ -141,6 +141,29 @@ def test_numpy_bugs_and_ill_conditioned_chains_are_not_drawn():
     assert ill_conditioned("np.exp", [np.array([1.5], f32)], repeats=3)  # exp(exp(1.5)) = 88
 
 
+def test_ill_conditioned_float32_powers_are_not_drawn():
+    """A float32 ``x ** y`` multiplies a last-bit difference by |y ln x| (seed 35504:
+    ``v2 **= x0`` in a loop and after it); NumPy's float32 power and powf differ in
+    the last bit, so no power amplifying more than POWER_CONDITION is drawn, on the
+    first pass or later ones."""
+    import numpy as np
+
+    from .exprs import ill_conditioned_power, power_condition
+    from .repeats import unspecified
+    f32 = np.float32
+    assert power_condition(np.array([2.0, 3.0], f32), np.array([4.0, -20.0], f32)) == 20 * np.log(3)
+    assert power_condition(np.array([2.0]), 50.0) == 0.0                  # float64: not amplified
+    assert power_condition(np.array([0.0, 1.0], f32), 3.0) == 3.0         # a base of 0 is exact
+    assert not ill_conditioned_power([np.array([0.25, 4.0], f32)], [np.array([-4.0, 3.5], f32)])
+    assert ill_conditioned_power([np.ones(2, f32), np.array([30.0, 2.0], f32)], [f32(1.0), f32(5.0)])
+    assert ill_conditioned_power([np.array([2.0], f32)], [np.array([[1.0], [17.0]], f32)])
+    # a later pass of a loop: the values its names have then, and the literals in its text
+    assert unspecified("    v2 **= x0", {"v2": np.array([1.0, 2.0, 30.0], f32), "x0": np.ones(2, f32)})
+    assert not unspecified("    v2 **= x0", {"v2": np.array([1.0, 2.0, 3.0], f32), "x0": np.ones(2, f32)})
+    assert not unspecified("    v2 **= x0", {"v2": np.array([1.0, 2.0, 30.0]), "x0": np.ones(2)})
+    assert unspecified("    v2 = v2 ** 20.0", {"v2": np.array([1.5], f32)})
+
+
 def test_the_slack_sees_floats_in_dicts():
     """A float32 sum returned as a Python float in a dict counts for the slack's scale."""
     import numpy as np
@@ -148,6 +171,18 @@ def test_the_slack_sees_floats_in_dicts():
     from .runner import _floats
     found = list(_floats({"a": [1.5, {"b": np.float32(2.0)}], "c": np.arange(3.0), "d": 3}))
     assert [float(np.max(f)) for f in found] == [1.5, 2.0, 2.0]
+
+
+def test_the_slack_takes_eps_from_numpy_scalar_arguments():
+    """Seeds 35029, 35525: float32 math from a np.float32 argument written into a float64
+    array (``s0 *= np.arctan2(1.5, s1)``, ``np.exp(s1, out=x0)``) differs in float32's last
+    bit; the slack's eps was float64's because only array arguments counted."""
+    import numpy as np
+
+    from .runner import _reduction_slack
+    got, exp = [np.array(0.19635)], [np.array(0.19635 + 1.49e-8)]
+    assert _reduction_slack(got, exp, [exp[0], np.float32(-1.0)])
+    assert not _reduction_slack(got, exp, [exp[0], np.float64(-1.0)])
 
 
 def test_what_numpy_leaves_unspecified_is_not_drawn_on_a_later_pass():
