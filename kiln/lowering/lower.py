@@ -52,7 +52,7 @@ from .fills import lower_fill, lower_join, lower_region_write, lower_repeat, low
 # live in registers or per-row arrays (softmax computes exp once and keeps one kernel).
 REALIZE_COST_SHARED = 7
 # Names the generated wrapper gives its own values (lowering/wrapper.py, sizes.py)
-_GENERATED_NAME = re.compile(r"(s|buf|view|pool)\d+$|(np|sys|call)$|_")
+_GENERATED_NAME = re.compile(r"(s|buf|view|pool)\d+(_value)?$|(np|sys|call)$|_")
 
 
 class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayoutLowering):
