@@ -77,6 +77,16 @@ def ill_conditioned_power(xs: list, ys: list) -> bool:
     return any(power_condition(x, y) > POWER_CONDITION for x, y in zip(xs, ys))
 
 
+def shares_memory(xs: list, ys: list) -> bool:
+    """Whether on some run ``x`` and ``y`` share memory. NumPy 2.4's boolean-mask assignment
+    does not buffer an overlapping value: ``x[x > 0] = np.flip(x, 0)`` of ``[15, 62]`` gives
+    ``[62, 62]`` (element by element, reading what it already wrote), where a slice or an
+    integer-array assignment gives ``[62, 15]`` (seed 35111; numpy/numpy#26844 is the
+    integer-index case, fixed)."""
+    return any(isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and np.shares_memory(x, y)
+               for x, y in zip(xs, ys))
+
+
 def strided_both(xs: list, outs: list) -> bool:
     """Whether on some run both the input and the ``out=`` of a unary ufunc are strided.
     NumPy 2.4's SIMD ``np.negative`` writes such an output wrongly on x86 (an element

@@ -12,7 +12,8 @@ import re
 import numpy as np
 from hypothesis import assume, strategies as st
 
-from .exprs import MIN_MAX, ExprMixin, ill_conditioned, ill_conditioned_power, mixed_zeros, paren, strided_both, zero_tie
+from .exprs import (MIN_MAX, ExprMixin, ill_conditioned, ill_conditioned_power, mixed_zeros, paren, shares_memory,
+                    strided_both, zero_tie)
 from .programs import Expr, Gen, Program, candidate_time_limit
 
 AUG_OPS = ["+=", "*=", "-=", "/=", "//=", "%=", "**=", "&=", "|=", "^="]
@@ -160,6 +161,8 @@ class ProgramGen(ExprMixin, Gen):
                 return None
             if not self._cast_ok(value_e, t):
                 return None
+            if idx == "mask" and how == "expr" and shares_memory(t.vals, value_e.vals):
+                return None   # NumPy's own bug: a mask assignment does not buffer an overlapping value
             value = value_e.src
         if how == "aug":
             return [f"{t.src}[{key}] {self.pick(['+=', '*=', '-='])} {value}"]

@@ -128,11 +128,16 @@ def test_numpy_bugs_and_ill_conditioned_chains_are_not_drawn():
     (docs/fuzzing.md, "NumPy's own bugs", "Ill-conditioned chains")."""
     import numpy as np
 
-    from .exprs import ill_conditioned, strided_both
+    from .exprs import ill_conditioned, shares_memory, strided_both
     x = np.arange(1.0, 33.0)[::8]
     assert strided_both([np.ones(2), x], [np.ones(2), x])             # the second run
     assert not strided_both([x], [np.ones(4)]) and not strided_both([np.ones(4)], [x])
     assert not strided_both([np.float64(1.0)], [np.float64(2.0)])
+    y = np.array([15, 62], np.uint8)
+    y[y > 0] = np.flip(y, 0)             # if NumPy starts buffering, the draw can come back
+    assert y.tolist() == [62, 62]
+    assert shares_memory([np.ones(2), y], [np.ones(2), np.flip(y, 0)])
+    assert not shares_memory([y], [np.flip(y, 0).copy()]) and not shares_memory([y], [1.5])
     f32 = np.float32
     assert ill_conditioned("np.exp", [np.ones(2, f32), np.array([-20.0, 1.0], f32)])
     assert not ill_conditioned("np.exp", [np.array([-20.0, 1.0])])      # float64: 1e-16 per ulp
