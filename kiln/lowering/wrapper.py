@@ -156,9 +156,11 @@ class WrapperCode:
                 body.append(f"    raise OverflowError(f'Python integer {{{name}}} out of bounds for {dt.name}')")
         plan = self.memory
         read_by_kernels = {b.name for rk in self.rendered.values() for b in rk.buffers}
-        # 0-d extern results the graph returns whole: name -> the name of the extern's own value
-        returned_0d = {v.buf.name: None for v in low.outputs
+        # 0-d results the graph returns whole; an extern's among them keeps its own value
+        # for the caller (buffer name -> that value's name)
+        returned_0d = {v.buf.name for v in low.outputs
                        if isinstance(v, BufferValue) and v.shape == () and v.is_whole()}
+        own_value: dict[str, str] = {}
         for step, item in enumerate(self.items):
             self.lines = []
             if isinstance(item, Kernel):
@@ -210,9 +212,9 @@ class WrapperCode:
                 elif item.name in read_by_kernels and item.name in returned_0d:
                     # kernels take an array; the caller gets what NumPy gave (a loop's final
                     # carried NumPy scalar stays a scalar, as in Python)
+                    own_value[item.name] = f"{item.name}_value"
                     self.lines.append(f"{item.name}_value = {rhs}")
                     rhs = f"np.asarray({item.name}_value, order='C')"
-                    returned_0d[item.name] = f"{item.name}_value"
                 elif item.name in read_by_kernels:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
@@ -225,9 +227,10 @@ class WrapperCode:
         self.lines = []
         outs = []
         for i, value in enumerate(low.outputs):
-            expr = self.py(value) if isinstance(value, Value) else self.arg(value)
-            if isinstance(value, BufferValue) and returned_0d.get(expr):
-                expr = returned_0d[expr]
+            if isinstance(value, BufferValue) and value.buf.name in own_value:
+                expr = own_value[value.buf.name]
+            else:
+                expr = self.py(value) if isinstance(value, Value) else self.arg(value)
             if i in low.scalar_outputs:
                 expr = f"{expr}[()]"
             outs.append(expr)
