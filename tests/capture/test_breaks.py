@@ -289,6 +289,26 @@ def test_a_loop_over_python_numbers_runs_as_python():
                for r in compiled.records)
 
 
+def test_a_long_sum_of_python_numbers_beside_array_steps_compiles():
+    # ``t = t + dt`` unrolled 200 times is short text but 200 parentheses deep, past
+    # Python's parser: the entry's source raised SyntaxError to the caller. Now that
+    # nesting breaks like a long expression (the function runs as Python there).
+    def steps(u, dt):
+        t = dt * 0
+        for _ in range(200):
+            u = u + dt * (np.roll(u, 1) - u)
+            t = t + dt
+        return t, u
+
+    compiled = kiln.compile(steps)
+    for dt in (0.01, np.float64(0.02), 0.03):
+        got, want = compiled(np.arange(5.0), dt), steps(np.arange(5.0), dt)
+        assert type(got[0]) is type(want[0]) and got[0] == want[0]
+        np.testing.assert_array_equal(got[1], want[1])
+    assert any(r.graph_break is not None and r.graph_break.kind == "scalar_loop"
+               for r in compiled.records)
+
+
 def test_a_python_number_loop_that_runs_as_python_keeps_no_branch_guards():
     # Newton's iteration on a float: the loop test's expression grows with each step.
     # The entry runs the function as Python, which takes the branches itself, so it must

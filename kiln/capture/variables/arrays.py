@@ -174,6 +174,21 @@ class PyValueVariable(VariableTracker):
 
 # Longest expression a run-time Python number may grow to before capture gives up on it.
 MAX_SCALAR_CODE = 2000
+# ... and its nesting: Python's parser takes at most 200 nested parentheses, and guards
+# and entries wrap the code in a few more (``t = t + dt`` unrolled 200 times: 200 deep)
+MAX_SCALAR_NESTING = 150
+
+
+def _nesting(code: str) -> int:
+    """The deepest parenthesis nesting of ``code``."""
+    depth = deepest = 0
+    for ch in code:
+        if ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth -= 1
+    return deepest
 
 
 class SymScalarVariable(VariableTracker):
@@ -181,12 +196,12 @@ class SymScalarVariable(VariableTracker):
 
     def __init__(self, code: str, text: str, example: Any, leaves: tuple,
                  source: Source | None = None, tx: Any = None) -> None:
-        if tx is not None and len(code) > MAX_SCALAR_CODE:
+        if tx is not None and (len(code) > MAX_SCALAR_CODE or _nesting(code) > MAX_SCALAR_NESTING):
             # Python-number arithmetic in a loop (bisection): the expression, re-evaluated
             # on every call and spelled out in every guard, doubles with each step.
             tx.unsupported("scalar_loop", f"arithmetic on run-time Python numbers grew past "
-                           f"{MAX_SCALAR_CODE} characters (a loop over Python numbers): the "
-                           f"function runs as Python")
+                           f"{MAX_SCALAR_CODE} characters or {MAX_SCALAR_NESTING} nested "
+                           f"parentheses (a loop over Python numbers): the function runs as Python")
         self.code = code
         self.text = text
         self.example = example
