@@ -176,7 +176,7 @@ class PyValueVariable(VariableTracker):
 MAX_SCALAR_CODE = 2000
 # ... and its nesting: Python's parser takes at most 200 nested parentheses, and guards
 # and entries wrap the code in a few more (``t = t + dt`` unrolled 200 times: 200 deep)
-MAX_SCALAR_NESTING = 150
+MAX_SCALAR_NESTING = 190
 
 
 def _nesting(code: str) -> int:
