@@ -268,15 +268,24 @@ class Rebuilder:
         return f"({inner},)" if len(var.item_list) == 1 else f"({inner})"
 
     def nested_function(self, var: NestedFunctionVariable) -> str:
+        """The function made once, under a name, like a container. Its copied cells are
+        made empty and filled after it, so a function whose closure reaches itself (a
+        recursive helper, two helpers calling each other) refers to the one object."""
         from .translator import RealCellVariable
-        cells = []
+        name = self.named.get(id(var))
+        if name is not None:
+            return name
+        cells, fills = [], []
         for cell in var.closure:
             if isinstance(cell, RealCellVariable):
                 cells.append(self.ns.ref(self.ns.closure[cell.name], "cell"))
             elif isinstance(cell, CellVariable) and cell.contents is not None \
                     and cell.name in self.frozen_cells:
                 # Never written again after the break: a copy of the cell is as good.
-                cells.append(f"{self.ns.ref(types.CellType, 'type')}({self(cell.contents)})")
+                cell_name = f"_kiln_c{len(self.lines)}"
+                self.lines.append(f"{cell_name} = {self.ns.ref(types.CellType, 'type')}()")
+                cells.append(cell_name)
+                fills.append((cell_name, cell.contents))
             else:
                 # A closure over this frame's own variables, made before the break: a
                 # rebuilt function gets a new cell, so writes to the variable after the
@@ -289,8 +298,14 @@ class Rebuilder:
         defaults = "(" + "".join(f"{self(d)}, " for d in var.defaults) + ")"
         kwdefaults = "{" + ", ".join(f"{k!r}: {self(v)}" for k, v in var.kwdefaults.items()) + "}"
         closure = "(" + "".join(f"{c}, " for c in cells) + ")"
-        return (f"{self.ns.ref(_make_function, 'f')}({self.ns.ref(var.code, 'code')}, "
-                f"{self.ns.ref(var.fn_globals, 'G')}, {defaults}, {kwdefaults}, {closure})")
+        name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
+        self.lines.append(f"{name} = {self.ns.ref(_make_function, 'f')}("
+                          f"{self.ns.ref(var.code, 'code')}, {self.ns.ref(var.fn_globals, 'G')}, "
+                          f"{defaults}, {kwdefaults}, {closure})")
+        for cell_name, contents in fills:
+            expr = self(contents)
+            self.lines.append(f"{cell_name}.cell_contents = {expr}")
+        return name
 
 
 def _frozen_cells(facts, a: int, cellvars: tuple = ()) -> frozenset:

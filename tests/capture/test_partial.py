@@ -674,6 +674,33 @@ def test_closures_sharing_a_cell_across_breaks_in_a_loop():
         assert_same(f(x), _closures_in_a_loop(x))
 
 
+def _recursive_helper(x):
+    def weights(n):   # recursion past kiln's inlining depth (32): the graph breaks in it
+        return [1.0] if n == 1 else weights(n - 1) + [float(n)]
+    w = np.array(weights(len(x)))
+    return (w * x).sum(), weights is weights.__closure__[0].cell_contents
+
+
+def _mutually_recursive_helpers(x):
+    def even(n):
+        return True if n == 0 else odd(n - 1)
+
+    def odd(n):
+        return False if n == 0 else even(n - 1)
+    return (x * 2 if even(len(x)) else x * 3), even is odd.__closure__[0].cell_contents
+
+
+@pytest.mark.parametrize("fn", [_recursive_helper, _mutually_recursive_helpers])
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_a_break_inside_a_recursive_nested_function(fn, backend):
+    """The rebuilt helper's closure reaches the helper itself: it was rebuilt without end
+    (RecursionError raised to the caller). Now one function object, its cell filled after."""
+    compiled = kiln.compile(fn, backend=backend)
+    for n in (40, 41, 40):
+        x = np.linspace(0.0, 1.0, n)
+        assert_same(compiled(x), fn(x))
+
+
 @pytest.mark.parametrize("backend", ["eager", "cpp"])
 def test_a_list_made_in_the_frame_stays_one_object(backend):
     def fn(u):
