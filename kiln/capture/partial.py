@@ -45,7 +45,8 @@ from .variables.arrays import MaskedSelectionVariable
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ArrayIteratorVariable, ContainerMethodVariable, DictVariable,
-                                   DictViewVariable, IteratorVariable, ListVariable, TupleVariable)
+                                   DictViewVariable, IteratorVariable, ListVariable, TupleVariable,
+                                   ZipIteratorVariable)
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
                                   NestedFunctionVariable, NumpyFunctionVariable,
                                   UfuncMethodVariable, UserFunctionVariable, UserMethodVariable,
@@ -209,7 +210,14 @@ class Rebuilder:
         if isinstance(var, UserMethodVariable):
             return f"{ref(types.MethodType, 'type')}({ref(var.fn, 'f')}, {self(var.self_var)})"
         if isinstance(var, IteratorVariable):
-            return self.iterator(var)
+            # once, under a name: the loop's iterator on the stack and a local naming it
+            # (``it = iter(x); for v in it: ...``) are one object, as in the frame
+            name = self.named.get(id(var))
+            if name is None:
+                expr = self.iterator(var)
+                name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
+                self.lines.append(f"{name} = {expr}")
+            return name
         if isinstance(var, NestedFunctionVariable):
             return self.nested_function(var)
         if isinstance(var, DictViewVariable):
@@ -238,6 +246,11 @@ class Rebuilder:
         """The rest of a loop capture was unrolling: ``iter(range(..))`` when it is one; a
         loop over a list goes on over the real list (live, as Python walks it), from where
         it was."""
+        if isinstance(var, ZipIteratorVariable):   # zip/enumerate over the parts where they are
+            parts = ", ".join(self(p) for p in var.parts)
+            if var.count is None:
+                return f"{self.ns.ref(zip, 'builtin')}({parts})"
+            return f"{self.ns.ref(enumerate, 'builtin')}({parts}, {var.count})"
         if isinstance(var.origin, ListVariable):
             ref = self.ns.ref(_advanced_iter, "f")
             return f"{ref}({self(var.origin)}, {var.taken})"

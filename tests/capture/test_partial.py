@@ -780,6 +780,80 @@ def test_objects_reached_through_a_path_that_is_rebound_later(backend):
         assert repr(got) == repr(want) and got_arg == want_arg
 
 
+def _iterator_named_and_looped(x):
+    it = iter(x)
+    for v in it:
+        if v > 0:          # a break inside the loop: the stack's iterator is the local it
+            break
+    return list(it)
+
+
+def _list_iterator_named_and_looped(x):
+    it = iter([x[0], x[1], x[2], x[3]])
+    for v in it:
+        if v > 0:
+            break
+    return list(it)
+
+
+def _zip_reads_its_arrays_lazily(a, b):
+    for i, (u, v) in enumerate(zip(a, b)):
+        if i + 1 < len(a):
+            a[i + 1] += u * v   # the next step's u is this write's result
+    return a
+
+
+def _zip_walked_twice(a, b):
+    z = zip(a, b)
+    first = [u + v for u, v in z]
+    return first, list(z)
+
+
+def _zip_of_one_iterator(a):
+    it = iter(a)
+    return [u - v for u, v in zip(it, it)]
+
+
+def _enumerate_of_a_list_resumed(x):
+    e = enumerate([x * 2, x * 3, x * 4], 1)
+    i, first = next(e)
+    return i, first, [(k, float(v.sum())) for k, v in e], list(e)
+
+
+def _zip_breaking_on_its_first_step(a, b):
+    acc = 0.0
+    for u, v in zip(a, b):
+        if u > v:
+            acc += u - v
+    return acc
+
+
+@pytest.mark.parametrize("fn, args", [
+    (_iterator_named_and_looped, (np.array([-1.0, -2.0, 3.0, 4.0, 5.0]),)),
+    (_list_iterator_named_and_looped, (np.array([-1.0, 2.0, 3.0, 4.0]),)),
+    (_zip_reads_its_arrays_lazily, (np.arange(5.0), np.full(5, 2.0))),
+    (_zip_walked_twice, (np.arange(3.0), np.ones(3))),
+    (_zip_of_one_iterator, (np.arange(6.0),)),
+    (_enumerate_of_a_list_resumed, (np.arange(3.0),)),
+    (_zip_breaking_on_its_first_step, (np.linspace(-1, 1, 300), np.zeros(300))),
+])
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_iterators_are_lazy_and_one_object(fn, args, backend):
+    """zip and enumerate (of lists) were lists made when called: read before the loop's
+    writes, walkable twice, and a zip breaking on its first step had read every element.
+    An iterator both on the stack and in a local was rebuilt as two after a break."""
+    compiled = kiln.compile(fn, backend=backend)
+    for _ in range(2):
+        want_args, got_args = copy.deepcopy(args), copy.deepcopy(args)
+        assert_same(compiled(*got_args), fn(*want_args))
+        assert_same(list(got_args), list(want_args), "arguments after the call")
+
+
+def test_a_zip_that_breaks_on_its_first_step_reads_two_elements():
+    out = kiln.explain(_zip_breaking_on_its_first_step)(np.linspace(-1, 1, 300), np.zeros(300))
+    assert sum(map(len, out.ops_per_graph)) <= 3, out   # not 600 getitems
+
+
 @pytest.mark.parametrize("backend", ["eager", "cpp"])
 def test_generators_with_outside_side_effects_run_lazily(backend):
     def gen(log):

@@ -86,19 +86,21 @@ class BuiltinVariable(ConstantVariable):
 
     def call_enumerate(self, tx, iterable, start=None) -> VariableTracker:
         from .arrays import ArrayVariable
-        from .containers import ArrayIteratorVariable, ListVariable, TupleVariable
+        from .containers import ArrayIteratorVariable, IteratorVariable, ZipIteratorVariable, make_iterator
         first = start.as_constant(tx) if start is not None else 0
         if isinstance(iterable, ArrayVariable):
             return ArrayIteratorVariable(tx, iterable, first)
-        return ListVariable([TupleVariable([ConstantVariable(first + i), item])
-                             for i, item in enumerate(iterable.items(tx))])
+        part = iterable if isinstance(iterable, IteratorVariable) else make_iterator(tx, iterable)
+        return ZipIteratorVariable([part], first)
 
     def call_zip(self, tx, *iterables, strict=None) -> VariableTracker:
-        from .containers import ListVariable, TupleVariable
-        columns = [it.items(tx) for it in iterables]
-        if strict is not None and strict.as_constant(tx) and len({len(c) for c in columns}) > 1:
-            tx.user_error(ValueError("zip() arguments have different lengths"))
-        return ListVariable([TupleVariable(list(row)) for row in zip(*columns)])
+        from .containers import IteratorVariable, ZipIteratorVariable, make_iterator
+        parts = [it if isinstance(it, IteratorVariable) else make_iterator(tx, it) for it in iterables]
+        if strict is not None and strict.as_constant(tx) and len({len(p.pending) for p in parts}) > 1:
+            # Python raises when the shortest ends, after the steps before it ran
+            tx.unsupported("unsupported_call", "zip(strict=True) of iterables of different "
+                           "lengths: the function runs as Python")
+        return ZipIteratorVariable(parts)
 
     def call_reversed(self, tx, seq) -> VariableTracker:
         from .containers import ListVariable

@@ -454,6 +454,54 @@ class ArrayIteratorVariable(IteratorVariable):
         return out
 
 
+class ZipIteratorVariable(IteratorVariable):
+    """``zip(...)``, and ``enumerate(...)`` of anything but an array: lazy, as in Python.
+    Each step takes one item from each part when the loop asks, so a loop that writes
+    into an array it zips reads its own writes, a zip walked twice is empty the second
+    time, ``zip(it, it)`` pairs one iterator's items, and a loop that breaks on its
+    first step has read one element, not all of them. A graph break rebuilds ``zip`` (or
+    ``enumerate``) over the parts where they are (kiln/capture/partial.py)."""
+
+    def __init__(self, parts: list[IteratorVariable], count: int | None = None) -> None:
+        self.parts = parts
+        self.count = count      # enumerate's next count; None for zip
+        self.origin = None
+        self.taken = 0
+
+    @property
+    def pending(self) -> range:
+        """As many steps as the shortest part has left (loop checks count on it)."""
+        return range(min((len(p.pending) for p in self.parts), default=0))
+
+    def describe(self) -> str:
+        return "zip iterator" if self.count is None else "enumerate iterator"
+
+    def python_type(self) -> type:
+        return zip if self.count is None else enumerate
+
+    def next(self, tx=None) -> VariableTracker | None:
+        row = []
+        for part in self.parts:      # Python's order: an item taken before a part ends is lost
+            item = part.next(tx)
+            if item is None:
+                return None
+            row.append(item)
+        self.taken += 1
+        if self.count is None:
+            return TupleVariable(row)
+        self.count += 1
+        return TupleVariable([ConstantVariable(self.count - 1), row[0]])
+
+    def changed(self) -> bool:
+        return any(p.changed() for p in self.parts)
+
+    def items(self, tx) -> list[VariableTracker]:
+        out = []
+        while (item := self.next(tx)) is not None:
+            out.append(item)
+        return out
+
+
 def make_iterator(tx, obj: VariableTracker) -> IteratorVariable:
     """``iter(obj)``: arrays are read step by step, lists and dicts walked live."""
     from .arrays import ArrayVariable
