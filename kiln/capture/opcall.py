@@ -188,7 +188,7 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
         return c.inputs[0].var.getattr(tx, c.attribute)
     _COMPOSING.append((tx, text, scalars, used, c.relative_sizes))
     try:
-        with ambient_hook(_composed_op):
+        with ambient_hook(_composed_op, lambda value: id(value) in scalars):
             result = c.fn(*c.inputs, **c.params)
     except KilnError as e:
         tx.unsupported("unsupported_call", f"{text}: {e}")

@@ -82,6 +82,19 @@ def display_object(value: Any) -> str:
     return f"<{type(value).__name__} object>"
 
 
+ITEMS_KEPT = 8
+
+
+def _far_item(source: Any) -> bool:
+    """Is this (inside) an item of a sequence past its first ITEMS_KEPT?"""
+    while source is not None and hasattr(source, "base"):
+        index = getattr(source, "index", None)
+        if type(index) is int and index >= ITEMS_KEPT:
+            return True
+        source = source.base
+    return False
+
+
 @dataclass
 class GuardSet:
     ns: CodeNamespace
@@ -248,12 +261,15 @@ class GuardSet:
                         seen=f"{c}.shape[{dim}]", dim=dim))
 
     def without_branches(self) -> "GuardSet":
-        """These guards less the TRUTH ones (which way a branch on a run-time scalar went):
+        """These guards less the TRUTH ones (which way a branch on a run-time scalar went)
+        and those on the items of a long list or tuple past its first ``ITEMS_KEPT``:
         enough for an entry that runs the function as Python, which takes every branch
-        itself (a ``while n != 1`` over an int leaves one per iteration)."""
+        itself (a ``while n != 1`` over an int leaves one per iteration) and reads every
+        item (``for i in idx.tolist()`` left a type guard per item: 2,000 of them, a fifth
+        of a call to check)."""
         out = GuardSet(self.ns, c_specs=None)
         for guard, fast in zip(self.guards, self.fast):
-            if guard.kind != TRUTH:
+            if guard.kind != TRUTH and not _far_item(guard.source):
                 out.guards.append(guard)
                 out.fast.append(fast)
                 out._seen.add(guard.code)

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from .meta import TensorMeta, as_array, fresh_copy, ndim_of, normalize_one_axis, reject, shape_of
-from .registry import Category, Composite, F, N, declare, method_key, spell_composite
+from .registry import (Category, Composite, F, N, declare, is_runtime_number, method_key,
+                       spell_composite)
 
 
 def _dtype(x: Any) -> np.dtype:
@@ -66,7 +67,11 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
             # stack reads its items and makes a new array: neither they nor it are copied
             a = N.stack([_as_array(v, copy=False) if isinstance(v, (list, tuple)) or not _is_array(v)
                          else v for v in a])
-        else:  # Python numbers (run-time scalars are specialized): NumPy makes the array
+        elif _runtime_floats(a):
+            # np.array([dx, dy]) of float arguments: made in the graph, so new values do
+            # not recompile (float64 like NumPy's, ints among them converted)
+            a = N.stack([N.full((), v, dtype=np.float64) for v in a])
+        else:  # constants (and run-time ints, specialized): NumPy makes the array
             a = np.array(a)
         copy = False
     elif not _is_array(a):
@@ -82,6 +87,13 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
     if ndmin > nd:
         a = N.reshape(a, (1,) * (ndmin - nd) + tuple(shape_of(a)))
     return a
+
+
+def _runtime_floats(items: Any) -> bool:
+    """Python numbers NumPy makes a float64 array of (a float among them, no bool), one of
+    them a value that changes from call to call."""
+    kinds = {type(v) for v in items}
+    return float in kinds and kinds <= {int, float} and any(map(is_runtime_number, items))
 
 
 def _order_ok(name: str, order: Any) -> None:

@@ -264,14 +264,30 @@ _AMBIENT: list = []
 
 
 class ambient_hook:
-    def __init__(self, hook: Callable) -> None:
+    """``runtime``: which Python numbers the composite was handed stand for values known
+    only when the graph runs (a float argument, ``x + dx``'s dx), asked by
+    :func:`is_runtime_number`."""
+
+    def __init__(self, hook: Callable, runtime: Callable[[Any], bool] = lambda value: False) -> None:
         self.hook = hook
+        self.runtime = runtime
 
     def __enter__(self) -> None:
         _AMBIENT.append(self.hook)
+        _RUNTIME.append(self.runtime)
 
     def __exit__(self, *exc: Any) -> None:
         _AMBIENT.pop()
+        _RUNTIME.pop()
+
+
+_RUNTIME: list = []
+
+
+def is_runtime_number(value: Any) -> bool:
+    """Inside a composite being captured: does this Python number change from call to call
+    (so a spelling that bakes it into a constant makes every call recompile)?"""
+    return bool(_RUNTIME) and _RUNTIME[-1](value)
 
 
 def iter_leaves(value: Any) -> Iterator[Any]:

@@ -77,6 +77,9 @@ class _OnFirstCall:
         return self._call(*args)
 
 
+FAST_MAX = 64   # fast_call.c's KILN_FAST_MAX: inputs, checked inputs and allocations
+
+
 def fast_call(wrapper: Any) -> Callable:
     """A loaded wrapper module's ``call``, run in C (fast_call.c ``FastCall``) when the
     module states its steps as data (``_fast_plan``, lowering/wrapper.py) and the
@@ -88,6 +91,8 @@ def fast_call(wrapper: Any) -> Callable:
     if m is None:
         return wrapper.call
     nparams, fixed, allocations, launches, outputs = plan
+    if max(nparams, len(fixed), len(allocations)) > FAST_MAX:
+        return wrapper.call     # a graph over a long list's items: more than FastCall holds
 
     def item(kind_value: tuple) -> tuple:
         kind, value = kind_value

@@ -255,3 +255,52 @@ def test_new_float_values_compile_nothing(monkeypatch):
         a, b, c = map(float, rng.standard_normal(3) * 100)
         _same(cf(x, a, b, c), f(x, a, b, c))
     assert len(cf._entries) == 1 and len(cf.records) == 1
+
+
+def _offsets(pts, dx, dy):
+    return pts + np.array([dx, dy])
+
+
+def _rotation(pts, c, s):
+    return pts @ np.array([[c, -s], [s, c]]).T
+
+
+def _weights(x, w):             # a list argument of floats
+    return x * np.asarray(w)
+
+
+def _mixed(x, dx, k):           # an int among floats: float64, as in NumPy
+    return x + np.array([dx, k, 1.5])
+
+
+@pytest.mark.parametrize("fn, draw", [
+    (_offsets, lambda r: (float(r.standard_normal()), float(r.standard_normal()))),
+    (_rotation, lambda r: (math.cos(r.uniform(0, 6)), math.sin(r.uniform(0, 6)))),
+    (_weights, lambda r: (list(map(float, r.standard_normal(2))),)),
+    (_mixed, lambda r: (float(r.standard_normal()), int(r.integers(-5, 5)))),
+])
+def test_arrays_made_of_float_arguments_compile_once(monkeypatch, fn, draw):
+    """np.array([dx, dy]) of float arguments was a constant of the graph, guarded by
+    value: every call with new values recompiled, until the recompile limit made them all
+    run uncompiled. The array is made in the graph now (kiln/ops/numeric.py)."""
+    monkeypatch.setattr(config, "cost_model", False)
+    cf = kiln.compile(fn)
+    rng = np.random.default_rng(5)
+    pts = rng.standard_normal((4, 3 if fn is _mixed else 2))
+    for _ in range(12):
+        args = (pts,) + draw(rng)
+        _same(cf(*args), fn(*args))
+    assert len(cf._entries) == 1 and len(cf.records) == 1
+
+
+def test_arrays_of_int_or_bool_arguments_stay_specialized(monkeypatch):
+    """Their dtype follows the values (an int past int64 is uint64 or object): guarded."""
+    monkeypatch.setattr(config, "cost_model", False)
+
+    def f(x, i, j):
+        return x + np.array([i, j])
+    cf = kiln.compile(f)
+    x = np.zeros(2)
+    for i, j in ((1, 2), (3, 4), (True, 2.5)):
+        _same(cf(x, i, j), f(x, i, j))
+    assert len(cf._entries) == 3

@@ -73,3 +73,23 @@ def test_malformed_plans_are_refused():
         m.FastCall(1, print, print, None, (), (), ((print, ((0, 5),)),), ())
     with pytest.raises(ValueError):
         m.FastCall(1, print, print, None, (), (), (), ((1, 0),))
+
+
+@needs_launcher
+def test_a_graph_with_more_inputs_than_fast_call_holds_keeps_the_python_call():
+    """FastCall holds 64 inputs: a graph over a long list's items (``for p in pts: out =
+    out + x * p``) raised "FastCall: too many inputs or allocations" to the caller."""
+    n = 100
+    metas = [TensorMeta((3,), np.float64)] + [0.5] * n
+
+    def fn(x, *scalars):
+        out = F.multiply(x, scalars[0])
+        for s in scalars[1:]:
+            out = F.add(out, F.multiply(x, s))
+        return out
+    values = [float(v) for v in range(n)]
+    call = _compiled(fn, metas, ["x"] + [f"p{i}" for i in range(n)], [np.ones(3)] + values)
+    assert type(call).__name__ != "FastCall"
+    x = np.array([1.0, -2.0, 3.5])
+    (out,) = call(x, *values)
+    np.testing.assert_allclose(out, x * sum(values))
