@@ -453,6 +453,23 @@ norm = declare("norm", Category.EXTERN, _norm_impl, inputs=("x",),
                    "of 1 (vector) or 2 (matrix, in the given order) non-negative ints")
 
 
+def _vector_norm_decomposition(x, axis, keepdims):
+    """For the compilers: NumPy's own sum for ord None/2 over one axis,
+    ``sqrt(add.reduce(x * x, axis))``, so it fuses with what makes x and what uses it."""
+    return F.sqrt(F.sum(F.multiply(x, x), axis=axis, keepdims=keepdims))
+
+
+vector_norm = declare(
+    "vector_norm", Category.EXTERN,
+    lambda x, axis, keepdims: np.linalg.norm(x, axis=axis, keepdims=keepdims),
+    inputs=("x",), params={"axis": (0,), "keepdims": False},
+    meta=lambda x, axis, keepdims: _norm_meta(x, None, axis, keepdims),
+    vjp=lambda g, out, x, axis, keepdims: _norm_vjp(g, out, x, None, axis, keepdims),
+    lowering={"decompose": _vector_norm_decomposition},
+    doc="numpy.linalg.norm(x, axis=k) of a real float array (ord None or 2, one axis): "
+        "the Euclidean length along axis k")
+
+
 def _norm_normalize(x, ord=None, axis=None, keepdims=False):
     nd = ndim_of(x)
     np.linalg.norm(np.zeros((1,) * nd), ord=ord, axis=axis)  # NumPy's errors for ord/axis
@@ -465,6 +482,8 @@ def _norm_normalize(x, ord=None, axis=None, keepdims=False):
                      for a in (axis if isinstance(axis, tuple) else (axis,)))
         if len(axes) == 2 and ord in (None, "fro"):
             axes = tuple(sorted(axes))  # the Frobenius norm ignores the axis order
+        if len(axes) == 1 and ord in (None, 2) and dtype_of(x).kind == "f":
+            return Bound(vector_norm, (x,), {"axis": axes, "keepdims": bool(keepdims)})
     return Bound(norm, (x,), {"ord": ord, "axis": axes, "keepdims": bool(keepdims)})
 
 

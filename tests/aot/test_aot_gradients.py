@@ -111,6 +111,7 @@ def _rows():
         "inv": (np.linalg.inv, (SQ,), {}),
         "cholesky": (np.linalg.cholesky, (SPD,), {}),
         "norm": (np.linalg.norm, (V,), {}),
+        "vector_norm": (np.linalg.norm, (V,), {"axis": 1, "keepdims": True}),
         "concatenate": (np.concatenate, ((X, V),), {"axis": 1}),
         "stack": (np.stack, ((X, V),), {}),
         "repeat": (np.repeat, (X, 2), {"axis": 1}),

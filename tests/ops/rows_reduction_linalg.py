@@ -239,6 +239,17 @@ def norm_case(ctx: Ctx) -> Case:
     return Case([ctx.arg(shape, NONZERO if ctx.grad else REAL)], params)
 
 
+def vector_norm_case(ctx: Ctx) -> Case:
+    shape = ctx.shape(min_dims=1)
+    nd = len(shape)
+    params = {"axis": ctx.integer(-nd, nd - 1, "axis"), "keepdims": ctx.boolean("keepdims")}
+    return Case([ctx.arg(shape, NONZERO if ctx.grad else REAL)], params)
+
+
+def vector_norm_via_op(x, axis, keepdims=False):
+    return F.vector_norm(x, axis=(normalize_axis_index(axis, x.ndim),), keepdims=keepdims)
+
+
 def norm_via_op(x, ord=None, axis=None, keepdims=False):
     nd = x.ndim
     if axis is None:
@@ -291,6 +302,8 @@ def linalg_rows() -> list[Row]:
             grad=True, bad=(Case([A(2, 2, 2)], {"ord": 2}, traced=False),
                             Case([A(3)], {"ord": "fro"}, traced=False),
                             Case([A(2, 3)], {"axis": 2}, traced=False))),
+        Row("vector_norm", numpy=lambda x, axis, keepdims=False: np.linalg.norm(x, axis=axis, keepdims=keepdims),
+            via_op=vector_norm_via_op, case=vector_norm_case, dtypes=FLOATS, grad=True),
         Row("inv", numpy=np.linalg.inv, via_op=getattr_op("inv"), case=square_case(),
             dtypes=FLOATS, grad=True, bad=SQUARE_BAD),
         Row("solve", numpy=np.linalg.solve, via_op=getattr_op("solve"),
