@@ -267,6 +267,10 @@ class CppEmitter(OpsHandler):
         element = f"{self.names.arg(buf)}[{index.render(self.rename)}]"
         if np.dtype(buf.dtype).kind == "c":  # part by part: GCC vectorizes no struct copy
             return self.assign(f"{ctype(buf.dtype)}{{{element}.re, {element}.im}}", buf.dtype)
+        if np.dtype(buf.dtype) == np.bool_:
+            # read as a byte: GCC 12 vectorizes no loop that loads a C++ bool and also
+            # works on wider types (np.where(mask, a, b) on float64 ran ~2x slower than NumPy)
+            element = f"((const uint8_t*){self.names.arg(buf)})[{index.render(self.rename)}]"
         return self.assign(element, buf.dtype)
 
     def constant(self, value: Any, dtype: Any) -> str:
