@@ -14,15 +14,11 @@ from tests.test_programs import BACKENDS, check_program
 f32 = np.float32
 _rng = np.random.default_rng(2026)
 
-PROGRAMS = {}
+PROGRAMS = {}   # name -> (fn, the calls it is checked on, each a tuple of arguments)
 
 
 def program(*calls):
-    """Register ``fn`` with the calls it is checked on (each a tuple of arguments)."""
-    def deco(fn):
-        PROGRAMS[fn.__name__] = (fn, list(calls))
-        return fn
-    return deco
+    return lambda fn: PROGRAMS.setdefault(fn.__name__, (fn, list(calls)))[0]
 
 
 def rn(*shape, dtype=np.float64):
@@ -225,7 +221,6 @@ def augmented_assignments_2d(g):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(PROGRAMS))
-def test_program(name, backend, capsys):
-    fn, calls = PROGRAMS[name]
-    check_program(fn, calls, backend)
+def test_simulation_program(name, backend, capsys):
+    check_program(*PROGRAMS[name], backend)
     assert capsys.readouterr().out == "", "kiln never writes to stdout"
