@@ -352,6 +352,11 @@ class _Functionalizer:
                             f"array of the graph")
         if target in self.readonly:
             raise ValueError("assignment destination is read-only")
+        value = node.args[-1]
+        if op.stores_own_view is not None and op.stores_own_view(*node.args) \
+                and self.path.get(value) == self.path[target] + (value,):
+            self.env[node] = None   # the view's own memory written onto itself: nothing changes
+            return
         if self.base[target].kind == "constant":
             raise KilnError(f"functionalization: '{op.name}' writes into a constant array baked into "
                             f"graph '{self.src.name}'; the write would not persist between calls. "

@@ -50,8 +50,7 @@ def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buff
              if isinstance(item, ExternNode) and item.op.fresh_result}
     donated = _donated(low)
     raising = [step for step, item in enumerate(items)
-               if isinstance(item, ExternNode)
-               and (item.op.may_raise or item.op.raises_for is not None)]
+               if isinstance(item, ExternNode) and item.may_raise()]
     plan: dict[str, Buffer] = {}
     for step, item in enumerate(items):
         if isinstance(item, Kernel):

@@ -105,6 +105,7 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
     moved: set[str] = set()            # inputs whose array an in-place output took over
     fresh: dict[str, bool] = {}        # extern result name -> always a new array
     give_caller = _caller_arrays(low, items, rendered)
+    caller_of: dict[str, str] = {}     # extern result -> the caller's array it wrote in place
     for step, item in enumerate(items):
         if isinstance(item, Kernel):
             rk = rendered[item.name]
@@ -143,7 +144,7 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                         and v.buf.name not in pooled and v.buf.name not in moved
                         for v in given)
             caller = not owned and pick is None and len(given) == 1 \
-                and give_caller(step, item, given[0], last_use, moved) \
+                and give_caller(step, item, given[0], last_use, moved, caller_of) \
                 and _only_there(item.args, given)
             if getattr(item.op, "inplace_impl", None) is not None and given and (owned or caller) \
                     and (pick is None or _only_there(item.args, given)):
@@ -153,6 +154,8 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                 # it twice).
                 plan.inplace_externs.add(step)
                 moved.update(v.buf.name for v in given)
+                if caller:
+                    caller_of[item.name] = caller_of.get(given[0].buf.name, given[0].buf.name)
             allocated[item.name] = None
             # The caller's array written in place is not memory a later scatter may take.
             fresh[item.name] = item.op.fresh_result and not caller
@@ -201,28 +204,32 @@ def _caller_arrays(low: Any, items: list, rendered: dict):
             name = taken_by[name]
         return name
     raising = [step for step, item in enumerate(items)
-               if not isinstance(item, Kernel)
-               and (item.op.may_raise or item.op.raises_for is not None)]
+               if not isinstance(item, Kernel) and item.may_raise()]
     first_read: dict[str, int] = {}
     for step, item in enumerate(items):
         for name in item_reads(item, rendered):
             first_read.setdefault(name, step)
 
-    def ok(step: int, item: Any, v: Any, last_use: dict, moved: set) -> bool:
+    def ok(step: int, item: Any, v: Any, last_use: dict, moved: set, caller_of: dict) -> bool:
         atomic = getattr(item.op, "inplace_atomic", None)
-        if not (isinstance(v, BufferValue) and v.is_whole() and v.buf.kind == "input"
-                and v.buf.name in targets and v.buf.name not in taken
+        if not isinstance(v, BufferValue):
+            return False
+        # the caller's array itself, or an earlier extern's result written into it in place
+        # (``u[1:] += x; u[::2] *= 2``: each write in place, not a copy per write)
+        chained = v.buf.name in caller_of
+        target = caller_of[v.buf.name] if chained else v.buf.name if v.buf.kind == "input" else None
+        if not (v.is_whole() and target in targets and v.buf.name not in taken
                 and v.buf.name not in moved and last_use.get(v.buf.name) == step
                 and atomic is not None and atomic(item.args)):
             return False
-        if item.name in taken and new_value_of.get(ends_as(item.name)) != v.buf.name:
+        if item.name in taken and new_value_of.get(ends_as(item.name)) != target:
             # a kernel writes another value over the result (so over the caller's array):
             # only the array's own new value may end there (fuzzer seed 7004: ``v3 = x0 +
             # x1`` written over x0 after ``np.add(x0, x0, out=x0[::-1])``, and x0.fill
             # then copied over v3)
             return False
         return not any(r > step for r in raising) \
-            or (first_read.get(v.buf.name) == step and item.name not in taken)
+            or (not chained and first_read.get(v.buf.name) == step and item.name not in taken)
     return ok
 
 

@@ -73,6 +73,14 @@ class ExternNode:
         self.origins = origins
         self.kind = "extern"
 
+    def may_raise(self) -> bool:
+        """May this call raise for some input values (Op.raises on the graph call it
+        lowers: ``x[1:] = v`` into a float array cannot, ``x[i] = v`` can)?"""
+        node = self.origins[0] if self.origins else None
+        if getattr(node, "target", None) is self.op:
+            return self.op.raises(node.args)
+        return self.op.may_raise or self.op.raises_for is not None
+
     def __repr__(self) -> str:
         return f"ExternNode({self.name}, {self.op.name})"
 

@@ -116,9 +116,20 @@ def _setitem_impl(x: Any, index: tuple, value: Any) -> None:
     x[index] = value
 
 
+def _stores_own_view(x: Any, index: Any, value: Any) -> bool:
+    """``x[index] = x[index]`` (Op.stores_own_view): Python's ``x[index] += v`` stores the
+    view it wrote through back into the same place."""
+    if getattr(value, "target", None) is not F.getitem or value.args[0] is not x:
+        return False
+    index, other = (i if isinstance(i, tuple) else (i,) for i in (index, value.args[1]))
+    plain = (int, slice, type(None), type(Ellipsis))
+    return len(index) == len(other) and all(
+        a is b or type(a) is type(b) and isinstance(a, plain) and a == b for a, b in zip(index, other))
+
+
 setitem = declare("setitem", Category.MUTATION, _setitem_impl, inputs=("x", "index", "value"),
                   meta=_mutation_meta("index_put"), mutates=(0,), functional="index_put",
-                  runtime_slices=1, doc="x[index] = value")
+                  stores_own_view=_stores_own_view, runtime_slices=1, doc="x[index] = value")
 
 
 def _setitem_normalize(x, index, value):

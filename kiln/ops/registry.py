@@ -79,6 +79,12 @@ class Op:
     mutates: tuple[int, ...] = ()
     # For a mutation op: the name of the functional op computing the new value of input 0.
     functional: str | None = None
+    # For a mutation op: ``stores_own_view(*args) -> bool`` on graph arguments, True when
+    # the value written is input 0's own view of the place written (``a[i] = a[i]``, the
+    # store that ends ``a[i] += v``). Where that view shares memory with input 0, the
+    # write changes nothing and functionalization drops it, as NumPy skips a copy from
+    # an array onto the same memory.
+    stores_own_view: Callable[..., bool] | None = None
     # Raises for some input *values* (an out-of-range index, a singular matrix): never
     # removed as dead code, so an unused result still raises as in NumPy.
     may_raise: bool = False

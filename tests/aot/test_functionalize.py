@@ -105,6 +105,30 @@ def test_slice_assignment_reading_overlapping_slices():
     check(fn, lambda: (arange(7),))
 
 
+def _augmented_slice_add(x, idx):
+    # Python's x[idx] += x[:-1]: an in-place add into the view, then x[idx] = that view
+    v = F.getitem(x, idx)
+    iadd(v, F.getitem(x, (slice(None, -1),)))
+    F.setitem(x, idx, v)
+    return (x,)
+
+
+def test_the_store_that_ends_an_augmented_slice_assignment_is_dropped():
+    # NumPy skips the copy of a view onto its own memory; kept, it made the write a copy
+    # of the whole array plus one of the view (u[1:] += u[:-1] at 0.3x NumPy)
+    graph, _ = check(lambda x: _augmented_slice_add(x, (slice(1, None),)), lambda: (arange(6),))
+    fg = functionalize(graph)
+    assert [n.target.name for n in fg.nodes if n.kind == "call"].count("index_put") == 1
+
+
+def test_the_store_of_an_augmented_fancy_index_assignment_stays():
+    # x[[1, 2]] is a copy: the store is the only write that reaches x
+    idx = (np.array([1, 2]),)
+    graph, _ = check(lambda x: _augmented_slice_add(x, idx), lambda: (arange(3),))
+    fg = functionalize(graph)
+    assert [n.target.name for n in fg.nodes if n.kind == "call"].count("index_put") == 1
+
+
 def test_write_through_a_view_then_read_base_and_view():
     def fn(x):
         v = F.getitem(x, (slice(1, None),))

@@ -274,6 +274,20 @@ def test_scatter_into_an_argument_writes_the_argument_itself():
     assert "_inplace_index_put(N," in wrapper and "_inplace_index_put(M," in wrapper, wrapper
 
 
+def test_slice_updates_of_an_argument_are_all_written_in_place():
+    # A basic-slice write into a float array cannot raise, so it does not keep earlier
+    # writes off the caller's array, and each write after the first goes into the array
+    # the one before wrote (the second and later ones copied u: u[1:] += x; u[::2] *= 2
+    # at 1e6 elements ran at 0.2x NumPy).
+    def updates(u, x):
+        u[1:] += x
+        u[::2] *= 2.0
+        u[-1] = 0.0
+        return u.sum()
+    wrapper = _check_against_numpy(updates, np.arange(1000.0), np.ones(999))
+    assert "_ext_index_put(" not in wrapper and wrapper.count("_inplace_index_put(") == 3, wrapper
+
+
 def test_scatter_into_an_argument_keeps_numpy_state_when_a_later_scatter_raises():
     import kiln
 
