@@ -29,6 +29,20 @@ def _env_bool(name: str, default: bool) -> bool:
     return raw.strip().lower() in ("1", "true", "yes", "on")
 
 
+def _default_threads() -> int:
+    """OMP_NUM_THREADS when set (its first number, as OpenMP reads it: the usual way to keep
+    each process of a pool on one thread), else the CPUs this process may run on (its
+    affinity: ``taskset``, a container's cpuset), not every CPU of the machine: two
+    threads on one allowed CPU make each parallel region wait for a descheduled thread."""
+    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if omp.isdigit() and int(omp) > 0:
+        return int(omp)
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):   # not on Linux
+        return os.cpu_count() or 1
+
+
 @dataclass
 class Config:
     # Cache entries per compiled function before new inputs run uncompiled.
@@ -40,7 +54,8 @@ class Config:
     cxx: str = field(default_factory=lambda: os.environ.get("KILN_CXX", "g++"))
     cxx_flags: str = field(default_factory=lambda: os.environ.get(
         "KILN_CXX_FLAGS", "-O3 -march=native -fopenmp -fno-trapping-math"))
-    num_threads: int = field(default_factory=lambda: _env_int("KILN_NUM_THREADS", os.cpu_count() or 1))
+    # Threads for generated kernels (the wrapper passes them to each parallel region).
+    num_threads: int = field(default_factory=lambda: _env_int("KILN_NUM_THREADS", _default_threads()))
     # Check every graph after every pass (tests turn this on).
     debug_checks: bool = field(default_factory=lambda: _env_bool("KILN_DEBUG_CHECKS", False))
     # Run small graphs as Python when compiling them would be slower (kiln/runtime/cost.py).

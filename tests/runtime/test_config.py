@@ -1,0 +1,32 @@
+"""kiln.config's defaults from the environment (docs/env_vars.md)."""
+import os
+
+import pytest
+
+from kiln.config import Config
+
+
+def _threads(monkeypatch, env: dict, cpus=None) -> int:
+    for name in ("KILN_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    if cpus is not None:
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
+    return Config().num_threads
+
+
+def test_kernel_threads_follow_the_cpus_this_process_may_use(monkeypatch):
+    # taskset -c 0 on a 2-core machine: os.cpu_count() is 2, but a second thread would
+    # only wait for the first one's core at every parallel region
+    assert _threads(monkeypatch, {}, cpus=1) == 1
+    assert _threads(monkeypatch, {}, cpus=3) == 3
+
+
+def test_omp_num_threads_and_kiln_num_threads(monkeypatch):
+    assert _threads(monkeypatch, {"OMP_NUM_THREADS": "1"}, cpus=4) == 1     # a pool's workers
+    assert _threads(monkeypatch, {"OMP_NUM_THREADS": "3,2"}, cpus=4) == 3   # nested: the outer
+    assert _threads(monkeypatch, {"OMP_NUM_THREADS": "garbage"}, cpus=4) == 4
+    assert _threads(monkeypatch, {"OMP_NUM_THREADS": "1", "KILN_NUM_THREADS": "2"}, cpus=4) == 2
+    with pytest.raises(ValueError, match="KILN_NUM_THREADS='two' is not an integer"):
+        _threads(monkeypatch, {"KILN_NUM_THREADS": "two"})
