@@ -17,9 +17,9 @@ import numpy as np
 
 from ..errors import NoDerivative
 from .meta import TensorMeta, ndim_of, normalize_axis, normalize_one_axis, reject, shape_of
-from .reduction import dtype_of
-from .registry import (Bound, Category, Composite, F, N, declare, method_key, spell, spell_composite,
-                       spell_masked)
+from .reduction import dtype_of, keep
+from .registry import (Bound, Category, Composite, F, N, declare, is_float_like, method_key, spell,
+                       spell_composite, spell_masked)
 
 
 def _axis(axis: Any, x: Any) -> int | None:
@@ -157,8 +157,35 @@ def _quantile_impl(x, q, axis=None, method="linear", keepdims=False, kind="quant
     return fn(x, q, axis=axis, method=method, keepdims=keepdims)
 
 
+def _quantile_vjp(g, out, x, q, axis=None, method="linear", keepdims=False, kind="quantile"):
+    """A linear quantile is ``(1 - t) * s[k] + t * s[k + 1]`` of the sorted values s at
+    ``k + t = q * (m - 1)`` (m the values counted: the nan* kinds skip the NaNs, which sort
+    last; a median is q = 0.5, the middle two averaged): the gradient goes to the elements
+    ranked k and k + 1 (of tied values, to those sorted there)."""
+    if not is_float_like(x):
+        return (None, None)
+    if "median" in kind:
+        q = 0.5
+    if method != "linear" or not isinstance(q, float) or (axis is not None and len(axis) != 1):
+        raise NoDerivative(f"no derivative rule for a quantile with method={method!r}, a "
+                           f"quantile array or several axes; detach it or compute it under "
+                           f"kiln.no_grad()")
+    flat, ax = (F.reshape(x, shape=(-1,)), 0) if axis is None else (x, axis[0])
+    rank = F.argsort(F.argsort(flat, axis=ax, kind="stable"), axis=ax, kind="stable")
+    valid = F.logical_not(F.isnan(flat)) if kind.startswith("nan") else F.ones_like(flat, dtype=np.dtype(bool))
+    pos = F.multiply(F.subtract(F.sum(valid, axis=(ax,), keepdims=True), 1), q)
+    lo = F.floor(pos)
+    t = F.subtract(pos, lo)
+    w = F.add(F.multiply(F.equal(rank, lo), F.subtract(1.0, t)),
+              F.multiply(F.equal(rank, F.add(lo, 1)), t))
+    w = F.multiply(w, valid)     # a lane of NaNs only (m = 0) has none to give it to
+    grad = F.multiply(keep(g, x, axis, keepdims), F.reshape(w, shape=shape_of(x)) if axis is None else w)
+    return (grad, None)
+
+
 quantile = declare("quantile", Category.EXTERN, _quantile_impl, inputs=("x", "q"),
                    params={"axis": None, "method": "linear", "keepdims": False, "kind": "quantile"},
+                   vjp=_quantile_vjp,
                    doc="numpy.quantile/percentile/median and their nan* forms (q in [0, 1]; "
                        "kind 'nanquantile' ignores NaNs)")
 

@@ -116,3 +116,57 @@ def test_real_irfft_and_hfft_gradients(kw, compiled):
     """Real inputs (the op table leaves the FFTs' gradients to test_complex_grads.py)."""
     x = rng.standard_normal((4, 3))
     _check(lambda x: (np.fft.irfft(x, **kw), np.fft.hfft(x, **kw)), (x,), compiled)
+
+
+def _with_nans(a):
+    a = a.copy()
+    a[1, 2] = a[2, 0] = np.nan
+    return a
+
+
+ORDER_STATISTICS = {   # name: (fn, draw); even and odd lengths, NaNs only for the nan* forms
+    "median": (lambda a: (np.median(a),), lambda: rng.standard_normal((3, 4))),
+    "median_axis0": (lambda a: (np.median(a, axis=0),), lambda: rng.standard_normal((3, 4))),
+    "median_axis1_keepdims": (lambda a: (np.median(a, axis=1, keepdims=True),), lambda: rng.standard_normal((3, 4))),
+    "quantile": (lambda a: (np.quantile(a, 0.3, axis=-1),), lambda: rng.standard_normal((2, 5))),
+    "percentile": (lambda a: (np.percentile(a, 85),), lambda: rng.standard_normal((3, 3))),
+    "nanmedian": (lambda a: (np.nanmedian(a, axis=1),), lambda: _with_nans(rng.standard_normal((3, 4)))),
+    "nanpercentile": (lambda a: (np.nanpercentile(a, 40),), lambda: _with_nans(rng.standard_normal((3, 4)))),
+    "median_abs_deviation": (lambda a: (np.median(np.abs(a - np.median(a, axis=0)), axis=0),),
+                             lambda: rng.standard_normal((5, 3))),
+}
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("name", list(ORDER_STATISTICS))
+def test_median_and_quantile_gradients(name, compiled):
+    """Linear quantiles (median, percentile, their nan* forms) had no derivative rule: a
+    robust loss through np.median raised NoDerivative. The gradient goes to the elements
+    ranked at the quantile (none to NaNs the nan* forms skip)."""
+    fn, draw = ORDER_STATISTICS[name]
+    a = draw()
+    cot = rng.standard_normal(np.shape(fn(a)[0]))
+    loss = lambda a: np.sum(cot * fn(a)[0])  # noqa: E731
+    leaf = kiln.tensor(a, requires_grad=True)
+    (kiln.compile(loss) if compiled else loss)(leaf).backward()
+    want = _finite_differences(lambda a: loss(a), (np.nan_to_num(a, nan=0.0),), 0) \
+        if not np.isnan(a).any() else _nan_skipping_differences(loss, a)
+    np.testing.assert_allclose(leaf.grad.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def _nan_skipping_differences(f, a, eps=1e-6):
+    out = np.zeros_like(a)
+    for k in zip(*np.nonzero(~np.isnan(a))):
+        hi, lo = a.copy(), a.copy()
+        hi[k] += eps
+        lo[k] -= eps
+        out[k] = (f(hi) - f(lo)) / (2 * eps)
+    return out
+
+
+def test_quantiles_without_a_derivative_rule_say_so():
+    x = kiln.tensor(np.arange(6.0), requires_grad=True)
+    with pytest.raises(kiln.NoDerivative, match="quantile"):
+        np.quantile(x, 0.4, method="nearest").backward()
+    with pytest.raises(kiln.NoDerivative, match="quantile"):
+        np.quantile(x, [0.25, 0.75]).sum().backward()
