@@ -88,8 +88,9 @@ class CompiledFunction:
         if isinstance(fn, CompiledFunction):
             fn = fn.fn
         if not isinstance(fn, types.FunctionType):
-            raise KilnError(f"kiln.compile expects a Python function or method, got "
-                            f"{type(fn).__name__}; wrap the call in a def")
+            raise KilnError(f"kiln.compile expects a Python function or method (or a "
+                            f"functools.partial of one, or an object whose class defines "
+                            f"__call__), got {type(fn).__name__}; wrap the call in a def")
         self.fn = fn
         self.backend_name = backend
         self.backend = resolve_backend(backend)
@@ -544,7 +545,15 @@ def compile(fn: Callable | None = None, *, backend: Any = "cpp", fullgraph: bool
         array([1., 1.])
     """
     if fn is None:
-        return lambda f: CompiledFunction(f, backend, fullgraph, dynamic)
+        return lambda f: compile(f, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
+    if isinstance(fn, functools.partial):   # its function compiled, its arguments bound as they were
+        inner = compile(fn.func, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
+        return functools.partial(inner, *fn.args, **fn.keywords)
+    call = getattr(type(fn), "__call__", None)
+    if not isinstance(fn, (types.FunctionType, types.MethodType, CompiledFunction, type)) \
+            and isinstance(call, types.FunctionType):
+        # an object whose class defines __call__ in Python (a model, a loss): its method
+        return CompiledFunction(types.MethodType(call, fn), backend, fullgraph, dynamic)
     return CompiledFunction(fn, backend, fullgraph, dynamic)
 
 

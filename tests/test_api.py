@@ -1,4 +1,5 @@
 """The public entry points: kiln.compile's forms and options, backends, pickling."""
+import functools
 import pickle
 
 import numpy as np
@@ -128,3 +129,27 @@ def test_an_error_raised_inside_the_graph_names_the_users_line():
         kiln.compile(f, backend="cpp")(np.zeros((2, 2)))
     assert str(got.value) == "Singular matrix"                 # the exception itself unchanged
     assert any("np.linalg.inv(y)" in n and f"{__file__}:" in n for n in got.value.__notes__)
+
+
+class _Affine:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x, shift=0.0):
+        return x @ self.w + shift
+
+
+def test_partials_and_callable_objects_compile():
+    # kiln.compile(partial(f, a)) and kiln.compile(model) raised "expects a Python
+    # function"; the partial's function and the object's __call__ are compiled now
+    x = np.arange(6.0).reshape(2, 3)
+    scaled = kiln.compile(functools.partial(lambda a, b, c=0.0: a * b + c, 2.0, c=1.0))
+    assert isinstance(scaled.func, kiln.api.CompiledFunction)
+    np.testing.assert_array_equal(scaled(x), 2.0 * x + 1)
+    model = _Affine(np.eye(3) * 3)
+    compiled = kiln.compile(model)
+    np.testing.assert_array_equal(compiled(x, shift=1.0), x @ model.w + 1.0)
+    model.w = np.eye(3)                      # its attributes are read (and guarded) per call
+    np.testing.assert_array_equal(compiled(x), x)
+    with pytest.raises(kiln.KilnError, match="functools.partial"):
+        kiln.compile(functools.partial(len))
