@@ -323,7 +323,20 @@ class CompiledFunction:
                                  f"rejects the call it was made for: {failed}")
         if result is RUN_EAGER or result is MISS:
             return self.fn(*args, **kwargs)
+        if entry.graph is None and entry.graph_break is not None and not self._compiled_anything():
+            # A break before any array work (``x.tolist()``, a try statement) and nothing
+            # compiled after it either: on small arrays the entry, the segment and the
+            # resume functions' dispatch only cost (1.2 us of a 0.6 us call); run such
+            # calls as Python, as when nothing compiles at all.
+            self._remember_python(args, kwargs, _SMALL)
         return result
+
+    def _compiled_anything(self) -> bool:
+        """Has any resume function or helper of this function compiled a graph?"""
+        root = self.root
+        with root._lock:
+            children = [c for c in (*root._resumes.values(), *root._helpers.values()) if c is not None]
+        return any(e.graph is not None for c in children for e in c._entries)
 
     def _compile(self, args: tuple, kwargs: dict) -> CacheEntry | None:
         name = self.fn.__qualname__

@@ -486,3 +486,29 @@ def test_the_verdict_holds_for_arrays_as_big_as_the_ones_it_was_made_for():
                                       big.reshape(64, -1))
     finally:
         entry.check = real
+
+
+def mean_of_list(x):
+    vals = x.tolist()                        # a break before any array work
+    return sum(vals) / len(vals)
+
+
+def sum_after_tolist(x):
+    vals = x.tolist()
+    return len(vals), (x * 2.0 + 1.0).sum()   # a graph after the break
+
+
+def test_a_break_before_any_array_work_with_nothing_compiled_after_it_skips_the_guards(monkeypatch):
+    # The entry (no graph), the segment and the resume function's dispatch cost 1.2 us of
+    # a 0.6 us call: once the call has compiled nothing anywhere, later calls of the same
+    # argument types on small arrays run as Python, as when nothing compiles at all
+    compiled = kiln.compile(mean_of_list)
+    x = np.arange(5.0)
+    assert compiled(x) == mean_of_list(x) and compiled._as_python is not None
+    assert compiled(np.arange(7.0)) == 3.0
+    assert compiled(np.arange(1000.0)) == mean_of_list(np.arange(1000.0))
+    big = kiln.compile(mean_of_list)             # large arrays: no verdict kept
+    assert big(np.arange(1000.0)) == 499.5 and big._as_python is None
+    monkeypatch.setattr(config, "cost_model", False)   # the graph after the break compiles
+    after = kiln.compile(sum_after_tolist)
+    assert after(x) == sum_after_tolist(x) and after._as_python is None
