@@ -559,8 +559,12 @@ for _fn in (np.tri, np.logspace, np.geomspace, np.broadcast_shapes, np.bartlett,
 
 def _vander(x, N_, increasing):
     n = shape_of(x)[0] if N_ is None else N_
-    powers = np.arange(n) if increasing else np.arange(n)[::-1]
-    return N.power(N.reshape(x, (-1, 1)), powers.astype(_dtype(x)) if _dtype(x).kind != "b" else powers)
+    # NumPy's vander has x's dtype promoted with int64: int8 or bool x gives int64 powers
+    # (no wrapping at int8), float32 x float64 ones
+    dt = np.promote_types(_dtype(x), np.int64)
+    powers = (np.arange(n) if increasing else np.arange(n)[::-1]).astype(dt)
+    column = N.reshape(x, (-1, 1))
+    return N.power(column if _dtype(x) == dt else N.method("astype", column, dt), powers)
 
 
 spell_composite(np.vander, ("power", "reshape"),

@@ -204,3 +204,16 @@ def test_median_is_numpys_median_not_quantile_one_half():
     for g, w in zip(got, want):
         assert type(g) is type(w) and g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)   # bit for bit
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float32, np.bool_])
+def test_vander_takes_numpys_dtype_x_promoted_with_int64(dtype):
+    # int8 x gave int8 powers (5 ** 3 wrapped to 125, 6 ** 3 to -40), float32 x float32
+    # ones; NumPy's are int64 and float64.
+    x = np.array([5, 6, 0, 1]).astype(dtype)
+    f = lambda a: (np.vander(a, 4), np.vander(a, 3, increasing=True))  # noqa: E731
+    out, got, want, _, _ = explain_and_run(f, (x,), backend="cpp")
+    assert out.graph_break_count == 0
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
