@@ -217,3 +217,14 @@ def test_vander_takes_numpys_dtype_x_promoted_with_int64(dtype):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
+
+
+def test_gradient_of_a_bool_array_raises_numpys_error():
+    # NumPy converts integer arrays to float64 but not bool ones, whose subtraction raises.
+    f = lambda a: np.gradient(a)  # noqa: E731
+    a = np.array([True, False, True, True])
+    with pytest.raises(TypeError) as want:
+        f(a)
+    with pytest.raises(TypeError) as got:
+        kiln.compile(f)(a)
+    assert str(got.value) == str(want.value)
