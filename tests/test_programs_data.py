@@ -204,6 +204,27 @@ def membership(ids, known, kind):
     return seen, np.isin(ids, known, invert=True, kind=kind).sum(), ids[seen]
 
 
+# np.polyfit's coefficients are float64 for float32 data (its shape rule said float32, so
+# the C++ backends computed the polyval and residuals in float32); np.vander's dtype is
+# x's promoted with int64.
+@program((np.sort(rn(16, dtype=f32)), rn(16, dtype=f32)), (np.sort(rn(16)), rn(16)))
+def trend_fit(t, y):
+    p1 = np.polyfit(t, y, 1)
+    resid = y - np.polyval(p1, t)
+    beta = np.linalg.lstsq(np.vander(t, 3), y, rcond=None)[0]
+    return p1, resid.std(), beta, np.interp(np.linspace(t.min(), t.max(), 4), t, y)
+
+
+# Signed overflow wraps as in NumPy (kernels build with -fwrapv: GCC had rewritten
+# max(-x) as -min(x) and folded (x + 1) > x to True).
+@program((np.array([np.iinfo(np.int32).min, -1, 0, 5, np.iinfo(np.int32).max], dtype=i32),),
+         (np.array([np.iinfo(np.int64).min, 7, -3, 0, np.iinfo(np.int64).max]),))
+def hashing_and_int_edges(x):
+    h = (x * 1103515245 + 12345) ^ (x >> 7)
+    return np.negative(x).max(), np.abs(x).min(), ((x + 1) > x).all(), (x - 1 < x).sum(), \
+        h % 16, np.bincount(np.abs(h % 16).astype(np.int64), minlength=16)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_program(name, backend, capsys):
