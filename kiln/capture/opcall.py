@@ -86,6 +86,31 @@ def _example_of(tx, value: Any) -> Any:
     return example if reads_memory(example) else None
 
 
+def _binds_with_numbers(spelling, args: list, kwargs: dict) -> bool:
+    """Did binding fail only because a 0-d array of the graph stands where NumPy takes a
+    Python number (``np.zeros((k, 3))`` with ``k = g.max() + 1``)? NumPy takes the value;
+    kiln would need it while capturing. Not the user's error, then, but a graph break
+    (which ``fullgraph=True`` reports)."""
+    swapped = False
+
+    def number(v: Any) -> Any:
+        nonlocal swapped
+        if isinstance(v, ArrayArg) and not v.shape:
+            swapped = True
+            return np.dtype(v.dtype).type(1)
+        if type(v) in (list, tuple):
+            return type(v)(number(x) for x in v)
+        return v
+    args, kwargs = [number(a) for a in args], {k: number(v) for k, v in kwargs.items()}
+    if not swapped:
+        return False
+    try:
+        spelling.bind(*args, **kwargs)
+    except Exception:
+        return False
+    return True
+
+
 def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
     if tx.output.loop_trace is not None:   # inside a loop body: element code only
         from .loops import call_in_body
@@ -133,6 +158,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         except KilnError as e:
             tx.unsupported("unsupported_call", f"{spelling.text}: {e}")
         except Exception as e:  # the user's own mistake: NumPy would raise it too
+            if _binds_with_numbers(spelling, bargs, bkwargs):
+                tx.unsupported("unsupported_value", f"{spelling.text}: an array as a static parameter")
             tx.user_error(e)
         used: set[int] = set()
         if isinstance(bound, Composite):

@@ -256,7 +256,9 @@ def _polyfit_meta(x, y, w=None, deg=1, rcond=None):
             raise TypeError("expected a 1-d array for weights")
         if shape_of(w)[0] != sy[0]:
             raise TypeError("expected w and y to have the same length")
-    dtype = np.result_type(_dtype(x), _dtype(y), 1.0)
+    # NumPy solves with np.vander(x), whose dtype is x's promoted with int64: float64 for
+    # every real x (float32 and float16 included), whatever y's dtype
+    dtype = np.result_type(np.promote_types(np.result_type(_dtype(x), 1.0), np.int64), _dtype(y), 1.0)
     return TensorMeta((deg + 1,) + sy[1:], dtype)
 
 

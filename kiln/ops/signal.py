@@ -346,7 +346,7 @@ def _gradient_along(f: Any, axis: int, dx: Any) -> Any:
 
 
 def _gradient(f: Any, axes: tuple, dx: tuple) -> Any:
-    if np.dtype(dtype_of(f)).kind in "iub":
+    if np.dtype(dtype_of(f)).kind in "iu":   # (not bool: NumPy subtracts bools, and raises)
         f = N.method("astype", f, np.float64)
     out = tuple(_gradient_along(f, axis, d) for axis, d in zip(axes, dx))
     return out[0] if len(out) == 1 else out

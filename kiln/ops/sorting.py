@@ -152,9 +152,17 @@ spell(np.digitize, digitize, lambda x, bins, right=False: Bound(digitize, (x, bi
 
 # ---- order statistics ------------------------------------------------------------------------
 
+_QUANTILES = {"quantile": np.quantile, "nanquantile": np.nanquantile}
+# np.median is not np.quantile(x, 0.5): it averages the middle two values (quantile
+# interpolates, which rounds differently in about one call in five), takes bool arrays,
+# and runs 2-4x faster (np.nanmedian on short axes far more: nanquantile goes column by column)
+_MEDIANS = {"median": np.median, "nanmedian": np.nanmedian}
+
+
 def _quantile_impl(x, q, axis=None, method="linear", keepdims=False, kind="quantile"):
-    fn = {"quantile": np.quantile, "nanquantile": np.nanquantile}[kind]
-    return fn(x, q, axis=axis, method=method, keepdims=keepdims)
+    if kind in _MEDIANS:   # q is 0.5, method linear
+        return _MEDIANS[kind](x, axis=axis, keepdims=keepdims)
+    return _QUANTILES[kind](x, q, axis=axis, method=method, keepdims=keepdims)
 
 
 def _quantile_vjp(g, out, x, q, axis=None, method="linear", keepdims=False, kind="quantile"):
@@ -187,7 +195,7 @@ quantile = declare("quantile", Category.EXTERN, _quantile_impl, inputs=("x", "q"
                    params={"axis": None, "method": "linear", "keepdims": False, "kind": "quantile"},
                    vjp=_quantile_vjp,
                    doc="numpy.quantile/percentile/median and their nan* forms (q in [0, 1]; "
-                       "kind 'nanquantile' ignores NaNs)")
+                       "kind 'nanquantile' ignores NaNs, 'median'/'nanmedian' run NumPy's median)")
 
 
 def _quantile_normalizer(name: str, scale: float, kind: str, fixed_q: Any = None):
@@ -235,8 +243,8 @@ def _median_normalizer(name: str, kind: str):
     return normalize
 
 
-spell_composite(np.median, ("quantile",), _median_normalizer("numpy.median", "quantile"))
-spell_composite(np.nanmedian, ("quantile",), _median_normalizer("numpy.nanmedian", "nanquantile"))
+spell_composite(np.median, ("quantile",), _median_normalizer("numpy.median", "median"))
+spell_composite(np.nanmedian, ("quantile",), _median_normalizer("numpy.nanmedian", "nanmedian"))
 
 
 # ---- histograms ------------------------------------------------------------------------------

@@ -46,9 +46,12 @@ stats = {"builds": 0, "disk_hits": 0, "artifact_hits": 0, "build_seconds": 0.0}
 # one element of `x.T * x` wrong; fuzzer seed 9920, docs/fuzzing.md). Loops still
 # vectorize (the loop vectorizer is a separate pass): W1-W7 measured within noise without
 # SLP, against 1.3-1.75x slower on W1, W2 and W5 with -mprefer-vector-width=256.
+# -fwrapv: NumPy's integers wrap on overflow; in C++ a signed overflow is undefined, and
+# GCC uses that: np.negative(x).max() of an int32 array holding INT32_MIN was rewritten
+# as -min(x) and gave INT32_MIN, not NumPy's wrapped answer.
 BASE_FLAGS = ["-shared", "-fPIC", "-std=c++17", "-fno-math-errno", "-fno-trapping-math",
               "-ffp-contract=off", "-fno-tree-slp-vectorize", "-fno-semantic-interposition",
-              "-fno-exceptions", "-w"]
+              "-fno-exceptions", "-fwrapv", "-w"]
 # The libraries a kernel module links, after its source. Generated code uses no libstdc++
 # (the prelude includes only stdint.h and omp.h), and the driver's default list starts
 # with -lstdc++, whose symbol table the linker reads for nothing: naming libm, libc and

@@ -119,6 +119,32 @@ def test_disable_marks_function_uncompiled():
     np.testing.assert_array_equal(kiln.compile(f)(X), (X + 1) * 2)
 
 
+def test_a_computed_value_as_a_size_is_a_break_not_the_users_error():
+    # np.zeros((k, 2)) of k = g.max() + 1: NumPy takes the 0-d value; kiln needs it while
+    # capturing. It was recorded as the user's error (a TypeError about kiln's stand-in),
+    # which fullgraph=True let run as Python without a word.
+    def group_sums(g, v):
+        k = g.max() + 1
+        s = np.zeros((k, v.shape[1]))
+        np.add.at(s, g, v)
+        return s
+    g, v = np.array([0, 2, 1, 2]), np.ones((4, 2))
+    out = kiln.explain(group_sums)(g, v)
+    [record] = out.break_reasons
+    assert record.reason == "numpy.zeros: an array as a static parameter"
+    np.testing.assert_array_equal(kiln.compile(group_sums)(g, v), group_sums(g, v))
+    with pytest.raises(kiln.Unsupported, match="an array as a static parameter"):
+        kiln.compile(group_sums, fullgraph=True)(g, v)
+
+    def float_size(x):   # NumPy's own TypeError stays the user's
+        return np.zeros((x.sum() * 1.5, 2))
+    with pytest.raises(TypeError) as eager:
+        float_size(X)
+    with pytest.raises(TypeError) as compiled:
+        kiln.compile(float_size, fullgraph=True)(X)
+    assert str(compiled.value) == str(eager.value)
+
+
 def test_broadcasting_error_surfaces_unchanged():
     def f(x, y):
         return x + y

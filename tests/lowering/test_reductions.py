@@ -258,3 +258,22 @@ def test_column_split_of_a_kernel_storing_whole_rows_needs_wide_chunks(fn, shape
     cpp = fn.kiln_artifact.cpp
     assert f"chunks of at least {ROW_WRITE_CHUNK} points" in cpp
     assert f"if (nthreads > 1 && {shape[1]} >= {2 * ROW_WRITE_CHUNK} &&" in cpp
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_signed_overflow_wraps_as_in_numpy(dtype):
+    # A signed overflow is undefined in C++ and GCC optimizes on it (max(-x) became
+    # -min(x), (x + 1) > x became true); kernels build with -fwrapv, so they wrap as NumPy.
+    import kiln
+    info = np.iinfo(dtype)
+    x = np.array([info.min, -1, 0, 5, info.max], dtype=dtype)
+
+    def f(x):
+        return np.negative(x).max(), np.abs(x).min(), ((x + 1) > x).all(), (x * 2).max(), \
+            (x - 1 < x).sum()
+
+    with np.errstate(over="ignore"):
+        want = f(x)
+    got = kiln.compile(f)(x)
+    assert [type(g) for g in got] == [type(w) for w in want]
+    assert [g.item() for g in got] == [w.item() for w in want]

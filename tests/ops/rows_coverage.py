@@ -105,7 +105,9 @@ def polyint_case(ctx: Ctx) -> Case:
 
 def polyfit_case(ctx: Ctx) -> Case:
     n = ctx.integer(3, 6, "points")
-    x = index_arg(np.linspace(-1.0, 1.0, n) + ctx.rng.random(n) * 0.1)   # distinct abscissae
+    x = np.linspace(-1.0, 1.0, n) + ctx.rng.random(n) * 0.1   # distinct abscissae
+    # (x of the loop dtype too: the coefficients stay float64 for float32 x and y)
+    x = index_arg(x.astype(ctx.dtype) if ctx.boolean("x_in_loop_dtype") else x)
     y = ctx.arg((n,) if ctx.boolean("vector") else (n, 2))
     y.base[...] = np.nan_to_num(y.base)
     w = index_arg(ctx.rng.random(n) + 0.5) if ctx.boolean("weights") else None

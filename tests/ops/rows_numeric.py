@@ -156,6 +156,14 @@ def digitize_case(ctx: Ctx) -> Case:
     return Case([ctx.arg(ctx.shape()), bins], {"right": ctx.boolean("right")})
 
 
+def isin_case(ctx: Ctx) -> Case:
+    element = ctx.arg(ctx.shape(), layout="C", writable=True)
+    tests = ctx.arg((ctx.integer(0, 6, "m"),), layout="C", writable=True)
+    element.base[...] = np.round(element.base)   # (NaN stays: it is in nothing)
+    tests.base[...] = np.round(tests.base)
+    return Case([element, tests], {"invert": ctx.boolean("invert")})
+
+
 def hist_case(ctx: Ctx) -> Case:
     x = ctx.arg(ctx.shape(min_dims=1, max_dims=2, min_side=1), layout="C", writable=True)
     x.base[...] = np.nan_to_num(x.base, posinf=2.0, neginf=-2.0)
@@ -296,6 +304,7 @@ def numeric_op_rows() -> list[Row]:
         E("argpartition", np.argpartition, nonempty(1, kth=0, axis=an_axis), dtypes=NUMERIC),
         E("searchsorted", np.searchsorted, sorted_and_values, dtypes=FLOATS),
         E("digitize", np.digitize, digitize_case),
+        E("isin", np.isin, isin_case, dtypes=NUMERIC, via=lambda e, t, **p: F.isin(e, t, **p)),
         E("quantile", np.quantile, quantile_case, alts=(lambda a, q, **p: np.percentile(a, np.multiply(q, 100), **p),)),
         E("histogram_counts", lambda a, **p: np.histogram(a, **p)[0], hist_case,
           via=lambda a, **p: call_spelling(np.histogram, a, **p)[0]),

@@ -182,3 +182,49 @@ def test_cross_of_two_element_vectors_follows_the_installed_numpy(backend):
         with pytest.raises(ValueError) as got:
             kiln.compile(f, backend=backend)(v, v[::-1])
         assert str(got.value) == err
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_median_is_numpys_median_not_quantile_one_half():
+    # np.median averages the middle two values; np.quantile(x, 0.5) interpolates, which
+    # rounds differently (these rows were picked where the two differ in the last bit).
+    # It also takes bool arrays, which np.quantile refuses.
+    rows = np.random.default_rng(0).standard_normal((40, 6))
+    differ = rows[[np.median(r) != np.quantile(r, 0.5) for r in rows]]
+    assert len(differ) >= 3
+    nan_rows = np.vstack([differ, np.full(6, np.nan)])
+    nan_rows[0, 1] = np.nan
+
+    def f(a, b, m):
+        return np.median(a, axis=1), np.nanmedian(b, axis=1), np.median(m), np.median(a)
+
+    args = (differ, nan_rows, np.array([True, False, True, True]))
+    out, got, want, _, _ = explain_and_run(f, args, backend="eager")
+    assert out.graph_break_count == 0, [str(b.reason) for b in out.break_reasons]
+    for g, w in zip(got, want):
+        assert type(g) is type(w) and g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)   # bit for bit
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float32, np.bool_])
+def test_vander_takes_numpys_dtype_x_promoted_with_int64(dtype):
+    # int8 x gave int8 powers (5 ** 3 wrapped to 125, 6 ** 3 to -40), float32 x float32
+    # ones; NumPy's are int64 and float64.
+    x = np.array([5, 6, 0, 1]).astype(dtype)
+    f = lambda a: (np.vander(a, 4), np.vander(a, 3, increasing=True))  # noqa: E731
+    out, got, want, _, _ = explain_and_run(f, (x,), backend="cpp")
+    assert out.graph_break_count == 0
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
+def test_gradient_of_a_bool_array_raises_numpys_error():
+    # NumPy converts integer arrays to float64 but not bool ones, whose subtraction raises.
+    f = lambda a: np.gradient(a)  # noqa: E731
+    a = np.array([True, False, True, True])
+    with pytest.raises(TypeError) as want:
+        f(a)
+    with pytest.raises(TypeError) as got:
+        kiln.compile(f)(a)
+    assert str(got.value) == str(want.value)

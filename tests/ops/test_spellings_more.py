@@ -257,3 +257,26 @@ def test_nanargmin_of_an_all_nan_slice_raises_numpys_error():
         f(m46)
     with pytest.raises(ValueError, match="All-NaN slice encountered"):
         kiln.compile(f)(m46)
+
+
+def test_isin_of_a_large_test_set_is_numpys_not_every_pair():
+    # Comparing every element with every test element was 25x slower than NumPy's sort or
+    # table for 1,000 in 1,000 (O(n * m)); past a small test set it is NumPy's isin.
+    keys, ids = rng.integers(0, 300, 500), rng.integers(0, 300, 200)
+    f = lambda a, b: (np.isin(a, b), np.isin(a, b, invert=True), np.isin(a, b[:4]))  # noqa: E731
+    out, got, want, _, _ = explain_and_run(f, (keys, ids))
+    assert out.graph_break_count == 0
+    ops = out.ops_per_graph[0]
+    assert ops.count("isin") == 2 and ops.count("equal") == 1, ops   # the 4-element set fuses
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_isin_checks_kind_as_numpy_does():
+    f = lambda a, b: np.isin(a, b, kind="table")  # noqa: E731
+    with pytest.raises(ValueError) as want:
+        f(b6, b6[:2])
+    with pytest.raises(ValueError) as got:
+        kiln.compile(f)(b6, b6[:2])
+    assert str(got.value) == str(want.value)
+    np.testing.assert_array_equal(kiln.compile(f)(keys := np.arange(6), keys[::2]), f(keys, keys[::2]))
