@@ -170,6 +170,19 @@ def ufunc_at_and_methods(acc, idx, v):
     return acc, np.add.accumulate(v), np.subtract.outer(v, v[:2]), np.multiply.reduce(v)
 
 
+def cn(*shape, dtype=np.complex128):
+    return (rn(*shape) + 1j * rn(*shape)).astype(dtype)
+
+
+@program((cn(12),), (cn(6, dtype=np.complex64),))
+def complex_power_fast_paths(z):
+    # z ** 2 is np.square(z), z ** -1 np.reciprocal, z ** 0.5 np.sqrt (ndarray.__pow__'s
+    # fast paths); np.power(z, 2) is power's complex loop: the bits differ
+    w = z.copy()
+    w **= 2
+    return z ** 2, np.power(z, 2), z ** -1, z ** 0.5, w, np.abs(z ** 2) ** 2
+
+
 @program((rn(3, 4), rn(5)), (rn(3, 4), rn(3, 1)))
 def broadcast_errors(a, b):
     a *= b
