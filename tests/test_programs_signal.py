@@ -170,6 +170,14 @@ def ufunc_at_and_methods(acc, idx, v):
     return acc, np.add.accumulate(v), np.subtract.outer(v, v[:2]), np.multiply.reduce(v)
 
 
+@program((rn(20, 2), 5))
+def histogram2d_counts(p, bins):
+    # NumPy's counts are a window of a bigger array (strides of a 7x7 one): returned as
+    # they are, though a kernel reads them (H.sum()) in C order
+    H, xe, ye = np.histogram2d(p[:, 0], p[:, 1], bins=bins)
+    return H, xe, ye, H.sum(), H / H.max()
+
+
 def cn(*shape, dtype=np.complex128):
     return (rn(*shape) + 1j * rn(*shape)).astype(dtype)
 
