@@ -356,6 +356,9 @@ class _Functionalizer:
             raise KilnError(f"functionalization: '{op.name}' writes into a constant array baked into "
                             f"graph '{self.src.name}'; the write would not persist between calls. "
                             f"Capture must pass an array the function mutates as a graph input")
+        if self._writes_itself(node):
+            self.env[node] = None   # x[i] = x[i]: NumPy copies the view onto itself
+            return
         functional = get_op(op.functional)
         new_value = self.out.call(functional, self._map(node.args), node.kwargs,
                                   **kept_meta(node))
@@ -376,6 +379,20 @@ class _Functionalizer:
         self.version[base] += 1
         self.current[base] = new_value
         self.env[node] = None
+
+    def _writes_itself(self, node: Node) -> bool:
+        """Does ``node`` write a view of its target at the place it writes (``x[i] =
+        x[i]``, ``Op.noop_value_view``), so that no element changes? A view of any
+        version of the target's memory holds its current values."""
+        view_op = node.target.noop_value_view
+        target, value = node.args[0], node.args[-1]
+        if view_op is None or not isinstance(value, Node) or value not in self.base \
+                or self.base.get(target) is not self.base[value] or not node.kwargs == {}:
+            return False
+        path = self.path[value]
+        return path[:-1] == self.path[target] and bool(path) and path[-1].target.name == view_op \
+            and path[-1].args[0] is target and path[-1].args[1:] == node.args[1:-1] \
+            and not path[-1].kwargs
 
     def _put_back(self, view: Node, parent: Node, new: Node) -> Node:
         """The parent's value after writing ``new`` into ``view`` of it."""

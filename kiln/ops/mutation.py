@@ -118,7 +118,7 @@ def _setitem_impl(x: Any, index: tuple, value: Any) -> None:
 
 setitem = declare("setitem", Category.MUTATION, _setitem_impl, inputs=("x", "index", "value"),
                   meta=_mutation_meta("index_put"), mutates=(0,), functional="index_put",
-                  runtime_slices=1, doc="x[index] = value")
+                  runtime_slices=1, noop_value_view="getitem", doc="x[index] = value")
 
 
 def _setitem_normalize(x, index, value):

@@ -176,6 +176,10 @@ class Op:
     # (advanced indexing's result is not C-ordered): a kernel reading the result reads it
     # as it is and the caller gets NumPy's strides. None: C order.
     result_order: Callable[..., Any] | None = None
+    # A mutation ``op(x, *rest, value)`` that writes nothing when ``value`` is this view op
+    # of x at the same ``rest`` (``x[i] = x[i]``: the last step of ``x[i] *= 2``, which
+    # Python ends by storing the updated view back): functionalization drops the write.
+    noop_value_view: str | None = None
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 
     def raises(self, args: tuple) -> bool:
