@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from ..ops import TensorMeta, infer_meta
+from .layout import strides_in_order
 from .loop_ir import Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
 from .nodes import ExternNode, Opaque, buffers_read, iter_values, map_values
 from .scalars import token
@@ -53,9 +54,14 @@ class ExternLowering:
                 meta = self._read_after(name, meta)
         if isinstance(meta, TensorMeta) and meta.dtype.name in self.dtypes:
             buf = Buffer(name, meta.shape, meta.dtype, "extern")
-            _numpy_order(buf, op, args, params)
+            hint = self.sizes.hint if self.sizes else (lambda v: v)
+            order = _numpy_order(buf, op, args, params, hint)
             self.buffers[name] = buf
             out: Value = BufferValue.whole(buf)
+            if order is not None and buf.order is None:
+                # sizes are symbols: kernels read it C-ordered (the wrapper copies), but
+                # what is computed from it follows NumPy's layout (result_layouts.py)
+                out.layout = strides_in_order(hint(tuple(buf.shape)), order)
         else:
             out = Opaque(name, meta)
         self.nodes.append(ExternNode(name, op, args, dict(params), out, self._origin))
@@ -166,21 +172,26 @@ def _meta_of(value: Any) -> Any:
     return value
 
 
-def _numpy_order(buf: Buffer, op: Any, args: tuple, params: dict) -> None:
+def _numpy_order(buf: Buffer, op: Any, args: tuple, params: dict, hint: Any) -> tuple | None:
     """An extern result NumPy lays out in another axis order (``Op.result_order``:
     advanced indexing) keeps that layout: kernels are built for its strides (the wrapper
     copies only a result that differs: kiln/lowering/layout.py ``in_order``), and the
-    caller gets NumPy's array. Static shapes and input-0 layouts only."""
+    caller gets NumPy's array. Static shapes lay ``buf`` out so; with size symbols the
+    order (found on the example's sizes, input-0 layouts only) is returned, not applied."""
     if op.result_order is None or not args or not isinstance(args[0], BufferValue):
-        return
+        return None
     x = args[0]
-    if not all(isinstance(n, int) for n in (*buf.shape, *x.shape, *x.strides)):
-        return
-    order = op.result_order(tuple(x.shape), tuple(x.strides), *args[1:], **params)
+    xshape, xstrides = hint(tuple(x.shape)), hint(tuple(x.strides))
+    if not all(isinstance(n, int) for n in (*xshape, *xstrides)):
+        return None
+    order = op.result_order(xshape, xstrides, *args[1:], **params)
     if order is None or tuple(order) == tuple(range(len(buf.shape))):
-        return
+        return None
+    if not all(isinstance(n, int) for n in (*buf.shape, *x.shape, *x.strides)):
+        return tuple(order)
     dense = contiguous_strides([buf.shape[a] for a in order])
     strides = [0] * len(order)
     for pos, axis in enumerate(order):
         strides[axis] = dense[pos]
     buf.strides, buf.order, buf.contiguous = tuple(strides), tuple(order), False
+    return tuple(order)

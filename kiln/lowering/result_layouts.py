@@ -57,6 +57,12 @@ class ResultLayoutLowering:
             return v
         operands = map_leaves(args, operand)
         shape = hint(shape)
+        if op.result_order is not None and operands and isinstance(operands[0], L.Strided):
+            # the op's own rule (a scatter's result is laid out as x): its kernel on the
+            # stand-ins may not run (x[:, 1:-1] = v of a 2-wide stand-in has no room for v)
+            order = op.result_order(operands[0].shape, operands[0].strides, *operands[1:], **params)
+            strides = None if order is None else L.strides_in_order(shape, order)
+            return None if strides is None or L.is_c(shape, strides) else strides
         if op.category != Category.VIEW:
             return L.layout_of(op.impl, operands, params, shape)
         x = args[0]

@@ -156,10 +156,13 @@ class WrapperCode:
                 body.append(f"    raise OverflowError(f'Python integer {{{name}}} out of bounds for {dt.name}')")
         plan = self.memory
         read_by_kernels = {b.name for rk in self.rendered.values() for b in rk.buffers}
-        # 0-d results the graph returns whole; an extern's among them keeps its own value
-        # for the caller (buffer name -> that value's name)
-        returned_0d = {v.buf.name for v in low.outputs
-                       if isinstance(v, BufferValue) and v.shape == () and v.is_whole()}
+        # Results the graph returns whole that no kernel writes: an extern's among them
+        # keeps its own value for the caller while kernels read a C-ordered copy (buffer
+        # name -> that value's name): a 0-d result, or NumPy's layout (np.histogram2d's
+        # counts are a window of a bigger array; H.sum() beside `return H`)
+        written = {name for rk in self.rendered.values() for name in rk.written}
+        returned_as_is = {v.buf.name for v in low.outputs
+                          if isinstance(v, BufferValue) and v.is_whole() and v.buf.name not in written}
         own_value: dict[str, str] = {}
         for step, item in enumerate(self.items):
             self.lines = []
@@ -209,9 +212,9 @@ class WrapperCode:
                     buf = item.out.buf
                     rhs = f"_in_order({rhs}, {tuple(s * buf.dtype.itemsize for s in buf.strides)!r}, {order!r})"
                     self.uses_in_order = True
-                elif item.name in read_by_kernels and item.name in returned_0d:
-                    # kernels take an array; the caller gets what NumPy gave (a loop's final
-                    # carried NumPy scalar stays a scalar, as in Python)
+                elif item.name in read_by_kernels and item.name in returned_as_is:
+                    # kernels take a C-ordered array; the caller gets what NumPy gave (a
+                    # loop's final carried NumPy scalar stays a scalar, as in Python)
                     own_value[item.name] = f"{item.name}_value"
                     self.lines.append(f"{item.name}_value = {rhs}")
                     rhs = f"np.asarray({item.name}_value, order='C')"

@@ -271,20 +271,24 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
 
 def _power_operator(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
                     operator_form: bool = True) -> Callable[..., Bound]:
-    """``x ** y`` / ``x **= y``: ndarray.__pow__ takes np.square for an exact Python int 2
-    (NumPy's fast_scalar_power). Only on a bool array does that change the result (square
-    gives int8, power int64; ``m **= 2`` then raises NumPy's casting error); a NumPy bool
-    scalar's ``**`` is power."""
+    """``x ** y`` / ``x **= y``: ndarray.__pow__ takes np.square for an exact Python int 2,
+    and on inexact arrays np.reciprocal for -1 and np.sqrt for a Python float 0.5 (NumPy's
+    fast_scalar_power). That changes the result on a bool array (square gives int8, power
+    int64; ``m **= 2`` then raises NumPy's casting error) and on a complex one (power's
+    complex loop rounds otherwise: ``z ** 2`` is not ``np.power(z, 2)`` to the last bit);
+    a NumPy scalar's ``**`` is power."""
     normal = ufunc_normalizer(op, ufunc, in_place_first, operator_form)
+    fast = {(int, 2): ("square", "bc"), (int, -1): ("reciprocal", "c"), (float, 0.5): ("sqrt", "c")}
 
     def normalize(*args: Any, **kwargs: Any) -> Bound:
         bound = normal(*args, **kwargs)
         if bound.op is not op:   # NumPy scalars: scalar math (kiln/ops/scalar_math.py)
             return bound
         x, y = bound.inputs
-        if type(y) is int and y == 2 and isinstance(x, TensorMeta) and x.dtype == np.bool_ \
+        name, kinds = fast.get((type(y), y), (None, ""))
+        if name is not None and isinstance(x, TensorMeta) and x.dtype.kind in kinds \
                 and not getattr(x, "numpy_scalar", False):
-            return Bound(REGISTRY["square"], (x,), {}, bound.out)
+            return Bound(REGISTRY[name], (x,), {}, bound.out)
         return bound
 
     return normalize
@@ -448,9 +452,10 @@ spell(("method", "astype"), astype, _astype_normalize, "ndarray.astype")
 # kinds ('f' float, 'i' signed, 'u' unsigned, 'b' bool, 'c' complex), the loop being the one NumPy's type
 # resolution picks. A kind left out makes the node an extern call of the NumPy kernel
 # (integer power raises on negative exponents, for example). ``when`` maps a constant
-# operand ("y=2"; "f:y=3" for float loops only; "f:y=scalar" for a runtime scalar or a 0-d
-# value the program computed; "f:rest=0d" when every operand but the first is 0-d) to a
-# decomposition ``(ops, dtype, *operands)`` written with other scalar functions.
+# operand ("y=2" for loops of real kinds, a complex loop only by a "c:" key; "f:y=3" for
+# float loops only; "f:y=scalar" for a runtime scalar or a 0-d value the program computed;
+# "f:rest=0d" when every operand but the first is 0-d) to a decomposition
+# ``(ops, dtype, *operands)`` written with other scalar functions.
 
 _F, _ALL = "f", "fiub"
 _KINDS = {

@@ -129,6 +129,21 @@ def test_the_store_of_an_augmented_fancy_index_assignment_stays():
     assert [n.target.name for n in fg.nodes if n.kind == "call"].count("index_put") == 1
 
 
+@pytest.mark.parametrize("index", [(slice(1, -1), slice(1, -1)), (np.array([0, 2, 2]),), (Ellipsis,)])
+def test_storing_an_updated_view_back_writes_nothing_more(index):
+    # x[i] *= 2 is Python's t = x[i]; t *= 2; x[i] = t: the last store copies the view
+    # onto itself; functionalized, it was a second index_put of the whole array (a copy of
+    # x per call); now one index_put remains
+    def fn(x):
+        t = F.getitem(x, index)
+        iadd(t, t)
+        F.setitem(x, index, t)
+        return (x,)
+    graph, _ = check(fn, lambda: (arange(4, 5),))
+    ops = [n.op.name for n in functionalize(graph).nodes if n.kind == "call"]
+    assert ops.count("index_put") == 1, ops
+
+
 def test_write_through_a_view_then_read_base_and_view():
     def fn(x):
         v = F.getitem(x, (slice(1, None),))

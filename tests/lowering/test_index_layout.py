@@ -93,3 +93,19 @@ def test_a_result_numpy_lays_out_otherwise_is_copied_into_the_built_layout():
     for idx in (np.array([0, 2]), np.array([3, 1]), np.array([[1], [2]])):
         np.testing.assert_array_equal(compiled(x, idx), f(x, idx))
         np.testing.assert_array_equal(compiled(x[:, ::-1], idx), f(x[:, ::-1], idx))
+
+
+def test_what_is_computed_from_a_gather_follows_its_layout_under_dynamic_sizes():
+    # with size symbols the gather's buffer stays C-ordered for the kernels, but NumPy
+    # lays img[:, cols] out with axis 0 fastest and a product of it follows (bilinear
+    # resize: img[y0][:, x0] * wx came back C-ordered under dynamic=True)
+    def f(img, cols, w):
+        a = img[:, cols]
+        return a * w, (a * w).sum(axis=0), a
+    compiled = kiln.compile(f, backend="cpp", dynamic=True)
+    cols = np.array([0, 1, 1, 3])
+    for rows in (5, 7):
+        img = np.arange(rows * 6.0).reshape(rows, 6)
+        for g, e in zip(compiled(img, cols, np.linspace(0.0, 1.0, 4)), f(img, cols, np.linspace(0.0, 1.0, 4))):
+            np.testing.assert_array_equal(g, e)
+            assert g.strides == e.strides, (g.strides, e.strides)
