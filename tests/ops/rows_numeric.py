@@ -192,7 +192,9 @@ def interp_case(ctx: Ctx) -> Case:
 
 def quantile_case(ctx: Ctx) -> Case:
     shape = ctx.shape(min_dims=1, min_side=1)
-    return Case([ctx.arg(shape), ctx.choice([0.0, 0.3, 1.0, [0.25, 0.75]], "q")],
+    # (gradients: a scalar q only; an array of quantiles has no derivative rule)
+    qs = [0.0, 0.3, 0.5, 1.0] if ctx.grad else [0.0, 0.3, 1.0, [0.25, 0.75]]
+    return Case([ctx.arg(shape), ctx.choice(qs, "q")],
                 {"axis": opt_axis(ctx, shape), "keepdims": ctx.boolean("keepdims")})
 
 
@@ -305,7 +307,7 @@ def numeric_op_rows() -> list[Row]:
         E("searchsorted", np.searchsorted, sorted_and_values, dtypes=FLOATS),
         E("digitize", np.digitize, digitize_case),
         E("isin", np.isin, isin_case, dtypes=NUMERIC, via=lambda e, t, **p: F.isin(e, t, **p)),
-        E("quantile", np.quantile, quantile_case, alts=(lambda a, q, **p: np.percentile(a, np.multiply(q, 100), **p),)),
+        E("quantile", np.quantile, quantile_case, grad=True, alts=(lambda a, q, **p: np.percentile(a, np.multiply(q, 100), **p),)),
         E("histogram_counts", lambda a, **p: np.histogram(a, **p)[0], hist_case,
           via=lambda a, **p: call_spelling(np.histogram, a, **p)[0]),
         E("histogram_bin_edges", np.histogram_bin_edges,
