@@ -95,6 +95,19 @@ def a_loop_carried_numpy_scalar_read_by_array_code_is_returned_as_a_scalar(x0, x
     return v3, w, x0 * w
 
 
+@found((np.array([-4]),), (np.array([3, -1, 2]),), (np.array([1.5, 2.5]),))
+def an_element_read_from_a_written_argument_is_returned_as_a_scalar(x0):
+    # (seed 36104) x0 after the write is the extern's own value, kept for the caller (a
+    # result returned whole, hunt-signal's f69d088); x0[0] of a 1-element x0, a view of
+    # that buffer, was given the whole value too: array([-8]) for NumPy's -4
+    x0[-2::-2] = -0.0
+    for i1 in x0:
+        v3 = np.prod(x0)
+        print(-1.0, file=_SINK)
+    x0 += np.sum(x0, axis=0)
+    return i1, v3
+
+
 @found((np.arange(6.0).reshape(2, 3), np.float64(0.5)), (np.ones((3, 4), np.float32), np.float32(2.0)))
 def a_time_stepping_loop_carrying_a_numpy_scalar_returns_it(u, dt):
     # (not a finding: 35003's sibling on a loop that unrolls; it passed before the fix)

@@ -230,7 +230,8 @@ class WrapperCode:
         self.lines = []
         outs = []
         for i, value in enumerate(low.outputs):
-            if isinstance(value, BufferValue) and value.buf.name in own_value:
+            if isinstance(value, BufferValue) and value.is_whole() and value.buf.name in own_value:
+                # (a view of it, x0[0] of a 1-element x0, is read from the C copy: fuzz 36104)
                 expr = own_value[value.buf.name]
             else:
                 expr = self.py(value) if isinstance(value, Value) else self.arg(value)
