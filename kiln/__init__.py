@@ -12,7 +12,9 @@ from .config import config
 from .errors import (AutogradError, KilnError, NoDerivative, NoOpError, Unsupported,
                      UnsupportedArgument, UnsupportedDtype)
 from .tensor import Tensor, tensor
-from .api import compile, explain, reset, graph_break, disable
+from .api import compile, reset
+from .explain import explain
+from .markers import graph_break, disable
 from .logs import set_logs
 
 __version__ = "0.1.0"

@@ -1,8 +1,9 @@
 """ExplainOutput: what compiling one call produced, for humans (``str``) and machines."""
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from .capture.breaks import GraphBreak
 
@@ -106,3 +107,28 @@ def op_summary(ops: list[str], spelled_out: int = 16) -> str:
     for op in ops:
         counts[op] = counts.get(op, 0) + 1
     return ", ".join(f"{n} {op}" for op, n in counts.items())
+
+
+def explain(fn: Callable) -> Callable:
+    """``kiln.explain(fn)(*args, **kwargs)``: run once with a fresh cache and report.
+
+        >>> import numpy as np, kiln
+        >>> out = kiln.explain(lambda x: np.exp(x) + 1)(np.ones(2))
+        >>> out.graph_count, out.graph_break_count
+        (1, 0)
+    """
+    from .api import CompiledFunction
+
+    def run(*args: Any, **kwargs: Any):
+        target = fn.fn if isinstance(fn, CompiledFunction) else fn
+        bound = fn.bound_self if isinstance(fn, CompiledFunction) else None
+        if bound is not None:
+            target = types.MethodType(target, bound)
+        dynamic = fn.dynamic if isinstance(fn, CompiledFunction) else None
+        cf = CompiledFunction(target, "eager", False, dynamic, register=False)
+        # The cost model judges graphs as the function's own backend would (cpp by default).
+        cf.judged_as = fn.backend_name if isinstance(fn, CompiledFunction) else "cpp"
+        cf(*args, **kwargs)
+        return build_explain_output(cf.records)
+
+    return run

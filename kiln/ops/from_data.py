@@ -1,0 +1,100 @@
+"""Arrays made from data: ``np.asarray``, ``np.asanyarray``, ``np.array`` and
+``np.ndarray(shape)``, composite spellings (see kiln/ops/numeric.py). A list of arrays is
+a ``stack``; Python numbers are NumPy's own constant array, or, where one of them is a
+float that changes from call to call (``np.array([dx, dy])`` of float arguments), a stack
+of ``full``s made in the graph, so new values do not recompile.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .meta import ndim_of, reject, shape_of
+from .numeric import _dtype, _is_array
+from .registry import Composite, N, is_runtime_number, spell_composite
+
+
+# ---- array construction ------------------------------------------------------------------
+
+def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 0) -> Any:
+    if isinstance(a, (list, tuple)):
+        if any(_is_array(v) or isinstance(v, (list, tuple)) for v in a):
+            # stack reads its items and makes a new array: neither they nor it are copied
+            a = N.stack([_as_array(v, copy=False) if isinstance(v, (list, tuple)) or not _is_array(v)
+                         else v for v in a])
+        elif _runtime_floats(a):
+            # np.array([dx, dy]) of float arguments: made in the graph, so new values do
+            # not recompile (float64 like NumPy's, ints among them converted)
+            a = N.stack([N.full((), v, dtype=np.float64) for v in a])
+        else:  # constants (and run-time ints, specialized): NumPy makes the array
+            a = np.array(a)
+        copy = False
+    elif not _is_array(a):
+        a = np.array(a)
+    elif isinstance(a, np.generic) or getattr(a, "numpy_scalar", False):
+        a = N.copy(a)   # a NumPy scalar becomes a 0-d array (a new one)
+        copy = False
+    if dtype is not None and np.dtype(dtype) != _dtype(a):
+        a = N.method("astype", a, dtype)
+    elif copy:
+        a = N.copy(a)
+    nd = ndim_of(a)
+    if ndmin > nd:
+        a = N.reshape(a, (1,) * (ndmin - nd) + tuple(shape_of(a)))
+    return a
+
+
+def _runtime_floats(items: Any) -> bool:
+    """Python numbers NumPy makes a float64 array of (a float among them, no bool), one of
+    them a value that changes from call to call."""
+    kinds = {type(v) for v in items}
+    return float in kinds and kinds <= {int, float} and any(map(is_runtime_number, items))
+
+
+def _order_ok(name: str, order: Any) -> None:
+    if order not in (None, "K", "A", "C"):
+        reject(name, "order", order, "kiln arrays are C-ordered; drop order= or call it without kiln")
+
+
+def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    _order_ok("numpy.asarray", order)
+    if like is not None:
+        reject("numpy.asarray", "like", like, "drop like=")
+    return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy)})
+
+
+def _as_fortran_array(a: Any, **params: Any) -> Any:
+    """np.array(a, order='F') (a copy): the C-ordered copy of the transpose, transposed."""
+    return N.transpose(N.copy(N.transpose(_as_array(a, **params)), order="C"))
+
+
+def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    fortran = order == "F" and copy is not False and copy is not None
+    if not fortran:
+        _order_ok("numpy.array", order)
+    if like is not None:
+        reject("numpy.array", "like", like, "drop like=")
+    return Composite(_as_fortran_array if fortran else _as_array, (object,),
+                     {"dtype": dtype, "copy": not fortran and copy is not False and copy is not None,
+                      "ndmin": int(ndmin)})
+
+
+spell_composite(np.asarray, ("stack", "astype"), _asarray_normalize, "numpy.asarray")
+spell_composite(np.asanyarray, ("stack", "astype"), _asarray_normalize, "numpy.asanyarray")
+spell_composite(np.array, ("stack", "astype", "copy", "reshape"), _array_normalize, "numpy.array")
+
+
+def _ndarray_new(shape: Any, dtype: Any = float) -> Any:
+    return N.empty(shape, dtype)
+
+
+def _ndarray_normalize(shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+    if buffer is not None or strides is not None or offset:
+        reject("numpy.ndarray", "buffer/strides/offset", buffer, "use np.frombuffer outside the "
+               "compiled function, or np.empty(shape, dtype)")
+    _order_ok("numpy.ndarray", order)
+    return Composite(_ndarray_new, (), {"shape": shape, "dtype": dtype})
+
+
+spell_composite(np.ndarray, ("empty",), _ndarray_normalize, "numpy.ndarray")
