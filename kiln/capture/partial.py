@@ -256,6 +256,8 @@ class Rebuilder:
             return f"{ref}({self(var.origin)}, {var.taken})"
         if isinstance(var, ArrayIteratorVariable):     # the real array, read live from where it was
             ref = self.ns.ref(_advanced_iter, "f")
+            if var.reverse:
+                return f"{ref}({self.ns.ref(reversed, 'builtin')}({self(var.array)}), {var.taken})"
             if var.start is None:
                 return f"{ref}({self(var.array)}, {var.taken})"
             return f"{ref}(enumerate({self(var.array)}, {var.start}), {var.taken})"

@@ -828,7 +828,32 @@ def _zip_breaking_on_its_first_step(a, b):
     return acc
 
 
+def _reversed_reads_rows_lazily(x):
+    for i, v in enumerate(reversed(x)):
+        if i + 1 < len(x):
+            x[len(x) - 2 - i] += v      # the next row reversed reads is this write's
+    return x
+
+
+def _reversed_list_is_an_iterator(x):
+    it = reversed([x, x * 2, x * 3])
+    first = next(it)                  # a list was made: "'list' object is not an iterator"
+    return first, [float(v.sum()) for v in it], list(it)
+
+
+def _reversed_breaking_on_its_first_step(x):
+    n = 0
+    for v in reversed(x):
+        if v < 0:
+            break
+        n += 1
+    return n
+
+
 @pytest.mark.parametrize("fn, args", [
+    (_reversed_reads_rows_lazily, (np.arange(5.0),)),
+    (_reversed_list_is_an_iterator, (np.arange(3.0),)),
+    (_reversed_breaking_on_its_first_step, (np.array([1.0, -2.0, 3.0, 4.0]),)),
     (_iterator_named_and_looped, (np.array([-1.0, -2.0, 3.0, 4.0, 5.0]),)),
     (_list_iterator_named_and_looped, (np.array([-1.0, 2.0, 3.0, 4.0]),)),
     (_zip_reads_its_arrays_lazily, (np.arange(5.0), np.full(5, 2.0))),
@@ -839,8 +864,9 @@ def _zip_breaking_on_its_first_step(a, b):
 ])
 @pytest.mark.parametrize("backend", ["eager", "cpp"])
 def test_iterators_are_lazy_and_one_object(fn, args, backend):
-    """zip and enumerate (of lists) were lists made when called: read before the loop's
-    writes, walkable twice, and a zip breaking on its first step had read every element.
+    """zip, enumerate (of lists) and reversed were lists made when called: read before
+    the loop's writes, walkable twice, not iterators (next() raised TypeError), and a zip
+    breaking on its first step had read every element.
     An iterator both on the stack and in a local was rebuilt as two after a break."""
     compiled = kiln.compile(fn, backend=backend)
     for _ in range(2):
@@ -852,6 +878,8 @@ def test_iterators_are_lazy_and_one_object(fn, args, backend):
 def test_a_zip_that_breaks_on_its_first_step_reads_two_elements():
     out = kiln.explain(_zip_breaking_on_its_first_step)(np.linspace(-1, 1, 300), np.zeros(300))
     assert sum(map(len, out.ops_per_graph)) <= 3, out   # not 600 getitems
+    out = kiln.explain(_reversed_breaking_on_its_first_step)(np.linspace(-1, 1, 300))
+    assert sum(map(len, out.ops_per_graph)) <= 3, out   # not 300
 
 
 @pytest.mark.parametrize("backend", ["eager", "cpp"])

@@ -103,8 +103,13 @@ class BuiltinVariable(ConstantVariable):
         return ZipIteratorVariable(parts)
 
     def call_reversed(self, tx, seq) -> VariableTracker:
-        from .containers import ListVariable
-        return ListVariable(list(reversed(seq.items(tx))))
+        """A one-shot iterator, as in Python; over an array it reads each row when the
+        loop takes it (a loop breaking on its first step reads one)."""
+        from .arrays import ArrayVariable
+        from .containers import ArrayIteratorVariable, IteratorVariable
+        if isinstance(seq, ArrayVariable):
+            return ArrayIteratorVariable(tx, seq, reverse=True)
+        return IteratorVariable(list(reversed(seq.items(tx))))
 
     def call_iter(self, tx, obj) -> VariableTracker:
         from .containers import IteratorVariable, make_iterator

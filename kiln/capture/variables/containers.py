@@ -431,11 +431,13 @@ class ArrayIteratorVariable(IteratorVariable):
     when the loop takes it, so a loop that writes into ``x`` sees its own writes in later
     steps: each step indexes ``x`` then, not when the iterator was made."""
 
-    def __init__(self, tx, array: VariableTracker, start: int | None = None) -> None:
+    def __init__(self, tx, array: VariableTracker, start: int | None = None,
+                 reverse: bool = False) -> None:
         n = array.length(tx).as_constant(tx)      # the loop unrolls: its length is guarded
-        super().__init__(list(range(n)))
+        super().__init__(list(range(n - 1, -1, -1)) if reverse else list(range(n)))
         self.array = array
         self.start = start          # enumerate's first count, or None for iter(x)
+        self.reverse = reverse      # reversed(x): from the last row, read as lazily
 
     def next(self, tx=None) -> VariableTracker | None:
         if not self.pending:
