@@ -178,15 +178,21 @@ def check_program(fn, calls, backend):
         _check_same(list(kiln_args), list(eager_args), f"{where} args after call")
 
 
-PROGRAMS = {}
+def program_registry() -> tuple:
+    """``PROGRAMS, program = program_registry()``: a dict name -> (fn, calls) and the
+    decorator ``@program(*calls)`` that registers ``fn`` with the calls it is checked on
+    (each a tuple of arguments); the other tests/test_programs_*.py files make their own."""
+    programs: dict = {}
+
+    def program(*calls):
+        def deco(fn):
+            programs[fn.__name__] = (fn, list(calls))
+            return fn
+        return deco
+    return programs, program
 
 
-def program(*calls):
-    """Register ``fn`` with the calls it is checked on (each a tuple of arguments)."""
-    def deco(fn):
-        PROGRAMS[fn.__name__] = (fn, list(calls))
-        return fn
-    return deco
+PROGRAMS, program = program_registry()
 
 
 # ----------------------------------------------------------------------------- programs

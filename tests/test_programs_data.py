@@ -10,17 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.test_programs import BACKENDS, check_program, f32, i32, ri, rn
+from tests.test_programs import BACKENDS, check_program, f32, i32, program_registry, ri, rn
 
-PROGRAMS = {}
-
-
-def program(*calls):
-    """Register ``fn`` with the calls it is checked on (each a tuple of arguments)."""
-    def deco(fn):
-        PROGRAMS[fn.__name__] = (fn, list(calls))
-        return fn
-    return deco
+PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
 
 
 @program((rn(12, 4),), (np.asfortranarray(rn(12, 4, dtype=f32)),))

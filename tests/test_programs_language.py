@@ -13,14 +13,10 @@ import enum
 import numpy as np
 import pytest
 
-from tests.test_programs import check_program
+from tests.test_programs import check_program, program_registry
 
 _rng = np.random.default_rng(3636)
-PROGRAMS = {}   # name -> (fn, the calls it is checked on)
-
-
-def program(*calls):
-    return lambda fn: PROGRAMS.setdefault(fn.__name__, (fn, list(calls)))[0]
+PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
 
 
 def rn(*shape):
@@ -31,15 +27,11 @@ def rn(*shape):
 
 
 @program((rn(5),), (np.arange(4.0),))
-
-
 def genexpr_sum(x):
     return sum(v * v for v in x), max(x), sorted(x.tolist())[:2]
 
 
 @program((rn(3, 4),))
-
-
 def iterate_rows(m):
     out = []
     for i, row in enumerate(m):
@@ -47,20 +39,7 @@ def iterate_rows(m):
     return np.array(out), [r.max() for r in m]
 
 
-@program((rn(4), rn(4)))
-
-
-def zip_pairs(a, b):
-    acc = 0.0
-    for u, v in zip(a, b):
-        if u > v:
-            acc += u - v
-    return acc
-
-
 @program((rn(6),))
-
-
 def try_except_linalg(x):
     try:
         m = np.outer(x, x)
@@ -71,8 +50,6 @@ def try_except_linalg(x):
 
 
 @program((rn(4),))
-
-
 def closure_and_lambda(x):
     k = 3.0
     f = lambda v: np.sin(v) * k
@@ -82,8 +59,6 @@ def closure_and_lambda(x):
 
 
 @program((rn(3, 3),))
-
-
 def dict_accumulate(m):
     stats = {}
     for name, fn in (("mean", np.mean), ("std", np.std), ("max", np.max)):
@@ -92,8 +67,6 @@ def dict_accumulate(m):
 
 
 @program((rn(5),))
-
-
 def recursion_helper(x):
     def fib_weights(n):
         return [1.0] if n == 1 else fib_weights(n - 1) + [float(n)]
@@ -102,8 +75,6 @@ def recursion_helper(x):
 
 
 @program((rn(5), rn(5)))
-
-
 def walrus_and_ternary(a, b):
     if (n := np.count_nonzero(a > 0)) > 2:
         return a[a > 0].mean() if n else 0.0
@@ -111,8 +82,6 @@ def walrus_and_ternary(a, b):
 
 
 @program((rn(4, 3),))
-
-
 def unpack_shape(x):
     n, d = x.shape
     *lead, last = x.shape
@@ -121,8 +90,6 @@ def unpack_shape(x):
 
 
 @program((rn(3),))
-
-
 def generator_fn(x):
     def pairs(a):
         for i in range(len(a) - 1):
@@ -131,8 +98,6 @@ def generator_fn(x):
 
 
 @program((rn(6),))
-
-
 def while_with_break(x):
     i, tot = 0, 0.0
     while True:
@@ -147,16 +112,12 @@ def while_with_break(x):
 
 
 @program((rn(4), rn(4)))
-
-
 def dict_of_zip(a, b):
     d = dict(zip(["w", "x", "y", "z"], a * b))
     return d, sorted(zip(a.tolist(), b.tolist()))
 
 
 @program((rn(3, 2),))
-
-
 def unzip_pairs(m):
     xs, ys = zip(*m)
     return np.array(xs), np.array(ys)
@@ -173,8 +134,6 @@ class Acc:
 
 
 @program((rn(4, 3),))
-
-
 def object_state(m):
     acc = Acc()
     for row in m:
@@ -183,8 +142,6 @@ def object_state(m):
 
 
 @program((rn(8),))
-
-
 def nested_zip_enumerate(x):
     s = 0.0
     for i, (a, b) in enumerate(zip(x[:-1], x[1:])):
@@ -193,8 +150,6 @@ def nested_zip_enumerate(x):
 
 
 @program((rn(6),))
-
-
 def zip_strict_unequal(x):
     try:
         return [a + b for a, b in zip(x, x[1:], strict=True)]
@@ -206,8 +161,6 @@ def zip_strict_unequal(x):
 
 
 @program((rn(3),))
-
-
 def nonlocal_counter(x):
     n = 0
     def bump(v):
@@ -224,8 +177,6 @@ def _opts_helper(x, *, alpha=1.0, beta=0.0, **rest):
 
 
 @program((rn(4),))
-
-
 def kwargs_forwarding(x):
     opts = {"alpha": 2.0, "gamma": 0.5}
     return _opts_helper(x, beta=1.0, **opts)
@@ -236,8 +187,6 @@ def _varargs_helper(*arrays, axis=0):
 
 
 @program((rn(2, 2), rn(2, 2)))
-
-
 def varargs_forwarding(a, b):
     parts = [a, b, a + b]
     return _varargs_helper(*parts, axis=1), _varargs_helper(a, b)
@@ -249,8 +198,6 @@ class Mode(enum.Enum):
 
 
 @program((rn(4), Mode.SUM), (rn(4), Mode.MEAN))
-
-
 def enum_arg(x, mode):
     if mode is Mode.SUM:
         return x.sum()
@@ -271,8 +218,6 @@ class Model:
 
 
 @program((Model(rn(4)), rn(4)))
-
-
 def method_calls_and_property(m, g):
     a = m.step(g)
     b = m.step(g, lr=0.2)
@@ -290,8 +235,6 @@ class Grid:
 
 
 @program((Grid(rn(3, 3)),))
-
-
 def user_getitem(g):
     return g[4, -1] + g[0, 0], len(g)
 
@@ -300,8 +243,6 @@ def user_getitem(g):
 
 
 @program((_rng.integers(0, 50, 12),), (np.array([3.0, 1.0, 2.0]),))
-
-
 def bubble_sort(a):
     a = a.copy()
     n = len(a)
@@ -313,8 +254,6 @@ def bubble_sort(a):
 
 
 @program((np.array([1, 2, 3, 1, 2]), np.array([2, 3, 1, 2])))
-
-
 def edit_distance(s, t):
     m, n = len(s), len(t)
     D = np.zeros((m + 1, n + 1), dtype=np.int64)
@@ -328,8 +267,6 @@ def edit_distance(s, t):
 
 
 @program((np.log(np.abs(rn(4, 3)) + 0.1), np.log(np.abs(rn(3, 3)) + 0.1), np.log(np.full(3, 1 / 3))))
-
-
 def viterbi(logB, logA, logpi):
     T, S = logB.shape
     delta = logpi + logB[0]
@@ -345,8 +282,6 @@ def viterbi(logB, logA, logpi):
 
 
 @program((rn(6), 0.5))
-
-
 def two_pointer_pairs(x, tol):
     s = np.sort(x)
     i, j, count = 0, 1, 0
@@ -363,8 +298,6 @@ def two_pointer_pairs(x, tol):
 
 
 @program((np.array([5, 3, 8, 1, 9, 2]),))
-
-
 def running_max_index(a):
     best, idx = a[0], 0
     out = []
@@ -379,8 +312,6 @@ def running_max_index(a):
 
 
 @program((rn(6),))
-
-
 def snapshot_between_writes(x):
     x[1:] += 1
     y = x * 2
@@ -391,8 +322,6 @@ def snapshot_between_writes(x):
 
 
 @program((rn(6), 1), (rn(6), 0))
-
-
 def raise_after_writes(x, k):
     x[:3] += 10
     x[3:] -= 10
@@ -402,8 +331,6 @@ def raise_after_writes(x, k):
 
 
 @program(lambda: (lambda b: (b, b[1:]))(np.arange(8.0)))
-
-
 def aliasing_args(a, v):
     a[:4] += 1
     v[:] *= 2
@@ -411,8 +338,6 @@ def aliasing_args(a, v):
 
 
 @program((rn(5, 4),))
-
-
 def view_returned_after_writes(x):
     x[0] += 1
     x[:, 1] = x[:, 0]
@@ -422,8 +347,6 @@ def view_returned_after_writes(x):
 
 
 @program((rn(10),))
-
-
 def write_chain_with_reads_of_old(x):
     old = x.copy()
     x[::2] += x[1::2]
@@ -433,8 +356,6 @@ def write_chain_with_reads_of_old(x):
 
 
 @program((rn(4, 4),))
-
-
 def write_then_extern_then_write(m):
     m[0] += 1
     inv = np.linalg.inv(m + 5 * np.eye(4))
@@ -444,8 +365,6 @@ def write_then_extern_then_write(m):
 
 
 @program((rn(6), rn(6)))
-
-
 def two_args_both_written(a, b):
     a[1:] += b[:-1]
     b[:3] = a[3:]
@@ -454,8 +373,6 @@ def two_args_both_written(a, b):
 
 
 @program((rn(8),))
-
-
 def in_place_in_loop(x):
     for i in range(3):
         x[i:] += i
@@ -464,8 +381,6 @@ def in_place_in_loop(x):
 
 
 @program((np.arange(12.0).reshape(3, 4),))
-
-
 def transpose_view_write(m):
     t = m.T
     t[0] += 100
@@ -474,8 +389,6 @@ def transpose_view_write(m):
 
 
 @program((rn(6),))
-
-
 def write_via_out_param(x):
     np.multiply(x[:3], 2, out=x[3:])
     np.add(x, 1, out=x)
@@ -483,11 +396,7 @@ def write_via_out_param(x):
 
 
 @pytest.mark.parametrize("backend", ["cpp", "eager"])
-
-
 @pytest.mark.parametrize("name", list(PROGRAMS))
-
-
 def test_program(name, backend):
     fn, calls = PROGRAMS[name]
     check_program(fn, calls, backend)

@@ -9,14 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.test_programs import check_program
+from tests.test_programs import check_program, program_registry
 
 _rng = np.random.default_rng(3637)
-PROGRAMS = {}   # name -> (fn, the calls it is checked on)
-
-
-def program(*calls):
-    return lambda fn: PROGRAMS.setdefault(fn.__name__, (fn, list(calls)))[0]
+PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
 
 
 def rn(*shape, dtype=np.float64):
@@ -27,8 +23,6 @@ def rn(*shape, dtype=np.float64):
 
 
 @program((rn(4, 3),), (rn(4, 3, dtype=np.float32).T,))
-
-
 def rows_as_views_inplace(m):
     for row in m:
         row -= row.mean()
@@ -36,8 +30,6 @@ def rows_as_views_inplace(m):
 
 
 @program((rn(4),))
-
-
 def scalar_loop_var_copy(x):
     for v in x:
         v += 1
@@ -45,8 +37,6 @@ def scalar_loop_var_copy(x):
 
 
 @program((rn(3, 4),))
-
-
 def enumerate_rows_write_next(m):
     for i, row in enumerate(m[:-1]):
         m[i + 1] += row * 0.5
@@ -54,8 +44,6 @@ def enumerate_rows_write_next(m):
 
 
 @program((rn(3, 2, 2),))
-
-
 def iterate_3d_and_matmul(t):
     acc = np.eye(2)
     for mat in t:
@@ -64,8 +52,6 @@ def iterate_3d_and_matmul(t):
 
 
 @program((rn(5, 2),))
-
-
 def unpack_rows(pts):
     total = 0.0
     for x, y in pts:
@@ -74,8 +60,6 @@ def unpack_rows(pts):
 
 
 @program((rn(4, 4),))
-
-
 def diag_walk_with_views(m):
     d = np.diagonal(m)          # read-only view
     r = m[::2, ::2]
@@ -84,8 +68,6 @@ def diag_walk_with_views(m):
 
 
 @program((rn(6),))
-
-
 def view_chain_write(x):
     v = x[1:][::2]
     v[:] = 0
@@ -95,40 +77,30 @@ def view_chain_write(x):
 
 
 @program((rn(3, 3),))
-
-
 def transpose_inplace_add(m):
     m += m.T       # overlapping: NumPy buffers (result is symmetric)
     return m
 
 
 @program((np.arange(10.0),))
-
-
 def overlapping_slice_assign(x):
     x[1:] = x[:-1]
     return x
 
 
 @program((np.arange(10.0),))
-
-
 def overlapping_slice_iadd(x):
     x[1:] += x[:-1]
     return x
 
 
 @program((np.arange(12.0).reshape(3, 4),))
-
-
 def swap_columns_fancy(m):
     m[:, [0, 1]] = m[:, [1, 0]]
     return m
 
 
 @program((np.arange(6.0),))
-
-
 def fancy_iadd_repeated(x):
     idx = np.array([0, 0, 1, 5, 5, 5])
     x[idx] += 1       # buffered: each index once
@@ -138,8 +110,6 @@ def fancy_iadd_repeated(x):
 
 
 @program((rn(5),))
-
-
 def out_param_aliasing(x):
     np.multiply(x, 2, out=x)
     np.add(x[:-1], x[1:], out=x[1:])
@@ -147,8 +117,6 @@ def out_param_aliasing(x):
 
 
 @program((rn(4, 4),))
-
-
 def fill_diag_and_triu(m):
     np.fill_diagonal(m, 0)
     m[np.triu_indices(4, 1)] = -1
@@ -156,16 +124,12 @@ def fill_diag_and_triu(m):
 
 
 @program((np.zeros((3, 3)),))
-
-
 def ix_assign(m):
     m[np.ix_([0, 2], [1, 2])] = np.array([[1.0, 2.0], [3.0, 4.0]])
     return m
 
 
 @program((rn(5),))
-
-
 def boolean_assign_scalar_and_array(x):
     x[x < 0] = 0
     x[x > 1] = x[x > 1] ** 0.5
@@ -173,16 +137,12 @@ def boolean_assign_scalar_and_array(x):
 
 
 @program((rn(2, 3),))
-
-
 def flat_assign(m):
     m.flat[::2] = -1
     return m, m.flat[3]
 
 
 @program((rn(4),))
-
-
 def put_take(x):
     np.put(x, [0, 2], [10, 20])
     return np.take(x, [3, 0, 0]), x
@@ -192,8 +152,6 @@ def put_take(x):
 
 
 @program((rn(5),), (rn(5).astype(np.float32),), (np.arange(5),))
-
-
 def dtype_introspection(x):
     if np.issubdtype(x.dtype, np.floating):
         eps = np.finfo(x.dtype).eps
@@ -203,8 +161,6 @@ def dtype_introspection(x):
 
 
 @program((rn(3),), (rn(2, 3),), (5.0,))
-
-
 def atleast_and_ndim(x):
     a = np.atleast_2d(x)
     if a.ndim != 2:
@@ -213,8 +169,6 @@ def atleast_and_ndim(x):
 
 
 @program((rn(3, 1), rn(1, 4)))
-
-
 def broadcast_arrays_moveaxis(a, b):
     A, B = np.broadcast_arrays(a, b)
     s = np.stack([A, B])
@@ -222,23 +176,17 @@ def broadcast_arrays_moveaxis(a, b):
 
 
 @program((rn(4, 3),))
-
-
 def apply_along_axis(m):
     return np.apply_along_axis(lambda r: r.max() - r.min(), 1, m)
 
 
 @program((rn(6),))
-
-
 def vectorize_fn(x):
     f = np.vectorize(lambda v: v if v > 0 else 0.0)
     return f(x)
 
 
 @program((np.linspace(-2, 2, 9),))
-
-
 def piecewise_select(x):
     p = np.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v ** 2])
     s = np.select([x < -1, x > 1], [x * 10, x * 100], default=0.0)
@@ -246,16 +194,12 @@ def piecewise_select(x):
 
 
 @program((np.array([3, 1, 2, 3, 1, 3]),))
-
-
 def unique_all_returns(a):
     u, idx, inv, cnt = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
     return u, idx, inv, cnt, u[inv]
 
 
 @program((rn(10), rn(10)))
-
-
 def histogram2d_polyfit(x, y):
     H, xe, ye = np.histogram2d(x, y, bins=3)
     c = np.polyfit(x, 2 * x + 1 + 0.01 * y, 1)
@@ -263,8 +207,6 @@ def histogram2d_polyfit(x, y):
 
 
 @program((rn(8),))
-
-
 def as_strided_windows(x):
     from numpy.lib.stride_tricks import as_strided
     w = as_strided(x, shape=(6, 3), strides=(x.strides[0], x.strides[0]), writeable=False)
@@ -272,8 +214,6 @@ def as_strided_windows(x):
 
 
 @program((rn(4, 4),))
-
-
 def linalg_suite(m):
     a = m @ m.T + 4 * np.eye(4)
     L = np.linalg.cholesky(a)
@@ -284,8 +224,6 @@ def linalg_suite(m):
 
 
 @program((rn(3), rn(3)))
-
-
 def choose_searchsorted(a, b):
     idx = np.array([0, 1, 0])
     c = np.choose(idx, [a, b])
@@ -294,32 +232,24 @@ def choose_searchsorted(a, b):
 
 
 @program((np.array([1.0, np.nan, 3.0, np.inf, -np.inf]),))
-
-
 def nan_inf_handling(x):
     fin = np.isfinite(x)
     return x[fin].sum(), np.nanmax(np.where(np.isinf(x), np.nan, x)), np.nan_to_num(x), np.isnan(x).sum()
 
 
 @program((rn(2, 3, 4),))
-
-
 def einsum_variants(t):
     return (np.einsum("ijk->kji", t), np.einsum("ijk,ijk->i", t, t),
             np.einsum("ij...->i", t), np.tensordot(t, t, axes=([1, 2], [1, 2])))
 
 
 @program((rn(3, 4),))
-
-
 def sort_variants(m):
     return (np.sort(m, axis=0), np.argsort(m, axis=None, kind="stable"), np.partition(m, 1, axis=1)[:, :2],
             np.lexsort((m[0], m[1])), np.sort(m, axis=-1)[:, ::-1])
 
 
 @program((rn(3, 3),))
-
-
 def set_ops(m):
     a = np.round(m.ravel(), 0)
     b = np.array([0.0, 1.0, -1.0])
@@ -327,23 +257,17 @@ def set_ops(m):
 
 
 @program((rn(4, 5),))
-
-
 def diff_gradient_cumulative(m):
     return np.diff(m, n=2, axis=1), np.gradient(m, axis=0), np.cumprod(1 + 0.1 * m, axis=1), np.trapezoid(m, dx=0.5, axis=1)
 
 
 @program((rn(6),))
-
-
 def pad_modes(x):
     return (np.pad(x, 2, mode="reflect"), np.pad(x, (1, 3), mode="edge"), np.pad(x, 2, mode="constant", constant_values=-1),
             np.pad(x, 2, mode="wrap"))
 
 
 @program((np.arange(24).reshape(2, 3, 4),))
-
-
 def reshape_family(t):
     return (t.reshape(6, -1), t.swapaxes(0, 2).copy(), np.rollaxis(t, 2).shape, t.ravel(order="F"),
             np.squeeze(t[:, :1, :]), np.expand_dims(t, (0, -1)).shape, t.flatten()[::5])
@@ -357,8 +281,6 @@ def _pad2d(X, p):
 
 
 @program((rn(2, 5, 5, 3), rn(3, 3, 3, 4), 1, 1))
-
-
 def conv2d_im2col(X, W, stride, pad):
     n, h, w, c = X.shape
     fr, fc, _, oc = W.shape
@@ -375,8 +297,6 @@ def conv2d_im2col(X, W, stride, pad):
 
 @program((rn(6, 4), np.ones(4), np.zeros(4), {"mean": np.zeros(4), "var": np.ones(4)}, True),
          (rn(6, 4), np.ones(4), np.zeros(4), {"mean": np.zeros(4), "var": np.ones(4)}, False))
-
-
 def batchnorm_forward(X, gamma, beta, running, train, momentum=0.9, eps=1e-5):
     if train:
         mu = X.mean(axis=0)
@@ -394,8 +314,6 @@ def _sigmoid(x):
 
 
 @program((rn(4, 3), rn(4, 5), rn(4, 5), rn(8, 20), np.zeros(20)))
-
-
 def lstm_cell(x, h, c, W, b):
     z = np.hstack([x, h]) @ W + b
     H = h.shape[1]
@@ -406,8 +324,6 @@ def lstm_cell(x, h, c, W, b):
 
 
 @program(({"w": rn(3, 2), "b": rn(2)}, {"w": rn(3, 2), "b": rn(2)}, {"t": 0, "m": {}, "v": {}}))
-
-
 def adam_step(params, grads, state, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
     state["t"] += 1
     t = state["t"]
@@ -424,8 +340,6 @@ def adam_step(params, grads, state, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
 
 
 @program((rn(20), _rng.integers(0, 2, 20)))
-
-
 def best_split_gain(x, y):
     order = np.argsort(x)
     xs, ys = x[order], y[order]
@@ -446,8 +360,6 @@ def best_split_gain(x, y):
 
 
 @program((rn(30, 2), rn(3, 2), np.ones(3) / 3, np.stack([np.eye(2)] * 3)))
-
-
 def gmm_em_step(X, mu, pi, cov):
     n, d = X.shape
     k = len(pi)
@@ -466,8 +378,6 @@ def gmm_em_step(X, mu, pi, cov):
 
 
 @program((np.zeros((6, 6)), np.zeros((6, 6)), 2))
-
-
 def gray_scott(U0, V0, steps, Du=0.16, Dv=0.08, F=0.035, k=0.065):
     U = U0 + 1.0
     V = V0.copy()
@@ -485,8 +395,6 @@ def gray_scott(U0, V0, steps, Du=0.16, Dv=0.08, F=0.035, k=0.065):
 
 
 @program((rn(10, 2), rn(10, 2)))
-
-
 def boids_step(pos, vel):
     d = pos[:, None, :] - pos[None, :, :]
     dist = np.sqrt((d ** 2).sum(-1))
@@ -503,8 +411,6 @@ def boids_step(pos, vel):
 
 
 @program((rn(5, 3), rn(3, 3), rn(3)))
-
-
 def hmm_forward_log(logB, logA, logpi):
     alpha = logpi + logB[0]
     for t in range(1, logB.shape[0]):
@@ -515,8 +421,6 @@ def hmm_forward_log(logB, logA, logpi):
 
 
 @program((200, 0.5))
-
-
 def random_walk_stats(n, p):
     g = np.random.default_rng(0)
     steps = np.where(g.random(n) < p, 1, -1)
@@ -533,16 +437,12 @@ M = rn(4, 5) > 0
 
 
 @program((X, M))
-
-
 def reduce_where_initial(x, m):
     return (np.sum(x, where=m), np.max(x, axis=1, initial=-10.0, where=m), np.mean(x, where=m, axis=0),
             np.add.reduce(x, axis=(0, 1)), np.min(x, initial=0.5), np.prod(x, where=m, axis=1, keepdims=True))
 
 
 @program((X,), (X.astype(np.float32),), (_rng.integers(0, 100, (4, 5)).astype(np.int16),))
-
-
 def reduce_dtype_out(x):
     o = np.empty(5)
     np.sum(x, axis=0, out=o)
@@ -551,8 +451,6 @@ def reduce_dtype_out(x):
 
 
 @program((X, M))
-
-
 def ufunc_kwargs(x, m):
     out = np.zeros_like(x)
     np.exp(x, out=out, where=m)
@@ -563,16 +461,12 @@ def ufunc_kwargs(x, m):
 
 
 @program((X,))
-
-
 def ufunc_methods(x):
     return (np.add.accumulate(x, axis=1), np.multiply.outer(x[0], x[1]), np.maximum.reduce(x, axis=0),
             np.subtract.reduce(x[0]), np.logical_or.reduce(x > 0, axis=1), np.add.reduceat(x[0], [0, 2, 4]))
 
 
 @program((np.arange(10),))
-
-
 def ufunc_at(a):
     b = a.astype(float)
     np.add.at(b, [0, 0, 3], 5)
@@ -583,23 +477,17 @@ def ufunc_at(a):
 
 
 @program((_rng.integers(-7, 7, 6), np.array([3, -2, 1, -1, 2, 5])))
-
-
 def int_semantics(a, b):
     return a // b, a % b, np.fmod(a, b), np.divmod(a, b), a ** 2, np.right_shift(np.abs(a), 1), -a // 2, np.remainder(a, -3)
 
 
 @program((np.array([1.5, -1.5, 2.5, -0.5, np.nan, np.inf]),))
-
-
 def float_semantics(x):
     return (np.round(x), np.rint(x), np.floor(x), np.trunc(x), np.fix(x), x // 1, x % 1, np.sign(x),
             np.copysign(1.0, x), np.nextafter(x, 0), np.spacing(x), np.heaviside(x, 0.5), np.fmax(x, 0), np.maximum(x, 0))
 
 
 @program((np.array([1, 2, 3], dtype=np.uint8), np.int8(-3), 300))
-
-
 def nep50_promotion(a, s, big):
     r1 = a + 1
     r2 = a * 2.5
@@ -613,15 +501,11 @@ def nep50_promotion(a, s, big):
 
 
 @program((np.array([[1, 2], [3, 4]], dtype=np.int32),))
-
-
 def int_matmul_and_mean(m):
     return m @ m, m.mean(), m.mean(axis=0).dtype, np.true_divide(m, 2).dtype, (m / m).dtype, np.sqrt(m).dtype
 
 
 @program((np.array([True, False, True]),))
-
-
 def bool_arith(b):
     return b + b, b * 3, b.sum(), ~b, -b.astype(int), np.cumsum(b), b.mean(), b & ~b, b ^ True
 
@@ -630,8 +514,6 @@ def bool_arith(b):
 
 
 @program((rn(3, 3),), (np.eye(3) * 2,))
-
-
 def writes_then_cholesky_may_raise(m):
     m[0] += 1.0
     m[1:, 0] *= 2
@@ -641,8 +523,6 @@ def writes_then_cholesky_may_raise(m):
 
 
 @program((rn(6), np.array([0, 1, 7])), (rn(6), np.array([0, 1, 2])))
-
-
 def writes_then_fancy_index_may_raise(x, idx):
     x[:3] += 1
     x[3:] -= 1
@@ -652,8 +532,6 @@ def writes_then_fancy_index_may_raise(x, idx):
 
 
 @program((rn(4, 4),), (rn(4, 4),))
-
-
 def chained_column_updates_then_error_on_shape(p):
     p[:, 0] += p[:, 1] * 0.1
     p[:, 1] += p[:, 2] * 0.1
@@ -663,8 +541,6 @@ def chained_column_updates_then_error_on_shape(p):
 
 
 @program((rn(5), 3), (rn(5), 10**30))
-
-
 def write_python_int_overflow(x, k):
     x[1:] += 1.0
     x[0] = k
@@ -673,11 +549,7 @@ def write_python_int_overflow(x, k):
 
 
 @pytest.mark.parametrize("backend", ["cpp", "eager"])
-
-
 @pytest.mark.parametrize("name", list(PROGRAMS))
-
-
 def test_program(name, backend):
     fn, calls = PROGRAMS[name]
     check_program(fn, calls, backend)

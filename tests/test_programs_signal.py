@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
-from test_programs import BACKENDS, check_program
+from test_programs import BACKENDS, check_program, program_registry
 
 f32, f64, u8 = np.float32, np.float64, np.uint8
 _rng = np.random.default_rng(2026)
@@ -26,12 +26,7 @@ def img8(*shape):
     return _rng.integers(0, 256, shape).astype(u8)
 
 
-PROGRAMS = {}
-
-
-def program(*calls):
-    """Register ``fn`` with the calls it is checked on (each a tuple of arguments)."""
-    return lambda fn: PROGRAMS.setdefault(fn.__name__, (fn, list(calls)))[0]
+PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
 
 
 @program((rn(24, dtype=f32), np.array([0.1, 0.2, 0.3, 0.4], dtype=f32)))

@@ -9,16 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.test_programs import BACKENDS, check_program
+from tests.test_programs import BACKENDS, check_program, program_registry
 
 f32 = np.float32
 _rng = np.random.default_rng(2026)
 
-PROGRAMS = {}   # name -> (fn, the calls it is checked on, each a tuple of arguments)
-
-
-def program(*calls):
-    return lambda fn: PROGRAMS.setdefault(fn.__name__, (fn, list(calls)))[0]
+PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
 
 
 def rn(*shape, dtype=np.float64):

@@ -210,37 +210,32 @@ class Rebuilder:
         if isinstance(var, UserMethodVariable):
             return f"{ref(types.MethodType, 'type')}({ref(var.fn, 'f')}, {self(var.self_var)})"
         if isinstance(var, IteratorVariable):
-            # once, under a name: the loop's iterator on the stack and a local naming it
-            # (``it = iter(x); for v in it: ...``) are one object, as in the frame
-            name = self.named.get(id(var))
-            if name is None:
-                expr = self.iterator(var)
-                name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
-                self.lines.append(f"{name} = {expr}")
-            return name
+            # the loop's iterator on the stack and a local naming it (``it = iter(x); for
+            # v in it: ...``) are one object, as in the frame
+            return self.once(var, self.iterator)
         if isinstance(var, NestedFunctionVariable):
             return self.nested_function(var)
         if isinstance(var, DictViewVariable):
             return f"{self(var.owner)}.{var.kind}()"
         if isinstance(var, (ListVariable, DictVariable)) and var.source is None:
-            name = self.named.get(id(var))
-            if name is None:
-                expr = self.container(var)
-                name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
-                self.lines.append(f"{name} = {expr}")
-            return name
+            return self.once(var, self.container)
         if isinstance(var, TupleVariable) and var.source is None:
             return self.container(var)
         if isinstance(var, MaskedSelectionVariable) and var.taken is None:
             # x[mask] taken after the graph: once, so that a local and a value on the stack
             # (a view of it, say) stay one array, as in the frame
-            name = self.named.get(id(var))
-            if name is None:
-                expr = self.output.reconstruct(self.tx, var)
-                name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
-                self.lines.append(f"{name} = {expr}")
-            return name
+            return self.once(var, lambda v: self.output.reconstruct(self.tx, v))
         return self.output.reconstruct(self.tx, var)
+
+    def once(self, var: VariableTracker, make: Callable[[VariableTracker], str]) -> str:
+        """``var`` made once, under a name (a line run before the segment), so every place
+        that reaches it shares one object."""
+        name = self.named.get(id(var))
+        if name is None:
+            expr = make(var)
+            name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
+            self.lines.append(f"{name} = {expr}")
+        return name
 
     def iterator(self, var: IteratorVariable) -> str:
         """The rest of a loop capture was unrolling: ``iter(range(..))`` when it is one; a
@@ -286,11 +281,16 @@ class Rebuilder:
         """The function made once, under a name, like a container. Its copied cells are
         made empty and filled after it, so a function whose closure reaches itself (a
         recursive helper, two helpers calling each other) refers to the one object."""
+        fills: list = []
+        name = self.once(var, lambda v: self._function(v, fills))
+        for cell_name, contents in fills:
+            self.lines.append(f"{cell_name}.cell_contents = {self(contents)}")
+        return name
+
+    def _function(self, var: NestedFunctionVariable, fills: list) -> str:
+        """The expression making ``var``; its copied cells, made empty, go to ``fills``."""
         from .translator import RealCellVariable
-        name = self.named.get(id(var))
-        if name is not None:
-            return name
-        cells, fills = [], []
+        cells = []
         for cell in var.closure:
             if isinstance(cell, RealCellVariable):
                 cells.append(self.ns.ref(self.ns.closure[cell.name], "cell"))
@@ -313,14 +313,8 @@ class Rebuilder:
         defaults = "(" + "".join(f"{self(d)}, " for d in var.defaults) + ")"
         kwdefaults = "{" + ", ".join(f"{k!r}: {self(v)}" for k, v in var.kwdefaults.items()) + "}"
         closure = "(" + "".join(f"{c}, " for c in cells) + ")"
-        name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
-        self.lines.append(f"{name} = {self.ns.ref(_make_function, 'f')}("
-                          f"{self.ns.ref(var.code, 'code')}, {self.ns.ref(var.fn_globals, 'G')}, "
-                          f"{defaults}, {kwdefaults}, {closure})")
-        for cell_name, contents in fills:
-            expr = self(contents)
-            self.lines.append(f"{cell_name}.cell_contents = {expr}")
-        return name
+        return (f"{self.ns.ref(_make_function, 'f')}({self.ns.ref(var.code, 'code')}, "
+                f"{self.ns.ref(var.fn_globals, 'G')}, {defaults}, {kwdefaults}, {closure})")
 
 
 def _frozen_cells(facts, a: int, cellvars: tuple = ()) -> frozenset:

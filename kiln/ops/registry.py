@@ -260,7 +260,7 @@ def _find_hook(values: Any) -> Callable | None:
         hook = getattr(type(value), "__kiln_op__", None)
         if hook is not None:
             return hook
-    return _AMBIENT[-1] if _AMBIENT else None
+    return _AMBIENT[-1].hook if _AMBIENT else None
 
 
 # A hook for op calls with no traced input (np.empty inside a composite spelling being
@@ -279,21 +279,16 @@ class ambient_hook:
         self.runtime = runtime
 
     def __enter__(self) -> None:
-        _AMBIENT.append(self.hook)
-        _RUNTIME.append(self.runtime)
+        _AMBIENT.append(self)
 
     def __exit__(self, *exc: Any) -> None:
         _AMBIENT.pop()
-        _RUNTIME.pop()
-
-
-_RUNTIME: list = []
 
 
 def is_runtime_number(value: Any) -> bool:
     """Inside a composite being captured: does this Python number change from call to call
     (so a spelling that bakes it into a constant makes every call recompile)?"""
-    return bool(_RUNTIME) and _RUNTIME[-1](value)
+    return bool(_AMBIENT) and _AMBIENT[-1].runtime(value)
 
 
 def iter_leaves(value: Any) -> Iterator[Any]:
