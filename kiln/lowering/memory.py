@@ -121,6 +121,11 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                     moved.add(src.name)
                     if src.name in pooled:
                         pooled[buf.name] = pooled.pop(src.name)
+                    if getattr(buf, "window_of", None) is not None:
+                        # a window of the caller's array (lowering/window_writes.py) is no
+                        # memory for a later kernel to reuse
+                        allocated[buf.name] = None
+                        continue
                 elif free.get(key):
                     old = free[key].pop()
                     allocs.append(Allocation(buf.name, buf, "reuse", old))

@@ -88,9 +88,10 @@ def node_index(node: ComputeNode, role: str, frame: Frame) -> list[Affine]:
 
 
 def write_index(node: ComputeNode, role: str, frame: Frame) -> Affine:
+    # (offset: 0, but for a window of the caller's array, lowering/window_writes.py)
     if role in ("row", "scan"):
-        return linear(0, node.buf.strides, frame.dim_index())
-    return linear(0, node.buf.strides, frame.out_index(node.buf.shape))
+        return linear(node.buf.offset, node.buf.strides, frame.dim_index())
+    return linear(node.buf.offset, node.buf.strides, frame.out_index(node.buf.shape))
 
 
 def node_loads(node: ComputeNode, role: str, frame: Frame) -> list:

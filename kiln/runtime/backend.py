@@ -6,7 +6,8 @@ The pipeline, one named pass per line::
     lowering  = GraphLowering(graph, example_inputs, dynamic, renderer).run()  # graph -> loop IR
     items     = schedule(lowering)                          # fuse into kernels
     local     = kernel_locals(items, lowering)              # buffers that never leave a kernel
-    inplace   = plan_inplace(items, lowering, local)        # outputs written over dead inputs
+    items, windows = write_windows(items, lowering, local)  # u[1:] += x stored into u's window
+    inplace   = plan_inplace(items, lowering, local) + windows   # outputs written over dead inputs
     plans     = [renderer.plan_kernel(k, local, sizes, inplace) ...]     # lowering/plan.py
     kernels   = [renderer.render_kernel(plan) ...]          # C++ per kernel, printed once
     built     = share_identical(kernels, renderer)     # the same code twice: built once
@@ -223,6 +224,7 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     from ..lowering.memory import plan_memory
     from ..lowering.renderer import share_identical
     from ..lowering.scheduler import Kernel, kernel_locals, schedule
+    from ..lowering.window_writes import write_windows
     from ..lowering.wrapper import WrapperCode
 
     from ..lowering.lower import runtime_slice
@@ -241,8 +243,9 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
                             specialize_ints=True).run()
     items = schedule(low, graph.name)
     local = kernel_locals(items, low)
+    items, windows = write_windows(items, low, local)
     kernels = [item for item in items if isinstance(item, Kernel)]
-    inplace = plan_inplace(items, low, local)
+    inplace = {**plan_inplace(items, low, local), **windows}
     size_args = tuple(s.name for s in low.sizes)
     plans = {k.name: renderer.plan_kernel(k, local, size_args, inplace) for k in kernels}
     rendered = {name: renderer.render_kernel(plan) for name, plan in plans.items()}

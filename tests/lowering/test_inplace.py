@@ -363,7 +363,10 @@ def test_a_scatter_into_a_donated_input_writes_it_in_place(tmp_path, monkeypatch
     _two_steps(a2, b2)
     np.testing.assert_array_equal(a, a2)
     np.testing.assert_array_equal(b, b2)
-    assert "_inplace_index_put(A," in _wrappers(tmp_path / "a")
+    # the kernel computing A's inside stores it there (lowering/window_writes.py): no
+    # scatter copies it, into A or into a copy of A
+    w = _wrappers(tmp_path / "a")
+    assert "= A  # in place" in w and "index_put(" not in w.split("def call")[1], w
 
     compiled = kiln.compile(_two_steps_then_gather)
     for idx in (np.array([0, 3]), np.array([0, 40])):
