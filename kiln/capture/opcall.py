@@ -404,10 +404,9 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     differentiated = result.tensor or (getattr(tx.output, "grad_depth", 0)
                                        and node.val.dtype.kind in "fc")
     if differentiated and any(isinstance(d, UnbackedSize) for d in result.dims):
-        # Derivative rules read sizes while the backward graph is built: a size known only
-        # when the forward ran cannot be one, so this runs on the eager tape instead
-        # (inside kiln.grad the backward wrote the example's size: np.bincount(i, weights=x)
-        # raised on the next call whose labels had another maximum).
+        # Derivative rules read sizes while the backward is built: a size known only when
+        # the forward ran cannot be one (inside kiln.grad np.bincount(i, weights=x)'s
+        # backward got the first call's size), so this runs on the eager tape instead.
         tx.unsupported("data_dependent", f"{spelling_text} on a value being differentiated gives "
                        f"a result whose size depends on the data; it runs eagerly (gradients "
                        f"are exact there)", HINTS["data_dependent"])
