@@ -160,6 +160,7 @@ class Tensor(NDArrayOperatorsMixin):
         return bool(self._data)
 
     def __float__(self) -> float:
+        self._check_leaves_tape("float(t)", "float(t.detach())")
         return float(self._data)
 
     def __int__(self) -> int:
@@ -169,7 +170,24 @@ class Tensor(NDArrayOperatorsMixin):
         return self._data.__index__()
 
     def item(self, *args: Any) -> Any:
+        self._check_leaves_tape("t.item()", "t.detach().item()")
         return self._data.item(*args)
+
+    def __format__(self, spec: str) -> str:
+        # f"{loss:.4f}" in a loss function under kiln.grad formats as the array would
+        return format(self._data, spec) if spec else str(self)
+
+    def _check_leaves_tape(self, what: str, detached: str) -> None:
+        """A Python float of a value that carries the gradient is a constant to it: used in
+        arithmetic, the gradient through it would be silently lost (JAX raises the same)."""
+        if self._requires_grad and self._data.dtype.kind in "fc" and is_grad_enabled() \
+                and _differentiating():
+            raise KilnError(
+                f"kiln.grad: {what} of a Tensor that carries the gradient at {_user_location()} "
+                f"makes a Python number the gradient cannot follow, so a gradient through it "
+                f"would be lost. Keep it an array (0-d arrays work in arithmetic), or use "
+                f"{detached} where no gradient should flow (logging, "
+                f"a stopping test)")
 
     def tolist(self) -> Any:
         return self._data.tolist()

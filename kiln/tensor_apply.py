@@ -19,8 +19,8 @@ from .autograd.node import BackwardNode, Edge
 from .errors import AutogradError, KilnError
 from .ops import Bound, Composite, get_op, lookup
 from .ops.meta import check_dtype
-from .tensor import (_UNSUPPORTED_KINDS, Tensor, _accumulator_of, _tensors_in, _wrap_result,
-                     unwrap)
+from .tensor import (_UNSUPPORTED_KINDS, Tensor, _accumulator_of, _tensors_in, _user_location,
+                     _wrap_result, unwrap)
 
 
 def _needs_grad(inputs: tuple) -> bool:
@@ -208,6 +208,13 @@ def _write_out(op: Any, inputs: tuple, raw: tuple, params: dict, result: Any, ou
 def _apply_mutation(op: Any, inputs: tuple, params: dict) -> None:
     target = inputs[0]
     if not isinstance(target, Tensor):
+        if _needs_grad(inputs) and np.asarray(target).dtype.kind in "fc":
+            # np.add.at(acc, i, t) into acc = np.zeros(n): NumPy hands the call to the Tensor,
+            # but the result lands in a plain array, so the gradient through it would be lost.
+            raise KilnError(f"{op.name} into a NumPy array of a Tensor that requires grad, at "
+                            f"{_user_location()}: the gradient cannot flow into a plain ndarray; "
+                            f"make the target follow the input (acc = np.zeros_like(x), or "
+                            f"kiln.tensor(acc)), or use no_grad()")
         op.impl(*unwrap(inputs), **params)
         return None
     _check_inplace_target(target, f"{op.name}")

@@ -401,12 +401,15 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         tx.output.grad_lengths = getattr(tx.output, "grad_lengths", []) + [
             d for d in result.dims if isinstance(d, SymScalarVariable) and not d.is_shape()
             and not isinstance(d, UnbackedSize)]
-    if result.tensor and any(isinstance(d, UnbackedSize) for d in result.dims):
-        # Derivative rules read sizes while the backward graph is built: a size known only
-        # when the forward ran cannot be one, so this runs on the eager tape instead.
-        tx.unsupported("data_dependent", f"{spelling_text} on a kiln.Tensor gives a result whose "
-                       f"size depends on the data; it runs eagerly (gradients are exact there)",
-                       HINTS["data_dependent"])
+    differentiated = result.tensor or (getattr(tx.output, "grad_depth", 0)
+                                       and node.val.dtype.kind in "fc")
+    if differentiated and any(isinstance(d, UnbackedSize) for d in result.dims):
+        # Derivative rules read sizes while the backward is built: a size known only when
+        # the forward ran cannot be one (inside kiln.grad np.bincount(i, weights=x)'s
+        # backward got the first call's size), so this runs on the eager tape instead.
+        tx.unsupported("data_dependent", f"{spelling_text} on a value being differentiated gives "
+                       f"a result whose size depends on the data; it runs eagerly (gradients "
+                       f"are exact there)", HINTS["data_dependent"])
     if base is not None:
         (base.base or base).has_views = True
         # A view of a read-only view is read-only (an op that may copy instead: maybe).

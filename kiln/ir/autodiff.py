@@ -34,6 +34,16 @@ def is_float(node: Any) -> bool:
     return isinstance(val, TensorMeta) and val.dtype.kind in "fc"
 
 
+def _carries_float(node: Any) -> bool:
+    """A float or complex array, or a tuple holding one: a loop node's carried values,
+    which ``loop_item`` reads (a gradient reaching them must meet its missing rule, not
+    stop there and leave a silent zero)."""
+    val = getattr(node, "val", None)
+    if isinstance(val, tuple):
+        return any(isinstance(v, TensorMeta) and v.dtype.kind in "fc" for v in val)
+    return is_float(node)
+
+
 def _is_complex(node: Any) -> bool:
     val = getattr(node, "val", None)
     return isinstance(val, TensorMeta) and val.dtype.kind == "c"
@@ -47,7 +57,7 @@ def depends_on(calls: Sequence[Node], wrt: Sequence[Node]) -> set[Node]:
     needs = {n for n in wrt if is_float(n)}
     for node in calls:
         needed = [i for i in node.inputs if i in needs]
-        if not needed or not is_float(node):
+        if not needed or not _carries_float(node):
             continue
         if (_is_complex(node) or any(_is_complex(i) for i in needed)) and not node.target.complex_grad:
             from ..errors import AutogradError

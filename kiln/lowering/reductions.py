@@ -73,7 +73,7 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
         axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(target)
                                           if d == 1 and in_shape[lead + i] != 1)
         if not axes:
-            return None
+            return x   # nothing was broadcast: x itself, not an extern call that returns x
     else:
         axes = normalize_axis(params.get("axis"), len(in_shape))
         axes = tuple(range(len(in_shape))) if axes is None else axes

@@ -29,8 +29,11 @@ def _sum_to_meta(x: Any, shape: tuple) -> TensorMeta:
     return TensorMeta(shape, x.dtype)
 
 
+# With nothing to sum (a gradient already of its input's shape) the result is ``x`` itself
+# or a reshape of it: it may alias, so a backend keeps x's memory alive while it lives
+# (a wrapper that reused it wrote np.cross's gradient over an input still being read).
 sum_to = declare("sum_to", Category.REDUCTION, sum_to_impl, inputs=("x",),
-                 params={"shape": ()}, meta=_sum_to_meta,
+                 params={"shape": ()}, meta=_sum_to_meta, aliases=True,
                  vjp=lambda g, out, x, shape: (F.broadcast_to(g, shape=shape_of(x)),),
                  doc="sum over broadcast dimensions down to `shape` (the adjoint of broadcast_to)")
 sum_to.lowering = {"reduce": "sum", "axes": "broadcast"}  # a sum over the axes broadcast to ``shape``
