@@ -35,9 +35,9 @@ def ri(lo, hi, *shape, dtype=i64):
 # ----------------------------------------------------------------------------- harness
 
 def _tol(dtype):
-    if dtype == np.float32:
+    if dtype in (np.float32, np.complex64):   # complex: its parts' tolerance
         return dict(rtol=1e-5, atol=1e-6)
-    if dtype == np.float64:
+    if dtype in (np.float64, np.complex128):
         return dict(rtol=1e-12, atol=1e-13)
     return dict(rtol=0, atol=0)
 

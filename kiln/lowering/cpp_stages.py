@@ -170,13 +170,15 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 # reduction that runs in order the last of equal values wins (-0.0 then
                 # 0.0 gives 0.0). This is x86's maxps(acc, v): a NaN v becomes the
                 # accumulator (a later v replaces it), so the nan flag reads the
-                # accumulator, and v is loaded once.
+                # accumulator, and v is loaded once. __builtin_isnan, not acc != acc:
+                # GCC 12 leaves the loop scalar (8x slower) when the update's select
+                # also feeds another reduction, as np.nanmax's isnan does.
                 cmp = ">" if node.combine == "max" else "<"
                 updates.append(f"{acc} = {acc} {cmp} {v} ? {acc} : {v};")
                 if acc_dt.kind == "f":
                     nan = declare_accumulator(pre, clauses, "int",
                                               acc_name.replace("acc", "nan"), 0, "|")
-                    updates.append(f"{nan} |= ({acc} != {acc});")
+                    updates.append(f"{nan} |= __builtin_isnan({acc});")
             else:
                 updates.append(f"{acc} {'|' if node.combine == 'any' else '&'}= ({v} != 0);")
             out_dt = buf.dtype

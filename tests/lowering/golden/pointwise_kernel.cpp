@@ -21,7 +21,7 @@ __attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(co
             float t10 = (t7 ? t8 : t9);
             float t11 = t10 * 3.0f;
             bool t12 = (t0 < 0.5f);
-            float t13 = (float)(t12);
+            float t13 = (t12 ? 1.0f : 0.0f);
             float t14 = t11 + t13;
             p_buf0[4*x0 + x1] = t14;
         }

@@ -16,7 +16,7 @@ __attribute__((noipa)) static void kiln_fused_max_subtract_exp_sum_0_body(const 
         for (int64_t r1 = 0; r1 < 16; ++r1) {
           float t1 = p_x[r1 + 16*x0];
           acc0 = acc0 > t1 ? acc0 : t1;
-          nan0 |= (acc0 != acc0);
+          nan0 |= __builtin_isnan(acc0);
         }
         const float red0 = nan0 ? __builtin_nanf("") : (float)(acc0);
         double acc5 = 0;
