@@ -353,3 +353,34 @@ def test_float32_gradients_keep_float32():
         for g, w in zip(grads, want):
             assert g.dtype == np.float32, way
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=way)
+
+
+_ZEROS = np.array([[0.0, 1.0, 2.0], [3.0, 0.0, 0.5], [1.5, 2.0, 3.0], [0.0, 0.0, 2.0]])
+
+
+def _prod_rows(m):
+    return np.sum(np.prod(m, axis=1) * np.arange(1.0, 5.0))
+
+
+def _prod_columns_keepdims(m):
+    return np.sum(np.prod(m, axis=0, keepdims=True) ** 2)
+
+
+def _prod_all(m):
+    return np.prod(m[1:3])
+
+
+def _cumprod_rows(m):
+    return np.sum(np.cumprod(m, axis=1) * np.arange(1.0, 4.0))
+
+
+def _cumprod_flat(m):
+    return np.sum(np.cumprod(m) * np.arange(12.0))
+
+
+@pytest.mark.parametrize("fn", [_prod_rows, _prod_columns_keepdims, _prod_all, _cumprod_rows, _cumprod_flat])
+def test_products_with_exact_zeros_differentiate_to_the_product_of_the_others(fn):
+    """prod and cumprod divided by the input: an exact zero gave nan (one zero in a row)
+    or a wrong 0 (two); the derivative is the product of the other factors, as in JAX."""
+    check_gradient(fn, (_ZEROS,))
+    check_gradient(fn, (_ZEROS + 0.25,))

@@ -227,12 +227,17 @@ def _mean_vjp(g, out, x, axis, keepdims, dtype):
 
 
 def _prod_vjp(g, out, x, axis, keepdims, dtype):
-    # d prod / d x_i = prod / x_i: exact for nonzero inputs; a zero input gives nan/inf
-    # (its true derivative, the product of the others, would need an exclusive scan).
+    # d prod / d x_i is the product of the others: prod / x_i where x_i != 0; at a zero,
+    # the product of the nonzero others when it is the only zero, else 0.
     if not is_float_like(x):
         return (None,)
     gk, outk = keep(g, x, axis, keepdims), keep(out, x, axis, keepdims)
-    return (F.true_divide(F.multiply(gk, outk), x),)
+    zero = F.equal(x, 0)
+    nonzero_x = F.where(zero, 1.0, x)
+    others = F.prod(nonzero_x, axis=axis, keepdims=True, dtype=dtype)
+    zeros = F.sum(zero, axis=axis, keepdims=True)
+    at_zero = F.where(F.equal(zeros, 1), others, F.multiply(others, 0))
+    return (F.multiply(gk, F.where(zero, at_zero, F.true_divide(outk, nonzero_x))),)
 
 
 def _centered(x, axis, dtype):
@@ -367,14 +372,22 @@ def _cumsum_vjp(g, out, x, axis, dtype):
 
 
 def _cumprod_vjp(g, out, x, axis, dtype):
-    # d out_j / d x_i = out_j / x_i for j >= i: exact for nonzero inputs; a zero input
-    # gives nan/inf (documented limitation, as for prod).
+    # d out_j / d x_i (j >= i) is the product of x_0..x_j but x_i. Before the first zero
+    # (f) that is out_j / x_i, and 0 from f on; at f, the running product with that zero
+    # taken as 1 (out2); after f, 0 (x_f is among the factors).
     if not is_float_like(x):
         return (None,)
-    grad = _reverse_cumsum(F.multiply(g, out), 0 if axis is None else axis)
+    shape = shape_of(x)
     if axis is None:
-        grad = F.reshape(grad, shape=shape_of(x))
-    return (F.true_divide(grad, x),)
+        x = F.reshape(x, shape=(math.prod(shape),))
+    a = 0 if axis is None else axis
+    zero = F.equal(x, 0)
+    seen = F.cumsum(zero, axis=a)
+    before, first = F.equal(seen, 0), F.logical_and(zero, F.equal(seen, 1))
+    out2 = F.cumprod(F.where(first, 1.0, x), axis=a, dtype=dtype)
+    grad = F.where(before, F.true_divide(_reverse_cumsum(F.multiply(g, out), a), F.where(before, x, 1.0)),
+                   F.where(first, _reverse_cumsum(F.multiply(g, out2), a), F.multiply(g, 0)))
+    return (F.reshape(grad, shape=shape) if axis is None else grad,)
 
 
 def _cumsum_impl(x, axis=None, dtype=None):
