@@ -140,6 +140,11 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                 else:
                     allocs.append(Allocation(buf.name, buf, "new"))
                 allocated[buf.name] = buf
+        elif getattr(item, "window_of", None) is not None:
+            # a write a kernel already made into the caller's array (window_writes.py):
+            # its result is that array, no memory of this call's
+            allocated[item.name] = None
+            fresh[item.name] = False
         else:
             pick = getattr(item.op, "inplace_inputs", None)
             given = list(pick(item.args, item.params)) if pick is not None else list(item.args[:1])

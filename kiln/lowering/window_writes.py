@@ -10,13 +10,17 @@ When the kernel reads ``u`` only at the very elements of the window it writes, e
 element is read before it is overwritten, in the same iteration; so ``v``'s stores can
 go straight to ``u``'s memory and the copy disappears. ``v``'s buffer takes the window's
 layout in ``u`` (strides and offset, in elements) and is written over ``u`` in place
-(kiln/lowering/inplace.py: one pointer for both); the ``index_put`` step is dropped and
-the graph's output is ``u`` itself, which aot's epilogue then leaves alone.
+(kiln/lowering/inplace.py: one pointer for both); the ``index_put`` step is dropped (or,
+when later steps read the result, printed as ``u`` itself) and the graph's output is
+``u``, which aot's epilogue then leaves alone.
 
 A window write qualifies when
 
-- the step is ``index_put(u, index, v)`` whose result is only the graph's output donated
-  to ``u``, an argument array (kind ``input``);
+- the step is ``index_put(u, index, v)`` whose result is the graph's output donated to
+  ``u``, an argument array (kind ``input``): the final value of ``u``, so nothing writes
+  ``u``'s memory after it. Later steps may read that result (``u[1:-1] += dt * v[1:-1]``
+  then a stencil of ``u``): the step then stays, printed as the caller's array itself
+  (``buf1 = u``), which needs the result laid out as ``u`` is;
 - ``index`` is integers and slices of positive step with constant bounds inside ``u``,
   and ``v`` is the whole of a buffer of the window's shape and ``u``'s dtype, written
   (``row`` role, not kernel-local) by a kernel at an earlier step and read nowhere else;
@@ -62,8 +66,11 @@ def write_windows(items: list, low: Any, local: dict) -> tuple[list, dict[str, B
         out_k, u, v, strides, offset = found
         v.strides, v.offset, v.window_of = strides, offset, u.name
         windows[v.name] = u
-        low.outputs[out_k] = BufferValue.whole(u)
-        dropped.add(t)
+        if any(item.name in r for r in reads[t + 1:]):
+            item.window_of = BufferValue.whole(u)   # read on: the wrapper names u so
+        else:
+            low.outputs[out_k] = BufferValue.whole(u)
+            dropped.add(t)
     return [item for t, item in enumerate(items) if t not in dropped], windows
 
 
@@ -88,8 +95,8 @@ def _window_write(items: list, t: int, item: ExternNode, low: Any, donated: dict
     i = donated[k]
     if i >= len(low.inputs) or low.inputs[i][1] is not u:
         return None
-    if any(result.name in r for r in reads[t + 1:]):
-        return None
+    if any(result.name in r for r in reads[t + 1:]) and (result.strides != u.strides or result.offset != 0):
+        return None   # read on as the caller's array: laid out as it
     window = _window(u, index)
     if window is None or v.dtype != u.dtype or v.shape != window[0] or local.get(v.name) is not None:
         return None

@@ -187,6 +187,10 @@ class WrapperCode:
                 args = [self.renderer.pointer(b) for b in rk.buffers] + [s.name for s in rk.scalars]
                 args += list(rk.size_args)   # the sizes this kernel's code names
                 self.lines.append(self.renderer.launch(rk, args))
+            elif getattr(item, "window_of", None) is not None:
+                # the kernel before stored the write into the caller's array itself
+                # (lowering/window_writes.py): the result is that array
+                self.lines.append(f"{item.name} = {self.py(item.window_of)}  # written in place")
             else:
                 name = f"_ext_{item.op.name}"
                 spread = self._spread(item) if step not in plan.inplace_externs else None

@@ -62,7 +62,19 @@ def int_window(c, k):
     return c
 
 
+def leapfrog(u, v, dt):
+    u[1:-1] += dt * v[1:-1]          # read on, shifted, by the next line: u's new value
+    v[1:-1] += dt * (u[2:] - 2 * u[1:-1] + u[:-2])
+
+
+def read_after(u, x):
+    u[1:] += x
+    return u.sum()       # the new u, read after the write
+
+
 WINDOWED = [
+    (leapfrog, [(rn(12), rn(12), 0.1), (rn(12), rn(12), 0.3)]),
+    (read_after, [(rn(9), rn(8))]),
     (shift_add, [(rn(9), rn(8)), (rn(9, dtype=np.float32), rn(8, dtype=np.float32))]),
     (column_update, [(rn(6, 3), rn(6), 0.1), (rn(6, 3), rn(6), 0.5)]),
     (row_scale, [(rn(4, 5),), (rn(5, 4).T,)]),
@@ -84,11 +96,6 @@ def shifted_read(u):
     return u
 
 
-def read_after(u, x):
-    u[1:] += x
-    return u.sum()       # the new u, read after the write
-
-
 def view_returned(u, x):
     w = u[1:]
     u[1:] += x
@@ -108,7 +115,6 @@ def two_windows(u, x):
 
 KEPT = [
     (shifted_read, [(rn(9),)]),
-    (read_after, [(rn(9), rn(8))]),
     (view_returned, [(rn(9), rn(8))]),
     (then_may_raise, [(rn(9), rn(8), np.array([1, 2])), (rn(9), rn(8), np.array([1, 20]))]),
     (two_windows, [(rn(9), rn(8))]),
