@@ -7,7 +7,7 @@ The pipeline, one named pass per line::
     items     = schedule(lowering)                          # fuse into kernels
     local     = kernel_locals(items, lowering)              # buffers that never leave a kernel
     items, windows = write_windows(items, lowering, local)  # u[1:] += x stored into u's window
-    inplace   = plan_inplace(items, lowering, local) + windows   # outputs written over dead inputs
+    inplace   = plan_inplace(items, lowering, local) | windows   # outputs written over dead inputs
     plans     = [renderer.plan_kernel(k, local, sizes, inplace) ...]     # lowering/plan.py
     kernels   = [renderer.render_kernel(plan) ...]          # C++ per kernel, printed once
     built     = share_identical(kernels, renderer)     # the same code twice: built once
