@@ -427,11 +427,6 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
             reshaped = self.call_op(np.reshape, [obj, value], {}, "ndarray.shape =")
             obj.node, obj.dims = reshaped.node, reshaped.dims
             return
-        if isinstance(obj, ArrayVariable) and inst.arg in ("real", "imag") and not obj.scalar \
-                and obj.meta.dtype.kind == "c":
-            # out.real = a is NumPy's out.real[...] = a (ndarray's setter copies into the view)
-            obj.getattr(self, inst.arg).setitem(self, ConstantVariable(Ellipsis), value)
-            return
         self.unsupported("mutation", f"setting attribute '{inst.arg}' of {obj.describe()}",
                          HINTS["mutation"])
 
