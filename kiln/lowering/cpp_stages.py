@@ -200,7 +200,11 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             if kind == "scalar" or not inner:
                 lines += pre + [point_loop] + ["  " + b for b in body] + ["}"] + post
             else:
-                lines += pre + _loop_nest(inner + [(bv, None)], body, [], parallel=False, block=bv) + post
+                # (complex locals are structs, which omp simd privatizes into arrays and
+                # then does not vectorize; the points' lanes need no clause: GCC's own
+                # vectorizer takes the loop, cpp.py's outer nest does the same)
+                lines += pre + _loop_nest(inner + [(bv, None)], body, [], parallel=False, block=bv,
+                                          simd=not names.complex) + post
             continue
         if kind == "scalar" or not inner:
             lines += pre + body + post

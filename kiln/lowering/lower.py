@@ -149,6 +149,13 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         returned = {v for n in self.graph.nodes if n.kind == "output" for v in n.args[0]
                     if isinstance(v, Node)}
         named = {p.name: p for p in placeholders}
+        # Nodes returned as they are or through views (``z.real[1:]``): NumPy's result
+        # shares their memory, so a view op among them keeps its memory (views.py).
+        self._returned_views = set(returned)
+        for n in reversed(list(self.graph.nodes)):
+            if any(u in self._returned_views and u.kind == "call" and u.op.category == Category.VIEW
+                   and u.args and u.args[0] is n for u in n.users):
+                self._returned_views.add(n)
         # An extern call repeating an earlier one (``r @ r`` in a while loop's test and its
         # body) takes its value: one NumPy call (kiln/ir/passes.py shared_calls).
         shared = shared_calls(self.graph)
@@ -307,6 +314,12 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
                                    self.numpy_layout(op, args, params, tuple(meta.shape)))
                 if value is not None:
                     return value
+            elif op.category == Category.VIEW and isinstance(rule, dict) and "part" in rule:
+                origin = getattr(self, "_origin", ())
+                if origin and origin[0] not in getattr(self, "_returned_views", {origin[0]}):
+                    value = self.view_part(rule["part"], args[0], meta)
+                    if value is not None:
+                        return value
             elif op.category == Category.VIEW:
                 value = self.view(op, args, params, meta)
                 if value is not None:

@@ -68,23 +68,53 @@ def _imag_vjp(g, out, x):
     return (F.multiply(g, 1j),) if is_complex_like(x) else _zeros(g, x)
 
 
+# lowering "part": read as the element's part where nothing needs the view's memory
+# (kiln/lowering/views.py ``view_part``); a view returned stays NumPy's call.
 real = declare("real", Category.VIEW, _real_impl, inputs=("x",),
-               vjp=lambda g, out, x: (g,), complex_grad=True,
+               vjp=lambda g, out, x: (g,), complex_grad=True, lowering={"part": "real"},
                doc="numpy.real / ndarray.real: the real part (a view of a complex array)")
 imag = declare("imag", Category.VIEW, _imag_impl, inputs=("x",), vjp=_imag_vjp, complex_grad=True,
+               lowering={"part": "imag"},
                doc="numpy.imag / ndarray.imag: the imaginary part (a view of a complex array)")
 for _op, _name in ((real, "real"), (imag, "imag")):
     spell(getattr(np, _name), _op, (lambda op: lambda val: Bound(op, (val,), {}))(_op), f"numpy.{_name}")
     spell(method_key(_name), _op, (lambda op: lambda x: Bound(op, (x,), {}))(_op), f"ndarray.{_name}")
 
 
+def _complex_parts_impl(re, im):
+    re, im = np.asarray(re), np.asarray(im)
+    out = np.empty(np.broadcast_shapes(re.shape, im.shape), _parts_dtype(re.dtype, im.dtype))
+    out.real = re
+    out.imag = im
+    return out
+
+
+def _parts_dtype(re: Any, im: Any) -> np.dtype:
+    return np.result_type(re, im, np.complex64)
+
+
+def _complex_parts_meta(re, im):
+    return TensorMeta(np.broadcast_shapes(tuple(re.shape), tuple(im.shape)),
+                      _parts_dtype(re.dtype, im.dtype))
+
+
+# The complex number re + i im, part by part: what a write through ``z.real``/``z.imag``
+# leaves in z. Not ``re + im * 1j``: an infinite part times 1j makes the other part NaN
+# (inf * 0), where NumPy's write keeps it.
+complex_parts = declare(
+    "complex_parts", Category.POINTWISE, _complex_parts_impl, inputs=("re", "im"),
+    meta=_complex_parts_meta, vjp=lambda g, out, re, im: (F.real(g), F.imag(g)),
+    lowering={"scalar": "complex_parts", "kinds": "c", "input_dtypes": (None, None)},
+    doc="re + i im built part by part (the value of z after z.real[...] = v or z.imag[...] = v)")
+
+
 def put_back_real(base: Any, new: Any) -> Any:
     """``base`` after ``base.real[...] = new``: the new real part, the old imaginary one."""
-    return F.add(new, F.multiply(F.imag(base), 1j))
+    return F.complex_parts(new, F.imag(base))
 
 
 def put_back_imag(base: Any, new: Any) -> Any:
-    return F.add(F.real(base), F.multiply(new, 1j))
+    return F.complex_parts(F.real(base), new)
 
 
 real.put_back = put_back_real   # base.real[...] = new (kiln/aot/functionalize.py)

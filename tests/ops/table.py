@@ -36,6 +36,8 @@ NOT_ROWS: dict[str, str] = {
     "roots": f"roots: {_SIZED}; its dtype depends on the values: tests/ops/test_speculated_dtypes.py",
     # Derivative helpers with no NumPy spelling: checked against finite differences
     # through the rows of the op they differentiate (put_values, placed).
+    "complex_parts": "the value of z after a write through z.real/z.imag (no NumPy "
+                     "spelling): tests/lowering/test_complex_parts.py",
     "put_values_grad": "np.put's values cotangent: the put_values gradient row",
     "placed_grad": "np.place's values cotangent: the placed gradient row",
     # Loop nodes and the scalar element code of their bodies: built by capture, not by a
