@@ -1,6 +1,9 @@
 """Attributes set on a function object (``self.regularization.grad = lambda w: 0``, in
 ML-From-Scratch's regressions): read like an object's attributes, and guarded."""
+import inspect
+
 import numpy as np
+import pytest
 
 import kiln
 
@@ -62,3 +65,35 @@ def test_a_lambda_of_other_code_or_closure_is_not_taken_for_the_first():
     for m in (want, got):
         m.reg.grad = lambda w: -w                           # another code
     np.testing.assert_array_equal(compiled(got, g), _run(want, g))
+
+
+def _advertise(signature_of):
+    """array-api-compat's get_xp (scipy's ``xp.zeros``): a ``*args, **kwargs`` wrapper
+    whose ``__signature__`` names the wrapped function's parameters."""
+    def deco(fn):
+        def wrapped(*args, **kwargs):
+            return fn(*args, xp=np, **kwargs)
+        wrapped.__signature__ = inspect.signature(signature_of)
+        return wrapped
+    return deco
+
+
+def _zeros_params(shape, *, dtype=None):
+    pass
+
+
+@_advertise(_zeros_params)
+def _zeros(shape, xp, *, dtype=None):
+    return xp.zeros(shape, dtype=dtype)
+
+
+def _zeros_after_a_break(a):
+    kiln.graph_break()
+    return _zeros(a.shape, dtype=a.dtype) + a
+
+
+@pytest.mark.parametrize("fn, args", [(_zeros, ((2, 3),)), (_zeros_after_a_break, (np.ones(3),))])
+def test_a_signature_attribute_does_not_rename_the_frame_parameters(fn, args):
+    # The frame binds the code's own parameters; binding the advertised ones left
+    # ``args`` unset (UnboundLocalError in scipy.linalg.block_diag).
+    np.testing.assert_array_equal(kiln.compile(fn, backend="eager")(*args), fn(*args))
