@@ -942,3 +942,32 @@ def test_dict_views_behave_as_views(backend):
         got = kiln.compile(fn, backend=backend)(*args)
         want = fn(*args)
         assert repr(got) == repr(want)
+
+
+def _batched(fn):
+    """scipy.linalg's _apply_over_batch, cut down: one wrapper code, a closure per function."""
+    def wrapper(*args, **kwargs):
+        kiln.graph_break()
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@_batched
+def _scaled(x):
+    return x * 2
+
+
+@_batched
+def _shifted(x):
+    return x + 10
+
+
+def _both_wrapped(x):
+    return _scaled(x), _shifted(x)
+
+
+def test_wrappers_of_one_code_resume_into_their_own_closures():
+    # Both wrappers break at the same instruction of the same code; the resume function
+    # for the first (with its cells) served the second: (2x, 2x), scipy's cho_solve
+    # calling cho_factor.
+    counts, _, _ = run_counts(_both_wrapped, X)
