@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ...array_kinds import kind_of_type
-from ...ops import find_spelling
+from ...ops import defined_in_numpy, find_spelling
 from ...ops.meta import supported_dtype
 from ..sources import AttrSource, GetItemSource, Source
 from .base import ConstantVariable, VariableTracker
@@ -53,8 +53,7 @@ def is_numpy_callable(value: Any) -> bool:
         # an instance of a NumPy class written in Python (an errstate, a poly1d, an
         # np.vectorize, which copies its function's __name__), not a NumPy function
         return False
-    module = getattr(value, "__module__", None) or ""
-    return callable(value) and not isinstance(value, type) and module.startswith("numpy")
+    return callable(value) and not isinstance(value, type) and defined_in_numpy(value)
 
 
 def is_compiled(value: Any) -> bool:
