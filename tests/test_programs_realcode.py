@@ -122,6 +122,19 @@ def composites_at_two_then_four(c, x):
     return np.delete(c, 0), np.insert(c, -1, x), np.polyval(c, x), np.array_split(c, 2)[-1]
 
 
+# ------------ colour-science's as_float: a NumPy scalar type called on arrays
+
+@program((np.array(0.3127), np.array(0.329)), (np.array([0.3127, 0.4476]), np.array([0.329, 0.4074])),
+         (np.array([[0.31]]), np.array([[0.33]])))
+def correlated_colour_temperature(x, y):
+    n = (x - 0.3366) / (y - 0.1735)
+    cct = -949.86315 + 6253.80338 * np.exp(-n / 0.92159) + 28.70599 * np.exp(-n / 0.20039)
+    cct = np.where(cct > 50000, 36284.48953 + 0.00228 * np.exp(-n / 0.07861), cct)
+    if isinstance(cct, np.ndarray) and cct.size == 1 and cct.ndim != 0:
+        return cct.astype(np.float64)
+    return np.float64(cct), np.float32(x), np.int64(np.round(y * 10))
+
+
 # ------------ numpy-financial
 
 def _when(when):

@@ -311,8 +311,13 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
             if cls in (int, float, bool, complex):
                 tx.unsupported("data_dependent", f"{cls.__name__}() of an array reads its data",
                                "keep the value as a 0-d array, or move this out of the compiled function")
-            return tx.call_op(("method", "astype"), [args[0], ConstantVariable(np.dtype(cls))], {},
-                              f"{cls.__name__}(array)")
+            result = tx.call_op(("method", "astype"), [args[0], ConstantVariable(np.dtype(cls))], {},
+                                f"{cls.__name__}(array)")
+            if isinstance(result, ArrayVariable) and not result.tensor and result.meta.shape == () \
+                    and result.array_type is np.ndarray:
+                # np.float64(a 0-d array) is a NumPy scalar, as x[()] is (astype keeps 0-d)
+                result = result.getitem(tx, ConstantVariable(()))
+            return result
         if all(a.is_constant() for a in args) and all(v.is_constant() for v in kwargs.values()):
             return ConstantVariable(tx.fold(cls, *[a.value for a in args],
                                             **{k: v.value for k, v in kwargs.items()}))
