@@ -34,6 +34,9 @@ from ..sources import AttrSource, GetItemSource, Source
 from .base import ConstantVariable, VariableTracker
 
 SCALAR_TYPES = (bool, int, float)
+# A dict from outside the frame with more keys than this is read key by key (sys.modules):
+# guarding its whole key tuple would cost every call more than the lookups it serves.
+_KEYED_DICT = 64
 
 
 def _tensor_class() -> type:
@@ -159,6 +162,10 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         items = [wrap(tx, v, GetItemSource(source, i) if source is not None else None)
                  for i, v in enumerate(value)]
         return (TupleVariable if kind is tuple else ListVariable)(items, source)
+    if kind is dict and source is not None and not source.is_argument() and len(value) > _KEYED_DICT:
+        from .containers import KeyedDictVariable
+        tx.guards.add_type(source, dict)
+        return KeyedDictVariable(value, source)
     if kind is dict:
         if not all(type(k) in (str, int) for k in value):
             tx.unsupported("unsupported_value", "dicts with keys other than str/int are not supported")

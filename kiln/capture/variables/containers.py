@@ -524,3 +524,52 @@ class ContainerMethodVariable(VariableTracker):
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
         return self.obj.call_method(tx, self.name, args, kwargs)
+
+
+class KeyedDictVariable(VariableTracker):
+    """A large dict from outside the frame read by key only (``sys.modules.get("numpy")``
+    in array-api-compat, under every scipy function): each key read is guarded present or
+    absent, not the whole key tuple, which cost every call a thousand-key comparison and
+    failed on any import. Anything that needs all its keys runs as Python."""
+
+    def __init__(self, value: dict, source: Any) -> None:
+        self.value = value
+        self.source = source
+
+    def describe(self) -> str:
+        return f"dict {self.source.display()}"
+
+    def python_type(self) -> type:
+        return dict
+
+    def _read(self, tx, key: Any) -> VariableTracker | None:
+        from .builder import wrap
+        if type(key) not in (str, int):
+            tx.unsupported("unsupported_value", f"a {type(key).__name__} key of {self.describe()}")
+        present = key in self.value
+        tx.guards.add_truth(f"({key!r} in {self.source.code(tx.guards.ns)})",
+                            f"({key!r} in {self.source.display()})", present, (self.source,))
+        return wrap(tx, self.value[key], GetItemSource(self.source, key)) if present else None
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        key = index.as_constant(tx)
+        found = self._read(tx, key)
+        if found is None:
+            tx.user_error(KeyError(key))
+        return found
+
+    def contains(self, tx, value: VariableTracker) -> bool:
+        return self._read(tx, value.as_constant(tx)) is not None
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if name == "get":
+            return ContainerMethodVariable(self, name)
+        return super().getattr(tx, name)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if name == "get" and not kwargs and 1 <= len(args) <= 2:
+            found = self._read(tx, args[0].as_constant(tx))
+            if found is not None:
+                return found
+            return args[1] if len(args) > 1 else ConstantVariable(None)
+        tx.unsupported("unsupported_value", f"{name}() on {self.describe()} (read by key only)")
