@@ -59,6 +59,17 @@ def is_numpy_callable(value: Any) -> bool:
     return callable(value) and not isinstance(value, type) and defined_in_numpy(value)
 
 
+def wrap_dict(tx, value: dict, source: Source | None) -> VariableTracker:
+    """A dict's tracker with every key known (guarded as the key tuple)."""
+    from .containers import DictVariable
+    if not all(type(k) in (str, int) for k in value):
+        tx.unsupported("unsupported_value", "dicts with keys other than str/int are not supported")
+    if source is not None:
+        tx.guards.add_keys(source, tuple(value))
+    return DictVariable({k: wrap(tx, v, GetItemSource(source, k) if source is not None else None)
+                         for k, v in value.items()}, source)
+
+
 def is_compiled(value: Any) -> bool:
     return getattr(value, "__kiln_compiled__", None) is not None
 
@@ -167,13 +178,9 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         tx.guards.add_type(source, dict)
         return KeyedDictVariable(value, source)
     if kind is dict:
-        if not all(type(k) in (str, int) for k in value):
-            tx.unsupported("unsupported_value", "dicts with keys other than str/int are not supported")
         if source is not None:
             tx.guards.add_type(source, dict)
-            tx.guards.add_keys(source, tuple(value))
-        return DictVariable({k: wrap(tx, v, GetItemSource(source, k) if source is not None else None)
-                             for k, v in value.items()}, source)
+        return wrap_dict(tx, value, source)
     if is_compiled(value):
         _guard_id(tx, source, value)
         return UserFunctionVariable(value.__kiln_compiled__, source)
