@@ -140,9 +140,13 @@ class CompiledFunction:
 
     def _resume_function(self, code: types.CodeType, k: int, depth: int, nulls: tuple,
                          names: tuple) -> "CompiledFunction":
-        """The compiled resume function at instruction ``k`` of ``code``, one per layout."""
+        """The compiled resume function at instruction ``k`` of ``code``, one per layout and
+        per closure: helpers of one code with other cells (a decorator's wrapper around
+        two functions) resume into their own. The resume function holds the cells, so
+        their ids stay theirs while it is cached."""
         root = self.root
-        key = (code, k, depth, nulls, names)
+        cells = tuple(map(id, self.fn.__closure__ or ()))
+        key = (code, k, depth, nulls, names, cells, id(self.fn.__globals__))
         with root._lock:
             found = root._resumes.get(key)
             if found is None:

@@ -71,29 +71,38 @@ class BuildOpcodes:
         spec = self.pop()
         self.format(self.pop(), None, spec)
 
+    # The container being built may have come from outside the capture (a resume function's
+    # stack value: [*a, f(x), *b] broken at f): its own methods record the update, replayed
+    # on the real object, as for any list or dict passed in.
     def LIST_APPEND(self, inst):
         item = self.pop()
-        self.stack[-inst.arg].item_list.append(item)
+        self.stack[-inst.arg].call_method(self, "append", [item], {})
 
     def LIST_EXTEND(self, inst):
         items = self.pop().items(self)
-        self.stack[-inst.arg].item_list.extend(items)
+        self.stack[-inst.arg].call_method(self, "extend", [ListVariable(items)], {})
 
     def LIST_TO_TUPLE(self, inst):
         self.push(TupleVariable(self.pop().item_list))
 
     def MAP_ADD(self, inst):
         value = self.pop()
-        key = self.pop().as_constant(self)
-        self.stack[-inst.arg].entries[key] = value
+        key = self.pop()
+        self.stack[-inst.arg].setitem(self, key, value)
 
     def DICT_UPDATE(self, inst):
         other = self.pop()
         if not isinstance(other, DictVariable):
             self.unsupported("unsupported_value", f"** of {other.describe()}")
-        self.stack[-inst.arg].entries.update(other.entries)
+        self.stack[-inst.arg].call_method(self, "update", [other], {})
 
-    DICT_MERGE = DICT_UPDATE
+    def DICT_MERGE(self, inst):
+        # f(**a, **b) with a key in both: CPython's TypeError names the callee; Python raises it
+        other, target = self.stack[-1], self.stack[-inst.arg - 1]
+        if isinstance(other, DictVariable) and isinstance(target, DictVariable) \
+                and set(other.entries) & set(target.entries):
+            self.unsupported("unsupported_value", "a keyword given twice in a call's ** arguments")
+        self.DICT_UPDATE(inst)
 
     def UNPACK_SEQUENCE(self, inst):
         items = self.pop().items(self)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops import defined_in_numpy
 from ..ops.meta import supported_dtype
 from .variables.base import ConstantVariable
 from .variables.containers import ListVariable, TupleVariable
@@ -48,7 +49,7 @@ def fold_ufunc(key: Any, op: Any, args: list, kwargs: dict) -> ConstantVariable 
     if isinstance(key, np.ufunc):
         if key.nout != 1 or len(args) != key.nin or kwargs:
             return None
-    elif not (callable(key) and getattr(key, "__module__", "").startswith("numpy")
+    elif not (callable(key) and defined_in_numpy(key)
               and not getattr(key, "__module__", "").startswith("numpy.random")
               and op is not None and str(getattr(op, "category", "")) in ("pointwise", "reduction")
               and not getattr(op, "mutates", False)):

@@ -87,7 +87,7 @@ def capture(fn: types.FunctionType, args: tuple, kwargs: dict, dynamic: DynamicS
 def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult, stop_at: int | None) -> None:
     code = fn.__code__
     try:
-        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+        bound = _code_signature(fn).bind(*args, **kwargs)
     except TypeError as e:
         result.cacheable = False
         raise BreakGraph(GraphBreak("user_error", f"TypeError: {e}", code.co_filename,
@@ -113,6 +113,17 @@ def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult, stop_at: 
     result.return_code = output.finish(tx, ret)
     result.replay = list(output.replay)
     result.graph, result.input_codes = close_graph(output)
+
+
+def _code_signature(fn: types.FunctionType) -> inspect.Signature:
+    """The parameters ``fn``'s code declares, which its frame binds. ``inspect.signature``
+    would report a ``__signature__`` attribute instead: array-api-compat's wrappers (what
+    scipy calls as ``xp.zeros``) take ``*args, **kwargs`` and advertise the wrapped
+    function's parameters."""
+    plain = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                               fn.__closure__)
+    plain.__kwdefaults__ = fn.__kwdefaults__
+    return inspect.signature(plain)
 
 
 def close_graph(output: OutputGraph) -> tuple[Graph | None, list[str]]:

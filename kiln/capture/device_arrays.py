@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ops import describe_callable
+from ..ops import defined_in_numpy, describe_callable
 from .call_inputs import flatten
 from .variables.arrays import ArrayVariable
 
@@ -20,7 +20,7 @@ def converts_device_arrays(tx, key: Any, args: list) -> None:
     ufunc, not ``__array_function__``-dispatched) converts a device array with
     ``__array__``, which CuPy refuses: such a call on one runs as Python, and raises there."""
     if isinstance(key, (np.ufunc, type)) or hasattr(key, "_implementation") \
-            or not (getattr(key, "__module__", None) or "").startswith("numpy"):
+            or not defined_in_numpy(key):
         return
 
     def on_device(v: Any) -> bool:

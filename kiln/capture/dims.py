@@ -67,13 +67,14 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict, exact: boo
         # x[i] = v writes a new value of x: its functional op's shape rule says which
         # sizes follow (a mutation's own rule returns None, which would pin them all).
         op = REGISTRY[op.functional]
+    composing = not exact
     # (not where a derivative is written: its rules read sizes, kiln/ir/symbolic.py)
     exact = exact and not (any(a.tensor for a in arrays) or getattr(tx.output, "grad_depth", 0))
     derived = _symbolic_dims(tx, op, arrays, inputs, params) if exact else None
     if derived is not None:
         return lambda val: derived if isinstance(val, TensorMeta) and len(val.shape) == len(derived) \
             else static(val)
-    follow = _follow_by_probing(tx, op, arrays, inputs, params)
+    follow = _follow_by_probing(tx, op, arrays, inputs, params, composing)
     return lambda val: tuple(follow.get(i) for i in range(len(val.shape))) \
         if isinstance(val, TensorMeta) else None
 
@@ -238,7 +239,12 @@ def _at_least_two(tx, size: Any) -> Any:
     return None
 
 
-def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict) -> dict:
+def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict,
+                       composing: bool = False) -> dict:
+    """Output dims that follow each dynamic input size (probed); sizes that cannot follow
+    are specialized. ``composing``: inside a composite spelling, a size no output dim
+    follows is specialized too, for the spelling may have read it (np.delete(z, 0) on an
+    example of 2 slices ``[1:2]``: one element for every size probed)."""
     from .variables.arrays import UnbackedSize
     symbols = {}
     for a in arrays:
@@ -249,7 +255,7 @@ def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict) -> dic
     failed = []
     for code, sym in symbols.items():
         dims = _probe(op, inputs, params, code, sym.example, isinstance(sym, UnbackedSize))
-        if dims is None or any(i in follow for i in dims):
+        if dims is None or any(i in follow for i in dims) or composing and not dims:
             failed.append(sym)
         else:
             follow.update({i: sym for i in dims})
@@ -264,7 +270,7 @@ def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict) -> dic
         handled.update(id(t) for t in group)
         dims = _probe(op, inputs, params, {t.code for t in group}, sym.example,
                       any(isinstance(t, UnbackedSize) for t in group)) if len(group) > 1 else None
-        if dims is None or any(i in follow for i in dims):
+        if dims is None or any(i in follow for i in dims) or composing and not dims:
             for t in group:
                 t.as_constant(tx)
             continue

@@ -39,7 +39,7 @@ from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
                                    ListVariable, TupleVariable, make_iterator)
-from .variables.functions import NestedFunctionVariable, UserObjectVariable
+from .variables.functions import ModuleVariable, NestedFunctionVariable, UserObjectVariable
 
 MAX_INLINE_DEPTH = 32
 MAX_STEPS = 200_000
@@ -463,6 +463,10 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
             same = False  # a tracked non-constant value is never None
         elif isinstance(a, ArrayVariable) and isinstance(b, ArrayVariable):
             same = self.array_identity(a, b)
+        elif isinstance(a, ModuleVariable) and isinstance(b, ModuleVariable):
+            # (each guarded by identity where it was read: array-api-compat's
+            # ``xp is sys.modules.get("numpy")``)
+            same = a.module is b.module
         else:
             self.unsupported("unsupported_value", f"'is' between {a.describe()} and {b.describe()}")
         self.push(ConstantVariable(same != bool(inst.arg)))

@@ -4,7 +4,7 @@ Import :data:`F` to call ops (``F.sin(x)``), :func:`lookup` to map a NumPy calla
 method to its op, :data:`REGISTRY` to list them. Each family lives in its own module.
 """
 from .registry import (REGISTRY, SPELLINGS, Bound, Category, Composite, F, Op, Spelling, declare,
-                       describe_callable, find_spelling, get_op, lookup, method_key,
+                       defined_in_numpy, describe_callable, find_spelling, get_op, lookup, method_key,
                        ufunc_method_key, fit_grad, is_float_like)
 from .meta import TensorMeta, infer_meta
 from . import pointwise, masked, scalar_math, broadcast, relayout  # noqa: F401  (declarations register themselves)
@@ -14,5 +14,5 @@ from . import loops, loop_vectors, predicates, sets, flat_index, polynomials, sp
 from . import graph_loops, python_numbers  # noqa: F401
 
 __all__ = ["REGISTRY", "SPELLINGS", "Bound", "Category", "Composite", "F", "Op", "Spelling", "declare",
-           "describe_callable", "find_spelling", "get_op", "lookup", "method_key",
+           "defined_in_numpy", "describe_callable", "find_spelling", "get_op", "lookup", "method_key",
            "ufunc_method_key", "TensorMeta", "infer_meta", "fit_grad", "is_float_like"]

@@ -500,6 +500,13 @@ def lookup(key: Any) -> Spelling:
     return found
 
 
+def defined_in_numpy(value: Any) -> bool:
+    """Is ``value`` defined in NumPy (module ``numpy`` or ``numpy.*``)? Not in a package
+    whose name merely starts with it (numpy_ml, numpy_financial: user code, inlined)."""
+    module = getattr(value, "__module__", None) or ""
+    return module == "numpy" or module.startswith("numpy.")
+
+
 def describe_callable(key: Any) -> str:
     if isinstance(key, tuple) and key and key[0] == "method":
         return f"ndarray.{key[1]}"
@@ -509,7 +516,7 @@ def describe_callable(key: Any) -> str:
         return f"numpy.{key.__name__}"
     module = getattr(key, "__module__", None) or ""
     name = getattr(key, "__qualname__", None) or getattr(key, "__name__", None) or repr(key)
-    if module.startswith("numpy"):
+    if defined_in_numpy(key):
         # numpy.fft._pocketfft.fft -> numpy.fft.fft (the public spelling)
         parts = [p for p in module.split(".") if not p.startswith("_")]
         module = ".".join(parts)

@@ -942,3 +942,81 @@ def test_dict_views_behave_as_views(backend):
         got = kiln.compile(fn, backend=backend)(*args)
         want = fn(*args)
         assert repr(got) == repr(want)
+
+
+def _batched(fn):
+    """scipy.linalg's _apply_over_batch, cut down: one wrapper code, a closure per function."""
+    def wrapper(*args, **kwargs):
+        kiln.graph_break()
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@_batched
+def _scaled(x):
+    return x * 2
+
+
+@_batched
+def _shifted(x):
+    return x + 10
+
+
+def _both_wrapped(x):
+    return _scaled(x), _shifted(x)
+
+
+def test_wrappers_of_one_code_resume_into_their_own_closures():
+    # Both wrappers break at the same instruction of the same code; the resume function
+    # for the first (with its cells) served the second: (2x, 2x), scipy's cho_solve
+    # calling cho_factor.
+    counts, _, _ = run_counts(_both_wrapped, X)
+
+
+class _Table(dict):
+    pass
+
+
+_TABLE = _Table(a=1)
+
+
+def _breaks(v):
+    tuple(_TABLE)   # iterating a dict subclass: a graph break inside the helper
+    return v * 2.0
+
+
+def _copied(**kwargs):
+    tuple(_TABLE)
+    return dict(kwargs)
+
+
+def _keywords(x, w, b):
+    return x * w + b
+
+
+def _keywords_breaking(x, w, b):
+    tuple(_TABLE)
+    return x * w + b
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: [*[x], _breaks(x), *[x * 3.0]],
+    lambda x: {**{"a": x}, "b": _breaks(x)},
+    lambda x: {"a": 1.0, **{"b": _breaks(x)}},
+    lambda x: _keywords_breaking(x, **_copied(w=x, b=x)),
+])
+def test_containers_built_across_a_break_keep_their_items(fn):
+    # The resume function after the break gets the list or dict being built as a stack
+    # value; LIST_APPEND, LIST_EXTEND, MAP_ADD and DICT_MERGE into it updated only the
+    # tracker, so the result lost the items built after the break ([x] for the list;
+    # colour-science's chromatic_adaptation called its method with no keywords).
+    counts, _, _ = run_counts(fn, X)
+
+
+def _twice(x):
+    return _keywords(x, **{"w": x, "b": x}, **{"b": x * 2.0})
+
+
+def test_a_keyword_given_twice_in_double_star_raises_as_in_python():
+    with pytest.raises(TypeError, match="got multiple values for keyword argument 'b'"):
+        kiln.compile(_twice, backend="eager")(X)

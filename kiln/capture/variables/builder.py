@@ -28,12 +28,15 @@ from typing import Any
 import numpy as np
 
 from ...array_kinds import kind_of_type
-from ...ops import find_spelling
+from ...ops import defined_in_numpy, find_spelling
 from ...ops.meta import supported_dtype
 from ..sources import AttrSource, GetItemSource, Source
 from .base import ConstantVariable, VariableTracker
 
 SCALAR_TYPES = (bool, int, float)
+# A dict from outside the frame with more keys than this is read key by key (sys.modules):
+# guarding its whole key tuple would cost every call more than the lookups it serves.
+_KEYED_DICT = 64
 
 
 def _tensor_class() -> type:
@@ -53,8 +56,18 @@ def is_numpy_callable(value: Any) -> bool:
         # an instance of a NumPy class written in Python (an errstate, a poly1d, an
         # np.vectorize, which copies its function's __name__), not a NumPy function
         return False
-    module = getattr(value, "__module__", None) or ""
-    return callable(value) and not isinstance(value, type) and module.startswith("numpy")
+    return callable(value) and not isinstance(value, type) and defined_in_numpy(value)
+
+
+def wrap_dict(tx, value: dict, source: Source | None) -> VariableTracker:
+    """A dict's tracker with every key known (guarded as the key tuple)."""
+    from .containers import DictVariable
+    if not all(type(k) in (str, int) for k in value):
+        tx.unsupported("unsupported_value", "dicts with keys other than str/int are not supported")
+    if source is not None:
+        tx.guards.add_keys(source, tuple(value))
+    return DictVariable({k: wrap(tx, v, GetItemSource(source, k) if source is not None else None)
+                         for k, v in value.items()}, source)
 
 
 def is_compiled(value: Any) -> bool:
@@ -160,14 +173,14 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         items = [wrap(tx, v, GetItemSource(source, i) if source is not None else None)
                  for i, v in enumerate(value)]
         return (TupleVariable if kind is tuple else ListVariable)(items, source)
+    if kind is dict and source is not None and not source.is_argument() and len(value) > _KEYED_DICT:
+        from .containers import KeyedDictVariable
+        tx.guards.add_type(source, dict)
+        return KeyedDictVariable(value, source)
     if kind is dict:
-        if not all(type(k) in (str, int) for k in value):
-            tx.unsupported("unsupported_value", "dicts with keys other than str/int are not supported")
         if source is not None:
             tx.guards.add_type(source, dict)
-            tx.guards.add_keys(source, tuple(value))
-        return DictVariable({k: wrap(tx, v, GetItemSource(source, k) if source is not None else None)
-                             for k, v in value.items()}, source)
+        return wrap_dict(tx, value, source)
     if is_compiled(value):
         _guard_id(tx, source, value)
         return UserFunctionVariable(value.__kiln_compiled__, source)
@@ -312,8 +325,13 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
             if cls in (int, float, bool, complex):
                 tx.unsupported("data_dependent", f"{cls.__name__}() of an array reads its data",
                                "keep the value as a 0-d array, or move this out of the compiled function")
-            return tx.call_op(("method", "astype"), [args[0], ConstantVariable(np.dtype(cls))], {},
-                              f"{cls.__name__}(array)")
+            result = tx.call_op(("method", "astype"), [args[0], ConstantVariable(np.dtype(cls))], {},
+                                f"{cls.__name__}(array)")
+            if isinstance(result, ArrayVariable) and not result.tensor and result.meta.shape == () \
+                    and result.array_type is np.ndarray:
+                # np.float64(a 0-d array) is a NumPy scalar, as x[()] is (astype keeps 0-d)
+                result = result.getitem(tx, ConstantVariable(()))
+            return result
         if all(a.is_constant() for a in args) and all(v.is_constant() for v in kwargs.values()):
             return ConstantVariable(tx.fold(cls, *[a.value for a in args],
                                             **{k: v.value for k, v in kwargs.items()}))
