@@ -110,8 +110,12 @@ SYNTAX: dict[str, dict[str, str]] = {
              "u": "({y} == 0 ? ({T})0 : {x} % {y})"},
     "power": {"f": "pow{f}({x}, {y})"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
-    "maximum": {"f": "(({x} > {y} || {x} != {x}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
-    "minimum": {"f": "(({x} < {y} || {x} != {x}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
+    # A NaN comes out as x + y (x's NaN, as NumPy's, when both are): GCC 12 leaves nested
+    # ``(x < y || x != x) ? x : y`` selects scalar (a Floyd-Warshall step, 0.6x NumPy).
+    "maximum": {"f": "(__builtin_isunordered({x}, {y}) ? {x} + {y} : ({x} > {y} ? {x} : {y}))",
+                "*": "({x} >= {y} ? {x} : {y})"},
+    "minimum": {"f": "(__builtin_isunordered({x}, {y}) ? {x} + {y} : ({x} < {y} ? {x} : {y}))",
+                "*": "({x} <= {y} ? {x} : {y})"},
     "fmax": {"f": "(({x} > {y} || {y} != {y}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
     "fmin": {"f": "(({x} < {y} || {y} != {y}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
     "arctan2": {"f": "atan2{f}({x}, {y})"},
