@@ -19,7 +19,8 @@ from . import bytecode_facts as bc
 from .breaks import BreakGraph, GraphBreak, StopCapture
 from .output import DynamicSpec, OutputGraph
 from .sources import LocalSource
-from .translator import InstructionTranslator, LazyVariable, RealCellVariable
+from .translator import InstructionTranslator
+from .variables.base import LazyVariable, RealCellVariable
 
 
 @dataclass

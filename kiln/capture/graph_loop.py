@@ -142,7 +142,7 @@ def reason_of(e: Exception) -> str:
 def _realized(tx, var: Any) -> tuple:
     """(tracker, placeholder) of an argument array still unloaded before the loop that
     the body loaded (and rebound); (None, None) for anything else."""
-    from .translator import LazyVariable
+    from .variables.base import LazyVariable
     if not isinstance(var, LazyVariable) or var.source is None:
         return None, None
     found = tx.output.wrapped.get((type(var.source).__name__, var.source.display()))

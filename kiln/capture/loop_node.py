@@ -268,7 +268,7 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
 
 def _loaded(before: Any, after: VariableTracker) -> bool:
     """Did the body just load an argument that was not used before the loop?"""
-    from .translator import LazyVariable
+    from .variables.base import LazyVariable
     return isinstance(before, LazyVariable) and after.source is before.source
 
 
@@ -502,11 +502,11 @@ def _write_back(tx, state: ArrayState, item: Any) -> None:
 def write_array_back(tx, tracker: Any, item: Any) -> None:
     """A loop's final value ``item`` of the array ``tracker`` tracks, as the frame's: the
     tracker's node when nothing else can see the old one, else a copy into it."""
-    from .opcall import _check_writable
+    from .array_writes import check_writable
     if tracker.can_rewrite_in_place():
         tracker.node = item
         return
-    _check_writable(tx, "the loop's writes", tracker)
+    check_writable(tx, "the loop's writes", tracker)
     tx.output.graph.call(REGISTRY["copyto"], (tracker.node, item, True), {"casting": "same_kind"},
                          source=tx.location())
 

@@ -8,7 +8,8 @@ In-place forms (``x += y``, ``out=``, mutation ops) are rewritten into a new nod
 the target array was made in the graph and nothing else can see it; otherwise they are
 recorded as mutation ops (``copyto``, ``setitem``, ``add_at``, ``fill``) writing into the
 target's node, in program order: the eager interpreter runs them in place, aot
-functionalizes them and writes final values back into the caller's arrays (docs/aot.md §5).
+functionalizes them and writes final values back into the caller's arrays (docs/aot.md §5):
+kiln/capture/array_writes.py.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..array_kinds import kind_of, reads_memory
+from ..array_kinds import reads_memory
 from ..errors import KilnError
 from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
                    find_spelling, infer_meta)
@@ -179,7 +180,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if isinstance(bound, Composite) or bound.out is None or not isinstance(result, ArrayVariable) \
             or bound.op.mutates:
         return result
-    return _write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
+    return write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
 
 
 def _weak_values(args: list, kwargs: dict) -> tuple:
@@ -238,7 +239,7 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
         used.add(id(c.out))
         if not isinstance(var, ArrayVariable):
             tx.unsupported("unsupported_value", f"{text}: out= for several results")
-        return _write_out(tx, text, c.out, var)
+        return write_out(tx, text, c.out, var)
     return var
 
 
@@ -377,7 +378,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     inputs = tuple(to_graph(v, i) for i, v in enumerate(bound.inputs))
 
     if op.mutates:
-        return _mutation(tx, op, spelling_text, bound, inputs, params)
+        return mutate(tx, op, spelling_text, bound, inputs, params)
     if any(isinstance(d, UnbackedSize) for a in array_inputs for d in a.dims):
         # A shape rule sees an unbacked size at its example value: a mismatch there need
         # not be one at run time, so NumPy decides (as Python), not the example.
@@ -386,7 +387,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         except Exception:
             tx.unsupported("data_dependent", f"{spelling_text}: its shapes depend on the size "
                            f"of a data-dependent selection", HINTS["data_dependent"])
-    node = _record(tx, op, inputs, params)
+    node = record_node(tx, op, inputs, params)
     if isinstance(node.val, tuple):
         tx.unsupported("unsupported_call", f"{spelling_text} returns several arrays (not captured yet)")
     # A view, or an op told not to copy, may hand back its input's memory.
@@ -476,133 +477,7 @@ def _unbacked_dims(tx, text: str, bound: Bound, spec: tuple):
     return bound, lambda val: tuple(dims)
 
 
-def _record(tx, op, inputs, params):
-    if op.mutates:
-        selections.before_write(tx)
-        tx.output.writes += 1
-    try:
-        return tx.output.graph.call(op, inputs, params, source=tx.location())
-    except KilnError as e:
-        tx.unsupported("unsupported_call", f"{op.name}: {e}")
-    except Exception as e:
-        tx.user_error(e)
-
-
-def _write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool = True) -> VariableTracker:
-    """``out=`` / in-place operator: the expression's value is the target array itself.
-
-    A target nobody else can see (made in the graph, no views) just takes a new node; any
-    other target (an argument, a view, an array with views) gets ``copyto(target, result)``,
-    which the backends run in place (eager) or functionalize (aot). Only a ufunc
-    (``broadcasts``) spreads its result over a larger ``out``; elsewhere NumPy wants the
-    result's exact shape.
-    """
-    if not isinstance(out, ArrayArg):
-        tx.unsupported("unsupported_value", f"{what}: out= must be an array")
-    target = out.var
-    if target.scalar:
-        tx.user_error(TypeError("return arrays must be of ArrayType"))
-    rdims, tdims = result.dims[::-1], target.dims[::-1]
-    if any(isinstance(d, UnbackedSize) and (k >= len(tdims) or tdims[k] is not d)
-           for k, d in enumerate(rdims)) or \
-            any(isinstance(d, UnbackedSize) and (k >= len(rdims) or rdims[k] is not d)
-                for k, d in enumerate(tdims)):
-        tx.unsupported("data_dependent", f"{what}: out= and the result sizes depend on the "
-                       f"data in different ways", HINTS["data_dependent"])
-    shape, into = result.meta.shape, target.meta.shape
-    if shape != into and (not broadcasts or np.broadcast_shapes(shape, into) != into):
-        tx.unsupported("user_error", f"{what}: out= of shape {into} for a result of shape {shape} "
-                       f"(NumPy raises here, or writes only part of it)")
-    if target.can_rewrite_in_place() and result.meta.shape == target.meta.shape:
-        value = result
-        if result.meta.dtype != target.meta.dtype:
-            if not np.can_cast(result.meta.dtype, target.meta.dtype, "same_kind"):
-                tx.unsupported("user_error", f"{what}: cannot cast {result.meta.dtype} to "
-                               f"{target.meta.dtype} in place (NumPy raises here)")
-            node = _record(tx, REGISTRY["astype"], (result.node,), {"dtype": target.meta.dtype,
-                                                                    "copy": True})
-            value = ArrayVariable(node, result.dims, array_type=result.array_type)
-        if result.scalar and not target.scalar:
-            # A 0-d array stays one (a ufunc on it alone gives a NumPy scalar).
-            value = ArrayVariable(_record(tx, REGISTRY["copy"], (value.node,), {}), result.dims,
-                                  array_type=result.array_type)
-        elif len(result.meta.shape) >= 2:
-            # The target keeps its memory, so its layout: `y = f * 2; y += c` of a
-            # Fortran-ordered f and a C-ordered c is Fortran-ordered, where `f * 2 + c`
-            # alone would be C. Free when compiled (lowering lays the value out so).
-            value = ArrayVariable(_record(tx, REGISTRY["relayout"], (value.node, target.node),
-                                          {"rule": "K"}), value.dims, array_type=value.array_type)
-        selections.before_write(tx)
-        target.node = value.node
-        target.dims = value.dims
-        return target
-    _check_writable(tx, what, target)
-    _record(tx, REGISTRY["copyto"], (target.node, result.node, True), {"casting": "same_kind"})
-    return target
-
-
-def _check_writable(tx, what: str, target: ArrayVariable) -> None:
-    """Writes must reach an array the caller can see again: never a baked-in constant, and
-    never a read-only one (NumPy raises there, with a message that depends on the write)."""
-    if target.read_only:
-        tx.unsupported("user_error", f"{what} writes into {target.describe()}, a read-only view "
-                       f"in NumPy", "it runs as plain Python, so NumPy raises its own error")
-    root = target.base or target
-    if target.base is not None and any(isinstance(d, UnbackedSize) for d in root.dims) \
-            and _maps_back_by_shape(target.node, root.node):
-        # aot writes a view's new value back into its base through the view's derivative
-        # rule, which reshapes to the base's example shape: wrong when the base's size is
-        # known only at run time (a mask selection).
-        tx.unsupported("data_dependent", f"{what} writes through a reshaping view of "
-                       f"{root.describe()}, whose size depends on the data", HINTS["data_dependent"])
-    if root.node.kind == "constant":
-        tx.unsupported("mutation", f"{what} writes into {target.describe()}, an array kiln "
-                       f"baked into the graph as a constant", HINTS["mutation"])
-    if root.source is not None and not root.tensor:
-        # NumPy raises on a read-only array before writing anything: guard the flag, and let
-        # such a call run as Python so the error (and what was written before) is NumPy's.
-        code, text = root.source.code(tx.output.ns), root.source.display()
-        leaf = tx.output.leaf_value(root.source)
-        kind = kind_of(leaf)
-        if kind is None or kind.writeable_flag:
-            writeable = bool(leaf.flags.writeable)
-            tx.guards.add_truth(f"{code}.flags.writeable", f"{text}.flags.writeable", writeable,
-                                (root.source,))
-        else:
-            writeable = True   # (a CuPy array has no such flag: always writeable)
-        if not writeable:
-            tx.unsupported("user_error", f"{what} writes into the read-only array {text}",
-                           "it runs as plain Python, so NumPy raises its own error")
-
-
-def _maps_back_by_shape(view: Any, root: Any) -> bool:
-    """Whether a view op between ``view`` and its base ``root`` has no put-back rule (aot
-    maps a write back through its derivative rule, written with the base's shape)."""
-    node = view
-    while node is not root and getattr(node, "kind", None) == "call":
-        if node.op.put_back is None and node.op.may_alias:
-            return True
-        node = node.args[0] if node.args else None
-    return False
-
-
-def _mutation(tx, op, what, bound, inputs, params) -> VariableTracker:
-    """``x[i] = v``, ``np.add.at``, ``x.fill``, ``np.copyto``: the mutation op itself, or its
-    functional op as a new node when nobody else can see the target (see _write_out)."""
-    target = bound.inputs[op.mutates[0]]
-    if not isinstance(target, ArrayArg):
-        tx.unsupported("mutation", f"{what} updates a value that is not an array", HINTS["mutation"])
-    functional = REGISTRY.get(op.functional) if op.functional else None
-    if target.var.can_rewrite_in_place() and functional is not None:
-        node = _record(tx, functional, inputs, params)
-        if node.val == target.var.meta:
-            selections.before_write(tx)
-            target.var.node = node
-            return ConstantVariable(None)
-    _check_writable(tx, what, target.var)
-    _record(tx, op, inputs, params)
-    return ConstantVariable(None)
-
-
-# The layer above this one (x[mask] not taken yet): it imports this module's core
+# The writes (their module imports selections too) and the layer above this one (x[mask]
+# not taken yet): both import this module's core
+from .array_writes import mutate, record_node, write_out  # noqa: E402
 from . import selections  # noqa: E402

@@ -189,7 +189,7 @@ class Rebuilder:
         self.lines: list[str] = []
 
     def __call__(self, var: VariableTracker) -> str:
-        from .translator import LazyVariable
+        from .variables.base import LazyVariable
         ref = self.ns.ref
         if isinstance(var, LazyVariable):
             return var.source.code(self.ns)   # an argument never used: passed as it is
@@ -289,7 +289,7 @@ class Rebuilder:
 
     def _function(self, var: NestedFunctionVariable, fills: list) -> str:
         """The expression making ``var``; its copied cells, made empty, go to ``fills``."""
-        from .translator import RealCellVariable
+        from .variables.base import RealCellVariable
         cells = []
         for cell in var.closure:
             if isinstance(cell, RealCellVariable):

@@ -34,7 +34,8 @@ from .output import OutputGraph
 from .resume import in_open_with
 from .sources import AttrSource, ClosureSource, GlobalSource, ModuleGlobalSource
 from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVariable
-from .variables.base import NULL, CellVariable, ConstantVariable, VariableTracker, stores_itself
+from .variables.base import (NULL, CellVariable, ConstantVariable, LazyVariable, RealCellVariable,
+                             VariableTracker, stores_itself)
 from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
@@ -64,21 +65,6 @@ def plain_context_manager(cls: Any) -> bool:
     return (root not in ("numpy", "kiln") or cls is np.errstate) and all(
         isinstance(inspect.getattr_static(cls, m, None), types.FunctionType)
         for m in ("__enter__", "__exit__"))
-
-
-class LazyVariable(VariableTracker):
-    """An argument not yet used: wrapped (and guarded) on first load."""
-
-    def __init__(self, value: Any, source: Any) -> None:
-        self.value = value
-        self.source = source
-
-
-class RealCellVariable(VariableTracker):
-    """A closure cell of the compiled function itself: read through its source."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
 
 
 class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):

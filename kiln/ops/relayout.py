@@ -13,7 +13,7 @@ NumPy allocates the result first and copies into it: the join's own layout rule
   (np.delete at several positions): advanced indexing's, which may move that axis.
 
 Capture also records it where an in-place update on a fresh array becomes a new value
-(``h += c`` as ``relayout(add(h, c), h, rule='K')``, kiln/capture/opcall.py ``_write_out``):
+(``h += c`` as ``relayout(add(h, c), h, rule='K')``, kiln/capture/array_writes.py ``write_out``):
 the write keeps h's memory, so its layout.
 
 Run as NumPy (eager, on Tensors) it is a copy into such an array. Compiled it costs no

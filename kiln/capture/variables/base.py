@@ -150,3 +150,18 @@ class CellVariable(VariableTracker):
 
 def const(value: Any) -> ConstantVariable:
     return ConstantVariable(value)
+
+
+class LazyVariable(VariableTracker):
+    """An argument not yet used: wrapped (and guarded) on first load."""
+
+    def __init__(self, value: Any, source: Any) -> None:
+        self.value = value
+        self.source = source
+
+
+class RealCellVariable(VariableTracker):
+    """A closure cell of the compiled function itself: read through its source."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
