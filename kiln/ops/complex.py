@@ -103,7 +103,7 @@ def _complex_parts_meta(re, im):
 # (inf * 0), where NumPy's write keeps it.
 complex_parts = declare(
     "complex_parts", Category.POINTWISE, _complex_parts_impl, inputs=("re", "im"),
-    meta=_complex_parts_meta, vjp=lambda g, out, re, im: (F.real(g), F.imag(g)),
+    meta=_complex_parts_meta, vjp=lambda g, out, re, im: (F.real(g), F.imag(g)), complex_grad=True,
     lowering={"scalar": "complex_parts", "kinds": "c", "input_dtypes": (None, None)},
     doc="re + i im built part by part (the value of z after z.real[...] = v or z.imag[...] = v)")
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import kiln
-from kiln.ops import REGISTRY
+from kiln.ops import REGISTRY, F
 
 rng = np.random.default_rng(128)
 
@@ -33,6 +33,8 @@ CASES = {
     "conjugate": (lambda a: np.conj(a) * a * (1 + 2j), (Z23,)),
     "real": (lambda a: np.real(a) * 3, (Z23,)),
     "imag": (lambda a: np.imag(a) ** 2, (Z23,)),
+    # (z.real[...] = v captured: a's real part replaced, part by part)
+    "complex_parts": (lambda a, x: F.complex_parts(x, np.imag(a)) * a, (Z23, X23)),
     "sum": (lambda a: np.sum(a * a, axis=0), (Z23,)),
     "mean": (lambda a: np.mean(a * a, axis=1, keepdims=True), (Z23,)),
     "sin": (lambda a: np.sin(a), (Z23,)),
