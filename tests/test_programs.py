@@ -192,6 +192,19 @@ def program_registry() -> tuple:
     return programs, program
 
 
+def program_test(programs: dict, backends: list):
+    """The test a program file runs (``test_program = program_test(PROGRAMS, backends)``
+    after its programs): each program on each backend through :func:`check_program`, and
+    kiln never writes to stdout."""
+    @pytest.mark.parametrize("backend", backends)
+    @pytest.mark.parametrize("name", list(programs))
+    def test_program(name, backend, capsys):
+        fn, calls = programs[name]
+        check_program(fn, calls, backend)
+        assert capsys.readouterr().out == "", "kiln never writes to stdout"
+    return test_program
+
+
 PROGRAMS, program = program_registry()
 
 
@@ -1477,12 +1490,7 @@ def run_time_index_and_step(x, i, k):
     return row, x[i - 1, ::k]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", list(PROGRAMS))
-def test_program(name, backend, capsys):
-    fn, calls = PROGRAMS[name]
-    check_program(fn, calls, backend)
-    assert capsys.readouterr().out == "", "kiln never writes to stdout"
+test_program = program_test(PROGRAMS, BACKENDS)
 
 
 # ----------------------------------------------------------------------------- gradients

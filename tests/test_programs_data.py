@@ -8,9 +8,8 @@ costs one g++ build."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from tests.test_programs import BACKENDS, check_program, f32, i32, program_registry, ri, rn
+from tests.test_programs import BACKENDS, f32, i32, program_registry, program_test, ri, rn
 
 PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
 
@@ -217,9 +216,4 @@ def hashing_and_int_edges(x):
         h % 16, np.bincount(np.abs(h % 16).astype(np.int64), minlength=16)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", list(PROGRAMS))
-def test_program(name, backend, capsys):
-    fn, calls = PROGRAMS[name]
-    check_program(fn, calls, backend)
-    assert capsys.readouterr().out == "", "kiln never writes to stdout"
+test_program = program_test(PROGRAMS, BACKENDS)

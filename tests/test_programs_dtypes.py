@@ -10,9 +10,8 @@ vectorized loops in tests/lowering/test_fills.py).
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from tests.test_programs import check_program, program_registry
+from tests.test_programs import program_registry, program_test
 
 _rng = np.random.default_rng(4711)
 PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
@@ -259,8 +258,4 @@ def structured_fields(s):
     return r, s["id"].sum(), s[r > 0.5]["id"], s
 
 
-@pytest.mark.parametrize("backend", ["cpp", "eager"])
-@pytest.mark.parametrize("name", list(PROGRAMS))
-def test_program(name, backend):
-    fn, calls = PROGRAMS[name]
-    check_program(fn, calls, backend)
+test_program = program_test(PROGRAMS, ["cpp", "eager"])

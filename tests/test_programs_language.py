@@ -11,9 +11,8 @@ from __future__ import annotations
 import enum
 
 import numpy as np
-import pytest
 
-from tests.test_programs import check_program, program_registry
+from tests.test_programs import program_registry, program_test
 
 _rng = np.random.default_rng(3636)
 PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
@@ -395,8 +394,4 @@ def write_via_out_param(x):
     return x
 
 
-@pytest.mark.parametrize("backend", ["cpp", "eager"])
-@pytest.mark.parametrize("name", list(PROGRAMS))
-def test_program(name, backend):
-    fn, calls = PROGRAMS[name]
-    check_program(fn, calls, backend)
+test_program = program_test(PROGRAMS, ["cpp", "eager"])

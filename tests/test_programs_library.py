@@ -7,9 +7,8 @@ raise. All passed when written; they guard against regressions.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from tests.test_programs import check_program, program_registry
+from tests.test_programs import program_registry, program_test
 
 _rng = np.random.default_rng(3637)
 PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
@@ -548,8 +547,4 @@ def write_python_int_overflow(x, k):
     return x
 
 
-@pytest.mark.parametrize("backend", ["cpp", "eager"])
-@pytest.mark.parametrize("name", list(PROGRAMS))
-def test_program(name, backend):
-    fn, calls = PROGRAMS[name]
-    check_program(fn, calls, backend)
+test_program = program_test(PROGRAMS, ["cpp", "eager"])

@@ -14,10 +14,8 @@ import inspect
 import sys
 
 import numpy as np
-import pytest
 
-import kiln
-from tests.test_programs import check_program, program_registry
+from tests.test_programs import program_registry, program_test
 
 _rng = np.random.default_rng(4242)
 PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
@@ -394,8 +392,4 @@ def sph_density_and_pressure_force(pos, h, n):
     return rho, a - 2.01 * pos
 
 
-@pytest.mark.parametrize("backend", ["cpp", "eager"])
-@pytest.mark.parametrize("name", list(PROGRAMS))
-def test_program(name, backend):
-    fn, calls = PROGRAMS[name]
-    check_program(fn, calls, backend)
+test_program = program_test(PROGRAMS, ["cpp", "eager"])

@@ -9,10 +9,9 @@ errors). One call shape per program where possible: each distinct graph is a g++
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
-from test_programs import BACKENDS, check_program, program_registry
+from tests.test_programs import BACKENDS, program_registry, program_test
 
 f32, f64, u8 = np.float32, np.float64, np.uint8
 _rng = np.random.default_rng(2026)
@@ -190,8 +189,4 @@ def broadcast_errors(a, b):
     return a
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", list(PROGRAMS))
-def test_signal_program(name, backend, capsys):
-    check_program(*PROGRAMS[name], backend)
-    assert not capsys.readouterr().out, "kiln never writes to stdout"
+test_program = program_test(PROGRAMS, BACKENDS)

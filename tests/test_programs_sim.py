@@ -7,9 +7,8 @@ Shapes are few and small: every distinct graph costs one g++ build.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from tests.test_programs import BACKENDS, check_program, program_registry
+from tests.test_programs import BACKENDS, program_registry, program_test
 
 f32 = np.float32
 _rng = np.random.default_rng(2026)
@@ -215,8 +214,4 @@ def augmented_assignments_2d(g):
     return g.sum(axis=0), g
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", list(PROGRAMS))
-def test_simulation_program(name, backend, capsys):
-    check_program(*PROGRAMS[name], backend)
-    assert capsys.readouterr().out == "", "kiln never writes to stdout"
+test_program = program_test(PROGRAMS, BACKENDS)
