@@ -34,13 +34,16 @@ from .loop_ir import Buffer, BufferValue
 from .lower import ExternNode, GraphLowering, iter_values
 from .scheduler import Kernel, node_loads, write_index
 
+def reads(item: Any) -> list[str]:
+    """Names of the buffers a schedule step loads (before rendering: an extern's array
+    arguments, a kernel's recorded loads)."""
+    if isinstance(item, ExternNode):
+        return [v.buf.name for v in iter_values(item.args) if isinstance(v, BufferValue)]
+    return [buf.name for node, role in item.members for buf, _ in node_loads(node, role, item.frame)]
+
+
 def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buffer]:
     """output buffer name -> the input Buffer whose memory it takes (see the module doc)."""
-    def reads(item: Any) -> list[str]:
-        if isinstance(item, ExternNode):
-            return [v.buf.name for v in iter_values(item.args) if isinstance(v, BufferValue)]
-        return [buf.name for node, role in item.members for buf, _ in node_loads(node, role, item.frame)]
-
     last = last_uses((reads(item) for item in items),
                      [v.buf.name for v in iter_values(tuple(low.outputs)) if isinstance(v, BufferValue)])
     # (memory an extern's result may view lives as long as that result)

@@ -35,6 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir.passes import last_uses
+from .inplace import reads
 from .loop_ir import Buffer, BufferValue, linear
 from .nodes import ExternNode, iter_values
 from .scheduler import Kernel, node_loads
@@ -47,8 +48,8 @@ def write_windows(items: list, low: Any, local: dict) -> tuple[list, dict[str, B
     renderer = getattr(low, "renderer", None)
     if not donated or low.sizes or (renderer is not None and not getattr(renderer, "computed_indices", False)):
         return items, {}
-    reads = [_reads(item) for item in items]
-    last = last_uses(reads, [v.buf.name for v in iter_values(tuple(low.outputs)) if isinstance(v, BufferValue)])
+    steps_reads = [reads(item) for item in items]
+    last = last_uses(steps_reads, [v.buf.name for v in iter_values(tuple(low.outputs)) if isinstance(v, BufferValue)])
     raising = [step for step, item in enumerate(items) if isinstance(item, ExternNode) and item.may_raise()]
     made: dict[str, int] = {}
     for step, item in enumerate(items):
@@ -60,13 +61,13 @@ def write_windows(items: list, low: Any, local: dict) -> tuple[list, dict[str, B
     for t, item in enumerate(items):
         if not (isinstance(item, ExternNode) and item.op.name == "index_put"):
             continue
-        found = _window_write(items, t, item, low, donated, local, reads, last, raising, made)
+        found = _window_write(items, t, item, low, donated, local, steps_reads, last, raising, made)
         if found is None:
             continue
-        out_k, u, v, strides, offset = found
+        out_k, u, v, strides, offset, read_on = found
         v.strides, v.offset, v.window_of = strides, offset, u.name
         windows[v.name] = u
-        if any(item.name in r for r in reads[t + 1:]):
+        if read_on:
             item.window_of = BufferValue.whole(u)   # read on: the wrapper names u so
         else:
             low.outputs[out_k] = BufferValue.whole(u)
@@ -74,14 +75,8 @@ def write_windows(items: list, low: Any, local: dict) -> tuple[list, dict[str, B
     return [item for t, item in enumerate(items) if t not in dropped], windows
 
 
-def _reads(item: Any) -> list[str]:
-    if isinstance(item, ExternNode):
-        return [v.buf.name for v in iter_values(item.args) if isinstance(v, BufferValue)]
-    return [buf.name for node, role in item.members for buf, _ in node_loads(node, role, item.frame)]
-
-
 def _window_write(items: list, t: int, item: ExternNode, low: Any, donated: dict, local: dict,
-                  reads: list, last: dict, raising: list, made: dict) -> tuple | None:
+                  steps_reads: list, last: dict, raising: list, made: dict) -> tuple | None:
     base, index, value = (tuple(item.args) + (None, None, None))[:3]
     if not (isinstance(base, BufferValue) and base.is_whole() and base.buf.kind == "input"
             and isinstance(value, BufferValue) and value.is_whole() and value.buf.kind == "computed"):
@@ -95,7 +90,8 @@ def _window_write(items: list, t: int, item: ExternNode, low: Any, donated: dict
     i = donated[k]
     if i >= len(low.inputs) or low.inputs[i][1] is not u:
         return None
-    if any(result.name in r for r in reads[t + 1:]) and (result.strides != u.strides or result.offset != 0):
+    read_on = any(result.name in r for r in steps_reads[t + 1:])
+    if read_on and (result.strides != u.strides or result.offset != 0):
         return None   # read on as the caller's array: laid out as it
     window = _window(u, index)
     if window is None or v.dtype != u.dtype or v.shape != window[0] or local.get(v.name) is not None:
@@ -104,10 +100,11 @@ def _window_write(items: list, t: int, item: ExternNode, low: Any, donated: dict
     kernel = items[s] if s is not None else None
     if not isinstance(kernel, Kernel) or s >= t or last.get(v.name) != t:
         return None
-    if any(u.name in r for r in reads[s + 1:t] + reads[t + 1:]) or any(r > s and r != t for r in raising):
+    if any(u.name in r for r in steps_reads[s + 1:t] + steps_reads[t + 1:]) or any(r > s and r != t for r in raising):
         return None
     _, strides, offset = window
-    return (k, u, v, strides, offset) if _reads_only_where_written(kernel, u, v, strides, offset) else None
+    return (k, u, v, strides, offset, read_on) if _reads_only_where_written(kernel, u, v, strides, offset) \
+        else None
 
 
 def _window(u: Buffer, index: Any) -> tuple | None:
