@@ -46,6 +46,7 @@ class Tensor(NDArrayOperatorsMixin):
     _accumulator: AccumulateGrad | None = None
     _output_nr = 0                          # which output of grad_fn this Tensor is
     _view_version = 0                       # the shared version when a view was taken
+    _view_direct = False                    # a view taken of its base itself, not of a view
 
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
         if isinstance(data, Tensor):
@@ -379,6 +380,7 @@ def _plain_ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
         return NotImplemented
     target = out[0]
     _check_inplace_target(target, f"{_PLAIN_UFUNCS[ufunc]}(..., out=...)")
+    target._version.before_write()
     ufunc(*raw, out=target._data)
     target._version.bump()
     return target

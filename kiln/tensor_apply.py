@@ -19,6 +19,7 @@ from .autograd.node import BackwardNode, Edge
 from .errors import AutogradError, KilnError
 from .ops import Bound, Composite, get_op, lookup
 from .ops.meta import check_dtype
+from .ops.rule_reads import rule_reads
 from .tensor import (_UNSUPPORTED_KINDS, Tensor, _accumulator_of, _tensors_in, _user_location,
                      _wrap_result, unwrap)
 
@@ -42,6 +43,7 @@ def apply(bound: Bound | Composite) -> Any:
         # write straight into the target, with its own casting rules and errors.
         if isinstance(out, Tensor):
             _check_inplace_target(out, f"{op.name}(..., out=...)")
+            out._version.before_write()
             ufunc(*raw, out=out._data)
             out._version.bump()
         else:
@@ -107,6 +109,7 @@ def _share_version(view: Tensor, base: Any, result: Any) -> None:
         view._version = base._version
         view._base = base._base if base._base is not None else base
         view._view_version = base._version.value
+        view._view_direct = base._base is None
 
 
 def _refresh_view(view: Tensor) -> None:
@@ -116,7 +119,7 @@ def _refresh_view(view: Tensor) -> None:
     node = view.grad_fn
     base = view._base
     if not isinstance(node, BackwardNode) or node.released or node.inputs is None \
-            or not node.inputs or node.inputs[0] is not base._data:
+            or not node.inputs or not view._view_direct:
         raise KilnError("a view of a Tensor that was modified in place after the view was "
                         "taken is used in a gradient computation; kiln only follows that for "
                         "a view taken directly of the modified Tensor: take the view again "
@@ -130,11 +133,15 @@ def _refresh_view(view: Tensor) -> None:
 def _record(tensor: Tensor, op: Any, inputs: tuple, raw: tuple, params: dict) -> None:
     saved = []
     edges = []
+    reads_out, reads = rule_reads(op)
+    watched = []     # the counters of saved values the rule reads: copied before a write
     for i, (name, value) in enumerate(zip(op.inputs, inputs)):
         subs = list(enumerate(value)) if name.startswith("*") else [(None, value)]
         for sub, item in subs:
             for t in _tensors_in((item,)):
                 saved.append((i, sub, None, t._version, t._version.value))
+                if reads[i]:
+                    watched.append(t._version)
             if isinstance(item, Tensor) and item._requires_grad:
                 if item._base is not None and item._version.value != item._view_version \
                         and item._base._requires_grad:
@@ -145,6 +152,10 @@ def _record(tensor: Tensor, op: Any, inputs: tuple, raw: tuple, params: dict) ->
     node.out_counter = tensor._version
     node.out_version = tensor._version.value
     node.edges = edges
+    for counter in watched:
+        counter.watch(node)
+    if reads_out:
+        tensor._version.watch(node)
     tensor.grad_fn = node
     tensor._output_nr = 0
     tensor._requires_grad = True
@@ -169,6 +180,7 @@ def _rebase(target: Tensor, op: Any, inputs: tuple, params: dict, new_value: Any
     if record:
         # The node must see the old value of target, which is about to be overwritten.
         raw = tuple(_copy_if_aliases(v, target) for v in unwrap(inputs))
+    target._version.before_write()
     np.copyto(target._data, new_value, casting="same_kind")
     target._version.bump()
     if record:
@@ -178,6 +190,8 @@ def _rebase(target: Tensor, op: Any, inputs: tuple, params: dict, new_value: Any
         shell.grad_fn.saved = [s for s in shell.grad_fn.saved if s[3] is not target._version]
         shell.grad_fn.out_counter = target._version
         shell.grad_fn.out_version = target._version.value
+        if rule_reads(op)[0]:
+            target._version.watch(shell.grad_fn)
         target.grad_fn = shell.grad_fn
         target._output_nr = 0
         target._requires_grad = True
@@ -223,6 +237,7 @@ def _apply_mutation(op: Any, inputs: tuple, params: dict) -> None:
         new_value = functional.impl(*unwrap(inputs), **params)
         _rebase(target, functional, inputs, params, new_value)
     else:
+        target._version.before_write()
         op.impl(*unwrap(inputs), **params)
         target._version.bump()
     return None

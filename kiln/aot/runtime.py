@@ -497,8 +497,11 @@ class _Variant(TrainingRun):
             if self.error is None and self.simple:
                 return self._run_training_simple(args, arrays)
             return self._run_training(args, arrays)
-        outs = self.forward(*arrays)
         Tensor = _tensor_cls()
+        for i, _ in self.plan.mutated:   # before a donated buffer is written by the forward
+            if isinstance(args[i], Tensor):
+                args[i]._version.before_write()
+        outs = self.forward(*arrays)
         self._epilogue(args, outs)
         wrap = any(isinstance(a, Tensor) for a in args)
         return self._user_outputs(args, arrays, outs, wrap, None)

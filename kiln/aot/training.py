@@ -4,8 +4,8 @@
 compiled forward when some input needs a gradient: eager's in-place checks, one
 :class:`CompiledFunctionBackward` whose edges lead to the inputs' nodes, values saved
 for the backward (copied when the epilogue overwrites them), output Tensors that record,
-and the version counters that make a later in-place change of a saved value fail the
-backward. ``CompiledFunctionBackward.run`` runs the compiled backward graph (compiled on
+and the version counters through which a later in-place write of a saved value first
+copies it (copy on write, as on the eager tape: kiln/autograd/node.py). ``CompiledFunctionBackward.run`` runs the compiled backward graph (compiled on
 the first ``backward()``).
 """
 from __future__ import annotations
@@ -42,6 +42,7 @@ class TrainingRun:
                     raise KilnError("in-place modification of a view of a Tensor while recording "
                                     "gradients is not supported by kiln; index-assign into the "
                                     "base Tensor instead, or compute the new value out of place")
+                target._version.before_write()   # nodes that saved it keep a copy
         node = CompiledFunctionBackward(self)
         for pos, i in enumerate(self.joint.grad_inputs if self.joint else []):
             t = args[i]
@@ -78,11 +79,10 @@ class TrainingRun:
                     target.grad_fn = node
                     target._output_nr = wrapped[k]._output_nr
                     target._requires_grad = True
-        # Saved values the user can reach: changing one in place must fail the backward.
+        # Saved values the user can reach: copied before an in-place write changes them.
         visible = {id(a._data): a for a in args if isinstance(a, Tensor)}
         visible.update({id(t._data): t for t in wrapped.values()})
-        node.versions = [(visible[id(s)]._version, visible[id(s)]._version.value)
-                         for s in node.saved if id(s) in visible]
+        node.watch([(pos, visible.get(id(s))) for pos, s in enumerate(node.saved)])
         return self._user_outputs(args, arrays, outs, True, wrapped)
 
 
@@ -99,7 +99,7 @@ class TrainingRun:
             edges.append(Edge(pos, None, target, t._output_nr))
         result = self.forward(*arrays)
         n = self.joint.num_fw_outputs
-        saved = node.saved = result[n:]
+        saved = node.saved = list(result[n:])
         if self.sized:
             node.extra, node.tangent_shapes = self.backward_inputs(arrays, result)
         node.num_outputs = max(len(self.nr_of_output), 1)
@@ -115,13 +115,12 @@ class TrainingRun:
                     value._output_nr = nr
                     value._requires_grad = True
             outs.append(value)
-        # Saved values the user can reach: changing one in place must fail the backward.
+        # Saved values the user can reach: copied before an in-place write changes them.
         visible = {id(a._data): a for a in args if isinstance(a, Tensor)}
         for t in outs:
             if isinstance(t, Tensor):
                 visible[id(t._data)] = t
-        node.versions = [(t._version, t._version.value)
-                         for t in (visible.get(id(s)) for s in saved) if t is not None]
+        node.watch([(pos, visible.get(id(s))) for pos, s in enumerate(saved)])
         return tuple(outs)
 
 
@@ -154,6 +153,29 @@ class CompiledFunctionBackward(GraphNode):
         self.saved = None
         self.extra = []
 
+    def watch(self, reachable: list) -> None:
+        """``reachable``: (position in saved, the Tensor whose data it is, or None)."""
+        versions = self.versions
+        for pos, t in reachable:
+            if t is not None:
+                versions.append((t._version, t._version.value, pos))
+                t._version.watch(self)
+
+    def holds(self, counter: Any) -> bool:
+        return self.saved is not None and any(c is counter for c, _, _ in self.versions)
+
+    def keep_saved(self, counter: Any) -> None:
+        if self.saved is None:
+            return
+        kept = []
+        for entry in self.versions:
+            saved_counter, version, pos = entry
+            if saved_counter is counter and version == counter.value:
+                self.saved[pos] = self.saved[pos].copy(order="K")
+            else:
+                kept.append(entry)
+        self.versions = kept
+
     def run(self, grads: list) -> list:
         variant = self.variant
         if variant.error is not None:
@@ -164,7 +186,7 @@ class CompiledFunctionBackward(GraphNode):
                 "CompiledFunctionBackward), but its saved values were freed by the first "
                 "backward(). Pass retain_graph=True to the first backward() if you need to call "
                 "it twice")
-        for counter, version in self.versions:
+        for counter, version, _ in self.versions:
             if counter.value != version:
                 raise AutogradError(
                     f"one of the values needed for gradient computation has been modified by an "

@@ -2,13 +2,21 @@
 
 A :class:`BackwardNode` keeps what its op's derivative rule needs — the inputs as they
 were passed to the kernel, the output, the params — and the *edges* to the nodes that
-produced its differentiable inputs. Saved Tensors are checked against their version
-counters at backward time; the check is lazy and exact: a modified value only raises if
-the derivative rule actually reads it (it is replaced by a poison value that raises on
-use), so ``h = x @ w; h += b`` stays legal while ``h = np.exp(x); h += 1`` does not.
+produced its differentiable inputs.
+
+Saved values are copied on write: a node registers with the version counter of every
+saved value its rule reads (kiln/ops/rule_reads.py), and every in-place write calls
+:meth:`VersionCounter.before_write` first, which has those nodes keep a private copy of
+the value as it was. So ``a = np.exp(s); a /= a.sum()`` differentiates as NumPy code
+means it, the way the compiled path's functionalized graph does, and
+``h = x @ w; h += b`` copies nothing (matmul's rule does not read its output). A write
+that bypassed ``before_write`` is still caught: saved values are checked against their
+versions at backward time, lazily (a stale value is replaced by a poison value that
+raises only if the rule reads it).
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -17,15 +25,43 @@ from ..errors import AutogradError
 
 
 class VersionCounter:
-    """Shared by a Tensor and every view of its data; bumped by every in-place write."""
+    """Shared by a Tensor and every view of its data; bumped by every in-place write.
 
-    __slots__ = ("value",)
+    ``savers`` holds weak references to the nodes that saved a value of this data for a
+    rule that reads it; :meth:`before_write` (called before every in-place write) has each
+    keep its own copy, then forgets them.
+    """
+
+    __slots__ = ("value", "savers", "_prune_at")
 
     def __init__(self) -> None:
         self.value = 0
+        self.savers: list | None = None
+        self._prune_at = 16
 
     def bump(self) -> None:
         self.value += 1
+
+    def watch(self, node: Any) -> None:
+        """``node`` saved a value of this data that its rule reads."""
+        savers = self.savers
+        if savers is None:
+            self.savers = [weakref.ref(node)]
+            return
+        savers.append(weakref.ref(node))
+        if len(savers) > self._prune_at:   # a parameter read by every step's graph
+            savers[:] = [r for r in savers if (n := r()) is not None and n.holds(self)]
+            self._prune_at = 2 * len(savers) + 16
+
+    def before_write(self) -> None:
+        """The data is about to be written in place: nodes that saved it keep a copy."""
+        savers = self.savers
+        if savers:
+            self.savers = None
+            for ref in savers:
+                node = ref()
+                if node is not None:
+                    node.keep_saved(self)
 
 
 class Edge:
@@ -65,6 +101,13 @@ class GraphNode:
     def release(self) -> None:
         """Free saved values (called after backward unless retain_graph)."""
 
+    def holds(self, counter: VersionCounter) -> bool:
+        """Does this node still share a saved value with ``counter``'s data?"""
+        return False
+
+    def keep_saved(self, counter: VersionCounter) -> None:
+        """``counter``'s data is about to be written in place: copy what was saved of it."""
+
     @property
     def next_functions(self) -> tuple:
         return tuple((e.node, e.input_nr) for e in self.edges)
@@ -94,6 +137,26 @@ class BackwardNode(GraphNode):
         self.inputs = None
         self.out = None
         self.released = True
+
+    def holds(self, counter: VersionCounter) -> bool:
+        return not self.released and (self.out_counter is counter
+                                      or any(s[3] is counter for s in self.saved))
+
+    def keep_saved(self, counter: VersionCounter) -> None:
+        if self.released:
+            return
+        now = counter.value
+        if self.out_counter is counter and self.out_version == now:
+            self.out = _private_copy(self.out)
+            self.out_counter = None
+        kept = []
+        for entry in self.saved:
+            index, sub, _, saved_counter, version = entry
+            if saved_counter is counter and version == now:
+                self.inputs = _replace(self.inputs, index, sub, _private_copy)
+            else:
+                kept.append(entry)
+        self.saved = kept
 
     def run(self, grads: list) -> list:
         if grads[0] is None:
@@ -153,6 +216,10 @@ class AccumulateGrad(GraphNode):
 
     def __repr__(self) -> str:
         return "<AccumulateGrad>"
+
+
+def _private_copy(value: Any) -> Any:
+    return value.copy(order="K") if isinstance(value, np.ndarray) else value
 
 
 def _replace(inputs: tuple, index: int, sub: int | None, fn: Any) -> tuple:
