@@ -8,7 +8,8 @@ is W^H g, the opposite transform with the opposite scaling (``norm`` 'backward' 
 'forward'), cropped or zero-padded back to the input's lengths; ``rfft`` first pads g to
 the full spectrum. ``irfft``/``hfft``/``ihfft`` differentiate too: irfft's cotangent is rfft(g) weighted 2 for
 the bins it counts twice (the conjugate half it mirrors), hfft and ihfft are irfft and rfft
-of conjugates.
+of conjugates; ``irfft2``/``irfftn`` are complex inverse transforms then irfft, so their
+cotangent is irfft's followed by the forward transforms' adjoint.
 ``fftshift``/``ifftshift`` are composites of ``np.roll``;
 ``fftfreq``/``rfftfreq`` are constants (kiln/ops/numeric.py).
 
@@ -113,7 +114,21 @@ def _ihfft_vjp(g, out, x, *, n=None, axis=None, norm=None):
     return _fft_vjp("rfft")(F.conjugate(g), None, x, n=n, axis=axis, norm=_ADJOINT_NORM[norm])
 
 
-_MORE_VJPS = {"irfft": _irfft_vjp, "hfft": _hfft_vjp, "ihfft": _ihfft_vjp}
+def _irfftn_vjp(g, out, x, *, s=None, axes=None, norm=None):
+    # NumPy's irfftn is the complex inverse transforms over axes[:-1] (lengths s[:-1]), then
+    # irfft along axes[-1] (length s[-1], by default 2 (m - 1)), each scaled as ``norm``
+    # says per axis: the cotangent is irfft's, then the adjoint of those inverse transforms.
+    axes_, lengths = _fft_axes(x, s, axes)
+    last = axes_[-1]
+    n = 2 * (shape_of(x)[last] - 1) if s is None else lengths[-1]
+    grad = _irfft_cotangent(g, x, n, last, norm)
+    if len(axes_) > 1:
+        (grad,) = _fft_vjp("ifftn")(grad, None, x, s=lengths[:-1], axes=axes_[:-1], norm=norm)
+    return (grad,)
+
+
+_MORE_VJPS = {"irfft": _irfft_vjp, "hfft": _hfft_vjp, "ihfft": _ihfft_vjp,
+              "irfft2": _irfftn_vjp, "irfftn": _irfftn_vjp}
 
 
 def _fft_op(name: str):

@@ -59,6 +59,9 @@ CASES = {
     "ifftn": (lambda a: np.fft.ifftn(a, s=(2, 4)), (Z23,)),
     "rfftn": (lambda x: np.fft.rfftn(x, s=(2, 6)), (X23,)),
     "irfft": (lambda a: np.fft.irfft(a) * 2 + np.fft.irfft(a, n=5, axis=0, norm="ortho")[:2, :1], (Z23,)),
+    "irfft2": (lambda a: np.fft.irfft2(a) * 2 + np.fft.irfft2(a, s=(3, 5), norm="ortho")[:2, :4], (Z23,)),
+    "irfftn": (lambda a: np.fft.irfftn(a, s=(4, 3), axes=(1, 0), norm="forward")[:2]
+               + np.fft.irfftn(a, axes=(0,))[:, :2].sum(), (Z23,)),
     "hfft": (lambda a: np.fft.hfft(a, n=3, norm="forward") + np.fft.hfft(a)[:, :3], (Z23,)),
     "ihfft": (lambda x: np.fft.ihfft(x, n=4) * (1 - 2j) + np.fft.ihfft(x, axis=0)[0], (X23,)),
 }

@@ -118,6 +118,21 @@ def test_real_irfft_and_hfft_gradients(kw, compiled):
     _check(lambda x: (np.fft.irfft(x, **kw), np.fft.hfft(x, **kw)), (x,), compiled)
 
 
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("kw", [{}, {"s": (4, 5)}, {"s": (2, 4), "axes": (0, 2)}, {"norm": "ortho"},
+                                {"axes": (2, 0), "norm": "forward"}, {"s": (5, 3, 4), "axes": (0, 1, 2)}],
+                         ids=str)
+def test_irfftn_and_irfft2_gradients(kw, compiled):
+    """A spectral solve's inverse transform: complex transforms over the leading axes, then
+    irfft over the last (real inputs here; complex ones in test_complex_grads.py)."""
+    x = rng.standard_normal((3, 4, 3))
+    two = {k: v for k, v in kw.items() if k != "s" or len(v) == 2}
+    fns = [lambda x: np.fft.irfftn(x, **kw)]
+    if len(kw.get("axes", (0, 1))) == 2 and len(kw.get("s", (0, 0))) == 2:
+        fns.append(lambda x: np.fft.irfft2(x, **two))
+    _check(lambda x: tuple(f(x) for f in fns), (x,), compiled)
+
+
 def _with_nans(a):
     a = a.copy()
     a[1, 2] = a[2, 0] = np.nan
