@@ -202,6 +202,16 @@ def cross_product_torque(r, f):
     return np.sum(np.cross(r, f) ** 2)
 
 
+@program((rn(4, 7),))
+def soft_drawdown_penalty(w):
+    # running peaks of a 2-D book, the gradient flows to where each peak was set
+    equity = np.cumsum(w * 0.1, axis=1)
+    dd = np.maximum.accumulate(equity, axis=1) - equity
+    floor = np.minimum.accumulate(w, axis=0) + np.fmax.accumulate(w[::-1], axis=0) \
+        - np.fmin.accumulate(w.T, axis=1).T
+    return np.sum(dd ** 2) + np.sum(floor * np.arange(7.0))
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_gradient_program(name):
     fn, args, argnums = PROGRAMS[name]
