@@ -63,6 +63,9 @@ CASES = {
  "cov_y": (lambda a, b: np.cov(a, b, rowvar=False), (x, x)),
  "corrcoef": (lambda a: np.corrcoef(a), (x,)),
  "polyval": (lambda p, a: np.polyval(p, a), (y, x)),
+ # constant coefficients: the composite's own NumPy array was taken for a traced one
+ # (its .var, the variance method), an internal error and a break
+ "polyval_list": (lambda a: np.polyval([1.0, 2.0, 3.0], a), (x,)),
  "append": (lambda a, b: np.append(a, b), (x, y)),
  "split": (lambda a: np.split(a, [1, 3], axis=1), (x,)),
  "array_split": (lambda a: np.array_split(a, 3), (x,)),
