@@ -547,4 +547,16 @@ def write_python_int_overflow(x, k):
     return x
 
 
+@program((rn(6, 5), _rng.integers(0, 6, 3), np.array([True, False, True, True, False])),
+         (rn(4, 4), _rng.integers(0, 4, 2), np.array([False, False, False, False])))
+def ix_blocks(M, rows, keep):
+    # np.ix_ of integer arrays is a view per axis: gathers, writes and errors as NumPy's
+    cols = np.flatnonzero(keep)
+    blk = M[np.ix_(rows, [0, 2])]
+    M[np.ix_(rows[:1], [1, -1])] += 10.0
+    sub = M[np.ix_(keep[:M.shape[0]], keep)]     # a mask computed by the caller: Python
+    a, b = np.ix_(rows, cols)
+    return blk, sub, a + b, M[np.ix_(np.argsort(M[:, 0]), cols)]
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
