@@ -212,6 +212,14 @@ def soft_drawdown_penalty(w):
     return np.sum(dd ** 2) + np.sum(floor * np.arange(7.0))
 
 
+@program((rn(5, 4), rn(4)), argnums=(0, 1))
+def tiered_loss(x, b):
+    # np.choose picks a regime per element: the gradient goes to the chosen branch
+    regime = (x > -0.5).astype(np.int64) + (x > 0.5)
+    y = np.choose(regime, [-x * b, x * x, np.sin(x) + b])
+    return np.sum(y * np.arange(4.0)) + np.sum(np.choose(regime[0] + 4, [b, x[1], b * b], mode="wrap"))
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_gradient_program(name):
     fn, args, argnums = PROGRAMS[name]
