@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import kiln
 from tests.test_programs import BACKENDS, f32, i32, program_registry, program_test, ri, rn
 
 PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
@@ -216,4 +217,39 @@ def hashing_and_int_edges(x):
         h % 16, np.bincount(np.abs(h % 16).astype(np.int64), minlength=16)
 
 
+def _prices_with_gaps():
+    p = 100 + np.cumsum(rn(40))
+    p[[5, 17]] = np.nan              # missing quotes
+    p[20:23] = p[19]                 # a flat stretch: ties with the running peak
+    return p
+
+
+@program((100 + np.cumsum(rn(60)),), (100 + np.cumsum(rn(33, dtype=f32)),), (_prices_with_gaps(),))
+def max_drawdown(prices):
+    peak = np.maximum.accumulate(prices)
+    dd = (prices - peak) / peak
+    trough = np.fmin.accumulate(dd)
+    best = np.fmax.accumulate(prices)
+    return dd, trough, best, np.nanmin(dd)
+
+
+@program((rn(6, 9),), (np.array([[0.0, -0.0, 0.0, np.nan, 1.0], [-0.0, 0.0, -0.0, -np.inf, np.inf]]),),
+         (ri(-5, 5, 7, 4, dtype=i32),))
+def running_envelope(x):
+    hi = np.maximum.accumulate(x, axis=1)
+    lo = np.minimum.accumulate(x, axis=-1)
+    first = np.minimum.accumulate(x)          # axis 0 by default
+    return hi - lo, first, np.fmax.accumulate(x.T, axis=0, dtype=np.float64)
+
+
 test_program = program_test(PROGRAMS, BACKENDS)
+
+
+def test_running_extrema_capture_without_a_break():
+    """ufunc.accumulate of maximum/minimum/fmax/fmin is an op (kiln/ops/running.py), not
+    a graph break that split the drawdown program in three."""
+    for fn, args in (PROGRAMS["max_drawdown"][0], (100 + np.cumsum(rn(60)),)), \
+                     (PROGRAMS["running_envelope"][0], (rn(6, 9),)):
+        out = kiln.explain(fn)(*args)
+        assert out.graph_break_count == 0, str(out)
+        assert out.graph_count == 1

@@ -216,6 +216,24 @@ def spectral_poisson_fit(rho, target):
     return np.sum((smooth - target) ** 2)
 
 
+@program((rn(4, 7),))
+def soft_drawdown_penalty(w):
+    # running peaks of a 2-D book, the gradient flows to where each peak was set
+    equity = np.cumsum(w * 0.1, axis=1)
+    dd = np.maximum.accumulate(equity, axis=1) - equity
+    floor = np.minimum.accumulate(w, axis=0) + np.fmax.accumulate(w[::-1], axis=0) \
+        - np.fmin.accumulate(w.T, axis=1).T
+    return np.sum(dd ** 2) + np.sum(floor * np.arange(7.0))
+
+
+@program((rn(5, 4), rn(4)), argnums=(0, 1))
+def tiered_loss(x, b):
+    # np.choose picks a regime per element: the gradient goes to the chosen branch
+    regime = (x > -0.5).astype(np.int64) + (x > 0.5)
+    y = np.choose(regime, [-x * b, x * x, np.sin(x) + b])
+    return np.sum(y * np.arange(4.0)) + np.sum(np.choose(regime[0] + 4, [b, x[1], b * b], mode="wrap"))
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_gradient_program(name):
     fn, args, argnums = PROGRAMS[name]

@@ -547,4 +547,27 @@ def write_python_int_overflow(x, k):
     return x
 
 
+@program((rn(6, 5), _rng.integers(0, 6, 3), np.array([True, False, True, True, False])),
+         (rn(4, 4), _rng.integers(0, 4, 2), np.array([False, False, False, False])))
+def ix_blocks(M, rows, keep):
+    # np.ix_ of integer arrays is a view per axis: gathers, writes and errors as NumPy's
+    cols = np.flatnonzero(keep)
+    blk = M[np.ix_(rows, [0, 2])]
+    M[np.ix_(rows[:1], [1, -1])] += 10.0
+    sub = M[np.ix_(keep[:M.shape[0]], keep)]     # a mask computed by the caller: Python
+    a, b = np.ix_(rows, cols)
+    return blk, sub, a + b, M[np.ix_(np.argsort(M[:, 0]), cols)]
+
+
+@program((rn(8), rn(8)), (rn(3).astype(np.float32), rn(3).astype(np.float32)),
+         (rn(4), rn(3)))
+def design_matrix_r_c(t, y):
+    # np.c_ stands 1-D columns up and joins them; np.r_ pads with numbers and ranges
+    X = np.c_[np.ones_like(t), t, t ** 2]
+    beta = np.linalg.lstsq(X, y, rcond=None)[0]
+    padded = np.r_[0.0, y, y[-1], 1:3]
+    bad = np.r_[t, np.int8(4)] * 2            # a strong NumPy scalar promotes float32
+    return X, beta, padded, bad, np.c_[X[:, :2], y]
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])

@@ -39,6 +39,13 @@ from ..ops.meta import normalize_axis
 from .sources import shape_source
 
 
+def array_tracker(value: Any) -> Any:
+    """The tracker behind an op input standing for a traced array (an ``ArrayArg``), else
+    None. Not ``getattr(value, "var")``: a NumPy array a composite made (np.polyval's
+    coefficients) has a ``var`` too, the variance method."""
+    return getattr(value, "var", None) if isinstance(value, TensorMeta) else None
+
+
 def _live(dim: Any) -> bool:
     return dim is not None and not getattr(dim, "pinned", False)
 
@@ -108,7 +115,7 @@ def _with_size(value: Any, code: Any, size: int) -> Any:
     """The op's inputs as metas, with every dim of symbol ``code`` (or of any symbol in
     the set ``code``) set to ``size``."""
     codes = code if isinstance(code, (set, frozenset)) else {code}
-    var = getattr(value, "var", None)
+    var = array_tracker(value)
     if var is not None:
         shape = tuple(size if _live(d) and d.code in codes else n
                       for d, n in zip(var.dims, var.meta.shape))
@@ -123,7 +130,7 @@ def _with_size(value: Any, code: Any, size: int) -> Any:
 def _with_symbols(value: Any, names: dict) -> Any:
     """The op's inputs as metas, each live dim the :class:`Size` symbol ``names`` gives
     its code."""
-    var = getattr(value, "var", None)
+    var = array_tracker(value)
     if var is not None:
         return TensorMeta(tuple(Size.symbol(names[d.code]) if _live(d) else n
                                 for d, n in zip(var.dims, var.meta.shape)), var.meta.dtype)
@@ -353,7 +360,7 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
     if k is None or k >= len(bound.inputs):
         return None
     x, index = bound.inputs[0], bound.inputs[k]
-    var = getattr(x, "var", None)
+    var = array_tracker(x)
     if var is None or not isinstance(index, tuple):
         return None
 

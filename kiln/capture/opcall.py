@@ -29,7 +29,7 @@ from .call_inputs import (ArrayArg, as_meta, flatten, input_at, numpy_returns_sc
                           value_free)
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
-from .dims import propagate_dims, runtime_slices
+from .dims import array_tracker, propagate_dims, runtime_slices
 from .python_numbers import SAME_AS_WEAK, graph_value
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
                                SymScalarVariable, UnbackedSize, same_value)
@@ -77,7 +77,7 @@ def _example_of(tx, value: Any) -> Any:
     """The call's value of an argument array (an op's speculation starts from it), or None
     (also for an array whose memory capture does not read: a CuPy array's data stay on
     its GPU, and the op's default is speculated)."""
-    var = getattr(value, "var", None)
+    var = array_tracker(value)
     if var is None or var.source is None or var.node.kind != "placeholder":
         return None
     try:
@@ -424,7 +424,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
 def _numpy_layout_known(tx, text: str, x: Any) -> None:
     """Op.numpy_layout: ``x`` must be an argument the graph has not written (kiln lays out
     what it computes its own way); whether its last axis is contiguous is guarded."""
-    var = getattr(x, "var", None)
+    var = array_tracker(x)
     value = tx.output.leaf_value(var.source) if var is not None and var.node.kind == "placeholder" \
         and var.source is not None else None
     contiguous = value is not None and (value.ndim == 0 or value.shape[-1] == 1

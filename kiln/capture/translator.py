@@ -413,6 +413,12 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
             reshaped = self.call_op(np.reshape, [obj, value], {}, "ndarray.shape =")
             obj.node, obj.dims = reshaped.node, reshaped.dims
             return
+        if isinstance(obj, ArrayVariable) and not obj.scalar and (
+                inst.arg == "real" or inst.arg == "imag" and obj.meta.dtype.kind == "c"):
+            # z.real = v: ndarray's setter copies v into the view, as z.real[...] = v does
+            # (a real array's .imag is a read-only copy NumPy refuses to set: left to Python)
+            obj.getattr(self, inst.arg).setitem(self, ConstantVariable(Ellipsis), value)
+            return
         self.unsupported("mutation", f"setting attribute '{inst.arg}' of {obj.describe()}",
                          HINTS["mutation"])
 

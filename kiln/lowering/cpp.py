@@ -358,7 +358,7 @@ class CppRenderer(Renderer):
     reductions = Renderer.reductions | {"argmax", "argmin"}
     extern_when_contiguous = frozenset({"argmax", "argmin"})
     computed_indices = True
-    scans = frozenset({"sum", "prod"})
+    scans = frozenset({"sum", "prod", "max", "min", "fmax", "fmin"})
 
     def __init__(self, num_threads: int = 1) -> None:
         self.num_threads = max(1, int(num_threads))

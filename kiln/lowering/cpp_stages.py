@@ -38,6 +38,8 @@ _INIT = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
 # Reductions whose accumulator no OpenMP clause combines: their reduced loop runs in
 # order, on one thread, without SIMD lanes (points of a blocked kernel still fill them).
 IN_ORDER_COMBINES = frozenset({"argmax", "argmin"})
+# Running extrema (kiln/ops/running.py): the comparison under which the accumulator stays.
+_RUNNING = {"max": ">", "min": "<", "fmax": ">", "fmin": "<"}
 _CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min", "any": "|", "all": "&"}
 
 
@@ -266,14 +268,26 @@ def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSo
     uint64_t and wrap to the result's width, as NumPy's loops do (no signed overflow)."""
     acc_name = names.temp().replace("t", "acc")
     ref = per_point(acc_name)
-    c_type, init = ctype(acc_dt), _INIT[node.combine]
+    c_type = ctype(acc_dt)
+    init = _INIT[node.combine] if node.combine in _INIT else _init(node.combine[-3:], acc_dt)
     if node.combine == "sum" and acc_dt.kind == "f":
         init = "-0.0"   # -0.0 + x is x for every x: a leading -0.0 stays -0.0, as in NumPy
+    elif node.combine in ("fmax", "fmin") and acc_dt.kind == "f":
+        init = "__builtin_nan(\"\")"   # fmax(NaN, x) is x for every x (from -inf a leading NaN would be lost)
     if point_loop is not None:
         pre += [f"{c_type} {acc_name}[{BLOCK}];", f"{point_loop} {ref} = {init}; }}"]
     else:
         pre.append(f"{c_type} {ref} = {init};")
     v = em.cast(node.src.load(em, node_index(node, "scan", frame)), node.src.dtype, acc_dt)
+    if node.combine in _RUNNING:
+        # NumPy's maximum(acc, v): the new element wins ties (-0.0 then 0.0 is 0.0);
+        # maximum/minimum keep a NaN accumulator, fmax/fmin a NaN element's accumulator.
+        elem = names.temp()
+        keep = f"{ref} {_RUNNING[node.combine]} {elem}"
+        if acc_dt.kind == "f":
+            nan = ref if node.combine in ("max", "min") else elem
+            keep = f"{keep} || __builtin_isnan({nan})"
+        return [f"const {c_type} {elem} = {v};", f"{ref} = ({keep}) ? {ref} : {elem};", f"{names.arg(node.buf)}[{write_index(node, 'scan', frame).render(ren)}] = {ref};"]
     sign = "+" if node.combine == "sum" else "*"
     if acc_dt.kind in "iu":
         step = f"{ref} = ({c_type})((uint64_t){ref} {sign} (uint64_t)({v}));"

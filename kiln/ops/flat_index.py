@@ -1,4 +1,4 @@
-"""Flat positions and index tuples: np.unravel_index and np.ravel_multi_index.
+"""Flat positions and index tuples: np.unravel_index, np.ravel_multi_index and np.ix_.
 
 Both are EXTERN ops calling NumPy's kernel (an index out of range raises NumPy's
 ValueError, so they are ``may_raise``). ``unravel_index`` gives one array per dimension of
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, ndim_of, shape_of
+from .meta import TensorMeta, ndim_of, reject, shape_of
 from .numeric import _dtype
 from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
 
@@ -85,3 +85,36 @@ def _ravel_multi_normalize(multi_index, dims, mode="raise", order="C"):
 
 spell(np.ravel_multi_index, ravel_multi_index, _ravel_multi_normalize,
       "numpy.ravel_multi_index")
+
+
+# np.ix_: each sequence reshaped onto its own axis, (1,) * k + (n,) + (1,) * (nd - k - 1),
+# a view as NumPy's reshape of a 1-D array is. Sequences that are not arrays become arrays
+# here as NumPy makes them (an empty one as intp); a boolean array is its nonzero
+# positions, taken here for a constant one (a traced one's count is known only when the
+# graph runs: rejected, so the call runs as Python).
+
+def _ix(*seqs):
+    nd = len(seqs)
+    return tuple(N.reshape(s, (1,) * k + (-1,) + (1,) * (nd - k - 1)) for k, s in enumerate(seqs))
+
+
+def _ix_normalize(*args):
+    seqs = []
+    for new in args:
+        if not hasattr(new, "dtype") or not hasattr(new, "shape"):
+            new = np.asarray(new)
+            if new.size == 0:
+                new = new.astype(INTP)
+        if ndim_of(new) != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if _dtype(new) == np.bool_:
+            if not isinstance(new, np.ndarray):
+                reject("numpy.ix_", "*args", "<a boolean array computed in the graph>",
+                       "its positions are known only when the graph runs, so the call runs "
+                       "as Python")
+            new = new.nonzero()[0]
+        seqs.append(new)
+    return Composite(_ix, tuple(seqs), {})
+
+
+spell_composite(np.ix_, ("reshape",), _ix_normalize, "numpy.ix_")

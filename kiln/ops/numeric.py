@@ -195,6 +195,15 @@ spell_composite(method_key("round"), ("rint", "multiply", "true_divide", "copy")
                 "ndarray.round")
 
 
+def _fix(x: Any) -> Any:
+    # NumPy's fix is ceil where x < 0 and floor elsewhere: trunc, for -0.0, NaN, infinities
+    # and integers (a copy in their dtype) too
+    return N.trunc(x)
+
+
+spell_composite(np.fix, ("trunc",), lambda x, out=None: Composite(_fix, (x,), {}, out), "numpy.fix")
+
+
 def _nan_to_num(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
     dt = _dtype(x)
     if dt.kind not in "fc":

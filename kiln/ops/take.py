@@ -174,3 +174,57 @@ getitem.put_back = lambda base, new, index: F.index_put(base, index, new)
 # Linear maps with real coefficients: their rules hold for complex values as written.
 for _name in ('getitem',):
     F.__getattr__(_name).complex_grad = True
+
+
+# -- np.choose ----------------------------------------------------------------------------
+# NumPy's kernel (an extern call: an entry out of range raises its ValueError under
+# mode="raise"); the derivative sends g to the choice each element was taken from.
+
+def _choose_impl(a: Any, choices: tuple, mode: str = "raise") -> Any:
+    return np.choose(a, choices, mode=mode)
+
+
+def _choose_meta(a: Any, choices: tuple, mode: str = "raise") -> TensorMeta:
+    # NumPy's own errors (float indices, no choices, a bad mode, shapes that do not
+    # broadcast) and its result dtype, from one-element stand-ins
+    example = np.choose(np.zeros(1, a.dtype), [np.zeros(1, c.dtype) for c in choices], mode=mode)
+    shapes = [tuple(shape_of(a))] + [tuple(shape_of(c)) for c in choices]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        np.choose(np.zeros(shapes[0], a.dtype), [np.zeros(s, c.dtype) for s, c in zip(shapes[1:], choices)])
+        raise
+    return TensorMeta(shape, example.dtype)
+
+
+def _choose_vjp(g, out, a, choices, mode):
+    n = len(choices)
+    index = a if mode == "raise" else F.remainder(a, n) if mode == "wrap" else F.clip(a, 0, n - 1)
+    return None, tuple(F.where(F.equal(index, k), g, 0.0) if is_float_like(c) else None
+                       for k, c in enumerate(choices))
+
+
+choose = declare("choose", Category.EXTERN, _choose_impl, inputs=("a", "*choices"),
+                 params={"mode": "raise"}, meta=_choose_meta, vjp=_choose_vjp, may_raise=True,
+                 fresh_result=True, doc="numpy.choose: each element from the choice its index names")
+
+
+def _choose_normalize(a, choices, out=None, mode="raise"):
+    if out is not None:
+        reject("numpy.choose", "out", "<array>", "assign the result instead")
+    if isinstance(choices, TensorMeta) or not isinstance(choices, (list, tuple)):
+        reject("numpy.choose", "choices", "<one array>", "pass a list of arrays")
+    if not hasattr(a, "dtype"):
+        a = np.asarray(a)
+    # Python numbers take the dtype NumPy's weak promotion gives them with the arrays
+    weak = [c for c in choices if isinstance(c, (bool, int, float, complex))]
+    dtype = np.result_type(*[c if isinstance(c, (bool, int, float, complex)) else c.dtype
+                             if hasattr(c, "dtype") else np.asarray(c).dtype for c in choices]) \
+        if weak else None
+    choices = tuple(np.asarray(c, dtype=dtype) if isinstance(c, (bool, int, float, complex)) else
+                    c if hasattr(c, "dtype") and hasattr(c, "shape") else np.asarray(c)
+                    for c in choices)
+    return Bound(choose, (a, choices), {"mode": mode})
+
+
+spell(np.choose, choose, _choose_normalize, "numpy.choose")

@@ -127,6 +127,15 @@ def take_case(ctx: Ctx) -> Case:
     return Case([ctx.arg(shape), index_arg(indices, ctx.layout(len(ishape)))], {"axis": axis})
 
 
+def choose_case(ctx: Ctx) -> Case:
+    n = ctx.integer(1, 3, "choices")
+    shapes = ctx.broadcast_shapes(n + 1)
+    mode = ctx.choice(["raise", "wrap", "clip"], "mode")
+    lo, hi = (0, n) if mode == "raise" else (-3, n + 3)
+    index = index_arg(ctx.rng.integers(lo, hi, size=shapes[0]), ctx.layout(len(shapes[0])))
+    return Case([index] + [ctx.arg(s) for s in shapes[1:]], {"mode": mode})
+
+
 def along_axis_case(values: bool):
     def case(ctx: Ctx) -> Case:
         shape = ctx.shape(min_dims=1)
@@ -189,6 +198,14 @@ def indexing_rows() -> list[Row]:
             bad=(Case([A(2, 3), index_arg(np.array([3]))], {"axis": 1}),
                  Case([A(2, 3), index_arg(np.array([0]))], {"axis": 2}, traced=False),
                  Case([A(2, 0), index_arg(np.array([0]))], {"axis": 1}))),
+        Row("choose", numpy=lambda a, *cs, mode="raise": np.choose(a, list(cs), mode=mode),
+            via_op=lambda a, *cs, mode="raise": F.choose(a, cs, mode=mode),
+            tensor=lambda a, *cs, mode="raise": np.choose(a, list(cs), mode=mode),
+            case=choose_case, dtypes=ALL, grad=True,
+            bad=(Case([index_arg(np.array([0, 2])), A(2), A(2)], {}),
+                 Case([A(2), A(2), A(2)], {}),
+                 Case([index_arg(np.array([0, 1])), A(3), A(2)], {}),
+                 Case([index_arg(np.array([0, 1])), A(2)], {"mode": "bogus"}, traced=False))),
         Row("take_along_axis", numpy=np.take_along_axis,
             via_op=lambda x, i, axis: F.take_along_axis(
                 x, i, axis=None if axis is None else normalize_axis_index(axis, x.ndim)),

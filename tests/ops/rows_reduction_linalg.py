@@ -85,6 +85,30 @@ def scan_row(name: str, np_fn: Callable, ufunc: np.ufunc, grad_domain: Domain | 
                     Case([A(2, 3)], {"axis": (0, 1)}, traced=False)))
 
 
+def accumulate_row(name: str, ufunc: np.ufunc) -> Row:
+    """ufunc.accumulate of a running extremum (kiln/ops/running.py): one int axis
+    (default 0), no 0-d input; nan, inf and signed zeros planted in forward checks."""
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=1)
+        params: dict = {"axis": ctx.choice(list(range(-len(shape), len(shape))), "axis")}
+        if not ctx.grad and ctx.boolean("dtype?"):
+            params["dtype"] = ctx.choice([F64, I64], "dtype")
+        return Case([ctx.arg(shape, REAL)], params)
+
+    def via_op(x, axis=0, dtype=None):
+        return getattr(F, name)(x, axis=normalize_axis_index(axis, x.ndim),
+                                dtype=None if dtype is None else np.dtype(dtype))
+
+    return Row(name, numpy=lambda x, **p: ufunc.accumulate(x, **p), via_op=via_op, case=case,
+               dtypes=ALL, grad=True,
+               alts=(lambda x, axis=0, dtype=None: ufunc.accumulate(x, axis, dtype),
+                     lambda x, axis=0, dtype=None: ufunc.accumulate(x, axis=(axis,), dtype=dtype)),
+               bad=(Case([A(2, 3)], {"axis": 2}, traced=False),
+                    Case([A(2, 3)], {"axis": (0, 1)}, traced=False),
+                    Case([A(2, 3)], {"axis": None}, traced=False),
+                    Case([A()], {}, traced=False)))
+
+
 PROD_GRAD = Domain(0.5, 1.5, nonzero=True)   # prod's rule divides by x: keep it off zero
 
 
@@ -105,6 +129,10 @@ def reduction_rows() -> list[Row]:
         reduction_row("argmin", np.argmin, ALL, False, kind="one"),
         scan_row("cumsum", np.cumsum, np.add, None),
         scan_row("cumprod", np.cumprod, np.multiply, PROD_GRAD),
+        accumulate_row("cummax", np.maximum),
+        accumulate_row("cummin", np.minimum),
+        accumulate_row("cumfmax", np.fmax),
+        accumulate_row("cumfmin", np.fmin),
     ]
 
 

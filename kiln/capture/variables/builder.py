@@ -265,10 +265,13 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         from .builtins import OpaqueCallableVariable
         _guard_id(tx, source, value)
         return OpaqueCallableVariable(value, source)
-    from .numpy_objects import GRID_TYPES, IndexGridVariable
+    from .numpy_objects import CONCATENATOR_TYPES, GRID_TYPES, AxisConcatenatorVariable, IndexGridVariable
     if isinstance(value, GRID_TYPES):
         _guard_type(tx, source, value)
         return IndexGridVariable(value, source)
+    if type(value) in CONCATENATOR_TYPES:   # np.r_, np.c_ (their settings fixed by their class)
+        _guard_type(tx, source, value)
+        return AxisConcatenatorVariable(value, source)
     _guard_type(tx, source, value)
     return UserObjectVariable(value, source)
 

@@ -1,5 +1,5 @@
-"""NumPy helper objects that are not functions: the index grids ``np.mgrid``/``np.ogrid``
-and the iterators ``np.ndindex``/``np.ndenumerate``/``np.nditer``/``ndarray.flat``. Their arguments are
+"""NumPy helper objects that are not functions: the index grids ``np.mgrid``/``np.ogrid``,
+the concatenators ``np.r_``/``np.c_``, and the iterators ``np.ndindex``/``np.ndenumerate``/``np.nditer``/``ndarray.flat``. Their arguments are
 shapes and slice bounds, so capture evaluates them: a grid is a constant array of the graph
 (NumPy's own values), an iteration is unrolled over the index tuples (each ``a[idx]`` read
 when the loop takes it, as Python does).
@@ -46,6 +46,74 @@ class IndexGridVariable(VariableTracker):
         if isinstance(value, tuple):   # ogrid: one array per axis
             return TupleVariable([tx.output.constant_array(v) for v in value])
         return tx.output.constant_array(value)
+
+
+CONCATENATOR_TYPES = (type(np.r_), type(np.c_))
+
+
+class AxisConcatenatorVariable(VariableTracker):
+    """``np.r_[...]`` / ``np.c_[...]``: NumPy's AxisConcatenator.__getitem__ on traced
+    arrays and constants. Constants (numbers, lists, slices) become the arrays NumPy makes
+    of them; a traced array gets ``ndmin`` leading axes (moved as ``trans1d`` says:
+    ``np.c_`` stands a 1-D array up as a column); all are cast to the result type NumPy
+    picks (numbers weakly) and joined by one ``np.concatenate``. String directives
+    (``np.r_['0,2', ...]``) and run-time numbers break the graph."""
+
+    def __init__(self, obj: Any, source: Any = None) -> None:
+        self.obj = obj
+        self.source = source
+
+    def describe(self) -> str:
+        return "np.r_" if isinstance(self.obj, type(np.r_)) else "np.c_"
+
+    def python_type(self) -> type:
+        return type(self.obj)
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        from .arrays import ArrayVariable
+        what = f"numpy.{self.describe()[3:]}[...]"
+        obj = self.obj
+        items = index.item_list if isinstance(index, TupleVariable) else \
+            [ConstantVariable(v) for v in index.value] if index.is_constant() and \
+            isinstance(index.as_constant(tx), tuple) else [index]
+        ndmin, trans1d = obj.ndmin, obj.trans1d
+        objs, kinds = [], []
+        for item in items:
+            if isinstance(item, ArrayVariable):   # a NumPy scalar too: its dtype counts
+                nd = len(item.meta.shape)
+                new = item
+                if nd < ndmin:
+                    new = tx.call_op(np.reshape, [item, ConstantVariable((1,) * (ndmin - nd) + tuple(
+                        item.meta.shape))], {}, what)
+                    if trans1d != -1:
+                        k2, k1 = ndmin - nd, trans1d + (ndmin - nd + 1 if trans1d < 0 else 0)
+                        axes = list(range(ndmin))
+                        new = tx.call_op(np.transpose, [new, ConstantVariable(
+                            tuple(axes[:k1] + axes[k2:] + axes[k1:k2]))], {}, what)
+                objs.append(new)
+                kinds.append(np.dtype(item.meta.dtype))
+            elif item.is_constant() and not isinstance(item.as_constant(tx), str) and not obj.matrix:
+                value = item.as_constant(tx)
+                if type(value) in np.ScalarType:   # made in the result dtype (below)
+                    objs.append(value)
+                    kinds.append(value)
+                else:
+                    made = tx.fold(operator.getitem, obj, (value,))   # NumPy's array of it alone
+                    objs.append(tx.output.constant_array(made))
+                    kinds.append(made.dtype)
+            else:
+                tx.unsupported("unsupported_call", f"{what} with {item.describe()} is not "
+                               f"captured (only arrays and constants)", "it runs as Python")
+        if not objs:
+            tx.unsupported("unsupported_call", f"{what} of nothing", "it runs as Python")
+        dtype = tx.fold(np.result_type, *kinds)
+        # a number becomes an array of the result dtype as NumPy makes it (an int that does
+        # not fit raises NumPy's OverflowError); arrays are cast by the join
+        objs = [tx.output.constant_array(tx.fold(np.array, o, ndmin=ndmin, dtype=dtype))
+                if not isinstance(o, VariableTracker) else o for o in objs]
+        return tx.call_op(np.concatenate, [TupleVariable(objs)],
+                          {"axis": ConstantVariable(obj.axis), "dtype": ConstantVariable(dtype),
+                           "casting": ConstantVariable("unsafe")}, what)
 
 
 def _count(tx, shape: tuple, what: str) -> None:
