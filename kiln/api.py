@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import sys
 import threading
 import time
@@ -31,7 +32,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import logs
+from . import as_python, logs
 from .capture import DynamicSpec, capture
 from .capture import frame_hook, partial, resume
 from .capture.breaks import unsupported_error
@@ -56,6 +57,7 @@ from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
 _aot_runtime.overlap_helper = fastcheck.overlap_check   # aot's per-call input overlap check
 
 _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI
+_FAMILIES = itertools.count(1)
 
 
 def _built_kernels(graph: Any, example: list) -> int | None:
@@ -125,6 +127,8 @@ class CompiledFunction:
         self.calls_uncompiled = 0
         self._as_python: tuple | None = None   # (argument types, array positions, size limit): see __call__
         self.root = self                   # resume functions and wrapped helpers point here
+        self.hook_family = next(_FAMILIES)   # the frame hook's key for this family's verdicts
+        self.priced_out = False   # a graph of it ran as Python on the cost model's verdict
         self._resumes: dict[tuple, CompiledFunction] = {}
         self._helpers: dict[Any, CompiledFunction] = {}
 
@@ -135,6 +139,7 @@ class CompiledFunction:
         root = self.root
         child = CompiledFunction(fn, root.backend_name, False, root.dynamic, register=False)
         child.root = root
+        child.hook_family = root.hook_family
         child.records = root.records
         return child
 
@@ -232,15 +237,9 @@ class CompiledFunction:
         return check, guards, graph, built.resumes_at, fast
 
     def _remember_python(self, args: tuple, kwargs: dict, limit: int | None) -> None:
-        """Run later calls with these argument types as Python without checking guards
-        while their arrays are no bigger than this call's (at most ``limit`` elements
-        each: otherwise nothing is remembered)."""
-        if kwargs or self.bound_self is not None or self.root is not self:
-            return
-        arrays = tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray))
-        largest = max([_SMALL] + [args[i].size for i in arrays])
-        if limit is None or largest <= limit:
-            self._as_python = (tuple(map(type, args)), arrays, largest)
+        """Run later calls with arguments of these kinds as Python without checking guards
+        (kiln/as_python.py)."""
+        as_python.remember(self, args, kwargs, limit)
 
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -331,21 +330,22 @@ class CompiledFunction:
             # A break before any array work (``x.tolist()``, a try statement) and nothing
             # compiled after it either: on small arrays the entry, the segment and the
             # resume functions' dispatch only cost (1.2 us of a 0.6 us call); run such
-            # calls as Python, as when nothing compiles at all.
-            self._remember_python(args, kwargs, _SMALL)
+            # calls as Python, as when nothing compiles at all. Where no graph was priced
+            # out (a cost-model verdict that larger arrays may reverse), arrays up to this
+            # call's size keep the verdict (scikit-learn's euclidean_distances: 14 breaks
+            # in argument validation, none with array work).
+            self._remember_python(args, kwargs, _SMALL if as_python.priced_out(self) else None)
         return result
 
     def _compiled_anything(self) -> bool:
-        """Has any resume function or helper of this function compiled a graph?"""
-        root = self.root
-        with root._lock:
-            children = [c for c in (*root._resumes.values(), *root._helpers.values()) if c is not None]
-        return any(e.graph is not None for c in children for e in c._entries)
+        """Has any function of this one's unit compiled a graph (as_python.unit: the whole
+        family for the root, a helper and its resume functions for a helper)?"""
+        return as_python.compiled_anything(self)
 
     def _compile(self, args: tuple, kwargs: dict) -> CacheEntry | None:
         name = self.fn.__qualname__
         code = self.fn.__code__
-        if not all(n.isidentifier() for n in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]):
+        if not partial.spellable(code):
             # A comprehension's code (parameter ``.0``) reached through a graph break: an
             # entry cannot spell that signature, so it runs as plain Python.
             return None
@@ -477,7 +477,9 @@ class CompiledFunction:
         if guards is not None and any(g.kind == DEVICE for g in guards):
             return ""   # priced for the host: on a GPU, Python would launch a kernel per op
         c_guards = guards is not None and fastcheck.checked_in_c(self.fn, guards)
-        return cost.python_is_faster(graph, breaks, c_guards, built, direct=c_guards and direct) or ""
+        note = cost.python_is_faster(graph, breaks, c_guards, built, direct=c_guards and direct) or ""
+        self.priced_out |= bool(note)
+        return note
 
     def _warn_limit(self, failures: list, limit: int) -> None:
         if self._limit_warned:

@@ -48,6 +48,9 @@ void kiln_hook_exit(void);
 long long kiln_hook_intercepted(void);
 int kiln_hook_installed(void);
 int kiln_hook_depth(void);
+int kiln_hook_verdicts(intptr_t code, intptr_t verdicts);
+intptr_t kiln_hook_family(intptr_t now);
+long long kiln_hook_skipped(void);
 void kiln_hook_baseline(int on);
 const char *kiln_hook_source(void);
 """

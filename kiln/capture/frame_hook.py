@@ -39,6 +39,8 @@ import warnings
 import weakref
 from typing import Any, Callable
 
+import numpy as np
+
 from .._native import EXTENSIONS, FRAME_HOOK_CDEF, frame_hook_ffi, read, source_hash
 from ..cext import build_extension, installed_extension
 from ..config import config
@@ -55,6 +57,11 @@ _factories: dict[types.CodeType, Callable] = {}   # flagged code -> fn -> replac
 _adapters: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 # Per thread: the factories of the segments running now, innermost last (run_with).
 _running = threading.local()
+# code -> the tuple of verdicts the C hook reads through the code's second extra slot
+# (kept alive here): (family, argument types, ((position, dtype), ...), size limit), the
+# argument kinds for which that family's compiled version of the code compiles nothing.
+_verdicts: dict[types.CodeType, tuple] = {}
+_MAX_VERDICTS = 8   # per code (the newest kept): families die, their verdicts stay
 
 
 def _module_name(source: str) -> str:
@@ -158,18 +165,50 @@ def active():
 
 def run_with(factory: Callable, fn: Callable, *args: Any) -> Any:
     """``fn(*args)`` with the hook active, flagged calls replaced by ``factory``'s
-    (what an eager segment of a compiled function runs under: its own helpers)."""
+    (what an eager segment of a compiled function runs under: its own helpers). The
+    verdicts of the factory's family (its compiled function's ``hook_family``) apply."""
     stack = getattr(_running, "factories", None)
     if stack is None:
         stack = _running.factories = []
     stack.append(factory)
     lib = _lib
+    family = getattr(getattr(factory, "__self__", factory), "hook_family", 0)
+    before = lib.kiln_hook_family(family)
     lib.kiln_hook_enter()
     try:
         return fn(*args)
     finally:
         lib.kiln_hook_exit()
+        lib.kiln_hook_family(before)
         stack.pop()
+
+
+def run_as_python(code: types.CodeType, family: int, slots: tuple, limit: int) -> None:
+    """From now on, calls of ``code`` made while a segment of ``family`` runs, whose
+    argument slots (positional, keyword-only, ``*args``, ``**kwargs``: the frame's order)
+    hold values of the types ``slots`` holds, and arrays of the same dtypes with at most
+    ``limit`` elements each, run as Python without asking the dispatcher: the family's
+    compiled version of ``code`` compiles nothing for them (api.py's _remember_python).
+    Only exact ndarrays are keyed by dtype; arguments of other types by type alone."""
+    lib = load()
+    if lib is None or not family:
+        return
+    kinds = tuple(map(type, slots))
+    arrays = tuple((i, v.dtype) for i, v in enumerate(slots) if type(v) is np.ndarray)
+    verdict = (family, kinds, arrays, limit)
+    with _lock:
+        old = _verdicts.get(code, ())
+        if verdict in old:
+            return
+        new = (verdict,) + old[:_MAX_VERDICTS - 1]
+        _verdicts[code] = new
+        lib.kiln_hook_verdicts(id(code), id(new))
+        del old   # freed only now that C points at the new tuple
+
+
+def skipped() -> int:
+    """How many flagged calls ran as Python on a verdict, without the dispatcher (tests)."""
+    return int(_lib.kiln_hook_skipped()) if _lib is not None else 0
 
 
 def intercepted() -> int:
@@ -234,3 +273,7 @@ def forget() -> None:
     with _lock:
         _adapters.clear()
         _factories.clear()
+        if _lib is not None:
+            for code in _verdicts:
+                _lib.kiln_hook_verdicts(id(code), 0)
+        _verdicts.clear()

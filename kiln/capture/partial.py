@@ -406,7 +406,8 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
         if not R.is_straight(facts, a, b, bp.opened):
             helpers += _region_functions(facts, a, b, fn.__globals__)
         for helper in helpers:
-            frame_hook.flag(helper.__code__, helper_factory)
+            if spellable(helper.__code__):
+                frame_hook.flag(helper.__code__, helper_factory)
     # Calls of flagged functions made while the segment runs are compiled by kiln.
     hooked = use_hook and bool(helpers)
     runner = {(True, True): functools.partial(run_hooked, helper_factory), (True, False): run,
@@ -424,6 +425,13 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
                 "Python; the code before and after it stays compiled")
     return Partial(graph, input_codes, body, extra,
                    [_statement_line(facts, e.target) for e in exit_specs], helpers, note)
+
+
+def spellable(code: types.CodeType) -> bool:
+    """Can a cache entry spell this code's signature? A comprehension's code (parameter
+    ``.0``, reached through a graph break) cannot: it always runs as Python, so it is
+    never flagged for the frame hook (a dispatch per call that compiles nothing)."""
+    return all(n.isidentifier() for n in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
 
 
 def _statement_line(facts, k: int) -> int | None:

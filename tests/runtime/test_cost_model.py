@@ -498,6 +498,11 @@ def sum_after_tolist(x):
     return len(vals), (x * 2.0 + 1.0).sum()   # a graph after the break
 
 
+def double_after_tolist(x):
+    vals = x.tolist()
+    return len(vals), x * 2.0                 # priced out on small arrays only
+
+
 def test_a_break_before_any_array_work_with_nothing_compiled_after_it_skips_the_guards(monkeypatch):
     # The entry (no graph), the segment and the resume function's dispatch cost 1.2 us of
     # a 0.6 us call: once the call has compiled nothing anywhere, later calls of the same
@@ -507,8 +512,18 @@ def test_a_break_before_any_array_work_with_nothing_compiled_after_it_skips_the_
     assert compiled(x) == mean_of_list(x) and compiled._as_python is not None
     assert compiled(np.arange(7.0)) == 3.0
     assert compiled(np.arange(1000.0)) == mean_of_list(np.arange(1000.0))
-    big = kiln.compile(mean_of_list)             # large arrays: no verdict kept
-    assert big(np.arange(1000.0)) == 499.5 and big._as_python is None
+    # No graph anywhere was the cost model's (a verdict larger arrays could reverse):
+    # large arrays keep the verdict too, up to the size seen
+    big = kiln.compile(mean_of_list)
+    assert big(np.arange(1000.0)) == 499.5 and big._as_python[2] == 1000
+    # A graph after the break that the cost model ran as Python on 5 elements: the
+    # verdict holds for small arrays only, and 1000 elements compile it
+    priced = kiln.compile(double_after_tolist)
+    assert priced(x)[0] == 5 and priced._as_python[2] == cost.SMALL_ELEMENTS
+    assert not any(r.graph is not None for r in priced.records)
+    large = np.arange(1000.0)
+    np.testing.assert_array_equal(priced(large)[1], double_after_tolist(large)[1])
+    assert any(r.graph is not None for r in priced.records)
     monkeypatch.setattr(config, "cost_model", False)   # the graph after the break compiles
     after = kiln.compile(sum_after_tolist)
     assert after(x) == sum_after_tolist(x) and after._as_python is None
