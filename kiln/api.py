@@ -125,10 +125,10 @@ class CompiledFunction:
         self._limit_warned = False
         self.records: list[CaptureRecord] = []
         self.calls_uncompiled = 0
-        self._as_python: tuple | None = None   # (argument types, array positions, size limit): see __call__
+        self._as_python: tuple | None = None   # (types, array positions, size limit, keywords): see __call__
         self.root = self                   # resume functions and wrapped helpers point here
         self.hook_family = next(_FAMILIES)   # the frame hook's key for this family's verdicts
-        self.priced_out = False   # a graph of it ran as Python on the cost model's verdict
+        self.sized = False   # it ran as Python on a verdict other sizes may reverse
         self._resumes: dict[tuple, CompiledFunction] = {}
         self._helpers: dict[Any, CompiledFunction] = {}
 
@@ -244,15 +244,17 @@ class CompiledFunction:
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fast = self._as_python
-        if fast is not None and not kwargs and fast[0] == tuple(map(type, args)):
+        if fast is not None and fast[3] == tuple(kwargs) \
+                and fast[0] == (*map(type, args), *map(type, kwargs.values())):
             # The cost model ran these argument types as Python, and the arrays are still
             # small: skip the guards too (they cost as much as such a call; Python is
             # right whatever they say). fastcheck.c's dispatcher does the same.
+            values = (*args, *kwargs.values())
             for i in fast[1]:
-                if args[i].size > fast[2]:
+                if values[i].size > fast[2]:
                     break
             else:
-                return self.fn(*args)
+                return self.fn(*args, **kwargs)
         if self.bound_self is not None:
             args = (self.bound_self,) + args
         for entry in self._entries:
@@ -330,11 +332,10 @@ class CompiledFunction:
             # A break before any array work (``x.tolist()``, a try statement) and nothing
             # compiled after it either: on small arrays the entry, the segment and the
             # resume functions' dispatch only cost (1.2 us of a 0.6 us call); run such
-            # calls as Python, as when nothing compiles at all. Where no graph was priced
-            # out (a cost-model verdict that larger arrays may reverse), arrays up to this
-            # call's size keep the verdict (scikit-learn's euclidean_distances: 14 breaks
-            # in argument validation, none with array work).
-            self._remember_python(args, kwargs, _SMALL if as_python.priced_out(self) else None)
+            # calls as Python, as when nothing compiles at all. Where no size decided it
+            # (as_python.sized), arrays up to this call's size keep the verdict
+            # (scikit-learn's euclidean_distances: 14 breaks in argument validation).
+            self._remember_python(args, kwargs, _SMALL if as_python.sized(self) else None)
         return result
 
     def _compiled_anything(self) -> bool:
@@ -398,12 +399,16 @@ class CompiledFunction:
                     # each step of a Newton iteration) decides nothing, and re-checking
                     # them cost 10x the call.
                     guards = guards.without_branches()
+                    self.sized = True   # a smaller array's loop may be short enough
                 check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
                 fast = fastcheck.eager_entry(self.fn, guards, check, MISS)
                 graph = None
                 # Nothing of it compiles: on small arrays its guards (numpy-ml's
-                # calc_pad_dims_2D: 34, on tuples of ints, 3 us of a 4 us call) are skipped.
-                self._remember_python(args, kwargs, _SMALL)
+                # calc_pad_dims_2D: 34, on tuples of ints, 3 us of a 4 us call) are skipped;
+                # at any size up to this call's when no size decided it (the partial
+                # graph the cost model ran as Python was extern calls: scipy's _cholesky).
+                sized = record.kind == "internal_error" or as_python.sized(self)
+                self._remember_python(args, kwargs, _SMALL if sized else None)
             else:
                 check, guards, graph, resumes_at, fast = made
         elif note := self._python_is_faster(graph, guards=guards, built=lambda: _built_kernels(
@@ -478,7 +483,7 @@ class CompiledFunction:
             return ""   # priced for the host: on a GPU, Python would launch a kernel per op
         c_guards = guards is not None and fastcheck.checked_in_c(self.fn, guards)
         note = cost.python_is_faster(graph, breaks, c_guards, built, direct=c_guards and direct) or ""
-        self.priced_out |= bool(note)
+        self.sized |= bool(note) and cost.grows_with_size(graph)
         return note
 
     def _warn_limit(self, failures: list, limit: int) -> None:

@@ -10,8 +10,9 @@ compiled (a branch on a value), which is why it is kept per argument types (and 
 
 Two places keep verdicts:
 
-- the root compiled function itself (``_as_python``: argument types, positions of
-  arrays, size limit), read by its dispatcher in C (guards/fastcheck.c) or Python (api.py);
+- the root compiled function itself (``_as_python``: the types of the positional, then
+  the keyword arguments, positions of arrays among them, size limit, keyword names),
+  read by its dispatcher in C (guards/fastcheck.c) or Python (api.py);
 - for a helper reached through the frame hook (a library's helpers: scikit-learn's
   euclidean_distances calls 44 per call, ~9 us each to dispatch), the hook itself, per
   code object and family, keyed by the frame's argument slots' types and arrays' dtypes
@@ -97,10 +98,11 @@ def compiled_anything(cf: Any) -> bool:
     return any(e.graph is not None for c in unit(cf) for e in c._entries)
 
 
-def priced_out(cf: Any) -> bool:
-    """Did the cost model run a graph of ``cf``'s unit as Python (a verdict for the sizes
-    it saw, which larger arrays may reverse)?"""
-    return any(c.priced_out for c in unit(cf))
+def sized(cf: Any) -> bool:
+    """Did sizes decide that some function of ``cf``'s unit runs as Python (the cost model
+    priced out kernel work that larger arrays would compile; a loop too long to capture
+    that smaller arrays may shorten)? Then only small arrays keep a verdict."""
+    return any(c.sized for c in unit(cf))
 
 
 def remember(cf: Any, args: tuple, kwargs: dict, limit: int | None) -> None:
@@ -111,9 +113,8 @@ def remember(cf: Any, args: tuple, kwargs: dict, limit: int | None) -> None:
     if cf.bound_self is not None or cf._is_resume:
         return
     if cf.root is cf:
-        if kwargs:
-            return
-        slots, arrays = args, tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray))
+        slots = (*args, *kwargs.values())   # the order a vectorcall passes them in
+        arrays = tuple(i for i, a in enumerate(slots) if isinstance(a, np.ndarray))
     else:
         slots = frame_slots(cf.fn, args, kwargs)
         if slots is None:
@@ -125,6 +126,6 @@ def remember(cf: Any, args: tuple, kwargs: dict, limit: int | None) -> None:
     if limit is not None and largest > limit:
         return
     if cf.root is cf:
-        cf._as_python = (tuple(map(type, args)), arrays, largest)
+        cf._as_python = (tuple(map(type, slots)), arrays, largest, tuple(kwargs))
     else:
         frame_hook.run_as_python(cf.fn.__code__, cf.hook_family, slots, largest)
