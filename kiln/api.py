@@ -285,6 +285,12 @@ class CompiledFunction:
 
     # -- compiling ----------------------------------------------------------------------
     def _miss(self, args: tuple, kwargs: dict) -> Any:
+        if self._limit_warned and len(self._entries) >= config.recompile_limit:
+            # Past recompile_limit no entry is added (none for another thread to have
+            # added either): the call runs uncompiled, without re-checking the entries
+            # (20 string values of a mode argument: 4x NumPy's time on 1000 elements).
+            self.calls_uncompiled += 1
+            return self.fn(*args, **kwargs)
         with self._lock:
             for entry in self._entries:  # another thread may have compiled it meanwhile
                 result = entry.check(*args, **kwargs)
@@ -529,7 +535,7 @@ def _fast_class() -> type | None:
                 self._kiln_miss, self._kiln_run_eager = MISS, RUN_EAGER
                 CompiledFunction.__init__(self, *args, **kwargs)
                 self._kiln_fn = self.fn
-                self._kiln_slow = types.MethodType(CompiledFunction.__call__, self)
+                self._kiln_slow = types.MethodType(_after_c_checks, self)
 
             def _publish(self, entries: tuple) -> None:
                 # A bound method prepends its object: the Python dispatcher does that.
@@ -541,6 +547,15 @@ def _fast_class() -> type | None:
             fastcheck.module().enable_vectorcall(cls)
         _FAST.append(cls)
     return _FAST[0]
+
+
+def _after_c_checks(self: CompiledFunction, *args: Any, **kwargs: Any) -> Any:
+    """The C dispatcher's ``_kiln_slow``: where it tried the verdict and every entry
+    (``_kiln_checks`` a tuple, positional arguments: a call with a keywords dict may come
+    from its tp_call, which tries none), a miss, else the whole Python dispatcher."""
+    if self._kiln_checks is None or kwargs:
+        return CompiledFunction.__call__(self, *args, **kwargs)
+    return self._miss(args, kwargs)
 
 
 def _restore(fn, backend, fullgraph, dynamic, bound_self):
