@@ -129,6 +129,7 @@ class CompiledFunction:
         self.root = self                   # resume functions and wrapped helpers point here
         self.hook_family = next(_FAMILIES)   # the frame hook's key for this family's verdicts
         self.sized = False   # it ran as Python on a verdict other sizes may reverse
+        self._quiet: tuple = (-1, False)   # (records seen, its unit compiled nothing then)
         self._resumes: dict[tuple, CompiledFunction] = {}
         self._helpers: dict[Any, CompiledFunction] = {}
 
@@ -343,6 +344,14 @@ class CompiledFunction:
             # (scikit-learn's euclidean_distances: 14 breaks in argument validation).
             self._remember_python(args, kwargs, _SMALL if as_python.sized(self) else None)
         return result
+
+    def after_hooked_call(self, slots: tuple) -> None:
+        """The frame hook ran a call of this helper (argument ``slots`` in the frame's
+        order): when its unit still compiled nothing, later calls of these kinds run as
+        Python in C (an entry whose guards ignore an argument's type serves calls the
+        verdict made at compile time does not cover: inspect's _static_getmro(klass)
+        with ``type`` and ``ABCMeta``)."""
+        as_python.after_hooked_call(self, slots)
 
     def _compiled_anything(self) -> bool:
         """Has any function of this one's unit compiled a graph (as_python.unit: the whole

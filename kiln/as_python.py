@@ -129,3 +129,23 @@ def remember(cf: Any, args: tuple, kwargs: dict, limit: int | None) -> None:
         cf._as_python = (tuple(map(type, slots)), arrays, largest, tuple(kwargs))
     else:
         frame_hook.run_as_python(cf.fn.__code__, cf.hook_family, slots, largest)
+
+
+def after_hooked_call(cf: Any, slots: tuple) -> None:
+    """A helper's call through the frame hook returned: remember these argument kinds
+    when the helper's unit has compiled nothing (judged again only after the family
+    compiled something new: its records grew)."""
+    if cf.root is cf or cf._is_resume or cf.bound_self is not None:
+        return
+    seen = len(cf.root.records)
+    if cf._quiet[0] != seen:
+        cf._quiet = (seen, not compiled_anything(cf))
+    if not cf._quiet[1]:
+        return
+    arrays = [v for v in slots if isinstance(v, np.ndarray)]
+    if any(type(v) is not np.ndarray for v in arrays):
+        return
+    largest = max([SMALL] + [v.size for v in arrays])
+    if largest > SMALL and sized(cf):
+        return
+    frame_hook.run_as_python(cf.fn.__code__, cf.hook_family, slots, largest)

@@ -228,6 +228,9 @@ def _adapter(fn: types.FunctionType, replacement: Callable) -> Callable:
     kwnames = code.co_varnames[npos:npos + nkw]
     has_varargs = bool(code.co_flags & 0x04)
     has_varkw = bool(code.co_flags & 0x08)
+    # told of each call's argument slots after it returns or raises (a compiled helper that learns
+    # which kinds of arguments it compiles nothing for: api.py, kiln/as_python.py)
+    returned = getattr(replacement, "after_hooked_call", None)
 
     def call(raw: tuple) -> Any:
         args = raw[:npos]
@@ -238,7 +241,11 @@ def _adapter(fn: types.FunctionType, replacement: Callable) -> Callable:
         kwargs = dict(zip(kwnames, raw[npos:npos + nkw]))
         if has_varkw:
             kwargs.update(raw[i])
-        return replacement(*args, **kwargs)
+        try:
+            return replacement(*args, **kwargs)
+        finally:   # a call that raised (inspect's _static_getmro on a non-class) too
+            if returned is not None:
+                returned(raw)
 
     return call
 

@@ -174,3 +174,37 @@ def test_a_comprehension_is_never_flagged():
     for _ in range(3):
         np.testing.assert_array_equal(compiled(np.ones(3), d), _reads_items(np.ones(3), d))
     assert not any(code.co_name == "<listcomp>" for code in frame_hook._factories)
+
+
+def _mro(klass):
+    return type.__dict__["__mro__"].__get__(klass)   # inspect's _static_getmro
+
+
+def _mro_sizes(x, objs):
+    y = x * 2.0
+    n = 0
+    try:
+        for o in objs:
+            try:
+                n += len(_mro(o))
+            except TypeError:      # not a class: the caller expects it
+                n -= 1
+    except KeyError:
+        pass
+    return y + n
+
+
+@needs_hook
+def test_kinds_an_entry_serves_beyond_its_verdict_and_calls_that_raise_are_remembered():
+    # The entry compiled for _mro(int) has no guard on its argument's type, so it served
+    # _mro(Sized) (type ABCMeta) and _mro(None) (raises) too, each dispatched on every
+    # call (scikit-learn's cosine_similarity: inspect's _static_getmro, 16 a call)
+    from collections.abc import Sized
+    kiln.reset()
+    compiled = kiln.compile(_mro_sizes)
+    x, objs = np.linspace(0.0, 1.0, 2000), [int, Sized, None, np.float64]
+    np.testing.assert_array_equal(compiled(x, objs), _mro_sizes(x, objs))
+    intercepted, skipped = frame_hook.intercepted(), frame_hook.skipped()
+    np.testing.assert_array_equal(compiled(x, objs), _mro_sizes(x, objs))
+    assert frame_hook.intercepted() == intercepted
+    assert frame_hook.skipped() == skipped + 4
