@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-import sys
 import threading
 import time
 import types
@@ -30,9 +29,7 @@ import warnings
 import weakref
 from typing import Any, Callable
 
-import numpy as np
-
-from . import as_python, logs
+from . import as_python, logs, pickled
 from .capture import DynamicSpec, capture
 from .capture import frame_hook, partial, resume
 from .capture.breaks import unsupported_error
@@ -273,9 +270,9 @@ class CompiledFunction:
         return functools.partial(self, obj)
 
     def __reduce__(self):
-        if self.bound_self is None and _reachable_as(self, self.fn.__module__, self.fn.__qualname__):
+        if self.bound_self is None and pickled.reachable_as(self, self.fn.__module__, self.fn.__qualname__):
             return self.fn.__qualname__  # @kiln.compile on a module-level def: by name
-        return (_restore, (self.fn, self.backend_name, self.fullgraph, self.dynamic, self.bound_self))
+        return (pickled.restore, (self.fn, self.backend_name, self.fullgraph, self.dynamic, self.bound_self))
 
     def __repr__(self) -> str:
         return f"<kiln compiled {self.fn.__qualname__}: {len(self._entries)} cache entries>"
@@ -515,18 +512,6 @@ class CompiledFunction:
         warnings.warn(message, RuntimeWarning, stacklevel=4)
 
 
-def _reachable_as(obj: Any, module: str, qualname: str) -> bool:
-    target: Any = sys.modules.get(module)
-    for part in qualname.split("."):
-        target = getattr(target, part, None)
-    return target is obj
-
-
-# Unpickled compiled functions, one per (function, options) and process: a worker that
-# receives the same compiled function with every task compiles it once, not per task.
-_restored: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-
-
 # A function with no array work that branched this often on run-time scalars runs as
 # Python under its other guards only: checking each branch again costs more than the call.
 _BRANCH_GUARDS = 16
@@ -567,18 +552,7 @@ def _after_c_checks(self: CompiledFunction, *args: Any, **kwargs: Any) -> Any:
     return self._miss(args, kwargs)
 
 
-def _restore(fn, backend, fullgraph, dynamic, bound_self):
-    if bound_self is not None:
-        return CompiledFunction(types.MethodType(fn, bound_self), backend, fullgraph, dynamic)
-    key = (backend if isinstance(backend, str) else id(backend), fullgraph, dynamic)
-    try:
-        per_fn = _restored.setdefault(fn, {})
-    except TypeError:
-        return CompiledFunction(fn, backend, fullgraph, dynamic)
-    found = per_fn.get(key)
-    if found is None:
-        found = per_fn[key] = CompiledFunction(fn, backend, fullgraph, dynamic)
-    return found
+_restore = pickled.restore   # (the name pickles made before hold)
 
 
 def compile(fn: Callable | None = None, *, backend: Any = "cpp", fullgraph: bool = False,

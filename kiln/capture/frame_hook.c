@@ -114,7 +114,8 @@ static _Thread_local intptr_t family = 0;
  * _verdicts, each (family, argument types, ((position, dtype), ...) of arrays, size
  * limit): calls of that family whose argument slots hold exactly these types, arrays of
  * these dtypes of at most ``limit`` elements, run as Python (the family's compiled
- * helper compiled nothing for them). */
+ * helper compiled nothing for them); types None: every call of that family (another
+ * family flagged the code). */
 static Py_ssize_t verdict_index = -1;
 static PyTypeObject *ndarray_type = NULL;
 
@@ -153,6 +154,8 @@ static int verdict_holds(PyObject *v, PyObject **slots, Py_ssize_t n)
             || PyLong_AsSsize_t(PyTuple_GET_ITEM(v, 0)) != (Py_ssize_t)family)
         return 0;
     PyObject *types = PyTuple_GET_ITEM(v, 1), *arrays = PyTuple_GET_ITEM(v, 2);
+    if (types == Py_None)
+        return 1;   /* the family never flagged the code: none of its calls is its helper */
     if (!PyTuple_CheckExact(types) || PyTuple_GET_SIZE(types) != n || !PyTuple_CheckExact(arrays))
         return 0;
     for (Py_ssize_t i = 0; i < n; i++) {

@@ -62,6 +62,7 @@ _running = threading.local()
 # argument kinds for which that family's compiled version of the code compiles nothing.
 _verdicts: dict[types.CodeType, tuple] = {}
 _MAX_VERDICTS = 8   # per code (the newest kept): families die, their verdicts stay
+_flaggers: dict[types.CodeType, set] = {}   # code -> the families that flagged it
 
 
 def _module_name(source: str) -> str:
@@ -132,15 +133,24 @@ def flag(code: types.CodeType, factory: Callable) -> bool:
     lib = load()
     if lib is None:
         return False
+    family = _family(factory)
     with _lock:
         _factories[code] = factory
+        _flaggers.setdefault(code, set()).add(family)
         lib.kiln_hook_flag(id(code), 1)
+    _set_verdicts(code, lambda v: v[0] != family or v[1] is not None)   # its own now
     return True
+
+
+def _family(factory: Callable) -> int:
+    """The family of the compiled function whose factory this is (0: none)."""
+    return getattr(getattr(factory, "__self__", factory), "hook_family", 0)
 
 
 def unflag(code: types.CodeType) -> None:
     lib = load()
     with _lock:
+        _flaggers.pop(code, None)
         if _factories.pop(code, None) is not None and lib is not None:
             lib.kiln_hook_flag(id(code), 0)
 
@@ -183,26 +193,36 @@ def run_with(factory: Callable, fn: Callable, *args: Any) -> Any:
         stack.pop()
 
 
-def run_as_python(code: types.CodeType, family: int, slots: tuple, limit: int) -> None:
+def run_as_python(code: types.CodeType, family: int, slots: tuple | None, limit: int) -> None:
     """From now on, calls of ``code`` made while a segment of ``family`` runs, whose
     argument slots (positional, keyword-only, ``*args``, ``**kwargs``: the frame's order)
     hold values of the types ``slots`` holds, and arrays of the same dtypes with at most
     ``limit`` elements each, run as Python without asking the dispatcher: the family's
     compiled version of ``code`` compiles nothing for them (api.py's _remember_python).
-    Only exact ndarrays are keyed by dtype; arguments of other types by type alone."""
-    lib = load()
-    if lib is None or not family:
+    Only exact ndarrays are keyed by dtype; arguments of other types by type alone.
+    ``slots`` None: every call of that family (it never flagged the code)."""
+    if not family:
         return
-    kinds = tuple(map(type, slots))
-    arrays = tuple((i, v.dtype) for i, v in enumerate(slots) if type(v) is np.ndarray)
+    kinds = None if slots is None else tuple(map(type, slots))
+    arrays = () if slots is None else tuple((i, v.dtype) for i, v in enumerate(slots)
+                                           if type(v) is np.ndarray)
     verdict = (family, kinds, arrays, limit)
+    _set_verdicts(code, lambda v: v != verdict, verdict)
+
+
+def _set_verdicts(code: types.CodeType, keep: Callable, verdict: tuple | None = None) -> None:
+    """The code's verdicts that ``keep`` keeps, after ``verdict`` (the newest first)."""
+    lib = _lib
+    if lib is None:
+        return
     with _lock:
         old = _verdicts.get(code, ())
-        if verdict in old:
+        kept = tuple(v for v in old if keep(v))
+        new = ((verdict,) if verdict is not None else ()) + kept[:_MAX_VERDICTS - 1]
+        if new == old:
             return
-        new = (verdict,) + old[:_MAX_VERDICTS - 1]
         _verdicts[code] = new
-        lib.kiln_hook_verdicts(id(code), id(new))
+        lib.kiln_hook_verdicts(id(code), id(new) if new else 0)
         del old   # freed only now that C points at the new tuple
 
 
@@ -259,6 +279,13 @@ def _dispatch(fn: types.FunctionType, raw: tuple) -> Callable | None:
         return None
     stack = getattr(_running, "factories", None)
     factory = stack[-1] if stack else flagged
+    family = _family(factory) if stack else 0
+    if family and family not in _flaggers.get(fn.__code__, ()):
+        # Flagged by another compiled function only: this one compiles it no more than
+        # it would have had it run first (scikit-learn's normalize ran 1.9x slower after
+        # another estimator had flagged its validation helpers). C answers from now on.
+        run_as_python(fn.__code__, family, None, 0)
+        return None
     owner = getattr(factory, "__self__", factory)   # (a bound method: its compiled function)
     made = _adapters.get(fn)
     if made is not None and owner in made:
@@ -284,3 +311,4 @@ def forget() -> None:
             for code in _verdicts:
                 _lib.kiln_hook_verdicts(id(code), 0)
         _verdicts.clear()
+        _flaggers.clear()
