@@ -114,21 +114,25 @@ def remember(cf: Any, args: tuple, kwargs: dict, limit: int | None) -> None:
         return
     if cf.root is cf:
         slots = (*args, *kwargs.values())   # the order a vectorcall passes them in
-        arrays = tuple(i for i, a in enumerate(slots) if isinstance(a, np.ndarray))
-    else:
-        slots = frame_slots(cf.fn, args, kwargs)
-        if slots is None:
-            return
-        arrays = tuple(i for i, a in enumerate(slots) if isinstance(a, np.ndarray))
-        if any(type(slots[i]) is not np.ndarray for i in arrays):
-            return   # the hook reads the sizes of exact ndarrays only
-    largest = max([SMALL] + [slots[i].size for i in arrays])
-    if limit is not None and largest > limit:
+        largest = _largest(slots, exact=False)
+        if limit is None or largest <= limit:
+            arrays = tuple(i for i, a in enumerate(slots) if isinstance(a, np.ndarray))
+            cf._as_python = (tuple(map(type, slots)), arrays, largest, tuple(kwargs))
         return
-    if cf.root is cf:
-        cf._as_python = (tuple(map(type, slots)), arrays, largest, tuple(kwargs))
-    else:
+    slots = frame_slots(cf.fn, args, kwargs)
+    largest = None if slots is None else _largest(slots, exact=True)
+    if largest is not None and (limit is None or largest <= limit):
         frame_hook.run_as_python(cf.fn.__code__, cf.hook_family, slots, largest)
+
+
+def _largest(values: tuple, exact: bool) -> int | None:
+    """The size limit a verdict on ``values`` keeps: their largest array's, at least
+    SMALL elements; None, with ``exact``, when an array is an ndarray subclass (the hook
+    reads the sizes of exact ndarrays only)."""
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    if exact and any(type(v) is not np.ndarray for v in arrays):
+        return None
+    return max([SMALL] + [v.size for v in arrays])
 
 
 def after_hooked_call(cf: Any, slots: tuple) -> None:
@@ -142,10 +146,6 @@ def after_hooked_call(cf: Any, slots: tuple) -> None:
         cf._quiet = (seen, not compiled_anything(cf))
     if not cf._quiet[1]:
         return
-    arrays = [v for v in slots if isinstance(v, np.ndarray)]
-    if any(type(v) is not np.ndarray for v in arrays):
-        return
-    largest = max([SMALL] + [v.size for v in arrays])
-    if largest > SMALL and sized(cf):
-        return
-    frame_hook.run_as_python(cf.fn.__code__, cf.hook_family, slots, largest)
+    largest = _largest(slots, exact=True)
+    if largest is not None and (largest <= SMALL or not sized(cf)):
+        frame_hook.run_as_python(cf.fn.__code__, cf.hook_family, slots, largest)

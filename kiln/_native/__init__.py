@@ -71,7 +71,7 @@ def extension_hash(name: str) -> str:
     """The source hash of extension ``name`` as its files read now."""
     source, _, cffi_module = EXTENSIONS[name]
     if cffi_module:
-        return source_hash(read(source), FRAME_HOOK_CDEF)
+        return source_hash(read(source), FRAME_HOOK_CDEF, read(HEADER))
     return source_hash(read(source), read(HEADER))
 
 

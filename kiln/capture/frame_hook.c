@@ -36,6 +36,7 @@
 #include "internal/pycore_ceval.h"
 #endif
 #undef Py_BUILD_CORE
+#include "cext.h"   /* kiln_array_head, kiln_size_at_most */
 
 #if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030E0000
 #error "kiln's frame hook knows CPython 3.11-3.13 frames; check the frame layout and clear/pop logic of this version first"
@@ -136,18 +137,6 @@ static inline int is_flagged(PyCodeObject *code)
            && co_extra->ce_extras[extra_index] == (void *)&MARK;
 }
 
-/* The first fields of NumPy's PyArrayObject_fields (kiln/cext.h's kiln_array_head), read
- * only from exact-type-checked ndarrays. */
-typedef struct {
-    PyObject_HEAD
-    char *data;
-    int nd;
-    Py_ssize_t *dimensions;
-    Py_ssize_t *strides;
-    PyObject *base;
-    PyObject *descr;
-} hook_array_head;
-
 static int verdict_holds(PyObject *v, PyObject **slots, Py_ssize_t n)
 {
     if (!PyTuple_CheckExact(v) || PyTuple_GET_SIZE(v) != 4
@@ -174,15 +163,9 @@ static int verdict_holds(PyObject *v, PyObject **slots, Py_ssize_t n)
         if (i < 0 || i >= n || slots[i] == NULL || ndarray_type == NULL
                 || Py_TYPE(slots[i]) != ndarray_type)
             return 0;
-        hook_array_head *a = (hook_array_head *)slots[i];
-        if (a->descr != PyTuple_GET_ITEM(item, 1))
+        kiln_array_head *a = (kiln_array_head *)slots[i];
+        if (a->descr != PyTuple_GET_ITEM(item, 1) || !kiln_size_at_most(a, limit))
             return 0;
-        Py_ssize_t size = 1;
-        for (int d = 0; d < a->nd; d++) {
-            size *= a->dimensions[d];
-            if (size > limit)
-                return 0;
-        }
     }
     return 1;
 }

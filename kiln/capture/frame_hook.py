@@ -41,7 +41,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._native import EXTENSIONS, FRAME_HOOK_CDEF, frame_hook_ffi, read, source_hash
+from .._native import (EXTENSIONS, FRAME_HOOK_CDEF, HEADER, extension_hash, frame_hook_ffi,
+                       read)
 from ..cext import build_extension, installed_extension
 from ..config import config
 
@@ -66,7 +67,7 @@ _flaggers: dict[types.CodeType, set] = {}   # code -> the families that flagged 
 
 
 def _module_name(source: str) -> str:
-    key = f"{source}\0{sys.version}\0{FRAME_HOOK_CDEF}".encode()
+    key = f"{source}\0{sys.version}\0{FRAME_HOOK_CDEF}\0{read(HEADER)}".encode()
     return "_kiln_frame_hook_" + hashlib.sha256(key).hexdigest()[:16]
 
 
@@ -75,7 +76,7 @@ def _build(compiler: str) -> Any:
     there and current, else the extension compiled (cached on disk per source and Python
     version) and imported; initialized."""
     source = read(_C_SOURCE)
-    digest = source_hash(source, FRAME_HOOK_CDEF)
+    digest = extension_hash("frame_hook")
     module = installed_extension("frame_hook", digest)
     if module is None:
         name = _module_name(source)
@@ -84,7 +85,8 @@ def _build(compiler: str) -> Any:
             with contextlib.redirect_stdout(io.StringIO()):   # cffi says "generating ..."
                 frame_hook_ffi(name, source, digest).emit_c_code(c_path)
         module = build_extension(compiler, os.path.join(config.cache_dir, "frame_hook"), name,
-                                 write_c, flags=("-D_CFFI_NO_LIMITED_API",))
+                                 write_c, flags=("-D_CFFI_NO_LIMITED_API",
+                                                 f"-I{os.path.dirname(HEADER)}"))
     if module.lib.kiln_hook_init() != 0:
         raise RuntimeError("kiln_hook_init failed")
     return module.lib
@@ -182,8 +184,7 @@ def run_with(factory: Callable, fn: Callable, *args: Any) -> Any:
         stack = _running.factories = []
     stack.append(factory)
     lib = _lib
-    family = getattr(getattr(factory, "__self__", factory), "hook_family", 0)
-    before = lib.kiln_hook_family(family)
+    before = lib.kiln_hook_family(_family(factory))
     lib.kiln_hook_enter()
     try:
         return fn(*args)
@@ -248,8 +249,8 @@ def _adapter(fn: types.FunctionType, replacement: Callable) -> Callable:
     kwnames = code.co_varnames[npos:npos + nkw]
     has_varargs = bool(code.co_flags & 0x04)
     has_varkw = bool(code.co_flags & 0x08)
-    # told of each call's argument slots after it returns or raises (a compiled helper that learns
-    # which kinds of arguments it compiles nothing for: api.py, kiln/as_python.py)
+    # told of each call's argument slots after it returns or raises (a compiled helper
+    # that learns which kinds of arguments it compiles nothing for: kiln/as_python.py)
     returned = getattr(replacement, "after_hooked_call", None)
 
     def call(raw: tuple) -> Any:

@@ -208,13 +208,8 @@ runs_as_python(PyObject *verdict, PyObject *const *args, Py_ssize_t nargs, PyObj
         /* an ndarray or a subclass, which shares the layout; anything else is not read */
         if (!PyObject_TypeCheck(args[i], (PyTypeObject *)ndarray_type))
             return 0;
-        kiln_array_head *a = (kiln_array_head *)args[i];
-        Py_ssize_t size = 1;
-        for (int d = 0; d < a->nd; d++) {
-            size *= a->dimensions[d];
-            if (size > limit)
-                return 0;
-        }
+        if (!kiln_size_at_most((kiln_array_head *)args[i], limit))
+            return 0;
     }
     return 1;
 }
