@@ -37,6 +37,8 @@ def _extension(name, source, numpy_api, cffi_module):
     if cffi_module:
         # The C file cffi writes from the hook's source is made in build_ext (below).
         return Extension(f"kiln._native.{name}", [_relative(source)], optional=True,
+                         include_dirs=[_relative(os.path.dirname(native.HEADER))],
+                         depends=[_relative(native.HEADER)],
                          define_macros=[("_CFFI_NO_LIMITED_API", None)],
                          extra_compile_args=["-O2"])
     return Extension(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import sys
+import itertools
 import threading
 import time
 import types
@@ -29,9 +29,7 @@ import warnings
 import weakref
 from typing import Any, Callable
 
-import numpy as np
-
-from . import logs
+from . import as_python, logs, pickled
 from .capture import DynamicSpec, capture
 from .capture import frame_hook, partial, resume
 from .capture.breaks import unsupported_error
@@ -56,6 +54,7 @@ from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
 _aot_runtime.overlap_helper = fastcheck.overlap_check   # aot's per-call input overlap check
 
 _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI
+_FAMILIES = itertools.count(1)
 
 
 def _built_kernels(graph: Any, example: list) -> int | None:
@@ -123,8 +122,11 @@ class CompiledFunction:
         self._limit_warned = False
         self.records: list[CaptureRecord] = []
         self.calls_uncompiled = 0
-        self._as_python: tuple | None = None   # (argument types, array positions, size limit): see __call__
+        self._as_python: tuple | None = None   # (types, array positions, size limit, keywords): see __call__
         self.root = self                   # resume functions and wrapped helpers point here
+        self.hook_family = next(_FAMILIES)   # the frame hook's key for this family's verdicts
+        self.sized = False   # it ran as Python on a verdict other sizes may reverse
+        self._quiet: tuple = (-1, False)   # (records seen, its unit compiled nothing then)
         self._resumes: dict[tuple, CompiledFunction] = {}
         self._helpers: dict[Any, CompiledFunction] = {}
 
@@ -135,6 +137,7 @@ class CompiledFunction:
         root = self.root
         child = CompiledFunction(fn, root.backend_name, False, root.dynamic, register=False)
         child.root = root
+        child.hook_family = root.hook_family
         child.records = root.records
         return child
 
@@ -232,28 +235,24 @@ class CompiledFunction:
         return check, guards, graph, built.resumes_at, fast
 
     def _remember_python(self, args: tuple, kwargs: dict, limit: int | None) -> None:
-        """Run later calls with these argument types as Python without checking guards
-        while their arrays are no bigger than this call's (at most ``limit`` elements
-        each: otherwise nothing is remembered)."""
-        if kwargs or self.bound_self is not None or self.root is not self:
-            return
-        arrays = tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray))
-        largest = max([_SMALL] + [args[i].size for i in arrays])
-        if limit is None or largest <= limit:
-            self._as_python = (tuple(map(type, args)), arrays, largest)
+        """Run later calls with arguments of these kinds as Python without checking guards
+        (kiln/as_python.py)."""
+        as_python.remember(self, args, kwargs, limit)
 
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fast = self._as_python
-        if fast is not None and not kwargs and fast[0] == tuple(map(type, args)):
+        if fast is not None and fast[3] == tuple(kwargs) \
+                and fast[0] == (*map(type, args), *map(type, kwargs.values())):
             # The cost model ran these argument types as Python, and the arrays are still
             # small: skip the guards too (they cost as much as such a call; Python is
             # right whatever they say). fastcheck.c's dispatcher does the same.
+            values = (*args, *kwargs.values())
             for i in fast[1]:
-                if args[i].size > fast[2]:
+                if values[i].size > fast[2]:
                     break
             else:
-                return self.fn(*args)
+                return self.fn(*args, **kwargs)
         if self.bound_self is not None:
             args = (self.bound_self,) + args
         for entry in self._entries:
@@ -271,9 +270,9 @@ class CompiledFunction:
         return functools.partial(self, obj)
 
     def __reduce__(self):
-        if self.bound_self is None and _reachable_as(self, self.fn.__module__, self.fn.__qualname__):
+        if self.bound_self is None and pickled.reachable_as(self, self.fn.__module__, self.fn.__qualname__):
             return self.fn.__qualname__  # @kiln.compile on a module-level def: by name
-        return (_restore, (self.fn, self.backend_name, self.fullgraph, self.dynamic, self.bound_self))
+        return (pickled.restore, (self.fn, self.backend_name, self.fullgraph, self.dynamic, self.bound_self))
 
     def __repr__(self) -> str:
         return f"<kiln compiled {self.fn.__qualname__}: {len(self._entries)} cache entries>"
@@ -284,6 +283,12 @@ class CompiledFunction:
 
     # -- compiling ----------------------------------------------------------------------
     def _miss(self, args: tuple, kwargs: dict) -> Any:
+        if self._limit_warned and len(self._entries) >= config.recompile_limit:
+            # Past recompile_limit no entry is added (none for another thread to have
+            # added either): the call runs uncompiled, without re-checking the entries
+            # (20 string values of a mode argument: 4x NumPy's time on 1000 elements).
+            self.calls_uncompiled += 1
+            return self.fn(*args, **kwargs)
         with self._lock:
             for entry in self._entries:  # another thread may have compiled it meanwhile
                 result = entry.check(*args, **kwargs)
@@ -331,21 +336,29 @@ class CompiledFunction:
             # A break before any array work (``x.tolist()``, a try statement) and nothing
             # compiled after it either: on small arrays the entry, the segment and the
             # resume functions' dispatch only cost (1.2 us of a 0.6 us call); run such
-            # calls as Python, as when nothing compiles at all.
-            self._remember_python(args, kwargs, _SMALL)
+            # calls as Python, as when nothing compiles at all. Where no size decided it
+            # (as_python.sized), arrays up to this call's size keep the verdict
+            # (scikit-learn's euclidean_distances: 14 breaks in argument validation).
+            self._remember_python(args, kwargs, _SMALL if as_python.sized(self) else None)
         return result
 
+    def after_hooked_call(self, slots: tuple) -> None:
+        """The frame hook ran a call of this helper (argument ``slots`` in the frame's
+        order): when its unit still compiled nothing, later calls of these kinds run as
+        Python in C (an entry whose guards ignore an argument's type serves calls the
+        verdict made at compile time does not cover: inspect's _static_getmro(klass)
+        with ``type`` and ``ABCMeta``)."""
+        as_python.after_hooked_call(self, slots)
+
     def _compiled_anything(self) -> bool:
-        """Has any resume function or helper of this function compiled a graph?"""
-        root = self.root
-        with root._lock:
-            children = [c for c in (*root._resumes.values(), *root._helpers.values()) if c is not None]
-        return any(e.graph is not None for c in children for e in c._entries)
+        """Has any function of this one's unit compiled a graph (as_python.unit: the whole
+        family for the root, a helper and its resume functions for a helper)?"""
+        return as_python.compiled_anything(self)
 
     def _compile(self, args: tuple, kwargs: dict) -> CacheEntry | None:
         name = self.fn.__qualname__
         code = self.fn.__code__
-        if not all(n.isidentifier() for n in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]):
+        if not partial.spellable(code):
             # A comprehension's code (parameter ``.0``) reached through a graph break: an
             # entry cannot spell that signature, so it runs as plain Python.
             return None
@@ -398,12 +411,16 @@ class CompiledFunction:
                     # each step of a Newton iteration) decides nothing, and re-checking
                     # them cost 10x the call.
                     guards = guards.without_branches()
+                    self.sized = True   # a smaller array's loop may be short enough
                 check = make_entry(self.fn, guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
                 fast = fastcheck.eager_entry(self.fn, guards, check, MISS)
                 graph = None
                 # Nothing of it compiles: on small arrays its guards (numpy-ml's
-                # calc_pad_dims_2D: 34, on tuples of ints, 3 us of a 4 us call) are skipped.
-                self._remember_python(args, kwargs, _SMALL)
+                # calc_pad_dims_2D: 34, on tuples of ints, 3 us of a 4 us call) are skipped;
+                # at any size up to this call's when no size decided it (the partial
+                # graph the cost model ran as Python was extern calls: scipy's _cholesky).
+                sized = record.kind == "internal_error" or as_python.sized(self)
+                self._remember_python(args, kwargs, _SMALL if sized else None)
             else:
                 check, guards, graph, resumes_at, fast = made
         elif note := self._python_is_faster(graph, guards=guards, built=lambda: _built_kernels(
@@ -477,7 +494,9 @@ class CompiledFunction:
         if guards is not None and any(g.kind == DEVICE for g in guards):
             return ""   # priced for the host: on a GPU, Python would launch a kernel per op
         c_guards = guards is not None and fastcheck.checked_in_c(self.fn, guards)
-        return cost.python_is_faster(graph, breaks, c_guards, built, direct=c_guards and direct) or ""
+        note = cost.python_is_faster(graph, breaks, c_guards, built, direct=c_guards and direct) or ""
+        self.sized |= bool(note) and cost.grows_with_size(graph)
+        return note
 
     def _warn_limit(self, failures: list, limit: int) -> None:
         if self._limit_warned:
@@ -491,18 +510,6 @@ class CompiledFunction:
                    f"changing value an argument (or use dynamic=True for sizes).")
         logs.log("recompiles", f"{self.fn.__qualname__}: recompile_limit ({limit}) reached", churn)
         warnings.warn(message, RuntimeWarning, stacklevel=4)
-
-
-def _reachable_as(obj: Any, module: str, qualname: str) -> bool:
-    target: Any = sys.modules.get(module)
-    for part in qualname.split("."):
-        target = getattr(target, part, None)
-    return target is obj
-
-
-# Unpickled compiled functions, one per (function, options) and process: a worker that
-# receives the same compiled function with every task compiles it once, not per task.
-_restored: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
 # A function with no array work that branched this often on run-time scalars runs as
@@ -522,7 +529,7 @@ def _fast_class() -> type | None:
                 self._kiln_miss, self._kiln_run_eager = MISS, RUN_EAGER
                 CompiledFunction.__init__(self, *args, **kwargs)
                 self._kiln_fn = self.fn
-                self._kiln_slow = types.MethodType(CompiledFunction.__call__, self)
+                self._kiln_slow = types.MethodType(_after_c_checks, self)
 
             def _publish(self, entries: tuple) -> None:
                 # A bound method prepends its object: the Python dispatcher does that.
@@ -536,18 +543,16 @@ def _fast_class() -> type | None:
     return _FAST[0]
 
 
-def _restore(fn, backend, fullgraph, dynamic, bound_self):
-    if bound_self is not None:
-        return CompiledFunction(types.MethodType(fn, bound_self), backend, fullgraph, dynamic)
-    key = (backend if isinstance(backend, str) else id(backend), fullgraph, dynamic)
-    try:
-        per_fn = _restored.setdefault(fn, {})
-    except TypeError:
-        return CompiledFunction(fn, backend, fullgraph, dynamic)
-    found = per_fn.get(key)
-    if found is None:
-        found = per_fn[key] = CompiledFunction(fn, backend, fullgraph, dynamic)
-    return found
+def _after_c_checks(self: CompiledFunction, *args: Any, **kwargs: Any) -> Any:
+    """The C dispatcher's ``_kiln_slow``: where it tried the verdict and every entry
+    (``_kiln_checks`` a tuple, positional arguments: a call with a keywords dict may come
+    from its tp_call, which tries none), a miss, else the whole Python dispatcher."""
+    if self._kiln_checks is None or kwargs:
+        return CompiledFunction.__call__(self, *args, **kwargs)
+    return self._miss(args, kwargs)
+
+
+_restore = pickled.restore   # (the name pickles made before hold)
 
 
 def compile(fn: Callable | None = None, *, backend: Any = "cpp", fullgraph: bool = False,

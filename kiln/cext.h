@@ -1,5 +1,6 @@
 /* What kiln's shipped CPython extensions share (kiln/guards/fastcheck.c,
- * kiln/runtime/launch.c and kiln/runtime/fast_call.c): the NumPy array fields they read,
+ * kiln/runtime/launch.c and kiln/runtime/fast_call.c; the frame hook, a cffi module,
+ * its array fields and size test): the NumPy array fields they read,
  * argument checks, and the boilerplate of a garbage-collected type called through
  * vectorcall and of the module.
  *
@@ -31,6 +32,20 @@ typedef struct {
     PyObject *base;
     PyObject *descr;
 } kiln_array_head;
+
+/* Does ``a`` (an ndarray or a subclass: the caller checked) hold at most ``limit``
+ * elements? */
+static inline int
+kiln_size_at_most(const kiln_array_head *a, Py_ssize_t limit)
+{
+    Py_ssize_t size = 1;
+    for (int d = 0; d < a->nd; d++) {
+        size *= a->dimensions[d];
+        if (size > limit)
+            return 0;
+    }
+    return 1;
+}
 
 /* 0, or -1 with a TypeError: the constructors take positional arguments only. */
 static inline int
@@ -128,7 +143,7 @@ kiln_vectorcall_call(PyObject *op, PyObject *args, PyObject *kwargs)
 #define KILN_CAT(a, b) a##b
 #define KILN_INIT(name) KILN_CAT(PyInit_, name)
 
-static PyObject *
+static inline PyObject *
 kiln_module_create(PyModuleDef *def, PyTypeObject **types)
 {
     for (PyTypeObject **t = types; *t != NULL; t++)

@@ -48,6 +48,9 @@ void kiln_hook_exit(void);
 long long kiln_hook_intercepted(void);
 int kiln_hook_installed(void);
 int kiln_hook_depth(void);
+int kiln_hook_verdicts(intptr_t code, intptr_t verdicts);
+intptr_t kiln_hook_family(intptr_t now);
+long long kiln_hook_skipped(void);
 void kiln_hook_baseline(int on);
 const char *kiln_hook_source(void);
 """
@@ -68,7 +71,7 @@ def extension_hash(name: str) -> str:
     """The source hash of extension ``name`` as its files read now."""
     source, _, cffi_module = EXTENSIONS[name]
     if cffi_module:
-        return source_hash(read(source), FRAME_HOOK_CDEF)
+        return source_hash(read(source), FRAME_HOOK_CDEF, read(HEADER))
     return source_hash(read(source), read(HEADER))
 
 

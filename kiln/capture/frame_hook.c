@@ -18,6 +18,9 @@
  *  - from 3.12 the eval function owns the frame it was given: one it does not run must be
  *    cleared and popped here (3.11's caller, _PyEval_Vector, did it). Skipping this keeps
  *    every intercepted call's arguments alive and leaks its data-stack slots.
+ *  - a flagged code whose compiled version compiles nothing for the arguments at hand is
+ *    run here, without asking the dispatcher (runs_as_python below): asking cost ~9 us a
+ *    call (scikit-learn's euclidean_distances: 44 such helper calls per call).
  * cffi releases the GIL around calls into this library: every entry point takes it back.
  *
  * What differs per version (each use goes through the macros below):
@@ -33,6 +36,7 @@
 #include "internal/pycore_ceval.h"
 #endif
 #undef Py_BUILD_CORE
+#include "cext.h"   /* kiln_array_head, kiln_size_at_most */
 
 #if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030E0000
 #error "kiln's frame hook knows CPython 3.11-3.13 frames; check the frame layout and clear/pop logic of this version first"
@@ -98,11 +102,23 @@ static Py_ssize_t extra_index = -1;
 static PyObject *dispatch = NULL;
 static long active_threads = 0;
 static long long intercepted = 0;
+static long long skipped = 0;
 static char MARK;
 
 static _Thread_local int depth = 0;
 static _Thread_local int in_callback = 0;
 static _Thread_local PyCodeObject *running = NULL;
+/* The compiled-function family whose segment runs now on this thread (0: none known):
+ * verdicts are that family's (frame_hook.run_with). */
+static _Thread_local intptr_t family = 0;
+/* A second code extra slot: a borrowed tuple of verdicts, kept alive by frame_hook.py's
+ * _verdicts, each (family, argument types, ((position, dtype), ...) of arrays, size
+ * limit): calls of that family whose argument slots hold exactly these types, arrays of
+ * these dtypes of at most ``limit`` elements, run as Python (the family's compiled
+ * helper compiled nothing for them); types None: every call of that family (another
+ * family flagged the code). */
+static Py_ssize_t verdict_index = -1;
+static PyTypeObject *ndarray_type = NULL;
 
 /* Is this code flagged? Most calls the hook sees are not: the test reads the code's
  * extra slot directly (what _PyCode_GetExtra does after its argument checks), before any
@@ -121,6 +137,56 @@ static inline int is_flagged(PyCodeObject *code)
            && co_extra->ce_extras[extra_index] == (void *)&MARK;
 }
 
+static int verdict_holds(PyObject *v, PyObject **slots, Py_ssize_t n)
+{
+    if (!PyTuple_CheckExact(v) || PyTuple_GET_SIZE(v) != 4
+            || PyLong_AsSsize_t(PyTuple_GET_ITEM(v, 0)) != (Py_ssize_t)family)
+        return 0;
+    PyObject *types = PyTuple_GET_ITEM(v, 1), *arrays = PyTuple_GET_ITEM(v, 2);
+    if (types == Py_None)
+        return 1;   /* the family never flagged the code: none of its calls is its helper */
+    if (!PyTuple_CheckExact(types) || PyTuple_GET_SIZE(types) != n || !PyTuple_CheckExact(arrays))
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *value = slots[i] == NULL ? Py_None : slots[i];
+        if ((PyObject *)Py_TYPE(value) != PyTuple_GET_ITEM(types, i))
+            return 0;
+    }
+    Py_ssize_t limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(v, 3));
+    if (limit < 0)
+        return 0;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(arrays); k++) {
+        PyObject *item = PyTuple_GET_ITEM(arrays, k);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2)
+            return 0;
+        Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 0));
+        if (i < 0 || i >= n || slots[i] == NULL || ndarray_type == NULL
+                || Py_TYPE(slots[i]) != ndarray_type)
+            return 0;
+        kiln_array_head *a = (kiln_array_head *)slots[i];
+        if (a->descr != PyTuple_GET_ITEM(item, 1) || !kiln_size_at_most(a, limit))
+            return 0;
+    }
+    return 1;
+}
+
+/* Does a verdict of the running family say this call runs as Python? */
+static int runs_as_python(PyCodeObject *code, _PyInterpreterFrame *frame, Py_ssize_t n)
+{
+    kiln_code_extra *co_extra = (kiln_code_extra *)code->co_extra;
+    if (family == 0 || verdict_index < 0 || co_extra == NULL || verdict_index >= co_extra->ce_size)
+        return 0;
+    PyObject *verdicts = (PyObject *)co_extra->ce_extras[verdict_index];
+    if (verdicts == NULL || !PyTuple_CheckExact(verdicts))
+        return 0;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(verdicts); k++)
+        if (verdict_holds(PyTuple_GET_ITEM(verdicts, k), frame->localsplus, n))
+            return 1;
+    if (PyErr_Occurred())
+        PyErr_Clear();
+    return 0;
+}
+
 static PyObject *kiln_eval(PyThreadState *ts, _PyInterpreterFrame *frame, int throw_flag)
 {
     PyCodeObject *code = FRAME_CODE(frame);
@@ -133,6 +199,10 @@ static PyObject *kiln_eval(PyThreadState *ts, _PyInterpreterFrame *frame, int th
     int flags = code->co_flags;
     Py_ssize_t n = code->co_argcount + code->co_kwonlyargcount
                    + ((flags & CO_VARARGS) != 0) + ((flags & CO_VARKEYWORDS) != 0);
+    if (runs_as_python(code, frame, n)) {
+        skipped++;
+        return _PyEval_EvalFrameDefault(ts, frame, throw_flag);
+    }
     PyObject *raw = PyTuple_New(n);
     if (raw == NULL) {
         clear_and_pop(ts, frame);
@@ -177,6 +247,15 @@ int kiln_hook_init(void)
     int rc = 0;
     if (extra_index < 0)
         extra_index = _PyEval_RequestCodeExtraIndex(NULL);
+    if (verdict_index < 0)
+        verdict_index = _PyEval_RequestCodeExtraIndex(NULL);
+    if (ndarray_type == NULL) {
+        PyObject *np = PyImport_ImportModule("numpy");
+        if (np != NULL) {
+            ndarray_type = (PyTypeObject *)PyObject_GetAttrString(np, "ndarray");
+            Py_DECREF(np);
+        }
+    }
     if (dispatch == NULL) {
         PyObject *m = PyImport_ImportModule("kiln.capture.frame_hook");
         if (m != NULL) {
@@ -184,7 +263,7 @@ int kiln_hook_init(void)
             Py_DECREF(m);
         }
     }
-    if (extra_index < 0 || dispatch == NULL) {
+    if (extra_index < 0 || verdict_index < 0 || ndarray_type == NULL || dispatch == NULL) {
         PyErr_Clear();
         rc = -1;
     }
@@ -200,6 +279,30 @@ int kiln_hook_flag(intptr_t code, int on)
         PyErr_Clear();
     PyGILState_Release(g);
     return rc;
+}
+
+/* Set the verdicts of a code (a tuple its caller keeps alive, or 0 for none). */
+int kiln_hook_verdicts(intptr_t code, intptr_t verdicts)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    int rc = _PyCode_SetExtra((PyObject *)code, verdict_index, (void *)verdicts);
+    if (rc < 0)
+        PyErr_Clear();
+    PyGILState_Release(g);
+    return rc;
+}
+
+/* The family running on this thread from now on; the previous one (restored after). */
+intptr_t kiln_hook_family(intptr_t now)
+{
+    intptr_t before = family;
+    family = now;
+    return before;
+}
+
+long long kiln_hook_skipped(void)
+{
+    return skipped;
 }
 
 static _PyFrameEvalFunction previous = NULL;   /* another PEP 523 user's hook, restored */

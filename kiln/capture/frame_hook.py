@@ -39,7 +39,10 @@ import warnings
 import weakref
 from typing import Any, Callable
 
-from .._native import EXTENSIONS, FRAME_HOOK_CDEF, frame_hook_ffi, read, source_hash
+import numpy as np
+
+from .._native import (EXTENSIONS, FRAME_HOOK_CDEF, HEADER, extension_hash, frame_hook_ffi,
+                       read)
 from ..cext import build_extension, installed_extension
 from ..config import config
 
@@ -55,10 +58,16 @@ _factories: dict[types.CodeType, Callable] = {}   # flagged code -> fn -> replac
 _adapters: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 # Per thread: the factories of the segments running now, innermost last (run_with).
 _running = threading.local()
+# code -> the tuple of verdicts the C hook reads through the code's second extra slot
+# (kept alive here): (family, argument types, ((position, dtype), ...), size limit), the
+# argument kinds for which that family's compiled version of the code compiles nothing.
+_verdicts: dict[types.CodeType, tuple] = {}
+_MAX_VERDICTS = 8   # per code (the newest kept): families die, their verdicts stay
+_flaggers: dict[types.CodeType, set] = {}   # code -> the families that flagged it
 
 
 def _module_name(source: str) -> str:
-    key = f"{source}\0{sys.version}\0{FRAME_HOOK_CDEF}".encode()
+    key = f"{source}\0{sys.version}\0{FRAME_HOOK_CDEF}\0{read(HEADER)}".encode()
     return "_kiln_frame_hook_" + hashlib.sha256(key).hexdigest()[:16]
 
 
@@ -67,7 +76,7 @@ def _build(compiler: str) -> Any:
     there and current, else the extension compiled (cached on disk per source and Python
     version) and imported; initialized."""
     source = read(_C_SOURCE)
-    digest = source_hash(source, FRAME_HOOK_CDEF)
+    digest = extension_hash("frame_hook")
     module = installed_extension("frame_hook", digest)
     if module is None:
         name = _module_name(source)
@@ -76,7 +85,8 @@ def _build(compiler: str) -> Any:
             with contextlib.redirect_stdout(io.StringIO()):   # cffi says "generating ..."
                 frame_hook_ffi(name, source, digest).emit_c_code(c_path)
         module = build_extension(compiler, os.path.join(config.cache_dir, "frame_hook"), name,
-                                 write_c, flags=("-D_CFFI_NO_LIMITED_API",))
+                                 write_c, flags=("-D_CFFI_NO_LIMITED_API",
+                                                 f"-I{os.path.dirname(HEADER)}"))
     if module.lib.kiln_hook_init() != 0:
         raise RuntimeError("kiln_hook_init failed")
     return module.lib
@@ -125,15 +135,24 @@ def flag(code: types.CodeType, factory: Callable) -> bool:
     lib = load()
     if lib is None:
         return False
+    family = _family(factory)
     with _lock:
         _factories[code] = factory
+        _flaggers.setdefault(code, set()).add(family)
         lib.kiln_hook_flag(id(code), 1)
+    _set_verdicts(code, lambda v: v[0] != family or v[1] is not None)   # its own now
     return True
+
+
+def _family(factory: Callable) -> int:
+    """The family of the compiled function whose factory this is (0: none)."""
+    return getattr(getattr(factory, "__self__", factory), "hook_family", 0)
 
 
 def unflag(code: types.CodeType) -> None:
     lib = load()
     with _lock:
+        _flaggers.pop(code, None)
         if _factories.pop(code, None) is not None and lib is not None:
             lib.kiln_hook_flag(id(code), 0)
 
@@ -158,18 +177,59 @@ def active():
 
 def run_with(factory: Callable, fn: Callable, *args: Any) -> Any:
     """``fn(*args)`` with the hook active, flagged calls replaced by ``factory``'s
-    (what an eager segment of a compiled function runs under: its own helpers)."""
+    (what an eager segment of a compiled function runs under: its own helpers). The
+    verdicts of the factory's family (its compiled function's ``hook_family``) apply."""
     stack = getattr(_running, "factories", None)
     if stack is None:
         stack = _running.factories = []
     stack.append(factory)
     lib = _lib
+    before = lib.kiln_hook_family(_family(factory))
     lib.kiln_hook_enter()
     try:
         return fn(*args)
     finally:
         lib.kiln_hook_exit()
+        lib.kiln_hook_family(before)
         stack.pop()
+
+
+def run_as_python(code: types.CodeType, family: int, slots: tuple | None, limit: int) -> None:
+    """From now on, calls of ``code`` made while a segment of ``family`` runs, whose
+    argument slots (positional, keyword-only, ``*args``, ``**kwargs``: the frame's order)
+    hold values of the types ``slots`` holds, and arrays of the same dtypes with at most
+    ``limit`` elements each, run as Python without asking the dispatcher: the family's
+    compiled version of ``code`` compiles nothing for them (api.py's _remember_python).
+    Only exact ndarrays are keyed by dtype; arguments of other types by type alone.
+    ``slots`` None: every call of that family (it never flagged the code)."""
+    if not family:
+        return
+    kinds = None if slots is None else tuple(map(type, slots))
+    arrays = () if slots is None else tuple((i, v.dtype) for i, v in enumerate(slots)
+                                           if type(v) is np.ndarray)
+    verdict = (family, kinds, arrays, limit)
+    _set_verdicts(code, lambda v: v != verdict, verdict)
+
+
+def _set_verdicts(code: types.CodeType, keep: Callable, verdict: tuple | None = None) -> None:
+    """The code's verdicts that ``keep`` keeps, after ``verdict`` (the newest first)."""
+    lib = _lib
+    if lib is None:
+        return
+    with _lock:
+        old = _verdicts.get(code, ())
+        kept = tuple(v for v in old if keep(v))
+        new = ((verdict,) if verdict is not None else ()) + kept[:_MAX_VERDICTS - 1]
+        if new == old:
+            return
+        _verdicts[code] = new
+        lib.kiln_hook_verdicts(id(code), id(new) if new else 0)
+        del old   # freed only now that C points at the new tuple
+
+
+def skipped() -> int:
+    """How many flagged calls ran as Python on a verdict, without the dispatcher (tests)."""
+    return int(_lib.kiln_hook_skipped()) if _lib is not None else 0
 
 
 def intercepted() -> int:
@@ -189,6 +249,9 @@ def _adapter(fn: types.FunctionType, replacement: Callable) -> Callable:
     kwnames = code.co_varnames[npos:npos + nkw]
     has_varargs = bool(code.co_flags & 0x04)
     has_varkw = bool(code.co_flags & 0x08)
+    # told of each call's argument slots after it returns or raises (a compiled helper
+    # that learns which kinds of arguments it compiles nothing for: kiln/as_python.py)
+    returned = getattr(replacement, "after_hooked_call", None)
 
     def call(raw: tuple) -> Any:
         args = raw[:npos]
@@ -199,7 +262,11 @@ def _adapter(fn: types.FunctionType, replacement: Callable) -> Callable:
         kwargs = dict(zip(kwnames, raw[npos:npos + nkw]))
         if has_varkw:
             kwargs.update(raw[i])
-        return replacement(*args, **kwargs)
+        try:
+            return replacement(*args, **kwargs)
+        finally:   # a call that raised (inspect's _static_getmro on a non-class) too
+            if returned is not None:
+                returned(raw)
 
     return call
 
@@ -213,6 +280,13 @@ def _dispatch(fn: types.FunctionType, raw: tuple) -> Callable | None:
         return None
     stack = getattr(_running, "factories", None)
     factory = stack[-1] if stack else flagged
+    family = _family(factory) if stack else 0
+    if family and family not in _flaggers.get(fn.__code__, ()):
+        # Flagged by another compiled function only: this one compiles it no more than
+        # it would have had it run first (scikit-learn's normalize ran 1.9x slower after
+        # another estimator had flagged its validation helpers). C answers from now on.
+        run_as_python(fn.__code__, family, None, 0)
+        return None
     owner = getattr(factory, "__self__", factory)   # (a bound method: its compiled function)
     made = _adapters.get(fn)
     if made is not None and owner in made:
@@ -234,3 +308,8 @@ def forget() -> None:
     with _lock:
         _adapters.clear()
         _factories.clear()
+        if _lib is not None:
+            for code in _verdicts:
+                _lib.kiln_hook_verdicts(id(code), 0)
+        _verdicts.clear()
+        _flaggers.clear()

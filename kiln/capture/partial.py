@@ -127,13 +127,32 @@ def run(segment: Callable, *args: Any) -> Any:
     return result
 
 
-def run_hooked(factory: Callable, segment: Callable, *args: Any) -> Any:
-    """:func:`run` with the frame hook active while the segment itself runs, the calls it
-    intercepts compiled by ``factory`` (the compiled function's own helpers)."""
-    result = frame_hook.run_with(factory, segment, *args)
-    while type(result) is Continuation:
-        result = result.fn(*result.args)
-    return result
+class Hooked:
+    """One entry's way of running its segment with the frame hook active, the calls it
+    intercepts compiled by ``factory`` (the compiled function's own helpers), then, when
+    ``outermost``, its continuations (as :func:`run`). After QUIET_RUNS runs in a row in
+    which the hook replaced no call (every helper the segment met ran as Python: on a
+    verdict, or flagged by another compiled function), the segment runs without the hook:
+    under any eval-frame function CPython stops inlining Python calls, which cost
+    scikit-learn's rbf_kernel, called from a compiled function, ~7% of its time on its own
+    argument checks. The entry's guards held for each of those runs (same shapes, dtypes,
+    branches), so a later call through it meets the same helpers."""
+    QUIET_RUNS = 8
+    __slots__ = ("factory", "outermost", "quiet")
+
+    def __init__(self, factory: Callable, outermost: bool) -> None:
+        self.factory, self.outermost, self.quiet = factory, outermost, 0
+
+    def __call__(self, segment: Callable, *args: Any) -> Any:
+        if self.quiet >= self.QUIET_RUNS:
+            return run(segment, *args) if self.outermost else segment(*args)
+        before = frame_hook.intercepted()
+        result = frame_hook.run_with(self.factory, segment, *args)
+        self.quiet = self.quiet + 1 if frame_hook.intercepted() == before else 0
+        if self.outermost:
+            while type(result) is Continuation:
+                result = result.fn(*result.args)
+        return result
 
 
 class ResumeDispatch:
@@ -406,12 +425,11 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
         if not R.is_straight(facts, a, b, bp.opened):
             helpers += _region_functions(facts, a, b, fn.__globals__)
         for helper in helpers:
-            frame_hook.flag(helper.__code__, helper_factory)
+            if spellable(helper.__code__):
+                frame_hook.flag(helper.__code__, helper_factory)
     # Calls of flagged functions made while the segment runs are compiled by kiln.
     hooked = use_hook and bool(helpers)
-    runner = {(True, True): functools.partial(run_hooked, helper_factory), (True, False): run,
-              (False, True): functools.partial(frame_hook.run_with, helper_factory),
-              (False, False): None}[(outermost, hooked)]
+    runner = Hooked(helper_factory, outermost) if hooked else run if outermost else None
     if runner is None:
         body = lines + [f"return _kiln_seg({', '.join(exprs)})"]
     else:
@@ -424,6 +442,13 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
                 "Python; the code before and after it stays compiled")
     return Partial(graph, input_codes, body, extra,
                    [_statement_line(facts, e.target) for e in exit_specs], helpers, note)
+
+
+def spellable(code: types.CodeType) -> bool:
+    """Can a cache entry spell this code's signature? A comprehension's code (parameter
+    ``.0``, reached through a graph break) cannot: it always runs as Python, so it is
+    never flagged for the frame hook (a dispatch per call that compiles nothing)."""
+    return all(n.isidentifier() for n in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
 
 
 def _statement_line(facts, k: int) -> int | None:

@@ -36,7 +36,8 @@
  *
  * (vectorcall: from 3.12 a subclass inherits it, on 3.11 enable_vectorcall turns it on
  * for kiln's subclass). Unless _kiln_checks is a tuple, every call goes to _kiln_slow.
- * ``_as_python`` is ``(argument types, positions of array arguments, size limit)`` once
+ * ``_as_python`` is ``(argument types, positions of array arguments, size limit, keyword
+ * names)`` (the types of the positional, then the keyword arguments) once
  * the cost model ran a call of those types as Python: running the function as Python is
  * right whatever the guards say, so such calls check no guard at all, only that the
  * arguments are of the types and sizes the verdict was about (api.py's __call__ does the
@@ -166,16 +167,31 @@ typedef struct {
     vectorcallfunc vectorcall;
 } Dispatcher;
 
-/* Does this call take the cost model's "run it as Python" verdict (see _as_python)? */
+/* Does this call take the cost model's "run it as Python" verdict (see _as_python)? The
+ * verdict's types cover the positional arguments, then the keyword arguments' values in
+ * the order of its keyword names, which must be this call's. */
 static int
-runs_as_python(PyObject *verdict, PyObject *const *args, Py_ssize_t nargs)
+runs_as_python(PyObject *verdict, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    if (verdict == NULL || !PyTuple_CheckExact(verdict) || PyTuple_GET_SIZE(verdict) != 3)
+    if (verdict == NULL || !PyTuple_CheckExact(verdict) || PyTuple_GET_SIZE(verdict) != 4)
         return 0;
     PyObject *types = PyTuple_GET_ITEM(verdict, 0), *arrays = PyTuple_GET_ITEM(verdict, 1);
-    if (!PyTuple_CheckExact(types) || !PyTuple_CheckExact(arrays) || PyTuple_GET_SIZE(types) != nargs)
+    PyObject *names = PyTuple_GET_ITEM(verdict, 3);
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (!PyTuple_CheckExact(names) || PyTuple_GET_SIZE(names) != nkw)
         return 0;
-    for (Py_ssize_t i = 0; i < nargs; i++)
+    if (nkw && names != kwnames) {
+        for (Py_ssize_t i = 0; i < nkw; i++) {
+            PyObject *a = PyTuple_GET_ITEM(names, i), *b = PyTuple_GET_ITEM(kwnames, i);
+            if (a != b && (!PyUnicode_CheckExact(a) || !PyUnicode_CheckExact(b)
+                           || PyUnicode_Compare(a, b) != 0))
+                return 0;
+        }
+    }
+    Py_ssize_t n = nargs + nkw;
+    if (!PyTuple_CheckExact(types) || !PyTuple_CheckExact(arrays) || PyTuple_GET_SIZE(types) != n)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
         if ((PyObject *)Py_TYPE(args[i]) != PyTuple_GET_ITEM(types, i))
             return 0;
     Py_ssize_t limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(verdict, 2));
@@ -185,20 +201,15 @@ runs_as_python(PyObject *verdict, PyObject *const *args, Py_ssize_t nargs)
     }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(arrays); k++) {
         Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(arrays, k));
-        if (i < 0 || i >= nargs) {
+        if (i < 0 || i >= n) {
             PyErr_Clear();
             return 0;
         }
         /* an ndarray or a subclass, which shares the layout; anything else is not read */
         if (!PyObject_TypeCheck(args[i], (PyTypeObject *)ndarray_type))
             return 0;
-        kiln_array_head *a = (kiln_array_head *)args[i];
-        Py_ssize_t size = 1;
-        for (int d = 0; d < a->nd; d++) {
-            size *= a->dimensions[d];
-            if (size > limit)
-                return 0;
-        }
+        if (!kiln_size_at_most((kiln_array_head *)args[i], limit))
+            return 0;
     }
     return 1;
 }
@@ -207,9 +218,9 @@ static PyObject *
 dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Dispatcher *self = (Dispatcher *)op;
-    if (self->as_python != NULL && self->fn != NULL && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0)
-            && runs_as_python(self->as_python, args, PyVectorcall_NARGS(nargsf)))
-        return PyObject_Vectorcall(self->fn, args, nargsf, NULL);
+    if (self->as_python != NULL && self->fn != NULL
+            && runs_as_python(self->as_python, args, PyVectorcall_NARGS(nargsf), kwnames))
+        return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
     PyObject *checks = self->checks;
     if (checks != NULL && PyTuple_CheckExact(checks) && self->miss != NULL && self->run_eager != NULL) {
         Py_INCREF(checks);          /* a compile in a callee may replace the tuple */
@@ -269,7 +280,7 @@ static PyMemberDef dispatcher_members[] = {
     {"_kiln_miss", T_OBJECT, offsetof(Dispatcher, miss), 0, "the MISS marker"},
     {"_kiln_run_eager", T_OBJECT, offsetof(Dispatcher, run_eager), 0, "the RUN_EAGER marker"},
     {"_as_python", T_OBJECT, offsetof(Dispatcher, as_python), 0,
-     "(argument types, array positions, size limit): calls that run as Python"},
+     "(argument types, array positions, size limit, keyword names): calls that run as Python"},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(Dispatcher, vectorcall), READONLY, NULL},
     {NULL, 0, 0, 0, NULL},
 };

@@ -171,7 +171,7 @@ def _tally(graph: Any) -> tuple[float, int, int, float] | None:
         if node.kind != "call":
             continue
         op = node.op
-        fused = op.category in _FUSED and op.category != Category.VIEW or op.lowering is not None
+        fused = _fused(op)
         if touches_one_element(node):  # x[i] of a large x: as cheap in NumPy as compiled
             python += NUMPY_CHEAP_US
         elif _large(node):
@@ -204,6 +204,20 @@ def _tally(graph: Any) -> tuple[float, int, int, float] | None:
             externs += 1
             in_kernel = False
     return python, kernels, externs, calls
+
+
+def _fused(op: Any) -> bool:
+    """Work a kernel does (elementwise, reduction, an op with a lowering), not a NumPy call."""
+    return op.category in _FUSED and op.category != Category.VIEW or op.lowering is not None
+
+
+def grows_with_size(graph: Any) -> bool:
+    """Could larger arrays reverse a "runs as Python" verdict on ``graph``? Yes when it
+    has kernel work (or a priced loop) on whole arrays: past SMALL_ELEMENTS that always
+    compiles. Extern calls, views and single-element reads cost the same at any size."""
+    return any(node.kind == "call" and (_fused(node.op) or node.op.python_us is not None)
+               and not touches_one_element(node)
+               for node in getattr(graph, "folded", []) + graph.nodes)
 
 
 def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,

@@ -1,0 +1,151 @@
+"""When a compiled function runs as plain Python without checking any guard.
+
+Once a call compiled nothing (no array work, a break before any with nothing compiled
+after it, the cost model's verdict for small arrays), later calls whose arguments are of
+the same kinds run as Python at once: their guards, and the entry, segment and resume
+functions a break leaves, cost more than such a call (numpy-ml's calc_pad_dims_2D: 3 us
+of guards on a 4 us call). Running the function as Python is right whatever the guards
+say; what a verdict can cost is a graph a later call of the same kinds would have
+compiled (a branch on a value), which is why it is kept per argument types (and sizes).
+
+Two places keep verdicts:
+
+- the root compiled function itself (``_as_python``: the types of the positional, then
+  the keyword arguments, positions of arrays among them, size limit, keyword names),
+  read by its dispatcher in C (guards/fastcheck.c) or Python (api.py);
+- for a helper reached through the frame hook (a library's helpers: scikit-learn's
+  euclidean_distances calls 44 per call, ~9 us each to dispatch), the hook itself, per
+  code object and family, keyed by the frame's argument slots' types and arrays' dtypes
+  (capture/frame_hook.py run_as_python): such calls never leave C.
+
+A helper's verdict looks at the helper and its resume functions only: its own helpers
+stay hooked while it runs as Python. The root's looks at the whole family: running the
+root as Python turns the hook off for everything it calls.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import numpy as np
+
+from .capture import frame_hook
+from .runtime import cost
+
+SMALL = cost.SMALL_ELEMENTS
+
+
+def frame_slots(fn: types.FunctionType, args: tuple, kwargs: dict) -> tuple | None:
+    """The values of ``fn``'s argument slots for this call, in the frame's order
+    (positional, keyword-only, ``*args`` tuple, ``**kwargs`` dict); None when the call
+    does not bind (it raises in the function)."""
+    code = fn.__code__
+    npos, nkw, posonly = code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount
+    names = code.co_varnames
+    defaults = fn.__defaults__ or ()
+    kwdefaults = fn.__kwdefaults__ or {}
+    rest = dict(kwargs)
+    slots = list(args[:npos])
+    for i in range(len(slots), npos):
+        if i >= posonly and names[i] in rest:
+            slots.append(rest.pop(names[i]))
+        elif i >= npos - len(defaults):
+            slots.append(defaults[i - (npos - len(defaults))])
+        else:
+            return None
+    for name in names[npos:npos + nkw]:
+        if name in rest:
+            slots.append(rest.pop(name))
+        elif name in kwdefaults:
+            slots.append(kwdefaults[name])
+        else:
+            return None
+    if code.co_flags & 0x04:
+        slots.append(tuple(args[npos:]))
+    elif len(args) > npos:
+        return None
+    if code.co_flags & 0x08:
+        slots.append(rest)
+    elif rest:
+        return None
+    return tuple(slots)
+
+
+def unit(cf: Any) -> list:
+    """The compiled functions whose graphs decide whether ``cf`` compiles anything: the
+    whole family for the root; a helper and its resume functions (and theirs) for a
+    helper."""
+    root = cf.root
+    with root._lock:
+        resumes = list(root._resumes.items())
+        helpers = [h for h in root._helpers.values() if h is not None]
+    if cf is root:
+        return [root, *(r for _, r in resumes), *helpers]
+    members, codes = [cf], {cf.fn.__code__}
+    grown = True
+    while grown:
+        grown = False
+        for key, r in resumes:
+            if key[0] in codes and r.fn.__code__ not in codes:
+                codes.add(r.fn.__code__)
+                members.append(r)
+                grown = True
+    return members
+
+
+def compiled_anything(cf: Any) -> bool:
+    """Has any function of ``cf``'s unit compiled a graph?"""
+    return any(e.graph is not None for c in unit(cf) for e in c._entries)
+
+
+def sized(cf: Any) -> bool:
+    """Did sizes decide that some function of ``cf``'s unit runs as Python (the cost model
+    priced out kernel work that larger arrays would compile; a loop too long to capture
+    that smaller arrays may shorten)? Then only small arrays keep a verdict."""
+    return any(c.sized for c in unit(cf))
+
+
+def remember(cf: Any, args: tuple, kwargs: dict, limit: int | None) -> None:
+    """Run later calls of ``cf`` with arguments of these kinds as Python, without checking
+    guards, while their arrays are no bigger than this call's (or ``SMALL`` elements);
+    at most ``limit`` elements each: otherwise nothing is remembered. Resume functions
+    (called by their segments, never by users) keep no verdict."""
+    if cf.bound_self is not None or cf._is_resume:
+        return
+    if cf.root is cf:
+        slots = (*args, *kwargs.values())   # the order a vectorcall passes them in
+        largest = _largest(slots, exact=False)
+        if limit is None or largest <= limit:
+            arrays = tuple(i for i, a in enumerate(slots) if isinstance(a, np.ndarray))
+            cf._as_python = (tuple(map(type, slots)), arrays, largest, tuple(kwargs))
+        return
+    slots = frame_slots(cf.fn, args, kwargs)
+    largest = None if slots is None else _largest(slots, exact=True)
+    if largest is not None and (limit is None or largest <= limit):
+        frame_hook.run_as_python(cf.fn.__code__, cf.hook_family, slots, largest)
+
+
+def _largest(values: tuple, exact: bool) -> int | None:
+    """The size limit a verdict on ``values`` keeps: their largest array's, at least
+    SMALL elements; None, with ``exact``, when an array is an ndarray subclass (the hook
+    reads the sizes of exact ndarrays only)."""
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    if exact and any(type(v) is not np.ndarray for v in arrays):
+        return None
+    return max([SMALL] + [v.size for v in arrays])
+
+
+def after_hooked_call(cf: Any, slots: tuple) -> None:
+    """A helper's call through the frame hook returned: remember these argument kinds
+    when the helper's unit has compiled nothing (judged again only after the family
+    compiled something new: its records grew)."""
+    if cf.root is cf or cf._is_resume or cf.bound_self is not None:
+        return
+    seen = len(cf.root.records)
+    if cf._quiet[0] != seen:
+        cf._quiet = (seen, not compiled_anything(cf))
+    if not cf._quiet[1]:
+        return
+    largest = _largest(slots, exact=True)
+    if largest is not None and (largest <= SMALL or not sized(cf)):
+        frame_hook.run_as_python(cf.fn.__code__, cf.hook_family, slots, largest)
