@@ -13,8 +13,11 @@ Per schedule step, each buffer a kernel writes is
   fills them); static shapes only;
 - ``new``: a fresh allocation.
 
-A buffer dies after its last use: it joins the free list of its shape and dtype (a
-kernel's buffer) or is deleted (an extern's result, an in-place output's old name). An
+A buffer dies after its last use: it joins the free list of its shape and dtype when a
+later kernel writes a buffer of that shape, dtype and layout (or when it belongs to a
+pool), and is deleted there otherwise, as are an extern's result and an in-place
+output's old name: memory held to the end for nothing made every call of a graph whose
+steps change shape (a Stockham FFT's) fault in fresh pages once the heap was trimmed. An
 extern scatter whose first operand is an array only this call holds and nothing reads
 again runs its op's ``inplace_impl`` on it (``inplace_externs``). At the end, buffers on
 free lists go back to their pools (or are deleted), and pooled outputs return to their
@@ -106,6 +109,7 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
     fresh: dict[str, bool] = {}        # extern result name -> always a new array
     give_caller = _caller_arrays(low, items, rendered)
     caller_of: dict[str, str] = {}     # extern result -> the caller's array it wrote in place
+    wanted = _last_write_of_key(items, rendered)
     for step, item in enumerate(items):
         if isinstance(item, Kernel):
             rk = rendered[item.name]
@@ -172,7 +176,8 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
         for name, last in last_use.items():
             if last == step and name in allocated:
                 buf = allocated[name]
-                if buf is not None and name not in moved:
+                key = None if buf is None else (buf.shape, buf.dtype.str, buf.strides)
+                if buf is not None and name not in moved and (wanted.get(key, -1) > step or name in pooled):
                     free.setdefault((buf.shape, buf.dtype.str, buf.strides), []).append(name)
                 else:
                     plan.deaths.setdefault(step, []).append(name)
@@ -180,6 +185,19 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
     output_names = {v.buf.name for v in low.outputs if isinstance(v, BufferValue)}
     plan.pooled_outputs = [(name, p) for name, p in pooled.items() if name in output_names]
     return plan
+
+
+def _last_write_of_key(items: list, rendered: dict) -> dict[tuple, int]:
+    """(shape, dtype, strides) -> the last step whose kernel writes a buffer of that key:
+    a dead buffer is worth keeping for reuse only until then."""
+    last: dict[tuple, int] = {}
+    for step, item in enumerate(items):
+        if isinstance(item, Kernel):
+            written = rendered[item.name].written
+            for node in item.nodes:
+                if node.buf.name in written:
+                    last[(node.buf.shape, node.buf.dtype.str, node.buf.strides)] = step
+    return last
 
 
 def _caller_arrays(low: Any, items: list, rendered: dict):

@@ -166,6 +166,7 @@ class WrapperCode:
         own_value: dict[str, str] = {}
         for step, item in enumerate(self.items):
             self.lines = []
+            views_before = self._views
             if isinstance(item, Kernel):
                 rk = self.rendered[item.name]
                 for a in plan.allocations.get(step, ()):
@@ -230,6 +231,9 @@ class WrapperCode:
                     bound.add(sym)
                 pending_checks = self._size_checks(pending_checks, bound)
             self.lines += [f"del {name}" for name in plan.deaths.get(step, ())]
+            # a view made for this step's call is dead after it: held to the end, it kept its
+            # base's memory too (a reshape of each step's matmul result in a Stockham FFT)
+            self.lines += [f"del view{k}" for k in range(views_before, self._views)]
             body += self.lines
         self.lines = []
         outs = []

@@ -529,7 +529,7 @@ def _clip_keeping_ties(ops, dt, x, lo, hi):
 # Complex loops ('c') lower for these (NumPy's formulas: kiln/lowering/cpp_ops.py); the
 # other complex ufuncs stay extern calls of NumPy's loops.
 for _name in ("negative", "positive", "absolute", "exp", "true_divide", "add", "subtract",
-              "multiply", "equal", "not_equal"):
+              "multiply", "square", "equal", "not_equal"):
     _KINDS[_name] += "c"
 
 # Derivative rules that hold for complex values (conj where f is holomorphic; tests/ops/

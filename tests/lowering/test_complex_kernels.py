@@ -29,6 +29,8 @@ def operands(dtype, n=400):
 
 OPS = {
     "multiply": lambda z, w: F.multiply(z, w),
+    # np.square's complex loop is multiply's product of z with itself (``z**2`` too)
+    "square": lambda z, w: F.square(z),
     "add_subtract": lambda z, w: F.subtract(F.add(z, w), F.multiply(w, 0.5)),
     "true_divide": lambda z, w: F.true_divide(z, w),
     "absolute": lambda z, w: F.absolute(z),
