@@ -1,0 +1,92 @@
+"""NumPy's floating-point RuntimeWarnings from compiled kernels.
+
+A kernel's launch (runtime/launch.c) reads the divide-by-zero, overflow and invalid flags
+its threads raised; only when one is set does it call the kernel's handler made here,
+which warns as NumPy's ufunc would have: "divide by zero encountered in log", a
+RuntimeWarning attributed to the user's line that called the op (``warn_explicit`` with
+that module's ``__warningregistry__``, so the default filter shows it once per line, as
+NumPy's). Each kind follows NumPy's error mode (``np.errstate(divide='ignore')`` silences
+that kind alone; modes that raise or call never get here: fpmode.py runs those graphs
+as NumPy).
+
+A flag is attributed only where that is certain (lowering/fp_flags.py builds the table):
+
+- the kernel computes exactly one op (one message) that may raise that kind, and no op
+  whose flags NumPy would not report (a masked ``where=`` op, a derivative rule, an op the
+  table does not know) may have raised it;
+- for "invalid": kernels compare with signalling instructions (GCC under
+  -fno-trapping-math), so a NaN the kernel reads sets the flag with no invalid operation;
+  the flag counts only when no float the kernel reads (arrays it does not overwrite,
+  scalars, literals) is a NaN.
+
+Otherwise that kind stays silent (never a warning NumPy would not give). Several ops of
+one message (two np.log lines in one kernel) warn once, at the first one's line.
+"""
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ops.fp_errors import INVALID, KINDS
+
+_modules: dict[str, Any] = {}
+
+
+def _module_of(filename: str) -> tuple[str | None, dict | None]:
+    """The module name and globals of the user's file (for filters by module and the
+    once-per-line registry), found once per file."""
+    if filename not in _modules:
+        found = None
+        for mod in list(sys.modules.values()):
+            if getattr(mod, "__file__", None) == filename:
+                found = mod
+                break
+        _modules[filename] = found
+    mod = _modules[filename]
+    return (mod.__name__, vars(mod)) if mod is not None else (None, None)
+
+
+def _has_nan(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fc" and bool(np.isnan(value).any())
+    return isinstance(value, (float, np.floating, complex, np.complexfloating)) and value != value
+
+
+def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False) -> Callable:
+    """The handler launch.c calls as ``handler(flags, *kernel_args)``. ``entries``: the
+    kernel's (lowering/fp_flags.py); ``reads``: the positions of the arguments the kernel
+    reads and does not overwrite; ``opaque``: it also reads something no check can see
+    (a NaN literal, an array it overwrites in place), so its invalid flag means nothing."""
+
+    def handler(flags: int, *args: Any) -> None:
+        mode = np.geterr()
+        chosen: list[tuple[int, tuple]] = []
+        for bit, key, _text in KINDS:
+            if not flags & bit or mode[key] != "warn":
+                continue
+            candidates = [e for e in entries if e[0] & bit]
+            if not candidates or not all(e[4] for e in candidates) \
+                    or len({e[1] for e in candidates}) != 1:
+                continue
+            if bit == INVALID and (opaque or any(_has_nan(args[i]) for i in reads)):
+                continue
+            chosen.append((bit, candidates[0]))
+        # NumPy's order: op by op, each op's kinds in npy_fpe's order
+        for entry in entries:
+            for bit, key, text in KINDS:
+                if (bit, entry) in chosen:
+                    _warn(f"{text} encountered in {entry[1]}", entry[2], entry[3])
+
+    return handler
+
+
+def _warn(message: str, filename: str, lineno: int) -> None:
+    module, globals_ = _module_of(filename) if filename else (None, None)
+    registry = globals_.setdefault("__warningregistry__", {}) if globals_ is not None else None
+    if not filename:
+        filename, lineno = "<kiln>", 0
+    warnings.warn_explicit(message, RuntimeWarning, filename, lineno, module=module,
+                           registry=registry, module_globals=globals_)
