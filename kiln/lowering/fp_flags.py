@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.fp_errors import ALL, fp_kinds
+from ..ops.fp_errors import ALL, Bounded, fp_kinds
 
 _MASKED = ("masked_unary", "masked_binary")
+_BOUND = {"b": Bounded(1.0), "i": Bounded(2.0 ** 63), "u": Bounded(2.0 ** 64)}
 
 
 def _dtype_kind(value: Any) -> str | None:
@@ -31,7 +32,9 @@ def _entry(node: Any) -> tuple | None:
     source = node.meta.get("source") or ("", 0)
     filename, lineno = source[0], source[1]
     out_kind = _dtype_kind(node)
-    args = tuple(None if hasattr(a, "meta") else a for a in node.args)
+    # operands: constants as they are; a bool or integer array as the largest value it
+    # may hold (finite: ``x + (x > 0)`` is never inf - inf); other arrays unknown
+    args = tuple(_BOUND.get(_dtype_kind(a)) if hasattr(a, "meta") else a for a in node.args)
     kinds = [k for k in (_dtype_kind(a) for a in node.args) if k] + [out_kind or ""]
     kind = "f" if "f" in kinds and op.name != "astype" else (
         _dtype_kind(node.args[0]) if op.name == "astype" and node.args else (out_kind or "?"))

@@ -69,6 +69,11 @@ def ufunc_name(op: str) -> str:
     return entry[0].__name__ if entry else op
 
 
+class Bounded(float):
+    """An operand that is no constant but finite and at most this large (a bool or integer
+    array: ``x + (x > 0)`` is never inf - inf)."""
+
+
 def _constant(value: Any) -> float | None:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         return None
@@ -87,6 +92,8 @@ def _by_constant(op: str, kinds: int, consts: tuple) -> int:
     pos, c = consts[0]
     if op in ("add", "subtract"):
         return kinds & ~INVALID & (ALL if abs(c) >= 2.0 ** 960 else ~OVER)
+    if isinstance(c, Bounded):
+        return kinds
     if op == "multiply" and c != 0:
         return kinds & ~INVALID & (ALL if abs(c) > 1 else ~OVER)
     if op == "true_divide" and pos == 1 and c != 0:
@@ -104,7 +111,8 @@ def _by_constant(op: str, kinds: int, consts: tuple) -> int:
 def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None) -> tuple[int, str] | None:
     """``(kinds, name)``: the floating-point warnings NumPy's ``op`` may give on operands
     whose dtype kind is ``kind`` ('f', 'i', 'u', 'b', 'c'; the float one where any is a
-    float), ``args`` its operands (numbers where they are constants); ``out_kind`` the
+    float), ``args`` its operands (numbers where they are constants, :class:`Bounded`
+    where only a bound is known, else None); ``out_kind`` the
     result's dtype kind (for casts). None: not known, so nothing may be said about a
     kernel that computes it."""
     name = ufunc_name(op)
@@ -120,5 +128,6 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None) -> tu
         return None
     if op not in _FLOAT:
         return None
-    consts = tuple((i, _constant(a)) for i, a in enumerate(args) if _constant(a) is not None)
+    consts = tuple((i, a if isinstance(a, Bounded) else _constant(a)) for i, a in enumerate(args)
+                   if _constant(a) is not None)
     return _by_constant(op, _FLOAT[op], consts), name
