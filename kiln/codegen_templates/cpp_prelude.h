@@ -146,11 +146,15 @@ template <typename T> static inline T kiln_remainder(T a, T b) {
     return mod;
 }
 // Integer division by zero gives 0 in NumPy, with its divide-by-zero warning (the flag is
-// raised here for kiln/runtime/fpwarn.py); MIN / -1 wraps to MIN. Neither may trap here.
+// raised here for kiln/runtime/fpwarn.py); MIN // -1 wraps to MIN, with its overflow
+// warning. Neither may trap here.
 template <typename T> static inline T kiln_int_by_zero() { kiln_fp_put(1); return 0; }
 template <typename T> static inline T kiln_floor_divide_int(T a, T b) {
     if (b == 0) return kiln_int_by_zero<T>();
-    if (b == -1) return (T)(0 - (uint64_t)a);
+    if (b == -1) {
+        if (a == (T)(~(uint64_t)0 << (8 * sizeof(T) - 1))) kiln_fp_put(2);   // MIN // -1: overflow
+        return (T)(0 - (uint64_t)a);
+    }
     T q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
     return q;

@@ -42,7 +42,7 @@ _FLOAT: dict[str, int] = {
     "sum": _O | _I, "prod": _O | _I, "mean": _O | _I, "cumsum": _O | _I, "cumprod": _O | _I,
 }
 # integer loops (kernels raise the divide flag themselves: cpp_prelude.h)
-_INT: dict[str, int] = {"floor_divide": _D, "remainder": _D}
+_INT: dict[str, int] = {"floor_divide": _D | _O, "remainder": _D}
 _METHOD = {"sum": "reduce", "prod": "reduce", "mean": "reduce", "cumsum": "accumulate",
            "cumprod": "accumulate", "astype": "cast"}
 # ops that never warn, whatever their dtypes (views, copies, selections, comparisons,

@@ -1,7 +1,7 @@
 """NumPy's floating-point error mode (np.errstate / np.seterr) as the C++ kernels see it.
 
-Generated kernels compute IEEE results and set no Python-visible flags, which is NumPy's
-behaviour under the default mode (warnings aside). When the caller asked NumPy to *raise*
+Generated kernels compute IEEE results and warn as NumPy's default mode does (fpwarn.py).
+When the caller asked NumPy to *raise*
 (or call a handler, or log) on divide/overflow/invalid/underflow, a compiled call runs the
 graph with NumPy instead, so the same FloatingPointError comes out. The check reads the
 mode's context variable and keeps the answer for the last mode object seen: a call of

@@ -151,6 +151,8 @@ WARNING_CASES = [
     (int_floor_divide, lambda: (np.arange(4), np.array([1, 0, 2, 3]))),
     (int_remainder, lambda: (np.arange(4), np.array([1, 0, 2, 3]))),
     (int_floor_divide, lambda: (np.arange(4, dtype=np.uint16), np.array([1, 0, 2, 3], np.uint16))),
+    (int_floor_divide, lambda: (np.array([-128, 5], np.int8), np.array([-1, 2], np.int8))),
+    (int_floor_divide, lambda: (np.array([np.iinfo(np.int64).min, 5]), np.array([-1, 0]))),
     (to_float32, lambda: (BIG.copy(),)),
     (to_int, lambda: (np.array([1e20, 1.0]),)),
     (inf_minus_inf, lambda: (np.array([np.inf, 1.0]), np.array([np.inf, 2.0]))),
@@ -191,11 +193,15 @@ def test_a_threaded_kernel_reports_its_threads_flags():
     old = config.num_threads
     config.num_threads = 2
     try:
-        compiled = kiln.compile(log_plus, backend="cpp")
-        _, want = _record(log_plus, (x,))
-        for _ in range(2):
-            _, got = _record(compiled, (x,))
-            _same(got, want)
+        big = np.ones(2_000_000)
+        big[-2:] = 1e308    # the sum's last subtree: a thread of kiln_pairwise_threads
+        for fn, arg in ((log_plus, x), (total, big)):
+            compiled = kiln.compile(fn, backend="cpp")
+            _, want = _record(fn, (arg,))
+            assert want
+            for _ in range(2):
+                _, got = _record(compiled, (arg,))
+                _same(got, want)
     finally:
         config.num_threads = old
 
