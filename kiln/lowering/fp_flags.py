@@ -20,10 +20,14 @@ _MASKED = ("masked_unary", "masked_binary")
 _BOUND = {"b": Bounded(1.0), "i": Bounded(2.0 ** 63), "u": Bounded(2.0 ** 64)}
 
 
-def _dtype_kind(value: Any) -> str | None:
+def _dtype(value: Any) -> Any:
     meta = getattr(value, "meta", None)
     val = meta.get("val") if isinstance(meta, dict) else None
-    dtype = getattr(val, "dtype", None)
+    return getattr(val, "dtype", None)
+
+
+def _dtype_kind(value: Any) -> str | None:
+    dtype = _dtype(value)
     return dtype.kind if dtype is not None else None
 
 
@@ -41,7 +45,10 @@ def _entry(node: Any) -> tuple | None:
     name = op.name
     if name in _MASKED:
         name = node.kwargs.get("ufunc") or ""
-    known = fp_kinds(name, kind or "?", args, out_kind) if name else None
+    narrows = True
+    if op.name == "astype" and node.args and _dtype(node) is not None and _dtype(node.args[0]) is not None:
+        narrows = _dtype(node).itemsize < _dtype(node.args[0]).itemsize
+    known = fp_kinds(name, kind or "?", args, out_kind, narrows) if name else None
     if known is None:   # Python numbers, NumPy scalar math, ops not in the table
         return (ALL, name, filename, lineno, False)
     bits, message_name = known

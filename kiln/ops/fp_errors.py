@@ -108,12 +108,14 @@ def _by_constant(op: str, kinds: int, consts: tuple) -> int:
     return kinds
 
 
-def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None) -> tuple[int, str] | None:
+def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
+             narrows: bool = True) -> tuple[int, str] | None:
     """``(kinds, name)``: the floating-point warnings NumPy's ``op`` may give on operands
     whose dtype kind is ``kind`` ('f', 'i', 'u', 'b', 'c'; the float one where any is a
     float), ``args`` its operands (numbers where they are constants, :class:`Bounded`
     where only a bound is known, else None); ``out_kind`` the
-    result's dtype kind (for casts). None: not known, so nothing may be said about a
+    result's dtype kind and ``narrows`` whether it is smaller (for casts: float64 to
+    float32 may overflow, float32 to float64 never). None: not known, so nothing may be said about a
     kernel that computes it."""
     name = ufunc_name(op)
     if op in _SILENT or kind == "b":
@@ -121,7 +123,7 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None) -> tu
     if op == "astype":
         if kind == "f" and out_kind in "iu":
             return INVALID, name
-        return (OVER if kind == "f" and out_kind == "f" else 0), name
+        return (OVER if kind == "f" and out_kind == "f" and narrows else 0), name
     if kind in "iu":
         return _INT.get(op, 0), name
     if kind != "f":

@@ -103,6 +103,10 @@ def to_float32(x):
     return (x * 1.0).astype(np.float32)
 
 
+def widened_exp(x):
+    return np.exp(x.astype(np.float64)) + 1.0
+
+
 def to_int(x):
     return (x * 2.0).astype(np.int64)
 
@@ -155,6 +159,7 @@ WARNING_CASES = [
     (int_floor_divide, lambda: (np.array([np.iinfo(np.int64).min, 5]), np.array([-1, 0]))),
     (to_float32, lambda: (BIG.copy(),)),
     (to_int, lambda: (np.array([1e20, 1.0]),)),
+    (widened_exp, lambda: (np.array([1000.0, 1.0], np.float32),)),
     (inf_minus_inf, lambda: (np.array([np.inf, 1.0]), np.array([np.inf, 2.0]))),
     (f32_multiply, lambda: (np.array([1e10, 1.0], np.float32),)),
     (total, lambda: (BIG.copy(),)),
