@@ -43,12 +43,13 @@ def _entry(node: Any) -> tuple | None:
     kind = "f" if "f" in kinds and op.name != "astype" else (
         _dtype_kind(node.args[0]) if op.name == "astype" and node.args else (out_kind or "?"))
     name = op.name
-    if name in _MASKED:
+    if name in _MASKED or name == "scalar_binary":
         name = node.kwargs.get("ufunc") or ""
     narrows = True
     if op.name == "astype" and node.args and _dtype(node) is not None and _dtype(node.args[0]) is not None:
         narrows = _dtype(node).itemsize < _dtype(node.args[0]).itemsize
-    known = fp_kinds(name, kind or "?", args, out_kind, narrows) if name else None
+    known = fp_kinds(name, kind or "?", args, out_kind, narrows,
+                     scalar=op.name == "scalar_binary") if name else None
     if known is None:   # Python numbers, NumPy scalar math, ops not in the table
         return (ALL, name, filename, lineno, False)
     bits, message_name = known

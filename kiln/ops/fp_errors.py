@@ -109,15 +109,19 @@ def _by_constant(op: str, kinds: int, consts: tuple) -> int:
 
 
 def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
-             narrows: bool = True) -> tuple[int, str] | None:
+             narrows: bool = True, scalar: bool = False) -> tuple[int, str] | None:
     """``(kinds, name)``: the floating-point warnings NumPy's ``op`` may give on operands
     whose dtype kind is ``kind`` ('f', 'i', 'u', 'b', 'c'; the float one where any is a
     float), ``args`` its operands (numbers where they are constants, :class:`Bounded`
     where only a bound is known, else None); ``out_kind`` the
     result's dtype kind and ``narrows`` whether it is smaller (for casts: float64 to
-    float32 may overflow, float32 to float64 never). None: not known, so nothing may be said about a
+    float32 may overflow, float32 to float64 never); ``scalar``: NumPy's scalar math
+    (``np.float64(1e308) * 10``: "overflow encountered in scalar multiply"; its integer
+    overflow raises no flag in a kernel, so it is not claimed). None: not known, so nothing may be said about a
     kernel that computes it."""
-    name = ufunc_name(op)
+    name = ("scalar " if scalar else "") + ufunc_name(op)
+    if scalar and kind != "f":
+        return None
     if op in _SILENT or kind == "b":
         return 0, name
     if op == "astype":
