@@ -37,9 +37,10 @@ _modules: dict[str, Any] = {}
 
 def _module_of(filename: str) -> tuple[str | None, dict | None]:
     """The module name and globals of the user's file (for filters by module and the
-    once-per-line registry), found once per file."""
+    once-per-line registry), found once per file; code of no module file (a notebook
+    cell, ``python -c``) is ``__main__``'s, as NumPy's warning would say."""
     if filename not in _modules:
-        found = None
+        found = sys.modules.get("__main__")
         for mod in list(sys.modules.values()):
             if getattr(mod, "__file__", None) == filename:
                 found = mod
@@ -88,5 +89,7 @@ def _warn(message: str, filename: str, lineno: int) -> None:
     registry = globals_.setdefault("__warningregistry__", {}) if globals_ is not None else None
     if not filename:
         filename, lineno = "<kiln>", 0
+    # (no module_globals: linecache would ask the module's loader for its source, which
+    # raises for __main__ read from stdin)
     warnings.warn_explicit(message, RuntimeWarning, filename, lineno, module=module,
-                           registry=registry, module_globals=globals_)
+                           registry=registry)

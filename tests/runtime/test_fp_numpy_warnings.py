@@ -347,3 +347,31 @@ def test_a_warning_filter_for_one_message_still_sees_it():
         compiled(x)
         log_plus(x)
     assert [str(w.message) for w in got] == ["divide by zero encountered in log"] * 2
+
+
+SCRIPT = """import numpy as np, kiln
+def f(x):
+    return np.log(x) + 1.0
+g = kiln.compile(f, backend="cpp")
+for _ in range(3):
+    g(np.array([0.0, 2.0]))
+f(np.array([0.0, 2.0]))
+print("done")
+"""
+
+
+@pytest.mark.parametrize("how", ["stdin", "-c"])
+def test_code_of_no_module_file_warns_once_as_numpy_with_default_filters(how):
+    """``python < script`` and ``python -c``: the warning is __main__'s, shown once for the
+    line by the default filter (then NumPy's own at that line is not shown again), and
+    the call does not fail (linecache cannot load <stdin> through __main__'s loader)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    argv = [sys.executable] + (["-c", SCRIPT] if how == "-c" else [])
+    run = subprocess.run(argv, input=SCRIPT if how == "stdin" else None, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "done"
+    assert run.stderr.count("RuntimeWarning: divide by zero encountered in log") == 1, run.stderr
