@@ -31,6 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ops.fp_errors import INVALID, KINDS
+from .fpmode import warned_kinds
 
 _modules: dict[str, Any] = {}
 
@@ -52,7 +53,15 @@ def _module_of(filename: str) -> tuple[str | None, dict | None]:
 
 def _has_nan(value: Any) -> bool:
     if isinstance(value, np.ndarray):
-        return value.dtype.kind in "fc" and bool(np.isnan(value).any())
+        if value.dtype.kind == "c":
+            return bool(np.isnan(value).any())
+        if value.dtype.kind != "f":
+            return False
+        if value.size <= 32:   # a few values: Python's sum costs less than a reduction
+            total = sum(value.ravel().tolist())   # (NaN also for inf - inf: silent, never wrong)
+            return total != total
+        # a NaN anywhere makes the minimum NaN: one pass
+        return bool(np.isnan(np.minimum.reduce(value, axis=None)))
     return isinstance(value, (float, np.floating, complex, np.complexfloating)) and value != value
 
 
@@ -62,25 +71,31 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False) -> 
     reads and does not overwrite; ``opaque``: it also reads something no check can see
     (a NaN literal, an array it overwrites in place), so its invalid flag means nothing."""
 
-    def handler(flags: int, *args: Any) -> None:
-        mode = np.geterr()
-        chosen: list[tuple[int, tuple]] = []
-        for bit, key, _text in KINDS:
-            if not flags & bit or mode[key] != "warn":
-                continue
-            candidates = [e for e in entries if e[0] & bit]
-            if not candidates or not all(e[4] for e in candidates) \
-                    or len({e[1] for e in candidates}) != 1:
-                continue
-            if bit == INVALID and (opaque or any(_has_nan(args[i]) for i in reads)):
-                continue
-            chosen.append((bit, candidates[0]))
-        # NumPy's order: op by op, each op's kinds in npy_fpe's order
-        for entry in entries:
-            for bit, key, text in KINDS:
-                if (bit, entry) in chosen:
-                    _warn(f"{text} encountered in {entry[1]}", entry[2], entry[3])
+    # Each kind that can be attributed, to its one op (decided once, here): launch.c calls
+    # the handler only for these flags, so a kernel whose flags mean nothing certain
+    # (NaN through a comparison beside no invalid-capable op) costs nothing more.
+    owner: dict[int, tuple] = {}
+    for bit, _key, _text in KINDS:
+        candidates = [e for e in entries if e[0] & bit]
+        if candidates and all(e[4] for e in candidates) and len({e[1] for e in candidates}) == 1:
+            owner[bit] = candidates[0]
+    if opaque:
+        owner.pop(INVALID, None)
+    # NumPy's order: op by op, each op's kinds in npy_fpe's order
+    order = [(bit, text, e) for e in entries for bit, _key, text in KINDS if owner.get(bit) is e]
 
+    def handler(flags: int, *args: Any) -> None:
+        flags &= warned_kinds()
+        if flags & INVALID and any(_has_nan(args[i]) for i in reads):
+            flags &= ~INVALID
+        for bit, text, entry in order:
+            if flags & bit:
+                _warn(f"{text} encountered in {entry[1]}", entry[2], entry[3])
+
+    mask = 0
+    for bit in owner:
+        mask |= bit
+    handler.mask = mask   # launch.c calls it only for these flags  # type: ignore[attr-defined]
     return handler
 
 

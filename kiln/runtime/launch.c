@@ -12,7 +12,7 @@
  *
  * and a Launcher calls it with one 8-byte slot per argument:
  *
- *     Launcher(address, codes, ndarray, fallback, owner[, results, keep_gil, on_fp])(x, out, 0.5, 2)
+ *     Launcher(address, codes, ndarray, fallback, owner[, results, keep_gil, on_fp, fp_mask])(x, out, 0.5, 2)
  *
  * codes: one letter per argument (as the struct module spells them): 'p' an array, passed
  * as its data pointer (the first element's address: right for strided and broadcast views
@@ -31,7 +31,8 @@
  * Floating-point flags: a kernel's launch clears the calling thread's divide-by-zero,
  * overflow and invalid flags before the kernel and reads them after (two reads of the SSE
  * control register, a write only when a flag is set; the kernel's threads hand theirs
- * to the calling thread: cpp_prelude.h kiln_fp_take); when one is set the call ends with
+ * to the calling thread: cpp_prelude.h kiln_fp_take); when one of ``fp_mask`` is set
+ * (the kinds some op of the kernel may warn about) the call ends with
  * ``on_fp(flags, *args)`` (1 divide, 2 overflow, 4 invalid: runtime/fpwarn.py warns as
  * NumPy would). A runner (loop node) does not report them.
  *
@@ -59,7 +60,8 @@ typedef struct {
     Py_ssize_t nresults;              /* -1: a kernel (void entry, the call gives None) */
     int keep_gil;                     /* a tiny kernel: run it without releasing the GIL */
     PyObject *ndarray, *fallback, *owner;
-    PyObject *on_fp;                  /* on_fp(flags) when the kernel raised a flag, or None */
+    PyObject *on_fp;                  /* on_fp(flags, *args) when the kernel raised a flag, or None */
+    unsigned fp_mask;                 /* the flags on_fp is called for */
     vectorcallfunc vectorcall;
 } Launcher;
 
@@ -233,7 +235,7 @@ launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
         raised = fp_take();
         Py_END_ALLOW_THREADS
     }
-    if (raised && self->on_fp != Py_None)   /* rare: NumPy would have warned, maybe */
+    if ((raised & self->fp_mask) && self->on_fp != Py_None)   /* rare: NumPy would have warned, maybe */
         return fp_report(self->on_fp, raised, args, nargs);
     Py_RETURN_NONE;
 fallback:
@@ -246,9 +248,10 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     PyObject *address, *ndarray, *fallback, *owner, *on_fp = Py_None;
     const char *codes, *results = NULL;
     int keep_gil = 0;
+    unsigned int fp_mask = 7;
     if (kiln_no_keywords(kwargs, "Launcher") < 0
-            || !PyArg_ParseTuple(args, "O!sO!OO|zpO", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
-                                 &fallback, &owner, &results, &keep_gil, &on_fp))
+            || !PyArg_ParseTuple(args, "O!sO!OO|zpOI", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
+                                 &fallback, &owner, &results, &keep_gil, &on_fp, &fp_mask))
         return NULL;
     size_t n = strlen(codes);
     if (n > KILN_MAX_ARGS || strspn(codes, "pdfbBhHiIqQ") != n) {
@@ -280,6 +283,7 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(fallback); self->fallback = fallback;
     Py_INCREF(owner); self->owner = owner;
     Py_INCREF(on_fp); self->on_fp = on_fp;
+    self->fp_mask = fp_mask;
     self->vectorcall = launcher_vectorcall;
     return (PyObject *)self;
 }

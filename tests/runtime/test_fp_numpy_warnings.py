@@ -393,3 +393,15 @@ def test_a_nan_literal_compared_does_not_make_sqrt_warn():
     assert want == []
     for _ in range(2):
         assert _record(compiled, (x,))[1] == []
+
+
+def test_the_launcher_calls_the_handler_only_for_kinds_it_can_attribute():
+    from kiln.ops.fp_errors import DIVIDE, INVALID, OVER
+    from kiln.runtime.fpwarn import kernel_warnings
+    log = (DIVIDE | INVALID, "log", __file__, 1, True)
+    sqrt = (INVALID, "sqrt", __file__, 2, True)
+    masked = (OVER, "exp", __file__, 3, False)
+    assert kernel_warnings((log, sqrt)).mask == DIVIDE          # invalid: log's or sqrt's
+    assert kernel_warnings((log,)).mask == DIVIDE | INVALID
+    assert kernel_warnings((log,), opaque=True).mask == DIVIDE
+    assert kernel_warnings((masked, (OVER, "exp", __file__, 4, True))).mask == 0
