@@ -9,6 +9,31 @@
 // One argument of a kernel's packed entry (called by kiln/runtime/launch.c).
 union kiln_slot { void* p; int64_t i; uint64_t u; double d; float f; };
 
+// Floating-point exception flags, as kiln/runtime/fpwarn.py reads them: 1 divide by zero,
+// 2 overflow, 4 invalid (kiln/ops/fp_errors.py). launch.c takes the calling thread's before
+// and after a kernel; a parallel region hands its threads' flags to the calling thread.
+#if defined(__x86_64__) || defined(__i386__)
+// MXCSR: invalid 0x01, divide 0x04, overflow 0x08 (exceptions stay masked)
+static inline unsigned kiln_fp_take() {
+    unsigned c = __builtin_ia32_stmxcsr();
+    if (c & 0x0d) __builtin_ia32_ldmxcsr(c & ~0x3fu);
+    return ((c >> 2) & 1) | ((c >> 2) & 2) | ((c & 1) << 2);
+}
+static inline void kiln_fp_put(unsigned f) {
+    if (f) __builtin_ia32_ldmxcsr(__builtin_ia32_stmxcsr() | ((f & 1) << 2) | ((f & 2) << 2) | ((f >> 2) & 1));
+}
+#else
+#include <fenv.h>
+static inline unsigned kiln_fp_take() {
+    int c = fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID);
+    if (c) feclearexcept(FE_ALL_EXCEPT);
+    return (c & FE_DIVBYZERO ? 1u : 0u) | (c & FE_OVERFLOW ? 2u : 0u) | (c & FE_INVALID ? 4u : 0u);
+}
+static inline void kiln_fp_put(unsigned f) {
+    if (f) feraiseexcept((f & 1 ? FE_DIVBYZERO : 0) | (f & 2 ? FE_OVERFLOW : 0) | (f & 4 ? FE_INVALID : 0));
+}
+#endif
+
 #define KILN_SIMD __attribute__((const, nothrow, simd("notinbranch")))
 #define KILN_PURE __attribute__((const, nothrow))
 // Inlined always: a long fused body (50 Mandelbrot steps) would hit GCC's inline limits, and
@@ -92,8 +117,10 @@ template <typename T, typename F> static T kiln_pairwise_threads(const F& f, int
         k *= 2;
     }
     T s[8];
-    #pragma omp parallel for num_threads(k)
-    for (int j = 0; j < k; j++) s[j] = kiln_pairwise<T>(f, lo[j], len[j]);
+    unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
+    #pragma omp parallel for num_threads(k) reduction(|:fp)
+    for (int j = 0; j < k; j++) { kiln_fp_take(); s[j] = kiln_pairwise<T>(f, lo[j], len[j]); fp |= kiln_fp_take(); }
+    kiln_fp_put(fp);
     for (; k > 1; k /= 2)
         for (int j = 0; j < k / 2; j++) s[j] = s[2 * j] + s[2 * j + 1];
     return s[0];
@@ -118,17 +145,23 @@ template <typename T> static inline T kiln_remainder(T a, T b) {
     else mod = __builtin_copysign((T)0, b);
     return mod;
 }
-// Integer division by zero gives 0 in NumPy (with a warning we do not emit); MIN / -1
-// wraps to MIN. Neither may trap here.
+// Integer division by zero gives 0 in NumPy, with its divide-by-zero warning (the flag is
+// raised here for kiln/runtime/fpwarn.py); MIN // -1 wraps to MIN, with its overflow
+// warning. Neither may trap here.
+template <typename T> static inline T kiln_int_by_zero() { kiln_fp_put(1); return 0; }
 template <typename T> static inline T kiln_floor_divide_int(T a, T b) {
-    if (b == 0) return 0;
-    if (b == -1) return (T)(0 - (uint64_t)a);
+    if (b == 0) return kiln_int_by_zero<T>();
+    if (b == -1) {
+        if (a == (T)(~(uint64_t)0 << (8 * sizeof(T) - 1))) kiln_fp_put(2);   // MIN // -1: overflow
+        return (T)(0 - (uint64_t)a);
+    }
     T q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
     return q;
 }
 template <typename T> static inline T kiln_remainder_int(T a, T b) {
-    if (b == 0 || b == -1) return 0;
+    if (b == 0) return kiln_int_by_zero<T>();
+    if (b == -1) return 0;
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;

@@ -27,6 +27,7 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
                       NameSource, call_cost, ctype, template)
 from .renderer import Renderer, renamed_by_position
 from .sizes import printed_symbols, product, render as render_size
+from .fp_flags import fp_entries
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, write_index
 from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, ROW_WRITE_CHUNK, SHORT_LOOP,  # noqa: F401
@@ -49,7 +50,7 @@ def templates() -> jinja2.Environment:
 # The prelude's helper sections (cpp_prelude.h) and the names that call for each: a module
 # gets the sections its kernels' text names. Parsing all of them costs ~6 ms of g++ per
 # module (a softmax: ~28 -> ~22 ms to parse, loaded), for helpers most kernels never call.
-HELPERS = {"divide": ("kiln_floor_divide", "kiln_remainder"), "divide_by": ("kiln_div",),
+HELPERS = {"divide": ("kiln_floor_divide", "kiln_remainder", "kiln_int_by_zero"), "divide_by": ("kiln_div",),
            "shift": ("kiln_lshift", "kiln_rshift"), "logaddexp": ("kiln_logaddexp",),
            "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
            "pairwise": ("kiln_pairwise",), "exp": ("kiln_exp(",)}
@@ -100,6 +101,9 @@ class RenderedKernel:
     size_args: tuple = ()   # the size symbols passed, after the scalars
     params: tuple = ()      # the C parameter names, in order (CppRenderer.body_key)
     keep_gil: bool = False  # tiny work: launched without releasing the GIL (KEEP_GIL_WORK)
+    fp: tuple = ()          # what its floating-point flags can mean (lowering/fp_flags.py)
+    fp_reads: tuple = ()    # the arguments it reads and does not overwrite (NaN checks)
+    fp_opaque: bool = False  # it reads a NaN no check sees (a literal, an input it overwrites)
 
 
 @dataclass
@@ -269,8 +273,12 @@ def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
                    f"    {kernel.name}({', '.join(slots)});\n}}\n")
         cdef += f"\nvoid {kernel.name}_packed(void*);"
     keep_gil = plan.work.isdigit() and int(plan.work) * plan.cost <= KEEP_GIL_WORK
+    reads = tuple(i for i, b in enumerate(buffers) if b.name not in written) + \
+        tuple(range(len(buffers), len(buffers) + len(scalars)))
+    opaque = bool(inplace) or "nan" in k["body"].lower() or \
+        any(b.name in written and b.kind != "computed" for b in buffers)
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
-                          size_args, tuple(args), keep_gil)
+                          size_args, tuple(args), keep_gil, fp_entries(kernel), reads, opaque)
 
 
 def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int,
@@ -387,7 +395,8 @@ class CppRenderer(Renderer):
             "from kiln.runtime.loader import load_library",
             f"_lib, _ffi = load_library({module_path!r}, {signature!r})",
             "from kiln.runtime.launch import bind as _bind",
-        ]
+        ] + (["from kiln.runtime.fpwarn import kernel_warnings as _fp_warnings"]
+             if any(rk.fp for rk in kernels) else [])
 
     fast_launch_tail = ("_NT",)
 
@@ -406,7 +415,16 @@ class CppRenderer(Renderer):
     def bind_kernels(self, kernels: list) -> list[str]:
         # arrays go in as they are: the launcher reads their data pointers
         return [f"{rk.name} = _bind(_lib, _ffi, {rk.name!r}, {rk.codes!r}"
-                + (", keep_gil=True)" if rk.keep_gil else ")") for rk in kernels]
+                + (", keep_gil=True" if rk.keep_gil else "") + self._on_fp(rk) + ")" for rk in kernels]
+
+    @staticmethod
+    def _on_fp(rk: RenderedKernel) -> str:
+        """The kernel's handler of floating-point flags (runtime/fpwarn.py), where some
+        op of it may warn: the ops, then the arguments to check for NaN."""
+        if not rk.fp:
+            return ""
+        return (f", on_fp=_fp_warnings({rk.fp!r}, {rk.fp_reads!r}"
+                + (", opaque=True)" if rk.fp_opaque else ")"))
 
     def pointer(self, buf: Any) -> str:
         return buf.name

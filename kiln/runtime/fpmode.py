@@ -1,7 +1,7 @@
 """NumPy's floating-point error mode (np.errstate / np.seterr) as the C++ kernels see it.
 
-Generated kernels compute IEEE results and set no Python-visible flags, which is NumPy's
-behaviour under the default mode (warnings aside). When the caller asked NumPy to *raise*
+Generated kernels compute IEEE results and warn as NumPy's default mode does (fpwarn.py).
+When the caller asked NumPy to *raise*
 (or call a handler, or log) on divide/overflow/invalid/underflow, a compiled call runs the
 graph with NumPy instead, so the same FloatingPointError comes out. The check reads the
 mode's context variable and keeps the answer for the last mode object seen: a call of
@@ -107,3 +107,21 @@ def _errors_trapped(_mode=numpy_errors_trapped, _warnings=warnings, _seen=_filte
 # neither the error mode nor the filters change)
 errors_trapped = _checker(_errors_trapped, warnings, runtime_warnings_raise,
                           lambda: not _all_ignored())
+
+
+_warned: list = [object(), 0]
+
+
+def warned_kinds() -> int:
+    """The floating-point errors NumPy's mode warns about, as the bits kernels report (1
+    divide, 2 overflow, 4 invalid: ops/fp_errors.py), kept for the last mode object seen
+    (fpwarn.py asks on every kernel launch that raised a flag)."""
+    mode = _MODE.get() if _MODE is not None else None
+    if mode is not None and mode is _warned[0]:
+        return _warned[1]
+    from ..ops.fp_errors import KINDS
+    err = np.geterr()
+    bits = sum(bit for bit, key, _ in KINDS if err[key] == "warn")
+    if mode is not None:
+        _warned[0], _warned[1] = mode, bits
+    return bits

@@ -12,7 +12,7 @@
  *
  * and a Launcher calls it with one 8-byte slot per argument:
  *
- *     Launcher(address, codes, ndarray, fallback, owner[, results, keep_gil])(x, out, 0.5, 2)
+ *     Launcher(address, codes, ndarray, fallback, owner[, results, keep_gil, on_fp, fp_mask])(x, out, 0.5, 2)
  *
  * codes: one letter per argument (as the struct module spells them): 'p' an array, passed
  * as its data pointer (the first element's address: right for strided and broadcast views
@@ -27,6 +27,14 @@
  * 3-element ODE right-hand side) runs in less time than releasing and taking back the GIL
  * costs (~50-100 ns, two atomic handshakes), and another thread would get nothing done in
  * that gap anyway.
+ *
+ * Floating-point flags: a kernel's launch clears the calling thread's divide-by-zero,
+ * overflow and invalid flags before the kernel and reads them after (two reads of the SSE
+ * control register, a write only when a flag is set; the kernel's threads hand theirs
+ * to the calling thread: cpp_prelude.h kiln_fp_take); when one of ``fp_mask`` is set
+ * (the kinds some op of the kernel may warn about) the call ends with
+ * ``on_fp(flags, *args)`` (1 divide, 2 overflow, 4 invalid: runtime/fpwarn.py warns as
+ * NumPy would). A runner (loop node) does not report them.
  *
  * Layouts (below) is the wrapper's check of its input shapes and strides, in one call;
  * ErrorMode its check of NumPy's floating-point error mode (runtime/fpmode.py).
@@ -52,8 +60,33 @@ typedef struct {
     Py_ssize_t nresults;              /* -1: a kernel (void entry, the call gives None) */
     int keep_gil;                     /* a tiny kernel: run it without releasing the GIL */
     PyObject *ndarray, *fallback, *owner;
+    PyObject *on_fp;                  /* on_fp(flags, *args) when the kernel raised a flag, or None */
+    unsigned fp_mask;                 /* the flags on_fp is called for */
     vectorcallfunc vectorcall;
 } Launcher;
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+/* The calling thread's divide (1), overflow (2) and invalid (4) flags, cleared. */
+static inline unsigned
+fp_take(void)
+{
+    unsigned c = _mm_getcsr();
+    if (c & 0x0d)   /* MXCSR: invalid 0x01, divide 0x04, overflow 0x08 */
+        _mm_setcsr(c & ~0x3fu);
+    return ((c >> 2) & 1) | ((c >> 2) & 2) | ((c & 1) << 2);
+}
+#else
+#include <fenv.h>
+static inline unsigned
+fp_take(void)
+{
+    int c = fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID);
+    if (c)
+        feclearexcept(FE_ALL_EXCEPT);
+    return (c & FE_DIVBYZERO ? 1u : 0u) | (c & FE_OVERFLOW ? 2u : 0u) | (c & FE_INVALID ? 4u : 0u);
+}
+#endif
 
 /* 1: converted; 0: not this way (the fallback decides). */
 static int
@@ -131,6 +164,22 @@ error:
     return NULL;
 }
 
+/* on_fp(flags, *args): the kernel's flags and the arguments it was called with. */
+static PyObject *
+fp_report(PyObject *on_fp, unsigned raised, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *argv[KILN_MAX_ARGS + 1];
+    PyObject *flags = PyLong_FromUnsignedLong(raised);
+    if (flags == NULL)
+        return NULL;
+    argv[0] = flags;
+    for (Py_ssize_t k = 0; k < nargs; k++)
+        argv[k + 1] = args[k];
+    PyObject *r = PyObject_Vectorcall(on_fp, argv, nargs + 1, NULL);
+    Py_DECREF(flags);
+    return r;
+}
+
 static PyObject *
 launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -173,13 +222,21 @@ launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
         Py_END_ALLOW_THREADS
         return runner_results(self, rc, slots);
     }
+    unsigned raised;
     if (self->keep_gil) {
+        fp_take();
         ((void (*)(const kiln_slot *))self->entry)(slots);
-        Py_RETURN_NONE;
+        raised = fp_take();
     }
-    Py_BEGIN_ALLOW_THREADS
-    ((void (*)(const kiln_slot *))self->entry)(slots);
-    Py_END_ALLOW_THREADS
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        fp_take();
+        ((void (*)(const kiln_slot *))self->entry)(slots);
+        raised = fp_take();
+        Py_END_ALLOW_THREADS
+    }
+    if ((raised & self->fp_mask) && self->on_fp != Py_None)   /* rare: NumPy would have warned, maybe */
+        return fp_report(self->on_fp, raised, args, nargs);
     Py_RETURN_NONE;
 fallback:
     return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
@@ -188,12 +245,13 @@ fallback:
 static PyObject *
 launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *address, *ndarray, *fallback, *owner;
+    PyObject *address, *ndarray, *fallback, *owner, *on_fp = Py_None;
     const char *codes, *results = NULL;
     int keep_gil = 0;
+    unsigned int fp_mask = 7;
     if (kiln_no_keywords(kwargs, "Launcher") < 0
-            || !PyArg_ParseTuple(args, "O!sO!OO|zp", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
-                                 &fallback, &owner, &results, &keep_gil))
+            || !PyArg_ParseTuple(args, "O!sO!OO|zpOI", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
+                                 &fallback, &owner, &results, &keep_gil, &on_fp, &fp_mask))
         return NULL;
     size_t n = strlen(codes);
     if (n > KILN_MAX_ARGS || strspn(codes, "pdfbBhHiIqQ") != n) {
@@ -224,11 +282,13 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(ndarray); self->ndarray = ndarray;
     Py_INCREF(fallback); self->fallback = fallback;
     Py_INCREF(owner); self->owner = owner;
+    Py_INCREF(on_fp); self->on_fp = on_fp;
+    self->fp_mask = fp_mask;
     self->vectorcall = launcher_vectorcall;
     return (PyObject *)self;
 }
 
-#define LAUNCHER_FIELDS(X) X(ndarray) X(fallback) X(owner)
+#define LAUNCHER_FIELDS(X) X(ndarray) X(fallback) X(owner) X(on_fp)
 KILN_GC_FUNCTIONS(launcher, Launcher, LAUNCHER_FIELDS, )
 
 static PyObject *

@@ -47,10 +47,14 @@ def pointers(fn: Callable, ffi: Any, npointers: int) -> Callable:
     return call
 
 
-def bind(lib: Any, ffi: Any, name: str, arg_codes: str, keep_gil: bool = False) -> Callable:
+def bind(lib: Any, ffi: Any, name: str, arg_codes: str, keep_gil: bool = False,
+         on_fp: Callable | None = None) -> Callable:
     """The callable a wrapper calls kernel ``name`` of ``lib`` through (see the module doc);
     ``arg_codes`` from lowering/cpp.py's launch_codes ('?': no packed entry); ``keep_gil``:
-    a kernel of tiny work, run without releasing the GIL (lowering/cpp.py KEEP_GIL_WORK)."""
+    a kernel of tiny work, run without releasing the GIL (lowering/cpp.py KEEP_GIL_WORK);
+    ``on_fp``: called as ``on_fp(flags, *args)`` when the kernel raised a floating-point
+    flag of ``on_fp.mask`` (runtime/fpwarn.py; only through the C launcher: the cffi path
+    reads no flags)."""
     npointers = arg_codes.count("p")
     m = module() if "?" not in arg_codes else None
     if m is None:
@@ -58,7 +62,8 @@ def bind(lib: Any, ffi: Any, name: str, arg_codes: str, keep_gil: bool = False) 
     slow = _OnFirstCall(lambda: pointers(getattr(lib, name), ffi, npointers), name)
     address = lib.address(name + "_packed")   # (runtime/loader.py: cffi is not needed for it)
     try:
-        return m.Launcher(address, arg_codes, np.ndarray, slow, lib, None, keep_gil)
+        return m.Launcher(address, arg_codes, np.ndarray, slow, lib, None, keep_gil, on_fp,
+                          getattr(on_fp, "mask", 7))
     except ValueError:   # more arguments than the launcher takes (a long unrolled loop)
         return slow
 

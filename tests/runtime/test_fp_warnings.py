@@ -1,6 +1,6 @@
 """NumPy's floating-point warnings and errors through compiled functions (DESIGN.md §1):
-kernels compute IEEE results silently, as NumPy does under its default mode (apart from
-the printed warning); whenever NumPy would *raise* — np.errstate/np.seterr set to raise,
+kernels compute IEEE results and warn as NumPy does under its default mode
+(tests/runtime/test_fp_numpy_warnings.py); whenever NumPy would *raise* — np.errstate/np.seterr set to raise,
 call or log, or a warning filter that makes its RuntimeWarning an error (-W error) — the
 compiled call runs its graph with NumPy, so the same exception (type and message), or the
 same handler call, comes out. Changes between calls must not reuse an earlier answer."""
@@ -179,14 +179,19 @@ def test_numpy_scalar_math_warns_and_raises_as_numpy(fn, make, backend):
             assert type(got[1]) is type(exp[1]) and str(got[1]) == str(exp[1])
         else:
             assert type(got[1]) is type(exp[1]) and got[1] == exp[1]
-    if backend != "cpp":   # kernels print no RuntimeWarning (DESIGN.md §1)
-        with warnings.catch_warnings(record=True) as seen_np:
-            warnings.simplefilter("always")
-            fn(*make())
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            compiled(*make())
-        assert [str(w.message) for w in seen] == [str(w.message) for w in seen_np]
+    # compiled calls warn as NumPy (runtime/fpwarn.py); an integer scalar's overflow
+    # raises no flag in a kernel: not said (docs/lowering.md, what is missing)
+    with warnings.catch_warnings(record=True) as seen_np:
+        warnings.simplefilter("always")
+        fn(*make())
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        compiled(*make())
+    said = [str(w.message) for w in seen]
+    if backend == "cpp" and fn is int8_scalar_product:
+        assert said == []
+    else:
+        assert said == [str(w.message) for w in seen_np]
 
 
 def test_the_wrappers_check_agrees_with_the_python_one_through_filter_changes():

@@ -28,12 +28,16 @@ extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, cons
     // thread whose core is busy with another process does not hold the others up.
     if (nthreads > 1 && s0 >= 2 && (int64_t)s0*s1 * 38 >= 4194304) {
         const int64_t nchunks = s0 < 8 * nthreads ? s0 : 8 * nthreads;
-        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
+        unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
+        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) reduction(|:fp)
         for (int64_t c = 0; c < nchunks; ++c) {
             const int64_t b = c * s0 / nchunks / 1 * 1;
             const int64_t e = c + 1 == nchunks ? s0 : (c + 1) * s0 / nchunks / 1 * 1;
+            kiln_fp_take();
             if (b < e) kiln_fused_tanh_multiply_sum_0_body(p_x, p_b, p_buf0, s0, s1, b, e, 1);
+            fp |= kiln_fp_take();
         }
+        kiln_fp_put(fp);
         return;
     }
     kiln_fused_tanh_multiply_sum_0_body(p_x, p_b, p_buf0, s0, s1, 0, s0, nthreads);

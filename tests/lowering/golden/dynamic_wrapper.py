@@ -4,6 +4,7 @@ import numpy as np
 from kiln.runtime.loader import load_library
 _lib, _ffi = load_library('<cache>/kernels.so', 'void kiln_fused_tanh_multiply_sum_0(void*, void*, void*, int64_t, int64_t, int);\nvoid kiln_fused_tanh_multiply_sum_0_packed(void*);')
 from kiln.runtime.launch import bind as _bind
+from kiln.runtime.fpwarn import kernel_warnings as _fp_warnings
 
 def _respecialize(*args):  # replaced by the runtime: compile for new layouts
     raise TypeError('kiln: inputs do not match the layouts this code was built for')
@@ -17,7 +18,7 @@ _NT = 2
 _empty = np.empty
 _float32 = np.dtype('float32')
 _refcount = sys.getrefcount
-kiln_fused_tanh_multiply_sum_0 = _bind(_lib, _ffi, 'kiln_fused_tanh_multiply_sum_0', 'pppqqi')
+kiln_fused_tanh_multiply_sum_0 = _bind(_lib, _ffi, 'kiln_fused_tanh_multiply_sum_0', 'pppqqi', on_fp=_fp_warnings(((6, 'multiply', '', 0, True), (6, 'reduce', '', 0, True)), (0, 1)))
 
 
 def call(x, b):

@@ -35,12 +35,16 @@ extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_
     // thread whose core is busy with another process does not hold the others up.
     if (nthreads > 1 && 3 >= 2 && (int64_t)12 * 47 >= 4194304) {
         const int64_t nchunks = 3 < 8 * nthreads ? 3 : 8 * nthreads;
-        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
+        unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
+        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) reduction(|:fp)
         for (int64_t c = 0; c < nchunks; ++c) {
             const int64_t b = c * 3 / nchunks / 1 * 1;
             const int64_t e = c + 1 == nchunks ? 3 : (c + 1) * 3 / nchunks / 1 * 1;
+            kiln_fp_take();
             if (b < e) kiln_fused_greater_power_clip_where_0_body(p_x, p_y, p_buf0, s_a, b, e, 1);
+            fp |= kiln_fp_take();
         }
+        kiln_fp_put(fp);
         return;
     }
     kiln_fused_greater_power_clip_where_0_body(p_x, p_y, p_buf0, s_a, 0, 3, nthreads);

@@ -55,12 +55,16 @@ extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restric
         // chunks of at least 64 points (each chunk walks every row), one per thread at least
         const int64_t wide = 32 / 64 > nthreads ? 32 / 64 : nthreads;
         const int64_t nchunks = wide < 8 * nthreads ? wide : 8 * nthreads;
-        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
+        unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
+        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) reduction(|:fp)
         for (int64_t c = 0; c < nchunks; ++c) {
             const int64_t b = c * 32 / nchunks / 1 * 1;
             const int64_t e = c + 1 == nchunks ? 32 : (c + 1) * 32 / nchunks / 1 * 1;
+            kiln_fp_take();
             if (b < e) kiln_fused_std_0_body(p_x, p_buf2, b, e, 1);
+            fp |= kiln_fp_take();
         }
+        kiln_fp_put(fp);
         return;
     }
     kiln_fused_std_0_body(p_x, p_buf2, 0, 32, nthreads);
@@ -98,12 +102,16 @@ extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restri
     // thread whose core is busy with another process does not hold the others up.
     if (nthreads > 1 && 64 >= 2 && (int64_t)2048 * 8 >= 4194304) {
         const int64_t nchunks = 64 < 8 * nthreads ? 64 : 8 * nthreads;
-        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
+        unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
+        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) reduction(|:fp)
         for (int64_t c = 0; c < nchunks; ++c) {
             const int64_t b = c * 64 / nchunks / 1 * 1;
             const int64_t e = c + 1 == nchunks ? 64 : (c + 1) * 64 / nchunks / 1 * 1;
+            kiln_fp_take();
             if (b < e) kiln_fused_mean_1_body(p_x, p_buf4, b, e, 1);
+            fp |= kiln_fp_take();
         }
+        kiln_fp_put(fp);
         return;
     }
     kiln_fused_mean_1_body(p_x, p_buf4, 0, 64, nthreads);

@@ -46,12 +46,16 @@ extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, f
     // thread whose core is busy with another process does not hold the others up.
     if (nthreads > 1 && 8 >= 2 && (int64_t)128 * 49 >= 4194304) {
         const int64_t nchunks = 8 < 8 * nthreads ? 8 : 8 * nthreads;
-        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
+        unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
+        #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) reduction(|:fp)
         for (int64_t c = 0; c < nchunks; ++c) {
             const int64_t b = c * 8 / nchunks / 1 * 1;
             const int64_t e = c + 1 == nchunks ? 8 : (c + 1) * 8 / nchunks / 1 * 1;
+            kiln_fp_take();
             if (b < e) kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf3, b, e, 1);
+            fp |= kiln_fp_take();
         }
+        kiln_fp_put(fp);
         return;
     }
     kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf3, 0, 8, nthreads);

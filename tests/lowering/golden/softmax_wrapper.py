@@ -4,6 +4,7 @@ import numpy as np
 from kiln.runtime.loader import load_library
 _lib, _ffi = load_library('<cache>/kernels.so', 'void kiln_fused_max_subtract_exp_sum_0(void*, void*, int);\nvoid kiln_fused_max_subtract_exp_sum_0_packed(void*);')
 from kiln.runtime.launch import bind as _bind
+from kiln.runtime.fpwarn import kernel_warnings as _fp_warnings
 
 def _respecialize(*args):  # replaced by the runtime: compile for new layouts
     raise TypeError('kiln: inputs do not match the layouts this code was built for')
@@ -20,7 +21,7 @@ _NT = 2
 _empty = np.empty
 _float32 = np.dtype('float32')
 _refcount = sys.getrefcount
-kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi')
+kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi', on_fp=_fp_warnings(((6, 'subtract', 'model.py', 4, True), (2, 'exp', 'model.py', 4, True), (6, 'reduce', 'model.py', 5, True), (7, 'divide', 'model.py', 5, True)), (0,), opaque=True))
 
 
 def call(x):

@@ -1,0 +1,139 @@
+"""Which floating-point RuntimeWarnings NumPy gives for an op, and under which name.
+
+Under NumPy's default error mode a ufunc that sets the CPU's divide-by-zero, overflow or
+invalid flag warns "divide by zero encountered in log" (the kind's text, then the ufunc's
+name; "reduce", "accumulate" and "cast" for np.add.reduce, np.cumsum and astype). A
+compiled kernel reports the flags its threads raised (kiln/runtime/fpwarn.py); this
+module says which of a kernel's graph nodes could have raised each one:
+
+    >>> fp_kinds("log", "f", ())
+    (5, 'log')
+    >>> fp_kinds("multiply", "f", (0.5,))   # by a finite constant under 1: no overflow
+    (0, 'multiply')
+    >>> fp_kinds("maximum", "f", ())         # never warns
+    (0, 'maximum')
+    >>> fp_kinds("var", "f", ()) is None     # not known here: nothing may be said
+    True
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+DIVIDE, OVER, INVALID = 1, 2, 4   # the bits kernels report (cpp_prelude.h kiln_fp_take)
+ALL = DIVIDE | OVER | INVALID
+# NumPy's order within one ufunc call (npy_fpe: divide, over, under, invalid) and texts
+KINDS = ((DIVIDE, "divide", "divide by zero"), (OVER, "over", "overflow"),
+         (INVALID, "invalid", "invalid value"))
+
+_D, _O, _I = DIVIDE, OVER, INVALID
+# float loops: the kinds NumPy's loop can warn about
+_FLOAT: dict[str, int] = {
+    "add": _O | _I, "subtract": _O | _I, "multiply": _O | _I, "true_divide": _D | _O | _I,
+    "floor_divide": _D | _O | _I, "remainder": _I, "fmod": _I, "power": _D | _O | _I,
+    "float_power": _D | _O | _I, "square": _O, "reciprocal": _D | _O,
+    "log": _D | _I, "log2": _D | _I, "log10": _D | _I, "log1p": _D | _I,
+    "sqrt": _I, "exp": _O, "exp2": _O, "expm1": _O, "sinh": _O, "cosh": _O,
+    "arcsin": _I, "arccos": _I, "arccosh": _I, "arctanh": _D | _I,
+    "sin": _I, "cos": _I, "tan": _I, "rad2deg": _O, "degrees": _O,
+    # reductions and scans: NumPy names the ufunc method
+    "sum": _O | _I, "prod": _O | _I, "mean": _O | _I, "cumsum": _O | _I, "cumprod": _O | _I,
+}
+# integer loops (kernels raise the divide flag themselves: cpp_prelude.h)
+_INT: dict[str, int] = {"floor_divide": _D | _O, "remainder": _D}
+_METHOD = {"sum": "reduce", "prod": "reduce", "mean": "reduce", "cumsum": "accumulate",
+           "cumprod": "accumulate", "astype": "cast"}
+# ops that never warn, whatever their dtypes (views, copies, selections, comparisons,
+# NaN-quiet min/max, rounding, predicates)
+_SILENT = frozenset("""
+    negative positive absolute fabs sign floor ceil trunc rint conjugate isnan isinf isfinite
+    signbit invert logical_not logical_and logical_or logical_xor bitwise_and bitwise_or
+    bitwise_xor left_shift right_shift maximum minimum fmax fmin clip where copysign heaviside
+    equal not_equal less less_equal greater greater_equal tanh arctan arcsinh arctan2 hypot
+    cbrt deg2rad radians spacing nextafter max min ptp any all argmax argmin
+    flatten copy ascontiguousarray copy_into broadcast_to reshape ravel transpose swapaxes
+    moveaxis expand_dims squeeze flip getitem real imag diagonal concatenate stack repeat tile
+    zeros ones empty full zeros_like ones_like empty_like full_like arange eye triu tril
+    filled index take take_along_axis setitem copyto fill put place
+""".split())
+
+
+def ufunc_name(op: str) -> str:
+    """NumPy's name for op ``op`` in its warnings (``true_divide`` is np.divide)."""
+    from .pointwise import BINARY, UNARY
+    if op in _METHOD:
+        return _METHOD[op]
+    entry = UNARY.get(op) or BINARY.get(op)
+    return entry[0].__name__ if entry else op
+
+
+class Bounded(float):
+    """An operand that is no constant but finite and at most this large (a bool or integer
+    array: ``x + (x > 0)`` is never inf - inf)."""
+
+
+def _constant(value: Any) -> float | None:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return None
+    try:
+        return float(value)
+    except (OverflowError, TypeError):
+        return None
+
+
+def _by_constant(op: str, kinds: int, consts: tuple) -> int:
+    """``kinds`` of a binary op narrowed by a constant operand: ``x + 1.0`` cannot overflow
+    (1.0 is under half an ulp of the largest double) nor be inf - inf; ``x * 0.5`` neither;
+    ``x / 2`` cannot divide by zero nor overflow; ``x ** 2.0`` is never invalid."""
+    if len(consts) != 1 or consts[0][1] is None or not math.isfinite(consts[0][1]):
+        return kinds
+    pos, c = consts[0]
+    if op in ("add", "subtract"):
+        return kinds & ~INVALID & (ALL if abs(c) >= 2.0 ** 960 else ~OVER)
+    if isinstance(c, Bounded):
+        return kinds
+    if op == "multiply" and c != 0:
+        return kinds & ~INVALID & (ALL if abs(c) > 1 else ~OVER)
+    if op == "true_divide" and pos == 1 and c != 0:
+        return kinds & ~DIVIDE & ~INVALID & (ALL if abs(c) < 1 else ~OVER)
+    if op == "power" and pos == 1:
+        if c >= 0:
+            kinds &= ~DIVIDE
+        if c == int(c):
+            kinds &= ~INVALID
+        if 0 <= c <= 1:
+            kinds &= ~OVER
+    return kinds
+
+
+def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
+             narrows: bool = True, scalar: bool = False) -> tuple[int, str] | None:
+    """``(kinds, name)``: the floating-point warnings NumPy's ``op`` may give on operands
+    whose dtype kind is ``kind`` ('f', 'i', 'u', 'b', 'c'; the float one where any is a
+    float), ``args`` its operands (numbers where they are constants, :class:`Bounded`
+    where only a bound is known, else None); ``out_kind`` the
+    result's dtype kind and ``narrows`` whether it is smaller (for casts: float64 to
+    float32 may overflow, float32 to float64 never); ``scalar``: NumPy's scalar math
+    (``np.float64(1e308) * 10``: "overflow encountered in scalar multiply"; its integer
+    overflow raises no flag in a kernel, so it is not claimed). None: not known, so nothing may be said about a
+    kernel that computes it."""
+    name = ("scalar " if scalar else "") + ufunc_name(op)
+    if scalar and kind != "f":
+        return None
+    if op in _SILENT or kind == "b":
+        return 0, name
+    if op == "astype":
+        if kind == "f" and out_kind in "iu":
+            return INVALID, name
+        return (OVER if kind == "f" and out_kind == "f" and narrows else 0), name
+    if kind in "iu":
+        return _INT.get(op, 0), name
+    if kind != "f":
+        return None
+    if op not in _FLOAT:
+        return None
+    consts = tuple((i, a if isinstance(a, Bounded) else _constant(a)) for i, a in enumerate(args)
+                   if _constant(a) is not None)
+    return _by_constant(op, _FLOAT[op], consts), name

@@ -1,0 +1,110 @@
+"""NumPy's floating-point RuntimeWarnings from compiled kernels.
+
+A kernel's launch (runtime/launch.c) reads the divide-by-zero, overflow and invalid flags
+its threads raised; only when one is set does it call the kernel's handler made here,
+which warns as NumPy's ufunc would have: "divide by zero encountered in log", a
+RuntimeWarning attributed to the user's line that called the op (``warn_explicit`` with
+that module's ``__warningregistry__``, so the default filter shows it once per line, as
+NumPy's). Each kind follows NumPy's error mode (``np.errstate(divide='ignore')`` silences
+that kind alone; modes that raise or call never get here: fpmode.py runs those graphs
+as NumPy).
+
+A flag is attributed only where that is certain (lowering/fp_flags.py builds the table):
+
+- the kernel computes exactly one op (one message) that may raise that kind, and no op
+  whose flags NumPy would not report (a masked ``where=`` op, a derivative rule, an op the
+  table does not know) may have raised it;
+- for "invalid": kernels compare with signalling instructions (GCC under
+  -fno-trapping-math), so a NaN the kernel reads sets the flag with no invalid operation;
+  the flag counts only when no float the kernel reads (arrays it does not overwrite,
+  scalars, literals) is a NaN.
+
+Otherwise that kind stays silent (never a warning NumPy would not give). Several ops of
+one message (two np.log lines in one kernel) warn once, at the first one's line.
+"""
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ops.fp_errors import INVALID, KINDS
+from .fpmode import warned_kinds
+
+_modules: dict[str, Any] = {}
+
+
+def _module_of(filename: str) -> tuple[str | None, dict | None]:
+    """The module name and globals of the user's file (for filters by module and the
+    once-per-line registry), found once per file; code of no module file (a notebook
+    cell, ``python -c``) is ``__main__``'s, as NumPy's warning would say."""
+    if filename not in _modules:
+        found = sys.modules.get("__main__")
+        for mod in list(sys.modules.values()):
+            if getattr(mod, "__file__", None) == filename:
+                found = mod
+                break
+        _modules[filename] = found
+    mod = _modules[filename]
+    return (mod.__name__, vars(mod)) if mod is not None else (None, None)
+
+
+def _has_nan(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "c":
+            return bool(np.isnan(value).any())
+        if value.dtype.kind != "f":
+            return False
+        if value.size <= 32:   # a few values: Python's sum costs less than a reduction
+            total = sum(value.ravel().tolist())   # (NaN also for inf - inf: silent, never wrong)
+            return total != total
+        # a NaN anywhere makes the minimum NaN: one pass
+        return bool(np.isnan(np.minimum.reduce(value, axis=None)))
+    return isinstance(value, (float, np.floating, complex, np.complexfloating)) and value != value
+
+
+def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False) -> Callable:
+    """The handler launch.c calls as ``handler(flags, *kernel_args)``. ``entries``: the
+    kernel's (lowering/fp_flags.py); ``reads``: the positions of the arguments the kernel
+    reads and does not overwrite; ``opaque``: it also reads something no check can see
+    (a NaN literal, an array it overwrites in place), so its invalid flag means nothing."""
+
+    # Each kind that can be attributed, to its one op (decided once, here): launch.c calls
+    # the handler only for these flags, so a kernel whose flags mean nothing certain
+    # (NaN through a comparison beside no invalid-capable op) costs nothing more.
+    owner: dict[int, tuple] = {}
+    for bit, _key, _text in KINDS:
+        candidates = [e for e in entries if e[0] & bit]
+        if candidates and all(e[4] for e in candidates) and len({e[1] for e in candidates}) == 1:
+            owner[bit] = candidates[0]
+    if opaque:
+        owner.pop(INVALID, None)
+    # NumPy's order: op by op, each op's kinds in npy_fpe's order
+    order = [(bit, text, e) for e in entries for bit, _key, text in KINDS if owner.get(bit) is e]
+
+    def handler(flags: int, *args: Any) -> None:
+        flags &= warned_kinds()
+        if flags & INVALID and any(_has_nan(args[i]) for i in reads):
+            flags &= ~INVALID
+        for bit, text, entry in order:
+            if flags & bit:
+                _warn(f"{text} encountered in {entry[1]}", entry[2], entry[3])
+
+    mask = 0
+    for bit in owner:
+        mask |= bit
+    handler.mask = mask   # launch.c calls it only for these flags  # type: ignore[attr-defined]
+    return handler
+
+
+def _warn(message: str, filename: str, lineno: int) -> None:
+    module, globals_ = _module_of(filename) if filename else (None, None)
+    registry = globals_.setdefault("__warningregistry__", {}) if globals_ is not None else None
+    if not filename:
+        filename, lineno = "<kiln>", 0
+    # (no module_globals: linecache would ask the module's loader for its source, which
+    # raises for __main__ read from stdin)
+    warnings.warn_explicit(message, RuntimeWarning, filename, lineno, module=module,
+                           registry=registry)

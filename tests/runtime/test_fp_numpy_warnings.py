@@ -1,0 +1,407 @@
+"""Compiled calls give NumPy's floating-point RuntimeWarnings (runtime/fpwarn.py): the
+same (category, message, file, line) list as the plain function, on first and later
+calls and from a fresh compile of a cached build; none where NumPy gives none (NaN
+through comparisons, min/max, where, masked ufuncs); each kind as np.errstate says."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.config import config
+
+
+def _record(fn, args):
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        out = fn(*args)
+    return out, [(w.category, str(w.message), w.filename, w.lineno) for w in got]
+
+
+def _same(got, want):
+    """The same warnings; the same file and line where NumPy names the user's (np.sum
+    warns from numpy/_core/fromnumeric.py: a compiled call names the user's line)."""
+    assert [w[:2] for w in got] == [w[:2] for w in want]
+    for g, w in zip(got, want):
+        if w[2] == __file__:
+            assert g[2:] == w[2:]
+        else:
+            assert g[2] == __file__
+
+
+def log_plus(x):
+    return np.log(x) + 1.0
+
+
+def log2_times(x):
+    return np.log2(x) * 3.0
+
+
+def log10_minus(x):
+    return np.log10(x) - 2.0
+
+
+def log1p_half(x):
+    return np.log1p(x) / 2.0
+
+
+def sqrt_plus(x):
+    return np.sqrt(x) + 1.0
+
+
+def divide(x, y):
+    return x / y
+
+
+def exp_plus(x):
+    return np.exp(x) + 1.0
+
+
+def expm1_of(x):
+    return np.expm1(x * 0.5)
+
+
+def arcsin_of(x):
+    return np.arcsin(x) + 0.0
+
+
+def arccos_of(x):
+    return np.arccos(x) * 2.0
+
+
+def arctanh_of(x):
+    return np.arctanh(x) - 1.0
+
+
+def power_of(x):
+    return np.power(x, 0.3) + 1.0
+
+
+def square_power(x):
+    return x ** 2.0 + 1.0
+
+
+def float_floor_divide(x, y):
+    return x // y
+
+
+def float_remainder(x, y):
+    return x % y
+
+
+def int_floor_divide(a, b):
+    return a // b + 1
+
+
+def int_remainder(a, b):
+    return a % b + 1
+
+
+def to_float32(x):
+    return (x * 1.0).astype(np.float32)
+
+
+def widened_exp(x):
+    return np.exp(x.astype(np.float64)) + 1.0
+
+
+def to_int(x):
+    return (x * 2.0).astype(np.int64)
+
+
+def inf_minus_inf(x, y):
+    return x - y
+
+
+def f32_multiply(x):
+    return x * np.float32(1e30)
+
+
+def total(x):
+    return np.sum(x * 1.0)
+
+
+def running(x):
+    return np.cumsum(x * 1.0)
+
+
+def two_lines(x):
+    a = np.log(x)
+    b = np.sqrt(x + 1.0)
+    return a + b
+
+
+a3 = np.array([0.0, -1.0, 2.0])
+BIG = np.array([1e308, 1e308, 5.0])
+WARNING_CASES = [
+    (log_plus, lambda: (a3.copy(),)),
+    (log2_times, lambda: (a3.copy(),)),
+    (log10_minus, lambda: (a3.copy(),)),
+    (log1p_half, lambda: (np.array([-1.0, -2.0, 3.0]),)),
+    (sqrt_plus, lambda: (a3.copy(),)),
+    (divide, lambda: (np.array([1.0, 0.0, 3.0]), np.array([0.0, 0.0, 2.0]))),
+    (divide, lambda: (np.array([1, 2, 3]), np.array([0, 1, 2]))),
+    (exp_plus, lambda: (np.array([1000.0, 1.0, 2.0]),)),
+    (expm1_of, lambda: (np.array([2000.0, 1.0]),)),
+    (arcsin_of, lambda: (np.array([2.0, 0.5]),)),
+    (arccos_of, lambda: (np.array([-2.0, 0.5]),)),
+    (arctanh_of, lambda: (np.array([1.0, 2.0, 0.5]),)),
+    (power_of, lambda: (np.array([-2.0, 2.0]),)),
+    (square_power, lambda: (BIG.copy(),)),
+    (float_floor_divide, lambda: (np.array([1.0, 0.0, 3.0]), np.array([0.0, 0.0, 2.0]))),
+    (float_remainder, lambda: (np.array([1.0, 3.0]), np.array([0.0, 2.0]))),
+    (int_floor_divide, lambda: (np.arange(4), np.array([1, 0, 2, 3]))),
+    (int_remainder, lambda: (np.arange(4), np.array([1, 0, 2, 3]))),
+    (int_floor_divide, lambda: (np.arange(4, dtype=np.uint16), np.array([1, 0, 2, 3], np.uint16))),
+    (int_floor_divide, lambda: (np.array([-128, 5], np.int8), np.array([-1, 2], np.int8))),
+    (int_floor_divide, lambda: (np.array([np.iinfo(np.int64).min, 5]), np.array([-1, 0]))),
+    (to_float32, lambda: (BIG.copy(),)),
+    (to_int, lambda: (np.array([1e20, 1.0]),)),
+    (widened_exp, lambda: (np.array([1000.0, 1.0], np.float32),)),
+    (inf_minus_inf, lambda: (np.array([np.inf, 1.0]), np.array([np.inf, 2.0]))),
+    (f32_multiply, lambda: (np.array([1e10, 1.0], np.float32),)),
+    (total, lambda: (BIG.copy(),)),
+    (running, lambda: (BIG.copy(),)),
+    (log_plus, lambda: (np.array([1.0, 2.0]),)),      # no flag, no warning
+    (divide, lambda: (np.array([1.0, 2.0]), np.array([3.0, 4.0]))),
+]
+
+
+@pytest.mark.parametrize("fn, make", WARNING_CASES,
+                         ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(WARNING_CASES)])
+def test_compiled_calls_warn_as_numpy(fn, make):
+    want_out, want = _record(fn, make())
+    for compiled in (kiln.compile(fn, backend="cpp"), kiln.compile(fn, backend="cpp")):
+        for _ in range(2):   # the call that builds, then calls of the cached build
+            out, got = _record(compiled, make())
+            np.testing.assert_allclose(out, want_out, rtol=1e-15)   # (libm: an ulp)
+            _same(got, want)
+
+
+def test_ops_of_different_messages_that_may_raise_one_flag_say_nothing_of_it():
+    """log and sqrt in one kernel may both raise the invalid flag: which one did is not
+    known, so no invalid warning (divide is log's alone); never one NumPy would not give."""
+    x = np.array([0.0, -1.0, 2.0])
+    _, want = _record(two_lines, (x,))
+    _, got = _record(kiln.compile(two_lines, backend="cpp"), (x,))
+    assert [w[1] for w in want] == ["divide by zero encountered in log",
+                                    "invalid value encountered in log"]
+    assert got == want[:1]
+
+
+def test_a_threaded_kernel_reports_its_threads_flags():
+    x = np.linspace(1.0, 2.0, 400_000)
+    x[-3] = 0.0     # in the last chunk: not the calling thread's, on two threads
+    x[5] = -1.0
+    old = config.num_threads
+    config.num_threads = 2
+    try:
+        big = np.ones(2_000_000)
+        big[-2:] = 1e308    # the sum's last subtree: a thread of kiln_pairwise_threads
+        for fn, arg in ((log_plus, x), (total, big)):
+            compiled = kiln.compile(fn, backend="cpp")
+            _, want = _record(fn, (arg,))
+            assert want
+            for _ in range(2):
+                _, got = _record(compiled, (arg,))
+                _same(got, want)
+    finally:
+        config.num_threads = old
+
+
+def compare_nan(x):
+    return (x < 1.0) & (x >= -1.0)
+
+
+def max_nan(x):
+    return np.maximum(x, 0.5) + np.minimum(x, 2.0)
+
+
+def where_nan(x):
+    return np.where(x > 0, x - 1.0, 0.0)
+
+
+def nan_reductions(x):
+    return np.nanmax(x) + np.nansum(x) + np.nanmin(x)
+
+
+def isnan_sign(x):
+    return np.isnan(x) | np.isfinite(x) | (np.sign(x) > 0)
+
+
+def clip_nan(x):
+    return np.clip(x, 0.0, 1.0) * 2.0
+
+
+def sqrt_of_abs(x):
+    return np.sqrt(np.abs(x)) + (x > 0)
+
+
+def max_reduce(x):
+    return x.max() + x.min()
+
+
+def masked_log(x):
+    out = np.zeros_like(x)
+    np.log(x, out=out, where=x > 0)
+    return out + 1.0
+
+
+SILENT_CASES = [compare_nan, max_nan, where_nan, nan_reductions, isnan_sign, clip_nan,
+                sqrt_of_abs, max_reduce]
+
+
+@pytest.mark.parametrize("fn", SILENT_CASES, ids=[f.__name__ for f in SILENT_CASES])
+def test_nan_through_comparisons_and_min_max_stays_silent(fn):
+    x = np.array([np.nan, -1.5, 0.25, 3.0, np.inf, -7.0, np.nan, 1.0])
+    want_out, want = _record(fn, (x,))
+    assert want == []
+    compiled = kiln.compile(fn, backend="cpp")
+    for _ in range(2):
+        out, got = _record(compiled, (x.copy(),))
+        np.testing.assert_array_equal(out, want_out)
+        assert got == []
+    with np.errstate(invalid="ignore"):   # NaN in and out of real invalid operations
+        assert _record(fn, (x,))[1] == _record(compiled, (x,))[1] == []
+
+
+def test_masked_off_elements_do_not_warn_and_masked_on_ones_are_not_misnamed():
+    compiled = kiln.compile(masked_log, backend="cpp")
+    x = np.array([0.0, -1.0, 2.0])
+    _, want = _record(masked_log, (x,))
+    _, got = _record(compiled, (x,))
+    assert want == [] and got == []
+
+
+def log_and_compare(x):
+    return np.log(x) + (x > 0.5)
+
+
+def test_invalid_is_not_claimed_when_the_kernel_reads_a_nan():
+    """``x > 0.5`` on a NaN sets the invalid flag in a kernel (signalling compares): with a
+    NaN read, an invalid log cannot be told from it, so that kind stays silent; divide
+    still warns."""
+    compiled = kiln.compile(log_and_compare, backend="cpp")
+    x = np.array([np.nan, 0.0, 2.0])
+    _, want = _record(log_and_compare, (x,))
+    _, got = _record(compiled, (x,))
+    assert [w[1] for w in want] == ["divide by zero encountered in log"]
+    assert got == want
+    x = np.array([np.nan, -1.0, 2.0])   # log(-1): NumPy warns invalid; kiln cannot know
+    _, want = _record(log_and_compare, (x,))
+    _, got = _record(compiled, (x,))
+    assert [w[1] for w in want] == ["invalid value encountered in log"]
+    assert got == []
+    x = np.array([3.0, -1.0, 2.0])      # no NaN read: the invalid flag is log's
+    _, want = _record(log_and_compare, (x,))
+    _, got = _record(compiled, (x,))
+    assert got == want and len(want) == 1
+
+
+def test_errstate_around_the_call_is_followed_per_kind():
+    compiled = kiln.compile(log_plus, backend="cpp")
+    x = np.array([0.0, -1.0, 2.0])
+    for mode in ({"all": "ignore"}, {"divide": "ignore"}, {"invalid": "ignore"},
+                 {"divide": "ignore", "invalid": "warn"}, {"all": "warn"}):
+        with np.errstate(**mode):
+            _, want = _record(log_plus, (x,))
+            _, got = _record(compiled, (x,))
+        assert got == want, mode
+    with np.errstate(all="ignore"):
+        assert _record(compiled, (x,))[1] == []
+
+
+def log_quietly(x):
+    with np.errstate(divide="ignore"):
+        y = np.log(x)
+    return y + 1.0
+
+
+def test_errstate_inside_the_function_is_followed():
+    compiled = kiln.compile(log_quietly, backend="cpp")
+    x = np.array([0.0, -1.0, 2.0])
+    _, want = _record(log_quietly, (x,))
+    assert [w[1] for w in want] == ["invalid value encountered in log"]
+    for _ in range(2):
+        assert _record(compiled, (x,))[1] == want
+
+
+def test_the_default_filter_shows_a_line_once_as_numpy_does():
+    compiled = kiln.compile(sqrt_plus, backend="cpp")
+    x = np.array([-1.0, 4.0])
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("default")
+        for _ in range(3):
+            compiled(x)
+    assert [str(w.message) for w in got] == ["invalid value encountered in sqrt"]
+
+
+def test_a_warning_filter_for_one_message_still_sees_it():
+    compiled = kiln.compile(log_plus, backend="cpp")
+    x = np.array([0.0, 2.0])
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("ignore")
+        warnings.filterwarnings("always", message="divide by zero", category=RuntimeWarning)
+        compiled(x)
+        log_plus(x)
+    assert [str(w.message) for w in got] == ["divide by zero encountered in log"] * 2
+
+
+SCRIPT = """import numpy as np, kiln
+def f(x):
+    return np.log(x) + 1.0
+g = kiln.compile(f, backend="cpp")
+for _ in range(3):
+    g(np.array([0.0, 2.0]))
+f(np.array([0.0, 2.0]))
+print("done")
+"""
+
+
+@pytest.mark.parametrize("how", ["stdin", "-c"])
+def test_code_of_no_module_file_warns_once_as_numpy_with_default_filters(how):
+    """``python < script`` and ``python -c``: the warning is __main__'s, shown once for the
+    line by the default filter (then NumPy's own at that line is not shown again), and
+    the call does not fail (linecache cannot load <stdin> through __main__'s loader)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    argv = [sys.executable] + (["-c", SCRIPT] if how == "-c" else [])
+    run = subprocess.run(argv, input=SCRIPT if how == "stdin" else None, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "done"
+    assert run.stderr.count("RuntimeWarning: divide by zero encountered in log") == 1, run.stderr
+
+
+def nan_literal(x):
+    y = np.where(x > 0, x, np.nan)
+    return (y < 1.0) + np.sqrt(x + 5.0)
+
+
+def test_a_nan_literal_compared_does_not_make_sqrt_warn():
+    """No NaN comes in, but the kernel may compare a NaN it makes from a literal (a
+    signalling compare would set the invalid flag; GCC 12 folds this one away): sqrt
+    must not be blamed for it (fp_flags: a NaN literal makes the kernel's invalid flag
+    opaque)."""
+    x = np.array([-1.0, 0.5, 2.0])
+    _, want = _record(nan_literal, (x,))
+    compiled = kiln.compile(nan_literal, backend="cpp")
+    assert want == []
+    for _ in range(2):
+        assert _record(compiled, (x,))[1] == []
+
+
+def test_the_launcher_calls_the_handler_only_for_kinds_it_can_attribute():
+    from kiln.ops.fp_errors import DIVIDE, INVALID, OVER
+    from kiln.runtime.fpwarn import kernel_warnings
+    log = (DIVIDE | INVALID, "log", __file__, 1, True)
+    sqrt = (INVALID, "sqrt", __file__, 2, True)
+    masked = (OVER, "exp", __file__, 3, False)
+    assert kernel_warnings((log, sqrt)).mask == DIVIDE          # invalid: log's or sqrt's
+    assert kernel_warnings((log,)).mask == DIVIDE | INVALID
+    assert kernel_warnings((log,), opaque=True).mask == DIVIDE
+    assert kernel_warnings((masked, (OVER, "exp", __file__, 4, True))).mask == 0
