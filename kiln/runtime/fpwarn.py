@@ -96,6 +96,9 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False) -> 
     for bit in owner:
         mask |= bit
     handler.mask = mask   # launch.c calls it only for these flags  # type: ignore[attr-defined]
+    # launch.c screens "invalid" alone against NaNs in these arguments itself (data with
+    # NaNs raises it through comparisons on every call: no Python call for that)
+    handler.nan_reads = tuple(reads) if mask & INVALID else None  # type: ignore[attr-defined]
     return handler
 
 

@@ -12,7 +12,8 @@
  *
  * and a Launcher calls it with one 8-byte slot per argument:
  *
- *     Launcher(address, codes, ndarray, fallback, owner[, results, keep_gil, on_fp, fp_mask])(x, out, 0.5, 2)
+ *     Launcher(address, codes, ndarray, fallback, owner[, results, keep_gil, on_fp, fp_mask,
+ *              nan_reads])(x, out, 0.5, 2)
  *
  * codes: one letter per argument (as the struct module spells them): 'p' an array, passed
  * as its data pointer (the first element's address: right for strided and broadcast views
@@ -34,7 +35,10 @@
  * to the calling thread: cpp_prelude.h kiln_fp_take); when one of ``fp_mask`` is set
  * (the kinds some op of the kernel may warn about) the call ends with
  * ``on_fp(flags, *args)`` (1 divide, 2 overflow, 4 invalid: runtime/fpwarn.py warns as
- * NumPy would). A runner (loop node) does not report them.
+ * NumPy would). ``nan_reads`` (a tuple of argument positions, or None): when "invalid" is
+ * the only flag and one of those arguments holds a NaN, the flag came from a comparison
+ * of that NaN and the call ends without Python (data with NaNs raises it every call).
+ * A runner (loop node) does not report them.
  *
  * Layouts (below) is the wrapper's check of its input shapes and strides, in one call;
  * ErrorMode its check of NumPy's floating-point error mode (runtime/fpmode.py).
@@ -62,6 +66,8 @@ typedef struct {
     PyObject *ndarray, *fallback, *owner;
     PyObject *on_fp;                  /* on_fp(flags, *args) when the kernel raised a flag, or None */
     unsigned fp_mask;                 /* the flags on_fp is called for */
+    int n_nan_reads;                  /* -1: none; else the arguments whose NaN voids "invalid" */
+    unsigned char nan_reads[KILN_MAX_ARGS];
     vectorcallfunc vectorcall;
 } Launcher;
 
@@ -164,6 +170,80 @@ error:
     return NULL;
 }
 
+/* Does ``a`` hold a NaN? 1 yes, 0 no, -1 cannot tell here (a dtype other than native
+ * float32/float64: the handler decides). A strided walk over any layout. */
+static int
+array_has_nan(const kiln_array_head *a)
+{
+    const char *descr = (const char *)a->descr;
+    /* PyArray_Descr (NumPy 1 and 2 alike): PyObject_HEAD, typeobj, then kind, type,
+     * byteorder, one more char, then int type_num. */
+    const char *chars = descr + sizeof(PyObject) + sizeof(PyTypeObject *);
+    int type_num = *(const int *)(chars + 4);
+    if (chars[0] != 'f' || chars[2] == '>' || (type_num != 11 && type_num != 12))
+        return chars[0] == 'b' || chars[0] == 'i' || chars[0] == 'u' ? 0 : -1;
+    Py_ssize_t index[64] = {0};
+    if (a->nd > 64)
+        return -1;
+    for (int d = 0; d < a->nd; d++)
+        if (a->dimensions[d] == 0)
+            return 0;
+    const char *p = a->data;
+    for (;;) {   /* the innermost axis as a loop, the outer ones as an odometer */
+        Py_ssize_t n = a->nd ? a->dimensions[a->nd - 1] : 1;
+        Py_ssize_t step = a->nd ? a->strides[a->nd - 1] : 0;
+        if (type_num == 12) {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                double v = *(const double *)(p + i * step);
+                if (v != v)
+                    return 1;
+            }
+        }
+        else {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                float v = *(const float *)(p + i * step);
+                if (v != v)
+                    return 1;
+            }
+        }
+        int d = a->nd - 2;
+        for (; d >= 0; d--) {
+            p += a->strides[d];
+            if (++index[d] < a->dimensions[d])
+                break;
+            p -= a->strides[d] * a->dimensions[d];
+            index[d] = 0;
+        }
+        if (d < 0)
+            return 0;
+    }
+}
+
+/* Is the kernel's "invalid" flag void because an argument it reads holds a NaN (its
+ * signalling comparisons raise the flag on a NaN with no invalid operation)? 1 void,
+ * 0 not, -1 cannot tell (the handler looks). */
+static int
+invalid_void(Launcher *self, PyObject *const *args)
+{
+    int unknown = 0;
+    for (int k = 0; k < self->n_nan_reads; k++) {
+        PyObject *v = args[self->nan_reads[k]];
+        int r;
+        if (PyFloat_Check(v)) {
+            double x = PyFloat_AS_DOUBLE(v);
+            r = x != x;
+        }
+        else if (PyObject_TypeCheck(v, (PyTypeObject *)self->ndarray))
+            r = array_has_nan((const kiln_array_head *)v);
+        else
+            r = PyLong_Check(v) ? 0 : -1;
+        if (r == 1)
+            return 1;
+        unknown |= r < 0;
+    }
+    return unknown ? -1 : 0;
+}
+
 /* on_fp(flags, *args): the kernel's flags and the arguments it was called with. */
 static PyObject *
 fp_report(PyObject *on_fp, unsigned raised, PyObject *const *args, Py_ssize_t nargs)
@@ -235,8 +315,14 @@ launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
         raised = fp_take();
         Py_END_ALLOW_THREADS
     }
-    if ((raised & self->fp_mask) && self->on_fp != Py_None)   /* rare: NumPy would have warned, maybe */
+    raised &= self->fp_mask;
+    if (raised && self->on_fp != Py_None) {   /* rare: NumPy would have warned, maybe */
+        /* Only "invalid", with a NaN in what the kernel reads: a comparison of a NaN
+         * raised it (data with NaNs, every call), so nothing to report and no Python. */
+        if (raised == 4 && self->n_nan_reads >= 0 && invalid_void(self, args) == 1)
+            Py_RETURN_NONE;
         return fp_report(self->on_fp, raised, args, nargs);
+    }
     Py_RETURN_NONE;
 fallback:
     return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
@@ -245,15 +331,31 @@ fallback:
 static PyObject *
 launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *address, *ndarray, *fallback, *owner, *on_fp = Py_None;
+    PyObject *address, *ndarray, *fallback, *owner, *on_fp = Py_None, *nan_reads = Py_None;
     const char *codes, *results = NULL;
     int keep_gil = 0;
     unsigned int fp_mask = 7;
     if (kiln_no_keywords(kwargs, "Launcher") < 0
-            || !PyArg_ParseTuple(args, "O!sO!OO|zpOI", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
-                                 &fallback, &owner, &results, &keep_gil, &on_fp, &fp_mask))
+            || !PyArg_ParseTuple(args, "O!sO!OO|zpOIO", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
+                                 &fallback, &owner, &results, &keep_gil, &on_fp, &fp_mask, &nan_reads))
         return NULL;
     size_t n = strlen(codes);
+    Py_ssize_t reads[KILN_MAX_ARGS];
+    Py_ssize_t n_reads = -1;
+    if (nan_reads != Py_None) {
+        if (!PyTuple_Check(nan_reads) || PyTuple_GET_SIZE(nan_reads) > (Py_ssize_t)n) {
+            PyErr_SetString(PyExc_ValueError, "Launcher: nan_reads must be a tuple of argument positions");
+            return NULL;
+        }
+        n_reads = PyTuple_GET_SIZE(nan_reads);
+        if (kiln_ssize_items(nan_reads, reads) < 0)
+            return NULL;
+        for (Py_ssize_t k = 0; k < n_reads; k++)
+            if (reads[k] < 0 || reads[k] >= (Py_ssize_t)n) {
+                PyErr_SetString(PyExc_ValueError, "Launcher: nan_reads position out of range");
+                return NULL;
+            }
+    }
     if (n > KILN_MAX_ARGS || strspn(codes, "pdfbBhHiIqQ") != n) {
         PyErr_SetString(PyExc_ValueError, "Launcher: unsupported argument codes");
         return NULL;
@@ -284,6 +386,9 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(owner); self->owner = owner;
     Py_INCREF(on_fp); self->on_fp = on_fp;
     self->fp_mask = fp_mask;
+    self->n_nan_reads = (int)n_reads;
+    for (Py_ssize_t k = 0; k < n_reads; k++)
+        self->nan_reads[k] = (unsigned char)reads[k];
     self->vectorcall = launcher_vectorcall;
     return (PyObject *)self;
 }

@@ -54,7 +54,8 @@ def bind(lib: Any, ffi: Any, name: str, arg_codes: str, keep_gil: bool = False,
     a kernel of tiny work, run without releasing the GIL (lowering/cpp.py KEEP_GIL_WORK);
     ``on_fp``: called as ``on_fp(flags, *args)`` when the kernel raised a floating-point
     flag of ``on_fp.mask`` (runtime/fpwarn.py; only through the C launcher: the cffi path
-    reads no flags)."""
+    reads no flags), except "invalid" alone with a NaN in an argument of ``on_fp.nan_reads``,
+    which the launcher drops itself."""
     npointers = arg_codes.count("p")
     m = module() if "?" not in arg_codes else None
     if m is None:
@@ -63,7 +64,7 @@ def bind(lib: Any, ffi: Any, name: str, arg_codes: str, keep_gil: bool = False,
     address = lib.address(name + "_packed")   # (runtime/loader.py: cffi is not needed for it)
     try:
         return m.Launcher(address, arg_codes, np.ndarray, slow, lib, None, keep_gil, on_fp,
-                          getattr(on_fp, "mask", 7))
+                          getattr(on_fp, "mask", 7), getattr(on_fp, "nan_reads", None))
     except ValueError:   # more arguments than the launcher takes (a long unrolled loop)
         return slow
 

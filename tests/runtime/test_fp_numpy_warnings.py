@@ -405,3 +405,34 @@ def test_the_launcher_calls_the_handler_only_for_kinds_it_can_attribute():
     assert kernel_warnings((log,)).mask == DIVIDE | INVALID
     assert kernel_warnings((log,), opaque=True).mask == DIVIDE
     assert kernel_warnings((masked, (OVER, "exp", __file__, 4, True))).mask == 0
+
+
+def sqrt_beside_compare(x):
+    return np.sqrt(np.abs(x) - 0.5) + (x > 0)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "reversed", "float32", "strided"])
+def test_the_launcher_screens_nan_data_itself(layout, monkeypatch):
+    """Data with a NaN sets the invalid flag through the comparison on every call: the C
+    launcher finds the NaN (any layout, float32 or float64) and ends the call without the
+    Python handler; NaN-free data with an invalid sqrt still reaches it and warns."""
+    from kiln.runtime import fpwarn
+    calls = []
+    real = fpwarn._has_nan
+    monkeypatch.setattr(fpwarn, "_has_nan", lambda v: calls.append(1) or real(v))
+    base = np.linspace(-2.0, 2.0, 24).reshape(4, 6)
+    make = {"contiguous": lambda a: a, "transposed": lambda a: a.T,
+            "reversed": lambda a: a[::-1, ::-1], "float32": lambda a: a.astype(np.float32),
+            "strided": lambda a: a[:, ::2]}[layout]
+    compiled = kiln.compile(sqrt_beside_compare, backend="cpp")
+    with_nan = base.copy()
+    with_nan[3, 4] = np.nan     # the last element the odometer reaches in most layouts
+    x = make(with_nan)
+    assert np.isnan(x).any()
+    for _ in range(2):
+        got = _record(compiled, (x,))
+        assert got[1] == [] and calls == []
+        np.testing.assert_array_equal(got[0], sqrt_beside_compare(x))
+    clean = make(base)
+    _, want = _record(sqrt_beside_compare, (clean,))
+    assert want and _record(compiled, (clean,))[1] == want and calls
