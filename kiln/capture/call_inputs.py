@@ -5,11 +5,12 @@ meta depend on an input's value)."""
 from __future__ import annotations
 
 from typing import Any
+import warnings
 
 import numpy as np
 
-from ..ops import TensorMeta, infer_meta
-from ..ops.meta import to_fake
+from ..ops import Bound, Composite, TensorMeta, infer_meta
+from ..ops.meta import on_stand_ins, to_fake
 from ..ops.registry import map_leaves
 from .variables.arrays import ArrayVariable
 
@@ -62,9 +63,48 @@ def numpy_returns_scalar(op, inputs: tuple, params: dict) -> bool:
             return np.dtype(v.dtype).type(1) if v.var.scalar else TensorMeta(v.shape, v.dtype)
         return v
     try:
-        return isinstance(op.impl(*to_fake(map_leaves(inputs, stand_in)), **params), np.generic)
+        return isinstance(on_stand_ins(op.impl, *to_fake(map_leaves(inputs, stand_in)), **params),
+                          np.generic)
     except Exception:
         return False
+
+
+def numpy_warns_on_empty(fn: Any, bound: Any, args: list, kwargs: dict) -> str | None:
+    """The first warning NumPy's ``fn(*args, **kwargs)`` gives when an array argument is
+    empty ("Mean of empty slice", "Degrees of freedom <= 0 for slice", 0 / 0 in a mean), or
+    None. Such a warning depends only on shapes, which the graph fixes: a compiled kernel
+    over no elements says nothing, so the call runs as NumPy. Asked only with an empty
+    array among the arguments (then the run costs nothing), and never for a call that
+    writes (``out=``, an in-place op) or draws random numbers."""
+    arrays = [v for v in flatten(list(args) + list(kwargs.values())) if isinstance(v, ArrayArg)]
+    if not any(0 in a.shape for a in arrays):
+        return None
+    if isinstance(bound, Bound) and (bound.op.mutates or bound.out is not None
+                                     or bound.op.state is not None):
+        return None
+    if isinstance(bound, Composite) and bound.out is not None:
+        return None
+    owner = getattr(fn, "__self__", None)
+    if "random" in (getattr(fn, "__module__", None) or "") or \
+            isinstance(owner, (np.random.Generator, np.random.RandomState)):
+        return None
+
+    def stand_in(v: Any) -> Any:
+        if isinstance(v, ArrayArg):
+            return np.dtype(v.dtype).type(0) if v.var.scalar else to_fake(TensorMeta(v.shape, v.dtype))
+        return v
+    with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"), \
+            warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            args = map_leaves(list(args), stand_in)
+            if isinstance(fn, tuple) and fn[0] == "method" and args:   # x.mean(): a method key
+                fn, args = getattr(args[0], fn[1]), args[1:]
+            fn(*args, **{k: map_leaves(v, stand_in) for k, v in kwargs.items()})
+        except Exception:
+            return None   # (the kernel's own checks and errors decide)
+    found = [w for w in seen if issubclass(w.category, RuntimeWarning)]
+    return str(found[0].message) if found else None
 
 
 def _perturbed(value: Any) -> Any:

@@ -25,7 +25,8 @@ from ..ops.meta import supported_dtype
 from ..ops.speculation import speculating
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves
 from .breaks import HINTS
-from .call_inputs import (ArrayArg, as_meta, flatten, input_at, numpy_returns_scalar, replace_at,
+from .call_inputs import (ArrayArg, as_meta, flatten, input_at, numpy_returns_scalar,
+                          numpy_warns_on_empty, replace_at,
                           value_free)
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
@@ -162,6 +163,10 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
             if _binds_with_numbers(spelling, bargs, bkwargs):
                 tx.unsupported("unsupported_value", f"{spelling.text}: an array as a static parameter")
             tx.user_error(e)
+        warned = numpy_warns_on_empty(key, bound, bargs, bkwargs)
+        if warned is not None:
+            tx.unsupported("numpy_warning", f"{spelling.text} on an empty array warns in NumPy "
+                           f"('{warned}'); it runs as NumPy so the warning comes out")
         used: set[int] = set()
         if isinstance(bound, Composite):
             result = _composite(tx, spelling.text, bound, scalars, used)

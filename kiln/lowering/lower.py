@@ -34,7 +34,7 @@ from ..ir import Graph, Node, map_nodes
 from ..ir.graph import resolve_sizes
 from ..ir.passes import shared_calls
 from ..ops import Category, TensorMeta, infer_meta
-from ..ops.meta import to_fake
+from ..ops.meta import on_stand_ins, to_fake
 from ..ops.registry import iter_leaves, map_leaves
 from .loop_ir import DTYPES, Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
 from .nodes import ComputeNode, ExternNode, Opaque, iter_values, map_values
@@ -489,7 +489,7 @@ def _numpy_returns_scalar(node: Node, memo: dict | None = None) -> bool:
     else:
         try:
             fake_args = to_fake(map_nodes(node.args, lambda n: _stand_in(n, memo)))
-            answer = isinstance(node.op.impl(*fake_args, **node.kwargs), np.generic)
+            answer = isinstance(on_stand_ins(node.op.impl, *fake_args, **node.kwargs), np.generic)
         except Exception:
             answer = False
     memo[id(node)] = answer

@@ -436,3 +436,26 @@ def test_the_launcher_screens_nan_data_itself(layout, monkeypatch):
     clean = make(base)
     _, want = _record(sqrt_beside_compare, (clean,))
     assert want and _record(compiled, (clean,))[1] == want and calls
+
+
+def empty_statistics(x):
+    centred = x - 1.0
+    return (np.mean(centred), np.var(x, axis=0), np.std(centred, axis=0, ddof=1),
+            np.nanmean(x, axis=0), centred.mean(axis=-1), np.sum(x) * 2)
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0)], ids=str)
+def test_empty_slices_warn_as_numpy_on_every_call(shape):
+    """NumPy's "Mean of empty slice" / "Degrees of freedom <= 0" (and its 0 / 0) depend only
+    on shapes, which the graph fixes: those calls run as NumPy, on every call, and stand-in
+    runs while compiling add none."""
+    x = np.zeros(shape)
+    want_out, want = _record(empty_statistics, (x,))
+    assert want
+    compiled = kiln.compile(empty_statistics, backend="cpp")
+    for _ in range(3):
+        out, got = _record(compiled, (x.copy(),))
+        assert got == want
+        for o, w in zip(out, want_out):
+            np.testing.assert_array_equal(o, w)
+    assert kiln.compile(empty_statistics)(np.ones((2, 3)))[0] == 0.0   # non-empty: no break
