@@ -39,7 +39,7 @@ from .variables.base import (NULL, CellVariable, ConstantVariable, LazyVariable,
 from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
-                                   ListVariable, TupleVariable, make_iterator)
+                                   ListVariable, TupleVariable)
 from .variables.functions import ModuleVariable, NestedFunctionVariable, UserObjectVariable
 
 MAX_INLINE_DEPTH = 32
@@ -406,19 +406,8 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
         if isinstance(obj, UserObjectVariable) and obj.source is not None:
             obj.store_attr(self, inst.arg, value)  # replayed after the graph, read back from here
             return
-        if isinstance(obj, ArrayVariable) and inst.arg == "shape" and obj.can_rewrite_in_place() \
-                and not obj.scalar:
-            # a = np.zeros(6); a.shape = (2, 3): an array only this frame sees takes the
-            # reshaped node (NumPy reshapes it in place, without copying)
-            reshaped = self.call_op(np.reshape, [obj, value], {}, "ndarray.shape =")
-            obj.node, obj.dims = reshaped.node, reshaped.dims
-            return
-        if isinstance(obj, ArrayVariable) and not obj.scalar and (
-                inst.arg == "real" or inst.arg == "imag" and obj.meta.dtype.kind == "c"):
-            # z.real = v: ndarray's setter copies v into the view, as z.real[...] = v does
-            # (a real array's .imag is a read-only copy NumPy refuses to set: left to Python)
-            obj.getattr(self, inst.arg).setitem(self, ConstantVariable(Ellipsis), value)
-            return
+        if isinstance(obj, ArrayVariable) and obj.store_attr(self, inst.arg, value):
+            return   # (a.shape = ..., z.real = ...)
         self.unsupported("mutation", f"setting attribute '{inst.arg}' of {obj.describe()}",
                          HINTS["mutation"])
 

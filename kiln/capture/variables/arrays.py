@@ -141,6 +141,23 @@ class ArrayVariable(VariableTracker):
         """An in-place update can become a new node when no one else can see the old value."""
         return self.fresh and self.base is None and not self.has_views
 
+    def store_attr(self, tx, name: str, value: VariableTracker) -> bool:
+        """``a.name = value`` where ndarray's setter is captured; False: not here."""
+        if self.scalar:
+            return False
+        if name == "shape" and self.can_rewrite_in_place():
+            # a = np.zeros(6); a.shape = (2, 3): an array only this frame sees takes the
+            # reshaped node (NumPy reshapes it in place, without copying)
+            reshaped = tx.call_op(np.reshape, [self, value], {}, "ndarray.shape =")
+            self.node, self.dims = reshaped.node, reshaped.dims
+            return True
+        if name == "real" or name == "imag" and self.meta.dtype.kind == "c":
+            # z.real = v: ndarray's setter copies v into the view, as z.real[...] = v does
+            # (a real array's .imag is a read-only copy NumPy refuses to set: left to Python)
+            self.getattr(tx, name).setitem(tx, ConstantVariable(Ellipsis), value)
+            return True
+        return False
+
 
 class PyValueVariable(VariableTracker):
     """A Python bool or int NumPy reads from array data (``np.allclose(a, b)``,
