@@ -8,6 +8,8 @@ errors). One call shape per program where possible: each distinct graph is a g++
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
@@ -220,7 +222,11 @@ def test_setting_real_and_imag_is_captured():
                      (overwrite_parts_of_an_argument, (cn(4, 5), rn(4, 5)))):
         out = kiln.explain(fn)(*args)
         assert out.graph_break_count == 0 and out.graph_count == 1, str(out)
-    # a real array's .imag is a copy NumPy refuses to set: still Python's TypeError
-    f = kiln.compile(lambda x: setattr(x, "imag", 1.0))
-    with pytest.raises(TypeError, match="array does not have imaginary part to set"):
-        f(rn(3))
+    # a real array's .imag is a copy NumPy refuses to set: still NumPy's TypeError (its
+    # text differs between NumPy versions: compared with the plain call's)
+    def set_imag(x):
+        x.imag = 1.0
+    with pytest.raises(TypeError) as want:
+        set_imag(rn(3))
+    with pytest.raises(TypeError, match=re.escape(str(want.value))):
+        kiln.compile(set_imag)(rn(3))
