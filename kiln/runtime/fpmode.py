@@ -36,15 +36,21 @@ def _trapped(mode: object = None) -> bool:
     return any(v not in _QUIET for v in np.geterr().values())
 
 
+def _per_mode(memo: list, compute: Any) -> Any:
+    """``compute()``, kept in ``memo`` for the last mode object seen (a new errstate or
+    seterr installs a new one; without the context variable, asked every time)."""
+    mode = _MODE.get() if _MODE is not None else None
+    if mode is not None and mode is memo[0]:
+        return memo[1]
+    value = compute()
+    if mode is not None:
+        memo[0], memo[1] = mode, value
+    return value
+
+
 def _numpy_errors_trapped() -> bool:
     """Does the current NumPy error mode do more than warn on some floating-point error?"""
-    mode = _MODE.get() if _MODE is not None else None
-    if mode is not None and mode is _last[0]:
-        return _last[1]
-    trapped = _trapped()
-    if mode is not None:
-        _last[0], _last[1] = mode, trapped
-    return trapped
+    return _per_mode(_last, _trapped)
 
 
 def _checker(python: Any, *warning_checks: Any) -> Any:
@@ -116,12 +122,10 @@ def warned_kinds() -> int:
     """The floating-point errors NumPy's mode warns about, as the bits kernels report (1
     divide, 2 overflow, 4 invalid: ops/fp_errors.py), kept for the last mode object seen
     (fpwarn.py asks on every kernel launch that raised a flag)."""
-    mode = _MODE.get() if _MODE is not None else None
-    if mode is not None and mode is _warned[0]:
-        return _warned[1]
+    return _per_mode(_warned, _warned_bits)
+
+
+def _warned_bits() -> int:
     from ..ops.fp_errors import KINDS
     err = np.geterr()
-    bits = sum(bit for bit, key, _ in KINDS if err[key] == "warn")
-    if mode is not None:
-        _warned[0], _warned[1] = mode, bits
-    return bits
+    return sum(bit for bit, key, _ in KINDS if err[key] == "warn")
