@@ -256,8 +256,20 @@ for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "argmax", "argm
               "round", "argsort", "searchsorted", "diagonal", "trace", "nonzero", "put", "sort",
               "view", "__contains__"):
     setattr(Tensor, _name, _method(_name))
-Tensor.real = property(lambda self: self._method("real"))
-Tensor.imag = property(lambda self: self._method("imag"))
+
+
+def _part_setter(part: str) -> Callable:
+    def store(self: Tensor, value: Any) -> None:
+        """``t.real = v`` / ``t.imag = v``: NumPy's write through the part's view (an
+        error from NumPy itself where it has one: the imaginary part of a real array)."""
+        if part == "imag" and self._data.dtype.kind != "c":
+            setattr(np.empty(0, self._data.dtype), part, np.empty(0))  # raises NumPy's TypeError
+        getattr(self, part)[...] = value
+    return store
+
+
+Tensor.real = property(lambda self: self._method("real"), _part_setter("real"))
+Tensor.imag = property(lambda self: self._method("imag"), _part_setter("imag"))
 
 
 class _HookHandle:

@@ -171,8 +171,9 @@ def _check_inplace_target(target: Tensor, what: str) -> None:
 def _rebase(target: Tensor, op: Any, inputs: tuple, params: dict, new_value: Any) -> None:
     """Write ``new_value`` into ``target`` in place; if recording, its history becomes op's node."""
     record = _needs_grad(inputs) and target._data.dtype.kind in "fc"
-    if record and (target._data.dtype.kind == "c" or _complex_flow(target, inputs)):
-        _no_complex_grad(op)   # (no mutation's functional op differentiates complex values)
+    if record and (target._data.dtype.kind == "c" or _complex_flow(target, inputs)) \
+            and not op.complex_grad:
+        _no_complex_grad(op)
     if record and target._base is not None:
         raise KilnError("in-place modification of a view of a Tensor while recording gradients is "
                         "not supported by kiln; index-assign into the base Tensor instead, or "

@@ -377,7 +377,8 @@ class _Functionalizer:
             # NumPy wrote into the base's own memory, so the base keeps its layout; the
             # put-back's expression has its own (through np.flip: negative strides; seed
             # 22002). A caller's array gets its new values copied in anyway.
-            new_value = self.out.call(get_op("relayout"), (new_value, parents[0]), {"rule": "K"})
+            new_value = self.out.call(get_op("relayout"), (new_value, parents[0]), {"rule": "K"},
+                                      **kept_meta(node))
         self.version[base] += 1
         self.current[base] = new_value
         self.env[node] = None

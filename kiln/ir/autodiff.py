@@ -61,10 +61,12 @@ def depends_on(calls: Sequence[Node], wrt: Sequence[Node]) -> set[Node]:
             continue
         if (_is_complex(node) or any(_is_complex(i) for i in needed)) and not node.target.complex_grad:
             from ..errors import AutogradError
+            src = node.meta.get("source")
+            at = f" at {src[0]}:{src[1]}: {src[2].strip()}" if src else ""
             raise AutogradError(
-                f"'{node.target.name}' has no derivative rule for complex values (a gradient "
-                f"would flow through complex values here; a wrong or missing gradient is never "
-                f"returned): compute this part on t.detach() or inside kiln.no_grad()")
+                f"'{node.target.name}' has no derivative rule for complex values{at} (a "
+                f"gradient would flow through complex values here; a wrong or missing gradient "
+                f"is never returned): compute this part on t.detach() or inside kiln.no_grad()")
         needs.add(node)
     return needs
 

@@ -157,7 +157,7 @@ def _filled_like(name: str, kernel):
     op = declare(name, Category.CREATION,
                  lambda x, shape, dtype, order="K": kernel(x, dtype=dtype, order=order, shape=shape),
                  inputs=("x",), params={"shape": None, "dtype": None, "order": "K"},
-                 meta=_like_meta, vjp=_no_grad(None),
+                 meta=_like_meta, vjp=_no_grad(None), complex_grad=True,
                  doc=f"numpy.{name}(x, dtype, order, shape): None means x's dtype / shape")
 
     def normalize(a, dtype=None, order="K", subok=True, shape=None, *, device=None):

@@ -299,6 +299,8 @@ getitem_mask = declare("getitem_mask", Category.GATHER, _index_impl, inputs=("x"
                        unbacked=_mask_unbacked,
                        vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
                        doc="x[index] with a boolean mask: its length depends on the data")
+# Gathers: their rules (a scatter-add into zeros of x's dtype) hold for complex values.
+index_op.complex_grad = getitem_mask.complex_grad = True
 
 
 def _getitem_normalize(x, index):

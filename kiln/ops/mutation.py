@@ -30,8 +30,8 @@ from .creation import _fill_grad, _full_like_meta, fits
 from .indexing import _fmt_shape, is_array_entry, normalize_index
 from .scatter import add_at_broadcast
 from .meta import TensorMeta, fresh_copy, infer_meta, reject, shape_of
-from .registry import (Bound, Category, F, REGISTRY, declare, is_float_like, method_key, spell,
-                       ufunc_method_key)
+from .registry import (Bound, Category, F, REGISTRY, declare, is_complex_like, is_float_like,
+                       method_key, spell, ufunc_method_key)
 
 
 def _as_value(value: Any, target: Any = None) -> Any:
@@ -84,9 +84,9 @@ def _copy_into_vjp(g, out, dst, src, where, casting):
     if where is True:
         gdst, gsrc = None, g
     else:
-        gdst = F.where(where, 0.0, g) if is_float_like(dst) else None
+        gdst = F.where(where, 0.0, g) if is_float_like(dst) or is_complex_like(dst) else None
         gsrc = F.where(where, g, 0.0)
-    if not is_float_like(src):
+    if not (is_float_like(src) or is_complex_like(src)):
         return gdst, None, None
     sshape, gshape = tuple(shape_of(src)), tuple(shape_of(g))
     if len(sshape) > len(gshape):
@@ -108,6 +108,8 @@ copy_into = declare("copy_into", Category.POINTWISE, _copy_into_impl,
                     meta=_copy_into_meta, vjp=_copy_into_vjp,
                     lowering={"decompose": _copy_into_decomposition},
                     doc="the new value of dst after np.copyto(dst, src, casting, where)")
+# Linear in dst and src (a select): the rule holds for complex values as written.
+copy_into.complex_grad = True
 
 
 # -- the mutations ------------------------------------------------------------------------

@@ -52,7 +52,7 @@ _relayout_impl.layout_of_c_inputs = True
 relayout = declare(
     "relayout", Category.EXTERN, _relayout_impl, inputs=("x", "like"), params={"rule": "A"},
     meta=lambda x, like, rule: TensorMeta(tuple(shape_of(x)), np.dtype(x.dtype)),
-    vjp=lambda g, out, x, like, rule: (g, None), fresh_result=True,
+    vjp=lambda g, out, x, like, rule: (g, None), fresh_result=True, complex_grad=True,
     lowering={"relayout": True},
     doc="x laid out as NumPy lays out a result it allocates from `like`: rule 'A' or 'K' "
         "as empty_like(like, order=rule), an axis as like[..., keep] at that axis")

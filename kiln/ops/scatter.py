@@ -12,7 +12,7 @@ import numpy as np
 from .indexing import (_fmt_shape, _static_slices, gather, index_kind, indexed_shape,
                        is_array_entry)
 from .meta import TensorMeta, as_array, broadcast_shapes, fresh_copy, shape_of
-from .registry import Category, F, declare, is_float_like
+from .registry import Category, F, declare, is_complex_like, is_float_like
 from .result_layout import Strided, axis_order, layout_of
 
 
@@ -23,7 +23,7 @@ def _value_grad(g, index, value, last_write_wins: bool = False):
     brought to the value's shape (the write broadcast it). For an assignment a repeated
     target keeps only its last write, which alone gets the cotangent (np.add.at adds
     every one)."""
-    if not is_float_like(value):
+    if not (is_float_like(value) or is_complex_like(value)):
         return None
     vshape = tuple(shape_of(value))
     if index_kind(index) == "mask":
@@ -117,7 +117,7 @@ def _scatter_meta(strip_leading_ones: bool):
 def _index_put_vjp(g, out, x, index, value):
     # Where x was overwritten its gradient is zero. With repeated integer indices NumPy
     # keeps the last write; every written copy of value still gets the gradient here.
-    gx = F.index_put(g, index, 0.0) if is_float_like(x) else None
+    gx = F.index_put(g, index, 0.0) if is_float_like(x) or is_complex_like(x) else None
     return gx, None, _value_grad(g, index, value, last_write_wins=True)
 
 
@@ -203,6 +203,10 @@ def _copy_order(xshape: tuple, xstrides: tuple, *rest: Any, **params: Any) -> tu
 
 
 index_put.result_order = index_add.result_order = _copy_order
+# Linear in x and value with real coefficients (a copy, a gather): their rules hold for
+# complex values as written (Op.complex_grad; ``z.real = x`` writes a real value into a
+# complex array, whose cotangent fit_grad takes the real part of).
+index_put.complex_grad = index_add.complex_grad = True
 
 
 def _index_put_atomic(args: tuple) -> bool:

@@ -46,6 +46,8 @@ CASES = {
     "reshape": (lambda a: a.reshape(3, 2) * a.reshape(3, 2), (Z23,)),
     "transpose": (lambda a: a.T @ a, (Z23,)),
     "getitem": (lambda a: a[1, ::-1] * a[0], (Z23,)),
+    "index": (lambda a: a[:, np.array([2, 0, 2])] * a[np.array([1, 0])], (Z23,)),
+    "getitem_mask": (lambda a: a[X23 > 0] * 2j + a[np.abs(a) > 1].sum(), (Z23,)),
     "broadcast_to": (lambda a: np.broadcast_to(a[0], (4, 3)) * a[1], (Z23,)),
     "sum_to": (lambda a, b: a * b, (Z23, W3)),     # b's gradient is summed over the broadcast
     "astype": (lambda a, x: a * x.astype(np.complex128) + np.real(a).astype(np.complex128), (Z23, X23)),
@@ -64,6 +66,17 @@ CASES = {
                + np.fft.irfftn(a, axes=(0,))[:, :2].sum(), (Z23,)),
     "hfft": (lambda a: np.fft.hfft(a, n=3, norm="forward") + np.fft.hfft(a)[:, :3], (Z23,)),
     "ihfft": (lambda x: np.fft.ihfft(x, n=4) * (1 - 2j) + np.fft.ihfft(x, axis=0)[0], (X23,)),
+    # (z = zeros_like(x, complex); z.real = x captured: no gradient through the fill)
+    "zeros_like": (lambda a: np.zeros_like(a) + a * a, (Z23,)),
+    "ones_like": (lambda a: np.ones_like(a, dtype=np.complex128) * a, (X23 + 0j,)),
+    "empty_like": (lambda a: np.empty_like(a)[:0].sum(axis=0) + a, (Z23,)),
+    # the functional writes (z[0] = v, z[mask] += v): a real value into a complex array too
+    "index_put": (lambda a, x: F.index_put(a, (0, slice(None, None, -1)), x[1]) * a
+                  + F.index_put(a * 2, (slice(None), 1), a[:, 0]), (Z23, X23)),
+    "index_add": (lambda a, w: F.index_add(a, (np.array([1, 1, 0]),), w) * a, (Z23, W3)),
+    "relayout": (lambda a: F.relayout(a.T * a.T, a.T, rule="K") * 3, (Z23,)),
+    "copy_into": (lambda a, x: F.copy_into(a, x[0], X23 > 0) * a + F.copy_into(a * a, a[1], True),
+                  (Z23, X23)),
 }
 
 
@@ -135,5 +148,6 @@ def test_compiled_complex64_gradient_matches_the_tape_under_dynamic_sizes():
 
 def test_compiled_gradient_through_an_op_without_a_complex_rule_raises():
     f = kiln.compile(lambda z: np.tan(z).real.sum())
-    with pytest.raises(kiln.AutogradError, match="'tan' has no derivative rule for complex"):
+    with pytest.raises(kiln.AutogradError, match="'tan' has no derivative rule for complex") as e:
         f(kiln.tensor(Z23, requires_grad=True))
+    assert "test_complex_grads.py:" in str(e.value)   # the user's line
