@@ -20,6 +20,19 @@ os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 _LOCK = threading.RLock()
 _LOADED: dict[str, tuple] = {}
 
+# In a forked child kernels run on one thread: GNU OpenMP's thread pool does not survive
+# fork() (cpp_prelude.h says why). Libraries loaded before the fork learn it from their own
+# fork handler; one loaded in the child is told here.
+_FORKED_CHILD = False
+
+
+def _after_fork_in_child() -> None:
+    global _FORKED_CHILD
+    _FORKED_CHILD = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
 
 class Library:
     """A loaded kernel library. ``address(name)`` is a symbol's address; any other
@@ -29,6 +42,8 @@ class Library:
         self._path, self._cdefs = path, cdefs
         self._handle = ctypes.CDLL(path)
         self._cffi: tuple | None = None
+        if _FORKED_CHILD and hasattr(self._handle, "kiln_forked_child"):
+            self._handle.kiln_forked_child()
 
     def address(self, name: str) -> int:
         return ctypes.cast(getattr(self._handle, name), ctypes.c_void_p).value

@@ -30,6 +30,7 @@ __attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(co
 
 extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int nthreads)
 {
+    if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     // Threads only when the work (47 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.

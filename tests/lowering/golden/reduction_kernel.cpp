@@ -48,6 +48,7 @@ __attribute__((noipa)) static void kiln_fused_std_0_body(const double* __restric
 
 extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restrict p_buf2, int nthreads)
 {
+    if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     // Threads only when the work (18 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
@@ -97,6 +98,7 @@ __attribute__((noipa)) static void kiln_fused_mean_1_body(const double* __restri
 
 extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restrict p_buf4, int nthreads)
 {
+    if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     // Threads only when the work (8 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.

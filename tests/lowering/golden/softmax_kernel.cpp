@@ -41,6 +41,7 @@ __attribute__((noipa)) static void kiln_fused_max_subtract_exp_sum_0_body(const 
 
 extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, float* __restrict p_buf3, int nthreads)
 {
+    if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     // Threads only when the work (49 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
