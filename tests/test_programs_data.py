@@ -62,6 +62,23 @@ def nan_aware_summary(x):
         np.sum(~np.isnan(x), axis=1), np.nanmedian(x, axis=0), np.median(x[:, 0])
 
 
+@program((_with_nans(rn(8, 2))[:, 1],), (rn(6, dtype=f32),), (np.array([np.nan, 2.0, np.nan]),))
+def nan_extremes_of_a_row(v):
+    # a reduction over every axis of a 1-D array (axis=0, axis=-1, a tuple) gives a NumPy
+    # scalar, as NumPy's does: nanmax/nanmin/nanargmax/nanargmin returned a 0-d array
+    return np.nanmax(v, axis=0), np.nanmin(v, axis=-1), np.nanargmax(v, axis=0), \
+        np.nanargmin(v, axis=-1), np.nanmax(v[None], axis=(0, 1)), np.nanmin(v[:, None], axis=0)
+
+
+@program((_with_nans(rn(6, 3)),), (rn(4, 5, dtype=f32),), (ri(-5, 5, 3, 4, dtype=i32),),
+         (np.array([[np.nan, np.nan], [np.nan, 2.0]]),), (np.zeros((0, 3)),))
+def fmax_fmin_reduce(x):
+    # NaN-skipping extremes as ufunc reductions: an all-NaN slice is NaN with no warning
+    # (nanmax warns), an empty one NumPy's "zero-size array ... fmax" ValueError
+    return np.fmax.reduce(x), np.fmin.reduce(x, axis=1), np.fmax.reduce(x, axis=None), \
+        np.fmin.reduce(x, axis=(0, 1), keepdims=True), np.fmax.reduce(x.T, axis=-1) - x[0]
+
+
 @program((rn(9, 4),), (ri(0, 10, 9, 4, dtype=i32),))
 def percentile_methods(x):
     out = {m: np.percentile(x, [10, 50, 90], axis=0, method=m) for m in ("linear", "lower", "nearest")}

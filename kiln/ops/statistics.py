@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .meta import ndim_of, normalize_one_axis, reject, shape_of
+from .meta import TensorMeta, fake, ndim_of, normalize_one_axis, on_stand_ins, reject, shape_of
 from .numeric import _dtype
-from .registry import Composite, F, N, method_key, spell_composite, spell_masked
+from .registry import (Composite, F, N, method_key, spell_composite, spell_masked,
+                       ufunc_method_key)
 
 
 # ---- NaN-aware reductions -------------------------------------------------------------------
@@ -50,6 +51,12 @@ def _nanvar(a, axis, dtype, keepdims, ddof, root=False):
     return N.sqrt(out) if root else out
 
 
+def _scalar_if_0d(out):
+    """A reduction over every axis gives a NumPy scalar, as NumPy's does (``axis=None``,
+    or ``axis=0`` of a 1-D array): the sum of its one value; np.where gave a 0-d array."""
+    return N.sum(out) if ndim_of(out) == 0 else out
+
+
 def _nanextremum(which: str):
     reduce, fill = (N.max, -np.inf) if which == "max" else (N.min, np.inf)
 
@@ -59,8 +66,7 @@ def _nanextremum(which: str):
         best = reduce(_nan_filled(a, fill), axis=axis, keepdims=keepdims)
         all_nan = N.all(N.isnan(a), axis=axis, keepdims=keepdims)
         out = N.where(all_nan, np.nan, best)
-        # A full reduction gives a NumPy scalar, as NumPy's does (the sum of one value).
-        return N.sum(out) if axis is None and not keepdims else out
+        return _scalar_if_0d(out)
     return fn
 
 
@@ -103,6 +109,40 @@ spell_composite(np.nanmax, ("where", "isnan", "max", "all"),
                 _nan_minmax_normalize(_nanextremum("max"), "numpy.nanmax"))
 spell_composite(np.nanmin, ("where", "isnan", "min", "all"),
                 _nan_minmax_normalize(_nanextremum("min"), "numpy.nanmin"))
+
+
+def _fminmax_reduce_normalize(ufunc: np.ufunc, which: str):
+    """``np.fmax.reduce`` / ``np.fmin.reduce``: nanmax/nanmin's composite (NaNs skipped, an
+    all-NaN slice gives NaN), without nanmax's "All-NaN slice" warning, as NumPy's. Its
+    errors are NumPy's own, from the ufunc on a stand-in: an empty slice ("zero-size array
+    to reduction operation fmax which has no identity"), a bad axis. Complex values order
+    by (real, imag) with NaN rules of their own: they run as Python."""
+    name = f"numpy.{ufunc.__name__}.reduce"
+    extremum = _nanextremum(which)
+
+    def normalize(array, axis=0, dtype=None, out=None, keepdims=False, initial=np._NoValue,
+                  where=True):
+        if initial is not np._NoValue or where is not True:
+            reject(name, "initial/where", where, "call it without kiln")
+        if dtype is not None:
+            reject(name, "dtype", dtype, "cast with .astype(...) first")
+        kind = _dtype(array).kind
+        if kind not in "biuf":
+            reject(name, "an array of dtype", _dtype(array), "call it without kiln")
+        shape = shape_of(array)
+        if all(type(n) is int for n in shape):
+            on_stand_ins(ufunc.reduce, fake(TensorMeta(shape, _dtype(array))), axis=axis,
+                         keepdims=bool(keepdims))
+        else:
+            reject(name, "an array of run-time sizes", shape, "call it without kiln")
+        return Composite(extremum, (array,), {"axis": axis, "keepdims": bool(keepdims)}, out)
+    return normalize
+
+
+spell_composite(ufunc_method_key(np.fmax, "reduce"), ("where", "isnan", "max", "all"),
+                _fminmax_reduce_normalize(np.fmax, "max"), "numpy.fmax.reduce")
+spell_composite(ufunc_method_key(np.fmin, "reduce"), ("where", "isnan", "min", "all"),
+                _fminmax_reduce_normalize(np.fmin, "min"), "numpy.fmin.reduce")
 
 
 def _nancum(kind: str):
@@ -246,7 +286,7 @@ def _nanarg(which: str):
         some = N.any(N.logical_not(N.isnan(a)), axis=axis, keepdims=keepdims)
         checked = F.nonzero_or_raise(some, message="All-NaN slice encountered")
         out = N.where(checked, best, best)   # the check stays in the graph
-        return N.sum(out) if axis is None and not keepdims else out   # a NumPy scalar, as NumPy's
+        return _scalar_if_0d(out)
     return fn
 
 
