@@ -216,6 +216,26 @@ def softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+_own = np.random.default_rng(77)   # (not rn: the programs after these keep their data)
+
+
+@program((np.float64(2.5), np.array(np.nan), _own.random(3) > 0.5, _own.random((3, 2)), 2.0),
+         (np.float32(np.inf), np.array(-np.inf, f32), np.array([True]), _own.random((2, 2, 3)),
+          _own.random(3)))
+def helpers_on_scalars_and_0d(s, z, b, p, x):
+    # found by a sweep of every spelled function's result types: 0-d arrays where NumPy
+    # gives scalars and back, np.angle of bools in float16, np.polyval of 2-D
+    # coefficients evaluated on their ravel
+    return np.asarray_chkfinite(s * 0), np.nan_to_num(s), np.nan_to_num(z), np.iscomplex(s), \
+        np.isreal(z), np.real_if_close(s), np.angle(b), np.angle(b.astype(np.int8), deg=True), \
+        np.polyval(p, x), np.polyval(p[0], s)
+
+
+@program((np.array(3.0), _own.random(3)), (3.0, 2.0), (_own.random((4, 2)), _own.random(2)))
+def polyval_coefficient_shapes(p, x):
+    return np.polyval(p, x)
+
+
 @program((rn(3, 5),), (np.array([[1.0, np.inf, 2.0], [-np.inf, -np.inf, 0.0]]),))
 def logsumexp(x):
     m = np.max(x, axis=1, keepdims=True)

@@ -109,7 +109,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         updates: list[str] = []
         clauses: list[str] = []
         in_order = False   # an accumulator no OpenMP clause combines: no SIMD lanes
-        pairwise = _pairwise_sum(plan, kind, members, inner)
+        pairwise_nodes, pairwise = _pairwise_sums(plan, kind, members, inner)
         terms = []         # (accumulator, term) of sums added in NumPy's pairwise order
         for node, role in members:
             buf = node.buf
@@ -140,8 +140,9 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             acc_dt = plan.accumulators[buf.name]
             acc_name = names.temp().replace("t", "acc")
             arg = node.combine in IN_ORDER_COMBINES
-            acc = declare_accumulator(pre, clauses, _acc_ctype(acc_dt), acc_name,
-                                      _init(node.combine, acc_dt), _CLAUSE.get(node.combine))
+            acc = declare_accumulator(pre, [] if node in pairwise_nodes else clauses,   # (its own pass)
+                                      _acc_ctype(acc_dt), acc_name, _init(node.combine, acc_dt),
+                                      _CLAUSE.get(node.combine))
             nan = None
             v = node.src.load(em, node_index(node, "reduce", frame))
             if arg:
@@ -162,8 +163,9 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 updates.append(f"{acc} = {take} ? {cur} : {acc};")  # lanes when they are points
                 updates.append(f"{at} = {take} ? (int64_t)({pos}) : {at};")
                 acc = at
-            elif node.combine in ("sum", "prod"):
+            elif node in pairwise_nodes:
                 terms.append((acc, v, ctype(node.src.dtype)))   # pairwise: in its own dtype
+            elif node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
             elif node.combine in ("max", "min"):
@@ -212,7 +214,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             lines += pre + body + post
             continue
         lines += pre
-        if pairwise:
+        if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term (pure loads and arithmetic: what another sum needs, g++ drops)
             var, n = inner[0]
@@ -225,6 +227,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                                  f"{plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1);")
                 else:
                     lines.append(f"{acc} += kiln_pairwise<{c_type}>({fn}, 0, {n});")
+        if pairwise:
             lines += post
             continue
         if plan.split_inner:
@@ -241,24 +244,31 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
     return lines
 
 
-def _pairwise_sum(plan: Any, kind: str, members: list, inner: list) -> bool:
-    """Is this stage float sums only, each in its own dtype (float64 or float32 terms into
-    a result of that dtype), over one run (a contiguous row, or a whole array whose loops
-    collapsed)? It then adds in NumPy's pairwise order in that dtype (kiln_pairwise), bit for
-    bit np.add.reduce's result; NumPy's own sums of float values are that order exactly (a
-    run of any length, from 0, no buffering). Other sums keep SIMD lanes: a float32 sum
-    into float64 accumulates in double (NumPy casts in buffers), integers are exact."""
-    if plan.blocked or kind == "scalar" or len(inner) != 1 or not members:
-        return False
+def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[set, bool]:
+    """The sums of this stage added in NumPy's pairwise order, in their own dtype
+    (kiln_pairwise), and whether they are the whole stage. A float sum into a result of its
+    own dtype (float64 or float32 terms) over one run (a contiguous row, or a whole array
+    whose loops collapsed) is bit for bit np.add.reduce's result that way; NumPy's own sums
+    of float values are that order exactly (a run of any length, from 0, no buffering).
+    Beside other reductions (``x.max()`` and ``x.mean()`` in one loop) such a sum is its own
+    pass over the run, as NumPy's is. Other sums keep SIMD lanes: a float32 sum into float64
+    accumulates in double (NumPy casts in buffers), integers are exact, and float64 sums of
+    under 8 terms, which NumPy adds in order from 0, are the loop's own (in double)."""
+    if plan.blocked or kind == "scalar" or len(inner) != 1 or not members \
+            or any(role != "reduce" for _, role in members):
+        # (a stage that also stores values or scans: its body runs once per element)
+        return set(), False
     f64 = np.dtype(np.float64)
-    sums = all(role == "reduce" and node.combine == "sum" and np.dtype(node.src.dtype).name in
-               ("float32", "float64") and np.dtype(node.src.dtype) == np.dtype(node.buf.dtype)
-               and np.dtype(plan.accumulators[node.buf.name]) in (f64, np.dtype(node.buf.dtype))
-               for node, role in members)
     n = _constant_trip(inner[0][1])
-    if sums and n is not None and n < 8 and all(np.dtype(node.src.dtype) == f64 for node, _ in members):
-        return False   # NumPy adds under 8 terms in order from 0: the unrolled loop does (in double)
-    return sums
+    picked = set()
+    for node, role in members:
+        if role == "reduce" and node.combine == "sum" \
+                and np.dtype(node.src.dtype).name in ("float32", "float64") \
+                and np.dtype(node.src.dtype) == np.dtype(node.buf.dtype) \
+                and np.dtype(plan.accumulators[node.buf.name]) in (f64, np.dtype(node.buf.dtype)) \
+                and not (n is not None and n < 8 and np.dtype(node.src.dtype) == f64):
+            picked.add(node)
+    return picked, len(picked) == len(members)
 
 
 def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSource,

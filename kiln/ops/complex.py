@@ -132,7 +132,10 @@ angle = declare("angle", Category.POINTWISE, _angle_impl, inputs=("x",), params=
 
 
 def _angle_decomposition(x: Any, deg: bool) -> Any:
-    a = F.arctan2(F.imag(x), F.real(x))
+    # NumPy's own spelling: arctan2(0, x) of a real x, the Python int 0 a weak scalar (so a
+    # bool x gives float64, an int8 one float16), arctan2(z.imag, z.real) of a complex z
+    complex_x = np.dtype(x.dtype).kind == "c"
+    a = F.arctan2(F.imag(x), F.real(x)) if complex_x else F.arctan2(0, x)
     return F.multiply(a, 180.0 / np.pi) if deg else a
 
 
@@ -167,7 +170,7 @@ def _real_if_close_normalize(a, tol=100):
     if not hasattr(a, "dtype"):
         a = np.asarray(a)
     if np.dtype(a.dtype).kind != "c":
-        return Composite(lambda a: a, (a,))
+        return Composite(N.asarray, (a,))   # a scalar: a 0-d array (NumPy's asanyarray)
     if not isinstance(tol, (int, float)) or isinstance(tol, bool):
         reject("numpy.real_if_close", "tol", tol, "pass tol as a Python number")
     real_dtype = np.empty(0, a.dtype).real.dtype

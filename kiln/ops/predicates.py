@@ -93,7 +93,7 @@ def _chkfinite(a, dtype):
     if dtype is not None and np.dtype(dtype) != _dtype(a):
         a = N.method("astype", a, dtype)
     F.finite_or_raise(a)
-    return a        # the array itself, as NumPy returns it
+    return N.asarray(a)   # the array itself, as NumPy returns it (a scalar: a 0-d array)
 
 
 def _chkfinite_normalize(a, dtype=None, order=None):

@@ -67,3 +67,27 @@ def test_mean_absolute_percentage_error_prints_numpys_digits():
     y_true = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.5])
     y_pred = np.array([1.1, 2.1, 2.9, 4.1, 5.2, 5.9, 7.2, 7.7, 9.3, 10.1, 11.0])
     assert repr(float(kiln.compile(mape)(y_true, y_pred))) == repr(float(mape(y_true, y_pred)))
+
+
+def summary(x):
+    return x.max(), x.mean(), x.min(axis=-1), np.sum(x * 2, axis=-1), x.argmax(), float(x.mean())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sums_beside_other_reductions_are_numpys_bit_for_bit(monkeypatch, threads):
+    """A sum in one loop with a max, a min or an argmax (``x.max(), x.mean()``) accumulated
+    in double with SIMD lanes: a float32 mean one ulp off NumPy's. Such a sum is now its own
+    pairwise pass, as NumPy's is."""
+    monkeypatch.setattr(kiln.config, "num_threads", threads)
+    kiln.reset()
+    rng = np.random.default_rng(5)
+    f = kiln.compile(summary, dynamic=True)
+    g = kiln.compile(summary)
+    for shape in ((3, 4), (5, 7), (2, 33), (17,), (4, 300), (1, 5000)):
+        for dtype in (np.float32, np.float64):
+            x = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, shape)).astype(dtype)
+            want = summary(x)
+            for got in (f(x), g(x)):
+                for a, b in zip(got, want):
+                    assert type(a) is type(b) and np.asarray(a).dtype == np.asarray(b).dtype
+                    np.testing.assert_array_equal(a, b)

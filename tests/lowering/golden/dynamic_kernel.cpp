@@ -12,7 +12,6 @@ __attribute__((noipa)) static void kiln_fused_tanh_multiply_sum_0_body(const flo
           float t2 = tanhf(t1);
           float t3 = p_b[r1];
           float t4 = t2 * t3;
-          double t5 = (double)(t4);
           return t4;
         };
         acc0 += kiln_pairwise<float>(term0, 0, s1);
