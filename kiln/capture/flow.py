@@ -305,6 +305,18 @@ def members(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -
     return sorted(inside)
 
 
+def statement_lines(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> list[int]:
+    """The user's lines of region ``[a, b]`` (:func:`members`): the span's, and in the
+    handler blocks 3.12+ puts at the end of the code only the lines that start there. A
+    handler's first instructions (PUSH_EXC_INFO, a comprehension's SWAPs) and the cleanup of
+    ``except ... as e`` carry on the line of whatever precedes them in the code, often the
+    function's last line."""
+    lines = {facts.linenos[k] for k in range(a, b + 1)}
+    lines |= {facts.linenos[k] for k in members(facts, a, b, opened)
+              if not a <= k <= b and facts.linenos[k] != facts.linenos[k - 1]}
+    return sorted(n for n in lines if n is not None)
+
+
 def region_exit_of(facts: CodeFacts, inside: set, t: int) -> int | None:
     """The exit control reaches when an instruction of the region goes to ``t`` (None:
     it stays inside, maybe through a jump outside)."""

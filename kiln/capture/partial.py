@@ -41,6 +41,7 @@ from . import bytecode_facts as bf
 from . import frame_hook
 from . import resume as R
 from .breaks import BreakGraph
+from .flow import statement_lines
 from .variables.arrays import MaskedSelectionVariable
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
@@ -437,7 +438,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
         body = lines + [f"return _kiln_run(_kiln_seg, {', '.join(exprs)})"]
     note = ""
     if not R.is_straight(facts, a, b, bp.opened):
-        lines_in = [n for n in facts.linenos[a:b + 1] if n is not None]
+        lines_in = statement_lines(facts, a, b, bp.opened)
         note = (f"the whole statement (lines {min(lines_in)}-{max(lines_in)}) runs as "
                 "Python; the code before and after it stays compiled")
     return Partial(graph, input_codes, body, extra,

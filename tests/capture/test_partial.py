@@ -583,6 +583,23 @@ def test_exception_handled_inside_a_try_that_runs_as_python():
     assert len(backend.graphs) == (2 if sys.version_info < (3, 12) else 3)
 
 
+def _try_over_three_lines(x, w):
+    try:
+        y = x @ w
+    except ValueError as e:
+        y = x * 0 + len(str(e)) * 0
+    return y
+
+
+def test_the_note_of_a_try_that_runs_as_python_names_its_handler_lines_too():
+    # 3.12+ puts the except block at the end of the code; the note read the span alone
+    # there ("lines 2-2" where 3.11 said "2-4")
+    first = _try_over_three_lines.__code__.co_firstlineno
+    out = kiln.explain(_try_over_three_lines)(X, np.ones((3, 2)))
+    (brk,) = out.break_reasons
+    assert f"the whole statement (lines {first + 2}-{first + 4}) runs as Python" in brk.reason
+
+
 def test_gradients_flow_across_a_partial_graph():
     def f(x, w):
         h = np.tanh(x @ w)
