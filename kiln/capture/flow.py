@@ -211,6 +211,8 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
         for start, end, handler, _, _ in facts.entries:
             if handler in opened:
                 continue
+            if bf.COLD_HANDLERS:
+                start, end = _protected_block(facts, handler, start, end)
             if start <= b and end >= a:
                 handler_end = end if bf.COLD_HANDLERS else _handler_end(facts, handler)
                 a, b = min(a, start), max(b, end, handler_end)
@@ -245,6 +247,23 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
                     b = max(b, k)
         if (a, b) == (a0, b0):
             return a, b
+
+
+def _protected_block(facts: CodeFacts, h: int, start: int, end: int) -> tuple[int, int]:
+    """The whole block handler ``h`` protects around its range ``[start, end]``. 3.12+
+    splits a range around a nested one (an inlined comprehension inside another or in a
+    try body, a try inside a try): pieces of ``h`` with only protected code between them
+    are one statement, and a break in the inner one runs all of it."""
+    pieces = [(s, e) for s, e, hh, _, _ in facts.entries if hh == h]
+    grown = True
+    while grown:
+        grown = False
+        for s, e in pieces:
+            if e < start and all(facts.handler_of[k] is not None for k in range(e + 1, start)):
+                start, grown = s, True
+            elif s > end and all(facts.handler_of[k] is not None for k in range(end + 1, s)):
+                end, grown = e, True
+    return start, end
 
 
 def _handler_end(facts: CodeFacts, h: int) -> int:

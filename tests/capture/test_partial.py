@@ -600,6 +600,38 @@ def test_the_note_of_a_try_that_runs_as_python_names_its_handler_lines_too():
     assert f"the whole statement (lines {first + 2}-{first + 4}) runs as Python" in brk.reason
 
 
+def _rows_as_floats(x):
+    rows = [[float(v) * 2 for v in r] for r in x]
+    y = np.tanh(x) * 3
+    return rows, y.sum(axis=0)
+
+
+def _inner_list_then_a_float(x):
+    rows = [sum([v * 2 for v in r]) + float(r[0]) for r in x]
+    y = np.tanh(x) * 3
+    return rows, y.sum(axis=0)
+
+
+def _three_deep(x):
+    rows = [[[float(v) for v in r] for r in x] for _ in range(2)]
+    y = np.tanh(x) * 3
+    return rows, y.sum(axis=0)
+
+
+@pytest.mark.parametrize("fn", [_rows_as_floats, _inner_list_then_a_float, _three_deep])
+def test_a_break_in_a_nested_comprehension_runs_the_outer_one_and_compiles_what_follows(fn):
+    # 3.12+ inlines comprehensions; the inner one's try range splits the outer one's in
+    # two. The break ran the inner one alone, resumed at the outer loop's FOR_ITER with an
+    # iterator kiln did not make, and ran the rest of the function as Python (3.11 runs the
+    # comprehension's call and compiles the rest).
+    counts, _, backend = run_counts(fn, X)
+    assert counts == [1, 1]
+    (graph,) = backend.graphs
+    assert "tanh" in str(graph)
+    out = kiln.explain(fn)(X)
+    assert out.graph_break_count == 1 and out.ops_per_graph == [["tanh", "multiply", "sum"]]
+
+
 def test_gradients_flow_across_a_partial_graph():
     def f(x, w):
         h = np.tanh(x @ w)
