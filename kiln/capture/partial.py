@@ -76,6 +76,12 @@ class Partial:
     note: str = ""             # for the break record: what runs as Python beyond the break
 
 
+# Builtins that read the calling frame's locals. A segment or a resume function runs in a
+# frame of its own (the live locals, stack values as ``___stackN``), so in a function that
+# names one of them any break runs the whole function as Python.
+FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec"})
+
+
 def plan(fn: types.FunctionType, break_index: int | None, depth: int,
          open_with: bool = False) -> BreakPlan | None:
     """Can this break become a partial graph? Where must capture stop? ``open_with``: the
@@ -85,6 +91,8 @@ def plan(fn: types.FunctionType, break_index: int | None, depth: int,
     if break_index is None or bf.is_generator_code(code) or bf.is_async_code(code):
         return None
     orig, shift, entry = R.original_info(code)
+    if FRAME_READERS.intersection(orig.co_names):
+        return None   # a segment's frame holds other locals than the user's (see FRAME_READERS)
     facts = R.code_facts(orig)
     i = break_index - shift
     if not 0 <= i < len(facts.names) or facts.depth[i] is None:
