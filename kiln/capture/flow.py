@@ -216,6 +216,8 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
             if start <= b and end >= a:
                 handler_end = end if bf.COLD_HANDLERS else _handler_end(facts, handler)
                 a, b = min(a, start), max(b, end, handler_end)
+        if bf.COLD_HANDLERS:
+            a, b = _enclosing(facts, a, b, opened)
         for head, jump in facts.loops:   # a loop inside the try/with runs with it
             if a < b and a <= head <= b:
                 b = max(b, jump)
@@ -264,6 +266,21 @@ def _protected_block(facts: CodeFacts, h: int, start: int, end: int) -> tuple[in
             elif s > end and all(facts.handler_of[k] is not None for k in range(end + 1, s)):
                 end, grown = e, True
     return start, end
+
+
+def _enclosing(facts: CodeFacts, a: int, b: int, opened: frozenset) -> tuple[int, int]:
+    """3.12+: ``[a, b]`` grown by a try it is nested in whose range does not reach it (a try
+    body that starts with the inner try): the inner statement's handler blocks, at the end
+    of the code, are still protected by the outer handler, whose ranges in the code before
+    the handler blocks are the rest of the outer statement (3.11 runs the outermost try
+    as one region)."""
+    cold = min((h for _, _, h, _, _ in facts.entries), default=len(facts.names))
+    outer = {facts.entries[facts.handler_of[k]][2] for k in members(facts, a, b, opened)
+             if k >= cold and facts.handler_of[k] is not None}
+    for start, end, h, _, _ in facts.entries:
+        if h in outer and h not in opened and end < cold:
+            a, b = min(a, start), max(b, end)
+    return a, b
 
 
 def _handler_end(facts: CodeFacts, h: int) -> int:
@@ -353,8 +370,8 @@ def _leaving(facts: CodeFacts, inside: list[int]):
         if t is not None and region_exit_of(facts, members_set, t) is not None:
             yield k, region_exit_of(facts, members_set, t), False
         if facts.names[k] not in NO_FALLTHROUGH and k + 1 < len(facts.names) \
-                and k + 1 not in members_set:
-            yield k, through_jumps(facts, k + 1), True
+                and region_exit_of(facts, members_set, k + 1) is not None:
+            yield k, region_exit_of(facts, members_set, k + 1), True
 
 
 def exits(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> list[int]:

@@ -632,6 +632,31 @@ def test_a_break_in_a_nested_comprehension_runs_the_outer_one_and_compiles_what_
     assert out.graph_break_count == 1 and out.ops_per_graph == [["tanh", "multiply", "sum"]]
 
 
+def _try_in_a_try(x, d):
+    try:
+        try:
+            s = float(x[0, 0]) / d
+        except ZeroDivisionError:
+            s = -1.0
+        t = x * s
+    except ValueError:
+        t = x
+    y = np.tanh(t) * 3
+    return y.sum(axis=0)
+
+
+@pytest.mark.parametrize("d", [2.0, 0.0])
+def test_a_break_in_a_try_nested_in_a_try_runs_the_outer_one_as_one_region(d):
+    # 3.12+: the outer try's range starts after the inner try (which opens its body), so
+    # only the inner handler blocks, at the end of the code, showed the nesting; the region
+    # was the inner try, its handler rejoined the outer body, which broke again (a second
+    # segment, and on the except path a second resume function)
+    counts, _, backend = run_counts(_try_in_a_try, X, d)
+    assert counts == [1, 1]
+    out = kiln.explain(_try_in_a_try)(X, d)
+    assert out.graph_break_count == 1 and out.ops_per_graph == [["tanh", "multiply", "sum"]]
+
+
 def test_gradients_flow_across_a_partial_graph():
     def f(x, w):
         h = np.tanh(x @ w)
