@@ -394,4 +394,29 @@ def write_via_out_param(x):
     return x
 
 
+# ----------------- functions that read their own frame: locals(), vars(), eval()
+# (a break ran them in a segment's frame: locals() gave {'___stack1': <built-in function
+# locals>} where Python gives the user's names)
+
+@program((rn(4), 0.5), (rn(3, 2), 2.0))
+def results_from_locals(x, scale):
+    y = np.tanh(x) * scale
+    z = y.sum(axis=0)
+    return {k: v for k, v in locals().items() if k != "scale"}
+
+
+@program((rn(4),), (rn(2, 3),))
+def report_vars_after_work(x):
+    centred = x - x.mean()
+    spread = float(np.abs(centred).max())
+    names = sorted(vars())
+    return names, centred * 2, spread
+
+
+@program((rn(5), "x * 2 + y"), (rn(3), "np.sqrt(np.abs(y)) - x"))
+def eval_a_formula_on_locals(x, formula):
+    y = np.cos(x)
+    return eval(formula), y
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])

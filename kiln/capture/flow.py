@@ -211,9 +211,13 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
         for start, end, handler, _, _ in facts.entries:
             if handler in opened:
                 continue
+            if bf.COLD_HANDLERS:
+                start, end = _protected_block(facts, handler, start, end)
             if start <= b and end >= a:
                 handler_end = end if bf.COLD_HANDLERS else _handler_end(facts, handler)
                 a, b = min(a, start), max(b, end, handler_end)
+        if bf.COLD_HANDLERS:
+            a, b = _enclosing(facts, a, b, opened)
         for head, jump in facts.loops:   # a loop inside the try/with runs with it
             if a < b and a <= head <= b:
                 b = max(b, jump)
@@ -245,6 +249,38 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
                     b = max(b, k)
         if (a, b) == (a0, b0):
             return a, b
+
+
+def _protected_block(facts: CodeFacts, h: int, start: int, end: int) -> tuple[int, int]:
+    """The whole block handler ``h`` protects around its range ``[start, end]``. 3.12+
+    splits a range around a nested one (an inlined comprehension inside another or in a
+    try body, a try inside a try): pieces of ``h`` with only protected code between them
+    are one statement, and a break in the inner one runs all of it."""
+    pieces = [(s, e) for s, e, hh, _, _ in facts.entries if hh == h]
+    grown = True
+    while grown:
+        grown = False
+        for s, e in pieces:
+            if e < start and all(facts.handler_of[k] is not None for k in range(e + 1, start)):
+                start, grown = s, True
+            elif s > end and all(facts.handler_of[k] is not None for k in range(end + 1, s)):
+                end, grown = e, True
+    return start, end
+
+
+def _enclosing(facts: CodeFacts, a: int, b: int, opened: frozenset) -> tuple[int, int]:
+    """3.12+: ``[a, b]`` grown by a try it is nested in whose range does not reach it (a try
+    body that starts with the inner try): the inner statement's handler blocks, at the end
+    of the code, are still protected by the outer handler, whose ranges in the code before
+    the handler blocks are the rest of the outer statement (3.11 runs the outermost try
+    as one region)."""
+    cold = min((h for _, _, h, _, _ in facts.entries), default=len(facts.names))
+    outer = {facts.entries[facts.handler_of[k]][2] for k in members(facts, a, b, opened)
+             if k >= cold and facts.handler_of[k] is not None}
+    for start, end, h, _, _ in facts.entries:
+        if h in outer and h not in opened and end < cold:
+            a, b = min(a, start), max(b, end)
+    return a, b
 
 
 def _handler_end(facts: CodeFacts, h: int) -> int:
@@ -305,6 +341,18 @@ def members(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -
     return sorted(inside)
 
 
+def statement_lines(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> list[int]:
+    """The user's lines of region ``[a, b]`` (:func:`members`): the span's, and in the
+    handler blocks 3.12+ puts at the end of the code only the lines that start there. A
+    handler's first instructions (PUSH_EXC_INFO, a comprehension's SWAPs) and the cleanup of
+    ``except ... as e`` carry on the line of whatever precedes them in the code, often the
+    function's last line."""
+    lines = {facts.linenos[k] for k in range(a, b + 1)}
+    lines |= {facts.linenos[k] for k in members(facts, a, b, opened)
+              if not a <= k <= b and facts.linenos[k] != facts.linenos[k - 1]}
+    return sorted(n for n in lines if n is not None)
+
+
 def region_exit_of(facts: CodeFacts, inside: set, t: int) -> int | None:
     """The exit control reaches when an instruction of the region goes to ``t`` (None:
     it stays inside, maybe through a jump outside)."""
@@ -322,8 +370,8 @@ def _leaving(facts: CodeFacts, inside: list[int]):
         if t is not None and region_exit_of(facts, members_set, t) is not None:
             yield k, region_exit_of(facts, members_set, t), False
         if facts.names[k] not in NO_FALLTHROUGH and k + 1 < len(facts.names) \
-                and k + 1 not in members_set:
-            yield k, through_jumps(facts, k + 1), True
+                and region_exit_of(facts, members_set, k + 1) is not None:
+            yield k, region_exit_of(facts, members_set, k + 1), True
 
 
 def exits(facts: CodeFacts, a: int, b: int, opened: frozenset = frozenset()) -> list[int]:

@@ -41,6 +41,7 @@ from . import bytecode_facts as bf
 from . import frame_hook
 from . import resume as R
 from .breaks import BreakGraph
+from .flow import statement_lines
 from .variables.arrays import MaskedSelectionVariable
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
@@ -75,6 +76,12 @@ class Partial:
     note: str = ""             # for the break record: what runs as Python beyond the break
 
 
+# Builtins that read the calling frame's locals. A segment or a resume function runs in a
+# frame of its own (the live locals, stack values as ``___stackN``), so in a function that
+# names one of them any break runs the whole function as Python.
+FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec"})
+
+
 def plan(fn: types.FunctionType, break_index: int | None, depth: int,
          open_with: bool = False) -> BreakPlan | None:
     """Can this break become a partial graph? Where must capture stop? ``open_with``: the
@@ -84,6 +91,8 @@ def plan(fn: types.FunctionType, break_index: int | None, depth: int,
     if break_index is None or bf.is_generator_code(code) or bf.is_async_code(code):
         return None
     orig, shift, entry = R.original_info(code)
+    if FRAME_READERS.intersection(orig.co_names):
+        return None   # a segment's frame holds other locals than the user's (see FRAME_READERS)
     facts = R.code_facts(orig)
     i = break_index - shift
     if not 0 <= i < len(facts.names) or facts.depth[i] is None:
@@ -437,7 +446,7 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
         body = lines + [f"return _kiln_run(_kiln_seg, {', '.join(exprs)})"]
     note = ""
     if not R.is_straight(facts, a, b, bp.opened):
-        lines_in = [n for n in facts.linenos[a:b + 1] if n is not None]
+        lines_in = statement_lines(facts, a, b, bp.opened)
         note = (f"the whole statement (lines {min(lines_in)}-{max(lines_in)}) runs as "
                 "Python; the code before and after it stays compiled")
     return Partial(graph, input_codes, body, extra,

@@ -583,6 +583,80 @@ def test_exception_handled_inside_a_try_that_runs_as_python():
     assert len(backend.graphs) == (2 if sys.version_info < (3, 12) else 3)
 
 
+def _try_over_three_lines(x, w):
+    try:
+        y = x @ w
+    except ValueError as e:
+        y = x * 0 + len(str(e)) * 0
+    return y
+
+
+def test_the_note_of_a_try_that_runs_as_python_names_its_handler_lines_too():
+    # 3.12+ puts the except block at the end of the code; the note read the span alone
+    # there ("lines 2-2" where 3.11 said "2-4")
+    first = _try_over_three_lines.__code__.co_firstlineno
+    out = kiln.explain(_try_over_three_lines)(X, np.ones((3, 2)))
+    (brk,) = out.break_reasons
+    assert f"the whole statement (lines {first + 2}-{first + 4}) runs as Python" in brk.reason
+
+
+def _rows_as_floats(x):
+    rows = [[float(v) * 2 for v in r] for r in x]
+    y = np.tanh(x) * 3
+    return rows, y.sum(axis=0)
+
+
+def _inner_list_then_a_float(x):
+    rows = [sum([v * 2 for v in r]) + float(r[0]) for r in x]
+    y = np.tanh(x) * 3
+    return rows, y.sum(axis=0)
+
+
+def _three_deep(x):
+    rows = [[[float(v) for v in r] for r in x] for _ in range(2)]
+    y = np.tanh(x) * 3
+    return rows, y.sum(axis=0)
+
+
+@pytest.mark.parametrize("fn", [_rows_as_floats, _inner_list_then_a_float, _three_deep])
+def test_a_break_in_a_nested_comprehension_runs_the_outer_one_and_compiles_what_follows(fn):
+    # 3.12+ inlines comprehensions; the inner one's try range splits the outer one's in
+    # two. The break ran the inner one alone, resumed at the outer loop's FOR_ITER with an
+    # iterator kiln did not make, and ran the rest of the function as Python (3.11 runs the
+    # comprehension's call and compiles the rest).
+    counts, _, backend = run_counts(fn, X)
+    assert counts == [1, 1]
+    (graph,) = backend.graphs
+    assert "tanh" in str(graph)
+    out = kiln.explain(fn)(X)
+    assert out.graph_break_count == 1 and out.ops_per_graph == [["tanh", "multiply", "sum"]]
+
+
+def _try_in_a_try(x, d):
+    try:
+        try:
+            s = float(x[0, 0]) / d
+        except ZeroDivisionError:
+            s = -1.0
+        t = x * s
+    except ValueError:
+        t = x
+    y = np.tanh(t) * 3
+    return y.sum(axis=0)
+
+
+@pytest.mark.parametrize("d", [2.0, 0.0])
+def test_a_break_in_a_try_nested_in_a_try_runs_the_outer_one_as_one_region(d):
+    # 3.12+: the outer try's range starts after the inner try (which opens its body), so
+    # only the inner handler blocks, at the end of the code, showed the nesting; the region
+    # was the inner try, its handler rejoined the outer body, which broke again (a second
+    # segment, and on the except path a second resume function)
+    counts, _, backend = run_counts(_try_in_a_try, X, d)
+    assert counts == [1, 1]
+    out = kiln.explain(_try_in_a_try)(X, d)
+    assert out.graph_break_count == 1 and out.ops_per_graph == [["tanh", "multiply", "sum"]]
+
+
 def test_gradients_flow_across_a_partial_graph():
     def f(x, w):
         h = np.tanh(x @ w)
