@@ -69,7 +69,7 @@ def artifact_key(graph: Any, example_inputs: list, reinfer: bool) -> str | None:
         if isinstance(value, np.ndarray):
             parts.append(f"{name}{value.shape}{value.dtype.str}")
             parts.append(hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest())
-        elif isinstance(value, (int, float, bool, str, type(None), np.generic, np.dtype)):
+        elif isinstance(value, (int, float, complex, bool, str, type(None), np.generic, np.dtype)):
             parts.append(f"{name}={value!r}")
         else:
             return None  # an object without a stable text: do not cache

@@ -221,3 +221,58 @@ def test_bad_quoting_in_compiler_settings_names_the_setting(monkeypatch):
     monkeypatch.setattr(config, "cxx_flags", "-O2 '-fopenmp")
     with pytest.raises(Exception, match="KILN_CXX_FLAGS"):
         build_mod.flags()
+
+
+def test_a_complex_scalar_constant_is_an_artifact_hit(tmp_path, monkeypatch):
+    # ``Y[:, None] * 1j`` (npbench's mandelbrot): a graph naming a Python complex was
+    # never stored, so every new process lowered it again
+    import kiln
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+
+    def grid(x, y):
+        return np.abs(x + y[:, None] * 1j)
+    x, y = np.linspace(-2, 1, 7), np.linspace(-1, 1, 5)
+    np.testing.assert_array_equal(kiln.compile(grid)(x, y), grid(x, y))
+    hits = build_mod.stats["artifact_hits"]
+
+    def no_lowering(*args, **kwargs):
+        raise AssertionError("lowered again despite a cached artifact")
+    monkeypatch.setattr(backend, "generate", no_lowering)
+    np.testing.assert_array_equal(kiln.compile(grid)(x, y), grid(x, y))
+    assert build_mod.stats["artifact_hits"] == hits + 1
+
+
+# A scalar loop with an if/else (a C++ loop node): its body's code must not depend on the
+# process's string hash seed, or each new process builds it again.
+LOOP_CHILD = textwrap.dedent("""
+    import json, sys, numpy as np
+    import kiln
+    from kiln.config import config
+    from kiln.runtime.build import stats
+    config.cache_dir = sys.argv[1]
+
+    def pairs(s, tol):
+        i, j, count = 0, 1, 0
+        while j < len(s):
+            if s[j] - s[i] <= tol:
+                count += j - i
+                j += 1
+            else:
+                i += 1
+                if i == j:
+                    j += 1
+        return count
+    s = np.sort(np.random.default_rng(0).standard_normal(40))
+    assert kiln.compile(pairs)(s, 0.5) == pairs(s, 0.5)
+    print(json.dumps(stats))
+""")
+
+
+def test_a_loop_body_builds_once_across_hash_seeds(tmp_path):
+    def run(seed):
+        env = dict(os.environ, PYTHONHASHSEED=str(seed), KILN_COST_MODEL="0")
+        return subprocess.Popen([sys.executable, "-c", LOOP_CHILD, str(tmp_path)], cwd=ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child_stats(run(1))["builds"] >= 1
+    for seed in (2, 3, 4):
+        assert child_stats(run(seed))["builds"] == 0
