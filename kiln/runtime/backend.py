@@ -198,7 +198,7 @@ class Generated:
 
     def __init__(self, cpp: str, cdefs: str, wrapper: str, low: Any, kernel_names: list[str],
                  consts: dict, plans: dict | None = None, memory: Any = None,
-                 renderer: Any = None) -> None:
+                 renderer: Any = None, kernels: list | None = None) -> None:
         self.cpp = cpp
         self.cdefs = cdefs
         self.wrapper = wrapper
@@ -208,6 +208,7 @@ class Generated:
         self.plans = plans or {}   # kernel name -> its plan (lowering/plan.py)
         self.memory = memory       # the wrapper's memory plan (lowering/memory.py)
         self.renderer = renderer   # whose loader builds and installs the module
+        self.kernels = kernels or []   # the rendered kernels the module holds
 
 
 SO_PLACEHOLDER = "<kiln-shared-library>"
@@ -256,7 +257,7 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     wrapper = WrapperCode(low, items, rendered, memory, renderer)
     source = wrapper.generate(SO_PLACEHOLDER, signature, graph.name)
     return Generated(module, signature, source, low, [rk.name for rk in built], wrapper.consts,
-                     plans, memory, renderer)
+                     plans, memory, renderer, built)
 
 
 def built_kernel_count(graph: Any, example_inputs: list) -> int | None:
