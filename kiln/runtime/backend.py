@@ -311,6 +311,9 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
     # the constant arrays the stored wrapper names (a complex one too: every dtype the
     # renderer holds, not only the loop IR's)
     constants = artifacts.graph_constants(graph, entry["constants"]) if entry is not None else None
+    if constants is not None and entry.get("objects"):
+        objects = artifacts.resolve(graph, entry["objects"])
+        constants = None if objects is None else {**constants, **objects}
     if constants is not None:
         stats["artifact_hits"] += 1
         module = _load_wrapper(entry["wrapper"], graph.name)
@@ -324,9 +327,12 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
         return artifact
     gen = generate(graph, example_inputs, reinfer=reinfer)
     artifact = finish(graph, gen, respecialize, start)
-    if key and not gen.consts:
+    # the wrapper's other globals (a loop node's body) must be objects of the graph
+    objects = artifacts.locate(graph, gen.consts) if key and gen.consts else {}
+    if key and objects is not None:
         artifacts.store(key, {"wrapper": artifact.wrapper, "cpp": artifact.cpp, "so": artifact.so,
-                              "kernels": artifact.kernel_names, "constants": sorted(gen.low.constants)})
+                              "kernels": artifact.kernel_names, "constants": sorted(gen.low.constants),
+                              "objects": objects})
     return artifact
 
 
