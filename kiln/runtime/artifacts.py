@@ -122,6 +122,35 @@ def store(key: str, entry: dict) -> None:
         pass
 
 
+def _count_path(key: str) -> str:
+    return os.path.join(config.cache_dir, "graphs", key[:2], key + ".kernels")
+
+
+def load_kernel_count(key: str) -> int | None:
+    """The kernel count :func:`store_kernel_count` kept for ``key``, or None."""
+    try:
+        with open(_count_path(key)) as f:
+            count = int(f.read())
+    except (OSError, ValueError):
+        return None
+    return count if count >= 0 else None
+
+
+def store_kernel_count(key: str, count: int) -> None:
+    """Keep how many kernels the graph of ``key`` builds (the cost model's question about
+    small unrolled loops, runtime/backend.py ``built_kernel_count``): a warm process then
+    answers it without lowering the graph (0.3 s for filterpy's Kalman steps)."""
+    path = _count_path(key)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+        with os.fdopen(fd, "w") as f:
+            f.write(str(count))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
 def graph_constants(graph: Any, names: list) -> dict[str, Any] | None:
     """The values of the wrapper globals ``names`` (``_c_<node>``: GraphLowering's names
     for the graph's constant arrays, as the build that stored them set them), or None

@@ -274,9 +274,16 @@ def built_kernel_count(graph: Any, example_inputs: list) -> int | None:
     arrays = [getattr(a, "_data", a) for a in example_inputs]
     if len(arrays) != len(example_inputs) or any(a is not b for a, b in zip(arrays, example_inputs)):
         return None   # Tensors: a joint graph, another count
+    from . import artifacts
     try:
         fgraph, _ = functionalize_with_plan(graph, arrays)
-        return len(generate(fgraph, arrays).kernel_names)
+        key = artifacts.artifact_key(fgraph, arrays, False)
+        count = artifacts.load_kernel_count(key) if key else None
+        if count is None:
+            count = len(generate(fgraph, arrays).kernel_names)
+            if key:
+                artifacts.store_kernel_count(key, count)
+        return count
     except Exception:   # whatever the lowering does not take, compiling finds out itself
         return None
 

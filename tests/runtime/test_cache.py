@@ -339,3 +339,21 @@ def test_wrapper_objects_are_located_in_the_graph_or_not_stored():
     assert artifacts.resolve(g, places) == {"_const0": marker}
     assert artifacts.locate(g, {"_const0": object()}) is None   # not in the graph
     assert artifacts.resolve(g, {"_const0": [99, "args", 0]}) is None
+
+
+def test_the_cost_models_kernel_count_is_kept_on_disk(tmp_path, monkeypatch):
+    # an unrolled loop of small steps asks how many kernels it would build; a warm
+    # process answers from the cache instead of lowering the graph again
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    g = trace(lambda x: F.add(F.exp(F.sin(x)), F.cos(x)), [TensorMeta((4,), np.float64)], ["x"])
+    x = np.linspace(0, 1, 4)
+    count = backend.built_kernel_count(g, [x])
+    assert count == 1
+
+    def no_lowering(*args, **kwargs):
+        raise AssertionError("lowered again to count kernels")
+    monkeypatch.setattr(backend, "generate", no_lowering)
+    assert backend.built_kernel_count(g, [x]) == count
+    for path in (tmp_path / "graphs").rglob("*.kernels"):
+        path.write_text("garbage")
+    assert backend.built_kernel_count(g, [x]) is None   # unreadable: lowered (here: raises)
