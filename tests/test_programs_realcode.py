@@ -392,4 +392,14 @@ def sph_density_and_pressure_force(pos, h, n):
     return rho, a - 2.01 * pos
 
 
+# ------------ npbench's floyd_warshall: a loop whose steps use the loop variable unrolls
+# into one kernel per step, which builds as several translation units compiled in parallel
+# (lowering/cpp.py module_units) wherever kiln has two threads or more
+
+@program((_rng.integers(1, 100, (24, 24)).astype(np.int32),), (np.abs(rn(20, 20)),))
+def floyd_warshall(path):
+    for k in range(path.shape[0]):
+        path[:] = np.minimum(path[:], np.add.outer(path[:, k], path[k, :]))
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])

@@ -328,7 +328,9 @@ def branch(tx, inst, cond: ScalarValueVariable, when: bool) -> None:
     live = facts.live_in[join] if join < len(facts.live_in) else set()
     stack = [_merge(tx, c, a, b) for a, b in zip(true_side[0], false_side[0])]
     merged = {}
-    for name in set(true_side[1]) | set(false_side[1]):
+    # in the locals' own order, not a set's: the merged values' nodes, and so the body's
+    # code and its library's cache key, must be the same in every process (hash seeds)
+    for name in dict.fromkeys([*true_side[1], *false_side[1]]):
         a, b = true_side[1].get(name), false_side[1].get(name)
         if a is None or b is None:
             if name in live:
@@ -367,7 +369,7 @@ def run_else(tx, trace, flag: VariableTracker, start: int, target: int) -> None:
     facts = code_facts(tx.code)
     live = facts.live_in[target] if target < len(facts.live_in) else set()
     merged = {}
-    for name in set(tx.locals) | set(locals0):
+    for name in dict.fromkeys([*locals0, *tx.locals]):   # a fixed order (see branch)
         a, e = locals0.get(name), tx.locals.get(name)
         if a is None or e is None:
             if name in live:

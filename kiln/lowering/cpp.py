@@ -353,6 +353,37 @@ def render_module(graph_name: str, kernels: list[RenderedKernel]) -> str:
         kernels=[k.source for k in kernels])
 
 
+# Kernel text (characters) worth a translation unit of its own: g++ -O3 spends ~5 us a
+# character on kernel code (floyd_warshall's 200 unrolled steps: 450k characters, 2.2 s),
+# and a unit costs ~15 ms more (its process, the prelude, the assembler), so units of
+# fewer characters would not pay for themselves.
+UNIT_CHARS = 8000
+
+
+def module_units(graph_name: str, kernels: list[RenderedKernel], jobs: int) -> list[str]:
+    """The module as up to ``jobs`` translation units, each a complete module of its own
+    (the prelude and a run of consecutive kernels, balanced by text length), compiled in
+    parallel and linked into one library (runtime/build.py): g++ takes one core per unit,
+    and a graph of 200 kernels was 200 kernels' work on one core. Every prelude definition
+    and every kernel body is ``static``, so units share no symbol but the kernels' own
+    ``extern "C"`` entries. One unit (the module itself) when the kernels are too few or
+    too short to pay for another process (:data:`UNIT_CHARS`)."""
+    sizes = [len(k.source) for k in kernels]
+    n = max(1, min(jobs, len(kernels), sum(sizes) // UNIT_CHARS))
+    if n == 1:
+        return [render_module(graph_name, kernels)]
+    units, start, done = [], 0, 0
+    for i, size in enumerate(sizes):
+        done += size
+        # close the unit once it holds its share of the text (the last takes the rest)
+        if len(units) < n - 1 and done * n >= sum(sizes) * (len(units) + 1):
+            units.append(kernels[start:i + 1])
+            start = i + 1
+    units = [part for part in units + [kernels[start:]] if part]
+    return [render_module(f"{graph_name} (part {j + 1} of {len(units)})", part)
+            for j, part in enumerate(units)]
+
+
 class CppRenderer(Renderer):
     """C++/OpenMP kernels in one shared library, loaded with cffi (kiln/runtime/loader.py)."""
 

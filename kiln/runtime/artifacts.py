@@ -69,7 +69,7 @@ def artifact_key(graph: Any, example_inputs: list, reinfer: bool) -> str | None:
         if isinstance(value, np.ndarray):
             parts.append(f"{name}{value.shape}{value.dtype.str}")
             parts.append(hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest())
-        elif isinstance(value, (int, float, bool, str, type(None), np.generic, np.dtype)):
+        elif isinstance(value, (int, float, complex, bool, str, type(None), np.generic, np.dtype)):
             parts.append(f"{name}={value!r}")
         else:
             return None  # an object without a stable text: do not cache
@@ -81,6 +81,9 @@ def _path(key: str) -> str:
 
 
 _FIELDS = {"wrapper": str, "cpp": str, "so": str, "kernels": list, "constants": list}
+# Optional: the wrapper's other globals (a loop node's body, runner of its C++ loop or its
+# compiled graph), each found in the graph where the build found it (:func:`locate`).
+_OBJECTS = "objects"
 
 
 def load(key: str) -> dict | None:
@@ -101,7 +104,8 @@ def load(key: str) -> dict | None:
 
 
 def _digest(entry: dict) -> str:
-    text = "\0".join([entry["wrapper"], entry["cpp"], entry["so"], *entry["kernels"], *entry["constants"]])
+    text = "\0".join([entry["wrapper"], entry["cpp"], entry["so"], *entry["kernels"], *entry["constants"],
+                      json.dumps(entry.get(_OBJECTS, {}), sort_keys=True)])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -118,6 +122,35 @@ def store(key: str, entry: dict) -> None:
         pass
 
 
+def _count_path(key: str) -> str:
+    return os.path.join(config.cache_dir, "graphs", key[:2], key + ".kernels")
+
+
+def load_kernel_count(key: str) -> int | None:
+    """The kernel count :func:`store_kernel_count` kept for ``key``, or None."""
+    try:
+        with open(_count_path(key)) as f:
+            count = int(f.read())
+    except (OSError, ValueError):
+        return None
+    return count if count >= 0 else None
+
+
+def store_kernel_count(key: str, count: int) -> None:
+    """Keep how many kernels the graph of ``key`` builds (the cost model's question about
+    small unrolled loops, runtime/backend.py ``built_kernel_count``): a warm process then
+    answers it without lowering the graph (0.3 s for filterpy's Kalman steps)."""
+    path = _count_path(key)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+        with os.fdopen(fd, "w") as f:
+            f.write(str(count))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
 def graph_constants(graph: Any, names: list) -> dict[str, Any] | None:
     """The values of the wrapper globals ``names`` (``_c_<node>``: GraphLowering's names
     for the graph's constant arrays, as the build that stored them set them), or None
@@ -126,3 +159,43 @@ def graph_constants(graph: Any, names: list) -> dict[str, Any] | None:
     if any(name not in values for name in names):
         return None
     return {name: values[name] for name in names}
+
+
+def _places(value: Any, path: list):
+    """``(path, leaf)`` for every leaf of a node's argument (tuples and lists opened)."""
+    if isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            yield from _places(v, path + [i])
+    else:
+        yield path, value
+
+
+def locate(graph: Any, objects: dict[str, Any]) -> dict[str, list] | None:
+    """Where in ``graph`` each of the wrapper's globals ``objects`` is (the same object):
+    ``[node index, "args" | "kwargs", key, ...]``, so that a warm process takes its own
+    graph's object (a loop body it prepared itself); None when one is not in the graph
+    (then the entry is not stored)."""
+    where: dict[int, list] = {}
+    for k, node in enumerate(graph.nodes):
+        for part, value in (("args", node.args), ("kwargs", getattr(node, "kwargs", {}))):
+            items = value.items() if isinstance(value, dict) else enumerate(value or ())
+            for key, v in items:
+                for path, leaf in _places(v, [k, part, key]):
+                    where.setdefault(id(leaf), path)
+    found = {name: where.get(id(obj)) for name, obj in objects.items()}
+    return None if any(p is None for p in found.values()) else found
+
+
+def resolve(graph: Any, places: dict[str, list]) -> dict[str, Any] | None:
+    """The objects :func:`locate` placed, taken from this process's ``graph`` (None when
+    a place is not there)."""
+    out = {}
+    try:
+        for name, (k, part, *keys) in places.items():
+            value = getattr(graph.nodes[k], part)
+            for key in keys:
+                value = value[key]
+            out[name] = value
+    except (IndexError, KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return out

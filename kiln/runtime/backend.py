@@ -198,7 +198,7 @@ class Generated:
 
     def __init__(self, cpp: str, cdefs: str, wrapper: str, low: Any, kernel_names: list[str],
                  consts: dict, plans: dict | None = None, memory: Any = None,
-                 renderer: Any = None) -> None:
+                 renderer: Any = None, kernels: list | None = None) -> None:
         self.cpp = cpp
         self.cdefs = cdefs
         self.wrapper = wrapper
@@ -208,6 +208,7 @@ class Generated:
         self.plans = plans or {}   # kernel name -> its plan (lowering/plan.py)
         self.memory = memory       # the wrapper's memory plan (lowering/memory.py)
         self.renderer = renderer   # whose loader builds and installs the module
+        self.kernels = kernels or []   # the rendered kernels the module holds
 
 
 SO_PLACEHOLDER = "<kiln-shared-library>"
@@ -256,7 +257,7 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     wrapper = WrapperCode(low, items, rendered, memory, renderer)
     source = wrapper.generate(SO_PLACEHOLDER, signature, graph.name)
     return Generated(module, signature, source, low, [rk.name for rk in built], wrapper.consts,
-                     plans, memory, renderer)
+                     plans, memory, renderer, built)
 
 
 def built_kernel_count(graph: Any, example_inputs: list) -> int | None:
@@ -273,9 +274,16 @@ def built_kernel_count(graph: Any, example_inputs: list) -> int | None:
     arrays = [getattr(a, "_data", a) for a in example_inputs]
     if len(arrays) != len(example_inputs) or any(a is not b for a, b in zip(arrays, example_inputs)):
         return None   # Tensors: a joint graph, another count
+    from . import artifacts
     try:
         fgraph, _ = functionalize_with_plan(graph, arrays)
-        return len(generate(fgraph, arrays).kernel_names)
+        key = artifacts.artifact_key(fgraph, arrays, False)
+        count = artifacts.load_kernel_count(key) if key else None
+        if count is None:
+            count = len(generate(fgraph, arrays).kernel_names)
+            if key:
+                artifacts.store_kernel_count(key, count)
+        return count
     except Exception:   # whatever the lowering does not take, compiling finds out itself
         return None
 
@@ -310,6 +318,9 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
     # the constant arrays the stored wrapper names (a complex one too: every dtype the
     # renderer holds, not only the loop IR's)
     constants = artifacts.graph_constants(graph, entry["constants"]) if entry is not None else None
+    if constants is not None and entry.get("objects"):
+        objects = artifacts.resolve(graph, entry["objects"])
+        constants = None if objects is None else {**constants, **objects}
     if constants is not None:
         stats["artifact_hits"] += 1
         module = _load_wrapper(entry["wrapper"], graph.name)
@@ -323,9 +334,12 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
         return artifact
     gen = generate(graph, example_inputs, reinfer=reinfer)
     artifact = finish(graph, gen, respecialize, start)
-    if key and not gen.consts:
+    # the wrapper's other globals (a loop node's body) must be objects of the graph
+    objects = artifacts.locate(graph, gen.consts) if key and gen.consts else {}
+    if key and objects is not None:
         artifacts.store(key, {"wrapper": artifact.wrapper, "cpp": artifact.cpp, "so": artifact.so,
-                              "kernels": artifact.kernel_names, "constants": sorted(gen.low.constants)})
+                              "kernels": artifact.kernel_names, "constants": sorted(gen.low.constants),
+                              "objects": objects})
     return artifact
 
 

@@ -16,9 +16,11 @@ import functools
 import hashlib
 import os
 import shlex
+import shutil
 import subprocess
 import tempfile
 import time
+from typing import Callable
 
 from ..config import config
 from ..errors import KilnError
@@ -134,8 +136,11 @@ def _valid(so: str) -> bool:
     return bool(expected) and _digest(so) == expected
 
 
-def build(source: str, name_hint: str = "kernels") -> str:
-    """Path of the shared library built from ``source`` (from the cache when present)."""
+def build(source: str, name_hint: str = "kernels", units: Callable[[], list] | None = None) -> str:
+    """Path of the shared library built from ``source`` (from the cache when present).
+    ``units``: when it must be compiled, the same module as translation units
+    (lowering/cpp.py ``module_units``); several are compiled in parallel and linked
+    together. The key is ``source``'s either way."""
     key = library_key(source)
     folder = os.path.join(config.cache_dir, "kernels", key[:2])
     so = os.path.join(folder, key + ".so")
@@ -149,7 +154,7 @@ def build(source: str, name_hint: str = "kernels") -> str:
             if _valid(so):  # another process built it while we waited
                 stats["disk_hits"] += 1
                 return so
-            _compile(source, folder, key, so)
+            _compile(source, folder, key, so, units() if units else [])
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return so
@@ -162,27 +167,63 @@ def _atomic_write(path: str, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def _compile(source: str, folder: str, key: str, so: str) -> None:
+def _compile(source: str, folder: str, key: str, so: str, units: list[str]) -> None:
     cpp = os.path.join(folder, key + ".cpp")
     _atomic_write(cpp, source.encode())
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".so")
     os.close(fd)
-    cmd = _split("KILN_CXX (kiln.config.cxx)", config.cxx) + flags() + [cpp] + LINK_LIBS + ["-o", tmp]
+    cxx = _split("KILN_CXX (kiln.config.cxx)", config.cxx)
     start = time.perf_counter()
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if len(units) > 1:
+            failed, out = _compile_units(cxx, units, folder, tmp)
+        else:
+            failed, out = "", subprocess.run(cxx + flags() + [cpp] + LINK_LIBS + ["-o", tmp],
+                                             capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.SubprocessError) as e:
-        os.unlink(tmp)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise CompilerUnavailable(f"C++ compiler {config.cxx!r} cannot run ({e})") from None
     stats["build_seconds"] += time.perf_counter() - start
     if out.returncode != 0:
         with contextlib.suppress(FileNotFoundError):   # the linker removes its failed output
             os.unlink(tmp)
-        raise BuildError(f"g++ failed on {cpp}:\n{out.stderr[-4000:]}")
+        raise BuildError(f"g++ failed on {cpp}{failed}:\n{out.stderr[-4000:]}")
     stats["builds"] += 1
     digest = _digest(tmp)
     os.replace(tmp, so)
     _atomic_write(so + ".sha256", digest.encode())
+
+
+def _compile_units(cxx: list[str], units: list[str], folder: str, tmp: str) -> tuple:
+    """Compile ``units`` to objects at once (one process each), then link them into
+    ``tmp``: ``(what failed, the failing or the linking process's result)``."""
+    work = tempfile.mkdtemp(dir=folder, prefix=".tmp-")
+    try:
+        procs = []
+        for i, unit in enumerate(units):
+            path = os.path.join(work, f"part{i}.cpp")
+            with open(path, "w") as f:
+                f.write(unit)
+            procs.append(subprocess.Popen(cxx + flags() + ["-c", path, "-o", path[:-4] + ".o"],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        results = []
+        for proc in procs:
+            try:
+                _, err = proc.communicate(timeout=600)
+            except subprocess.TimeoutExpired:
+                for p in procs:
+                    p.kill()
+                raise
+            results.append(subprocess.CompletedProcess(proc.args, proc.returncode, "", err))
+        for i, result in enumerate(results):
+            if result.returncode != 0:
+                return f" (translation unit {i + 1} of {len(units)})", result
+        objects = [os.path.join(work, f"part{i}.o") for i in range(len(units))]
+        return "", subprocess.run(cxx + flags() + objects + LINK_LIBS + ["-o", tmp],
+                                  capture_output=True, text=True, timeout=600)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 class CppLoader:
@@ -199,8 +240,10 @@ class CppLoader:
 
     def build(self, gen: object, graph_name: str) -> str:
         """The module built (or found in the cache); returns the library's path."""
+        from ..lowering.cpp import module_units
         before = stats["builds"]
-        path = build(gen.cpp)
+        # several translation units, built in parallel, where the kernels are many or long
+        path = build(gen.cpp, units=lambda: module_units(graph_name, gen.kernels, config.num_threads))
         self.builds = stats["builds"] - before
         return path
 

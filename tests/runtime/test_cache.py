@@ -221,3 +221,139 @@ def test_bad_quoting_in_compiler_settings_names_the_setting(monkeypatch):
     monkeypatch.setattr(config, "cxx_flags", "-O2 '-fopenmp")
     with pytest.raises(Exception, match="KILN_CXX_FLAGS"):
         build_mod.flags()
+
+
+def test_a_complex_scalar_constant_is_an_artifact_hit(tmp_path, monkeypatch):
+    # ``Y[:, None] * 1j`` (npbench's mandelbrot): a graph naming a Python complex was
+    # never stored, so every new process lowered it again
+    import kiln
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+
+    def grid(x, y):
+        return np.abs(x + y[:, None] * 1j)
+    x, y = np.linspace(-2, 1, 7), np.linspace(-1, 1, 5)
+    np.testing.assert_array_equal(kiln.compile(grid)(x, y), grid(x, y))
+    hits = build_mod.stats["artifact_hits"]
+
+    def no_lowering(*args, **kwargs):
+        raise AssertionError("lowered again despite a cached artifact")
+    monkeypatch.setattr(backend, "generate", no_lowering)
+    np.testing.assert_array_equal(kiln.compile(grid)(x, y), grid(x, y))
+    assert build_mod.stats["artifact_hits"] == hits + 1
+
+
+# A scalar loop with an if/else (a C++ loop node): its body's code must not depend on the
+# process's string hash seed, or each new process builds it again.
+LOOP_CHILD = textwrap.dedent("""
+    import json, sys, numpy as np
+    import kiln
+    from kiln.config import config
+    from kiln.runtime.build import stats
+    config.cache_dir = sys.argv[1]
+
+    def pairs(s, tol):
+        i, j, count = 0, 1, 0
+        while j < len(s):
+            if s[j] - s[i] <= tol:
+                count += j - i
+                j += 1
+            else:
+                i += 1
+                if i == j:
+                    j += 1
+        return count
+    s = np.sort(np.random.default_rng(0).standard_normal(40))
+    assert kiln.compile(pairs)(s, 0.5) == pairs(s, 0.5)
+    print(json.dumps(stats))
+""")
+
+
+def test_a_loop_body_builds_once_across_hash_seeds(tmp_path):
+    def run(seed):
+        env = dict(os.environ, PYTHONHASHSEED=str(seed), KILN_COST_MODEL="0")
+        return subprocess.Popen([sys.executable, "-c", LOOP_CHILD, str(tmp_path)], cwd=ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child_stats(run(1))["builds"] >= 1
+    for seed in (2, 3, 4):
+        assert child_stats(run(seed))["builds"] == 0
+
+
+# Loop nodes: the wrapper names a loop node's body (its runner) as a global. The entry
+# says where the graph holds it and a warm process takes its own graph's; before, such a
+# graph was never stored and every process lowered it again. (Another process: a body's
+# name counts the bodies made in the process, so an in-process recompile prints anew.)
+LOOPS_CHILD = textwrap.dedent("""
+    import json, sys, warnings, numpy as np
+    import kiln
+    from kiln.config import config
+    from kiln.runtime import backend
+    from kiln.runtime.build import stats
+    config.cache_dir = sys.argv[1]
+
+    def relax(u, steps):   # a graph loop node: its body compiles as a graph of its own
+        for _ in range(steps):
+            v = u.copy()
+            v[1:-1] = 0.5 * u[1:-1] + 0.25 * (u[:-2] + u[2:])
+            u = v
+        return u
+
+    def bubble(a):         # C++ loop nodes (scalar loops), one inside the other
+        a = a.copy()
+        n = len(a)
+        for i in range(n):
+            for j in range(n - 1 - i):
+                if a[j] > a[j + 1]:
+                    a[j], a[j + 1] = a[j + 1], a[j]
+        return a
+
+    if sys.argv[2] == "warm":
+        def no_lowering(*args, **kwargs):
+            raise AssertionError("lowered again despite a cached artifact")
+        backend.generate = no_lowering
+    warnings.simplefilter("error")   # a graph that falls back to NumPy warns
+    u = np.linspace(0, 1, 50) ** 2
+    a = np.random.default_rng(3).integers(0, 50, 12)
+    np.testing.assert_array_equal(kiln.compile(relax)(u, 7), relax(u, 7))
+    np.testing.assert_array_equal(kiln.compile(bubble)(a), bubble(a))
+    print(json.dumps(stats))
+""")
+
+
+def test_graphs_with_loop_nodes_are_artifact_hits(tmp_path):
+    def run(phase):
+        return subprocess.Popen([sys.executable, "-c", LOOPS_CHILD, str(tmp_path), phase], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child_stats(run("cold"))["builds"] >= 1
+    warm = child_stats(run("warm"))
+    assert warm["builds"] == 0 and warm["artifact_hits"] >= 3   # relax, its body, bubble
+
+
+def test_wrapper_objects_are_located_in_the_graph_or_not_stored():
+    from kiln.runtime import artifacts
+    g = trace(lambda x: F.sin(x), [TensorMeta((3,), np.float64)], ["x"])
+    call = next(n for n in g.nodes if n.kind == "call")
+    marker = object()
+    call.kwargs["extra"] = (1, [marker])
+    places = artifacts.locate(g, {"_const0": marker})
+    assert places == {"_const0": [g.nodes.index(call), "kwargs", "extra", 1, 0]}
+    assert artifacts.resolve(g, places) == {"_const0": marker}
+    assert artifacts.locate(g, {"_const0": object()}) is None   # not in the graph
+    assert artifacts.resolve(g, {"_const0": [99, "args", 0]}) is None
+
+
+def test_the_cost_models_kernel_count_is_kept_on_disk(tmp_path, monkeypatch):
+    # an unrolled loop of small steps asks how many kernels it would build; a warm
+    # process answers from the cache instead of lowering the graph again
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    g = trace(lambda x: F.add(F.exp(F.sin(x)), F.cos(x)), [TensorMeta((4,), np.float64)], ["x"])
+    x = np.linspace(0, 1, 4)
+    count = backend.built_kernel_count(g, [x])
+    assert count == 1
+
+    def no_lowering(*args, **kwargs):
+        raise AssertionError("lowered again to count kernels")
+    monkeypatch.setattr(backend, "generate", no_lowering)
+    assert backend.built_kernel_count(g, [x]) == count
+    for path in (tmp_path / "graphs").rglob("*.kernels"):
+        path.write_text("garbage")
+    assert backend.built_kernel_count(g, [x]) is None   # unreadable: lowered (here: raises)
