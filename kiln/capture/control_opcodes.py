@@ -33,7 +33,7 @@ class ControlOpcodes:
                     or try_break_loop(self, inst, iterator):
                 return
             from .vectorize import NODE_ONLY_CODES
-            if self.code in NODE_ONLY_CODES:   # unrolled, it would be one body per element
+            if self.code in NODE_ONLY_CODES and not iterator.short():   # unrolled: a body per element
                 notes = self.output.loop_notes
                 self.unsupported("unsupported_call", notes[-1].split(": ", 1)[-1] if notes
                                  else "the loop is not one loop node")

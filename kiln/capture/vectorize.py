@@ -131,7 +131,10 @@ def call_vectorize(tx, pyfunc: VariableTracker, options: dict, args: list,
     except BreakGraph as e:
         if e.record.kind == "user_error" or e.depth <= tx.depth:
             raise
-        _stop(tx, f"{e.record.reason} (at {e.record.location()})")
+        reason = e.record.reason.removeprefix("np.vectorize: ")
+        if e.record.filename != vectorize_polyfill.__code__.co_filename:
+            reason += f" (at {e.record.location()})"   # in the user's function
+        _stop(tx, reason)
 
 
 def _dtype_of(var: VariableTracker) -> np.dtype | None:

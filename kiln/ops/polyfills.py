@@ -100,9 +100,21 @@ def vectorize(func: Any, otypes: Any, first_types: Any, *args: Any) -> Any:
             flat[3], conv[3]
         for i in range(n):
             _store(outs, nout, i, func(c0(a0[i]), c1(a1[i]), c2(a2[i]), c3(a3[i])))
-    if nout == 1:
-        return outs[0].reshape(shape)
-    return tuple(o.reshape(shape) for o in outs)
+    results = [_laid_out(o.reshape(shape), arrays) for o in outs]
+    return results[0] if nout == 1 else tuple(results)
+
+
+def _laid_out(out: Any, arrays: list) -> Any:
+    """``out`` in the memory layout of NumPy's ufunc result over ``arrays`` (order='K':
+    Fortran in, Fortran out): an array laid out like their sum, written whole."""
+    if out.ndim < 2:
+        return out
+    like = arrays[0]
+    for a in arrays[1:]:
+        like = like + a
+    res = np.empty_like(like, dtype=out.dtype, shape=out.shape)
+    res[...] = out
+    return res
 
 
 def _store(outs: list, nout: int, i: int, result: Any) -> None:
