@@ -79,7 +79,7 @@ def vectorize(func: Any, otypes: Any, first_types: Any, *args: Any) -> Any:
     n = 1
     for d in shape:
         n *= d
-    flat = [np.broadcast_to(a, shape).reshape(n) for a in arrays]
+    flat = [_flat(a, shape, n) for a in arrays]
     conv = [PYTHON_SCALAR[a.dtype.kind] for a in arrays]
     outs = [np.empty(n, dtype=t) for t in otypes]
     nout = len(outs)
@@ -100,7 +100,7 @@ def vectorize(func: Any, otypes: Any, first_types: Any, *args: Any) -> Any:
             flat[3], conv[3]
         for i in range(n):
             _store(outs, nout, i, func(c0(a0[i]), c1(a1[i]), c2(a2[i]), c3(a3[i])))
-    results = [_laid_out(o.reshape(shape), arrays) for o in outs]
+    results = [_laid_out(o if len(shape) == 1 else o.reshape(shape), arrays) for o in outs]
     return results[0] if nout == 1 else tuple(results)
 
 
@@ -115,6 +115,15 @@ def _laid_out(out: Any, arrays: list) -> Any:
     res = np.empty_like(like, dtype=out.dtype, shape=out.shape)
     res[...] = out
     return res
+
+
+def _flat(a: Any, shape: tuple, n: Any) -> Any:
+    """``a``'s elements at the broadcast ``shape``, one-dimensional, in C order (no
+    broadcast_to, no reshape where ``a`` has the shape already: a view of the argument
+    keeps the loop writing its output in place)."""
+    if a.shape != shape:
+        a = np.broadcast_to(a, shape)
+    return a if a.ndim == 1 else a.reshape(n)
 
 
 def _store(outs: list, nout: int, i: int, result: Any) -> None:
