@@ -24,6 +24,7 @@ import numpy as np
 from ..config import config
 from ..ops.mutation import one_element_work
 from ..ops import polyfills
+from .loop_branches import merge_returns
 from . import bytecode_facts as bc
 from .binding import bind_arguments
 from .build_opcodes import BuildOpcodes
@@ -205,7 +206,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
                                       name=name)
         child.steps = self.steps
         effects = len(self.output.side_effects)
-        result = child.run()
+        result = merge_returns(child, child.run())   # (returns in a loop body's branches)
         self.steps = child.steps
         if child.generator:
             if len(self.output.side_effects) != effects:
