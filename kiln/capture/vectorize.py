@@ -187,8 +187,10 @@ class FirstTypesVariable(VariableTracker):
                 reason = str(e) if isinstance(e, LoopFallback) else e.record.reason
             tx.output.loop_trace = trace.parent
             snap.restore(tx)
-            tx.unsupported("unsupported_call", f"np.vectorize: the result type of "
-                           f"{func.describe()} cannot be known for every element ({reason})", HINT)
+            what = f"the result type of {func.describe()} depends on the data" \
+                if "different types" in reason else \
+                f"{func.describe()} is not element code a loop node holds"
+            tx.unsupported("unsupported_call", f"np.vectorize: {what} ({reason})", HINT)
         tx.output.loop_trace = trace.parent
         snap.restore(tx)
         return ConstantVariable(tuple(types))
