@@ -32,6 +32,11 @@ class ControlOpcodes:
             if try_loop(self, inst, iterator) or try_graph_loop(self, inst, iterator) \
                     or try_break_loop(self, inst, iterator):
                 return
+            from .vectorize import NODE_ONLY_CODES
+            if self.code in NODE_ONLY_CODES and not iterator.short():   # unrolled: a body per element
+                notes = self.output.loop_notes
+                self.unsupported("unsupported_call", notes[-1].split(": ", 1)[-1] if notes
+                                 else "the loop is not one loop node")
         self._check_scalar_loop(inst, iterator)
         if iterator.changed():
             if isinstance(iterator.origin, DictVariable):  # Python raises RuntimeError here

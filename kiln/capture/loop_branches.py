@@ -264,7 +264,13 @@ def _run_side(tx, trace, stop: int | None, lo: int, hi: int) -> int:
     own = trace.tx is tx
     while True:
         if tx.result is not None:
-            raise LoopFallback("a return inside a branch of the loop body")
+            if own:
+                raise LoopFallback("a return inside a branch of the loop body")
+            # a return in a branch of a function called in the body (``if v > t: return
+            # v - t``): its value and path, merged where the function ends (merge_returns)
+            tx.__dict__.setdefault("loop_returns", []).append((active_true(trace), tx.result))
+            tx.result = None
+            raise PathEnd()
         if own and tx.ip == trace.head and trace.iterator is not None:
             end(tx, trace, "next", None)
         if tx.ip == stop or (stop is None and not lo <= tx.ip < hi):
@@ -383,6 +389,22 @@ def run_else(tx, trace, flag: VariableTracker, start: int, target: int) -> None:
     else:
         trace.active = outer
     tx.stack, tx.locals, tx.ip = stack, merged, target
+
+
+def merge_returns(tx, result: VariableTracker) -> VariableTracker:
+    """The value a function called in a loop body returns: ``result`` (the path that ran
+    to its end) merged with its returns inside branches, each taken where its path's
+    predicate holds; the caller goes on under every path's predicate again."""
+    early = tx.__dict__.pop("loop_returns", None)
+    if not early:
+        return result
+    trace = tx.output.loop_trace
+    active = trace.active
+    for pred, value in reversed(early):
+        result = _merge(tx, pred, value, result)
+        active = None if active is None else apply_scalar(tx, "select", [pred, ConstantVariable(True), active])
+    trace.active = active
+    return result
 
 
 def _check_ops(graph: Any, before: set) -> None:

@@ -353,6 +353,13 @@ class RangeIteratorVariable(IteratorVariable):
         self.taken = 0
         self.tried = False
 
+    def short(self) -> bool:
+        """Constant bounds of fewer than MIN_TRIP steps (a loop that unrolls anyway)."""
+        if not all(isinstance(b, ConstantVariable) and type(b.value) is int for b in self.bounds):
+            return False
+        start, stop, step = (b.value for b in self.bounds)
+        return step != 0 and len(range(start, stop, step)) < MIN_TRIP
+
     @property
     def pending(self) -> list:
         if self._pending is None:

@@ -23,6 +23,8 @@ import numpy as np
 
 from ..config import config
 from ..ops.mutation import one_element_work
+from ..ops import polyfills
+from .loop_branches import merge_returns
 from . import bytecode_facts as bc
 from .binding import bind_arguments
 from .build_opcodes import BuildOpcodes
@@ -204,7 +206,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
                                       name=name)
         child.steps = self.steps
         effects = len(self.output.side_effects)
-        result = child.run()
+        result = merge_returns(child, child.run())   # (returns in a loop body's branches)
         self.steps = child.steps
         if child.generator:
             if len(self.output.side_effects) != effects:
@@ -329,7 +331,8 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
     def load_global(self, name: str) -> VariableTracker:
         root_globals = self.fn_globals is self.output.ns.values["_kiln_G"]
         if name in self.fn_globals:
-            source = GlobalSource(name) if root_globals else ModuleGlobalSource(self.fn_globals, name)
+            source = GlobalSource(name) if root_globals else None if self.fn_globals is vars(polyfills) \
+                else ModuleGlobalSource(self.fn_globals, name)   # (kiln's polyfills: no guards)
             return wrap(self, self.fn_globals[name], source)
         builtin = getattr(builtins, name, None)
         if builtin is None and name not in dir(builtins):

@@ -204,6 +204,13 @@ def _common(kinds: list, args: tuple) -> _Kind:
     return _Kind(np.result_type(*values).type(1))
 
 
+def _exact_literal(x: Any) -> bool:
+    """A Python int literal that a double holds exactly (``v > 0``: no run-time check, so
+    a loop comparing Python floats with small constants keeps a check-free fast variant,
+    which may write its result in place)."""
+    return not hasattr(x, "kind") and type(x) is int and -2 ** 53 <= x <= 2 ** 53
+
+
 def _scalar_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
     """C expression for ``fn(*args)`` with the result kind ``out`` (NumPy/Python exact)."""
     py = all(k.py for k in kinds)
@@ -212,7 +219,7 @@ def _scalar_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
         if py:
             if any(k.name == "pyfloat" for k in kinds) and any(k.name == "pyint" for k in kinds):
                 for x, k in zip(args, kinds):   # Python compares int and float exactly
-                    if k.name == "pyint":
+                    if k.name == "pyint" and not _exact_literal(x):
                         pr.check(f"{pr.ref(x)} > 9007199254740992LL || {pr.ref(x)} < -9007199254740992LL")
                 want = _Kind(1.0)
             elif all(k.is_bool for k in kinds):
@@ -301,8 +308,9 @@ def _python_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
             return f"({e[0]} {_ARITH[fn]} {e[1]})"
         if fn == "truediv":
             if all(k.name == "pyint" for k in kinds):
-                raw = [pr.ref(a) for a in args]
-                pr.check(" || ".join(f"{r} > 9007199254740992LL || {r} < -9007199254740992LL" for r in raw))
+                raw = [pr.ref(a) for a in args if not _exact_literal(a)]
+                if raw:
+                    pr.check(" || ".join(f"{r} > 9007199254740992LL || {r} < -9007199254740992LL" for r in raw))
             pr.check(f"{e[1]} == 0.0")
             return f"({e[0]} / {e[1]})"
         if fn in ("floordiv", "mod"):

@@ -49,3 +49,96 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
 
 
 POLYFILLS = {np.piecewise: piecewise}
+
+
+# np.vectorize hands each element to its function as a Python scalar (it calls the
+# function through an object-dtype ufunc, whose inputs are ``asanyarray(a, dtype=object)``).
+PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float}
+
+
+def vectorize(func: Any, otypes: Any, first_types: Any, *args: Any) -> Any:
+    """numpy.vectorize(func, otypes)(*args) without ``signature``, ``excluded``, ``cache``
+    or keyword arguments: ``out[idx] = func(*elements at idx)`` over the broadcast
+    arguments, as one range loop (a loop node once captured, kiln/capture/vectorize.py).
+
+    Without ``otypes`` the output dtypes are ``asarray(r).dtype`` of ``r = func(first
+    elements)``, the first elements being NumPy scalars (``arg.flat[0]``): ``first_types
+    (func, *arrays)`` answers that (in capture, from a trace of ``func``'s types alone: its
+    value is never used, as NumPy's first call's is not, and the trace admits no side
+    effects, so leaving the call out changes nothing). Each element is then passed as a
+    Python scalar (``float(x[i])``, ``int(x[i])``, ``bool(x[i])``) and each result stored
+    into the output, cast as NumPy's final ``asanyarray(results, dtype=otype)`` does.
+    """
+    arrays = [np.asarray(a) for a in args]
+    if otypes is None:
+        for a in arrays:
+            if a.size == 0:
+                raise ValueError("cannot call `vectorize` on size 0 inputs unless `otypes` is set")
+        otypes = first_types(func, *arrays)
+    shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    n = 1
+    for d in shape:
+        n *= d
+    flat = [_flat(a, shape, n) for a in arrays]
+    conv = [PYTHON_SCALAR[a.dtype.kind] for a in arrays]
+    outs = [np.empty(n, dtype=t) for t in otypes]
+    nout = len(outs)
+    if len(flat) == 1:
+        a0, c0 = flat[0], conv[0]
+        for i in range(n):
+            _store(outs, nout, i, func(c0(a0[i])))
+    elif len(flat) == 2:
+        a0, c0, a1, c1 = flat[0], conv[0], flat[1], conv[1]
+        for i in range(n):
+            _store(outs, nout, i, func(c0(a0[i]), c1(a1[i])))
+    elif len(flat) == 3:
+        a0, c0, a1, c1, a2, c2 = flat[0], conv[0], flat[1], conv[1], flat[2], conv[2]
+        for i in range(n):
+            _store(outs, nout, i, func(c0(a0[i]), c1(a1[i]), c2(a2[i])))
+    else:
+        a0, c0, a1, c1, a2, c2, a3, c3 = flat[0], conv[0], flat[1], conv[1], flat[2], conv[2], \
+            flat[3], conv[3]
+        for i in range(n):
+            _store(outs, nout, i, func(c0(a0[i]), c1(a1[i]), c2(a2[i]), c3(a3[i])))
+    results = [_laid_out(o if len(shape) == 1 else o.reshape(shape), arrays) for o in outs]
+    return results[0] if nout == 1 else tuple(results)
+
+
+def _laid_out(out: Any, arrays: list) -> Any:
+    """``out`` in the memory layout of NumPy's ufunc result over ``arrays`` (order='K':
+    Fortran in, Fortran out): an array laid out like their sum, written whole."""
+    if out.ndim < 2:
+        return out
+    like = arrays[0]
+    for a in arrays[1:]:
+        like = like + a
+    res = np.empty_like(like, dtype=out.dtype, shape=out.shape)
+    res[...] = out
+    return res
+
+
+def _flat(a: Any, shape: tuple, n: Any) -> Any:
+    """``a``'s elements at the broadcast ``shape``, one-dimensional, in C order (no
+    broadcast_to, no reshape where ``a`` has the shape already: a view of the argument
+    keeps the loop writing its output in place)."""
+    if a.shape != shape:
+        a = np.broadcast_to(a, shape)
+    return a if a.ndim == 1 else a.reshape(n)
+
+
+def _store(outs: list, nout: int, i: int, result: Any) -> None:
+    if nout == 1:
+        outs[0][i] = result
+    elif len(result) != nout:
+        raise ValueError(f"vectorize: the function returned {len(result)} values, expected {nout}")
+    else:
+        for k in range(nout):
+            outs[k][i] = result[k]
+
+
+def vectorize_first_types(func: Any, *arrays: Any) -> tuple:
+    """NumPy's own rule for ``first_types`` (what capture's trace answers): the dtypes of
+    ``func`` called on the first elements, as NumPy scalars."""
+    result = func(*[a.flat[0] for a in arrays])
+    results = result if isinstance(result, tuple) else (result,)
+    return tuple(np.asarray(r).dtype for r in results)

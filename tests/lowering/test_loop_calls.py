@@ -240,3 +240,24 @@ def test_a_loop_that_must_copy_its_array_is_called_straight(counted):
         if k == 1:
             counted.clear()
     assert counted == []
+
+
+def relu_sq_of_floats(x):
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        v = float(x[i])
+        out[i] = v * v if v > 0 else 0.0   # a Python float compared with the int literal 0
+    return out
+
+
+def test_a_python_float_compared_with_a_small_int_literal_needs_no_check():
+    """``v > 0`` on a Python float: 0 is exact in a double, so the loop's fast variant has
+    no run-time check and writes its output in place (with the check it could fail once
+    started, so each call copied the output first: 14x the loop's own time on 1e6)."""
+    compiled = kiln.compile(relu_sq_of_floats)
+    rng = np.random.default_rng(3)
+    for n in (50, 80, 90, 100):   # the second size makes the dimension dynamic
+        x = rng.standard_normal(n)
+        before = dict(loop_ops.stats)
+        assert np.array_equal(compiled(x), relu_sq_of_floats(x))
+    assert loop_ops.stats["inplace"] - before["inplace"] == 1

@@ -370,6 +370,9 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         return ConstantVariable(tx.fold(cls, *[a.value for a in args]))
     if cls is range:
         return ConstantVariable(tx.fold(range, *[a.as_constant(tx) for a in args]))
+    if cls is np.vectorize:
+        from ..vectorize import make_vectorize
+        return make_vectorize(tx, list(args), dict(kwargs))
     if cls is np.errstate:  # made and entered as Python (translator.plain_context_manager)
         tx.unsupported("unsupported_call", "making and entering np.errstate runs as Python; "
                        "the with statement's body is compiled")

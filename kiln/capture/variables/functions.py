@@ -352,6 +352,9 @@ class UserObjectVariable(VariableTracker):
         return wrap(tx, static, src)
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        if type(self.obj) is numpy.vectorize:   # a loop node, not NumPy's Python-level loop
+            from ..vectorize import call_object
+            return call_object(tx, self, args, kwargs)
         call = inspect.getattr_static(type(self.obj), "__call__", None)
         if isinstance(call, types.FunctionType):
             return UserMethodVariable(call, self).call(tx, args, kwargs)
