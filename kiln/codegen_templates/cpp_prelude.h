@@ -11,12 +11,13 @@
 // multiprocessing Pool started by "fork" after a threaded kernel ran). So in a forked child
 // every kernel runs on the calling thread (as PyTorch's do): this library's fork handler
 // says so for a fork after it was loaded, and kiln/runtime/loader.py calls
-// kiln_forked_child() on a library it loads in a forked child.
+// kiln_forked_child() on a library it loads in a forked child. One flag per library: weak
+// (a module built as several translation units links their copies into one) and hidden.
 extern "C" int pthread_atfork(void (*)(void), void (*)(void), void (*)(void));
-static int kiln_in_forked_child = 0;
+__attribute__((weak, visibility("hidden"))) int kiln_in_forked_child = 0;
 static void kiln_note_fork(void) { kiln_in_forked_child = 1; }
 __attribute__((constructor)) static void kiln_watch_fork(void) { pthread_atfork(0, 0, kiln_note_fork); }
-extern "C" void kiln_forked_child(void) { kiln_in_forked_child = 1; }
+extern "C" __attribute__((weak)) void kiln_forked_child(void) { kiln_in_forked_child = 1; }
 
 // One argument of a kernel's packed entry (called by kiln/runtime/launch.c).
 union kiln_slot { void* p; int64_t i; uint64_t u; double d; float f; };
