@@ -440,7 +440,12 @@ spell_composite(np.isreal, ("imag", "equal"), lambda x: Composite(
 
 
 def _sinc(x):
-    y = N.multiply(np.pi, N.where(N.equal(x, 0), 1.0e-20, x))
+    # NumPy >= 2.2 (gh-27784): pi * x first, then zeros become the dtype's eps; the older
+    # 1e-20 underflows in float16 and gave nan at 0.
+    y = N.multiply(np.pi, x)
+    kind = _dtype(y).kind
+    eps = float(np.finfo(_dtype(y)).eps) if kind == "f" else 1.0e-20
+    y = N.where(N.not_equal(y, 0), y, eps)
     return N.true_divide(N.sin(y), y)
 
 

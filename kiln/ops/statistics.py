@@ -157,6 +157,11 @@ spell_composite(np.average, ("mean", "sum", "multiply", "true_divide"), _average
                 "numpy.average")
 
 
+# NumPy >= 2.2 (gh-27658) transposes any 2-D m when rowvar=False, a (1, n) one too; older
+# NumPy left a single row as it was: the installed NumPy decides.
+_COV_T_BY_NDIM = np.cov(np.ones((1, 2)), rowvar=False, ddof=0).shape == (2, 2)
+
+
 def _cov(m, y, rowvar, bias, ddof, dtype):
     if ndim_of(m) > 2:
         raise ValueError("m has more than 2 dimensions")
@@ -164,7 +169,7 @@ def _cov(m, y, rowvar, bias, ddof, dtype):
         dtype = np.result_type(_dtype(m), np.float64) if y is None else \
             np.result_type(_dtype(m), _dtype(y), np.float64)
     X = N.array(m, ndmin=2, dtype=dtype)
-    if not rowvar and shape_of(X)[0] != 1:
+    if not rowvar and (ndim_of(m) != 1 if _COV_T_BY_NDIM else shape_of(X)[0] != 1):
         X = N.transpose(X)
     if y is not None:
         if ndim_of(y) > 2:

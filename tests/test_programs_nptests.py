@@ -1,0 +1,51 @@
+"""Programs drawn from NumPy's own test suite, run through kiln (docs/numpy_tests.md: the
+harness that runs numpy/lib/tests, numpy/_core/tests ... with NumPy's functions compiled).
+Each is a case where kiln differed from NumPy; checked like tests/test_programs.py
+(values, dtypes, shapes, exceptions, argument states, aliasing) on cpp and eager.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tests.test_programs import program_registry, program_test
+
+PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
+
+
+# numpy/lib/tests/test_function_base.py TestSinc.test_float16_underflow: NumPy >= 2.2 puts the
+# dtype's eps at the zeros; kiln's 1e-20 underflowed in float16 and gave nan at 0.
+@program((np.float16(0),), (np.array([0.0, 0.5, -2.0], dtype=np.float16),),
+         (np.arange(-2, 3),), (np.array([0.0, 0.25], dtype=np.float32),))
+def sinc_at_zero(x):
+    return np.sinc(x)
+
+
+# TestCheckFinite.test_simple: a list argument reached the finiteness check unconverted
+# (AttributeError: 'list' object has no attribute 'dtype').
+@program(([1, 2, 3],), ([1.0, np.inf],), ([[1.0, 2.0]],), (3.5,))
+def asarray_chkfinite_of_a_list(a):
+    return np.asarray_chkfinite(a) * 2
+
+
+# TestCov.test_gh_27658: rowvar=False transposes a (1, n) array too (NumPy >= 2.2); kiln
+# kept it as one variable and returned a 0-d covariance.
+@program((np.ones((1, 3)),), (np.arange(6.0).reshape(2, 3),), (np.array([[1.0, 2.0, 4.0]]),))
+def cov_rowvar_false_single_row(x):
+    return np.cov(x, ddof=0, rowvar=False), np.corrcoef(x + np.arange(x.shape[1]), rowvar=False)
+
+
+# TestPercentile.test_nan_q: a NaN percentile passed the range check (NaN compares False)
+# and NumPy's quantile then raised with quantile's words, not percentile's.
+@program(([1, 2, 3, 4.0], [np.nan]), ([1, 2, 3, 4.0], [50.0, 150.0]),
+         ([1, 2, 3, 4.0], np.array([10.0, np.nan])), (np.arange(5.0), np.array([10.0, 50.0])),
+         (np.arange(5.0), np.array([-1.0])))
+def percentile_out_of_range(a, q):
+    return np.percentile(a, q)
+
+
+@program(([1, 2, 3, 4.0], [np.nan]), (np.arange(5.0), np.array([0.5, np.nan])))
+def quantile_nan(a, q):
+    return np.quantile(a, q)
+
+
+test_program = program_test(PROGRAMS, ["cpp", "eager"])
