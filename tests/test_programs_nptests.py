@@ -48,4 +48,28 @@ def quantile_nan(a, q):
     return np.quantile(a, q)
 
 
+# test_arraysetops.py TestSetOps.test_ediff1d_forbidden_type_casts: NumPy refuses to_begin /
+# to_end that do not cast same_kind to ary's dtype (TypeError); kiln cast them silently.
+@program((np.array([1, 2, 3]), np.nan), (np.array([1, 3, 9], dtype=np.int8), 2.5),
+         (np.array([1.0, 2.0, 4.0]), 7), (np.array([1, 2, 3]), 7))
+def ediff1d_forbidden_casts(a, end):
+    return np.ediff1d(a, to_end=end), np.ediff1d(a, to_begin=[end, end])
+
+
+# TestUnique.test_unique_array_api_functions: np.unique_values keeps every NaN (equal_nan=False)
+# and, since NumPy 2.3, hands back its hash table's order; kiln gave np.unique's answer.
+@program((np.array([5.0, np.nan, 1.0, np.nan, 5.0]),), (np.array([5, 3, 1, 3, 9, -2]),))
+def unique_values_nans_and_order(x):
+    return np.unique_values(x) * 2
+
+
+# TestUnique.test_unique_1d builds np.array(list(zip(a, a)), [('', 'i'), ('', 'i')]): the dtype
+# came out as a plain 'V8' (fields lost, one more dimension). Structured, void and sub-array
+# dtypes now run as NumPy.
+@program(([5, 7, 1, 2, 1],), ([0, 3],))
+def structured_and_subarray_dtypes(a):
+    rec = np.array(list(zip(a, a)), [("", "i"), ("", "i")])
+    return rec["f1"] * 2, np.zeros(len(a), dtype="(2,)f8") + 1, np.array(a, dtype=[("x", "f8")])["x"]
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])

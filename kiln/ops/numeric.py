@@ -453,6 +453,10 @@ spell_composite(np.sinc, ("sin", "true_divide", "where"), lambda x: Composite(_s
 
 
 def _ediff1d(ary, to_end, to_begin):
+    for name, v in (("to_begin", to_begin), ("to_end", to_end)):
+        if v is not None and not np.can_cast(_dtype(v), _dtype(ary), casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under "
+                            f"the `same_kind` rule.")
     flat = N.ravel(ary)
     d = N.subtract(N.getitem(flat, (slice(1, None),)), N.getitem(flat, (slice(None, -1),)))
     parts = [N.ravel(N.asarray(v, dtype=_dtype(ary))) for v in (to_begin,) if v is not None] + [d] + \
