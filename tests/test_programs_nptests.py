@@ -72,4 +72,37 @@ def structured_and_subarray_dtypes(a):
     return rec["f1"] * 2, np.zeros(len(a), dtype="(2,)f8") + 1, np.array(a, dtype=[("x", "f8")])["x"]
 
 
+_NDAT = np.array([[0.6244, np.nan, 0.2692, 0.0116, np.nan, 0.1170],
+                  [0.5351, -0.9403, np.nan, 0.2100, 0.4759, 0.2833],
+                  [np.nan, np.nan, np.nan, 0.1042, np.nan, -0.5954],
+                  [0.1610, np.nan, np.nan, 0.1859, 0.3146, np.nan]])
+
+
+# test_nanfunctions.py TestNanFunctions_MeanVarStd.test_ddof: a run-time ddof=0 is CPython's
+# shared 0, the object of every literal 0 inside np.nanvar's composite (the NaN fill): the
+# second call, ddof=1, filled NaNs with 1. test_ddof_too_big: NaN where ddof >= count (was inf).
+@program((_NDAT, 0), (_NDAT, 1), (_NDAT, 2), (_NDAT.astype(np.float32), 3))
+def nanvar_runtime_ddof(a, ddof):
+    return np.nanvar(a, axis=1, ddof=ddof), np.nanstd(a, axis=1, ddof=ddof)
+
+
+# TestNanFunctions_MeanVarStd.test_dtype_error: an integer dtype for a float array is NumPy's
+# TypeError; kiln summed into ints.
+@program((_NDAT, np.int_), (_NDAT, np.bool_), (_NDAT, np.float32))
+def nanmean_integer_dtype(a, dt):
+    return np.nanmean(a, axis=1, dtype=dt)
+
+
+# TestNanFunctions_ArgminArgmax.test_out[D]: complex NaNs were not skipped (index 0 came back),
+# nor by nanmin/nanmax.
+_C = np.arange(9).astype(complex)
+_C[:5] = np.nan
+_C[6] = complex(3, np.nan)
+
+
+@program((_C,), (_C.astype(np.complex64).reshape(3, 3),))
+def nan_extremes_of_complex(c):
+    return np.nanargmin(c), np.nanargmax(c), np.nanmin(c), np.nanmax(c)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])

@@ -32,6 +32,8 @@ def _count(a, axis, keepdims, dtype=np.intp):
 def _nanmean(a, axis, dtype, keepdims):
     if _dtype(a).kind not in "fc":
         return N.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    if dtype is not None and not issubclass(np.dtype(dtype).type, np.inexact):
+        raise TypeError("If a is inexact, then dtype must be inexact")
     total = N.sum(_nan_filled(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
     return N.true_divide(total, _count(a, axis, keepdims, total.dtype if dtype is None else dtype))
 
@@ -46,7 +48,7 @@ def _nanvar(a, axis, dtype, keepdims, ddof, root=False):
         sq = N.real(sq)
     total = N.sum(sq, axis=axis, dtype=dtype, keepdims=keepdims)
     n = N.subtract(_count(a, axis, keepdims, total.dtype), ddof)
-    out = N.true_divide(total, N.maximum(n, 0))
+    out = N.where(N.greater(n, 0), N.true_divide(total, n), np.nan)   # NumPy: NaN where dof <= 0
     return N.sqrt(out) if root else out
 
 
@@ -54,6 +56,8 @@ def _nanextremum(which: str):
     reduce, fill = (N.max, -np.inf) if which == "max" else (N.min, np.inf)
 
     def fn(a, axis, keepdims):
+        if _dtype(a).kind == "c":   # NumPy's fmin/fmax.reduce, whose complex order no fill gives
+            reject(f"numpy.nan{which}", "a", "<a complex array>", "it runs as NumPy")
         if _dtype(a).kind != "f":
             return reduce(a, axis=axis, keepdims=keepdims)
         best = reduce(_nan_filled(a, fill), axis=axis, keepdims=keepdims)
@@ -245,7 +249,7 @@ def _nanarg(which: str):
     reduce, fill = (N.argmax, -np.inf) if which == "max" else (N.argmin, np.inf)
 
     def fn(a, axis, keepdims):
-        if _dtype(a).kind != "f":
+        if _dtype(a).kind not in "fc":   # (complex: NumPy's own fill too, complex(inf, 0))
             return reduce(a, axis=axis, keepdims=keepdims)
         best = reduce(_nan_filled(a, fill), axis=axis, keepdims=keepdims)
         some = N.any(N.logical_not(N.isnan(a)), axis=axis, keepdims=keepdims)
