@@ -48,7 +48,7 @@ def _nanvar(a, axis, dtype, keepdims, ddof, root=False):
         sq = N.real(sq)
     total = N.sum(sq, axis=axis, dtype=dtype, keepdims=keepdims)
     n = N.subtract(_count(a, axis, keepdims, total.dtype), ddof)
-    out = N.where(N.greater(n, 0), N.true_divide(total, n), np.nan)   # NumPy: NaN where dof <= 0
+    out = N.true_divide(total, N.where(N.greater(n, 0), n, np.nan))   # NumPy: NaN where dof <= 0
     return N.sqrt(out) if root else out
 
 
