@@ -105,4 +105,12 @@ def nan_extremes_of_complex(c):
     return np.nanargmin(c), np.nanargmax(c), np.nanmin(c), np.nanmax(c)
 
 
+# test_type_check.py TestNanToNum.test_integer/test_float: NumPy returns x[()] for a 0-d x,
+# a NumPy scalar; kiln returned a 0-d array.
+@program((1,), (1.0,), (np.float32(np.nan),), (np.array(np.inf),), (np.array(1 + 1j * np.nan),),
+         (np.array([1.0, np.nan, -np.inf]),))
+def nan_to_num_of_a_scalar(x):
+    return np.nan_to_num(x), np.nan_to_num(x, nan=10, posinf=20)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])

@@ -205,12 +205,18 @@ spell_composite(np.fix, ("trunc",), lambda x, out=None: Composite(_fix, (x,), {}
 
 
 def _nan_to_num(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
+    out = _nan_to_num_array(x, nan, posinf, neginf)
+    # NumPy hands back x[()] for a 0-d x: a NumPy scalar (np.nan_to_num(1.0) is np.float64)
+    return N.getitem(out, ()) if ndim_of(x) == 0 else out
+
+
+def _nan_to_num_array(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
     dt = _dtype(x)
     if dt.kind not in "fc":
         return N.copy(x)
     if dt.kind == "c":
-        return N.add(_nan_to_num(N.real(x), nan, posinf, neginf),
-                     N.multiply(_nan_to_num(N.imag(x), nan, posinf, neginf), 1j))
+        return N.add(_nan_to_num_array(N.real(x), nan, posinf, neginf),
+                     N.multiply(_nan_to_num_array(N.imag(x), nan, posinf, neginf), 1j))
     info = np.finfo(dt)
     hi = info.max if posinf is None else posinf
     lo = info.min if neginf is None else neginf
