@@ -169,7 +169,6 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                            f"('{warned}'); it runs as NumPy so the warning comes out")
         used: set[int] = set()
         if isinstance(bound, Composite):
-            _specialize_shared_objects(tx, scalars)
             result = _composite(tx, spelling.text, bound, scalars, used)
         else:
             result = _emit(tx, spelling.text, bound, scalars, used)
@@ -187,18 +186,6 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
             or bound.op.mutates:
         return result
     return write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
-
-
-def _specialize_shared_objects(tx, scalars: dict) -> None:
-    """A composite's own literals (the 0 of ``where(isnan(a), 0, a)`` in np.nanvar) are
-    found by identity like run-time scalars: a bool or a small int is one shared object in
-    CPython, so a run-time ``ddof=0`` would take the place of every literal 0 in it. Such
-    scalars are specialized (guarded by value) before a composite runs."""
-    for ident, syms in list(scalars.items()):
-        ex = syms[0].example
-        if isinstance(ex, (bool, np.bool_)) or (type(ex) is int and -5 <= ex <= 256):
-            for sym in scalars.pop(ident):
-                sym.as_constant(tx)
 
 
 def _weak_values(args: list, kwargs: dict) -> tuple:

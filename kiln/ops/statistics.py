@@ -13,16 +13,19 @@ from .registry import Composite, F, N, method_key, spell_composite, spell_masked
 
 # ---- NaN-aware reductions -------------------------------------------------------------------
 
+# The literals below are floats on purpose: capture finds run-time scalars by identity, and
+# CPython shares small ints, so a literal 0 here would be mistaken for a run-time ddof=0
+# (np.nanvar(a, ddof=d) then filled NaNs with a later call's d).
 def _nan_filled(a: Any, fill: Any) -> Any:
     return N.where(N.isnan(a), fill, a) if _dtype(a).kind in "fc" else a
 
 
 def _nansum(a, axis, dtype, keepdims):
-    return N.sum(_nan_filled(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+    return N.sum(_nan_filled(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def _nanprod(a, axis, dtype, keepdims):
-    return N.prod(_nan_filled(a, 1), axis=axis, dtype=dtype, keepdims=keepdims)
+    return N.prod(_nan_filled(a, 1.0), axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def _count(a, axis, keepdims, dtype=np.intp):
@@ -34,7 +37,7 @@ def _nanmean(a, axis, dtype, keepdims):
         return N.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
     if dtype is not None and not issubclass(np.dtype(dtype).type, np.inexact):
         raise TypeError("If a is inexact, then dtype must be inexact")
-    total = N.sum(_nan_filled(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+    total = N.sum(_nan_filled(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
     return N.true_divide(total, _count(a, axis, keepdims, total.dtype if dtype is None else dtype))
 
 
@@ -42,13 +45,13 @@ def _nanvar(a, axis, dtype, keepdims, ddof, root=False):
     if _dtype(a).kind not in "fc":
         return (N.std if root else N.var)(a, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof)
     mean = _nanmean(a, axis, dtype, True)
-    dev = N.where(N.isnan(a), 0, N.subtract(a, mean))  # only NumPy's own NaNs are skipped
+    dev = N.where(N.isnan(a), 0.0, N.subtract(a, mean))  # only NumPy's own NaNs are skipped
     sq = N.multiply(dev, N.conjugate(dev)) if _dtype(a).kind == "c" else N.square(dev)
     if _dtype(a).kind == "c":
         sq = N.real(sq)
     total = N.sum(sq, axis=axis, dtype=dtype, keepdims=keepdims)
     n = N.subtract(_count(a, axis, keepdims, total.dtype), ddof)
-    out = N.true_divide(total, N.where(N.greater(n, 0), n, np.nan))   # NumPy: NaN where dof <= 0
+    out = N.true_divide(total, N.where(N.greater(n, 0.0), n, np.nan))   # NumPy: NaN where dof <= 0
     return N.sqrt(out) if root else out
 
 
