@@ -21,7 +21,7 @@ from ..array_kinds import reads_memory
 from ..errors import KilnError
 from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
                    find_spelling, infer_meta)
-from ..ops.meta import supported_dtype
+from ..ops.meta import plain_dtype, supported_dtype
 from ..ops.speculation import speculating
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves
 from .breaks import HINTS
@@ -366,6 +366,10 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         return value
 
     params = {k: to_param(v) for k, v in bound.params.items()}
+    for v in params.values():
+        if isinstance(v, np.dtype) and not plain_dtype(v):
+            tx.unsupported("unsupported_value", f"{spelling_text}: dtype {v} (structured, void or "
+                           f"a sub-array) is not modelled by kiln; it runs as NumPy")
     if unbacked is not None:
         used.update(id(v) for v in flatten(bound.inputs) if isinstance(v, ArrayArg))
         bound, dims = _unbacked_dims(tx, spelling_text, bound, unbacked)

@@ -141,6 +141,12 @@ def supported_dtype(dtype: Any) -> bool:
         dt.itemsize <= (16 if dt.kind == "c" else 8)
 
 
+def plain_dtype(dtype: np.dtype) -> bool:
+    """A dtype whose values are single items (not structured, void or a sub-array such as
+    ``'(2,)f8'``, which NumPy turns into extra dimensions)."""
+    return dtype.fields is None and dtype.subdtype is None and dtype.kind != "V"
+
+
 def check_dtype(dtype: Any, where: str) -> np.dtype:
     """Reject dtypes kiln cannot compute with (object, strings, float16, longdouble)."""
     dt = np.dtype(dtype)

@@ -205,17 +205,18 @@ spell_composite(np.fix, ("trunc",), lambda x, out=None: Composite(_fix, (x,), {}
 
 
 def _nan_to_num(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
-    out = _nan_to_num_values(x, nan, posinf, neginf)
-    return N.getitem(out, ()) if ndim_of(x) == 0 else out   # NumPy's x[()]: a scalar
+    out = _nan_to_num_array(x, nan, posinf, neginf)
+    # NumPy hands back x[()] for a 0-d x: a NumPy scalar (np.nan_to_num(1.0) is np.float64)
+    return N.getitem(out, ()) if ndim_of(x) == 0 else out
 
 
-def _nan_to_num_values(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
+def _nan_to_num_array(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
     dt = _dtype(x)
     if dt.kind not in "fc":
         return N.copy(x)
     if dt.kind == "c":
-        return N.add(_nan_to_num_values(N.real(x), nan, posinf, neginf),
-                     N.multiply(_nan_to_num_values(N.imag(x), nan, posinf, neginf), 1j))
+        return N.add(_nan_to_num_array(N.real(x), nan, posinf, neginf),
+                     N.multiply(_nan_to_num_array(N.imag(x), nan, posinf, neginf), 1j))
     info = np.finfo(dt)
     hi = info.max if posinf is None else posinf
     lo = info.min if neginf is None else neginf
@@ -258,9 +259,8 @@ spell_composite(np.isclose, ("absolute", "subtract", "less_equal", "isfinite", "
 def _polyval(p, x):
     if not _is_array(p):
         p = np.asarray(p)
-    if ndim_of(p) == 0:   # NumPy's loop `for pv in p` over a 0-d array: its TypeError
-        iter(np.zeros(()))
-    # (p of more dimensions: its rows are the coefficients, each an array, as in NumPy)
+    if ndim_of(p) != 1:
+        return N.polyval(N.ravel(p), x)
     y = N.zeros_like(x, dtype=np.result_type(_dtype(p), _dtype(x))) if _is_array(x) else 0
     for i in range(shape_of(p)[0]):
         y = N.add(N.multiply(y, x), N.getitem(p, i))
@@ -437,25 +437,21 @@ spell_composite(np.isposinf, ("isinf", "greater"), lambda x, out=None: Composite
     lambda a: N.logical_and(N.isinf(a), N.greater(a, 0)), (x,), {}, out), "numpy.isposinf")
 spell_composite(np.isneginf, ("isinf", "less"), lambda x, out=None: Composite(
     lambda a: N.logical_and(N.isinf(a), N.less(a, 0)), (x,), {}, out), "numpy.isneginf")
-
-
-def _constant_answer(a: Any, value: bool) -> Any:
-    """np.iscomplex / np.isreal of a real array: all ``value``; of a 0-d one a NumPy bool,
-    as NumPy's ``res[()]`` and ``imag(x) == 0`` give."""
-    out = (N.ones if value else N.zeros)(shape_of(a), dtype=bool)
-    return N.getitem(out, ()) if ndim_of(a) == 0 else out
-
-
 spell_composite(np.iscomplex, ("imag", "not_equal"), lambda x: Composite(
-    lambda a: N.not_equal(N.imag(a), 0) if _dtype(a).kind == "c" else _constant_answer(a, False),
+    lambda a: N.not_equal(N.imag(a), 0) if _dtype(a).kind == "c" else N.zeros(shape_of(a), dtype=bool),
     (x,)), "numpy.iscomplex")
 spell_composite(np.isreal, ("imag", "equal"), lambda x: Composite(
-    lambda a: N.equal(N.imag(a), 0) if _dtype(a).kind == "c" else _constant_answer(a, True),
+    lambda a: N.equal(N.imag(a), 0) if _dtype(a).kind == "c" else N.ones(shape_of(a), dtype=bool),
     (x,)), "numpy.isreal")
 
 
 def _sinc(x):
-    y = N.multiply(np.pi, N.where(N.equal(x, 0), 1.0e-20, x))
+    # NumPy >= 2.2 (gh-27784): pi * x first, then zeros become the dtype's eps; the older
+    # 1e-20 underflows in float16 and gave nan at 0.
+    y = N.multiply(np.pi, x)
+    kind = _dtype(y).kind
+    eps = float(np.finfo(_dtype(y)).eps) if kind == "f" else 1.0e-20
+    y = N.where(N.not_equal(y, 0), y, eps)
     return N.true_divide(N.sin(y), y)
 
 
@@ -463,6 +459,10 @@ spell_composite(np.sinc, ("sin", "true_divide", "where"), lambda x: Composite(_s
 
 
 def _ediff1d(ary, to_end, to_begin):
+    for name, v in (("to_begin", to_begin), ("to_end", to_end)):
+        if v is not None and not np.can_cast(_dtype(v), _dtype(ary), casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under "
+                            f"the `same_kind` rule.")
     flat = N.ravel(ary)
     d = N.subtract(N.getitem(flat, (slice(1, None),)), N.getitem(flat, (slice(None, -1),)))
     parts = [N.ravel(N.asarray(v, dtype=_dtype(ary))) for v in (to_begin,) if v is not None] + [d] + \

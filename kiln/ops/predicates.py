@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .meta import shape_of
-from .numeric import _dtype
+from .numeric import _dtype, _is_array
 from .meta import TensorMeta, namespace
 from .registry import Category, Composite, F, N, declare, method_key, spell_composite
 
@@ -90,6 +90,8 @@ finite_or_raise = declare(
 
 
 def _chkfinite(a, dtype):
+    if not _is_array(a):    # a list or a Python scalar: NumPy's asarray first
+        a = N.asarray(a, dtype=dtype)
     if dtype is not None and np.dtype(dtype) != _dtype(a):
         a = N.method("astype", a, dtype)
     F.finite_or_raise(a)

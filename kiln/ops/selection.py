@@ -124,19 +124,26 @@ spell_composite(np.compress, ("not_equal", "ravel", "getitem_mask", "moveaxis"),
 
 # ---- unique ---------------------------------------------------------------------------------
 
-def _unique_meta(x: Any) -> TensorMeta:
+def _unique_meta(x: Any, values: bool = False) -> TensorMeta:
     return TensorMeta((_size(shape_of(x)),), np.dtype(x.dtype))
 
 
-def _unique_unbacked(x: Any) -> Any:
-    return ("unique", 0), ("u",)
+def _unique_unbacked(x: Any, values: bool = False) -> Any:
+    return ("unique_values" if values else "unique", 0), ("u",)
 
 
-unique = declare("unique", Category.EXTERN, lambda x: np.unique(x), inputs=("x",),
+def _unique_impl(x, values=False):
+    # np.unique_values is unique(equal_nan=False, sorted=False): every NaN kept, and in
+    # NumPy >= 2.3 the order of its hash table, which NumPy leaves unspecified
+    return np.unique_values(x) if values else np.unique(x)
+
+
+unique = declare("unique", Category.EXTERN, _unique_impl, inputs=("x",),
+                 params={"values": False},
                  meta=_unique_meta, data_dependent=True, unbacked=_unique_unbacked,
                  fresh_result=True,
                  doc="numpy.unique(x): the sorted distinct values of x, flattened; their "
-                     "number is known only after it ran")
+                     "number is known only after it ran (values=True: np.unique_values)")
 
 
 def _unique_counts_impl(x):
@@ -194,9 +201,8 @@ def _unique_normalize(ar, return_index=False, return_inverse=False, return_count
 
 spell_composite(np.unique, ("unique", "unique_index", "unique_inverse", "unique_counts"),
                 _unique_normalize, "numpy.unique")
-spell_composite(np.unique_values, ("unique",), lambda x: Composite(_unique, (x,), {
-    "return_index": False, "return_inverse": False, "return_counts": False}),
-    "numpy.unique_values")
+spell_composite(np.unique_values, ("unique",),
+                lambda x: Composite(lambda a: F.unique(a, values=True), (x,)), "numpy.unique_values")
 
 
 # ---- bincount ---------------------------------------------------------------------------------

@@ -159,13 +159,21 @@ _QUANTILES = {"quantile": np.quantile, "nanquantile": np.nanquantile}
 _MEDIANS = {"median": np.median, "nanmedian": np.nanmedian}
 
 
-def _quantile_impl(x, q, axis=None, method="linear", keepdims=False, kind="quantile"):
+def _valid_quantiles(q) -> bool:
+    return bool(np.all(0 <= q) and np.all(q <= 1))     # NaN fails, as in NumPy
+
+
+def _quantile_impl(x, q, axis=None, method="linear", keepdims=False, kind="quantile",
+                   percent=False):
+    if percent and not _valid_quantiles(q):   # q arrived divided by 100: percentile's words
+        raise ValueError("Percentiles must be in the range [0, 100]")
     if kind in _MEDIANS:   # q is 0.5, method linear
         return _MEDIANS[kind](x, axis=axis, keepdims=keepdims)
     return _QUANTILES[kind](x, q, axis=axis, method=method, keepdims=keepdims)
 
 
-def _quantile_vjp(g, out, x, q, axis=None, method="linear", keepdims=False, kind="quantile"):
+def _quantile_vjp(g, out, x, q, axis=None, method="linear", keepdims=False, kind="quantile",
+                  percent=False):
     """A linear quantile is ``(1 - t) * s[k] + t * s[k + 1]`` of the sorted values s at
     ``k + t = q * (m - 1)`` (m the values counted: the nan* kinds skip the NaNs, which sort
     last; a median is q = 0.5, the middle two averaged): the gradient goes to the elements
@@ -192,10 +200,12 @@ def _quantile_vjp(g, out, x, q, axis=None, method="linear", keepdims=False, kind
 
 
 quantile = declare("quantile", Category.EXTERN, _quantile_impl, inputs=("x", "q"),
-                   params={"axis": None, "method": "linear", "keepdims": False, "kind": "quantile"},
+                   params={"axis": None, "method": "linear", "keepdims": False, "kind": "quantile",
+                           "percent": False},
                    vjp=_quantile_vjp,
                    doc="numpy.quantile/percentile/median and their nan* forms (q in [0, 1]; "
-                       "kind 'nanquantile' ignores NaNs, 'median'/'nanmedian' run NumPy's median)")
+                       "kind 'nanquantile' ignores NaNs, 'median'/'nanmedian' run NumPy's median; "
+                       "percent: q was a percentile divided by 100, for the error's words)")
 
 
 def _quantile_normalizer(name: str, scale: float, kind: str, fixed_q: Any = None):
@@ -218,13 +228,15 @@ def _quantile_normalizer(name: str, scale: float, kind: str, fixed_q: Any = None
 def _quantile_call(x, q, axis, method, keepdims, kind, scale):
     if not hasattr(q, "shape") or isinstance(q, np.ndarray):
         q = np.true_divide(np.asarray(q, dtype=np.float64), scale)
-        if np.any((q < 0) | (q > 1)):
+        if not _valid_quantiles(q):
             raise ValueError("Percentiles must be in the range [0, 100]" if scale != 1.0
                              else "Quantiles must be in the range [0, 1]")
         if q.ndim == 0:
             q = float(q)
     elif scale != 1.0:
         q = F.true_divide(q, scale)
+        return F.quantile(x, q, axis=axis, method=method, keepdims=keepdims, kind=kind,
+                          percent=True)
     return F.quantile(x, q, axis=axis, method=method, keepdims=keepdims, kind=kind)
 
 

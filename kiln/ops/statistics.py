@@ -14,16 +14,19 @@ from .registry import (Composite, F, N, method_key, spell_composite, spell_maske
 
 # ---- NaN-aware reductions -------------------------------------------------------------------
 
+# The literals below are floats on purpose: capture finds run-time scalars by identity, and
+# CPython shares small ints, so a literal 0 here would be mistaken for a run-time ddof=0
+# (np.nanvar(a, ddof=d) then filled NaNs with a later call's d).
 def _nan_filled(a: Any, fill: Any) -> Any:
     return N.where(N.isnan(a), fill, a) if _dtype(a).kind in "fc" else a
 
 
 def _nansum(a, axis, dtype, keepdims):
-    return N.sum(_nan_filled(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+    return N.sum(_nan_filled(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def _nanprod(a, axis, dtype, keepdims):
-    return N.prod(_nan_filled(a, 1), axis=axis, dtype=dtype, keepdims=keepdims)
+    return N.prod(_nan_filled(a, 1.0), axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def _count(a, axis, keepdims, dtype=np.intp):
@@ -33,7 +36,9 @@ def _count(a, axis, keepdims, dtype=np.intp):
 def _nanmean(a, axis, dtype, keepdims):
     if _dtype(a).kind not in "fc":
         return N.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
-    total = N.sum(_nan_filled(a, 0), axis=axis, dtype=dtype, keepdims=keepdims)
+    if dtype is not None and not issubclass(np.dtype(dtype).type, np.inexact):
+        raise TypeError("If a is inexact, then dtype must be inexact")
+    total = N.sum(_nan_filled(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
     return N.true_divide(total, _count(a, axis, keepdims, total.dtype if dtype is None else dtype))
 
 
@@ -41,13 +46,13 @@ def _nanvar(a, axis, dtype, keepdims, ddof, root=False):
     if _dtype(a).kind not in "fc":
         return (N.std if root else N.var)(a, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof)
     mean = _nanmean(a, axis, dtype, True)
-    dev = N.where(N.isnan(a), 0, N.subtract(a, mean))  # only NumPy's own NaNs are skipped
+    dev = N.where(N.isnan(a), 0.0, N.subtract(a, mean))  # only NumPy's own NaNs are skipped
     sq = N.multiply(dev, N.conjugate(dev)) if _dtype(a).kind == "c" else N.square(dev)
     if _dtype(a).kind == "c":
         sq = N.real(sq)
     total = N.sum(sq, axis=axis, dtype=dtype, keepdims=keepdims)
     n = N.subtract(_count(a, axis, keepdims, total.dtype), ddof)
-    out = N.true_divide(total, N.maximum(n, 0))
+    out = N.true_divide(total, N.where(N.greater(n, 0.0), n, np.nan))   # NumPy: NaN where dof <= 0
     return N.sqrt(out) if root else out
 
 
@@ -61,6 +66,8 @@ def _nanextremum(which: str):
     reduce, fill = (N.max, -np.inf) if which == "max" else (N.min, np.inf)
 
     def fn(a, axis, keepdims):
+        if _dtype(a).kind == "c":   # NumPy's fmin/fmax.reduce, whose complex order no fill gives
+            reject(f"numpy.nan{which}", "a", "<a complex array>", "it runs as NumPy")
         if _dtype(a).kind != "f":
             return reduce(a, axis=axis, keepdims=keepdims)
         best = reduce(_nan_filled(a, fill), axis=axis, keepdims=keepdims)
@@ -197,6 +204,11 @@ spell_composite(np.average, ("mean", "sum", "multiply", "true_divide"), _average
                 "numpy.average")
 
 
+# NumPy >= 2.2 (gh-27658) transposes any 2-D m when rowvar=False, a (1, n) one too; older
+# NumPy left a single row as it was: the installed NumPy decides.
+_COV_T_BY_NDIM = np.cov(np.ones((1, 2)), rowvar=False, ddof=0).shape == (2, 2)
+
+
 def _cov(m, y, rowvar, bias, ddof, dtype):
     if ndim_of(m) > 2:
         raise ValueError("m has more than 2 dimensions")
@@ -204,7 +216,7 @@ def _cov(m, y, rowvar, bias, ddof, dtype):
         dtype = np.result_type(_dtype(m), np.float64) if y is None else \
             np.result_type(_dtype(m), _dtype(y), np.float64)
     X = N.array(m, ndmin=2, dtype=dtype)
-    if not rowvar and shape_of(X)[0] != 1:
+    if not rowvar and (ndim_of(m) != 1 if _COV_T_BY_NDIM else shape_of(X)[0] != 1):
         X = N.transpose(X)
     if y is not None:
         if ndim_of(y) > 2:
@@ -280,7 +292,7 @@ def _nanarg(which: str):
     reduce, fill = (N.argmax, -np.inf) if which == "max" else (N.argmin, np.inf)
 
     def fn(a, axis, keepdims):
-        if _dtype(a).kind != "f":
+        if _dtype(a).kind not in "fc":   # (complex: NumPy's own fill too, complex(inf, 0))
             return reduce(a, axis=axis, keepdims=keepdims)
         best = reduce(_nan_filled(a, fill), axis=axis, keepdims=keepdims)
         some = N.any(N.logical_not(N.isnan(a)), axis=axis, keepdims=keepdims)

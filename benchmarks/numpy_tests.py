@@ -1,0 +1,164 @@
+"""NumPy's own test suite with NumPy's functions compiled by kiln (docs/numpy_tests.md).
+
+    python -m benchmarks.numpy_tests [--mode eager|cpp|plain] [--ufuncs] MODULE... [-- PYTEST ARGS]
+    python -m benchmarks.numpy_tests numpy.lib.tests.test_nanfunctions -- -x -k nanvar
+
+Each test module's ``np`` (and ``np.linalg``, ``np.fft``, names imported ``from numpy import
+...``, class attributes such as ``nanfuncs = [np.nanmin, ...]`` and parametrize values) is
+swapped, after collection, for a proxy whose public functions are one ``kiln.compile``d
+wrapper each (``def diff(*a, **k): return _fn(*a, **k)``), so a wrapper sees the many
+calls a user's function would. Classes, dtypes, constants and ufunc objects stay NumPy's
+(``--ufuncs`` also compiles ufunc calls; ``np.add.reduce`` stays NumPy's). ``plain`` runs
+the same proxies without kiln: a test that fails there is an artifact of the proxies,
+not kiln's. The cost model is off and the recompile limit high, so calls compile.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import types
+
+MODE = os.environ.get("KILN_NPTESTS_MODE", "eager")
+WRAP_UFUNCS = os.environ.get("KILN_NPTESTS_UFUNCS") == "1"
+SUBMODULES = ("numpy", "numpy.linalg", "numpy.fft")
+_wrappers: dict = {}    # id(NumPy callable) -> its wrapper (the originals stay referenced)
+
+
+def _make_wrapper(name: str, fn):
+    ns = {"_fn": fn}
+    exec(f"def {name}(*a, **k):\n    return _fn(*a, **k)\n", ns)
+    if MODE == "plain":
+        return ns[name]
+    import kiln
+    return kiln.compile(ns[name], backend=MODE)
+
+
+class UfuncProxy:
+    """A ufunc whose calls go through kiln; its attributes (reduce, nin...) are NumPy's."""
+
+    def __init__(self, uf, call):
+        self._uf, self._call = uf, call
+
+    def __call__(self, *a, **k):
+        return self._call(*a, **k)
+
+    def __getattr__(self, name):
+        return getattr(self._uf, name)
+
+    def __repr__(self):
+        return repr(self._uf)
+
+
+def _wrap(name: str, obj):
+    import numpy as np
+    if id(obj) in _wrappers:
+        return _wrappers[id(obj)][0]
+    if isinstance(obj, np.ufunc):
+        if not WRAP_UFUNCS:
+            return obj
+        w = UfuncProxy(obj, _make_wrapper(name, obj))
+    elif isinstance(obj, (type, types.ModuleType)) or not callable(obj):
+        return obj
+    else:
+        w = _make_wrapper(name, obj)
+    _wrappers[id(obj)] = (w, obj)
+    return w
+
+
+class Proxy(types.ModuleType):
+    def __init__(self, mod):
+        super().__init__(mod.__name__)
+        self._mod = mod
+
+    def __getattr__(self, name):
+        obj = getattr(self._mod, name)
+        if isinstance(obj, types.ModuleType):
+            return _proxy(obj) if obj.__name__ in SUBMODULES else obj
+        return obj if name.startswith("_") else _wrap(name, obj)
+
+    def __dir__(self):
+        return dir(self._mod)
+
+
+_proxies: dict = {}
+
+
+def _proxy(mod):
+    return _proxies.setdefault(mod.__name__, Proxy(mod))
+
+
+def _public_callables() -> dict:
+    import numpy as np
+    table = {}
+    for mname in SUBMODULES:
+        mod = sys.modules[mname]
+        for n in dir(mod):
+            o = getattr(mod, n, None)
+            if n.startswith("_") or isinstance(o, (type, types.ModuleType)) or not callable(o):
+                continue
+            if not isinstance(o, np.ufunc) or WRAP_UFUNCS:
+                table.setdefault(id(o), (n, o))
+    return table
+
+
+def _swap(v, table):
+    if id(v) in table:
+        return _wrap(*table[id(v)])
+    if isinstance(v, types.ModuleType) and v.__name__ in SUBMODULES:
+        return _proxy(v)
+    if type(v) in (list, tuple):
+        return type(v)(_swap(x, table) for x in v)
+    if type(v) is dict:
+        return {k: _swap(x, table) for k, x in v.items()}
+    return v
+
+
+def _patch_module(mod, table) -> None:
+    g = mod.__dict__
+    for k, v in list(g.items()):
+        if not k.startswith("__") and (id(v) in table or isinstance(v, types.ModuleType)):
+            g[k] = _swap(v, table)
+    for c in list(g.values()):    # nanfuncs = [np.nanmin, np.nanmax], made at import
+        if isinstance(c, type) and c.__module__ == mod.__name__:
+            for k, v in list(vars(c).items()):
+                if not k.startswith("__") and type(v) in (list, tuple, dict):
+                    setattr(c, k, _swap(v, table))
+
+
+def pytest_collection_modifyitems(session, config, items):
+    table, patched = _public_callables(), set()
+    for item in items:
+        mod = getattr(item, "module", None)
+        if mod is None or not mod.__name__.startswith("numpy."):
+            continue
+        if mod.__name__ not in patched:
+            patched.add(mod.__name__)
+            _patch_module(mod, table)
+        spec = getattr(item, "callspec", None)
+        if spec is not None:   # @parametrize("fft", [np.fft.fftn, ...]), made at import
+            for k, v in list(spec.params.items()):
+                spec.params[k] = _swap(v, table)
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mode", default="eager", choices=("eager", "cpp", "plain"))
+    parser.add_argument("--ufuncs", action="store_true", help="compile ufunc calls too")
+    parser.add_argument("modules", nargs="+", help="e.g. numpy.lib.tests.test_function_base")
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, KILN_NPTESTS_MODE=args.mode, KILN_NPTESTS_UFUNCS=str(int(args.ufuncs)),
+               PYTHONPATH=os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    env.setdefault("KILN_COST_MODEL", "0")
+    env.setdefault("KILN_RECOMPILE_LIMIT", "100000")
+    cmd = [sys.executable, "-m", "pytest", "-p", "benchmarks.numpy_tests", "-p", "no:cacheprovider",
+           "-o", "addopts=", "-q", "-rf", "-W", "ignore::RuntimeWarning:kiln", "--pyargs",
+           *args.modules, *extra]
+    return subprocess.call(cmd, env=env, cwd=root)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,116 @@
+"""Programs drawn from NumPy's own test suite, run through kiln (docs/numpy_tests.md: the
+harness that runs numpy/lib/tests, numpy/_core/tests ... with NumPy's functions compiled).
+Each is a case where kiln differed from NumPy; checked like tests/test_programs.py
+(values, dtypes, shapes, exceptions, argument states, aliasing) on cpp and eager.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tests.test_programs import program_registry, program_test
+
+PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
+
+
+# numpy/lib/tests/test_function_base.py TestSinc.test_float16_underflow: NumPy >= 2.2 puts the
+# dtype's eps at the zeros; kiln's 1e-20 underflowed in float16 and gave nan at 0.
+@program((np.float16(0),), (np.array([0.0, 0.5, -2.0], dtype=np.float16),),
+         (np.arange(-2, 3),), (np.array([0.0, 0.25], dtype=np.float32),))
+def sinc_at_zero(x):
+    return np.sinc(x)
+
+
+# TestCheckFinite.test_simple: a list argument reached the finiteness check unconverted
+# (AttributeError: 'list' object has no attribute 'dtype').
+@program(([1, 2, 3],), ([1.0, np.inf],), ([[1.0, 2.0]],), (3.5,))
+def asarray_chkfinite_of_a_list(a):
+    return np.asarray_chkfinite(a) * 2
+
+
+# TestCov.test_gh_27658: rowvar=False transposes a (1, n) array too (NumPy >= 2.2); kiln
+# kept it as one variable and returned a 0-d covariance.
+@program((np.ones((1, 3)),), (np.arange(6.0).reshape(2, 3),), (np.array([[1.0, 2.0, 4.0]]),))
+def cov_rowvar_false_single_row(x):
+    return np.cov(x, ddof=0, rowvar=False), np.corrcoef(x + np.arange(x.shape[1]), rowvar=False)
+
+
+# TestPercentile.test_nan_q: a NaN percentile passed the range check (NaN compares False)
+# and NumPy's quantile then raised with quantile's words, not percentile's.
+@program(([1, 2, 3, 4.0], [np.nan]), ([1, 2, 3, 4.0], [50.0, 150.0]),
+         ([1, 2, 3, 4.0], np.array([10.0, np.nan])), (np.arange(5.0), np.array([10.0, 50.0])),
+         (np.arange(5.0), np.array([-1.0])))
+def percentile_out_of_range(a, q):
+    return np.percentile(a, q)
+
+
+@program(([1, 2, 3, 4.0], [np.nan]), (np.arange(5.0), np.array([0.5, np.nan])))
+def quantile_nan(a, q):
+    return np.quantile(a, q)
+
+
+# test_arraysetops.py TestSetOps.test_ediff1d_forbidden_type_casts: NumPy refuses to_begin /
+# to_end that do not cast same_kind to ary's dtype (TypeError); kiln cast them silently.
+@program((np.array([1, 2, 3]), np.nan), (np.array([1, 3, 9], dtype=np.int8), 2.5),
+         (np.array([1.0, 2.0, 4.0]), 7), (np.array([1, 2, 3]), 7))
+def ediff1d_forbidden_casts(a, end):
+    return np.ediff1d(a, to_end=end), np.ediff1d(a, to_begin=[end, end])
+
+
+# TestUnique.test_unique_array_api_functions: np.unique_values keeps every NaN (equal_nan=False)
+# and, since NumPy 2.3, hands back its hash table's order; kiln gave np.unique's answer.
+@program((np.array([5.0, np.nan, 1.0, np.nan, 5.0]),), (np.array([5, 3, 1, 3, 9, -2]),))
+def unique_values_nans_and_order(x):
+    return np.unique_values(x) * 2
+
+
+# TestUnique.test_unique_1d builds np.array(list(zip(a, a)), [('', 'i'), ('', 'i')]): the dtype
+# came out as a plain 'V8' (fields lost, one more dimension). Structured, void and sub-array
+# dtypes now run as NumPy.
+@program(([5, 7, 1, 2, 1],), ([0, 3],))
+def structured_and_subarray_dtypes(a):
+    rec = np.array(list(zip(a, a)), [("", "i"), ("", "i")])
+    return rec["f1"] * 2, np.zeros(len(a), dtype="(2,)f8") + 1, np.array(a, dtype=[("x", "f8")])["x"]
+
+
+_NDAT = np.array([[0.6244, np.nan, 0.2692, 0.0116, np.nan, 0.1170],
+                  [0.5351, -0.9403, np.nan, 0.2100, 0.4759, 0.2833],
+                  [np.nan, np.nan, np.nan, 0.1042, np.nan, -0.5954],
+                  [0.1610, np.nan, np.nan, 0.1859, 0.3146, np.nan]])
+
+
+# test_nanfunctions.py TestNanFunctions_MeanVarStd.test_ddof: a run-time ddof=0 is CPython's
+# shared 0, the object of every literal 0 inside np.nanvar's composite (the NaN fill): the
+# second call, ddof=1, filled NaNs with 1. test_ddof_too_big: NaN where ddof >= count (was inf).
+@program((_NDAT, 0), (_NDAT, 1), (_NDAT, 2), (_NDAT.astype(np.float32), 3))
+def nanvar_runtime_ddof(a, ddof):
+    return np.nanvar(a, axis=1, ddof=ddof), np.nanstd(a, axis=1, ddof=ddof)
+
+
+# TestNanFunctions_MeanVarStd.test_dtype_error: an integer dtype for a float array is NumPy's
+# TypeError; kiln summed into ints.
+@program((_NDAT, np.int_), (_NDAT, np.bool_), (_NDAT, np.float32))
+def nanmean_integer_dtype(a, dt):
+    return np.nanmean(a, axis=1, dtype=dt)
+
+
+# TestNanFunctions_ArgminArgmax.test_out[D]: complex NaNs were not skipped (index 0 came back),
+# nor by nanmin/nanmax.
+_C = np.arange(9).astype(complex)
+_C[:5] = np.nan
+_C[6] = complex(3, np.nan)
+
+
+@program((_C,), (_C.astype(np.complex64).reshape(3, 3),))
+def nan_extremes_of_complex(c):
+    return np.nanargmin(c), np.nanargmax(c), np.nanmin(c), np.nanmax(c)
+
+
+# test_type_check.py TestNanToNum.test_integer/test_float: NumPy returns x[()] for a 0-d x,
+# a NumPy scalar; kiln returned a 0-d array.
+@program((1,), (1.0,), (np.float32(np.nan),), (np.array(np.inf),), (np.array(1 + 1j * np.nan),),
+         (np.array([1.0, np.nan, -np.inf]),))
+def nan_to_num_of_a_scalar(x):
+    return np.nan_to_num(x), np.nan_to_num(x, nan=10, posinf=20)
+
+
+test_program = program_test(PROGRAMS, ["cpp", "eager"])
