@@ -113,4 +113,34 @@ def nan_to_num_of_a_scalar(x):
     return np.nan_to_num(x), np.nan_to_num(x, nan=10, posinf=20)
 
 
+# Found after the ddof fix by passing run-time small ints to composites: capture finds
+# run-time numbers by identity and CPython shares small ints, so a run-time k of 0 took
+# the place of the composite's own 0s (np.nan_to_num's greater(x, 0), np.cov's and
+# np.gradient's literals) and the next call's k changed them: wrong values, no error.
+_M = np.arange(12.0).reshape(3, 4) ** 1.5
+
+
+_K = ((0,), (1,), (3,), (0,), (2,), (-1,))
+
+
+@program(*[(np.where(_M > 5, _M, np.nan),) + k for k in _K])
+def nan_to_num_runtime_fill(x, k):
+    return np.nan_to_num(x, nan=k)
+
+
+@program(*[(_M,) + k for k in _K[:-1]])
+def cov_runtime_ddof(m, k):
+    return np.cov(m, ddof=k)
+
+
+@program(*[(_M,) + k for k in _K[:-1]])
+def gradient_runtime_spacing(m, k):
+    return np.gradient(m, k + 1, axis=1)
+
+
+@program(*[(_M,) + k for k in _K])
+def roll_and_round_runtime(m, k):
+    return np.roll(m, k, axis=1), np.round(m, k)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])

@@ -169,6 +169,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                            f"('{warned}'); it runs as NumPy so the warning comes out")
         used: set[int] = set()
         if isinstance(bound, Composite):
+            if not bound.passes_scalars:
+                _specialize_shared_objects(tx, scalars)
             result = _composite(tx, spelling.text, bound, scalars, used)
         else:
             result = _emit(tx, spelling.text, bound, scalars, used)
@@ -186,6 +188,19 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
             or bound.op.mutates:
         return result
     return write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
+
+
+def _specialize_shared_objects(tx, scalars: dict) -> None:
+    """A composite's own small ints and bools (the 0 of ``greater(x, 0)`` in np.nan_to_num,
+    a ``range`` index) are found by identity like run-time scalars, and CPython shares
+    those objects: a run-time ``nan=0`` would take the place of every 0 in the composite.
+    Such scalars are specialized (guarded by value) before a composite runs, unless it
+    promises to pass them straight to its ops (``Composite.passes_scalars``)."""
+    for ident, syms in list(scalars.items()):
+        ex = syms[0].example
+        if isinstance(ex, (bool, np.bool_)) or (type(ex) is int and -5 <= ex <= 256):
+            for sym in scalars.pop(ident):
+                sym.as_constant(tx)
 
 
 def _weak_values(args: list, kwargs: dict) -> tuple:

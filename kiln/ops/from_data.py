@@ -61,7 +61,7 @@ def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, lik
     _order_ok("numpy.asarray", order)
     if like is not None:
         reject("numpy.asarray", "like", like, "drop like=")
-    return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy)})
+    return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy)}, passes_scalars=True)
 
 
 def _as_fortran_array(a: Any, **params: Any) -> Any:
@@ -77,7 +77,7 @@ def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, n
         reject("numpy.array", "like", like, "drop like=")
     return Composite(_as_fortran_array if fortran else _as_array, (object,),
                      {"dtype": dtype, "copy": not fortran and copy is not False and copy is not None,
-                      "ndmin": int(ndmin)})
+                      "ndmin": int(ndmin)}, passes_scalars=int(ndmin) == 0)   # (ndmin: a shape of 1s)
 
 
 spell_composite(np.asarray, ("stack", "astype"), _asarray_normalize, "numpy.asarray")

@@ -264,9 +264,11 @@ def _normalizer(method: str, names: tuple, kind: str, cls: type, text: str, dims
             and (method == "choice" or all(v is None or len(shape_of(v)) == 0 for v in inputs)) \
             else None
         if python == "numpy":   # x[()] of the 0-d result: NumPy's scalar
-            return Composite(lambda *ins, **ps: N.getitem(op(*ins, **ps), ()), inputs, params)
+            return Composite(lambda *ins, **ps: N.getitem(op(*ins, **ps), ()), inputs, params,
+                             passes_scalars=True)
         if python is not None:
-            return Composite(lambda *ins, **ps: op(*ins, **ps), inputs, params, python=python)
+            return Composite(lambda *ins, **ps: op(*ins, **ps), inputs, params, python=python,
+                             passes_scalars=True)
         return Bound(op, inputs, params)
     return normalize
 
@@ -294,7 +296,7 @@ def _seed_normalize(seed: Any = None) -> Composite:
 
     def run(seed: Any) -> None:
         F.random_seed(seed, generator=None)
-    return Composite(run, (seed,), {})
+    return Composite(run, (seed,), {}, passes_scalars=True)
 
 
 def method_spelling_key(cls: type, name: str) -> tuple:
@@ -400,7 +402,7 @@ def _fresh_generator_normalize(generator: Any, seed: Any = None) -> Composite:
 
     def run(seed: Any) -> None:
         F.random_fresh_generator(seed, generator=generator)
-    return Composite(run, (seed,), {})
+    return Composite(run, (seed,), {}, passes_scalars=True)
 
 
 FRESH_GENERATOR_KEY = ("random", "fresh", "generator")

@@ -425,6 +425,13 @@ class Composite:
     # The value is this attribute of the first input (``np.shape(x)`` is ``x.shape``):
     # capture reads it as it reads the attribute, with its guards and symbolic sizes.
     attribute: str | None = None
+    # ``fn`` hands each run-time Python number it is given to an op as it is, and gives no
+    # op another small int or bool (a literal ``0``, a ``range`` index, a default). Capture
+    # finds run-time numbers by identity, and CPython shares the objects of small ints and
+    # bools, so without this promise such a number is specialized (guarded by value)
+    # before ``fn`` runs: a run-time ``nan=k`` of 0 would else take the place of every 0
+    # in the composite (np.nan_to_num's ``greater(x, 0)``), wrong once k changes.
+    passes_scalars: bool = False
 
 
 @dataclass
