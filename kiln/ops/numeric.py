@@ -259,8 +259,9 @@ spell_composite(np.isclose, ("absolute", "subtract", "less_equal", "isfinite", "
 def _polyval(p, x):
     if not _is_array(p):
         p = np.asarray(p)
-    if ndim_of(p) != 1:
-        return N.polyval(N.ravel(p), x)
+    if ndim_of(p) == 0:   # NumPy's loop `for pv in p` over a 0-d array: its TypeError
+        iter(np.zeros(()))
+    # (p of more dimensions: its rows are the coefficients, each an array, as in NumPy)
     y = N.zeros_like(x, dtype=np.result_type(_dtype(p), _dtype(x))) if _is_array(x) else 0
     for i in range(shape_of(p)[0]):
         y = N.add(N.multiply(y, x), N.getitem(p, i))
@@ -437,11 +438,20 @@ spell_composite(np.isposinf, ("isinf", "greater"), lambda x, out=None: Composite
     lambda a: N.logical_and(N.isinf(a), N.greater(a, 0)), (x,), {}, out), "numpy.isposinf")
 spell_composite(np.isneginf, ("isinf", "less"), lambda x, out=None: Composite(
     lambda a: N.logical_and(N.isinf(a), N.less(a, 0)), (x,), {}, out), "numpy.isneginf")
+
+
+def _constant_answer(a: Any, value: bool) -> Any:
+    """np.iscomplex / np.isreal of a real array: all ``value``; of a 0-d one a NumPy bool,
+    as NumPy's ``res[()]`` and ``imag(x) == 0`` give."""
+    out = (N.ones if value else N.zeros)(shape_of(a), dtype=bool)
+    return N.getitem(out, ()) if ndim_of(a) == 0 else out
+
+
 spell_composite(np.iscomplex, ("imag", "not_equal"), lambda x: Composite(
-    lambda a: N.not_equal(N.imag(a), 0) if _dtype(a).kind == "c" else N.zeros(shape_of(a), dtype=bool),
+    lambda a: N.not_equal(N.imag(a), 0) if _dtype(a).kind == "c" else _constant_answer(a, False),
     (x,)), "numpy.iscomplex")
 spell_composite(np.isreal, ("imag", "equal"), lambda x: Composite(
-    lambda a: N.equal(N.imag(a), 0) if _dtype(a).kind == "c" else N.ones(shape_of(a), dtype=bool),
+    lambda a: N.equal(N.imag(a), 0) if _dtype(a).kind == "c" else _constant_answer(a, True),
     (x,)), "numpy.isreal")
 
 
