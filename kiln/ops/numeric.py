@@ -35,6 +35,12 @@ def _is_array(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype")
 
 
+def scalar_if_0d(out: Any) -> Any:
+    """NumPy's ``out[()]``: a 0-d result becomes a NumPy scalar (np.nan_to_num of a 0-d
+    value, a reduction over every axis written with np.where); others stay arrays."""
+    return N.getitem(out, ()) if ndim_of(out) == 0 else out
+
+
 def _sym(name: str) -> Any:
     return getattr(np, name)
 
@@ -207,7 +213,7 @@ spell_composite(np.fix, ("trunc",), lambda x, out=None: Composite(_fix, (x,), {}
 def _nan_to_num(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
     out = _nan_to_num_array(x, nan, posinf, neginf)
     # NumPy hands back x[()] for a 0-d x: a NumPy scalar (np.nan_to_num(1.0) is np.float64)
-    return N.getitem(out, ()) if ndim_of(x) == 0 else out
+    return scalar_if_0d(out)
 
 
 def _nan_to_num_array(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:
@@ -443,8 +449,7 @@ spell_composite(np.isneginf, ("isinf", "less"), lambda x, out=None: Composite(
 def _constant_answer(a: Any, value: bool) -> Any:
     """np.iscomplex / np.isreal of a real array: all ``value``; of a 0-d one a NumPy bool,
     as NumPy's ``res[()]`` and ``imag(x) == 0`` give."""
-    out = (N.ones if value else N.zeros)(shape_of(a), dtype=bool)
-    return N.getitem(out, ()) if ndim_of(a) == 0 else out
+    return scalar_if_0d((N.ones if value else N.zeros)(shape_of(a), dtype=bool))
 
 
 spell_composite(np.iscomplex, ("imag", "not_equal"), lambda x: Composite(

@@ -7,16 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 from .meta import TensorMeta, fake, ndim_of, normalize_one_axis, on_stand_ins, reject, shape_of
-from .numeric import _dtype
+from .numeric import _dtype, scalar_if_0d
 from .registry import (Composite, F, N, method_key, spell_composite, spell_masked,
                        ufunc_method_key)
 
 
 # ---- NaN-aware reductions -------------------------------------------------------------------
 
-# The literals below are floats on purpose: capture finds run-time scalars by identity, and
-# CPython shares small ints, so a literal 0 here would be mistaken for a run-time ddof=0
-# (np.nanvar(a, ddof=d) then filled NaNs with a later call's d).
+# (Capture specializes a run-time small int before a composite runs: ops/registry.py
+# Composite.passes_scalars; the float literals below predate that.)
 def _nan_filled(a: Any, fill: Any) -> Any:
     return N.where(N.isnan(a), fill, a) if _dtype(a).kind in "fc" else a
 
@@ -56,12 +55,6 @@ def _nanvar(a, axis, dtype, keepdims, ddof, root=False):
     return N.sqrt(out) if root else out
 
 
-def _scalar_if_0d(out):
-    """A reduction over every axis gives a NumPy scalar, as NumPy's does (``axis=None``,
-    or ``axis=0`` of a 1-D array): the sum of its one value; np.where gave a 0-d array."""
-    return N.sum(out) if ndim_of(out) == 0 else out
-
-
 def _nanextremum(which: str):
     reduce, fill = (N.max, -np.inf) if which == "max" else (N.min, np.inf)
 
@@ -73,7 +66,7 @@ def _nanextremum(which: str):
         best = reduce(_nan_filled(a, fill), axis=axis, keepdims=keepdims)
         all_nan = N.all(N.isnan(a), axis=axis, keepdims=keepdims)
         out = N.where(all_nan, np.nan, best)
-        return _scalar_if_0d(out)
+        return scalar_if_0d(out)
     return fn
 
 
@@ -298,7 +291,7 @@ def _nanarg(which: str):
         some = N.any(N.logical_not(N.isnan(a)), axis=axis, keepdims=keepdims)
         checked = F.nonzero_or_raise(some, message="All-NaN slice encountered")
         out = N.where(checked, best, best)   # the check stays in the graph
-        return _scalar_if_0d(out)
+        return scalar_if_0d(out)
     return fn
 
 
