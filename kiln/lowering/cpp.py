@@ -25,7 +25,7 @@ import numpy as np
 
 from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitter,  # noqa: F401
                       NameSource, call_cost, ctype, template)
-from .renderer import Renderer, renamed_by_position
+from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offsets
 from .sizes import printed_symbols, product, render as render_size
 from .fp_flags import fp_entries
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
@@ -104,6 +104,10 @@ class RenderedKernel:
     fp: tuple = ()          # what its floating-point flags can mean (lowering/fp_flags.py)
     fp_reads: tuple = ()    # the arguments it reads and does not overwrite (NaN checks)
     fp_opaque: bool = False  # it reads a NaN no check sees (a literal, an input it overwrites)
+    offsets: tuple = ()     # its memory indices' constant offsets, in order (renderer.resolve_offsets)
+    offsets_key: str = ""   # its text blind to them (CppRenderer.offsets_key)
+    offset_vary: tuple = ()  # the offsets (positions) its code takes as arguments, after the sizes
+    offset_args: tuple = ()  # their values for this launch
 
 
 @dataclass
@@ -200,19 +204,21 @@ def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     return print_kernel(plan_kernel(kernel, local, size_args, inplace))
 
 
-def print_kernel(plan: CppKernelPlan) -> RenderedKernel:
+def print_kernel(plan: CppKernelPlan, vary: tuple = ()) -> RenderedKernel:
     """The C++ text of a planned kernel (printed once). It takes as ``int64_t`` arguments
-    the size symbols its text names (of ``plan.size_args``, every symbol of the graph)."""
+    the size symbols its text names (of ``plan.size_args``, every symbol of the graph),
+    then the memory offsets at positions ``vary`` (renderer.share_identical)."""
     with printed_symbols() as used:
         used |= getattr(product(plan.kernel.frame.shape), "symbols", set())   # (plan.work)
-        return _print_kernel(plan, used)
+        return _print_kernel(plan, used, vary)
 
 
-def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
+def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel:
     kernel, inplace = plan.kernel, plan.inplace
     frame = kernel.frame
     local = plan.local
     names = NameSource(inplace)
+    names.mark_offsets = True
     lines = render_stages(plan, names)
 
     # (a kernel without outer loops runs one point; its variable is no size symbol's name)
@@ -256,6 +262,11 @@ def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
         cparams.append("int64_t")
         args.append(name)
         slots.append(f"a[{len(slots)}].i")
+    for k in vary:
+        params.append(f"int64_t k_off{k}")
+        cparams.append("int64_t")
+        args.append(f"k_off{k}")
+        slots.append(f"a[{len(slots)}].i")
     slots.append(f"(int)a[{len(slots)}].i")
     d0 = f"({loops[0][1]})" if "*" in loops[0][1] else loops[0][1]
     ops, sources = describe(kernel)
@@ -264,7 +275,8 @@ def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
              outer_parallel=bool(plan.outer_loops), work=plan.work, cost=plan.cost, grain=PARALLEL_GRAIN, d0=d0,
              align=64 if flat_pointwise and len(loops) == 1 else 1,
              min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2)
-    source = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
+    marked = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
+    source, offsets = resolve_offsets(marked, vary)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
     arg_codes = launch_codes(cparams + ["int"])
     if "?" not in arg_codes:
@@ -278,7 +290,9 @@ def _print_kernel(plan: CppKernelPlan, used: set) -> RenderedKernel:
     opaque = bool(inplace) or "nan" in k["body"].lower() or \
         any(b.name in written and b.kind != "computed" for b in buffers)
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
-                          size_args, tuple(args), keep_gil, fp_entries(kernel), reads, opaque)
+                          size_args, tuple(args), keep_gil, fp_entries(kernel), reads, opaque,
+                          offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),
+                          vary, tuple(offsets[i] for i in vary))
 
 
 def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int,
@@ -417,6 +431,12 @@ class CppRenderer(Renderer):
 
     def body_key(self, rendered: RenderedKernel) -> str:
         return renamed_by_position(rendered.source, rendered.name, rendered.params)
+
+    def offsets_key(self, rendered: RenderedKernel) -> str | None:
+        return rendered.offsets_key or None
+
+    def render_offsets(self, plan: CppKernelPlan, vary: tuple) -> RenderedKernel:
+        return print_kernel(plan, vary)
 
     def module_signature(self, kernels: list) -> str:
         return "\n".join(rk.cdef for rk in kernels)

@@ -205,6 +205,9 @@ class NameSource:
         # declarations made once per kernel call, before its loops (a divisor's magic
         # number): the C expression -> the name it is declared as
         self.hoisted: dict[str, str] = {}
+        # memory offsets written marked (Affine.render(mark=True)): the kernel printer
+        # (cpp.py) resolves them, to literals or to offset arguments
+        self.mark_offsets = False
 
     def hoist(self, expr: str) -> str:
         """A name for ``expr`` computed once before the kernel's loops."""
@@ -218,6 +221,10 @@ class NameSource:
     def temp(self) -> str:
         self.count += 1
         return f"t{self.count - 1}"
+
+    def at(self, index: Affine, rename: Callable | None) -> str:
+        """The text of a memory index (into a kernel argument's elements)."""
+        return index.render(rename, mark=self.mark_offsets)
 
     def arg(self, buf: Buffer) -> str:
         if buf.name in self.inplace:
@@ -274,13 +281,13 @@ class CppEmitter(OpsHandler):
             within = Affine(0, {v: c for v, c in index.terms.items() if v in inner})
             return self.assign(f"{array}[{within.render(self.rename)}]", buf.dtype)
         self.loads.append((buf, index))
-        element = f"{self.names.arg(buf)}[{index.render(self.rename)}]"
+        element = f"{self.names.arg(buf)}[{self.names.at(index, self.rename)}]"
         if np.dtype(buf.dtype).kind == "c":  # part by part: GCC vectorizes no struct copy
             return self.assign(f"{ctype(buf.dtype)}{{{element}.re, {element}.im}}", buf.dtype)
         if np.dtype(buf.dtype) == np.bool_:
             # read as a byte: GCC 12 vectorizes no loop that loads a C++ bool and also
             # works on wider types (np.where(mask, a, b) on float64 ran ~2x slower than NumPy)
-            element = f"((const uint8_t*){self.names.arg(buf)})[{index.render(self.rename)}]"
+            element = f"((const uint8_t*){self.names.arg(buf)})[{self.names.at(index, self.rename)}]"
         return self.assign(element, buf.dtype)
 
     def constant(self, value: Any, dtype: Any) -> str:

@@ -129,7 +129,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     within = Affine(0, {k: c for k, c in w.terms.items() if k in inner_names})
                     em.lines.append(f"{rowlocal[buf.name][0]}[{within.render(ren)}] = {v};")
                 elif local.get(buf.name) not in ("register", "scalar"):
-                    em.lines.append(f"{names.arg(buf)}[{w.render(ren)}] = {v};")
+                    em.lines.append(f"{names.arg(buf)}[{names.at(w, ren)}] = {v};")
                 continue
             if role == "scan":
                 in_order = True   # the running value goes from one element to the next
@@ -197,7 +197,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             locals_[buf.name] = red
             if local.get(buf.name) != "scalar":
                 w = write_index(node, "reduce", frame)
-                finish.append(f"{names.arg(buf)}[{w.render(ren)}] = {red};")
+                finish.append(f"{names.arg(buf)}[{names.at(w, ren)}] = {red};")
             post += [point_loop] + ["  " + f for f in finish] + ["}"] if blk else finish
         body = em.lines + updates
         if blk:  # the innermost loop runs the points: each has its own accumulators
@@ -297,13 +297,13 @@ def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSo
         if acc_dt.kind == "f":
             nan = ref if node.combine in ("max", "min") else elem
             keep = f"{keep} || __builtin_isnan({nan})"
-        return [f"const {c_type} {elem} = {v};", f"{ref} = ({keep}) ? {ref} : {elem};", f"{names.arg(node.buf)}[{write_index(node, 'scan', frame).render(ren)}] = {ref};"]
+        return [f"const {c_type} {elem} = {v};", f"{ref} = ({keep}) ? {ref} : {elem};", f"{names.arg(node.buf)}[{names.at(write_index(node, 'scan', frame), ren)}] = {ref};"]
     sign = "+" if node.combine == "sum" else "*"
     if acc_dt.kind in "iu":
         step = f"{ref} = ({c_type})((uint64_t){ref} {sign} (uint64_t)({v}));"
     else:
         step = f"{ref} = {ref} {sign} {v};"
-    return [step, f"{names.arg(node.buf)}[{write_index(node, 'scan', frame).render(ren)}] = {ref};"]
+    return [step, f"{names.arg(node.buf)}[{names.at(write_index(node, 'scan', frame), ren)}] = {ref};"]
 
 
 def _reduced_position(frame: Any) -> Affine:

@@ -24,6 +24,10 @@ import numpy as np
 from .sizes import Size, product, render as render_size
 
 
+# Around a marked index's constant (Affine.render(mark=True)); never in finished text.
+OFFSET_MARKS = ("\x01", "\x02")
+
+
 class Affine:
     """``const + sum(coef * var)``: an index into memory or into one dimension.
 
@@ -60,11 +64,17 @@ class Affine:
     def __hash__(self) -> int:
         return hash(self.key())
 
-    def render(self, rename: Callable[[dict[str, int]], list[tuple[str, int]]] | None = None) -> str:
+    def render(self, rename: Callable[[dict[str, int]], list[tuple[str, int]]] | None = None,
+               mark: bool = False) -> str:
+        """C-like text of the index. ``mark``: an int constant, zero included, is written
+        between OFFSET_MARKS (a renderer's kernels that differ only in such offsets can
+        share one build, the offsets passed as arguments: lowering/renderer.py)."""
         terms = rename(self.terms) if rename else sorted(self.terms.items())
         parts = []
         for v, c in terms:
             parts.append(v if isinstance(c, int) and c == 1 else f"{render_size(c)}*{v}")
+        if mark and isinstance(self.const, int):
+            return " + ".join(parts + [f"{OFFSET_MARKS[0]}{self.const}{OFFSET_MARKS[1]}"]).replace("+ -", "- ")
         if not _zero(self.const) or not parts:
             parts.append(render_size(self.const))
         return " + ".join(parts).replace("+ -", "- ")

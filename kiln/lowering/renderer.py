@@ -18,6 +18,7 @@ never changes (docs/adding_a_backend.md lists every member).
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 from typing import Any
@@ -78,6 +79,18 @@ class Renderer:
         name and parameter names): the module then holds the first and every launch of
         the others calls it (:func:`share_identical`). None: never shared."""
         return None
+
+    def offsets_key(self, rendered: Any) -> str | None:
+        """Like :meth:`body_key`, but blind to the constant offsets of the kernel's memory
+        indices (``rendered.offsets``): kernels with one such key differ only in those
+        offsets, and :func:`share_identical` builds one of them with the differing offsets
+        as arguments (:meth:`render_offsets`). None: never shared so."""
+        return None
+
+    def render_offsets(self, plan: Any, vary: tuple) -> Any:
+        """The kernel of ``plan`` with the offsets at positions ``vary`` (of
+        ``rendered.offsets``) taken as arguments after its size arguments."""
+        raise NotImplementedError
 
     def module_signature(self, kernels: list) -> str:
         """What the loader needs besides the module (C declarations for cffi)."""
@@ -152,26 +165,96 @@ def renamed_by_position(source: str, name: str, params: Any) -> str:
     return re.sub(pattern, lambda m: f"\0{index[m.group(0)]}", text)
 
 
-def share_identical(rendered: dict, renderer: Renderer) -> list:
+_MARKED = re.compile("( \\+ )?\x01(-?\\d+)\x02")
+
+
+def resolve_offsets(text: str, vary: tuple = ()) -> tuple[str, tuple]:
+    """``text`` with its marked offsets (loop_ir.Affine.render(mark=True)) written out,
+    and the offsets in order. The ones at positions ``vary`` become the arguments
+    ``k_off<position>``; the others are literals, written as an unmarked index would be."""
+    values: list[int] = []
+
+    def put(m: re.Match) -> str:
+        k, c, plus = len(values), int(m.group(2)), m.group(1)
+        values.append(c)
+        if k in vary:
+            return f" + k_off{k}" if plus else f"k_off{k}"
+        if not plus:
+            return str(c)
+        return "" if c == 0 else f" - {-c}" if c < 0 else f" + {c}"
+    return _MARKED.sub(put, text), tuple(values)
+
+
+def offsets_blind(text: str) -> str:
+    """``text`` with every marked offset the same (a key blind to the offsets)."""
+    return _MARKED.sub(" + \x01", text)
+
+
+def share_identical(rendered: dict, renderer: Renderer, plans: dict | None = None) -> list:
     """The kernels to build, one per distinct body (:meth:`Renderer.body_key`). An unrolled
     loop's steps lower to kernels that differ only in the buffers they are handed; each
     later one becomes an alias of the first (``rendered`` is updated: the same
     parameters, the first's name, so its launches call the first's function), and the
-    first's text says how many launches it serves."""
+    first's text says how many launches it serves.
+
+    With the kernels' ``plans``, kernels that differ only in their memory offsets
+    (:meth:`Renderer.offsets_key`: step k of ``for k in range(n): p[:] = np.minimum(p,
+    p[:, k, None] + p[k])`` reads column and row k) share one build too, which takes the
+    offsets that differ as arguments (``offset_args`` of each launch): 200 unrolled steps
+    build one kernel instead of 200 (g++ time is per kernel)."""
     first: dict[str, Any] = {}
-    served: dict[str, int] = {}
     built = []
     for name, rk in list(rendered.items()):
         key = renderer.body_key(rk)
         if key is not None and key in first:
             rendered[name] = dataclasses.replace(rk, name=first[key].name, source="", cdef="")
-            served[first[key].name] = served.get(first[key].name, 1) + 1
             continue
         if key is not None:
             first[key] = rk
         built.append(rk)
+    if plans is not None:
+        built = _share_offsets(rendered, renderer, plans, built)
+    served = collections.Counter(rk.name for rk in rendered.values())
     for rk in built:
-        if rk.name in served:
+        if served[rk.name] > 1:
             rk.source = (f"// (one build: this code runs as {served[rk.name]} kernels of the graph, "
-                         f"each launch with its own buffers)\n" + rk.source)
+                         f"each launch with its own buffers{' and offsets' if getattr(rk, 'offset_vary', ()) else ''})\n"
+                         + rk.source)
     return built
+
+
+def _share_offsets(rendered: dict, renderer: Renderer, plans: dict, built: list) -> list:
+    """``built`` with each group of kernels that differ only in memory offsets built once
+    (see :func:`share_identical`); ``rendered`` updated."""
+    groups: dict[str, list] = {}
+    for rk in built:
+        key = renderer.offsets_key(rk)
+        if key is not None:
+            groups.setdefault(key, []).append(rk)
+    shared: dict[str, Any] = {}   # a group member's name -> the group's build
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        vary = tuple(k for k in range(len(members[0].offsets))
+                     if len({rk.offsets[k] for rk in members}) > 1)
+        one = renderer.render_offsets(plans[members[0].name], vary)
+        for rk in members:
+            shared[rk.name] = one
+    if not shared:
+        return built
+    for name, rk in list(rendered.items()):
+        one = shared.get(rk.name)
+        if one is None:
+            continue
+        args = tuple(rk.offsets[k] for k in one.offset_vary)
+        rendered[name] = one if name == one.name else dataclasses.replace(
+            rk, name=one.name, source="", cdef="", codes=one.codes, params=one.params,
+            offset_args=args)
+    out = []
+    for rk in built:
+        one = shared.get(rk.name)
+        if one is None:
+            out.append(rk)
+        elif rk.name == one.name:
+            out.append(one)
+    return out

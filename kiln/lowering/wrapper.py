@@ -187,6 +187,8 @@ class WrapperCode:
                         self.lines.append(f"{a.name} = {self._allocate(a.buf)}")
                 args = [self.renderer.pointer(b) for b in rk.buffers] + [s.name for s in rk.scalars]
                 args += list(rk.size_args)   # the sizes this kernel's code names
+                # the memory offsets of this launch, where its code is shared (renderer.py)
+                args += [str(v) for v in getattr(rk, "offset_args", ())]
                 self.lines.append(self.renderer.launch(rk, args))
             elif getattr(item, "window_of", None) is not None:
                 # the kernel before stored the write into the caller's array itself
@@ -335,7 +337,7 @@ class WrapperCode:
             if not isinstance(item, Kernel):
                 return None
             rk = self.rendered[item.name]
-            if rk.size_args:
+            if rk.size_args or getattr(rk, "offset_args", ()):
                 return None
             for a in plan.allocations.get(step, ()):
                 if a.how in ("inplace", "reuse") and a.source in where:

@@ -103,3 +103,76 @@ def test_shared_kernels_writing_arguments_in_place_leave_numpys_arguments():
     [art] = [c.kiln_artifact for c in seen]
     launches = _launches(art.wrapper)
     assert len(set(launches)) < len(launches), art.wrapper
+
+
+def floyd_warshall(path):   # npbench's: step k reads column k and row k
+    for k in range(path.shape[0]):
+        path[:] = np.minimum(path[:], np.add.outer(path[:, k], path[k, :]))
+
+
+def column_smoothing(a, b):  # step k reads columns k - 1..k + 1 of a, writes column k of b
+    for k in range(1, a.shape[1] - 1):
+        b[:, k] = (a[:, k - 1] + a[:, k] + a[:, k + 1]) / 3.0
+    return b
+
+
+def reversed_relax(path):  # floyd_warshall's step over reversed views: offsets count down
+    n = path.shape[0]
+    for k in range(n):
+        path[:] = np.minimum(path, np.add.outer(path[::-1, k], path[n - 1 - k, ::-1]) * 0.75)
+    return path
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_steps_that_differ_in_their_offsets_share_one_build(dtype):
+    """Each step of floyd_warshall lowers to a kernel whose text differs from the others'
+    only in the constant offsets of two loads (column k, row k): one kernel is built,
+    taking the offsets that differ as arguments, and every launch passes its own."""
+    n = 9
+    path = np.random.default_rng(4).integers(1, 50, (n, n)).astype(dtype)
+    compiled, seen = _compiled(floyd_warshall)
+    want, got = path.copy(), path.copy()
+    floyd_warshall(want)
+    assert compiled(got) is None
+    assert_same("path", want, got, rtol=0, atol=0)
+    [art] = [c.kiln_artifact for c in seen]
+    launches = re.findall(r"^\s+(kiln_fused\w*)\((.*)\)$", art.wrapper.split("def call")[1], re.M)
+    assert len(launches) == n and len({name for name, _ in launches}) == 1, art.wrapper
+    assert art.cpp.count('extern "C" void kiln_fused') == 2     # the kernel and its packed entry
+    assert f"this code runs as {n} kernels of the graph, each launch with its own buffers and offsets" in art.cpp
+    offsets = [tuple(int(v) for v in args.split(", ")[2:-1]) for _, args in launches]
+    assert offsets == [(k, k * n) for k in range(n)], offsets    # column k, row k
+    assert re.search(r"int64_t k_off\d+, int64_t k_off\d+, int nthreads\)", art.cpp), art.cpp
+    again = np.random.default_rng(5).integers(1, 50, (n, n)).astype(dtype)
+    want = again.copy()
+    floyd_warshall(want)
+    compiled(again)
+    assert_same("path again", want, again, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("fn", [column_smoothing, reversed_relax], ids=lambda f: f.__name__)
+def test_offset_shared_steps_match_numpy(fn):
+    rng = np.random.default_rng(6)
+    args = [rng.standard_normal((7, 5)) for _ in range(2)] if fn is column_smoothing else [rng.standard_normal((6, 6))]
+    want_args = [a.copy() for a in args]
+    compiled, seen = _compiled(fn)
+    assert_same(fn.__name__, fn(*want_args), compiled(*args), rtol=0, atol=0)
+    for w, a in zip(want_args, args):
+        assert_same("argument", w, a, rtol=0, atol=0)
+    [art] = [c.kiln_artifact for c in seen]
+    launches = _launches(art.wrapper)
+    assert len(launches) >= 3 and len(set(launches)) == 1, art.wrapper   # one build
+
+
+def test_resolved_offsets_read_as_an_unmarked_index():
+    from kiln.lowering.loop_ir import Affine
+    from kiln.lowering.renderer import offsets_blind, resolve_offsets
+    for index in [Affine(0, {"x0": 6, "x1": 1}), Affine(5, {"x0": 6}), Affine(-3, {"x1": 1}),
+                  Affine(7), Affine(0), Affine(2, {"x0": -1})]:
+        marked = f"p[{index.render(mark=True)}] = q[{index.render(mark=True)}];"
+        plain = f"p[{index.render()}] = q[{index.render()}];"
+        assert resolve_offsets(marked) == (plain, (index.const, index.const))
+        text, _ = resolve_offsets(marked, vary=(1,))
+        assert text == f"p[{index.render()}] = q[{index.render(mark=True).split(chr(1))[0]}k_off1];"
+    assert offsets_blind(f"p[{Affine(4, {'x0': 1}).render(mark=True)}]") == \
+        offsets_blind(f"p[{Affine(-9, {'x0': 1}).render(mark=True)}]")
