@@ -9,6 +9,8 @@ function around these statements.
 """
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 import numpy as np
@@ -221,7 +223,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             for acc, v, c_type in terms:
                 fn = acc.replace("acc", "term")
                 lines.append(f"auto {fn} = [&](int64_t {var}) -> {c_type} {{")
-                lines += ["  " + b for b in em.lines] + [f"  return {v};", "};"]
+                lines += ["  " + b for b in _needed(em.lines, v)] + [f"  return {v};", "};"]
                 if plan.split_inner:
                     lines.append(f"{acc} += kiln_pairwise_threads<{c_type}>({fn}, {n}, (int64_t){plan.work} * "
                                  f"{plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1);")
@@ -242,6 +244,26 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             lines += _loop_nest(inner, body, clauses, parallel=False, simd=not in_order)
         lines += post
     return lines
+
+
+_DEFINITION = re.compile(r"(?:const )?[A-Za-z_][\w:<>]*\s+(t\d+)\s*=\s*(.+);")
+_TEMP = re.compile(r"\bt\d+\b")
+
+
+def _needed(body: list[str], value: str) -> list[str]:
+    """The statements of ``body`` that ``value`` depends on, in order: a pairwise sum's term
+    function computes its own term only. (Each of np.mean(x[mask_i]) for 100 masks became
+    a term function holding all 100 masks: text, g++ time and work grew as the square.)
+    Statements other than one temporary's definition are all kept, with what they read."""
+    need = set(_TEMP.findall(value))
+    kept = []
+    for line in reversed(body):
+        m = _DEFINITION.fullmatch(line.strip())
+        if m is not None and m.group(1) not in need:
+            continue
+        need |= set(_TEMP.findall(line if m is None else m.group(2)))
+        kept.append(line)
+    return kept[::-1]
 
 
 def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[set, bool]:

@@ -33,8 +33,10 @@ def test_one_unit_when_one_job_one_kernel_or_little_text(n, chars, jobs):
 
 
 def floyd_warshall(path):
+    # "+ k": each step's kernel differs in a constant, not only in its offsets (which
+    # would share one build: lowering/renderer.py share_identical), so the module is long
     for k in range(path.shape[0]):
-        path[:] = np.minimum(path[:], np.add.outer(path[:, k], path[k, :]))
+        path[:] = np.minimum(path[:], np.add.outer(path[:, k], path[k, :]) + k)
     return path.sum()
 
 
