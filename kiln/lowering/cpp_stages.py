@@ -266,6 +266,10 @@ def _needed(body: list[str], value: str) -> list[str]:
     return kept[::-1]
 
 
+# The most sums of one stage added in NumPy's pairwise order (each its own pass)
+MAX_PAIRWISE_SUMS = 8
+
+
 def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[set, bool]:
     """The sums of this stage added in NumPy's pairwise order, in their own dtype
     (kiln_pairwise), and whether they are the whole stage. A float sum into a result of its
@@ -290,6 +294,10 @@ def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[se
                 and np.dtype(plan.accumulators[node.buf.name]) in (f64, np.dtype(node.buf.dtype)) \
                 and not (n is not None and n < 8 and np.dtype(node.src.dtype) == f64):
             picked.add(node)
+    if len(picked) > MAX_PAIRWISE_SUMS:
+        # each is a pass of its own and a template instance (~0.1 s of g++): a stage of
+        # many sums (a histogram's bins' masked means) keeps them in its one loop
+        return set(), False
     return picked, len(picked) == len(members)
 
 
