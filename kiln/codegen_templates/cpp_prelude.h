@@ -19,6 +19,39 @@ static void kiln_note_fork(void) { kiln_in_forked_child = 1; }
 __attribute__((constructor)) static void kiln_watch_fork(void) { pthread_atfork(0, 0, kiln_note_fork); }
 extern "C" __attribute__((weak)) void kiln_forked_child(void) { kiln_in_forked_child = 1; }
 
+// Busy cores. A parallel region ends when every thread of its team has passed its end, so a
+// helper thread whose core another process holds delays the kernel by a scheduler time
+// slice, however little work it was left (dynamic chunks): under load (pytest -n, a process
+// pool, a busy machine) a 0.1 ms kernel on two threads took 3-15 ms. Each thread of a
+// region notes when it started; a helper that started KILN_LATE_US after the launch makes
+// this library's kernels run on the calling thread alone for KILN_SERIAL_US, then try again.
+// (Per translation unit; the launch reads one relaxed atomic unless it is backing off.)
+// KILN_LATE_US in the environment when the library loads sets the threshold (a negative
+// one: every helper is late; tests).
+#define KILN_SERIAL_US 200000
+static int64_t kiln_late_us = 200;
+static int64_t kiln_serial_until = 0;   // omp_get_wtime microseconds; 0: no helper was late
+extern "C" char* getenv(const char*) noexcept;
+__attribute__((constructor)) static void kiln_read_late_us(void) {
+    const char* v = getenv("KILN_LATE_US");
+    if (!v || !*v) return;
+    int64_t sign = *v == '-' ? -1 : 1, n = 0;
+    for (v += *v == '-'; *v >= '0' && *v <= '9'; v++) n = n * 10 + (*v - '0');
+    kiln_late_us = sign * n;
+}
+static inline int64_t kiln_now_us() { return (int64_t)(omp_get_wtime() * 1e6); }
+static inline int kiln_team(int nthreads) {
+    const int64_t until = __atomic_load_n(&kiln_serial_until, __ATOMIC_RELAXED);
+    return until != 0 && kiln_now_us() < until ? 1 : nthreads;
+}
+static inline void kiln_arrived(int64_t launched) {
+    if (omp_get_thread_num() == 0) return;
+    const int64_t now = kiln_now_us();
+    if (now - launched > kiln_late_us) __atomic_store_n(&kiln_serial_until, now + KILN_SERIAL_US, __ATOMIC_RELAXED);
+}
+// The team a kernel of this library would take now (tests read it through cffi).
+extern "C" __attribute__((weak)) int kiln_team_now(int nthreads) { return kiln_team(nthreads); }
+
 // One argument of a kernel's packed entry (called by kiln/runtime/launch.c).
 union kiln_slot { void* p; int64_t i; uint64_t u; double d; float f; };
 
@@ -131,8 +164,13 @@ template <typename T, typename F> static T kiln_pairwise_threads(const F& f, int
     }
     T s[8];
     unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
-    #pragma omp parallel for num_threads(k) reduction(|:fp)
-    for (int j = 0; j < k; j++) { kiln_fp_take(); s[j] = kiln_pairwise<T>(f, lo[j], len[j]); fp |= kiln_fp_take(); }
+    const int64_t launched = kiln_now_us();
+    #pragma omp parallel num_threads(k) reduction(|:fp)
+    {
+        kiln_arrived(launched);
+        #pragma omp for schedule(dynamic, 1)
+        for (int j = 0; j < k; j++) { kiln_fp_take(); s[j] = kiln_pairwise<T>(f, lo[j], len[j]); fp |= kiln_fp_take(); }
+    }
     kiln_fp_put(fp);
     for (; k > 1; k /= 2)
         for (int j = 0; j < k / 2; j++) s[j] = s[2 * j] + s[2 * j + 1];

@@ -352,8 +352,11 @@ def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
     out = []
     for depth, (v, n) in enumerate(loops):
         if parallel and depth == 0:
-            out.append("#pragma omp parallel for" + (" simd" if len(loops) == 1 else "")
-                       + "".join(" " + c for c in clauses) + " num_threads(nthreads)")
+            # (each thread notes when it started: cpp_prelude.h, busy cores)
+            out += ["{", "const int64_t launched = kiln_now_us();",
+                    "#pragma omp parallel num_threads(nthreads)", "{", "kiln_arrived(launched);",
+                    "#pragma omp for" + (" simd" if len(loops) == 1 else "")
+                    + "".join(" " + c for c in clauses)]
         elif depth == len(loops) - 1 and _short(n):
             # A short fixed trip count (softmax over 10 classes): SIMD lanes would mostly
             # be prologue and remainder; unrolled, the row is straight-line code.
@@ -366,7 +369,7 @@ def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
         out.append("  " * depth + f"for (int64_t {v} = 0; {v} < {n}; ++{v}) {{")
     out += ["  " * len(loops) + line for line in body]
     out += ["  " * d + "}" for d in reversed(range(len(loops)))]
-    return out
+    return out + ["}", "}"] if parallel else out
 
 
 # Inner loops of at most this many iterations (known at compile time) are unrolled
