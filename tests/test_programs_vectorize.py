@@ -10,7 +10,6 @@ once), size-0 inputs raise without ``otypes``, results are cast into ``otypes``.
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -317,18 +316,7 @@ BREAKS = {"vec_type_depends_on_data": "result type",
           "vec_returns_differ_in_type": "result type"}
 
 
-# A known gap of the loop machinery on 3.12+ (not of np.vectorize): an inner ``for`` whose
-# body ends in an ``if`` without ``else`` jumps back from both sides there, which the
-# branch merge does not join ("an if/else whose sides do not meet"), so the call breaks
-# and NumPy runs it (its values are checked above on every version).
-_PY312_GAPS = {"vec_inner_loop"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(
-        sys.version_info >= (3, 12) and n in _PY312_GAPS, strict=True,
-        reason="3.12+ bytecode: an if at the end of an inner loop's body (see _PY312_GAPS)"))
-    for n in COMPILED])
+@pytest.mark.parametrize("name", COMPILED)
 def test_vectorize_is_one_loop_node(name):
     fn, calls = PROGRAMS[name]
     args = calls[0]

@@ -18,6 +18,7 @@ from ..ir import Graph
 from ..ops import REGISTRY, TensorMeta
 from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
 from .breaks import BreakGraph
+from .bytecode_facts import COND_JUMPS
 from .loop_branches import _WIDENS
 from .loop_returns import (RET, RETURNED, _constant_return, _only_returns, _return_after,
                            _return_names, _returns)
@@ -130,7 +131,8 @@ def try_loop(tx, inst, it: RangeIteratorVariable) -> bool:
     if all(isinstance(b, ConstantVariable) for b in it.bounds):
         if not all(isinstance(b.value, int) for b in it.bounds):
             return False
-        if len(range(start.value, stop.value, step.value)) < MIN_TRIP:
+        if len(range(start.value, stop.value, step.value)) < MIN_TRIP \
+                and not _branches_in_a_body(tx, inst):
             return False
     if any(not isinstance(_type_of(b), int) or isinstance(_type_of(b), bool) for b in (start, stop)):
         return False
@@ -141,6 +143,16 @@ def try_loop(tx, inst, it: RangeIteratorVariable) -> bool:
     region = Region(inst.index + 1, inst.index, inst.index + 1, inst.target, inst.target,
                     nxt.arg if nxt.opname == "STORE_FAST" and isinstance(nxt.arg, str) else "i")
     return _attempt(tx, region, it.bounds, snap, {}, "loop unrolled")
+
+
+def _branches_in_a_body(tx, inst) -> bool:
+    """Is the loop at FOR_ITER ``inst`` inside a loop body being traced, with a conditional
+    jump in its own body? Unrolled, a ``break`` on a computed value would leave the copies
+    of the loop on one path only, which no branch merge joins: a short loop like that is
+    tried as a node too (it unrolls as before where the node fails)."""
+    if tx.output.loop_trace is None:
+        return False
+    return any(i.opname in COND_JUMPS for i in tx.decoded.instructions[inst.index + 1:inst.target])
 
 
 def _python_int(tx, bound: VariableTracker) -> VariableTracker:
