@@ -113,6 +113,53 @@ def nested_ifs_in_inner(v, w):
     return s
 
 
+def halvings(v):
+    n = 0
+    t = abs(v)
+    while t > 0.5:
+        t = t * 0.5
+        n += 1
+    return n
+
+
+def halvings_capped(v):
+    """A while loop with a break and a continue."""
+    n = 0
+    t = v
+    while t > 0.1:
+        t = t * 0.75
+        if n > 6:
+            break
+        n += 1
+        if t < 1.0:
+            continue
+        t = t - 0.125
+    return n, t
+
+
+def newton_sqrt(v):
+    """A while loop on a convergence test whose first test is always true."""
+    g = 1.0
+    err = 1.0
+    while err > 1e-12:
+        nxt = 0.5 * (g + v / g)
+        err = abs(nxt - g)
+        g = nxt
+    return g
+
+
+def while_under_if(v, w):
+    s = 0.0
+    if v > w:
+        t = v
+        while t > w:
+            t = t - 1.0
+            s += t
+    else:
+        s = w
+    return s
+
+
 # -- through np.vectorize ----------------------------------------------------------------
 
 @program((rn(20),), (np.arange(-4, 5),), (rn(3, 4, dtype=np.float32),))
@@ -143,6 +190,21 @@ def vec_break_continue(x):
 @program((rn(4, 5), rn(5)))
 def vec_nested_ifs(x, y):
     return np.vectorize(nested_ifs_in_inner)(x, y)
+
+
+@program((rn(20),), (np.array([0.0, 0.5, 0.51, 1e6]),))
+def vec_while_in_element(x):
+    return np.vectorize(halvings)(x), np.vectorize(halvings_capped)(x)
+
+
+@program((np.abs(rn(20)) + 0.1,))
+def vec_newton(x):
+    return np.vectorize(newton_sqrt)(x)
+
+
+@program((rn(4, 5), rn(5)))
+def vec_while_under_if(x, y):
+    return np.vectorize(while_under_if)(x, y)
 
 
 # -- in a hand-written loop --------------------------------------------------------------
@@ -190,6 +252,43 @@ def loop_rows_inner_if_else_at_end(a):
             else:
                 total[i] -= 1.0
     return total
+
+
+@program((rn(16),), (np.array([0.0, 0.5, 0.51, 1e6, -3.0]),))
+def loop_while_in_body(x):
+    out = np.zeros(x.shape[0], dtype=np.int64)
+    for i in range(x.shape[0]):
+        n = 0
+        t = x[i]
+        while t > 0.5:
+            t = t * 0.5
+            n += 1
+        out[i] = n
+    return out
+
+
+@program((rn(16),))
+def loop_while_with_break_in_body(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        t = x[i]
+        k = 0
+        while t > 0.0:
+            t -= 0.7
+            k += 1
+            if k >= 3:
+                break
+        out[i] = t + k
+    return out
+
+
+@program((rn(12),))
+def loop_calls_while_helpers(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        n, t = halvings_capped(x[i])
+        out[i] = n + t + newton_sqrt(abs(x[i]) + 0.5)
+    return out
 
 
 test_program = program_test(PROGRAMS, BACKENDS)

@@ -438,9 +438,10 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
         active = outer_trace.active
         if region.cont is None:
             bounds = (bounds[0], apply_scalar(tx, "select", [active, bounds[1], bounds[0]]), bounds[2])
-        elif type(types[COND]) is bool:
+        elif type(types[COND]) in (bool, np.bool_):
+            stop_now = type(types[COND])(not region.cont)
             start = dict(start, **{COND: apply_scalar(tx, "select", [
-                active, start[COND], ConstantVariable(not region.cont)])})
+                active, start[COND], ConstantVariable(stop_now)])})
         else:
             raise LoopFallback("a while loop whose test is not a bool, under a data-dependent branch")
     bounds = tuple(b.value if isinstance(b, ConstantVariable) else graph_value(tx, b) for b in bounds)

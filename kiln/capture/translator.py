@@ -265,7 +265,9 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
             return   # a while loop's test, traced as a graph while loop (capture/graph_while.py)
         if self.output.loop_trace is not None and getattr(value, "loop_value", False):
             from .loop_branches import branch   # a data-dependent if/else in a loop body
-            branch(self, inst, value, when)
+            from .loop_heads import try_while   # or a while loop's test there: a nested node
+            if not try_while(self, inst, value, when):
+                branch(self, inst, value, when)
             return
         if self.output.loop_trace is None and (getattr(value, "loop_value", False) or (
                 isinstance(value, ArrayVariable) and value.scalar and not value.tensor
