@@ -115,8 +115,17 @@ def _contents(v: Any) -> Any:
     return _Unread(v.appended) if getattr(v, "unread", False) else list(v.item_list)
 
 
+def user_location(tx) -> tuple:
+    """``tx.location()``, or where kiln's own polyfill (np.vectorize's element loop) was
+    called from: explain's notes and a kernel's comment name the user's line."""
+    from ..ops import polyfills
+    while tx.parent is not None and tx.code.co_filename == polyfills.__file__:
+        tx = tx.parent
+    return tx.location()
+
+
 def _note(tx, text: str) -> None:
-    filename, lineno, line = tx.location()
+    filename, lineno, line = user_location(tx)
     tx.output.loop_notes.append(f"{filename.rsplit('/', 1)[-1]}:{lineno}: {text}  [{line.strip()}]")
 
 
@@ -425,7 +434,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     n_scalars = len(names)
     body = LoopBody(graph, n_scalars + len(written),
                     tuple(range(n_scalars, n_scalars + len(written))),
-                    where=f"{tx.location()[0]}:{tx.location()[1]}", cont=region.cont,
+                    where="{}:{}".format(*user_location(tx)), cont=region.cont,
                     brk=names.index(BRK) if BRK in names else None)
     _guard_no_aliasing(tx, written, read)
 
@@ -454,7 +463,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
         vals.append(TensorMeta((), ex.dtype) if outer_trace is None and isinstance(ex, np.generic) else ex)
     vals += [s.tracker.meta for s in written]
     node = enclosing.call(REGISTRY["loop"], bounds + (tuple(inits), tuple(operands)), {"body": body},
-                          val=tuple(vals), source=tx.location())
+                          val=tuple(vals), source=user_location(tx))
     node.meta["loop_body"] = body
     flag = None
     results = {}
