@@ -160,6 +160,39 @@ def while_under_if(v, w):
     return s
 
 
+def while_if_else_at_end(v):
+    n = 0
+    t = abs(v) * 4
+    while t > 0.5:
+        n += 1
+        if t > 3.0:
+            t = t * 0.25
+        else:
+            t = t * 0.5
+    return n
+
+
+def while_in_for(v):
+    n = 0
+    for k in range(5):
+        t = abs(v) + k
+        while t > 1.0:
+            t = t - 1.0
+            n += 1
+    return n
+
+
+def for_in_while(v):
+    n = 0
+    t = abs(v) * 3
+    while t > 1.0:
+        for k in range(4):
+            if t > k:
+                n += 1
+        t = t - 1.0
+    return n
+
+
 # -- through np.vectorize ----------------------------------------------------------------
 
 @program((rn(20),), (np.arange(-4, 5),), (rn(3, 4, dtype=np.float32),))
@@ -195,6 +228,12 @@ def vec_nested_ifs(x, y):
 @program((rn(20),), (np.array([0.0, 0.5, 0.51, 1e6]),))
 def vec_while_in_element(x):
     return np.vectorize(halvings)(x), np.vectorize(halvings_capped)(x)
+
+
+@program((rn(20),), (np.arange(-6, 6),))
+def vec_while_and_for_nests(x):
+    return (np.vectorize(while_if_else_at_end)(x), np.vectorize(while_in_for)(x),
+            np.vectorize(for_in_while)(x))
 
 
 @program((np.abs(rn(20)) + 0.1,))
