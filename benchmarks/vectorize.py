@@ -1,7 +1,9 @@
 """``KILN_NUM_THREADS=1 python -m benchmarks.vectorize [--rounds N]``: np.vectorize of a
 scalar Python function (NumPy calls it once per element) against the same call under
 ``kiln.compile`` (one loop node, kiln/capture/vectorize.py) and against the loop written
-by hand under ``kiln.compile``, on 1e3..1e6 float64 elements. Rounds run the systems in a
+by hand under ``kiln.compile``, on 1e3..1e6 float64 elements. ``count_above`` has a short
+inner loop ending in an if (a nested node since 3.12's bytecode is joined), ``halvings``
+a while loop on the element (a nested while node). Rounds run the systems in a
 fresh random order; the table shows medians and ratios from the same rounds, and checks
 that each result equals NumPy's exactly.
 """
@@ -27,7 +29,25 @@ def hinge(v, m):
     return 0.0
 
 
+def count_above(v):
+    n = 0
+    for k in range(3):
+        if v > k * 0.5:
+            n += 1
+    return n
+
+
+def halvings(v):
+    n = 0
+    t = abs(v) * 8.0
+    while t > 0.5:
+        t = t * 0.5
+        n += 1
+    return n
+
+
 v_relu_sq, v_hinge = np.vectorize(relu_sq), np.vectorize(hinge)
+v_count_above, v_halvings = np.vectorize(count_above), np.vectorize(halvings)
 
 
 def vec_one(x, y):
@@ -36,6 +56,28 @@ def vec_one(x, y):
 
 def vec_two(x, y):
     return v_hinge(x, y)
+
+
+def vec_count(x, y):
+    return v_count_above(x)
+
+
+def vec_halvings(x, y):
+    return v_halvings(x)
+
+
+def hand_count(x, y):
+    out = np.empty(x.shape[0], dtype=np.int64)
+    for i in range(x.shape[0]):
+        out[i] = count_above(x[i])
+    return out
+
+
+def hand_halvings(x, y):
+    out = np.empty(x.shape[0], dtype=np.int64)
+    for i in range(x.shape[0]):
+        out[i] = halvings(x[i])
+    return out
 
 
 def hand_one(x, y):
@@ -57,9 +99,15 @@ def hand_two(x, y):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=7)
-    rounds = ap.parse_args().rounds
+    ap.add_argument("--only", default="", help="comma list of case names (relu_sq,hinge,...)")
+    args = ap.parse_args()
+    rounds, only = args.rounds, [s for s in args.only.split(",") if s]
     rng = np.random.default_rng(0)
-    for name, vec, hand in (("relu_sq(x)", vec_one, hand_one), ("hinge(x, m)", vec_two, hand_two)):
+    for name, vec, hand in (("relu_sq(x)", vec_one, hand_one), ("hinge(x, m)", vec_two, hand_two),
+                            ("count_above(x)", vec_count, hand_count),
+                            ("halvings(x)", vec_halvings, hand_halvings)):
+        if only and not any(name.startswith(o) for o in only):
+            continue
         systems = {"numpy": vec, "kiln": kiln.compile(vec), "kiln hand loop": kiln.compile(hand)}
         for n in (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6):
             x, y = rng.standard_normal(n), rng.standard_normal(n)

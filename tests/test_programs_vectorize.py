@@ -10,7 +10,6 @@ once), size-0 inputs raise without ``otypes``, results are cast into ``otypes``.
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -262,6 +261,43 @@ def vec_type_depends_on_data(x):
     return np.vectorize(_data_dependent)(x)
 
 
+def _root_or_negated(v):
+    return math.sqrt(v) * 2.0 if v > 0 else -v
+
+
+def _parts(v):
+    return v.real * 2 + v.imag, v.imag
+
+
+@program((rn(20),), (np.arange(-4, 5),), (rn(6, dtype=f32),), (np.array([True, False]),))
+def vec_math_on_elements(x):
+    """math.sqrt/math.fabs of elements (Python floats, as CPython's libm gives them), the
+    sqrt only on the path where its operand is positive."""
+    return (np.vectorize(lambda v: math.fabs(v) + math.sqrt(abs(v)))(x),
+            np.vectorize(_root_or_negated)(x))
+
+
+@program((np.abs(rn(12)),), (np.array([4.0, -1.0, 9.0]),))
+def vec_math_sqrt_raises(x):
+    """math.sqrt of a negative element raises Python's ValueError (math domain error)."""
+    return np.vectorize(lambda v: math.sqrt(v))(x)
+
+
+@program((rn(10),), (np.arange(-3, 4),), (rn(5, dtype=f32),), (np.array([True, False]),))
+def vec_real_imag(x):
+    """``.real``/``.imag`` of a real element: itself (a bool's as an int) and a zero of its
+    type (NumPy scalar on the first call, Python number on every element)."""
+    return np.vectorize(_parts)(x)
+
+
+@program((rn(10), rn(10)), (np.arange(-3, 4), np.arange(7)[::-1]))
+def vec_min_max_builtins(x, y):
+    """min/max of two elements of one type; with a float literal, otypes fixes the dtype
+    (without it the first element's type decides: int or float, the data's choice)."""
+    return (np.vectorize(lambda v, w: max(v, w) - min(v, w))(x, y),
+            np.vectorize(lambda v: min(v, 1.0), otypes=[float])(x))
+
+
 def _math_call(v):
     return math.exp(-v * v)
 
@@ -306,7 +342,8 @@ COMPILED = ["vec_relu", "vec_clip_broadcast", "vec_three_args", "vec_first_eleme
             "vec_two_outputs", "vec_raises_in_element", "vec_int_of_float", "vec_decorated",
             "vec_decorator_otypes", "vec_built_inside", "vec_built_inside_otypes",
             "vec_empty_with_otypes", "vec_return_in_branch", "vec_elif_returns",
-            "loop_calling_a_helper_with_returns"]
+            "loop_calling_a_helper_with_returns", "vec_math_on_elements", "vec_math_sqrt_raises",
+            "vec_real_imag", "vec_min_max_builtins"]
 
 BREAKS = {"vec_type_depends_on_data": "result type",
           "vec_side_effect": "np.vectorize",
@@ -317,18 +354,7 @@ BREAKS = {"vec_type_depends_on_data": "result type",
           "vec_returns_differ_in_type": "result type"}
 
 
-# A known gap of the loop machinery on 3.12+ (not of np.vectorize): an inner ``for`` whose
-# body ends in an ``if`` without ``else`` jumps back from both sides there, which the
-# branch merge does not join ("an if/else whose sides do not meet"), so the call breaks
-# and NumPy runs it (its values are checked above on every version).
-_PY312_GAPS = {"vec_inner_loop"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(
-        sys.version_info >= (3, 12) and n in _PY312_GAPS, strict=True,
-        reason="3.12+ bytecode: an if at the end of an inner loop's body (see _PY312_GAPS)"))
-    for n in COMPILED])
+@pytest.mark.parametrize("name", COMPILED)
 def test_vectorize_is_one_loop_node(name):
     fn, calls = PROGRAMS[name]
     args = calls[0]
@@ -338,6 +364,10 @@ def test_vectorize_is_one_loop_node(name):
     assert not any("polyfills" in g for g in report.guards), report.guards
     if "empty" not in name:   # (no element: no loop)
         assert any("loop" in ops for ops in report.ops_per_graph), report.ops_per_graph
+    # explain's notes and the kernels' comments name the user's line, not the polyfill's
+    assert not any("polyfills.py" in note for note in report.loops), report.loops
+    bodies = [n.meta["loop_body"] for g in report.graphs for n in g.nodes if "loop_body" in n.meta]
+    assert all(b.where.startswith(__file__ + ":") for b in bodies), [b.where for b in bodies]
 
 
 @pytest.mark.parametrize("name", list(BREAKS))

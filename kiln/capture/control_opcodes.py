@@ -9,10 +9,39 @@ from .graph_breaks import try_break_loop
 from .graph_loop import try_graph_loop
 from .loop_node import try_loop
 from .loops import RangeIteratorVariable, range_iterator
+from .variables.arrays import ArrayVariable
+from .variables.base import ConstantVariable
 from .variables.containers import DictVariable, IteratorVariable, make_iterator
 
 
 class ControlOpcodes:
+    def jump_if(self, inst, value, when: bool) -> None:
+        """A conditional jump taken when ``value``'s truth is ``when``: a while loop's test
+        or a data-dependent branch in a loop body where capture has one, else decided
+        now (by a guard when ``value`` is a run-time value)."""
+        chain = self.__dict__.get("while_tests")
+        if chain is not None and self.output.loop_trace is None and chain.take(self, inst, value, when):
+            return   # a while loop's test, traced as a graph while loop (capture/graph_while.py)
+        if self.output.loop_trace is not None and getattr(value, "loop_value", False):
+            from .loop_branches import branch   # a data-dependent if/else in a loop body
+            from .loop_heads import try_while   # or a while loop's test there: a nested node
+            if not try_while(self, inst, value, when):
+                branch(self, inst, value, when)
+            return
+        if self.output.loop_trace is None and (getattr(value, "loop_value", False) or (
+                isinstance(value, ArrayVariable) and value.scalar and not value.tensor
+                and value.node.kind == "call")):
+            from .graph_while import try_jump
+            from .loop_heads import try_while, try_while_head   # a while loop's test on computed values
+            if try_while(self, inst, value, when) or try_while_head(self, inst, value) \
+                    or try_jump(self, inst, value, when):
+                return
+        if not isinstance(value, ConstantVariable):
+            self.runtime_test = inst.index   # a while loop's first test? (loop_heads.note_head)
+        if value.truth(self) == when:
+            self.ip = inst.target
+
+    # -- iteration -----------------------------------------------------------------------
     def GET_ITER(self, inst):
         obj = self.pop()
         if isinstance(obj, IteratorVariable):

@@ -307,7 +307,11 @@ def branch(tx, inst, cond: ScalarValueVariable, when: bool) -> None:
         join = _run_side(tx, trace, None, k + 1, t)            # the side that falls through
     except PathEnd:
         join = None
-    if join is not None and join != t and join < t:
+    if join is not None and join < t and not (
+            join < k and tx.decoded.instructions[join].opname == "FOR_ITER"):
+        # (both sides of an if at the end of an unrolled for loop's body jump back to its
+        # head, 3.12+ always, 3.11 with an else: they meet there; a jump back anywhere
+        # else is a while loop's on a computed test, which would unroll without end)
         raise LoopFallback("an if/else whose sides do not meet")
     fall = (list(tx.stack), dict(tx.locals), trace.active)
     tx.stack, tx.locals = list(stack0), dict(locals0)

@@ -32,12 +32,25 @@ def try_while(tx, inst, cond: VariableTracker, when: bool) -> bool:
         return False   # an if at the end of a for loop's body jumps back to its head
     if _type_of(cond) is None or isinstance(cond, ConstantVariable):
         return False
+    if _encloses_a_trace(tx, head):
+        return False   # a jump back to the loop being traced (a continue), not a loop inside it
     if tx.stop_at is not None and head <= tx.stop_at <= k:
         return False
     snap = _Snapshot(tx)
     region = Region(head, k, head, k + 1, exit, cont=cont)
     return _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
                     snap, {COND: cond}, "while loop not captured")
+
+
+def _encloses_a_trace(tx, head: int) -> bool:
+    """Would a while loop at ``head`` hold a loop of ``tx`` being traced (inside a body, a
+    while loop is a node only when it lies inside every loop of its frame traced)?"""
+    trace = tx.output.loop_trace
+    while trace is not None:
+        if trace.tx is tx and head <= trace.lo:
+            return True
+        trace = trace.parent
+    return False
 
 
 _HEADS: dict = {}

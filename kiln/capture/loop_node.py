@@ -18,6 +18,7 @@ from ..ir import Graph
 from ..ops import REGISTRY, TensorMeta
 from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
 from .breaks import BreakGraph
+from .bytecode_facts import COND_JUMPS
 from .loop_branches import _WIDENS
 from .loop_returns import (RET, RETURNED, _constant_return, _only_returns, _return_after,
                            _return_names, _returns)
@@ -114,8 +115,17 @@ def _contents(v: Any) -> Any:
     return _Unread(v.appended) if getattr(v, "unread", False) else list(v.item_list)
 
 
+def user_location(tx) -> tuple:
+    """``tx.location()``, or where kiln's own polyfill (np.vectorize's element loop) was
+    called from: explain's notes and a kernel's comment name the user's line."""
+    from ..ops import polyfills
+    while tx.parent is not None and tx.code.co_filename == polyfills.__file__:
+        tx = tx.parent
+    return tx.location()
+
+
 def _note(tx, text: str) -> None:
-    filename, lineno, line = tx.location()
+    filename, lineno, line = user_location(tx)
     tx.output.loop_notes.append(f"{filename.rsplit('/', 1)[-1]}:{lineno}: {text}  [{line.strip()}]")
 
 
@@ -130,7 +140,8 @@ def try_loop(tx, inst, it: RangeIteratorVariable) -> bool:
     if all(isinstance(b, ConstantVariable) for b in it.bounds):
         if not all(isinstance(b.value, int) for b in it.bounds):
             return False
-        if len(range(start.value, stop.value, step.value)) < MIN_TRIP:
+        if len(range(start.value, stop.value, step.value)) < MIN_TRIP \
+                and not _branches_in_a_body(tx, inst):
             return False
     if any(not isinstance(_type_of(b), int) or isinstance(_type_of(b), bool) for b in (start, stop)):
         return False
@@ -141,6 +152,16 @@ def try_loop(tx, inst, it: RangeIteratorVariable) -> bool:
     region = Region(inst.index + 1, inst.index, inst.index + 1, inst.target, inst.target,
                     nxt.arg if nxt.opname == "STORE_FAST" and isinstance(nxt.arg, str) else "i")
     return _attempt(tx, region, it.bounds, snap, {}, "loop unrolled")
+
+
+def _branches_in_a_body(tx, inst) -> bool:
+    """Is the loop at FOR_ITER ``inst`` inside a loop body being traced, with a conditional
+    jump in its own body? Unrolled, a ``break`` on a computed value would leave the copies
+    of the loop on one path only, which no branch merge joins: a short loop like that is
+    tried as a node too (it unrolls as before where the node fails)."""
+    if tx.output.loop_trace is None:
+        return False
+    return any(i.opname in COND_JUMPS for i in tx.decoded.instructions[inst.index + 1:inst.target])
 
 
 def _python_int(tx, bound: VariableTracker) -> VariableTracker:
@@ -413,7 +434,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     n_scalars = len(names)
     body = LoopBody(graph, n_scalars + len(written),
                     tuple(range(n_scalars, n_scalars + len(written))),
-                    where=f"{tx.location()[0]}:{tx.location()[1]}", cont=region.cont,
+                    where="{}:{}".format(*user_location(tx)), cont=region.cont,
                     brk=names.index(BRK) if BRK in names else None)
     _guard_no_aliasing(tx, written, read)
 
@@ -426,9 +447,10 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
         active = outer_trace.active
         if region.cont is None:
             bounds = (bounds[0], apply_scalar(tx, "select", [active, bounds[1], bounds[0]]), bounds[2])
-        elif type(types[COND]) is bool:
+        elif type(types[COND]) in (bool, np.bool_):
+            stop_now = type(types[COND])(not region.cont)
             start = dict(start, **{COND: apply_scalar(tx, "select", [
-                active, start[COND], ConstantVariable(not region.cont)])})
+                active, start[COND], ConstantVariable(stop_now)])})
         else:
             raise LoopFallback("a while loop whose test is not a bool, under a data-dependent branch")
     bounds = tuple(b.value if isinstance(b, ConstantVariable) else graph_value(tx, b) for b in bounds)
@@ -441,7 +463,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
         vals.append(TensorMeta((), ex.dtype) if outer_trace is None and isinstance(ex, np.generic) else ex)
     vals += [s.tracker.meta for s in written]
     node = enclosing.call(REGISTRY["loop"], bounds + (tuple(inits), tuple(operands)), {"body": body},
-                          val=tuple(vals), source=tx.location())
+                          val=tuple(vals), source=user_location(tx))
     node.meta["loop_body"] = body
     flag = None
     results = {}

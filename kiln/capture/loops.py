@@ -85,6 +85,12 @@ class ScalarValueVariable(VariableTracker):
         return apply_scalar(tx, OPERATOR_NAMES[op], [self])
 
     def getattr(self, tx, name: str) -> VariableTracker:
+        if name in ("real", "imag"):   # of a real number: itself (a bool's as an int), a zero
+            ex = self.example
+            if name == "imag":
+                return ConstantVariable(type(ex)(0) if isinstance(ex, np.generic) else
+                                        0.0 if type(ex) is float else 0)
+            return apply_scalar(tx, "int", [self]) if type(ex) is bool else self
         _refuse(tx, f"attribute '{name}' of {self.describe()}")
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:

@@ -259,27 +259,6 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
             return False  # an array the graph made is a new object
         self.unsupported("unsupported_value", "identity ('is') of two array values")
 
-    def jump_if(self, inst: bc.Inst, value: VariableTracker, when: bool) -> None:
-        chain = self.__dict__.get("while_tests")
-        if chain is not None and self.output.loop_trace is None and chain.take(self, inst, value, when):
-            return   # a while loop's test, traced as a graph while loop (capture/graph_while.py)
-        if self.output.loop_trace is not None and getattr(value, "loop_value", False):
-            from .loop_branches import branch   # a data-dependent if/else in a loop body
-            branch(self, inst, value, when)
-            return
-        if self.output.loop_trace is None and (getattr(value, "loop_value", False) or (
-                isinstance(value, ArrayVariable) and value.scalar and not value.tensor
-                and value.node.kind == "call")):
-            from .graph_while import try_jump
-            from .loop_heads import try_while, try_while_head   # a while loop's test on computed values
-            if try_while(self, inst, value, when) or try_while_head(self, inst, value) \
-                    or try_jump(self, inst, value, when):
-                return
-        if not isinstance(value, ConstantVariable):
-            self.runtime_test = inst.index   # a while loop's first test? (loop_heads.note_head)
-        if value.truth(self) == when:
-            self.ip = inst.target
-
     # -- opcodes of every version: stack and locals -------------------------------------
     def NOP(self, inst): pass
     def RESUME(self, inst): pass

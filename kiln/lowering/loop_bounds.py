@@ -115,8 +115,9 @@ class Bounds:
         phs = body.graph.placeholders
         if not _int_literal(step) or step == 0:
             return
-        self.loops.append((phs[0], self.form(start), self.form(_unguarded(stop, start)), step))
-        self.forms[phs[0]] = Affine({phs[0]: 1})
+        if body.cont is None:   # (a while loop's counter has no bounds: its bounds are 0, 0)
+            self.loops.append((phs[0], self.form(start), self.form(_unguarded(stop, start)), step))
+            self.forms[phs[0]] = Affine({phs[0]: 1})
         for p, v in zip(phs[1 + body.n_carried:], operands):
             f = self.form(v)
             if f is not None and type(p.val) is int:

@@ -332,6 +332,8 @@ def _python_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
         if fn == "math.sqrt":
             pr.check(f"{e[0]} < 0")
             return f"kiln_sqrt({e[0]})"
+        if fn == "math.fabs":
+            return f"kiln_fabs({e[0]})"
     if out.name == "pybool":
         e = [pr.ref(a, out) for a in args]
         if fn in _BITS:

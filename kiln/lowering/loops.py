@@ -379,6 +379,11 @@ class _Printer(VectorOps):
             else:
                 self.names[p] = self.ref(v, _kind_of(p))
         i = self.fresh("i")
+        if body.cont is not None:     # a while loop in the body: carried value 0 is its condition
+            self.emit(f"for (int64_t {i} = 0; (({self.names[carried[0]]}) != 0) == "
+                      f"{str(body.cont).lower()}; ++{i}) {{", depth)
+            self._inner_body(node, body, phs, carried, i, depth)
+            return
         if type(step) is int and step == 0:
             raise Unnative("a zero loop step")
         name = "step"
@@ -390,6 +395,11 @@ class _Printer(VectorOps):
             self.check(f"{name} == 0")
             step = None
         self._for(i, self.ref(start, _Kind(1)), self.ref(stop, _Kind(1)), step, depth, name)
+        self._inner_body(node, body, phs, carried, i, depth)
+
+    def _inner_body(self, node: Any, body: LoopBody, phs: list, carried: list, i: str,
+                    depth: int) -> None:
+        """A nested loop's body, break test and closing brace, after its ``for`` line."""
         self.names[phs[0]] = i
         outer = self.block
         self._body(body.graph, carried, depth + 1)

@@ -47,7 +47,9 @@ SCALAR_FUNCTIONS.update({f"np.{name}": np.dtype(name).type for name in NUMPY_SCA
 # by an ulp, and loop code must give NumPy's bits.)
 NUMPY_SCALAR_UFUNCS = ("sqrt", "floor", "ceil", "absolute", "maximum", "minimum", "fmax", "fmin")
 SCALAR_FUNCTIONS.update({f"np.{name}": getattr(np, name) for name in NUMPY_SCALAR_UFUNCS})
-SCALAR_FUNCTIONS["math.sqrt"] = math.sqrt
+# math's functions give a Python float; of libm's, only the exactly rounded ones (see above)
+SCALAR_MATH = ("math.sqrt", "math.fabs")
+SCALAR_FUNCTIONS.update({name: getattr(math, name[5:]) for name in SCALAR_MATH})
 # ``a if cond else b`` (a data-dependent if/else whose sides only compute): both sides are
 # computed, so only operations that never raise may feed it (see SELECT_SAFE).
 SCALAR_FUNCTIONS["select"] = lambda cond, a, b: a if cond else b

@@ -10,6 +10,7 @@ from typing import Any
 import numpy
 
 from ...ops import describe_callable, find_spelling, method_key
+from ...ops.loops import SCALAR_FUNCTIONS, SCALAR_MATH
 from ..sources import AttrSource, GetItemSource, ObjectSource, Source
 from .base import ConstantVariable, VariableTracker
 
@@ -212,6 +213,12 @@ class MathFunctionVariable(VariableTracker):
             result = python_math(tx, self.fn, args)
             if result is not None:
                 return result
+        if tx.output.loop_trace is not None and any(getattr(a, "loop_value", False) for a in args):
+            from ..loops import LoopFallback, apply_scalar   # a value computed in a loop body
+            if kwargs or self.describe() not in SCALAR_FUNCTIONS:
+                raise LoopFallback(f"{self.describe()} on a value computed in the loop (a body "
+                                   f"holds {', '.join(SCALAR_MATH)})")
+            return apply_scalar(tx, self.describe(), list(args))
         if kwargs or any(isinstance(a, ArrayVariable) for a in args):
             tx.unsupported("unsupported_call", f"{self.describe()} on arrays is not supported",
                            f"use np.{self.fn.__name__} for arrays")
