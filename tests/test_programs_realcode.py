@@ -393,8 +393,8 @@ def sph_density_and_pressure_force(pos, h, n):
 
 
 # ------------ npbench's floyd_warshall: a loop whose steps use the loop variable unrolls
-# into one kernel per step, which builds as several translation units compiled in parallel
-# (lowering/cpp.py module_units) wherever kiln has two threads or more
+# into one kernel per step; the steps differ only in the offsets of column k and row k, so
+# one kernel is built, taking them as arguments (lowering/renderer.py share_identical)
 
 @program((_rng.integers(1, 100, (24, 24)).astype(np.int32),), (np.abs(rn(20, 20)),))
 def floyd_warshall(path):

@@ -1,0 +1,52 @@
+"""npbench's NumPy kernels (benchmarks/npbench.py, which times them) at small sizes, checked
+like tests/test_programs.py: values, dtypes, shapes and the arguments they write, on cpp and
+eager. The benchmark found a first call of 84 s (azimint_naive's bins fused into a stage
+whose every pairwise term held every bin) and 200 kernels built for floyd_warshall."""
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks import npbench as nb
+from tests.test_programs import program_registry, program_test
+
+PROGRAMS, program = program_registry()
+_rng = np.random.default_rng(2026)
+
+
+def _spd(n):
+    a = _rng.random((n, n))
+    return a @ a.T + n * np.eye(n)
+
+
+def _csr(n, nnz):
+    rows = np.sort(_rng.integers(0, nnz, n - 1))
+    return (np.concatenate([[0], rows, [nnz]]).astype(np.int64),
+            _rng.integers(0, n, nnz).astype(np.int64), _rng.random(nnz), _rng.random(n))
+
+
+CALLS = {
+    nb.lu: [(_spd(9),)],
+    nb.cholesky: [(_spd(9),)],
+    nb.gramschmidt: [(_rng.random((9, 6)),)],
+    nb.durbin: [(_rng.random(12) * 0.1,)],
+    nb.trisolv: [(np.tril(_spd(9)), np.zeros(9), _rng.random(9))],
+    nb.seidel_2d: [(3, 7, _rng.random((7, 7)))],
+    nb.jacobi_1d: [(6, _rng.random(20), _rng.random(20))],
+    nb.fdtd_2d: [(3, *[_rng.random((6, 7)) for _ in range(3)], _rng.random(3))],
+    nb.nussinov: [(9, _rng.integers(0, 4, 9).astype(np.int32))],
+    nb.floyd_warshall: [(_rng.integers(1, 100, (12, 12)).astype(np.int32),)],
+    nb.go_fast: [(_rng.random((12, 12)),)],
+    nb.arc_distance: [tuple(_rng.random(40) for _ in range(4))],
+    nb.azimint_naive: [(_rng.random(300), _rng.random(300), 12), (_rng.random(300), _rng.random(300), 4)],
+    nb.mandelbrot1: [(-2.25, 0.75, -1.25, 1.25, 9, 8, 6)],
+    nb.crc16: [(_rng.integers(0, 256, 40, dtype=np.uint8),)],
+    nb.spmv: [_csr(12, 40)],
+    nb.softmax: [(_rng.random((2, 3, 10)).astype(np.float32),), (_rng.random((3, 7)),)],
+    nb.hdiff: [(_rng.random((8, 9, 3)), np.zeros((4, 5, 3)), _rng.random((4, 5, 3)))],
+    nb.gemver: [(1.5, 1.2, _rng.random((8, 8)), *[_rng.random(8) for _ in range(8)])],
+    nb.deriche: [(0.25, _rng.random((6, 9)))],
+}
+for _fn, _calls in CALLS.items():
+    program(*_calls)(_fn)
+
+test_program = program_test(PROGRAMS, ["cpp", "eager"])
