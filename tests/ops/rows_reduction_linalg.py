@@ -109,6 +109,31 @@ def accumulate_row(name: str, ufunc: np.ufunc) -> Row:
                     Case([A()], {}, traced=False)))
 
 
+def reduceat_row(ufunc: np.ufunc) -> Row:
+    """ufunc.reduceat (kiln/ops/segments.py): segments starting at indices in range,
+    increasing or not (a non-increasing next index makes a one-element segment)."""
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=1, min_side=1)
+        axis = ctx.choice(list(range(-len(shape), len(shape))), "axis")
+        n = shape[axis]
+        idx = ctx.arg((ctx.integer(1, 4, "m"),), dtype=I64, layout="C", writable=True)
+        idx.base[...] = np.random.default_rng(ctx.integer(0, 99, "seed")).integers(0, n, idx.base.shape)
+        params: dict = {"axis": axis}
+        if ctx.boolean("dtype?"):
+            params["dtype"] = ctx.choice([F64, I64], "dtype")
+        return Case([ctx.arg(shape, REAL), idx], params)
+
+    def via_op(a, indices, axis=0, dtype=None):
+        return F.reduceat(a, indices, ufunc=ufunc.__name__, axis=normalize_axis_index(axis, a.ndim),
+                          dtype=None if dtype is None else np.dtype(dtype))
+
+    return Row("reduceat", numpy=lambda a, i, **p: ufunc.reduceat(a, i, **p), via_op=via_op,
+               case=case, dtypes=NUMERIC, name=f"reduceat_{ufunc.__name__}",
+               bad=(Case([A(2, 3), np.array([0, 3])], {"axis": 1}),
+                    Case([A(2, 3), np.array([0, 1])], {"axis": 2}, traced=False),
+                    Case([A(2, 3), np.array([0.0, 1.0])], {})))
+
+
 PROD_GRAD = Domain(0.5, 1.5, nonzero=True)   # prod's rule divides by x: keep it off zero
 
 
@@ -133,6 +158,8 @@ def reduction_rows() -> list[Row]:
         accumulate_row("cummin", np.minimum),
         accumulate_row("cumfmax", np.fmax),
         accumulate_row("cumfmin", np.fmin),
+        reduceat_row(np.add),
+        reduceat_row(np.maximum),
     ]
 
 
