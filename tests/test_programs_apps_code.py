@@ -189,6 +189,26 @@ def shapes_and_dtypes_change(x):
     return (x - x.mean()) / (x.std() + 1), x + 1, x * 2.5, x.sum(0)
 
 
+@program((np.asfortranarray(g(93).standard_normal((3, 4))),), (g(94).standard_normal((3, 4)),),
+         (g(95).standard_normal((4, 3)).T,), (g(96).standard_normal(5),), (g(97).standard_normal((4, 6))[::2, ::3],),
+         (np.broadcast_to(np.arange(3.0), (2, 3)),), (np.array(2.0),),
+         (np.asfortranarray(g(98).standard_normal((2, 3, 4))),))
+def fortran_order_for_a_solver(x):
+    # np.asfortranarray of a Fortran-ordered array is that array itself, as
+    # np.ascontiguousarray of a C-ordered one is (kiln returned a new view of it)
+    f = np.asfortranarray(x)
+    c = np.ascontiguousarray(x)
+    return f, c, np.asfortranarray(x * 2), f is x, c is x, np.asfortranarray(x, dtype=f32), np.asfortranarray(x.T)
+
+
+@program(lambda: (np.asfortranarray(np.arange(12.0).reshape(3, 4)),), lambda: (np.arange(12.0).reshape(3, 4),))
+def writes_through_asfortranarray(x):
+    f = np.asfortranarray(x)
+    f[0, 0] = -1.0
+    f *= 2
+    return x, f.sum()
+
+
 @program((g(70).standard_normal(6),),)
 def views_of_the_argument_returned(x):
     c = x[1:]
