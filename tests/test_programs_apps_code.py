@@ -209,6 +209,43 @@ def writes_through_asfortranarray(x):
     return x, f.sum()
 
 
+@program(lambda: (np.asfortranarray(np.arange(12.0).reshape(3, 4)),), lambda: (np.arange(12.0).reshape(3, 4),),
+         lambda: (np.arange(24.0).reshape(4, 6)[::2, 1::2],))
+def c_order_for_a_c_library(x):
+    # np.asarray(x, order="C") of a Fortran-ordered or strided x is a C-ordered copy:
+    # kiln returned x itself, so writes through the result changed the caller's array
+    c = np.asarray(x, order="C")
+    c[0, 0] = -1.0
+    f = np.asarray(x, order="F")
+    f[-1, -1] = -2.0
+    return x, c, f, np.array(x, order="C", copy=None), np.array(x, order="A"), np.asanyarray(x, order="C").strides
+
+
+@program((np.ones(3), 0), (np.ones(3), 1), (np.ones(3), 2), (np.ones(3), 3), (np.ones(3), 4),
+         (np.asfortranarray(np.ones((2, 2))), 5))
+def copy_false_raises_where_numpy_must_copy(x, case):
+    if case == 0:
+        return np.asarray(x, copy=False)           # no copy needed: x itself
+    if case == 1:
+        return np.asarray(x, dtype=f32, copy=False)
+    if case == 2:
+        return np.asarray([1.0, 2.0], copy=False)
+    if case == 3:
+        return np.asarray(x[0], copy=False)        # a NumPy scalar
+    if case == 4:
+        return np.array(x.sum(), copy=False)
+    return np.asarray(x, order="C", copy=False)
+
+
+@program((np.ones(3, f32), np.arange(3, dtype=np.int8)), (np.arange(3, dtype=np.int16), np.ones(3, np.uint8)),
+         (np.float32(1.5), np.float64(2.0)), (np.array(1, np.int8), np.ones(2, bool)))
+def dtype_of_the_result_decided_up_front(x, y):
+    dt = np.result_type(x, y, 1.0)
+    out = np.empty(np.shape(x), dtype=np.result_type(x, np.float32))
+    out[...] = x
+    return np.asarray(y, dtype=dt) * 2, out, np.can_cast(x, f32), np.can_cast(y, np.int64, casting="same_kind")
+
+
 @program((g(70).standard_normal(6),),)
 def views_of_the_argument_returned(x):
     c = x[1:]
@@ -318,3 +355,11 @@ def at_through_views(x, i):
 
 
 test_program = program_test(PROGRAMS, BACKENDS)
+
+
+def test_result_type_of_arrays_is_folded():
+    """np.result_type(x, y, 1.0) and np.can_cast(x, ...) read only dtypes (NEP 50): they
+    fold while capturing instead of breaking ('numpy.result_type has no kiln op')."""
+    fn, calls = PROGRAMS["dtype_of_the_result_decided_up_front"]
+    for args in calls:
+        assert kiln.explain(fn)(*args).break_reasons == []

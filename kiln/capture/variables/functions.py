@@ -140,6 +140,14 @@ class NumpyFunctionVariable(VariableTracker):
         if self.fn in POLYFILLS:   # np.piecewise: NumPy code calling the user's functions
             return UserFunctionVariable(POLYFILLS[self.fn]).call(tx, args, kwargs)
         values = list(args) + list(kwargs.values())
+        if self.fn in DTYPE_FUNCTIONS and all(v.is_constant() or _dtype_of_value(v) is not None
+                                              for v in values):
+            # np.result_type(x, 1.0), np.can_cast(x, np.int32): an array or a NumPy scalar
+            # counts by its dtype alone (NEP 50), so these fold on the dtypes
+            args = [v if v.is_constant() else ConstantVariable(_dtype_of_value(v)) for v in args]
+            kwargs = {k: v if v.is_constant() else ConstantVariable(_dtype_of_value(v))
+                      for k, v in kwargs.items()}
+            values = list(args) + list(kwargs.values())
         if self.fn in PURE_NUMPY_FUNCTIONS and all(v.is_constant() for v in values):
             # np.issubdtype(x.dtype, np.floating), np.prod(x.shape), ...: fold on constants.
             import numpy as np
@@ -166,6 +174,20 @@ def _pure_numpy_functions() -> set:
 
 # NumPy functions without side effects or hidden state, folded on constant arguments.
 PURE_NUMPY_FUNCTIONS = _pure_numpy_functions()
+# Those of them that read only the dtype of an array argument.
+DTYPE_FUNCTIONS = {f for f in PURE_NUMPY_FUNCTIONS if f.__name__ in ("result_type", "can_cast")}
+
+
+def _dtype_of_value(v: VariableTracker) -> Any:
+    """The dtype of a run-time array or NumPy scalar, or None."""
+    from .arrays import ArrayVariable
+    if isinstance(v, ArrayVariable):
+        return v.meta.dtype
+    try:
+        kind = v.python_type()
+    except Exception:   # noqa: BLE001 - a tracker that does not know its type
+        return None
+    return numpy.dtype(kind) if isinstance(kind, type) and issubclass(kind, numpy.generic) else None
 
 
 class UfuncMethodVariable(VariableTracker):
