@@ -438,3 +438,12 @@ def test_ufunc_methods_stay_in_the_graph(name):
     without a fused op) used to break the graph: 'numpy.add.reduceat has no kiln op'."""
     fn, calls = PROGRAMS[name]
     assert _breaks(fn, *calls[0]) == []
+
+
+def test_a_generator_argument_break_says_why():
+    """A Generator passed in runs its draws as Python (a new one per call must not
+    recompile); the break said only "attribute 'random' of Generator object rng is a
+    descriptor"."""
+    fn, calls = PROGRAMS["monte_carlo_pi_generator_argument"]
+    reasons = _breaks(fn, *calls[0]())
+    assert len(reasons) == 1 and "passed in as an argument" in reasons[0], reasons
