@@ -363,3 +363,28 @@ def test_result_type_of_arrays_is_folded():
     fn, calls = PROGRAMS["dtype_of_the_result_decided_up_front"]
     for args in calls:
         assert kiln.explain(fn)(*args).break_reasons == []
+
+
+def _weighted(a, w=np.ones(3), *, k=1.0):
+    return (a * w * k).sum()
+
+
+def test_replaced_defaults_are_seen():
+    """Giving a function new defaults (``f.__defaults__ = ...``, ``f.__kwdefaults__ = ...``)
+    after it was compiled: the cache entry kept binding omitted arguments to the old ones."""
+    old = _weighted.__defaults__, _weighted.__kwdefaults__
+    try:
+        for backend in ("cpp", "eager"):
+            _weighted.__defaults__, _weighted.__kwdefaults__ = old[0], dict(old[1])
+            compiled = kiln.compile(_weighted, backend=backend)
+            x = np.arange(3.0)
+            assert compiled(x) == _weighted(x)
+            _weighted.__defaults__ = (np.full(3, 3.0),)
+            assert compiled(x) == _weighted(x) == 9.0
+            assert compiled(a=x) == 9.0
+            _weighted.__kwdefaults__ = {"k": 2.0}
+            assert compiled(x) == _weighted(x) == 18.0
+            _weighted.__defaults__[0][:] = 5.0     # the same tuple, its array written
+            assert compiled(x) == _weighted(x) == 30.0
+    finally:
+        _weighted.__defaults__, _weighted.__kwdefaults__ = old
