@@ -388,3 +388,25 @@ def test_replaced_defaults_are_seen():
             assert compiled(x) == _weighted(x) == 30.0
     finally:
         _weighted.__defaults__, _weighted.__kwdefaults__ = old
+
+
+def _log_ratio_ignoring_errors(x):
+    y = x * 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.log(np.abs(y)) / y
+    return np.nan_to_num(r) + 1
+
+
+def test_errstate_breaks_at_the_users_lines():
+    """Leaving np.errstate was inlined into NumPy's own __exit__, and broke there: a break
+    reported at numpy/_core/_ufunc_config.py ("attribute 'reset' of ContextVar ... is a
+    descriptor") instead of the user's with statement."""
+    x = np.arange(3.0)
+    report = kiln.explain(_log_ratio_ignoring_errors)(x)
+    assert report.break_reasons and all(b.filename == __file__ for b in report.break_reasons), \
+        [(b.filename, b.lineno, b.reason) for b in report.break_reasons]
+    for backend in ("cpp", "eager"):
+        with np.errstate(divide="warn"):
+            np.testing.assert_array_equal(kiln.compile(_log_ratio_ignoring_errors, backend=backend)(x),
+                                          _log_ratio_ignoring_errors(x))
+            assert np.geterr()["divide"] == "warn"
