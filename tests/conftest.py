@@ -34,3 +34,18 @@ def _kiln_session_cache(tmp_path_factory):
         os.environ.pop("KILN_COST_MODEL", None)
     else:
         os.environ["KILN_COST_MODEL"] = env
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_call(item):
+    """Hypothesis' pytest plugin (6.170) wraps a parametrized @given test's settings in a
+    new ``Settings(parent=...)`` on every parametrization it runs, so a test function with
+    ~950 cases in one process (an op table's) overflows the stack reading the chain
+    (RecursionError in ``settings.database``). Each run starts from the settings the test
+    was defined with."""
+    fn = getattr(item, "obj", None)
+    fn = getattr(fn, "__func__", fn)
+    if fn is not None and hasattr(fn, "_hypothesis_internal_use_settings"):
+        base = fn.__dict__.setdefault("_kiln_defined_settings", fn._hypothesis_internal_use_settings)
+        fn._hypothesis_internal_use_settings = base
+    yield

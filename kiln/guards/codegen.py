@@ -81,9 +81,16 @@ def make_entry(fn: types.FunctionType, guards: GuardSet, body: list[str],
     namespace.update(extra or {})
     namespace["_kiln_MISS"] = MISS
     namespace["_kiln_RUN_EAGER"] = RUN_EAGER
+    condition = guard_condition(guards)
+    if fn.__defaults__ or fn.__kwdefaults__:
+        # The entry binds omitted arguments to the defaults it copied (_finish): a
+        # function given new ones (``f.__defaults__ = (...)``) misses, and recompiles.
+        namespace.update(_kiln_fn=fn, _kiln_defaults=fn.__defaults__, _kiln_kwdefaults=fn.__kwdefaults__)
+        condition = ("(_kiln_fn.__defaults__ is _kiln_defaults) and "
+                     f"(_kiln_fn.__kwdefaults__ is _kiln_kwdefaults) and {condition}")
     lines = [f"def _kiln_entry({signature_text(fn.__code__)}):",
              "    try:",
-             f"        if not ({guard_condition(guards)}):",
+             f"        if not ({condition}):",
              "            return _kiln_MISS",
              "    except Exception:",
              "        return _kiln_MISS"]

@@ -457,14 +457,26 @@ spell(method_key("copy"), copy, _method_copy_normalize, "ndarray.copy")
 spell(np.ascontiguousarray, ascontiguousarray, _ascontiguousarray_normalize, "numpy.ascontiguousarray")
 
 
+def _asfortranarray_impl(x: Any) -> Any:
+    return namespace(x).asfortranarray(x)
+
+
+asfortranarray = declare("asfortranarray", Category.POINTWISE, _asfortranarray_impl, inputs=("x",),
+                         meta=lambda x: TensorMeta(tuple(shape_of(x)), _dtype_of(x)), aliases=True,
+                         vjp=lambda g, out, x: (g,),
+                         doc="numpy.asfortranarray: `x` itself when F-contiguous, else an F-ordered copy")
+# Compiled as the C-ordered copy of the transpose, transposed back: a Fortran-ordered result.
+asfortranarray.lowering = {"decompose": lambda x: F.transpose(F.ascontiguousarray(F.transpose(x)))}
+
+
 def _asfortranarray(a, dtype):
     if len(shape_of(a)) == 0:
         a = F.reshape(a, shape=(1,))     # NumPy returns at least 1-d
-    t = F.transpose(a)
     if dtype is not None and np.dtype(dtype) != _dtype_of(a):
-        t = F.astype(t, dtype=np.dtype(dtype), copy=True)
-    # a C-contiguous transpose is a Fortran-ordered array: a view of an F-ordered input
-    return F.transpose(F.ascontiguousarray(t))
+        return F.transpose(F.ascontiguousarray(F.astype(F.transpose(a), dtype=np.dtype(dtype), copy=True)))
+    # (not transpose(ascontiguousarray(transpose(a))): of an F-contiguous a NumPy returns a
+    # itself, which a caller's `is` and writes through the result see)
+    return F.asfortranarray(a)
 
 
 def _asfortranarray_normalize(a, dtype=None, *, like=None):
@@ -472,7 +484,8 @@ def _asfortranarray_normalize(a, dtype=None, *, like=None):
     return Composite(_asfortranarray, (a,), {"dtype": dtype})
 
 
-spell_composite(np.asfortranarray, ("transpose", "ascontiguousarray", "astype"),
+spell_composite(np.asfortranarray, ("transpose", "ascontiguousarray", "astype", "asfortranarray"),
                 _asfortranarray_normalize, "numpy.asfortranarray")
 
 ascontiguousarray.layout_dependent = True  # a view of a C-contiguous input, else a copy
+asfortranarray.layout_dependent = True  # (of an F-contiguous one)

@@ -17,7 +17,8 @@ from .registry import Composite, N, is_runtime_number, spell_composite
 
 # ---- array construction ------------------------------------------------------------------
 
-def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 0) -> Any:
+def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 0,
+              order: str | None = None) -> Any:
     if isinstance(a, (list, tuple)):
         if any(_is_array(v) or isinstance(v, (list, tuple)) for v in a):
             # stack reads its items and makes a new array: neither they nor it are copied
@@ -32,17 +33,25 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
         copy = False
     elif not _is_array(a):
         a = np.array(a)
-    elif isinstance(a, np.generic) or getattr(a, "numpy_scalar", False):
+    elif _numpy_scalar(a):
         a = N.copy(a)   # a NumPy scalar becomes a 0-d array (a new one)
         copy = False
     if dtype is not None and np.dtype(dtype) != _dtype(a):
         a = N.method("astype", a, dtype)
     elif copy:
-        a = N.copy(a)
+        a = N.copy(a, order=order if order in ("A", "C") else "K")
     nd = ndim_of(a)
     if ndmin > nd:
         a = N.reshape(a, (1,) * (ndmin - nd) + tuple(shape_of(a)))
+    if order in ("C", "F") and ndim_of(a) > 0:
+        # np.asarray(x, order="C") of a Fortran-ordered or strided x is a C-ordered copy
+        # (and x itself when already so): not x, whose writes the caller would see
+        a = N.ascontiguousarray(a) if order == "C" else N.asfortranarray(a)
     return a
+
+
+def _numpy_scalar(a: Any) -> bool:
+    return isinstance(a, np.generic) or getattr(a, "numpy_scalar", False)
 
 
 def _runtime_floats(items: Any) -> bool:
@@ -53,15 +62,27 @@ def _runtime_floats(items: Any) -> bool:
 
 
 def _order_ok(name: str, order: Any) -> None:
-    if order not in (None, "K", "A", "C"):
-        reject(name, "order", order, "kiln arrays are C-ordered; drop order= or call it without kiln")
+    if order not in (None, "K", "A", "C", "F"):
+        reject(name, "order", order, "pass one of 'K', 'A', 'C', 'F'")
+
+
+def _copy_false_ok(name: str, a: Any, dtype: Any, order: Any, copy: Any) -> None:
+    """``copy=False`` where NumPy may have to copy (another dtype, an order it may not
+    have, not an array at all) raises in NumPy when it would: that call runs as Python."""
+    if copy is False and (not _is_array(a) or order in ("C", "F") or _numpy_scalar(a)
+                          or dtype is not None and np.dtype(dtype) != _dtype(a)):
+        reject(name, "copy", copy, "use copy=None (a copy only when needed)")
 
 
 def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     _order_ok("numpy.asarray", order)
+    _copy_false_ok("numpy.asarray", a, dtype, order, copy)
     if like is not None:
         reject("numpy.asarray", "like", like, "drop like=")
-    return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy)}, passes_scalars=True)
+    if order == "F" and copy:
+        return Composite(_as_fortran_array, (a,), {"dtype": dtype, "copy": False}, passes_scalars=True)
+    return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy), "order": order},
+                     passes_scalars=True)
 
 
 def _as_fortran_array(a: Any, **params: Any) -> Any:
@@ -70,19 +91,23 @@ def _as_fortran_array(a: Any, **params: Any) -> Any:
 
 
 def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
-    fortran = order == "F" and copy is not False and copy is not None
-    if not fortran:
-        _order_ok("numpy.array", order)
+    _order_ok("numpy.array", order)
+    _copy_false_ok("numpy.array", object, dtype, order, copy)
+    copies = copy is not False and copy is not None
+    fortran = order == "F" and copies
     if like is not None:
         reject("numpy.array", "like", like, "drop like=")
-    return Composite(_as_fortran_array if fortran else _as_array, (object,),
-                     {"dtype": dtype, "copy": not fortran and copy is not False and copy is not None,
-                      "ndmin": int(ndmin)}, passes_scalars=int(ndmin) == 0)   # (ndmin: a shape of 1s)
+    params = {"dtype": dtype, "copy": not fortran and copies, "ndmin": int(ndmin), "order": order}
+    return Composite(_as_fortran_array if fortran else _as_array, (object,), params,
+                     passes_scalars=int(ndmin) == 0)   # (ndmin: a shape of 1s)
 
 
-spell_composite(np.asarray, ("stack", "astype"), _asarray_normalize, "numpy.asarray")
-spell_composite(np.asanyarray, ("stack", "astype"), _asarray_normalize, "numpy.asanyarray")
-spell_composite(np.array, ("stack", "astype", "copy", "reshape"), _array_normalize, "numpy.array")
+spell_composite(np.asarray, ("stack", "astype", "ascontiguousarray", "asfortranarray", "copy", "transpose"),
+                _asarray_normalize, "numpy.asarray")
+spell_composite(np.asanyarray, ("stack", "astype", "ascontiguousarray", "asfortranarray", "copy", "transpose"),
+                _asarray_normalize, "numpy.asanyarray")
+spell_composite(np.array, ("stack", "astype", "copy", "reshape", "ascontiguousarray", "asfortranarray"),
+                _array_normalize, "numpy.array")
 
 
 def _ndarray_new(shape: Any, dtype: Any = float) -> Any:

@@ -165,9 +165,10 @@ def _index_add_inplace(x: Any, index: tuple, value: Any) -> Any:
     return x
 
 
-def add_at_broadcast(x: Any, index: tuple, value: Any) -> None:
-    """``np.add.at`` with ``value`` broadcast to ``x[index]`` first: NumPy 2.4 reads
-    uninitialised memory when a value broadcasts against a multi-dimensional index."""
+def add_at_broadcast(x: Any, index: tuple, value: Any, ufunc: np.ufunc = np.add) -> None:
+    """``np.add.at`` (or another binary ``ufunc.at``) with ``value`` broadcast to
+    ``x[index]`` first: NumPy 2.4 reads uninitialised memory when a value broadcasts
+    against a multi-dimensional index."""
     value = as_array(value, x)
     entries = index if isinstance(index, tuple) else (index,)
     if any(getattr(v, "dtype", None) == np.bool_ or type(v) is bool for v in entries):
@@ -181,8 +182,8 @@ def add_at_broadcast(x: Any, index: tuple, value: Any) -> None:
         try:
             value = np.broadcast_to(value, target_shape)
         except ValueError:
-            pass  # let np.add.at raise its own message
-    np.add.at(x, index, value)
+            pass  # let ufunc.at raise its own message
+    ufunc.at(x, index, value)
 
 
 index_add = declare("index_add", Category.GATHER, _index_add_impl,

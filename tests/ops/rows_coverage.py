@@ -251,7 +251,7 @@ def coverage_rows() -> list[Row]:
               ctx.shape(min_dims=1, min_side=1)),
           name="unwrap_period", via=lambda p, axis: call_spelling(np.unwrap, p, axis=axis, period=4.0, discont=1.0)),
         # (NumPy converts a Tensor to its data here: the Tensor spelling is kiln's normalizer)
-        C("ascontiguousarray", np.asfortranarray, lambda ctx: Case([ctx.arg(ctx.shape())]), dtypes=ALL + COMPLEX,
+        C("asfortranarray", np.asfortranarray, lambda ctx: Case([ctx.arg(ctx.shape())]), dtypes=ALL + COMPLEX,
           tensor=spelled(np.asfortranarray)),
         C("finite_or_raise", np.asarray_chkfinite, lambda ctx: Case([ctx.arg(ctx.shape())]), dtypes=ALL + COMPLEX,
           tensor=spelled(np.asarray_chkfinite)),

@@ -222,6 +222,12 @@ def mutation_rows() -> list[Row]:
             via_op=lambda x, index, value: (F.add_at(x, index, value), x)[1],
             case=scatter_case(unique=False), dtypes=NUMERIC,
             bad=(Case([A(2, 3), (np.array([0, 5]),), 1.0]),)),
+        Row("ufunc_at", numpy=lambda x, index, value: copyto_spelling(
+                x, index_add_reference(x, index, value, np.minimum)),
+            tensor=lambda x, index, value: (np.minimum.at(x, index, value), x)[1], mutates=True,
+            via_op=lambda x, index, value: (F.ufunc_at(x, index, value, ufunc="minimum"), x)[1],
+            case=scatter_case(unique=False), dtypes=NUMERIC,
+            bad=(Case([A(2, 3), (np.array([0, 5]),), 1.0]),)),
         Row("copyto", numpy=copyto_spelling, mutates=True,
             via_op=lambda dst, src, where=True, casting="same_kind": (
                 F.copyto(dst, src, where, casting=casting), dst)[1],

@@ -106,14 +106,15 @@ def index_put_reference(x, index, value):
     return out
 
 
-def index_add_reference(x, index, value):
-    """np.add.at with the value broadcast first: NumPy 2.4's np.add.at reads garbage when a
-    value broadcasts against a multi-dimensional index (see test_index_add_broadcast_value)."""
+def index_add_reference(x, index, value, ufunc=np.add):
+    """np.add.at (or another ufunc.at) with the value broadcast first: NumPy 2.4's np.add.at
+    reads garbage when a value broadcasts against a multi-dimensional index (see
+    test_index_add_broadcast_value)."""
     out = np.array(x, copy=True)
     target = out[index].shape
     if np.ndim(value) <= len(target):
         value = np.broadcast_to(value, target)
-    np.add.at(out, index, value)
+    ufunc.at(out, index, value)
     return out
 
 
@@ -192,6 +193,10 @@ def indexing_rows() -> list[Row]:
         Row("index_add", numpy=index_add_reference, via_op=getattr_op("index_add"),
             tensor=applied("index_add"), case=scatter_case(unique=False), dtypes=NUMERIC,
             grad=True),
+        Row("index_ufunc_at", numpy=lambda x, index, value: index_add_reference(x, index, value, np.maximum),
+            via_op=lambda x, index, value: F.index_ufunc_at(x, index, value, ufunc="maximum"),
+            tensor=applied("index_ufunc_at", ufunc="maximum"), case=scatter_case(unique=False),
+            dtypes=NUMERIC),
         Row("take", numpy=np.take, via_op=lambda x, i, axis=None: F.take(
                 x, i, axis=None if axis is None else normalize_axis_index(axis, x.ndim)),
             case=take_case, dtypes=ALL, grad=True, alts=(lambda x, i, axis=None: x.take(i, axis=axis),),

@@ -6,11 +6,11 @@ import operator
 from typing import Any, Callable
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_index
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from kiln.ops import F
 
-from .gen import (ALL, F32, F64, FLOATS, I64, NONZERO, NUMERIC, REAL, Arg, Case, Ctx, Domain,
+from .gen import (ALL, F32, F64, FLOATS, I64, NONZERO, NUMERIC, REAL, SMALL, Arg, Case, Ctx, Domain,
                   axis_choices)
 from .spec import A, Row, axes, getattr_op, one_axis
 
@@ -109,6 +109,71 @@ def accumulate_row(name: str, ufunc: np.ufunc) -> Row:
                     Case([A()], {}, traced=False)))
 
 
+def reduceat_row(ufunc: np.ufunc) -> Row:
+    """ufunc.reduceat (kiln/ops/segments.py): segments starting at indices in range,
+    increasing or not (a non-increasing next index makes a one-element segment)."""
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=1, min_side=1)
+        axis = ctx.choice(list(range(-len(shape), len(shape))), "axis")
+        n = shape[axis]
+        idx = ctx.arg((ctx.integer(1, 4, "m"),), dtype=I64, layout="C", writable=True)
+        idx.base[...] = np.random.default_rng(ctx.integer(0, 99, "seed")).integers(0, n, idx.base.shape)
+        params: dict = {"axis": axis}
+        if ctx.boolean("dtype?"):
+            params["dtype"] = ctx.choice([F64, I64], "dtype")
+        return Case([ctx.arg(shape, REAL), idx], params)
+
+    def via_op(a, indices, axis=0, dtype=None):
+        return F.reduceat(a, indices, ufunc=ufunc.__name__, axis=normalize_axis_index(axis, a.ndim),
+                          dtype=None if dtype is None else np.dtype(dtype))
+
+    return Row("reduceat", numpy=lambda a, i, **p: ufunc.reduceat(a, i, **p), via_op=via_op,
+               case=case, dtypes=NUMERIC, name=f"reduceat_{ufunc.__name__}",
+               bad=(Case([A(2, 3), np.array([0, 3])], {"axis": 1}),
+                    Case([A(2, 3), np.array([0, 1])], {"axis": 2}, traced=False),
+                    Case([A(2, 3), np.array([0.0, 1.0])], {})))
+
+
+def ufunc_reduce_row(ufunc: np.ufunc, dtypes: tuple) -> Row:
+    """ufunc.reduce of a ufunc without a reduction op (kiln/ops/ufunc_methods.py): one
+    axis, several (reorderable ufuncs), or None; keepdims; an initial value."""
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=1, min_side=1)
+        axes = [None] + list(range(-len(shape), len(shape)))
+        if ufunc.__name__ != "subtract" and len(shape) > 1:
+            axes.append((0, len(shape) - 1))
+        params: dict = {"axis": ctx.choice(axes, "axis"), "keepdims": ctx.boolean("keepdims")}
+        if ctx.boolean("initial?"):
+            params["initial"] = 1
+        return Case([ctx.arg(shape, SMALL)], params)
+
+    def via_op(a, axis=0, keepdims=False, initial=np._NoValue):
+        return F.ufunc_reduce(a, ufunc=ufunc.__name__, axis=normalize_axis_tuple(axis, a.ndim)
+                              if axis is not None else None, dtype=None, keepdims=keepdims,
+                              initial=() if initial is np._NoValue else (initial,))
+
+    return Row("ufunc_reduce", numpy=lambda a, **p: ufunc.reduce(a, **p), via_op=via_op,
+               case=case, dtypes=dtypes, name=f"reduce_{ufunc.__name__}",
+               bad=(Case([A(2, 3)], {"axis": 2}, traced=False),)
+               + ((Case([A(0)], {"axis": 0}),) if ufunc.identity is None else ()))
+
+
+def ufunc_accumulate_row(ufunc: np.ufunc, dtypes: tuple) -> Row:
+    """ufunc.accumulate of a ufunc without a scan op (kiln/ops/ufunc_methods.py)."""
+    def case(ctx: Ctx) -> Case:
+        shape = ctx.shape(min_dims=1)
+        return Case([ctx.arg(shape, SMALL)],
+                    {"axis": ctx.choice(list(range(-len(shape), len(shape))), "axis")})
+
+    def via_op(a, axis=0):
+        return F.ufunc_accumulate(a, ufunc=ufunc.__name__, axis=normalize_axis_index(axis, a.ndim),
+                                  dtype=None)
+
+    return Row("ufunc_accumulate", numpy=lambda a, **p: ufunc.accumulate(a, **p), via_op=via_op,
+               case=case, dtypes=dtypes, name=f"accumulate_{ufunc.__name__}",
+               bad=(Case([A(2, 3)], {"axis": 2}, traced=False),))
+
+
 PROD_GRAD = Domain(0.5, 1.5, nonzero=True)   # prod's rule divides by x: keep it off zero
 
 
@@ -133,6 +198,12 @@ def reduction_rows() -> list[Row]:
         accumulate_row("cummin", np.minimum),
         accumulate_row("cumfmax", np.fmax),
         accumulate_row("cumfmin", np.fmin),
+        reduceat_row(np.add),
+        reduceat_row(np.maximum),
+        ufunc_reduce_row(np.logaddexp, FLOATS),
+        ufunc_reduce_row(np.subtract, NUMERIC),
+        ufunc_accumulate_row(np.logaddexp, FLOATS),
+        ufunc_accumulate_row(np.subtract, NUMERIC),
     ]
 
 

@@ -250,6 +250,11 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if kind is types.MethodType:
         if source is not None:
             tx.guards.add_id(AttrSource(source, "__func__"), value.__func__)
+        if value.__func__ is np.errstate.__exit__ and source is not None:
+            # leaving np.errstate (entered as Python) restores NumPy's error mode: Python
+            # too, a break at the user's with line (not inside NumPy's __exit__)
+            from .builtins import OpaqueCallableVariable
+            return OpaqueCallableVariable(value, source)
         self_var = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None)
         return UserMethodVariable(value.__func__, self_var)
     if kind is types.BuiltinFunctionType and getattr(value, "__module__", None) == "math":

@@ -141,6 +141,14 @@ class NumpyFunctionVariable(VariableTracker):
         if self.fn in POLYFILLS:   # np.piecewise: NumPy code calling the user's functions
             return UserFunctionVariable(POLYFILLS[self.fn]).call(tx, args, kwargs)
         values = list(args) + list(kwargs.values())
+        if self.fn in DTYPE_FUNCTIONS and all(v.is_constant() or _dtype_of_value(v) is not None
+                                              for v in values):
+            # np.result_type(x, 1.0), np.can_cast(x, np.int32): an array or a NumPy scalar
+            # counts by its dtype alone (NEP 50), so these fold on the dtypes
+            args = [v if v.is_constant() else ConstantVariable(_dtype_of_value(v)) for v in args]
+            kwargs = {k: v if v.is_constant() else ConstantVariable(_dtype_of_value(v))
+                      for k, v in kwargs.items()}
+            values = list(args) + list(kwargs.values())
         if self.fn in PURE_NUMPY_FUNCTIONS and all(v.is_constant() for v in values):
             # np.issubdtype(x.dtype, np.floating), np.prod(x.shape), ...: fold on constants.
             import numpy as np
@@ -167,6 +175,20 @@ def _pure_numpy_functions() -> set:
 
 # NumPy functions without side effects or hidden state, folded on constant arguments.
 PURE_NUMPY_FUNCTIONS = _pure_numpy_functions()
+# Those of them that read only the dtype of an array argument.
+DTYPE_FUNCTIONS = {f for f in PURE_NUMPY_FUNCTIONS if f.__name__ in ("result_type", "can_cast")}
+
+
+def _dtype_of_value(v: VariableTracker) -> Any:
+    """The dtype of a run-time array or NumPy scalar, or None."""
+    from .arrays import ArrayVariable
+    if isinstance(v, ArrayVariable):
+        return v.meta.dtype
+    try:
+        kind = v.python_type()
+    except Exception:   # noqa: BLE001 - a tracker that does not know its type
+        return None
+    return numpy.dtype(kind) if isinstance(kind, type) and issubclass(kind, numpy.generic) else None
 
 
 class UfuncMethodVariable(VariableTracker):
@@ -354,6 +376,13 @@ class UserObjectVariable(VariableTracker):
         if hasattr(static, "__get__") and not isinstance(static, (int, float, str, tuple)):
             if type(static).__name__ == "member_descriptor":  # __slots__ attribute
                 return wrap(tx, getattr(self.obj, name), src)
+            if isinstance(self.obj, (numpy.random.Generator, numpy.random.RandomState)):
+                # (builder.wrap: one passed in is often new on every call, so it is not
+                # guarded by identity, and its draws run as Python on the caller's object)
+                tx.unsupported("unsupported_value", f"{self.describe()}.{name}(): draws from a generator "
+                               f"passed in as an argument run as Python",
+                               "draws from a generator made in the function (np.random.default_rng"
+                               "(seed)), a global one or one held by an object are captured")
             tx.unsupported("unsupported_value", f"attribute '{name}' of {self.describe()} is a descriptor")
         # A class attribute read through the instance.
         return wrap(tx, static, src)

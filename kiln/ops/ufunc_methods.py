@@ -1,0 +1,178 @@
+"""The methods of binary ufuncs that have no fused op of their own: ``reduceat`` and ``at``
+of any of them (``np.maximum.at(peak, cell, value)`` scatters a maximum per bin), ``reduceat`` (a CSR matrix-vector product's row sums ``np.add.reduceat(data * x[indices],
+indptr[:-1])``, per-group maxima of sorted keys), and ``reduce`` and ``accumulate`` of
+those without a reduction or scan op (``np.logaddexp.reduce(z, axis=1)`` in a
+log-likelihood, ``np.subtract.accumulate``, ``np.bitwise_or.reduce`` of flags).
+(``np.add.reduce``, ``np.maximum.accumulate`` and the other common ones are the fused
+reductions and scans of kiln/ops/reduction.py and kiln/ops/running.py; ``np.add.at`` is
+kiln/ops/mutation.py's ``add_at``.)
+
+Each is one op for every ufunc, named in its params, whose kernel is NumPy's own method
+(an extern call): the odd cases keep NumPy's meaning without kiln restating them. A
+reduceat segment whose next index is not larger is the single element at its start and
+the last runs to the end; an index out of range raises NumPy's IndexError, a reduction
+over no elements of a ufunc without identity NumPy's ValueError (``may_raise`` ops, never
+removed as dead code); ``ufunc.at`` applies repeated indices once each, in order, and
+is a mutation like ``np.add.at``, with a functional op (the new value of the written
+array) that writes in place when nothing else reads the array; several axes of a ufunc that is not reorderable are NumPy's error.
+Result shapes depend only on shapes and the number of indices, so the calls stay in the
+graph; dtypes are the ones NumPy's loops give (the shape rules run the kernels on
+stand-ins). No derivative rules yet (``Differentiation rule for 'reduceat' not
+implemented``).
+
+    >>> import numpy as np
+    >>> from kiln.ops import F
+    >>> F.reduceat(np.arange(6.0), np.array([0, 4, 1]), ufunc="add", axis=0, dtype=None)
+    array([ 6.,  4., 15.])
+    >>> F.ufunc_reduce(np.array([0.0, 0.0]), ufunc="logaddexp", axis=(0,), dtype=None,
+    ...                keepdims=False, initial=())
+    np.float64(0.6931471805599453)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .indexing import is_array_entry, normalize_index
+from .meta import fresh_copy, ndim_of, normalize_axis, normalize_one_axis, reject
+from .mutation import _as_value, _mutation_meta
+from .reduction import dtype_param, loop_dtype, out_param
+from .registry import Bound, Category, declare, find_spelling, spell, ufunc_method_key
+from .scatter import _scatter_meta, add_at_broadcast
+
+# The binary ufuncs whose methods users write (a fixed list, so the spellings are the same
+# on every NumPy version); other ufuncs' methods run as Python.
+_UFUNCS = ("add", "subtract", "multiply", "divide", "floor_divide", "power", "maximum",
+           "minimum", "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "logaddexp", "logaddexp2", "hypot", "gcd", "lcm")
+
+
+def _reduceat_impl(a: Any, indices: Any, ufunc: str = "add", axis: int = 0, dtype: Any = None) -> Any:
+    return getattr(np, ufunc).reduceat(a, indices, axis=axis, dtype=dtype)
+
+
+def _reduce_impl(a: Any, ufunc: str = "add", axis: Any = 0, dtype: Any = None,
+                 keepdims: bool = False, initial: tuple = ()) -> Any:
+    # initial: () for none, (value,) for one (None is a value: object arrays' "no identity")
+    extra = {"initial": initial[0]} if initial else {}
+    return getattr(np, ufunc).reduce(a, axis=axis, dtype=dtype, keepdims=keepdims, **extra)
+
+
+def _accumulate_impl(a: Any, ufunc: str = "add", axis: int = 0, dtype: Any = None) -> Any:
+    return getattr(np, ufunc).accumulate(a, axis=axis, dtype=dtype)
+
+
+reduceat = declare("reduceat", Category.EXTERN, _reduceat_impl, inputs=("a", "indices"),
+                   params={"ufunc": "add", "axis": 0, "dtype": None}, may_raise=True,
+                   fresh_result=True,
+                   doc="numpy.<ufunc>.reduceat(a, indices, axis, dtype): reductions over "
+                       "the segments that start at indices")
+ufunc_reduce = declare("ufunc_reduce", Category.EXTERN, _reduce_impl, inputs=("a",),
+                       params={"ufunc": "add", "axis": 0, "dtype": None, "keepdims": False,
+                               "initial": ()},
+                       may_raise=True, doc="numpy.<ufunc>.reduce of a ufunc without a reduction op")
+ufunc_accumulate = declare("ufunc_accumulate", Category.EXTERN, _accumulate_impl, inputs=("a",),
+                           params={"ufunc": "add", "axis": 0, "dtype": None}, fresh_result=True,
+                           doc="numpy.<ufunc>.accumulate of a ufunc without a scan op")
+
+
+def _at_impl(x: Any, index: tuple, value: Any, ufunc: str = "maximum") -> None:
+    add_at_broadcast(x, index, value, getattr(np, ufunc))
+
+
+def _index_at_impl(x: Any, index: tuple, value: Any, ufunc: str = "maximum") -> Any:
+    out = fresh_copy(x)
+    add_at_broadcast(out, index, value, getattr(np, ufunc))
+    return out
+
+
+_at_shapes = _scatter_meta(False)
+
+
+def _index_at_meta(x: Any, index: tuple, value: Any, ufunc: str) -> Any:
+    return _at_shapes(x, index, value)   # (a cast NumPy refuses raises in the kernel)
+
+
+def _index_at_inplace(x: Any, index: tuple, value: Any, ufunc: str = "maximum") -> Any:
+    add_at_broadcast(x, index, value, getattr(np, ufunc))
+    return x
+
+
+index_ufunc_at = declare("index_ufunc_at", Category.EXTERN, _index_at_impl,
+                         inputs=("x", "index", "value"), params={"ufunc": "maximum"},
+                         meta=_index_at_meta, may_raise=True, fresh_result=True,
+                         doc="a copy of x after numpy.<ufunc>.at(x, index, value)")
+index_ufunc_at.inplace_impl = _index_at_inplace
+ufunc_at = declare("ufunc_at", Category.MUTATION, _at_impl, inputs=("x", "index", "value"),
+                   params={"ufunc": "maximum"}, meta=_mutation_meta("index_ufunc_at"),
+                   mutates=(0,), functional="index_ufunc_at",
+                   doc="numpy.<ufunc>.at(x, index, value): unbuffered, repeated indices apply "
+                       "once each")
+
+
+def _at_normalizer(ufunc: np.ufunc):
+    def normalize(a, indices, b=None):
+        if b is None:
+            raise ValueError("second operand needed for ufunc")
+        return Bound(ufunc_at, (a, normalize_index(indices), _as_value(b)), {"ufunc": ufunc.__name__})
+    return normalize
+
+
+def _reduceat_normalizer(ufunc: np.ufunc):
+    name = f"numpy.{ufunc.__name__}.reduceat"
+
+    def normalize(array, indices, axis=0, dtype=None, out=None):
+        axis = normalize_one_axis(axis, ndim_of(array))
+        return Bound(reduceat, (array, indices),
+                     {"ufunc": ufunc.__name__, "axis": axis,
+                      "dtype": dtype_param(loop_dtype(array, dtype, out), name)},
+                     out_param(out))
+    return normalize
+
+
+def _axis_param(axis: Any, ndim: int) -> Any:
+    if ndim == 0:   # NumPy's own rules for a 0-d input (the kernel applies them)
+        return tuple(axis) if isinstance(axis, list) else axis
+    return normalize_axis(axis, ndim)
+
+
+def _reduce_normalizer(ufunc: np.ufunc):
+    name = f"numpy.{ufunc.__name__}.reduce"
+
+    def normalize(array, axis=0, dtype=None, out=None, keepdims=False,
+                  initial=np._NoValue, where=True):
+        if where is not True:
+            reject(name, "where", "<array>", "select with np.where before reducing")
+        if is_array_entry(initial):
+            reject(name, "initial", "<array>", "pass initial as a number")
+        return Bound(ufunc_reduce, (array,),
+                     {"ufunc": ufunc.__name__, "axis": _axis_param(axis, ndim_of(array)),
+                      "dtype": dtype_param(loop_dtype(array, dtype, out), name),
+                      "keepdims": bool(keepdims),
+                      "initial": () if initial is np._NoValue else (initial,)},
+                     out_param(out))
+    return normalize
+
+
+def _accumulate_normalizer(ufunc: np.ufunc):
+    name = f"numpy.{ufunc.__name__}.accumulate"
+
+    def normalize(array, axis=0, dtype=None, out=None):
+        nd = ndim_of(array)
+        return Bound(ufunc_accumulate, (array,),
+                     {"ufunc": ufunc.__name__,
+                      "axis": normalize_one_axis(axis, nd) if nd and type(axis) is int else axis,
+                      "dtype": dtype_param(loop_dtype(array, dtype, out), name)},
+                     out_param(out))
+    return normalize
+
+
+for _name in _UFUNCS:
+    _ufunc = getattr(np, _name)
+    for _method, _op, _normalizer in (("reduceat", reduceat, _reduceat_normalizer),
+                                      ("reduce", ufunc_reduce, _reduce_normalizer),
+                                      ("accumulate", ufunc_accumulate, _accumulate_normalizer),
+                                      ("at", ufunc_at, _at_normalizer)):
+        if find_spelling(ufunc_method_key(_ufunc, _method)) is None:   # (not a fused op's)
+            spell(ufunc_method_key(_ufunc, _method), _op, _normalizer(_ufunc), f"numpy.{_name}.{_method}")
