@@ -11,7 +11,7 @@ from .loop_node import try_loop
 from .loops import RangeIteratorVariable, range_iterator
 from .variables.arrays import ArrayVariable
 from .variables.base import ConstantVariable
-from .variables.containers import DictVariable, IteratorVariable, make_iterator
+from .variables.containers import ArrayIteratorVariable, DictVariable, IteratorVariable, make_iterator
 
 
 class ControlOpcodes:
@@ -66,6 +66,15 @@ class ControlOpcodes:
                 notes = self.output.loop_notes
                 self.unsupported("unsupported_call", notes[-1].split(": ", 1)[-1] if notes
                                  else "the loop is not one loop node")
+        if isinstance(iterator, ArrayIteratorVariable) and iterator.taken == 0 \
+                and not iterator.reverse and not iterator.tried:
+            # ``for v in x`` over a 1-D array: the loop over its positions, each step
+            # reading x[i] when it runs (as Python's iterator does), tried as one node
+            iterator.tried = True
+            steps = RangeIteratorVariable(self, (ConstantVariable(0), ConstantVariable(
+                len(iterator.pending)), ConstantVariable(1)))
+            if len(iterator.array.meta.shape) == 1 and try_loop(self, inst, steps):
+                return
         self._check_scalar_loop(inst, iterator)
         if iterator.changed():
             if isinstance(iterator.origin, DictVariable):  # Python raises RuntimeError here
