@@ -11,7 +11,7 @@ from .loop_node import try_loop
 from .loops import RangeIteratorVariable, range_iterator
 from .variables.arrays import ArrayVariable
 from .variables.base import ConstantVariable
-from .variables.containers import DictVariable, IteratorVariable, make_iterator
+from .variables.containers import ArrayIteratorVariable, DictVariable, IteratorVariable, make_iterator
 
 
 class ControlOpcodes:
@@ -49,7 +49,10 @@ class ControlOpcodes:
         elif range_iterator(self, obj) is not None:   # its first step may become a loop node
             self.push(range_iterator(self, obj))
         else:
-            self.push(make_iterator(self, obj))
+            iterator = make_iterator(self, obj)
+            if isinstance(iterator, ArrayIteratorVariable):
+                iterator.anonymous = True   # ``for v in x``: no name holds it (FOR_ITER)
+            self.push(iterator)
 
     def FOR_ITER(self, inst):
         iterator = self.stack[-1]
@@ -66,6 +69,20 @@ class ControlOpcodes:
                 notes = self.output.loop_notes
                 self.unsupported("unsupported_call", notes[-1].split(": ", 1)[-1] if notes
                                  else "the loop is not one loop node")
+        if isinstance(iterator, ArrayIteratorVariable) and iterator.anonymous \
+                and iterator.taken == 0 and not iterator.reverse and not iterator.tried \
+                and not any(v is iterator for v in self.locals.values()) \
+                and sum(v is iterator for v in self.stack) == 1:
+            # ``for v in x`` over a 1-D array: the loop over its positions, each step
+            # reading x[i] when it runs (as Python's iterator does), tried as one node.
+            # Only an iterator nothing else holds (GET_ITER's of an array, enumerate(x)
+            # not stored): where a node stopped is known when it has run, so ``it =
+            # iter(x)`` read again after the loop unrolls as before.
+            iterator.tried = True
+            steps = RangeIteratorVariable(self, (ConstantVariable(0), ConstantVariable(
+                len(iterator.pending)), ConstantVariable(1)))
+            if len(iterator.array.meta.shape) == 1 and try_loop(self, inst, steps):
+                return
         self._check_scalar_loop(inst, iterator)
         if iterator.changed():
             if isinstance(iterator.origin, DictVariable):  # Python raises RuntimeError here

@@ -228,7 +228,10 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
     trace.iterator = snap.stack[-1] if region.cont is None else None
     tx.output.loop_trace = trace
     try:
-        tx.stack = list(snap.stack) + ([ScalarValueVariable(i_node, 1)] if region.cont is None else [])
+        tx.stack = list(snap.stack)
+        if region.cont is None:   # the loop variable: the position, or an array's item there
+            i = ScalarValueVariable(i_node, 1)
+            tx.stack.append(i if not hasattr(snap.stack[-1], "item_at") else snap.stack[-1].item_at(tx, i))
         tx.locals = dict(snap.locals)
         for name, ph in phs.items():
             if name not in (COND, BRK):

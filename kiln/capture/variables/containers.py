@@ -438,6 +438,16 @@ class ArrayIteratorVariable(IteratorVariable):
         self.array = array
         self.start = start          # enumerate's first count, or None for iter(x)
         self.reverse = reverse      # reversed(x): from the last row, read as lazily
+        self.tried = False          # a loop node over its positions was tried (FOR_ITER)
+        self.anonymous = start is not None   # made by GET_ITER or enumerate(): see FOR_ITER
+
+    def item_at(self, tx, i: VariableTracker) -> VariableTracker:
+        """The step's value at position ``i`` (a loop node's index): x[i], or (start + i, x[i])."""
+        item = self.array.getitem(tx, i)
+        if self.start is None:
+            return item
+        from ..loops import apply_scalar
+        return TupleVariable([apply_scalar(tx, "add", [ConstantVariable(self.start), i]), item])
 
     def next(self, tx=None) -> VariableTracker | None:
         if not self.pending:
