@@ -45,9 +45,12 @@ def _nanmean(a, axis, dtype, keepdims, warn=True):
         raise TypeError("If a is inexact, then dtype must be inexact")
     total = N.sum(_nan_filled(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
     count = _count(a, axis, keepdims, total.dtype if dtype is None else dtype)
+    empty = N.equal(count, 0.0)
     if warn:
-        warn_where(N.equal(count, 0.0), "Mean of empty slice")
-    return N.true_divide(total, count)
+        warn_where(empty, "Mean of empty slice")
+    # NaN where a slice is all NaN, as NumPy's 0 / 0 under np.errstate(invalid="ignore"),
+    # without the flag that 0 / 0 raises: no "invalid value" warning NumPy does not give
+    return N.true_divide(total, N.where(empty, np.nan, count))
 
 
 def _nanvar(a, axis, dtype, keepdims, ddof, root=False):
@@ -60,9 +63,9 @@ def _nanvar(a, axis, dtype, keepdims, ddof, root=False):
         sq = N.real(sq)
     total = N.sum(sq, axis=axis, dtype=dtype, keepdims=keepdims)
     n = N.subtract(_count(a, axis, keepdims, total.dtype), ddof)
-    some = N.greater(n, 0.0)
-    warn_where(N.logical_not(some), _DOF, _NANSTD_SITE if root else None)
-    out = N.true_divide(total, N.where(some, n, np.nan))   # NumPy: NaN where dof <= 0
+    no_dof = N.less_equal(n, 0.0)
+    warn_where(no_dof, _DOF, _NANSTD_SITE if root else None)
+    out = N.true_divide(total, N.where(no_dof, np.nan, n))   # NumPy: NaN where dof <= 0
     return N.sqrt(out) if root else out
 
 
