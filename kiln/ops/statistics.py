@@ -10,7 +10,7 @@ from .meta import TensorMeta, fake, ndim_of, normalize_one_axis, on_stand_ins, r
 from .numeric import _dtype, scalar_if_0d
 from .registry import (Composite, F, N, method_key, spell_composite, spell_masked,
                        ufunc_method_key)
-from .value_warnings import numpy_site, warn_where
+from .value_warnings import numpy_site, runs_as_numpy, warn_where
 
 
 # ---- NaN-aware reductions -------------------------------------------------------------------
@@ -239,6 +239,8 @@ def _cov(m, y, rowvar, bias, ddof, dtype):
     if ddof is None:
         ddof = 0 if bias else 1
     n = shape_of(X)[1]
+    if type(n) is int and n - ddof <= 0:
+        runs_as_numpy("numpy.cov", "Degrees of freedom <= 0 for slice")
     X = N.subtract(X, N.mean(X, axis=1, keepdims=True))
     Xc = N.conjugate(X) if np.dtype(dtype).kind == "c" else X
     c = N.true_divide(N.matmul(X, N.transpose(Xc)), max(n - ddof, 0))

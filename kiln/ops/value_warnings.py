@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .meta import TensorMeta, as_array
+from .meta import TensorMeta, as_array, reject
 from .registry import Category, declare
 from .speculation import _SITES
 
@@ -63,6 +63,17 @@ def call_site() -> tuple[str, int] | None:
         return None
     filename, _, lineno = _SITES[-1][0].rpartition(":")
     return filename, int(lineno)
+
+
+def runs_as_numpy(name: str, message: str) -> None:
+    """For a normalizer or composite whose NumPy call warns for these shapes and params
+    alone ("Degrees of freedom <= 0 for slice" of np.var with ddof >= n, of np.cov of one
+    observation): under capture the call runs as NumPy (a graph break), so NumPy's warnings
+    come out, its floating-point ones after it too; outside capture (the eager Tensor) it
+    computes as it always does."""
+    if _SITES:
+        reject(name, "<arrays of these shapes>", message,
+               "NumPy warns for them; the call runs as NumPy so the warning comes out")
 
 
 def numpy_site(probe: Callable[[], Any], message: str) -> tuple[str, int] | None:
