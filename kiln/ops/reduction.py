@@ -30,7 +30,6 @@ from .meta import (TensorMeta, check_dtype, ndim_of, normalize_axis, normalize_o
                    reject_where, shape_of, count_operand)
 from .registry import (Bound, Category, F, Op, declare, is_complex_like, is_float_like, method_key,
                        spell, ufunc_method_key)
-from .value_warnings import runs_as_numpy
 
 _NV = np._NoValue
 
@@ -433,15 +432,8 @@ def _var_family(op: Op, name: str) -> Callable[..., Bound]:
             if ddof != 0:
                 raise ValueError("ddof and correction can't be provided simultaneously.")
             ddof = correction
-        bound = bind(op, name, a, axis, out, keepdims, where, dtype=dtype,
-                     ddof=ddof.item() if isinstance(ddof, np.generic) else ddof)
-        reduced = [shape_of(a)[i] for i in range(ndim_of(a))] if bound.params["axis"] is None else \
-            [shape_of(a)[i] for i in bound.params["axis"]]
-        ddof = bound.params["ddof"]
-        if all(type(n) is int for n in reduced) and isinstance(ddof, (int, float)) \
-                and math.prod(reduced) - ddof <= 0:
-            runs_as_numpy(name, "Degrees of freedom <= 0 for slice")
-        return bound
+        return bind(op, name, a, axis, out, keepdims, where, dtype=dtype,
+                    ddof=ddof.item() if isinstance(ddof, np.generic) else ddof)
     return normalize
 
 
