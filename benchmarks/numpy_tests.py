@@ -1,6 +1,6 @@
 """NumPy's own test suite with NumPy's functions compiled by kiln (docs/numpy_tests.md).
 
-    python -m benchmarks.numpy_tests [--mode eager|cpp|plain] [--ufuncs] MODULE... [-- PYTEST ARGS]
+    python -m benchmarks.numpy_tests [--mode eager|cpp|plain] [--ufuncs] [--reset-per-test] MODULE... [-- PYTEST ARGS]
     python -m benchmarks.numpy_tests numpy.lib.tests.test_nanfunctions -- -x -k nanvar
 
 Each test module's ``np`` (and ``np.linalg``, ``np.fft``, names imported ``from numpy import
@@ -21,6 +21,7 @@ import types
 
 MODE = os.environ.get("KILN_NPTESTS_MODE", "eager")
 WRAP_UFUNCS = os.environ.get("KILN_NPTESTS_UFUNCS") == "1"
+RESET_PER_TEST = os.environ.get("KILN_NPTESTS_RESET") == "1"
 SUBMODULES = ("numpy", "numpy.linalg", "numpy.fft")
 _wrappers: dict = {}    # id(NumPy callable) -> its wrapper (the originals stay referenced)
 
@@ -141,16 +142,28 @@ def pytest_collection_modifyitems(session, config, items):
                 spec.params[k] = _swap(v, table)
 
 
+def pytest_runtest_setup(item):
+    """``--reset-per-test``: every test starts with empty caches (kiln.reset()), so a long
+    module (test_linalg, test_pocketfft) does not pile up thousands of entries per wrapper
+    under the raised recompile limit; each wrapper still sees every call of its test."""
+    if RESET_PER_TEST and MODE != "plain":
+        import kiln
+        kiln.reset()
+
+
 def main(argv: list[str]) -> int:
     import argparse
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mode", default="eager", choices=("eager", "cpp", "plain"))
     parser.add_argument("--ufuncs", action="store_true", help="compile ufunc calls too")
+    parser.add_argument("--reset-per-test", action="store_true",
+                        help="empty kiln's caches before each test (long modules: linalg, fft)")
     parser.add_argument("modules", nargs="+", help="e.g. numpy.lib.tests.test_function_base")
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, KILN_NPTESTS_MODE=args.mode, KILN_NPTESTS_UFUNCS=str(int(args.ufuncs)),
+               KILN_NPTESTS_RESET=str(int(args.reset_per_test)),
                PYTHONPATH=os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     env.setdefault("KILN_COST_MODEL", "0")
     env.setdefault("KILN_RECOMPILE_LIMIT", "100000")

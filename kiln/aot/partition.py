@@ -38,7 +38,7 @@ from typing import Any
 from ..ir import Graph, Node, map_nodes
 from ..ir.graph import SizeRef, SliceLength, kept_meta
 from ..ops.registry import iter_leaves
-from ..ir.passes import dce
+from ..ir.passes import dce, must_stay
 from ..ops import Category, TensorMeta
 from .joint import Joint
 from .symbolic import PinnedSizes
@@ -172,9 +172,12 @@ def min_cut_partition(joint: Joint) -> Partition:
         stack.extend(n.inputs)
     recomputed = [n.name for n in nodes if n in need_bw and n not in bw and n.kind == "call"]
 
-    # Forward computes what its outputs and the saved values need.
+    # Forward computes what its outputs and the saved values need, and every check of
+    # the forward's values that must run though nothing reads it (may raise or warn:
+    # np.nanmean's "Mean of empty slice", an index NumPy would refuse).
     need_fw: set[Node] = set()
-    stack = [v for v in fw_outs if isinstance(v, Node)] + list(saved)
+    stack = [v for v in fw_outs if isinstance(v, Node)] + list(saved) + \
+        [n for n in nodes if n.kind == "call" and n not in bw and must_stay(n)]
     while stack:
         n = stack.pop()
         if n in need_fw:

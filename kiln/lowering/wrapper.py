@@ -33,7 +33,9 @@ class WrapperCode:
         self.lines: list[str] = []
         self._views = 0
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
-        self.spread: dict[tuple, str] = {}   # (op, params) -> the global of its spread_impl
+        # (impl attribute, op, params) -> the global of its spread_impl or check_impl
+        self.spread: dict[tuple, str] = {}
+        self.checks: dict[int, str] = {}     # step -> the global its check_impl call uses
         self.allocated: set[str] = set()     # dtype names of the arrays call allocates
         self.uses_in_order = False           # an extern result kept in NumPy's layout
 
@@ -78,13 +80,19 @@ class WrapperCode:
             return render(value)
         return format_value(value, self.consts)
 
-    def _spread(self, item: Any) -> str | None:
+    def _spread(self, item: Any, read: set) -> str | None:
         """The global naming ``item``'s op's ``spread_impl`` for its params (a scalar_fn
-        as the operator itself: no tuple, no keywords per call), or None."""
-        if item.op.spread_impl is None or len(item.args) != 1 or not isinstance(item.args[0], tuple) \
-                or not all(type(v) in (str, int, bool) for v in item.params.values()):
+        as the operator itself: no tuple, no keywords per call), or its ``check_impl``
+        (a value check whose result nothing in ``read`` reads), or None."""
+        if item.op.check_impl is not None and item.name not in read:
+            attr = "check_impl"
+        elif item.op.spread_impl is not None and len(item.args) == 1 and isinstance(item.args[0], tuple):
+            attr = "spread_impl"
+        else:
             return None
-        key = (item.op.name, tuple(sorted(item.params.items())))
+        if not all(type(v) in (str, int, bool, tuple, type(None)) for v in item.params.values()):
+            return None
+        key = (attr, item.op.name, tuple(sorted(item.params.items())))
         if key not in self.spread:
             self.spread[key] = f"_{item.op.name}_{len(self.spread)}"
         return self.spread[key]
@@ -164,6 +172,7 @@ class WrapperCode:
         returned_as_is = {v.buf.name for v in low.outputs
                           if isinstance(v, BufferValue) and v.is_whole() and v.buf.name not in written}
         own_value: dict[str, str] = {}
+        outputs_read = {v.buf.name for v in low.outputs if isinstance(v, BufferValue)}
         for step, item in enumerate(self.items):
             self.lines = []
             views_before = self._views
@@ -196,7 +205,8 @@ class WrapperCode:
                 self.lines.append(f"{item.name} = {self.py(item.window_of)}  # written in place")
             else:
                 name = f"_ext_{item.op.name}"
-                spread = self._spread(item) if step not in plan.inplace_externs else None
+                spread = self._spread(item, read_by_kernels | outputs_read) \
+                    if step not in plan.inplace_externs else None
                 if spread is None:
                     self.externs[name] = item.op
                 if step in plan.inplace_externs:
@@ -204,7 +214,10 @@ class WrapperCode:
                     self.inplace_externs[name] = item.op
                 call_args = [self.arg(a) for a in item.args]
                 holder = item.op.call_param
-                if spread is not None:
+                if spread is not None and item.op.check_impl is not None:
+                    rhs = f"{spread}({', '.join(call_args)})"
+                    self.checks[step] = spread
+                elif spread is not None:
                     rhs = f"{spread}({', '.join(self.arg(a) for a in item.args[0])})"
                 elif holder is not None and holder in item.params:
                     # the op's call bound to this param (a loop's runner), called straight
@@ -294,9 +307,9 @@ class WrapperCode:
                 head.append(f"{name} = REGISTRY[{op.name!r}].inplace_impl")
         if self.spread:
             head.append("from kiln.ops import REGISTRY")
-        for (op, kw), name in self.spread.items():
+        for (attr, op, kw), name in self.spread.items():
             kwargs = ", ".join(f"{k}={v!r}" for k, v in kw)
-            head.append(f"{name} = REGISTRY[{op!r}].spread_impl({kwargs})")
+            head.append(f"{name} = REGISTRY[{op!r}].{attr}({kwargs})")
         for name in sorted(low.constants):
             head.append(f"{name} = None  # a constant array; the runtime sets it")
         for name in sorted(self.consts):
@@ -334,6 +347,10 @@ class WrapperCode:
         allocations: list = []
         launches: list = []
         for step, item in enumerate(self.items):
+            if step in self.checks and not plan.allocations.get(step) and all(
+                    isinstance(a, BufferValue) and a.is_whole() and a.buf.name in where for a in item.args):
+                launches.append((self.checks[step], tuple(where[a.buf.name] for a in item.args)))
+                continue
             if not isinstance(item, Kernel):
                 return None
             rk = self.rendered[item.name]

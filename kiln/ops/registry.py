@@ -130,6 +130,11 @@ class Op:
     # op's one input, a tuple, spread instead of ``impl(input, **params)`` (scalar_fn:
     # the operator itself, ``_scalar_fn_0(k, 1)`` with ``_scalar_fn_0 = operator.add``).
     spread_impl: Callable[..., Any] | None = None
+    # ``check_impl(**params) -> callable``: for an op that only checks values (a warning
+    # NumPy gives for some values: kiln/ops/value_warnings.py) and whose result nothing
+    # reads, what a generated wrapper calls with its inputs alone; the wrapper run in C
+    # (runtime/fast_call.c) calls it after the kernels too, so the check costs one call.
+    check_impl: Callable[..., Any] | None = None
     # The result is always a new array, never a view of an input (matmul, linalg solves,
     # the functional scatters): a backend may write another value into its memory.
     fresh_result: bool = False

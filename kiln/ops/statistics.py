@@ -10,6 +10,7 @@ from .meta import TensorMeta, fake, ndim_of, normalize_one_axis, on_stand_ins, r
 from .numeric import _dtype, scalar_if_0d
 from .registry import (Composite, F, N, method_key, spell_composite, spell_masked,
                        ufunc_method_key)
+from .value_warnings import numpy_site, runs_as_numpy, warn_where
 
 
 # ---- NaN-aware reductions -------------------------------------------------------------------
@@ -32,30 +33,45 @@ def _count(a, axis, keepdims, dtype=np.intp):
     return N.sum(N.logical_not(N.isnan(a)), axis=axis, dtype=dtype, keepdims=keepdims)
 
 
-def _nanmean(a, axis, dtype, keepdims):
+_DOF = "Degrees of freedom <= 0 for slice."
+# np.nanstd's warning is np.nanvar's, at nanstd's line in NumPy's file (value_warnings.py)
+_NANSTD_SITE = numpy_site(lambda: np.nanstd(np.array([np.nan])), _DOF)
+
+
+def _nanmean(a, axis, dtype, keepdims, warn=True):
     if _dtype(a).kind not in "fc":
         return N.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
     if dtype is not None and not issubclass(np.dtype(dtype).type, np.inexact):
         raise TypeError("If a is inexact, then dtype must be inexact")
     total = N.sum(_nan_filled(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
-    return N.true_divide(total, _count(a, axis, keepdims, total.dtype if dtype is None else dtype))
+    count = _count(a, axis, keepdims, total.dtype if dtype is None else dtype)
+    empty = N.equal(count, 0.0)
+    if warn:
+        warn_where(empty, "Mean of empty slice")
+    # NaN where a slice is all NaN, as NumPy's 0 / 0 under np.errstate(invalid="ignore"),
+    # without the flag that 0 / 0 raises: no "invalid value" warning NumPy does not give
+    return N.true_divide(total, N.where(empty, np.nan, count))
 
 
 def _nanvar(a, axis, dtype, keepdims, ddof, root=False):
     if _dtype(a).kind not in "fc":
         return (N.std if root else N.var)(a, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof)
-    mean = _nanmean(a, axis, dtype, True)
+    mean = _nanmean(a, axis, dtype, True, warn=False)
     dev = N.where(N.isnan(a), 0.0, N.subtract(a, mean))  # only NumPy's own NaNs are skipped
     sq = N.multiply(dev, N.conjugate(dev)) if _dtype(a).kind == "c" else N.square(dev)
     if _dtype(a).kind == "c":
         sq = N.real(sq)
     total = N.sum(sq, axis=axis, dtype=dtype, keepdims=keepdims)
     n = N.subtract(_count(a, axis, keepdims, total.dtype), ddof)
-    out = N.true_divide(total, N.where(N.greater(n, 0.0), n, np.nan))   # NumPy: NaN where dof <= 0
+    no_dof = N.less_equal(n, 0.0)
+    warn_where(no_dof, _DOF, _NANSTD_SITE if root else None)
+    out = N.true_divide(total, N.where(no_dof, np.nan, n))   # NumPy: NaN where dof <= 0
     return N.sqrt(out) if root else out
 
 
-def _nanextremum(which: str):
+def _nanextremum(which: str, warn: bool = True):
+    """np.nanmax/nanmin (with NumPy's "All-NaN slice encountered"), or np.fmax.reduce/
+    fmin.reduce (``warn`` False: NumPy's ufunc method does not warn)."""
     reduce, fill = (N.max, -np.inf) if which == "max" else (N.min, np.inf)
 
     def fn(a, axis, keepdims):
@@ -65,6 +81,8 @@ def _nanextremum(which: str):
             return reduce(a, axis=axis, keepdims=keepdims)
         best = reduce(_nan_filled(a, fill), axis=axis, keepdims=keepdims)
         all_nan = N.all(N.isnan(a), axis=axis, keepdims=keepdims)
+        if warn:
+            warn_where(all_nan, "All-NaN slice encountered")
         out = N.where(all_nan, np.nan, best)
         return scalar_if_0d(out)
     return fn
@@ -97,17 +115,17 @@ def _nan_minmax_normalize(fn, name):
 
 spell_composite(np.nansum, ("where", "isnan", "sum"), _nan_normalizer(_nansum, name="numpy.nansum"))
 spell_composite(np.nanprod, ("where", "isnan", "prod"), _nan_normalizer(_nanprod, name="numpy.nanprod"))
-spell_composite(np.nanmean, ("where", "isnan", "sum", "true_divide"),
+spell_composite(np.nanmean, ("where", "isnan", "sum", "true_divide", "warn_if_any"),
                 _nan_normalizer(_nanmean, name="numpy.nanmean"))
-spell_composite(np.nanvar, ("where", "isnan", "sum", "square", "true_divide"),
+spell_composite(np.nanvar, ("where", "isnan", "sum", "square", "true_divide", "warn_if_any"),
                 _nan_normalizer(lambda a, axis, dtype, keepdims, ddof: _nanvar(a, axis, dtype, keepdims, ddof),
                                 ddof_param=True, name="numpy.nanvar"))
-spell_composite(np.nanstd, ("where", "isnan", "sum", "square", "sqrt"),
+spell_composite(np.nanstd, ("where", "isnan", "sum", "square", "sqrt", "warn_if_any"),
                 _nan_normalizer(lambda a, axis, dtype, keepdims, ddof: _nanvar(a, axis, dtype, keepdims, ddof, True),
                                 ddof_param=True, name="numpy.nanstd"))
-spell_composite(np.nanmax, ("where", "isnan", "max", "all"),
+spell_composite(np.nanmax, ("where", "isnan", "max", "all", "warn_if_any"),
                 _nan_minmax_normalize(_nanextremum("max"), "numpy.nanmax"))
-spell_composite(np.nanmin, ("where", "isnan", "min", "all"),
+spell_composite(np.nanmin, ("where", "isnan", "min", "all", "warn_if_any"),
                 _nan_minmax_normalize(_nanextremum("min"), "numpy.nanmin"))
 
 
@@ -118,7 +136,7 @@ def _fminmax_reduce_normalize(ufunc: np.ufunc, which: str):
     to reduction operation fmax which has no identity"), a bad axis. Complex values order
     by (real, imag) with NaN rules of their own: they run as Python."""
     name = f"numpy.{ufunc.__name__}.reduce"
-    extremum = _nanextremum(which)
+    extremum = _nanextremum(which, warn=False)
 
     def normalize(array, axis=0, dtype=None, out=None, keepdims=False, initial=np._NoValue,
                   where=True):
@@ -221,6 +239,8 @@ def _cov(m, y, rowvar, bias, ddof, dtype):
     if ddof is None:
         ddof = 0 if bias else 1
     n = shape_of(X)[1]
+    if type(n) is int and n - ddof <= 0:
+        runs_as_numpy("numpy.cov", "Degrees of freedom <= 0 for slice")
     X = N.subtract(X, N.mean(X, axis=1, keepdims=True))
     Xc = N.conjugate(X) if np.dtype(dtype).kind == "c" else X
     c = N.true_divide(N.matmul(X, N.transpose(Xc)), max(n - ddof, 0))

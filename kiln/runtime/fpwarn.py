@@ -3,7 +3,7 @@
 A kernel's launch (runtime/launch.c) reads the divide-by-zero, overflow and invalid flags
 its threads raised; only when one is set does it call the kernel's handler made here,
 which warns as NumPy's ufunc would have: "divide by zero encountered in log", a
-RuntimeWarning attributed to the user's line that called the op (``warn_explicit`` with
+RuntimeWarning attributed to the user's line that called the op (ops/value_warnings.py ``warn_at``: ``warn_explicit`` with
 that module's ``__warningregistry__``, so the default filter shows it once per line, as
 NumPy's). Each kind follows NumPy's error mode (``np.errstate(divide='ignore')`` silences
 that kind alone; modes that raise or call never get here: fpmode.py runs those graphs
@@ -24,31 +24,13 @@ one message (two np.log lines in one kernel) warn once, at the first one's line.
 """
 from __future__ import annotations
 
-import sys
-import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from ..ops.fp_errors import INVALID, KINDS
+from ..ops.value_warnings import warn_at
 from .fpmode import warned_kinds
-
-_modules: dict[str, Any] = {}
-
-
-def _module_of(filename: str) -> tuple[str | None, dict | None]:
-    """The module name and globals of the user's file (for filters by module and the
-    once-per-line registry), found once per file; code of no module file (a notebook
-    cell, ``python -c``) is ``__main__``'s, as NumPy's warning would say."""
-    if filename not in _modules:
-        found = sys.modules.get("__main__")
-        for mod in list(sys.modules.values()):
-            if getattr(mod, "__file__", None) == filename:
-                found = mod
-                break
-        _modules[filename] = found
-    mod = _modules[filename]
-    return (mod.__name__, vars(mod)) if mod is not None else (None, None)
 
 
 def _has_nan(value: Any) -> bool:
@@ -90,7 +72,7 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False) -> 
             flags &= ~INVALID
         for bit, text, entry in order:
             if flags & bit:
-                _warn(f"{text} encountered in {entry[1]}", entry[2], entry[3])
+                warn_at(f"{text} encountered in {entry[1]}", entry[2], entry[3])
 
     mask = 0
     for bit in owner:
@@ -100,14 +82,3 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False) -> 
     # NaNs raises it through comparisons on every call: no Python call for that)
     handler.nan_reads = tuple(reads) if mask & INVALID else None  # type: ignore[attr-defined]
     return handler
-
-
-def _warn(message: str, filename: str, lineno: int) -> None:
-    module, globals_ = _module_of(filename) if filename else (None, None)
-    registry = globals_.setdefault("__warningregistry__", {}) if globals_ is not None else None
-    if not filename:
-        filename, lineno = "<kiln>", 0
-    # (no module_globals: linecache would ask the module's loader for its source, which
-    # raises for __main__ read from stdin)
-    warnings.warn_explicit(message, RuntimeWarning, filename, lineno, module=module,
-                           registry=registry)

@@ -34,6 +34,10 @@ NOT_ROWS: dict[str, str] = {
     **{name: f"{name}: its result dtype depends on the values; "
              f"tests/ops/test_speculated_dtypes.py" for name in ("poly_of", "real_if_close_check")},
     "roots": f"roots: {_SIZED}; its dtype depends on the values: tests/ops/test_speculated_dtypes.py",
+    # A check with no NumPy spelling and no value of its own (a warning NumPy gives for
+    # some values): checked through the nan reductions that use it.
+    "warn_if_any": "NumPy's value-dependent warnings of the nan reductions: "
+                   "tests/ops/test_value_warnings.py",
     # Derivative helpers with no NumPy spelling: checked against finite differences
     # through the rows of the op they differentiate (put_values, placed).
     "complex_parts": "the value of z after a write through z.real/z.imag (no NumPy "

@@ -1,0 +1,124 @@
+"""Warnings NumPy gives for some input *values*: "All-NaN slice encountered" (np.nanmax of a
+slice of NaNs), "Mean of empty slice" (np.nanmean of one), "Degrees of freedom <= 0 for
+slice." (np.nanvar where ddof leaves no degree of freedom).
+
+A composite writes NumPy's test as a boolean array (``all_nan``, ``count == 0``) it
+computes anyway, and hands it to ``warn_if_any``: after the kernel that made it, one look
+at that small array (a reduction's result), and a warning only where a value is True.
+The op is never removed as dead code (``may_raise``: under ``warnings.simplefilter
+("error")`` it raises, as NumPy's call would), and warns once per call like NumPy.
+
+The warning points where NumPy's does: NumPy's nan functions warn with ``stacklevel=2``,
+the user's line that called them (``site``, from capture: :func:`call_site`), unless one
+NumPy function calls another (np.nanstd's warning is np.nanvar's, at nanstd's line in
+NumPy's file): :func:`numpy_site` finds that by asking NumPy once. The default filter then
+shows it once per location, through that module's ``__warningregistry__``, as NumPy's.
+"""
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from .meta import TensorMeta, as_array, reject
+from .registry import Category, declare
+from .speculation import _SITES
+
+_modules: dict[str, Any] = {}
+
+
+def _module_of(filename: str) -> tuple[str | None, dict | None]:
+    """The module name and globals of the user's file (for filters by module and the
+    once-per-line registry), found once per file; code of no module file (a notebook
+    cell, ``python -c``) is ``__main__``'s, as NumPy's warning would say."""
+    if filename not in _modules:
+        found = sys.modules.get("__main__")
+        for mod in list(sys.modules.values()):
+            if getattr(mod, "__file__", None) == filename:
+                found = mod
+                break
+        _modules[filename] = found
+    mod = _modules[filename]
+    return (mod.__name__, vars(mod)) if mod is not None else (None, None)
+
+
+def warn_at(message: str, filename: str, lineno: int, category: type = RuntimeWarning) -> None:
+    """``warnings.warn(message, category)`` as if raised at ``filename:lineno`` (the user's
+    line, found by capture; the frames that would say it are gone when a kernel runs)."""
+    module, globals_ = _module_of(filename) if filename else (None, None)
+    registry = globals_.setdefault("__warningregistry__", {}) if globals_ is not None else None
+    if not filename:
+        filename, lineno = "<kiln>", 0
+    # (no module_globals: linecache would ask the module's loader for its source, which
+    # raises for __main__ read from stdin)
+    warnings.warn_explicit(message, category, filename, lineno, module=module, registry=registry)
+
+
+def call_site() -> tuple[str, int] | None:
+    """The user's ``(file, line)`` of the NumPy call capture is binding; None outside
+    capture (NumPy arrays, the eager Tensor: the warning then comes from the call)."""
+    if not _SITES:
+        return None
+    filename, _, lineno = _SITES[-1][0].rpartition(":")
+    return filename, int(lineno)
+
+
+def runs_as_numpy(name: str, message: str) -> None:
+    """For a normalizer or composite whose NumPy call warns for these shapes and params
+    alone ("Degrees of freedom <= 0 for slice" of np.var with ddof >= n, of np.cov of one
+    observation): under capture the call runs as NumPy (a graph break), so NumPy's warnings
+    come out, its floating-point ones after it too; outside capture (the eager Tensor) it
+    computes as it always does."""
+    if _SITES:
+        reject(name, "<arrays of these shapes>", message,
+               "NumPy warns for them; the call runs as NumPy so the warning comes out")
+
+
+def numpy_site(probe: Callable[[], Any], message: str) -> tuple[str, int] | None:
+    """Where NumPy's ``message`` from ``probe()`` points: None when at ``probe``'s caller
+    (``stacklevel=2`` from the function called: the user's line), else NumPy's own
+    ``(file, line)`` (a nan function calling another)."""
+    with warnings.catch_warnings(record=True) as seen, np.errstate(all="ignore"):
+        warnings.simplefilter("always")
+        probe()
+    for w in seen:
+        if str(w.message) == message:
+            code = getattr(probe, "__code__", None)
+            return None if code is not None and w.filename == code.co_filename else (w.filename, w.lineno)
+    return None
+
+
+def _warn_if_any(x, message="", site=None):
+    if np.any(as_array(x)):
+        if site is None:
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+        else:
+            warn_at(message, site[0], site[1])
+    return np.zeros(1, bool)   # (not 0-d: capture would run it on fake arrays for its type)
+
+
+def _warn_check(message="", site=None):
+    """The check a generated wrapper calls (``Op.check_impl``): no keywords, no result."""
+    def check(x):
+        # (a reduction's small boolean result: its bytes searched for a 1 cost a tenth of
+        # x.any(), which a large one is left to)
+        if (b"\x01" in x.tobytes()) if x.size <= 65536 else x.any():
+            _warn_if_any(x, message, site)
+    return check
+
+
+warn_if_any = declare(
+    "warn_if_any", Category.EXTERN, _warn_if_any, inputs=("x",),
+    params={"message": "", "site": None}, may_raise=True, check_impl=_warn_check,
+    meta=lambda x, message="", site=None: TensorMeta((1,), np.dtype(bool)),
+    doc="warns NumPy's RuntimeWarning ``message`` at ``site`` (file, line) when a value of x "
+        "is true (np.nanmax's all-NaN slices); never removed as dead code")
+
+
+def warn_where(x: Any, message: str, numpy_at: tuple[str, int] | None = None) -> None:
+    """For a composite: NumPy's RuntimeWarning ``message`` when a value of the boolean
+    array ``x`` is true, at the user's line, or at ``numpy_at`` (:func:`numpy_site`)."""
+    from .registry import F
+    F.warn_if_any(x, message=message, site=numpy_at or call_site())
