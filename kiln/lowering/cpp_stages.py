@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .cpp_ops import CppEmitter, NameSource, ctype, literal
+from .cpp_ops import CppEmitter, NameSource, calls_math, ctype, literal
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
 
@@ -222,11 +222,13 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 fn = acc.replace("acc", "term")
                 lines.append(f"auto {fn} = [&](int64_t {var}) -> {c_type} {{")
                 lines += ["  " + b for b in em.lines] + [f"  return {v};", "};"]
+                # float32 terms that call vector math: 16 lanes per call (the prelude's W)
+                tp = f"{c_type}, 16" if c_type == "float" and calls_math(em.lines) else c_type
                 if plan.split_inner:
-                    lines.append(f"{acc} += kiln_pairwise_threads<{c_type}>({fn}, {n}, (int64_t){plan.work} * "
+                    lines.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, (int64_t){plan.work} * "
                                  f"{plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1);")
                 else:
-                    lines.append(f"{acc} += kiln_pairwise<{c_type}>({fn}, 0, {n});")
+                    lines.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
         if pairwise:
             lines += post
             continue
