@@ -62,9 +62,9 @@ def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buff
             give = donated if not any(r > step for r in raising) else {}
             moved = _take_callers_layout(item, give, steps_reads[step:], low) if give else []
             got = _kernel_plan(item, step, last, fresh, local, give)
-            for out, undo in moved:
-                if got.get(out.name) is not give[out.name]:
-                    undo()   # not written over the caller's array after all: a temporary
+            undone = [undo() for out, undo in moved if got.get(out.name) is not give[out.name]]
+            if undone:   # not written over the caller's array after all: a temporary,
+                got = _kernel_plan(item, step, last, fresh, local, give)   # planned as one
             plan.update(got)
     return plan
 
