@@ -55,12 +55,17 @@ def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buff
     raising = [step for step, item in enumerate(items)
                if isinstance(item, ExternNode) and item.may_raise()]
     steps_reads = [set(reads(item)) for item in items]
+    # (only for a renderer that stores at computed indices, as window_writes.py asks: on
+    # Triton a borrowed strided layout gave wrong values, test_triton_programs.py
+    # dynamic_mutation; not investigated further)
+    renderer = getattr(low, "renderer", None)
+    borrow = renderer is None or getattr(renderer, "computed_indices", False)
     plan: dict[str, Buffer] = {}
     for step, item in enumerate(items):
         if isinstance(item, Kernel):
             # A caller's array is written only when nothing after can still raise.
             give = donated if not any(r > step for r in raising) else {}
-            moved = _take_callers_layout(item, give, steps_reads[step:], low) if give else []
+            moved = _take_callers_layout(item, give, steps_reads[step:], low) if give and borrow else []
             got = _kernel_plan(item, step, last, fresh, local, give)
             undone = [undo() for out, undo in moved if got.get(out.name) is not give[out.name]]
             if undone:   # not written over the caller's array after all: a temporary,
