@@ -102,7 +102,11 @@ template <typename T, typename F> static inline void kiln_terms8(const F& f, int
     #pragma omp simd
     for (int j = 0; j < 8; j++) out[j] = f(at + j < last ? at + j : last);
 }
-template <typename T, typename F> static T kiln_pairwise(const F& f, int64_t lo, int64_t n) {
+// ``W`` 16 (float32 terms that call vector math, cpp_stages.py): terms a 512-bit vector
+// at a time, one vector call per 16 lanes, added as two blocks of 8 in order. Elsewhere 8:
+// through a buffer, a term that is a plain load (strided: x[:, ::2].sum()) stalled on the
+// store-to-load forward, 5-6x slower than adding the loads straight into the partial sums.
+template <typename T, int W = 8, typename F> static T kiln_pairwise(const F& f, int64_t lo, int64_t n) {
     if (n < 8) {   // a short run (a short row): only its own terms
         T res = 0;
         for (int64_t j = 0; j < n; j++) res += f(lo + j);
@@ -114,9 +118,7 @@ template <typename T, typename F> static T kiln_pairwise(const F& f, int64_t lo,
         for (int j = 0; j < 8; j++) r[j] = f(lo + j);
         int64_t i = 8;
         const int64_t end = n - (n % 8);
-        // terms a 512-bit vector at a time (16 floats: two blocks of 8, added in order)
-        constexpr int W = 64 / sizeof(T) > 8 ? 64 / sizeof(T) : 8;
-        for (; i + W <= end; i += W) {
+        for (; W > 8 && i + W <= end; i += W) {
             T t[W];
             #pragma omp simd
             for (int j = 0; j < W; j++) t[j] = f(lo + i + j);
@@ -139,13 +141,13 @@ template <typename T, typename F> static T kiln_pairwise(const F& f, int64_t lo,
     }
     int64_t n2 = n / 2;
     n2 -= n2 % 8;
-    return kiln_pairwise<T>(f, lo, n2) + kiln_pairwise<T>(f, lo + n2, n - n2);
+    return kiln_pairwise<T, W>(f, lo, n2) + kiln_pairwise<T, W>(f, lo + n2, n - n2);
 }
 // The same sum on threads: the tree's top levels cut into up to 8 subtrees (a level is cut
 // only when all its runs are longer than 128), each summed on a thread, then combined
 // level by level in the tree's order, so the result does not depend on the thread count.
-template <typename T, typename F> static T kiln_pairwise_threads(const F& f, int64_t n, int nthreads) {
-    if (nthreads < 2 || n <= 128) return kiln_pairwise<T>(f, 0, n);   // no parallel region
+template <typename T, int W = 8, typename F> static T kiln_pairwise_threads(const F& f, int64_t n, int nthreads) {
+    if (nthreads < 2 || n <= 128) return kiln_pairwise<T, W>(f, 0, n);   // no parallel region
     int64_t lo[8], len[8];
     int k = 1;
     lo[0] = 0; len[0] = n;
@@ -169,7 +171,7 @@ template <typename T, typename F> static T kiln_pairwise_threads(const F& f, int
     {
         kiln_arrived(launched);
         #pragma omp for schedule(dynamic, 1)
-        for (int j = 0; j < k; j++) { kiln_fp_take(); s[j] = kiln_pairwise<T>(f, lo[j], len[j]); fp |= kiln_fp_take(); }
+        for (int j = 0; j < k; j++) { kiln_fp_take(); s[j] = kiln_pairwise<T, W>(f, lo[j], len[j]); fp |= kiln_fp_take(); }
     }
     kiln_fp_put(fp);
     for (; k > 1; k /= 2)

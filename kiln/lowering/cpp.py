@@ -172,8 +172,7 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
         # Reducing leading axes: if memory is contiguous along the kept dims, not along
         # the reduced ones, run blocks of outer points in the innermost loop instead.
         vo, vi = outer.loops()[-1][0], plan.inner_loops[-1][0]
-        coefs = [dict(plan.rename(a.terms)) for a in accesses]
-        if any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs):
+        if _kept_axis_inner(plan, kernel_accesses(kernel, local, loads_only=True), accesses, vo, vi):
             plan.blocked = vo
             plan.local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
     if not frame.axes:
@@ -196,6 +195,23 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
                 acc = node.buf.dtype
             plan.accumulators[name] = acc
     return plan
+
+
+def _kept_axis_inner(plan: CppKernelPlan, loads: list, accesses: list, vo: str, vi: str) -> bool:
+    """Whether the kept loop ``vo`` should run innermost (blocks of points) rather than the
+    reduced loop ``vi``: NumPy's order. Its iterator puts innermost the axis along which the
+    operands step least, an operand that steps along only one of the two having no say (the
+    reduction's output, a broadcast row). So the loads that step along both decide: a
+    column sum reads rows (``vo`` unit-stride), a row sum of ``x[:, ::2]`` reads each row
+    with stride 2, pairwise along the row as NumPy adds it, not column by column across
+    rows 8 KB apart. Without such loads (or with symbolic strides): blocks when some
+    access is unit-stride along ``vo`` and none along ``vi``."""
+    both = [(c[vo], c[vi]) for c in (dict(plan.rename(a.terms)) for a in loads)
+            if c.get(vo) and c.get(vi)]
+    if both and all(isinstance(s, int) for pair in both for s in pair):   # (symbolic: no say)
+        return all(abs(o) < abs(i) for o, i in both)
+    coefs = [dict(plan.rename(a.terms)) for a in accesses]
+    return any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs)
 
 
 def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),

@@ -182,6 +182,14 @@ def call_cost(fn: str, dtype: Any) -> int:
     return 1 + (LIBM_CALL_COST - 1) * len(_LIBM_CALL.findall(text))
 
 
+_MATH_CALL = re.compile(r"\b(?:(?:%s)f?|kiln_exp)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
+
+
+def calls_math(lines: list[str]) -> bool:
+    """Whether printed C++ statements call a libm / vector-math function."""
+    return any(_MATH_CALL.search(line) for line in lines)
+
+
 def _paren(expr: str) -> str:
     return expr if _WORD.fullmatch(expr) else f"({expr})"
 

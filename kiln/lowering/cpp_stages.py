@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .cpp_ops import CppEmitter, NameSource, ctype, literal
+from .cpp_ops import CppEmitter, NameSource, calls_math, ctype, literal
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
 
@@ -218,17 +218,20 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         lines += pre
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
-            # term (pure loads and arithmetic: what another sum needs, g++ drops)
+            # term, with the statements that term needs only (_needed)
             var, n = inner[0]
             for acc, v, c_type in terms:
                 fn = acc.replace("acc", "term")
                 lines.append(f"auto {fn} = [&](int64_t {var}) -> {c_type} {{")
-                lines += ["  " + b for b in _needed(em.lines, v)] + [f"  return {v};", "};"]
+                needed = _needed(em.lines, v)
+                lines += ["  " + b for b in needed] + [f"  return {v};", "};"]
+                # float32 terms that call vector math: 16 lanes per call (the prelude's W)
+                tp = f"{c_type}, 16" if c_type == "float" and calls_math(needed) else c_type
                 if plan.split_inner:
-                    lines.append(f"{acc} += kiln_pairwise_threads<{c_type}>({fn}, {n}, (int64_t){plan.work} * "
+                    lines.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, (int64_t){plan.work} * "
                                  f"{plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1);")
                 else:
-                    lines.append(f"{acc} += kiln_pairwise<{c_type}>({fn}, 0, {n});")
+                    lines.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
         if pairwise:
             lines += post
             continue

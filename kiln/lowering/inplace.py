@@ -54,13 +54,57 @@ def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buff
     donated = _donated(low)
     raising = [step for step, item in enumerate(items)
                if isinstance(item, ExternNode) and item.may_raise()]
+    steps_reads = [set(reads(item)) for item in items]
+    # (only for a renderer that stores at computed indices, as window_writes.py asks: on
+    # Triton a borrowed strided layout gave wrong values, test_triton_programs.py
+    # dynamic_mutation; not investigated further)
+    renderer = getattr(low, "renderer", None)
+    borrow = renderer is None or getattr(renderer, "computed_indices", False)
     plan: dict[str, Buffer] = {}
     for step, item in enumerate(items):
         if isinstance(item, Kernel):
             # A caller's array is written only when nothing after can still raise.
             give = donated if not any(r > step for r in raising) else {}
-            plan.update(_kernel_plan(item, step, last, fresh, local, give))
+            moved = _take_callers_layout(item, give, steps_reads[step:], low) if give and borrow else []
+            got = _kernel_plan(item, step, last, fresh, local, give)
+            undone = [undo() for out, undo in moved if got.get(out.name) is not give[out.name]]
+            if undone:   # not written over the caller's array after all: a temporary,
+                got = _kernel_plan(item, step, last, fresh, local, give)   # planned as one
+            plan.update(got)
     return plan
+
+
+def _take_callers_layout(kernel: Kernel, donated: dict, reads_on: list, low: GraphLowering) -> list:
+    """Lay out a donated output as the caller's array it is the new value of, where that
+    array is not contiguous (``a += b`` on ``a = base[:, ::2]``, or on a transpose): the
+    kernel then stores straight into it (one pass, as NumPy's in-place add) instead of
+    into a temporary that aot's epilogue copies back (0.49x NumPy at 200x500, strided).
+    Only an output that nothing else reads through its old layout: no load of it in
+    this kernel or a later step, stored by one node, and whole among the graph's outputs
+    (which are re-pointed at the new layout). _kernel_plan then checks the reads; the
+    (buffer, undo) pairs returned put back the layouts it did not write in place."""
+    moved = []
+    for node, role in kernel.members:
+        out, target = node.buf, donated.get(node.buf.name)
+        if target is None or role != "row" or (out.strides, out.offset) == (target.strides, target.offset) \
+                or (out.shape, out.dtype) != (target.shape, target.dtype) \
+                or not all(isinstance(v, int) for v in (*target.strides, target.offset)) \
+                or sum(n.buf is out for n in kernel.nodes) != 1 \
+                or any(out.name in r for r in reads_on):
+            continue
+        outputs = [k for k, v in enumerate(low.outputs) if isinstance(v, BufferValue) and v.buf is out]
+        if not all(low.outputs[k].is_whole() for k in outputs):
+            continue
+        def undo(out=out, old=(out.strides, out.offset), values=[low.outputs[k] for k in outputs],
+                 outputs=outputs):
+            out.strides, out.offset = old
+            for k, v in zip(outputs, values):
+                low.outputs[k] = v
+        out.strides, out.offset = target.strides, target.offset
+        for k in outputs:
+            low.outputs[k] = BufferValue.whole(out)
+        moved.append((out, undo))
+    return moved
 
 
 def _donated(low: GraphLowering) -> dict[str, Buffer]:

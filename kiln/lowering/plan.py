@@ -39,16 +39,19 @@ from .scheduler import Kernel, record, write_index
 from .sizes import product, render as render_size
 
 
-def kernel_accesses(kernel: Kernel, local: dict) -> list[Affine]:
+def kernel_accesses(kernel: Kernel, local: dict, loads_only: bool = False) -> list[Affine]:
     """Every index at which ``kernel`` touches memory: the stores of its nodes that are
     not kernel-local (``local``: kiln/lowering/scheduler.kernel_locals, as the renderer
     keeps them), the loads of buffers that are not kernel-local, and the loop indices
-    its bodies use as values (a renderer keeps those loops its own)."""
+    its bodies use as values (a renderer keeps those loops its own); with ``loads_only``,
+    the loads alone."""
     frame = kernel.frame
     out: list[Affine] = []
     for node, role in kernel.members:
         rec = record(node, role, frame)
         out += [index for buf, index in rec.loads if local.get(buf.name) is None]
+        if loads_only:
+            continue
         out += list(getattr(rec, "indices", ()))
         if local.get(node.buf.name) is None:
             out.append(write_index(node, role, frame))

@@ -89,6 +89,27 @@ def test_scalar_constants_follow_nep50(dtype, scalar):
         assert_same(f"out{i}", e, r, rtol=4e-7 if i == 5 else None)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_clip_with_scalar_bounds_is_numpys_bit_for_bit(dtype):
+    # clip tests the bound for NaN, not each element (ops/pointwise.py _clip_keeping_ties):
+    # ties keep x's signed zero, a NaN element stays x's NaN, a NaN bound wins elsewhere
+    import kiln
+    x = np.tile(values(dtype), 200)
+
+    def fn(x, lo, hi):
+        return np.clip(x, lo, hi), np.clip(x, -0.0, 0.5), x.clip(lo)
+
+    compiled = kiln.compile(fn)
+    for lo, hi in ((-0.5, 0.5), (0.0, -0.0), (-0.0, 1e30), (np.nan, 1.0), (1.0, -1.0)):
+        for got, want in zip(compiled(x, lo, hi), fn(x, lo, hi)):
+            assert got.dtype == want.dtype
+            keep = ~np.isnan(want)   # (NaN's sign: see below)
+            assert got[keep].tobytes() == want[keep].tobytes(), (lo, hi)
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            if dtype == np.float64:   # NumPy's float32 loop returns the NaN bound's sign
+                assert got.tobytes() == want.tobytes(), (lo, hi)
+
+
 def test_where_clip_astype():
     x = values(np.float32)
     cond = np.arange(x.size) % 3 == 0

@@ -14,7 +14,7 @@ __attribute__((noipa)) static void kiln_fused_tanh_multiply_sum_0_body(const flo
           float t4 = t2 * t3;
           return t4;
         };
-        acc0 += kiln_pairwise<float>(term0, 0, s1);
+        acc0 += kiln_pairwise<float, 16>(term0, 0, s1);
         const float red0 = (float)(acc0);
         p_buf0[x0] = red0;
     }
