@@ -23,6 +23,7 @@ import numpy as np
 
 # ---- the kernels (npbench names and argument orders)
 
+
 def lu(A):
     for i in range(A.shape[0]):
         for j in range(i):
@@ -30,6 +31,7 @@ def lu(A):
             A[i, j] /= A[j, j]
         for j in range(i, A.shape[0]):
             A[i, j] -= A[i, :i] @ A[:i, j]
+
 
 def cholesky(A):
     A[0, 0] = np.sqrt(A[0, 0])
@@ -39,6 +41,7 @@ def cholesky(A):
             A[i, j] /= A[j, j]
         A[i, i] -= np.dot(A[i, :i], A[i, :i])
         A[i, i] = np.sqrt(A[i, i])
+
 
 def gramschmidt(A):
     Q = np.zeros_like(A)
@@ -52,6 +55,7 @@ def gramschmidt(A):
             A[:, j] -= Q[:, k] * R[k, j]
     return Q, R
 
+
 def durbin(r):
     y = np.empty_like(r)
     alpha = -r[0]
@@ -64,9 +68,11 @@ def durbin(r):
         y[k] = alpha
     return y
 
+
 def trisolv(L, x, b):
     for i in range(x.shape[0]):
         x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+
 
 def seidel_2d(TSTEPS, N, A):
     for t in range(0, TSTEPS - 1):
@@ -77,10 +83,12 @@ def seidel_2d(TSTEPS, N, A):
                 A[i, j] += A[i, j - 1]
                 A[i, j] /= 9.0
 
+
 def jacobi_1d(TSTEPS, A, B):
     for t in range(1, TSTEPS):
         B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
         A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
+
 
 def fdtd_2d(TMAX, ex, ey, hz, _fict_):
     for t in range(TMAX):
@@ -88,6 +96,7 @@ def fdtd_2d(TMAX, ex, ey, hz, _fict_):
         ey[1:, :] -= 0.5 * (hz[1:, :] - hz[:-1, :])
         ex[:, 1:] -= 0.5 * (hz[:, 1:] - hz[:, :-1])
         hz[:-1, :-1] -= 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
+
 
 def nussinov(N, seq):
     def match(b1, b2):
@@ -111,16 +120,19 @@ def nussinov(N, seq):
                 table[i, j] = max(table[i, j], table[i, k] + table[k + 1, j])
     return table
 
+
 def go_fast(a):
     trace = 0.0
     for i in range(a.shape[0]):
         trace += np.tanh(a[i, i])
     return a + trace
 
+
 def arc_distance(theta_1, phi_1, theta_2, phi_2):
     temp = np.sin((theta_2 - theta_1) / 2)**2 + np.cos(theta_1) * np.cos(theta_2) * np.sin((phi_2 - phi_1) / 2)**2
     distance_matrix = 2 * (np.arctan2(np.sqrt(temp), np.sqrt(1 - temp)))
     return distance_matrix
+
 
 def azimint_naive(data, radius, npt):
     rmax = radius.max()
@@ -132,6 +144,7 @@ def azimint_naive(data, radius, npt):
         values_r12 = data[mask_r12]
         res[i] = values_r12.mean()
     return res
+
 
 def mandelbrot1(xmin, xmax, ymin, ymax, xn, yn, maxiter, horizon=2.0):
     X = np.linspace(xmin, xmax, xn, dtype=np.float64)
@@ -145,6 +158,7 @@ def mandelbrot1(xmin, xmax, ymin, ymax, xn, yn, maxiter, horizon=2.0):
         Z[I] = Z[I]**2 + C[I]
     N[N == maxiter - 1] = 0
     return Z, N
+
 
 def crc16(data, poly=0x8408):
     crc = 0xFFFF
@@ -160,6 +174,7 @@ def crc16(data, poly=0x8408):
     crc = (crc << 8) | ((crc >> 8) & 0xFF)
     return crc & 0xFFFF
 
+
 def spmv(A_row, A_col, A_val, x):
     y = np.empty(A_row.size - 1, A_val.dtype)
     for i in range(A_row.size - 1):
@@ -168,11 +183,13 @@ def spmv(A_row, A_col, A_val, x):
         y[i] = vals @ x[cols]
     return y
 
+
 def softmax(x):
     tmp_max = np.max(x, axis=-1, keepdims=True)
     tmp_out = np.exp(x - tmp_max)
     tmp_sum = np.sum(tmp_out, axis=-1, keepdims=True)
     return tmp_out / tmp_sum
+
 
 def hdiff(in_field, out_field, coeff):
     I, J, K = out_field.shape[0], out_field.shape[1], out_field.shape[2]
@@ -186,10 +203,12 @@ def hdiff(in_field, out_field, coeff):
     out_field[:, :, :] = in_field[2:I + 2, 2:J + 2, :] - coeff[:, :, :] * (
         flx_field[1:, :, :] - flx_field[:-1, :, :] + fly_field[:, 1:, :] - fly_field[:, :-1, :])
 
+
 def gemver(alpha, beta, A, u1, v1, u2, v2, w, x, y, z):
     A += np.outer(u1, v1) + np.outer(u2, v2)
     x += beta * y @ A + z
     w += alpha * A @ x
+
 
 def deriche(alpha, imgIn):
     k = (1.0 - np.exp(-alpha)) * (1.0 - np.exp(-alpha)) / (1.0 + alpha * np.exp(-alpha) - np.exp(2.0 * alpha))
@@ -219,22 +238,27 @@ def floyd_warshall(path):
         path[:] = np.minimum(path[:], np.add.outer(path[:, k], path[k, :]))
 
 
-def _cases(rng: np.random.Generator) -> dict:
-    def spd(n):
-        a = rng.random((n, n))
-        return a @ a.T + n * np.eye(n)
+def spd(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A symmetric positive definite n x n matrix (lu, cholesky, trisolv)."""
+    a = rng.random((n, n))
+    return a @ a.T + n * np.eye(n)
 
-    def csr(n, nnz):
-        rows = np.sort(rng.integers(0, nnz, n - 1))
-        return (np.concatenate([[0], rows, [nnz]]).astype(np.int64),
-                rng.integers(0, n, nnz).astype(np.int64), rng.random(nnz), rng.random(n))
+
+def csr(rng: np.random.Generator, n: int, nnz: int) -> tuple:
+    """spmv's arguments: an n x n CSR matrix of nnz entries and a vector."""
+    rows = np.sort(rng.integers(0, nnz, n - 1))
+    return (np.concatenate([[0], rows, [nnz]]).astype(np.int64),
+            rng.integers(0, n, nnz).astype(np.int64), rng.random(nnz), rng.random(n))
+
+
+def _cases(rng: np.random.Generator) -> dict:
     n = 60
     return {
-        "lu": (lu, (spd(n),)),
-        "cholesky": (cholesky, (spd(n),)),
+        "lu": (lu, (spd(rng, n),)),
+        "cholesky": (cholesky, (spd(rng, n),)),
         "gramschmidt": (gramschmidt, (rng.random((n, n - 10)),)),
         "durbin": (durbin, (rng.random(2 * n) * 0.1,)),
-        "trisolv": (trisolv, (np.tril(spd(n)), np.zeros(n), rng.random(n))),
+        "trisolv": (trisolv, (np.tril(spd(rng, n)), np.zeros(n), rng.random(n))),
         "seidel_2d": (seidel_2d, (4, 30, rng.random((30, 30)))),
         "jacobi_1d": (jacobi_1d, (50, rng.random(400), rng.random(400))),
         "fdtd_2d": (fdtd_2d, (20, *[rng.random((50, 60)) for _ in range(3)], rng.random(20))),
@@ -245,7 +269,7 @@ def _cases(rng: np.random.Generator) -> dict:
         "azimint_naive": (azimint_naive, (rng.random(40_000), rng.random(40_000), 100)),
         "mandelbrot1": (mandelbrot1, (-2.25, 0.75, -1.25, 1.25, 100, 100, 30)),
         "crc16": (crc16, (rng.integers(0, 256, 1000, dtype=np.uint8),)),
-        "spmv": (spmv, csr(300, 3000)),
+        "spmv": (spmv, csr(rng, 300, 3000)),
         "softmax": (softmax, (rng.random((16, 64, 128)).astype(np.float32),)),
         "hdiff": (hdiff, (rng.random((68, 68, 20)), np.zeros((64, 64, 20)), rng.random((64, 64, 20)))),
         "gemver": (gemver, (1.5, 1.2, rng.random((200, 200)), *[rng.random(200) for _ in range(8)])),

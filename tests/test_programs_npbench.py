@@ -13,23 +13,12 @@ PROGRAMS, program = program_registry()
 _rng = np.random.default_rng(2026)
 
 
-def _spd(n):
-    a = _rng.random((n, n))
-    return a @ a.T + n * np.eye(n)
-
-
-def _csr(n, nnz):
-    rows = np.sort(_rng.integers(0, nnz, n - 1))
-    return (np.concatenate([[0], rows, [nnz]]).astype(np.int64),
-            _rng.integers(0, n, nnz).astype(np.int64), _rng.random(nnz), _rng.random(n))
-
-
 CALLS = {
-    nb.lu: [(_spd(9),)],
-    nb.cholesky: [(_spd(9),)],
+    nb.lu: [(nb.spd(_rng, 9),)],
+    nb.cholesky: [(nb.spd(_rng, 9),)],
     nb.gramschmidt: [(_rng.random((9, 6)),)],
     nb.durbin: [(_rng.random(12) * 0.1,)],
-    nb.trisolv: [(np.tril(_spd(9)), np.zeros(9), _rng.random(9))],
+    nb.trisolv: [(np.tril(nb.spd(_rng, 9)), np.zeros(9), _rng.random(9))],
     nb.seidel_2d: [(3, 7, _rng.random((7, 7)))],
     nb.jacobi_1d: [(6, _rng.random(20), _rng.random(20))],
     nb.fdtd_2d: [(3, *[_rng.random((6, 7)) for _ in range(3)], _rng.random(3))],
@@ -40,7 +29,7 @@ CALLS = {
     nb.azimint_naive: [(_rng.random(300), _rng.random(300), 12), (_rng.random(300), _rng.random(300), 4)],
     nb.mandelbrot1: [(-2.25, 0.75, -1.25, 1.25, 9, 8, 6)],
     nb.crc16: [(_rng.integers(0, 256, 40, dtype=np.uint8),)],
-    nb.spmv: [_csr(12, 40)],
+    nb.spmv: [nb.csr(_rng, 12, 40)],
     nb.softmax: [(_rng.random((2, 3, 10)).astype(np.float32),), (_rng.random((3, 7)),)],
     nb.hdiff: [(_rng.random((8, 9, 3)), np.zeros((4, 5, 3)), _rng.random((4, 5, 3)))],
     nb.gemver: [(1.5, 1.2, _rng.random((8, 8)), *[_rng.random(8) for _ in range(8)])],

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import kiln
+from benchmarks.npbench import azimint_naive as binned_means   # the bins' masked means
 
 
 def total(x):
@@ -129,17 +130,6 @@ def test_sums_beside_other_reductions_are_numpys_bit_for_bit(monkeypatch, thread
                 for a, b in zip(got, want):
                     assert type(a) is type(b) and np.asarray(a).dtype == np.asarray(b).dtype
                     np.testing.assert_array_equal(a, b)
-
-
-def binned_means(data, radius, nbins):   # npbench's azimint_naive
-    rmax = radius.max()
-    res = np.zeros(nbins, dtype=np.float64)
-    for i in range(nbins):
-        r1 = rmax * i / nbins
-        r2 = rmax * (i + 1) / nbins
-        mask = np.logical_and((r1 <= radius), (radius < r2))
-        res[i] = data[mask].mean()
-    return res
 
 
 def _cpp_of(fn, *args):
