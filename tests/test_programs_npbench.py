@@ -39,3 +39,12 @@ for _fn, _calls in CALLS.items():
     program(*_calls)(_fn)
 
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
+
+
+def test_an_element_read_before_a_loop_leaves_no_view():
+    """cholesky reads and writes A[0, 0] before its loops: an element read is a NumPy scalar,
+    not a view of A, so the loops that write A are still loop nodes (they ran as Python)."""
+    import kiln
+    report = kiln.explain(nb.cholesky)(nb.spd(np.random.default_rng(3), 12))
+    assert report.graph_break_count == 0, [b.reason for b in report.break_reasons]
+    assert sum("loop node" in note for note in report.loops) == 2, report.loops

@@ -435,13 +435,16 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         tx.unsupported("data_dependent", f"{spelling_text} on a value being differentiated gives "
                        f"a result whose size depends on the data; it runs eagerly (gradients "
                        f"are exact there)", HINTS["data_dependent"])
-    if base is not None:
-        (base.base or base).has_views = True
-        # A view of a read-only view is read-only (an op that may copy instead: maybe).
-        result.read_only = op.read_only or base.read_only
     if node.val.shape == () and not result.tensor:
         # (CuPy gives a 0-d array where NumPy gives a scalar)
         result.scalar = array_type is np.ndarray and numpy_returns_scalar(op, bound.inputs, params)
+    if base is not None:
+        if not result.scalar:
+            # (an element read, ``A[0, 0]``, is a NumPy scalar: no view of A stays behind, so
+            # a later loop writing A is still a loop node: npbench's cholesky)
+            (base.base or base).has_views = True
+        # A view of a read-only view is read-only (an op that may copy instead: maybe).
+        result.read_only = op.read_only or base.read_only
     return result
 
 
