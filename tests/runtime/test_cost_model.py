@@ -15,6 +15,7 @@ from kiln.runtime import cost
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.idioms import lorenz_rhs_empty  # noqa: E402
+from benchmarks.npbench import durbin  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -381,19 +382,9 @@ def test_draws_run_once_whichever_way_the_cost_model_sends_them(monkeypatch):
         assert (compiled.records[0].graph is None) == (n == 3)
 
 
-def toeplitz_solve(r):
-    # Durbin's recursion (a Toeplitz solve): a loop of growing slices, unrolled, so each
-    # step's kernels have other sizes than the last one's
-    y = np.empty_like(r)
-    alpha = -r[0]
-    beta = 1.0
-    y[0] = -r[0]
-    for k in range(1, r.shape[0]):
-        beta *= 1.0 - alpha * alpha
-        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
-        y[:k] += alpha * np.flip(y[:k])
-        y[k] = alpha
-    return y
+# Durbin's recursion (a Toeplitz solve): a loop of growing slices, unrolled, so each
+# step's kernels have other sizes than the last one's
+toeplitz_solve = durbin
 
 
 def test_small_work_that_would_build_many_kernels_runs_as_python():
