@@ -46,7 +46,7 @@ class Tensor(NDArrayOperatorsMixin):
     _accumulator: AccumulateGrad | None = None
     _output_nr = 0                          # which output of grad_fn this Tensor is
     _view_version = 0                       # the shared version when a view was taken
-    _view_direct = False                    # a view taken of its base itself, not of a view
+    _view_path: tuple = ()                  # a view's (op, other inputs, params) from its base
 
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
         if isinstance(data, Tensor):
