@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import NoDerivative
-from .linalg import mT
+from .linalg import mT, symmetric_cotangent
 from .meta import TensorMeta, namespace, ndim_of, reject, shape_of
 from .reduction import dtype_of
 from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
@@ -137,17 +137,6 @@ def _eigh_impl(a, UPLO="L"):
 def _eigh_meta(a, UPLO="L"):
     batch, n = _square("eigh", a)
     return TensorMeta(batch + (n + 1, n), np.linalg.eigh(np.eye(2, dtype=dtype_of(a)))[1].dtype)
-
-
-def symmetric_cotangent(g: Any, uplo: str) -> Any:
-    """The cotangent of a matrix read as symmetric from one triangle (eigh, eigvalsh,
-    pinv(hermitian=True)), given ``g``, the one of the symmetric matrix S it implies:
-    an entry of the read triangle below the diagonal sits in S twice (g[i, j] + g[j, i]),
-    one on the diagonal once, and the other triangle is never read (zero)."""
-    n = shape_of(g)[-1]
-    dtype = dtype_of(g)
-    below = np.tril(np.ones((n, n), dtype), -1) if uplo == "L" else np.triu(np.ones((n, n), dtype), 1)
-    return F.add(F.multiply(F.add(g, mT(g)), below), F.multiply(g, np.eye(n, dtype=dtype)))
 
 
 def _eigh_vjp(g, out, a, UPLO="L"):

@@ -52,6 +52,17 @@ def mT(v: Any) -> Any:
     return F.transpose(v, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2))
 
 
+def symmetric_cotangent(g: Any, uplo: str) -> Any:
+    """The cotangent of a matrix read as symmetric from one triangle (cholesky, eigh,
+    eigvalsh, pinv(hermitian=True)), given ``g``, the one of the symmetric matrix S it
+    implies: an entry of the read triangle off the diagonal sits in S twice (g[i, j] +
+    g[j, i]), one on the diagonal once, and the other triangle is never read (zero)."""
+    n = shape_of(g)[-1]
+    dtype = dtype_of(g)
+    below = np.tril(np.ones((n, n), dtype), -1) if uplo == "L" else np.triu(np.ones((n, n), dtype), 1)
+    return F.add(F.multiply(F.add(g, mT(g)), below), F.multiply(g, np.eye(n, dtype=dtype)))
+
+
 # ---- matmul ---------------------------------------------------------------------------------
 
 def _matmul_meta(x: Any, y: Any) -> TensorMeta:
@@ -558,13 +569,16 @@ def _cholesky_meta(a: Any, upper: bool = False) -> TensorMeta:
 def _cholesky_vjp(g, out, a, upper):
     """Murray 2016 (PyTorch's formula): with L the lower factor,
     gA = L^-T Phi(L^T gL) L^-1 where Phi keeps the lower triangle and halves the diagonal,
-    symmetrized. NumPy reads only one triangle of A; the symmetric cotangent is the
-    gradient for symmetric perturbations, the convention of PyTorch and JAX."""
+    symmetrized: the gradient for symmetric perturbations (PyTorch's and JAX's result).
+    NumPy reads one triangle of A (the lower; the upper for upper=True), so that is
+    folded onto the triangle read, as for eigh: the derivative of NumPy's function,
+    which agrees with finite differences of single entries."""
     L, gL = (mT(out), mT(g)) if upper else (out, g)  # A = U^T U: U^T is the lower factor
     P = F.tril(F.matmul(mT(L), gL), k=0)
     P = F.multiply(F.add(P, mT(F.tril(P, k=-1))), 0.5)
     X = F.solve(mT(L), P)  # L^-T P
-    return (mT(F.solve(mT(L), mT(X))),)  # X L^-1 = (L^-T X^T)^T
+    sym = mT(F.solve(mT(L), mT(X)))  # X L^-1 = (L^-T X^T)^T
+    return (symmetric_cotangent(sym, "U" if upper else "L"),)
 
 
 cholesky = declare(
