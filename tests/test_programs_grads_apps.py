@@ -8,7 +8,8 @@ np.linalg, batched attention, layer norm, losses with kinks, gathers and scatter
 reductions, joins, einsum, sort-based statistics and interpolation. The regressions this
 hunt found follow the programs: in-place updates through a view of a value being
 differentiated (``f[1:] += ...``) raised on the eager tape, and cholesky's gradient was
-the symmetric one where NumPy reads one triangle.
+the symmetric one where NumPy reads one triangle, and einsum with a repeated index in
+one operand (``'bii->b'``) had no derivative rule.
 """
 from __future__ import annotations
 
@@ -215,6 +216,14 @@ def einsum_and_batched_matmul(a, b, c):
     x = a @ b
     z = np.einsum("bij,ik->bjk", x, c)
     return np.sum(x * np.einsum("bij,jk->bik", a, b)) + np.sum(z ** 2) + np.einsum("ij,ij->", c, c)
+
+
+@program(21, lambda r: (r.standard_normal((2, 3, 3)), r.standard_normal((3, 2, 3, 2)), r.standard_normal((3, 4))),
+         argnums=(0, 1, 2))
+def einsum_traces_and_diagonals(a, c, w):
+    # a repeated index in one operand reads a diagonal: it had no derivative rule
+    return (np.sum(np.einsum("bii->b", a) ** 2) + np.sum(np.einsum("bii,ij->bj", a, w) ** 2)
+            + np.sum(np.einsum("ijij->ij", c) * np.arange(6.0).reshape(3, 2)) + np.einsum("ii", a[0] @ a[1]))
 
 
 @program(19, lambda r: (r.standard_normal(7),))

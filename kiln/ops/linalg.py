@@ -134,14 +134,14 @@ def contraction_vjp(g: Any, operands: tuple, terms: list[str], out_term: str) ->
         if not is_float_like(x):
             grads.append(None)
             continue
-        if len(set(term)) != len(term):
-            raise NoDerivative(f"no derivative rule for einsum with a repeated index in one "
-                               f"operand ('{term}': a trace or diagonal); write it with "
-                               f"np.diagonal/np.trace, or detach the operand")
+        # A repeated index ('ii', a trace or diagonal) reads a diagonal of x: the gradient
+        # of that diagonal, ``diag``'s, is put back onto it below.
+        diag = "".join(dict.fromkeys(term))
+        sizes = dict(zip(reversed(term), reversed(shape_of(x))))
         others = [(out_term, g)] + [(t, o) for j, (t, o) in enumerate(zip(terms, operands))
                                     if j != i]
         seen = set("".join(t for t, _ in others))
-        kept = "".join(c for c in term if c in seen)
+        kept = "".join(c for c in diag if c in seen)
         # Backward contractions may use BLAS (optimize=True): speed matters more there
         # than NumPy's unoptimized handling of inf * 0 in a forward einsum.
         grad = F.einsum(tuple(o for _, o in others),
@@ -150,11 +150,31 @@ def contraction_vjp(g: Any, operands: tuple, terms: list[str], out_term: str) ->
         # along size-1 axes of the others that this operand's axis was broadcast against:
         # spread it back there (fit_grad sums the opposite case, where x's axis is 1).
         dims = iter(shape_of(grad))
-        ones = tuple(next(dims) if c in seen else 1 for c in term)
-        full = np.broadcast_shapes(ones, shape_of(x))
+        ones = tuple(next(dims) if c in seen else 1 for c in diag)
+        full = np.broadcast_shapes(ones, tuple(sizes[c] for c in diag))
         grad = _reshape(grad, ones)
-        grads.append(grad if full == ones else F.broadcast_to(grad, shape=full))
+        grad = grad if full == ones else F.broadcast_to(grad, shape=full)
+        grads.append(grad if diag == term else
+                     _onto_diagonal(grad, term, diag, "".join(terms) + out_term, dtype_of(x)))
     return tuple(grads)
+
+
+def _onto_diagonal(grad: Any, term: str, diag: str, used: str, dtype: Any) -> Any:
+    """``grad`` (labelled ``diag``, each label once) placed on the diagonal that ``term``
+    (the same labels, some repeated) reads, zero elsewhere: each repeat of a label gets a
+    fresh one tied to the first by an identity matrix (``ii`` <- ``i,ij->ij``)."""
+    fresh = iter(c for c in LETTERS if c not in used)
+    size = dict(zip(diag, shape_of(grad)))
+    labels, eyes, met = [], [], set()
+    for c in term:
+        if c in met:
+            labels.append(next(fresh))
+            eyes.append((c + labels[-1], np.eye(size[c], dtype=dtype)))
+        else:
+            labels.append(c)
+            met.add(c)
+    subscripts = ",".join([diag] + [t for t, _ in eyes]) + "->" + "".join(labels)
+    return F.einsum((grad,) + tuple(e for _, e in eyes), subscripts=subscripts, optimize=True)
 
 
 def _dot_terms(na: int, nb: int) -> tuple[list[str], str]:
