@@ -9,7 +9,7 @@ reductions, joins, einsum, sort-based statistics and interpolation. The regressi
 hunt found follow the programs: in-place updates through a view of a value being
 differentiated (``f[1:] += ...``) raised on the eager tape, and cholesky's gradient was
 the symmetric one where NumPy reads one triangle, and einsum with a repeated index in
-one operand (``'bii->b'``) had no derivative rule.
+one operand (``'bii->b'``) and matrix norms other than 'fro' had no derivative rule.
 """
 from __future__ import annotations
 
@@ -224,6 +224,25 @@ def einsum_traces_and_diagonals(a, c, w):
     # a repeated index in one operand reads a diagonal: it had no derivative rule
     return (np.sum(np.einsum("bii->b", a) ** 2) + np.sum(np.einsum("bii,ij->bj", a, w) ** 2)
             + np.sum(np.einsum("ijij->ij", c) * np.arange(6.0).reshape(3, 2)) + np.einsum("ii", a[0] @ a[1]))
+
+
+@program(22, lambda r: (r.standard_normal((4, 3)), r.standard_normal((2, 3, 4)), r.standard_normal((4, 3))),
+         argnums=(0, 1))
+def matrix_norm_regularizers(W, B, target):
+    # low-rank fit with nuclear/spectral penalties and induced 1/inf norms: matrix ords
+    # other than 'fro' had no derivative rule
+    fit = np.sum((W - target) ** 2)
+    return (fit + 0.1 * np.linalg.norm(W, "nuc") + 0.2 * np.linalg.norm(W, 2) - 0.05 * np.linalg.norm(W, -2)
+            + np.linalg.norm(W, 1) + np.linalg.norm(W.T, np.inf) + np.linalg.norm(W, -1) + np.linalg.norm(W, -np.inf)
+            + np.sum(np.linalg.norm(B, 2, axis=(2, 0)) * np.arange(1.0, 4.0))
+            + np.sum(np.linalg.norm(B, "nuc", axis=(1, 2), keepdims=True) ** 2)
+            + np.sum(np.linalg.norm(B, 1, axis=(0, 2))))
+
+
+def test_matrix_one_norm_splits_a_tie_between_two_columns():
+    # finite differences see a two-way tie as half the gradient to each column (as max)
+    check_app(lambda W: np.linalg.norm(W, 1) + np.linalg.norm(W.T, -np.inf),
+              (np.array([[1.0, -2.0, 0.5], [2.0, 1.0, -1.5]]),))
 
 
 @program(19, lambda r: (r.standard_normal(7),))

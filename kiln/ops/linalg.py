@@ -472,9 +472,35 @@ def _norm_vjp(g, out, x, ord, axis, keepdims):
         # d/dx (sum |x|^p)^(1/p) = sign(x) (|x| / norm)^(p-1); the ratio avoids overflow.
         ratio = F.power(F.true_divide(F.absolute(x), _safe(nk)), float(ord) - 1.0)
         return (F.multiply(gk, F.multiply(F.sign(x), ratio)),)
-    raise NoDerivative(f"no derivative rule for numpy.linalg.norm with ord={ord!r} over a "
-                       f"matrix (only ord=None/'fro' there); detach it or compute it "
-                       f"under kiln.no_grad()")
+    if vector:
+        raise NoDerivative(f"no derivative rule for numpy.linalg.norm with ord={ord!r}; "
+                           f"detach it or compute it under kiln.no_grad()")
+    if ord in (1, -1, np.inf, -np.inf):
+        # A largest (smallest) column sum (ord 1) or row sum (ord inf) of |x|: like max,
+        # to the columns (rows) that attain it, ties split evenly.
+        summed, extreme = axis if ord in (1, -1) else axis[::-1]
+        sums = F.sum(F.absolute(x), axis=(summed,), keepdims=True)
+        hit = F.astype(F.equal(sums, nk), dtype=dtype_of(x))
+        share = F.true_divide(gk, F.sum(hit, axis=(extreme,), keepdims=True))
+        return (F.multiply(F.sign(x), F.multiply(hit, share)),)
+    return (_spectral_norm_vjp(g, x, ord, axis),)
+
+
+def _spectral_norm_vjp(g, x, ord, axis):
+    """ord 2, -2, 'nuc' over ``axis`` = (rows, columns): the largest or smallest singular
+    value, or their sum, whose derivative is u v^T of that singular pair (U V^T for the
+    sum), from the reduced SVD of x with those axes moved last (_multi_svd_norm's layout)."""
+    from .factorizations import _svd   # factorizations builds on this module
+    nd = ndim_of(x)
+    perm = tuple(a for a in range(nd) if a not in axis) + tuple(axis)
+    u, _, vh = _svd(F.transpose(x, axes=perm), False)
+    if ord != "nuc":
+        k = 0 if ord == 2 else min(shape_of(x)[a] for a in axis) - 1
+        u = F.getitem(u, (Ellipsis, slice(None), slice(k, k + 1)))
+        vh = F.getitem(vh, (Ellipsis, slice(k, k + 1), slice(None)))
+    batch = tuple(shape_of(x)[a] for a in perm[:-2])
+    gy = F.multiply(F.matmul(u, vh), F.reshape(g, shape=batch + (1, 1)))
+    return F.transpose(gy, axes=tuple(int(a) for a in np.argsort(perm)))
 
 
 norm = declare("norm", Category.EXTERN, _norm_impl, inputs=("x",),

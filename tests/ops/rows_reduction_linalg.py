@@ -324,7 +324,7 @@ def norm_case(ctx: Ctx) -> Case:
         nd = len(shape)
         a0 = ctx.integer(0, nd - 1, "axis0")
         a1 = ctx.choice([a for a in range(nd) if a != a0], "axis1")
-        ords = [None, "fro"] + ([] if ctx.grad else ["nuc", 1, -1, 2, inf, -inf])
+        ords = [None, "fro", "nuc", 1, -1, 2, -2, inf, -inf]
         params = {"ord": ctx.choice(ords, "ord"), "axis": (a0, a1 - nd)}
     params["keepdims"] = ctx.boolean("keepdims")
     return Case([ctx.arg(shape, NONZERO if ctx.grad else REAL)], params)
