@@ -71,7 +71,8 @@ def _complex_flow(result: Tensor, inputs: tuple) -> bool:
 
 
 def _no_complex_grad(op: Any) -> None:
-    raise AutogradError(f"'{op.name}' has no derivative rule for complex values (a gradient "
+    raise AutogradError(f"'{op.name}' has no derivative rule for complex values at "
+                        f"{_user_location()} (a gradient "
                         f"would flow through complex values here; a wrong or missing "
                         f"gradient is never returned): compute this part on t.detach() or "
                         f"inside kiln.no_grad()")
@@ -173,6 +174,8 @@ def _record(tensor: Tensor, op: Any, inputs: tuple, raw: tuple, params: dict) ->
                 target = item.grad_fn if item.grad_fn is not None else _accumulator_of(item)
                 edges.append(Edge(i, sub, target, item._output_nr))
     node = BackwardNode(op, raw, params, tensor._data, saved)
+    if op.vjp is None or op.vjp_refuses:
+        node.where = _user_location()
     node.out_counter = tensor._version
     node.out_version = tensor._version.value
     node.edges = edges

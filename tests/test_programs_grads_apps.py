@@ -263,3 +263,24 @@ def interp_and_polyval(y, x):
 def test_gradient_app(name):
     fn, args, argnums = PROGRAMS[name]
     check_app(fn, args, argnums)
+
+
+def _unique_energy(x):
+    return np.sum(np.unique(x) ** 2)
+
+
+def _nearest_quantile(x):
+    return np.quantile(x, 0.3, method="nearest") + np.sum(x)
+
+
+@pytest.mark.parametrize("fn, what", [(_unique_energy, "Differentiation rule for 'unique'"),
+                                      (_nearest_quantile, "quantile with method='nearest'")])
+def test_a_missing_derivative_names_the_users_line(fn, what):
+    """NoDerivative said which op but not where: raised when the backward ran, it named
+    no line of the user's code. Now the eager tape notes the line of calls to ops that
+    may lack a rule, and compiled graphs take it from the node's source."""
+    x = np.random.default_rng(23).standard_normal(6)
+    line = fn.__code__.co_firstlineno + 1
+    for way, vg in _ways(fn, 0).items():
+        with pytest.raises(kiln.KilnError, match=rf"at \S*test_programs_grads_apps.py:{line}: .*{what}"):
+            vg(x)

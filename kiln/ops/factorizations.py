@@ -243,7 +243,7 @@ def _svd_vjp(g, out, a, full_matrices=True):
 
 svd_packed = declare(
     "svd_packed", Category.EXTERN, _svd_impl, inputs=("a",), params={"full_matrices": True},
-    meta=_svd_meta, fresh_result=True, vjp=_svd_vjp,
+    meta=_svd_meta, fresh_result=True, vjp=_svd_vjp, vjp_refuses=True,
     doc="numpy.linalg.svd's U, S and Vh, each flattened, side by side on the last axis")
 
 
@@ -308,7 +308,7 @@ def _qr_vjp(g, out, a, mode="reduced"):
 
 qr_packed = declare(
     "qr_packed", Category.EXTERN, _qr_impl, inputs=("a",), params={"mode": "reduced"},
-    meta=_qr_meta, fresh_result=True, vjp=_qr_vjp,
+    meta=_qr_meta, fresh_result=True, vjp=_qr_vjp, vjp_refuses=True,
     doc="numpy.linalg.qr's Q and R ('reduced' or 'complete'), flattened side by side")
 
 
