@@ -18,7 +18,7 @@ import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
 import kiln
-from tests.test_programs_grads import _ways, check_gradient
+from tests.test_programs_grads import _fd, _ways, check_gradient
 
 PROGRAMS: dict = {}
 
@@ -284,3 +284,42 @@ def test_a_missing_derivative_names_the_users_line(fn, what):
     for way, vg in _ways(fn, 0).items():
         with pytest.raises(kiln.KilnError, match=rf"at \S*test_programs_grads_apps.py:{line}: .*{what}"):
             vg(x)
+
+
+def _mlp_params_loss(params, X, y):
+    h = X
+    for layer in params["layers"]:
+        h = np.tanh(h @ layer["W"] + layer["b"])
+    return np.mean((h @ params["head"][0] + params["head"][1] - y) ** 2)
+
+
+def test_gradients_of_a_dict_of_parameters_have_its_structure():
+    """kiln.grad of a dict/list of arrays (JAX's pytrees) raised 'argument 0 has dtype
+    object'; now the gradient has the argument's structure, each leaf checked against
+    finite differences, and a list of numbers stays one array-like argument."""
+    r = np.random.default_rng(31)
+    params = {"layers": [{"W": r.standard_normal((4, 5)) * 0.5, "b": r.standard_normal(5) * 0.1},
+                         {"W": r.standard_normal((5, 3)) * 0.5, "b": np.zeros(3)}],
+              "head": (r.standard_normal((3, 2)), r.standard_normal(2))}
+    X, y = r.standard_normal((6, 4)), r.standard_normal((6, 2))
+    flat = [params["layers"][0]["W"], params["layers"][0]["b"], params["layers"][1]["W"],
+            params["layers"][1]["b"], params["head"][0], params["head"][1]]
+
+    def with_leaves(*leaves):
+        return {"layers": [{"W": leaves[0], "b": leaves[1]}, {"W": leaves[2], "b": leaves[3]}],
+                "head": (leaves[4], leaves[5])}
+
+    want = kiln.grad(lambda *leaves: _mlp_params_loss(with_leaves(*leaves), X, y),
+                     argnums=tuple(range(6)))(*flat)
+    for n, w in enumerate(want):
+        fd = _fd(lambda *leaves: _mlp_params_loss(with_leaves(*leaves), X, y), flat, n)
+        np.testing.assert_allclose(w, fd, rtol=1e-5, atol=1e-7)
+    for way, vg in _ways(_mlp_params_loss, 0).items():
+        value, g = vg(params, X, y)
+        np.testing.assert_allclose(value, _mlp_params_loss(params, X, y), rtol=1e-12, err_msg=way)
+        assert type(g) is dict and type(g["layers"]) is list and type(g["head"]) is tuple, way
+        got = [g["layers"][0]["W"], g["layers"][0]["b"], g["layers"][1]["W"], g["layers"][1]["b"],
+               g["head"][0], g["head"][1]]
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14, err_msg=way)
+    np.testing.assert_array_equal(kiln.grad(lambda w: np.sum(np.multiply(w, w)))([1.0, 2.0]), [2.0, 4.0])
