@@ -332,8 +332,9 @@ def _without_op(key: Any, fn: Callable, args: tuple, kwargs: dict) -> Any:
                 return result
             leaves = list(_array_leaves(result))
             if result is None or not leaves or any(a.dtype.kind not in "biu" for a in leaves):
-                raise NoOpError(f"{e.args[0].split(';')[0]}, so it cannot be differentiated; call it "
-                                f"on t.detach() or inside kiln.no_grad()") from None
+                raise NoOpError(f"at {_user_location()}: {e.args[0].split(';')[0]}, so it cannot "
+                                f"be differentiated; call it on t.detach() or inside "
+                                f"kiln.no_grad()") from None
             return _wrap_result(result)
     return _wrap_result(fn(*unwrap(args), **{k: unwrap(v) for k, v in kwargs.items()}))
 

@@ -273,8 +273,13 @@ def _nearest_quantile(x):
     return np.quantile(x, 0.3, method="nearest") + np.sum(x)
 
 
+def _bessel_window(x):
+    return np.sum(np.i0(x) * x)
+
+
 @pytest.mark.parametrize("fn, what", [(_unique_energy, "Differentiation rule for 'unique'"),
-                                      (_nearest_quantile, "quantile with method='nearest'")])
+                                      (_nearest_quantile, "quantile with method='nearest'"),
+                                      (_bessel_window, "no kiln op for numpy.i0")])
 def test_a_missing_derivative_names_the_users_line(fn, what):
     """NoDerivative said which op but not where: raised when the backward ran, it named
     no line of the user's code. Now the eager tape notes the line of calls to ops that
