@@ -120,6 +120,12 @@ class Tensor(NDArrayOperatorsMixin):
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if self._requires_grad and is_grad_enabled() and _differentiating():
+            if _numpy_caller() == "as_strided":
+                raise KilnError(
+                    f"kiln.grad: np.lib.stride_tricks.as_strided at {_user_location()} reads "
+                    f"the raw memory of a Tensor that carries the gradient, which kiln cannot "
+                    f"follow; for windows use sliding_window_view (differentiated), or pass "
+                    f"t.detach() where no gradient should flow")
             raise KilnError(
                 f"kiln.grad: a Tensor that carries the gradient became a plain NumPy array at "
                 f"{_user_location()} (np.array([...]) of Tensors, np.asarray(t), or writing it "
@@ -457,6 +463,21 @@ def _user_location() -> str:
                                  or frame.f_code.co_filename.startswith("<kiln")):
         frame = frame.f_back
     return "an unknown place" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def _numpy_caller() -> str | None:
+    """The name of the outermost NumPy function on the stack under the user's frame."""
+    import os
+    import sys
+    numpy_dir = os.path.dirname(os.path.abspath(np.__file__))
+    frame, name = sys._getframe(1), None
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(numpy_dir):
+            name = frame.f_code.co_name
+        elif name is not None:
+            return name
+        frame = frame.f_back
+    return name
 
 
 # Running ops on Tensors (apply, recording, in-place writes) lives in tensor_apply.py,

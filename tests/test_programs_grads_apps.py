@@ -328,3 +328,24 @@ def test_gradients_of_a_dict_of_parameters_have_its_structure():
         for a, b in zip(got, want):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14, err_msg=way)
     np.testing.assert_array_equal(kiln.grad(lambda w: np.sum(np.multiply(w, w)))([1.0, 2.0]), [2.0, 4.0])
+
+
+def _conv_as_strided(k, img):
+    s = img.strides
+    w = np.lib.stride_tricks.as_strided(img, shape=(4, 4, 3, 3), strides=(s[0], s[1], s[0], s[1]))
+    return np.sum(np.einsum("ijkl,kl->ij", w, k) ** 2)
+
+
+def test_as_strided_of_a_value_being_differentiated_points_to_sliding_window_view():
+    """as_strided reads raw memory (np.asarray of the Tensor): the error said to build
+    arrays with np.stack; it now names as_strided, the line, and sliding_window_view."""
+    r = np.random.default_rng(37)
+    k, img = r.standard_normal((3, 3)), r.standard_normal((6, 6))
+    line = _conv_as_strided.__code__.co_firstlineno + 2
+    for way, vg in _ways(_conv_as_strided, (0, 1)).items():
+        with pytest.raises(kiln.KilnError, match=rf"as_strided at \S*test_programs_grads_apps.py:{line} "
+                                                 rf".*sliding_window_view"):
+            vg(k, img)
+    # the same convolution by windows is differentiated
+    check_app(lambda k, img: np.sum(np.einsum("ijkl,kl->ij", sliding_window_view(img, (3, 3)), k) ** 2),
+              (k, img), (0, 1))
