@@ -385,8 +385,9 @@ def _plain_ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     raw = []
     for value in inputs:
         if isinstance(value, Tensor):
-            if grad_on and value._requires_grad:
-                return NotImplemented
+            if grad_on and (value._requires_grad or value._base is not None
+                            and value._version.value != value._view_version):
+                return NotImplemented   # (a view whose base was written: apply refreshes it)
             value = value._data
         elif not isinstance(value, _PLAIN_LEAVES) and type(value) is not np.ndarray:
             return NotImplemented

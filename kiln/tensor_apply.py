@@ -35,6 +35,8 @@ def apply(bound: Bound | Composite) -> Any:
         return _apply_composite(bound)
     op, inputs, params, out = bound.op, bound.inputs, bound.params, bound.out
     _check_input_dtypes(op, inputs)
+    if is_grad_enabled():
+        _refresh_stale_views(inputs)
     if op.mutates:
         return _apply_mutation(op, inputs, params)
     raw = unwrap(inputs)
@@ -124,6 +126,15 @@ def _replay_view(view: Tensor, base: Any) -> list:
     return values[1:]
 
 
+def _refresh_stale_views(inputs: tuple) -> None:
+    """Views among ``inputs`` whose base was written since they were taken get their
+    history from the base's current one, even a view that carried no gradient before
+    (``old = b[:2]; b[1:] = x``: old now depends on x)."""
+    for t in _tensors_in(inputs):
+        if t._base is not None and t._version.value != t._view_version and t._base._requires_grad:
+            _refresh_view(t)
+
+
 def _refresh_view(view: Tensor) -> None:
     """The base of ``view`` was written in place since the view was taken: the view's
     values changed, so its history must be its view ops on the base's *current* history
@@ -168,9 +179,6 @@ def _record(tensor: Tensor, op: Any, inputs: tuple, raw: tuple, params: dict) ->
                 if reads[i]:
                     watched.append(t._version)
             if isinstance(item, Tensor) and item._requires_grad:
-                if item._base is not None and item._version.value != item._view_version \
-                        and item._base._requires_grad:
-                    _refresh_view(item)
                 target = item.grad_fn if item.grad_fn is not None else _accumulator_of(item)
                 edges.append(Edge(i, sub, target, item._output_nr))
     node = BackwardNode(op, raw, params, tensor._data, saved)
