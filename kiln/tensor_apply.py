@@ -209,6 +209,9 @@ def _rebase(target: Tensor, op: Any, inputs: tuple, params: dict, new_value: Any
     if record and (target._data.dtype.kind == "c" or _complex_flow(target, inputs)) \
             and not op.complex_grad:
         _no_complex_grad(op)
+    if not target._data.flags.writeable:   # (np.broadcast_to, np.diagonal): NumPy's error
+        raise ValueError("output array is read-only" if getattr(op, "ufunc", None) is not None
+                         else "assignment destination is read-only")
     if record and target._base is not None:
         _write_through_view(target, op, inputs, params)
         return

@@ -349,3 +349,35 @@ def test_as_strided_of_a_value_being_differentiated_points_to_sliding_window_vie
     # the same convolution by windows is differentiated
     check_app(lambda k, img: np.sum(np.einsum("ijkl,kl->ij", sliding_window_view(img, (3, 3)), k) ** 2),
               (k, img), (0, 1))
+
+
+def _add_into_broadcast(x):
+    b = np.broadcast_to(x, (3, 3))
+    b += 1.0
+    return np.sum(b)
+
+
+def _scale_a_diagonal(x):
+    d = np.diagonal(x[:, None] * np.ones(3))
+    d *= 2.0
+    return np.sum(d)
+
+
+def _set_a_diagonal(x):
+    d = np.diagonal(x[:, None] * np.ones(3))
+    d[0] = 5.0
+    return np.sum(d)
+
+
+@pytest.mark.parametrize("fn", [_add_into_broadcast, _scale_a_diagonal, _set_a_diagonal])
+def test_a_write_into_a_read_only_view_raises_numpys_error(fn):
+    """NumPy refuses these writes; on the eager tape the write into np.diagonal's view went
+    through to its base (a value where NumPy raises) and broadcast_to's raised kiln's
+    leaf error."""
+    x = np.arange(1.0, 4.0)
+    with pytest.raises(ValueError) as plain:
+        fn(x.copy())
+    for way, vg in _ways(fn, 0).items():
+        with pytest.raises(ValueError) as got:
+            vg(x.copy())
+        assert str(got.value) == str(plain.value), way
