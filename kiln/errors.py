@@ -34,3 +34,13 @@ class AutogradError(KilnError):
 
 class NoDerivative(AutogradError):
     """An op without a derivative rule was asked for a gradient."""
+
+    where: str | None = None   # the user's file:line of the op's call, once known
+
+    def located(self, where: str | None) -> "NoDerivative":
+        """This error naming the user's line of the call (kept if it names one already)."""
+        if where is None or self.where is not None:
+            return self
+        error = NoDerivative(f"at {where}: {self}")
+        error.where = where
+        return error

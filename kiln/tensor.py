@@ -46,7 +46,7 @@ class Tensor(NDArrayOperatorsMixin):
     _accumulator: AccumulateGrad | None = None
     _output_nr = 0                          # which output of grad_fn this Tensor is
     _view_version = 0                       # the shared version when a view was taken
-    _view_direct = False                    # a view taken of its base itself, not of a view
+    _view_path: tuple = ()                  # a view's (op, other inputs, params) from its base
 
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
         if isinstance(data, Tensor):
@@ -120,6 +120,12 @@ class Tensor(NDArrayOperatorsMixin):
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if self._requires_grad and is_grad_enabled() and _differentiating():
+            if _numpy_caller() == "as_strided":
+                raise KilnError(
+                    f"kiln.grad: np.lib.stride_tricks.as_strided at {_user_location()} reads "
+                    f"the raw memory of a Tensor that carries the gradient, which kiln cannot "
+                    f"follow; for windows use sliding_window_view (differentiated), or pass "
+                    f"t.detach() where no gradient should flow")
             raise KilnError(
                 f"kiln.grad: a Tensor that carries the gradient became a plain NumPy array at "
                 f"{_user_location()} (np.array([...]) of Tensors, np.asarray(t), or writing it "
@@ -332,8 +338,9 @@ def _without_op(key: Any, fn: Callable, args: tuple, kwargs: dict) -> Any:
                 return result
             leaves = list(_array_leaves(result))
             if result is None or not leaves or any(a.dtype.kind not in "biu" for a in leaves):
-                raise NoOpError(f"{e.args[0].split(';')[0]}, so it cannot be differentiated; call it "
-                                f"on t.detach() or inside kiln.no_grad()") from None
+                raise NoOpError(f"at {_user_location()}: {e.args[0].split(';')[0]}, so it cannot "
+                                f"be differentiated; call it on t.detach() or inside "
+                                f"kiln.no_grad()") from None
             return _wrap_result(result)
     return _wrap_result(fn(*unwrap(args), **{k: unwrap(v) for k, v in kwargs.items()}))
 
@@ -378,8 +385,9 @@ def _plain_ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
     raw = []
     for value in inputs:
         if isinstance(value, Tensor):
-            if grad_on and value._requires_grad:
-                return NotImplemented
+            if grad_on and (value._requires_grad or value._base is not None
+                            and value._version.value != value._view_version):
+                return NotImplemented   # (a view whose base was written: apply refreshes it)
             value = value._data
         elif not isinstance(value, _PLAIN_LEAVES) and type(value) is not np.ndarray:
             return NotImplemented
@@ -456,6 +464,21 @@ def _user_location() -> str:
                                  or frame.f_code.co_filename.startswith("<kiln")):
         frame = frame.f_back
     return "an unknown place" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def _numpy_caller() -> str | None:
+    """The name of the outermost NumPy function on the stack under the user's frame."""
+    import os
+    import sys
+    numpy_dir = os.path.dirname(os.path.abspath(np.__file__))
+    frame, name = sys._getframe(1), None
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(numpy_dir):
+            name = frame.f_code.co_name
+        elif name is not None:
+            return name
+        frame = frame.f_back
+    return name
 
 
 # Running ops on Tensors (apply, recording, in-place writes) lives in tensor_apply.py,

@@ -19,6 +19,7 @@ from .autograd.node import BackwardNode, Edge
 from .errors import AutogradError, KilnError
 from .ops import Bound, Composite, get_op, lookup
 from .ops.meta import check_dtype
+from .ops.mutation import write_through_view
 from .ops.rule_reads import rule_reads
 from .tensor import (_UNSUPPORTED_KINDS, Tensor, _accumulator_of, _tensors_in, _user_location,
                      _wrap_result, unwrap)
@@ -34,6 +35,8 @@ def apply(bound: Bound | Composite) -> Any:
         return _apply_composite(bound)
     op, inputs, params, out = bound.op, bound.inputs, bound.params, bound.out
     _check_input_dtypes(op, inputs)
+    if is_grad_enabled():
+        _refresh_stale_views(inputs)
     if op.mutates:
         return _apply_mutation(op, inputs, params)
     raw = unwrap(inputs)
@@ -54,7 +57,7 @@ def apply(bound: Bound | Composite) -> Any:
         return _write_out(op, inputs, raw, params, result, out)
     tensor = Tensor(np.asarray(result))
     if op.may_alias:
-        _share_version(tensor, inputs[0], result)
+        _share_version(tensor, inputs[0], result, op, inputs, params)
     if _needs_grad(inputs) and tensor._data.dtype.kind in "fc":
         if _complex_flow(tensor, inputs) and not op.complex_grad:
             _no_complex_grad(op)
@@ -70,7 +73,8 @@ def _complex_flow(result: Tensor, inputs: tuple) -> bool:
 
 
 def _no_complex_grad(op: Any) -> None:
-    raise AutogradError(f"'{op.name}' has no derivative rule for complex values (a gradient "
+    raise AutogradError(f"'{op.name}' has no derivative rule for complex values at "
+                        f"{_user_location()} (a gradient "
                         f"would flow through complex values here; a wrong or missing "
                         f"gradient is never returned): compute this part on t.detach() or "
                         f"inside kiln.no_grad()")
@@ -104,30 +108,62 @@ def _arrays_in(value: Any):
             yield from _arrays_in(v)
 
 
-def _share_version(view: Tensor, base: Any, result: Any) -> None:
+def _share_version(view: Tensor, base: Any, result: Any, op: Any, inputs: tuple,
+                  params: dict) -> None:
     if isinstance(base, Tensor) and np.shares_memory(np.asarray(result), base._data):
         view._version = base._version
         view._base = base._base if base._base is not None else base
         view._view_version = base._version.value
-        view._view_direct = base._base is None
+        view._view_path = base._view_path + ((op, tuple(inputs[1:]), params),)
+
+
+def _replay_view(view: Tensor, base: Any) -> list:
+    """``view``'s path of view ops replayed on ``base``'s current value, recording:
+    the value after each step, from the base's child down to the view."""
+    values = [base]
+    for op, rest, params in view._view_path:
+        values.append(apply(Bound(op, (values[-1],) + rest, params)))
+    return values[1:]
+
+
+def _refresh_stale_views(inputs: tuple) -> None:
+    """Views among ``inputs`` whose base was written since they were taken get their
+    history from the base's current one, even a view that carried no gradient before
+    (``old = b[:2]; b[1:] = x``: old now depends on x)."""
+    for t in _tensors_in(inputs):
+        if t._base is not None and t._version.value != t._view_version and t._base._requires_grad:
+            _refresh_view(t)
 
 
 def _refresh_view(view: Tensor) -> None:
     """The base of ``view`` was written in place since the view was taken: the view's
-    values changed, so its history must be the view op on the base's *current* history
-    (PyTorch regenerates it the same way). Done for a view taken directly of its base."""
-    node = view.grad_fn
-    base = view._base
-    if not isinstance(node, BackwardNode) or node.released or node.inputs is None \
-            or not node.inputs or not view._view_direct:
-        raise KilnError("a view of a Tensor that was modified in place after the view was "
-                        "taken is used in a gradient computation; kiln only follows that for "
-                        "a view taken directly of the modified Tensor: take the view again "
-                        "after the in-place update")
-    fresh = apply(Bound(node.op, (base,) + tuple(node.inputs[1:]), node.params))
+    values changed, so its history must be its view ops on the base's *current* history
+    (PyTorch regenerates it the same way)."""
+    fresh = _replay_view(view, view._base)[-1]
     view.grad_fn = fresh.grad_fn
-    view._output_nr = 0
+    view._output_nr = fresh._output_nr
+    view._requires_grad = fresh._requires_grad
     view._view_version = view._version.value
+
+
+def _write_through_view(view: Tensor, op: Any, inputs: tuple, params: dict) -> None:
+    """``view op= ...`` while recording (``f[1:] += k * x``): the new value is computed out
+    of place, written back into the base through the view ops (the base's history becomes
+    that write, as PyTorch's CopySlices), and the view is re-derived from the new base."""
+    base = view._base
+    _check_inplace_target(base, f"{op.name} into a view")
+    new = apply(Bound(op, inputs, params))
+    parents = [base] + _replay_view(view, base)[:-1]
+    for (view_op, rest, view_params), parent in zip(reversed(view._view_path), reversed(parents)):
+        new = write_through_view(view_op, parent, new, rest, view_params,
+                                 parent.size == new.size)
+    base._version.before_write()
+    np.copyto(base._data, np.asarray(new._data), casting="same_kind")
+    base._version.bump()
+    base.grad_fn = new.grad_fn
+    base._output_nr = new._output_nr
+    base._requires_grad = True
+    _refresh_view(view)
 
 
 def _record(tensor: Tensor, op: Any, inputs: tuple, raw: tuple, params: dict) -> None:
@@ -143,12 +179,11 @@ def _record(tensor: Tensor, op: Any, inputs: tuple, raw: tuple, params: dict) ->
                 if reads[i]:
                     watched.append(t._version)
             if isinstance(item, Tensor) and item._requires_grad:
-                if item._base is not None and item._version.value != item._view_version \
-                        and item._base._requires_grad:
-                    _refresh_view(item)
                 target = item.grad_fn if item.grad_fn is not None else _accumulator_of(item)
                 edges.append(Edge(i, sub, target, item._output_nr))
     node = BackwardNode(op, raw, params, tensor._data, saved)
+    if op.vjp is None or op.vjp_refuses:
+        node.where = _user_location()
     node.out_counter = tensor._version
     node.out_version = tensor._version.value
     node.edges = edges
@@ -174,10 +209,12 @@ def _rebase(target: Tensor, op: Any, inputs: tuple, params: dict, new_value: Any
     if record and (target._data.dtype.kind == "c" or _complex_flow(target, inputs)) \
             and not op.complex_grad:
         _no_complex_grad(op)
+    if not target._data.flags.writeable:   # (np.broadcast_to, np.diagonal): NumPy's error
+        raise ValueError("output array is read-only" if getattr(op, "ufunc", None) is not None
+                         else "assignment destination is read-only")
     if record and target._base is not None:
-        raise KilnError("in-place modification of a view of a Tensor while recording gradients is "
-                        "not supported by kiln; index-assign into the base Tensor instead, or "
-                        "compute the new value out of place")
+        _write_through_view(target, op, inputs, params)
+        return
     if record:
         # The node must see the old value of target, which is about to be overwritten.
         raw = tuple(_copy_if_aliases(v, target) for v in unwrap(inputs))

@@ -49,7 +49,8 @@ from ..errors import KilnError
 from ..ir import Graph, Node, map_nodes
 from ..ir.graph import kept_meta, resolve_sizes
 from ..ir.passes import dce
-from ..ops import Category, F, get_op
+from ..ops import Category, get_op
+from ..ops.mutation import write_through_view
 from ..ops.registry import iter_leaves, map_leaves
 from ..ops.result_layout import Strided, axis_order, empty_in_order, layout_of
 
@@ -386,23 +387,11 @@ class _Functionalizer:
     def _put_back(self, view: Node, parent: Node, new: Node) -> Node:
         """The parent's value after writing ``new`` into ``view`` of it."""
         op = view.target
-        rest = self._map(view.args[1:])
-        # How to write a new value of ``view = op(base, *rest)`` back into ``base``: the
-        # op's put_back when the view does not cover every element of its base; views
-        # that are bijective (transpose, reshape, flip, full slices...) need none: their
-        # derivative rule *is* their inverse.
-        put = op.put_back
-        if put is not None:
-            return _node(put(_proxy(parent), _proxy(new), *_proxies(rest)))
-        self.sized_put_back = True
-        if parent.val.size == new.val.size:
-            # A bijective view: its derivative rule maps the view back onto the base.
-            return _node(_map_back(op, _proxy(new), parent, rest, view.kwargs))
-        # An injective view without a put rule: scatter through the derivative rule.
-        ones = F.ones_like(_proxy(new))
-        spread = _map_back(op, _proxy(new), parent, rest, view.kwargs)
-        mask = _map_back(op, ones, parent, rest, view.kwargs)
-        return _node(F.where(F.not_equal(mask, 0), spread, _proxy(parent)))
+        if op.put_back is None:
+            self.sized_put_back = True
+        rest = _proxies(self._map(view.args[1:]))
+        return _node(write_through_view(op, _proxy(parent), _proxy(new), rest, view.kwargs,
+                                        parent.val.size == new.val.size))
 
     def _finish(self, out_node: Node) -> tuple[Graph, Plan]:
         values = out_node.args[0]
@@ -554,14 +543,6 @@ def replay(path: tuple, value: Any, inputs: Sequence[Any], apply_op: Any = None)
         args = _fill_refs(rest, inputs)
         value = apply_op(op, (value,) + args, params) if apply_op else op.impl(value, *args, **params)
     return value
-
-
-def _map_back(op: Any, values: Any, parent: Node, rest: tuple, params: dict) -> Any:
-    """A view op's derivative rule applied to ``values``: the view's elements carried back
-    to where they sit in the base. The raw rule, not ``Op.backward``: an int or bool base
-    gets no *gradient*, but its written values must still go back."""
-    with np.errstate(all="ignore"):
-        return op.vjp(values, values, _proxy(parent), *_proxies(rest), **params)[0]
 
 
 def _fill_refs(value: Any, inputs: Sequence[Any]) -> Any:

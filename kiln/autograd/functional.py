@@ -24,19 +24,46 @@ class _Nesting(threading.local):
 _NESTING = _Nesting()
 
 
-def _as_leaf(value: Any, position: int) -> Any:
+def _as_leaf(value: Any, position: str) -> Any:
     from ..tensor import Tensor, tensor
     data = value.detach().numpy() if isinstance(value, Tensor) else value
     arr = np.asarray(data)
     if arr.dtype.kind not in "fc":
         raise KilnError(f"kiln.grad: argument {position} has dtype {arr.dtype}; gradients are taken "
                         f"with respect to floating-point or complex arrays (pass "
-                        f"x.astype(np.float64))")
+                        f"x.astype(np.float64)), or dicts, lists and tuples of them")
     return tensor(arr, requires_grad=True)
 
 
+def _map_tree(fn: Callable[[Any, str], Any], value: Any, path: str) -> Any:
+    """``fn(leaf, path)`` on every leaf of nested dicts, lists and tuples (JAX's pytrees:
+    a dict of parameters), the containers rebuilt around the results. A list or tuple
+    holding no array (``[0.5, 1.0]``, nested or not) is one array-like leaf, as before."""
+    if isinstance(value, dict):
+        return type(value)((k, _map_tree(fn, v, f"{path}[{k!r}]")) for k, v in value.items())
+    if _holds_arrays(value):
+        items = [_map_tree(fn, v, f"{path}[{i}]") for i, v in enumerate(value)]
+        if hasattr(value, "_fields"):     # a namedtuple
+            return type(value)(*items)
+        return type(value)(items)
+    return fn(value, path)
+
+
+def _holds_arrays(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and any(
+        isinstance(v, dict) or hasattr(v, "__array__") and np.ndim(v) > 0 or _holds_arrays(v)
+        for v in value)
+
+
+def _tree_leaves(value: Any) -> list:
+    found: list = []
+    _map_tree(lambda leaf, _: found.append(leaf), value, "")
+    return found
+
+
 def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
-    """``f(*args) -> (value, grads)``; grads are NumPy arrays (a tuple if argnums is a tuple)."""
+    """``f(*args) -> (value, grads)``; grads are NumPy arrays (a tuple if argnums is a tuple),
+    or, for an argument that is a dict, list or tuple of arrays, the same structure of them."""
     from ..tensor import Tensor
 
     @functools.wraps(fn)
@@ -47,14 +74,14 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable
             if n >= len(args):
                 raise KilnError(f"kiln.grad: argnums={argnums} but the function got {len(args)} "
                                 f"positional arguments")
-        if _NESTING.depth and any(isinstance(args[n], Tensor) and args[n].requires_grad
-                                  for n in nums):
+        if _NESTING.depth and any(isinstance(t, Tensor) and t.requires_grad
+                                  for n in nums for t in _tree_leaves(args[n])):
             raise KilnError("kiln.grad inside a function that kiln.grad is differentiating, on "
                             "a value that function depends on: higher-order gradients are not "
                             "supported (the inner gradient would be a constant to the outer one)")
         leaves = {}
         for n in nums:
-            leaves[n] = _as_leaf(args[n], n)
+            leaves[n] = _map_tree(_as_leaf, args[n], str(n))
             args[n] = leaves[n]
         _NESTING.depth += 1
         try:
@@ -67,7 +94,8 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable
             if out_arr.dtype.kind != "f" or out_arr.size != 1:
                 raise KilnError("kiln.grad: the function must return a scalar float value that "
                                 f"depends on its inputs, got {type(out).__name__}")
-            grads = tuple(np.zeros_like(leaves[n].numpy()) for n in nums)
+            grads = tuple(_map_tree(lambda t, _: np.zeros_like(t.numpy()), leaves[n], "")
+                          for n in nums)
             value = out
         else:
             if out.size != 1:
@@ -75,14 +103,17 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable
                                 f"reduce it (e.g. .sum()) or use Tensor.backward(gradient=...)")
             if out.requires_grad:
                 out.backward()
-            grads = tuple(leaves[n].grad.numpy() if leaves[n].grad is not None
-                          else np.zeros_like(leaves[n].numpy()) for n in nums)
+            grads = tuple(_map_tree(_grad_of, leaves[n], "") for n in nums)
             value = out.numpy()[()] if out.ndim == 0 else out.numpy()
         return value, (grads if isinstance(argnums, tuple) else grads[0])
 
     # What capture reads to differentiate the call inside a compiled function instead.
     wrapper.__kiln_grad__ = (fn, argnums, True)
     return wrapper
+
+
+def _grad_of(leaf: Any, _: str) -> np.ndarray:
+    return leaf.grad.numpy() if leaf.grad is not None else np.zeros_like(leaf.numpy())
 
 
 def grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:

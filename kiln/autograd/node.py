@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AutogradError
+from ..errors import AutogradError, NoDerivative
 
 
 class VersionCounter:
@@ -114,6 +114,8 @@ class GraphNode:
 
 
 class BackwardNode(GraphNode):
+    where: str | None = None   # the user's file:line, noted for ops that may lack a rule
+
     def __init__(self, op: Any, inputs: tuple, params: dict, out: Any,
                  saved: list[tuple[int, int | None, Any, VersionCounter, int]]) -> None:
         super().__init__()
@@ -181,6 +183,8 @@ class BackwardNode(GraphNode):
             return self.op.backward(grad, out, inputs, self.params)
         except _PoisonUsed as e:
             raise AutogradError(stale[e.key]) from None
+        except NoDerivative as e:
+            raise e.located(self.where) from None
 
     def _checked_values(self) -> tuple[tuple, Any, dict]:
         """Inputs and output, with values modified in place since saving poisoned."""

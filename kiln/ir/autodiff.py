@@ -101,11 +101,11 @@ def backprop(calls: Sequence[Node], seeds: Sequence[tuple[Node, Proxy]],
         if node not in cot or node not in needs:
             continue
         op = node.target
-        if op.vjp is None:
-            raise NoDerivative(f"Differentiation rule for '{op.name}' not implemented; "
-                               f"detach the value (x.detach()) or compute it under kiln.no_grad()")
-        inputs = tuple(_proxies(node.args))
-        grads = op.backward(cot.pop(node), Proxy(node), inputs, node.kwargs)
+        try:
+            grads = op.backward(cot.pop(node), Proxy(node), tuple(_proxies(node.args)), node.kwargs)
+        except NoDerivative as e:
+            src = node.meta.get("source")
+            raise e.located(f"{src[0]}:{src[1]}" if src else None) from None
         for arg, grad, name in zip(node.args, grads, op.inputs):
             if name.startswith("*"):
                 for sub_arg, sub_grad in zip(arg, grad or ()):

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import NoDerivative
-from .linalg import mT
+from .linalg import mT, symmetric_cotangent
 from .meta import TensorMeta, namespace, ndim_of, reject, shape_of
 from .reduction import dtype_of
 from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
@@ -139,17 +139,6 @@ def _eigh_meta(a, UPLO="L"):
     return TensorMeta(batch + (n + 1, n), np.linalg.eigh(np.eye(2, dtype=dtype_of(a)))[1].dtype)
 
 
-def symmetric_cotangent(g: Any, uplo: str) -> Any:
-    """The cotangent of a matrix read as symmetric from one triangle (eigh, eigvalsh,
-    pinv(hermitian=True)), given ``g``, the one of the symmetric matrix S it implies:
-    an entry of the read triangle below the diagonal sits in S twice (g[i, j] + g[j, i]),
-    one on the diagonal once, and the other triangle is never read (zero)."""
-    n = shape_of(g)[-1]
-    dtype = dtype_of(g)
-    below = np.tril(np.ones((n, n), dtype), -1) if uplo == "L" else np.triu(np.ones((n, n), dtype), 1)
-    return F.add(F.multiply(F.add(g, mT(g)), below), F.multiply(g, np.eye(n, dtype=dtype)))
-
-
 def _eigh_vjp(g, out, a, UPLO="L"):
     # A = V diag(w) V^T: dw = diag(V^T dA V), dV = V (E o (V^T dA V)) with
     # E[i, j] = 1 / (w[j] - w[i]) off the diagonal (0 where eigenvalues are equal: there
@@ -254,7 +243,7 @@ def _svd_vjp(g, out, a, full_matrices=True):
 
 svd_packed = declare(
     "svd_packed", Category.EXTERN, _svd_impl, inputs=("a",), params={"full_matrices": True},
-    meta=_svd_meta, fresh_result=True, vjp=_svd_vjp,
+    meta=_svd_meta, fresh_result=True, vjp=_svd_vjp, vjp_refuses=True,
     doc="numpy.linalg.svd's U, S and Vh, each flattened, side by side on the last axis")
 
 
@@ -319,7 +308,7 @@ def _qr_vjp(g, out, a, mode="reduced"):
 
 qr_packed = declare(
     "qr_packed", Category.EXTERN, _qr_impl, inputs=("a",), params={"mode": "reduced"},
-    meta=_qr_meta, fresh_result=True, vjp=_qr_vjp,
+    meta=_qr_meta, fresh_result=True, vjp=_qr_vjp, vjp_refuses=True,
     doc="numpy.linalg.qr's Q and R ('reduced' or 'complete'), flattened side by side")
 
 

@@ -1,4 +1,5 @@
-"""Linear algebra: matmul, dot, inner, outer, tensordot, einsum, norm, inv, solve, cholesky.
+"""Linear algebra: matmul, dot, inner, outer, tensordot, einsum, inv, solve, cholesky
+(norms: kiln/ops/norms.py).
 
 These are EXTERN ops: every backend calls the NumPy/BLAS/LAPACK kernel rather than
 generating a loop nest. Their shape rules are explicit, since running a BLAS kernel on
@@ -21,9 +22,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import NoDerivative
 from .meta import TensorMeta, ndim_of, normalize_one_axis, reject, shape_of, to_fake
-from .reduction import dtype_of, keep, out_param, quiet, reduced_shape, sample
+from .reduction import dtype_of, out_param, quiet, sample
 from .pointwise import conj
 from .registry import (_NO_DEFAULT, Bound, Category, F, declare, is_complex_like, is_float_like,
                        method_key, spell)
@@ -50,6 +50,17 @@ def mT(v: Any) -> Any:
     what np.matrix_transpose and ndarray.mT normalize to)."""
     nd = len(shape_of(v))
     return F.transpose(v, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def symmetric_cotangent(g: Any, uplo: str) -> Any:
+    """The cotangent of a matrix read as symmetric from one triangle (cholesky, eigh,
+    eigvalsh, pinv(hermitian=True)), given ``g``, the one of the symmetric matrix S it
+    implies: an entry of the read triangle off the diagonal sits in S twice (g[i, j] +
+    g[j, i]), one on the diagonal once, and the other triangle is never read (zero)."""
+    n = shape_of(g)[-1]
+    dtype = dtype_of(g)
+    below = np.tril(np.ones((n, n), dtype), -1) if uplo == "L" else np.triu(np.ones((n, n), dtype), 1)
+    return F.add(F.multiply(F.add(g, mT(g)), below), F.multiply(g, np.eye(n, dtype=dtype)))
 
 
 # ---- matmul ---------------------------------------------------------------------------------
@@ -123,14 +134,14 @@ def contraction_vjp(g: Any, operands: tuple, terms: list[str], out_term: str) ->
         if not is_float_like(x):
             grads.append(None)
             continue
-        if len(set(term)) != len(term):
-            raise NoDerivative(f"no derivative rule for einsum with a repeated index in one "
-                               f"operand ('{term}': a trace or diagonal); write it with "
-                               f"np.diagonal/np.trace, or detach the operand")
+        # A repeated index ('ii', a trace or diagonal) reads a diagonal of x: the gradient
+        # of that diagonal, ``diag``'s, is put back onto it below.
+        diag = "".join(dict.fromkeys(term))
+        sizes = dict(zip(reversed(term), reversed(shape_of(x))))
         others = [(out_term, g)] + [(t, o) for j, (t, o) in enumerate(zip(terms, operands))
                                     if j != i]
         seen = set("".join(t for t, _ in others))
-        kept = "".join(c for c in term if c in seen)
+        kept = "".join(c for c in diag if c in seen)
         # Backward contractions may use BLAS (optimize=True): speed matters more there
         # than NumPy's unoptimized handling of inf * 0 in a forward einsum.
         grad = F.einsum(tuple(o for _, o in others),
@@ -139,11 +150,31 @@ def contraction_vjp(g: Any, operands: tuple, terms: list[str], out_term: str) ->
         # along size-1 axes of the others that this operand's axis was broadcast against:
         # spread it back there (fit_grad sums the opposite case, where x's axis is 1).
         dims = iter(shape_of(grad))
-        ones = tuple(next(dims) if c in seen else 1 for c in term)
-        full = np.broadcast_shapes(ones, shape_of(x))
+        ones = tuple(next(dims) if c in seen else 1 for c in diag)
+        full = np.broadcast_shapes(ones, tuple(sizes[c] for c in diag))
         grad = _reshape(grad, ones)
-        grads.append(grad if full == ones else F.broadcast_to(grad, shape=full))
+        grad = grad if full == ones else F.broadcast_to(grad, shape=full)
+        grads.append(grad if diag == term else
+                     _onto_diagonal(grad, term, diag, "".join(terms) + out_term, dtype_of(x)))
     return tuple(grads)
+
+
+def _onto_diagonal(grad: Any, term: str, diag: str, used: str, dtype: Any) -> Any:
+    """``grad`` (labelled ``diag``, each label once) placed on the diagonal that ``term``
+    (the same labels, some repeated) reads, zero elsewhere: each repeat of a label gets a
+    fresh one tied to the first by an identity matrix (``ii`` <- ``i,ij->ij``)."""
+    fresh = iter(c for c in LETTERS if c not in used)
+    size = dict(zip(diag, shape_of(grad)))
+    labels, eyes, met = [], [], set()
+    for c in term:
+        if c in met:
+            labels.append(next(fresh))
+            eyes.append((c + labels[-1], np.eye(size[c], dtype=dtype)))
+        else:
+            labels.append(c)
+            met.add(c)
+    subscripts = ",".join([diag] + [t for t, _ in eyes]) + "->" + "".join(labels)
+    return F.einsum((grad,) + tuple(e for _, e in eyes), subscripts=subscripts, optimize=True)
 
 
 def _dot_terms(na: int, nb: int) -> tuple[list[str], str]:
@@ -407,89 +438,6 @@ def _einsum_normalize(*operands, out=None, optimize=False, dtype=None, order="K"
 spell(np.einsum, einsum, _einsum_normalize, "numpy.einsum")
 
 
-# ---- norm ---------------------------------------------------------------------------------
-
-def _norm_impl(x, ord=None, axis=None, keepdims=False):
-    return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
-
-
-def _norm_meta(x, ord=None, axis=None, keepdims=False) -> TensorMeta:
-    result = quiet(_norm_impl, sample(x), ord=ord, axis=axis, keepdims=keepdims)
-    return TensorMeta(reduced_shape(shape_of(x), axis, keepdims), np.asarray(result).dtype)
-
-
-def _safe(v):
-    return F.where(F.equal(v, 0), 1.0, v)
-
-
-def _norm_vjp(g, out, x, ord, axis, keepdims):
-    if not is_float_like(x):
-        return (None,)
-    vector = axis is None or len(axis) == 1
-    gk, nk = keep(g, x, axis, keepdims), keep(out, x, axis, keepdims)
-    if ord is None or ord == "fro" or (vector and ord == 2):
-        # x / |x|; at x == 0 the (sub)gradient 0 is used, as PyTorch does.
-        return (F.multiply(gk, F.true_divide(x, _safe(nk))),)
-    if vector and ord in (np.inf, -np.inf):
-        # Like max: to the entries of largest (smallest) magnitude, ties split evenly.
-        hit = F.astype(F.equal(F.absolute(x), nk), dtype=dtype_of(x))
-        share = F.true_divide(gk, F.sum(hit, axis=axis, keepdims=True))
-        return (F.multiply(F.multiply(hit, F.sign(x)), share),)
-    if vector and ord == 0:
-        return (F.zeros_like(x),)  # a count of nonzeros: piecewise constant
-    if vector and not isinstance(ord, str):
-        # d/dx (sum |x|^p)^(1/p) = sign(x) (|x| / norm)^(p-1); the ratio avoids overflow.
-        ratio = F.power(F.true_divide(F.absolute(x), _safe(nk)), float(ord) - 1.0)
-        return (F.multiply(gk, F.multiply(F.sign(x), ratio)),)
-    raise NoDerivative(f"no derivative rule for numpy.linalg.norm with ord={ord!r} over a "
-                       f"matrix (only ord=None/'fro' there); detach it or compute it "
-                       f"under kiln.no_grad()")
-
-
-norm = declare("norm", Category.EXTERN, _norm_impl, inputs=("x",),
-               params={"ord": None, "axis": None, "keepdims": False}, meta=_norm_meta,
-               vjp=_norm_vjp,
-               doc="numpy.linalg.norm; axis: None (all elements, ord None only) or a tuple "
-                   "of 1 (vector) or 2 (matrix, in the given order) non-negative ints")
-
-
-def _vector_norm_decomposition(x, axis, keepdims):
-    """For the compilers: NumPy's own sum for ord None/2 over one axis,
-    ``sqrt(add.reduce(x * x, axis))``, so it fuses with what makes x and what uses it."""
-    return F.sqrt(F.sum(F.multiply(x, x), axis=axis, keepdims=keepdims))
-
-
-vector_norm = declare(
-    "vector_norm", Category.EXTERN,
-    lambda x, axis, keepdims: np.linalg.norm(x, axis=axis, keepdims=keepdims),
-    inputs=("x",), params={"axis": (0,), "keepdims": False},
-    meta=lambda x, axis, keepdims: _norm_meta(x, None, axis, keepdims),
-    vjp=lambda g, out, x, axis, keepdims: _norm_vjp(g, out, x, None, axis, keepdims),
-    lowering={"decompose": _vector_norm_decomposition},
-    doc="numpy.linalg.norm(x, axis=k) of a real float array (ord None or 2, one axis): "
-        "the Euclidean length along axis k")
-
-
-def _norm_normalize(x, ord=None, axis=None, keepdims=False):
-    nd = ndim_of(x)
-    np.linalg.norm(np.zeros((1,) * nd), ord=ord, axis=axis)  # NumPy's errors for ord/axis
-    if isinstance(ord, np.generic):
-        ord = ord.item()
-    if axis is None:
-        axes = None if ord is None else tuple(range(nd))
-    else:
-        axes = tuple(normalize_one_axis(a, nd)
-                     for a in (axis if isinstance(axis, tuple) else (axis,)))
-        if len(axes) == 2 and ord in (None, "fro"):
-            axes = tuple(sorted(axes))  # the Frobenius norm ignores the axis order
-        if len(axes) == 1 and ord in (None, 2) and dtype_of(x).kind == "f":
-            return Bound(vector_norm, (x,), {"axis": axes, "keepdims": bool(keepdims)})
-    return Bound(norm, (x,), {"ord": ord, "axis": axes, "keepdims": bool(keepdims)})
-
-
-spell(np.linalg.norm, norm, _norm_normalize, "numpy.linalg.norm")
-
-
 # ---- inv, solve, cholesky -------------------------------------------------------------------
 
 def _square_meta(kernel: Callable, a: Any) -> tuple:
@@ -558,13 +506,16 @@ def _cholesky_meta(a: Any, upper: bool = False) -> TensorMeta:
 def _cholesky_vjp(g, out, a, upper):
     """Murray 2016 (PyTorch's formula): with L the lower factor,
     gA = L^-T Phi(L^T gL) L^-1 where Phi keeps the lower triangle and halves the diagonal,
-    symmetrized. NumPy reads only one triangle of A; the symmetric cotangent is the
-    gradient for symmetric perturbations, the convention of PyTorch and JAX."""
+    symmetrized: the gradient for symmetric perturbations (PyTorch's and JAX's result).
+    NumPy reads one triangle of A (the lower; the upper for upper=True), so that is
+    folded onto the triangle read, as for eigh: the derivative of NumPy's function,
+    which agrees with finite differences of single entries."""
     L, gL = (mT(out), mT(g)) if upper else (out, g)  # A = U^T U: U^T is the lower factor
     P = F.tril(F.matmul(mT(L), gL), k=0)
     P = F.multiply(F.add(P, mT(F.tril(P, k=-1))), 0.5)
     X = F.solve(mT(L), P)  # L^-T P
-    return (mT(F.solve(mT(L), mT(X))),)  # X L^-1 = (L^-T X^T)^T
+    sym = mT(F.solve(mT(L), mT(X)))  # X L^-1 = (L^-T X^T)^T
+    return (symmetric_cotangent(sym, "U" if upper else "L"),)
 
 
 cholesky = declare(

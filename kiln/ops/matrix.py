@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import factorizations, layout
-from .linalg import LETTERS, mT
+from .linalg import LETTERS, mT, symmetric_cotangent
 from .meta import TensorMeta, ndim_of, normalize_one_axis, reject, shape_of
 from .reduction import dtype_of
 from .registry import Bound, Category, Composite, F, N, declare, method_key, spell, spell_composite
@@ -249,7 +249,7 @@ def _pinv_vjp(g, out, a, rcond=None, hermitian=False):
     third = F.matmul(F.matmul(pt, p), F.subtract(gt, F.matmul(F.matmul(gt, p), a)))
     grad = F.add(F.add(first, second), third)
     # hermitian=True reads the lower triangle only (through eigh)
-    return (factorizations.symmetric_cotangent(grad, "L") if hermitian else grad,)
+    return (symmetric_cotangent(grad, "L") if hermitian else grad,)
 
 
 pinv = declare("pinv", Category.EXTERN, _pinv_impl, inputs=("a",),
@@ -272,7 +272,7 @@ def _eigvalsh_vjp(g, out, a, UPLO="L"):
     _, v = factorizations._eigh(a, UPLO)
     n = shape_of(g)[-1]
     scaled = F.multiply(v, F.reshape(g, shape=tuple(shape_of(g)[:-1]) + (1, n)))
-    return (factorizations.symmetric_cotangent(F.matmul(scaled, mT(v)), UPLO),)
+    return (symmetric_cotangent(F.matmul(scaled, mT(v)), UPLO),)
 
 
 svdvals = declare("svdvals", Category.EXTERN, lambda a: np.linalg.svd(a, compute_uv=False),

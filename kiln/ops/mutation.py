@@ -427,3 +427,29 @@ def _int_index(index: Any, x: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             return False
     return True
+
+
+def write_through_view(view_op: Any, base: Any, new: Any, rest: tuple, params: dict,
+                       bijective: bool) -> Any:
+    """The value of ``base`` after ``view_op(base, *rest, **params)[...] = new``, written
+    with ops, so it records on whatever ``base`` and ``new`` are (graph Proxies during
+    functionalization, Tensors on the eager tape). A view with a ``put_back`` rule uses
+    it; a bijective view (transpose, reshape, flip, a full slice) maps ``new`` back
+    through its derivative rule, which *is* its inverse; any other injective view
+    scatters through that rule where a mask of ones lands. ``bijective``: the view has
+    as many elements as its base (the caller knows the sizes; a Proxy's may be symbols)."""
+    if view_op.put_back is not None:
+        return view_op.put_back(base, new, *rest)
+    spread = _map_back(view_op, new, base, rest, params)
+    if bijective:
+        return spread
+    mask = _map_back(view_op, F.ones_like(new), base, rest, params)
+    return F.where(F.not_equal(mask, 0), spread, base)
+
+
+def _map_back(view_op: Any, values: Any, base: Any, rest: tuple, params: dict) -> Any:
+    """A view op's derivative rule applied to ``values``: the view's elements carried back
+    to where they sit in the base. The raw rule, not ``Op.backward``: an int or bool base
+    gets no *gradient*, but its written values must still go back."""
+    with np.errstate(all="ignore"):
+        return view_op.vjp(values, values, base, *rest, **params)[0]

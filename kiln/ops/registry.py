@@ -170,6 +170,10 @@ class Op:
     # tape and in compiled backward graphs. Ops without it raise AutogradError where a
     # gradient would flow through complex values.
     complex_grad: bool = False
+    # The derivative rule raises NoDerivative for some parameters (quantile's methods,
+    # interp's period): the eager tape notes the user's line of such a call, as of an op
+    # without a rule, for the error (compiled graphs have it in the node's meta).
+    vjp_refuses: bool = False
     # ``state(params) -> generator``: the op reads and advances a random generator's
     # hidden state (kiln/ops/random.py: NumPy's global RandomState, or a Generator named
     # in its params). Such a call is never merged (CSE), removed (DCE), recomputed or run

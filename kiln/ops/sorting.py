@@ -202,7 +202,7 @@ def _quantile_vjp(g, out, x, q, axis=None, method="linear", keepdims=False, kind
 quantile = declare("quantile", Category.EXTERN, _quantile_impl, inputs=("x", "q"),
                    params={"axis": None, "method": "linear", "keepdims": False, "kind": "quantile",
                            "percent": False},
-                   vjp=_quantile_vjp,
+                   vjp=_quantile_vjp, vjp_refuses=True,
                    doc="numpy.quantile/percentile/median and their nan* forms (q in [0, 1]; "
                        "kind 'nanquantile' ignores NaNs, 'median'/'nanmedian' run NumPy's median; "
                        "percent: q was a percentile divided by 100, for the error's words)")
@@ -492,7 +492,7 @@ def _interp_vjp(g, out, x, xp, fp, left=None, right=None, period=None):
 
 interp = declare("interp", Category.EXTERN, _interp_impl, inputs=("x", "xp", "fp"),
                  params={"left": None, "right": None, "period": None}, may_raise=True,
-                 vjp=_interp_vjp,
+                 vjp=_interp_vjp, vjp_refuses=True,
                  doc="numpy.interp: piecewise-linear interpolation (xp increasing)")
 
 
