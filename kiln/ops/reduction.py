@@ -28,6 +28,7 @@ import numpy as np
 
 from .meta import (TensorMeta, check_dtype, ndim_of, normalize_axis, normalize_one_axis, reject,
                    reject_where, shape_of, count_operand)
+from .value_warnings import runs_as_numpy
 from .registry import (Bound, Category, F, Op, declare, is_complex_like, is_float_like, method_key,
                        spell, ufunc_method_key)
 
@@ -184,9 +185,18 @@ def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extr
         where = np.asarray(where, dtype=bool)
 
     def fn(x, w):
-        fill = _WHERE_FILL[op.name] if op.name not in ("max", "min") else initial
+        # NumPy casts initial into the reduction's dtype, unsafely (2.5 -> 2 for ints; a Python
+        # int out of its range raises OverflowError, as np.array(300, np.int8) does)
+        def cast(dt):
+            return np.array(initial, dtype=dt)[()]
+        init = None if initial is None or op.name not in ("max", "min") else cast(dtype_of(x))
+        fill = _WHERE_FILL[op.name] if op.name not in ("max", "min") else init
         filled = x if w is None else F.where(w, x, fill)
         bound = bind(op, name, filled, axis, None, keepdims, dtype=dtype, **extra)
+        if op.name in ("max", "min"):
+            # the op's own identity: an empty reduction (a selection of nothing, known only
+            # at run time) gives it, as NumPy's
+            return bound.op(*bound.inputs, **{**bound.params, "initial": init})
         result = bound.op(*bound.inputs, **bound.params)
         if op.name == "mean" and w is not None:
             shape = tuple(shape_of(x))
@@ -201,8 +211,7 @@ def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extr
             return mean if dtype_of(mean) == dt else F.astype(mean, dtype=dt, copy=True)
         if initial is None:
             return result
-        combine = {"sum": F.add, "prod": F.multiply, "max": F.maximum, "min": F.minimum}[op.name]
-        return combine(result, initial)
+        return (F.add if op.name == "sum" else F.multiply)(result, cast(dtype_of(result)))
     return Composite(fn, (a, where), {}, out_param(out))
 
 
@@ -284,8 +293,17 @@ def _extreme_grad(g, out, x, axis, keepdims):
     return F.multiply(hit, F.true_divide(keep(g, x, axis, keepdims), count))
 
 
-def _extreme_vjp(g, out, x, axis, keepdims):
-    return (_extreme_grad(g, out, x, axis, keepdims) if is_float_like(x) else None,)
+def _extreme_vjp(g, out, x, axis, keepdims, initial=None):
+    if not is_float_like(x):
+        return (None,)
+    if initial is None:
+        return (_extreme_grad(g, out, x, axis, keepdims),)
+    # initial is one more candidate: a tie shares g with it, and where it won alone no
+    # element gets any (the count is then 1, not 0)
+    kept = keep(out, x, axis, keepdims)
+    hit = F.astype(F.logical_or(F.equal(x, kept), F.isnan(x)), dtype=dtype_of(x))
+    count = F.add(F.sum(hit, axis=axis, keepdims=True), F.astype(F.equal(kept, initial), dtype=dtype_of(x)))
+    return (F.multiply(hit, F.true_divide(keep(g, x, axis, keepdims), count)),)
 
 
 def _ptp_vjp(g, out, x, axis, keepdims):
@@ -299,6 +317,11 @@ def _ptp_vjp(g, out, x, axis, keepdims):
 _RED = {"axis": None, "keepdims": False}
 _RED_DT = {"axis": None, "keepdims": False, "dtype": None}
 _VAR = {"axis": None, "keepdims": False, "dtype": None, "ddof": 0}
+_EXTREME = {"axis": None, "keepdims": False, "initial": None}
+
+
+def _initial(initial: Any) -> dict:
+    return {} if initial is None else {"initial": initial}
 
 # name -> (kernel, params, vjp, doc)
 REDUCTIONS: dict[str, tuple[Callable, dict, Callable | None, str]] = {
@@ -317,10 +340,13 @@ REDUCTIONS: dict[str, tuple[Callable, dict, Callable | None, str]] = {
     "std": (lambda x, axis=None, keepdims=False, dtype=None, ddof=0:
             np.std(x, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof),
             _VAR, _std_vjp, "numpy.std"),
-    "max": (lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
-            _RED, _extreme_vjp, "numpy.max (amax)"),
-    "min": (lambda x, axis=None, keepdims=False: np.min(x, axis=axis, keepdims=keepdims),
-            _RED, _extreme_vjp, "numpy.min (amin)"),
+    # initial: NumPy's identity for an empty reduction (None: none, empty raises)
+    "max": (lambda x, axis=None, keepdims=False, initial=None:
+            np.max(x, axis=axis, keepdims=keepdims, **_initial(initial)),
+            _EXTREME, _extreme_vjp, "numpy.max (amax)"),
+    "min": (lambda x, axis=None, keepdims=False, initial=None:
+            np.min(x, axis=axis, keepdims=keepdims, **_initial(initial)),
+            _EXTREME, _extreme_vjp, "numpy.min (amin)"),
     "ptp": (lambda x, axis=None, keepdims=False: np.ptp(x, axis=axis, keepdims=keepdims),
             _RED, _ptp_vjp, "numpy.ptp: max - min"),
     "any": (lambda x, axis=None, keepdims=False: np.any(x, axis=axis, keepdims=keepdims),
@@ -432,9 +458,21 @@ def _var_family(op: Op, name: str) -> Callable[..., Bound]:
             if ddof != 0:
                 raise ValueError("ddof and correction can't be provided simultaneously.")
             ddof = correction
-        return bind(op, name, a, axis, out, keepdims, where, dtype=dtype,
-                    ddof=ddof.item() if isinstance(ddof, np.generic) else ddof)
+        ddof = ddof.item() if isinstance(ddof, np.generic) else ddof
+        bound = bind(op, name, a, axis, out, keepdims, where, dtype=dtype, ddof=ddof)
+        _check_dof(a, bound.params["axis"], ddof, name)
+        return bound
     return normalize
+
+
+def _check_dof(a: Any, axis: Any, ddof: Any, name: str) -> None:
+    """np.var and np.std warn "Degrees of freedom <= 0 for slice" where ``ddof`` leaves no
+    degree of freedom, then divide by zero (nan or inf, with its warning): a warning of the
+    shapes alone, so such a call runs as NumPy. A graph made dynamic later guards its
+    count against ``ddof`` (kiln/lowering/reductions.py)."""
+    count = reduced_count(shape_of(a), axis)
+    if isinstance(count, int) and isinstance(ddof, (int, float)) and count <= ddof:
+        runs_as_numpy(name, "Degrees of freedom <= 0 for slice")
 
 
 def _max_family(op: Op, name: str) -> Callable[..., Bound]:
