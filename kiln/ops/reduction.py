@@ -28,7 +28,7 @@ import numpy as np
 
 from .meta import (TensorMeta, check_dtype, ndim_of, normalize_axis, normalize_one_axis, reject,
                    reject_where, shape_of, count_operand)
-from .value_warnings import runs_as_numpy
+from .value_warnings import numpy_site, runs_as_numpy, warn_where
 from .registry import (Bound, Category, F, Op, declare, is_complex_like, is_float_like, method_key,
                        spell, ufunc_method_key)
 
@@ -173,6 +173,11 @@ _WHERE_FILL = {"sum": 0, "prod": 1, "max": None, "min": None, "any": False, "all
                "mean": 0}
 
 
+# np.mean's "Mean of empty slice" points at its line in NumPy's fromnumeric.py; x.mean()'s
+# at the user's (kiln/ops/value_warnings.py numpy_site)
+_MEAN_SITE = numpy_site(lambda: np.mean(np.zeros(1), where=False), "Mean of empty slice")
+
+
 def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra):
     from .registry import Composite
     if op.name in ("max", "min") and where is not None and initial is None:
@@ -203,8 +208,11 @@ def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extr
             count = bind(OPS["sum"], name, F.broadcast_to(w, shape=shape), axis, None, keepdims,
                          dtype=np.intp)
             total = bind(OPS["sum"], name, filled, axis, None, keepdims, dtype=bound.params["dtype"])
-            mean = F.true_divide(total.op(*total.inputs, **total.params),
-                                 count.op(*count.inputs, **count.params))
+            count = count.op(*count.inputs, **count.params)
+            # NumPy's _mean warns once where a slice selects nothing (then 0 / 0: NaN)
+            warn_where(F.equal(count, 0), "Mean of empty slice",
+                       _MEAN_SITE if name == "numpy.mean" else None)
+            mean = F.true_divide(total.op(*total.inputs, **total.params), count)
             # NumPy's _mean divides in place (unsafe) into the sum's dtype, float16 back to
             # float16: the dtype the plain mean has (a float32 sum / an intp count is float64)
             dt = dtype_of(result)
