@@ -75,8 +75,9 @@ class Bounded(float):
 
 
 def _constant(value: Any) -> float | None:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        return None
+    if isinstance(value, (bool, np.bool_, np.complexfloating)) or \
+            not isinstance(value, (int, float, np.number)):
+        return None   # (a complex constant is no bound: float() would drop its imaginary part)
     try:
         return float(value)
     except (OverflowError, TypeError):

@@ -361,8 +361,9 @@ def _where_meta(condition, x, y):
     except ValueError:
         np.where(*to_fake((condition, x, y)))  # NumPy's own message
         raise
-    dtype = np.result_type(dtype_token(x) if not isinstance(x, (int, float)) else x,
-                           dtype_token(y) if not isinstance(y, (int, float)) else y)
+    # (Python numbers are weak, NEP 50: np.where(m, 1j, float32) is complex64)
+    dtype = np.result_type(dtype_token(x) if not isinstance(x, (int, float, complex)) else x,
+                           dtype_token(y) if not isinstance(y, (int, float, complex)) else y)
     return TensorMeta(shape, dtype)
 
 
