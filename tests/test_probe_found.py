@@ -52,3 +52,18 @@ def test_a_complex_constant_gives_no_complex_warning(backend):
     x = np.random.default_rng(12).random(3)
     _same(lambda x, a: x + np.int8(3) * a, backend, x, 1j)
     _same(lambda x: x * (2 + 3j), backend, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [lambda x: np.uint8(200) + np.uint8(100) + x,
+                                lambda x: np.float32(3e38) * np.float32(10) + x,
+                                lambda x: np.float64(1) / 0 + x],
+                         ids=["uint8-add", "float32-mul", "divide"])
+def test_numpy_scalar_math_that_warns_is_not_folded(backend, fn):
+    """Capture folded NumPy scalar arithmetic on constants and dropped its overflow and
+    divide warnings, which NumPy gives on every call."""
+    compiled = kiln.compile(fn, backend=backend)
+    for _ in range(2):
+        _same(lambda x: fn(x), backend, np.ones(2))
+        got, want = _run(compiled, np.ones(2)), _run(fn, np.ones(2))
+        assert got[1] == want[1] and want[1]

@@ -141,13 +141,12 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
             ops, total.load(ops, _keep_index(index, out_shape, keep_shape, axes)), sum_dt,
             count(ops, r)), f64, out_dtype))
     ddof = params.get("ddof", 0) or 0
-    # NumPy warns where ddof leaves no degree of freedom, and capture runs such a call as
-    # NumPy (kiln/ops/reduction.py _check_dof). A dynamic count becomes a size guard (the
-    # example's passed it); a variant built for a smaller count runs the graph by NumPy.
-    if is_static(r) and r <= ddof:
+    # NumPy warns "Degrees of freedom <= 0 for slice" where ddof leaves none (and divides
+    # by zero): such sizes run the graph by NumPy (kiln/runtime/backend.py). A dynamic
+    # count is a size guard: the example's answer holds for the sizes this build runs.
+    if (r <= ddof) if is_static(r) else \
+            (not is_unbacked(r) and ddof >= MIN_SIZE and not r > math.floor(ddof)):
         raise Unsupported(f"{finish_as} with ddof={ddof} of {r} elements: NumPy warns")
-    if not is_static(r) and not is_unbacked(r) and ddof >= MIN_SIZE:
-        r > math.floor(ddof)  # noqa: B015
     dev_dt = np.promote_types(src, sum_dt)
 
     def deviation_sq(ops: Any, index: list) -> Any:

@@ -28,7 +28,7 @@ import numpy as np
 
 from .meta import (TensorMeta, check_dtype, ndim_of, normalize_axis, normalize_one_axis, reject,
                    reject_where, shape_of, count_operand)
-from .value_warnings import numpy_site, runs_as_numpy, warn_where
+from .value_warnings import numpy_site, warn_where
 from .registry import (Bound, Category, F, Op, declare, is_complex_like, is_float_like, method_key,
                        spell, ufunc_method_key)
 
@@ -466,21 +466,9 @@ def _var_family(op: Op, name: str) -> Callable[..., Bound]:
             if ddof != 0:
                 raise ValueError("ddof and correction can't be provided simultaneously.")
             ddof = correction
-        ddof = ddof.item() if isinstance(ddof, np.generic) else ddof
-        bound = bind(op, name, a, axis, out, keepdims, where, dtype=dtype, ddof=ddof)
-        _check_dof(a, bound.params["axis"], ddof, name)
-        return bound
+        return bind(op, name, a, axis, out, keepdims, where, dtype=dtype,
+                    ddof=ddof.item() if isinstance(ddof, np.generic) else ddof)
     return normalize
-
-
-def _check_dof(a: Any, axis: Any, ddof: Any, name: str) -> None:
-    """np.var and np.std warn "Degrees of freedom <= 0 for slice" where ``ddof`` leaves no
-    degree of freedom, then divide by zero (nan or inf, with its warning): a warning of the
-    shapes alone, so such a call runs as NumPy. A graph made dynamic later guards its
-    count against ``ddof`` (kiln/lowering/reductions.py)."""
-    count = reduced_count(shape_of(a), axis)
-    if isinstance(count, int) and isinstance(ddof, (int, float)) and count <= ddof:
-        runs_as_numpy(name, "Degrees of freedom <= 0 for slice")
 
 
 def _max_family(op: Op, name: str) -> Callable[..., Bound]:
