@@ -58,6 +58,16 @@ def test_unknown_backend_and_non_function():
         kiln.compile(len)
 
 
+@pytest.mark.parametrize("option", [{"dynamic": "yes"}, {"dynamic": 1}, {"fullgraph": None}])
+def test_an_option_of_the_wrong_kind_is_a_clear_error(option):
+    # dynamic="yes" compiled as if it were True; it is an error naming the option now
+    (name, value), = option.items()
+    with pytest.raises(kiln.KilnError, match=rf"kiln.compile\({name}={value!r}\): {name} takes"):
+        kiln.compile(square_plus, **option)
+    with pytest.raises(kiln.KilnError, match=f"{name} takes"):
+        kiln.compile(**option)
+
+
 def test_return_types_match_numpy():
     f = kiln.compile(lambda x: (x.sum(), x.shape, x.ndim, float(2.5), x[0]))
     x = np.arange(3.0)

@@ -17,9 +17,10 @@ import numpy as np
 from ..ops import REGISTRY, Bound, Category, Composite, TensorMeta, infer_meta
 from ..ops.masked import masked_call
 from ..ops.registry import masked_form, method_key
+from ..ops.speculation import speculating
 from . import bytecode_facts as bf
 from .call_inputs import ArrayArg, flatten
-from .opcall import _composite, _emit, _to_bind
+from .opcall import _composite, _emit, _example_of, _to_bind
 from .variables.arrays import ArrayVariable, MaskedSelectionVariable, same_value
 from .variables.base import ConstantVariable, VariableTracker
 
@@ -44,11 +45,14 @@ def masked_call_of(tx, key, spelling, args: list, kwargs: dict, masked: list,
 
         def bind_full(v):  # other selections by the same mask: their whole arrays
             return ArrayArg(v.full) if isinstance(v, MaskedSelectionVariable) else _to_bind(tx, v, scalars)
-        bound = form(ArrayArg(first.full), ArrayArg(first.mask),
-                     *[bind_full(a) for a in args[1:]],
-                     **{k: bind_full(v) for k, v in kwargs.items()})
-        if bound is not None:
-            return _composite(tx, spelling.text, bound, scalars, set())
+        filename, lineno, _ = tx.location()
+        # (the user's line, as for any call: where the composite's warnings point)
+        with speculating(f"{filename}:{lineno}", tx.output.dynamic.kinds, lambda a: _example_of(tx, a)):
+            bound = form(ArrayArg(first.full), ArrayArg(first.mask),
+                         *[bind_full(a) for a in args[1:]],
+                         **{k: bind_full(v) for k, v in kwargs.items()})
+            if bound is not None:
+                return _composite(tx, spelling.text, bound, scalars, set())
     op = _normalized_op(tx, spelling, args, kwargs)
     # ``t += x[m]`` writes into t (NumPy's broadcasting rules for an output operand):
     # only a selection's own in-place update (``s += 1``, s = x[m]) is a new selection

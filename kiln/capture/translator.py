@@ -17,6 +17,7 @@ import inspect
 import operator
 import sys
 import types
+import warnings
 from typing import Any
 
 import numpy as np
@@ -144,9 +145,19 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
                                     "the error comes from your code"), exc, depth=self.depth)
 
     def fold(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """Run a pure Python operation on constants; its exceptions are the user's."""
+        """Run a pure Python operation on constants; its exceptions are the user's. NumPy
+        scalar math that warns (``np.uint8(200) + np.uint8(100)`` overflows) is not
+        folded: every call of the function warns, so it runs as Python."""
         try:
-            return fn(*args, **kwargs)
+            if not any(isinstance(a, np.generic) for a in args):
+                return fn(*args, **kwargs)
+            with warnings.catch_warnings(record=True) as seen, np.errstate(all="warn"):
+                warnings.simplefilter("always")
+                value = fn(*args, **kwargs)
+            if seen:
+                self.unsupported("numpy_warning", f"{getattr(fn, '__name__', fn)} of NumPy scalars "
+                                 f"warns ('{seen[0].message}'); it runs as Python so the warning comes out")
+            return value
         except BreakGraph:
             raise
         except Exception as e:

@@ -232,8 +232,11 @@ template <typename T> static inline T kiln_remainder_int(T a, T b) {
 // 64-bit product); 64-bit types build mulhi from four 32-bit products (vpmuludq).
 struct kiln_div32 { uint32_t m, ud; int64_t d; int s1, s2; };
 struct kiln_div64 { uint64_t m, ud; int64_t d; int s1, s2; };
+// A zero divisor raises NumPy's divide-by-zero flag here, once (in the loop it would stop
+// GCC vectorizing); each element then gives 0.
 template <typename T> static inline kiln_div32 kiln_divisor32(T d) {
     kiln_div32 v; v.d = (int64_t)d;
+    if (d == 0) kiln_fp_put(1);
     uint32_t ud = d < 0 ? (uint32_t)0 - (uint32_t)d : (uint32_t)d;
     int l = ud <= 1 ? 0 : 32 - __builtin_clz(ud - 1);
     v.ud = ud; v.s1 = l < 1 ? l : 1; v.s2 = l > 1 ? l - 1 : 0;
@@ -242,6 +245,7 @@ template <typename T> static inline kiln_div32 kiln_divisor32(T d) {
 }
 template <typename T> static inline kiln_div64 kiln_divisor64(T d) {
     kiln_div64 v; v.d = (int64_t)d;
+    if (d == 0) kiln_fp_put(1);
     uint64_t ud = d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
     int l = ud <= 1 ? 0 : 64 - __builtin_clzll(ud - 1);
     v.ud = ud; v.s1 = l < 1 ? l : 1; v.s2 = l > 1 ? l - 1 : 0;

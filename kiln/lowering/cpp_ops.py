@@ -139,7 +139,7 @@ SYNTAX: dict[str, dict[str, str]] = {
     "right_shift": {"i": "kiln_rshift({x}, {y})", "u": "kiln_rshift({x}, {y})"},
     # ternary
     "where": {"*": "({x} ? {y} : {z})", "c": "kiln_cselect({x}, {y}, {z})"},
-    "clip": {"f": "kiln_clip({x}, {y}, {z})", "*": "kiln_clip_int({x}, {y}, {z})"},
+    "clip": {"f": "kiln_clip<{T}>({x}, {y}, {z})", "*": "kiln_clip_int<{T}>({x}, {y}, {z})"},
 }
 
 # Complex loops ('c'): only these; a "*" template is never used for them (C++ has no

@@ -13,13 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import Unsupported
 from ..ops import TensorMeta
 from ..ops.meta import normalize_axis
 from .loop_ir import Affine, BufferValue, Pointwise, Value, broadcast_index
 from .lower import ComputeNode, GraphLowering
 from .result_layouts import lay_out
 from .renderer import BASE_REDUCTIONS
-from .sizes import is_unbacked, product
+from .sizes import MIN_SIZE, is_static, is_unbacked, product
 
 
 def reduce(gl: GraphLowering, src: Value, axes: tuple, combine: str, out_shape: tuple,
@@ -93,6 +94,9 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
     if combine in getattr(gl.renderer, "extern_when_contiguous", ()) and isinstance(x, BufferValue) \
             and _reduces_contiguous_runs(x, axes):
         return None  # argmax along an array's own contiguous rows: NumPy's SIMD loop is faster
+    initial = params.get("initial")
+    if initial is not None and (r == 0 or is_unbacked(r)):
+        return None  # np.max(x, initial=c) of what may be empty: NumPy's, which gives c
     if combine in ("max", "min", "argmax", "argmin") and r == 0 and m > 0:
         return None  # NumPy raises "zero-size array to reduction operation": the extern does
     if combine in ("max", "min") and is_unbacked(r):
@@ -102,8 +106,16 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
     if combine in ("argmax", "argmin") and is_unbacked(r):
         gl.check_nonzero(r, m, "ValueError", f"attempt to get {combine} of an empty sequence")
     if finish_as is None:
-        return reduce(gl, x, axes, combine, out_shape, out_dtype, _acc_dtype(combine, x.dtype, out_dtype))
+        total = reduce(gl, x, axes, combine, out_shape, out_dtype, _acc_dtype(combine, x.dtype, out_dtype))
+        if initial is None:
+            return total
+        # initial (of out_dtype, ops/reduction.py) joins the elements: a NaN among them wins
+        fn = "maximum" if combine == "max" else "minimum"
+        return _pointwise(gl, out_shape, out_dtype, lambda ops, index: ops.call(
+            fn, [total.load(ops, index), ops.constant(initial, out_dtype)], out_dtype))
 
+    if is_unbacked(r):
+        return None  # a mean of what may be empty at run time: NumPy's, with its warnings
     if np.dtype(out_dtype).kind != "f":
         return None  # mean(x, dtype=np.int8): NumPy sums and divides in that dtype (extern)
     # NumPy's _mean/_var (numpy/_core/_methods.py), step by step: each sum in the dtype it
@@ -129,6 +141,12 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
             ops, total.load(ops, _keep_index(index, out_shape, keep_shape, axes)), sum_dt,
             count(ops, r)), f64, out_dtype))
     ddof = params.get("ddof", 0) or 0
+    # NumPy warns "Degrees of freedom <= 0 for slice" where ddof leaves none (and divides
+    # by zero): such sizes run the graph by NumPy (kiln/runtime/backend.py). A dynamic
+    # count is a size guard: the example's answer holds for the sizes this build runs.
+    if (r <= ddof) if is_static(r) else \
+            (not is_unbacked(r) and ddof >= MIN_SIZE and not r > math.floor(ddof)):
+        raise Unsupported(f"{finish_as} with ddof={ddof} of {r} elements: NumPy warns")
     dev_dt = np.promote_types(src, sum_dt)
 
     def deviation_sq(ops: Any, index: list) -> Any:
@@ -143,6 +161,9 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
     root = finish_as == "std"
 
     def degrees_of_freedom(ops: Any) -> Any:
+        if ddof != int(ddof):  # ddof=0.5: NumPy's max(count - ddof, 0) is a float64
+            dof = ops.call("subtract", [count(ops, r), ops.constant(float(ddof), f64)], f64)
+            return ops.call("maximum", [dof, ops.constant(0.0, f64)], f64)
         if ddof <= 1 and not is_unbacked(r):  # r - ddof >= 0 for every size a kernel runs at
             return count(ops, max(r - ddof, 0))
         i64 = np.dtype(np.int64)

@@ -7,7 +7,7 @@ from .registry import (REGISTRY, SPELLINGS, Bound, Category, Composite, F, Op, S
                        defined_in_numpy, describe_callable, find_spelling, get_op, lookup, method_key,
                        ufunc_method_key, fit_grad, is_float_like)
 from .meta import TensorMeta, infer_meta
-from . import pointwise, masked, scalar_math, broadcast, relayout  # noqa: F401  (declarations register themselves)
+from . import pointwise, ufunc_pairs, masked, scalar_math, broadcast, relayout  # noqa: F401  (declarations register themselves)
 from . import reduction, shape, indexing, scatter, take, join, creation, linalg, mutation  # noqa: F401
 from . import complex, numeric, from_data, statistics, sorting, matrix, signal, selection, factorizations  # noqa: F401
 from . import loops, loop_vectors, predicates, sets, flat_index, polynomials, splice, random, reinterpret  # noqa: F401

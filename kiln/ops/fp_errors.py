@@ -75,8 +75,9 @@ class Bounded(float):
 
 
 def _constant(value: Any) -> float | None:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        return None
+    if isinstance(value, (bool, np.bool_, np.complexfloating)) or \
+            not isinstance(value, (int, float, np.number)):
+        return None   # (a complex constant is no bound: float() would drop its imaginary part)
     try:
         return float(value)
     except (OverflowError, TypeError):
@@ -129,7 +130,12 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
             return INVALID, name
         return (OVER if kind == "f" and out_kind == "f" and narrows else 0), name
     if kind in "iu":
-        return _INT.get(op, 0), name
+        kinds = _INT.get(op, 0)
+        divisor = _constant(args[1]) if kinds and len(args) == 2 else None
+        if divisor is not None and divisor != 0 and not isinstance(args[1], Bounded):
+            # x // 7, x % 7: no division by zero; only MIN // -1 overflows
+            kinds = OVER if op == "floor_divide" and divisor == -1 else 0
+        return kinds, name
     if kind != "f":
         return None
     if op not in _FLOAT:

@@ -1,4 +1,5 @@
-"""Pointwise ops: NumPy's ufuncs, plus where, clip and astype.
+"""Pointwise ops: NumPy's ufuncs, plus where, clip and astype (the ufuncs with two
+outputs: ufunc_pairs.py).
 
 Each row of the tables below is one op: its ufunc (the eager kernel, and the NumPy
 spellings ``np.<name>``, operators and ufunc methods map to it) and its derivative rule,
@@ -361,8 +362,9 @@ def _where_meta(condition, x, y):
     except ValueError:
         np.where(*to_fake((condition, x, y)))  # NumPy's own message
         raise
-    dtype = np.result_type(dtype_token(x) if not isinstance(x, (int, float)) else x,
-                           dtype_token(y) if not isinstance(y, (int, float)) else y)
+    # (Python numbers are weak, NEP 50: np.where(m, 1j, float32) is complex64)
+    dtype = np.result_type(dtype_token(x) if not isinstance(x, (int, float, complex)) else x,
+                           dtype_token(y) if not isinstance(y, (int, float, complex)) else y)
     return TensorMeta(shape, dtype)
 
 
@@ -552,52 +554,3 @@ for _name, _kinds in _KINDS.items():
 where.lowering = {"scalar": "where", "kinds": _ALL + "c", "input_dtypes": (np.dtype(bool), None, None)}
 clip.lowering = {"scalar": "clip", "kinds": _ALL, "when": {"f:rest=0d": _clip_keeping_ties}}
 astype.lowering = {"scalar": "identity", "kinds": _ALL + "c"}  # the cast to the output dtype is the whole op
-
-
-# ---- ufuncs with two outputs: divmod, modf, frexp ------------------------------------------
-# Each output is its own op (kiln's ops have one output); NumPy's loops compute both parts
-# with the same formulas, so the pair matches the one call.
-
-def _pair_normalizer(name: str, nin: int, fn: Callable, uses: tuple) -> None:
-    ufunc = getattr(np, name)
-
-    def normalize(*args: Any, out: Any = None, **kwargs: Any) -> Composite:
-        if len(args) != nin:
-            raise TypeError(f"{name}() takes from {nin} to {nin + 2} positional arguments "
-                            f"but {len(args)} were given")
-        for key, value in kwargs.items():
-            reject_where(value, f"numpy.{name}") if key == "where" else \
-                reject(f"numpy.{name}", key, value, "call it without the argument")
-        if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
-            reject(f"numpy.{name}", "out", "<arrays>", "assign the results instead")
-        return Composite(fn, tuple(args))
-    spell_composite(ufunc, uses, normalize, f"numpy.{name}")
-
-
-def _modf(x):
-    # frac = x - trunc(x) is exact; modf keeps x's sign (-2.0 -> -0.0) and gives ±0 at ±inf
-    loop = np.modf.resolve_dtypes((dtype_token(x), None, None))[0]
-    if np.dtype(dtype_token(x)) != loop:
-        x = F.astype(x, dtype=loop)
-    whole = F.trunc(x)
-    frac = F.where(F.isinf(x), 0.0, F.subtract(x, whole))
-    return F.copysign(frac, x), whole
-
-
-def _frexp_part(i: int) -> Callable:
-    return lambda x: np.frexp(x)[i]
-
-
-frexp_mantissa = declare(
-    "frexp_mantissa", Category.EXTERN, _frexp_part(0), inputs=("x",),
-    # x = m * 2**e with e constant near x: dm/dx = 2**-e
-    vjp=lambda g, out, x: (F.ldexp(g, F.negative(F.frexp_exponent(x))),),
-    doc="numpy.frexp(x)[0]: the mantissa, in [0.5, 1) in magnitude")
-frexp_exponent = declare("frexp_exponent", Category.EXTERN, _frexp_part(1), inputs=("x",),
-                         doc="numpy.frexp(x)[1]: the exponent (int32)")
-
-_pair_normalizer("divmod", 2, lambda x, y: (F.floor_divide(x, y), F.remainder(x, y)),
-                 ("floor_divide", "remainder"))
-_pair_normalizer("modf", 1, _modf, ("trunc", "subtract", "copysign"))
-_pair_normalizer("frexp", 1, lambda x: (frexp_mantissa(x), frexp_exponent(x)),
-                 ("frexp_mantissa", "frexp_exponent"))

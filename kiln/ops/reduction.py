@@ -28,6 +28,7 @@ import numpy as np
 
 from .meta import (TensorMeta, check_dtype, ndim_of, normalize_axis, normalize_one_axis, reject,
                    reject_where, shape_of, count_operand)
+from .value_warnings import numpy_site, warn_where
 from .registry import (Bound, Category, F, Op, declare, is_complex_like, is_float_like, method_key,
                        spell, ufunc_method_key)
 
@@ -172,6 +173,11 @@ _WHERE_FILL = {"sum": 0, "prod": 1, "max": None, "min": None, "any": False, "all
                "mean": 0}
 
 
+# np.mean's "Mean of empty slice" points at its line in NumPy's fromnumeric.py; x.mean()'s
+# at the user's (kiln/ops/value_warnings.py numpy_site)
+_MEAN_SITE = numpy_site(lambda: np.mean(np.zeros(1), where=False), "Mean of empty slice")
+
+
 def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra):
     from .registry import Composite
     if op.name in ("max", "min") and where is not None and initial is None:
@@ -184,25 +190,36 @@ def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extr
         where = np.asarray(where, dtype=bool)
 
     def fn(x, w):
-        fill = _WHERE_FILL[op.name] if op.name not in ("max", "min") else initial
+        # NumPy casts initial into the reduction's dtype, unsafely (2.5 -> 2 for ints; a Python
+        # int out of its range raises OverflowError, as np.array(300, np.int8) does)
+        def cast(dt):
+            return np.array(initial, dtype=dt)[()]
+        init = None if initial is None or op.name not in ("max", "min") else cast(dtype_of(x))
+        fill = _WHERE_FILL[op.name] if op.name not in ("max", "min") else init
         filled = x if w is None else F.where(w, x, fill)
         bound = bind(op, name, filled, axis, None, keepdims, dtype=dtype, **extra)
+        if op.name in ("max", "min"):
+            # the op's own identity: an empty reduction (a selection of nothing, known only
+            # at run time) gives it, as NumPy's
+            return bound.op(*bound.inputs, **{**bound.params, "initial": init})
         result = bound.op(*bound.inputs, **bound.params)
         if op.name == "mean" and w is not None:
             shape = tuple(shape_of(x))
             count = bind(OPS["sum"], name, F.broadcast_to(w, shape=shape), axis, None, keepdims,
                          dtype=np.intp)
             total = bind(OPS["sum"], name, filled, axis, None, keepdims, dtype=bound.params["dtype"])
-            mean = F.true_divide(total.op(*total.inputs, **total.params),
-                                 count.op(*count.inputs, **count.params))
+            count = count.op(*count.inputs, **count.params)
+            # NumPy's _mean warns once where a slice selects nothing (then 0 / 0: NaN)
+            warn_where(F.equal(count, 0), "Mean of empty slice",
+                       _MEAN_SITE if name == "numpy.mean" else None)
+            mean = F.true_divide(total.op(*total.inputs, **total.params), count)
             # NumPy's _mean divides in place (unsafe) into the sum's dtype, float16 back to
             # float16: the dtype the plain mean has (a float32 sum / an intp count is float64)
             dt = dtype_of(result)
             return mean if dtype_of(mean) == dt else F.astype(mean, dtype=dt, copy=True)
         if initial is None:
             return result
-        combine = {"sum": F.add, "prod": F.multiply, "max": F.maximum, "min": F.minimum}[op.name]
-        return combine(result, initial)
+        return (F.add if op.name == "sum" else F.multiply)(result, cast(dtype_of(result)))
     return Composite(fn, (a, where), {}, out_param(out))
 
 
@@ -284,8 +301,17 @@ def _extreme_grad(g, out, x, axis, keepdims):
     return F.multiply(hit, F.true_divide(keep(g, x, axis, keepdims), count))
 
 
-def _extreme_vjp(g, out, x, axis, keepdims):
-    return (_extreme_grad(g, out, x, axis, keepdims) if is_float_like(x) else None,)
+def _extreme_vjp(g, out, x, axis, keepdims, initial=None):
+    if not is_float_like(x):
+        return (None,)
+    if initial is None:
+        return (_extreme_grad(g, out, x, axis, keepdims),)
+    # initial is one more candidate: a tie shares g with it, and where it won alone no
+    # element gets any (the count is then 1, not 0)
+    kept = keep(out, x, axis, keepdims)
+    hit = F.astype(F.logical_or(F.equal(x, kept), F.isnan(x)), dtype=dtype_of(x))
+    count = F.add(F.sum(hit, axis=axis, keepdims=True), F.astype(F.equal(kept, initial), dtype=dtype_of(x)))
+    return (F.multiply(hit, F.true_divide(keep(g, x, axis, keepdims), count)),)
 
 
 def _ptp_vjp(g, out, x, axis, keepdims):
@@ -299,6 +325,11 @@ def _ptp_vjp(g, out, x, axis, keepdims):
 _RED = {"axis": None, "keepdims": False}
 _RED_DT = {"axis": None, "keepdims": False, "dtype": None}
 _VAR = {"axis": None, "keepdims": False, "dtype": None, "ddof": 0}
+_EXTREME = {"axis": None, "keepdims": False, "initial": None}
+
+
+def _initial(initial: Any) -> dict:
+    return {} if initial is None else {"initial": initial}
 
 # name -> (kernel, params, vjp, doc)
 REDUCTIONS: dict[str, tuple[Callable, dict, Callable | None, str]] = {
@@ -317,10 +348,13 @@ REDUCTIONS: dict[str, tuple[Callable, dict, Callable | None, str]] = {
     "std": (lambda x, axis=None, keepdims=False, dtype=None, ddof=0:
             np.std(x, axis=axis, dtype=dtype, keepdims=keepdims, ddof=ddof),
             _VAR, _std_vjp, "numpy.std"),
-    "max": (lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),
-            _RED, _extreme_vjp, "numpy.max (amax)"),
-    "min": (lambda x, axis=None, keepdims=False: np.min(x, axis=axis, keepdims=keepdims),
-            _RED, _extreme_vjp, "numpy.min (amin)"),
+    # initial: NumPy's identity for an empty reduction (None: none, empty raises)
+    "max": (lambda x, axis=None, keepdims=False, initial=None:
+            np.max(x, axis=axis, keepdims=keepdims, **_initial(initial)),
+            _EXTREME, _extreme_vjp, "numpy.max (amax)"),
+    "min": (lambda x, axis=None, keepdims=False, initial=None:
+            np.min(x, axis=axis, keepdims=keepdims, **_initial(initial)),
+            _EXTREME, _extreme_vjp, "numpy.min (amin)"),
     "ptp": (lambda x, axis=None, keepdims=False: np.ptp(x, axis=axis, keepdims=keepdims),
             _RED, _ptp_vjp, "numpy.ptp: max - min"),
     "any": (lambda x, axis=None, keepdims=False: np.any(x, axis=axis, keepdims=keepdims),

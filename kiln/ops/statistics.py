@@ -8,7 +8,7 @@ import numpy as np
 
 from .meta import TensorMeta, fake, ndim_of, normalize_one_axis, on_stand_ins, reject, shape_of
 from .numeric import _dtype, scalar_if_0d
-from .registry import (Composite, F, N, method_key, spell_composite, spell_masked,
+from .registry import (Composite, F, N, call_spelling, method_key, spell_composite, spell_masked,
                        ufunc_method_key)
 from .value_warnings import numpy_site, runs_as_numpy, warn_where
 
@@ -282,21 +282,22 @@ spell_composite(np.corrcoef, ("mean", "matmul", "diagonal", "sqrt", "true_divide
 
 # ---- reductions of a boolean-mask selection x[mask], without taking it ---------------------
 
-def _masked_reduction(kind: str):
+def _masked_reduction(kind: str, key: Any):
     def form(x, mask, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         if axis is not None or out is not None or keepdims or kwargs:
             return None  # the selection is 1-D: only whole reductions are written here
         if kind == "sum":
             return Composite(lambda a, m: N.sum(N.where(m, a, 0), dtype=dtype), (x, mask))
         if kind == "mean":   # the mean over the mask: NumPy's own where= reduction
-            return Composite(lambda a, m: N.mean(a, dtype=dtype, where=m), (x, mask))
+            # (its own spelling: NumPy's "Mean of empty slice" points where the call's does)
+            return Composite(lambda a, m: call_spelling(key, a, dtype=dtype, where=m), (x, mask))
         return None
     return form
 
 
 for _key, _kind in ((np.sum, "sum"), (method_key("sum"), "sum"), (np.mean, "mean"),
                     (method_key("mean"), "mean")):
-    spell_masked(_key, _masked_reduction(_kind))
+    spell_masked(_key, _masked_reduction(_kind, _key))
 
 
 def _nanarg(which: str):

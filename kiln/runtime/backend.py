@@ -175,7 +175,11 @@ def compile_graph(graph: Any, example_inputs: list) -> Callable:
         if fn is None:
             if len(variants) >= MAX_VARIANTS:
                 return numpy(*args)
-            fn = variants[key] = _compile_variant(graph, list(args), respecialize, reinfer=True).call
+            try:
+                fn = _compile_variant(graph, list(args), respecialize, reinfer=True).call
+            except Unsupported:  # these sizes need what only NumPy does (a warning)
+                fn = numpy
+            variants[key] = fn
         return fn(*args)
 
     artifact = None
@@ -186,7 +190,14 @@ def compile_graph(graph: Any, example_inputs: list) -> Callable:
         # dynamic dim met first at another size, possibly by another thread).
         stale = any(isinstance(a, np.ndarray) and getattr(p.val, "shape", a.shape) != a.shape
                     for p, a in zip(graph.placeholders, example_inputs))
-        artifact = _compile_variant(graph, list(example_inputs), respecialize, reinfer=stale)
+        try:
+            artifact = _compile_variant(graph, list(example_inputs), respecialize, reinfer=stale)
+        except Unsupported:
+            if not any(n.meta.get("dynamic_dims") for n in graph.placeholders):
+                raise
+            # not at the example's sizes (np.var with ddof >= n warns): each size its own
+            # variant, NumPy's where none builds
+            return respecialize
     call = artifact.call
     call.kiln_artifact = artifact
     return call

@@ -67,6 +67,9 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False) -> 
     order = [(bit, text, e) for e in entries for bit, _key, text in KINDS if owner.get(bit) is e]
 
     def handler(flags: int, *args: Any) -> None:
+        arrays = [a for a in args if isinstance(a, np.ndarray)]
+        if arrays and not any(a.size for a in arrays):
+            return  # no element computed (a flag raised before the loops: a zero divisor)
         flags &= warned_kinds()
         if flags & INVALID and any(_has_nan(args[i]) for i in reads):
             flags &= ~INVALID

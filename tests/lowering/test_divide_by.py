@@ -124,3 +124,25 @@ def test_invariant_divisor_is_hoisted_and_varying_one_is_not(fn):
     assert names.prologue() == ["const auto h0 = kiln_divisor64((int64_t)7LL);"]
     assert f"{by_const} = kiln_{fn}_by({x}, h0);" in text
     assert f"{by_array} = kiln_{fn}_int({x}, {y});" in text
+
+
+@pytest.mark.parametrize("fn", [lambda x, d: x // 0, lambda x, d: x % 0, lambda x, d: np.remainder(x, d),
+                                lambda x, d: (x.astype(np.int8) // d) * 2, lambda x, d: np.floor_divide(x, d),
+                                lambda x, d: x // d + x % 7, lambda x, d: x % d - x // -1],
+                         ids=["const-floordiv", "const-mod", "arg-remainder", "int8-arg", "arg-floordiv",
+                              "with-a-nonzero-constant", "with-minus-one"])
+def test_a_zero_divisor_warns_as_numpy(fn):
+    """A divisor the same at every point is made once before the loops; a zero one raises
+    NumPy's divide-by-zero flag there (not in the loop, which then would not vectorize),
+    and only where the kernel computed an element (an empty array: no warning). A division
+    by a nonzero constant beside it (x % 7) cannot raise that flag, so the flag is the
+    zero divisor's."""
+    compiled = kiln.compile(fn, backend="cpp")
+    for x, d in ((np.arange(5), 3), (np.arange(5), 0), (np.arange(0), 0), (np.arange(7), 0)):
+        got, want = [], []
+        for f, into in ((compiled, got), (fn, want)):
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                into.append(f(x, d).tolist())
+            into.append([(w.category, str(w.message)) for w in seen])
+        assert got == want

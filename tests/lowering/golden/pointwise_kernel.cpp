@@ -12,7 +12,7 @@ __attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(co
             float t1 = p_y[x1];
             bool t2 = (t0 > t1);
             float t3 = t0 * t0;
-            float t4 = kiln_clip(t1, -1.0f, __builtin_inff());
+            float t4 = kiln_clip<float>(t1, -1.0f, __builtin_inff());
             float t5 = (t2 ? t3 : t4);
             float t6 = (float)(s_a);
             bool t7 = (t6 == 0.5f);
