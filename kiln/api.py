@@ -46,12 +46,13 @@ from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .guards import fastcheck
 from .aot import runtime as _aot_runtime
 from .guards.guard import DEVICE
-from .entries import (CaptureRecord, direct_path, example_inputs, graph_call,  # noqa: F401
+from .entries import (CaptureRecord, direct_path, example_inputs, graph_call, simple_call,  # noqa: F401
                       graph_names, guarded_in_c, raise_note)
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
                      scalar_only, size_only)
 
 _aot_runtime.overlap_helper = fastcheck.overlap_check   # aot's per-call input overlap check
+_aot_runtime.plain_run_helper = fastcheck.plain_run     # a writing graph's short path in C
 
 _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI
 _FAMILIES = itertools.count(1)
@@ -449,14 +450,15 @@ class CompiledFunction:
                 extra.update(graph_names(graph, compiled, self._respeculate))
                 body += graph_call(self.fn, self.backend_name, graph, result.input_codes,
                                    compiled, bool(result.output.side_effects))
-            plain = len(body) <= 1 and not result.replay   # just `_kiln_out = graph(...)`
+            # just `_kiln_out = graph(...)` (with the overlap handler of a writing graph)
+            plain = None if result.replay else simple_call(body)
             body += result.replay
             body.append(f"return {result.return_code}")
             check = make_entry(self.fn, guards, body, extra, tag=f"{name} entry")
-            if plain:
+            if plain is not None:
                 fast = fastcheck.simple_entry(self.fn, guards, compiled, result.input_codes,
                                               result.return_code, check, MISS,
-                                              *direct_path(compiled))
+                                              *direct_path(compiled), *plain)
             if fast is None:
                 fast = guarded_in_c(self.fn, guards, body, extra, check, name)
         entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries),
