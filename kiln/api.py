@@ -242,6 +242,8 @@ class CompiledFunction:
 
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.bound_self is not None:
+            args = (self.bound_self,) + args
         fast = self._as_python
         if fast is not None and fast[3] == tuple(kwargs) \
                 and fast[0] == (*map(type, args), *map(type, kwargs.values())):
@@ -254,8 +256,6 @@ class CompiledFunction:
                     break
             else:
                 return self.fn(*args, **kwargs)
-        if self.bound_self is not None:
-            args = (self.bound_self,) + args
         for entry in self._entries:
             result = entry.check(*args, **kwargs)
             if result is MISS:
@@ -534,9 +534,9 @@ def _fast_class() -> type | None:
                 self._kiln_slow = types.MethodType(_after_c_checks, self)
 
             def _publish(self, entries: tuple) -> None:
-                # A bound method prepends its object: the Python dispatcher does that.
-                self._kiln_checks = (tuple(e.fast or e.check for e in entries)
-                                     if self.bound_self is None else None)
+                # A bound method's object comes first (the C dispatcher prepends it)
+                self._kiln_bound = self.bound_self
+                self._kiln_checks = tuple(e.fast or e.check for e in entries)
             cls = type("CompiledFunction", (base, CompiledFunction),
                        {"__init__": __init__, "_publish": _publish, "__module__": __name__,
                         "__qualname__": "CompiledFunction", "__doc__": CompiledFunction.__doc__})
@@ -551,6 +551,8 @@ def _after_c_checks(self: CompiledFunction, *args: Any, **kwargs: Any) -> Any:
     from its tp_call, which tries none), a miss, else the whole Python dispatcher."""
     if self._kiln_checks is None or kwargs:
         return CompiledFunction.__call__(self, *args, **kwargs)
+    if self.bound_self is not None:   # (the C dispatcher passes the call's own arguments)
+        args = (self.bound_self,) + args
     return self._miss(args, kwargs)
 
 

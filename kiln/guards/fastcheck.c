@@ -190,6 +190,7 @@ typedef struct {
     PyObject *miss;        /* the MISS and RUN_EAGER markers */
     PyObject *run_eager;
     PyObject *as_python;   /* (types, array positions, size limit), or NULL / None */
+    PyObject *bound;       /* a bound method's object (kiln.compile(obj.method)), or NULL / None */
     vectorcallfunc vectorcall;
 } Dispatcher;
 
@@ -240,10 +241,41 @@ runs_as_python(PyObject *verdict, PyObject *const *args, Py_ssize_t nargs, PyObj
     return 1;
 }
 
+static PyObject *dispatcher_entries(Dispatcher *self, PyObject *const *args, size_t nargsf,
+                                    PyObject *kwnames, PyObject *const *given);
+
+/* A compiled bound method: its object comes first in what the entries, the verdict and
+ * the function see (the Python dispatcher prepends it the same way); a miss goes to
+ * _kiln_slow with the arguments as given. */
+#define KILN_BOUND_STACK 16
 static PyObject *
 dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Dispatcher *self = (Dispatcher *)op;
+    if (self->bound == NULL || self->bound == Py_None)
+        return dispatcher_entries(self, args, nargsf, kwnames, args);
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *stack[KILN_BOUND_STACK], **with = stack;
+    if (total + 1 > KILN_BOUND_STACK && (with = PyMem_Malloc((total + 1) * sizeof(PyObject *))) == NULL)
+        return PyErr_NoMemory();
+    with[0] = self->bound;
+    memcpy(with + 1, args, total * sizeof(PyObject *));
+    PyObject *bound = self->bound;   /* (the entries may rebind the field; keep it alive) */
+    Py_INCREF(bound);
+    PyObject *result = dispatcher_entries(self, with, (size_t)(nargs + 1), kwnames, args);
+    Py_DECREF(bound);
+    if (with != stack)
+        PyMem_Free(with);
+    return result;
+}
+
+/* Try the verdict and the entries with ``args`` (``given``: the call's own arguments,
+ * without a bound method's object, for _kiln_slow). */
+static PyObject *
+dispatcher_entries(Dispatcher *self, PyObject *const *args, size_t nargsf, PyObject *kwnames,
+                   PyObject *const *given)
+{
     if (self->as_python != NULL && self->fn != NULL
             && runs_as_python(self->as_python, args, PyVectorcall_NARGS(nargsf), kwnames))
         return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
@@ -270,7 +302,9 @@ dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
         PyErr_SetString(PyExc_TypeError, "kiln dispatcher called before it was set up");
         return NULL;
     }
-    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+    if (given == args)
+        return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+    return PyObject_Vectorcall(self->slow, given, PyVectorcall_NARGS(nargsf) - 1, kwnames);
 }
 
 static PyObject *
@@ -296,7 +330,26 @@ dispatcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-#define DISPATCHER_FIELDS(X) X(checks) X(slow) X(fn) X(miss) X(run_eager) X(as_python)
+/* Compiled functions as class attributes (``@kiln.compile`` on a method): ``obj.f`` is
+ * ``functools.partial(f, obj)``, ``Cls.f`` is f itself (CompiledFunction.__get__, here
+ * without its Python frame). The subclass also gets Py_TPFLAGS_METHOD_DESCRIPTOR
+ * (enable_vectorcall): ``obj.f(x)`` then calls ``f(obj, x)`` with no partial made, which
+ * is what the partial does. */
+static PyObject *partial_type = NULL;
+
+static PyObject *
+dispatcher_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    PyObject *argv[2] = {self, obj};
+    return PyObject_Vectorcall(partial_type, argv, 2, NULL);
+}
+
+#define DISPATCHER_FIELDS(X) X(checks) X(slow) X(fn) X(miss) X(run_eager) X(as_python) X(bound)
 KILN_GC_FUNCTIONS(dispatcher, Dispatcher, DISPATCHER_FIELDS, )
 
 static PyMemberDef dispatcher_members[] = {
@@ -307,6 +360,8 @@ static PyMemberDef dispatcher_members[] = {
     {"_kiln_run_eager", T_OBJECT, offsetof(Dispatcher, run_eager), 0, "the RUN_EAGER marker"},
     {"_as_python", T_OBJECT, offsetof(Dispatcher, as_python), 0,
      "(argument types, array positions, size limit, keyword names): calls that run as Python"},
+    {"_kiln_bound", T_OBJECT, offsetof(Dispatcher, bound), 0,
+     "a bound method's object, passed first to the entries and the function"},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(Dispatcher, vectorcall), READONLY, NULL},
     {NULL, 0, 0, 0, NULL},
 };
@@ -322,6 +377,7 @@ static PyTypeObject DispatcherType = {
     .tp_traverse = dispatcher_traverse,
     .tp_clear = dispatcher_clear,
     .tp_call = dispatcher_call,
+    .tp_descr_get = dispatcher_descr_get,
     .tp_vectorcall_offset = offsetof(Dispatcher, vectorcall),
     .tp_members = dispatcher_members,
 };
@@ -339,6 +395,10 @@ enable_vectorcall(PyObject *module, PyObject *cls)
         return NULL;
     }
     PyTypeObject *tp = (PyTypeObject *)cls;
+    if (tp->tp_descr_get == dispatcher_descr_get && tp->tp_call == dispatcher_call) {
+        tp->tp_flags |= Py_TPFLAGS_METHOD_DESCRIPTOR;   /* (see dispatcher_descr_get) */
+        PyType_Modified(tp);
+    }
     if (tp->tp_call != dispatcher_call)
         Py_RETURN_FALSE;
     tp->tp_vectorcall_offset = offsetof(Dispatcher, vectorcall);
@@ -1066,6 +1126,15 @@ PyMODINIT_FUNC
 KILN_INIT(KILN_MODULE_NAME)(void)
 {
     PyTypeObject *types[] = {&DispatcherType, &SimpleEntryType, &GraphCallType, &PlainRunType, NULL};
+    if (partial_type == NULL) {
+        PyObject *functools = PyImport_ImportModule("functools");
+        if (functools == NULL)
+            return NULL;
+        partial_type = PyObject_GetAttrString(functools, "partial");   /* kept for the process */
+        Py_DECREF(functools);
+        if (partial_type == NULL)
+            return NULL;
+    }
     if (ndarray_type == NULL) {
         PyObject *numpy = PyImport_ImportModule("numpy");
         if (numpy == NULL)
