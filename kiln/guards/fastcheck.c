@@ -241,8 +241,11 @@ runs_as_python(PyObject *verdict, PyObject *const *args, Py_ssize_t nargs, PyObj
     return 1;
 }
 
-static PyObject *dispatcher_entries(Dispatcher *self, PyObject *const *args, size_t nargsf,
-                                    PyObject *kwnames, PyObject *const *given);
+static inline __attribute__((always_inline)) PyObject *
+dispatcher_entries(Dispatcher *self, PyObject *const *args, size_t nargsf, PyObject *kwnames,
+                   PyObject *const *given);
+static PyObject *dispatcher_bound_call(Dispatcher *self, PyObject *const *args, size_t nargsf,
+                                       PyObject *kwnames);
 
 /* A compiled bound method: its object comes first in what the entries, the verdict and
  * the function see (the Python dispatcher prepends it the same way); a miss goes to
@@ -254,6 +257,12 @@ dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
     Dispatcher *self = (Dispatcher *)op;
     if (self->bound == NULL || self->bound == Py_None)
         return dispatcher_entries(self, args, nargsf, kwnames, args);
+    return dispatcher_bound_call(self, args, nargsf, kwnames);
+}
+
+static PyObject *
+dispatcher_bound_call(Dispatcher *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
     PyObject *stack[KILN_BOUND_STACK], **with = stack;
@@ -272,7 +281,7 @@ dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
 
 /* Try the verdict and the entries with ``args`` (``given``: the call's own arguments,
  * without a bound method's object, for _kiln_slow). */
-static PyObject *
+static inline __attribute__((always_inline)) PyObject *
 dispatcher_entries(Dispatcher *self, PyObject *const *args, size_t nargsf, PyObject *kwnames,
                    PyObject *const *given)
 {
@@ -540,7 +549,7 @@ array_guard_matches(PyObject *value, const kiln_guard *g)
 }
 
 /* Does the guarded value pass check 0, 1, 2 or 4 (see kiln_guard)? 1, 0, -1 on error. */
-static inline int
+static inline __attribute__((always_inline)) int
 value_holds(const kiln_guard *g, PyObject *value)
 {
     if (g->check == 0)
