@@ -321,10 +321,9 @@ def _input_aliasing(args: tuple, arrays: list) -> Any:
 overlap_helper: Callable[[], Any] = lambda: None
 _OVERLAP: list = []
 
-# ``() -> PlainRun | None``: _Variant.plain_runner's run in C (guards/fastcheck.c), set by
-# kiln/api.py like overlap_helper; its picks are (0 fresh output, 1 argument, 2 constant).
+# ``() -> PlainRun | None`` (plain_runner's run in C, guards/fastcheck.c), set as overlap_helper
 plain_run_helper: Callable[[], Any] = lambda: None
-_PICK_KINDS = {"fresh": 0, "input": 1, "const": 2}
+_PICKS = {"fresh": 0, "input": 1, "const": 2}   # PlainRun's: output, argument, constant
 
 
 def _dedupe(graph: Graph, rep: tuple) -> Graph:
@@ -443,12 +442,9 @@ class _Variant(TrainingRun):
         copyto, graph = np.copyto, self.owner.graph
         redo_on_error = bool(mutated) and self.owner.replay_on_error
         generators = self.owner.generators
-        in_c = plain_run_helper()
-        if in_c is not None and not (generators and redo_on_error) \
-                and all(kind in _PICK_KINDS for kind, _, _ in picks):
-            # The same steps in C (guards/fastcheck.c PlainRun), which an entry runs with
-            # no Python frame (run_graph): a += b on 1000 floats, 0.92 -> 0.6 us a call.
-            return in_c(forward, mutated, tuple((_PICK_KINDS[kind], v) for kind, v, _ in picks), copyto,
+        in_c = plain_run_helper()   # the same steps, called from C with no frame (run_graph)
+        if in_c is not None and not (generators and redo_on_error) and all(p[0] in _PICKS for p in picks):
+            return in_c(forward, mutated, tuple((_PICKS[k], v) for k, v, _ in picks), copyto,
                         (lambda args: run_op_by_op(graph, args)) if redo_on_error else None)
 
         def run(args: tuple) -> tuple:

@@ -2,28 +2,19 @@
 writeable guard, the SimpleEntry with the overlap handler and aot's short path (PlainRun)
 give the answers of the Python forms they replace, and NumPy's, when what the guards
 checked changes between calls."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import kiln
 from kiln.guards import fastcheck
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from benchmarks.cache_hit_overhead import iadd as _iadd, mul_out as _mul_out, shift as _shift  # noqa: E402
+
 pytestmark = pytest.mark.skipif(fastcheck.module() is None, reason="the C helper does not build here")
-
-
-def _iadd(a, b):
-    a += b
-    return a
-
-
-def _mul_out(a, b, c):
-    np.multiply(a, b, out=c)
-    return c
-
-
-def _shift(x):
-    x[1:] = x[:-1] * 2
-    return x
 
 
 def _numpy_error(fn, *args):
