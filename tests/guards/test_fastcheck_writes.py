@@ -169,3 +169,33 @@ def test_a_c_entry_whose_graph_raises_leaves_arguments_as_numpy_does():
         f(y, b, np.zeros((3, 3)))
     assert str(got.value) == str(want.value)
     np.testing.assert_array_equal(x, y)
+
+
+class _State:
+    def __init__(self, n):
+        self.buf = np.zeros(n)
+
+    def step(self, x):
+        self.buf += x
+        return self.buf
+
+
+def test_the_writeable_guard_on_an_attribute_is_checked_in_c():
+    # self.buf += x: the guard reads self.buf's flags through the attribute (fastcheck.c
+    # guard roots with attribute names), on an entry of a compiled bound method
+    state, ref = _State(5), _State(5)
+    cf = kiln.compile(state.step)
+    x = np.arange(5.0)
+    for _ in range(2):
+        np.testing.assert_array_equal(cf(x), ref.step(x))
+    assert type(_entry(cf).fast).__name__ == "SimpleEntry"
+    state.buf.flags.writeable = ref.buf.flags.writeable = False
+    err = _numpy_error(ref.step, x)
+    with pytest.raises(err[0]) as info:
+        cf(x)
+    assert str(info.value) == err[1]
+    state.buf.flags.writeable = ref.buf.flags.writeable = True
+    np.testing.assert_array_equal(cf(x), ref.step(x))
+    state.buf, ref.buf = np.ones(5), np.ones(5)             # another array, same kind
+    np.testing.assert_array_equal(cf(x), ref.step(x))
+    np.testing.assert_array_equal(state.buf, ref.buf)
