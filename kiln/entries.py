@@ -100,10 +100,14 @@ def simple_call(body: list[str]) -> tuple | None:
     """The arguments fastcheck.simple_entry takes after the direct path's for an entry
     whose ``body`` (graph_call's lines) is just the graph's call: ``()``, or, with the
     overlap handler, ``(InputsOverlap, RUN_EAGER)`` (the SimpleEntry answers RUN_EAGER on
-    it, as the handler does); None for any other body."""
-    if len(body) <= 1:
+    it, as the handler does); None for any other body (``return _kiln_RUN_EAGER`` too: a
+    one-line body is not always the call)."""
+    def is_call(line: str) -> bool:
+        return line.strip().startswith("_kiln_out = _kiln_graph_call(")
+    if not body or (len(body) == 1 and is_call(body[0])):
         return ()
-    if len(body) == 2 + len(OVERLAP_HANDLER) and body[0] == "try:" and body[2:] == OVERLAP_HANDLER:
+    if len(body) == 2 + len(OVERLAP_HANDLER) and body[0] == "try:" and is_call(body[1]) \
+            and body[2:] == OVERLAP_HANDLER:
         return (InputsOverlap, RUN_EAGER)
     return None
 
