@@ -1,25 +1,43 @@
-"""Per-call overhead of a kiln cache hit on a tiny input (guards + reference run).
+"""Per-call overhead of a kiln cache hit on small inputs (guards + dispatch + run).
 
-Times many calls of a small NumPy function, plain and compiled (default backend), and
-reports the median per-call time of each and their difference (what a cache
-hit costs on top of NumPy itself). Run: ``python -m benchmarks.cache_hit_overhead``.
+Two parts:
+
+- the original probe: a 2-op step on float64[4], plain and compiled, and a function
+  with no graph at all (guards and dispatch only);
+- ``--table``: the small-call cases "decorating never makes it slower" is about, each at
+  n = 1, 10, 100, 1000 elements (float64 and float32, contiguous): an out-of-place chain,
+  a reduction, in-place updates (``a += b``, ``np.multiply(a, b, out=c)``,
+  ``x[1:] = x[:-1] * 2``), functions returning views (``a.T``, ``a[::2]``), a function
+  returning a Python float, keyword arguments, a method on an object holding arrays
+  (``self.w @ x``: ``kiln.compile(obj.method)`` and ``@kiln.compile`` on the class) and
+  Python int/float arguments. Rounds alternate NumPy and kiln; each sample is the mean of
+  a batch of calls, the row shows medians and NumPy time / kiln time (below 1: kiln is
+  slower). ``--clock process`` counts this process's CPU time (less disturbed by other
+  processes on a shared machine than wall time).
+
+Run: ``python -m benchmarks.cache_hit_overhead [--table] [--sizes 1,10,100,1000]
+[--dtypes float64,float32] [--only a+=b,method] [--rounds 15] [--clock wall|process]``.
 """
 from __future__ import annotations
 
+import argparse
+import statistics
 import sys
+import time
 
 import numpy as np
 
 import kiln
 
-from .harness import per_call_us
+from .harness import _loadavg, per_call_us
+from .sweep import iadd  # noqa: F401 (a case here too; the tests import it from here)
 
 
 def step(w, g, lr):
     return w - lr * g
 
 
-def main(calls: int = 2000, repeats: int = 51) -> dict:
+def probe(calls: int = 2000, repeats: int = 51) -> dict:
     args = (np.ones(4), np.full(4, 0.5), 0.1)
     compiled = kiln.compile(step)
     compiled(*args)                         # compile once
@@ -39,6 +57,129 @@ def main(calls: int = 2000, repeats: int = 51) -> dict:
         f"  overhead            {hit - plain:7.2f} us/call\n"
         f"  guards + dispatch   {guards_only - baseline:7.2f} us/call (function with no graph)\n")
     return result
+
+
+# -- the small-call table ---------------------------------------------------------------
+def chain(a, b, c):
+    return a * b + c
+
+
+def dot_sum(a, b):
+    return (a * b).sum()
+
+
+def mul_out(a, b, c):
+    np.multiply(a, b, out=c)
+    return c
+
+
+def shift(x):
+    x[1:] = x[:-1] * 2
+    return x
+
+
+def transpose(a):
+    return a.T
+
+
+def every_other(a):
+    return a[::2]
+
+
+def as_float(a, b):
+    return float((a * b).sum())
+
+
+def keywords(a, b, *, alpha=1.0):
+    return a + alpha * b
+
+
+def python_numbers(a, s, k):
+    return a * s + k
+
+
+class Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def forward(self, x):
+        return self.w @ x
+
+    @kiln.compile
+    def compiled_forward(self, x):
+        return self.w @ x
+
+
+def _cases(n: int, dtype: str) -> list:
+    """(name, plain callable, compiled callable, make arguments) for n elements."""
+    def draw(rng, *shape):
+        return rng.standard_normal(shape).astype(dtype)
+
+    m = max(1, round(n ** 0.5))
+    layer = Layer(draw(np.random.default_rng(1), m, m))
+    rows = [
+        ("a*b+c", chain, lambda r: (draw(r, n), draw(r, n), draw(r, n))),
+        ("(a*b).sum()", dot_sum, lambda r: (draw(r, n), draw(r, n))),
+        ("a += b", iadd, lambda r: (draw(r, n), draw(r, n) * 0)),
+        ("multiply(out=c)", mul_out, lambda r: (draw(r, n), draw(r, n), draw(r, n))),
+        ("x[1:] = x[:-1]*2", shift, lambda r: (np.zeros(n, dtype),)),
+        ("a.T", transpose, lambda r: (draw(r, m, m),)),
+        ("a[::2]", every_other, lambda r: (draw(r, n),)),
+        ("float(sum)", as_float, lambda r: (draw(r, n), draw(r, n))),
+        ("python numbers", python_numbers, lambda r: (draw(r, n), 2.0, 3)),
+    ]
+    out = [(name, fn, kiln.compile(fn), make) for name, fn, make in rows]
+    kw = kiln.compile(keywords)
+    out.append(("keywords", lambda a, b: keywords(a, b, alpha=0.5), lambda a, b: kw(a, b, alpha=0.5),
+                lambda r: (draw(r, n), draw(r, n))))
+    out.append(("method w@x", layer.forward, kiln.compile(layer.forward), lambda r: (draw(r, m),)))
+    # (the attribute looked up per call, as user code does: __get__ is part of the cost)
+    out.append(("@compile method", lambda x: layer.forward(x), lambda x: layer.compiled_forward(x),
+                lambda r: (draw(r, m),)))
+    return out
+
+
+def table(sizes=(1, 10, 100, 1000), dtypes=("float64", "float32"), only=(), rounds: int = 15,
+          calls: int = 2000, clock: str = "wall") -> list[dict]:
+    """One row per case: medians of ``rounds`` alternating NumPy/kiln batches."""
+    tick = time.process_time if clock == "process" else time.perf_counter
+    rows = []
+    print(f"{'case':34s} {'NumPy us':>9s} {'kiln us':>9s} {'speed':>7s}")
+    for dtype in dtypes:
+        for n in sizes:
+            for name, plain, compiled, make in _cases(n, dtype):
+                if only and not any(o in name for o in only):
+                    continue
+                args_np, args_k = make(np.random.default_rng(0)), make(np.random.default_rng(0))
+                compiled(*args_k)
+                compiled(*args_k)
+                numpy_t, kiln_t = [], []
+                for _ in range(rounds):
+                    numpy_t.append(per_call_us(plain, args_np, calls, 1, clock=tick))
+                    kiln_t.append(per_call_us(compiled, args_k, calls, 1, clock=tick))
+                numpy_us, kiln_us = statistics.median(numpy_t), statistics.median(kiln_t)
+                row = {"name": name, "n": n, "dtype": dtype, "numpy_us": numpy_us, "kiln_us": kiln_us,
+                       "speed": numpy_us / kiln_us}
+                rows.append(row)
+                print(f"{name + f' n={n} {dtype}':34s} {numpy_us:9.3f} {kiln_us:9.3f} {row['speed']:6.2f}x",
+                      flush=True)
+    print(f"load average {_loadavg():.1f}; clock: {clock}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> dict | list:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--table", action="store_true", help="the small-call table (else the probe)")
+    ap.add_argument("--sizes", default="1,10,100,1000")
+    ap.add_argument("--dtypes", default="float64,float32")
+    ap.add_argument("--only", default="", help="comma list of substrings of case names")
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--clock", choices=("wall", "process"), default="wall")
+    opts = ap.parse_args(argv)
+    if not opts.table:
+        return probe()
+    return table(tuple(int(float(s)) for s in opts.sizes.split(",")), tuple(opts.dtypes.split(",")),
+                 tuple(s for s in opts.only.split(",") if s), opts.rounds, clock=opts.clock)
 
 
 if __name__ == "__main__":

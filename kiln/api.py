@@ -46,12 +46,13 @@ from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .guards import fastcheck
 from .aot import runtime as _aot_runtime
 from .guards.guard import DEVICE
-from .entries import (CaptureRecord, direct_path, example_inputs, graph_call,  # noqa: F401
+from .entries import (CaptureRecord, direct_path, example_inputs, graph_call, simple_call,  # noqa: F401
                       graph_names, guarded_in_c, raise_note)
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
                      scalar_only, size_only)
 
 _aot_runtime.overlap_helper = fastcheck.overlap_check   # aot's per-call input overlap check
+_aot_runtime.plain_run_helper = fastcheck.plain_run     # a writing graph's short path in C
 
 _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI
 _FAMILIES = itertools.count(1)
@@ -241,6 +242,8 @@ class CompiledFunction:
 
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.bound_self is not None:
+            args = (self.bound_self,) + args
         fast = self._as_python
         if fast is not None and fast[3] == tuple(kwargs) \
                 and fast[0] == (*map(type, args), *map(type, kwargs.values())):
@@ -253,8 +256,6 @@ class CompiledFunction:
                     break
             else:
                 return self.fn(*args, **kwargs)
-        if self.bound_self is not None:
-            args = (self.bound_self,) + args
         for entry in self._entries:
             result = entry.check(*args, **kwargs)
             if result is MISS:
@@ -449,14 +450,15 @@ class CompiledFunction:
                 extra.update(graph_names(graph, compiled, self._respeculate))
                 body += graph_call(self.fn, self.backend_name, graph, result.input_codes,
                                    compiled, bool(result.output.side_effects))
-            plain = len(body) <= 1 and not result.replay   # just `_kiln_out = graph(...)`
+            # just `_kiln_out = graph(...)` (with the overlap handler of a writing graph)
+            plain = None if result.replay else simple_call(body)
             body += result.replay
             body.append(f"return {result.return_code}")
             check = make_entry(self.fn, guards, body, extra, tag=f"{name} entry")
-            if plain:
+            if plain is not None:
                 fast = fastcheck.simple_entry(self.fn, guards, compiled, result.input_codes,
                                               result.return_code, check, MISS,
-                                              *direct_path(compiled))
+                                              *direct_path(compiled), *plain)
             if fast is None:
                 fast = guarded_in_c(self.fn, guards, body, extra, check, name)
         entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries),
@@ -532,9 +534,9 @@ def _fast_class() -> type | None:
                 self._kiln_slow = types.MethodType(_after_c_checks, self)
 
             def _publish(self, entries: tuple) -> None:
-                # A bound method prepends its object: the Python dispatcher does that.
-                self._kiln_checks = (tuple(e.fast or e.check for e in entries)
-                                     if self.bound_self is None else None)
+                # A bound method's object comes first (the C dispatcher prepends it)
+                self._kiln_bound = self.bound_self
+                self._kiln_checks = tuple(e.fast or e.check for e in entries)
             cls = type("CompiledFunction", (base, CompiledFunction),
                        {"__init__": __init__, "_publish": _publish, "__module__": __name__,
                         "__qualname__": "CompiledFunction", "__doc__": CompiledFunction.__doc__})
@@ -549,6 +551,8 @@ def _after_c_checks(self: CompiledFunction, *args: Any, **kwargs: Any) -> Any:
     from its tp_call, which tries none), a miss, else the whole Python dispatcher."""
     if self._kiln_checks is None or kwargs:
         return CompiledFunction.__call__(self, *args, **kwargs)
+    if self.bound_self is not None:   # (the C dispatcher passes the call's own arguments)
+        args = (self.bound_self,) + args
     return self._miss(args, kwargs)
 
 

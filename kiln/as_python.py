@@ -109,8 +109,9 @@ def remember(cf: Any, args: tuple, kwargs: dict, limit: int | None) -> None:
     """Run later calls of ``cf`` with arguments of these kinds as Python, without checking
     guards, while their arrays are no bigger than this call's (or ``SMALL`` elements);
     at most ``limit`` elements each: otherwise nothing is remembered. Resume functions
-    (called by their segments, never by users) keep no verdict."""
-    if cf.bound_self is not None or cf._is_resume:
+    (called by their segments, never by users) keep no verdict. (A compiled bound
+    method's arguments start with its object: both dispatchers prepend it first.)"""
+    if cf._is_resume:
         return
     if cf.root is cf:
         slots = (*args, *kwargs.values())   # the order a vectorcall passes them in

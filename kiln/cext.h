@@ -31,7 +31,11 @@ typedef struct {
     Py_ssize_t *strides;
     PyObject *base;
     PyObject *descr;
+    int flags;
 } kiln_array_head;
+
+/* NumPy's NPY_ARRAY_WRITEABLE flag bit (``x.flags.writeable``). */
+#define KILN_ARRAY_WRITEABLE 0x0400
 
 /* Does ``a`` (an ndarray or a subclass: the caller checked) hold at most ``limit``
  * elements? */

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .capture import GraphBreak, resume
-from .guards import MISS, fastcheck, make_body, make_entry
+from .guards import MISS, RUN_EAGER, fastcheck, make_body, make_entry
 from .ir.passes import has_side_effects
 from .ops import random as random_ops
 from .ops.speculation import ResultKindChanged
@@ -91,9 +91,25 @@ def graph_names(graph: Any, compiled: Any, respeculate: Any) -> dict:
 
 # Arguments that overlap in memory, to a graph that writes into them (aot/runtime.py):
 # the function runs as Python, NumPy's own in-place calls, rather than the graph op by
-# op. (Such an entry is never fastcheck.c's SimpleEntry, which would let the error out:
-# api.py builds that for a body of one line; its writes are guarded writeable anyway.)
+# op. (fastcheck.c's SimpleEntry does the same for an entry whose body is the graph's
+# call and this handler: simple_call.)
 OVERLAP_HANDLER = ["except _kiln_InputsOverlap:", "    return _kiln_RUN_EAGER"]
+
+
+def simple_call(body: list[str]) -> tuple | None:
+    """The arguments fastcheck.simple_entry takes after the direct path's for an entry
+    whose ``body`` (graph_call's lines) is just the graph's call: ``()``, or, with the
+    overlap handler, ``(InputsOverlap, RUN_EAGER)`` (the SimpleEntry answers RUN_EAGER on
+    it, as the handler does); None for any other body (``return _kiln_RUN_EAGER`` too: a
+    one-line body is not always the call)."""
+    def is_call(line: str) -> bool:
+        return line.strip().startswith("_kiln_out = _kiln_graph_call(")
+    if not body or (len(body) == 1 and is_call(body[0])):
+        return ()
+    if len(body) == 2 + len(OVERLAP_HANDLER) and body[0] == "try:" and is_call(body[1]) \
+            and body[2:] == OVERLAP_HANDLER:
+        return (InputsOverlap, RUN_EAGER)
+    return None
 
 
 def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compiled: Any = None,

@@ -321,6 +321,10 @@ def _input_aliasing(args: tuple, arrays: list) -> Any:
 overlap_helper: Callable[[], Any] = lambda: None
 _OVERLAP: list = []
 
+# ``() -> PlainRun | None`` (plain_runner's run in C, guards/fastcheck.c), set as overlap_helper
+plain_run_helper: Callable[[], Any] = lambda: None
+_PICKS = {"fresh": 0, "input": 1, "const": 2}   # PlainRun's: output, argument, constant
+
 
 def _dedupe(graph: Graph, rep: tuple) -> Graph:
     """The graph with inputs that are the same array merged into one placeholder."""
@@ -438,6 +442,10 @@ class _Variant(TrainingRun):
         copyto, graph = np.copyto, self.owner.graph
         redo_on_error = bool(mutated) and self.owner.replay_on_error
         generators = self.owner.generators
+        in_c = plain_run_helper()   # the same steps, called from C with no frame (run_graph)
+        if in_c is not None and not (generators and redo_on_error) and all(p[0] in _PICKS for p in picks):
+            return in_c(forward, mutated, tuple((_PICKS[k], v) for k, v, _ in picks), copyto,
+                        (lambda args: run_op_by_op(graph, args)) if redo_on_error else None)
 
         def run(args: tuple) -> tuple:
             put_back = snapshot(generators) if generators and redo_on_error else None

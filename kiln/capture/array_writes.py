@@ -115,8 +115,11 @@ def check_writable(tx, what: str, target: ArrayVariable) -> None:
         kind = kind_of(leaf)
         if kind is None or kind.writeable_flag:
             writeable = bool(leaf.flags.writeable)
-            tx.guards.add_truth(f"{code}.flags.writeable", f"{text}.flags.writeable", writeable,
-                                (root.source,))
+            if isinstance(leaf, np.ndarray):   # (checked from NumPy's struct in C)
+                tx.guards.add_writeable(root.source, writeable)
+            else:
+                tx.guards.add_truth(f"{code}.flags.writeable", f"{text}.flags.writeable", writeable,
+                                    (root.source,))
         else:
             writeable = True   # (a CuPy array has no such flag: always writeable)
         if not writeable:

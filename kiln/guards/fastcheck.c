@@ -95,6 +95,36 @@ array_matches(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyBool_FromLong(ok);
 }
 
+/* dtype.itemsize, or -1 with an error. The last dtype asked about is kept (with a
+ * reference, so its address names it) with its answer: a call's arrays mostly share one
+ * dtype, and the attribute costs a lookup through the dtype's type each time. */
+static PyObject *itemsize_of = NULL;
+static Py_ssize_t itemsize_was = 0;
+
+static Py_ssize_t
+descr_itemsize(PyObject *descr)
+{
+    static PyObject *name = NULL;
+    if (descr == itemsize_of)
+        return itemsize_was;
+    if (name == NULL && (name = PyUnicode_InternFromString("itemsize")) == NULL)
+        return -1;
+    PyObject *size = PyObject_GetAttr(descr, name);
+    if (size == NULL)
+        return -1;
+    Py_ssize_t n = PyLong_AsSsize_t(size);
+    Py_DECREF(size);
+    if (n < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "kiln: a negative itemsize");
+        return -1;
+    }
+    Py_INCREF(descr);
+    Py_XSETREF(itemsize_of, descr);
+    itemsize_was = n;
+    return n;
+}
+
 /* The bytes x spans, [*lo, *hi): 1, 0 for an empty array (it shares nothing), -1 on error. */
 static int
 array_extent(PyObject *x, char **lo, char **hi)
@@ -110,12 +140,8 @@ array_extent(PyObject *x, char **lo, char **hi)
         else
             *hi += off;
     }
-    PyObject *size = PyObject_GetAttrString(a->descr, "itemsize");
-    if (size == NULL)
-        return -1;
-    Py_ssize_t n = PyLong_AsSsize_t(size);
-    Py_DECREF(size);
-    if (n == -1 && PyErr_Occurred())
+    Py_ssize_t n = descr_itemsize(a->descr);
+    if (n < 0)
         return -1;
     *hi += n;
     return 1;
@@ -164,6 +190,7 @@ typedef struct {
     PyObject *miss;        /* the MISS and RUN_EAGER markers */
     PyObject *run_eager;
     PyObject *as_python;   /* (types, array positions, size limit), or NULL / None */
+    PyObject *bound;       /* a bound method's object (kiln.compile(obj.method)), or NULL / None */
     vectorcallfunc vectorcall;
 } Dispatcher;
 
@@ -214,10 +241,50 @@ runs_as_python(PyObject *verdict, PyObject *const *args, Py_ssize_t nargs, PyObj
     return 1;
 }
 
+static inline __attribute__((always_inline)) PyObject *
+dispatcher_entries(Dispatcher *self, PyObject *const *args, size_t nargsf, PyObject *kwnames,
+                   PyObject *const *given);
+static PyObject *dispatcher_bound_call(Dispatcher *self, PyObject *const *args, size_t nargsf,
+                                       PyObject *kwnames);
+
+/* A compiled bound method: its object comes first in what the entries, the verdict and
+ * the function see (the Python dispatcher prepends it the same way); a miss goes to
+ * _kiln_slow with the arguments as given. */
+#define KILN_BOUND_STACK 16
 static PyObject *
 dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Dispatcher *self = (Dispatcher *)op;
+    if (self->bound == NULL || self->bound == Py_None)
+        return dispatcher_entries(self, args, nargsf, kwnames, args);
+    return dispatcher_bound_call(self, args, nargsf, kwnames);
+}
+
+static PyObject *
+dispatcher_bound_call(Dispatcher *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t total = nargs + (kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject *stack[KILN_BOUND_STACK], **with = stack;
+    if (total + 1 > KILN_BOUND_STACK && (with = PyMem_Malloc((total + 1) * sizeof(PyObject *))) == NULL)
+        return PyErr_NoMemory();
+    with[0] = self->bound;
+    memcpy(with + 1, args, total * sizeof(PyObject *));
+    PyObject *bound = self->bound;   /* (the entries may rebind the field; keep it alive) */
+    Py_INCREF(bound);
+    PyObject *result = dispatcher_entries(self, with, (size_t)(nargs + 1), kwnames, args);
+    Py_DECREF(bound);
+    if (with != stack)
+        PyMem_Free(with);
+    return result;
+}
+
+/* Try the verdict and the entries with ``args`` (``given``: the call's own arguments,
+ * without a bound method's object, for _kiln_slow). */
+static inline __attribute__((always_inline)) PyObject *
+dispatcher_entries(Dispatcher *self, PyObject *const *args, size_t nargsf, PyObject *kwnames,
+                   PyObject *const *given)
+{
     if (self->as_python != NULL && self->fn != NULL
             && runs_as_python(self->as_python, args, PyVectorcall_NARGS(nargsf), kwnames))
         return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
@@ -244,7 +311,9 @@ dispatcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
         PyErr_SetString(PyExc_TypeError, "kiln dispatcher called before it was set up");
         return NULL;
     }
-    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+    if (given == args)
+        return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+    return PyObject_Vectorcall(self->slow, given, PyVectorcall_NARGS(nargsf) - 1, kwnames);
 }
 
 static PyObject *
@@ -270,7 +339,26 @@ dispatcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-#define DISPATCHER_FIELDS(X) X(checks) X(slow) X(fn) X(miss) X(run_eager) X(as_python)
+/* Compiled functions as class attributes (``@kiln.compile`` on a method): ``obj.f`` is
+ * ``functools.partial(f, obj)``, ``Cls.f`` is f itself (CompiledFunction.__get__, here
+ * without its Python frame). The subclass also gets Py_TPFLAGS_METHOD_DESCRIPTOR
+ * (enable_vectorcall): ``obj.f(x)`` then calls ``f(obj, x)`` with no partial made, which
+ * is what the partial does. */
+static PyObject *partial_type = NULL;
+
+static PyObject *
+dispatcher_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    PyObject *argv[2] = {self, obj};
+    return PyObject_Vectorcall(partial_type, argv, 2, NULL);
+}
+
+#define DISPATCHER_FIELDS(X) X(checks) X(slow) X(fn) X(miss) X(run_eager) X(as_python) X(bound)
 KILN_GC_FUNCTIONS(dispatcher, Dispatcher, DISPATCHER_FIELDS, )
 
 static PyMemberDef dispatcher_members[] = {
@@ -281,6 +369,8 @@ static PyMemberDef dispatcher_members[] = {
     {"_kiln_run_eager", T_OBJECT, offsetof(Dispatcher, run_eager), 0, "the RUN_EAGER marker"},
     {"_as_python", T_OBJECT, offsetof(Dispatcher, as_python), 0,
      "(argument types, array positions, size limit, keyword names): calls that run as Python"},
+    {"_kiln_bound", T_OBJECT, offsetof(Dispatcher, bound), 0,
+     "a bound method's object, passed first to the entries and the function"},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(Dispatcher, vectorcall), READONLY, NULL},
     {NULL, 0, 0, 0, NULL},
 };
@@ -296,6 +386,7 @@ static PyTypeObject DispatcherType = {
     .tp_traverse = dispatcher_traverse,
     .tp_clear = dispatcher_clear,
     .tp_call = dispatcher_call,
+    .tp_descr_get = dispatcher_descr_get,
     .tp_vectorcall_offset = offsetof(Dispatcher, vectorcall),
     .tp_members = dispatcher_members,
 };
@@ -313,6 +404,10 @@ enable_vectorcall(PyObject *module, PyObject *cls)
         return NULL;
     }
     PyTypeObject *tp = (PyTypeObject *)cls;
+    if (tp->tp_descr_get == dispatcher_descr_get && tp->tp_call == dispatcher_call) {
+        tp->tp_flags |= Py_TPFLAGS_METHOD_DESCRIPTOR;   /* (see dispatcher_descr_get) */
+        PyType_Modified(tp);
+    }
     if (tp->tp_call != dispatcher_call)
         Py_RETURN_FALSE;
     tp->tp_vectorcall_offset = offsetof(Dispatcher, vectorcall);
@@ -339,7 +434,10 @@ enable_vectorcall(PyObject *module, PyObject *cls)
  * the graph; once its ``_direct`` is set (the compiled forward, for plain arrays) and no
  * graph input is a ``tensor_type``, the entry calls ``_direct`` itself, which is what
  * AOTFunction.__call__ would do, without its Python frame; likewise its ``_plain`` (a
- * graph that writes its arguments) for inputs that do not overlap (run_graph). */
+ * graph that writes its arguments) for inputs that do not overlap (run_graph).
+ * overlap, run_eager (optional, or None): the graph's InputsOverlap (raised when it
+ * writes into arguments that overlap in memory) and the RUN_EAGER marker the entry then
+ * returns, as the Python entry's handler does: the dispatcher runs the function. */
 #define KILN_MAX_GRAPH_INPUTS 32
 #define KILN_MAX_DIMS 32
 
@@ -348,7 +446,10 @@ enable_vectorcall(PyObject *module, PyObject *cls)
  *   root 0: parameter a;  1: dict a [key b];  2: cell a's contents
  *   then getattr for each name, then check 0: `is c`;  1: type is c;
  *   2: type is c (np.ndarray) and dtype d and shape e (see array_fields_match);
- *   3: (root 1, no names) the key is absent: a builtin no global shadows. */
+ *   3: (root 1, no names) the key is absent: a builtin no global shadows;
+ *   4: an np.ndarray (or subclass) whose ``flags.writeable`` is c (True or False): the
+ *      guard capture puts on an array the function writes into (NumPy raises on a
+ *      read-only one; kiln/capture/array_writes.py), read from the array's flags. */
 typedef struct {
     int root, check, nd;
     Py_ssize_t param;
@@ -359,6 +460,7 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss, *owner, *tensor;
+    PyObject *overlap, *run_eager;   /* InputsOverlap and RUN_EAGER, or None */
     Py_ssize_t nparams, nguards, ninputs, npicks;
     kiln_guard *decoded;
     Py_ssize_t inputs[KILN_MAX_GRAPH_INPUTS];
@@ -403,6 +505,14 @@ guard_decode(PyObject *spec, Py_ssize_t nparams, kiln_guard *g)
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: an 'absent' guard is on a dict key");
         return -1;
     }
+    if (g->check == 4 && !PyBool_Check(g->c)) {
+        PyErr_SetString(PyExc_ValueError, "SimpleEntry: a writeable guard compares with a bool");
+        return -1;
+    }
+    if (g->check < 0 || g->check > 4) {
+        PyErr_SetString(PyExc_ValueError, "SimpleEntry: an unknown guard check");
+        return -1;
+    }
     if (g->check == 2 && g->c != ndarray_type) {
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: an array guard's type is numpy.ndarray "
                         "(other array types are guarded in Python)");
@@ -438,20 +548,30 @@ array_guard_matches(PyObject *value, const kiln_guard *g)
     return 1;
 }
 
+/* Does the guarded value pass check 0, 1, 2 or 4 (see kiln_guard)? 1, 0, -1 on error. */
+static inline __attribute__((always_inline)) int
+value_holds(const kiln_guard *g, PyObject *value)
+{
+    if (g->check == 0)
+        return value == g->c;
+    if (g->check == 4) {   /* x.flags.writeable: the bit NumPy's flags object reads */
+        if (!PyObject_TypeCheck(value, (PyTypeObject *)ndarray_type))
+            return 0;
+        return ((((kiln_array_head *)value)->flags & KILN_ARRAY_WRITEABLE) != 0) == (g->c == Py_True);
+    }
+    if ((PyObject *)Py_TYPE(value) != g->c)
+        return 0;
+    return g->check == 1 ? 1 : array_guard_matches(value, g);
+}
+
 /* 1 holds, 0 fails, -1 an exception (read as "fails" by the caller). */
 static int
 guard_holds(const kiln_guard *g, PyObject *const *args)
 {
     PyObject *value;
     Py_ssize_t nattrs = PyTuple_GET_SIZE(g->attrs);
-    if (g->root == 0 && nattrs == 0) {   /* the commonest guard: a parameter itself */
-        value = args[g->param];
-        if (g->check == 0)
-            return value == g->c;
-        if ((PyObject *)Py_TYPE(value) != g->c)
-            return 0;
-        return g->check == 1 ? 1 : array_guard_matches(value, g);
-    }
+    if (g->root == 0 && nattrs == 0)   /* the commonest guard: a parameter itself */
+        return value_holds(g, args[g->param]);
     if (g->root == 0) {
         value = args[g->param];
         Py_INCREF(value);
@@ -477,13 +597,7 @@ guard_holds(const kiln_guard *g, PyObject *const *args)
             return -1;
         value = next;
     }
-    int ok;
-    if (g->check == 0)
-        ok = value == g->c;
-    else if ((PyObject *)Py_TYPE(value) != g->c)
-        ok = 0;
-    else
-        ok = g->check == 1 ? 1 : array_guard_matches(value, g);
+    int ok = value_holds(g, value);
     Py_DECREF(value);
     return ok;
 }
@@ -533,6 +647,197 @@ graph_target(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const
     return graph;
 }
 
+/* ---- a writing graph's short path ------------------------------------------------------ */
+
+/* PlainRun(forward, mutated, picks, copyto, on_error)(args): aot's _Variant.plain_runner
+ * run() in C, for a graph that writes its arguments, on plain arrays that overlap nowhere:
+ *
+ *     outs = forward(*args)
+ *     for i, k in mutated:                   # the epilogue: final values into arguments
+ *         if outs[k] is not args[i]: copyto(args[i], outs[k], casting="unsafe")
+ *     return tuple(outs[v] if kind == 0 else args[v] if kind == 1 else v for kind, v in picks)
+ *
+ * and on an Exception (not a BaseException) from any of it, ``on_error(args)`` when it is
+ * not None (aot's op-by-op rerun), else the exception. run_graph calls it with the
+ * inputs as they are (no argument tuple unless on_error needs one). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *forward, *mutated, *picks, *copyto, *on_error;
+    Py_ssize_t nmut, npicks;
+    Py_ssize_t *mut;       /* i0, k0, i1, k1, ... */
+    int *pick_kind;
+    Py_ssize_t *pick_at;
+    vectorcallfunc vectorcall;
+} PlainRun;
+
+static PyTypeObject PlainRunType;
+
+static PyObject *
+plain_run_inputs(PlainRun *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static PyObject *casting = NULL, *unsafe = NULL;   /* copyto's keyword: ("casting",), "unsafe" */
+    if (casting == NULL) {
+        if (unsafe == NULL && (unsafe = PyUnicode_InternFromString("unsafe")) == NULL)
+            return NULL;
+        PyObject *name = PyUnicode_InternFromString("casting");
+        if (name == NULL)
+            return NULL;
+        casting = PyTuple_Pack(1, name);
+        Py_DECREF(name);
+        if (casting == NULL)
+            return NULL;
+    }
+    PyObject *result = NULL;
+    PyObject *outs = PyObject_Vectorcall(self->forward, args, nargs, NULL);
+    if (outs == NULL)
+        goto error;
+    if (!PyTuple_Check(outs)) {   /* (a backend's forward may return another sequence) */
+        Py_SETREF(outs, PySequence_Tuple(outs));
+        if (outs == NULL)
+            goto error;
+    }
+    for (Py_ssize_t m = 0; m < self->nmut; m++) {
+        Py_ssize_t i = self->mut[2 * m], k = self->mut[2 * m + 1];
+        if (i >= nargs || k >= PyTuple_GET_SIZE(outs)) {
+            PyErr_SetString(PyExc_IndexError, "kiln: a written-back value out of range");
+            goto error;
+        }
+        PyObject *value = PyTuple_GET_ITEM(outs, k);
+        if (value == args[i])
+            continue;
+        PyObject *argv[3] = {args[i], value, unsafe};   /* copyto(args[i], value, casting="unsafe") */
+        PyObject *done = PyObject_Vectorcall(self->copyto, argv, 2, casting);
+        if (done == NULL)
+            goto error;
+        Py_DECREF(done);
+    }
+    result = PyTuple_New(self->npicks);
+    if (result == NULL)
+        goto error;
+    for (Py_ssize_t p = 0; p < self->npicks; p++) {
+        PyObject *v;
+        Py_ssize_t at = self->pick_at[p];
+        if (self->pick_kind[p] == 0) {
+            if (at >= PyTuple_GET_SIZE(outs)) {
+                PyErr_SetString(PyExc_IndexError, "kiln: an output out of range");
+                goto error;
+            }
+            v = PyTuple_GET_ITEM(outs, at);
+        }
+        else if (self->pick_kind[p] == 1) {
+            if (at >= nargs) {
+                PyErr_SetString(PyExc_IndexError, "kiln: an input out of range");
+                goto error;
+            }
+            v = args[at];
+        }
+        else
+            v = PyTuple_GET_ITEM(PyTuple_GET_ITEM(self->picks, p), 1);
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(result, p, v);
+    }
+    Py_DECREF(outs);
+    return result;
+error:
+    Py_XDECREF(outs);
+    Py_XDECREF(result);
+    if (self->on_error == Py_None || !PyErr_ExceptionMatches(PyExc_Exception))
+        return NULL;
+    PyErr_Clear();
+    PyObject *tuple = PyTuple_New(nargs);
+    if (tuple == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(tuple, i, args[i]);
+    }
+    PyObject *rerun = PyObject_CallOneArg(self->on_error, tuple);
+    Py_DECREF(tuple);
+    return rerun;
+}
+
+static PyObject *
+plain_run_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)
+            || !PyTuple_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "PlainRun takes one tuple of arguments");
+        return NULL;
+    }
+    return plain_run_inputs((PlainRun *)op, &PyTuple_GET_ITEM(args[0], 0), PyTuple_GET_SIZE(args[0]));
+}
+
+static PyObject *
+plain_run_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *forward, *mutated, *picks, *copyto, *on_error;
+    if (kiln_no_keywords(kwargs, "PlainRun") < 0
+            || !PyArg_ParseTuple(args, "OO!O!OO", &forward, &PyTuple_Type, &mutated, &PyTuple_Type, &picks,
+                                 &copyto, &on_error))
+        return NULL;
+    PlainRun *self = (PlainRun *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    Py_INCREF(forward); self->forward = forward;
+    Py_INCREF(mutated); self->mutated = mutated;
+    Py_INCREF(picks); self->picks = picks;
+    Py_INCREF(copyto); self->copyto = copyto;
+    Py_INCREF(on_error); self->on_error = on_error;
+    self->vectorcall = plain_run_vectorcall;
+    self->nmut = PyTuple_GET_SIZE(mutated);
+    self->npicks = PyTuple_GET_SIZE(picks);
+    self->mut = PyMem_Calloc(2 * self->nmut + 1, sizeof(Py_ssize_t));
+    self->pick_kind = PyMem_Calloc(self->npicks + 1, sizeof(int));
+    self->pick_at = PyMem_Calloc(self->npicks + 1, sizeof(Py_ssize_t));
+    if (self->mut == NULL || self->pick_kind == NULL || self->pick_at == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t m = 0; m < self->nmut; m++) {
+        PyObject *pair = PyTuple_GET_ITEM(mutated, m);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 || kiln_ssize_items(pair, self->mut + 2 * m) < 0
+                || self->mut[2 * m] < 0 || self->mut[2 * m + 1] < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "PlainRun: mutated is ((input, output), ...)");
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t p = 0; p < self->npicks; p++) {
+        PyObject *pick = PyTuple_GET_ITEM(picks, p);
+        if (!PyTuple_Check(pick) || PyTuple_GET_SIZE(pick) != 2) {
+            PyErr_SetString(PyExc_ValueError, "PlainRun: picks are (kind, value) pairs");
+            Py_DECREF(self);
+            return NULL;
+        }
+        long kind = PyLong_AsLong(PyTuple_GET_ITEM(pick, 0));
+        if (kind < 0 || kind > 2) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "PlainRun: a pick's kind is 0, 1 or 2");
+            Py_DECREF(self);
+            return NULL;
+        }
+        self->pick_kind[p] = (int)kind;
+        if (kind < 2) {
+            self->pick_at[p] = PyLong_AsSsize_t(PyTuple_GET_ITEM(pick, 1));
+            if (self->pick_at[p] < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "PlainRun: a negative pick");
+                Py_DECREF(self);
+                return NULL;
+            }
+        }
+    }
+    return (PyObject *)self;
+}
+
+#define PLAIN_RUN_FIELDS(X) X(forward) X(mutated) X(picks) X(copyto) X(on_error)
+KILN_GC_FUNCTIONS(plain_run, PlainRun, PLAIN_RUN_FIELDS,
+                  PyMem_Free(self->mut); PyMem_Free(self->pick_kind); PyMem_Free(self->pick_at))
+
+static PyTypeObject PlainRunType = KILN_VECTORCALL_TYPE(
+    plain_run, PlainRun, "A writing graph's cache-hit run: forward, epilogue, outputs (see fastcheck.c).");
+
 /* AOTFunction.__call__'s other short path, for a graph that writes its arguments:
  * ``owner._plain(inputs)`` when every input is an exact np.ndarray or a Python number
  * (or None), no array is passed twice and no two overlap (any_overlap's test; what
@@ -578,6 +883,13 @@ plain_call(PyObject *owner, PyObject *const *inputs, Py_ssize_t ni)
             PyErr_Clear();
         Py_XDECREF(plain);
         return NULL;
+    }
+    if (Py_TYPE(plain) == &PlainRunType) {   /* no argument tuple, no Python frame */
+        PyObject *out = plain_run_inputs((PlainRun *)plain, inputs, ni);
+        Py_DECREF(plain);
+        if (out == NULL && !PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "kiln: a graph's short path failed without an error");
+        return out;
     }
     PyObject *args = PyTuple_New(ni);
     if (args == NULL) {
@@ -636,8 +948,16 @@ simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *
         for (Py_ssize_t i = 0; i < ni; i++)
             inputs[i] = args[self->inputs[i]];
         out = run_graph(self->graph, self->owner, self->tensor, inputs, ni);
-        if (out == NULL)
+        if (out == NULL) {
+            /* arguments that overlap, to a graph writing into them: the function runs
+             * as Python (the Python entry's handler, entries.OVERLAP_HANDLER) */
+            if (self->overlap != Py_None && PyErr_ExceptionMatches(self->overlap)) {
+                PyErr_Clear();
+                Py_INCREF(self->run_eager);
+                return self->run_eager;
+            }
             return NULL;
+        }
     }
     PyObject *result;
     Py_ssize_t np_ = self->npicks;
@@ -668,17 +988,19 @@ static PyObject *
 simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss, *owner = Py_None, *tensor = Py_None;
+    PyObject *overlap = Py_None, *run_eager = Py_None;
     Py_ssize_t nparams;
     int single;
     if (kiln_no_keywords(kwargs, "SimpleEntry") < 0
-            || !PyArg_ParseTuple(args, "OnO!OO!O!pO|OO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
+            || !PyArg_ParseTuple(args, "OnO!OO!O!pO|OOOO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
                                  &PyTuple_Type, &graph_inputs, &PyTuple_Type, &picks, &single, &miss,
-                                 &owner, &tensor))
+                                 &owner, &tensor, &overlap, &run_eager))
         return NULL;
     if (PyTuple_GET_SIZE(graph_inputs) > KILN_MAX_GRAPH_INPUTS
             || (PyTuple_GET_SIZE(picks) == 0 && graph == Py_None)
             || (single && PyTuple_GET_SIZE(picks) != 1)
-            || (owner != Py_None && !PyType_Check(tensor))) {
+            || (owner != Py_None && !PyType_Check(tensor))
+            || (overlap != Py_None && (!PyExceptionClass_Check(overlap) || run_eager == Py_None))) {
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: unsupported inputs or outputs");
         return NULL;
     }
@@ -693,6 +1015,8 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(miss); self->miss = miss;
     Py_INCREF(owner); self->owner = owner;
     Py_INCREF(tensor); self->tensor = tensor;
+    Py_INCREF(overlap); self->overlap = overlap;
+    Py_INCREF(run_eager); self->run_eager = run_eager;
     self->nparams = nparams;
     self->single = single;
     self->vectorcall = simple_vectorcall;
@@ -732,7 +1056,8 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-#define SIMPLE_FIELDS(X) X(fallback) X(guards) X(graph) X(graph_inputs) X(picks) X(miss) X(owner) X(tensor)
+#define SIMPLE_FIELDS(X) X(fallback) X(guards) X(graph) X(graph_inputs) X(picks) X(miss) X(owner) X(tensor) \
+    X(overlap) X(run_eager)
 KILN_GC_FUNCTIONS(simple, SimpleEntry, SIMPLE_FIELDS, PyMem_Free(self->decoded); PyMem_Free(self->pick))
 
 static PyMemberDef simple_members[] = {
@@ -809,7 +1134,16 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 KILN_INIT(KILN_MODULE_NAME)(void)
 {
-    PyTypeObject *types[] = {&DispatcherType, &SimpleEntryType, &GraphCallType, NULL};
+    PyTypeObject *types[] = {&DispatcherType, &SimpleEntryType, &GraphCallType, &PlainRunType, NULL};
+    if (partial_type == NULL) {
+        PyObject *functools = PyImport_ImportModule("functools");
+        if (functools == NULL)
+            return NULL;
+        partial_type = PyObject_GetAttrString(functools, "partial");   /* kept for the process */
+        Py_DECREF(functools);
+        if (partial_type == NULL)
+            return NULL;
+    }
     if (ndarray_type == NULL) {
         PyObject *numpy = PyImport_ImportModule("numpy");
         if (numpy == NULL)

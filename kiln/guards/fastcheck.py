@@ -44,6 +44,13 @@ def overlap_check() -> Callable | None:
     return None if m is None else m.any_overlap
 
 
+def plain_run() -> type | None:
+    """``PlainRun(forward, mutated, picks, copyto, on_error)``: aot's short path for a graph
+    that writes its arguments (see fastcheck.c), or None."""
+    m = module()
+    return None if m is None else m.PlainRun
+
+
 def dispatcher_base() -> type | None:
     """The C ``Dispatcher`` type a compiled function's class derives from, or None."""
     m = module()
@@ -52,14 +59,16 @@ def dispatcher_base() -> type | None:
 
 def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], return_code: str,
                  python_entry: Callable, miss: Any, direct_owner: Any = None,
-                 tensor_type: type | None = None) -> Callable | None:
+                 tensor_type: type | None = None, overlap: type | None = None,
+                 run_eager: Any = None) -> Callable | None:
     """The cache entry run in C (``SimpleEntry`` in fastcheck.c) when it can be: every
     fast guard is an identity, type or array check on a parameter, a global or a cell (or
     their attributes), the graph (or none) takes parameters, and the entry returns items of the graph's result or parameters.
     Calls it cannot take (keywords, defaults, another argument count) go to
     ``python_entry``, which checks the same guards. ``direct_owner``: the graph when it
     is an AOTFunction, whose ``_direct`` the entry calls for inputs that are not
-    ``tensor_type`` (see fastcheck.c). None: use ``python_entry``."""
+    ``tensor_type`` (see fastcheck.c); ``overlap``: the exception it raises for arguments
+    that overlap, on which the entry returns ``run_eager``. None: use ``python_entry``."""
     m, code = module(), fn.__code__
     checks = _checks(guards, code) if m is not None else None
     if checks is None:
@@ -74,7 +83,7 @@ def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], retur
         return None
     items, single = picks
     return m.SimpleEntry(python_entry, code.co_argcount, checks, graph if graph is not None else None,
-                         inputs, items, single, miss, direct_owner, tensor_type)
+                         inputs, items, single, miss, direct_owner, tensor_type, overlap, run_eager)
 
 
 def direct_entry_possible(fn: Any, guards: Any, input_codes: list[str], return_code: str) -> bool:
@@ -133,7 +142,7 @@ def _checks(guards: Any, code: Any) -> tuple | None:
         path = _path(source, params, guards.ns)
         if path is None:
             return None
-        check = {"id": 0, "type": 1, "array": 2, "absent": 3}[kind]
+        check = {"id": 0, "type": 1, "array": 2, "absent": 3, "writeable": 4}[kind]
         checks.append(path + (check, *operands) + (None,) * (3 - len(operands)))
     return tuple(checks)
 

@@ -160,6 +160,17 @@ class GuardSet:
         text = f"bool({expr_text})" if truth else f"not ({expr_text})"
         self._add(Guard(TRUTH, sources[0] if sources else None, code, text, seen=expr_code))
 
+    def add_writeable(self, source: Source, writeable: bool) -> None:
+        """The function writes into the NumPy array at ``source``: whether it is writeable
+        (NumPy raises on a read-only one). A TRUTH guard, as a branch would give, that
+        fastcheck.c reads from the array's flags (``x.flags.writeable`` costs ~0.1 us in
+        Python: a flags object per call)."""
+        c, d = source.code(self.ns), source.display()
+        code = f"_kiln_bool({c}.flags.writeable)" if writeable else f"not ({c}.flags.writeable)"
+        text = f"bool({d}.flags.writeable)" if writeable else f"not ({d}.flags.writeable)"
+        self._add(Guard(TRUTH, source, code, text, seen=f"{c}.flags.writeable"),
+                  c_spec=(source, "writeable", bool(writeable)))
+
     def add_length(self, source: Source, n: int) -> None:
         c, d = source.code(self.ns), source.display()
         self._add(Guard(LENGTH, source, f"_kiln_len({c}) == {n}", f"len({d}) == {n}",
