@@ -61,9 +61,11 @@ def _tree_leaves(value: Any) -> list:
     return found
 
 
-def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
+def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
     """``f(*args) -> (value, grads)``; grads are NumPy arrays (a tuple if argnums is a tuple),
-    or, for an argument that is a dict, list or tuple of arrays, the same structure of them."""
+    or, for an argument that is a dict, list or tuple of arrays, the same structure of them.
+    ``has_aux``: ``fn`` returns ``(loss, aux)``; the call returns ``((loss, aux), grads)``,
+    aux's arrays as NumPy's (JAX's convention), differentiating the loss alone."""
     from ..tensor import Tensor
 
     @functools.wraps(fn)
@@ -89,6 +91,16 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable
                 out = fn(*args, **kwargs)
         finally:
             _NESTING.depth -= 1
+        if has_aux:
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise KilnError(f"kiln.grad(has_aux=True): the function must return a pair "
+                                f"(loss, aux), got {type(out).__name__}")
+            out, aux = out
+            aux = _map_tree(_as_numpy, aux, "")
+        elif isinstance(out, (tuple, list)):
+            raise KilnError(f"kiln.grad: the function must return a scalar, got a "
+                            f"{type(out).__name__} of {len(out)}; to return (loss, aux), pass "
+                            f"has_aux=True")
         if not isinstance(out, Tensor):
             out_arr = np.asarray(out)
             if out_arr.dtype.kind != "f" or out_arr.size != 1:
@@ -105,24 +117,36 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable
                 out.backward()
             grads = tuple(_map_tree(_grad_of, leaves[n], "") for n in nums)
             value = out.numpy()[()] if out.ndim == 0 else out.numpy()
-        return value, (grads if isinstance(argnums, tuple) else grads[0])
+        grads = grads if isinstance(argnums, tuple) else grads[0]
+        return ((value, aux) if has_aux else value), grads
 
     # What capture reads to differentiate the call inside a compiled function instead.
-    wrapper.__kiln_grad__ = (fn, argnums, True)
+    wrapper.__kiln_grad__ = (fn, argnums, True, has_aux)
     return wrapper
+
+
+def _as_numpy(value: Any, _: str) -> Any:
+    """An aux leaf as the uncompiled function gives it: a Tensor's data (0-d: a NumPy
+    scalar, as a reduction of an array is)."""
+    from ..tensor import Tensor
+    if isinstance(value, Tensor):
+        return value.numpy()[()] if value.ndim == 0 else value.numpy()
+    return value
 
 
 def _grad_of(leaf: Any, _: str) -> np.ndarray:
     return leaf.grad.numpy() if leaf.grad is not None else np.zeros_like(leaf.numpy())
 
 
-def grad(fn: Callable, argnums: int | tuple[int, ...] = 0) -> Callable:
-    """``f(*args) -> grads`` of a scalar-valued function; see value_and_grad."""
-    vg = value_and_grad(fn, argnums)
+def grad(fn: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable:
+    """``f(*args) -> grads`` of a scalar-valued function; see value_and_grad. With
+    ``has_aux`` (``fn`` returns ``(loss, aux)``): ``(grads, aux)``."""
+    vg = value_and_grad(fn, argnums, has_aux)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return vg(*args, **kwargs)[1]
+        value, grads = vg(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
 
-    wrapper.__kiln_grad__ = (fn, argnums, False)
+    wrapper.__kiln_grad__ = (fn, argnums, False, has_aux)
     return wrapper

@@ -53,6 +53,40 @@ def test_in_place_sgd_step_on_the_arguments(probe):
     probe(train, *_data(), calls=3)  # the arguments' final state is compared too
 
 
+def _loss_with_aux(w1, b1, w2, x, y):
+    loss = mlp_loss(w1, b1, w2, x, y)
+    h = np.maximum(x @ w1 + b1, 0.0)
+    return loss, {"active": (h > 0).mean(), "hidden": h}
+
+
+def test_has_aux_returns_the_aux_values_beside_the_loss(probe):
+    """JAX's has_aux: fn returns (loss, aux); value_and_grad gives ((loss, aux), grads) and
+    grad (grads, aux), the loss alone differentiated, in one graph as without aux."""
+    def step(w1, b1, w2, x, y):
+        (loss, aux), grads = kiln.value_and_grad(_loss_with_aux, argnums=(0, 2), has_aux=True)(
+            w1, b1, w2, x, y)
+        g1, aux1 = kiln.grad(_loss_with_aux, has_aux=True)(w1, b1, w2, x, y)
+        return loss, aux["active"], aux["hidden"], grads, g1, aux1["active"]
+
+    args = _data()
+    compiled, backend, out = probe(step, *args)
+    assert len(backend.graphs) == 1 and kiln.explain(step)(*args).graph_break_count == 0
+    np.testing.assert_allclose(out[3][1], numerical_grad(mlp_loss, args, 2, np.ones(())),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(out[3][0], out[4])
+
+
+def test_has_aux_errors_say_what_to_return():
+    args = _data()
+    with pytest.raises(kiln.KilnError, match=r"got a tuple of 2; to return \(loss, aux\), pass has_aux=True"):
+        kiln.value_and_grad(_loss_with_aux)(*args)
+    with pytest.raises(kiln.KilnError, match=r"has_aux=True\): the function must return a pair"):
+        kiln.grad(mlp_loss, has_aux=True)(*args)
+    for backend in ("eager", "cpp"):   # compiled: the same errors, from the eager call
+        with pytest.raises(kiln.KilnError, match="pass has_aux=True"):
+            kiln.compile(lambda *a: kiln.value_and_grad(_loss_with_aux)(*a), backend=backend)(*args)
+
+
 def test_grad_made_outside_and_scalar_argnums(probe):
     dloss = kiln.grad(lambda w, x: np.sum(np.tanh(x @ w) ** 2))
 

@@ -231,9 +231,10 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         # made by kiln.grad / kiln.value_and_grad outside: differentiated in the graph
         from .grad import GradTransformVariable
         _guard_id(tx, source, value)
-        fn, argnums, with_value = value.__kiln_grad__
+        fn, argnums, with_value, has_aux = value.__kiln_grad__
         return GradTransformVariable(wrap(tx, fn, AttrSource(source, "__wrapped__")
-                                          if source is not None else None), argnums, with_value)
+                                          if source is not None else None), argnums, with_value,
+                                     has_aux)
     if kind is types.FunctionType:
         if source is not None and (source.is_argument() or not any(
                 k.startswith("__") for k in getattr(value, "__dict__", ()))):

@@ -36,16 +36,18 @@ from .base import ConstantVariable, VariableTracker
 class GradTransformVariable(VariableTracker):
     """The function ``kiln.value_and_grad(fn, argnums)`` (or ``kiln.grad``) returned."""
 
-    def __init__(self, fn: VariableTracker, argnums: Any, with_value: bool) -> None:
+    def __init__(self, fn: VariableTracker, argnums: Any, with_value: bool,
+                 has_aux: bool = False) -> None:
         self.fn = fn
         self.argnums = argnums
         self.with_value = with_value
+        self.has_aux = has_aux   # fn returns (loss, aux): aux passes through
 
     def describe(self) -> str:
         return f"kiln.{'value_and_grad' if self.with_value else 'grad'}({self.fn.describe()})"
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
-        from .containers import TupleVariable
+        from .containers import ListVariable, TupleVariable
         what = self.describe()
         nums = self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)
         if not all(isinstance(n, int) and 0 <= n < len(args) for n in nums):
@@ -94,6 +96,13 @@ class GradTransformVariable(VariableTracker):
             result = self.fn.call(tx, args, dict(kwargs))
         finally:
             tx.output.grad_depth -= 1
+        aux = None
+        if self.has_aux:
+            pair = result.items(tx) if isinstance(result, (TupleVariable, ListVariable)) else None
+            if pair is None or len(pair) != 2:
+                tx.unsupported("unsupported_call", f"{what}(has_aux=True): the function returns "
+                               f"{result.describe()}, not a pair (loss, aux)")
+            result, aux = pair
         calls = [n for n in graph.nodes if n.kind == "call" and n not in before]
         before.update(graph.nodes)
         # Arrays fn reached that were not inputs yet (the arguments of the compiled
@@ -157,12 +166,12 @@ class GradTransformVariable(VariableTracker):
                 node.meta["source"] = where
         grad_var = TupleVariable(out) if isinstance(self.argnums, tuple) else out[0]
         if not self.with_value:
-            return grad_var
+            return TupleVariable([grad_var, aux]) if self.has_aux else grad_var
         if isinstance(result, ArrayVariable) and result.meta.shape == () and not result.scalar:
             # eager returns out.numpy()[()] for a 0-d value: a NumPy scalar
             result = tx.call_op(method_key("__getitem__"), [result, ConstantVariable(())], {},
                                 "indexing")
-        return TupleVariable([result, grad_var])
+        return TupleVariable([TupleVariable([result, aux]) if self.has_aux else result, grad_var])
 
 
 class SymbolicSizes(SymbolicShapes):
@@ -341,12 +350,13 @@ def grad_transform(tx, fn_value: Any, args: list, kwargs: dict) -> VariableTrack
     from ...autograd import functional
     if fn_value not in (functional.value_and_grad, functional.grad):
         return None
-    params = dict(zip(("fn", "argnums"), args))
+    params = dict(zip(("fn", "argnums", "has_aux"), args))
     params.update(kwargs)
-    if "fn" not in params or set(params) - {"fn", "argnums"}:
+    if "fn" not in params or set(params) - {"fn", "argnums", "has_aux"}:
         return None
     argnums = params.get("argnums", ConstantVariable(0))
-    if not argnums.is_constant():
+    has_aux = params.get("has_aux", ConstantVariable(False))
+    if not argnums.is_constant() or not has_aux.is_constant():
         return None
     return GradTransformVariable(params["fn"], argnums.as_constant(tx),
-                                 fn_value is functional.value_and_grad)
+                                 fn_value is functional.value_and_grad, bool(has_aux.as_constant(tx)))
