@@ -73,7 +73,7 @@ def _typed(graph: Any, node: Any, memo: dict) -> Any:
         flags = [numpy_typed(graph, a, memo) for a in args]
         if any(f is True for f in flags):
             return True
-        dynamic = [f for f in flags if f is not False]
+        dynamic = list({id(f): f for f in flags if f is not False}.values())
         if not dynamic:
             return static
         out = dynamic[0]

@@ -8,7 +8,8 @@ on vectors and scalars (``+ - * /``, unary minus, ``abs``, ``np.sqrt``, ``np.max
 as NumPy spells them: square, reciprocal, sqrt) gives ``vec_fn`` nodes; ``a @ b``, ``np.dot(a, b)``, ``a.dot(b)``,
 ``a.sum()``, ``np.sum(a)``, ``a.max()``, ``a.min()``, ``np.max(a)`` and ``np.min(a)`` give
 ``vec_reduce`` (a NumPy scalar, element code again);
-``x[i, a:b] = value`` and ``x[i, a:b] -= value`` give ``vec_store``. Anything else a
+``x[i, a:b] = value`` and ``x[i, a:b] -= value`` give ``vec_store``; ``np.flip(v)`` of a
+view gives ``vec_flip`` (a view backwards). Anything else a
 vector meets (its shape, a method, being carried or returned) keeps the loop unrolled.
 """
 from __future__ import annotations
@@ -34,13 +35,15 @@ class VecVariable(VariableTracker):
 
     vector = True   # the translator's binary_op hands it in-place operators as they are
 
-    def __init__(self, node: Any, state: ArrayState | None = None, where: tuple | None = None) -> None:
+    def __init__(self, node: Any, state: ArrayState | None = None, where: tuple | None = None,
+                 flipped: bool = False) -> None:
         self.node = node
         self.state = state
         self.where = where        # a view's (index, start, stop, axis) as the graph has them
+        self.flipped = flipped    # np.flip of a view: a view too, but not one to store through
 
     def describe(self) -> str:
-        kind = "view" if self.state is not None else "expression"
+        kind = "view" if self.state is not None or self.flipped else "expression"
         return f"a run-time-length {self.node.val.dtype} {kind} ({self.node.name}, in a loop)"
 
     def python_type(self) -> type:
@@ -151,6 +154,14 @@ def reduce(tx, fn: str, a: VariableTracker, b: VariableTracker | None) -> Scalar
     return ScalarValueVariable(node, node.val)
 
 
+def flip(tx, var: VariableTracker) -> VecVariable:
+    """``np.flip(v)`` of a view (of a view's flip): the same memory backwards. The flip of
+    an expression would be a temporary read backwards: not a vector op, the loop unrolls."""
+    if not (isinstance(var, VecVariable) and (var.state is not None or var.flipped)):
+        raise LoopFallback(f"numpy.flip of {var.describe()} (only of a view)")
+    return VecVariable(_call(tx, "vec_flip", (_here(tx, var),), {}), flipped=True)
+
+
 def store(tx, state: ArrayState, where: tuple, value: VariableTracker) -> None:
     index, start, stop, axis = where
     if isinstance(value, VecVariable) and value.state is state and value.where == where:
@@ -215,6 +226,8 @@ def call(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
     """A call with a vector among its arguments (call_in_body sends it here)."""
     if kwargs:
         raise LoopFallback(f"{what} with keywords on a vector")
+    if key is np.flip and len(args) == 1:
+        return flip(tx, args[0])
     try:
         fn = _REDUCERS.get(key)
     except TypeError:

@@ -3,7 +3,8 @@
 A ``vec_view`` is a pointer, a length and a stride, computed once per iteration of the
 loop around it with Python's slice rules (negative bounds count from the end, bounds
 clamp to the axis): no per-element check. A ``vec_fn`` prints nothing where it stands;
-the consumer inlines it into its own element loop — ``vec_reduce`` (``a @ b``, ``a.sum()``:
+the consumer inlines it into its own element loop (a ``vec_flip`` of a view is a view: its
+last element's pointer and the stride negated) — ``vec_reduce`` (``a @ b``, ``a.sum()``:
 eight partial sums, so the loop is not one chain of dependent adds; ``a.max()``,
 ``a.min()``: exact, NaN wins, an empty vector fails a check) and ``vec_store``
 (``x[i, a:b] = value``). Semantics are NumPy's:
@@ -126,6 +127,17 @@ class VectorOps:
     def op_vec_view(self, node: Any, depth: int) -> None:
         x, index, start, stop = node.args
         self.vecs[node] = self._view(node, x, index, start, stop, node.kwargs["axis"])
+
+    def op_vec_flip(self, node: Any, depth: int) -> None:
+        """``np.flip(v)`` of a view: a pointer to its last element and the stride negated
+        (a store reading it through the array it writes goes through scratch, below)."""
+        v = self.vecs[node.args[0]]
+        if v.fn is not None:
+            raise Unnative("np.flip of a vector expression")
+        ptr = self.fresh("p")
+        ct = CTYPES[v.dtype.name]
+        self.emit(f"{ct}* {ptr} = {v.n} > 0 ? {v.ptr} + ({v.n} - 1) * {v.stride} : {v.ptr};", self.depth)
+        self.vecs[node] = _Vec(v.dtype, v.n, v.key, ptr=ptr, stride=f"(-{v.stride})", base=v.base)
 
     def op_vec_fn(self, node: Any, depth: int) -> None:
         args = node.args[0]

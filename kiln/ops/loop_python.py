@@ -152,6 +152,9 @@ class _Writer:
         where = self._index(index, self._slice(start, stop), node.kwargs["axis"])
         self.emit(f"{self.ref(x)}[{where}] = {self.ref(value)}", depth)
 
+    def op_vec_flip(self, node: Any, depth: int) -> None:
+        self.bind(node, f"{self.fn(np.flip, 'np_flip')}({self.ref(node.args[0])})", depth)
+
     def op_vec_fn(self, node: Any, depth: int) -> None:
         from .loop_vectors import VEC_FUNCTIONS
         fn, args = node.kwargs["fn"], [self.ref(a) for a in node.args[0]]

@@ -13,6 +13,8 @@ shape errors, casting):
   and scalars (a temporary array);
 - ``vec_reduce(a, b, fn=...)``   ``np.dot(a, b)`` (``"dot"``), ``a @ b`` (``"matmul"``),
   ``np.inner``, or ``a.sum()``, ``a.max()``, ``a.min()`` (``b`` None): a NumPy scalar;
+- ``vec_flip(a)``   ``np.flip(a)`` of a view: the same memory backwards (durbin's
+  ``np.dot(np.flip(r[:k]), y[:k])``);
 - ``vec_store(x, index, start, stop, value, axis=k)``   ``x[...] = value`` (it writes).
 
 A node's ``val`` is a :class:`VecMeta` (the dtype; the length is the run's). Backends may
@@ -87,6 +89,16 @@ vec_view = declare("vec_view", Category.EXTERN, _view_impl,
                    inputs=("x", "index", "start", "stop"), params={"axis": 0},
                    meta=_view_meta, may_raise=True,
                    doc="x[i, start:stop] (one slice of run-time length; loop bodies)")
+
+
+def _flip_meta(a: Any) -> VecMeta:
+    if not isinstance(a, VecMeta):
+        raise TypeError("vec_flip: a vector")
+    return a
+
+
+vec_flip = declare("vec_flip", Category.EXTERN, np.flip, inputs=("a",), meta=_flip_meta,
+                   doc="np.flip(v) of a run-time-length view: a view, backwards (loop bodies)")
 
 
 def _fn_impl(args: tuple, fn: str) -> Any:

@@ -16,6 +16,7 @@ from kiln.ops.loops import stats as loop_stats
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.idioms import weighted_column_distance  # noqa: E402  (v ** 2, .sum())
 from benchmarks.loop_kernels import cholesky_rows, lu_rows, tri_solve  # noqa: E402
+from benchmarks.npbench import durbin  # noqa: E402  (np.flip of views)
 
 BACKENDS = ["eager", "cpp"]
 
@@ -107,6 +108,20 @@ def extrema(x, out):                  # max/min as methods and functions, float3
     return out
 
 
+def flip_self_update(y):              # np.flip of the view it updates: NumPy's temporary
+    for k in range(1, y.shape[0]):
+        y[:k] += 0.5 * np.flip(y[:k])
+        y[k] = np.dot(np.flip(y[:k]), y[1:k + 1]) * 0.01
+    return y
+
+
+def flip_column(A, out):               # a column's flip (a stride), a flip of a flip
+    for j in range(A.shape[1]):
+        out[j, :] = np.flip(A[:, j]) * 2.0 + np.flip(np.flip(A[:, j]))
+        out[j, :j] = np.flip(out[j, :j])
+    return out
+
+
 CASES = {
     "tri_solve": lambda rng: (tri_solve, (np.tril(rng.random((9, 9))) + 9 * np.eye(9), rng.random(9))),
     "lu_rows": lambda rng: (lu_rows, (rng.random((8, 8)) + 8 * np.eye(8),)),
@@ -125,6 +140,10 @@ CASES = {
     "extrema": lambda rng: (extrema, (rng.random(9), np.zeros(9))),
     "extrema_f32": lambda rng: (extrema, (rng.random(9).astype(np.float32), np.zeros(9, np.float32))),
     "powers": lambda rng: (powers, (rng.random(6) + 0.5, np.zeros((6, 6)))),
+    "durbin": lambda rng: (durbin, (rng.random(15) * 0.1,)),
+    "flip_self_update": lambda rng: (flip_self_update, (rng.random(9),)),
+    "flip_self_update_f32": lambda rng: (flip_self_update, (rng.random(9).astype(np.float32),)),
+    "flip_column": lambda rng: (flip_column, (rng.random((6, 5)), np.zeros((5, 6)))),
     "powers_f32": lambda rng: (powers, ((rng.random(6) + 0.5).astype(np.float32),
                                         np.zeros((6, 6), np.float32))),
 }
@@ -237,6 +256,12 @@ def cube(x):                           # ** 3 is NumPy's SIMD pow: not in the ge
     return x
 
 
+def flip_of_a_temporary(x):            # np.flip of an expression: not a view
+    for i in range(1, x.shape[0]):
+        x[:i] = np.flip(x[:i] * 2.0) + 1.0
+    return x
+
+
 def test_what_a_vector_cannot_do_keeps_the_loop_unrolled():
     A = np.ones((5, 5))
     assert kiln.compile(not_a_vector_use)(A) == not_a_vector_use(A)
@@ -246,6 +271,9 @@ def test_what_a_vector_cannot_do_keeps_the_loop_unrolled():
     np.testing.assert_array_equal(kiln.compile(cube)(x.copy()), cube(x.copy()))
     report = kiln.explain(cube)(x.copy())
     assert any("loop unrolled" in n and "** 3" in n for n in report.loops), report.loops
+    np.testing.assert_array_equal(kiln.compile(flip_of_a_temporary)(x.copy()), flip_of_a_temporary(x.copy()))
+    report = kiln.explain(flip_of_a_temporary)(x.copy())
+    assert any("loop unrolled" in n and "numpy.flip of" in n for n in report.loops), report.loops
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
