@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks import npbench as nb
+from benchmarks.npbench_more import cases as more_cases
 from tests.test_programs import program_registry, program_test
 
 PROGRAMS, program = program_registry()
@@ -37,6 +38,9 @@ CALLS = {
 }
 for _fn, _calls in CALLS.items():
     program(*_calls)(_fn)
+# benchmarks/npbench_more.py's kernels at their test size (data from a generator of their own)
+for _fn, _args in more_cases(np.random.default_rng(2027), nb.spd).values():
+    program(_args)(_fn)
 
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 

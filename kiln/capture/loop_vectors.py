@@ -9,7 +9,8 @@ as NumPy spells them: square, reciprocal, sqrt) gives ``vec_fn`` nodes; ``a @ b`
 ``a.sum()``, ``np.sum(a)``, ``a.max()``, ``a.min()``, ``np.max(a)`` and ``np.min(a)`` give
 ``vec_reduce`` (a NumPy scalar, element code again);
 ``x[i, a:b] = value`` and ``x[i, a:b] -= value`` give ``vec_store``; ``np.flip(v)`` of a
-view gives ``vec_flip`` (a view backwards). Anything else a
+view gives ``vec_flip`` (a view backwards). A whole 1-D float array among their operands
+is its full view ``x[:]`` (``as_vector``). Anything else a
 vector meets (its shape, a method, being carried or returned) keeps the loop unrolled.
 """
 from __future__ import annotations
@@ -106,6 +107,19 @@ def is_vector(var: Any) -> bool:
     return isinstance(var, VecVariable)
 
 
+def is_whole(var: Any) -> bool:
+    """A whole 1-D float array (symm's ``alpha * temp2``): in a body, the view ``x[:]``."""
+    return isinstance(var, ArrayVariable) and not var.scalar and not var.tensor \
+        and len(var.meta.shape) == 1 and var.meta.dtype.name in VEC_DTYPES
+
+
+def as_vector(tx, var: Any) -> Any:
+    """``var``, a whole 1-D float array as its full view."""
+    if not is_whole(var):
+        return var
+    return getitem(tx, tx.output.loop_trace.array(tx, var), ((), None, None, 0))
+
+
 def _here(tx, var: "VecVariable") -> Any:
     """A vector's node as a value of the body being traced (lifted from an outer body)."""
     trace = tx.output.loop_trace
@@ -114,6 +128,7 @@ def _here(tx, var: "VecVariable") -> Any:
 
 def _operand(tx, var: VariableTracker) -> Any:
     """A vector's node, or a scalar's graph value (literal or node)."""
+    var = as_vector(tx, var)
     if isinstance(var, VecVariable):
         return _here(tx, var)
     if isinstance(var, ConstantVariable) and (isinstance(var.value, bool) or stand_in(var.value) is None):
@@ -148,6 +163,7 @@ def power(tx, base: "VecVariable", exponent: VariableTracker) -> VecVariable:
 
 
 def reduce(tx, fn: str, a: VariableTracker, b: VariableTracker | None) -> ScalarValueVariable:
+    a, b = as_vector(tx, a), as_vector(tx, b)
     if not isinstance(a, VecVariable) or (fn not in REDUCTIONS and not isinstance(b, VecVariable)):
         raise LoopFallback(f"{fn} of a vector and {b.describe() if b is not None else 'nothing'}")
     node = _call(tx, "vec_reduce", (_here(tx, a), _here(tx, b) if b is not None else None), {"fn": fn})

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.idioms import weighted_column_distance  # noqa: E402  (v ** 2, .sum())
 from benchmarks.loop_kernels import cholesky_rows, lu_rows, tri_solve  # noqa: E402
 from benchmarks.npbench import durbin  # noqa: E402  (np.flip of views)
+from benchmarks.npbench_more import symm  # noqa: E402  (a whole 1-D array in a body)
 
 BACKENDS = ["eager", "cpp"]
 
@@ -115,6 +116,13 @@ def flip_self_update(y):              # np.flip of the view it updates: NumPy's 
     return y
 
 
+def whole_rows(A, w, out):            # a whole 1-D array is its full view (symm's temp2)
+    for i in range(A.shape[0]):
+        out[i, :] = A[i, :] * w + np.dot(w, w) * 0.5 - w.sum()
+        w[i] = out[i, i] * 0.25              # written in the body, read whole after
+    return out, w
+
+
 def flip_column(A, out):               # a column's flip (a stride), a flip of a flip
     for j in range(A.shape[1]):
         out[j, :] = np.flip(A[:, j]) * 2.0 + np.flip(np.flip(A[:, j]))
@@ -143,6 +151,11 @@ CASES = {
     "durbin": lambda rng: (durbin, (rng.random(15) * 0.1,)),
     "flip_self_update": lambda rng: (flip_self_update, (rng.random(9),)),
     "flip_self_update_f32": lambda rng: (flip_self_update, (rng.random(9).astype(np.float32),)),
+    "symm": lambda rng: (symm, (1.5, 1.2, rng.random((6, 7)), rng.random((6, 6)), rng.random((6, 7)))),
+    "whole_rows": lambda rng: (whole_rows, (rng.random((5, 7)), rng.random(7), np.zeros((5, 7)))),
+    "whole_rows_f32": lambda rng: (whole_rows, (rng.random((5, 7)).astype(np.float32),
+                                                rng.random(7).astype(np.float32),
+                                                np.zeros((5, 7), np.float32))),
     "flip_column": lambda rng: (flip_column, (rng.random((6, 5)), np.zeros((5, 6)))),
     "powers_f32": lambda rng: (powers, ((rng.random(6) + 0.5).astype(np.float32),
                                         np.zeros((6, 6), np.float32))),
@@ -164,6 +177,8 @@ def _copy(args):
 def _close(got, want):
     """Elementwise work is exact; dots and sums add in another order (rounding)."""
     assert type(got) is type(want), (type(got), type(want))
+    if want is None:    # (a kernel that only writes its arguments: symm)
+        return
     if isinstance(want, tuple):
         for g, w in zip(got, want):
             _close(g, w)
