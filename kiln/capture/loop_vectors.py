@@ -1,7 +1,7 @@
 """Run-time-length slices in a loop body (kiln/ops/loop_vectors.py has the ops).
 
-``L[i, :i]``, ``x[:i]``, ``A[k + 1:, j]`` or ``A[i]`` of a 2-D ``A`` in a body — one slice
-(step 1) among integer indices, of a float array — is a :class:`VecVariable`: a
+``L[i, :i]``, ``x[:i]``, ``A[k + 1:, j]``, ``y[k - 1::-1]`` or ``A[i]`` of a 2-D ``A`` in a
+body — one slice (step 1 or -1) among integer indices, of a float array — is a :class:`VecVariable`: a
 ``vec_view`` node whose length is known only when the loop runs. Elementwise arithmetic
 on vectors and scalars (``+ - * /``, unary minus, ``abs``, ``np.sqrt``, ``np.maximum``,
 ``np.minimum``, ``np.square``, ``np.reciprocal``, and ``v ** 2``, ``v ** -1``, ``v ** 0.5``
@@ -40,7 +40,7 @@ class VecVariable(VariableTracker):
                  flipped: bool = False) -> None:
         self.node = node
         self.state = state
-        self.where = where        # a view's (index, start, stop, axis) as the graph has them
+        self.where = where        # a view's (index, start, stop, axis, step) as the graph has them
         self.flipped = flipped    # np.flip of a view: a view too, but not one to store through
 
     def describe(self) -> str:
@@ -117,7 +117,7 @@ def as_vector(tx, var: Any) -> Any:
     """``var``, a whole 1-D float array as its full view."""
     if not is_whole(var):
         return var
-    return getitem(tx, tx.output.loop_trace.array(tx, var), ((), None, None, 0))
+    return getitem(tx, tx.output.loop_trace.array(tx, var), ((), None, None, 0, 1))
 
 
 def _here(tx, var: "VecVariable") -> Any:
@@ -178,11 +178,15 @@ def flip(tx, var: VariableTracker) -> VecVariable:
     return VecVariable(_call(tx, "vec_flip", (_here(tx, var),), {}), flipped=True)
 
 
+def _params(axis: int, step: int) -> dict:
+    return {"axis": axis} if step == 1 else {"axis": axis, "step": step}
+
+
 def store(tx, state: ArrayState, where: tuple, value: VariableTracker) -> None:
-    index, start, stop, axis = where
+    index, start, stop, axis, step = where
     if isinstance(value, VecVariable) and value.state is state and value.where == where:
         return            # x[a:b] = x[a:b] (the store of an augmented assignment): nothing
-    _call(tx, "vec_store", (state.node, index, start, stop, _operand(tx, value)), {"axis": axis})
+    _call(tx, "vec_store", (state.node, index, start, stop, _operand(tx, value)), _params(axis, step))
     state.written = True
 
 
@@ -199,8 +203,9 @@ def _bound(tx, var: VariableTracker) -> Any:
 
 
 def view_where(tx, state: ArrayState, index: VariableTracker) -> tuple | None:
-    """``(index, start, stop, axis)`` when ``index`` takes one run-time-length slice of a
-    float array (integers on the other axes); None when it is not a slice at all."""
+    """``(index, start, stop, axis, step)`` when ``index`` takes one run-time-length slice
+    (step 1 or -1: durbin's ``y[k - 1::-1]``) of a float array (integers on the other
+    axes); None when it is not a slice at all."""
     entries = list(index.item_list) if isinstance(index, TupleVariable) else [index]
     ndim = len(state.tracker.meta.shape)
     slices = [k for k, e in enumerate(entries) if isinstance(e, SliceVariable)]
@@ -215,15 +220,15 @@ def view_where(tx, state: ArrayState, index: VariableTracker) -> tuple | None:
         raise LoopFallback(f"a slice of a {state.tracker.meta.dtype} array (float arrays only)")
     axis = slices[0]
     start, stop, step = entries[axis].parts
-    if not (isinstance(step, ConstantVariable) and step.value in (None, 1)):
-        raise LoopFallback("a slice with a step")
+    if not (isinstance(step, ConstantVariable) and step.value in (None, 1, -1)):
+        raise LoopFallback("a slice with a step other than 1 or -1")
     fixed = int_entries(tx, [e for k, e in enumerate(entries) if k != axis])
-    return fixed, _bound(tx, start), _bound(tx, stop), axis
+    return fixed, _bound(tx, start), _bound(tx, stop), axis, -1 if step.value == -1 else 1
 
 
 def getitem(tx, state: ArrayState, where: tuple) -> VecVariable:
-    index, start, stop, axis = where
-    node = _call(tx, "vec_view", (state.node, index, start, stop), {"axis": axis})
+    index, start, stop, axis, step = where
+    node = _call(tx, "vec_view", (state.node, index, start, stop), _params(axis, step))
     return VecVariable(node, state, where)
 
 

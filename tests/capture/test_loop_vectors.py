@@ -123,6 +123,28 @@ def whole_rows(A, w, out):            # a whole 1-D array is its full view (symm
     return out, w
 
 
+def durbin_reversed(r):               # durbin with y[k - 1::-1] for np.flip(y[:k])
+    y = np.empty_like(r)
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + np.dot(r[k - 1::-1], y[:k])) / beta
+        y[:k] += alpha * y[k - 1::-1]
+        y[k] = alpha
+    return y
+
+
+def reversed_bounds(x, out):           # step -1: defaults, negative and past-the-end bounds
+    n = x.shape[0]
+    for i in range(n):
+        out[i, 0] = x[i + 100:-100:-1].sum() + x[-1:i:-1].sum() * 2.0 + x[:i:-1].sum() * 3.0 \
+            + x[i::-1].sum() * 5.0 + x[i - n - 3:i - 2:-1].sum() * 7.0
+        out[i, i:0:-1] = x[:i] * 0.5 + x[i:0:-1]
+    return out
+
+
 def flip_column(A, out):               # a column's flip (a stride), a flip of a flip
     for j in range(A.shape[1]):
         out[j, :] = np.flip(A[:, j]) * 2.0 + np.flip(np.flip(A[:, j]))
@@ -156,6 +178,10 @@ CASES = {
     "whole_rows_f32": lambda rng: (whole_rows, (rng.random((5, 7)).astype(np.float32),
                                                 rng.random(7).astype(np.float32),
                                                 np.zeros((5, 7), np.float32))),
+    "durbin_reversed": lambda rng: (durbin_reversed, (rng.random(15) * 0.1,)),
+    "reversed_bounds": lambda rng: (reversed_bounds, (rng.random(7), np.zeros((7, 7)))),
+    "reversed_bounds_f32": lambda rng: (reversed_bounds, (rng.random(7).astype(np.float32),
+                                                          np.zeros((7, 7), np.float32))),
     "flip_column": lambda rng: (flip_column, (rng.random((6, 5)), np.zeros((5, 6)))),
     "powers_f32": lambda rng: (powers, ((rng.random(6) + 0.5).astype(np.float32),
                                         np.zeros((6, 6), np.float32))),
