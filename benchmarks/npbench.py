@@ -252,6 +252,7 @@ def csr(rng: np.random.Generator, n: int, nnz: int) -> tuple:
 
 
 def _cases(rng: np.random.Generator) -> dict:
+    from benchmarks.npbench_more import cases as more_cases   # (kernels of their own file)
     n = 60
     return {
         "lu": (lu, (spd(rng, n),)),
@@ -274,6 +275,7 @@ def _cases(rng: np.random.Generator) -> dict:
         "hdiff": (hdiff, (rng.random((68, 68, 20)), np.zeros((64, 64, 20)), rng.random((64, 64, 20)))),
         "gemver": (gemver, (1.5, 1.2, rng.random((200, 200)), *[rng.random(200) for _ in range(8)])),
         "deriche": (deriche, (0.25, rng.random((64, 80)))),
+        **more_cases(rng, spd, scale=8),
     }
 
 

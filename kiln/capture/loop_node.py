@@ -20,6 +20,7 @@ from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
 from .breaks import BreakGraph
 from .bytecode_facts import COND_JUMPS
 from .loop_branches import _WIDENS
+from .loop_types import FLAG, carried_flags, flagged_result, is_flag, link_flags, with_flags
 from .loop_returns import (RET, RETURNED, _constant_return, _only_returns, _return_after,
                            _return_names, _returns)
 from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIteratorVariable,
@@ -200,6 +201,8 @@ def _pseudo_name(name: str) -> str | None:
     second item of ``return s, i``); None for a local."""
     if name in _PSEUDO:
         return _PSEUDO[name]
+    if is_flag(name):
+        return name[len(FLAG):] + "_is_numpy"
     return "ret" + name[len(RET):] if name.startswith(RET) else None
 
 
@@ -222,6 +225,7 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
     i_node = graph.placeholder(region.i_name, 1)   # named after the loop variable
     phs = {name: graph.placeholder(_pseudo_name(name) or name, example)
            for name, example in carried.items()}
+    link_flags(phs)
     trace.tx, trace.head, trace.exit = tx, region.stop, region.exit
     trace.lo, trace.hi, trace.cont, trace.start = region.lo, region.hi, region.cont, region.start
     trace.depth = len(snap.stack)
@@ -234,7 +238,7 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
             tx.stack.append(i if not hasattr(snap.stack[-1], "item_at") else snap.stack[-1].item_at(tx, i))
         tx.locals = dict(snap.locals)
         for name, ph in phs.items():
-            if name not in (COND, BRK):
+            if name not in (COND, BRK) and not is_flag(name):
                 tx.locals[name] = ScalarValueVariable(ph, ph.val)
         tx.ip = region.start
         alive = True
@@ -348,7 +352,7 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
         types[n] = t
     if names:
         snap.restore(tx)
-        trace, _, phs, end = _trace_once(tx, region, snap, types)
+        trace, _, phs, end = _trace_once(tx, region, snap, with_flags(names, types))
         if any(n not in end for n in names):
             raise LoopFallback("a carried value the body does not always give")
         out = {n: _type_of(end[n]) for n in names}
@@ -357,7 +361,7 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
         if any(type(out[n]) is not type(types[n]) for n in names):
             first = _signature(trace.graph)
             snap.restore(tx)
-            trace, _, phs, end = _trace_once(tx, region, snap, out)
+            trace, _, phs, end = _trace_once(tx, region, snap, with_flags(names, out))
             if any(n not in end for n in names):
                 raise LoopFallback("a carried value the body does not always give")
             again = {n: _type_of(end[n]) for n in names}
@@ -376,7 +380,7 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
             start = dict(snap.locals, **extra)
             types = dict(types, **{BRK: _type_of(extra[BRK])})
             snap.restore(tx)
-            trace, _, phs, end = _trace_once(tx, region, snap, types)
+            trace, _, phs, end = _trace_once(tx, region, snap, with_flags(names, types))
             if any(n not in end or type(_type_of(end[n])) is not type(types[n]) for n in names):
                 raise LoopFallback("a break whose flag the body does not always give")
     else:
@@ -423,6 +427,17 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
         outs = [graph_value(tx, end[n]) for n in names]
     finally:
         tx.output.loop_trace = trace.parent
+    once = region.cont is None and all(isinstance(b, ConstantVariable) for b in bounds) \
+        and len(range(*(b.value for b in bounds))) > 0 \
+        and (tx.output.loop_trace is None or tx.output.loop_trace.active is None)
+    flags = carried_flags(tx, graph, names, phs, outs, start, once)
+    if flags:
+        names, types, start = list(names), dict(types), dict(start)
+        for fname, final, init in flags.values():
+            names.append(fname)
+            outs.append(final)
+            types[fname] = False
+            start[fname] = init
     written = [s for s in trace.arrays.values() if s.written]
     read = [s for s in trace.arrays.values() if not s.written]
     for s in written:
@@ -470,6 +485,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     node.meta["loop_body"] = body
     flag = None
     results = {}
+    pending: dict = {}
     for k, n in enumerate(names):
         item = enclosing.call(REGISTRY["loop_item"], (node,), {"index": k}, val=vals[k])
         item.meta["val"] = types[n]
@@ -477,6 +493,11 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
             flag = _result(tx, item)
         elif n.startswith((RET, RETURNED)):
             results[n] = _result(tx, item)
+        elif n in flags:
+            pending[n] = (_result(tx, item), item)
+        elif is_flag(n):
+            v, at = pending.pop(n[len(FLAG):])
+            tx.locals[n[len(FLAG):]] = flagged_result(tx, n, v, at, _result(tx, item), types[n[len(FLAG):]])
         elif n != COND:
             tx.locals[n] = _result(tx, item)
     for k, s in enumerate(written, start=n_scalars):
@@ -510,7 +531,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     if body.brk is not None:
         trips += ", or fewer: it breaks" + (" or returns" if RETURNED in results else "")
     _note(tx, f"loop node ({node.name}, trip count {trips}, {len(graph.calls)} body ops, carried: "
-              f"{', '.join([n for n in names if n != COND] + [s.tracker.describe() for s in written]) or 'nothing'})")
+              f"{', '.join([n for n in names if n != COND and not is_flag(n)] + [s.tracker.describe() for s in written]) or 'nothing'})")
 
 
 def _write_back(tx, state: ArrayState, item: Any) -> None:

@@ -1,14 +1,16 @@
 """Run-time-length slices in a loop body (kiln/ops/loop_vectors.py has the ops).
 
-``L[i, :i]``, ``x[:i]``, ``A[k + 1:, j]`` or ``A[i]`` of a 2-D ``A`` in a body — one slice
-(step 1) among integer indices, of a float array — is a :class:`VecVariable`: a
+``L[i, :i]``, ``x[:i]``, ``A[k + 1:, j]``, ``y[k - 1::-1]`` or ``A[i]`` of a 2-D ``A`` in a
+body — one slice (step 1 or -1) among integer indices, of a float array — is a :class:`VecVariable`: a
 ``vec_view`` node whose length is known only when the loop runs. Elementwise arithmetic
 on vectors and scalars (``+ - * /``, unary minus, ``abs``, ``np.sqrt``, ``np.maximum``,
 ``np.minimum``, ``np.square``, ``np.reciprocal``, and ``v ** 2``, ``v ** -1``, ``v ** 0.5``
 as NumPy spells them: square, reciprocal, sqrt) gives ``vec_fn`` nodes; ``a @ b``, ``np.dot(a, b)``, ``a.dot(b)``,
 ``a.sum()``, ``np.sum(a)``, ``a.max()``, ``a.min()``, ``np.max(a)`` and ``np.min(a)`` give
 ``vec_reduce`` (a NumPy scalar, element code again);
-``x[i, a:b] = value`` and ``x[i, a:b] -= value`` give ``vec_store``. Anything else a
+``x[i, a:b] = value`` and ``x[i, a:b] -= value`` give ``vec_store``; ``np.flip(v)`` of a
+view gives ``vec_flip`` (a view backwards). A whole 1-D float array among their operands
+is its full view ``x[:]`` (``as_vector``). Anything else a
 vector meets (its shape, a method, being carried or returned) keeps the loop unrolled.
 """
 from __future__ import annotations
@@ -34,13 +36,15 @@ class VecVariable(VariableTracker):
 
     vector = True   # the translator's binary_op hands it in-place operators as they are
 
-    def __init__(self, node: Any, state: ArrayState | None = None, where: tuple | None = None) -> None:
+    def __init__(self, node: Any, state: ArrayState | None = None, where: tuple | None = None,
+                 flipped: bool = False) -> None:
         self.node = node
         self.state = state
-        self.where = where        # a view's (index, start, stop, axis) as the graph has them
+        self.where = where        # a view's (index, start, stop, axis, step) as the graph has them
+        self.flipped = flipped    # np.flip of a view: a view too, but not one to store through
 
     def describe(self) -> str:
-        kind = "view" if self.state is not None else "expression"
+        kind = "view" if self.state is not None or self.flipped else "expression"
         return f"a run-time-length {self.node.val.dtype} {kind} ({self.node.name}, in a loop)"
 
     def python_type(self) -> type:
@@ -103,6 +107,19 @@ def is_vector(var: Any) -> bool:
     return isinstance(var, VecVariable)
 
 
+def is_whole(var: Any) -> bool:
+    """A whole 1-D float array (symm's ``alpha * temp2``): in a body, the view ``x[:]``."""
+    return isinstance(var, ArrayVariable) and not var.scalar and not var.tensor \
+        and len(var.meta.shape) == 1 and var.meta.dtype.name in VEC_DTYPES
+
+
+def as_vector(tx, var: Any) -> Any:
+    """``var``, a whole 1-D float array as its full view."""
+    if not is_whole(var):
+        return var
+    return getitem(tx, tx.output.loop_trace.array(tx, var), ((), None, None, 0, 1))
+
+
 def _here(tx, var: "VecVariable") -> Any:
     """A vector's node as a value of the body being traced (lifted from an outer body)."""
     trace = tx.output.loop_trace
@@ -111,6 +128,7 @@ def _here(tx, var: "VecVariable") -> Any:
 
 def _operand(tx, var: VariableTracker) -> Any:
     """A vector's node, or a scalar's graph value (literal or node)."""
+    var = as_vector(tx, var)
     if isinstance(var, VecVariable):
         return _here(tx, var)
     if isinstance(var, ConstantVariable) and (isinstance(var.value, bool) or stand_in(var.value) is None):
@@ -145,17 +163,30 @@ def power(tx, base: "VecVariable", exponent: VariableTracker) -> VecVariable:
 
 
 def reduce(tx, fn: str, a: VariableTracker, b: VariableTracker | None) -> ScalarValueVariable:
+    a, b = as_vector(tx, a), as_vector(tx, b)
     if not isinstance(a, VecVariable) or (fn not in REDUCTIONS and not isinstance(b, VecVariable)):
         raise LoopFallback(f"{fn} of a vector and {b.describe() if b is not None else 'nothing'}")
     node = _call(tx, "vec_reduce", (_here(tx, a), _here(tx, b) if b is not None else None), {"fn": fn})
     return ScalarValueVariable(node, node.val)
 
 
+def flip(tx, var: VariableTracker) -> VecVariable:
+    """``np.flip(v)`` of a view (of a view's flip): the same memory backwards. The flip of
+    an expression would be a temporary read backwards: not a vector op, the loop unrolls."""
+    if not (isinstance(var, VecVariable) and (var.state is not None or var.flipped)):
+        raise LoopFallback(f"numpy.flip of {var.describe()} (only of a view)")
+    return VecVariable(_call(tx, "vec_flip", (_here(tx, var),), {}), flipped=True)
+
+
+def _params(axis: int, step: int) -> dict:
+    return {"axis": axis} if step == 1 else {"axis": axis, "step": step}
+
+
 def store(tx, state: ArrayState, where: tuple, value: VariableTracker) -> None:
-    index, start, stop, axis = where
+    index, start, stop, axis, step = where
     if isinstance(value, VecVariable) and value.state is state and value.where == where:
         return            # x[a:b] = x[a:b] (the store of an augmented assignment): nothing
-    _call(tx, "vec_store", (state.node, index, start, stop, _operand(tx, value)), {"axis": axis})
+    _call(tx, "vec_store", (state.node, index, start, stop, _operand(tx, value)), _params(axis, step))
     state.written = True
 
 
@@ -172,8 +203,9 @@ def _bound(tx, var: VariableTracker) -> Any:
 
 
 def view_where(tx, state: ArrayState, index: VariableTracker) -> tuple | None:
-    """``(index, start, stop, axis)`` when ``index`` takes one run-time-length slice of a
-    float array (integers on the other axes); None when it is not a slice at all."""
+    """``(index, start, stop, axis, step)`` when ``index`` takes one run-time-length slice
+    (step 1 or -1: durbin's ``y[k - 1::-1]``) of a float array (integers on the other
+    axes); None when it is not a slice at all."""
     entries = list(index.item_list) if isinstance(index, TupleVariable) else [index]
     ndim = len(state.tracker.meta.shape)
     slices = [k for k, e in enumerate(entries) if isinstance(e, SliceVariable)]
@@ -188,15 +220,15 @@ def view_where(tx, state: ArrayState, index: VariableTracker) -> tuple | None:
         raise LoopFallback(f"a slice of a {state.tracker.meta.dtype} array (float arrays only)")
     axis = slices[0]
     start, stop, step = entries[axis].parts
-    if not (isinstance(step, ConstantVariable) and step.value in (None, 1)):
-        raise LoopFallback("a slice with a step")
+    if not (isinstance(step, ConstantVariable) and step.value in (None, 1, -1)):
+        raise LoopFallback("a slice with a step other than 1 or -1")
     fixed = int_entries(tx, [e for k, e in enumerate(entries) if k != axis])
-    return fixed, _bound(tx, start), _bound(tx, stop), axis
+    return fixed, _bound(tx, start), _bound(tx, stop), axis, -1 if step.value == -1 else 1
 
 
 def getitem(tx, state: ArrayState, where: tuple) -> VecVariable:
-    index, start, stop, axis = where
-    node = _call(tx, "vec_view", (state.node, index, start, stop), {"axis": axis})
+    index, start, stop, axis, step = where
+    node = _call(tx, "vec_view", (state.node, index, start, stop), _params(axis, step))
     return VecVariable(node, state, where)
 
 
@@ -215,6 +247,8 @@ def call(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
     """A call with a vector among its arguments (call_in_body sends it here)."""
     if kwargs:
         raise LoopFallback(f"{what} with keywords on a vector")
+    if key is np.flip and len(args) == 1:
+        return flip(tx, args[0])
     try:
         fn = _REDUCERS.get(key)
     except TypeError:

@@ -263,7 +263,7 @@ def call_in_body(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableT
             trace.graph.call(REGISTRY["store_elem"], (state.node, index, value), source=tx.location())
         state.written = True
         return ConstantVariable(None)
-    if any(vectors.is_vector(a) for a in args):
+    if any(vectors.is_vector(a) or vectors.is_whole(a) for a in args):
         if trace.active is not None:
             raise LoopFallback("array slices under a data-dependent branch")
         return vectors.call(tx, key, list(args), kwargs, what)

@@ -13,6 +13,7 @@ from ..guards.guard import SIZE, GuardSet, literal
 from ..ir import Graph
 from ..ops import TensorMeta
 from .sources import CodeNamespace, LocalSource, Source, shape_source
+from .loop_types import TypedByFlagVariable, python_scalar
 from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
 
@@ -141,6 +142,9 @@ class OutputGraph:
         from .variables.containers import DictVariable, DictViewVariable, ListVariable
         if isinstance(var, PyValueVariable):
             return f"{self.ns.ref(var.kind, 'c')}({self.reconstruct(tx, var.array)})"
+        if isinstance(var, TypedByFlagVariable):   # a loop node's value Python may hold as NumPy
+            return (f"{self.ns.ref(python_scalar, 'c')}({self.reconstruct(tx, var.array)}, "
+                    f"{self.reconstruct(tx, var.flag)}, {self.ns.ref(var.kind, 'c')})")
         if isinstance(var, ArrayVariable):
             if var.node.kind == "placeholder":
                 return self._input_code(var.node)

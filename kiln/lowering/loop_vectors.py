@@ -3,7 +3,8 @@
 A ``vec_view`` is a pointer, a length and a stride, computed once per iteration of the
 loop around it with Python's slice rules (negative bounds count from the end, bounds
 clamp to the axis): no per-element check. A ``vec_fn`` prints nothing where it stands;
-the consumer inlines it into its own element loop — ``vec_reduce`` (``a @ b``, ``a.sum()``:
+the consumer inlines it into its own element loop (a ``vec_flip`` of a view is a view: its
+last element's pointer and the stride negated) — ``vec_reduce`` (``a @ b``, ``a.sum()``:
 eight partial sums, so the loop is not one chain of dependent adds; ``a.max()``,
 ``a.min()``: exact, NaN wins, an empty vector fails a check) and ``vec_store``
 (``x[i, a:b] = value``). Semantics are NumPy's:
@@ -76,18 +77,20 @@ class VectorOps:
             return ("affine", tuple(sorted((k.name, c) for k, c in form.coefs.items())), form.const)
         return ("value", value.name if hasattr(value, "kind") else value)
 
-    def _view(self, node: Any, array: Any, index: tuple, start: Any, stop: Any, axis: int) -> _Vec:
+    def _view(self, node: Any, array: Any, index: tuple, start: Any, stop: Any, axis: int,
+              step: int = 1) -> _Vec:
         """The view's pointer, length and stride (the same view in the same block once)."""
         def ident(v: Any) -> Any:
             return ("node", self.names.get(v, v.name)) if hasattr(v, "kind") else ("lit", v)
         memo = (id(self.block), self.arrays[array][0], tuple(map(ident, index)), ident(start),
-                ident(stop), axis)
+                ident(stop), axis, step)
         found = self.views.get(memo)
         if found is None:
-            found = self.views[memo] = self._new_view(node, array, index, start, stop, axis)
+            found = self.views[memo] = self._new_view(node, array, index, start, stop, axis, step)
         return found
 
-    def _new_view(self, node: Any, array: Any, index: tuple, start: Any, stop: Any, axis: int) -> _Vec:
+    def _new_view(self, node: Any, array: Any, index: tuple, start: Any, stop: Any, axis: int,
+                  step: int = 1) -> _Vec:
         name, ndim, dtype = self.arrays[array]
         if dtype.name not in ("float32", "float64"):
             raise Unnative(f"a slice of a {dtype} array")
@@ -96,7 +99,12 @@ class VectorOps:
         dim = f"{name}_d{axis}"
         depth = self.depth
         bounds = []
-        for value, default in ((start, "0"), (stop, dim)):
+        # Python's slice rules: step 1 clamps to [0, dim]; step -1 (``y[k - 1::-1]``)
+        # starts at dim - 1 by default, stops before the start ("-1") by default, and
+        # clamps to [-1, dim - 1]
+        low, high = ("0", dim) if step == 1 else ("-1", f"{dim} - 1")
+        defaults = ("0", dim) if step == 1 else (f"{dim} - 1", "-1")
+        for value, default in zip((start, stop), defaults):
             if value is None:
                 bounds.append(default)
                 continue
@@ -105,17 +113,19 @@ class VectorOps:
                 raise Unnative("an unsigned 64-bit slice bound")
             b = self.fresh("b")
             self.emit(f"int64_t {b} = {self.ref(value, _Kind(1))};", depth)
-            self.emit(f"if ({b} < 0) {{ {b} += {dim}; if ({b} < 0) {b} = 0; }} "
-                      f"else if ({b} > {dim}) {b} = {dim};", depth)
+            self.emit(f"if ({b} < 0) {{ {b} += {dim}; if ({b} < 0) {b} = {low}; }} "
+                      f"else if ({b} > {high}) {b} = {high};", depth)
             bounds.append(b)
         n, ptr = self.fresh("n"), self.fresh("p")
-        self.emit(f"const int64_t {n} = {bounds[1]} > {bounds[0]} ? {bounds[1]} - {bounds[0]} : 0;", depth)
+        first, last = bounds if step == 1 else bounds[::-1]
+        self.emit(f"const int64_t {n} = {last} > {first} ? {last} - {first} : 0;", depth)
         ct = CTYPES[dtype.name]
         self.emit(f"{ct}* {ptr} = {name} + {off} + {bounds[0]} * {name}_s{axis};", depth)
         shape = self._static_dim(array, axis)
         key = (self._bound_key(start if start is not None else 0),
-               self._bound_key(stop) if stop is not None else ("end",), shape)
-        return _Vec(dtype, n, key, ptr=ptr, stride=f"{name}_s{axis}", base=name)
+               self._bound_key(stop) if stop is not None else ("end",), shape, step)
+        stride = f"{name}_s{axis}" if step == 1 else f"(-{name}_s{axis})"
+        return _Vec(dtype, n, key, ptr=ptr, stride=stride, base=name)
 
     def _static_dim(self, array: Any, axis: int) -> Any:
         shape = array.val.shape if hasattr(array, "val") and hasattr(array.val, "shape") else None
@@ -125,7 +135,19 @@ class VectorOps:
 
     def op_vec_view(self, node: Any, depth: int) -> None:
         x, index, start, stop = node.args
-        self.vecs[node] = self._view(node, x, index, start, stop, node.kwargs["axis"])
+        self.vecs[node] = self._view(node, x, index, start, stop, node.kwargs["axis"],
+                                     node.kwargs.get("step", 1))
+
+    def op_vec_flip(self, node: Any, depth: int) -> None:
+        """``np.flip(v)`` of a view: a pointer to its last element and the stride negated
+        (a store reading it through the array it writes goes through scratch, below)."""
+        v = self.vecs[node.args[0]]
+        if v.fn is not None:
+            raise Unnative("np.flip of a vector expression")
+        ptr = self.fresh("p")
+        ct = CTYPES[v.dtype.name]
+        self.emit(f"{ct}* {ptr} = {v.n} > 0 ? {v.ptr} + ({v.n} - 1) * {v.stride} : {v.ptr};", self.depth)
+        self.vecs[node] = _Vec(v.dtype, v.n, v.key, ptr=ptr, stride=f"(-{v.stride})", base=v.base)
 
     def op_vec_fn(self, node: Any, depth: int) -> None:
         args = node.args[0]
@@ -240,7 +262,7 @@ class VectorOps:
 
     def op_vec_store(self, node: Any, depth: int) -> None:
         x, index, start, stop, value = node.args
-        dst = self._view(node, x, index, start, stop, node.kwargs["axis"])
+        dst = self._view(node, x, index, start, stop, node.kwargs["axis"], node.kwargs.get("step", 1))
         t = CTYPES[dst.dtype.name]
         j = self.fresh("j")
         if not _is_vec(value):

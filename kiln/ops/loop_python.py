@@ -106,10 +106,10 @@ class _Writer:
             parts.insert(axis, extra)
         return ", ".join(parts) + ("," if len(parts) == 1 and extra is None else "")
 
-    def _slice(self, start: Any, stop: Any) -> str:
+    def _slice(self, start: Any, stop: Any, step: int = 1) -> str:
         a = "" if start is None else self.ref(start)
         b = "" if stop is None else self.ref(stop)
-        return f"{a}:{b}"
+        return f"{a}:{b}" if step == 1 else f"{a}:{b}:{step}"
 
     def bind(self, node: Any, expr: str, depth: int) -> None:
         name = self.fresh(node.name)
@@ -144,13 +144,16 @@ class _Writer:
 
     def op_vec_view(self, node: Any, depth: int) -> None:
         x, index, start, stop = node.args
-        where = self._index(index, self._slice(start, stop), node.kwargs["axis"])
+        where = self._index(index, self._slice(start, stop, node.kwargs.get("step", 1)), node.kwargs["axis"])
         self.bind(node, f"{self.ref(x)}[{where}]", depth)
 
     def op_vec_store(self, node: Any, depth: int) -> None:
         x, index, start, stop, value = node.args
-        where = self._index(index, self._slice(start, stop), node.kwargs["axis"])
+        where = self._index(index, self._slice(start, stop, node.kwargs.get("step", 1)), node.kwargs["axis"])
         self.emit(f"{self.ref(x)}[{where}] = {self.ref(value)}", depth)
+
+    def op_vec_flip(self, node: Any, depth: int) -> None:
+        self.bind(node, f"{self.fn(np.flip, 'np_flip')}({self.ref(node.args[0])})", depth)
 
     def op_vec_fn(self, node: Any, depth: int) -> None:
         from .loop_vectors import VEC_FUNCTIONS

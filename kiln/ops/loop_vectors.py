@@ -8,11 +8,14 @@ The body graph spells them with four ops whose eager kernels *are* the NumPy ope
 (so the reference interpreter has NumPy's semantics exactly: slice clamping, broadcasting,
 shape errors, casting):
 
-- ``vec_view(x, index, start, stop, axis=k)``   ``x[index with start:stop at axis k]``;
+- ``vec_view(x, index, start, stop, axis=k, step=s)``   ``x[index with start:stop:s at axis
+  k]`` (``s`` 1 or -1);
 - ``vec_fn(args, fn=...)``   one elementwise function of :data:`VEC_FUNCTIONS` on vectors
   and scalars (a temporary array);
 - ``vec_reduce(a, b, fn=...)``   ``np.dot(a, b)`` (``"dot"``), ``a @ b`` (``"matmul"``),
   ``np.inner``, or ``a.sum()``, ``a.max()``, ``a.min()`` (``b`` None): a NumPy scalar;
+- ``vec_flip(a)``   ``np.flip(a)`` of a view: the same memory backwards (durbin's
+  ``np.dot(np.flip(r[:k]), y[:k])``);
 - ``vec_store(x, index, start, stop, value, axis=k)``   ``x[...] = value`` (it writes).
 
 A node's ``val`` is a :class:`VecMeta` (the dtype; the length is the run's). Backends may
@@ -69,24 +72,34 @@ def _sample(v: Any) -> Any:
     return s
 
 
-def _index(index: tuple, start: Any, stop: Any, axis: int) -> tuple:
-    return tuple(index[:axis]) + (slice(start, stop),) + tuple(index[axis:])
+def _index(index: tuple, start: Any, stop: Any, axis: int, step: int = 1) -> tuple:
+    return tuple(index[:axis]) + (slice(start, stop, None if step == 1 else step),) + tuple(index[axis:])
 
 
-def _view_impl(x: Any, index: tuple, start: Any, stop: Any, axis: int) -> Any:
-    return x[_index(index, start, stop, axis)]
+def _view_impl(x: Any, index: tuple, start: Any, stop: Any, axis: int, step: int = 1) -> Any:
+    return x[_index(index, start, stop, axis, step)]
 
 
-def _view_meta(x: Any, index: tuple, start: Any, stop: Any, axis: int) -> VecMeta:
+def _view_meta(x: Any, index: tuple, start: Any, stop: Any, axis: int, step: int = 1) -> VecMeta:
     if x.dtype.name not in VEC_DTYPES or len(index) + 1 != len(x.shape):
         raise TypeError("vec_view: a float array and one slice among integer indices")
     return VecMeta(x.dtype)
 
 
 vec_view = declare("vec_view", Category.EXTERN, _view_impl,
-                   inputs=("x", "index", "start", "stop"), params={"axis": 0},
+                   inputs=("x", "index", "start", "stop"), params={"axis": 0, "step": 1},
                    meta=_view_meta, may_raise=True,
-                   doc="x[i, start:stop] (one slice of run-time length; loop bodies)")
+                   doc="x[i, start:stop] or x[i, start:stop:-1] (one slice of run-time length; loop bodies)")
+
+
+def _flip_meta(a: Any) -> VecMeta:
+    if not isinstance(a, VecMeta):
+        raise TypeError("vec_flip: a vector")
+    return a
+
+
+vec_flip = declare("vec_flip", Category.EXTERN, np.flip, inputs=("a",), meta=_flip_meta,
+                   doc="np.flip(v) of a run-time-length view: a view, backwards (loop bodies)")
 
 
 def _fn_impl(args: tuple, fn: str) -> Any:
@@ -132,12 +145,12 @@ vec_reduce = declare("vec_reduce", Category.EXTERN, _reduce_impl, inputs=("a", "
                      doc="a @ b, np.dot, np.inner, a.sum(), a.max() or a.min() of run-time-length vectors: a NumPy scalar (loop bodies)")
 
 
-def _store_impl(x: Any, index: tuple, start: Any, stop: Any, value: Any, axis: int) -> None:
-    x[_index(index, start, stop, axis)] = value
+def _store_impl(x: Any, index: tuple, start: Any, stop: Any, value: Any, axis: int, step: int = 1) -> None:
+    x[_index(index, start, stop, axis, step)] = value
 
 
 vec_store = declare("vec_store", Category.MUTATION, _store_impl,
-                    inputs=("x", "index", "start", "stop", "value"), params={"axis": 0},
-                    meta=lambda x, index, start, stop, value, axis: None, mutates=(0,),
+                    inputs=("x", "index", "start", "stop", "value"), params={"axis": 0, "step": 1},
+                    meta=lambda x, index, start, stop, value, axis, step=1: None, mutates=(0,),
                     may_raise=True,
                     doc="x[i, start:stop] = value (one slice of run-time length; loop bodies)")

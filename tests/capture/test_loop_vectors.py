@@ -16,6 +16,8 @@ from kiln.ops.loops import stats as loop_stats
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.idioms import weighted_column_distance  # noqa: E402  (v ** 2, .sum())
 from benchmarks.loop_kernels import cholesky_rows, lu_rows, tri_solve  # noqa: E402
+from benchmarks.npbench import durbin  # noqa: E402  (np.flip of views)
+from benchmarks.npbench_more import symm  # noqa: E402  (a whole 1-D array in a body)
 
 BACKENDS = ["eager", "cpp"]
 
@@ -107,6 +109,49 @@ def extrema(x, out):                  # max/min as methods and functions, float3
     return out
 
 
+def flip_self_update(y):              # np.flip of the view it updates: NumPy's temporary
+    for k in range(1, y.shape[0]):
+        y[:k] += 0.5 * np.flip(y[:k])
+        y[k] = np.dot(np.flip(y[:k]), y[1:k + 1]) * 0.01
+    return y
+
+
+def whole_rows(A, w, out):            # a whole 1-D array is its full view (symm's temp2)
+    for i in range(A.shape[0]):
+        out[i, :] = A[i, :] * w + np.dot(w, w) * 0.5 - w.sum()
+        w[i] = out[i, i] * 0.25              # written in the body, read whole after
+    return out, w
+
+
+def durbin_reversed(r):               # durbin with y[k - 1::-1] for np.flip(y[:k])
+    y = np.empty_like(r)
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + np.dot(r[k - 1::-1], y[:k])) / beta
+        y[:k] += alpha * y[k - 1::-1]
+        y[k] = alpha
+    return y
+
+
+def reversed_bounds(x, out):           # step -1: defaults, negative and past-the-end bounds
+    n = x.shape[0]
+    for i in range(n):
+        out[i, 0] = x[i + 100:-100:-1].sum() + x[-1:i:-1].sum() * 2.0 + x[:i:-1].sum() * 3.0 \
+            + x[i::-1].sum() * 5.0 + x[i - n - 3:i - 2:-1].sum() * 7.0
+        out[i, i:0:-1] = x[:i] * 0.5 + x[i:0:-1]
+    return out
+
+
+def flip_column(A, out):               # a column's flip (a stride), a flip of a flip
+    for j in range(A.shape[1]):
+        out[j, :] = np.flip(A[:, j]) * 2.0 + np.flip(np.flip(A[:, j]))
+        out[j, :j] = np.flip(out[j, :j])
+    return out
+
+
 CASES = {
     "tri_solve": lambda rng: (tri_solve, (np.tril(rng.random((9, 9))) + 9 * np.eye(9), rng.random(9))),
     "lu_rows": lambda rng: (lu_rows, (rng.random((8, 8)) + 8 * np.eye(8),)),
@@ -125,6 +170,19 @@ CASES = {
     "extrema": lambda rng: (extrema, (rng.random(9), np.zeros(9))),
     "extrema_f32": lambda rng: (extrema, (rng.random(9).astype(np.float32), np.zeros(9, np.float32))),
     "powers": lambda rng: (powers, (rng.random(6) + 0.5, np.zeros((6, 6)))),
+    "durbin": lambda rng: (durbin, (rng.random(15) * 0.1,)),
+    "flip_self_update": lambda rng: (flip_self_update, (rng.random(9),)),
+    "flip_self_update_f32": lambda rng: (flip_self_update, (rng.random(9).astype(np.float32),)),
+    "symm": lambda rng: (symm, (1.5, 1.2, rng.random((6, 7)), rng.random((6, 6)), rng.random((6, 7)))),
+    "whole_rows": lambda rng: (whole_rows, (rng.random((5, 7)), rng.random(7), np.zeros((5, 7)))),
+    "whole_rows_f32": lambda rng: (whole_rows, (rng.random((5, 7)).astype(np.float32),
+                                                rng.random(7).astype(np.float32),
+                                                np.zeros((5, 7), np.float32))),
+    "durbin_reversed": lambda rng: (durbin_reversed, (rng.random(15) * 0.1,)),
+    "reversed_bounds": lambda rng: (reversed_bounds, (rng.random(7), np.zeros((7, 7)))),
+    "reversed_bounds_f32": lambda rng: (reversed_bounds, (rng.random(7).astype(np.float32),
+                                                          np.zeros((7, 7), np.float32))),
+    "flip_column": lambda rng: (flip_column, (rng.random((6, 5)), np.zeros((5, 6)))),
     "powers_f32": lambda rng: (powers, ((rng.random(6) + 0.5).astype(np.float32),
                                         np.zeros((6, 6), np.float32))),
 }
@@ -145,6 +203,8 @@ def _copy(args):
 def _close(got, want):
     """Elementwise work is exact; dots and sums add in another order (rounding)."""
     assert type(got) is type(want), (type(got), type(want))
+    if want is None:    # (a kernel that only writes its arguments: symm)
+        return
     if isinstance(want, tuple):
         for g, w in zip(got, want):
             _close(g, w)
@@ -237,6 +297,12 @@ def cube(x):                           # ** 3 is NumPy's SIMD pow: not in the ge
     return x
 
 
+def flip_of_a_temporary(x):            # np.flip of an expression: not a view
+    for i in range(1, x.shape[0]):
+        x[:i] = np.flip(x[:i] * 2.0) + 1.0
+    return x
+
+
 def test_what_a_vector_cannot_do_keeps_the_loop_unrolled():
     A = np.ones((5, 5))
     assert kiln.compile(not_a_vector_use)(A) == not_a_vector_use(A)
@@ -246,6 +312,9 @@ def test_what_a_vector_cannot_do_keeps_the_loop_unrolled():
     np.testing.assert_array_equal(kiln.compile(cube)(x.copy()), cube(x.copy()))
     report = kiln.explain(cube)(x.copy())
     assert any("loop unrolled" in n and "** 3" in n for n in report.loops), report.loops
+    np.testing.assert_array_equal(kiln.compile(flip_of_a_temporary)(x.copy()), flip_of_a_temporary(x.copy()))
+    report = kiln.explain(flip_of_a_temporary)(x.copy())
+    assert any("loop unrolled" in n and "numpy.flip of" in n for n in report.loops), report.loops
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -256,7 +256,24 @@ class SymScalarVariable(VariableTracker):
                                              tx.output.leaf_value(leaf))
                 else:
                     tx.guards.add_equals(leaf, tx.output.leaf_value(leaf))
+        self._now_constant(tx)
         return self.example
+
+    def _now_constant(self, tx) -> None:
+        """Guarded: the frame's locals holding it, or an argument it was computed from,
+        hold the constant from here on, so later slices and sizes are static
+        (correlation's ``range(M - 1)`` unrolled, then ``data[:, i + 1:M]`` 63 times: each
+        size and offset was computed in the entry, 0.65x NumPy). Python ints only: a NumPy
+        scalar argument stays the run-time value its methods and attributes need."""
+        from .base import ConstantVariable
+        leaves = {leaf.display(): leaf for leaf in self.leaves if self.source is None}
+        for name, v in list(getattr(tx, "locals", {}).items()):
+            if not isinstance(v, SymScalarVariable) or type(v.example) is not int:
+                continue
+            if v is self:
+                tx.locals[name] = ConstantVariable(self.example)
+            elif v.source is not None and not v.is_shape() and v.source.display() in leaves:
+                tx.locals[name] = ConstantVariable(tx.output.leaf_value(leaves[v.source.display()]))
 
     def truth(self, tx) -> bool:
         value = bool(self.example)

@@ -1,0 +1,194 @@
+"""Which Python type a loop node's carried scalar comes out with.
+
+``t = 0.0; for v in x: if v > 0.5: t += v`` leaves ``t`` a Python float when no element
+passes and an ``np.float64`` once one did: Python's type depends on the data. The body is
+traced with the NumPy type (the exact widening, kiln/capture/loop_branches.py), and such a
+carried value gets a companion: a carried Python bool, "the value Python holds is NumPy
+typed", computed in the body from the types each operation gives (``numpy_typed``).
+
+After a loop node of the function's own graph the value is a :class:`TypedByFlagVariable`:
+it leaves the graph (returned, handed to Python at a break) with the type the flag says,
+and any other use breaks the graph there, so Python goes on with the value it would hold.
+Inside an enclosing body the value goes on as the NumPy type, its loop item keeping the
+flag (``meta["numpy_flag"]``) for the enclosing body's own flag.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops import REGISTRY
+from ..ops.loops import _OPERATORS
+from .loops import LoopFallback
+from .variables.base import VariableTracker
+
+FLAG = "<numpy typed>:"    # the carried name of a value's flag: FLAG + the local's name
+_WIDENS = {float: np.float64, int: np.int64, bool: np.bool_}
+_PYTHON_RESULT = ("int", "float", "bool", "math.sqrt", "math.fabs")
+
+
+def needs_flag(start_type: Any, final_type: Any) -> bool:
+    """Does a value carried from ``start_type`` that the body makes ``final_type`` have a
+    type only the run decides (a Python scalar the loop may or may not make NumPy)?"""
+    return _WIDENS.get(type(start_type)) is type(final_type)
+
+
+def is_flag(name: str) -> bool:
+    return name.startswith(FLAG)
+
+
+def _node_like(value: Any) -> bool:
+    return hasattr(value, "kind") and hasattr(value, "meta")
+
+
+def numpy_typed(graph: Any, value: Any, memo: dict) -> Any:
+    """Is ``value`` (a node of ``graph`` or a literal) NumPy typed in Python: True, False,
+    or a node of ``graph`` computing it (new nodes go at the graph's end)."""
+    if not _node_like(value):
+        return isinstance(value, np.generic)
+    if id(value) in memo:
+        return memo[id(value)]
+    out = _typed(graph, value, memo)
+    memo[id(value)] = out
+    return out
+
+
+def _typed(graph: Any, node: Any, memo: dict) -> Any:
+    flag = node.meta.get("numpy_flag")
+    if flag is not None:
+        return flag
+    static = isinstance(node.val, np.generic) or getattr(node.val, "shape", None) == ()
+    if node.kind != "call" or node.target.name != "scalar_fn":
+        return static
+    fn, args = node.kwargs.get("fn"), node.args[0]
+    if node.meta.get("widened"):    # kiln's own widening of a Python scalar: its operand's
+        return numpy_typed(graph, args[0], memo)
+    if fn == "select":
+        return _select(graph, args[0], numpy_typed(graph, args[1], memo), numpy_typed(graph, args[2], memo))
+    if fn in _PYTHON_RESULT or fn.startswith("np."):
+        return static
+    if fn in _OPERATORS or fn == "abs":
+        # a NumPy scalar operand makes the result NumPy (``0.0 + np.float64(1)``, ``1 < np.int64(2)``)
+        flags = [numpy_typed(graph, a, memo) for a in args]
+        if any(f is True for f in flags):
+            return True
+        dynamic = list({id(f): f for f in flags if f is not False}.values())
+        if not dynamic:
+            return static
+        out = dynamic[0]
+        for f in dynamic[1:]:
+            out = _call(graph, "or_", (out, f))
+        return out
+    if fn in ("min", "max") and len(args) == 2:
+        # the object itself: min(a, b) is b where b < a, max(a, b) b where b > a
+        fa, fb = numpy_typed(graph, args[0], memo), numpy_typed(graph, args[1], memo)
+        if fa is fb:
+            return fa
+        return _select(graph, _call(graph, "lt" if fn == "min" else "gt", (args[1], args[0])), fb, fa)
+    flags = [numpy_typed(graph, a, memo) for a in args]
+    if all(f is False or f is True for f in flags):
+        return static
+    raise LoopFallback(f"a carried value's Python type depends on the data through {fn}")
+
+
+def _select(graph: Any, cond: Any, a: Any, b: Any) -> Any:
+    if a is b:
+        return a
+    return _call(graph, "select", (cond, a, b))
+
+
+def _call(graph: Any, fn: str, args: tuple) -> Any:
+    return graph.call(REGISTRY["scalar_fn"], (args,), {"fn": fn})
+
+
+def python_scalar(value: Any, numpy_flag: Any, kind: type) -> Any:
+    """The value a loop node's flagged scalar has in Python (see the module docstring)."""
+    if isinstance(value, np.ndarray):
+        value = value[()]
+    return value if numpy_flag else kind(value)
+
+
+class TypedByFlagVariable(VariableTracker):
+    """A loop node's carried value whose Python type the run decides: ``array`` (its 0-d
+    value, of the NumPy type) when ``flag`` (a Python bool the graph computes) holds, else
+    ``kind(array)``. Leaving the graph it becomes that value; any other use breaks the
+    graph there (the base class's default), so Python sees the value it would hold."""
+
+    def __init__(self, tx, array: VariableTracker, flag: VariableTracker, kind: type) -> None:
+        self.tx, self.array, self.flag, self.kind = tx, array, flag, kind
+
+    def describe(self) -> str:
+        return (f"a {self.kind.__name__} a loop carried, or the NumPy scalar the loop made "
+                f"it (which, the data decides)")
+
+    def python_type(self) -> type:   # (type(t), isinstance(t, float)): Python tells
+        self.tx.unsupported("data_dependent", f"the type of {self.describe()} is known only at run time")
+
+    def truth(self, tx) -> bool:
+        tx.unsupported("data_dependent", f"the value of {self.describe()} is known only at run time")
+
+
+_NUMPY_WIDE = tuple(_WIDENS.values())
+_NARROWS = {v: k for k, v in _WIDENS.items()}
+
+
+def with_flags(names: list, types: dict) -> dict:
+    """``types`` (carried name -> stand-in) and a flag for each local traced with a type
+    Python might not give it (``np.float64`` where the start was ``0.0``)."""
+    out = dict(types)
+    for n in names:
+        if n in types and not n.startswith("<") and type(types[n]) in _NUMPY_WIDE:
+            out[FLAG + n] = False
+    return out
+
+
+def link_flags(phs: dict) -> None:
+    """A carried value's placeholder names its flag's, for ``numpy_typed``."""
+    for name, ph in phs.items():
+        if is_flag(name):
+            phs[name[len(FLAG):]].meta["numpy_flag"] = ph
+
+
+def _used(graph: Any, node: Any) -> bool:
+    def refs(a: Any) -> bool:
+        if a is node:
+            return True
+        return isinstance(a, (tuple, list)) and any(refs(b) for b in a)
+    return any(refs(n.args) for n in graph.nodes if n is not node)
+
+
+def carried_flags(tx, graph: Any, names: list, phs: dict, outs: list, start: dict,
+                  at_least_once: bool) -> dict:
+    """The flags a loop node carries: local name -> (flag's name, its final value in the
+    body, its start value tracker); flags whose value the types already tell are dropped."""
+    from .loops import ScalarValueVariable, current_graph, graph_value
+    from .variables.base import ConstantVariable
+    memo: dict = {}
+    kept = {}
+    for k, n in enumerate(list(names)):
+        ph = phs.get(FLAG + n)
+        if ph is None:
+            continue
+        final = numpy_typed(graph, outs[k], memo)
+        var = start[n]
+        if isinstance(var, ConstantVariable):
+            init = isinstance(var.value, np.generic)
+        else:
+            init = numpy_typed(current_graph(tx), graph_value(tx, var), {})
+        if not _used(graph, ph) and (final is True and (init is True or at_least_once)
+                                     or final is ph and init is True):
+            continue   # NumPy typed whatever the data
+        start_var = ConstantVariable(init) if isinstance(init, bool) else ScalarValueVariable(init, False)
+        kept[n] = (FLAG + n, final, start_var)
+    return kept
+
+
+def flagged_result(tx, n: str, value: VariableTracker, item: Any, flag: VariableTracker,
+                   example: Any) -> VariableTracker:
+    """A flagged local after its loop node: in the function's graph, the value that breaks
+    on use; in an enclosing body, the NumPy-typed value whose item names its flag."""
+    if tx.output.loop_trace is not None:
+        item.meta["numpy_flag"] = flag.node
+        return value
+    return TypedByFlagVariable(tx, value, flag, _NARROWS[type(example)])
