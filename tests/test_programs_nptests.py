@@ -5,8 +5,12 @@ Each is a case where kiln differed from NumPy; checked like tests/test_programs.
 """
 from __future__ import annotations
 
-import numpy as np
+import warnings
 
+import numpy as np
+import pytest
+
+import kiln
 from tests.test_programs import program_registry, program_test
 
 PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
@@ -143,4 +147,73 @@ def roll_and_round_runtime(m, k):
     return np.roll(m, k, axis=1), np.round(m, k)
 
 
+# Third run. test_ufunclike.py TestUfunclike.test_isposinf/test_isneginf: NumPy's signbit has
+# no complex loop, so a complex x is a TypeError; kiln compared with 0 and answered.
+@program((np.array([np.inf, -np.inf, np.nan, 0.0, -3.0]),), (np.array([np.inf, 1j]),),
+         (np.complex64(1),), (np.arange(3),), (np.float32(-np.inf),), ([1.0, -np.inf],))
+def isposinf_isneginf_of_complex(x):
+    return np.isposinf(x), np.isneginf(x)
+
+
+@program((np.array([np.inf, -np.inf, 2.0]), np.zeros(3, bool)), (np.array([np.inf, 1j]), np.ones(2, bool)))
+def isposinf_into_out(x, out):
+    r = np.isposinf(x, out)
+    return r, out.sum()
+
+
+# test_arraypad.py test_memory_layout_persistence: NumPy allocates the padded result
+# np.empty(shape, order='F' if array.flags.fnc else 'C'); kiln's joins laid an F-ordered
+# array's result out in C order (and a non-contiguous one in its own axis order).
+_PF = np.asfortranarray(np.arange(50.0).reshape(5, 10))
+
+
+@program(*[(_PF, m) for m in ("constant", "edge", "wrap", "reflect", "symmetric")],
+         (np.ascontiguousarray(_PF), "edge"), (_PF[:, ::2], "constant"),
+         (np.arange(24.0).reshape(2, 3, 4).T, "reflect"), (np.arange(24.0).reshape(2, 3, 4).T[1:], "edge"))
+def pad_keeps_fortran_order(x, mode):
+    return np.pad(x, 2, mode), np.pad(x, ((1, 0),) * x.ndim, mode), np.pad(x, 0, mode)
+
+
+# test_stride_tricks.py test_writeable / test_writeable_memoryview: np.broadcast_arrays hands
+# back an argument that already has the broadcast shape itself, and the others writeable
+# (with NumPy's warnings); kiln gave read-only broadcast_to views of every argument.
+@program((np.arange(3.0), np.zeros((2, 1))), (np.arange(3.0), np.ones(3)), (np.arange(6).reshape(2, 3), 2.5))
+def broadcast_arrays_gives_back_its_arguments(x, y):
+    a, b = np.broadcast_arrays(x, y)
+    return a, b, (a * 2 + b).sum(), np.broadcast_arrays(x)
+
+
+@program((np.arange(3.0), np.zeros(3)), (np.arange(4.0), np.ones(4)))
+def broadcast_arrays_result_written(x, y):
+    a, b = np.broadcast_arrays(x, y)
+    a[0] = 7.0          # a is x: NumPy writes into the caller's array
+    b += 1.0
+    return a.sum() + b.sum()
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_broadcast_arrays_flags(backend):
+    """Writeability, NumPy's warnings and memoryviews of np.broadcast_arrays's results
+    (check_program compares values, strides and identity, not flags)."""
+    def f(x, y):
+        return np.broadcast_arrays(x, y)
+
+    compiled = kiln.compile(f, backend=backend)
+
+    def state(fn, x, y):
+        out = []
+        for r in fn(x, y):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                w = r.flags.writeable
+            out.append((w, [c.category for c in caught], memoryview(r).readonly, r is x or r is y))
+        return out
+    x, y = np.arange(3.0), np.zeros((2, 1))
+    ro = np.arange(3.0)
+    ro.flags.writeable = False
+    for args in ((x, y), (x, x + 1), (ro, y), (0.5, x)):
+        for _ in range(2):
+            assert state(compiled, *args) == state(f, *args)
