@@ -191,6 +191,19 @@ def broadcast_arrays_result_written(x, y):
     return a.sum() + b.sum()
 
 
+# _core/tests/test_einsum.py TestEinsumPath.test_path_type_input_invalid: an explicit
+# contraction path that leaves operands uncontracted is NumPy's RuntimeError; kiln read
+# optimize= as a bool and contracted in an order of its own.
+_E = [np.random.default_rng(41).random(s) for s in ((2, 3), (3, 4), (4, 5), (5, 2))]
+
+
+@program(*[tuple(_E) + (p,) for p in (["einsum_path", (2, 3), (0, 1)], ["einsum_path", (0, 1), (0, 1), (0, 1)],
+                                      ["einsum_path", (1, 2), (0, 2), (0, 1)], "optimal", "greedy", True,
+                                      False, "fastest", ["einsum_path", (0, 1)])])
+def einsum_explicit_path(a, b, c, d, path):
+    return np.einsum("ab,bc,cd,de->ae", a, b, c, d, optimize=path)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
