@@ -519,10 +519,12 @@ spell_composite(np.trapezoid, ("getitem", "add", "multiply", "sum"),
 
 def _broadcast_arrays(*args):
     # NumPy hands back an argument that already has the broadcast shape itself, and
-    # views of the others that are writeable with a warning (not broadcast_to's read-only)
+    # views of the others that are writeable with a warning (not broadcast_to's read-only):
+    # the op does both at run time. (Not ``a`` itself here: under dynamic sizes the shapes
+    # this sees are the example's, and only an op's shape param ties them at run time; a
+    # (3,) and a (4,) came back unbroadcast, no ValueError.)
     shape = np.broadcast_shapes(*[tuple(shape_of(a)) for a in args])
-    return tuple(a if tuple(shape_of(a)) == shape else F.broadcast_arrays_view(a, shape=shape)
-                 for a in args)
+    return tuple(F.broadcast_arrays_view(a, shape=shape) for a in args)
 
 
 spell_composite(np.broadcast_arrays, ("broadcast_arrays_view",),
