@@ -186,6 +186,11 @@ def broadcast_arrays_gives_back_its_arguments(x, y):
     return a, b, (a * 2 + b).sum(), np.broadcast_arrays(x)
 
 
+@program(*[(np.zeros(n), np.zeros(m)) for n, m in ((3, 3), (5, 5), (7, 7), (3, 4), (6, 1), (2, 2))])
+def broadcast_arrays_after_sizes_went_dynamic(x, y):
+    return np.broadcast_arrays(x, y)
+
+
 @program((np.arange(3.0), np.zeros(3)), (np.arange(4.0), np.ones(4)))
 def broadcast_arrays_result_written(x, y):
     a, b = np.broadcast_arrays(x, y)
