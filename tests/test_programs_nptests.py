@@ -5,8 +5,12 @@ Each is a case where kiln differed from NumPy; checked like tests/test_programs.
 """
 from __future__ import annotations
 
-import numpy as np
+import warnings
 
+import numpy as np
+import pytest
+
+import kiln
 from tests.test_programs import program_registry, program_test
 
 PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
@@ -143,4 +147,115 @@ def roll_and_round_runtime(m, k):
     return np.roll(m, k, axis=1), np.round(m, k)
 
 
+# Third run. test_ufunclike.py TestUfunclike.test_isposinf/test_isneginf: NumPy's signbit has
+# no complex loop, so a complex x is a TypeError; kiln compared with 0 and answered.
+@program((np.array([np.inf, -np.inf, np.nan, 0.0, -3.0]),), (np.array([np.inf, 1j]),),
+         (np.complex64(1),), (np.arange(3),), (np.float32(-np.inf),), ([1.0, -np.inf],))
+def isposinf_isneginf_of_complex(x):
+    return np.isposinf(x), np.isneginf(x)
+
+
+@program((np.array([np.inf, -np.inf, 2.0]), np.zeros(3, bool)), (np.array([np.inf, 1j]), np.ones(2, bool)))
+def isposinf_into_out(x, out):
+    r = np.isposinf(x, out)
+    return r, out.sum()
+
+
+# test_arraypad.py test_memory_layout_persistence: NumPy allocates the padded result
+# np.empty(shape, order='F' if array.flags.fnc else 'C'); kiln's joins laid an F-ordered
+# array's result out in C order (and a non-contiguous one in its own axis order).
+_PF = np.asfortranarray(np.arange(50.0).reshape(5, 10))
+
+
+@program(*[(_PF, m) for m in ("constant", "edge", "wrap", "reflect", "symmetric")],
+         (np.ascontiguousarray(_PF), "edge"), (_PF[:, ::2], "constant"),
+         (np.arange(24.0).reshape(2, 3, 4).T, "reflect"), (np.arange(24.0).reshape(2, 3, 4).T[1:], "edge"))
+def pad_keeps_fortran_order(x, mode):
+    return np.pad(x, 2, mode), np.pad(x, ((1, 0),) * x.ndim, mode), np.pad(x, 0, mode)
+
+
+# test_stride_tricks.py test_writeable / test_writeable_memoryview: np.broadcast_arrays hands
+# back an argument that already has the broadcast shape itself, and the others writeable
+# (with NumPy's warnings); kiln gave read-only broadcast_to views of every argument.
+# (Sizes that become dynamic, then ones that do not broadcast: NumPy's ValueError, not the
+# arguments given back.)
+@program((np.arange(3.0), np.zeros((2, 1))), (np.arange(3.0), np.ones(3)), (np.arange(6).reshape(2, 3), 2.5),
+         *[(np.arange(n + 0.0), np.ones(m)) for n, m in ((5, 5), (7, 7), (9, 9), (3, 4), (1, 6), (6, 1))])
+def broadcast_arrays_gives_back_its_arguments(x, y):
+    a, b = np.broadcast_arrays(x, y)
+    return a, b, (a * 2 + b).sum(), np.broadcast_arrays(x)
+
+
+@program(*[(np.zeros(n), np.zeros(m)) for n, m in ((3, 3), (5, 5), (7, 7), (3, 4), (6, 1), (2, 2))])
+def broadcast_arrays_after_sizes_went_dynamic(x, y):
+    return np.broadcast_arrays(x, y)
+
+
+@program((np.arange(3.0), np.zeros(3)), (np.arange(4.0), np.ones(4)))
+def broadcast_arrays_result_written(x, y):
+    a, b = np.broadcast_arrays(x, y)
+    a[0] = 7.0          # a is x: NumPy writes into the caller's array
+    b += 1.0
+    return a.sum() + b.sum()
+
+
+# _core/tests/test_einsum.py TestEinsumPath.test_path_type_input_invalid: an explicit
+# contraction path that leaves operands uncontracted is NumPy's RuntimeError; kiln read
+# optimize= as a bool and contracted in an order of its own.
+_E = [np.random.default_rng(41).random(s) for s in ((2, 3), (3, 4), (4, 5), (5, 2))]
+
+
+@program(*[tuple(_E) + (p,) for p in (["einsum_path", (2, 3), (0, 1)], ["einsum_path", (0, 1), (0, 1), (0, 1)],
+                                      ["einsum_path", (1, 2), (0, 2), (0, 1)], "optimal", "greedy", True,
+                                      False, "fastest", ["einsum_path", (0, 1)])])
+def einsum_explicit_path(a, b, c, d, path):
+    return np.einsum("ab,bc,cd,de->ae", a, b, c, d, optimize=path)
+
+
+# _core/tests/test_multiarray.py TestMethods.test_sort / test_partition: kind= and stable=
+# together are NumPy's ValueError, a kind that is not a str its TypeError (np.partition
+# too, kind=None included); kiln ignored them, and refused NumPy's short 'quick'/'Q'.
+_S = np.array([3.0, 1.0, 2.0, 1.0, 0.5])
+
+
+@program(*[(_S, kw) for kw in ({"kind": "stable", "stable": True}, {"kind": "heapsort", "stable": False},
+                               {"kind": "quick"}, {"kind": "Q"}, {"kind": 1}, {"kind": "x"}, {"stable": True},
+                               {"stable": False}, {})])
+def sort_kind_and_stable(a, kw):
+    return np.sort(a, **kw), np.argsort(a, **kw), np.sort(a[::-1].reshape(1, 5), axis=1, **kw)
+
+
+@program(*[(_S, kw) for kw in ({"kind": 1}, {"kind": "x"}, {"kind": None}, {"kind": "introselect"}, {})])
+def partition_kind(a, kw):
+    return np.partition(a, 2, **kw), np.argpartition(a, 2, **kw)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_broadcast_arrays_flags(backend):
+    """Writeability, NumPy's warnings and memoryviews of np.broadcast_arrays's results
+    (check_program compares values, strides and identity, not flags)."""
+    def f(x, y):
+        return np.broadcast_arrays(x, y)
+
+    compiled = kiln.compile(f, backend=backend)
+
+    def state(fn, x, y):
+        with warnings.catch_warnings(record=True) as caught:   # (none: kiln read the flag once)
+            warnings.simplefilter("always")
+            results = fn(x, y)
+        out = [[c.category for c in caught]]
+        for r in results:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                w = r.flags.writeable
+            out.append((w, [c.category for c in caught], memoryview(r).readonly, r is x or r is y))
+        return out
+    x, y = np.arange(3.0), np.zeros((2, 1))
+    ro = np.arange(3.0)
+    ro.flags.writeable = False
+    for args in ((x, y), (x, x + 1), (ro, y), (0.5, x)):
+        for _ in range(2):
+            assert state(compiled, *args) == state(f, *args)

@@ -255,12 +255,14 @@ class _Functionalizer:
                 params = node.kwargs if "size_refs" not in node.meta else \
                     resolve_sizes(node.kwargs, lambda r: r.example)   # stand-ins have the example's sizes
                 result = node.target.impl(base_arr, *rest, **params)
+                # (inside: reading the flag of np.broadcast_arrays's view warns)
+                readonly = isinstance(result, np.ndarray) and not result.flags.writeable
         except LookupError:
             return True  # an argument computed in the graph: trust the category
         if not isinstance(result, np.ndarray):
             return False
         self.sample[node] = result
-        if not result.flags.writeable:
+        if readonly:
             self.readonly.add(node)
         # An empty result shares no memory to test: a view unless it has another dtype
         # (np.asarray(x, dtype=...) of an empty x is a new array; fuzzer seed 9307)

@@ -56,8 +56,25 @@ def _broadcast_to_normalize(array, shape, subok=False):
 
 spell(np.broadcast_to, broadcast_to, _broadcast_to_normalize, "numpy.broadcast_to")
 
+
+def _broadcast_arrays_impl(x: Any, shape: tuple) -> Any:
+    # NumPy's own: writeable with a FutureWarning on reading the flag and a
+    # DeprecationWarning on writing, where x is writeable (read-only otherwise)
+    return np.broadcast_arrays(x, np.broadcast_to(np.zeros((), np.bool_), shape))[0]
+
+
+# What np.broadcast_arrays gives for each argument: x itself where it has the shape
+# already, else a zero-stride view (numeric.py). Kiln never writes into it
+# (read_only): a write runs as Python, where NumPy warns and writes.
+broadcast_arrays_view = declare(
+    "broadcast_arrays_view", Category.VIEW, _broadcast_arrays_impl, inputs=("x",),
+    params={"shape": ()}, layout=layout.broadcast_to, read_only=True,
+    vjp=lambda g, out, x, shape: (F.sum_to(g, shape=shape_of(x)),),
+    doc="an argument of numpy.broadcast_arrays: itself at the shape already, else a "
+        "zero-stride view, writeable with NumPy's warnings where its base is")
+
 # Linear maps with real coefficients: their rules hold for complex values as written.
-for _name in ('broadcast_to', 'sum_to'):
+for _name in ('broadcast_to', 'broadcast_arrays_view', 'sum_to'):
     F.__getattr__(_name).complex_grad = True
 
 

@@ -53,7 +53,7 @@ _SILENT = frozenset("""
     bitwise_xor left_shift right_shift maximum minimum fmax fmin clip where copysign heaviside
     equal not_equal less less_equal greater greater_equal tanh arctan arcsinh arctan2 hypot
     cbrt deg2rad radians spacing nextafter max min ptp any all argmax argmin
-    flatten copy ascontiguousarray copy_into broadcast_to reshape ravel transpose swapaxes
+    flatten copy ascontiguousarray copy_into broadcast_to broadcast_arrays_view reshape ravel transpose swapaxes
     moveaxis expand_dims squeeze flip getitem real imag diagonal concatenate stack repeat tile
     zeros ones empty full zeros_like ones_like empty_like full_like arange eye triu tril
     filled index take take_along_axis setitem copyto fill put place

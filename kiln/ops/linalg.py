@@ -377,7 +377,7 @@ def explicit_subscripts(subscripts: str, ndims: list[int]) -> str:
 def _einsum_impl(operands: tuple, subscripts: str, optimize: bool = False) -> Any:
     # optimize=True lets NumPy hand contractions to BLAS (tensordot); like NumPy, the
     # default is the plain loop, whose NaN/inf results and errors users see in NumPy.
-    return np.einsum(subscripts, *operands, optimize=optimize and len(operands) > 1)
+    return np.einsum(subscripts, *operands, optimize=optimize if len(operands) > 1 else False)
 
 
 def _einsum_meta(operands: tuple, subscripts: str, optimize: bool = False) -> TensorMeta:
@@ -430,9 +430,21 @@ def _einsum_normalize(*operands, out=None, optimize=False, dtype=None, order="K"
         reject("numpy.einsum", "order", order, "drop order= (kiln arrays are C-ordered)")
     ndims = [ndim_of(a) for a in arrays]
     np.einsum(subscripts, *(np.zeros((1,) * nd) for nd in ndims))  # NumPy's errors, if any
-    # optimize= picks a contraction order; any truthy value lets NumPy choose one.
     return Bound(einsum, (tuple(arrays),), {"subscripts": explicit_subscripts(subscripts, ndims),
-                                           "optimize": bool(optimize)}, out)
+                                           "optimize": _einsum_optimize(subscripts, arrays, optimize)}, out)
+
+
+def _einsum_optimize(subscripts: str, arrays: tuple, optimize: Any) -> Any:
+    """optimize= as NumPy takes it (a contraction order changes the rounding): False, or
+    what einsum_path accepts, its errors (an invalid explicit path: RuntimeError) raised
+    here on stand-ins of the operands' shapes; an explicit path becomes a tuple."""
+    if optimize is False:
+        return False
+    np.einsum_path(subscripts, *(np.broadcast_to(np.zeros((), dtype_of(a)), tuple(shape_of(a)))
+                                 for a in arrays), optimize=optimize)
+    if isinstance(optimize, (list, tuple)):
+        return tuple(tuple(p) if isinstance(p, (list, tuple)) else p for p in optimize)
+    return optimize
 
 
 spell(np.einsum, einsum, _einsum_normalize, "numpy.einsum")

@@ -440,10 +440,17 @@ spell_composite(np.count_nonzero, ("not_equal", "sum"), _count_nonzero_normalize
 
 # ---- small elementwise and shape helpers NumPy users reach for -------------------------------
 
+def _signed_inf(a: Any, sign: int) -> Any:
+    if _dtype(a).kind == "c":   # NumPy's signbit has no complex loop
+        raise TypeError(f"This operation is not supported for {_dtype(a)} values because it "
+                        f"would be ambiguous.")
+    return N.logical_and(N.isinf(a), N.greater(a, 0) if sign > 0 else N.less(a, 0))
+
+
 spell_composite(np.isposinf, ("isinf", "greater"), lambda x, out=None: Composite(
-    lambda a: N.logical_and(N.isinf(a), N.greater(a, 0)), (x,), {}, out), "numpy.isposinf")
+    _signed_inf, (x,), {"sign": 1}, out), "numpy.isposinf")
 spell_composite(np.isneginf, ("isinf", "less"), lambda x, out=None: Composite(
-    lambda a: N.logical_and(N.isinf(a), N.less(a, 0)), (x,), {}, out), "numpy.isneginf")
+    _signed_inf, (x,), {"sign": -1}, out), "numpy.isneginf")
 
 
 def _constant_answer(a: Any, value: bool) -> Any:
@@ -511,11 +518,16 @@ spell_composite(np.trapezoid, ("getitem", "add", "multiply", "sum"),
 
 
 def _broadcast_arrays(*args):
+    # NumPy hands back an argument that already has the broadcast shape itself, and
+    # views of the others that are writeable with a warning (not broadcast_to's read-only):
+    # the op does both at run time. (Not ``a`` itself here: under dynamic sizes the shapes
+    # this sees are the example's, and only an op's shape param ties them at run time; a
+    # (3,) and a (4,) came back unbroadcast, no ValueError.)
     shape = np.broadcast_shapes(*[tuple(shape_of(a)) for a in args])
-    return tuple(N.broadcast_to(a, shape) for a in args)
+    return tuple(F.broadcast_arrays_view(a, shape=shape) for a in args)
 
 
-spell_composite(np.broadcast_arrays, ("broadcast_to",),
+spell_composite(np.broadcast_arrays, ("broadcast_arrays_view",),
                 lambda *args, subok=False: Composite(_broadcast_arrays, tuple(args)),
                 "numpy.broadcast_arrays")
 for _fn in (np.tri, np.logspace, np.geomspace, np.broadcast_shapes, np.bartlett, np.blackman,

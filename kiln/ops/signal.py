@@ -363,7 +363,8 @@ def _edge_block(x, axis: int, which: str, count: int, mode: str, value: Any):
     reject("numpy.pad", "mode", mode, "use 'constant', 'edge', 'wrap', 'reflect' or 'symmetric'")
 
 
-def _pad(x, widths, mode, value):
+def _pad(array, widths, mode, value):
+    x = array
     for axis, (before, after) in enumerate(widths):
         parts = []
         if before:
@@ -373,7 +374,10 @@ def _pad(x, widths, mode, value):
             parts.append(_edge_block(x, axis, "after", after, mode, value[axis][1]))
         if len(parts) > 1:
             x = N.concatenate(parts, axis=axis)
-    return x if any(b or a for b, a in widths) else N.copy(x)
+    x = x if any(b or a for b, a in widths) else N.copy(x)
+    # NumPy allocates the result first, np.empty(shape, order='F' if array.flags.fnc else
+    # 'C'), and fills it: the join's own order='K' layout is not that one
+    return x if len(widths) < 2 else F.relayout(x, array, rule="A")
 
 
 def _pad_normalize(array, pad_width, mode="constant", **kwargs):

@@ -27,11 +27,10 @@ def _axis(axis: Any, x: Any) -> int | None:
 
 
 def _kind(name: str, kind: Any, stable: Any) -> str | None:
-    if stable:
-        return "stable"
-    if kind not in (None, "quicksort", "mergesort", "heapsort", "stable"):
-        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got '{kind}')")
-    return kind
+    # NumPy's own checks, on a stand-in: kind and stable together (ValueError), a kind
+    # that is not a str (TypeError), one it does not know; it takes 'quick', 'Q'...
+    np.sort(np.zeros(1), kind=kind, stable=stable)
+    return "stable" if stable else kind
 
 
 # ---- sort, argsort, partition ------------------------------------------------------------------
@@ -104,6 +103,7 @@ def _partition_normalizer(op, name):
     def normalize(a, kth, axis=-1, kind="introselect", order=None):
         if order is not None:
             reject(name, "order", order, "structured arrays are not supported by kiln")
+        np.partition(np.zeros(1), 0, kind=kind)   # NumPy's check of kind (kind=1: TypeError)
         if isinstance(kth, (list, tuple)) or hasattr(kth, "shape"):
             kth = tuple(int(k) for k in np.asarray(kth).ravel().tolist()) if not hasattr(kth, "var") \
                 else reject(name, "kth", "<array>", "pass kth as an int or a list of ints")

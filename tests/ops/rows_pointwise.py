@@ -314,5 +314,9 @@ def pointwise_rows() -> list[Row]:
             via_op=lambda x, shape: F.broadcast_to(x, shape=shape), case=broadcast_to_case,
             dtypes=ALL, grad=True,
             bad=(Case([A(3), (4,)]), Case([A(2, 3), (3, 2)]))),
+        Row("broadcast_arrays_view", numpy=lambda x, shape: np.broadcast_arrays(x, np.empty(shape, bool))[0],
+            via_op=lambda x, shape: F.broadcast_arrays_view(x, shape=shape), case=broadcast_to_case,
+            dtypes=ALL, grad=True,
+            bad=(Case([A(3), (4,)]), Case([A(2, 3), (3, 2)]))),
     ]
     return rows

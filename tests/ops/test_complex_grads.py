@@ -49,6 +49,7 @@ CASES = {
     "index": (lambda a: a[:, np.array([2, 0, 2])] * a[np.array([1, 0])], (Z23,)),
     "getitem_mask": (lambda a: a[X23 > 0] * 2j + a[np.abs(a) > 1].sum(), (Z23,)),
     "broadcast_to": (lambda a: np.broadcast_to(a[0], (4, 3)) * a[1], (Z23,)),
+    "broadcast_arrays_view": (lambda a: np.broadcast_arrays(a[0], np.zeros((4, 3)))[0] * a[1], (Z23,)),
     "sum_to": (lambda a, b: a * b, (Z23, W3)),     # b's gradient is summed over the broadcast
     "astype": (lambda a, x: a * x.astype(np.complex128) + np.real(a).astype(np.complex128), (Z23, X23)),
     "fft": (lambda a, x: np.fft.fft(a, n=4) * np.fft.fft(x, axis=0, norm="ortho")[:, :1], (Z23, X23)),
