@@ -95,6 +95,8 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
             and _reduces_contiguous_runs(x, axes):
         return None  # argmax along an array's own contiguous rows: NumPy's SIMD loop is faster
     initial = params.get("initial")
+    if isinstance(initial, np.generic):
+        initial = initial.item()   # (a literal of the renderer's, not NumPy's repr)
     if initial is not None and (r == 0 or is_unbacked(r)):
         return None  # np.max(x, initial=c) of what may be empty: NumPy's, which gives c
     if combine in ("max", "min", "argmax", "argmin") and r == 0 and m > 0:

@@ -28,7 +28,7 @@ import numpy as np
 
 from .meta import (TensorMeta, check_dtype, ndim_of, normalize_axis, normalize_one_axis, reject,
                    reject_where, shape_of, count_operand)
-from .value_warnings import numpy_site, warn_where
+from .value_warnings import call_site, numpy_site
 from .registry import (Bound, Category, F, Op, declare, is_complex_like, is_float_like, method_key,
                        spell, ufunc_method_key)
 
@@ -210,8 +210,8 @@ def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extr
             total = bind(OPS["sum"], name, filled, axis, None, keepdims, dtype=bound.params["dtype"])
             count = count.op(*count.inputs, **count.params)
             # NumPy's _mean warns once where a slice selects nothing (then 0 / 0: NaN)
-            warn_where(F.equal(count, 0), "Mean of empty slice",
-                       _MEAN_SITE if name == "numpy.mean" else None)
+            F.warn_if_zero(count, message="Mean of empty slice",
+                           site=_MEAN_SITE if name == "numpy.mean" else call_site())
             mean = F.true_divide(total.op(*total.inputs, **total.params), count)
             # NumPy's _mean divides in place (unsafe) into the sum's dtype, float16 back to
             # float16: the dtype the plain mean has (a float32 sum / an intp count is float64)

@@ -117,6 +117,27 @@ warn_if_any = declare(
         "is true (np.nanmax's all-NaN slices); never removed as dead code")
 
 
+def _warn_if_zero(x, message="", site=None):
+    return _warn_if_any(np.logical_not(as_array(x)), message, site)
+
+
+def _zero_check(message="", site=None):
+    def check(x):
+        if not x.all():
+            _warn_if_any(True, message, site)
+    return check
+
+
+# A count's own zeros, not ``count == 0`` computed after it: a reduction's result read by
+# no pointwise op keeps a stage of many masked means one loop (kiln/lowering/cpp_stages.py)
+warn_if_zero = declare(
+    "warn_if_zero", Category.EXTERN, _warn_if_zero, inputs=("x",),
+    params={"message": "", "site": None}, may_raise=True, check_impl=_zero_check,
+    meta=lambda x, message="", site=None: TensorMeta((1,), np.dtype(bool)),
+    doc="warns NumPy's RuntimeWarning ``message`` at ``site`` (file, line) when a value of x "
+        "is zero (a mean's count: 'Mean of empty slice'); never removed as dead code")
+
+
 def warn_where(x: Any, message: str, numpy_at: tuple[str, int] | None = None) -> None:
     """For a composite: NumPy's RuntimeWarning ``message`` when a value of the boolean
     array ``x`` is true, at the user's line, or at ``numpy_at`` (:func:`numpy_site`)."""
