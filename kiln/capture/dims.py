@@ -30,6 +30,8 @@ Lowering works the same sizes out again from the graph (kiln/lowering/sizes.py).
 """
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 from ..ir.sizes import Size
@@ -291,6 +293,14 @@ def _follow_by_probing(tx, op, arrays: list, inputs: tuple, params: dict,
     return follow
 
 
+# The most elements a probe's result may have beyond four times the example's
+PROBE_ELEMENTS = 1 << 22
+
+
+def _elements(shape: tuple) -> int:
+    return math.prod(int(d) for d in shape)
+
+
 def _probe(op, inputs: tuple, params: dict, code: Any, n: int, unbacked: bool = False) -> set | None:
     """Output dims that follow symbol ``code`` (or the set of symbols ``code``, moved
     together; example size ``n``), or None if unclear. ``unbacked``: the size is known
@@ -305,6 +315,11 @@ def _probe(op, inputs: tuple, params: dict, code: Any, n: int, unbacked: bool = 
     followed = None
     for size in (2, n + 1, 2 * n + 3, 4099 * n + 7) + ((1,) if unbacked else ()):
         if size == n:
+            continue
+        if followed and size > n and _elements(base.shape) * (size / n) ** len(followed) > \
+                max(PROBE_ELEMENTS, 4 * _elements(base.shape)):
+            # (NumPy runs on stand-ins this size: np.outer of a size-20502 probe is 1.7 GB,
+            # its np.dot an hour; the smaller probes have said which dims follow)
             continue
         try:
             out = infer_meta(op, _with_size(inputs, code, size), params)
