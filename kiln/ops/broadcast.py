@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import layout
-from .meta import TensorMeta, as_array, shape_of
+from .meta import TensorMeta, as_array, namespace, shape_of
 from .registry import Bound, Category, F, declare, spell
 
 
@@ -60,7 +60,8 @@ spell(np.broadcast_to, broadcast_to, _broadcast_to_normalize, "numpy.broadcast_t
 def _broadcast_arrays_impl(x: Any, shape: tuple) -> Any:
     # NumPy's own: writeable with a FutureWarning on reading the flag and a
     # DeprecationWarning on writing, where x is writeable (read-only otherwise)
-    return np.broadcast_arrays(x, np.broadcast_to(np.zeros((), np.bool_), shape))[0]
+    xp = namespace(x)   # (CuPy's on a GPU array: NumPy's would see a foreign operand)
+    return xp.broadcast_arrays(x, xp.broadcast_to(xp.zeros((), np.bool_), shape))[0]
 
 
 # What np.broadcast_arrays gives for each argument: x itself where it has the shape
