@@ -571,9 +571,8 @@ def compile(fn: Callable | None = None, *, backend: Any = "cpp", fullgraph: bool
         array([1., 1.])
     """
     for name, value, allowed in (("dynamic", dynamic, (None, True, False)), ("fullgraph", fullgraph, (True, False))):
-        if not any(value is a for a in allowed):
-            raise KilnError(f"kiln.compile({name}={value!r}): {name} takes "
-                            f"{', '.join(map(repr, allowed[:-1]))} or {allowed[-1]!r}")
+        if all(value is not a for a in allowed):   # (1 == True: identity, not equality)
+            raise KilnError(f"kiln.compile({name}={value!r}): {name} takes {' or '.join(map(repr, allowed))}")
     if fn is None:
         return lambda f: compile(f, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
     if isinstance(fn, functools.partial):   # its function compiled, its arguments bound as they were

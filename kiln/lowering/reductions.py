@@ -146,8 +146,7 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
     # NumPy warns "Degrees of freedom <= 0 for slice" where ddof leaves none (and divides
     # by zero): such sizes run the graph by NumPy (kiln/runtime/backend.py). A dynamic
     # count is a size guard: the example's answer holds for the sizes this build runs.
-    if (r <= ddof) if is_static(r) else \
-            (not is_unbacked(r) and ddof >= MIN_SIZE and not r > math.floor(ddof)):
+    if (r <= ddof) if is_static(r) else ddof >= MIN_SIZE and not r > math.floor(ddof):
         raise Unsupported(f"{finish_as} with ddof={ddof} of {r} elements: NumPy warns")
     dev_dt = np.promote_types(src, sum_dt)
 
@@ -163,14 +162,10 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
     root = finish_as == "std"
 
     def degrees_of_freedom(ops: Any) -> Any:
-        if ddof != int(ddof):  # ddof=0.5: NumPy's max(count - ddof, 0) is a float64
-            dof = ops.call("subtract", [count(ops, r), ops.constant(float(ddof), f64)], f64)
-            return ops.call("maximum", [dof, ops.constant(0.0, f64)], f64)
-        if ddof <= 1 and not is_unbacked(r):  # r - ddof >= 0 for every size a kernel runs at
-            return count(ops, max(r - ddof, 0))
-        i64 = np.dtype(np.int64)
-        dof = ops.call("subtract", [ops.size(r), ops.constant(ddof, i64)], i64)
-        return ops.cast(ops.call("maximum", [dof, ops.constant(0, i64)], i64), i64, f64)
+        # count - ddof > 0 at every size this build runs (refused or guarded above)
+        if ddof != int(ddof):  # ddof=0.5: NumPy's count - ddof is a float64
+            return ops.call("subtract", [count(ops, r), ops.constant(float(ddof), f64)], f64)
+        return count(ops, r - int(ddof))
 
     def finish(ops: Any, index: list) -> Any:
         var = ops.cast(divided(ops, squares.load(ops, _keep_index(index, out_shape, keep_shape, axes)),

@@ -109,12 +109,17 @@ def _warn_check(message="", site=None):
     return check
 
 
-warn_if_any = declare(
-    "warn_if_any", Category.EXTERN, _warn_if_any, inputs=("x",),
-    params={"message": "", "site": None}, may_raise=True, check_impl=_warn_check,
-    meta=lambda x, message="", site=None: TensorMeta((1,), np.dtype(bool)),
-    doc="warns NumPy's RuntimeWarning ``message`` at ``site`` (file, line) when a value of x "
-        "is true (np.nanmax's all-NaN slices); never removed as dead code")
+def _warning_op(name: str, impl: Callable, check: Callable, when: str) -> Any:
+    return declare(
+        name, Category.EXTERN, impl, inputs=("x",),
+        params={"message": "", "site": None}, may_raise=True, check_impl=check,
+        meta=lambda x, message="", site=None: TensorMeta((1,), np.dtype(bool)),
+        doc=f"warns NumPy's RuntimeWarning ``message`` at ``site`` (file, line) when {when}; "
+            f"never removed as dead code")
+
+
+warn_if_any = _warning_op("warn_if_any", _warn_if_any, _warn_check,
+                          "a value of x is true (np.nanmax's all-NaN slices)")
 
 
 def _warn_if_zero(x, message="", site=None):
@@ -130,12 +135,8 @@ def _zero_check(message="", site=None):
 
 # A count's own zeros, not ``count == 0`` computed after it: a reduction's result read by
 # no pointwise op keeps a stage of many masked means one loop (kiln/lowering/cpp_stages.py)
-warn_if_zero = declare(
-    "warn_if_zero", Category.EXTERN, _warn_if_zero, inputs=("x",),
-    params={"message": "", "site": None}, may_raise=True, check_impl=_zero_check,
-    meta=lambda x, message="", site=None: TensorMeta((1,), np.dtype(bool)),
-    doc="warns NumPy's RuntimeWarning ``message`` at ``site`` (file, line) when a value of x "
-        "is zero (a mean's count: 'Mean of empty slice'); never removed as dead code")
+warn_if_zero = _warning_op("warn_if_zero", _warn_if_zero, _zero_check,
+                           "a value of x is zero (a mean's count: 'Mean of empty slice')")
 
 
 def warn_where(x: Any, message: str, numpy_at: tuple[str, int] | None = None) -> None:
