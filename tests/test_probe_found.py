@@ -67,3 +67,26 @@ def test_numpy_scalar_math_that_warns_is_not_folded(backend, fn):
         got, want = _run(compiled, np.ones(2)), _run(fn, np.ones(2))
         assert got[1] == want[1] and want[1]
         np.testing.assert_array_equal(got[0], want[0])
+
+
+def _same_tree(fn, backend, *args):
+    got, want = _run(kiln.compile(fn, backend=backend), *args), _run(fn, *args)
+    assert got[1] == want[1]
+    assert type(got[0]) is type(want[0])
+    for g, w in zip(got[0], want[0]) if isinstance(want[0], tuple) else [(got[0], want[0])]:
+        assert type(g) is type(w) and g.dtype == w.dtype and np.shape(g) == np.shape(w)
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.int64, np.float32])
+def test_average_returned_scale_is_a_scalar_like_its_average(backend, dtype):
+    """np.average(x, returned=True) over every axis gives (np.float64, np.float64); the
+    scale was a 0-d array (np.full_like of the 0-d average)."""
+    x = np.random.default_rng(13).integers(0, 5, (4, 6)).astype(dtype)
+    w = np.arange(1.0, 7.0)
+    _same_tree(lambda x: np.average(x, returned=True), backend, x)
+    _same_tree(lambda x, w: np.average(x, weights=np.broadcast_to(w, x.shape), returned=True),
+               backend, x, w)
+    _same_tree(lambda x, w: np.average(x, axis=1, weights=w, returned=True), backend, x, w)
+    _same_tree(lambda x: np.average(x, axis=0, returned=True), backend, x)

@@ -187,7 +187,7 @@ def _average(a, weights, axis, returned, keepdims):
             return avg
         n = np.prod([shape_of(a)[i] for i in (range(ndim_of(a)) if axis is None else
                                               np.atleast_1d(axis))]) if ndim_of(a) else 1
-        return avg, N.full_like(avg, n)
+        return avg, scalar_if_0d(N.full_like(avg, n))   # NumPy's avg.dtype.type(n) when 0-d
     w = weights
     if shape_of(w) != shape_of(a):
         if axis is None:
@@ -203,7 +203,7 @@ def _average(a, weights, axis, returned, keepdims):
     wsum = F.nonzero_or_raise(wsum, message="Weights sum to zero, can't be normalized",
                               error="ZeroDivisionError")
     avg = N.true_divide(N.sum(N.multiply(a, w), axis=axis, dtype=dt, keepdims=keepdims), wsum)
-    return (avg, N.broadcast_to(wsum, tuple(shape_of(avg)))) if returned else avg
+    return (avg, scalar_if_0d(N.broadcast_to(wsum, tuple(shape_of(avg))))) if returned else avg
 
 
 def _average_normalize(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue):
