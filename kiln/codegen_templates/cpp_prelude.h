@@ -165,7 +165,7 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_threads(cons
         k *= 2;
     }
     T s[8];
-    unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
+    unsigned fp = kiln_fp_take();   // the calling thread's flags so far, then its threads'
     const int64_t launched = kiln_now_us();
     #pragma omp parallel num_threads(k) reduction(|:fp)
     {
@@ -177,6 +177,38 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_threads(cons
     for (; k > 1; k /= 2)
         for (int j = 0; j < k / 2; j++) s[j] = s[2 * j] + s[2 * j + 1];
     return s[0];
+}
+// NumPy's sum of terms cast to T on the way (np.add.reduce with dtype=, the mean of ints):
+// its iterator casts a run through a buffer of 8192 terms, adds each buffer pairwise in T,
+// and the buffers' sums into the result in order. On threads, up to 64 buffers at a time
+// are summed side by side, then added in order: the same bits on any thread count.
+template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(const F& f, int64_t n, int nthreads) {
+    const int64_t B = 8192;
+    T res = 0;
+    if (nthreads < 2 || n <= 2 * B) {
+        for (int64_t lo = 0; lo < n; lo += B) res += kiln_pairwise<T, W>(f, lo, n - lo < B ? n - lo : B);
+        return res;
+    }
+    T s[64];
+    unsigned fp = kiln_fp_take();   // (as kiln_pairwise_threads)
+    for (int64_t first = 0; first < n; first += 64 * B) {
+        const int64_t count = (n - first + B - 1) / B < 64 ? (n - first + B - 1) / B : 64;
+        const int64_t launched = kiln_now_us();
+        #pragma omp parallel num_threads(nthreads) reduction(|:fp)
+        {
+            kiln_arrived(launched);
+            kiln_fp_take();
+            #pragma omp for schedule(static)
+            for (int64_t j = 0; j < count; j++) {
+                const int64_t lo = first + j * B;
+                s[j] = kiln_pairwise<T, W>(f, lo, n - lo < B ? n - lo : B);
+            }
+            fp |= kiln_fp_take();
+        }
+        for (int64_t j = 0; j < count; j++) res += s[j];
+    }
+    kiln_fp_put(fp);
+    return res;
 }
 
 {% endif %}{% if 'divide' in helpers %}// NumPy's float floor division and remainder (npy_divmod): the result takes the sign of

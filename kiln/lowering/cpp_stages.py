@@ -166,7 +166,10 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 updates.append(f"{at} = {take} ? (int64_t)({pos}) : {at};")
                 acc = at
             elif node in pairwise_nodes:
-                terms.append((acc, v, ctype(node.src.dtype)))   # pairwise: in its own dtype
+                # pairwise in the sum's dtype; terms of another dtype are cast as NumPy's
+                # buffers cast them, and added a buffer (PAIRWISE_BUFFER terms) at a time
+                cast = np.dtype(node.src.dtype) != np.dtype(buf.dtype)
+                terms.append((acc, em.cast(v, node.src.dtype, buf.dtype), ctype(buf.dtype), cast))
             elif node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
@@ -220,16 +223,19 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (_needed)
             var, n = inner[0]
-            for acc, v, c_type in terms:
+            for acc, v, c_type, cast in terms:
                 fn = acc.replace("acc", "term")
                 lines.append(f"auto {fn} = [&](int64_t {var}) -> {c_type} {{")
                 needed = _needed(em.lines, v)
                 lines += ["  " + b for b in needed] + [f"  return {v};", "};"]
                 # float32 terms that call vector math: 16 lanes per call (the prelude's W)
                 tp = f"{c_type}, 16" if c_type == "float" and calls_math(needed) else c_type
-                if plan.split_inner:
-                    lines.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, (int64_t){plan.work} * "
-                                 f"{plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1);")
+                threads = (f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
+                           if plan.split_inner else "1")
+                if cast:
+                    lines.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads});")
+                elif plan.split_inner:
+                    lines.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});")
                 else:
                     lines.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
         if pairwise:
@@ -279,10 +285,13 @@ def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[se
     own dtype (float64 or float32 terms) over one run (a contiguous row, or a whole array
     whose loops collapsed) is bit for bit np.add.reduce's result that way; NumPy's own sums
     of float values are that order exactly (a run of any length, from 0, no buffering).
-    Beside other reductions (``x.max()`` and ``x.mean()`` in one loop) such a sum is its own
-    pass over the run, as NumPy's is. Other sums keep SIMD lanes: a float32 sum into float64
-    accumulates in double (NumPy casts in buffers), integers are exact, and float64 sums of
-    under 8 terms, which NumPy adds in order from 0, are the loop's own (in double)."""
+    A float sum of terms of another dtype (``x.sum(dtype=np.float32)`` of float64, the mean
+    of ints or of float32 into float64) is NumPy's buffered reduction: each run cast a
+    buffer of 8192 at a time, each buffer added pairwise in the sum's dtype, the buffers'
+    sums in order (kiln_pairwise_buffered). Beside other reductions (``x.max()`` and
+    ``x.mean()`` in one loop) such a sum is its own pass over the run, as NumPy's is. Other
+    sums keep SIMD lanes: integers are exact, and float64 sums of under 8 terms, which NumPy
+    adds in order from 0, are the loop's own (in double)."""
     if plan.blocked or kind == "scalar" or len(inner) != 1 or not members \
             or any(role != "reduce" for _, role in members):
         # (a stage that also stores values or scans: its body runs once per element)
@@ -291,11 +300,11 @@ def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[se
     n = _constant_trip(inner[0][1])
     picked = set()
     for node, role in members:
-        if role == "reduce" and node.combine == "sum" \
-                and np.dtype(node.src.dtype).name in ("float32", "float64") \
-                and np.dtype(node.src.dtype) == np.dtype(node.buf.dtype) \
-                and np.dtype(plan.accumulators[node.buf.name]) in (f64, np.dtype(node.buf.dtype)) \
-                and not (n is not None and n < 8 and np.dtype(node.src.dtype) == f64):
+        src, out = np.dtype(node.src.dtype), np.dtype(node.buf.dtype)
+        if role == "reduce" and node.combine == "sum" and out.name in ("float32", "float64") \
+                and (src == out or src.kind in "biuf") \
+                and np.dtype(plan.accumulators[node.buf.name]) in (f64, out) \
+                and not (n is not None and n < 8 and out == f64):
             picked.add(node)
     if len(picked) > MAX_PAIRWISE_SUMS:
         # each is a pass of its own and a template instance (~0.1 s of g++): a stage of

@@ -45,6 +45,37 @@ def test_whole_array_sums_are_numpys_bit_for_bit(monkeypatch, threads, dtype):
             assert g(x) == fused_mean(x), n
 
 
+
+def cast_sums(x):
+    """Sums whose terms NumPy casts through its iterator's buffers on the way."""
+    return (x.sum(dtype=np.float32), x.mean(dtype=np.float64), np.mean((x * 1e6).astype(np.int64)),
+            x.astype(np.float32).sum(dtype=np.float64))
+
+
+def cast_row_sums(x):
+    return x.sum(axis=1, dtype=np.float32), np.mean((x * 1e6).astype(np.int64), axis=-1)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_sums_cast_on_the_way_are_numpys_bit_for_bit(monkeypatch, threads):
+    """x.sum(dtype=np.float32) of float64, the mean of int64 or of float32 into float64:
+    NumPy casts a buffer of 8192 terms at a time and adds each buffer pairwise; kiln added
+    the terms in double SIMD lanes (different last bits: the int mean of 1000 values ~1e15)."""
+    monkeypatch.setattr(kiln.config, "num_threads", threads)
+    kiln.reset()
+    rng = np.random.default_rng(threads + 10)
+    f, g = kiln.compile(cast_sums), kiln.compile(cast_row_sums)
+    for n in (5, 100, 1000, 8192, 8193, 20_000, 65536 + 13, 600_001):
+        x = rng.standard_normal(n) * 10.0 ** rng.integers(0, 10, n)
+        for got, want in zip(f(x), cast_sums(x)):
+            assert got.dtype == want.dtype and got == want, n   # exact: not allclose
+    for shape in ((3, 20_000), (7, 9000), (100, 100), (1000, 37)):
+        x = rng.standard_normal(shape) * 10.0 ** rng.integers(0, 10, shape)
+        for got, want in zip(g(x), cast_row_sums(x)):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+
+
 def test_rows_strides_and_variance_are_numpys_bit_for_bit():
     rng = np.random.default_rng(1)
     f, s, v = kiln.compile(row_sums), kiln.compile(strided), kiln.compile(variance)
