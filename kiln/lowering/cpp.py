@@ -27,7 +27,7 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
                       NameSource, call_cost, ctype, template)
 from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offsets
 from .sizes import printed_symbols, product, render as render_size
-from .fp_flags import fp_entries
+from .fp_flags import fp_entries, nan_quiet
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, write_index
 from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, ROW_WRITE_CHUNK, SHORT_LOOP,  # noqa: F401
@@ -301,10 +301,13 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
                    f"    {kernel.name}({', '.join(slots)});\n}}\n")
         cdef += f"\nvoid {kernel.name}_packed(void*);"
     keep_gil = plan.work.isdigit() and int(plan.work) * plan.cost <= KEEP_GIL_WORK
-    reads = tuple(i for i, b in enumerate(buffers) if b.name not in written) + \
-        tuple(range(len(buffers), len(buffers) + len(scalars)))
-    opaque = bool(inplace) or "nan" in k["body"].lower() or \
-        any(b.name in written and b.kind != "computed" for b in buffers)
+    if nan_quiet(kernel):   # NaNs it reads raise nothing: its flags are its ops' own
+        reads, opaque = (), False
+    else:
+        reads = tuple(i for i, b in enumerate(buffers) if b.name not in written) + \
+            tuple(range(len(buffers), len(buffers) + len(scalars)))
+        opaque = bool(inplace) or "nan" in k["body"].lower() or \
+            any(b.name in written and b.kind != "computed" for b in buffers)
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
                           size_args, tuple(args), keep_gil, fp_entries(kernel), reads, opaque,
                           offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),

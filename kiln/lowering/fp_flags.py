@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.fp_errors import ALL, Bounded, fp_kinds
+from ..ops.fp_errors import ALL, NAN_QUIET, Bounded, fp_kinds
 
 _MASKED = ("masked_unary", "masked_binary")
 _BOUND = {"b": Bounded(1.0), "i": Bounded(2.0 ** 63), "u": Bounded(2.0 ** 64)}
@@ -70,3 +70,21 @@ def fp_entries(kernel: Any) -> tuple:
             if e is not None and e not in out:
                 out.append(e)
     return tuple(out)
+
+
+def nan_quiet(kernel: Any) -> bool:
+    """Whether the NaNs ``kernel`` reads raise no flag: every op it computes is NaN-quiet
+    (ops/fp_errors.py NAN_QUIET; float-to-float casts too). Its invalid flag then is its
+    ops' own whatever NaNs its inputs hold, an input it overwrites in place included, so
+    the runtime needs no NaN check of its arguments (runtime/fpwarn.py)."""
+    for n in kernel.nodes:
+        for origin in n.origins:
+            if getattr(origin, "kind", None) != "call":
+                continue
+            name = origin.op.name
+            if name == "astype" and origin.args:
+                if _dtype_kind(origin) != "f" or _dtype_kind(origin.args[0]) != "f":
+                    return False
+            elif name not in NAN_QUIET:
+                return False
+    return True
