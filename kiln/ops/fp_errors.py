@@ -102,7 +102,20 @@ def _constant(value: Any) -> float | None:
 def _by_constant(op: str, kinds: int, consts: tuple) -> int:
     """``kinds`` of a binary op narrowed by a constant operand: ``x + 1.0`` cannot overflow
     (1.0 is under half an ulp of the largest double) nor be inf - inf; ``x * 0.5`` neither;
-    ``x / 2`` cannot divide by zero nor overflow; ``x ** 2.0`` is never invalid."""
+    ``x / 2`` cannot divide by zero nor overflow; ``x ** 2.0`` is never invalid. A
+    bounded operand (an integer array's values) with a constant: ``ints / 100`` and
+    ``ints * 0.5`` raise nothing."""
+    bounded = [c for _, c in consts if isinstance(c, Bounded)]
+    if len(consts) == 2 and len(bounded) == 1:
+        (pos, c), = [(p, c) for p, c in consts if not isinstance(c, Bounded)]
+        b = bounded[0]
+        if c is None or not math.isfinite(c):
+            return kinds
+        if op in ("add", "subtract", "multiply"):
+            return kinds & ~INVALID & (~OVER if b * max(abs(c), 1.0) + abs(c) < 2.0 ** 1000 else ALL)
+        if op == "true_divide" and pos == 1 and c != 0:
+            return kinds & ~DIVIDE & ~INVALID & (~OVER if b / abs(c) < 2.0 ** 1000 else ALL)
+        return kinds
     if len(consts) != 1 or consts[0][1] is None or not math.isfinite(consts[0][1]):
         return kinds
     pos, c = consts[0]

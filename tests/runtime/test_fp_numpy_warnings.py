@@ -526,3 +526,27 @@ def test_nans_in_the_data_do_not_hide_an_invalid_log(dtype):
     _, want = _record(nan_data_math, (y,))
     assert [w[1] for w in want] == ["invalid value encountered in log"]
     _same(_record(kiln.compile(nan_data_math, backend="cpp"), (y,))[1], want)
+
+
+def exp_of_divided_ints(x):
+    return np.exp(x / 100)
+
+
+def exp_of_halved_ints(x):
+    return np.exp(x * 0.5) * 0.25
+
+
+@pytest.mark.parametrize("fn", [exp_of_divided_ints, exp_of_halved_ints])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32])
+def test_an_integer_array_by_a_constant_leaves_overflow_to_exp(fn, dtype):
+    """``np.exp(ints / 100)``: an integer array divided (or multiplied) by a finite
+    constant can raise no flag, so exp owns the overflow; both had counted as possible
+    owners and the kernel said nothing (NumPy: 'overflow encountered in exp')."""
+    x = np.array([5, 75_000, 100, 1]).astype(dtype)
+    want_out, want = _record(fn, (x,))
+    assert [w[1] for w in want] == ["overflow encountered in exp"]
+    compiled = kiln.compile(fn, backend="cpp")
+    for _ in range(2):
+        out, got = _record(compiled, (x,))
+        _same(got, want)
+        np.testing.assert_allclose(out, want_out, rtol=1e-14)
