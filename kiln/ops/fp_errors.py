@@ -59,17 +59,15 @@ _SILENT = frozenset("""
     filled index take take_along_axis setitem copyto fill put place
 """.split())
 
-# ops whose kernel code raises no flag for a quiet NaN operand (IEEE arithmetic, sqrt, the
-# math functions below, sums, copies, views, == and != and isnan, which IEEE makes quiet; measured on kiln's C++ for float32 and
-# float64 with NaNs in the data). Not here: exp (float64 raises invalid for a NaN),
-# logaddexp, floor_divide and remainder (their code compares), casts to integers, and
-# comparisons, min/max and clip (quiet only as GCC happens to compile them). A kernel made
-# of these ops alone reads NaNs silently, so a flag it raises is its ops' own
-# (lowering/fp_flags.py nan_quiet).
+# ops whose kernel code raises no flag for a quiet NaN operand: IEEE 754's basic operations
+# (+ - * / sqrt, which signal only for a signalling NaN), sign-bit operations (negative,
+# fabs), == and != and isnan (quiet predicates), selects, sums, copies and views. Not here:
+# libm's functions (glibc's scalar log1p raises invalid for a NaN, its vector one does
+# not: which one runs depends on the loop's tail), power, ordered comparisons, min/max,
+# clip, casts to integers. A kernel made of these ops alone reads NaNs silently, so a flag
+# it raises is its ops' own (lowering/fp_flags.py nan_quiet).
 NAN_QUIET = frozenset("""
     add subtract multiply true_divide square reciprocal negative positive absolute fabs sqrt
-    log log2 log10 log1p sin cos tan arcsin arccos arctan arcsinh arccosh arctanh sinh cosh
-    tanh power float_power cbrt deg2rad radians rad2deg degrees hypot arctan2 exp2 expm1
     sum prod mean cumsum cumprod copy copy_into broadcast_to reshape ravel transpose getitem
     flatten where isnan equal not_equal any all logical_not logical_and logical_or
 """.split())
