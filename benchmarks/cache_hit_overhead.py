@@ -98,6 +98,59 @@ def python_numbers(a, s, k):
     return a * s + k
 
 
+def views_combined(a):
+    return a.T[::2], a.reshape(-1), a.swapaxes(0, 1)
+
+
+def reshape_view(a):
+    return a.reshape(-1)
+
+
+def keyword_only(x, *, scale=2.0):
+    return x * scale
+
+
+def star_args(*xs):
+    return xs[0] + xs[1]
+
+
+def star_kwargs(x, **kw):
+    return x * kw["scale"]
+
+
+def default_arg(x, scale=2.0):
+    return x * scale
+
+
+def two_results(a, b):
+    return a + b, a * b
+
+
+def as_dict(a, b):
+    return {"sum": a + b, "prod": a * b}
+
+
+def numpy_scalar(a):
+    return a.sum()
+
+
+def one_break(a):
+    b = a * 2.0
+    kiln.graph_break()
+    return b + 1.0
+
+
+def python_only(n):
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def generator_sum(a):
+    return sum(a[i] * i for i in range(4))
+
+
 class Layer:
     def __init__(self, w):
         self.w = w
@@ -127,11 +180,27 @@ def _cases(n: int, dtype: str) -> list:
         ("a[::2]", every_other, lambda r: (draw(r, n),)),
         ("float(sum)", as_float, lambda r: (draw(r, n), draw(r, n))),
         ("python numbers", python_numbers, lambda r: (draw(r, n), 2.0, 3)),
+        ("views tuple", views_combined, lambda r: (draw(r, m, m),)),
+        ("reshape(-1)", reshape_view, lambda r: (draw(r, m, m),)),
+        ("*args", star_args, lambda r: (draw(r, n), draw(r, n))),
+        ("default arg", default_arg, lambda r: (draw(r, n),)),
+        ("tuple result", two_results, lambda r: (draw(r, n), draw(r, n))),
+        ("dict result", as_dict, lambda r: (draw(r, n), draw(r, n))),
+        ("a.sum() scalar", numpy_scalar, lambda r: (draw(r, n),)),
+        ("one graph break", one_break, lambda r: (draw(r, n),)),
+        ("python only", python_only, lambda r: (n % 50,)),
+        ("generator sum", generator_sum, lambda r: (draw(r, n),)),
     ]
     out = [(name, fn, kiln.compile(fn), make) for name, fn, make in rows]
-    kw = kiln.compile(keywords)
-    out.append(("keywords", lambda a, b: keywords(a, b, alpha=0.5), lambda a, b: kw(a, b, alpha=0.5),
-                lambda r: (draw(r, n), draw(r, n))))
+    # (called as user code calls them, with keyword names in the call: a partial would
+    # pass a dict)
+    kw, kwonly, starkw = kiln.compile(keywords), kiln.compile(keyword_only), kiln.compile(star_kwargs)
+    out += [("keywords", lambda a, b: keywords(a, b, alpha=0.5), lambda a, b: kw(a, b, alpha=0.5),
+             lambda r: (draw(r, n), draw(r, n))),
+            ("keyword-only", lambda x: keyword_only(x, scale=3.0), lambda x: kwonly(x, scale=3.0),
+             lambda r: (draw(r, n),)),
+            ("**kwargs", lambda x: star_kwargs(x, scale=3.0), lambda x: starkw(x, scale=3.0),
+             lambda r: (draw(r, n),))]
     out.append(("method w@x", layer.forward, kiln.compile(layer.forward), lambda r: (draw(r, m),)))
     # (the attribute looked up per call, as user code does: __get__ is part of the cost)
     out.append(("@compile method", lambda x: layer.forward(x), lambda x: layer.compiled_forward(x),
