@@ -102,6 +102,10 @@ def views_combined(a):
     return a.T[::2], a.reshape(-1), a.swapaxes(0, 1)
 
 
+def product_and_transpose(a):
+    return a * 2.0, a.T
+
+
 def reshape_view(a):
     return a.reshape(-1)
 
@@ -182,6 +186,7 @@ def _cases(n: int, dtype: str) -> list:
         ("python numbers", python_numbers, lambda r: (draw(r, n), 2.0, 3)),
         ("views tuple", views_combined, lambda r: (draw(r, m, m),)),
         ("reshape(-1)", reshape_view, lambda r: (draw(r, m, m),)),
+        ("a*2, a.T", product_and_transpose, lambda r: (draw(r, m, m),)),
         ("*args", star_args, lambda r: (draw(r, n), draw(r, n))),
         ("default arg", default_arg, lambda r: (draw(r, n),)),
         ("tuple result", two_results, lambda r: (draw(r, n), draw(r, n))),

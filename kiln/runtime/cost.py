@@ -66,12 +66,12 @@ KERNEL_DIRECT_US = 0.1  # the same launched by a wrapper run in C (fast_call.c F
 SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume entry
 # Returned views are not made by kernels: the compiled call rebuilds each one after the
 # graph ran, calling its view ops' NumPy kernels (aot/view_outputs.py). Measured on 3x3
-# float64, compiled (KILN_COST_MODEL=0) against NumPy: ``return a.T`` 0.78 us / 0.10,
-# ``return a.T[::2][::-1][1:]`` 1.45 / 0.34, ``return a * 2, a.T`` 1.02 / 0.79 (before
-# view_outputs.py: 1.2, 2.0 and 1.5 us compiled).
-VIEW_OUTPUTS_US = 0.3  # the generated function's frame, once a call when any view is rebuilt
-VIEW_REPLAY_US = 0.3   # each view op replayed (reshape and swapaxes through NumPy's
-                       # Python functions cost more: three views of a 3x3 array 3.4 us)
+# float64, compiled (KILN_COST_MODEL=0) against NumPy: ``return a.T`` 0.48 us / 0.10,
+# ``return a.T[::2][::-1][1:]`` 1.1 / 0.34, ``return a * 2, a.T`` 0.68 / 0.78 (before
+# view_outputs.py and the view kernels' ndarray methods, ops/shape.py: 1.2, 2.0 and 1.5).
+VIEW_OUTPUTS_US = 0.1  # the generated function's frame, once a call when any view is rebuilt
+VIEW_REPLAY_US = 0.2   # each view op replayed (reshape's layout check costs more: three
+                       # views of a 3x3 array, 2.2 us)
 
 # A graph of small-array work needing more kernels than this runs as Python: building
 # them costs ~BUILD_S_PER_KERNEL each (g++ -O3), thousands of calls' worth of any saving.

@@ -1,7 +1,7 @@
 """The cost model prices returned views (kiln/runtime/cost.py ``_returned_views_us``):
 a compiled call rebuilds each view it returns by calling the view ops' NumPy kernels after
-the graph ran (aot/view_outputs.py), 0.78 us for ``return a.T`` against NumPy's 0.1 and
-3.4 us against 0.46 for three views of a 3x3 array; such small graphs run as Python.
+the graph ran (aot/view_outputs.py), 0.48 us for ``return a.T`` against NumPy's 0.1 and
+2.2 us against 0.46 for three views of a 3x3 array; such small graphs run as Python.
 Whichever way they run, views stay views of the arrays NumPy's would view."""
 import numpy as np
 import pytest
@@ -25,10 +25,6 @@ def chained_view(a):
     return a.T[::2][::-1][1:]
 
 
-def product_and_transpose(a):
-    return a * 2.0, a.T
-
-
 def shared_base(a):
     b = a * 2.0
     return b, b.T, b[::2]
@@ -48,7 +44,7 @@ def _check_same(fn, compiled, a):
             assert np.shares_memory(got[i], got[j]) == np.shares_memory(w, want[j])
 
 
-@pytest.mark.parametrize("fn", [three_views, chained_view, product_and_transpose, shared_base])
+@pytest.mark.parametrize("fn", [three_views, chained_view, shared_base])
 def test_small_graphs_returning_views_run_as_python(fn):
     a = np.random.default_rng(11).standard_normal((3, 3))
     compiled = kiln.compile(fn)
