@@ -28,24 +28,24 @@ on the shared 2-core machine (load average 6-7): us per call, NumPy / kiln (spee
 "before": main at 634eb03; "after": returned views priced by the cost model, rebuilt by
 one generated function (aot/view_outputs.py), view kernels through ndarray methods.
 
-    case              n     NumPy   before            after
-    views tuple       10    0.51    4.35  (0.12x)     0.53  (0.96x)
-    views tuple       1000  0.51    4.34  (0.12x)     0.55  (0.92x)
-    a*2, a.T          10    0.67    1.45  (0.46x)     0.72  (0.93x)
-    a*2, a.T          1000  0.95    1.69  (0.56x)     0.99  (0.96x)
-    python only       10    0.34    0.61  (0.55x)     0.63  (0.56x)   (not changed)
-    python only       1000  0.11    0.61  (0.17x)     0.62  (0.17x)   (n % 50 = 0 trips)
-    a.T               10    0.10    0.11  (0.89x)     0.11  (0.89x)
-    reshape(-1)       10    0.17    0.19  (0.85x)     0.19  (0.81x)
-    *args             10    0.40    0.44  (0.90x)     0.56  (0.84x)
-    *args             1000  0.94    0.93  (1.01x)     0.66  (0.99x)
-    keywords          10    0.94    1.04  (0.90x)     1.01  (0.92x)
-    keyword-only      10    0.66    0.69  (0.95x)     0.67  (0.93x)
-    **kwargs          10    0.75    0.81  (0.93x)     0.80  (0.93x)
-    @compile method   10    1.00    1.10  (0.91x)     1.08  (0.90x)
-    @compile method   1000  1.12    1.19  (0.94x)     1.24  (0.92x)
-    one graph break   10    1.21    1.24  (0.97x)     1.23  (0.99x)
-    (every other row 1.0x to 3.3x, both runs)
+    case              n      before: NumPy  kiln (speed)   after: NumPy  kiln (speed)
+    views tuple       10      0.51   4.36 (0.12x)        0.51   0.53 (0.96x)
+    views tuple       1000    0.51   4.33 (0.12x)        0.51   0.55 (0.93x)
+    a*2, a.T          10      0.67   1.45 (0.46x)        0.67   0.72 (0.93x)
+    a*2, a.T          1000    0.95   1.69 (0.56x)        0.94   0.99 (0.96x)
+    python only       10      0.34   0.61 (0.55x)        0.35   0.63 (0.56x)
+    python only       1000    0.11   0.61 (0.17x)        0.10   0.61 (0.17x)
+    a.T               10      0.10   0.11 (0.89x)        0.10   0.11 (0.90x)
+    reshape(-1)       10      0.17   0.19 (0.85x)        0.15   0.19 (0.81x)
+    *args             10      0.40   0.44 (0.90x)        0.47   0.56 (0.84x)
+    *args             1000    0.94   0.93 (1.01x)        0.66   0.66 (0.99x)
+    keywords          10      0.94   1.04 (0.90x)        0.93   1.01 (0.92x)
+    keyword-only      10      0.66   0.69 (0.95x)        0.62   0.67 (0.93x)
+    **kwargs          10      0.75   0.81 (0.93x)        0.74   0.80 (0.93x)
+    @compile method   10      1.00   1.10 (0.91x)        0.97   1.08 (0.90x)
+    @compile method   1000    1.12   1.19 (0.94x)        1.13   1.24 (0.92x)
+    one graph break   10      1.21   1.24 (0.97x)        1.22   1.23 (0.99x)
+    (every other row 0.97x to 3.3x in both runs; python only n=1000: 0 trips, n % 50)
 
 Rows left below 1.0x are calls the cost model runs as Python (its verdict checked in C,
 guards skipped), and for them kiln adds what any C-level callable between the caller and
