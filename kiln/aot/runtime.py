@@ -44,6 +44,7 @@ from ..ops.random import generators_in, snapshot
 from .functionalize import compiled_path, functionalize_with_plan, has_mutation, layout_class, replay
 from .joint import build_joint, copy_nodes, retraced
 from .partition import Partition, min_cut_partition
+from . import view_outputs
 from .symbolic import PinnedSizes, size_pattern, size_values
 from .training import CompiledFunctionBackward, TrainingRun, _tensor_cls  # noqa: F401 (re-exported)
 
@@ -243,7 +244,10 @@ class AOTFunction:
         layouts = key[2:] if self.layout_inputs else ()
         if key == (None, None) + layouts and not variant.pinned and \
                 not any(isinstance(a, _tensor_cls()) for a in args):
-            direct = variant.forward if variant.outputs_are_direct() else None
+            # (outputs that are views to rebuild, with nothing written back: one generated
+            # function, view_outputs.py, rebuilds them with no per-call setup)
+            direct = variant.forward if variant.outputs_are_direct() else \
+                view_outputs.for_variant(variant) if not self.mutates else None
             run = variant.plain_runner() if direct is None else None
             if layouts:
                 direct, run = self._for_layouts(layouts, direct, run)
@@ -251,8 +255,6 @@ class AOTFunction:
                 self._direct = direct
             elif self.mutates:
                 self._plain = run   # (the entry takes it from C: fastcheck.c run_graph)
-            elif run is not None:   # outputs that are views: rebuilt with no per-call setup
-                self._direct = lambda *args: run(args)
         return variant
 
     def _sizes_of(self, arrays: list, dedup: Any) -> tuple:
@@ -430,15 +432,12 @@ class _Variant(TrainingRun):
         """``run(args)`` for plain arrays that overlap nowhere: the forward, the epilogue
         and the outputs of :meth:`__call__` with nothing that scales with the number of
         values decided per call (None where outputs are views to rebuild, or training)."""
-        if self.training:
+        picks = None if self.training else view_outputs.output_picks(self.plan)
+        if picks is None:
             return None
-        views = [id(v) for s in self.plan.outputs for v in s.views]
-        if len(views) != len(set(views)):
-            return None   # outputs sharing one view object: the general path keeps it one
         forward, mutated = self.forward, tuple(self.plan.mutated)
-        picks = tuple((s.kind, s.value if s.kind == "const" else s.index,
-                       compiled_path(s.path) if s.kind.endswith("view") else None)
-                      for s in self.plan.outputs)
+        picks = tuple((kind, v, compiled_path(path) if kind.endswith("view") else None)
+                      for kind, v, path in picks)
         copyto, graph = np.copyto, self.owner.graph
         redo_on_error = bool(mutated) and self.owner.replay_on_error
         generators = self.owner.generators

@@ -69,7 +69,9 @@ def _reshape_bound(x: Any, shape: tuple, order: str) -> Any:
 
 def _reshape_impl(x: Any, shape: tuple) -> Any:
     # -1 is resolved here (and so in the fake-run rule): NumPy raises its own errors.
-    return np.reshape(x, shape)
+    # An ndarray's own method is what np.reshape calls, without its Python wrappers (a
+    # quarter of the time: views a compiled call returns replay this, aot/view_outputs.py).
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
 
 
 reshape = declare("reshape", Category.VIEW, _reshape_impl, inputs=("x",), layout=layout.reshape,
@@ -193,7 +195,12 @@ def _transpose_vjp(g, out, x, axes):
     return (F.transpose(g, axes=tuple(inverse)),)
 
 
-transpose = declare("transpose", Category.VIEW, lambda x, axes: np.transpose(x, axes),
+def _transpose_impl(x: Any, axes: tuple | None) -> Any:
+    # (the method np.transpose calls, as in _reshape_impl)
+    return x.transpose(axes) if type(x) is np.ndarray else np.transpose(x, axes)
+
+
+transpose = declare("transpose", Category.VIEW, _transpose_impl,
                     inputs=("x",), params={"axes": None}, vjp=_transpose_vjp,
                     layout=layout.transpose,
                     doc="numpy.transpose: permute the axes (None reverses them)")
@@ -247,7 +254,8 @@ spell(method_key("mT"), transpose, _mT_normalize, "ndarray.mT")
 
 
 swapaxes = declare("swapaxes", Category.VIEW,
-                   lambda x, axis1, axis2: np.swapaxes(x, axis1, axis2), inputs=("x",),
+                   lambda x, axis1, axis2: x.swapaxes(axis1, axis2) if type(x) is np.ndarray
+                   else np.swapaxes(x, axis1, axis2), inputs=("x",),   # (as in _reshape_impl)
                    layout=layout.swapaxes,
                    params={"axis1": 0, "axis2": 1},
                    vjp=lambda g, out, x, axis1, axis2: (F.swapaxes(g, axis1=axis1, axis2=axis2),),

@@ -64,6 +64,14 @@ KERNEL_DIRECT_US = 0.1  # the same launched by a wrapper run in C (fast_call.c F
                        # an entry that calls the graph from C: a * b + c on 1 to 100 float64
                        # 0.21 us a call in all, a += b 0.16 (NumPy 0.66 and 0.33)
 SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume entry
+# Returned views are not made by kernels: the compiled call rebuilds each one after the
+# graph ran, calling its view ops' NumPy kernels (aot/view_outputs.py). Measured on 3x3
+# float64, compiled (KILN_COST_MODEL=0) against NumPy: ``return a.T`` 0.48 us / 0.10,
+# ``return a.T[::2][::-1][1:]`` 1.1 / 0.34, ``return a * 2, a.T`` 0.68 / 0.78 (before
+# view_outputs.py and the view kernels' ndarray methods, ops/shape.py: 1.2, 2.0 and 1.5).
+VIEW_OUTPUTS_US = 0.1  # the generated function's frame, once a call when any view is rebuilt
+VIEW_REPLAY_US = 0.2   # each view op replayed (reshape's layout check costs more: three
+                       # views of a 3x3 array, 2.2 us)
 
 # A graph of small-array work needing more kernels than this runs as Python: building
 # them costs ~BUILD_S_PER_KERNEL each (g++ -O3), thousands of calls' worth of any saving.
@@ -137,7 +145,8 @@ def estimate(graph: Any, breaks: int = 0, c_guards: bool = False,
     calls the graph with its parameters from C (ENTRY_DIRECT_US, when the graph is
     kernels only)."""
     found = _tally(graph)
-    return None if found is None else _priced(found, breaks, c_guards, direct and _kernels_only(graph, found))[:2]
+    return None if found is None else _priced(found, breaks, c_guards, direct and _kernels_only(graph, found),
+                                              _returned_views_us(graph))[:2]
 
 
 def _kernels_only(graph: Any, found: tuple) -> bool:
@@ -148,13 +157,34 @@ def _kernels_only(graph: Any, found: tuple) -> bool:
         p.meta.get("dynamic_dims") or type(p.val) in (int, bool) for p in graph.placeholders)
 
 
-def _priced(found: tuple, breaks: int, c_guards: bool, direct: bool = False) -> tuple[float, float, int]:
-    """(Python µs, compiled µs, kernels) from a ``_tally``."""
+def _priced(found: tuple, breaks: int, c_guards: bool, direct: bool = False,
+            views_us: float = 0.0) -> tuple[float, float, int]:
+    """(Python µs, compiled µs, kernels) from a ``_tally``; ``views_us``: rebuilding the
+    returned views (:func:`_returned_views_us`)."""
     python, kernels = found[:2]
     direct = direct and not breaks
     entry = ENTRY_DIRECT_US if direct else ENTRY_C_US if c_guards else ENTRY_US
     return python, entry + _calls_us(found, KERNEL_DIRECT_US if direct else KERNEL_US) \
-        + SEGMENT_US * breaks, kernels
+        + SEGMENT_US * breaks + views_us, kernels
+
+
+def _returned_views_us(graph: Any) -> float:
+    """What rebuilding ``graph``'s returned views costs a compiled call: a view of an
+    input always (``input_view``), a view of an intermediate that another output also
+    returns or views (``base_view``: they share its memory, as in NumPy); aot/
+    functionalize.py ``_finish`` decides it. (A non-contiguous view of an intermediate
+    returned alone is rebuilt too; not counted: an underestimate, as before.)"""
+    outputs = graph.nodes[-1].args[0] if graph.nodes and graph.nodes[-1].kind == "output" else ()
+    chains = []
+    for value in outputs:
+        steps, base = 0, value
+        while getattr(base, "kind", None) == "call" and base.op.category == Category.VIEW and base.args:
+            steps, base = steps + 1, base.args[0]
+        chains.append((steps, base))
+    bases = [id(base) for _, base in chains]
+    replayed = sum(steps for steps, base in chains if steps and (
+        getattr(base, "kind", None) == "placeholder" or bases.count(id(base)) > 1))
+    return VIEW_OUTPUTS_US + VIEW_REPLAY_US * replayed if replayed else 0.0
 
 
 def _calls_us(found: tuple, kernel_us: float = KERNEL_US) -> float:
@@ -251,7 +281,8 @@ def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
     found = _tally(graph)   # (once: it walks the whole graph)
     if found is None:
         return None
-    python, compiled, kernels = _priced(found, breaks, c_guards, direct and _kernels_only(graph, found))
+    python, compiled, kernels = _priced(found, breaks, c_guards, direct and _kernels_only(graph, found),
+                                        _returned_views_us(graph))
     if kernels > MAX_SMALL_KERNELS and built is not None:
         kernels = built() or kernels
     if kernels > MAX_SMALL_KERNELS:
