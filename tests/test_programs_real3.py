@@ -804,4 +804,13 @@ def fir_lowpass_design_and_apply(x, cutoffs):
     return out, np.abs(np.fft.rfft(out, axis=1))
 
 
+@program((np.array([3.0, -1.0, 2.0]),), (np.arange(4, dtype=f32),))
+def lists_as_text_in_a_report(x):
+    # a list made in the frame, written as text: '[1, 2]', never a tuple's '(1, 2)'
+    shape = [x.shape[0], 1]
+    lines = [f"shape {shape}", str([round(float(v), 2) for v in (x.min(), x.max())]), repr([x.ndim])]
+    lines.append("{} / {!r}".format([x.size], ["a", x.size]))
+    return "; ".join(lines), x.reshape(shape) * 2
+
+
 test_program = program_test(PROGRAMS, BACKENDS)
