@@ -203,7 +203,8 @@ def _average(a, weights, axis, returned, keepdims):
     wsum = F.nonzero_or_raise(wsum, message="Weights sum to zero, can't be normalized",
                               error="ZeroDivisionError")
     # NumPy multiplies in the result dtype: uint8 counts times uint8 weights must not wrap
-    avg = N.true_divide(N.sum(N.multiply(a, w, dtype=dt), axis=axis, dtype=dt, keepdims=keepdims), wsum)
+    prod = N.multiply(N.asarray(a, dtype=dt), N.asarray(w, dtype=dt))
+    avg = N.true_divide(N.sum(prod, axis=axis, dtype=dt, keepdims=keepdims), wsum)
     return (avg, N.broadcast_to(wsum, tuple(shape_of(avg)))) if returned else avg
 
 
