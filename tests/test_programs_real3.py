@@ -16,6 +16,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+import kiln
 from tests.test_programs import BACKENDS, program_registry, program_test
 
 f32, f64, i32, i64, u8 = np.float32, np.float64, np.int32, np.int64, np.uint8
@@ -814,3 +815,42 @@ def lists_as_text_in_a_report(x):
 
 
 test_program = program_test(PROGRAMS, BACKENDS)
+
+
+def _equalize_by_lut(img):
+    hist = np.bincount(img.ravel(), minlength=256)
+    cdf = np.cumsum(hist) / img.size
+    mean_level = (hist * np.arange(256)).sum() / img.size   # meets a 256-long array
+    return (cdf[img] * 255).astype(np.uint8), hist, mean_level
+
+
+def _mean_by_count(x):
+    n = 0
+    total = 0.0
+    for v in x:
+        n += 1
+        total += v
+    return total / n, x / n, n
+
+
+def test_counts_of_a_uint8_image_have_their_static_length():
+    """np.bincount of uint8 values with minlength=256 has 256 entries whatever the data:
+    the code after it (cdf, lookup, products with np.arange(256)) stays in the graph
+    instead of breaking where a size known only after the count meets 256 (otsu_threshold)."""
+    img = np.random.default_rng(390).integers(0, 256, (6, 5)).astype(u8)
+    out = kiln.explain(_equalize_by_lut)(img)
+    assert out.graph_break_count == 0 and out.graph_count == 1, str(out)
+
+
+def test_a_count_from_a_loop_divides_in_the_graph():
+    """A Python int counted in a loop node (``n += 1``) divides float64 values in the
+    graph: NumPy converts the weak int to float64 there, as the graph does (it broke
+    with 'passed to a NumPy function': welford_online)."""
+    x = np.random.default_rng(391).standard_normal(7)
+    out = kiln.explain(_mean_by_count)(x)
+    assert out.graph_break_count == 0 and out.graph_count == 1, str(out)
+    for backend in ("eager", "cpp"):
+        got, want = kiln.compile(_mean_by_count, backend=backend)(x), _mean_by_count(x)
+        assert type(got[0]) is type(want[0]) and type(got[2]) is int and got[2] == want[2]
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
+        assert got[0] == want[0]
