@@ -814,6 +814,15 @@ def lists_as_text_in_a_report(x):
     return "; ".join(lines), x.reshape(shape) * 2
 
 
+@program((np.array([np.nan, 1.0, 0.0, -0.0]), np.arange(5)),
+         (np.array([2.0, -1.0, -0.0, 0.0], f32), np.array([7, -7], dtype=i32)))
+def builtin_min_max_of_numpy_scalars(x, k):
+    # Python's min/max on NumPy scalars: the first wins ties, NaN only when it is first
+    a, b, z, nz = x[0] * 1, x[1] * 1, x[2] * 1, x[3] * 1
+    return (min(a, b), min(b, a), min(z, nz), max(nz, z), max(a, b), max(b, a),
+            min(b, z, nz), max(k.sum(), 3 * k[0]), min(x.std(), np.ptp(x) / 1.34))
+
+
 test_program = program_test(PROGRAMS, BACKENDS)
 
 
@@ -854,3 +863,18 @@ def test_a_count_from_a_loop_divides_in_the_graph():
         assert type(got[0]) is type(want[0]) and type(got[2]) is int and got[2] == want[2]
         np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
         assert got[0] == want[0]
+
+
+def test_builtin_min_of_numpy_scalars_stays_in_the_graph():
+    """Silverman's bandwidth, ``min(samples.std(ddof=1), iqr / 1.34)``: builtin min of
+    two float64 scalars is a select in the graph (it broke with 'builtin min() compares
+    array values'); of scalars of different dtypes it still breaks (the result's type
+    would depend on the values)."""
+    fn, calls = PROGRAMS["gaussian_kde_silverman"]
+    out = kiln.explain(fn)(*calls[0])
+    assert out.graph_break_count == 0 and out.graph_count == 1, str(out)
+
+    def mixed(x, k):
+        return min(x.sum(), k.sum())
+    out = kiln.explain(mixed)(np.ones(3), np.arange(3))
+    assert out.graph_break_count == 1 and "min()" in out.break_reasons[0].reason
