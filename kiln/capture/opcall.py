@@ -129,7 +129,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         return v.taken if isinstance(v, MaskedSelectionVariable) and v.taken is not None else v
     args, kwargs = [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}
     if spelling.op is not None and spelling.op.category == Category.POINTWISE:
-        args, kwargs = _weak_values(args, kwargs)
+        args, kwargs = _weak_values(tx, args, kwargs)
     masked = [a for a in flatten(list(args) + list(kwargs.values()))
               if isinstance(a, MaskedSelectionVariable)]
     if masked:
@@ -203,24 +203,38 @@ def _specialize_shared_objects(tx, scalars: dict) -> None:
                 sym.as_constant(tx)
 
 
-def _weak_values(args: list, kwargs: dict) -> tuple:
+def _weak_values(tx, args: list, kwargs: dict) -> tuple:
     """A Python float or int the graph read from data (``np.random.normal()``, a
-    PyValueVariable) as an elementwise operand: its 0-d array where the other operands'
+    PyValueVariable) or computed in a loop (``n += 1`` counted in a loop node, then
+    ``total / n``) as an elementwise operand: its 0-d array where the other operands'
     dtypes give NumPy's result dtype either way (``x * np.random.random()`` of float64 x);
     otherwise it stays, and passing it breaks the graph."""
+    from .loops import ScalarValueVariable
     values = list(args) + list(kwargs.values())
+    computed = [v for v in values if isinstance(v, ScalarValueVariable)
+                and type(v.example) in SAME_AS_WEAK and tx.output.loop_trace is None]
     weak = [v for v in values if isinstance(v, PyValueVariable) and v.kind in SAME_AS_WEAK]
-    if not weak:
+    if not weak and not computed:
         return args, kwargs
     # (a NumPy scalar or array constant, ``np.float32(0.5)``, is strong like an array)
     others = [str(v.meta.dtype) for v in values if isinstance(v, ArrayVariable)] \
         + [str(v.value.dtype) for v in values
            if isinstance(v, ConstantVariable) and isinstance(v.value, (np.generic, np.ndarray))]
-    if not all(d in SAME_AS_WEAK[w.kind] for w in weak for d in others):
+    kinds = [w.kind for w in weak] + [type(c.example) for c in computed]
+    if not all(d in SAME_AS_WEAK[k] for k in kinds for d in others):
         return args, kwargs
+    # NumPy converts a weak Python int to float64 next to float64 operands: exactly, for
+    # ints beyond int64 too
+    floating = all(d in ("float64", "complex128") for d in others)
 
     def strong(v):
-        return v.array if isinstance(v, PyValueVariable) and v.kind in SAME_AS_WEAK else v
+        if isinstance(v, PyValueVariable) and v.kind in SAME_AS_WEAK:
+            return v.array
+        if any(v is c for c in computed):
+            from .loops import apply_scalar
+            return apply_scalar(tx, "np.float64" if floating or type(v.example) is float
+                                else "np.int64", [v])
+        return v
     return [strong(a) for a in args], {k: strong(v) for k, v in kwargs.items()}
 
 

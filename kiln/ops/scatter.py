@@ -171,7 +171,11 @@ def add_at_broadcast(x: Any, index: tuple, value: Any, ufunc: np.ufunc = np.add)
     against a multi-dimensional index."""
     value = as_array(value, x)
     entries = index if isinstance(index, tuple) else (index,)
-    if any(getattr(v, "dtype", None) == np.bool_ or type(v) is bool for v in entries):
+    if len(entries) == 1 and type(entries[0]) is np.ndarray and entries[0].dtype.kind in "iu" \
+            and np.ndim(x):
+        # x[i] of one integer array (a scatter by label, ~10 us faster than indexed_shape)
+        target_shape = entries[0].shape + x.shape[1:]
+    elif any(getattr(v, "dtype", None) == np.bool_ or type(v) is bool for v in entries):
         target_shape = np.shape(x[index])
     else:   # from the shapes alone: x[index] would gather the whole selection first
         try:

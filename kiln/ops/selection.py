@@ -211,11 +211,21 @@ def _bincount_impl(x, weights=None, minlength=0):
     return np.bincount(x, weights, minlength)
 
 
+def _bincount_capped(x, minlength: int) -> int | None:
+    """The result's length when x's dtype decides it: the counts of a bool or small-int
+    array with ``minlength`` past its largest value (``np.bincount(img8.ravel(),
+    minlength=256)``) have exactly ``minlength`` entries, known before the op runs
+    (negative values raise in NumPy's kernel). None: known only after it ran."""
+    dtype = np.dtype(getattr(x, "dtype", INTP))
+    top = 1 if dtype.kind == "b" else np.iinfo(dtype).max if dtype.kind in "iu" else None
+    return minlength if top is not None and minlength > top else None
+
+
 def _bincount_meta(x, weights=None, minlength=0):
     # NumPy's own errors (depth, dtype, lengths) on zero fakes, which cost no compute
     np.bincount(*to_fake((x, weights)), minlength=minlength)
     dtype = np.dtype(np.float64) if weights is not None else INTP
-    return TensorMeta((max(minlength, 2),), dtype)
+    return TensorMeta((_bincount_capped(x, minlength) or max(minlength, 2),), dtype)
 
 
 def _bincount_vjp(g, out, x, weights, minlength):
@@ -226,10 +236,12 @@ def _bincount_vjp(g, out, x, weights, minlength):
 bincount = declare("bincount", Category.EXTERN, _bincount_impl, inputs=("x", "weights"),
                    params={"minlength": 0}, meta=_bincount_meta, vjp=_bincount_vjp,
                    data_dependent=True, may_raise=True, fresh_result=True,
-                   unbacked=lambda x, weights, minlength: (("bincount", 0, minlength), ("u",)),
+                   unbacked=lambda x, weights, minlength: (
+                       ("bincount", 0, minlength),
+                       (None,) if _bincount_capped(x, minlength) else ("u",)),
                    doc="numpy.bincount: counts (or weight sums) of each value of a 1-D "
                        "non-negative int array; its length max(x) + 1 is known only after "
-                       "it ran")
+                       "it ran (unless x's dtype caps it below minlength)")
 
 
 def _bincount_normalize(x, /, weights=None, minlength=0):

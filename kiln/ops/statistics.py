@@ -202,7 +202,9 @@ def _average(a, weights, axis, returned, keepdims):
     wsum = N.sum(N.broadcast_to(w, tuple(shape_of(a))), axis=axis, dtype=dt, keepdims=keepdims)
     wsum = F.nonzero_or_raise(wsum, message="Weights sum to zero, can't be normalized",
                               error="ZeroDivisionError")
-    avg = N.true_divide(N.sum(N.multiply(a, w), axis=axis, dtype=dt, keepdims=keepdims), wsum)
+    # NumPy multiplies in the result dtype: uint8 counts times uint8 weights must not wrap
+    prod = N.multiply(N.asarray(a, dtype=dt), N.asarray(w, dtype=dt))
+    avg = N.true_divide(N.sum(prod, axis=axis, dtype=dt, keepdims=keepdims), wsum)
     return (avg, scalar_if_0d(N.broadcast_to(wsum, tuple(shape_of(avg))))) if returned else avg
 
 

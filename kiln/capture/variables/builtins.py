@@ -181,12 +181,30 @@ class BuiltinVariable(ConstantVariable):
         from .arrays import ArrayVariable
         if len(args) == 1:
             args = args[0].items(tx)
+        if not kwargs and len(args) > 1 and all(
+                isinstance(a, ArrayVariable) and a.scalar and not a.tensor for a in args) \
+                and len({a.meta.dtype for a in args}) == 1:
+            return self._select_scalars(tx, args)
         if any(isinstance(a, ArrayVariable) for a in args):
             tx.unsupported("data_dependent", f"builtin {self.fn.__name__}() compares array values",
                            f"use np.{'maximum' if self.fn is max else 'minimum'} or np.{self.fn.__name__}")
         if kwargs:
             return self._fold(tx, [ConstantVariable(tuple(a.as_constant(tx) for a in args))], kwargs)
         return self._scalar(tx, args) or self._fold(tx, args)
+
+    def _select_scalars(self, tx, args: list) -> VariableTracker:
+        """``min(a.std(), iqr / 1.34)`` of NumPy scalars of one dtype: Python keeps the
+        first and takes each later one that compares less (greater for max), which is a
+        select in the graph (NaN handling included); the result is that dtype's scalar.
+        Of other dtypes, the result's type would depend on the values: those break."""
+        import numpy as np
+        better = np.less if self.fn is min else np.greater
+        best = args[0]
+        for a in args[1:]:
+            best = tx.call_op(np.where, [tx.call_op(better, [a, best], {}, self.fn.__name__),
+                                         a, best], {}, self.fn.__name__)
+        # (np.where gives a 0-d array; [()] of it is the scalar, as NumPy spells it)
+        return best.getitem(tx, ConstantVariable(()))
 
     def call_min(self, tx, *args, **kwargs) -> VariableTracker:
         return self._min_max(tx, args, kwargs)

@@ -152,6 +152,11 @@ class ListVariable(TupleVariable):
     def is_constant(self) -> bool:
         return False  # lists are mutable: never folded into a constant
 
+    def as_constant(self, tx) -> Any:
+        # a list, not the tuple a TupleVariable gives: str([1]) is '[1]', and np.zeros's
+        # shape or an index may be either
+        return [i.as_constant(tx) for i in self.item_list]
+
     def record(self, tx, kind: str, *payload) -> None:
         """A list from outside is mutated: the graph sees the new items now, the real list
         gets the same update replayed after the graph (kiln/capture/output.py)."""
