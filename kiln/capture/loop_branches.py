@@ -25,6 +25,7 @@ import numpy as np
 from ..ops import TensorMeta
 from ..ops.loops import NUMPY_NEVER_RAISE, SELECT_SAFE
 from .bytecode_facts import COND_JUMPS, plain_parts
+from .loop_types import FLAG, is_flag
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
 from .variables.base import ConstantVariable, VariableTracker
 from .variables.containers import TupleVariable
@@ -451,6 +452,13 @@ def _widen(tx, var: VariableTracker, mine: Any, other: Any) -> VariableTracker:
     return var
 
 
+def _dead(name: str, live: set) -> bool:
+    """A user's local (or its NumPy-type flag) that is not live where the iteration ends
+    (pseudo names such as the while condition start with ``<``)."""
+    base = name[len(FLAG):] if is_flag(name) else name
+    return not base.startswith("<") and base not in live
+
+
 def merge_exits(tx, trace, end: dict | None, live: set) -> tuple[dict, VariableTracker | None]:
     """The iteration's final locals from the path that reached its end (``end``; None when
     every path left early) and the recorded exits; and the break flag (None: no break)."""
@@ -464,6 +472,12 @@ def merge_exits(tx, trace, end: dict | None, live: set) -> tuple[dict, VariableT
         base_pred = None
     out = {}
     for name, value in end.items():
+        if _dead(name, live):
+            # Nothing reads it again, so its paths need not agree: 3.12+ compile a while
+            # loop's first test as a jump straight back to the enclosing loop's head (a
+            # continue holding the value before the while), where 3.11 leaves the while
+            # and merges the paths first, past the last read.
+            continue
         for e in reversed(exits):
             other = e.locals.get(name)
             if other is None:
