@@ -396,19 +396,19 @@ def run_else(tx, trace, flag: VariableTracker, start: int, target: int) -> None:
     tx.stack, tx.locals, tx.ip = stack, merged, target
 
 
-def merge_returns(tx, result: VariableTracker) -> VariableTracker:
+def merge_returns(tx, result: VariableTracker, called_under: VariableTracker | None) -> VariableTracker:
     """The value a function called in a loop body returns: ``result`` (the path that ran
     to its end) merged with its returns inside branches, each taken where its path's
-    predicate holds; the caller goes on under every path's predicate again."""
+    predicate holds; the caller goes on under the predicate it made the call under
+    (``called_under``): every path into the function comes out of it. (Rebuilding that
+    predicate from the paths' own would add a select: 3.12+ copy a ternary's ``return``
+    into both sides, where 3.11's sides meet at one.)"""
     early = tx.__dict__.pop("loop_returns", None)
     if not early:
         return result
-    trace = tx.output.loop_trace
-    active = trace.active
     for pred, value in reversed(early):
         result = _merge(tx, pred, value, result)
-        active = None if active is None else apply_scalar(tx, "select", [pred, ConstantVariable(True), active])
-    trace.active = active
+    tx.output.loop_trace.active = called_under
     return result
 
 

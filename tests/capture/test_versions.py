@@ -4,6 +4,8 @@ exception-table ranges are not try blocks), superinstructions, the NULL's side o
 call, keyword calls, f-strings, closures made in the frame, slices, and 3.13's TO_BOOL
 before a data-dependent jump. Every function here compiles with ``fullgraph=True`` (no
 break) on every version, and gives NumPy's results."""
+import math
+
 import numpy as np
 import pytest
 
@@ -159,6 +161,25 @@ def _while_in_for(v):
 
 def vectorized_while_in_for(x):
     return np.vectorize(_while_in_for)(x)
+
+
+def _root_or_negated(v):
+    # 3.12+ copy the return into both sides of the conditional expression (two returns in
+    # branches of an inlined call); 3.11's sides meet at one return.
+    return math.sqrt(v) * 2.0 if v > 0 else -v
+
+
+def test_a_ternary_return_in_a_loop_body_stores_unpredicated():
+    # Every path through the helper comes out of it, so the store after it is as
+    # unconditional as on 3.11: a plain store_elem, no store_elem_if and its select.
+    def f(x):
+        return np.vectorize(_root_or_negated)(x)
+    x = np.linspace(-2.0, 2.0, 7)
+    backend = CountingBackend()
+    assert_same(kiln.compile(f, backend=backend)(x), f(x))
+    (graph,) = backend.graphs
+    text = str(graph)
+    assert "ops.store_elem(" in text and "store_elem_if" not in text, text
 
 
 @pytest.mark.parametrize("fn, args, graphs, breaks", [
