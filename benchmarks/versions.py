@@ -57,7 +57,7 @@ def _record_one(fn, calls, argnums, backend: str) -> dict:
             except Exception as e:            # noqa: BLE001 - the program's own exceptions
                 outcomes.append(type(e).__name__)
     rep = _function_report(compiled)
-    strip = re.compile(r"(\.py):\d+")
+    strip = re.compile(r"(\.py):\d+|(?<=loop_body_)\d+")
     return {"graphs": rep["graph_count"], "breaks": rep["graph_break_count"],
             "reasons": sorted(f"{b['kind']} {os.path.basename(b['filename'])}:{b['lineno']} {b['reason']}"
                               for b in rep["breaks"]),

@@ -163,6 +163,17 @@ def vectorized_while_in_for(x):
     return np.vectorize(_while_in_for)(x)
 
 
+def test_a_while_loop_ending_a_for_body_is_one_node_from_its_first_test():
+    # 3.12+: the while's first test jumps into its body when it holds and falls through to
+    # the for loop's jump back; 3.11 jumps to the while's exit. Both are a while node
+    # entered at that test: the body (t - 1.0) is in the graph once, not peeled once more.
+    backend = CountingBackend()
+    x = np.arange(-6, 6)
+    assert_same(kiln.compile(vectorized_while_in_for, backend=backend)(x), vectorized_while_in_for(x))
+    (graph,) = backend.graphs
+    assert str(graph).count("fn='sub'") == 1, str(graph)
+
+
 def _root_or_negated(v):
     # 3.12+ copy the return into both sides of the conditional expression (two returns in
     # branches of an inlined call); 3.11's sides meet at one return.
