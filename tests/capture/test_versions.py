@@ -12,7 +12,10 @@ import pytest
 import kiln
 from kiln.capture import bytecode_facts as bf
 
+from tests.test_programs_loop_nests import while_in_for
+
 from .conftest import CountingBackend, assert_same
+from .test_partial import Recorder
 
 X = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
 
@@ -120,24 +123,16 @@ def test_unknown_versions_are_refused_at_import():
 # 3.11's graphs: the counts below are 3.11's (benchmarks/versions.py diffs the program
 # corpus across versions).
 
-class _Context:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def many_locals_with_breaks_in_a_with(x):
+def many_locals_with_breaks_in_a_with(x, log):
     # 3.13 fuses pairs of loads (LOAD_FAST_LOAD_FAST: two 4-bit indices); the resume
-    # function after the first print has its ___stack and live locals first, so indices
+    # function after the first break has its ___stack and live locals first, so indices
     # pass 15 and it splits them: a break in it must still plan from the original code
     # (the with statement is already open there), not run the rest of the body as Python.
     y = x + 1
     a0 = x + y; a1 = a0 * y; a2 = a1 - a0; a3 = a2 + a0; a4 = a3 * a1      # noqa: E702
     a5 = a4 + a1; a6 = a5 * a2; a7 = a6 - a3; a8 = a7 + a0; a9 = a8 * a1   # noqa: E702
     b0 = a9 + a1; b1 = b0 * a2; b2 = b1 - a3; b3 = b2 + a0; b4 = b3 * a1  # noqa: E702
-    with _Context():
+    with Recorder(log):
         b5 = b4 + a9
         kiln.graph_break()
         b6 = b5 * a8
@@ -146,21 +141,11 @@ def many_locals_with_breaks_in_a_with(x):
     return c + a0 + b0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + b1 + b2 + b3
 
 
-def _while_in_for(v):
+def vectorized_while_in_for(x):
     # 3.12+: the while's first test jumps straight back to the for loop's head when false
     # (a continue that still holds t before the while: an int here); 3.11 leaves the while
     # first. t is dead there, so the paths need not agree on its type.
-    n = 0
-    for k in range(5):
-        t = abs(v) + k
-        while t > 1.0:
-            t = t - 1.0
-            n += 1
-    return n
-
-
-def vectorized_while_in_for(x):
-    return np.vectorize(_while_in_for)(x)
+    return np.vectorize(while_in_for)(x)
 
 
 def test_a_while_loop_ending_a_for_body_is_one_node_from_its_first_test():
@@ -193,13 +178,20 @@ def test_a_ternary_return_in_a_loop_body_stores_unpredicated():
     assert "ops.store_elem(" in text and "store_elem_if" not in text, text
 
 
-@pytest.mark.parametrize("fn, args, graphs, breaks", [
-    (many_locals_with_breaks_in_a_with, (X,), 4, 3),   # _Context(), two graph_break()s
-    (vectorized_while_in_for, (np.arange(-6, 6),), 1, 0),
-], ids=lambda v: getattr(v, "__name__", None))
-def test_same_graphs_as_on_3_11(fn, args, graphs, breaks):
+def test_many_locals_break_twice_in_a_with_body_as_on_3_11():
     backend = CountingBackend()
-    compiled = kiln.compile(fn, backend=backend)
-    assert_same(compiled(*args), fn(*args))
-    assert len(backend.graphs) == graphs
-    assert kiln.explain(fn)(*args).graph_break_count == breaks
+    compiled = kiln.compile(many_locals_with_breaks_in_a_with, backend=backend)
+    got_log, want_log = [], []
+    assert_same(compiled(X, got_log), many_locals_with_breaks_in_a_with(X, want_log))
+    assert got_log == want_log
+    assert len(backend.graphs) == 4       # before the with, its body's three pieces
+    # Recorder(log) and the two graph_break()s
+    assert kiln.explain(many_locals_with_breaks_in_a_with)(X, []).graph_break_count == 3
+
+
+def test_a_while_whose_first_test_continues_an_outer_loop_captures_as_on_3_11():
+    backend = CountingBackend()
+    x = np.arange(-6, 6)
+    assert_same(kiln.compile(vectorized_while_in_for, backend=backend)(x), vectorized_while_in_for(x))
+    assert len(backend.graphs) == 1
+    assert kiln.explain(vectorized_while_in_for)(x).graph_break_count == 0
