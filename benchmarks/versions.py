@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import warnings
+from collections import Counter
 
 
 def _modules(files: list[str] | None) -> list[str]:
@@ -84,6 +85,15 @@ def record(out: str, backend: str, only: str | None, files: list[str] | None) ->
           file=sys.stderr)
 
 
+_OP = re.compile(r"ops\.(\w+)\((.*)")
+
+
+def _ops(texts: list[str]) -> Counter:
+    """The ops of printed graphs (with a scalar_fn's function), order aside."""
+    return Counter(f"{op}:{m.group(1)}" if (m := re.search(r"fn='(\w+)'", args)) else op
+                   for text in texts for op, args in _OP.findall(text))
+
+
 def diff(base_path: str, other_path: str, verbose: bool) -> int:
     base, other = (json.load(open(p)) for p in (base_path, other_path))
     rows = []
@@ -93,6 +103,8 @@ def diff(base_path: str, other_path: str, verbose: bool) -> int:
             continue
         fields = [k for k in ("error", "graphs", "breaks", "kernels", "cache_entries", "recompiles",
                               "outcomes", "reasons", "guards", "graph_text") if b.get(k) != o.get(k)]
+        if "graph_text" in fields and _ops(b.get("graph_text", [])) == _ops(o.get("graph_text", [])):
+            fields[fields.index("graph_text")] = "graph_text (same ops, other order)"
         if fields:
             rows.append((name, fields, b, o))
     print(f"{base['python']} vs {other['python']} ({base['backend']}): "
@@ -102,9 +114,15 @@ def diff(base_path: str, other_path: str, verbose: bool) -> int:
                           if b.get(k) != o.get(k))
         print(f"  {name}: {', '.join(fields)}  {counts}")
         if verbose:
-            for k in ("error", "reasons", "guards", "graph_text"):
+            for k in ("error", "reasons", "guards"):
                 if b.get(k) != o.get(k):
-                    print(f"    {k}:\n      - {b.get(k)}\n      + {o.get(k)}")
+                    mine, theirs = b.get(k) or [], o.get(k) or []
+                    if isinstance(mine, list) and isinstance(theirs, list):
+                        mine, theirs = sorted(set(mine) - set(theirs)), sorted(set(theirs) - set(mine))
+                    print(f"    {k}:\n      - {mine}\n      + {theirs}")
+            ops_b, ops_o = _ops(b.get("graph_text", [])), _ops(o.get("graph_text", []))
+            if ops_b != ops_o:
+                print(f"    ops only in the first: {dict(ops_b - ops_o)}; only in the second: {dict(ops_o - ops_b)}")
     return 1 if rows else 0
 
 
