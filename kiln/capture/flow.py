@@ -162,18 +162,18 @@ def open_withs(facts: CodeFacts, entry: int) -> frozenset:
 
 def open_withs_at_entry(code: types.CodeType) -> frozenset:
     """Handlers of the with statements a resume function starts inside (empty otherwise)."""
-    orig, _, entry = original_info(code)
-    return frozenset() if orig is code else open_withs(code_facts(orig), entry)
+    o = origin(code)
+    return frozenset() if o.code is code else open_withs(code_facts(o.code), o.entry)
 
 
 def in_open_with(code: types.CodeType, k: int) -> bool:
     """Is instruction ``k`` of ``code`` (a resume function) in the body of a with statement
     that was already open where the function starts (and in no try/with inside it)?"""
-    orig, shift, entry = original_info(code)
-    if orig is code:
+    o = origin(code)
+    if o.code is code:
         return False
-    facts = code_facts(orig)
-    i = k - shift
+    facts = code_facts(o.code)
+    i, entry = o.to_original(k), o.entry
     e = facts.handler_of[i] if 0 <= i < len(facts.names) else None
     return e is not None and facts.entries[e][2] in open_withs(facts, entry)
 
@@ -435,15 +435,40 @@ def after_straight(facts: CodeFacts, a: int, b: int, nulls: tuple) -> dict[int, 
 # -- code generation ---------------------------------------------------------------------
 
 
-# generated code (resume.py) -> (original code, index shift, entry): instruction k of the resume code is
-# instruction k - shift of the original; it starts running at original instruction entry.
-ORIGIN: dict[types.CodeType, tuple[types.CodeType, int, int]] = {}
+@dataclass(frozen=True)
+class Origin:
+    """Where a resume function's instructions come from: instruction ``i`` of ``code``
+    (the original) is instruction ``i + shift`` of the copy, plus one for each
+    superinstruction before it that the copy splits in two (``split``: their original
+    indices, ascending; 3.13, bytecode_facts.unfuse). The copy starts at ``entry``."""
+    code: types.CodeType
+    shift: int
+    entry: int
+    split: tuple = ()
+
+    def to_original(self, k: int) -> int:
+        """The original instruction that instruction ``k`` of the copy is (or half of)."""
+        i = k - self.shift
+        for s in self.split:
+            if s < i:
+                i -= 1
+        return i
+
+    def from_original(self, i: int) -> int:
+        """Where original instruction ``i`` starts in the copy."""
+        return i + self.shift + sum(1 for s in self.split if s < i)
+
+
+# generated code (resume.py) -> its Origin
+ORIGIN: dict[types.CodeType, Origin] = {}
+
+
+def origin(code: types.CodeType) -> Origin:
+    """``code``'s Origin; an original code is its own, unshifted."""
+    return ORIGIN.get(code) or Origin(code, 0, 0)
 
 
 def original(code: types.CodeType) -> tuple[types.CodeType, int]:
-    orig, shift, _ = original_info(code)
-    return orig, shift
+    o = origin(code)
+    return o.code, o.shift
 
-
-def original_info(code: types.CodeType) -> tuple[types.CodeType, int, int]:
-    return ORIGIN.get(code, (code, 0, 0))

@@ -25,6 +25,7 @@ import numpy as np
 from ..ops import TensorMeta
 from ..ops.loops import NUMPY_NEVER_RAISE, SELECT_SAFE
 from .bytecode_facts import COND_JUMPS, plain_parts
+from .loop_types import FLAG, is_flag
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
 from .variables.base import ConstantVariable, VariableTracker
 from .variables.containers import TupleVariable
@@ -395,19 +396,19 @@ def run_else(tx, trace, flag: VariableTracker, start: int, target: int) -> None:
     tx.stack, tx.locals, tx.ip = stack, merged, target
 
 
-def merge_returns(tx, result: VariableTracker) -> VariableTracker:
+def merge_returns(tx, result: VariableTracker, called_under: VariableTracker | None) -> VariableTracker:
     """The value a function called in a loop body returns: ``result`` (the path that ran
     to its end) merged with its returns inside branches, each taken where its path's
-    predicate holds; the caller goes on under every path's predicate again."""
+    predicate holds; the caller goes on under the predicate it made the call under
+    (``called_under``): every path into the function comes out of it. (Rebuilding that
+    predicate from the paths' own would add a select: 3.12+ copy a ternary's ``return``
+    into both sides, where 3.11's sides meet at one.)"""
     early = tx.__dict__.pop("loop_returns", None)
     if not early:
         return result
-    trace = tx.output.loop_trace
-    active = trace.active
     for pred, value in reversed(early):
         result = _merge(tx, pred, value, result)
-        active = None if active is None else apply_scalar(tx, "select", [pred, ConstantVariable(True), active])
-    trace.active = active
+    tx.output.loop_trace.active = called_under
     return result
 
 
@@ -451,6 +452,13 @@ def _widen(tx, var: VariableTracker, mine: Any, other: Any) -> VariableTracker:
     return var
 
 
+def _dead(name: str, live: set) -> bool:
+    """A user's local (or its NumPy-type flag) that is not live where the iteration ends
+    (pseudo names such as the while condition start with ``<``)."""
+    base = name[len(FLAG):] if is_flag(name) else name
+    return not base.startswith("<") and base not in live
+
+
 def merge_exits(tx, trace, end: dict | None, live: set) -> tuple[dict, VariableTracker | None]:
     """The iteration's final locals from the path that reached its end (``end``; None when
     every path left early) and the recorded exits; and the break flag (None: no break)."""
@@ -464,6 +472,12 @@ def merge_exits(tx, trace, end: dict | None, live: set) -> tuple[dict, VariableT
         base_pred = None
     out = {}
     for name, value in end.items():
+        if _dead(name, live):
+            # Nothing reads it again, so its paths need not agree: 3.12+ compile a while
+            # loop's first test as a jump straight back to the enclosing loop's head (a
+            # continue holding the value before the while), where 3.11 leaves the while
+            # and merges the paths first, past the last read.
+            continue
         for e in reversed(exits):
             other = e.locals.get(name)
             if other is None:

@@ -21,6 +21,8 @@ def try_while(tx, inst, cond: VariableTracker, when: bool) -> bool:
     body is the code from the loop head to ``inst``; False: the jump breaks as before."""
     k = inst.index
     found = _bottom_test(tx, inst, when)
+    if found is not None and tx.decoded.instructions[found[0]].opname == "FOR_ITER":
+        found = None   # an if at the end of a for loop's body jumps back to its head
     if found is None and inst.target > k:   # the first test (``while a[k] > 0:``)
         found = _first_test(tx, inst, when)
         if found is not None:
@@ -28,8 +30,6 @@ def try_while(tx, inst, cond: VariableTracker, when: bool) -> bool:
     if found is None:
         return False
     head, cont, exit = found[:3]
-    if tx.decoded.instructions[head].opname == "FOR_ITER":
-        return False   # an if at the end of a for loop's body jumps back to its head
     if _type_of(cond) is None or isinstance(cond, ConstantVariable):
         return False
     if _encloses_a_trace(tx, head):
@@ -201,6 +201,17 @@ def _first_test(tx, inst, when: bool) -> tuple | None:
     jumps back there, going on and leaving the same way."""
     k = inst.index
     instructions = tx.decoded.instructions
+    entered = while_heads(tx).get(inst.target)
+    if entered is not None and entered[1] is when:
+        # 3.12+, a while loop that ends a for loop's body: its first test jumps into the
+        # body when it holds and otherwise falls through to a jump back to the for loop's
+        # head, where the while loop's exit goes too (3.11 jumps to that exit itself).
+        from .resume import code_facts, through_jumps
+        bottom, cont, exit = entered
+        facts = code_facts(tx.code)
+        if through_jumps(facts, k + 1) == through_jumps(facts, exit) and \
+                instructions[k + 1].opname in BACKWARD_JUMPS:
+            return inst.target, cont, exit, bottom
     for j in range(k + 1, inst.target):
         jump = instructions[j]
         if jump.opname not in COND_JUMPS or not jump.opname.endswith(("_TRUE", "_FALSE")):

@@ -90,11 +90,12 @@ def plan(fn: types.FunctionType, break_index: int | None, depth: int,
     code = fn.__code__
     if break_index is None or bf.is_generator_code(code) or bf.is_async_code(code):
         return None
-    orig, shift, entry = R.original_info(code)
+    o = R.origin(code)
+    orig, entry = o.code, o.entry
     if FRAME_READERS.intersection(orig.co_names):
         return None   # a segment's frame holds other locals than the user's (see FRAME_READERS)
     facts = R.code_facts(orig)
-    i = break_index - shift
+    i = o.to_original(break_index)
     if not 0 <= i < len(facts.names) or facts.depth[i] is None:
         return None
     opened = R.open_withs(facts, entry) if orig is not code else frozenset()
@@ -114,7 +115,7 @@ def plan(fn: types.FunctionType, break_index: int | None, depth: int,
         return None
     if any(facts.depth[t] is None for t in R.exits(facts, a, b, opened)):
         return None
-    return BreakPlan(a + shift, a, b, orig, opened)
+    return BreakPlan(o.from_original(a), a, b, orig, opened)
 
 
 class Continuation:

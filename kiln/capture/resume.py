@@ -49,7 +49,7 @@ from bytecode import CellVar, Instr, Label, TryBegin, TryEnd
 from . import bytecode_facts as bf
 # The control-flow analysis (flow.py); its names are this module's API too.
 from .flow import (NO_FALLTHROUGH, ORIGIN, PROLOGUE_OPS, SINGLE_OK, CodeFacts,  # noqa: F401
-                   _leaving, _lock, original, original_info,
+                   Origin, _leaving, _lock, origin, original,
                    _real_effect, after_straight, code_facts, exit_depths, exits, in_open_with,
                    index_of, is_straight, live_locals, members, open_withs, open_withs_at_entry,
                    region, region_exit_of, successors, through_jumps)
@@ -110,7 +110,9 @@ def _stack_loads(nstack: int, nulls: tuple, lineno: int | None) -> list[Instr]:
     return loads
 
 
-def _finish(abstract, items: list, facts: CodeFacts, args: list[str], qualname: str) -> types.CodeType:
+def _finish(abstract, items: list, facts: CodeFacts, args: list[str],
+            qualname: str) -> tuple[types.CodeType, bool]:
+    """The code object of ``items``, and whether its superinstructions were split."""
     code = facts.code
     unfused = bf.unfuse(items, list(args))
     abstract.clear()
@@ -126,16 +128,7 @@ def _finish(abstract, items: list, facts: CodeFacts, args: list[str], qualname: 
     # layout, so they are exact, whereas the package recomputes a handler's depth from the
     # try ranges it can reach, and a range jumped over (the outer with around a resume point
     # inside a nested with) leaves it one too deep: __exit__ of the inner with called twice.
-    new = abstract.to_code(compute_exception_stack_depths=False)
-    if unfused is not None:
-        UNMAPPED.add(new)
-    return new
-
-
-# Generated codes whose superinstructions were split (their indices no longer follow the
-# original's): they are not registered as resume codes of it, so a break inside one
-# plans from the generated code itself (correct, at the cost of a variant of a variant).
-UNMAPPED: set = set()
+    return abstract.to_code(compute_exception_stack_depths=False), unfused is not None
 
 
 def _entry_args(nstack: int, nulls: tuple, local_names: tuple) -> list[str]:
@@ -195,13 +188,16 @@ def resume_code(code: types.CodeType, k: int, nstack: int, nulls: tuple,
     if found is not None:
         return found
     facts = code_facts(code)
-    abstract, head, body, _ = _enter(facts, k, nstack, nulls)
+    abstract, head, body, instrs = _enter(facts, k, nstack, nulls)
     qualname = f"{code.co_qualname}.<resume at {k}>"
-    new = _finish(abstract, head + body, facts, _entry_args(nstack, nulls, local_names), qualname)
+    new, split = _finish(abstract, head + body, facts, _entry_args(nstack, nulls, local_names), qualname)
+    # A break inside it plans from the original code (partial.plan), as on 3.11: the
+    # superinstructions a split copy has two instructions for stay mapped to one.
+    split_at = tuple(facts.prologue_len + p for p, ins in enumerate(instrs)
+                     if ins.name in bf.SUPERINSTRUCTIONS) if split else ()
     with _lock:
         _resume_codes[key] = new
-        if new not in UNMAPPED:
-            ORIGIN[new] = (code, len(head) - facts.prologue_len, k)
+        ORIGIN[new] = Origin(code, len(head) - facts.prologue_len, k, split_at)
     return new
 
 
@@ -275,7 +271,7 @@ def segment_code(code: types.CodeType, a: int, b: int, nstack: int, nulls: tuple
             tail += bf.call_instrs(call, args, 2, lineno)
         tail.append(Instr("RETURN_VALUE", lineno=lineno))
     qualname = f"{code.co_qualname}.<segment at {a}>"
-    return _finish(abstract, head + body + tail, facts, _entry_args(nstack, nulls, local_names), qualname)
+    return _finish(abstract, head + body + tail, facts, _entry_args(nstack, nulls, local_names), qualname)[0]
 
 
 def segment_function(fn: types.FunctionType, code: types.CodeType, *args: Any) -> types.FunctionType:
@@ -289,4 +285,4 @@ def is_generated(code: types.CodeType) -> bool:
 
 __all__ = ["CodeFacts", "code_facts", "region", "exits", "exit_depths",
            "live_locals", "members", "resume_code", "resume_function", "segment_code", "segment_function",
-           "Exit", "original", "SINGLE_OK", "is_straight", "after_straight"]
+           "Exit", "origin", "original", "SINGLE_OK", "is_straight", "after_straight"]

@@ -217,7 +217,9 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
                                       name=name)
         child.steps = self.steps
         effects = len(self.output.side_effects)
-        result = merge_returns(child, child.run())   # (returns in a loop body's branches)
+        trace = self.output.loop_trace
+        called_under = trace.active if trace is not None else None
+        result = merge_returns(child, child.run(), called_under)   # (returns in a loop body's branches)
         self.steps = child.steps
         if child.generator:
             if len(self.output.side_effects) != effects:

@@ -4,13 +4,18 @@ exception-table ranges are not try blocks), superinstructions, the NULL's side o
 call, keyword calls, f-strings, closures made in the frame, slices, and 3.13's TO_BOOL
 before a data-dependent jump. Every function here compiles with ``fullgraph=True`` (no
 break) on every version, and gives NumPy's results."""
+import math
+
 import numpy as np
 import pytest
 
 import kiln
 from kiln.capture import bytecode_facts as bf
 
+from tests.test_programs_loop_nests import while_in_for
+
 from .conftest import CountingBackend, assert_same
+from .test_partial import Recorder
 
 X = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
 
@@ -111,3 +116,82 @@ def test_unknown_versions_are_refused_at_import():
     for version in ((3, 10), (3, 14), (4, 0)):
         with pytest.raises(ImportError, match=r"CPython 3\.11, 3\.12, 3\.13"):
             bf.check_version(version)
+
+
+# -- the same graphs on every version ----------------------------------------------------
+# Where the bytecode of 3.12/3.13 differs in shape from 3.11's, capture must still make
+# 3.11's graphs: the counts below are 3.11's (benchmarks/versions.py diffs the program
+# corpus across versions).
+
+def many_locals_with_breaks_in_a_with(x, log):
+    # 3.13 fuses pairs of loads (LOAD_FAST_LOAD_FAST: two 4-bit indices); the resume
+    # function after the first break has its ___stack and live locals first, so indices
+    # pass 15 and it splits them: a break in it must still plan from the original code
+    # (the with statement is already open there), not run the rest of the body as Python.
+    y = x + 1
+    a0 = x + y; a1 = a0 * y; a2 = a1 - a0; a3 = a2 + a0; a4 = a3 * a1      # noqa: E702
+    a5 = a4 + a1; a6 = a5 * a2; a7 = a6 - a3; a8 = a7 + a0; a9 = a8 * a1   # noqa: E702
+    b0 = a9 + a1; b1 = b0 * a2; b2 = b1 - a3; b3 = b2 + a0; b4 = b3 * a1  # noqa: E702
+    with Recorder(log):
+        b5 = b4 + a9
+        kiln.graph_break()
+        b6 = b5 * a8
+        kiln.graph_break()
+        c = b6 + b5
+    return c + a0 + b0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + b1 + b2 + b3
+
+
+def vectorized_while_in_for(x):
+    # 3.12+: the while's first test jumps straight back to the for loop's head when false
+    # (a continue that still holds t before the while: an int here); 3.11 leaves the while
+    # first. t is dead there, so the paths need not agree on its type.
+    return np.vectorize(while_in_for)(x)
+
+
+def test_a_while_loop_ending_a_for_body_is_one_node_from_its_first_test():
+    # 3.12+: the while's first test jumps into its body when it holds and falls through to
+    # the for loop's jump back; 3.11 jumps to the while's exit. Both are a while node
+    # entered at that test: the body (t - 1.0) is in the graph once, not peeled once more.
+    backend = CountingBackend()
+    x = np.arange(-6, 6)
+    assert_same(kiln.compile(vectorized_while_in_for, backend=backend)(x), vectorized_while_in_for(x))
+    (graph,) = backend.graphs
+    assert str(graph).count("fn='sub'") == 1, str(graph)
+
+
+def _root_or_negated(v):
+    # 3.12+ copy the return into both sides of the conditional expression (two returns in
+    # branches of an inlined call); 3.11's sides meet at one return.
+    return math.sqrt(v) * 2.0 if v > 0 else -v
+
+
+def test_a_ternary_return_in_a_loop_body_stores_unpredicated():
+    # Every path through the helper comes out of it, so the store after it is as
+    # unconditional as on 3.11: a plain store_elem, no store_elem_if and its select.
+    def f(x):
+        return np.vectorize(_root_or_negated)(x)
+    x = np.linspace(-2.0, 2.0, 7)
+    backend = CountingBackend()
+    assert_same(kiln.compile(f, backend=backend)(x), f(x))
+    (graph,) = backend.graphs
+    text = str(graph)
+    assert "ops.store_elem(" in text and "store_elem_if" not in text, text
+
+
+def test_many_locals_break_twice_in_a_with_body_as_on_3_11():
+    backend = CountingBackend()
+    compiled = kiln.compile(many_locals_with_breaks_in_a_with, backend=backend)
+    got_log, want_log = [], []
+    assert_same(compiled(X, got_log), many_locals_with_breaks_in_a_with(X, want_log))
+    assert got_log == want_log
+    assert len(backend.graphs) == 4       # before the with, its body's three pieces
+    # Recorder(log) and the two graph_break()s
+    assert kiln.explain(many_locals_with_breaks_in_a_with)(X, []).graph_break_count == 3
+
+
+def test_a_while_whose_first_test_continues_an_outer_loop_captures_as_on_3_11():
+    backend = CountingBackend()
+    x = np.arange(-6, 6)
+    assert_same(kiln.compile(vectorized_while_in_for, backend=backend)(x), vectorized_while_in_for(x))
+    assert len(backend.graphs) == 1
+    assert kiln.explain(vectorized_while_in_for)(x).graph_break_count == 0

@@ -1,0 +1,149 @@
+"""Capture on every CPython: run the tests' program corpus (tests/test_programs*.py
+registries) and record, per program, the graphs, graph breaks (with reasons), kernels and
+guards kiln made; then diff one interpreter's record against another's.
+
+    python -m benchmarks.versions record out311.json            # under each interpreter
+    python -m benchmarks.versions diff out311.json out313.json  # differences, one row each
+
+``record`` takes ``--backend`` (cpp by default: kernel counts need a backend that builds
+kernels; ``eager`` captures the same graphs without g++), ``--only SUBSTRING`` (program
+names) and ``--files`` (test modules). Programs run each of their calls in order on one
+compiled function, as the tests do; graphs are compared as their printed text with the
+file's line numbers removed (they differ between nothing else). Users on 3.12/3.13 must
+get the same graphs, breaks, kernels and guards as on 3.11 (docs/capture.md "Python
+versions").
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import glob
+import importlib
+import json
+import os
+import re
+import sys
+import warnings
+from collections import Counter
+
+
+def _modules(files: list[str] | None) -> list[str]:
+    paths = files or sorted(glob.glob(os.path.join("tests", "test_programs*.py")))
+    return [os.path.splitext(p)[0].replace(os.sep, ".") for p in paths]
+
+
+def _programs(modules: list[str]):
+    for name in modules:
+        mod = importlib.import_module(name)
+        for prog, entry in getattr(mod, "PROGRAMS", {}).items():
+            # Gradient programs are (fn, args, argnums): one call through value_and_grad.
+            fn, calls, argnums = entry if len(entry) == 3 else (*entry, None)
+            yield f"{name.rsplit('.', 1)[-1]}::{prog}", fn, calls if argnums is None else [calls], argnums
+
+
+def _record_one(fn, calls, argnums, backend: str) -> dict:
+    import kiln
+    from kiln.cli import _function_report
+    dynamic = True if backend == "cpp-dynamic" else None
+    compiled = kiln.compile(fn, backend="cpp" if backend == "cpp-dynamic" else backend, dynamic=dynamic)
+    run = compiled if argnums is None else kiln.value_and_grad(compiled, argnums)
+    outcomes = []
+    for args in calls:
+        args = args() if callable(args) else copy.deepcopy(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                run(*args)
+                outcomes.append("ok")
+            except Exception as e:            # noqa: BLE001 - the program's own exceptions
+                outcomes.append(type(e).__name__)
+    rep = _function_report(compiled)
+    strip = re.compile(r"(\.py):\d+|(?<=loop_body_)\d+")
+    return {"graphs": rep["graph_count"], "breaks": rep["graph_break_count"],
+            "reasons": sorted(f"{b['kind']} {os.path.basename(b['filename'])}:{b['lineno']} {b['reason']}"
+                              for b in rep["breaks"]),
+            "kernels": rep["kernels"], "cache_entries": rep["cache_entries"],
+            "recompiles": rep["recompiles"],
+            "guards": sorted({g for c in rep["compilations"] for g in c["guards"]}),
+            "graph_text": [strip.sub(r"\1", c["graph"]) for c in rep["compilations"] if c["graph"] and c["ops"]],
+            "outcomes": outcomes}
+
+
+def record(out: str, backend: str, only: str | None, files: list[str] | None) -> None:
+    sys.path.insert(0, os.getcwd())
+    results = {"python": sys.version.split()[0], "backend": backend, "programs": {}}
+    for name, fn, calls, argnums in _programs(_modules(files)):
+        if only and only not in name:
+            continue
+        try:
+            results["programs"][name] = _record_one(fn, calls, argnums, backend)
+        except Exception as e:                # noqa: BLE001 - a harness failure is a row too
+            results["programs"][name] = {"error": f"{type(e).__name__}: {e}"[:300]}
+    with open(out, "w") as f:
+        json.dump(results, f, indent=1, sort_keys=True)
+    print(f"{len(results['programs'])} programs recorded on Python {results['python']} -> {out}",
+          file=sys.stderr)
+
+
+_OP = re.compile(r"ops\.(\w+)\((.*)")
+
+
+def _ops(texts: list[str]) -> Counter:
+    """The ops of printed graphs (with a scalar_fn's function), order aside."""
+    return Counter(f"{op}:{m.group(1)}" if (m := re.search(r"fn='(\w+)'", args)) else op
+                   for text in texts for op, args in _OP.findall(text))
+
+
+def diff(base_path: str, other_path: str, verbose: bool) -> int:
+    base, other = (json.load(open(p)) for p in (base_path, other_path))
+    rows = []
+    for name, b in base["programs"].items():
+        o = other["programs"].get(name)
+        if o is None:
+            continue
+        fields = [k for k in ("error", "graphs", "breaks", "kernels", "cache_entries", "recompiles",
+                              "outcomes", "reasons", "guards", "graph_text") if b.get(k) != o.get(k)]
+        if "graph_text" in fields and _ops(b.get("graph_text", [])) == _ops(o.get("graph_text", [])):
+            fields[fields.index("graph_text")] = "graph_text (same ops, other order)"
+        if fields:
+            rows.append((name, fields, b, o))
+    print(f"{base['python']} vs {other['python']} ({base['backend']}): "
+          f"{len(rows)} of {len(base['programs'])} programs differ")
+    for name, fields, b, o in rows:
+        counts = " ".join(f"{k} {b.get(k)}->{o.get(k)}" for k in ("graphs", "breaks", "kernels")
+                          if b.get(k) != o.get(k))
+        print(f"  {name}: {', '.join(fields)}  {counts}")
+        if verbose:
+            for k in ("error", "reasons", "guards"):
+                if b.get(k) != o.get(k):
+                    mine, theirs = b.get(k) or [], o.get(k) or []
+                    if isinstance(mine, list) and isinstance(theirs, list):
+                        mine, theirs = sorted(set(mine) - set(theirs)), sorted(set(theirs) - set(mine))
+                    print(f"    {k}:\n      - {mine}\n      + {theirs}")
+            ops_b, ops_o = _ops(b.get("graph_text", [])), _ops(o.get("graph_text", []))
+            if ops_b != ops_o:
+                print(f"    ops only in the first: {dict(ops_b - ops_o)}; only in the second: {dict(ops_o - ops_b)}")
+    return 1 if rows else 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("record")
+    r.add_argument("out")
+    r.add_argument("--backend", default="cpp")
+    r.add_argument("--only")
+    r.add_argument("--files", nargs="*")
+    d = sub.add_parser("diff")
+    d.add_argument("base")
+    d.add_argument("other")
+    d.add_argument("-v", "--verbose", action="store_true")
+    a = p.parse_args(argv)
+    if a.cmd == "record":
+        record(a.out, a.backend, a.only, a.files)
+        return 0
+    return diff(a.base, a.other, a.verbose)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
