@@ -230,6 +230,25 @@ def partition_kind(a, kw):
     return np.partition(a, 2, **kw), np.argpartition(a, 2, **kw)
 
 
+# Fourth run. _core/tests/test_shape_base.py TestConcatenate.test_out_and_dtype: out= takes
+# each array under casting= (casting='no' into a complex64 or float32 out is NumPy's
+# TypeError), and out= with dtype= is refused; kiln wrote into out (same_kind) and answered.
+_J = (np.array([1.1, 2.2]), np.array([3.3, 4.4]))
+
+
+@program(*[(_J, dt, c) for dt in ("c8", "f4", "f8", "i8") for c in ("no", "safe", "same_kind", "unsafe")])
+def concatenate_and_stack_out_casting(arrays, dt, casting):
+    out, out2 = np.zeros(4, dt), np.zeros((2, 2), dt)
+    r = np.concatenate(arrays, out=out, casting=casting)
+    return r, np.stack(arrays, out=out2, casting=casting), out.sum(), out2.sum()
+
+
+@program(*[(_J, dt) for dt in ("f8", "f4")])
+def concatenate_out_and_dtype(arrays, dt):
+    out = np.zeros(4, dt)
+    return np.concatenate(arrays, out=out, dtype=dt), out
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 

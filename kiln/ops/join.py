@@ -64,6 +64,19 @@ def _result_dtype(arrays: tuple, dtype: np.dtype | None, casting: str) -> np.dty
     return dtype
 
 
+def _check_out(arrays: tuple, dtype: np.dtype | None, casting: str, out: Any) -> None:
+    """``out=``: NumPy refuses it next to ``dtype=``, and casts each array into out's dtype
+    under ``casting`` (``casting='no'`` into a complex64 ``out`` raises), which the later
+    write into ``out`` (same_kind) would not check."""
+    if out is None:
+        return
+    if dtype is not None:
+        raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both "
+                        "were provided.")
+    if hasattr(out, "dtype"):
+        _result_dtype(arrays, np.dtype(out.dtype), casting)
+
+
 # -- concatenate --------------------------------------------------------------------------
 # ``shapes`` (None, or one shape per array) reshapes the arrays before joining them: it is
 # how hstack/vstack/dstack/column_stack promote lower-rank arrays (a reshape that only adds
@@ -148,6 +161,7 @@ def _concat_bound(arrays: tuple, axis: Any, dtype: Any = None, casting: str = "s
     joined = _joined_shapes(arrays, shapes)
     if axis is not None and arrays and len(joined[0]) > 0:
         axis = normalize_one_axis(axis, len(joined[0]))
+    _check_out(arrays, _dtype_arg(dtype), casting, out)
     return Bound(concatenate, (arrays,), {"axis": axis, "dtype": _dtype_arg(dtype),
                                           "casting": casting, "shapes": shapes}, out)
 
@@ -192,6 +206,7 @@ def _stack_bound(arrays: tuple, axis: Any, dtype: Any = None, casting: str = "sa
                  out: Any = None) -> Bound:
     if arrays:
         axis = normalize_one_axis(axis, len(shape_of(arrays[0])) + 1)
+    _check_out(arrays, _dtype_arg(dtype), casting, out)
     return Bound(stack, (arrays,), {"axis": axis, "dtype": _dtype_arg(dtype),
                                     "casting": casting}, out)
 
