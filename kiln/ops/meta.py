@@ -141,6 +141,18 @@ def supported_dtype(dtype: Any) -> bool:
         dt.itemsize <= (16 if dt.kind == "c" else 8)
 
 
+def is_dtype_class(value: Any) -> bool:
+    """A DType class (``np.dtypes.Float64DType``) where NumPy takes a dtype. NumPy's
+    functions read it each their own way: np.zeros, np.sum and ``astype`` as the class's
+    default instance (float64), np.arange, np.cumsum, np.concatenate and np.einsum as
+    ``np.dtype(cls)`` (object). Calls given one run as NumPy.
+
+        >>> is_dtype_class(np.dtypes.Float32DType), is_dtype_class(np.float32)
+        (True, False)
+    """
+    return isinstance(value, type) and issubclass(value, np.dtype)
+
+
 def plain_dtype(dtype: np.dtype) -> bool:
     """A dtype whose values are single items (not structured, void or a sub-array such as
     ``'(2,)f8'``, which NumPy turns into extra dimensions)."""
