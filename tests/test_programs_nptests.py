@@ -269,6 +269,22 @@ def astype_and_sum_with_a_dtype_class(x, dt):
             np.cumsum(x, dtype=dt), np.concatenate([x, x], dtype=dt), x * 2)
 
 
+# TestClip.test_clip_min_max_args: np.clip(a, 2) and np.clip(a, a_max=2) are NumPy's
+# TypeErrors (a missing bound), a_min/a_max with min=/max= its ValueError; kiln clipped on
+# one side. ndarray.clip has no a_min (NumPy's ufunc error, here by running as NumPy).
+@program(*[(np.arange(5.0), a, k) for a, k in (((2,), {}), ((), {"a_max": 2}), ((), {"a_min": 1}),
+                                               ((2, 3), {"max": 3}), ((None, 3), {"min": 1}),
+                                               ((), {"min": 2, "max": 3}), ((), {"max": 2}), ((), {}),
+                                               ((1, 3), {}))])
+def clip_argument_forms(x, a, k):
+    return np.clip(x, *a, **k)
+
+
+@program(*[(np.arange(5.0), k) for k in ({"min": 1}, {"a_min": 1}, {"max": 3}, {})])
+def clip_method_argument_forms(x, k):
+    return x.clip(**k)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
