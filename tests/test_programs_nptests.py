@@ -285,6 +285,23 @@ def clip_method_argument_forms(x, k):
     return x.clip(**k)
 
 
+# TestIsclose.test_nep50_isclose: NumPy makes only b inexact and leaves a and Python-number
+# tolerances weak, so a float32 a near a Python float is compared in float32; kiln cast a to
+# float64 and said False. test_tol_warnings: a non-finite atol/rtol is NumPy's warning.
+_B1 = float(1.0 - np.finfo("f8").eps)
+_F32 = np.array(_B1, "f4")
+
+
+@program(*[(_F32, b, k) for b, k in ((_B1, {"atol": 0, "rtol": 0}), (np.float32(0), {"atol": _B1}),
+                                     (2, {"atol": 0, "rtol": _B1 / 2}), (np.float64(_B1), {"atol": 0, "rtol": 0}),
+                                     (np.float32(0), {"atol": np.float64(_B1)}),
+                                     (2, {"atol": 0, "rtol": np.float64(_B1 / 2)}))],
+         (np.array([1.0, 2.0], np.float32), np.array([1.0 + 1e-7, 2.1]), {}),
+         (np.arange(3, dtype=np.int8), 1, {}), (np.array([1 + 1j], np.complex64), 1.0000001, {}))
+def isclose_nep50(a, b, k):
+    return np.isclose(a, b, **k), np.isclose(b, a, **k)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
@@ -314,3 +331,28 @@ def test_broadcast_arrays_flags(backend):
     for args in ((x, y), (x, x + 1), (ro, y), (0.5, x)):
         for _ in range(2):
             assert state(compiled, *args) == state(f, *args)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_isclose_tolerance_warnings(backend):
+    """A non-finite atol or rtol is NumPy's RuntimeWarning "One of rtol or atol is not
+    valid" (test_numeric.py TestIsclose.test_tol_warnings); check_program ignores warnings."""
+    def f(a, b, atol, rtol):
+        return np.isclose(a, b, atol=atol, rtol=rtol)
+
+    compiled = kiln.compile(f, backend=backend)
+
+    def run(fn, *args):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = fn(*args)
+        return np.asarray(r).tolist(), [(c.category, str(c.message)) for c in caught if "kiln" not in str(c.message)]
+    a, b = np.array([1, 2, 3]), np.array([1.0, np.nan, 3.0])
+    for atol, rtol in ((1e-8, 1e-5), (np.inf, 1e-5), (1e-8, np.nan), (np.float64(1e-8), 0.0), (0.5, 0.0),
+                       (1, 0)):
+        assert run(compiled, a, b, atol, rtol) == run(f, a, b, atol, rtol)
+
+    def g(a, b):
+        return np.isclose(a, b, atol=np.float64(np.inf)), np.isclose(a, b, rtol=np.float32(1e-3))
+    compiled = kiln.compile(g, backend=backend)
+    assert run(compiled, a, b) == run(g, a, b)
