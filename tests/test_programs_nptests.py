@@ -302,6 +302,33 @@ def isclose_nep50(a, b, k):
     return np.isclose(a, b, **k), np.isclose(b, a, **k)
 
 
+# _core/tests/test_indexing.py TestIndexing.test_character_assignment: np.zeros(s, dtype='c')
+# is a one-character-per-element array ('c' equals 'S1', but a str assigned into it is split);
+# kiln's copy of the dtype became a plain 'S1' and the assignment put 'a' everywhere.
+@program(((1, 5), "asdfg"), ((3,), "xyz"))
+def char_dtype_assignment(shape, text):
+    arr = np.zeros(shape, dtype="c")
+    arr[..., :] = np.str_(text)
+    return arr, np.array([b"q"], dtype="c"), np.ones(2, "c"), np.empty_like(arr, dtype="c").dtype.char
+
+
+# TestBooleanIndexing.test_bool_as_int_argument_errors: NumPy's C functions refuse a bool where
+# a size or an axis goes (np.reshape(a, (True, -1)), np.take(a, [0], False), np.zeros((True, 2)),
+# np.sum(a, axis=True)); kiln took True as 1. Functions written in Python take it (np.tile).
+_A3 = np.arange(6).reshape(1, 2, 3)
+
+
+_BOOL_CALLS = (lambda a, v: np.reshape(a, (v, -1)), lambda a, v: np.take(a, [0], v),
+               lambda a, v: np.zeros((v, 2)), lambda a, v: np.sum(a, axis=v), lambda a, v: np.eye(2, v),
+               lambda a, v: a.reshape(v, -1), lambda a, v: np.squeeze(a, axis=v), lambda a, v: np.tile(a, v),
+               lambda a, v: np.ones(v), lambda a, v: np.full((2, v), 1.5), lambda a, v: a.max(axis=(v,)))
+
+
+@program(*[(_A3, v, k) for k in range(len(_BOOL_CALLS)) for v in (True, np.True_, 1, False, 0)])
+def bool_as_size_or_axis(a, v, k):
+    return _BOOL_CALLS[k](a, v)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 

@@ -395,7 +395,7 @@ tile = declare("tile", Category.JOIN, lambda x, reps: np.tile(x, reps), inputs=(
 
 
 def _tile_normalize(A, reps):
-    return Bound(tile, (A,), {"reps": shape_arg(reps)})
+    return Bound(tile, (A,), {"reps": shape_arg(reps, bools=True)})
 
 
 spell(np.tile, tile, _tile_normalize, "numpy.tile")

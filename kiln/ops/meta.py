@@ -41,6 +41,11 @@ class TensorMeta:
     def __init__(self, shape: Sequence[int], dtype: Any) -> None:
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
+        if self.dtype.char == "c":
+            # np.dtype('c') equals 'S1', but a str assigned into it fills one character
+            # per element, and copying the dtype (deepcopy, pickle) gives a plain 'S1'
+            raise UnsupportedDtype("dtype 'c' (one character per element) is not supported "
+                                   "by kiln; call the function without kiln")
 
     @property
     def ndim(self) -> int:
