@@ -243,6 +243,13 @@ def concatenate_and_stack_out_casting(arrays, dt, casting):
     return r, np.stack(arrays, out=out2, casting=casting), out.sum(), out2.sum()
 
 
+# test_concatenate_same_value (cpp only: the eager interpreter called NumPy, which checks):
+# an unknown casting= is NumPy's ValueError, a non-str its TypeError.
+@program(*[(_J, c) for c in ("same_value", "bogus", 3, "unsafe")])
+def concatenate_and_stack_bad_casting(arrays, casting):
+    return np.concatenate(arrays, casting=casting), np.stack(arrays, casting=casting)
+
+
 @program(*[(_J, dt) for dt in ("f8", "f4")])
 def concatenate_out_and_dtype(arrays, dt):
     out = np.zeros(4, dt)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .indexing import is_array_entry, zeros_for
-from .meta import TensorMeta, normalize_one_axis, reject, shape_of
+from .meta import TensorMeta, check_casting, normalize_one_axis, reject, shape_of
 from .registry import (Bound, Category, Composite, F, N, declare, is_float_like, method_key, spell,
                        spell_composite)
 from .shape import shape_arg
@@ -65,9 +65,10 @@ def _result_dtype(arrays: tuple, dtype: np.dtype | None, casting: str) -> np.dty
 
 
 def _check_out(arrays: tuple, dtype: np.dtype | None, casting: str, out: Any) -> None:
-    """``out=``: NumPy refuses it next to ``dtype=``, and casts each array into out's dtype
+    """``casting=`` as NumPy checks it; ``out=``: NumPy refuses it next to ``dtype=``, and casts each array into out's dtype
     under ``casting`` (``casting='no'`` into a complex64 ``out`` raises), which the later
     write into ``out`` (same_kind) would not check."""
+    check_casting(casting)
     if out is None:
         return
     if dtype is not None:

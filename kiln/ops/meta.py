@@ -146,6 +146,20 @@ def supported_dtype(dtype: Any) -> bool:
         dt.itemsize <= (16 if dt.kind == "c" else 8)
 
 
+def check_casting(casting: Any) -> str:
+    """A ``casting=`` argument, or NumPy's error for one it does not know.
+
+        >>> check_casting("same_kind")
+        'same_kind'
+    """
+    if not isinstance(casting, str):
+        raise TypeError(f"casting must be str, not {type(casting).__name__}")
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', "
+                         f"'unsafe' (got {casting!r})")
+    return casting
+
+
 def is_dtype_class(value: Any) -> bool:
     """A DType class (``np.dtypes.Float64DType``) where NumPy takes a dtype. NumPy's
     functions read it each their own way: np.zeros, np.sum and ``astype`` as the class's
