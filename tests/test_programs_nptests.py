@@ -390,3 +390,22 @@ def test_isclose_tolerance_warnings(backend):
         return np.isclose(a, b, atol=np.float64(np.inf)), np.isclose(a, b, rtol=np.float32(1e-3))
     compiled = kiln.compile(g, backend=backend)
     assert run(compiled, a, b) == run(g, a, b)
+
+
+class _MyFloat(np.float64):
+    pass
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_object_array_keeps_its_objects(backend):
+    """_core/tests/test_ufunc.py TestUfuncGenericLoops.test_unary_PyUFunc_O_O_method_full:
+    np.array(x, dtype='O') of a float64 subclass holds that object (its ufunc loop calls the
+    object's methods); kiln's copy held a plain float (check_program compares values)."""
+    def f(x, dt):
+        return np.array(x, dtype=dt), np.asarray([x, 1.5], dtype=dt)
+
+    compiled = kiln.compile(f, backend=backend)
+    for x, dt in ((_MyFloat(0.5), "O"), (np.float64(2.0), object), (_MyFloat(0.5), "f8")):
+        got, exp = compiled(x, dt), f(x, dt)
+        assert [[type(v) for v in np.ravel(r)] for r in got] == [[type(v) for v in np.ravel(r)] for r in exp]
+        assert [r.dtype for r in got] == [r.dtype for r in exp]
