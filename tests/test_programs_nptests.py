@@ -336,6 +336,19 @@ def bool_as_size_or_axis(a, v, k):
     return _BOOL_CALLS[k](a, v)
 
 
+# linalg/tests/test_linalg.py test_pinv_rtol_arg: rcond= with rtol= is NumPy's ValueError, and
+# rtol=None is max(M, N) * eps (kiln used rcond's default, 1e-15, and took both).
+_PA = np.array([[1.0, 2.0, 3.0], [4.0, 1.0, 1.0], [2.0, 3.0, 1.0]])
+_PS = np.array([[1.0, 0.0], [0.0, 8e-16], [0.0, 0.0]])   # kept by 3 * eps, cut by 1e-15
+
+
+@program(*[(m, k) for m in (_PA, _PS, _PS.astype(np.float32))
+           for k in ({"rcond": 0.5}, {"rtol": 0.5}, {"rcond": 0.5, "rtol": 0.5}, {"rtol": None}, {})],
+         (np.arange(4).reshape(2, 2), {"rtol": None}))
+def pinv_rtol_and_rcond(a, k):
+    return np.linalg.pinv(a, **k)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
