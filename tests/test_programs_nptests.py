@@ -230,6 +230,125 @@ def partition_kind(a, kw):
     return np.partition(a, 2, **kw), np.argpartition(a, 2, **kw)
 
 
+# Fourth run. _core/tests/test_shape_base.py TestConcatenate.test_out_and_dtype: out= takes
+# each array under casting= (casting='no' into a complex64 or float32 out is NumPy's
+# TypeError), and out= with dtype= is refused; kiln wrote into out (same_kind) and answered.
+_J = (np.array([1.1, 2.2]), np.array([3.3, 4.4]))
+
+
+@program(*[(_J, dt, c) for dt in ("c8", "f4", "f8", "i8") for c in ("no", "safe", "same_kind", "unsafe")])
+def concatenate_and_stack_out_casting(arrays, dt, casting):
+    out, out2 = np.zeros(4, dt), np.zeros((2, 2), dt)
+    r = np.concatenate(arrays, out=out, casting=casting)
+    return r, np.stack(arrays, out=out2, casting=casting), out.sum(), out2.sum()
+
+
+# test_concatenate_same_value (cpp only: the eager interpreter called NumPy, which checks):
+# an unknown casting= is NumPy's ValueError, a non-str its TypeError.
+@program(*[(_J, c) for c in ("same_value", "bogus", 3, "unsafe")])
+def concatenate_and_stack_bad_casting(arrays, casting):
+    return np.concatenate(arrays, casting=casting), np.stack(arrays, casting=casting)
+
+
+@program(*[(_J, dt) for dt in ("f8", "f4")])
+def concatenate_out_and_dtype(arrays, dt):
+    out = np.zeros(4, dt)
+    return np.concatenate(arrays, out=out, dtype=dt), out
+
+
+# _core/tests/test_numeric.py TestCreationFuncs.test_zeros/ones/empty/full: a DType class
+# (np.dtypes.Float64DType) as dtype= is its default instance for np.zeros, but object for
+# np.arange or np.cumsum; kiln read it as np.dtype(cls), object, everywhere. Such calls
+# now run as NumPy.
+_DTC = (np.dtypes.Float64DType, np.dtypes.Int8DType, np.dtypes.Complex64DType, np.dtypes.BoolDType,
+        np.dtypes.StrDType, np.dtypes.BytesDType, np.float32)
+
+
+@program(*[((2, 3), dt) for dt in _DTC])
+def creation_with_a_dtype_class(shape, dt):
+    return (np.zeros(shape, dtype=dt, order="F"), np.ones(shape, dtype=dt), np.empty(shape, dt).shape,
+            np.full(shape, 1, dtype=dt))
+
+
+@program(*[(np.arange(6.0).reshape(2, 3), dt) for dt in _DTC[:4]])
+def astype_and_sum_with_a_dtype_class(x, dt):
+    return (x.astype(dt), np.asarray(x, dtype=dt), np.arange(4, dtype=dt), x.sum(axis=0, dtype=dt),
+            np.cumsum(x, dtype=dt), np.concatenate([x, x], dtype=dt), x * 2)
+
+
+# TestClip.test_clip_min_max_args: np.clip(a, 2) and np.clip(a, a_max=2) are NumPy's
+# TypeErrors (a missing bound), a_min/a_max with min=/max= its ValueError; kiln clipped on
+# one side. ndarray.clip has no a_min (NumPy's ufunc error, here by running as NumPy).
+@program(*[(np.arange(5.0), a, k) for a, k in (((2,), {}), ((), {"a_max": 2}), ((), {"a_min": 1}),
+                                               ((2, 3), {"max": 3}), ((None, 3), {"min": 1}),
+                                               ((), {"min": 2, "max": 3}), ((), {"max": 2}), ((), {}),
+                                               ((1, 3), {}))])
+def clip_argument_forms(x, a, k):
+    return np.clip(x, *a, **k)
+
+
+@program(*[(np.arange(5.0), k) for k in ({"min": 1}, {"a_min": 1}, {"max": 3}, {})])
+def clip_method_argument_forms(x, k):
+    return x.clip(**k)
+
+
+# TestIsclose.test_nep50_isclose: NumPy makes only b inexact and leaves a and Python-number
+# tolerances weak, so a float32 a near a Python float is compared in float32; kiln cast a to
+# float64 and said False. test_tol_warnings: a non-finite atol/rtol is NumPy's warning.
+_B1 = float(1.0 - np.finfo("f8").eps)
+_F32 = np.array(_B1, "f4")
+
+
+@program(*[(_F32, b, k) for b, k in ((_B1, {"atol": 0, "rtol": 0}), (np.float32(0), {"atol": _B1}),
+                                     (2, {"atol": 0, "rtol": _B1 / 2}), (np.float64(_B1), {"atol": 0, "rtol": 0}),
+                                     (np.float32(0), {"atol": np.float64(_B1)}),
+                                     (2, {"atol": 0, "rtol": np.float64(_B1 / 2)}))],
+         (np.array([1.0, 2.0], np.float32), np.array([1.0 + 1e-7, 2.1]), {}),
+         (np.arange(3, dtype=np.int8), 1, {}), (np.array([1 + 1j], np.complex64), 1.0000001, {}))
+def isclose_nep50(a, b, k):
+    return np.isclose(a, b, **k), np.isclose(b, a, **k)
+
+
+# _core/tests/test_indexing.py TestIndexing.test_character_assignment: np.zeros(s, dtype='c')
+# is a one-character-per-element array ('c' equals 'S1', but a str assigned into it is split);
+# kiln's copy of the dtype became a plain 'S1' and the assignment put 'a' everywhere.
+@program(((1, 5), "asdfg"), ((3,), "xyz"))
+def char_dtype_assignment(shape, text):
+    arr = np.zeros(shape, dtype="c")
+    arr[..., :] = np.str_(text)
+    return arr, np.array([b"q"], dtype="c"), np.ones(2, "c"), np.empty_like(arr, dtype="c").dtype.char
+
+
+# TestBooleanIndexing.test_bool_as_int_argument_errors: NumPy's C functions refuse a bool where
+# a size or an axis goes (np.reshape(a, (True, -1)), np.take(a, [0], False), np.zeros((True, 2)),
+# np.sum(a, axis=True)); kiln took True as 1. Functions written in Python take it (np.tile).
+_A3 = np.arange(6).reshape(1, 2, 3)
+
+
+_BOOL_CALLS = (lambda a, v: np.reshape(a, (v, -1)), lambda a, v: np.take(a, [0], v),
+               lambda a, v: np.zeros((v, 2)), lambda a, v: np.sum(a, axis=v), lambda a, v: np.eye(2, v),
+               lambda a, v: a.reshape(v, -1), lambda a, v: np.squeeze(a, axis=v), lambda a, v: np.tile(a, v),
+               lambda a, v: np.ones(v), lambda a, v: np.full((2, v), 1.5), lambda a, v: a.max(axis=(v,)))
+
+
+@program(*[(_A3, v, k) for k in range(len(_BOOL_CALLS)) for v in (True, np.True_, 1, False, 0)])
+def bool_as_size_or_axis(a, v, k):
+    return _BOOL_CALLS[k](a, v)
+
+
+# linalg/tests/test_linalg.py test_pinv_rtol_arg: rcond= with rtol= is NumPy's ValueError, and
+# rtol=None is max(M, N) * eps (kiln used rcond's default, 1e-15, and took both).
+_PA = np.array([[1.0, 2.0, 3.0], [4.0, 1.0, 1.0], [2.0, 3.0, 1.0]])
+_PS = np.array([[1.0, 0.0], [0.0, 8e-16], [0.0, 0.0]])   # kept by 3 * eps, cut by 1e-15
+
+
+@program(*[(m, k) for m in (_PA, _PS, _PS.astype(np.float32))
+           for k in ({"rcond": 0.5}, {"rtol": 0.5}, {"rcond": 0.5, "rtol": 0.5}, {"rtol": None}, {})],
+         (np.arange(4).reshape(2, 2), {"rtol": None}))
+def pinv_rtol_and_rcond(a, k):
+    return np.linalg.pinv(a, **k)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
@@ -259,3 +378,47 @@ def test_broadcast_arrays_flags(backend):
     for args in ((x, y), (x, x + 1), (ro, y), (0.5, x)):
         for _ in range(2):
             assert state(compiled, *args) == state(f, *args)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_isclose_tolerance_warnings(backend):
+    """A non-finite atol or rtol is NumPy's RuntimeWarning "One of rtol or atol is not
+    valid" (test_numeric.py TestIsclose.test_tol_warnings); check_program ignores warnings."""
+    def f(a, b, atol, rtol):
+        return np.isclose(a, b, atol=atol, rtol=rtol)
+
+    compiled = kiln.compile(f, backend=backend)
+
+    def run(fn, *args):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = fn(*args)
+        return np.asarray(r).tolist(), [(c.category, str(c.message)) for c in caught if "kiln" not in str(c.message)]
+    a, b = np.array([1, 2, 3]), np.array([1.0, np.nan, 3.0])
+    for atol, rtol in ((1e-8, 1e-5), (np.inf, 1e-5), (1e-8, np.nan), (np.float64(1e-8), 0.0), (0.5, 0.0),
+                       (1, 0)):
+        assert run(compiled, a, b, atol, rtol) == run(f, a, b, atol, rtol)
+
+    def g(a, b):
+        return np.isclose(a, b, atol=np.float64(np.inf)), np.isclose(a, b, rtol=np.float32(1e-3))
+    compiled = kiln.compile(g, backend=backend)
+    assert run(compiled, a, b) == run(g, a, b)
+
+
+class _MyFloat(np.float64):
+    pass
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_object_array_keeps_its_objects(backend):
+    """_core/tests/test_ufunc.py TestUfuncGenericLoops.test_unary_PyUFunc_O_O_method_full:
+    np.array(x, dtype='O') of a float64 subclass holds that object (its ufunc loop calls the
+    object's methods); kiln's copy held a plain float (check_program compares values)."""
+    def f(x, dt):
+        return np.array(x, dtype=dt), np.asarray([x, 1.5], dtype=dt)
+
+    compiled = kiln.compile(f, backend=backend)
+    for x, dt in ((_MyFloat(0.5), "O"), (np.float64(2.0), object), (_MyFloat(0.5), "f8")):
+        got, exp = compiled(x, dt), f(x, dt)
+        assert [[type(v) for v in np.ravel(r)] for r in got] == [[type(v) for v in np.ravel(r)] for r in exp]
+        assert [r.dtype for r in got] == [r.dtype for r in exp]

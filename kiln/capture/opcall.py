@@ -21,7 +21,7 @@ from ..array_kinds import reads_memory
 from ..errors import KilnError
 from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
                    find_spelling, infer_meta)
-from ..ops.meta import plain_dtype, supported_dtype
+from ..ops.meta import is_dtype_class, plain_dtype, supported_dtype
 from ..ops.speculation import speculating
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves
 from .breaks import HINTS
@@ -47,6 +47,9 @@ def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
         scalars.setdefault(id(var.example), []).append(var)
         return var.example
     if isinstance(var, ConstantVariable):
+        if is_dtype_class(var.value):
+            tx.unsupported("unsupported_value", f"the DType class {var.value.__name__} passed to a "
+                           f"NumPy function (NumPy's functions read it in different ways)")
         return var.value
     if isinstance(var, ListVariable):
         return [_to_bind(tx, v, scalars) for v in var.item_list]

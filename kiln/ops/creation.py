@@ -341,14 +341,14 @@ eye = declare("eye", Category.CREATION,
 
 def _eye_normalize(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     _check_common("numpy.eye", order, like, device)
-    N = operator.index(N)
-    return Bound(eye, (), {"N": N, "M": N if M is None else operator.index(M),
+    N, = shape_arg((N,))   # (np.zeros((N, M)): a bool is NumPy's TypeError)
+    return Bound(eye, (), {"N": N, "M": N if M is None else shape_arg((M,))[0],
                            "k": operator.index(k), "dtype": _dtype_arg(dtype, float)})
 
 
 def _identity_normalize(n, dtype=None, *, like=None):
     _check_common("numpy.identity", "C", like)
-    n = operator.index(n)
+    n, = shape_arg((n,))
     return Bound(eye, (), {"N": n, "M": n, "k": 0, "dtype": _dtype_arg(dtype, float)})
 
 

@@ -19,6 +19,10 @@ from .registry import Composite, N, is_runtime_number, spell_composite
 
 def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 0,
               order: str | None = None) -> Any:
+    if dtype is not None and np.dtype(dtype).kind == "O":
+        # NumPy keeps the objects themselves (a float64 subclass stays one); kiln's values
+        # are numbers
+        reject("numpy.array", "dtype", dtype, "it runs as NumPy")
     if isinstance(a, (list, tuple)):
         if any(_is_array(v) or isinstance(v, (list, tuple)) for v in a):
             # stack reads its items and makes a new array: neither they nor it are copied
@@ -36,8 +40,8 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
     elif _numpy_scalar(a):
         a = N.copy(a)   # a NumPy scalar becomes a 0-d array (a new one)
         copy = False
-    if dtype is not None and np.dtype(dtype) != _dtype(a):
-        a = N.method("astype", a, dtype)
+    if dtype is not None and (np.dtype(dtype) != _dtype(a) or np.dtype(dtype).char != _dtype(a).char):
+        a = N.method("astype", a, dtype)   # (the char: 'c' equals 'S1', kiln refuses it)
     elif copy:
         a = N.copy(a, order=order if order in ("A", "C") else "K")
     nd = ndim_of(a)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .indexing import is_array_entry, zeros_for
-from .meta import TensorMeta, normalize_one_axis, reject, shape_of
+from .meta import TensorMeta, check_casting, normalize_one_axis, reject, shape_of
 from .registry import (Bound, Category, Composite, F, N, declare, is_float_like, method_key, spell,
                        spell_composite)
 from .shape import shape_arg
@@ -62,6 +62,20 @@ def _result_dtype(arrays: tuple, dtype: np.dtype | None, casting: str) -> np.dty
             raise TypeError(f"Cannot cast array data from {dt!r} to {dtype!r} according to "
                             f"the rule '{casting}'")
     return dtype
+
+
+def _check_out(arrays: tuple, dtype: np.dtype | None, casting: str, out: Any) -> None:
+    """``casting=`` as NumPy checks it; ``out=``: NumPy refuses it next to ``dtype=``, and casts each array into out's dtype
+    under ``casting`` (``casting='no'`` into a complex64 ``out`` raises), which the later
+    write into ``out`` (same_kind) would not check."""
+    check_casting(casting)
+    if out is None:
+        return
+    if dtype is not None:
+        raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both "
+                        "were provided.")
+    if hasattr(out, "dtype"):
+        _result_dtype(arrays, np.dtype(out.dtype), casting)
 
 
 # -- concatenate --------------------------------------------------------------------------
@@ -148,6 +162,7 @@ def _concat_bound(arrays: tuple, axis: Any, dtype: Any = None, casting: str = "s
     joined = _joined_shapes(arrays, shapes)
     if axis is not None and arrays and len(joined[0]) > 0:
         axis = normalize_one_axis(axis, len(joined[0]))
+    _check_out(arrays, _dtype_arg(dtype), casting, out)
     return Bound(concatenate, (arrays,), {"axis": axis, "dtype": _dtype_arg(dtype),
                                           "casting": casting, "shapes": shapes}, out)
 
@@ -192,6 +207,7 @@ def _stack_bound(arrays: tuple, axis: Any, dtype: Any = None, casting: str = "sa
                  out: Any = None) -> Bound:
     if arrays:
         axis = normalize_one_axis(axis, len(shape_of(arrays[0])) + 1)
+    _check_out(arrays, _dtype_arg(dtype), casting, out)
     return Bound(stack, (arrays,), {"axis": axis, "dtype": _dtype_arg(dtype),
                                     "casting": casting}, out)
 
@@ -380,7 +396,7 @@ tile = declare("tile", Category.JOIN, lambda x, reps: np.tile(x, reps), inputs=(
 
 
 def _tile_normalize(A, reps):
-    return Bound(tile, (A,), {"reps": shape_arg(reps)})
+    return Bound(tile, (A,), {"reps": shape_arg(reps, bools=True)})
 
 
 spell(np.tile, tile, _tile_normalize, "numpy.tile")

@@ -255,10 +255,24 @@ def _pinv_vjp(g, out, a, rcond=None, hermitian=False):
 pinv = declare("pinv", Category.EXTERN, _pinv_impl, inputs=("a",),
                params={"rcond": None, "hermitian": False}, vjp=_pinv_vjp,
                doc="numpy.linalg.pinv: the Moore-Penrose pseudo-inverse (via the SVD)")
-spell(np.linalg.pinv, pinv,
-      lambda a, rcond=None, hermitian=False, *, rtol=np._NoValue: Bound(
-          pinv, (a,), {"rcond": rcond if rtol is np._NoValue else rtol, "hermitian": bool(hermitian)}),
-      "numpy.linalg.pinv")
+
+
+def _pinv_normalize(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
+    # NumPy's rules: rtol=None is max(M, N) * eps of a's dtype (rcond=None is 1e-15)
+    if rcond is None and rtol is None:
+        sizes = tuple(shape_of(a))[-2:]
+        if not all(type(n) is int for n in sizes):
+            reject("numpy.linalg.pinv", "rtol", rtol, "pass a number")
+        rcond = max(sizes) * np.finfo(dtype_of(a)).eps
+    elif rcond is None:
+        rcond = None if rtol is np._NoValue else rtol
+    elif rtol is not np._NoValue:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    return Bound(pinv, (a,), {"rcond": rcond, "hermitian": bool(hermitian)})
+
+
+spell(np.linalg.pinv, pinv, _pinv_normalize, "numpy.linalg.pinv")
+
 
 def _svdvals_vjp(g, out, a):
     # ds_k = u_k^T dA v_k: the cotangent is U diag(g) Vh (the reduced SVD)

@@ -41,6 +41,11 @@ class TensorMeta:
     def __init__(self, shape: Sequence[int], dtype: Any) -> None:
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
+        if self.dtype.char == "c":
+            # np.dtype('c') equals 'S1', but a str assigned into it fills one character
+            # per element, and copying the dtype (deepcopy, pickle) gives a plain 'S1'
+            raise UnsupportedDtype("dtype 'c' (one character per element) is not supported "
+                                   "by kiln; call the function without kiln")
 
     @property
     def ndim(self) -> int:
@@ -139,6 +144,32 @@ def supported_dtype(dtype: Any) -> bool:
     dt = np.dtype(dtype)
     return dt.kind in SUPPORTED_KINDS and dt != np.float16 and dt.isnative and \
         dt.itemsize <= (16 if dt.kind == "c" else 8)
+
+
+def check_casting(casting: Any) -> str:
+    """A ``casting=`` argument, or NumPy's error for one it does not know.
+
+        >>> check_casting("same_kind")
+        'same_kind'
+    """
+    if not isinstance(casting, str):
+        raise TypeError(f"casting must be str, not {type(casting).__name__}")
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', "
+                         f"'unsafe' (got {casting!r})")
+    return casting
+
+
+def is_dtype_class(value: Any) -> bool:
+    """A DType class (``np.dtypes.Float64DType``) where NumPy takes a dtype. NumPy's
+    functions read it each their own way: np.zeros, np.sum and ``astype`` as the class's
+    default instance (float64), np.arange, np.cumsum, np.concatenate and np.einsum as
+    ``np.dtype(cls)`` (object). Calls given one run as NumPy.
+
+        >>> is_dtype_class(np.dtypes.Float32DType), is_dtype_class(np.float32)
+        (True, False)
+    """
+    return isinstance(value, type) and issubclass(value, np.dtype)
 
 
 def plain_dtype(dtype: np.dtype) -> bool:

@@ -29,7 +29,7 @@ import numpy as np
 from .creation import _fill_grad, _full_like_meta, fits
 from .indexing import _fmt_shape, is_array_entry, normalize_index
 from .scatter import add_at_broadcast
-from .meta import TensorMeta, fresh_copy, infer_meta, reject, shape_of
+from .meta import TensorMeta, check_casting, fresh_copy, infer_meta, reject, shape_of
 from .registry import (Bound, Category, F, REGISTRY, declare, is_complex_like, is_float_like,
                        method_key, spell, ufunc_method_key)
 
@@ -170,9 +170,7 @@ copyto = declare("copyto", Category.MUTATION, _copyto_impl, inputs=("dst", "src"
 
 
 def _copyto_normalize(dst, src, casting="same_kind", where=True):
-    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
-        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', "
-                         f"'unsafe' (got {casting!r})")
+    check_casting(casting)
     if where is not True:
         where = where if is_array_entry(where) else np.asarray(where, dtype=bool)
     return Bound(copyto, (dst, _as_value(src), where), {"casting": casting})

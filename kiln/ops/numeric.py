@@ -241,19 +241,40 @@ spell_composite(np.nan_to_num, ("where", "isnan", "isinf", "greater"), _nan_to_n
 
 
 def _isclose(a: Any, b: Any, rtol: float, atol: float, equal_nan: bool) -> Any:
-    # NumPy 2: |a - b| <= atol + rtol * |b|, for finite b; equal infinities are close.
-    dt = np.result_type(_dtype(a), _dtype(b), float)
-    x = a if _dtype(a) == dt or not _is_array(a) else N.method("astype", a, dt)
-    y = b if _dtype(b) == dt or not _is_array(b) else N.method("astype", b, dt)
-    close = N.less_equal(N.absolute(N.subtract(x, y)), N.add(atol, N.multiply(rtol, N.absolute(y))))
-    close = N.logical_or(N.logical_and(close, N.isfinite(y)), N.equal(x, y))
+    # NumPy 2: |a - b| <= atol + rtol * |b|, for finite b; equal infinities are close. Only b
+    # is made inexact (an array in its inexact dtype, a Python int a float): a and Python
+    # numbers stay as they are, so NEP 50 keeps float32 a with a Python float b float32.
+    y = b
+    if _is_array(b):
+        dt = np.result_type(_dtype(b), 1.0)
+        y = b if _dtype(b) == dt else N.method("astype", b, dt)
+    elif isinstance(b, int):
+        y = float(b)
+    tol = N.add(atol, N.multiply(rtol, N.absolute(y)))
+    if _is_array(a) and not any(_is_array(v) for v in (y, atol, rtol)):
+        # NumPy computes Python numbers' atol + rtol * abs(y) in Python: a float that meets
+        # |a - y| weakly, in a's precision (float32 a: rounded to float32)
+        real = np.finfo(np.result_type(_dtype(a), 1.0)).dtype
+        tol = tol if real == _dtype(tol) else N.method("astype", tol, real)
+    close = N.less_equal(N.absolute(N.subtract(a, y)), tol)
+    close = N.logical_or(N.logical_and(close, N.isfinite(y)), N.equal(a, y))
     if equal_nan:
-        close = N.logical_or(close, N.logical_and(N.isnan(x), N.isnan(y)))
+        close = N.logical_or(close, N.logical_and(N.isnan(a), N.isnan(y)))
     return close
 
 
 def _isclose_normalize(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return Composite(_isclose, (a, b), {"rtol": rtol, "atol": atol, "equal_nan": bool(equal_nan)})
+    tols = []
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        # NumPy warns "One of rtol or atol is not valid" for a non-finite one (np.geterr's
+        # invalid decides how): such a call runs as NumPy. (A graph's array tolerance is
+        # not seen here.) A Python number is passed on as a new float object (the same
+        # value: NumPy adds it to a float), which leaves a run-time number unused: capture
+        # guards it by value, so a later inf is not computed without the warning.
+        if not isinstance(tol, TensorMeta) and not np.all(np.isfinite(tol)):
+            reject("numpy.isclose", name, tol, "it runs as NumPy, which warns about it")
+        tols.append(tol + 0.0 if isinstance(tol, (bool, int, float)) and not _is_array(tol) else tol)
+    return Composite(_isclose, (a, b), {"rtol": tols[0], "atol": tols[1], "equal_nan": bool(equal_nan)})
 
 
 spell_composite(np.isclose, ("absolute", "subtract", "less_equal", "isfinite", "equal"),

@@ -419,18 +419,29 @@ clip = declare("clip", Category.POINTWISE, _clip_impl, inputs=("x", "lo", "hi"),
 
 def _clip_normalize(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
                     max=np._NoValue, **kwargs):
-    lo = a_min if a_min is not np._NoValue else (min if min is not np._NoValue else None)
-    hi = a_max if a_max is not np._NoValue else (max if max is not np._NoValue else None)
+    # numpy.clip's own argument rules (NumPy's messages), then ndarray.clip's.
+    if a_min is np._NoValue and a_max is np._NoValue:
+        a_min = None if min is np._NoValue else min
+        a_max = None if max is np._NoValue else max
+    elif a_min is np._NoValue:
+        raise TypeError("clip() missing 1 required positional argument: 'a_min'")
+    elif a_max is np._NoValue:
+        raise TypeError("clip() missing 1 required positional argument: 'a_max'")
+    elif min is not np._NoValue or max is not np._NoValue:
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` "
+                         "are provided is forbidden.")
+    return _clip_method_normalize(a, a_min, a_max, out, **kwargs)
+
+
+def _clip_method_normalize(a, min=None, max=None, out=None, **kwargs):
     reject_where(kwargs.pop("where", True), "numpy.clip")
-    if kwargs:
+    if kwargs:   # (NumPy's error comes from the ufunc it picks)
         reject("numpy.clip", next(iter(kwargs)), kwargs[next(iter(kwargs))], "drop the argument")
-    if lo is None and hi is None and a_min is np._NoValue and a_max is np._NoValue:
-        raise TypeError("clip() missing required arguments: 'a_min' and 'a_max'")
-    return Bound(clip, (a, lo, hi), {}, out)
+    return Bound(clip, (a, min, max), {}, out)
 
 
 spell(np.clip, clip, _clip_normalize, "numpy.clip")
-spell(("method", "clip"), clip, _clip_normalize, "ndarray.clip")
+spell(("method", "clip"), clip, _clip_method_normalize, "ndarray.clip")
 
 
 def _astype_impl(x, dtype, copy=True):

@@ -95,6 +95,8 @@ def axes_param(axis: Any, x: Any, legacy: bool = True) -> tuple[int, ...] | None
     nd = ndim_of(x)
     if isinstance(axis, list):  # NumPy's reductions take ints and tuples, not lists
         raise TypeError("'list' object cannot be interpreted as an integer")
+    if any(isinstance(a, (bool, np.bool_)) for a in (axis if isinstance(axis, tuple) else (axis,))):
+        raise TypeError("an integer is required")   # (NumPy's C reductions refuse bools)
     # The ufunc-based reductions still let a 0-d array be reduced over an *int* axis 0
     # or -1 (mean, var and std do not).
     if legacy and nd == 0 and axis is not None and _is_legacy_scalar_axis(axis):

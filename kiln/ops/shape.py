@@ -24,15 +24,22 @@ from .registry import Bound, Category, Composite, F, declare, method_key, spell
 
 # -- argument helpers shared by the normalizers ------------------------------------------
 
-def shape_arg(shape: Any) -> tuple:
+def shape_arg(shape: Any, bools: bool = False) -> tuple:
     """A shape argument (an int or a sequence of ints) as a tuple of Python ints.
 
-    ``operator.index`` raises the TypeError NumPy raises for a float dimension.
+    ``operator.index`` raises the TypeError NumPy raises for a float dimension. NumPy's
+    C functions (np.zeros, reshape) refuse a bool where a size goes, as here; a function
+    written in Python (np.tile: ``bools=True``) takes True as 1.
     """
-    if hasattr(shape, "__index__") and getattr(shape, "ndim", 0) == 0:
+    def dim(d: Any) -> int:
+        if not bools and isinstance(d, (bool, np.bool_)):
+            raise TypeError("an integer is required")
+        return operator.index(d)
+    if hasattr(shape, "__index__") and getattr(shape, "ndim", 0) == 0 \
+            and (bools or not isinstance(shape, (bool, np.bool_))):
         return (operator.index(shape),)
     if hasattr(shape, "__iter__"):
-        return tuple(operator.index(d) for d in shape)
+        return tuple(dim(d) for d in shape)
     raise TypeError(f"expected a sequence of integers or a single integer, got '{shape!r}'")
 
 
@@ -327,6 +334,8 @@ squeeze = declare("squeeze", Category.VIEW, lambda x, axis: np.squeeze(x, axis),
 def _squeeze_normalize(a, axis=None):
     # An axis whose length is not 1 is left for the rule: NumPy raises its own error.
     # (kiln's normalize_axis raises np.squeeze's message for a repeated axis.)
+    if any(isinstance(ax, (bool, np.bool_)) for ax in (axis if isinstance(axis, tuple) else (axis,))):
+        raise TypeError("an integer is required for the axis")
     return Bound(squeeze, (a,), {"axis": normalize_axis(axis, ndim_of(a))})
 
 

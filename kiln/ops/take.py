@@ -69,6 +69,8 @@ def _take_normalize(a, indices, axis=None, out=None, mode="raise"):
     elif isinstance(indices, np.integer):
         indices = int(indices)
     if axis is not None:
+        if isinstance(axis, (bool, np.bool_)):
+            raise TypeError("an integer is required for the axis")
         axis = normalize_one_axis(axis, np.ndim(a) if not hasattr(a, "ndim") else a.ndim)
     return Bound(take, (a, indices), {"axis": axis}, out)
 
