@@ -19,6 +19,7 @@ kept, NumPy's own errors for empty reductions (``max`` of nothing).
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import warnings
@@ -178,6 +179,19 @@ _WHERE_FILL = {"sum": 0, "prod": 1, "max": None, "min": None, "any": False, "all
 # np.mean's "Mean of empty slice" points at its line in NumPy's fromnumeric.py; x.mean()'s
 # at the user's (kiln/ops/value_warnings.py numpy_site)
 _MEAN_SITE = numpy_site(lambda: np.mean(np.zeros(1), where=False), "Mean of empty slice")
+@functools.lru_cache(maxsize=None)
+def _empty_divide(src: np.dtype, dtype: Any, whole: bool) -> tuple[str, tuple] | None:
+    """NumPy's warning for the 0 / 0 of a mean of nothing, and where it points: its text
+    depends on the dtypes ("invalid value encountered in scalar divide" for a float64 mean
+    over everything, "... in divide" for float32 or along an axis), so NumPy is asked."""
+    shape = (1,) if whole else (1, 1)
+    with warnings.catch_warnings(record=True) as seen, np.errstate(all="ignore", invalid="warn"):
+        warnings.simplefilter("always")
+        np.mean(np.zeros(shape, src), axis=None if whole else 0, dtype=dtype, where=False)
+    for w in seen:
+        if str(w.message).startswith("invalid value"):
+            return str(w.message), (w.filename, w.lineno)
+    return None
 
 
 def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra):
@@ -214,10 +228,18 @@ def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extr
             # NumPy's _mean warns once where a slice selects nothing (then 0 / 0: NaN)
             F.warn_if_zero(count, message="Mean of empty slice",
                            site=_MEAN_SITE if name == "numpy.mean" else call_site())
-            mean = F.true_divide(total.op(*total.inputs, **total.params), count)
+            dt = dtype_of(result)
+            divisor = count
+            said = _empty_divide(dtype_of(x), dtype, ndim_of(result) == 0) if dt.kind == "f" else None
+            if said is not None:
+                # NumPy's 0 / 0 there warns "invalid value" from its own line, as errstate
+                # says: the same warning here, and a NaN divisor where the count is zero, so
+                # no kernel raises a flag for it (0 / NaN is NaN, quietly)
+                F.warn_if_zero(count, message=said[0], site=said[1], fp="invalid")
+                divisor = F.where(F.equal(count, 0), np.nan, count)
+            mean = F.true_divide(total.op(*total.inputs, **total.params), divisor)
             # NumPy's _mean divides in place (unsafe) into the sum's dtype, float16 back to
             # float16: the dtype the plain mean has (a float32 sum / an intp count is float64)
-            dt = dtype_of(result)
             return mean if dtype_of(mean) == dt else F.astype(mean, dtype=dt, copy=True)
         if initial is None:
             return result

@@ -90,8 +90,14 @@ def numpy_site(probe: Callable[[], Any], message: str) -> tuple[str, int] | None
     return None
 
 
-def _warn_if_any(x, message="", site=None):
+def _warn_if_any(x, message="", site=None, fp=None):
     if np.any(as_array(x)):
+        if fp is not None:   # a floating-point warning: as np.errstate says for its kind
+            mode = np.geterr()[fp]
+            if mode == "ignore":
+                return np.zeros(1, bool)
+            if mode == "raise":
+                raise FloatingPointError(message)
         if site is None:
             warnings.warn(message, RuntimeWarning, stacklevel=2)
         else:
@@ -99,37 +105,37 @@ def _warn_if_any(x, message="", site=None):
     return np.zeros(1, bool)   # (not 0-d: capture would run it on fake arrays for its type)
 
 
-def _warn_check(message="", site=None):
+def _warn_check(message="", site=None, fp=None):
     """The check a generated wrapper calls (``Op.check_impl``): no keywords, no result."""
     def check(x):
         # (a reduction's small boolean result: its bytes searched for a 1 cost a tenth of
         # x.any(), which a large one is left to)
         if (b"\x01" in x.tobytes()) if x.size <= 65536 else x.any():
-            _warn_if_any(x, message, site)
+            _warn_if_any(x, message, site, fp)
     return check
 
 
 def _warning_op(name: str, impl: Callable, check: Callable, when: str) -> Any:
     return declare(
         name, Category.EXTERN, impl, inputs=("x",),
-        params={"message": "", "site": None}, may_raise=True, check_impl=check,
-        meta=lambda x, message="", site=None: TensorMeta((1,), np.dtype(bool)),
-        doc=f"warns NumPy's RuntimeWarning ``message`` at ``site`` (file, line) when {when}; "
-            f"never removed as dead code")
+        params={"message": "", "site": None, "fp": None}, may_raise=True, check_impl=check,
+        meta=lambda x, message="", site=None, fp=None: TensorMeta((1,), np.dtype(bool)),
+        doc=f"warns NumPy's RuntimeWarning ``message`` at ``site`` (file, line) when {when} "
+            f"(``fp``: a floating-point kind, as np.errstate says); never removed as dead code")
 
 
 warn_if_any = _warning_op("warn_if_any", _warn_if_any, _warn_check,
                           "a value of x is true (np.nanmax's all-NaN slices)")
 
 
-def _warn_if_zero(x, message="", site=None):
-    return _warn_if_any(np.logical_not(as_array(x)), message, site)
+def _warn_if_zero(x, message="", site=None, fp=None):
+    return _warn_if_any(np.logical_not(as_array(x)), message, site, fp)
 
 
-def _zero_check(message="", site=None):
+def _zero_check(message="", site=None, fp=None):
     def check(x):
         if not x.all():
-            _warn_if_any(True, message, site)
+            _warn_if_any(True, message, site, fp)
     return check
 
 
