@@ -407,6 +407,24 @@ def kmeans_plus_lloyd_with_empty_guard(X, k, iters):
     return C, lab, iters
 
 
+_g = np.random.default_rng(336)
+
+
+@program((_g.standard_normal((40, 3)), _g.standard_normal((5, 3)) * 4),
+         (_g.standard_normal((9, 2)).astype(f32), np.array([[0, 0], [9, 9], [-9, 9]], f32)))
+def kmeans_step_row_masks(X, C):
+    # a center no point is nearest to (far away) keeps its place: rows masked by counts
+    d = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+    onehot = d.argmin(1)[:, None] == np.arange(len(C))
+    cnt = onehot.sum(0)
+    newC = (onehot.T @ X).astype(C.dtype)
+    empty = cnt == 0
+    newC[~empty] /= cnt[~empty, None]
+    newC[empty] = C[empty]
+    newC[empty, :] *= 0.5
+    return newC, cnt
+
+
 _g = np.random.default_rng(335)
 
 
@@ -878,3 +896,13 @@ def test_builtin_min_of_numpy_scalars_stays_in_the_graph():
         return min(x.sum(), k.sum())
     out = kiln.explain(mixed)(np.ones(3), np.arange(3))
     assert out.graph_break_count == 1 and "min()" in out.break_reasons[0].reason
+
+
+def test_row_mask_updates_of_kmeans_centers_stay_in_the_graph():
+    """``newC[~empty] /= cnt[~empty, None]; newC[empty] = C[empty]``: selections by a mask
+    over the leading axis run as masked ops over the whole arrays (they broke the graph
+    at ``cnt[~empty, None]``: kmeans_step_row_masks)."""
+    fn = PROGRAMS["kmeans_step_row_masks"][0]
+    for args in PROGRAMS["kmeans_step_row_masks"][1]:
+        out = kiln.explain(fn)(*args)
+        assert out.graph_break_count == 0 and out.graph_count == 1, str(out)
