@@ -6,7 +6,9 @@ to it is done to the whole array where possible — an elementwise ufunc as the 
 ufunc ``ufunc(x, where=mask)`` (NumPy computes only the selected elements, so its program
 warns where NumPy does), ``y[m] = f(x[m])`` as ``np.copyto(y, f(x), where=m)``, reductions
 through ``MASKED_FORMS`` — and the selection is taken (a node with an unbacked length)
-only where a call needs it, or before an array it reads is written.
+only where a call needs it, or before an array it reads is written. A mask over x's
+leading dims (a row mask) works the same way with ``where=`` broadcast by rows
+(``m[:, None]``), for selections whose whole arrays line up (``_fits``).
 """
 from __future__ import annotations
 
