@@ -197,7 +197,9 @@ def masked_selection(tx, op, bound: Bound, used: set) -> VariableTracker | None:
         return None
     mask, rest = index[0], index[1:]
     k = len(mask.shape)
+    # (a 0-d mask of an n-d x adds an axis: NumPy's x[True] is x[None])
     if mask.dtype != np.bool_ or tuple(mask.shape) != tuple(x.shape[:k]) or x.var.tensor \
+            or (k == 0 and len(x.shape) > 0) \
             or not all(r is None or r == slice(None) for r in rest) \
             or k + sum(r is not None for r in rest) > len(x.shape):
         return None
