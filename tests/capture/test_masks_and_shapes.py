@@ -98,6 +98,26 @@ def test_row_mask_assignment_of_a_wrong_length_raises_numpys_error(value):
     assert str(got.value) == str(expected.value)
 
 
+@pytest.mark.parametrize("shape", [(3, 4), (4, 3), (4, 4)])
+def test_masked_assignment_into_an_array_the_mask_does_not_fit(shape):
+    # y[m] = x[m] with m of x's shape (4,): NumPy raises IndexError for a y of 3 rows, and
+    # broadcasts the selection (c,) against y[m]'s (c, n) rows where c allows (it did
+    # copyto(y, x * 2, where=m), broadcasting m over y's rows: silently wrong)
+    def f(y, x):
+        m = x > 0
+        y[m] = x[m] * 2
+        return y
+    x = np.array([1.0, -1.0, 2.0, -2.0])
+    try:
+        want = f(np.zeros(shape), x)
+    except Exception as e:   # noqa: BLE001 - NumPy's own error, compared below
+        with pytest.raises(type(e)) as got:
+            kiln.compile(f)(np.zeros(shape), x)
+        assert str(got.value) == str(e)
+    else:
+        np.testing.assert_array_equal(kiln.compile(f)(np.zeros(shape), x), want)
+
+
 def test_row_selections_that_do_not_line_up_take_the_selection():
     def f(x, y):
         m = x[:, 0] > 0
