@@ -118,6 +118,21 @@ def test_masked_assignment_into_an_array_the_mask_does_not_fit(shape):
         np.testing.assert_array_equal(kiln.compile(f)(np.zeros(shape), x), want)
 
 
+def test_row_mask_in_place_update_keeps_numpys_casting_rules():
+    def f(x, c):
+        m = c > 0
+        x[m] /= c[m, None]      # int rows /= : NumPy's casting error
+        return x
+    xi, c = np.arange(18).reshape(6, 3), np.arange(6) % 3
+    with pytest.raises(TypeError) as expected:
+        f(xi.copy(), c)
+    got_x = xi.copy()
+    with pytest.raises(TypeError) as got:
+        kiln.compile(f)(got_x, c)
+    assert type(got.value) is type(expected.value) and str(got.value) == str(expected.value)
+    np.testing.assert_array_equal(got_x, xi)
+
+
 def test_row_selections_that_do_not_line_up_take_the_selection():
     def f(x, y):
         m = x[:, 0] > 0
