@@ -225,6 +225,26 @@ def relu_out(x):
     return y
 
 
+def _points_and_centers(rng, small):
+    n, k, d = (12, 3, 2) if small else (20_000, 16, 4)
+    centers = rng.standard_normal((k, d)) * 4
+    centers[-1] = 1e3   # far from every point: an empty cluster
+    return rng.standard_normal((n, d)) * 4, centers
+
+
+@idiom("masked", _points_and_centers)
+def kmeans_step_empty_rows(X, C):
+    d = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+    lab = d.argmin(1)
+    newC = np.zeros_like(C)
+    np.add.at(newC, lab, X)
+    cnt = np.bincount(lab, minlength=len(C))
+    empty = cnt == 0
+    newC[~empty] /= cnt[~empty, None]
+    newC[empty] = C[empty]
+    return newC
+
+
 # -- small ODE right-hand sides ------------------------------------------------------------
 def _ode_args(rng, small):
     return (0.0, 1.0, 2.0, 3.0, 10.0, 28.0, 8.0 / 3.0)

@@ -407,6 +407,24 @@ def kmeans_plus_lloyd_with_empty_guard(X, k, iters):
     return C, lab, iters
 
 
+_g = np.random.default_rng(336)
+
+
+@program((_g.standard_normal((40, 3)), _g.standard_normal((5, 3)) * 4),
+         (_g.standard_normal((9, 2)).astype(f32), np.array([[0, 0], [9, 9], [-9, 9]], f32)))
+def kmeans_step_row_masks(X, C):
+    # a center no point is nearest to (far away) keeps its place: rows masked by counts
+    d = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+    onehot = d.argmin(1)[:, None] == np.arange(len(C))
+    cnt = onehot.sum(0)
+    newC = (onehot.T @ X).astype(C.dtype)
+    empty = cnt == 0
+    newC[~empty] /= cnt[~empty, None]
+    newC[empty] = C[empty]
+    newC[empty, :] *= 0.5
+    return newC, cnt
+
+
 _g = np.random.default_rng(335)
 
 
@@ -878,3 +896,47 @@ def test_builtin_min_of_numpy_scalars_stays_in_the_graph():
         return min(x.sum(), k.sum())
     out = kiln.explain(mixed)(np.ones(3), np.arange(3))
     assert out.graph_break_count == 1 and "min()" in out.break_reasons[0].reason
+
+
+def test_row_mask_updates_of_kmeans_centers_stay_in_the_graph():
+    """``newC[~empty] /= cnt[~empty, None]; newC[empty] = C[empty]``: selections by a mask
+    over the leading axis run as masked ops over the whole arrays (they broke the graph
+    at ``cnt[~empty, None]``: kmeans_step_row_masks)."""
+    fn = PROGRAMS["kmeans_step_row_masks"][0]
+    for args in PROGRAMS["kmeans_step_row_masks"][1]:
+        out = kiln.explain(fn)(*args)
+        assert out.graph_break_count == 0 and out.graph_count == 1, str(out)
+
+
+def _kmeans_counts(X, C, bump):
+    d = ((X[:, None, :] - C[None, :, :]) ** 2).sum(-1)
+    lab = d.argmin(1)
+    view = lab[:]
+    if bump:
+        view[0] += len(C) + 2     # a value past minlength: NumPy's counts grow
+    cnt = np.bincount(lab, minlength=len(C))
+    empty = cnt == 0
+    return cnt, cnt[~empty] * 2.0, empty.sum()
+
+
+def test_counts_of_argmin_indices_have_their_static_length():
+    """np.bincount(d.argmin(1), minlength=k) over k columns has exactly k entries: the row
+    masks made from it meet the centers' k rows in the graph (kmeans_plus_lloyd_with_empty_guard
+    broke there); an index written past k (through a view) or fewer minlength than the
+    columns keep NumPy's length."""
+    g = np.random.default_rng(392)
+    X, C = g.standard_normal((30, 2)), g.standard_normal((4, 2)) * 5
+    C[3] = 100.0   # no point nearest: a zero count
+    fn = PROGRAMS["kmeans_plus_lloyd_with_empty_guard"][0]
+    out = kiln.explain(fn)(X, 4, 5)
+    assert not any(r.kind == "data_dependent" and "allclose" not in str(r)
+                   for r in out.break_reasons), str(out)
+    for bump in (False, True):
+        want = _kmeans_counts(X, C, bump)
+        for backend in ("eager", "cpp"):
+            got = kiln.compile(_kmeans_counts, backend=backend)(X, C, bump)
+            for a, b in zip(got, want):
+                assert np.asarray(a).dtype == np.asarray(b).dtype
+                np.testing.assert_array_equal(a, b)
+    out = kiln.explain(_kmeans_counts)(X, C, False)
+    assert out.graph_break_count == 0, str(out)

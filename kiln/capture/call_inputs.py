@@ -17,11 +17,12 @@ from .variables.arrays import ArrayVariable
 
 class ArrayArg(TensorMeta):
     """What an op normalizer sees for an array: its shape and dtype (and its tracker)."""
-    __slots__ = ("var",)
+    __slots__ = ("var", "below")
 
-    def __init__(self, var: ArrayVariable) -> None:
+    def __init__(self, var: ArrayVariable, below: int | None = None) -> None:
         super().__init__(var.meta.shape, var.meta.dtype)
         self.var = var
+        self.below = below   # every value is below it (Op.values_below), where known
 
     @property
     def T(self) -> "TensorMeta":

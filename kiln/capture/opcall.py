@@ -40,7 +40,7 @@ from .variables.base import ConstantVariable, VariableTracker
 def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
     from .variables.containers import ListVariable, SliceVariable, TupleVariable
     if isinstance(var, ArrayVariable):
-        return ArrayArg(var)
+        return ArrayArg(var, _values_below(tx, var))
     if isinstance(var, MaskedSelectionVariable):  # inside a list or tuple: taken for real
         return ArrayArg(var.take(tx, "passing it to a NumPy function"))
     if isinstance(var, SymScalarVariable):
@@ -58,6 +58,23 @@ def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
     if isinstance(var, SliceVariable):
         return slice(*(_to_bind(tx, p, scalars) for p in var.parts))
     tx.unsupported("unsupported_value", f"{var.describe()} passed to a NumPy function")
+
+
+def _values_below(tx, var: ArrayVariable) -> int | None:
+    """Op.values_below of the op that made ``var``'s value, while nothing in the graph has
+    written into that value (a mutation op into it or into a view of it)."""
+    below = var.node.meta.get("values_below")
+    if below is None:
+        return None
+    for n in tx.output.graph.calls:
+        for i in n.op.mutates:
+            target = n.args[i]
+            while getattr(target, "kind", None) == "call" and target is not var.node \
+                    and target.op.may_alias and target.args:
+                target = target.args[0]
+            if target is var.node:
+                return None
+    return below
 
 
 def _constants_of(var: VariableTracker, value: Any, out: list) -> None:
@@ -452,6 +469,9 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         tx.unsupported("data_dependent", f"{spelling_text} on a value being differentiated gives "
                        f"a result whose size depends on the data; it runs eagerly (gradients "
                        f"are exact there)", HINTS["data_dependent"])
+    if op.values_below is not None and all(d is None for a in array_inputs for d in a.dims):
+        # (sizes the graph is specialized to: a dynamic length bounds nothing at run time)
+        node.meta["values_below"] = op.values_below(*bound.inputs, **params)
     if node.val.shape == () and not result.tensor:
         # (CuPy gives a 0-d array where NumPy gives a scalar)
         result.scalar = array_type is np.ndarray and numpy_returns_scalar(op, bound.inputs, params)

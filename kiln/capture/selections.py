@@ -6,7 +6,9 @@ to it is done to the whole array where possible — an elementwise ufunc as the 
 ufunc ``ufunc(x, where=mask)`` (NumPy computes only the selected elements, so its program
 warns where NumPy does), ``y[m] = f(x[m])`` as ``np.copyto(y, f(x), where=m)``, reductions
 through ``MASKED_FORMS`` — and the selection is taken (a node with an unbacked length)
-only where a call needs it, or before an array it reads is written.
+only where a call needs it, or before an array it reads is written. A mask over x's
+leading dims (a row mask) works the same way with ``where=`` broadcast by rows
+(``m[:, None]``), for selections whose whole arrays line up (``_fits``).
 """
 from __future__ import annotations
 
@@ -32,13 +34,15 @@ def masked_call_of(tx, key, spelling, args: list, kwargs: dict, masked: list,
     if key == method_key("__setitem__") and len(args) == 3 and not kwargs:
         target, index, value = args
         if isinstance(value, MaskedSelectionVariable) and isinstance(target, ArrayVariable) \
-                and isinstance(index, ArrayVariable) and same_value(index.node, value.mask.node):
+                and isinstance(index, ArrayVariable) and same_value(index.node, value.mask.node) \
+                and _fits(value, target.meta.shape):
             # y[m] = f(x[m]): NumPy casts the values unsafely into y, as copyto does here
             return tx.call_op(np.copyto, [target, value.full],
-                              {"casting": ConstantVariable("unsafe"), "where": index},
+                              {"casting": ConstantVariable("unsafe"), "where": value.where},
                               "masked assignment")
     form = masked_form(key)
-    if form is not None and args and args[0] is first and all(first.same_mask(m) for m in masked):
+    if form is not None and args and args[0] is first and not first.rows \
+            and all(first.same_mask(m) for m in masked):
         # run-time numbers among the arguments (``x[m] -= s`` with an int argument s): the
         # composite's calls take them as graph values, not as the example's number
         scalars: dict = {}
@@ -62,24 +66,57 @@ def masked_call_of(tx, key, spelling, args: list, kwargs: dict, masked: list,
         and "out" not in kwargs and (key not in bf.INPLACE_TO_PLAIN or args[0] is first) \
         and not any(m.full.scalar for m in masked) \
         and (key not in bf.INPLACE_TO_PLAIN or _keeps_dtype(tx, op, args, first))
-    others = [a for a in flatten(list(args) + list(kwargs.values()))
-              if isinstance(a, ArrayVariable) and a.meta.shape != ()]
-    if elementwise and not others and all(first.same_mask(m) for m in masked):
+    # arrays besides the selections: only a row selection's trailing dims meet them (NumPy
+    # broadcasts ``x[m] * w`` of a row w by rows, as ``x * w``)
+    trailing = len(first.full.meta.shape) - len(first.mask.meta.shape)
+    arrays = [a for a in flatten(list(args) + list(kwargs.values())) if isinstance(a, ArrayVariable)]
+    fill = _fill(first, masked, arrays, key in bf.INPLACE_TO_PLAIN)
+    if elementwise and fill is not None and all(len(a.meta.shape) <= trailing for a in arrays):
         def full(v):
             return v.full if isinstance(v, MaskedSelectionVariable) else v
-        selected = _masked_ufunc(tx, op, spelling.text, [full(a) for a in args], kwargs, first)
+        selected = _masked_ufunc(tx, op, spelling.text, [full(a) for a in args], kwargs, fill)
         if selected is not None:
-            return _deferred(tx, MaskedSelectionVariable(selected, first.mask))
+            return _deferred(tx, MaskedSelectionVariable(selected, fill.mask, fill.where))
         # ``s += 1`` on a selection (a copy nobody else sees): the selection of x + 1 — never
         # an in-place update of x itself
         result = tx.call_op(bf.INPLACE_TO_PLAIN.get(key, key), [full(a) for a in args],
                             {k: full(v) for k, v in kwargs.items()}, spelling.text)
-        if isinstance(result, ArrayVariable) and result.meta.shape == first.full.meta.shape:
-            return _deferred(tx, MaskedSelectionVariable(result, first.mask))
+        if isinstance(result, ArrayVariable) and result.meta.shape == fill.full.meta.shape:
+            return _deferred(tx, MaskedSelectionVariable(result, fill.mask, fill.where))
 
     def taken(v):  # this call needs the selections themselves
         return v.take(tx, spelling.text) if isinstance(v, MaskedSelectionVariable) else v
     return tx.call_op(key, [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}, what)
+
+
+def _fill(first: MaskedSelectionVariable, masked: list, arrays: list,
+          inplace: bool) -> MaskedSelectionVariable | None:
+    """The selection whose whole array has the shape of an elementwise call's whole result
+    (``x[m] / c[m, None]``: x's), where every selection is by the same mask and they line up
+    (_fits); None where they do not (NumPy's own call on the selections then decides). An
+    in-place update keeps its target's shape (NumPy raises on a larger result)."""
+    try:
+        shape = np.broadcast_shapes(*[tuple(v.full.meta.shape) for v in masked],
+                                    *[tuple(a.meta.shape) for a in arrays])
+    except ValueError:
+        return None
+    if not all(first.same_mask(m) and _fits(m, shape) for m in masked):
+        return None
+    return next((m for m in ([first] if inplace else masked) if tuple(m.full.meta.shape) == shape), None)
+
+
+def _fits(sel: MaskedSelectionVariable, shape: tuple) -> bool:
+    """Whether the selection's whole array lines up with, and broadcasts into, a whole array
+    of ``shape`` selected by the same mask: the same number of dims (the mask's leading ones
+    meet each other; a selection (n, 3) beside one of a 1-D array is no such pair) and the
+    trailing dims broadcast as the selections' own do."""
+    have = tuple(sel.full.meta.shape)
+    if len(have) != len(shape) or tuple(shape[:len(sel.mask.meta.shape)]) != tuple(sel.mask.meta.shape):
+        return False
+    try:
+        return np.broadcast_shapes(have, tuple(shape)) == tuple(shape)
+    except ValueError:
+        return False
 
 
 def _normalized_op(tx, spelling, args: list, kwargs: dict) -> Any:
@@ -135,7 +172,7 @@ def _masked_ufunc(tx, op, text: str, args: list, kwargs: dict,
     if not isinstance(inner, TensorMeta) or np.result_type(inner.dtype, fill) != inner.dtype:
         return None
     composite = Composite(masked_call(op.name, op.ufunc.nin),
-                          tuple(bound) + (ArrayArg(sel.mask), ArrayArg(sel.full)), {})
+                          tuple(bound) + (ArrayArg(sel.where), ArrayArg(sel.full)), {})
     result = _composite(tx, text, composite, scalars, set())
     return result if isinstance(result, ArrayVariable) and \
         result.meta.shape == sel.full.meta.shape else None
@@ -148,18 +185,34 @@ def take_selection(tx, sel: MaskedSelectionVariable, text: str) -> VariableTrack
 
 
 def masked_selection(tx, op, bound: Bound, used: set) -> VariableTracker | None:
-    """``x[mask]`` with a boolean mask of x's own shape, deferred (MaskedSelectionVariable)."""
+    """``x[mask]`` with a boolean mask of x's own shape or of its leading dims (a row mask,
+    ``x[m]``, ``x[m, None]``, ``x[m, :]``), deferred (MaskedSelectionVariable): its whole
+    array is ``x[:, None]`` for ``x[m, None]``, its ``where=`` the mask with a 1 for each
+    trailing dim."""
     if not op.masked_selection:
         return None
     x, index = bound.inputs[0], bound.inputs[1]
     if not (op.masked_selection and isinstance(x, ArrayArg) and isinstance(index, tuple)
-            and len(index) == 1 and isinstance(index[0], ArrayArg)):
+            and index and isinstance(index[0], ArrayArg)):
         return None
-    mask = index[0]
-    if mask.dtype != np.bool_ or tuple(mask.shape) != tuple(x.shape) or x.var.tensor:
+    mask, rest = index[0], index[1:]
+    k = len(mask.shape)
+    # (a 0-d mask of an n-d x adds an axis: NumPy's x[True] is x[None])
+    if mask.dtype != np.bool_ or tuple(mask.shape) != tuple(x.shape[:k]) or x.var.tensor \
+            or (k == 0 and len(x.shape) > 0) \
+            or not all(r is None or r == slice(None) for r in rest) \
+            or k + sum(r is not None for r in rest) > len(x.shape):
         return None
     used.update((id(x), id(mask)))
-    return _deferred(tx, MaskedSelectionVariable(x.var, mask.var))
+    full = _view(tx, x.var, (slice(None),) * k + rest) if rest else x.var
+    trailing = len(full.meta.shape) - k
+    where = _view(tx, mask.var, (slice(None),) * k + (None,) * trailing) if trailing else None
+    return _deferred(tx, MaskedSelectionVariable(full, mask.var, where))
+
+
+def _view(tx, x: ArrayVariable, index: tuple) -> ArrayVariable:
+    """``x[index]`` for a basic index (slices and Nones), as a graph node."""
+    return _emit(tx, "x[mask]", Bound(REGISTRY["getitem"], (ArrayArg(x), index), {}), {}, set())
 
 
 def _deferred(tx, sel: MaskedSelectionVariable) -> MaskedSelectionVariable:

@@ -619,5 +619,14 @@ for _name in ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin"):
 for _name in ("mean", "var", "std"):
     OPS[_name].lowering = {"reduce": "sum", "finish": _name}
 
+
+def _indices_below(x, axis=None, keepdims=False) -> int:
+    """argmax/argmin's indices are below the length they run over (all of x when flat)."""
+    shape = tuple(x.shape)
+    return int(np.prod(shape)) if axis is None else shape[axis]
+
+
+OPS["argmax"].values_below = OPS["argmin"].values_below = _indices_below
+
 # Linear maps: their rules hold for complex values as written (Op.complex_grad).
 F.sum.complex_grad = F.mean.complex_grad = True

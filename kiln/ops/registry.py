@@ -72,6 +72,10 @@ class Op:
     # The shape rule gives the example ("hint") size of those dims. None: no graph op
     # (capture breaks the graph).
     unbacked: Callable[..., Any] | None = None
+    # Every value of the result is below this int, given the inputs and params (argmin's
+    # indices: below the reduced length), or None: np.bincount(d.argmin(1), minlength=k)
+    # then has exactly k entries, known before it runs (kiln/ops/selection.py).
+    values_below: Callable[..., Any] | None = None
     # ``x[mask]`` with a mask of x's shape: capture defers the selection while only
     # elementwise ops use it, so ``x[m] = f(x[m])`` becomes a masked write (no sizes).
     masked_selection: bool = False

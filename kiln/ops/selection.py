@@ -207,38 +207,43 @@ spell_composite(np.unique_values, ("unique",),
 
 # ---- bincount ---------------------------------------------------------------------------------
 
-def _bincount_impl(x, weights=None, minlength=0):
+def _bincount_impl(x, weights=None, minlength=0, capped=False):
     return np.bincount(x, weights, minlength)
 
 
 def _bincount_capped(x, minlength: int) -> int | None:
-    """The result's length when x's dtype decides it: the counts of a bool or small-int
-    array with ``minlength`` past its largest value (``np.bincount(img8.ravel(),
-    minlength=256)``) have exactly ``minlength`` entries, known before the op runs
-    (negative values raise in NumPy's kernel). None: known only after it ran."""
+    """The result's length when x's dtype or origin decides it: the counts of a bool or
+    small-int array with ``minlength`` past its largest value (``np.bincount(img8.ravel(),
+    minlength=256)``, or of argmin's indices over k values with ``minlength=k``) have
+    exactly ``minlength`` entries, known before the op runs (negative values raise in
+    NumPy's kernel). None: known only after it ran."""
     dtype = np.dtype(getattr(x, "dtype", INTP))
     top = 1 if dtype.kind == "b" else np.iinfo(dtype).max if dtype.kind in "iu" else None
     return minlength if top is not None and minlength > top else None
 
 
-def _bincount_meta(x, weights=None, minlength=0):
+def _bincount_meta(x, weights=None, minlength=0, capped=False):
     # NumPy's own errors (depth, dtype, lengths) on zero fakes, which cost no compute
     np.bincount(*to_fake((x, weights)), minlength=minlength)
     dtype = np.dtype(np.float64) if weights is not None else INTP
+    if capped:
+        return TensorMeta((minlength,), dtype)
     return TensorMeta((_bincount_capped(x, minlength) or max(minlength, 2),), dtype)
 
 
-def _bincount_vjp(g, out, x, weights, minlength):
+def _bincount_vjp(g, out, x, weights, minlength, capped=False):
     # d out[j] / d weights[i] = [x[i] == j]: the cotangent read back at each x
     return None, (F.index(g, (x,)) if weights is not None else None)
 
 
 bincount = declare("bincount", Category.EXTERN, _bincount_impl, inputs=("x", "weights"),
-                   params={"minlength": 0}, meta=_bincount_meta, vjp=_bincount_vjp,
-                   data_dependent=True, may_raise=True, fresh_result=True,
-                   unbacked=lambda x, weights, minlength: (
+                   # capped: x's values are known below minlength (argmin's indices over
+                   # minlength values, Op.values_below), so its length is minlength
+                   params={"minlength": 0, "capped": False}, meta=_bincount_meta,
+                   vjp=_bincount_vjp, data_dependent=True, may_raise=True, fresh_result=True,
+                   unbacked=lambda x, weights, minlength, capped=False: (
                        ("bincount", 0, minlength),
-                       (None,) if _bincount_capped(x, minlength) else ("u",)),
+                       (None,) if capped or _bincount_capped(x, minlength) else ("u",)),
                    doc="numpy.bincount: counts (or weight sums) of each value of a 1-D "
                        "non-negative int array; its length max(x) + 1 is known only after "
                        "it ran (unless x's dtype caps it below minlength)")
@@ -250,7 +255,9 @@ def _bincount_normalize(x, /, weights=None, minlength=0):
         raise ValueError("'minlength' must not be negative")
     if weights is not None and not hasattr(weights, "dtype"):
         weights = np.asarray(weights, np.float64)
-    return Bound(bincount, (x, weights), {"minlength": minlength})
+    below = getattr(x, "below", None)   # (an ArrayArg's, where capture knows it)
+    return Bound(bincount, (x, weights), {"minlength": minlength,
+                                          "capped": below is not None and below <= minlength})
 
 
 spell(np.bincount, bincount, _bincount_normalize, "numpy.bincount")

@@ -42,14 +42,107 @@ def masked_histogram(x):
     return np.histogram(x[x > -1], bins=4, range=(-1.0, 2.0))
 
 
+def row_mask_means(p, c):
+    # k-means' update of its centers: rows with no points keep the old ones
+    total = p * 1.0
+    cnt = (c > 0).sum(1)
+    empty = cnt == 0
+    total[~empty] /= cnt[~empty, None]
+    total[empty] = p[empty] - 1
+    return total
+
+
+def row_mask_updates(x, w):
+    m = x[:, 0] > 0
+    y = x.astype(np.float32)
+    y[m] = np.sqrt(np.abs(x[m])) * w - x[m, :]   # float64 values cast into float32 rows
+    y[~m] *= 2
+    y[~m] = w
+    return y
+
+
+_rng = np.random.default_rng(77)
+P = _rng.standard_normal((5, 3))
+CNT = np.where(np.arange(5)[:, None] % 2 == 0, _rng.random((5, 4)), -1.0)  # rows 1, 3: no counts
+XR = _rng.standard_normal((6, 3))
+W = _rng.standard_normal(3)
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("fn, args", [
     (masked_update, (X,)), (masked_two_inputs, (X, Y)), (masked_cast, (X,)),
     (masked_reductions, (X,)), (masked_histogram, (X,)),
+    (row_mask_means, (P, CNT)), (row_mask_updates, (XR, W)),
 ])
 def test_mask_selection_in_one_graph(fn, args):
     run_probe(fn, *args, graphs=1)
     assert kiln.explain(fn)(*args).graph_break_count == 0
+
+
+def test_row_mask_division_warns_only_in_selected_rows():
+    # the rows with no counts divide by zero only under the mask: no warning at all
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run_probe(row_mask_means, P, CNT, graphs=1)
+
+
+@pytest.mark.parametrize("value", [np.arange(2.0), np.ones((7, 3))])
+def test_row_mask_assignment_of_a_wrong_length_raises_numpys_error(value):
+    def f(x, v):
+        x[x[:, 0] > 0] = v
+        return x
+    with pytest.raises(ValueError) as expected:
+        f(XR.copy(), value)
+    with pytest.raises(ValueError) as got:
+        kiln.compile(f)(XR.copy(), value)
+    assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4, 3), (4, 4)])
+def test_masked_assignment_into_an_array_the_mask_does_not_fit(shape):
+    # y[m] = x[m] with m of x's shape (4,): NumPy raises IndexError for a y of 3 rows, and
+    # broadcasts the selection (c,) against y[m]'s (c, n) rows where c allows (it did
+    # copyto(y, x * 2, where=m), broadcasting m over y's rows: silently wrong)
+    def f(y, x):
+        m = x > 0
+        y[m] = x[m] * 2
+        return y
+    x = np.array([1.0, -1.0, 2.0, -2.0])
+    try:
+        want = f(np.zeros(shape), x)
+    except Exception as e:   # noqa: BLE001 - NumPy's own error, compared below
+        with pytest.raises(type(e)) as got:
+            kiln.compile(f)(np.zeros(shape), x)
+        assert str(got.value) == str(e)
+    else:
+        np.testing.assert_array_equal(kiln.compile(f)(np.zeros(shape), x), want)
+
+
+def test_row_mask_in_place_update_keeps_numpys_casting_rules():
+    def f(x, c):
+        m = c > 0
+        x[m] /= c[m, None]      # int rows /= : NumPy's casting error
+        return x
+    xi, c = np.arange(18).reshape(6, 3), np.arange(6) % 3
+    with pytest.raises(TypeError) as expected:
+        f(xi.copy(), c)
+    got_x = xi.copy()
+    with pytest.raises(TypeError) as got:
+        kiln.compile(f)(got_x, c)
+    assert type(got.value) is type(expected.value) and str(got.value) == str(expected.value)
+    np.testing.assert_array_equal(got_x, xi)
+
+
+def test_row_selections_that_do_not_line_up_take_the_selection():
+    def f(x, y):
+        m = x[:, 0] > 0
+        return x[m] + y[m]      # (n, 3) + (n, 4): NumPy's broadcasting error
+    y = np.ones((6, 4))
+    with pytest.raises(ValueError) as expected:
+        f(XR, y)
+    with pytest.raises(ValueError) as got:
+        kiln.compile(f)(XR, y)
+    assert str(got.value) == str(expected.value)
 
 
 def test_other_uses_of_a_selection_take_it_as_python():

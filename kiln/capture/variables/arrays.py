@@ -395,17 +395,27 @@ def _plain_equal(p: Any, q: Any) -> bool:
 
 
 class MaskedSelectionVariable(VariableTracker):
-    """``x[mask]`` (a mask of x's shape) not taken yet: its length depends on the data.
+    """``x[mask]`` (a mask of x's shape, or of its leading dims) not taken yet: its length
+    depends on the data.
 
     While only elementwise ops use it, they run on the whole of ``full`` and stay masked
     (``np.sqrt(x[m]) * 2`` is ``(np.sqrt(x) * 2)[m]``); writing it back through the same
     mask (``y[m] = f(x[m])``) is ``np.copyto(y, f(x), where=m)``: no data-dependent size
     at all. Any other use takes the selection for real (:meth:`take`)."""
 
-    def __init__(self, full: ArrayVariable, mask: ArrayVariable) -> None:
+    def __init__(self, full: ArrayVariable, mask: ArrayVariable,
+                 where: ArrayVariable | None = None) -> None:
         self.full = full
-        self.mask = mask
+        self.mask = mask   # over full's leading dims (all of them, or the rows of a row mask)
+        # the mask as a ``where=`` over the whole of full: a row mask with a 1 for each
+        # trailing dim (``m[:, None]`` for a 2-D full), so that it broadcasts by rows
+        self.where = mask if where is None else where
         self.taken: VariableTracker | None = None
+
+    @property
+    def rows(self) -> bool:
+        """A mask over the leading dims only: the selection keeps the trailing ones."""
+        return len(self.mask.meta.shape) < len(self.full.meta.shape)
 
     def describe(self) -> str:
         return "a boolean-mask selection"
@@ -426,7 +436,7 @@ class MaskedSelectionVariable(VariableTracker):
         if name == "dtype":
             return ConstantVariable(self.full.meta.dtype)
         if name == "ndim":
-            return ConstantVariable(1)
+            return ConstantVariable(1 + len(self.full.meta.shape) - len(self.mask.meta.shape))
         if find_spelling(method_key(name)) is not None:
             from .functions import ArrayMethodVariable
             return ArrayMethodVariable(self, name)   # x[m].sum(): decided when called
