@@ -311,12 +311,12 @@ class WrapperCode:
             for name, op in sorted(self.externs.items()):
                 if name not in self.method_sites.values():
                     head.append(f"{name} = REGISTRY[{op.name!r}].impl")
+            for name, op in sorted(self.inplace_externs.items()):
+                head.append(f"{name} = REGISTRY[{op.name!r}].inplace_impl")
         if self.method_sites:
             head.append("from kiln.ops.value_warnings import method_at as _method_at")
             for (method, filename, lineno), name in sorted(self.method_sites.items()):
                 head.append(f"{name} = _method_at({method!r}, {filename!r}, {lineno!r})")
-            for name, op in sorted(self.inplace_externs.items()):
-                head.append(f"{name} = REGISTRY[{op.name!r}].inplace_impl")
         if self.spread:
             head.append("from kiln.ops import REGISTRY")
         for (attr, op, kw), name in self.spread.items():
