@@ -446,7 +446,8 @@ def test_complex_scalar_after_a_graph_break_stays_compiled(kind):
         return x * z + 1.0, z * z
     explained = kiln.explain(fn)(np.ones(3), kind(1 + 2j))
     assert explained.graph_break_count == 1
-    f = kiln.compile(fn)
+    f, backend = compiled_with_counter(fn)
     x = np.random.default_rng(32).standard_normal(4)
     for z in (1 + 2j, 3 - 1j, 0.5j):
         _check_same(f(x, kind(z)), fn(x, kind(z)))
+    assert len(backend.graphs) == 1   # the resume function's, once for every value
