@@ -38,6 +38,7 @@ from .. import array_kinds
 from ..autograd.grad_mode import is_grad_enabled
 from ..errors import KilnError, NoDerivative
 from ..ir import Graph, Interpreter, Node
+from ..ir.graph import extern_impl
 from ..ir.passes import writes_an_input
 from ..ops import Bound, TensorMeta
 from ..ops.random import generators_in, snapshot
@@ -598,4 +599,4 @@ class _EagerInterpreter(Interpreter):
         from ..tensor import _tensors_in, apply
         if any(True for _ in _tensors_in(args)):
             return apply(Bound(node.target, args, kwargs))
-        return node.target.impl(*args, **kwargs)
+        return extern_impl(node)(*args, **kwargs)

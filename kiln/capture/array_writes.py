@@ -23,14 +23,14 @@ from .variables.arrays import ArrayVariable, UnbackedSize
 from .variables.base import ConstantVariable, VariableTracker
 
 
-def record_node(tx, op, inputs, params):
+def record_node(tx, op, inputs, params, method=None):
     """Add ``op(*inputs, **params)`` to the graph at the current instruction (a mutation
     op counts as a write); kiln's refusal breaks the graph, the user's error is theirs."""
     if op.mutates:
         selections.before_write(tx)
         tx.output.writes += 1
     try:
-        return tx.output.graph.call(op, inputs, params, source=tx.location())
+        return tx.output.graph.call(op, inputs, params, source=tx.location(), method=method)
     except KilnError as e:
         tx.unsupported("unsupported_call", f"{op.name}: {e}")
     except Exception as e:

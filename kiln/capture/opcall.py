@@ -445,7 +445,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         except Exception:
             tx.unsupported("data_dependent", f"{spelling_text}: its shapes depend on the size "
                            f"of a data-dependent selection", HINTS["data_dependent"])
-    node = record_node(tx, op, inputs, params)
+    node = record_node(tx, op, inputs, params, bound.method)
     if isinstance(node.val, tuple):
         tx.unsupported("unsupported_call", f"{spelling_text} returns several arrays (not captured yet)")
     # A view, or an op told not to copy, may hand back its input's memory.

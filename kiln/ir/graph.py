@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..ops import Op, TensorMeta, infer_meta
 from ..ops.registry import iter_leaves, map_leaves
+from ..ops.value_warnings import method_at
 
 KINDS = ("placeholder", "constant", "call", "output")
 
@@ -270,10 +271,21 @@ _IDENT = re.compile(r"[^0-9a-zA-Z_]")
 
 
 
+def extern_impl(node: Node) -> Callable:
+    """What runs call ``node`` as NumPy: its op's impl, or the ndarray method the user
+    called, called from the user's line (``meta["method"]``: NumPy's method warns there)."""
+    method = node.meta.get("method")
+    if method is None:
+        return node.target.impl
+    filename, lineno = node.meta["source"][:2]
+    return method_at(method, filename, lineno)
+
+
 def kept_meta(node: Node) -> dict:
     """What a copy of call ``node`` in another graph keeps of its meta besides ``val``
-    (``Graph.call``'s ``source`` and ``quiet``)."""
-    return {"source": node.meta.get("source"), "quiet": node.meta.get("quiet", False)}
+    (``Graph.call``'s ``source``, ``quiet`` and ``method``)."""
+    return {"source": node.meta.get("source"), "quiet": node.meta.get("quiet", False),
+            "method": node.meta.get("method")}
 
 
 class Graph:
@@ -335,10 +347,12 @@ class Graph:
 
     def call(self, op: Op, args: tuple, kwargs: dict | None = None, *, name: str | None = None,
              val: Any = None, source: Any = None, quiet: bool = False,
-             before: Node | None = None) -> Node:
+             method: str | None = None, before: Node | None = None) -> Node:
         """Append a call of ``op``; its meta is inferred unless given. ``source``: the
         user's line it computes; ``quiet``: a derivative rule's node (ir/autodiff.py), run
-        under ``np.errstate(all="ignore")`` where the graph runs as NumPy."""
+        under ``np.errstate(all="ignore")`` where the graph runs as NumPy; ``method``: the
+        ndarray method the user called (``Bound.method``), which a NumPy run of the node
+        calls from ``source``'s line (:func:`extern_impl`)."""
         kwargs = op.bind_params(dict(kwargs or {}))
         sized = bool(kwargs) and has_size_refs(kwargs)
         if val is None:
@@ -352,6 +366,8 @@ class Graph:
             node.meta["source"] = source
         if quiet:
             node.meta["quiet"] = True
+        if method is not None and source is not None:
+            node.meta["method"] = method
         return self._add(node, before=before)
 
     def output(self, values: tuple) -> Node:

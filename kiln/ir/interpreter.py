@@ -12,7 +12,7 @@ import numpy as np
 
 from ..array_kinds import device_of
 from ..ops.registry import _find_hook
-from .graph import Graph, Node, map_nodes, resolve_sizes
+from .graph import Graph, Node, extern_impl, map_nodes, resolve_sizes
 
 
 class Interpreter:
@@ -53,7 +53,7 @@ class Interpreter:
         # Op.__call__, so a graph run with Tensors records on the tape like eager code.
         if _find_hook(args) is not None:
             return node.target(*args, **kwargs)
-        return node.target.impl(*args, **kwargs)
+        return extern_impl(node)(*args, **kwargs)
 
 
 def _placed(graph: Graph, node: Node, device: tuple) -> Any:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ops import F, TensorMeta
-from .graph import Graph, Node, SizeRef
+from .graph import Graph, Node, SizeRef, extern_impl
 from .passes import last_uses
 
 
@@ -75,10 +75,11 @@ def format_source(source: Any) -> str | None:
 
 
 def python_code(graph: Graph, consts: dict[str, Any] | None = None, *,
-                readable: bool = True) -> str:
+                readable: bool = True, methods: bool = False) -> str:
     """The graph as a Python function's source. ``readable=False`` prints every call as
     ``ops.<op>(...)`` (no op's own printing: a loop node stays one call of its runner),
-    for :func:`numpy_program`."""
+    for :func:`numpy_program`; ``methods``: a call of the user's ndarray method calls it
+    from their line (ir/graph.py extern_impl), a constant in ``consts``."""
     consts = {} if consts is None else consts
     params = [n.name for n in graph.placeholders]
     lines = [f"def {graph.name}({', '.join(params)}):"]
@@ -111,7 +112,14 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None, *,
         else:
             args = [format_value(a, consts) for a in node.args]
             args += [f"{k}={format_value(v, consts)}" for k, v in node.kwargs.items()]
-            rhs = f"ops.{node.target.name}({', '.join(args)})"
+            call = f"ops.{node.target.name}"
+            if methods and node.meta.get("method"):
+                # NumPy's x.var() warns at the user's line (ir/graph.py extern_impl)
+                fn, k = extern_impl(node), 0
+                while consts.setdefault(f"_{node.meta['method']}_at_{k}", fn) is not fn:
+                    k += 1
+                call = f"_{node.meta['method']}_at_{k}"
+            rhs = f"{call}({', '.join(args)})"
         meta = describe_meta(node.val)
         quiet = 'with np.errstate(all="ignore"): ' if node.meta.get("quiet") else ""
         body.append(f"{quiet}{node.name} = {rhs}" + (f"  # {meta}" if meta else ""))
@@ -163,7 +171,7 @@ def numpy_program(graph: Graph, *, readable: bool = False, through_ops: bool = F
     array, made once here. The code is registered with linecache, so tracebacks show the
     graph's lines. The graph must not change afterwards."""
     consts: dict[str, Any] = {}
-    code = python_code(graph, consts, readable=readable)
+    code = python_code(graph, consts, readable=readable, methods=not through_ops)
     if place is not None:
         consts = {k: place(v) if isinstance(v, np.ndarray) else v for k, v in consts.items()}
     _counter[0] += 1

@@ -30,6 +30,9 @@ class WrapperCode:
         self.memory = memory      # allocate, reuse, pool, free (lowering/memory.py)
         self.consts: dict[str, Any] = {}     # extern params that are not literals
         self.externs: dict[str, Any] = {}    # global name -> op (its impl is called)
+        # (method, file, line) -> the global of an extern called as the user's ndarray
+        # method from their line (ir/graph.py extern_impl)
+        self.method_sites: dict[tuple, str] = {}
         self.lines: list[str] = []
         self._views = 0
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
@@ -205,6 +208,10 @@ class WrapperCode:
                 self.lines.append(f"{item.name} = {self.py(item.window_of)}  # written in place")
             else:
                 name = f"_ext_{item.op.name}"
+                at = _method_site(item)
+                if at is not None:   # NumPy's x.var() warns at the user's line
+                    name = self.method_sites.setdefault(
+                        at, f"_ext_{item.op.name}_at_{len(self.method_sites)}")
                 spread = self._spread(item, read_by_kernels | outputs_read) \
                     if step not in plan.inplace_externs else None
                 if spread is None:
@@ -302,9 +309,14 @@ class WrapperCode:
         if self.externs:
             head.append("from kiln.ops import REGISTRY")
             for name, op in sorted(self.externs.items()):
-                head.append(f"{name} = REGISTRY[{op.name!r}].impl")
+                if name not in self.method_sites.values():
+                    head.append(f"{name} = REGISTRY[{op.name!r}].impl")
             for name, op in sorted(self.inplace_externs.items()):
                 head.append(f"{name} = REGISTRY[{op.name!r}].inplace_impl")
+        if self.method_sites:
+            head.append("from kiln.ops.value_warnings import method_at as _method_at")
+            for (method, filename, lineno), name in sorted(self.method_sites.items()):
+                head.append(f"{name} = _method_at({method!r}, {filename!r}, {lineno!r})")
         if self.spread:
             head.append("from kiln.ops import REGISTRY")
         for (attr, op, kw), name in self.spread.items():
@@ -415,3 +427,12 @@ class WrapperCode:
             self.lines.append(f"if {cond}:")
             self.lines.append(f"    raise {error}({message!r})")
         return later
+
+
+def _method_site(item: Any) -> tuple | None:
+    """``(method, file, line)`` where extern ``item`` computes the user's ndarray method
+    call (a graph node's ``meta["method"]``), else None."""
+    for node in getattr(item, "origins", ()):
+        if getattr(node, "target", None) is item.op and node.meta.get("method"):
+            return (node.meta["method"],) + tuple(node.meta["source"][:2])
+    return None

@@ -167,7 +167,10 @@ def bind(op: Op, name: str, a: Any, axis: Any, out: Any = None, keepdims: Any = 
         # np.maximum.reduce(x, dtype=...) and friends: only the no-op dtype is accepted.
         reject(name, "dtype", dtype, "cast the input or the result with .astype(...) instead")
     params.update(extra)
-    return Bound(op, (a,), params, out_param(out))
+    # x.mean(), x.var(), x.std() warn from numpy/_core/_methods.py at the user's line,
+    # np.mean() and friends at theirs in fromnumeric.py
+    method = op.name if name == f"ndarray.{op.name}" and op.name in ("mean", "var", "std") else None
+    return Bound(op, (a,), params, out_param(out), method)
 
 
 # where= and initial=: the reduction of a filled copy (a composite of ops, so it fuses and

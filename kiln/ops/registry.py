@@ -409,6 +409,10 @@ class Bound:
     inputs: tuple
     params: dict
     out: Any = None
+    # The ndarray method NumPy's call was (``x.var()``) where that method warns from
+    # Python code of its own: an extern of the op calls it from the user's line
+    # (kiln/ops/value_warnings.py method_at), so its warnings point where NumPy's do.
+    method: str | None = None
 
 
 @dataclass

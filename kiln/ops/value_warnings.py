@@ -17,6 +17,7 @@ shows it once per location, through that module's ``__warningregistry__``, as Nu
 from __future__ import annotations
 
 import sys
+import types
 import warnings
 from typing import Any, Callable
 
@@ -54,6 +55,31 @@ def warn_at(message: str, filename: str, lineno: int, category: type = RuntimeWa
     # (no module_globals: linecache would ask the module's loader for its source, which
     # raises for __main__ read from stdin)
     warnings.warn_explicit(message, category, filename, lineno, module=module, registry=registry)
+
+
+_AT: dict[tuple, Callable] = {}
+
+
+def method_at(method: str, filename: str, lineno: int) -> Callable:
+    """``lambda x, **params: x.<method>(**params)`` whose frame is the user's line: its code
+    placed at ``filename:lineno``, run in that module's globals. NumPy's ``x.var()`` warns
+    from Python (numpy/_core/_methods.py) with ``stacklevel=2``, at the frame calling the
+    method, where ``np.var(x)`` warns at its own line in fromnumeric.py: an extern captured
+    from a method spelling (``Bound.method``) calls this, so its warnings point where
+    NumPy's method's do, once per location as NumPy's. It costs what the impl does.
+
+    >>> method_at("var", "demo.py", 7)(np.zeros(3)).item()
+    0.0
+    """
+    key = (method, filename, lineno)
+    if key not in _AT:
+        ns: dict = {}
+        exec(compile(f"def {method}(x, /, **params): return x.{method}(**params)",
+                     filename or "<kiln>", "exec"), ns)
+        code = ns[method].__code__.replace(co_firstlineno=max(lineno, 1))
+        globals_ = _module_of(filename)[1] if filename else None
+        _AT[key] = types.FunctionType(code, globals_ if globals_ is not None else ns, method)
+    return _AT[key]
 
 
 def call_site() -> tuple[str, int] | None:

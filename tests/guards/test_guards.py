@@ -413,3 +413,41 @@ def _numpy_namespace(x):
 def test_identity_of_modules_is_captured(probe):
     compiled, _, _ = probe(_numpy_namespace, np.arange(3.0), graphs=1)
     assert not [r for r in compiled.records if r.graph_break is not None]
+
+
+def _check_same(got, want):
+    for a, b in zip(got, want):
+        assert type(a) is type(b) and np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kind", [np.complex128, np.complex64, complex])
+def test_complex_scalar_argument_is_a_runtime_value(kind):
+    """A complex scalar (NumPy's or Python's) is guarded by type, its value passed at run
+    time, as a float's is: changing it does not recompile, and the values and dtypes
+    (NEP 50: a Python complex is weak) are NumPy's."""
+    def fn(x, z):
+        return x * z + z * 2.0, z * 3, abs(z) + x, np.exp(z) * x
+    f, backend = compiled_with_counter(fn)
+    x = np.random.default_rng(31).standard_normal(5).astype(np.float32)
+    for z in (1 + 2j, 3 - 1j, -0.5 + 0.25j, 2 + 0j):
+        _check_same(f(x, kind(z)), fn(x, kind(z)))
+    assert len(backend.graphs) == 1
+    assert kiln.explain(fn)(x, kind(1 + 1j)).graph_break_count == 0
+    _check_same(kiln.compile(fn)(x, kind(2 - 3j)), fn(x, kind(2 - 3j)))
+
+
+@pytest.mark.parametrize("kind", [np.complex128, np.complex64, complex])
+def test_complex_scalar_after_a_graph_break_stays_compiled(kind):
+    """The rest of a function after a break (a resume function) gets the complex scalar
+    as an argument: it is captured there, not run as Python (npbench's contour_integral)."""
+    def fn(x, z):
+        kiln.graph_break()
+        return x * z + 1.0, z * z
+    explained = kiln.explain(fn)(np.ones(3), kind(1 + 2j))
+    assert explained.graph_break_count == 1
+    f, backend = compiled_with_counter(fn)
+    x = np.random.default_rng(32).standard_normal(4)
+    for z in (1 + 2j, 3 - 1j, 0.5j):
+        _check_same(f(x, kind(z)), fn(x, kind(z)))
+    assert len(backend.graphs) == 1   # the resume function's, once for every value

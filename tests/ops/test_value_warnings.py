@@ -180,3 +180,60 @@ def test_shape_only_warnings_as_numpy(fn, backend):
         got, want = _record(compiled, x), _record(fn, x)
         assert got[1] == want[1] and want[1]
         np.testing.assert_allclose(got[0], want[0], equal_nan=True)
+
+
+# A selection's length is known only at run time: its mean/var/std run as NumPy's call (an
+# extern), which warns when nothing is selected. NumPy's methods warn at the user's line,
+# its functions in fromnumeric.py, and x.std()'s warning is x.var()'s in _methods.py.
+def var_method(x):
+    return x[x > 0.5].var()
+
+
+def var_function(x):
+    return np.var(x[x > 0.5])
+
+
+def mean_method_axis(x):
+    return x[x > 0.5].mean(axis=0)
+
+
+def mean_function_axis(x):
+    return np.mean(x[x > 0.5], axis=0)
+
+
+def std_method(x):
+    return x[x > 0.5].std(ddof=1)
+
+
+def var_method_in_helper(x):
+    return _var_of(x[x > 0.5]) * 2.0
+
+
+def _var_of(s):
+    return s.var(axis=0)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "aot_eager", "eager"])
+@pytest.mark.parametrize("fn", [var_method, var_function, mean_method_axis, mean_function_axis,
+                                std_method, var_method_in_helper], ids=lambda f: f.__name__)
+def test_selection_reductions_warn_where_numpy_does(fn, backend):
+    compiled = kiln.compile(fn, backend=backend)
+    nothing = np.linspace(-1.0, 0.4, 7)
+    for x in (nothing, np.random.default_rng(77).random(9) + 0.3, nothing[::-1].copy()):
+        got, want = _record(compiled, x), _record(fn, x)
+        assert got[1] == want[1]
+        np.testing.assert_allclose(got[0], want[0], equal_nan=True)
+        assert np.asarray(got[0]).dtype == np.asarray(want[0]).dtype
+
+
+def test_selection_var_warns_once_per_line_under_the_default_filter():
+    def run(f):
+        with warnings.catch_warnings(record=True) as got:
+            warnings.resetwarnings()
+            warnings.simplefilter("default")
+            globals().pop("__warningregistry__", None)
+            for _ in range(3):
+                f(np.zeros(4))
+        return [(str(w.message), w.filename, w.lineno) for w in got]
+    want = run(var_method)
+    assert run(kiln.compile(var_method)) == want and want

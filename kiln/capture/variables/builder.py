@@ -9,7 +9,7 @@ value              tracker and guards
 ndarray            graph input; type, dtype, ndim, sizes (dynamic dims: ``>= 2``)
 cupy.ndarray       the same (kiln/array_kinds.py), plus its GPU (``x.device.id == 0``)
 kiln.Tensor        graph input like an ndarray, plus ``requires_grad`` and grad mode
-int/float/bool     argument: runtime scalar (type guard only); otherwise a constant
+int/float/bool/complex argument: runtime scalar (type guard only); otherwise a constant
                    guarded by value
 None, str, dtype   constant guarded by value
 tuple/list/dict    container of wrapped items; type, length / keys
@@ -33,7 +33,7 @@ from ...ops.meta import supported_dtype
 from ..sources import AttrSource, GetItemSource, Source
 from .base import ConstantVariable, VariableTracker
 
-SCALAR_TYPES = (bool, int, float)
+SCALAR_TYPES = (bool, int, float, complex)
 # A dict from outside the frame with more keys than this is read key by key (sys.modules):
 # guarding its whole key tuple would cost every call more than the lookups it serves.
 _KEYED_DICT = 64
@@ -148,7 +148,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         # A kiln.Tensor is an array to capture (its data's metadata); the Tensor object
         # itself is the runtime input, so the backend decides about autograd per call.
         return tx.output.array_input(value, source)
-    if kind in SCALAR_TYPES or (isinstance(value, np.generic) and value.dtype.kind in "biuf"):
+    if kind in SCALAR_TYPES or (isinstance(value, np.generic) and value.dtype.kind in "biufc"):
         if source is not None and (source.is_argument() or (
                 kind in (int, float) and tx.output.dynamic.is_dynamic_scalar(source))):
             _guard_type(tx, source, value)
@@ -157,7 +157,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         if source is not None:
             tx.guards.add_equals(source, value)
         return ConstantVariable(value, source)
-    if value is None or kind in (str, bytes, complex, range, slice) or value is Ellipsis \
+    if value is None or kind in (str, bytes, range, slice) or value is Ellipsis \
             or isinstance(value, np.dtype):
         if source is not None:
             tx.guards.add_equals(source, value)
