@@ -68,6 +68,13 @@ def _looped(x):
     return total
 
 
+def _in_place(x):
+    total = x.min()
+    total += x.max()
+    total -= np.int8(100)
+    return total
+
+
 rng = np.random.default_rng(4207)
 # (function, arguments that overflow or divide by zero, arguments that do not)
 CASES = {
@@ -84,6 +91,7 @@ CASES = {
     "uint8-remainder-by-zero": (_rest, (np.array([0, 5], np.uint8),), (np.array([2, 5], np.uint8),)),
     "int32-times-scalar": (_mixed, (np.array([7, 2 ** 30], np.int32), np.int32(4)),
                            (np.array([7, 2 ** 20], np.int32), np.int32(4))),
+    "in-place": (_in_place, (np.array([100, 90], np.int8),), (np.array([10, 5], np.int8),)),
     "in-a-loop": (_looped, (np.array([100, 50], np.int8),), (np.array([10, 5], np.int8),)),
 }
 
@@ -125,6 +133,17 @@ def test_integer_scalar_math_follows_the_error_mode(backend, case):
         with pytest.raises(RuntimeWarning) as got:
             compiled(*bad)
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_integer_scalar_math_calls_the_error_handler(backend):
+    fn, bad, _ = CASES["int8-subtract"]
+    compiled = kiln.compile(fn, backend=backend)
+    calls = {"numpy": [], "kiln": []}
+    for key, f in (("numpy", fn), ("kiln", compiled)):
+        with np.errstate(over="call", call=lambda kind, flag, key=key: calls[key].append((kind, flag))):
+            f(*bad)
+    assert calls["kiln"] == calls["numpy"] and calls["numpy"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
