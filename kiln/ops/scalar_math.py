@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .meta import TensorMeta, infer_meta
-from .registry import REGISTRY, Category, Composite, F, declare
+from .registry import REGISTRY, Bound, Category, Composite, F, declare
 from .value_warnings import call_site, warn_at
 
 # the ufunc op -> the Python operator NumPy's scalar math implements for it
@@ -125,7 +125,7 @@ def _report(x: Any, y: Any, ufunc: str, dtype: str, site: Any) -> None:
         unary = _UNARY.get(ufunc)
         unary(x) if unary is not None else OPERATORS[ufunc](x, y)
         return
-    message = f"{_TEXT[kind]} encountered in scalar {'divide' if ufunc == 'true_divide' else ufunc}"
+    message = f"{_TEXT[kind]} encountered in scalar {ufunc}"
     if site is None:
         warnings.warn(message, RuntimeWarning, stacklevel=3)
     else:
@@ -171,7 +171,6 @@ def scalar_math(ufunc: str, x: Any, y: Any = None) -> Any:
     """The call NumPy's scalar math ``x <op> y`` (``op`` the ufunc op's name; ``-x`` and
     ``abs(x)`` with y None) normalizes to: :data:`scalar_binary`, and where NumPy checks
     integer results, :data:`scalar_int_check` after it."""
-    from .registry import Bound
     if y is None and ufunc not in _UNARY:   # +x, ~x: the ufunc, which checks nothing
         return Bound(REGISTRY[ufunc], (x,), {})
     if ufunc not in CHECKED:
