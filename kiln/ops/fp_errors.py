@@ -144,7 +144,8 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
     result's dtype kind and ``narrows`` whether it is smaller (for casts: float64 to
     float32 may overflow, float32 to float64 never); ``scalar``: NumPy's scalar math
     (``np.float64(1e308) * 10``: "overflow encountered in scalar multiply"; its integer
-    overflow raises no flag in a kernel, so it is not claimed). None: not known, so nothing may be said about a
+    overflow raises no flag in a kernel, so it is not claimed: scalar_math.py's
+    scalar_int_check warns for it). None: not known, so nothing may be said about a
     kernel that computes it."""
     name = ("scalar " if scalar else "") + ufunc_name(op)
     if scalar and kind != "f":

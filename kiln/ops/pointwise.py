@@ -16,7 +16,7 @@ import numpy as np
 from .meta import (as_array, pointwise_meta_for, python_int_overflow, reject, reject_where, TensorMeta,
                    shape_of, dtype_token, to_fake)
 from .masked import masked_call
-from .scalar_math import OPERATORS as SCALAR_OPERATORS, scalar_binary, uses_scalar_math
+from .scalar_math import OPERATORS as SCALAR_OPERATORS, scalar_math, uses_scalar_math
 from .registry import (REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_complex_like,
                        is_float_like,
                        spell, spell_composite, ufunc_method_key)
@@ -246,7 +246,9 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
     def normalize(*args: Any, **kwargs: Any) -> Bound:
         if operator_form and not in_place_first and len(args) == 2 and not kwargs:
             if op.name in SCALAR_OPERATORS and uses_scalar_math(*args):
-                return Bound(scalar_binary, tuple(args), {"ufunc": op.name})
+                return scalar_math(op.name, *args)
+        if operator_form and len(args) == 1 and not kwargs and uses_scalar_math(args[0], 0):
+            return scalar_math(op.name, args[0])   # -x, abs(x): checked like x - y
         name = f"numpy.{ufunc.__name__}"
         out = kwargs.pop("out", None)
         if len(args) == ufunc.nin + 1 and out is None:

@@ -10,16 +10,27 @@ the op: ``scalar_binary`` (param ``ufunc``: the ufunc op's name) runs the Python
 as its NumPy kernel (eager backends, aot replay, a compiled call run as NumPy under a
 trapping error mode or ``-W error``), and lowers to the ufunc op, whose kernel computes
 the same value.
+
+Integer overflow and division by zero in that scalar math ("overflow encountered in scalar
+subtract" for ``x.max() - x.min()`` on int8 data) raise no flag in a kernel, so capture
+records ``scalar_int_check`` after each such op whose result is an integer: after the
+kernels, it redoes the op on the 0-d operands with Python's exact integers, and where
+the result leaves the dtype's range (or a divisor is 0) it warns NumPy's RuntimeWarning at
+the user's line, as NumPy's error mode says ('ignore' silences; 'raise', 'call' and 'log'
+run NumPy's own scalar math, which raises or calls as NumPy does). No array kernel checks
+anything: only the 0-d operands of integer scalar math are read.
 """
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .meta import TensorMeta, infer_meta
-from .registry import REGISTRY, Category, F, declare
+from .registry import REGISTRY, Bound, Category, Composite, F, declare
+from .value_warnings import call_site, warn_at
 
 # the ufunc op -> the Python operator NumPy's scalar math implements for it
 OPERATORS = {
@@ -43,13 +54,128 @@ def uses_scalar_math(x: Any, y: Any) -> bool:
         (_is_scalar(x) or _is_scalar(y))
 
 
+# the ufunc ops whose integer scalar math NumPy checks (its scalar power and shifts wrap
+# silently), with the exact integer operation; unary ones read x alone
+CHECKED = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "floor_divide": operator.floordiv, "remainder": operator.mod,
+    "negative": lambda a, b: -a, "absolute": lambda a, b: abs(a),
+}
+_UNARY = {"negative": operator.neg, "absolute": abs}
+_BOUNDS: dict[str, tuple[int, int]] = {}
+
+
 def _impl(x: Any, y: Any, ufunc: str) -> Any:
+    if ufunc in CHECKED and _integral(x) and _integral(y):
+        # an integer result: the check after this op warns or raises, at the user's line
+        # (NumPy's own warning from here would point at this file)
+        with np.errstate(over="ignore", divide="ignore"):
+            value = _value(x, y, ufunc)
+        if getattr(value, "dtype", np.dtype(float)).kind in "iub":
+            return value
+    return _value(x, y, ufunc)
+
+
+def _integral(v: Any) -> bool:
+    return isinstance(v, (int, np.integer, np.bool_)) or \
+        isinstance(v, np.ndarray) and v.dtype.kind in "iub"
+
+
+def _value(x: Any, y: Any, ufunc: str) -> Any:
     if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):   # 0-d values of a graph
         x = x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
         y = y[()] if isinstance(y, np.ndarray) and y.ndim == 0 else y
         if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
             return REGISTRY[ufunc].impl(x, y)
     return OPERATORS[ufunc](x, y)
+
+
+def _fault(x: Any, y: Any, ufunc: str, dtype: str) -> str | None:
+    """NumPy's error kind ("over", "divide") for integer scalar math ``x <ufunc> y`` whose
+    result has ``dtype``, or None: the exact result outside the dtype's range."""
+    a, b = int(x), int(y)
+    if b == 0 and ufunc in ("floor_divide", "remainder"):
+        return "divide"
+    if ufunc == "remainder":
+        return None
+    lo, hi = _bounds(dtype)
+    return None if lo <= CHECKED[ufunc](a, b) <= hi else "over"
+
+
+def _bounds(dtype: str) -> tuple[int, int]:
+    if dtype not in _BOUNDS:
+        info = np.iinfo(dtype)
+        _BOUNDS[dtype] = (int(info.min), int(info.max))
+    return _BOUNDS[dtype]
+
+
+_TEXT = {"over": "overflow", "divide": "divide by zero"}
+
+
+def _report(x: Any, y: Any, ufunc: str, dtype: str, site: Any) -> None:
+    kind = _fault(x, y, ufunc, dtype)
+    if kind is None:
+        return
+    mode = np.geterr()[kind]
+    if mode == "ignore":
+        return
+    if mode != "warn":   # raise, call, print, log: NumPy's own scalar math does it
+        x = x[()] if isinstance(x, np.ndarray) else x
+        y = y[()] if isinstance(y, np.ndarray) else y
+        unary = _UNARY.get(ufunc)
+        unary(x) if unary is not None else OPERATORS[ufunc](x, y)
+        return
+    message = f"{_TEXT[kind]} encountered in scalar {ufunc}"
+    if site is None:
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+    else:
+        warn_at(message, site[0], site[1])
+
+
+def _check_impl(x: Any, y: Any, ufunc: str = "", dtype: str = "", site: Any = None) -> Any:
+    _report(x, y, ufunc, dtype, site)
+    return np.zeros(1, bool)   # (not 0-d: capture would run it on fake arrays for its type)
+
+
+def _check(ufunc: str = "", dtype: str = "", site: Any = None) -> Any:
+    """The check a generated wrapper calls after the kernels (``Op.check_impl``)."""
+    exact, (lo, hi) = CHECKED[ufunc], _bounds(dtype)
+    divides = ufunc in ("floor_divide", "remainder")
+
+    def check(x: Any, y: Any) -> None:
+        # (the common case, no fault, in a few hundred nanoseconds; _report says which)
+        b = int(y)
+        if divides and b == 0 or ufunc != "remainder" and not lo <= exact(int(x), b) <= hi:
+            _report(x, y, ufunc, dtype, site)
+    return check
+
+
+scalar_int_check = declare(
+    "scalar_int_check", Category.EXTERN, _check_impl, inputs=("x", "y"),
+    params={"ufunc": "", "dtype": "", "site": None}, may_raise=True, check_impl=_check,
+    meta=lambda x, y, ufunc="", dtype="", site=None: TensorMeta((1,), np.dtype(bool)),
+    doc="NumPy's integer overflow / division-by-zero warning of scalar math ``x <ufunc> y`` "
+        "whose result has ``dtype``, at ``site``; never removed as dead code")
+
+
+def _checked(x: Any, y: Any, ufunc: str) -> Any:
+    unary = ufunc in _UNARY
+    r = F.__getattr__(ufunc)(x) if unary else F.scalar_binary(x, y, ufunc=ufunc)
+    dtype = getattr(r, "dtype", None)
+    if dtype is not None and dtype.kind in "iu":
+        F.scalar_int_check(x, y, ufunc=ufunc, dtype=dtype.name, site=call_site())
+    return r
+
+
+def scalar_math(ufunc: str, x: Any, y: Any = None) -> Any:
+    """The call NumPy's scalar math ``x <op> y`` (``op`` the ufunc op's name; ``-x`` and
+    ``abs(x)`` with y None) normalizes to: :data:`scalar_binary`, and where NumPy checks
+    integer results, :data:`scalar_int_check` after it."""
+    if y is None and ufunc not in _UNARY:   # +x, ~x: the ufunc, which checks nothing
+        return Bound(REGISTRY[ufunc], (x,), {})
+    if ufunc not in CHECKED:
+        return Bound(scalar_binary, (x, y), {"ufunc": ufunc})
+    return Composite(_checked, (x, x if y is None else y), {"ufunc": ufunc}, passes_scalars=True)
 
 
 def _meta(x: Any, y: Any, ufunc: str) -> TensorMeta:

@@ -40,6 +40,8 @@ NOT_ROWS: dict[str, str] = {
                    "tests/ops/test_value_warnings.py",
     "warn_if_zero": "'Mean of empty slice' of a mean over a where= mask or a selection: "
                     "tests/ops/test_reduction_params.py",
+    "scalar_int_check": "integer overflow of NumPy scalar math (x.max() - x.min() on int8): "
+                        "tests/test_scalar_int_warnings.py",
     # Derivative helpers with no NumPy spelling: checked against finite differences
     # through the rows of the op they differentiate (put_values, placed).
     "complex_parts": "the value of z after a write through z.real/z.imag (no NumPy "
