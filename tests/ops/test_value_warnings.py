@@ -106,22 +106,25 @@ def test_complex_and_0d(fn):
     np.testing.assert_allclose(got[0], want[0])
 
 
+def _thrice_under_the_default_filter(f, x):
+    """The warnings of three calls ``f(x)`` under the default filter: (message, file, line)."""
+    with warnings.catch_warnings(record=True) as got:
+        warnings.resetwarnings()
+        warnings.simplefilter("default")
+        globals().pop("__warningregistry__", None)
+        for _ in range(3):
+            f(x)
+    return [(str(w.message), w.filename, w.lineno) for w in got]
+
+
 def test_once_per_line_under_the_default_filter():
     """The default action shows a warning once per place (the module's
     __warningregistry__), as NumPy's warnings.warn does."""
     def twice(x):
         return np.nanmax(x, axis=1)
 
-    def run(f):
-        with warnings.catch_warnings(record=True) as got:
-            warnings.resetwarnings()
-            warnings.simplefilter("default")
-            globals().pop("__warningregistry__", None)
-            for _ in range(3):
-                f(_A)
-        return [(str(w.message), w.lineno) for w in got]
-    want = run(twice)
-    assert run(kiln.compile(twice)) == want and len(want) == 1
+    want = _thrice_under_the_default_filter(twice, _A)
+    assert _thrice_under_the_default_filter(kiln.compile(twice), _A) == want and len(want) == 1
 
 
 def test_error_filter_raises_numpys_warning():
@@ -227,13 +230,5 @@ def test_selection_reductions_warn_where_numpy_does(fn, backend):
 
 
 def test_selection_var_warns_once_per_line_under_the_default_filter():
-    def run(f):
-        with warnings.catch_warnings(record=True) as got:
-            warnings.resetwarnings()
-            warnings.simplefilter("default")
-            globals().pop("__warningregistry__", None)
-            for _ in range(3):
-                f(np.zeros(4))
-        return [(str(w.message), w.filename, w.lineno) for w in got]
-    want = run(var_method)
-    assert run(kiln.compile(var_method)) == want and want
+    want = _thrice_under_the_default_filter(var_method, np.zeros(4))
+    assert _thrice_under_the_default_filter(kiln.compile(var_method), np.zeros(4)) == want and want
