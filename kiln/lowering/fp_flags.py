@@ -59,16 +59,21 @@ def _entry(node: Any) -> tuple | None:
     return (bits, message_name, filename, lineno, exact)
 
 
+def _calls(kernel: Any) -> Any:
+    """The graph calls ``kernel`` (a scheduler Kernel) computes, in order."""
+    for n in kernel.nodes:
+        for origin in n.origins:
+            if getattr(origin, "kind", None) == "call":
+                yield origin
+
+
 def fp_entries(kernel: Any) -> tuple:
     """The entries of ``kernel`` (a scheduler Kernel), in the order its nodes compute."""
     out: list = []
-    for n in kernel.nodes:
-        for origin in n.origins:
-            if getattr(origin, "kind", None) != "call":
-                continue
-            e = _entry(origin)
-            if e is not None and e not in out:
-                out.append(e)
+    for origin in _calls(kernel):
+        e = _entry(origin)
+        if e is not None and e not in out:
+            out.append(e)
     return tuple(out)
 
 
@@ -77,14 +82,10 @@ def nan_quiet(kernel: Any) -> bool:
     (ops/fp_errors.py NAN_QUIET; float-to-float casts too). Its invalid flag then is its
     ops' own whatever NaNs its inputs hold, an input it overwrites in place included, so
     the runtime needs no NaN check of its arguments (runtime/fpwarn.py)."""
-    for n in kernel.nodes:
-        for origin in n.origins:
-            if getattr(origin, "kind", None) != "call":
-                continue
-            name = origin.op.name
-            if name == "astype" and origin.args:
-                if _dtype_kind(origin) != "f" or _dtype_kind(origin.args[0]) != "f":
-                    return False
-            elif name not in NAN_QUIET:
+    for origin in _calls(kernel):
+        if origin.op.name == "astype" and origin.args:
+            if _dtype_kind(origin) != "f" or _dtype_kind(origin.args[0]) != "f":
                 return False
+        elif origin.op.name not in NAN_QUIET:
+            return False
     return True

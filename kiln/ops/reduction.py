@@ -19,7 +19,6 @@ kept, NumPy's own errors for empty reductions (``max`` of nothing).
 """
 from __future__ import annotations
 
-import functools
 import math
 import operator
 import warnings
@@ -29,7 +28,7 @@ import numpy as np
 
 from .meta import (TensorMeta, check_dtype, ndim_of, normalize_axis, normalize_one_axis, reject,
                    reject_where, shape_of, count_operand)
-from .value_warnings import call_site, numpy_site
+from .value_warnings import call_site, empty_mean_divide, numpy_site
 from .registry import (Bound, Category, F, Op, declare, is_complex_like, is_float_like, method_key,
                        spell, ufunc_method_key)
 
@@ -182,19 +181,6 @@ _WHERE_FILL = {"sum": 0, "prod": 1, "max": None, "min": None, "any": False, "all
 # np.mean's "Mean of empty slice" points at its line in NumPy's fromnumeric.py; x.mean()'s
 # at the user's (kiln/ops/value_warnings.py numpy_site)
 _MEAN_SITE = numpy_site(lambda: np.mean(np.zeros(1), where=False), "Mean of empty slice")
-@functools.lru_cache(maxsize=None)
-def _empty_divide(src: np.dtype, dtype: Any, whole: bool) -> tuple[str, tuple] | None:
-    """NumPy's warning for the 0 / 0 of a mean of nothing, and where it points: its text
-    depends on the dtypes ("invalid value encountered in scalar divide" for a float64 mean
-    over everything, "... in divide" for float32 or along an axis), so NumPy is asked."""
-    shape = (1,) if whole else (1, 1)
-    with warnings.catch_warnings(record=True) as seen, np.errstate(all="ignore", invalid="warn"):
-        warnings.simplefilter("always")
-        np.mean(np.zeros(shape, src), axis=None if whole else 0, dtype=dtype, where=False)
-    for w in seen:
-        if str(w.message).startswith("invalid value"):
-            return str(w.message), (w.filename, w.lineno)
-    return None
 
 
 def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra):
@@ -233,7 +219,7 @@ def _where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extr
                            site=_MEAN_SITE if name == "numpy.mean" else call_site())
             dt = dtype_of(result)
             divisor = count
-            said = _empty_divide(dtype_of(x), dtype, ndim_of(result) == 0) if dt.kind == "f" else None
+            said = empty_mean_divide(dtype_of(x), dtype, ndim_of(result) == 0) if dt.kind == "f" else None
             if said is not None:
                 # NumPy's 0 / 0 there warns "invalid value" from its own line, as errstate
                 # says: the same warning here, and a NaN divisor where the count is zero, so

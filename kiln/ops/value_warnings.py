@@ -16,6 +16,7 @@ shows it once per location, through that module's ``__warningregistry__``, as Nu
 """
 from __future__ import annotations
 
+import functools
 import sys
 import types
 import warnings
@@ -102,18 +103,36 @@ def runs_as_numpy(name: str, message: str) -> None:
                "NumPy warns for them; the call runs as NumPy so the warning comes out")
 
 
+def _numpy_warning(probe: Callable[[], Any], matches: Callable[[str], bool],
+                   **errstate: str) -> Any:
+    """The first warning ``probe()`` gives whose text ``matches``, under ``errstate``."""
+    with warnings.catch_warnings(record=True) as seen, np.errstate(**errstate):
+        warnings.simplefilter("always")
+        probe()
+    return next((w for w in seen if matches(str(w.message))), None)
+
+
 def numpy_site(probe: Callable[[], Any], message: str) -> tuple[str, int] | None:
     """Where NumPy's ``message`` from ``probe()`` points: None when at ``probe``'s caller
     (``stacklevel=2`` from the function called: the user's line), else NumPy's own
     ``(file, line)`` (a nan function calling another)."""
-    with warnings.catch_warnings(record=True) as seen, np.errstate(all="ignore"):
-        warnings.simplefilter("always")
-        probe()
-    for w in seen:
-        if str(w.message) == message:
-            code = getattr(probe, "__code__", None)
-            return None if code is not None and w.filename == code.co_filename else (w.filename, w.lineno)
-    return None
+    w = _numpy_warning(probe, message.__eq__, all="ignore")
+    if w is None:
+        return None
+    code = getattr(probe, "__code__", None)
+    return None if code is not None and w.filename == code.co_filename else (w.filename, w.lineno)
+
+
+@functools.lru_cache(maxsize=None)
+def empty_mean_divide(src: np.dtype, dtype: Any, whole: bool) -> tuple[str, tuple] | None:
+    """NumPy's warning for the 0 / 0 of a mean of nothing, and where it points: its text
+    depends on the dtypes ("invalid value encountered in scalar divide" for a float64 mean
+    over everything, "... in divide" for float32 or along an axis), so NumPy is asked."""
+    shape = (1,) if whole else (1, 1)
+    w = _numpy_warning(lambda: np.mean(np.zeros(shape, src), axis=None if whole else 0,
+                                       dtype=dtype, where=False),
+                       lambda text: text.startswith("invalid value"), all="ignore", invalid="warn")
+    return None if w is None else (str(w.message), (w.filename, w.lineno))
 
 
 def _warn_if_any(x, message="", site=None, fp=None):
