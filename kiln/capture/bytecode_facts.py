@@ -1,11 +1,10 @@
 """Everything kiln knows about CPython bytecode, for 3.11, 3.12 and 3.13, in one place.
 
-Code objects are decoded with the ``bytecode`` package into a flat list of
-:class:`Inst` (jump targets resolved to indices, the exception table turned into a
-per-instruction "inside a try region" flag, line numbers and source text attached).
-The translator, the resume-function generator (resume.py) and partial graphs only ever
-see :class:`Inst` and the tables and functions below; a new Python version is a new
-column here (and a new branch in frame_hook.c), never a search through the translator.
+Code objects are decoded (decode.py, with the ``bytecode`` package) into a flat list of
+:class:`~kiln.capture.decode.Inst`. The translator, the resume-function generator
+(resume.py) and partial graphs only ever see those records and the tables and functions
+below; a new Python version is a new column here (and a new branch in frame_hook.c),
+never a search through the translator.
 
 Facts shared by the three versions:
 
@@ -55,15 +54,12 @@ landing pad (:func:`for_iter_landing`) at the new target.
 from __future__ import annotations
 
 import dis
-import linecache
 import operator
 import sys
 import types
-from dataclasses import dataclass
 from typing import Any
 
-import bytecode
-from bytecode import BinaryOp, CellVar, Compare, FreeVar, Instr, Label, SetLineno
+from bytecode import BinaryOp, CellVar, Compare, FreeVar, Instr
 
 SUPPORTED_VERSIONS = ((3, 11), (3, 12), (3, 13))
 
@@ -179,75 +175,6 @@ CONVERSIONS = {1: str, 2: repr, 3: ascii}
 FORMAT_VALUE_SPEC = 0x04
 
 
-@dataclass
-class Inst:
-    """One decoded instruction: ``arg`` is decoded (names, constants, enums); jumps
-    carry ``target`` (an index into the instruction list)."""
-    index: int
-    opname: str
-    arg: Any
-    lineno: int | None
-    target: int | None = None
-    in_try: bool = False
-
-    def __repr__(self) -> str:
-        arg = "" if self.arg is bytecode.UNSET else f" {self.arg!r}"
-        return f"{self.index}: {self.opname}{arg}"
-
-
-@dataclass
-class DecodedCode:
-    code: types.CodeType
-    instructions: list[Inst]
-    filename: str
-
-    def source_line(self, lineno: int | None) -> str:
-        if lineno is None:
-            return ""
-        return linecache.getline(self.filename, lineno).strip()
-
-
-_decode_cache: dict[types.CodeType, DecodedCode] = {}
-
-
-def decode(code: types.CodeType) -> DecodedCode:
-    """Decode ``code`` into :class:`Inst` records (cached per code object)."""
-    found = _decode_cache.get(code)
-    if found is not None:
-        return found
-    abstract = bytecode.Bytecode.from_code(code)
-    instructions: list[Inst] = []
-    label_at: dict[int, int] = {}
-    pending_jumps: list[tuple[Inst, Label]] = []
-    lineno = code.co_firstlineno
-    for item in abstract:
-        if isinstance(item, Label):
-            label_at[id(item)] = len(instructions)
-        elif isinstance(item, SetLineno):
-            lineno = item.lineno
-        elif isinstance(item, Instr):
-            if item.lineno is not None:
-                lineno = item.lineno
-            inst = Inst(len(instructions), item.name, item.arg, lineno)
-            if isinstance(item.arg, Label):
-                pending_jumps.append((inst, item.arg))
-                inst.arg = None
-            instructions.append(inst)
-    for inst, label in pending_jumps:
-        inst.target = label_at[id(label)]
-        if inst.opname == "FOR_ITER":
-            inst.target += for_iter_skip(instructions, inst.target)
-    names = [i.opname for i in instructions]
-    args = [i.arg for i in instructions]
-    entries = exception_entries(code, len(instructions))
-    handler_of = handlers_by_instruction(entries, len(instructions))
-    for inst in instructions:
-        inst.in_try = in_user_try(names, args, entries, handler_of, inst.index)
-    decoded = DecodedCode(code, instructions, code.co_filename)
-    _decode_cache[code] = decoded
-    return decoded
-
-
 def for_iter_skip(instructions: list, target: int) -> int:
     """How many instructions the interpreter skips at FOR_ITER's jump target."""
     for k, name in enumerate(FOR_ITER_SKIPS):
@@ -261,39 +188,6 @@ def for_iter_skip(instructions: list, target: int) -> int:
 def for_iter_landing(lineno: int | None) -> list[Instr]:
     """What a retargeted FOR_ITER's new target starts with (the interpreter skips it)."""
     return [Instr(name, lineno=lineno) for name in FOR_ITER_SKIPS]
-
-
-# (start, end, handler, depth, lasti) in decode()'s instruction indices, end inclusive.
-Entry = tuple[int, int, int, int, bool]
-
-
-def exception_entries(code: types.CodeType, count: int) -> list[Entry]:
-    """The exception table of ``code`` in decode()'s indices (``count`` instructions)."""
-    # dis instructions (minus CACHE/EXTENDED_ARG) match decode()'s one to one.
-    offsets = [ins.offset for ins in dis.get_instructions(code)
-               if ins.opname not in ("CACHE", "EXTENDED_ARG")]
-    if len(offsets) != count:
-        raise AssertionError("kiln bug: dis and bytecode disagree on instruction count")
-    index_at = {off: k for k, off in enumerate(offsets)}
-
-    def index_before(off: int) -> int:
-        k = index_at.get(off)
-        while k is None:
-            off -= 2
-            k = index_at.get(off)
-        return k
-
-    return [(index_at[e.start], index_before(e.end - 2), index_at[e.target], e.depth, e.lasti)
-            for e in dis._parse_exception_table(code)]
-
-
-def handlers_by_instruction(entries: list[Entry], count: int) -> list[int | None]:
-    """The entry (index into ``entries``) covering each instruction, or None."""
-    handler_of: list[int | None] = [None] * count
-    for e, (start, end, _, _, _) in enumerate(entries):
-        for k in range(start, end + 1):
-            handler_of[k] = e
-    return handler_of
 
 
 # The handlers the compiler adds around code that has no try (3.12+): an inlined
@@ -314,21 +208,6 @@ def is_synthetic_handler(names: list[str], args: list, h: int) -> bool:
     return k > h and k < len(names) and names[k] == "RERAISE" and args[k] == 0
 
 
-def in_user_try(names: list[str], args: list, entries: list[Entry],
-                handler_of: list[int | None], k: int) -> bool:
-    """Is instruction ``k`` inside a try or with of the source? A synthetic range counts
-    exactly when its re-raise does (a comprehension inside a try body)."""
-    for _ in range(len(entries) + 1):
-        e = handler_of[k]
-        if e is None:
-            return False
-        h = entries[e][2]
-        if not is_synthetic_handler(names, args, h):
-            return True
-        k = h
-        while names[k] != "RERAISE":
-            k += 1
-    return False
 def cell_name(arg: Any) -> str:
     """The variable name of a CellVar/FreeVar argument (LOAD_DEREF, MAKE_CELL, ...)."""
     return arg.name

@@ -1,7 +1,7 @@
 """The opcodes that move control: iteration and jumps (3.11's forward/backward forms,
 3.12+'s ``POP_JUMP_IF_*``). A mixin of :class:`~kiln.capture.translator.InstructionTranslator`
 (one handler per opcode, as everywhere in the translator). ``FOR_ITER``'s target is
-normalised by ``bytecode_facts.decode``: where the interpreter lands when the iterator is
+normalised by ``decode.decode``: where the interpreter lands when the iterator is
 exhausted, with it popped, on every version."""
 from __future__ import annotations
 

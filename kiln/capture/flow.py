@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import threading
 import types
+from typing import Any
 from dataclasses import dataclass, field
 
 from . import bytecode_facts as bf
+from .decode import decode, exception_entries, handlers_by_instruction
 
 PROLOGUE_OPS, NO_FALLTHROUGH, SINGLE_OK = bf.PROLOGUE_OPS, bf.NO_FALLTHROUGH, bf.BREAKABLE_ALONE
 _real_effect = bf.real_stack_effect
@@ -51,14 +53,14 @@ def code_facts(code: types.CodeType) -> CodeFacts:
     found = _facts_cache.get(code)
     if found is not None:
         return found
-    decoded = bf.decode(code)
+    decoded = decode(code)
     insts = decoded.instructions
     names = [i.opname for i in insts]
     args = [i.arg for i in insts]
     targets = [i.target for i in insts]
     linenos = [i.lineno for i in insts]
-    entries = bf.exception_entries(code, len(insts))
-    handler_of = bf.handlers_by_instruction(entries, len(insts))
+    entries = exception_entries(code, len(insts))
+    handler_of = handlers_by_instruction(entries, len(insts))
     loops = _loops(names, targets)
     prologue = 0
     while prologue < len(names) and names[prologue] in PROLOGUE_OPS | {"RETURN_GENERATOR", "POP_TOP"}:

@@ -27,6 +27,7 @@ from ..ops.mutation import one_element_work
 from ..ops import polyfills
 from .loop_branches import merge_returns
 from . import bytecode_facts as bc
+from .decode import Inst, decode
 from .binding import bind_arguments
 from .build_opcodes import BuildOpcodes
 from .control_opcodes import ControlOpcodes
@@ -76,7 +77,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
                  name: str = "") -> None:
         self.output = output
         self.guards = output.guards
-        self.decoded = bc.decode(code)
+        self.decoded = decode(code)
         self.code = code
         self.fn_globals = fn_globals
         self.locals = symbolic_locals
@@ -87,7 +88,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
         self.stack: list[VariableTracker] = []
         self.kw_names: tuple = ()
         self.ip = 0
-        self.inst: bc.Inst | None = None
+        self.inst: Inst | None = None
         self.result: VariableTracker | None = None
         self.generator = bc.is_generator_code(code)
         self.yielded: list[VariableTracker] = []
@@ -111,7 +112,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
             self.step(instructions[self.ip])
         return self.result
 
-    def step(self, inst: bc.Inst) -> None:
+    def step(self, inst: Inst) -> None:
         """Run one instruction (the driver above; loop bodies traced by capture/loops.py)."""
         if inst.index == self.stop_at:
             raise StopCapture(self)
