@@ -138,7 +138,8 @@ SYNTAX: dict[str, dict[str, str]] = {
     "left_shift": {"i": "kiln_lshift({x}, {y})", "u": "kiln_lshift({x}, {y})"},
     "right_shift": {"i": "kiln_rshift({x}, {y})", "u": "kiln_rshift({x}, {y})"},
     # ternary
-    "where": {"*": "({x} ? {y} : {z})", "c": "kiln_cselect({x}, {y}, {z})"},
+    # (kiln_select: a select by bit masks between 8-byte elements; cpp_prelude.h says why)
+    "where": {"*": "kiln_select<{T}>({x}, {y}, {z})", "c": "kiln_cselect({x}, {y}, {z})"},
     "clip": {"f": "kiln_clip<{T}>({x}, {y}, {z})", "*": "kiln_clip_int<{T}>({x}, {y}, {z})"},
 }
 
@@ -384,7 +385,8 @@ class CppEmitter(OpsHandler):
         if src.kind == "b" and dst.kind == "f":
             # a select, not (double)(b): GCC 12 leaves a bool -> float conversion scalar,
             # so (x > 0).mean() ran at 1.5x NumPy and .astype(np.float32).sum() at 13x
-            return self.assign(f"({var} ? {literal(1, dst)} : {literal(0, dst)})", dst, operands=(var,))
+            return self.assign(f"kiln_select<{ctype(dst)}>({var}, {literal(1, dst)}, {literal(0, dst)})",
+                               dst, operands=(var,))
         if _SIZE.fullmatch(var):  # a size: a literal of the new type, inline
             self.invariant[f"({ctype(dst)}){var}"] = f"({ctype(dst)}){var}"
             return f"({ctype(dst)}){var}"

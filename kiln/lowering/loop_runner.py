@@ -73,7 +73,8 @@ def _entry(body: LoopBody) -> tuple[str, str, str, str]:
         typedef = "typedef struct { " + " ".join(f"{t} c{k};" for k, t in enumerate(outs)) \
             + " } KILN_ENTRY_out;\n"
         params.append("KILN_ENTRY_out* out")
-    lines = [f"  const int64_t layout[{max(n_layout, 1)}] = "
+    lines = ["  KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)",
+             f"  const int64_t layout[{max(n_layout, 1)}] = "
              f"{{{', '.join(f'l{k}' for k in range(n_layout)) or '0'}}};",
              f"  char* bufs[{max(len(arrays), 1)}] = {{{', '.join(f'b{k}' for k in range(len(arrays))) or '0'}}};",
              f"  int64_t slots[{max(len(scalars), 1)}] = {{0}};"]

@@ -130,6 +130,11 @@ template <typename T> static inline bool kiln_fits(double v) {
          (double)kiln_limits<T>::lowest() <= kiln_trunc(v) &&
          kiln_trunc(v) <= (double)kiln_limits<T>::max(); }
 union kiln_slot { void* p; int64_t i; uint64_t u; double d; float f; };   // packed entries (launch.c)
+#ifdef __AVX__   // each entry clears another library's upper vector state (cpp_prelude.h)
+#define KILN_CLEAN_UPPER() __builtin_ia32_vzeroupper()
+#else
+#define KILN_CLEAN_UPPER() ((void)0)
+#endif
 struct kiln_scratch {   // a buffer freed on every return (vector stores over overlapping memory)
   void* p;
   explicit kiln_scratch(unsigned long n) : p(__builtin_malloc(n ? n : 1)) {}

@@ -51,13 +51,17 @@ class WrapperCode:
             if value.py is None:
                 raise AssertionError(f"no Python form for a window on {value.buf.name}")
             op, args, params = value.py
-            name = f"_view_{op.name}"
-            self.externs[name] = op
-            base = ", ".join([self.py(args[0])] + [self.arg(a) for a in args[1:]] +
-                             [f"{k}={self.arg(v)}" for k, v in params.items()])
+            if op.subscript and len(args) == 2 and not params:
+                expr = f"{self.py(args[0])}[{self.subscript(args[1])}]"
+            else:
+                name = f"_view_{op.name}"
+                self.externs[name] = op
+                base = ", ".join([self.py(args[0])] + [self.arg(a) for a in args[1:]] +
+                                 [f"{k}={self.arg(v)}" for k, v in params.items()])
+                expr = f"{name}({base})"
             self._views += 1
             var = f"view{self._views - 1}"
-            self.lines.append(f"{var} = {name}({base})")
+            self.lines.append(f"{var} = {expr}")
             return var
         if isinstance(value, Scalar):
             if value.arg:
@@ -82,6 +86,20 @@ class WrapperCode:
         if isinstance(value, Size):   # a dynamic size in a view's params: the wrapper's symbols
             return render(value)
         return format_value(value, self.consts)
+
+    def subscript(self, index: Any) -> str:
+        """``index`` (an op's index tuple) as the text between a subscript's brackets:
+        ``(slice(1, None, None), 0)`` -> ``1:, 0``."""
+        def entry(e: Any) -> str:
+            if isinstance(e, slice):
+                parts = ["" if v is None else self.arg(v) for v in (e.start, e.stop, e.step)]
+                return ":".join(parts[:2] if e.step is None else parts)
+            return "..." if e is Ellipsis else self.arg(e)
+        if not isinstance(index, tuple):
+            return entry(index)
+        if not index:
+            return "()"
+        return ", ".join(entry(e) for e in index)   # (an array takes x[(i,)] as x[i])
 
     def _spread(self, item: Any, read: set) -> str | None:
         """The global naming ``item``'s op's ``spread_impl`` for its params (a scalar_fn
@@ -214,18 +232,24 @@ class WrapperCode:
                         at, f"_ext_{item.op.name}_at_{len(self.method_sites)}")
                 spread = self._spread(item, read_by_kernels | outputs_read) \
                     if step not in plan.inplace_externs else None
-                if spread is None:
+                # x[index] = value written out, x the result (no Python frame per step)
+                written = step in plan.inplace_externs and item.op.subscript and not item.params
+                if spread is None and not written:
                     self.externs[name] = item.op
-                if step in plan.inplace_externs:
+                if step in plan.inplace_externs and not written:
                     name = f"_inplace_{item.op.name}"
                     self.inplace_externs[name] = item.op
-                call_args = [self.arg(a) for a in item.args]
+                call_args = [self.subscript(a) if written and k == 1 else self.arg(a)
+                             for k, a in enumerate(item.args)]
                 holder = item.op.call_param
                 if spread is not None and item.op.check_impl is not None:
                     rhs = f"{spread}({', '.join(call_args)})"
                     self.checks[step] = spread
                 elif spread is not None:
                     rhs = f"{spread}({', '.join(self.arg(a) for a in item.args[0])})"
+                elif written:
+                    self.lines.append(f"{call_args[0]}[{call_args[1]}] = {call_args[2]}")
+                    rhs = call_args[0]
                 elif holder is not None and holder in item.params:
                     # the op's call bound to this param (a loop's runner), called straight
                     method = "call_owned" if step in plan.inplace_externs else "call"

@@ -139,6 +139,10 @@ class Op:
     # reads, what a generated wrapper calls with its inputs alone; the wrapper run in C
     # (runtime/fast_call.c) calls it after the kernels too, so the check costs one call.
     check_impl: Callable[..., Any] | None = None
+    # ``impl(x, index)`` is ``x[index]`` and ``inplace_impl(x, index, value)`` is
+    # ``x[index] = value``: a generated wrapper writes the subscript itself rather than
+    # calling the op's Python function (the views and writes of an unrolled loop's steps).
+    subscript: bool = False
     # The result is always a new array, never a view of an input (matmul, linalg solves,
     # the functional scatters): a backend may write another value into its memory.
     fresh_result: bool = False

@@ -197,6 +197,7 @@ index_add = declare("index_add", Category.GATHER, _index_add_impl,
                     may_raise=True)
 
 index_put.inplace_impl = _index_put_inplace
+index_put.subscript = True   # inplace_impl is x[index] = value
 
 
 def _copy_order(xshape: tuple, xstrides: tuple, *rest: Any, **params: Any) -> tuple | None:

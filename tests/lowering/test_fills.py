@@ -249,8 +249,8 @@ def test_float64_exp_log_chain_calls_vector_math():
     if shutil.which("objdump") is not None:
         code = subprocess.run(["objdump", "-d", so], capture_output=True, text=True,
                               check=True).stdout
-        wide = "zmm" if " avx512f " in flags else "ymm"
-        assert re.search(r"vfmadd\w+\s.*" + wide, code), "the exp loop did not vectorize"
+        # (GCC prefers 256-bit vectors on some AVX-512 processors: Ice Lake's -march=native)
+        assert re.search(r"vfmadd\w+\s.*[yz]mm", code), "the exp loop did not vectorize"
 
 
 def _select(m, a):

@@ -22,6 +22,7 @@ __attribute__((noipa)) static void kiln_fused_tanh_multiply_sum_0_body(const flo
 
 extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int nthreads)
 {
+    KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
     // Threads only when the work (38 statements per element) pays for a parallel

@@ -13,15 +13,15 @@ __attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(co
             bool t2 = (t0 > t1);
             float t3 = t0 * t0;
             float t4 = kiln_clip<float>(t1, -1.0f, __builtin_inff());
-            float t5 = (t2 ? t3 : t4);
+            float t5 = kiln_select<float>(t2, t3, t4);
             float t6 = (float)(s_a);
             bool t7 = (t6 == 0.5f);
             float t8 = __builtin_sqrtf(t5);
             float t9 = powf(t5, t6);
-            float t10 = (t7 ? t8 : t9);
+            float t10 = kiln_select<float>(t7, t8, t9);
             float t11 = t10 * 3.0f;
             bool t12 = (t0 < 0.5f);
-            float t13 = (t12 ? 1.0f : 0.0f);
+            float t13 = kiln_select<float>(t12, 1.0f, 0.0f);
             float t14 = t11 + t13;
             p_buf0[4*x0 + x1] = t14;
         }
@@ -30,6 +30,7 @@ __attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(co
 
 extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int nthreads)
 {
+    KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
     // Threads only when the work (47 statements per element) pays for a parallel

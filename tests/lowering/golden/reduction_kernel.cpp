@@ -48,6 +48,7 @@ __attribute__((noipa)) static void kiln_fused_std_0_body(const double* __restric
 
 extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restrict p_buf2, int nthreads)
 {
+    KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
     // Threads only when the work (18 statements per element) pays for a parallel
@@ -104,6 +105,7 @@ __attribute__((noipa)) static void kiln_fused_mean_1_body(const double* __restri
 
 extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restrict p_buf4, int nthreads)
 {
+    KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
     // Threads only when the work (8 statements per element) pays for a parallel

@@ -41,6 +41,7 @@ __attribute__((noipa)) static void kiln_fused_max_subtract_exp_sum_0_body(const 
 
 extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, float* __restrict p_buf3, int nthreads)
 {
+    KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
     // Threads only when the work (49 statements per element) pays for a parallel
