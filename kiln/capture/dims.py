@@ -80,6 +80,8 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict, exact: boo
     # (not where a derivative is written: its rules read sizes, kiln/ir/symbolic.py)
     exact = exact and not (any(a.tensor for a in arrays) or getattr(tx.output, "grad_depth", 0))
     derived = _symbolic_dims(tx, op, arrays, inputs, params) if exact else None
+    if derived is None and exact:
+        derived = _unbacked_rule_dims(tx, op, arrays, inputs, params)
     if derived is not None:
         return lambda val: derived if isinstance(val, TensorMeta) and len(val.shape) == len(derived) \
             else static(val)
@@ -111,6 +113,16 @@ def _broadcast_dims(tx, arrays: list, val: TensorMeta) -> tuple:
                 if _live(a.dims[j]):
                     a.dims[j].as_constant(tx)
     return tuple(out)
+
+
+def _unbacked_rule_dims(tx, op, arrays: list, inputs: tuple, params: dict) -> tuple | None:
+    """Output dims derived from sizes known only once the graph ran (unbacked_dims.py)."""
+    from .unbacked_dims import rule_dims
+    from .variables.arrays import UnbackedSize
+    live = list({d.code: d for a in arrays for d in a.dims if _live(d)}.values())
+    if not any(isinstance(d, UnbackedSize) for d in live):
+        return None
+    return rule_dims(tx, op, live, inputs, params)
 
 
 def _with_size(value: Any, code: Any, size: int) -> Any:
@@ -466,11 +478,15 @@ def _runtime_slice(tx, e: slice, length: Any, runtime, replaced: dict, used: set
     """One slice with run-time bounds on a dim of ``length`` (an int or a run-time size;
     see :func:`runtime_slices`): its dim in the result."""
     from .variables.arrays import SymScalarVariable, UnbackedSize
-    if isinstance(length, UnbackedSize):
-        # a dim known only once the graph ran (``np.diff(x[mask])``): the length of its
-        # slice would be guarded by code naming it, before it exists (it breaks)
-        length.as_constant(tx)
     parts = (e.start, e.stop, e.step)
+    if isinstance(length, UnbackedSize):
+        if all(runtime(p) is None for p in parts):
+            # x[2:] of a dim known only once the graph ran: a size derived from it
+            from .unbacked_dims import sliced
+            return sliced(tx, length, e)
+        # a run-time bound: the length of its slice would be guarded by code naming it,
+        # before it exists (it breaks)
+        length.as_constant(tx)
     codes, texts, values, leaves = [], [], [], []
     for p, sym in [(length, length if isinstance(length, SymScalarVariable) else None)] + \
             [(p, runtime(p)) for p in parts]:

@@ -1,0 +1,154 @@
+"""Sizes computed from sizes known only after an op ran: ``x[m][2:]``, ``np.r_[0, x[m], n]``.
+
+An :class:`UnbackedSize` (the length of ``x[mask]``, of ``np.flatnonzero(d)``) has no
+Python value before the graph runs. Ops whose output size is an expression of such
+sizes keep the graph going with a size of the same kind, derived from theirs:
+
+- a shape rule run over size symbols (kiln/ir/sizes.py) whose answer is a polynomial
+  (``np.concatenate`` of a selection and two scalars: ``u0 + 2``; ``np.outer``: ``u0*u1``).
+  Unbacked symbols are at least 0, so the rule's comparisons hold for every run-time
+  length; the rule is asked again with each such size at 0 and 1 (a rule that tests
+  ``n == 1``, as ``np.squeeze`` does, would take a symbol for "not 1"), and an answer
+  that moves any other way breaks the graph as before;
+- a slice with constant bounds (``x[2:]``, ``x[::2]``): the polynomial when the bounds
+  always fit (``(u0 + 2)[1:]`` is ``u0 + 1``), else a size of its own, Python's
+  ``len(range(u0)[2:])``, that slices spelled alike share (``x[1:]`` and ``x[:-1]`` of
+  one selection have one length: ``np.diff`` of it stays in the graph).
+
+Derived sizes of one expression are one tracker (``tx.output.unbacked_sizes`` by a key
+of the expression), so they meet in broadcasting as equal sizes do; anything that would
+read one as a number still breaks the graph (UnbackedSize.as_constant). Lowering works
+the same sizes out from the graph again (kiln/lowering/sizes.py ``int_slice``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir.sizes import Size, Undecidable
+from ..ir.symbolic import canonical_slice
+from ..ops import TensorMeta, infer_meta
+from ..ops.layout import _slice as layout_slice
+
+
+def _names(tx) -> dict:
+    """Stable symbol names of the sizes derived sizes are written over (tracker key ->
+    name) and the trackers by name (on the output graph, made on first use)."""
+    out = tx.output
+    if not hasattr(out, "size_names"):
+        out.size_names, out.size_atoms = {}, {}
+    return out.size_names
+
+
+def atom_symbol(tx, dim: Any) -> Size:
+    """``dim`` (an UnbackedSize, or a dynamic input size) as a polynomial over stable
+    symbols: ``u<n>`` for a size known only once the graph ran (at least 0), ``d<n>``
+    for a dynamic size (at least 2, as capture guards it)."""
+    from .variables.arrays import UnbackedSize
+    poly = getattr(dim, "poly", None)
+    if poly is not None:
+        return poly
+    names = _names(tx)
+    key = dim.key if isinstance(dim, UnbackedSize) else ("sym", dim.code)
+    name = names.get(key)
+    if name is None:
+        name = names[key] = f"{'u' if isinstance(dim, UnbackedSize) else 'd'}{len(names)}"
+        tx.output.size_atoms[name] = dim
+    return Size.symbol(name)
+
+
+def derived_size(tx, poly: Any, example: int, what: str) -> Any:
+    """The dim for size ``poly`` (over :func:`atom_symbol` names; example ``example``):
+    None for a number, the tracker itself for one symbol, else the UnbackedSize of that
+    expression (one per expression). An example of 0 or 1 breaks the graph, as a
+    selection's does (they decide broadcasting)."""
+    from .variables.arrays import UnbackedSize
+    if isinstance(poly, int):
+        return None
+    atoms = tx.output.size_atoms
+    if len(poly.terms) == 1 and next(iter(poly.terms.items()))[1] == 1 \
+            and len(next(iter(poly.terms))) == 1:
+        return atoms[next(iter(poly.symbols))]
+    if example < 2:
+        tx.unsupported("data_dependent", f"{what} has a data-dependent size of {example} here "
+                       f"(sizes 0 and 1 decide broadcasting)")
+    key = ("size", poly)
+    found = tx.output.unbacked_sizes.get(key)
+    if found is None:
+        size = UnbackedSize(key, example, what)
+        size.poly = poly
+        found = tx.output.unbacked_sizes[key] = (size, None)
+    return found[0]
+
+
+def sliced(tx, length: Any, e: slice) -> Any:
+    """The dim of a slice with constant bounds ``e`` of a dim of unbacked ``length``."""
+    from .variables.arrays import UnbackedSize
+    bounds = (e.start, e.stop, e.step)
+    count = len(range(length.example)[e])
+    what = f"{length.text}[{'' if e.start is None else e.start}:{'' if e.stop is None else e.stop}" \
+        + ("" if e.step is None else f":{e.step}") + "]"
+    try:
+        found = layout_slice(*bounds, atom_symbol(tx, length))
+    except Undecidable:
+        found = None
+    if found is not None:
+        return derived_size(tx, found[1], count, what)
+    if count < 2:
+        tx.unsupported("data_dependent", f"{what} has a data-dependent size of {count} here "
+                       f"(sizes 0 and 1 decide broadcasting)")
+    key = ("slice", length.key, canonical_slice(bounds) or bounds)
+    found = tx.output.unbacked_sizes.get(key)
+    if found is None:
+        found = tx.output.unbacked_sizes[key] = (UnbackedSize(key, count, what), None)
+    return found[0]
+
+
+def rule_dims(tx, op, live: list, inputs: tuple, params: dict) -> tuple | None:
+    """The output dims of ``op`` from its shape rule over symbols, where some of the
+    ``live`` input sizes are UnbackedSizes; None when the rule cannot say (the caller
+    probes, and breaks the graph)."""
+    from .dims import _rule_over_symbols, _with_size, _with_symbols
+    from .variables.arrays import UnbackedSize
+    fresh = {d.code: f"{'u' if isinstance(d, UnbackedSize) else 'c'}{i}" for i, d in enumerate(live)}
+    hints = {fresh[d.code]: d.example for d in live}
+    try:
+        base = infer_meta(op, _with_size(inputs, frozenset(), 0), params)
+    except Exception:
+        return None
+    if not isinstance(base, TensorMeta):
+        return None
+    out = _rule_over_symbols(op, _with_symbols(inputs, fresh), params, base)
+    if not (isinstance(out, TensorMeta) and out.dtype == base.dtype and len(out.shape) == len(base.shape)):
+        return None
+    if any(_at(o, hints) != b for o, b in zip(out.shape, base.shape)):
+        return None
+    for d in live:
+        if not isinstance(d, UnbackedSize):
+            continue
+        for n in (0, 1):   # a rule that tests n == 1 (np.squeeze) takes a symbol for "not 1"
+            try:
+                probe = infer_meta(op, _with_size(inputs, d.code, n), params)
+            except Exception:
+                if n == 0:
+                    continue   # NumPy raises for an empty one at run time too
+                return None
+            moved = {**hints, fresh[d.code]: n}
+            if not isinstance(probe, TensorMeta) or tuple(probe.shape) != tuple(_at(o, moved) for o in out.shape):
+                return None
+    values = {fresh[d.code]: atom_symbol(tx, d) for d in live}
+    by_name = {fresh[d.code]: d for d in live}
+    dims = []
+    for o, b in zip(out.shape, base.shape):
+        if isinstance(o, int):
+            dims.append(None)
+        elif len(o.terms) == 1 and next(iter(o.terms.items()))[1] == 1 and len(next(iter(o.terms))) == 1:
+            dims.append(by_name[next(iter(o.symbols))])
+        elif any(n.startswith("u") for n in o.symbols):
+            dims.append(derived_size(tx, o.subs(values), b, f"{op.name}'s result"))
+        else:
+            return None   # an expression of dynamic input sizes only: dims.py's own path
+    return tuple(dims)
+
+
+def _at(size: Any, values: dict) -> Any:
+    return size.subs(values) if isinstance(size, Size) else size
