@@ -480,13 +480,15 @@ def _runtime_slice(tx, e: slice, length: Any, runtime, replaced: dict, used: set
     from .variables.arrays import SymScalarVariable, UnbackedSize
     parts = (e.start, e.stop, e.step)
     if isinstance(length, UnbackedSize):
-        if all(runtime(p) is None for p in parts):
-            # x[2:] of a dim known only once the graph ran: a size derived from it
-            from .unbacked_dims import sliced
-            return sliced(tx, length, e)
-        # a run-time bound: the length of its slice would be guarded by code naming it,
-        # before it exists (it breaks)
-        length.as_constant(tx)
+        # x[2:], x[:n] of a dim known only once the graph ran: a size derived from it
+        from .unbacked_dims import sliced
+        if runtime(e.step) is not None:
+            length.as_constant(tx)   # (a run-time step's sign would be guarded)
+        dim = sliced(tx, length, e, runtime)
+        used.update(id(p) for p in parts if runtime(p) is not None)
+        replaced[id(e)] = slice(*(tx.output.scalar_node(runtime(p)) if runtime(p) is not None else p
+                                  for p in parts))
+        return dim
     codes, texts, values, leaves = [], [], [], []
     for p, sym in [(length, length if isinstance(length, SymScalarVariable) else None)] + \
             [(p, runtime(p)) for p in parts]:

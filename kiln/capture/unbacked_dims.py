@@ -80,23 +80,32 @@ def derived_size(tx, poly: Any, example: int, what: str) -> Any:
     return found[0]
 
 
-def sliced(tx, length: Any, e: slice) -> Any:
-    """The dim of a slice with constant bounds ``e`` of a dim of unbacked ``length``."""
+def sliced(tx, length: Any, e: slice, runtime: Any) -> Any:
+    """The dim of slice ``e`` of a dim of unbacked ``length``: its bounds are constants, or
+    run-time ints (``runtime(bound)``: the SymScalarVariable of one, else None) that stay
+    graph inputs; no guard names the count, which is known only once the graph ran."""
     from .variables.arrays import UnbackedSize
     bounds = (e.start, e.stop, e.step)
-    count = len(range(length.example)[e])
-    what = f"{length.text}[{'' if e.start is None else e.start}:{'' if e.stop is None else e.stop}" \
-        + ("" if e.step is None else f":{e.step}") + "]"
-    try:
-        found = layout_slice(*bounds, atom_symbol(tx, length))
-    except Undecidable:
-        found = None
+    syms = [runtime(b) for b in bounds]
+    values = tuple(b if s is None else s.example for b, s in zip(bounds, syms))
+    count = len(range(length.example)[slice(*values)])
+    texts = ["" if b is None else str(b) if s is None else s.text for b, s in zip(bounds, syms)]
+    what = f"{length.text}[{texts[0]}:{texts[1]}" + ("" if e.step is None else f":{texts[2]}") + "]"
+    found = None
+    if not any(syms):
+        try:
+            found = layout_slice(*bounds, atom_symbol(tx, length))
+        except Undecidable:
+            pass
     if found is not None:
         return derived_size(tx, found[1], count, what)
     if count < 2:
         tx.unsupported("data_dependent", f"{what} has a data-dependent size of {count} here "
                        f"(sizes 0 and 1 decide broadcasting)")
-    key = ("slice", length.key, canonical_slice(bounds) or bounds)
+    if any(syms):
+        key = ("slice", length.key, tuple(("int", s.code) if s is not None else b for b, s in zip(bounds, syms)))
+    else:
+        key = ("slice", length.key, canonical_slice(bounds) or bounds)
     found = tx.output.unbacked_sizes.get(key)
     if found is None:
         found = tx.output.unbacked_sizes[key] = (UnbackedSize(key, count, what), None)

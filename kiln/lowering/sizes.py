@@ -166,9 +166,9 @@ class SymbolTable:
         wrapper). A count of 0 or 1 in the example raises :class:`Undecidable` (such
         sizes are specialized)."""
         unbacked = is_unbacked(length)
-        if unbacked and not all(b is None or type(b) is int for b in (start, stop, step)):
-            # its count would be read before the op ran
-            raise Undecidable("a run-time slice of a length known only once an op ran")
+        if unbacked and not (step is None or type(step) is int):
+            # the sign of a run-time step would be checked before the op ran
+            raise Undecidable("a run-time step on a length known only once an op ran")
 
         def text(b: Any) -> str:
             return "" if b is None else str(b) if isinstance(b, int) else b.name
@@ -210,7 +210,7 @@ class SymbolTable:
         """(first index, count, step) of constant ``bounds`` on a dim of unbacked ``length``
         (:meth:`int_slice`): symbols of kind "unbacked" computed from ``length``'s."""
         after = tuple(sorted(length.symbols))
-        canon = canonical_slice(bounds)
+        canon = canonical_slice(bounds) if all(b is None or type(b) is int for b in bounds) else None
         if canon is not None:
             d, k = canon
             where_count = f"range({length}{f' - {d}' if d else ''})" + (f"[::{k}]" if k != 1 else "")
@@ -219,7 +219,7 @@ class SymbolTable:
         count = self.derived(f"len({where_count})", len(example), "u", after)
         start, _, step = bounds
         first: Any = 0
-        if not (start is None or start == 0) or (step or 1) < 0:
+        if not (start is None or type(start) is int and start == 0) or (step or 1) < 0:
             first = self.derived(f"{where}.start", example.start, "o", after)
         return first, count, 1 if step is None else step
 

@@ -310,7 +310,8 @@ def _append(arr, values, axis):
 
 
 spell_composite(np.append, ("concatenate", "ravel"),
-                lambda arr, values, axis=None: Composite(_append, (arr, values), {"axis": axis}),
+                lambda arr, values, axis=None: Composite(_append, (arr, values), {"axis": axis},
+                                                         relative_sizes=True),
                 "numpy.append")
 
 

@@ -451,6 +451,9 @@ class MaskedSelectionVariable(VariableTracker):
     def items(self, tx) -> list[VariableTracker]:
         return self.take(tx, "iteration").items(tx)
 
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        return self.take(tx, "indexing").getitem(tx, index)
+
     def take(self, tx, use: str) -> VariableTracker:
         """The selection itself, for a use that needs it (``use``): ``getitem_mask`` in the
         graph, with its length an unbacked size (or a graph break, if that cannot be)."""
