@@ -1,0 +1,151 @@
+"""Arithmetic on sizes known only once the graph runs (kiln/capture/unbacked_dims.py).
+
+A selection's length (``x[mask]``, ``np.flatnonzero``, ``np.bincount`` of data) is an
+unbacked size; slicing it (constant, negative and stepped bounds, or a run-time int
+``x[:n]``), joining it with other pieces (``np.r_``, ``np.hstack``, ``np.concatenate``,
+``np.append``) and ``np.diff`` of the result stay in one graph. Each program runs on
+inputs whose selections have different lengths (0 and 1 included) and must match NumPy
+on every backend, with one C++ build for all of them and no graph break; uses that need
+the size as a number still break the graph, and the results are still NumPy's."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln.ir.sizes import Size
+from kiln.lowering.sizes import SymbolTable
+from tests.test_programs import BACKENDS, check_program
+
+from .conftest import assert_same
+from .test_data_dependent import CppCounting
+
+RNG = np.random.default_rng(43)
+
+
+def bincount_tail(k):
+    c = np.bincount(k, minlength=13)[2:]           # the length is max(13, k.max() + 1) - 2
+    return c / c.sum()
+
+
+def group_lengths(s):
+    starts = np.flatnonzero(np.diff(s)) + 1
+    bounds = np.r_[0, starts, len(s)]
+    return np.diff(bounds)
+
+
+def run_length_encode(x):
+    n = len(x)
+    starts = np.r_[0, np.flatnonzero(x[1:] != x[:-1]) + 1]
+    lengths = np.diff(np.r_[starts, n])
+    return x[starts], lengths, starts[::-1] * 2
+
+
+def group_sums(keys, vals):
+    order = np.argsort(keys, kind="stable")
+    k, v = keys[order], vals[order]
+    starts = np.concatenate(([0], np.flatnonzero(k[1:] != k[:-1]) + 1))
+    return k[starts], np.add.reduceat(v, starts), np.diff(np.append(starts, len(k)))
+
+
+def csr_row_pointers(rows, cols, vals):
+    counts = np.bincount(rows)                      # one per row up to the largest index
+    indptr = np.concatenate(([0], np.cumsum(counts)))
+    order = np.argsort(rows, kind="stable")
+    return indptr, indptr[1:] - indptr[:-1], cols[order] * 1, vals[order] * 2.0
+
+
+def top_after_filter(x, k):
+    kept = np.sort(x[x > 0])
+    return kept[-k:][::-1], kept[:k] + kept[:k], kept[-3:] * 2
+
+
+def slices_of_a_selection(x):
+    y = x[x > 0]
+    return (y[1:] - y[:-1], y[::2] * 2, y[1::3] + 1, y[-3:-1], y[::-1], y[0] + y[-1],
+            np.hstack([y, x, y]) * 2)
+
+
+PROGRAMS = {
+    "bincount_tail": (bincount_tail, [
+        (RNG.integers(0, 20, 9),), (RNG.integers(0, 3, 9),), (np.array([14, 1, 1, 2, 0, 3, 0, 1, 1]),)]),
+    "group_lengths": (group_lengths, [
+        (np.array([1, 1, 2, 2, 2, 3, 1, 1]),), (np.ones(8, int),), (np.arange(8),),
+        (np.array([1, 2, 2, 2, 2, 2, 2, 2]),)]),
+    "run_length_encode": (run_length_encode, [
+        (np.array([1, 1, 2, 2, 2, 3, 1, 1]),), (np.ones(8, int),), (np.arange(8),),
+        (np.array([5, 5, 5, 5, 5, 5, 5, 4]),)]),
+    "group_sums": (group_sums, [
+        (RNG.integers(0, 5, 12), RNG.standard_normal(12)), (np.zeros(12, int), RNG.standard_normal(12)),
+        (np.arange(12), RNG.standard_normal(12)), (np.r_[np.zeros(11, int), 1], RNG.standard_normal(12))]),
+    "csr_row_pointers": (csr_row_pointers, [
+        (RNG.integers(0, 4, 10), RNG.integers(0, 5, 10), RNG.standard_normal(10)),
+        (RNG.integers(0, 9, 10), RNG.integers(0, 5, 10), RNG.standard_normal(10)),
+        (np.zeros(10, int), RNG.integers(0, 5, 10), RNG.standard_normal(10)),
+        (np.r_[np.zeros(9, int), 1], RNG.integers(0, 5, 10), RNG.standard_normal(10))]),
+    "top_after_filter": (top_after_filter, [
+        (RNG.standard_normal(13), 3), (-np.ones(13), 2), (np.where(np.arange(13) == 3, 1.0, -1.0), 4),
+        (RNG.standard_normal(13), -2), (RNG.standard_normal(13), 30), (RNG.standard_normal(13), 0)]),
+    "slices_of_a_selection": (slices_of_a_selection, [
+        (RNG.standard_normal(13),), (np.where(np.arange(13) == 3, 1.0, -1.0),),
+        (np.where(np.arange(13) < 2, 1.0, -1.0),), (np.ones(13),), (RNG.standard_normal(13),)]),
+}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_size_arithmetic_matches_numpy_on_every_backend(name, backend):
+    fn, calls = PROGRAMS[name]
+    check_program(fn, calls, backend)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_one_graph_and_one_build_for_every_length(name):
+    fn, calls = PROGRAMS[name]
+    explained = kiln.explain(fn)(*calls[0])
+    assert explained.graph_break_count == 0, explained.break_reasons
+    backend = CppCounting()
+    compiled = kiln.compile(fn, backend=backend)
+    for args in calls:
+        try:
+            want = fn(*args)
+        except Exception as e:   # noqa: BLE001  (an empty selection's y[0])
+            with pytest.raises(type(e), match=str(e)):
+                compiled(*args)
+            continue
+        assert_same(compiled(*args), want)
+    assert len(backend.graphs) == 1
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x[x > 0].reshape(-1, 2).sum(axis=1),     # a shape computed from the length
+    lambda x: np.squeeze(x[x > 0][:, None][:1]),       # a slice of at most one element
+    lambda x: np.arange(len(x[x > 0])) * x[x > 0],     # the length read by Python
+    lambda x: x[x > 0][1:] + x[:-1][x[:-1] > 0],       # two lengths that may differ
+    lambda x: x[x > 0][1:] + np.ones(4),               # a length meets a static size
+], ids=["reshape", "at-most-one", "len", "two-lengths", "static"])
+def test_sizes_that_cannot_be_carried_break_and_match_numpy(fn):
+    for x in (np.linspace(-2.0, 2.0, 9), np.linspace(-2.0, 4.0, 9), np.linspace(-2.0, 0.1, 9)):
+        try:
+            want = fn(x)
+        except ValueError as e:
+            with pytest.raises(ValueError, match=str(e).replace("(", r"\(").replace(")", r"\)")):
+                kiln.compile(fn)(x)
+            continue
+        assert_same(kiln.compile(fn)(x), want)
+
+
+def test_lowering_counts_a_slice_of_an_unbacked_length_once_it_is_bound():
+    """x[2:] of a length u0 that may be 0: Python's count, computed by the wrapper after
+    u0 is bound; x[1:] and x[:-1] share theirs (np.diff stays one kernel)."""
+    table = SymbolTable()
+    u = table.unbacked("buf0.shape[0]", 9)
+    first, count, step = table.int_slice(u, 2, None, None)
+    assert (str(first), str(count), step) == ("o2", "u1", 1)
+    assert table.symbols["u1"].source == "len(range(u0 - 2))"
+    assert table.symbols["u1"].after == ("u0",) and table.symbols["u1"].hint == 7
+    assert table.int_slice(u, 1, None, None)[1] == table.int_slice(u, None, -1, None)[1]
+    # a polynomial length that cannot be short: the layout rule's own count
+    from kiln.ops.layout import _slice
+    assert _slice(1, None, None, u + 2) == (1, u + 1, 1)
+    assert isinstance(count, Size)
