@@ -117,6 +117,32 @@ def test_one_graph_and_one_build_for_every_length(name):
     assert len(backend.graphs) == 1
 
 
+def r_of_run_time_numbers(x, n, t):
+    return np.r_[x, n, t, 2 * n] * 1, np.r_[n, x]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_r_of_run_time_numbers_matches_numpy(backend):
+    """np.r_ of a run-time int or float (``len(s)`` of a dynamic s): a one-element array
+    in the result dtype, NumPy's OverflowError for an int the dtype cannot hold."""
+    calls = [(np.arange(3, dtype=np.int8), 4, 2.5), (np.arange(4, dtype=np.int8), 100, 1.0),
+             (np.arange(5, dtype=np.int8), 300, 1.0), (np.arange(5.0, dtype=np.float32), 7, -1.0),
+             (np.arange(6), 2**40, 3.0)]
+    check_program(r_of_run_time_numbers, calls, backend)
+    report = kiln.explain(kiln.compile(r_of_run_time_numbers, dynamic=True))(*calls[0])
+    assert report.graph_break_count == 0, report.break_reasons
+
+
+def test_group_boundaries_of_inputs_of_every_length_stay_one_graph():
+    calls = [(np.array([1, 1, 2, 2, 2, 3, 1, 1]),), (np.ones(9, int),), (np.arange(10),),
+             (np.array([1, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3]),), (np.r_[np.zeros(12, int), 1],)]
+    for backend in BACKENDS:
+        check_program(group_lengths, calls, backend)
+    # np.r_'s len(s) is a run-time int where s.shape[0] is dynamic
+    report = kiln.explain(kiln.compile(group_lengths, dynamic=True))(*calls[0])
+    assert report.graph_break_count == 0, report.break_reasons
+
+
 @pytest.mark.parametrize("fn", [
     lambda x: x[x > 0].reshape(-1, 2).sum(axis=1),     # a shape computed from the length
     lambda x: np.squeeze(x[x > 0][:, None][:1]),       # a slice of at most one element
