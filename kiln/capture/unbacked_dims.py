@@ -26,7 +26,7 @@ from typing import Any
 
 from ..ir.sizes import Size, Undecidable
 from ..ir.symbolic import canonical_slice
-from ..ops import TensorMeta, infer_meta
+from ..ops import Category, TensorMeta, infer_meta
 from ..ops.layout import _slice as layout_slice
 
 
@@ -128,7 +128,7 @@ def rule_dims(tx, op, live: list, inputs: tuple, params: dict) -> tuple | None:
         return None
     out = _rule_over_symbols(op, _with_symbols(inputs, fresh), params, base)
     if not (isinstance(out, TensorMeta) and out.dtype == base.dtype and len(out.shape) == len(base.shape)):
-        return None
+        return _divided_dims(tx, op, live, inputs, params, base)
     if any(_at(o, hints) != b for o, b in zip(out.shape, base.shape)):
         return None
     for d in live:
@@ -157,6 +157,48 @@ def rule_dims(tx, op, live: list, inputs: tuple, params: dict) -> tuple | None:
         else:
             return None   # an expression of dynamic input sizes only: dims.py's own path
     return tuple(dims)
+
+
+def _divided_dims(tx, op, live: list, inputs: tuple, params: dict, base: TensorMeta) -> tuple | None:
+    """A view of one unbacked size whose rule cannot run over symbols, where one output
+    dim is that size divided by a constant (``y.reshape(-1, 2)``: ``u0 / 2``, NumPy's
+    error at run time when it does not divide) and the others stay put, as probing at
+    multiples of the example says: that dim is a size of its own, one per size and
+    divisor. None for anything else."""
+    from .dims import _with_size
+    from .variables.arrays import UnbackedSize
+    if op.category != Category.VIEW or len(live) != 1 or not isinstance(live[0], UnbackedSize):
+        return None
+    (d,) = live
+    moved: set | None = None
+    for m in (2, 3, 5):
+        try:
+            probe = infer_meta(op, _with_size(inputs, d.code, d.example * m), params)
+        except Exception:
+            return None
+        if not isinstance(probe, TensorMeta) or len(probe.shape) != len(base.shape):
+            return None
+        now = {i for i, (b, o) in enumerate(zip(base.shape, probe.shape)) if b != o}
+        if any(probe.shape[i] != base.shape[i] * m for i in now) or moved not in (None, now):
+            return None
+        moved = now
+    if not moved or len(moved) != 1:
+        return None
+    (i,) = moved
+    if base.shape[i] == 0 or d.example % base.shape[i]:
+        return None
+    divisor = d.example // base.shape[i]
+    if divisor == 1:
+        return tuple(d if k == i else None for k in range(len(base.shape)))
+    what = f"{d.text} / {divisor}"
+    if base.shape[i] < 2:
+        tx.unsupported("data_dependent", f"{what} has a data-dependent size of {base.shape[i]} "
+                       f"here (sizes 0 and 1 decide broadcasting)")
+    key = ("divided", d.key, divisor)
+    found = tx.output.unbacked_sizes.get(key)
+    if found is None:
+        found = tx.output.unbacked_sizes[key] = (UnbackedSize(key, base.shape[i], what), None)
+    return tuple(found[0] if k == i else None for k in range(len(base.shape)))
 
 
 def _at(size: Any, values: dict) -> Any:
