@@ -72,6 +72,11 @@ def pairs_of_a_selection(x):
     return p.sum(axis=1), p[:, 0] * p[:, 1], p + np.array([1.0, 2.0]), y.reshape(2, -1) + 1
 
 
+def split_a_selection(x):
+    a, b, c = np.split(x[x > 0], [2, 5])             # the last piece: y[5:] of any length
+    return a * 2, b + 1, c - 1, np.split(x, [3, -2])[1] * 1
+
+
 PROGRAMS = {
     "bincount_tail": (bincount_tail, [
         (RNG.integers(0, 20, 9),), (RNG.integers(0, 3, 9),), (np.array([14, 1, 1, 2, 0, 3, 0, 1, 1]),)]),
@@ -95,6 +100,9 @@ PROGRAMS = {
     "slices_of_a_selection": (slices_of_a_selection, [
         (RNG.standard_normal(13),), (np.where(np.arange(13) == 3, 1.0, -1.0),),
         (np.where(np.arange(13) < 2, 1.0, -1.0),), (np.ones(13),), (RNG.standard_normal(13),)]),
+    "split_a_selection": (split_a_selection, [
+        (np.linspace(-1, 1, 20),), (np.linspace(-1, 3, 20),), (np.linspace(-3, 1, 20),),
+        (-np.ones(20),), (np.linspace(-1, 0.2, 20),)]),
     "pairs_of_a_selection": (pairs_of_a_selection, [
         (np.array([1.0, -1, 2, 3, 4, -2, 5, 6, 7, 8]),), (np.array([1.0, -1, 2, 3, 4, -2, 5, 6, 7, -8]),),
         (-np.ones(10),), (np.array([1.0, -1, 2, 3, -4, -2, -5, -6, -7, -8]),), (np.ones(10),)]),
