@@ -168,11 +168,8 @@ def _symbolic_dims(tx, op, arrays: list, inputs: tuple, params: dict) -> tuple |
     live = list({d.code: d for a in arrays for d in a.dims if _live(d)}.values())
     if any(getattr(d, "key", None) is not None for d in live):
         return None   # an unbacked size may be 0 or 1: the symbols' bound is 2
-    try:
-        base = infer_meta(op, _with_size(inputs, frozenset(), 0), params)
-    except Exception:
-        return None
-    if not isinstance(base, TensorMeta):
+    base = example_meta(op, inputs, params)
+    if base is None:
         return None
     for duck in (False, True):
         key = (lambda d: d.example) if duck else (lambda d: d.code)
@@ -209,6 +206,15 @@ def _symbolic_dims(tx, op, arrays: list, inputs: tuple, params: dict) -> tuple |
         else:
             dims.append(_derived_size(tx, o, syms, o.subs(hints)))
     return tuple(dims)
+
+
+def example_meta(op, inputs: tuple, params: dict) -> TensorMeta | None:
+    """The op's result meta at the example's sizes; None if it is no array or the rule fails."""
+    try:
+        base = infer_meta(op, _with_size(inputs, frozenset(), 0), params)
+    except Exception:
+        return None
+    return base if isinstance(base, TensorMeta) else None
 
 
 def _rule_over_symbols(op, metas: tuple, params: dict, base: Any) -> Any:

@@ -116,15 +116,12 @@ def rule_dims(tx, op, live: list, inputs: tuple, params: dict) -> tuple | None:
     """The output dims of ``op`` from its shape rule over symbols, where some of the
     ``live`` input sizes are UnbackedSizes; None when the rule cannot say (the caller
     probes, and breaks the graph)."""
-    from .dims import _rule_over_symbols, _with_size, _with_symbols
+    from .dims import _rule_over_symbols, _with_size, _with_symbols, example_meta
     from .variables.arrays import UnbackedSize
     fresh = {d.code: f"{'u' if isinstance(d, UnbackedSize) else 'c'}{i}" for i, d in enumerate(live)}
     hints = {fresh[d.code]: d.example for d in live}
-    try:
-        base = infer_meta(op, _with_size(inputs, frozenset(), 0), params)
-    except Exception:
-        return None
-    if not isinstance(base, TensorMeta):
+    base = example_meta(op, inputs, params)
+    if base is None:
         return None
     out = _rule_over_symbols(op, _with_symbols(inputs, fresh), params, base)
     if not (isinstance(out, TensorMeta) and out.dtype == base.dtype and len(out.shape) == len(base.shape)):
