@@ -75,6 +75,15 @@ def split_a_selection(x):
     return a * 2, b + 1, c - 1, np.split(x, [3, -2])[1] * 1
 
 
+def write_into_a_selection(x, n):
+    y = x[x > 0]
+    y[:n] = 0                                       # a copy: x stays as it was
+    z = np.sort(x[x > 0])
+    head = z[:n]
+    head += 1                                       # a view: z changes too
+    return y * 1, z, head
+
+
 PROGRAMS = {
     "bincount_tail": (bincount_tail, [
         (RNG.integers(0, 20, 9),), (RNG.integers(0, 3, 9),), (np.array([14, 1, 1, 2, 0, 3, 0, 1, 1]),)]),
@@ -101,6 +110,9 @@ PROGRAMS = {
     "split_a_selection": (split_a_selection, [
         (np.linspace(-1, 1, 20),), (np.linspace(-1, 3, 20),), (np.linspace(-3, 1, 20),),
         (-np.ones(20),), (np.linspace(-1, 0.2, 20),)]),
+    "write_into_a_selection": (write_into_a_selection, [
+        (np.linspace(-1, 1, 12), 3), (np.linspace(-1, 3, 12), -2), (-np.ones(12), 1),
+        (np.linspace(-1, 0.1, 12), 5), (np.linspace(-1, 1, 12), 30)]),
     "pairs_of_a_selection": (pairs_of_a_selection, [
         (np.array([1.0, -1, 2, 3, 4, -2, 5, 6, 7, 8]),), (np.array([1.0, -1, 2, 3, 4, -2, 5, 6, 7, -8]),),
         (-np.ones(10),), (np.array([1.0, -1, 2, 3, -4, -2, -5, -6, -7, -8]),), (np.ones(10),)]),
