@@ -19,7 +19,7 @@ from .layout import strides_in_order
 from .loop_ir import Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
 from .nodes import ExternNode, Opaque, buffers_read, iter_values, map_values
 from .scalars import token
-from .sizes import Size, Undecidable
+from .sizes import Size, Undecidable, is_unbacked
 
 
 class ExternLowering:
@@ -114,16 +114,17 @@ class ExternLowering:
 
     def _view_static_dims(self, op: Any, args: tuple, params: dict, meta: TensorMeta) -> set:
         """The dims of a view's result (``y.reshape(-1, 2)`` of a selection: its 2) that
-        keep their size when every unbacked size is 2, 3 and 5 times the example's, as
-        capture found them (kiln/capture/unbacked_dims.py); none for other ops."""
+        keep their size when every size is 2, 3 and 5 times the example's, as capture
+        found them (kiln/capture/unbacked_dims.py); none for other ops, or where no
+        operand has an unbacked size."""
         from ..ops import Category
-        unbacked = [s.name for s in self.sizes if s.kind == "unbacked"]
-        if op.category != Category.VIEW or not unbacked:
+        if op.category != Category.VIEW or not any(
+                is_unbacked(n) for v in iter_values(args) for n in getattr(v, "shape", ())):
             return set()
         hints = self.sizes.hints()
         static = set(range(len(meta.shape)))
         for m in (2, 3, 5):
-            scaled = {**hints, **{n: hints[n] * m for n in unbacked}}
+            scaled = {n: h * m for n, h in hints.items()}
 
             def scaled_meta(v: Any) -> Any:
                 if not _is_array(v):
