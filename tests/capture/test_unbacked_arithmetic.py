@@ -58,6 +58,12 @@ def top_after_filter(x, k):
     return kept[-k:][::-1], kept[:k] + kept[:k], kept[-3:] * 2
 
 
+def views_from_a_run_time_point(x, n):
+    # a view returned whole, its first element past either end when the slice is empty
+    y = np.sort(x[x > 0])
+    return y[n::-1], y[n::2] * 1, y[:n:-1], y[-2::-1] + 0, y[n:]
+
+
 def slices_of_a_selection(x):
     y = x[x > 0]
     return (y[1:] - y[:-1], y[::2] * 2, y[1::3] + 1, y[-3:-1], y[::-1], y[0] + y[-1],
@@ -104,6 +110,9 @@ PROGRAMS = {
     "top_after_filter": (top_after_filter, [
         (RNG.standard_normal(13), 3), (-np.ones(13), 2), (np.where(np.arange(13) == 3, 1.0, -1.0), 4),
         (RNG.standard_normal(13), -2), (RNG.standard_normal(13), 30), (RNG.standard_normal(13), 0)]),
+    "views_from_a_run_time_point": (views_from_a_run_time_point, [
+        (np.linspace(-1, 1, 12), 3), (np.linspace(-1, 0.5, 12), 10), (-np.ones(12), 1), (-np.ones(12), -1),
+        (np.linspace(-1, 0.1, 12), 5), (np.linspace(-1, 1, 12), 30), (np.linspace(-1, 1, 12), -30)]),
     "slices_of_a_selection": (slices_of_a_selection, [
         (RNG.standard_normal(13),), (np.where(np.arange(13) == 3, 1.0, -1.0),),
         (np.where(np.arange(13) < 2, 1.0, -1.0),), (np.ones(13),), (RNG.standard_normal(13),)]),
