@@ -78,7 +78,7 @@ def pairs_of_a_selection(x):
 
 def split_a_selection(x):
     a, b, c = np.split(x[x > 0], [2, 5])             # the last piece: y[5:] of any length
-    return a * 2, b + 1, c - 1, np.split(x, [3, -2])[1] * 1
+    return a * 2, b + 1, c - 1, np.split(x, [3, -2])[1] * 1, np.r_[0.5, x[x > 0.5], 2.0]
 
 
 def write_into_a_selection(x, n):

@@ -71,7 +71,7 @@ class AxisConcatenatorVariable(VariableTracker):
         return type(self.obj)
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
-        from .arrays import ArrayVariable, SymScalarVariable, UnbackedSize
+        from .arrays import ArrayVariable, MaskedSelectionVariable, SymScalarVariable, UnbackedSize
         what = f"numpy.{self.describe()[3:]}[...]"
         obj = self.obj
         items = index.item_list if isinstance(index, TupleVariable) else \
@@ -80,6 +80,8 @@ class AxisConcatenatorVariable(VariableTracker):
         ndmin, trans1d = obj.ndmin, obj.trans1d
         objs, kinds = [], []
         for item in items:
+            if isinstance(item, MaskedSelectionVariable):   # x[mask] not taken yet
+                item = item.take(tx, what)
             if isinstance(item, ArrayVariable):   # a NumPy scalar too: its dtype counts
                 nd = len(item.meta.shape)
                 new = item
