@@ -392,6 +392,7 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
     k = op.runtime_slices
     if k is None or k >= len(bound.inputs):
         return None
+    from .variables.arrays import UnbackedSize
     x, index = bound.inputs[0], bound.inputs[k]
     var = array_tracker(x)
     if var is None or not isinstance(index, tuple):
@@ -409,7 +410,10 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
     sized = any(runtime(e.start) or runtime(e.stop) or runtime(e.step) for e in slices)
     # (the backward follows such lengths: kiln/ir/symbolic.py SliceLength)
     # x[1:], x[:-1] on a dynamic dim: a run-time length like x[:n]'s
-    clamped = exact and not op.mutates and any(_live(d) for d in var.dims) and slices and all(
+    # (a write too where the dim is known only once the graph ran: y[1:] = y[:-1] of a
+    # selection, whose two sides then have one size)
+    clamped = exact and (not op.mutates or any(isinstance(d, UnbackedSize) for d in var.dims)) \
+        and any(_live(d) for d in var.dims) and slices and all(
         e is None or e is Ellipsis or type(e) is int or type(e) is slice and all(
             p is None or type(p) is int for p in (e.start, e.stop, e.step)) for e in index)
     if not (at or sized or clamped) or any(not isinstance(e.step, (int, type(None))) or e.step == 0 for e in slices):

@@ -90,6 +90,17 @@ def write_into_a_selection(x, n):
     return y * 1, z, head
 
 
+def shift_in_place(x):
+    y = x[x > 0]
+    y[1:] = y[:-1] * 2                              # both sides: one length
+    z = np.sort(x[x > 0])
+    z[2:] = 0
+    z[::2] += 1
+    w = np.sort(x[x > 0])
+    w[1:] += w[:-1]                                 # overlapping: NumPy's buffered read
+    return y, z, w
+
+
 PROGRAMS = {
     "bincount_tail": (bincount_tail, [
         (RNG.integers(0, 20, 9),), (RNG.integers(0, 3, 9),), (np.array([14, 1, 1, 2, 0, 3, 0, 1, 1]),)]),
@@ -122,6 +133,9 @@ PROGRAMS = {
     "write_into_a_selection": (write_into_a_selection, [
         (np.linspace(-1, 1, 12), 3), (np.linspace(-1, 3, 12), -2), (-np.ones(12), 1),
         (np.linspace(-1, 0.1, 12), 5), (np.linspace(-1, 1, 12), 30)]),
+    "shift_in_place": (shift_in_place, [
+        (np.linspace(-1, 1, 12),), (np.linspace(-1, 3, 12),), (-np.ones(12),), (np.linspace(-1, 0.1, 12),),
+        (np.linspace(-1, 1.2, 12),)]),
     "pairs_of_a_selection": (pairs_of_a_selection, [
         (np.array([1.0, -1, 2, 3, 4, -2, 5, 6, 7, 8]),), (np.array([1.0, -1, 2, 3, 4, -2, 5, 6, 7, -8]),),
         (-np.ones(10),), (np.array([1.0, -1, 2, 3, -4, -2, -5, -6, -7, -8]),), (np.ones(10),)]),
