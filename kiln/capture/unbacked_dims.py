@@ -30,15 +30,6 @@ from ..ops import Category, TensorMeta, infer_meta
 from ..ops.layout import _slice as layout_slice
 
 
-def _names(tx) -> dict:
-    """Stable symbol names of the sizes derived sizes are written over (tracker key ->
-    name) and the trackers by name (on the output graph, made on first use)."""
-    out = tx.output
-    if not hasattr(out, "size_names"):
-        out.size_names, out.size_atoms = {}, {}
-    return out.size_names
-
-
 def atom_symbol(tx, dim: Any) -> Size:
     """``dim`` (an UnbackedSize, or a dynamic input size) as a polynomial over stable
     symbols: ``u<n>`` for a size known only once the graph ran (at least 0), ``d<n>``
@@ -47,7 +38,7 @@ def atom_symbol(tx, dim: Any) -> Size:
     poly = getattr(dim, "poly", None)
     if poly is not None:
         return poly
-    names = _names(tx)
+    names = tx.output.size_names
     key = dim.key if isinstance(dim, UnbackedSize) else ("sym", dim.code)
     name = names.get(key)
     if name is None:
