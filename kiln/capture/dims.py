@@ -80,6 +80,8 @@ def propagate_dims(tx, op, arrays: list, inputs: tuple, params: dict, exact: boo
     # (not where a derivative is written: its rules read sizes, kiln/ir/symbolic.py)
     exact = exact and not (any(a.tensor for a in arrays) or getattr(tx.output, "grad_depth", 0))
     derived = _symbolic_dims(tx, op, arrays, inputs, params) if exact else None
+    if derived is None and exact:
+        derived = _unbacked_rule_dims(tx, op, arrays, inputs, params)
     if derived is not None:
         return lambda val: derived if isinstance(val, TensorMeta) and len(val.shape) == len(derived) \
             else static(val)
@@ -111,6 +113,16 @@ def _broadcast_dims(tx, arrays: list, val: TensorMeta) -> tuple:
                 if _live(a.dims[j]):
                     a.dims[j].as_constant(tx)
     return tuple(out)
+
+
+def _unbacked_rule_dims(tx, op, arrays: list, inputs: tuple, params: dict) -> tuple | None:
+    """Output dims derived from sizes known only once the graph ran (unbacked_dims.py)."""
+    from .unbacked_dims import rule_dims
+    from .variables.arrays import UnbackedSize
+    live = list({d.code: d for a in arrays for d in a.dims if _live(d)}.values())
+    if not any(isinstance(d, UnbackedSize) for d in live):
+        return None
+    return rule_dims(tx, op, live, inputs, params)
 
 
 def _with_size(value: Any, code: Any, size: int) -> Any:
@@ -156,11 +168,8 @@ def _symbolic_dims(tx, op, arrays: list, inputs: tuple, params: dict) -> tuple |
     live = list({d.code: d for a in arrays for d in a.dims if _live(d)}.values())
     if any(getattr(d, "key", None) is not None for d in live):
         return None   # an unbacked size may be 0 or 1: the symbols' bound is 2
-    try:
-        base = infer_meta(op, _with_size(inputs, frozenset(), 0), params)
-    except Exception:
-        return None
-    if not isinstance(base, TensorMeta):
+    base = example_meta(op, inputs, params)
+    if base is None:
         return None
     for duck in (False, True):
         key = (lambda d: d.example) if duck else (lambda d: d.code)
@@ -197,6 +206,15 @@ def _symbolic_dims(tx, op, arrays: list, inputs: tuple, params: dict) -> tuple |
         else:
             dims.append(_derived_size(tx, o, syms, o.subs(hints)))
     return tuple(dims)
+
+
+def example_meta(op, inputs: tuple, params: dict) -> TensorMeta | None:
+    """The op's result meta at the example's sizes; None if it is no array or the rule fails."""
+    try:
+        base = infer_meta(op, _with_size(inputs, frozenset(), 0), params)
+    except Exception:
+        return None
+    return base if isinstance(base, TensorMeta) else None
 
 
 def _rule_over_symbols(op, metas: tuple, params: dict, base: Any) -> Any:
@@ -374,6 +392,7 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
     k = op.runtime_slices
     if k is None or k >= len(bound.inputs):
         return None
+    from .variables.arrays import UnbackedSize
     x, index = bound.inputs[0], bound.inputs[k]
     var = array_tracker(x)
     if var is None or not isinstance(index, tuple):
@@ -391,7 +410,10 @@ def runtime_slices(tx, op, bound, scalars: dict, used: set, exact: bool = True):
     sized = any(runtime(e.start) or runtime(e.stop) or runtime(e.step) for e in slices)
     # (the backward follows such lengths: kiln/ir/symbolic.py SliceLength)
     # x[1:], x[:-1] on a dynamic dim: a run-time length like x[:n]'s
-    clamped = exact and not op.mutates and any(_live(d) for d in var.dims) and slices and all(
+    # (a write too where the dim is known only once the graph ran: y[1:] = y[:-1] of a
+    # selection, whose two sides then have one size)
+    clamped = exact and (not op.mutates or any(isinstance(d, UnbackedSize) for d in var.dims)) \
+        and any(_live(d) for d in var.dims) and slices and all(
         e is None or e is Ellipsis or type(e) is int or type(e) is slice and all(
             p is None or type(p) is int for p in (e.start, e.stop, e.step)) for e in index)
     if not (at or sized or clamped) or any(not isinstance(e.step, (int, type(None))) or e.step == 0 for e in slices):
@@ -466,11 +488,17 @@ def _runtime_slice(tx, e: slice, length: Any, runtime, replaced: dict, used: set
     """One slice with run-time bounds on a dim of ``length`` (an int or a run-time size;
     see :func:`runtime_slices`): its dim in the result."""
     from .variables.arrays import SymScalarVariable, UnbackedSize
-    if isinstance(length, UnbackedSize):
-        # a dim known only once the graph ran (``np.diff(x[mask])``): the length of its
-        # slice would be guarded by code naming it, before it exists (it breaks)
-        length.as_constant(tx)
     parts = (e.start, e.stop, e.step)
+    if isinstance(length, UnbackedSize):
+        # x[2:], x[:n] of a dim known only once the graph ran: a size derived from it
+        from .unbacked_dims import sliced
+        if runtime(e.step) is not None:
+            length.as_constant(tx)   # (a run-time step's sign would be guarded)
+        dim = sliced(tx, length, e, runtime)
+        used.update(id(p) for p in parts if runtime(p) is not None)
+        replaced[id(e)] = slice(*(tx.output.scalar_node(runtime(p)) if runtime(p) is not None else p
+                                  for p in parts))
+        return dim
     codes, texts, values, leaves = [], [], [], []
     for p, sym in [(length, length if isinstance(length, SymScalarVariable) else None)] + \
             [(p, runtime(p)) for p in parts]:

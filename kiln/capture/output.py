@@ -70,6 +70,10 @@ class OutputGraph:
         # Sizes known only after an op ran, by what they count (opcall._unbacked_dims); a
         # count of the array writes so far is part of the key (a written mask counts anew).
         self.unbacked_sizes: dict[tuple, tuple] = {}
+        # Sizes derived from those are polynomials over stable symbols (unbacked_dims.py):
+        # tracker key -> symbol name, and symbol name -> tracker.
+        self.size_names: dict[tuple, str] = {}
+        self.size_atoms: dict[str, Any] = {}
         self.pending_selections: list = []   # x[mask] not taken yet (selections.before_write)
         self.writes = 0
         self.loop_trace = None     # the loop body being traced (capture/loops.py), or None

@@ -19,7 +19,7 @@ from .layout import strides_in_order
 from .loop_ir import Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
 from .nodes import ExternNode, Opaque, buffers_read, iter_values, map_values
 from .scalars import token
-from .sizes import Size, Undecidable
+from .sizes import Size, Undecidable, is_unbacked
 
 
 class ExternLowering:
@@ -51,7 +51,7 @@ class ExternLowering:
             try:
                 meta = self._symbolic_meta(op, args, params, meta)
             except Undecidable:
-                meta = self._read_after(name, meta)
+                meta = self._read_after(name, meta, self._view_static_dims(op, args, params, meta))
         if isinstance(meta, TensorMeta) and meta.dtype.name in self.dtypes:
             buf = Buffer(name, meta.shape, meta.dtype, "extern")
             hint = self.sizes.hint if self.sizes else (lambda v: v)
@@ -96,17 +96,48 @@ class ExternLowering:
                 shape.append(args[how[0]].shape[how[1]])
         return TensorMeta(tuple(shape), meta.dtype)
 
-    def _read_after(self, name: str, meta: TensorMeta) -> TensorMeta:
+    def _read_after(self, name: str, meta: TensorMeta, static: set = frozenset()) -> TensorMeta:
         """An extern whose shape rule cannot run over the size symbols (argmax of an
         unbacked-size selection): each dim of its result is a new unbacked symbol the
         wrapper reads from the result once it ran, so the rest of the graph still
-        compiles; a later comparison those symbols cannot decide raises Undecidable."""
+        compiles; a later comparison those symbols cannot decide raises Undecidable.
+        Dims in ``static`` keep the example's size."""
         shape = []
         for d, hint in enumerate(meta.shape):
+            if d in static:
+                shape.append(hint)
+                continue
             sym = self.sizes.unbacked(f"{name}.shape[{d}]", hint)
             self.binds.setdefault(name, []).append((str(sym), f"{name}.shape[{d}]"))
             shape.append(sym)
         return TensorMeta(tuple(shape), meta.dtype)
+
+    def _view_static_dims(self, op: Any, args: tuple, params: dict, meta: TensorMeta) -> set:
+        """The dims of a view's result (``y.reshape(-1, 2)`` of a selection: its 2) that
+        keep their size when every size is 2, 3 and 5 times the example's, as capture
+        found them (kiln/capture/unbacked_dims.py); none for other ops, or where no
+        operand has an unbacked size."""
+        from ..ops import Category
+        if op.category != Category.VIEW or not any(
+                is_unbacked(n) for v in iter_values(args) for n in getattr(v, "shape", ())):
+            return set()
+        hints = self.sizes.hints()
+        static = set(range(len(meta.shape)))
+        for m in (2, 3, 5):
+            scaled = {n: h * m for n, h in hints.items()}
+
+            def scaled_meta(v: Any) -> Any:
+                if not _is_array(v):
+                    return _meta_of(v)
+                return TensorMeta(tuple(n.subs(scaled) if isinstance(n, Size) else n for n in v.shape), v.dtype)
+            try:
+                out = infer_meta(op, map_values(args, scaled_meta), params)
+            except Exception:
+                return set()
+            if not isinstance(out, TensorMeta) or len(out.shape) != len(meta.shape):
+                return set()
+            static -= {d for d, (a, b) in enumerate(zip(out.shape, meta.shape)) if a != b}
+        return static
 
     def check_nonzero(self, size: Any, unless: Any, error: str, message: str) -> None:
         """At run time, raise ``error(message)`` when ``size`` is 0 and ``unless`` is not

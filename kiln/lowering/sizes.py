@@ -72,6 +72,7 @@ class SizeSymbol:
     kind: str          # 'input' | 'int' | 'unbacked'
     source: str        # Python expression in the wrapper: "x.shape[0]", "len(range(10)[:n])", "buf3.shape[0]"
     hint: int          # the value in the example the graph was lowered with
+    after: tuple = ()  # an unbacked size computed from these unbacked symbols, once bound
 
     @property
     def minimum(self) -> int:
@@ -164,8 +165,10 @@ class SymbolTable:
         least 1) and its sign that of the example (capture guards it, and so does the
         wrapper). A count of 0 or 1 in the example raises :class:`Undecidable` (such
         sizes are specialized)."""
-        if is_unbacked(length):   # its count would be read before the op ran
-            raise Undecidable("a run-time slice of a length known only once an op ran")
+        unbacked = is_unbacked(length)
+        if unbacked and not (step is None or type(step) is int):
+            # the sign of a run-time step would be checked before the op ran
+            raise Undecidable("a run-time step on a length known only once an op ran")
 
         def text(b: Any) -> str:
             return "" if b is None else str(b) if isinstance(b, int) else b.name
@@ -175,6 +178,10 @@ class SymbolTable:
         bounds = f"{text(start)}:{text(stop)}" + ("" if step is None else f":{text(step)}")
         where = f"range({length})[{bounds}]"
         example = range(self.hint(length))[hint(start):hint(stop):hint(step)]
+        if unbacked:
+            # x[2:] of a selection: Python's slicing of a range of its length, computed in
+            # the wrapper once that length is bound (both may be 0)
+            return self._sliced_unbacked(length, where, example, start, stop, step)
         if len(example) < MIN_SIZE:
             raise Undecidable(f"the slice [{bounds}] has {len(example)} elements in the example "
                               f"(sizes 0 and 1 are specialized)")
@@ -198,6 +205,33 @@ class SymbolTable:
         if sign not in self.guards:
             self.guards.append(sign)
         return first, count, magnitude if step.example > 0 else -magnitude
+
+    def _sliced_unbacked(self, length: Size, where: str, example: range, *bounds: Any) -> tuple:
+        """(first index, count, step) of constant ``bounds`` on a dim of unbacked ``length``
+        (:meth:`int_slice`): symbols of kind "unbacked" computed from ``length``'s."""
+        after = tuple(sorted(length.symbols))
+        canon = canonical_slice(bounds) if all(b is None or type(b) is int for b in bounds) else None
+        if canon is not None:
+            d, k = canon
+            where_count = f"range({length}{f' - {d}' if d else ''})" + (f"[::{k}]" if k != 1 else "")
+        else:
+            where_count = where
+        count = self.derived(f"len({where_count})", len(example), "u", after)
+        start, _, step = bounds
+        first: Any = 0
+        if not (start is None or type(start) is int and start == 0) or (step or 1) < 0:
+            first = self.derived(f"{where}.start", example.start, "o", after)
+        return first, count, 1 if step is None else step
+
+    def derived(self, source: str, hint: int, prefix: str, after: tuple) -> Size:
+        """A size of kind "unbacked" that the wrapper computes with ``source`` once the
+        unbacked symbols ``after`` are bound; sizes spelled alike share one."""
+        for s in self.symbols.values():
+            if s.kind == "unbacked" and s.after and s.source == source:
+                return Size.symbol(s.name)
+        name = f"{prefix}{len(self.symbols)}"
+        self.symbols[name] = SizeSymbol(name, "unbacked", source, hint, after)
+        return Size.symbol(name)
 
     def int_index(self, length: Any, index: Any, axis: int) -> Size:
         """The element a run-time int ``index`` (an object with ``name`` and ``example``)

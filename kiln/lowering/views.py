@@ -18,7 +18,7 @@ from ..ops.layout import _slice as layout_slice
 from .loop_ir import (Affine, BufferValue, Pointwise, Scalar, Value, _zero, contiguous_strides,
                       recomputed)
 from .nodes import iter_values
-from .sizes import Size, Undecidable, product
+from .sizes import Size, Undecidable, is_unbacked, product
 
 
 class ViewLowering:
@@ -98,6 +98,10 @@ class ViewLowering:
             elif parts and isinstance(shape[d], Size) and item.step not in (None, 1, -1) \
                     and all(b is None or type(b) is int for b in parts):
                 # x[::2] of a dynamic dim: a count no polynomial says, Python's own per call
+                item = Span(*self.sizes.int_slice(shape[d], *parts))
+            elif parts and is_unbacked(shape[d]) and all(b is None or type(b) is int for b in parts) \
+                    and _undecided(parts, shape[d]):
+                # x[2:] of a selection that may be shorter than 2: Python's count, once known
                 item = Span(*self.sizes.int_slice(shape[d], *parts))
             out.append(item)
         return rest[:k - 1] + (tuple(out),) + rest[k:]
@@ -183,6 +187,15 @@ class ViewLowering:
             self.int_values[b.name] = b.example   # the wrapper checks it
             return b.example
         return b
+
+
+def _undecided(bounds: tuple, length: Size) -> bool:
+    """Does a slice with constant ``bounds`` on an unbacked dim have a count that no
+    polynomial of its length says (``x[2:]`` of a length that may be 0)?"""
+    try:
+        return layout_slice(*bounds, length) is None
+    except Undecidable:
+        return True
 
 
 def _ratio(s: Any, t: Any) -> int | None:

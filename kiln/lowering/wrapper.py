@@ -275,6 +275,10 @@ class WrapperCode:
                 for sym, expr in low.binds.get(item.name, ()):
                     self.lines.append(f"{sym} = {expr}")
                     bound.add(sym)
+                for s in low.sizes:   # sizes computed from those (x[2:] of a selection)
+                    if s.after and s.name not in bound and bound.issuperset(s.after):
+                        self.lines.append(f"{s.name} = {s.source}")
+                        bound.add(s.name)
                 pending_checks = self._size_checks(pending_checks, bound)
             self.lines += [f"del {name}" for name in plan.deaths.get(step, ())]
             # a view made for this step's call is dead after it: held to the end, it kept its

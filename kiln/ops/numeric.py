@@ -310,7 +310,8 @@ def _append(arr, values, axis):
 
 
 spell_composite(np.append, ("concatenate", "ravel"),
-                lambda arr, values, axis=None: Composite(_append, (arr, values), {"axis": axis}),
+                lambda arr, values, axis=None: Composite(_append, (arr, values), {"axis": axis},
+                                                         relative_sizes=True),
                 "numpy.append")
 
 
@@ -327,8 +328,8 @@ def _split(ary, sections, axis, strict):
         each, extra = divmod(n, count)
         sizes = [each + 1] * extra + [each] * (count - extra)
         bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
-    else:
-        bounds = [0] + [int(i) for i in sections] + [n]
+    else:   # (``ary[k:]`` for the last: the same slice for any length, relative_sizes)
+        bounds = [0] + [int(i) for i in sections] + [None]
     return [N.getitem(ary, _slice_along(nd, axis, slice(lo, hi)))
             for lo, hi in zip(bounds[:-1], bounds[1:])]
 
@@ -343,7 +344,10 @@ def _split_normalizer(strict: bool, fixed_axis: int | None = None, min_nd: int =
         sections = indices_or_sections
         if _is_array(sections):
             reject("numpy.split", "indices_or_sections", "<array>", "pass a list of ints")
-        return Composite(_split, (ary,), {"sections": sections, "axis": axis, "strict": strict})
+        # split points slice from the ends (np.split(x, [2, 5]) of any length); a number
+        # of sections divides the length the example has
+        return Composite(_split, (ary,), {"sections": sections, "axis": axis, "strict": strict},
+                         relative_sizes=not isinstance(sections, (int, np.integer)))
     return normalize
 
 

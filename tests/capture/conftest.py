@@ -1,6 +1,7 @@
 """Probe harness: run a function compiled and uncompiled on copies of the same arguments
 and compare results (values, dtypes, shapes, types), argument state, and graph counts."""
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -40,6 +41,18 @@ def assert_same(got, expected, path="result"):
         assert_same(vars(got), vars(expected), f"{path}.__dict__")
     else:
         assert got == expected or (got != got and expected != expected), f"{path}: {got!r} != {expected!r}"
+
+
+def same_as_numpy(compiled, fn, *args, errors=Exception):
+    """``compiled(*args)`` gives what ``fn(*args)`` gives, or raises its error (one of
+    ``errors``) with the same message."""
+    try:
+        want = fn(*args)
+    except errors as e:
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            compiled(*args)
+        return
+    assert_same(compiled(*args), want)
 
 
 def run_probe(fn, *args, graphs=1, kwargs=None, calls=2, **compile_kwargs):

@@ -451,6 +451,13 @@ class MaskedSelectionVariable(VariableTracker):
     def items(self, tx) -> list[VariableTracker]:
         return self.take(tx, "iteration").items(tx)
 
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        return self.take(tx, "indexing").getitem(tx, index)
+
+    def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
+        # (the selection is a copy: writing it leaves the array it came from alone)
+        self.take(tx, "item assignment").setitem(tx, index, value)
+
     def take(self, tx, use: str) -> VariableTracker:
         """The selection itself, for a use that needs it (``use``): ``getitem_mask`` in the
         graph, with its length an unbacked size (or a graph break, if that cannot be)."""

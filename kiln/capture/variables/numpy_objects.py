@@ -56,8 +56,9 @@ class AxisConcatenatorVariable(VariableTracker):
     arrays and constants. Constants (numbers, lists, slices) become the arrays NumPy makes
     of them; a traced array gets ``ndmin`` leading axes (moved as ``trans1d`` says:
     ``np.c_`` stands a 1-D array up as a column); all are cast to the result type NumPy
-    picks (numbers weakly) and joined by one ``np.concatenate``. String directives
-    (``np.r_['0,2', ...]``) and run-time numbers break the graph."""
+    picks (numbers weakly) and joined by one ``np.concatenate``; a run-time Python number
+    (``np.r_[0, starts, len(s)]``, s of a dynamic length) is ``np.full`` of one element.
+    String directives (``np.r_['0,2', ...]``) break the graph."""
 
     def __init__(self, obj: Any, source: Any = None) -> None:
         self.obj = obj
@@ -70,7 +71,7 @@ class AxisConcatenatorVariable(VariableTracker):
         return type(self.obj)
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
-        from .arrays import ArrayVariable
+        from .arrays import ArrayVariable, MaskedSelectionVariable, SymScalarVariable, UnbackedSize
         what = f"numpy.{self.describe()[3:]}[...]"
         obj = self.obj
         items = index.item_list if isinstance(index, TupleVariable) else \
@@ -79,6 +80,8 @@ class AxisConcatenatorVariable(VariableTracker):
         ndmin, trans1d = obj.ndmin, obj.trans1d
         objs, kinds = [], []
         for item in items:
+            if isinstance(item, MaskedSelectionVariable):   # x[mask] not taken yet
+                item = item.take(tx, what)
             if isinstance(item, ArrayVariable):   # a NumPy scalar too: its dtype counts
                 nd = len(item.meta.shape)
                 new = item
@@ -101,6 +104,12 @@ class AxisConcatenatorVariable(VariableTracker):
                     made = tx.fold(operator.getitem, obj, (value,))   # NumPy's array of it alone
                     objs.append(tx.output.constant_array(made))
                     kinds.append(made.dtype)
+            elif isinstance(item, SymScalarVariable) and not isinstance(item, UnbackedSize) \
+                    and type(item.example) in (int, float) and not obj.matrix:
+                # a run-time Python number (``len(s)`` of a dynamic s): a one-element array
+                # filled with it in the result dtype, as NumPy makes it (below)
+                objs.append(item)
+                kinds.append(item.example)
             else:
                 tx.unsupported("unsupported_call", f"{what} with {item.describe()} is not "
                                f"captured (only arrays and constants)", "it runs as Python")
@@ -110,7 +119,9 @@ class AxisConcatenatorVariable(VariableTracker):
         # a number becomes an array of the result dtype as NumPy makes it (an int that does
         # not fit raises NumPy's OverflowError); arrays are cast by the join
         objs = [tx.output.constant_array(tx.fold(np.array, o, ndmin=ndmin, dtype=dtype))
-                if not isinstance(o, VariableTracker) else o for o in objs]
+                if not isinstance(o, VariableTracker) else
+                tx.call_op(np.full, [ConstantVariable((1,) * ndmin), o], {"dtype": ConstantVariable(dtype)}, what)
+                if isinstance(o, SymScalarVariable) else o for o in objs]
         return tx.call_op(np.concatenate, [TupleVariable(objs)],
                           {"axis": ConstantVariable(obj.axis), "dtype": ConstantVariable(dtype),
                            "casting": ConstantVariable("unsafe")}, what)
