@@ -449,7 +449,10 @@ enable_vectorcall(PyObject *module, PyObject *cls)
  *   3: (root 1, no names) the key is absent: a builtin no global shadows;
  *   4: an np.ndarray (or subclass) whose ``flags.writeable`` is c (True or False): the
  *      guard capture puts on an array the function writes into (NumPy raises on a
- *      read-only one; kiln/capture/array_writes.py), read from the array's flags. */
+ *      read-only one; kiln/capture/array_writes.py), read from the array's flags;
+ *   5: type is type(c) and == c, for an exact int, float (not NaN; a zero's sign counts,
+ *      as in guard.py add_equals) or str c: a constant capture specialized on
+ *      (``self.c == 3.0``, ``G['EPS'] == 1e-05``). */
 typedef struct {
     int root, check, nd;
     Py_ssize_t param;
@@ -509,7 +512,13 @@ guard_decode(PyObject *spec, Py_ssize_t nparams, kiln_guard *g)
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: a writeable guard compares with a bool");
         return -1;
     }
-    if (g->check < 0 || g->check > 4) {
+    if (g->check == 5 && !(PyLong_CheckExact(g->c) || PyUnicode_CheckExact(g->c)
+                           || (PyFloat_CheckExact(g->c) && !isnan(PyFloat_AS_DOUBLE(g->c))))) {
+        PyErr_SetString(PyExc_ValueError, "SimpleEntry: an equality guard compares with an int, "
+                        "float (not NaN) or str");
+        return -1;
+    }
+    if (g->check < 0 || g->check > 5) {
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: an unknown guard check");
         return -1;
     }
@@ -548,12 +557,21 @@ array_guard_matches(PyObject *value, const kiln_guard *g)
     return 1;
 }
 
-/* Does the guarded value pass check 0, 1, 2 or 4 (see kiln_guard)? 1, 0, -1 on error. */
+/* Does the guarded value pass check 0, 1, 2, 4 or 5 (see kiln_guard)? 1, 0, -1 on error. */
 static inline __attribute__((always_inline)) int
 value_holds(const kiln_guard *g, PyObject *value)
 {
     if (g->check == 0)
         return value == g->c;
+    if (g->check == 5) {   /* (an int or str equals itself; floats by value, zeros by sign) */
+        if (Py_TYPE(value) != Py_TYPE(g->c))
+            return 0;
+        if (PyFloat_CheckExact(value)) {
+            double have = PyFloat_AS_DOUBLE(value), want = PyFloat_AS_DOUBLE(g->c);
+            return have == want && (want != 0.0 || signbit(have) == signbit(want));
+        }
+        return value == g->c || PyObject_RichCompareBool(value, g->c, Py_EQ);
+    }
     if (g->check == 4) {   /* x.flags.writeable: the bit NumPy's flags object reads */
         if (!PyObject_TypeCheck(value, (PyTypeObject *)ndarray_type))
             return 0;

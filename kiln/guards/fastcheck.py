@@ -142,7 +142,7 @@ def _checks(guards: Any, code: Any) -> tuple | None:
         path = _path(source, params, guards.ns)
         if path is None:
             return None
-        check = {"id": 0, "type": 1, "array": 2, "absent": 3, "writeable": 4}[kind]
+        check = {"id": 0, "type": 1, "array": 2, "absent": 3, "writeable": 4, "equals": 5}[kind]
         checks.append(path + (check, *operands) + (None,) * (3 - len(operands)))
     return tuple(checks)
 
