@@ -425,7 +425,7 @@ enable_vectorcall(PyObject *module, PyObject *cls)
  * arguments, defaults, another argument count), so the answers are the same.
  *
  *     SimpleEntry(python_entry, nparams, guards, graph, graph_inputs, picks, single, MISS,
- *                 direct_owner, tensor_type)
+ *                 direct_owner, tensor_type, overlap, run_eager, constants)
  *
  * guards: see guard_holds; graph: callable or None; graph_inputs: param indices; picks:
  * k >= 0 for result[k], -1-i for param i, or () to return the call's result itself (an
@@ -437,7 +437,10 @@ enable_vectorcall(PyObject *module, PyObject *cls)
  * graph that writes its arguments) for inputs that do not overlap (run_graph).
  * overlap, run_eager (optional, or None): the graph's InputsOverlap (raised when it
  * writes into arguments that overlap in memory) and the RUN_EAGER marker the entry then
- * returns, as the Python entry's handler does: the dispatcher runs the function. */
+ * returns, as the Python entry's handler does: the dispatcher runs the function.
+ * constants (optional, or None): with no graph, a tuple the picks k >= 0 take result[k]
+ * from: an entry returning what capture computed (``return a.shape[0] * 2`` is
+ * ``return 8`` under its shape guard) runs no Python at all. */
 #define KILN_MAX_GRAPH_INPUTS 32
 #define KILN_MAX_DIMS 32
 
@@ -464,6 +467,7 @@ typedef struct {
     PyObject_HEAD
     PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss, *owner, *tensor;
     PyObject *overlap, *run_eager;   /* InputsOverlap and RUN_EAGER, or None */
+    PyObject *constants;             /* tuple (no graph), or None */
     Py_ssize_t nparams, nguards, ninputs, npicks;
     kiln_guard *decoded;
     Py_ssize_t inputs[KILN_MAX_GRAPH_INPUTS];
@@ -977,6 +981,10 @@ simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *
             return NULL;
         }
     }
+    else if (self->constants != Py_None) {
+        out = self->constants;
+        Py_INCREF(out);
+    }
     PyObject *result;
     Py_ssize_t np_ = self->npicks;
     if (np_ == 0)            /* the function itself ran (an entry that runs it as Python) */
@@ -1006,19 +1014,20 @@ static PyObject *
 simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss, *owner = Py_None, *tensor = Py_None;
-    PyObject *overlap = Py_None, *run_eager = Py_None;
+    PyObject *overlap = Py_None, *run_eager = Py_None, *constants = Py_None;
     Py_ssize_t nparams;
     int single;
     if (kiln_no_keywords(kwargs, "SimpleEntry") < 0
-            || !PyArg_ParseTuple(args, "OnO!OO!O!pO|OOOO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
+            || !PyArg_ParseTuple(args, "OnO!OO!O!pO|OOOOO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
                                  &PyTuple_Type, &graph_inputs, &PyTuple_Type, &picks, &single, &miss,
-                                 &owner, &tensor, &overlap, &run_eager))
+                                 &owner, &tensor, &overlap, &run_eager, &constants))
         return NULL;
     if (PyTuple_GET_SIZE(graph_inputs) > KILN_MAX_GRAPH_INPUTS
             || (PyTuple_GET_SIZE(picks) == 0 && graph == Py_None)
             || (single && PyTuple_GET_SIZE(picks) != 1)
             || (owner != Py_None && !PyType_Check(tensor))
-            || (overlap != Py_None && (!PyExceptionClass_Check(overlap) || run_eager == Py_None))) {
+            || (overlap != Py_None && (!PyExceptionClass_Check(overlap) || run_eager == Py_None))
+            || (constants != Py_None && (graph != Py_None || !PyTuple_CheckExact(constants)))) {
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: unsupported inputs or outputs");
         return NULL;
     }
@@ -1035,6 +1044,7 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(tensor); self->tensor = tensor;
     Py_INCREF(overlap); self->overlap = overlap;
     Py_INCREF(run_eager); self->run_eager = run_eager;
+    Py_INCREF(constants); self->constants = constants;
     self->nparams = nparams;
     self->single = single;
     self->vectorcall = simple_vectorcall;
@@ -1065,7 +1075,8 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         }
     for (Py_ssize_t i = 0; i < self->npicks; i++) {
         Py_ssize_t k = self->pick[i];
-        if ((k < 0 && -1 - k >= nparams) || (k >= 0 && graph == Py_None)) {
+        if ((k < 0 && -1 - k >= nparams)
+                || (k >= 0 && graph == Py_None && (constants == Py_None || k >= PyTuple_GET_SIZE(constants)))) {
             PyErr_SetString(PyExc_ValueError, "SimpleEntry: a pick out of range");
             Py_DECREF(self);
             return NULL;
@@ -1075,7 +1086,7 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 }
 
 #define SIMPLE_FIELDS(X) X(fallback) X(guards) X(graph) X(graph_inputs) X(picks) X(miss) X(owner) X(tensor) \
-    X(overlap) X(run_eager)
+    X(overlap) X(run_eager) X(constants)
 KILN_GC_FUNCTIONS(simple, SimpleEntry, SIMPLE_FIELDS, PyMem_Free(self->decoded); PyMem_Free(self->pick))
 
 static PyMemberDef simple_members[] = {
