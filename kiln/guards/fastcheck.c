@@ -287,13 +287,13 @@ dispatcher_entries(Dispatcher *self, PyObject *const *args, size_t nargsf, PyObj
 {
     if (self->as_python != NULL && self->fn != NULL
             && runs_as_python(self->as_python, args, PyVectorcall_NARGS(nargsf), kwnames))
-        return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+        return kiln_vectorcall(self->fn, args, nargsf, kwnames);
     PyObject *checks = self->checks;
     if (checks != NULL && PyTuple_CheckExact(checks) && self->miss != NULL && self->run_eager != NULL) {
         Py_INCREF(checks);          /* a compile in a callee may replace the tuple */
         Py_ssize_t n = PyTuple_GET_SIZE(checks);
         for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *result = PyObject_Vectorcall(PyTuple_GET_ITEM(checks, i), args, nargsf, kwnames);
+            PyObject *result = kiln_vectorcall(PyTuple_GET_ITEM(checks, i), args, nargsf, kwnames);
             if (result == NULL || (result != self->miss && result != self->run_eager)) {
                 Py_DECREF(checks);
                 return result;
@@ -301,7 +301,7 @@ dispatcher_entries(Dispatcher *self, PyObject *const *args, size_t nargsf, PyObj
             if (result == self->run_eager) {
                 Py_DECREF(result);
                 Py_DECREF(checks);
-                return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+                return kiln_vectorcall(self->fn, args, nargsf, kwnames);
             }
             Py_DECREF(result);
         }
@@ -710,7 +710,7 @@ plain_run_inputs(PlainRun *self, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
     }
     PyObject *result = NULL;
-    PyObject *outs = PyObject_Vectorcall(self->forward, args, nargs, NULL);
+    PyObject *outs = kiln_vectorcall(self->forward, args, nargs, NULL);
     if (outs == NULL)
         goto error;
     if (!PyTuple_Check(outs)) {   /* (a backend's forward may return another sequence) */
@@ -946,7 +946,7 @@ run_graph(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const *i
             return out;
         }
     }
-    PyObject *out = PyObject_Vectorcall(target, inputs, ni, NULL);
+    PyObject *out = kiln_vectorcall(target, inputs, ni, NULL);
     Py_DECREF(target);
     return out;
 }
