@@ -685,3 +685,19 @@ def test_a_call_with_no_graph_whose_entry_runs_no_python_keeps_its_entry():
     mod = fastcheck.module()
     with pytest.raises(ValueError, match="pick out of range"):
         mod.SimpleEntry(itself, 1, (), None, (), (1,), True, object(), None, None, None, None, (8,))
+
+
+def test_the_tiny_call_benchmark_cases_answer_like_numpy():
+    # (benchmarks/cache_hit_overhead.py --tiny: each case compiled, as its loop calls it)
+    from benchmarks import cache_hit_overhead as bench
+    for name, plain, compiled, loop, args in bench._tiny_cases():
+        if plain is None:
+            obj = bench.Scaler(3.0)
+            pairs = [(obj.plain(*args), obj.compiled(*args)) for _ in range(3)]
+        elif "keyword" in name:
+            pairs = [(plain(args[0], scale=args[1]), compiled(args[0], scale=args[1])) for _ in range(3)]
+        else:
+            pairs = [(plain(*args), compiled(*args)) for _ in range(3)]
+        for want, got in pairs:
+            assert type(got) is type(want), name
+            np.testing.assert_array_equal(got, want)
