@@ -148,11 +148,11 @@ class GuardSet:
             code, text = f"({c}) is {lit}", f"{d} is {lit}"
         elif isinstance(value, float) and math.isnan(value):
             code, text = f"({c}) != ({c})", f"{d} is nan"
-        elif type(value) is float and value == 0.0:   # -0.0 == 0.0, but 1 / -0.0 is -inf
-            sign = self.ns.ref(math.copysign, "copysign")
-            code, text = f"({c}) == 0.0 and {sign}(1.0, {c}) == {math.copysign(1.0, value)}", f"{d} == {lit}"
         else:
             code, text = f"({c}) == {lit}", f"{d} == {lit}"
+        if isinstance(value, float) and value == 0.0:   # -0.0 == 0.0, but 1 / -0.0 is -inf
+            sign = self.ns.ref(math.copysign, "copysign")
+            code += f" and {sign}(1.0, {c}) == {math.copysign(1.0, value)}"
         if value is not None and not isinstance(value, bool):
             code = f"_kiln_type({c}) is {self.ns.ref(type(value), 'type')} and {code}"
         # (the same test in C: fastcheck.c's check 5, or identity for None and bools)

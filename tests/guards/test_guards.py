@@ -454,7 +454,7 @@ def test_complex_scalar_after_a_graph_break_stays_compiled(kind):
     assert len(backend.graphs) == 1   # the resume function's, once for every value
 
 
-@pytest.mark.parametrize("first, then", [(0.0, -0.0), (-0.0, 0.0)])
+@pytest.mark.parametrize("first, then", [(0.0, -0.0), (-0.0, 0.0), (np.float64(-0.0), np.float64(0.0))])
 def test_a_float_zero_the_graph_specialized_on_keeps_its_sign(first, then):
     # ``G['EPS'] == 0.0`` held for -0.0 (they compare equal), and the graph built for 0.0
     # gave inf where NumPy gives -inf
