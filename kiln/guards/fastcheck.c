@@ -466,6 +466,7 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss, *owner, *tensor;
+    PyObject *paths;                 /* owner's short paths (short_paths), or None */
     PyObject *overlap, *run_eager;   /* InputsOverlap and RUN_EAGER, or None */
     PyObject *constants;             /* tuple (no graph), or None */
     Py_ssize_t nparams, nguards, ninputs, npicks;
@@ -636,34 +637,48 @@ simple_pick(SimpleEntry *self, PyObject *const *args, PyObject *out, Py_ssize_t 
     return PySequence_GetItem(out, k);
 }
 
-/* The callable that runs ``graph`` for these inputs: owner._direct when owner (an
- * AOTFunction, or None) has it set and no input is a ``tensor`` (what
- * AOTFunction.__call__ would pick), else the graph. A new reference; *plain is set to
- * 1 when owner has no _direct but no input is a tensor (run_graph may take _plain). */
+/* An AOTFunction's short paths, ``[_direct, _plain]`` (its ``_short``: a list read here
+ * with no attribute lookup per call, which cost ~20 ns of a ~200 ns hit), or None for
+ * None; a new reference, NULL with a ValueError for anything else. */
 static PyObject *
-graph_target(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni,
+short_paths(PyObject *owner)
+{
+    if (owner == Py_None) {
+        Py_INCREF(owner);
+        return owner;
+    }
+    PyObject *paths = PyObject_GetAttrString(owner, "_short");
+    if (paths != NULL && PyList_CheckExact(paths) && PyList_GET_SIZE(paths) == 2)
+        return paths;
+    Py_XDECREF(paths);
+    PyErr_Clear();
+    PyErr_SetString(PyExc_ValueError, "kiln: a graph's short paths are its AOTFunction's _short, "
+                    "[_direct, _plain]");
+    return NULL;
+}
+
+/* The callable that runs ``graph`` for these inputs: _direct when ``paths`` (an
+ * AOTFunction's short paths, or None) has it set and no input is a ``tensor`` (what
+ * AOTFunction.__call__ would pick), else the graph. A new reference; *plain is set to
+ * 1 when there is no _direct but no input is a tensor (run_graph may take _plain). */
+static PyObject *
+graph_target(PyObject *graph, PyObject *paths, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni,
              int *plain)
 {
-    static PyObject *direct_name = NULL;
     *plain = 0;
-    if (owner != Py_None) {
-        if (direct_name == NULL && (direct_name = PyUnicode_InternFromString("_direct")) == NULL)
-            return NULL;
-        PyObject *direct = PyObject_GetAttr(owner, direct_name);
-        if (direct == NULL)
-            PyErr_Clear();
-        else {
-            Py_ssize_t i = 0;
-            /* (exact floats, ints and ndarrays are no Tensor: no walk of their MRO) */
-            while (i < ni && (PyFloat_CheckExact(inputs[i]) || PyLong_CheckExact(inputs[i])
-                              || (PyObject *)Py_TYPE(inputs[i]) == ndarray_type
-                              || !PyObject_TypeCheck(inputs[i], (PyTypeObject *)tensor)))
-                i++;
-            if (i == ni && direct != Py_None)
-                return direct;
-            *plain = i == ni;
+    if (paths != Py_None && PyList_GET_SIZE(paths) == 2) {
+        PyObject *direct = PyList_GET_ITEM(paths, 0);
+        Py_ssize_t i = 0;
+        /* (exact floats, ints and ndarrays are no Tensor: no walk of their MRO) */
+        while (i < ni && (PyFloat_CheckExact(inputs[i]) || PyLong_CheckExact(inputs[i])
+                          || (PyObject *)Py_TYPE(inputs[i]) == ndarray_type
+                          || !PyObject_TypeCheck(inputs[i], (PyTypeObject *)tensor)))
+            i++;
+        if (i == ni && direct != Py_None) {
+            Py_INCREF(direct);
+            return direct;
         }
-        Py_XDECREF(direct);
+        *plain = i == ni;
     }
     Py_INCREF(graph);
     return graph;
@@ -861,16 +876,13 @@ static PyTypeObject PlainRunType = KILN_VECTORCALL_TYPE(
     plain_run, PlainRun, "A writing graph's cache-hit run: forward, epilogue, outputs (see fastcheck.c).");
 
 /* AOTFunction.__call__'s other short path, for a graph that writes its arguments:
- * ``owner._plain(inputs)`` when every input is an exact np.ndarray or a Python number
+ * ``_plain(inputs)`` (``paths[1]``) when every input is an exact np.ndarray or a Python number
  * (or None), no array is passed twice and no two overlap (any_overlap's test; what
  * aot's _input_aliasing answers None to). A new reference; NULL with no error set: not
  * taken (the caller calls the graph, whose __call__ decides in Python). */
 static PyObject *
-plain_call(PyObject *owner, PyObject *const *inputs, Py_ssize_t ni)
+plain_call(PyObject *paths, PyObject *const *inputs, Py_ssize_t ni)
 {
-    static PyObject *plain_name = NULL;
-    if (plain_name == NULL && (plain_name = PyUnicode_InternFromString("_plain")) == NULL)
-        return NULL;
     if (ni > KILN_OVERLAP_MAX)
         return NULL;
     char *lo[KILN_OVERLAP_MAX], *hi[KILN_OVERLAP_MAX];
@@ -899,13 +911,10 @@ plain_call(PyObject *owner, PyObject *const *inputs, Py_ssize_t ni)
                    || PyComplex_CheckExact(x)))
             return NULL;
     }
-    PyObject *plain = PyObject_GetAttr(owner, plain_name);
-    if (plain == NULL || plain == Py_None) {
-        if (plain == NULL)
-            PyErr_Clear();
-        Py_XDECREF(plain);
+    PyObject *plain = PyList_GET_SIZE(paths) == 2 ? PyList_GET_ITEM(paths, 1) : Py_None;
+    if (plain == Py_None)
         return NULL;
-    }
+    Py_INCREF(plain);
     if (Py_TYPE(plain) == &PlainRunType) {   /* no argument tuple, no Python frame */
         PyObject *out = plain_run_inputs((PlainRun *)plain, inputs, ni);
         Py_DECREF(plain);
@@ -933,14 +942,14 @@ plain_call(PyObject *owner, PyObject *const *inputs, Py_ssize_t ni)
 /* Run ``graph`` for these inputs the way AOTFunction.__call__ would (see graph_target,
  * plain_call); a new reference, NULL with an error. */
 static PyObject *
-run_graph(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni)
+run_graph(PyObject *graph, PyObject *paths, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni)
 {
     int plain;
-    PyObject *target = graph_target(graph, owner, tensor, inputs, ni, &plain);
+    PyObject *target = graph_target(graph, paths, tensor, inputs, ni, &plain);
     if (target == NULL)
         return NULL;
     if (plain) {
-        PyObject *out = plain_call(owner, inputs, ni);
+        PyObject *out = plain_call(paths, inputs, ni);
         if (out != NULL || PyErr_Occurred()) {
             Py_DECREF(target);
             return out;
@@ -969,7 +978,7 @@ simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *
         Py_ssize_t ni = self->ninputs;
         for (Py_ssize_t i = 0; i < ni; i++)
             inputs[i] = args[self->inputs[i]];
-        out = run_graph(self->graph, self->owner, self->tensor, inputs, ni);
+        out = run_graph(self->graph, self->paths, self->tensor, inputs, ni);
         if (out == NULL) {
             /* arguments that overlap, to a graph writing into them: the function runs
              * as Python (the Python entry's handler, entries.OVERLAP_HANDLER) */
@@ -1031,9 +1040,15 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: unsupported inputs or outputs");
         return NULL;
     }
-    SimpleEntry *self = (SimpleEntry *)type->tp_alloc(type, 0);
-    if (self == NULL)
+    PyObject *paths = short_paths(owner);
+    if (paths == NULL)
         return NULL;
+    SimpleEntry *self = (SimpleEntry *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        Py_DECREF(paths);
+        return NULL;
+    }
+    self->paths = paths;
     Py_INCREF(fallback); self->fallback = fallback;
     Py_INCREF(guards); self->guards = guards;
     Py_INCREF(graph); self->graph = graph;
@@ -1085,7 +1100,7 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-#define SIMPLE_FIELDS(X) X(fallback) X(guards) X(graph) X(graph_inputs) X(picks) X(miss) X(owner) X(tensor) \
+#define SIMPLE_FIELDS(X) X(fallback) X(guards) X(graph) X(graph_inputs) X(picks) X(miss) X(owner) X(paths) X(tensor) \
     X(overlap) X(run_eager) X(constants)
 KILN_GC_FUNCTIONS(simple, SimpleEntry, SIMPLE_FIELDS, PyMem_Free(self->decoded); PyMem_Free(self->pick))
 
@@ -1105,7 +1120,7 @@ static PyTypeObject SimpleEntryType = KILN_VECTORCALL_TYPE(
  * from C where AOTFunction.__call__ would take it from a Python frame of its own. */
 typedef struct {
     PyObject_HEAD
-    PyObject *owner, *tensor;
+    PyObject *owner, *paths, *tensor;
     vectorcallfunc vectorcall;
 } GraphCall;
 
@@ -1115,7 +1130,7 @@ graph_call_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
     GraphCall *self = (GraphCall *)op;
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)
         return PyObject_Vectorcall(self->owner, args, nargsf, kwnames);
-    return run_graph(self->owner, self->owner, self->tensor, args, PyVectorcall_NARGS(nargsf));
+    return run_graph(self->owner, self->paths, self->tensor, args, PyVectorcall_NARGS(nargsf));
 }
 
 static PyObject *
@@ -1125,16 +1140,22 @@ graph_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (kiln_no_keywords(kwargs, "GraphCall") < 0
             || !PyArg_ParseTuple(args, "OO!", &owner, &PyType_Type, &tensor))
         return NULL;
-    GraphCall *self = (GraphCall *)type->tp_alloc(type, 0);
-    if (self == NULL)
+    PyObject *paths = short_paths(owner);
+    if (paths == NULL)
         return NULL;
+    GraphCall *self = (GraphCall *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        Py_DECREF(paths);
+        return NULL;
+    }
+    self->paths = paths;
     Py_INCREF(owner); self->owner = owner;
     Py_INCREF(tensor); self->tensor = tensor;
     self->vectorcall = graph_call_vectorcall;
     return (PyObject *)self;
 }
 
-#define GRAPH_CALL_FIELDS(X) X(owner) X(tensor)
+#define GRAPH_CALL_FIELDS(X) X(owner) X(paths) X(tensor)
 KILN_GC_FUNCTIONS(graph_call, GraphCall, GRAPH_CALL_FIELDS, )
 
 static PyMemberDef graph_call_members[] = {
