@@ -20,8 +20,40 @@ and a view (``a * 2, a.T``), keyword-only arguments, ``*args``, ``**kwargs``, a 
 argument, tuple, dict and NumPy-scalar results, one graph break (``kiln.graph_break()``),
 Python-only work (a loop over ``range(n)`` of ints) and a generator over a small loop.
 
-Run: ``python -m benchmarks.cache_hit_overhead [--table] [--sizes 1,10,100,1000]
+- ``--tiny``: functions that take well under 1 us (``x + 1`` on float64[1] and on a 0-d
+  array, ``a.shape[0] * 2``, ``a * b + 1.0`` on floats, ``return x``, a graph break, a
+  default argument, a keyword argument, a method), each called directly as user code
+  calls it (``f(x)``: the table's ``fn(*args)`` is a frame 3.11 does not inline for the
+  plain function and 3.12/3.13 do, which hid kiln's own frame on 3.11); nanoseconds per
+  call with the loop, plain and compiled, and their ratio.
+
+Run: ``python -m benchmarks.cache_hit_overhead [--table | --tiny] [--sizes 1,10,100,1000]
 [--dtypes float64,float32] [--only a+=b,method] [--rounds 15] [--clock wall|process]``.
+
+``--tiny --rounds 41``, 2026-12-05, load average ~10 on the shared 2-core machine, two
+runs each (before: main at 2bd929e; after: 0-d arrays priced as arrays by the cost model,
+equality guards on constants checked in C, no-graph entries that run no Python kept,
+C-to-C calls without the thread-state fetch, graph short paths read from a list; the
+first row from a third run of the final branch, 220 -> 195 ns a call on 3.11, 279 -> 234
+on 3.12, 254 -> 235 on 3.13): plain time / kiln time.
+
+    case                  3.11 before  after       3.12 before  after       3.13 before  after
+    x + 1, float64[1]     2.68-2.70    3.20        2.50-2.64    3.02        2.60-2.68    3.03
+    x + 1, 0-d            0.92-0.93    1.70-1.75   0.87-0.90    1.66        0.88-0.93    1.78-1.81
+    a.shape[0] * 2        0.65-0.66    1.78        0.68         2.04-2.07   0.68-0.69    1.98-2.09
+    a * b + 1.0, floats   0.58-0.59    0.60-0.61   0.59         0.60-0.61   0.57-0.58    0.64
+    return x              0.48-0.49    0.86-0.87   0.47-0.49    0.83-0.84   0.49         0.87-0.90
+    graph break (min)     0.94-0.96    0.95-0.96   0.93-0.95    0.95-0.97   0.96-0.97    0.92-0.96
+    default used          1.29         1.29-1.30   1.15-1.16    1.20-1.23   1.25-1.27    1.23-1.31
+    keyword given         1.30-1.31    1.31-1.33   1.17-1.19    1.23-1.27   1.19-1.22    1.27-1.30
+    kiln.compile(obj.m)   0.90-0.91    2.04-2.08   0.86-0.90    1.90-1.93   0.90-0.91    1.87-1.94
+    obj.m(x), @compile    0.86-0.90    1.90-1.93   0.91-0.92    1.90        0.87         1.80-1.83
+
+The rows left below 1.0x run as Python on the cost model's verdict (no graph, or a graph
+priced out): ~30 ns a call on every version (``return x``: 28 ns plain, 57 verdict, 36
+now; ``functools.partial`` of the function costs 23-29 of those 30), the frame a C
+callable gives a Python function where a Python caller's would be inlined. The graph
+break row's medians swing by seconds on this load; its minima are shown.
 
 Measured 2026-12-05, Python 3.11, float64, ``--sizes 10,1000 --rounds 9 --clock process``
 on the shared 2-core machine (load average 6-7): us per call, NumPy / kiln (speed).
@@ -279,15 +311,132 @@ def table(sizes=(1, 10, 100, 1000), dtypes=("float64", "float32"), only=(), roun
     return rows
 
 
+# -- tiny calls: direct calls (f(a), not f(*args)) of functions under ~1 us -------------
+def add_one(x):
+    return x + 1
+
+
+def shape_twice(a):
+    return a.shape[0] * 2
+
+
+def float_math(a, b):
+    return a * b + 1.0
+
+
+def identity(x):
+    return x
+
+
+def tiny_break(a):
+    b = a * 2.0
+    kiln.graph_break()
+    return b + 1.0
+
+
+def scaled(x, scale=2.0):
+    return x * scale
+
+
+class Scaler:
+    def __init__(self, c):
+        self.c = c
+
+    def plain(self, x):
+        return x * self.c
+
+    @kiln.compile
+    def compiled(self, x):
+        return x * self.c
+
+
+_TINY_LOOP = """
+def loop(f, calls{params}):
+    for _ in range(calls):
+        f({call})
+"""
+
+
+def _loop(call: str, params: str):
+    """A timing loop whose body is the call ``call`` written out (CALL, not
+    CALL_FUNCTION_EX: user code calls with its arguments, and 3.11 never inlines a
+    ``f(*args)`` frame where 3.13 does)."""
+    space: dict = {}
+    exec(_TINY_LOOP.format(call=call, params=params and ", " + params), space)
+    return space["loop"]
+
+
+def _tiny_cases() -> list:
+    """(name, plain f, compiled f, loop, arguments): the loop calls f(arguments) as written."""
+    one, zero_d, small = np.ones(1), np.array(2.0), np.arange(4.0)
+    scaler = Scaler(3.0)
+    cases = [("x + 1, float64[1]", add_one, "x", (one,)),
+             ("x + 1, 0-d", add_one, "x", (zero_d,)),
+             ("a.shape[0] * 2", shape_twice, "a", (small,)),
+             ("a * b + 1.0, floats", float_math, "a, b", (1.5, 2.5)),
+             ("return x", identity, "x", (small,)),
+             ("graph break", tiny_break, "a", (one,)),
+             ("default used", scaled, "x", (one,)),
+             ("keyword given", scaled, "x, scale=s", (one, 3.0))]
+    out = [(name, fn, kiln.compile(fn), _loop(call, call.replace("scale=", "")), args)
+           for name, fn, call, args in cases]
+    out.append(("kiln.compile(obj.m)", scaler.plain, kiln.compile(scaler.plain), _loop("x", "x"), (one,)))
+    out.append(("obj.m(x), @compile", None, None, _loop("x", "x"), (one,)))
+    return out
+
+
+def tiny(rounds: int = 15, calls: int = 2000, only=()) -> list[dict]:
+    """Per-call time of functions that take well under 1 us, plain and compiled, the loop
+    calling each as user code does; rows: medians of ``rounds`` alternating batches, the
+    difference in ns, and plain time / kiln time."""
+    rows = []
+    print(f"Python {sys.version.split()[0]}; {'case':24s} {'plain ns':>9s} {'kiln ns':>9s} "
+          f"{'+ns':>6s} {'speed':>7s}")
+    scaler = Scaler(3.0)
+    for name, plain, compiled, loop, args in _tiny_cases():
+        if only and not any(o in name for o in only):
+            continue
+        if plain is None:   # a method looked up per call: obj.m(x)
+            plain_fn = kiln_fn = scaler
+            run_plain, run_kiln = _method_loop("plain"), _method_loop("compiled")
+        else:
+            plain_fn, kiln_fn, run_plain, run_kiln = plain, compiled, loop, loop
+        run_kiln(kiln_fn, 3, *args)      # compile
+        run_kiln(kiln_fn, 3, *args)
+        plain_t, kiln_t = [], []
+        for _ in range(rounds):
+            for run, fn, into in ((run_plain, plain_fn, plain_t), (run_kiln, kiln_fn, kiln_t)):
+                start = time.perf_counter_ns()
+                run(fn, calls, *args)
+                into.append((time.perf_counter_ns() - start) / calls)
+        p, k = statistics.median(plain_t), statistics.median(kiln_t)
+        rows.append({"name": name, "plain_ns": p, "kiln_ns": k, "speed": p / k,
+                     "plain_min_ns": min(plain_t), "kiln_min_ns": min(kiln_t)})
+        print(f"{name:40s} {p:9.1f} {k:9.1f} {k - p:+6.1f} {p / k:6.2f}x   (min {min(plain_t):7.1f} "
+              f"{min(kiln_t):7.1f})", flush=True)
+    print(f"load average {_loadavg():.1f}")
+    return rows
+
+
+def _method_loop(attr: str):
+    space: dict = {}
+    exec(f"def loop(obj, calls, x):\n    for _ in range(calls):\n        obj.{attr}(x)\n", space)
+    return space["loop"]
+
+
 def main(argv: list[str] | None = None) -> dict | list:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--table", action="store_true", help="the small-call table (else the probe)")
+    ap.add_argument("--tiny", action="store_true", help="functions under ~1 us, called directly")
     ap.add_argument("--sizes", default="1,10,100,1000")
     ap.add_argument("--dtypes", default="float64,float32")
     ap.add_argument("--only", default="", help="comma list of substrings of case names")
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--clock", choices=("wall", "process"), default="wall")
     opts = ap.parse_args(argv)
+    only = tuple(s for s in opts.only.split(",") if s)
+    if opts.tiny:
+        return tiny(opts.rounds, only=only)
     if not opts.table:
         return probe()
     return table(tuple(int(float(s)) for s in opts.sizes.split(",")), tuple(opts.dtypes.split(",")),

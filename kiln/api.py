@@ -46,8 +46,8 @@ from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .guards import fastcheck
 from .aot import runtime as _aot_runtime
 from .guards.guard import DEVICE
-from .entries import (CaptureRecord, direct_path, example_inputs, graph_call, simple_call,  # noqa: F401
-                      graph_names, guarded_in_c, raise_note)
+from .entries import (CaptureRecord, direct_path, example_inputs, frameless, graph_call,  # noqa: F401
+                      simple_call, graph_names, guarded_in_c, raise_note)
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
                      scalar_only, size_only)
 
@@ -424,13 +424,14 @@ class CompiledFunction:
                 self._remember_python(args, kwargs, _SMALL if sized else None)
             else:
                 check, guards, graph, resumes_at, fast = made
-        elif note := self._python_is_faster(graph, guards=guards, built=lambda: _built_kernels(
+        elif not frameless(self.fn, result) and (note := self._python_is_faster(
+                graph, guards=guards, built=lambda: _built_kernels(
                 graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs)),
                 direct=graph is not None and not result.replay and not result.output.side_effects
                 and raise_note(graph, name) is None
                 and not any(n.kwargs.get("expect") for n in graph.calls)
                 and fastcheck.direct_entry_possible(self.fn, guards, result.input_codes,
-                                                    result.return_code)):
+                                                    result.return_code))):
             self._cost_note = note
             if graph is None and len(guards) > _BRANCH_GUARDS:
                 guards = guards.without_branches()

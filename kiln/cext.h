@@ -51,6 +51,22 @@ kiln_size_at_most(const kiln_array_head *a, Py_ssize_t limit)
     return 1;
 }
 
+/* PyObject_Vectorcall(callable, ...) without its thread-state fetch: the callable's own
+ * vectorcall function when it has one (kiln's types, C functions, Python functions),
+ * else the generic call. From 3.12 the thread state is a thread-local variable, which a
+ * shared libpython reads through __tls_get_addr on every fetch; a cache hit's chain of
+ * C calls (dispatcher, entry, graph, error mode, kernels) paid it at each link, part of
+ * the 30-40 ns a hit costs more there than on 3.11. (Also skipped: the debug check that
+ * a NULL result comes with an exception; kiln's callees keep that contract.) */
+static inline PyObject *
+kiln_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    vectorcallfunc call = PyVectorcall_Function(callable);
+    if (call == NULL)
+        return PyObject_Vectorcall(callable, args, nargsf, kwnames);
+    return call(callable, args, nargsf, kwnames);
+}
+
 /* 0, or -1 with a TypeError: the constructors take positional arguments only. */
 static inline int
 kiln_no_keywords(PyObject *kwargs, const char *type_name)

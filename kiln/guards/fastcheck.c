@@ -287,13 +287,13 @@ dispatcher_entries(Dispatcher *self, PyObject *const *args, size_t nargsf, PyObj
 {
     if (self->as_python != NULL && self->fn != NULL
             && runs_as_python(self->as_python, args, PyVectorcall_NARGS(nargsf), kwnames))
-        return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+        return kiln_vectorcall(self->fn, args, nargsf, kwnames);
     PyObject *checks = self->checks;
     if (checks != NULL && PyTuple_CheckExact(checks) && self->miss != NULL && self->run_eager != NULL) {
         Py_INCREF(checks);          /* a compile in a callee may replace the tuple */
         Py_ssize_t n = PyTuple_GET_SIZE(checks);
         for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *result = PyObject_Vectorcall(PyTuple_GET_ITEM(checks, i), args, nargsf, kwnames);
+            PyObject *result = kiln_vectorcall(PyTuple_GET_ITEM(checks, i), args, nargsf, kwnames);
             if (result == NULL || (result != self->miss && result != self->run_eager)) {
                 Py_DECREF(checks);
                 return result;
@@ -301,7 +301,7 @@ dispatcher_entries(Dispatcher *self, PyObject *const *args, size_t nargsf, PyObj
             if (result == self->run_eager) {
                 Py_DECREF(result);
                 Py_DECREF(checks);
-                return PyObject_Vectorcall(self->fn, args, nargsf, kwnames);
+                return kiln_vectorcall(self->fn, args, nargsf, kwnames);
             }
             Py_DECREF(result);
         }
@@ -425,7 +425,7 @@ enable_vectorcall(PyObject *module, PyObject *cls)
  * arguments, defaults, another argument count), so the answers are the same.
  *
  *     SimpleEntry(python_entry, nparams, guards, graph, graph_inputs, picks, single, MISS,
- *                 direct_owner, tensor_type)
+ *                 direct_owner, tensor_type, overlap, run_eager, constants)
  *
  * guards: see guard_holds; graph: callable or None; graph_inputs: param indices; picks:
  * k >= 0 for result[k], -1-i for param i, or () to return the call's result itself (an
@@ -437,7 +437,10 @@ enable_vectorcall(PyObject *module, PyObject *cls)
  * graph that writes its arguments) for inputs that do not overlap (run_graph).
  * overlap, run_eager (optional, or None): the graph's InputsOverlap (raised when it
  * writes into arguments that overlap in memory) and the RUN_EAGER marker the entry then
- * returns, as the Python entry's handler does: the dispatcher runs the function. */
+ * returns, as the Python entry's handler does: the dispatcher runs the function.
+ * constants (optional, or None): with no graph, a tuple the picks k >= 0 take result[k]
+ * from: an entry returning what capture computed (``return a.shape[0] * 2`` is
+ * ``return 8`` under its shape guard) runs no Python at all. */
 #define KILN_MAX_GRAPH_INPUTS 32
 #define KILN_MAX_DIMS 32
 
@@ -449,7 +452,10 @@ enable_vectorcall(PyObject *module, PyObject *cls)
  *   3: (root 1, no names) the key is absent: a builtin no global shadows;
  *   4: an np.ndarray (or subclass) whose ``flags.writeable`` is c (True or False): the
  *      guard capture puts on an array the function writes into (NumPy raises on a
- *      read-only one; kiln/capture/array_writes.py), read from the array's flags. */
+ *      read-only one; kiln/capture/array_writes.py), read from the array's flags;
+ *   5: type is type(c) and == c, for an exact int, float (not NaN; a zero's sign counts,
+ *      as in guard.py add_equals) or str c: a constant capture specialized on
+ *      (``self.c == 3.0``, ``G['EPS'] == 1e-05``). */
 typedef struct {
     int root, check, nd;
     Py_ssize_t param;
@@ -460,7 +466,9 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss, *owner, *tensor;
+    PyObject *paths;                 /* owner's short paths (short_paths), or None */
     PyObject *overlap, *run_eager;   /* InputsOverlap and RUN_EAGER, or None */
+    PyObject *constants;             /* tuple (no graph), or None */
     Py_ssize_t nparams, nguards, ninputs, npicks;
     kiln_guard *decoded;
     Py_ssize_t inputs[KILN_MAX_GRAPH_INPUTS];
@@ -509,7 +517,13 @@ guard_decode(PyObject *spec, Py_ssize_t nparams, kiln_guard *g)
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: a writeable guard compares with a bool");
         return -1;
     }
-    if (g->check < 0 || g->check > 4) {
+    if (g->check == 5 && !(PyLong_CheckExact(g->c) || PyUnicode_CheckExact(g->c)
+                           || (PyFloat_CheckExact(g->c) && !isnan(PyFloat_AS_DOUBLE(g->c))))) {
+        PyErr_SetString(PyExc_ValueError, "SimpleEntry: an equality guard compares with an int, "
+                        "float (not NaN) or str");
+        return -1;
+    }
+    if (g->check < 0 || g->check > 5) {
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: an unknown guard check");
         return -1;
     }
@@ -548,12 +562,21 @@ array_guard_matches(PyObject *value, const kiln_guard *g)
     return 1;
 }
 
-/* Does the guarded value pass check 0, 1, 2 or 4 (see kiln_guard)? 1, 0, -1 on error. */
+/* Does the guarded value pass check 0, 1, 2, 4 or 5 (see kiln_guard)? 1, 0, -1 on error. */
 static inline __attribute__((always_inline)) int
 value_holds(const kiln_guard *g, PyObject *value)
 {
     if (g->check == 0)
         return value == g->c;
+    if (g->check == 5) {   /* (an int or str equals itself; floats by value, zeros by sign) */
+        if (Py_TYPE(value) != Py_TYPE(g->c))
+            return 0;
+        if (PyFloat_CheckExact(value)) {
+            double have = PyFloat_AS_DOUBLE(value), want = PyFloat_AS_DOUBLE(g->c);
+            return have == want && (want != 0.0 || signbit(have) == signbit(want));
+        }
+        return value == g->c || PyObject_RichCompareBool(value, g->c, Py_EQ);
+    }
     if (g->check == 4) {   /* x.flags.writeable: the bit NumPy's flags object reads */
         if (!PyObject_TypeCheck(value, (PyTypeObject *)ndarray_type))
             return 0;
@@ -614,34 +637,48 @@ simple_pick(SimpleEntry *self, PyObject *const *args, PyObject *out, Py_ssize_t 
     return PySequence_GetItem(out, k);
 }
 
-/* The callable that runs ``graph`` for these inputs: owner._direct when owner (an
- * AOTFunction, or None) has it set and no input is a ``tensor`` (what
- * AOTFunction.__call__ would pick), else the graph. A new reference; *plain is set to
- * 1 when owner has no _direct but no input is a tensor (run_graph may take _plain). */
+/* An AOTFunction's short paths, ``[_direct, _plain]`` (its ``_short``: a list read here
+ * with no attribute lookup per call, which cost ~20 ns of a ~200 ns hit), or None for
+ * None; a new reference, NULL with a ValueError for anything else. */
 static PyObject *
-graph_target(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni,
+short_paths(PyObject *owner)
+{
+    if (owner == Py_None) {
+        Py_INCREF(owner);
+        return owner;
+    }
+    PyObject *paths = PyObject_GetAttrString(owner, "_short");
+    if (paths != NULL && PyList_CheckExact(paths) && PyList_GET_SIZE(paths) == 2)
+        return paths;
+    Py_XDECREF(paths);
+    PyErr_Clear();
+    PyErr_SetString(PyExc_ValueError, "kiln: a graph's short paths are its AOTFunction's _short, "
+                    "[_direct, _plain]");
+    return NULL;
+}
+
+/* The callable that runs ``graph`` for these inputs: _direct when ``paths`` (an
+ * AOTFunction's short paths, or None) has it set and no input is a ``tensor`` (what
+ * AOTFunction.__call__ would pick), else the graph. A new reference; *plain is set to
+ * 1 when there is no _direct but no input is a tensor (run_graph may take _plain). */
+static PyObject *
+graph_target(PyObject *graph, PyObject *paths, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni,
              int *plain)
 {
-    static PyObject *direct_name = NULL;
     *plain = 0;
-    if (owner != Py_None) {
-        if (direct_name == NULL && (direct_name = PyUnicode_InternFromString("_direct")) == NULL)
-            return NULL;
-        PyObject *direct = PyObject_GetAttr(owner, direct_name);
-        if (direct == NULL)
-            PyErr_Clear();
-        else {
-            Py_ssize_t i = 0;
-            /* (exact floats, ints and ndarrays are no Tensor: no walk of their MRO) */
-            while (i < ni && (PyFloat_CheckExact(inputs[i]) || PyLong_CheckExact(inputs[i])
-                              || (PyObject *)Py_TYPE(inputs[i]) == ndarray_type
-                              || !PyObject_TypeCheck(inputs[i], (PyTypeObject *)tensor)))
-                i++;
-            if (i == ni && direct != Py_None)
-                return direct;
-            *plain = i == ni;
+    if (paths != Py_None && PyList_GET_SIZE(paths) == 2) {
+        PyObject *direct = PyList_GET_ITEM(paths, 0);
+        Py_ssize_t i = 0;
+        /* (exact floats, ints and ndarrays are no Tensor: no walk of their MRO) */
+        while (i < ni && (PyFloat_CheckExact(inputs[i]) || PyLong_CheckExact(inputs[i])
+                          || (PyObject *)Py_TYPE(inputs[i]) == ndarray_type
+                          || !PyObject_TypeCheck(inputs[i], (PyTypeObject *)tensor)))
+            i++;
+        if (i == ni && direct != Py_None) {
+            Py_INCREF(direct);
+            return direct;
         }
-        Py_XDECREF(direct);
+        *plain = i == ni;
     }
     Py_INCREF(graph);
     return graph;
@@ -688,7 +725,7 @@ plain_run_inputs(PlainRun *self, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
     }
     PyObject *result = NULL;
-    PyObject *outs = PyObject_Vectorcall(self->forward, args, nargs, NULL);
+    PyObject *outs = kiln_vectorcall(self->forward, args, nargs, NULL);
     if (outs == NULL)
         goto error;
     if (!PyTuple_Check(outs)) {   /* (a backend's forward may return another sequence) */
@@ -839,16 +876,13 @@ static PyTypeObject PlainRunType = KILN_VECTORCALL_TYPE(
     plain_run, PlainRun, "A writing graph's cache-hit run: forward, epilogue, outputs (see fastcheck.c).");
 
 /* AOTFunction.__call__'s other short path, for a graph that writes its arguments:
- * ``owner._plain(inputs)`` when every input is an exact np.ndarray or a Python number
+ * ``_plain(inputs)`` (``paths[1]``) when every input is an exact np.ndarray or a Python number
  * (or None), no array is passed twice and no two overlap (any_overlap's test; what
  * aot's _input_aliasing answers None to). A new reference; NULL with no error set: not
  * taken (the caller calls the graph, whose __call__ decides in Python). */
 static PyObject *
-plain_call(PyObject *owner, PyObject *const *inputs, Py_ssize_t ni)
+plain_call(PyObject *paths, PyObject *const *inputs, Py_ssize_t ni)
 {
-    static PyObject *plain_name = NULL;
-    if (plain_name == NULL && (plain_name = PyUnicode_InternFromString("_plain")) == NULL)
-        return NULL;
     if (ni > KILN_OVERLAP_MAX)
         return NULL;
     char *lo[KILN_OVERLAP_MAX], *hi[KILN_OVERLAP_MAX];
@@ -877,13 +911,10 @@ plain_call(PyObject *owner, PyObject *const *inputs, Py_ssize_t ni)
                    || PyComplex_CheckExact(x)))
             return NULL;
     }
-    PyObject *plain = PyObject_GetAttr(owner, plain_name);
-    if (plain == NULL || plain == Py_None) {
-        if (plain == NULL)
-            PyErr_Clear();
-        Py_XDECREF(plain);
+    PyObject *plain = PyList_GET_SIZE(paths) == 2 ? PyList_GET_ITEM(paths, 1) : Py_None;
+    if (plain == Py_None)
         return NULL;
-    }
+    Py_INCREF(plain);
     if (Py_TYPE(plain) == &PlainRunType) {   /* no argument tuple, no Python frame */
         PyObject *out = plain_run_inputs((PlainRun *)plain, inputs, ni);
         Py_DECREF(plain);
@@ -911,20 +942,20 @@ plain_call(PyObject *owner, PyObject *const *inputs, Py_ssize_t ni)
 /* Run ``graph`` for these inputs the way AOTFunction.__call__ would (see graph_target,
  * plain_call); a new reference, NULL with an error. */
 static PyObject *
-run_graph(PyObject *graph, PyObject *owner, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni)
+run_graph(PyObject *graph, PyObject *paths, PyObject *tensor, PyObject *const *inputs, Py_ssize_t ni)
 {
     int plain;
-    PyObject *target = graph_target(graph, owner, tensor, inputs, ni, &plain);
+    PyObject *target = graph_target(graph, paths, tensor, inputs, ni, &plain);
     if (target == NULL)
         return NULL;
     if (plain) {
-        PyObject *out = plain_call(owner, inputs, ni);
+        PyObject *out = plain_call(paths, inputs, ni);
         if (out != NULL || PyErr_Occurred()) {
             Py_DECREF(target);
             return out;
         }
     }
-    PyObject *out = PyObject_Vectorcall(target, inputs, ni, NULL);
+    PyObject *out = kiln_vectorcall(target, inputs, ni, NULL);
     Py_DECREF(target);
     return out;
 }
@@ -947,7 +978,7 @@ simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *
         Py_ssize_t ni = self->ninputs;
         for (Py_ssize_t i = 0; i < ni; i++)
             inputs[i] = args[self->inputs[i]];
-        out = run_graph(self->graph, self->owner, self->tensor, inputs, ni);
+        out = run_graph(self->graph, self->paths, self->tensor, inputs, ni);
         if (out == NULL) {
             /* arguments that overlap, to a graph writing into them: the function runs
              * as Python (the Python entry's handler, entries.OVERLAP_HANDLER) */
@@ -958,6 +989,10 @@ simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *
             }
             return NULL;
         }
+    }
+    else if (self->constants != Py_None) {
+        out = self->constants;
+        Py_INCREF(out);
     }
     PyObject *result;
     Py_ssize_t np_ = self->npicks;
@@ -988,25 +1023,32 @@ static PyObject *
 simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss, *owner = Py_None, *tensor = Py_None;
-    PyObject *overlap = Py_None, *run_eager = Py_None;
+    PyObject *overlap = Py_None, *run_eager = Py_None, *constants = Py_None;
     Py_ssize_t nparams;
     int single;
     if (kiln_no_keywords(kwargs, "SimpleEntry") < 0
-            || !PyArg_ParseTuple(args, "OnO!OO!O!pO|OOOO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
+            || !PyArg_ParseTuple(args, "OnO!OO!O!pO|OOOOO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
                                  &PyTuple_Type, &graph_inputs, &PyTuple_Type, &picks, &single, &miss,
-                                 &owner, &tensor, &overlap, &run_eager))
+                                 &owner, &tensor, &overlap, &run_eager, &constants))
         return NULL;
     if (PyTuple_GET_SIZE(graph_inputs) > KILN_MAX_GRAPH_INPUTS
             || (PyTuple_GET_SIZE(picks) == 0 && graph == Py_None)
             || (single && PyTuple_GET_SIZE(picks) != 1)
             || (owner != Py_None && !PyType_Check(tensor))
-            || (overlap != Py_None && (!PyExceptionClass_Check(overlap) || run_eager == Py_None))) {
+            || (overlap != Py_None && (!PyExceptionClass_Check(overlap) || run_eager == Py_None))
+            || (constants != Py_None && (graph != Py_None || !PyTuple_CheckExact(constants)))) {
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: unsupported inputs or outputs");
         return NULL;
     }
-    SimpleEntry *self = (SimpleEntry *)type->tp_alloc(type, 0);
-    if (self == NULL)
+    PyObject *paths = short_paths(owner);
+    if (paths == NULL)
         return NULL;
+    SimpleEntry *self = (SimpleEntry *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        Py_DECREF(paths);
+        return NULL;
+    }
+    self->paths = paths;
     Py_INCREF(fallback); self->fallback = fallback;
     Py_INCREF(guards); self->guards = guards;
     Py_INCREF(graph); self->graph = graph;
@@ -1017,6 +1059,7 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(tensor); self->tensor = tensor;
     Py_INCREF(overlap); self->overlap = overlap;
     Py_INCREF(run_eager); self->run_eager = run_eager;
+    Py_INCREF(constants); self->constants = constants;
     self->nparams = nparams;
     self->single = single;
     self->vectorcall = simple_vectorcall;
@@ -1047,7 +1090,8 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         }
     for (Py_ssize_t i = 0; i < self->npicks; i++) {
         Py_ssize_t k = self->pick[i];
-        if ((k < 0 && -1 - k >= nparams) || (k >= 0 && graph == Py_None)) {
+        if ((k < 0 && -1 - k >= nparams)
+                || (k >= 0 && graph == Py_None && (constants == Py_None || k >= PyTuple_GET_SIZE(constants)))) {
             PyErr_SetString(PyExc_ValueError, "SimpleEntry: a pick out of range");
             Py_DECREF(self);
             return NULL;
@@ -1056,8 +1100,8 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-#define SIMPLE_FIELDS(X) X(fallback) X(guards) X(graph) X(graph_inputs) X(picks) X(miss) X(owner) X(tensor) \
-    X(overlap) X(run_eager)
+#define SIMPLE_FIELDS(X) X(fallback) X(guards) X(graph) X(graph_inputs) X(picks) X(miss) X(owner) X(paths) X(tensor) \
+    X(overlap) X(run_eager) X(constants)
 KILN_GC_FUNCTIONS(simple, SimpleEntry, SIMPLE_FIELDS, PyMem_Free(self->decoded); PyMem_Free(self->pick))
 
 static PyMemberDef simple_members[] = {
@@ -1076,7 +1120,7 @@ static PyTypeObject SimpleEntryType = KILN_VECTORCALL_TYPE(
  * from C where AOTFunction.__call__ would take it from a Python frame of its own. */
 typedef struct {
     PyObject_HEAD
-    PyObject *owner, *tensor;
+    PyObject *owner, *paths, *tensor;
     vectorcallfunc vectorcall;
 } GraphCall;
 
@@ -1086,7 +1130,7 @@ graph_call_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObje
     GraphCall *self = (GraphCall *)op;
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)
         return PyObject_Vectorcall(self->owner, args, nargsf, kwnames);
-    return run_graph(self->owner, self->owner, self->tensor, args, PyVectorcall_NARGS(nargsf));
+    return run_graph(self->owner, self->paths, self->tensor, args, PyVectorcall_NARGS(nargsf));
 }
 
 static PyObject *
@@ -1096,16 +1140,22 @@ graph_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (kiln_no_keywords(kwargs, "GraphCall") < 0
             || !PyArg_ParseTuple(args, "OO!", &owner, &PyType_Type, &tensor))
         return NULL;
-    GraphCall *self = (GraphCall *)type->tp_alloc(type, 0);
-    if (self == NULL)
+    PyObject *paths = short_paths(owner);
+    if (paths == NULL)
         return NULL;
+    GraphCall *self = (GraphCall *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        Py_DECREF(paths);
+        return NULL;
+    }
+    self->paths = paths;
     Py_INCREF(owner); self->owner = owner;
     Py_INCREF(tensor); self->tensor = tensor;
     self->vectorcall = graph_call_vectorcall;
     return (PyObject *)self;
 }
 
-#define GRAPH_CALL_FIELDS(X) X(owner) X(tensor)
+#define GRAPH_CALL_FIELDS(X) X(owner) X(paths) X(tensor)
 KILN_GC_FUNCTIONS(graph_call, GraphCall, GRAPH_CALL_FIELDS, )
 
 static PyMemberDef graph_call_members[] = {

@@ -81,9 +81,23 @@ def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], retur
     picks = _picks(return_code, params, graph is not None)
     if picks is None or len(inputs) > 32:
         return None
-    items, single = picks
+    items, single, constants = picks
     return m.SimpleEntry(python_entry, code.co_argcount, checks, graph if graph is not None else None,
-                         inputs, items, single, miss, direct_owner, tensor_type, overlap, run_eager)
+                         inputs, items, single, miss, direct_owner, tensor_type, overlap, run_eager,
+                         constants if graph is None else None)
+
+
+def frameless_entry_possible(fn: Any, guards: Any, return_code: str) -> bool:
+    """Would :func:`simple_entry` make the entry of a call that compiled no graph, one
+    that runs no Python at all: every guard checked in C, and a return of parameters and
+    constants capture computed (``return x``; ``return a.shape[0] * 2`` under its shape
+    guard is ``return 8``)? Such an entry costs less than running the function (a C
+    caller's Python frame alone is ~30 ns)."""
+    m, code = module(), fn.__code__
+    if m is None or _checks(guards, code) is None:
+        return False
+    params = {name: i for i, name in enumerate(code.co_varnames[:code.co_argcount])}
+    return _picks(return_code, params, False) is not None
 
 
 def direct_entry_possible(fn: Any, guards: Any, input_codes: list[str], return_code: str) -> bool:
@@ -142,7 +156,7 @@ def _checks(guards: Any, code: Any) -> tuple | None:
         path = _path(source, params, guards.ns)
         if path is None:
             return None
-        check = {"id": 0, "type": 1, "array": 2, "absent": 3, "writeable": 4}[kind]
+        check = {"id": 0, "type": 1, "array": 2, "absent": 3, "writeable": 4, "equals": 5}[kind]
         checks.append(path + (check, *operands) + (None,) * (3 - len(operands)))
     return tuple(checks)
 
@@ -168,12 +182,15 @@ def _path(source: Any, params: dict, ns: Any) -> tuple | None:
     return None
 
 
-def _picks(return_code: str, params: dict, has_graph: bool) -> tuple[tuple, bool] | None:
-    """``return_code`` as picks: k for ``_kiln_out[k]``, -1-i for parameter i; or None."""
+def _picks(return_code: str, params: dict, has_graph: bool) -> tuple[tuple, bool, tuple] | None:
+    """``return_code`` as picks: k for ``_kiln_out[k]``, -1-i for parameter i, and with no
+    graph k for constant k (immutable literals: numbers, strings, None, tuples of them);
+    the constants; or None."""
     try:
         tree = ast.parse(return_code, mode="eval").body
     except SyntaxError:
         return None
+    constants: list = []
 
     def pick(node: ast.AST) -> int | None:
         if isinstance(node, ast.Name) and node.id in params:
@@ -182,9 +199,23 @@ def _picks(return_code: str, params: dict, has_graph: bool) -> tuple[tuple, bool
                 and node.value.id == "_kiln_out" and isinstance(node.slice, ast.Constant)
                 and type(node.slice.value) is int and node.slice.value >= 0):
             return node.slice.value
+        if not has_graph:
+            try:
+                value = ast.literal_eval(node)
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                return None
+            if _immutable(value):
+                constants.append(value)
+                return len(constants) - 1
         return None
     if isinstance(tree, ast.Tuple) and tree.elts:
         items = tuple(pick(e) for e in tree.elts)
-        return None if None in items else (items, False)
+        return None if None in items else (items, False, tuple(constants))
     one = pick(tree)
-    return None if one is None else ((one,), True)
+    return None if one is None else ((one,), True, tuple(constants))
+
+
+def _immutable(value: Any) -> bool:
+    if type(value) is tuple:
+        return all(_immutable(v) for v in value)
+    return value is None or type(value) in (bool, int, float, complex, str, bytes)

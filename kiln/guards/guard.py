@@ -150,9 +150,16 @@ class GuardSet:
             code, text = f"({c}) != ({c})", f"{d} is nan"
         else:
             code, text = f"({c}) == {lit}", f"{d} == {lit}"
+        if isinstance(value, float) and value == 0.0:   # -0.0 == 0.0, but 1 / -0.0 is -inf
+            sign = self.ns.ref(math.copysign, "copysign")
+            code += f" and {sign}(1.0, {c}) == {math.copysign(1.0, value)}"
         if value is not None and not isinstance(value, bool):
             code = f"_kiln_type({c}) is {self.ns.ref(type(value), 'type')} and {code}"
-        self._add(Guard(kind, source, code, text, seen=c))
+        # (the same test in C: fastcheck.c's check 5, or identity for None and bools)
+        c_spec = (source, "id", value) if value is None or type(value) is bool else \
+            (source, "equals", value) if type(value) in (int, str) or \
+            type(value) is float and not math.isnan(value) else None
+        self._add(Guard(kind, source, code, text, seen=c), c_spec=c_spec)
 
     def add_truth(self, expr_code: str, expr_text: str, truth: bool, sources: tuple = ()) -> None:
         """A runtime scalar decided a branch: guard the decision, not the value."""

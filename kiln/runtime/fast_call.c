@@ -56,7 +56,7 @@ fast_call_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObjec
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (nargs != self->nparams || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0))
         return PyObject_Vectorcall(self->call, args, nargsf, kwnames);
-    PyObject *trapped = PyObject_CallNoArgs(self->error_mode);
+    PyObject *trapped = kiln_vectorcall(self->error_mode, NULL, 0, NULL);
     if (trapped == NULL)
         return NULL;
     Py_DECREF(trapped);
@@ -66,7 +66,7 @@ fast_call_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObjec
     if (self->nfixed > 0 && self->layouts != Py_None) {
         for (Py_ssize_t i = 0; i < self->nfixed; i++)
             argv[i] = args[self->fixed_at[i]];
-        PyObject *ok = PyObject_Vectorcall(self->layouts, argv, self->nfixed, NULL);
+        PyObject *ok = kiln_vectorcall(self->layouts, argv, self->nfixed, NULL);
         if (ok == NULL)
             return NULL;
         Py_DECREF(ok);
@@ -88,7 +88,7 @@ fast_call_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObjec
         for (Py_ssize_t i = 0; i < n; i++)
             argv[i] = fast_item(&self->refs[first + i], args, bufs);
         PyObject *kernel = PyTuple_GET_ITEM(PyTuple_GET_ITEM(self->launches, l), 0);
-        PyObject *r = PyObject_Vectorcall(kernel, argv, n, NULL);
+        PyObject *r = kiln_vectorcall(kernel, argv, n, NULL);
         if (r == NULL)
             goto done;
         Py_DECREF(r);

@@ -353,3 +353,59 @@ def test_any_overlap_is_numpys_may_share_memory(i):
             assert f((_VIEWS[i], other)) is bool(np.may_share_memory(_VIEWS[i], other)), (i, j)
     assert f(tuple(v for k, v in enumerate(_VIEWS) if k != i and v.size == 0) + (_VIEWS[i],)) is False
     assert f((_VIEWS[i], [1.0])) is None      # not an ndarray: NumPy decides
+
+
+class _Scaled:
+    def __init__(self, c):
+        self.c = c
+
+    def apply(self, x):
+        return x * self.c
+
+
+@pytest.mark.parametrize("c, others", [
+    (3.0, [4.0, 3, True, -0.0, float("nan"), float("inf")]),   # 3 == 3.0: its type is guarded
+    (3, [4, 3.0, True, 2 ** 70]),
+    (1, [True, 1.0, 0]),
+    (0.0, [-0.0, 0, False, float("nan")]),                      # 1 / -0.0 is -inf
+    (-0.0, [0.0, 0, -1e-300]),
+    (float("inf"), [float("-inf"), float("nan"), 1e300]),
+    ("mode", ["other", "Mode"]),
+    (None, [0, False, "None"]),
+    (True, [1, 1.0, False]),
+])
+def test_a_constant_specialized_on_is_checked_in_c(c, others):
+    # ``self.c == 3.0`` (a float attribute the graph specialized on) kept the entry in
+    # Python (a method ``x * self.c`` on 1 element ran as Python, 0.9x NumPy); checked in
+    # C it compiles (1.9x). Every other value must miss and recompile, as in Python.
+    def f(x, obj):
+        if obj.c is None or isinstance(obj.c, str):
+            return x + 1.0 if obj.c == "mode" else x - 1.0
+        return x * obj.c
+    cf = kiln.compile(f, backend="eager")
+    x = np.linspace(1, 2, 5)
+    np.testing.assert_array_equal(cf(x, _Scaled(c)), f(x, _Scaled(c)))
+    entry = cf.cache_entries[0]
+    assert type(entry.fast).__name__ == "SimpleEntry"
+    assert any(kind in ("equals", "id") and value is c for _, kind, value, *_ in entry.guards.c_specs)
+    assert entry.fast(x, _Scaled(c)) is not kiln.api.MISS
+    if isinstance(c, str):      # equal, not the same object
+        assert entry.fast(x, _Scaled("".join(["mo", "de"]))) is not kiln.api.MISS
+    for other in others:
+        python = entry.check(x, _Scaled(other))
+        assert (entry.fast(x, _Scaled(other)) is kiln.api.MISS) is (python is kiln.api.MISS) is True, other
+        got, want = cf(x, _Scaled(other)), f(x, _Scaled(other))
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_a_nan_constant_stays_checked_in_python():
+    cf = kiln.compile(lambda x, obj: x * obj.c, backend="eager")
+    x = np.ones(3)
+    np.testing.assert_array_equal(cf(x, _Scaled(float("nan"))), x * float("nan"))
+    assert cf.cache_entries[0].guards.c_specs is None
+    np.testing.assert_array_equal(cf(x, _Scaled(2.0)), x * 2.0)
+    mod = fastcheck.module()
+    with pytest.raises(ValueError, match="int, float"):
+        mod.SimpleEntry(lambda x: x, 1, ((0, 0, None, (), 5, float("nan"), None, None),), None, (),
+                        (0,), True, object())

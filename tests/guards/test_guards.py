@@ -158,6 +158,7 @@ def test_calls_past_recompile_limit_check_each_entry_once(monkeypatch):
     for entry in c._entries:
         real = entry.check
         entry.check = (lambda real: lambda *a, **k: counts.append(1) or real(*a, **k))(real)
+        entry.fast = None                        # (the mode's guard is checked in C too)
     c._entries = c._entries                      # published again with the counting checks
     before = c.calls_uncompiled
     for kind in ("swish", "gelu", "relu"):
@@ -451,3 +452,18 @@ def test_complex_scalar_after_a_graph_break_stays_compiled(kind):
     for z in (1 + 2j, 3 - 1j, 0.5j):
         _check_same(f(x, kind(z)), fn(x, kind(z)))
     assert len(backend.graphs) == 1   # the resume function's, once for every value
+
+
+@pytest.mark.parametrize("first, then", [(0.0, -0.0), (-0.0, 0.0), (np.float64(-0.0), np.float64(0.0))])
+def test_a_float_zero_the_graph_specialized_on_keeps_its_sign(first, then):
+    # ``G['EPS'] == 0.0`` held for -0.0 (they compare equal), and the graph built for 0.0
+    # gave inf where NumPy gives -inf
+    ns = {"np": np, "EPS": first}
+    exec("def f(x):\n    return 1.0 / (x * EPS)\n", ns)
+    f, backend = compiled_with_counter(ns["f"])
+    x = np.ones(2)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(f(x), ns["f"](x))
+        ns["EPS"] = then
+        np.testing.assert_array_equal(f(x), ns["f"](x))
+    assert len(backend.graphs) == 2
