@@ -340,6 +340,12 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
         extra = dict(extra, **{BRK: ConstantVariable(False)})
     extra = _returns(tx, region, trace, extra)
     names = list(extra) + [n for n in rebound if n in live]
+    # ``s1 = s2 = 0.0`` binds one value to two names: after ``s2, s1 = s1, s0`` the body's
+    # first trace leaves s2 bound to the object it started with (s1's start), which looks
+    # unchanged; a live name sharing its start value with a carried one is carried too
+    shared = {id(snap.locals[n]) for n in names if n in snap.locals}
+    names += [n for n in end if n not in names and n in live and _pseudo_name(n) is None
+              and n in snap.locals and id(snap.locals[n]) in shared]
     start = dict(snap.locals, **extra)
     for n in names:
         if n not in start:
@@ -358,19 +364,24 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
         out = {n: _type_of(end[n]) for n in names}
         if any(out[n] is None for n in names):
             raise LoopFallback("a carried value becomes something other than a scalar")
-        if any(type(out[n]) is not type(types[n]) for n in names):
-            first = _signature(trace.graph)
+        first, given = _signature(trace.graph), types
+        # traced again with the types the body gave until they stay: one more round for
+        # each link of a chain of names that follow each other (``s2, s1 = s1, s0``)
+        for _ in range(len(names)):
+            if all(type(out[n]) is type(types[n]) for n in names):
+                break
             snap.restore(tx)
             trace, _, phs, end = _trace_once(tx, region, snap, with_flags(names, out))
             if any(n not in end for n in names):
                 raise LoopFallback("a carried value the body does not always give")
-            again = {n: _type_of(end[n]) for n in names}
-            if any(type(again[n]) is not type(out[n]) for n in names) or _signature(trace.graph) != first:
-                changed = ", ".join(f"'{n}' {type(types[n]).__name__} -> {type(out[n]).__name__}"
-                                    for n in names if type(out[n]) is not type(types[n]))
-                raise LoopFallback(f"a carried value changes type in the first iteration ({changed}); "
-                                   f"start it with its final type")
-            types = out
+            types, out = out, {n: _type_of(end[n]) for n in names}
+            if any(out[n] is None for n in names) or _signature(trace.graph) != first:
+                break
+        if any(type(out[n]) is not type(types[n]) for n in names) or _signature(trace.graph) != first:
+            changed = ", ".join(f"'{n}' {type(given[n]).__name__} -> {type(out[n]).__name__}"
+                                for n in names if type(out[n]) is not type(given[n]))
+            raise LoopFallback(f"a carried value changes type in the first iteration ({changed}); "
+                               f"start it with its final type")
         if BRK in end and BRK not in names:
             # a break only the body traced again takes (its test read a start value as a
             # constant the first time, ``s = 0.0 ... if s > t: break``): carry its flag
