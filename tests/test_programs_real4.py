@@ -674,9 +674,10 @@ def kernel_ridge_rbf(X, gamma, lam, Xq):
         d2 = (P ** 2).sum(1)[:, None] + (Q ** 2).sum(1)[None] - 2 * P @ Q.T
         return np.exp(-gamma * np.maximum(d2, 0))
     K = rbf(X, X)
-    alpha = np.linalg.solve(K + lam * np.eye(len(X)), y)
+    I = np.eye(len(X), dtype=X.dtype)   # float32 stays float32 (float64 results of float32 exp would meet 1e-12)
+    alpha = np.linalg.solve(K + lam * I, y)
     fit = K @ alpha
-    return rbf(Xq, X) @ alpha, np.sqrt(np.mean((fit - y) ** 2)), np.linalg.cond(K + lam * np.eye(len(X)))
+    return rbf(Xq, X) @ alpha, np.sqrt(np.mean((fit - y) ** 2)), np.linalg.cond(K + lam * I)
 
 
 _g = np.random.default_rng(447)
@@ -972,6 +973,160 @@ def recursive_radix2_fft(x):
         raise ValueError("length must be a power of two")
     X = fft(x)
     return X, np.allclose(X, np.fft.fft(x))
+
+# ----------------------------------------------------------------------------- the Python around them
+
+@program((np.arange(10.0),), (np.arange(7, dtype=i32),), (np.zeros((0,), f32),))
+def writes_through_views_copyto_put_place(x):
+    x[::2] += 1
+    x[1::3] *= 2
+    np.copyto(x, -x, where=x > 5)
+    np.put(x, [0, -1, 100], [9, 8, 7], mode="wrap") if x.size else None
+    np.place(x, x == 2, [42])
+    x.flat[::4] = 0
+    x.flat[-1:] = 3 if x.size else x.flat[-1:]
+    return x.copy(), x[::-1], np.count_nonzero(x)
+
+
+_CONFIG = {"eps": 1e-8, "momentum": 0.9, "clip": 5.0}
+
+
+@program((np.ones(4), np.array([0.5, -30.0, 2.0, 0.0])), (np.ones(3, f32), np.array([1.0, 2.0, 3.0], f32)))
+def momentum_step_keyword_only_defaults(w, g, *, lr=0.1, velocity=None, config=_CONFIG):
+    if velocity is None:
+        velocity = np.zeros_like(w)
+    g = np.clip(g, -config["clip"], config["clip"])
+    velocity *= config["momentum"]
+    velocity += g
+    w -= lr * velocity / (np.linalg.norm(velocity) + config["eps"])
+    return w, velocity
+
+
+_g = np.random.default_rng(482)
+
+
+@program((_g.standard_normal((6, 3)),), (np.ones((4, 4)),), (np.zeros((3, 3), f32),), (_g.standard_normal((2, 2)).astype(f32),))
+def cholesky_with_jitter_retries(X):
+    C = X.T @ X if X.shape[0] != X.shape[1] else X @ X.T - np.diag(np.diag(X @ X.T)) * 0
+    jitter, tries = 0.0, 0
+    while True:
+        try:
+            L = np.linalg.cholesky(C + jitter * np.eye(len(C), dtype=C.dtype))
+            break
+        except np.linalg.LinAlgError:
+            tries += 1
+            jitter = 1e-6 if jitter == 0 else jitter * 10
+            if tries > 8:
+                raise
+    logdet = 2 * np.log(np.diag(L)).sum()
+    return L, jitter, tries, logdet
+
+
+_g = np.random.default_rng(483)
+
+
+@program((np.logspace(1, 5, 9), 50.0, 1e-3, 1e-6), (np.array([1.0, 1e3], f32), 10.0, 1e-2, 1e-5), (np.array([0.0, 5032.9]), 1.0, 1e-3, 1e-6))
+def rlc_impedance_bode(freqs, R, L, C):
+    w = 2 * np.pi * freqs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Z = R + 1j * w * L + 1 / (1j * w * C)
+    mag_db = 20 * np.log10(np.abs(Z))
+    phase = np.unwrap(np.angle(Z))
+    resonance = 1 / (2 * np.pi * np.sqrt(L * C))
+    i = np.nanargmin(np.abs(Z))
+    return Z, mag_db, np.degrees(phase), resonance, freqs[i], Z.conj() * Z
+
+
+@program((np.frombuffer(b"Wikipedia", dtype=u8),), (np.zeros(0, u8),), (np.full(6000, 255, u8),))
+def adler32_checksum(data):
+    MOD = 65521
+    a = (1 + np.cumsum(data, dtype=np.int64)) % MOD
+    b = (data.size + np.sum((data.size - np.arange(data.size)) * data.astype(np.int64)) % MOD) % MOD
+    b_loop = 0
+    aa = 1
+    for v in data[:50]:
+        aa = (aa + int(v)) % MOD
+        b_loop = (b_loop + aa) % MOD
+    a_last = int(a[-1]) if data.size else 1
+    return (b << 16) | a_last, np.uint32(b) << np.uint32(16) | np.uint32(a_last), b_loop
+
+
+_g = np.random.default_rng(485)
+
+
+@program((_g.standard_normal(13), 4), (_g.standard_normal(6).astype(f32), 3), (np.array([], dtype=f64), 2))
+def chunked_sums_generator_and_star_args(x, n_chunks):
+    def stats(*arrays, ddof=0, **opts):
+        out = [(a.sum(), a.var(ddof=ddof) if a.size > ddof else np.nan) for a in arrays]
+        if opts.get("total"):
+            out.append(sum(s for s, _ in out))
+        return out
+
+    def chunks(a, n):
+        for part in np.array_split(a, n):
+            if part.size:
+                yield part
+    parts = list(chunks(x, n_chunks))
+    res = stats(*parts, ddof=1, total=True)
+    return res, sum(p.max() for p in chunks(x, n_chunks)) if parts else None, len(parts)
+
+
+class _RunningStats:
+    def __init__(self, dim, dtype=np.float64):
+        self.n = 0
+        self.mean = np.zeros(dim, dtype)
+        self.M2 = np.zeros(dim, dtype)
+
+    def push(self, batch):
+        for row in batch:
+            self.n += 1
+            d = row - self.mean
+            self.mean += d / self.n
+            self.M2 += d * (row - self.mean)
+        return self
+
+    @property
+    def var(self):
+        return self.M2 / max(self.n - 1, 1)
+
+
+_g = np.random.default_rng(486)
+
+
+@program((_RunningStats(3), _g.standard_normal((7, 3))), (_RunningStats(2, f32), _g.standard_normal((3, 2)).astype(f32)))
+def running_stats_object_method(rs, batch):
+    rs.push(batch[:2]).push(batch[2:])
+    return rs.mean.copy(), rs.var, rs.n, np.allclose(rs.var, batch.var(axis=0, ddof=1))
+
+
+_g = np.random.default_rng(487)
+
+
+@program((_g.integers(-2**62, 2**62, 6, dtype=i64), np.array([2**63 - 1, -2**63, 0], dtype=i64)),
+         (np.array([2**31 - 1, -2**31, 7], dtype=i32), np.array([1, -1], dtype=i32)))
+def huge_int_midpoints_and_overflow_checks(a, b):
+    mid_safe = a // 2 + b[0] // 2 + (a % 2 + b[0] % 2) // 2
+    span = np.abs(a.astype(np.float64) - b[0])
+    with np.errstate(over="ignore"):
+        wrapped = a + b[0]
+    overflowed = (a > 0) & (b[0] > 0) & (wrapped < 0)
+    ext = np.iinfo(a.dtype)
+    return mid_safe, span, wrapped, overflowed, ext.max - a.max(), np.sort(np.concatenate([a, b]))
+
+
+_g = np.random.default_rng(488)
+
+
+@program((_g.standard_normal((4, 5)).astype(f32), np.array(2.0, f32), np.float32(0.5)),
+         (_g.standard_normal((0, 3)), np.array(1.0), 1.0),
+         (np.full((2, 2), np.inf), np.array(0.0), 0.0))
+def zero_d_and_empty_normalisation(x, scale, shift):
+    col_max = x.max(axis=0, initial=-np.inf)
+    s = scale * 1
+    y = (x - shift) * s
+    nrm = np.sqrt((y * y).sum(axis=1))
+    safe = np.divide(y, nrm[:, None], out=np.zeros_like(y), where=nrm[:, None] > 0)
+    return col_max, s, s.ndim, y, safe, np.isfinite(y).all(), x.shape[0] * float(scale)
 
 
 test_program = program_test(PROGRAMS, BACKENDS)
