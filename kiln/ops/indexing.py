@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from . import layout
-from .meta import as_array, TensorMeta, fake, shape_of, to_fake
+from .meta import as_array, TensorMeta, below_of_inputs, fake, shape_of, to_fake
 from .registry import Bound, Category, F, declare, method_key, spell
 
 
@@ -310,3 +310,7 @@ def _getitem_normalize(x, index):
 
 
 spell(method_key("__getitem__"), getitem, _getitem_normalize, "ndarray.__getitem__")
+
+
+# x[i] reads x's values (the index's own bounds say nothing about them)
+getitem.values_below = lambda x, index=None, **params: below_of_inputs(x)
