@@ -206,14 +206,19 @@ def _pseudo_name(name: str) -> str | None:
     return "ret" + name[len(RET):] if name.startswith(RET) else None
 
 
-def _live(tx, region: Region) -> set:
-    """Names live where the iteration ends (a range loop's head; a while loop's head and exit)."""
+def _live(tx, region: Region, trace: Any = None) -> set:
+    """Names live where the iteration ends (a range loop's head; a while loop's head and
+    exit) and where a break of ``trace`` goes on: past a for-else's ``else`` block, a
+    name the body sets before its break is live though the head's ``else`` sets it again
+    (``found = idx = k; break ... else: idx = found``)."""
     from .resume import code_facts
     facts = code_facts(tx.code)
+    ends = [e.target for e in trace.exits if e.kind == "break"] if trace is not None else []
+    live = set().union(*(facts.live_in[t] for t in ends if t < len(facts.live_in)))
     if region.cont is None:
-        return set(facts.live_in[region.stop])
+        return live | set(facts.live_in[region.stop])
     after = facts.live_in[region.exit] if region.exit < len(facts.live_in) else ()   # nothing after it
-    return set(facts.live_in[region.start]) | set(after)
+    return live | set(facts.live_in[region.start]) | set(after)
 
 
 def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
@@ -275,7 +280,7 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
                                                        if COND in e.locals)
             for e in trace.exits:
                 e.locals.setdefault(COND, fill)
-        end, flag = merge_exits(tx, trace, main, _live(tx, region))
+        end, flag = merge_exits(tx, trace, main, _live(tx, region, trace))
         if region.cont is not None and COND not in end:
             end[COND] = cond if cond is not None else (
                 ScalarValueVariable(phs[COND], phs[COND].val) if COND in phs else ConstantVariable(True))
@@ -330,8 +335,8 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
            arrays_only: bool = False) -> None:
     """``extra``: carried values that are not locals (a while loop's condition), by name,
     with their values before the loop."""
-    live = _live(tx, region)
     trace, _, _, end = _trace_once(tx, region, snap, {})
+    live = _live(tx, region, trace)
     if arrays_only and not trace.arrays:
         raise LoopFallback("the body does no array work: it runs as Python")
     rebound = [n for n in end if _pseudo_name(n) is None and end[n] is not snap.locals.get(n)
