@@ -1128,5 +1128,48 @@ def zero_d_and_empty_normalisation(x, scale, shift):
     safe = np.divide(y, nrm[:, None], out=np.zeros_like(y), where=nrm[:, None] > 0)
     return col_max, s, s.ndim, y, safe, np.isfinite(y).all(), x.shape[0] * float(scale)
 
+# ----------------------------------------------------------------------------- loops whose names follow each other
+
+@program((1.0, 0.7, 0.1, 30), (np.float64(2.0), 1.5, 0.05, 1), (np.linspace(0.5, 2.0, 5), 0.3, 0.2, 12),
+         (np.float32(1.0), np.float32(2.0), np.float32(0.1), 6))
+def adams_bashforth2_decay(y0, k, h, n):
+    y = y0
+    f_prev = f = -k * y            # one start value for both: f_prev follows f
+    for _ in range(n):
+        y = y + h * (1.5 * f - 0.5 * f_prev)
+        f_prev, f = f, -k * y
+    return y, f_prev, f
+
+
+_g = np.random.default_rng(491)
+
+
+@program((np.eye(4) * 0.6 + 0.05, _g.standard_normal(4), 1e-10, 200), (np.eye(3) * 0.5, np.ones(3), 1e-3, 2),
+         (np.eye(2), np.zeros(2), 1e-8, 10))
+def fixed_point_with_residual_history(A, b, tol, maxit):
+    x = np.zeros_like(b)
+    res_prev = res = np.linalg.norm(b)
+    k = 0
+    while res > tol and k < maxit:
+        x = x + 0.5 * (b - A @ x)
+        res_prev, res = res, np.linalg.norm(b - A @ x)
+        k += 1
+    rate = res / res_prev if res_prev > 0 else 0.0
+    return x, k, res, rate
+
+
+@program((np.array([[0.2, 0.3, 0.1], [0.95, 0.1, 0.2], [0.4, 0.2, 0.3], [0.1, 0.99, 0.5]]), 0.9),
+         (np.random.default_rng(492).random((6, 5)), 0.8), (np.zeros((3, 3), f32), 0.5))
+def first_alarm_or_last_seen(readings, limit):
+    alarm = last = -1
+    for t in range(readings.shape[0]):
+        for s in range(readings.shape[1]):
+            if readings[t, s] > limit:
+                alarm = last = t * readings.shape[1] + s
+                break
+        else:
+            last = alarm
+    return alarm, last
+
 
 test_program = program_test(PROGRAMS, BACKENDS)
