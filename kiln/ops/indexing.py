@@ -312,5 +312,13 @@ def _getitem_normalize(x, index):
 spell(method_key("__getitem__"), getitem, _getitem_normalize, "ndarray.__getitem__")
 
 
-# x[i] reads x's values (the index's own bounds say nothing about them)
-getitem.values_below = lambda x, index=None, **params: below_of_inputs(x)
+def _getitem_below(x, index=(), **params):
+    """x[i] reads x's values (the index's own bounds say nothing about them); an element
+    read gives none (a number, never counted: capture would only look it up again)."""
+    entries = index if isinstance(index, tuple) else (index,)
+    if all(isinstance(e, (int, np.integer)) for e in entries):
+        return None
+    return below_of_inputs(x)
+
+
+getitem.values_below = _getitem_below
