@@ -46,6 +46,7 @@ type would then differ after the loop.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ..errors import KilnError
@@ -233,10 +234,17 @@ def _numbers(tx, head: int, bottom: int, live: set) -> dict:
     stored = {var for inst in tx.decoded.instructions[head:bottom + 1]
               for kind, var in local_accesses(inst.opname, inst.arg) if kind == "def"}
     made = {}
+    held = [id(v) for v in tx.locals.values()]
     for n in sorted(stored & live):
         if n not in tx.locals:
             continue
         v = tx.load_local(n)
+        if _is_number(v) and held.count(id(v)) > 1:
+            # ``e_prev = e = x.sum()``: one NumPy scalar bound to two names; after
+            # ``e_prev, e = e, e / 2`` the traced trip leaves e_prev bound to its own start
+            # object (e's) and it looked unchanged. A NumPy scalar cannot be written
+            # through, so each name gets a tracker of its own (the same graph value).
+            v = tx.locals[n] = copy.copy(v)
         example = v.value if isinstance(v, ConstantVariable) else getattr(v, "example", None) \
             if isinstance(v, SymScalarVariable) else None
         kind = stand_in(example) if example is not None else None

@@ -206,14 +206,19 @@ def _pseudo_name(name: str) -> str | None:
     return "ret" + name[len(RET):] if name.startswith(RET) else None
 
 
-def _live(tx, region: Region) -> set:
-    """Names live where the iteration ends (a range loop's head; a while loop's head and exit)."""
+def _live(tx, region: Region, trace: Any = None) -> set:
+    """Names live where the iteration ends (a range loop's head; a while loop's head and
+    exit) and where a break of ``trace`` goes on: past a for-else's ``else`` block, a
+    name the body sets before its break is live though the head's ``else`` sets it again
+    (``found = idx = k; break ... else: idx = found``)."""
     from .resume import code_facts
     facts = code_facts(tx.code)
+    ends = [e.target for e in trace.exits if e.kind == "break"] if trace is not None else []
+    live = set().union(*(facts.live_in[t] for t in ends if t < len(facts.live_in)))
     if region.cont is None:
-        return set(facts.live_in[region.stop])
+        return live | set(facts.live_in[region.stop])
     after = facts.live_in[region.exit] if region.exit < len(facts.live_in) else ()   # nothing after it
-    return set(facts.live_in[region.start]) | set(after)
+    return live | set(facts.live_in[region.start]) | set(after)
 
 
 def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
@@ -275,7 +280,7 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
                                                        if COND in e.locals)
             for e in trace.exits:
                 e.locals.setdefault(COND, fill)
-        end, flag = merge_exits(tx, trace, main, _live(tx, region))
+        end, flag = merge_exits(tx, trace, main, _live(tx, region, trace))
         if region.cont is not None and COND not in end:
             end[COND] = cond if cond is not None else (
                 ScalarValueVariable(phs[COND], phs[COND].val) if COND in phs else ConstantVariable(True))
@@ -330,8 +335,8 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
            arrays_only: bool = False) -> None:
     """``extra``: carried values that are not locals (a while loop's condition), by name,
     with their values before the loop."""
-    live = _live(tx, region)
     trace, _, _, end = _trace_once(tx, region, snap, {})
+    live = _live(tx, region, trace)
     if arrays_only and not trace.arrays:
         raise LoopFallback("the body does no array work: it runs as Python")
     rebound = [n for n in end if _pseudo_name(n) is None and end[n] is not snap.locals.get(n)
@@ -340,6 +345,12 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
         extra = dict(extra, **{BRK: ConstantVariable(False)})
     extra = _returns(tx, region, trace, extra)
     names = list(extra) + [n for n in rebound if n in live]
+    # ``s1 = s2 = 0.0`` binds one value to two names: after ``s2, s1 = s1, s0`` the body's
+    # first trace leaves s2 bound to the object it started with (s1's start), which looks
+    # unchanged; a live name sharing its start value with a carried one is carried too
+    shared = {id(snap.locals[n]) for n in names if n in snap.locals}
+    names += [n for n in end if n not in names and n in live and _pseudo_name(n) is None
+              and n in snap.locals and id(snap.locals[n]) in shared]
     start = dict(snap.locals, **extra)
     for n in names:
         if n not in start:
@@ -358,19 +369,24 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
         out = {n: _type_of(end[n]) for n in names}
         if any(out[n] is None for n in names):
             raise LoopFallback("a carried value becomes something other than a scalar")
-        if any(type(out[n]) is not type(types[n]) for n in names):
-            first = _signature(trace.graph)
+        first, given = _signature(trace.graph), types
+        # traced again with the types the body gave until they stay: one more round for
+        # each link of a chain of names that follow each other (``s2, s1 = s1, s0``)
+        for _ in range(len(names)):
+            if all(type(out[n]) is type(types[n]) for n in names):
+                break
             snap.restore(tx)
             trace, _, phs, end = _trace_once(tx, region, snap, with_flags(names, out))
             if any(n not in end for n in names):
                 raise LoopFallback("a carried value the body does not always give")
-            again = {n: _type_of(end[n]) for n in names}
-            if any(type(again[n]) is not type(out[n]) for n in names) or _signature(trace.graph) != first:
-                changed = ", ".join(f"'{n}' {type(types[n]).__name__} -> {type(out[n]).__name__}"
-                                    for n in names if type(out[n]) is not type(types[n]))
-                raise LoopFallback(f"a carried value changes type in the first iteration ({changed}); "
-                                   f"start it with its final type")
-            types = out
+            types, out = out, {n: _type_of(end[n]) for n in names}
+            if any(out[n] is None for n in names) or _signature(trace.graph) != first:
+                break
+        if any(type(out[n]) is not type(types[n]) for n in names) or _signature(trace.graph) != first:
+            changed = ", ".join(f"'{n}' {type(given[n]).__name__} -> {type(out[n]).__name__}"
+                                for n in names if type(out[n]) is not type(given[n]))
+            raise LoopFallback(f"a carried value changes type in the first iteration ({changed}); "
+                               f"start it with its final type")
         if BRK in end and BRK not in names:
             # a break only the body traced again takes (its test read a start value as a
             # constant the first time, ``s = 0.0 ... if s > t: break``): carry its flag

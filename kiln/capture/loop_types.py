@@ -165,19 +165,20 @@ def carried_flags(tx, graph: Any, names: list, phs: dict, outs: list, start: dic
     from .loops import ScalarValueVariable, current_graph, graph_value
     from .variables.base import ConstantVariable
     memo: dict = {}
+    finals = {n: numpy_typed(graph, outs[k], memo) for k, n in enumerate(list(names))
+              if FLAG + n in phs}
+    # ``s2, s1 = s1, s0``: s2's flag ends as s1's flag placeholder, which stays carried
+    followed = {id(f) for f in finals.values()}
     kept = {}
-    for k, n in enumerate(list(names)):
-        ph = phs.get(FLAG + n)
-        if ph is None:
-            continue
-        final = numpy_typed(graph, outs[k], memo)
+    for n, final in finals.items():
+        ph = phs[FLAG + n]
         var = start[n]
         if isinstance(var, ConstantVariable):
             init = isinstance(var.value, np.generic)
         else:
             init = numpy_typed(current_graph(tx), graph_value(tx, var), {})
-        if not _used(graph, ph) and (final is True and (init is True or at_least_once)
-                                     or final is ph and init is True):
+        if not _used(graph, ph) and id(ph) not in followed and (
+                final is True and (init is True or at_least_once) or final is ph and init is True):
             continue   # NumPy typed whatever the data
         start_var = ConstantVariable(init) if isinstance(init, bool) else ScalarValueVariable(init, False)
         kept[n] = (FLAG + n, final, start_var)

@@ -62,17 +62,24 @@ def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
 
 def _values_below(tx, var: ArrayVariable) -> int | None:
     """Op.values_below of the op that made ``var``'s value, while nothing in the graph has
-    written into that value (a mutation op into it or into a view of it)."""
+    written into that value or the values its bound came from (a mutation op into one of
+    them or into a view of one: ``e = a.reshape(-1)`` then ``a[0] = 99``)."""
     below = var.node.meta.get("values_below")
     if below is None:
         return None
+    sources, todo = set(), [var.node]
+    while todo:
+        node = todo.pop()
+        if id(node) not in sources and node.meta.get("values_below") is not None:
+            sources.add(id(node))
+            todo.extend(node.inputs)
     for n in tx.output.graph.calls:
         for i in n.op.mutates:
             target = n.args[i]
-            while getattr(target, "kind", None) == "call" and target is not var.node \
+            while getattr(target, "kind", None) == "call" and id(target) not in sources \
                     and target.op.may_alias and target.args:
                 target = target.args[0]
-            if target is var.node:
+            if id(target) in sources:
                 return None
     return below
 

@@ -236,6 +236,18 @@ arange = declare("arange", Category.CREATION,
                  meta=_arange_meta, doc="numpy.arange(start, stop, step, dtype)")
 
 
+def _arange_below(start, stop, step, dtype) -> int | None:
+    """Integer steps up from a non-negative start stay below ``stop``."""
+    ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+               for v in (start, stop, step))
+    if not ints or step <= 0 or start < 0 or (dtype is not None and np.dtype(dtype).kind not in "iu"):
+        return None
+    return max(int(stop), 0)
+
+
+arange.values_below = _arange_below
+
+
 def _scalar_param(v: Any) -> Any:
     # A 0-d array becomes a NumPy scalar: hashable, same value and dtype.
     return v[()] if isinstance(v, np.ndarray) and v.ndim == 0 else v

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from . import layout
-from .meta import as_array, TensorMeta, fake, shape_of, to_fake
+from .meta import as_array, TensorMeta, below_of_inputs, fake, shape_of, to_fake
 from .registry import Bound, Category, F, declare, method_key, spell
 
 
@@ -310,3 +310,15 @@ def _getitem_normalize(x, index):
 
 
 spell(method_key("__getitem__"), getitem, _getitem_normalize, "ndarray.__getitem__")
+
+
+def _getitem_below(x, index=(), **params):
+    """x[i] reads x's values (the index's own bounds say nothing about them); an element
+    read gives none (a number, never counted: capture would only look it up again)."""
+    entries = index if isinstance(index, tuple) else (index,)
+    if all(isinstance(e, (int, np.integer)) for e in entries):
+        return None
+    return below_of_inputs(x)
+
+
+getitem.values_below = _getitem_below

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .indexing import is_array_entry, zeros_for
-from .meta import TensorMeta, check_casting, normalize_one_axis, reject, shape_of
+from .meta import TensorMeta, below_of_inputs, check_casting, normalize_one_axis, reject, shape_of
 from .registry import (Bound, Category, Composite, F, N, declare, is_float_like, method_key, spell,
                        spell_composite)
 from .shape import shape_arg
@@ -421,3 +421,8 @@ def _resize_normalize(a, new_shape):
 
 spell_composite(np.resize, ("ravel", "concatenate", "getitem", "reshape"), _resize_normalize,
                 "numpy.resize")
+
+
+# (their values are their inputs': np.bincount of them is as long as the bound says)
+for _op in (concatenate, stack, repeat, tile):
+    _op.values_below = below_of_inputs

@@ -390,3 +390,13 @@ def pointwise_meta_for(ufunc: np.ufunc):
         return TensorMeta(shape, dtype)
 
     return rule
+
+
+def below_of_inputs(*arrays: Any, **params: Any) -> int | None:
+    """``Op.values_below`` of an op whose values are its inputs' own (a reshape, a view,
+    a join): the largest bound of theirs, when every input has one (capture sets
+    ``below`` on the inputs it knows: np.bincount(np.column_stack([np.arange(n - 1),
+    np.arange(1, n)]).ravel(), minlength=n) has n entries before it runs)."""
+    flat = [b for a in arrays for b in (a if isinstance(a, (list, tuple)) else (a,))]
+    belows = [getattr(a, "below", None) for a in flat]
+    return max(belows) if belows and None not in belows else None

@@ -35,6 +35,12 @@ def _is_array(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype")
 
 
+def array_like(x: Any) -> Any:
+    """A composite's array input as NumPy's ``asanyarray`` makes it: an array stays, a list
+    (of a loop's energies, say: ``np.diff(energies)``) or a number becomes one."""
+    return x if _is_array(x) else N.asarray(x)
+
+
 def scalar_if_0d(out: Any) -> Any:
     """NumPy's ``out[()]``: a 0-d result becomes a NumPy scalar (np.nan_to_num of a 0-d
     value, a reduction over every axis written with np.where); others stay arrays."""
@@ -72,6 +78,7 @@ def _slice_along(nd: int, axis: int, s: slice) -> tuple:
 
 
 def _diff(a: Any, n: int, axis: int, prepend: Any, append: Any) -> Any:
+    a = array_like(a)
     nd = ndim_of(a)
     if nd == 0:
         raise ValueError("diff requires input that is at least one dimensional")
@@ -523,6 +530,7 @@ spell_composite(np.ediff1d, ("ravel", "subtract", "concatenate"),
 
 
 def _trapezoid(y, x, dx, axis):
+    y, x = array_like(y), None if x is None else array_like(x)
     nd = ndim_of(y)
     axis = normalize_one_axis(axis, nd)
     hi = N.getitem(y, _slice_along(nd, axis, slice(1, None)))

@@ -14,12 +14,13 @@ from typing import Any
 import numpy as np
 
 from .meta import shape_of
-from .numeric import _dtype, _is_array
+from .numeric import _dtype, _is_array, array_like
 from .meta import TensorMeta, namespace
 from .registry import Category, Composite, F, N, declare, method_key, spell_composite
 
 
 def _allclose(a, b, rtol, atol, equal_nan):
+    a, b = (x if isinstance(x, (bool, int, float, complex)) else array_like(x) for x in (a, b))
     return N.all(N.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 

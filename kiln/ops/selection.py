@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .meta import TensorMeta, namespace, ndim_of, normalize_one_axis, reject, shape_of, to_fake
+from .numeric import _is_array, array_like
 from .registry import Category, Composite, F, N, declare, method_key, spell, spell_composite, Bound
 
 INTP = np.dtype(np.intp)
@@ -175,6 +176,7 @@ unique_inverse = declare("unique_inverse", Category.EXTERN, _unique_inverse_impl
 
 
 def _unique(ar, return_index, return_inverse, return_counts):
+    ar = array_like(ar)
     out = [F.unique(ar)]
     if return_index:
         out.append(F.unique_index(ar))
@@ -192,7 +194,7 @@ def _unique_normalize(ar, return_index=False, return_inverse=False, return_count
                "without kiln")
     if not equal_nan:
         reject("numpy.unique", "equal_nan", equal_nan, "kiln uses NumPy's default (True)")
-    if np.dtype(ar.dtype).kind == "c":
+    if _is_array(ar) and np.dtype(ar.dtype).kind == "c":
         reject("numpy.unique", "ar", "a complex array", "sort it by hand")
     return Composite(_unique, (ar,), {"return_index": bool(return_index),
                                       "return_inverse": bool(return_inverse),

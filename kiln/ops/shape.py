@@ -18,7 +18,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import layout
-from .meta import TensorMeta, as_array, ndim_of, normalize_axis, reject, shape_of
+from .meta import TensorMeta, as_array, below_of_inputs, ndim_of, normalize_axis, reject, shape_of
 from .registry import Bound, Category, Composite, F, declare, method_key, spell
 
 
@@ -378,3 +378,8 @@ reshape.layout_dependent = ravel.layout_dependent = True
 # Linear maps with real coefficients: their rules hold for complex values as written.
 for _name in ('reshape', 'transpose'):
     F.__getattr__(_name).complex_grad = True
+
+
+# (their values are x's: np.bincount of them is as long as x's bound says, Op.values_below)
+for _op in (reshape, ravel, transpose, expand_dims, squeeze):
+    _op.values_below = below_of_inputs

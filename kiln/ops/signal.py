@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .meta import TensorMeta, fake, from_result, ndim_of, normalize_one_axis, on_stand_ins, reject, shape_of
+from .numeric import array_like
 from .reduction import dtype_of
 from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
 
@@ -364,7 +365,7 @@ def _edge_block(x, axis: int, which: str, count: int, mode: str, value: Any):
 
 
 def _pad(array, widths, mode, value):
-    x = array
+    x = array_like(array)
     for axis, (before, after) in enumerate(widths):
         parts = []
         if before:
@@ -416,6 +417,7 @@ def _gradient_along(f: Any, axis: int, dx: Any) -> Any:
 
 
 def _gradient(f: Any, axes: tuple, dx: tuple) -> Any:
+    f = array_like(f)
     if np.dtype(dtype_of(f)).kind in "iu":   # (not bool: NumPy subtracts bools, and raises)
         f = N.method("astype", f, np.float64)
     out = tuple(_gradient_along(f, axis, d) for axis, d in zip(axes, dx))

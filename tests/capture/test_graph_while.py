@@ -294,6 +294,23 @@ def _float32_time(u, dt, T):
     return u, t
 
 
+def _halvings_with_previous(u, cap):
+    e_prev = e = np.abs(u).sum()    # one NumPy scalar bound to two names
+    k = 0
+    while e > 1e-3 and k < cap:
+        e_prev, e = e, e * 0.5      # e_prev follows e (it kept the start value)
+        k += 1
+    return e, e_prev, k
+
+
+def test_a_name_following_an_aliased_scalar_is_carried():
+    """``e_prev = e = x.sum()`` then ``e_prev, e = e, e * 0.5``: e_prev ended bound to its
+    own start object (e's), so it looked unchanged and kept the start value."""
+    u = np.linspace(0, 1, 16) ** 2
+    for backend in BACKENDS:
+        check_program(_halvings_with_previous, [(u, 50), (u, 0), (u, 1)], backend)
+
+
 @pytest.mark.parametrize("fn, calls", [
     (_not_converged, [(np.linspace(0, 1, 16) ** 2, 1e-3)]),
     (_sweeps_until_small, [(np.linspace(0, 1, 20) ** 3, 1e-4)]),

@@ -209,6 +209,18 @@ def overrun(a, t):                    # IndexError raised on the path taken, wri
         a[i] += 1.0
 
 
+def found_or_last(A, t):              # for-else: idx set before the break is live past
+    found = idx = -1                  # the else block (the head's liveness missed it,
+    for i in range(A.shape[0]):       # idx kept an older row's value)
+        for j in range(A.shape[1]):
+            if A[i, j] > t:
+                found = idx = i * 10 + j
+                break
+        else:
+            idx = found
+    return found, idx
+
+
 CASES = {
     "first_above": lambda r: (first_above, (r.random(40), 0.9)),
     "first_above_none": lambda r: (first_above, (r.random(40), 2.0)),
@@ -235,6 +247,8 @@ CASES = {
     "skip_until_all": lambda r: (skip_until, (r.random(40), 100.0)),
     "count_until": lambda r: (count_until, (r.random(40), 5.0)),
     "count_until_none": lambda r: (count_until, (r.random(40), 50.0)),
+    "found_or_last": lambda r: (found_or_last, (np.array([[0.2, 0.3], [0.95, 0.1], [0.4, 0.2], [0.1, 0.99]]), 0.9)),
+    "found_or_last_rand": lambda r: (found_or_last, (r.random((6, 5)), 0.9)),
     "bits_until": lambda r: (bits_until, (r.integers(0, 256, 60).astype(np.uint8), np.uint8(7))),
 }
 

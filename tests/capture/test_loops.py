@@ -69,6 +69,22 @@ def int_mix(a, n):                    # Python ints meeting int32 elements; // a
     return t
 
 
+def goertzel(x, coeff):               # s1 = s2 = 0.0: one start value bound to two names,
+    s1 = s2 = 0.0                     # then s2 follows s1 (it looked unchanged: not carried)
+    for v in x:
+        s0 = v + coeff * s1 - s2
+        s2, s1 = s1, s0
+    return s1, s2
+
+
+def int_lag(x):                       # the same with Python ints and a plain store
+    p = q = 0
+    for v in x:
+        q = p
+        p = p + 1 + int(v > 0.5)
+    return p, q
+
+
 CASES = {
     "fsub": lambda rng: (fsub, (np.tril(rng.random((9, 9))) + 9 * np.eye(9), rng.random(9))),
     "backsub": lambda rng: (backsub, (np.triu(rng.random((7, 7))) + 7 * np.eye(7), rng.random(7))),
@@ -80,6 +96,8 @@ CASES = {
     "f32_sum": lambda rng: (f32_sum, (rng.random(30).astype(np.float32), 25)),
     "py_float_sum": lambda rng: (py_float_sum, (rng.random(30), 20)),
     "py_int_growth": lambda rng: (py_int_growth, (60,)),
+    "goertzel": lambda rng: (goertzel, (rng.random(12), np.float64(1.5))),
+    "int_lag": lambda rng: (int_lag, (rng.random(9),)),
     "int_mix": lambda rng: (int_mix, (rng.integers(-50, 50, 20).astype(np.int32), 20)),
     # while loops: a time loop with a convergence test; a test on array data
     "relax": lambda rng: (relax_until_converged, (np.r_[0.0, rng.random(14), 0.0], 1e-3)),
@@ -338,3 +356,23 @@ def test_data_dependent_if_else_becomes_a_select(backend):
         assert "loop" in record.ops and record.graph_break is None, record.loops
     import zlib
     assert int(kiln.compile(bit_crc, backend=backend)(data)) == zlib.crc32(data.tobytes())
+
+
+def lagged_chain(x, n):               # c follows b follows a: each name one iteration behind
+    a = b = c = 0.0
+    for i in range(n):
+        c, b, a = b, a, a + x[i]
+    return a, b, c
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_names_that_follow_a_carried_value_keep_pythons_types(backend):
+    """``a = b = c = 0.0`` then ``c, b, a = b, a, a + x[i]``: b and c are carried too (they
+    started as a's own object and looked unchanged after one traced iteration), and after
+    0, 1 or 2 trips they are still the Python floats Python holds there."""
+    x = np.arange(1.0, 9)
+    compiled = kiln.compile(lagged_chain, backend=backend)
+    for n in (0, 1, 2, 3, 8):
+        _same(compiled(x, n), lagged_chain(x, n))
+    (record,) = compiled.records
+    assert "loop" in record.ops and "carried: a, b, c" in record.loops[0], record.loops

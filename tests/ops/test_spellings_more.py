@@ -113,6 +113,14 @@ CASES = {
     "lstsq_underdetermined": (lambda a, b: np.linalg.lstsq(a.T, b[:3]), (a63, b6)),
     "lstsq_float32": (lambda a, b: np.linalg.lstsq(a, b), (a63.astype(np.float32), b6.astype(np.float32))),
     "lstsq_solution_only": (lambda a, b: a @ np.linalg.lstsq(a, b, rcond=None)[0] - b, (a63, b6)),
+    # a list of values the graph computed (a loop's energies) where NumPy takes an array:
+    # composites took it as it was (np.diff: "list indices must be integers", a user error)
+    "diff_of_a_list": (lambda b: np.diff([b.sum(), (b * b).sum(), b.max()]), (b6,)),
+    "gradient_of_a_list": (lambda b: np.gradient([b.sum(), b.min(), b.max()]), (b6,)),
+    "trapezoid_of_lists": (lambda b: np.trapezoid([b[0], b[1], b[2]], [0.0, b[3], 2.0]), (b6,)),
+    "unique_of_a_list": (lambda b: np.unique([b.max(), b.min(), b.max()]), (b6,)),
+    "pad_of_a_list": (lambda b: np.pad([b.sum(), b.max()], 1), (b6,)),
+    "allclose_of_lists": (lambda b: np.allclose([b.sum(), b.max()], [b.sum(), b.max() + 1e-12]), (b6,)),
 }
 
 
