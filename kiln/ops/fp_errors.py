@@ -73,6 +73,61 @@ NAN_QUIET = frozenset("""
 """.split())
 
 
+# Where NumPy's loop raises each kind, as a predicate on the loop's operands and result
+# (IEEE 754's rules, which these loops follow; tests/runtime/test_fp_owner_predicates.py
+# checks every op here against NumPy's warnings over edge values, float32 and float64):
+# overflow and divide by zero give an infinite result of finite operands (a zero
+# divisor, or power's zero base, tells divide from overflow), invalid a NaN result of
+# operands that are no NaN. A kernel in which several ops may raise one kind computes
+# these (lowering/fp_flags.py, runtime/fpwarn.py). Not here: floor_divide (1e308 // 1e-10
+# is inf, and NumPy warns invalid too), reductions, casts to integers, the int loops.
+# One gap: power's overflow of an infinite exponent (np.power(1e300, inf) warns, 2.0 **
+# inf does not: where is libm's business) is never said.
+_RAISES = frozenset("""
+    add subtract multiply true_divide power float_power square reciprocal log log2 log10
+    log1p sqrt exp exp2 expm1 sinh cosh arcsin arccos arccosh arctanh sin cos tan rad2deg
+    degrees fmod remainder astype
+""".split())
+_ZERO_DIVISOR = {"true_divide": 1, "reciprocal": 0, "power": 0, "float_power": 0}
+_POWERS = ("power", "float_power")
+
+
+def raises_where(op: str, bit: int) -> Any:
+    """``fn(ops, result, operands)``: a bool value, built with an ops handler
+    (lowering/handler.py), true where NumPy's float loop of ``op`` raises kind ``bit``;
+    None where that is not known. ``operands`` are (value, dtype) in the loop's dtype,
+    ``result`` (value, dtype) NumPy's result.
+
+    >>> raises_where("log", DIVIDE) is not None, raises_where("log", OVER), raises_where("hypot", OVER)
+    (True, None, None)
+    """
+    if op not in _RAISES or not _FLOAT.get(op, OVER) & bit:
+        return None
+
+    def where(ops: Any, result: tuple, operands: list) -> Any:
+        r, rdt = result
+        floats = [(v, dt) for v, dt in operands if np.dtype(dt).kind == "f"]
+        if bit == INVALID:
+            cond = ops.call("isnan", [r], rdt, np.bool_)
+            for v, dt in floats:
+                cond = ops.call("logical_and", [cond, ops.call("logical_not", [
+                    ops.call("isnan", [v], dt, np.bool_)], np.bool_)], np.bool_)
+            return cond
+        cond = ops.call("isinf", [r], rdt, np.bool_)
+        at = _ZERO_DIVISOR.get(op)
+        # (power's zero base to any power under 0, -inf too, is a division by zero)
+        for v, dt in floats[:1] if bit == DIVIDE and op in _POWERS else floats:
+            cond = ops.call("logical_and", [cond, ops.call("isfinite", [v], dt, np.bool_)], np.bool_)
+        if at is not None and at < len(operands):
+            v, dt = operands[at]
+            zero = ops.call("equal", [v, ops.constant(0, dt)], dt, np.bool_)
+            if bit == OVER:
+                zero = ops.call("logical_not", [zero], np.bool_)
+            cond = ops.call("logical_and", [cond, zero], np.bool_)
+        return cond
+    return where
+
+
 def ufunc_name(op: str) -> str:
     """NumPy's name for op ``op`` in its warnings (``true_divide`` is np.divide)."""
     from .pointwise import BINARY, UNARY
