@@ -27,7 +27,7 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
                       NameSource, call_cost, ctype, template)
 from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offsets
 from .sizes import printed_symbols, product, render as render_size
-from .fp_flags import fp_entries, nan_quiet
+from .fp_flags import fp_table, nan_quiet
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, write_index
 from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, ROW_WRITE_CHUNK, SHORT_LOOP,  # noqa: F401
@@ -104,6 +104,7 @@ class RenderedKernel:
     fp: tuple = ()          # what its floating-point flags can mean (lowering/fp_flags.py)
     fp_reads: tuple = ()    # the arguments it reads and does not overwrite (NaN checks)
     fp_opaque: bool = False  # it reads a NaN no check sees (a literal, an input it overwrites)
+    fp_slots: tuple = ()    # (bit of its owned word, entry index, kind): who raised what (fp_flags.py)
     offsets: tuple = ()     # its memory indices' constant offsets, in order (renderer.resolve_offsets)
     offsets_key: str = ""   # its text blind to them (CppRenderer.offsets_key)
     offset_vary: tuple = ()  # the offsets (positions) its code takes as arguments, after the sizes
@@ -235,6 +236,9 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     local = plan.local
     names = NameSource(inplace)
     names.mark_offsets = True
+    entries, slots = fp_table(kernel)
+    for position, (_i, _bit, node, where) in enumerate(slots):
+        names.fp_slots.setdefault(node, []).append((position, where))
     lines = render_stages(plan, names)
 
     # (a kernel without outer loops runs one point; its variable is no size symbol's name)
@@ -252,6 +256,11 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     # vectorize; GCC's own loop vectorizer does: no pragma there)
     body = _outer_nest(plan, loops, lines, 0, 1, simd_ok=not names.complex)
     body = ["    " + line for line in names.prologue()] + body
+    # the kinds whose every slot the body computes: their flag is the slots' word's
+    told = [(p, i, bit) for p, (i, bit, _n, _w) in enumerate(slots)]
+    told = tuple(t for t in told if all(p in names.fp_emitted for p, _i, b in told if b == t[2]))
+    if names.fp_emitted:
+        body = _owned_words(body, sorted(names.fp_emitted))
 
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
     written |= {inplace[n].name for n in written if n in inplace}
@@ -290,7 +299,8 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
              params="".join(p + ", " for p in params), args="".join(a + ", " for a in args), body="\n".join(body),
              outer_parallel=bool(plan.outer_loops), work=plan.work, cost=plan.cost, grain=PARALLEL_GRAIN, d0=d0,
              align=64 if flat_pointwise and len(loops) == 1 else 1,
-             min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2)
+             min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2,
+             owned=bool(names.fp_emitted), told=_told_flags(told))
     marked = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     source, offsets = resolve_offsets(marked, vary)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
@@ -302,6 +312,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         cdef += f"\nvoid {kernel.name}_packed(void*);"
     keep_gil = plan.work.isdigit() and int(plan.work) * plan.cost <= KEEP_GIL_WORK
     if nan_quiet(kernel):   # NaNs it reads raise nothing: its flags are its ops' own
+        # (the slots' predicates test NaNs quietly: cpp_ops.py CppEmitter.raised)
         reads, opaque = (), False
     else:
         reads = tuple(i for i, b in enumerate(buffers) if b.name not in written) + \
@@ -309,9 +320,30 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         opaque = bool(inplace) or "nan" in k["body"].lower() or \
             any(b.name in written and b.kind != "computed" for b in buffers)
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
-                          size_args, tuple(args), keep_gil, fp_entries(kernel), reads, opaque,
+                          size_args, tuple(args), keep_gil, entries, reads, opaque, told,
                           offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),
                           vary, tuple(offsets[i] for i in vary))
+
+
+def _owned_words(body: list[str], emitted: list[int]) -> list[str]:
+    """``body`` keeping the slots' words (``own<k> |= ...``, cpp_ops.py): declared before
+    the loops, OR-reduced by every OpenMP loop, and returned as one word, bit k slot k."""
+    words = ", ".join(f"own{k}" for k in emitted)
+    clause = f" reduction(|:{words})"
+    body = [line + clause if line.lstrip().startswith(("#pragma omp simd", "#pragma omp for"))
+            else line for line in body]
+    return (["    unsigned " + ", ".join(f"own{k} = 0u" for k in emitted) + ";"] + body
+            + ["    return " + " | ".join(f"own{k} << {k}" for k in emitted) + ";"])
+
+
+def _told_flags(told: tuple) -> dict:
+    """What the kernel's entry does with its owned word (cpp_kernel.cpp.j2): the kinds
+    whose flag the word replaces, and per kind the word's bits that raise it."""
+    kinds: dict[int, int] = {}
+    for position, _i, bit in told:
+        kinds[bit] = kinds.get(bit, 0) | 1 << position
+    return {"mask": sum(kinds), "fired": " | ".join(
+        f"(owned & {bits:#x}u ? {bit}u : 0u)" for bit, bits in sorted(kinds.items())) or "0u"}
 
 
 def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int,
@@ -458,7 +490,8 @@ class CppRenderer(Renderer):
         return print_kernel(plan, vary)
 
     def module_signature(self, kernels: list) -> str:
-        return "\n".join(rk.cdef for rk in kernels)
+        owned = ["unsigned kiln_fp_owned(void);"] if any(rk.fp_slots for rk in kernels) else []
+        return "\n".join([rk.cdef for rk in kernels] + owned)
 
     def wrapper_prelude(self, module_path: str, signature: str, kernels: list) -> list[str]:
         return [
@@ -493,8 +526,10 @@ class CppRenderer(Renderer):
         op of it may warn: the ops, then the arguments to check for NaN."""
         if not rk.fp:
             return ""
+        slots = rk.fp_slots
         return (f", on_fp=_fp_warnings({rk.fp!r}, {rk.fp_reads!r}"
-                + (", opaque=True)" if rk.fp_opaque else ")"))
+                + (", opaque=True" if rk.fp_opaque else "")
+                + (f", slots={slots!r}, owned=_lib.kiln_fp_owned)" if slots else ")"))
 
     def pointer(self, buf: Any) -> str:
         return buf.name

@@ -216,6 +216,10 @@ class NameSource:
         # memory offsets written marked (Affine.render(mark=True)): the kernel printer
         # (cpp.py) resolves them, to literals or to offset arguments
         self.mark_offsets = False
+        # graph node -> (slot, predicate) per floating-point kind whose raiser the kernel
+        # tells by its ops' predicates (lowering/fp_flags.py fp_table); the slots emitted
+        self.fp_slots: dict[Any, list] = {}
+        self.fp_emitted: set[int] = set()
 
     def hoist(self, expr: str) -> str:
         """A name for ``expr`` computed once before the kernel's loops."""
@@ -349,6 +353,14 @@ class CppEmitter(OpsHandler):
         suffix = "f" if np.dtype(dtype) in (np.float32, np.complex64) else ""
         return self.assign(text.format(f=suffix, T=ctype(dtype), **names), out if out is not None else dtype,
                            operands=args)
+
+    def raised(self, node: Any, result: tuple, operands: list) -> None:
+        # own<slot> collects where the op raised the kind (OR-reduced by the loops' pragmas)
+        for slot, where in self.names.fp_slots.get(node, ()):
+            line = f"own{slot} |= {where(self, result, operands)};"
+            if line not in self.lines[-8:]:
+                self.lines.append(line)
+            self.names.fp_emitted.add(slot)
 
     def assign(self, expr: str, dtype: Any, operands: Sequence[str] | None = None) -> str:
         """A temporary holding ``expr``; with ``operands`` (the values ``expr`` is made

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.fp_errors import ALL, NAN_QUIET, Bounded, fp_kinds
+from ..ops.fp_errors import ALL, KINDS, NAN_QUIET, Bounded, fp_kinds, raises_where
 
 _MASKED = ("masked_unary", "masked_binary")
 _BOUND = {"b": Bounded(1.0), "i": Bounded(2.0 ** 63), "u": Bounded(2.0 ** 64)}
@@ -67,14 +67,38 @@ def _calls(kernel: Any) -> Any:
                 yield origin
 
 
-def fp_entries(kernel: Any) -> tuple:
-    """The entries of ``kernel`` (a scheduler Kernel), in the order its nodes compute."""
-    out: list = []
+# A kernel tells at most this many (op, kind) raisers apart (the bits of one word)
+MAX_SLOTS = 32
+
+
+def fp_table(kernel: Any) -> tuple[tuple, list]:
+    """``(entries, slots)`` of ``kernel`` (a scheduler Kernel): an entry per graph node
+    it computes that may raise a flag, in the order its nodes compute; and, for each kind
+    that several of those nodes may raise (or one beside a node whose flags NumPy would not
+    report: a masked or derivative op), where every node NumPy would warn for has a
+    predicate for it (ops/fp_errors.py ``raises_where``), a slot per such node:
+    ``(entry index, kind, node, predicate)``. The kernel computes the predicates
+    (cpp_ops.py ``CppEmitter.raised``) and the runtime warns for each node whose
+    predicate held (runtime/fpwarn.py), in place of the flag that cannot say which."""
+    nodes: list = []
+    entries: list = []
     for origin in _calls(kernel):
-        e = _entry(origin)
-        if e is not None and e not in out:
-            out.append(e)
-    return tuple(out)
+        e = _entry(origin) if origin not in nodes else None
+        if e is not None:
+            nodes.append(origin)
+            entries.append(e)
+    slots: list = []
+    for bit, _key, _text in KINDS:
+        may = [i for i, e in enumerate(entries) if e[0] & bit]
+        warns = [i for i in may if entries[i][4]]
+        if len(may) < 2 or not warns:
+            continue   # one raiser: the flag says it all (or nothing NumPy would say)
+        wheres = [raises_where(nodes[i].op.name, bit) for i in warns]
+        if None in wheres or len(slots) + len(warns) > MAX_SLOTS:
+            continue
+        slots += [(i, bit, nodes[i], w) for i, w in zip(warns, wheres)]
+    slots.sort(key=lambda s: (s[0], s[1]))   # NumPy's order: op by op, then npy_fpe's
+    return tuple(entries), slots
 
 
 def nan_quiet(kernel: Any) -> bool:

@@ -117,7 +117,11 @@ def raises_where(op: str, bit: int) -> Any:
         at = _ZERO_DIVISOR.get(op)
         # (power's zero base to any power under 0, -inf too, is a division by zero)
         for v, dt in floats[:1] if bit == DIVIDE and op in _POWERS else floats:
-            cond = ops.call("logical_and", [cond, ops.call("isfinite", [v], dt, np.bool_)], np.bool_)
+            # finite: neither inf nor NaN (quiet tests, unlike isfinite's |v| < inf, which
+            # would raise "invalid" for a NaN in a kernel: lowering/fp_flags.py nan_quiet)
+            for test in ("isinf", "isnan"):
+                cond = ops.call("logical_and", [cond, ops.call("logical_not", [
+                    ops.call(test, [v], dt, np.bool_)], np.bool_)], np.bool_)
         if at is not None and at < len(operands):
             v, dt = operands[at]
             zero = ops.call("equal", [v, ops.constant(0, dt)], dt, np.bool_)
