@@ -37,7 +37,7 @@ _FLOAT: dict[str, int] = {
     "log": _D | _I, "log2": _D | _I, "log10": _D | _I, "log1p": _D | _I,
     "sqrt": _I, "exp": _O, "exp2": _O, "expm1": _O, "sinh": _O, "cosh": _O,
     "arcsin": _I, "arccos": _I, "arccosh": _I, "arctanh": _D | _I,
-    "sin": _I, "cos": _I, "tan": _I, "rad2deg": _O, "degrees": _O,
+    "sin": _I, "cos": _I, "tan": _I, "rad2deg": _O, "degrees": _O, "hypot": _O,
     # reductions and scans: NumPy names the ufunc method
     "sum": _O | _I, "prod": _O | _I, "mean": _O | _I, "cumsum": _O | _I, "cumprod": _O | _I,
 }
@@ -51,7 +51,7 @@ _SILENT = frozenset("""
     negative positive absolute fabs sign floor ceil trunc rint conjugate isnan isinf isfinite
     signbit invert logical_not logical_and logical_or logical_xor bitwise_and bitwise_or
     bitwise_xor left_shift right_shift maximum minimum fmax fmin clip where copysign heaviside
-    equal not_equal less less_equal greater greater_equal tanh arctan arcsinh arctan2 hypot
+    equal not_equal less less_equal greater greater_equal tanh arctan arcsinh arctan2
     cbrt deg2rad radians spacing nextafter max min ptp any all argmax argmin
     flatten copy ascontiguousarray copy_into broadcast_to broadcast_arrays_view reshape ravel transpose swapaxes
     moveaxis expand_dims squeeze flip getitem real imag diagonal concatenate stack repeat tile
@@ -86,7 +86,7 @@ NAN_QUIET = frozenset("""
 _RAISES = frozenset("""
     add subtract multiply true_divide power float_power square reciprocal log log2 log10
     log1p sqrt exp exp2 expm1 sinh cosh arcsin arccos arccosh arctanh sin cos tan rad2deg
-    degrees fmod remainder astype
+    degrees fmod remainder astype hypot
 """.split())
 _ZERO_DIVISOR = {"true_divide": 1, "reciprocal": 0, "power": 0, "float_power": 0}
 _POWERS = ("power",)   # (np.float_power(0.0, -inf) does not warn)
@@ -130,6 +130,23 @@ def raises_where(op: str, bit: int) -> Any:
             cond = ops.call("logical_and", [cond, zero], np.bool_)
         return cond
     return where
+
+
+# Flags a compiled kernel's code for an op raises where NumPy's loop raises none: glibc's
+# vector hypot (libmvec, which kernels call) raises "invalid" for an infinite operand and
+# for hypot(0, 0), and "overflow" for finite results near the largest double; NumPy's
+# hypot is libm's scalar one. A kernel with such an op tells those kinds only by its ops'
+# predicates (lowering/fp_flags.py).
+_KERNEL_NOISE = {"hypot": OVER | INVALID}
+
+
+def kernel_noise(op: str) -> int:
+    """The kinds the kernel code of ``op`` may raise that NumPy's loop would not.
+
+    >>> kernel_noise("hypot") == OVER | INVALID, kernel_noise("log")
+    (True, 0)
+    """
+    return _KERNEL_NOISE.get(op, 0)
 
 
 def ufunc_name(op: str) -> str:
