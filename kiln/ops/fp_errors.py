@@ -98,7 +98,7 @@ def raises_where(op: str, bit: int) -> Any:
     None where that is not known. ``operands`` are (value, dtype) in the loop's dtype,
     ``result`` (value, dtype) NumPy's result.
 
-    >>> raises_where("log", DIVIDE) is not None, raises_where("log", OVER), raises_where("hypot", OVER)
+    >>> raises_where("log", DIVIDE) is not None, raises_where("log", OVER), raises_where("tanh", OVER)
     (True, None, None)
     """
     if op not in _RAISES or not _FLOAT.get(op, OVER) & bit:
@@ -132,12 +132,20 @@ def raises_where(op: str, bit: int) -> Any:
     return where
 
 
-# Flags a compiled kernel's code for an op raises where NumPy's loop raises none: glibc's
-# vector hypot (libmvec, which kernels call) raises "invalid" for an infinite operand and
-# for hypot(0, 0), and "overflow" for finite results near the largest double; NumPy's
-# hypot is libm's scalar one. A kernel with such an op tells those kinds only by its ops'
-# predicates (lowering/fp_flags.py).
-_KERNEL_NOISE = {"hypot": OVER | INVALID}
+# Flags a compiled kernel's code for an op raises where NumPy's loop raises none, or
+# misses. Kernels call glibc's vector math (libmvec; kiln's own exp for float64), NumPy
+# its own loops or libm's scalar functions, and the flags differ: "overflow" for huge
+# operands (sin, cos, tan, arcsin, arccos, arctan, arcsinh, arccosh, arctanh of +-1e300;
+# cosh(710.0), which is finite; exp of -1e308), "invalid" for infinite ones (tanh(-inf),
+# exp2(-inf), expm1(-inf), log1p(inf), arccosh(1.0)) and for hypot(0, 0), and pow misses
+# pow(0, -inf)'s division by zero (AVX2 and AVX-512 variants, tails included). Where such
+# an op may raise a kind, the kernel tells that kind only by its ops' predicates
+# (lowering/fp_flags.py; this table is checked by tests/runtime/test_fp_owner_predicates.py).
+# (log, log2 and log10 raise "invalid" for a NaN operand alone: a NaN that came in is
+# screened for, and one made in the kernel came from an op that raised it.)
+_KERNEL_NOISE = {**{op: OVER | INVALID for op in """
+    exp exp2 expm1 log1p cbrt sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh
+    arccosh arctanh arctan2 hypot logaddexp""".split()}, "power": ALL, "float_power": ALL}
 
 
 def kernel_noise(op: str) -> int:
