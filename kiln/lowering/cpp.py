@@ -311,8 +311,8 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
                    f"    {kernel.name}({', '.join(slots)});\n}}\n")
         cdef += f"\nvoid {kernel.name}_packed(void*);"
     keep_gil = plan.work.isdigit() and int(plan.work) * plan.cost <= KEEP_GIL_WORK
-    if nan_quiet(kernel):   # NaNs it reads raise nothing: its flags are its ops' own
-        # (the slots' predicates test NaNs quietly: cpp_ops.py CppEmitter.raised)
+    # (the slots' predicates compare: GCC may spell fabs(x) == inf as a signalling compare)
+    if nan_quiet(kernel) and not names.fp_emitted:   # NaNs it reads raise nothing: its flags are its ops' own
         reads, opaque = (), False
     else:
         reads = tuple(i for i, b in enumerate(buffers) if b.name not in written) + \
@@ -332,8 +332,8 @@ def _owned_words(body: list[str], emitted: list[int]) -> list[str]:
     clause = f" reduction(|:{words})"
     body = [line + clause if line.lstrip().startswith(("#pragma omp simd", "#pragma omp for"))
             else line for line in body]
-    return (["    unsigned " + ", ".join(f"own{k} = 0u" for k in emitted) + ";"] + body
-            + ["    return " + " | ".join(f"own{k} << {k}" for k in emitted) + ";"])
+    return (["    uint64_t " + ", ".join(f"own{k} = 0" for k in emitted) + ";"] + body
+            + ["    return " + " | ".join(f"(unsigned)own{k} << {k}" for k in emitted) + ";"])
 
 
 def _told_flags(told: tuple) -> dict:

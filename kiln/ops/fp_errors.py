@@ -105,28 +105,25 @@ def raises_where(op: str, bit: int) -> Any:
         return None
 
     def where(ops: Any, result: tuple, operands: list) -> Any:
+        # (few tests: a kernel computes them at every point)
         r, rdt = result
         floats = [(v, dt) for v, dt in operands if np.dtype(dt).kind == "f"]
-        if bit == INVALID:
-            cond = ops.call("isnan", [r], rdt, np.bool_)
+        if bit == INVALID:   # a NaN made of no NaN
+            cond = ops.call("not_equal", [r, r], rdt, np.bool_)
             for v, dt in floats:
-                cond = ops.call("logical_and", [cond, ops.call("logical_not", [
-                    ops.call("isnan", [v], dt, np.bool_)], np.bool_)], np.bool_)
+                cond = ops.call("logical_and", [cond, ops.call("equal", [v, v], dt, np.bool_)], np.bool_)
             return cond
+        # an infinity made of finite operands (a NaN operand makes a NaN, so of these ops
+        # only hypot(nan, inf) is infinite with one, and inf is no finite operand)
         cond = ops.call("isinf", [r], rdt, np.bool_)
         at = _ZERO_DIVISOR.get(op)
         # (power's zero base to any power under 0, -inf too, is a division by zero)
         for v, dt in floats[:1] if bit == DIVIDE and op in _POWERS else floats:
-            # finite: neither inf nor NaN (quiet tests, unlike isfinite's |v| < inf, which
-            # would raise "invalid" for a NaN in a kernel: lowering/fp_flags.py nan_quiet)
-            for test in ("isinf", "isnan"):
-                cond = ops.call("logical_and", [cond, ops.call("logical_not", [
-                    ops.call(test, [v], dt, np.bool_)], np.bool_)], np.bool_)
+            cond = ops.call("logical_and", [cond, ops.call("logical_not", [
+                ops.call("isinf", [v], dt, np.bool_)], np.bool_)], np.bool_)
         if at is not None and at < len(operands):
             v, dt = operands[at]
-            zero = ops.call("equal", [v, ops.constant(0, dt)], dt, np.bool_)
-            if bit == OVER:
-                zero = ops.call("logical_not", [zero], np.bool_)
+            zero = ops.call("equal" if bit == DIVIDE else "not_equal", [v, ops.constant(0, dt)], dt, np.bool_)
             cond = ops.call("logical_and", [cond, zero], np.bool_)
         return cond
     return where
