@@ -27,6 +27,7 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
                       NameSource, call_cost, ctype, template)
 from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offsets
 from .sizes import printed_symbols, product, render as render_size
+from .cpp_fp import told_body
 from .fp_flags import fp_table, nan_quiet
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, write_index
@@ -237,8 +238,6 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     names = NameSource(inplace)
     names.mark_offsets = True
     entries, slots = fp_table(kernel)
-    for position, (_i, _bit, node, where) in enumerate(slots):
-        names.fp_slots.setdefault(node, []).append((position, where))
     lines = render_stages(plan, names)
 
     # (a kernel without outer loops runs one point; its variable is no size symbol's name)
@@ -256,14 +255,16 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     # vectorize; GCC's own loop vectorizer does: no pragma there)
     body = _outer_nest(plan, loops, lines, 0, 1, simd_ok=not names.complex)
     body = ["    " + line for line in names.prologue()] + body
-    # the kinds whose every slot the body computes: their flag is the slots' word's
-    told = [(p, i, bit) for p, (i, bit, _n, _w) in enumerate(slots)]
-    told = tuple(t for t in told if all(p in names.fp_emitted for p, _i, b in told if b == t[2]))
-    if names.fp_emitted:
-        body = _owned_words(body, sorted(names.fp_emitted))
 
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
     written |= {inplace[n].name for n in written if n in inplace}
+    # the body again with its ops' predicates, where several ops may raise a kind
+    rewrites = bool(inplace) or any(b.name in written and b.kind != "computed"
+                                    for b in names.buffers.values())
+    told = told_body(plan, slots, rewrites,
+                     lambda lines, complex_: _outer_nest(plan, loops, lines, 0, 1, simd_ok=not complex_))
+    if told.lines and not told.rerun:   # (the body itself computes them)
+        body = told.lines
     buffers = list(names.buffers.values())
     params, args, cparams = [], [], []
     slots = []   # the packed entry's argument expressions (runtime/launch.c's slots)
@@ -300,7 +301,8 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
              outer_parallel=bool(plan.outer_loops), work=plan.work, cost=plan.cost, grain=PARALLEL_GRAIN, d0=d0,
              align=64 if flat_pointwise and len(loops) == 1 else 1,
              min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2,
-             owned=bool(names.fp_emitted), told=_told_flags(told))
+             owned=bool(told.lines), rerun=told.rerun, told_body="\n".join(told.lines),
+             told=told.flags)
     marked = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     source, offsets = resolve_offsets(marked, vary)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
@@ -312,7 +314,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         cdef += f"\nvoid {kernel.name}_packed(void*);"
     keep_gil = plan.work.isdigit() and int(plan.work) * plan.cost <= KEEP_GIL_WORK
     # (the slots' predicates compare: GCC may spell fabs(x) == inf as a signalling compare)
-    if nan_quiet(kernel) and not names.fp_emitted:   # NaNs it reads raise nothing: its flags are its ops' own
+    if nan_quiet(kernel) and not told.lines:   # NaNs it reads raise nothing: its flags are its ops' own
         reads, opaque = (), False
     else:
         reads = tuple(i for i, b in enumerate(buffers) if b.name not in written) + \
@@ -320,30 +322,9 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         opaque = bool(inplace) or "nan" in k["body"].lower() or \
             any(b.name in written and b.kind != "computed" for b in buffers)
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
-                          size_args, tuple(args), keep_gil, entries, reads, opaque, told,
+                          size_args, tuple(args), keep_gil, entries, reads, opaque, told.slots,
                           offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),
                           vary, tuple(offsets[i] for i in vary))
-
-
-def _owned_words(body: list[str], emitted: list[int]) -> list[str]:
-    """``body`` keeping the slots' words (``own<k> |= ...``, cpp_ops.py): declared before
-    the loops, OR-reduced by every OpenMP loop, and returned as one word, bit k slot k."""
-    words = ", ".join(f"own{k}" for k in emitted)
-    clause = f" reduction(|:{words})"
-    body = [line + clause if line.lstrip().startswith(("#pragma omp simd", "#pragma omp for"))
-            else line for line in body]
-    return (["    uint64_t " + ", ".join(f"own{k} = 0" for k in emitted) + ";"] + body
-            + ["    return " + " | ".join(f"(unsigned)own{k} << {k}" for k in emitted) + ";"])
-
-
-def _told_flags(told: tuple) -> dict:
-    """What the kernel's entry does with its owned word (cpp_kernel.cpp.j2): the kinds
-    whose flag the word replaces, and per kind the word's bits that raise it."""
-    kinds: dict[int, int] = {}
-    for position, _i, bit in told:
-        kinds[bit] = kinds.get(bit, 0) | 1 << position
-    return {"mask": sum(kinds), "fired": " | ".join(
-        f"(owned & {bits:#x}u ? {bit}u : 0u)" for bit, bits in sorted(kinds.items())) or "0u"}
 
 
 def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int,

@@ -145,6 +145,16 @@ _KERNEL_NOISE = {**{op: OVER | INVALID for op in """
     arccosh arctanh arctan2 hypot logaddexp""".split()}, "power": ALL, "float_power": ALL}
 
 
+# Flags NumPy's loop raises that a kernel's code for the op may not: pow(0, -inf)'s
+# division by zero (libmvec's pow and glibc's scalar one alike).
+_KERNEL_MISSES = {"power": DIVIDE}
+
+
+def kernel_misses(op: str) -> int:
+    """The kinds NumPy's ``op`` may raise that its kernel code may not."""
+    return _KERNEL_MISSES.get(op, 0)
+
+
 def kernel_noise(op: str) -> int:
     """The kinds the kernel code of ``op`` may raise that NumPy's loop would not.
 
