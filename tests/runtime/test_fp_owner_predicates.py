@@ -84,3 +84,16 @@ def test_narrowing_cast_predicate_matches_numpy(src, dst):
         with np.errstate(all="ignore"):
             said = bool(where(NumpyOps(), (out, out.dtype), [(x, x.dtype)])[0])
         assert said == (KINDS[1][0] in kinds), v
+
+
+def test_every_op_whose_kernel_calls_vector_math_is_in_the_noise_table():
+    """glibc's vector math raises flags NumPy's loops do not (ops/fp_errors.py
+    kernel_noise): an op the C++ renderer spells with it must be in that table, or be
+    one whose flags were checked to match NumPy's but for a NaN operand (log, log2,
+    log10) or that calls the scalar libm (fmod)."""
+    from kiln.lowering.cpp_ops import SYNTAX, _LIBM_CALL
+    from kiln.ops.fp_errors import kernel_noise
+    checked = {"log", "log2", "log10", "fmod"}
+    calls = {fn for fn, forms in SYNTAX.items() if _LIBM_CALL.search(forms.get("f", ""))}
+    assert "sin" in calls and "exp" in calls
+    assert {fn for fn in calls if not kernel_noise(fn)} <= checked
