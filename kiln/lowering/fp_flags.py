@@ -76,6 +76,12 @@ def _calls(kernel: Any) -> Any:
 MAX_SLOTS = 32
 
 
+def _real(node: Any) -> bool:
+    """A float result of real operands (a predicate's tests are of real floats)."""
+    kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
+    return kinds[-1] == "f" and "c" not in kinds
+
+
 def fp_table(kernel: Any) -> tuple[tuple, list]:
     """``(entries, slots)`` of ``kernel`` (a scheduler Kernel): an entry per graph node
     it computes that may raise a flag, in the order its nodes compute; and, for each kind
@@ -100,7 +106,7 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
         warns = [i for i in may if told[i] & bit]
         if not warns or len(may) == 1 and entries[may[0]][4]:
             continue   # nothing NumPy would say, or one raiser: the flag says it all
-        wheres = [raises_where(nodes[i].op.name, bit) for i in warns]
+        wheres = [raises_where(nodes[i].op.name, bit) if _real(nodes[i]) else None for i in warns]
         if None in wheres or len(slots) + len(warns) > MAX_SLOTS:
             continue
         slots += [(i, bit, nodes[i], w) for i, w in zip(warns, wheres)]
