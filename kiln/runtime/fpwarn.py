@@ -19,8 +19,12 @@ A flag is attributed only where that is certain (lowering/fp_flags.py builds the
   the flag counts only when no float the kernel reads (arrays it does not overwrite,
   scalars, literals) is a NaN.
 
-Otherwise that kind stays silent (never a warning NumPy would not give). Several ops of
-one message (two np.log lines in one kernel) warn once, at the first one's line.
+Where several ops may raise a kind (or its op's kernel code raises flags NumPy's does
+not: glibc's vector math), the kernel tells them apart itself: it computes each op's
+predicate for that kind (ops/fp_errors.py ``raises_where``, lowering/cpp_fp.py), keeps a
+word of those that held, and raises that kind only if one did; the handler then warns
+for each op whose bit is set (``slots``, ``owned``), in the ops' order. Otherwise that
+kind stays silent (never a warning NumPy would not give).
 """
 from __future__ import annotations
 
