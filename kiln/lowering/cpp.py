@@ -259,8 +259,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
     written |= {inplace[n].name for n in written if n in inplace}
     # the body again with its ops' predicates, where several ops may raise a kind
-    rewrites = bool(inplace) or any(b.name in written and b.kind != "computed"
-                                    for b in names.buffers.values())
+    rewrites = bool(inplace) or bool(written & names.loaded)   # (a second run would differ)
     told = told_body(plan, slots, rewrites,
                      lambda lines, complex_: _outer_nest(plan, loops, lines, 0, 1, simd_ok=not complex_))
     if told.lines and not told.rerun:   # (the body itself computes them)

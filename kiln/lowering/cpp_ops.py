@@ -220,6 +220,7 @@ class NameSource:
         # tells by its ops' predicates (lowering/fp_flags.py fp_table); the slots emitted
         self.fp_slots: dict[Any, list] = {}
         self.fp_emitted: set[int] = set()
+        self.loaded: set[str] = set()   # the buffers it loads (by name)
 
     def hoist(self, expr: str) -> str:
         """A name for ``expr`` computed once before the kernel's loops."""
@@ -293,6 +294,7 @@ class CppEmitter(OpsHandler):
             within = Affine(0, {v: c for v, c in index.terms.items() if v in inner})
             return self.assign(f"{array}[{within.render(self.rename)}]", buf.dtype)
         self.loads.append((buf, index))
+        self.names.loaded.add(buf.name)
         element = f"{self.names.arg(buf)}[{self.names.at(index, self.rename)}]"
         if np.dtype(buf.dtype).kind == "c":  # part by part: GCC vectorizes no struct copy
             return self.assign(f"{ctype(buf.dtype)}{{{element}.re, {element}.im}}", buf.dtype)
