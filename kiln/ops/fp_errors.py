@@ -135,7 +135,8 @@ def raises_where(op: str, bit: int) -> Any:
 # operands (sin, cos, tan, arcsin, arccos, arctan, arcsinh, arccosh, arctanh of +-1e300;
 # cosh(710.0), which is finite; exp of -1e308), "invalid" for infinite ones (tanh(-inf),
 # exp2(-inf), expm1(-inf), log1p(inf), arccosh(1.0)) and for hypot(0, 0), and pow misses
-# pow(0, -inf)'s division by zero (AVX2 and AVX-512 variants, tails included). Where such
+# pow(0, -inf)'s division by zero (AVX2 and AVX-512 variants, tails included: that one a
+# kernel may still miss, lowering/cpp_fp.py). Where such
 # an op may raise a kind, the kernel tells that kind only by its ops' predicates
 # (lowering/fp_flags.py; this table is checked by tests/runtime/test_fp_owner_predicates.py).
 # (log, log2 and log10 raise "invalid" for a NaN operand alone: a NaN that came in is
@@ -143,16 +144,6 @@ def raises_where(op: str, bit: int) -> Any:
 _KERNEL_NOISE = {**{op: OVER | INVALID for op in """
     exp exp2 expm1 log1p cbrt sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh
     arccosh arctanh arctan2 hypot logaddexp""".split()}, "power": ALL, "float_power": ALL}
-
-
-# Flags NumPy's loop raises that a kernel's code for the op may not: pow(0, -inf)'s
-# division by zero (libmvec's pow and glibc's scalar one alike).
-_KERNEL_MISSES = {"power": DIVIDE}
-
-
-def kernel_misses(op: str) -> int:
-    """The kinds NumPy's ``op`` may raise that its kernel code may not."""
-    return _KERNEL_MISSES.get(op, 0)
 
 
 def kernel_noise(op: str) -> int:
