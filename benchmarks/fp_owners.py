@@ -7,8 +7,19 @@ best of 3 calls.
 Run: ``python -m benchmarks.fp_owners [--rounds 15] [--n 1000000]``; for a before/after
 figure run it on both trees (PYTHONPATH) and compare the kiln/NumPy ratios.
 
-Measured 2026-12-05 on the shared 2-core machine (load 6-7), Python 3.11, 1M float64,
-15 rounds, ms per call (kiln / NumPy ratio): see docs/lowering.md, error mode.
+Measured 2026-12-05 on the shared 2-core machine (load 7-10), Python 3.11, 1M float64,
+11 rounds, two runs each, ms per call (kiln / NumPy in the same run). "before": main's
+tree without predicates (those kernels' kinds were silent); "after": the plain body runs,
+the predicates only after a launch that raised a told kind:
+
+    case     before: kiln ms (ratio)         after: kiln ms (ratio)
+    arith    1.57 (0.080)  1.35 (0.088)      1.34 (0.071)  1.44 (0.081)
+    libm     13.98 (0.261) 13.48 (0.285)     14.56 (0.247) 12.55 (0.238)
+    roots    8.41 (0.191)  9.13 (0.220)      9.52 (0.193)  8.67 (0.163)
+    single   0.91 (0.568)  0.87 (0.572)      0.90 (0.568)  0.84 (0.569)
+
+Computing them on every launch (what a kernel that overwrites an input it reads does):
+arith 2.6-2.7 ms against 1.1 (2.5x; 5.8 ms with 32-bit words, lowering/cpp_ops.py).
 """
 from __future__ import annotations
 
