@@ -470,8 +470,7 @@ class CppRenderer(Renderer):
         return print_kernel(plan, vary)
 
     def module_signature(self, kernels: list) -> str:
-        owned = ["unsigned kiln_fp_owned(void);"] if any(rk.fp_slots for rk in kernels) else []
-        return "\n".join([rk.cdef for rk in kernels] + owned)
+        return "\n".join(rk.cdef for rk in kernels)
 
     def wrapper_prelude(self, module_path: str, signature: str, kernels: list) -> list[str]:
         return [
@@ -509,7 +508,7 @@ class CppRenderer(Renderer):
         slots = rk.fp_slots
         return (f", on_fp=_fp_warnings({rk.fp!r}, {rk.fp_reads!r}"
                 + (", opaque=True" if rk.fp_opaque else "")
-                + (f", slots={slots!r}, owned=_lib.kiln_fp_owned)" if slots else ")"))
+                + (f", slots={slots!r}, owned=_lib.address('kiln_fp_owned'))" if slots else ")"))
 
     def pointer(self, buf: Any) -> str:
         return buf.name

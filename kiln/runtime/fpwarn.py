@@ -28,6 +28,7 @@ kind stays silent (never a warning NumPy would not give).
 """
 from __future__ import annotations
 
+import ctypes
 from typing import Any, Callable
 
 import numpy as np
@@ -52,7 +53,7 @@ def _has_nan(value: Any) -> bool:
 
 
 def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
-                    slots: tuple = (), owned: Callable | None = None) -> Callable:
+                    slots: tuple = (), owned: Callable | int | None = None) -> Callable:
     """The handler launch.c calls as ``handler(flags, *kernel_args)``. ``entries``: the
     kernel's (lowering/fp_flags.py); ``reads``: the positions of the arguments the kernel
     reads and does not overwrite; ``opaque``: it also reads something no check can see
@@ -61,7 +62,11 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     for a kind several of its ops may raise; ``owned()`` the word of those predicates
     that held in the calling thread's last launch (bit ``bit`` for that slot): the
     kernel's flag of such a kind is raised only when one held (cpp_prelude.h
-    ``kiln_fp_own``), and each of them warns."""
+    ``kiln_fp_own``), and each of them warns. (``owned`` may be the address of the
+    library's ``kiln_fp_owned``: called through ctypes, so no cffi declarations are
+    parsed for it.)"""
+    if isinstance(owned, int):
+        owned = ctypes.CFUNCTYPE(ctypes.c_uint)(owned)
 
     told = 0
     fired_at: dict[tuple, int] = {}
