@@ -91,6 +91,19 @@ static inline void kiln_fp_put(unsigned f) {
 }
 #endif
 
+{% if 'fp_own' in helpers %}// A kernel whose ops' predicates tell which of them raised a kind (kiln/lowering/fp_flags.py):
+// its entry keeps the body's word for kiln/runtime/fpwarn.py (kiln_fp_owned, the calling
+// thread's last) and leaves the calling thread the flags raised before it, its other
+// kinds' flags and, of the kinds the word tells (``told``), only those a predicate raised
+// (a NaN compared, a libm function's own flags: not NumPy's).
+__attribute__((weak, visibility("hidden"))) __thread unsigned kiln_owned_word = 0;
+extern "C" __attribute__((weak)) unsigned kiln_fp_owned(void) { return kiln_owned_word; }
+static inline void kiln_fp_own(unsigned before, unsigned fp, unsigned told, unsigned fired, unsigned owned) {
+    kiln_owned_word = owned;
+    kiln_fp_take();
+    kiln_fp_put(before | (fp & ~told) | fired);
+}
+{% endif %}
 #define KILN_SIMD __attribute__((const, nothrow, simd("notinbranch")))
 #define KILN_PURE __attribute__((const, nothrow))
 // Inlined always: a long fused body (50 Mandelbrot steps) would hit GCC's inline limits, and

@@ -27,7 +27,8 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
                       NameSource, call_cost, ctype, template)
 from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offsets
 from .sizes import printed_symbols, product, render as render_size
-from .fp_flags import fp_entries, nan_quiet
+from .cpp_fp import told_body
+from .fp_flags import fp_table, nan_quiet
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, write_index
 from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, ROW_WRITE_CHUNK, SHORT_LOOP,  # noqa: F401
@@ -53,7 +54,8 @@ def templates() -> jinja2.Environment:
 HELPERS = {"divide": ("kiln_floor_divide", "kiln_remainder", "kiln_int_by_zero"), "divide_by": ("kiln_div",),
            "shift": ("kiln_lshift", "kiln_rshift"), "logaddexp": ("kiln_logaddexp",),
            "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
-           "pairwise": ("kiln_pairwise",), "exp": ("kiln_exp(",), "select": ("kiln_select",)}
+           "pairwise": ("kiln_pairwise",), "exp": ("kiln_exp(",), "select": ("kiln_select",),
+           "fp_own": ("kiln_fp_own(",)}
 
 
 def helpers_named(sources: list[str]) -> frozenset:
@@ -104,6 +106,7 @@ class RenderedKernel:
     fp: tuple = ()          # what its floating-point flags can mean (lowering/fp_flags.py)
     fp_reads: tuple = ()    # the arguments it reads and does not overwrite (NaN checks)
     fp_opaque: bool = False  # it reads a NaN no check sees (a literal, an input it overwrites)
+    fp_slots: tuple = ()    # (bit of its owned word, entry index, kind): who raised what (fp_flags.py)
     offsets: tuple = ()     # its memory indices' constant offsets, in order (renderer.resolve_offsets)
     offsets_key: str = ""   # its text blind to them (CppRenderer.offsets_key)
     offset_vary: tuple = ()  # the offsets (positions) its code takes as arguments, after the sizes
@@ -235,6 +238,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     local = plan.local
     names = NameSource(inplace)
     names.mark_offsets = True
+    entries, slots = fp_table(kernel)
     lines = render_stages(plan, names)
 
     # (a kernel without outer loops runs one point; its variable is no size symbol's name)
@@ -255,6 +259,12 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
 
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
     written |= {inplace[n].name for n in written if n in inplace}
+    # the body again with its ops' predicates, where several ops may raise a kind
+    rewrites = bool(inplace) or bool(written & names.loaded)   # (a second run would differ)
+    told = told_body(plan, slots, rewrites,
+                     lambda lines, complex_: _outer_nest(plan, loops, lines, 0, 1, simd_ok=not complex_))
+    if told.lines and not told.rerun:   # (the body itself computes them)
+        body = told.lines
     buffers = list(names.buffers.values())
     params, args, cparams = [], [], []
     slots = []   # the packed entry's argument expressions (runtime/launch.c's slots)
@@ -290,7 +300,9 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
              params="".join(p + ", " for p in params), args="".join(a + ", " for a in args), body="\n".join(body),
              outer_parallel=bool(plan.outer_loops), work=plan.work, cost=plan.cost, grain=PARALLEL_GRAIN, d0=d0,
              align=64 if flat_pointwise and len(loops) == 1 else 1,
-             min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2)
+             min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2,
+             owned=bool(told.lines), rerun=told.rerun, told_body="\n".join(told.lines),
+             told=told.flags)
     marked = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     source, offsets = resolve_offsets(marked, vary)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
@@ -301,7 +313,8 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
                    f"    {kernel.name}({', '.join(slots)});\n}}\n")
         cdef += f"\nvoid {kernel.name}_packed(void*);"
     keep_gil = plan.work.isdigit() and int(plan.work) * plan.cost <= KEEP_GIL_WORK
-    if nan_quiet(kernel):   # NaNs it reads raise nothing: its flags are its ops' own
+    # (the slots' predicates compare: GCC may spell fabs(x) == inf as a signalling compare)
+    if nan_quiet(kernel) and not told.lines:   # NaNs it reads raise nothing: its flags are its ops' own
         reads, opaque = (), False
     else:
         reads = tuple(i for i, b in enumerate(buffers) if b.name not in written) + \
@@ -309,7 +322,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         opaque = bool(inplace) or "nan" in k["body"].lower() or \
             any(b.name in written and b.kind != "computed" for b in buffers)
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
-                          size_args, tuple(args), keep_gil, fp_entries(kernel), reads, opaque,
+                          size_args, tuple(args), keep_gil, entries, reads, opaque, told.slots,
                           offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),
                           vary, tuple(offsets[i] for i in vary))
 
@@ -493,8 +506,10 @@ class CppRenderer(Renderer):
         op of it may warn: the ops, then the arguments to check for NaN."""
         if not rk.fp:
             return ""
+        slots = rk.fp_slots
         return (f", on_fp=_fp_warnings({rk.fp!r}, {rk.fp_reads!r}"
-                + (", opaque=True)" if rk.fp_opaque else ")"))
+                + (", opaque=True" if rk.fp_opaque else "")
+                + (f", slots={slots!r}, owned=_lib.address('kiln_fp_owned'))" if slots else ")"))
 
     def pointer(self, buf: Any) -> str:
         return buf.name

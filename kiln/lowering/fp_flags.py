@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.fp_errors import ALL, NAN_QUIET, Bounded, fp_kinds
+from ..ops.fp_errors import ALL, KINDS, NAN_QUIET, Bounded, fp_kinds, kernel_noise, raises_where
 
 _MASKED = ("masked_unary", "masked_binary")
 _BOUND = {"b": Bounded(1.0), "i": Bounded(2.0 ** 63), "u": Bounded(2.0 ** 64)}
@@ -31,7 +31,11 @@ def _dtype_kind(value: Any) -> str | None:
     return dtype.kind if dtype is not None else None
 
 
-def _entry(node: Any) -> tuple | None:
+def _entry(node: Any) -> tuple[tuple | None, int]:
+    """The node's entry (None: it raises nothing) and the kinds NumPy warns of where the
+    op's predicate holds (ops/fp_errors.py ``raises_where``): all of an exact entry's,
+    NumPy's own of an op whose kernel code raises flags NumPy's does not (kernel_noise),
+    none under a mask, for a derivative rule's node or an op the table does not know."""
     op = node.op
     source = node.meta.get("source") or ("", 0)
     filename, lineno = source[0], source[1]
@@ -51,12 +55,13 @@ def _entry(node: Any) -> tuple | None:
     known = fp_kinds(name, kind or "?", args, out_kind, narrows,
                      scalar=op.name == "scalar_binary") if name else None
     if known is None:   # Python numbers, NumPy scalar math, ops not in the table
-        return (ALL, name, filename, lineno, False)
+        return (ALL, name, filename, lineno, False), 0
     bits, message_name = known
-    if not bits:
-        return None
-    exact = op.name not in _MASKED and not node.meta.get("quiet")
-    return (bits, message_name, filename, lineno, exact)
+    noise = kernel_noise(name) if kind == "f" else 0
+    if not bits | noise:
+        return None, 0
+    warned = op.name not in _MASKED and not node.meta.get("quiet")
+    return (bits | noise, message_name, filename, lineno, warned and not noise), bits if warned else 0
 
 
 def _calls(kernel: Any) -> Any:
@@ -67,14 +72,46 @@ def _calls(kernel: Any) -> Any:
                 yield origin
 
 
-def fp_entries(kernel: Any) -> tuple:
-    """The entries of ``kernel`` (a scheduler Kernel), in the order its nodes compute."""
-    out: list = []
+# A kernel tells at most this many (op, kind) raisers apart (the bits of one word)
+MAX_SLOTS = 32
+
+
+def _real(node: Any) -> bool:
+    """A float result of real operands (a predicate's tests are of real floats)."""
+    kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
+    return kinds[-1] == "f" and "c" not in kinds
+
+
+def fp_table(kernel: Any) -> tuple[tuple, list]:
+    """``(entries, slots)`` of ``kernel`` (a scheduler Kernel): an entry per graph node
+    it computes that may raise a flag, in the order its nodes compute; and, for each kind
+    that several of those nodes may raise (or one beside a node whose flags NumPy would not
+    report: a masked or derivative op), where every node NumPy would warn for has a
+    predicate for it (ops/fp_errors.py ``raises_where``), a slot per such node:
+    ``(entry index, kind, node, predicate)``. The kernel computes the predicates
+    (cpp_ops.py ``CppEmitter.raised``) and the runtime warns for each node whose
+    predicate held (runtime/fpwarn.py), in place of the flag that cannot say which."""
+    nodes: list = []
+    entries: list = []
+    told: list = []
     for origin in _calls(kernel):
-        e = _entry(origin)
-        if e is not None and e not in out:
-            out.append(e)
-    return tuple(out)
+        e, kinds = _entry(origin) if origin not in nodes else (None, 0)
+        if e is not None:
+            nodes.append(origin)
+            entries.append(e)
+            told.append(kinds)
+    slots: list = []
+    for bit, _key, _text in KINDS:
+        may = [i for i, e in enumerate(entries) if e[0] & bit]
+        warns = [i for i in may if told[i] & bit]
+        if not warns or len(may) == 1 and entries[may[0]][4]:
+            continue   # nothing NumPy would say, or one raiser: the flag says it all
+        wheres = [raises_where(nodes[i].op.name, bit) if _real(nodes[i]) else None for i in warns]
+        if None in wheres or len(slots) + len(warns) > MAX_SLOTS:
+            continue
+        slots += [(i, bit, nodes[i], w) for i, w in zip(warns, wheres)]
+    slots.sort(key=lambda s: (s[0], s[1]))   # NumPy's order: op by op, then npy_fpe's
+    return tuple(entries), slots
 
 
 def nan_quiet(kernel: Any) -> bool:

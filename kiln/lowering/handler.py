@@ -81,6 +81,11 @@ class OpsHandler:
         """The scalar function ``fn`` on ``args`` in a loop of ``dtype``."""
         raise NotImplementedError
 
+    def raised(self, node: Any, result: tuple, operands: list) -> None:
+        """Graph node ``node`` (an op) computed ``result`` from ``operands``, each a
+        (value, dtype) pair: a renderer that tells which op raised a floating-point flag
+        computes here where it did (cpp_ops.py; lowering/fp_flags.py). Others: nothing."""
+
 
 class RecordingHandler(OpsHandler):
     """A handler that generates nothing and records what a body does.

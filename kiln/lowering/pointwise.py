@@ -88,6 +88,8 @@ class PointwiseLowering:
             body = lambda ops, dt, *xs: ops.call(fn_name, list(xs), dt, loop_out)  # noqa: E731
         shape = self.broadcast([v.shape for v in values if isinstance(v, Value)], meta.shape)
 
+        node = self._origin[0] if self._origin else None
+
         def fn(ops: Any, index: list) -> Any:
             operands = []
             for name, v, dt in zip(op.inputs, values, in_dts):
@@ -97,7 +99,10 @@ class PointwiseLowering:
                     operands.append(ops.constant(v.value, dt))
                 else:
                     operands.append(ops.cast(v.load(ops, broadcast_index(v.shape, index)), v.dtype, dt))
-            return ops.cast(body(ops, loop_dt, *operands), loop_out, out_dtype)
+            result = ops.cast(body(ops, loop_dt, *operands), loop_out, out_dtype)
+            if node is not None:
+                ops.raised(node, (result, out_dtype), list(zip(operands, in_dts)))
+            return result
 
         calls = _body_calls(body, loop_dt, len(values))
         if self.renderer is not None and not all(self.renderer.supports(f, d) for f, d in calls):

@@ -37,7 +37,7 @@ _FLOAT: dict[str, int] = {
     "log": _D | _I, "log2": _D | _I, "log10": _D | _I, "log1p": _D | _I,
     "sqrt": _I, "exp": _O, "exp2": _O, "expm1": _O, "sinh": _O, "cosh": _O,
     "arcsin": _I, "arccos": _I, "arccosh": _I, "arctanh": _D | _I,
-    "sin": _I, "cos": _I, "tan": _I, "rad2deg": _O, "degrees": _O,
+    "sin": _I, "cos": _I, "tan": _I, "rad2deg": _O, "degrees": _O, "hypot": _O,
     # reductions and scans: NumPy names the ufunc method
     "sum": _O | _I, "prod": _O | _I, "mean": _O | _I, "cumsum": _O | _I, "cumprod": _O | _I,
 }
@@ -51,7 +51,7 @@ _SILENT = frozenset("""
     negative positive absolute fabs sign floor ceil trunc rint conjugate isnan isinf isfinite
     signbit invert logical_not logical_and logical_or logical_xor bitwise_and bitwise_or
     bitwise_xor left_shift right_shift maximum minimum fmax fmin clip where copysign heaviside
-    equal not_equal less less_equal greater greater_equal tanh arctan arcsinh arctan2 hypot
+    equal not_equal less less_equal greater greater_equal tanh arctan arcsinh arctan2
     cbrt deg2rad radians spacing nextafter max min ptp any all argmax argmin
     flatten copy ascontiguousarray copy_into broadcast_to broadcast_arrays_view reshape ravel transpose swapaxes
     moveaxis expand_dims squeeze flip getitem real imag diagonal concatenate stack repeat tile
@@ -71,6 +71,88 @@ NAN_QUIET = frozenset("""
     sum prod mean cumsum cumprod copy copy_into broadcast_to reshape ravel transpose getitem
     flatten where isnan equal not_equal any all logical_not logical_and logical_or
 """.split())
+
+
+# Where NumPy's loop raises each kind, as a predicate on the loop's operands and result
+# (IEEE 754's rules, which these loops follow; tests/runtime/test_fp_owner_predicates.py
+# checks every op here against NumPy's warnings over edge values, float32 and float64):
+# overflow and divide by zero give an infinite result of finite operands (a zero
+# divisor, or power's zero base, tells divide from overflow), invalid a NaN result of
+# operands that are no NaN. A kernel in which several ops may raise one kind computes
+# these (lowering/fp_flags.py, runtime/fpwarn.py). Not here: floor_divide (1e308 // 1e-10
+# is inf, and NumPy warns invalid too), reductions, casts to integers, the int loops.
+# One gap: power's overflow of an infinite exponent (np.power(1e300, inf) warns, 2.0 **
+# inf does not: where is libm's business) is never said.
+_RAISES = frozenset("""
+    add subtract multiply true_divide power float_power square reciprocal log log2 log10
+    log1p sqrt exp exp2 expm1 sinh cosh arcsin arccos arccosh arctanh sin cos tan rad2deg
+    degrees fmod remainder astype hypot
+""".split())
+_ZERO_DIVISOR = {"true_divide": 1, "reciprocal": 0, "power": 0, "float_power": 0}
+_POWERS = ("power",)   # (np.float_power(0.0, -inf) does not warn)
+
+
+def raises_where(op: str, bit: int) -> Any:
+    """``fn(ops, result, operands)``: a bool value, built with an ops handler
+    (lowering/handler.py), true where NumPy's float loop of ``op`` raises kind ``bit``;
+    None where that is not known. ``operands`` are (value, dtype) in the loop's dtype,
+    ``result`` (value, dtype) NumPy's result.
+
+    >>> raises_where("log", DIVIDE) is not None, raises_where("log", OVER), raises_where("tanh", OVER)
+    (True, None, None)
+    """
+    if op not in _RAISES or not _FLOAT.get(op, OVER) & bit:
+        return None
+
+    def where(ops: Any, result: tuple, operands: list) -> Any:
+        # (few tests: a kernel computes them at every point)
+        r, rdt = result
+        floats = [(v, dt) for v, dt in operands if np.dtype(dt).kind == "f"]
+        if bit == INVALID:   # a NaN made of no NaN
+            cond = ops.call("not_equal", [r, r], rdt, np.bool_)
+            for v, dt in floats:
+                cond = ops.call("logical_and", [cond, ops.call("equal", [v, v], dt, np.bool_)], np.bool_)
+            return cond
+        # an infinity made of finite operands (a NaN operand makes a NaN, so of these ops
+        # only hypot(nan, inf) is infinite with one, and inf is no finite operand)
+        cond = ops.call("isinf", [r], rdt, np.bool_)
+        at = _ZERO_DIVISOR.get(op)
+        # (power's zero base to any power under 0, -inf too, is a division by zero)
+        for v, dt in floats[:1] if bit == DIVIDE and op in _POWERS else floats:
+            cond = ops.call("logical_and", [cond, ops.call("logical_not", [
+                ops.call("isinf", [v], dt, np.bool_)], np.bool_)], np.bool_)
+        if at is not None and at < len(operands):
+            v, dt = operands[at]
+            zero = ops.call("equal" if bit == DIVIDE else "not_equal", [v, ops.constant(0, dt)], dt, np.bool_)
+            cond = ops.call("logical_and", [cond, zero], np.bool_)
+        return cond
+    return where
+
+
+# Flags a compiled kernel's code for an op raises where NumPy's loop raises none, or
+# misses. Kernels call glibc's vector math (libmvec; kiln's own exp for float64), NumPy
+# its own loops or libm's scalar functions, and the flags differ: "overflow" for huge
+# operands (sin, cos, tan, arcsin, arccos, arctan, arcsinh, arccosh, arctanh of +-1e300;
+# cosh(710.0), which is finite; exp of -1e308), "invalid" for infinite ones (tanh(-inf),
+# exp2(-inf), expm1(-inf), log1p(inf), arccosh(1.0)) and for hypot(0, 0), and pow misses
+# pow(0, -inf)'s division by zero (AVX2 and AVX-512 variants, tails included: that one a
+# kernel may still miss, lowering/cpp_fp.py). Where such
+# an op may raise a kind, the kernel tells that kind only by its ops' predicates
+# (lowering/fp_flags.py; this table is checked by tests/runtime/test_fp_owner_predicates.py).
+# (log, log2 and log10 raise "invalid" for a NaN operand alone: a NaN that came in is
+# screened for, and one made in the kernel came from an op that raised it.)
+_KERNEL_NOISE = {**{op: OVER | INVALID for op in """
+    exp exp2 expm1 log1p cbrt sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh
+    arccosh arctanh arctan2 hypot logaddexp""".split()}, "power": ALL, "float_power": ALL}
+
+
+def kernel_noise(op: str) -> int:
+    """The kinds the kernel code of ``op`` may raise that NumPy's loop would not.
+
+    >>> kernel_noise("hypot") == OVER | INVALID, kernel_noise("log")
+    (True, 0)
+    """
+    return _KERNEL_NOISE.get(op, 0)
 
 
 def ufunc_name(op: str) -> str:

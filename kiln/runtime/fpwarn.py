@@ -19,11 +19,16 @@ A flag is attributed only where that is certain (lowering/fp_flags.py builds the
   the flag counts only when no float the kernel reads (arrays it does not overwrite,
   scalars, literals) is a NaN.
 
-Otherwise that kind stays silent (never a warning NumPy would not give). Several ops of
-one message (two np.log lines in one kernel) warn once, at the first one's line.
+Where several ops may raise a kind (or its op's kernel code raises flags NumPy's does
+not: glibc's vector math), the kernel tells them apart itself: it computes each op's
+predicate for that kind (ops/fp_errors.py ``raises_where``, lowering/cpp_fp.py), keeps a
+word of those that held, and raises that kind only if one did; the handler then warns
+for each op whose bit is set (``slots``, ``owned``), in the ops' order. Otherwise that
+kind stays silent (never a warning NumPy would not give).
 """
 from __future__ import annotations
 
+import ctypes
 from typing import Any, Callable
 
 import numpy as np
@@ -47,41 +52,61 @@ def _has_nan(value: Any) -> bool:
     return isinstance(value, (float, np.floating, complex, np.complexfloating)) and value != value
 
 
-def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False) -> Callable:
+def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
+                    slots: tuple = (), owned: Callable | int | None = None) -> Callable:
     """The handler launch.c calls as ``handler(flags, *kernel_args)``. ``entries``: the
     kernel's (lowering/fp_flags.py); ``reads``: the positions of the arguments the kernel
     reads and does not overwrite; ``opaque``: it also reads something no check can see
-    (a NaN literal, an array it overwrites in place), so its invalid flag means nothing."""
+    (a NaN literal, an array it overwrites in place), so its invalid flag means nothing.
+    ``slots``: ``(bit, entry index, kind)`` per op whose predicate the kernel computes
+    for a kind several of its ops may raise; ``owned()`` the word of those predicates
+    that held in the calling thread's last launch (bit ``bit`` for that slot): the
+    kernel's flag of such a kind is raised only when one held (cpp_prelude.h
+    ``kiln_fp_own``), and each of them warns. (``owned`` may be the address of the
+    library's ``kiln_fp_owned``: called through ctypes, so no cffi declarations are
+    parsed for it.)"""
+    if isinstance(owned, int):
+        owned = ctypes.CFUNCTYPE(ctypes.c_uint)(owned)
 
-    # Each kind that can be attributed, to its one op (decided once, here): launch.c calls
-    # the handler only for these flags, so a kernel whose flags mean nothing certain
+    told = 0
+    fired_at: dict[tuple, int] = {}
+    for position, i, bit in slots:
+        told |= bit
+        fired_at[(i, bit)] = position
+    # Each other kind that can be attributed, to its one op (decided once, here): launch.c
+    # calls the handler only for these flags, so a kernel whose flags mean nothing certain
     # (NaN through a comparison beside no invalid-capable op) costs nothing more.
     owner: dict[int, tuple] = {}
     for bit, _key, _text in KINDS:
         candidates = [e for e in entries if e[0] & bit]
-        if candidates and all(e[4] for e in candidates) and len({e[1] for e in candidates}) == 1:
+        if not bit & told and candidates and all(e[4] for e in candidates) \
+                and len({e[1] for e in candidates}) == 1:
             owner[bit] = candidates[0]
     if opaque:
         owner.pop(INVALID, None)
-    # NumPy's order: op by op, each op's kinds in npy_fpe's order
-    order = [(bit, text, e) for e in entries for bit, _key, text in KINDS if owner.get(bit) is e]
+    # NumPy's order: op by op, each op's kinds in npy_fpe's order; the word's bit of an op
+    # a predicate tells (None: the kind's one op)
+    order = [(bit, text, e, fired_at.get((i, bit))) for i, e in enumerate(entries)
+             for bit, _key, text in KINDS if owner.get(bit) is e or (i, bit) in fired_at]
 
     def handler(flags: int, *args: Any) -> None:
         arrays = [a for a in args if isinstance(a, np.ndarray)]
         if arrays and not any(a.size for a in arrays):
             return  # no element computed (a flag raised before the loops: a zero divisor)
         flags &= warned_kinds()
-        if flags & INVALID and any(_has_nan(args[i]) for i in reads):
+        if flags & INVALID & ~told and any(_has_nan(args[i]) for i in reads):
             flags &= ~INVALID
-        for bit, text, entry in order:
-            if flags & bit:
+        word = owned() if flags & told and owned is not None else 0
+        for bit, text, entry, position in order:
+            if flags & bit and (position is None or word >> position & 1):
                 warn_at(f"{text} encountered in {entry[1]}", entry[2], entry[3])
 
-    mask = 0
+    mask = told
     for bit in owner:
         mask |= bit
     handler.mask = mask   # launch.c calls it only for these flags  # type: ignore[attr-defined]
     # launch.c screens "invalid" alone against NaNs in these arguments itself (data with
-    # NaNs raises it through comparisons on every call: no Python call for that)
-    handler.nan_reads = tuple(reads) if mask & INVALID else None  # type: ignore[attr-defined]
+    # NaNs raises it through comparisons on every call: no Python call for that); a
+    # kind the predicates tell is raised by them alone
+    handler.nan_reads = tuple(reads) if mask & INVALID & ~told else None  # type: ignore[attr-defined]
     return handler

@@ -180,15 +180,21 @@ def test_compiled_calls_warn_as_numpy(fn, make):
             _same(got, want)
 
 
-def test_ops_of_different_messages_that_may_raise_one_flag_say_nothing_of_it():
-    """log and sqrt in one kernel may both raise the invalid flag: which one did is not
-    known, so no invalid warning (divide is log's alone); never one NumPy would not give."""
+def test_ops_of_different_messages_that_may_raise_one_flag_each_warn_for_their_own():
+    """log and sqrt in one kernel may both raise the invalid flag: the kernel computes
+    where each raised it (ops/fp_errors.py raises_where), so log's warns and sqrt's,
+    whose operand is never negative here, does not (the flag alone said nothing)."""
     x = np.array([0.0, -1.0, 2.0])
     _, want = _record(two_lines, (x,))
-    _, got = _record(kiln.compile(two_lines, backend="cpp"), (x,))
+    compiled = kiln.compile(two_lines, backend="cpp")
     assert [w[1] for w in want] == ["divide by zero encountered in log",
                                     "invalid value encountered in log"]
-    assert got == want[:1]
+    for _ in range(2):
+        assert _record(compiled, (x,))[1] == want
+    _, want = _record(two_lines, (x - 2.0,))
+    assert [w[1] for w in want] == ["divide by zero encountered in log", "invalid value encountered in log",
+                                    "invalid value encountered in sqrt"]
+    assert _record(compiled, (x - 2.0,))[1] == want
 
 
 def test_a_threaded_kernel_reports_its_threads_flags():

@@ -1,0 +1,72 @@
+"""The C++ renderer's half of telling which op raised a floating-point flag.
+
+Where several ops of a kernel may raise one kind (lowering/fp_flags.py ``fp_table``), the
+kernel computes each op's predicate for it (ops/fp_errors.py ``raises_where``, through
+:meth:`CppEmitter.raised <kiln.lowering.cpp_ops.CppEmitter.raised>`): ``own<k> |= ...``
+per slot k, OR-reduced by the loops, returned as one word (bit k: slot k held somewhere),
+which the kernel's entry keeps for runtime/fpwarn.py (cpp_prelude.h ``kiln_fp_own``).
+
+The predicates cost: a 4-op chain on 1M float64 whose ops may all overflow and be invalid
+(9 slots) takes ~2.5x the time of its plain body. So a kernel that writes none of its
+inputs has two bodies: the plain one runs, and only when it raised a kind its ops'
+predicates tell (a rare launch) does the body with them run again on the same arguments
+(``rerun``). A kernel that overwrites an input it reads computes them on every launch.
+(A flag the plain body's code misses asks for no second run: np.power(0.0, -inf)'s
+division by zero, which glibc's pow does not raise, warns only beside another.)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .cpp_ops import NameSource
+from .cpp_stages import render_stages
+
+
+@dataclass
+class ToldBody:
+    lines: list = field(default_factory=list)   # the body with its ops' predicates ([]: none)
+    rerun: bool = False    # it runs only after the plain body raised a told kind
+    flags: dict = field(default_factory=lambda: {"mask": 0, "fired": "0u"})   # (the template's)
+    slots: tuple = ()      # (bit of the word, entry index, kind) per slot of a told kind
+
+
+def told_body(plan: Any, slots: list, rewrites: bool, nest: Callable) -> ToldBody:
+    """The kernel body of ``plan`` that computes ``slots`` (fp_flags.fp_table), its loops
+    made by ``nest(lines, complex)``; ``rewrites``: the kernel writes an input it reads."""
+    if not slots:
+        return ToldBody()
+    names = NameSource(plan.inplace)
+    names.mark_offsets = True
+    for position, (_i, _bit, node, where) in enumerate(slots):
+        names.fp_slots.setdefault(node, []).append((position, where))
+    lines = render_stages(plan, names)
+    # the kinds whose every slot the body computes (an op lowered without its predicate,
+    # an extern's, leaves its kind to the flag as before)
+    told = [(p, i, bit) for p, (i, bit, _n, _w) in enumerate(slots)]
+    told = tuple(t for t in told if all(p in names.fp_emitted for p, _i, b in told if b == t[2]))
+    if not told:
+        return ToldBody()
+    body = ["    " + line for line in names.prologue()] + nest(lines, names.complex)
+    return ToldBody(owned_words(body, sorted(names.fp_emitted)), not rewrites, told_flags(told), told)
+
+
+def owned_words(body: list[str], emitted: list[int]) -> list[str]:
+    """``body`` keeping the slots' words (``own<k> |= ...``, cpp_ops.py): declared before
+    the loops, OR-reduced by every OpenMP loop, and returned as one word, bit k slot k."""
+    words = ", ".join(f"own{k}" for k in emitted)
+    clause = f" reduction(|:{words})"
+    body = [line + clause if line.lstrip().startswith(("#pragma omp simd", "#pragma omp for"))
+            else line for line in body]
+    return (["    uint64_t " + ", ".join(f"own{k} = 0" for k in emitted) + ";"] + body
+            + ["    return " + " | ".join(f"(unsigned)own{k} << {k}" for k in emitted) + ";"])
+
+
+def told_flags(told: tuple) -> dict:
+    """What the kernel's entry does with its word (cpp_kernel.cpp.j2): the kinds whose
+    flag the word replaces (``mask``), and the C expression of the kinds it raised."""
+    kinds: dict[int, int] = {}
+    for position, _i, bit in told:
+        kinds[bit] = kinds.get(bit, 0) | 1 << position
+    return {"mask": sum(kinds), "fired": " | ".join(
+        f"(owned & {bits:#x}u ? {bit}u : 0u)" for bit, bits in sorted(kinds.items()))}

@@ -1,0 +1,146 @@
+"""Random chains of the ops ops/fp_errors.py ``raises_where`` covers, fused into one
+kernel, over edge values: the compiled call gives NumPy's exact list of floating-point
+warnings (category, message, count, order), where several ops of the kernel may raise
+one kind (the kernel computes which did) and where one may."""
+from __future__ import annotations
+
+import linecache
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+UNARY = ["log", "log2", "log10", "log1p", "sqrt", "exp", "exp2", "expm1", "sinh", "cosh",
+         "arcsin", "arccos", "arccosh", "arctanh", "sin", "cos", "tan", "square", "reciprocal",
+         "rad2deg"]
+BINARY = ["add", "subtract", "multiply", "divide", "power", "fmod", "remainder", "hypot"]
+# (a Python float beyond float32's range in a float32 chain warns "overflow encountered in
+# cast" from NumPy's conversion: not this test's business)
+CONSTANTS = {np.float64: ["0.0", "-1.0", "0.5", "2.0", "1e300", "y"],
+             np.float32: ["0.0", "-1.0", "0.5", "2.0", "1e38", "y"]}
+EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -3.0, 1e-3, 30.0, 100.0, 710.0, 1e20, -1e20,
+         1e300, -1e300, np.inf, -np.inf, 1e-310, 0.999, -1.5]
+
+
+def _chain(rng, length, dtype):
+    lines, value = [], "x"
+    for k in range(length):
+        if rng.random() < 0.6:
+            expr = f"np.{rng.choice(UNARY)}({value})"
+        else:
+            other = rng.choice(CONSTANTS[dtype])
+            args = [value, other] if rng.random() < 0.7 else [other, value]
+            expr = f"np.{rng.choice(BINARY)}({args[0]}, {args[1]})"
+        lines.append(f"    t{k} = {expr}")
+        value = f"t{k}"
+    return "def chain(x, y):\n" + "\n".join(lines) + f"\n    return {value}\n"
+
+
+def _compile(source, name):
+    filename = f"<fp-chain {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope = {"np": np}
+    exec(compile(source, filename, "exec"), scope)
+    return scope["chain"]
+
+
+def _warnings(fn, *args):
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        out = fn(*args)
+    return out, [(w.category, str(w.message), w.lineno) for w in got]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("seed", range(12))
+def test_random_chains_warn_as_numpy(seed, dtype):
+    rng = np.random.default_rng([seed, np.dtype(dtype).itemsize])
+    for case in range(4):
+        source = _chain(rng, int(rng.integers(2, 7)), dtype)
+        fn = _compile(source, f"{seed}-{case}-{np.dtype(dtype).name}")
+        n = int(rng.choice([5, 19, 67]))   # (SIMD bodies and scalar tails)
+        with np.errstate(all="ignore"):
+            x = rng.choice(np.array(EDGES), n).astype(dtype)
+            y = rng.choice(np.array(EDGES), n).astype(dtype)
+        want_out, want = _warnings(fn, x, y)
+        compiled = kiln.compile(fn, backend="cpp")
+        for _ in range(2):
+            out, got = _warnings(compiled, x.copy(), y.copy())
+            assert got == want, source
+            np.testing.assert_array_equal(np.isnan(out), np.isnan(want_out))
+
+
+def _same_warnings(fn, make, calls=2):
+    want_out, want = _warnings(fn, *make())
+    compiled = kiln.compile(fn, backend="cpp")
+    for _ in range(calls):
+        args = make()
+        out, got = _warnings(compiled, *args)
+        assert got == want
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(want_out))
+    return want
+
+
+def log2_of_arcsin(y):
+    return np.log2(np.arcsin(y))
+
+
+def hypot_of_divided(x):
+    return np.hypot(np.expm1(x) / 0.0, x)
+
+
+def arccosh_plus(x):
+    return np.arccosh(x) + 1.0
+
+
+def half_cosh(x):
+    return np.cosh(x) * 0.5
+
+
+def log_times_sqrt_in_place(x):
+    x *= 2.0
+    return np.log(x) * np.sqrt(x - 3.0)
+
+
+@pytest.mark.parametrize("fn, make, numpy_says", [
+    # arcsin(2) and log2(arcsin(-0.3)) are both invalid: one kernel, two warnings
+    (log2_of_arcsin, lambda: (np.array([0.5, 2.0, -0.3] * 30),),
+     ["invalid value encountered in arcsin", "invalid value encountered in log2"]),
+    (log2_of_arcsin, lambda: (np.array([0.5, np.nan, -0.3] * 30),),
+     ["invalid value encountered in log2"]),
+    # glibc's vector hypot of an infinity raised "invalid": it was taken for the divide's
+    (hypot_of_divided, lambda: (np.linspace(0.1, 1.0, 1000),), ["divide by zero encountered in divide"]),
+    (hypot_of_divided, lambda: (np.linspace(-1.0, 1.0, 1001),),
+     ["divide by zero encountered in divide", "invalid value encountered in divide"]),
+    # glibc's vector acosh(1.0) raises "invalid", its cosh(710.0) (finite) "overflow"
+    (arccosh_plus, lambda: (np.ones(64),), []),
+    (arccosh_plus, lambda: (np.array([0.5] + [1.0] * 63),), ["invalid value encountered in arccosh"]),
+    (half_cosh, lambda: (np.full(64, 710.0),), []),
+    (half_cosh, lambda: (np.full(64, 711.0),), ["overflow encountered in cosh"]),
+    # a kernel writing its input computes its predicates on every launch (no second run)
+    (log_times_sqrt_in_place, lambda: (np.array([0.0, 1.0, -1.0, 4.0] * 20),),
+     ["divide by zero encountered in log", "invalid value encountered in log",
+      "invalid value encountered in sqrt"]),
+    (log_times_sqrt_in_place, lambda: (np.array([0.0, 1.0, 4.0] * 20),),
+     ["divide by zero encountered in log", "invalid value encountered in sqrt"]),
+], ids=lambda v: getattr(v, "__name__", None) or "")
+def test_kernels_name_the_ops_that_raised_each_kind(fn, make, numpy_says):
+    want = _same_warnings(fn, make)
+    assert [w[1] for w in want] == numpy_says
+
+
+def test_a_threaded_kernel_tells_its_ops_apart():
+    from kiln.config import config
+    old = config.num_threads
+    config.num_threads = 2
+    try:
+        x = np.linspace(0.1, 0.9, 2_000_000)
+        x[-5] = 3.0      # arcsin(3): the last chunk, another thread's
+        x[7] = -0.25     # log2(arcsin(-0.25))
+        want = _same_warnings(log2_of_arcsin, lambda: (x,))
+        assert [w[1] for w in want] == ["invalid value encountered in arcsin",
+                                        "invalid value encountered in log2"]
+    finally:
+        config.num_threads = old
