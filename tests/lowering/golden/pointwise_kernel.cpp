@@ -51,12 +51,12 @@ __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_greater_power_
             bool t12 = ((t10 != 0) & (t11 != 0));
             own0 |= (uint64_t)t12;
             float t13 = kiln_clip<float>(t1, -1.0f, __builtin_inff());
-            float t14 = (t2 ? t3 : t13);
+            float t14 = kiln_select<float>(t2, t3, t13);
             float t15 = (float)(s_a);
             bool t16 = (t15 == 0.5f);
             float t17 = __builtin_sqrtf(t14);
             float t18 = powf(t14, t15);
-            float t19 = (t16 ? t17 : t18);
+            float t19 = kiln_select<float>(t16, t17, t18);
             bool t20 = (__builtin_fabsf(t19) == __builtin_inff());
             bool t21 = (__builtin_fabsf(t14) == __builtin_inff());
             bool t22 = (t21 == 0);
@@ -85,7 +85,7 @@ __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_greater_power_
             bool t42 = ((t39 != 0) & (t41 != 0));
             own4 |= (uint64_t)t42;
             bool t43 = (t0 < 0.5f);
-            float t44 = (t43 ? 1.0f : 0.0f);
+            float t44 = kiln_select<float>(t43, 1.0f, 0.0f);
             float t45 = t36 + t44;
             bool t46 = (__builtin_fabsf(t45) == __builtin_inff());
             bool t47 = (t37 == 0);
