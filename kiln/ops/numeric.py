@@ -7,10 +7,10 @@ on every backend with no kernel, shape rule or derivative of their own. What Num
 validates (bad axes, shape mismatches) is validated by the ops they call, with NumPy's
 messages. Arguments kiln does not model raise ``UnsupportedArgument`` (a graph break).
 
-Families: differences and rolls, rounding
-and cleaning (round, nan_to_num, isclose), polynomials (polyval, vander), joins and splits
-(append, split variants), grids (meshgrid, indices, triu/tril indices), selection (select,
-count_nonzero), small helpers (isposinf, sinc, trapezoid, broadcast_arrays, ...).
+Families: differences and rolls, rounding and cleaning (round, nan_to_num, isclose),
+polynomials (polyval, vander), grids (meshgrid, indices, triu/tril indices), selection
+(select, count_nonzero), small helpers (isposinf, sinc, trapezoid, broadcast_arrays, ...).
+np.append and the split family are in kiln/ops/splice.py.
 Statistics (nan* reductions, average, cov, corrcoef) are in kiln/ops/statistics.py;
 arrays made from data (asarray, array, ndarray) in kiln/ops/from_data.py.
 """
@@ -304,68 +304,6 @@ def _polyval(p, x):
 
 spell_composite(np.polyval, ("multiply", "add", "getitem"),
                 lambda p, x: Composite(_polyval, (p, x)), "numpy.polyval")
-
-
-# ---- joins and splits ----------------------------------------------------------------------
-
-def _append(arr, values, axis):
-    if axis is None:
-        arr = N.ravel(arr) if _is_array(arr) else np.ravel(arr)
-        values = N.ravel(values) if _is_array(values) else np.ravel(values)
-        axis = 0
-    return N.concatenate([arr, values], axis=axis)
-
-
-spell_composite(np.append, ("concatenate", "ravel"),
-                lambda arr, values, axis=None: Composite(_append, (arr, values), {"axis": axis},
-                                                         relative_sizes=True),
-                "numpy.append")
-
-
-def _split(ary, sections, axis, strict):
-    nd = ndim_of(ary)
-    axis = normalize_one_axis(axis, nd)
-    n = shape_of(ary)[axis]
-    if isinstance(sections, (int, np.integer)):
-        count = int(sections)
-        if count <= 0:
-            raise ValueError("number sections must be larger than 0.")
-        if strict and n % count:
-            raise ValueError("array split does not result in an equal division")
-        each, extra = divmod(n, count)
-        sizes = [each + 1] * extra + [each] * (count - extra)
-        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
-    else:   # (``ary[k:]`` for the last: the same slice for any length, relative_sizes)
-        bounds = [0] + [int(i) for i in sections] + [None]
-    return [N.getitem(ary, _slice_along(nd, axis, slice(lo, hi)))
-            for lo, hi in zip(bounds[:-1], bounds[1:])]
-
-
-def _split_normalizer(strict: bool, fixed_axis: int | None = None, min_nd: int = 1):
-    def normalize(ary, indices_or_sections, axis=0):
-        if fixed_axis is not None:
-            if ndim_of(ary) < min_nd:
-                raise ValueError(f"{['', 'hsplit', 'vsplit', 'dsplit'][min_nd]} only works on "
-                                 f"arrays of {min_nd} or more dimensions")
-            axis = fixed_axis if not (fixed_axis == 1 and ndim_of(ary) == 1) else 0
-        sections = indices_or_sections
-        if _is_array(sections):
-            reject("numpy.split", "indices_or_sections", "<array>", "pass a list of ints")
-        # split points slice from the ends (np.split(x, [2, 5]) of any length); a number
-        # of sections divides the length the example has
-        return Composite(_split, (ary,), {"sections": sections, "axis": axis, "strict": strict},
-                         relative_sizes=not isinstance(sections, (int, np.integer)))
-    return normalize
-
-
-spell_composite(np.split, ("getitem",), _split_normalizer(True), "numpy.split")
-spell_composite(np.array_split, ("getitem",), _split_normalizer(False), "numpy.array_split")
-spell_composite(np.hsplit, ("getitem",),
-                lambda ary, s: _split_normalizer(True, 1, 1)(ary, s), "numpy.hsplit")
-spell_composite(np.vsplit, ("getitem",),
-                lambda ary, s: _split_normalizer(True, 0, 2)(ary, s), "numpy.vsplit")
-spell_composite(np.dsplit, ("getitem",),
-                lambda ary, s: _split_normalizer(True, 2, 3)(ary, s), "numpy.dsplit")
 
 
 # ---- grids and index sets --------------------------------------------------------------------

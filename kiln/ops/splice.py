@@ -1,4 +1,6 @@
-"""``np.delete`` and ``np.insert`` at positions known while capturing (Python ints, lists,
+"""``np.delete``, ``np.insert``, ``np.append`` and the ``np.split`` family.
+
+``np.delete`` and ``np.insert`` at positions known while capturing (Python ints, lists,
 slices, constant arrays): composites gathering from the array (and, for insert, the
 values after it) with a constant index array, so they fuse and differentiate as ``take``
 does.
@@ -22,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from .indexing import is_array_entry
-from .meta import TensorMeta, as_array, namespace, reject, shape_of, to_host
-from .numeric import _dtype
+from .meta import TensorMeta, as_array, ndim_of, normalize_one_axis, reject, shape_of, to_host
+from .numeric import _dtype, _is_array, _slice_along
 from .registry import Category, Composite, F, N, declare, spell_composite
 
 
@@ -277,3 +279,65 @@ def _insert_normalize(arr, obj, values, axis=None):
 spell_composite(np.insert, ("ravel", "astype", "concatenate", "take", "reshape", "insert_index",
                             "getitem", "relayout"),
                 _insert_normalize, "numpy.insert")
+
+
+# ---- joins and splits ----------------------------------------------------------------------
+
+def _append(arr, values, axis):
+    if axis is None:
+        arr = N.ravel(arr) if _is_array(arr) else np.ravel(arr)
+        values = N.ravel(values) if _is_array(values) else np.ravel(values)
+        axis = 0
+    return N.concatenate([arr, values], axis=axis)
+
+
+spell_composite(np.append, ("concatenate", "ravel"),
+                lambda arr, values, axis=None: Composite(_append, (arr, values), {"axis": axis},
+                                                         relative_sizes=True),
+                "numpy.append")
+
+
+def _split(ary, sections, axis, strict):
+    nd = ndim_of(ary)
+    axis = normalize_one_axis(axis, nd)
+    n = shape_of(ary)[axis]
+    if isinstance(sections, (int, np.integer)):
+        count = int(sections)
+        if count <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        if strict and n % count:
+            raise ValueError("array split does not result in an equal division")
+        each, extra = divmod(n, count)
+        sizes = [each + 1] * extra + [each] * (count - extra)
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    else:   # (``ary[k:]`` for the last: the same slice for any length, relative_sizes)
+        bounds = [0] + [int(i) for i in sections] + [None]
+    return [N.getitem(ary, _slice_along(nd, axis, slice(lo, hi)))
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _split_normalizer(strict: bool, fixed_axis: int | None = None, min_nd: int = 1):
+    def normalize(ary, indices_or_sections, axis=0):
+        if fixed_axis is not None:
+            if ndim_of(ary) < min_nd:
+                raise ValueError(f"{['', 'hsplit', 'vsplit', 'dsplit'][min_nd]} only works on "
+                                 f"arrays of {min_nd} or more dimensions")
+            axis = fixed_axis if not (fixed_axis == 1 and ndim_of(ary) == 1) else 0
+        sections = indices_or_sections
+        if _is_array(sections):
+            reject("numpy.split", "indices_or_sections", "<array>", "pass a list of ints")
+        # split points slice from the ends (np.split(x, [2, 5]) of any length); a number
+        # of sections divides the length the example has
+        return Composite(_split, (ary,), {"sections": sections, "axis": axis, "strict": strict},
+                         relative_sizes=not isinstance(sections, (int, np.integer)))
+    return normalize
+
+
+spell_composite(np.split, ("getitem",), _split_normalizer(True), "numpy.split")
+spell_composite(np.array_split, ("getitem",), _split_normalizer(False), "numpy.array_split")
+spell_composite(np.hsplit, ("getitem",),
+                lambda ary, s: _split_normalizer(True, 1, 1)(ary, s), "numpy.hsplit")
+spell_composite(np.vsplit, ("getitem",),
+                lambda ary, s: _split_normalizer(True, 0, 2)(ary, s), "numpy.vsplit")
+spell_composite(np.dsplit, ("getitem",),
+                lambda ary, s: _split_normalizer(True, 2, 3)(ary, s), "numpy.dsplit")
