@@ -195,3 +195,47 @@ def warn_where(x: Any, message: str, numpy_at: tuple[str, int] | None = None) ->
     array ``x`` is true, at the user's line, or at ``numpy_at`` (:func:`numpy_site`)."""
     from .registry import F
     F.warn_if_any(x, message=message, site=numpy_at or call_site())
+
+
+# The warnings NumPy gives for a spelling about to change or go (np.fix on NumPy 2.5)
+DEPRECATIONS = (DeprecationWarning, FutureWarning, np.exceptions.VisibleDeprecationWarning)
+_DEPRECATION_NAMES = frozenset(c.__name__ for c in DEPRECATIONS)
+
+
+def _names(code: types.CodeType) -> set[str]:
+    found = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            found |= _names(c)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _python_may_deprecate(fn: Any) -> bool:
+    layers, seen = [fn, getattr(fn, "_implementation", None)], set()
+    while layers:
+        f = layers.pop()
+        if f is None or id(f) in seen:
+            continue
+        seen.add(id(f))
+        code = getattr(f, "__code__", None)
+        if code is not None and _names(code) & _DEPRECATION_NAMES:
+            return True
+        layers.append(getattr(f, "__wrapped__", None))
+    return False
+
+
+def may_deprecate(fn: Any) -> bool:
+    """Can NumPy's Python function ``fn`` warn that it (or a way of calling it) is
+    deprecated: does its code, or a wrapper's, name DeprecationWarning, FutureWarning or
+    VisibleDeprecationWarning? Read off the installed NumPy once per function, so no list
+    of names per NumPy version is kept; only such a function's call is tried
+    (kiln/capture/call_inputs.py numpy_deprecation). NumPy's C functions and ufuncs: no.
+
+    >>> may_deprecate(np.sin), may_deprecate(lambda: warnings.warn("", DeprecationWarning))
+    (False, True)
+    """
+    try:
+        return _python_may_deprecate(fn)
+    except TypeError:   # (unhashable: no NumPy function)
+        return False
