@@ -1,7 +1,8 @@
 """NumPy's DeprecationWarning / FutureWarning for a spelling kiln captures (np.fix on
 NumPy 2.5, np.cross of 2-vectors, np.linalg.qr(mode='full'), a float k in np.rot90,
-np.tri or np.triu_indices on 2.5): a compiled op never calls NumPy's function, so capture
-asks NumPy (ops/value_warnings.py may_deprecate, capture/call_inputs.py
+np.tri or np.triu_indices on 2.5, ``out`` passed positionally to np.maximum, ``a.shape =``
+on 2.5): a compiled op never calls NumPy's function, so capture asks NumPy
+(ops/value_warnings.py may_deprecate and setting_warns, capture/call_inputs.py
 numpy_deprecation) and runs a call that warns as NumPy. Compiled vs plain NumPy on the
 installed version: values, the warnings (category, message, the user's line)."""
 import warnings
@@ -52,7 +53,25 @@ def _upper(a, k):
     return a[np.triu_indices(3, k)] * 2
 
 
-CASES = [(_fix, ()), (_cross_2d, ()), (_cross_3d, ()), (_qr_full, ()), (_rot90, (1,)),
+def _set_shape(a):
+    b = a * 2
+    b.shape = (3, 4)   # (deprecated on NumPy 2.5)
+    return b + 1
+
+
+def _out_positional(a):
+    out = np.empty_like(a)
+    np.maximum(a, 1.0, out)   # (ufunc's C code: more than 2 positional arguments)
+    return out + 1
+
+
+def _out_keyword(a):
+    out = np.empty_like(a)
+    np.maximum(a, 1.0, out=out)
+    return out + 1
+
+
+CASES = [(_set_shape, ()), (_out_positional, ()), (_out_keyword, ()), (_fix, ()), (_cross_2d, ()), (_cross_3d, ()), (_qr_full, ()), (_rot90, (1,)),
          (_rot90, (1.0,)), (_tri, (3,)), (_tri, (3.0,)), (_upper, (1,)), (_upper, (1.0,))]
 
 
@@ -98,6 +117,7 @@ def test_calls_that_do_not_warn_stay_in_the_graph():
     assert kiln.explain(_cross_3d)(a).graph_break_count == 0
     assert kiln.explain(_rot90)(a, 1).graph_break_count == 0
     assert kiln.explain(_tri)(a, 3).graph_break_count == 0
+    assert kiln.explain(_out_keyword)(a).graph_break_count == 0
 
 
 def test_may_deprecate_is_read_off_numpy():

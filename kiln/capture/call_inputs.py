@@ -84,12 +84,15 @@ def _writes_or_draws(fn: Any, bound: Any) -> bool:
         isinstance(owner, (np.random.Generator, np.random.RandomState))
 
 
-def _call_on_stand_ins(fn: Any, args: list, kwargs: dict) -> Any:
+def _call_on_stand_ins(fn: Any, args: list, kwargs: dict, ones: bool = False) -> Any:
     """NumPy's ``fn(*args, **kwargs)`` with each array argument a fake of its shape and
-    dtype (no memory of the user's is read or written); raises what NumPy raises."""
+    dtype (no memory of the user's is read or written), or with ``ones`` of its dimensions
+    each 1 (what a ufunc broadcasts as before: one element computed); raises what NumPy
+    raises."""
     def stand_in(v: Any) -> Any:
         if isinstance(v, ArrayArg):
-            return np.dtype(v.dtype).type(0) if v.var.scalar else to_fake(TensorMeta(v.shape, v.dtype))
+            shape = (1,) * len(v.shape) if ones else v.shape
+            return np.dtype(v.dtype).type(0) if v.var.scalar else to_fake(TensorMeta(shape, v.dtype))
         return v
     args = map_leaves(list(args), stand_in)
     if isinstance(fn, tuple) and fn[0] == "method" and args:   # x.mean(): a method key
@@ -123,10 +126,12 @@ def numpy_deprecation(fn: Any, bound: Any, args: list, kwargs: dict) -> Warning 
     ``fn(*args, **kwargs)`` gives on the installed NumPy for these arguments (np.fix on
     NumPy 2.5; np.linalg.qr with ``mode='full'``), or None. A compiled op never calls
     NumPy's function, so such a call runs as NumPy and its warning comes out at the user's
-    line. Tried only for a function whose code can give one (ops/value_warnings.py
-    may_deprecate), on stand-ins, stopping at the warning; never for a call that writes
-    or draws."""
-    if isinstance(fn, tuple) or not may_deprecate(fn) or \
+    line. Tried for a function whose code can give one (ops/value_warnings.py
+    may_deprecate), on stand-ins, stopping at the warning, and for a ufunc (whose C code
+    warns for some arguments: np.maximum(a, b, out) with ``out`` positional on NumPy 2.5)
+    on one element; never for a call that draws random numbers."""
+    ufunc = isinstance(fn, np.ufunc)
+    if not ufunc and (isinstance(fn, tuple) or not may_deprecate(fn)) or \
             (isinstance(bound, Bound) and bound.op.state is not None) or _writes_or_draws(fn, None):
         return None
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -134,7 +139,7 @@ def numpy_deprecation(fn: Any, bound: Any, args: list, kwargs: dict) -> Warning 
         for category in DEPRECATIONS:
             warnings.simplefilter("error", category)
         try:
-            _call_on_stand_ins(fn, args, kwargs)
+            _call_on_stand_ins(fn, args, kwargs, ones=ufunc)
         except DEPRECATIONS as w:
             return w
         except Exception:

@@ -239,3 +239,18 @@ def may_deprecate(fn: Any) -> bool:
         return _python_may_deprecate(fn)
     except TypeError:   # (unhashable: no NumPy function)
         return False
+
+
+@functools.lru_cache(maxsize=None)
+def setting_warns(name: str) -> bool:
+    """Does setting ndarray attribute ``name`` give a DeprecationWarning on the installed
+    NumPy (``a.shape = (2, 3)`` on NumPy 2.5, ``a.strides = ...`` on 2.4)? Asked of NumPy
+    once per process, by setting it on a small array to the value it has."""
+    x = np.zeros(1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            setattr(x, name, getattr(x, name))
+        except Exception:
+            return False
+    return any(issubclass(w.category, DEPRECATIONS) for w in seen)

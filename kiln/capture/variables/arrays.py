@@ -20,6 +20,7 @@ import numpy as np
 
 from ...ops import find_spelling, method_key
 from ...ops.meta import TensorMeta
+from ...ops.value_warnings import setting_warns
 from ..breaks import HINTS
 from ..bytecode_facts import OPERATOR_SYMBOLS
 from ..sources import AttrSource, GetItemSource, Source
@@ -143,7 +144,7 @@ class ArrayVariable(VariableTracker):
 
     def store_attr(self, tx, name: str, value: VariableTracker) -> bool:
         """``a.name = value`` where ndarray's setter is captured; False: not here."""
-        if self.scalar:
+        if self.scalar or setting_warns(name):   # (a.shape = ... on NumPy 2.5: deprecated)
             return False
         if name == "shape" and self.can_rewrite_in_place():
             # a = np.zeros(6); a.shape = (2, 3): an array only this frame sees takes the
