@@ -5,7 +5,8 @@ kiln/runtime/fpwarn.py when a launch reports a flag (runtime/launch.c).
 An entry is ``(kinds, name, filename, lineno, exact)``: the flags the node's computation
 may raise (1 divide, 2 overflow, 4 invalid), NumPy's name in its message, the user's line,
 and whether NumPy would warn for every flag the kernel's code for it raises. Not exact:
-an op under a mask (``np.log(x, where=m)``: kernels compute every lane), a derivative
+an op under a mask (``np.log(x, where=m)``: kernels compute every lane) unless the
+masked-off lanes compute on values that raise nothing (ops/masked.py), a derivative
 rule's node (NumPy runs those under ``errstate(all='ignore')``), Python-number math, an op
 this table does not know: their flags are never attributed to another node of the
 kernel, so the kernel then says nothing about those kinds.
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ops.fp_errors import ALL, NAN_QUIET, Bounded, fp_kinds
+from ..ops.masked import quiet_operands
 
 _MASKED = ("masked_unary", "masked_binary")
 _BOUND = {"b": Bounded(1.0), "i": Bounded(2.0 ** 63), "u": Bounded(2.0 ** 64)}
@@ -55,7 +57,11 @@ def _entry(node: Any) -> tuple | None:
     bits, message_name = known
     if not bits:
         return None
-    exact = op.name not in _MASKED and not node.meta.get("quiet")
+    # a masked op is exact where its kernel computes the masked-off lanes on values that
+    # raise nothing (ops/masked.py quiet_operands)
+    exact = (op.name not in _MASKED or quiet_operands(name, tuple(
+        a.meta.get("val") if hasattr(a, "meta") else a for a in node.args[2:])) is not None) \
+        and not node.meta.get("quiet")
     return (bits, message_name, filename, lineno, exact)
 
 
