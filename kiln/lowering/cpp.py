@@ -230,7 +230,6 @@ def print_kernel(plan: CppKernelPlan, vary: tuple = ()) -> RenderedKernel:
         return _print_kernel(plan, used, vary)
 
 
-
 # A max/min reduction's result is NaN where an element it read was one (``nan0 ? NaN :
 # acc0``, lowering/cpp_stages.py): the check of the kernel's inputs sees that NaN, so
 # only other NaN literals (np.nan in the user's code, an fmax accumulator's start) are

@@ -24,7 +24,7 @@ from ...ops.value_warnings import setting_warns
 from ..breaks import HINTS
 from ..bytecode_facts import OPERATOR_SYMBOLS
 from ..sources import AttrSource, GetItemSource, Source
-from ..python_numbers import float_tree
+from ..python_numbers import complex_with_float, float_tree, is_python_complex
 from .base import ConstantVariable, VariableTracker
 
 
@@ -105,6 +105,10 @@ class ArrayVariable(VariableTracker):
 
     # -- behaviour --------------------------------------------------------------------
     def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
+        if reverse and self.scalar and self.meta.dtype == np.float64 and is_python_complex(other):
+            result = complex_with_float(tx, op, other, self)   # (np.float64 is a Python float)
+            if result is not None:
+                return result
         args = [other, self] if reverse else [self, other]
         return tx.call_op(op, args, {}, f"operator {OPERATOR_SYMBOLS.get(op, op.__name__)}")
 
