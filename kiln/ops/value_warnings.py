@@ -61,6 +61,21 @@ def warn_at(message: str, filename: str, lineno: int, category: type = RuntimeWa
 _AT: dict[tuple, Callable] = {}
 
 
+def _at_line(key: tuple, name: str, source: str, filename: str, lineno: int,
+             kwdefaults: dict | None = None) -> Callable:
+    """Function ``name`` defined by ``source``, its code placed at ``filename:lineno`` and
+    run in that module's globals (once per ``key``)."""
+    if key not in _AT:
+        ns: dict = {}
+        exec(compile(source, filename or "<kiln>", "exec"), ns)
+        code = ns[name].__code__.replace(co_firstlineno=max(lineno, 1))
+        globals_ = _module_of(filename)[1] if filename else None
+        fn = types.FunctionType(code, globals_ if globals_ is not None else ns, name)
+        fn.__kwdefaults__ = kwdefaults
+        _AT[key] = fn
+    return _AT[key]
+
+
 def method_at(method: str, filename: str, lineno: int) -> Callable:
     """``lambda x, **params: x.<method>(**params)`` whose frame is the user's line: its code
     placed at ``filename:lineno``, run in that module's globals. NumPy's ``x.var()`` warns
@@ -72,15 +87,22 @@ def method_at(method: str, filename: str, lineno: int) -> Callable:
     >>> method_at("var", "demo.py", 7)(np.zeros(3)).item()
     0.0
     """
-    key = (method, filename, lineno)
-    if key not in _AT:
-        ns: dict = {}
-        exec(compile(f"def {method}(x, /, **params): return x.{method}(**params)",
-                     filename or "<kiln>", "exec"), ns)
-        code = ns[method].__code__.replace(co_firstlineno=max(lineno, 1))
-        globals_ = _module_of(filename)[1] if filename else None
-        _AT[key] = types.FunctionType(code, globals_ if globals_ is not None else ns, method)
-    return _AT[key]
+    return _at_line((method, filename, lineno), method,
+                    f"def {method}(x, /, **params): return x.{method}(**params)", filename, lineno)
+
+
+def ufunc_at(ufunc: np.ufunc, filename: str, lineno: int) -> Callable:
+    """``ufunc`` called from a frame at the user's line: a ufunc warns ("divide by zero
+    encountered in log") at the Python frame that calls it, so an extern call of a ufunc
+    op (np.log of a complex array, which no kernel computes) warns where NumPy's would.
+
+    >>> ufunc_at(np.log, "demo.py", 7)(np.ones(2)).tolist()
+    [0.0, 0.0]
+    """
+    name = ufunc.__name__ if ufunc.__name__.isidentifier() else "ufunc"
+    return _at_line((ufunc, filename, lineno), name,
+                    f"def {name}(*args, _kiln_ufunc, **params): return _kiln_ufunc(*args, **params)",
+                    filename, lineno, {"_kiln_ufunc": ufunc})
 
 
 def call_site() -> tuple[str, int] | None:
