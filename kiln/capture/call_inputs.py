@@ -84,14 +84,14 @@ def _writes_or_draws(fn: Any, bound: Any) -> bool:
         isinstance(owner, (np.random.Generator, np.random.RandomState))
 
 
-def _call_on_stand_ins(fn: Any, args: list, kwargs: dict, ones: bool = False) -> Any:
+def _call_on_stand_ins(fn: Any, args: list, kwargs: dict, cap: int | None = None) -> Any:
     """NumPy's ``fn(*args, **kwargs)`` with each array argument a fake of its shape and
-    dtype (no memory of the user's is read or written), or with ``ones`` of its dimensions
-    each 1 (what a ufunc broadcasts as before: one element computed); raises what NumPy
+    dtype (no memory of the user's is read or written), each dimension at most ``cap``
+    (1: what a ufunc broadcasts as before, one element computed); raises what NumPy
     raises."""
     def stand_in(v: Any) -> Any:
         if isinstance(v, ArrayArg):
-            shape = (1,) * len(v.shape) if ones else v.shape
+            shape = v.shape if cap is None else tuple(min(d, cap) for d in v.shape)
             return np.dtype(v.dtype).type(0) if v.var.scalar else to_fake(TensorMeta(shape, v.dtype))
         return v
     args = map_leaves(list(args), stand_in)
@@ -121,6 +121,9 @@ def numpy_warns_on_empty(fn: Any, bound: Any, args: list, kwargs: dict) -> str |
     return str(found[0].message) if found else None
 
 
+_PROBE_SIZE = 4096
+
+
 def numpy_deprecation(fn: Any, bound: Any, args: list, kwargs: dict) -> Warning | None:
     """The DeprecationWarning, FutureWarning or VisibleDeprecationWarning NumPy's
     ``fn(*args, **kwargs)`` gives on the installed NumPy for these arguments (np.fix on
@@ -134,12 +137,16 @@ def numpy_deprecation(fn: Any, bound: Any, args: list, kwargs: dict) -> Warning 
     if not ufunc and (isinstance(fn, tuple) or not may_deprecate(fn)) or \
             (isinstance(bound, Bound) and bound.op.state is not None) or _writes_or_draws(fn, None):
         return None
+    # (a large call, a QR of 4000 x 4000, is tried on its arrays cut to 3 along every
+    # dimension: the small dims a deprecation is about, 2-vectors, stay as they are)
+    arrays = [v for v in flatten(list(args) + list(kwargs.values())) if isinstance(v, ArrayArg)]
+    cap = 1 if ufunc else 3 if any(np.prod(a.shape) > _PROBE_SIZE for a in arrays) else None
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for category in DEPRECATIONS:
             warnings.simplefilter("error", category)
         try:
-            _call_on_stand_ins(fn, args, kwargs, ones=ufunc)
+            _call_on_stand_ins(fn, args, kwargs, cap)
         except DEPRECATIONS as w:
             return w
         except Exception:
