@@ -128,3 +128,16 @@ def test_may_deprecate_is_read_off_numpy():
     assert not may_deprecate(("method", "sum"))
     found = [s.text for s in SPELLINGS.values() if may_deprecate(s.key)]
     assert "numpy.linalg.qr" in found and len(found) < 20, found
+
+
+@pytest.mark.parametrize("fn,extra", [c for c in _warning_cases() if c[0] not in (_set_shape, _tri, _upper)],
+                         ids=lambda v: getattr(v, "__name__", repr(v)))
+def test_large_arrays_are_tried_cut_down(fn, extra, monkeypatch):
+    # (a call on large arrays is tried on its arrays cut to 3 along every dimension;
+    # the functions of fixed shapes left out)
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+    a = np.tile(np.arange(12.0).reshape(4, 3) - 5, (2000, 1))
+    expected, want = _run(fn, a, *extra)
+    got, seen = _run(kiln.compile(fn), a, *extra)
+    np.testing.assert_array_equal(got, expected)
+    assert seen == want and want
