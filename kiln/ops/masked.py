@@ -103,7 +103,7 @@ def _raises_nothing(fn: Any, values: list) -> bool:
     try:
         with np.errstate(all="raise"):
             fn(*values)
-    except (FloatingPointError, ValueError, ZeroDivisionError):
+    except (ArithmeticError, ValueError, TypeError):   # (FloatingPointError among them)
         return False
     return True
 
@@ -133,15 +133,15 @@ def _quiet(ufunc: str, operands: tuple) -> tuple | None:
 
 def quiet_operands(ufunc: str, xs: tuple) -> tuple | None:
     """For ``ufunc(*xs, where=m)``: a value for each array operand (None for a constant)
-    on which the ufunc raises no floating-point flag (1 for np.log, 0.5 for np.arccosh's
-    neighbour np.arctanh), asked of NumPy once per ufunc and dtypes; None if the ufunc
-    never raises one here, an operand is a 0-d value not known while compiling, or no
-    such value is found. A kernel computes the ufunc on
-    every element: given these in the masked-off lanes, its flags are NumPy's, which
-    computes only the selected ones (lowering/fp_flags.py then attributes them).
+    on which the ufunc raises no floating-point flag (1 for np.log; 0.5 for np.arctanh,
+    which 1 sends to inf), asked of NumPy once per ufunc and dtypes; None if the ufunc
+    never raises one here, an operand is a 0-d value not known while compiling, or no such
+    value is found. A kernel computes the ufunc on every element: given these in the
+    masked-off lanes, its flags are NumPy's, which computes only the selected ones
+    (lowering/fp_flags.py then attributes them).
 
-    >>> quiet_operands("log", (np.zeros(3),))
-    (np.float64(1.0),)
+    >>> quiet_operands("log", (np.zeros(3),)), quiet_operands("arctanh", (np.zeros(3),))
+    ((1.0,), (0.5,))
     """
     from .fp_errors import fp_kinds
     operands = tuple(_operand(x) for x in xs)
