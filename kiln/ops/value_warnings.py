@@ -25,7 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .meta import TensorMeta, as_array, reject
-from .registry import Category, declare
+from .registry import Category, declare, defined_in_numpy
 from .speculation import _SITES
 
 _modules: dict[str, Any] = {}
@@ -234,16 +234,26 @@ def _names(code: types.CodeType) -> set[str]:
 
 @functools.lru_cache(maxsize=None)
 def _python_may_deprecate(fn: Any) -> bool:
-    layers, seen = [fn, getattr(fn, "_implementation", None)], set()
+    # the function, its wrappers (``__wrapped__``, NumPy's ``_implementation``) and the
+    # private helpers of NumPy's they call (np.fft.irfftn's ``_cook_nd_args`` warns for
+    # ``s`` without ``axes``), two calls deep
+    layers, seen = [(fn, 0), (getattr(fn, "_implementation", None), 0)], set()
     while layers:
-        f = layers.pop()
+        f, depth = layers.pop()
         if f is None or id(f) in seen:
             continue
         seen.add(id(f))
         code = getattr(f, "__code__", None)
-        if code is not None and _names(code) & _DEPRECATION_NAMES:
-            return True
-        layers.append(getattr(f, "__wrapped__", None))
+        if code is not None:
+            names = _names(code)
+            if names & _DEPRECATION_NAMES:
+                return True
+            if depth < 2:
+                scope = getattr(f, "__globals__", {})
+                layers += [(scope.get(n), depth + 1) for n in names if n.startswith("_")
+                           and isinstance(scope.get(n), types.FunctionType)
+                           and defined_in_numpy(scope.get(n))]
+        layers.append((getattr(f, "__wrapped__", None), depth))
     return False
 
 
