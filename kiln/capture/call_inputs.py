@@ -12,6 +12,7 @@ import numpy as np
 from ..ops import Bound, Composite, TensorMeta, infer_meta
 from ..ops.meta import on_stand_ins, to_fake
 from ..ops.registry import map_leaves
+from ..ops.value_warnings import DEPRECATIONS, may_deprecate
 from .variables.arrays import ArrayVariable
 
 
@@ -70,6 +71,35 @@ def numpy_returns_scalar(op, inputs: tuple, params: dict) -> bool:
         return False
 
 
+def _writes_or_draws(fn: Any, bound: Any) -> bool:
+    """Does the call write (``out=``, an in-place op) or draw random numbers? Then no
+    probe runs it, not even on stand-ins."""
+    if isinstance(bound, Bound) and (bound.op.mutates or bound.out is not None
+                                     or bound.op.state is not None):
+        return True
+    if isinstance(bound, Composite) and bound.out is not None:
+        return True
+    owner = getattr(fn, "__self__", None)
+    return "random" in (getattr(fn, "__module__", None) or "") or \
+        isinstance(owner, (np.random.Generator, np.random.RandomState))
+
+
+def _call_on_stand_ins(fn: Any, args: list, kwargs: dict, cap: int | None = None) -> Any:
+    """NumPy's ``fn(*args, **kwargs)`` with each array argument a fake of its shape and
+    dtype (no memory of the user's is read or written), each dimension at most ``cap``
+    (1: what a ufunc broadcasts as before, one element computed); raises what NumPy
+    raises."""
+    def stand_in(v: Any) -> Any:
+        if isinstance(v, ArrayArg):
+            shape = v.shape if cap is None else tuple(min(d, cap) for d in v.shape)
+            return np.dtype(v.dtype).type(0) if v.var.scalar else to_fake(TensorMeta(shape, v.dtype))
+        return v
+    args = map_leaves(list(args), stand_in)
+    if isinstance(fn, tuple) and fn[0] == "method" and args:   # x.mean(): a method key
+        fn, args = getattr(args[0], fn[1]), args[1:]
+    return fn(*args, **{k: map_leaves(v, stand_in) for k, v in kwargs.items()})
+
+
 def numpy_warns_on_empty(fn: Any, bound: Any, args: list, kwargs: dict) -> str | None:
     """The first warning NumPy's ``fn(*args, **kwargs)`` gives when an array argument is
     empty ("Mean of empty slice", "Degrees of freedom <= 0 for slice", 0 / 0 in a mean), or
@@ -78,34 +108,50 @@ def numpy_warns_on_empty(fn: Any, bound: Any, args: list, kwargs: dict) -> str |
     array among the arguments (then the run costs nothing), and never for a call that
     writes (``out=``, an in-place op) or draws random numbers."""
     arrays = [v for v in flatten(list(args) + list(kwargs.values())) if isinstance(v, ArrayArg)]
-    if not any(0 in a.shape for a in arrays):
+    if not any(0 in a.shape for a in arrays) or _writes_or_draws(fn, bound):
         return None
-    if isinstance(bound, Bound) and (bound.op.mutates or bound.out is not None
-                                     or bound.op.state is not None):
-        return None
-    if isinstance(bound, Composite) and bound.out is not None:
-        return None
-    owner = getattr(fn, "__self__", None)
-    if "random" in (getattr(fn, "__module__", None) or "") or \
-            isinstance(owner, (np.random.Generator, np.random.RandomState)):
-        return None
-
-    def stand_in(v: Any) -> Any:
-        if isinstance(v, ArrayArg):
-            return np.dtype(v.dtype).type(0) if v.var.scalar else to_fake(TensorMeta(v.shape, v.dtype))
-        return v
     with np.errstate(divide="warn", over="warn", invalid="warn", under="ignore"), \
             warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         try:
-            args = map_leaves(list(args), stand_in)
-            if isinstance(fn, tuple) and fn[0] == "method" and args:   # x.mean(): a method key
-                fn, args = getattr(args[0], fn[1]), args[1:]
-            fn(*args, **{k: map_leaves(v, stand_in) for k, v in kwargs.items()})
+            _call_on_stand_ins(fn, args, kwargs)
         except Exception:
             return None   # (the kernel's own checks and errors decide)
     found = [w for w in seen if issubclass(w.category, RuntimeWarning)]
     return str(found[0].message) if found else None
+
+
+_PROBE_SIZE = 4096
+
+
+def numpy_deprecation(fn: Any, bound: Any, args: list, kwargs: dict) -> Warning | None:
+    """The DeprecationWarning, FutureWarning or VisibleDeprecationWarning NumPy's
+    ``fn(*args, **kwargs)`` gives on the installed NumPy for these arguments (np.fix on
+    NumPy 2.5; np.linalg.qr with ``mode='full'``), or None. A compiled op never calls
+    NumPy's function, so such a call runs as NumPy and its warning comes out at the user's
+    line. Tried for a function whose code can give one (ops/value_warnings.py
+    may_deprecate), on stand-ins, stopping at the warning, and for a ufunc (whose C code
+    warns for some arguments: np.maximum(a, b, out) with ``out`` positional on NumPy 2.5)
+    on one element; never for a call that draws random numbers."""
+    ufunc = isinstance(fn, np.ufunc)
+    if not ufunc and (isinstance(fn, tuple) or not may_deprecate(fn)) or \
+            (isinstance(bound, Bound) and bound.op.state is not None) or _writes_or_draws(fn, None):
+        return None
+    # (a large call, a QR of 4000 x 4000, is tried on its arrays cut to 3 along every
+    # dimension: the small dims a deprecation is about, 2-vectors, stay as they are)
+    arrays = [v for v in flatten(list(args) + list(kwargs.values())) if isinstance(v, ArrayArg)]
+    cap = 1 if ufunc else 3 if any(np.prod(a.shape) > _PROBE_SIZE for a in arrays) else None
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for category in DEPRECATIONS:
+            warnings.simplefilter("error", category)
+        try:
+            _call_on_stand_ins(fn, args, kwargs, cap)
+        except DEPRECATIONS as w:
+            return w
+        except Exception:
+            return None
+    return None
 
 
 def _perturbed(value: Any) -> Any:

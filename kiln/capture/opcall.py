@@ -25,8 +25,8 @@ from ..ops.meta import is_dtype_class, plain_dtype, supported_dtype
 from ..ops.speculation import speculating
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves
 from .breaks import HINTS
-from .call_inputs import (ArrayArg, as_meta, flatten, input_at, numpy_returns_scalar,
-                          numpy_warns_on_empty, replace_at,
+from .call_inputs import (ArrayArg, as_meta, flatten, input_at, numpy_deprecation,
+                          numpy_returns_scalar, numpy_warns_on_empty, replace_at,
                           value_free)
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
@@ -194,6 +194,11 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         if warned is not None:
             tx.unsupported("numpy_warning", f"{spelling.text} on an empty array warns in NumPy "
                            f"('{warned}'); it runs as NumPy so the warning comes out")
+        deprecated = numpy_deprecation(key, bound, bargs, bkwargs)
+        if deprecated is not None:
+            tx.unsupported("numpy_warning", f"{spelling.text} gives a {type(deprecated).__name__} "
+                           f"in NumPy {np.__version__} ('{deprecated}'); it runs as NumPy so "
+                           f"the warning comes out")
         used: set[int] = set()
         if isinstance(bound, Composite):
             if not bound.passes_scalars:

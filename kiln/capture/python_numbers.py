@@ -20,6 +20,7 @@ stays the Python float the entry computes (the graph's copy is only for array wo
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,9 @@ from .bytecode_facts import INPLACE_TO_PLAIN
 SAME_AS_WEAK = {float: ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                         "bool", "float64", "complex128"),
                 int: ("int64", "bool", "float64", "complex128")}
+# (a Python complex and a complex128 0-d value: the same result dtype with what a Python
+# float's is, since a float64 or int array meeting either turns complex128)
+SAME_AS_WEAK[complex] = SAME_AS_WEAK[float]
 _EXACT_RESULTS = ("float64", "complex128")
 
 
@@ -141,6 +145,43 @@ def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any
     args = (operand, var.array.node) if reverse else (var.array.node, operand)
     node = tx.output.graph.call(REGISTRY[name], args, {}, source=tx.location())
     return PyValueVariable(ArrayVariable(node, ()), float)
+
+
+# Python's complex operators whose result on a complex and a float is, bit for bit,
+# NumPy's complex128 one (a float is the complex ``(f, 0.0)`` to both), and what they give
+_COMPLEX_WITH_FLOAT = {operator.add: complex, operator.sub: complex, operator.mul: complex,
+                       operator.eq: bool, operator.ne: bool}
+
+
+def is_python_complex(var: Any) -> bool:
+    """Is ``var`` a Python complex (a constant, a run-time number, read from data)?"""
+    from .variables.arrays import PyValueVariable, SymScalarVariable
+    from .variables.base import ConstantVariable
+    return isinstance(var, ConstantVariable) and type(var.value) is complex or \
+        isinstance(var, SymScalarVariable) and type(var.example) is complex or \
+        isinstance(var, PyValueVariable) and var.kind is complex
+
+
+def complex_with_float(tx, op: Any, left: Any, right: Any) -> Any:
+    """``left op right`` for a Python complex ``left`` and an np.float64 ``right``: np.float64
+    is a Python float, so Python's complex operator runs, not NumPy's (``(1+2j) + x.sum()``
+    is a Python complex, ``(1+2j) == x.sum()`` a Python bool). ``+ - * == !=`` are computed
+    in the graph (quietly: Python's complex math never warns) and read back as Python's
+    type; ``/`` and ``**`` round their own way, so Python computes them (a graph break).
+    None for the operators complex lacks (``//``, ``%``, ``<``: NumPy's, as Python hands
+    them to np.float64)."""
+    from .variables.arrays import PyValueVariable
+    plain = INPLACE_TO_PLAIN.get(op, op)
+    kind = _COMPLEX_WITH_FLOAT.get(plain)
+    if kind is None:
+        if plain in (operator.truediv, operator.pow):
+            tx.unsupported("unsupported_value", f"{plain.__name__} of a Python complex and an "
+                           f"np.float64 is Python's complex arithmetic (its own rounding): "
+                           f"it runs as Python")
+        return None
+    result = tx.call_op(plain, [left, right], {}, f"Python complex {plain.__name__}")
+    result.node.meta["quiet"] = True
+    return PyValueVariable(result, kind)
 
 
 def python_math(tx, fn: Any, args: list) -> Any:

@@ -24,13 +24,14 @@ file, line number and source text). Users are kept up to date automatically.
 from __future__ import annotations
 
 import math
-
 import re
 from typing import Any, Callable, Iterable, Iterator
 
+import numpy as np
+
 from ..ops import Op, TensorMeta, infer_meta
 from ..ops.registry import iter_leaves, map_leaves
-from ..ops.value_warnings import method_at
+from ..ops.value_warnings import method_at, ufunc_at
 
 KINDS = ("placeholder", "constant", "call", "output")
 
@@ -273,11 +274,15 @@ _IDENT = re.compile(r"[^0-9a-zA-Z_]")
 
 def extern_impl(node: Node) -> Callable:
     """What runs call ``node`` as NumPy: its op's impl, or the ndarray method the user
-    called, called from the user's line (``meta["method"]``: NumPy's method warns there)."""
-    method = node.meta.get("method")
+    called, called from the user's line (``meta["method"]``: NumPy's method warns there),
+    as is an op's ufunc (it warns at the frame calling it)."""
+    method, source = node.meta.get("method"), node.meta.get("source")
     if method is None:
-        return node.target.impl
-    filename, lineno = node.meta["source"][:2]
+        impl = node.target.impl
+        # (a ufunc warns at the frame calling it: the user's line, as NumPy's call)
+        return ufunc_at(impl, source[0], source[1]) if isinstance(impl, np.ufunc) and source \
+            and source[0] else impl
+    filename, lineno = source[:2]
     return method_at(method, filename, lineno)
 
 

@@ -78,8 +78,8 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None, *,
                 readable: bool = True, methods: bool = False) -> str:
     """The graph as a Python function's source. ``readable=False`` prints every call as
     ``ops.<op>(...)`` (no op's own printing: a loop node stays one call of its runner),
-    for :func:`numpy_program`; ``methods``: a call of the user's ndarray method calls it
-    from their line (ir/graph.py extern_impl), a constant in ``consts``."""
+    for :func:`numpy_program`; ``methods``: a call of the user's ndarray method, or of a
+    ufunc op, calls it from their line (ir/graph.py extern_impl), a constant in ``consts``."""
     consts = {} if consts is None else consts
     params = [n.name for n in graph.placeholders]
     lines = [f"def {graph.name}({', '.join(params)}):"]
@@ -113,12 +113,13 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None, *,
             args = [format_value(a, consts) for a in node.args]
             args += [f"{k}={format_value(v, consts)}" for k, v in node.kwargs.items()]
             call = f"ops.{node.target.name}"
-            if methods and node.meta.get("method"):
-                # NumPy's x.var() warns at the user's line (ir/graph.py extern_impl)
-                fn, k = extern_impl(node), 0
-                while consts.setdefault(f"_{node.meta['method']}_at_{k}", fn) is not fn:
+            fn = extern_impl(node) if methods else None
+            if fn is not None and fn is not node.target.impl:
+                # NumPy's x.var() and a ufunc warn at the user's line (ir/graph.py extern_impl)
+                base, k = node.meta.get("method") or node.target.name, 0
+                while consts.setdefault(f"_{base}_at_{k}", fn) is not fn:
                     k += 1
-                call = f"_{node.meta['method']}_at_{k}"
+                call = f"_{base}_at_{k}"
             rhs = f"{call}({', '.join(args)})"
         meta = describe_meta(node.val)
         quiet = 'with np.errstate(all="ignore"): ' if node.meta.get("quiet") else ""

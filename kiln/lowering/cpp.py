@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,6 +233,18 @@ def print_kernel(plan: CppKernelPlan, vary: tuple = ()) -> RenderedKernel:
         return _print_kernel(plan, used, vary)
 
 
+# A max/min reduction's result is NaN where an element it read was one (``nan0 ? NaN :
+# acc0``, lowering/cpp_stages.py): the check of the kernel's inputs sees that NaN, so
+# only other NaN literals (np.nan in the user's code, an fmax accumulator's start) are
+# NaNs the kernel reads that no check sees
+_PROPAGATED_NAN = re.compile(r'\bnan\d+ \? -?\(*(?:\(\w+\))?-?__builtin_nanf?\(""\)\)*')
+
+
+def reads_nan_literal(body: str) -> bool:
+    """Does C++ kernel ``body`` hold a NaN literal besides a reduction's NaN propagation?"""
+    return "__builtin_nan" in _PROPAGATED_NAN.sub("", body)
+
+
 def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel:
     kernel, inplace = plan.kernel, plan.inplace
     frame = kernel.frame
@@ -319,7 +332,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     else:
         reads = tuple(i for i, b in enumerate(buffers) if b.name not in written) + \
             tuple(range(len(buffers), len(buffers) + len(scalars)))
-        opaque = bool(inplace) or "nan" in k["body"].lower() or \
+        opaque = bool(inplace) or reads_nan_literal(k["body"]) or \
             any(b.name in written and b.kind != "computed" for b in buffers)
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
                           size_args, tuple(args), keep_gil, entries, reads, opaque, told.slots,

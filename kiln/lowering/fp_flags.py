@@ -5,7 +5,8 @@ kiln/runtime/fpwarn.py when a launch reports a flag (runtime/launch.c).
 An entry is ``(kinds, name, filename, lineno, exact)``: the flags the node's computation
 may raise (1 divide, 2 overflow, 4 invalid), NumPy's name in its message, the user's line,
 and whether NumPy would warn for every flag the kernel's code for it raises. Not exact:
-an op under a mask (``np.log(x, where=m)``: kernels compute every lane), a derivative
+an op under a mask (``np.log(x, where=m)``: kernels compute every lane) unless the
+masked-off lanes compute on values that raise nothing (ops/masked.py), a derivative
 rule's node (NumPy runs those under ``errstate(all='ignore')``), Python-number math, an op
 this table does not know: their flags are never attributed to another node of the
 kernel, so the kernel then says nothing about those kinds.
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ops.fp_errors import ALL, KINDS, NAN_QUIET, Bounded, fp_kinds, kernel_noise, raises_where
+from ..ops.masked import quiet_operands
 
 _MASKED = ("masked_unary", "masked_binary")
 _BOUND = {"b": Bounded(1.0), "i": Bounded(2.0 ** 63), "u": Bounded(2.0 ** 64)}
@@ -60,8 +62,14 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     noise = kernel_noise(name) if kind == "f" else 0
     if not bits | noise:
         return None, 0
-    warned = op.name not in _MASKED and not node.meta.get("quiet")
-    return (bits | noise, message_name, filename, lineno, warned and not noise), bits if warned else 0
+    # a masked op is exact where its kernel computes the masked-off lanes on values that
+    # raise nothing (ops/masked.py quiet_operands); predicates tell only unmasked ops' kinds
+    quiet = node.meta.get("quiet")
+    exact = (op.name not in _MASKED or quiet_operands(name, tuple(
+        a.meta.get("val") if hasattr(a, "meta") else a for a in node.args[2:])) is not None) \
+        and not quiet
+    told = bits if op.name not in _MASKED and not quiet else 0
+    return (bits | noise, message_name, filename, lineno, exact and not noise), told
 
 
 def _calls(kernel: Any) -> Any:

@@ -342,9 +342,12 @@ class WrapperCode:
             for name, op in sorted(self.inplace_externs.items()):
                 head.append(f"{name} = REGISTRY[{op.name!r}].inplace_impl")
         if self.method_sites:
-            head.append("from kiln.ops.value_warnings import method_at as _method_at")
-            for (method, filename, lineno), name in sorted(self.method_sites.items()):
-                head.append(f"{name} = _method_at({method!r}, {filename!r}, {lineno!r})")
+            head.append("from kiln.ops.value_warnings import method_at as _method_at, ufunc_at as _ufunc_at")
+            for (method, filename, lineno), name in sorted(self.method_sites.items(), key=lambda kv: kv[1]):
+                if isinstance(method, np.ufunc):
+                    head.append(f"{name} = _ufunc_at(np.{method.__name__}, {filename!r}, {lineno!r})")
+                else:
+                    head.append(f"{name} = _method_at({method!r}, {filename!r}, {lineno!r})")
         if self.spread:
             head.append("from kiln.ops import REGISTRY")
         for (attr, op, kw), name in self.spread.items():
@@ -459,8 +462,14 @@ class WrapperCode:
 
 def _method_site(item: Any) -> tuple | None:
     """``(method, file, line)`` where extern ``item`` computes the user's ndarray method
-    call (a graph node's ``meta["method"]``), else None."""
+    call (a graph node's ``meta["method"]``), or ``(ufunc, file, line)`` where it is a
+    ufunc op's call (a ufunc warns at the frame calling it), else None."""
     for node in getattr(item, "origins", ()):
-        if getattr(node, "target", None) is item.op and node.meta.get("method"):
-            return (node.meta["method"],) + tuple(node.meta["source"][:2])
+        if getattr(node, "target", None) is not item.op:
+            continue
+        source = node.meta.get("source")
+        if node.meta.get("method"):
+            return (node.meta["method"],) + tuple(source[:2])
+        if isinstance(item.op.impl, np.ufunc) and source and source[0]:
+            return (item.op.impl,) + tuple(source[:2])
     return None

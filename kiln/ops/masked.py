@@ -14,6 +14,7 @@ NumPy's ufunc does).
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -80,7 +81,88 @@ def _vjp(g: Any, out: Any, mask: Any, fallback: Any, *xs: Any, ufunc: str) -> tu
         None if gr is None else F.where(mask, gr, 0.0) for gr in grads)
 
 
+_UNKNOWN = object()
+
+
+def _operand(x: Any) -> Any:
+    """An operand as :func:`quiet_operands` reads it: an array's dtype, a constant, or
+    ``_UNKNOWN`` for a 0-d value (a run-time scalar is the same in every lane, masked-off
+    ones too: no value can stand in for it there)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or isinstance(x, np.generic):
+        return x
+    if tuple(getattr(x, "shape", ())) == ():
+        value = getattr(x, "value", None)   # (a lowering's constant Scalar)
+        if value is None or getattr(x, "name", None) is not None:
+            return _UNKNOWN
+        return value if getattr(x, "weak", False) else np.dtype(dtype).type(value)
+    return np.dtype(dtype)
+
+
+def _raises_nothing(fn: Any, values: list) -> bool:
+    try:
+        with np.errstate(all="raise"):
+            fn(*values)
+    except (ArithmeticError, ValueError, TypeError):   # (FloatingPointError among them)
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def _quiet(ufunc: str, operands: tuple) -> tuple | None:
+    fn = getattr(REGISTRY[ufunc], "ufunc", None)
+    if fn is None:
+        return None
+    for candidate in (1, 0.5, 2, 3):
+        values, quiet = [], []
+        for x in operands:
+            if isinstance(x, np.dtype):
+                v = x.type(candidate)
+                if v != candidate:   # (0.5 in an integer dtype)
+                    break
+                values.append(np.full(1, v, x))
+                quiet.append(v.item())   # (a Python number: weak, the dtype stays x's)
+            else:
+                values.append(x)
+                quiet.append(None)
+        else:
+            if _raises_nothing(fn, values):
+                return tuple(quiet)
+    return None
+
+
+def quiet_operands(ufunc: str, xs: tuple) -> tuple | None:
+    """For ``ufunc(*xs, where=m)``: a value for each array operand (None for a constant)
+    on which the ufunc raises no floating-point flag (1 for np.log; 0.5 for np.arctanh,
+    which 1 sends to inf), asked of NumPy once per ufunc and dtypes; None if the ufunc
+    never raises one here, an operand is a 0-d value not known while compiling, or no such
+    value is found. A kernel computes the ufunc on every element: given these in the
+    masked-off lanes, its flags are NumPy's, which computes only the selected ones
+    (lowering/fp_flags.py then attributes them).
+
+    >>> quiet_operands("log", (np.zeros(3),)), quiet_operands("arctanh", (np.zeros(3),))
+    ((1.0,), (0.5,))
+    """
+    from .fp_errors import fp_kinds
+    operands = tuple(_operand(x) for x in xs)
+    if any(x is _UNKNOWN for x in operands):
+        return None
+    kinds = [x.kind for x in operands if isinstance(x, np.dtype)]
+    kind = "f" if "f" in kinds else "c" if "c" in kinds else (kinds[0] if kinds else "?")
+    consts = tuple(None if isinstance(x, np.dtype) else x for x in operands)
+    known = fp_kinds(ufunc, kind, consts)
+    if known is not None and not known[0] or not kinds:
+        return None
+    try:
+        return _quiet(ufunc, operands)
+    except TypeError:   # (an unhashable constant)
+        return None
+
+
 def _decompose(mask: Any, fallback: Any, *xs: Any, ufunc: str) -> Any:
+    quiet = quiet_operands(ufunc, xs)
+    if quiet is not None:   # (the masked-off lanes compute on values that raise nothing)
+        xs = tuple(x if q is None else F.where(mask, x, q) for x, q in zip(xs, quiet))
     return F.where(mask, F.__getattr__(ufunc)(*xs), fallback)
 
 

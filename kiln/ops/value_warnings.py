@@ -25,7 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .meta import TensorMeta, as_array, reject
-from .registry import Category, declare
+from .registry import Category, declare, defined_in_numpy
 from .speculation import _SITES
 
 _modules: dict[str, Any] = {}
@@ -61,6 +61,21 @@ def warn_at(message: str, filename: str, lineno: int, category: type = RuntimeWa
 _AT: dict[tuple, Callable] = {}
 
 
+def _at_line(key: tuple, name: str, source: str, filename: str, lineno: int,
+             kwdefaults: dict | None = None) -> Callable:
+    """Function ``name`` defined by ``source``, its code placed at ``filename:lineno`` and
+    run in that module's globals (once per ``key``)."""
+    if key not in _AT:
+        ns: dict = {}
+        exec(compile(source, filename or "<kiln>", "exec"), ns)
+        code = ns[name].__code__.replace(co_firstlineno=max(lineno, 1))
+        globals_ = _module_of(filename)[1] if filename else None
+        fn = types.FunctionType(code, globals_ if globals_ is not None else ns, name)
+        fn.__kwdefaults__ = kwdefaults
+        _AT[key] = fn
+    return _AT[key]
+
+
 def method_at(method: str, filename: str, lineno: int) -> Callable:
     """``lambda x, **params: x.<method>(**params)`` whose frame is the user's line: its code
     placed at ``filename:lineno``, run in that module's globals. NumPy's ``x.var()`` warns
@@ -72,15 +87,22 @@ def method_at(method: str, filename: str, lineno: int) -> Callable:
     >>> method_at("var", "demo.py", 7)(np.zeros(3)).item()
     0.0
     """
-    key = (method, filename, lineno)
-    if key not in _AT:
-        ns: dict = {}
-        exec(compile(f"def {method}(x, /, **params): return x.{method}(**params)",
-                     filename or "<kiln>", "exec"), ns)
-        code = ns[method].__code__.replace(co_firstlineno=max(lineno, 1))
-        globals_ = _module_of(filename)[1] if filename else None
-        _AT[key] = types.FunctionType(code, globals_ if globals_ is not None else ns, method)
-    return _AT[key]
+    return _at_line((method, filename, lineno), method,
+                    f"def {method}(x, /, **params): return x.{method}(**params)", filename, lineno)
+
+
+def ufunc_at(ufunc: np.ufunc, filename: str, lineno: int) -> Callable:
+    """``ufunc`` called from a frame at the user's line: a ufunc warns ("divide by zero
+    encountered in log") at the Python frame that calls it, so an extern call of a ufunc
+    op (np.log of a complex array, which no kernel computes) warns where NumPy's would.
+
+    >>> ufunc_at(np.log, "demo.py", 7)(np.ones(2)).tolist()
+    [0.0, 0.0]
+    """
+    name = ufunc.__name__ if ufunc.__name__.isidentifier() else "ufunc"
+    return _at_line((ufunc, filename, lineno), name,
+                    f"def {name}(*args, _kiln_ufunc, **params): return _kiln_ufunc(*args, **params)",
+                    filename, lineno, {"_kiln_ufunc": ufunc})
 
 
 def call_site() -> tuple[str, int] | None:
@@ -195,3 +217,72 @@ def warn_where(x: Any, message: str, numpy_at: tuple[str, int] | None = None) ->
     array ``x`` is true, at the user's line, or at ``numpy_at`` (:func:`numpy_site`)."""
     from .registry import F
     F.warn_if_any(x, message=message, site=numpy_at or call_site())
+
+
+# The warnings NumPy gives for a spelling about to change or go (np.fix on NumPy 2.5)
+DEPRECATIONS = (DeprecationWarning, FutureWarning, np.exceptions.VisibleDeprecationWarning)
+_DEPRECATION_NAMES = frozenset(c.__name__ for c in DEPRECATIONS)
+
+
+def _names(code: types.CodeType) -> set[str]:
+    found = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            found |= _names(c)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _python_may_deprecate(fn: Any) -> bool:
+    # the function, its wrappers (``__wrapped__``, NumPy's ``_implementation``) and the
+    # private helpers of NumPy's they call (np.fft.irfftn's ``_cook_nd_args`` warns for
+    # ``s`` without ``axes``), two calls deep
+    layers, seen = [(fn, 0), (getattr(fn, "_implementation", None), 0)], set()
+    while layers:
+        f, depth = layers.pop()
+        if f is None or id(f) in seen:
+            continue
+        seen.add(id(f))
+        code = getattr(f, "__code__", None)
+        if code is not None:
+            names = _names(code)
+            if names & _DEPRECATION_NAMES:
+                return True
+            if depth < 2:
+                scope = getattr(f, "__globals__", {})
+                layers += [(scope.get(n), depth + 1) for n in names if n.startswith("_")
+                           and isinstance(scope.get(n), types.FunctionType)
+                           and defined_in_numpy(scope.get(n))]
+        layers.append((getattr(f, "__wrapped__", None), depth))
+    return False
+
+
+def may_deprecate(fn: Any) -> bool:
+    """Can NumPy's Python function ``fn`` warn that it (or a way of calling it) is
+    deprecated: does its code, or a wrapper's, name DeprecationWarning, FutureWarning or
+    VisibleDeprecationWarning? Read off the installed NumPy once per function, so no list
+    of names per NumPy version is kept; only such a function's call is tried
+    (kiln/capture/call_inputs.py numpy_deprecation). NumPy's C functions and ufuncs: no.
+
+    >>> may_deprecate(np.sin), may_deprecate(lambda: warnings.warn("", DeprecationWarning))
+    (False, True)
+    """
+    try:
+        return _python_may_deprecate(fn)
+    except TypeError:   # (unhashable: no NumPy function)
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def setting_warns(name: str) -> bool:
+    """Does setting ndarray attribute ``name`` give a DeprecationWarning on the installed
+    NumPy (``a.shape = (2, 3)`` on NumPy 2.5, ``a.strides = ...`` on 2.4)? Asked of NumPy
+    once per process, by setting it on a small array to the value it has."""
+    x = np.zeros(1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            setattr(x, name, getattr(x, name))
+        except Exception:
+            return False
+    return any(issubclass(w.category, DEPRECATIONS) for w in seen)

@@ -45,8 +45,9 @@ def _has_nan(value: Any) -> bool:
         if value.dtype.kind != "f":
             return False
         if value.size <= 32:   # a few values: Python's sum costs less than a reduction
-            total = sum(value.ravel().tolist())   # (NaN also for inf - inf: silent, never wrong)
-            return total != total
+            values = value.ravel().tolist()
+            total = sum(values)   # (NaN also for inf - inf: then each value is looked at)
+            return total != total and any(v != v for v in values)
         # a NaN anywhere makes the minimum NaN: one pass
         return bool(np.isnan(np.minimum.reduce(value, axis=None)))
     return isinstance(value, (float, np.floating, complex, np.complexfloating)) and value != value

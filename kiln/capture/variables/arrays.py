@@ -20,10 +20,11 @@ import numpy as np
 
 from ...ops import find_spelling, method_key
 from ...ops.meta import TensorMeta
+from ...ops.value_warnings import setting_warns
 from ..breaks import HINTS
 from ..bytecode_facts import OPERATOR_SYMBOLS
 from ..sources import AttrSource, GetItemSource, Source
-from ..python_numbers import float_tree
+from ..python_numbers import complex_with_float, float_tree, is_python_complex
 from .base import ConstantVariable, VariableTracker
 
 
@@ -104,6 +105,10 @@ class ArrayVariable(VariableTracker):
 
     # -- behaviour --------------------------------------------------------------------
     def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
+        if reverse and self.scalar and self.meta.dtype == np.float64 and is_python_complex(other):
+            result = complex_with_float(tx, op, other, self)   # (np.float64 is a Python float)
+            if result is not None:
+                return result
         args = [other, self] if reverse else [self, other]
         return tx.call_op(op, args, {}, f"operator {OPERATOR_SYMBOLS.get(op, op.__name__)}")
 
@@ -143,7 +148,7 @@ class ArrayVariable(VariableTracker):
 
     def store_attr(self, tx, name: str, value: VariableTracker) -> bool:
         """``a.name = value`` where ndarray's setter is captured; False: not here."""
-        if self.scalar:
+        if self.scalar or setting_warns(name):   # (a.shape = ... on NumPy 2.5: deprecated)
             return False
         if name == "shape" and self.can_rewrite_in_place():
             # a = np.zeros(6); a.shape = (2, 3): an array only this frame sees takes the

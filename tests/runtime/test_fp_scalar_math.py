@@ -1,0 +1,58 @@
+"""NumPy's scalar math on float scalars warns per operation: ``x.max() % x.min()`` with a
+zero minimum "invalid value encountered in scalar remainder", ``inf + -inf`` "... in
+scalar add". Compiled, those scalars come out of one kernel with the reductions that made
+them; the kernel's flags say the same (runtime/fpwarn.py: a max/min reduction's NaN
+propagation is no NaN the input checks miss, lowering/cpp.py reads_nan_literal; a few
+values summing to NaN are looked at one by one). Compiled vs plain NumPy: values, types,
+the warnings (category, message, file, line)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+OPS = {
+    "add": lambda x: x.max() + x.min(),
+    "subtract": lambda x: x.max() - x.min(),
+    "multiply": lambda x: x.max() * x.min(),
+    "divide": lambda x: x.max() / x.min(),
+    "floor_divide": lambda x: x.max() // x.min(),
+    "remainder": lambda x: x.max() % x.min(),
+    "power": lambda x: x.max() ** x.min(),
+    "reversed_divide": lambda x: x.min() / x.max(),
+    "reversed_remainder": lambda x: x.min() % x.max(),
+    "divmod": lambda x: divmod(x.max(), x.min()),
+}
+DATA = ([3, 0], [0, 0], [-3, 0], [3e38, 1e-38], [np.inf, 2], [np.nan, 1], [np.inf, -np.inf],
+        [2.5, 1.5])
+
+
+def _run(fn, x):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = fn(x)
+    return out, [(w.category, str(w.message), w.filename, w.lineno) for w in seen]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("op", sorted(OPS))
+def test_float_scalar_math_warns_as_numpy(op, dtype, monkeypatch):
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+    fn = OPS[op]
+    compiled = kiln.compile(fn)
+    for data in DATA:
+        x = np.array(data, dtype)
+        (exp, want), (got, seen) = _run(fn, x), _run(compiled, x)
+        assert type(got) is type(exp) and np.array_equal(got, exp, equal_nan=True), (data, got, exp)
+        assert seen == want, data
+
+
+def test_inf_minus_inf_in_a_small_array_warns():
+    # (a few values that sum to NaN, inf and -inf, hold no NaN: the kernel's flag is real)
+    def f(x):
+        return x[0] + x[1]
+    x = np.array([np.inf, -np.inf])
+    assert _run(kiln.compile(f), x)[1] == _run(f, x)[1] != []
