@@ -59,7 +59,8 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     if known is None:   # Python numbers, NumPy scalar math, ops not in the table
         return (ALL, name, filename, lineno, False), 0
     bits, message_name = known
-    noise = kernel_noise(name) if kind == "f" else 0
+    # (NumPy scalar math is one scalar libm call, never the vector code the table is of)
+    noise = kernel_noise(name) if kind == "f" and op.name != "scalar_binary" else 0
     if not bits | noise:
         return None, 0
     # a masked op is exact where its kernel computes the masked-off lanes on values that
