@@ -615,3 +615,31 @@ def test_in_place_updates_of_small_arrays_compile(fn, arity):
     assert record.graph is not None and not record.runs_as_python
     if fastcheck.module() is not None:
         assert type(compiled.cache_entries[0].fast).__name__ == "SimpleEntry"
+
+
+def _big_body_small_tail(x, pts):
+    s = np.zeros(2)
+    for z in pts:                    # an array argument: an iterator kiln did not make
+        y = np.tanh(x * z) * np.exp(-x) + np.sqrt(x + z)
+        m = y.max()
+        if m > 1.0:                  # a break on the data; its tail is one tiny write
+            s[0] += m
+        else:
+            s[1] += m
+    return s
+
+
+def test_a_tiny_loop_tail_after_a_break_does_not_run_later_iterations_as_python():
+    # The tail of an iteration after the break (``s[0] += m``, then the loop's FOR_ITER)
+    # was priced alone and ran as Python, and with it every later iteration's large body:
+    # 1 graph for 16 iterations (npbench's contour_integral: 1 of 4). The body resumes in
+    # a resume function of its own, priced on its own graph.
+    x = np.random.default_rng(0).random(5000)
+    pts = np.array([0.1, 1.9, 0.2, 1.8, 0.3, 1.7])
+    compiled = kiln.compile(_big_body_small_tail)
+    np.testing.assert_allclose(compiled(x, pts), _big_body_small_tail(x, pts), rtol=1e-12)
+    bodies = [r for r in compiled.records if r.graph is not None and "tanh" in r.ops]
+    assert len(bodies) >= 2, [(r.function, r.ops, r.runs_as_python) for r in compiled.records]
+    assert bodies[-1].function.startswith("_big_body_small_tail.<resume")
+    np.testing.assert_allclose(compiled(x, pts[::-1].copy()), _big_body_small_tail(x, pts[::-1]),
+                               rtol=1e-12)
