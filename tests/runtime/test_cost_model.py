@@ -277,8 +277,12 @@ def test_one_element_steps_of_a_large_array_run_as_python():
     for _ in range(2):
         np.testing.assert_array_equal(compiled(x), prefix_max(x))
     out = kiln.explain(prefix_max)(x)
-    assert out.graph_count <= 1
+    # at most the first step's graph and the tail of the step after the break (out[i] = m,
+    # then the loop head: not priced alone, partial.runs_later_iterations); the body's
+    # resume function is priced out, and every later step runs as Python
+    assert out.graph_count <= 2
     assert any("or on single elements and 1 graph break" in r for r in out.runs_as_python)
+    assert len(compiled.records) <= 4
 
 
 def kalman(zs, F, H, Q, R, x):
