@@ -219,7 +219,9 @@ class CompiledFunction:
         extra = dict(built.extra)
         body = []
         if graph is not None:
-            note = self._python_is_faster(graph, breaks=1, guards=guards)
+            # priced alone unless declining it would run later iterations' graphs as Python
+            note = "" if partial.runs_later_iterations(self.fn, bp) else \
+                self._python_is_faster(graph, breaks=1, guards=guards)
             if note:
                 self._cost_note = note
                 return None

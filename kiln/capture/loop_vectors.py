@@ -76,8 +76,9 @@ class VecVariable(VariableTracker):
 
     def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
         if op in INPLACE_TO_PLAIN:
-            if reverse:
-                return NotImplemented
+            if reverse:   # ``acc += v``: the translator takes the result as it is
+                raise LoopFallback(f"an in-place operator on {other.describe()} with "
+                                   f"{self.describe()}")
             if self.state is None:
                 raise LoopFallback(f"an in-place operator on {self.describe()} (a temporary)")
             if self.node.graph is not tx.output.loop_trace.graph:

@@ -118,6 +118,25 @@ def plan(fn: types.FunctionType, break_index: int | None, depth: int,
     return BreakPlan(o.from_original(a), a, b, orig, opened)
 
 
+def runs_later_iterations(fn: types.FunctionType, bp: BreakPlan) -> bool:
+    """Is the break a loop's head (its ``FOR_ITER`` over an iterator kiln did not make, or
+    its back edge) in a function the loop body is not the start of? Then the graph before
+    it is the tail of one iteration, run once per call, and the body resumes in another
+    resume function, compiled per iteration. Running this entry as Python instead runs
+    every later iteration as Python (the loop goes on in the uncompiled frame), so the
+    cost model's verdict on this one graph does not decide for it: npbench's
+    contour_integral priced a 5-op tail on 6x6 arrays out, and the 22-op body of every
+    later iteration, inverse included, ran as Python."""
+    if bp.a != bp.b:
+        return False
+    facts = R.code_facts(bp.code)
+    o = R.origin(fn.__code__)
+    entry = o.entry if o.code is not fn.__code__ else None
+    return any(bp.a in (head, back) and any(head <= t <= back and t != entry
+                                            for t in R.exits(facts, bp.a, bp.b, bp.opened))
+               for head, back in facts.loops)
+
+
 class Continuation:
     """What a segment's exit returns: "call ``fn(*args)`` next". The outermost compiled
     function runs them in a loop (:func:`run`), so a loop that resumes compiled once per

@@ -280,8 +280,12 @@ def test_one_element_steps_of_a_large_array_run_as_python():
     for _ in range(2):
         np.testing.assert_array_equal(compiled(x), prefix_max(x))
     out = kiln.explain(prefix_max)(x)
-    assert out.graph_count <= 1
+    # at most the first step's graph and the tail of the step after the break (out[i] = m,
+    # then the loop head: not priced alone, partial.runs_later_iterations); the body's
+    # resume function is priced out, and every later step runs as Python
+    assert out.graph_count <= 2
     assert any("or on single elements and 1 graph break" in r for r in out.runs_as_python)
+    assert len(compiled.records) <= 4
 
 
 def kalman(zs, F, H, Q, R, x):
@@ -701,3 +705,31 @@ def test_the_tiny_call_benchmark_cases_answer_like_numpy():
         for want, got in pairs:
             assert type(got) is type(want), name
             np.testing.assert_array_equal(got, want)
+
+
+def _big_body_small_tail(x, pts):
+    s = np.zeros(2)
+    for z in pts:                    # an array argument: an iterator kiln did not make
+        y = np.tanh(x * z) * np.exp(-x) + np.sqrt(x + z)
+        m = y.max()
+        if m > 1.0:                  # a break on the data; its tail is one tiny write
+            s[0] += m
+        else:
+            s[1] += m
+    return s
+
+
+def test_a_tiny_loop_tail_after_a_break_does_not_run_later_iterations_as_python():
+    # The tail of an iteration after the break (``s[0] += m``, then the loop's FOR_ITER)
+    # was priced alone and ran as Python, and with it every later iteration's large body:
+    # 1 graph for 16 iterations (npbench's contour_integral: 1 of 4). The body resumes in
+    # a resume function of its own, priced on its own graph.
+    x = np.random.default_rng(0).random(5000)
+    pts = np.array([0.1, 1.9, 0.2, 1.8, 0.3, 1.7])
+    compiled = kiln.compile(_big_body_small_tail)
+    np.testing.assert_allclose(compiled(x, pts), _big_body_small_tail(x, pts), rtol=1e-12)
+    bodies = [r for r in compiled.records if r.graph is not None and "tanh" in r.ops]
+    assert len(bodies) >= 2, [(r.function, r.ops, r.runs_as_python) for r in compiled.records]
+    assert bodies[-1].function.startswith("_big_body_small_tail.<resume")
+    np.testing.assert_allclose(compiled(x, pts[::-1].copy()), _big_body_small_tail(x, pts[::-1]),
+                               rtol=1e-12)

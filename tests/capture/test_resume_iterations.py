@@ -1,0 +1,163 @@
+"""Loops that break the graph in their body and iterate over something kiln did not make
+(an array, list, tuple or generator argument; enumerate/zip of them): after the break the
+loop goes on in resume functions, each compiled and called once per iteration with the
+live iterator passed in (capture/resume.py, capture/partial.py). Checked against NumPy
+on every backend: values, exceptions, early break/return, for-else, the iterated array
+written inside the loop, an iterator or generator argument (advanced, never remade)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kiln
+from tests.test_programs import BACKENDS, program_registry, program_test
+
+PROGRAMS, program = program_registry()
+rng = np.random.default_rng(7)
+X = rng.standard_normal(12)
+PTS = np.array([0.3, -1.2, 0.8, -0.1, 1.5])
+
+
+@program((X, PTS), (X[:5], PTS[:2]), (X, PTS[:1]))
+def over_array_arg(x, pts):
+    acc = np.zeros_like(x)
+    for z in pts:
+        y = np.sin(x * z) + z
+        if y.sum() > 0:            # a break on the data
+            y = -y
+        acc += y * z
+    return acc
+
+
+@program(([X, X * 2, X - 1], 0.5), ([X[:3]], -2.0))
+def over_list_of_arrays(xs, w):
+    total = np.float64(0)
+    out = np.zeros_like(xs[0])
+    for a in xs:
+        b = np.exp(a * w)
+        if b.max() > 2.0:
+            out += b
+        total += b.sum()
+    return out, total
+
+
+@program(((X, X + 1, X * 3), (X * 0.5, X, X - 2)))
+def enumerate_zip_tuples(xs, ys):
+    out = np.zeros_like(xs[0])
+    for i, (a, b) in enumerate(zip(xs, ys)):
+        d = a * b - i
+        if d.mean() < 0:
+            d = d * 2
+        out += d
+    return out, i
+
+
+@program((X, 6), (X, 0))
+def range_with_arrays(x, n):
+    y = x.copy()
+    for i in range(n):
+        y = np.tanh(y + i)
+        if y[0] > 0.5:
+            y = y - 1
+    return y
+
+
+@program((X, PTS), (X, PTS * -1), (X, PTS * 0.01))
+def early_break_else(x, pts):
+    acc = np.zeros_like(x)
+    for k, z in enumerate(pts):
+        y = np.cos(x) * z
+        if y.sum() > 3.0:
+            break
+        acc += y
+    else:
+        acc -= 100.0
+        k = -1
+    return acc, k
+
+
+@program((X, PTS), (X, PTS * 0.01))
+def early_return(x, pts):
+    acc = np.zeros_like(x)
+    for z in pts:
+        acc += x * z
+        if acc.max() > 2.0:
+            return acc, z
+    return acc, None
+
+
+@program((PTS.copy(), X), (np.array([1.0, -2.0, 0.5]), X))
+def writes_the_iterated_array(pts, x):
+    acc = np.zeros_like(x)
+    for i, z in enumerate(pts):          # Python reads pts[i] when it gets there
+        y = x * z
+        if y.sum() > 0 and i + 1 < pts.shape[0]:
+            pts[i + 1] = pts[i + 1] * 2.0 + z
+        acc += y
+    return acc, pts.sum()
+
+
+@program((X, PTS, np.zeros(12)), (X, np.array([0.1, 0.2, 5.0, 0.3]), np.zeros(12)))
+def raises_mid_loop(x, pts, out):
+    for z in pts:
+        y = x * z
+        if np.abs(y).max() > 6.0:
+            raise ValueError(f"too large at {z}")
+        out += y                         # the writes before the raise stay
+    return out
+
+
+test_program = program_test(PROGRAMS, BACKENDS)
+
+
+def test_later_iterations_run_compiled_resume_functions():
+    # The tail after the branch breaks at the loop's FOR_ITER (an iterator kiln did not
+    # make); the body resumes in a resume function of its own, compiled once for each way
+    # the branch goes and called for every later iteration.
+    out = kiln.explain(over_array_arg)(X, PTS)
+    at_loop = [i for i, b in enumerate(out.break_reasons) if "iterator kiln did not make" in b.reason]
+    assert at_loop, [b.reason for b in out.break_reasons]
+    assert out.break_resumes_at[at_loop[0]], "after the loop head: compiled again"
+    sins = [ops for ops in out.ops_per_graph if "sin" in ops]
+    assert len(sins) >= 2, out.ops_per_graph     # the first iteration's and the resumed body's
+    compiled = kiln.compile(over_array_arg)
+    np.testing.assert_allclose(compiled(X, PTS), over_array_arg(X, PTS), rtol=1e-12)
+    bodies = [r.function for r in compiled.records if "sin" in r.ops]
+    assert bodies[0] == "over_array_arg"
+    assert any(f.startswith("over_array_arg.<resume") for f in bodies[1:]), bodies
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_every_iteration_runs_the_compiled_body(backend):
+    # the body's resume entries serve every later iteration: no recompiles per element
+    compiled = kiln.compile(over_array_arg, backend=backend)
+    pts = np.linspace(-1.5, 1.5, 25)
+    np.testing.assert_allclose(compiled(X, pts), over_array_arg(X, pts), rtol=1e-12)
+    first = len(compiled.records)
+    pts2 = np.linspace(-1.4, 1.6, 25)
+    np.testing.assert_allclose(compiled(X, pts2), over_array_arg(X, pts2), rtol=1e-12)
+    assert len(compiled.records) == first
+
+
+def iterator_argument(x, it):
+    acc = np.zeros_like(x)
+    n = 0
+    for z in it:                         # an iterator or generator: advanced, never remade
+        y = x * z
+        if y.sum() > 0:
+            y = -y
+        acc += y
+        n += 1
+    return acc, n, next(it, "done")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("make", [lambda: iter([0.5, -0.5, 2.0]), lambda: (v for v in [1.0, -1.0, 3.0]),
+                                  lambda: iter(PTS)])
+def test_an_iterator_argument_is_advanced_never_remade(backend, make):
+    from tests.test_programs import _compile
+    compiled = _compile(iterator_argument, backend)
+    for _ in range(2):
+        got, exp = compiled(X, make()), iterator_argument(X, make())
+        np.testing.assert_array_equal(got[0], exp[0])
+        assert got[1:] == exp[1:]
