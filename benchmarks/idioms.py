@@ -218,6 +218,24 @@ def masked_mean(x):
     return (x * m).sum() / m.sum()
 
 
+def _selection_mean(n, dtype, share):
+    """``x[m].mean()`` of n values of dtype, a random mask selecting ``share`` of them."""
+    def make(rng, small):
+        size = 7 if small else n
+        return rng.standard_normal(size).astype(dtype), rng.random(size) < share
+
+    def fn(x, m):
+        return x[m].mean()
+    fn.__name__ = f"selection_mean_{np.dtype(dtype).name}_{'sparse' if share < 0.5 else 'random'}_{n:.0e}".replace("e+0", "e")
+    return idiom("masked", make)(fn)
+
+
+for _n in (100_000, 10_000_000):
+    for _dtype in (np.float32, np.float64):
+        for _share in (0.5, 0.01):
+            _selection_mean(_n, _dtype, _share)
+
+
 @idiom("masked", vec(1_000_000))
 def relu_out(x):
     y = np.empty_like(x)

@@ -294,7 +294,29 @@ def _mask_unbacked(x: Any, index: tuple) -> Any:
     return ("nonzero", (1, 0)), ("u",) + tuple((0, d) for d in range(k, len(shape_of(x))))
 
 
-getitem_mask = declare("getitem_mask", Category.GATHER, _index_impl, inputs=("x", "index"),
+# A mask whose runs (of Trues or Falses) are shorter than this on average is taken by its
+# positions: NumPy's x[m] copies run by run, ~10 ns a run, so a random mask took 1.1 ms per
+# 1e5 float64 elements against 0.11 ms for flatnonzero + take (the same values); masks of
+# longer runs (x > c of smooth data) copy faster NumPy's way. Measured on the mask's first
+# MASK_SAMPLE elements.
+SHORT_RUNS = 6
+MASK_SAMPLE = 8192
+
+
+def _mask_impl(x: Any, index: tuple) -> Any:
+    """``x[m]`` of one boolean mask over x's leading dims: NumPy's values and layout (a new
+    C-ordered array), taken through the positions of a mask of short runs."""
+    m = index[0] if len(index) == 1 else None
+    if type(x) is np.ndarray and type(m) is np.ndarray and m.dtype == np.bool_ and m.ndim >= 1 \
+            and x.shape[:m.ndim] == m.shape and (x.ndim == 1 or x.flags.c_contiguous):
+        flat = m.reshape(-1)
+        s = flat[:MASK_SAMPLE]
+        if s.size > 1 and np.count_nonzero(s[1:] != s[:-1]) * SHORT_RUNS > s.size:
+            return x.reshape((-1,) + x.shape[m.ndim:]).take(np.flatnonzero(flat), axis=0)
+    return _index_impl(x, index)
+
+
+getitem_mask = declare("getitem_mask", Category.GATHER, _mask_impl, inputs=("x", "index"),
                        meta=_mask_meta, data_dependent=True, masked_selection=True,
                        unbacked=_mask_unbacked,
                        vjp=lambda g, out, x, index: (_scatter_back(g, x, index), None),
