@@ -183,6 +183,7 @@ def call_cost(fn: str, dtype: Any) -> int:
     return 1 + (LIBM_CALL_COST - 1) * len(_LIBM_CALL.findall(text))
 
 
+BOOL_LOAD = "(const uint8_t*)"   # how a term reads a bool array (as bytes: CppEmitter.load)
 _MATH_CALL = re.compile(r"\b(?:(?:%s)f?|kiln_exp)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
 
 
@@ -302,7 +303,7 @@ class CppEmitter(OpsHandler):
         if np.dtype(buf.dtype) == np.bool_:
             # read as a byte: GCC 12 vectorizes no loop that loads a C++ bool and also
             # works on wider types (np.where(mask, a, b) on float64 ran ~2x slower than NumPy)
-            element = f"((const uint8_t*){self.names.arg(buf)})[{self.names.at(index, self.rename)}]"
+            element = f"({BOOL_LOAD}{self.names.arg(buf)})[{self.names.at(index, self.rename)}]"
         return self.assign(element, buf.dtype)
 
     def constant(self, value: Any, dtype: Any) -> str:

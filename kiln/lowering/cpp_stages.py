@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .cpp_ops import CppEmitter, NameSource, calls_math, ctype, literal
+from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
 
@@ -229,7 +229,9 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 needed = _needed(em.lines, v)
                 lines += ["  " + b for b in needed] + [f"  return {v};", "};"]
                 # float32 terms that call vector math: 16 lanes per call (the prelude's W)
-                tp = f"{c_type}, 16" if c_type == "float" and calls_math(needed) else c_type
+                # (terms that read a bool array: a buffer of them, the prelude's W 0)
+                tp = f"{c_type}, 16" if c_type == "float" and calls_math(needed) else \
+                    f"{c_type}, 0" if any(BOOL_LOAD in b for b in needed) else c_type
                 threads = (f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
                            if plan.split_inner else "1")
                 if cast:
