@@ -56,7 +56,7 @@ HELPERS = {"divide": ("kiln_floor_divide", "kiln_remainder", "kiln_int_by_zero")
            "shift": ("kiln_lshift", "kiln_rshift"), "logaddexp": ("kiln_logaddexp",),
            "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
            "pairwise": ("kiln_pairwise",), "exp": ("kiln_exp(",), "select": ("kiln_select",),
-           "fp_own": ("kiln_fp_own(",)}
+           "fp_own": ("kiln_fp_own(", "kiln_owned_word")}
 
 
 def helpers_named(sources: list[str]) -> frozenset:
@@ -108,6 +108,7 @@ class RenderedKernel:
     fp_reads: tuple = ()    # the arguments it reads and does not overwrite (NaN checks)
     fp_opaque: bool = False  # it reads a NaN no check sees (a literal, an input it overwrites)
     fp_slots: tuple = ()    # (bit of its owned word, entry index, kind): who raised what (fp_flags.py)
+    fp_rerun: bool = False  # its slots' predicates run in ``<name>_told_run``, when wanted
     offsets: tuple = ()     # its memory indices' constant offsets, in order (renderer.resolve_offsets)
     offsets_key: str = ""   # its text blind to them (CppRenderer.offsets_key)
     offset_vary: tuple = ()  # the offsets (positions) its code takes as arguments, after the sizes
@@ -325,6 +326,12 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         source += (f"\nextern \"C\" void {kernel.name}_packed(const kiln_slot* a) {{\n"
                    f"    {kernel.name}({', '.join(slots)});\n}}\n")
         cdef += f"\nvoid {kernel.name}_packed(void*);"
+    if told.rerun:   # the body with its predicates, run by runtime/fpwarn.py when wanted
+        cdef += f"\nvoid {kernel.name}_told_run({', '.join(cparams + ['int'])});"
+        if "?" not in arg_codes:
+            source += (f"\nextern \"C\" void {kernel.name}_told_run_packed(const kiln_slot* a) {{\n"
+                       f"    {kernel.name}_told_run({', '.join(slots)});\n}}\n")
+            cdef += f"\nvoid {kernel.name}_told_run_packed(void*);"
     keep_gil = plan.work.isdigit() and int(plan.work) * plan.cost <= KEEP_GIL_WORK
     # (the slots' predicates compare: GCC may spell fabs(x) == inf as a signalling compare)
     if nan_quiet(kernel) and not told.lines:   # NaNs it reads raise nothing: its flags are its ops' own
@@ -335,7 +342,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         opaque = bool(inplace) or reads_nan_literal(k["body"]) or \
             any(b.name in written and b.kind != "computed" for b in buffers)
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
-                          size_args, tuple(args), keep_gil, entries, reads, opaque, told.slots,
+                          size_args, tuple(args), keep_gil, entries, reads, opaque, told.slots, told.rerun,
                           offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),
                           vary, tuple(offsets[i] for i in vary))
 
@@ -520,9 +527,12 @@ class CppRenderer(Renderer):
         if not rk.fp:
             return ""
         slots = rk.fp_slots
+        # (a kernel that writes none of its inputs runs its predicates again, in a second
+        # body, only when the handler wants them: not under np.errstate(...='ignore'))
+        rerun = f", rerun=_bind(_lib, _ffi, {rk.name + '_told_run'!r}, {rk.codes!r})" if rk.fp_rerun else ""
         return (f", on_fp=_fp_warnings({rk.fp!r}, {rk.fp_reads!r}"
                 + (", opaque=True" if rk.fp_opaque else "")
-                + (f", slots={slots!r}, owned=_lib.address('kiln_fp_owned'))" if slots else ")"))
+                + (f", slots={slots!r}, owned=_lib.address('kiln_fp_owned'){rerun})" if slots else ")"))
 
     def pointer(self, buf: Any) -> str:
         return buf.name

@@ -9,8 +9,9 @@ which the kernel's entry keeps for runtime/fpwarn.py (cpp_prelude.h ``kiln_fp_ow
 The predicates cost: a 4-op chain on 1M float64 whose ops may all overflow and be invalid
 (9 slots) takes ~2.5x the time of its plain body. So a kernel that writes none of its
 inputs has two bodies: the plain one runs, and only when it raised a kind its ops'
-predicates tell (a rare launch) does the body with them run again on the same arguments
-(``rerun``). A kernel that overwrites an input it reads computes them on every launch.
+predicates tell (a rare launch), and NumPy's error mode warns of it, does the body with
+them run again on the same arguments (``rerun``: ``<kernel>_told_run``, launched by
+runtime/fpwarn.py). A kernel that overwrites an input it reads computes them on every launch.
 (A flag the plain body's code misses asks for no second run: np.power(0.0, -inf)'s
 division by zero, which glibc's pow does not raise, warns only beside another.)
 """

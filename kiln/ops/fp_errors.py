@@ -146,6 +146,15 @@ _KERNEL_NOISE = {**{op: OVER | INVALID for op in """
     arccosh arctanh arctan2 hypot logaddexp""".split()}, "power": ALL, "float_power": ALL}
 
 
+def exact_kinds(entry: tuple) -> int:
+    """The kinds whose flag an entry's op raises exactly where NumPy warns (an entry of
+    kiln/lowering/fp_flags.py; its fifth field, a mask of kinds: an op whose kernel code
+    raises some kind NumPy's loop does not (kernel_noise) stays exact for its other kinds;
+    True/False in wrappers cached before it was a mask)."""
+    exact = entry[4]
+    return ALL if exact is True else 0 if exact is False else exact
+
+
 def kernel_noise(op: str) -> int:
     """The kinds the kernel code of ``op`` may raise that NumPy's loop would not.
 

@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops.fp_errors import INVALID, KINDS
+from ..ops.fp_errors import INVALID, KINDS, exact_kinds
 from ..ops.value_warnings import warn_at
 from .fpmode import warned_kinds
 
@@ -53,8 +53,12 @@ def _has_nan(value: Any) -> bool:
     return isinstance(value, (float, np.floating, complex, np.complexfloating)) and value != value
 
 
+stats = {"reruns": 0}   # second runs of kernels' bodies with their predicates (tests)
+
+
 def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
-                    slots: tuple = (), owned: Callable | int | None = None) -> Callable:
+                    slots: tuple = (), owned: Callable | int | None = None,
+                    rerun: Callable | None = None) -> Callable:
     """The handler launch.c calls as ``handler(flags, *kernel_args)``. ``entries``: the
     kernel's (lowering/fp_flags.py); ``reads``: the positions of the arguments the kernel
     reads and does not overwrite; ``opaque``: it also reads something no check can see
@@ -65,7 +69,10 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     kernel's flag of such a kind is raised only when one held (cpp_prelude.h
     ``kiln_fp_own``), and each of them warns. (``owned`` may be the address of the
     library's ``kiln_fp_owned``: called through ctypes, so no cffi declarations are
-    parsed for it.)"""
+    parsed for it.) ``rerun(*kernel_args)``: where the kernel writes none of its inputs,
+    the body that computes the word, run here only when a told kind is raised and NumPy's
+    error mode warns of it (under ``np.errstate(...='ignore')`` a launch that raises it
+    costs no second run: ``stats["reruns"]`` counts them)."""
     if isinstance(owned, int):
         owned = ctypes.CFUNCTYPE(ctypes.c_uint)(owned)
 
@@ -80,7 +87,7 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     owner: dict[int, tuple] = {}
     for bit, _key, _text in KINDS:
         candidates = [e for e in entries if e[0] & bit]
-        if not bit & told and candidates and all(e[4] for e in candidates) \
+        if not bit & told and candidates and all(exact_kinds(e) & bit for e in candidates) \
                 and len({e[1] for e in candidates}) == 1:
             owner[bit] = candidates[0]
     if opaque:
@@ -97,6 +104,9 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
         flags &= warned_kinds()
         if flags & INVALID & ~told and any(_has_nan(args[i]) for i in reads):
             flags &= ~INVALID
+        if flags & told and rerun is not None:
+            stats["reruns"] += 1
+            rerun(*args)
         word = owned() if flags & told and owned is not None else 0
         for bit, text, entry, position in order:
             if flags & bit and (position is None or word >> position & 1):

@@ -144,3 +144,33 @@ def test_a_threaded_kernel_tells_its_ops_apart():
                                         "invalid value encountered in log2"]
     finally:
         config.num_threads = old
+
+
+def test_the_second_body_runs_only_when_numpys_error_mode_warns():
+    """A kernel that writes none of its inputs runs its predicates in a second body, which
+    runtime/fpwarn.py launches only when a told kind was raised and NumPy's error mode
+    warns of it: under np.errstate(...='ignore') (entropy-like code, log of zeros every
+    call) no second run (it made such a call 2.5x slower, slower than NumPy)."""
+    import warnings as _w
+
+    import kiln
+    from kiln.runtime import fpwarn
+
+    def f(x, y):
+        return np.log(x) - np.log(y) * 2.0
+
+    x, y = np.array([0.0, 1.0, 2.0, 0.5]), np.array([1.0, 0.0, 3.0, -1.0])
+    compiled = kiln.compile(f, backend="cpp")
+    with np.errstate(all="ignore"):
+        compiled(x, y)   # (compiles)
+        before = fpwarn.stats["reruns"]
+        np.testing.assert_allclose(compiled(x, y), f(x, y), rtol=1e-15)   # (log: 1 ulp)
+        assert fpwarn.stats["reruns"] == before
+    with _w.catch_warnings(record=True) as got:
+        _w.simplefilter("always")
+        compiled(x, y)
+    with _w.catch_warnings(record=True) as want:
+        _w.simplefilter("always")
+        f(x, y)
+    assert fpwarn.stats["reruns"] == before + 1
+    assert [(str(w.message), w.lineno) for w in got] == [(str(w.message), w.lineno) for w in want]

@@ -18,7 +18,7 @@ _NT = 2
 _empty = np.empty
 _float32 = np.dtype('float32')
 _refcount = sys.getrefcount
-kiln_fused_tanh_multiply_sum_0 = _bind(_lib, _ffi, 'kiln_fused_tanh_multiply_sum_0', 'pppqqi', on_fp=_fp_warnings(((6, 'tanh', '', 0, False), (6, 'multiply', '', 0, True), (6, 'reduce', '', 0, True)), (0, 1)))
+kiln_fused_tanh_multiply_sum_0 = _bind(_lib, _ffi, 'kiln_fused_tanh_multiply_sum_0', 'pppqqi', on_fp=_fp_warnings(((6, 'tanh', '', 0, 1), (6, 'multiply', '', 0, 7), (6, 'reduce', '', 0, 7)), (0, 1)))
 
 
 def call(x, b):

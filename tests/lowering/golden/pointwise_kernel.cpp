@@ -29,7 +29,8 @@ __attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(co
 }
 
 // The body again, also computing where its ops raised the kinds several of them may raise
-// (kiln/lowering/cpp_fp.py): run only after a launch raised one, on the same arguments.
+// (kiln/lowering/cpp_fp.py): runtime/fpwarn.py runs it (the entry below) on the same
+// arguments after a launch raised one that NumPy's error mode warns of.
 __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_greater_power_clip_where_0_told(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int64_t begin, int64_t end, int nthreads)
 {
     uint64_t own0 = 0, own1 = 0, own2 = 0, own3 = 0, own4 = 0, own5 = 0, own6 = 0;
@@ -106,14 +107,18 @@ __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_greater_power_
     return (unsigned)own0 << 0 | (unsigned)own1 << 1 | (unsigned)own2 << 2 | (unsigned)own3 << 3 | (unsigned)own4 << 4 | (unsigned)own5 << 5 | (unsigned)own6 << 6;
 }
 
+extern "C" void kiln_fused_greater_power_clip_where_0_told_run(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int nthreads)
+{
+    KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
+    kiln_owned_word = kiln_fused_greater_power_clip_where_0_told(p_x, p_y, p_buf0, s_a, 0, 3, 1);
+    kiln_fp_take();   // (its flags say nothing: the word does)
+}
+
 extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int nthreads)
 {
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
-    // which op raised a flag several of its ops may raise: a word of their predicates
-    const unsigned before = kiln_fp_take();
-    unsigned owned = 0;
     // Threads only when the work (47 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
@@ -133,18 +138,18 @@ extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_
                 fp |= kiln_fp_take();
             }
         }
-        if (fp & 7u) owned = kiln_fused_greater_power_clip_where_0_told(p_x, p_y, p_buf0, s_a, 0, 3, nthreads);
-        kiln_fp_own(before, fp, 7u, (owned & 0x2u ? 1u : 0u) | (owned & 0x35u ? 2u : 0u) | (owned & 0x48u ? 4u : 0u), owned);
+        kiln_fp_put(fp);
         return;
     }
     kiln_fused_greater_power_clip_where_0_body(p_x, p_y, p_buf0, s_a, 0, 3, nthreads);
-    const unsigned raised = kiln_fp_take();
-    if (raised & 7u) owned = kiln_fused_greater_power_clip_where_0_told(p_x, p_y, p_buf0, s_a, 0, 3, nthreads);
-    kiln_fp_own(before, raised, 7u, (owned & 0x2u ? 1u : 0u) | (owned & 0x35u ? 2u : 0u) | (owned & 0x48u ? 4u : 0u), owned);
 }
 
 extern "C" void kiln_fused_greater_power_clip_where_0_packed(const kiln_slot* a) {
     kiln_fused_greater_power_clip_where_0((const float*)a[0].p, (const float*)a[1].p, (float*)a[2].p, (double)a[3].d, (int)a[4].i);
+}
+
+extern "C" void kiln_fused_greater_power_clip_where_0_told_run_packed(const kiln_slot* a) {
+    kiln_fused_greater_power_clip_where_0_told_run((const float*)a[0].p, (const float*)a[1].p, (float*)a[2].p, (double)a[3].d, (int)a[4].i);
 }
 
 

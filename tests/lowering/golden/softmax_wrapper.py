@@ -21,7 +21,7 @@ _NT = 2
 _empty = np.empty
 _float32 = np.dtype('float32')
 _refcount = sys.getrefcount
-kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi', on_fp=_fp_warnings(((6, 'subtract', 'model.py', 4, True), (6, 'exp', 'model.py', 4, False), (6, 'reduce', 'model.py', 5, True), (7, 'divide', 'model.py', 5, True)), (0,)))
+kiln_fused_max_subtract_exp_sum_0 = _bind(_lib, _ffi, 'kiln_fused_max_subtract_exp_sum_0', 'ppi', on_fp=_fp_warnings(((6, 'subtract', 'model.py', 4, 7), (6, 'exp', 'model.py', 4, 1), (6, 'reduce', 'model.py', 5, 7), (7, 'divide', 'model.py', 5, 7)), (0,)))
 
 
 def call(x):
