@@ -97,7 +97,8 @@ def fast_call(wrapper: Any) -> Callable:
     if m is None:
         return wrapper.call
     nparams, fixed, allocations, launches, outputs = plan
-    if max(nparams, len(fixed), len(allocations)) > FAST_MAX:
+    if max(nparams, len(fixed), len(allocations), len(outputs),
+           *(len(args) for _, args in launches)) > FAST_MAX:
         return wrapper.call     # a graph over a long list's items: more than FastCall holds
 
     def item(kind_value: tuple) -> tuple:

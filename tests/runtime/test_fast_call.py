@@ -5,6 +5,8 @@ NumPy's error mode set to raise (the graph run by NumPy), another argument count
 import numpy as np
 import pytest
 
+import kiln
+from kiln import config
 from kiln.ir import trace
 from kiln.ops import F, TensorMeta
 from kiln.runtime.backend import compile_graph
@@ -93,3 +95,17 @@ def test_a_graph_with_more_inputs_than_fast_call_holds_keeps_the_python_call():
     x = np.array([1.0, -2.0, 3.5])
     (out,) = call(x, *values)
     np.testing.assert_allclose(out, x * sum(values))
+
+
+@needs_launcher
+def test_a_kernel_with_more_arguments_than_fast_call_holds_keeps_the_python_call(monkeypatch):
+    """np.array of a list of 96 NumPy scalars: one kernel launch takes each item, more than
+    FastCall's 64 (NumPy's test_umath test_memoverlap_accumulate_cmp); the call raised
+    "FastCall: malformed arguments or outputs"."""
+    items = [np.int32(i % 3) for i in range(96)]
+    f = kiln.compile(lambda xs: np.array(xs, dtype=np.uint8), backend="cpp")
+    monkeypatch.setattr(config, "cost_model", False)
+    out = f(items)
+    expect = np.array(items, dtype=np.uint8)
+    assert out.dtype == expect.dtype
+    np.testing.assert_array_equal(out, expect)
