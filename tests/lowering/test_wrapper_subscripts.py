@@ -7,16 +7,8 @@ import numpy as np
 import pytest
 
 import kiln
+from benchmarks.npbench_more import covariance
 from kiln.config import config
-
-
-def covariance(M, float_n, data):
-    mean = np.mean(data, axis=0)
-    data -= mean
-    cov = np.zeros((M, M), dtype=data.dtype)
-    for i in range(M):
-        cov[i:M, i] = cov[i, i:M] = data[:, i] @ data[:, i:M] / (float_n - 1.0)
-    return cov
 
 
 def odd_indices(a, b):
