@@ -18,7 +18,7 @@ from ..ir import Graph
 from ..ops import REGISTRY, TensorMeta
 from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
 from .breaks import BreakGraph
-from .bytecode_facts import COND_JUMPS
+from .bytecode_facts import COND_JUMPS, local_accesses
 from .loop_branches import _WIDENS
 from .loop_types import FLAG, carried_flags, flagged_result, is_flag, link_flags, with_flags
 from .loop_returns import (RET, RETURNED, _constant_return, _only_returns, _return_after,
@@ -348,9 +348,12 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     # ``s1 = s2 = 0.0`` binds one value to two names: after ``s2, s1 = s1, s0`` the body's
     # first trace leaves s2 bound to the object it started with (s1's start), which looks
     # unchanged; a live name sharing its start value with a carried one is carried too
+    # (a name the body never stores, ``d = other`` before the loop, stays what it is)
     shared = {id(snap.locals[n]) for n in names if n in snap.locals}
+    stored = {var for inst in tx.decoded.instructions[region.lo:region.hi]
+              for kind, var in local_accesses(inst.opname, inst.arg) if kind == "def"}
     names += [n for n in end if n not in names and n in live and _pseudo_name(n) is None
-              and n in snap.locals and id(snap.locals[n]) in shared]
+              and n in snap.locals and id(snap.locals[n]) in shared and n in stored]
     start = dict(snap.locals, **extra)
     for n in names:
         if n not in start:

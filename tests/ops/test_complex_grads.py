@@ -59,8 +59,8 @@ CASES = {
     "ifft2": (lambda a: np.fft.ifft2(a) * np.conj(a), (Z23,)),
     "rfft2": (lambda x: np.fft.rfft2(x, norm="ortho"), (X23,)),
     "fftn": (lambda a: np.fft.fftn(a, axes=(1,)), (Z23,)),
-    "ifftn": (lambda a: np.fft.ifftn(a, s=(2, 4)), (Z23,)),
-    "rfftn": (lambda x: np.fft.rfftn(x, s=(2, 6)), (X23,)),
+    "ifftn": (lambda a: np.fft.ifftn(a, s=(2, 4), axes=(0, 1)), (Z23,)),   # (s without axes: deprecated)
+    "rfftn": (lambda x: np.fft.rfftn(x, s=(2, 6), axes=(0, 1)), (X23,)),
     "irfft": (lambda a: np.fft.irfft(a) * 2 + np.fft.irfft(a, n=5, axis=0, norm="ortho")[:2, :1], (Z23,)),
     "irfft2": (lambda a: np.fft.irfft2(a) * 2 + np.fft.irfft2(a, s=(3, 5), norm="ortho")[:2, :4], (Z23,)),
     "irfftn": (lambda a: np.fft.irfftn(a, s=(4, 3), axes=(1, 0), norm="forward")[:2]
