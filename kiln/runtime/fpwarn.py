@@ -21,10 +21,13 @@ A flag is attributed only where that is certain (lowering/fp_flags.py builds the
 
 Where several ops may raise a kind (or its op's kernel code raises flags NumPy's does
 not: glibc's vector math), the kernel tells them apart itself: it computes each op's
-predicate for that kind (ops/fp_errors.py ``raises_where``, lowering/cpp_fp.py), keeps a
-word of those that held, and raises that kind only if one did; the handler then warns
-for each op whose bit is set (``slots``, ``owned``), in the ops' order. Otherwise that
-kind stays silent (never a warning NumPy would not give).
+predicate for that kind (ops/fp_errors.py ``raises_where``, lowering/cpp_fp.py) and keeps
+a word of those that held; the handler warns for each op whose bit is set (``slots``,
+``owned``), in the ops' order. A kernel that overwrites an input computes the word on
+every launch and raises the kind only if a predicate held; one that does not raises its
+plain flag, and the handler runs the body with the predicates (``rerun``) only when NumPy's
+error mode warns of that kind. Otherwise that kind stays silent (never a warning NumPy
+would not give).
 """
 from __future__ import annotations
 
