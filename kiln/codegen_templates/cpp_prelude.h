@@ -504,11 +504,9 @@ KILN_INLINE {{ T }} kiln_cabs({{ C }} a) {  // branch-free: loops over it vector
     {{ T }} ratio = divide ? smaller / (divide ? larger : ({{ T }})1) : ({{ T }})0;
     return __builtin_sqrt{{ f }}(__builtin_fma{{ f }}(ratio, ratio, ({{ T }})1)) * larger;
 }
-// per part, by bit masks (a bool array's byte as the condition: see the 'select' section)
+// per part (kiln_select: by bit masks between doubles, the 'select' section)
 KILN_INLINE {{ C }} kiln_cselect(bool c, {{ C }} a, {{ C }} b) {
-{% set U = 'uint64_t' if T == 'double' else 'uint32_t' %}    const {{ U }} k = -({{ U }})c;
-    return {{ C }}{__builtin_bit_cast({{ T }}, (__builtin_bit_cast({{ U }}, a.re) & k) | (__builtin_bit_cast({{ U }}, b.re) & ~k)),
-                 __builtin_bit_cast({{ T }}, (__builtin_bit_cast({{ U }}, a.im) & k) | (__builtin_bit_cast({{ U }}, b.im) & ~k))};
+    return {{ C }}{kiln_select<{{ T }}>(c, a.re, b.re), kiln_select<{{ T }}>(c, a.im, b.im)};
 }
 KILN_INLINE bool kiln_ceq({{ C }} a, {{ C }} b) { return a.re == b.re && a.im == b.im; }
 KILN_INLINE bool kiln_cne({{ C }} a, {{ C }} b) { return a.re != b.re || a.im != b.im; }
