@@ -3,6 +3,7 @@ kernels inside the session load instead of compiling; ~/.cache/kiln is never tou
 The cost model (kiln/runtime/cost.py) is off, in subprocesses too (KILN_COST_MODEL=0):
 tests compile their small examples to test the compiled path;
 tests/runtime/test_cost_model.py turns it on."""
+import atexit
 import os
 import shutil
 import tempfile
@@ -14,7 +15,9 @@ from kiln.config import config
 
 # Test modules decorate functions while they are collected, before the session fixture
 # runs (kiln.compile builds its small C helper then): that goes to a scratch cache too.
+# (pytest-xdist's controller process collects but runs no test: the scratch cache goes at exit)
 _COLLECT_CACHE = tempfile.mkdtemp(prefix="kiln-collect-cache-")
+atexit.register(shutil.rmtree, _COLLECT_CACHE, ignore_errors=True)
 _USER_CACHE = config.cache_dir
 config.cache_dir = _COLLECT_CACHE
 
@@ -29,7 +32,6 @@ def _kiln_session_cache(tmp_path_factory):
     os.environ["KILN_COST_MODEL"] = "0"   # scripts the tests run in subprocesses too
     yield
     config.cache_dir, config.num_threads, config.cost_model = old
-    shutil.rmtree(_COLLECT_CACHE, ignore_errors=True)
     if env is None:
         os.environ.pop("KILN_COST_MODEL", None)
     else:
