@@ -1,0 +1,43 @@
+"""Gradient edge cases a probe over every differentiable op found wrong or raising in
+compiled code (kiln.grad of a compiled function, kiln.grad inside one), each checked
+against central finite differences in float64 as tests/test_programs_grads.py does."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kiln
+from tests.test_programs_grads import check_gradient, rn
+
+
+def _write_masked_value(x, v):
+    y = x * 1.0
+    y[x > 0] = v
+    return np.sum(y ** 2 * np.arange(1, 7))
+
+
+def _write_masked_rows(x, v):
+    y = x * 1.0
+    y[:, x[0] > 0] = v
+    return np.sum(np.sin(y))
+
+
+def _write_masked_value_after_a_break(x, v):
+    y = x * 1.0
+    y[x > 0] = v[x > 0] ** 2   # v[x > 0] breaks the graph: the value comes in with its size
+    return np.sum(y * np.arange(6))
+
+
+_SIGNS = np.array([1.0, -1.0, 2.0, -2.0, 3.0, -3.0])
+
+
+@pytest.mark.parametrize("fn, args", [
+    (_write_masked_value, (_SIGNS, rn(3))),
+    (_write_masked_rows, (np.stack([_SIGNS, rn(6)]), rn(2, 3))),
+    (_write_masked_value_after_a_break, (_SIGNS, rn(6))),
+], ids=["mask", "mask_after_a_slice", "value_from_a_graph_break"])
+def test_writing_a_value_that_spans_a_mask_differentiates(fn, args):
+    """``y[m] = v`` with v as long as m has Trues: the value's cotangent was ``g[m]``, whose
+    length the compiled graph only bounds (m's size), so the backward's sum to v's shape
+    raised a broadcasting/reshape ValueError at compile time."""
+    check_gradient(fn, args, argnums=(0, 1))
