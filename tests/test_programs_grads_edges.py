@@ -41,3 +41,29 @@ def test_writing_a_value_that_spans_a_mask_differentiates(fn, args):
     length the compiled graph only bounds (m's size), so the backward's sum to v's shape
     raised a broadcasting/reshape ValueError at compile time."""
     check_gradient(fn, args, argnums=(0, 1))
+
+
+def _recurrence_into_a_fresh_array(x):
+    out = np.empty(6)
+    out[0] = 1.0
+    for t in range(1, 6):
+        out[t] = out[t - 1] * x[t] + x[t - 1]
+    return np.sum(out ** 2)
+
+
+def _smoothing_while_loop(x):
+    s = np.zeros(6)
+    n = 0
+    while n < 4:
+        s[1:] = 0.5 * s[:-1] + x[1:] * n
+        n += 1
+    return np.sum(np.sin(s))
+
+
+@pytest.mark.parametrize("fn", [_recurrence_into_a_fresh_array, _smoothing_while_loop])
+def test_a_loop_writing_into_an_array_inside_kiln_grad_in_compiled_code(fn):
+    """A loop capture made one loop node sent kiln.grad in compiled code to the eager tape,
+    which cannot follow a Tensor written into a NumPy array (``out = np.empty(n);
+    out[t] = ...``): the compiled call raised 'setting an array element with a sequence'
+    where kiln.grad of the compiled function (the loop unrolled) worked."""
+    check_gradient(fn, (rn(6),), ways=("compiled_fn", "in_compiled"))
