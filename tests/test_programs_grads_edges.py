@@ -51,16 +51,16 @@ def _recurrence_into_a_fresh_array(x):
     return np.sum(out ** 2)
 
 
-def _smoothing_while_loop(x):
-    s = np.zeros(6)
-    n = 0
-    while n < 4:
-        s[1:] = 0.5 * s[:-1] + x[1:] * n
-        n += 1
-    return np.sum(np.sin(s))
+def _history_of_a_time_stepping_loop(x):
+    u = x * 1.0
+    history = np.zeros((12, 6))
+    for t in range(12):
+        history[t] = u
+        u = u + 0.1 * (np.roll(u, 1) - 2 * u + np.roll(u, -1))
+    return np.sum(history[::3] ** 2)
 
 
-@pytest.mark.parametrize("fn", [_recurrence_into_a_fresh_array, _smoothing_while_loop])
+@pytest.mark.parametrize("fn", [_recurrence_into_a_fresh_array, _history_of_a_time_stepping_loop])
 def test_a_loop_writing_into_an_array_inside_kiln_grad_in_compiled_code(fn):
     """A loop capture made one loop node sent kiln.grad in compiled code to the eager tape,
     which cannot follow a Tensor written into a NumPy array (``out = np.empty(n);
