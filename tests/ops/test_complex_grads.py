@@ -42,6 +42,13 @@ CASES = {
     "log": (lambda a: np.log(a), (Z23,)),
     "sqrt": (lambda a: np.sqrt(a), (Z23,)),
     "square": (lambda a: np.square(a), (Z23,)),
+    # (a complex base and exponent, a real base with a complex exponent: x's gradient real)
+    "power": (lambda a, b, x: a ** 2 * (1 - 1j) + a ** (b * 0.3) + (x + 3) ** (a * 0.2), (Z23, W3, X23)),
+    "reciprocal": (lambda a: np.reciprocal(a + 3), (Z23,)),
+    "tan": (lambda a: np.tan(a * 0.3), (Z23,)),
+    "sinh": (lambda a: np.sinh(a) * a, (Z23,)),
+    "cosh": (lambda a: np.cosh(a), (Z23,)),
+    "tanh": (lambda a: np.tanh(a * 0.5), (Z23,)),
     "matmul": (lambda a, b: a @ b.T + a[0] @ b[1], (Z23, W23)),
     "reshape": (lambda a: a.reshape(3, 2) * a.reshape(3, 2), (Z23,)),
     "transpose": (lambda a: a.T @ a, (Z23,)),
