@@ -155,7 +155,7 @@ def test_compiled_complex64_gradient_matches_the_tape_under_dynamic_sizes():
 
 
 def test_compiled_gradient_through_an_op_without_a_complex_rule_raises():
-    f = kiln.compile(lambda z: np.tan(z).real.sum())
-    with pytest.raises(kiln.AutogradError, match="'tan' has no derivative rule for complex") as e:
+    f = kiln.compile(lambda z: np.arcsinh(z).real.sum())
+    with pytest.raises(kiln.AutogradError, match="'arcsinh' has no derivative rule for complex") as e:
         f(kiln.tensor(Z23, requires_grad=True))
     assert "test_complex_grads.py:" in str(e.value)   # the user's line
