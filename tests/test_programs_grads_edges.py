@@ -67,3 +67,14 @@ def test_a_loop_writing_into_an_array_inside_kiln_grad_in_compiled_code(fn):
     out[t] = ...``): the compiled call raised 'setting an array element with a sequence'
     where kiln.grad of the compiled function (the loop unrolled) worked."""
     check_gradient(fn, (rn(6),), ways=("compiled_fn", "in_compiled"))
+
+
+def test_a_complex_loss_raises_a_kiln_grad_error():
+    """kiln.grad of a complex-valued function raised the Tensor's backward() message
+    ('pass gradient=', which kiln.grad has no place for)."""
+    z = rn(3) + 1j * rn(3)
+    for grad in (kiln.grad(lambda z: np.sum(z ** 2)),
+                 kiln.compile(lambda z: kiln.grad(lambda z: np.sum(z ** 2))(z))):
+        with pytest.raises(kiln.KilnError, match=r"kiln.grad: the function returns a complex128 "
+                                                 r"value.*np.real\(\.\.\.\) or np.abs"):
+            grad(z)
