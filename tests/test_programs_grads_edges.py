@@ -78,3 +78,23 @@ def test_a_complex_loss_raises_a_kiln_grad_error():
         with pytest.raises(kiln.KilnError, match=r"kiln.grad: the function returns a complex128 "
                                                  r"value.*np.real\(\.\.\.\) or np.abs"):
             grad(z)
+
+
+def _write_masked_any_length(x, v):
+    y = x * 1.0
+    y[x > 0] = v
+    return np.sum(y ** 2 * np.arange(1, x.size + 1))
+
+
+@pytest.mark.parametrize("dynamic", [None, True], ids=["sizes_seen_twice", "dynamic"])
+def test_writing_a_value_that_spans_a_mask_with_dynamic_sizes(dynamic):
+    """The same write on arrays of other lengths: with dynamic sizes the value's length is
+    an input's size (ir.SizeRef), and the backward still took the gather g[m]."""
+    rng = np.random.default_rng(17)
+    f = kiln.compile(lambda x, v: kiln.grad(_write_masked_any_length, (0, 1))(x, v), dynamic=dynamic)
+    for n in (6, 8, 11, 6):
+        x = rng.standard_normal(n)
+        v = rng.standard_normal(int(np.sum(x > 0)))
+        want = kiln.grad(_write_masked_any_length, (0, 1))(x, v)
+        for got, w in zip(f(x, v), want):
+            np.testing.assert_allclose(got, w, rtol=1e-12, atol=1e-14)

@@ -94,17 +94,22 @@ def _masked_positions_grad(g: Any, index: tuple, vshape: tuple) -> Any:
     mask, trailing = found
     vs = _strip_unit_axes(vshape, trailing)
     mshape, gshape = tuple(shape_of(mask)), tuple(shape_of(g))
-    if not mshape or len(vs) <= trailing or not isinstance(vs[-trailing - 1], (int, np.integer)) \
-            or vs[-trailing - 1] == 1:
+    if not mshape or len(vs) <= trailing or vs[-trailing - 1] == 1:
         return None
-    n = int(vs[-trailing - 1])
+    n = vs[-trailing - 1]   # (a number, or a dynamic size: ir.SizeRef)
     before = len(gshape) - trailing - len(mshape)
-    size = int(np.prod(mshape, dtype=np.int64))
-    flat_mask = F.reshape(mask, shape=(size,))
+    after = gshape[len(gshape) - trailing:]
+    flat_mask, flat_g = mask, g
+    if len(mshape) > 1:   # a mask over several axes: over their flattening
+        if not all(isinstance(d, (int, np.integer)) for d in mshape):
+            return None
+        size = int(np.prod(mshape, dtype=np.int64))
+        flat_mask = F.reshape(mask, shape=(size,))
+        flat_g = F.reshape(g, shape=gshape[:before] + (size,) + after)
     rank = F.where(flat_mask, F.subtract(F.cumsum(flat_mask, axis=0, dtype=np.int64), 1), 0)
-    keep = F.reshape(flat_mask, shape=(size,) + (1,) * trailing) if trailing else flat_mask
-    flat_g = F.reshape(g, shape=gshape[:before] + (size,) + gshape[len(gshape) - trailing:])
-    target = gshape[:before] + (n,) + gshape[len(gshape) - trailing:]
+    keep = F.reshape(flat_mask, shape=tuple(shape_of(flat_mask)) + (1,) * trailing) if trailing \
+        else flat_mask
+    target = gshape[:before] + (n,) + after
     zeros = F.zeros_like(g, shape=target, dtype=np.dtype(g.dtype))
     return F.index_add(zeros, (slice(None),) * before + (rank,), F.where(keep, flat_g, 0.0))
 
