@@ -89,8 +89,8 @@ def _masked_positions_grad(g: Any, index: tuple, vshape: tuple) -> Any:
     the value's shape could not be compiled. None when the index or value is not of that
     form (the gather answers)."""
     found = _one_mask_axes(g, index)
-    if found is None:
-        return None
+    if found is None or isinstance(g, np.ndarray):
+        return None   # (on the eager tape g[mask] has its length: the gather is cheaper)
     mask, trailing = found
     vs = _strip_unit_axes(vshape, trailing)
     mshape, gshape = tuple(shape_of(mask)), tuple(shape_of(g))
