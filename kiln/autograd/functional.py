@@ -101,6 +101,11 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bo
             raise KilnError(f"kiln.grad: the function must return a scalar, got a "
                             f"{type(out).__name__} of {len(out)}; to return (loss, aux), pass "
                             f"has_aux=True")
+        dtype = out.dtype if isinstance(out, Tensor) else np.asarray(out).dtype
+        if dtype.kind == "c":
+            raise KilnError(f"kiln.grad: the function returns a {dtype} value; gradients are "
+                            f"taken of a real scalar loss (as JAX's grad and PyTorch's "
+                            f"backward() do): return np.real(...) or np.abs(...) of it")
         if not isinstance(out, Tensor):
             out_arr = np.asarray(out)
             if out_arr.dtype.kind != "f" or out_arr.size != 1:

@@ -25,7 +25,7 @@ from .loop_returns import (RET, RETURNED, _constant_return, _only_returns, _retu
                            _return_names, _returns)
 from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIteratorVariable,
                     ScalarValueVariable, _result, _type_of, _val_of, apply_scalar, current_graph,
-                    graph_value)
+                    graph_value, refuse_inside_grad)
 from .variables.arrays import MaskedSelectionVariable
 from .variables.base import CellVariable, ConstantVariable, VariableTracker
 from .variables.containers import DictVariable, ListVariable, TupleVariable
@@ -335,6 +335,7 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
            arrays_only: bool = False) -> None:
     """``extra``: carried values that are not locals (a while loop's condition), by name,
     with their values before the loop."""
+    refuse_inside_grad(tx)
     trace, _, _, end = _trace_once(tx, region, snap, {})
     live = _live(tx, region, trace)
     if arrays_only and not trace.arrays:

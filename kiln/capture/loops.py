@@ -41,6 +41,15 @@ class LoopFallback(Exception):
     """The body cannot be one loop node: the loop unrolls. ``str`` is the reason."""
 
 
+def refuse_inside_grad(tx) -> None:
+    """Loops inside a function ``kiln.grad`` differentiates in compiled code stay unrolled,
+    as loops over kiln.Tensors do: a loop node has no derivative rule, and the eager tape
+    the call would go to instead cannot follow a value written into a NumPy array
+    (``out = np.empty(n); out[t] = ...``)."""
+    if getattr(tx.output, "grad_depth", 0):
+        raise LoopFallback("inside kiln.grad (gradients need the loop unrolled)")
+
+
 def _refuse(tx, what: str) -> None:
     if tx.output.loop_trace is not None:
         raise LoopFallback(what)

@@ -59,16 +59,16 @@ UNARY: dict[str, tuple[np.ufunc, Callable | None]] = {
     "sqrt": (np.sqrt, lambda g, out, x: (F.true_divide(g, conj(F.multiply(out, 2.0))),)),
     "cbrt": (np.cbrt, lambda g, out, x: (F.true_divide(g, F.multiply(F.square(out), 3.0)),)),
     "square": (np.square, lambda g, out, x: (F.multiply(g, conj(F.multiply(x, 2.0))),)),
-    "reciprocal": (np.reciprocal, lambda g, out, x: (F.negative(F.multiply(g, F.square(out))),)),
+    "reciprocal": (np.reciprocal, lambda g, out, x: (F.negative(F.multiply(g, conj(F.square(out)))),)),
     "sin": (np.sin, lambda g, out, x: (F.multiply(g, conj(F.cos(x))),)),
     "cos": (np.cos, lambda g, out, x: (F.negative(F.multiply(g, conj(F.sin(x)))),)),
-    "tan": (np.tan, lambda g, out, x: (F.multiply(g, F.add(F.square(out), 1.0)),)),
+    "tan": (np.tan, lambda g, out, x: (F.multiply(g, conj(F.add(F.square(out), 1.0))),)),
     "arcsin": (np.arcsin, lambda g, out, x: (F.true_divide(g, F.sqrt(F.subtract(1.0, F.square(x)))),)),
     "arccos": (np.arccos, lambda g, out, x: (F.negative(F.true_divide(g, F.sqrt(F.subtract(1.0, F.square(x))))),)),
     "arctan": (np.arctan, lambda g, out, x: (F.true_divide(g, F.add(F.square(x), 1.0)),)),
-    "sinh": (np.sinh, lambda g, out, x: (F.multiply(g, F.cosh(x)),)),
-    "cosh": (np.cosh, lambda g, out, x: (F.multiply(g, F.sinh(x)),)),
-    "tanh": (np.tanh, lambda g, out, x: (F.multiply(g, F.subtract(1.0, F.square(out))),)),
+    "sinh": (np.sinh, lambda g, out, x: (F.multiply(g, conj(F.cosh(x))),)),
+    "cosh": (np.cosh, lambda g, out, x: (F.multiply(g, conj(F.sinh(x))),)),
+    "tanh": (np.tanh, lambda g, out, x: (F.multiply(g, conj(F.subtract(1.0, F.square(out)))),)),
     "arcsinh": (np.arcsinh, lambda g, out, x: (F.true_divide(g, F.sqrt(F.add(F.square(x), 1.0))),)),
     "arccosh": (np.arccosh, lambda g, out, x: (F.true_divide(g, F.sqrt(F.subtract(F.square(x), 1.0))),)),
     "arctanh": (np.arctanh, lambda g, out, x: (F.true_divide(g, F.subtract(1.0, F.square(x))),)),
@@ -137,12 +137,14 @@ def _fmin_vjp(g, out, x, y):
 
 
 def _power_vjp(g, out, x, y):
-    gx = F.multiply(g, _power_slope(x, y)) if is_float_like(x) else None
-    if not is_float_like(y):
+    # (complex values: conj of the derivative, Op.complex_grad; log is the principal
+    # branch, NumPy's x ** y = exp(y log x))
+    gx = F.multiply(g, conj(_power_slope(x, y))) if is_float_like(x) or is_complex_like(x) else None
+    if not (is_float_like(y) or is_complex_like(y)):
         return gx, None
     # d/dy x**y = x**y * log(x); at x == 0 (y > 0) the limit is 0, not nan.
     safe_log = F.log(F.where(F.equal(x, 0), 1.0, x))
-    gy = F.multiply(g, F.multiply(out, safe_log))
+    gy = F.multiply(g, conj(F.multiply(out, safe_log)))
     return gx, gy
 
 
@@ -553,7 +555,8 @@ for _name in ("negative", "positive", "absolute", "exp", "true_divide", "add", "
 # Derivative rules that hold for complex values (conj where f is holomorphic; tests/ops/
 # test_complex_grads.py checks each against finite differences in complex128).
 for _name in ("negative", "positive", "absolute", "exp", "log", "sqrt", "square", "sin", "cos",
-              "true_divide", "add", "subtract", "multiply", "astype"):
+              "tan", "sinh", "cosh", "tanh", "reciprocal", "power", "true_divide", "add",
+              "subtract", "multiply", "astype"):
     F.__getattr__(_name).complex_grad = True
 
 # ufuncs whose loop is another's scalar function (radians is deg2rad's loop; float_power is

@@ -26,11 +26,14 @@ def _value_grad(g, index, value, last_write_wins: bool = False):
     if not (is_float_like(value) or is_complex_like(value)):
         return None
     vshape = tuple(shape_of(value))
+    gv = None
     if index_kind(index) == "mask":
         static = _masked_value_grad(g, index, vshape)
         if static is not None:
             return static
-    gv = gather(g, index)
+        gv = _masked_positions_grad(g, index, vshape)
+    if gv is None:
+        gv = gather(g, index)
     gshape = tuple(shape_of(gv))
     if last_write_wins and index_kind(index) == "advanced":
         gv = F.where(_last_writes(g, index, gshape), gv, 0.0)
@@ -49,10 +52,10 @@ def _last_writes(g: Any, index: tuple, gshape: tuple) -> Any:
     return F.equal(F.index(owner, index), ids)
 
 
-def _masked_value_grad(g: Any, index: tuple, vshape: tuple) -> Any:
-    """The value's cotangent for ``x[..., mask, ...] = value`` when the value does not
-    span the masked positions (a scalar, a row broadcast over masked rows): a masked sum
-    of g, with no data-dependent shape. None when the index or value is not of that form."""
+def _one_mask_axes(g: Any, index: tuple) -> tuple | None:
+    """``(mask, trailing)`` for an index of one boolean mask among full slices and
+    Ellipsis: the axes of g after the mask's (the slices after it, or what the slices
+    before it leave). None for other indices."""
     masks = [i for i, v in enumerate(index) if is_array_entry(v)]
     others = [v for v in index if not is_array_entry(v)]
     if len(masks) != 1 or not all(v is Ellipsis or v == slice(None) for v in others):
@@ -60,18 +63,68 @@ def _masked_value_grad(g: Any, index: tuple, vshape: tuple) -> Any:
     pos = masks[0]
     mask = index[pos]
     gnd, mnd = len(shape_of(g)), len(shape_of(mask))
-    # Axes after the mask's: the slices after it, or what the slices before it leave.
     if any(v is Ellipsis for v in index[:pos]):
         trailing = len(index) - pos - 1
     else:
         trailing = gnd - pos - mnd
     if not 0 <= trailing <= gnd - mnd:
         return None
+    return mask, trailing
+
+
+def _strip_unit_axes(vshape: tuple, trailing: int) -> tuple:
+    """The value's shape less the leading unit axes the write broadcast away."""
     vs = vshape
-    while len(vs) > trailing and vs[0] == 1:  # unit axes the write broadcast away
+    while len(vs) > trailing and vs[0] == 1:
         vs = vs[1:]
+    return vs
+
+
+def _masked_positions_grad(g: Any, index: tuple, vshape: tuple) -> Any:
+    """The value's cotangent for ``x[..., mask, ...] = value`` when the value spans the
+    masked positions with a length of its own (``y[m] = v``, v as long as m has Trues):
+    ``g[..., mask, ...]`` with no data-dependent shape, each masked position's cotangent
+    added at its rank among the Trues (a cumsum of the mask). The gather ``g[mask]`` would
+    only bound that length in a compiled graph (the mask's size), and the backward's sum to
+    the value's shape could not be compiled. None when the index or value is not of that
+    form (the gather answers)."""
+    found = _one_mask_axes(g, index)
+    if found is None or isinstance(g, np.ndarray):
+        return None   # (on the eager tape g[mask] has its length: the gather is cheaper)
+    mask, trailing = found
+    vs = _strip_unit_axes(vshape, trailing)
+    mshape, gshape = tuple(shape_of(mask)), tuple(shape_of(g))
+    if not mshape or len(vs) <= trailing or vs[-trailing - 1] == 1:
+        return None
+    n = vs[-trailing - 1]   # (a number, or a dynamic size: ir.SizeRef)
+    before = len(gshape) - trailing - len(mshape)
+    after = gshape[len(gshape) - trailing:]
+    flat_mask, flat_g = mask, g
+    if len(mshape) > 1:   # a mask over several axes: over their flattening
+        if not all(isinstance(d, (int, np.integer)) for d in mshape):
+            return None
+        size = int(np.prod(mshape, dtype=np.int64))
+        flat_mask = F.reshape(mask, shape=(size,))
+        flat_g = F.reshape(g, shape=gshape[:before] + (size,) + after)
+    rank = F.where(flat_mask, F.subtract(F.cumsum(flat_mask, axis=0, dtype=np.int64), 1), 0)
+    keep = F.reshape(flat_mask, shape=tuple(shape_of(flat_mask)) + (1,) * trailing) if trailing \
+        else flat_mask
+    target = gshape[:before] + (n,) + after
+    zeros = F.zeros_like(g, shape=target, dtype=np.dtype(g.dtype))
+    return F.index_add(zeros, (slice(None),) * before + (rank,), F.where(keep, flat_g, 0.0))
+
+
+def _masked_value_grad(g: Any, index: tuple, vshape: tuple) -> Any:
+    """The value's cotangent for ``x[..., mask, ...] = value`` when the value does not
+    span the masked positions (a scalar, a row broadcast over masked rows): a masked sum
+    of g, with no data-dependent shape. None when the index or value is not of that form."""
+    found = _one_mask_axes(g, index)
+    if found is None:
+        return None
+    mask, trailing = found
+    vs = _strip_unit_axes(vshape, trailing)
     if len(vs) > trailing:
-        return None  # the value spans the masked positions: only a gather can answer
+        return None  # the value spans the masked positions: _masked_positions_grad
     keep = F.reshape(mask, shape=tuple(shape_of(mask)) + (1,) * trailing) if trailing else mask
     gv = F.sum_to(F.where(keep, g, 0.0), shape=vs)
     return F.reshape(gv, shape=vshape) if vs != vshape else gv
