@@ -36,7 +36,7 @@ from ..ir.passes import shared_calls
 from ..ops import Category, TensorMeta, infer_meta
 from ..ops.meta import on_stand_ins, to_fake
 from ..ops.registry import iter_leaves, map_leaves
-from .loop_ir import DTYPES, Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
+from .loop_ir import DTYPES, Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides, overlaps_itself
 from .nodes import ComputeNode, ExternNode, Opaque, iter_values, map_values
 from .externs import ExternLowering, _is_array, _meta_of
 from .pointwise import PointwiseLowering
@@ -100,6 +100,17 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             self.reinfer = True   # the graph's metas hold example sizes for them
 
     # -- helpers ----------------------------------------------------------------------------
+    def donated(self) -> dict[int, int]:
+        """``Graph.donated`` (output -> the input array it is the new value of, which a
+        kernel or an extern may write in place) less the inputs whose elements overlap one
+        another (``as_strided`` windows, zero strides): NumPy writes those as if every
+        element were computed first, a kernel storing in place would read back its own
+        stores. aot's epilogue copies their new values instead."""
+        def own(i: int) -> bool:
+            buf = self.inputs[i][1] if i < len(self.inputs) else None
+            return not (isinstance(buf, Buffer) and overlaps_itself(buf.shape, buf.strides))
+        return {k: i for k, i in getattr(self.graph, "donated", {}).items() if own(i)}
+
     def fresh(self, prefix: str = "buf") -> str:
         self._count += 1
         return f"{prefix}{self._count - 1}"
