@@ -108,21 +108,6 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def overlaps_itself(shape: Sequence[int], strides: Sequence[int]) -> bool:
-    """May two elements of this layout (strides in elements) share memory? A zero stride
-    on a longer axis, or an ``as_strided`` window (``(8, 3)`` over strides ``(1, 1)``).
-    Sufficient, not exact: axes by increasing stride, each stride past the extent of the
-    ones before it (an interleaving that never overlaps counts as overlapping)."""
-    extent = 1
-    for stride, n in sorted((abs(s), n) for n, s in zip(shape, strides) if n != 1):
-        if n == 0:
-            return False
-        if stride < extent:
-            return True
-        extent += stride * (n - 1)
-    return False
-
-
 # Dtypes kernels hold (every renderer declares its own C/Triton type for each).
 DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                     "uint64", "float32", "float64"})

@@ -34,9 +34,10 @@ from ..ir import Graph, Node, map_nodes
 from ..ir.graph import resolve_sizes
 from ..ir.passes import shared_calls
 from ..ops import Category, TensorMeta, infer_meta
+from ..ops.layout import overlaps_itself
 from ..ops.meta import on_stand_ins, to_fake
 from ..ops.registry import iter_leaves, map_leaves
-from .loop_ir import DTYPES, Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides, overlaps_itself
+from .loop_ir import DTYPES, Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
 from .nodes import ComputeNode, ExternNode, Opaque, iter_values, map_values
 from .externs import ExternLowering, _is_array, _meta_of
 from .pointwise import PointwiseLowering

@@ -1,0 +1,69 @@
+"""Programs from the layouts hunt, checked like tests/test_programs.py (values, dtypes,
+shapes, strides, exceptions, argument states, aliasing) on cpp, eager and aot_eager:
+memory layouts of arguments (views with steps, Fortran order, broadcast and
+``as_strided`` views whose elements overlap, read-only, byte-swapped and unaligned
+arrays, empty and 0-d arrays) and aliasing between what a function reads and writes.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from tests.test_programs import program_registry, program_test
+
+PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
+
+
+def windows():
+    """``(8, 3)`` windows of ``arange(10.)`` a step apart: each element is in up to three
+    windows (writeable, as ``as_strided`` makes them). A factory: every call its own base."""
+    return (as_strided(np.arange(10.0), (8, 3), (8, 8)),)
+
+
+def rows_of_one():
+    """Four rows that are the same three elements (a zero stride), writeable."""
+    return (as_strided(np.arange(3.0), (4, 3), (0, 8)),)
+
+
+# ------------ writes into an array whose elements overlap one another
+# (NumPy computes every element's new value, then stores only the elements it names: an
+# element aliased by several gets the last store. kiln's kernel wrote in place and read
+# back its own stores; its functional copy-back wrote every element, unwritten ones too.)
+
+@program(windows, rows_of_one)
+def add_into_overlapping_windows(w):
+    w += 1
+    return w
+
+
+@program(windows, rows_of_one)
+def expression_into_overlapping_windows(w):
+    w[:] = w * 2 + 1
+
+
+@program(windows, rows_of_one)
+def part_of_overlapping_windows_scaled(w):
+    w[:, 1:] *= 2
+    return w.sum()
+
+
+@program(lambda: windows() + (np.arange(24.0).reshape(8, 3),))
+def copy_into_overlapping_windows(w, b):
+    np.copyto(w, b)
+    return w.sum()
+
+
+@program(lambda: windows() + (3,))
+def overlapping_windows_updated_in_a_loop(w, n):
+    for _ in range(n):
+        w += 1
+    return w.sum()
+
+
+@program(lambda: (as_strided(np.arange(10.0), (8, 3), (8, 8), writeable=False),),
+         lambda: (np.lib.stride_tricks.sliding_window_view(np.arange(10.0), 3),))
+def read_only_overlapping_windows_read(w):
+    return w.sum(axis=1) + w[:, 0], w * 2
+
+
+test_program = program_test(PROGRAMS, ["cpp", "eager", "aot_eager"])
