@@ -1,5 +1,6 @@
 """Programs from the layouts hunt, checked like tests/test_programs.py (values, dtypes,
-shapes, strides, exceptions, argument states, aliasing) on cpp, eager and aot_eager:
+shapes, strides, exceptions, argument states, aliasing) on cpp (also dynamic=True), eager
+and aot_eager:
 memory layouts of arguments (views with steps, Fortran order, broadcast and
 ``as_strided`` views whose elements overlap, read-only, byte-swapped and unaligned
 arrays, empty and 0-d arrays) and aliasing between what a function reads and writes.
@@ -66,4 +67,4 @@ def read_only_overlapping_windows_read(w):
     return w.sum(axis=1) + w[:, 0], w * 2
 
 
-test_program = program_test(PROGRAMS, ["cpp", "eager", "aot_eager"])
+test_program = program_test(PROGRAMS, ["cpp", "cpp-dynamic", "eager", "aot_eager"])

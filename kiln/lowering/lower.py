@@ -109,7 +109,8 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         stores. aot's epilogue copies their new values instead."""
         def own(i: int) -> bool:
             buf = self.inputs[i][1] if i < len(self.inputs) else None
-            return not (isinstance(buf, Buffer) and overlaps_itself(buf.shape, buf.strides))
+            return not isinstance(buf, Buffer) or buf.contiguous or \
+                not overlaps_itself(buf.shape, buf.strides)   # (sizes symbols: contiguous)
         return {k: i for k, i in getattr(self.graph, "donated", {}).items() if own(i)}
 
     def fresh(self, prefix: str = "buf") -> str:
