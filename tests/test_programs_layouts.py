@@ -1,7 +1,6 @@
 """Programs from the layouts hunt, checked like tests/test_programs.py (values, dtypes,
 shapes, strides, exceptions, argument states, aliasing) on cpp (also dynamic=True), eager
-and aot_eager:
-memory layouts of arguments (views with steps, Fortran order, broadcast and
+and aot_eager: memory layouts of arguments (views with steps, Fortran order, broadcast and
 ``as_strided`` views whose elements overlap, read-only, byte-swapped and unaligned
 arrays, empty and 0-d arrays) and aliasing between what a function reads and writes.
 """
@@ -65,6 +64,12 @@ def overlapping_windows_updated_in_a_loop(w, n):
          lambda: (np.lib.stride_tricks.sliding_window_view(np.arange(10.0), 3),))
 def read_only_overlapping_windows_read(w):
     return w.sum(axis=1) + w[:, 0], w * 2
+
+
+@program((np.arange(8.0),), (np.arange(11.0) - 4,))
+def shifted_add_into_itself(x):
+    x[1:] += x[:-1]
+    return x[::-1]
 
 
 test_program = program_test(PROGRAMS, ["cpp", "cpp-dynamic", "eager", "aot_eager"])
