@@ -7,8 +7,10 @@ arrays, empty and 0-d arrays) and aliasing between what a function reads and wri
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from numpy.lib.stride_tricks import as_strided
 
+import kiln
 from tests.test_programs import program_registry, program_test
 
 PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
@@ -73,3 +75,23 @@ def shifted_add_into_itself(x):
 
 
 test_program = program_test(PROGRAMS, ["cpp", "cpp-dynamic", "eager", "aot_eager"])
+
+
+# ------------ arrays a call makes are its own
+# (A method of a NumPy scalar argument, folded at capture, returned one constant array:
+# the same object on every call with that value, so a write into one call's result
+# showed in the next call's.)
+
+@pytest.mark.parametrize("backend", ["cpp", "eager", "aot_eager"])
+def test_array_from_a_numpy_scalars_method_is_new_every_call(backend):
+    def made(x, s):
+        return x + 1, s.reshape(1), s.ravel(), s.__array__()
+
+    compiled = kiln.compile(made, backend=backend)
+    first = compiled(np.ones(3), np.float64(2.0))
+    for a in first[1:]:
+        a[...] = -1.0
+    second = compiled(np.ones(3), np.float64(2.0))
+    for got, want in zip(second, made(np.ones(3), np.float64(2.0))):
+        assert type(got) is type(want) and got.shape == want.shape and (got == want).all()
+    assert not any(np.shares_memory(a, b) for a, b in zip(first, second))
