@@ -6,6 +6,8 @@ arrays, empty and 0-d arrays) and aliasing between what a function reads and wri
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import as_strided
@@ -95,3 +97,26 @@ def test_array_from_a_numpy_scalars_method_is_new_every_call(backend):
     for got, want in zip(second, made(np.ones(3), np.float64(2.0))):
         assert type(got) is type(want) and got.shape == want.shape and (got == want).all()
     assert not any(np.shares_memory(a, b) for a, b in zip(first, second))
+
+
+# ------------ writes through views
+# (``x.real`` of a real array is x itself; its write was put back as the complex number
+# new + i imag(x), which the copy into x cast back with a ComplexWarning NumPy never gives.)
+
+@program((np.arange(4.0),), (np.arange(4, dtype=np.float32),), (np.arange(4) - 2,),
+         (np.arange(4.0) + 1j,))
+def written_through_the_real_part(x):
+    r = x.real
+    r[1] = 5
+    r[::2] *= 2
+    return x, r
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager", "aot_eager"])
+def test_a_write_through_real_of_a_real_array_does_not_warn(backend):
+    compiled = kiln.compile(written_through_the_real_part, backend=backend)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = compiled(np.arange(4.0))
+    assert [str(w.message) for w in caught] == []
+    assert [a.tolist() for a in got] == [[0.0, 5.0, 4.0, 3.0]] * 2
