@@ -16,6 +16,8 @@ import kiln
 from tests.test_programs import program_registry, program_test
 
 PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
+# (NumPy's own warning on reading the flag of an np.broadcast_arrays view, as a program does)
+pytestmark = pytest.mark.filterwarnings("ignore:future versions will not create a writeable array")
 
 
 def windows():
@@ -76,9 +78,6 @@ def shifted_add_into_itself(x):
     return x[::-1]
 
 
-test_program = program_test(PROGRAMS, ["cpp", "cpp-dynamic", "eager", "aot_eager"])
-
-
 # ------------ arrays a call makes are its own
 # (A method of a NumPy scalar argument, folded at capture, returned one constant array:
 # the same object on every call with that value, so a write into one call's result
@@ -112,6 +111,17 @@ def written_through_the_real_part(x):
     return x, r
 
 
+# (np.meshgrid(copy=False) returned read-only broadcast_to views where NumPy's are
+# np.broadcast_arrays's, writeable; and a tuple where sparse=True gives NumPy's list.)
+@program((np.arange(3.0), np.arange(4.0)), (np.arange(2.0), np.arange(2.0)[::-1]))
+def meshgrid_views_written(x, y):
+    g = np.meshgrid(x, y, copy=False, sparse=True)
+    g[0][0, 1] = 10.0
+    a, b = np.meshgrid(x, y, copy=False)
+    c = np.meshgrid(x, y, indexing="ij", copy=False)
+    return g, a, b, c, [m.flags.writeable for m in (a, b, *c)], x, y
+
+
 @pytest.mark.parametrize("backend", ["cpp", "eager", "aot_eager"])
 def test_a_write_through_real_of_a_real_array_does_not_warn(backend):
     compiled = kiln.compile(written_through_the_real_part, backend=backend)
@@ -120,3 +130,6 @@ def test_a_write_through_real_of_a_real_array_does_not_warn(backend):
         got = compiled(np.arange(4.0))
     assert [str(w.message) for w in caught] == []
     assert [a.tolist() for a in got] == [[0.0, 5.0, 4.0, 3.0]] * 2
+
+
+test_program = program_test(PROGRAMS, ["cpp", "cpp-dynamic", "eager", "aot_eager"])

@@ -310,12 +310,14 @@ spell_composite(np.polyval, ("multiply", "add", "getitem"),
 
 def _meshgrid(*xi, copy, sparse, indexing):
     out = [N.reshape(x, s) for x, s in zip(xi, _grid_shapes(xi, indexing, True))]
-    if not sparse and xi:
-        full = _grid_shapes(xi, indexing, False)[0]
-        out = [N.broadcast_to(o, full) for o in out]
+    if not sparse and xi:   # (np.broadcast_arrays's views: writeable, with its warnings)
+        out = _broadcast_arrays(*out)
     # NumPy's meshgrid copies with ndarray.copy(): C order (order='K' would keep the
-    # broadcast's layout, Fortran for x in the 'xy' grid)
-    return tuple(N.copy(o, order="C") for o in out) if copy else tuple(out)
+    # broadcast's layout, Fortran for x in the 'xy' grid); copy=False, sparse=True
+    # returns its list of reshaped views
+    if copy:
+        return tuple(N.copy(o, order="C") for o in out)
+    return list(out) if sparse else tuple(out)
 
 
 def _grid_shapes(xi, indexing, sparse):
@@ -339,7 +341,7 @@ def _meshgrid_normalize(*xi, copy=True, sparse=False, indexing="xy"):
                                            "indexing": indexing})
 
 
-spell_composite(np.meshgrid, ("reshape", "broadcast_to", "copy"), _meshgrid_normalize,
+spell_composite(np.meshgrid, ("reshape", "broadcast_arrays_view", "copy"), _meshgrid_normalize,
                 "numpy.meshgrid")
 
 
