@@ -122,6 +122,26 @@ def meshgrid_views_written(x, y):
     return g, a, b, c, [m.flags.writeable for m in (a, b, *c)], x, y
 
 
+# (A join into out= was computed whole, then copied: NumPy copies each array into its
+# slice of out in turn, so a later array that overlaps an earlier slice reads it written.)
+@program((np.arange(6.0),), (np.arange(12.0).reshape(6, 2),))
+def rotated_by_concatenate_into_itself(x):
+    r = np.concatenate([x[3:], x[:3]], out=x)
+    return r is x, x
+
+
+@program((np.arange(6.0).reshape(2, 3),), (np.arange(8.0).reshape(2, 4),))
+def rows_swapped_by_stack_into_itself(x):
+    np.stack([x[1], x[0]], out=x)
+    return x
+
+
+@program((np.arange(12.0).reshape(6, 2),))
+def flattened_into_itself(x):
+    np.concatenate([x[1:], x[:1]], axis=None, out=x.reshape(-1))
+    return x
+
+
 @pytest.mark.parametrize("backend", ["cpp", "eager", "aot_eager"])
 def test_a_write_through_real_of_a_real_array_does_not_warn(backend):
     compiled = kiln.compile(written_through_the_real_part, backend=backend)
