@@ -313,11 +313,14 @@ def _meshgrid(*xi, copy, sparse, indexing):
     if not sparse and xi:   # (np.broadcast_arrays's views: writeable, with its warnings)
         out = _broadcast_arrays(*out)
     # NumPy's meshgrid copies with ndarray.copy(): C order (order='K' would keep the
-    # broadcast's layout, Fortran for x in the 'xy' grid); copy=False, sparse=True
-    # returns its list of reshaped views
+    # broadcast's layout, Fortran for x in the 'xy' grid)
     if copy:
         return tuple(N.copy(o, order="C") for o in out)
-    return list(out) if sparse else tuple(out)
+    return list(out) if sparse and _SPARSE_VIEWS_IN_A_LIST else tuple(out)
+
+
+# copy=False, sparse=True: NumPy 2.4 returns its list of reshaped views, 2.5 a tuple
+_SPARSE_VIEWS_IN_A_LIST = type(np.meshgrid(np.zeros(1), np.zeros(1), sparse=True, copy=False)) is list
 
 
 def _grid_shapes(xi, indexing, sparse):
