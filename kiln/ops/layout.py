@@ -360,9 +360,9 @@ def writes_over_itself(a: Any) -> bool:
     """Is the array ``a`` writeable, with elements that may share memory? (A write into it
     is not a copy of a computed value: NumPy writes only the elements it names, and an
     element aliased by several gets the last write.) fastcheck.c has the same test."""
-    flags = a.flags
-    return flags.writeable and not (flags.c_contiguous or flags.f_contiguous) and \
-        overlaps_itself(a.shape, a.strides, a.itemsize)
+    flags = a.flags   # (a CuPy array's have no writeable: always writeable)
+    return getattr(flags, "writeable", True) and not (flags.c_contiguous or flags.f_contiguous) \
+        and overlaps_itself(a.shape, a.strides, a.itemsize)
 
 
 def _slice(start: Any, stop: Any, step: Any, length: Any) -> tuple | None:
