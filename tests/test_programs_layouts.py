@@ -78,6 +78,24 @@ def shifted_add_into_itself(x):
     return x[::-1]
 
 
+# ------------ other layouts (all passed when written)
+
+@program(lambda: (np.asfortranarray(np.arange(12.0).reshape(3, 4)),
+                  np.frombuffer(bytearray(bytes(1) + np.arange(4.0).tobytes()), np.float64, offset=1)),
+         lambda: (np.arange(12.0).reshape(4, 3).T, np.arange(8.0)[::-2]))
+def fortran_results_and_an_unaligned_argument_updated(x, u):
+    u += x[0]
+    return x + 1, np.sin(x) * u, x.sum(axis=0), u
+
+
+@program(lambda: (np.arange(6, dtype=">f8"), np.lib.stride_tricks.as_strided(np.arange(6.0), writeable=False)),
+         (np.zeros((0, 5)), np.zeros((3, 0))), (np.array(2.5), np.array(-1.0)))
+def byte_swapped_empty_0d_and_read_only(x, r):
+    y = x * 2 + r.sum()
+    r += 1   # NumPy's ValueError on a read-only r
+    return y
+
+
 # ------------ arrays a call makes are its own
 # (A method of a NumPy scalar argument, folded at capture, returned one constant array:
 # the same object on every call with that value, so a write into one call's result
