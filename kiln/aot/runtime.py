@@ -41,6 +41,7 @@ from ..ir import Graph, Interpreter, Node
 from ..ir.graph import extern_impl
 from ..ir.passes import writes_an_input
 from ..ops import Bound, TensorMeta
+from ..ops.layout import writes_over_itself
 from ..ops.random import generators_in, snapshot
 from .functionalize import compiled_path, functionalize_with_plan, has_mutation, layout_class, replay
 from .joint import build_joint, copy_nodes, retraced
@@ -307,10 +308,12 @@ class InputsOverlap(Exception):
 
 def _input_aliasing(args: tuple, arrays: list) -> Any:
     """None when no two array inputs share memory; 'overlap' when distinct ones do (a Tensor
-    and its detach() too: they differ in requires_grad); else (the same object passed more
-    than once) a tuple giving, for each input, the index of its first occurrence."""
+    and its detach() too: they differ in requires_grad) or a writeable one's elements do
+    (``writes_over_itself``: copied back whole, aliased elements would get the last
+    copy's value); else (the same object passed more than once) a tuple giving, for each input, the
+    index of its first occurrence."""
     idx = [i for i, a in enumerate(arrays) if isinstance(a, array_kinds.ARRAY_TYPES)]
-    if len(idx) < 2:
+    if not idx:
         return None
     rep = list(range(len(arrays)))
     for pos, i in enumerate(idx):
@@ -323,7 +326,8 @@ def _input_aliasing(args: tuple, arrays: list) -> Any:
         _OVERLAP.append(overlap_helper())
     over = _OVERLAP[0](distinct) if _OVERLAP[0] is not None else None
     if over is None:   # not all np.ndarrays, or no C helper: NumPy's own check per pair
-        over = any(np.may_share_memory(a, b) for k, a in enumerate(distinct) for b in distinct[:k])
+        over = any(map(writes_over_itself, distinct)) or \
+            any(np.may_share_memory(a, b) for k, a in enumerate(distinct) for b in distinct[:k])
     if over:
         return "overlap"
     return None if rep == list(range(len(arrays))) else tuple(rep)

@@ -147,9 +147,50 @@ array_extent(PyObject *x, char **lo, char **hi)
     return 1;
 }
 
+/* Is x writeable, with elements that may share memory with one another (an as_strided
+ * window, a zero stride)? kiln/ops/layout.py overlaps_itself's test, on byte strides:
+ * axes by increasing stride, each stride past the extent of the ones before it. A
+ * contiguous array (NumPy's flags: C 0x1, F 0x2) never does; nor a read-only one, which
+ * a graph cannot write. 1 or 0. */
+static int
+overlaps_itself(PyObject *x)
+{
+    kiln_array_head *a = (kiln_array_head *)x;
+    if (!(a->flags & KILN_ARRAY_WRITEABLE) || (a->flags & 0x3) || a->nd > 64)
+        return 0;
+    Py_ssize_t st[64], n[64];
+    int m = 0;
+    for (int d = 0; d < a->nd; d++) {
+        if (a->dimensions[d] == 0)
+            return 0;
+        if (a->dimensions[d] == 1)
+            continue;
+        Py_ssize_t s = a->strides[d] < 0 ? -a->strides[d] : a->strides[d];
+        int k = m++;
+        for (; k > 0 && st[k - 1] > s; k--) {   /* insertion: a few axes */
+            st[k] = st[k - 1];
+            n[k] = n[k - 1];
+        }
+        st[k] = s;
+        n[k] = a->dimensions[d];
+    }
+    Py_ssize_t extent = descr_itemsize(a->descr);
+    if (extent < 0) {
+        PyErr_Clear();
+        return 1;   /* (unknown: the caller takes the path that checks nothing away) */
+    }
+    for (int k = 0; k < m; k++) {
+        if (st[k] < extent)
+            return 1;
+        extent += st[k] * (n[k] - 1);
+    }
+    return 0;
+}
+
 /* any_overlap(arrays): np.may_share_memory (its bounds check) over every pair of a tuple of
- * distinct np.ndarrays, True at the first pair whose bytes overlap; None when an item is not
- * an np.ndarray (the caller asks NumPy). aot checks a call's inputs with it on every call. */
+ * distinct np.ndarrays, True at the first pair whose bytes overlap, or at an array that
+ * overlaps itself (overlaps_itself); None when an item is not an np.ndarray (the caller
+ * asks NumPy). aot checks a call's inputs with it on every call. */
 #define KILN_OVERLAP_MAX 64
 static PyObject *
 any_overlap(PyObject *module, PyObject *arrays)
@@ -167,6 +208,8 @@ any_overlap(PyObject *module, PyObject *arrays)
         PyObject *x = PyTuple_GET_ITEM(arrays, i);
         if (!PyObject_TypeCheck(x, (PyTypeObject *)ndarray_type))
             Py_RETURN_NONE;
+        if (overlaps_itself(x))
+            Py_RETURN_TRUE;
         int ok = array_extent(x, &lo[m], &hi[m]);
         if (ok < 0)
             return NULL;
@@ -895,6 +938,8 @@ plain_call(PyObject *paths, PyObject *const *inputs, Py_ssize_t ni)
                 if (seen[j] == x)
                     return NULL;
             seen[na++] = x;
+            if (overlaps_itself(x))
+                return NULL;
             int ok = array_extent(x, &lo[m], &hi[m]);
             if (ok < 0) {
                 PyErr_Clear();

@@ -110,7 +110,7 @@ def _take_callers_layout(kernel: Kernel, donated: dict, reads_on: list, low: Gra
 def _donated(low: GraphLowering) -> dict[str, Buffer]:
     """output buffer name -> the input buffer it is the new value of (Graph.donated)."""
     out: dict[str, Buffer] = {}
-    for k, i in getattr(low.graph, "donated", {}).items():
+    for k, i in low.donated().items():
         value = low.outputs[k] if k < len(low.outputs) else None
         target = low.inputs[i][1] if i < len(low.inputs) else None
         if isinstance(value, BufferValue) and value.is_whole() and isinstance(target, Buffer) \

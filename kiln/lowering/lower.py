@@ -34,6 +34,7 @@ from ..ir import Graph, Node, map_nodes
 from ..ir.graph import resolve_sizes
 from ..ir.passes import shared_calls
 from ..ops import Category, TensorMeta, infer_meta
+from ..ops.layout import overlaps_itself
 from ..ops.meta import on_stand_ins, to_fake
 from ..ops.registry import iter_leaves, map_leaves
 from .loop_ir import DTYPES, Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
@@ -100,6 +101,18 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             self.reinfer = True   # the graph's metas hold example sizes for them
 
     # -- helpers ----------------------------------------------------------------------------
+    def donated(self) -> dict[int, int]:
+        """``Graph.donated`` (output -> the input array it is the new value of, which a
+        kernel or an extern may write in place) less the inputs whose elements overlap one
+        another (``as_strided`` windows, zero strides): NumPy writes those as if every
+        element were computed first, a kernel storing in place would read back its own
+        stores. aot's epilogue copies their new values instead."""
+        def own(i: int) -> bool:
+            buf = self.inputs[i][1] if i < len(self.inputs) else None
+            return not isinstance(buf, Buffer) or buf.contiguous or \
+                not overlaps_itself(buf.shape, buf.strides)   # (sizes symbols: contiguous)
+        return {k: i for k, i in getattr(self.graph, "donated", {}).items() if own(i)}
+
     def fresh(self, prefix: str = "buf") -> str:
         self._count += 1
         return f"{prefix}{self._count - 1}"

@@ -210,7 +210,7 @@ def _caller_arrays(low: Any, items: list, rendered: dict):
     needs: nothing before read the array (the write's value does not depend on it) and
     nothing writes over the result in place, so writing the same value again leaves the
     array as one write would, as NumPy's error leaves it."""
-    targets = {low.inputs[i][1].name for _, i in getattr(low.graph, "donated", {}).items()
+    targets = {low.inputs[i][1].name for _, i in low.donated().items()
                if i < len(low.inputs) and isinstance(low.inputs[i][1], Buffer)}
     if not targets:
         return lambda *a: False
@@ -219,7 +219,7 @@ def _caller_arrays(low: Any, items: list, rendered: dict):
     taken = set(taken_by)
     # output buffer -> the caller's array it is the new value of
     new_value_of = {low.outputs[k].buf.name: low.inputs[i][1].name
-                    for k, i in getattr(low.graph, "donated", {}).items()
+                    for k, i in low.donated().items()
                     if k < len(low.outputs) and isinstance(low.outputs[k], BufferValue)
                     and i < len(low.inputs) and isinstance(low.inputs[i][1], Buffer)}
 

@@ -44,7 +44,7 @@ from .scheduler import Kernel, node_loads
 def write_windows(items: list, low: Any, local: dict) -> tuple[list, dict[str, Buffer]]:
     """The schedule without the window writes a kernel now makes, and ``{v: u}``: the
     kernel outputs stored in place into a window of the caller's array ``u``."""
-    donated = getattr(low.graph, "donated", {})
+    donated = low.donated()
     renderer = getattr(low, "renderer", None)
     if not donated or low.sizes or (renderer is not None and not getattr(renderer, "computed_indices", False)):
         return items, {}

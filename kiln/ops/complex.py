@@ -109,7 +109,10 @@ complex_parts = declare(
 
 
 def put_back_real(base: Any, new: Any) -> Any:
-    """``base`` after ``base.real[...] = new``: the new real part, the old imaginary one."""
+    """``base`` after ``base.real[...] = new``: the new real part, the old imaginary one
+    (``new`` itself for a real ``base``, whose ``.real`` is all of it)."""
+    if not is_complex_like(base):
+        return new
     return F.complex_parts(new, F.imag(base))
 
 

@@ -168,7 +168,38 @@ def _concat_bound(arrays: tuple, axis: Any, dtype: Any = None, casting: str = "s
 
 
 def _concatenate_normalize(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    return _concat_bound(as_sequence(arrays), axis, dtype, casting, out)
+    return _into_out(_concat_bound(as_sequence(arrays), axis, dtype, casting, out))
+
+
+def _into_out(bound: Bound) -> Bound | Composite:
+    """A join with ``out=`` of the result's shape as NumPy runs it (:func:`_join_into`);
+    ``bound`` as it is otherwise (no out=, or out='s shape error comes from it)."""
+    out, (arrays,), params = bound.out, bound.inputs, bound.params
+    if out is None or not hasattr(out, "shape") or \
+            tuple(shape_of(out)) != tuple(bound.op.meta(arrays, **params).shape):
+        return bound
+    return Composite(_join_into, (out, arrays), {"axis": params["axis"], "casting": params["casting"],
+                                                 "stack": bound.op is stack})
+
+
+def _join_into(out: Any, arrays: tuple, axis: Any, casting: str, stack: bool) -> Any:
+    """``np.concatenate(arrays, axis, out=out)`` (``np.stack`` with ``stack``) as NumPy runs
+    it: each array copied into its slice of ``out`` in turn. Each copy is buffered where it
+    overlaps its slice, the sequence is not: ``np.concatenate([x[3:], x[:3]], out=x)`` reads
+    ``x[:3]`` after the first copy wrote it."""
+    start = 0
+    for a in arrays:
+        if stack:
+            a = N.expand_dims(a, axis)
+        if axis is None:
+            n = _size(tuple(shape_of(a)))
+            a, window = N.ravel(a), (slice(start, start + n),)
+        else:
+            n = shape_of(a)[axis]
+            window = (slice(None),) * axis + (slice(start, start + n),)
+        N.copyto(N.getitem(out, window), a, casting=casting)
+        start += n
+    return out
 
 
 spell(np.concatenate, concatenate, _concatenate_normalize, "numpy.concatenate")
@@ -213,7 +244,7 @@ def _stack_bound(arrays: tuple, axis: Any, dtype: Any = None, casting: str = "sa
 
 
 def _stack_normalize(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    return _stack_bound(as_sequence(arrays), axis, dtype, casting, out)
+    return _into_out(_stack_bound(as_sequence(arrays), axis, dtype, casting, out))
 
 
 spell(np.stack, stack, _stack_normalize, "numpy.stack")

@@ -336,6 +336,35 @@ def index_dims(index: tuple, ndim: int) -> list | None:
     return out
 
 
+def overlaps_itself(shape: Any, strides: Any, itemsize: int = 1) -> bool:
+    """May two elements of this layout share memory (strides and ``itemsize`` in one
+    unit: elements, or bytes)? A zero stride on an axis longer than one, or an
+    ``as_strided`` window (shape ``(8, 3)`` over element strides ``(1, 1)``). Sufficient,
+    not exact: axes by increasing stride, each stride past the extent of the ones before
+    it (an interleaving that never overlaps counts as overlapping).
+
+        >>> overlaps_itself((8, 3), (1, 1)), overlaps_itself((3, 4), (1, 3))
+        (True, False)
+    """
+    if any(n == 0 for n in shape):
+        return False
+    extent = itemsize
+    for stride, n in sorted((abs(s), n) for n, s in zip(shape, strides) if n != 1):
+        if stride < extent:
+            return True
+        extent += stride * (n - 1)
+    return False
+
+
+def writes_over_itself(a: Any) -> bool:
+    """Is the array ``a`` writeable, with elements that may share memory? (A write into it
+    is not a copy of a computed value: NumPy writes only the elements it names, and an
+    element aliased by several gets the last write.) fastcheck.c has the same test."""
+    flags = a.flags   # (a CuPy array's have no writeable: always writeable)
+    return getattr(flags, "writeable", True) and not (flags.c_contiguous or flags.f_contiguous) \
+        and overlaps_itself(a.shape, a.strides, a.itemsize)
+
+
 def _slice(start: Any, stop: Any, step: Any, length: Any) -> tuple | None:
     """(first index, number of elements, step) of ``slice(start, stop, step)`` on a dim
     of ``length``: Python's ``slice.indices`` written with comparisons and ``+ -`` only,

@@ -310,12 +310,17 @@ spell_composite(np.polyval, ("multiply", "add", "getitem"),
 
 def _meshgrid(*xi, copy, sparse, indexing):
     out = [N.reshape(x, s) for x, s in zip(xi, _grid_shapes(xi, indexing, True))]
-    if not sparse and xi:
-        full = _grid_shapes(xi, indexing, False)[0]
-        out = [N.broadcast_to(o, full) for o in out]
+    if not sparse and xi:   # (np.broadcast_arrays's views: writeable, with its warnings)
+        out = _broadcast_arrays(*out)
     # NumPy's meshgrid copies with ndarray.copy(): C order (order='K' would keep the
     # broadcast's layout, Fortran for x in the 'xy' grid)
-    return tuple(N.copy(o, order="C") for o in out) if copy else tuple(out)
+    if copy:
+        return tuple(N.copy(o, order="C") for o in out)
+    return list(out) if sparse and _SPARSE_VIEWS_IN_A_LIST else tuple(out)
+
+
+# copy=False, sparse=True: NumPy 2.4 returns its list of reshaped views, 2.5 a tuple
+_SPARSE_VIEWS_IN_A_LIST = type(np.meshgrid(np.zeros(1), np.zeros(1), sparse=True, copy=False)) is list
 
 
 def _grid_shapes(xi, indexing, sparse):
@@ -339,7 +344,7 @@ def _meshgrid_normalize(*xi, copy=True, sparse=False, indexing="xy"):
                                            "indexing": indexing})
 
 
-spell_composite(np.meshgrid, ("reshape", "broadcast_to", "copy"), _meshgrid_normalize,
+spell_composite(np.meshgrid, ("reshape", "broadcast_arrays_view", "copy"), _meshgrid_normalize,
                 "numpy.meshgrid")
 
 

@@ -284,7 +284,8 @@ class Gen:
             ndim = self.pick([2, 1, 3, 2, 1, 0])
             shape_dims = [self.pick([0, 1, 2, 'one']) for _ in range(ndim)]
             dtype = self.pick(DTYPES) if k == 0 or self.chance(0.6) else arrays[0][1]
-            layout = self.pick(["C", "T", "step", "rev", "F", "bcast", "view0"]) if self.chance(0.5) else "C"
+            layout = self.pick(["C", "T", "step", "rev", "F", "bcast", "view0", "ro", "swap", "unal",
+                                "win"]) if self.chance(0.5) else "C"
             if layout == "view0":      # a view of the first argument: arguments that overlap in memory
                 layout = self._arg_view_index(len(arrays[0][0])) if arrays else "C"
             arrays.append((shape_dims, dtype, layout))
@@ -363,6 +364,17 @@ class Gen:
         if layout == "bcast" and nd >= 1:
             base = sample(rng, (1,) + shape[1:], dtype, specials)
             return f"np.broadcast_to({array_code(base)}, {shape})"
+        size, item = int(np.prod(shape)), np.dtype(dtype).itemsize
+        if layout == "ro":         # read-only: a write raises NumPy's ValueError
+            return f"np.lib.stride_tricks.as_strided({array_code(sample(rng, shape, dtype, specials))}, writeable=False)"
+        if layout == "swap" and item > 1:   # byte-swapped ('>f8' on a little-endian machine)
+            return f"np.asarray({array_code(sample(rng, shape, dtype, specials))}, np.dtype('{dtype}').newbyteorder())"
+        if layout == "unal" and item > 1 and size:   # unaligned, writeable
+            return (f"np.frombuffer(bytearray(bytes(1) + {array_code(sample(rng, shape, dtype, specials))}"
+                    f".tobytes()), np.{dtype}, offset=1).reshape({shape})")
+        if layout == "win" and nd >= 2 and size:   # writeable windows whose elements overlap:
+            base = sample(rng, (sum(shape) - nd + 1,), dtype, specials)   # x[i, j] is base[i + j]
+            return f"np.lib.stride_tricks.as_strided({array_code(base)}, {shape}, {(item,) * nd})"
         return array_code(sample(rng, shape, dtype, specials))
 
     # -- probing -------------------------------------------------------------------------

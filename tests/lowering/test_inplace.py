@@ -418,3 +418,25 @@ def test_a_scatter_into_a_donated_input_writes_it_in_place(tmp_path, monkeypatch
             np.testing.assert_array_equal(compiled(a, b, idx), want)
         np.testing.assert_array_equal(a, a2)
         np.testing.assert_array_equal(b, b2)
+
+
+@pytest.mark.parametrize("strides", [(8, 8), (0, 8)])
+def test_a_donated_input_whose_elements_overlap_is_not_written_in_place(strides):
+    """A caller's array whose elements overlap one another (``as_strided`` windows, a zero
+    stride) is not written by the kernel in place, though donated: the kernel would read
+    back its own stores. aot runs such calls as Python (InputsOverlap), so this guards a
+    graph handed to the backend directly; its epilogue's copy gives NumPy's values."""
+    from numpy.lib.stride_tricks import as_strided
+    from kiln.runtime import cpp_backend
+
+    def windows():
+        return as_strided(np.arange(10.0), (8, 3), strides)
+
+    g = trace(lambda w: (F.add(F.multiply(w, 2.0), 1.0),), [TensorMeta((8, 3), np.float64)], ["w"])
+    g.donated = {0: 0}
+    w, want = windows(), windows()
+    want[...] = want * 2 + 1
+    (new,) = cpp_backend(g, [w])(w)
+    np.copyto(w, new)   # (aot's epilogue)
+    np.testing.assert_array_equal(w.base, want.base)
+    assert "in place" not in cpp_backend(g, [w]).kiln_artifact.wrapper

@@ -299,7 +299,12 @@ class ConstantMethodVariable(VariableTracker):
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
         values = [a.as_constant(tx) for a in args]
         kw = {k: v.as_constant(tx) for k, v in kwargs.items()}
-        return ConstantVariable(tx.fold(self.method, *values, **kw))
+        value = tx.fold(self.method, *values, **kw)
+        if isinstance(value, numpy.ndarray):
+            # A new array (``np.float64(2).reshape(1)``): every call makes its own, as
+            # NumPy does; as a constant, each call would return (and write) the same one.
+            return tx.call_op(numpy.array, [ConstantVariable(value)], {}, "numpy.array")
+        return ConstantVariable(value)
 
 
 class UserObjectVariable(VariableTracker):
