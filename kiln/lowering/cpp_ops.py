@@ -106,8 +106,9 @@ SYNTAX: dict[str, dict[str, str]] = {
                      "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} / {y})"},
     "remainder": {"f": "kiln_remainder({x}, {y})", "i": "kiln_remainder_int({x}, {y})",
                   "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} % {y})"},
-    "fmod": {"f": "fmod{f}({x}, {y})", "i": "(({y} == 0 || {y} == -1) ? ({T})0 : {x} % {y})",
-             "u": "({y} == 0 ? ({T})0 : {x} % {y})"},
+    "fmod": {"f": "fmod{f}({x}, {y})",
+             "i": "({y} == 0 ? kiln_int_by_zero<{T}>() : {y} == -1 ? ({T})0 : {x} % {y})",
+             "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} % {y})"},
     "power": {"f": "pow{f}({x}, {y})"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
     # A NaN comes out as x + y (x's NaN, as NumPy's, when both are): GCC 12 leaves nested

@@ -87,10 +87,13 @@ def _calls(kernel: Any) -> Any:
 MAX_SLOTS = 32
 
 
-def _real(node: Any) -> bool:
-    """A float result of real operands (a predicate's tests are of real floats)."""
+def _loop_kind(node: Any) -> str | None:
+    """'f' for a float result of real operands (a predicate's tests are of real floats),
+    'i' or 'u' for an integer loop (all its arrays of that kind), else None."""
     kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
-    return kinds[-1] == "f" and "c" not in kinds
+    if kinds[-1] == "f" and "c" not in kinds:
+        return "f"
+    return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) == {kinds[-1]} else None
 
 
 def fp_table(kernel: Any) -> tuple[tuple, list]:
@@ -117,7 +120,8 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
         warns = [i for i in may if told[i] & bit]
         if not warns or len(may) == 1 and exact_kinds(entries[may[0]]) & bit:
             continue   # nothing NumPy would say, or one raiser: the flag says it all
-        wheres = [raises_where(nodes[i].op.name, bit) if _real(nodes[i]) else None for i in warns]
+        wheres = [raises_where(nodes[i].op.name, bit, kind) if (kind := _loop_kind(nodes[i])) else None
+                  for i in warns]
         if None in wheres or len(slots) + len(warns) > MAX_SLOTS:
             continue
         slots += [(i, bit, nodes[i], w) for i, w in zip(warns, wheres)]

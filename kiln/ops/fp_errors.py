@@ -41,8 +41,9 @@ _FLOAT: dict[str, int] = {
     # reductions and scans: NumPy names the ufunc method
     "sum": _O | _I, "prod": _O | _I, "mean": _O | _I, "cumsum": _O | _I, "cumprod": _O | _I,
 }
-# integer loops (kernels raise the divide flag themselves: cpp_prelude.h)
-_INT: dict[str, int] = {"floor_divide": _D | _O, "remainder": _D}
+# integer loops (kernels raise the divide flag themselves: cpp_prelude.h); only signed
+# MIN // -1 overflows
+_INT: dict[str, int] = {"floor_divide": _D | _O, "remainder": _D, "fmod": _D}
 _METHOD = {"sum": "reduce", "prod": "reduce", "mean": "reduce", "cumsum": "accumulate",
            "cumprod": "accumulate", "astype": "cast"}
 # ops that never warn, whatever their dtypes (views, copies, selections, comparisons,
@@ -92,15 +93,36 @@ _ZERO_DIVISOR = {"true_divide": 1, "reciprocal": 0, "power": 0, "float_power": 0
 _POWERS = ("power",)   # (np.float_power(0.0, -inf) does not warn)
 
 
-def raises_where(op: str, bit: int) -> Any:
+def _int_raises_where(op: str, bit: int) -> Any:
+    """:func:`raises_where` of NumPy's integer loops: a zero divisor divides by zero
+    (floor_divide, remainder, fmod), MIN // -1 overflows (signed floor_divide)."""
+    if not _INT.get(op, 0) & bit:
+        return None
+
+    def where(ops: Any, result: tuple, operands: list) -> Any:
+        (x, xdt), (y, ydt) = operands
+        zero = ops.call("equal", [y, ops.constant(0 if bit == DIVIDE else -1, ydt)], ydt, np.bool_)
+        if bit == DIVIDE:
+            return zero
+        least = ops.call("equal", [x, ops.constant(np.iinfo(xdt).min, xdt)], xdt, np.bool_)
+        return ops.call("logical_and", [least, zero], np.bool_)
+    return where
+
+
+def raises_where(op: str, bit: int, kind: str = "f") -> Any:
     """``fn(ops, result, operands)``: a bool value, built with an ops handler
-    (lowering/handler.py), true where NumPy's float loop of ``op`` raises kind ``bit``;
-    None where that is not known. ``operands`` are (value, dtype) in the loop's dtype,
-    ``result`` (value, dtype) NumPy's result.
+    (lowering/handler.py), true where NumPy's loop of ``op`` raises kind ``bit``; None
+    where that is not known. ``kind``: the loop's ('f' float, 'i' or 'u' integer, of
+    which only the loops that divide raise). ``operands`` are (value, dtype) in the
+    loop's dtype, ``result`` (value, dtype) NumPy's result.
 
     >>> raises_where("log", DIVIDE) is not None, raises_where("log", OVER), raises_where("tanh", OVER)
     (True, None, None)
+    >>> raises_where("remainder", DIVIDE, "i") is not None, raises_where("remainder", OVER, "i")
+    (True, None)
     """
+    if kind in ("i", "u"):
+        return _int_raises_where(op, bit) if kind == "i" or bit != OVER else None
     if op not in _RAISES or not _FLOAT.get(op, OVER) & bit:
         return None
 
@@ -248,7 +270,7 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
             return INVALID, name
         return (OVER if kind == "f" and out_kind == "f" and narrows else 0), name
     if kind in "iu":
-        kinds = _INT.get(op, 0)
+        kinds = _INT.get(op, 0) & (ALL if kind == "i" else ~OVER)
         divisor = _constant(args[1]) if kinds and len(args) == 2 else None
         if divisor is not None and divisor != 0 and not isinstance(args[1], Bounded):
             # x // 7, x % 7: no division by zero; only MIN // -1 overflows
