@@ -277,6 +277,9 @@ def extern_impl(node: Node) -> Callable:
     called, called from the user's line (``meta["method"]``: NumPy's method warns there),
     as is an op's ufunc (it warns at the frame calling it)."""
     method, source = node.meta.get("method"), node.meta.get("source")
+    if method is None and source and source[0] and node.target.numpy_method and \
+            all(isinstance(a, Node) for a in node.args[:1]):
+        method = node.target.numpy_method   # (an array's method: astype's warnings)
     if method is None:
         impl = node.target.impl
         # (a ufunc warns at the frame calling it: the user's line, as NumPy's call)

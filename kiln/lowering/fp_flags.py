@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.fp_errors import (ALL, KINDS, NAN_QUIET, Bounded, exact_kinds, fp_kinds, kernel_noise,
-                              raises_where)
+from ..ops.fp_errors import (ALL, INVALID, KINDS, NAN_QUIET, Bounded, exact_kinds, fp_kinds,
+                              kernel_noise, raises_where)
 from ..ops.masked import quiet_operands
 
 _MASKED = ("masked_unary", "masked_binary")
@@ -87,11 +87,18 @@ def _calls(kernel: Any) -> Any:
 MAX_SLOTS = 32
 
 
+def _casts_to_int(node: Any) -> bool:
+    """A float-to-integer cast: its "invalid" is raised by a NaN it reads (NumPy warns for
+    it), so a NaN in its input does not silence it; only its predicate tells."""
+    return node.op.name == "astype" and bool(node.args) and _dtype_kind(node.args[0]) == "f" \
+        and _dtype_kind(node) in ("i", "u")
+
+
 def _loop_kind(node: Any) -> str | None:
     """'f' for a float result of real operands (a predicate's tests are of real floats),
     'i' or 'u' for an integer loop (all its arrays of that kind), else None."""
     kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
-    if kinds[-1] == "f" and "c" not in kinds:
+    if (kinds[-1] == "f" or _casts_to_int(node)) and "c" not in kinds:
         return "f"
     return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) == {kinds[-1]} else None
 
@@ -118,10 +125,11 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
     for bit, _key, _text in KINDS:
         may = [i for i, e in enumerate(entries) if e[0] & bit]
         warns = [i for i in may if told[i] & bit]
-        if not warns or len(may) == 1 and exact_kinds(entries[may[0]]) & bit:
+        if not warns or len(may) == 1 and exact_kinds(entries[may[0]]) & bit and not (
+                bit == INVALID and _casts_to_int(nodes[may[0]])):
             continue   # nothing NumPy would say, or one raiser: the flag says it all
-        wheres = [raises_where(nodes[i].op.name, bit, kind) if (kind := _loop_kind(nodes[i])) else None
-                  for i in warns]
+        wheres = [raises_where(nodes[i].op.name, bit, kind, _dtype(nodes[i]))
+                  if (kind := _loop_kind(nodes[i])) else None for i in warns]
         if None in wheres or len(slots) + len(warns) > MAX_SLOTS:
             continue
         slots += [(i, bit, nodes[i], w) for i, w in zip(warns, wheres)]

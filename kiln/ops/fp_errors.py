@@ -109,12 +109,42 @@ def _int_raises_where(op: str, bit: int) -> Any:
     return where
 
 
-def raises_where(op: str, bit: int, kind: str = "f") -> Any:
+def _cast_raises_where(to: Any) -> Any:
+    """:func:`raises_where` of a float-to-integer cast's "invalid": NumPy's cast converts
+    with x86's truncating conversion of 32 bits (to int8 through int32, uint16) or 64 bits
+    (int64; uint64 as int64 below 2**63, as int64 of x - 2**63 above), which raises it for
+    a NaN or a value that truncates out of the conversion's range (300.0 to int8 wraps to
+    44 silently, 1e10 warns). uint32: NumPy's result and warning for values in [2**31,
+    2**64) and below -2**31 depend on its SIMD path (the array's length); it warns for NaN,
+    infinities and values out of uint64's range whatever the path, and so does the
+    kernel (not for those others)."""
+    to = np.dtype(to)
+    if to.kind not in "iu":
+        return None
+    # [lo, hi) of the conversion, in float64 (exact for float16/32 operands): above
+    # -2**31 - 1 (values in between truncate to -2**31), at least -2**63 (no float64 lies
+    # between -2**63 - 1 and -2**63)
+    lo, hi = (-2.0 ** 63, 2.0 ** 64) if to.kind == "u" and to.itemsize >= 4 else \
+        (-2.0 ** 63, 2.0 ** 63) if to.itemsize == 8 else (-2.0 ** 31 - 1, 2.0 ** 31)
+    f64 = np.dtype(np.float64)
+
+    def where(ops: Any, result: tuple, operands: list) -> Any:
+        (x, xdt), = operands
+        x = ops.cast(x, xdt, f64)
+        above = ops.call("greater_equal" if lo == -2.0 ** 63 else "greater", [x, ops.constant(lo, f64)],
+                         f64, np.bool_)
+        inside = ops.call("logical_and", [above, ops.call("less", [x, ops.constant(hi, f64)], f64, np.bool_)],
+                          np.bool_)
+        return ops.call("logical_not", [inside], np.bool_)   # (NaN: no comparison holds)
+    return where
+
+
+def raises_where(op: str, bit: int, kind: str = "f", to: Any = None) -> Any:
     """``fn(ops, result, operands)``: a bool value, built with an ops handler
     (lowering/handler.py), true where NumPy's loop of ``op`` raises kind ``bit``; None
     where that is not known. ``kind``: the loop's ('f' float, 'i' or 'u' integer, of
     which only the loops that divide raise). ``operands`` are (value, dtype) in the
-    loop's dtype, ``result`` (value, dtype) NumPy's result.
+    loop's dtype, ``result`` (value, dtype) NumPy's result; ``to`` its dtype, for a cast.
 
     >>> raises_where("log", DIVIDE) is not None, raises_where("log", OVER), raises_where("tanh", OVER)
     (True, None, None)
@@ -123,6 +153,8 @@ def raises_where(op: str, bit: int, kind: str = "f") -> Any:
     """
     if kind in ("i", "u"):
         return _int_raises_where(op, bit) if kind == "i" or bit != OVER else None
+    if op == "astype" and to is not None and np.dtype(to).kind in "iu":
+        return _cast_raises_where(to) if bit == INVALID else None
     if op not in _RAISES or not _FLOAT.get(op, OVER) & bit:
         return None
 

@@ -106,6 +106,10 @@ class Op:
     # The same result computed by writing into input 0, which the caller gives up (the
     # functional scatters): a backend uses it when nothing reads input 0 afterwards.
     inplace_impl: Callable[..., Any] | None = None
+    # The ndarray method that computes the op on an array (``"astype"``): a NumPy run of its
+    # node calls ``x.<method>(**params)`` from the user's line, where NumPy's C code warns
+    # ("invalid value encountered in cast"), not from the impl's own line.
+    numpy_method: str | None = None
     # ``inplace_inputs(args, params) -> values``: the inputs ``inplace_impl`` may write over, each
     # one the caller must give up (None: input 0).
     # ``inplace_atomic(args) -> bool``: True when ``inplace_impl`` on these arguments either
