@@ -49,7 +49,7 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     kinds = [k for k in (_dtype_kind(a) for a in node.args) if k] + [out_kind or ""]
     kind = "f" if "f" in kinds and op.name != "astype" else (
         _dtype_kind(node.args[0]) if op.name == "astype" and node.args else (out_kind or "?"))
-    name = op.name
+    name = _name(node)
     if name in _MASKED or name == "scalar_binary":
         name = node.kwargs.get("ufunc") or ""
     narrows = True
@@ -60,6 +60,9 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     if known is None:   # Python numbers, NumPy scalar math, ops not in the table
         return (ALL, name, filename, lineno, False), 0
     bits, message_name = known
+    # a result of one ufunc call (np.divmod's remainder) may warn of kinds its own op's
+    # code does not raise (MIN // -1's overflow): only its predicate tells those
+    own = ALL if name == op.name else _own_kinds(node)
     # (NumPy scalar math is one scalar libm call, never the vector code the table is of)
     noise = kernel_noise(name) if kind == "f" and op.name != "scalar_binary" else 0
     if not bits | noise:
@@ -72,7 +75,30 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
         and not quiet
     told = bits if op.name not in _MASKED and not quiet else 0
     # (the kinds the flag tells: not those its kernel code raises where NumPy's loop does not)
-    return (bits | noise, message_name, filename, lineno, ALL & ~noise if exact else 0), told
+    return (bits | noise, message_name, filename, lineno, own & ~noise if exact else 0), told
+
+
+def _own_kinds(node: Any) -> int:
+    """The kinds the code of ``node``'s own op may raise (an integer loop's)."""
+    kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
+    kind = "f" if "f" in kinds else (kinds[-1] or "?")
+    args = tuple(_BOUND.get(_dtype_kind(a)) if hasattr(a, "meta") else a for a in node.args)
+    return (fp_kinds(node.op.name, kind, args, kinds[-1]) or (ALL,))[0]
+
+
+def flagless(slots: list) -> bool:
+    """Does some slot tell a kind its node's own code never raises (np.divmod's remainder
+    alone: NumPy's call overflows for MIN by -1, the remainder's code raises nothing)?
+    No flag then makes the runtime rerun the body for its predicates: the kernel computes
+    them on every launch (cpp.py)."""
+    return any(_name(node) != node.op.name and not _own_kinds(node) & bit for _i, bit, node, _w in slots)
+
+
+def _name(node: Any) -> str:
+    """The op NumPy computes ``node`` by: its own, or the ufunc whose call gives it
+    (``meta["ufunc"]``: np.divmod's quotient and remainder warn as "divmod", once)."""
+    part = node.meta.get("ufunc")
+    return part[0] if part else node.op.name
 
 
 def _calls(kernel: Any) -> Any:
@@ -128,7 +154,7 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
         if not warns or len(may) == 1 and exact_kinds(entries[may[0]]) & bit and not (
                 bit == INVALID and _casts_to_int(nodes[may[0]])):
             continue   # nothing NumPy would say, or one raiser: the flag says it all
-        wheres = [raises_where(nodes[i].op.name, bit, kind, _dtype(nodes[i]))
+        wheres = [raises_where(_name(nodes[i]), bit, kind, _dtype(nodes[i]))
                   if (kind := _loop_kind(nodes[i])) else None for i in warns]
         if None in wheres or len(slots) + len(warns) > MAX_SLOTS:
             continue

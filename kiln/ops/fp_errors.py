@@ -32,7 +32,8 @@ _D, _O, _I = DIVIDE, OVER, INVALID
 # float loops: the kinds NumPy's loop can warn about
 _FLOAT: dict[str, int] = {
     "add": _O | _I, "subtract": _O | _I, "multiply": _O | _I, "true_divide": _D | _O | _I,
-    "floor_divide": _D | _O | _I, "remainder": _I, "fmod": _I, "power": _D | _O | _I,
+    "floor_divide": _D | _O | _I, "remainder": _I, "fmod": _I, "divmod": _D | _O | _I,
+    "power": _D | _O | _I,
     "float_power": _D | _O | _I, "square": _O, "reciprocal": _D | _O,
     "log": _D | _I, "log2": _D | _I, "log10": _D | _I, "log1p": _D | _I,
     "sqrt": _I, "exp": _O, "exp2": _O, "expm1": _O, "sinh": _O, "cosh": _O,
@@ -43,7 +44,7 @@ _FLOAT: dict[str, int] = {
 }
 # integer loops (kernels raise the divide flag themselves: cpp_prelude.h); only signed
 # MIN // -1 overflows
-_INT: dict[str, int] = {"floor_divide": _D | _O, "remainder": _D, "fmod": _D}
+_INT: dict[str, int] = {"floor_divide": _D | _O, "remainder": _D, "fmod": _D, "divmod": _D | _O}
 _METHOD = {"sum": "reduce", "prod": "reduce", "mean": "reduce", "cumsum": "accumulate",
            "cumprod": "accumulate", "astype": "cast"}
 # ops that never warn, whatever their dtypes (views, copies, selections, comparisons,
@@ -95,7 +96,8 @@ _POWERS = ("power",)   # (np.float_power(0.0, -inf) does not warn)
 
 def _int_raises_where(op: str, bit: int) -> Any:
     """:func:`raises_where` of NumPy's integer loops: a zero divisor divides by zero
-    (floor_divide, remainder, fmod), MIN // -1 overflows (signed floor_divide)."""
+    (floor_divide, remainder, fmod, divmod), MIN // -1 overflows (signed floor_divide
+    and divmod)."""
     if not _INT.get(op, 0) & bit:
         return None
 
@@ -306,7 +308,7 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
         divisor = _constant(args[1]) if kinds and len(args) == 2 else None
         if divisor is not None and divisor != 0 and not isinstance(args[1], Bounded):
             # x // 7, x % 7: no division by zero; only MIN // -1 overflows
-            kinds = OVER if op == "floor_divide" and divisor == -1 else 0
+            kinds = OVER if op in ("floor_divide", "divmod") and divisor == -1 else 0
         return kinds, name
     if kind != "f":
         return None

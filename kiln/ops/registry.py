@@ -457,6 +457,11 @@ class Composite:
     # before ``fn`` runs: a run-time ``nan=k`` of 0 would else take the place of every 0
     # in the composite (np.nan_to_num's ``greater(x, 0)``), wrong once k changes.
     passes_scalars: bool = False
+    # The ufunc whose one call computes all of ``fn``'s results (np.divmod's quotient and
+    # remainder): the nodes of its results warn as it does (``divide by zero encountered
+    # in divmod``, once), not as the ops they are (ir/graph.py ``extern_impl``,
+    # lowering/fp_flags.py).
+    ufunc: str | None = None
 
 
 @dataclass

@@ -26,6 +26,7 @@ def _run(fn, args, **errstate):
 def _same(got, want):
     assert got[1] == want[1]
     outs = (got[0], want[0]) if isinstance(want[0], tuple) else ((got[0],), (want[0],))
+    assert len(outs[0]) == len(outs[1])
     for g, w in zip(*outs):
         assert type(g) is type(w) and g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
@@ -64,7 +65,41 @@ def three_divisions(a, b):
     return q + r * (a // (b + 1))
 
 
-CASES = [fmod, fmod_chain, floor_divide_and_remainder, remainder_and_fmod, three_divisions]
+def divmod_of(a, b):
+    return np.divmod(a, b)
+
+
+def divmod_quotient(a, b):
+    return np.divmod(a, b)[0] + 1
+
+
+def divmod_remainder(a, b):   # (NumPy's call still warns of the quotient's overflow)
+    return np.divmod(a, b)[1] * 2
+
+
+def divmod_fused(a, b):
+    q, r = np.divmod(a, b)
+    return q + r + (b % a)
+
+
+def divmod_reduced(a, b):
+    q, r = np.divmod(a, b)
+    return q.sum(), r
+
+
+def divmod_twice(a, b):
+    q, _ = np.divmod(a, b)
+    _, r = np.divmod(b, a)
+    return q - r
+
+
+def builtin_divmod(a, b):
+    return divmod(a, b)
+
+
+CASES = [fmod, fmod_chain, floor_divide_and_remainder, remainder_and_fmod, three_divisions,
+         divmod_of, divmod_quotient, divmod_remainder, divmod_fused, divmod_reduced, divmod_twice,
+         builtin_divmod]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -82,7 +117,8 @@ def test_integer_division_warns_as_numpy(fn, dtype, backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("dtype", [np.int8, np.uint32, np.int64], ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("fn", [fmod, floor_divide_and_remainder], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [fmod, floor_divide_and_remainder, divmod_of, divmod_remainder],
+                         ids=lambda f: f.__name__)
 def test_integer_division_follows_the_error_mode(fn, dtype, backend):
     a, b = _operands(dtype)
     compiled = kiln.compile(fn, backend=backend)
