@@ -4,7 +4,8 @@ kiln/runtime/fpwarn.py when a launch reports a flag (runtime/launch.c).
 
 An entry is ``(kinds, name, filename, lineno, exact)``: the flags the node's computation
 may raise (1 divide, 2 overflow, 4 invalid), NumPy's name in its message, the user's line,
-and whether NumPy would warn for every flag the kernel's code for it raises. Not exact:
+and whether NumPy would warn for every flag the kernel's code for it raises; a result of
+one ufunc call (np.divmod's) has a sixth field, the same for all that call's results. Not exact:
 an op under a mask (``np.log(x, where=m)``: kernels compute every lane) unless the
 masked-off lanes compute on values that raise nothing (ops/masked.py), a derivative
 rule's node (NumPy runs those under ``errstate(all='ignore')``), Python-number math, an op
@@ -94,6 +95,21 @@ def flagless(slots: list) -> bool:
     return any(_name(node) != node.op.name and not _own_kinds(node) & bit for _i, bit, node, _w in slots)
 
 
+def _same_call(node: Any, nodes: list) -> int | None:
+    """For a result of one ufunc call (``meta["ufunc"]``: np.divmod's), the index in
+    ``nodes`` of its first result there (itself next: ``len(nodes)``), a sixth field of its
+    entry by which runtime/fpwarn.py warns once for their call; else None."""
+    part = node.meta.get("ufunc")
+    if not part:
+        return None
+    for i, other in enumerate(nodes):
+        other_part = other.meta.get("ufunc")
+        if other_part and other_part[0] == part[0] and len(other.args) == len(node.args) \
+                and all(a is b for a, b in zip(other.args, node.args)):
+            return i
+    return len(nodes)
+
+
 def _name(node: Any) -> str:
     """The op NumPy computes ``node`` by: its own, or the ufunc whose call gives it
     (``meta["ufunc"]``: np.divmod's quotient and remainder warn as "divmod", once)."""
@@ -144,8 +160,9 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
     for origin in _calls(kernel):
         e, kinds = _entry(origin) if origin not in nodes else (None, 0)
         if e is not None:
+            call = _same_call(origin, nodes)
             nodes.append(origin)
-            entries.append(e)
+            entries.append(e if call is None else e + (call,))
             told.append(kinds)
     slots: list = []
     for bit, _key, _text in KINDS:

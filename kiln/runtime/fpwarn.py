@@ -114,10 +114,10 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
         said = set()   # (np.divmod's two nodes: one ufunc call, each warning once)
         for bit, text, entry, position in order:
             if flags & bit and (position is None or word >> position & 1):
-                message = f"{text} encountered in {entry[1]}"
-                if (message, entry[2], entry[3]) not in said:
-                    said.add((message, entry[2], entry[3]))
-                    warn_at(message, entry[2], entry[3])
+                call = (bit, entry[5]) if len(entry) > 5 else None
+                if call is None or call not in said:
+                    said.add(call)
+                    warn_at(f"{text} encountered in {entry[1]}", entry[2], entry[3])
 
     mask = told
     for bit in owner:

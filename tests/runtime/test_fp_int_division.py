@@ -93,13 +93,17 @@ def divmod_twice(a, b):
     return q - r
 
 
+def divmods_on_one_line(a, b):   # (two calls: each warns)
+    return np.divmod(a, b)[0] + np.divmod(b, a)[1]
+
+
 def builtin_divmod(a, b):
     return divmod(a, b)
 
 
 CASES = [fmod, fmod_chain, floor_divide_and_remainder, remainder_and_fmod, three_divisions,
          divmod_of, divmod_quotient, divmod_remainder, divmod_fused, divmod_reduced, divmod_twice,
-         builtin_divmod]
+         divmods_on_one_line, builtin_divmod]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
