@@ -294,6 +294,11 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
         for value in flatten(c.inputs):
             if isinstance(value, ArrayArg):
                 value.var.specialize_dims(tx)
+    if c.ufunc is not None:
+        # each result's node is computed by that ufunc's call: it warns as that call
+        for i, value in enumerate(result):
+            if isinstance(value, ArrayArg) and getattr(value.var.node, "kind", None) == "call":
+                value.var.node.meta["ufunc"] = (c.ufunc, i)
     var = _tracker_of(tx, result, used, text)
     if c.python is not None and isinstance(var, ArrayVariable):
         var = PyValueVariable(var, c.python)

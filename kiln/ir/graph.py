@@ -31,7 +31,7 @@ import numpy as np
 
 from ..ops import Op, TensorMeta, infer_meta
 from ..ops.registry import iter_leaves, map_leaves
-from ..ops.value_warnings import method_at, ufunc_at
+from ..ops.value_warnings import method_at, ufunc_at, ufunc_part_at
 
 KINDS = ("placeholder", "constant", "call", "output")
 
@@ -277,6 +277,18 @@ def extern_impl(node: Node) -> Callable:
     called, called from the user's line (``meta["method"]``: NumPy's method warns there),
     as is an op's ufunc (it warns at the frame calling it)."""
     method, source = node.meta.get("method"), node.meta.get("source")
+    part = node.meta.get("ufunc")
+    if part is not None and source and source[0]:
+        # result i of a ufunc's one call (np.divmod): it warns as that call, once, from the
+        # first of its results the graph computes
+        name, i = part
+        earlier = {(name, j) for j in range(i)}
+        quiet = any(n.kind == "call" and n.meta.get("ufunc") in earlier and len(n.args) == len(node.args)
+                    and all(a is b for a, b in zip(n.args, node.args)) for n in node.graph.nodes)
+        return ufunc_part_at(getattr(np, name), i, source[0], source[1], quiet)
+    if method is None and source and source[0] and node.target.numpy_method and \
+            all(isinstance(a, Node) for a in node.args[:1]):
+        method = node.target.numpy_method   # (an array's method: astype's warnings)
     if method is None:
         impl = node.target.impl
         # (a ufunc warns at the frame calling it: the user's line, as NumPy's call)
@@ -288,9 +300,9 @@ def extern_impl(node: Node) -> Callable:
 
 def kept_meta(node: Node) -> dict:
     """What a copy of call ``node`` in another graph keeps of its meta besides ``val``
-    (``Graph.call``'s ``source``, ``quiet`` and ``method``)."""
+    (``Graph.call``'s ``source``, ``quiet``, ``method`` and ``ufunc``)."""
     return {"source": node.meta.get("source"), "quiet": node.meta.get("quiet", False),
-            "method": node.meta.get("method")}
+            "method": node.meta.get("method"), "ufunc": node.meta.get("ufunc")}
 
 
 class Graph:
@@ -352,12 +364,14 @@ class Graph:
 
     def call(self, op: Op, args: tuple, kwargs: dict | None = None, *, name: str | None = None,
              val: Any = None, source: Any = None, quiet: bool = False,
-             method: str | None = None, before: Node | None = None) -> Node:
+             method: str | None = None, before: Node | None = None,
+             ufunc: tuple | None = None) -> Node:
         """Append a call of ``op``; its meta is inferred unless given. ``source``: the
         user's line it computes; ``quiet``: a derivative rule's node (ir/autodiff.py), run
         under ``np.errstate(all="ignore")`` where the graph runs as NumPy; ``method``: the
         ndarray method the user called (``Bound.method``), which a NumPy run of the node
-        calls from ``source``'s line (:func:`extern_impl`)."""
+        calls from ``source``'s line (:func:`extern_impl`); ``ufunc``: ``(name, i)``, the node
+        is result ``i`` of that NumPy ufunc's call on its inputs (np.divmod), and warns as it."""
         kwargs = op.bind_params(dict(kwargs or {}))
         sized = bool(kwargs) and has_size_refs(kwargs)
         if val is None:
@@ -373,6 +387,8 @@ class Graph:
             node.meta["quiet"] = True
         if method is not None and source is not None:
             node.meta["method"] = method
+        if ufunc is not None:
+            node.meta["ufunc"] = ufunc
         return self._add(node, before=before)
 
     def output(self, values: tuple) -> Node:

@@ -29,7 +29,7 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
 from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offsets
 from .sizes import printed_symbols, product, render as render_size
 from .cpp_fp import told_body
-from .fp_flags import fp_table, nan_quiet
+from .fp_flags import flagless, fp_table, nan_quiet
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, write_index
 from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, ROW_WRITE_CHUNK, SHORT_LOOP,  # noqa: F401
@@ -275,7 +275,8 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
     written |= {inplace[n].name for n in written if n in inplace}
     # the body again with its ops' predicates, where several ops may raise a kind
-    rewrites = bool(inplace) or bool(written & names.loaded)   # (a second run would differ)
+    # (a second run would differ; or no flag would ask for one: fp_flags.flagless)
+    rewrites = bool(inplace) or bool(written & names.loaded) or flagless(slots)
     told = told_body(plan, slots, rewrites,
                      lambda lines, complex_: _outer_nest(plan, loops, lines, 0, 1, simd_ok=not complex_))
     if told.lines and not told.rerun:   # (the body itself computes them)

@@ -106,8 +106,9 @@ SYNTAX: dict[str, dict[str, str]] = {
                      "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} / {y})"},
     "remainder": {"f": "kiln_remainder({x}, {y})", "i": "kiln_remainder_int({x}, {y})",
                   "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} % {y})"},
-    "fmod": {"f": "fmod{f}({x}, {y})", "i": "(({y} == 0 || {y} == -1) ? ({T})0 : {x} % {y})",
-             "u": "({y} == 0 ? ({T})0 : {x} % {y})"},
+    "fmod": {"f": "fmod{f}({x}, {y})",
+             "i": "({y} == 0 ? kiln_int_by_zero<{T}>() : {y} == -1 ? ({T})0 : {x} % {y})",
+             "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} % {y})"},
     "power": {"f": "pow{f}({x}, {y})"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
     # A NaN comes out as x + y (x's NaN, as NumPy's, when both are): GCC 12 leaves nested
@@ -433,6 +434,13 @@ class CppEmitter(OpsHandler):
             # to int8/int16/uint8/uint16 through int32, as x86 converts (and NumPy: 300.0 ->
             # int8 is 44, NaN is 0): spelled out, GCC does not fold a round trip into trunc()
             return self.assign(f"({ctype(dst)})(int32_t)({var})", dst, operands=(var,))
+        if src.kind == "f" and dst == np.uint64:
+            # NumPy's conversion (x86-64 without AVX-512's vcvttpd2uqq, which GCC picks under
+            # -march=native): int64's below 2**63, int64's of x - 2**63 with the top bit
+            # flipped above, so NaN and -inf give 2**63 and inf 0, as in NumPy
+            top = literal(2.0 ** 63, src)
+            return self.assign(f"({var} >= {top} ? (uint64_t)(int64_t)({var} - {top}) ^ "
+                               f"0x8000000000000000ULL : (uint64_t)(int64_t)({var}))", dst, operands=(var,))
         out = self.assign(f"({ctype(dst)})({var})", dst, operands=(var,))
         if src.kind == "f" and dst.kind in "iu":
             self.truncated[out] = (var, src, dst)

@@ -4,7 +4,8 @@ kiln/runtime/fpwarn.py when a launch reports a flag (runtime/launch.c).
 
 An entry is ``(kinds, name, filename, lineno, exact)``: the flags the node's computation
 may raise (1 divide, 2 overflow, 4 invalid), NumPy's name in its message, the user's line,
-and whether NumPy would warn for every flag the kernel's code for it raises. Not exact:
+and whether NumPy would warn for every flag the kernel's code for it raises; a result of
+one ufunc call (np.divmod's) has a sixth field, the same for all that call's results. Not exact:
 an op under a mask (``np.log(x, where=m)``: kernels compute every lane) unless the
 masked-off lanes compute on values that raise nothing (ops/masked.py), a derivative
 rule's node (NumPy runs those under ``errstate(all='ignore')``), Python-number math, an op
@@ -15,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.fp_errors import (ALL, KINDS, NAN_QUIET, Bounded, exact_kinds, fp_kinds, kernel_noise,
-                              raises_where)
+from ..ops.fp_errors import (ALL, INVALID, KINDS, NAN_QUIET, Bounded, exact_kinds, fp_kinds,
+                              kernel_noise, raises_where)
 from ..ops.masked import quiet_operands
 
 _MASKED = ("masked_unary", "masked_binary")
@@ -49,7 +50,7 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     kinds = [k for k in (_dtype_kind(a) for a in node.args) if k] + [out_kind or ""]
     kind = "f" if "f" in kinds and op.name != "astype" else (
         _dtype_kind(node.args[0]) if op.name == "astype" and node.args else (out_kind or "?"))
-    name = op.name
+    name = _name(node)
     if name in _MASKED or name == "scalar_binary":
         name = node.kwargs.get("ufunc") or ""
     narrows = True
@@ -60,6 +61,9 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     if known is None:   # Python numbers, NumPy scalar math, ops not in the table
         return (ALL, name, filename, lineno, False), 0
     bits, message_name = known
+    # a result of one ufunc call (np.divmod's remainder) may warn of kinds its own op's
+    # code does not raise (MIN // -1's overflow): only its predicate tells those
+    own = ALL if name == op.name else _own_kinds(node)
     # (NumPy scalar math is one scalar libm call, never the vector code the table is of)
     noise = kernel_noise(name) if kind == "f" and op.name != "scalar_binary" else 0
     if not bits | noise:
@@ -72,7 +76,45 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
         and not quiet
     told = bits if op.name not in _MASKED and not quiet else 0
     # (the kinds the flag tells: not those its kernel code raises where NumPy's loop does not)
-    return (bits | noise, message_name, filename, lineno, ALL & ~noise if exact else 0), told
+    return (bits | noise, message_name, filename, lineno, own & ~noise if exact else 0), told
+
+
+def _own_kinds(node: Any) -> int:
+    """The kinds the code of ``node``'s own op may raise (an integer loop's)."""
+    kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
+    kind = "f" if "f" in kinds else (kinds[-1] or "?")
+    args = tuple(_BOUND.get(_dtype_kind(a)) if hasattr(a, "meta") else a for a in node.args)
+    return (fp_kinds(node.op.name, kind, args, kinds[-1]) or (ALL,))[0]
+
+
+def flagless(slots: list) -> bool:
+    """Does some slot tell a kind its node's own code never raises (np.divmod's remainder
+    alone: NumPy's call overflows for MIN by -1, the remainder's code raises nothing)?
+    No flag then makes the runtime rerun the body for its predicates: the kernel computes
+    them on every launch (cpp.py)."""
+    return any(_name(node) != node.op.name and not _own_kinds(node) & bit for _i, bit, node, _w in slots)
+
+
+def _same_call(node: Any, nodes: list) -> int | None:
+    """For a result of one ufunc call (``meta["ufunc"]``: np.divmod's), the index in
+    ``nodes`` of its first result there (itself next: ``len(nodes)``), a sixth field of its
+    entry by which runtime/fpwarn.py warns once for their call; else None."""
+    part = node.meta.get("ufunc")
+    if not part:
+        return None
+    for i, other in enumerate(nodes):
+        other_part = other.meta.get("ufunc")
+        if other_part and other_part[0] == part[0] and len(other.args) == len(node.args) \
+                and all(a is b for a, b in zip(other.args, node.args)):
+            return i
+    return len(nodes)
+
+
+def _name(node: Any) -> str:
+    """The op NumPy computes ``node`` by: its own, or the ufunc whose call gives it
+    (``meta["ufunc"]``: np.divmod's quotient and remainder warn as "divmod", once)."""
+    part = node.meta.get("ufunc")
+    return part[0] if part else node.op.name
 
 
 def _calls(kernel: Any) -> Any:
@@ -87,10 +129,20 @@ def _calls(kernel: Any) -> Any:
 MAX_SLOTS = 32
 
 
-def _real(node: Any) -> bool:
-    """A float result of real operands (a predicate's tests are of real floats)."""
+def _casts_to_int(node: Any) -> bool:
+    """A float-to-integer cast: its "invalid" is raised by a NaN it reads (NumPy warns for
+    it), so a NaN in its input does not silence it; only its predicate tells."""
+    return node.op.name == "astype" and bool(node.args) and _dtype_kind(node.args[0]) == "f" \
+        and _dtype_kind(node) in ("i", "u")
+
+
+def _loop_kind(node: Any) -> str | None:
+    """'f' for a float result of real operands (a predicate's tests are of real floats),
+    'i' or 'u' for an integer loop (all its arrays of that kind), else None."""
     kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
-    return kinds[-1] == "f" and "c" not in kinds
+    if (kinds[-1] == "f" or _casts_to_int(node)) and "c" not in kinds:
+        return "f"
+    return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) == {kinds[-1]} else None
 
 
 def fp_table(kernel: Any) -> tuple[tuple, list]:
@@ -108,16 +160,19 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
     for origin in _calls(kernel):
         e, kinds = _entry(origin) if origin not in nodes else (None, 0)
         if e is not None:
+            call = _same_call(origin, nodes)
             nodes.append(origin)
-            entries.append(e)
+            entries.append(e if call is None else e + (call,))
             told.append(kinds)
     slots: list = []
     for bit, _key, _text in KINDS:
         may = [i for i, e in enumerate(entries) if e[0] & bit]
         warns = [i for i in may if told[i] & bit]
-        if not warns or len(may) == 1 and exact_kinds(entries[may[0]]) & bit:
+        if not warns or len(may) == 1 and exact_kinds(entries[may[0]]) & bit and not (
+                bit == INVALID and _casts_to_int(nodes[may[0]])):
             continue   # nothing NumPy would say, or one raiser: the flag says it all
-        wheres = [raises_where(nodes[i].op.name, bit) if _real(nodes[i]) else None for i in warns]
+        wheres = [raises_where(_name(nodes[i]), bit, kind, _dtype(nodes[i]))
+                  if (kind := _loop_kind(nodes[i])) else None for i in warns]
         if None in wheres or len(slots) + len(warns) > MAX_SLOTS:
             continue
         slots += [(i, bit, nodes[i], w) for i, w in zip(warns, wheres)]

@@ -91,17 +91,24 @@ class PointwiseLowering:
         node = self._origin[0] if self._origin else None
 
         def fn(ops: Any, index: list) -> Any:
-            operands = []
+            operands, given = [], []
             for name, v, dt in zip(op.inputs, values, in_dts):
                 if v is None:  # a missing clip bound
                     operands.append(ops.constant(unbounded(name, dt), dt))
+                    given.append((operands[-1], dt))
                 elif isinstance(v, Scalar) and not v.arg:
                     operands.append(ops.constant(v.value, dt))
+                    given.append((operands[-1], dt))
                 else:
-                    operands.append(ops.cast(v.load(ops, broadcast_index(v.shape, index)), v.dtype, dt))
+                    loaded = v.load(ops, broadcast_index(v.shape, index))
+                    operands.append(ops.cast(loaded, v.dtype, dt))
+                    given.append((loaded, v.dtype))
             result = ops.cast(body(ops, loop_dt, *operands), loop_out, out_dtype)
             if node is not None:
-                ops.raised(node, (result, out_dtype), list(zip(operands, in_dts)))
+                # (a ufunc's predicates test its loop's operands; an op that is no ufunc,
+                # a cast, tests the values it was given: astype's of its float input)
+                ops.raised(node, (result, out_dtype), list(zip(operands, in_dts)) if ufunc is not None
+                           else given)
             return result
 
         calls = _body_calls(body, loop_dt, len(values))

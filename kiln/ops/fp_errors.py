@@ -32,7 +32,8 @@ _D, _O, _I = DIVIDE, OVER, INVALID
 # float loops: the kinds NumPy's loop can warn about
 _FLOAT: dict[str, int] = {
     "add": _O | _I, "subtract": _O | _I, "multiply": _O | _I, "true_divide": _D | _O | _I,
-    "floor_divide": _D | _O | _I, "remainder": _I, "fmod": _I, "power": _D | _O | _I,
+    "floor_divide": _D | _O | _I, "remainder": _I, "fmod": _I, "divmod": _D | _O | _I,
+    "power": _D | _O | _I,
     "float_power": _D | _O | _I, "square": _O, "reciprocal": _D | _O,
     "log": _D | _I, "log2": _D | _I, "log10": _D | _I, "log1p": _D | _I,
     "sqrt": _I, "exp": _O, "exp2": _O, "expm1": _O, "sinh": _O, "cosh": _O,
@@ -41,8 +42,9 @@ _FLOAT: dict[str, int] = {
     # reductions and scans: NumPy names the ufunc method
     "sum": _O | _I, "prod": _O | _I, "mean": _O | _I, "cumsum": _O | _I, "cumprod": _O | _I,
 }
-# integer loops (kernels raise the divide flag themselves: cpp_prelude.h)
-_INT: dict[str, int] = {"floor_divide": _D | _O, "remainder": _D}
+# integer loops (kernels raise the divide flag themselves: cpp_prelude.h); only signed
+# MIN // -1 overflows
+_INT: dict[str, int] = {"floor_divide": _D | _O, "remainder": _D, "fmod": _D, "divmod": _D | _O}
 _METHOD = {"sum": "reduce", "prod": "reduce", "mean": "reduce", "cumsum": "accumulate",
            "cumprod": "accumulate", "astype": "cast"}
 # ops that never warn, whatever their dtypes (views, copies, selections, comparisons,
@@ -92,15 +94,69 @@ _ZERO_DIVISOR = {"true_divide": 1, "reciprocal": 0, "power": 0, "float_power": 0
 _POWERS = ("power",)   # (np.float_power(0.0, -inf) does not warn)
 
 
-def raises_where(op: str, bit: int) -> Any:
+def _int_raises_where(op: str, bit: int) -> Any:
+    """:func:`raises_where` of NumPy's integer loops: a zero divisor divides by zero
+    (floor_divide, remainder, fmod, divmod), MIN // -1 overflows (signed floor_divide
+    and divmod)."""
+    if not _INT.get(op, 0) & bit:
+        return None
+
+    def where(ops: Any, result: tuple, operands: list) -> Any:
+        (x, xdt), (y, ydt) = operands
+        zero = ops.call("equal", [y, ops.constant(0 if bit == DIVIDE else -1, ydt)], ydt, np.bool_)
+        if bit == DIVIDE:
+            return zero
+        least = ops.call("equal", [x, ops.constant(np.iinfo(xdt).min, xdt)], xdt, np.bool_)
+        return ops.call("logical_and", [least, zero], np.bool_)
+    return where
+
+
+def _cast_raises_where(to: Any) -> Any:
+    """:func:`raises_where` of a float-to-integer cast's "invalid": NumPy's cast converts
+    with x86's truncating conversion of 32 bits (to int8 through int32, uint16) or 64 bits
+    (int64; uint64 as int64 below 2**63, as int64 of x - 2**63 above), which raises it for
+    a NaN or a value that truncates out of the conversion's range (300.0 to int8 wraps to
+    44 silently, 1e10 warns). uint32: NumPy's result and warning for values in [2**31,
+    2**64) and below -2**31 depend on its SIMD path (the array's length); it warns for NaN,
+    infinities and values out of uint64's range whatever the path, and so does the
+    kernel (not for those others)."""
+    to = np.dtype(to)
+    if to.kind not in "iu":
+        return None
+    # [lo, hi) of the conversion, in float64 (exact for float16/32 operands): above
+    # -2**31 - 1 (values in between truncate to -2**31), at least -2**63 (no float64 lies
+    # between -2**63 - 1 and -2**63)
+    lo, hi = (-2.0 ** 63, 2.0 ** 64) if to.kind == "u" and to.itemsize >= 4 else \
+        (-2.0 ** 63, 2.0 ** 63) if to.itemsize == 8 else (-2.0 ** 31 - 1, 2.0 ** 31)
+    f64 = np.dtype(np.float64)
+
+    def where(ops: Any, result: tuple, operands: list) -> Any:
+        (x, xdt), = operands
+        x = ops.cast(x, xdt, f64)
+        above = ops.call("greater_equal" if lo == -2.0 ** 63 else "greater", [x, ops.constant(lo, f64)],
+                         f64, np.bool_)
+        inside = ops.call("logical_and", [above, ops.call("less", [x, ops.constant(hi, f64)], f64, np.bool_)],
+                          np.bool_)
+        return ops.call("logical_not", [inside], np.bool_)   # (NaN: no comparison holds)
+    return where
+
+
+def raises_where(op: str, bit: int, kind: str = "f", to: Any = None) -> Any:
     """``fn(ops, result, operands)``: a bool value, built with an ops handler
-    (lowering/handler.py), true where NumPy's float loop of ``op`` raises kind ``bit``;
-    None where that is not known. ``operands`` are (value, dtype) in the loop's dtype,
-    ``result`` (value, dtype) NumPy's result.
+    (lowering/handler.py), true where NumPy's loop of ``op`` raises kind ``bit``; None
+    where that is not known. ``kind``: the loop's ('f' float, 'i' or 'u' integer, of
+    which only the loops that divide raise). ``operands`` are (value, dtype) in the
+    loop's dtype, ``result`` (value, dtype) NumPy's result; ``to`` its dtype, for a cast.
 
     >>> raises_where("log", DIVIDE) is not None, raises_where("log", OVER), raises_where("tanh", OVER)
     (True, None, None)
+    >>> raises_where("remainder", DIVIDE, "i") is not None, raises_where("remainder", OVER, "i")
+    (True, None)
     """
+    if kind in ("i", "u"):
+        return _int_raises_where(op, bit) if kind == "i" or bit != OVER else None
+    if op == "astype" and to is not None and np.dtype(to).kind in "iu":
+        return _cast_raises_where(to) if bit == INVALID else None
     if op not in _RAISES or not _FLOAT.get(op, OVER) & bit:
         return None
 
@@ -248,11 +304,11 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
             return INVALID, name
         return (OVER if kind == "f" and out_kind == "f" and narrows else 0), name
     if kind in "iu":
-        kinds = _INT.get(op, 0)
+        kinds = _INT.get(op, 0) & (ALL if kind == "i" else ~OVER)
         divisor = _constant(args[1]) if kinds and len(args) == 2 else None
         if divisor is not None and divisor != 0 and not isinstance(args[1], Bounded):
             # x // 7, x % 7: no division by zero; only MIN // -1 overflows
-            kinds = OVER if op == "floor_divide" and divisor == -1 else 0
+            kinds = OVER if op in ("floor_divide", "divmod") and divisor == -1 else 0
         return kinds, name
     if kind != "f":
         return None

@@ -460,7 +460,7 @@ def _astype_meta(x, dtype, copy=True):
 
 astype = declare("astype", Category.POINTWISE, _astype_impl, inputs=("x",),
                  params={"dtype": None, "copy": True}, meta=_astype_meta, aliases=True,
-                 vjp=lambda g, out, x, dtype, copy: (g,),
+                 vjp=lambda g, out, x, dtype, copy: (g,), numpy_method="astype",
                  doc="ndarray.astype(dtype): elementwise conversion")
 
 

@@ -106,6 +106,10 @@ class Op:
     # The same result computed by writing into input 0, which the caller gives up (the
     # functional scatters): a backend uses it when nothing reads input 0 afterwards.
     inplace_impl: Callable[..., Any] | None = None
+    # The ndarray method that computes the op on an array (``"astype"``): a NumPy run of its
+    # node calls ``x.<method>(**params)`` from the user's line, where NumPy's C code warns
+    # ("invalid value encountered in cast"), not from the impl's own line.
+    numpy_method: str | None = None
     # ``inplace_inputs(args, params) -> values``: the inputs ``inplace_impl`` may write over, each
     # one the caller must give up (None: input 0).
     # ``inplace_atomic(args) -> bool``: True when ``inplace_impl`` on these arguments either
@@ -453,6 +457,11 @@ class Composite:
     # before ``fn`` runs: a run-time ``nan=k`` of 0 would else take the place of every 0
     # in the composite (np.nan_to_num's ``greater(x, 0)``), wrong once k changes.
     passes_scalars: bool = False
+    # The ufunc whose one call computes all of ``fn``'s results (np.divmod's quotient and
+    # remainder): the nodes of its results warn as it does (``divide by zero encountered
+    # in divmod``, once), not as the ops they are (ir/graph.py ``extern_impl``,
+    # lowering/fp_flags.py).
+    ufunc: str | None = None
 
 
 @dataclass

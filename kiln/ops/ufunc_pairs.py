@@ -25,7 +25,8 @@ def _pair_normalizer(name: str, nin: int, fn: Callable, uses: tuple) -> None:
                 reject(f"numpy.{name}", key, value, "call it without the argument")
         if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
             reject(f"numpy.{name}", "out", "<arrays>", "assign the results instead")
-        return Composite(fn, tuple(args))
+        # (divmod's nodes take its operands as they are: they warn as its one call)
+        return Composite(fn, tuple(args), ufunc=name if name == "divmod" else None)
     spell_composite(ufunc, uses, normalize, f"numpy.{name}")
 
 

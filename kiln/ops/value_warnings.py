@@ -105,6 +105,29 @@ def ufunc_at(ufunc: np.ufunc, filename: str, lineno: int) -> Callable:
                     filename, lineno, {"_kiln_ufunc": ufunc})
 
 
+def ufunc_part_at(ufunc: np.ufunc, part: int, filename: str, lineno: int,
+                  quiet: bool = False) -> Callable:
+    """Result ``part`` of ``ufunc``'s call from the user's line (np.divmod's quotient or
+    remainder, each a node of its own, warns as NumPy's one call); ``quiet``: under
+    ``np.errstate(all='ignore')`` (another node computing the same call warns for it).
+
+    >>> ufunc_part_at(np.divmod, 1, "demo.py", 7)(np.array([7]), 3).tolist()
+    [1]
+    """
+    name = ufunc.__name__
+    return _at_line((ufunc, part, quiet, filename, lineno), name,
+                    f"def {name}(*args, _kiln_ufunc, _kiln_part, _kiln_quiet, **params): "
+                    f"return _kiln_ufunc(*args, **params)[_kiln_part] if not _kiln_quiet else "
+                    f"_kiln_quiet(_kiln_ufunc, args, params)[_kiln_part]",
+                    filename, lineno, {"_kiln_ufunc": ufunc, "_kiln_part": part,
+                                       "_kiln_quiet": _quietly if quiet else None})
+
+
+def _quietly(ufunc: np.ufunc, args: tuple, params: dict) -> Any:
+    with np.errstate(all="ignore"):
+        return ufunc(*args, **params)
+
+
 def call_site() -> tuple[str, int] | None:
     """The user's ``(file, line)`` of the NumPy call capture is binding; None outside
     capture (NumPy arrays, the eager Tensor: the warning then comes from the call)."""

@@ -111,9 +111,13 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
             stats["reruns"] += 1
             rerun(*args)
         word = owned() if flags & told and owned is not None else 0
+        said = set()   # (np.divmod's two nodes: one ufunc call, each warning once)
         for bit, text, entry, position in order:
             if flags & bit and (position is None or word >> position & 1):
-                warn_at(f"{text} encountered in {entry[1]}", entry[2], entry[3])
+                call = (bit, entry[5]) if len(entry) > 5 else None
+                if call is None or call not in said:
+                    said.add(call)
+                    warn_at(f"{text} encountered in {entry[1]}", entry[2], entry[3])
 
     mask = told
     for bit in owner:

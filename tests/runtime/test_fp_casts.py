@@ -1,0 +1,95 @@
+"""Casts NumPy warns about, compiled, against plain NumPy: float to integer of NaN,
+infinities and values out of the conversion's range ("invalid value encountered in
+cast"), float64 to float32 past its range ("overflow encountered in cast"), alone and
+fused, on both backends: values, warnings (category, message, the user's file and line),
+np.errstate, and the line a FloatingPointError is raised at."""
+from __future__ import annotations
+
+import traceback
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+BACKENDS = ["eager", "cpp"]
+# (uint32 out of range: NumPy's value and warning depend on its SIMD path: not compared)
+TARGETS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint64]
+EDGES = np.array([np.nan, np.inf, -np.inf, 1e300, -1e300, -1.0, -0.5, 300.0, 7e4, 2.0 ** 31,
+                  -2.0 ** 31 - 1, 2.0 ** 32, 2.0 ** 63, -2.0 ** 63, 2.0 ** 64, 3.5])
+FINE = np.array([1.0, -1.0, 3.5, 0.0, 100.0])
+
+
+def _run(fn, args, **errstate):
+    with warnings.catch_warnings(record=True) as seen, np.errstate(**errstate):
+        warnings.simplefilter("always")
+        out = fn(*args)
+    return out, [(w.category, str(w.message), w.filename, w.lineno) for w in seen]
+
+
+def _same(got, want):
+    assert got[1] == want[1]
+    assert type(got[0]) is type(want[0]) and got[0].dtype == want[0].dtype
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+def cast(x, dt):
+    return x.astype(dt)
+
+
+def cast_fused(x, dt):
+    return (x * 1.0).astype(dt) + 1
+
+
+def cast_of_sum(x, y, dt):
+    return (x + y).astype(dt)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dt", TARGETS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("fn", [cast, cast_fused], ids=lambda f: f.__name__)
+def test_float_to_int_casts_warn_as_numpy(fn, dt, backend):
+    compiled = kiln.compile(fn, backend=backend)
+    for src in (np.float64, np.float32):
+        with np.errstate(over="ignore"):
+            x = np.tile(EDGES, 5).astype(src)
+        for args in ((x, dt), (FINE.astype(src), dt), (x, dt)):
+            _same(_run(compiled, args), _run(fn, args))
+        want = _run(fn, (x, dt))[1]
+        assert want and want[0][2] == __file__
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_negative_floats_to_uint64_wrap_silently(backend):
+    # -1.0 -> 2**64 - 1 with no warning, NaN -> 2**63 with one (NumPy's conversion)
+    x = np.tile([-1.0, -2.0 ** 31 - 1, -0.5, 7.0, np.nan, -np.inf], 20)
+    compiled = kiln.compile(cast_of_sum, backend=backend)
+    for args in ((x, 0.0, np.uint64), (x[:3], 0.0, np.uint64)):
+        _same(_run(compiled, args), _run(cast_of_sum, args))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_narrowing_float_cast_overflows_as_numpy(backend):
+    x = np.array([1e39, -1e39, 1.0, np.nan] * 10)
+    for fn in (cast, cast_fused):
+        compiled = kiln.compile(fn, backend=backend)
+        _same(_run(compiled, (x, np.float32)), _run(fn, (x, np.float32)))
+
+
+def _user_line(tb):
+    return [f.lineno for f in traceback.extract_tb(tb) if f.filename == __file__][-1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cast_errors_follow_the_error_mode(backend):
+    x = np.array([np.nan, 1e300, 1.0] * 10)
+    compiled = kiln.compile(cast_fused, backend=backend)
+    _same(_run(compiled, (x, np.int32), invalid="ignore"), _run(cast_fused, (x, np.int32), invalid="ignore"))
+    with np.errstate(invalid="raise"):
+        with pytest.raises(FloatingPointError) as want:
+            cast_fused(x, np.int32)
+        with pytest.raises(FloatingPointError) as got:
+            compiled(x, np.int32)
+    assert str(got.value) == str(want.value)
+    assert _user_line(got.value.__traceback__) == _user_line(want.value.__traceback__)
