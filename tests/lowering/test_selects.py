@@ -74,24 +74,13 @@ def test_float32_clip_with_run_time_bounds_vectorizes():
     with Python float bounds (graph inputs) ran as a scalar loop branching on each compare
     (~600 us per 1e5 random elements against NumPy's 14; now ~14)."""
     import re
-    import shutil
-    import subprocess
 
-    from kiln.runtime import cpp_backend
-    if shutil.which("objdump") is None or "avx2" not in open("/proc/cpuinfo").read() \
-            or "-march=native" not in kiln.config.cxx_flags:
-        pytest.skip("needs objdump and an AVX2 CPU")
-    seen = []
-
-    def backend(graph, example_inputs):
-        seen.append(cpp_backend(graph, example_inputs))
-        return seen[-1]
+    from .helpers import compiled_with_disassembly
+    f, disassembly = compiled_with_disassembly(lambda x, lo, hi: np.clip(x, lo, hi))
     x = np.random.default_rng(2).standard_normal(1000).astype(np.float32)
     x[:4] = [np.nan, -0.0, 0.5, -0.5]
-    f = kiln.compile(lambda x, lo, hi: np.clip(x, lo, hi), backend=backend)
     _same_bits(f(x, -0.5, 0.5), np.clip(x, -0.5, 0.5))
     _same_bits(f(x, np.nan, 0.5), np.clip(x, np.nan, 0.5))
-    code = subprocess.run(["objdump", "-d", "--no-show-raw-insn", seen[0].kiln_artifact.so],
-                          capture_output=True, text=True, check=True).stdout
-    bodies = [f for f in code.split("\n\n") if re.match(r"[0-9a-f]+ <\w*kiln_fused_clip_0_body", f)]
+    code = disassembly()
+    bodies = [f for f in code.split("\n\n") if re.match(r"[0-9a-f]+ <kiln_fused_clip_0_body", f)]
     assert bodies and all(re.search(r"[yz]mm", f) for f in bodies), "the float32 clip did not vectorize"
