@@ -254,11 +254,11 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             lines.append(f"if (nthreads > 1 && (int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN}) {{")
             lines += _loop_nest(inner, body, clauses, parallel=True)
             lines.append("} else {")
-            lines += _extrema_lanes(inner, body, clauses, extrema) if lanes else \
-                _loop_nest(inner, body, clauses, parallel=False)
+            lines += _extrema_lanes(inner, body, clauses, extrema, not plan.outer_loops) if lanes \
+                else _loop_nest(inner, body, clauses, parallel=False)
             lines.append("}")
         elif lanes:
-            lines += _extrema_lanes(inner, body, clauses, extrema)
+            lines += _extrema_lanes(inner, body, clauses, extrema, not plan.outer_loops)
         else:
             lines += _loop_nest(inner, body, clauses, parallel=False, simd=not in_order)
         lines += post
@@ -398,9 +398,11 @@ def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
 # 8 ymm registers; 64 spilled (AVX-512 Rocket Lake, GCC 12: a C loop over 1e5 in L2
 # took 9.0 us at 32, 12.6 at 64; float32 4.9 and 5.2).
 EXTREMA_LANES = 32
+EXTREMA_LANES_ROW = 4096
 
 
-def _extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: list) -> list[str]:
+def _extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: list,
+                   whole: bool) -> list[str]:
     """One inner loop of max/min reductions (and their NaN flags) run on blocks of
     EXTREMA_LANES elements, element j of a block into accumulator j, the lanes combined
     after the blocks and the remainder run as before. Under ``omp simd reduction(max:...)``
@@ -408,10 +410,13 @@ def _extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: li
     cycles): ``x.max()`` of 1e5 float64 in cache ran at 0.6x NumPy's speed, float32 0.34x;
     the lanes are independent chains (GCC keeps them in registers when the block loop
     counts j from 0). Which value a max keeps among equal ones (-0.0 and 0.0) already
-    depended on SIMD lanes, as in NumPy."""
+    depended on SIMD lanes, as in NumPy. ``whole``: the kernel's one point (``x.max()``);
+    per row of a row reduction the lanes' start and combine cost ~100 cycles, so rows
+    take them from EXTREMA_LANES_ROW elements (2000x100 float64 rows: 38 -> 93 us)."""
     k = EXTREMA_LANES
     trip = _constant_trip(inner[-1][1])
-    if len(inner) != 1 or trip is not None and trip < 2 * k:   # (mostly remainder)
+    if len(inner) != 1 or (trip is None and not whole) \
+            or trip is not None and trip < (2 * k if whole else EXTREMA_LANES_ROW):
         return _loop_nest(inner, body, clauses, parallel=False)
     (v, n), = inner
     lane = {acc: f"{acc}_l[{v}_j]" for acc, *_ in extrema}
@@ -423,7 +428,8 @@ def _extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: li
     out += [f"for (int64_t {v}_b = 0; {v}_b < {v}_m; {v}_b += {k}) {{", "#pragma omp simd",
             f"  for (int64_t {v}_j = 0; {v}_j < {k}; ++{v}_j) {{", f"    const int64_t {v} = {v}_b + {v}_j;"]
     out += ["    " + words.sub(lambda m: lane[m.group(1)], line) for line in body]
-    out += ["  }", "}", f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {{"]
+    out += ["  }", "}", "#pragma omp simd" + "".join(" " + c for c in clauses),
+            f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {{"]
     for acc, _, _, combine in extrema:
         mine = lane[acc]
         out.append(f"  {acc} |= {mine};" if combine == "|" else
