@@ -7,7 +7,11 @@
 "Decorating a working function never makes it slower": this looks for the places where it
 does. Each case is one short function (an elementwise chain, an in-place ``a += b``,
 ``np.add(a, b, out=c)``, a sum/max along each axis, cumsum, where, clip, fancy indexing,
-a boolean mask, sort/argsort, a matmul chain, a tiny normalization) applied to 2-D inputs
+a boolean mask, sort/argsort, a matmul chain, a tiny normalization, and everyday ones:
+rows scaled by their norm, a softmax over rows, cumsum then diff, ``x[np.argsort(x)]``,
+``np.where(a > t, a, 0).sum(axis=0)``, boolean counts, ``np.einsum('ij,ij->i', a, b)``,
+pairwise distances of points, ``np.outer``, ``a.T @ b``, ``np.abs(a - b).max()``, column
+z-scores, argmax, relu, ``np.isnan(a).any()``) applied to 2-D inputs
 of about N elements (10 -> 2x5, 1e3 -> 20x50, 1e5 -> 200x500, 1e7 -> 2000x5000) of one
 dtype in one layout:
 
@@ -16,6 +20,10 @@ dtype in one layout:
 - ``transposed``: the transpose of a C-contiguous array (``base.T``);
 - ``broadcast``: the second operand is one row (``(1, cols)``), or, for one-input
   functions, the input is that row broadcast to the full shape (zero strides).
+
+A few take other inputs of about N elements: ``matmul_chain`` and ``a.T @ b`` square
+matrices, ``pairwise_dist`` sqrt(N) points in 3-D, ``outer`` two vectors of sqrt(N)
+(their result has about N elements), ``clip_scalars`` an array and two Python floats.
 
 The default sweeps every function at every size in float64 over the four layouts, plus
 float32 and int64 in the contiguous layout (``--full`` crosses every dtype with every
@@ -139,9 +147,80 @@ def normalize(a):
     return a / np.sqrt((a * a).sum())
 
 
+# -- everyday idioms the ones above lack (each on the same 2-D inputs) ---------------------
+def unit_rows_norm(a):
+    return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+
+def clip_scalars(a, lo, hi):
+    return np.clip(a, lo, hi)
+
+
+def softmax_rows(a):
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def cumsum_diff(a):
+    return np.diff(np.cumsum(a, axis=1), axis=1)
+
+
+def sort_by_argsort(a):
+    x = a.ravel()
+    return x[np.argsort(x)]
+
+
+def where_sum0(a):
+    return np.where(a > 0.5, a, 0).sum(axis=0)
+
+
+def count_true(a):
+    return (a > 0).sum(), np.count_nonzero(a < -1, axis=1)
+
+
+def rowdot_einsum(a, b):
+    return np.einsum('ij,ij->i', a, b)
+
+
+def pairwise_dist(p):
+    return np.sqrt(((p[:, None, :] - p[None, :, :]) ** 2).sum(axis=-1))
+
+
+def outer(u, v):
+    return np.outer(u, v)
+
+
+def gram_t(a, b):
+    return a.T @ b
+
+
+def max_abs_diff(a, b):
+    return np.abs(a - b).max()
+
+
+def zscore_cols(a):
+    return (a - a.mean(axis=0)) / a.std(axis=0)
+
+
+def argmax_rows(a):
+    return a.argmax(axis=1)
+
+
+def relu(a):
+    return np.maximum(a, 0)
+
+
+def any_nan(a):
+    return np.isnan(a).any()
+
+
 FUNCS = {f.__name__: f for f in (add, fused, iadd, add_out, axpy_inplace, sum_all, sum0, sum1,
                                  max0, max1, mean_std, cumsum1, cumsum0, where_pos, clip, fancy,
-                                 mask, mask_assign, sort1, argsort1, matmul_chain, normalize)}
+                                 mask, mask_assign, sort1, argsort1, matmul_chain, normalize,
+                                 unit_rows_norm, clip_scalars, softmax_rows, cumsum_diff,
+                                 sort_by_argsort, where_sum0, count_true, rowdot_einsum,
+                                 pairwise_dist, outer, gram_t, max_abs_diff, zscore_cols,
+                                 argmax_rows, relu, any_nan)}
 SHAPES = {10: (2, 5), 1000: (20, 50), 100_000: (200, 500), 10_000_000: (2000, 5000)}
 
 
@@ -176,9 +255,17 @@ def make_args(name: str, n: int, dtype, layout: str) -> tuple:
     fn = FUNCS[name]
     if name == "fancy":
         return (_array(rng, shape, dtype, layout, 0), rng.integers(0, shape[1], shape[1] // 2 + 1))
-    if name == "matmul_chain":   # square-ish matrices of about n elements
+    if name in ("matmul_chain", "gram_t"):   # square-ish matrices of about n elements
         k = max(2, int(math.sqrt(n)) // 4 * 4 or 2)
         return (_array(rng, (k, k), dtype, layout, 0), _array(rng, (k, k), dtype, "contig", 1))
+    if name == "clip_scalars":   # Python float bounds (graph inputs, not constants)
+        return (_array(rng, shape, dtype, layout, 0), -0.5, 0.5)
+    if name == "pairwise_dist":   # m points in 3-D: an m x m result of about n elements
+        m = max(2, int(math.sqrt(n)))
+        return (_array(rng, (m, 3), dtype, layout, 0),)
+    if name == "outer":   # two vectors (rows of the layout's array): an about-n result
+        m = max(2, int(math.sqrt(n)))
+        return (_array(rng, (2, m), dtype, layout, 0)[0], _array(rng, (2, m), dtype, "contig", 1)[1])
     arity = fn.__code__.co_argcount
     args = []
     for i in range(arity):

@@ -275,8 +275,13 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     written = {n.buf.name for n in kernel.nodes if local.get(n.buf.name) is None}
     written |= {inplace[n].name for n in written if n in inplace}
     # the body again with its ops' predicates, where several ops may raise a kind
-    # (a second run would differ; or no flag would ask for one: fp_flags.flagless)
-    rewrites = bool(inplace) or bool(written & names.loaded) or flagless(slots)
+    # (a second run would differ where the kernel reads memory it overwrites: an input or
+    # an earlier kernel's buffer; a buffer this kernel computes, stored and read back by a
+    # later stage, a second run computes again: p = np.exp(x); p /= p.sum() as one kernel;
+    # or no flag would ask for one: fp_flags.flagless)
+    rewrites = bool(inplace) or flagless(slots) or any(
+        b.name in written and b.name in names.loaded and b.kind != "computed"
+        for b in names.buffers.values())
     told = told_body(plan, slots, rewrites,
                      lambda lines, complex_: _outer_nest(plan, loops, lines, 0, 1, simd_ok=not complex_))
     if told.lines and not told.rerun:   # (the body itself computes them)

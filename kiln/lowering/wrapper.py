@@ -370,11 +370,13 @@ class WrapperCode:
     def _fast_plan(self, params: list[str], fixed: list, checked: bool) -> tuple | None:
         """``call``'s steps as data, when it only allocates fresh C-order arrays of static
         shapes, launches kernels and returns whole arrays or its own parameters (a
-        3-element ODE right-hand side; runtime/launch.py ``fast_call`` runs them in C);
-        None for anything else (views, extern calls, sizes, pools, integer checks).
+        3-element ODE right-hand side; runtime/launch.py ``fast_call`` runs them in C) or
+        in the axis order NumPy gives a result (``a.T + b.T``); None for anything else
+        (views, extern calls, sizes, pools, integer checks).
 
         ``(nparams, fixed, allocations, launches, outputs)``: ``fixed`` the parameter
-        positions ``_layouts`` checks; an allocation ``(shape, dtype name)``; a launch
+        positions ``_layouts`` checks; an allocation ``(shape, dtype name)``, or ``(shape,
+        dtype name, strides)`` in another axis order (``_axis_order_strides``); a launch
         ``(kernel global, args)``; an argument or output ``("i", k)`` parameter k, ``("b",
         j)`` allocation j, ``("g", name)`` a module global (``_NT``, a constant array)."""
         low, plan = self.low, self.memory
@@ -402,10 +404,11 @@ class WrapperCode:
             for a in plan.allocations.get(step, ()):
                 if a.how in ("inplace", "reuse") and a.source in where:
                     where[a.name] = where[a.source]
-                elif a.how == "new" and getattr(a.buf, "order", None) is None \
+                elif a.how == "new" and not getattr(a.buf, "flips", ()) \
                         and all(type(n) is int for n in a.buf.shape):
                     where[a.name] = ("b", len(allocations))
-                    allocations.append((tuple(a.buf.shape), np.dtype(a.buf.dtype).name))
+                    allocations.append((tuple(a.buf.shape), np.dtype(a.buf.dtype).name)
+                                       + _axis_order_strides(a.buf))
                 else:
                     return None
             args = []
@@ -458,6 +461,20 @@ class WrapperCode:
             self.lines.append(f"if {cond}:")
             self.lines.append(f"    raise {error}({message!r})")
         return later
+
+
+def _axis_order_strides(buf: Any) -> tuple:
+    """``(strides,)`` in bytes of a fresh array laid out in ``buf.order`` (the axis order
+    NumPy gives the result: ``a.T + b.T`` is F-ordered), as Renderer.allocate makes it;
+    ``()`` for C order. FastCall allocates it with these strides (its plan's third item)."""
+    order = getattr(buf, "order", None)
+    if order is None or tuple(order) == tuple(range(len(buf.shape))):
+        return ()
+    step, by_axis = np.dtype(buf.dtype).itemsize, {}
+    for axis in reversed(order):
+        by_axis[axis] = step
+        step *= buf.shape[axis]
+    return (tuple(by_axis[d] for d in range(len(buf.shape))),)
 
 
 def _method_site(item: Any) -> tuple | None:

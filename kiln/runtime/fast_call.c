@@ -17,7 +17,9 @@
  *
  * fixed: positions of the inputs ``layouts`` (a Layouts, or None) checks; allocations:
  * ((shape, dtype), ...), each made as ``np.empty(shape, dtype)`` (PyArray_Empty, C order:
- * built against NumPy's headers, cext.shipped_extension's numpy_api); launches:
+ * built against NumPy's headers, cext.shipped_extension's numpy_api), or (shape, dtype,
+ * strides): a fresh array of that many elements laid out with those byte strides (a
+ * result in another axis order, ``a.T + b.T``: PyArray_NewFromDescr); launches:
  * ((kernel, args), ...);
  * an argument or output is (0, k) input k, (1, j) allocation j, (2, object) that object. */
 #define KILN_FAST_MAX 64
@@ -37,6 +39,8 @@ typedef struct {
     Py_ssize_t nparams, nfixed, nbufs, nlaunches, nout;
     int alloc_nd[KILN_FAST_MAX];
     npy_intp *alloc_dims;      /* allocation j's shape: alloc_dims[KILN_FAST_DIMS * j ...] */
+    npy_intp *alloc_strides;   /* and its strides, where alloc_strided[j] */
+    char alloc_strided[KILN_FAST_MAX];
     Py_ssize_t fixed_at[KILN_FAST_MAX];
     fast_ref *refs;            /* each launch's arguments, then the outputs */
     Py_ssize_t *launch_at;     /* launch l's arguments: refs[launch_at[l] .. launch_at[l + 1]) */
@@ -79,7 +83,11 @@ fast_call_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObjec
     for (; made < self->nbufs; made++) {
         PyArray_Descr *descr = (PyArray_Descr *)PyTuple_GET_ITEM(PyTuple_GET_ITEM(self->allocations, made), 1);
         Py_INCREF(descr);   /* PyArray_Empty steals it */
-        bufs[made] = PyArray_Empty(self->alloc_nd[made], self->alloc_dims + KILN_FAST_DIMS * made, descr, 0);
+        npy_intp *dims = self->alloc_dims + KILN_FAST_DIMS * made;
+        bufs[made] = !self->alloc_strided[made]
+            ? PyArray_Empty(self->alloc_nd[made], dims, descr, 0)
+            : PyArray_NewFromDescr(&PyArray_Type, descr, self->alloc_nd[made], dims,
+                                   self->alloc_strides + KILN_FAST_DIMS * made, NULL, 0, NULL);
         if (bufs[made] == NULL)
             goto done;
     }
@@ -163,10 +171,13 @@ fast_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
     for (Py_ssize_t j = 0; j < nbufs; j++) {
         PyObject *spec = PyTuple_GET_ITEM(allocations, j);
-        if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(spec, 0))
+        if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) < 2 || PyTuple_GET_SIZE(spec) > 3
+                || !PyTuple_Check(PyTuple_GET_ITEM(spec, 0))
                 || PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 0)) > KILN_FAST_DIMS
-                || !PyArray_DescrCheck(PyTuple_GET_ITEM(spec, 1))) {
-            PyErr_SetString(PyExc_ValueError, "FastCall: an allocation is (shape, dtype)");
+                || !PyArray_DescrCheck(PyTuple_GET_ITEM(spec, 1))
+                || (PyTuple_GET_SIZE(spec) == 3 && (!PyTuple_Check(PyTuple_GET_ITEM(spec, 2))
+                    || PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 2)) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 0))))) {
+            PyErr_SetString(PyExc_ValueError, "FastCall: an allocation is (shape, dtype) or (shape, dtype, strides)");
             return NULL;
         }
     }
@@ -198,7 +209,8 @@ fast_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     for (Py_ssize_t i = 0; i < self->nfixed; i++)
         self->fixed_at[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(fixed, i));
     self->alloc_dims = PyMem_Calloc(KILN_FAST_DIMS * (nbufs + 1), sizeof(npy_intp));
-    if (self->alloc_dims == NULL) {
+    self->alloc_strides = PyMem_Calloc(KILN_FAST_DIMS * (nbufs + 1), sizeof(npy_intp));
+    if (self->alloc_dims == NULL || self->alloc_strides == NULL) {
         Py_DECREF(self);
         return PyErr_NoMemory();
     }
@@ -214,6 +226,15 @@ fast_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                 return NULL;
             }
             self->alloc_dims[KILN_FAST_DIMS * j + d] = n;
+        }
+        self->alloc_strided[j] = PyTuple_GET_SIZE(PyTuple_GET_ITEM(allocations, j)) == 3;
+        for (Py_ssize_t d = 0; self->alloc_strided[j] && d < PyTuple_GET_SIZE(shape); d++) {
+            npy_intp st = PyLong_AsSsize_t(PyTuple_GET_ITEM(PyTuple_GET_ITEM(PyTuple_GET_ITEM(allocations, j), 2), d));
+            if (st == -1 && PyErr_Occurred()) {
+                Py_DECREF(self);
+                return NULL;
+            }
+            self->alloc_strides[KILN_FAST_DIMS * j + d] = st;
         }
     }
     self->refs = PyMem_Calloc(total + 1, sizeof(fast_ref));
@@ -244,7 +265,7 @@ fast_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 #define FAST_CALL_FIELDS(X) X(call) X(error_mode) X(layouts) X(fixed) X(allocations) \
     X(launches) X(outputs) X(dict)
 KILN_GC_FUNCTIONS(fast_call, FastCall, FAST_CALL_FIELDS,
-                  PyMem_Free(self->refs); PyMem_Free(self->launch_at); PyMem_Free(self->alloc_dims))
+                  PyMem_Free(self->refs); PyMem_Free(self->launch_at); PyMem_Free(self->alloc_dims); PyMem_Free(self->alloc_strides))
 
 static PyMemberDef fast_call_members[] = {
     {"python_call", T_OBJECT, offsetof(FastCall, call), READONLY, "the wrapper's call (the reference)"},

@@ -96,3 +96,28 @@ def unspelled_scalar_functions(template, dtypes=None) -> list:
                 decomposition(rec, dt, *((name,) for name in op.inputs))
                 missing += [(op.name, key, fn) for fn, d in rec.calls if template(fn, d) is None]
     return missing
+
+
+def compiled_with_disassembly(fn):
+    """``(compiled fn, disassembly())``: ``fn`` compiled with the cpp backend, and a function
+    giving the objdump of the kernels its first graph built (demangled, no raw bytes), for
+    vectorization checks; skips the test without objdump or an AVX2 CPU under -march=native."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    import kiln
+    if shutil.which("objdump") is None or "avx2" not in open("/proc/cpuinfo").read() \
+            or "-march=native" not in kiln.config.cxx_flags:
+        pytest.skip("needs objdump and an AVX2 CPU")
+    seen = []
+
+    def backend(graph, example_inputs):
+        seen.append(cpp_backend(graph, example_inputs))
+        return seen[-1]
+
+    def disassembly() -> str:
+        return subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", seen[0].kiln_artifact.so],
+                              capture_output=True, text=True, check=True).stdout
+    return kiln.compile(fn, backend=backend), disassembly

@@ -226,22 +226,11 @@ def test_masked_sum_terms_vectorize(dtype):
     np.where(m, x, 0.0).sum() took 4-16x a plain sum's time. The terms' own SIMD loop
     into a buffer vectorizes."""
     import re
-    import shutil
-    import subprocess
 
-    from kiln.runtime import cpp_backend
-    if shutil.which("objdump") is None or "avx2" not in open("/proc/cpuinfo").read() \
-            or "-march=native" not in kiln.config.cxx_flags:
-        pytest.skip("needs objdump and an AVX2 CPU")
-    seen = []
-
-    def backend(graph, example_inputs):
-        seen.append(cpp_backend(graph, example_inputs))
-        return seen[-1]
+    from .helpers import compiled_with_disassembly
+    f, disassembly = compiled_with_disassembly(lambda x, m: np.where(m, x, 0).sum())
     x, m = np.arange(1000.0, dtype=dtype), np.arange(1000) % 3 == 0
-    assert kiln.compile(lambda x, m: np.where(m, x, 0).sum(), backend=backend)(x, m) == \
-        np.where(m, x, 0).sum()
-    code = subprocess.run(["objdump", "-d", "-C", "--no-show-raw-insn", seen[0].kiln_artifact.so],
-                          capture_output=True, text=True, check=True).stdout
+    assert f(x, m) == np.where(m, x, 0).sum()
+    code = disassembly()
     sums = [f for f in code.split("\n\n") if re.match(r"[0-9a-f]+ <\w+ kiln_pairwise<", f)]
     assert sums and all(re.search(r"[yz]mm", f) for f in sums), "the masked terms did not vectorize"

@@ -277,3 +277,33 @@ def test_signed_overflow_wraps_as_in_numpy(dtype):
     got = kiln.compile(f)(x)
     assert [type(g) for g in got] == [type(w) for w in want]
     assert [g.item() for g in got] == [w.item() for w in want]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int8])
+@pytest.mark.parametrize("n", [20, 63, 64, 65, 1000, 4099])
+def test_max_min_along_a_run_keep_independent_lanes(dtype, n):
+    """x.max() and x.min() of at least 2 * EXTREMA_LANES elements, and row extrema along
+    rows of at least EXTREMA_LANES_ROW, accumulate into EXTREMA_LANES independent lanes (one vector accumulator made each
+    vmaxpd wait for the one before: x.max() of 1e5 float64 in cache 0.52x NumPy's speed,
+    float32 0.46x, int64 0.40x; now ~0.86x, 0.77x, 1.0x). NaN in a lane, in the
+    remainder, or nowhere gives NumPy's values; short runs keep the plain loop."""
+    import re
+
+    from kiln.lowering.cpp_stages import EXTREMA_LANES, EXTREMA_LANES_ROW
+
+    def extrema(x):
+        return F.max(x), F.min(x), F.max(x, axis=(1,)), F.min(F.absolute(x), axis=(1,))
+    base = data(dtype, (3, n))
+    places = [None, 5, n - 1, n - 1 - n % EXTREMA_LANES] if np.dtype(dtype).kind == "f" else [None]
+    for place in places:
+        x = base.copy()
+        if place is not None:
+            x[1, place] = np.nan
+        g = trace(extrema, [TensorMeta(x.shape, x.dtype)], ["x"])
+        expected, got, fn = run_both(g, [x])
+        for i, (e, r) in enumerate(zip(expected, got)):
+            assert_same(f"out{i} nan at {place}", e, r, rtol=0.0, atol=0.0)
+    cpp = fn.kiln_artifact.cpp
+    lanes = re.findall(r"acc\d+_l\[\w+_j\] = acc", cpp)   # (per reduction, in the block loop)
+    # (the whole-array extrema run over 3 * n elements, the rows' over n)
+    assert len(lanes) == (2 if 3 * n >= 2 * EXTREMA_LANES else 0) + (2 if n >= EXTREMA_LANES_ROW else 0), cpp

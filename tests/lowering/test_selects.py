@@ -39,8 +39,8 @@ def _operands(dtype, n=301):
     return m, a, b
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint64, np.int32, np.int8,
-                                   np.complex128, np.complex64])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint64, np.int32, np.uint32,
+                                   np.int8, np.complex128, np.complex64])
 def test_where_on_a_bool_array_gives_one_operands_bits(dtype):
     if np.dtype(dtype).kind == "c":   # complex: the float operands as parts (kiln_cselect)
         m, re, im = _operands(np.float64 if dtype == np.complex128 else np.float32)
@@ -67,3 +67,20 @@ def test_bools_cast_to_numbers(dtype):
     got, want = kiln.compile(f)(m, a), f(m, a)
     for g, w in zip(got, want):
         _same_bits(np.asarray(g), np.asarray(w))
+
+
+def test_float32_clip_with_run_time_bounds_vectorizes():
+    """Between 4-byte elements the select is written with bit masks too: np.clip of float32
+    with Python float bounds (graph inputs) ran as a scalar loop branching on each compare
+    (~600 us per 1e5 random elements against NumPy's 14; now ~14)."""
+    import re
+
+    from .helpers import compiled_with_disassembly
+    f, disassembly = compiled_with_disassembly(lambda x, lo, hi: np.clip(x, lo, hi))
+    x = np.random.default_rng(2).standard_normal(1000).astype(np.float32)
+    x[:4] = [np.nan, -0.0, 0.5, -0.5]
+    _same_bits(f(x, -0.5, 0.5), np.clip(x, -0.5, 0.5))
+    _same_bits(f(x, np.nan, 0.5), np.clip(x, np.nan, 0.5))
+    code = disassembly()
+    bodies = [f for f in code.split("\n\n") if re.match(r"[0-9a-f]+ <kiln_fused_clip_0_body", f)]
+    assert bodies and all(re.search(r"[yz]mm", f) for f in bodies), "the float32 clip did not vectorize"

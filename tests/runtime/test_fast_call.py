@@ -109,3 +109,34 @@ def test_a_kernel_with_more_arguments_than_fast_call_holds_keeps_the_python_call
     expect = np.array(items, dtype=np.uint8)
     assert out.dtype == expect.dtype
     np.testing.assert_array_equal(out, expect)
+
+
+@needs_launcher
+@pytest.mark.parametrize("shape, axes", [((5, 2), (1, 0)), ((5, 4, 3), (2, 0, 1))])
+def test_results_in_another_axis_order_run_as_data(shape, axes):
+    """``a.T + b.T`` gives an F-ordered result as NumPy does: the wrapper allocated it as
+    ``np.empty(...).transpose(...)``, which FastCall did not make, so the call stayed
+    Python (2x5 float64: 0.66x NumPy's time; now 1.6x). FastCall allocates it with the
+    result's strides: same strides, an array owning its data, fresh each call."""
+    base = np.arange(float(np.prod(shape))).reshape(shape)
+    a, b = base.transpose(axes), (base * 0.5 + 1.0).transpose(axes)
+    call = _compiled(lambda x, y: F.add(x, y), [TensorMeta(a.shape, np.float64)] * 2, ["x", "y"],
+                     [a, b])
+    assert type(call).__name__ == "FastCall"
+    (out,) = call(a, b)
+    want = a + b
+    np.testing.assert_array_equal(out, want)
+    assert out.strides == want.strides and out.flags.owndata and out.flags.writeable
+    (again,) = call(a, b)
+    assert not np.shares_memory(again, out)
+    (same,) = call.python_call(a, b)
+    assert same.strides == out.strides
+
+
+@needs_launcher
+def test_an_allocation_with_strides_of_the_wrong_length_is_refused():
+    from kiln.cext import shipped_extension
+    from kiln.runtime import launch
+    m = shipped_extension(launch._FAST_CALL_SOURCE, "_kiln_fast_call_", "fast_call", numpy_api=True)
+    with pytest.raises(ValueError):
+        m.FastCall(0, print, print, None, (), (((2, 3), np.dtype(np.float64), (8,)),), (), ())
