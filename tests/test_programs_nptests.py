@@ -349,6 +349,25 @@ def pinv_rtol_and_rcond(a, k):
     return np.linalg.pinv(a, **k)
 
 
+# _core/tests/test_scalarmath.py TestConversion.test_iinfo_long_values: NumPy converts Python
+# numbers given a dtype one by one, range-checked (np.array(128, dtype=np.int8): OverflowError;
+# a float as int() does it); kiln made the int64 array and cast it, which wrapped to -128.
+# A NumPy scalar in a list goes the same way to a signed integer type (uint8 wraps).
+_FROM_NUMBERS = (lambda x, dt: np.array(x, dtype=dt), lambda x, dt: np.array([1, x], dtype=dt),
+                 lambda x, dt: np.asarray([[1], [x]], dtype=dt),
+                 lambda x, dt: np.ascontiguousarray([x, 2], dtype=dt),
+                 lambda x, dt: np.asfortranarray([[x, 2], [3, 4]], dtype=dt),
+                 lambda x, dt: np.array([np.int64(x), 2], dtype=dt),
+                 lambda x, dt: np.array([x, 1.5], dtype=dt))
+
+
+@program(*[(x, dt, k) for k in range(len(_FROM_NUMBERS))
+           for x, dt in ((128, np.int8), (-1, np.uint8), (300.5, np.int8), (100, np.int8),
+                         (2.5, np.uint16), (-1, np.int16), (70000, np.float16), (300, np.uint8))])
+def numbers_out_of_the_dtypes_range(x, dt, k):
+    return _FROM_NUMBERS[k](x, dt)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
