@@ -368,6 +368,23 @@ def numbers_out_of_the_dtypes_range(x, dt, k):
     return _FROM_NUMBERS[k](x, dt)
 
 
+# _core/tests/test_multiarray.py TestMethods.test_dot_out_mem_overlap: np.dot's out= must be
+# C-contiguous, of the result's exact dtype and shape (NumPy's ValueError "output array is
+# not acceptable"); kiln wrote the product into a transposed, strided or float32 out.
+_DA = np.arange(9.0).reshape(3, 3)
+
+
+@program(*[(_DA, k, o) for k in range(3) for o in (
+    np.zeros((3, 3)), np.zeros((3, 3)).T, np.zeros((3, 6))[:, ::2], np.zeros((3, 3), np.float32),
+    np.zeros((4, 3))[:3], np.zeros((3, 3), dtype=int))])
+def dot_out_must_be_c_contiguous(a, k, out):
+    if k == 0:
+        return np.dot(a, a, out=out) + 1
+    if k == 1:
+        return a.dot(a[:, 0], out=out[:, 0])   # a column: strided
+    return np.dot(a, np.asfortranarray(a), out=out.T)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
