@@ -385,6 +385,13 @@ def dot_out_must_be_c_contiguous(a, k, out):
     return np.dot(a, np.asfortranarray(a), out=out.T)
 
 
+# _core/tests/test_multiarray.py TestDevice.test_device: np.asarray/np.asanyarray(x,
+# device="nonsense") is NumPy's ValueError; kiln ignored device=.
+@program(*[(x, d) for x in ([1.0, 2.0], np.arange(3.0)) for d in (None, "cpu", "nonsense")])
+def asarray_device(x, d):
+    return np.asarray(x, device=d) + np.asanyarray(x, device=d)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 

@@ -101,6 +101,8 @@ def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, lik
     _copy_false_ok("numpy.asarray", a, dtype, order, copy)
     if like is not None:
         reject("numpy.asarray", "like", like, "drop like=")
+    if device not in (None, "cpu"):
+        reject("numpy.asarray", "device", device, "it runs as NumPy, which raises")
     if order == "F" and copy:
         return Composite(_as_fortran_array, (a,), {"dtype": dtype, "copy": False}, passes_scalars=True)
     return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy), "order": order},
