@@ -199,8 +199,7 @@ class Op:
     # (advanced indexing's result is not C-ordered): a kernel reading the result reads it
     # as it is and the caller gets NumPy's strides. None: C order.
     result_order: Callable[..., Any] | None = None
-    # out= must be C-contiguous, of the result's exact dtype and shape (np.dot: NumPy's
-    # ValueError otherwise, never a cast); capture checks it (capture/array_writes.py).
+    # out= must be C-contiguous, of the result's dtype and shape (np.dot; capture checks it)
     out_c_order: bool = False
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 
