@@ -465,3 +465,21 @@ def test_object_array_keeps_its_objects(backend):
         got, exp = compiled(x, dt), f(x, dt)
         assert [[type(v) for v in np.ravel(r)] for r in got] == [[type(v) for v in np.ravel(r)] for r in exp]
         assert [r.dtype for r in got] == [r.dtype for r in exp]
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_array_of_numbers_warns_for_its_cast_at_every_call(backend, monkeypatch):
+    """np.array([70000, 1], dtype=np.float16) warns "overflow encountered in cast" at every
+    call (the numbers that NumPy converts in range at capture must not swallow that)."""
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+
+    def f(x):
+        return np.array([70000, 1], dtype=np.float16) + x
+
+    compiled = kiln.compile(f, backend=backend)
+    for _ in range(2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = compiled(np.float16(1))
+        assert [str(w.message) for w in caught] == ["overflow encountered in cast"]
+        np.testing.assert_array_equal(got, f(np.float16(1)))

@@ -6,6 +6,7 @@ of ``full``s made in the graph, so new values do not recompile.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -68,8 +69,17 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
 def _constant_array(a: Any, dtype: Any) -> np.ndarray:
     """NumPy's array of Python numbers: converted to ``dtype`` item by item, so a number out
     of its range raises here, at capture (``np.array(128, dtype=np.int8)``: OverflowError),
-    and the call runs as NumPy, which raises it (a cast of the int64 array would wrap)."""
-    return np.array(a) if dtype is None else np.array(a, dtype=dtype)
+    and the call runs as NumPy, which raises it (a cast of the int64 array would wrap). A
+    conversion that warns (70000 to float16: overflow) is left to the graph's cast, which
+    gives NumPy's warning at every call."""
+    if dtype is None:
+        return np.array(a)
+    with warnings.catch_warnings(), np.errstate(all="raise"):   # (capture may ignore them)
+        warnings.simplefilter("error")
+        try:
+            return np.array(a, dtype=dtype)
+        except (Warning, FloatingPointError):
+            return np.array(a)
 
 
 def _numpy_scalar(a: Any) -> bool:
