@@ -349,6 +349,49 @@ def pinv_rtol_and_rcond(a, k):
     return np.linalg.pinv(a, **k)
 
 
+# _core/tests/test_scalarmath.py TestConversion.test_iinfo_long_values: NumPy converts Python
+# numbers given a dtype one by one, range-checked (np.array(128, dtype=np.int8): OverflowError;
+# a float as int() does it); kiln made the int64 array and cast it, which wrapped to -128.
+# A NumPy scalar in a list goes the same way to a signed integer type (uint8 wraps).
+_FROM_NUMBERS = (lambda x, dt: np.array(x, dtype=dt), lambda x, dt: np.array([1, x], dtype=dt),
+                 lambda x, dt: np.asarray([[1], [x]], dtype=dt),
+                 lambda x, dt: np.ascontiguousarray([x, 2], dtype=dt),
+                 lambda x, dt: np.asfortranarray([[x, 2], [3, 4]], dtype=dt),
+                 lambda x, dt: np.array([np.int64(x), 2], dtype=dt),
+                 lambda x, dt: np.array([x, 1.5], dtype=dt))
+
+
+@program(*[(x, dt, k) for k in range(len(_FROM_NUMBERS))
+           for x, dt in ((128, np.int8), (-1, np.uint8), (300.5, np.int8), (100, np.int8),
+                         (2.5, np.uint16), (-1, np.int16), (70000, np.float16), (300, np.uint8))])
+def numbers_out_of_the_dtypes_range(x, dt, k):
+    return _FROM_NUMBERS[k](x, dt)
+
+
+# _core/tests/test_multiarray.py TestMethods.test_dot_out_mem_overlap: np.dot's out= must be
+# C-contiguous, of the result's exact dtype and shape (NumPy's ValueError "output array is
+# not acceptable"); kiln wrote the product into a transposed, strided or float32 out.
+_DA = np.arange(9.0).reshape(3, 3)
+
+
+@program(*[(_DA, k, o) for k in range(3) for o in (
+    np.zeros((3, 3)), np.zeros((3, 3)).T, np.zeros((3, 6))[:, ::2], np.zeros((3, 3), np.float32),
+    np.zeros((4, 3))[:3], np.zeros((3, 3), dtype=int))])
+def dot_out_must_be_c_contiguous(a, k, out):
+    if k == 0:
+        return np.dot(a, a, out=out) + 1
+    if k == 1:
+        return a.dot(a[:, 0], out=out[:, 0])   # a column: strided
+    return np.dot(a, np.asfortranarray(a), out=out.T)
+
+
+# _core/tests/test_multiarray.py TestDevice.test_device: np.asarray/np.asanyarray(x,
+# device="nonsense") is NumPy's ValueError; kiln ignored device=.
+@program(*[(x, d) for x in ([1.0, 2.0], np.arange(3.0)) for d in (None, "cpu", "nonsense")])
+def asarray_device(x, d):
+    return np.asarray(x, device=d) + np.asanyarray(x, device=d)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
@@ -422,3 +465,21 @@ def test_object_array_keeps_its_objects(backend):
         got, exp = compiled(x, dt), f(x, dt)
         assert [[type(v) for v in np.ravel(r)] for r in got] == [[type(v) for v in np.ravel(r)] for r in exp]
         assert [r.dtype for r in got] == [r.dtype for r in exp]
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_array_of_numbers_warns_for_its_cast_at_every_call(backend, monkeypatch):
+    """np.array([70000, 1], dtype=np.float16) warns "overflow encountered in cast" at every
+    call (the numbers that NumPy converts in range at capture must not swallow that)."""
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+
+    def f(x):
+        return np.array([70000, 1], dtype=np.float16) + x
+
+    compiled = kiln.compile(f, backend=backend)
+    for _ in range(2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = compiled(np.float16(1))
+        assert [str(w.message) for w in caught] == ["overflow encountered in cast"]
+        np.testing.assert_array_equal(got, f(np.float16(1)))

@@ -90,6 +90,30 @@ def write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool =
     return target
 
 
+def check_c_order_out(tx, what: str, out: Any, result: ArrayVariable) -> None:
+    """Op.out_c_order (np.dot): NumPy takes as ``out`` only a C-contiguous array of the
+    result's dtype and shape, and raises ValueError for any other. An argument's layout is
+    guarded; a view or an array made in the function (whose layout NumPy decides) runs as
+    NumPy."""
+    target = out.var if isinstance(out, ArrayArg) else None
+    if target is None or target.scalar:
+        return   # (write_out refuses it)
+    if target.meta.dtype != result.meta.dtype or tuple(target.meta.shape) != tuple(result.meta.shape):
+        tx.unsupported("user_error", f"{what}: out= must have the result's dtype {result.meta.dtype} "
+                       f"and shape (NumPy raises here)")
+    value = tx.output.leaf_value(target.source) \
+        if target.node.kind == "placeholder" and target.source is not None else None
+    if value is None:
+        tx.unsupported("unsupported_call", f"{what}: out= must be C-contiguous in NumPy, and "
+                       f"kiln does not know this array's layout; it runs as NumPy")
+    code, shown = target.source.code(tx.guards.ns), target.source.display()
+    contiguous = bool(value.flags.c_contiguous)
+    tx.guards.add_truth(f"{code}.flags.c_contiguous", f"{shown}.flags.c_contiguous", contiguous,
+                        (target.source,))
+    if not contiguous:
+        tx.unsupported("user_error", f"{what}: out= must be C-contiguous (NumPy raises here)")
+
+
 def check_writable(tx, what: str, target: ArrayVariable) -> None:
     """Writes must reach an array the caller can see again: never a baked-in constant, and
     never a read-only one (NumPy raises there, with a message that depends on the write)."""

@@ -219,6 +219,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if isinstance(bound, Composite) or bound.out is None or not isinstance(result, ArrayVariable) \
             or bound.op.mutates:
         return result
+    if bound.op.out_c_order:
+        check_c_order_out(tx, spelling.text, bound.out, result)
     return write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
 
 
@@ -560,5 +562,5 @@ def _unbacked_dims(tx, text: str, bound: Bound, spec: tuple):
 
 # The writes (their module imports selections too) and the layer above this one (x[mask]
 # not taken yet): both import this module's core
-from .array_writes import mutate, record_node, write_out  # noqa: E402
+from .array_writes import check_c_order_out, mutate, record_node, write_out  # noqa: E402
 from . import selections  # noqa: E402

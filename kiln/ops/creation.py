@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from .from_data import _as_array
 from .indexing import _fmt_shape, is_array_entry
 from .meta import TensorMeta, fake, namespace, fresh_copy, normalize_one_axis, reject, shape_of
 from .registry import Bound, Category, Composite, F, declare, method_key, spell, spell_composite
@@ -454,6 +455,9 @@ def _method_copy_normalize(x, order="C"):
 
 def _ascontiguousarray_normalize(a, dtype=None, *, like=None):
     _check_common("numpy.ascontiguousarray", "C", like)
+    if dtype is not None and isinstance(a, (list, tuple)):
+        # Python numbers converted to dtype one by one, range-checked, as np.array does
+        return Composite(_as_array, (a,), {"dtype": dtype, "ndmin": 1, "order": "C"}, passes_scalars=True)
     if len(shape_of(a)) == 0:
         # NumPy returns at least 1-d here.
         if dtype is not None:
@@ -482,6 +486,8 @@ asfortranarray.lowering = {"decompose": lambda x: F.transpose(F.ascontiguousarra
 
 
 def _asfortranarray(a, dtype):
+    if dtype is not None and isinstance(a, (list, tuple)):
+        a = _as_array(a, dtype=dtype)   # (numbers converted as np.array converts them)
     if len(shape_of(a)) == 0:
         a = F.reshape(a, shape=(1,))     # NumPy returns at least 1-d
     if dtype is not None and np.dtype(dtype) != _dtype_of(a):

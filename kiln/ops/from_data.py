@@ -6,6 +6,7 @@ of ``full``s made in the graph, so new values do not recompile.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -25,18 +26,29 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
         reject("numpy.array", "dtype", dtype, "it runs as NumPy")
     if isinstance(a, (list, tuple)):
         if any(_is_array(v) or isinstance(v, (list, tuple)) for v in a):
+            if dtype is not None and np.dtype(dtype).kind == "i" and any(
+                    _numpy_scalar(v) and not np.can_cast(_dtype(v), dtype) for v in a):
+                # NumPy converts a NumPy scalar in a list to a signed integer type as a
+                # Python number, range-checked (np.array([np.int64(300)], dtype=np.int8):
+                # OverflowError; uint8 wraps): the values decide
+                reject("numpy.array", "dtype", dtype, "it runs as NumPy")
             # stack reads its items and makes a new array: neither they nor it are copied
-            a = N.stack([_as_array(v, copy=False) if isinstance(v, (list, tuple)) or not _is_array(v)
-                         else v for v in a])
+            # (numbers among them are converted to dtype as NumPy converts them)
+            a = N.stack([_as_array(v, dtype=dtype, copy=False) if isinstance(v, (list, tuple))
+                         or not _is_array(v) else v for v in a])
         elif _runtime_floats(a):
             # np.array([dx, dy]) of float arguments: made in the graph, so new values do
             # not recompile (float64 like NumPy's, ints among them converted)
+            if dtype is not None and np.dtype(dtype).kind in "iu":
+                # NumPy converts each float as int() does, in range or OverflowError
+                # (ValueError for NaN); a cast would wrap: NumPy checks the values
+                reject("numpy.array", "dtype", dtype, "it runs as NumPy")
             a = N.stack([N.full((), v, dtype=np.float64) for v in a])
         else:  # constants (and run-time ints, specialized): NumPy makes the array
-            a = np.array(a)
+            a = _constant_array(a, dtype)
         copy = False
     elif not _is_array(a):
-        a = np.array(a)
+        a = _constant_array(a, dtype)
     elif _numpy_scalar(a):
         a = N.copy(a)   # a NumPy scalar becomes a 0-d array (a new one)
         copy = False
@@ -52,6 +64,22 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
         # (and x itself when already so): not x, whose writes the caller would see
         a = N.ascontiguousarray(a) if order == "C" else N.asfortranarray(a)
     return a
+
+
+def _constant_array(a: Any, dtype: Any) -> np.ndarray:
+    """NumPy's array of Python numbers: converted to ``dtype`` item by item, so a number out
+    of its range raises here, at capture (``np.array(128, dtype=np.int8)``: OverflowError),
+    and the call runs as NumPy, which raises it (a cast of the int64 array would wrap). A
+    conversion that warns (70000 to float16: overflow) is left to the graph's cast, which
+    gives NumPy's warning at every call."""
+    if dtype is None:
+        return np.array(a)
+    with warnings.catch_warnings(), np.errstate(all="raise"):   # (capture may ignore them)
+        warnings.simplefilter("error")
+        try:
+            return np.array(a, dtype=dtype)
+        except (Warning, FloatingPointError):
+            return np.array(a)
 
 
 def _numpy_scalar(a: Any) -> bool:
@@ -83,6 +111,8 @@ def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, lik
     _copy_false_ok("numpy.asarray", a, dtype, order, copy)
     if like is not None:
         reject("numpy.asarray", "like", like, "drop like=")
+    if device not in (None, "cpu"):
+        reject("numpy.asarray", "device", device, "it runs as NumPy, which raises")
     if order == "F" and copy:
         return Composite(_as_fortran_array, (a,), {"dtype": dtype, "copy": False}, passes_scalars=True)
     return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy), "order": order},

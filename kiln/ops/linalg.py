@@ -224,7 +224,7 @@ _dot_vjp = _product_vjp(_dot_terms)
 
 
 dot = declare("dot", Category.EXTERN, lambda a, b: np.dot(a, b), inputs=("a", "b"),
-              meta=_dot_meta, vjp=_dot_vjp,
+              meta=_dot_meta, vjp=_dot_vjp, out_c_order=True,
               doc="numpy.dot: product with a scalar, or a sum over a's last and b's "
                   "second-to-last axis (b's only axis if 1-D)")
 

@@ -203,6 +203,8 @@ class Op:
     # (advanced indexing's result is not C-ordered): a kernel reading the result reads it
     # as it is and the caller gets NumPy's strides. None: C order.
     result_order: Callable[..., Any] | None = None
+    # out= must be C-contiguous, of the result's dtype and shape (np.dot; capture checks it)
+    out_c_order: bool = False
     # A sequence-valued input (``concatenate``'s arrays) is named with a leading '*'.
 
     def raises(self, args: tuple) -> bool:
