@@ -4,6 +4,7 @@
 // <math.h>, so that the SIMD declarations below make GCC call glibc's vector math
 // (libmvec) without -ffast-math; the build passes -fno-builtin-<name> for each of them.
 #include <stdint.h>
+#include <stdlib.h>
 #include <omp.h>
 
 // Fork: GNU OpenMP's thread pool does not survive fork(). A forked child that enters a
@@ -254,6 +255,13 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(con
     }
     kiln_fp_put(fp);
     return res;
+}
+// x[mask].sum() as NumPy adds it: the selection compacted (C order) into a scratch buffer by
+// the kernel, then added pairwise (buffered: cast from another dtype) over its own count.
+static inline void* kiln_scratch(int64_t bytes) { return malloc(bytes > 0 ? (size_t)bytes : 1); }
+template <typename T> static T kiln_pairwise_run(const T* b, int64_t n, int nthreads, bool buffered) {
+    auto f = [b](int64_t i) -> T { return b[i]; };
+    return buffered ? kiln_pairwise_buffered<T>(f, n, nthreads) : kiln_pairwise_threads<T>(f, n, nthreads);
 }
 
 {% endif %}{% if 'divide' in helpers %}// NumPy's float floor division and remainder (npy_divmod): the result takes the sign of

@@ -161,7 +161,9 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     in_order = any(n.kind == "scan" or n.kind == "reduction" and n.combine in IN_ORDER_COMBINES
                    for n in kernel.nodes)
     inner_vars = frame.inner_vars()
-    if not outer_vars and not in_order:
+    # x[mask].sum() compacts its selection in C order, as NumPy's x[mask] takes it
+    selects = any(n.kind == "reduction" and n.select is not None for n in kernel.nodes)
+    if not outer_vars and not in_order and not selects:
         # a reduction over everything walks memory in order, as NumPy's does (x.T.sum() is
         # one run, added pairwise: NumPy's bits, and unit-stride loads)
         inner_vars = loop_order(inner_vars, accesses)
