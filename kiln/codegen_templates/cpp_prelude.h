@@ -259,9 +259,33 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(con
 // x[mask].sum() as NumPy adds it: the selection compacted (C order) into a scratch buffer by
 // the kernel, then added pairwise (buffered: cast from another dtype) over its own count.
 static inline void* kiln_scratch(int64_t bytes) { return malloc(bytes > 0 ? (size_t)bytes : 1); }
-template <typename T> static T kiln_pairwise_run(const T* b, int64_t n, int nthreads, bool buffered) {
+// One run of ``n`` elements compacted into ``out`` (room for n; returns the count): a block's
+// mask computed by one SIMD loop into bytes, then its selected terms stored in order, eight
+// mask bytes tested at a time (a sparse mask skips most of the block), each store advanced
+// where the mask holds (no branch per element).
+template <typename T, typename S, typename F> static int64_t kiln_compact(const S& sel, const F& f, int64_t n, T* out) {
+    const int64_t B = 1024;
+    uint8_t s[B];
+    int64_t k = 0;
+    for (int64_t lo = 0; lo < n; lo += B) {
+        const int64_t m = n - lo < B ? n - lo : B;
+        #pragma omp simd
+        for (int64_t j = 0; j < m; j++) s[j] = sel(lo + j) ? 1 : 0;
+        int64_t j = 0;
+        for (; j + 8 <= m; j += 8) {
+            uint64_t w;
+            __builtin_memcpy(&w, s + j, 8);
+            if (w == 0) continue;
+            for (int q = 0; q < 8; q++) { out[k] = f(lo + j + q); k += s[j + q]; }
+        }
+        for (; j < m; j++) { out[k] = f(lo + j); k += s[j]; }
+    }
+    return k;
+}
+template <typename T, bool Buffered> static T kiln_pairwise_run(const T* b, int64_t n, int nthreads) {
     auto f = [b](int64_t i) -> T { return b[i]; };
-    return buffered ? kiln_pairwise_buffered<T>(f, n, nthreads) : kiln_pairwise_threads<T>(f, n, nthreads);
+    if constexpr (Buffered) return kiln_pairwise_buffered<T>(f, n, nthreads);
+    else return kiln_pairwise_threads<T>(f, n, nthreads);
 }
 
 {% endif %}{% if 'divide' in helpers %}// NumPy's float floor division and remainder (npy_divmod): the result takes the sign of

@@ -272,11 +272,20 @@ def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: li
     dtype however many such sums a kernel has)."""
     b, k = acc.replace("acc", "cbuf"), acc.replace("acc", "ck")
     size = " * ".join(f"(int64_t)({n})" for _, n in inner)
-    loop = _needed(body, f"{v} {sel}") + [f"{b}[{k}] = {v};", f"{k} += ({sel}) ? 1 : 0;"]
-    return [f"{c_type}* {b} = ({c_type}*)kiln_scratch(sizeof({c_type}) * ({size}));",
-            f"int64_t {k} = 0;"] + _loop_nest(inner, loop, [], parallel=False, simd=False) + \
-        [f"{acc} += kiln_pairwise_run<{c_type}>({b}, {k}, {threads}, {str(cast).lower()});",
-         f"free({b});"]
+    lines = [f"{c_type}* {b} = ({c_type}*)kiln_scratch(sizeof({c_type}) * ({size}));"]
+    if len(inner) == 1:   # one run: its mask a SIMD loop at a time (kiln_compact)
+        var = inner[0][0]
+        lines.append(f"auto {acc.replace('acc', 'sel')} = [&](int64_t {var}) -> bool {{")
+        lines += ["  " + s for s in _needed(body, sel)] + [f"  return {sel};", "};"]
+        lines.append(f"auto {acc.replace('acc', 'term')} = [&](int64_t {var}) -> {c_type} {{")
+        lines += ["  " + s for s in _needed(body, v)] + [f"  return {v};", "};"]
+        lines.append(f"const int64_t {k} = kiln_compact<{c_type}>({acc.replace('acc', 'sel')}, "
+                     f"{acc.replace('acc', 'term')}, {inner[0][1]}, {b});")
+    else:  # (a strided 2-d x: its loops in C order)
+        loop = _needed(body, f"{v} {sel}") + [f"{b}[{k}] = {v};", f"{k} += ({sel}) ? 1 : 0;"]
+        lines += [f"int64_t {k} = 0;"] + _loop_nest(inner, loop, [], parallel=False, simd=False)
+    return lines + [f"{acc} += kiln_pairwise_run<{c_type}, {str(cast).lower()}>({b}, {k}, {threads});",
+                    f"free({b});"]
 
 
 _DEFINITION = re.compile(r"(?:const )?[A-Za-z_][\w:<>]*\s+(t\d+)\s*=\s*(.+);")
@@ -301,9 +310,10 @@ def _needed(body: list[str], value: str) -> list[str]:
 
 # The most sums of one stage added in NumPy's pairwise order (each its own pass)
 MAX_PAIRWISE_SUMS = 8
-# The most sums of selections x[mask] of one stage compacted so (each its own pass, but no
-# template instance of its own: azimint's 100 bins' masked means)
-MAX_SELECTED_SUMS = 128
+# The most sums of selections x[mask] of one stage compacted (each a pass of its own and
+# ~0.1 s of g++: azimint's 100 bins' masked means took 24 s to compile and NumPy's time;
+# they keep their one loop, adding where(mask, x, 0))
+MAX_SELECTED_SUMS = 8
 
 
 def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[set, bool]:
