@@ -27,8 +27,7 @@ def check(f, fn, *args):
         np.testing.assert_array_equal(g, w)   # exact: the same bits, not allclose
 
 
-SIZES = [1, 7, 8, 9, 15, 16, 17, 127, 128, 129, 136, 255, 256, 257, 1000, 8191, 8192, 8193,
-         16_385, 300_001]
+SIZES = [1, 8, 9, 128, 129, 8192, 8193, 300_001]   # (each size its own kernel)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
