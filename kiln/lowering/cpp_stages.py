@@ -231,7 +231,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                        if plan.split_inner else "1")
             for acc, v, c_type, cast, sel in terms:
                 if sel is not None:
-                    lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner, threads)
+                    lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner)
                     continue
                 fn = acc.replace("acc", "term")
                 lines.append(f"auto {fn} = [&](int64_t {var}) -> {c_type} {{")
@@ -265,11 +265,11 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
 
 
 def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: list[str],
-                   inner: list, threads: str) -> list[str]:
+                   inner: list) -> list[str]:
     """x[mask].sum() in NumPy's order: the selected terms written in C order into a scratch
     buffer (a store per element, advanced where the mask holds: no branch), then added
-    pairwise as NumPy adds the selection it compacts (kiln_pairwise_run, one instance per
-    dtype however many such sums a kernel has)."""
+    pairwise as NumPy adds the selection it compacts, on one thread (kiln_pairwise_run, one
+    instance per dtype however many such sums a kernel has)."""
     b, k = acc.replace("acc", "cbuf"), acc.replace("acc", "ck")
     size = " * ".join(f"(int64_t)({n})" for _, n in inner)
     lines = [f"{c_type}* {b} = ({c_type}*)kiln_scratch(sizeof({c_type}) * ({size}));"]
@@ -284,7 +284,7 @@ def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: li
     else:  # (a strided 2-d x: its loops in C order)
         loop = _needed(body, f"{v} {sel}") + [f"{b}[{k}] = {v};", f"{k} += ({sel}) ? 1 : 0;"]
         lines += [f"int64_t {k} = 0;"] + _loop_nest(inner, loop, [], parallel=False, simd=False)
-    return lines + [f"{acc} += kiln_pairwise_run<{c_type}, {str(cast).lower()}>({b}, {k}, {threads});",
+    return lines + [f"{acc} += kiln_pairwise_run<{c_type}, {str(cast).lower()}>({b}, {k});",
                     f"free({b});"]
 
 
