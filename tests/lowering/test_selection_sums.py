@@ -12,6 +12,13 @@ import pytest
 import kiln
 
 
+@pytest.fixture(autouse=True)
+def always_compiled(monkeypatch):
+    """Every size compiled (the cost model runs tiny inputs as NumPy), each its own kernel."""
+    monkeypatch.setattr(kiln.config, "cost_model", False)
+    monkeypatch.setattr(kiln.config, "recompile_limit", 1000)
+
+
 def sums(x, m):
     return x[m].sum(), x[m].mean(), np.sum(x[m]), np.mean(x[m])
 
@@ -34,8 +41,6 @@ SIZES = [1, 8, 9, 128, 129, 8192, 8193, 300_001]   # (each size its own kernel)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_selection_sums_are_numpys_bit_for_bit(monkeypatch, threads, dtype):
     monkeypatch.setattr(kiln.config, "num_threads", threads)
-    monkeypatch.setattr(kiln.config, "cost_model", False)
-    monkeypatch.setattr(kiln.config, "recompile_limit", 1000)
     kiln.reset()
     rng = np.random.default_rng(threads)
     f = kiln.compile(sums)
@@ -48,10 +53,8 @@ def test_selection_sums_are_numpys_bit_for_bit(monkeypatch, threads, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_selections_of_2d_arrays_are_numpys_bit_for_bit(monkeypatch, dtype):
+def test_selections_of_2d_arrays_are_numpys_bit_for_bit(dtype):
     """x[m] of a 2-D x and mask is the selection in C order, whatever x's memory order."""
-    monkeypatch.setattr(kiln.config, "cost_model", False)
-    monkeypatch.setattr(kiln.config, "recompile_limit", 1000)
     rng = np.random.default_rng(3)
     f = kiln.compile(sums)
     for shape in [(3, 5), (40, 33), (129, 70), (300, 301)]:
@@ -67,9 +70,7 @@ def fused(a, b, m):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_selections_of_fused_expressions_are_numpys_bit_for_bit(monkeypatch, dtype):
-    monkeypatch.setattr(kiln.config, "cost_model", False)
-    monkeypatch.setattr(kiln.config, "recompile_limit", 1000)
+def test_selections_of_fused_expressions_are_numpys_bit_for_bit(dtype):
     rng = np.random.default_rng(4)
     f = kiln.compile(fused)
     for n in (9, 129, 10_001):
@@ -81,9 +82,7 @@ def moments(x, m):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int16, np.bool_])
-def test_moments_and_sums_in_another_dtype_are_numpys_bit_for_bit(monkeypatch, dtype):
-    monkeypatch.setattr(kiln.config, "cost_model", False)
-    monkeypatch.setattr(kiln.config, "recompile_limit", 1000)
+def test_moments_and_sums_in_another_dtype_are_numpys_bit_for_bit(dtype):
     rng = np.random.default_rng(5)
     f = kiln.compile(moments)
     g = kiln.compile(sums)
@@ -94,10 +93,8 @@ def test_moments_and_sums_in_another_dtype_are_numpys_bit_for_bit(monkeypatch, d
         check(g, sums, x, m)
 
 
-def test_all_and_no_elements_selected(monkeypatch):
+def test_all_and_no_elements_selected():
     """All selected: the plain sum's bits; none: 0.0, and the mean NumPy's NaN and warnings."""
-    monkeypatch.setattr(kiln.config, "cost_model", False)
-    monkeypatch.setattr(kiln.config, "recompile_limit", 1000)
     rng = np.random.default_rng(6)
     f = kiln.compile(sums)
     for dtype in (np.float32, np.float64):
