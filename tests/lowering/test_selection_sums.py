@@ -152,3 +152,21 @@ def test_many_selection_sums_in_one_stage_keep_their_loop():
             np.testing.assert_array_equal(got, want)
         np.testing.assert_allclose(got, want, rtol=1e-13)
         assert ("kiln_compact<" in "\n".join(c.kiln_artifact.cpp for c in seen)) == compacted
+
+
+def test_selection_sums_warn_as_numpys_reduce():
+    """The selection's sum overflows or meets inf - inf where NumPy's np.add.reduce does,
+    and warns as it does (ops/fp_errors.py: selected_sum is a reduce)."""
+    def total(x, m):
+        return x[m].sum()
+    f = kiln.compile(total)
+    for x in (np.full(20, 3e38, np.float32), np.array([np.inf, 1.0, -np.inf, 2.0] * 5)):
+        m = np.arange(20) % 4 != 3
+        with warnings.catch_warnings(record=True) as want:
+            warnings.simplefilter("always")
+            expected = total(x, m)
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            result = f(x, m)
+        np.testing.assert_array_equal(result, expected)
+        assert [str(w.message) for w in got] == [str(w.message) for w in want] != []
