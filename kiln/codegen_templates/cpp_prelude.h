@@ -291,28 +291,95 @@ template <typename T, bool Buffered> static T kiln_pairwise_run(const T* a, int6
     for (int64_t lo = 0; lo < n; lo += B) res += kiln_pairwise_of<T>(a + lo, n - lo < B ? n - lo : B);
     return res;
 }
-// One run of ``n`` elements compacted into ``out`` (room for n; returns the count): a block's
-// mask computed by one SIMD loop into bytes, then its selected terms stored in order, eight
-// mask bytes tested at a time (a sparse mask skips most of the block), each store advanced
-// where the mask holds (no branch per element).
-template <typename T, typename S, typename F> static int64_t kiln_compact(const S& sel, const F& f, int64_t n, T* out) {
-    const int64_t B = 1024;
-    uint8_t s[B];
-    int64_t k = 0;
-    for (int64_t lo = 0; lo < n; lo += B) {
-        const int64_t m = n - lo < B ? n - lo : B;
+// One run of ``n`` elements, its selected terms taken in order (``sel(i)``: whether the
+// i-th is selected, ``f(i)``: the term): counted first (a SIMD loop), then added in the tree
+// kiln_pairwise_of adds their compacted array in, each leaf (up to 128 terms) gathered into
+// a stack buffer as the tree reaches it, so no array of the selection is made (a 1e7 one
+// cost 40 MB of fresh pages: 3.4 ns per element against 0.4 at 1e5). A block's mask is
+// computed by one SIMD loop into bytes; runs of zero bytes are skipped 8 at a time, and
+// each term stored where the next goes, the store advanced where the mask holds (no
+// branch per element).
+template <typename T, typename S, typename F> struct kiln_selection {
+    const S& sel;
+    const F& f;
+    const int64_t n;
+    uint8_t s[1024];
+    int64_t lo = 0, m = 0, j = 0;   // the block of the mask in s: [lo, lo + m), the next at j
+    kiln_selection(const S& sel_, const F& f_, int64_t n_) : sel(sel_), f(f_), n(n_) {}
+    // The mask of the block from ``at`` as bytes into a local ``t`` (bytes stored into a
+    // member may alias anything, the lambdas' captures too: that loop stayed scalar).
+    int64_t bytes(uint8_t* t, int64_t at) const {
+        const int64_t len = n - at < 1024 ? n - at : 1024;
         #pragma omp simd
-        for (int64_t j = 0; j < m; j++) s[j] = sel(lo + j) ? 1 : 0;
-        int64_t j = 0;
-        for (; j + 8 <= m; j += 8) {
-            uint64_t w;
-            __builtin_memcpy(&w, s + j, 8);
-            if (w == 0) continue;
-            for (int q = 0; q < 8; q++) { out[k] = f(lo + j + q); k += s[j + q]; }
-        }
-        for (; j < m; j++) { out[k] = f(lo + j); k += s[j]; }
+        for (int64_t q = 0; q < len; q++) t[q] = sel(at + q) ? 1 : 0;
+        return len;
     }
-    return k;
+    void block(int64_t at) {
+        uint8_t t[1024];
+        m = bytes(t, at);
+        __builtin_memcpy(s, t, (size_t)m);
+        lo = at;
+        j = 0;
+    }
+    int64_t count() const {   // (bytes summed 8 at a time: an int64 count of a byte loop stays scalar)
+        int64_t c = 0;
+        uint8_t t[1024];
+        for (int64_t at = 0; at < n; at += 1024) {
+            const int64_t len = bytes(t, at);
+            int64_t q = 0;
+            for (uint64_t w; q + 8 <= len; q += 8) {
+                __builtin_memcpy(&w, t + q, 8);
+                c += (int64_t)((w * 0x0101010101010101ull) >> 56);
+            }
+            for (; q < len; q++) c += t[q];
+        }
+        return c;
+    }
+    void take(T* out, int64_t want) {   // the next ``want`` selected terms, in order
+        while (want > 0) {
+            if (j == m) block(lo + m);
+            uint64_t w = 0;
+            for (; j + 8 <= m; j += 8) {
+                __builtin_memcpy(&w, s + j, 8);
+                if (w != 0) break;
+            }
+            if (j + 8 <= m && want >= 8) {   // a word with room for all its terms
+                const T* first = out;
+                for (int q = 0; q < 8; q++) { *out = f(lo + j + q); out += s[j + q]; }
+                want -= out - first;
+                j += 8;
+                continue;
+            }
+            const int64_t stop = j + 8 < m ? j + 8 : m;   // (the last terms of a leaf, the tail)
+            for (; j < stop && want > 0; j++) {
+                *out = f(lo + j);
+                out += s[j];
+                want -= s[j];
+            }
+        }
+    }
+};
+template <typename T, typename Src> static T kiln_pairwise_taken(Src& src, int64_t n) {
+    if (n <= 128) {
+        T t[128];
+        src.take(t, n);
+        return kiln_pairwise_of<T>(t, n);
+    }
+    int64_t n2 = n / 2;
+    n2 -= n2 % 8;
+    const T left = kiln_pairwise_taken<T>(src, n2);   // (the left subtree's terms first)
+    return left + kiln_pairwise_taken<T>(src, n - n2);
+}
+// x[mask].sum() of one run: NumPy's sum of the compacted selection (buffered: terms cast
+// from another dtype, NumPy's buffers of 8192 each added pairwise, in order)
+template <typename T, bool Buffered, typename S, typename F> static T kiln_selected_sum(const S& sel, const F& f, int64_t n) {
+    kiln_selection<T, S, F> src(sel, f, n);
+    const int64_t k = src.count();
+    if (!Buffered) return kiln_pairwise_taken<T>(src, k);
+    const int64_t B = 8192;
+    T res = 0;
+    for (int64_t lo = 0; lo < k; lo += B) res += kiln_pairwise_taken<T>(src, k - lo < B ? k - lo : B);
+    return res;
 }
 
 {% endif %}{% if 'divide' in helpers %}// NumPy's float floor division and remainder (npy_divmod): the result takes the sign of

@@ -55,7 +55,7 @@ def templates() -> jinja2.Environment:
 HELPERS = {"divide": ("kiln_floor_divide", "kiln_remainder", "kiln_int_by_zero"), "divide_by": ("kiln_div",),
            "shift": ("kiln_lshift", "kiln_rshift"), "logaddexp": ("kiln_logaddexp",),
            "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
-           "pairwise": ("kiln_pairwise",), "exp": ("kiln_exp(",),
+           "pairwise": ("kiln_pairwise", "kiln_selected_sum"), "exp": ("kiln_exp(",),
            "select": ("kiln_select", "kiln_c64", "kiln_c128"),   # (complex's kiln_cselect too)
            "fp_own": ("kiln_fp_own(", "kiln_owned_word")}
 

@@ -266,26 +266,25 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
 
 def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: list[str],
                    inner: list) -> list[str]:
-    """x[mask].sum() in NumPy's order: the selected terms written in C order into a scratch
-    buffer (a store per element, advanced where the mask holds: no branch), then added
-    pairwise as NumPy adds the selection it compacts, on one thread (kiln_pairwise_run, one
-    instance per dtype however many such sums a kernel has)."""
+    """x[mask].sum() in NumPy's order: NumPy adds the selection it compacts (C order)
+    pairwise over its count. One run: its selected terms taken leaf by leaf of that tree
+    (kiln_selected_sum); several loops (a strided 2-d x): written into a scratch buffer by
+    the loop nest, then added (kiln_pairwise_run, one instance per dtype). On one thread."""
+    buffered = str(cast).lower()
+    if len(inner) == 1:
+        var, n = inner[0]
+        lines = []
+        for name, value, tp in (("sel", sel, "bool"), ("term", v, c_type)):
+            lines += [f"auto {acc.replace('acc', name)} = [&](int64_t {var}) -> {tp} {{"]
+            lines += ["  " + s for s in _needed(body, value)] + [f"  return {value};", "};"]
+        sel_fn, term_fn = acc.replace("acc", "sel"), acc.replace("acc", "term")
+        return lines + [f"{acc} += kiln_selected_sum<{c_type}, {buffered}>({sel_fn}, {term_fn}, {n});"]
     b, k = acc.replace("acc", "cbuf"), acc.replace("acc", "ck")
     size = " * ".join(f"(int64_t)({n})" for _, n in inner)
-    lines = [f"{c_type}* {b} = ({c_type}*)kiln_scratch(sizeof({c_type}) * ({size}));"]
-    if len(inner) == 1:   # one run: its mask a SIMD loop at a time (kiln_compact)
-        var = inner[0][0]
-        lines.append(f"auto {acc.replace('acc', 'sel')} = [&](int64_t {var}) -> bool {{")
-        lines += ["  " + s for s in _needed(body, sel)] + [f"  return {sel};", "};"]
-        lines.append(f"auto {acc.replace('acc', 'term')} = [&](int64_t {var}) -> {c_type} {{")
-        lines += ["  " + s for s in _needed(body, v)] + [f"  return {v};", "};"]
-        lines.append(f"const int64_t {k} = kiln_compact<{c_type}>({acc.replace('acc', 'sel')}, "
-                     f"{acc.replace('acc', 'term')}, {inner[0][1]}, {b});")
-    else:  # (a strided 2-d x: its loops in C order)
-        loop = _needed(body, f"{v} {sel}") + [f"{b}[{k}] = {v};", f"{k} += ({sel}) ? 1 : 0;"]
-        lines += [f"int64_t {k} = 0;"] + _loop_nest(inner, loop, [], parallel=False, simd=False)
-    return lines + [f"{acc} += kiln_pairwise_run<{c_type}, {str(cast).lower()}>({b}, {k});",
-                    f"free({b});"]
+    loop = _needed(body, f"{v} {sel}") + [f"{b}[{k}] = {v};", f"{k} += ({sel}) ? 1 : 0;"]
+    return [f"{c_type}* {b} = ({c_type}*)kiln_scratch(sizeof({c_type}) * ({size}));",
+            f"int64_t {k} = 0;"] + _loop_nest(inner, loop, [], parallel=False, simd=False) + \
+        [f"{acc} += kiln_pairwise_run<{c_type}, {buffered}>({b}, {k});", f"free({b});"]
 
 
 _DEFINITION = re.compile(r"(?:const )?[A-Za-z_][\w:<>]*\s+(t\d+)\s*=\s*(.+);")

@@ -151,7 +151,7 @@ def test_many_selection_sums_in_one_stage_keep_their_loop():
         if compacted:
             np.testing.assert_array_equal(got, want)
         np.testing.assert_allclose(got, want, rtol=1e-13)
-        assert ("kiln_compact<" in "\n".join(c.kiln_artifact.cpp for c in seen)) == compacted
+        assert ("kiln_selected_sum<" in "\n".join(c.kiln_artifact.cpp for c in seen)) == compacted
 
 
 def test_selection_sums_warn_as_numpys_reduce():
