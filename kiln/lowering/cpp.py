@@ -55,7 +55,7 @@ def templates() -> jinja2.Environment:
 HELPERS = {"divide": ("kiln_floor_divide", "kiln_remainder", "kiln_int_by_zero"), "divide_by": ("kiln_div",),
            "shift": ("kiln_lshift", "kiln_rshift"), "logaddexp": ("kiln_logaddexp",),
            "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
-           "pairwise": ("kiln_pairwise",), "exp": ("kiln_exp(",),
+           "pairwise": ("kiln_pairwise", "kiln_selected_sum"), "exp": ("kiln_exp(",),
            "select": ("kiln_select", "kiln_c64", "kiln_c128"),   # (complex's kiln_cselect too)
            "fp_own": ("kiln_fp_own(", "kiln_owned_word")}
 
@@ -161,7 +161,9 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     in_order = any(n.kind == "scan" or n.kind == "reduction" and n.combine in IN_ORDER_COMBINES
                    for n in kernel.nodes)
     inner_vars = frame.inner_vars()
-    if not outer_vars and not in_order:
+    # x[mask].sum() compacts its selection in C order, as NumPy's x[mask] takes it
+    selects = any(n.kind == "reduction" and n.select is not None for n in kernel.nodes)
+    if not outer_vars and not in_order and not selects:
         # a reduction over everything walks memory in order, as NumPy's does (x.T.sum() is
         # one run, added pairwise: NumPy's bits, and unit-stride loads)
         inner_vars = loop_order(inner_vars, accesses)

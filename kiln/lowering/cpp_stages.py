@@ -172,7 +172,11 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 # pairwise in the sum's dtype; terms of another dtype are cast as NumPy's
                 # buffers cast them, and added a buffer (PAIRWISE_BUFFER terms) at a time
                 cast = np.dtype(node.src.dtype) != np.dtype(buf.dtype)
-                terms.append((acc, em.cast(v, node.src.dtype, buf.dtype), ctype(buf.dtype), cast))
+                sel = None
+                if node.select is not None:   # x[mask]'s terms: the selected x alone
+                    mask, v = (s.load(em, node_index(node, "reduce", frame)) for s in node.select)
+                    sel = mask
+                terms.append((acc, em.cast(v, node.src.dtype, buf.dtype), ctype(buf.dtype), cast, sel))
             elif node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
@@ -227,7 +231,12 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (_needed)
             var, n = inner[0]
-            for acc, v, c_type, cast in terms:
+            threads = (f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
+                       if plan.split_inner else "1")
+            for acc, v, c_type, cast, sel in terms:
+                if sel is not None:
+                    lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner)
+                    continue
                 fn = acc.replace("acc", "term")
                 lines.append(f"auto {fn} = [&](int64_t {var}) -> {c_type} {{")
                 needed = _needed(em.lines, v)
@@ -236,8 +245,6 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 # (terms that read a bool array: a buffer of them, the prelude's W 0)
                 tp = f"{c_type}, 16" if c_type == "float" and calls_math(needed) else \
                     f"{c_type}, 0" if any(BOOL_LOAD in b for b in needed) else c_type
-                threads = (f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
-                           if plan.split_inner else "1")
                 if cast:
                     lines.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads});")
                 elif plan.split_inner:
@@ -265,6 +272,29 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
     return lines
 
 
+def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: list[str],
+                   inner: list) -> list[str]:
+    """x[mask].sum() in NumPy's order: NumPy adds the selection it compacts (C order)
+    pairwise over its count. One run: its selected terms taken leaf by leaf of that tree
+    (kiln_selected_sum); several loops (a strided 2-d x): written into a scratch buffer by
+    the loop nest, then added (kiln_pairwise_run, one instance per dtype). On one thread."""
+    buffered = str(cast).lower()
+    if len(inner) == 1:
+        var, n = inner[0]
+        lines = []
+        for name, value, tp in (("sel", sel, "bool"), ("term", v, c_type)):
+            lines += [f"auto {acc.replace('acc', name)} = [&](int64_t {var}) -> {tp} {{"]
+            lines += ["  " + s for s in _needed(body, value)] + [f"  return {value};", "};"]
+        sel_fn, term_fn = acc.replace("acc", "sel"), acc.replace("acc", "term")
+        return lines + [f"{acc} += kiln_selected_sum<{c_type}, {buffered}>({sel_fn}, {term_fn}, {n});"]
+    b, k = acc.replace("acc", "cbuf"), acc.replace("acc", "ck")
+    size = " * ".join(f"(int64_t)({n})" for _, n in inner)
+    loop = _needed(body, f"{v} {sel}") + [f"{b}[{k}] = {v};", f"{k} += ({sel}) ? 1 : 0;"]
+    return [f"{c_type}* {b} = ({c_type}*)kiln_scratch(sizeof({c_type}) * ({size}));",
+            f"int64_t {k} = 0;"] + _loop_nest(inner, loop, [], parallel=False, simd=False) + \
+        [f"{acc} += kiln_pairwise_run<{c_type}, {buffered}>({b}, {k});", f"free({b});"]
+
+
 _DEFINITION = re.compile(r"(?:const )?[A-Za-z_][\w:<>]*\s+(t\d+)\s*=\s*(.+);")
 _TEMP = re.compile(r"\bt\d+\b")
 
@@ -287,6 +317,10 @@ def _needed(body: list[str], value: str) -> list[str]:
 
 # The most sums of one stage added in NumPy's pairwise order (each its own pass)
 MAX_PAIRWISE_SUMS = 8
+# The most sums of selections x[mask] of one stage compacted (each a pass of its own and
+# ~0.1 s of g++: azimint's 100 bins' masked means took 24 s to compile and NumPy's time;
+# they keep their one loop, adding where(mask, x, 0))
+MAX_SELECTED_SUMS = 8
 
 
 def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[set, bool]:
@@ -302,24 +336,31 @@ def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[se
     ``x.mean()`` in one loop) such a sum is its own pass over the run, as NumPy's is. Other
     sums keep SIMD lanes: integers are exact, and float64 sums of under 8 terms, which NumPy
     adds in order from 0, are the loop's own (in double)."""
-    if plan.blocked or kind == "scalar" or len(inner) != 1 or not members \
+    if plan.blocked or kind == "scalar" or not inner or not members \
             or any(role != "reduce" for _, role in members):
         # (a stage that also stores values or scans: its body runs once per element)
         return set(), False
     f64 = np.dtype(np.float64)
     n = _constant_trip(inner[0][1])
-    picked = set()
+    picked, selected = set(), set()
     for node, role in members:
         src, out = np.dtype(node.src.dtype), np.dtype(node.buf.dtype)
         if role == "reduce" and node.combine == "sum" and out.name in ("float32", "float64") \
                 and (src == out or src.kind in "biuf") \
-                and np.dtype(plan.accumulators[node.buf.name]) in (f64, out) \
-                and not (n is not None and n < 8 and out == f64):
-            picked.add(node)
+                and np.dtype(plan.accumulators[node.buf.name]) in (f64, out):
+            if node.select is not None:
+                # x[mask].sum(): compacted in C order (cpp.py keeps the loops so), any
+                # number of loops, short ones too (NumPy adds the selection pairwise)
+                selected.add(node)
+            elif len(inner) == 1 and not (n is not None and n < 8 and out == f64):
+                picked.add(node)
     if len(picked) > MAX_PAIRWISE_SUMS:
         # each is a pass of its own and a template instance (~0.1 s of g++): a stage of
         # many sums (a histogram's bins' masked means) keeps them in its one loop
-        return set(), False
+        picked = set()
+    if len(selected) > MAX_SELECTED_SUMS:
+        selected = set()   # (each a pass of its own: many bins' sums stay in one loop)
+    picked |= selected
     return picked, len(picked) == len(members)
 
 

@@ -317,8 +317,9 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
                 if value is not None:
                     return value
             elif op.category == Category.REDUCTION and isinstance(rule, dict) and "reduce" in rule:
-                from .reductions import lower_reduction
-                value = lower_reduction(self, rule, args[0], params, meta)
+                from .reductions import lower_reduction, lower_selected
+                value = lower_selected(self, *args, meta) if rule.get("select") else \
+                    lower_reduction(self, rule, args[0], params, meta)
                 if value is not None:
                     return value
             elif op.category == Category.SCAN and isinstance(rule, dict) and "scan" in rule:

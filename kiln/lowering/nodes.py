@@ -46,6 +46,9 @@ class ComputeNode:
         self.axes: tuple = ()
         self.combine = ""
         self.acc_dtype: np.dtype | None = None
+        # a sum of a selection x[mask] (reductions.py lower_selected): (mask, x), whose
+        # selected terms a loop in NumPy's order adds compacted; src is where(mask, x, 0)
+        self.select: tuple | None = None
 
     @property
     def shape(self) -> tuple:

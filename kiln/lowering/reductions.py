@@ -38,6 +38,28 @@ def reduce(gl: GraphLowering, src: Value, axes: tuple, combine: str, out_shape: 
     return BufferValue.whole(buf)
 
 
+def lower_selected(gl: GraphLowering, x: Any, mask: Any, meta: TensorMeta) -> Value | None:
+    """``x[mask].sum()`` (ops/reduction_where.py selected_sum): a sum of ``where(mask, x,
+    0)`` whose node also keeps the mask and x (``node.select``), so that a loop that adds
+    in NumPy's order adds the selected terms alone, compacted (cpp_stages.py); any other
+    loop adds the filled terms. Complex sums and masks of another shape: NumPy's own."""
+    if not all(isinstance(v, (BufferValue, Pointwise)) for v in (x, mask)) \
+            or tuple(mask.shape) != tuple(x.shape) or np.dtype(mask.dtype) != np.dtype(bool) \
+            or np.dtype(x.dtype).kind not in "biuf" or np.dtype(meta.dtype).kind != "f":
+        return None
+    dt = np.dtype(x.dtype)
+
+    def fn(ops: Any, index: Any) -> Any:
+        return ops.call("where", [mask.load(ops, index), x.load(ops, index), ops.constant(0, dt)], dt)
+    origins = tuple(dict.fromkeys(getattr(mask, "origins", ()) + getattr(x, "origins", ())))
+    terms = Pointwise(x.shape, dt, fn, getattr(x, "cost", 0) + getattr(mask, "cost", 0) + 1,
+                      origins + gl._origin)
+    total = reduce(gl, terms, tuple(range(len(x.shape))), "sum", (), meta.dtype,
+                   _acc_dtype("sum", dt, meta.dtype))
+    gl.nodes[-1].select = (mask, x)
+    return total
+
+
 def _acc_dtype(combine: str, src_dtype: np.dtype, out_dtype: np.dtype) -> np.dtype:
     if combine in ("any", "all"):
         return np.dtype(bool)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import reduction
-from .meta import ndim_of, reject, shape_of
-from .registry import Composite, F
+from .meta import TensorMeta, ndim_of, reject, shape_of
+from .registry import Category, Composite, F, declare, is_complex_like, is_float_like
 from .value_warnings import call_site, empty_mean_divide, numpy_site
 
 # what a masked-out element holds (max and min: initial, which they require)
@@ -22,7 +22,49 @@ WHERE_FILL = {"sum": 0, "prod": 1, "max": None, "min": None, "any": False, "all"
 _MEAN_SITE = numpy_site(lambda: np.mean(np.zeros(1), where=False), "Mean of empty slice")
 
 
-def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra):
+# ---- x[mask].sum(): the selection's own sum ---------------------------------------------------
+# NumPy compacts x[mask] (C order) into a new array and adds that pairwise, so the grouping
+# of the terms depends on which are selected: np.sum(np.where(m, x, 0)) is another order
+# (float32 differs in the last bits). ``selected_sum`` is that sum, whole: its kernel
+# writes the selected terms into a scratch buffer in order and adds them in NumPy's pairwise
+# order (kiln/lowering/reductions.py lower_selected, cpp_stages.py); elsewhere it is
+# NumPy's own x[mask].sum(). Integer sums are exact in any order and stay where-sums.
+
+def _selected_sum_impl(x, mask, dtype=None):
+    return np.add.reduce(np.asarray(x)[np.asarray(mask)], dtype=dtype)
+
+
+def _selected_sum_meta(x, mask, dtype=None):
+    if tuple(shape_of(x)) != tuple(shape_of(mask)):
+        raise ValueError("selected_sum: the mask has the shape of x")
+    return TensorMeta((), np.add.reduce(np.zeros(1, reduction.dtype_of(x)), dtype=dtype).dtype)
+
+
+def _selected_sum_vjp(g, out, x, mask, dtype):
+    if not (is_float_like(x) or is_complex_like(x)):
+        return None, None
+    return F.where(mask, reduction.unreduce(g, x, None, False), 0.0), None
+
+
+selected_sum = declare("selected_sum", Category.REDUCTION, _selected_sum_impl, inputs=("x", "mask"),
+                       params={"dtype": None}, meta=_selected_sum_meta, vjp=_selected_sum_vjp,
+                       lowering={"reduce": "sum", "select": True},
+                       doc="x[mask].sum(dtype=dtype), mask of x's shape: NumPy's order")
+selected_sum.complex_grad = True
+
+
+def compacts(x, dtype, mean: bool = False) -> bool:
+    """Whether x[mask]'s sum (of its mean) in ``dtype`` is inexact, so that only NumPy's own
+    order (selected_sum) gives its bits: a float or complex sum."""
+    try:
+        sum_dt = np.dtype(dtype) if dtype is not None else \
+            np.dtype(np.float64) if mean and reduction.dtype_of(x).kind in "biu" else reduction.dtype_of(x)
+    except TypeError:
+        return False   # (NumPy's error, from the plain form)
+    return sum_dt.kind in "fc"
+
+
+def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra, compact=False):
     if op.name in ("max", "min") and where is not None and initial is None:
         raise ValueError(f"reduction operation '{'maximum' if op.name == 'max' else 'minimum'}'"
                          f" does not have an identity, so to use a where mask one has to "
@@ -51,6 +93,9 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
             count = reduction.bind(reduction.OPS["sum"], name, F.broadcast_to(w, shape=shape), axis, None, keepdims,
                          dtype=np.intp)
             total = reduction.bind(reduction.OPS["sum"], name, filled, axis, None, keepdims, dtype=bound.params["dtype"])
+            # x[m].mean(): the selection's sum (compact), in NumPy's order
+            total = total.op(*total.inputs, **total.params) if not compact else \
+                selected_sum(x, w, dtype=bound.params["dtype"])
             count = count.op(*count.inputs, **count.params)
             # NumPy's _mean warns once where a slice selects nothing (then 0 / 0: NaN)
             F.warn_if_zero(count, message="Mean of empty slice",
@@ -64,7 +109,7 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
                 # no kernel raises a flag for it (0 / NaN is NaN, quietly)
                 F.warn_if_zero(count, message=said[0], site=said[1], fp="invalid")
                 divisor = F.where(F.equal(count, 0), np.nan, count)
-            mean = F.true_divide(total.op(*total.inputs, **total.params), divisor)
+            mean = F.true_divide(total, divisor)
             # NumPy's _mean divides in place (unsafe) into the sum's dtype, float16 back to
             # float16: the dtype the plain mean has (a float32 sum / an intp count is float64)
             return mean if reduction.dtype_of(mean) == dt else F.astype(mean, dtype=dt, copy=True)

@@ -8,6 +8,8 @@ import numpy as np
 
 from .meta import TensorMeta, fake, ndim_of, normalize_one_axis, on_stand_ins, reject, shape_of
 from .numeric import _dtype, scalar_if_0d
+from .reduction import OPS
+from .reduction_where import compacts, where_initial
 from .registry import (Composite, F, N, call_spelling, method_key, spell_composite, spell_masked,
                        ufunc_method_key)
 from .value_warnings import numpy_site, runs_as_numpy, warn_where
@@ -288,8 +290,17 @@ def _masked_reduction(kind: str, key: Any):
     def form(x, mask, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         if axis is not None or out is not None or keepdims or kwargs:
             return None  # the selection is 1-D: only whole reductions are written here
+        # float (and complex) sums of the selection in NumPy's order (selected_sum); integer
+        # sums are exact in any order: the sum of the mask-filled whole array
+        compact = compacts(x, dtype, kind == "mean")
+        if kind == "sum" and compact:
+            return Composite(lambda a, m: F.selected_sum(a, m, dtype=dtype), (x, mask))
         if kind == "sum":
             return Composite(lambda a, m: N.sum(N.where(m, a, 0), dtype=dtype), (x, mask))
+        if kind == "mean" and compact:   # NumPy's where= mean (its warnings), of that sum
+            name = "numpy.mean" if key is np.mean else "ndarray.mean"
+            return where_initial(OPS["mean"], name, x, None, None, False, mask, None, dtype, {},
+                                 compact=True)
         if kind == "mean":   # the mean over the mask: NumPy's own where= reduction
             # (its own spelling: NumPy's "Mean of empty slice" points where the call's does)
             return Composite(lambda a, m: call_spelling(key, a, dtype=dtype, where=m), (x, mask))

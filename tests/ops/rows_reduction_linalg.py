@@ -11,7 +11,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from kiln.ops import F
 
 from .gen import (ALL, F32, F64, FLOATS, I64, NONZERO, NUMERIC, REAL, SMALL, Arg, Case, Ctx, Domain,
-                  axis_choices)
+                  axis_choices, index_arg)
 from .spec import A, Row, axes, getattr_op, one_axis
 
 
@@ -177,8 +177,17 @@ def ufunc_accumulate_row(ufunc: np.ufunc, dtypes: tuple) -> Row:
 PROD_GRAD = Domain(0.5, 1.5, nonzero=True)   # prod's rule divides by x: keep it off zero
 
 
+def selected_sum_case(ctx: Ctx) -> Case:
+    """x[mask].sum() (ops/reduction_where.py): x and a mask of its shape."""
+    shape = ctx.shape()
+    mask = index_arg(ctx.rng.random(shape) < 0.5, ctx.layout(len(shape)) if not ctx.grad else "C")
+    return Case([ctx.arg(shape), mask], {})
+
+
 def reduction_rows() -> list[Row]:
     return [
+        Row("selected_sum", numpy=lambda x, mask: np.sum(x[mask]), case=selected_sum_case,
+            via_op=lambda x, mask: F.selected_sum(x, mask), dtypes=FLOATS, grad=True),
         reduction_row("sum", np.sum, ALL, True, ufunc=np.add, dtype_param=True),
         reduction_row("prod", np.prod, ALL, True, ufunc=np.multiply, dtype_param=True,
                       domain=Domain(-1.5, 1.5, -2, 2), grad_domain=PROD_GRAD),

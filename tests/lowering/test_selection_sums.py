@@ -1,0 +1,172 @@
+"""Sums and means of a boolean-mask selection ``x[m]`` are NumPy's to the last bit: NumPy
+compacts the selection into a new array and adds it pairwise, so the kernel writes the
+selected terms in C order into a scratch buffer and adds them in that order over their count
+(selected_sum: kiln/ops/reduction_where.py, kiln/lowering/cpp_stages.py _compacted_sum).
+Adding where(m, x, 0) over the whole array groups the terms otherwise: float32 means
+differed in the last bits (relative ~1e-7)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+@pytest.fixture(autouse=True)
+def always_compiled(monkeypatch):
+    """Every size compiled (the cost model runs tiny inputs as NumPy), each its own kernel."""
+    monkeypatch.setattr(kiln.config, "cost_model", False)
+    monkeypatch.setattr(kiln.config, "recompile_limit", 1000)
+
+
+def sums(x, m):
+    return x[m].sum(), x[m].mean(), np.sum(x[m]), np.mean(x[m])
+
+
+def spread(rng, n, dtype):
+    return (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(dtype)
+
+
+def check(f, fn, *args):
+    got, want = f(*args), fn(*args)
+    for g, w in zip(got, want, strict=True):
+        assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)   # exact: the same bits, not allclose
+
+
+SIZES = [1, 8, 9, 128, 129, 8192, 8193, 300_001]   # (each size its own kernel)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_selection_sums_are_numpys_bit_for_bit(monkeypatch, threads, dtype):
+    monkeypatch.setattr(kiln.config, "num_threads", threads)
+    kiln.reset()
+    rng = np.random.default_rng(threads)
+    f = kiln.compile(sums)
+    for n in SIZES:
+        for share in (0.5, 0.01, 0.97):
+            m = rng.random(n) < share
+            m[0] = True
+            check(f, sums, spread(rng, n, dtype), m)
+        check(f, sums, spread(rng, 2 * n, dtype)[::2], np.ones(n, bool))     # strided, all selected
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_selections_of_2d_arrays_are_numpys_bit_for_bit(dtype):
+    """x[m] of a 2-D x and mask is the selection in C order, whatever x's memory order."""
+    rng = np.random.default_rng(3)
+    f = kiln.compile(sums)
+    for shape in [(3, 5), (40, 33), (129, 70), (300, 301)]:
+        x, m = spread(rng, shape[0] * shape[1], dtype).reshape(shape), rng.random(shape) < 0.5
+        m[0, 0] = True
+        check(f, sums, x, m)
+        check(f, sums, np.asfortranarray(x), np.asfortranarray(m))
+        check(f, sums, spread(rng, 2 * x.size, dtype).reshape(shape[0], -1)[:, ::2], m)   # strided
+
+
+def fused(a, b, m):
+    return (a * b - 1)[m].mean(), np.abs(a)[m].sum()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_selections_of_fused_expressions_are_numpys_bit_for_bit(dtype):
+    rng = np.random.default_rng(4)
+    f = kiln.compile(fused)
+    for n in (9, 129, 10_001):
+        check(f, fused, spread(rng, n, dtype), spread(rng, n, dtype), rng.random(n) < 0.3)
+
+
+def moments(x, m):
+    return x[m].var(), x[m].std(ddof=1), x[m].mean(dtype=np.float64), x[m].sum(dtype=np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int16, np.bool_])
+def test_moments_and_sums_in_another_dtype_are_numpys_bit_for_bit(dtype):
+    rng = np.random.default_rng(5)
+    f = kiln.compile(moments)
+    g = kiln.compile(sums)
+    for n in (17, 1000, 20_000):
+        x = (rng.standard_normal(n) * 1000).astype(dtype)
+        m = rng.random(n) < 0.5
+        check(f, moments, x, m)
+        check(g, sums, x, m)
+
+
+def test_all_and_no_elements_selected():
+    """All selected: the plain sum's bits; none: 0.0, and the mean NumPy's NaN and warnings."""
+    rng = np.random.default_rng(6)
+    f = kiln.compile(sums)
+    for dtype in (np.float32, np.float64):
+        x = spread(rng, 5000, dtype)
+        check(f, sums, x, np.ones(5000, bool))
+        assert f(x, np.ones(5000, bool))[0] == x.sum()
+        with warnings.catch_warnings(record=True) as want:
+            warnings.simplefilter("always")
+            expected = sums(x, np.zeros(5000, bool))
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            result = f(x, np.zeros(5000, bool))
+        assert [(w.category, str(w.message)) for w in got] == \
+            [(w.category, str(w.message)) for w in want]
+        for g, w in zip(result, expected, strict=True):
+            assert type(g) is type(w)
+            np.testing.assert_array_equal(g, w)
+
+
+def test_gradients_of_selection_sums():
+    def loss(x, m):
+        return x[m].sum() * 2.0 + x[m].mean()
+    rng = np.random.default_rng(7)
+    x, m = rng.standard_normal(300), rng.random(300) < 0.4
+    got = kiln.grad(loss)(x, m)
+    np.testing.assert_allclose(got, np.where(m, 2.0 + 1.0 / m.sum(), 0.0), rtol=1e-12)
+    compiled = kiln.compile(kiln.grad(loss))(x, m)
+    np.testing.assert_allclose(compiled, got, rtol=1e-12)
+    eps = 1e-6
+    i = int(np.flatnonzero(m)[0])
+    e = np.zeros_like(x)
+    e[i] = eps
+    assert abs((loss(x + e, m) - loss(x - e, m)) / (2 * eps) - got[i]) < 1e-6
+
+
+def test_many_selection_sums_in_one_stage_keep_their_loop():
+    """Past MAX_SELECTED_SUMS the sums of one stage add where(m, x, 0) in the stage's loop
+    (each compacted sum is a pass and ~0.1 s of g++): the bins' means are NumPy's within
+    rounding then, and their kernel has no compaction."""
+    from benchmarks.npbench import azimint_naive as binned_means
+    from kiln.lowering.cpp_stages import MAX_SELECTED_SUMS
+    from kiln.runtime import cpp_backend
+    rng = np.random.default_rng(8)
+    data, radius = rng.random(3000), rng.random(3000)
+    seen = []
+
+    def backend(graph, example_inputs):
+        seen.append(cpp_backend(graph, example_inputs))
+        return seen[-1]
+    for nbins, compacted in ((MAX_SELECTED_SUMS, True), (MAX_SELECTED_SUMS + 1, False)):
+        seen.clear()
+        got = kiln.compile(binned_means, backend=backend)(data, radius, nbins)
+        want = binned_means(data, radius, nbins)
+        if compacted:
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+        assert ("kiln_selected_sum<" in "\n".join(c.kiln_artifact.cpp for c in seen)) == compacted
+
+
+def test_selection_sums_warn_as_numpys_reduce():
+    """The selection's sum overflows or meets inf - inf where NumPy's np.add.reduce does,
+    and warns as it does (ops/fp_errors.py: selected_sum is a reduce)."""
+    def total(x, m):
+        return x[m].sum()
+    f = kiln.compile(total)
+    for x in (np.full(20, 3e38, np.float32), np.array([np.inf, 1.0, -np.inf, 2.0] * 5)):
+        m = np.arange(20) % 4 != 3
+        with warnings.catch_warnings(record=True) as want:
+            warnings.simplefilter("always")
+            expected = total(x, m)
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            result = f(x, m)
+        np.testing.assert_array_equal(result, expected)
+        assert [str(w.message) for w in got] == [str(w.message) for w in want] != []
