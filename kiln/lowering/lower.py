@@ -379,7 +379,10 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         return shape
 
     def identity(self, x: Value) -> Pointwise:
-        return Pointwise(x.shape, x.dtype, lambda ops, index: x.load(ops, index), 0, self._origin)
+        # x's cost: each load of the identity loads (recomputes) x, so a value read by
+        # several users through it is realized as x would be (REALIZE_COST_SHARED)
+        return Pointwise(x.shape, x.dtype, lambda ops, index: x.load(ops, index), getattr(x, "cost", 0),
+                         self._origin)
 
     # -- realization and externs -------------------------------------------------------------
     def realize(self, value: Value, strides: tuple | None = None) -> BufferValue:
