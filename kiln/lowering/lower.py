@@ -241,6 +241,10 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             self.inputs.append((name, scalar))
             return scalar
         self.inputs.append((name, None))
+        if isinstance(value, np.generic):
+            # np.float16(0.5), np.complex64(1j): no kernel scalar, but its dtype still rules
+            # the externs reading it where dtypes are inferred again (dynamic sizes)
+            return Opaque(name, TensorMeta((), value.dtype))
         return Opaque(name, None)
 
     def lower_constant(self, name: str, value: Any) -> Any:
