@@ -381,6 +381,12 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         if unbacked is None:
             tx.unsupported("data_dependent", f"{spelling_text} has a data-dependent output shape",
                            HINTS["data_dependent"])
+    if any(isinstance(v, slice) and any(isinstance(p, ArrayArg) for p in (v.start, v.stop, v.step))
+           for v in flatten(bound.inputs)):
+        # x[a[i]:a[i + 1]]: a bound read from an array makes a length known only from the
+        # data (the graph's shape rule has no value to take); Python slices with the ints
+        tx.unsupported("data_dependent", f"{spelling_text}: a slice bound taken from an array "
+                       f"gives a length that depends on the data", HINTS["data_dependent"])
     if op.numpy_layout is not None and op.numpy_layout(*bound.inputs, **bound.params):
         _numpy_layout_known(tx, spelling_text, bound.inputs[0])
     if op.opaque_view is not None and op.opaque_view(*bound.inputs, **bound.params):

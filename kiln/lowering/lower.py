@@ -254,6 +254,10 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             self.inputs.append((name, scalar))
             return scalar
         self.inputs.append((name, None))
+        if isinstance(value, np.generic):
+            # np.float16(0.5), np.complex64(1j): no kernel scalar, but its dtype still rules
+            # the externs reading it where dtypes are inferred again (dynamic sizes)
+            return Opaque(name, TensorMeta((), value.dtype))
         return Opaque(name, None)
 
     def lower_constant(self, name: str, value: Any) -> Any:
@@ -393,7 +397,10 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         return shape
 
     def identity(self, x: Value) -> Pointwise:
-        return Pointwise(x.shape, x.dtype, lambda ops, index: x.load(ops, index), 0, self._origin)
+        # x's cost: each load of the identity loads (recomputes) x, so a value read by
+        # several users through it is realized as x would be (REALIZE_COST_SHARED)
+        return Pointwise(x.shape, x.dtype, lambda ops, index: x.load(ops, index), getattr(x, "cost", 0),
+                         self._origin)
 
     # -- realization and externs -------------------------------------------------------------
     def realize(self, value: Value, strides: tuple | None = None) -> BufferValue:

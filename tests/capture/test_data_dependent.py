@@ -229,3 +229,32 @@ def test_counts_of_joined_aranges_have_their_static_length(backend):
         expected = _element_loads(9, w, write)
         assert_same(kiln.compile(_element_loads, backend=backend)(9, w, write), expected)
     assert kiln.explain(_element_loads)(9, w, None).graph_break_count == 0
+
+
+def _csr_row_sums(order, starts, ends):
+    out = np.zeros(len(starts), dtype=np.int64)
+    for c in range(len(starts)):
+        js = order[starts[c]:ends[c]]            # bounds read from arrays
+        out[c] += len(js) * 10 + js.sum()
+    return out
+
+
+@pytest.mark.parametrize("fn", [
+    _csr_row_sums,
+    lambda x, a: (x[:np.argmax(x)].sum(), x[a.min():].shape),
+    lambda x, a: x[1:a[1]] * 2,
+    lambda x, a: x[a[0]:a[1]:a[2]],
+    lambda x, a: np.where(x[a[0]:a[1]] > 2, 1.0, x[a[0] + 1:a[1] + 1]),
+], ids=["csr-rows", "argmax-and-min", "stop", "start-stop-step", "two-windows"])
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_a_slice_bound_read_from_an_array_breaks_the_graph(fn, backend):
+    # the graph's shape rule has no value for such a bound: the slice came out empty
+    # (len(order[starts[c]:ends[c]]) == 0, x[1:a[1]] * 2 == []); Python slices instead
+    x, a = np.arange(8.0), np.array([1, 5, 2])
+    args = (np.array([3, 0, 5, 1, 2, 4]), np.array([0, 2, 4]), np.array([2, 4, 6])) \
+        if fn is _csr_row_sums else (x, a)
+    compiled = kiln.compile(fn, backend=backend)
+    for _ in range(2):
+        same_as_numpy(compiled, fn, *args)
+    reasons = [b.reason for b in kiln.explain(fn)(*args).break_reasons]
+    assert any("a slice bound taken from an array" in r for r in reasons), reasons

@@ -397,3 +397,39 @@ def test_a_window_assigned_into_a_fortran_array_keeps_its_layout(backend):
     from test_programs import check_program
     f = np.asfortranarray(np.arange(48.0).reshape(6, 8))
     check_program(_slice_assigned_into_zeros_like, [(f,), (f[:, ::-1] * 2,)], backend)
+
+
+def _escape_steps(n):
+    def escape(c):
+        z = np.zeros_like(c)
+        alive = np.ones(c.shape, dtype=bool)
+        for _ in range(n):
+            z[alive] = z[alive] ** 2 + c[alive]
+            alive &= np.abs(z) <= 2          # an in-place update of a fresh 2-d array: relayout
+        return z, alive
+    return escape
+
+
+def test_a_relayout_keeps_the_cost_of_what_it_lays_out(monkeypatch):
+    # relayout's value (an identity closure) had cost 0, so `alive`, read by every later
+    # step, was never realized and each step recomputed all the steps before it: lowering
+    # work grew quadratically in the steps (exponentially for a complex z: 20 escape-time
+    # steps of a complex64 Mandelbrot never finished compiling)
+    from kiln.lowering import loop_ir
+    monkeypatch.setattr(kiln.config, "graph_loops", False)   # each step unrolled
+    loads = [0]
+    load = loop_ir.Pointwise.load
+
+    def counted(self, ops, index):
+        loads[0] += 1
+        return load(self, ops, index)
+    monkeypatch.setattr(loop_ir.Pointwise, "load", counted)
+    c = np.random.default_rng(0).random((4, 5)) * 2 - 1
+    work = []
+    for n in (4, 8):
+        loads[0] = 0
+        fn = _escape_steps(n)
+        got, want = kiln.compile(fn, backend="cpp")(c), fn(c)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want))
+        work.append(loads[0])
+    assert work[1] < 2.5 * work[0], f"closure loads for 4 and 8 steps: {work}"

@@ -140,3 +140,22 @@ def test_each_kernel_takes_only_the_sizes_its_code_names():
         xn, yn = np.arange(n, dtype=float), np.arange(m * 3, dtype=float).reshape(m, 3)
         for got, want in zip(fn(xn, yn), g(xn, yn)):
             np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _half_precision_scaled(x, s):
+    h = x.astype(np.float16) * s
+    return h, np.isinf(h * np.float16(300.0))
+
+
+def test_a_numpy_scalar_argument_without_a_kernel_dtype_keeps_its_dtype():
+    # np.float16(0.5) is no kernel scalar (float16 ops are NumPy's calls); with dynamic
+    # sizes the lowering infers dtypes again and saw it as dtype object: np.isinf of the
+    # product raised "ufunc 'isinf' not supported for the input types"
+    fn = kiln.compile(_half_precision_scaled, backend="cpp", dynamic=True)
+    for n in (3, 5):
+        x = np.linspace(0, 400, n)
+        for s in (np.float16(0.5), np.float16(2.0)):
+            with np.errstate(over="ignore"):
+                got, want = fn(x, s), _half_precision_scaled(x, s)
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and np.array_equal(g, w)
