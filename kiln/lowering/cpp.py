@@ -114,6 +114,8 @@ class RenderedKernel:
     offsets_key: str = ""   # its text blind to them (CppRenderer.offsets_key)
     offset_vary: tuple = ()  # the offsets (positions) its code takes as arguments, after the sizes
     offset_args: tuple = ()  # their values for this launch
+    told_source: str = ""   # fp_rerun: the second body and ``<name>_told_run`` (told_module)
+    told_cdef: str = ""     # its declarations
 
 
 @dataclass
@@ -328,19 +330,19 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
              told=told.flags)
     marked = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     source, offsets = resolve_offsets(marked, vary)
+    source, told_source = split_told(source)
     cdef = f"void {kernel.name}({', '.join(cparams + ['int'])});"
     arg_codes = launch_codes(cparams + ["int"])
     if "?" not in arg_codes:
         # the entry runtime/launch.c's Launcher calls: one 8-byte slot per argument
-        source += (f"\nextern \"C\" void {kernel.name}_packed(const kiln_slot* a) {{\n"
-                   f"    {kernel.name}({', '.join(slots)});\n}}\n")
+        source += packed_entry(kernel.name, slots)
         cdef += f"\nvoid {kernel.name}_packed(void*);"
-    if told.rerun:   # the body with its predicates, run by runtime/fpwarn.py when wanted
-        cdef += f"\nvoid {kernel.name}_told_run({', '.join(cparams + ['int'])});"
+    told_cdef = ""
+    if told.rerun:   # the body with its predicates: a library of its own, built when wanted
+        told_cdef = f"void {kernel.name}_told_run({', '.join(cparams + ['int'])});"
         if "?" not in arg_codes:
-            source += (f"\nextern \"C\" void {kernel.name}_told_run_packed(const kiln_slot* a) {{\n"
-                       f"    {kernel.name}_told_run({', '.join(slots)});\n}}\n")
-            cdef += f"\nvoid {kernel.name}_told_run_packed(void*);"
+            told_source += packed_entry(kernel.name + "_told_run", slots)
+            told_cdef += f"\nvoid {kernel.name}_told_run_packed(void*);"
     keep_gil = plan.work.isdigit() and int(plan.work) * plan.cost <= KEEP_GIL_WORK
     # (the slots' predicates compare: GCC may spell fabs(x) == inf as a signalling compare)
     if nan_quiet(kernel) and not told.lines:   # NaNs it reads raise nothing: its flags are its ops' own
@@ -353,7 +355,33 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
                           size_args, tuple(args), keep_gil, entries, reads, opaque, told.slots, told.rerun,
                           offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),
-                          vary, tuple(offsets[i] for i in vary))
+                          vary, tuple(offsets[i] for i in vary), told_source, told_cdef)
+
+
+def packed_entry(name: str, slots: list) -> str:
+    """The entry runtime/launch.c's Launcher calls for ``name``: one 8-byte slot per argument."""
+    return (f"\nextern \"C\" void {name}_packed(const kiln_slot* a) {{\n"
+            f"    {name}({', '.join(slots)});\n}}\n")
+
+
+def split_told(source: str) -> tuple[str, str]:
+    """A kernel's text without the part between ``//@told`` and ``//@end told``
+    (cpp_kernel.cpp.j2: the body with its ops' predicates), and that part under the
+    kernel's own header comment ("" when it has none)."""
+    begin = source.find("//@told\n")
+    if begin < 0:
+        return source, ""
+    end = source.index("//@end told\n", begin)
+    header = source[:source.index("// noipa")]
+    return source[:begin] + source[end + len("//@end told\n"):], header + source[begin + len("//@told\n"):end]
+
+
+def told_module(name: str, told_source: str) -> str:
+    """The library of kernel ``name``'s second body (``RenderedKernel.told_source``):
+    runtime/fpwarn.py builds it when a launch first wants it."""
+    return templates().get_template("cpp_module.cpp.j2").render(
+        graph_name=f"{name}'s second body, with its ops' predicates",
+        prelude=prelude(helpers_named([told_source])), kernels=[told_source])
 
 
 def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int,
@@ -508,7 +536,9 @@ class CppRenderer(Renderer):
             f"_lib, _ffi = load_library({module_path!r}, {signature!r})",
             "from kiln.runtime.launch import bind as _bind",
         ] + (["from kiln.runtime.fpwarn import kernel_warnings as _fp_warnings"]
-             if any(rk.fp for rk in kernels) else [])
+             if any(rk.fp for rk in kernels) else []) + (
+            ["from kiln.runtime.fpwarn import SecondBody as _SecondBody"]
+            if any(rk.fp_rerun for rk in kernels) else [])
 
     fast_launch_tail = ("_NT",)
 
@@ -538,10 +568,26 @@ class CppRenderer(Renderer):
         slots = rk.fp_slots
         # (a kernel that writes none of its inputs runs its predicates again, in a second
         # body, only when the handler wants them: not under np.errstate(...='ignore'))
-        rerun = f", rerun=_bind(_lib, _ffi, {rk.name + '_told_run'!r}, {rk.codes!r})" if rk.fp_rerun else ""
+        rerun = (f", rerun=_SecondBody({rk.name!r}, lambda: _SECOND_BODIES[{rk.name!r}], "
+                 f"{rk.told_cdef!r}, {rk.codes!r})" if rk.fp_rerun else "")
         return (f", on_fp=_fp_warnings({rk.fp!r}, {rk.fp_reads!r}"
                 + (", opaque=True" if rk.fp_opaque else "")
-                + (f", slots={slots!r}, owned=_lib.address('kiln_fp_owned'){rerun})" if slots else ")"))
+                + (f", slots={slots!r}{rerun})" if slots and rk.fp_rerun else
+                   f", slots={slots!r}, owned=_lib.address('kiln_fp_owned'))" if slots else ")"))
+
+    def wrapper_tail(self, kernels: list) -> str:
+        """The kernels' second bodies (``told_source``), as C++ text."""
+        told = [rk for rk in kernels if rk.fp_rerun]
+        if not told:
+            return ""
+        text = ("\n# The kernels' second bodies, with their ops' predicates: each a library of its\n"
+                "# own, built by kiln/runtime/fpwarn.py when a launch first wants it.\n"
+                "_SECOND_BODIES = {\n")
+        for rk in told:
+            module = rk.told_source
+            literal = f"r'''{module}'''" if "'''" not in module and not module.endswith("\\") else repr(module)
+            text += f"{rk.name!r}: {literal},\n"
+        return text + "}\n"
 
     def pointer(self, buf: Any) -> str:
         return buf.name

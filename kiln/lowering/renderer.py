@@ -151,6 +151,10 @@ class Renderer:
         """The statement running a kernel on ``args`` (pointers, scalars, sizes)."""
         raise NotImplementedError
 
+    def wrapper_tail(self, kernels: list) -> str:
+        """Wrapper text after ``call``: data its bindings read only when first used."""
+        return ""
+
 
 def renamed_by_position(source: str, name: str, params: Any) -> str:
     """``source`` of kernel ``name`` with that name and its parameter names replaced by

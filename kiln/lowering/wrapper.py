@@ -364,6 +364,8 @@ class WrapperCode:
             text += ("\n# call's steps as data: the runtime runs them in C where the launcher "
                      "builds\n# (kiln/runtime/fast_call.c FastCall); call stays the reference and "
                      "the fallback\n" f"_fast_plan = {fast!r}\n")
+        if self.rendered:
+            text += self.renderer.wrapper_tail(self._built())
         text += self._main(params)
         return text
 

@@ -59,6 +59,32 @@ def _has_nan(value: Any) -> bool:
 stats = {"reruns": 0}   # second runs of kernels' bodies with their predicates (tests)
 
 
+class SecondBody:
+    """A kernel's second body, with its ops' predicates (lowering/cpp_fp.py), as a call
+    returning their word: its own library, built (runtime/build.py, the on-disk cache) and
+    loaded on the first call. Most kernels never raise a kind their predicates tell, so
+    their builds leave it out (a -O1 copy of the body: ~40% more g++ time each).
+    ``source()``: the kernel's ``told_source``; ``cdef``: its declarations; ``codes``:
+    the kernel's launch codes (runtime/launch.py)."""
+
+    def __init__(self, name: str, source: Callable[[], str], cdef: str, codes: str) -> None:
+        self.name, self._source, self._cdef, self._codes = name, source, cdef, codes
+        self._run: Callable | None = None
+        self._owned: Callable | None = None
+
+    def __call__(self, *args: Any) -> int:
+        if self._run is None:
+            from ..lowering.cpp import told_module
+            from .build import build
+            from .launch import bind
+            from .loader import load_library
+            lib, ffi = load_library(build(told_module(self.name, self._source())), self._cdef)
+            self._owned = ctypes.CFUNCTYPE(ctypes.c_uint)(lib.address("kiln_fp_owned"))
+            self._run = bind(lib, ffi, self.name + "_told_run", self._codes)
+        self._run(*args)
+        return self._owned()
+
+
 def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
                     slots: tuple = (), owned: Callable | int | None = None,
                     rerun: Callable | None = None) -> Callable:
@@ -73,9 +99,10 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     ``kiln_fp_own``), and each of them warns. (``owned`` may be the address of the
     library's ``kiln_fp_owned``: called through ctypes, so no cffi declarations are
     parsed for it.) ``rerun(*kernel_args)``: where the kernel writes none of its inputs,
-    the body that computes the word, run here only when a told kind is raised and NumPy's
-    error mode warns of it (under ``np.errstate(...='ignore')`` a launch that raises it
-    costs no second run: ``stats["reruns"]`` counts them)."""
+    the body that computes the word (a :class:`SecondBody`; it returns the word), run here
+    only when a told kind is raised and NumPy's error mode warns of it (under
+    ``np.errstate(...='ignore')`` a launch that raises it costs no second run:
+    ``stats["reruns"]`` counts them)."""
     if isinstance(owned, int):
         owned = ctypes.CFUNCTYPE(ctypes.c_uint)(owned)
 
@@ -109,8 +136,9 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
             flags &= ~INVALID
         if flags & told and rerun is not None:
             stats["reruns"] += 1
-            rerun(*args)
-        word = owned() if flags & told and owned is not None else 0
+            word = rerun(*args)
+        else:
+            word = owned() if flags & told and owned is not None else 0
         said = set()   # (np.divmod's two nodes: one ufunc call, each warning once)
         for bit, text, entry, position in order:
             if flags & bit and (position is None or word >> position & 1):

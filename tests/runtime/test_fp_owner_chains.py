@@ -198,3 +198,35 @@ def test_a_kernel_reading_back_what_it_stored_keeps_its_predicates_in_a_second_b
     got, want = _warnings(compiled, x), _warnings(exp_normalize_log, x)
     assert got[0] == want[0] and got[1] == want[1] and want[1]
     assert fpwarn.stats["reruns"] == before + 1
+
+
+def test_the_second_body_is_built_only_when_first_wanted():
+    """The second body is a library of its own (runtime/fpwarn.py SecondBody): the
+    kernel's build leaves it out (a -O1 copy of the body, ~40% more g++ time for every
+    kernel whose ops may raise one kind), and the first launch that wants it builds it,
+    once; later ones reuse it."""
+    import warnings as _w
+
+    import kiln
+    from kiln.runtime import build, fpwarn
+
+    def f(x, y):
+        return np.log(x) - np.log(y) * 3.0
+
+    x, y = np.array([0.5, 1.0, 2.0, 0.25]), np.array([1.0, 2.0, 3.0, 4.0])
+    compiled = kiln.compile(f, backend="cpp")
+    compiled(x, y)
+    builds = build.stats["builds"]
+    reruns = fpwarn.stats["reruns"]
+    x2 = x.copy()
+    x2[0] = 0.0
+    for _ in range(3):
+        with _w.catch_warnings(record=True) as got:
+            _w.simplefilter("always")
+            compiled(x2, y)
+        with _w.catch_warnings(record=True) as want:
+            _w.simplefilter("always")
+            f(x2, y)
+        assert [(str(w.message), w.lineno) for w in got] == [(str(w.message), w.lineno) for w in want]
+    assert fpwarn.stats["reruns"] == reruns + 3
+    assert build.stats["builds"] == builds + 1   # (the second body, once)
