@@ -44,14 +44,14 @@ from .ops.speculation import ResultKindChanged
 # attribute ``kiln.explain`` (the function) to the module.
 from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .guards import fastcheck
-from .aot import runtime as _aot_runtime
+from .aot import aliasing as _aot_aliasing, runtime as _aot_runtime
 from .guards.guard import DEVICE
 from .entries import (CaptureRecord, direct_path, example_inputs, frameless, graph_call,  # noqa: F401
                       simple_call, graph_names, guarded_in_c, raise_note)
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
                      scalar_only, size_only)
 
-_aot_runtime.overlap_helper = fastcheck.overlap_check   # aot's per-call input overlap check
+_aot_aliasing.overlap_helper = fastcheck.overlap_check   # aot's per-call input overlap check
 _aot_runtime.plain_run_helper = fastcheck.plain_run     # a writing graph's short path in C
 
 _all_compiled: list = []  # weakrefs to every CompiledFunction, for reset() and the CLI

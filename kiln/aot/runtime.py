@@ -41,10 +41,10 @@ from ..ir import Graph, Interpreter, Node
 from ..ir.graph import extern_impl
 from ..ir.passes import writes_an_input
 from ..ops import Bound, TensorMeta
-from ..ops.layout import writes_over_itself
 from ..ops.random import generators_in, snapshot
 from .functionalize import compiled_path, functionalize_with_plan, has_mutation, layout_class, replay
-from .joint import build_joint, copy_nodes, retraced
+from .aliasing import InputsOverlap, dedupe, input_aliasing  # noqa: F401 (InputsOverlap re-exported)
+from .joint import build_joint, retraced
 from .partition import Partition, min_cut_partition
 from . import view_outputs
 from .symbolic import PinnedSizes, size_pattern, size_values
@@ -164,7 +164,7 @@ class AOTFunction:
             else:
                 if direct is not None:
                     return direct(*args)
-                if _input_aliasing(args, args) is None:
+                if input_aliasing(args, args) is None:
                     return plain(args)
         return self._general(args)
 
@@ -189,7 +189,7 @@ class AOTFunction:
         called = args    # (a replay after an error takes every argument, merged or not)
         dedup = None
         if self.mutates:
-            dedup = _input_aliasing(args, arrays)
+            dedup = input_aliasing(args, arrays)
             if dedup == "overlap":
                 how = "the function runs as Python" if self.overlap_runs_python else \
                     "running it op by op, as NumPy would"
@@ -300,62 +300,9 @@ class AOTFunction:
         return None, None
 
 
-class InputsOverlap(Exception):
-    """A call of a graph that writes its arguments, with arrays among them that overlap in
-    memory (``f(U, U[1:-1, 1:-1])``), where the caller runs the function as Python instead
-    (``AOTFunction.overlap_runs_python``); raised before the graph ran anything."""
-
-
-def _input_aliasing(args: tuple, arrays: list) -> Any:
-    """None when no two array inputs share memory; 'overlap' when distinct ones do (a Tensor
-    and its detach() too: they differ in requires_grad) or a writeable one's elements do
-    (``writes_over_itself``: copied back whole, aliased elements would get the last
-    copy's value); else (the same object passed more than once) a tuple giving, for each input, the
-    index of its first occurrence."""
-    idx = [i for i, a in enumerate(arrays) if isinstance(a, array_kinds.ARRAY_TYPES)]
-    if not idx:
-        return None
-    rep = list(range(len(arrays)))
-    for pos, i in enumerate(idx):
-        for j in idx[:pos]:
-            if args[i] is args[j]:
-                rep[i] = rep[j]
-                break
-    distinct = tuple(arrays[i] for i in idx if rep[i] == i)
-    if not _OVERLAP:
-        _OVERLAP.append(overlap_helper())
-    over = _OVERLAP[0](distinct) if _OVERLAP[0] is not None else None
-    if over is None:   # not all np.ndarrays, or no C helper: NumPy's own check per pair
-        over = any(map(writes_over_itself, distinct)) or \
-            any(np.may_share_memory(a, b) for k, a in enumerate(distinct) for b in distinct[:k])
-    if over:
-        return "overlap"
-    return None if rep == list(range(len(arrays))) else tuple(rep)
-
-
-# ``() -> any_overlap | None``: the C bounds check over a tuple of arrays
-# (guards/fastcheck.c; ~50 ns where np.may_share_memory costs ~1 us a pair). kiln/api.py,
-# which knows the stages, sets it; it is asked once, on the first call that needs it.
-overlap_helper: Callable[[], Any] = lambda: None
-_OVERLAP: list = []
-
 # ``() -> PlainRun | None`` (plain_runner's run in C, guards/fastcheck.c), set as overlap_helper
 plain_run_helper: Callable[[], Any] = lambda: None
 _PICKS = {"fresh": 0, "input": 1, "const": 2}   # PlainRun's: output, argument, constant
-
-
-def _dedupe(graph: Graph, rep: tuple) -> Graph:
-    """The graph with inputs that are the same array merged into one placeholder."""
-    out = Graph(graph.name)
-    env: dict[Node, Any] = {}
-    placeholders = graph.placeholders
-    for i, p in enumerate(placeholders):
-        if rep[i] == i:
-            env[p] = out.placeholder(p.target, p.val, **{k: v for k, v in p.meta.items() if k != "val"})
-    for i, p in enumerate(placeholders):
-        env[p] = env[placeholders[rep[i]]]
-    out.output(tuple(copy_nodes(graph, out, env)))
-    return out
 
 
 class _Variant(TrainingRun):
@@ -365,7 +312,7 @@ class _Variant(TrainingRun):
                  arrays: list) -> None:
         graph = owner.graph
         if dedup is not None:
-            graph = _dedupe(graph, dedup)
+            graph = dedupe(graph, dedup)
         self.owner = owner
         self.fgraph, self.plan = functionalize_with_plan(graph, arrays)
         if owner.dynamic and self.plan.sized_put_back:
