@@ -31,7 +31,10 @@ _MEAN_SITE = numpy_site(lambda: np.mean(np.zeros(1), where=False), "Mean of empt
 # NumPy's own x[mask].sum(). Integer sums are exact in any order and stay where-sums.
 
 def _selected_sum_impl(x, mask, dtype=None):
-    return np.add.reduce(np.asarray(x)[np.asarray(mask)], dtype=dtype)
+    # (the array's own indexing and sum: NumPy's np.add.reduce, CuPy's on a device)
+    if not hasattr(x, "__getitem__"):
+        x = np.asarray(x)
+    return x[mask].sum(dtype=dtype)
 
 
 def _selected_sum_meta(x, mask, dtype=None):

@@ -96,6 +96,8 @@ def _rows():
         "relayout": (lambda x: np.insert(x, [1, 1], 0.5, axis=0), (np.asfortranarray(X),), {}),
         "take_along_axis": (np.take_along_axis, (X, IDX2), {"axis": 1}),
         "sum": (np.sum, (X,), {"axis": 1}),
+        # x[m].sum(): NumPy's sum of the compacted selection (kiln/ops/reduction_where.py)
+        "selected_sum": (None, ("selected_sum", (X, X > 0.5), {"dtype": None}), {}),
         "mean": (np.mean, (X,), {"axis": 0}),
         "prod": (np.prod, (X,), {"axis": 1}),
         "max": (np.max, (X,), {"axis": 1}),
