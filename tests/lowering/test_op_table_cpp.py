@@ -20,7 +20,7 @@ from ops.test_op_table import by_dtype, draw_case, outcome, run_numpy, traced
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-CPP = settings(max_examples=3, deadline=None, derandomize=True, database=None,
+CPP = settings(max_examples=2, deadline=None, derandomize=True, database=None,
                suppress_health_check=list(HealthCheck))
 
 
