@@ -205,8 +205,6 @@ def test_the_second_body_is_built_only_when_first_wanted():
     kernel's build leaves it out (a -O1 copy of the body, ~40% more g++ time for every
     kernel whose ops may raise one kind), and the first launch that wants it builds it,
     once; later ones reuse it."""
-    import warnings as _w
-
     import kiln
     from kiln.runtime import build, fpwarn
 
@@ -221,12 +219,7 @@ def test_the_second_body_is_built_only_when_first_wanted():
     x2 = x.copy()
     x2[0] = 0.0
     for _ in range(3):
-        with _w.catch_warnings(record=True) as got:
-            _w.simplefilter("always")
-            compiled(x2, y)
-        with _w.catch_warnings(record=True) as want:
-            _w.simplefilter("always")
-            f(x2, y)
-        assert [(str(w.message), w.lineno) for w in got] == [(str(w.message), w.lineno) for w in want]
+        (_, got), (_, want) = _warnings(compiled, x2, y), _warnings(f, x2, y)
+        assert got == want and want
     assert fpwarn.stats["reruns"] == reruns + 3
     assert build.stats["builds"] == builds + 1   # (the second body, once)
