@@ -197,7 +197,7 @@ def program_registry() -> tuple:
 def program_test(programs: dict, backends: list, share: int = 1):
     """The test a program file runs (``test_program = program_test(PROGRAMS, backends)``
     after its programs): each program on each backend through :func:`check_program`, and
-    kiln never writes to stdout. ``share``: the later program files run "cpp-dynamic" and
+    kiln never writes to stdout. ``share``: the program files run "cpp-dynamic" and
     "aot_eager" (each program's graphs again, with symbolic sizes and through aot) on one
     program in ``share`` (chosen by name and backend, the same every run), keeping the
     suite under its time; every program runs on the others ("cpp", "eager")."""
@@ -1518,7 +1518,7 @@ def run_time_index_and_step(x, i, k):
     return row, x[i - 1, ::k]
 
 
-test_program = program_test(PROGRAMS, BACKENDS)
+test_program = program_test(PROGRAMS, BACKENDS, share=2)
 
 
 # ----------------------------------------------------------------------------- gradients

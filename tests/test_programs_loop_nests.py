@@ -330,7 +330,7 @@ def loop_calls_while_helpers(x):
     return out
 
 
-test_program = program_test(PROGRAMS, BACKENDS)
+test_program = program_test(PROGRAMS, BACKENDS, share=2)
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))

@@ -32,9 +32,9 @@ from .table import NOT_ROWS, ROWS, Row
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-FORWARD = settings(max_examples=8, deadline=None, derandomize=True, database=None,
+FORWARD = settings(max_examples=6, deadline=None, derandomize=True, database=None,
                    suppress_health_check=list(HealthCheck))
-GRADIENT = settings(max_examples=10, deadline=None, derandomize=True, database=None,
+GRADIENT = settings(max_examples=6, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
 
 # Known kiln bugs, by (check, row id[, dtype]): the case stays in the table and must keep
