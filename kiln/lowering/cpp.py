@@ -379,9 +379,7 @@ def split_told(source: str) -> tuple[str, str]:
 def told_module(name: str, told_source: str) -> str:
     """The library of kernel ``name``'s second body (``RenderedKernel.told_source``):
     runtime/fpwarn.py builds it when a launch first wants it."""
-    return templates().get_template("cpp_module.cpp.j2").render(
-        graph_name=f"{name}'s second body, with its ops' predicates",
-        prelude=prelude(helpers_named([told_source])), kernels=[told_source])
+    return module_text(f"{name}'s second body, with its ops' predicates", [told_source])
 
 
 def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, copies: int,
@@ -451,9 +449,13 @@ def _describe_frame(frame) -> str:
 
 
 def render_module(graph_name: str, kernels: list[RenderedKernel]) -> str:
+    return module_text(graph_name, [k.source for k in kernels])
+
+
+def module_text(graph_name: str, sources: list[str]) -> str:
+    """A module: the prelude with the helper sections ``sources`` name, then them."""
     return templates().get_template("cpp_module.cpp.j2").render(
-        graph_name=graph_name, prelude=prelude(helpers_named([k.source for k in kernels])),
-        kernels=[k.source for k in kernels])
+        graph_name=graph_name, prelude=prelude(helpers_named(sources)), kernels=sources)
 
 
 # Kernel text (characters) worth a translation unit of its own: g++ -O3 spends ~5 us a
@@ -584,8 +586,8 @@ class CppRenderer(Renderer):
                 "# own, built by kiln/runtime/fpwarn.py when a launch first wants it.\n"
                 "_SECOND_BODIES = {\n")
         for rk in told:
-            module = rk.told_source
-            literal = f"r'''{module}'''" if "'''" not in module and not module.endswith("\\") else repr(module)
+            body = rk.told_source
+            literal = f"r'''{body}'''" if "'''" not in body and not body.endswith("\\") else repr(body)
             text += f"{rk.name!r}: {literal},\n"
         return text + "}\n"
 

@@ -63,7 +63,7 @@ class SecondBody:
     """A kernel's second body, with its ops' predicates (lowering/cpp_fp.py), as a call
     returning their word: its own library, built (runtime/build.py, the on-disk cache) and
     loaded on the first call. Most kernels never raise a kind their predicates tell, so
-    their builds leave it out (a -O1 copy of the body: ~40% more g++ time each).
+    their builds leave it out (a -O1 copy of the body: ~20% of such a module's g++ time).
     ``source()``: the kernel's ``told_source``; ``cdef``: its declarations; ``codes``:
     the kernel's launch codes (runtime/launch.py)."""
 

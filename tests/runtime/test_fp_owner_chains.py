@@ -202,8 +202,8 @@ def test_a_kernel_reading_back_what_it_stored_keeps_its_predicates_in_a_second_b
 
 def test_the_second_body_is_built_only_when_first_wanted():
     """The second body is a library of its own (runtime/fpwarn.py SecondBody): the
-    kernel's build leaves it out (a -O1 copy of the body, ~40% more g++ time for every
-    kernel whose ops may raise one kind), and the first launch that wants it builds it,
+    kernel's build leaves it out (a -O1 copy of the body, ~20% of the g++ time of every
+    module with a kernel whose ops may raise one kind), and the first launch that wants it builds it,
     once; later ones reuse it."""
     import kiln
     from kiln.runtime import build, fpwarn
