@@ -29,7 +29,7 @@ import warnings
 import weakref
 from typing import Any, Callable
 
-from . import as_python, logs, pickled
+from . import as_python, fast_dispatch, logs, pickled
 from .capture import DynamicSpec, capture
 from .capture import frame_hook, partial, resume
 from .capture.breaks import unsupported_error
@@ -74,7 +74,7 @@ class CompiledFunction:
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "CompiledFunction":
         if cls is CompiledFunction:
-            fast = _fast_class()
+            fast = fast_dispatch.fast_class(CompiledFunction)
             if fast is not None:
                 return fast.__new__(fast)
         return super().__new__(cls)
@@ -520,44 +520,6 @@ class CompiledFunction:
 # A function with no array work that branched this often on run-time scalars runs as
 # Python under its other guards only: checking each branch again costs more than the call.
 _BRANCH_GUARDS = 16
-
-_FAST: list = []   # [the C-dispatched subclass of CompiledFunction, or None]
-
-
-def _fast_class() -> type | None:
-    """CompiledFunction on the C ``Dispatcher`` base (built once), or None without it."""
-    if not _FAST:
-        base = fastcheck.dispatcher_base()
-        cls = None
-        if base is not None:
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                self._kiln_miss, self._kiln_run_eager = MISS, RUN_EAGER
-                CompiledFunction.__init__(self, *args, **kwargs)
-                self._kiln_fn = self.fn
-                self._kiln_slow = types.MethodType(_after_c_checks, self)
-
-            def _publish(self, entries: tuple) -> None:
-                # A bound method's object comes first (the C dispatcher prepends it)
-                self._kiln_bound = self.bound_self
-                self._kiln_checks = tuple(e.fast or e.check for e in entries)
-            cls = type("CompiledFunction", (base, CompiledFunction),
-                       {"__init__": __init__, "_publish": _publish, "__module__": __name__,
-                        "__qualname__": "CompiledFunction", "__doc__": CompiledFunction.__doc__})
-            fastcheck.module().enable_vectorcall(cls)
-        _FAST.append(cls)
-    return _FAST[0]
-
-
-def _after_c_checks(self: CompiledFunction, *args: Any, **kwargs: Any) -> Any:
-    """The C dispatcher's ``_kiln_slow``: where it tried the verdict and every entry
-    (``_kiln_checks`` a tuple, positional arguments: a call with a keywords dict may come
-    from its tp_call, which tries none), a miss, else the whole Python dispatcher."""
-    if self._kiln_checks is None or kwargs:
-        return CompiledFunction.__call__(self, *args, **kwargs)
-    if self.bound_self is not None:   # (the C dispatcher passes the call's own arguments)
-        args = (self.bound_self,) + args
-    return self._miss(args, kwargs)
-
 
 _restore = pickled.restore   # (the name pickles made before hold)
 
