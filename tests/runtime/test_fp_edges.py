@@ -1,0 +1,101 @@
+"""Edges of NumPy's floating-point behaviour through compiled functions, each against
+plain NumPy: the arguments' state when a call raises for NumPy's error mode (NumPy has
+written ``out=`` by then), and the warnings of ops that kernels fuse."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+def _outcome(fn, *args, setup=None):
+    """(exception repr, the arguments after the call, warnings' texts) of ``fn(*args)``
+    on copies of the arguments, inside ``setup()`` (a context manager) if given."""
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            if setup is None:
+                fn(*args)
+            else:
+                with setup():
+                    fn(*args)
+            error = None
+        except Exception as e:   # noqa: BLE001 - the exception is what is compared
+            error = repr(e)
+    return error, args, [f"{w.category.__name__}: {w.message}" for w in seen]
+
+
+def _same(exp, got):
+    assert got[0] == exp[0]
+    for a, b in zip(exp[1], got[1]):
+        np.testing.assert_array_equal(b, a)
+    assert got[2] == exp[2]
+
+
+def out_divide(x, y):
+    np.divide(x[1:], y[1:], out=x[1:])   # (into a view of the argument)
+    return x
+
+
+def inplace_chain(x, y):
+    x += 1
+    x /= y
+    x *= 2
+    return x
+
+
+def _callback(kind, flag):
+    raise ValueError(f"handler: {kind}")
+
+
+def _warnings_are_errors():
+    manager = warnings.catch_warnings()
+
+    class Errors:
+        def __enter__(self):
+            manager.__enter__()
+            warnings.simplefilter("error")
+
+        def __exit__(self, *exc):
+            return manager.__exit__(*exc)
+    return Errors()
+
+
+MODES = {
+    "raise": lambda: np.errstate(all="raise"),
+    "divide-raises-over-warns": lambda: np.errstate(divide="raise", over="warn"),
+    "over-raises-divide-warns": lambda: np.errstate(over="raise", divide="warn"),
+    "call": lambda: np.errstate(call=_callback, all="call"),
+    "warnings-are-errors": _warnings_are_errors,
+}
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_a_raising_out_or_inplace_op_has_written_its_target_as_numpy(backend):
+    # NumPy computes the whole ufunc into out=, then checks the flags and raises: the
+    # ops before it and the raising op itself are written, the ones after it are not.
+    x = np.array([1.0, 2.0, 3.0, 1e308, 5.0])
+    y = np.array([1.0, 0.0, 2.0, 0.5, -1.0])
+    for fn in (inplace_chain, out_divide):
+        compiled = kiln.compile(fn, backend=backend)
+        for name, mode in MODES.items():
+            exp = _outcome(fn, x, y, setup=mode)
+            assert exp[0] is not None, name
+            _same(exp, _outcome(compiled, x, y, setup=mode))
+        _same(_outcome(fn, x, y), _outcome(compiled, x, y))   # the default mode: warnings
+
+
+def test_an_error_before_the_ufunc_computes_writes_nothing():
+    # np.copyto(x, np.log(y)): NumPy raises in np.log, before copyto; not an out= write
+    def copy_log(x, y):
+        np.copyto(x, np.log(y))
+        return x
+
+    compiled = kiln.compile(copy_log, backend="eager")
+    x, y = np.ones(3), np.array([1.0, 0.0, 2.0])
+    for mode in MODES.values():
+        _same(_outcome(copy_log, x, y, setup=mode), _outcome(compiled, x, y, setup=mode))
