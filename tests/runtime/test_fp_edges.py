@@ -99,3 +99,28 @@ def test_an_error_before_the_ufunc_computes_writes_nothing():
     x, y = np.ones(3), np.array([1.0, 0.0, 2.0])
     for mode in MODES.values():
         _same(_outcome(copy_log, x, y, setup=mode), _outcome(compiled, x, y, setup=mode))
+
+
+def divmod_parts(x, y, z, w):
+    q, r = np.divmod(x, y)                 # both results: one kernel
+    return q + 1, r * 2, np.divmod(z, w)[0] * 3, np.divmod(w, z)[1] - 1   # one result each
+
+
+@pytest.mark.parametrize("x, y", [
+    ([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]),          # divide by zero; fmod(1, 0): invalid
+    ([1e308, 2.0, 3.0], [1e-10, 1.0, 2.0]),      # the quotient overflows; inf - inf: invalid
+    ([np.inf, 0.0, 3.0], [1.0, 0.0, -np.inf]),   # fmod(inf, 1), 0 / 0: invalid
+    ([np.nan, 2.0, 3.0], [0.0, np.nan, 2.0]),    # NaN operands: nothing
+])
+def test_float_divmod_warns_each_kind_of_its_call(x, y):
+    # NumPy's loop computes fmod, then (a - mod) / b floored: the call warns for what
+    # either result's computation raises, once, as "divmod"; each result alone too
+    compiled = kiln.compile(divmod_parts, backend="cpp")
+    x, y = np.array(x), np.array(y)
+    z, w = np.append(x, 4.0), np.append(y, 5.0)   # (other kernels: other shapes)
+    exp = _outcome(divmod_parts, x, y, z, w)
+    got = _outcome(compiled, x, y, z, w)
+    assert got[2] == exp[2]
+    with np.errstate(all="ignore"):
+        for a, b in zip(divmod_parts(x, y, z, w), compiled(x, y, z, w)):
+            np.testing.assert_array_equal(b, a)
