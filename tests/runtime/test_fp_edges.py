@@ -124,3 +124,29 @@ def test_float_divmod_warns_each_kind_of_its_call(x, y):
     with np.errstate(all="ignore"):
         for a, b in zip(divmod_parts(x, y, z, w), compiled(x, y, z, w)):
             np.testing.assert_array_equal(b, a)
+
+
+def where_sums(x, m):
+    return np.sum(x, where=m), np.mean(x, axis=1, where=m), x.sum(where=m[0], initial=1e16)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_where_sum_is_numpys_masked_loop_bit_for_bit(backend, dtype):
+    # NumPy adds each run of selected elements pairwise into a running total: neither the
+    # filled copy's pairwise sum nor the compacted selection's
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((24, 40)) * 1e3).astype(dtype)
+    x[::3] = 1e7 if dtype == np.float32 else 1e16
+    m = rng.random(x.shape) < 0.6
+    compiled = kiln.compile(where_sums, backend=backend)
+    for a, b in zip(where_sums(x, m), compiled(x, m)):
+        assert type(b) is type(a) and b.dtype == a.dtype
+        np.testing.assert_array_equal(b, a)
+
+
+def test_a_where_sums_gradient():
+    from kiln.autograd.gradcheck import gradcheck
+    m = np.array([[True, False, True], [True, True, False]])
+    assert gradcheck(lambda x: np.sum(x * x, where=m) + np.mean(x, axis=0, where=m).sum(),
+                     [np.array([[1.0, 2.0, -3.0], [0.5, 4.0, 2.0]])])
