@@ -150,3 +150,34 @@ def test_a_where_sums_gradient():
     m = np.array([[True, False, True], [True, True, False]])
     assert gradcheck(lambda x: np.sum(x * x, where=m) + np.mean(x, axis=0, where=m).sum(),
                      [np.array([[1.0, 2.0, -3.0], [0.5, 4.0, 2.0]])])
+
+
+def two_logs(x, y):
+    return np.log(x) - np.log(y) * 2.0
+
+
+def test_no_second_run_for_warnings_the_filters_ignore():
+    # which log raised a kind is told by the kernel's second body (runtime/fpwarn.py
+    # SecondBody), run only when a told kind was raised and NumPy's error mode warns of
+    # it, and now only when the warnings filters would show one of its warnings
+    from kiln.runtime import fpwarn
+    compiled = kiln.compile(two_logs, backend="cpp")
+    x, y = np.array([0.0, 1.0, 2.0, 0.5]), np.array([1.0, 0.0, 3.0, -1.0])
+    filters = {"ignore": lambda: warnings.simplefilter("ignore"),
+               "ignore RuntimeWarning": lambda: warnings.filterwarnings("ignore", category=RuntimeWarning),
+               "ignore one message": lambda: warnings.filterwarnings("ignore", message="divide by zero")}
+    with np.errstate(all="ignore"):
+        value = two_logs(x, y)
+    for name, install in filters.items():
+        for fn in (two_logs, compiled):
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                install()
+                before = fpwarn.stats["reruns"]
+                np.testing.assert_allclose(fn(x, y), value, rtol=1e-15)   # (log: 1 ulp)
+                reruns = fpwarn.stats["reruns"] - before
+            if fn is two_logs:
+                want = [str(w.message) for w in seen]
+            else:
+                assert [str(w.message) for w in seen] == want, name
+                assert reruns == (1 if want else 0), name
