@@ -9,6 +9,7 @@ tracebacks and pdb show it.
 from __future__ import annotations
 
 import linecache
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -42,7 +43,9 @@ def format_value(value: Any, consts: dict[str, Any]) -> str:
     if isinstance(value, (bool, int, str)) or value is None:
         return repr(value)
     if isinstance(value, float) and not isinstance(value, np.generic):   # np.float64 is a float
-        if value != value or value in (float("inf"), float("-inf")):
+        if value != value:   # (its sign too: -nan is NumPy's 0 / 0 on x86)
+            return "-float('nan')" if math.copysign(1.0, value) < 0 else "float('nan')"
+        if value in (float("inf"), float("-inf")):
             return f"float({str(value)!r})"
         return repr(value)
     if isinstance(value, np.generic) and value.dtype.kind in "biuf":

@@ -23,6 +23,11 @@ from typing import Any
 import numpy as np
 
 DIVIDE, OVER, INVALID = 1, 2, 4   # the bits kernels report (cpp_prelude.h kiln_fp_take)
+# NumPy's 0 / 0, the CPU's default NaN (x86: its sign bit set): what a mean of nothing is.
+# Where kiln gives that NaN without the division (no flag, so no "invalid value" warning
+# NumPy does not give), it is this one, bit for bit.
+with np.errstate(invalid="ignore"):
+    ZERO_BY_ZERO = float(np.float64(0.0) / np.float64(0.0))
 ALL = DIVIDE | OVER | INVALID
 # NumPy's order within one ufunc call (npy_fpe: divide, over, under, invalid) and texts
 KINDS = ((DIVIDE, "divide", "divide by zero"), (OVER, "over", "overflow"),

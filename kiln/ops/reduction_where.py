@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import reduction
+from .fp_errors import ZERO_BY_ZERO
 from .meta import TensorMeta, infer_meta, ndim_of, reject, shape_of
 from .registry import Category, Composite, F, declare, is_complex_like, is_float_like
 from .value_warnings import call_site, empty_mean_divide, numpy_site
@@ -149,7 +150,7 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
                 # says: the same warning here, and a NaN divisor where the count is zero, so
                 # no kernel raises a flag for it (0 / NaN is NaN, quietly)
                 F.warn_if_zero(count, message=said[0], site=said[1], fp="invalid")
-                divisor = F.where(F.equal(count, 0), np.nan, count)
+                divisor = F.where(F.equal(count, 0), ZERO_BY_ZERO, count)
             mean = F.true_divide(total, divisor)
             # NumPy's _mean divides in place (unsafe) into the sum's dtype, float16 back to
             # float16: the dtype the plain mean has (a float32 sum / an intp count is float64)

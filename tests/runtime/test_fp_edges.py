@@ -181,3 +181,18 @@ def test_no_second_run_for_warnings_the_filters_ignore():
             else:
                 assert [str(w.message) for w in seen] == want, name
                 assert reruns == (1 if want else 0), name
+
+
+def empty_means(x):
+    return x[x > 5].mean(), np.nanmean(x, axis=0), np.mean(x, axis=0, where=x > 1.5)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_a_mean_of_nothing_is_numpys_zero_by_zero_bit_for_bit(backend):
+    # NumPy divides 0 by 0: the CPU's default NaN (x86: its sign bit set)
+    x = np.array([[np.nan, 1.0], [np.nan, 2.0]])
+    compiled = kiln.compile(empty_means, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for a, b in zip(empty_means(x), compiled(x)):
+            np.testing.assert_array_equal(np.asarray(b).view(np.uint64), np.asarray(a).view(np.uint64))
