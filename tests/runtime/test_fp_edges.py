@@ -196,3 +196,16 @@ def test_a_mean_of_nothing_is_numpys_zero_by_zero_bit_for_bit(backend):
         warnings.simplefilter("ignore")
         for a, b in zip(empty_means(x), compiled(x)):
             np.testing.assert_array_equal(np.asarray(b).view(np.uint64), np.asarray(a).view(np.uint64))
+
+
+def tiny_product(x):
+    return x * 1e-300 + 1.0
+
+
+def test_errstate_under_warn_warns_of_underflow_as_numpy():
+    # kernels report no underflow flag: under="warn" runs the graph as NumPy
+    compiled = kiln.compile(tiny_product, backend="cpp")
+    x = np.array([1e-300, 2.0])
+    for mode in ({"under": "warn"}, {"all": "warn"}, {"under": "raise"}, {}):
+        _same(_outcome(tiny_product, x, setup=lambda: np.errstate(**mode)),
+              _outcome(compiled, x, setup=lambda: np.errstate(**mode)))
