@@ -16,6 +16,13 @@ class Unsupported(KilnError):
     """Something kiln cannot compile (raised with ``fullgraph=True``, or internally to break)."""
 
 
+class RunsOpByOp(KilnError):
+    """A compiled graph whose outputs aot writes back into the caller's arrays declines a
+    call that NumPy's error mode may make raise (runtime/backend.py): its caller runs the
+    original graph op by op (aot/runtime.py) or the function as Python, which leave the
+    arrays written as NumPy does before its error and give each warning once."""
+
+
 class UnsupportedDtype(KilnError, TypeError):
     """An array dtype kiln does not handle (object, strings, ...)."""
 

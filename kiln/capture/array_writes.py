@@ -23,14 +23,16 @@ from .variables.arrays import ArrayVariable, UnbackedSize
 from .variables.base import ConstantVariable, VariableTracker
 
 
-def record_node(tx, op, inputs, params, method=None):
+def record_node(tx, op, inputs, params, method=None, out_write=False):
     """Add ``op(*inputs, **params)`` to the graph at the current instruction (a mutation
-    op counts as a write); kiln's refusal breaks the graph, the user's error is theirs."""
+    op counts as a write; ``out_write``: it is the write into a call's ``out=``,
+    ir/graph.py ``out_write``); kiln's refusal breaks the graph, the user's error is theirs."""
     if op.mutates:
         selections.before_write(tx)
         tx.output.writes += 1
     try:
-        return tx.output.graph.call(op, inputs, params, source=tx.location(), method=method)
+        return tx.output.graph.call(op, inputs, params, source=tx.location(), method=method,
+                                    out_write=out_write)
     except KilnError as e:
         tx.unsupported("unsupported_call", f"{op.name}: {e}")
     except Exception as e:
@@ -86,7 +88,8 @@ def write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool =
         target.dims = value.dims
         return target
     check_writable(tx, what, target)
-    record_node(tx, REGISTRY["copyto"], (target.node, result.node, True), {"casting": "same_kind"})
+    record_node(tx, REGISTRY["copyto"], (target.node, result.node, True), {"casting": "same_kind"},
+                out_write=True)
     return target
 
 

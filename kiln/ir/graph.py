@@ -300,9 +300,40 @@ def extern_impl(node: Node) -> Callable:
 
 def kept_meta(node: Node) -> dict:
     """What a copy of call ``node`` in another graph keeps of its meta besides ``val``
-    (``Graph.call``'s ``source``, ``quiet``, ``method`` and ``ufunc``)."""
+    (``Graph.call``'s ``source``, ``quiet``, ``method``, ``ufunc`` and ``out_write``)."""
     return {"source": node.meta.get("source"), "quiet": node.meta.get("quiet", False),
-            "method": node.meta.get("method"), "ufunc": node.meta.get("ufunc")}
+            "method": node.meta.get("method"), "ufunc": node.meta.get("ufunc"),
+            "out_write": node.meta.get("out_write", False)}
+
+
+def out_write(node: Node) -> Node | None:
+    """The write of ``node``'s value into the ``out=`` array of the user's call (or an
+    in-place operator's target): a mutation capture recorded with ``out_write``. NumPy
+    computes the whole call into ``out`` before it checks the error flags, so where the
+    call raises for its error mode (FloatingPointError, a RuntimeWarning made an error, the
+    exception of an ``np.errstate(call=f)`` handler) a NumPy run of the graph still does
+    this write, then raises (:func:`write_before_raise`)."""
+    for user in node.users:
+        if user.meta.get("out_write") and user.target.mutates and user.args[1] is node:
+            return user
+    return None
+
+
+def write_before_raise(error: BaseException, write: Callable[[], Any]) -> None:
+    """``error`` came out of a call whose value NumPy writes into ``out=`` (:func:`out_write`):
+    where NumPy's floating-point error handling raised it, after the call had computed
+    everything, do that write (``write()`` computes the value again and writes it, under
+    ``np.errstate(all="ignore")``: its warnings came out of the call that raised). An
+    error the quiet call raises too came before any write (a shape, a type): nothing is
+    written. The caller then raises ``error``."""
+    if not isinstance(error, (FloatingPointError, RuntimeWarning)) and \
+            "call" not in np.geterr().values():
+        return
+    try:
+        with np.errstate(all="ignore"):
+            write()
+    except Exception:   # noqa: BLE001 - raised before NumPy's error handling: no write
+        pass
 
 
 class Graph:
@@ -365,13 +396,15 @@ class Graph:
     def call(self, op: Op, args: tuple, kwargs: dict | None = None, *, name: str | None = None,
              val: Any = None, source: Any = None, quiet: bool = False,
              method: str | None = None, before: Node | None = None,
-             ufunc: tuple | None = None) -> Node:
+             ufunc: tuple | None = None, out_write: bool = False) -> Node:
         """Append a call of ``op``; its meta is inferred unless given. ``source``: the
         user's line it computes; ``quiet``: a derivative rule's node (ir/autodiff.py), run
         under ``np.errstate(all="ignore")`` where the graph runs as NumPy; ``method``: the
         ndarray method the user called (``Bound.method``), which a NumPy run of the node
         calls from ``source``'s line (:func:`extern_impl`); ``ufunc``: ``(name, i)``, the node
-        is result ``i`` of that NumPy ufunc's call on its inputs (np.divmod), and warns as it."""
+        is result ``i`` of that NumPy ufunc's call on its inputs (np.divmod), and warns as it;
+        ``out_write``: a mutation writing its input 1 into the ``out=`` of the call that
+        computed it (:func:`out_write`)."""
         kwargs = op.bind_params(dict(kwargs or {}))
         sized = bool(kwargs) and has_size_refs(kwargs)
         if val is None:
@@ -389,6 +422,8 @@ class Graph:
             node.meta["method"] = method
         if ufunc is not None:
             node.meta["ufunc"] = ufunc
+        if out_write:
+            node.meta["out_write"] = True
         return self._add(node, before=before)
 
     def output(self, values: tuple) -> Node:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..array_kinds import device_of
 from ..ops.registry import _find_hook
-from .graph import Graph, Node, extern_impl, map_nodes, resolve_sizes
+from .graph import Graph, Node, extern_impl, map_nodes, out_write, resolve_sizes, write_before_raise
 
 
 class Interpreter:
@@ -34,19 +34,35 @@ class Interpreter:
                 return map_nodes(node.args[0], env.__getitem__)
             if node.kind == "constant":
                 env[node] = node.target if device is None else _placed(self.graph, node, device)
-            elif "size_refs" in node.meta:   # sizes of the inputs in its params (SizeRef)
-                named = {p.name: v for p, v in zip(placeholders, args)}
-                env[node] = self.call(node, map_nodes(node.args, env.__getitem__),
-                                      resolve_sizes(node.kwargs, lambda r: named[r.array].shape[r.dim],
-                                                    named.__getitem__))
             else:
-                env[node] = self.call(node, map_nodes(node.args, env.__getitem__), node.kwargs)
+                env[node] = self._call_writing_out(node, env, placeholders, args)
             # Free values after their last use, as compiled code does.
             for inp in node.inputs:
                 remaining[inp] -= 1
                 if remaining[inp] == 0 and inp.kind != "placeholder":
                     env.pop(inp, None)
         raise ValueError(f"graph '{self.graph.name}' has no output node")
+
+    def _call(self, node: Node, env: dict, placeholders: list, inputs: tuple) -> Any:
+        kwargs = node.kwargs
+        if "size_refs" in node.meta:   # sizes of the inputs in its params (SizeRef)
+            named = {p.name: v for p, v in zip(placeholders, inputs)}
+            kwargs = resolve_sizes(kwargs, lambda r: named[r.array].shape[r.dim], named.__getitem__)
+        return self.call(node, map_nodes(node.args, env.__getitem__), kwargs)
+
+    def _call_writing_out(self, node: Node, env: dict, placeholders: list, inputs: tuple) -> Any:
+        """The node's value; where it raises and NumPy's call wrote it into ``out=`` first
+        (graph.py ``out_write``), that write too, then the error."""
+        try:
+            return self._call(node, env, placeholders, inputs)
+        except Exception as e:
+            write = out_write(node)
+            if write is not None:
+                def again() -> None:
+                    env[node] = self._call(node, env, placeholders, inputs)
+                    self._call(write, env, placeholders, inputs)
+                write_before_raise(e, again)
+            raise
 
     def call(self, node: Node, args: tuple, kwargs: dict) -> Any:
         # Values that define ``__kiln_op__`` (kiln.Tensors, Proxies) take the call through

@@ -9,12 +9,13 @@ tracebacks and pdb show it.
 from __future__ import annotations
 
 import linecache
+import math
 from typing import Any, Callable
 
 import numpy as np
 
 from ..ops import F, TensorMeta
-from .graph import Graph, Node, SizeRef, extern_impl
+from .graph import Graph, Node, SizeRef, extern_impl, out_write, write_before_raise
 from .passes import last_uses
 
 
@@ -42,7 +43,9 @@ def format_value(value: Any, consts: dict[str, Any]) -> str:
     if isinstance(value, (bool, int, str)) or value is None:
         return repr(value)
     if isinstance(value, float) and not isinstance(value, np.generic):   # np.float64 is a float
-        if value != value or value in (float("inf"), float("-inf")):
+        if value != value:   # (its sign too: -nan is NumPy's 0 / 0 on x86)
+            return "-float('nan')" if math.copysign(1.0, value) < 0 else "float('nan')"
+        if value in (float("inf"), float("-inf")):
             return f"float({str(value)!r})"
         return repr(value)
     if isinstance(value, np.generic) and value.dtype.kind in "biuf":
@@ -107,28 +110,42 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None, *,
             if dead:
                 body.append(" = ".join(dead) + " = None")
             continue
-        if node.kind == "constant":
-            rhs = format_value(node.target, consts)
-        else:
-            args = [format_value(a, consts) for a in node.args]
-            args += [f"{k}={format_value(v, consts)}" for k, v in node.kwargs.items()]
-            call = f"ops.{node.target.name}"
-            fn = extern_impl(node) if methods else None
-            if fn is not None and fn is not node.target.impl:
-                # NumPy's x.var() and a ufunc warn at the user's line (ir/graph.py extern_impl)
-                base, k = node.meta.get("method") or node.target.name, 0
-                while consts.setdefault(f"_{base}_at_{k}", fn) is not fn:
-                    k += 1
-                call = f"_{base}_at_{k}"
-            rhs = f"{call}({', '.join(args)})"
         meta = describe_meta(node.val)
         quiet = 'with np.errstate(all="ignore"): ' if node.meta.get("quiet") else ""
-        body.append(f"{quiet}{node.name} = {rhs}" + (f"  # {meta}" if meta else ""))
+        rhs = _call_text(node, consts, methods)
+        line = f"{quiet}{node.name} = {rhs}" + (f"  # {meta}" if meta else "")
+        write = out_write(node) if node.kind == "call" else None
+        if write is None:
+            body.append(line)
+        else:   # NumPy writes out= before it raises FloatingPointError (ir/graph.py out_write)
+            body += ["try:", f"    {line}", "except Exception as _e:",
+                     f"    _write_before_raise(_e, lambda: {_call_text(write, consts, methods, {node: rhs})})",
+                     "    raise"]
         dead = [n.name for n in dies_at.get(node, ()) if n.kind != "placeholder"]
         if dead:
             body.append(" = ".join(dead) + " = None")
     lines += ["    " + line for line in body]
     return "\n".join(lines) + "\n"
+
+
+def _call_text(node: Node, consts: dict[str, Any], methods: bool, given: dict | None = None) -> str:
+    """The expression computing call or constant ``node`` (:func:`python_code`); ``given``:
+    the text of some of its arguments (nodes), in place of their names."""
+    if node.kind == "constant":
+        return format_value(node.target, consts)
+    given = given or {}
+    args = [given[a] if isinstance(a, Node) and a in given else format_value(a, consts)
+            for a in node.args]
+    args += [f"{k}={format_value(v, consts)}" for k, v in node.kwargs.items()]
+    call = f"ops.{node.target.name}"
+    fn = extern_impl(node) if methods else None
+    if fn is not None and fn is not node.target.impl:
+        # NumPy's x.var() and a ufunc warn at the user's line (ir/graph.py extern_impl)
+        base, k = node.meta.get("method") or node.target.name, 0
+        while consts.setdefault(f"_{base}_at_{k}", fn) is not fn:
+            k += 1
+        call = f"_{base}_at_{k}"
+    return f"{call}({', '.join(args)})"
 
 
 def exec_source(source: str, filename: str, namespace: dict) -> dict:
@@ -178,7 +195,7 @@ def numpy_program(graph: Graph, *, readable: bool = False, through_ops: bool = F
     _counter[0] += 1
     filename = f"<kiln {label} {graph.name} #{_counter[0]}>"
     namespace = exec_source(code, filename, {"ops": F if through_ops else _KERNELS, "np": np,
-                                             **consts})
+                                             "_write_before_raise": write_before_raise, **consts})
     fn = namespace[graph.name]
     fn.__kiln_source__ = code
     fn.__kiln_numpy_program__ = graph   # what a backend fallback runs (tests check for it)

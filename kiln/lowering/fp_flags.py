@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..ops.fp_errors import (ALL, INVALID, KINDS, NAN_QUIET, Bounded, exact_kinds, fp_kinds,
-                              kernel_noise, raises_where)
+                              kernel_noise, part_exact, raises_where)
 from ..ops.masked import quiet_operands
 
 _MASKED = ("masked_unary", "masked_binary")
@@ -80,11 +80,22 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
 
 
 def _own_kinds(node: Any) -> int:
-    """The kinds the code of ``node``'s own op may raise (an integer loop's)."""
+    """The kinds the code of ``node``'s own op may raise (an integer loop's), for a result
+    of one ufunc call (np.divmod's) those it raises wherever the call does
+    (ops/fp_errors.py ``part_exact``)."""
     kinds = [_dtype_kind(a) for a in node.args if hasattr(a, "meta")] + [_dtype_kind(node)]
     kind = "f" if "f" in kinds else (kinds[-1] or "?")
     args = tuple(_BOUND.get(_dtype_kind(a)) if hasattr(a, "meta") else a for a in node.args)
-    return (fp_kinds(node.op.name, kind, args, kinds[-1]) or (ALL,))[0]
+    exact = part_exact(*node.meta["ufunc"], kind) if node.meta.get("ufunc") else ALL
+    return (fp_kinds(node.op.name, kind, args, kinds[-1]) or (ALL,))[0] & exact
+
+
+def _exact_together(node: Any) -> bool:
+    """Is ``node`` a result of a ufunc call whose code alone is not exact for the call's
+    kinds (ops/fp_errors.py ``part_exact``), though with the call's other result's it is?"""
+    part = node.meta.get("ufunc")
+    return bool(part) and not node.meta.get("quiet") and \
+        part_exact(*part, _loop_kind(node) or "?") != ALL
 
 
 def flagless(slots: list) -> bool:
@@ -161,6 +172,11 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
         e, kinds = _entry(origin) if origin not in nodes else (None, 0)
         if e is not None:
             call = _same_call(origin, nodes)
+            if call is not None and call < len(nodes) and _exact_together(origin):
+                # both results of one float call (np.divmod's): their codes together raise
+                # what the call does; one entry says so for both
+                entries[call] = entries[call][:4] + (entries[call][0],) + entries[call][5:]
+                continue
             nodes.append(origin)
             entries.append(e if call is None else e + (call,))
             told.append(kinds)

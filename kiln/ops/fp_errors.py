@@ -23,6 +23,11 @@ from typing import Any
 import numpy as np
 
 DIVIDE, OVER, INVALID = 1, 2, 4   # the bits kernels report (cpp_prelude.h kiln_fp_take)
+# NumPy's 0 / 0, the CPU's default NaN (x86: its sign bit set): what a mean of nothing is.
+# Where kiln gives that NaN without the division (no flag, so no "invalid value" warning
+# NumPy does not give), it is this one, bit for bit.
+with np.errstate(invalid="ignore"):
+    ZERO_BY_ZERO = float(np.float64(0.0) / np.float64(0.0))
 ALL = DIVIDE | OVER | INVALID
 # NumPy's order within one ufunc call (npy_fpe: divide, over, under, invalid) and texts
 KINDS = ((DIVIDE, "divide", "divide by zero"), (OVER, "over", "overflow"),
@@ -112,6 +117,47 @@ def _int_raises_where(op: str, bit: int) -> Any:
     return where
 
 
+# The kinds the code of result i of a float ufunc call with two results raises exactly
+# where NumPy's one call warns, the other result's code not computed: np.divmod's loop
+# takes fmod(a, b), then (a - mod) / b, floored, so the call also warns "invalid" for
+# fmod(a, 0) and fmod(inf, b) (the remainder's) and for inf - floor(inf) when the
+# quotient overflows (the quotient's): the quotient's code alone is exact for its division
+# by zero and overflow, the remainder's for nothing. Both codes together raise what the
+# call does (lowering/fp_flags.py).
+_PART_EXACT = {("divmod", 0): DIVIDE | OVER, ("divmod", 1): 0}
+
+
+def part_exact(ufunc: str, i: int, kind: str) -> int:
+    """:data:`_PART_EXACT` of result ``i`` of ``ufunc`` in its float loop (``kind`` 'f');
+    every kind otherwise."""
+    return _PART_EXACT.get((ufunc, i), ALL) if kind == "f" else ALL
+
+
+def _divmod_raises_where(bit: int) -> Any:
+    """:func:`raises_where` of np.divmod's float loop (either result: the call's kinds)."""
+    def where(ops: Any, result: tuple, operands: list) -> Any:
+        (a, adt), (b, bdt) = operands
+
+        def both(*conds: Any) -> Any:
+            cond = conds[0]
+            for c in conds[1:]:
+                cond = ops.call("logical_and", [cond, c], np.bool_)
+            return cond
+        zero = ops.call("equal", [b, ops.constant(0, bdt)], bdt, np.bool_)
+        finite_a = ops.call("isfinite", [a], adt, np.bool_)
+        if bit == DIVIDE:   # a / 0 of a finite nonzero a
+            return both(zero, finite_a, ops.call("not_equal", [a, ops.constant(0, adt)], adt, np.bool_))
+        q_inf = ops.call("isinf", [ops.call("floor_divide", [a, b], adt)], adt, np.bool_)
+        if bit == OVER:     # (a - mod) / b past the largest float, of finite a and b
+            return both(q_inf, finite_a, ops.call("isfinite", [b], bdt, np.bool_),
+                        ops.call("logical_not", [zero], np.bool_))
+        # fmod(a, 0), fmod(inf, b), inf - floor(inf), of no NaN
+        made = ops.call("logical_or", [zero, ops.call("logical_or", [
+            ops.call("isinf", [a], adt, np.bool_), q_inf], np.bool_)], np.bool_)
+        return both(made, ops.call("equal", [a, a], adt, np.bool_), ops.call("equal", [b, b], bdt, np.bool_))
+    return where
+
+
 def _cast_raises_where(to: Any) -> Any:
     """:func:`raises_where` of a float-to-integer cast's "invalid": NumPy's cast converts
     with x86's truncating conversion of 32 bits (to int8 through int32, uint16) or 64 bits
@@ -158,6 +204,8 @@ def raises_where(op: str, bit: int, kind: str = "f", to: Any = None) -> Any:
         return _int_raises_where(op, bit) if kind == "i" or bit != OVER else None
     if op == "astype" and to is not None and np.dtype(to).kind in "iu":
         return _cast_raises_where(to) if bit == INVALID else None
+    if op == "divmod":
+        return _divmod_raises_where(bit)
     if op not in _RAISES or not _FLOAT.get(op, OVER) & bit:
         return None
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import reduction
-from .meta import TensorMeta, ndim_of, reject, shape_of
+from .fp_errors import ZERO_BY_ZERO
+from .meta import TensorMeta, infer_meta, ndim_of, reject, shape_of
 from .registry import Category, Composite, F, declare, is_complex_like, is_float_like
 from .value_warnings import call_site, empty_mean_divide, numpy_site
 
@@ -56,6 +57,37 @@ selected_sum = declare("selected_sum", Category.REDUCTION, _selected_sum_impl, i
 selected_sum.complex_grad = True
 
 
+# ---- np.sum(x, where=m): NumPy's masked loop ---------------------------------------------------
+# NumPy's reduction calls the add loop once per run of selected elements (its masked
+# strided loop): each run's pairwise sum goes into a running total that starts at the
+# identity or initial=, so the grouping depends on where the runs start and end, and is
+# neither the compacted selection's (selected_sum) nor the filled copy's. A float or
+# complex where-sum is NumPy's own call (an extern of the compiled graph); integer sums
+# are exact in any order and stay sums of the filled copy.
+
+def _where_sum_impl(x, where, axis=None, keepdims=False, dtype=None, initial=None):
+    extra = {} if initial is None else {"initial": initial}
+    return np.sum(x, axis=axis, dtype=dtype, keepdims=keepdims, where=where, **extra)
+
+
+def _where_sum_meta(x, where, axis=None, keepdims=False, dtype=None, initial=None):
+    np.broadcast_shapes(tuple(shape_of(where)), tuple(shape_of(x)))
+    return infer_meta(reduction.OPS["sum"], (x,), {"axis": axis, "keepdims": keepdims, "dtype": dtype})
+
+
+def _where_sum_vjp(g, out, x, where, axis, keepdims, dtype, initial):
+    if not (is_float_like(x) or is_complex_like(x)):
+        return None, None
+    return F.where(where, reduction.unreduce(g, x, axis, keepdims), 0.0), None
+
+
+where_sum = declare("where_sum", Category.EXTERN, _where_sum_impl, inputs=("x", "where"),
+                    params={"axis": None, "keepdims": False, "dtype": None, "initial": None},
+                    meta=_where_sum_meta, vjp=_where_sum_vjp,
+                    doc="numpy.sum(x, axis, dtype, keepdims=keepdims, where=where, initial=initial)")
+where_sum.complex_grad = True
+
+
 def compacts(x, dtype, mean: bool = False) -> bool:
     """Whether x[mask]'s sum (of its mean) in ``dtype`` is inexact, so that only NumPy's own
     order (selected_sum) gives its bits: a float or complex sum."""
@@ -84,6 +116,12 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
             return np.array(initial, dtype=dt)[()]
         init = None if initial is None or op.name not in ("max", "min") else cast(reduction.dtype_of(x))
         fill = WHERE_FILL[op.name] if op.name not in ("max", "min") else init
+        bound = reduction.bind(op, name, x, axis, None, keepdims, dtype=dtype, **extra)
+        # a float sum of a mask: NumPy's own masked loop (its order: where_sum)
+        masked_sum = w is not None and op.name in ("sum", "mean") and \
+            compacts(x, bound.params["dtype"], op.name == "mean")
+        if masked_sum and op.name == "sum":
+            return where_sum(x, w, initial=initial, **bound.params)
         filled = x if w is None else F.where(w, x, fill)
         bound = reduction.bind(op, name, filled, axis, None, keepdims, dtype=dtype, **extra)
         if op.name in ("max", "min"):
@@ -96,9 +134,10 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
             count = reduction.bind(reduction.OPS["sum"], name, F.broadcast_to(w, shape=shape), axis, None, keepdims,
                          dtype=np.intp)
             total = reduction.bind(reduction.OPS["sum"], name, filled, axis, None, keepdims, dtype=bound.params["dtype"])
-            # x[m].mean(): the selection's sum (compact), in NumPy's order
-            total = total.op(*total.inputs, **total.params) if not compact else \
-                selected_sum(x, w, dtype=bound.params["dtype"])
+            # x[m].mean(): the selection's sum (compact), in NumPy's order; np.mean(x,
+            # where=m): NumPy's masked sum
+            total = selected_sum(x, w, dtype=bound.params["dtype"]) if compact else \
+                where_sum(x, w, **total.params) if masked_sum else total.op(*total.inputs, **total.params)
             count = count.op(*count.inputs, **count.params)
             # NumPy's _mean warns once where a slice selects nothing (then 0 / 0: NaN)
             F.warn_if_zero(count, message="Mean of empty slice",
@@ -111,7 +150,7 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
                 # says: the same warning here, and a NaN divisor where the count is zero, so
                 # no kernel raises a flag for it (0 / NaN is NaN, quietly)
                 F.warn_if_zero(count, message=said[0], site=said[1], fp="invalid")
-                divisor = F.where(F.equal(count, 0), np.nan, count)
+                divisor = F.where(F.equal(count, 0), ZERO_BY_ZERO, count)
             mean = F.true_divide(total, divisor)
             # NumPy's _mean divides in place (unsafe) into the sum's dtype, float16 back to
             # float16: the dtype the plain mean has (a float32 sum / an intp count is float64)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fp_errors import ZERO_BY_ZERO
 from .meta import TensorMeta, fake, ndim_of, normalize_one_axis, on_stand_ins, reject, shape_of
 from .numeric import _dtype, scalar_if_0d
 from .reduction import OPS
@@ -52,7 +53,7 @@ def _nanmean(a, axis, dtype, keepdims, warn=True):
         warn_where(empty, "Mean of empty slice")
     # NaN where a slice is all NaN, as NumPy's 0 / 0 under np.errstate(invalid="ignore"),
     # without the flag that 0 / 0 raises: no "invalid value" warning NumPy does not give
-    return N.true_divide(total, N.where(empty, np.nan, count))
+    return N.true_divide(total, N.where(empty, ZERO_BY_ZERO, count))
 
 
 def _nanvar(a, axis, dtype, keepdims, ddof, root=False):

@@ -58,6 +58,23 @@ def warn_at(message: str, filename: str, lineno: int, category: type = RuntimeWa
     warnings.warn_explicit(message, category, filename, lineno, module=module, registry=registry)
 
 
+def ignored_at(message: str, filename: str, lineno: int, category: type = RuntimeWarning) -> bool:
+    """Would :func:`warn_at` with these arguments be dropped by the warnings filters (the
+    first that matches says "ignore", as ``warnings.simplefilter("ignore")``'s)? What
+    warn_explicit decides, without its registry (a warning shown once already: the
+    registry's version of the filters cannot be read from Python)."""
+    module = _module_of(filename)[0] if filename else None
+    if not filename:
+        filename, lineno = "<kiln>", 0
+    if module is None:
+        module = filename[:-3] if filename[-3:].lower() == ".py" else filename
+    for action, text, cat, mod, line in warnings.filters:
+        if (text is None or text.match(message)) and issubclass(category, cat) and \
+                (mod is None or mod.match(module)) and (not line or line == lineno):
+            return action == "ignore"
+    return warnings.defaultaction == "ignore"
+
+
 _AT: dict[tuple, Callable] = {}
 
 

@@ -47,7 +47,7 @@ import numpy as np
 
 from .. import logs
 from ..config import config
-from ..errors import KilnError, Unsupported
+from ..errors import KilnError, RunsOpByOp, Unsupported
 from ..ir.printer import LazyNumpyProgram, exec_source, numpy_program
 from .build import BuildError, CompilerUnavailable, stats
 from .launch import fast_call
@@ -56,6 +56,19 @@ MAX_VARIANTS = 8
 output_code_log = logging.getLogger("kiln.output_code")
 _warned: set[str] = set()
 _counter = itertools.count()
+
+
+class ErrorModeFallback(LazyNumpyProgram):
+    """The wrapper's ``_numpy``: the graph run by NumPy where NumPy's error mode raises
+    (or calls a handler, or its warnings are errors). A graph whose outputs are new values
+    of the caller's arrays (aot's ``donated``) raises RunsOpByOp instead: NumPy writes
+    those op by op, and before the op that raises, and the functional program would give
+    the warnings before the error once more when aot then runs the graph so."""
+
+    def __call__(self, *args: Any) -> Any:
+        if self.graph.donated:
+            raise RunsOpByOp(f"{self.graph.name}: NumPy's error mode may raise; it runs op by op")
+        return super().__call__(*args)
 
 
 def cpp_backend(graph: Any, example_inputs: list) -> Callable:
@@ -338,7 +351,7 @@ def _compile_variant(graph: Any, example_inputs: list, respecialize: Callable,
         for name, value in constants.items():
             setattr(module, name, value)
         module._respecialize = respecialize
-        module._numpy = LazyNumpyProgram(graph)
+        module._numpy = ErrorModeFallback(graph)
         artifact = Artifact(graph.name, entry["cpp"], entry["so"], entry["wrapper"], fast_call(module),
                             entry["kernels"], time.perf_counter() - start)
         _report(artifact, 0)
@@ -373,7 +386,7 @@ def finish(graph: Any, gen: Generated, respecialize: Callable, start: float) -> 
     for name, value in gen.consts.items():
         setattr(module, name, value)
     module._respecialize = respecialize
-    module._numpy = LazyNumpyProgram(graph)
+    module._numpy = ErrorModeFallback(graph)
     loader.install(module, gen)
     elapsed = time.perf_counter() - start
     artifact = Artifact(graph.name, gen.cpp, path, source, fast_call(module), gen.kernel_names, elapsed)

@@ -2,8 +2,9 @@
 
 Generated kernels compute IEEE results and warn as NumPy's default mode does (fpwarn.py).
 When the caller asked NumPy to *raise*
-(or call a handler, or log) on divide/overflow/invalid/underflow, a compiled call runs the
-graph with NumPy instead, so the same FloatingPointError comes out. The check reads the
+(or call a handler, or log) on divide/overflow/invalid/underflow, or to warn of underflow
+(no kernel reports it), a compiled call runs the graph with NumPy instead, so the same
+FloatingPointError (or warning) comes out. The check reads the
 mode's context variable and keeps the answer for the last mode object seen: a call of
 launch.c's ``ErrorMode`` where the launcher builds (tens of nanoseconds; every compiled
 call makes it), else the same logic in Python.
@@ -32,8 +33,11 @@ _last: list = [object(), False]
 
 
 def _trapped(mode: object = None) -> bool:
-    """Does the current mode (``mode`` is its object, unread: geterr reads it) trap?"""
-    return any(v not in _QUIET for v in np.geterr().values())
+    """Does the current mode (``mode`` is its object, unread: geterr reads it) trap, or
+    warn of underflow (kernels report no underflow: ``np.errstate(under="warn")`` runs as
+    NumPy too)?"""
+    err = np.geterr()
+    return any(v not in _QUIET for v in err.values()) or err["under"] != "ignore"
 
 
 def _per_mode(memo: list, compute: Any) -> Any:

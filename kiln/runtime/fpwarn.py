@@ -26,18 +26,20 @@ a word of those that held; the handler warns for each op whose bit is set (``slo
 ``owned``), in the ops' order. A kernel that overwrites an input computes the word on
 every launch and raises the kind only if a predicate held; one that does not raises its
 plain flag, and the handler runs the body with the predicates (``rerun``) only when NumPy's
-error mode warns of that kind. Otherwise that kind stays silent (never a warning NumPy
+error mode warns of that kind and the warnings filters would show one of the warnings the
+predicates tell (under ``warnings.simplefilter("ignore")`` no second run). Otherwise that kind stays silent (never a warning NumPy
 would not give).
 """
 from __future__ import annotations
 
 import ctypes
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from ..ops.fp_errors import INVALID, KINDS, exact_kinds
-from ..ops.value_warnings import warn_at
+from ..ops.value_warnings import ignored_at, warn_at
 from .fpmode import warned_kinds
 
 
@@ -101,7 +103,8 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     parsed for it.) ``rerun(*kernel_args)``: where the kernel writes none of its inputs,
     the body that computes the word (a :class:`SecondBody`; it returns the word), run here
     only when a told kind is raised and NumPy's error mode warns of it (under
-    ``np.errstate(...='ignore')`` a launch that raises it costs no second run:
+    ``np.errstate(...='ignore')``, or filters that ignore every warning it could tell
+    (ops/value_warnings.py ``ignored_at``), a launch that raises it costs no second run:
     ``stats["reruns"]`` counts them)."""
     if isinstance(owned, int):
         owned = ctypes.CFUNCTYPE(ctypes.c_uint)(owned)
@@ -134,7 +137,7 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
         flags &= warned_kinds()
         if flags & INVALID & ~told and any(_has_nan(args[i]) for i in reads):
             flags &= ~INVALID
-        if flags & told and rerun is not None:
+        if flags & told and rerun is not None and not _told_ignored():
             stats["reruns"] += 1
             word = rerun(*args)
         else:
@@ -146,6 +149,20 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
                 if call is None or call not in said:
                     said.add(call)
                     warn_at(f"{text} encountered in {entry[1]}", entry[2], entry[3])
+
+    # The warnings filters the last answer of _told_ignored was for: the list object, its
+    # length and first entry (as fpmode.py's), then the answer.
+    seen: list = [None, -1, None, False]
+    told_at = [(f"{text} encountered in {entry[1]}", entry[2], entry[3])
+               for _bit, text, entry, position in order if position is not None]
+
+    def _told_ignored() -> bool:
+        """Do the filters drop every warning the predicates tell (then no second run)?"""
+        filters = warnings.filters
+        if filters is not seen[0] or len(filters) != seen[1] or (filters[0] if filters else None) is not seen[2]:
+            seen[:] = [filters, len(filters), filters[0] if filters else None,
+                       all(ignored_at(*at) for at in told_at)]
+        return seen[3]
 
     mask = told
     for bit in owner:

@@ -98,6 +98,8 @@ def _rows():
         "sum": (np.sum, (X,), {"axis": 1}),
         # x[m].sum(): NumPy's sum of the compacted selection (kiln/ops/reduction_where.py)
         "selected_sum": (None, ("selected_sum", (X, X > 0.5), {"dtype": None}), {}),
+        "where_sum": (None, ("where_sum", (X, X > 0.5), {"axis": None, "keepdims": False,
+                                                        "dtype": None, "initial": None}), {}),
         "mean": (np.mean, (X,), {"axis": 0}),
         "prod": (np.prod, (X,), {"axis": 1}),
         "max": (np.max, (X,), {"axis": 1}),

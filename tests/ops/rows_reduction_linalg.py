@@ -188,6 +188,8 @@ def reduction_rows() -> list[Row]:
     return [
         Row("selected_sum", numpy=lambda x, mask: np.sum(x[mask]), case=selected_sum_case,
             via_op=lambda x, mask: F.selected_sum(x, mask), dtypes=FLOATS, grad=True),
+        Row("where_sum", numpy=lambda x, mask: np.sum(x, where=mask), case=selected_sum_case,
+            via_op=lambda x, mask: F.where_sum(x, mask), dtypes=FLOATS, grad=True),
         reduction_row("sum", np.sum, ALL, True, ufunc=np.add, dtype_param=True),
         reduction_row("prod", np.prod, ALL, True, ufunc=np.multiply, dtype_param=True,
                       domain=Domain(-1.5, 1.5, -2, 2), grad_domain=PROD_GRAD),
