@@ -89,14 +89,67 @@ def flags() -> list[str]:
 
 @functools.lru_cache(maxsize=8)
 def compiler_id(cxx: str) -> str:
+    """The first line of ``cxx --version``. Running it costs a process (~10 ms, a third of
+    a warm-cache first call), so the answer is kept on disk under the identity of every
+    executable the command names (path, size, mtime, inode: an upgraded or switched
+    compiler is asked again)."""
+    words = _split("KILN_CXX (kiln.config.cxx)", cxx)
+
+    def ask() -> str:
+        try:
+            out = subprocess.run(words + ["--version"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError, IndexError) as e:
+            raise CompilerUnavailable(f"C++ compiler {cxx!r} cannot run ({e})") from None
+        if out.returncode != 0:
+            raise CompilerUnavailable(f"C++ compiler {cxx!r} failed: {out.stderr.strip()[:200]}")
+        return out.stdout.splitlines()[0] if out.stdout else cxx
+
+    stamp = _executables_stamp(words)
+    return ask() if stamp is None else remembered("compilers", "\0".join([cxx, *stamp]), ask)
+
+
+def remembered(folder: str, stamp: str, compute: Callable[[], str]) -> str:
+    """``compute()``'s answer, kept in ``<cache_dir>/<folder>/`` under a hash of ``stamp``
+    (what the answer depends on) for later processes; computed again where the cache
+    cannot be read or written."""
+    path = os.path.join(config.cache_dir, folder, hashlib.sha256(stamp.encode()).hexdigest())
     try:
-        out = subprocess.run(_split("KILN_CXX (kiln.config.cxx)", cxx) + ["--version"],
-                             capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError, IndexError) as e:
-        raise CompilerUnavailable(f"C++ compiler {cxx!r} cannot run ({e})") from None
-    if out.returncode != 0:
-        raise CompilerUnavailable(f"C++ compiler {cxx!r} failed: {out.stderr.strip()[:200]}")
-    return out.stdout.splitlines()[0] if out.stdout else cxx
+        with open(path) as f:
+            known = f.read()
+        if known:
+            return known
+    except OSError:
+        pass
+    answer = compute()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _atomic_write(path, answer.encode())
+    except OSError:
+        pass
+    return answer
+
+
+def _executables_stamp(words: list[str]) -> list[str] | None:
+    """Path, size, mtime and inode of each word that is an executable on PATH (``ccache
+    g++``: both); None when the first word is none (nothing to key a stored answer on)."""
+    stamp = []
+    for i, word in enumerate(words):
+        found = shutil.which(word)
+        if found is None:
+            if i == 0:
+                return None
+            continue
+        try:
+            stamp.append(file_stamp(os.path.realpath(found)))
+        except OSError:
+            return None
+    return stamp
+
+
+def file_stamp(path: str) -> str:
+    """What changes when a file is replaced or edited: path, size, mtime, inode."""
+    st = os.stat(path)
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
 
 
 @functools.lru_cache(maxsize=1)
