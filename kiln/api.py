@@ -207,6 +207,8 @@ class CompiledFunction:
                          stop_at=bp.stop_at)
         if second.stopped is None:
             return None
+        for add in first.break_guards:   # the second capture stops before the break
+            add(second.guards)
         built = partial.build(self.fn, second, bp, self._resume_function, self._helper,
                               first.break_depth, outermost=not self._is_resume)
         if built is None:

@@ -53,6 +53,7 @@ class BreakGraph(Exception):
         self.cause = cause
         self.depth = depth  # 0: in the compiled frame itself; more: inside an inlined call
         self.open_with = False  # it enters a user context manager: only that runs as Python
+        self.guards: tuple = ()  # adders of the guards that decided it (translator.unsupported)
 
 
 class StopCapture(Exception):

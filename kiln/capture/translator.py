@@ -135,9 +135,13 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
         lineno = self.inst.lineno if self.inst else self.code.co_firstlineno
         return (self.code.co_filename, lineno, self.decoded.source_line(lineno))
 
-    def unsupported(self, kind: str, reason: str, hint: str = "") -> None:
+    def unsupported(self, kind: str, reason: str, hint: str = "", guards: tuple = ()) -> None:
+        """Break the graph here. ``guards``: functions that add, to a GuardSet, the guards
+        that decided the break (the partial graph's capture stops before this instruction)."""
         filename, lineno, line = self.location()
-        raise BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint), depth=self.depth)
+        b = BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint), depth=self.depth)
+        b.guards = guards
+        raise b
 
     def user_error(self, exc: BaseException) -> None:
         filename, lineno, line = self.location()
