@@ -12,13 +12,12 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
 
 from ..config import config
-from .build import _valid, file_stamp, remembered
+from .build import _atomic_write, _valid, file_stamp, remembered
 
 _SOURCE_DIRS = ("lowering", "runtime", "codegen_templates", "ops")
 
@@ -133,10 +132,7 @@ def store(key: str, entry: dict) -> None:
     entry = dict(entry, sha256=_digest(entry))
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        with os.fdopen(fd, "w") as f:
-            json.dump(entry, f)
-        os.replace(tmp, path)
+        _atomic_write(path, json.dumps(entry).encode())
     except OSError:
         pass
 
@@ -162,10 +158,7 @@ def store_kernel_count(key: str, count: int) -> None:
     path = _count_path(key)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        with os.fdopen(fd, "w") as f:
-            f.write(str(count))
-        os.replace(tmp, path)
+        _atomic_write(path, str(count).encode())
     except OSError:
         pass
 
