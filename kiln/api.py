@@ -406,6 +406,8 @@ class CompiledFunction:
                 raise unsupported_error(record, name) from None
             if not result.cacheable:
                 return None
+            if record.kind == "long_container":
+                self.sized = True   # a shorter one (a smaller array's .tolist()) is captured
             resumes_at: list = []
             made = self._partial_entry(args, kwargs, result) \
                 if record.kind not in ("internal_error", "scalar_loop", "long_loop") else None
