@@ -54,10 +54,7 @@ SCALAR_LOOP_PROBE = 32
 # compiling can win back (its steps differ: growing slices); under the cost model the
 # function runs as Python. Loops captured as loop nodes are not unrolled.
 MAX_UNROLLED_OPS = 2000
-# A loop whose steps add no operation to the graph (Python work on constants, folded while
-# capturing) costs ~10-20 us an instruction to follow, against Python's ~30 ns to run it:
-# past this many instructions (12,640 appends of a tuple: 2.3 s against 1 ms) the function
-# runs as Python.
+# Steps adding no graph op (Python work on constants, folded): ~1000x Python's time to follow.
 MAX_FOLDED_LOOP_STEPS = 20_000
 
 
@@ -141,12 +138,8 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
         return (self.code.co_filename, lineno, self.decoded.source_line(lineno))
 
     def unsupported(self, kind: str, reason: str, hint: str = "", guards: tuple = ()) -> None:
-        """Break the graph here. ``guards``: functions that add, to a GuardSet, the guards
-        that decided the break (the partial graph's capture stops before this instruction)."""
         filename, lineno, line = self.location()
-        b = BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint), depth=self.depth)
-        b.guards = guards
-        raise b
+        raise BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint), depth=self.depth, guards=guards)
 
     def user_error(self, exc: BaseException) -> None:
         filename, lineno, line = self.location()
@@ -594,9 +587,8 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
                                  "(broadcasting, np.einsum) to have it compiled")
             budget = MAX_STEPS if ops_per_step else MAX_FOLDED_LOOP_STEPS
             if self.steps + per_step * len(iterator.pending) > budget:
-                what = "instructions" if ops_per_step else "instructions of Python work on constants"
                 self.unsupported("long_loop", f"a loop of {stats[0] - 1 + len(iterator.pending)} "
-                                 f"steps would unroll past {budget} {what}: the function "
+                                 f"steps would unroll past {budget} instructions: the function "
                                  "runs as Python", "vectorize the loop body over the loop variable "
                                  "(broadcasting, np.einsum) to have it compiled")
         if stats[0] != SCALAR_LOOP_PROBE or len(iterator.pending) < SCALAR_LOOP_PROBE:
