@@ -20,8 +20,8 @@ runs.
     ms (CPU)          before    after
     import kiln       99.0      89.7
     chain first       15.8      9.4      (wall: 122 -> 64)
-    total first        9.3     10.0      (within noise: nothing first-only left there)
-    update first       3.5      3.5
+    total first        9.3     10.0      (one run of 11 processes each; within noise)
+    update first       3.5      3.5      (the same run)
 """
 from __future__ import annotations
 
