@@ -207,6 +207,8 @@ class CompiledFunction:
                          stop_at=bp.stop_at)
         if second.stopped is None:
             return None
+        for add in first.break_guards:   # the second capture stops before the break
+            add(second.guards)
         built = partial.build(self.fn, second, bp, self._resume_function, self._helper,
                               first.break_depth, outermost=not self._is_resume)
         if built is None:
@@ -404,6 +406,8 @@ class CompiledFunction:
                 raise unsupported_error(record, name) from None
             if not result.cacheable:
                 return None
+            if record.kind == "long_container":
+                self.sized = True   # a shorter one (a smaller array's .tolist()) is captured
             resumes_at: list = []
             made = self._partial_entry(args, kwargs, result) \
                 if record.kind not in ("internal_error", "scalar_loop", "long_loop") else None

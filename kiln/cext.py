@@ -15,10 +15,8 @@ import hashlib
 import importlib
 import importlib.util
 import os
-import subprocess
 import sys
 import sysconfig
-import tempfile
 import threading
 from types import ModuleType
 from typing import Callable
@@ -36,6 +34,8 @@ def build_extension(compiler: str, folder: str, name: str, write_c: Callable[[st
     os.makedirs(folder, exist_ok=True)
     so_path = os.path.join(folder, name + EXT_SUFFIX)
     if not os.path.exists(so_path):
+        import subprocess   # (here: a process that finds the extension built never needs it)
+        import tempfile
         with tempfile.TemporaryDirectory(dir=folder) as tmp:
             c_path = os.path.join(tmp, name + ".c")
             write_c(c_path)

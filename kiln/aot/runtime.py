@@ -124,7 +124,7 @@ class AOTFunction:
         self.layout_inputs: tuple[int, ...] = ()
         # Int inputs that are slice bounds (``x[:n]``): their slices' lengths are sizes
         # the joint graph names (SliceLength), or a pinned variant is keyed by them too.
-        from ..lowering.lower import slice_bound_positions
+        from ..lowering.slice_bounds import slice_bound_positions
         self.bound_inputs = tuple(sorted(slice_bound_positions(graph)))
         self.dynamic = any(p.meta.get("dynamic_dims") for p in graph.placeholders) \
             or bool(self.bound_inputs)

@@ -376,15 +376,42 @@ class RangeIteratorVariable(IteratorVariable):
         return step != 0 and len(range(start, stop, step)) < MIN_TRIP
 
     @property
-    def pending(self) -> list:
+    def pending(self) -> "list | RangeItems":
         if self._pending is None:
             values = [b.as_constant(self.tx) for b in self.bounds]
-            self._pending = [ConstantVariable(v) for v in self.tx.fold(range, *values)]
+            self._pending = RangeItems(self.tx.fold(range, *values))
         return self._pending
 
     @pending.setter
     def pending(self, items: list) -> None:
         self._pending = list(items)
+
+
+class RangeItems:
+    """A range's steps not yet taken, as the ConstantVariables a list of them would hold,
+    made one at a time: ``for i in range(100_000)`` is judged by its length (too long to
+    unroll) without 100,000 trackers first (~0.3 s of a first call)."""
+
+    def __init__(self, steps: range) -> None:
+        self.steps = steps
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self):
+        return (ConstantVariable(v) for v in self.steps)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [ConstantVariable(v) for v in self.steps[i]]
+        return ConstantVariable(self.steps[i])
+
+    def pop(self, i: int = -1) -> VariableTracker:
+        if i not in (0, -1, len(self.steps) - 1):
+            raise IndexError("RangeItems pops from either end")
+        value = self.steps[i]
+        self.steps = self.steps[1:] if i == 0 else self.steps[:-1]
+        return ConstantVariable(value)
 
 
 def range_iterator(tx, obj: VariableTracker) -> RangeIteratorVariable | None:

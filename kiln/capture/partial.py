@@ -42,6 +42,7 @@ from . import frame_hook
 from . import resume as R
 from .breaks import BreakGraph
 from .flow import statement_lines
+from .loops import RangeItems
 from .variables.arrays import MaskedSelectionVariable
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
@@ -308,6 +309,9 @@ class Rebuilder:
         if remake is not None:     # np.nditer(a), np.ndenumerate(a): NumPy's own, from where it was
             return f"{self.ns.ref(_advanced_iter, 'f')}({remake(self, self.ns)}, {var.taken})"
         items = var.pending
+        if isinstance(items, RangeItems):
+            r = items.steps
+            return f"iter({self.ns.ref(range, 'builtin')}({r.start}, {r.stop}, {r.step}))"
         values = [v.value for v in items if v.is_constant() and type(v.value) is int]
         if len(values) == len(items) >= 2 and len({b - a for a, b in zip(values, values[1:])}) == 1 \
                 and values[1] != values[0]:

@@ -54,6 +54,8 @@ SCALAR_LOOP_PROBE = 32
 # compiling can win back (its steps differ: growing slices); under the cost model the
 # function runs as Python. Loops captured as loop nodes are not unrolled.
 MAX_UNROLLED_OPS = 2000
+# Steps adding no graph op (Python work on constants, folded): ~1000x Python's time to follow.
+MAX_FOLDED_LOOP_STEPS = 20_000
 
 
 def plain_context_manager(cls: Any) -> bool:
@@ -135,9 +137,9 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
         lineno = self.inst.lineno if self.inst else self.code.co_firstlineno
         return (self.code.co_filename, lineno, self.decoded.source_line(lineno))
 
-    def unsupported(self, kind: str, reason: str, hint: str = "") -> None:
+    def unsupported(self, kind: str, reason: str, hint: str = "", guards: tuple = ()) -> None:
         filename, lineno, line = self.location()
-        raise BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint), depth=self.depth)
+        raise BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint), depth=self.depth, guards=guards)
 
     def user_error(self, exc: BaseException) -> None:
         filename, lineno, line = self.location()
@@ -583,9 +585,10 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
                                  f"function runs as Python (KILN_COST_MODEL=0 unrolls it)",
                                  "vectorize the loop body over the loop variable "
                                  "(broadcasting, np.einsum) to have it compiled")
-            if self.steps + per_step * len(iterator.pending) > MAX_STEPS:
+            budget = MAX_STEPS if ops_per_step else MAX_FOLDED_LOOP_STEPS
+            if self.steps + per_step * len(iterator.pending) > budget:
                 self.unsupported("long_loop", f"a loop of {stats[0] - 1 + len(iterator.pending)} "
-                                 f"steps would unroll past {MAX_STEPS} instructions: the function "
+                                 f"steps would unroll past {budget} instructions: the function "
                                  "runs as Python", "vectorize the loop body over the loop variable "
                                  "(broadcasting, np.einsum) to have it compiled")
         if stats[0] != SCALAR_LOOP_PROBE or len(iterator.pending) < SCALAR_LOOP_PROBE:

@@ -42,6 +42,7 @@ from .nodes import ComputeNode, ExternNode, Opaque, iter_values, map_values
 from .externs import ExternLowering, _is_array, _meta_of
 from .pointwise import PointwiseLowering
 from .sizes import Size, SymbolTable, Undecidable
+from .slice_bounds import runtime_slice
 from .views import ViewLowering
 from .result_layouts import ResultLayoutLowering, lay_out
 from .fills import lower_fill, lower_join, lower_region_write, lower_repeat, lower_tri
@@ -475,26 +476,6 @@ def _hook(op: Any, inputs: tuple, params: dict) -> Any:
 
 
 Value.__kiln_op__ = staticmethod(_hook)
-
-
-def runtime_slice(node: Node) -> bool:
-    """Does this call slice with a bound that is a graph value (``x[:n]``, ``n`` an int
-    argument): sizes that are symbols of kind "int" (sizes.py)?"""
-    k = node.op.runtime_slices
-    if k is None or k >= len(node.args):
-        return False
-    index = node.args[k]
-    return isinstance(index, tuple) and any(
-        isinstance(item, slice) and any(isinstance(b, Node) for b in (item.start, item.stop, item.step))
-        for item in index)
-
-
-def slice_bound_positions(graph: Graph) -> set[int]:
-    """Positions of the placeholders that are run-time slice bounds (``n`` of ``x[:n]``)."""
-    from ..ir import iter_nodes
-    used = {n for node in graph.nodes if node.kind == "call" and runtime_slice(node)
-            for n in iter_nodes(node.args[node.op.runtime_slices])}
-    return {i for i, p in enumerate(graph.placeholders) if p in used}
 
 
 def _numpy_returns_scalar(node: Node, memo: dict | None = None) -> bool:

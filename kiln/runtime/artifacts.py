@@ -12,13 +12,12 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
 
 from ..config import config
-from .build import _valid
+from .build import _atomic_write, _valid, file_stamp, remembered
 
 _SOURCE_DIRS = ("lowering", "runtime", "codegen_templates", "ops")
 
@@ -26,13 +25,32 @@ _SOURCE_DIRS = ("lowering", "runtime", "codegen_templates", "ops")
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    h = hashlib.sha256()
+    files = []
     for sub in _SOURCE_DIRS:
         folder = os.path.join(root, sub)
         for name in sorted(os.listdir(folder)):
             if name.endswith((".py", ".j2", ".h")):
-                with open(os.path.join(folder, name), "rb") as f:
-                    h.update(name.encode() + f.read())
+                files.append(os.path.join(folder, name))
+    return stamped_hash(files)
+
+
+def stamped_hash(files: list[str]) -> str:
+    """A hash of the files' names and bytes. Reading kiln's sources takes ~2 ms of a warm
+    process's first call, so the hash is kept in the cache under the files' paths, sizes,
+    mtimes and inodes (an edit, a checkout or an upgrade changes one) and read back while
+    they are the same."""
+    try:
+        stamp = [file_stamp(path) for path in files]
+    except OSError:
+        return _hash_sources(files)
+    return remembered("code_versions", "\0".join(stamp), lambda: _hash_sources(files))
+
+
+def _hash_sources(files: list[str]) -> str:
+    h = hashlib.sha256()
+    for path in files:
+        with open(path, "rb") as f:
+            h.update(os.path.basename(path).encode() + f.read())
     return h.hexdigest()
 
 
@@ -59,7 +77,7 @@ def artifact_key(graph: Any, example_inputs: list, reinfer: bool) -> str | None:
         parts.append(repr((node.name, node.val, node.meta.get("dynamic_dims"))))
     parts += [_layout(v) for v in example_inputs]
     # A build may take a run-time slice bound's value (lowering specialize_ints).
-    from ..lowering.lower import slice_bound_positions
+    from ..lowering.slice_bounds import slice_bound_positions
     parts += [repr(example_inputs[i]) for i in sorted(slice_bound_positions(graph))
               if i < len(example_inputs)]
     for node in graph.nodes:
@@ -114,10 +132,7 @@ def store(key: str, entry: dict) -> None:
     entry = dict(entry, sha256=_digest(entry))
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        with os.fdopen(fd, "w") as f:
-            json.dump(entry, f)
-        os.replace(tmp, path)
+        _atomic_write(path, json.dumps(entry).encode())
     except OSError:
         pass
 
@@ -143,10 +158,7 @@ def store_kernel_count(key: str, count: int) -> None:
     path = _count_path(key)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        with os.fdopen(fd, "w") as f:
-            f.write(str(count))
-        os.replace(tmp, path)
+        _atomic_write(path, str(count).encode())
     except OSError:
         pass
 

@@ -175,7 +175,7 @@ def compile_graph(graph: Any, example_inputs: list) -> Callable:
     numpy = LazyNumpyProgram(graph)   # the graph's NumPy kernels, for what C++ cannot run
     # Placeholders that are slice bounds (``x[:n]``): a variant that took their values
     # (lower.specialize_ints) is found by value.
-    from ..lowering.lower import slice_bound_positions
+    from ..lowering.slice_bounds import slice_bound_positions
     bounds = slice_bound_positions(graph)
 
     def respecialize(*args: Any) -> Any:
@@ -252,7 +252,7 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     from ..lowering.window_writes import write_windows
     from ..lowering.wrapper import WrapperCode
 
-    from ..lowering.lower import runtime_slice
+    from ..lowering.slice_bounds import runtime_slice
     from ..lowering.sizes import Undecidable
 
     if renderer is None:

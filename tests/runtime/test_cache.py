@@ -357,3 +357,47 @@ def test_the_cost_models_kernel_count_is_kept_on_disk(tmp_path, monkeypatch):
     for path in (tmp_path / "graphs").rglob("*.kernels"):
         path.write_text("garbage")
     assert backend.built_kernel_count(g, [x]) is None   # unreadable: lowered (here: raises)
+
+
+def test_the_compilers_version_is_kept_on_disk_until_the_compiler_changes(tmp_path, monkeypatch):
+    # `--version` is asked once per compiler binary, not once per process; a new binary
+    # (an upgrade, another alternative) is asked again, so graph keys follow the compiler
+    bin_dir, log = tmp_path / "bin", tmp_path / "asked"
+    bin_dir.mkdir()
+    fake = bin_dir / "fakecxx"
+
+    def install(version):
+        fake.write_text(f"#!/bin/sh\necho asked >> {log}\necho 'fakecxx ({version}) 12.2'\n")
+        fake.chmod(0o755)
+
+    install("one")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path / "cache"))
+    try:
+        build_mod.compiler_id.cache_clear()
+        assert build_mod.compiler_id("fakecxx") == "fakecxx (one) 12.2"
+        build_mod.compiler_id.cache_clear()   # as a new process
+        assert build_mod.compiler_id("fakecxx") == "fakecxx (one) 12.2"
+        assert log.read_text().count("asked") == 1
+        install("two, longer")
+        build_mod.compiler_id.cache_clear()
+        assert build_mod.compiler_id("fakecxx") == "fakecxx (two, longer) 12.2"
+        assert log.read_text().count("asked") == 2
+    finally:
+        build_mod.compiler_id.cache_clear()
+
+
+def test_the_sources_hash_changes_when_a_source_changes(tmp_path, monkeypatch):
+    from kiln.runtime import artifacts
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path / "cache"))
+    files = [tmp_path / "a.py", tmp_path / "b.py"]
+    files[0].write_text("x = 1\n")
+    files[1].write_text("y = 2\n")
+    paths = [str(f) for f in files]
+    first = artifacts.stamped_hash(paths)
+    assert first == artifacts._hash_sources(paths)
+    assert artifacts.stamped_hash(paths) == first             # read back from the cache
+    files[1].write_text("y = 3\n")                            # same size, new bytes
+    os.utime(files[1], ns=(1, 1))                             # and an mtime never seen
+    second = artifacts.stamped_hash(paths)
+    assert second != first and second == artifacts._hash_sources(paths)

@@ -37,6 +37,13 @@ SCALAR_TYPES = (bool, int, float, complex)
 # A dict from outside the frame with more keys than this is read key by key (sys.modules):
 # guarding its whole key tuple would cost every call more than the lookups it serves.
 _KEYED_DICT = 64
+# Items capture reads from containers it did not make (arguments, globals, closures): each
+# is wrapped and guarded (type, and the value of a number or string), ~0.1-0.3 ms of
+# capture and ~0.5 us of every call's guards an item, against ~0.1 us NumPy takes to
+# convert one. Past these many (in one container, or in all of a capture) the data is
+# data, not constants: the use breaks the graph and runs as Python on the real objects.
+MAX_CONTAINER_ITEMS = 256
+MAX_CAPTURED_ITEMS = 1024
 
 
 def _tensor_class() -> type:
@@ -59,12 +66,40 @@ def is_numpy_callable(value: Any) -> bool:
     return callable(value) and not isinstance(value, type) and defined_in_numpy(value)
 
 
+def read_items(tx, value: Any, source: Source) -> None:
+    """Count the items of a container from outside the frame that capture is about to
+    wrap; past ``MAX_CONTAINER_ITEMS`` in it (guarded: a short one gets an entry of its
+    own) or ``MAX_CAPTURED_ITEMS`` in all, break the graph here."""
+    n = len(value)
+    output = tx.output
+    output.container_items += n
+    guards = ()
+    if n > MAX_CONTAINER_ITEMS:
+        kind = type(value)
+
+        def long(gs) -> None:
+            gs.add_type(source, kind)
+            gs.add_truth(f"_kiln_len({source.code(gs.ns)}) > {MAX_CONTAINER_ITEMS}",
+                         f"len({source.display()}) > {MAX_CONTAINER_ITEMS}", True, (source,))
+        long(tx.guards)
+        guards = (long,)
+        what = f"{source.display()} holds {n} items"
+    elif output.container_items > MAX_CAPTURED_ITEMS:
+        what = f"the containers read hold {output.container_items} items ({source.display()}: {n})"
+    else:
+        return
+    tx.unsupported("long_container", f"{what}: more than capture follows item by item, each "
+                   "a guarded constant", "pass the data as a NumPy array (np.asarray(...) "
+                   "before the compiled function) to have it compiled", guards=guards)
+
+
 def wrap_dict(tx, value: dict, source: Source | None) -> VariableTracker:
     """A dict's tracker with every key known (guarded as the key tuple)."""
     from .containers import DictVariable
     if not all(type(k) in (str, int) for k in value):
         tx.unsupported("unsupported_value", "dicts with keys other than str/int are not supported")
     if source is not None:
+        read_items(tx, value, source)
         tx.guards.add_keys(source, tuple(value))
     return DictVariable({k: wrap(tx, v, GetItemSource(source, k) if source is not None else None)
                          for k, v in value.items()}, source)
@@ -169,6 +204,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if kind is tuple or kind is list:
         if source is not None:
             tx.guards.add_type(source, kind)
+            read_items(tx, value, source)
             tx.guards.add_length(source, len(value))
         items = [wrap(tx, v, GetItemSource(source, i) if source is not None else None)
                  for i, v in enumerate(value)]

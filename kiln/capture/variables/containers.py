@@ -231,8 +231,9 @@ class ArgumentListVariable(ListVariable):
     @property
     def item_list(self) -> list:
         if self._items is None:
-            from .builder import wrap
+            from .builder import read_items, wrap
             tx = self._tx
+            read_items(tx, self._value, self.source)
             tx.guards.add_length(self.source, len(self._value))
             self._items = [wrap(tx, v, GetItemSource(self.source, i))
                            for i, v in enumerate(self._value)] + self.appended
@@ -427,7 +428,7 @@ class IteratorVariable(VariableTracker):
         return False
 
     def items(self, tx) -> list[VariableTracker]:
-        out, self.pending = self.pending, []
+        out, self.pending = list(self.pending), []
         return out
 
 
