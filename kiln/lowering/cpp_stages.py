@@ -33,8 +33,10 @@ PARALLEL_GRAIN = 1 << 22
 # became 700-1000 us, NumPy ~620, one thread ~300, a row split never): such kernels go
 # parallel only in chunks of at least this many columns, where a chunk's row costs ~1 us.
 ROW_WRITE_CHUNK = 2048
-# Outer points per block when reducing leading axes (per-point accumulators in arrays).
+# Outer points per block when reducing leading axes (per-point accumulators in arrays);
+# up to WHOLE_ROW_POINTS kept points make one block (cpp.py ``_block_points``).
 BLOCK = 256
+WHOLE_ROW_POINTS = 8192
 
 _INIT = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
 # Reductions whose accumulator no OpenMP clause combines: their reduced loop runs in
@@ -69,7 +71,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
     locals_: dict[str, str] = {}
     inner = plan.inner_loops
     ren = plan.rename
-    # Blocked mode (a reduction over leading axes, kept dims contiguous): BLOCK outer points
+    # Blocked mode (a reduction over leading axes, kept dims contiguous): plan.block outer points
     # advance together, their per-point values in arrays, the unit-stride loop innermost.
     blk = plan.blocked
     if blk:
@@ -87,7 +89,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         ``init``; return how the loop body refers to it."""
         ref = per_point(name)
         if blk:
-            pre.append(f"{c_type} {name}[{BLOCK}];")
+            pre.append(f"{c_type} {name}[{plan.block}];")
             pre.append(f"{point_loop} {ref} = {init}; }}")
         else:
             pre.append(f"{c_type} {ref} = {init};")
@@ -123,7 +125,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 if role == "scalar":
                     if blk:
                         arr = names.temp().replace("t", "s")
-                        pre.append(f"{ctype(buf.dtype)} {arr}[{BLOCK}];")
+                        pre.append(f"{ctype(buf.dtype)} {arr}[{plan.block}];")
                         em.lines.append(f"{arr}[{bidx}] = {v};")
                         locals_[buf.name] = f"{arr}[{bidx}]"
                     else:
@@ -137,7 +139,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             if role == "scan":
                 in_order = True   # the running value goes from one element to the next
                 updates += _scan_update(node, em, frame, pre, names, plan.accumulators[buf.name],
-                                        per_point, point_loop if blk else None, ren)
+                                        per_point, point_loop if blk else None, ren, plan.block)
                 continue
             # a reduction: accumulate per lane, finish after the loop
             acc_dt = plan.accumulators[buf.name]
@@ -206,7 +208,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 value = f"{nan} ? {literal(np.nan, out_dt)} : {value}"
             finish = [f"{red} = {value};"] if blk else [f"const {ctype(out_dt)} {red} = {value};"]
             if blk:
-                pre.append(f"{ctype(out_dt)} {red_name}[{BLOCK}];")
+                pre.append(f"{ctype(out_dt)} {red_name}[{plan.block}];")
             locals_[buf.name] = red
             if local.get(buf.name) != "scalar":
                 w = write_index(node, "reduce", frame)
@@ -365,9 +367,10 @@ def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[se
 
 
 def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSource,
-                 acc_dt: np.dtype, per_point: Any, point_loop: str | None, ren: Any) -> list[str]:
+                 acc_dt: np.dtype, per_point: Any, point_loop: str | None, ren: Any,
+                 block: int) -> list[str]:
     """A scan's statements in its loop: combine the next element into the running value
-    (declared in ``pre``: one per point when blocked) and store it. Integers combine in
+    (declared in ``pre``: one per point when blocked, ``block`` points) and store it. Integers combine in
     uint64_t and wrap to the result's width, as NumPy's loops do (no signed overflow)."""
     acc_name = names.temp().replace("t", "acc")
     ref = per_point(acc_name)
@@ -378,7 +381,7 @@ def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSo
     elif node.combine in ("fmax", "fmin") and acc_dt.kind == "f":
         init = "__builtin_nan(\"\")"   # fmax(NaN, x) is x for every x (from -inf a leading NaN would be lost)
     if point_loop is not None:
-        pre += [f"{c_type} {acc_name}[{BLOCK}];", f"{point_loop} {ref} = {init}; }}"]
+        pre += [f"{c_type} {acc_name}[{block}];", f"{point_loop} {ref} = {init}; }}"]
     else:
         pre.append(f"{c_type} {ref} = {init};")
     v = em.cast(node.src.load(em, node_index(node, "scan", frame)), node.src.dtype, acc_dt)
