@@ -32,8 +32,8 @@ from .cpp_fp import told_body
 from .fp_flags import flagless, fp_table, nan_quiet
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, write_index
-from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, ROW_WRITE_CHUNK, SHORT_LOOP, WHOLE_ROW_POINTS,  # noqa: F401
-                         render_stages)
+from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, ROW_WRITE_CHUNK, SHORT_LOOP,  # noqa: F401
+                         block_points, render_stages)
 
 # A kernel whose work (elements x statements, known when it is built) is at most this runs
 # without releasing the GIL (runtime/launch.c's keep_gil): it takes less time than the
@@ -135,7 +135,7 @@ class CppKernelPlan:
     row_arrays: dict = field(default_factory=dict)    # buffer -> (dtype, elements per row)
     accumulators: dict = field(default_factory=dict)  # reduction buffer -> accumulator dtype
     cuts: dict = field(default_factory=dict)   # outer variable -> segment edges (_outer_nest)
-    block: int = BLOCK           # points per block of the blocked variable (_block_points)
+    block: int = BLOCK           # points per block of the blocked variable (cpp_stages.block_points)
 
     @property
     def outer_loops(self) -> list[tuple[str, str]]:
@@ -185,7 +185,7 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
         vo, vi = outer.loops()[-1][0], plan.inner_loops[-1][0]
         if _kept_axis_inner(plan, kernel_accesses(kernel, local, loads_only=True), accesses, vo, vi):
             plan.blocked = vo
-            plan.block = _block_points(outer.loops()[-1][1])
+            plan.block = block_points(outer.loops()[-1][1])
             plan.local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
     if not frame.axes:
         plan.cuts = index_cuts(kernel, outer, SHORT_LOOP, MAX_SEGMENT_COPIES)
@@ -207,17 +207,6 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
                 acc = node.buf.dtype
             plan.accumulators[name] = acc
     return plan
-
-
-def _block_points(extent: str) -> int:
-    """Points per block of a blocked (column) reduction over ``extent`` kept points: all of
-    them up to WHOLE_ROW_POINTS, so each row is read in one run from start to end, as
-    NumPy's row-by-row loop reads it (a.sum(axis=0) of 2000x5000 float64 on one thread:
-    27 ms in blocks of 256 points, whose rows' 2 KB pieces each start a new prefetch
-    stream, 16 ms whole, NumPy 19); else BLOCK. (An array of that many points per
-    accumulator or value lives on the stack: 64 KB at most, 128 KB complex.)"""
-    n = int(extent) if extent.isdigit() else 0
-    return n if BLOCK < n <= WHOLE_ROW_POINTS else BLOCK
 
 
 def _kept_axis_inner(plan: CppKernelPlan, loads: list, accesses: list, vo: str, vi: str) -> bool:
@@ -409,9 +398,8 @@ def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, 
     v, n = loops[depth]
     lo, hi = ("begin", "end") if depth == 0 else ("0", str(n))
     if v == plan.blocked:
-        block = plan.block
-        return [pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {block}) {{",
-                pad + f"    const int64_t {v}_e = {v}_b + {block} < {hi} ? {v}_b + {block} : {hi};"] + \
+        return [pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {plan.block}) {{",
+                pad + f"    const int64_t {v}_e = {v}_b + {plan.block} < {hi} ? {v}_b + {plan.block} : {hi};"] + \
             _outer_nest(plan, loops, lines, depth + 1, copies, simd_ok) + [pad + "}"]
     simd = [pad + "#pragma omp simd"] if depth == len(loops) - 1 and not plan.inner_loops and simd_ok else []
     cuts = plan.cuts.get(v, [])
