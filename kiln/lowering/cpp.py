@@ -33,7 +33,7 @@ from .fp_flags import flagless, fp_table, nan_quiet
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, write_index
 from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, ROW_WRITE_CHUNK, SHORT_LOOP,  # noqa: F401
-                         render_stages)
+                         block_points, render_stages)
 
 # A kernel whose work (elements x statements, known when it is built) is at most this runs
 # without releasing the GIL (runtime/launch.c's keep_gil): it takes less time than the
@@ -128,13 +128,14 @@ class CppKernelPlan:
     size_args: tuple             # int64_t parameters: the dynamic sizes
     outer: Collapse              # the outer (parallel) loops, collapsed
     inner: Collapse              # the inner (reduced) loops, collapsed
-    blocked: str | None          # the outer variable run in blocks of BLOCK points
+    blocked: str | None          # the outer variable run in blocks of ``block`` points
     split_inner: bool            # no outer loop: big inner loops are split across threads
     work: str                    # elements the kernel iterates (a C expression)
     cost: int                    # statements per element
     row_arrays: dict = field(default_factory=dict)    # buffer -> (dtype, elements per row)
     accumulators: dict = field(default_factory=dict)  # reduction buffer -> accumulator dtype
     cuts: dict = field(default_factory=dict)   # outer variable -> segment edges (_outer_nest)
+    block: int = BLOCK           # points per block of the blocked variable (cpp_stages.block_points)
 
     @property
     def outer_loops(self) -> list[tuple[str, str]]:
@@ -184,6 +185,7 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
         vo, vi = outer.loops()[-1][0], plan.inner_loops[-1][0]
         if _kept_axis_inner(plan, kernel_accesses(kernel, local, loads_only=True), accesses, vo, vi):
             plan.blocked = vo
+            plan.block = block_points(outer.loops()[-1][1])
             plan.local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
     if not frame.axes:
         plan.cuts = index_cuts(kernel, outer, SHORT_LOOP, MAX_SEGMENT_COPIES)
@@ -396,8 +398,8 @@ def _outer_nest(plan: CppKernelPlan, loops: list, lines: list[str], depth: int, 
     v, n = loops[depth]
     lo, hi = ("begin", "end") if depth == 0 else ("0", str(n))
     if v == plan.blocked:
-        return [pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {BLOCK}) {{",
-                pad + f"    const int64_t {v}_e = {v}_b + {BLOCK} < {hi} ? {v}_b + {BLOCK} : {hi};"] + \
+        return [pad + f"for (int64_t {v}_b = {lo}; {v}_b < {hi}; {v}_b += {plan.block}) {{",
+                pad + f"    const int64_t {v}_e = {v}_b + {plan.block} < {hi} ? {v}_b + {plan.block} : {hi};"] + \
             _outer_nest(plan, loops, lines, depth + 1, copies, simd_ok) + [pad + "}"]
     simd = [pad + "#pragma omp simd"] if depth == len(loops) - 1 and not plan.inner_loops and simd_ok else []
     cuts = plan.cuts.get(v, [])

@@ -49,18 +49,21 @@ def told_body(plan: Any, slots: list, rewrites: bool, nest: Callable) -> ToldBod
     if not told:
         return ToldBody()
     body = ["    " + line for line in names.prologue()] + nest(lines, names.complex)
-    return ToldBody(owned_words(body, sorted(names.fp_emitted)), not rewrites, told_flags(told), told)
+    return ToldBody(owned_words(body, names.fp_emitted), not rewrites, told_flags(told), told)
 
 
-def owned_words(body: list[str], emitted: list[int]) -> list[str]:
-    """``body`` keeping the slots' words (``own<k> |= ...``, cpp_ops.py): declared before
-    the loops, OR-reduced by every OpenMP loop, and returned as one word, bit k slot k."""
-    words = ", ".join(f"own{k}" for k in emitted)
+def owned_words(body: list[str], emitted: dict[int, str]) -> list[str]:
+    """``body`` keeping the slots' words (``own<k> |= ...``, cpp_ops.py; ``emitted``: slot
+    -> its word's C type): declared before the loops, OR-reduced by every OpenMP loop, and
+    returned as one word, bit k slot k."""
+    words = ", ".join(f"own{k}" for k in sorted(emitted))
     clause = f" reduction(|:{words})"
     body = [line + clause if line.lstrip().startswith(("#pragma omp simd", "#pragma omp for"))
             else line for line in body]
-    return (["    uint64_t " + ", ".join(f"own{k} = 0" for k in emitted) + ";"] + body
-            + ["    return " + " | ".join(f"(unsigned)own{k} << {k}" for k in emitted) + ";"])
+    types = sorted(set(emitted.values()), reverse=True)
+    return ([f"    {t} " + ", ".join(f"own{k} = 0" for k in sorted(emitted) if emitted[k] == t) + ";"
+             for t in types] + body
+            + ["    return " + " | ".join(f"(unsigned)own{k} << {k}" for k in sorted(emitted)) + ";"])
 
 
 def told_flags(told: tuple) -> dict:

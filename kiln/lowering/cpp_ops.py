@@ -222,7 +222,7 @@ class NameSource:
         # graph node -> (slot, predicate) per floating-point kind whose raiser the kernel
         # tells by its ops' predicates (lowering/fp_flags.py fp_table); the slots emitted
         self.fp_slots: dict[Any, list] = {}
-        self.fp_emitted: set[int] = set()
+        self.fp_emitted: dict[int, str] = {}   # slot -> the C type of its word
         self.loaded: set[str] = set()   # the buffers it loads (by name)
 
     def hoist(self, expr: str) -> str:
@@ -360,14 +360,19 @@ class CppEmitter(OpsHandler):
                            operands=args)
 
     def raised(self, node: Any, result: tuple, operands: list) -> None:
-        # own<slot> collects where the op raised the kind (OR-reduced by the loops' pragmas;
-        # 64-bit words: GCC 12 moves bool masks of double lanes into 32-bit words slowly,
-        # 5.8 ms against 1.8 for a 4-op chain's 9 slots on 1M float64)
+        # own<slot> collects where the op raised the kind (OR-reduced by the loops' pragmas),
+        # in words as wide as the op's lanes: GCC 12 moves bool masks of double lanes into
+        # 32-bit words slowly (5.8 ms against 1.8 for a 4-op chain's 9 slots on 1M float64),
+        # and float lanes into 64-bit words as slowly (y += 2.0 * x on 1e5 float32: 58 us
+        # with 64-bit words, 31 with 32-bit ones, NumPy 19)
+        wide = any(np.dtype(dt).itemsize >= 8 for _v, dt in (result, *operands))
+        word = "uint64_t" if wide else "uint32_t"
         for slot, where in self.names.fp_slots.get(node, ()):
-            line = f"own{slot} |= (uint64_t){where(self, result, operands)};"
+            line = f"own{slot} |= ({word}){where(self, result, operands)};"
             if line not in self.lines[-8:]:
                 self.lines.append(line)
-            self.names.fp_emitted.add(slot)
+            self.names.fp_emitted[slot] = "uint64_t" if wide or self.names.fp_emitted.get(slot) == "uint64_t" \
+                else word
 
     def assign(self, expr: str, dtype: Any, operands: Sequence[str] | None = None) -> str:
         """A temporary holding ``expr``; with ``operands`` (the values ``expr`` is made

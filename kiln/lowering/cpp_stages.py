@@ -33,8 +33,22 @@ PARALLEL_GRAIN = 1 << 22
 # became 700-1000 us, NumPy ~620, one thread ~300, a row split never): such kernels go
 # parallel only in chunks of at least this many columns, where a chunk's row costs ~1 us.
 ROW_WRITE_CHUNK = 2048
-# Outer points per block when reducing leading axes (per-point accumulators in arrays).
+# Outer points per block when reducing leading axes (per-point accumulators in arrays);
+# up to WHOLE_ROW_POINTS kept points make one block (``block_points``).
 BLOCK = 256
+WHOLE_ROW_POINTS = 8192
+
+
+def block_points(extent: str) -> int:
+    """Points per block of a blocked (column) reduction over ``extent`` kept points: all of
+    them up to WHOLE_ROW_POINTS, so each row is read in one run from start to end, as
+    NumPy's row-by-row loop reads it (a.sum(axis=0) of 2000x5000 float64 on one thread:
+    27 ms in blocks of 256 points, whose rows' 2 KB pieces each start a new prefetch
+    stream, 16 ms whole, NumPy 19); else BLOCK. (An array of that many points per
+    accumulator or value lives on the stack: 64 KB at most, 128 KB complex.)"""
+    n = int(extent) if extent.isdigit() else 0
+    return n if BLOCK < n <= WHOLE_ROW_POINTS else BLOCK
+
 
 _INIT = {"sum": "0", "prod": "1", "any": "0", "all": "1"}
 # Reductions whose accumulator no OpenMP clause combines: their reduced loop runs in
@@ -45,8 +59,12 @@ _RUNNING = {"max": ">", "min": "<", "fmax": ">", "fmin": "<"}
 _CLAUSE = {"sum": "+", "prod": "*", "max": "max", "min": "min", "any": "|", "all": "&"}
 
 
-def _acc_ctype(dtype: np.dtype) -> str:
-    return "int" if dtype.kind == "b" else ctype(dtype)
+def _acc_ctype(dtype: np.dtype, arg: bool = False) -> str:
+    """A bool accumulator (max/min/any/all of bools) in bytes, as wide as the bool lanes:
+    in an int GCC widened every byte (a.max(axis=1) of 200x500 bools: 8.3 us, NumPy 5.7;
+    now 3.8); an argmax/argmin's (``arg``) in an int, as before (in bytes beside its int64
+    position a column argmin of 200x500 bools took 67 us, in an int64 34, in an int 16)."""
+    return ("int" if arg else "uint8_t") if dtype.kind == "b" else ctype(dtype)
 
 
 def _init(combine: str, dtype: np.dtype) -> str:
@@ -69,7 +87,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
     locals_: dict[str, str] = {}
     inner = plan.inner_loops
     ren = plan.rename
-    # Blocked mode (a reduction over leading axes, kept dims contiguous): BLOCK outer points
+    # Blocked mode (a reduction over leading axes, kept dims contiguous): plan.block outer points
     # advance together, their per-point values in arrays, the unit-stride loop innermost.
     blk = plan.blocked
     if blk:
@@ -87,7 +105,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         ``init``; return how the loop body refers to it."""
         ref = per_point(name)
         if blk:
-            pre.append(f"{c_type} {name}[{BLOCK}];")
+            pre.append(f"{c_type} {name}[{plan.block}];")
             pre.append(f"{point_loop} {ref} = {init}; }}")
         else:
             pre.append(f"{c_type} {ref} = {init};")
@@ -123,7 +141,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 if role == "scalar":
                     if blk:
                         arr = names.temp().replace("t", "s")
-                        pre.append(f"{ctype(buf.dtype)} {arr}[{BLOCK}];")
+                        pre.append(f"{ctype(buf.dtype)} {arr}[{plan.block}];")
                         em.lines.append(f"{arr}[{bidx}] = {v};")
                         locals_[buf.name] = f"{arr}[{bidx}]"
                     else:
@@ -137,14 +155,14 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             if role == "scan":
                 in_order = True   # the running value goes from one element to the next
                 updates += _scan_update(node, em, frame, pre, names, plan.accumulators[buf.name],
-                                        per_point, point_loop if blk else None, ren)
+                                        per_point, point_loop if blk else None, ren, plan.block)
                 continue
             # a reduction: accumulate per lane, finish after the loop
             acc_dt = plan.accumulators[buf.name]
             acc_name = names.temp().replace("t", "acc")
             arg = node.combine in IN_ORDER_COMBINES
             acc = declare_accumulator(pre, [] if node in pairwise_nodes else clauses,   # (its own pass)
-                                      _acc_ctype(acc_dt), acc_name, _init(node.combine, acc_dt),
+                                      _acc_ctype(acc_dt, arg), acc_name, _init(node.combine, acc_dt),
                                       _CLAUSE.get(node.combine))
             if node.combine in ("max", "min") and node not in pairwise_nodes:
                 extrema.append((acc, _acc_ctype(acc_dt), _init(node.combine, acc_dt), node.combine))
@@ -158,7 +176,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 pos = _reduced_position(frame).render(ren)
                 at = declare_accumulator(pre, clauses, "int64_t", acc_name.replace("acc", "at"), "0", None)
                 cur = names.temp()
-                updates.append(f"const {_acc_ctype(acc_dt)} {cur} = {em.cast(v, node.src.dtype, acc_dt)};")
+                updates.append(f"const {_acc_ctype(acc_dt, arg)} {cur} = {em.cast(v, node.src.dtype, acc_dt)};")
                 better = f"{cur} {'>' if node.combine == 'argmax' else '<'} {acc}"
                 if acc_dt.kind == "f":
                     # & and |, not && and ||: no control flow, so the loop vectorizes
@@ -206,7 +224,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 value = f"{nan} ? {literal(np.nan, out_dt)} : {value}"
             finish = [f"{red} = {value};"] if blk else [f"const {ctype(out_dt)} {red} = {value};"]
             if blk:
-                pre.append(f"{ctype(out_dt)} {red_name}[{BLOCK}];")
+                pre.append(f"{ctype(out_dt)} {red_name}[{plan.block}];")
             locals_[buf.name] = red
             if local.get(buf.name) != "scalar":
                 w = write_index(node, "reduce", frame)
@@ -365,9 +383,10 @@ def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[se
 
 
 def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSource,
-                 acc_dt: np.dtype, per_point: Any, point_loop: str | None, ren: Any) -> list[str]:
+                 acc_dt: np.dtype, per_point: Any, point_loop: str | None, ren: Any,
+                 block: int) -> list[str]:
     """A scan's statements in its loop: combine the next element into the running value
-    (declared in ``pre``: one per point when blocked) and store it. Integers combine in
+    (declared in ``pre``: one per point when blocked, ``block`` points) and store it. Integers combine in
     uint64_t and wrap to the result's width, as NumPy's loops do (no signed overflow)."""
     acc_name = names.temp().replace("t", "acc")
     ref = per_point(acc_name)
@@ -378,7 +397,7 @@ def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSo
     elif node.combine in ("fmax", "fmin") and acc_dt.kind == "f":
         init = "__builtin_nan(\"\")"   # fmax(NaN, x) is x for every x (from -inf a leading NaN would be lost)
     if point_loop is not None:
-        pre += [f"{c_type} {acc_name}[{BLOCK}];", f"{point_loop} {ref} = {init}; }}"]
+        pre += [f"{c_type} {acc_name}[{block}];", f"{point_loop} {ref} = {init}; }}"]
     else:
         pre.append(f"{c_type} {ref} = {init};")
     v = em.cast(node.src.load(em, node_index(node, "scan", frame)), node.src.dtype, acc_dt)

@@ -88,6 +88,9 @@ VIEW_REPLAY_US = 0.2   # each view op replayed (reshape's layout check costs mor
 # it (toeplitz_solve in tests/runtime/test_cost_model.py: 78 stretches of which 41 alike;
 # 157 kernels, none alike).
 MAX_SMALL_KERNELS = 64
+# A graph on larger arrays of at most this many fused ops is asked whether it builds any
+# kernel (``_numpy_calls_only``); larger ones always build one.
+MAX_ASKED_FUSED = 4
 BUILD_S_PER_KERNEL = 0.04
 
 _FUSED = (Category.POINTWISE, Category.REDUCTION, Category.VIEW)
@@ -281,6 +284,26 @@ def grows_with_size(graph: Any) -> bool:
                for node in getattr(graph, "folded", []) + graph.nodes)
 
 
+def _numpy_calls_only(graph: Any, built: Callable[[], int | None] | None) -> str | None:
+    """Why ``graph`` should run as Python though its fused ops looked worth compiling: the
+    lowering builds no kernel for it (``x.argmax(axis=1)`` of a C-contiguous x is NumPy's
+    own SIMD argmax, a complex sum NumPy's add.reduce: extern calls), so compiled it makes
+    NumPy's calls and pays the entry and the wrapper besides (argmax of 64x64 float64: 2.5
+    us against NumPy's 1.0). None: compile it. Asked (the
+    lowering runs, g++ does not) of graphs of at most MAX_ASKED_FUSED fused ops, none of
+    them elementwise (which always makes a kernel), and never of one with folded
+    constants (computed once compiled, every call as Python)."""
+    fused = [n for n in graph.nodes if n.kind == "call" and _fused(n.op)]
+    if built is None or len(fused) > MAX_ASKED_FUSED or getattr(graph, "folded", None) \
+            or any(n.op.category == Category.POINTWISE for n in fused):
+        return None
+    if built() != 0:
+        return None
+    return (f"runs as Python: its {len(fused)} operation{'s' if len(fused) > 1 else ''} "
+            f"compile to no kernel, only NumPy's own calls: compiled would add its entry's cost "
+            f"(KILN_COST_MODEL=0 compiles it anyway)")
+
+
 def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
                      built: Callable[[], int | None] | None = None,
                      direct: bool = False) -> str | None:
@@ -289,7 +312,7 @@ def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
     when the launches counted here pass MAX_SMALL_KERNELS; ``direct``: see :func:`estimate`."""
     found = _tally(graph)   # (once: it walks the whole graph)
     if found is None:
-        return None
+        return _numpy_calls_only(graph, built)
     python, compiled, kernels = _priced(found, breaks, c_guards, direct and _kernels_only(graph, found),
                                         _returned_views_us(graph))
     if kernels > MAX_SMALL_KERNELS and built is not None:
@@ -300,7 +323,9 @@ def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
                 f"(more than {MAX_SMALL_KERNELS}: about {kernels * BUILD_S_PER_KERNEL:.0f} s of "
                 f"g++, for {python:.0f} us per call as NumPy; KILN_COST_MODEL=0 compiles it)")
     if compiled < python:
-        return None
+        # (priced as kernels: a reduction the lowering leaves to NumPy, a sum of 10
+        # complex128 values, took 2.5 us compiled against NumPy's 0.8)
+        return _numpy_calls_only(graph, built)
     calls = [n for n in graph.nodes if n.kind == "call"]
     extra = f" and {breaks} graph break" if breaks else ""
     large = sum(1 for n in calls if _large(n) and not touches_one_element(n))

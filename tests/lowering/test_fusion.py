@@ -119,14 +119,15 @@ def test_expensive_shared_value_is_computed_once():
 
 def test_leading_axis_reductions_run_blocked_and_fused():
     # Reducing axis 0 of a C-ordered array: blocks of columns advance together with the
-    # unit-stride loop innermost (not a strided walk down each column).
+    # unit-stride loop innermost (not a strided walk down each column); 300 columns are
+    # one block (test_plans.py: whole rows up to WHOLE_ROW_POINTS).
     def col_softmax(x):
         m = F.max(x, axis=0, keepdims=True)
         e = F.exp(F.subtract(x, m))
         return F.true_divide(e, F.sum(e, axis=0, keepdims=True)), F.std(x, axis=0)
     art = compile_and_check(col_softmax, np.random.default_rng(9).standard_normal((37, 300)).astype(np.float32))
     assert len(art.kernel_names) == 1
-    assert "x1_b += 256" in art.cpp
+    assert "x1_b += 300" in art.cpp
 
 
 # -- a costly value read through a broadcast ---------------------------------------------

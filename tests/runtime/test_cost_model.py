@@ -353,6 +353,42 @@ def test_large_externs_cost_the_same_compiled_so_breaks_decide():
     assert compiled.records[0].graph is not None
 
 
+def argmax_rows(a):
+    return a.argmax(axis=1)
+
+
+def sum_rows(a):
+    return a.sum(axis=1)
+
+
+def test_a_graph_that_builds_no_kernel_runs_as_python_at_any_size():
+    """``a.argmax(axis=1)`` of a C-contiguous array lowers to NumPy's own SIMD argmax (an
+    extern call, no kernel): compiled, it paid the entry and the wrapper besides (64x64
+    float64: 2.5 us against NumPy's 1.0). Asked of the lowering, the model runs it as
+    Python; a graph that would build a kernel still compiles, and one with elementwise
+    work (always a kernel) is not lowered twice to find out."""
+    from kiln.ir import trace
+    from kiln.ops import F, TensorMeta
+
+    a = np.random.default_rng(0).standard_normal((64, 64))
+    compiled = kiln.compile(argmax_rows)
+    np.testing.assert_array_equal(compiled(a), argmax_rows(a))
+    [record] = compiled.records
+    assert record.graph is None and "compile to no kernel" in record.runs_as_python
+    # on small arrays too, where the estimate priced the reduction as a kernel: a sum of
+    # 10 complex128 values is NumPy's add.reduce (2.5 us compiled, NumPy 0.8)
+    z = (np.arange(10) * (1 + 2j)).reshape(2, 5)
+    compiled = kiln.compile(sum_rows)
+    np.testing.assert_array_equal(compiled(z), sum_rows(z))
+    assert compiled.records[0].graph is None and "compile to no kernel" in compiled.records[0].runs_as_python
+    meta = [TensorMeta((64, 64), np.float64)]
+    g = trace(lambda x: (F.argmax(x, axis=1),), meta, ["x"])
+    assert cost.python_is_faster(g, built=lambda: 1) is None
+    assert "compile to no kernel" in cost.python_is_faster(g, built=lambda: 0)
+    chain = trace(lambda x: (F.argmax(F.exp(x), axis=1),), meta, ["x"])
+    assert cost.python_is_faster(chain, built=lambda: pytest.fail("asked")) is None
+
+
 def running_sum(x):
     for i in range(1, x.shape[0]):
         x[i] += x[i - 1]
