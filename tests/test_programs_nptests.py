@@ -392,6 +392,17 @@ def asarray_device(x, d):
     return np.asarray(x, device=d) + np.asanyarray(x, device=d)
 
 
+# _core/tests/test_multiarray.py TestArrayConstruction.test_array_copy_str: np.array/np.asarray
+# read copy= as NumPy does: a string is NumPy's ValueError, copy=0 / np.False_ mean never a
+# copy (kiln copied for them, and for a string).
+@program(*[(x, c, k) for x in ([1.0, 2.0], np.arange(3.0)) for c in ("always", 0, 1, np.False_, None)
+           for k in range(2)])
+def copy_keyword_forms(x, c, k):
+    r = np.array(x, copy=c) if k == 0 else np.asarray(x, copy=c)
+    r[0] = -1.0
+    return r, x
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 

@@ -106,8 +106,20 @@ def _copy_false_ok(name: str, a: Any, dtype: Any, order: Any, copy: Any) -> None
         reject(name, "copy", copy, "use copy=None (a copy only when needed)")
 
 
+def _copy_mode(name: str, copy: Any) -> bool | None:
+    """``copy=`` as NumPy reads it: None, np._CopyMode, or the truth of a number
+    (``copy=0`` and ``copy=np.False_`` are False: never a copy). A string is NumPy's
+    ValueError and any other object is left to NumPy: such a call runs as NumPy."""
+    if copy is None or isinstance(copy, np._CopyMode):
+        return {np._CopyMode.ALWAYS: True, np._CopyMode.NEVER: False}.get(copy)
+    if not isinstance(copy, (bool, int, float, np.bool_, np.number)):
+        reject(name, "copy", copy, "pass True, False or None")
+    return bool(copy)
+
+
 def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     _order_ok("numpy.asarray", order)
+    copy = _copy_mode("numpy.asarray", copy)
     _copy_false_ok("numpy.asarray", a, dtype, order, copy)
     if like is not None:
         reject("numpy.asarray", "like", like, "drop like=")
@@ -126,6 +138,7 @@ def _as_fortran_array(a: Any, **params: Any) -> Any:
 
 def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
     _order_ok("numpy.array", order)
+    copy = _copy_mode("numpy.array", copy)
     _copy_false_ok("numpy.array", object, dtype, order, copy)
     copies = copy is not False and copy is not None
     fortran = order == "F" and copies
