@@ -403,6 +403,15 @@ def copy_keyword_forms(x, c, k):
     return r, x
 
 
+# TestArrayCreationCopyArgument.test_compatible_cast: a dtype equal to x's under another name
+# (np.longlong for int64) needs no copy: NumPy's result is a view of x, and writes reach x.
+@program(*[(np.arange(4), c, k) for c in (None, False) for k in range(2)])
+def array_of_an_equal_dtype_is_a_view(x, c, k):
+    r = np.array(x, dtype=np.longlong, copy=c) if k == 0 else np.asarray(x, dtype=np.longlong)
+    r[0] = 7
+    return r, x
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 

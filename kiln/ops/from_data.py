@@ -52,8 +52,11 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
     elif _numpy_scalar(a):
         a = N.copy(a)   # a NumPy scalar becomes a 0-d array (a new one)
         copy = False
-    if dtype is not None and (np.dtype(dtype) != _dtype(a) or np.dtype(dtype).char != _dtype(a).char):
+    if dtype is not None and (np.dtype(dtype) != _dtype(a) or copy and np.dtype(dtype).char != _dtype(a).char):
         a = N.method("astype", a, dtype)   # (the char: 'c' equals 'S1', kiln refuses it)
+    elif dtype is not None and np.dtype(dtype).char != _dtype(a).char:
+        # an equal dtype of another name (np.longlong for int64): NumPy's view of a, not a copy
+        a = N.method("view", a, np.dtype(dtype))
     elif copy:
         a = N.copy(a, order=order if order in ("A", "C") else "K")
     nd = ndim_of(a)
