@@ -412,6 +412,19 @@ def array_of_an_equal_dtype_is_a_view(x, c, k):
     return r, x
 
 
+# TestWhere.test_kwargs: np.where(c, x=a, y=b) is NumPy's TypeError (positional-only
+# parameters, as np.concatenate's arrays and np.matrix_transpose's x; np.reshape's newshape=
+# is gone in NumPy 2.4); kiln accepted the keywords.
+_KEYWORD_CALLS = (lambda a: np.where(a > 1, x=a, y=-a), lambda a: np.where(a > 1, a, y=-a),
+                  lambda a: np.concatenate(arrays=[a, a]), lambda a: np.matrix_transpose(x=a[None]),
+                  lambda a: np.reshape(a, newshape=(-1, 1)), lambda a: np.where(a > 1, a, -a))
+
+
+@program(*[(np.arange(4.0), k) for k in range(len(_KEYWORD_CALLS))])
+def positional_only_parameters_as_keywords(a, k):
+    return _KEYWORD_CALLS[k](a)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
