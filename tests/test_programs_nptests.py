@@ -516,3 +516,20 @@ def test_array_of_numbers_warns_for_its_cast_at_every_call(backend, monkeypatch)
             got = compiled(np.float16(1))
         assert [str(w.message) for w in caught] == ["overflow encountered in cast"]
         np.testing.assert_array_equal(got, f(np.float16(1)))
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_fortran_ordered_copies_own_their_memory(backend, monkeypatch):
+    """TestArrayCreationCopyArgument.test_order_mismatch: np.array(x, order='F'),
+    x.copy(order='F') and np.copy(x, order='F') own their memory in NumPy (``.base`` None);
+    kiln returned a transposed view of a C-ordered copy of x.T."""
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+
+    def f(x):
+        return np.array(x, order="F"), x.copy(order="F"), np.copy(x, order="F"), np.array(x, order="F") * 2
+
+    compiled = kiln.compile(f, backend=backend)
+    for x in (np.ones(()), np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2).T):
+        for want, got in zip(f(x), compiled(x)):
+            assert (got.base is None, got.strides) == (want.base is None, want.strides)
+            np.testing.assert_array_equal(got, want)

@@ -134,9 +134,16 @@ def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, lik
                      passes_scalars=True)
 
 
+def _copy_fortran(x: Any) -> Any:
+    """ndarray.copy(order='F'): a Fortran-ordered copy owning its memory, as NumPy's (not a
+    transposed view of a copy: ``.base``, ``.flags.owndata``); np.asfortranarray would
+    make a 0-d array 1-d."""
+    return N.asfortranarray(N.copy(x, order="K")) if ndim_of(x) else N.copy(x)
+
+
 def _as_fortran_array(a: Any, **params: Any) -> Any:
-    """np.array(a, order='F') (a copy): the C-ordered copy of the transpose, transposed."""
-    return N.transpose(N.copy(N.transpose(_as_array(a, **params)), order="C"))
+    """np.array(a, order='F') (a copy): ndarray.copy(order='F')'s."""
+    return _copy_fortran(_as_array(a, **params))
 
 
 def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
