@@ -413,7 +413,7 @@ spell(np.tril, tril, _tri_normalizer(tril), "numpy.tril")
 # -- copy ----------------------------------------------------------------------------------
 # A copy is an elementwise identity into a fresh buffer: POINTWISE, never a VIEW (writes
 # into the copy must not reach the original). Its layout is NumPy's: ``order`` "C"
-# (ndarray.copy's default), "K" (np.copy's: the input's axis order) or "A".
+# (ndarray.copy's default), "K" (np.copy's: the input's axis order), "A" or "F".
 
 copy = declare("copy", Category.POINTWISE, lambda x, order="C": fresh_copy(x, order),
                inputs=("x",), params={"order": "C"},

@@ -136,9 +136,8 @@ def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, lik
 
 def _copy_fortran(x: Any) -> Any:
     """ndarray.copy(order='F'): a Fortran-ordered copy owning its memory, as NumPy's (not a
-    transposed view of a copy: ``.base``, ``.flags.owndata``); np.asfortranarray would
-    make a 0-d array 1-d."""
-    return N.asfortranarray(N.copy(x, order="K")) if ndim_of(x) else N.copy(x)
+    transposed view of a copy of x.T: ``.base``, ``.flags.owndata``)."""
+    return N.copy(x, order="F")
 
 
 def _as_fortran_array(a: Any, **params: Any) -> Any:
