@@ -392,6 +392,39 @@ def asarray_device(x, d):
     return np.asarray(x, device=d) + np.asanyarray(x, device=d)
 
 
+# _core/tests/test_multiarray.py TestArrayConstruction.test_array_copy_str: np.array/np.asarray
+# read copy= as NumPy does: a string is NumPy's ValueError, copy=0 / np.False_ mean never a
+# copy (kiln copied for them, and for a string).
+@program(*[(x, c, k) for x in ([1.0, 2.0], np.arange(3.0)) for c in ("always", 0, 1, np.False_, None)
+           for k in range(2)])
+def copy_keyword_forms(x, c, k):
+    r = np.array(x, copy=c) if k == 0 else np.asarray(x, copy=c)
+    r[0] = -1.0
+    return r, x
+
+
+# TestArrayCreationCopyArgument.test_compatible_cast: a dtype equal to x's under another name
+# (np.longlong for int64) needs no copy: NumPy's result is a view of x, and writes reach x.
+@program(*[(np.arange(4), c, k) for c in (None, False) for k in range(2)])
+def array_of_an_equal_dtype_is_a_view(x, c, k):
+    r = np.array(x, dtype=np.longlong, copy=c) if k == 0 else np.asarray(x, dtype=np.longlong)
+    r[0] = 7
+    return r, x
+
+
+# TestWhere.test_kwargs: np.where(c, x=a, y=b) is NumPy's TypeError (positional-only
+# parameters, as np.concatenate's arrays and np.matrix_transpose's x; np.reshape's newshape=
+# is gone in NumPy 2.4); kiln accepted the keywords.
+_KEYWORD_CALLS = (lambda a: np.where(a > 1, x=a, y=-a), lambda a: np.where(a > 1, a, y=-a),
+                  lambda a: np.concatenate(arrays=[a, a]), lambda a: np.matrix_transpose(x=a[None]),
+                  lambda a: np.reshape(a, newshape=(-1, 1)), lambda a: np.where(a > 1, a, -a))
+
+
+@program(*[(np.arange(4.0), k) for k in range(len(_KEYWORD_CALLS))])
+def positional_only_parameters_as_keywords(a, k):
+    return _KEYWORD_CALLS[k](a)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
@@ -483,3 +516,20 @@ def test_array_of_numbers_warns_for_its_cast_at_every_call(backend, monkeypatch)
             got = compiled(np.float16(1))
         assert [str(w.message) for w in caught] == ["overflow encountered in cast"]
         np.testing.assert_array_equal(got, f(np.float16(1)))
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_fortran_ordered_copies_own_their_memory(backend, monkeypatch):
+    """TestArrayCreationCopyArgument.test_order_mismatch: np.array(x, order='F'),
+    x.copy(order='F') and np.copy(x, order='F') own their memory in NumPy (``.base`` None);
+    kiln returned a transposed view of a C-ordered copy of x.T."""
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+
+    def f(x):
+        return np.array(x, order="F"), x.copy(order="F"), np.copy(x, order="F"), np.array(x, order="F") * 2
+
+    compiled = kiln.compile(f, backend=backend)
+    for x in (np.ones(()), np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2).T):
+        for want, got in zip(f(x), compiled(x)):
+            assert (got.base is None, got.strides) == (want.base is None, want.strides)
+            np.testing.assert_array_equal(got, want)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from .from_data import _as_array
+from .from_data import _as_array, _copy_fortran
 from .indexing import _fmt_shape, is_array_entry
 from .meta import TensorMeta, fake, namespace, fresh_copy, normalize_one_axis, reject, shape_of
 from .registry import Bound, Category, Composite, F, declare, method_key, spell, spell_composite
@@ -413,7 +413,7 @@ spell(np.tril, tril, _tri_normalizer(tril), "numpy.tril")
 # -- copy ----------------------------------------------------------------------------------
 # A copy is an elementwise identity into a fresh buffer: POINTWISE, never a VIEW (writes
 # into the copy must not reach the original). Its layout is NumPy's: ``order`` "C"
-# (ndarray.copy's default), "K" (np.copy's: the input's axis order) or "A".
+# (ndarray.copy's default), "K" (np.copy's: the input's axis order), "A" or "F".
 
 copy = declare("copy", Category.POINTWISE, lambda x, order="C": fresh_copy(x, order),
                inputs=("x",), params={"order": "C"},
@@ -433,10 +433,6 @@ ascontiguousarray = declare("ascontiguousarray", Category.POINTWISE, _ascontiguo
                             vjp=lambda g, out, x: (g,),
                             doc="numpy.ascontiguousarray: `x` itself when C-contiguous, else a C-ordered copy")
 ascontiguousarray.lowering = copy.lowering = {"scalar": "identity", "kinds": "fiubc"}  # a copy is a loop
-
-
-def _copy_fortran(x):
-    return F.transpose(F.copy(F.transpose(x)))
 
 
 def _np_copy_normalize(a, order="K", subok=False):

@@ -52,8 +52,11 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
     elif _numpy_scalar(a):
         a = N.copy(a)   # a NumPy scalar becomes a 0-d array (a new one)
         copy = False
-    if dtype is not None and (np.dtype(dtype) != _dtype(a) or np.dtype(dtype).char != _dtype(a).char):
+    if dtype is not None and (np.dtype(dtype) != _dtype(a) or copy and np.dtype(dtype).char != _dtype(a).char):
         a = N.method("astype", a, dtype)   # (the char: 'c' equals 'S1', kiln refuses it)
+    elif dtype is not None and np.dtype(dtype).char != _dtype(a).char:
+        # an equal dtype of another name (np.longlong for int64): NumPy's view of a, not a copy
+        a = N.method("view", a, np.dtype(dtype))
     elif copy:
         a = N.copy(a, order=order if order in ("A", "C") else "K")
     nd = ndim_of(a)
@@ -106,8 +109,20 @@ def _copy_false_ok(name: str, a: Any, dtype: Any, order: Any, copy: Any) -> None
         reject(name, "copy", copy, "use copy=None (a copy only when needed)")
 
 
+def _copy_mode(name: str, copy: Any) -> bool | None:
+    """``copy=`` as NumPy reads it: None, np._CopyMode, or the truth of a number
+    (``copy=0`` and ``copy=np.False_`` are False: never a copy). A string is NumPy's
+    ValueError and any other object is left to NumPy: such a call runs as NumPy."""
+    if copy is None or isinstance(copy, np._CopyMode):
+        return {np._CopyMode.ALWAYS: True, np._CopyMode.NEVER: False}.get(copy)
+    if not isinstance(copy, (bool, int, float, np.bool_, np.number)):
+        reject(name, "copy", copy, "pass True, False or None")
+    return bool(copy)
+
+
 def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     _order_ok("numpy.asarray", order)
+    copy = _copy_mode("numpy.asarray", copy)
     _copy_false_ok("numpy.asarray", a, dtype, order, copy)
     if like is not None:
         reject("numpy.asarray", "like", like, "drop like=")
@@ -119,13 +134,20 @@ def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, lik
                      passes_scalars=True)
 
 
+def _copy_fortran(x: Any) -> Any:
+    """ndarray.copy(order='F'): a Fortran-ordered copy owning its memory, as NumPy's (not a
+    transposed view of a copy of x.T: ``.base``, ``.flags.owndata``)."""
+    return N.copy(x, order="F")
+
+
 def _as_fortran_array(a: Any, **params: Any) -> Any:
-    """np.array(a, order='F') (a copy): the C-ordered copy of the transpose, transposed."""
-    return N.transpose(N.copy(N.transpose(_as_array(a, **params)), order="C"))
+    """np.array(a, order='F') (a copy): ndarray.copy(order='F')'s."""
+    return _copy_fortran(_as_array(a, **params))
 
 
 def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
     _order_ok("numpy.array", order)
+    copy = _copy_mode("numpy.array", copy)
     _copy_false_ok("numpy.array", object, dtype, order, copy)
     copies = copy is not False and copy is not None
     fortran = order == "F" and copies

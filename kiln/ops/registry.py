@@ -24,6 +24,8 @@ package knowing anything about graphs.
 from __future__ import annotations
 
 import enum
+import functools
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -407,7 +409,29 @@ class Spelling:
     uses: tuple = ()
 
     def bind(self, *args: Any, **kwargs: Any) -> Bound:
+        named = sorted(_positional_only(self.key) & kwargs.keys()) if kwargs else ()
+        if named:   # np.where(c, x=a, y=b), np.concatenate(arrays=...): NumPy's TypeError
+            raise TypeError(f"{self.text}() got some positional-only arguments passed as "
+                            f"keyword arguments: {', '.join(named)!r}")
         return self.normalize(*args, **kwargs)
+
+
+def _positional_only(key: Any) -> frozenset:
+    """The names of the installed NumPy's positional-only parameters of a function or ufunc
+    spelling (``np.where(condition, x=None, y=None, /)``); none for methods and operators."""
+    try:
+        return _positional_only_of(key) if callable(key) else frozenset()
+    except TypeError:   # (an unhashable callable)
+        return frozenset()
+
+
+@functools.cache
+def _positional_only_of(fn: Callable) -> frozenset:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return frozenset()
+    return frozenset(p.name for p in params if p.kind is p.POSITIONAL_ONLY)
 
 
 SPELLINGS: dict[Any, Spelling] = {}

@@ -11,6 +11,7 @@ shape, the inverse permutation, the same flip.
 """
 from __future__ import annotations
 
+import inspect
 import operator
 from typing import Any
 
@@ -88,6 +89,8 @@ reshape = declare("reshape", Category.VIEW, _reshape_impl, inputs=("x",), layout
 
 
 def _np_reshape_normalize(a, shape=None, order="C", *, newshape=None, copy=None):
+    if newshape is not None and "newshape" not in inspect.signature(np.reshape).parameters:
+        raise TypeError("reshape() got an unexpected keyword argument 'newshape'")   # NumPy >= 2.4
     if shape is None:
         shape = newshape
     if shape is None:
