@@ -812,7 +812,7 @@ def interpolate_gaps_up_to_a_limit(y, limit):
     idx = np.arange(len(y))
     filled = np.interp(idx, idx[good], y[good]).astype(y.dtype)
     run_id = np.cumsum(good)
-    gap_len = np.bincount(run_id[~good], minlength=run_id.max() + 1) if (~good).any() else np.zeros(1, np.int64)
+    gap_len = np.bincount(run_id[~good], minlength=run_id.max() + 1)
     inside = (idx > idx[good][0]) & (idx < idx[good][-1])
     allowed = good | (inside & (gap_len[run_id] <= limit))
     out = np.where(allowed, filled, np.nan).astype(y.dtype)
@@ -1066,6 +1066,7 @@ def errstate_raise_caught_per_element(a, b):
 
 @program((np.array([1.0, 4.0, 9.0]),), (np.array([1.0, -4.0, 9.0]),), (np.array([0.0, 1.0], f32),), (np.array([-1.0, 0.0], f32),))
 def warnings_as_errors_around_log_and_sqrt(x):
+    y = z = None
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         try:
@@ -1074,8 +1075,9 @@ def warnings_as_errors_around_log_and_sqrt(x):
             note = "ok"
         except RuntimeWarning as w:
             note = f"caught {type(w).__name__}: {w}"
-            y = np.emath.sqrt(x)
-            z = np.emath.log(x)
+    if z is None:
+        with np.errstate(divide="ignore"):
+            y, z = np.emath.sqrt(x), np.emath.log(x)
     return y, z, note
 
 
@@ -1156,6 +1158,194 @@ def while_else_search_and_math_comb(vals, k):
     coeffs = np.array([math.comb(k, j) for j in range(k + 1)])
     poly = np.polynomial.Polynomial(coeffs)
     return found, coeffs, poly(vals.astype(np.float64)) if len(vals) else np.zeros(0), int(np.gcd.reduce(vals)) if len(vals) else 0
+
+
+# ----------------------------------------------------------------------------- edges: layouts, small dtypes, 0-d and empty
+
+_g = np.random.default_rng(690)
+
+
+@program((np.asfortranarray(_g.standard_normal((5, 4))), np.array([0, 2])),
+         (_g.standard_normal((6, 8))[::2, 1::2], np.array([1])), (np.zeros((0, 3)), np.zeros(0, np.intp)),
+         (_g.standard_normal((4, 3)).astype(f32).T, np.array([0, 0, 2])))
+def column_standardize_fortran_and_strided(X, drop):
+    keep = np.setdiff1d(np.arange(X.shape[1]), drop)
+    Z = X[:, keep]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        Z = (Z - Z.mean(axis=0)) / Z.std(axis=0, ddof=1)
+    Z[:, np.all(~np.isfinite(Z), axis=0)] = 0
+    X[:, drop] = -1
+    return Z, keep, np.isfortran(Z), X.sum(axis=0)
+
+
+@program((np.array([100, -100, 50, 127, -128], i8), 3), (np.array([1, 2, 3], i8), 0), (np.zeros(0, i8), 2))
+def int8_quantized_relu_requantize(q, shift):
+    acc = q.astype(np.int32) * 3 - 7
+    relu = np.maximum(acc, 0)
+    rounded = (relu + (1 << shift >> 1)) >> shift
+    sat = np.clip(rounded, -128, 127).astype(np.int8)
+    naive = (q * np.int8(3)) >> np.int8(shift)
+    return sat, naive, sat.dtype, int(np.abs(q.astype(np.int16)).sum()), q.mean() if len(q) else 0.0
+
+
+@program((np.array([[True, False, True], [False, False, True]]), np.array([True, True, False])),
+         (np.ones((1, 2), bool), np.array([False, False])), (np.zeros((0, 4), bool), np.zeros(4, bool)))
+def boolean_algebra_on_masks(M, v):
+    both = M & v
+    either = M | v
+    diff = M ^ v
+    votes = M.sum(axis=0)
+    frac = M.mean(axis=1)
+    anyc = M.any(axis=0)
+    lin = M.astype(np.int8) @ v.astype(np.int8)
+    return both, either, diff, ~M, votes, frac, anyc, lin, np.cumsum(v), M.T @ M
+
+
+@program((np.array(3.5), np.array([1.0, 2.0])), (np.float32(2.0), np.array([[1.0]], f32)), (np.array(-1, i32), np.zeros(0)))
+def zero_d_scale_and_shift(s, x):
+    y = s * x + s
+    z = np.add(s, 1)
+    m = np.maximum(s, 0)
+    w = np.where(s > 0, x, -x)
+    return y, z, m, w, np.ndim(s), type(s * 2), s.item() * 2
+
+
+_g = np.random.default_rng(694)
+
+
+@program((((_g.standard_normal(8) + 1j * _g.standard_normal(8))).astype(c64),), (np.array([0j, 1 + 0j, np.inf + 0j], c64),),
+         (np.zeros(0, c64),))
+def complex64_magnitude_phase_and_conj_products(z):
+    mag = np.abs(z)
+    ph = np.angle(z)
+    pw = (z * z.conj()).real
+    rotated = z * np.exp(1j * np.float32(0.5)).astype(np.complex64)
+    nrm = z / np.where(mag == 0, 1, mag)
+    return mag, ph, pw, rotated, nrm, z.real.dtype, np.sum(z), np.vdot(z, z)
+
+
+@program((np.array([np.nan, 1.0, np.inf, -np.inf, 0.0, -0.0]),), (np.array([np.nan, np.nan], f32),), (np.zeros(0),))
+def nan_inf_signed_zero_summary(x):
+    with np.errstate(invalid="ignore"):
+        finite = x[np.isfinite(x)]
+        s = np.nansum(x)
+        mx = np.nanmax(x) if np.any(~np.isnan(x)) else np.nan
+        sgn = np.signbit(x)
+        inv = 1 / np.where(x == 0, x, np.inf)
+        clipped = np.clip(x, -1, 1)
+        fmax = np.fmax(x, 0.0)
+    return finite, s, mx, sgn, inv, clipped, fmax, np.nan_to_num(x, posinf=9.0)
+
+
+# ----------------------------------------------------------------------------- generators, in-place library calls
+
+_g = np.random.default_rng(700)
+
+
+@program((_g.standard_normal((6, 3)), np.random.default_rng(1), 4), (np.arange(10, dtype=f32).reshape(5, 2), np.random.default_rng(2), 2))
+def minibatch_sampler_choice_shuffle_permuted(X, rng, batch):
+    idx = rng.choice(len(X), size=batch, replace=False)
+    w = rng.choice(np.arange(len(X)), size=batch, p=np.full(len(X), 1 / len(X)))
+    order = np.arange(len(X))
+    rng.shuffle(order)
+    cols = rng.permuted(np.tile(np.arange(X.shape[1]), (2, 1)), axis=1)
+    noise = rng.normal(0.0, 0.1, size=(batch, X.shape[1])).astype(X.dtype)
+    flips = rng.binomial(1, 0.5, size=batch).astype(bool)
+    b = X[idx] + noise
+    b[flips] = b[flips, ::-1]
+    return b, idx, w, order, cols, rng.integers(0, 3, size=2, endpoint=True), rng
+
+
+@program((np.array([5, 3, 9, 1, 7]), np.array([[2.0, 1.0], [0.5, 3.0]])), (np.array([2, 2], i32), np.eye(2, dtype=f32)))
+def put_putmask_place_compress_extract(a, M):
+    b = a.copy()
+    np.put(b, [0, -1], [-1, -2])
+    np.putmask(b, b > 4, 0)
+    c = a.astype(np.float64)
+    np.place(c, c < 4, [10.0, 20.0])
+    kept = np.compress(a > 2, a)
+    ex = np.extract(M > 1, M)
+    a.sort()
+    return b, c, kept, ex, a
+
+
+_g = np.random.default_rng(702)
+
+
+@program((_g.standard_normal(6), _g.standard_normal(6), _g.random(6) > 0.4), (np.arange(4, dtype=i32), np.ones(4, i32), np.array([1, 0, 1, 0], bool)))
+def ufunc_out_where_accumulate_in_place(acc, x, mask):
+    np.add(acc, x, out=acc, where=mask)
+    np.multiply(acc, 2, out=acc, where=~mask)
+    run = np.maximum.accumulate(acc)
+    prod = np.multiply.reduce(x[mask]) if mask.any() else x.dtype.type(1)
+    low = np.minimum.reduce(acc, initial=0)
+    return acc, run, prod, low
+
+
+@program((np.array([7, -7, 127, -128, 0], i8), np.array([2, 2, -1, -1, 3], i8)), (np.array([5, -5], i32), np.array([-3, 3], i32)))
+def integer_divmod_floor_semantics(a, b):
+    q, r = np.divmod(a, b)
+    fl = a // b
+    tr = np.fmod(a, b)
+    rem = np.remainder(a, b)
+    back = q * b + r
+    return q, r, fl, tr, rem, back, np.round(a.astype(np.int64), -1)
+
+
+@program((np.array([[1.0, 2.0], [3.0, 4.0]]), 3), (np.array([[2.0, 0.0], [0.0, 0.5]], f32), -2), (np.eye(3), 0))
+def matrix_power_multi_dot_block(A, k):
+    P = np.linalg.matrix_power(A, k)
+    chain = np.linalg.multi_dot([A, A.T, A])
+    Z = np.zeros_like(A)
+    big = np.block([[A, Z], [Z, P]])
+    return P, chain, big, np.kron(np.eye(2, dtype=A.dtype), A).shape
+
+
+@program((np.array([1, 2, 4, 4, 8], i64), np.array([3, 4]), np.array([4, 0, 3, 2, 1])),
+         (np.array([0.5, 0.1, 0.9], f32), np.array([0.5, 1.0], f32), np.array([1, 0, 2])))
+def searchsorted_with_sorter_and_sides(a, v, sorter):
+    s = np.argsort(a, kind="stable")
+    left = np.searchsorted(a, v, side="left", sorter=s)
+    right = np.searchsorted(a, v, side="right", sorter=s)
+    counts = right - left
+    ranks = np.empty_like(sorter)
+    ranks[sorter] = np.arange(len(sorter))
+    return left, right, counts, ranks, np.bitwise_count(np.abs(a.astype(np.int64)))
+
+
+@program((np.array(["2026-01-01", "NaT", "2026-01-04", "2026-01-02"], "M8[D]"),), (np.array(["NaT"], "M8[s]"),))
+def datetime64_with_nat_gaps(t):
+    ok = ~np.isnat(t)
+    order = np.argsort(t)
+    gaps = np.diff(np.sort(t[ok]))
+    span = t[ok].max() - t[ok].min() if ok.any() else np.timedelta64("NaT")
+    weekday = ((t[ok].astype("M8[D]").astype(np.int64) - 4) % 7)
+    return ok, order, gaps, span, weekday, np.busday_count(t[ok].min(), t[ok].max()) if ok.sum() > 1 else 0
+
+
+@program((np.array([1.0, np.nan, 2.0, np.nan]), np.array([1.0, np.nan, 2.0 + 1e-9, 3.0])),
+         (np.array([0.0], f32), np.array([1e-9], f32)))
+def isclose_equal_nan_and_unique_nans(a, b):
+    c1 = np.isclose(a, b)
+    c2 = np.isclose(a, b, equal_nan=True, rtol=0, atol=1e-8)
+    u1 = np.unique(a)
+    u2 = np.unique(a, equal_nan=False)
+    return c1, c2, u1, u2, np.array_equal(a, b, equal_nan=True), np.allclose(a, b, equal_nan=True)
+
+
+_g = np.random.default_rng(707)
+
+
+@program((_g.random((5, 4)), np.array([1.0, 2.0, 3.0, 4.0])), (np.ones((2, 2), f32), np.array([0.5, 0.5], f32)))
+def ogrid_apply_over_axes_and_nditer(X, w):
+    yy, xx = np.ogrid[0:X.shape[0], 0:X.shape[1]]
+    radial = np.hypot(yy - X.shape[0] / 2, xx - X.shape[1] / 2)
+    tot = np.apply_over_axes(np.sum, X, [0, 1])
+    weighted = np.zeros(X.shape[1], dtype=np.result_type(X, w))
+    it = np.nditer(X, flags=["multi_index"])
+    for v in it:
+        weighted[it.multi_index[1]] += v * w[it.multi_index[1]]
+    return radial, tot, weighted
 
 
 test_program = program_test(PROGRAMS, BACKENDS, share=2)
