@@ -319,6 +319,15 @@ def _elements(shape: tuple) -> int:
     return math.prod(int(d) for d in shape)
 
 
+def _input_elements(value: Any) -> int:
+    """The elements of every array among an op's inputs (metas, nested in tuples/lists)."""
+    if isinstance(value, TensorMeta):
+        return _elements(value.shape)
+    if isinstance(value, (tuple, list)):
+        return sum(_input_elements(v) for v in value)
+    return 0
+
+
 def _probe(op, inputs: tuple, params: dict, code: Any, n: int, unbacked: bool = False) -> set | None:
     """Output dims that follow symbol ``code`` (or the set of symbols ``code``, moved
     together; example size ``n``), or None if unclear. ``unbacked``: the size is known
@@ -331,16 +340,20 @@ def _probe(op, inputs: tuple, params: dict, code: Any, n: int, unbacked: bool = 
     if not isinstance(base, TensorMeta):
         return None
     followed = None
+    base_in = _input_elements(_with_size(inputs, code, n))
     for size in (2, n + 1, 2 * n + 3, 4099 * n + 7) + ((1,) if unbacked else ()):
         if size == n:
             continue
-        if followed and size > n and _elements(base.shape) * (size / n) ** len(followed) > \
-                max(PROBE_ELEMENTS, 4 * _elements(base.shape)):
+        probed = _with_size(inputs, code, size)
+        if followed is not None and size > n and (
+                _elements(base.shape) * (size / n) ** len(followed) > max(PROBE_ELEMENTS, 4 * _elements(base.shape))
+                or _input_elements(probed) > max(PROBE_ELEMENTS, 4 * base_in)):
             # (NumPy runs on stand-ins this size: np.outer of a size-20502 probe is 1.7 GB,
-            # its np.dot an hour; the smaller probes have said which dims follow)
+            # its np.dot an hour, np.linalg.eigvalsh of a 20502 x 20502 stand-in, whose
+            # result is small, as long; the smaller probes have said which dims follow)
             continue
         try:
-            out = infer_meta(op, _with_size(inputs, code, size), params)
+            out = infer_meta(op, probed, params)
         except Exception:
             return None
         if not isinstance(out, TensorMeta) or out.dtype != base.dtype or len(out.shape) != len(base.shape):

@@ -210,3 +210,30 @@ def test_probing_dynamic_sizes_stays_small():
     finally:
         tracemalloc.stop()
     assert peak < 100 * 2**20, f"capture's probes took {peak / 2**20:.0f} MB"
+
+
+def test_probing_a_small_result_of_a_large_input_stays_small(monkeypatch):
+    """The same bound on the probes' inputs: np.linalg.eigvalsh of a dynamic (n, n) matrix
+    has an (n,) result, and its probe at 4099 n + 7 ran LAPACK on a 20502 x 20502 stand-in
+    (3 GB, hours: a QR-iteration program hung at its second size)."""
+    from kiln.capture import dims
+    from kiln.ops import TensorMeta
+    asked = []
+    real = dims.infer_meta
+
+    def recording(op, inputs, params):
+        n = sum(int(np.prod(m.shape)) for m in inputs if isinstance(m, TensorMeta))
+        asked.append(n)
+        if n > dims.PROBE_ELEMENTS:
+            raise MemoryError("a probe this large would run NumPy on it")
+        return real(op, inputs, params)
+    monkeypatch.setattr(dims, "infer_meta", recording)
+
+    def f(a):
+        return np.linalg.eigvalsh(a + a.T)
+
+    compiled = kiln.compile(f, backend="eager", dynamic=True)
+    for n in (3, 4, 5):
+        a = np.arange(n * n, dtype=np.float64).reshape(n, n) / 7
+        np.testing.assert_allclose(compiled(a), f(a), rtol=1e-12, atol=1e-12)
+    assert asked and max(asked) <= dims.PROBE_ELEMENTS, f"a probe of {max(asked)} elements"
