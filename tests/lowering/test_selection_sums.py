@@ -34,16 +34,18 @@ def check(f, fn, *args):
         np.testing.assert_array_equal(g, w)   # exact: the same bits, not allclose
 
 
-SIZES = [1, 8, 9, 128, 129, 8192, 8193, 300_001]   # (each size its own kernel)
+SIZES = [1, 8, 9, 128, 129, 8192, 8193, 300_001]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("threads", [1, 2])
-def test_selection_sums_are_numpys_bit_for_bit(monkeypatch, threads, dtype):
+@pytest.mark.parametrize("threads, dynamic", [(1, False), (2, True)])
+def test_selection_sums_are_numpys_bit_for_bit(monkeypatch, threads, dynamic, dtype):
+    """On one thread a kernel per size (static sizes); on two, one kernel for every size
+    (symbolic sizes: the suite's time)."""
     monkeypatch.setattr(kiln.config, "num_threads", threads)
     kiln.reset()
     rng = np.random.default_rng(threads)
-    f = kiln.compile(sums)
+    f = kiln.compile(sums, dynamic=dynamic)
     for n in SIZES:
         for share in (0.5, 0.01, 0.97):
             m = rng.random(n) < share
