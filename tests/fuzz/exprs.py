@@ -197,7 +197,7 @@ class ExprMixin:
     def _expr_once(self, runs: list[dict], depth: int) -> Expr | None:
         if depth <= 0 or self.chance(0.25):
             return self.leaf(runs)
-        kind = self.pick(["binary", "view", "reduce", "unary", "scalar_op", "cast", "where", "creator",
+        kind = self.pick_kind(["binary", "view", "reduce", "unary", "scalar_op", "cast", "where", "creator",
                           "join", "matmul", "index", "method", "pyscalar", "pyarith", "gather", "shape",
                           "reduce_more", "promote"], "expr kind")
         return getattr(self, "_e_" + kind)(runs, depth - 1)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import os
 import re
 import signal
 import threading
@@ -38,6 +39,10 @@ DTYPES = ("float64", "float32", "int64", "int32", "bool", "uint8")
 # integers that wrap, half floats, complex numbers
 MORE_DTYPES = ("int8", "float16", "complex128", "int16", "uint16", "complex64")
 FLOAT = ("float64", "float32")
+# Long runs can weight some expression and statement kinds (exprs.py ``_e_<kind>``,
+# stmts.py/more.py ``_s_<kind>``): KILN_FUZZ_FOCUS=gather,scatter,promote draws each
+# named kind four times as often (docs/fuzzing.md).
+FOCUS = [k for k in os.environ.get("KILN_FUZZ_FOCUS", "").split(",") if k]
 MAX_SIZE = 256            # elements in any value a candidate makes (kernels stay tiny)
 MAX_NDIM = 4
 
@@ -282,8 +287,13 @@ class Gen:
     def pick(self, options: list | tuple, label: str = "") -> Any:
         return options[self.draw(st.integers(0, len(options) - 1), label=label or None)]
 
+    def pick_kind(self, kinds: list[str], label: str) -> str:
+        """One of ``kinds``, those named in KILN_FUZZ_FOCUS four times as likely."""
+        return self.pick(kinds + [k for k in FOCUS if k in kinds] * 3, label)
+
     def pick_dtype(self, more: float = 0.2) -> str:
         """A dtype name: one of DTYPES, or with probability ``more`` one of MORE_DTYPES."""
+        more = 0.6 if "dtypes" in FOCUS else more       # (KILN_FUZZ_FOCUS=dtypes)
         return self.pick(MORE_DTYPES, "more dtypes") if self.chance(more) else self.pick(DTYPES, "dtype")
 
     def chance(self, p: float) -> bool:

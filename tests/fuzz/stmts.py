@@ -45,7 +45,7 @@ class ProgramGen(MoreMixin, ExprMixin, Gen):
                  "if_shape", "if_data", "helper", "container", "scalar", "scatter", "early_return"]
         if not top:     # inside a block: simple statements, and compound ones one level down
             kinds = kinds[:7] + ["scalar", "scatter", "loop_index"] + (["loop", "if_shape"] if self.depth < 2 else [])
-        kind = self.pick(kinds, "statement")
+        kind = self.pick_kind(kinds, "statement")
         marks = len(self.data_conds), len(self.helpers)
         lines = getattr(self, "_s_" + kind)(runs, top)
         new = None
