@@ -322,3 +322,32 @@ class MoreMixin:
                            f"{t.src}[{i} % {n}] += {s}[{i} % {n}:].sum(axis=0)",
                            f"{t.src}[:{i} + 1] -= 1",
                            f"{t.src}[..., -1] = {s}[..., 0] + {i}"])]
+
+    def _s_reduce_out(self, runs, top):
+        """A reduction or scan into ``out=``: an existing array of the result's shape (cast
+        as NumPy's ``same_kind`` rule allows, or raising as NumPy does) or a fresh one, by
+        function or method, with ``keepdims``, ``initial`` and ``where``."""
+        a = self.leaf(runs, array=True)
+        if a is None or a.ndim == 0:
+            return None
+        s = paren(a.src)
+        axis = self.pick(list(range(-a.ndim, a.ndim)))
+        fn = self.pick(["sum", "prod", "max", "min", "mean", "cumsum", "any", "add.reduce", "maximum.reduce"],
+                       "reduction into out")
+        if fn in ("max", "min", "maximum.reduce") and mixed_zeros(a.vals):
+            return None
+        extra = ""
+        if fn in ("sum", "prod", "max", "min", "mean", "any") and self.chance(0.3):
+            extra = ", keepdims=True"
+        if fn in ("sum", "prod", "max", "min") and self.chance(0.3):
+            extra += ", where=" + f"{s} > 0" + (", initial=0" if fn in ("max", "min") else "")
+        call = f"np.{fn}({a.src}, axis={axis}{extra}" if "." in fn or self.chance(0.5) \
+            else f"{s}.{fn}(axis={axis}{extra}"
+        shaped = self.eval(call + ")", runs)
+        if shaped is None or not shaped.is_array:
+            return None
+        fits = self.names(runs, lambda e: isinstance(e.v, np.ndarray) and e.shapes == shaped.shapes)
+        if fits and self.chance(0.7):
+            return [f"{call}, out={self.pick(fits).src})"]
+        o = self.fresh("o")
+        return [f"{o} = np.zeros_like({call}))", f"{self.fresh('r')} = {call}, out={o})"]

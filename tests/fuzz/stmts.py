@@ -42,9 +42,9 @@ class ProgramGen(MoreMixin, ExprMixin, Gen):
     # -- one statement -------------------------------------------------------------------
     def statement(self, runs: list[dict], top: bool) -> list[dict] | None:
         kinds = ["assign", "augassign", "setitem", "assign", "view_write", "out", "break", "loop",
-                 "if_shape", "if_data", "helper", "container", "scalar", "scatter", "early_return"]
+                 "if_shape", "if_data", "helper", "container", "scalar", "scatter", "early_return", "reduce_out"]
         if not top:     # inside a block: simple statements, and compound ones one level down
-            kinds = kinds[:7] + ["scalar", "scatter", "loop_index"] + (["loop", "if_shape"] if self.depth < 2 else [])
+            kinds = kinds[:7] + ["scalar", "scatter", "loop_index", "reduce_out"] + (["loop", "if_shape"] if self.depth < 2 else [])
         kind = self.pick_kind(kinds, "statement")
         marks = len(self.data_conds), len(self.helpers)
         lines = getattr(self, "_s_" + kind)(runs, top)
