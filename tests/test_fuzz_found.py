@@ -689,6 +689,22 @@ def mean_of_a_selection_with_a_dtype(x):
         x.mean(axis=1, keepdims=True, where=x != 0)
 
 
+_ROW = np.arange(5.0).reshape(1, 1, 5) * 10
+
+
+@found((np.arange(-3.0, 7.0).reshape(2, 5), _ROW),
+       (np.ones((2, 5)), np.ones((1, 2, 5))),
+       (np.ones((2, 5)), np.ones((1, 1, 5), bool)))
+def copyto_from_a_source_with_leading_unit_axes(x, y):
+    # seed 45913 (cpp: ValueError from broadcast_to): np.copyto drops a source's leading
+    # unit axes, as x[...] = y does; its where mask keeps them and must broadcast as is
+    np.copyto(x, y, where=x > 0)
+    np.copyto(x[::-1], y * 2)
+    if y.dtype == bool:
+        np.copyto(x, 7, where=y)       # a mask of shape (1, 1, 5) into (2, 5): NumPy raises
+    return x
+
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

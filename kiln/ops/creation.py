@@ -51,10 +51,11 @@ def _check_shape(shape: tuple) -> tuple:
     return shape
 
 
-def fits(src: tuple, dst: tuple) -> bool:
+def fits(src: tuple, dst: tuple, drop_units: bool = True) -> bool:
     """Can an array of shape ``src`` be copied into ``dst`` (np.copyto's broadcasting,
-    which drops leading unit axes of the source first)?"""
-    while len(src) > len(dst) and src[0] == 1:
+    which drops leading unit axes of the source first; not of a ``where`` mask:
+    ``drop_units=False``)?"""
+    while drop_units and len(src) > len(dst) and src[0] == 1:
         src = src[1:]
     try:
         return np.broadcast_shapes(src, dst) == dst

@@ -73,10 +73,13 @@ def _copy_into_meta(dst: Any, src: Any, where: Any, casting: str) -> TensorMeta:
     else:
         sample = np.zeros(() if sshape == () else (0,), np.dtype(src.dtype))
     np.copyto(np.zeros((0,), dst.dtype), sample, casting=casting)
-    for shape in (sshape, tuple(shape_of(where))):
-        if not fits(shape, dshape):
-            raise ValueError(f"could not broadcast input array from shape {_fmt_shape(shape)} "
-                             f"into shape {_fmt_shape(dshape)}")
+    if not fits(sshape, dshape):
+        raise ValueError(f"could not broadcast input array from shape {_fmt_shape(sshape)} "
+                         f"into shape {_fmt_shape(dshape)}")
+    wshape = tuple(shape_of(where))
+    if not fits(wshape, dshape, drop_units=False):   # (np.copyto keeps a mask's leading unit axes)
+        raise ValueError(f"could not broadcast where mask from shape {_fmt_shape(wshape)} "
+                         f"into shape {_fmt_shape(dshape)}")
     return TensorMeta(dshape, dst.dtype)
 
 
@@ -99,7 +102,10 @@ def _copy_into_decomposition(dst, src, where, casting):
     """For the compilers: src cast to dst's dtype and broadcast to its shape (where dst is
     not kept), so the new value of a written argument is computed by the kernel that
     makes src instead of copied twice (the casting check already ran in the shape rule)."""
-    value = F.broadcast_to(F.astype(src, dtype=dst.dtype), shape=tuple(shape_of(dst)))
+    dshape, sshape = tuple(shape_of(dst)), tuple(shape_of(src))
+    if len(sshape) > len(dshape):       # leading unit axes, which np.copyto drops
+        src = F.reshape(src, shape=sshape[len(sshape) - len(dshape):])
+    value = F.broadcast_to(F.astype(src, dtype=dst.dtype), shape=dshape)
     return value if where is True else F.where(where, value, dst)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .programs import DTYPES, FLOAT, Expr
+from .programs import Expr
 from .repeats import POWER_CONDITION
 
 UNARY_FLOAT = ["np.exp", "np.sqrt", "np.sin", "np.cos", "np.tanh", "np.log", "np.floor", "np.ceil",
@@ -98,15 +98,22 @@ def strided_both(xs: list, outs: list) -> bool:
 
 
 def _floats(v) -> np.ndarray:
+    """``v`` as floats; a complex value's parts along a last axis of 2."""
     v = np.asarray(v)
+    if v.dtype.kind == "c":
+        return np.stack([v.real, v.imag], -1)
     return v if v.dtype.kind == "f" else v.astype(np.float64)
 
 
 def zero_tie(xs: list, ys: list) -> bool:
     """Whether a min/max of ``x`` and ``y`` meets +0.0 against -0.0 on some run."""
     for x, y in zip(xs, ys):
+        if np.iscomplexobj(x) or np.iscomplexobj(y):     # parts against parts
+            x, y = (_floats(v) if np.iscomplexobj(v) else np.stack([_floats(v)] * 2, -1) for v in (x, y))
+        else:
+            x, y = _floats(x), _floats(y)
         try:
-            x, y = np.broadcast_arrays(_floats(x), _floats(y))
+            x, y = np.broadcast_arrays(x, y)
         except ValueError:
             continue
         if ((x == 0) & (y == 0) & (np.signbit(x) != np.signbit(y))).any():
@@ -190,8 +197,9 @@ class ExprMixin:
     def _expr_once(self, runs: list[dict], depth: int) -> Expr | None:
         if depth <= 0 or self.chance(0.25):
             return self.leaf(runs)
-        kind = self.pick(["binary", "view", "reduce", "unary", "scalar_op", "cast", "where", "creator",
-                          "join", "matmul", "index", "method", "pyscalar", "pyarith"], "expr kind")
+        kind = self.pick_kind(["binary", "view", "reduce", "unary", "scalar_op", "cast", "where", "creator",
+                          "join", "matmul", "index", "method", "pyscalar", "pyarith", "gather", "shape",
+                          "reduce_more", "promote"], "expr kind")
         return getattr(self, "_e_" + kind)(runs, depth - 1)
 
     # -- pointwise -----------------------------------------------------------------------
@@ -369,10 +377,11 @@ class ExprMixin:
         a = self.expr(runs, depth, array=True)
         if a is None:
             return None
-        dt = self.pick(DTYPES, "astype")
-        if a.kind == "f" and dt not in FLOAT + ("bool",):
+        dt = self.pick_dtype(0.25)
+        if a.kind in "fc" and np.dtype(dt).kind in "iu":
             info = np.iinfo(dt)
             for v in a.vals:       # float -> int casts of nan, inf or out-of-range values are undefined
+                v = np.real(v)
                 if not (np.isfinite(v).all() and (v.size == 0 or (v.min() > info.min and v.max() < info.max))):
                     return None
         how = self.pick(["astype", "np.asarray", "array"])
@@ -402,7 +411,7 @@ class ExprMixin:
 
     def _e_creator(self, runs, depth):
         a = self.leaf(runs, array=True)
-        dt = self.pick(DTYPES)
+        dt = self.pick_dtype()
         if a is not None and self.chance(0.6):
             src = self.pick([f"np.zeros_like({a.src})", f"np.ones_like({a.src})",
                              f"np.full_like({a.src}, 2)",

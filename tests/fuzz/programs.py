@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import os
+import re
 import signal
 import threading
 import warnings
@@ -33,7 +35,14 @@ import kiln
 from .repeats import Repeats, instrument
 
 DTYPES = ("float64", "float32", "int64", "int32", "bool", "uint8")
+# drawn less often (an argument's dtype one time in five, a cast's one in four): narrow
+# integers that wrap, half floats, complex numbers
+MORE_DTYPES = ("int8", "float16", "complex128", "int16", "uint16", "complex64")
 FLOAT = ("float64", "float32")
+# Long runs can weight some expression and statement kinds (exprs.py ``_e_<kind>``,
+# stmts.py/more.py ``_s_<kind>``): KILN_FUZZ_FOCUS=gather,scatter,promote draws each
+# named kind four times as often (docs/fuzzing.md).
+FOCUS = [k for k in os.environ.get("KILN_FUZZ_FOCUS", "").split(",") if k]
 MAX_SIZE = 256            # elements in any value a candidate makes (kernels stay tiny)
 MAX_NDIM = 4
 
@@ -89,7 +98,10 @@ class Program:
         return text
 
     def _source(self, probe: bool) -> str:
-        lines = [*self.helpers, f"def prog({', '.join(self.params)}):", *self.body]
+        body = self.body
+        if probe:       # an early return hands the probe the namespace it returns from
+            body = [re.sub(r"^(\s+)return\b.*$", r"\1return locals()", ln) for ln in body]
+        lines = [*self.helpers, f"def prog({', '.join(self.params)}):", *body]
         if probe:
             lines.append("    return locals()")
         elif self.ret:
@@ -137,6 +149,8 @@ def lit(x: Any) -> str:
     """Python source for a scalar or nested list of scalars (nan/inf spelled via np)."""
     if isinstance(x, list):
         return "[" + ", ".join(lit(v) for v in x) + "]"
+    if isinstance(x, complex):
+        return f"complex({lit(x.real)}, {lit(x.imag)})"
     if isinstance(x, float):
         if math.isnan(x):
             return "np.nan"
@@ -171,6 +185,14 @@ def sample(rng: np.random.Generator, shape: tuple, dtype: str, specials: bool) -
         return rng.integers(0, hi, shape).astype(np.uint8)
     if dtype in ("int32", "int64"):
         return rng.integers(-6, 7, shape).astype(dtype)
+    if dtype in ("int8", "int16", "uint16"):     # sometimes near the ends of the range (wrap)
+        info = np.iinfo(dtype)
+        lo, hi = (int(info.min), int(info.max) + 1) if rng.random() < 0.3 else (0 if info.min == 0 else -6, 12)
+        return rng.integers(lo, hi, shape).astype(dtype)
+    if dtype in ("complex64", "complex128"):
+        part = "float32" if dtype == "complex64" else "float64"
+        re_, im = sample(rng, shape, part, False), sample(rng, shape, part, False)   # (no inf: C++ and NumPy complex inf arithmetic differ by platform)
+        return (re_ + 1j * im.astype(np.float64)).astype(dtype) if re_.size else np.zeros(shape, dtype)
     if rng.random() < 0.7:
         values = rng.integers(-16, 17, shape) / 4.0          # exact in binary: short literals
     else:
@@ -265,6 +287,15 @@ class Gen:
     def pick(self, options: list | tuple, label: str = "") -> Any:
         return options[self.draw(st.integers(0, len(options) - 1), label=label or None)]
 
+    def pick_kind(self, kinds: list[str], label: str) -> str:
+        """One of ``kinds``, those named in KILN_FUZZ_FOCUS four times as likely."""
+        return self.pick(kinds + [k for k in FOCUS if k in kinds] * 3, label)
+
+    def pick_dtype(self, more: float = 0.2) -> str:
+        """A dtype name: one of DTYPES, or with probability ``more`` one of MORE_DTYPES."""
+        more = 0.6 if "dtypes" in FOCUS else more       # (KILN_FUZZ_FOCUS=dtypes)
+        return self.pick(MORE_DTYPES, "more dtypes") if self.chance(more) else self.pick(DTYPES, "dtype")
+
     def chance(self, p: float) -> bool:
         """A draw that is False when shrunk; True with probability about ``p``."""
         return self.draw(st.integers(0, 19)) >= round(20 * (1 - p))   # small ranges draw ~uniformly
@@ -283,7 +314,7 @@ class Gen:
         for k in range(n_arrays):
             ndim = self.pick([2, 1, 3, 2, 1, 0])
             shape_dims = [self.pick([0, 1, 2, 'one']) for _ in range(ndim)]
-            dtype = self.pick(DTYPES) if k == 0 or self.chance(0.6) else arrays[0][1]
+            dtype = self.pick_dtype() if k == 0 or self.chance(0.6) else arrays[0][1]
             layout = self.pick(["C", "T", "step", "rev", "F", "bcast", "view0", "ro", "swap", "unal",
                                 "win"]) if self.chance(0.5) else "C"
             if layout == "view0":      # a view of the first argument: arguments that overlap in memory

@@ -70,7 +70,10 @@ def _values(v, depth: int = 0):
             yield from _values(x, depth + 1)
     elif isinstance(v, (np.ndarray, np.generic, int, float, bool)):
         a = np.asarray(v)
-        if a.dtype.kind in "biuf":
+        if a.dtype.kind == "c":
+            yield a.real
+            yield a.imag
+        elif a.dtype.kind in "biuf":
             yield a if a.dtype.kind == "f" else a.astype(np.float64)
 
 

@@ -14,6 +14,7 @@ from hypothesis import assume, strategies as st
 
 from .exprs import (MIN_MAX, ExprMixin, ill_conditioned, ill_conditioned_power, mixed_zeros, paren, shares_memory,
                     strided_both, zero_tie)
+from .more import MoreMixin
 from .programs import Expr, Gen, Program, candidate_time_limit
 
 AUG_OPS = ["+=", "*=", "-=", "/=", "//=", "%=", "**=", "&=", "|=", "^="]
@@ -21,7 +22,7 @@ OUT_FUNCS = ["np.add", "np.multiply", "np.subtract", "np.maximum", "np.negative"
              "np.sqrt", "np.true_divide", "np.floor_divide"]
 
 
-class ProgramGen(ExprMixin, Gen):
+class ProgramGen(MoreMixin, ExprMixin, Gen):
 
     def run(self) -> Program:
         self.make_args()
@@ -41,10 +42,10 @@ class ProgramGen(ExprMixin, Gen):
     # -- one statement -------------------------------------------------------------------
     def statement(self, runs: list[dict], top: bool) -> list[dict] | None:
         kinds = ["assign", "augassign", "setitem", "assign", "view_write", "out", "break", "loop",
-                 "if_shape", "if_data", "helper", "container", "scalar"]
+                 "if_shape", "if_data", "helper", "container", "scalar", "scatter", "early_return", "reduce_out"]
         if not top:     # inside a block: simple statements, and compound ones one level down
-            kinds = kinds[:7] + ["scalar"] + (["loop", "if_shape"] if self.depth < 2 else [])
-        kind = self.pick(kinds, "statement")
+            kinds = kinds[:7] + ["scalar", "scatter", "loop_index", "reduce_out"] + (["loop", "if_shape"] if self.depth < 2 else [])
+        kind = self.pick_kind(kinds, "statement")
         marks = len(self.data_conds), len(self.helpers)
         lines = getattr(self, "_s_" + kind)(runs, top)
         new = None
@@ -171,11 +172,11 @@ class ProgramGen(ExprMixin, Gen):
     def _cast_ok(self, value: Expr, target: Expr) -> bool:
         """Float values written into integer arrays must be finite and in range (else the
         conversion is undefined behaviour in C and NumPy's result is the platform's)."""
-        if value.kind != "f" or target.kind not in "iu":
+        if value.kind not in "fc" or target.kind not in "iu":
             return True
         info = np.iinfo(target.dtype)
         return all(np.isfinite(v).all() and (np.size(v) == 0 or (np.min(v) > info.min and np.max(v) < info.max))
-                   for v in value.vals)
+                   for v in map(np.real, value.vals))
 
     def _s_view_write(self, runs, top):
         t = self.target(runs)

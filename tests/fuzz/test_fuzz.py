@@ -219,3 +219,49 @@ def test_what_numpy_leaves_unspecified_is_not_drawn_on_a_later_pass():
     assert not unspecified("np.maximum(a, 1.5)", {"a": np.array([-0.0, 1.0])})
     assert unspecified("np.copysign(b, a)", {"a": np.array([np.nan]), "b": 1.0})
     assert not unspecified("a + b", {"a": np.array([-0.0, 0.0]), "b": np.nan})
+
+
+def test_stop_45_draws_leave_numpys_open_choices_out():
+    """A non-stable argsort of ties, and a sort of both signed zeros, are NumPy's path's
+    choice (tests/fuzz/more.py); an early return is read by the probe as ``return locals()``."""
+    import numpy as np
+
+    from .more import _has_ties
+    from .programs import Program
+    assert _has_ties([np.array([[1.0, 2.0], [3.0, 3.0]])], -1) and not _has_ties([np.array([[1.0, 2.0], [1.0, 3.0]])], -1)
+    assert _has_ties([np.array([[1.0, 2.0], [1.0, 3.0]])], 0) and _has_ties([np.array([1.0, 2.0, 1.0])], None)
+    assert _has_ties([np.array([0.0, -0.0])], -1) and _has_ties([np.array([np.nan, 1.0])], 0)
+    assert not _has_ties([np.zeros((0, 3)), np.float64(1.0)], 0)
+    prog = Program(["x0"], [], ["    if x0.sum() > 1:", "        return x0 * 2", "    v1 = x0 + 1"], "v1",
+                   ["x0 = np.array([1.0, 2.0])\nargs = (x0,)\n"])
+    assert "        return locals()" in prog.source(probe=True) and "return x0 * 2" in prog.source()
+    fn, _ = build_function(prog.source())
+    assert fn(*prog.args(0)).tolist() == [2.0, 4.0]
+
+
+def test_the_warnings_check_takes_kilns_warnings_among_numpys():
+    """KILN_FUZZ_WARNINGS=1: kiln may warn less than NumPy (only where certain), not
+    otherwise; 2: the same warnings."""
+    import warnings
+
+    from . import runner
+
+    def caught(*messages):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            for m in messages:
+                warnings.warn(m, RuntimeWarning)
+        return w
+
+    numpy_said = caught("divide by zero encountered in floor_divide", "invalid value encountered in floor_divide")
+    old = runner.WARNINGS
+    try:
+        runner.WARNINGS = "1"
+        runner._same_warnings(caught("divide by zero encountered in floor_divide"), numpy_said, "call 0")
+        with pytest.raises(Mismatch, match="overflow"):
+            runner._same_warnings(caught("overflow encountered in exp"), numpy_said, "call 0")
+        runner.WARNINGS = "2"
+        with pytest.raises(Mismatch):
+            runner._same_warnings(caught("divide by zero encountered in floor_divide"), numpy_said, "call 0")
+    finally:
+        runner.WARNINGS = old
