@@ -528,8 +528,12 @@ def test_fortran_ordered_copies_own_their_memory(backend, monkeypatch):
     def f(x):
         return np.array(x, order="F"), x.copy(order="F"), np.copy(x, order="F"), np.array(x, order="F") * 2
 
-    compiled = kiln.compile(f, backend=backend)
-    for x in (np.ones(()), np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2).T):
-        for want, got in zip(f(x), compiled(x)):
-            assert (got.base is None, got.strides) == (want.base is None, want.strides)
-            np.testing.assert_array_equal(got, want)
+    def alone(x):   # (a graph of the copy alone: a Fortran-ordered copy of a C-ordered input)
+        return (np.copy(x, order="F"),)
+
+    for fn in (f, alone):
+        compiled = kiln.compile(fn, backend=backend)
+        for x in (np.ones(()), np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2).T):
+            for want, got in zip(fn(x), compiled(x)):
+                assert (got.base is None, got.strides) == (want.base is None, want.strides)
+                np.testing.assert_array_equal(got, want)

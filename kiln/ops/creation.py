@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from .from_data import _as_array, _copy_fortran
+from .from_data import _as_array
 from .indexing import _fmt_shape, is_array_entry
 from .meta import TensorMeta, fake, namespace, fresh_copy, normalize_one_axis, reject, shape_of
 from .registry import Bound, Category, Composite, F, declare, method_key, spell, spell_composite
+from .result_layout import Strided, axis_order, layout_of
 from .shape import shape_arg
 
 
@@ -423,6 +424,18 @@ copy = declare("copy", Category.POINTWISE, lambda x, order="C": fresh_copy(x, or
                doc="numpy.copy / ndarray.copy: a fresh array with the same values")
 
 
+def _copy_result_order(xshape: tuple, xstrides: tuple, order: str = "C") -> tuple | None:
+    """The copy's memory order (Op.result_order): Fortran for order='F' whatever x's
+    layout (C-ordered inputs too, which layout_of's stand-ins skip), x's for 'K' and 'A'."""
+    if order == "F":
+        return tuple(reversed(range(len(xshape))))
+    strides = layout_of(fresh_copy, [Strided(tuple(xshape), tuple(xstrides))], {"order": order}, tuple(xshape))
+    return None if strides is None else axis_order(xshape, strides)
+
+
+copy.result_order = _copy_result_order
+
+
 # NumPy returns its input itself when it is already C-contiguous, a C-ordered copy
 # otherwise: like astype(copy=False), whether it aliases is decided at run time.
 def _ascontiguousarray_impl(x: Any) -> Any:
@@ -438,15 +451,11 @@ ascontiguousarray.lowering = copy.lowering = {"scalar": "identity", "kinds": "fi
 
 def _np_copy_normalize(a, order="K", subok=False):
     _check_common("numpy.copy", order, orders=("K", "A", "C", "F"))
-    if order == "F":
-        return Composite(_copy_fortran, (a,))
     return Bound(copy, (a,), {} if order == "C" else {"order": order})
 
 
 def _method_copy_normalize(x, order="C"):
     _check_common("ndarray.copy", order, orders=("K", "A", "C", "F"))
-    if order == "F":
-        return Composite(_copy_fortran, (x,))
     return Bound(copy, (x,), {} if order == "C" else {"order": order})
 
 

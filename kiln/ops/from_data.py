@@ -13,7 +13,7 @@ import numpy as np
 
 from .meta import ndim_of, reject, shape_of
 from .numeric import _dtype, _is_array
-from .registry import Composite, N, is_runtime_number, spell_composite
+from .registry import Composite, F, N, is_runtime_number, spell_composite
 
 
 # ---- array construction ------------------------------------------------------------------
@@ -137,7 +137,7 @@ def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, lik
 def _copy_fortran(x: Any) -> Any:
     """ndarray.copy(order='F'): a Fortran-ordered copy owning its memory, as NumPy's (not a
     transposed view of a copy of x.T: ``.base``, ``.flags.owndata``)."""
-    return N.copy(x, order="F")
+    return F.copy(x, order="F")
 
 
 def _as_fortran_array(a: Any, **params: Any) -> Any:

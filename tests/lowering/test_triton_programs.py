@@ -1,6 +1,11 @@
 """The program corpus (tests/test_programs.py: capture, graph breaks, mutation, dynamic
 sizes, NaN/inf, size 0 and 1, layouts ...) through backend="triton" on NumPy arrays
-through Triton's interpreter: results, dtypes, shapes and mutated arguments as NumPy's."""
+through Triton's interpreter: results, dtypes, shapes and mutated arguments as NumPy's.
+Half the programs (chosen by name, the same every run, as program_test's ``share``): the
+interpreter runs a kernel's every block in Python, and the op table and the fusion tests
+through it (test_triton_ops.py, test_triton_backend.py) prove every kernel kind."""
+import zlib
+
 import pytest
 
 pytest.importorskip("triton")
@@ -10,7 +15,7 @@ from test_programs import PROGRAMS, check_program
 from .triton_kit import interpret  # noqa: F401  (autouse: Triton's interpreter on NumPy arrays)
 
 
-@pytest.mark.parametrize("name", list(PROGRAMS))
+@pytest.mark.parametrize("name", [n for n in PROGRAMS if zlib.crc32(f"{n}/triton".encode()) % 2 == 0])
 def test_program_on_triton(name, capsys):
     fn, calls = PROGRAMS[name]
     check_program(fn, calls, "triton")

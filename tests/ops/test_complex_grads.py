@@ -59,6 +59,9 @@ CASES = {
     "broadcast_arrays_view": (lambda a: np.broadcast_arrays(a[0], np.zeros((4, 3)))[0] * a[1], (Z23,)),
     "sum_to": (lambda a, b: a * b, (Z23, W3)),     # b's gradient is summed over the broadcast
     "selected_sum": (lambda a: a[np.abs(a) > 1].sum() * (1 - 2j) + a[X23 > 0].mean(), (Z23,)),
+    # (np.sum(where=) of floats and complex values: NumPy's own masked loop, an extern)
+    "where_sum": (lambda a: np.sum(a * a, where=np.abs(Z23) > 1, axis=1).sum()
+                  + np.sum(a, where=X23 > 0, initial=1j) * (2 + 1j), (Z23,)),
     "astype": (lambda a, x: a * x.astype(np.complex128) + np.real(a).astype(np.complex128), (Z23, X23)),
     "fft": (lambda a, x: np.fft.fft(a, n=4) * np.fft.fft(x, axis=0, norm="ortho")[:, :1], (Z23, X23)),
     "ifft": (lambda a: np.fft.ifft(a, norm="forward") * a, (Z23,)),
