@@ -69,7 +69,7 @@ def row_sums(a):          # rows of a 2-D array: views, unrolled as before
     return out
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=2)
+test_program = program_test(PROGRAMS, BACKENDS, share=4)
 
 
 @pytest.mark.parametrize("name", [n for n in PROGRAMS if n != "row_sums"])

@@ -330,7 +330,7 @@ def loop_calls_while_helpers(x):
     return out
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=2)
+test_program = program_test(PROGRAMS, BACKENDS, share=4)
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))

@@ -103,7 +103,7 @@ def always_numpy(x):              # every iteration makes it NumPy: one graph, n
     return s * 2
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=2)
+test_program = program_test(PROGRAMS, BACKENDS, share=4)
 
 
 @pytest.mark.parametrize("name", [n for n in PROGRAMS if n not in ("while_sum", "int_total")])

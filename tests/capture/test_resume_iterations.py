@@ -107,7 +107,7 @@ def raises_mid_loop(x, pts, out):
     return out
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=2)
+test_program = program_test(PROGRAMS, BACKENDS, share=4)
 
 
 def test_later_iterations_run_compiled_resume_functions():
