@@ -11,7 +11,8 @@ from .loop_node import try_loop
 from .loops import RangeIteratorVariable, range_iterator
 from .variables.arrays import ArrayVariable
 from .variables.base import ConstantVariable
-from .variables.containers import ArrayIteratorVariable, DictVariable, IteratorVariable, make_iterator
+from .variables.containers import DictVariable
+from .variables.iterators import ArrayIteratorVariable, IteratorVariable, make_iterator
 
 
 class ControlOpcodes:

@@ -31,7 +31,8 @@ from ..ops.loops import NUMPY_SCALAR_UFUNCS, OPERATOR_NAMES, SCALAR_FUNCTIONS, s
 from .breaks import BreakGraph
 from .variables.arrays import ArrayVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
-from .variables.containers import IteratorVariable, TupleVariable
+from .variables.containers import TupleVariable
+from .variables.iterators import IteratorVariable
 
 # Constant trip counts below this unroll as before (a loop node costs a body trace).
 MIN_TRIP = 4

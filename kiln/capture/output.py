@@ -203,7 +203,8 @@ class OutputGraph:
 
     def _other(self, tx, var: VariableTracker) -> str:
         from .variables.arrays import MaskedSelectionVariable
-        from .variables.containers import IteratorVariable, SliceVariable
+        from .variables.containers import SliceVariable
+        from .variables.iterators import IteratorVariable
         if isinstance(var, MaskedSelectionVariable) and var.taken is not None:
             return self.reconstruct(tx, var.taken)
         if isinstance(var, MaskedSelectionVariable):  # taken for real, after the graph:

@@ -46,9 +46,8 @@ from .loops import RangeItems
 from .variables.arrays import MaskedSelectionVariable
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
-from .variables.containers import (ArrayIteratorVariable, ContainerMethodVariable, DictVariable,
-                                   DictViewVariable, IteratorVariable, ListVariable, TupleVariable,
-                                   ZipIteratorVariable)
+from .variables.containers import ContainerMethodVariable, DictVariable, DictViewVariable, ListVariable, TupleVariable
+from .variables.iterators import ArrayIteratorVariable, IteratorVariable, ZipIteratorVariable
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
                                   NestedFunctionVariable, NumpyFunctionVariable,
                                   UfuncMethodVariable, UserFunctionVariable, UserMethodVariable,

@@ -42,8 +42,8 @@ from .variables.base import (NULL, CellVariable, ConstantVariable, LazyVariable,
                              VariableTracker, stores_itself)
 from .variables.builder import wrap
 from .variables.builtins import BuiltinVariable
-from .variables.containers import (ContainerMethodVariable, DictVariable, IteratorVariable,
-                                   ListVariable, TupleVariable)
+from .variables.containers import ContainerMethodVariable, DictVariable, ListVariable, TupleVariable
+from .variables.iterators import IteratorVariable
 from .variables.functions import ModuleVariable, NestedFunctionVariable, UserObjectVariable
 
 MAX_INLINE_DEPTH = 32

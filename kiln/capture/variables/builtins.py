@@ -86,7 +86,7 @@ class BuiltinVariable(ConstantVariable):
 
     def call_enumerate(self, tx, iterable, start=None) -> VariableTracker:
         from .arrays import ArrayVariable
-        from .containers import ArrayIteratorVariable, IteratorVariable, ZipIteratorVariable, make_iterator
+        from .iterators import ArrayIteratorVariable, IteratorVariable, ZipIteratorVariable, make_iterator
         first = start.as_constant(tx) if start is not None else 0
         if isinstance(iterable, ArrayVariable):
             return ArrayIteratorVariable(tx, iterable, first)
@@ -94,7 +94,7 @@ class BuiltinVariable(ConstantVariable):
         return ZipIteratorVariable([part], first)
 
     def call_zip(self, tx, *iterables, strict=None) -> VariableTracker:
-        from .containers import IteratorVariable, ZipIteratorVariable, make_iterator
+        from .iterators import IteratorVariable, ZipIteratorVariable, make_iterator
         parts = [it if isinstance(it, IteratorVariable) else make_iterator(tx, it) for it in iterables]
         if strict is not None and strict.as_constant(tx) and len({len(p.pending) for p in parts}) > 1:
             # Python raises when the shortest ends, after the steps before it ran
@@ -106,13 +106,13 @@ class BuiltinVariable(ConstantVariable):
         """A one-shot iterator, as in Python; over an array it reads each row when the
         loop takes it (a loop breaking on its first step reads one)."""
         from .arrays import ArrayVariable
-        from .containers import ArrayIteratorVariable, IteratorVariable
+        from .iterators import ArrayIteratorVariable, IteratorVariable
         if isinstance(seq, ArrayVariable):
             return ArrayIteratorVariable(tx, seq, reverse=True)
         return IteratorVariable(list(reversed(seq.items(tx))))
 
     def call_iter(self, tx, obj) -> VariableTracker:
-        from .containers import IteratorVariable, make_iterator
+        from .iterators import IteratorVariable, make_iterator
         if isinstance(obj, IteratorVariable):
             return obj
         return make_iterator(tx, obj)

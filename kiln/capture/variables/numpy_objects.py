@@ -19,7 +19,8 @@ import numpy as np
 
 from ...array_kinds import reads_memory
 from .base import ConstantVariable, VariableTracker
-from .containers import IteratorVariable, TupleVariable
+from .containers import TupleVariable
+from .iterators import IteratorVariable
 
 # An unrolled iteration past this many index tuples would be a huge graph: it breaks.
 MAX_UNROLLED_INDICES = 4096

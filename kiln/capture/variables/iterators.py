@@ -1,0 +1,138 @@
+"""Iterators whose items are trackers: over a container's known items (loops over them
+are unrolled), over an array's rows, over zip()'s arguments; ``make_iterator`` is
+``iter()`` of a tracker. (The containers they walk: containers.py.)"""
+from __future__ import annotations
+
+from typing import Any
+
+from .base import ConstantVariable, VariableTracker
+from .containers import DictVariable, ListVariable, TupleVariable
+
+
+class IteratorVariable(VariableTracker):
+    """An iterator over known items (loops over it are unrolled)."""
+
+    def __init__(self, items: list[VariableTracker], origin: Any = None) -> None:
+        self.pending = list(items)
+        # The list or dict walked (Python walks it live): a loop that changes it while
+        # walking is not followed (see changed()).
+        self.origin = origin
+        self.taken = 0
+
+    def describe(self) -> str:
+        return "iterator"
+
+    def next(self, tx=None) -> VariableTracker | None:
+        if not self.pending:
+            return None
+        self.taken += 1
+        return self.pending.pop(0)
+
+    def changed(self) -> bool:
+        """Has the walked list or dict changed since the iterator was made?"""
+        if isinstance(self.origin, ListVariable):
+            rest = self.origin.item_list[self.taken:]
+            return len(rest) != len(self.pending) or any(a is not b for a, b in zip(rest, self.pending))
+        if isinstance(self.origin, DictVariable):
+            return len(self.origin.entries) != self.taken + len(self.pending)
+        return False
+
+    def items(self, tx) -> list[VariableTracker]:
+        out, self.pending = list(self.pending), []
+        return out
+
+
+class ArrayIteratorVariable(IteratorVariable):
+    """``iter(x)`` or ``enumerate(x)`` over an array. Python reads each element or row
+    when the loop takes it, so a loop that writes into ``x`` sees its own writes in later
+    steps: each step indexes ``x`` then, not when the iterator was made."""
+
+    def __init__(self, tx, array: VariableTracker, start: int | None = None,
+                 reverse: bool = False) -> None:
+        n = array.length(tx).as_constant(tx)      # the loop unrolls: its length is guarded
+        super().__init__(list(range(n - 1, -1, -1)) if reverse else list(range(n)))
+        self.array = array
+        self.start = start          # enumerate's first count, or None for iter(x)
+        self.reverse = reverse      # reversed(x): from the last row, read as lazily
+        self.tried = False          # a loop node over its positions was tried (FOR_ITER)
+        self.anonymous = start is not None   # made by GET_ITER or enumerate(): see FOR_ITER
+
+    def item_at(self, tx, i: VariableTracker) -> VariableTracker:
+        """The step's value at position ``i`` (a loop node's index): x[i], or (start + i, x[i])."""
+        item = self.array.getitem(tx, i)
+        if self.start is None:
+            return item
+        from ..loops import apply_scalar
+        return TupleVariable([apply_scalar(tx, "add", [ConstantVariable(self.start), i]), item])
+
+    def next(self, tx=None) -> VariableTracker | None:
+        if not self.pending:
+            return None
+        self.taken += 1
+        i = self.pending.pop(0)
+        item = self.array.getitem(tx, ConstantVariable(i))
+        if self.start is None:
+            return item
+        return TupleVariable([ConstantVariable(self.start + i), item])
+
+    def items(self, tx) -> list[VariableTracker]:
+        out = []
+        while (item := self.next(tx)) is not None:
+            out.append(item)
+        return out
+
+
+class ZipIteratorVariable(IteratorVariable):
+    """``zip(...)``, and ``enumerate(...)`` of anything but an array: lazy, as in Python.
+    Each step takes one item from each part when the loop asks, so a loop that writes
+    into an array it zips reads its own writes, a zip walked twice is empty the second
+    time, ``zip(it, it)`` pairs one iterator's items, and a loop that breaks on its
+    first step has read one element, not all of them. A graph break rebuilds ``zip`` (or
+    ``enumerate``) over the parts where they are (kiln/capture/partial.py)."""
+
+    def __init__(self, parts: list[IteratorVariable], count: int | None = None) -> None:
+        self.parts = parts
+        self.count = count      # enumerate's next count; None for zip
+        self.origin = None
+        self.taken = 0
+
+    @property
+    def pending(self) -> range:
+        """As many steps as the shortest part has left (loop checks count on it)."""
+        return range(min((len(p.pending) for p in self.parts), default=0))
+
+    def describe(self) -> str:
+        return "zip iterator" if self.count is None else "enumerate iterator"
+
+    def python_type(self) -> type:
+        return zip if self.count is None else enumerate
+
+    def next(self, tx=None) -> VariableTracker | None:
+        row = []
+        for part in self.parts:      # Python's order: an item taken before a part ends is lost
+            item = part.next(tx)
+            if item is None:
+                return None
+            row.append(item)
+        self.taken += 1
+        if self.count is None:
+            return TupleVariable(row)
+        self.count += 1
+        return TupleVariable([ConstantVariable(self.count - 1), row[0]])
+
+    def changed(self) -> bool:
+        return any(p.changed() for p in self.parts)
+
+    def items(self, tx) -> list[VariableTracker]:
+        out = []
+        while (item := self.next(tx)) is not None:
+            out.append(item)
+        return out
+
+
+def make_iterator(tx, obj: VariableTracker) -> IteratorVariable:
+    """``iter(obj)``: arrays are read step by step, lists and dicts walked live."""
+    from .arrays import ArrayVariable
+    if isinstance(obj, ArrayVariable):
+        return ArrayIteratorVariable(tx, obj)
+    return IteratorVariable(obj.items(tx), obj if isinstance(obj, (ListVariable, DictVariable)) else None)
