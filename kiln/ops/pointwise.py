@@ -292,10 +292,13 @@ def _power_operator(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
     and on inexact arrays np.reciprocal for -1 and np.sqrt for a Python float 0.5 (NumPy's
     fast_scalar_power). That changes the result on a bool array (square gives int8, power
     int64; ``m **= 2`` then raises NumPy's casting error) and on a complex one (power's
-    complex loop rounds otherwise: ``z ** 2`` is not ``np.power(z, 2)`` to the last bit);
-    a NumPy scalar's ``**`` is power."""
+    complex loop rounds otherwise: ``z ** 2`` is not ``np.power(z, 2)`` to the last bit),
+    and on a float one the warnings' names: ``x ** 0.5`` of a negative float is NumPy's
+    "invalid value encountered in sqrt", ``x ** -1`` of a zero "... in reciprocal", an
+    overflowing ``x ** 2`` "... in square" (fuzzer seed 45958). Integer arrays keep power
+    (the same values, no warnings); a NumPy scalar's ``**`` is power."""
     normal = ufunc_normalizer(op, ufunc, in_place_first, operator_form)
-    fast = {(int, 2): ("square", "bc"), (int, -1): ("reciprocal", "c"), (float, 0.5): ("sqrt", "c")}
+    fast = {(int, 2): ("square", "bfc"), (int, -1): ("reciprocal", "fc"), (float, 0.5): ("sqrt", "fc")}
 
     def normalize(*args: Any, **kwargs: Any) -> Bound:
         bound = normal(*args, **kwargs)

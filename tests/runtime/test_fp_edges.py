@@ -209,3 +209,27 @@ def test_errstate_under_warn_warns_of_underflow_as_numpy():
     for mode in ({"under": "warn"}, {"all": "warn"}, {"under": "raise"}, {}):
         _same(_outcome(tiny_product, x, setup=lambda: np.errstate(**mode)),
               _outcome(compiled, x, setup=lambda: np.errstate(**mode)))
+
+
+def scalar_powers(x, y):
+    y **= 0.5   # (in place: NumPy's fast_scalar_power too)
+    return x ** 2, x ** -1, x ** 0.5, x ** 2.0, x ** -1.0
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scalar_powers_warn_in_the_ufunc_numpy_takes(backend, dtype, monkeypatch):
+    """ndarray's ``**`` with a Python int 2 or -1 or a float 0.5 runs np.square,
+    np.reciprocal or np.sqrt on a float array, and NumPy's warnings name those ufuncs
+    ("invalid value encountered in sqrt"; kiln said "... in power"; fuzzer seed 45958);
+    2.0 and -1.0 stay np.power."""
+    monkeypatch.setattr(kiln.config, "cost_model", False)
+    big = np.finfo(dtype).max / 4   # (its square overflows)
+    x = np.array([0.0, big, -1.0, -np.inf, -0.0, 3.0], dtype)
+    want = _outcome(lambda a, b: scalar_powers(a, b), x, x)
+    compiled = kiln.compile(scalar_powers, backend=backend)
+    _same(want, _outcome(compiled, x, x))
+    with np.errstate(all="ignore"):
+        for got, exp in zip(compiled(x, x.copy()), scalar_powers(x, x.copy())):
+            assert got.dtype == exp.dtype
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(exp))
