@@ -42,7 +42,18 @@ class IteratorVariable(VariableTracker):
         return out
 
 
-class ArrayIteratorVariable(IteratorVariable):
+class LazyIteratorVariable(IteratorVariable):
+    """An iterator whose steps read their items when taken (``next``): taking them all
+    is taking them one by one."""
+
+    def items(self, tx) -> list[VariableTracker]:
+        out = []
+        while (item := self.next(tx)) is not None:
+            out.append(item)
+        return out
+
+
+class ArrayIteratorVariable(LazyIteratorVariable):
     """``iter(x)`` or ``enumerate(x)`` over an array. Python reads each element or row
     when the loop takes it, so a loop that writes into ``x`` sees its own writes in later
     steps: each step indexes ``x`` then, not when the iterator was made."""
@@ -75,14 +86,9 @@ class ArrayIteratorVariable(IteratorVariable):
             return item
         return TupleVariable([ConstantVariable(self.start + i), item])
 
-    def items(self, tx) -> list[VariableTracker]:
-        out = []
-        while (item := self.next(tx)) is not None:
-            out.append(item)
-        return out
 
 
-class ZipIteratorVariable(IteratorVariable):
+class ZipIteratorVariable(LazyIteratorVariable):
     """``zip(...)``, and ``enumerate(...)`` of anything but an array: lazy, as in Python.
     Each step takes one item from each part when the loop asks, so a loop that writes
     into an array it zips reads its own writes, a zip walked twice is empty the second
@@ -123,11 +129,6 @@ class ZipIteratorVariable(IteratorVariable):
     def changed(self) -> bool:
         return any(p.changed() for p in self.parts)
 
-    def items(self, tx) -> list[VariableTracker]:
-        out = []
-        while (item := self.next(tx)) is not None:
-            out.append(item)
-        return out
 
 
 def make_iterator(tx, obj: VariableTracker) -> IteratorVariable:

@@ -20,7 +20,7 @@ import numpy as np
 from ...array_kinds import reads_memory
 from .base import ConstantVariable, VariableTracker
 from .containers import TupleVariable
-from .iterators import IteratorVariable
+from .iterators import IteratorVariable, LazyIteratorVariable
 
 # An unrolled iteration past this many index tuples would be a huge graph: it breaks.
 MAX_UNROLLED_INDICES = 4096
@@ -148,7 +148,7 @@ class NdIndexVariable(IteratorVariable):
         return "np.ndindex iterator"
 
 
-class NdEnumerateVariable(IteratorVariable):
+class NdEnumerateVariable(LazyIteratorVariable):
     """``np.ndenumerate(a)``: (index, a[index]) pairs, each element read when taken."""
 
     def __init__(self, tx, array: VariableTracker) -> None:
@@ -171,14 +171,9 @@ class NdEnumerateVariable(IteratorVariable):
         idx = self.pending.pop(0)
         return TupleVariable([ConstantVariable(idx), self.array.getitem(tx, ConstantVariable(idx))])
 
-    def items(self, tx) -> list[VariableTracker]:
-        out = []
-        while (item := self.next(tx)) is not None:
-            out.append(item)
-        return out
 
 
-class FlatIterVariable(IteratorVariable):
+class FlatIterVariable(LazyIteratorVariable):
     """``a.flat``: a's elements in C order whatever its layout, each read when taken (the
     loop unrolls); ``a.flat[i]`` with a constant int reads one element."""
 
@@ -201,11 +196,6 @@ class FlatIterVariable(IteratorVariable):
         self.taken += 1
         return self.array.getitem(tx, ConstantVariable(self.pending.pop(0)))
 
-    def items(self, tx) -> list[VariableTracker]:
-        out = []
-        while (item := self.next(tx)) is not None:
-            out.append(item)
-        return out
 
     def _element(self, tx, index: VariableTracker) -> ConstantVariable:
         """The index tuple of ``a.flat[i]`` (a constant int ``i``); other indices break."""
@@ -226,7 +216,7 @@ class FlatIterVariable(IteratorVariable):
         return self.array.setitem(tx, self._element(tx, index), value)
 
 
-class NdIterVariable(IteratorVariable):
+class NdIterVariable(LazyIteratorVariable):
     """``np.nditer(a)``: a's elements as 0-d views, in the order NumPy visits them."""
 
     def __init__(self, tx, array: VariableTracker, visits: list, params: dict) -> None:
@@ -253,11 +243,6 @@ class NdIterVariable(IteratorVariable):
         # a read-only 0-d view of the element, as nditer's (a write raises NumPy's error)
         return tx.call_op(np.broadcast_to, [element, ConstantVariable(())], {}, "np.nditer")
 
-    def items(self, tx) -> list[VariableTracker]:
-        out = []
-        while (item := self.next(tx)) is not None:
-            out.append(item)
-        return out
 
 
 _NDITER_FLAGS = ({"readonly"}, {"readwrite"}, {"writeonly"})
