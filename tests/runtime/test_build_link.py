@@ -39,3 +39,51 @@ def test_an_undefined_symbol_is_a_build_error(tmp_path, monkeypatch):
              'extern "C" double f(double x) { return kiln_no_such_function(x); }\n'
     with pytest.raises(build_mod.BuildError, match="kiln_no_such_function"):
         build_mod.build(source)
+
+
+
+def _needs_gold():
+    import shutil
+    if shutil.which("ld.gold") is None:
+        pytest.skip("no ld.gold here: kernels link through the driver")
+
+
+def _load(path, declaration, name):
+    import cffi
+    ffi = cffi.FFI()
+    ffi.cdef(declaration)
+    return getattr(ffi.dlopen(path), name)
+
+
+def test_the_linker_runs_without_the_driver_where_gold_is(tmp_path, monkeypatch):
+    # (build.link_command: the driver's collect2 line from `g++ -###`, run by ld.gold;
+    # kept on disk under the compiler and the flags)
+    import subprocess
+    _needs_gold()
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    command = build_mod.link_command(["g++"])
+    assert command[0].endswith("ld.gold") and "-lgomp" in command and "--no-undefined" in command
+    assert list(tmp_path.glob("linkers/*"))
+    ran, original = [], subprocess.run
+
+    def spy(cmd, *args, **kwargs):
+        ran.append(cmd[0])
+        return original(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", spy)
+    path = build_mod.build('extern "C" double kiln_twice(double x) { return 2 * x; }\n')
+    assert ran == [command[0]]          # (g++ -c runs by Popen) the link is gold's alone
+    assert _load(path, "double kiln_twice(double);", "kiln_twice")(21.0) == 42.0
+
+
+def test_a_direct_link_that_fails_is_done_by_the_driver_and_not_tried_again(tmp_path, monkeypatch):
+    _needs_gold()
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(build_mod, "_direct_link_failed", set())
+    real = build_mod.link_command
+    monkeypatch.setattr(build_mod, "link_command", lambda cxx: real(cxx) and
+                        ["false", build_mod._OBJECTS, "-o", build_mod._OUTPUT])
+    path = build_mod.build('extern "C" int kiln_seven(void) { return 7; }\n')
+    assert _load(path, "int kiln_seven(void);", "kiln_seven")() == 7
+    assert build_mod._direct_link_failed == {"g++"}
+    assert real(["g++"]) is None
