@@ -148,24 +148,24 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     (no extension, more arguments than it takes) ``slow``, the cffi call — which gives
     ``(code, carried scalar, ...)``; no per-call work that loops over the values."""
     from ..runtime.launch import module
-    fn = getattr(lib, fname)
     phs = body.graph.placeholders[1:]
     n_carried = body.n_carried
     n_arrays = sum(1 for p in phs if _is_array(p))
     n_layout = sum(2 * len(p.val.shape) for p in phs if _is_array(p))
-    fb, cast, new = ffi.from_buffer, ffi.cast, ffi.new
     n_out = len(results)
 
-    def pointer(a: Any) -> Any:
-        return fb(a) if a.flags.c_contiguous else cast("char*", a.ctypes.data)
-
     def slow(*args: Any) -> tuple:
+        # (cffi only here, looked up at the call: the Launcher runs every call where the
+        # extension is built, and cffi's import and parse cost ~65-115 ms of a process's
+        # first loop function)
+        fn, fb, cast = getattr(lib, fname), ffi.from_buffer, ffi.cast
         head = args[:4 + n_layout]
-        arrays = [pointer(a) for a in args[4 + n_layout:4 + n_layout + n_arrays]]
+        arrays = [fb(a) if a.flags.c_contiguous else cast("char*", a.ctypes.data)
+                  for a in args[4 + n_layout:4 + n_layout + n_arrays]]
         rest = list(args[4 + n_layout + n_arrays:])
         if not n_out:
             return (fn(*head, *arrays, *rest),)
-        out = new(f"{fname}_out *")
+        out = ffi.new(f"{fname}_out *")
         rc = fn(*head, *arrays, *rest, out)
         return (rc,) + tuple(getattr(out, f"c{k}") for k in range(n_out))
 
