@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.loops import stand_in
+from ..ops.loops import LIBM_MATH, SCALAR_MATH, stand_in
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
           "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
@@ -145,6 +145,12 @@ template <typename T> static inline bool kiln_int_fits(int64_t v) {
          (__int128)v >= (__int128)kiln_limits<T>::lowest() &&
          (__int128)v <= (__int128)kiln_limits<T>::max(); }
 """
+# math.<fn> (ops/loops.py LIBM_MATH): the C library's own function, the one CPython's math
+# module calls, declared under another name with the symbol as its assembler name: GCC
+# neither folds it (its constants are correctly rounded, glibc's results not always) nor
+# swaps in a vector version.
+PRELUDE += "".join(f'extern "C" double kiln_libm_{fn[5:]}(double) noexcept __asm__("{fn[5:]}");\n'
+                   for fn in LIBM_MATH)
 
 # Return codes (any non-zero one reruns the loop in the reference interpreter).
 FAIL = 1
@@ -264,7 +270,7 @@ def _scalar_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
         if out.is_bool:
             return f"(({e}) != 0)"
         return f"(({out.ctype})({e}))"
-    if py:
+    if py or fn in SCALAR_MATH:   # (math's functions take any real number as a float)
         return _python_expr(pr, fn, args, kinds, out)
     return _numpy_expr(pr, fn, args, kinds, out)
 
@@ -339,6 +345,12 @@ def _python_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
             return f"kiln_sqrt({e[0]})"
         if fn == "math.fabs":
             return f"kiln_fabs({e[0]})"
+        if fn in LIBM_MATH:   # Python's math_1: libm's value, an error where it is NaN or inf
+            name = pr.fresh("p")
+            pr.emit(f"double {name} = kiln_libm_{fn[5:]}({e[0]});", pr.depth)
+            pr.check(f"(__builtin_isnan({name}) && !__builtin_isnan({e[0]})) || "
+                     f"(__builtin_isinf({name}) && __builtin_isfinite({e[0]}))")
+            return name
     if out.name == "pybool":
         e = [pr.ref(a, out) for a in args]
         if fn in _BITS:

@@ -47,8 +47,16 @@ SCALAR_FUNCTIONS.update({f"np.{name}": np.dtype(name).type for name in NUMPY_SCA
 # by an ulp, and loop code must give NumPy's bits.)
 NUMPY_SCALAR_UFUNCS = ("sqrt", "floor", "ceil", "absolute", "maximum", "minimum", "fmax", "fmin")
 SCALAR_FUNCTIONS.update({f"np.{name}": getattr(np, name) for name in NUMPY_SCALAR_UFUNCS})
-# math's functions give a Python float; of libm's, only the exactly rounded ones (see above)
-SCALAR_MATH = ("math.sqrt", "math.fabs")
+# math's functions of one number give a Python float: sqrt and fabs (exactly rounded),
+# and those CPython computes as one call of the C library's function of the same name
+# (``math_1`` in mathmodule.c: ValueError or OverflowError where the double is NaN or
+# infinite from a finite argument). A compiled body calls that same libm function (the
+# process's own), so its bits are Python's; NumPy's ufuncs of the same names are
+# NumPy's SIMD code, and stay out.
+LIBM_MATH = tuple(f"math.{name}" for name in (
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+    "atanh", "exp", "expm1", "log", "log2", "log10", "log1p", "exp2", "cbrt") if hasattr(math, name))
+SCALAR_MATH = ("math.sqrt", "math.fabs") + LIBM_MATH
 SCALAR_FUNCTIONS.update({name: getattr(math, name[5:]) for name in SCALAR_MATH})
 # ``a if cond else b`` (a data-dependent if/else whose sides only compute): both sides are
 # computed, so only operations that never raise may feed it (see SELECT_SAFE).

@@ -4,6 +4,7 @@ float32 rounding, floor division; Python's unbounded ints)."""
 from __future__ import annotations
 
 import itertools
+import math
 import os
 
 import numpy as np
@@ -406,3 +407,45 @@ def test_a_low_bit_mask_is_a_select(tmp_path, monkeypatch, poly, other):
     selects = [line for line in fast.splitlines() if " & 1) ? " in line]
     # the CRC steps and -(b & 1); not the uint8 mask of the int32
     assert len(selects) >= 2 and not any("1000" in line for line in selects), fast
+
+
+def libm_calls(x, y, k):
+    out = np.empty(x.shape[0])
+    s = 0.0
+    for i in range(x.shape[0]):
+        a = math.exp(-x[i]) * math.sin(x[i]) + math.log1p(abs(x[i])) + math.atan(x[i])
+        b = math.tanh(y[i]) - math.cos(y[i]) + math.log(1.0 + float(y[i]) ** 2)   # float32
+        out[i] = a + b + math.cosh(i * 0.01) + math.log2(k + i)                 # Python ints
+        s += math.expm1(-abs(x[i]))
+    return out, s
+
+
+@pytest.mark.parametrize("edge,error", [(None, None), (800.0, OverflowError),
+                                        (-1.5, ValueError)])
+def test_math_functions_of_one_number_run_natively_with_pythons_bits(tmp_path, monkeypatch, edge, error):
+    """``math.exp`` & co. of loop values (NumPy scalars, Python floats and ints, float32) are
+    body functions: the C library's own, the one Python's math module calls, so the bits
+    are Python's; where Python raises (``math.exp(800.0)``, ``math.log(-0.5)``) the loop
+    reruns as Python, which raises. They were a graph break (the loop unrolled)."""
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path / "dump"))
+    rng = np.random.default_rng(7)
+    x, y = rng.standard_normal(24) * 3, rng.standard_normal(24).astype(np.float32)
+    k = 3
+    if edge is not None:
+        x[10] = -edge if error is OverflowError else 0.0
+        k = edge if error is ValueError else k   # log2(-1.5 + i) for i = 0: domain error
+    before = dict(loop_stats)
+    f = kiln.compile(libm_calls)
+    if error is not None:
+        with pytest.raises(error):
+            libm_calls(x, y, k)
+        with pytest.raises(error):
+            f(x, y, k)
+        return
+    (got, gs), (want, ws) = f(x, y, k), libm_calls(x, y, k)
+    assert np.array_equal(got, want) and type(gs) is float and gs == ws
+    assert loop_stats["native"] - before["native"] == 1
+    assert kiln.explain(libm_calls)(x, y, k).graph_break_count == 0
+    text = "".join(p.read_text() for p in (tmp_path / "dump").glob("*_loops/loops.cpp"))
+    assert "kiln_libm_exp(" in text and 'double kiln_libm_exp(double) noexcept __asm__("exp")' in text
