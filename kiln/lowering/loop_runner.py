@@ -49,6 +49,9 @@ def render_body(body: LoopBody, step: int | None = None) -> tuple:
     checked = _Printer(body, "kiln_loop_checked", step)
     entry, cdef, codes, results = _entry(body)
     text = fast.function() + "\n" + checked.function() + "\n" + entry
+    if fast.warnings != checked.warnings:   # (the same ops in the same order: never)
+        raise Unnative("the variants' warnings differ")
+    body.warnings = tuple(fast.warnings)
     fname = "kiln_loop_" + hashlib.sha256(text.encode()).hexdigest()[:12]
     text = text.replace("kiln_loop_", f"{fname}_").replace("KILN_ENTRY", fname)
     return (f"// loop at {body.where}\n" + text, fname, cdef.replace("KILN_ENTRY", fname),
@@ -82,7 +85,7 @@ def _entry(body: LoopBody) -> tuple[str, str, str, str]:
     lines += ["  int64_t rc = kiln_loop_fast(start, stop, step, bufs, layout, slots);",
               "  if (rc == 2 && !inplace) rc = kiln_loop_checked(start, stop, step, bufs, layout, slots);"]
     if outs:
-        lines.append("  if (rc == 0) {")
+        lines.append("  if ((rc & 15) == 0) {")
         lines += [f"    __builtin_memcpy(&out->c{k}, &slots[{k}], sizeof(out->c{k}));" for k in range(len(outs))]
         lines.append("  }")
     lines.append("  return rc;")
@@ -179,7 +182,8 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
             run = slow
     from ..ops.loops import _run_loop, stats
     env: dict[str, Any] = {"run": run, "ndarray": np.ndarray, "as_scalar": _as_scalar,
-                           "body": body, "reference": _run_loop, "stats": stats}
+                           "body": body, "reference": _run_loop, "stats": stats,
+                           "warn": _warner(body.warnings)}
     lines = []
     names = [f"v{k}" for k in range(len(phs))]
     carried_names, operand_names = names[:n_carried], names[n_carried:]
@@ -223,7 +227,9 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
               f"        r = run({', '.join(call)})",
               "    except (OverflowError, TypeError):",
               "        FAIL",
-              "    if r[0]: FAIL",
+              "    if r[0]:",
+              "        if r[0] & 15: FAIL",
+              "        warn(r[0] >> 4)",
               "    COUNT",
               f"    return ({''.join(x + ', ' for x in out)})"]
     text = "\n".join(lines) + "\n"
@@ -242,7 +248,8 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     # copies the carried arrays first, as _run_loop does (their originals stay as they
     # were for its second try).
     fail = "return reference(start, stop, step, carried, operands, body, {})"
-    head = "def {}(start, stop, step, carried, operands):\n    if body.misses: " + fail + "\n"
+    head = "def {}(start, stop, step, carried, operands):\n    if body.misses" + \
+        (" or body.trapped()" if body.warnings else "") + ": " + fail + "\n"
     donated = bool(body.arrays) and inplace_ok and set(body.arrays) <= body.donate
     straight = {"call": not body.writes_back,
                 "call_owned": not body.writes_back and inplace_ok}
@@ -264,6 +271,23 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     native.source = source
     native.calls = {name: env[name] for name in straight if straight[name]}
     return native
+
+
+def _warner(table: tuple) -> Any:
+    """``warn(word)``: NumPy's warnings of a finished native run, one per bit of ``word``
+    (``table``: the body's ``(message, filename, lineno)`` per bit), each at the user's
+    line, where NumPy's error mode for its kind is "warn" (the runs where it raises,
+    calls or logs are the reference's: ``LoopBody.trapped``). A warning comes once per
+    place, however many iterations would have given it (the filters show one a place
+    unless told "always")."""
+    from ..ops.value_warnings import warn_at
+
+    def warn(word: int) -> None:
+        modes = np.geterr()
+        for k, (message, filename, lineno) in enumerate(table):
+            if word >> k & 1 and modes["over" if message[0] == "o" else "divide"] == "warn":
+                warn_at(message, filename, lineno)
+    return warn
 
 
 def _as_scalar(value: Any, ok: tuple) -> Any:
@@ -302,6 +326,9 @@ def prepare_loops(graph: Any) -> None:
             texts = [rendered[k] for _, _, k in group]
             pairs = [(body, step) for body, step, _ in group]
             for (body, _), native in zip(pairs, native_runners(pairs, texts, graph.name)):
+                if body.warnings:   # NumPy raises, calls or logs: the reference runs
+                    from ..runtime.fpmode import errors_trapped
+                    body.trapped = errors_trapped
                 body.native = native
                 for name, fn in native.calls.items():
                     setattr(body, name, fn)   # a wrapper's straight calls

@@ -105,6 +105,8 @@ def _scalar_fn_meta(args: tuple, fn: str) -> Any:
                             else a for a in args)]
         if any(v is None for v in values):
             raise TypeError(f"scalar_fn {fn}: a non-scalar argument")
+        if fn in SCALAR_MATH:   # a float, or an error (math.atanh is one at 1, 2 and 3)
+            return 1.0
         try:
             with np.errstate(all="ignore"):
                 out = stand_in(SCALAR_FUNCTIONS[fn](*values))
@@ -201,6 +203,11 @@ class LoopBody:
         # Native runs in a row that met a check (a Python int past int64, an index out of
         # bounds): at GIVE_UP the loop stops trying its compiled runner and runs as Python.
         self.misses = 0
+        # The warnings NumPy's scalar math gives in the body, as its native runner reports
+        # them (kiln/lowering/loop_runner.py), and whether NumPy's error mode would make
+        # one raise, call or log instead (then the reference runs: it does so in place)
+        self.warnings: tuple = ()
+        self.trapped: Callable[[], bool] = _never
         self.plain_calls()
 
     def plain_calls(self) -> None:
@@ -306,12 +313,18 @@ def _overlapping(carried: tuple, operands: tuple, arrays: tuple) -> bool:
 GIVE_UP = 3
 
 
+def _never() -> bool:
+    return False
+
+
 def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
               body: LoopBody, owned: bool) -> tuple:
     native = body.native if body.misses < GIVE_UP else None
     tried = native is not None
     if body.native is not None and not tried:
         stats["gave_up"] += 1
+    if tried and body.trapped():   # NumPy raises where the runner would warn after the loop
+        native, tried = None, False
     if not body.writes_back and native is not None \
             and type(start) is int and type(stop) is int and type(step) is int:
         # The cache-hit path of a compiled graph: the native runner takes the values as
