@@ -85,7 +85,7 @@ def _entry(body: LoopBody) -> tuple[str, str, str, str]:
     lines += ["  int64_t rc = kiln_loop_fast(start, stop, step, bufs, layout, slots);",
               "  if (rc == 2 && !inplace) rc = kiln_loop_checked(start, stop, step, bufs, layout, slots);"]
     if outs:
-        lines.append("  if ((rc & 15) == 0) {")
+        lines.append("  if (rc == 0) {")
         lines += [f"    __builtin_memcpy(&out->c{k}, &slots[{k}], sizeof(out->c{k}));" for k in range(len(outs))]
         lines.append("  }")
     lines.append("  return rc;")
@@ -182,8 +182,7 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
             run = slow
     from ..ops.loops import _run_loop, stats
     env: dict[str, Any] = {"run": run, "ndarray": np.ndarray, "as_scalar": _as_scalar,
-                           "body": body, "reference": _run_loop, "stats": stats,
-                           "warn": _warner(body.warnings)}
+                           "body": body, "reference": _run_loop, "stats": stats}
     lines = []
     names = [f"v{k}" for k in range(len(phs))]
     carried_names, operand_names = names[:n_carried], names[n_carried:]
@@ -227,9 +226,7 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
               f"        r = run({', '.join(call)})",
               "    except (OverflowError, TypeError):",
               "        FAIL",
-              "    if r[0]:",
-              "        if r[0] & 15: FAIL",
-              "        warn(r[0] >> 4)",
+              "    if r[0]: FAIL",
               "    COUNT",
               f"    return ({''.join(x + ', ' for x in out)})"]
     text = "\n".join(lines) + "\n"
@@ -271,23 +268,6 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     native.source = source
     native.calls = {name: env[name] for name in straight if straight[name]}
     return native
-
-
-def _warner(table: tuple) -> Any:
-    """``warn(word)``: NumPy's warnings of a finished native run, one per bit of ``word``
-    (``table``: the body's ``(message, filename, lineno)`` per bit), each at the user's
-    line, where NumPy's error mode for its kind is "warn" (the runs where it raises,
-    calls or logs are the reference's: ``LoopBody.trapped``). A warning comes once per
-    place, however many iterations would have given it (the filters show one a place
-    unless told "always")."""
-    from ..ops.value_warnings import warn_at
-
-    def warn(word: int) -> None:
-        modes = np.geterr()
-        for k, (message, filename, lineno) in enumerate(table):
-            if word >> k & 1 and modes["over" if message[0] == "o" else "divide"] == "warn":
-                warn_at(message, filename, lineno)
-    return warn
 
 
 def _as_scalar(value: Any, ok: tuple) -> Any:

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..ops.loops import LoopBody
 from .loop_bounds import Bounds, Intervals
-from .loop_scalars import CTYPES, FAIL, WARN_BITS, Unnative, _Kind, _is_array, _kind_of, _scalar_expr
+from .loop_scalars import CTYPES, FAIL, Unnative, _Kind, _is_array, _kind_of, _scalar_expr
 from .loop_vectors import VectorOps
 
 
@@ -63,7 +63,7 @@ class _Printer(VectorOps):
         self._inner: dict[Any, list] = {}
         self.iv: Intervals | None = None
         self.depth = 1
-        self.warnings: list[tuple] = []      # kw's bits: (message, filename, lineno)
+        self.warnings: list[tuple] = []      # (message, filename, lineno): ``warns``
         self._vec_init()
 
     def fresh(self, hint: str = "v") -> str:
@@ -118,16 +118,13 @@ class _Printer(VectorOps):
             return f"(({expr}) != 0)"
         return f"(({dst.ctype})({expr}))"
 
-    def warns(self, kind: str, ufunc: str) -> str:
-        """The bit of ``kw`` (a C literal) that says NumPy's scalar math warned "<kind>
-        encountered in scalar <ufunc>" at the line of the node being printed."""
+    def warns(self, kind: str, ufunc: str) -> None:
+        """Note that NumPy's scalar math may warn "<kind> encountered in scalar <ufunc>"
+        at the line of the node being printed (``LoopBody.warnings``)."""
         source = (self.current.meta.get("source") if self.current is not None else None) or ("", 0)
         key = (f"{kind} encountered in scalar {ufunc}", source[0], source[1])
         if key not in self.warnings:
-            if len(self.warnings) == WARN_BITS:
-                raise Unnative(f"more than {WARN_BITS} places that warn")
             self.warnings.append(key)
-        return f"((uint64_t)1 << {self.warnings.index(key)})"
 
     def check(self, cond: str) -> None:
         if self.fast:
@@ -163,7 +160,6 @@ class _Printer(VectorOps):
         arrays = [p for p in phs[1:] if _is_array(p)]
         scalars = [p for p in phs[1:] if not _is_array(p)]
         pos = 0
-        self.emit("uint64_t kw = 0;   // NumPy's warnings: one bit each (return code >> 4)", 1)
         for k, p in enumerate(arrays):
             self._bind_array(p, f"bufs[{k}]", pos)
             pos += 2 * len(p.val.shape)
@@ -199,7 +195,7 @@ class _Printer(VectorOps):
         self.emit("}", 1)
         for k, p in enumerate(scalars[:sum(1 for c in carried if not _is_array(c))]):
             self.emit(f"__builtin_memcpy(&slots[{k}], &{self.names[p]}, sizeof({self.names[p]}));", 1)
-        self.emit("return (int64_t)(kw << 4);", 1)
+        self.emit("return 0;", 1)
         self.lines[mark:mark] = self.scratch_lines()
         if self.fast:
             test = ["  " + line for line in self.iv.lines]

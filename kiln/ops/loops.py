@@ -203,9 +203,10 @@ class LoopBody:
         # Native runs in a row that met a check (a Python int past int64, an index out of
         # bounds): at GIVE_UP the loop stops trying its compiled runner and runs as Python.
         self.misses = 0
-        # The warnings NumPy's scalar math gives in the body, as its native runner reports
-        # them (kiln/lowering/loop_runner.py), and whether NumPy's error mode would make
-        # one raise, call or log instead (then the reference runs: it does so in place)
+        # The places where NumPy's scalar math may warn in the body (integers that wrap
+        # or divide by zero: ``(message, filename, lineno)``, set by the C++ printer) and
+        # whether NumPy's error mode would make one raise, call or log (then the
+        # reference runs, which does so where NumPy does; a native run does not warn)
         self.warnings: tuple = ()
         self.trapped: Callable[[], bool] = _never
         self.plain_calls()
@@ -323,7 +324,7 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
     tried = native is not None
     if body.native is not None and not tried:
         stats["gave_up"] += 1
-    if tried and body.trapped():   # NumPy raises where the runner would warn after the loop
+    if tried and body.trapped():   # NumPy may raise, call or log: only Python does
         native, tried = None, False
     if not body.writes_back and native is not None \
             and type(start) is int and type(stop) is int and type(step) is int:
