@@ -144,7 +144,9 @@ class _Printer(VectorOps):
         if iv is None:
             return False
         info = np.iinfo(kind.name) if kind.name != "pyint" else np.iinfo(np.int64)
-        self.conds.append(f"{iv[0]} >= (__int128){info.min}LL && {iv[1]} <= "
+        # (the minimum as ``m + 1 - 1``: g++ warns that -9223372036854775808LL's literal is
+        # "so large that it is unsigned", in every build with a Python-int sum)
+        self.conds.append(f"{iv[0]} >= (__int128)({info.min + 1}LL - 1) && {iv[1]} <= "
                           f"(__int128){info.max}ULL")
         return True
 
