@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 
 from ..ops import REGISTRY
-from ..ops.loops import _OPERATORS
+from ..ops.loops import _OPERATORS, SCALAR_MATH
 from .loops import LoopFallback
 from .variables.base import VariableTracker
 
 FLAG = "<numpy typed>:"    # the carried name of a value's flag: FLAG + the local's name
 _WIDENS = {float: np.float64, int: np.int64, bool: np.bool_}
-_PYTHON_RESULT = ("int", "float", "bool", "math.sqrt", "math.fabs")
+_PYTHON_RESULT = ("int", "float", "bool") + SCALAR_MATH
 
 
 def needs_flag(start_type: Any, final_type: Any) -> bool:

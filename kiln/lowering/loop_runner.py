@@ -49,6 +49,9 @@ def render_body(body: LoopBody, step: int | None = None) -> tuple:
     checked = _Printer(body, "kiln_loop_checked", step)
     entry, cdef, codes, results = _entry(body)
     text = fast.function() + "\n" + checked.function() + "\n" + entry
+    if fast.warnings != checked.warnings:   # (the same ops in the same order: never)
+        raise Unnative("the variants' warnings differ")
+    body.warnings = tuple(fast.warnings)
     fname = "kiln_loop_" + hashlib.sha256(text.encode()).hexdigest()[:12]
     text = text.replace("kiln_loop_", f"{fname}_").replace("KILN_ENTRY", fname)
     return (f"// loop at {body.where}\n" + text, fname, cdef.replace("KILN_ENTRY", fname),
@@ -148,24 +151,24 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     (no extension, more arguments than it takes) ``slow``, the cffi call — which gives
     ``(code, carried scalar, ...)``; no per-call work that loops over the values."""
     from ..runtime.launch import module
-    fn = getattr(lib, fname)
     phs = body.graph.placeholders[1:]
     n_carried = body.n_carried
     n_arrays = sum(1 for p in phs if _is_array(p))
     n_layout = sum(2 * len(p.val.shape) for p in phs if _is_array(p))
-    fb, cast, new = ffi.from_buffer, ffi.cast, ffi.new
     n_out = len(results)
 
-    def pointer(a: Any) -> Any:
-        return fb(a) if a.flags.c_contiguous else cast("char*", a.ctypes.data)
-
     def slow(*args: Any) -> tuple:
+        # (cffi only here, looked up at the call: the Launcher runs every call where the
+        # extension is built, and cffi's import and parse cost ~65-115 ms of a process's
+        # first loop function)
+        fn, fb, cast = getattr(lib, fname), ffi.from_buffer, ffi.cast
         head = args[:4 + n_layout]
-        arrays = [pointer(a) for a in args[4 + n_layout:4 + n_layout + n_arrays]]
+        arrays = [fb(a) if a.flags.c_contiguous else cast("char*", a.ctypes.data)
+                  for a in args[4 + n_layout:4 + n_layout + n_arrays]]
         rest = list(args[4 + n_layout + n_arrays:])
         if not n_out:
             return (fn(*head, *arrays, *rest),)
-        out = new(f"{fname}_out *")
+        out = ffi.new(f"{fname}_out *")
         rc = fn(*head, *arrays, *rest, out)
         return (rc,) + tuple(getattr(out, f"c{k}") for k in range(n_out))
 
@@ -242,7 +245,8 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     # copies the carried arrays first, as _run_loop does (their originals stay as they
     # were for its second try).
     fail = "return reference(start, stop, step, carried, operands, body, {})"
-    head = "def {}(start, stop, step, carried, operands):\n    if body.misses: " + fail + "\n"
+    head = "def {}(start, stop, step, carried, operands):\n    if body.misses" + \
+        (" or body.trapped()" if body.warnings else "") + ": " + fail + "\n"
     donated = bool(body.arrays) and inplace_ok and set(body.arrays) <= body.donate
     straight = {"call": not body.writes_back,
                 "call_owned": not body.writes_back and inplace_ok}
@@ -302,6 +306,9 @@ def prepare_loops(graph: Any) -> None:
             texts = [rendered[k] for _, _, k in group]
             pairs = [(body, step) for body, step, _ in group]
             for (body, _), native in zip(pairs, native_runners(pairs, texts, graph.name)):
+                if body.warnings:   # NumPy raises, calls or logs: the reference runs
+                    from ..runtime.fpmode import errors_trapped
+                    body.trapped = errors_trapped
                 body.native = native
                 for name, fn in native.calls.items():
                     setattr(body, name, fn)   # a wrapper's straight calls

@@ -63,6 +63,7 @@ class _Printer(VectorOps):
         self._inner: dict[Any, list] = {}
         self.iv: Intervals | None = None
         self.depth = 1
+        self.warnings: list[tuple] = []      # (message, filename, lineno): ``warns``
         self._vec_init()
 
     def fresh(self, hint: str = "v") -> str:
@@ -117,6 +118,14 @@ class _Printer(VectorOps):
             return f"(({expr}) != 0)"
         return f"(({dst.ctype})({expr}))"
 
+    def warns(self, kind: str, ufunc: str) -> None:
+        """Note that NumPy's scalar math may warn "<kind> encountered in scalar <ufunc>"
+        at the line of the node being printed (``LoopBody.warnings``)."""
+        source = (self.current.meta.get("source") if self.current is not None else None) or ("", 0)
+        key = (f"{kind} encountered in scalar {ufunc}", source[0], source[1])
+        if key not in self.warnings:
+            self.warnings.append(key)
+
     def check(self, cond: str) -> None:
         if self.fast:
             self.residual += 1
@@ -135,7 +144,9 @@ class _Printer(VectorOps):
         if iv is None:
             return False
         info = np.iinfo(kind.name) if kind.name != "pyint" else np.iinfo(np.int64)
-        self.conds.append(f"{iv[0]} >= (__int128){info.min}LL && {iv[1]} <= "
+        # (the minimum as ``m + 1 - 1``: g++ warns that -9223372036854775808LL's literal is
+        # "so large that it is unsigned", in every build with a Python-int sum)
+        self.conds.append(f"{iv[0]} >= (__int128)({info.min + 1}LL - 1) && {iv[1]} <= "
                           f"(__int128){info.max}ULL")
         return True
 

@@ -47,8 +47,16 @@ SCALAR_FUNCTIONS.update({f"np.{name}": np.dtype(name).type for name in NUMPY_SCA
 # by an ulp, and loop code must give NumPy's bits.)
 NUMPY_SCALAR_UFUNCS = ("sqrt", "floor", "ceil", "absolute", "maximum", "minimum", "fmax", "fmin")
 SCALAR_FUNCTIONS.update({f"np.{name}": getattr(np, name) for name in NUMPY_SCALAR_UFUNCS})
-# math's functions give a Python float; of libm's, only the exactly rounded ones (see above)
-SCALAR_MATH = ("math.sqrt", "math.fabs")
+# math's functions of one number give a Python float: sqrt and fabs (exactly rounded),
+# and those CPython computes as one call of the C library's function of the same name
+# (``math_1`` in mathmodule.c: ValueError or OverflowError where the double is NaN or
+# infinite from a finite argument). A compiled body calls that same libm function (the
+# process's own), so its bits are Python's; NumPy's ufuncs of the same names are
+# NumPy's SIMD code, and stay out.
+LIBM_MATH = tuple(f"math.{name}" for name in (
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+    "atanh", "exp", "expm1", "log", "log2", "log10", "log1p", "exp2", "cbrt") if hasattr(math, name))
+SCALAR_MATH = ("math.sqrt", "math.fabs") + LIBM_MATH
 SCALAR_FUNCTIONS.update({name: getattr(math, name[5:]) for name in SCALAR_MATH})
 # ``a if cond else b`` (a data-dependent if/else whose sides only compute): both sides are
 # computed, so only operations that never raise may feed it (see SELECT_SAFE).
@@ -97,6 +105,8 @@ def _scalar_fn_meta(args: tuple, fn: str) -> Any:
                             else a for a in args)]
         if any(v is None for v in values):
             raise TypeError(f"scalar_fn {fn}: a non-scalar argument")
+        if fn in SCALAR_MATH:   # a float, or an error (math.atanh is one at 1, 2 and 3)
+            return 1.0
         try:
             with np.errstate(all="ignore"):
                 out = stand_in(SCALAR_FUNCTIONS[fn](*values))
@@ -193,6 +203,12 @@ class LoopBody:
         # Native runs in a row that met a check (a Python int past int64, an index out of
         # bounds): at GIVE_UP the loop stops trying its compiled runner and runs as Python.
         self.misses = 0
+        # The places where NumPy's scalar math may warn in the body (integers that wrap
+        # or divide by zero: ``(message, filename, lineno)``, set by the C++ printer) and
+        # whether NumPy's error mode would make one raise, call or log (then the
+        # reference runs, which does so where NumPy does; a native run does not warn)
+        self.warnings: tuple = ()
+        self.trapped: Callable[[], bool] = _never
         self.plain_calls()
 
     def plain_calls(self) -> None:
@@ -298,12 +314,18 @@ def _overlapping(carried: tuple, operands: tuple, arrays: tuple) -> bool:
 GIVE_UP = 3
 
 
+def _never() -> bool:
+    return False
+
+
 def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
               body: LoopBody, owned: bool) -> tuple:
     native = body.native if body.misses < GIVE_UP else None
     tried = native is not None
     if body.native is not None and not tried:
         stats["gave_up"] += 1
+    if tried and body.trapped():   # NumPy may raise, call or log: only Python does
+        native, tried = None, False
     if not body.writes_back and native is not None \
             and type(start) is int and type(stop) is int and type(step) is int:
         # The cache-hit path of a compiled graph: the native runner takes the values as

@@ -4,6 +4,7 @@ float32 rounding, floor division; Python's unbounded ints)."""
 from __future__ import annotations
 
 import itertools
+import math
 import os
 
 import numpy as np
@@ -406,3 +407,86 @@ def test_a_low_bit_mask_is_a_select(tmp_path, monkeypatch, poly, other):
     selects = [line for line in fast.splitlines() if " & 1) ? " in line]
     # the CRC steps and -(b & 1); not the uint8 mask of the int32
     assert len(selects) >= 2 and not any("1000" in line for line in selects), fast
+
+
+def libm_calls(x, y, k):
+    out = np.empty(x.shape[0])
+    s = 0.0
+    for i in range(x.shape[0]):
+        a = math.exp(-x[i]) * math.sin(x[i]) + math.log1p(abs(x[i])) + math.atan(x[i])
+        b = math.tanh(y[i]) - math.cos(y[i]) + math.log(1.0 + float(y[i]) ** 2)   # float32
+        out[i] = a + b + math.cosh(i * 0.01) + math.log2(k + i)                 # Python ints
+        s += math.expm1(-abs(x[i]))
+    return out, s
+
+
+@pytest.mark.parametrize("edge,error", [(None, None), (800.0, OverflowError),
+                                        (-1.5, ValueError)])
+def test_math_functions_of_one_number_run_natively_with_pythons_bits(tmp_path, monkeypatch, edge, error):
+    """``math.exp`` & co. of loop values (NumPy scalars, Python floats and ints, float32) are
+    body functions: the C library's own, the one Python's math module calls, so the bits
+    are Python's; where Python raises (``math.exp(800.0)``, ``math.log(-0.5)``) the loop
+    reruns as Python, which raises. They were a graph break (the loop unrolled)."""
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path / "dump"))
+    rng = np.random.default_rng(7)
+    x, y = rng.standard_normal(24) * 3, rng.standard_normal(24).astype(np.float32)
+    k = 3
+    if edge is not None:
+        x[10] = -edge if error is OverflowError else 0.0
+        k = edge if error is ValueError else k   # log2(-1.5 + i) for i = 0: domain error
+    before = dict(loop_stats)
+    f = kiln.compile(libm_calls)
+    if error is not None:
+        with pytest.raises(error):
+            libm_calls(x, y, k)
+        with pytest.raises(error):
+            f(x, y, k)
+        return
+    (got, gs), (want, ws) = f(x, y, k), libm_calls(x, y, k)
+    assert np.array_equal(got, want) and type(gs) is float and gs == ws
+    assert loop_stats["native"] - before["native"] == 1
+    assert kiln.explain(libm_calls)(x, y, k).graph_break_count == 0
+    text = "".join(p.read_text() for p in (tmp_path / "dump").glob("*_loops/loops.cpp"))
+    assert "kiln_libm_exp(" in text and 'double kiln_libm_exp(double) noexcept __asm__("exp")' in text
+    # the entry test bounds the Python int k + i in int64 without the literal g++ warns of
+    assert "(__int128)(-9223372036854775807LL - 1)" in text and "9223372036854775808LL" not in text
+
+
+def int_hash(a, k):
+    s, q, n = np.int32(7), np.int64(0), np.uint8(0)
+    for i in range(a.shape[0]):
+        s = s * np.int32(31) + a[i]
+        q = q + np.int64(a[i]) // k
+        n = n + np.uint8(100)
+    return s, q, n
+
+
+def test_numpy_integer_scalars_raise_where_numpys_error_mode_says_so():
+    """NumPy's scalar math warns where an integer wraps ("overflow encountered in scalar
+    add") or divides by zero, and raises, calls or logs under ``np.errstate``; a native
+    loop wrapped silently, so ``np.errstate(over="raise")`` (or a filter that makes the
+    warning an error) raised nothing. Such a body now runs as Python where NumPy's mode
+    traps, which raises at NumPy's iteration. (A native run still does not warn.)"""
+    import warnings
+    a = np.arange(1, 40, dtype=np.int32) * 1000
+    f = kiln.compile(int_hash)
+    for k in (np.int64(3), np.int64(0)):
+        before = dict(loop_stats)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got, want = f(a, k), int_hash(a, k)
+        assert [type(v) for v in got] == [type(v) for v in want] and got == want
+        assert loop_stats["native"] - before["native"] == 1
+    for g in (int_hash, f):   # (n + 100 wraps first: the third iteration)
+        with np.errstate(over="raise"), pytest.raises(FloatingPointError, match="^overflow .* scalar add"):
+            g(a, np.int64(3))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(RuntimeWarning, match="^overflow .* scalar add"):
+                g(a, np.int64(3))
+        with np.errstate(divide="raise", over="ignore"), \
+                pytest.raises(FloatingPointError, match="^divide by zero .* scalar floor_divide"):
+            g(a, np.int64(0))
+    with np.errstate(all="ignore"):
+        assert f(a, np.int64(0)) == int_hash(a, np.int64(0))

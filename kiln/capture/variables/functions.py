@@ -237,9 +237,9 @@ class MathFunctionVariable(VariableTracker):
                 return result
         if tx.output.loop_trace is not None and any(getattr(a, "loop_value", False) for a in args):
             from ..loops import LoopFallback, apply_scalar   # a value computed in a loop body
-            if kwargs or self.describe() not in SCALAR_FUNCTIONS:
-                raise LoopFallback(f"{self.describe()} on a value computed in the loop (a body "
-                                   f"holds {', '.join(SCALAR_MATH)})")
+            if kwargs or len(args) != 1 or self.describe() not in SCALAR_FUNCTIONS:
+                raise LoopFallback(f"{self.describe()} of {len(args)} value(s) computed in the "
+                                   f"loop (a body holds {', '.join(SCALAR_MATH)} of one number)")
             return apply_scalar(tx, self.describe(), list(args))
         if kwargs or any(isinstance(a, ArrayVariable) for a in args):
             tx.unsupported("unsupported_call", f"{self.describe()} on arrays is not supported",
