@@ -74,12 +74,6 @@ def prelude(helpers: frozenset = frozenset(HELPERS)) -> str:
         helpers=helpers)
 
 
-def no_builtin_flags() -> list[str]:
-    """-fno-builtin-<fn> for every declared math function (so our declarations win)."""
-    names = VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2
-    return [f"-fno-builtin-{n}{suffix}" for n in names for suffix in ("", "f")]
-
-
 # A kernel's parameter C types -> kiln/runtime/launch.c's argument codes (the letters of
 # Python's struct module; 'p' an array's data pointer)
 LAUNCH_CODES = {"void*": "p", "double": "d", "float": "f", "int8_t": "b", "uint8_t": "B",

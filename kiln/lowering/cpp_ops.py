@@ -159,6 +159,14 @@ VECTOR_MATH = ["sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log1
                "cbrt", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"]
 VECTOR_MATH2 = ["atan2", "hypot", "pow"]
 SCALAR_MATH2 = ["fmod"]
+
+
+def no_builtin_flags() -> list[str]:
+    """-fno-builtin-<fn> for every math function the prelude declares (so its declarations
+    win). Here, not in cpp.py: every build's key reads it, and importing cpp.py (the whole
+    lowering) cost a cached loop function's first call 27-99 ms."""
+    names = VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2
+    return [f"-fno-builtin-{n}{suffix}" for n in names for suffix in ("", "f")]
 _LIBM_CALL = re.compile(r"\b(?:(?:%s)\{f\}|kiln_exp)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
 
 

@@ -76,7 +76,7 @@ def _split(setting: str, value: str) -> list[str]:
 
 
 def flags() -> list[str]:
-    from ..lowering.cpp import no_builtin_flags
+    from ..lowering.cpp_ops import no_builtin_flags
     user = _split("KILN_CXX_FLAGS (kiln.config.cxx_flags)", config.cxx_flags)
     if "-ffast-math" in user:
         raise KilnError("kiln.config.cxx_flags contains -ffast-math, which breaks NumPy's NaN, "

@@ -194,3 +194,35 @@ def test_the_cffi_call_is_built_when_the_launcher_first_falls_back():
     kernel(bytearray(np.arange(4.0).tobytes()), out, 1)     # not an ndarray: the cffi path
     np.testing.assert_array_equal(out, np.arange(4.0) * 3)
     assert lib._cffi is not None
+
+
+_LOOP_CHILD = """
+import sys
+import numpy as np
+import kiln
+
+
+def decay(a):
+    m = a[0]
+    for i in range(1, a.shape[0]):
+        m = 0.5 * m + a[i]
+    return m
+
+
+x = np.linspace(-3.0, 3.0, 1001)
+assert kiln.compile(decay)(x) == decay(x)
+print("kiln.lowering.cpp" in sys.modules)
+"""
+
+
+def test_a_loop_found_in_the_cache_does_not_import_the_kernel_lowering(tmp_path):
+    # (build.flags(), which every build's key reads, took its -fno-builtin list from
+    # lowering/cpp.py: 27-99 ms of a cached loop function's first call)
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path), KILN_COST_MODEL="0")
+    runs = [subprocess.run([sys.executable, "-c", _LOOP_CHILD], capture_output=True, text=True,
+                           env=env, timeout=300) for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), runs[-1].stderr[-2000:]
+    assert [r.stdout.split()[-1] for r in runs] == ["True", "False"]
