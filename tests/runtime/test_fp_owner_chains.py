@@ -176,6 +176,43 @@ def test_the_second_body_runs_only_when_numpys_error_mode_warns():
     assert [(str(w.message), w.lineno) for w in got] == [(str(w.message), w.lineno) for w in want]
 
 
+def two_logs_of_zeros(x, y):
+    return np.log(x) - np.log(y) * 2.0
+
+
+def test_a_warning_shown_at_its_line_already_asks_for_no_second_run():
+    """The default filter shows a warning once per line (the module's
+    ``__warningregistry__``): the kernel raising the same told kind on every call (a log of
+    zeros in each) reruns its second body once, not on every call, as long as the filters
+    do not change (then the registry is stale and the warning shows again, as NumPy's);
+    ops/value_warnings.py ``shown_at``."""
+    from kiln.runtime import fpwarn
+
+    compiled = kiln.compile(two_logs_of_zeros, backend="cpp")
+    x, y = np.array([0.0, 1.0, 2.0, 0.5]), np.array([1.0, 0.0, 3.0, 4.0])
+    with np.errstate(all="ignore"):
+        want = two_logs_of_zeros(x, y)
+        compiled(x, y)   # (compiles)
+    for fn in (two_logs_of_zeros, compiled):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.resetwarnings()
+            warnings.filterwarnings("ignore", category=ImportWarning)   # (Python's default)
+            before = fpwarn.stats["reruns"]
+            for _ in range(3):
+                np.testing.assert_allclose(fn(x, y), want, rtol=1e-15)   # (log: 1 ulp)
+            reruns = fpwarn.stats["reruns"] - before
+            with warnings.catch_warnings():   # (the filters change: shown again)
+                warnings.simplefilter("default")
+                fn(x, y)
+            reruns_after = fpwarn.stats["reruns"] - before
+        if fn is two_logs_of_zeros:
+            expected = [(str(w.message), w.lineno) for w in seen]
+            assert len(expected) == 2
+        else:
+            assert [(str(w.message), w.lineno) for w in seen] == expected
+            assert (reruns, reruns_after) == (1, 2)
+
+
 def test_a_kernel_reading_back_what_it_stored_keeps_its_predicates_in_a_second_body():
     """``p = np.exp(x); p /= p.sum(); np.log(p).sum()`` is one kernel that stores p and
     reads it back in a later stage: a second run computes p again, so its predicates stay
