@@ -290,7 +290,9 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         for b in names.buffers.values())
     told = told_body(plan, slots, rewrites,
                      lambda lines, complex_: _outer_nest(plan, loops, lines, 0, 1, simd_ok=not complex_))
-    if told.lines and not told.rerun:   # (the body itself computes them)
+    saved = _saved_arrays(names, written, body + told.lines, loops, flat_pointwise and not flagless(slots)) \
+        if told.lines and not told.rerun else ()
+    if told.lines and not told.rerun and not saved:   # (the body itself computes them)
         body = told.lines
     buffers = list(names.buffers.values())
     params, args, cparams = [], [], []
@@ -329,6 +331,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
              align=64 if flat_pointwise and len(loops) == 1 else 1,
              min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2,
              owned=bool(told.lines), rerun=told.rerun, told_body="\n".join(told.lines),
+             saved=saved, saved_block=SAVED_BLOCK,
              told=told.flags)
     marked = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     source, offsets = resolve_offsets(marked, vary)
@@ -358,6 +361,38 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
                           size_args, tuple(args), keep_gil, entries, reads, opaque, told.slots, told.rerun,
                           offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),
                           vary, tuple(offsets[i] for i in vary), told_source, told_cdef)
+
+
+# Points per block of a kernel that keeps the old elements of the arrays it overwrites
+# (``_saved_arrays``): on the stack, 8 KiB an array of float64.
+SAVED_BLOCK = 1024
+
+
+def _saved_arrays(names: NameSource, written: set, lines: list[str], loops: list, flat: bool) -> tuple:
+    """``(argument, C type)`` of each array a kernel overwrites and reads, where every
+    access to them in its bodies (``lines``) is the point of its one flat loop: then a block
+    of points run again, after their old elements were put back, computes what its first
+    run did, and the predicates telling which op raised a kind run only for a block
+    whose plain run raised it (cpp_kernel.cpp.j2 ``_blocks``). () where any is not."""
+    if not flat or len(loops) != 1:
+        return ()
+    text, var = "\n".join(lines), loops[0][0]
+    point = re.compile(rf"{var}( \+ \x01-?\d+\x02)?")   # (a marked offset: renderer.py)
+    saved = []
+    for b in names.buffers.values():
+        if b.name not in written or b.name not in names.loaded:
+            continue
+        arg = names.args[b.name]
+        at = re.findall(rf"\b{arg}\)?\[([^\[\]]*)\]", text)
+        if not at or len(at) != len(re.findall(rf"\b{arg}\b", text)) or len(set(at)) != 1:
+            return ()
+        match = point.fullmatch(at[0].strip())
+        if match is None:
+            return ()
+        # (its marked offset again: one that varies between kernels sharing this code is
+        # their argument there too)
+        saved.append((arg + (match.group(1) or ""), ctype(b.dtype)))
+    return tuple(saved)
 
 
 def packed_entry(name: str, slots: list) -> str:
