@@ -11,7 +11,10 @@ The predicates cost: a 4-op chain on 1M float64 whose ops may all overflow and b
 inputs has two bodies: the plain one runs, and only when it raised a kind its ops'
 predicates tell (a rare launch), and NumPy's error mode warns of it, does the body with
 them run again on the same arguments (``rerun``: ``<kernel>_told_run``, launched by
-runtime/fpwarn.py). A kernel that overwrites an input it reads computes them on every launch.
+runtime/fpwarn.py). A kernel that overwrites an input it reads cannot run again: where it
+reads and writes such arrays only at the point of its one flat loop, it keeps each block's
+old elements of them and reruns with the predicates only a block that raised a told kind
+(cpp.py ``_saved_arrays``); other such kernels compute them on every launch.
 (A flag the plain body's code misses asks for no second run: np.power(0.0, -inf)'s
 division by zero, which glibc's pow does not raise, warns only beside another.)
 """

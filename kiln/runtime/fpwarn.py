@@ -23,8 +23,9 @@ Where several ops may raise a kind (or its op's kernel code raises flags NumPy's
 not: glibc's vector math), the kernel tells them apart itself: it computes each op's
 predicate for that kind (ops/fp_errors.py ``raises_where``, lowering/cpp_fp.py) and keeps
 a word of those that held; the handler warns for each op whose bit is set (``slots``,
-``owned``), in the ops' order. A kernel that overwrites an input computes the word on
-every launch and raises the kind only if a predicate held; one that does not raises its
+``owned``), in the ops' order. A kernel that overwrites an input computes the word
+itself (for each block of points that raised a told kind, or on every launch:
+lowering/cpp_fp.py) and raises the kind only if a predicate held; one that does not raises its
 plain flag, and the handler runs the body with the predicates (``rerun``) only when NumPy's
 error mode warns of that kind and the warnings filters would show one of the warnings the
 predicates tell (under ``warnings.simplefilter("ignore")`` no second run), and not every
