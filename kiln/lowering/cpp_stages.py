@@ -276,8 +276,10 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             lines += post
             continue
         lanes = bool(extrema) and len(extrema) == len(clauses) and not in_order and not names.complex
-        if len(logical) == len(members) and len(inner) == 1 and not in_order and not fp_table(kernel)[0]:
+        if len(logical) == len(members) and len(inner) == 1 and not _short(inner[0][1]) \
+                and not in_order and not fp_table(kernel)[0]:
             # any/all alone, computing nothing that may raise a flag: stop where decided
+            # (a short row stays straight-line code)
             lines += _decided_loop(inner[0], body, clauses, logical, plan.work, plan.cost,
                                    plan.split_inner) + post
             continue
