@@ -290,8 +290,8 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         for b in names.buffers.values())
     told = told_body(plan, slots, rewrites,
                      lambda lines, complex_: _outer_nest(plan, loops, lines, 0, 1, simd_ok=not complex_))
-    saved = _saved_arrays(names, written, body + told.lines, loops, flat_pointwise and not flagless(slots)) \
-        if told.lines and not told.rerun else ()
+    saved, saved_points = _saved_arrays(names, written, body + told.lines, loops, flat_pointwise and
+                                        not flagless(slots)) if told.lines and not told.rerun else ((), 0)
     if told.lines and not told.rerun and not saved:   # (the body itself computes them)
         body = told.lines
     buffers = list(names.buffers.values())
@@ -331,7 +331,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
              align=64 if flat_pointwise and len(loops) == 1 else 1,
              min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2,
              owned=bool(told.lines), rerun=told.rerun, told_body="\n".join(told.lines),
-             saved=saved, saved_block=SAVED_BLOCK,
+             saved=saved, saved_points=saved_points,
              told=told.flags)
     marked = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     source, offsets = resolve_offsets(marked, vary)
@@ -363,36 +363,53 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
                           vary, tuple(offsets[i] for i in vary), told_source, told_cdef)
 
 
-# Points per block of a kernel that keeps the old elements of the arrays it overwrites
-# (``_saved_arrays``): on the stack, 8 KiB an array of float64.
+# Elements a block of a kernel that keeps the old elements of the arrays it overwrites
+# keeps of each (``_saved_arrays``): on the stack, 8 KiB an array of float64.
 SAVED_BLOCK = 1024
+_MARKED_END = re.compile(" \\+ \x01-?\\d+\x02$")   # (a marked offset: renderer.py)
 
 
-def _saved_arrays(names: NameSource, written: set, lines: list[str], loops: list, flat: bool) -> tuple:
-    """``(argument, C type)`` of each array a kernel overwrites and reads, where every
-    access to them in its bodies (``lines``) is the point of its one flat loop: then a block
-    of points run again, after their old elements were put back, computes what its first
-    run did, and the predicates telling which op raised a kind run only for a block
-    whose plain run raised it (cpp_kernel.cpp.j2 ``_blocks``). () where any is not."""
-    if not flat or len(loops) != 1:
-        return ()
-    text, var = "\n".join(lines), loops[0][0]
-    point = re.compile(rf"{var}( \+ \x01-?\d+\x02)?")   # (a marked offset: renderer.py)
-    saved = []
+def _saved_arrays(names: NameSource, written: set, lines: list[str], loops: list,
+                  flat: bool) -> tuple[tuple, int]:
+    """The arrays a kernel overwrites and reads, each ``(its elements' start, C type, c0,
+    extent)`` where every access to it in the kernel's bodies (``lines``) is at one
+    index ``c0 * x0 + ... + offset`` of its loops (constant sizes, positive strides),
+    whose points of one x0 span ``extent`` elements, at most c0 (so blocks of x0 touch
+    disjoint spans: the threads' chunks too): then a block of x0 run again, after the
+    old elements of its span were put back, computes what its first run did, and the
+    predicates telling which op raised a kind run only for a block whose plain run
+    raised it (cpp_kernel.cpp.j2 ``_blocks``); and the points of x0 per block. ((), 0)
+    where any is not so (or no point's span fits a block)."""
+    none: tuple[tuple, int] = ((), 0)
+    if not flat or not all(str(n).isdigit() for _v, n in loops):
+        return none
+    text = "\n".join(lines)
+    sizes = {v: int(n) for v, n in loops}
+    saved, points = [], SAVED_BLOCK
     for b in names.buffers.values():
         if b.name not in written or b.name not in names.loaded:
             continue
         arg = names.args[b.name]
         at = re.findall(rf"\b{arg}\)?\[([^\[\]]*)\]", text)
         if not at or len(at) != len(re.findall(rf"\b{arg}\b", text)) or len(set(at)) != 1:
-            return ()
-        match = point.fullmatch(at[0].strip())
-        if match is None:
-            return ()
+            return none
+        index = at[0].strip()
+        marked = _MARKED_END.search(index)
+        terms = {}
+        for part in (index[:marked.start()] if marked else index).split(" + "):
+            coef, _, var = part.rpartition("*")
+            if var not in sizes or var in terms or not (coef.isdigit() or not coef):
+                return none
+            terms[var] = int(coef or 1)
+        c0 = terms.get(loops[0][0], 0)
+        extent = 1 + sum(c * (sizes[v] - 1) for v, c in terms.items() if v != loops[0][0])
+        if c0 < 1 or extent > c0 or extent > SAVED_BLOCK:
+            return none
         # (its marked offset again: one that varies between kernels sharing this code is
         # their argument there too)
-        saved.append((arg + (match.group(1) or ""), ctype(b.dtype)))
-    return tuple(saved)
+        saved.append((arg + (marked.group(0) if marked else ""), ctype(b.dtype), c0, extent))
+        points = min(points, (SAVED_BLOCK - extent) // c0 + 1)
+    return tuple(saved), points
 
 
 def packed_entry(name: str, slots: list) -> str:

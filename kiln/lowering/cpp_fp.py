@@ -12,9 +12,10 @@ inputs has two bodies: the plain one runs, and only when it raised a kind its op
 predicates tell (a rare launch), and NumPy's error mode warns of it, does the body with
 them run again on the same arguments (``rerun``: ``<kernel>_told_run``, launched by
 runtime/fpwarn.py). A kernel that overwrites an input it reads cannot run again: where it
-reads and writes such arrays only at the point of its one flat loop, it keeps each block's
-old elements of them and reruns with the predicates only a block that raised a told kind
-(cpp.py ``_saved_arrays``); other such kernels compute them on every launch.
+reads and writes such arrays at one index whose blocks of points span disjoint elements,
+it keeps the old elements each block spans and reruns with the predicates only a block
+that raised a told kind (cpp.py ``_saved_arrays``); other such kernels compute them on
+every launch.
 (A flag the plain body's code misses asks for no second run: np.power(0.0, -inf)'s
 division by zero, which glibc's pow does not raise, warns only beside another.)
 """

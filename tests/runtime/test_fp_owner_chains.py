@@ -296,37 +296,37 @@ def test_owned_words_are_as_wide_as_the_lanes_they_collect(capsys):
 
 def test_a_kernel_writing_its_input_tells_which_op_raised_only_where_one_did(capsys):
     """``y += a * x`` overwrites y, so no second run can tell which op raised a kind. The
-    kernel runs its plain body block by block keeping each block's old elements of y, and
-    puts back and reruns with the predicates only a block that raised one (computing them
-    on every launch made 1e5 float32 0.6x NumPy's time). Overflows and invalids in later
+    kernel runs its plain body block by block keeping the old elements of y each block
+    spans, and puts back and reruns with the predicates only a block that raised one
+    (computing them on every launch made 1e5 float32 0.6x NumPy's time): a flat loop, and
+    rows of y read beside a transposed x (two loops). Overflows and invalids in later
     blocks, in either op, warn as NumPy's; values bit-exact."""
-    import re
-
     import kiln
 
     def axpy(y, a, x):
         y += a * x
         return y
 
-    n = 3000   # (three blocks)
-    y, x = np.linspace(-1.0, 1.0, n, dtype=np.float32), np.linspace(2.0, 3.0, n, dtype=np.float32)
+    compiled = kiln.compile(axpy)
     cases = {"multiply": {1100: (1.0, 3e38)}, "add": {2500: (3e38, 1e38)},
              "both": {1100: (1.0, 3e38), 2999: (3e38, 1e38)}, "invalid": {2048: (np.inf, -np.inf)},
              "none": {}}
-    kiln.set_logs(output_code=True)
-    try:
-        compiled = kiln.compile(axpy)
-        compiled(y.copy(), 2.0, x)
-    finally:
-        kiln.set_logs()
-    code = capsys.readouterr().err
-    plain = code[code.index("_body("):code.index("_told(")]
-    assert "_blocks(" in code and "own0" not in plain
-    for name, values in cases.items():
-        y2, x2 = y.copy(), x.copy()
-        for i, (yi, xi) in values.items():
-            y2[i], x2[i] = yi, xi
-        (got, got_warned), (want, want_warned) = (_warnings(f, y2.copy(), 2.0, x2) for f in (compiled, axpy))
-        assert got.tobytes() == want.tobytes(), name
-        assert got_warned == want_warned, name
-        assert len(want_warned) == {"both": 2, "none": 0}.get(name, 1), name
+    for shape in ((3000,), (60, 50)):   # (several blocks; the second: x transposed)
+        y = np.linspace(-1.0, 1.0, 3000, dtype=np.float32).reshape(shape)
+        x = np.linspace(2.0, 3.0, 3000, dtype=np.float32).reshape(shape[::-1]).T
+        kiln.set_logs(output_code=True)
+        try:
+            compiled(y.copy(), 2.0, x)
+        finally:
+            kiln.set_logs()
+        code = capsys.readouterr().err
+        plain = code[code.index("_body("):code.index("_told(")]
+        assert "_blocks(" in code and "own0" not in plain
+        for name, values in cases.items():
+            y2, x2 = y.copy(), x.copy(order="K")   # (x keeps its layout)
+            for i, (yi, xi) in values.items():
+                y2.flat[i], x2.flat[i] = yi, xi
+            (got, got_warned), (want, want_warned) = (_warnings(f, y2.copy(), 2.0, x2) for f in (compiled, axpy))
+            assert got.tobytes() == want.tobytes(), name
+            assert got_warned == want_warned, name
+            assert len(want_warned) == {"both": 2, "none": 0}.get(name, 1), name
