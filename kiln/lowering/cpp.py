@@ -28,7 +28,7 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
                       NameSource, call_cost, ctype, template)
 from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offsets
 from .sizes import printed_symbols, product, render as render_size
-from .cpp_fp import told_body
+from .cpp_fp import saved_arrays, told_body
 from .fp_flags import flagless, fp_table, nan_quiet
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, write_index
@@ -290,7 +290,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         for b in names.buffers.values())
     told = told_body(plan, slots, rewrites,
                      lambda lines, complex_: _outer_nest(plan, loops, lines, 0, 1, simd_ok=not complex_))
-    saved, saved_points = _saved_arrays(names, written, body + told.lines, loops, flat_pointwise and
+    saved, saved_points = saved_arrays(names, written, body + told.lines, loops, flat_pointwise and
                                         not flagless(slots)) if told.lines and not told.rerun else ((), 0)
     if told.lines and not told.rerun and not saved:   # (the body itself computes them)
         body = told.lines
@@ -361,55 +361,6 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
                           size_args, tuple(args), keep_gil, entries, reads, opaque, told.slots, told.rerun,
                           offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),
                           vary, tuple(offsets[i] for i in vary), told_source, told_cdef)
-
-
-# Elements a block of a kernel that keeps the old elements of the arrays it overwrites
-# keeps of each (``_saved_arrays``): on the stack, 8 KiB an array of float64.
-SAVED_BLOCK = 1024
-_MARKED_END = re.compile(" \\+ \x01-?\\d+\x02$")   # (a marked offset: renderer.py)
-
-
-def _saved_arrays(names: NameSource, written: set, lines: list[str], loops: list,
-                  flat: bool) -> tuple[tuple, int]:
-    """The arrays a kernel overwrites and reads, each ``(its elements' start, C type, c0,
-    extent)`` where every access to it in the kernel's bodies (``lines``) is at one
-    index ``c0 * x0 + ... + offset`` of its loops (constant sizes, positive strides),
-    whose points of one x0 span ``extent`` elements, at most c0 (so blocks of x0 touch
-    disjoint spans: the threads' chunks too): then a block of x0 run again, after the
-    old elements of its span were put back, computes what its first run did, and the
-    predicates telling which op raised a kind run only for a block whose plain run
-    raised it (cpp_kernel.cpp.j2 ``_blocks``); and the points of x0 per block. ((), 0)
-    where any is not so (or no point's span fits a block)."""
-    none: tuple[tuple, int] = ((), 0)
-    if not flat or not all(str(n).isdigit() for _v, n in loops):
-        return none
-    text = "\n".join(lines)
-    sizes = {v: int(n) for v, n in loops}
-    saved, points = [], SAVED_BLOCK
-    for b in names.buffers.values():
-        if b.name not in written or b.name not in names.loaded:
-            continue
-        arg = names.args[b.name]
-        at = re.findall(rf"\b{arg}\)?\[([^\[\]]*)\]", text)
-        if not at or len(at) != len(re.findall(rf"\b{arg}\b", text)) or len(set(at)) != 1:
-            return none
-        index = at[0].strip()
-        marked = _MARKED_END.search(index)
-        terms = {}
-        for part in (index[:marked.start()] if marked else index).split(" + "):
-            coef, _, var = part.rpartition("*")
-            if var not in sizes or var in terms or not (coef.isdigit() or not coef):
-                return none
-            terms[var] = int(coef or 1)
-        c0 = terms.get(loops[0][0], 0)
-        extent = 1 + sum(c * (sizes[v] - 1) for v, c in terms.items() if v != loops[0][0])
-        if c0 < 1 or extent > c0 or extent > SAVED_BLOCK:
-            return none
-        # (its marked offset again: one that varies between kernels sharing this code is
-        # their argument there too)
-        saved.append((arg + (marked.group(0) if marked else ""), ctype(b.dtype), c0, extent))
-        points = min(points, (SAVED_BLOCK - extent) // c0 + 1)
-    return tuple(saved), points
 
 
 def packed_entry(name: str, slots: list) -> str:
