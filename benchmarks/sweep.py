@@ -11,7 +11,7 @@ a boolean mask, sort/argsort, a matmul chain, a tiny normalization, and everyday
 rows scaled by their norm, a softmax over rows, cumsum then diff, ``x[np.argsort(x)]``,
 ``np.where(a > t, a, 0).sum(axis=0)``, boolean counts, ``np.einsum('ij,ij->i', a, b)``,
 pairwise distances of points, ``np.outer``, ``a.T @ b``, ``np.abs(a - b).max()``, column
-z-scores, argmax, relu, ``np.isnan(a).any()``) applied to 2-D inputs
+z-scores, argmax, relu, ``np.isnan(a).any()``, ``a.all()``) applied to 2-D inputs
 of about N elements (10 -> 2x5, 1e3 -> 20x50, 1e5 -> 200x500, 1e7 -> 2000x5000) of one
 dtype in one layout:
 
@@ -214,13 +214,17 @@ def any_nan(a):
     return np.isnan(a).any()
 
 
+def all_nonzero(a):
+    return a.all()
+
+
 FUNCS = {f.__name__: f for f in (add, fused, iadd, add_out, axpy_inplace, sum_all, sum0, sum1,
                                  max0, max1, mean_std, cumsum1, cumsum0, where_pos, clip, fancy,
                                  mask, mask_assign, sort1, argsort1, matmul_chain, normalize,
                                  unit_rows_norm, clip_scalars, softmax_rows, cumsum_diff,
                                  sort_by_argsort, where_sum0, count_true, rowdot_einsum,
                                  pairwise_dist, outer, gram_t, max_abs_diff, zscore_cols,
-                                 argmax_rows, relu, any_nan)}
+                                 argmax_rows, relu, any_nan, all_nonzero)}
 SHAPES = {10: (2, 5), 1000: (20, 50), 100_000: (200, 500), 10_000_000: (2000, 5000)}
 
 
@@ -233,8 +237,10 @@ def _shape(n: int) -> tuple[int, int]:
 
 def _array(rng, shape, dtype, layout, operand):
     rows, cols = shape
-    if dtype.kind == "i":
-        def draw(s): return rng.integers(-100, 100, s).astype(dtype)
+    if dtype.kind == "b":   # all True: any/all read every element
+        def draw(s): return np.ones(s, bool)
+    elif dtype.kind in "iu":
+        def draw(s): return rng.integers(1 if dtype.kind == "u" else -100, 100, s).astype(dtype)
     else:
         def draw(s): return rng.standard_normal(s).astype(dtype)
     if layout == "strided":

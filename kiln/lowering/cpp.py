@@ -28,7 +28,7 @@ from .cpp_ops import (CTYPES, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2, CppEmitte
                       NameSource, call_cost, ctype, template)
 from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offsets
 from .sizes import printed_symbols, product, render as render_size
-from .cpp_fp import told_body
+from .cpp_fp import saved_arrays, told_body
 from .fp_flags import flagless, fp_table, nan_quiet
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .scheduler import Kernel, write_index
@@ -284,7 +284,9 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
         for b in names.buffers.values())
     told = told_body(plan, slots, rewrites,
                      lambda lines, complex_: _outer_nest(plan, loops, lines, 0, 1, simd_ok=not complex_))
-    if told.lines and not told.rerun:   # (the body itself computes them)
+    saved, saved_points = saved_arrays(names, written, body + told.lines, loops, flat_pointwise and
+                                        not flagless(slots)) if told.lines and not told.rerun else ((), 0)
+    if told.lines and not told.rerun and not saved:   # (the body itself computes them)
         body = told.lines
     buffers = list(names.buffers.values())
     params, args, cparams = [], [], []
@@ -323,6 +325,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
              align=64 if flat_pointwise and len(loops) == 1 else 1,
              min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2,
              owned=bool(told.lines), rerun=told.rerun, told_body="\n".join(told.lines),
+             saved=saved, saved_points=saved_points,
              told=told.flags)
     marked = templates().get_template("cpp_kernel.cpp.j2").render(k=k)
     source, offsets = resolve_offsets(marked, vary)

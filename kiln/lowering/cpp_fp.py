@@ -11,16 +11,21 @@ The predicates cost: a 4-op chain on 1M float64 whose ops may all overflow and b
 inputs has two bodies: the plain one runs, and only when it raised a kind its ops'
 predicates tell (a rare launch), and NumPy's error mode warns of it, does the body with
 them run again on the same arguments (``rerun``: ``<kernel>_told_run``, launched by
-runtime/fpwarn.py). A kernel that overwrites an input it reads computes them on every launch.
+runtime/fpwarn.py). A kernel that overwrites an input it reads cannot run again: where it
+reads and writes such arrays at one index whose blocks of points span disjoint elements,
+it keeps the old elements each block spans and reruns with the predicates only a block
+that raised a told kind (``saved_arrays``); other such kernels compute them on
+every launch.
 (A flag the plain body's code misses asks for no second run: np.power(0.0, -inf)'s
 division by zero, which glibc's pow does not raise, warns only beside another.)
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .cpp_ops import NameSource
+from .cpp_ops import NameSource, ctype
 from .cpp_stages import render_stages
 
 
@@ -74,3 +79,52 @@ def told_flags(told: tuple) -> dict:
         kinds[bit] = kinds.get(bit, 0) | 1 << position
     return {"mask": sum(kinds), "fired": " | ".join(
         f"(owned & {bits:#x}u ? {bit}u : 0u)" for bit, bits in sorted(kinds.items()))}
+
+
+# Elements a block of a kernel that keeps the old elements of the arrays it overwrites
+# keeps of each (``saved_arrays``): on the stack, 8 KiB an array of float64.
+SAVED_BLOCK = 1024
+_MARKED_END = re.compile(" \\+ \x01-?\\d+\x02$")   # (a marked offset: renderer.py)
+
+
+def saved_arrays(names: NameSource, written: set, lines: list[str], loops: list,
+                  flat: bool) -> tuple[tuple, int]:
+    """The arrays a kernel overwrites and reads, each ``(its elements' start, C type, c0,
+    extent)`` where every access to it in the kernel's bodies (``lines``) is at one
+    index ``c0 * x0 + ... + offset`` of its loops (constant sizes, positive strides),
+    whose points of one x0 span ``extent`` elements, at most c0 (so blocks of x0 touch
+    disjoint spans: the threads' chunks too): then a block of x0 run again, after the
+    old elements of its span were put back, computes what its first run did, and the
+    predicates telling which op raised a kind run only for a block whose plain run
+    raised it (cpp_kernel.cpp.j2 ``_blocks``); and the points of x0 per block. ((), 0)
+    where any is not so (or no point's span fits a block)."""
+    none: tuple[tuple, int] = ((), 0)
+    if not flat or not all(str(n).isdigit() for _v, n in loops):
+        return none
+    text = "\n".join(lines)
+    sizes = {v: int(n) for v, n in loops}
+    saved, points = [], SAVED_BLOCK
+    for b in names.buffers.values():
+        if b.name not in written or b.name not in names.loaded:
+            continue
+        arg = names.args[b.name]
+        at = re.findall(rf"\b{arg}\)?\[([^\[\]]*)\]", text)
+        if not at or len(at) != len(re.findall(rf"\b{arg}\b", text)) or len(set(at)) != 1:
+            return none
+        index = at[0].strip()
+        marked = _MARKED_END.search(index)
+        terms = {}
+        for part in (index[:marked.start()] if marked else index).split(" + "):
+            coef, _, var = part.rpartition("*")
+            if var not in sizes or var in terms or not (coef.isdigit() or not coef):
+                return none
+            terms[var] = int(coef or 1)
+        c0 = terms.get(loops[0][0], 0)
+        extent = 1 + sum(c * (sizes[v] - 1) for v, c in terms.items() if v != loops[0][0])
+        if c0 < 1 or extent > c0 or extent > SAVED_BLOCK:
+            return none
+        # (its marked offset again: one that varies between kernels sharing this code is
+        # their argument there too)
+        saved.append((arg + (marked.group(0) if marked else ""), ctype(b.dtype), c0, extent))
+        points = min(points, (SAVED_BLOCK - extent) // c0 + 1)
+    return tuple(saved), points

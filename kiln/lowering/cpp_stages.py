@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
+from .fp_flags import fp_table
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
 
@@ -132,6 +133,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         pairwise_nodes, pairwise = _pairwise_sums(plan, kind, members, inner)
         terms = []         # (accumulator, term) of sums added in NumPy's pairwise order
         extrema = []       # (accumulator, C type, start, combine) of max/min and their NaN flags
+        logical = []       # (accumulator, combine) of any/all
         for node, role in members:
             buf = node.buf
             if role in ("row", "scalar"):
@@ -216,6 +218,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     extrema.append((nan, "int", "0", "|"))
             else:
                 updates.append(f"{acc} {'|' if node.combine == 'any' else '&'}= ({v} != 0);")
+                logical.append((acc, node.combine))
             out_dt = buf.dtype
             red_name = acc_name.replace("acc", "red")
             red = per_point(red_name)
@@ -273,6 +276,13 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             lines += post
             continue
         lanes = bool(extrema) and len(extrema) == len(clauses) and not in_order and not names.complex
+        if len(logical) == len(members) and len(inner) == 1 and not _short(inner[0][1]) \
+                and not in_order and not fp_table(kernel)[0]:
+            # any/all alone, computing nothing that may raise a flag: stop where decided
+            # (a short row stays straight-line code)
+            lines += _decided_loop(inner[0], body, clauses, logical, plan.work, plan.cost,
+                                   plan.split_inner) + post
+            continue
         if plan.split_inner:
             # No outer loop to share (a reduction over everything): big enough loops are
             # split across threads themselves, OpenMP combining the accumulators.
@@ -452,6 +462,43 @@ def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
     out += ["  " * len(loops) + line for line in body]
     out += ["  " * d + "}" for d in reversed(range(len(loops)))]
     return out + ["}", "}"] if parallel else out
+
+
+# Points per block of an any/all reduction that stops once its value is decided.
+DECIDED_BLOCK = 1 << 14
+
+
+def _decided_loop(loop: tuple, body: list[str], clauses: list[str], logical: list, work: Any,
+                  cost: int, split: bool) -> list[str]:
+    """The loop of a stage of any/all reductions alone, in blocks of DECIDED_BLOCK points,
+    which stops after the block that decides every one (a False for all, a True for any),
+    as NumPy's logical_and/or reduction of a bool array stops at the first (memchr): on
+    threads (``split``, enough work) the calling thread runs the first block alone, then
+    each thread skips the blocks left once one decided."""
+    v, n = loop
+    b = DECIDED_BLOCK
+    decided = " && ".join(f"{acc} == 0" if combine == "all" else f"{acc} != 0" for acc, combine in logical)
+    inner = [f"const int64_t {v}_e = {v}_b + {b} < {n} ? {v}_b + {b} : {n};",
+             "#pragma omp simd" + "".join(" " + c for c in clauses),
+             f"for (int64_t {v} = {v}_b; {v} < {v}_e; ++{v}) {{"] + ["  " + line for line in body] + ["}"]
+    serial = [f"for (int64_t {v}_b = 0; {v}_b < {n}; {v}_b += {b}) {{"] + ["  " + line for line in inner] + \
+        [f"  if ({decided}) break;", "}"]
+    if not split:
+        return serial
+    # (the first block on the calling thread: where it decides, no thread is woken)
+    return [f"if (nthreads > 1 && (int64_t){work} * {cost} >= {PARALLEL_GRAIN}) {{",
+            f"int {v}_stop = 0;   // (a block decided: the others are skipped)",
+            "{", f"const int64_t {v}_b = 0;"] + inner + [f"if ({decided}) {v}_stop = 1;", "}",
+            f"if (!{v}_stop) {{",
+            "const int64_t launched = kiln_now_us();",
+            "#pragma omp parallel num_threads(nthreads)" + "".join(" " + c for c in clauses), "{",
+            "kiln_arrived(launched);",
+            "#pragma omp for schedule(dynamic, 1)",
+            f"for (int64_t {v}_c = 1; {v}_c < ({n} + {b - 1}) / {b}; ++{v}_c) {{",
+            f"  if (__atomic_load_n(&{v}_stop, __ATOMIC_RELAXED)) continue;",
+            f"  const int64_t {v}_b = {v}_c * {b};"] + ["  " + line for line in inner] + \
+        [f"  if ({decided}) __atomic_store_n(&{v}_stop, 1, __ATOMIC_RELAXED);", "}", "}", "}", "} else {"] + \
+        serial + ["}"]
 
 
 # Independent accumulators a max/min along one run keeps (_extrema_lanes): 32 float64 are

@@ -61,9 +61,14 @@ def warn_at(message: str, filename: str, lineno: int, category: type = RuntimeWa
 def ignored_at(message: str, filename: str, lineno: int, category: type = RuntimeWarning) -> bool:
     """Would :func:`warn_at` with these arguments be dropped by the warnings filters (the
     first that matches says "ignore", as ``warnings.simplefilter("ignore")``'s)? What
-    warn_explicit decides, without its registry (a warning shown once already: the
-    registry's version of the filters cannot be read from Python)."""
-    module = _module_of(filename)[0] if filename else None
+    warn_explicit decides, without its registry (:func:`shown_at` asks that)."""
+    return _action_at(message, filename, lineno, category) == "ignore"
+
+
+def _action_at(message: str, filename: str, lineno: int, category: type, module: str | None = None) -> str:
+    """The action of the first warnings filter matching this warning (else the default)."""
+    if module is None:
+        module = _module_of(filename)[0] if filename else None
     if not filename:
         filename, lineno = "<kiln>", 0
     if module is None:
@@ -71,8 +76,49 @@ def ignored_at(message: str, filename: str, lineno: int, category: type = Runtim
     for action, text, cat, mod, line in warnings.filters:
         if (text is None or text.match(message)) and issubclass(category, cat) and \
                 (mod is None or mod.match(module)) and (not line or line == lineno):
-            return action == "ignore"
-    return warnings.defaultaction == "ignore"
+            return action
+    return warnings.defaultaction
+
+
+def shown_at(message: str, filename: str, lineno: int, category: type = RuntimeWarning) -> bool:
+    """Would :func:`warn_at` with these arguments show nothing because this warning was
+    shown at this line already? warn_explicit first looks the warning up in the module's
+    ``__warningregistry__`` (set when the default filter showed it, once per location) and
+    returns at once if it is there, unless the filters changed since (the registry's
+    ``version`` is then not theirs: warn_explicit clears it, and the warning shows again).
+    A NumPy ufunc's warning from the same line goes through the same registry."""
+    globals_ = _module_of(filename)[1] if filename else None
+    registry = globals_.get("__warningregistry__") if globals_ is not None else None
+    if not registry or not registry.get((message, category, lineno)):
+        return False
+    version = registry.get("version")
+    return version is not None and version == _filters_version()
+
+
+class _VersionProbe(ImportWarning):
+    """The warning :func:`_filters_version` passes to warn_explicit: an ImportWarning, which
+    Python's default filters ignore."""
+
+
+_PROBE = "kiln: the warnings filters' version"
+
+
+def _filters_version() -> int | None:
+    """The version of the warnings filters that warn_explicit compares a registry's with
+    (CPython keeps it in C, where Python cannot read it): warn_explicit given a registry of
+    another version clears it and writes the current one into it before it consults the
+    filters. So a warning the filters ignore (or turn into an error, caught here) passed
+    with such a registry reads it, and shows nothing. None where the filters would show
+    that warning (``simplefilter("always")``, ``-W default``)."""
+    if _action_at(_PROBE, _PROBE, 0, _VersionProbe, module=_PROBE) not in ("ignore", "error"):
+        return None
+    registry: dict = {"version": -1}
+    try:
+        warnings.warn_explicit(_PROBE, _VersionProbe, _PROBE, 0, module=_PROBE, registry=registry)
+    except _VersionProbe:
+        pass
+    version = registry.get("version")
+    return version if isinstance(version, int) and version != -1 else None
 
 
 _AT: dict[tuple, Callable] = {}

@@ -23,12 +23,15 @@ Where several ops may raise a kind (or its op's kernel code raises flags NumPy's
 not: glibc's vector math), the kernel tells them apart itself: it computes each op's
 predicate for that kind (ops/fp_errors.py ``raises_where``, lowering/cpp_fp.py) and keeps
 a word of those that held; the handler warns for each op whose bit is set (``slots``,
-``owned``), in the ops' order. A kernel that overwrites an input computes the word on
-every launch and raises the kind only if a predicate held; one that does not raises its
+``owned``), in the ops' order. A kernel that overwrites an input computes the word
+itself (for each block of points that raised a told kind, or on every launch:
+lowering/cpp_fp.py) and raises the kind only if a predicate held; one that does not raises its
 plain flag, and the handler runs the body with the predicates (``rerun``) only when NumPy's
 error mode warns of that kind and the warnings filters would show one of the warnings the
-predicates tell (under ``warnings.simplefilter("ignore")`` no second run). Otherwise that kind stays silent (never a warning NumPy
-would not give).
+predicates tell (under ``warnings.simplefilter("ignore")`` no second run), and not every
+one of them was shown at its line already (the default filter's once per location,
+ops/value_warnings.py ``shown_at``: a flag raised on every call costs one second run,
+not one a call). Otherwise that kind stays silent (never a warning NumPy would not give).
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ops.fp_errors import INVALID, KINDS, exact_kinds
-from ..ops.value_warnings import ignored_at, warn_at
+from ..ops.value_warnings import ignored_at, shown_at, warn_at
 from .fpmode import warned_kinds
 
 
@@ -137,7 +140,7 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
         flags &= warned_kinds()
         if flags & INVALID & ~told and any(_has_nan(args[i]) for i in reads):
             flags &= ~INVALID
-        if flags & told and rerun is not None and not _told_ignored():
+        if flags & told and rerun is not None and not _told_ignored() and not _told_shown(flags):
             stats["reruns"] += 1
             word = rerun(*args)
         else:
@@ -155,6 +158,7 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     seen: list = [None, -1, None, False]
     told_at = [(f"{text} encountered in {entry[1]}", entry[2], entry[3])
                for _bit, text, entry, position in order if position is not None]
+    told_kinds = [bit for bit, _text, _entry, position in order if position is not None]
 
     def _told_ignored() -> bool:
         """Do the filters drop every warning the predicates tell (then no second run)?"""
@@ -163,6 +167,14 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
             seen[:] = [filters, len(filters), filters[0] if filters else None,
                        all(ignored_at(*at) for at in told_at)]
         return seen[3]
+
+    def _told_shown(flags: int) -> bool:
+        """Was every warning the predicates may tell of the kinds in ``flags`` shown at its
+        line already, under the filters of now (the default filter's once per location:
+        then warn_explicit shows none of them again, and NumPy's call would not either)?
+        A flag raised on every call (the square root of a negative sum of squares) then
+        costs no second run after the first."""
+        return all(shown_at(*at) for at, bit in zip(told_at, told_kinds) if flags & bit)
 
     mask = told
     for bit in owner:

@@ -307,3 +307,35 @@ def test_max_min_along_a_run_keep_independent_lanes(dtype, n):
     lanes = re.findall(r"acc\d+_l\[\w+_j\] = acc", cpp)   # (per reduction, in the block loop)
     # (the whole-array extrema run over 3 * n elements, the rows' over n)
     assert len(lanes) == (2 if 3 * n >= 2 * EXTREMA_LANES else 0) + (2 if n >= EXTREMA_LANES_ROW else 0), cpp
+
+
+def test_any_all_stop_at_the_block_that_decides_them():
+    """any/all that compute nothing that may raise a flag stop after the block that decides
+    them (cpp_stages.py ``_decided_loop``: NumPy's reduction of a bool array stops at the
+    first False with memchr; a 1e7 bool ``a.all()`` with an early False ran ~1 ms against
+    NumPy's 2 us), on the calling thread and on threads (a long enough run), also with
+    both in one stage and along an axis; an op that may raise a flag (log) scans it all,
+    its warnings NumPy's."""
+    def both(a):
+        return F.all(a), F.any(a), F.all(a, axis=(1,))
+
+    def logs(x):
+        return F.all(F.log(x))
+
+    for n in (5000, 1 << 20):   # (the second on threads where there are several)
+        for where in (None, 0, n // 2 + 1, n - 1):
+            a = np.ones((n // 1000, 1000) if n == 5000 else (n // 1024, 1024), bool)
+            if where is not None:
+                a.reshape(-1)[where] = False
+            g = trace(both, [TensorMeta(a.shape, a.dtype)], ["a"])
+            expected, got, fn = run_both(g, [a])
+            for i, (e, r) in enumerate(zip(expected, got)):
+                assert_same(f"out{i}", e, r)
+            assert "break;" in fn.kiln_artifact.cpp
+        assert "_stop, 1, __ATOMIC_RELAXED" in fn.kiln_artifact.cpp
+    x = np.ones(5000)
+    x[10] = 0.0
+    g = trace(logs, [TensorMeta(x.shape, x.dtype)], ["x"])
+    expected, got, fn = run_both(g, [x])
+    assert_same("out", expected, got)
+    assert "break;" not in fn.kiln_artifact.cpp

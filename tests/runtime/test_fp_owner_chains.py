@@ -176,6 +176,43 @@ def test_the_second_body_runs_only_when_numpys_error_mode_warns():
     assert [(str(w.message), w.lineno) for w in got] == [(str(w.message), w.lineno) for w in want]
 
 
+def two_logs_of_zeros(x, y):
+    return np.log(x) - np.log(y) * 2.0
+
+
+def test_a_warning_shown_at_its_line_already_asks_for_no_second_run():
+    """The default filter shows a warning once per line (the module's
+    ``__warningregistry__``): the kernel raising the same told kind on every call (a log of
+    zeros in each) reruns its second body once, not on every call, as long as the filters
+    do not change (then the registry is stale and the warning shows again, as NumPy's);
+    ops/value_warnings.py ``shown_at``."""
+    from kiln.runtime import fpwarn
+
+    compiled = kiln.compile(two_logs_of_zeros, backend="cpp")
+    x, y = np.array([0.0, 1.0, 2.0, 0.5]), np.array([1.0, 0.0, 3.0, 4.0])
+    with np.errstate(all="ignore"):
+        want = two_logs_of_zeros(x, y)
+        compiled(x, y)   # (compiles)
+    for fn in (two_logs_of_zeros, compiled):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.resetwarnings()
+            warnings.filterwarnings("ignore", category=ImportWarning)   # (Python's default)
+            before = fpwarn.stats["reruns"]
+            for _ in range(3):
+                np.testing.assert_allclose(fn(x, y), want, rtol=1e-15)   # (log: 1 ulp)
+            reruns = fpwarn.stats["reruns"] - before
+            with warnings.catch_warnings():   # (the filters change: shown again)
+                warnings.simplefilter("default")
+                fn(x, y)
+            reruns_after = fpwarn.stats["reruns"] - before
+        if fn is two_logs_of_zeros:
+            expected = [(str(w.message), w.lineno) for w in seen]
+            assert len(expected) == 2
+        else:
+            assert [(str(w.message), w.lineno) for w in seen] == expected
+            assert (reruns, reruns_after) == (1, 2)
+
+
 def test_a_kernel_reading_back_what_it_stored_keeps_its_predicates_in_a_second_body():
     """``p = np.exp(x); p /= p.sum(); np.log(p).sum()`` is one kernel that stores p and
     reads it back in a later stage: a second run computes p again, so its predicates stay
@@ -228,8 +265,8 @@ def test_the_second_body_is_built_only_when_first_wanted():
 
 
 def test_owned_words_are_as_wide_as_the_lanes_they_collect(capsys):
-    """``y += 2.0 * x`` writes its input, so its kernel computes which op overflowed on
-    every launch: float32 lanes OR into 32-bit words (in 64-bit ones GCC widened every
+    """``y += 2.0 * x`` writes its input, so its kernel computes which op overflowed
+    itself (for each block whose plain run raised it): float32 lanes OR into 32-bit words (in 64-bit ones GCC widened every
     mask: 0.6x NumPy's time on 1e5 float32), float64 lanes into 64-bit ones. The
     warnings stay NumPy's."""
     import re
@@ -255,3 +292,41 @@ def test_owned_words_are_as_wide_as_the_lanes_they_collect(capsys):
     assert got_warned == want_warned and len(want_warned) == 4
     words = re.findall(r"(uint\d+_t) own\d+ = 0", capsys.readouterr().err)
     assert sorted(set(words)) == ["uint32_t", "uint64_t"]
+
+
+def test_a_kernel_writing_its_input_tells_which_op_raised_only_where_one_did(capsys):
+    """``y += a * x`` overwrites y, so no second run can tell which op raised a kind. The
+    kernel runs its plain body block by block keeping the old elements of y each block
+    spans, and puts back and reruns with the predicates only a block that raised one
+    (computing them on every launch made 1e5 float32 0.6x NumPy's time): a flat loop, and
+    rows of y read beside a transposed x (two loops). Overflows and invalids in later
+    blocks, in either op, warn as NumPy's; values bit-exact."""
+    import kiln
+
+    def axpy(y, a, x):
+        y += a * x
+        return y
+
+    compiled = kiln.compile(axpy)
+    cases = {"multiply": {1100: (1.0, 3e38)}, "add": {2500: (3e38, 1e38)},
+             "both": {1100: (1.0, 3e38), 2999: (3e38, 1e38)}, "invalid": {2048: (np.inf, -np.inf)},
+             "none": {}}
+    for shape in ((3000,), (60, 50)):   # (several blocks; the second: x transposed)
+        y = np.linspace(-1.0, 1.0, 3000, dtype=np.float32).reshape(shape)
+        x = np.linspace(2.0, 3.0, 3000, dtype=np.float32).reshape(shape[::-1]).T
+        kiln.set_logs(output_code=True)
+        try:
+            compiled(y.copy(), 2.0, x)
+        finally:
+            kiln.set_logs()
+        code = capsys.readouterr().err
+        plain = code[code.index("_body("):code.index("_told(")]
+        assert "_blocks(" in code and "own0" not in plain
+        for name, values in cases.items():
+            y2, x2 = y.copy(), x.copy(order="K")   # (x keeps its layout)
+            for i, (yi, xi) in values.items():
+                y2.flat[i], x2.flat[i] = yi, xi
+            (got, got_warned), (want, want_warned) = (_warnings(f, y2.copy(), 2.0, x2) for f in (compiled, axpy))
+            assert got.tobytes() == want.tobytes(), name
+            assert got_warned == want_warned, name
+            assert len(want_warned) == {"both": 2, "none": 0}.get(name, 1), name
