@@ -304,7 +304,7 @@ def test_arrays_of_bool_arguments_compile_once(monkeypatch):
     a loop over many lists met the recompile limit. Now each bool is an input, taken in
     the list's order (Composite.in_order)."""
     monkeypatch.setattr(config, "cost_model", False)
-    cf = kiln.compile(_mask_count)
+    cf = kiln.compile(_mask_count, backend="eager")   # (capture is what is tested)
     rng = np.random.default_rng(6)
     x = np.arange(3.0)
     for _ in range(12):
