@@ -180,6 +180,11 @@ def in_open_with(code: types.CodeType, k: int) -> bool:
     return e is not None and facts.entries[e][2] in open_withs(facts, entry)
 
 
+# loads of a variable's value, which can break only on the value itself
+_VARIABLE_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_DEREF",
+                             "LOAD_GLOBAL", "LOAD_NAME", "LOAD_CLASSDEREF"})
+
+
 def region(facts: CodeFacts, i: int, open_with: bool = False,
            opened: frozenset = frozenset()) -> tuple[int, int]:
     """The instructions ``[a, b]`` that run as Python for a break at ``i``: ``i`` alone, or
@@ -200,6 +205,15 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
         while b + 1 < len(names) and not (
                 names[b] in bf.CALL_OPS and b > i and
                 facts.depth[b] - bf.call_pops(names[b], facts.args[b]) <= facts.depth[i]):
+            b += 1
+    if names[i] in _VARIABLE_LOADS and facts.depth[i] is not None:
+        # The value of a variable capture cannot hold (a tuple of 300 items): run up to the
+        # instruction that takes it off the stack, so the code after resumes without it
+        # (it would be the resume function's stack input, and break there once more).
+        # (a method of it, ``d.values``, is taken off by its call)
+        while b + 1 < len(names) and not (
+                b > i and facts.depth[b] is not None and not bf.pushes_null(names[b], facts.args[b])
+                and facts.depth[b] - _real_effect(names[b], facts.args[b], False)[0] <= facts.depth[i]):
             b += 1
     if names[b] in bf.CALL_OPS:  # KW_NAMES/PRECALL belong to their CALL
         while a > 0 and names[a - 1] in bf.CALL_PREFIX:

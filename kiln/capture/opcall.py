@@ -174,11 +174,9 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         for ident in shared:
             for sym in scalars.pop(ident):
                 sym.as_constant(tx)
-        for ident, syms in list(scalars.items()):
-            if len(syms) > 1 and len({s.code for s in syms}) > 1:
-                for sym in syms:
-                    sym.as_constant(tx)
-                del scalars[ident]
+    # one object standing for several run-time numbers (CPython's True, its small ints):
+    # told apart by order where the spelling takes them in order, else specialized (below)
+    one_object = [ident for ident, syms in scalars.items() if len({s.code for s in syms}) > 1]
     filename, lineno, _ = tx.location()
     # (ops whose result dtype depends on the values speculate it per user line)
     with speculating(f"{filename}:{lineno}", tx.output.dynamic.kinds, lambda a: _example_of(tx, a)):
@@ -200,10 +198,24 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                            f"in NumPy {np.__version__} ('{deprecated}'); it runs as NumPy so "
                            f"the warning comes out")
         used: set[int] = set()
+        in_order = isinstance(bound, Composite) and bound.passes_scalars and bound.in_order
+        for ident in one_object:
+            if in_order:
+                scalars[ident] = InOrder(scalars[ident])
+            else:
+                for sym in scalars.pop(ident):
+                    sym.as_constant(tx)
         if isinstance(bound, Composite):
             if not bound.passes_scalars:
                 _specialize_shared_objects(tx, scalars)
             result = _composite(tx, spelling.text, bound, scalars, used)
+            for ident, syms in list(scalars.items()):
+                if isinstance(syms, InOrder) and syms and len(syms) < syms.given:
+                    tx.unsupported("unsupported_call", f"{spelling.text}: kiln cannot tell its "
+                                   f"run-time numbers apart (one object, some taken by no op)")
+                if isinstance(syms, InOrder) and syms:   # none taken (made into a constant)
+                    for sym in scalars.pop(ident):
+                        sym.as_constant(tx)
         else:
             result = _emit(tx, spelling.text, bound, scalars, used)
     passed = [v for v in flatten(bargs + list(bkwargs.values())) if isinstance(v, ArrayArg)]
@@ -222,6 +234,16 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if bound.op.out_c_order:
         check_c_order_out(tx, spelling.text, bound.out, result)
     return write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
+
+
+class InOrder(list):
+    """The run-time numbers one object stands for (``[a, b]`` of bools a and b, both
+    True), in the order a spelling that takes them in order (``Composite.in_order``)
+    hands them to its ops: each op taking the object takes the next."""
+
+    def __init__(self, syms: list) -> None:
+        super().__init__(syms)
+        self.given = len(syms)
 
 
 def _specialize_shared_objects(tx, scalars: dict) -> None:
@@ -412,6 +434,11 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
                 tx.unsupported("unsupported_value", f"{spelling_text}: an argument kiln cannot model")
             return tx.output.graph.constant(value)
         syms = scalars.get(id(value))
+        if isinstance(syms, InOrder):   # the next of the run-time numbers this object stands for
+            if not syms:
+                tx.unsupported("unsupported_call", f"{spelling_text}: kiln cannot tell its run-time "
+                               f"numbers apart (one object, taken more often than given)")
+            syms = [syms.pop(0)]
         if syms:
             used.add(id(value))
             # A runtime scalar stays a graph input only where its value cannot change the

@@ -272,6 +272,9 @@ _IDENT = re.compile(r"[^0-9a-zA-Z_]")
 
 
 
+_NUMPY_CALLABLES = (np.ufunc, type(np.where))   # (NumPy's array-function dispatchers)
+
+
 def extern_impl(node: Node) -> Callable:
     """What runs call ``node`` as NumPy: its op's impl, or the ndarray method the user
     called, called from the user's line (``meta["method"]``: NumPy's method warns there),
@@ -291,9 +294,10 @@ def extern_impl(node: Node) -> Callable:
         method = node.target.numpy_method   # (an array's method: astype's warnings)
     if method is None:
         impl = node.target.impl
-        # (a ufunc warns at the frame calling it: the user's line, as NumPy's call)
-        return ufunc_at(impl, source[0], source[1]) if isinstance(impl, np.ufunc) and source \
-            and source[0] else impl
+        # (a ufunc, or a NumPy function itself (np.where), warns at the frame calling it:
+        # the user's line, as NumPy's call)
+        return ufunc_at(impl, source[0], source[1]) if isinstance(impl, _NUMPY_CALLABLES) \
+            and source and source[0] else impl
     filename, lineno = source[:2]
     return method_at(method, filename, lineno)
 

@@ -252,6 +252,7 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             scalar = Scalar(dtype, weak=weak, name=name)
             scalar.pytype = type(value) if weak else None
             scalar.example = value   # a slice bound's example decides the example's sizes
+            scalar.node = self._origin[0] if self._origin else None   # its placeholder
             self.inputs.append((name, scalar))
             return scalar
         self.inputs.append((name, None))

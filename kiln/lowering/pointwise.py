@@ -12,7 +12,7 @@ import numpy as np
 from ..ops import TensorMeta
 from .handler import EXPENSIVE, RecordingHandler
 from .loop_ir import Pointwise, Scalar, Value, broadcast_index, kind, recomputed
-from .scalars import fits, python_int_operands, token, unbounded
+from .scalars import fits, narrowed_floats, python_int_operands, token, unbounded
 
 
 def _body_calls(body: Any, dtype: np.dtype, arity: int) -> list:
@@ -56,6 +56,7 @@ class PointwiseLowering:
                 return None  # np.clip(uint8, -1, 1): NumPy's own rules for the Python int
         if any(np.dtype(d).name not in self.dtypes for d in in_dts + [loop_out]):
             return None
+        narrowed = narrowed_floats(values, in_dts)
         if ufunc is None and np.dtype(out_dtype).kind not in "cb" and \
                 any(isinstance(v, Value) and np.dtype(v.dtype).kind == "c" for v in values):
             return None  # a cast dropping the imaginary part: NumPy's, with its ComplexWarning
@@ -122,4 +123,6 @@ class PointwiseLowering:
         origins = tuple(dict.fromkeys(o for v in values if isinstance(v, Pointwise) for o in v.origins))
         for v, dt in bounded:  # the wrapper checks the value on each call, as NumPy does
             v.int_bounds = tuple(dict.fromkeys(getattr(v, "int_bounds", ()) + (dt,)))
+        for v, dt in narrowed:  # and warns where its cast overflows (wrapper.py)
+            v.float_bounds = getattr(v, "float_bounds", ()) + ((dt, node),)
         return Pointwise(shape, out_dtype, fn, cost, origins + self._origin)

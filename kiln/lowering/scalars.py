@@ -47,6 +47,32 @@ def python_int_operands(values: list, in_dts: list, loop_out: Any) -> list | Non
     return checks
 
 
+def narrowed_floats(values: list, in_dts: list) -> list:
+    """``(scalar, dtype)`` for each runtime Python float a loop takes in a
+    narrower float dtype (NEP 50: ``float32_array + x``). NumPy converts it once per call,
+    and a value past that dtype's largest warns "overflow encountered in cast"; the kernel
+    converts it at every point, where the flag would read as its op's own (the wrapper
+    checks the value on each call instead: :func:`cast_limit`)."""
+    def part(dtype: Any) -> int:   # a float's size, a complex's part's
+        return np.dtype(dtype).itemsize // (2 if np.dtype(dtype).kind == "c" else 1)
+    return [(v, np.dtype(dt)) for v, dt in zip(values, in_dts)
+            if isinstance(v, Scalar) and v.weak and v.arg and v.dtype.kind == "f"
+            and np.dtype(dt).kind in "fc" and part(dt) < part(v.dtype)]
+
+
+def cast_limit(dtype: Any) -> float:
+    """The least Python float whose conversion to ``dtype`` (its real part's, for a
+    complex one) overflows: the largest value plus half its ulp, which rounds to infinity.
+
+    >>> cast_limit(np.float32), cast_limit(np.float16)
+    (3.4028235677973366e+38, 65520.0)
+    """
+    dt = np.dtype(dtype)
+    part = np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+    largest = np.finfo(part).max
+    return float(largest) + (float(largest) - float(np.nextafter(largest, part.type(0)))) / 2
+
+
 def fits(v: Any, dtype: Any) -> bool:
     """A weak Python scalar the C code can take in ``dtype`` as is: a constant in range
     (a runtime int could be anything; a float is not an int loop's operand)."""

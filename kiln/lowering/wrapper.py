@@ -16,6 +16,7 @@ from ..ir.printer import format_value
 from .loop_ir import Buffer, BufferValue, Scalar, Value
 from .lower import GraphLowering, Opaque
 from .memory import MemoryPlan
+from .scalars import cast_limit
 from .scheduler import Kernel
 from .sizes import Size, render
 
@@ -183,6 +184,26 @@ class WrapperCode:
                 info = np.iinfo(dt)
                 body.append(f"if not {info.min} <= {name} <= {info.max}:")
                 body.append(f"    raise OverflowError(f'Python integer {{{name}}} out of bounds for {dt.name}')")
+        # Python floats a narrower float loop converts (NEP 50): past its largest value
+        # NumPy warns "overflow encountered in cast", once per op converting it, and
+        # computes with an infinity. The kernel's own conversion would raise the flag of
+        # the op it feeds ("overflow encountered in subtract", or nothing).
+        casts = {name: f"{min(cast_limit(dt) for dt, _ in kind_.float_bounds)!r} <= abs({name}) "
+                       f"<= {float(np.finfo(np.float64).max)!r}"
+                 for name, kind_ in low.inputs if getattr(kind_, "float_bounds", ())}
+        for name, kind_ in low.inputs:
+            if name not in casts:
+                continue
+            uses = kind_.float_bounds
+            body.append(f"if {casts[name]}:")
+            if len({cast_limit(dt) for dt, _ in uses}) == 1 and kind_.node is not None \
+                    and set(kind_.node.users) <= {node for _, node in uses}:
+                # every op reading it converts it so: those warnings, then the infinity
+                sites = tuple(tuple((node.meta.get("source") or ("", 0))[:2]) for _, node in uses)
+                body.append(f"    _cast_overflow({sites!r})")
+                body.append(f"    {name} = _inf if {name} > 0 else -_inf")
+            else:   # (also read at other precisions, or by other ops): NumPy runs the graph
+                body.append(f"    return _numpy({', '.join(params)})")
         plan = self.memory
         read_by_kernels = {b.name for rk in self.rendered.values() for b in rk.buffers}
         # Results the graph returns whole that no kernel writes: an extern's among them
@@ -318,6 +339,8 @@ class WrapperCode:
             "",
             "from kiln.runtime.fpmode import errors_trapped as _fp_trapped",
         ]
+        if any(line.startswith("    _cast_overflow(") for line in body):
+            head += ["from kiln.runtime.fpwarn import cast_overflow as _cast_overflow", "_inf = float('inf')"]
         if self.uses_in_order:
             head.append("from kiln.lowering.layout import in_order as _in_order")
         if any("_wrap_index(" in s.source for s in low.sizes):   # x[i], i a run-time int
@@ -360,6 +383,14 @@ class WrapperCode:
         sig = ", ".join(params)
         text = "\n".join(head) + f"\n\n\ndef call({sig}):\n" + "\n".join("    " + l for l in body) + "\n"
         fast = self._fast_plan(params, fixed, bool(checks) or bool(read))
+        if fast is not None and casts:
+            # the C call checks the floats too: one Python call with the layouts' check
+            names = [name for name, _ in fixed] + list(casts)
+            test = ([f"_layouts({', '.join(name for name, _ in fixed)})"] if fixed else []) + \
+                [f"not {c}" for c in casts.values()]
+            text += (f"\n\ndef _fast_inputs({', '.join(names)}):  # launch.py fast_call\n"
+                     f"    return {' and '.join(test)}\n")
+            fast = fast[:1] + (tuple(params.index(name) for name in names),) + fast[2:]
         if fast is not None:
             text += ("\n# call's steps as data: the runtime runs them in C where the launcher "
                      "builds\n# (kiln/runtime/fast_call.c FastCall); call stays the reference and "
@@ -377,7 +408,8 @@ class WrapperCode:
         (views, extern calls, sizes, pools, integer checks).
 
         ``(nparams, fixed, allocations, launches, outputs)``: ``fixed`` the parameter
-        positions ``_layouts`` checks; an allocation ``(shape, dtype name)``, or ``(shape,
+        positions ``_layouts`` checks (``_fast_inputs`` where ``generate`` writes one: also
+        the casts of Python floats); an allocation ``(shape, dtype name)``, or ``(shape,
         dtype name, strides)`` in another axis order (``_axis_order_strides``); a launch
         ``(kernel global, args)``; an argument or output ``("i", k)`` parameter k, ``("b",
         j)`` allocation j, ``("g", name)`` a module global (``_NT``, a constant array)."""

@@ -36,14 +36,15 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
             # (numbers among them are converted to dtype as NumPy converts them)
             a = N.stack([_as_array(v, dtype=dtype, copy=False) if isinstance(v, (list, tuple))
                          or not _is_array(v) else v for v in a])
-        elif _runtime_floats(a):
-            # np.array([dx, dy]) of float arguments: made in the graph, so new values do
-            # not recompile (float64 like NumPy's, ints among them converted)
-            if dtype is not None and np.dtype(dtype).kind in "iu":
+        elif _runtime_numbers(a) is not None:
+            # np.array([dx, dy]) of float arguments, np.array(flags) of bools: made in the
+            # graph, so new values do not recompile (NumPy's dtype: float64 with ints
+            # among the floats converted, or bool)
+            if dtype is not None and np.dtype(dtype).kind in "iu" and _runtime_numbers(a) == np.float64:
                 # NumPy converts each float as int() does, in range or OverflowError
                 # (ValueError for NaN); a cast would wrap: NumPy checks the values
                 reject("numpy.array", "dtype", dtype, "it runs as NumPy")
-            a = N.stack([N.full((), v, dtype=np.float64) for v in a])
+            a = N.stack([N.full((), v, dtype=_runtime_numbers(a)) for v in a])
         else:  # constants (and run-time ints, specialized): NumPy makes the array
             a = _constant_array(a, dtype)
         copy = False
@@ -89,11 +90,23 @@ def _numpy_scalar(a: Any) -> bool:
     return isinstance(a, np.generic) or getattr(a, "numpy_scalar", False)
 
 
-def _runtime_floats(items: Any) -> bool:
-    """Python numbers NumPy makes a float64 array of (a float among them, no bool), one of
-    them a value that changes from call to call."""
+def _runtime_numbers(items: Any) -> Any:
+    """The dtype of NumPy's array of Python numbers ``items``, one of them a value that
+    changes from call to call: float64 (a float among them, no bool) or bool (bools
+    alone); None for others (made once, the run-time ones specialized: a list of ints,
+    whose next values may be past int64, where NumPy makes another dtype)."""
+    if not any(map(is_runtime_number, items)):
+        return None
     kinds = {type(v) for v in items}
-    return float in kinds and kinds <= {int, float} and any(map(is_runtime_number, items))
+    if float in kinds and kinds <= {int, float}:
+        return np.dtype(np.float64)
+    return np.dtype(np.bool_) if kinds == {bool} else None
+
+
+def _numbers_only(a: Any) -> bool:
+    """Is ``a`` a (nested) list or tuple of Python numbers alone?"""
+    return isinstance(a, (list, tuple)) and all(
+        _numbers_only(v) if isinstance(v, (list, tuple)) else type(v) in (bool, int, float) for v in a)
 
 
 def _order_ok(name: str, order: Any) -> None:
@@ -129,9 +142,10 @@ def _asarray_normalize(a, dtype=None, order=None, *, device=None, copy=None, lik
     if device not in (None, "cpu"):
         reject("numpy.asarray", "device", device, "it runs as NumPy, which raises")
     if order == "F" and copy:
-        return Composite(_as_fortran_array, (a,), {"dtype": dtype, "copy": False}, passes_scalars=True)
+        return Composite(_as_fortran_array, (a,), {"dtype": dtype, "copy": False}, passes_scalars=True,
+                         in_order=_numbers_only(a))
     return Composite(_as_array, (a,), {"dtype": dtype, "copy": bool(copy), "order": order},
-                     passes_scalars=True)
+                     passes_scalars=True, in_order=_numbers_only(a))
 
 
 def _copy_fortran(x: Any) -> Any:
@@ -155,7 +169,8 @@ def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, n
         reject("numpy.array", "like", like, "drop like=")
     params = {"dtype": dtype, "copy": not fortran and copies, "ndmin": int(ndmin), "order": order}
     return Composite(_as_fortran_array if fortran else _as_array, (object,), params,
-                     passes_scalars=int(ndmin) == 0)   # (ndmin: a shape of 1s)
+                     passes_scalars=int(ndmin) == 0,   # (ndmin: a shape of 1s)
+                     in_order=int(ndmin) == 0 and _numbers_only(object))
 
 
 spell_composite(np.asarray, ("stack", "astype", "ascontiguousarray", "asfortranarray", "copy", "transpose"),

@@ -359,10 +359,6 @@ for _name, (_ufunc, _vjp) in BINARY.items():
 
 # ---- where, clip, astype ------------------------------------------------------------------
 
-def _where_impl(condition, x, y):
-    return np.where(condition, x, y)
-
-
 def _where_meta(condition, x, y):
     try:
         shape = np.broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
@@ -379,7 +375,9 @@ def _where_vjp(g, out, condition, x, y):
     return None, F.where(condition, g, 0.0), F.where(condition, 0.0, g)
 
 
-where = declare("where", Category.POINTWISE, _where_impl, inputs=("condition", "x", "y"),
+# (np.where itself: its warnings, "overflow encountered in cast" of a Python float past
+# float32, point at the line calling it, as NumPy's)
+where = declare("where", Category.POINTWISE, np.where, inputs=("condition", "x", "y"),
                 meta=_where_meta, vjp=_where_vjp, doc="numpy.where(condition, x, y)")
 
 

@@ -389,6 +389,12 @@ class Composite:
     # before ``fn`` runs: a run-time ``nan=k`` of 0 would else take the place of every 0
     # in the composite (np.nan_to_num's ``greater(x, 0)``), wrong once k changes.
     passes_scalars: bool = False
+    # With passes_scalars: ``fn`` hands every run-time number it is given to its ops in
+    # the order they come in its inputs, each once (np.array of a list of bools). Then
+    # run-time bools and small ints that are one object (CPython's True, its 0..256) are
+    # told apart by that order, the n-th op to take the object taking the n-th of them;
+    # otherwise they are specialized (``np.array(flags)`` recompiled for each new list).
+    in_order: bool = False
     # The ufunc whose one call computes all of ``fn``'s results (np.divmod's quotient and
     # remainder): the nodes of its results warn as it does (``divide by zero encountered
     # in divmod``, once), not as the ops they are (ir/graph.py ``extern_impl``,

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import NoDerivative
-from .meta import TensorMeta, ndim_of, normalize_axis, normalize_one_axis, reject, shape_of
+from .meta import (TensorMeta, from_result, ndim_of, normalize_axis, normalize_one_axis, on_stand_ins,
+                   reject, shape_of, to_fake)
 from .reduction import dtype_of, keep
 from .registry import (Bound, Category, Composite, F, N, declare, is_float_like, method_key, spell,
                        spell_composite, spell_masked)
@@ -199,10 +200,29 @@ def _quantile_vjp(g, out, x, q, axis=None, method="linear", keepdims=False, kind
     return (grad, None)
 
 
+def _quantile_meta(x, q, axis=None, method="linear", keepdims=False, kind="quantile", percent=False):
+    """q's shape, then x's without the axes (ones with keepdims); the dtype NumPy gives on
+    a stand-in of one element per axis. (Not the kernel on stand-ins of x's size: nan*
+    quantiles go lane by lane in Python, and capture's size probes of a dynamic dim make
+    stand-ins thousands of lanes long: 3-12 s to capture np.nanquantile(x, q, axis=1).)"""
+    shape = tuple(shape_of(x))
+    one = (lambda v: TensorMeta((1,) * len(v.shape), v.dtype) if isinstance(v, TensorMeta) else v) \
+        if 0 not in shape else (lambda v: v)   # (an empty x: NumPy's own error, or result)
+    got = from_result(on_stand_ins(_quantile_impl, *to_fake((one(x), one(q))), axis=axis, method=method,
+                                   keepdims=keepdims, kind=kind, percent=percent))
+    if 0 in shape:
+        return got
+    q_shape = () if kind in _MEDIANS else tuple(shape_of(q)) if hasattr(q, "shape") else np.shape(q)
+    axes = range(len(shape)) if axis is None else axis
+    rest = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keepdims else \
+        tuple(d for i, d in enumerate(shape) if i not in axes)
+    return TensorMeta(tuple(q_shape) + rest, got.dtype)
+
+
 quantile = declare("quantile", Category.EXTERN, _quantile_impl, inputs=("x", "q"),
                    params={"axis": None, "method": "linear", "keepdims": False, "kind": "quantile",
                            "percent": False},
-                   vjp=_quantile_vjp, vjp_refuses=True,
+                   meta=_quantile_meta, vjp=_quantile_vjp, vjp_refuses=True,
                    doc="numpy.quantile/percentile/median and their nan* forms (q in [0, 1]; "
                        "kind 'nanquantile' ignores NaNs, 'median'/'nanmedian' run NumPy's median; "
                        "percent: q was a percentile divided by 100, for the error's words)")

@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops.fp_errors import INVALID, KINDS, exact_kinds
+from ..ops.fp_errors import INVALID, KINDS, OVER, exact_kinds
 from ..ops.value_warnings import ignored_at, shown_at, warn_at
 from .fpmode import warned_kinds
 
@@ -185,3 +185,13 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     # kind the predicates tell is raised by them alone
     handler.nan_reads = tuple(reads) if mask & INVALID & ~told else None  # type: ignore[attr-defined]
     return handler
+
+
+def cast_overflow(sites: tuple) -> None:
+    """NumPy's "overflow encountered in cast" of a run-time Python float past a narrower
+    float loop's largest value (NEP 50: ``float32_array + 1e150``), once per op that
+    converts it (``sites``: their user's ``(filename, lineno)``), as NumPy's error mode
+    says (the generated wrapper calls it before its kernels, which take the infinity)."""
+    if warned_kinds() & OVER:
+        for filename, lineno in sites:
+            warn_at("overflow encountered in cast", filename, lineno)

@@ -105,7 +105,8 @@ def fast_call(wrapper: Any) -> Callable:
         kind, value = kind_value
         return (2, getattr(wrapper, value)) if kind == "g" else ({"i": 0, "b": 1}[kind], value)
     return m.FastCall(nparams, wrapper.call, wrapper._fp_trapped,
-                      getattr(wrapper, "_layouts", None) if fixed else None, tuple(fixed),
+                      getattr(wrapper, "_fast_inputs", None) or getattr(wrapper, "_layouts", None)
+                      if fixed else None, tuple(fixed),
                       tuple((shape, np.dtype(dtype)) + tuple(strides) for shape, dtype, *strides in allocations),
                       tuple((getattr(wrapper, name), tuple(item(a) for a in args))
                             for name, args in launches),

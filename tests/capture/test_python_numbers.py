@@ -293,6 +293,27 @@ def test_arrays_made_of_float_arguments_compile_once(monkeypatch, fn, draw):
     assert len(cf._entries) == 1 and len(cf.records) == 1
 
 
+def _mask_count(x, flags, first):   # a list of bools, a bool argument, a literal True
+    m = np.array(flags, dtype=bool)
+    return x[np.array([first, True, flags[0]])].sum() + np.count_nonzero(m), np.asarray([flags, flags[::-1]])
+
+
+def test_arrays_of_bool_arguments_compile_once(monkeypatch):
+    """np.array(flags) of a new list of bools each call compiled an entry per list (every
+    True is one object, so capture could not tell the bools apart and specialized them):
+    a loop over many lists met the recompile limit. Now each bool is an input, taken in
+    the list's order (Composite.in_order)."""
+    monkeypatch.setattr(config, "cost_model", False)
+    cf = kiln.compile(_mask_count, backend="eager")   # (capture is what is tested)
+    rng = np.random.default_rng(6)
+    x = np.arange(3.0)
+    for _ in range(12):
+        flags = [bool(b) for b in rng.integers(0, 2, 7)]
+        first = bool(rng.integers(0, 2))
+        _same(cf(x, flags, first), _mask_count(x, flags, first))
+    assert len(cf._entries) == 1 and len(cf.records) == 1
+
+
 def test_arrays_of_int_or_bool_arguments_stay_specialized(monkeypatch):
     """Their dtype follows the values (an int past int64 is uint64 or object): guarded."""
     monkeypatch.setattr(config, "cost_model", False)

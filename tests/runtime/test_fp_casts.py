@@ -93,3 +93,29 @@ def test_cast_errors_follow_the_error_mode(backend):
             compiled(x, np.int32)
     assert str(got.value) == str(want.value)
     assert _user_line(got.value.__traceback__) == _user_line(want.value.__traceback__)
+
+
+def with_python_float(x, m, e):
+    return np.where(m, x, e), np.maximum(x, e) - e
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_floats_past_a_narrower_loop_warn_in_cast(backend):
+    # NEP 50: a float32 (float16, complex64) loop converts the run-time Python float once,
+    # and past its largest value NumPy warns "overflow encountered in cast" at the user's
+    # line (the kernel's cast raised the flag of the op it fed: "overflow encountered in
+    # subtract", or nothing; the eager np.where warned in kiln's file)
+    compiled = kiln.compile(with_python_float, backend=backend)
+    for dt in (np.float32, np.float16, np.complex64):
+        x = np.arange(6).astype(dt)
+        m = np.arange(6) > 2
+        limit = 3.4028235677973366e+38 if dt != np.float16 else 65520.0
+        # (complex inf - inf: NumPy warns "invalid value", a kernel not: complex flags are
+        # not told)
+        edges = (np.inf, np.nan) if dt != np.complex64 else ()
+        for e in (0.5, 1e150, -1e150, limit, np.nextafter(limit, 0).item(), *edges, 2.0):
+            got, want = _run(compiled, (x, m, e)), _run(with_python_float, (x, m, e))
+            assert got[1] == want[1], (dt, e)
+            for g, w in zip(got[0], want[0]):
+                assert g.dtype == w.dtype
+                np.testing.assert_array_equal(g, w)

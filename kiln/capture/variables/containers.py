@@ -70,8 +70,9 @@ class TupleVariable(VariableTracker):
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
         key = _index(tx, index)
-        if isinstance(key, slice):
-            return type(self)(tx.fold(operator.getitem, self.item_list, key))
+        if isinstance(key, slice):   # a new list or tuple (of an argument list, a named tuple)
+            kind = ListVariable if isinstance(self, ListVariable) else TupleVariable
+            return kind(tx.fold(operator.getitem, self.item_list, key))
         return tx.fold(operator.getitem, self.item_list, key)
 
     def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
@@ -394,6 +395,9 @@ class DictViewVariable(ListVariable):
 
     def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
         tx.unsupported("unsupported_value", f"operator on a dict {self.kind} view")
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        tx.unsupported("unsupported_value", f"a dict {self.kind} view indexed (Python raises)")
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         tx.unsupported("unsupported_value", f"dict {self.kind} view .{name}()")
