@@ -4,6 +4,7 @@ finite differences in float64, on the eager tape and through compiled functions 
 backward graphs compiled). The op table checks each packed op with random cotangents on
 every packed slot; here the NumPy spellings are checked as users write them, with the
 modes, shapes and keywords the table does not draw, and the cases with no derivative."""
+import re
 import warnings
 
 import numpy as np
@@ -185,3 +186,30 @@ def test_quantiles_without_a_derivative_rule_say_so():
         np.quantile(x, 0.4, method="nearest").backward()
     with pytest.raises(kiln.NoDerivative, match="quantile"):
         np.quantile(x, [0.25, 0.75]).sum().backward()
+
+
+def _top1_put_along_axis(x, v):
+    y = x * 1.0
+    np.put_along_axis(y, np.array([[0, 0], [2, 1]]), v, axis=1)   # row 0 writes twice: the last lands
+    np.put_along_axis(y, np.argmax(x, axis=1, keepdims=True), 0.0, axis=-1)
+    return (np.sum(np.sin(y) * np.arange(1.0, 7.0).reshape(2, 3)),)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_put_along_axis_differentiates_and_is_captured(compiled):
+    """np.put_along_axis had no op: a NoOpError on the tape and inside kiln.grad, a graph
+    break in compiled code. It is NumPy's ``arr[fancy] = values`` (setitem)."""
+    _check(_top1_put_along_axis, (np.array([[0.1, 0.9, -0.4], [1.2, -0.3, 0.5]]),
+                                  np.array([[0.3, -0.6], [0.7, 0.2]])), compiled)
+    assert kiln.explain(_top1_put_along_axis)(np.ones((2, 3)), np.ones((2, 2))).graph_break_count == 0
+
+
+@pytest.mark.parametrize("bad", [np.array([[0.5]]), np.array([0]), np.array([[0], [1], [2]]), np.array([[5]])],
+                         ids=["float", "rank", "shape", "range"])
+def test_put_along_axis_raises_numpys_errors(bad):
+    def put(a, i):
+        np.put_along_axis(a, i, 1.0, axis=1)
+    with pytest.raises(Exception) as want:
+        put(np.zeros((2, 3)), bad)
+    with pytest.raises(type(want.value), match=re.escape(str(want.value))):
+        kiln.compile(put, backend="eager")(np.zeros((2, 3)), bad)
