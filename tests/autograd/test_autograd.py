@@ -1,5 +1,7 @@
 """Autograd semantics: accumulation, no_grad, detach, shared subexpressions, version
 counters, backward twice, non-scalar backward, deep chains, hooks, grad/value_and_grad."""
+import re
+
 import numpy as np
 import pytest
 
@@ -234,6 +236,33 @@ def test_grad_and_value_and_grad():
     np.testing.assert_allclose(ga2, ga)
     np.testing.assert_allclose(gb, np.tanh(a), rtol=1e-12)
     assert isinstance(ga, np.ndarray)
+
+
+def _count_positive(x):
+    return np.sum(x > 0)
+
+
+def _truncated(x):
+    return np.sum((x * 10).astype(np.int64))
+
+
+@pytest.mark.parametrize("loss", [_count_positive, _truncated])
+@pytest.mark.parametrize("way", ["eager", "compiled_fn", "in_compiled"])
+def test_an_integer_loss_raises_naming_the_function(loss, way):
+    """kiln.grad of a function returning an integer (a count, a cast) returned zeros as
+    if that were its gradient; JAX raises. The error names the function and its line."""
+    grad = {"eager": kiln.grad(loss), "compiled_fn": kiln.grad(kiln.compile(loss, backend="eager")),
+            "in_compiled": kiln.compile(lambda x: kiln.grad(loss)(x), backend="eager")}[way]
+    line = loss.__code__.co_firstlineno
+    with pytest.raises(kiln.KilnError, match=rf"the function {loss.__name__} \({re.escape(__file__)}:{line}\) "
+                                             r"returns a value of dtype int64; .*return a float expression"):
+        grad(np.array([0.5, -1.0, 2.0]))
+
+
+def test_an_integer_argument_error_names_the_callers_line():
+    with pytest.raises(kiln.KilnError, match=rf"kiln.grad at {re.escape(__file__)}:\d+: argument 0 has "
+                                             r"dtype int64; .*x.astype\(np.float64\)"):
+        kiln.grad(lambda x: np.sum(x * 1.0))(np.arange(3))
 
 
 def test_gradient_through_setitem_on_a_non_leaf():
