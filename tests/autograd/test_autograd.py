@@ -265,6 +265,16 @@ def test_an_integer_argument_error_names_the_callers_line():
         kiln.grad(lambda x: np.sum(x * 1.0))(np.arange(3))
 
 
+def test_a_numpy_arrays_method_given_a_tensor_says_to_call_the_function():
+    """X.dot(w) of a NumPy X does not dispatch to the Tensor (ndarray.dot is C code that
+    converts it): the error named np.array([...]) and writes, not the method it was."""
+    X = np.ones((2, 3))
+    with pytest.raises(kiln.KilnError, match=rf"plain NumPy array at {re.escape(__file__)}:\d+ .*"
+                                             r"X.dot\(t\).*\(np.dot\(X, t\), X @ t\)"):
+        kiln.grad(lambda w: np.sum(X.dot(w)))(np.ones(3))
+    np.testing.assert_array_equal(kiln.grad(lambda w: np.sum(np.dot(X, w)))(np.ones(3)), [2.0, 2.0, 2.0])
+
+
 def test_gradient_through_setitem_on_a_non_leaf():
     x = leaf([1.0, 2.0, 3.0])
     v = leaf([10.0])
