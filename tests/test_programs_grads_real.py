@@ -61,7 +61,7 @@ def fd_tree(fn, args, n, has_aux=False, eps=1e-6):
             leaf[i] = old - eps
             lo = _loss(fn, args, has_aux)
             leaf[i] = old
-            g[i] = (hi - lo) / (2 * eps)
+            g[i] = np.squeeze(hi - lo) / (2 * eps)   # (a loss of shape (1,) too)
         grads.append(g)
     it = iter(grads)
     return _map_tree(lambda v, _: next(it), args[n], "")
@@ -363,6 +363,14 @@ def heat_equation_explicit(u0, alpha):
         u = u + alpha * lap
         u[0] = u[-1] = 0.0
     return np.sum(u ** 2) + u[4]
+
+
+@program(307, lambda r: (np.array([-0.5, 0.4]), np.linspace(0, 2, 9), r.standard_normal(9)), argnums=(0, 1))
+def log_spaced_frequency_fit(log_f, t, y):
+    # np.logspace of values being differentiated recursed until RecursionError
+    freqs = np.logspace(log_f[0], log_f[1], 4)
+    model = np.sum(np.sin(np.outer(t, freqs)) / freqs, axis=1)
+    return np.sum((model - y) ** 2) + np.sum(np.linspace(log_f[0], 2 * log_f[1], 3) ** 2)
 
 
 _T = np.linspace(0, 3, 15)

@@ -213,3 +213,16 @@ def test_put_along_axis_raises_numpys_errors(bad):
         put(np.zeros((2, 3)), bad)
     with pytest.raises(type(want.value), match=re.escape(str(want.value))):
         kiln.compile(put, backend="eager")(np.zeros((2, 3)), bad)
+
+
+def _log_grid(a):
+    return (np.sum(np.logspace(0.0, a[0], 4) ** 2) + np.sum(np.logspace(a, 2 * a, 3, base=2.0, endpoint=False, axis=-1)),)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_logspace_of_a_value_being_differentiated(compiled):
+    """np.logspace and np.geomspace were functions of constants only: given a Tensor, NumPy's
+    code handed it back to kiln until RecursionError. logspace is base ** linspace."""
+    _check(_log_grid, (np.array([0.3, -0.2]),), compiled)
+    with pytest.raises(kiln.UnsupportedArgument, match=r"numpy.geomspace of an array kiln computes.*np.exp\(np.linspace"):
+        kiln.grad(lambda a: np.sum(np.geomspace(1.0, 1.0 + a, 4)))(np.array(0.3))
