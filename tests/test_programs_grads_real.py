@@ -314,6 +314,18 @@ def mixture_density_network(p, x, y):
     return -np.mean(m + np.log(np.exp(comp - m[:, None]).sum(axis=1)))
 
 
+@program(212, lambda r: (r.standard_normal((3, 3)) * 0.5, r.standard_normal((3, 4)) * 0.5,
+                         np.array([0, 3, 1, 1, 2, 0, 3])), argnums=(0, 1))
+def hmm_forward_log_space(A_logits, B_logits, obs):
+    # the forward algorithm by np.logaddexp.reduce (it had no derivative rule)
+    log_A = A_logits - np.logaddexp.reduce(A_logits, axis=1, keepdims=True)
+    log_B = B_logits - np.logaddexp.reduce(B_logits, axis=1)[:, None]
+    alpha = np.log(np.full(3, 1 / 3)) + log_B[:, obs[0]]
+    for o in obs[1:]:
+        alpha = np.logaddexp.reduce(alpha[:, None] + log_A, axis=0) + log_B[:, o]
+    return -np.logaddexp.reduce(alpha)
+
+
 # ----------------------------------------------------------------------------- physics
 
 @program(301, lambda r: (np.cumsum(np.abs(r.standard_normal((6, 2))), axis=0), r.random(5) + 0.5),

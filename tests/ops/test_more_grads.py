@@ -226,3 +226,20 @@ def test_logspace_of_a_value_being_differentiated(compiled):
     _check(_log_grid, (np.array([0.3, -0.2]),), compiled)
     with pytest.raises(kiln.UnsupportedArgument, match=r"numpy.geomspace of an array kiln computes.*np.exp\(np.linspace"):
         kiln.grad(lambda a: np.sum(np.geomspace(1.0, 1.0 + a, 4)))(np.array(0.3))
+
+
+def _log_sum_exps(x):
+    return (np.logaddexp.reduce(x, axis=None), np.logaddexp.reduce(x, axis=1),
+            np.logaddexp2.reduce(x, axis=0, keepdims=True), np.logaddexp.reduce(x, axis=(0, 1), initial=0.5),
+            np.logaddexp.reduce(x[0, 1]))
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_logaddexp_reduce_differentiates_to_a_softmax(compiled):
+    """np.logaddexp.reduce (a log-sum-exp) had no derivative rule: NoDerivative."""
+    _check(_log_sum_exps, (np.array([[0.3, -1.0, 2.0], [0.5, 0.2, -0.7]]),), compiled)
+
+
+def test_other_ufunc_reduces_name_the_ufunc_and_the_line():
+    with pytest.raises(kiln.NoDerivative, match=rf"at {re.escape(__file__)}:\d+: .*'numpy.hypot.reduce'"):
+        kiln.grad(lambda x: np.sum(np.hypot.reduce(x, axis=0)))(np.ones((2, 2)))
