@@ -22,6 +22,7 @@ import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
 import kiln
+from benchmarks.adam_dict_step import kiln_step, numpy_step
 from kiln.autograd.functional import _map_tree, _tree_leaves
 
 PROGRAMS: dict = {}
@@ -499,35 +500,6 @@ def test_gradient_program(name):
 
 # ----------------------------------------------------------------------------- training
 
-def _mlp_dict_loss(params, X, y):
-    h = np.tanh(X @ params["W1"] + params["b1"])
-    return np.mean((h @ params["W2"] - y) ** 2)
-
-
-def _adam_update(params, g, m, v, t, lr=0.05):
-    for k in params:
-        m[k] *= 0.9
-        m[k] += 0.1 * g[k]
-        v[k] *= 0.999
-        v[k] += 0.001 * g[k] ** 2
-        params[k] -= lr * (m[k] / (1 - 0.9 ** t)) / (np.sqrt(v[k] / (1 - 0.999 ** t)) + 1e-8)
-
-
-def _adam_step(params, m, v, t, X, y):
-    loss, g = kiln.value_and_grad(_mlp_dict_loss)(params, X, y)
-    _adam_update(params, g, m, v, t)
-    return loss
-
-
-def _adam_step_by_hand(params, m, v, t, X, y):
-    h = np.tanh(X @ params["W1"] + params["b1"])
-    o = h @ params["W2"]
-    d = 2 * (o - y) / o.size
-    da = (d @ params["W2"].T) * (1 - h ** 2)
-    _adam_update(params, {"W1": X.T @ da, "b1": da.sum(0), "W2": h.T @ d}, m, v, t)
-    return np.mean((o - y) ** 2)
-
-
 @pytest.mark.parametrize("backend", ["cpp", "eager"])
 def test_compiled_adam_step_over_a_dict_matches_numpy_by_hand(backend):
     """The step as one graph (the dict's gradients were a graph break: the eager tape ran
@@ -536,7 +508,7 @@ def test_compiled_adam_step_over_a_dict_matches_numpy_by_hand(backend):
     start = {"W1": r.standard_normal((3, 5)) * 0.5, "b1": np.zeros(5), "W2": r.standard_normal((5, 1)) * 0.5}
     X, y = r.standard_normal((8, 3)), r.standard_normal((8, 1))
     runs = {}
-    for name, step in (("hand", _adam_step_by_hand), ("kiln", kiln.compile(_adam_step, backend=backend))):
+    for name, step in (("hand", numpy_step), ("kiln", kiln.compile(kiln_step, backend=backend))):
         p = {k: a.copy() for k, a in start.items()}
         m, v = ({k: np.zeros_like(a) for k, a in start.items()} for _ in range(2))
         runs[name] = [step(p, m, v, t, X, y) for t in range(1, 4)], p, m, v
