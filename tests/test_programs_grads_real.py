@@ -7,7 +7,7 @@ np.convolve and sliding_window_view, multi-head causal attention, group norm, an
 Gaussian process by slogdet and solve, Poisson regression, a mixture density network),
 physics (a hanging spring-mass chain by np.diff and norms, Lennard-Jones with a masked
 diagonal, a damped pendulum by RK4, the heat equation, curve fitting, portfolio variance
-by np.cov) and Python around them (nested lists and tuples of parameters, has_aux,
+by np.cov, a phased array's beam) and Python around them (nested lists and tuples of parameters, has_aux,
 argnums=(0, 2), closures, float32). Each is checked against central finite differences in
 float64 and its value against NumPy: on the eager tape, and through kiln.compile on the
 cpp backend (kiln.grad of the compiled function or kiln.grad inside one, chosen per
@@ -384,6 +384,16 @@ def log_spaced_frequency_fit(log_f, t, y):
     freqs = np.logspace(log_f[0], log_f[1], 4)
     model = np.sum(np.sin(np.outer(t, freqs)) / freqs, axis=1)
     return np.sum((model - y) ** 2) + np.sum(np.linspace(log_f[0], 2 * log_f[1], 3) ** 2)
+
+
+@program(308, lambda r: (r.standard_normal(6) * 0.3, r.random(6) + 0.5), argnums=(0, 1))
+def phased_array_beam(phases, amps):
+    # the array factor of 6 antennas steered by their phases; np.angle of a complex
+    # value being differentiated had no rule (AutogradError)
+    k = np.pi * np.sin(np.linspace(-0.5, 0.5, 7))
+    af = np.sum(amps[:, None] * np.exp(1j * (phases[:, None] + np.arange(6.0)[:, None] * k[None, :])), axis=0)
+    gain = np.abs(af) ** 2
+    return -np.log(gain[3] / np.sum(gain)) + 0.1 * np.angle(af[3]) ** 2 + 0.01 * np.sum(np.angle(af, deg=True) ** 2) / 360
 
 
 _T = np.linspace(0, 3, 15)
