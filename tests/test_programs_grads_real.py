@@ -267,6 +267,13 @@ def top_k_sparse_attention_put_along_axis(scores, V):
     return np.sum((p @ V) ** 2)
 
 
+@program(213, lambda r: (r.standard_normal((6, 2)) * 0.5, r.standard_normal((2, 2)) * 0.5,
+                         r.standard_normal((2, 5)) * 0.5, r.standard_normal((6, 5))), argnums=(0, 1, 2))
+def low_rank_factorization_multi_dot(U, S, V, target):
+    # np.linalg.multi_dot had no op (NoOpError on the tape, a graph break compiled)
+    return np.sum((np.linalg.multi_dot([U, S, V]) - target) ** 2) + 0.1 * np.sum(S ** 2)
+
+
 @program(206, lambda r: (r.standard_normal((3, 4, 5)), r.standard_normal(4) + 1, r.standard_normal(4)),
          argnums=(0, 1, 2))
 def group_norm(x, gamma, beta):

@@ -243,3 +243,20 @@ def test_logaddexp_reduce_differentiates_to_a_softmax(compiled):
 def test_other_ufunc_reduces_name_the_ufunc_and_the_line():
     with pytest.raises(kiln.NoDerivative, match=rf"at {re.escape(__file__)}:\d+: .*'numpy.hypot.reduce'"):
         kiln.grad(lambda x: np.sum(np.hypot.reduce(x, axis=0)))(np.ones((2, 2)))
+
+
+def _chain(a, b, c, d):
+    return (np.linalg.multi_dot([a, b, c, d]), np.linalg.multi_dot([b, c]), np.linalg.multi_dot([a, b, c[:, 0]]))
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_multi_dot_differentiates_in_numpys_order(compiled):
+    """np.linalg.multi_dot had no op: NoOpError in kiln.grad, a graph break compiled. It
+    multiplies in NumPy's cheapest order, so values are NumPy's bit for bit."""
+    args = (rng.standard_normal(3), rng.standard_normal((3, 6)), rng.standard_normal((6, 2)), rng.standard_normal((2, 5)))
+    _check(_chain, args, compiled)
+    out = kiln.explain(_chain)(*args)
+    assert out.graph_break_count == 0
+    for got, want in zip(kiln.compile(_chain, backend="eager")(*args), _chain(*args)):
+        assert type(got) is type(want)
+        np.testing.assert_array_equal(got, want)
