@@ -128,9 +128,11 @@ class Tensor(NDArrayOperatorsMixin):
                     f"t.detach() where no gradient should flow")
             raise KilnError(
                 f"kiln.grad: a Tensor that carries the gradient became a plain NumPy array at "
-                f"{_user_location()} (np.array([...]) of Tensors, np.asarray(t), or writing it "
-                f"into a NumPy array: y[...] = t), so the gradient through it would be lost. "
-                f"Build arrays with np.stack/np.concatenate, make the target follow the input "
+                f"{_user_location()} (np.array([...]) of Tensors, np.asarray(t), a NumPy "
+                f"array's method given it: X.dot(t), or writing it into a NumPy array: "
+                f"y[...] = t), so the gradient through it would be lost. Build arrays with "
+                f"np.stack/np.concatenate, call NumPy's functions or operators instead of a "
+                f"NumPy array's methods (np.dot(X, t), X @ t), make the target follow the input "
                 f"(y = np.ones_like(x), or kiln.tensor(y)), or use t.detach() where no gradient "
                 f"should flow")
         if dtype is not None and np.dtype(dtype) != self._data.dtype:

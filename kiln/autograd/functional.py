@@ -25,14 +25,32 @@ _NESTING = _Nesting()
 
 
 def _as_leaf(value: Any, position: str) -> Any:
-    from ..tensor import Tensor, tensor
+    from ..tensor import Tensor, _user_location, tensor
     data = value.detach().numpy() if isinstance(value, Tensor) else value
     arr = np.asarray(data)
     if arr.dtype.kind not in "fc":
-        raise KilnError(f"kiln.grad: argument {position} has dtype {arr.dtype}; gradients are taken "
-                        f"with respect to floating-point or complex arrays (pass "
-                        f"x.astype(np.float64)), or dicts, lists and tuples of them")
+        raise KilnError(f"kiln.grad at {_user_location()}: argument {position} has dtype "
+                        f"{arr.dtype}; gradients are taken with respect to floating-point or "
+                        f"complex arrays (pass x.astype(np.float64)), or dicts, lists and "
+                        f"tuples of them")
     return tensor(arr, requires_grad=True)
+
+
+def _defined_at(fn: Callable) -> str:
+    """``name (file:line)`` of the function kiln.grad differentiates (through kiln.compile
+    and functools.wraps wrappers)."""
+    import inspect
+    inner = inspect.unwrap(fn)
+    code = getattr(inner, "__code__", None)
+    name = getattr(inner, "__qualname__", type(inner).__name__)
+    return name if code is None else f"{name} ({code.co_filename}:{code.co_firstlineno})"
+
+
+def _not_a_float_loss(fn: Callable, dtype: np.dtype) -> KilnError:
+    return KilnError(f"kiln.grad: the function {_defined_at(fn)} returns a value of dtype {dtype}; "
+                     f"gradients are taken of a floating-point loss, and an integer or bool "
+                     f"one (a count: np.sum(x > 0); a cast: x.astype(int)) does not change "
+                     f"smoothly with the inputs: return a float expression of them")
 
 
 def _map_tree(fn: Callable[[Any, str], Any], value: Any, path: str) -> Any:
@@ -106,6 +124,8 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bo
             raise KilnError(f"kiln.grad: the function returns a {dtype} value; gradients are "
                             f"taken of a real scalar loss (as JAX's grad and PyTorch's "
                             f"backward() do): return np.real(...) or np.abs(...) of it")
+        if dtype.kind in "biu":
+            raise _not_a_float_loss(fn, dtype)
         if not isinstance(out, Tensor):
             out_arr = np.asarray(out)
             if out_arr.dtype.kind != "f" or out_arr.size != 1:

@@ -11,7 +11,7 @@ VIEW ops here, and a write through one puts the new part back next to the other 
 imaginary part is tiny: which one depends on the values, so it speculates
 (kiln/ops/speculation.py) with an op that only checks, and is the array or its ``real``.
 Derivatives: for a real input ``real`` is the identity and ``imag``/``angle`` are
-constant; ``conjugate``, ``real`` and ``imag`` also differentiate complex inputs, in the
+constant; ``conjugate``, ``real``, ``imag`` and ``angle`` also differentiate complex inputs, in the
 conjugate (Wirtinger) convention PyTorch uses (``Op.complex_grad``): the gradient of
 z = x + iy is dL/dx + i dL/dy, so ``real``'s is g and ``imag``'s is i g.
 """
@@ -128,8 +128,18 @@ def _angle_impl(x, deg=False):
     return np.angle(x, deg=deg)
 
 
+def _angle_vjp(g, out, x, deg):
+    # angle = arctan2(y, x): d/dx = -y/|z|^2, d/dy = x/|z|^2, so the (conjugate
+    # convention) gradient is g * i z / |z|^2; 0 at z = 0, as arctan2's at the origin
+    if not is_complex_like(x):
+        return _zeros(g, x)
+    r2 = F.add(F.square(F.real(x)), F.square(F.imag(x)))
+    scale = F.true_divide(F.multiply(g, 180.0 / np.pi) if deg else g, F.where(F.equal(r2, 0), 1.0, r2))
+    return (F.multiply(F.multiply(x, 1j), F.where(F.equal(r2, 0), 0.0, scale)),)
+
+
 angle = declare("angle", Category.POINTWISE, _angle_impl, inputs=("x",), params={"deg": False},
-                vjp=lambda g, out, x, deg: _zeros(g, x),
+                vjp=_angle_vjp, complex_grad=True,
                 lowering={"decompose": lambda x, deg: _angle_decomposition(x, deg)},
                 doc="numpy.angle: the argument of a complex number (radians, or degrees)")
 

@@ -339,3 +339,66 @@ if hasattr(np, "matvec"):   # NumPy 2.2+: A @ v over the last axes
     spell_composite(np.matvec, ("matmul", "reshape"), lambda x1, x2, /: Composite(
         lambda a, v: N.getitem(N.matmul(a, N.expand_dims(v, -1)), (Ellipsis, 0)), (x1, x2)),
         "numpy.matvec")
+
+
+def _chain_split(p: list) -> dict:
+    """numpy.linalg's matrix-chain order (Cormen 15.2): split[i, j] is where the product
+    of arrays i..j splits, on dims ``p`` (array k is p[k] x p[k + 1]); the same ties."""
+    n = len(p) - 1
+    cost, split = {(i, i): 0.0 for i in range(n)}, {}
+    for span in range(1, n):
+        for i in range(n - span):
+            j = i + span
+            cost[i, j] = np.inf
+            for k in range(i, j):
+                q = cost[i, k] + cost[k + 1, j] + float(p[i] * p[k + 1] * p[j + 1])
+                if q < cost[i, j]:
+                    cost[i, j], split[i, j] = q, k
+    return split
+
+
+def _multi_dot(*arrays):
+    n = len(arrays)
+    if n == 2:
+        return N.dot(arrays[0], arrays[1])
+    first, last = ndim_of(arrays[0]), ndim_of(arrays[-1])
+    arrays = list(arrays)
+    if first == 1:
+        arrays[0] = N.reshape(arrays[0], (1, -1))
+    if last == 1:
+        arrays[-1] = N.reshape(arrays[-1], (-1, 1))
+    for a in arrays:
+        if ndim_of(a) != 2:
+            raise np.linalg.LinAlgError(f"{ndim_of(a)}-dimensional array given. Array must be two-dimensional")
+    shapes = [tuple(shape_of(a)) for a in arrays]
+    if not all(type(d) is int for s in shapes for d in s):
+        reject("numpy.linalg.multi_dot", "arrays", "<arrays of dynamic sizes>",
+               "multiply them with @ in the order you want")
+    if n == 3:   # NumPy's _multi_dot_three: the cheaper of (AB)C and A(BC)
+        (a0, a1b0), (b1c0, c1) = shapes[0], shapes[2]
+        split = {(0, 2): 1 if a0 * b1c0 * (a1b0 + c1) < a1b0 * c1 * (a0 + b1c0) else 0, (1, 2): 1, (0, 1): 0}
+    else:
+        split = _chain_split([s[0] for s in shapes] + [shapes[-1][1]])
+
+    def product(i, j):
+        if i == j:
+            return arrays[i]
+        k = split[i, j]
+        return N.dot(product(i, k), product(k + 1, j))
+    result = product(0, n - 1)
+    if first == 1 and last == 1:
+        return F.getitem(result, (0, 0))
+    return N.ravel(result) if first == 1 or last == 1 else result
+
+
+def _multi_dot_normalize(arrays, *, out=None):
+    if out is not None:
+        reject("numpy.linalg.multi_dot", "out", "<array>", "assign the result instead")
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    return Composite(_multi_dot, tuple(a if hasattr(a, "shape") else np.asarray(a) for a in arrays))
+
+
+spell_composite(np.linalg.multi_dot, ("dot", "reshape", "ravel", "getitem"), _multi_dot_normalize,
+                "numpy.linalg.multi_dot")

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import UnsupportedArgument
 from .meta import TensorMeta, as_array, fresh_copy, ndim_of, normalize_one_axis, reject, shape_of
 from .registry import Category, Composite, F, N, declare, method_key, spell_composite
 
@@ -350,8 +351,34 @@ spell_composite(np.meshgrid, ("reshape", "broadcast_arrays_view", "copy"), _mesh
 
 def _constant(fn, *args, **kwargs):
     """Functions of shapes and constants only (np.indices, np.triu_indices): NumPy itself
-    computes them while capturing; the result is a constant of the graph."""
+    computes them while capturing; the result is a constant of the graph. Given an array
+    kiln computes (a Tensor, a graph value), NumPy's own code would hand it back to kiln
+    (the eager tape recursed until RecursionError): np.logspace is then base ** linspace,
+    the others say what to write instead."""
+    if any(hasattr(v, "shape") and not isinstance(v, (np.ndarray, np.generic))
+           for v in (*args, *kwargs.values())):
+        if fn is np.logspace:
+            return _logspace_of_arrays(*args, **kwargs)
+        raise UnsupportedArgument(
+            f"numpy.{fn.__name__} of an array kiln computes (a value being differentiated or "
+            f"compiled) is not supported by kiln: it is computed from constants only; build "
+            f"it from np.linspace, np.exp and np.log (np.geomspace(a, b, n) of positive a, "
+            f"b: np.exp(np.linspace(np.log(a), np.log(b), n)))")
     return Composite(lambda: fn(*args, **kwargs), ())
+
+
+def _logspace_of_arrays(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """NumPy's np.logspace of a scalar base: ``base ** linspace(start, stop)``."""
+    if np.ndim(base) != 0 or not isinstance(base, (int, float, np.generic, np.ndarray)):
+        reject("numpy.logspace", "base", "<an array>", "write base ** np.linspace(start, stop, num)")
+
+    nd = len(np.broadcast_shapes(tuple(shape_of(start)), tuple(shape_of(stop))))
+    axis = normalize_one_axis(axis, nd + 1)
+
+    def fn(start, stop):
+        out = F.power(base, F.linspace(start, stop, num=num, endpoint=endpoint, axis=axis))
+        return out if dtype is None else F.astype(out, dtype=np.dtype(dtype))
+    return Composite(fn, (start, stop))
 
 
 for _fn in (np.indices, np.triu_indices, np.tril_indices, np.fft.fftfreq, np.fft.rfftfreq):
@@ -506,7 +533,8 @@ def _broadcast_arrays(*args):
 spell_composite(np.broadcast_arrays, ("broadcast_arrays_view",),
                 lambda *args, subok=False: Composite(_broadcast_arrays, tuple(args)),
                 "numpy.broadcast_arrays")
-for _fn in (np.tri, np.logspace, np.geomspace, np.broadcast_shapes, np.bartlett, np.blackman,
+spell_composite(np.logspace, ("linspace", "power", "astype"), lambda *a, **k: _constant(np.logspace, *a, **k))
+for _fn in (np.tri, np.geomspace, np.broadcast_shapes, np.bartlett, np.blackman,
             np.hamming, np.hanning, np.kaiser):  # functions of Python numbers: constants
     spell_composite(_fn, (), (lambda fn: lambda *a, **k: _constant(fn, *a, **k))(_fn))
 

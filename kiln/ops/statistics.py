@@ -248,7 +248,15 @@ def _cov(m, y, rowvar, bias, ddof, dtype):
         runs_as_numpy("numpy.cov", "Degrees of freedom <= 0 for slice")
     X = N.subtract(X, N.mean(X, axis=1, keepdims=True))
     Xc = N.conjugate(X) if np.dtype(dtype).kind == "c" else X
-    c = N.true_divide(N.matmul(X, N.transpose(Xc)), max(n - ddof, 0))
+    c = N.matmul(X, N.transpose(Xc))
+    if type(n) is int:
+        # NumPy's ``c *= np.true_divide(1, fact)``: times a float64 reciprocal (not / fact:
+        # an ulp apart), in float64 for a float32 c, cast back by the in-place write
+        wide = np.result_type(dtype, np.float64)
+        c = N.multiply(c if wide == dtype else N.asarray(c, dtype=wide), np.true_divide(1, n - ddof))
+        c = c if wide == dtype else N.asarray(c, dtype=dtype)
+    else:
+        c = N.true_divide(c, max(n - ddof, 0))
     return N.squeeze(c)
 
 

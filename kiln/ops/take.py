@@ -1,6 +1,7 @@
 """``np.take``, ``np.take_along_axis`` and the scatter-add that differentiates them
 (``put_along_axis_add``); their indices become basic/advanced indexes of
-kiln/ops/indexing.py where a rule needs one.
+kiln/ops/indexing.py where a rule needs one. ``np.put_along_axis`` is the write
+``arr[fancy] = values`` NumPy itself makes of it (setitem, differentiated as index_put).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from .indexing import _fmt_shape, getitem, zeros_for
 from .meta import TensorMeta, fake, fresh_copy, namespace, normalize_one_axis, reject, shape_of
 from .registry import Bound, Category, F, declare, is_float_like, method_key, spell
+from .mutation import _setitem_normalize, setitem
 from .scatter import index_add, index_put
 
 
@@ -136,6 +138,26 @@ def _take_along_axis_normalize(arr, indices, axis=-1):
 
 
 spell(np.take_along_axis, take_along_axis, _take_along_axis_normalize, "numpy.take_along_axis")
+
+
+def _put_along_axis_normalize(arr, indices, values, axis):
+    """NumPy's own implementation: ``arr[_make_along_axis_idx(arr.shape, indices, axis)] =
+    values``, the aranges on the other axes constants of arr's (static) shape."""
+    if axis is None:
+        reject("numpy.put_along_axis", "axis", None, "write np.put(arr, indices, values) or "
+               "reshape arr and pass axis=0")
+    shape = tuple(shape_of(arr))
+    if not all(isinstance(n, int) for n in shape):
+        reject("numpy.put_along_axis", "arr", "<an array of dynamic size>", "use it with "
+               "kiln.compile(dynamic=False)")
+    axis = normalize_one_axis(axis, len(shape))
+    if isinstance(indices, (list, tuple)):
+        indices = np.asarray(indices)
+    _along_axis_shape(shape, indices, axis)   # NumPy's IndexError/ValueError for the indices
+    return _setitem_normalize(arr, _along_axis_index(shape, indices, axis), values)
+
+
+spell(np.put_along_axis, setitem, _put_along_axis_normalize, "numpy.put_along_axis")
 
 
 def _put_along_axis_add_impl(x: Any, indices: Any, values: Any, axis: int | None) -> Any:

@@ -17,8 +17,8 @@ is a mutation like ``np.add.at``, with a functional op (the new value of the wri
 array) that writes in place when nothing else reads the array; several axes of a ufunc that is not reorderable are NumPy's error.
 Result shapes depend only on shapes and the number of indices, so the calls stay in the
 graph; dtypes are the ones NumPy's loops give (the shape rules run the kernels on
-stand-ins). No derivative rules yet (``Differentiation rule for 'reduceat' not
-implemented``).
+stand-ins). Of these only ``np.logaddexp.reduce`` and ``np.logaddexp2.reduce`` have a
+derivative rule (``Differentiation rule for 'reduceat' not implemented``).
 
     >>> import numpy as np
     >>> from kiln.ops import F
@@ -34,11 +34,12 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import NoDerivative
 from .indexing import is_array_entry, normalize_index
 from .meta import fresh_copy, ndim_of, normalize_axis, normalize_one_axis, reject
 from .mutation import _as_value, _mutation_meta
-from .reduction import dtype_param, loop_dtype, out_param
-from .registry import Bound, Category, declare, find_spelling, spell, ufunc_method_key
+from .reduction import dtype_param, keep, loop_dtype, out_param
+from .registry import Bound, Category, F, declare, find_spelling, is_float_like, spell, ufunc_method_key
 from .scatter import _scatter_meta, add_at_broadcast
 
 # The binary ufuncs whose methods users write (a fixed list, so the spellings are the same
@@ -68,9 +69,25 @@ reduceat = declare("reduceat", Category.EXTERN, _reduceat_impl, inputs=("a", "in
                    fresh_result=True,
                    doc="numpy.<ufunc>.reduceat(a, indices, axis, dtype): reductions over "
                        "the segments that start at indices")
+def _reduce_vjp(g, out, a, ufunc, axis, dtype, keepdims, initial):
+    """np.logaddexp.reduce is log(sum(exp(a))) (an initial value one more term): its
+    derivative is softmax, exp(a - out); logaddexp2's is 2 ** (a - out). The other ufuncs
+    without a reduction op have none here."""
+    if ufunc not in ("logaddexp", "logaddexp2"):
+        raise NoDerivative(f"Differentiation rule for 'numpy.{ufunc}.reduce' not implemented; "
+                           f"detach the value (x.detach()) or compute it under kiln.no_grad()")
+    if not is_float_like(a):
+        return (None,)
+    if ndim_of(a) == 0:
+        axis, keepdims = None, True
+    diff = F.subtract(a, keep(out, a, axis, keepdims))
+    share = F.exp(diff) if ufunc == "logaddexp" else F.exp2(diff)
+    return (F.multiply(keep(g, a, axis, keepdims), share),)
+
+
 ufunc_reduce = declare("ufunc_reduce", Category.EXTERN, _reduce_impl, inputs=("a",),
                        params={"ufunc": "add", "axis": 0, "dtype": None, "keepdims": False,
-                               "initial": ()},
+                               "initial": ()}, vjp=_reduce_vjp, vjp_refuses=True,
                        may_raise=True, doc="numpy.<ufunc>.reduce of a ufunc without a reduction op")
 ufunc_accumulate = declare("ufunc_accumulate", Category.EXTERN, _accumulate_impl, inputs=("a",),
                            params={"ufunc": "add", "axis": 0, "dtype": None}, fresh_result=True,

@@ -95,6 +95,7 @@ def _rows():
         # np.insert of a Fortran-ordered array: slices joined, then laid out (relayout)
         "relayout": (lambda x: np.insert(x, [1, 1], 0.5, axis=0), (np.asfortranarray(X),), {}),
         "take_along_axis": (np.take_along_axis, (X, IDX2), {"axis": 1}),
+        "ufunc_reduce": (np.logaddexp.reduce, (X,), {"axis": 1}),
         "sum": (np.sum, (X,), {"axis": 1}),
         # x[m].sum(): NumPy's sum of the compacted selection (kiln/ops/reduction_where.py)
         "selected_sum": (None, ("selected_sum", (X, X > 0.5), {"dtype": None}), {}),

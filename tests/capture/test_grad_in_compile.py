@@ -236,3 +236,33 @@ def test_value_and_gradient_types_are_the_eager_ones():
     for fn, arg in ((size_one_value, np.array([3.0])), (grad_of_a_scalar, np.arange(3.0))):
         for backend in ("eager", "cpp"):
             assert_same(kiln.compile(fn, backend=backend)(arg), fn(arg))
+
+
+def _tree_loss(params, layers, x):
+    h = np.tanh(x @ params["w"] + params["b"])
+    for W, c in layers:
+        h = np.sin(h @ W + c[0])
+    return np.sum(h ** 2)
+
+
+def test_gradients_of_dicts_lists_and_tuples_of_arrays_are_one_graph(probe):
+    """kiln.value_and_grad inside a compiled function with a dict (or list, tuple) of
+    parameters broke the graph: a compiled Adam step over a dict ran as Python with the
+    eager tape (10x NumPy's hand-written step). The gradients keep the structure."""
+    def adam_like(params, layers, x, m):
+        loss, (g, gl) = kiln.value_and_grad(_tree_loss, argnums=(0, 1))(params, layers, x)
+        for k in params:
+            m[k] = 0.9 * m[k] + g[k]
+            params[k] -= 0.1 * m[k]
+        return loss, g, gl
+
+    params = {"w": RNG.standard_normal((3, 4)), "b": RNG.standard_normal(4)}
+    layers = [(RNG.standard_normal((4, 4)), (np.array(0.3), RNG.standard_normal(4)))]
+    x, m = RNG.standard_normal((5, 3)), {"w": np.zeros((3, 4)), "b": np.zeros(4)}
+    _, _, (loss, g, gl) = probe(adam_like, params, layers, x, m, calls=3)
+    assert type(g) is dict and list(g) == ["w", "b"] and type(gl) is list and type(gl[0]) is tuple
+    assert type(gl[0][1]) is tuple and gl[0][1][0].shape == ()
+    want = kiln.grad(_tree_loss, argnums=(0, 1))(params, layers, x)
+    assert_same((g, gl), want)
+    fd = numerical_grad(lambda w: _tree_loss({"w": w, "b": params["b"]}, layers, x), [params["w"]], 0, np.ones(()))
+    np.testing.assert_allclose(want[0]["w"], fd, rtol=1e-6, atol=1e-8)

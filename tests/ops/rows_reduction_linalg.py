@@ -134,9 +134,10 @@ def reduceat_row(ufunc: np.ufunc) -> Row:
                     Case([A(2, 3), np.array([0.0, 1.0])], {})))
 
 
-def ufunc_reduce_row(ufunc: np.ufunc, dtypes: tuple) -> Row:
+def ufunc_reduce_row(ufunc: np.ufunc, dtypes: tuple, grad: bool = False) -> Row:
     """ufunc.reduce of a ufunc without a reduction op (kiln/ops/ufunc_methods.py): one
-    axis, several (reorderable ufuncs), or None; keepdims; an initial value."""
+    axis, several (reorderable ufuncs), or None; keepdims; an initial value. ``grad``:
+    the ufunc's reduce has a derivative rule (logaddexp's)."""
     def case(ctx: Ctx) -> Case:
         shape = ctx.shape(min_dims=1, min_side=1)
         axes = [None] + list(range(-len(shape), len(shape)))
@@ -153,7 +154,7 @@ def ufunc_reduce_row(ufunc: np.ufunc, dtypes: tuple) -> Row:
                               initial=() if initial is np._NoValue else (initial,))
 
     return Row("ufunc_reduce", numpy=lambda a, **p: ufunc.reduce(a, **p), via_op=via_op,
-               case=case, dtypes=dtypes, name=f"reduce_{ufunc.__name__}",
+               case=case, dtypes=dtypes, name=f"reduce_{ufunc.__name__}", grad=grad,
                bad=(Case([A(2, 3)], {"axis": 2}, traced=False),)
                + ((Case([A(0)], {"axis": 0}),) if ufunc.identity is None else ()))
 
@@ -211,7 +212,7 @@ def reduction_rows() -> list[Row]:
         accumulate_row("cumfmin", np.fmin),
         reduceat_row(np.add),
         reduceat_row(np.maximum),
-        ufunc_reduce_row(np.logaddexp, FLOATS),
+        ufunc_reduce_row(np.logaddexp, FLOATS, grad=True),
         ufunc_reduce_row(np.subtract, NUMERIC),
         ufunc_accumulate_row(np.logaddexp, FLOATS),
         ufunc_accumulate_row(np.subtract, NUMERIC),

@@ -27,6 +27,8 @@ CASES = {
     "multiply": (lambda a, b: a * b * (2 - 1j), (Z23, W3)),
     "true_divide": (lambda a, b: a / (b + 3), (Z23, W23)),
     "negative": (lambda a: -a, (Z23,)),
+    # angle had no complex rule: AutogradError for np.angle(np.sum(r * np.exp(1j * t)))
+    "angle": (lambda a: np.angle(a * (1 + 0.5j)) + np.angle(a, deg=True) * 0.01, (Z23,)),
     "positive": (lambda a: np.positive(a), (Z23,)),
     "absolute": (lambda a: np.abs(a), (Z23,)),
     "exp": (lambda a: np.exp(a), (Z23,)),

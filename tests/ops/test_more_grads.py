@@ -4,6 +4,7 @@ finite differences in float64, on the eager tape and through compiled functions 
 backward graphs compiled). The op table checks each packed op with random cotangents on
 every packed slot; here the NumPy spellings are checked as users write them, with the
 modes, shapes and keywords the table does not draw, and the cases with no derivative."""
+import re
 import warnings
 
 import numpy as np
@@ -185,3 +186,77 @@ def test_quantiles_without_a_derivative_rule_say_so():
         np.quantile(x, 0.4, method="nearest").backward()
     with pytest.raises(kiln.NoDerivative, match="quantile"):
         np.quantile(x, [0.25, 0.75]).sum().backward()
+
+
+def _top1_put_along_axis(x, v):
+    y = x * 1.0
+    np.put_along_axis(y, np.array([[0, 0], [2, 1]]), v, axis=1)   # row 0 writes twice: the last lands
+    np.put_along_axis(y, np.argmax(x, axis=1, keepdims=True), 0.0, axis=-1)
+    return (np.sum(np.sin(y) * np.arange(1.0, 7.0).reshape(2, 3)),)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_put_along_axis_differentiates_and_is_captured(compiled):
+    """np.put_along_axis had no op: a NoOpError on the tape and inside kiln.grad, a graph
+    break in compiled code. It is NumPy's ``arr[fancy] = values`` (setitem)."""
+    _check(_top1_put_along_axis, (np.array([[0.1, 0.9, -0.4], [1.2, -0.3, 0.5]]),
+                                  np.array([[0.3, -0.6], [0.7, 0.2]])), compiled)
+    assert kiln.explain(_top1_put_along_axis)(np.ones((2, 3)), np.ones((2, 2))).graph_break_count == 0
+
+
+@pytest.mark.parametrize("bad", [np.array([[0.5]]), np.array([0]), np.array([[0], [1], [2]]), np.array([[5]])],
+                         ids=["float", "rank", "shape", "range"])
+def test_put_along_axis_raises_numpys_errors(bad):
+    def put(a, i):
+        np.put_along_axis(a, i, 1.0, axis=1)
+    with pytest.raises(Exception) as want:
+        put(np.zeros((2, 3)), bad)
+    with pytest.raises(type(want.value), match=re.escape(str(want.value))):
+        kiln.compile(put, backend="eager")(np.zeros((2, 3)), bad)
+
+
+def _log_grid(a):
+    return (np.sum(np.logspace(0.0, a[0], 4) ** 2) + np.sum(np.logspace(a, 2 * a, 3, base=2.0, endpoint=False, axis=-1)),)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_logspace_of_a_value_being_differentiated(compiled):
+    """np.logspace and np.geomspace were functions of constants only: given a Tensor, NumPy's
+    code handed it back to kiln until RecursionError. logspace is base ** linspace."""
+    _check(_log_grid, (np.array([0.3, -0.2]),), compiled)
+    with pytest.raises(kiln.UnsupportedArgument, match=r"numpy.geomspace of an array kiln computes.*np.exp\(np.linspace"):
+        kiln.grad(lambda a: np.sum(np.geomspace(1.0, 1.0 + a, 4)))(np.array(0.3))
+
+
+def _log_sum_exps(x):
+    return (np.logaddexp.reduce(x, axis=None), np.logaddexp.reduce(x, axis=1),
+            np.logaddexp2.reduce(x, axis=0, keepdims=True), np.logaddexp.reduce(x, axis=(0, 1), initial=0.5),
+            np.logaddexp.reduce(x[0, 1]))
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_logaddexp_reduce_differentiates_to_a_softmax(compiled):
+    """np.logaddexp.reduce (a log-sum-exp) had no derivative rule: NoDerivative."""
+    _check(_log_sum_exps, (np.array([[0.3, -1.0, 2.0], [0.5, 0.2, -0.7]]),), compiled)
+
+
+def test_other_ufunc_reduces_name_the_ufunc_and_the_line():
+    with pytest.raises(kiln.NoDerivative, match=rf"at {re.escape(__file__)}:\d+: .*'numpy.hypot.reduce'"):
+        kiln.grad(lambda x: np.sum(np.hypot.reduce(x, axis=0)))(np.ones((2, 2)))
+
+
+def _chain(a, b, c, d):
+    return (np.linalg.multi_dot([a, b, c, d]), np.linalg.multi_dot([b, c]), np.linalg.multi_dot([a, b, c[:, 0]]))
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_multi_dot_differentiates_in_numpys_order(compiled):
+    """np.linalg.multi_dot had no op: NoOpError in kiln.grad, a graph break compiled. It
+    multiplies in NumPy's cheapest order, so values are NumPy's bit for bit."""
+    args = (rng.standard_normal(3), rng.standard_normal((3, 6)), rng.standard_normal((6, 2)), rng.standard_normal((2, 5)))
+    _check(_chain, args, compiled)
+    out = kiln.explain(_chain)(*args)
+    assert out.graph_break_count == 0
+    for got, want in zip(kiln.compile(_chain, backend="eager")(*args), _chain(*args)):
+        assert type(got) is type(want)
+        np.testing.assert_array_equal(got, want)

@@ -287,9 +287,12 @@ def test_table_covers_every_op() -> None:
 
 
 def test_rows_declare_differentiability_like_the_registry() -> None:
+    # (an op whose rule refuses some params, ufunc_reduce's of np.subtract, may have
+    # rows for those params without a gradient)
     wrong = {row.id: (row.grad, REGISTRY[row.op].differentiable) for row in ROWS
              if row.op in REGISTRY and not row.composite
-             and row.grad != REGISTRY[row.op].differentiable}
+             and row.grad != REGISTRY[row.op].differentiable
+             and not (REGISTRY[row.op].vjp_refuses and not row.grad)}
     assert not wrong, f"differentiable according to (row, registry): {wrong}"
 
 

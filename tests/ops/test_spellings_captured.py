@@ -242,6 +242,22 @@ def test_median_is_numpys_median_not_quantile_one_half():
         np.testing.assert_array_equal(g, w)   # bit for bit
 
 
+def test_cov_scales_by_numpys_reciprocal_bit_for_bit():
+    """NumPy's np.cov multiplies by np.true_divide(1, fact); kiln divided by fact, an ulp
+    off in most entries (and in np.corrcoef's), float32 results too."""
+    X = np.random.default_rng(3).standard_normal((3, 8)) * 3.7
+
+    def f(a):
+        return (np.cov(a), np.cov(a, rowvar=False, ddof=0), np.cov(a, dtype=np.float32),
+                np.corrcoef(a, a[:1] ** 2))
+
+    out, got, want, _, _ = explain_and_run(f, (X,), backend="eager")
+    assert out.graph_break_count == 0
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)   # bit for bit
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.float32, np.bool_])
 def test_vander_takes_numpys_dtype_x_promoted_with_int64(dtype):
     # int8 x gave int8 powers (5 ** 3 wrapped to 125, 6 ** 3 to -40), float32 x float32

@@ -56,13 +56,14 @@ class GradTransformVariable(VariableTracker):
         if any(isinstance(a, ArrayVariable) and a.tensor for a in list(args) + list(kwargs.values())):
             tx.unsupported("unsupported_call", f"{what}: kiln.Tensor arguments (the eager "
                            f"kiln.grad detaches them)")
-        wrt = []
+        wrt, counts = [], []
         for n in nums:
-            a = args[n]
-            if not isinstance(a, ArrayVariable) or a.meta.dtype.kind != "f" or a.tensor:
-                tx.unsupported("unsupported_call", f"{what}: argument {n} is {a.describe()}, "
-                               f"not a float array")
-            wrt.append(a)
+            leaves = _tree_leaves(tx, args[n])
+            if leaves is None:
+                tx.unsupported("unsupported_call", f"{what}: argument {n} is {args[n].describe()}, "
+                               f"not a float array or a dict, list or tuple of them")
+            wrt.extend(leaves)
+            counts.append(len(leaves))
         if getattr(tx.output, "grad_depth", 0):
             tx.unsupported("unsupported_call", f"{what} inside a function being "
                            f"differentiated (higher-order gradients run as Python)")
@@ -79,13 +80,16 @@ class GradTransformVariable(VariableTracker):
         # to its own shape), like eager's fresh leaf: the same array reached another way
         # (a closure, another argument) stays a constant of the derivative.
         given, args = list(args), list(args)
-        for i, (n, a) in enumerate(zip(nums, wrt)):
+        for i, a in enumerate(wrt):
             shape = symbolic.shape(a.node) if symbolic is not None else tuple(a.meta.shape)
             if symbolic is not None:
                 symbolic.guard_shared(a, shape)
             node = graph.call(REGISTRY["reshape"], (a.node,), {"shape": shape}, source=tx.location())
-            wrt[i] = args[n] = ArrayVariable(node, a.dims, fresh=False, base=a.base or a,
-                                             array_type=a.array_type)
+            wrt[i] = ArrayVariable(node, a.dims, fresh=False, base=a.base or a,
+                                   array_type=a.array_type)
+        # (a dict, list or tuple of arrays: a new one around the new leaves, as eager's)
+        for n, leaves in zip(nums, _split(wrt, counts)):
+            args[n] = _rebuild(tx, given[n], iter(leaves))
         # New inputs reached inside fn are inserted before existing nodes: what fn
         # recorded is found by identity, not by position.
         before = set(graph.nodes)
@@ -164,7 +168,8 @@ class GradTransformVariable(VariableTracker):
         for node in graph.nodes:
             if node not in before and node.kind == "call" and "source" not in node.meta:
                 node.meta["source"] = where
-        grad_var = TupleVariable(out) if isinstance(self.argnums, tuple) else out[0]
+        trees = [_rebuild(tx, given[n], iter(leaves)) for n, leaves in zip(nums, _split(out, counts))]
+        grad_var = TupleVariable(trees) if isinstance(self.argnums, tuple) else trees[0]
         if not self.with_value:
             return TupleVariable([grad_var, aux]) if self.has_aux else grad_var
         if isinstance(result, ArrayVariable) and result.meta.shape == () and not result.scalar:
@@ -338,6 +343,54 @@ def _arrays(tx, args: list, kwargs: dict) -> list:
     """The arrays whose sizes a backward may write: the inputs so far and the arguments."""
     return [v for v in list(tx.output.wrapped.values()) + list(args) + list(kwargs.values())
             if isinstance(v, ArrayVariable)]
+
+
+def _tree_leaves(tx, var: VariableTracker) -> list | None:
+    """The float arrays of an argument kiln.grad differentiates: the array, or the leaves
+    of nested dicts, lists and tuples of them (eager's pytrees, kiln/autograd/functional.py);
+    None for anything else (a container holding numbers: eager makes it one array)."""
+    from .containers import DictVariable, DictViewVariable, KeyedDictVariable, TupleVariable
+    if isinstance(var, ArrayVariable):
+        return [var] if var.meta.dtype.kind == "f" and not var.tensor else None
+    if isinstance(var, KeyedDictVariable):
+        var = var._all(tx)
+    if isinstance(var, DictVariable):
+        children = list(var.entries.values())
+    elif isinstance(var, TupleVariable) and not isinstance(var, DictViewVariable):
+        children = var.items(tx)
+    else:
+        return None
+    leaves: list = []
+    for child in children:
+        found = _tree_leaves(tx, child)
+        if found is None:
+            return None
+        leaves += found
+    return leaves or None
+
+
+def _rebuild(tx, var: VariableTracker, leaves: Any) -> VariableTracker:
+    """``var``'s structure (new containers) around the next trackers of ``leaves``."""
+    from .containers import (DictVariable, KeyedDictVariable, ListVariable, NamedTupleVariable,
+                             TupleVariable)
+    if isinstance(var, ArrayVariable):
+        return next(leaves)
+    if isinstance(var, KeyedDictVariable):
+        var = var._all(tx)
+    if isinstance(var, DictVariable):
+        return DictVariable({k: _rebuild(tx, v, leaves) for k, v in var.entries.items()})
+    items = [_rebuild(tx, v, leaves) for v in var.items(tx)]
+    if isinstance(var, NamedTupleVariable):
+        return NamedTupleVariable(var.cls, items)
+    return ListVariable(items) if isinstance(var, ListVariable) else TupleVariable(items)
+
+
+def _split(values: list, counts: list) -> list:
+    out, start = [], 0
+    for c in counts:
+        out.append(values[start:start + c])
+        start += c
+    return out
 
 
 def _float_scalar(value: Any) -> bool:
