@@ -282,6 +282,7 @@ class Gen:
         self.params: list[str] = []
         self.calls: list[str] = []
         self.ended = False           # a statement that raises was kept: nothing may follow
+        self.expect_error = False    # the statement being drawn may raise (extra.py _s_raising)
 
     # -- draws (simplest first) ----------------------------------------------------------
     def pick(self, options: list | tuple, label: str = "") -> Any:
@@ -460,7 +461,7 @@ class Gen:
         if new is not None:
             self.body += lines
             return new
-        if allow_error and not self.unspecified and self.chance(0.04):
+        if allow_error and not self.unspecified and self.chance(0.6 if self.expect_error else 0.04):
             self.body += lines
             self.ended = True
         return None
