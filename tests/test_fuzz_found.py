@@ -707,14 +707,15 @@ def copyto_from_a_source_with_leading_unit_axes(x, y):
 
 
 @found((np.array([True, False, True]), np.array([2, 3, 1])), (np.arange(3), np.array([1, -1, 2])),
-       (np.arange(3), np.array([1, 2, 0])), (np.arange(3, dtype=np.uint8), np.array([1, 2, 0], np.uint8)))
-def an_unused_integer_power_with_a_negative_exponent_raises(x, y):
+       (np.arange(3), np.array([1, 2, 3])), (np.arange(3, dtype=np.uint8), np.array([1, 2, 0], np.uint8)))
+def unused_results_raise_on_their_values(x, y):
     # seed 46101 (every backend returned None): an integer power raises NumPy's ValueError
     # for a negative exponent even when nothing uses its value; dead-code elimination
-    # dropped it
+    # dropped it. So did it a percentile of run-time q outside [0, 100] (a hand probe)
     v = np.power(x, y)             # a run-time exponent: raises on call 1
     if x.dtype == bool:
         w = x ** -1                # a constant one: raises on call 0
+    p = np.percentile(x * 1.0, y * 40)     # raises on call 2
     return x + 1
 
 def _global_stores(x):
