@@ -718,6 +718,15 @@ def unused_results_raise_on_their_values(x, y):
     p = np.percentile(x * 1.0, y * 40)     # raises on call 2
     return x + 1
 
+
+@found((np.array(False),), (np.array(2.5),), (np.arange(3.0),))
+def pad_of_a_0d_array_by_a_negative_width(x):
+    # seed 46505 (every backend returned None): np.pad checks its widths for negatives
+    # before broadcasting them to (ndim, 2), which for a 0-d array leaves none to check
+    v = np.pad(x, 1)
+    w = np.pad(x, -1)
+    return v
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles
