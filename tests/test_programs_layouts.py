@@ -96,6 +96,18 @@ def byte_swapped_empty_0d_and_read_only(x, r):
     return y
 
 
+
+_M = np.arange(12.0).reshape(3, 4)[::-1] % 5
+
+
+@program((_M.T,), (np.asfortranarray(_M),), (_M[:, ::-1],))
+def numpy_kernels_on_computed_values_keep_their_layout(x):
+    # np.sort of x * 2 (a Fortran-ordered x) is Fortran-ordered in NumPy: the product is
+    # (order='K') and sort copies it so; kiln handed the kernel a C-ordered product, so its
+    # result was C-ordered (stop 46, a hand probe beside the fuzzer). Also partition, astype
+    return np.sort(x * 2), np.partition(x + 1, 1), np.sort(x * 1j, axis=0), (x - 1).astype(np.float32), \
+        np.sort((x * 3).T)
+
 # ------------ arrays a call makes are its own
 # (A method of a NumPy scalar argument, folded at capture, returned one constant array:
 # the same object on every call with that value, so a write into one call's result

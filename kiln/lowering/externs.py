@@ -27,11 +27,14 @@ class ExternLowering:
 
     def extern(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
         # Operands the op writes get a buffer of their own; read-only ones may be views.
-        # A scatter's result is a copy of its first operand in that operand's layout, so
-        # the operand is laid out as NumPy lays it out.
+        # An operand NumPy lays out otherwise than in C order (``x * 2`` of a Fortran-
+        # ordered x) is laid out so: NumPy's kernel lays out its result after it (a
+        # scatter's copy of its first operand, np.sort's, astype's: order='K').
         def operand(i: int, v: Any) -> Any:
-            if i == 0 and op.name in _COPIES_FIRST and getattr(v, "layout", None) is not None:
-                return self.realize_laid_out(v, f"the array {op.name} writes into")
+            if isinstance(v, Pointwise) and i not in op.mutates and getattr(v, "view_chain", None) is not None:
+                return self.realize_operand(v)    # (its root laid out so, then its views)
+            if getattr(v, "layout", None) is not None:
+                return self.realize_laid_out(v, f"an operand of {op.name}")
             if isinstance(v, Pointwise):
                 return (self.realize if i in op.mutates else self.realize_operand)(v)
             return v

@@ -162,7 +162,7 @@ class ViewLowering:
         if chain is None or self.realized(value) is not None:
             return self.realize(value)
         root, views = chain
-        out = self.realize(root)
+        out = self.realize_laid_out(root, "an extern's operand")
         for op, spans, params, rest in views:
             shape, strides, offset = _view_layout(op, out.shape, out.strides, spans, params)
             out = BufferValue(out.buf, shape, strides, out.offset + offset, py=(op, (out,) + rest, params))
