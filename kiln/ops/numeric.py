@@ -193,9 +193,13 @@ def _round(a: Any, decimals: int) -> Any:
         return N.rint(a)
     if decimals > 0:
         scale = 10.0 ** decimals
-        return N.true_divide(N.rint(N.multiply(a, scale)), scale)
-    scale = 10.0 ** -decimals
-    return N.multiply(N.rint(N.true_divide(a, scale)), scale)
+        out = N.true_divide(N.rint(N.multiply(a, scale)), scale)
+    else:
+        scale = 10.0 ** -decimals
+        out = N.multiply(N.rint(N.true_divide(a, scale)), scale)
+    # NumPy allocates this result first: np.empty(shape, order='F' if a is Fortran-
+    # contiguous only, else 'C') (a reversed Fortran-ordered view rounds into C order)
+    return out if ndim_of(a) < 2 else F.relayout(out, a, rule="A")
 
 
 def _round_normalize(a, decimals=0, out=None):
@@ -554,8 +558,10 @@ def _isin(element, test_elements, invert, kind):
     if not fused or 0 in shape_of(element):
         return F.isin(element, test_elements, invert=invert, kind=kind)   # kind: NumPy's checks
     flat = N.ravel(test_elements)
-    hit = N.any(N.equal(N.reshape(element, tuple(shape_of(element)) + (1,)), flat), axis=-1)
-    return N.logical_not(hit) if invert else hit
+    # (NumPy ravels element and reshapes its answer: C order whatever element's layout)
+    hit = N.any(N.equal(N.reshape(element, (-1, 1)), flat), axis=-1)
+    hit = N.reshape(N.logical_not(hit) if invert else hit, tuple(shape_of(element)))
+    return hit
 
 
 def _isin_normalize(element, test_elements, assume_unique=False, invert=False, *, kind=None):
