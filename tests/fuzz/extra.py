@@ -49,8 +49,23 @@ class ExtraMixin:
         if a is None or a.kind == "b" and self.chance(0.5):
             return None
         s, nd = paren(a.src), a.ndim
-        how = self.pick(["norm", "norm_axis", "det", "inv", "solve", "einsum", "outer", "kron", "tri", "diag"],
-                        "linalg")
+        how = self.pick(["norm", "norm_axis", "det", "inv", "solve", "einsum", "outer", "kron", "tri", "diag",
+                         "products"], "linalg")
+        if how == "products":          # (products, signal and polynomial helpers)
+            opts = [f"np.inner({a.src}, {a.src})", f"np.tensordot({a.src}, {a.src}, axes=0)" if nd <= 2 else None,
+                    f"np.vdot({a.src}, {a.src})"]
+            if nd == 1:
+                opts += [f"np.convolve({a.src}, {s}[::-1])", f"np.correlate({a.src}, {a.src}, 'full')",
+                         f"np.polyval({a.src}, 0.5)", f"np.gradient({a.src})" if a.kind in "fiu" else None,
+                         f"np.ediff1d({a.src})", f"np.cross({s}[:3], {s}[::-1][:3])" if a.kind in "fiu" else None]
+            if nd == 2:
+                opts += [f"np.tensordot({a.src}, {a.src}, axes=([0], [0]))", f"np.cov({a.src})" if a.kind in "fiu" else None,
+                         f"np.linalg.matrix_power({a.src}, 2)", f"np.linalg.multi_dot([{a.src}, {s}.T, {a.src}])"]
+                if _square(a.shapes) and _well_conditioned(a.vals):
+                    opts += [f"np.linalg.slogdet({a.src})[1]", f"np.linalg.pinv({a.src})",
+                             f"np.linalg.svd({a.src}, compute_uv=False)", f"np.linalg.matrix_power({a.src}, -1)"]
+            opts = [o for o in opts if o is not None]
+            return self.eval(self.pick(opts), runs)
         if how == "norm":
             ords = ["None", "1", "2", "np.inf", "-np.inf", "0", "3"] if nd == 1 else \
                 ["None", "'fro'", "1", "-1", "np.inf", "'nuc'", "2"] if nd == 2 else ["None"]
