@@ -727,6 +727,13 @@ def pad_of_a_0d_array_by_a_negative_width(x):
     w = np.pad(x, -1)
     return v
 
+
+@found((np.zeros(0), 0.5), (np.zeros(0, np.complex64), np.array([1.0, 2.0], np.float32)), (np.arange(3.0), 2))
+def polyval_of_no_coefficients_is_zeros_like_x(p, x):
+    # seed 46531 (3.13, eager: AttributeError on v4.dtype): np.polyval of an empty p is
+    # NumPy's zeros_like(asanyarray(x)), an array of x's dtype; kiln returned the int 0
+    return np.polyval(p, x)
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

@@ -299,6 +299,8 @@ def _polyval(p, x):
         p = np.asarray(p)
     if ndim_of(p) == 0:   # NumPy's loop `for pv in p` over a 0-d array: its TypeError
         iter(np.zeros(()))
+    if shape_of(p)[0] == 0:   # NumPy's zeros_like(asanyarray(x)): x's dtype, an array
+        return N.zeros_like(x if _is_array(x) else np.asarray(x))
     # (p of more dimensions: its rows are the coefficients, each an array, as in NumPy)
     y = N.zeros_like(x, dtype=np.result_type(_dtype(p), _dtype(x))) if _is_array(x) else 0
     for i in range(shape_of(p)[0]):
