@@ -15,6 +15,8 @@ than at its kth).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .exprs import MIN_MAX, has_nan, mixed_zeros, paren, strided_both, zero_tie
@@ -34,6 +36,12 @@ def _well_conditioned(vals: list) -> bool:
             if not np.linalg.cond(v.astype(np.complex128 if v.dtype.kind == "c" else np.float64)) < 1e3:
                 return False
     return True
+
+
+def rebinds(counter: str, body: list[str]) -> bool:
+    """Whether a while loop's body assigns its counter: such a loop need not end (seeds
+    5002, 3011, 46129)."""
+    return any(re.match(rf"\s*{counter}\b[^=]*[-+*/%&|^]?=(?!=)", line) for line in body)
 
 
 def _finite(vals: list) -> bool:
@@ -341,6 +349,8 @@ class ExtraMixin:
         c = self.fresh("k")
         inner = [{**ns, c: 0} for ns in runs]
         body = self.block(inner, 2)[0]
+        if rebinds(c, body):
+            return None   # (seed 46129: k3 = np.sign(x1) in the body never ends)
         cond = self.pick([f"{s}.sum() > {c}", f"({s} > {c}).any()", f"{c} < {s}.size"])
         return [f"{c} = 0", f"while {c} < 3 and {cond}:", *body, f"    {c} += 1"]
 

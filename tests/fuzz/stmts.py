@@ -7,14 +7,12 @@ compound statement is then checked the same way.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 from hypothesis import assume, strategies as st
 
 from .exprs import (MIN_MAX, ExprMixin, ill_conditioned, ill_conditioned_power, mixed_zeros, paren, shares_memory,
                     strided_both, zero_tie)
-from .extra import ExtraMixin
+from .extra import ExtraMixin, rebinds
 from .more import MoreMixin
 from .programs import Expr, Gen, Program, candidate_time_limit
 
@@ -305,8 +303,8 @@ class ProgramGen(ExtraMixin, MoreMixin, ExprMixin, Gen):
             c = self.fresh("k")
             inner = [{**ns, c: 0} for ns in runs]
             body = self.block(inner, 2)[0]
-            if any(re.match(rf"\s*{c}\b[^=]*[-+*/%&|^]?=(?!=)", line) for line in body):
-                return None   # a body rebinding the counter need not end (seeds 5002, 3011)
+            if rebinds(c, body):
+                return None   # a body rebinding the counter need not end
             return [f"{c} = 0", f"while {c} < {self.pick([2, 3, 1])}:", *body, f"    {c} += 1"]
         else:
             return None
