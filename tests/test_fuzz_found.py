@@ -705,6 +705,35 @@ def copyto_from_a_source_with_leading_unit_axes(x, y):
     return x
 
 
+
+@found((np.array([True, False, True]), np.array([2, 3, 1])), (np.arange(3), np.array([1, -1, 2])),
+       (np.arange(3), np.array([1, 2, 3])), (np.arange(3, dtype=np.uint8), np.array([1, 2, 0], np.uint8)))
+def unused_results_raise_on_their_values(x, y):
+    # seed 46101 (every backend returned None): an integer power raises NumPy's ValueError
+    # for a negative exponent even when nothing uses its value; dead-code elimination
+    # dropped it. So did it a percentile of run-time q outside [0, 100] (a hand probe)
+    v = np.power(x, y)             # a run-time exponent: raises on call 1
+    if x.dtype == bool:
+        w = x ** -1                # a constant one: raises on call 0
+    p = np.percentile(x * 1.0, y * 40)     # raises on call 2
+    return x + 1
+
+
+@found((np.array(False),), (np.array(2.5),), (np.arange(3.0),))
+def pad_of_a_0d_array_by_a_negative_width(x):
+    # seed 46505 (every backend returned None): np.pad checks its widths for negatives
+    # before broadcasting them to (ndim, 2), which for a 0-d array leaves none to check
+    v = np.pad(x, 1)
+    w = np.pad(x, -1)
+    return v
+
+
+@found((np.zeros(0), 0.5), (np.zeros(0, np.complex64), np.array([1.0, 2.0], np.float32)), (np.arange(3.0), 2))
+def polyval_of_no_coefficients_is_zeros_like_x(p, x):
+    # seed 46531 (3.13, eager: AttributeError on v4.dtype): np.polyval of an empty p is
+    # NumPy's zeros_like(asanyarray(x)), an array of x's dtype; kiln returned the int 0
+    return np.polyval(p, x)
+
 def _global_stores(x):
     global _G_LAST
     _G_LAST = x.sum()              # a global store breaks the graph; what follows compiles

@@ -96,6 +96,28 @@ def byte_swapped_empty_0d_and_read_only(x, r):
     return y
 
 
+
+_M = np.arange(12.0).reshape(3, 4)[::-1] % 5
+
+
+@program((_M.T,), (np.asfortranarray(_M),), (_M[:, ::-1],))
+def numpy_kernels_on_computed_values_keep_their_layout(x):
+    # np.sort of x * 2 (a Fortran-ordered x) is Fortran-ordered in NumPy: the product is
+    # (order='K') and sort copies it so; kiln handed the kernel a C-ordered product, so its
+    # result was C-ordered (stop 46, a hand probe beside the fuzzer). Also partition, astype
+    return np.sort(x * 2), np.partition(x + 1, 1), np.sort(x * 1j, axis=0), (x - 1).astype(np.float32), \
+        np.sort((x * 3).T)
+
+
+@program((_M.T,), (_M[:, ::-1],), (np.asfortranarray(_M)[::-1],))
+def round_and_isin_lay_out_their_results_as_numpy(x):
+    # np.round(x, 1) allocates its result as np.empty(..., order='F' if x is Fortran-
+    # contiguous only): a reversed Fortran-ordered view rounds into C order, where kiln's
+    # ufuncs followed x (order='K'); np.isin's result is C-ordered whatever x's (stop 46,
+    # a hand probe beside the fuzzer)
+    return np.round(x[::-1], 1), np.round(x, -1), np.round(x * 2, 2), np.isin(x, [1.0, 2.0]), \
+        np.isin(x * 2, [2.0], invert=True)
+
 # ------------ arrays a call makes are its own
 # (A method of a NumPy scalar argument, folded at capture, returned one constant array:
 # the same object on every call with that value, so a write into one call's result

@@ -27,11 +27,20 @@ class ExternLowering:
 
     def extern(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
         # Operands the op writes get a buffer of their own; read-only ones may be views.
-        # A scatter's result is a copy of its first operand in that operand's layout, so
-        # the operand is laid out as NumPy lays it out.
+        # Where NumPy's kernel would lay out its result otherwise on that memory than on
+        # NumPy's operands (np.sort's copy, order='K', of ``x * 2`` of a Fortran-ordered
+        # x, of a closure's transpose; a scatter's copy of its first operand), every
+        # operand is realized in NumPy's layout for it.
+        written = {id(v) for i in op.mutates if i < len(args) for v in iter_values((args[i],))}
+        laid_out = isinstance(meta, TensorMeta) and \
+            any(isinstance(v, (Pointwise, BufferValue)) for v in iter_values(args)) and \
+            self.numpy_layout(op, args, params, tuple(meta.shape), allocate=False) != \
+            self.numpy_layout(op, args, params, tuple(meta.shape), allocate=False,
+                              strides_of=lambda v: self.operand_strides(v, id(v) in written))
+
         def operand(i: int, v: Any) -> Any:
-            if i == 0 and op.name in _COPIES_FIRST and getattr(v, "layout", None) is not None:
-                return self.realize_laid_out(v, f"the array {op.name} writes into")
+            if laid_out and isinstance(v, (Pointwise, BufferValue)):
+                return self.realize_laid_out(v, f"an operand of {op.name}")
             if isinstance(v, Pointwise):
                 return (self.realize if i in op.mutates else self.realize_operand)(v)
             return v
@@ -168,7 +177,7 @@ class ExternLowering:
 
 # Scatters whose result is a copy of their first operand, the array written into
 # (kiln/ops/scatter.py): its shape and dtype (the backward of a slice, ``x[1:]``, on a
-# dynamic dim) and its layout (``fresh_copy``, order='K').
+# dynamic dim).
 _COPIES_FIRST = frozenset({"index_put", "index_add"})
 
 

@@ -33,25 +33,29 @@ class ResultLayoutLowering:
             value.layout = strides
 
     def numpy_layout(self, op: Any, args: tuple, params: dict, shape: tuple,
-                     allocate: bool = True) -> tuple | None:
+                     allocate: bool = True, strides_of: Any = None) -> tuple | None:
         """The strides (elements) NumPy gives ``op``'s result of ``shape`` on these
         operands' layouts, or None for C order. With dynamic sizes the rule runs on the
         example's: memory laid out so (``allocate``; a returned value, realize_output)
-        cannot be, and raises Undecidable: the graph is built for its sizes instead."""
+        cannot be, and raises Undecidable: the graph is built for its sizes instead.
+        ``strides_of(value)``: the operands' strides to take (memory's), not NumPy's."""
         if not self.sizes:
-            return self._numpy_layout(op, args, params, shape, lambda v: v)
+            return self._numpy_layout(op, args, params, shape, lambda v: v, strides_of)
         try:
-            hinted = self._numpy_layout(op, args, params, shape, self.sizes.hint)
+            hinted = self._numpy_layout(op, args, params, shape, self.sizes.hint, strides_of)
         except Exception:   # noqa: BLE001 - a view's rule on run-time bounds: C order
             hinted = None
         if hinted is not None and allocate:
             _not_c_order(op.name)
         return hinted
 
-    def _numpy_layout(self, op: Any, args: tuple, params: dict, shape: tuple, hint: Any) -> tuple | None:
+    def _numpy_layout(self, op: Any, args: tuple, params: dict, shape: tuple, hint: Any,
+                      strides_of: Any = None) -> tuple | None:
+        strides_of = strides_of or _layout
+
         def operand(v: Any) -> Any:
             if isinstance(v, (Pointwise, BufferValue)):
-                return L.Strided(hint(tuple(v.shape)), hint(tuple(_layout(v))), v.dtype)
+                return L.Strided(hint(tuple(v.shape)), hint(tuple(strides_of(v))), v.dtype)
             if isinstance(v, Scalar):
                 return v.value if v.value is not None else np.zeros((), v.dtype)
             return v

@@ -150,6 +150,24 @@ class ViewLowering:
 
         return Pointwise(shape, x.dtype, fn, x.cost, x.origins)
 
+    def operand_strides(self, value: Value, written: bool = False) -> tuple:
+        """The strides :meth:`realize_operand` (``written``: :meth:`realize`) gives
+        ``value``, without realizing it: its memory's, a view chain's over its root in C
+        order, or C order."""
+        if isinstance(value, BufferValue):
+            return tuple(value.strides)
+        done = self.realized(value)
+        if done is not None:
+            return tuple(done.strides)
+        chain = getattr(value, "view_chain", None)
+        if chain is None or written:
+            return contiguous_strides(value.shape)
+        root, views = chain
+        shape, strides = tuple(root.shape), contiguous_strides(root.shape)
+        for op, spans, params, rest in views:
+            shape, strides, _ = _view_layout(op, shape, strides, spans, params)
+        return tuple(strides)
+
     def realize_operand(self, value: Value) -> BufferValue:
         """Memory for an extern's (read-only) operand.
 

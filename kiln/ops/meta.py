@@ -367,6 +367,31 @@ def python_int_overflow(ufunc: np.ufunc) -> Callable[..., bool]:
     return raises_for
 
 
+def integer_power_raises(ufunc: np.ufunc) -> Callable[..., bool]:
+    """``np.power`` over an integer loop raises NumPy's ValueError ("Integers to negative
+    integer powers are not allowed.") for a negative exponent, so such a call stays in the
+    graph even when nothing uses its value (``v = x ** -1``): a constant exponent with a
+    negative element, or a run-time exponent of a signed kind. Python ints that overflow
+    the loop raise too (:func:`python_int_overflow`)."""
+    overflow = python_int_overflow(ufunc)
+
+    def raises_for(*args: Any) -> bool:
+        if overflow(*args):
+            return True
+        metas = [a.val if hasattr(a, "graph") else a for a in args]
+        try:
+            loop = ufunc.resolve_dtypes(tuple(dtype_token(m) for m in metas) + (None,) * ufunc.nout)
+        except (TypeError, ValueError):
+            return True
+        if np.dtype(loop[1]).kind not in "iu":
+            return False
+        y = args[1]
+        if hasattr(y, "graph"):          # known at run time only
+            return np.dtype(dtype_token(metas[1])).kind not in "ub"
+        return bool((np.asarray(y) < 0).any())
+    return raises_for
+
+
 def pointwise_meta_for(ufunc: np.ufunc):
     """Shape/dtype rule of a ufunc: broadcasting plus NumPy's own type resolution (NEP 50)."""
 

@@ -194,9 +194,13 @@ def _round(a: Any, decimals: int) -> Any:
         return N.rint(a)
     if decimals > 0:
         scale = 10.0 ** decimals
-        return N.true_divide(N.rint(N.multiply(a, scale)), scale)
-    scale = 10.0 ** -decimals
-    return N.multiply(N.rint(N.true_divide(a, scale)), scale)
+        out = N.true_divide(N.rint(N.multiply(a, scale)), scale)
+    else:
+        scale = 10.0 ** -decimals
+        out = N.multiply(N.rint(N.true_divide(a, scale)), scale)
+    # NumPy allocates this result first: np.empty(shape, order='F' if a is Fortran-
+    # contiguous only, else 'C') (a reversed Fortran-ordered view rounds into C order)
+    return out if ndim_of(a) < 2 else F.relayout(out, a, rule="A")
 
 
 def _round_normalize(a, decimals=0, out=None):
@@ -296,6 +300,8 @@ def _polyval(p, x):
         p = np.asarray(p)
     if ndim_of(p) == 0:   # NumPy's loop `for pv in p` over a 0-d array: its TypeError
         iter(np.zeros(()))
+    if shape_of(p)[0] == 0:   # NumPy's zeros_like(asanyarray(x)): x's dtype, an array
+        return N.zeros_like(x if _is_array(x) else np.asarray(x))
     # (p of more dimensions: its rows are the coefficients, each an array, as in NumPy)
     y = N.zeros_like(x, dtype=np.result_type(_dtype(p), _dtype(x))) if _is_array(x) else 0
     for i in range(shape_of(p)[0]):
@@ -582,8 +588,10 @@ def _isin(element, test_elements, invert, kind):
     if not fused or 0 in shape_of(element):
         return F.isin(element, test_elements, invert=invert, kind=kind)   # kind: NumPy's checks
     flat = N.ravel(test_elements)
-    hit = N.any(N.equal(N.reshape(element, tuple(shape_of(element)) + (1,)), flat), axis=-1)
-    return N.logical_not(hit) if invert else hit
+    # (NumPy ravels element and reshapes its answer: C order whatever element's layout)
+    hit = N.any(N.equal(N.reshape(element, (-1, 1)), flat), axis=-1)
+    hit = N.reshape(N.logical_not(hit) if invert else hit, tuple(shape_of(element)))
+    return hit
 
 
 def _isin_normalize(element, test_elements, assume_unique=False, invert=False, *, kind=None):

@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .meta import (as_array, pointwise_meta_for, python_int_overflow, reject, reject_where, TensorMeta,
-                   shape_of, dtype_token, to_fake)
+from .meta import (as_array, integer_power_raises, pointwise_meta_for, python_int_overflow, reject, reject_where,
+                   TensorMeta, shape_of, dtype_token, to_fake)
 from .masked import masked_call
 from .scalar_math import OPERATORS as SCALAR_OPERATORS, scalar_math, uses_scalar_math
 from .registry import (REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_complex_like,
@@ -318,7 +318,7 @@ def _declare_ufunc(name: str, ufunc: np.ufunc, vjp: Callable | None) -> Op:
     inputs = ("x",) if ufunc.nin == 1 else ("x", "y")
     op = declare(name, Category.POINTWISE, ufunc, inputs=inputs, meta=pointwise_meta_for(ufunc),
                  vjp=vjp, doc=f"numpy.{ufunc.__name__}, elementwise",
-                 raises_for=python_int_overflow(ufunc))
+                 raises_for=integer_power_raises(ufunc) if name == "power" else python_int_overflow(ufunc))
     op.ufunc = ufunc
     spell(ufunc, op, ufunc_normalizer(op, ufunc), f"numpy.{ufunc.__name__}")
     fn, inplace = OPERATORS.get(name, (None, None))

@@ -324,9 +324,9 @@ def _pad_widths(pad_width: Any, nd: int) -> list[tuple[int, int]]:
     w = np.asarray(pad_width)
     if w.dtype.kind not in "iu":
         raise TypeError("`pad_width` must be of integral type.")
-    w = np.broadcast_to(w, (nd, 2)).tolist()
-    if any(v < 0 for pair in w for v in pair):
+    if (w < 0).any():      # (before broadcasting: np.pad(x0d, -1) raises too)
         raise ValueError("index can't contain negative values")
+    w = np.broadcast_to(w, (nd, 2)).tolist()
     return [tuple(int(v) for v in pair) for pair in w]
 
 

@@ -219,10 +219,16 @@ def _quantile_meta(x, q, axis=None, method="linear", keepdims=False, kind="quant
     return TensorMeta(tuple(q_shape) + rest, got.dtype)
 
 
+def _runtime_quantiles(x: Any, q: Any = None) -> bool:
+    """A quantile the program computes may fall outside [0, 1] (NumPy's ValueError), so the
+    call stays in the graph even when nothing uses its value."""
+    return hasattr(q, "graph")
+
+
 quantile = declare("quantile", Category.EXTERN, _quantile_impl, inputs=("x", "q"),
                    params={"axis": None, "method": "linear", "keepdims": False, "kind": "quantile",
                            "percent": False},
-                   meta=_quantile_meta, vjp=_quantile_vjp, vjp_refuses=True,
+                   meta=_quantile_meta, vjp=_quantile_vjp, vjp_refuses=True, raises_for=_runtime_quantiles,
                    doc="numpy.quantile/percentile/median and their nan* forms (q in [0, 1]; "
                        "kind 'nanquantile' ignores NaNs, 'median'/'nanmedian' run NumPy's median; "
                        "percent: q was a percentile divided by 100, for the error's words)")

@@ -282,6 +282,7 @@ class Gen:
         self.params: list[str] = []
         self.calls: list[str] = []
         self.ended = False           # a statement that raises was kept: nothing may follow
+        self.expect_error = False    # the statement being drawn may raise (extra.py _s_raising)
 
     # -- draws (simplest first) ----------------------------------------------------------
     def pick(self, options: list | tuple, label: str = "") -> Any:
@@ -322,7 +323,11 @@ class Gen:
             arrays.append((shape_dims, dtype, layout))
         scalars = []
         for _ in range(self.pick([0, 1, 2])):
-            scalars.append(self.pick(["float", "int", "np.float32", "np.int64", "bool", "np.float64", "0d"]))
+            kind = self.pick(["float", "int", "np.float32", "np.int64", "bool", "np.float64", "0d", "more"])
+            if kind == "more":       # (stop 46) NumPy scalars and 0-d arrays of the other dtypes
+                kind = self.pick(["np.float16", "np.uint64", "np.int8", "np.complex64", "np.bool_", "0d_int32",
+                                  "0d_float32", "0d_complex128", "np.uint8"])
+            scalars.append(kind)
         extra = self.pick([None, "list", "dict"]) if self.chance(0.3) else None
 
         names = [f"x{k}" for k in range(n_arrays)] + [f"s{k}" for k in range(len(scalars))]
@@ -360,6 +365,16 @@ class Gen:
                 v = repr(bool(rng.random() < 0.5))
             elif kind == "0d":
                 v = f"np.array({float(rng.integers(-8, 9) / 4)!r})"
+            elif kind.startswith("0d_"):
+                dt = kind[3:]
+                num = int(rng.integers(-3, 5)) if "int" in dt else float(rng.integers(-8, 9) / 4)
+                v = f"np.array({complex(num, float(rng.integers(-2, 3))) if 'complex' in dt else num!r}, np.{dt})"
+            elif kind == "np.bool_":
+                v = f"np.bool_({bool(rng.random() < 0.5)!r})"
+            elif kind == "np.complex64":
+                v = f"np.complex64({complex(float(rng.integers(-8, 9) / 4), float(rng.integers(-2, 3)))!r})"
+            elif kind in ("np.uint64", "np.uint8"):
+                v = f"{kind}({int(rng.integers(0, 7))})"
             else:
                 num = float(rng.integers(-8, 9) / 4) if "float" in kind else int(rng.integers(-3, 5))
                 v = f"{kind}({num!r})"
@@ -460,7 +475,7 @@ class Gen:
         if new is not None:
             self.body += lines
             return new
-        if allow_error and not self.unspecified and self.chance(0.04):
+        if allow_error and not self.unspecified and self.chance(0.6 if self.expect_error else 0.04):
             self.body += lines
             self.ended = True
         return None

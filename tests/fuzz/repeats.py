@@ -29,7 +29,8 @@ import numpy as np
 POWER_CONDITION = 16.0
 
 _HEAD = re.compile(r"^(\s*)(for |while |def (?!prog\())")
-_MIN_MAX = re.compile(r"\b(maximum|minimum|fmax|fmin|max|min|amax|amin|clip)\(")
+_MIN_MAX = re.compile(r"\b(maximum|minimum|fmax|fmin|max|min|amax|amin|clip|nanmax|nanmin|nanargmax|nanargmin|"
+                      r"nanmedian|ptp|sort|partition|argpartition|unique|searchsorted|median)\(")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d*)?(?![\w.])")
 _NEG_ZERO = re.compile(r"(?<![\w.])-0\.0\b")

@@ -7,13 +7,12 @@ compound statement is then checked the same way.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 from hypothesis import assume, strategies as st
 
 from .exprs import (MIN_MAX, ExprMixin, ill_conditioned, ill_conditioned_power, mixed_zeros, paren, shares_memory,
                     strided_both, zero_tie)
+from .extra import ExtraMixin, rebinds
 from .more import MoreMixin
 from .programs import Expr, Gen, Program, candidate_time_limit
 
@@ -22,7 +21,7 @@ OUT_FUNCS = ["np.add", "np.multiply", "np.subtract", "np.maximum", "np.negative"
              "np.sqrt", "np.true_divide", "np.floor_divide"]
 
 
-class ProgramGen(MoreMixin, ExprMixin, Gen):
+class ProgramGen(ExtraMixin, MoreMixin, ExprMixin, Gen):
 
     def run(self) -> Program:
         self.make_args()
@@ -42,15 +41,17 @@ class ProgramGen(MoreMixin, ExprMixin, Gen):
     # -- one statement -------------------------------------------------------------------
     def statement(self, runs: list[dict], top: bool) -> list[dict] | None:
         kinds = ["assign", "augassign", "setitem", "assign", "view_write", "out", "break", "loop",
-                 "if_shape", "if_data", "helper", "container", "scalar", "scatter", "early_return", "reduce_out"]
+                 "if_shape", "if_data", "helper", "container", "scalar", "scatter", "early_return", "reduce_out", "raising", "trip", "out_view"]
         if not top:     # inside a block: simple statements, and compound ones one level down
-            kinds = kinds[:7] + ["scalar", "scatter", "loop_index", "reduce_out"] + (["loop", "if_shape"] if self.depth < 2 else [])
+            kinds = kinds[:7] + ["scalar", "scatter", "loop_index", "reduce_out", "out_view"] + \
+                (["loop", "if_shape", "trip"] if self.depth < 2 else [])
         kind = self.pick_kind(kinds, "statement")
         marks = len(self.data_conds), len(self.helpers)
         lines = getattr(self, "_s_" + kind)(runs, top)
         new = None
         if lines:
             new = self.try_stmt(["    " + ln for ln in lines], runs) if top else self.apply(lines, runs)
+        self.expect_error = False
         if new is None and not self.ended:      # forget the ifs and helpers of a rejected statement
             del self.data_conds[marks[0]:], self.helpers[marks[1]:]
         return new
@@ -302,8 +303,8 @@ class ProgramGen(MoreMixin, ExprMixin, Gen):
             c = self.fresh("k")
             inner = [{**ns, c: 0} for ns in runs]
             body = self.block(inner, 2)[0]
-            if any(re.match(rf"\s*{c}\b[^=]*[-+*/%&|^]?=(?!=)", line) for line in body):
-                return None   # a body rebinding the counter need not end (seeds 5002, 3011)
+            if rebinds(c, body):
+                return None   # a body rebinding the counter need not end
             return [f"{c} = 0", f"while {c} < {self.pick([2, 3, 1])}:", *body, f"    {c} += 1"]
         else:
             return None

@@ -265,3 +265,19 @@ def test_the_warnings_check_takes_kilns_warnings_among_numpys():
             runner._same_warnings(caught("divide by zero encountered in floor_divide"), numpy_said, "call 0")
     finally:
         runner.WARNINGS = old
+
+
+def test_stop_46_draws_leave_numpys_open_choices_out():
+    """A sort, unique, partition or nan-min/max in a loop body meets both signed zeros on a
+    later pass (repeats.py), and det/inv/solve draw well-conditioned matrices only
+    (tests/fuzz/extra.py)."""
+    import numpy as np
+
+    from .extra import _well_conditioned
+    from .repeats import unspecified
+    zeros = {"v": np.array([0.0, -0.0, 1.0])}
+    for text in ("    w = np.sort(v)", "    w = np.unique(v)", "    w = np.nanmax(v)", "    w = np.partition(v, 1)",
+                 "    w = np.ptp(v)", "    w = np.searchsorted(v, 0.0)"):
+        assert unspecified(text, zeros) and not unspecified(text, {"v": np.array([0.0, 1.0])})
+    assert _well_conditioned([np.eye(3) * 2, np.array([[2.0, 1.0], [1.0, 3.0]])])
+    assert not _well_conditioned([np.ones((2, 2))]) and not _well_conditioned([np.array([[np.inf, 0], [0, 1.0]])])
