@@ -439,6 +439,23 @@ def sum_of_negative_zeros_from_initial(x):
             np.sum(x, initial=0.0), np.real(z), np.imag(z))
 
 
+# _core/tests/test_nep50_promotions.py test_nep50_in_concat_and_choose: np.concatenate's
+# Python numbers are weak (NEP 50): np.concatenate([np.float32(1), 1.0], axis=None) is float32
+# (kiln: float64). A number goes into the join's dtype as NumPy's cast puts it (300 wraps in
+# int8, 1e300 overflows float32 with a warning), and casting= sees the weak value.
+@program((np.ones(2, np.float32), 1.0), (np.arange(3, dtype=np.int8), 300),
+         (np.arange(3, dtype=np.uint8), -3), (np.arange(2, dtype=np.int8), 1.5),
+         (np.ones(2, np.float32), 1e300), (np.ones(1, np.float16), 2j))
+def concatenate_weak_python_numbers(x, v):
+    return np.concatenate([x, v], axis=None) * 2, np.concatenate([np.float32(2), v, x], axis=None)
+
+
+@program((np.arange(3, dtype=np.int8), 300), (np.arange(2, dtype=np.int8), 1.5),
+         (np.arange(2, dtype=np.float16), 1.5))
+def concatenate_weak_python_numbers_casting(x, v):
+    return np.concatenate([x, v], axis=None, dtype=x.dtype, casting="safe") + 1
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
