@@ -568,3 +568,35 @@ def test_fortran_ordered_copies_own_their_memory(backend, monkeypatch):
             for want, got in zip(fn(x), compiled(x)):
                 assert (got.base is None, got.strides) == (want.base is None, want.strides)
                 np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_copyto_warns_for_its_cast(backend, monkeypatch):
+    """test_casting_floatingpoint_errors.py: np.copyto's cast of a NaN or inf into an int
+    array warns "invalid value encountered in cast", of 1e300 into float32 "overflow
+    encountered in cast"; a masked-off element is not cast. Compiled (cpp), the copy's
+    kernel cast silently: copies are silent in kiln's table of warnings."""
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+
+    def f(dst, src, mask):
+        out = np.empty_like(dst)
+        np.copyto(out, src, casting="unsafe")
+        np.copyto(dst, src * 2, casting="unsafe", where=mask)
+        return out, dst
+
+    def run(fn, dst, src, mask):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with np.errstate(invalid="warn", over="warn"):
+                out, dst = fn(dst.copy(), src, mask)
+        return (np.where(np.isfinite(src), out, 0).tolist(), np.where(mask & np.isfinite(src), dst, 0).tolist(),
+                [str(c.message) for c in caught if "kiln" not in str(c.message)])
+
+    compiled = kiln.compile(f, backend=backend)
+    m = np.array([True, False, True])
+    for dst, src, mask in ((np.zeros(3, np.int16), np.array([1.0, np.nan, 2.0]), m),
+                           (np.zeros(3, np.int16), np.array([1.0, 3.0, 2.0]), m),
+                           (np.zeros(3, np.int16), np.array([np.inf, 3.0, 2.0]), ~m),
+                           (np.zeros(3, np.float32), np.array([1.0, 1e300, 2.0]), m),
+                           (np.zeros(3, np.float32), np.array([1e300, 1.0, 2.0]), m)):
+        assert run(compiled, dst, src, mask) == run(f, dst, src, mask)
