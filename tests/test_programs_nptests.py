@@ -600,3 +600,13 @@ def test_copyto_warns_for_its_cast(backend, monkeypatch):
                            (np.zeros(3, np.float32), np.array([1.0, 1e300, 2.0]), m),
                            (np.zeros(3, np.float32), np.array([1e300, 1.0, 2.0]), m)):
         assert run(compiled, dst, src, mask) == run(f, dst, src, mask)
+
+    def lone(dst, src, mask):
+        # a complex cast narrows its parts: float64 into complex64 overflows as into float32
+        # (said where the cast is the one op of its kernel that may overflow)
+        np.copyto(dst, src, casting="unsafe")
+        return dst, dst
+    compiled = kiln.compile(lone, backend=backend)
+    for src in (np.array([1.0, 1e300, 2.0]), np.array([1.0, 3.0, np.inf])):
+        dst = np.zeros(3, np.complex64)
+        assert run(compiled, dst, src, np.ones(3, bool)) == run(lone, dst, src, np.ones(3, bool))
