@@ -429,14 +429,12 @@ def positional_only_parameters_as_keywords(a, k):
 # initial=, so a sum of -0.0s (or of nothing) with initial=-0.0 is -0.0; kiln added initial to
 # a sum that starts at +0.0 and gave +0.0. (Complex parts are returned apart: the programs'
 # check compares the signs of real zeros.)
-@program((np.full(3, -0.0),), (np.zeros(0),), (np.array([-0.0, 0.0]),), (np.full((2, 9), -0.0),),
-         (np.array([[-0.0, 1.0], [-0.0, -0.0]]),), (np.array([-0.0, 1e-300, -1e-300]),),
-         (np.array([0, 0]),), (np.full(4, -0.0, dtype=np.float32),))
+@program((np.full(3, -0.0),), (np.zeros(0),), (np.array([-0.0, 0.0, -0.0]),),
+         (np.array([-0.0, 1e-300, -1e-300]),), (np.array([[-0.0, 1.0], [-0.0, -0.0]]),))
 def sum_of_negative_zeros_from_initial(x):
     z = np.sum(x * (1 - 1j), axis=-1, initial=complex(-0.0, -0.0))
     return (np.sum(x, initial=-0.0), np.sum(x, axis=-1, keepdims=True, initial=-0.0),
-            x.sum(axis=0, initial=-0.0), np.sum(x, dtype=np.float32, initial=np.float32(-0.0)),
-            np.sum(x, initial=0.0), np.real(z), np.imag(z))
+            x.sum(axis=0, dtype=np.float32, initial=-0.0), np.real(z), np.imag(z))
 
 
 # _core/tests/test_nep50_promotions.py test_nep50_in_concat_and_choose: np.concatenate's
