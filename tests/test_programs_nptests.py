@@ -425,6 +425,35 @@ def positional_only_parameters_as_keywords(a, k):
     return _KEYWORD_CALLS[k](a)
 
 
+# _core/tests/test_ufunc.py test_addition_reduce_negative_zero: NumPy adds a sum's terms to
+# initial=, so a sum of -0.0s (or of nothing) with initial=-0.0 is -0.0; kiln added initial to
+# a sum that starts at +0.0 and gave +0.0. (Complex parts are returned apart: the programs'
+# check compares the signs of real zeros.)
+@program((np.full(3, -0.0),), (np.zeros(0),), (np.array([-0.0, 0.0, -0.0]),),
+         (np.array([-0.0, 1e-300, -1e-300]),), (np.array([[-0.0, 1.0], [-0.0, -0.0]]),))
+def sum_of_negative_zeros_from_initial(x):
+    z = np.sum(x * (1 - 1j), axis=-1, initial=complex(-0.0, -0.0))
+    return (np.sum(x, initial=-0.0), np.sum(x, axis=-1, keepdims=True, initial=-0.0),
+            x.sum(axis=0, dtype=np.float32, initial=-0.0), np.real(z), np.imag(z))
+
+
+# _core/tests/test_nep50_promotions.py test_nep50_in_concat_and_choose: np.concatenate's
+# Python numbers are weak (NEP 50): np.concatenate([np.float32(1), 1.0], axis=None) is float32
+# (kiln: float64). A number goes into the join's dtype as NumPy's cast puts it (300 wraps in
+# int8, 1e300 overflows float32 with a warning), and casting= sees the weak value.
+@program((np.ones(2, np.float32), 1.0), (np.arange(3, dtype=np.int8), 300),
+         (np.arange(3, dtype=np.uint8), -3), (np.arange(2, dtype=np.int8), 1.5),
+         (np.ones(2, np.float32), 1e300), (np.ones(1, np.float16), 2j))
+def concatenate_weak_python_numbers(x, v):
+    return np.concatenate([x, v], axis=None) * 2, np.concatenate([np.float32(2), v, x], axis=None)
+
+
+@program((np.arange(3, dtype=np.int8), 300), (np.arange(2, dtype=np.int8), 1.5),
+         (np.arange(2, dtype=np.float16), 1.5))
+def concatenate_weak_python_numbers_casting(x, v):
+    return np.concatenate([x, v], axis=None, dtype=x.dtype, casting="safe") + 1
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
@@ -537,3 +566,93 @@ def test_fortran_ordered_copies_own_their_memory(backend, monkeypatch):
             for want, got in zip(fn(x), compiled(x)):
                 assert (got.base is None, got.strides) == (want.base is None, want.strides)
                 np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_copyto_warns_for_its_cast(backend, monkeypatch):
+    """test_casting_floatingpoint_errors.py: np.copyto's cast of a NaN or inf into an int
+    array warns "invalid value encountered in cast", of 1e300 into float32 "overflow
+    encountered in cast"; a masked-off element is not cast. Compiled (cpp), the copy's
+    kernel cast silently: copies are silent in kiln's table of warnings."""
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+
+    def f(dst, src, mask):
+        out = np.empty_like(dst)
+        np.copyto(out, src, casting="unsafe")
+        np.copyto(dst, src * 2, casting="unsafe", where=mask)
+        return out, dst
+
+    def run(fn, dst, src, mask):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with np.errstate(invalid="warn", over="warn"):
+                out, dst = fn(dst.copy(), src, mask)
+        return (np.where(np.isfinite(src), out, 0).tolist(), np.where(mask & np.isfinite(src), dst, 0).tolist(),
+                [str(c.message) for c in caught if "kiln" not in str(c.message)])
+
+    compiled = kiln.compile(f, backend=backend)
+    m = np.array([True, False, True])
+    for dst, src, mask in ((np.zeros(3, np.int16), np.array([1.0, np.nan, 2.0]), m),
+                           (np.zeros(3, np.int16), np.array([1.0, 3.0, 2.0]), m),
+                           (np.zeros(3, np.int16), np.array([np.inf, 3.0, 2.0]), ~m),
+                           (np.zeros(3, np.float32), np.array([1.0, 1e300, 2.0]), m),
+                           (np.zeros(3, np.float32), np.array([1e300, 1.0, 2.0]), m)):
+        assert run(compiled, dst, src, mask) == run(f, dst, src, mask)
+
+    def lone(dst, src, mask):
+        # a complex cast narrows its parts: float64 into complex64 overflows as into float32
+        # (said where the cast is the one op of its kernel that may overflow)
+        np.copyto(dst, src, casting="unsafe")
+        return dst, dst
+    compiled = kiln.compile(lone, backend=backend)
+    for src in (np.array([1.0, 1e300, 2.0]), np.array([1.0, 3.0, np.inf])):
+        dst = np.zeros(3, np.complex64)
+        assert run(compiled, dst, src, np.ones(3, bool)) == run(lone, dst, src, np.ones(3, bool))
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_array_coercion_edges(backend, monkeypatch):
+    """_core/tests/test_array_coercion.py: np.array([x], dtype="S") of a float argument
+    writes str(x) (S3 for 1.2; kiln cast the float64 array: S32); a list nested past 64
+    dimensions is NumPy's ValueError (kiln's stack raised IndexError); np.asarray(x,
+    dtype=d) for a d with metadata is a new view carrying it (kiln returned x: the dtypes
+    are equal)."""
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+
+    def strings(x, y):
+        return np.array([x, y], dtype="S"), np.array([[x], [y]], dtype="U")
+
+    compiled = kiln.compile(strings, backend=backend)
+    for x, y in ((1.2, 2.5), (10.0 ** 20, -0.125)):
+        for got, want in zip(compiled(x, y), strings(x, y)):
+            assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+    def array(a):
+        return np.array(a, dtype=np.float64)
+
+    nested = [1.5]
+    for _ in range(63):
+        nested = [nested]
+    compiled = kiln.compile(array, backend=backend)
+    assert compiled(nested).shape == (1,) * 64
+    for too_deep in ([nested], [[nested]]):
+        with pytest.raises(ValueError) as want:
+            array(too_deep)
+        with pytest.raises(ValueError) as got:
+            compiled(too_deep)
+        assert str(got.value) == str(want.value)
+
+    def asarray(a, dtype):
+        return np.asarray(a, dtype=dtype)
+
+    compiled = kiln.compile(asarray, backend=backend)
+    x = np.array([1, 2, 3], dtype="i")
+    marked = np.dtype("i", metadata={"spam": True})
+    assert compiled(x, np.dtype("i")) is x
+    got = compiled(x, marked)
+    assert got is not x and got.base is x and got.dtype is marked
+    # equal under another name: np.longlong's view has its char, 'q' where int64's is 'l'
+    # (each its own entry; the eager backend's printed graph said np.int64 for both)
+    y = np.arange(3, dtype=np.int64)
+    for dt in (np.dtype(np.int64), np.dtype(np.longlong)):
+        assert compiled(y, dt).dtype is asarray(y, dt).dtype

@@ -144,6 +144,9 @@ def graph_caller(graph: Any, direct_owner: Any = None, tensor_type: type | None 
     return graph if m is None else m.GraphCall(direct_owner, tensor_type)
 
 
+MAX_DIMS = 32   # fastcheck.c's KILN_MAX_DIMS: an array guard's dimensions (NumPy allows 64)
+
+
 def _checks(guards: Any, code: Any) -> tuple | None:
     """The guards as SimpleEntry specs, or None: a guard C does not do, or a signature
     with *args, **kwargs or keyword-only parameters (the Python entry binds those)."""
@@ -154,7 +157,7 @@ def _checks(guards: Any, code: Any) -> tuple | None:
     checks = []
     for source, kind, *operands in guards.c_specs:
         path = _path(source, params, guards.ns)
-        if path is None:
+        if path is None or kind == "array" and len(operands[2]) > MAX_DIMS:
             return None
         check = {"id": 0, "type": 1, "array": 2, "absent": 3, "writeable": 4, "equals": 5}[kind]
         checks.append(path + (check, *operands) + (None,) * (3 - len(operands)))

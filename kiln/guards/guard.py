@@ -153,6 +153,11 @@ class GuardSet:
         if isinstance(value, float) and value == 0.0:   # -0.0 == 0.0, but 1 / -0.0 is -inf
             sign = self.ns.ref(math.copysign, "copysign")
             code += f" and {sign}(1.0, {c}) == {math.copysign(1.0, value)}"
+        if isinstance(value, np.dtype):
+            # dtypes equal under another name or with metadata (np.longlong and np.int64,
+            # np.dtype('i', metadata=...)) make different results in NumPy (their dtype's
+            # char; a view carrying the metadata): each its own entry
+            code += f" and ({c}).char == {value.char!r} and ({c}).metadata == {self.ns.ref(value.metadata, 'v')}"
         if value is not None and not isinstance(value, bool):
             code = f"_kiln_type({c}) is {self.ns.ref(type(value), 'type')} and {code}"
         # (the same test in C: fastcheck.c's check 5, or identity for None and bools)

@@ -35,9 +35,12 @@ def format_value(value: Any, consts: dict[str, Any]) -> str:
                 f"{format_value(value.step, consts)})")
     if value is Ellipsis:
         return "Ellipsis"
-    if isinstance(value, np.dtype):
-        return f"np.{value.name}" if value.name in _NP_NAMES and value.isnative \
-            else f"np.dtype({value.str!r})"
+    if isinstance(value, np.dtype) and value.metadata is None:
+        # (np.longlong's dtype equals int64's but has its own char, 'q', and NumPy's views
+        # and results keep it: printed by that char)
+        if value.name in _NP_NAMES and value.isnative:
+            return f"np.{value.name}" if np.dtype(value.name).char == value.char else f"np.dtype({value.char!r})"
+        return f"np.dtype({value.str!r})"
     if isinstance(value, type) and issubclass(value, np.generic):
         return f"np.{value.__name__}"
     if isinstance(value, (bool, int, str)) or value is None:

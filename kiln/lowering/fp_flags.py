@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..ops.fp_errors import (ALL, INVALID, KINDS, NAN_QUIET, Bounded, exact_kinds, fp_kinds,
                               kernel_noise, part_exact, raises_where)
 from ..ops.masked import quiet_operands
@@ -55,7 +57,9 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
         name = node.kwargs.get("ufunc") or ""
     narrows = True
     if op.name == "astype" and node.args and _dtype(node) is not None and _dtype(node.args[0]) is not None:
-        narrows = _dtype(node).itemsize < _dtype(node.args[0]).itemsize
+        to, of = _dtype(node), _dtype(node.args[0])
+        narrows = np.finfo(to).max < np.finfo(of).max if to.kind in "fc" and of.kind in "fc" else \
+            to.itemsize < of.itemsize
     known = fp_kinds(name, kind or "?", args, out_kind, narrows,
                      scalar=op.name == "scalar_binary") if name else None
     if known is None:   # Python numbers, NumPy scalar math, ops not in the table

@@ -351,7 +351,8 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
     if op == "astype":
         if kind == "f" and out_kind in "iu":
             return INVALID, name
-        return (OVER if kind == "f" and out_kind == "f" and narrows else 0), name
+        # (a complex cast narrows its parts: float64 to complex64 overflows as to float32)
+        return (OVER if kind in "fc" and out_kind in "fc" and narrows else 0), name
     if kind in "iu":
         kinds = _INT.get(op, 0) & (ALL if kind == "i" else ~OVER)
         divisor = _constant(args[1]) if kinds and len(args) == 2 else None

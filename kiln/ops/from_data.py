@@ -20,11 +20,15 @@ from .registry import Composite, F, N, is_runtime_number, spell_composite
 
 def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 0,
               order: str | None = None) -> Any:
-    if dtype is not None and np.dtype(dtype).kind == "O":
+    if dtype is not None and (np.dtype(dtype).kind == "O" or np.dtype(dtype).metadata is not None):
         # NumPy keeps the objects themselves (a float64 subclass stays one); kiln's values
-        # are numbers
+        # are numbers. A dtype with metadata equals the plain one (guards compare by ==),
+        # but NumPy hands back a new view carrying it
         reject("numpy.array", "dtype", dtype, "it runs as NumPy")
     if isinstance(a, (list, tuple)):
+        if _nesting(a) > _MAXDIMS:
+            # NumPy's ValueError ("... would exceed the maximum number of dimensions")
+            reject("numpy.array", "object", "<a sequence nested too deep>", "it runs as NumPy")
         if any(_is_array(v) or isinstance(v, (list, tuple)) for v in a):
             if dtype is not None and np.dtype(dtype).kind == "i" and any(
                     _numpy_scalar(v) and not np.can_cast(_dtype(v), dtype) for v in a):
@@ -40,9 +44,12 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
             # np.array([dx, dy]) of float arguments, np.array(flags) of bools: made in the
             # graph, so new values do not recompile (NumPy's dtype: float64 with ints
             # among the floats converted, or bool)
-            if dtype is not None and np.dtype(dtype).kind in "iu" and _runtime_numbers(a) == np.float64:
+            kind = None if dtype is None else np.dtype(dtype).kind
+            if kind is not None and kind not in "fcb" and not (kind in "iu" and _runtime_numbers(a) == np.bool_):
                 # NumPy converts each float as int() does, in range or OverflowError
-                # (ValueError for NaN); a cast would wrap: NumPy checks the values
+                # (ValueError for NaN); a cast would wrap: NumPy checks the values. Into
+                # 'S' or 'U' it writes str(x) (np.array([1.2], dtype="S") is S3; a cast of
+                # the float64 array is S32)
                 reject("numpy.array", "dtype", dtype, "it runs as NumPy")
             a = N.stack([N.full((), v, dtype=_runtime_numbers(a)) for v in a])
         else:  # constants (and run-time ints, specialized): NumPy makes the array
@@ -84,6 +91,18 @@ def _constant_array(a: Any, dtype: Any) -> np.ndarray:
             return np.array(a, dtype=dtype)
         except (Warning, FloatingPointError):
             return np.array(a)
+
+
+_MAXDIMS = 64   # (NumPy's NPY_MAXDIMS since 2.0)
+
+
+def _nesting(a: Any) -> int:
+    """The dimensions a nested sequence makes, along its first items (lists, then an
+    array's own)."""
+    depth = 0
+    while isinstance(a, (list, tuple)) and len(a) > 0:
+        depth, a = depth + 1, a[0]
+    return depth + (1 if isinstance(a, (list, tuple)) else ndim_of(a) if _is_array(a) else 0)
 
 
 def _numpy_scalar(a: Any) -> bool:

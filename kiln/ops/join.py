@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -168,7 +169,39 @@ def _concat_bound(arrays: tuple, axis: Any, dtype: Any = None, casting: str = "s
 
 
 def _concatenate_normalize(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    arrays = _weak_numbers(arrays, dtype, casting)
     return _into_out(_concat_bound(as_sequence(arrays), axis, dtype, casting, out))
+
+
+def _python_number(value: Any) -> bool:
+    return type(value) in (int, float, complex)
+
+
+def _weak_numbers(arrays: Any, dtype: Any, casting: str) -> Any:
+    """np.concatenate's Python numbers (``axis=None``) are weak, NEP 50: ``[float32 array,
+    1.0]`` joins as float32 (np.stack and np.hstack make float64 arrays of them first), and
+    ``casting=`` sees the weak value (300 goes into int8 under 'safe', 1.5 not under
+    'same_kind'). Each number becomes a 0-d array of the join's dtype as NumPy's cast makes
+    it (300 wraps to 44 in int8); one whose conversion warns or fails (1e300 into float32,
+    2**70) runs as NumPy, which warns or raises at every call."""
+    if isinstance(arrays, TensorMeta) or is_array_entry(arrays) or \
+            not isinstance(arrays, (list, tuple)) or not any(map(_python_number, arrays)):
+        return arrays
+    check_casting(casting)
+    numbers = [a for a in arrays if _python_number(a)]
+    target = np.dtype(dtype) if dtype is not None else \
+        np.result_type(*(_dtype_of(a) for a in arrays if not _python_number(a)), *numbers)
+    for number in numbers:
+        weak = np.result_type(target, number)
+        if not np.can_cast(weak, target, casting):
+            raise TypeError(f"Cannot cast scalar from {weak!r} to {target!r} according to the "
+                            f"rule '{casting}'")
+    try:
+        with warnings.catch_warnings(), np.errstate(all="raise"):
+            warnings.simplefilter("error")
+            return [np.asarray(a).astype(target) if _python_number(a) else a for a in arrays]
+    except (Warning, FloatingPointError, OverflowError, TypeError, ValueError):
+        reject("numpy.concatenate", "arrays", arrays, "it runs as NumPy")
 
 
 def _into_out(bound: Bound) -> Bound | Composite:

@@ -30,7 +30,7 @@ from .creation import _fill_grad, _full_like_meta, fits
 from .indexing import _fmt_shape, is_array_entry, normalize_index
 from .scatter import add_at_broadcast
 from .meta import TensorMeta, check_casting, fresh_copy, infer_meta, reject, shape_of
-from .registry import (Bound, Category, F, REGISTRY, declare, is_complex_like, is_float_like,
+from .registry import (Bound, Category, Composite, F, REGISTRY, declare, is_complex_like, is_float_like,
                        method_key, spell, ufunc_method_key)
 
 
@@ -179,7 +179,31 @@ def _copyto_normalize(dst, src, casting="same_kind", where=True):
     check_casting(casting)
     if where is not True:
         where = where if is_array_entry(where) else np.asarray(where, dtype=bool)
-    return Bound(copyto, (dst, _as_value(src), where), {"casting": casting})
+    src = _as_value(src)
+    if _cast_may_warn(src, dst, casting):
+        return Composite(_cast_then_copy, (dst, src, where), {"casting": casting})
+    return Bound(copyto, (dst, src, where), {"casting": casting})
+
+
+def _cast_may_warn(src: Any, dst: Any, casting: str) -> bool:
+    """Can np.copyto's cast of src into dst's dtype give NumPy's floating-point warnings
+    ("invalid value encountered in cast": a NaN into an int array; "overflow": 1e300 into
+    float32)? copy_into's kernel code casts, but a copy says nothing of flags
+    (ops/fp_errors.py), so such a cast is an astype of its own, whose warnings kernels give."""
+    if not (is_array_entry(src) or isinstance(src, np.generic)) or not is_array_entry(dst):
+        return False
+    s, d = np.dtype(src.dtype), np.dtype(dst.dtype)
+    if s.kind not in "fc" or d.kind not in "iufc" or s == d or not np.can_cast(s, d, casting):
+        return False
+    return d.kind in "iu" or np.finfo(d).max < np.finfo(s).max
+
+
+def _cast_then_copy(dst: Any, src: Any, where: Any, casting: str) -> None:
+    infer_meta(copy_into, (dst, src, where), {"casting": casting})   # (NumPy's errors first)
+    if where is not True:
+        # NumPy's masked cast reads only the selected elements (a NaN masked off is silent)
+        src = F.where(where, src, 0)
+    F.copyto(dst, F.astype(src, dtype=np.dtype(dst.dtype)), where, casting=casting)
 
 
 spell(np.copyto, copyto, _copyto_normalize, "numpy.copyto")

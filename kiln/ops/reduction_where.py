@@ -10,6 +10,7 @@ import numpy as np
 from . import reduction
 from .fp_errors import ZERO_BY_ZERO
 from .meta import TensorMeta, infer_meta, ndim_of, reject, shape_of
+from .numeric import scalar_if_0d
 from .registry import Category, Composite, F, declare, is_complex_like, is_float_like
 from .value_warnings import call_site, empty_mean_divide, numpy_site
 
@@ -157,5 +158,39 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
             return mean if reduction.dtype_of(mean) == dt else F.astype(mean, dtype=dt, copy=True)
         if initial is None:
             return result
-        return (F.add if op.name == "sum" else F.multiply)(result, cast(reduction.dtype_of(result)))
+        init = cast(reduction.dtype_of(result))
+        total = (F.add if op.name == "sum" else F.multiply)(result, init)
+        return _negative_zero_start(total, x, init, name, axis, keepdims) if op.name == "sum" else total
     return Composite(fn, (a, where), {}, reduction.out_param(out))
+
+
+# ---- np.sum(x, initial=-0.0): the sign of a zero sum -------------------------------------------
+# NumPy adds the terms to initial=; kiln's sum starts at +0.0 as NumPy's does without
+# initial, and result + initial is NumPy's value except in one case: the terms' sum is -0.0
+# (every term is -0.0, or there is none: IEEE gives -0.0 only for -0.0 + -0.0), which kiln's
+# +0.0 start turned into +0.0, and initial is -0.0 too. A part of initial (real, imag) that
+# is -0.0 is therefore put back where every term's part is -0.0.
+
+def _negative_zero(v) -> bool:
+    return v == 0 and bool(np.signbit(v))
+
+
+def _negative_zero_start(total, x, init, name, axis, keepdims):
+    complex_sum = np.iscomplexobj(init)
+    parts = (init.real, init.imag) if complex_sum else (init,)
+    if not any(_negative_zero(p) for p in parts):
+        return total
+    # the terms as NumPy's loop adds them: cast to the sum's dtype (ints give +0.0)
+    terms = x if reduction.dtype_of(x) == init.dtype else F.astype(x, dtype=init.dtype)
+    pick = (F.real, F.imag) if complex_sum else (None,)
+    fixed = []
+    for p, part in zip(parts, pick):
+        got = total if part is None else part(total)
+        if _negative_zero(p):
+            t = terms if part is None else part(terms)
+            every = reduction.bind(reduction.OPS["all"], name, F.logical_and(F.equal(t, 0), F.signbit(t)),
+                                   axis, None, keepdims)
+            got = F.where(every.op(*every.inputs, **every.params), p, got)
+        fixed.append(got)
+    # (np.where's 0-d array: a sum over every axis is a NumPy scalar)
+    return scalar_if_0d(F.complex_parts(*fixed) if complex_sum else fixed[0])

@@ -84,6 +84,7 @@ class _OnFirstCall:
 
 
 FAST_MAX = 64   # fast_call.c's KILN_FAST_MAX: inputs, checked inputs and allocations
+FAST_DIMS = 32  # fast_call.c's KILN_FAST_DIMS: the dimensions of an allocation
 
 
 def fast_call(wrapper: Any) -> Callable:
@@ -98,8 +99,11 @@ def fast_call(wrapper: Any) -> Callable:
         return wrapper.call
     nparams, fixed, allocations, launches, outputs = plan
     if max(nparams, len(fixed), len(allocations), len(outputs),
-           *(len(args) for _, args in launches)) > FAST_MAX:
-        return wrapper.call     # a graph over a long list's items: more than FastCall holds
+           *(len(args) for _, args in launches)) > FAST_MAX or \
+            any(len(shape) > FAST_DIMS for shape, *_ in allocations):
+        # a graph over a long list's items, an array of more than 32 dimensions (NumPy
+        # allows 64): more than FastCall holds
+        return wrapper.call
 
     def item(kind_value: tuple) -> tuple:
         kind, value = kind_value

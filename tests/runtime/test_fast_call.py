@@ -111,6 +111,19 @@ def test_a_kernel_with_more_arguments_than_fast_call_holds_keeps_the_python_call
     np.testing.assert_array_equal(out, expect)
 
 
+def test_a_result_of_more_dimensions_than_fast_call_holds_keeps_the_python_call(monkeypatch):
+    """FastCall allocates results of up to 32 dimensions and SimpleEntry's array guards
+    check as many; NumPy allows 64 (test_array_coercion TestNested: np.array of a list
+    nested 64 deep). A kernel making a 40-dimensional result raised "FastCall: an
+    allocation is (shape, dtype) ...", a 40-dimensional argument "SimpleEntry: an array
+    guard's shape is a short tuple"."""
+    f = kiln.compile(lambda x: x * 2 + 1, backend="cpp")
+    monkeypatch.setattr(config, "cost_model", False)
+    for ndim in (32, 40, 64):
+        x = np.arange(3.0).reshape((1,) * (ndim - 1) + (3,))
+        np.testing.assert_array_equal(f(x), x * 2 + 1)
+
+
 @needs_launcher
 @pytest.mark.parametrize("shape, axes", [((5, 2), (1, 0)), ((5, 4, 3), (2, 0, 1))])
 def test_results_in_another_axis_order_run_as_data(shape, axes):
