@@ -51,3 +51,37 @@ def pytest_runtest_call(item):
         base = fn.__dict__.setdefault("_kiln_defined_settings", fn._hypothesis_internal_use_settings)
         fn._hypothesis_internal_use_settings = base
     yield
+
+
+# pytest-xdist hands out whole files (--dist loadfile) one at a time to whichever worker is
+# free. Its default order, the most tests first (--loadscope-reorder), left the files of a
+# few slow tests (programs that each build kernels, subprocesses) for the end, where one
+# worker ran the last of them while the other had nothing left. So the suite's costliest
+# files (CPU seconds, `python -m pytest -p benchmarks.suite_cost` then
+# `python -m benchmarks.suite_cost`) go first, in this order, and the cheap rest after them
+# in collection order (pyproject.toml passes --no-loadscope-reorder); the order of the
+# tests inside a file is kept.
+HEAVY_FIRST = [
+    "lowering/test_op_table_cpp.py", "test_programs.py", "test_programs_real4.py",
+    "test_programs_real6.py", "test_fuzz_found.py", "test_programs_real5.py",
+    "test_programs_real3.py", "ops/test_op_table.py", "lowering/test_selection_sums.py",
+    "test_programs_grads.py", "lowering/test_triton_programs.py",
+    "lowering/test_triton_backend.py", "test_programs_grads_apps.py",
+    "test_programs_grads_real.py", "lowering/test_loops.py",
+    "capture/test_python_numpy_scalar_mix.py", "lowering/test_pairwise_sum.py",
+    "runtime/test_fp_owner_chains.py", "test_programs_apps.py", "runtime/test_workers.py",
+    "aot/test_aot_gradients.py", "lowering/test_layouts.py", "test_programs_data.py",
+    "test_programs_nptests.py", "runtime/test_fp_numpy_warnings.py",
+    "lowering/test_reductions.py", "test_programs_npbench.py", "runtime/test_cache.py",
+    "test_programs_apps_code.py", "fuzz/test_fuzz.py",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
+    here = os.path.dirname(__file__)
+
+    def file_rank(item):
+        path = os.path.relpath(str(item.path), here).replace(os.sep, "/")
+        return rank.get(path, len(rank))
+    items.sort(key=file_rank)   # stable: the rest keep their order
