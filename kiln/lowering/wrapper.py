@@ -188,12 +188,10 @@ class WrapperCode:
         # NumPy warns "overflow encountered in cast", once per op converting it, and
         # computes with an infinity. The kernel's own conversion would raise the flag of
         # the op it feeds ("overflow encountered in subtract", or nothing).
+        floats = [(name, kind_) for name, kind_ in low.inputs if getattr(kind_, "float_bounds", ())]
         casts = {name: f"{min(cast_limit(dt) for dt, _ in kind_.float_bounds)!r} <= abs({name}) "
-                       f"<= {float(np.finfo(np.float64).max)!r}"
-                 for name, kind_ in low.inputs if getattr(kind_, "float_bounds", ())}
-        for name, kind_ in low.inputs:
-            if name not in casts:
-                continue
+                       f"<= {float(np.finfo(np.float64).max)!r}" for name, kind_ in floats}
+        for name, kind_ in floats:
             uses = kind_.float_bounds
             body.append(f"if {casts[name]}:")
             if len({cast_limit(dt) for dt, _ in uses}) == 1 and kind_.node is not None \

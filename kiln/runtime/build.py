@@ -241,12 +241,13 @@ def _compile(source: str, folder: str, key: str, so: str, units: list[str]) -> N
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".so")
     os.close(fd)
     cxx = _split("KILN_CXX (kiln.config.cxx)", config.cxx)
+    direct = link_command(cxx)
     start = time.perf_counter()
     try:
         if len(units) > 1:
-            failed, out = _compile_units(cxx, units, folder, tmp)
-        elif link_command(cxx) is not None:
-            failed, out = _compile_units(cxx, [cpp], folder, tmp, in_place=True)
+            failed, out = _compile_units(cxx, units, folder, tmp, direct)
+        elif direct is not None:
+            failed, out = _compile_units(cxx, [cpp], folder, tmp, direct, in_place=True)
         else:
             failed, out = "", subprocess.run(cxx + flags() + [cpp] + LINK_LIBS + ["-o", tmp],
                                              capture_output=True, text=True, timeout=600)
@@ -266,7 +267,7 @@ def _compile(source: str, folder: str, key: str, so: str, units: list[str]) -> N
 
 
 def _compile_units(cxx: list[str], units: list[str], folder: str, tmp: str,
-                   in_place: bool = False) -> tuple:
+                   direct: list[str] | None, in_place: bool = False) -> tuple:
     """Compile ``units`` to objects at once (one process each), then link them into
     ``tmp``: ``(what failed, the failing or the linking process's result)``. ``in_place``:
     ``units`` are the paths of sources already written, not their text."""
@@ -297,17 +298,16 @@ def _compile_units(cxx: list[str], units: list[str], folder: str, tmp: str,
         for i, result in enumerate(results):
             if result.returncode != 0:
                 return (f" (translation unit {i + 1} of {len(units)})" if len(units) > 1 else ""), result
-        return "", _link(cxx, objects, tmp)
+        return "", _link(cxx, objects, tmp, direct)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _link(cxx: list[str], objects: list[str], out: str):
-    """Link ``objects`` into the shared library ``out`` (the process's result): the
-    linker itself where :func:`link_command` knows its command line, else the driver. A
+def _link(cxx: list[str], objects: list[str], out: str, direct: list[str] | None):
+    """Link ``objects`` into the shared library ``out`` (the process's result): with
+    ``direct``, the linker's own command line (:func:`link_command`), else the driver. A
     direct link that fails where the driver's succeeds is not tried again."""
     import subprocess
-    direct = link_command(cxx)
     if direct is not None:
         at = direct.index(_OBJECTS)
         cmd = [out if word == _OUTPUT else word for word in direct[:at] + objects + direct[at + 1:]]

@@ -46,9 +46,9 @@ def test_a_module_built_in_units_gives_numpys_results(tmp_path, monkeypatch):
     seen = []
     real = build_mod._compile_units
 
-    def spy(cxx, units, folder, tmp):
+    def spy(cxx, units, folder, tmp, *rest, **kwargs):
         seen.append(len(units))
-        return real(cxx, units, folder, tmp)
+        return real(cxx, units, folder, tmp, *rest, **kwargs)
     monkeypatch.setattr(build_mod, "_compile_units", spy)
     path = np.random.default_rng(0).integers(1, 100, (24, 24)).astype(np.int32)
     want = path.copy()
