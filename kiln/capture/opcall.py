@@ -210,12 +210,13 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                 _specialize_shared_objects(tx, scalars)
             result = _composite(tx, spelling.text, bound, scalars, used)
             for ident, syms in list(scalars.items()):
-                if isinstance(syms, InOrder) and syms and len(syms) < syms.given:
+                if not (isinstance(syms, InOrder) and syms):
+                    continue
+                if len(syms) < syms.given:
                     tx.unsupported("unsupported_call", f"{spelling.text}: kiln cannot tell its "
                                    f"run-time numbers apart (one object, some taken by no op)")
-                if isinstance(syms, InOrder) and syms:   # none taken (made into a constant)
-                    for sym in scalars.pop(ident):
-                        sym.as_constant(tx)
+                for sym in scalars.pop(ident):   # none taken (made into a constant)
+                    sym.as_constant(tx)
         else:
             result = _emit(tx, spelling.text, bound, scalars, used)
     passed = [v for v in flatten(bargs + list(bkwargs.values())) if isinstance(v, ArrayArg)]
