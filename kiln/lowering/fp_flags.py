@@ -164,8 +164,9 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
     """``(entries, slots)`` of ``kernel`` (a scheduler Kernel): an entry per graph node
     it computes that may raise a flag, in the order its nodes compute; and, for each kind
     that several of those nodes may raise (or one beside a node whose flags NumPy would not
-    report: a masked or derivative op), where every node NumPy would warn for has a
-    predicate for it (ops/fp_errors.py ``raises_where``), a slot per such node:
+    report: a masked or derivative op), a slot per node NumPy would warn for that has a
+    predicate for it (ops/fp_errors.py ``raises_where``; one that has none, a sum's
+    inf - inf, stays silent):
     ``(entry index, kind, node, predicate)``. The kernel computes the predicates
     (cpp_ops.py ``CppEmitter.raised``) and the runtime warns for each node whose
     predicate held (runtime/fpwarn.py), in place of the flag that cannot say which."""
@@ -193,9 +194,12 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
             continue   # nothing NumPy would say, or one raiser: the flag says it all
         wheres = [raises_where(_name(nodes[i]), bit, kind, _dtype(nodes[i]))
                   if (kind := _loop_kind(nodes[i])) else None for i in warns]
-        if None in wheres or len(slots) + len(warns) > MAX_SLOTS:
+        told_here = [(i, w) for i, w in zip(warns, wheres) if w is not None]
+        if not told_here or len(slots) + len(told_here) > MAX_SLOTS:
             continue
-        slots += [(i, bit, nodes[i], w) for i, w in zip(warns, wheres)]
+        # an op without a predicate (a sum's inf - inf) stays silent, the others still
+        # warn where theirs held (np.sum(np.log(p) * p): the multiply's 0 * -inf)
+        slots += [(i, bit, nodes[i], w) for i, w in told_here]
     slots.sort(key=lambda s: (s[0], s[1]))   # NumPy's order: op by op, then npy_fpe's
     return tuple(entries), slots
 
