@@ -464,3 +464,17 @@ def test_the_backward_pass_is_silent_about_floating_point_errors(backend):
         value, g = vg(x.copy())
     assert value == -np.inf
     np.testing.assert_array_equal(g, [np.inf, 0.25])
+
+
+def _interp_right_of_a_value(fp):
+    return np.sum(np.interp(np.array([-1.0, 9.0]), np.arange(3.0), fp, right=fp[0]))
+
+
+def test_an_unsupported_argument_on_the_tape_names_the_users_line():
+    """NumPy's call on Tensors has no line of its own in the traceback: the message says
+    which argument of which function, where, and what to pass instead."""
+    for vg in (kiln.grad(_interp_right_of_a_value),
+               kiln.compile(lambda fp: kiln.grad(_interp_right_of_a_value)(fp), backend="eager")):
+        with pytest.raises(kiln.UnsupportedArgument, match=rf"^at {__file__}:\d+: numpy.interp: argument "
+                                                           r"right='<array>' is not supported by kiln; pass"):
+            vg(np.array([1.0, 2.0, 3.0]))
