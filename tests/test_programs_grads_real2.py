@@ -478,3 +478,31 @@ def test_an_unsupported_argument_on_the_tape_names_the_users_line():
         with pytest.raises(kiln.UnsupportedArgument, match=rf"^at {__file__}:\d+: numpy.interp: argument "
                                                            r"right='<array>' is not supported by kiln; pass"):
             vg(np.array([1.0, 2.0, 3.0]))
+
+
+_LOGGED: list = []
+
+
+def _loss_logging_a_detached_value(x, w):
+    h = np.tanh(x @ w)
+    _LOGGED.append(float(np.sum(h.detach() if hasattr(h, "detach") else h)))
+    return np.sum(h ** 2)
+
+
+def _has_attributes(x):
+    return hasattr(x, "detach"), hasattr(x, "flags"), hasattr(x.sum(), "detach"), hasattr(x[0], "flags"), x * 2
+
+
+def test_hasattr_of_a_tensor_in_compiled_code_answers_for_its_type():
+    """capture answered hasattr(a, name) for np.ndarray whatever the array was: False for
+    a Tensor's .detach, so a loss that logs ``h.detach() if hasattr(h, "detach") else h``
+    took float() of the value being differentiated (KilnError) under kiln.grad."""
+    x, w = np.full((3, 4), 0.1), np.full((4, 2), 0.2)
+    want = kiln.grad(_loss_logging_a_detached_value, (0, 1))(x, w)
+    got = kiln.grad(kiln.compile(_loss_logging_a_detached_value, backend="eager"), (0, 1))(x, w)
+    for g, v in zip(got, want):
+        np.testing.assert_allclose(g, v, rtol=1e-12)
+    assert _LOGGED[-1] == _LOGGED[-2] == np.sum(np.tanh(x @ w))
+    compiled = kiln.compile(_has_attributes, backend="eager")
+    for a in (np.ones(2), kiln.tensor(np.ones(2), requires_grad=True)):
+        assert compiled(a)[:-1] == _has_attributes(a)[:-1]
