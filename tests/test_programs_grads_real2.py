@@ -506,3 +506,18 @@ def test_hasattr_of_a_tensor_in_compiled_code_answers_for_its_type():
     compiled = kiln.compile(_has_attributes, backend="eager")
     for a in (np.ones(2), kiln.tensor(np.ones(2), requires_grad=True)):
         assert compiled(a)[:-1] == _has_attributes(a)[:-1]
+
+
+def _detached_cube(x):
+    d = x.detach()
+    return np.sum(x ** 2) + np.sum(d ** 3)
+
+
+def test_a_tensor_method_in_compiled_code_breaks_the_graph_saying_what_it_is():
+    """t.detach() was reported as "ndarray.detach has no kiln op" with the hint to declare
+    a NumPy op; the gradient itself is right (the call runs as Python)."""
+    t = kiln.tensor(np.array([0.5, 1.0]), requires_grad=True)
+    out = kiln.explain(kiln.compile(_detached_cube, backend="eager"))(t)
+    assert "kiln.Tensor.detach is a method of the eager tape's Tensor" in str(out)
+    np.testing.assert_array_equal(kiln.grad(kiln.compile(_detached_cube, backend="eager"))(np.array([0.5, 1.0])),
+                                  [1.0, 2.0])
