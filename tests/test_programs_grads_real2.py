@@ -364,6 +364,17 @@ def loop_over_an_int_argument(x, n):
     return np.sum(x ** 2)
 
 
+@program(66, lambda r: (r.standard_normal((2, 3, 3)), r.standard_normal((4, 3))), argnums=(0, 1))
+def numpy2_linalg_array_api_names(S, V):
+    # np.linalg.vector_norm, matrix_norm, diagonal, trace, vecdot, cross, matrix_transpose
+    # and np.unstack had no op (NoOpError on the tape, a graph break compiled)
+    return (np.sum(np.linalg.vector_norm(S, axis=(0, 2))) + np.linalg.vector_norm(V, ord=3)
+            + np.sum(np.linalg.matrix_norm(S, ord="nuc")) + np.sum(np.linalg.diagonal(S, offset=1) ** 2)
+            + np.sum(np.linalg.trace(S) ** 2) + np.sum(np.linalg.vecdot(V, V[0]) ** 2)
+            + np.sum(np.linalg.cross(V[:2], V[2:]) ** 2) + np.sum(np.linalg.matrix_transpose(S)[:, 0] * V[0])
+            + sum(np.sum(u ** 3) * (i + 1) for i, u in enumerate(np.unstack(V, axis=1))))
+
+
 _SHARE = 4
 
 
