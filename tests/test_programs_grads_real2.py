@@ -206,6 +206,13 @@ def norms_of_many_ords_and_axes(v, M, x):
             + np.sum(np.linalg.norm(x, axis=(1, 2))) + np.sum(np.linalg.norm(x, ord=1, axis=2)))
 
 
+@program(26, lambda r: (r.standard_normal((3, 3)) + 2 * np.eye(3), r.standard_normal((2, 4, 3))), argnums=(0, 1))
+def condition_number_penalties(W, B):
+    # np.linalg.cond had no derivative rule (NoDerivative)
+    return (np.linalg.cond(W) + np.linalg.cond(W, -2) + np.linalg.cond(W, "fro") + np.linalg.cond(W, "nuc")
+            + np.linalg.cond(W, 1) + np.linalg.cond(W, -np.inf) + np.sum(np.linalg.cond(B) ** 2))
+
+
 # ----------------------------------------------------------------------------- geometry, physics
 
 @program(31, lambda r: (r.standard_normal((5, 2)),))
