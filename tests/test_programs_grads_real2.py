@@ -544,3 +544,24 @@ def test_a_tensor_method_in_compiled_code_breaks_the_graph_saying_what_it_is():
     assert "kiln.Tensor.detach is a method of the eager tape's Tensor" in str(out)
     np.testing.assert_array_equal(kiln.grad(kiln.compile(_detached_cube, backend="eager"))(np.array([0.5, 1.0])),
                                   [1.0, 2.0])
+
+
+def _weighted(a, b):
+    return np.sum(a * b ** 2)
+
+
+@pytest.mark.parametrize("argnums", [(1, -1), (0, 0), (-2, 1, 0), -1])
+def test_an_argument_named_twice_in_argnums_gets_its_gradient_each_time(argnums):
+    """argnums=(1, -1) named argument 1 twice: each name made a new leaf of the one
+    before, so the first name's gradient was a silent zero (and (0, 0) inside compiled
+    code); a negative argnum broke the graph."""
+    a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    by_position = {0: b ** 2, 1: 2 * a * b}
+    want = [by_position[n % 2] for n in (argnums if isinstance(argnums, tuple) else (argnums,))]
+    for vg in (kiln.grad(_weighted, argnums), kiln.grad(kiln.compile(_weighted, backend="eager"), argnums),
+               kiln.compile(lambda a, b: kiln.grad(_weighted, argnums)(a, b), backend="eager")):
+        got = vg(a.copy(), b.copy())
+        got = got if isinstance(argnums, tuple) else (got,)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
