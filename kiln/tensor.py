@@ -330,6 +330,8 @@ def _bind(spelling: Any, args: tuple, kwargs: dict) -> Any:
     try:
         return spelling.bind(*args, **kwargs)
     except UnsupportedArgument as e:
+        if str(e).startswith("at "):   # (named by a call inside this one)
+            raise
         raise UnsupportedArgument(f"at {_user_location()}: {e}") from None
 
 
