@@ -22,7 +22,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 from .autograd.engine import check_root_gradient, run_backward
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.node import AccumulateGrad, BackwardNode, VersionCounter
-from .errors import AutogradError, KilnError, NoOpError
+from .errors import AutogradError, KilnError, NoOpError, UnsupportedArgument
 from .ops import REGISTRY, Bound, find_spelling, lookup, method_key, ufunc_method_key
 from .ops.polyfills import POLYFILLS
 from .ops.registry import iter_leaves, map_leaves
@@ -224,7 +224,7 @@ class Tensor(NDArrayOperatorsMixin):
         spelling = find_spelling(key)
         if spelling is None:
             return _without_op(key, getattr(ufunc, method), inputs, kwargs)
-        return apply(spelling.bind(*inputs, **kwargs))
+        return apply(_bind(spelling, inputs, kwargs))
 
     def __array_function__(self, func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
         spelling = find_spelling(func)
@@ -232,7 +232,7 @@ class Tensor(NDArrayOperatorsMixin):
             return POLYFILLS[func](*args, **kwargs)
         if spelling is None:
             return _without_op(func, func, args, kwargs)
-        return apply(spelling.bind(*args, **kwargs))
+        return apply(_bind(spelling, args, kwargs))
 
     @staticmethod
     def __kiln_op__(op: Any, inputs: tuple, params: dict) -> Any:
@@ -241,7 +241,7 @@ class Tensor(NDArrayOperatorsMixin):
         return apply(Bound(op, inputs, params))
 
     def _method(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        return apply(lookup(method_key(name)).bind(self, *args, **kwargs))
+        return apply(_bind(lookup(method_key(name)), (self, *args), kwargs))
 
     def __getitem__(self, index: Any) -> "Tensor":
         return self._method("__getitem__", index)
@@ -322,6 +322,17 @@ def _wrap_result(value: Any) -> Any:
     if isinstance(value, list):
         return [_wrap_result(v) for v in value]
     return value
+
+
+def _bind(spelling: Any, args: tuple, kwargs: dict) -> Any:
+    """``spelling.bind(*args, **kwargs)``; an argument kiln does not handle names the
+    user's line (NumPy's call on Tensors has no line of its own in the traceback)."""
+    try:
+        return spelling.bind(*args, **kwargs)
+    except UnsupportedArgument as e:
+        if str(e).startswith("at "):   # (named by a call inside this one)
+            raise
+        raise UnsupportedArgument(f"at {_user_location()}: {e}") from None
 
 
 def _without_op(key: Any, fn: Callable, args: tuple, kwargs: dict) -> Any:

@@ -88,12 +88,16 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bo
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
-        nums = argnums if isinstance(argnums, tuple) else (argnums,)
+        named = argnums if isinstance(argnums, tuple) else (argnums,)
         args = list(args)
-        for n in nums:
-            if n >= len(args):
+        for n in named:
+            if not -len(args) <= n < len(args):
                 raise KilnError(f"kiln.grad: argnums={argnums} but the function got {len(args)} "
                                 f"positional arguments")
+        # -1 is the last argument; one named twice ((0, 0), (1, -1)) is one leaf, whose
+        # gradient is given for each name (each name made a leaf of the last one: zeros)
+        named = tuple(n % len(args) for n in named)
+        nums = tuple(dict.fromkeys(named))
         if _NESTING.depth and any(isinstance(t, Tensor) and t.requires_grad
                                   for n in nums for t in _tree_leaves(args[n])):
             raise KilnError("kiln.grad inside a function that kiln.grad is differentiating, on "
@@ -132,7 +136,7 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bo
                 raise KilnError("kiln.grad: the function must return a scalar float value that "
                                 f"depends on its inputs, got {type(out).__name__}")
             grads = tuple(_map_tree(lambda t, _: np.zeros_like(t.numpy()), leaves[n], "")
-                          for n in nums)
+                          for n in named)
             value = out
         else:
             if out.size != 1:
@@ -140,7 +144,7 @@ def value_and_grad(fn: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bo
                                 f"reduce it (e.g. .sum()) or use Tensor.backward(gradient=...)")
             if out.requires_grad:
                 out.backward()
-            grads = tuple(_map_tree(_grad_of, leaves[n], "") for n in nums)
+            grads = tuple(_map_tree(_grad_of, leaves[n], "") for n in named)
             value = out.numpy()[()] if out.ndim == 0 else out.numpy()
         grads = grads if isinstance(argnums, tuple) else grads[0]
         return ((value, aux) if has_aux else value), grads

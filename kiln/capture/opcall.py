@@ -112,6 +112,8 @@ def _example_of(tx, value: Any) -> Any:
         example = tx.output.leaf_value(var.source)
     except KeyError:
         return None
+    if var.tensor:   # a kiln.Tensor argument (kiln.grad of a compiled function): its data,
+        example = example.numpy()   # which NumPy runs on without recording on the tape
     return example if reads_memory(example) else None
 
 

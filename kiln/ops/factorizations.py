@@ -539,29 +539,3 @@ def _eigvals_normalize(a):
 
 
 spell(np.linalg.eigvals, eigvals, _eigvals_normalize, "numpy.linalg.eigvals")
-
-
-# ---- cond --------------------------------------------------------------------------------------
-
-def _cond_meta(x, p=None):
-    batch, m, n = _matrices("cond", x)
-    if m == 0 or n == 0:
-        raise np.linalg.LinAlgError("cond is not defined on empty arrays")
-    if p not in (None, 2, -2) and m != n:
-        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
-    dtype = np.asarray(np.linalg.cond(np.eye(2, dtype=dtype_of(x)), p)).dtype
-    return TensorMeta(batch, dtype)
-
-
-cond = declare("cond", Category.EXTERN, lambda x, p=None: np.linalg.cond(x, p), inputs=("x",),
-               params={"p": None}, meta=_cond_meta, fresh_result=True,
-               doc="numpy.linalg.cond: the condition number (inf for a singular matrix)")
-
-
-def _cond_normalize(x, p=None):
-    if p not in (None, 1, -1, 2, -2, np.inf, -np.inf, "fro", "nuc"):
-        raise ValueError("Invalid norm order for matrices.")
-    return Bound(cond, (x,), {"p": p})
-
-
-spell(np.linalg.cond, cond, _cond_normalize, "numpy.linalg.cond")

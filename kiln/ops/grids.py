@@ -86,7 +86,7 @@ def _logspace_of_arrays(start, stop, num=50, endpoint=True, base=10.0, dtype=Non
     return Composite(fn, (start, stop))
 
 
-for _fn in (np.indices, np.triu_indices, np.tril_indices, np.fft.fftfreq, np.fft.rfftfreq):
+for _fn in (np.indices, np.triu_indices, np.tril_indices, np.diag_indices, np.fft.fftfreq, np.fft.rfftfreq):
     spell_composite(_fn, (), (lambda fn: lambda *a, **k: _constant(fn, *a, **k))(_fn))
 
 
@@ -101,6 +101,18 @@ def _from(fn, name: str):
 
 _from(np.triu_indices, "triu_indices_from")
 _from(np.tril_indices, "tril_indices_from")
+
+
+def _diag_indices_from(arr):
+    shape = tuple(shape_of(arr))
+    if len(shape) < 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return _constant(np.diag_indices, shape[0], len(shape))
+
+
+spell_composite(np.diag_indices_from, (), _diag_indices_from, "numpy.diag_indices_from")
 spell_composite(np.logspace, ("linspace", "power", "astype"), lambda *a, **k: _constant(np.logspace, *a, **k))
 for _fn in (np.tri, np.geomspace, np.broadcast_shapes, np.bartlett, np.blackman,
             np.hamming, np.hanning, np.kaiser):  # functions of Python numbers: constants

@@ -331,10 +331,15 @@ def _vecdot(x1, x2, axis):
     return N.sum(N.multiply(x1, x2), axis=axis)
 
 
+def vecdot_normalize(x1, x2, /, *, axis=-1):
+    # NumPy's own verdict on the core dimensions (a gufunc: no broadcasting into them),
+    # on zero-stride stand-ins
+    np.vecdot(np.broadcast_to(0.0, shape_of(x1)), np.broadcast_to(0.0, shape_of(x2)), axis=axis)
+    return Composite(_vecdot, (x1, x2), {"axis": axis})
+
+
 if hasattr(np, "vecdot"):   # NumPy 2.0+
-    spell_composite(np.vecdot, ("conjugate", "multiply", "sum"),
-                    lambda x1, x2, /, *, axis=-1: Composite(_vecdot, (x1, x2), {"axis": axis}),
-                    "numpy.vecdot")
+    spell_composite(np.vecdot, ("conjugate", "multiply", "sum"), vecdot_normalize, "numpy.vecdot")
 if hasattr(np, "matvec"):   # NumPy 2.2+: A @ v over the last axes
     spell_composite(np.matvec, ("matmul", "reshape"), lambda x1, x2, /: Composite(
         lambda a, v: N.getitem(N.matmul(a, N.expand_dims(v, -1)), (Ellipsis, 0)), (x1, x2)),

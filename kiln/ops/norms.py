@@ -5,17 +5,19 @@ over one axis of a real array) that the compilers fuse as ``sqrt(sum(x * x))``.
 Derivatives: x / |x| (0 at x == 0, as PyTorch), sign(x) (|x| / |x|_p)^(p-1) for other
 orders, the extreme entries (inf, -inf) or the extreme column/row sums of |x| (matrix 1,
 inf) like max, ties split evenly, and for the spectral norms (2, -2, 'nuc') u v^T of the
-extreme singular pair (U V^T for the sum) from the reduced SVD.
+extreme singular pair (U V^T for the sum) from the reduced SVD. numpy.linalg.cond, a ratio
+of singular values or a product of two norms, differentiates through the same rules.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import NoDerivative
-from .factorizations import _svd
+from .factorizations import _matrices, _svd
+from .linalg import mT
 from .meta import TensorMeta, ndim_of, normalize_one_axis, shape_of
 from .reduction import dtype_of, keep, quiet, reduced_shape, sample
-from .registry import Bound, Category, F, declare, is_float_like, spell
+from .registry import Bound, Category, F, N, declare, is_float_like, spell
 
 
 def _norm_impl(x, ord=None, axis=None, keepdims=False):
@@ -122,3 +124,55 @@ def _norm_normalize(x, ord=None, axis=None, keepdims=False):
 
 
 spell(np.linalg.norm, norm, _norm_normalize, "numpy.linalg.norm")
+
+
+# ---- cond --------------------------------------------------------------------------------------
+
+def _cond_meta(x, p=None):
+    batch, m, n = _matrices("cond", x)
+    if m == 0 or n == 0:
+        raise np.linalg.LinAlgError("cond is not defined on empty arrays")
+    if p not in (None, 2, -2) and m != n:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    dtype = np.asarray(np.linalg.cond(np.eye(2, dtype=dtype_of(x)), p)).dtype
+    return TensorMeta(batch, dtype)
+
+
+def _cond_vjp(g, out, x, p=None):
+    """p None, 2, -2: a ratio of the extreme singular values, s_i / s_j, whose cotangent
+    is U diag(gs) V^T with gs = g / s_j at i and -g * cond / s_j at j (svdvals' rule);
+    other orders: norm(x) * norm(inv(x)), through norm's rule and inv's (-inv^T G inv^T)."""
+    if not is_float_like(x):
+        return (None,)
+    nd = ndim_of(x)
+    batch = tuple(shape_of(out))
+    if p in (None, 2, -2):
+        u, s, vh = _svd(x, False)
+        k = shape_of(s)[-1]
+        i, j = (0, k - 1) if p != -2 else (k - 1, 0)
+        eye = np.eye(k, dtype=dtype_of(s))
+        per = F.true_divide(g, N.getitem(s, (Ellipsis, j)))
+        gs = F.subtract(F.multiply(F.reshape(per, shape=batch + (1,)), eye[i]),
+                        F.multiply(F.reshape(F.multiply(per, out), shape=batch + (1,)), eye[j]))
+        return (F.matmul(F.multiply(u, F.reshape(gs, shape=batch + (1, k))), vh),)
+    axis = (nd - 2, nd - 1)
+    inv_x = F.inv(x)
+    na, ni = (F.norm(v, ord=p, axis=axis, keepdims=False) for v in (x, inv_x))
+    (gx,) = _norm_vjp(F.multiply(g, ni), na, x, p, axis, False)
+    (gi,) = _norm_vjp(F.multiply(g, na), ni, inv_x, p, axis, False)
+    inv_t = mT(inv_x)
+    return (F.subtract(gx, F.matmul(inv_t, F.matmul(gi, inv_t))),)
+
+
+cond = declare("cond", Category.EXTERN, lambda x, p=None: np.linalg.cond(x, p), inputs=("x",),
+               params={"p": None}, meta=_cond_meta, vjp=_cond_vjp, fresh_result=True,
+               doc="numpy.linalg.cond: the condition number (inf for a singular matrix)")
+
+
+def _cond_normalize(x, p=None):
+    if p not in (None, 1, -1, 2, -2, np.inf, -np.inf, "fro", "nuc"):
+        raise ValueError("Invalid norm order for matrices.")
+    return Bound(cond, (x,), {"p": p})
+
+
+spell(np.linalg.cond, cond, _cond_normalize, "numpy.linalg.cond")

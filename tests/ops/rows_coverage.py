@@ -242,7 +242,7 @@ def coverage_rows() -> list[Row]:
           square_complex, dtypes=COMPLEX, via=lambda a: F.eig_packed(a),
           tensor=lambda a: applied("eig_packed")(a)),
         E("eigvals", np.linalg.eigvals, square_complex, dtypes=COMPLEX),
-        E("cond", np.linalg.cond, cond_case, dtypes=FLOATS + COMPLEX,
+        E("cond", np.linalg.cond, cond_case, dtypes=FLOATS + COMPLEX, grad=True,
           bad=(Case([A(2, 3)], {"p": 1}), Case([A(0, 0)]))),
         # unwrap, asfortranarray, asarray_chkfinite
         C("cumsum", np.unwrap, lambda ctx: Case([ctx.arg(ctx.shape(min_dims=1, min_side=1))])),

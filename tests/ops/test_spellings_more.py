@@ -94,6 +94,11 @@ CASES = {
     "isin_invert": (lambda a: np.isin(np.round(a), np.round(a[0]), invert=True), (m46,)),
     "vecdot": (lambda a: np.vecdot(a, a[::-1]), (m46,)),
     "vecdot_complex_axis": (lambda a: np.vecdot(a * 1j + a[::-1], a, axis=0), (m46,)),
+    # NumPy 2's np.linalg array-API names (they had no op)
+    "linalg_array_api": (lambda a: (np.linalg.vector_norm(a), np.linalg.vector_norm(a, axis=(2, 0), keepdims=True, ord=1),
+                                    np.linalg.matrix_norm(a, ord=np.inf), np.linalg.diagonal(a, offset=1),
+                                    np.linalg.trace(a), np.linalg.matrix_transpose(a), np.linalg.vecdot(a, a[0]),
+                                    np.unstack(a, axis=1), np.linalg.cross(a[..., :3], a[..., 1:])), (t234,)),
     **({"matvec": (lambda a: np.matvec(a, a[0, :6] if a.shape[1] == 6 else a[0]), (m46,))}
        if hasattr(np, "matvec") else {}),
     "resize": (lambda a: (np.resize(a, (5, 7)), np.resize(a[0], 3), np.resize(a[:0], (2, 2))), (m46,)),

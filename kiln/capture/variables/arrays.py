@@ -93,6 +93,10 @@ class ArrayVariable(VariableTracker):
             tx.unsupported("data_dependent", f"ndarray.{name}() reads array data into Python",
                            HINTS["data_dependent"])
         if find_spelling(method_key(name)) is None:
+            if self.tensor and not hasattr(np.ndarray, name):   # t.detach(), t.backward()
+                tx.unsupported("unsupported_call", f"kiln.Tensor.{name} is a method of the eager "
+                               f"tape's Tensor, not a NumPy op", "it runs as Python: the graph "
+                               "breaks here and resumes after it")
             tx.unsupported("unsupported_call", f"ndarray.{name} has no kiln op", HINTS["numpy"])
         from .functions import ArrayMethodVariable
         return ArrayMethodVariable(self, name)

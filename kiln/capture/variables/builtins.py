@@ -161,9 +161,8 @@ class BuiltinVariable(ConstantVariable):
                 tx.guards.add_truth(f"_kiln_hasattr({c}, {attr!r})", f"hasattr({obj.source.display()}, {attr!r})",
                                     found, (obj.source,))
             return ConstantVariable(found)
-        if isinstance(obj, ArrayVariable):
-            import numpy as np
-            return ConstantVariable(hasattr(np.ndarray, attr))
+        if isinstance(obj, ArrayVariable):   # (its type: a kiln.Tensor has .detach, a NumPy scalar...)
+            return ConstantVariable(hasattr(obj.python_type(), attr))
         if obj.is_constant():
             return ConstantVariable(hasattr(obj.value, attr))
         module = getattr(obj, "module", None)

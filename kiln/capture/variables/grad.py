@@ -49,10 +49,12 @@ class GradTransformVariable(VariableTracker):
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
         from .containers import ListVariable, TupleVariable
         what = self.describe()
-        nums = self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)
-        if not all(isinstance(n, int) and 0 <= n < len(args) for n in nums):
+        named = self.argnums if isinstance(self.argnums, tuple) else (self.argnums,)
+        if not all(isinstance(n, int) and -len(args) <= n < len(args) for n in named):
             tx.unsupported("unsupported_call", f"{what}: argnums={self.argnums!r} does not name "
                            f"positional arguments of this call")
+        named = tuple(n % len(args) for n in named)   # (as the eager kiln.grad: functional.py)
+        nums = tuple(dict.fromkeys(named))
         if any(isinstance(a, ArrayVariable) and a.tensor for a in list(args) + list(kwargs.values())):
             tx.unsupported("unsupported_call", f"{what}: kiln.Tensor arguments (the eager "
                            f"kiln.grad detaches them)")
@@ -168,8 +170,9 @@ class GradTransformVariable(VariableTracker):
         for node in graph.nodes:
             if node not in before and node.kind == "call" and "source" not in node.meta:
                 node.meta["source"] = where
-        trees = [_rebuild(tx, given[n], iter(leaves)) for n, leaves in zip(nums, _split(out, counts))]
-        grad_var = TupleVariable(trees) if isinstance(self.argnums, tuple) else trees[0]
+        trees = {n: _rebuild(tx, given[n], iter(leaves)) for n, leaves in zip(nums, _split(out, counts))}
+        grad_var = TupleVariable([trees[n] for n in named]) if isinstance(self.argnums, tuple) \
+            else trees[named[0]]
         if not self.with_value:
             return TupleVariable([grad_var, aux]) if self.has_aux else grad_var
         if isinstance(result, ArrayVariable) and result.meta.shape == () and not result.scalar:
