@@ -61,8 +61,16 @@ def swap_and_unpack(x, w):
     return c - d + e
 
 
+def unary_plus(x):
+    # 3.12+: CALL_INTRINSIC_1 INTRINSIC_UNARY_POSITIVE (3.11: UNARY_POSITIVE); (*l,) is
+    # INTRINSIC_LIST_TO_TUPLE.
+    parts = (*[+x, x],)
+    return +parts[0] - parts[1]
+
+
 CASES = [(comprehensions, (X,)), (shadowing, (X,)), (unbound_after, (X,)),
-         (calls_and_slices, (X, X * 0.5)), (closures, (X, 3.0)), (swap_and_unpack, (X, X + 1))]
+         (calls_and_slices, (X, X * 0.5)), (closures, (X, 3.0)), (swap_and_unpack, (X, X + 1)),
+         (unary_plus, (X,))]
 
 
 @pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", None))
