@@ -203,3 +203,20 @@ def test_a_while_whose_first_test_continues_an_outer_loop_captures_as_on_3_11():
     assert_same(kiln.compile(vectorized_while_in_for, backend=backend)(x), vectorized_while_in_for(x))
     assert len(backend.graphs) == 1
     assert kiln.explain(vectorized_while_in_for)(x).graph_break_count == 0
+
+
+def filtered_rows(x):
+    # 3.13 leaves the filter's jump (after TO_BOOL: it cannot raise) out of the inlined
+    # comprehension's exception-table ranges: a break there is still in the comprehension.
+    y = np.tanh(x) * 2
+    rows = [r for r in y if r.sum() > 0]
+    return len(rows), y + 1
+
+
+def test_a_break_in_a_comprehension_filter_runs_the_statement_as_on_3_11():
+    backend = CountingBackend()
+    x = np.array([[1.0, -2.0], [3.0, 1.0], [-4.0, 0.5]])
+    assert_same(kiln.compile(filtered_rows, backend=backend)(x), filtered_rows(x))
+    assert len(backend.graphs) == 2       # before and after the comprehension
+    out = kiln.explain(filtered_rows)(x)
+    assert (out.graph_count, out.graph_break_count) == (2, 1), str(out)
