@@ -97,6 +97,11 @@ CALL_OPS = frozenset({"CALL", "CALL_FUNCTION_EX", "CALL_KW"})
 # 3.12+ places exception handlers (and what only they reach) at the end of the code: a
 # try/with statement is its protected range plus handler blocks elsewhere, not one span.
 COLD_HANDLERS = PY >= (3, 12)
+# Instructions that cannot raise, which the compiler leaves out of the exception-table
+# range of the statement they are in (3.12: unconditional jumps; 3.13 also the jump after
+# TO_BOOL): an inlined comprehension's `if` test splits its range around them.
+NEVER_RAISE = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "NOP"}) \
+    | (COND_JUMPS if PY >= (3, 13) else frozenset())
 # Capture budgets (translator.MAX_STEPS, the long-loop estimate) count 3.11 instructions,
 # so a function gets the same budget on every version: 3.11 spends a PRECALL on every
 # CALL; 3.13's TO_BOOL before a jump is free.

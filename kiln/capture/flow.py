@@ -270,16 +270,21 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
 def _protected_block(facts: CodeFacts, h: int, start: int, end: int) -> tuple[int, int]:
     """The whole block handler ``h`` protects around its range ``[start, end]``. 3.12+
     splits a range around a nested one (an inlined comprehension inside another or in a
-    try body, a try inside a try): pieces of ``h`` with only protected code between them
-    are one statement, and a break in the inner one runs all of it."""
+    try body, a try inside a try) and leaves out jumps that cannot raise (3.13: an inlined
+    comprehension's ``if`` test): pieces of ``h`` with only protected code or such jumps
+    between them are one statement, and a break in the inner one runs all of it."""
     pieces = [(s, e) for s, e, hh, _, _ in facts.entries if hh == h]
+
+    def inside(k: int) -> bool:
+        return facts.handler_of[k] is not None or facts.names[k] in bf.NEVER_RAISE
+
     grown = True
     while grown:
         grown = False
         for s, e in pieces:
-            if e < start and all(facts.handler_of[k] is not None for k in range(e + 1, start)):
+            if e < start and all(inside(k) for k in range(e + 1, start)):
                 start, grown = s, True
-            elif s > end and all(facts.handler_of[k] is not None for k in range(end + 1, s)):
+            elif s > end and all(inside(k) for k in range(end + 1, s)):
                 end, grown = e, True
     return start, end
 
