@@ -220,3 +220,23 @@ def test_a_break_in_a_comprehension_filter_runs_the_statement_as_on_3_11():
     assert len(backend.graphs) == 2       # before and after the comprehension
     out = kiln.explain(filtered_rows)(x)
     assert (out.graph_count, out.graph_break_count) == (2, 1), str(out)
+
+
+def shadowed_after_a_loop(x):
+    # The comprehension's i shadows the loop's (3.12+: LOAD_FAST_AND_CLEAR saves the
+    # outer i and stores it back): the outer i is dead after the loop, as on 3.11 where
+    # the comprehension's i is its own, so the continue path need not assign it.
+    out = np.zeros(x.shape[0])
+    for r in range(x.shape[0]):
+        if x[r, 0] > 0.5:
+            continue
+        i = r * 2
+        out[r] = x[r, 1] * i
+    return out + sum([x[i, 2] for i in range(2)])
+
+
+def test_a_local_a_comprehension_shadows_is_dead_before_it_as_on_3_11():
+    x = np.linspace(0.0, 1.0, 12).reshape(4, 3)
+    out = kiln.explain(shadowed_after_a_loop)(x)
+    assert any("loop node" in note and "for r in" in note for note in out.loops), out.loops
+    assert_same(kiln.compile(shadowed_after_a_loop, backend="eager")(x), shadowed_after_a_loop(x))
