@@ -121,8 +121,15 @@ def _liveness(facts: CodeFacts) -> list[frozenset]:
     n = len(facts.names)
     uses: list[set] = [set() for _ in range(n)]
     defs: list[set] = [set() for _ in range(n)]
+    saves, restores = bf.comprehension_restores(
+        facts.names, facts.args, facts.targets,
+        lambda k: None if facts.handler_of[k] is None else facts.entries[facts.handler_of[k]][2])
     for k, (name, arg) in enumerate(zip(facts.names, facts.args)):
+        if k in saves:
+            continue
         for kind, var in bf.local_accesses(name, arg):
+            if (k, var) in restores:
+                continue
             if kind == "use" and var not in defs[k]:
                 uses[k].add(var)
             elif kind == "def":
