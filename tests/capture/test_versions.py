@@ -240,3 +240,22 @@ def test_a_local_a_comprehension_shadows_is_dead_before_it_as_on_3_11():
     out = kiln.explain(shadowed_after_a_loop)(x)
     assert any("loop node" in note and "for r in" in note for note in out.loops), out.loops
     assert_same(kiln.compile(shadowed_after_a_loop, backend="eager")(x), shadowed_after_a_loop(x))
+
+
+def slices_after_a_with(e):
+    # 3.12's with handler, placed at the end, jumps back (JUMP_BACKWARD) to the code after
+    # the statement; that is no ``while True:`` loop, whose one-node attempt would pin
+    # ``e``'s size (a loop node's result sizes are static) where 3.11 leaves it dynamic.
+    with np.errstate(divide="ignore"):
+        g = np.log(e)
+    return 0.5 * (e[1:] + e[:-1]), g
+
+
+def test_the_code_after_a_with_is_no_loop_and_sizes_stay_dynamic():
+    backend = CountingBackend()
+    compiled = kiln.compile(slices_after_a_with, backend=backend)
+    for n in (9, 5, 4):
+        e = np.arange(1.0, n + 1)
+        assert_same(compiled(e), slices_after_a_with(e))
+    # with's body and the code after it, once for n=9 and once with dynamic sizes
+    assert len(backend.graphs) == 4, [str(g) for g in backend.graphs]
