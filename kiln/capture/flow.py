@@ -61,7 +61,7 @@ def code_facts(code: types.CodeType) -> CodeFacts:
     linenos = [i.lineno for i in insts]
     entries = exception_entries(code, len(insts))
     handler_of = handlers_by_instruction(entries, len(insts))
-    loops = _loops(names, targets)
+    loops = loop_jumps(names, targets)
     prologue = 0
     while prologue < len(names) and names[prologue] in PROLOGUE_OPS | {"RETURN_GENERATOR", "POP_TOP"}:
         prologue += 1
@@ -75,7 +75,7 @@ def code_facts(code: types.CodeType) -> CodeFacts:
     return facts
 
 
-def _loops(names: list[str], targets: list) -> list[tuple[int, int]]:
+def loop_jumps(names: list[str], targets: list) -> list[tuple[int, int]]:
     """(head, backward jump) of every loop: a backward jump its target reaches without an
     exception (3.12+ with handlers jump back to the code after the statement)."""
     found = []
