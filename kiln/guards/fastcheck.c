@@ -464,8 +464,10 @@ enable_vectorcall(PyObject *module, PyObject *cls)
 /* The commonest cache entry, in C: its guards are identity, type and array checks on
  * parameters, globals and closure cells (and their attributes), and its body calls the graph on parameters and returns items
  * of the graph's result (or returns parameters). Made by fastcheck.simple_entry from the
- * same guards as the generated Python entry, which it calls for anything else (keyword
- * arguments, defaults, another argument count), so the answers are the same.
+ * same guards as the generated Python entry, which it calls for anything else (another
+ * argument count, a signature with *args, **kwargs or keyword-only parameters, a call
+ * that does not bind), so the answers are the same; keywords and defaults of an
+ * all-positional signature are bound in C as that entry binds them (simple_bind).
  *
  *     SimpleEntry(python_entry, nparams, guards, graph, graph_inputs, picks, single, MISS,
  *                 direct_owner, tensor_type, overlap, run_eager, constants)

@@ -264,7 +264,7 @@ def test_a_simple_entry_misses_like_its_guards():
     assert fast(list(x)) is miss
     assert fast(np.ma.asarray(x)) is miss
     np.testing.assert_allclose(fast(x), np.cos(x))
-    np.testing.assert_allclose(fast(x=x), np.cos(x))        # keywords: the Python entry
+    np.testing.assert_allclose(fast(x=x), np.cos(x))        # a keyword, bound in C
 
 
 def test_errors_raised_in_a_simple_entry_graph_come_out_unchanged():
