@@ -44,6 +44,10 @@ f-strings                     FORMAT_VALUE        FORMAT_VALUE        CONVERT_VA
 superinstructions in co_code  none                none                LOAD_FAST_LOAD_FAST,
                                                                       STORE_FAST_*_FAST
 closure cells loaded with     LOAD_CLOSURE        LOAD_CLOSURE        LOAD_FAST (CellVar)
+jumps left out of exception   none                JUMP_*              and POP_JUMP_IF_*
+ranges (NEVER_RAISE)                                                  after TO_BOOL
+a handler's jump to the code  JUMP_FORWARD        JUMP_BACKWARD       JUMP_BACKWARD_NO_
+after its try/with            (inline handler)    (cold handler)      INTERRUPT
 ============================  ==================  ==================  ==================
 
 FOR_ITER is normalised: :class:`Inst` ``target`` is where the interpreter really lands
