@@ -259,3 +259,24 @@ def test_the_code_after_a_with_is_no_loop_and_sizes_stay_dynamic():
         assert_same(compiled(e), slices_after_a_with(e))
     # with's body and the code after it, once for n=9 and once with dynamic sizes
     assert len(backend.graphs) == 4, [str(g) for g in backend.graphs]
+
+
+def shrink_while_large_or_few(x):
+    # 3.12+: the bottom test's ``a`` jumps to ``b`` when it fails and falls through to the
+    # jump back (3.11: POP_JUMP_BACKWARD_IF_TRUE to the head, falling through to ``b``).
+    y = x.copy()
+    k = 0
+    while y.sum() > 100.0 or k < 3:
+        y = y * 0.9
+        k += 1
+    return y, k
+
+
+def test_a_while_or_test_is_one_graph_while_node_as_on_3_11():
+    backend = CountingBackend()
+    compiled = kiln.compile(shrink_while_large_or_few, backend=backend)
+    for x in (X + 2.0, X * 100.0):
+        assert_same(compiled(x), shrink_while_large_or_few(x))
+    out = kiln.explain(shrink_while_large_or_few)(X + 2.0)
+    assert (out.graph_count, out.graph_break_count) == (1, 0), str(out)
+    assert any("graph_while" in note for note in out.loops), out.loops
