@@ -36,17 +36,20 @@ def _programs(modules: list[str]):
     for name in modules:
         mod = importlib.import_module(name)
         for prog, entry in getattr(mod, "PROGRAMS", {}).items():
-            # Gradient programs are (fn, args, argnums): one call through value_and_grad.
-            fn, calls, argnums = entry if len(entry) == 3 else (*entry, None)
-            yield f"{name.rsplit('.', 1)[-1]}::{prog}", fn, calls if argnums is None else [calls], argnums
+            # Gradient programs are (fn, args, argnums[, has_aux, ...]): one call through
+            # value_and_grad; the others (fn, calls).
+            fn, calls, argnums, has_aux = (*entry[:3], bool(entry[3:4] and entry[3])) \
+                if len(entry) >= 3 else (*entry, None, False)
+            yield (f"{name.rsplit('.', 1)[-1]}::{prog}", fn, calls if argnums is None else [calls],
+                   argnums, has_aux)
 
 
-def _record_one(fn, calls, argnums, backend: str) -> dict:
+def _record_one(fn, calls, argnums, has_aux, backend: str) -> dict:
     import kiln
     from kiln.cli import _function_report
     dynamic = True if backend == "cpp-dynamic" else None
     compiled = kiln.compile(fn, backend="cpp" if backend == "cpp-dynamic" else backend, dynamic=dynamic)
-    run = compiled if argnums is None else kiln.value_and_grad(compiled, argnums)
+    run = compiled if argnums is None else kiln.value_and_grad(compiled, argnums, has_aux=has_aux)
     outcomes = []
     for args in calls:
         args = args() if callable(args) else copy.deepcopy(args)
@@ -72,11 +75,11 @@ def _record_one(fn, calls, argnums, backend: str) -> dict:
 def record(out: str, backend: str, only: str | None, files: list[str] | None) -> None:
     sys.path.insert(0, os.getcwd())
     results = {"python": sys.version.split()[0], "backend": backend, "programs": {}}
-    for name, fn, calls, argnums in _programs(_modules(files)):
+    for name, fn, calls, argnums, has_aux in _programs(_modules(files)):
         if only and only not in name:
             continue
         try:
-            results["programs"][name] = _record_one(fn, calls, argnums, backend)
+            results["programs"][name] = _record_one(fn, calls, argnums, has_aux, backend)
         except Exception as e:                # noqa: BLE001 - a harness failure is a row too
             results["programs"][name] = {"error": f"{type(e).__name__}: {e}"[:300]}
     with open(out, "w") as f:

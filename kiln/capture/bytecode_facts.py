@@ -44,6 +44,10 @@ f-strings                     FORMAT_VALUE        FORMAT_VALUE        CONVERT_VA
 superinstructions in co_code  none                none                LOAD_FAST_LOAD_FAST,
                                                                       STORE_FAST_*_FAST
 closure cells loaded with     LOAD_CLOSURE        LOAD_CLOSURE        LOAD_FAST (CellVar)
+jumps left out of exception   none                JUMP_*              and POP_JUMP_IF_*
+ranges (NEVER_RAISE)                                                  after TO_BOOL
+a handler's jump to the code  JUMP_FORWARD        JUMP_BACKWARD       JUMP_BACKWARD_NO_
+after its try/with            (inline handler)    (cold handler)      INTERRUPT
 ============================  ==================  ==================  ==================
 
 FOR_ITER is normalised: :class:`Inst` ``target`` is where the interpreter really lands
@@ -97,6 +101,11 @@ CALL_OPS = frozenset({"CALL", "CALL_FUNCTION_EX", "CALL_KW"})
 # 3.12+ places exception handlers (and what only they reach) at the end of the code: a
 # try/with statement is its protected range plus handler blocks elsewhere, not one span.
 COLD_HANDLERS = PY >= (3, 12)
+# Instructions that cannot raise, which the compiler leaves out of the exception-table
+# range of the statement they are in (3.12: unconditional jumps; 3.13 also the jump after
+# TO_BOOL): an inlined comprehension's `if` test splits its range around them.
+NEVER_RAISE = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "NOP"}) \
+    | (COND_JUMPS if PY >= (3, 13) else frozenset())
 # Capture budgets (translator.MAX_STEPS, the long-loop estimate) count 3.11 instructions,
 # so a function gets the same budget on every version: 3.11 spends a PRECALL on every
 # CALL; 3.13's TO_BOOL before a jump is free.
@@ -206,6 +215,49 @@ def is_synthetic_handler(names: list[str], args: list, h: int) -> bool:
     while k < len(names) and names[k] in _RESTORE_OPS:
         k += 1
     return k > h and k < len(names) and names[k] == "RERAISE" and args[k] == 0
+
+
+def comprehension_restores(names: list[str], args: list, targets: list,
+                           handler_at: Any) -> tuple[frozenset, frozenset]:
+    """PEP 709 (3.12+): an inlined comprehension saves each local it shadows
+    (LOAD_FAST_AND_CLEAR) and stores it back after its loop and in its handler; nothing
+    else reads the saved value. Returns the saves whose every restore was found and those
+    restores as ``(index, name)``: liveness looks through both, so a local the
+    comprehension shadows is live before it only where it is live after it (3.11's
+    comprehension was a function of its own). ``handler_at(k)``: the handler covering
+    instruction ``k``, or None."""
+    saves, restores = set(), set()
+    k = 0
+    while k < len(names):
+        if names[k] != "LOAD_FAST_AND_CLEAR":
+            k += 1
+            continue
+        group = k
+        while k < len(names) and names[k] == "LOAD_FAST_AND_CLEAR":
+            k += 1
+        shadowed = [args[j] for j in range(group, k) if isinstance(args[j], str)]
+        loop = next((j for j in range(k, len(names)) if names[j] == "FOR_ITER"), None)
+        h = handler_at(loop) if loop is not None else None
+        if h is None or not is_synthetic_handler(names, args, h) or len(shadowed) != k - group:
+            continue
+        found = [_restores_from(names, args, targets[loop], shadowed),
+                 _restores_from(names, args, h, shadowed)]
+        if all(len(f) == len(shadowed) for f in found):
+            saves.update(range(group, k))
+            restores.update(*found)
+    return frozenset(saves), frozenset(restores)
+
+
+def _restores_from(names: list[str], args: list, k: int, shadowed: list[str]) -> set:
+    """The first store of each ``shadowed`` local in the run of swaps and stores at ``k``."""
+    out, pending = set(), list(shadowed)
+    while pending and k < len(names) and names[k] in _RESTORE_OPS:
+        for kind, var in local_accesses(names[k], args[k]):
+            if kind == "def" and var in pending:
+                pending.remove(var)
+                out.add((k, var))
+        k += 1
+    return out
 
 
 def cell_name(arg: Any) -> str:

@@ -61,7 +61,7 @@ def code_facts(code: types.CodeType) -> CodeFacts:
     linenos = [i.lineno for i in insts]
     entries = exception_entries(code, len(insts))
     handler_of = handlers_by_instruction(entries, len(insts))
-    loops = _loops(names, targets)
+    loops = loop_jumps(names, targets)
     prologue = 0
     while prologue < len(names) and names[prologue] in PROLOGUE_OPS | {"RETURN_GENERATOR", "POP_TOP"}:
         prologue += 1
@@ -75,7 +75,7 @@ def code_facts(code: types.CodeType) -> CodeFacts:
     return facts
 
 
-def _loops(names: list[str], targets: list) -> list[tuple[int, int]]:
+def loop_jumps(names: list[str], targets: list) -> list[tuple[int, int]]:
     """(head, backward jump) of every loop: a backward jump its target reaches without an
     exception (3.12+ with handlers jump back to the code after the statement)."""
     found = []
@@ -121,8 +121,15 @@ def _liveness(facts: CodeFacts) -> list[frozenset]:
     n = len(facts.names)
     uses: list[set] = [set() for _ in range(n)]
     defs: list[set] = [set() for _ in range(n)]
+    saves, restores = bf.comprehension_restores(
+        facts.names, facts.args, facts.targets,
+        lambda k: None if facts.handler_of[k] is None else facts.entries[facts.handler_of[k]][2])
     for k, (name, arg) in enumerate(zip(facts.names, facts.args)):
+        if k in saves:
+            continue
         for kind, var in bf.local_accesses(name, arg):
+            if (k, var) in restores:
+                continue
             if kind == "use" and var not in defs[k]:
                 uses[k].add(var)
             elif kind == "def":
@@ -270,16 +277,21 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
 def _protected_block(facts: CodeFacts, h: int, start: int, end: int) -> tuple[int, int]:
     """The whole block handler ``h`` protects around its range ``[start, end]``. 3.12+
     splits a range around a nested one (an inlined comprehension inside another or in a
-    try body, a try inside a try): pieces of ``h`` with only protected code between them
-    are one statement, and a break in the inner one runs all of it."""
+    try body, a try inside a try) and leaves out jumps that cannot raise (3.13: an inlined
+    comprehension's ``if`` test): pieces of ``h`` with only protected code or such jumps
+    between them are one statement, and a break in the inner one runs all of it."""
     pieces = [(s, e) for s, e, hh, _, _ in facts.entries if hh == h]
+
+    def inside(k: int) -> bool:
+        return facts.handler_of[k] is not None or facts.names[k] in bf.NEVER_RAISE
+
     grown = True
     while grown:
         grown = False
         for s, e in pieces:
-            if e < start and all(facts.handler_of[k] is not None for k in range(e + 1, start)):
+            if e < start and all(inside(k) for k in range(e + 1, start)):
                 start, grown = s, True
-            elif s > end and all(facts.handler_of[k] is not None for k in range(end + 1, s)):
+            elif s > end and all(inside(k) for k in range(end + 1, s)):
                 end, grown = e, True
     return start, end
 

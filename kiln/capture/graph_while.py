@@ -85,12 +85,22 @@ class TestChain:
         return False if target == self.exit else None
 
     def take(self, tx, inst, value: Any, when: bool) -> bool:
-        go = self.outcome(inst.target)
+        go, rest = self.outcome(inst.target), None
+        following = tx.decoded.instructions[inst.index + 1] \
+            if inst.index + 1 < len(tx.decoded.instructions) else None
+        if go is None and following is not None and following.opname in BACKWARD_JUMPS \
+                and self.outcome(following.target):
+            # 3.12+ ``a or b`` at the bottom: a jump to the rest of the test when ``a``
+            # fails, falling through to the jump back (3.11: POP_JUMP_BACKWARD_IF_TRUE to
+            # the head, falling through to the rest): that test, the trace going on there
+            when, go, rest = not when, True, inst.target
         if go is None or not tested_value(value):
             return False
         if self.locals is None:
             self.locals, self.nodes = dict(tx.locals), len(tx.output.graph.nodes)
         self.tests.append((value, when, go))
+        if rest is not None:
+            tx.ip = rest
         return True
 
     def check_pure(self, tx) -> None:

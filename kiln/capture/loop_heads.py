@@ -9,6 +9,7 @@ built by kiln/capture/loop_node.py (``_attempt``).
 from __future__ import annotations
 
 from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS, ENDLESS_LOOP_JUMP
+from .flow import loop_jumps
 from .loop_node import COND, Region, _attempt, _Snapshot
 from .loops import _type_of
 from .variables.base import ConstantVariable, VariableTracker
@@ -77,10 +78,14 @@ def _endless(instructions: list, tested: dict) -> dict:
     """``head -> (jump back, True, exit)`` of the ``while True:`` loops: a plain jump back
     to a head that is no for loop's and no tested while loop's, the last jump there, its
     loop nested properly with every tested one (a 3.11 ``continue`` jumps back to its
-    loop's first test, before the head); the loop goes on after its jump back."""
+    loop's first test, before the head); the loop goes on after its jump back. Only a jump
+    the head reaches without an exception: 3.12's handler blocks of a try or with
+    statement, placed at the end, jump back to the code after it, which is no loop."""
     last: dict = {}
+    loops = set(loop_jumps([i.opname for i in instructions], [i.target for i in instructions]))
     for inst in instructions:
-        if inst.opname == ENDLESS_LOOP_JUMP and inst.target is not None and inst.target < inst.index:
+        if inst.opname == ENDLESS_LOOP_JUMP and inst.target is not None and inst.target < inst.index \
+                and (inst.target, inst.index) in loops:
             last[inst.target] = inst.index
     found = {}
     for head, bottom in last.items():

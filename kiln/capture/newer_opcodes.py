@@ -4,6 +4,10 @@ one instruction, 3.13's ``TO_BOOL``, ``CALL_KW`` and fused local loads/stores). 
 written in terms of the handlers every version has (``LOAD_FAST``, ``CALL``, ...)."""
 from __future__ import annotations
 
+import dataclasses
+
+import bytecode
+
 from . import bytecode_facts as bc
 from .breaks import HINTS
 from .variables.base import NULL, ConstantVariable
@@ -57,7 +61,8 @@ class NewerOpcodes:
         if as_op is None:
             self.unsupported("unsupported_opcode", f"CALL_INTRINSIC_1 {inst.arg!r} is not "
                              "supported", HINTS["opcode"])
-        getattr(self, as_op)(inst)
+        # the 3.11 handler, given the 3.11 instruction (UNARY_POSITIVE reads its opname)
+        getattr(self, as_op)(dataclasses.replace(inst, opname=as_op, arg=bytecode.UNSET))
 
     # -- 3.13 opcodes ------------------------------------------------------------------------
     def TO_BOOL(self, inst):

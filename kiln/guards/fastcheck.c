@@ -464,8 +464,10 @@ enable_vectorcall(PyObject *module, PyObject *cls)
 /* The commonest cache entry, in C: its guards are identity, type and array checks on
  * parameters, globals and closure cells (and their attributes), and its body calls the graph on parameters and returns items
  * of the graph's result (or returns parameters). Made by fastcheck.simple_entry from the
- * same guards as the generated Python entry, which it calls for anything else (keyword
- * arguments, defaults, another argument count), so the answers are the same.
+ * same guards as the generated Python entry, which it calls for anything else (another
+ * argument count, a signature with *args, **kwargs or keyword-only parameters, a call
+ * that does not bind), so the answers are the same; keywords and defaults of an
+ * all-positional signature are bound in C as that entry binds them (simple_bind).
  *
  *     SimpleEntry(python_entry, nparams, guards, graph, graph_inputs, picks, single, MISS,
  *                 direct_owner, tensor_type, overlap, run_eager, constants)
@@ -517,6 +519,8 @@ typedef struct {
     Py_ssize_t inputs[KILN_MAX_GRAPH_INPUTS];
     Py_ssize_t *pick;
     int single;
+    PyObject *names;                 /* the parameters' names when calls bind in C, or NULL */
+    Py_ssize_t posonly;              /* how many of them are positional-only */
     vectorcallfunc vectorcall;
 } SimpleEntry;
 
@@ -1005,13 +1009,71 @@ run_graph(PyObject *graph, PyObject *paths, PyObject *tensor, PyObject *const *i
     return out;
 }
 
+#define KILN_MAX_BOUND 32
+
+/* Keyword arguments and defaults bound into ``full`` as the Python entry (the user's
+ * signature and defaults) binds them, for an entry whose parameters are all positional
+ * (names set): a name no parameter has or one already given, a positional-only one by
+ * name, a missing argument with no default: 0, and the Python entry answers (or raises).
+ * ``defaults``: the Python entry's, borrowed (the caller holds them). */
+static int
+simple_bind(SimpleEntry *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+            PyObject *defaults, PyObject **full)
+{
+    Py_ssize_t n = self->nparams, nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (self->names == NULL || nargs > n)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        full[i] = i < nargs ? args[i] : NULL;
+    for (Py_ssize_t j = 0; j < nkw; j++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, j);
+        Py_ssize_t i = 0;
+        while (i < n && PyTuple_GET_ITEM(self->names, i) != name)
+            i++;
+        for (Py_ssize_t k = 0; i == n && k < n; k++)   /* not interned: compare the text */
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(self->names, k), name) == 0)
+                i = k;
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (i == n || i < self->posonly || full[i] != NULL)
+            return 0;
+        full[i] = args[nargs + j];
+    }
+    Py_ssize_t nd = defaults == NULL ? 0 : PyTuple_GET_SIZE(defaults);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (full[i] == NULL) {
+            if (i < n - nd)
+                return 0;
+            full[i] = PyTuple_GET_ITEM(defaults, i - (n - nd));
+        }
+    return 1;
+}
+
+static PyObject *simple_run(SimpleEntry *self, PyObject *const *args);
+
 static PyObject *
 simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     SimpleEntry *self = (SimpleEntry *)op;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (nargs != self->nparams || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0))
-        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+    if (nargs == self->nparams && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0))
+        return simple_run(self, args);
+    /* keywords or defaults: bound here where the signature allows (a call with them
+     * paid the Python entry's frame, ~130 ns, ~25 more on 3.12/3.13) */
+    PyObject *full[KILN_MAX_BOUND];
+    PyObject *defaults = self->names == NULL ? NULL : PyFunction_GET_DEFAULTS(self->fallback);
+    Py_XINCREF(defaults);
+    PyObject *out = simple_bind(self, args, nargs, kwnames, defaults, full)
+        ? simple_run(self, full) : PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+    Py_XDECREF(defaults);
+    return out;
+}
+
+static PyObject *
+simple_run(SimpleEntry *self, PyObject *const *args)
+{
     for (Py_ssize_t g = 0; g < self->nguards; g++) {
         int ok = guard_holds(&self->decoded[g], args);
         if (ok <= 0)
@@ -1064,6 +1126,26 @@ miss:
     return self->miss;
 }
 
+/* The parameter names of a Python entry whose parameters are all positional (no *args,
+ * **kwargs or keyword-only ones): its calls with keywords or defaults bind in C. */
+static int
+simple_signature(SimpleEntry *self)
+{
+    if (!PyFunction_Check(self->fallback) || self->nparams > KILN_MAX_BOUND)
+        return 0;
+    PyCodeObject *co = (PyCodeObject *)PyFunction_GET_CODE(self->fallback);
+    if (co->co_argcount != self->nparams || co->co_kwonlyargcount != 0
+            || (co->co_flags & (CO_VARARGS | CO_VARKEYWORDS)))
+        return 0;
+    PyObject *varnames = PyObject_GetAttrString((PyObject *)co, "co_varnames");
+    if (varnames == NULL)
+        return -1;
+    self->names = PyTuple_GetSlice(varnames, 0, self->nparams);
+    Py_DECREF(varnames);
+    self->posonly = co->co_posonlyargcount;
+    return self->names == NULL ? -1 : 0;
+}
+
 static PyObject *
 simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
@@ -1108,6 +1190,10 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->nparams = nparams;
     self->single = single;
     self->vectorcall = simple_vectorcall;
+    if (simple_signature(self) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     /* decode everything once: a call reads C fields only */
     self->nguards = PyTuple_GET_SIZE(guards);
     self->ninputs = PyTuple_GET_SIZE(graph_inputs);
@@ -1146,7 +1232,7 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 }
 
 #define SIMPLE_FIELDS(X) X(fallback) X(guards) X(graph) X(graph_inputs) X(picks) X(miss) X(owner) X(paths) X(tensor) \
-    X(overlap) X(run_eager) X(constants)
+    X(overlap) X(run_eager) X(constants) X(names)
 KILN_GC_FUNCTIONS(simple, SimpleEntry, SIMPLE_FIELDS, PyMem_Free(self->decoded); PyMem_Free(self->pick))
 
 static PyMemberDef simple_members[] = {

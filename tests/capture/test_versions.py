@@ -61,8 +61,16 @@ def swap_and_unpack(x, w):
     return c - d + e
 
 
+def unary_plus(x):
+    # 3.12+: CALL_INTRINSIC_1 INTRINSIC_UNARY_POSITIVE (3.11: UNARY_POSITIVE); (*l,) is
+    # INTRINSIC_LIST_TO_TUPLE.
+    parts = (*[+x, x],)
+    return +parts[0] - parts[1]
+
+
 CASES = [(comprehensions, (X,)), (shadowing, (X,)), (unbound_after, (X,)),
-         (calls_and_slices, (X, X * 0.5)), (closures, (X, 3.0)), (swap_and_unpack, (X, X + 1))]
+         (calls_and_slices, (X, X * 0.5)), (closures, (X, 3.0)), (swap_and_unpack, (X, X + 1)),
+         (unary_plus, (X,))]
 
 
 @pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", None))
@@ -195,3 +203,80 @@ def test_a_while_whose_first_test_continues_an_outer_loop_captures_as_on_3_11():
     assert_same(kiln.compile(vectorized_while_in_for, backend=backend)(x), vectorized_while_in_for(x))
     assert len(backend.graphs) == 1
     assert kiln.explain(vectorized_while_in_for)(x).graph_break_count == 0
+
+
+def filtered_rows(x):
+    # 3.13 leaves the filter's jump (after TO_BOOL: it cannot raise) out of the inlined
+    # comprehension's exception-table ranges: a break there is still in the comprehension.
+    y = np.tanh(x) * 2
+    rows = [r for r in y if r.sum() > 0]
+    return len(rows), y + 1
+
+
+def test_a_break_in_a_comprehension_filter_runs_the_statement_as_on_3_11():
+    backend = CountingBackend()
+    x = np.array([[1.0, -2.0], [3.0, 1.0], [-4.0, 0.5]])
+    assert_same(kiln.compile(filtered_rows, backend=backend)(x), filtered_rows(x))
+    assert len(backend.graphs) == 2       # before and after the comprehension
+    out = kiln.explain(filtered_rows)(x)
+    assert (out.graph_count, out.graph_break_count) == (2, 1), str(out)
+
+
+def shadowed_after_a_loop(x):
+    # The comprehension's i shadows the loop's (3.12+: LOAD_FAST_AND_CLEAR saves the
+    # outer i and stores it back): the outer i is dead after the loop, as on 3.11 where
+    # the comprehension's i is its own, so the continue path need not assign it.
+    out = np.zeros(x.shape[0])
+    for r in range(x.shape[0]):
+        if x[r, 0] > 0.5:
+            continue
+        i = r * 2
+        out[r] = x[r, 1] * i
+    return out + sum([x[i, 2] for i in range(2)])
+
+
+def test_a_local_a_comprehension_shadows_is_dead_before_it_as_on_3_11():
+    x = np.linspace(0.0, 1.0, 12).reshape(4, 3)
+    out = kiln.explain(shadowed_after_a_loop)(x)
+    assert any("loop node" in note and "for r in" in note for note in out.loops), out.loops
+    assert_same(kiln.compile(shadowed_after_a_loop, backend="eager")(x), shadowed_after_a_loop(x))
+
+
+def slices_after_a_with(e):
+    # 3.12's with handler, placed at the end, jumps back (JUMP_BACKWARD) to the code after
+    # the statement; that is no ``while True:`` loop, whose one-node attempt would pin
+    # ``e``'s size (a loop node's result sizes are static) where 3.11 leaves it dynamic.
+    with np.errstate(divide="ignore"):
+        g = np.log(e)
+    return 0.5 * (e[1:] + e[:-1]), g
+
+
+def test_the_code_after_a_with_is_no_loop_and_sizes_stay_dynamic():
+    backend = CountingBackend()
+    compiled = kiln.compile(slices_after_a_with, backend=backend)
+    for n in (9, 5, 4):
+        e = np.arange(1.0, n + 1)
+        assert_same(compiled(e), slices_after_a_with(e))
+    # with's body and the code after it, once for n=9 and once with dynamic sizes
+    assert len(backend.graphs) == 4, [str(g) for g in backend.graphs]
+
+
+def shrink_while_large_or_few(x):
+    # 3.12+: the bottom test's ``a`` jumps to ``b`` when it fails and falls through to the
+    # jump back (3.11: POP_JUMP_BACKWARD_IF_TRUE to the head, falling through to ``b``).
+    y = x.copy()
+    k = 0
+    while y.sum() > 100.0 or k < 3:
+        y = y * 0.9
+        k += 1
+    return y, k
+
+
+def test_a_while_or_test_is_one_graph_while_node_as_on_3_11():
+    backend = CountingBackend()
+    compiled = kiln.compile(shrink_while_large_or_few, backend=backend)
+    for x in (X + 2.0, X * 100.0):
+        assert_same(compiled(x), shrink_while_large_or_few(x))
+    out = kiln.explain(shrink_while_large_or_few)(X + 2.0)
+    assert (out.graph_count, out.graph_break_count) == (1, 0), str(out)
+    assert any("graph_while" in note for note in out.loops), out.loops
