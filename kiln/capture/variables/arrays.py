@@ -337,10 +337,18 @@ class SymScalarVariable(VariableTracker):
                                  value, tuple(dict.fromkeys(leaves)), tx=tx)
 
     def getattr(self, tx, name: str) -> VariableTracker:
+        if isinstance(self.example, np.generic) and name in _TYPE_ATTRS:
+            # ``np.finfo(s.dtype)`` in validation code: a NumPy scalar's type is guarded
+            # (an argument's) or follows from its operands' types, so these need no value
+            return ConstantVariable(getattr(self.example, name))
         return ConstantVariable(self.as_constant(tx)).getattr(tx, name)
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         return ConstantVariable(self.as_constant(tx)).call_method(tx, name, args, kwargs)
+
+
+# a NumPy scalar's attributes that its type alone decides
+_TYPE_ATTRS = frozenset(("dtype", "itemsize", "nbytes", "ndim", "shape", "size", "strides"))
 
 
 class UnbackedSize(SymScalarVariable):
