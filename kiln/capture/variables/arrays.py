@@ -440,6 +440,7 @@ class MaskedSelectionVariable(VariableTracker):
         return same_value(other.mask.node, self.mask.node)
 
     # operators go through call_op, as an array's do (which keeps the selection masked)
+    scalar = False   # (never a NumPy scalar: ArrayVariable.binary asks)
     binary = ArrayVariable.binary
     unary = ArrayVariable.unary
 
