@@ -947,4 +947,18 @@ def test_capture_does_not_fail_inside(name):
         assert not [b for b in out.break_reasons if b.kind == "internal_error"], str(out)
 
 
+def test_hasattr_on_a_number_is_decided_by_its_type():
+    """``hasattr(x, "dtype")`` on a Python or NumPy number argument (duck typing in
+    validation code) broke the graph ("hasattr on runtime float x")."""
+    def as_float_array(x):
+        dtype = np.result_type(x, np.float32) if hasattr(x, "dtype") else float
+        return np.asarray(x, dtype=dtype) * 2, hasattr(x, "real"), hasattr(x, "nope")
+    out = kiln.explain(as_float_array)(0.5)
+    assert out.graph_break_count == 0, str(out)
+    compiled = kiln.compile(as_float_array, backend="eager")
+    for x in (0.5, 3, np.float32(2.0), np.int16(4), True):
+        got, exp = compiled(x), as_float_array(x)
+        assert got[1:] == exp[1:] and got[0].dtype == exp[0].dtype and got[0] == exp[0], (x, got, exp)
+
+
 test_program = program_test(PROGRAMS, BACKENDS, share=4)

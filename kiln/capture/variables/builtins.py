@@ -151,7 +151,7 @@ class BuiltinVariable(ConstantVariable):
         return default
 
     def call_hasattr(self, tx, obj, name) -> VariableTracker:
-        from .arrays import ArrayVariable
+        from .arrays import ArrayVariable, SymScalarVariable
         from .functions import UserObjectVariable
         attr = name.as_constant(tx)
         if isinstance(obj, UserObjectVariable):
@@ -164,6 +164,10 @@ class BuiltinVariable(ConstantVariable):
         if isinstance(obj, ArrayVariable):
             import numpy as np
             return ConstantVariable(hasattr(np.ndarray, attr))
+        if isinstance(obj, SymScalarVariable):
+            # duck typing on numbers (``hasattr(x, "dtype")``): a number's attributes are its
+            # type's, and its type is guarded
+            return ConstantVariable(hasattr(type(obj.example), attr))
         if obj.is_constant():
             return ConstantVariable(hasattr(obj.value, attr))
         module = getattr(obj, "module", None)
