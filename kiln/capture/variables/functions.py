@@ -168,9 +168,12 @@ class NumpyFunctionVariable(VariableTracker):
 
 def _pure_numpy_functions() -> set:
     import numpy as np
+    from numpy.lib import array_utils
     names = ("issubdtype", "result_type", "promote_types", "can_cast", "broadcast_shapes",
              "isscalar", "min_scalar_type", "iterable")
-    return {getattr(np, n) for n in names if hasattr(np, n)}
+    # (library code validates axes with normalize_axis_index(axis, x.ndim))
+    return {getattr(np, n) for n in names if hasattr(np, n)} | {
+        array_utils.normalize_axis_index, array_utils.normalize_axis_tuple}
 
 
 # NumPy functions without side effects or hidden state, folded on constant arguments.
