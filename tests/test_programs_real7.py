@@ -961,4 +961,22 @@ def test_hasattr_on_a_number_is_decided_by_its_type():
         assert got[1:] == exp[1:] and got[0].dtype == exp[0].dtype and got[0] == exp[0], (x, got, exp)
 
 
+def test_flat_with_a_slice_is_captured():
+    """``K.flat[::n + 1] += alpha`` (adding to a diagonal, as scikit-learn's ridge does)
+    broke the graph: only ``a.flat[i]`` with an int was captured. A value that NumPy would
+    repeat along the selection still breaks."""
+    fn, calls = PROGRAMS["ridge_cholesky_with_lstsq_fallback"]
+    out = kiln.explain(fn)(*calls[0])
+    assert not [b for b in out.break_reasons if "flat" in b.reason], str(out)
+
+    def fill(K, v):
+        K.flat[:4] = v
+        d = K.flat[1::3] * 2
+        return K, d
+    compiled = kiln.compile(fill, backend="eager")
+    for v in (3, np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0])):
+        got, exp = compiled(np.zeros((3, 3)), v), fill(np.zeros((3, 3)), v)
+        assert all((g == e).all() and g.shape == e.shape for g, e in zip(got, exp)), (v, got, exp)
+
+
 test_program = program_test(PROGRAMS, BACKENDS, share=4)
