@@ -919,6 +919,274 @@ def keepdims_plumbing_normalize(X, axis, keepdims):
 
 
 
+# ----------------------------------------------------------------------------- more library idioms
+
+_g = np.random.default_rng(730)
+
+
+@program((np.array([[1, 2], [3, 4]]), False), (np.array([[1.0, 2.0], [3.0, 4.0]]), False),
+         ([[1, 2.5]], True), (np.arange(4, dtype=f32), True))
+def asarray_copy_false_in_numpy_two(X, allow_copy):
+    try:
+        A = np.array(X, dtype=np.float64, copy=None if allow_copy else False)
+    except ValueError as e:
+        A = np.array(X, dtype=np.float64)
+        note = f"copied: {e}"
+    else:
+        note = "no copy" if A is X else "converted"
+    A = np.atleast_2d(A)
+    if A.shape[0] == 1:
+        A = A.T
+    A[0] *= 2
+    return A, note
+
+
+def _lagmat(x, maxlag, trim):
+    x = np.asarray(x)
+    dropidx = 0
+    if x.ndim == 1:
+        x = x[:, None]
+    nobs, nvar = x.shape
+    if maxlag >= nobs:
+        raise ValueError("maxlag should be < nobs")
+    lm = np.zeros((nobs + maxlag, nvar * (maxlag + 1)))
+    for k in range(0, int(maxlag + 1)):
+        lm[maxlag - k:nobs + maxlag - k, nvar * (maxlag - k):nvar * (maxlag - k + 1)] = x
+    trim = "none" if trim is None else trim.lower()
+    if trim in ("none", "forward"):
+        startobs = 0
+    elif trim in ("backward", "both"):
+        startobs = maxlag
+    else:
+        raise ValueError("trim option not valid")
+    stopobs = len(lm) if trim in ("none", "backward") else nobs
+    return lm[startobs:stopobs, dropidx:]
+
+
+@program((np.arange(1.0, 7.0), 2, "both"), (_g.standard_normal((5, 2)), 1, "forward"),
+         (np.arange(4.0), 2, None), (np.arange(4.0), 4, "both"), (np.arange(4.0), 1, "sideways"))
+def statsmodels_lagmat_trim(x, maxlag, trim):
+    lm = _lagmat(x, maxlag, trim)
+    y, X = lm[:, :1], lm[:, 1:]
+    return lm, y.ravel(), X.shape
+
+
+@program((np.array([1.0, 2.0, 4.0]), np.array([1.0, 1.0, 2.0]), 0),
+         (np.arange(6.0).reshape(2, 3), np.array([0.2, 0.3, 0.5]), 1),
+         (np.arange(6.0).reshape(2, 3), np.array([1.0, -1.0]), 0),
+         (np.arange(3.0), np.array([1.0, 2.0]), 0),
+         (np.arange(3, dtype=f32), None, None))
+def weighted_average_returned(x, w, axis):
+    avg, wsum = np.average(x, axis=axis, weights=w, returned=True)
+    if np.any(wsum == 0):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    dev = np.sqrt(np.average((x - (avg if axis in (0, None) else avg[:, None])) ** 2, axis=axis, weights=w))
+    return avg, wsum, dev
+
+
+@program((np.array([3.0, 1.0, 2.0, 5.0]), np.array([1.0, 1.0, 2.0, 1.0]), 50),
+         (_g.random(9), _g.random(9), 90), (np.array([1.0, 2.0]), np.array([0.0, 0.0]), 50),
+         (_g.random((3, 4)), _g.random(3), 25))
+def sklearn_weighted_percentile(array, sample_weight, percentile):
+    if array.ndim == 1:
+        array = array.reshape((-1, 1))
+    if array.shape[0] != sample_weight.shape[0] and sample_weight.ndim == 1:
+        sample_weight = np.tile(sample_weight, (array.shape[1], 1)).T
+    if sample_weight.ndim == 1:
+        sample_weight = sample_weight.reshape((-1, 1))
+    sorted_idx = np.argsort(array, axis=0, kind="stable")
+    sorted_weights = np.take_along_axis(sample_weight, sorted_idx, axis=0)
+    cdf = np.cumsum(sorted_weights, axis=0)
+    adjusted = percentile / 100 * cdf[-1]
+    idx = np.array([np.searchsorted(cdf[:, i], adjusted[i]) for i in range(cdf.shape[1])])
+    idx = np.clip(idx, 0, array.shape[0] - 1)
+    col = np.arange(array.shape[1])
+    result = array[sorted_idx[idx, col], col]
+    return result[0] if result.shape == (1,) else result
+
+
+_g = np.random.default_rng(734)
+
+
+@program((np.array([1.0, 2.0, 3.0, 100.0, 2.5]), 6.0, None, False),
+         (_g.standard_normal(15), 9.0, 0.1, True),
+         (np.array([1.0, np.nan, 2.0, 3.0]), 6.0, None, True),
+         (np.ones(4), 6.0, None, False))
+def astropy_biweight_location(data, c, M, ignore_nan):
+    median_func = np.nanmedian if ignore_nan else np.median
+    if M is None:
+        M = median_func(data)
+    d = data - M
+    mad = median_func(np.abs(d))
+    if mad == 0.0:
+        return M
+    u = d / (c * mad)
+    mask = np.abs(u) >= 1
+    u = u ** 2
+    u[mask] = 1
+    if ignore_nan:
+        mask |= np.isnan(u)
+        d[mask] = 0
+    return M + (d * (1 - u) ** 2).sum() / ((1 - u) ** 2).sum()
+
+
+def _warn_precision(dtypeobj_in, dtypeobj_out):
+    warnings.warn(f"Possible precision loss converting image of type {dtypeobj_in} to {dtypeobj_out}",
+                  stacklevel=3)
+
+
+@program((np.linspace(0, 1, 7).reshape(1, 7),), (np.array([[0.5, -0.2], [1.2, 0.0]], f32),),
+         (np.array([[0, 255]], u8),), (np.array([[0, 65535]], u16),), (np.array([[True, False]]),))
+def skimage_img_as_ubyte(image):
+    dtype_in = image.dtype
+    if dtype_in == u8:
+        return image
+    if dtype_in.kind == "f":
+        if np.min(image) < -1.0 or np.max(image) > 1.0:
+            raise ValueError("Images of type float must be between -1 and 1.")
+        _warn_precision(dtype_in, np.dtype(u8))
+        image = np.clip(image, 0, 1)
+        return np.floor(image * 255 + 0.5).astype(u8)
+    if dtype_in.kind == "u":
+        _warn_precision(dtype_in, np.dtype(u8))
+        return (image >> (8 * dtype_in.itemsize - 8)).astype(u8)
+    if dtype_in == bool:
+        return image.astype(u8) * 255
+    raise TypeError(f"unsupported {dtype_in}")
+
+
+class _Kernel:
+    """A callable object with its parameters, as scikit-learn's GP kernels."""
+
+    def __init__(self, length_scale=1.0, variance=1.0):
+        self.length_scale = np.atleast_1d(length_scale)
+        self.variance = variance
+
+    @property
+    def anisotropic(self):
+        return np.iterable(self.length_scale) and len(self.length_scale) > 1
+
+    def __call__(self, X, Y=None):
+        X = np.atleast_2d(X)
+        Y = X if Y is None else np.atleast_2d(Y)
+        d = (X[:, None, :] - Y[None, :, :]) / self.length_scale
+        return self.variance * np.exp(-0.5 * np.sum(d ** 2, axis=-1))
+
+
+_g = np.random.default_rng(736)
+
+
+@program((_g.standard_normal((6, 2)), _g.standard_normal(6), _g.standard_normal((3, 2)), 1.0, 1e-8),
+         (_g.standard_normal((5, 2)), _g.standard_normal(5), _g.standard_normal((2, 2)), np.array([0.5, 2.0]), 1e-8),
+         (np.ones((3, 1)), np.ones(3), np.zeros((1, 1)), 1.0, 0.0))
+def gp_regression_callable_kernel(X, y, Xq, length_scale, alpha):
+    kernel = _Kernel(length_scale, variance=2.0)
+    K = kernel(X)
+    K[np.diag_indices_from(K)] += alpha
+    try:
+        L = np.linalg.cholesky(K)
+    except np.linalg.LinAlgError as exc:
+        exc.args = (f"The kernel, {type(kernel).__name__}, is not returning a positive definite "
+                    f"matrix. Try gradually increasing the 'alpha' parameter.",) + exc.args
+        raise
+    a = np.linalg.solve(L.T, np.linalg.solve(L, y))
+    Ks = kernel(Xq, X)
+    mean = Ks @ a
+    v = np.linalg.solve(L, Ks.T)
+    var = kernel.variance - np.einsum("ij,ij->j", v, v)
+    if np.any(var < 0):
+        warnings.warn("Predicted variances smaller than 0. Setting those variances to 0.")
+        var = np.where(var < 0, 0.0, var)
+    return mean, np.sqrt(var), kernel.anisotropic
+
+
+_g = np.random.default_rng(737)
+
+
+@program((_g.standard_normal(8) + 3, ("mean", "std", "min", "max")),
+         (np.array([1.0, -1.0, 4.0]), ("gmean",)), (np.array([2.0, 8.0]), ("gmean", "hmean")),
+         (np.array([1.0]), ("kurt",)))
+def stats_by_name_with_sorted_report(x, names):
+    def gmean(a):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.exp(np.mean(np.log(a)))
+
+    def hmean(a):
+        if np.any(a < 0):
+            raise ValueError("Harmonic mean only defined if all elements greater than or equal to zero")
+        return len(a) / np.sum(1.0 / a)
+    table = {"mean": np.mean, "std": functools.partial(np.std, ddof=1), "min": np.min, "max": np.max,
+             "gmean": gmean, "hmean": hmean}
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise KeyError("unknown statistics: %s" % ", ".join(unknown))
+    values = {n: table[n](x) for n in names}
+    ranked = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))
+    lines = ["%-6s %10.4f" % (n, v) for n, v in ranked]
+    return values, "\n".join(lines), [n for n, _ in ranked]
+
+
+def _mm_scale(*arrays, feature_range=(0, 1), **kwargs):
+    lo, hi = feature_range
+    if lo >= hi:
+        raise ValueError(f"Minimum of desired feature range must be smaller than maximum. Got {feature_range}.")
+    stacked = np.stack(arrays, **kwargs)
+    dmin, dmax = stacked.min(axis=0), stacked.max(axis=0)
+    span = np.where(dmax - dmin == 0, 1.0, dmax - dmin)
+    return [(a - dmin) / span * (hi - lo) + lo for a in arrays]
+
+
+_g = np.random.default_rng(738)
+
+
+@program((_g.random(5), _g.random(5), _g.random(5), (0, 1)),
+         (_g.random(3).astype(f32), np.ones(3, f32), np.zeros(3, f32), (-1, 1)),
+         (_g.random(3), _g.random(3), _g.random(3), (1, 1)))
+def star_args_into_stack_keyword_only(a, b, c, feature_range):
+    scaled = _mm_scale(a, b, c, feature_range=feature_range, axis=0)
+    out = dict(zip("abc", scaled))
+    first, *rest = scaled
+    return out, first, len(rest), sum(r.sum() for r in rest)
+
+
+_g = np.random.default_rng(739)
+
+
+@program((_g.standard_normal((5, 3)), None), (_g.standard_normal((4, 3)), np.zeros((4, 4))),
+         (_g.standard_normal((4, 3)), np.zeros((8, 4))[::2]), (_g.standard_normal((4, 3)), np.zeros((4, 4), f32)),
+         (_g.standard_normal((4, 3)), np.zeros((3, 3))))
+def cosine_similarity_out_view(X, out):
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    norms[norms == 0.0] = 1.0
+    Xn = X / norms[:, np.newaxis]
+    if out is None:
+        return Xn @ Xn.T
+    if out.shape != (X.shape[0], X.shape[0]):
+        raise ValueError("out has shape %s, expected %s" % (out.shape, (X.shape[0],) * 2))
+    np.matmul(Xn, Xn.T, out=out)
+    np.clip(out, -1, 1, out=out)
+    return out
+
+
+_g = np.random.default_rng(740)
+
+
+@program((_g.random(6) + 0.1, "log"), (np.array([1.0, 0.0, 2.0]), "log"), (np.array([4.0, -1.0]), "sqrt"),
+         (np.array([4.0, 9.0], f32), "sqrt"))
+def warnings_as_errors_caught_with_fallback(x, how):
+    fn = {"log": np.log, "sqrt": np.sqrt}[how]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            with np.errstate(divide="warn", invalid="warn"):
+                y = fn(x)
+            status = "ok"
+        except RuntimeWarning as w:
+            y = np.full_like(x, np.nan)
+            status = f"failed: {w}"
+    return y, status
+
+
 def test_dtype_of_a_numpy_scalar_is_not_a_value_guard():
     """``np.finfo(m2.dtype).resolution`` on a NumPy scalar (scipy's skew/kurtosis checks):
     the dtype follows from the scalar's guarded type; reading it guarded the value
@@ -977,6 +1245,36 @@ def test_flat_with_a_slice_is_captured():
     for v in (3, np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0])):
         got, exp = compiled(np.zeros((3, 3)), v), fill(np.zeros((3, 3)), v)
         assert all((g == e).all() and g.shape == e.shape for g, e in zip(got, exp)), (v, got, exp)
+
+
+def _shifted(x, a, *, scale=1.0):
+    return (x - a) * scale
+
+
+def test_functools_partial_made_or_passed_in_is_captured():
+    """``functools.partial(f, ...)`` made in the function (a dict of penalties, a norm
+    along rows) broke the graph at its construction; one passed in broke at its call. A
+    partial alive at a graph break stays one object (``d["a"] is p`` after the break)."""
+    def made(x, p):
+        q = functools.partial(_shifted, a=x.sum(), scale=2.0)
+        r = functools.partial(functools.partial(np.clip, x), -1.0)   # flattened, as CPython's
+        d = {"a": functools.partial(np.std, ddof=1)}
+        s = d["a"]
+        return q(x), r(1.0), s(x), p(x), q.keywords["scale"], len(r.args), d["a"] is s
+    x = np.linspace(-2, 2, 5)
+    out = kiln.explain(made)(x, functools.partial(_shifted, a=1.0))
+    assert out.graph_break_count == 0, str(out)
+
+    def across_a_break(x):
+        d = {"a": functools.partial(np.std, ddof=1)}
+        p = d["a"]
+        kiln.graph_break()
+        return p(x), d["a"] is p
+    compiled = [kiln.compile(made, backend="eager"), kiln.compile(across_a_break, backend="eager")]
+    for p in (functools.partial(_shifted, a=1.0), functools.partial(_shifted, a=2.0, scale=-1.0),
+              functools.partial(np.add, 1.0)):
+        assert repr(compiled[0](x, p)) == repr(made(x, p))
+    assert compiled[1](x) == across_a_break(x)
 
 
 test_program = program_test(PROGRAMS, BACKENDS, share=4)

@@ -21,6 +21,7 @@ other objects      user object; type
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import types
 from typing import Any
@@ -224,6 +225,15 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         from .numpy_objects import DefaultRngVariable
         _guard_id(tx, source, value)   # (made in the function: a generator of the graph)
         return DefaultRngVariable(value, source)
+    if kind is functools.partial and source is not None:
+        # made outside (or before a graph break): its parts are read through sources
+        from .functions import PartialVariable
+        tx.guards.add_type(source, kind)
+        tx.guards.add_type(AttrSource(source, "keywords"), dict)
+        args = wrap(tx, value.args, AttrSource(source, "args"))
+        keywords = wrap_dict(tx, value.keywords, AttrSource(source, "keywords"))
+        return PartialVariable(wrap(tx, value.func, AttrSource(source, "func")), args.item_list,
+                               keywords.entries, source)
     if isinstance(value, type):
         _guard_id(tx, source, value)
         return ConstantVariable(value, source)
@@ -412,6 +422,9 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         return ConstantVariable(tx.fold(cls, *[a.value for a in args]))
     if cls is range:
         return ConstantVariable(tx.fold(range, *[a.as_constant(tx) for a in args]))
+    if cls is functools.partial and args and not isinstance(args[0], ConstantVariable):
+        from .functions import PartialVariable
+        return PartialVariable(args[0], list(args[1:]), dict(kwargs))
     if cls is np.vectorize:
         from ..vectorize import make_vectorize
         return make_vectorize(tx, list(args), dict(kwargs))
