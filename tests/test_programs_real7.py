@@ -1277,4 +1277,12 @@ def test_functools_partial_made_or_passed_in_is_captured():
     assert compiled[1](x) == across_a_break(x)
 
 
+def test_an_int_argument_in_a_constant_tuple_is_guarded():
+    """``if axis in (0, None):`` on an int argument broke the graph ("'in' on (0, None)");
+    it is a value question like ``axis == 0``: guarded."""
+    fn, calls = PROGRAMS["weighted_average_returned"]
+    out = kiln.explain(fn)(*calls[0])
+    assert not [b for b in out.break_reasons if "'in'" in b.reason], str(out)
+
+
 test_program = program_test(PROGRAMS, BACKENDS, share=4)
