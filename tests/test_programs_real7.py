@@ -1187,6 +1187,121 @@ def warnings_as_errors_caught_with_fallback(x, how):
     return y, status
 
 
+
+# ----------------------------------------------------------------------------- scalars, objects and arguments
+
+_g = np.random.default_rng(750)
+
+
+@program((_g.standard_normal(6).astype(f32),), (_g.standard_normal(5),), (np.array([1.5, -2.25], f32),),
+         (np.array([], f32),))
+def numpy_scalar_reprs_in_messages(x):
+    if x.size == 0:
+        return "empty", None
+    m, M = x.min(), x.max()
+    r = round(M - m, 2)
+    a = abs(m)
+    big = max(M, 0.0)
+    msg = f"range {m!r}..{M!r} width={r!r} |min|={a} big={big!r} mean={x.mean():.3f}"
+    return msg, (type(r).__name__, type(a).__name__, type(big).__name__, r, a, big)
+
+
+class _Centerer:
+    def __init__(self, copy=True):
+        self.copy = copy
+
+    def fit(self, X):
+        X = np.asarray(X)
+        self.mean_ = X.mean(axis=0)
+        self.n_samples_seen_ = X.shape[0]
+        return self
+
+    def transform(self, X):
+        X = X.astype(np.float64, copy=self.copy)
+        X -= self.mean_
+        return X
+
+
+_g = np.random.default_rng(751)
+
+
+@program((_Centerer(copy=True), _g.standard_normal((5, 3))), (_Centerer(copy=False), _g.standard_normal((5, 3))),
+         (_Centerer(copy=False), _g.standard_normal((4, 2)).astype(f32)),
+         (_Centerer(copy=False), _g.integers(0, 5, (4, 2))))
+def estimator_passed_in_fit_transform_copy_flag(est, X):
+    Z = est.fit(X).transform(X)
+    return Z, Z is X, est.n_samples_seen_
+
+
+_g = np.random.default_rng(752)
+
+
+@program((_g.standard_normal(6) * 300,), (np.array([1.0, 2.0]),), (np.array([800.0, 1.0], f32),))
+def errstate_overflow_raise_with_fallback(x):
+    try:
+        with np.errstate(over="raise"):
+            e = np.exp(x)
+        how = "exp"
+    except FloatingPointError as err:
+        e = np.exp(x - x.max())
+        how = f"shifted ({err})"
+    return e / e.sum(), how
+
+
+def _rows_with_labels(X, y, skip):
+    for i, (row, label) in enumerate(zip(X, y)):
+        if label == skip:
+            continue
+        yield i, float(row @ row), label
+
+
+_g = np.random.default_rng(753)
+
+
+@program((_g.standard_normal((6, 3)), np.array([0, 1, 2, 1, 0, 2]), 1),
+         (_g.standard_normal((4, 2)).astype(f32), np.array([1, 1, 1, 1]), 1),
+         (_g.standard_normal((3, 2)), np.array([0, 0, 2]), 5))
+def generator_rows_fromiter_and_groups(X, y, skip):
+    triples = list(_rows_with_labels(X, y, skip))
+    energy = np.fromiter((t[1] for t in triples), dtype=np.float64, count=len(triples))
+    groups = {}
+    for i, e, label in triples:
+        groups.setdefault(int(label), []).append(i)
+    best = sorted(groups, key=lambda k: -len(groups[k]))
+    return energy, {k: np.array(v) for k, v in groups.items()}, best
+
+
+_g = np.random.default_rng(754)
+
+
+@program((np.array([7, -3, 10], dtype=np.int64), 3), (np.array([5, 4], dtype=np.int32), 0),
+         (np.array([2.5, -1.0]), 2))
+def integer_scalar_math_on_elements(a, k):
+    q, r = divmod(a[0], k) if k else (a[0], 0)
+    c = math.ceil(a[1] / 2)
+    total = int(np.prod(a.shape)) * k
+    with np.errstate(divide="ignore"):
+        z = a[-1] // k if k else a[-1]
+    return q, r, c, total, z, type(q).__name__, type(c).__name__
+
+
+_g = np.random.default_rng(755)
+
+
+@program((_g.standard_normal((5, 2)), [0, 2, 4]), (_g.standard_normal((4, 2)), []),
+         (_g.standard_normal((4, 2)), [1, 9]))
+def list_of_arrays_to_array_and_validation(X, idx):
+    rows = [X[i] for i in idx if i < len(X)]
+    if len(rows) != len(idx):
+        bad = sorted(set(idx) - set(range(len(X))))
+        raise IndexError("index %s is out of bounds for axis 0 with size %d" % (bad[0], len(X)))
+    if not rows:
+        return np.empty((0, X.shape[1]), dtype=X.dtype), 0.0
+    A = np.array(rows)
+    norms = [np.linalg.norm(r) for r in rows]
+    return A, max(norms)
+
+
 def test_dtype_of_a_numpy_scalar_is_not_a_value_guard():
     """``np.finfo(m2.dtype).resolution`` on a NumPy scalar (scipy's skew/kurtosis checks):
     the dtype follows from the scalar's guarded type; reading it guarded the value
@@ -1283,6 +1398,19 @@ def test_an_int_argument_in_a_constant_tuple_is_guarded():
     fn, calls = PROGRAMS["weighted_average_returned"]
     out = kiln.explain(fn)(*calls[0])
     assert not [b for b in out.break_reasons if "'in'" in b.reason], str(out)
+
+
+def test_round_of_a_numpy_scalar_with_digits_stays_in_the_graph():
+    """``round(x.max(), 2)`` is NumPy's np.round of the scalar (np.float32 stays
+    np.float32, 2.675 rounds to 2.68 as NumPy's does): it broke the graph reading the value."""
+    def scaled(x, k):
+        return round(x.max(), 2) * x, round(x.min() * 3, k)
+    out = kiln.explain(scaled)(np.array([1.2345, 2.675]), 1)
+    assert out.graph_break_count == 0, str(out)
+    compiled = kiln.compile(scaled, backend="eager")
+    for x, k in ((np.array([1.2345, 2.675]), 2), (np.array([1.2345, 3.14159], f32), 1),
+                 (np.array([1234, 1250]), -2)):
+        assert repr(compiled(x, k)) == repr(scaled(x, k))
 
 
 test_program = program_test(PROGRAMS, BACKENDS, share=4)

@@ -10,6 +10,8 @@ import builtins
 import operator
 from typing import Any
 
+import numpy as np
+
 from ..breaks import HINTS
 from ..sources import Source
 from .base import ConstantVariable, VariableTracker
@@ -242,6 +244,12 @@ class BuiltinVariable(ConstantVariable):
         return self._convert(tx, args, kwargs)
 
     def call_round(self, tx, *args) -> VariableTracker:
+        from .arrays import ArrayVariable
+        x = args[0] if args else None
+        if isinstance(x, ArrayVariable) and x.scalar and not x.tensor and len(args) == 2 \
+                and not (args[1].is_constant() and args[1].value is None) and x.meta.dtype.kind in "iuf":
+            # round(np.float32(v), 2) is NumPy's np.round, of the scalar's type (not a Python number)
+            return tx.call_op(np.round, list(args), {}, "round")
         return self._scalar(tx, args) or self._fold(tx, args)
 
     def call_pow(self, tx, a, b) -> VariableTracker:
