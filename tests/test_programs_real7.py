@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import kiln  # noqa: F401  (the harness compiles through it)
-from tests.test_programs import BACKENDS, program_registry, program_test
+from tests.test_programs import program_registry, program_test
 
 f32, f64, i32, i64, u8, u16 = np.float32, np.float64, np.int32, np.int64, np.uint8, np.uint16
 
@@ -1413,4 +1413,11 @@ def test_round_of_a_numpy_scalar_with_digits_stays_in_the_graph():
         assert repr(compiled(x, k)) == repr(scaled(x, k))
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+# The programs test capture (the Python around the arrays): all run on the eager backend
+# (and a share through aot); those whose kernels are of interest (out= into views and
+# strided arrays, float32 moments, in-place clips) on C++ too. Each C++ graph is a g++
+# build: the suite's time.
+_CPP = ("describe_namedtuple", "sobel_magnitude_out_param", "cosine_similarity_out_view",
+        "moving_average_out_param", "clip_negative_copy_flag")
+test_program = program_test({k: PROGRAMS[k] for k in _CPP}, ["cpp"])
+test_program_eager = program_test(PROGRAMS, ["eager", "aot_eager"], share=4)
