@@ -1387,8 +1387,10 @@ def test_functools_partial_made_or_passed_in_is_captured():
         return p(x), d["a"] is p
     compiled = [kiln.compile(made, backend="eager"), kiln.compile(across_a_break, backend="eager")]
     for p in (functools.partial(_shifted, a=1.0), functools.partial(_shifted, a=2.0, scale=-1.0),
-              functools.partial(np.add, 1.0)):
+              functools.partial(np.add, 1.0), functools.partial(_shifted, a=3.0)):
         assert repr(compiled[0](x, p)) == repr(made(x, p))
+    # a partial's numbers are run-time values: a=3.0 after a=1.0 reuses the entry
+    assert len(compiled[0].cache_entries) == 3
     assert compiled[1](x) == across_a_break(x)
 
 
