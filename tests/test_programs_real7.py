@@ -1415,6 +1415,21 @@ def test_round_of_a_numpy_scalar_with_digits_stays_in_the_graph():
         assert repr(compiled(x, k)) == repr(scaled(x, k))
 
 
+def test_median_and_quantiles_keep_a_dynamic_length():
+    """astropy's sigma clipping takes the median of ``data[~mask]``, a different length
+    each iteration: np.median/np.quantile pinned a dynamic length (their spelling was
+    assumed to read it), so the resume function recompiled per length until its limit."""
+    def centre(x):
+        return np.median(x), np.percentile(x, [30, 70]), np.nanmedian(np.outer(x, x[:2]), axis=0)
+    compiled = kiln.compile(centre, dynamic=True, backend="eager")
+    out = kiln.explain(compiled)(np.arange(5.0))
+    assert not [g for g in out.guards if "shape[0] ==" in g], out.guards
+    for n in (5, 9, 6, 2):
+        x = np.random.default_rng(n).standard_normal(n)
+        assert repr(compiled(x)) == repr(centre(x))
+    assert len(compiled.cache_entries) == 1
+
+
 # The programs test capture (the Python around the arrays): all run on the eager backend
 # (and a share through aot); those whose kernels are of interest (out= into views and
 # strided arrays, float32 moments, in-place clips) on C++ too. Each C++ graph is a g++
