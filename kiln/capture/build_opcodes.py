@@ -33,7 +33,8 @@ class BuildOpcodes:
         self.stack[-inst.arg].value.update(i.as_constant(self) for i in items)
 
     def SET_ADD(self, inst):
-        self.stack[-inst.arg].value.add(self.pop().as_constant(self))
+        item = self.pop().as_constant(self)   # (popped first: the set is below it)
+        self.stack[-inst.arg].value.add(item)
 
     def BUILD_SLICE(self, inst):
         parts = self.popn(inst.arg)

@@ -49,7 +49,7 @@ from .variables.builtins import BuiltinVariable
 from .variables.containers import ContainerMethodVariable, DictVariable, DictViewVariable, ListVariable, TupleVariable
 from .variables.iterators import ArrayIteratorVariable, IteratorVariable, ZipIteratorVariable
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
-                                  NestedFunctionVariable, NumpyFunctionVariable,
+                                  NestedFunctionVariable, NumpyFunctionVariable, PartialVariable,
                                   UfuncMethodVariable, UserFunctionVariable, UserMethodVariable,
                                   UserObjectVariable)
 
@@ -263,6 +263,8 @@ class Rebuilder:
             return self.once(var, self.iterator)
         if isinstance(var, NestedFunctionVariable):
             return self.nested_function(var)
+        if isinstance(var, PartialVariable):   # made once: a local and a dict entry share it
+            return var.source.code(self.ns) if var.source is not None else self.once(var, self.partial_object)
         if isinstance(var, DictViewVariable):
             return f"{self(var.owner)}.{var.kind}()"
         if isinstance(var, (ListVariable, DictVariable)) and var.source is None:
@@ -327,6 +329,11 @@ class Rebuilder:
         if isinstance(var, ListVariable):
             return f"[{inner}]"
         return f"({inner},)" if len(var.item_list) == 1 else f"({inner})"
+
+    def partial_object(self, var: PartialVariable) -> str:
+        parts = [self(var.func)] + [self(a) for a in var.args] + \
+            [f"**{{{k!r}: {self(v)}}}" for k, v in var.kwargs.items()]
+        return f"{self.ns.ref(functools.partial, 'f')}({', '.join(parts)})"
 
     def nested_function(self, var: NestedFunctionVariable) -> str:
         """The function made once, under a name, like a container. Its copied cells are

@@ -37,7 +37,7 @@ from .opcall import call_op
 from .output import OutputGraph
 from .resume import in_open_with
 from .sources import AttrSource, ClosureSource, GlobalSource, ModuleGlobalSource
-from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVariable
+from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVariable, SymScalarVariable
 from .variables.base import (NULL, CellVariable, ConstantVariable, LazyVariable, RealCellVariable,
                              VariableTracker, stores_itself)
 from .variables.builder import wrap
@@ -463,6 +463,8 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
                       ConstantVariable(bool(found.as_constant(self)) != bool(inst.arg)))
             return
         if not hasattr(container, "contains"):
+            if container.is_constant() and isinstance(item, SymScalarVariable):
+                item = ConstantVariable(item.as_constant(self))   # ``axis in (0, None)``: guarded
             if container.is_constant() and item.is_constant():
                 found = self.fold(operator.contains, container.value, item.value)
             else:

@@ -101,18 +101,9 @@ def _from(fn, name: str):
 
 _from(np.triu_indices, "triu_indices_from")
 _from(np.tril_indices, "tril_indices_from")
-
-
-def _diag_indices_from(arr):
-    shape = tuple(shape_of(arr))
-    if len(shape) < 2:
-        raise ValueError("input array must be at least 2-d")
-    if len(set(shape)) != 1:
-        raise ValueError("All dimensions of input must be of equal length")
-    return _constant(np.diag_indices, shape[0], len(shape))
-
-
-spell_composite(np.diag_indices_from, (), _diag_indices_from, "numpy.diag_indices_from")
+# ``K[np.diag_indices_from(K)] += alpha``: NumPy's own on a zero-stride stand-in of the shape
+spell_composite(np.diag_indices_from, (), lambda arr: _constant(
+    np.diag_indices_from, np.broadcast_to(False, tuple(shape_of(arr)))), "numpy.diag_indices_from")
 spell_composite(np.logspace, ("linspace", "power", "astype"), lambda *a, **k: _constant(np.logspace, *a, **k))
 for _fn in (np.tri, np.geomspace, np.broadcast_shapes, np.bartlett, np.blackman,
             np.hamming, np.hanning, np.kaiser):  # functions of Python numbers: constants

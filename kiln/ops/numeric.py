@@ -17,7 +17,9 @@ arrays made from data (asarray, array, ndarray) in kiln/ops/from_data.py.
 """
 from __future__ import annotations
 
+import math
 import operator
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -472,6 +474,19 @@ spell_composite(np.isrealobj, (), lambda x: Composite(lambda a: _dtype(a).kind !
                 "numpy.isrealobj")
 spell_composite(np.shape, (), lambda a: Composite(lambda a: tuple(shape_of(a)), (a,), attribute="shape"),
                 "numpy.shape")
+spell_composite(np.ndim, (), lambda a: Composite(lambda a: len(shape_of(a)), (a,), attribute="ndim"),
+                "numpy.ndim")
+
+
+def _size(a, axis):
+    # NumPy's own np.size on the shape (its axis checks and errors, its version's axis forms)
+    shape = tuple(shape_of(a))
+    return np.size(SimpleNamespace(shape=shape, size=math.prod(shape)), axis)
+
+
+spell_composite(np.size, (), lambda a, axis=None: Composite(_size, (a,), {"axis": axis},
+                                                            attribute="size" if axis is None else None),
+                "numpy.size")
 
 
 isin = declare("isin", Category.EXTERN,

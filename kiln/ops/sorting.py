@@ -245,9 +245,11 @@ def _quantile_normalizer(name: str, scale: float, kind: str, fixed_q: Any = None
         if isinstance(qv, (list, tuple)):
             qv = np.asarray(qv)
         axis = normalize_axis(axis, ndim_of(a))
+        # (_quantile_call reads no size of a: a dynamic length stays dynamic, a median of
+        # x[~mask] that shrinks each call keeps its entry)
         return Composite(_quantile_call, (a, qv), {"axis": axis, "method": method,
                                                    "keepdims": bool(keepdims), "kind": kind,
-                                                   "scale": scale}, out)
+                                                   "scale": scale}, out, relative_sizes=True)
     return normalize
 
 

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from numpy.lib.array_utils import normalize_axis_index
 
 import kiln
 
@@ -90,6 +91,10 @@ CASES = {
     # predicates of the dtype, np.shape, np.isin, NumPy 2's vecdot/matvec
     "iscomplexobj": (lambda a: (np.iscomplexobj(a), np.iscomplexobj(a * 1j), np.isrealobj(a)), (m46,)),
     "np_shape": (lambda a: np.shape(a), (t234,)),
+    "diag_indices_from": (lambda a: (a[np.diag_indices_from(a[:, :4])] * 2, np.diag_indices(2, 3)), (m46,)),
+    # what scipy's and scikit-learn's argument checks call
+    "np_ndim_size": (lambda a: (np.ndim(a), np.size(a), np.size(a, -1), np.ndim([[1.0]]),
+                                normalize_axis_index(-1, np.ndim(a))), (t234,)),
     "isin": (lambda a: np.isin(np.round(a), [0.0, 1.0]), (m46,)),
     "isin_invert": (lambda a: np.isin(np.round(a), np.round(a[0]), invert=True), (m46,)),
     "vecdot": (lambda a: np.vecdot(a, a[::-1]), (m46,)),

@@ -341,10 +341,18 @@ class SymScalarVariable(VariableTracker):
                                  value, tuple(dict.fromkeys(leaves)), tx=tx)
 
     def getattr(self, tx, name: str) -> VariableTracker:
+        if isinstance(self.example, np.generic) and name in _TYPE_ATTRS:
+            # ``np.finfo(s.dtype)`` in validation code: a NumPy scalar's type is guarded
+            # (an argument's) or follows from its operands' types, so these need no value
+            return ConstantVariable(getattr(self.example, name))
         return ConstantVariable(self.as_constant(tx)).getattr(tx, name)
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         return ConstantVariable(self.as_constant(tx)).call_method(tx, name, args, kwargs)
+
+
+# a NumPy scalar's attributes that its type alone decides
+_TYPE_ATTRS = frozenset(("dtype", "itemsize", "nbytes", "ndim", "shape", "size", "strides"))
 
 
 class UnbackedSize(SymScalarVariable):
@@ -436,6 +444,7 @@ class MaskedSelectionVariable(VariableTracker):
         return same_value(other.mask.node, self.mask.node)
 
     # operators go through call_op, as an array's do (which keeps the selection masked)
+    scalar = False   # (never a NumPy scalar: ArrayVariable.binary asks)
     binary = ArrayVariable.binary
     unary = ArrayVariable.unary
 

@@ -21,6 +21,7 @@ other objects      user object; type
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import types
 from typing import Any
@@ -144,6 +145,16 @@ def _one_tracker_per_object(tx, value: Any, source: Source, var: VariableTracker
     return first
 
 
+def _partial_part(tx, value: Any, source: Source) -> VariableTracker:
+    """An argument stored in a functools.partial passed in: a number is a run-time value
+    (its type guarded), as the function's own arguments are."""
+    from .arrays import SymScalarVariable
+    if type(value) in SCALAR_TYPES or (isinstance(value, np.generic) and value.dtype.kind in "biufc"):
+        _guard_type(tx, source, value)
+        return SymScalarVariable(source.code(tx.guards.ns), source.display(), value, (source,), source=source)
+    return wrap(tx, value, source)
+
+
 def _guard_type(tx, source, value) -> None:
     if source is not None:
         tx.guards.add_type(source, type(value))
@@ -224,6 +235,21 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         from .numpy_objects import DefaultRngVariable
         _guard_id(tx, source, value)   # (made in the function: a generator of the graph)
         return DefaultRngVariable(value, source)
+    if kind is functools.partial and source is not None:
+        # made outside (or before a graph break): its parts are read through sources
+        from .functions import PartialVariable
+        tx.guards.add_type(source, kind)
+        tx.guards.add_length(AttrSource(source, "args"), len(value.args))
+        if not all(type(k) is str for k in value.keywords):
+            tx.unsupported("unsupported_value", "a functools.partial with keys other than str")
+        tx.guards.add_keys(AttrSource(source, "keywords"), tuple(value.keywords))
+        # its numbers are run-time values, as arguments are (a partial with a new rate
+        # each call hits the cache)
+        args = [_partial_part(tx, v, GetItemSource(AttrSource(source, "args"), i))
+                for i, v in enumerate(value.args)]
+        keywords = {k: _partial_part(tx, v, GetItemSource(AttrSource(source, "keywords"), k))
+                    for k, v in value.keywords.items()}
+        return PartialVariable(wrap(tx, value.func, AttrSource(source, "func")), args, keywords, source)
     if isinstance(value, type):
         _guard_id(tx, source, value)
         return ConstantVariable(value, source)
@@ -412,6 +438,9 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
         return ConstantVariable(tx.fold(cls, *[a.value for a in args]))
     if cls is range:
         return ConstantVariable(tx.fold(range, *[a.as_constant(tx) for a in args]))
+    if cls is functools.partial and args and not isinstance(args[0], ConstantVariable):
+        from .functions import PartialVariable
+        return PartialVariable(args[0], list(args[1:]), dict(kwargs))
     if cls is np.vectorize:
         from ..vectorize import make_vectorize
         return make_vectorize(tx, list(args), dict(kwargs))

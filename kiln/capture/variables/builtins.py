@@ -10,6 +10,8 @@ import builtins
 import operator
 from typing import Any
 
+import numpy as np
+
 from ..breaks import HINTS
 from ..sources import Source
 from .base import ConstantVariable, VariableTracker
@@ -151,7 +153,7 @@ class BuiltinVariable(ConstantVariable):
         return default
 
     def call_hasattr(self, tx, obj, name) -> VariableTracker:
-        from .arrays import ArrayVariable
+        from .arrays import ArrayVariable, SymScalarVariable
         from .functions import UserObjectVariable
         attr = name.as_constant(tx)
         if isinstance(obj, UserObjectVariable):
@@ -163,6 +165,10 @@ class BuiltinVariable(ConstantVariable):
             return ConstantVariable(found)
         if isinstance(obj, ArrayVariable):   # (its type: a kiln.Tensor has .detach, a NumPy scalar...)
             return ConstantVariable(hasattr(obj.python_type(), attr))
+        if isinstance(obj, SymScalarVariable):
+            # duck typing on numbers (``hasattr(x, "dtype")``): a number's attributes are its
+            # type's, and its type is guarded
+            return ConstantVariable(hasattr(type(obj.example), attr))
         if obj.is_constant():
             return ConstantVariable(hasattr(obj.value, attr))
         module = getattr(obj, "module", None)
@@ -237,6 +243,12 @@ class BuiltinVariable(ConstantVariable):
         return self._convert(tx, args, kwargs)
 
     def call_round(self, tx, *args) -> VariableTracker:
+        from .arrays import ArrayVariable
+        x = args[0] if args else None
+        if isinstance(x, ArrayVariable) and x.scalar and not x.tensor and len(args) == 2 \
+                and not (args[1].is_constant() and args[1].value is None) and x.meta.dtype.kind in "iuf":
+            # round(np.float32(v), 2) is NumPy's np.round, of the scalar's type (not a Python number)
+            return tx.call_op(np.round, list(args), {}, "round")
         return self._scalar(tx, args) or self._fold(tx, args)
 
     def call_pow(self, tx, a, b) -> VariableTracker:

@@ -111,6 +111,41 @@ class NestedFunctionVariable(VariableTracker):
                               self.kwdefaults, args, kwargs, self.code.co_qualname)
 
 
+class PartialVariable(VariableTracker):
+    """``functools.partial(f, *args, **kwargs)`` made in the frame: a call is ``f``'s with
+    the stored arguments first, as CPython's partial does (a partial of a partial is
+    flattened, as CPython's is)."""
+
+    def __init__(self, func: VariableTracker, args: list, kwargs: dict,
+                 source: Source | None = None) -> None:
+        if isinstance(func, PartialVariable):
+            func, args, kwargs = func.func, func.args + list(args), {**func.kwargs, **kwargs}
+        self.func = func
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+        self.source = source   # one passed in: the object itself, where Python needs it
+
+    def describe(self) -> str:
+        return f"functools.partial of {self.func.describe()}"
+
+    def python_type(self) -> type:
+        import functools
+        return functools.partial
+
+    def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        return tx.call_function(self.func, self.args + list(args), {**self.kwargs, **kwargs})
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        from .containers import DictVariable, TupleVariable
+        if name == "func":
+            return self.func
+        if name == "args":
+            return TupleVariable(list(self.args))
+        if name == "keywords":
+            return DictVariable(dict(self.kwargs))
+        return super().getattr(tx, name)
+
+
 class UserMethodVariable(VariableTracker):
     def __init__(self, fn: types.FunctionType, self_var: VariableTracker) -> None:
         self.fn = fn
@@ -168,9 +203,12 @@ class NumpyFunctionVariable(VariableTracker):
 
 def _pure_numpy_functions() -> set:
     import numpy as np
+    from numpy.lib import array_utils
     names = ("issubdtype", "result_type", "promote_types", "can_cast", "broadcast_shapes",
              "isscalar", "min_scalar_type", "iterable")
-    return {getattr(np, n) for n in names if hasattr(np, n)}
+    # (library code validates axes with normalize_axis_index(axis, x.ndim))
+    return {getattr(np, n) for n in names if hasattr(np, n)} | {
+        array_utils.normalize_axis_index, array_utils.normalize_axis_tuple}
 
 
 # NumPy functions without side effects or hidden state, folded on constant arguments.

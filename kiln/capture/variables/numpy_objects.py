@@ -198,8 +198,13 @@ class FlatIterVariable(LazyIteratorVariable):
 
 
     def _element(self, tx, index: VariableTracker) -> ConstantVariable:
-        """The index tuple of ``a.flat[i]`` (a constant int ``i``); other indices break."""
+        """The index tuple of ``a.flat[i]`` (a constant int ``i``), or of ``a.flat[s]`` (a
+        slice: the elements' index arrays, ``a.flat[::n + 1] += alpha`` on a diagonal);
+        other indices break."""
         i = index.as_constant(tx) if index.is_constant() else None
+        if isinstance(i, slice):
+            flat = np.arange(int(np.prod(self.shape, dtype=np.int64)))[i]
+            return ConstantVariable(np.unravel_index(flat, self.shape) if self.shape else flat)
         if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
             tx.unsupported("unsupported_call", f"ndarray.flat[{index.describe()}]: only a "
                            f"constant int index is captured", "index the array itself")
@@ -213,7 +218,16 @@ class FlatIterVariable(LazyIteratorVariable):
         return self.array.getitem(tx, self._element(tx, index))
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
-        return self.array.setitem(tx, self._element(tx, index), value)
+        where = self._element(tx, index)
+        if isinstance(index.as_constant(tx), slice):
+            # NumPy repeats a shorter value along the selection; an index write broadcasts
+            count = len(where.value[0]) if self.shape else len(where.value)
+            size = int(np.prod(value.getattr(tx, "shape").as_constant(tx))) \
+                if value.python_type() is np.ndarray else 1
+            if size not in (1, count):
+                tx.unsupported("unsupported_call", f"ndarray.flat[{index.describe()}] = a value of "
+                               f"{size} elements for {count}: NumPy repeats it", "index the array itself")
+        return self.array.setitem(tx, where, value)
 
 
 class NdIterVariable(LazyIteratorVariable):
