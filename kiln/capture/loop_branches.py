@@ -303,6 +303,12 @@ def branch(tx, inst, cond: ScalarValueVariable, when: bool) -> None:
         trace.exits.append(Exit("next", jump_pred, dict(tx.locals), None))
         trace.active = fall_pred
         return
+    if trace.tx is tx and trace.iterator is None and trace.cont is not None and t >= trace.hi:
+        # a jump out of the while loop being traced (a part of ``while a and b:``'s test,
+        # kiln/capture/loop_heads.py ``_first_of_chain``): that side breaks
+        trace.exits.append(Exit("break", jump_pred, dict(tx.locals), _normal_target(tx, trace, t)))
+        trace.active = fall_pred
+        return
     trace.active = fall_pred
     try:
         join = _run_side(tx, trace, None, k + 1, t)            # the side that falls through
