@@ -220,8 +220,20 @@ def _return(tx, trace, inst) -> None:
         gives = {f"{RET}{k}": item for k, item in enumerate(value.item_list)}
     exit = Exit("return", active_true(trace), dict(tx.locals, **gives, **{RETURNED: ConstantVariable(True)}), None)
     exit.literal, exit.arity = literal, exit_arity
+    # ``return img`` of a local the loop never rebinds (3.12+ copies the code after a loop
+    # into its break): after the node, the local's value (written back) is returned
+    prev = tx.decoded.instructions[inst.index - 1]
+    exit.local = prev.arg if inst.opname == "RETURN_VALUE" and prev.opname == "LOAD_FAST" \
+        and trace.tx is tx and prev.arg not in _stored(tx, trace) else None
     trace.exits.append(exit)
     raise PathEnd()
+
+
+def _stored(tx, trace) -> set:
+    """The locals the loop being traced stores (anywhere in its code)."""
+    from .bytecode_facts import local_accesses
+    return {var for inst in tx.decoded.instructions[trace.lo:trace.hi]
+            for kind, var in local_accesses(inst.opname, inst.arg) if kind == "def"}
 
 
 def _continue_while(tx, trace) -> None:

@@ -18,11 +18,11 @@ from ..ir import Graph
 from ..ops import REGISTRY, TensorMeta
 from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
 from .breaks import BreakGraph
-from .bytecode_facts import COND_JUMPS, local_accesses
-from .loop_branches import _WIDENS
+from .bytecode_facts import COND_JUMPS
+from .loop_branches import _WIDENS, _stored
 from .loop_types import FLAG, carried_flags, flagged_result, is_flag, link_flags, with_flags
-from .loop_returns import (RET, RETURNED, _constant_return, _only_returns, _return_after,
-                           _return_names, _returns)
+from .loop_returns import (RET, RETURNED, _constant_return, _local_return, _only_returns,
+                           _return_after, _return_names, _returns)
 from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIteratorVariable,
                     ScalarValueVariable, _result, _type_of, _val_of, apply_scalar, current_graph,
                     graph_value, refuse_inside_grad)
@@ -351,8 +351,7 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     # unchanged; a live name sharing its start value with a carried one is carried too
     # (a name the body never stores, ``d = other`` before the loop, stays what it is)
     shared = {id(snap.locals[n]) for n in names if n in snap.locals}
-    stored = {var for inst in tx.decoded.instructions[region.lo:region.hi]
-              for kind, var in local_accesses(inst.opname, inst.arg) if kind == "def"}
+    stored = _stored(tx, trace)
     names += [n for n in end if n not in names and n in live and _pseudo_name(n) is None
               and n in snap.locals and id(snap.locals[n]) in shared and n in stored]
     start = dict(snap.locals, **extra)
@@ -391,20 +390,25 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
                                 for n in names if type(out[n]) is not type(given[n]))
             raise LoopFallback(f"a carried value changes type in the first iteration ({changed}); "
                                f"start it with its final type")
-        if BRK in end and BRK not in names:
-            # a break only the body traced again takes (its test read a start value as a
-            # constant the first time, ``s = 0.0 ... if s > t: break``): carry its flag
-            # too, and trace once more
-            extra = dict(extra, **{BRK: ConstantVariable(False)})
+        late = {BRK: ConstantVariable(False)} if BRK in end and BRK not in names else {}
+        if RETURNED not in names and any(e.kind == "return" for e in trace.exits):
+            late = _returns(tx, region, trace, late)
+        if late:
+            # a break or return only the body traced again takes (its test read a start
+            # value as a constant the first time, ``s = 0.0 ... if s > t: break``): carry
+            # its flag (and value) too, and trace once more
+            extra = dict(extra, **late)
             names = list(extra) + [n for n in names if n not in extra]
             start = dict(snap.locals, **extra)
-            types = dict(types, **{BRK: _type_of(extra[BRK])})
+            types = dict(types, **{n: _type_of(v) for n, v in late.items()})
             snap.restore(tx)
             trace, _, phs, end = _trace_once(tx, region, snap, with_flags(names, types))
             if any(n not in end or type(_type_of(end[n])) is not type(types[n]) for n in names):
                 raise LoopFallback("a break whose flag the body does not always give")
     else:
         phs = {}
+    if region.exit >= len(tx.decoded.instructions) and not any(e.kind == "return" for e in trace.exits):
+        raise LoopFallback("a while True loop that neither breaks nor returns")
     _emit(tx, region, bounds, snap, trace, names, types, phs, end, start)
 
 
@@ -528,6 +532,8 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     tx.ip = region.exit
     if RETURNED in results:
         value = _constant_return(trace)
+        if value is None and _local_return(trace) is not None:
+            value = tx.locals[_local_return(trace)]
         if value is None:
             items = [results[n] for n in _return_names([e for e in trace.exits if e.kind == "return"])]
             value = items[0] if RET in results else TupleVariable(items)
