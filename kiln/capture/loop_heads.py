@@ -129,6 +129,15 @@ def note_head(tx, came_from: int) -> bool:
         if try_head(tx, head):
             snaps[head] = None
             return True
+        # element code whose test reads only Python numbers the body rebinds (``while j <
+        # n: s += a[j]; j += 1``): its first iteration would run inline and every test
+        # after it be a constant too, unrolling the loop to its end
+        region = Region(head, bottom, head, bottom + 1, exit, cont=cont)
+        if tx.decoded.instructions[came_from].opname in COND_JUMPS and _attempt(
+                tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)), snap,
+                {COND: ConstantVariable(cont)}, "while loop not captured at its head", arrays_only=True):
+            snaps[head] = None
+            return True
         return False
     snaps[head] = None
     region = Region(head, bottom, head, bottom + 1, exit, cont=cont)
