@@ -470,6 +470,18 @@ def relu_last(x):
     return m, k
 
 
+@program((np.arange(40.0),), (np.arange(41.0) - 20,))
+def while_over_positions(a):
+    """A test on Python ints alone: decided on constants at the head, one node (it
+    unrolled to the end: 3000 elements overflowed the lowering's recursion)."""
+    j = 0
+    s = 0.0
+    while j < a.shape[0]:
+        s += a[j] * j
+        j += 1
+    return s, j
+
+
 test_program = program_test(PROGRAMS, BACKENDS, share=4)
 
 _BREAKS = {"rle_decode": ["numpy.empty: an array as a static parameter"]}   # np.empty(total)
