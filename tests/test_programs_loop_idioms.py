@@ -482,6 +482,20 @@ def while_over_positions(a):
     return s, j
 
 
+@program((np.zeros(30), np.array([0, 30])), (np.zeros(30), np.array([-12, 20])),
+         (np.zeros(30), np.array([0, 33])))
+def strided_marks(a, b):
+    """Inner loops whose step is the outer variable (a sieve's): their index is tested
+    against the axis once per inner loop where it stays inside, else per element
+    (negative indices wrap; past the end, IndexError after the writes before it)."""
+    for s in range(1, 6):
+        for j in range(b[0], b[1], s):
+            a[j] += s
+        for j in range(b[1] - 1, b[0] - 1, -s):
+            a[j] -= 0.5
+    return a
+
+
 test_program = program_test(PROGRAMS, BACKENDS, share=4)
 
 _BREAKS = {"rle_decode": ["numpy.empty: an array as a static parameter"]}   # np.empty(total)
