@@ -276,25 +276,22 @@ def smith_waterman(a, b, match, mismatch, gap):
     return best, bi, bj
 
 
-@program((np.zeros((8, 9), np.uint8), 1, 2, 7, 6), (np.zeros((8, 9), np.uint8), 8, 0, 0, 7))
-def bresenham(img, x0, y0, x1, y1):
-    dx = abs(x1 - x0)
-    dy = -abs(y1 - y0)
-    sx = 1 if x0 < x1 else -1
-    sy = 1 if y0 < y1 else -1
-    err = dx + dy
+@program((np.zeros((8, 9), np.int16), 1, 2, 1, 1), (np.zeros((8, 9), np.int16), 7, 8, -1, -2))
+def ray_walk(grid, y, x, dy, dx):
+    """Step until the next cell leaves the grid or is a wall; 3.12+ copies ``return grid``
+    into the break."""
+    grid[4, 5] = -1
     while True:
-        img[y0, x0] = 1
-        if x0 == x1 and y0 == y1:
+        grid[y, x] += 1
+        ny = y + dy
+        nx = x + dx
+        if ny < 0 or ny >= grid.shape[0] or nx < 0 or nx >= grid.shape[1]:
             break
-        e2 = 2 * err
-        if e2 >= dy:
-            err += dy
-            x0 += sx
-        if e2 <= dx:
-            err += dx
-            y0 += sy
-    return img
+        if grid[ny, nx] < 0:
+            break
+        y = ny
+        x = nx
+    return grid
 
 
 @program(((_rng.random((6, 7)) > 0.3).astype(np.int8), 0, 0))

@@ -27,7 +27,8 @@ from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIterator
                     ScalarValueVariable, _result, _type_of, _val_of, apply_scalar, current_graph,
                     graph_value, refuse_inside_grad)
 from .variables.arrays import MaskedSelectionVariable
-from .variables.base import CellVariable, ConstantVariable, VariableTracker
+from .variables.base import CellVariable, ConstantVariable, LazyVariable, VariableTracker
+from .variables.builder import wrap
 from .variables.containers import DictVariable, ListVariable, TupleVariable
 from .variables.functions import UserObjectVariable
 
@@ -301,7 +302,6 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
 
 def _loaded(before: Any, after: VariableTracker) -> bool:
     """Did the body just load an argument that was not used before the loop?"""
-    from .variables.base import LazyVariable
     return isinstance(before, LazyVariable) and after.source is before.source
 
 
@@ -354,6 +354,9 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     stored = _stored(tx, trace)
     names += [n for n in end if n not in names and n in live and _pseudo_name(n) is None
               and n in snap.locals and id(snap.locals[n]) in shared and n in stored]
+    for n in names:   # an argument the body rebinds before anything loaded it (``y = ny``)
+        if isinstance(snap.locals.get(n), LazyVariable):
+            snap.locals[n] = wrap(tx, snap.locals[n].value, snap.locals[n].source)
     start = dict(snap.locals, **extra)
     for n in names:
         if n not in start:
