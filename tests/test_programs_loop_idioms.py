@@ -36,7 +36,7 @@ def collatz_steps(x, cap):
     return out
 
 
-@program((np.arange(20), 25), (np.arange(10), 100))
+@program((np.arange(20), 25), (np.arange(20) * 2, 25))
 def first_pair_sum(a, t):
     """break in nested loops via flag"""
     n = a.shape[0]
@@ -467,7 +467,7 @@ def relu_last(x):
     return m, k
 
 
-@program((np.arange(40.0),), (np.arange(41.0) - 20,))
+@program((np.arange(40.0),), (np.arange(40.0) - 20,))
 def while_over_positions(a):
     """A test on Python ints alone: decided on constants at the head, one node (it
     unrolled to the end: 3000 elements overflowed the lowering's recursion)."""
