@@ -493,6 +493,21 @@ def strided_marks(a, b):
     return a
 
 
+@program((30,))
+def bisection_from_constants(n):
+    """The first trace decides ``m * m > t`` on the constants a and b and rebinds b
+    alone: a node carrying b alone returned (1.0, 1.5), Python (1.414..., 1.414...)."""
+    a = 1.0
+    b = 2.0
+    for _ in range(n):
+        m = 0.5 * (a + b)
+        if m * m > 2.0:
+            b = m
+        else:
+            a = m
+    return a, b
+
+
 test_program = program_test(PROGRAMS, BACKENDS, share=4)
 
 _BREAKS = {"rle_decode": ["numpy.empty: an array as a static parameter"]}   # np.empty(total)

@@ -300,6 +300,20 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
     return trace, i_node, phs, end
 
 
+def _rebound(end: dict, snap: _Snapshot) -> list:
+    """The locals an iteration ends with other values than it started with."""
+    return [n for n in end if _pseudo_name(n) is None and end[n] is not snap.locals.get(n)
+            and not _loaded(snap.locals.get(n), end[n])]
+
+
+def _load_arguments(tx, snap: _Snapshot, names: list) -> None:
+    """Load the arguments among ``names`` nothing loaded before the loop (``y = ny`` in
+    its body): carried, they need a value to start from."""
+    for n in names:
+        if isinstance(snap.locals.get(n), LazyVariable):
+            snap.locals[n] = wrap(tx, snap.locals[n].value, snap.locals[n].source)
+
+
 def _loaded(before: Any, after: VariableTracker) -> bool:
     """Did the body just load an argument that was not used before the loop?"""
     return isinstance(before, LazyVariable) and after.source is before.source
@@ -340,8 +354,7 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     live = _live(tx, region, trace)
     if arrays_only and not trace.arrays:
         raise LoopFallback("the body does no array work: it runs as Python")
-    rebound = [n for n in end if _pseudo_name(n) is None and end[n] is not snap.locals.get(n)
-               and not _loaded(snap.locals.get(n), end[n])]
+    rebound = _rebound(end, snap)
     if BRK in end:
         extra = dict(extra, **{BRK: ConstantVariable(False)})
     extra = _returns(tx, region, trace, extra)
@@ -354,9 +367,7 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     stored = _stored(tx, trace)
     names += [n for n in end if n not in names and n in live and _pseudo_name(n) is None
               and n in snap.locals and id(snap.locals[n]) in shared and n in stored]
-    for n in names:   # an argument the body rebinds before anything loaded it (``y = ny``)
-        if isinstance(snap.locals.get(n), LazyVariable):
-            snap.locals[n] = wrap(tx, snap.locals[n].value, snap.locals[n].source)
+    _load_arguments(tx, snap, names)
     start = dict(snap.locals, **extra)
     for n in names:
         if n not in start:
@@ -396,18 +407,24 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
         late = {BRK: ConstantVariable(False)} if BRK in end and BRK not in names else {}
         if RETURNED not in names and any(e.kind == "return" for e in trace.exits):
             late = _returns(tx, region, trace, late)
-        if late:
-            # a break or return only the body traced again takes (its test read a start
-            # value as a constant the first time, ``s = 0.0 ... if s > t: break``): carry
-            # its flag (and value) too, and trace once more
+        missed = [n for n in _rebound(end, snap) if n in live and n not in names]
+        if late or missed:
+            # a break, return or assignment only the body traced again takes (its test
+            # read a start value as a constant the first time: ``s = 0.0 ... if s > t:
+            # break``, ``if m * m > 2.0: b = m else: a = m``): carry its flag (and value)
+            # or the local too, and trace once more (a local left out kept its start value)
+            _load_arguments(tx, snap, missed)
             extra = dict(extra, **late)
-            names = list(extra) + [n for n in names if n not in extra]
+            names = list(extra) + [n for n in names if n not in extra] + missed
             start = dict(snap.locals, **extra)
-            types = dict(types, **{n: _type_of(v) for n, v in late.items()})
+            if any(n not in start or _type_of(start[n]) is None for n in missed):
+                raise LoopFallback(f"the loop rebinds {missed}, unbound or not numbers before it")
+            types = dict(types, **{n: _type_of(start[n]) for n in list(late) + missed})
             snap.restore(tx)
             trace, _, phs, end = _trace_once(tx, region, snap, with_flags(names, types))
-            if any(n not in end or type(_type_of(end[n])) is not type(types[n]) for n in names):
-                raise LoopFallback("a break whose flag the body does not always give")
+            if any(n not in end or type(_type_of(end[n])) is not type(types[n]) for n in names) \
+                    or any(n in live and n not in names for n in _rebound(end, snap)):
+                raise LoopFallback("a carried value the body does not always give")
     else:
         phs = {}
     if region.exit >= len(tx.decoded.instructions) and not any(e.kind == "return" for e in trace.exits):
