@@ -494,18 +494,20 @@ def strided_marks(a, b):
 
 
 @program((30,))
-def bisection_from_constants(n):
-    """The first trace decides ``m * m > t`` on the constants a and b and rebinds b
-    alone: a node carrying b alone returned (1.0, 1.5), Python (1.414..., 1.414...)."""
-    a = 1.0
-    b = 2.0
+def sawtooth_counts(n):
+    """The first trace decides ``v > 3`` on the constant 5 and rebinds v and down alone:
+    a node carrying those left ``up`` at its start (0 for Python's 12)."""
+    up = 0
+    down = 0
+    v = 5
     for _ in range(n):
-        m = 0.5 * (a + b)
-        if m * m > 2.0:
-            b = m
+        if v > 3:
+            down += 1
+            v -= 2
         else:
-            a = m
-    return a, b
+            up += 1
+            v += 3
+    return up, down, v
 
 
 test_program = program_test(PROGRAMS, BACKENDS, share=4)
