@@ -79,17 +79,29 @@ def example_inputs(fn, guards, codes: list[str], args: tuple, kwargs: dict) -> l
 def raise_note(graph: Any, name: str) -> str | None:
     """Where in the user's code an error raised by ``graph`` comes from: the source lines
     of its ops that raise on values (inverting a singular matrix, an index out of range)."""
-    sites = []
-    for node in graph.calls:
-        src = node.meta.get("source")
-        if node.target.raises(node.args) and src:
-            text = f"{src[0]}:{src[1]}  {src[2].strip()}"
-            if text not in sites:
-                sites.append(text)
+    sites: list = []
+    _raise_sites(graph, sites)
     if not sites:
         return None
     return (f"(raised in the compiled graph of {name}; its operations that raise on values: "
             + "; ".join(sites) + ")")
+
+
+def _raise_sites(graph: Any, sites: list) -> None:
+    """The source lines of ``graph``'s ops that raise on values; a loop node's are its
+    body's (``s += a[i]`` out of range, not the ``for`` line), its own where none is."""
+    for node in graph.calls:
+        if not node.target.raises(node.args):
+            continue
+        body = getattr((node.kwargs or {}).get("body"), "graph", None)
+        before = len(sites)
+        if body is not None:
+            _raise_sites(body, sites)
+        src = node.meta.get("source")
+        if len(sites) == before and src:
+            text = f"{src[0]}:{src[1]}  {src[2].strip()}"
+            if text not in sites:
+                sites.append(text)
 
 
 def graph_names(graph: Any, compiled: Any, respeculate: Any) -> dict:

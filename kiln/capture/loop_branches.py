@@ -220,8 +220,20 @@ def _return(tx, trace, inst) -> None:
         gives = {f"{RET}{k}": item for k, item in enumerate(value.item_list)}
     exit = Exit("return", active_true(trace), dict(tx.locals, **gives, **{RETURNED: ConstantVariable(True)}), None)
     exit.literal, exit.arity = literal, exit_arity
+    # ``return img`` of a local the loop never rebinds (3.12+ copies the code after a loop
+    # into its break): after the node, the local's value (written back) is returned
+    prev = tx.decoded.instructions[inst.index - 1]
+    exit.local = prev.arg if inst.opname == "RETURN_VALUE" and prev.opname == "LOAD_FAST" \
+        and trace.tx is tx and prev.arg not in _stored(tx, trace) else None
     trace.exits.append(exit)
     raise PathEnd()
+
+
+def _stored(tx, trace) -> set:
+    """The locals the loop being traced stores (anywhere in its code)."""
+    from .bytecode_facts import local_accesses
+    return {var for inst in tx.decoded.instructions[trace.lo:trace.hi]
+            for kind, var in local_accesses(inst.opname, inst.arg) if kind == "def"}
 
 
 def _continue_while(tx, trace) -> None:
@@ -301,6 +313,12 @@ def branch(tx, inst, cond: ScalarValueVariable, when: bool) -> None:
     stack0, locals0 = list(tx.stack), dict(tx.locals)
     if t <= k:          # a jump back to the head: that side goes on to the next iteration
         trace.exits.append(Exit("next", jump_pred, dict(tx.locals), None))
+        trace.active = fall_pred
+        return
+    if trace.tx is tx and trace.iterator is None and trace.cont is not None and t >= trace.hi:
+        # a jump out of the while loop being traced (a part of ``while a and b:``'s test,
+        # kiln/capture/loop_heads.py ``_first_of_chain``): that side breaks
+        trace.exits.append(Exit("break", jump_pred, dict(tx.locals), _normal_target(tx, trace, t)))
         trace.active = fall_pred
         return
     trace.active = fall_pred

@@ -134,6 +134,15 @@ def note_head(tx, came_from: int) -> bool:
         if try_head(tx, head):
             snaps[head] = None
             return True
+        # element code whose test reads only Python numbers the body rebinds (``while j <
+        # n: s += a[j]; j += 1``): its first iteration would run inline and every test
+        # after it be a constant too, unrolling the loop to its end
+        region = Region(head, bottom, head, bottom + 1, exit, cont=cont)
+        if tx.decoded.instructions[came_from].opname in COND_JUMPS and _attempt(
+                tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)), snap,
+                {COND: ConstantVariable(cont)}, "while loop not captured at its head", arrays_only=True):
+            snaps[head] = None
+            return True
         return False
     snaps[head] = None
     region = Region(head, bottom, head, bottom + 1, exit, cont=cont)
@@ -225,4 +234,26 @@ def _first_test(tx, inst, when: bool) -> tuple | None:
         if found is not None and found[0] == k + 1:
             head, cont, exit = found
             return (head, cont, exit, j) if cont is (not when) and exit == inst.target else None
+    return _first_of_chain(tx, inst, when)
+
+
+def _first_of_chain(tx, inst, when: bool) -> tuple | None:
+    """``while a and b:`` tests each part with its own jump to the exit, before the body
+    and again at its bottom. At the first part's jump ``inst``: ``(k + 1, cont, exit,
+    bottom)``, an iteration that starts with the first test's other parts (a false one
+    breaks) and ends at the bottom test, so the node enters on ``inst``'s condition; a
+    later iteration tests those parts again (the values the bottom test just read)."""
+    instructions = tx.decoded.instructions
+    heads = while_heads(tx)
+    for m in range(inst.index + 1, inst.target):
+        jump = instructions[m]
+        if jump.target is None:
+            continue
+        if jump.opname != inst.opname or jump.target != inst.target:
+            return None   # other control flow before the body (``while a and (b or c):``)
+        entered = heads.get(m + 1)
+        if entered is not None:
+            bottom, cont, exit = entered
+            return (inst.index + 1, cont, exit, bottom) \
+                if cont is (not when) and exit == inst.target else None
     return None

@@ -18,103 +18,21 @@ from ..ir import Graph
 from ..ops import REGISTRY, TensorMeta
 from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
 from .breaks import BreakGraph
-from .bytecode_facts import COND_JUMPS, local_accesses
-from .loop_branches import _WIDENS
+from .bytecode_facts import COND_JUMPS
+from .loop_branches import _WIDENS, _stored
 from .loop_types import FLAG, carried_flags, flagged_result, is_flag, link_flags, with_flags
-from .loop_returns import (RET, RETURNED, _constant_return, _only_returns, _return_after,
-                           _return_names, _returns)
+from .loop_returns import (RET, RETURNED, _constant_return, _local_return, _only_returns,
+                           _return_after, _return_names, _returns)
+from .loop_snapshot import _Snapshot
 from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIteratorVariable,
                     ScalarValueVariable, _result, _type_of, _val_of, apply_scalar, current_graph,
                     graph_value, refuse_inside_grad)
-from .variables.arrays import MaskedSelectionVariable
-from .variables.base import CellVariable, ConstantVariable, VariableTracker
-from .variables.containers import DictVariable, ListVariable, TupleVariable
-from .variables.functions import UserObjectVariable
+from .variables.base import ConstantVariable, LazyVariable, VariableTracker
+from .variables.builder import wrap
+from .variables.containers import TupleVariable
 
 
 # -- the loop node ------------------------------------------------------------------------
-
-class _Snapshot:
-    """The frame state a failed loop trace puts back."""
-
-    def __init__(self, tx) -> None:
-        self.stack = list(tx.stack)
-        self.locals = dict(tx.locals)
-        self.ip, self.steps, self.kw_names, self.inst = tx.ip, tx.steps, tx.kw_names, tx.inst
-        self.effects = len(tx.output.side_effects)
-        self.yielded = len(tx.yielded)
-        self.cells = {name: c.contents for name, c in tx.cells.items() if isinstance(c, CellVariable)}
-        self.containers: list[tuple[Any, Any]] = []
-        # Objects' attribute stores (``self.w -= ...`` in the body): a failed attempt's
-        # values name graph nodes the rollback removes.
-        self.objects: list[tuple[Any, dict]] = []
-        # Selections ``x[mask]`` a failed attempt took: their node is one the rollback removes.
-        self.pending = list(tx.output.pending_selections)
-        self.selections: list[tuple[Any, Any]] = []
-        seen: set[int] = set()
-        for v in list(self.stack) + list(self.locals.values()) + list(self.cells.values()) \
-                + list(tx.output.wrapped.values()) + self.pending:
-            self._walk(v, seen)
-
-    def _walk(self, v: Any, seen: set) -> None:
-        if id(v) in seen:
-            return
-        seen.add(id(v))
-        if isinstance(v, MaskedSelectionVariable):
-            self.selections.append((v, v.taken))
-        elif getattr(v, "unread", False):   # an argument list nothing read: only its appends
-            self.containers.append((v, _Unread(v.appended)))
-        elif isinstance(v, (ListVariable, TupleVariable)):
-            self.containers.append((v, list(v.item_list)))
-            for x in v.item_list:
-                self._walk(x, seen)
-        elif isinstance(v, DictVariable):
-            self.containers.append((v, dict(v.entries)))
-            for x in v.entries.values():
-                self._walk(x, seen)
-        elif isinstance(v, UserObjectVariable):
-            stored = v.__dict__.get("stored", {})
-            self.objects.append((v, dict(stored)))
-            for x in stored.values():
-                self._walk(x, seen)
-
-    def changed_outside(self, tx) -> bool:
-        return len(tx.output.side_effects) != self.effects or any(
-            _contents(v) != saved for v, saved in self.containers) or any(
-            tx.cells[n].contents is not c for n, c in self.cells.items())
-
-    def restore(self, tx) -> None:
-        tx.stack = list(self.stack)
-        tx.locals = dict(self.locals)
-        tx.ip, tx.steps, tx.kw_names, tx.inst = self.ip, self.steps, self.kw_names, self.inst
-        tx.result = None
-        del tx.output.side_effects[self.effects:]
-        del tx.yielded[self.yielded:]
-        for name, contents in self.cells.items():
-            tx.cells[name].contents = contents
-        for v, saved in self.containers:
-            if isinstance(v, DictVariable):
-                v.entries = dict(saved)
-            elif isinstance(saved, _Unread):
-                v.forget_reads(saved)
-            else:
-                v.item_list = list(saved)
-        for v, saved in self.objects:
-            v.__dict__["stored"] = dict(saved)
-        tx.output.pending_selections = list(self.pending)
-        for v, taken in self.selections:
-            v.taken = taken
-
-
-class _Unread(list):
-    """The appends recorded on an argument list no item of which was read."""
-
-
-def _contents(v: Any) -> Any:
-    if isinstance(v, DictVariable):
-        return dict(v.entries)
-    return _Unread(v.appended) if getattr(v, "unread", False) else list(v.item_list)
-
 
 def user_location(tx) -> tuple:
     """``tx.location()``, or where kiln's own polyfill (np.vectorize's element loop) was
@@ -299,9 +217,22 @@ def _trace_once(tx, region: Region, snap: _Snapshot, carried: dict) -> tuple:
     return trace, i_node, phs, end
 
 
+def _rebound(end: dict, snap: _Snapshot) -> list:
+    """The locals an iteration ends with other values than it started with."""
+    return [n for n in end if _pseudo_name(n) is None and end[n] is not snap.locals.get(n)
+            and not _loaded(snap.locals.get(n), end[n])]
+
+
+def _load_arguments(tx, snap: _Snapshot, names: list) -> None:
+    """Load the arguments among ``names`` nothing loaded before the loop (``y = ny`` in
+    its body): carried, they need a value to start from."""
+    for n in names:
+        if isinstance(snap.locals.get(n), LazyVariable):
+            snap.locals[n] = wrap(tx, snap.locals[n].value, snap.locals[n].source)
+
+
 def _loaded(before: Any, after: VariableTracker) -> bool:
     """Did the body just load an argument that was not used before the loop?"""
-    from .variables.base import LazyVariable
     return isinstance(before, LazyVariable) and after.source is before.source
 
 
@@ -340,8 +271,7 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     live = _live(tx, region, trace)
     if arrays_only and not trace.arrays:
         raise LoopFallback("the body does no array work: it runs as Python")
-    rebound = [n for n in end if _pseudo_name(n) is None and end[n] is not snap.locals.get(n)
-               and not _loaded(snap.locals.get(n), end[n])]
+    rebound = _rebound(end, snap)
     if BRK in end:
         extra = dict(extra, **{BRK: ConstantVariable(False)})
     extra = _returns(tx, region, trace, extra)
@@ -351,10 +281,10 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
     # unchanged; a live name sharing its start value with a carried one is carried too
     # (a name the body never stores, ``d = other`` before the loop, stays what it is)
     shared = {id(snap.locals[n]) for n in names if n in snap.locals}
-    stored = {var for inst in tx.decoded.instructions[region.lo:region.hi]
-              for kind, var in local_accesses(inst.opname, inst.arg) if kind == "def"}
+    stored = _stored(tx, trace)
     names += [n for n in end if n not in names and n in live and _pseudo_name(n) is None
               and n in snap.locals and id(snap.locals[n]) in shared and n in stored]
+    _load_arguments(tx, snap, names)
     start = dict(snap.locals, **extra)
     for n in names:
         if n not in start:
@@ -391,20 +321,31 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
                                 for n in names if type(out[n]) is not type(given[n]))
             raise LoopFallback(f"a carried value changes type in the first iteration ({changed}); "
                                f"start it with its final type")
-        if BRK in end and BRK not in names:
-            # a break only the body traced again takes (its test read a start value as a
-            # constant the first time, ``s = 0.0 ... if s > t: break``): carry its flag
-            # too, and trace once more
-            extra = dict(extra, **{BRK: ConstantVariable(False)})
-            names = list(extra) + [n for n in names if n not in extra]
+        late = {BRK: ConstantVariable(False)} if BRK in end and BRK not in names else {}
+        if RETURNED not in names and any(e.kind == "return" for e in trace.exits):
+            late = _returns(tx, region, trace, late)
+        missed = [n for n in _rebound(end, snap) if n in live and n not in names]
+        if late or missed:
+            # a break, return or assignment only the body traced again takes (its test
+            # read a start value as a constant the first time: ``s = 0.0 ... if s > t:
+            # break``, ``if m * m > 2.0: b = m else: a = m``): carry its flag (and value)
+            # or the local too, and trace once more (a local left out kept its start value)
+            _load_arguments(tx, snap, missed)
+            extra = dict(extra, **late)
+            names = list(extra) + [n for n in names if n not in extra] + missed
             start = dict(snap.locals, **extra)
-            types = dict(types, **{BRK: _type_of(extra[BRK])})
+            if any(n not in start or _type_of(start[n]) is None for n in missed):
+                raise LoopFallback(f"the loop rebinds {missed}, unbound or not numbers before it")
+            types = dict(types, **{n: _type_of(start[n]) for n in list(late) + missed})
             snap.restore(tx)
             trace, _, phs, end = _trace_once(tx, region, snap, with_flags(names, types))
-            if any(n not in end or type(_type_of(end[n])) is not type(types[n]) for n in names):
-                raise LoopFallback("a break whose flag the body does not always give")
+            if any(n not in end or type(_type_of(end[n])) is not type(types[n]) for n in names) \
+                    or any(n in live and n not in names for n in _rebound(end, snap)):
+                raise LoopFallback("a carried value the body does not always give")
     else:
         phs = {}
+    if region.exit >= len(tx.decoded.instructions) and not any(e.kind == "return" for e in trace.exits):
+        raise LoopFallback("a while True loop that neither breaks nor returns")
     _emit(tx, region, bounds, snap, trace, names, types, phs, end, start)
 
 
@@ -528,6 +469,8 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     tx.ip = region.exit
     if RETURNED in results:
         value = _constant_return(trace)
+        if value is None and _local_return(trace) is not None:
+            value = tx.locals[_local_return(trace)]
         if value is None:
             items = [results[n] for n in _return_names([e for e in trace.exits if e.kind == "return"])]
             value = items[0] if RET in results else TupleVariable(items)

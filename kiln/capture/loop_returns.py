@@ -36,13 +36,11 @@ def _returns(tx, region: Region, trace: LoopTrace, extra: dict) -> dict:
     the loop ends only by returning (an inlined call's then returns the value)."""
     rets = [e for e in trace.exits if e.kind == "return"]
     if not rets:
-        if region.exit >= len(tx.decoded.instructions):
-            raise LoopFallback("a while True loop that neither breaks nor returns")
-        return extra
+        return extra   # (one that only the body traced again takes: loop_node._build)
     if tx.output.loop_trace is not None or (tx.parent is not None and not _only_returns(region, trace)):
         raise LoopFallback("a return inside the body of a nested loop or of an inlined function")
     extra = dict(extra, **{RETURNED: ConstantVariable(False)})
-    if _constant_return(trace) is not None:
+    if _constant_return(trace) is not None or _local_return(trace) is not None:
         return extra
     for name in _return_names(rets):
         values = [e.locals[name] for e in rets]
@@ -74,6 +72,14 @@ def _constant_return(trace: LoopTrace) -> ConstantVariable | None:
         return None
     values = [e.locals[RET] for e in rets]
     return values[0] if values and len({(type(v.value), v.value) for v in values}) == 1 else None
+
+
+def _local_return(trace: LoopTrace) -> str | None:
+    """The local every ``return`` of the body gives when the loop never rebinds it
+    (``return img``; loop_branches._return), else None: nothing to carry, the function
+    returns the local's value after the node."""
+    names = {e.local for e in trace.exits if e.kind == "return"}
+    return names.pop() if len(names) == 1 and None not in names else None
 
 
 def _return_after(tx, node_line: tuple) -> None:

@@ -222,6 +222,8 @@ def apply_scalar(tx, fn: str, args: list) -> VariableTracker:
             args = safe_operands(tx, trace, list(args))
             values = tuple(graph_value(tx, a) for a in args)
     if fn in ("min", "max") and len({type(stand_in(_val_of(v))) for v in values}) > 1:
+        if trace is not None and len(args) > 1:
+            return _mixed_extreme(tx, fn, args)
         _refuse(tx, f"{fn}() of values of different types (its result's type depends on the values)")
     try:
         node = current_graph(tx).call(REGISTRY["scalar_fn"], (values,), {"fn": fn},
@@ -233,6 +235,24 @@ def apply_scalar(tx, fn: str, args: list) -> VariableTracker:
             raise LoopFallback(f"{fn} on these types raises {type(e).__name__}: {e}") from e
         tx.user_error(e)
     return _result(tx, node)
+
+
+def _mixed_extreme(tx, fn: str, args: list) -> VariableTracker:
+    """``max(0.0, h - g, ...)`` in a body, a Python float among np.float64 values (or an
+    int among np.int64, a bool among np.bool_): one pair at a time, as Python compares
+    them (the later value where it is strictly larger), each Python number widened to the
+    NumPy type; the result's type in Python is the chosen one's (kiln/capture/loop_types.py
+    follows it through the widening)."""
+    from .loop_branches import _WIDENS, _widen
+    kinds = {type(stand_in(_val_of(graph_value(tx, a)))) for a in args}
+    wide = [k for k in kinds if k not in _WIDENS]
+    if len(wide) != 1 or any(_WIDENS[k] is not wide[0] for k in kinds if k in _WIDENS):
+        _refuse(tx, f"{fn}() of values of different types (its result's type depends on the values)")
+    out = args[0]
+    for a in args[1:]:
+        pair = [_widen(tx, v, stand_in(_val_of(graph_value(tx, v))), wide[0](0)) for v in (out, a)]
+        out = apply_scalar(tx, fn, pair)
+    return out
 
 
 def is_scalar_like(var: VariableTracker) -> bool:

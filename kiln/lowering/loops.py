@@ -64,6 +64,7 @@ class _Printer(VectorOps):
         self.iv: Intervals | None = None
         self.depth = 1
         self.warnings: list[tuple] = []      # (message, filename, lineno): ``warns``
+        self.spans: dict[str, tuple] = {}    # run-time step loop variable -> (lowest, highest)
         self._vec_init()
 
     def fresh(self, hint: str = "v") -> str:
@@ -221,6 +222,13 @@ class _Printer(VectorOps):
             self.emit(f"const int64_t {n} = {name} > 0 ? ({lo} < {b} ? (int64_t)(((__int128){b} - {lo} - 1) / "
                       f"{name} + 1) : 0) : ({lo} > {b} ? (int64_t)(((__int128){lo} - {b} - 1) / "
                       f"(-(__int128){name}) + 1) : 0);", depth)
+            # the smallest and largest value ``i`` takes (empty: 0 and -1), so that an
+            # index ``i`` is tested against its axis once, not on every trip (_offset)
+            last = f"(int64_t)((__int128){lo} + (__int128)({n} - 1) * {name})"
+            low, high = self.fresh("lo"), self.fresh("hi")
+            self.emit(f"const int64_t {low} = {n} <= 0 ? 0 : {name} > 0 ? {lo} : {last};", depth)
+            self.emit(f"const int64_t {high} = {n} <= 0 ? -1 : {name} > 0 ? {last} : {lo};", depth)
+            self.spans[i] = (low, high)
             self.lines += pragma
             self.emit(f"for (int64_t {k} = 0; {k} < {n}; ++{k}) {{", depth)
             self.emit(f"const int64_t {i} = {lo} + {k} * {name};", depth + 1)
@@ -324,8 +332,15 @@ class _Printer(VectorOps):
             if kind.name == "uint64":
                 self.check(f"{self.ref(entry)} > (uint64_t)INT64_MAX")
             self.emit(f"int64_t {idx} = (int64_t){self.ref(entry)};", self.depth)
+            span = self.spans.get(self.ref(entry))
+            if span is not None:   # a run-time step's loop variable: tested where it may leave
+                self.emit(f"if (!({span[0]} >= 0 && {span[1]} < {dim})) {{", self.depth)
+                self.depth += 1
             self.emit(f"if ({idx} < 0) {idx} += {dim};", self.depth)
             self.check(f"{idx} < 0 || {idx} >= {dim}")
+            if span is not None:   # (its test is the loop's invariant: GCC unswitches the loop)
+                self.depth -= 1
+                self.emit("}", self.depth)
             parts.append(f"{idx} * {stride}")
         return " + ".join(parts) or "0"
 

@@ -1,0 +1,93 @@
+"""The frame state a loop capture attempt puts back when it fails (``_Snapshot``): the
+stack, locals, cells, side effects, and the containers, objects and selections the
+attempt may have changed (kiln/capture/loop_node.py, graph_loop.py, graph_breaks.py)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .variables.arrays import MaskedSelectionVariable
+from .variables.base import CellVariable
+from .variables.containers import DictVariable, ListVariable, TupleVariable
+from .variables.functions import UserObjectVariable
+
+
+class _Snapshot:
+    """The frame state a failed loop trace puts back."""
+
+    def __init__(self, tx) -> None:
+        self.stack = list(tx.stack)
+        self.locals = dict(tx.locals)
+        self.ip, self.steps, self.kw_names, self.inst = tx.ip, tx.steps, tx.kw_names, tx.inst
+        self.effects = len(tx.output.side_effects)
+        self.yielded = len(tx.yielded)
+        self.cells = {name: c.contents for name, c in tx.cells.items() if isinstance(c, CellVariable)}
+        self.containers: list[tuple[Any, Any]] = []
+        # Objects' attribute stores (``self.w -= ...`` in the body): a failed attempt's
+        # values name graph nodes the rollback removes.
+        self.objects: list[tuple[Any, dict]] = []
+        # Selections ``x[mask]`` a failed attempt took: their node is one the rollback removes.
+        self.pending = list(tx.output.pending_selections)
+        self.selections: list[tuple[Any, Any]] = []
+        seen: set[int] = set()
+        for v in list(self.stack) + list(self.locals.values()) + list(self.cells.values()) \
+                + list(tx.output.wrapped.values()) + self.pending:
+            self._walk(v, seen)
+
+    def _walk(self, v: Any, seen: set) -> None:
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if isinstance(v, MaskedSelectionVariable):
+            self.selections.append((v, v.taken))
+        elif getattr(v, "unread", False):   # an argument list nothing read: only its appends
+            self.containers.append((v, _Unread(v.appended)))
+        elif isinstance(v, (ListVariable, TupleVariable)):
+            self.containers.append((v, list(v.item_list)))
+            for x in v.item_list:
+                self._walk(x, seen)
+        elif isinstance(v, DictVariable):
+            self.containers.append((v, dict(v.entries)))
+            for x in v.entries.values():
+                self._walk(x, seen)
+        elif isinstance(v, UserObjectVariable):
+            stored = v.__dict__.get("stored", {})
+            self.objects.append((v, dict(stored)))
+            for x in stored.values():
+                self._walk(x, seen)
+
+    def changed_outside(self, tx) -> bool:
+        return len(tx.output.side_effects) != self.effects or any(
+            _contents(v) != saved for v, saved in self.containers) or any(
+            tx.cells[n].contents is not c for n, c in self.cells.items())
+
+    def restore(self, tx) -> None:
+        tx.stack = list(self.stack)
+        tx.locals = dict(self.locals)
+        tx.ip, tx.steps, tx.kw_names, tx.inst = self.ip, self.steps, self.kw_names, self.inst
+        tx.result = None
+        del tx.output.side_effects[self.effects:]
+        del tx.yielded[self.yielded:]
+        for name, contents in self.cells.items():
+            tx.cells[name].contents = contents
+        for v, saved in self.containers:
+            if isinstance(v, DictVariable):
+                v.entries = dict(saved)
+            elif isinstance(saved, _Unread):
+                v.forget_reads(saved)
+            else:
+                v.item_list = list(saved)
+        for v, saved in self.objects:
+            v.__dict__["stored"] = dict(saved)
+        tx.output.pending_selections = list(self.pending)
+        for v, taken in self.selections:
+            v.taken = taken
+
+
+class _Unread(list):
+    """The appends recorded on an argument list no item of which was read."""
+
+
+def _contents(v: Any) -> Any:
+    if isinstance(v, DictVariable):
+        return dict(v.entries)
+    return _Unread(v.appended) if getattr(v, "unread", False) else list(v.item_list)
