@@ -200,6 +200,8 @@ class CompiledFunction:
         resumes compiled after it (kiln/capture/partial.py). None: run it all as Python.
         Recaptures up to the break's region; updates ``first.graph_break`` with a note
         when a whole loop/try/with statement runs as Python."""
+        if first.break_reads_frame:
+            return None   # a call reading the frame must see the user's own (partial.FRAME_READERS)
         bp = partial.plan(self.fn, first.break_index, first.break_depth, first.break_open_with)
         if bp is None:
             return None

@@ -54,6 +54,9 @@ class BreakGraph(Exception):
         self.cause = cause
         self.depth = depth  # 0: in the compiled frame itself; more: inside an inlined call
         self.open_with = False  # it enters a user context manager: only that runs as Python
+        # A call that reads its caller's frame (sys._getframe, np.bmat of a string): no
+        # partial graph, the whole function runs as Python in its own frame.
+        self.reads_frame = False
         # Functions adding to a GuardSet the guards that decided the break (the partial
         # graph's second capture stops before the breaking instruction): kiln/api.py.
         self.guards = guards
