@@ -142,9 +142,10 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
         """Break the graph here. ``reads_frame``: the call reads its caller's frame, so the
         whole function runs as Python (no partial graph; BreakGraph.reads_frame)."""
         filename, lineno, line = self.location()
-        e = BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint), depth=self.depth, guards=guards)
-        e.reads_frame = reads_frame
-        raise e
+        # (raised, not held in a local: the frame would hold its own traceback, a cycle that
+        # kept the capture's arguments alive until the next gc run)
+        raise BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint), depth=self.depth,
+                         guards=guards, reads_frame=reads_frame)
 
     def user_error(self, exc: BaseException) -> None:
         filename, lineno, line = self.location()
