@@ -200,6 +200,8 @@ class CompiledFunction:
         resumes compiled after it (kiln/capture/partial.py). None: run it all as Python.
         Recaptures up to the break's region; updates ``first.graph_break`` with a note
         when a whole loop/try/with statement runs as Python."""
+        if first.break_reads_frame:
+            return None   # a call reading the frame must see the user's own (partial.FRAME_READERS)
         bp = partial.plan(self.fn, first.break_index, first.break_depth, first.break_open_with)
         if bp is None:
             return None
@@ -294,20 +296,29 @@ class CompiledFunction:
             # (20 string values of a mode argument: 4x NumPy's time on 1000 elements).
             self.calls_uncompiled += 1
             return self.fn(*args, **kwargs)
-        with self._lock:
-            for entry in self._entries:  # another thread may have compiled it meanwhile
+        # Another thread may have compiled it meanwhile: its entries are tried, outside the
+        # lock (a check runs the call: a partial graph's segment calls resume functions,
+        # whose own compiles take the root's lock, so holding it here deadlocked two
+        # threads), and this thread compiles only if no entry came in since it looked.
+        entries, tried, seen = self._entries, [], set()   # (tried keeps the seen ids' entries alive)
+        while True:
+            for entry in entries:       # a tuple, replaced whole under the lock
+                if id(entry) in seen:
+                    continue
                 result = entry.check(*args, **kwargs)
-                if result is RUN_EAGER:
-                    break
+                if result is RUN_EAGER:   # an entry that runs this call as Python
+                    return self.fn(*args, **kwargs)
                 if result is not MISS:
                     return result
-            else:
-                entry = None
-        if entry is not None:  # an entry that runs this call as Python (another thread's)
-            return self.fn(*args, **kwargs)
-        with self._lock:
-            marks = (set(self._dynamic_marked), set(self._dynamic_scalars))
-            entry = self._compile(args, kwargs)
+            tried.append(entries)
+            seen.update(map(id, entries))
+            with self._lock:
+                now = self._entries
+                if now is entries or all(id(e) in seen for e in now):
+                    marks = (set(self._dynamic_marked), set(self._dynamic_scalars))
+                    entry = self._compile(args, kwargs)
+                    break
+            entries = now
         try:
             return self._run_new(entry, args, kwargs)
         except BaseException:

@@ -9,6 +9,8 @@ runs on cpp and eager (every distinct graph costs one g++ build).
 from __future__ import annotations
 
 import enum
+import inspect
+import sys
 
 import numpy as np
 
@@ -417,6 +419,38 @@ def report_vars_after_work(x):
 def eval_a_formula_on_locals(x, formula):
     y = np.cos(x)
     return eval(formula), y
+
+
+# ... and calls that read the caller's frame: np.bmat of a string looks its names up there
+# (numpy/matrixlib/tests/test_defmatrix.py TestCtor.test_basic), a helper reads
+# sys._getframe(1) or inspect.currentframe().f_back; compiled they saw a segment's frame
+# (NameError: name 'A' is not defined; a missing local)
+
+def _caller_local(name):
+    return sys._getframe(1).f_locals.get(name, "missing")
+
+
+def _caller_local_by_inspect(name):
+    return inspect.currentframe().f_back.f_locals.get(name, "missing")
+
+
+@program((rn(2, 2),), (np.eye(3),))
+def block_matrix_from_names(x):
+    A = x * 2
+    B = x + 1
+    return np.bmat("A,B;B,A"), x.sum()
+
+
+@program((rn(3), "y"), (rn(2, 2), "x"))
+def helpers_read_the_callers_locals(x, name):
+    y = np.tanh(x)
+    return _caller_local(name), _caller_local_by_inspect(name), y * 2
+
+
+@program((rn(3),))
+def read_its_own_frame(x):
+    y = np.exp(x)
+    return sys._getframe().f_locals["y"] + 1
 
 
 test_program = program_test(PROGRAMS, ["cpp", "eager"])

@@ -454,6 +454,16 @@ def concatenate_weak_python_numbers_casting(x, v):
     return np.concatenate([x, v], axis=None, dtype=x.dtype, casting="safe") + 1
 
 
+# _core/tests/test_multiarray.py TestCreation.test_object_initialized_to_None: NumPy fills a
+# new object array of np.empty / np.empty_like / np.ndarray with None; kiln's eager kernel
+# (which the cpp backend runs for object dtypes) filled zeros, so they held int 0.
+@program((3, object), (2, "O"), (0, object))
+def empty_object_arrays_hold_none(n, dt):
+    a = np.empty((n, 2), dtype=dt)
+    a[:, 0] = 1.5
+    return a, np.empty_like(np.arange(n), dtype=dt), np.ndarray((n,), dtype=dt), np.zeros(n, dtype=dt)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 

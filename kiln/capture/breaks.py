@@ -48,12 +48,15 @@ class BreakGraph(Exception):
     """Raised inside capture to stop it; carries the record (internal, never escapes)."""
 
     def __init__(self, record: GraphBreak, cause: BaseException | None = None, depth: int = 0,
-                 guards: tuple = ()) -> None:
+                 guards: tuple = (), reads_frame: bool = False) -> None:
         super().__init__(str(record))
         self.record = record
         self.cause = cause
         self.depth = depth  # 0: in the compiled frame itself; more: inside an inlined call
         self.open_with = False  # it enters a user context manager: only that runs as Python
+        # A call that reads its caller's frame (sys._getframe, np.bmat of a string): no
+        # partial graph, the whole function runs as Python in its own frame.
+        self.reads_frame = reads_frame
         # Functions adding to a GuardSet the guards that decided the break (the partial
         # graph's second capture stops before the breaking instruction): kiln/api.py.
         self.guards = guards

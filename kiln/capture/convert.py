@@ -38,6 +38,7 @@ class CaptureResult:
     break_index: int | None = None     # the compiled frame's instruction the break happened at
     break_depth: int = 0               # > 0: inside a call being inlined at that instruction
     break_open_with: bool = False      # the break enters a with whose body can compile
+    break_reads_frame: bool = False    # the break reads its caller's frame: all runs as Python
     break_guards: tuple = ()           # adders of the guards that decided the break
     stopped: Any = None                # stop_at capture: the root translator, stopped there
     output: Any = None
@@ -72,6 +73,7 @@ def capture(fn: types.FunctionType, args: tuple, kwargs: dict, dynamic: DynamicS
         result.user_exception = b.cause
         result.break_depth = b.depth
         result.break_open_with = b.open_with
+        result.break_reads_frame = b.reads_frame
         result.break_guards = b.guards
     except Exception as e:  # a kiln bug must never cost the user a result
         if config.debug_checks:

@@ -23,7 +23,7 @@ from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_ca
                    find_spelling, infer_meta)
 from ..ops.meta import is_dtype_class, plain_dtype, supported_dtype
 from ..ops.speculation import speculating
-from ..ops.registry import ambient_hook, iter_leaves, map_leaves
+from ..ops.registry import CALLER_FRAME_READERS, ambient_hook, iter_leaves, map_leaves
 from .breaks import HINTS
 from .call_inputs import (ArrayArg, as_meta, flatten, input_at, numpy_deprecation,
                           numpy_returns_scalar, numpy_warns_on_empty, replace_at,
@@ -151,6 +151,9 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if folded is not None:
         return folded
     if spelling is None:
+        if any(key is f for f in CALLER_FRAME_READERS):
+            tx.unsupported("unsupported_call", f"{describe_callable(key)} reads its caller's frame; "
+                           f"the function runs as Python", reads_frame=True)
         tx.unsupported("unsupported_call", f"{describe_callable(key)} has no kiln op", HINTS["numpy"])
     if tx.output.device_type is not None:
         converts_device_arrays(tx, key, list(args) + list(kwargs.values()))

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..ir import Graph
+from ..ops.registry import CALLER_FRAME_READERS
 from . import bytecode_facts as bf
 from . import frame_hook
 from . import resume as R
@@ -76,10 +77,14 @@ class Partial:
     note: str = ""             # for the break record: what runs as Python beyond the break
 
 
-# Builtins that read the calling frame's locals. A segment or a resume function runs in a
-# frame of its own (the live locals, stack values as ``___stackN``), so in a function that
-# names one of them any break runs the whole function as Python.
-FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec"})
+# Builtins that read the calling frame's locals, the frame getters (sys._getframe,
+# inspect.currentframe) and NumPy functions reading their caller's frame (np.bmat of a
+# string). A segment or a resume function runs in a frame of its own (the live locals,
+# stack values as ``___stackN``), so in a function that names one of them any break runs
+# the whole function as Python; one reached inside a function it calls breaks with
+# ``reads_frame`` (kiln/api.py), which does the same.
+FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe",
+                           *(f.__name__ for f in CALLER_FRAME_READERS)})
 
 
 def plan(fn: types.FunctionType, break_index: int | None, depth: int,

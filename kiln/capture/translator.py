@@ -137,9 +137,15 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes):
         lineno = self.inst.lineno if self.inst else self.code.co_firstlineno
         return (self.code.co_filename, lineno, self.decoded.source_line(lineno))
 
-    def unsupported(self, kind: str, reason: str, hint: str = "", guards: tuple = ()) -> None:
+    def unsupported(self, kind: str, reason: str, hint: str = "", guards: tuple = (),
+                    reads_frame: bool = False) -> None:
+        """Break the graph here. ``reads_frame``: the call reads its caller's frame, so the
+        whole function runs as Python (no partial graph; BreakGraph.reads_frame)."""
         filename, lineno, line = self.location()
-        raise BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint), depth=self.depth, guards=guards)
+        # (raised, not held in a local: the frame would hold its own traceback, a cycle that
+        # kept the capture's arguments alive until the next gc run)
+        raise BreakGraph(GraphBreak(kind, reason, filename, lineno, line, hint), depth=self.depth,
+                         guards=guards, reads_frame=reads_frame)
 
     def user_error(self, exc: BaseException) -> None:
         filename, lineno, line = self.location()

@@ -8,7 +8,8 @@ normalizers resolve every default into explicit parameters (a dtype is always an
 ``order='F'``, a device other than the CPU) with a message saying what to do instead.
 
 ``empty`` and ``empty_like`` are their own ops so a backend may skip initializing memory;
-their eager kernels fill zeros, so eager runs stay deterministic.
+their eager kernels fill zeros, so eager runs stay deterministic (None in an object array,
+as NumPy's np.empty does).
 """
 from __future__ import annotations
 
@@ -101,9 +102,23 @@ def _filled(name: str, kernel):
     return op
 
 
+def _empty(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """np.empty's eager kernel: zeros, so runs are deterministic (backends may not fill),
+    but an object array holds None, as NumPy's does (np.zeros(3, dtype=object) holds 0)."""
+    return np.empty(shape, dtype) if np.dtype(dtype).hasobject else np.zeros(shape, dtype)
+
+
+def _empty_like(x: Any, dtype: Any = None, order: str = "K", shape: Any = None) -> np.ndarray:
+    """np.empty_like's eager kernel: see `_empty`."""
+    out = np.zeros_like(x, dtype=dtype, order=order, shape=shape)
+    if out.dtype.hasobject:
+        out[...] = None
+    return out
+
+
 zeros = _filled("zeros", np.zeros)
 ones = _filled("ones", np.ones)
-empty = _filled("empty", np.zeros)  # zeros eagerly: deterministic; backends may not fill
+empty = _filled("empty", _empty)
 # Compiled, a fresh array is a closure returning its fill value, so writes into it fuse
 # with it (kiln/lowering/fills.py); empty's elements are zeros there too.
 zeros.lowering = empty.lowering = {"fill": 0}
@@ -172,7 +187,7 @@ def _filled_like(name: str, kernel):
 
 zeros_like = _filled_like("zeros_like", np.zeros_like)
 ones_like = _filled_like("ones_like", np.ones_like)
-empty_like = _filled_like("empty_like", np.zeros_like)  # see `empty`
+empty_like = _filled_like("empty_like", _empty_like)
 zeros_like.lowering = empty_like.lowering = {"fill": 0}
 ones_like.lowering = {"fill": 1}
 

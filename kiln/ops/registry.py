@@ -504,6 +504,12 @@ def defined_in_numpy(value: Any) -> bool:
     return module == "numpy" or module.startswith("numpy.")
 
 
+# NumPy functions that read their caller's frame: np.bmat("A,B;B,A") looks A and B up in
+# the calling function's locals and globals, so a call of one must run in the user's own
+# frame (kiln/capture/partial.py: a function calling one runs as Python at a break).
+CALLER_FRAME_READERS = frozenset({np.bmat})
+
+
 def describe_callable(key: Any) -> str:
     if isinstance(key, tuple) and key and key[0] == "method":
         return f"ndarray.{key[1]}"

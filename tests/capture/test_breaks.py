@@ -377,3 +377,24 @@ def test_a_long_loop_over_a_list_argument_checks_a_few_of_its_items():
     np.testing.assert_array_equal(compiled(x, other), scatter_items(x, other))
     with pytest.raises(IndexError):
         compiled(x, items[:20] + [1.5] + items[21:])
+
+
+def test_a_break_leaves_no_cycle_holding_the_result():
+    """test_multiarray TestResize.test_obj_obj: ``a = f(...); a.resize(n)`` checks that
+    nothing else references ``a``. A BreakGraph held in a local of the frame it was raised
+    in made a cycle (frame -> exception -> traceback -> frame) keeping the capture's values,
+    the returned array among them, until the next gc run: resize raised ValueError."""
+    import gc
+    import sys
+
+    compiled = kiln.compile(lambda x, dt: np.array(x, dtype=dt), backend="eager")
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(2):   # the first call captures and breaks (object dtype runs as NumPy)
+            a = compiled([1, 2, 3], "O")
+            assert sys.getrefcount(a) == 2
+            a.resize(5)
+    finally:
+        if enabled:
+            gc.enable()

@@ -386,6 +386,39 @@ def test_threads_share_one_family_of_resume_functions():
     assert len(compiled._resumes) == 2
 
 
+def _break_then_work(x):
+    # an object array runs as NumPy (a partial graph of 0 ops); the resume function meets
+    # it and runs as Python too (as_python.sized asks the root's lock)
+    return np.array([x, x * 2], dtype=object)
+
+
+def test_threads_meeting_a_new_partial_graph_together_finish():
+    """test_multithreading test_legacy_usertype_cast_init_thread_safety: threads calling a
+    function with a break together deadlocked. One ran the root's first entry (its segment
+    compiling the resume function, holding that one's lock, then asking the root's), while
+    another re-checked the root's entries under the root's lock, that entry's segment
+    waiting for the resume function's lock."""
+    import threading
+    for _ in range(3):   # (the deadlock needs the two threads' timing: a few tries)
+        compiled = kiln.compile(_break_then_work, backend="eager")
+        errors, barrier = [], threading.Barrier(8)
+
+        def work(i):
+            try:
+                barrier.wait()
+                got, want = compiled(i), _break_then_work(i)
+                assert got.dtype == want.dtype and list(got) == list(want)
+            except Exception as e:  # pragma: no cover - reported below
+                errors.append(e)
+        threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert not any(t.is_alive() for t in threads), "threads deadlocked"
+        assert not errors
+
+
 def test_explain_and_cli_say_which_graphs_sit_around_each_break(tmp_path):
     out = kiln.explain(k_two_breaks)(X)
     first = k_two_breaks.__code__.co_firstlineno

@@ -7,7 +7,9 @@ and map ``abs`` on arrays to its op. ``print`` and anything not listed break the
 from __future__ import annotations
 
 import builtins
+import inspect
 import operator
+import sys
 from typing import Any
 
 import numpy as np
@@ -15,6 +17,12 @@ import numpy as np
 from ..breaks import HINTS
 from ..sources import Source
 from .base import ConstantVariable, VariableTracker
+
+
+# Calls that hand out the running frames: a partial graph's eager segment runs in a frame
+# of its own (kiln/capture/partial.py FRAME_READERS), so a function calling one, itself or
+# in a function it calls, runs as Python.
+FRAME_GETTERS = (sys._getframe, inspect.currentframe, inspect.stack)
 
 
 class OpaqueCallableVariable(ConstantVariable):
@@ -28,6 +36,9 @@ class OpaqueCallableVariable(ConstantVariable):
         return f"{module}.{name}" if module else name
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        if self.value in FRAME_GETTERS:
+            tx.unsupported("unsupported_call", f"{self.describe()}() reads the frames of the "
+                           f"calling functions; the function runs as Python", reads_frame=True)
         tx.unsupported("unsupported_call", f"calling {self.describe()}() is not supported "
                        f"(it runs as Python; its result is a run-time value after the break)")
 
