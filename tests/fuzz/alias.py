@@ -63,6 +63,12 @@ WRITES = [
     "np.maximum(X, Y, out=Y)", "np.add(X, S, out=Y, casting='unsafe')", "np.true_divide(X, 2, out=X)",
     "np.logical_not(X, out=X)", "np.conjugate(X, out=X)", "X.real[...] = S", "X.imag[...] = S",
     "X.ravel()[::2] = S", "X.reshape(-1)[0] = S", "np.negative(X, out=Y)", "X[..., ::2] += X[..., 1::2]",
+    "np.add(X, Y, out=(X,))", "X[0] += X", "X[:, 0] = X[0]", "X[1:, 1:] = X[:-1, :-1]", "X[1:, 1:] += X[:-1, :-1]",
+    "np.add(X, 1, out=X, where=X > 0, dtype=np.float64, casting='unsafe')", "np.sum(X, axis=0, out=Y, where=X > 0)",
+    "np.divmod(X, 3, out=(X, Y))", "np.modf(X, out=(Y, X))", "X[::2] = X[1::2]", "X[X.nonzero()] *= S",
+    "X[np.argsort(X, axis=None, kind='stable')[:2]] = S", "X[..., None] += Y[..., None]", "X.flat[::2] = S",
+    "np.multiply.at(X, ([0, 0],), 2)", "np.place(X, X > 0, Y)", "np.putmask(X, X < 1, Y)",
+    "X[:] = np.broadcast_to(S, X.shape)", "np.broadcast_to(X, X.shape)[...] = 1", "X.shape = (-1,)",
 ]
 EXPRS = [
     "X + S", "S - X", "X * Y", "X / S", "X // S", "X % S", "X ** 2", "X + 300", "X * 2 ** 70", "X + 1j",
@@ -78,13 +84,20 @@ EXPRS = [
     "np.cumsum(X, axis=-1, dtype=np.float32)", "np.add.reduce(X, axis=(0,), initial=2.5)", "X.std(axis=-1, where=X > 0)",
     "np.minimum.reduce(X, axis=-1, initial=0, where=Y < 2)", "X.astype(np.int16)", "X.astype(np.float16) * S",
     "np.multiply.reduce(X, axis=0, keepdims=True, dtype=np.int64)", "np.negative(X, dtype=np.float64)",
-    "np.equal(X, Y, dtype=object)" if False else "np.equal(X, Y)",
+    "np.equal(X, Y)",
     "np.add(X, S, casting='no')", "np.add(X, S, casting='safe', dtype=np.float64)",
     "np.sqrt(X, where=X > 0, out=np.zeros(X.shape))", "np.matmul(X, Y)", "X @ Y.T", "np.dot(X, S)",
     # views: made, mutated by later statements, returned
     "X[::-1]", "X.T", "X.reshape(-1)", "X[1:]", "X.ravel()", "X[None]", "np.broadcast_to(X, (2,) + X.shape)",
     "X.view()", "X[..., ::2]", "X.real", "np.transpose(X)", "X[0]", "X[:, None]", "np.swapaxes(X, 0, -1)",
     "X.reshape(X.shape)", "X.squeeze()", "np.asarray(X)", "np.asfortranarray(X)", "np.ascontiguousarray(X)",
+    "np.add(X, Y, dtype=np.complex64)", "np.add(X, S, out=None)", "np.true_divide(X, Y, casting='unsafe', dtype=np.float16)",
+    "np.sum(X, where=[True], initial=0.5)", "np.max(X, axis=(), initial=0)", "X.sum(axis=(-2, -1), keepdims=True, dtype=np.uint8)",
+    "np.count_nonzero(X, axis=-1, keepdims=True)", "np.all(X, axis=(0,), where=X < 3)", "X.min(axis=-1, initial=3, keepdims=True)",
+    "np.mean(X, axis=-1, dtype=np.float32, keepdims=True)", "np.var(X, axis=0, ddof=1, where=X > -2)",
+    "np.add.accumulate(X, axis=-1, dtype=np.int16)", "X.cumprod(axis=0)", "np.copy(X, order='K')", "X.copy(order='A')",
+    "X.astype(X.dtype, copy=False)", "X.astype('>f4')", "np.array(X, copy=None)",
+    "X.byteswap()", "X.view(X.dtype.newbyteorder()).byteswap()", "np.frombuffer(X.tobytes(), X.dtype)",
 ]
 
 
@@ -269,7 +282,7 @@ def _unspecified(text: str, ns: dict) -> bool:
     return False
 
 
-def check_seed(seed: int, backends=("eager", "cpp")) -> Program | None:
+def check_seed(seed: int, backends=("eager", "aot_eager", "cpp")) -> Program | None:
     """Check the program of ``seed``; raise runner.Mismatch when kiln and NumPy disagree."""
     from .runner import check
     prog = AliasGen(seed).program()
@@ -317,10 +330,12 @@ def main() -> int:
     """A long run: KILN_FUZZ_ALIAS_SEED (first seed), KILN_FUZZ_ALIAS_PROGRAMS (how many),
     KILN_FUZZ_ALIAS_BACKENDS (comma list, default eager,cpp); each finding minimized and
     printed, the run going on."""
+    from kiln.config import config
     from .runner import Mismatch
+    config.cost_model = os.environ.get("KILN_FUZZ_COST_MODEL") == "1"   # (as tests/fuzz/test_fuzz.py)
     first = int(os.environ.get("KILN_FUZZ_ALIAS_SEED") or 1)
     count = int(os.environ.get("KILN_FUZZ_ALIAS_PROGRAMS") or 100)
-    backends = tuple((os.environ.get("KILN_FUZZ_ALIAS_BACKENDS") or "eager,cpp").split(","))
+    backends = tuple((os.environ.get("KILN_FUZZ_ALIAS_BACKENDS") or "eager,aot_eager,cpp").split(","))
     found = 0
     for seed in range(first, first + count):
         try:
