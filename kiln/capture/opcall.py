@@ -335,7 +335,7 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
         used.add(id(c.out))
         if not isinstance(var, ArrayVariable):
             tx.unsupported("unsupported_value", f"{text}: out= for several results")
-        return write_out(tx, text, c.out, var)
+        return write_out(tx, text, c.out, var, c.out_broadcasts)
     return var
 
 

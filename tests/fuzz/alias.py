@@ -67,7 +67,7 @@ WRITES = [
     "np.add(X, 1, out=X, where=X > 0, dtype=np.float64, casting='unsafe')", "np.sum(X, axis=0, out=Y, where=X > 0)",
     "np.divmod(X, 3, out=(X, Y))", "np.modf(X, out=(Y, X))", "X[::2] = X[1::2]", "X[X.nonzero()] *= S",
     "X[np.argsort(X, axis=None, kind='stable')[:2]] = S", "X[..., None] += Y[..., None]", "X.flat[::2] = S",
-    "np.multiply.at(X, ([0, 0],), 2)", "np.place(X, X > 0, Y)", "np.putmask(X, X < 1, Y)",
+    "np.multiply.at(X, ([0, 0],), 2)", "np.place(X, X > 0, Y.copy())", "np.putmask(X, X < 1, Y)",
     "X[:] = np.broadcast_to(S, X.shape)", "np.broadcast_to(X, X.shape)[...] = 1", "X.shape = (-1,)",
 ]
 EXPRS = [

@@ -47,3 +47,47 @@ def test_a_python_complex_stored_into_a_real_array_raises(fn):
     scalar still casts."""
     _check(fn, [(np.array([[-2], [2]], np.int16), 1j), (np.ones((2, 2), np.float32), complex(0.5, 0.0)),
                 (np.ones((2, 2), np.float32), np.complex64(1j)), (np.ones((1, 2), np.complex64), 2j)])
+
+
+def _reductions_into_a_larger_out(x, o):
+    np.sum(x, axis=0, out=o, where=x > 1)
+
+
+def _nan_reductions_into_a_larger_out(x, o):
+    np.nanmax(x, axis=0, out=o)
+
+
+def _round_into_a_larger_out(x, o):
+    np.round(x[0], 1, out=o)
+
+
+def _masked_ufunc_into_a_larger_out(x, o):
+    np.add(x[0], 1, out=o, where=x[0] > 1)      # a ufunc's out= broadcasts, as in NumPy
+    np.fix(x[1], out=o)
+    np.multiply.outer(x[0, :1], x[1], out=o)
+
+
+@pytest.mark.parametrize("fn", [_reductions_into_a_larger_out, _nan_reductions_into_a_larger_out,
+                                _round_into_a_larger_out, _masked_ufunc_into_a_larger_out])
+def test_out_of_more_axes_than_the_result(fn):
+    """Seeds 97, 5253: ``np.sum(x, axis=0, out=x, where=x > 0)`` of a 1-d x (NumPy: "output
+    parameter for reduction operation add has the wrong number of dimensions") broadcast the
+    sum into x; so did every composite spelling with out= (np.nanmax, np.median, np.round:
+    "invalid output shape"), where only a ufunc's out= broadcasts."""
+    x = np.array([[0.5, 2.0, np.nan], [3.0, -1.5, 4.0]])
+    _check(fn, [(x, np.zeros((2, 3))), (x, np.zeros((1, 3))), (x, np.zeros(3))])
+
+
+def _masked_reductions(x, w):
+    # (a float sum of a mask is NumPy's own call: it raised already)
+    return np.max(x, where=w, initial=0.0, axis=-1), np.any(x, where=w), np.sum(x > 1, where=w, axis=0)
+
+
+def test_a_where_mask_that_does_not_broadcast_to_the_input_raises():
+    """Seed 5397: ``np.sum(x, where=[True])`` of a 0-d x (NumPy: "input operand has more
+    dimensions than allowed by the axis remapping") broadcast x to the mask's shape; a mask
+    longer than the input along an axis of length 1 summed the input repeated."""
+    x = np.arange(6.0).reshape(2, 1, 3)
+    _check(_masked_reductions, [(x, np.ones((2, 1, 3), bool)), (x, np.array([[True], [False], [True], [True]])),
+                                (x, np.ones((1, 2, 1, 3), bool)), (x[0, 0], np.array([True, False, True])),
+                                (x[0, 0, 0], np.array([True]))])
