@@ -26,8 +26,8 @@ from ..ops.speculation import speculating
 from ..ops.registry import ambient_hook, iter_leaves, map_leaves
 from .breaks import HINTS
 from .call_inputs import (ArrayArg, as_meta, flatten, input_at, numpy_deprecation,
-                          numpy_returns_scalar, numpy_warns_on_empty, replace_at,
-                          value_free)
+                          numpy_returns_scalar, numpy_warns_on_empty, objects_the_normalizer_added,
+                          replace_at, value_free)
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
 from .dims import array_tracker, propagate_dims, runtime_slices
@@ -199,6 +199,9 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                            f"the warning comes out")
         used: set[int] = set()
         in_order = isinstance(bound, Composite) and bound.passes_scalars and bound.in_order
+        if not isinstance(bound, Composite):   # (a run-time True passed as np.copyto's src)
+            one_object += [i for i in objects_the_normalizer_added(bargs + list(bkwargs.values()), bound, scalars)
+                           if i not in one_object]
         for ident in one_object:
             if in_order:
                 scalars[ident] = InOrder(scalars[ident])

@@ -355,7 +355,10 @@ def python_int_overflow(ufunc: np.ufunc) -> Callable[..., bool]:
             return False
         if any(type(m) is int and a is not m for a, m in zip(args, metas)):
             return True   # a run-time int
-        sample = tuple(m if type(m) is int else np.zeros((), loop[i]) for i, m in enumerate(metas))
+        # (each operand in its own dtype, not the loop's: a bool meets 2 ** 63 in an int64
+        # comparison loop, which NumPy's special case for Python ints lets pass, but
+        # converting 2 ** 63 for a bool operand raises)
+        sample = tuple(m if isinstance(m, (int, float, complex)) else np.zeros((), dtype_token(m)) for m in metas)
         try:
             with np.errstate(all="ignore"):
                 ufunc(*sample)

@@ -91,3 +91,28 @@ def test_a_where_mask_that_does_not_broadcast_to_the_input_raises():
     _check(_masked_reductions, [(x, np.ones((2, 1, 3), bool)), (x, np.array([[True], [False], [True], [True]])),
                                 (x, np.ones((1, 2, 1, 3), bool)), (x[0, 0], np.array([True, False, True])),
                                 (x[0, 0, 0], np.array([True]))])
+
+
+def _copyto_a_python_bool(x, s):
+    np.copyto(x, s, casting="unsafe")
+    return x
+
+
+def test_a_run_time_true_is_not_taken_for_a_default_true():
+    """Seed 1268: ``np.copyto(x, s)`` with ``s`` True on the first call and False on the
+    second left x as it was: np.copyto's default ``where=True`` is the very object of the
+    run-time True (CPython shares it), so capture took the mask for ``s``."""
+    _check(_copyto_a_python_bool, [(np.ones(3), True), (np.ones(3), False), (np.ones(3, np.complex64), 0),
+                                   (np.ones(3), 1), (np.ones(3), True)])
+
+
+def _unused_comparison_with_a_huge_int(x):
+    v = (x > 0) < 2 ** 63
+    return x
+
+
+def test_an_unused_comparison_of_bools_with_a_huge_int_raises():
+    """Seed 1267: ``(x > 0) < 2 ** 63``, unused: NumPy raises OverflowError converting
+    2 ** 63 for a bool operand; the check ran it on the loop's int64 (NumPy's special case
+    for comparisons with Python ints lets that pass), so dead-code elimination dropped it."""
+    _check(_unused_comparison_with_a_huge_int, [(np.array([1.5, -2.0]),), (np.array(0.5),)])
