@@ -116,3 +116,23 @@ def test_an_unused_comparison_of_bools_with_a_huge_int_raises():
     2 ** 63 for a bool operand; the check ran it on the loop's int64 (NumPy's special case
     for comparisons with Python ints lets that pass), so dead-code elimination dropped it."""
     _check(_unused_comparison_with_a_huge_int, [(np.array([1.5, -2.0]),), (np.array(0.5),)])
+
+
+def _write_into_a_numpy_scalar(x, s):
+    v = np.min(x, initial=100)
+    v.fill(s)                  # NumPy: a no-op on a NumPy scalar
+    w = x.sum()
+    np.put(w, 0, s)            # a no-op too
+    return v, w, x
+
+
+def _copyto_a_numpy_scalar(x, s):
+    np.copyto(np.sum(x, initial=0.5), x[::-1])
+
+
+@pytest.mark.parametrize("fn", [_write_into_a_numpy_scalar, _copyto_a_numpy_scalar])
+def test_a_mutation_of_a_numpy_scalar_is_numpys(fn):
+    """Seeds 6617, 6702: a reduction's result is a NumPy scalar, which ``fill`` and
+    ``np.put`` leave as it is and ``np.copyto`` rejects (TypeError); kiln wrote into it as
+    into a 0-d array (and returned the 0-d array)."""
+    _check(fn, [(np.array([3], np.uint8), 0), (np.array([[1.5, 2.5]]), 7)])
