@@ -345,6 +345,8 @@ def main() -> int:
     backends = tuple((os.environ.get("KILN_FUZZ_ALIAS_BACKENDS") or "eager,aot_eager,cpp").split(","))
     found = 0
     for seed in range(first, first + count):
+        if (seed - first) % 100 == 0:
+            print(f"... seed {seed}", flush=True)
         try:
             check_seed(seed, backends)
         except Mismatch as err:
