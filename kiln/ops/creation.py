@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from .from_data import _as_array
+from .from_data import _as_array, _numpy_scalar
 from .indexing import _fmt_shape, is_array_entry
 from .meta import TensorMeta, fake, namespace, fresh_copy, normalize_one_axis, reject, shape_of
 from .registry import Bound, Category, Composite, F, declare, method_key, spell, spell_composite
@@ -456,6 +456,8 @@ def _np_copy_normalize(a, order="K", subok=False):
 
 def _method_copy_normalize(x, order="C"):
     _check_common("ndarray.copy", order, orders=("K", "A", "C", "F"))
+    if _numpy_scalar(x):   # a NumPy scalar's copy is one (np.copy(s) is a 0-d array)
+        return Composite(lambda x: F.getitem(copy(x), ()), (x,))
     return Bound(copy, (x,), {} if order == "C" else {"order": order})
 
 

@@ -136,3 +136,14 @@ def test_a_mutation_of_a_numpy_scalar_is_numpys(fn):
     ``np.put`` leave as it is and ``np.copyto`` rejects (TypeError); kiln wrote into it as
     into a 0-d array (and returned the 0-d array)."""
     _check(fn, [(np.array([3], np.uint8), 0), (np.array([[1.5, 2.5]]), 7)])
+
+
+def _copies_of_a_numpy_scalar(x):
+    s = x.sum()
+    return s.copy(), s.copy(order="A"), np.copy(s), x[0].copy()
+
+
+def test_the_copy_method_of_a_numpy_scalar_is_a_numpy_scalar():
+    """Seed 7031: ``s.copy()`` of a reduction's NumPy scalar is a NumPy scalar (its
+    methods give a 0-d result back as one); kiln gave a 0-d array, as np.copy(s) is."""
+    _check(_copies_of_a_numpy_scalar, [(np.array([1.5, 2.0], np.float32),), (np.array([[1, 2]], np.uint8),)])
