@@ -147,3 +147,56 @@ def test_the_copy_method_of_a_numpy_scalar_is_a_numpy_scalar():
     """Seed 7031: ``s.copy()`` of a reduction's NumPy scalar is a NumPy scalar (its
     methods give a 0-d result back as one); kiln gave a 0-d array, as np.copy(s) is."""
     _check(_copies_of_a_numpy_scalar, [(np.array([1.5, 2.0], np.float32),), (np.array([[1, 2]], np.uint8),)])
+
+
+def _set_the_shape_of_a_new_array(x):
+    v = np.copy(x, order="K")     # a broadcast x: NumPy's copy is not C-ordered
+    v.shape = (-1,)
+    return v
+
+
+def _set_the_shape_of_a_transposed_product(x):
+    v = x.T * 2
+    v.shape = (-1,)
+    return v
+
+
+@pytest.mark.parametrize("fn", [_set_the_shape_of_a_new_array, _set_the_shape_of_a_transposed_product])
+def test_setting_the_shape_of_an_array_not_in_c_order_raises(fn):
+    """Seed 2619: ``v.shape = (-1,)`` of a new array whose memory NumPy did not lay out in C
+    order raises NumPy's AttributeError ("Incompatible shape for in-place modification");
+    kiln reshaped it."""
+    _check(fn, [(np.broadcast_to(np.arange(3.0), (2, 3)),), (np.ones((2, 3)),), (np.arange(3.0),)])
+
+
+def _unused_scalar_math_that_overflows(x):
+    v = x.sum() * 2 ** 70
+    return x
+
+
+def _unused_scalar_power_that_raises(x):
+    w = x[0] ** np.int64(-1)
+    return x
+
+
+@pytest.mark.parametrize("fn", [_unused_scalar_math_that_overflows, _unused_scalar_power_that_raises])
+def test_unused_scalar_math_raises(fn):
+    """Seed 7660: ``x.sum() * 2 ** 70``, unused, of an integer x: NumPy's scalar math
+    raises OverflowError (and an integer scalar to a negative integer power ValueError);
+    dead-code elimination dropped it."""
+    _check(fn, [(np.array([3], np.uint32),), (np.array([2, 3], np.int8),), (np.array([2.0, 3.0]),)])
+
+
+def _update_an_index_of_a_numpy_scalar(x):
+    v = x.sum()
+    w = v[...]
+    w += 1                       # a new array: v stays
+    v[..., None] += x[..., None]
+    return v
+
+
+def test_an_index_of_a_numpy_scalar_is_a_new_array():
+    """Seed 2277: ``v[..., None] += x[..., None]`` of a NumPy scalar v: NumPy's ``v[...]``
+    is a new array, so the update writes it and the store raises TypeError; kiln took it
+    for a view of v, wrote v and returned a 0-d array."""
+    _check(_update_an_index_of_a_numpy_scalar, [(np.array(-4.0, np.float32),), (np.array([2.0, -1.0]),)])

@@ -134,7 +134,12 @@ class ArrayVariable(VariableTracker):
         return self.dim(tx, 0)
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
-        return tx.call_op(method_key("__getitem__"), [self, index], {}, "indexing")
+        result = tx.call_op(method_key("__getitem__"), [self, index], {}, "indexing")
+        if self.scalar and isinstance(result, ArrayVariable) and not result.scalar:
+            # s[...], s[None] of a NumPy scalar: a new array, not a view (``s[...] += 1``
+            # writes that array, never s)
+            result = tx.call_op(np.copy, [result], {}, "indexing")
+        return result
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
         if self.scalar:
@@ -152,8 +157,14 @@ class ArrayVariable(VariableTracker):
             return False
         if name == "shape" and self.can_rewrite_in_place():
             # a = np.zeros(6); a.shape = (2, 3): an array only this frame sees takes the
-            # reshaped node (NumPy reshapes it in place, without copying)
+            # reshaped node (NumPy reshapes it in place, without copying). NumPy refuses
+            # where its memory is not in C order (``(x.T * 2).shape = (-1,)``, a copy of a
+            # broadcast array): kiln knows that of a 1-d array, or where only unit axes come
+            # or go; otherwise Python decides.
             reshaped = tx.call_op(np.reshape, [self, value], {}, "ndarray.shape =")
+            if len(self.meta.shape) > 1 and [d for d in self.meta.shape if d != 1] != \
+                    [d for d in reshaped.meta.shape if d != 1]:
+                return False
             self.node, self.dims = reshaped.node, reshaped.dims
             return True
         if name == "real" or name == "imag" and self.meta.dtype.kind == "c":
