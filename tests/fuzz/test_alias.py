@@ -10,7 +10,7 @@ import pytest
 from .alias import check_seed
 
 # (a long run: python -m tests.fuzz.alias, docs/fuzzing.md)
-SEEDS = [int(s) for s in (os.environ.get("KILN_FUZZ_ALIAS_SUITE") or "3,11,26,40").split(",")]
+SEEDS = [int(s) for s in (os.environ.get("KILN_FUZZ_ALIAS_SUITE") or "6,18,39,51").split(",")]
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -20,7 +20,9 @@ def test_alias_programs_match_numpy(seed):
     check_seed(seed)
 
 
-def _check(fn, calls, backends=("eager", "cpp")):
+def _check(fn, calls, backends=("eager", "aot_eager")):
+    # (each bug below was in capture or in an op's rule, before any kernel: the backends
+    # that build none show it, and the suite's time goes to g++ elsewhere)
     import sys
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from test_programs import check_program
