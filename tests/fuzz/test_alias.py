@@ -202,3 +202,21 @@ def test_an_index_of_a_numpy_scalar_is_a_new_array():
     is a new array, so the update writes it and the store raises TypeError; kiln took it
     for a view of v, wrote v and returned a 0-d array."""
     _check(_update_an_index_of_a_numpy_scalar, [(np.array(-4.0, np.float32),), (np.array([2.0, -1.0]),)])
+
+
+def _write_through_ravel_of_a_cast(x):
+    v = x.astype(np.int16)
+    v.ravel()[::2] = 7         # a view of v for a C-ordered x, a copy for a Fortran-ordered one
+    w = x * 2
+    w.reshape(-1)[0] = 7
+    return v, w
+
+
+def test_a_write_through_ravel_follows_the_layout_of_each_call():
+    """Seed 8186: ``x.astype(t).ravel()[::2] = s`` compiled for a C-ordered x (the ravel a
+    view: v written) was reused for a Fortran-ordered x, whose cast NumPy lays out in
+    Fortran order (the ravel a copy: v as it was). Whether a ravel or reshape of a computed
+    value aliases it now keys the compiled variants by the layouts of the arguments it is
+    made from, as it did for an argument itself."""
+    c = np.arange(6, dtype=np.int8).reshape(2, 3)
+    _check(_write_through_ravel_of_a_cast, [(c,), (np.asfortranarray(c),), (c.T,), (c[::-1],)])
