@@ -370,6 +370,17 @@ def python_int_overflow(ufunc: np.ufunc) -> Callable[..., bool]:
     return raises_for
 
 
+def ufunc_may_raise(*args: Any) -> bool:
+    """Whether an unused call of a ufunc named by a parameter (scalar math, a ufunc with
+    ``where=``: the ufunc is not known here) must still run, conservatively: a Python int
+    operand, which NumPy converts to the loop's dtype (``np.uint64(3) * 2 ** 70``,
+    ``np.multiply(x_uint32, -3, out=o, where=m)``: OverflowError), or two integer operands
+    (``np.int64(2) ** np.int64(-1)``: ValueError)."""
+    metas = [a.val if hasattr(a, "graph") else a for a in args]
+    return any(type(m) is int for m in metas) or len(metas) == 2 and \
+        all(np.dtype(dtype_token(m)).kind in "iub" for m in metas if type(m) is not bool)
+
+
 def integer_power_raises(ufunc: np.ufunc) -> Callable[..., bool]:
     """``np.power`` over an integer loop raises NumPy's ValueError ("Integers to negative
     integer powers are not allowed.") for a negative exponent, so such a call stays in the

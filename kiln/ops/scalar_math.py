@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, dtype_token, infer_meta
+from .meta import TensorMeta, infer_meta, ufunc_may_raise
 from .registry import REGISTRY, Bound, Category, Composite, F, declare
 from .value_warnings import call_site, warn_at
 
@@ -186,19 +186,9 @@ def _vjp(g: Any, out: Any, x: Any, y: Any, ufunc: str) -> Any:
     return REGISTRY[ufunc].vjp(g, out, x, y)
 
 
-def _may_raise(x: Any, y: Any) -> bool:
-    """Whether unused scalar math must still run (the ufunc, a parameter, is not known
-    here, so conservatively): a Python int, which NumPy converts to the scalar's dtype
-    (``np.uint64(3) * 2 ** 70``: OverflowError), or two integers (``np.int64(2) **
-    np.int64(-1)``: ValueError)."""
-    metas = [a.val if hasattr(a, "graph") else a for a in (x, y)]
-    return any(type(m) is int for m in metas) or \
-        all(np.dtype(dtype_token(m)).kind in "iub" for m in metas if type(m) is not bool)
-
-
 scalar_binary = declare(
     "scalar_binary", Category.POINTWISE, _impl, inputs=("x", "y"), params={"ufunc": None},
-    meta=_meta, vjp=_vjp, raises_for=_may_raise,
+    meta=_meta, vjp=_vjp, raises_for=ufunc_may_raise,
     # the ufunc's loop code, or this op's own call where the ufunc's would be an extern
     # (integer power: NumPy's own error from scalar math)
     lowering={"decompose": lambda x, y, ufunc: F.__getattr__(ufunc)(x, y), "or_extern": True},

@@ -181,11 +181,18 @@ def _unused_scalar_power_that_raises(x):
     return x
 
 
-@pytest.mark.parametrize("fn", [_unused_scalar_math_that_overflows, _unused_scalar_power_that_raises])
+def _unused_masked_ufunc_that_overflows(x):
+    v = np.multiply(x, -3, out=np.full(x.shape, 7, x.dtype), where=x > 0)
+    return x
+
+
+@pytest.mark.parametrize("fn", [_unused_scalar_math_that_overflows, _unused_scalar_power_that_raises,
+                                _unused_masked_ufunc_that_overflows])
 def test_unused_scalar_math_raises(fn):
     """Seed 7660: ``x.sum() * 2 ** 70``, unused, of an integer x: NumPy's scalar math
     raises OverflowError (and an integer scalar to a negative integer power ValueError);
-    dead-code elimination dropped it."""
+    dead-code elimination dropped it. Seed 3454: so did ``np.multiply(x, -3, out=o,
+    where=m)`` of an unsigned x (the ufunc of both is a parameter of the op)."""
     _check(fn, [(np.array([3], np.uint32),), (np.array([2, 3], np.int8),), (np.array([2.0, 3.0]),)])
 
 
