@@ -12,7 +12,9 @@ from .alias import check_seed
 # (a long run: python -m tests.fuzz.alias, docs/fuzzing.md)
 SEEDS = [int(s) for s in (os.environ.get("KILN_FUZZ_ALIAS_SUITE") or "6,18,39,51").split(",")]
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+# (NumPy 2.5 deprecates np.fix and setting .shape; both sides warn alike)
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+              pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
