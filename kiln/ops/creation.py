@@ -21,7 +21,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from .from_data import _as_array, _numpy_scalar
 from .indexing import _fmt_shape, is_array_entry
-from .meta import TensorMeta, fake, namespace, fresh_copy, normalize_one_axis, reject, shape_of
+from .meta import TensorMeta, fake, fill_may_raise, namespace, fresh_copy, normalize_one_axis, reject, shape_of
 from .registry import Bound, Category, Composite, F, declare, method_key, spell, spell_composite
 from .result_layout import Strided, axis_order, layout_of
 from .shape import shape_arg
@@ -186,6 +186,7 @@ full_like = declare("full_like", Category.CREATION,
                     lambda x, fill_value, shape, dtype, order="K": np.full_like(
                         x, fill_value, dtype=dtype, order=order, shape=shape),
                     inputs=("x", "fill_value"), params={"shape": None, "dtype": None, "order": "K"},
+                    raises_for=fill_may_raise(floats=False),
                     meta=_full_like_meta,
                     vjp=lambda g, out, x, fill_value, shape, dtype, order="K": (
                         None, _fill_grad(g, fill_value)),

@@ -381,6 +381,23 @@ def ufunc_may_raise(*args: Any) -> bool:
         all(np.dtype(dtype_token(m)).kind in "iub" for m in metas if type(m) is not bool)
 
 
+def fill_may_raise(floats: bool) -> Callable[..., bool]:
+    """``raises_for(x, fill_value)`` of a fill into x's dtype, kept when unused where NumPy
+    may raise: a Python int out of an integer dtype's range (or known only at run time:
+    OverflowError), and with ``floats`` (``x.fill``, which converts with ``int()``) any
+    float into an integer dtype (NaN, 1e300)."""
+    def raises_for(x: Any, fill_value: Any) -> bool:
+        meta, value = (a.val if hasattr(a, "graph") else a for a in (x, fill_value))
+        dtype = np.dtype(dtype_token(meta))
+        if dtype.kind not in "iu":
+            return False
+        if type(value) is int:
+            info = np.iinfo(dtype)
+            return fill_value is not value or not info.min <= value <= info.max
+        return floats and type(value) is not bool and np.dtype(dtype_token(value)).kind == "f"
+    return raises_for
+
+
 def integer_power_raises(ufunc: np.ufunc) -> Callable[..., bool]:
     """``np.power`` over an integer loop raises NumPy's ValueError ("Integers to negative
     integer powers are not allowed.") for a negative exponent, so such a call stays in the

@@ -29,7 +29,7 @@ import numpy as np
 from .creation import _fill_grad, _full_like_meta, fits
 from .indexing import _fmt_shape, is_array_entry, normalize_index
 from .scatter import add_at_broadcast
-from .meta import TensorMeta, check_casting, fresh_copy, infer_meta, reject, shape_of
+from .meta import TensorMeta, check_casting, fill_may_raise, fresh_copy, infer_meta, reject, shape_of
 from .registry import (Bound, Category, Composite, F, REGISTRY, declare, is_complex_like, is_float_like,
                        method_key, spell, ufunc_method_key)
 
@@ -223,6 +223,7 @@ def _filled_impl(x: Any, fill_value: Any, shape: None, dtype: None) -> Any:
 # The functional fill: full_like would cast unsafely (NaN -> INT_MIN) where fill raises.
 filled = declare("filled", Category.CREATION, _filled_impl, inputs=("x", "fill_value"),
                  params={"shape": None, "dtype": None}, meta=_full_like_meta,
+                 raises_for=fill_may_raise(floats=True),
                  vjp=lambda g, out, x, fill_value, shape, dtype: (None, _fill_grad(g, fill_value)),
                  doc="the new value of x after x.fill(value)")
 

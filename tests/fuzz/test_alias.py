@@ -229,3 +229,19 @@ def test_a_write_through_ravel_follows_the_layout_of_each_call():
     made from, as it did for an argument itself."""
     c = np.arange(6, dtype=np.int8).reshape(2, 3)
     _check(_write_through_ravel_of_a_cast, [(c,), (np.asfortranarray(c),), (c.T,), (c[::-1],)])
+
+
+def _unused_fills_that_raise(x, s, k):
+    v = x * 2
+    v.fill(s)                  # NaN or 1e300 into an integer array: NumPy raises
+    w = np.full_like(x, k)     # 2 ** 40 into int16: OverflowError
+    return x
+
+
+def test_unused_fills_raise():
+    """Seed 8502: ``v.fill(1e300)`` of a new int16 array, v unused: NumPy's fill raises
+    OverflowError (ValueError for NaN); so does ``np.full_like(x, 2 ** 40)``, and
+    dead-code elimination dropped both."""
+    i16 = np.ones((2, 1), np.int16)
+    _check(_unused_fills_that_raise, [(i16, 1.5, 3), (i16, 1e300, 3), (i16, np.nan, 3), (i16, 2.0, 2 ** 40),
+                                      (np.zeros((0, 1), np.int16), np.nan, 1), (np.ones(2), np.nan, 2 ** 40)])
