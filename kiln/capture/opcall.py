@@ -504,9 +504,13 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     node = record_node(tx, op, inputs, params, bound.method)
     if isinstance(node.val, tuple):
         tx.unsupported("unsupported_call", f"{spelling_text} returns several arrays (not captured yet)")
-    # A view, or an op told not to copy, may hand back its input's memory.
+    # A view, or an op told not to copy, may hand back its input's memory. Not a NumPy
+    # scalar's: s[...], s.reshape(-1) are new arrays (``s[...] += 1`` never writes s)
     view = op.may_alias
     base = array_inputs[0] if view and array_inputs else None
+    if base is not None and base.scalar and (
+            node.val.shape != () or not numpy_returns_scalar(op, bound.inputs, params)):
+        node, base = record_node(tx, REGISTRY["copy"], (node,), {}), None
     result = ArrayVariable(node, dims(node.val), fresh=not view or base is None or base.fresh,
                            base=(base.base or base) if base is not None else None,
                            tensor=any(a.tensor for a in array_inputs), array_type=array_type)

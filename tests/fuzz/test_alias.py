@@ -202,6 +202,7 @@ def _update_an_index_of_a_numpy_scalar(x):
     v = x.sum()
     w = v[...]
     w += 1                       # a new array: v stays
+    v.reshape(-1)[0] = 5         # so is s.reshape(-1) (seed 10742)
     v[..., None] += x[..., None]
     return v
 
@@ -209,7 +210,8 @@ def _update_an_index_of_a_numpy_scalar(x):
 def test_an_index_of_a_numpy_scalar_is_a_new_array():
     """Seed 2277: ``v[..., None] += x[..., None]`` of a NumPy scalar v: NumPy's ``v[...]``
     is a new array, so the update writes it and the store raises TypeError; kiln took it
-    for a view of v, wrote v and returned a 0-d array."""
+    for a view of v, wrote v and returned a 0-d array. Seed 10742: the same for
+    ``v.reshape(-1)[0] = s``."""
     _check(_update_an_index_of_a_numpy_scalar, [(np.array(-4.0, np.float32),), (np.array([2.0, -1.0]),)])
 
 

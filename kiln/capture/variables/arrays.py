@@ -134,12 +134,7 @@ class ArrayVariable(VariableTracker):
         return self.dim(tx, 0)
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
-        result = tx.call_op(method_key("__getitem__"), [self, index], {}, "indexing")
-        if self.scalar and isinstance(result, ArrayVariable) and not result.scalar:
-            # s[...], s[None] of a NumPy scalar: a new array, not a view (``s[...] += 1``
-            # writes that array, never s)
-            result = tx.call_op(np.copy, [result], {}, "indexing")
-        return result
+        return tx.call_op(method_key("__getitem__"), [self, index], {}, "indexing")
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
         if self.scalar:
