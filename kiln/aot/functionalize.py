@@ -238,12 +238,12 @@ class _Functionalizer:
         src = node.args[0]
         if not isinstance(src, Node):
             return False
-        root = self.base.get(src)
-        if node.target.layout_dependent and root is not None \
-                and root.kind == "placeholder" and self.examples is not None:
-            # The answer holds for this input's memory layout only: the runtime keys
-            # compiled variants by it (Plan.layout_inputs).
-            self.layout_inputs.add(self.src.placeholders.index(root))
+        if node.target.layout_dependent:
+            # The answer holds for this input's memory layout only, and a computed input's
+            # layout is NumPy's for the arguments it is made from (``x.astype(t).ravel()`` is
+            # a view for a C-ordered x, a copy for a Fortran-ordered one): the runtime keys
+            # compiled variants by those arguments' layouts (Plan.layout_inputs).
+            self._keyed_by_input_layouts(src)
         base_arr = self._stand_in(src)
         if base_arr is None:
             return True

@@ -171,6 +171,10 @@ def mutate(tx, op, what, bound, inputs, params) -> VariableTracker:
     target = bound.inputs[op.mutates[0]]
     if not isinstance(target, ArrayArg):
         tx.unsupported("mutation", f"{what} updates a value that is not an array", HINTS["mutation"])
+    if target.var.scalar:
+        # a NumPy scalar (a reduction's result): NumPy's fill and put leave it as it is (they
+        # write a temporary array), np.copyto and np.putmask raise: Python decides
+        tx.unsupported("mutation", f"{what} of a NumPy scalar", HINTS["mutation"])
     functional = REGISTRY.get(op.functional) if op.functional else None
     if target.var.can_rewrite_in_place() and functional is not None:
         node = record_node(tx, functional, inputs, params)

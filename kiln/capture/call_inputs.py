@@ -11,7 +11,7 @@ import numpy as np
 
 from ..ops import Bound, Composite, TensorMeta, infer_meta
 from ..ops.meta import on_stand_ins, to_fake
-from ..ops.registry import map_leaves
+from ..ops.registry import iter_leaves, map_leaves
 from ..ops.value_warnings import DEPRECATIONS, may_deprecate
 from .variables.arrays import ArrayVariable
 
@@ -179,3 +179,17 @@ def flatten(values: Any):
             yield from flatten(v)
         else:
             yield v
+
+
+def objects_the_normalizer_added(given: list, bound: Bound, scalars: dict) -> list[int]:
+    """The run-time scalars (ids of their example objects) that a normalized call holds more
+    often than the user passed them: a default or a constant of the normalizer
+    (np.copyto's ``where=True``) that is the very object of a run-time ``True`` or small
+    int, which CPython shares, and would be taken for it."""
+    def count(values: list) -> dict:
+        counts: dict = {}
+        for v in (v for value in values for v in iter_leaves(value) if id(v) in scalars):
+            counts[id(v)] = counts.get(id(v), 0) + 1
+        return counts
+    passed, held = count(given), count([*bound.inputs, *bound.params.values()])
+    return [ident for ident, n in held.items() if n > passed.get(ident, 0)]

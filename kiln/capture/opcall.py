@@ -26,8 +26,8 @@ from ..ops.speculation import speculating
 from ..ops.registry import CALLER_FRAME_READERS, ambient_hook, iter_leaves, map_leaves
 from .breaks import HINTS
 from .call_inputs import (ArrayArg, as_meta, flatten, input_at, numpy_deprecation,
-                          numpy_returns_scalar, numpy_warns_on_empty, replace_at,
-                          value_free)
+                          numpy_returns_scalar, numpy_warns_on_empty, objects_the_normalizer_added,
+                          replace_at, value_free)
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
 from .dims import array_tracker, propagate_dims, runtime_slices
@@ -204,6 +204,9 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                            f"the warning comes out")
         used: set[int] = set()
         in_order = isinstance(bound, Composite) and bound.passes_scalars and bound.in_order
+        if not isinstance(bound, Composite):   # (a run-time True passed as np.copyto's src)
+            one_object += [i for i in objects_the_normalizer_added(bargs + list(bkwargs.values()), bound, scalars)
+                           if i not in one_object]
         for ident in one_object:
             if in_order:
                 scalars[ident] = InOrder(scalars[ident])
@@ -340,7 +343,7 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
         used.add(id(c.out))
         if not isinstance(var, ArrayVariable):
             tx.unsupported("unsupported_value", f"{text}: out= for several results")
-        return write_out(tx, text, c.out, var)
+        return write_out(tx, text, c.out, var, c.out_broadcasts)
     return var
 
 
@@ -506,9 +509,13 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     node = record_node(tx, op, inputs, params, bound.method)
     if isinstance(node.val, tuple):
         tx.unsupported("unsupported_call", f"{spelling_text} returns several arrays (not captured yet)")
-    # A view, or an op told not to copy, may hand back its input's memory.
+    # A view, or an op told not to copy, may hand back its input's memory. Not a NumPy
+    # scalar's: s[...], s.reshape(-1) are new arrays (``s[...] += 1`` never writes s)
     view = op.may_alias
     base = array_inputs[0] if view and array_inputs else None
+    if base is not None and base.scalar and (
+            node.val.shape != () or not numpy_returns_scalar(op, bound.inputs, params)):
+        node, base = record_node(tx, REGISTRY["copy"], (node,), {}), None
     result = ArrayVariable(node, dims(node.val), fresh=not view or base is None or base.fresh,
                            base=(base.base or base) if base is not None else None,
                            tensor=any(a.tensor for a in array_inputs), array_type=array_type)

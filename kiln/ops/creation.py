@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from .from_data import _as_array
+from .from_data import _as_array, _numpy_scalar
 from .indexing import _fmt_shape, is_array_entry
-from .meta import TensorMeta, fake, namespace, fresh_copy, normalize_one_axis, reject, shape_of
+from .meta import TensorMeta, fake, fill_may_raise, namespace, fresh_copy, normalize_one_axis, reject, shape_of
 from .registry import Bound, Category, Composite, F, declare, method_key, spell, spell_composite
 from .result_layout import Strided, axis_order, layout_of
 from .shape import shape_arg
@@ -201,6 +201,7 @@ full_like = declare("full_like", Category.CREATION,
                     lambda x, fill_value, shape, dtype, order="K": np.full_like(
                         x, fill_value, dtype=dtype, order=order, shape=shape),
                     inputs=("x", "fill_value"), params={"shape": None, "dtype": None, "order": "K"},
+                    raises_for=fill_may_raise(floats=False),
                     meta=_full_like_meta,
                     vjp=lambda g, out, x, fill_value, shape, dtype, order="K": (
                         None, _fill_grad(g, fill_value)),
@@ -471,6 +472,8 @@ def _np_copy_normalize(a, order="K", subok=False):
 
 def _method_copy_normalize(x, order="C"):
     _check_common("ndarray.copy", order, orders=("K", "A", "C", "F"))
+    if _numpy_scalar(x):   # a NumPy scalar's copy is one (np.copy(s) is a 0-d array)
+        return Composite(lambda x: F.getitem(copy(x), ()), (x,))
     return Bound(copy, (x,), {} if order == "C" else {"order": order})
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, dtype_token, infer_meta, namespace
+from .meta import TensorMeta, dtype_token, infer_meta, namespace, ufunc_may_raise
 from .registry import REGISTRY, Category, F, declare
 from .result_layout import Strided, axis_order, empty_in_order, layout_of
 
@@ -170,6 +170,7 @@ def _declare(name: str, nin: int) -> Any:
     return declare(
         name, Category.POINTWISE, _impl, inputs=("mask", "fallback") + ("x", "y")[:nin],
         params={"ufunc": None}, meta=_meta, vjp=_vjp,
+        raises_for=lambda mask, fallback, *xs: ufunc_may_raise(*xs),
         # lowering/lower.py: the decomposition unless the ufunc would run there as an extern
         # NumPy call, which computes the masked-off elements: then this op's own call
         lowering={"decompose": _decompose, "or_extern": True},

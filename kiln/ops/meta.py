@@ -355,7 +355,10 @@ def python_int_overflow(ufunc: np.ufunc) -> Callable[..., bool]:
             return False
         if any(type(m) is int and a is not m for a, m in zip(args, metas)):
             return True   # a run-time int
-        sample = tuple(m if type(m) is int else np.zeros((), loop[i]) for i, m in enumerate(metas))
+        # (each operand in its own dtype, not the loop's: a bool meets 2 ** 63 in an int64
+        # comparison loop, which NumPy's special case for Python ints lets pass, but
+        # converting 2 ** 63 for a bool operand raises)
+        sample = tuple(m if isinstance(m, (int, float, complex)) else np.zeros((), dtype_token(m)) for m in metas)
         try:
             with np.errstate(all="ignore"):
                 ufunc(*sample)
@@ -364,6 +367,34 @@ def python_int_overflow(ufunc: np.ufunc) -> Callable[..., bool]:
         except Exception:   # noqa: BLE001 - another error is the shape rule's, found at capture
             pass
         return False
+    return raises_for
+
+
+def ufunc_may_raise(*args: Any) -> bool:
+    """Whether an unused call of a ufunc named by a parameter (scalar math, a ufunc with
+    ``where=``: the ufunc is not known here) must still run, conservatively: a Python int
+    operand, which NumPy converts to the loop's dtype (``np.uint64(3) * 2 ** 70``,
+    ``np.multiply(x_uint32, -3, out=o, where=m)``: OverflowError), or two integer operands
+    (``np.int64(2) ** np.int64(-1)``: ValueError)."""
+    metas = [a.val if hasattr(a, "graph") else a for a in args]
+    return any(type(m) is int for m in metas) or len(metas) == 2 and \
+        all(np.dtype(dtype_token(m)).kind in "iub" for m in metas if type(m) is not bool)
+
+
+def fill_may_raise(floats: bool) -> Callable[..., bool]:
+    """``raises_for(x, fill_value)`` of a fill into x's dtype, kept when unused where NumPy
+    may raise: a Python int out of an integer dtype's range (or known only at run time:
+    OverflowError), and with ``floats`` (``x.fill``, which converts with ``int()``) any
+    float into an integer dtype (NaN, 1e300)."""
+    def raises_for(x: Any, fill_value: Any) -> bool:
+        meta, value = (a.val if hasattr(a, "graph") else a for a in (x, fill_value))
+        dtype = np.dtype(dtype_token(meta))
+        if dtype.kind not in "iu":
+            return False
+        if type(value) is int:
+            info = np.iinfo(dtype)
+            return fill_value is not value or not info.min <= value <= info.max
+        return floats and type(value) is not bool and np.dtype(dtype_token(value)).kind == "f"
     return raises_for
 
 

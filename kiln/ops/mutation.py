@@ -29,16 +29,17 @@ import numpy as np
 from .creation import _fill_grad, _full_like_meta, fits
 from .indexing import _fmt_shape, is_array_entry, normalize_index
 from .scatter import add_at_broadcast
-from .meta import TensorMeta, check_casting, fresh_copy, infer_meta, reject, shape_of
+from .meta import TensorMeta, check_casting, fill_may_raise, fresh_copy, infer_meta, reject, shape_of
 from .registry import (Bound, Category, Composite, F, REGISTRY, declare, is_complex_like, is_float_like,
                        method_key, spell, ufunc_method_key)
 
 
 def _as_value(value: Any, target: Any = None) -> Any:
     """Python and NumPy scalars stay scalars (NumPy converts them with a range check when
-    it writes them: 300 into int8 raises); sequences become arrays of the target's dtype
+    it writes them: 300 into int8 raises, a Python complex into a real array raises
+    TypeError where a 0-d complex array casts with a ComplexWarning); sequences become arrays of the target's dtype
     the same way (np.array([300], dtype=np.int8) raises NumPy's own OverflowError)."""
-    if is_array_entry(value) or isinstance(value, (bool, int, float, np.generic)):
+    if is_array_entry(value) or isinstance(value, (bool, int, float, complex, np.generic)):
         return value
     dtype = getattr(target, "dtype", None)
     if dtype is not None and isinstance(value, (list, tuple)) and np.dtype(dtype).kind in "biu":
@@ -222,6 +223,7 @@ def _filled_impl(x: Any, fill_value: Any, shape: None, dtype: None) -> Any:
 # The functional fill: full_like would cast unsafely (NaN -> INT_MIN) where fill raises.
 filled = declare("filled", Category.CREATION, _filled_impl, inputs=("x", "fill_value"),
                  params={"shape": None, "dtype": None}, meta=_full_like_meta,
+                 raises_for=fill_may_raise(floats=True),
                  vjp=lambda g, out, x, fill_value, shape, dtype: (None, _fill_grad(g, fill_value)),
                  doc="the new value of x after x.fill(value)")
 
@@ -234,8 +236,9 @@ fill = declare("fill", Category.MUTATION, _fill_impl, inputs=("x", "fill_value")
 
 def _fill_normalize(x, value):
     # NumPy scalars stay scalars: fill converts them with a range check (np.uint8(255)
-    # into int8 raises), which a 0-d array would skip.
-    if not (is_array_entry(value) or isinstance(value, (bool, int, float, np.generic))):
+    # into int8 raises), which a 0-d array would skip; a Python complex into a real array
+    # raises TypeError, where a 0-d complex array would cast with a ComplexWarning.
+    if not (is_array_entry(value) or isinstance(value, (bool, int, float, complex, np.generic))):
         value = np.asarray(value)
     if len(shape_of(value)) != 0:
         reject("ndarray.fill", "value", f"<array of shape {shape_of(value)}>",

@@ -221,7 +221,8 @@ def _fix(x: Any) -> Any:
     return N.trunc(x)
 
 
-spell_composite(np.fix, ("trunc",), lambda x, out=None: Composite(_fix, (x,), {}, out), "numpy.fix")
+spell_composite(np.fix, ("trunc",), lambda x, out=None: Composite(_fix, (x,), {}, out, out_broadcasts=True),
+                "numpy.fix")
 
 
 def _nan_to_num(x: Any, nan: float, posinf: Any, neginf: Any) -> Any:

@@ -280,7 +280,8 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
         if in_place_first:
             out = args[0]
         if where is not True:   # ufunc(..., out=o, where=m): o keeps its values where m is False
-            return Composite(masked_call(op.name, ufunc.nin), tuple(args) + (where, out), {}, out)
+            return Composite(masked_call(op.name, ufunc.nin), tuple(args) + (where, out), {}, out,
+                             out_broadcasts=True)
         return Bound(op, tuple(args), {}, out)
 
     return normalize
@@ -348,7 +349,7 @@ def _outer_normalizer(op: Op, ufunc: np.ufunc) -> Callable[..., Composite]:
         for key, value in kwargs.items():
             reject(name, key, value, "compute the result without it, or call it without kiln")
         a, b = (v if hasattr(v, "shape") else np.asarray(v) for v in (a, b))
-        return Composite(outer, (a, b), {}, out[0] if isinstance(out, tuple) else out)
+        return Composite(outer, (a, b), {}, out[0] if isinstance(out, tuple) else out, out_broadcasts=True)
     return normalize
 
 

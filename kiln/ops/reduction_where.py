@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import reduction
+from .creation import fits
 from .fp_errors import ZERO_BY_ZERO
 from .meta import TensorMeta, infer_meta, ndim_of, reject, shape_of
 from .numeric import scalar_if_0d
@@ -109,6 +110,12 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
         reject(name, "initial", initial, "combine the result with it yourself")
     if where is not None and not hasattr(where, "shape"):
         where = np.asarray(where, dtype=bool)
+    if where is not None and not fits(tuple(shape_of(where)), tuple(shape_of(a)), drop_units=False):
+        # NumPy broadcasts the mask to the input's shape, never the input to the mask's: a
+        # mask of more axes, or longer where the input has length 1, raises NumPy's error
+        # (its message names out= too), which the call gives when it runs as Python.
+        reject(name, "where", f"<mask of shape {tuple(shape_of(where))}>",
+               f"NumPy raises: the mask does not broadcast to the input's shape {tuple(shape_of(a))}")
 
     def fn(x, w):
         # NumPy casts initial into the reduction's dtype, unsafely (2.5 -> 2 for ints; a Python

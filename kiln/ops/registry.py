@@ -400,6 +400,11 @@ class Composite:
     # in divmod``, once), not as the ops they are (ir/graph.py ``extern_impl``,
     # lowering/fp_flags.py).
     ufunc: str | None = None
+    # ``out=`` may be larger than the result, which NumPy broadcasts into it: a ufunc's
+    # (``np.add(x, 1, out=o, where=m)``, ``np.fix``, ``ufunc.outer``). Elsewhere (a
+    # reduction's ``where=``/``initial=``, the nan-reductions, ``np.round``) NumPy wants
+    # the result's own shape and raises otherwise, so capture runs such a call as Python.
+    out_broadcasts: bool = False
 
 
 @dataclass

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, infer_meta
+from .meta import TensorMeta, infer_meta, ufunc_may_raise
 from .registry import REGISTRY, Bound, Category, Composite, F, declare
 from .value_warnings import call_site, warn_at
 
@@ -188,7 +188,7 @@ def _vjp(g: Any, out: Any, x: Any, y: Any, ufunc: str) -> Any:
 
 scalar_binary = declare(
     "scalar_binary", Category.POINTWISE, _impl, inputs=("x", "y"), params={"ufunc": None},
-    meta=_meta, vjp=_vjp,
+    meta=_meta, vjp=_vjp, raises_for=ufunc_may_raise,
     # the ufunc's loop code, or this op's own call where the ufunc's would be an extern
     # (integer power: NumPy's own error from scalar math)
     lowering={"decompose": lambda x, y, ufunc: F.__getattr__(ufunc)(x, y), "or_extern": True},

@@ -156,8 +156,14 @@ class ArrayVariable(VariableTracker):
             return False
         if name == "shape" and self.can_rewrite_in_place():
             # a = np.zeros(6); a.shape = (2, 3): an array only this frame sees takes the
-            # reshaped node (NumPy reshapes it in place, without copying)
+            # reshaped node (NumPy reshapes it in place, without copying). NumPy refuses
+            # where its memory is not in C order (``(x.T * 2).shape = (-1,)``, a copy of a
+            # broadcast array): kiln knows that of a 1-d array, or where only unit axes come
+            # or go; otherwise Python decides.
             reshaped = tx.call_op(np.reshape, [self, value], {}, "ndarray.shape =")
+            if len(self.meta.shape) > 1 and [d for d in self.meta.shape if d != 1] != \
+                    [d for d in reshaped.meta.shape if d != 1]:
+                return False
             self.node, self.dims = reshaped.node, reshaped.dims
             return True
         if name == "real" or name == "imag" and self.meta.dtype.kind == "c":
