@@ -25,15 +25,15 @@ from ..ops.meta import is_dtype_class, plain_dtype, supported_dtype
 from ..ops.speculation import speculating
 from ..ops.registry import CALLER_FRAME_READERS, ambient_hook, iter_leaves, map_leaves
 from .breaks import HINTS
-from .call_inputs import (ArrayArg, as_meta, flatten, input_at, numpy_deprecation,
-                          numpy_returns_scalar, numpy_warns_on_empty, objects_the_normalizer_added,
-                          replace_at, value_free)
+from .call_inputs import (ArrayArg, as_meta, flatten, numpy_deprecation, numpy_returns_scalar,
+                          numpy_warns_on_empty, objects_the_normalizer_added, value_free)
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
 from .dims import array_tracker, propagate_dims, runtime_slices
+from .opcall_dims import numpy_layout_known, unbacked_dims
 from .python_numbers import SAME_AS_WEAK, graph_value
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
-                               SymScalarVariable, UnbackedSize, same_value)
+                               SymScalarVariable, UnbackedSize)
 from .variables.base import ConstantVariable, VariableTracker
 
 
@@ -419,7 +419,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         tx.unsupported("data_dependent", f"{spelling_text}: a slice bound taken from an array "
                        f"gives a length that depends on the data", HINTS["data_dependent"])
     if op.numpy_layout is not None and op.numpy_layout(*bound.inputs, **bound.params):
-        _numpy_layout_known(tx, spelling_text, bound.inputs[0])
+        numpy_layout_known(tx, spelling_text, bound.inputs[0])
     if op.opaque_view is not None and op.opaque_view(*bound.inputs, **bound.params):
         tx.unsupported("unsupported_call", f"{spelling_text} returns a view of its operand "
                        f"here; it runs as Python so writes through it behave as in NumPy")
@@ -482,7 +482,7 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
                            f"a sub-array) is not modelled by kiln; it runs as NumPy")
     if unbacked is not None:
         used.update(id(v) for v in flatten(bound.inputs) if isinstance(v, ArrayArg))
-        bound, dims = _unbacked_dims(tx, spelling_text, bound, unbacked)
+        bound, dims = unbacked_dims(tx, spelling_text, bound, unbacked)
     array_inputs = [v.var for v in flatten(bound.inputs) if isinstance(v, ArrayArg)]
     array_type = result_array_type(tx, spelling_text, array_inputs, bound.inputs,
                                    composing=bool(_COMPOSING))
@@ -548,62 +548,6 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
         # A view of a read-only view is read-only (an op that may copy instead: maybe).
         result.read_only = op.read_only or base.read_only
     return result
-
-
-def _numpy_layout_known(tx, text: str, x: Any) -> None:
-    """Op.numpy_layout: ``x`` must be an argument the graph has not written (kiln lays out
-    what it computes its own way); whether its last axis is contiguous is guarded."""
-    var = array_tracker(x)
-    value = tx.output.leaf_value(var.source) if var is not None and var.node.kind == "placeholder" \
-        and var.source is not None else None
-    contiguous = value is not None and (value.ndim == 0 or value.shape[-1] == 1
-                                        or value.strides[-1] == value.itemsize)
-    # (once the graph wrote it, kiln's value of it is a C-ordered copy: the same answer
-    # where NumPy's last axis is contiguous too)
-    if value is None or tx.output.writes and not contiguous:
-        tx.unsupported("unsupported_call", f"{text}: the result depends on how NumPy lays out an "
-                       f"array computed in the function; it runs as Python")
-    code, shown = var.source.code(tx.guards.ns), var.source.display()
-    tx.guards.add_truth(f"({code}.ndim == 0 or {code}.shape[-1] == 1 or {code}.strides[-1] == {code}.itemsize)",
-                        f"{shown}'s last axis is contiguous", contiguous, (var.source,))
-
-
-def _unbacked_dims(tx, text: str, bound: Bound, spec: tuple):
-    """``meta -> dims`` of a data-dependent op's result (Op.unbacked): its "u" dims one
-    :class:`UnbackedSize` per thing counted (``x[m]`` and ``np.nonzero(m)`` share one)."""
-    count, out_dims = spec
-    sizes = tx.output.unbacked_sizes
-    counted = input_at(bound.inputs, count[1])
-    rest = tuple(count[2:]) + (tx.output.writes,)
-    key = (count[0], counted.var.node) + rest
-    for (what, node, *others), (_, var) in sizes.items():
-        if what == count[0] and tuple(others) == rest and same_value(node, counted.var.node):
-            # the same count of an equal value (``x > 0`` written twice): one size, and the
-            # graph reads it from the first value, so lowering shares the symbol too
-            key = (what, node) + rest
-            used_inputs = replace_at(bound.inputs, count[1], ArrayArg(var))
-            bound = Bound(bound.op, used_inputs, bound.params, bound.out)
-            break
-    hint = infer_meta(bound.op, tuple(map_leaves(bound.inputs, as_meta)), bound.params)
-    dims: list = []
-    for d, spec_d in enumerate(out_dims):
-        if spec_d == "u" or isinstance(spec_d, tuple) and spec_d[0] == "u":
-            if hint.shape[d] < 2:
-                # sizes 0 and 1 decide broadcasting: an example this small says nothing
-                tx.unsupported("data_dependent", f"{text} of so small an array has a "
-                               f"data-dependent size of at most {hint.shape[d]}")
-            key_d = key if spec_d == "u" else key + spec_d[1:]   # ("u", tag): one per tag
-            sym = sizes.get(key_d)
-            if sym is None:
-                sym = sizes[key_d] = (UnbackedSize(key_d, hint.shape[d], text),
-                                      input_at(bound.inputs, count[1]).var)
-            dims.append(sym[0])
-        elif spec_d is None:
-            dims.append(None)
-        else:
-            i, k = spec_d
-            dims.append(bound.inputs[i].var.dims[k])
-    return bound, lambda val: tuple(dims)
 
 
 # The writes (their module imports selections too) and the layer above this one (x[mask]

@@ -68,7 +68,7 @@ class OutputGraph:
         self.prebound: dict[str, str] | None = None   # entry paths read before the replay
         self.prebind_lines: list[str] = []
         self.mutable_objects: dict[int, tuple] = {}  # id -> (tracker, source): see builder.wrap
-        # Sizes known only after an op ran, by what they count (opcall._unbacked_dims); a
+        # Sizes known only after an op ran, by what they count (opcall_dims.unbacked_dims); a
         # count of the array writes so far is part of the key (a written mask counts anew).
         self.unbacked_sizes: dict[tuple, tuple] = {}
         # Sizes derived from those are polynomials over stable symbols (unbacked_dims.py):
