@@ -286,17 +286,16 @@ def merge_sorted(a, b):
     # ``while a or b:`` with a data-dependent body: the bottom test's ``a`` jumps back to
     # the body when it holds (3.11), or (3.12+) jumps on to ``b`` when it fails and falls
     # through to the jump back; either way that side goes on to the next iteration.
-    out = np.empty(a.shape[0] + b.shape[0])
-    i = j = k = 0
     n, m = a.shape[0], b.shape[0]
+    out = np.empty(n + m)
+    i = j = 0
     while i < n or j < m:
         if j >= m or (i < n and a[i] <= b[j]):
-            out[k] = a[i]
+            out[i + j] = a[i]
             i += 1
         else:
-            out[k] = b[j]
+            out[i + j] = b[j]
             j += 1
-        k += 1
     return out, i + j
 
 
