@@ -1,8 +1,9 @@
 """Tuples, lists, dicts and slices whose items are trackers (their iterators: iterators.py).
 
-Containers made inside the frame may be mutated freely (their trackers change);
-containers passed in (they have a source) are read-only for now: mutating one is a graph
-break, so the update happens for real when the function runs as Python.
+Containers made inside the frame may be mutated freely (their trackers change); a
+mutation of one passed in (it has a source) changes its trackers too and is recorded, to
+be replayed on the real object after the graph (kiln/capture/output.py); what cannot be
+replayed is a graph break, so the update happens for real when the function runs as Python.
 """
 from __future__ import annotations
 
