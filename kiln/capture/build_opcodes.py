@@ -119,3 +119,8 @@ class BuildOpcodes:
         middle = ListVariable(items[before:len(items) - after])
         values = items[:before] + [middle] + items[len(items) - after:]
         self.stack.extend(reversed(values))
+
+    def DELETE_SUBSCR(self, inst):
+        """``del l[i]``, ``del l[a:b]``, ``del d[k]`` (the container's ``delitem``)."""
+        index = self.pop()
+        self.pop().delitem(self, index)

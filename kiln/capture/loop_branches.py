@@ -24,7 +24,7 @@ import numpy as np
 
 from ..ops import TensorMeta
 from ..ops.loops import NUMPY_NEVER_RAISE, SELECT_SAFE
-from .bytecode_facts import COND_JUMPS, plain_parts
+from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS, plain_parts
 from .loop_types import FLAG, is_flag
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
 from .variables.base import ConstantVariable, VariableTracker
@@ -295,6 +295,20 @@ def _run_side(tx, trace, stop: int | None, lo: int, hi: int) -> int:
 
 # -- data-dependent if/else ----------------------------------------------------------------
 
+def _or_at_bottom(tx, trace, inst) -> int | None:
+    """Where the rest of the test goes on when the conditional jump ``inst`` is 3.12+'s
+    ``a`` of ``while a or b:`` at the bottom of the while loop being traced: a forward
+    jump to ``b`` when ``a`` fails, falling through to a jump back to the body's start."""
+    instructions = tx.decoded.instructions
+    k = inst.index
+    if trace.tx is not tx or trace.iterator is not None or trace.cont is None \
+            or not k < inst.target < trace.hi or k + 1 >= len(instructions):
+        return None
+    following = instructions[k + 1]
+    return inst.target if following.opname in BACKWARD_JUMPS and following.target == trace.lo \
+        else None
+
+
 def branch(tx, inst, cond: ScalarValueVariable, when: bool) -> None:
     """``if cond:`` on a value computed in the body (a conditional jump at ``inst``): both
     sides are traced, each under its predicate; every value they leave different becomes
@@ -302,7 +316,13 @@ def branch(tx, inst, cond: ScalarValueVariable, when: bool) -> None:
     side goes on alone."""
     trace = tx.output.loop_trace
     k, t = inst.index, inst.target
-    if t <= k and not (trace.tx is tx and trace.iterator is not None and t == trace.head):
+    # a part of the bottom test of the while loop being traced that jumps back to its
+    # body's start (3.11 ``while a or b:``: ``a`` holding goes on without testing ``b``)
+    again = trace.tx is tx and trace.iterator is None and trace.cont is not None and t == trace.lo
+    rest = _or_at_bottom(tx, trace, inst)
+    if rest is not None:   # 3.12+'s spelling of it: the 3.11 jump with the other sense
+        again, t, when = True, trace.lo, not when
+    if t <= k and not (trace.tx is tx and trace.iterator is not None and t == trace.head) and not again:
         raise LoopFallback("a data-dependent backward jump (a while loop in the body)")
     graph = trace.graph
     before = set(map(id, graph.nodes))
@@ -312,8 +332,12 @@ def branch(tx, inst, cond: ScalarValueVariable, when: bool) -> None:
     fall_pred = conj(tx, outer, negate(tx, c) if when else c)
     stack0, locals0 = list(tx.stack), dict(tx.locals)
     if t <= k:          # a jump back to the head: that side goes on to the next iteration
-        trace.exits.append(Exit("next", jump_pred, dict(tx.locals), None))
+        from .loop_node import COND
+        goes_on = {COND: ConstantVariable(bool(trace.cont))} if again else {}
+        trace.exits.append(Exit("next", jump_pred, dict(tx.locals, **goes_on), None))
         trace.active = fall_pred
+        if rest is not None:
+            tx.ip = rest   # the rest of the test
         return
     if trace.tx is tx and trace.iterator is None and trace.cont is not None and t >= trace.hi:
         # a jump out of the while loop being traced (a part of ``while a and b:``'s test,

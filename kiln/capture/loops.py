@@ -101,9 +101,22 @@ class ScalarValueVariable(VariableTracker):
                 return ConstantVariable(type(ex)(0) if isinstance(ex, np.generic) else
                                         0.0 if type(ex) is float else 0)
             return apply_scalar(tx, "int", [self]) if type(ex) is bool else self
+        if name == "astype" and isinstance(self.example, np.generic):
+            from .variables.containers import ContainerMethodVariable
+            return ContainerMethodVariable(self, name)   # see call_method
         _refuse(tx, f"attribute '{name}' of {self.describe()}")
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if name == "astype" and isinstance(self.example, np.generic) and len(args) == 1 \
+                and not kwargs and args[0].is_constant():
+            # ``x[i].astype(np.int64)`` of a NumPy scalar is ``np.int64(x[i])``: same value,
+            # type and warnings (a cast)
+            try:
+                cls = np.dtype(args[0].value).type
+            except TypeError:
+                cls = None
+            if cls is not None and issubclass(cls, (np.number, np.bool_)):
+                return apply_scalar(tx, f"np.{cls.__name__}", [self])
         _refuse(tx, f"method '{name}' of {self.describe()}")
 
 

@@ -225,8 +225,9 @@ class OutputGraph:
         raise AssertionError(f"{node} is not an input")
 
     def record_side_effect(self, kind: str, target: VariableTracker, *payload: Any) -> None:
-        """``("call", list_or_dict, method, args, kwargs)``, ``("setitem", obj, key, value)``
-        or ``("setattr", obj, name, value)`` on an object that came from outside."""
+        """``("call", list_or_dict, method, args, kwargs)``, ``("setitem", obj, key, value)``,
+        ``("delitem", obj, key)`` or ``("setattr", obj, name, value)`` on an object that
+        came from outside."""
         self.side_effects.append((kind, target) + payload)
 
     def replay_code(self, rebuild) -> list[str]:
@@ -253,6 +254,8 @@ class OutputGraph:
             elif kind == "setitem":
                 key, value = payload
                 lines.append(f"{obj}[{rebuild(key)}] = {rebuild(value)}")
+            elif kind == "delitem":
+                lines.append(f"del {obj}[{rebuild(payload[0])}]")
             else:
                 name, value = payload
                 lines.append(f"{obj}.{name} = {rebuild(value)}")

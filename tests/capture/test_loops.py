@@ -290,6 +290,24 @@ def test_bodies_that_depend_on_the_value_unroll_or_break():
     assert "Loops:" in str(report)
 
 
+def element_casts(x, c):
+    s, t = np.float32(0), 0
+    for i in range(x.shape[0]):
+        c[x[i].astype(np.int64)] += 1
+        s = s + x[i].astype("float32")
+        t = t + x[i].astype(bool)
+    return c, s, t
+
+
+def test_astype_of_an_element_is_its_scalar_cast_in_a_loop_node():
+    """``x[i].astype(T)`` of a NumPy scalar is ``T(x[i])``: the loop was unrolled (an
+    attribute of a body value was refused)."""
+    compiled = kiln.compile(element_casts, backend="eager")
+    x = np.arange(12.0) % 5 + 0.5
+    _same(compiled(x, np.zeros(6)), element_casts(x, np.zeros(6)))
+    assert all("loop" in r.ops for r in compiled.records), [r.ops for r in compiled.records]
+
+
 def weighted_sum_of_a_generator(x):
     return sum(x[i] * i for i in range(len(x)))
 

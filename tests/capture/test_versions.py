@@ -280,3 +280,32 @@ def test_a_while_or_test_is_one_graph_while_node_as_on_3_11():
     out = kiln.explain(shrink_while_large_or_few)(X + 2.0)
     assert (out.graph_count, out.graph_break_count) == (1, 0), str(out)
     assert any("graph_while" in note for note in out.loops), out.loops
+
+
+def merge_sorted(a, b):
+    # ``while a or b:`` with a data-dependent body: the bottom test's ``a`` jumps back to
+    # the body when it holds (3.11), or (3.12+) jumps on to ``b`` when it fails and falls
+    # through to the jump back; either way that side goes on to the next iteration.
+    n, m = a.shape[0], b.shape[0]
+    out = np.empty(n + m)
+    i = j = 0
+    while i < n or j < m:
+        if j >= m or (i < n and a[i] <= b[j]):
+            out[i + j] = a[i]
+            i += 1
+        else:
+            out[i + j] = b[j]
+            j += 1
+    return out, i + j
+
+
+def test_a_while_or_loop_with_a_data_dependent_body_is_one_loop_node():
+    rng = np.random.default_rng(3)
+    backend = CountingBackend()
+    compiled = kiln.compile(merge_sorted, backend=backend)
+    for n, m in ((5, 4), (2, 7)):
+        a, b = np.sort(rng.random(n)), np.sort(rng.random(m))
+        assert_same(compiled(a, b), merge_sorted(a, b))
+    out = kiln.explain(merge_sorted)(a, b)
+    assert (out.graph_count, out.graph_break_count) == (1, 0), str(out)
+    assert any("loop node" in note for note in out.loops), out.loops

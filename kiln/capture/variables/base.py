@@ -70,6 +70,10 @@ class VariableTracker:
         tx.unsupported("mutation", f"item assignment on {self.describe()} is not supported",
                        HINTS["mutation"])
 
+    def delitem(self, tx, index: "VariableTracker") -> None:
+        tx.unsupported("mutation", f"item deletion on {self.describe()} is not supported",
+                       HINTS["mutation"])
+
     def length(self, tx) -> "VariableTracker":
         return ConstantVariable(len(self.items(tx)))
 

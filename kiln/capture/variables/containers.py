@@ -1,8 +1,9 @@
 """Tuples, lists, dicts and slices whose items are trackers (their iterators: iterators.py).
 
-Containers made inside the frame may be mutated freely (their trackers change);
-containers passed in (they have a source) are read-only for now: mutating one is a graph
-break, so the update happens for real when the function runs as Python.
+Containers made inside the frame may be mutated freely (their trackers change); a
+mutation of one passed in (it has a source) changes its trackers too and is recorded, to
+be replayed on the real object after the graph (kiln/capture/output.py); what cannot be
+replayed is a graph break, so the update happens for real when the function runs as Python.
 """
 from __future__ import annotations
 
@@ -76,15 +77,11 @@ class TupleVariable(VariableTracker):
         return tx.fold(operator.getitem, self.item_list, key)
 
     def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
-        if op in (operator.add, operator.iadd) and isinstance(other, TupleVariable) \
+        if op is operator.add and isinstance(other, TupleVariable) \
                 and type(other) is type(self):
             items = other.item_list + self.item_list if reverse else self.item_list + other.item_list
-            if op is operator.iadd and isinstance(self, ListVariable):
-                self.check_mutable(tx)
-                self.item_list[:] = items
-                return self
             return type(self)(items)
-        if op in (operator.mul, operator.imul) and other.is_constant() and isinstance(other.value, int):
+        if op is operator.mul and other.is_constant() and isinstance(other.value, int):
             return type(self)(self.item_list * other.value)
         if op in (operator.eq, operator.ne) and self.is_constant() and other.is_constant():
             return ConstantVariable(tx.fold(op, self.value, other.value))
@@ -164,14 +161,41 @@ class ListVariable(TupleVariable):
         if self.source is not None:
             tx.output.record_side_effect(kind, self, *payload)
 
+    def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
+        """``+`` and ``*`` make a new list (of any two lists: an argument's too); ``l += it``
+        extends ``l`` itself by any iterable and ``l *= n`` repeats it in place, so every
+        name bound to the list sees the change."""
+        if op is operator.iadd and not reverse:
+            self.call_method(tx, "extend", [other], {})
+            return self
+        if op is operator.imul and not reverse and other.is_constant() \
+                and isinstance(other.value, int):
+            self.record(tx, "call", "__imul__", [other], {})
+            self.item_list[:] = self.item_list * other.value
+            return self
+        if op is operator.add and isinstance(other, ListVariable):
+            a, b = (other, self) if reverse else (self, other)
+            return ListVariable(a.item_list + b.item_list)
+        if op is operator.mul and other.is_constant() and isinstance(other.value, int):
+            return ListVariable(self.item_list * other.value)
+        return super().binary(tx, op, other, reverse)
+
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
         if self.source is not None and index.is_constant() and type(index.value) is int \
                 and -len(self.item_list) <= index.value < len(self.item_list) \
                 and stores_itself(value, GetItemSource(self.source, index.value % len(self.item_list))):
             return
         key = _index(tx, index)
-        tx.fold(operator.setitem, self.item_list, key, value)
+        if isinstance(key, slice):   # ``l[a:b] = iterable``: its items, Python's checks
+            value = ListVariable(value.items(tx))
+            tx.fold(operator.setitem, self.item_list, key, value.item_list)
+        else:
+            tx.fold(operator.setitem, self.item_list, key, value)
         self.record(tx, "setitem", index, value)
+
+    def delitem(self, tx, index: VariableTracker) -> None:
+        tx.fold(operator.delitem, self.item_list, _index(tx, index))
+        self.record(tx, "delitem", index)
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         mutators = {"append", "extend", "insert", "pop", "reverse", "clear", "remove"}
@@ -303,6 +327,15 @@ class DictVariable(VariableTracker):
                                f"{self.source.display()} that was passed in", HINTS["mutation"])
             tx.output.record_side_effect("setitem", self, ConstantVariable(key), value)
         self.entries[key] = value
+
+    def delitem(self, tx, index: VariableTracker) -> None:
+        key = index.as_constant(tx)
+        if self.source is not None and type(key) not in (str, int):
+            tx.unsupported("mutation", f"deleting a {type(key).__name__} key of the dict "
+                           f"{self.source.display()} that was passed in", HINTS["mutation"])
+        tx.fold(operator.delitem, self.entries, key)   # a KeyError is the user's
+        if self.source is not None:   # replayed on the real dict after the graph
+            tx.output.record_side_effect("delitem", self, ConstantVariable(key))
 
     def contains(self, tx, value: VariableTracker) -> bool:
         return value.as_constant(tx) in self.entries
