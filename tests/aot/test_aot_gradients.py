@@ -124,6 +124,7 @@ def _rows():
         "einsum": (np.einsum, ("ij,kj->ik", X, V), {}),
         "solve": (np.linalg.solve, (SQ, V), {}),
         "inv": (np.linalg.inv, (SQ,), {}),
+        "cond": (np.linalg.cond, (SQ,), {}),
         "cholesky": (np.linalg.cholesky, (SPD,), {}),
         "norm": (np.linalg.norm, (V,), {}),
         "vector_norm": (np.linalg.norm, (V,), {"axis": 1, "keepdims": True}),

@@ -266,7 +266,7 @@ def prefix_max(x):
     out = np.empty_like(x)
     m = -np.inf
     for i in range(x.shape[0]):
-        m = max(m, x[i])      # builtin max of array values: a break per iteration
+        m = max(m, x[i], key=abs)   # builtin max with a key, of array values: a break per iteration
         out[i] = m
     return out
 
