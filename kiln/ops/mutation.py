@@ -106,7 +106,10 @@ def _copy_into_decomposition(dst, src, where, casting):
     if len(sshape) > len(dshape):       # leading unit axes, which np.copyto drops
         src = F.reshape(src, shape=sshape[len(sshape) - len(dshape):])
     value = F.broadcast_to(F.astype(src, dtype=dst.dtype), shape=dshape)
-    return value if where is True else F.where(where, value, dst)
+    # (where=True arrives as the lowering's constant scalar: a select on it would still
+    # load dst, which the extern writing into dst's memory, lowering/inplace.py, needs not)
+    kept = where is True or (getattr(where, "shape", None) == () and getattr(where, "value", None) is True)
+    return value if kept else F.where(where, value, dst)
 
 
 copy_into = declare("copy_into", Category.POINTWISE, _copy_into_impl,
