@@ -71,7 +71,7 @@ def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buff
     renderer = getattr(low, "renderer", None)
     borrow = renderer is None or getattr(renderer, "computed_indices", False)
     low.extern_into = {}
-    into = _writes_into(items, low, steps_reads, raising)
+    into = writes_into(items, low, steps_reads, raising)
     plan: dict[str, Buffer] = {}
     for step, item in enumerate(items):
         if isinstance(item, Kernel):
@@ -124,16 +124,18 @@ def _take_callers_layout(kernel: Kernel, donated: dict, reads_on: list, low: Gra
     return moved
 
 
-def _writes_into(items: list, low: GraphLowering, steps_reads: list, raising: list):
-    """``ok(name, target, step)``: may the extern whose result is ``name`` write it
-    straight into the caller's buffer ``target``, for the kernel at ``step`` to take over
-    in place (see the module doc)?"""
+def writes_into(items: list, low: GraphLowering, steps_reads: list, raising: list):
+    """``ok(name, target, step, through=True)``: may the extern whose result is ``name``
+    write it straight into the caller's buffer ``target``, for the kernel at ``step`` to
+    take over in place (see the module doc)? ``through=False``: for the step at ``step``
+    to be the write of the whole result into ``target`` (``c[...] = a @ b``,
+    lowering/memory.py), which reads ``target`` itself as its destination only."""
     externs = {item.name: (k, item) for k, item in enumerate(items)
                if isinstance(item, ExternNode) and item.op.out_impl is not None}
     views = [(k, item.name, set(steps_reads[k])) for k, item in enumerate(items)
              if isinstance(item, ExternNode) and item.op.may_alias]
 
-    def ok(name: str, target: Buffer, step: int) -> bool:
+    def ok(name: str, target: Buffer, step: int, through: bool = True) -> bool:
         if name not in externs:
             return False
         first, item = externs[name]
@@ -150,7 +152,7 @@ def _writes_into(items: list, low: GraphLowering, steps_reads: list, raising: li
         for k, view, read in views:   # views of the caller's array, in schedule order
             if k < step and read & aliases:
                 aliases.add(view)
-        return not any(steps_reads[k] & aliases for k in range(first, step + 1))
+        return not any(steps_reads[k] & aliases for k in range(first, step + through))
     return ok
 
 

@@ -271,6 +271,8 @@ class WrapperCode:
                     self.checks[step] = spread
                 elif spread is not None:
                     rhs = f"{spread}({', '.join(self.arg(a) for a in item.args[0])})"
+                elif written and step in plan.written_before:
+                    rhs = call_args[0]   # its value's extern wrote it there (memory.py)
                 elif written:
                     self.lines.append(f"{call_args[0]}[{call_args[1]}] = {call_args[2]}")
                     rhs = call_args[0]
