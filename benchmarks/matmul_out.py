@@ -1,6 +1,7 @@
-"""``np.matmul(a, b, out=c)`` (and ``np.dot``) compiled against NumPy: the product written
-straight into the caller's array (kiln/lowering/inplace.py, ``Op.out_impl``), then a
-pointwise op on it in place, as in a cosine similarity.
+"""``np.matmul(a, b, out=c)`` (and ``np.dot``, and ``c[...] = a @ b``) compiled against
+NumPy: the product written straight into the caller's array (kiln/lowering/inplace.py,
+``Op.out_impl``), then a pointwise op on it in place, as in a cosine similarity. Run with
+``KILN_COST_MODEL=0`` to compile the one-call cases too (else they run as NumPy).
 
     python -m benchmarks.matmul_out [--rounds N]
 
@@ -31,6 +32,11 @@ def dot_out(a, b, out):
     return np.dot(a, b, out=out)
 
 
+def set_whole(a, b, out):
+    out[...] = a @ b
+    return out
+
+
 def _inputs(name: str, n: int, k: int) -> tuple:
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, k))
@@ -45,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rounds", type=int, default=7)
     opts = p.parse_args(argv)
     print(f"{'case':<12} {'size':>8} {'numpy us':>10} {'kiln us':>10} {'numpy/kiln':>10}")
-    for fn in (cosine_out, matmul_out, dot_out):
+    for fn in (cosine_out, matmul_out, dot_out, set_whole):
         for n, k in ((8, 8), (100, 100), (500, 64)):
             args = _inputs(fn.__name__, n, k)
             compiled = kiln_compile(fn)

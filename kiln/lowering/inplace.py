@@ -136,7 +136,7 @@ def writes_into(items: list, low: GraphLowering, steps_reads: list, raising: lis
              if isinstance(item, ExternNode) and item.op.may_alias]
 
     def ok(name: str, target: Buffer, step: int, through: bool = True) -> bool:
-        if name not in externs:
+        if name not in externs or low.size_checks:   # (checks raise between the steps)
             return False
         first, item = externs[name]
         out = item.out
