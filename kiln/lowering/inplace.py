@@ -24,13 +24,23 @@ An input qualifies when it is
   output's own loop (stage) or an earlier loop of the same outer point, never a later
   one; within the output's loop, first read by the output's own node or one before it,
   so the load is emitted before the store (later reads reuse the loaded register).
+
+Where the output is the caller's array's new value and the input it would take is the
+result of an extern with an ``Op.out_impl`` (``np.matmul(a, b, out=c)``, then
+``np.clip(c, -1, 1, out=c)``), the extern writes its result straight into the caller's
+array, as NumPy's ``out=`` does, and the kernel then works in place there: no temporary
+the size of the result (``low.extern_into``: extern name -> the caller's buffer; the
+wrapper calls ``out_impl``). Only when that array is C-contiguous like the result, of its
+shape and dtype, nothing from the extern's step through the kernel's reads it (nor a
+view of it: the extern's operands do not overlap it) and nothing from the extern on can
+raise (aot replays a graph that raised on the caller's untouched arrays).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from ..ir.passes import extend_through_views, last_uses
-from .loop_ir import Buffer, BufferValue
+from .loop_ir import Buffer, BufferValue, contiguous_strides
 from .lower import ExternNode, GraphLowering, iter_values
 from .scheduler import Kernel, node_loads, write_index
 
@@ -60,16 +70,23 @@ def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buff
     # dynamic_mutation; not investigated further)
     renderer = getattr(low, "renderer", None)
     borrow = renderer is None or getattr(renderer, "computed_indices", False)
+    low.extern_into = {}
+    into = writes_into(items, low, steps_reads, raising)
     plan: dict[str, Buffer] = {}
     for step, item in enumerate(items):
         if isinstance(item, Kernel):
             # A caller's array is written only when nothing after can still raise.
             give = donated if not any(r > step for r in raising) else {}
             moved = _take_callers_layout(item, give, steps_reads[step:], low) if give and borrow else []
-            got = _kernel_plan(item, step, last, fresh, local, give)
+            got = _kernel_plan(item, step, last, fresh, local, give, into)
             undone = [undo() for out, undo in moved if got.get(out.name) is not give[out.name]]
             if undone:   # not written over the caller's array after all: a temporary,
-                got = _kernel_plan(item, step, last, fresh, local, give)   # planned as one
+                got = _kernel_plan(item, step, last, fresh, local, give, into)   # planned as one
+            for out, src in got.items():
+                if give.get(out) is not None and src is not give[out]:
+                    low.extern_into.pop(src.name, None)
+                    if into(src.name, give[out], step):
+                        low.extern_into[src.name] = give[out]
             plan.update(got)
     return plan
 
@@ -107,6 +124,38 @@ def _take_callers_layout(kernel: Kernel, donated: dict, reads_on: list, low: Gra
     return moved
 
 
+def writes_into(items: list, low: GraphLowering, steps_reads: list, raising: list):
+    """``ok(name, target, step, through=True)``: may the extern whose result is ``name``
+    write it straight into the caller's buffer ``target``, for the kernel at ``step`` to
+    take over in place (see the module doc)? ``through=False``: for the step at ``step``
+    to be the write of the whole result into ``target`` (``c[...] = a @ b``,
+    lowering/memory.py), which reads ``target`` itself as its destination only."""
+    externs = {item.name: (k, item) for k, item in enumerate(items)
+               if isinstance(item, ExternNode) and item.op.out_impl is not None}
+    views = [(k, item.name, set(steps_reads[k])) for k, item in enumerate(items)
+             if isinstance(item, ExternNode) and item.op.may_alias]
+
+    def ok(name: str, target: Buffer, step: int, through: bool = True) -> bool:
+        if name not in externs or low.size_checks:   # (checks raise between the steps)
+            return False
+        first, item = externs[name]
+        out = item.out
+        if not (isinstance(out, BufferValue) and out.is_whole() and out.buf.order is None
+                and getattr(out, "layout", None) is None and len(target.shape) > 0
+                and (out.buf.shape, out.buf.dtype) == (target.shape, target.dtype)
+                and all(isinstance(v, int) for v in (*target.shape, *target.strides, target.offset))
+                and (target.strides, target.offset) == (contiguous_strides(target.shape), 0)
+                and out.buf.strides == target.strides and first < step
+                and not any(r >= first for r in raising)):
+            return False
+        aliases = {target.name}
+        for k, view, read in views:   # views of the caller's array, in schedule order
+            if k < step and read & aliases:
+                aliases.add(view)
+        return not any(steps_reads[k] & aliases for k in range(first, step + through))
+    return ok
+
+
 def _donated(low: GraphLowering) -> dict[str, Buffer]:
     """output buffer name -> the input buffer it is the new value of (Graph.donated)."""
     out: dict[str, Buffer] = {}
@@ -120,7 +169,7 @@ def _donated(low: GraphLowering) -> dict[str, Buffer]:
 
 
 def _kernel_plan(kernel: Kernel, step: int, last: dict, fresh: set, local: dict,
-                 donated: dict) -> dict:
+                 donated: dict, into: Any) -> dict:
     written = kernel.written()
     # Every load of every buffer: (stage, position in the stage, node name, index).
     loads: dict[str, list] = {}
@@ -142,6 +191,8 @@ def _kernel_plan(kernel: Kernel, step: int, last: dict, fresh: set, local: dict,
                 # The caller's array this output is the new value of: first choice, and it
                 # qualifies even if this kernel does not read it.
                 candidates.insert(0, (target.name, target, loads.get(target.name, [])))
+                # better still: an extern's result it reads, written there by the extern
+                candidates[:0] = [c for c in candidates[1:] if into(c[0], target, step)]
             for name, buf, uses in candidates:
                 owned = buf.kind == "computed" or name in fresh
                 if (name in taken or name in written or local.get(name) is not None

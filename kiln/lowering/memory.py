@@ -41,7 +41,8 @@ import numpy as np
 
 from ..ir.passes import extend_through_views, last_uses
 from .loop_ir import Buffer, BufferValue
-from .lower import Opaque, iter_values
+from .inplace import writes_into
+from .lower import ExternNode, Opaque, iter_values
 from .scheduler import Kernel
 
 # Buffers at least this big are recycled across calls (see the module doc).
@@ -61,6 +62,9 @@ class MemoryPlan:
     allocations: dict = field(default_factory=dict)   # step -> [Allocation] before it runs
     deaths: dict = field(default_factory=dict)        # step -> names deleted after it
     inplace_externs: set = field(default_factory=set)  # steps whose extern runs in place
+    # steps writing a whole result the extern that made it wrote there already
+    # (``c[...] = a @ b``: low.extern_into, kiln/lowering/inplace.py)
+    written_before: set = field(default_factory=set)
     at_exit: list = field(default_factory=list)       # (name, pool or None) still held
     pools: list = field(default_factory=list)         # pool names (module globals)
     pooled_outputs: list = field(default_factory=list)  # (output name, pool)
@@ -108,6 +112,7 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
     moved: set[str] = set()            # inputs whose array an in-place output took over
     fresh: dict[str, bool] = {}        # extern result name -> always a new array
     give_caller = _caller_arrays(low, items, rendered)
+    whole_write = _whole_writes(low, items, rendered, last_use)
     caller_of: dict[str, str] = {}     # extern result -> the caller's array it wrote in place
     wanted = _last_write_of_key(items, rendered)
     for step, item in enumerate(items):
@@ -170,6 +175,10 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                 moved.update(v.buf.name for v in given)
                 if caller:
                     caller_of[item.name] = caller_of.get(given[0].buf.name, given[0].buf.name)
+                    source = whole_write(step, item, given[0])
+                    if source is not None:
+                        low.extern_into[source] = given[0].buf
+                        plan.written_before.add(step)
             allocated[item.name] = None
             # The caller's array written in place is not memory a later scatter may take.
             fresh[item.name] = item.op.fresh_result and not caller
@@ -259,6 +268,30 @@ def _caller_arrays(low: Any, items: list, rendered: dict):
         return not any(r > step for r in raising) \
             or (not chained and first_read.get(v.buf.name) == step and item.name not in taken)
     return ok
+
+
+def _whole_writes(low: Any, items: list, rendered: dict, last_use: dict):
+    """``source(step, item, target)``: the extern result that the scatter ``item``
+    (``c[...] = a @ b``, ``c[:, :] = ...``, into the caller's array ``target``) writes
+    whole and that its extern may write straight there instead (``Op.out_impl``, on the
+    conditions of kiln/lowering/inplace.py ``writes_into``), or None."""
+    ok = writes_into(items, low, [set(item_reads(item, rendered)) for item in items],
+                     [k for k, item in enumerate(items) if isinstance(item, ExternNode) and item.may_raise()])
+
+    def source(step: int, item: Any, target: Any) -> str | None:
+        if item.op.name != "index_put" or len(item.args) != 3 or item.params \
+                or target.buf.kind != "input" or not isinstance(item.args[2], BufferValue):
+            return None
+        index, value = item.args[1], item.args[2]
+        index = index if isinstance(index, tuple) else (index,)
+        whole = all(e is Ellipsis or isinstance(e, slice) and e == slice(None) for e in index) and \
+            sum(e is Ellipsis for e in index) <= 1 and len(index) - (Ellipsis in index) <= len(target.shape)
+        name = value.buf.name
+        if whole and value.is_whole() and last_use.get(name) == step \
+                and ok(name, target.buf, step, through=False):
+            return name
+        return None
+    return source
 
 
 def _only_there(args: Any, given: list) -> bool:

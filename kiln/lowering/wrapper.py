@@ -37,6 +37,7 @@ class WrapperCode:
         self.lines: list[str] = []
         self._views = 0
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
+        self.out_externs: dict[str, Any] = {}      # name -> op run with its out_impl
         # (impl attribute, op, params) -> the global of its spread_impl or check_impl
         self.spread: dict[tuple, str] = {}
         self.checks: dict[int, str] = {}     # step -> the global its check_impl call uses
@@ -249,11 +250,15 @@ class WrapperCode:
                 if at is not None:   # NumPy's x.var() warns at the user's line
                     name = self.method_sites.setdefault(
                         at, f"_ext_{item.op.name}_at_{len(self.method_sites)}")
+                into = getattr(low, "extern_into", {}).get(item.name)
+                if into is not None:   # written into the caller's array (lowering/inplace.py)
+                    name = f"_out_{item.op.name}"
+                    self.out_externs[name] = item.op
                 spread = self._spread(item, read_by_kernels | outputs_read) \
-                    if step not in plan.inplace_externs else None
+                    if step not in plan.inplace_externs and into is None else None
                 # x[index] = value written out, x the result (no Python frame per step)
                 written = step in plan.inplace_externs and item.op.subscript and not item.params
-                if spread is None and not written:
+                if spread is None and not written and into is None:
                     self.externs[name] = item.op
                 if step in plan.inplace_externs and not written:
                     name = f"_inplace_{item.op.name}"
@@ -266,6 +271,8 @@ class WrapperCode:
                     self.checks[step] = spread
                 elif spread is not None:
                     rhs = f"{spread}({', '.join(self.arg(a) for a in item.args[0])})"
+                elif written and step in plan.written_before:
+                    rhs = call_args[0]   # its value's extern wrote it there (memory.py)
                 elif written:
                     self.lines.append(f"{call_args[0]}[{call_args[1]}] = {call_args[2]}")
                     rhs = call_args[0]
@@ -275,6 +282,7 @@ class WrapperCode:
                     rhs = f"{self.arg(item.params[holder])}.{method}({', '.join(call_args)})"
                 else:
                     call_args += [f"{k}={self.arg(v)}" for k, v in item.params.items()]
+                    call_args += [f"out={self.py(BufferValue.whole(into))}"] if into is not None else []
                     rhs = f"{name}({', '.join(call_args)})"
                 order = getattr(getattr(item.out, "buf", None), "order", None)
                 if item.name in read_by_kernels and order is not None:
@@ -288,7 +296,7 @@ class WrapperCode:
                     own_value[item.name] = f"{item.name}_value"
                     self.lines.append(f"{item.name}_value = {rhs}")
                     rhs = f"np.asarray({item.name}_value, order='C')"
-                elif item.name in read_by_kernels:
+                elif item.name in read_by_kernels and into is None:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
                 for sym, expr in low.binds.get(item.name, ()):
@@ -355,13 +363,15 @@ class WrapperCode:
             "_refcount = sys.getrefcount",
         ] + [f"{pool} = []" for pool in plan.pools]
         head += self.renderer.bind_kernels(self._built())
-        if self.externs:
+        if self.externs or self.out_externs:
             head.append("from kiln.ops import REGISTRY")
             for name, op in sorted(self.externs.items()):
                 if name not in self.method_sites.values():
                     head.append(f"{name} = REGISTRY[{op.name!r}].impl")
             for name, op in sorted(self.inplace_externs.items()):
                 head.append(f"{name} = REGISTRY[{op.name!r}].inplace_impl")
+            for name, op in sorted(self.out_externs.items()):
+                head.append(f"{name} = REGISTRY[{op.name!r}].out_impl")
         if self.method_sites:
             head.append("from kiln.ops.value_warnings import method_at as _method_at, ufunc_at as _ufunc_at")
             for (method, filename, lineno), name in sorted(self.method_sites.items(), key=lambda kv: kv[1]):

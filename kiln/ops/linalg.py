@@ -542,3 +542,7 @@ spell(np.linalg.cholesky, cholesky,
 # Their results are new arrays, never views of an operand (einsum's may be one).
 for _op in (matmul, dot, inner, outer, tensordot, inv, solve, cholesky):
     _op.fresh_result = True
+# NumPy's kernels writing straight into a C-contiguous result array of the right dtype
+# (dot's out= takes no other; matmul's writes through the same BLAS call).
+matmul.out_impl = lambda x, y, out: np.matmul(x, y, out=out)
+dot.out_impl = lambda a, b, out: np.dot(a, b, out=out)

@@ -107,7 +107,14 @@ def _copy_into_decomposition(dst, src, where, casting):
     if len(sshape) > len(dshape):       # leading unit axes, which np.copyto drops
         src = F.reshape(src, shape=sshape[len(sshape) - len(dshape):])
     value = F.broadcast_to(F.astype(src, dtype=dst.dtype), shape=dshape)
-    return value if where is True else F.where(where, value, dst)
+    if where is True:
+        return value
+    if getattr(where, "shape", None) == () and getattr(where, "value", None) is True:
+        # where=True as the lowering's constant scalar: a select on it would still load
+        # dst, which an extern writing into dst's memory (lowering/inplace.py) needs not;
+        # the values land in dst's memory, so in its layout (not a broadcast src's)
+        return F.relayout(value, dst, rule="K")
+    return F.where(where, value, dst)
 
 
 copy_into = declare("copy_into", Category.POINTWISE, _copy_into_impl,

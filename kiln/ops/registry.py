@@ -154,6 +154,11 @@ class Op:
     # The result is always a new array, never a view of an input (matmul, linalg solves,
     # the functional scatters): a backend may write another value into its memory.
     fresh_result: bool = False
+    # ``out_impl(*inputs, out=array, **params)``: the same result written into ``out``, a
+    # C-contiguous array of the result's shape and dtype that no input overlaps (NumPy's
+    # own ``out=``, no temporary), returning ``out``: a backend calls it where the result
+    # only becomes the caller's array (``np.matmul(a, b, out=c)``, kiln/lowering/inplace.py).
+    out_impl: Callable[..., Any] | None = None
     # A VIEW-like op that returns a view for some memory layouts and a copy for others
     # (reshape of a transposed array copies): aot keys its plan by the input's layout.
     layout_dependent: bool = False
