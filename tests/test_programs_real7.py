@@ -1357,7 +1357,7 @@ def test_flat_with_a_slice_is_captured():
         d = K.flat[1::3] * 2
         return K, d
     compiled = kiln.compile(fill, backend="eager")
-    for v in (3, np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0])):
+    for v in (3, np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 2.0]), [1.0, 2.0], (5.0, 6.0, 7.0, 8.0)):
         got, exp = compiled(np.zeros((3, 3)), v), fill(np.zeros((3, 3)), v)
         assert all((g == e).all() and g.shape == e.shape for g, e in zip(got, exp)), (v, got, exp)
 
