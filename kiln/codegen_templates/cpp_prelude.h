@@ -11,52 +11,11 @@ typedef __SIZE_TYPE__ size_t;
 extern "C" void* malloc(size_t) noexcept;
 extern "C" void free(void*) noexcept;
 
-// Fork: GNU OpenMP's thread pool does not survive fork(). A forked child that enters a
-// parallel region from the thread that forked waits forever for its parent's workers (a
-// multiprocessing Pool started by "fork" after a threaded kernel ran). So in a forked child
-// every kernel runs on the calling thread (as PyTorch's do): this library's fork handler
-// says so for a fork after it was loaded, and kiln/runtime/loader.py calls
-// kiln_forked_child() on a library it loads in a forked child. One flag per library: weak
-// (a module built as several translation units links their copies into one) and hidden.
-extern "C" int pthread_atfork(void (*)(void), void (*)(void), void (*)(void));
-__attribute__((weak, visibility("hidden"))) int kiln_in_forked_child = 0;
-static void kiln_note_fork(void) { kiln_in_forked_child = 1; }
-__attribute__((constructor)) static void kiln_watch_fork(void) { pthread_atfork(0, 0, kiln_note_fork); }
-extern "C" __attribute__((weak)) void kiln_forked_child(void) { kiln_in_forked_child = 1; }
-
-// Busy cores. A parallel region ends when every thread of its team has passed its end, so a
-// helper thread whose core another process holds delays the kernel by a scheduler time
-// slice, however little work it was left (dynamic chunks): under load (pytest -n, a process
-// pool, a busy machine) a 0.1 ms kernel on two threads took 3-15 ms. Each thread of a
-// region notes when it started; a helper that started KILN_LATE_US after the launch makes
-// this library's kernels run on the calling thread alone for KILN_SERIAL_US, then try again.
-// (Per translation unit; the launch reads one relaxed atomic unless it is backing off.)
-// KILN_LATE_US in the environment when the library loads sets the threshold (a negative
-// one: every helper is late; tests).
-#define KILN_SERIAL_US 200000
-static int64_t kiln_late_us = 200;
-static int64_t kiln_serial_until = 0;   // omp_get_wtime microseconds; 0: no helper was late
-extern "C" char* getenv(const char*) noexcept;
-__attribute__((constructor)) static void kiln_read_late_us(void) {
-    const char* v = getenv("KILN_LATE_US");
-    if (!v || !*v) return;
-    int64_t sign = *v == '-' ? -1 : 1, n = 0;
-    for (v += *v == '-'; *v >= '0' && *v <= '9'; v++) n = n * 10 + (*v - '0');
-    kiln_late_us = sign * n;
-}
-static inline int64_t kiln_now_us() { return (int64_t)(omp_get_wtime() * 1e6); }
-static inline int kiln_team(int nthreads) {
-    const int64_t until = __atomic_load_n(&kiln_serial_until, __ATOMIC_RELAXED);
-    return until != 0 && kiln_now_us() < until ? 1 : nthreads;
-}
-static inline void kiln_arrived(int64_t launched) {
-    if (omp_get_thread_num() == 0) return;
-    const int64_t now = kiln_now_us();
-    if (now - launched > kiln_late_us) __atomic_store_n(&kiln_serial_until, now + KILN_SERIAL_US, __ATOMIC_RELAXED);
-}
-// The team a kernel of this library would take now (tests read it through cffi).
-extern "C" __attribute__((weak)) int kiln_team_now(int nthreads) { return kiln_team(nthreads); }
-
+// Fork and busy cores: the state and the functions that are compiled once per compiler and
+// flags into kiln's support object (cpp_support.cpp), which every kernel module links
+// (kiln/runtime/build.py support_object): emitting them in each module cost ~13 ms of a
+// small module's ~60 ms compile. Declared here: one copy per library, hidden.
+{% include "cpp_runtime_state.h" %}
 // Dirty upper vector state. Another library's AVX code can return with the upper halves of
 // the vector registers still in use (OpenBLAS's gemm kernels do: no vzeroupper), and the
 // legacy-SSE code a kernel then calls (glibc's cexp, parts of libm) pays a state-transition

@@ -74,6 +74,14 @@ def prelude(helpers: frozenset = frozenset(HELPERS)) -> str:
         helpers=helpers)
 
 
+@functools.lru_cache(maxsize=None)
+def support_source() -> str:
+    """The support object's source (cpp_support.cpp): the fork handler and the busy-core
+    state every module links, compiled once per compiler and flags
+    (runtime/build.py ``support_object``)."""
+    return templates().get_template("cpp_support.cpp").render()
+
+
 # A kernel's parameter C types -> kiln/runtime/launch.c's argument codes (the letters of
 # Python's struct module; 'p' an array's data pointer)
 LAUNCH_CODES = {"void*": "p", "double": "d", "float": "f", "int8_t": "b", "uint8_t": "B",

@@ -79,11 +79,12 @@ class SecondBody:
 
     def __call__(self, *args: Any) -> int:
         if self._run is None:
-            from ..lowering.cpp import told_module
+            from ..lowering.cpp import support_source, told_module
             from .build import build
             from .launch import bind
             from .loader import load_library
-            lib, ffi = load_library(build(told_module(self.name, self._source())), self._cdef)
+            lib, ffi = load_library(build(told_module(self.name, self._source()), support=support_source()),
+                                    self._cdef)
             self._owned = ctypes.CFUNCTYPE(ctypes.c_uint)(lib.address("kiln_fp_owned"))
             self._run = bind(lib, ffi, self.name + "_told_run", self._codes)
         self._run(*args)

@@ -87,3 +87,32 @@ def test_a_direct_link_that_fails_is_done_by_the_driver_and_not_tried_again(tmp_
     assert _load(path, "int kiln_seven(void);", "kiln_seven")() == 7
     assert build_mod._direct_link_failed == {"g++"}
     assert real(["g++"]) is None
+
+
+def test_modules_link_one_support_object_and_keep_their_own_state(tmp_path, monkeypatch):
+    # (the fork handler and the busy-core state are compiled once into the support object,
+    # not into every module; each library still has its own copy: a late helper thread
+    # backs off only the library it was late in)
+    import ctypes
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setenv("KILN_LATE_US", "-1")   # every helper is late (read when a library loads)
+    f = kiln.compile(lambda x: np.sin(x) * 2.0)
+    g = kiln.compile(lambda x: np.cos(x) + 1.0)
+    x = np.linspace(0.0, 1.0, 300_000)
+    np.testing.assert_allclose(f(x), np.sin(x) * 2.0, rtol=1e-15)   # (libmvec: 1 ulp)
+    small = x[:10]   # (too little work for a parallel region: no helper thread)
+    np.testing.assert_allclose(g(small), np.cos(small) + 1.0, rtol=1e-15)
+    (support,) = tmp_path.glob("support/*.o")
+    assert "kiln_watch_fork" in support.with_suffix(".cpp").read_text()
+    libraries = sorted(tmp_path.glob("kernels/*/*.so"))
+    assert len(libraries) == 2
+    for so in libraries:
+        assert "kiln_watch_fork" not in so.with_suffix(".cpp").read_text()
+    first, second = (ctypes.CDLL(str(so)) for so in libraries)
+    for lib in (first, second):
+        lib.kiln_team_now.restype = ctypes.c_int
+        lib.kiln_team_now.argtypes = [ctypes.c_int]
+    late = [lib.kiln_team_now(2) for lib in (first, second)]
+    # (the library whose kernel ran a parallel region had a late helper: it backs off; the
+    # other library's state is its own)
+    assert sorted(late) == [1, 2], late
