@@ -41,6 +41,7 @@ from .variables.builder import wrap
 from .variables.containers import ContainerMethodVariable, DictVariable, ListVariable, TupleVariable
 from .variables.iterators import IteratorVariable
 from .variables.functions import ModuleVariable, NestedFunctionVariable, UserObjectVariable
+from .variables.user_classes import NewObjectVariable
 
 MAX_INLINE_DEPTH = 32
 MAX_STEPS = 200_000
@@ -321,6 +322,9 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
             return  # `obj.w -= g`: the array was updated in place; storing it back changes nothing
         if isinstance(obj, UserObjectVariable) and obj.source is not None:
             obj.store_attr(self, inst.arg, value)  # replayed after the graph, read back from here
+            return
+        if isinstance(obj, NewObjectVariable):
+            obj.store_attr(self, inst.arg, value)  # made in the frame: rebuilt with it
             return
         if isinstance(obj, ArrayVariable) and obj.store_attr(self, inst.arg, value):
             return   # (a.shape = ..., z.real = ...)

@@ -447,7 +447,13 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
     if cls is np.errstate:  # made and entered as Python (translator.plain_context_manager)
         tx.unsupported("unsupported_call", "making and entering np.errstate runs as Python; "
                        "the with statement's body is compiled")
-    tx.unsupported("unsupported_call", f"constructing {cls.__qualname__} objects is not supported",
+    from .user_classes import construct
+    made = construct(tx, cls, list(args), dict(kwargs))
+    if made is not None:
+        return made
+    tx.unsupported("unsupported_call", f"constructing {cls.__qualname__} objects is not supported "
+                   f"(its class runs code of its own when made: __new__, a metaclass, "
+                   f"__setattr__, __slots__, __del__ or a C base)",
                    "create the object outside the compiled function and pass it in")
 
 

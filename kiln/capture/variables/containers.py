@@ -130,7 +130,9 @@ class NamedTupleVariable(TupleVariable):
     def getattr(self, tx, name: str) -> VariableTracker:
         if name in self.cls._fields:
             return self.item_list[self.cls._fields.index(name)]
-        return super().getattr(tx, name)
+        from .user_classes import method_of
+        method = method_of(tx, self.cls, self, name)   # a method of a user's NamedTuple
+        return method if method is not None else super().getattr(tx, name)
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
         out = super().getitem(tx, index)
