@@ -23,6 +23,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import operator
 import types
 from typing import Any
 
@@ -323,7 +324,8 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if kind is types.BuiltinFunctionType and getattr(value, "__module__", None) == "math":
         _guard_id(tx, source, value)
         return MathFunctionVariable(value, source)
-    if kind is types.BuiltinFunctionType and getattr(builtins, value.__name__, None) is value:
+    if kind is types.BuiltinFunctionType and (getattr(builtins, value.__name__, None) is value
+                                              or value is operator.index):
         _guard_id(tx, source, value)
         return BuiltinVariable(value, source)
     if callable(value) and not hasattr(value, "__dict__") and not hasattr(type(value), "__slots__"):

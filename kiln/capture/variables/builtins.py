@@ -247,6 +247,11 @@ class BuiltinVariable(ConstantVariable):
     def call_int(self, tx, *args, **kwargs) -> VariableTracker:
         return self._convert(tx, args, kwargs)
 
+    def call_index(self, tx, value) -> VariableTracker:
+        """``operator.index(n)``: the int itself, a run-time int at run time, else Python's
+        TypeError (a float) or a data-dependent break (a NumPy integer from the graph)."""
+        return self._scalar(tx, [value]) or self._fold(tx, [value])
+
     def call_float(self, tx, *args, **kwargs) -> VariableTracker:
         return self._convert(tx, args, kwargs)
 
