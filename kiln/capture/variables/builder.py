@@ -98,13 +98,23 @@ def read_items(tx, value: Any, source: Source) -> None:
 def wrap_dict(tx, value: dict, source: Source | None) -> VariableTracker:
     """A dict's tracker with every key known (guarded as the key tuple)."""
     from .containers import DictVariable
-    if not all(type(k) in (str, int) for k in value):
-        tx.unsupported("unsupported_value", "dicts with keys other than str/int are not supported")
+    if not all(_plain_key(k) for k in value):
+        tx.unsupported("unsupported_value", "dicts with keys other than numbers, strings, "
+                       "classes (np.float32), dtypes and tuples of them are not supported")
     if source is not None:
         read_items(tx, value, source)
         tx.guards.add_keys(source, tuple(value))
     return DictVariable({k: wrap(tx, v, GetItemSource(source, k) if source is not None else None)
                          for k, v in value.items()}, source)
+
+
+def _plain_key(key: Any) -> bool:
+    """A key that hashes and compares the same on every call: a number, string, None, a
+    class without a metaclass (np.float32, int: by identity), a dtype, tuples of them."""
+    if type(key) is tuple:
+        return all(_plain_key(k) for k in key)
+    return key is None or type(key) in (str, int, float, bool, bytes, complex, type) \
+        or isinstance(key, np.dtype)
 
 
 def is_compiled(value: Any) -> bool:

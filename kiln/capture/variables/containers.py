@@ -86,8 +86,11 @@ class TupleVariable(VariableTracker):
         if op in (operator.eq, operator.ne) and self.is_constant() and other.is_constant():
             return ConstantVariable(tx.fold(op, self.value, other.value))
         if op in (operator.eq, operator.ne) and isinstance(other, TupleVariable) \
-                and type(other) is type(self):
+                and isinstance(other, ListVariable) == isinstance(self, ListVariable):
+            # (a list argument and a list made here; a namedtuple and a tuple compare as tuples)
             return _sequence_equal(tx, op, self.item_list, other.item_list)
+        if op in (operator.eq, operator.ne) and isinstance(other, TupleVariable):
+            return ConstantVariable(op is operator.ne)   # a list never equals a tuple
         return NotImplemented
 
     def contains(self, tx, value: VariableTracker) -> bool:
