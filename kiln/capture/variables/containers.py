@@ -89,7 +89,11 @@ class TupleVariable(VariableTracker):
                 and isinstance(other, ListVariable) == isinstance(self, ListVariable):
             # (a list argument and a list made here; a namedtuple and a tuple compare as tuples)
             return _sequence_equal(tx, op, self.item_list, other.item_list)
-        if op in (operator.eq, operator.ne) and isinstance(other, TupleVariable):
+        other_list = isinstance(other, ListVariable) or other.is_constant() and isinstance(other.value, list)
+        other_tuple = isinstance(other, TupleVariable) and not other_list \
+            or other.is_constant() and isinstance(other.value, tuple)
+        if op in (operator.eq, operator.ne) and (other_list, other_tuple) == (
+                not isinstance(self, ListVariable), isinstance(self, ListVariable)):
             return ConstantVariable(op is operator.ne)   # a list never equals a tuple
         return NotImplemented
 
