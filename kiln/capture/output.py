@@ -60,6 +60,9 @@ class OutputGraph:
         # program order; replayed as Python after the graph runs (array writes are graph ops).
         self.side_effects: list[tuple] = []
         self.replay: list[str] = []
+        # The graph runs code of a try body (or of a with body inside one): an exception it
+        # raises must reach the except clause, so the entry reruns the function as Python.
+        self.catches = False
         # Runtime scalars read by replayed code and the return value, evaluated once before
         # the replay: ``cfg['n'] += 1`` twice must not read its own stores (code -> name).
         self.scalar_bindings: dict[str, str] | None = None

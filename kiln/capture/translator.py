@@ -122,8 +122,11 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
             self.unsupported("unsupported_opcode", f"more than {MAX_STEPS} instructions "
                              "(a very long or endless loop)")
         if inst.in_try and not (self.parent is None and in_open_with(self.code, inst.index)):
-            self.unsupported("unsupported_opcode", "try/except and with blocks are not captured yet",
-                             HINTS["opcode"])
+            # A try body's normal path is captured like any code. An exception raised in it
+            # at capture (a break, a user error) makes the whole statement run as Python
+            # (flow.region); one its graph raises at run time reruns the function as Python
+            # from its start, so the except clause runs as without kiln (entries.graph_call).
+            self.output.catches = True
         handler = getattr(self, inst.opname, None)
         if handler is None:
             self.unsupported("unsupported_opcode", f"opcode {inst.opname} is not supported",
