@@ -108,6 +108,10 @@ def wrap_dict(tx, value: dict, source: Source | None) -> VariableTracker:
                          for k, v in value.items()}, source)
 
 
+# Modules whose Python functions change the interpreter's state: called, they run as Python.
+RUN_AS_PYTHON_MODULES = frozenset({"warnings"})
+
+
 def _plain_key(key: Any) -> bool:
     """A key that hashes and compares the same on every call: a number, string, None, a
     class without a metaclass (np.float32, int: by identity), a dtype, tuples of them."""
@@ -308,6 +312,12 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         return GradTransformVariable(wrap(tx, fn, AttrSource(source, "__wrapped__")
                                           if source is not None else None), argnums, with_value,
                                      has_aux)
+    if kind is types.FunctionType and getattr(value, "__module__", None) in RUN_AS_PYTHON_MODULES:
+        # warnings.simplefilter in a ``with warnings.catch_warnings():`` body: its call runs
+        # as Python (one break) instead of inlining the interpreter's filter list (six)
+        from .builtins import OpaqueCallableVariable
+        _guard_id(tx, source, value)
+        return OpaqueCallableVariable(value, source)
     if kind is types.FunctionType:
         if source is not None and (source.is_argument() or not any(
                 k.startswith("__") for k in getattr(value, "__dict__", ()))):
