@@ -69,7 +69,7 @@ def _objects(x, log):
     log.append(p)                      # stored into an outside list, then changed
     p.x = p.x + 1
     return (p.norm().sum() + q.norm() + q.z, isinstance(q, Point), p, s, r, r.scaled(),
-            Pair(1, x)[0], {"p": p, "again": [p]})
+            Pair(1, x)[0], {"p": p, "again": [p]}, hasattr(p, "x"), hasattr(p, "nope"))
 
 
 def test_user_objects_made_in_the_function_are_captured():

@@ -168,6 +168,10 @@ class BuiltinVariable(ConstantVariable):
         from .functions import UserObjectVariable
         attr = name.as_constant(tx)
         if isinstance(obj, UserObjectVariable):
+            if attr in (obj.__dict__.get("stored") or {}):   # set by the function itself
+                return ConstantVariable(True)
+            if obj.source is None and hasattr(type(obj.obj), "__getattr__"):
+                tx.unsupported("unsupported_value", f"hasattr on {obj.describe()}, which defines __getattr__")
             found = hasattr(obj.obj, attr)
             if obj.source is not None:
                 c = obj.source.code(tx.guards.ns)
