@@ -117,6 +117,8 @@ def _plain_key(key: Any) -> bool:
     class without a metaclass (np.float32, int: by identity), a dtype, tuples of them."""
     if type(key) is tuple:
         return all(_plain_key(k) for k in key)
+    if type(key) in (float, complex) and key != key:   # NaN: never equal to itself
+        return False
     return key is None or type(key) in (str, int, float, bool, bytes, complex, type) \
         or isinstance(key, np.dtype)
 
