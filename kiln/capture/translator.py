@@ -423,10 +423,16 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
             result = self.call_function(fn, args, kwargs)
         except BreakGraph as e:
             # ``with Timer(log):``: constructing it breaks; the break enters the with.
-            e.open_with = self.parent is None and self.next_is(inst, bc.WITH_ENTER) and \
+            e.open_with = self.next_is(inst, bc.WITH_ENTER) and self.can_enter_with(inst) and \
                 isinstance(fn, ConstantVariable) and plain_context_manager(fn.value)
             raise
         self.push(result)
+
+    def can_enter_with(self, inst) -> bool:
+        """Can a break here enter a user's with statement, its body compiling? Not in a
+        helper, nor inside a try body (the break runs the whole try statement: no resume
+        function starts inside a try), except the body of a with open at entry."""
+        return self.parent is None and (not inst.in_try or in_open_with(self.code, inst.index))
 
     def next_is(self, inst, opname: str) -> bool:
         nxt = inst.index + 1
@@ -434,7 +440,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
 
     def BEFORE_WITH(self, inst):
         cm = self.stack[-1]
-        if self.parent is None and isinstance(cm, UserObjectVariable) and \
+        if self.can_enter_with(inst) and isinstance(cm, UserObjectVariable) and \
                 plain_context_manager(type(cm.obj)):
             try:
                 self.unsupported("unsupported_opcode", f"entering the with statement of "

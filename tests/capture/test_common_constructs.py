@@ -191,3 +191,24 @@ def test_catch_warnings_body_compiles_and_filters_apply():
         assert_same(compiled(np.zeros(2)), np.full(2, -np.inf))
     report = kiln.explain(compiled)(np.zeros(2))
     assert len(report.break_reasons) <= 3    # entering, simplefilter, the exit's store (6 before)
+
+
+def _warning_as_error_caught(x, how):
+    fn = {"log": np.log, "sqrt": np.sqrt}[how]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        try:
+            with np.errstate(divide="warn", invalid="warn"):   # inside a try: no resume in it
+                y = fn(x)
+            status = "ok"
+        except RuntimeWarning as w:
+            y = np.full_like(x, np.nan)
+            status = f"failed: {w}"
+    return y, status
+
+
+def test_a_with_statement_inside_a_try_body_runs_with_the_try_statement():
+    compiled = kiln.compile(_warning_as_error_caught, backend="eager")
+    for x, how in ((np.array([1.0, 2.0]), "log"), (np.array([1.0, 0.0]), "log"),
+                   (np.array([4.0, -1.0]), "sqrt")):
+        assert_same(compiled(x, how), _warning_as_error_caught(x, how))
