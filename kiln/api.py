@@ -233,7 +233,7 @@ class CompiledFunction:
             compiled = self.backend(graph, example)
             extra.update(graph_names(graph, compiled, self._respeculate))
             body += graph_call(self.fn, self.backend_name, graph, built.input_codes, compiled,
-                               bool(second.output.side_effects))
+                               bool(second.output.side_effects) or second.output.catches)
         check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
         fast = guarded_in_c(self.fn, guards, body + built.body, extra, check, name)
         where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
@@ -467,7 +467,7 @@ class CompiledFunction:
                 compiled = self.backend(graph, example)
                 extra.update(graph_names(graph, compiled, self._respeculate))
                 body += graph_call(self.fn, self.backend_name, graph, result.input_codes,
-                                   compiled, bool(result.output.side_effects))
+                                   compiled, bool(result.output.side_effects) or result.output.catches)
             # just `_kiln_out = graph(...)` (with the overlap handler of a writing graph)
             plain = None if result.replay else simple_call(body)
             body += result.replay

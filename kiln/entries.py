@@ -141,17 +141,19 @@ def simple_call(body: list[str]) -> tuple | None:
 
 
 def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compiled: Any = None,
-               stores: bool = False) -> list[str]:
+               reruns: bool = False) -> list[str]:
     """The entry's lines calling the graph (of ``fn``, on backend ``backend_name``).
     The function runs as Python from its start on an exception the graph (or an
     argument it is given) raises, and on arguments that overlap in memory (InputsOverlap):
     - in a resume function that starts inside a with statement (its body compiles):
       the exception must reach the context manager's ``__exit__``, which is in the
       function's code;
-    - ``stores``: the entry replays side effects after the graph (dict, list and
+    - ``reruns``: the entry replays side effects after the graph (dict, list and
       attribute stores: capture/output.py), and those made before the failing op must
       have happened when the exception comes out, as in Python. Rerun as Python, the
-      function makes them in program order and raises the user's own exception.
+      function makes them in program order and raises the user's own exception. Or the
+      graph runs code of a try body (OutputGraph.catches): rerun as Python, the exception
+      reaches its except clause (``try: L = np.linalg.cholesky(A) except LinAlgError:``).
     That is safe when the graph wrote nothing yet: no writes into arrays, or a backend
     that writes them back after the graph ran (functionalizing ones); otherwise the
     entry runs the function as Python."""
@@ -181,7 +183,7 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
     if getattr(compiled, "writes_inputs", False):   # an AOTFunction writing its inputs
         compiled.overlap_runs_python = True
         overlap = OVERLAP_HANDLER
-    if not in_with and not stores:
+    if not in_with and not reruns:
         note = raise_note(graph, fn.__qualname__)
         if note is None:
             if not respeculate and not overlap:

@@ -60,6 +60,9 @@ class OutputGraph:
         # program order; replayed as Python after the graph runs (array writes are graph ops).
         self.side_effects: list[tuple] = []
         self.replay: list[str] = []
+        # The graph runs code of a try body (or of a with body inside one): an exception it
+        # raises must reach the except clause, so the entry reruns the function as Python.
+        self.catches = False
         # Runtime scalars read by replayed code and the return value, evaluated once before
         # the replay: ``cfg['n'] += 1`` twice must not read its own stores (code -> name).
         self.scalar_bindings: dict[str, str] | None = None
@@ -145,6 +148,7 @@ class OutputGraph:
     def reconstruct(self, tx, var: VariableTracker) -> str:
         """Python code (over the parameters and ``_kiln_out``) that rebuilds ``var``."""
         from .variables.containers import DictVariable, DictViewVariable, ListVariable
+        from .variables.user_classes import NewObjectVariable
         if isinstance(var, PyValueVariable):
             return f"{self.ns.ref(var.kind, 'c')}({self.reconstruct(tx, var.array)})"
         if isinstance(var, TypedByFlagVariable):   # a loop node's value Python may hold as NumPy
@@ -171,9 +175,11 @@ class OutputGraph:
             return f"{self.reconstruct(tx, var.owner)}.{var.kind}()"
         if isinstance(var, (ListVariable, DictVariable)) and var.source is not None:
             return self.object_code(var.source)  # passed in: the same object
-        if isinstance(var, (ListVariable, DictVariable)) and self.container_names is not None:
+        if isinstance(var, (ListVariable, DictVariable, NewObjectVariable)) and self.container_names is not None:
             # Made in the frame: built once under a name (``return a, a`` is one list).
             name = self.container_names.get(id(var))
+            if name == "pending":   # it holds itself (``a.append(a)``, ``self.me = self``)
+                tx.unsupported("unsupported_value", f"returning {var.describe()}, which holds itself")
             if name is None:
                 self.container_names[id(var)] = "pending"
                 expr = self._container(tx, var)
@@ -199,6 +205,9 @@ class OutputGraph:
         if isinstance(var, DictVariable):
             return "{" + ", ".join(f"{literal(k) or self.ns.ref(k)}: {self.reconstruct(tx, v)}"
                                    for k, v in var.entries.items()) + "}"
+        from .variables.user_classes import NewObjectVariable
+        if isinstance(var, NewObjectVariable):
+            return var.rebuild(lambda v: self.reconstruct(tx, v), self.ns)
         return self._other(tx, var)
 
     def _other(self, tx, var: VariableTracker) -> str:

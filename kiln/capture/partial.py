@@ -47,8 +47,10 @@ from .loops import RangeItems
 from .variables.arrays import MaskedSelectionVariable
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
-from .variables.containers import ContainerMethodVariable, DictVariable, DictViewVariable, ListVariable, TupleVariable
+from .variables.containers import (ContainerMethodVariable, DictVariable, DictViewVariable, ListVariable,
+                                   NamedTupleVariable, TupleVariable)
 from .variables.iterators import ArrayIteratorVariable, IteratorVariable, ZipIteratorVariable
+from .variables.user_classes import NewObjectVariable
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
                                   NestedFunctionVariable, NumpyFunctionVariable, PartialVariable,
                                   UfuncMethodVariable, UserFunctionVariable, UserMethodVariable,
@@ -252,6 +254,8 @@ class Rebuilder:
             return var.source.code(self.ns) if var.source is not None else ref(var.fn, "f")
         if isinstance(var, ModuleVariable):
             return ref(var.module, "m")
+        if isinstance(var, NewObjectVariable):
+            return self.once(var, lambda v: v.rebuild(self, self.ns))
         if isinstance(var, UserObjectVariable):
             return self.output.object_code(var.source) if var.source is not None else ref(var.obj)
         if isinstance(var, ContainerMethodVariable):
@@ -286,7 +290,10 @@ class Rebuilder:
         """``var`` made once, under a name (a line run before the segment), so every place
         that reaches it shares one object."""
         name = self.named.get(id(var))
+        if name == "pending":   # it holds itself (``a.append(a)``, ``self.me = self``)
+            self.tx.unsupported("unsupported_value", f"{var.describe()} holds itself at a graph break")
         if name is None:
+            self.named[id(var)] = "pending"
             expr = make(var)
             name = self.named[id(var)] = f"_kiln_c{len(self.lines)}"
             self.lines.append(f"{name} = {expr}")
@@ -333,6 +340,8 @@ class Rebuilder:
         inner = ", ".join(self(v) for v in var.item_list)
         if isinstance(var, ListVariable):
             return f"[{inner}]"
+        if isinstance(var, NamedTupleVariable):   # the same class (SVDResult, a user's NamedTuple)
+            return f"{self.ns.ref(var.cls, 'cls')}({inner})"
         return f"({inner},)" if len(var.item_list) == 1 else f"({inner})"
 
     def partial_object(self, var: PartialVariable) -> str:

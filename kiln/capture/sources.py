@@ -152,10 +152,11 @@ class GetItemSource(Source):
         self.index = index
 
     def display(self) -> str:
-        return f"{self.base.display()}[{self.index!r}]"
+        return f"{self.base.display()}[{key_text(self.index)}]"
 
     def code(self, ns: CodeNamespace) -> str:
-        return f"{self.base.code(ns)}[{self.index!r}]"
+        key = repr(self.index) if _plain_key(self.index) else ns.ref(self.index, "k")
+        return f"{self.base.code(ns)}[{key}]"
 
     @property
     def root(self) -> Source:
@@ -167,6 +168,24 @@ class GetItemSource(Source):
         return self.base.is_argument() or (isinstance(self.base, AttrSource)
                                            and self.base.attr == "shape"
                                            and self.base.base.is_argument())
+
+
+def key_text(key: Any) -> str:
+    """A dict key as a user writes it: ``np.float32``, not ``<class 'numpy.float32'>``."""
+    if type(key) is tuple:
+        inner = ", ".join(key_text(k) for k in key)
+        return f"({inner},)" if len(key) == 1 else f"({inner})"
+    if isinstance(key, type):
+        return ("np." if key.__module__ == "numpy" else "") + key.__qualname__
+    return repr(key)
+
+
+def _plain_key(key: Any) -> bool:
+    """A key whose repr is Python that makes it (not a class such as np.float32)."""
+    if type(key) is tuple:
+        return all(_plain_key(k) for k in key)
+    return key is None or type(key) in (str, int, bool, bytes) or (type(key) is float and key == key
+                                                                   and abs(key) != float("inf"))
 
 
 class LenSource(Source):

@@ -41,6 +41,7 @@ from .variables.builder import wrap
 from .variables.containers import ContainerMethodVariable, DictVariable, ListVariable, TupleVariable
 from .variables.iterators import IteratorVariable
 from .variables.functions import ModuleVariable, NestedFunctionVariable, UserObjectVariable
+from .variables.user_classes import NewObjectVariable
 
 MAX_INLINE_DEPTH = 32
 MAX_STEPS = 200_000
@@ -121,8 +122,11 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
             self.unsupported("unsupported_opcode", f"more than {MAX_STEPS} instructions "
                              "(a very long or endless loop)")
         if inst.in_try and not (self.parent is None and in_open_with(self.code, inst.index)):
-            self.unsupported("unsupported_opcode", "try/except and with blocks are not captured yet",
-                             HINTS["opcode"])
+            # A try body's normal path is captured like any code. An exception raised in it
+            # at capture (a break, a user error) makes the whole statement run as Python
+            # (flow.region); one its graph raises at run time reruns the function as Python
+            # from its start, so the except clause runs as without kiln (entries.graph_call).
+            self.output.catches = True
         handler = getattr(self, inst.opname, None)
         if handler is None:
             self.unsupported("unsupported_opcode", f"opcode {inst.opname} is not supported",
@@ -322,6 +326,9 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         if isinstance(obj, UserObjectVariable) and obj.source is not None:
             obj.store_attr(self, inst.arg, value)  # replayed after the graph, read back from here
             return
+        if isinstance(obj, NewObjectVariable):
+            obj.store_attr(self, inst.arg, value)  # made in the frame: rebuilt with it
+            return
         if isinstance(obj, ArrayVariable) and obj.store_attr(self, inst.arg, value):
             return   # (a.shape = ..., z.real = ...)
         self.unsupported("mutation", f"setting attribute '{inst.arg}' of {obj.describe()}",
@@ -416,10 +423,16 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
             result = self.call_function(fn, args, kwargs)
         except BreakGraph as e:
             # ``with Timer(log):``: constructing it breaks; the break enters the with.
-            e.open_with = self.parent is None and self.next_is(inst, bc.WITH_ENTER) and \
+            e.open_with = self.next_is(inst, bc.WITH_ENTER) and self.can_enter_with(inst) and \
                 isinstance(fn, ConstantVariable) and plain_context_manager(fn.value)
             raise
         self.push(result)
+
+    def can_enter_with(self, inst) -> bool:
+        """Can a break here enter a user's with statement, its body compiling? Not in a
+        helper, nor inside a try body (the break runs the whole try statement: no resume
+        function starts inside a try), except the body of a with open at entry."""
+        return self.parent is None and (not inst.in_try or in_open_with(self.code, inst.index))
 
     def next_is(self, inst, opname: str) -> bool:
         nxt = inst.index + 1
@@ -427,7 +440,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
 
     def BEFORE_WITH(self, inst):
         cm = self.stack[-1]
-        if self.parent is None and isinstance(cm, UserObjectVariable) and \
+        if self.can_enter_with(inst) and isinstance(cm, UserObjectVariable) and \
                 plain_context_manager(type(cm.obj)):
             try:
                 self.unsupported("unsupported_opcode", f"entering the with statement of "

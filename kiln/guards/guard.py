@@ -22,7 +22,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..array_kinds import kind_of_type
-from ..capture.sources import CodeNamespace, GlobalSource, Source
+from ..capture.sources import CodeNamespace, GlobalSource, Source, key_text
 from .fastcheck import array_check
 
 # Guard kinds (what a recompile log says changed).
@@ -58,6 +58,11 @@ def literal(value: Any) -> str | None:
         inner = ", ".join(literal(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     return None
+
+
+def same_keys(mapping: dict, keys: tuple) -> bool:
+    """The dict's keys are ``keys``, in order, each of the same type."""
+    return len(mapping) == len(keys) and all(type(a) is type(b) and a == b for a, b in zip(mapping, keys))
 
 
 def display_object(value: Any) -> str:
@@ -191,8 +196,15 @@ class GuardSet:
     def add_keys(self, source: Source, keys: tuple) -> None:
         c, d = source.code(self.ns), source.display()
         lit = literal(tuple(keys))
-        self._add(Guard(KEYS, source, f"_kiln_tuple({c}) == {lit}", f"tuple({d}) == {lit}",
-                        seen=f"_kiln_tuple({c})"))
+        if lit is not None:
+            self._add(Guard(KEYS, source, f"_kiln_tuple({c}) == {lit}", f"tuple({d}) == {lit}",
+                            seen=f"_kiln_tuple({c})"))
+            return
+        # Keys such as np.float32 or np.dtype('f4'): each of the same type and equal (a
+        # dtype equals its name, 'float32', but a dict looks the two up apart).
+        shown = key_text(tuple(keys))
+        self._add(Guard(KEYS, source, f"{self.ns.ref(same_keys, 'f')}({c}, {self.ns.ref(tuple(keys), 'k')})",
+                        f"tuple({d}) == {shown}", seen=f"_kiln_tuple({c})"))
 
     def add_not_shadowed(self, name: str) -> None:
         """A builtin was used: no global of the same name may appear later."""

@@ -177,6 +177,7 @@ def test_helpers_called_in_a_statement_that_runs_as_python_are_compiled():
     def f(x, n):
         y = x + 1
         try:                       # the try statement runs as Python
+            kiln.graph_break()     # (a break in its body)
             for i in range(n):
                 y = _loop_helper(y)
         except ValueError:

@@ -32,6 +32,7 @@ def _lookup(table, key):           # no array work: its compiled version compile
 def _scaled(x, table, n):
     y = x * 2.0
     try:                           # the try statement runs as Python, with the hook on
+        kiln.graph_break()         # a break in its body: the try statement runs as Python
         for _ in range(n):
             y = y * _lookup(table, "scale")
     except KeyError:
@@ -64,6 +65,7 @@ def _maybe_upcast(v):
 def _upcasts(x, n):
     y = x + 0                      # keeps x's dtype
     try:
+        kiln.graph_break()         # a break in its body: the try statement runs as Python
         for _ in range(n):
             y = _maybe_upcast(y)
     except KeyError:
@@ -94,6 +96,7 @@ def _times(v, s):
 
 def _repeat(x, n):
     try:
+        kiln.graph_break()         # a break in its body: the try statement runs as Python
         for _ in range(n):
             x = _times(x, 2.0)
     except KeyError:
@@ -119,6 +122,7 @@ def _small_work(v):
 def _calls_small_work(x, n):
     y = x + 1.0
     try:
+        kiln.graph_break()         # a break in its body: the try statement runs as Python
         for _ in range(n):
             y = _small_work(y)
     except KeyError:
@@ -184,6 +188,7 @@ def _mro_sizes(x, objs):
     y = x * 2.0
     n = 0
     try:
+        kiln.graph_break()         # a break in its body: the try statement runs as Python
         for o in objs:
             try:
                 n += len(_mro(o))
@@ -233,6 +238,7 @@ def _tanh_twice(v):
 def _calls_tanh_twice(x, n):
     y = x + 1.0
     try:
+        kiln.graph_break()         # a break in its body: the try statement runs as Python
         for _ in range(n):
             y = _tanh_twice(y)
     except KeyError:
@@ -261,6 +267,7 @@ class _Caller:
 def _calls_through_a_method(x, caller):
     y = x + 1.0
     try:                           # _lookup: B's own flagged helper, so the hook is on
+        kiln.graph_break()         # a break in its body: the try statement runs as Python
         y = caller.go(y) * _lookup({"scale": 1.0}, "scale")
     except KeyError:
         pass

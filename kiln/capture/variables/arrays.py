@@ -306,6 +306,8 @@ class SymScalarVariable(VariableTracker):
         sym = OPERATOR_SYMBOLS.get(op)
         if sym is None:
             return NotImplemented
+        if op not in _NEVER_RAISE:
+            _outside_try_bodies(tx, f"{sym} of run-time numbers")
         a, b = ((ocode, otext, oval), (self.code, self.text, self.example)) if reverse else \
             ((self.code, self.text, self.example), (ocode, otext, oval))
         value = tx.fold(op, a[2], b[2])
@@ -330,6 +332,8 @@ class SymScalarVariable(VariableTracker):
 
     def apply(self, tx, fn_code: str, fn_text: str, fn: Any, others: list) -> "SymScalarVariable":
         """``fn(self, *others)`` evaluated at run time (int(), float(), math.sqrt(), ...)."""
+        if fn not in (abs, min, max, bool):
+            _outside_try_bodies(tx, f"{fn_text}() of a run-time number")
         codes, texts, values, leaves = [self.code], [self.text], [self.example], list(self.leaves)
         for o in others:
             if isinstance(o, SymScalarVariable):
@@ -355,6 +359,26 @@ class SymScalarVariable(VariableTracker):
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         return ConstantVariable(self.as_constant(tx)).call_method(tx, name, args, kwargs)
+
+
+# Python-number operators that never raise (``/``, ``//``, ``%``, ``**``, shifts can)
+_NEVER_RAISE = frozenset((operator.add, operator.sub, operator.mul, operator.eq, operator.ne,
+                          operator.lt, operator.le, operator.gt, operator.ge, operator.and_,
+                          operator.or_, operator.xor, operator.iadd, operator.isub, operator.imul))
+
+
+def _outside_try_bodies(tx, what: str) -> None:
+    """Run-time scalars are computed by the entry, outside the graph, where an exception
+    (``1.0 / d`` with d == 0) could not reach a try's except clause (the graph's own are
+    rerun as Python: OutputGraph.catches). In a try body, such a value breaks the graph:
+    the statement runs as Python."""
+    t = tx
+    while t is not None:
+        inst = getattr(t, "inst", None)
+        if inst is not None and inst.in_try:
+            tx.unsupported("unsupported_value", f"{what} inside a try body can raise where "
+                           f"the except clause would not see it: the statement runs as Python")
+        t = getattr(t, "parent", None)
 
 
 # a NumPy scalar's attributes that its type alone decides

@@ -23,6 +23,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import operator
 import types
 from typing import Any
 
@@ -97,13 +98,29 @@ def read_items(tx, value: Any, source: Source) -> None:
 def wrap_dict(tx, value: dict, source: Source | None) -> VariableTracker:
     """A dict's tracker with every key known (guarded as the key tuple)."""
     from .containers import DictVariable
-    if not all(type(k) in (str, int) for k in value):
-        tx.unsupported("unsupported_value", "dicts with keys other than str/int are not supported")
+    if not all(_plain_key(k) for k in value):
+        tx.unsupported("unsupported_value", "dicts with keys other than numbers, strings, "
+                       "classes (np.float32), dtypes and tuples of them are not supported")
     if source is not None:
         read_items(tx, value, source)
         tx.guards.add_keys(source, tuple(value))
     return DictVariable({k: wrap(tx, v, GetItemSource(source, k) if source is not None else None)
                          for k, v in value.items()}, source)
+
+
+# Modules whose Python functions change the interpreter's state: called, they run as Python.
+RUN_AS_PYTHON_MODULES = frozenset({"warnings"})
+
+
+def _plain_key(key: Any) -> bool:
+    """A key that hashes and compares the same on every call: a number, string, None, a
+    class without a metaclass (np.float32, int: by identity), a dtype, tuples of them."""
+    if type(key) is tuple:
+        return all(_plain_key(k) for k in key)
+    if type(key) in (float, complex) and key != key:   # NaN: never equal to itself
+        return False
+    return key is None or type(key) in (str, int, float, bool, bytes, complex, type) \
+        or isinstance(key, np.dtype)
 
 
 def is_compiled(value: Any) -> bool:
@@ -297,6 +314,12 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         return GradTransformVariable(wrap(tx, fn, AttrSource(source, "__wrapped__")
                                           if source is not None else None), argnums, with_value,
                                      has_aux)
+    if kind is types.FunctionType and getattr(value, "__module__", None) in RUN_AS_PYTHON_MODULES:
+        # warnings.simplefilter in a ``with warnings.catch_warnings():`` body: its call runs
+        # as Python (one break) instead of inlining the interpreter's filter list (six)
+        from .builtins import OpaqueCallableVariable
+        _guard_id(tx, source, value)
+        return OpaqueCallableVariable(value, source)
     if kind is types.FunctionType:
         if source is not None and (source.is_argument() or not any(
                 k.startswith("__") for k in getattr(value, "__dict__", ()))):
@@ -323,7 +346,8 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if kind is types.BuiltinFunctionType and getattr(value, "__module__", None) == "math":
         _guard_id(tx, source, value)
         return MathFunctionVariable(value, source)
-    if kind is types.BuiltinFunctionType and getattr(builtins, value.__name__, None) is value:
+    if kind is types.BuiltinFunctionType and (getattr(builtins, value.__name__, None) is value
+                                              or value is operator.index):
         _guard_id(tx, source, value)
         return BuiltinVariable(value, source)
     if callable(value) and not hasattr(value, "__dict__") and not hasattr(type(value), "__slots__"):
@@ -447,7 +471,13 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
     if cls is np.errstate:  # made and entered as Python (translator.plain_context_manager)
         tx.unsupported("unsupported_call", "making and entering np.errstate runs as Python; "
                        "the with statement's body is compiled")
-    tx.unsupported("unsupported_call", f"constructing {cls.__qualname__} objects is not supported",
+    from .user_classes import construct
+    made = construct(tx, cls, list(args), dict(kwargs))
+    if made is not None:
+        return made
+    tx.unsupported("unsupported_call", f"constructing {cls.__qualname__} objects is not supported "
+                   f"(its class runs code of its own when made: __new__, a metaclass, "
+                   f"__setattr__, __slots__, __del__ or a C base)",
                    "create the object outside the compiled function and pass it in")
 
 

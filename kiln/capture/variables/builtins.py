@@ -168,6 +168,10 @@ class BuiltinVariable(ConstantVariable):
         from .functions import UserObjectVariable
         attr = name.as_constant(tx)
         if isinstance(obj, UserObjectVariable):
+            if attr in (obj.__dict__.get("stored") or {}):   # set by the function itself
+                return ConstantVariable(True)
+            if obj.source is None and hasattr(type(obj.obj), "__getattr__"):
+                tx.unsupported("unsupported_value", f"hasattr on {obj.describe()}, which defines __getattr__")
             found = hasattr(obj.obj, attr)
             if obj.source is not None:
                 c = obj.source.code(tx.guards.ns)
@@ -246,6 +250,11 @@ class BuiltinVariable(ConstantVariable):
 
     def call_int(self, tx, *args, **kwargs) -> VariableTracker:
         return self._convert(tx, args, kwargs)
+
+    def call_index(self, tx, value) -> VariableTracker:
+        """``operator.index(n)``: the int itself, a run-time int at run time, else Python's
+        TypeError (a float) or a data-dependent break (a NumPy integer from the graph)."""
+        return self._scalar(tx, [value]) or self._fold(tx, [value])
 
     def call_float(self, tx, *args, **kwargs) -> VariableTracker:
         return self._convert(tx, args, kwargs)

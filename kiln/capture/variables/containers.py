@@ -86,8 +86,15 @@ class TupleVariable(VariableTracker):
         if op in (operator.eq, operator.ne) and self.is_constant() and other.is_constant():
             return ConstantVariable(tx.fold(op, self.value, other.value))
         if op in (operator.eq, operator.ne) and isinstance(other, TupleVariable) \
-                and type(other) is type(self):
+                and isinstance(other, ListVariable) == isinstance(self, ListVariable):
+            # (a list argument and a list made here; a namedtuple and a tuple compare as tuples)
             return _sequence_equal(tx, op, self.item_list, other.item_list)
+        other_list = isinstance(other, ListVariable) or other.is_constant() and isinstance(other.value, list)
+        other_tuple = isinstance(other, TupleVariable) and not other_list \
+            or other.is_constant() and isinstance(other.value, tuple)
+        if op in (operator.eq, operator.ne) and (other_list, other_tuple) == (
+                not isinstance(self, ListVariable), isinstance(self, ListVariable)):
+            return ConstantVariable(op is operator.ne)   # a list never equals a tuple
         return NotImplemented
 
     def contains(self, tx, value: VariableTracker) -> bool:
@@ -130,7 +137,9 @@ class NamedTupleVariable(TupleVariable):
     def getattr(self, tx, name: str) -> VariableTracker:
         if name in self.cls._fields:
             return self.item_list[self.cls._fields.index(name)]
-        return super().getattr(tx, name)
+        from .user_classes import method_of
+        method = method_of(tx, self.cls, self, name)   # a method of a user's NamedTuple
+        return method if method is not None else super().getattr(tx, name)
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
         out = super().getitem(tx, index)
