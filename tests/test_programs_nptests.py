@@ -464,6 +464,15 @@ def empty_object_arrays_hold_none(n, dt):
     return a, np.empty_like(np.arange(n), dtype=dt), np.ndarray((n,), dtype=dt), np.zeros(n, dtype=dt)
 
 
+# lib/tests/test_arraypad.py test_kwargs: a keyword of another mode is NumPy's ValueError
+# ("unsupported keyword arguments for mode 'edge': {'constant_values'}"); kiln read
+# constant_values (and reflect_type='even') whatever the mode.
+@program(*[(np.arange(3.0), m, k) for m, k in (("constant", "constant_values"), ("edge", "constant_values"),
+                                                ("wrap", "reflect_type"), ("constant", "reflect_type"))])
+def pad_keywords_of_another_mode(x, mode, key):
+    return np.pad(x, 1, mode, **{key: 2 if key == "constant_values" else "even"})
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 

@@ -381,9 +381,20 @@ def _pad(array, widths, mode, value):
     return x if len(widths) < 2 else F.relayout(x, array, rule="A")
 
 
+# NumPy's allowedkwargs: a keyword of another mode is its ValueError
+_PAD_KEYWORDS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), "empty": set(),
+                 "linear_ramp": {"end_values"}, "maximum": {"stat_length"}, "mean": {"stat_length"},
+                 "median": {"stat_length"}, "minimum": {"stat_length"},
+                 "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}}
+
+
 def _pad_normalize(array, pad_width, mode="constant", **kwargs):
     nd = ndim_of(array)
     widths = _pad_widths(pad_width, nd)
+    if isinstance(mode, str) and mode in _PAD_KEYWORDS:
+        unsupported = set(kwargs) - _PAD_KEYWORDS[mode]
+        if unsupported:
+            raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
     values = kwargs.pop("constant_values", 0)
     if kwargs and not (set(kwargs) <= {"reflect_type"} and kwargs.get("reflect_type") == "even"):
         reject("numpy.pad", next(iter(kwargs)), kwargs[next(iter(kwargs))], "call it without kiln")
