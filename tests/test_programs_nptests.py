@@ -473,6 +473,19 @@ def pad_keywords_of_another_mode(x, mode, key):
     return np.pad(x, 1, mode, **{key: 2 if key == "constant_values" else "even"})
 
 
+
+# np.pad's constant_values are written into the result as NumPy's _as_pairs gives them: one
+# value or a pair as NumPy scalars (np.int64(-1) into uint8 wraps to 255), more as Python
+# numbers (300 into uint8 raises), NaN into an integer array raises, 1e300 into float32
+# warns "overflow encountered in cast"; kiln filled with np.full_like (-1 raised, NaN gave
+# INT64_MIN, 1e300 said nothing).
+@program((np.arange(4, dtype=np.uint8).reshape(2, 2), -1), (np.arange(3, dtype=np.uint8), [1, 300]),
+         (np.arange(4, dtype=np.uint8).reshape(2, 2), [[0, 1], [2, 300]]), (np.arange(3), np.nan),
+         (np.arange(3, dtype=np.float32), 1e300))
+def pad_constant_values_as_numpy_writes_them(x, v):
+    return np.pad(x, 1, constant_values=v)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
