@@ -688,3 +688,12 @@ def test_array_coercion_edges(backend, monkeypatch):
     y = np.arange(3, dtype=np.int64)
     for dt in (np.dtype(np.int64), np.dtype(np.longlong)):
         assert compiled(y, dt).dtype is asarray(y, dt).dtype
+
+
+def test_pad_constant_value_cast_warns():
+    # (the program above checks values and errors, not warnings) a write that warns in
+    # NumPy runs as NumPy, every call
+    f = kiln.compile(lambda x, v: np.pad(x, 1, constant_values=v), backend="eager")
+    for _ in range(2):
+        with pytest.warns(RuntimeWarning, match="overflow encountered in cast"):
+            assert np.isinf(f(np.zeros(2, np.float32), 1e300)[0])
