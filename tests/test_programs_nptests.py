@@ -666,3 +666,53 @@ def test_array_coercion_edges(backend, monkeypatch):
     y = np.arange(3, dtype=np.int64)
     for dt in (np.dtype(np.int64), np.dtype(np.longlong)):
         assert compiled(y, dt).dtype is asarray(y, dt).dtype
+
+
+@pytest.mark.parametrize("backend", ["cpp", "eager"])
+def test_pad_constant_value_cast_warns(backend):
+    # (the program above checks values and errors, not warnings) a write that warns in
+    # NumPy (once a side) runs as NumPy, every call; cpp's kernel warned at the first call only
+    def pad(x, v):
+        return np.pad(x, 1, constant_values=v)
+
+    f = kiln.compile(pad, backend=backend)
+    for x, v in [(np.zeros(2, np.float32), 1e300), (np.zeros(2, np.uint8), np.nan)] * 2:
+        seen = []
+        for fn in (pad, f):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                fn(x, v)
+            seen.append([str(w.message) for w in caught])
+        assert seen[1] == seen[0]
+
+
+def _outcome(fn, *args, **kwargs):
+    try:
+        r = fn(*args, **kwargs)
+    except Exception as e:   # noqa: BLE001 - NumPy's exception is the expected outcome
+        return type(e), str(e)
+    return r.dtype, r.shape, r.tolist()
+
+
+def test_pad_keywords_and_constant_values():
+    # (capture's normalization: the eager backend shows it without a kernel build)
+    # lib/tests/test_arraypad.py test_kwargs: a keyword of another mode is NumPy's ValueError
+    # ("unsupported keyword arguments for mode 'edge': {'constant_values'}"); kiln read
+    # constant_values (and reflect_type='even') whatever the mode. constant_values are
+    # written as NumPy's _as_pairs gives them: one value or a pair as NumPy scalars
+    # (np.int64(-1) into uint8 wraps to 255), more as Python numbers (300 into uint8
+    # raises), NaN into an integer array raises; kiln filled with np.full_like (-1 raised,
+    # NaN gave INT64_MIN).
+    def pad(x, mode, kwargs):
+        return np.pad(x, 1, mode, **kwargs)
+
+    f = kiln.compile(pad, backend="eager")
+    u8 = np.arange(4, dtype=np.uint8).reshape(2, 2)
+    calls = [(np.arange(3.0), m, {k: v}) for m, k, v in (
+        ("constant", "constant_values", 2), ("edge", "constant_values", 2), ("wrap", "reflect_type", "even"),
+        ("constant", "reflect_type", "even"))]
+    calls += [(x, "constant", {"constant_values": v}) for x, v in (
+        (u8, -1), (u8[0], [1, 300]), (u8, [[0, 1], [2, 300]]), (np.arange(3), np.nan))]
+    for x, mode, kwargs in calls:
+        assert _outcome(f, x, mode, kwargs) == _outcome(pad, x, mode, kwargs), (mode, kwargs)
+

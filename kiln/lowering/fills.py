@@ -26,12 +26,14 @@ write (the functional ``index_put``), then the writes.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ..ops.meta import TensorMeta
 from .loop_ir import Affine, BufferValue, Pointwise, Scalar, Value, broadcast_index
+from .scalars import narrowed_floats
 
 
 def lower_fill(gl: Any, fill: Any, args: tuple, params: dict, op: Any, meta: TensorMeta) -> Value | None:
@@ -48,9 +50,8 @@ def lower_fill(gl: Any, fill: Any, args: tuple, params: dict, op: Any, meta: Ten
         if not constant and not np.can_cast(value.dtype, dtype, "safe" if dtype.kind in "iub" else "same_kind"):
             return None   # NumPy's own conversion (a range check for integer fills)
         if isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False):
-            try:
-                number = np.array(value.value, dtype=dtype).item()
-            except (OverflowError, ValueError, TypeError):
+            number = _converted(value.value, dtype)
+            if number is None:
                 return None
             fn = lambda ops, index: ops.constant(number, dtype)  # noqa: E731
         else:
@@ -98,10 +99,24 @@ def _region(shape: tuple, index: Any) -> list | None:
     return out + [None] * (len(shape) - len(index))
 
 
-def _written(value: Value, dtype: np.dtype) -> tuple[bool, Any] | None:
+def _converted(number: Any, dtype: np.dtype) -> Any:
+    """A constant converted as NumPy writes it into an array of ``dtype``, or None where
+    that raises or warns (1e300 into float32: "overflow encountered in cast", which
+    NumPy's write then says at every call, not the compiler once)."""
+    try:
+        with np.errstate(all="warn"), warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return np.array(number, dtype=dtype).item()
+    except (OverflowError, ValueError, TypeError, Warning):
+        return None
+
+
+def _written(value: Value, dtype: np.dtype, node: Any = None) -> tuple[bool, Any] | None:
     """``value`` written into an array of ``dtype``, when C's conversion is NumPy's:
     (is it a compile-time constant, that constant converted), or None (NumPy's casting
-    or range check decides: the write stays NumPy's)."""
+    or range check decides: the write stays NumPy's). A run-time float written into a
+    narrower float array is checked by the wrapper on each call, as a narrower loop's
+    (``float_bounds``: NumPy's "overflow encountered in cast" past its range)."""
     weak = isinstance(value, Scalar) and value.weak
     if not weak and not np.can_cast(value.dtype, dtype, "same_kind"):
         return None   # float into int and friends: NumPy's casting, not C's
@@ -111,12 +126,15 @@ def _written(value: Value, dtype: np.dtype) -> tuple[bool, Any] | None:
             and not (isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False)):
         return None   # NumPy range-checks a scalar written into an integer array
     if isinstance(value, Scalar) and value.value is not None and not getattr(value, "arg", False):
-        try:   # NumPy's own conversion: a Python int out of range raises there
-            return True, np.array(value.value, dtype=dtype).item()
-        except (OverflowError, ValueError, TypeError):
-            return None
+        # NumPy's own conversion: a Python int out of range raises there
+        number = _converted(value.value, dtype)
+        return None if number is None else (True, number)
     if weak and dtype.kind in "iub":
         return None   # a run-time Python number: its range is NumPy's to check
+    for v, dt in narrowed_floats([value], [dtype], weak_only=False):
+        if node is None:
+            return None
+        v.float_bounds = getattr(v, "float_bounds", ()) + ((dt, node),)
     return False, None
 
 
@@ -138,7 +156,7 @@ def _mask_write(gl: Any, base: Value, mask: Value, value: Value) -> Value | None
                                           zip(vshape, trailing[len(trailing) - len(vshape):])):
         return None
     dtype = np.dtype(base.dtype)
-    written = _written(value, dtype)
+    written = _written(value, dtype, gl._origin[0] if gl._origin else None)
     if written is None:
         return None
     constant, number = written
@@ -191,7 +209,7 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
         # fill (np.zeros, np.ones) or earlier selects the pass is made anyway.
         return None
     dtype = np.dtype(base.dtype)
-    written = _written(value, dtype)
+    written = _written(value, dtype, node)
     if written is None:
         return None
     constant, number = written

@@ -47,16 +47,17 @@ def python_int_operands(values: list, in_dts: list, loop_out: Any) -> list | Non
     return checks
 
 
-def narrowed_floats(values: list, in_dts: list) -> list:
+def narrowed_floats(values: list, in_dts: list, weak_only: bool = True) -> list:
     """``(scalar, dtype)`` for each runtime Python float a loop takes in a
     narrower float dtype (NEP 50: ``float32_array + x``). NumPy converts it once per call,
     and a value past that dtype's largest warns "overflow encountered in cast"; the kernel
     converts it at every point, where the flag would read as its op's own (the wrapper
-    checks the value on each call instead: :func:`cast_limit`)."""
+    checks the value on each call instead: :func:`cast_limit`). ``weak_only=False``: NumPy
+    scalars too (a write, ``x32[:] = np.float64(v)``, converts them as well)."""
     def part(dtype: Any) -> int:   # a float's size, a complex's part's
         return np.dtype(dtype).itemsize // (2 if np.dtype(dtype).kind == "c" else 1)
     return [(v, np.dtype(dt)) for v, dt in zip(values, in_dts)
-            if isinstance(v, Scalar) and v.weak and v.arg and v.dtype.kind == "f"
+            if isinstance(v, Scalar) and (v.weak or not weak_only) and v.arg and v.dtype.kind == "f"
             and np.dtype(dt).kind in "fc" and part(dt) < part(v.dtype)]
 
 

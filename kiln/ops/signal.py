@@ -21,6 +21,7 @@ length); ``correlate`` is ``convolve`` with the second operand reversed (and con
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -381,9 +382,54 @@ def _pad(array, widths, mode, value):
     return x if len(widths) < 2 else F.relayout(x, array, rule="A")
 
 
+# NumPy's allowedkwargs: a keyword of another mode is its ValueError
+_PAD_KEYWORDS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), "empty": set(),
+                 "linear_ramp": {"end_values"}, "maximum": {"stat_length"}, "mean": {"stat_length"},
+                 "median": {"stat_length"}, "minimum": {"stat_length"},
+                 "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}}
+
+
+def _constant_pairs(values, nd: int, dtype) -> list:
+    """NumPy's ``_as_pairs(constant_values, ndim)`` and the writes of its pairs into the
+    result, one per side of every axis (``padded[side] = value``, even where the width is
+    0): one value or a pair are NumPy scalars of ``np.array(values)``, more are Python
+    numbers (``.tolist()``), and each write casts as a setitem does (np.int64(300) into
+    uint8 wraps, the Python int 300 raises, NaN into an integer array raises). The values
+    are constants: each is written into a 0-d array of the result's dtype here (its error is
+    NumPy's; a warning runs the call as NumPy, which warns at every call)."""
+    if nd == 0:
+        return []
+    v = np.array(values)
+    flat = v.ravel()
+    if v.ndim < 3 and v.size == 1:
+        pairs = [[flat[0], flat[0]]] * nd
+    elif v.ndim < 3 and v.size == 2 and v.shape != (2, 1):
+        pairs = [[flat[0], flat[1]]] * nd
+    else:
+        pairs = np.broadcast_to(v, (nd, 2)).tolist()
+    cell = np.empty((), np.dtype(dtype))
+    written = []
+    for pair in pairs:
+        written.append([])
+        for value in pair:
+            with warnings.catch_warnings(), np.errstate(all="warn"):
+                warnings.simplefilter("error")
+                try:
+                    cell[()] = value
+                except Warning:
+                    reject("numpy.pad", "constant_values", value, "a value the result's dtype "
+                           "holds (NumPy warns as it casts this one)")
+            written[-1].append(cell.item())
+    return written
+
+
 def _pad_normalize(array, pad_width, mode="constant", **kwargs):
     nd = ndim_of(array)
     widths = _pad_widths(pad_width, nd)
+    if isinstance(mode, str) and mode in _PAD_KEYWORDS:
+        unsupported = set(kwargs) - _PAD_KEYWORDS[mode]
+        if unsupported:
+            raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
     values = kwargs.pop("constant_values", 0)
     if kwargs and not (set(kwargs) <= {"reflect_type"} and kwargs.get("reflect_type") == "even"):
         reject("numpy.pad", next(iter(kwargs)), kwargs[next(iter(kwargs))], "call it without kiln")
@@ -391,7 +437,7 @@ def _pad_normalize(array, pad_width, mode="constant", **kwargs):
         reject("numpy.pad", "mode", mode, "use a named mode")
     if hasattr(values, "shape") and not isinstance(values, np.ndarray):
         reject("numpy.pad", "constant_values", "<array>", "pass Python numbers")
-    value_pairs = np.broadcast_to(np.asarray(values), (nd, 2)).tolist() if nd else []
+    value_pairs = _constant_pairs(values, nd, dtype_of(array)) if mode == "constant" else [[0, 0]] * nd
     return Composite(_pad, (array,), {"widths": widths, "mode": mode, "value": value_pairs},
                      relative_sizes=mode in ("constant", "edge"))
 

@@ -119,3 +119,29 @@ def test_python_floats_past_a_narrower_loop_warn_in_cast(backend):
             for g, w in zip(got[0], want[0]):
                 assert g.dtype == w.dtype
                 np.testing.assert_array_equal(g, w)
+
+
+def writes_of_floats(a, v, w):
+    b = np.zeros(3, np.float32)
+    b[1:] = v
+    a[:2] = w
+    a[2] = 1e300
+    return a, b
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_floats_written_into_a_narrower_array_warn_in_cast(backend):
+    # x32[...] = v converts a Python float or a np.float64 once a write: past float32's
+    # range NumPy warns "overflow encountered in cast" at each call; a cpp kernel's
+    # conversion said nothing, and a constant warned once, at compile time. (Lines are not
+    # compared: a write NumPy runs for kiln, the eager backend's among them, warns at
+    # kiln's line, not the user's.)
+    compiled = kiln.compile(writes_of_floats, backend=backend)
+    for v, w in ((1e300, np.float64(-1e300)), (0.5, np.float64(2.0)), (1e300, np.float64(1e39)),
+                 (np.inf, np.float64(np.nan))):
+        got = _run(compiled, (np.ones(3, np.float32), v, w))
+        want = _run(writes_of_floats, (np.ones(3, np.float32), v, w))
+        assert [w[:2] for w in got[1]] == [w[:2] for w in want[1]], (v, w)
+        for g, e in zip(got[0], want[0]):
+            assert g.dtype == e.dtype
+            np.testing.assert_array_equal(g, e)
