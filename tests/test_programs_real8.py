@@ -636,6 +636,68 @@ def ising_checkerboard_metropolis(spins, beta, rng, n_sweeps):
     return np.array(mags), energy, spins.dtype
 
 
+# ----------------------------------------------------------------------------- more mixed dtypes
+
+_g = np.random.default_rng(825)
+
+
+@program((_g.uniform(40, 50, 7), _g.uniform(0, 10, 7), _g.uniform(40, 50, (4, 2))),
+         (np.array([45.0]), np.array([5.0]), np.array([[45.0, 5.0], [46.0, 5.0]])),
+         (np.zeros(0), np.zeros(0), np.array([[0.0, 0.0]])))
+def nearest_station_haversine_out(lat, lon, stations):
+    R = 6371.0
+    lat_r = np.empty_like(lat)
+    np.radians(lat, out=lat_r)
+    lon_r = np.deg2rad(lon)
+    st = np.radians(stations)
+    dlat = st[np.newaxis, :, 0] - lat_r[:, np.newaxis]
+    dlon = st[np.newaxis, :, 1] - lon_r[:, np.newaxis]
+    a = np.sin(dlat / 2) ** 2 + np.cos(lat_r)[:, None] * np.cos(st[:, 0])[None, :] * np.sin(dlon / 2) ** 2
+    d = 2 * R * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0, out=a)))
+    idx = np.argmin(d, axis=1) if d.shape[0] else np.zeros(0, dtype=np.intp)
+    dist = np.take_along_axis(d, idx[:, None], axis=1).ravel()
+    counts = np.bincount(idx, minlength=len(stations))
+    within = np.count_nonzero(dist < 50.0)
+    return idx.astype(np.int32), np.round(dist, decimals=6), counts, within
+
+
+_g = np.random.default_rng(826)
+
+
+@program((np.sort(_g.integers(0, 600, 40)), 100 + np.cumsum(_g.standard_normal(40)), _g.integers(1, 50, 40), 60),
+         (np.array([5, 5, 70]), np.array([1.0, 2.0, 3.0]), np.array([1, 1, 1]), 60),
+         (np.array([10]), np.array([4.0]), np.array([7]), 60))
+def ohlc_bars_reduceat(ts, price, volume, bar_seconds):
+    bar = ts // bar_seconds
+    starts = np.flatnonzero(np.r_[True, bar[1:] != bar[:-1]])
+    o = price[starts]
+    h = np.maximum.reduceat(price, starts)
+    l = np.minimum.reduceat(price, starts)
+    c = price[np.r_[starts[1:] - 1, len(price) - 1]]
+    v = np.add.reduceat(volume, starts)
+    vwap = np.add.reduceat(price * volume, starts) / v
+    ret = np.diff(np.log(c), prepend=np.log(o[0]))
+    return np.column_stack([o, h, l, c]), v, vwap, ret, bar[starts]
+
+
+_g = np.random.default_rng(827)
+
+
+@program((_g.integers(0, 4096, (6, 7)).astype(u16), 2.0),
+         (np.full((2, 2), 65535, u16), 0.5),
+         (np.zeros((1, 3), u16), 1.0))
+def uint16_gradient_gain_clip_out(raw, gain):
+    img = raw.astype(np.float32)
+    gy, gx = np.gradient(img) if min(img.shape) > 1 else (np.zeros_like(img), np.zeros_like(img))
+    mag = np.sqrt(gx * gx + gy * gy, dtype=np.float32)
+    scaled = np.multiply(img, gain, dtype=np.float32)
+    out = np.empty(raw.shape, dtype=np.uint16)
+    np.clip(np.rint(scaled), 0, np.iinfo(np.uint16).max, out=scaled)
+    out[...] = scaled
+    sat = (out == np.iinfo(np.uint16).max)
+    return out, mag.max(initial=0.0), sat.mean(dtype=np.float64), np.percentile(img, [1, 99])
+
+
 _CPP = ("connected_components_min_propagation",)
 test_program = program_test({k: PROGRAMS[k] for k in _CPP}, ["cpp"])
 test_program_eager = program_test(PROGRAMS, ["eager", "aot_eager"], share=4)
