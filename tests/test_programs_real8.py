@@ -3,15 +3,14 @@ tests/test_programs.py (values, dtypes, shapes, exceptions, arguments after the 
 aliasing): scripts and notebook functions as scientists and engineers write them, in
 domains the earlier sets leave out or write differently: image processing by hand
 (np.pad convolutions, Sobel directions, histogram equalisation, sliding-window
-morphology, connected components by iteration), audio (framing, windowing, rfft, mel
-filterbanks, resampling by np.interp), geospatial (bearings, destination points,
-spherical polygon areas), finance (drawdowns by np.maximum.accumulate, EWMA by loop and by
-formula, portfolio risk by einsum), statistics (bootstrap with a Generator, weighted
-quantiles, ranks with ties), numerical methods (RK4 over a state vector, power iteration,
-Gauss-Seidel), ML (k-means, PCA by SVD, logistic regression, softmax cross-entropy) and
-physics (n-body leapfrog, heat stencil with out=, Ising Metropolis with a seeded
-Generator), in float32 pipelines with int index arrays, bool masks, views and in-place
-updates.
+morphology, connected components by iterated neighbour minima), audio (framing,
+windowing, rfft, mel filterbanks, resampling by np.interp), geospatial (destination
+points and back bearings, polygon centroids, nearest stations), finance (portfolio risk by
+einsum, OHLC bars by reduceat), statistics (bootstrap with a Generator, ranks with ties),
+softmax cross-entropy and a heat stencil with out= buffers, with float32 and uint8
+pipelines, int index arrays, bool masks and views. A cheap selection of the programs
+written this round (the others ran against NumPy once and found nothing); all on the
+eager backend (and a share through aot), the labelling sweep on C++.
 """
 from __future__ import annotations
 
@@ -235,58 +234,6 @@ def polygon_areas_centroids_and_winding(polys):
 
 # ----------------------------------------------------------------------------- finance
 
-_g = np.random.default_rng(809)
-_px = 100 * np.cumprod(1 + 0.02 * _g.standard_normal(30))
-
-
-@program((_px,), (np.array([100.0, 101.0, np.nan, 99.0, 103.0]),), (np.array([50.0]),),
-         (np.array([10.0, 9.0, 8.0, 8.5, 9.0, 11.0, 10.0]),))
-def drawdown_report(prices):
-    prices = np.asarray(prices, dtype=float)
-    prices = np.where(np.isnan(prices), np.nan, prices)
-    filled = prices.copy()
-    for i in range(1, len(filled)):              # forward fill
-        if np.isnan(filled[i]):
-            filled[i] = filled[i - 1]
-    rets = np.diff(filled) / filled[:-1]
-    wealth = np.concatenate(([1.0], np.cumprod(1 + rets)))
-    peak = np.maximum.accumulate(wealth)
-    dd = wealth / peak - 1.0
-    trough = int(np.argmin(dd))
-    start = int(np.argmax(wealth[:trough + 1])) if trough else 0
-    under = dd < 0
-    longest = run = 0
-    for u in under:
-        run = run + 1 if u else 0
-        longest = max(longest, run)
-    vol = rets.std(ddof=1) * np.sqrt(252) if rets.size > 1 else np.nan
-    return dd, dd.min(), (start, trough), longest, vol
-
-
-_g = np.random.default_rng(810)
-
-
-@program((_g.standard_normal(25), 0.2), (np.array([1.0, np.nan, 3.0]), 0.5), (np.array([4.0]), 0.9),
-         (_g.standard_normal(12).astype(f32), 0.3))
-def ewma_loop_and_closed_form(x, alpha):
-    out = np.empty_like(x)
-    out[0] = x[0]
-    for t in range(1, len(x)):
-        prev = out[t - 1]
-        out[t] = prev if np.isnan(x[t]) else alpha * x[t] + (1 - alpha) * prev
-    n = len(x)
-    w = (1 - alpha) ** np.arange(n - 1, -1, -1)
-    w[1:] *= alpha
-    closed = np.nancumsum(w * np.nan_to_num(x))[-1]
-    adjusted = np.empty(n)
-    num = den = 0.0
-    for t in range(n):
-        num = (1 - alpha) * num + x[t]
-        den = (1 - alpha) * den + 1.0
-        adjusted[t] = num / den
-    return out, closed, adjusted
-
-
 _g = np.random.default_rng(811)
 
 
@@ -328,30 +275,6 @@ def bootstrap_mean_median_ci(x, rng, n_boot):
     return (lo, hi), se, bias, np.quantile(medians, [0.05, 0.95]), rng
 
 
-_g = np.random.default_rng(813)
-
-
-@program((_g.standard_normal(20), _g.random(20), np.array([0.1, 0.5, 0.9])),
-         (np.array([3.0, 1.0, 2.0]), np.array([1.0, 1.0, 1.0]), np.array([0.0, 0.5, 1.0])),
-         (np.array([1.0, 2.0]), np.array([0.0, 0.0]), np.array([0.5])),
-         (np.array([5.0]), np.array([2.0]), np.array([0.25, 0.75])))
-def weighted_quantiles_sorted_cumsum(values, weights, qs):
-    if np.any(weights < 0):
-        raise ValueError("weights must be non-negative")
-    order = np.argsort(values, kind="stable")
-    v, w = values[order], weights[order]
-    total = w.sum()
-    if total == 0:
-        raise ZeroDivisionError("total weight is zero")
-    cw = np.cumsum(w) - 0.5 * w
-    cw /= total
-    wq = np.interp(qs, cw, v)
-    wmean = np.average(values, weights=weights)
-    wvar = np.average((values - wmean) ** 2, weights=weights)
-    n_eff = total ** 2 / np.sum(w ** 2)
-    return wq, wmean, wvar, n_eff
-
-
 _g = np.random.default_rng(814)
 
 
@@ -369,169 +292,7 @@ def ranks_with_ties_argsort_twice(x):
     return ordinal, average, dense, minimum, pct
 
 
-# ----------------------------------------------------------------------------- numerical methods
-
-def _lorenz(s, sigma=10.0, rho=28.0, beta=8.0 / 3.0):
-    x, y, z = s
-    return np.array([sigma * (y - x), x * (rho - z) - y, x * y - beta * z])
-
-
-@program((np.array([1.0, 1.0, 1.0]), 0.01, 50), (np.array([0.0, 0.0, 0.0]), 0.01, 3),
-         (np.array([1.0, 2.0, 3.0], f32), 0.005, 10), (np.array([1.0, 1.0, 1.0]), 0.01, 0))
-def rk4_lorenz_trajectory(s0, dt, n_steps):
-    traj = np.empty((n_steps + 1, s0.size), dtype=s0.dtype)
-    traj[0] = s0
-    s = s0.astype(float)
-    for i in range(n_steps):
-        k1 = _lorenz(s)
-        k2 = _lorenz(s + 0.5 * dt * k1)
-        k3 = _lorenz(s + 0.5 * dt * k2)
-        k4 = _lorenz(s + dt * k3)
-        s = s + dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-        traj[i + 1] = s
-    speed = np.linalg.norm(np.diff(traj, axis=0), axis=1) / dt
-    return traj, speed
-
-
-_g = np.random.default_rng(816)
-_A = _g.standard_normal((5, 5))
-
-
-@program((_A @ _A.T, 1e-10, 500), (np.diag([3.0, 1.0, 2.0]), 1e-12, 200),
-         (np.array([[0.0, 1.0], [1.0, 0.0]]), 1e-9, 20), (np.zeros((2, 2)), 1e-9, 5))
-def power_iteration_with_deflation(A, tol, maxiter):
-    n = A.shape[0]
-    B = A.astype(float).copy()
-    vals, vecs, iters = [], [], []
-    for k in range(2):
-        v = np.ones(n) / np.sqrt(n)
-        lam = 0.0
-        for it in range(maxiter):
-            w = B @ v
-            nrm = np.linalg.norm(w)
-            if nrm == 0:
-                raise np.linalg.LinAlgError(f"power iteration hit the null space at step {it}")
-            v_new = w / nrm
-            lam_new = v_new @ B @ v_new
-            if abs(lam_new - lam) < tol * max(1.0, abs(lam_new)):
-                lam, v = lam_new, v_new
-                break
-            lam, v = lam_new, v_new
-        else:
-            it = maxiter
-        vals.append(lam)
-        vecs.append(v * np.sign(v[np.argmax(np.abs(v))]))
-        iters.append(it)
-        B -= lam * np.outer(v, v)
-    return np.array(vals), np.stack(vecs, axis=1), iters
-
-
-_g = np.random.default_rng(817)
-
-
-@program((np.diag(np.full(6, 4.0)) + np.diag(np.full(5, -1.0), 1) + np.diag(np.full(5, -1.0), -1),
-          _g.standard_normal(6), 1e-10, 100),
-         (np.array([[1.0, 2.0], [3.0, 1.0]]), np.ones(2), 1e-8, 10),
-         (np.array([[2.0]]), np.array([4.0]), 1e-12, 5),
-         (np.array([[4.0, 1.0], [1.0, 3.0]], f32), np.array([1.0, 2.0], f32), 1e-5, 50))
-def gauss_seidel_with_dominance_check(A, b, tol, maxiter):
-    diag = np.abs(np.diag(A))
-    off = np.abs(A).sum(axis=1) - diag
-    if np.any(diag <= off):
-        rows = np.nonzero(diag <= off)[0]
-        raise ValueError(f"matrix is not diagonally dominant in rows {rows}")
-    x = np.zeros_like(b)
-    history = []
-    for sweep in range(maxiter):
-        for i in range(len(b)):
-            s = A[i, :i] @ x[:i] + A[i, i + 1:] @ x[i + 1:]
-            x[i] = (b[i] - s) / A[i, i]
-        r = np.linalg.norm(b - A @ x) / np.linalg.norm(b)
-        history.append(r)
-        if r < tol:
-            break
-    return x, sweep + 1, np.asarray(history, dtype=np.float64)
-
-
 # ----------------------------------------------------------------------------- machine learning
-
-_g = np.random.default_rng(818)
-
-
-@program((np.concatenate([_g.standard_normal((10, 2)), _g.standard_normal((10, 2)) + 5]).astype(f32), 2, 10),
-         (_g.standard_normal((6, 3)), 3, 5),
-         (np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]]), 2, 4),
-         (np.ones((1, 2)), 1, 3))
-def kmeans_float32_newaxis(X, k, n_iter):
-    C = X[:k].copy()
-    labels = np.zeros(len(X), dtype=np.intp)
-    inertia = []
-    for it in range(n_iter):
-        d2 = ((X[:, np.newaxis, :] - C[np.newaxis, :, :]) ** 2).sum(axis=-1)
-        new_labels = d2.argmin(axis=1)
-        inertia.append(float(d2[np.arange(len(X)), new_labels].sum()))
-        if it > 0 and np.array_equal(new_labels, labels):
-            break
-        labels = new_labels
-        for j in range(k):
-            members = X[labels == j]
-            if len(members):
-                C[j] = members.mean(axis=0)
-    counts = np.bincount(labels, minlength=k)
-    return C, labels, counts, inertia
-
-
-_g = np.random.default_rng(819)
-
-
-@program((_g.standard_normal((12, 4)) @ np.diag([3.0, 1.0, 0.5, 0.1]), 2),
-         (np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]), 1),
-         (_g.standard_normal((3, 5)), 3),
-         (np.ones((4, 2)), 1))
-def pca_svd_flip_explained(X, n_components):
-    mean = X.mean(axis=0)
-    Xc = X - mean
-    U, S, Vt = np.linalg.svd(Xc, full_matrices=False)
-    max_abs = np.argmax(np.abs(U), axis=0)
-    signs = np.sign(U[max_abs, range(U.shape[1])])
-    signs[signs == 0] = 1
-    U *= signs
-    Vt *= signs[:, np.newaxis]
-    var = S ** 2 / (X.shape[0] - 1)
-    total = var.sum()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = var / total
-    comps = Vt[:n_components]
-    scores = Xc @ comps.T
-    recon = scores @ comps + mean
-    err = np.sqrt(((X - recon) ** 2).mean())
-    return np.round(scores, 10), np.round(ratio[:n_components], 10), err < 1e-8 or n_components < X.shape[1]
-
-
-_g = np.random.default_rng(820)
-_Xl = _g.standard_normal((40, 3)).astype(f32)
-_yl = (_Xl @ np.array([1.5, -2.0, 0.5], f32) + 0.3 > 0).astype(f32)
-
-
-@program((_Xl, _yl, np.float32(0.5), 30), (_Xl[:1], _yl[:1], np.float32(0.1), 3),
-         (_Xl.astype(f64), _yl.astype(f64), 0.5, 20))
-def logistic_regression_gd_float32(X, y, lr, epochs):
-    n, d = X.shape
-    w = np.zeros(d, dtype=X.dtype)
-    b = X.dtype.type(0)
-    losses = []
-    for _ in range(epochs):
-        z = X @ w + b
-        p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
-        eps = np.finfo(X.dtype).eps
-        loss = -np.mean(y * np.log(p + eps) + (1 - y) * np.log1p(-p + eps))
-        losses.append(loss)
-        g = p - y
-        w -= lr * (X.T @ g) / n
-        b -= lr * g.mean()
-    acc = np.mean((X @ w + b > 0) == (y > 0.5))
-    return w, b, np.array(losses), acc
-
 
 _g = np.random.default_rng(821)
 
@@ -558,37 +319,6 @@ def softmax_cross_entropy_one_hot(logits, labels):
 
 # ----------------------------------------------------------------------------- physics
 
-_g = np.random.default_rng(822)
-
-
-@program((_g.standard_normal((5, 3)), np.zeros((5, 3)), _g.random(5) + 0.5, 0.01, 10),
-         (np.array([[0.0, 0.0, 0.0]]), np.zeros((1, 3)), np.ones(1), 0.1, 3),
-         (_g.standard_normal((3, 3)).astype(f32), np.zeros((3, 3), f32), np.ones(3, f32), 0.01, 5))
-def nbody_leapfrog_in_place(pos, vel, mass, dt, n_steps, soft=0.05):
-    def acc(p):
-        d = p[np.newaxis, :, :] - p[:, np.newaxis, :]
-        r2 = (d ** 2).sum(axis=-1) + soft ** 2
-        inv3 = r2 ** -1.5
-        np.fill_diagonal(inv3, 0.0)
-        return (d * (inv3 * mass[np.newaxis, :])[:, :, np.newaxis]).sum(axis=1)
-
-    a = acc(pos)
-    energies = []
-    for _ in range(n_steps):
-        vel += 0.5 * dt * a
-        pos += dt * vel
-        a = acc(pos)
-        vel += 0.5 * dt * a
-        kin = 0.5 * (mass * (vel ** 2).sum(axis=1)).sum()
-        d = pos[:, None] - pos[None]
-        r = np.sqrt((d ** 2).sum(-1) + soft ** 2)
-        iu = np.triu_indices(len(mass), k=1)
-        pot = -(mass[iu[0]] * mass[iu[1]] / r[iu]).sum()
-        energies.append(kin + pot)
-    com = (mass[:, None] * pos).sum(axis=0) / mass.sum()
-    return np.array(energies), com
-
-
 _g = np.random.default_rng(823)
 
 
@@ -610,30 +340,6 @@ def heat_equation_out_buffers(u0, alpha, n_steps):
         nxt[1:-1, 1:-1] += u[1:-1, 1:-1]
         u, nxt = nxt, u
     return u, u.sum(), np.abs(u - u0).max()
-
-
-_g = np.random.default_rng(824)
-
-
-@program((np.where(_g.random((6, 6)) < 0.5, -1, 1).astype(np.int8), 0.4, np.random.default_rng(11), 3),
-         (np.ones((2, 2), np.int8), 2.0, np.random.default_rng(12), 2),
-         (np.ones((4, 4), np.int8), 0.1, np.random.default_rng(13), 4))
-def ising_checkerboard_metropolis(spins, beta, rng, n_sweeps):
-    L = spins.shape[0]
-    ii, jj = np.indices(spins.shape)
-    parity = (ii + jj) % 2
-    mags = []
-    for _ in range(n_sweeps):
-        for colour in (0, 1):
-            nb = (np.roll(spins, 1, 0) + np.roll(spins, -1, 0)
-                  + np.roll(spins, 1, 1) + np.roll(spins, -1, 1)).astype(np.int64)
-            dE = 2 * spins * nb
-            accept = (dE <= 0) | (rng.random(spins.shape) < np.exp(-beta * dE))
-            flip = accept & (parity == colour)
-            spins[flip] *= -1
-        mags.append(spins.mean())
-    energy = -(spins * (np.roll(spins, 1, 0) + np.roll(spins, 1, 1))).sum() / L ** 2
-    return np.array(mags), energy, spins.dtype
 
 
 # ----------------------------------------------------------------------------- more mixed dtypes
@@ -680,26 +386,8 @@ def ohlc_bars_reduceat(ts, price, volume, bar_seconds):
     return np.column_stack([o, h, l, c]), v, vwap, ret, bar[starts]
 
 
-_g = np.random.default_rng(827)
-
-
-@program((_g.integers(0, 4096, (6, 7)).astype(u16), 2.0),
-         (np.full((2, 2), 65535, u16), 0.5),
-         (np.zeros((1, 3), u16), 1.0))
-def uint16_gradient_gain_clip_out(raw, gain):
-    img = raw.astype(np.float32)
-    gy, gx = np.gradient(img) if min(img.shape) > 1 else (np.zeros_like(img), np.zeros_like(img))
-    mag = np.sqrt(gx * gx + gy * gy, dtype=np.float32)
-    scaled = np.multiply(img, gain, dtype=np.float32)
-    out = np.empty(raw.shape, dtype=np.uint16)
-    np.clip(np.rint(scaled), 0, np.iinfo(np.uint16).max, out=scaled)
-    out[...] = scaled
-    sat = (out == np.iinfo(np.uint16).max)
-    return out, mag.max(initial=0.0), sat.mean(dtype=np.float64), np.percentile(img, [1, 99])
-
-
 _CPP = ("connected_components_min_propagation",)
-test_program = program_test({k: PROGRAMS[k] for k in _CPP}, ["cpp"])
+test_program = program_test({k: (PROGRAMS[k][0], PROGRAMS[k][1][:1]) for k in _CPP}, ["cpp"])
 test_program_eager = program_test(PROGRAMS, ["eager", "aot_eager"], share=4)
 
 
