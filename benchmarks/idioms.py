@@ -367,6 +367,17 @@ def decay_curves(amplitude, t):
     return amplitude[:, None] * np.exp(-t / 1.5)
 
 
+def _signal(rng, small):
+    return rng.standard_normal(40 if small else 16000).astype(np.float32), 16 if small else 512, 5 if small else 160
+
+
+@idiom("outer", _signal)
+def signal_frames(x, n_fft, hop):
+    # audio framing: windows of a pre-emphasized signal every hop samples, tapered
+    e = np.append(x[0], x[1:] - 0.97 * x[:-1])
+    return np.lib.stride_tricks.sliding_window_view(e, n_fft)[::hop] * np.hanning(n_fft)
+
+
 # -- integer arithmetic ---------------------------------------------------------------------
 def _ints(rng, small):
     return (rng.integers(0, 1 << 20, 7 if small else 1_000_000),)

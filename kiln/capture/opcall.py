@@ -160,6 +160,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     def taken(v):  # a selection taken already is its array
         return v.taken if isinstance(v, MaskedSelectionVariable) and v.taken is not None else v
     args, kwargs = [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}
+    args, kwargs = _lists_of_arrays_stacked(tx, spelling, args, kwargs)
     if spelling.op is not None and spelling.op.category == Category.POINTWISE:
         args, kwargs = _weak_values(tx, args, kwargs)
     masked = [a for a in flatten(list(args) + list(kwargs.values()))
@@ -243,6 +244,29 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if bound.op.out_c_order:
         check_c_order_out(tx, spelling.text, bound.out, result)
     return write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
+
+
+def _lists_of_arrays_stacked(tx, spelling, args: list, kwargs: dict) -> tuple:
+    """A list or tuple holding arrays where NumPy makes an array of it first
+    (``np.sum([x, y], axis=0)``): their stack (``np.asarray``), so the op's shape rules
+    and axes see the array NumPy sees, not a sequence of two."""
+    from .variables.containers import TupleVariable   # (ListVariable is one)
+    count, names = spelling.array_like_args()
+
+    def stacked(v: VariableTracker) -> VariableTracker:
+        if isinstance(v, TupleVariable) and _holds_array(v):
+            return call_op(tx, np.asarray, [v], {}, "numpy.asarray")
+        return v
+    if not count and not names:
+        return args, kwargs
+    return ([stacked(a) if i < count else a for i, a in enumerate(args)],
+            {k: stacked(v) if k in names else v for k, v in kwargs.items()})
+
+
+def _holds_array(v: VariableTracker) -> bool:
+    from .variables.containers import TupleVariable
+    return any(isinstance(i, (ArrayVariable, MaskedSelectionVariable))
+               or isinstance(i, TupleVariable) and _holds_array(i) for i in v.item_list)
 
 
 class InOrder(list):

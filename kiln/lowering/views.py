@@ -15,8 +15,8 @@ import numpy as np
 from ..ops import TensorMeta
 from ..ops.layout import At, Span, Window, index_dims
 from ..ops.layout import _slice as layout_slice
-from .loop_ir import (Affine, BufferValue, Pointwise, Scalar, Value, _zero, contiguous_strides,
-                      recomputed)
+from .loop_ir import (RECOMPUTE_REPEATS, Affine, BufferValue, Pointwise, Scalar, Value, _zero,
+                      contiguous_strides, recomputed)
 from .nodes import iter_values
 from .sizes import Size, Undecidable, is_unbacked, product
 
@@ -117,6 +117,11 @@ class ViewLowering:
             return None
         if recomputed(x, shape, [_zero(s) and not (isinstance(n, int) and n == 1) for n, s in zip(shape, strides)]):
             return None   # broadcast_to of a costly closure: realized, then viewed (loop_ir)
+        if _overlap(shape, strides, x.size) >= RECOMPUTE_REPEATS:
+            # sliding windows of a closure: each element read window-size times, and the
+            # view materialized whole if a later view cannot remap it (a 512-wide window
+            # of a 16000-sample signal wrote 31 MB): realized once, then windowed for free
+            return None
         if isinstance(offset, int) and offset == 0:
             start = [0] * len(x.shape)
         elif all(isinstance(n, int) for n in x.shape) and isinstance(offset, int):
@@ -256,3 +261,12 @@ def _blas_friendly(shape: tuple, views: tuple) -> bool:
         extent *= n
     return size > 0 and offset == 0 and extent == size and \
         (not live or any(s == 1 for _, s in live[-2:]))
+
+
+def _overlap(shape: tuple, strides: tuple, size: Any) -> int:
+    """How many times a view of these (non-zero) strides reads each of ``size`` elements
+    on average: 1 for slices and transposes, about the window for sliding windows."""
+    reads = product([n for n, s in zip(shape, strides) if not _zero(s)])
+    if not isinstance(reads, int) or not isinstance(size, int) or size == 0:
+        return 1
+    return reads // size

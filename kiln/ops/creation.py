@@ -527,7 +527,7 @@ def _asfortranarray_normalize(a, dtype=None, *, like=None):
 
 
 spell_composite(np.asfortranarray, ("transpose", "ascontiguousarray", "astype", "asfortranarray"),
-                _asfortranarray_normalize, "numpy.asfortranarray")
+                _asfortranarray_normalize, "numpy.asfortranarray", builds_array=True)
 
 ascontiguousarray.layout_dependent = True  # a view of a C-contiguous input, else a copy
 asfortranarray.layout_dependent = True  # (of an F-contiguous one)

@@ -193,11 +193,11 @@ def _array_normalize(object, dtype=None, *, copy=True, order="K", subok=False, n
 
 
 spell_composite(np.asarray, ("stack", "astype", "ascontiguousarray", "asfortranarray", "copy", "transpose"),
-                _asarray_normalize, "numpy.asarray")
+                _asarray_normalize, "numpy.asarray", builds_array=True)
 spell_composite(np.asanyarray, ("stack", "astype", "ascontiguousarray", "asfortranarray", "copy", "transpose"),
-                _asarray_normalize, "numpy.asanyarray")
+                _asarray_normalize, "numpy.asanyarray", builds_array=True)
 spell_composite(np.array, ("stack", "astype", "copy", "reshape", "ascontiguousarray", "asfortranarray"),
-                _array_normalize, "numpy.array")
+                _array_normalize, "numpy.array", builds_array=True)
 
 
 def _ndarray_new(shape: Any, dtype: Any = float) -> Any:

@@ -107,7 +107,7 @@ def _chkfinite_normalize(a, dtype=None, order=None):
 
 
 spell_composite(np.asarray_chkfinite, ("finite_or_raise", "astype"), _chkfinite_normalize,
-                "numpy.asarray_chkfinite")
+                "numpy.asarray_chkfinite", builds_array=True)
 
 
 # ---- isscalar: a question about the type --------------------------------------------------

@@ -423,6 +423,7 @@ class Spelling:
     normalize: Callable[..., Any]
     text: str
     uses: tuple = ()
+    builds_array: bool = False   # makes its array from a list itself (np.asarray's dtype rules)
 
     def bind(self, *args: Any, **kwargs: Any) -> Bound:
         named = sorted(_positional_only(self.key) & kwargs.keys()) if kwargs else ()
@@ -431,23 +432,41 @@ class Spelling:
                             f"keyword arguments: {', '.join(named)!r}")
         return self.normalize(*args, **kwargs)
 
+    def array_like_args(self) -> tuple[int, frozenset]:
+        """How many leading positional arguments, and which keywords, NumPy makes arrays
+        of first (a list of arrays is their stack: ``np.minimum.reduce([a, b, c])``):
+        the operands of elementwise ops, reductions and scans (never ``out=``), and the
+        first of NumPy's functions whose first parameter is ``a`` (``np.median(a)``),
+        but for those that build it themselves (``builds_array``)."""
+        if self.op is not None:
+            if self.op.category in (Category.POINTWISE, Category.REDUCTION, Category.SCAN):
+                return len(self.op.inputs), frozenset(("a", "where") + self.op.inputs)
+            return 0, frozenset()
+        if not self.builds_array and [p.name for p in _parameters(self.key)][:1] == ["a"]:
+            return 1, frozenset(("a",))
+        return 0, frozenset()
 
-def _positional_only(key: Any) -> frozenset:
-    """The names of the installed NumPy's positional-only parameters of a function or ufunc
-    spelling (``np.where(condition, x=None, y=None, /)``); none for methods and operators."""
+
+def _parameters(key: Any) -> tuple:
+    """The installed NumPy's parameters of a function or ufunc spelling (none for methods,
+    operators and builtins without a signature)."""
     try:
-        return _positional_only_of(key) if callable(key) else frozenset()
+        return _parameters_of(key) if callable(key) else ()
     except TypeError:   # (an unhashable callable)
-        return frozenset()
+        return ()
 
 
 @functools.cache
-def _positional_only_of(fn: Callable) -> frozenset:
+def _parameters_of(fn: Callable) -> tuple:
     try:
-        params = inspect.signature(fn).parameters.values()
+        return tuple(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        return frozenset()
-    return frozenset(p.name for p in params if p.kind is p.POSITIONAL_ONLY)
+        return ()
+
+
+def _positional_only(key: Any) -> frozenset:
+    """The names of the positional-only parameters (``np.where(condition, x=None, y=None, /)``)."""
+    return frozenset(p.name for p in _parameters(key) if p.kind is p.POSITIONAL_ONLY)
 
 
 SPELLINGS: dict[Any, Spelling] = {}
@@ -477,10 +496,12 @@ def spell(key: Any, op: Op, normalize: Callable[..., Bound], text: str | None = 
 
 
 def spell_composite(key: Any, uses: tuple[str, ...], normalize: Callable[..., Composite],
-                    text: str | None = None) -> None:
+                    text: str | None = None, builds_array: bool = False) -> None:
     """Map a NumPy spelling to a composition of the ops named in ``uses``;
-    ``normalize(*args, **kwargs)`` returns a :class:`Composite`."""
-    _add_spelling(Spelling(key, None, normalize, text or describe_callable(key), tuple(uses)))
+    ``normalize(*args, **kwargs)`` returns a :class:`Composite`. ``builds_array``: it
+    converts a list to an array itself (``np.asarray``), see ``Spelling.array_like_args``."""
+    _add_spelling(Spelling(key, None, normalize, text or describe_callable(key), tuple(uses),
+                           builds_array))
 
 
 def _add_spelling(spelling: Spelling) -> None:

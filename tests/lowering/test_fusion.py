@@ -157,6 +157,21 @@ def test_broadcast_to_of_a_costly_value_is_computed_once():
     assert _calls_per_kernel(art.cpp, "tanh") == {"kiln_fused_tanh_0": 1, "kiln_fused_multiply_1": 0}
 
 
+def test_sliding_windows_of_a_computed_value_are_a_view_of_it():
+    # Frames of a pre-emphasized signal (audio): the windows of the closure recomputed it
+    # at every element of a window (32 times here), and where a later view could not be
+    # remapped (``[::hop]`` with a run-time hop) they were materialized whole (a 512-wide
+    # window of 16000 samples wrote 31 MB: 40x NumPy's time). The signal is computed once
+    # at its own size and windowed in memory.
+    def frames(x):
+        e = F.subtract(F.getitem(x, (slice(1, None),)), F.multiply(F.getitem(x, (slice(None, -1),)), 0.97))
+        w = F.sliding_window_view(e, window_shape=(32,), axis=(0,))
+        return F.multiply(F.getitem(w, (slice(None, None, 8),)), 2.0)
+    art = compile_and_check(frames, np.random.default_rng(11).standard_normal(300).astype(np.float32))
+    allocated = re.findall(r"_empty\(\(([^)]*)\)", art.wrapper)
+    assert allocated == ["299,", "34, 32"], art.wrapper
+
+
 def test_a_value_broadcast_along_inner_dims_stays_fused():
     # exp of a row's value against that row: constant in the inner loop, which the C
     # compiler hoists; realizing it would only add a kernel.
