@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..ops.loops import LoopBody
-from .loop_bounds import Bounds, Intervals
+from .loop_bounds import COUNTER_START, Bounds, Intervals
 from .loop_scalars import CTYPES, FAIL, Unnative, _Kind, _is_array, _kind_of, _scalar_expr
 from .loop_vectors import VectorOps
 
@@ -154,7 +154,14 @@ class _Printer(VectorOps):
 
     def unchecked_int(self) -> bool:
         """May the Python-int operation being printed skip its overflow check?"""
-        return self.current is not None and self.proven_fits(self.current, _Kind(1))
+        if self.current is None:
+            return False
+        ph = self.bounds.counters.get(self.current) if self.fast else None
+        if ph is not None:   # a counter's step (loop_bounds.py): its entry value is tested
+            s = self.names[ph]
+            self.conds.append(f"{s} >= -{COUNTER_START}LL && {s} <= {COUNTER_START}LL")
+            return True
+        return self.proven_fits(self.current, _Kind(1))
 
     # -- the function ----------------------------------------------------------------------
     def function(self) -> str:
