@@ -154,8 +154,8 @@ def main() -> None:
         npy = med["numpy"]
         k = med["kiln"]
         nb = med.get("numba")
-        print(f"| {name} | {npy * 1e3:.2f} | {k * 1e3:.3f} ({npy / k:.0f}x) | "
-              + (f"{nb * 1e3:.3f} ({npy / nb:.0f}x) | {k / nb:.2f} | " if nb else "- | - | ")
+        print(f"| {name} | {npy * 1e3:.3g} | {k * 1e3:.3g} ({npy / k:.0f}x) | "
+              + (f"{nb * 1e3:.3g} ({npy / nb:.0f}x) | {k / nb:.2f} | " if nb else "- | - | ")
               + f"{first['kiln']:.2f} | " + (f"{first['numba']:.2f} | " if nb else "- | ")
               + f"{ok['kiln']}, {ok.get('numba', '-')} | {nloops} |")
     ratios = [(m["numpy"] / m["kiln"], m["numpy"] / m["numba"] if "numba" in m else None)
