@@ -262,7 +262,9 @@ def test_counters_and_bool_selects(tmp_path, monkeypatch):
     values tested instead of every step (kiln/lowering/loop_bounds.py): the fast variant
     cannot fail once started and sweeps the caller's array in place; a counter that
     leaves int64 still gives Python's int. A bool select with a constant side in a body
-    that does not break prints as bit operations (no branch for GCC to mispredict)."""
+    that does not break prints as bit operations (no branch for GCC to mispredict); one
+    in a body that breaks keeps its ``?:`` with a test at neutral odds (GCC threads it
+    through the break test)."""
     from kiln.config import config
     monkeypatch.setattr(config, "debug_dir", str(tmp_path / "dump"))
     compiled = kiln.compile(counted_sweeps)
@@ -279,6 +281,8 @@ def test_counters_and_bool_selects(tmp_path, monkeypatch):
                   for f in os.listdir(tmp_path / "dump") if f.endswith("_loops"))
     fast = cpp[cpp.index("_fast("):cpp.index("_checked(")]
     assert "? true :" not in fast and ") | (" in fast, fast
+    # the while body's select of fixed - 2 tests its condition at neutral odds
+    assert "__builtin_expect_with_probability(" in fast, fast
 
 
 def test_an_error_after_a_donating_loop_leaves_pythons_state():
