@@ -179,3 +179,34 @@ def first_above(x, t):
         if x[i] > t:
             return i
     return -1
+
+
+def smith_waterman(a, b, match, mismatch, gap):
+    """Local alignment score and where it ends (tests/test_programs_loop_idioms.py)."""
+    n, m = a.shape[0], b.shape[0]
+    H = np.zeros((n + 1, m + 1))
+    best = 0.0
+    bi = 0
+    bj = 0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            s = match if a[i - 1] == b[j - 1] else mismatch
+            h = max(0.0, H[i - 1, j - 1] + s, H[i - 1, j] - gap, H[i, j - 1] - gap)
+            H[i, j] = h
+            if h > best:
+                best = h
+                bi = i
+                bj = j
+    return best, bi, bj
+
+
+def insertion_sort(a):
+    """In place; the inner ``while j >= 0 and a[j] > key`` is a nest of two while loops."""
+    for i in range(1, a.shape[0]):
+        key = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > key:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = key
+    return a

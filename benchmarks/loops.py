@@ -28,8 +28,9 @@ import numpy as np
 import kiln
 
 from .loop_kernels import (cholesky, cholesky_rows, crc32, csr_matvec, edit_distance, first_above,
-                           fsub, gauss_seidel, house_robber, jacobi_sweeps, lu_inplace, lu_rows,
-                           relax_until_converged, sieve, tri_solve)
+                           fsub, gauss_seidel, house_robber, insertion_sort, jacobi_sweeps,
+                           lu_inplace, lu_rows, relax_until_converged, sieve, smith_waterman,
+                           tri_solve)
 from .idioms import weighted_column_distance
 
 
@@ -46,6 +47,7 @@ def cases(rng) -> dict:
     spd = rng.random((70, 70))
     spd = spd @ spd.T + 70 * np.eye(70)
     rod = np.r_[0.0, rng.random(48), 0.0]
+    rod1 = np.r_[1.0, rng.random(48), 2.0]
     big = 2000
     Lbig = np.tril(rng.random((big, big))) + big * np.eye(big)
     bbig = rng.random(big)
@@ -60,6 +62,8 @@ def cases(rng) -> dict:
     rod2 = np.r_[0.0, rng.random(198), 0.0]
     A, B, W = rng.random((70, 70)), rng.random((70, 70)), rng.random((70, 70)) + 0.5
     ramp = np.linspace(0.0, 1.0, 20000)
+    g1, g2 = rng.integers(0, 4, 200), rng.integers(0, 4, 200)
+    shuffled = rng.random(500)
     return {
         "fsub (n=300)": (fsub, lambda: (L, b)),
         "gauss_seidel (100x100, 2 sweeps)": (gauss_seidel, lambda: (u0.copy(), f0, 2)),
@@ -78,6 +82,11 @@ def cases(rng) -> dict:
         "jacobi sweeps over slices (n=200, while loop)": (jacobi_sweeps, lambda: (rod2.copy(), 1e-4)),
         "weighted column distance (70x70)": (weighted_column_distance, lambda: (A, B, W)),
         "first_above (n=20000, return in the loop)": (first_above, lambda: (ramp, 0.9)),
+        "smith_waterman (200x200)": (smith_waterman, lambda: (g1, g2, 2.0, -1.0, 1.5)),
+        "insertion_sort (n=500, while loops)": (insertion_sort, lambda: (shuffled.copy(),)),
+        "crc32 (1 byte: call overhead)": (crc32, lambda: (data[:1],)),
+        "relax (n=50, one sweep: call overhead)": (relax_until_converged,
+                                                   lambda: (rod1.copy(), 1e9)),
     }
 
 
@@ -145,8 +154,8 @@ def main() -> None:
         npy = med["numpy"]
         k = med["kiln"]
         nb = med.get("numba")
-        print(f"| {name} | {npy * 1e3:.2f} | {k * 1e3:.3f} ({npy / k:.0f}x) | "
-              + (f"{nb * 1e3:.3f} ({npy / nb:.0f}x) | {k / nb:.2f} | " if nb else "- | - | ")
+        print(f"| {name} | {npy * 1e3:.3g} | {k * 1e3:.3g} ({npy / k:.0f}x) | "
+              + (f"{nb * 1e3:.3g} ({npy / nb:.0f}x) | {k / nb:.2f} | " if nb else "- | - | ")
               + f"{first['kiln']:.2f} | " + (f"{first['numba']:.2f} | " if nb else "- | ")
               + f"{ok['kiln']}, {ok.get('numba', '-')} | {nloops} |")
     ratios = [(m["numpy"] / m["kiln"], m["numpy"] / m["numba"] if "numba" in m else None)

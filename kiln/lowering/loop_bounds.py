@@ -12,6 +12,12 @@ prints them unchecked. The intervals over-approximate (a loop that runs zero tim
 some outer iteration still counts), so the test may fail where no access would: then
 the checked variant runs, never a wrong one.
 
+A carried Python int the top body moves by a small constant (``steps += 1``, also under
+a condition: ``if d: count -= 1``) is a *counter*: from an entry value within
+``COUNTER_START`` it cannot leave int64 in fewer than ``2**58`` iterations (nine thousand
+years at one a nanosecond), so its sum is printed unchecked too. Without that one check
+a convergence loop's fast variant cannot fail once started, and writes in place.
+
 :class:`Affine` is ``const + sum(coef * key)``; keys are loop-variable placeholders and
 the top body's Python-int operand placeholders (``atoms``: fixed for the whole call).
 """
@@ -51,6 +57,25 @@ def _unguarded(stop: Any, start: Any) -> Any:
     return stop
 
 
+COUNTER_START = 2 ** 62    # |entry value| of a counter
+COUNTER_STEP = 16          # |its step|: 2**63 - 2**62 is 2**58 steps of 16
+
+
+def _is_fn(node: Any, *fns: str) -> bool:
+    return hasattr(node, "kind") and node.kind == "call" and node.target.name == "scalar_fn" \
+        and node.kwargs.get("fn") in fns
+
+
+def _step_of(node: Any, ph: Any) -> bool:
+    """Is ``node`` ``ph + c`` or ``ph - c`` (``c + ph``) for a literal ``|c| <= COUNTER_STEP``?"""
+    if not _is_fn(node, "add", "sub"):
+        return False
+    a, b = node.args[0]
+    if node.kwargs["fn"] == "add" and b is ph:
+        a, b = b, a
+    return a is ph and _int_literal(b) and abs(b) <= COUNTER_STEP
+
+
 class Bounds:
     """The affine forms of a top-level body's Python-int values and its loops' variables.
 
@@ -72,6 +97,17 @@ class Bounds:
                 self.atoms.append(p)
                 self.forms[p] = Affine({p: 1})
         self._walk(graph)
+        # counters (module docstring): the step node -> its carried placeholder
+        self.counters: dict[Any, Any] = {}
+        outs = next(n for n in graph.nodes if n.kind == "output").args[0]
+        for ph, out in zip(phs[1:1 + body.n_carried], outs):
+            if type(ph.val) is not int:
+                continue
+            if _is_fn(out, "select"):   # a step under a condition, else the same value
+                _, a, b = out.args[0]
+                out = a if b is ph else b if a is ph else None
+            if _step_of(out, ph):
+                self.counters[out] = ph
 
     def form(self, value: Any) -> Affine | None:
         if hasattr(value, "kind"):

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..ops.loops import LoopBody
-from .loop_bounds import Bounds, Intervals
+from .loop_bounds import COUNTER_START, Bounds, Intervals
 from .loop_scalars import CTYPES, FAIL, Unnative, _Kind, _is_array, _kind_of, _scalar_expr
 from .loop_vectors import VectorOps
 
@@ -50,6 +50,7 @@ class _Printer(VectorOps):
                  fast: bool = False, bounds: Bounds | None = None) -> None:
         self.body = body
         self.fname = fname
+        self.breaks = False   # the body being printed breaks or is a while loop (selects)
         self.step = step if type(step) is int and step else None
         self.fast = fast
         self.bounds = bounds if bounds is not None or not fast else Bounds(body, self.step)
@@ -153,7 +154,14 @@ class _Printer(VectorOps):
 
     def unchecked_int(self) -> bool:
         """May the Python-int operation being printed skip its overflow check?"""
-        return self.current is not None and self.proven_fits(self.current, _Kind(1))
+        if self.current is None:
+            return False
+        ph = self.bounds.counters.get(self.current) if self.fast else None
+        if ph is not None:   # a counter's step (loop_bounds.py): its entry value is tested
+            s = self.names[ph]
+            self.conds.append(f"{s} >= -{COUNTER_START}LL && {s} <= {COUNTER_START}LL")
+            return True
+        return self.proven_fits(self.current, _Kind(1))
 
     # -- the function ----------------------------------------------------------------------
     def function(self) -> str:
@@ -193,6 +201,7 @@ class _Printer(VectorOps):
                 not any(n.kind == "call" and n.target.name == "loop" for n in graph.nodes)
             self._for(i, "start", "stop", self.step, 1, unroll=short_search)
         self.names[phs[0]] = i
+        self.breaks = self.body.brk is not None or self.body.cont is not None
         self._body(graph, carried, 2)
         self._break(self.body, carried, 2)
         self.emit("}", 1)
@@ -427,9 +436,11 @@ class _Printer(VectorOps):
                     depth: int) -> None:
         """A nested loop's body, break test and closing brace, after its ``for`` line."""
         self.names[phs[0]] = i
-        outer = self.block
+        outer, breaks = self.block, self.breaks
+        self.breaks = body.brk is not None or body.cont is not None
         self._body(body.graph, carried, depth + 1)
         self._break(body, carried, depth + 1)
+        self.breaks = breaks
         self.depth = depth
         self.block = outer
         self.emit("}", depth)

@@ -276,6 +276,9 @@ class WrapperCode:
                 elif written:
                     self.lines.append(f"{call_args[0]}[{call_args[1]}] = {call_args[2]}")
                     rhs = call_args[0]
+                elif item.op.item_param is not None and spread is None and into is None \
+                        and type(item.params.get(item.op.item_param)) is int:
+                    rhs = f"{call_args[0]}[{item.params[item.op.item_param]}]"
                 elif holder is not None and holder in item.params:
                     # the op's call bound to this param (a loop's runner), called straight
                     method = "call_owned" if step in plan.inplace_externs else "call"

@@ -482,3 +482,4 @@ loop_item = declare("loop_item", Category.EXTERN, _loop_item_impl, inputs=("valu
                     doc="one final carried value of a loop")
 # A loop's arrays are its own: copies of what it was given, or arrays the caller gave up.
 loop_item.fresh_result = True
+loop_item.item_param = "index"

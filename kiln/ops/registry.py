@@ -151,6 +151,9 @@ class Op:
     # ``x[index] = value``: a generated wrapper writes the subscript itself rather than
     # calling the op's Python function (the views and writes of an unrolled loop's steps).
     subscript: bool = False
+    # ``impl(x, **{item_param: k})`` is ``x[k]`` for an int ``k`` (a loop's k-th result):
+    # a generated wrapper prints the subscript rather than a call with a keyword.
+    item_param: str | None = None
     # The result is always a new array, never a view of an input (matmul, linalg solves,
     # the functional scatters): a backend may write another value into its memory.
     fresh_result: bool = False

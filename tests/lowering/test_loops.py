@@ -238,6 +238,53 @@ def test_loops_write_the_callers_array_in_place():
     assert str(got.value) == str(want.value)
 
 
+def counted_sweeps(u, steps, fixed):
+    err = 1.0
+    best = 0.0
+    fixed = 0 - fixed
+    while err > 1e-3:
+        err = 0.0
+        for i in range(1, u.shape[0] - 1):
+            new = 0.5 * (u[i - 1] + u[i + 1])
+            err = max(err, float(abs(new - u[i])))
+            h = max(0.0, new - 0.5, u[i] - 0.75)   # a Python float or a NumPy scalar
+            if h > best:
+                best = h
+            u[i] = new
+        steps += 1
+        if err > 0.01:
+            fixed -= 2
+    return steps, fixed, best
+
+
+def test_counters_and_bool_selects(tmp_path, monkeypatch):
+    """A while loop's counters (``steps += 1``, ``if ...: fixed -= 2``) have their entry
+    values tested instead of every step (kiln/lowering/loop_bounds.py): the fast variant
+    cannot fail once started and sweeps the caller's array in place; a counter that
+    leaves int64 still gives Python's int. A bool select with a constant side in a body
+    that does not break prints as bit operations (no branch for GCC to mispredict); one
+    in a body that breaks keeps its ``?:`` with a test at neutral odds (GCC threads it
+    through the break test)."""
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path / "dump"))
+    compiled = kiln.compile(counted_sweeps)
+    u0 = np.r_[1.0, np.random.default_rng(0).random(10), 2.0]
+    for steps, fixed, inplace in ((0, 0, 1), (2**63 - 3, 0, 0), (0, 2**63 - 1, 0), (-5, 7, 1)):
+        mine, theirs = u0.copy(), u0.copy()
+        before = dict(loop_stats)
+        got, want = compiled(mine, steps, fixed), counted_sweeps(theirs, steps, fixed)
+        assert [type(v) for v in got] == [type(v) for v in want] and got == want
+        np.testing.assert_array_equal(mine, theirs)
+        runs = {k: loop_stats[k] - before[k] for k in loop_stats}
+        assert runs["inplace"] == inplace and runs["native"] + runs["reference"] == 1, runs
+    cpp = "".join((tmp_path / "dump" / f / "loops.cpp").read_text()
+                  for f in os.listdir(tmp_path / "dump") if f.endswith("_loops"))
+    fast = cpp[cpp.index("_fast("):cpp.index("_checked(")]
+    assert "? true :" not in fast and ") | (" in fast, fast
+    # the while body's select of fixed - 2 tests its condition at neutral odds
+    assert "__builtin_expect_with_probability(" in fast, fast
+
+
 def test_an_error_after_a_donating_loop_leaves_pythons_state():
     """An op after the loop that may raise keeps the copy: aot replays the graph op by op
     on an error, which must find the argument as it was (not written twice)."""
