@@ -238,6 +238,14 @@ class AOTFunction:
                                       f"for these inputs ({type(e).__name__}: {e}); it runs "
                                       f"op by op with NumPy", RuntimeWarning, stacklevel=2)
                         variant = self.variants[key] = _op_by_op(self.graph)
+                    except Exception as e:
+                        if isinstance(e, KilnError):
+                            raise
+                        # NumPy's own error, found while building (a write into a
+                        # read-only view: x += 1; x.imag[...] = 0.5 of an int x). NumPy
+                        # makes the graph's earlier writes and draws first: this variant
+                        # runs op by op, which makes them and raises where NumPy does
+                        variant = self.variants[key] = _op_by_op(self.graph)
         return variant(args, arrays, called)
 
     def _new_variant(self, key: tuple, dedup: Any, mask: Any, args: tuple, arrays: list) -> "_Variant":
