@@ -287,7 +287,7 @@ def kernel_locals(items: list, low: GraphLowering) -> dict[str, str]:
     loops of the same outer point lives in a small per-row array (Inductor's local buffer:
     softmax's exp values). None of them is allocated.
     """
-    needed_outside: set[str] = set()
+    needed_outside: set[str] = set(getattr(low, "sinks", ()))
     for out in low.outputs:
         for v in iter_values((out,)):
             if isinstance(v, BufferValue):
