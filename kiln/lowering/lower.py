@@ -265,6 +265,12 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             self.inputs.append((name, scalar))
             return scalar
         self.inputs.append((name, None))
+        if type(value) in (bool, int, float, complex):
+            # a Python complex (or an int past int64): no kernel scalar, but a weak
+            # number where dtypes are inferred again (dynamic sizes), as NumPy takes it
+            opaque = Opaque(name, None)
+            opaque.pytype = type(value)
+            return opaque
         if isinstance(value, np.generic):
             # np.float16(0.5), np.complex64(1j): no kernel scalar, but its dtype still rules
             # the externs reading it where dtypes are inferred again (dynamic sizes)

@@ -3,6 +3,7 @@ layout) on a fixed seed set, and the programs it found, each checked against Num
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -273,3 +274,19 @@ def test_the_first_of_two_raising_statements_raises():
     the sum's kernel and the scalar math after it, so NumPy's OverflowError came out as the
     power's ValueError: two extern calls that may raise keep their order."""
     _check(_two_raising_scalar_statements, [(np.arange(3, dtype=np.uint32),)], backends=("cpp",))
+
+
+def _multiply_by_a_python_complex_into_x(x, s):
+    np.multiply(x, s, out=x)
+    return x * s
+
+
+def test_a_python_complex_argument_keeps_its_dtype_rule_on_dynamic_sizes():
+    """Seed 4868: a graph with dynamic sizes infers its dtypes again while lowering, and a
+    run-time Python complex (no kernel scalar) was taken for an object array: "Cannot cast
+    array data from dtype('O') to dtype('complex64')" (the variant then ran op by op)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)   # (no "could not be compiled")
+        _check(_multiply_by_a_python_complex_into_x,
+               [(np.ones((2, 3), np.complex64), 1j), (np.ones((3, 2), np.complex64), 0.5 + 0j)],
+               backends=("cpp-dynamic",))
