@@ -242,7 +242,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         return result
     if bound.op.out_c_order:
         check_c_order_out(tx, spelling.text, bound.out, result)
-    return write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
+    return write_out(tx, spelling.text, bound.out, result, bound.out_broadcasts)
 
 
 class InOrder(list):
