@@ -117,6 +117,8 @@ def _may_warn(node: Node) -> bool:
         return False
     op = node.target
     part = node.meta.get("ufunc")
+    if part and _live_sibling(node, part[0]):
+        return False   # the call's other result, computed, warns for NumPy's one call
     name = part[0] if part else (node.kwargs.get("ufunc") if op.name in _BY_UFUNC else op.name)
     if not isinstance(name, str):
         name = getattr(name, "__name__", "")
@@ -127,6 +129,16 @@ def _may_warn(node: Node) -> bool:
     return may_warn(name, tuple(kind(a) for a in node.args if isinstance(a, Node)),
                     tuple(None if isinstance(a, Node) else a for a in node.args), kind(node),
                     op.category in _ELEMENTWISE)
+
+
+def _live_sibling(node: Node, ufunc: str) -> bool:
+    """Is another result of ``node``'s ufunc call (np.divmod's quotient of its remainder)
+    used?"""
+    first = next(iter_nodes(node.args), None)
+    return first is not None and any(
+        u is not node and u.users and (u.meta.get("ufunc") or ("",))[0] == ufunc
+        and len(u.args) == len(node.args) and all(a is b for a, b in zip(u.args, node.args))
+        for u in first.users)
 
 
 def dce(graph: Graph) -> Graph:
