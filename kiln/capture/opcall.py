@@ -314,6 +314,7 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
         used.add(id(c.inputs[0]))
         return c.inputs[0].var.getattr(tx, c.attribute)
     _COMPOSING.append((tx, text, scalars, used, c.relative_sizes))
+    before = len(tx.output.graph.nodes)
     try:
         with ambient_hook(_composed_op, lambda value: id(value) in scalars):
             result = c.fn(*c.inputs, **c.params)
@@ -321,6 +322,12 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
         tx.unsupported("unsupported_call", f"{text}: {e}")
     finally:
         _COMPOSING.pop()
+    # The composite's own steps, not its results: one it computed and left unused (a
+    # mean it replaced) is no call of NumPy's, whose warnings would count (ir/passes.py)
+    results = {id(v.var.node) for v in flatten((result,)) if isinstance(v, ArrayArg)}
+    for node in tx.output.graph.nodes[before:]:
+        if node.kind == "call" and id(node) not in results:
+            node.meta["inner"] = True
     if not c.relative_sizes and any(type(v) is int for v in flatten((result,))):
         # A Python int out of a spelling may be a size of its inputs: the example's number
         # holds only for the example's sizes (guarded; a dynamic dim becomes a fixed one).

@@ -108,12 +108,13 @@ _BY_UFUNC = ("masked_unary", "masked_binary", "scalar_binary")
 
 
 def _may_warn(node: Node) -> bool:
-    """Is ``node`` a call the user's code made (not a derivative rule's: ``quiet``) whose
+    """Is ``node`` a call the user's code made (not a derivative rule's, ``quiet``, nor a
+    step of a composite spelling other than its result, ``inner``) whose
     NumPy call may warn "divide by zero encountered in log" and the like for some values
     (ops/fp_errors.py ``may_warn``)? Its value unused, NumPy still computes it and warns
     (``y = np.log(x); return x * 2``). The mode is not known here: under
     ``np.errstate(all="ignore")`` it is computed for nothing."""
-    if node.meta.get("quiet") or not node.meta.get("source"):
+    if node.meta.get("quiet") or node.meta.get("inner") or not node.meta.get("source"):
         return False
     op = node.target
     part = node.meta.get("ufunc")
