@@ -224,7 +224,7 @@ class Tensor(NDArrayOperatorsMixin):
         spelling = find_spelling(key)
         if spelling is None:
             return _without_op(key, getattr(ufunc, method), inputs, kwargs)
-        return apply(_bind(spelling, inputs, kwargs))
+        return _apply_as_numpy(getattr(ufunc, method), inputs, kwargs, spelling)
 
     def __array_function__(self, func: Callable, types: tuple, args: tuple, kwargs: dict) -> Any:
         spelling = find_spelling(func)
@@ -232,7 +232,7 @@ class Tensor(NDArrayOperatorsMixin):
             return POLYFILLS[func](*args, **kwargs)
         if spelling is None:
             return _without_op(func, func, args, kwargs)
-        return apply(_bind(spelling, args, kwargs))
+        return _apply_as_numpy(func, args, kwargs, spelling)
 
     @staticmethod
     def __kiln_op__(op: Any, inputs: tuple, params: dict) -> Any:
@@ -241,7 +241,7 @@ class Tensor(NDArrayOperatorsMixin):
         return apply(Bound(op, inputs, params))
 
     def _method(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        return apply(_bind(lookup(method_key(name)), (self, *args), kwargs))
+        return _apply_as_numpy(getattr(np.ndarray, name), (self, *args), kwargs, lookup(method_key(name)))
 
     def __getitem__(self, index: Any) -> "Tensor":
         return self._method("__getitem__", index)
@@ -333,6 +333,17 @@ def _bind(spelling: Any, args: tuple, kwargs: dict) -> Any:
         if str(e).startswith("at "):   # (named by a call inside this one)
             raise
         raise UnsupportedArgument(f"at {_user_location()}: {e}") from None
+
+
+def _apply_as_numpy(fn: Callable, args: tuple, kwargs: dict, spelling: Any) -> Any:
+    """``apply`` of NumPy's call ``fn(*args, **kwargs)``; where its ``out=`` has another
+    shape than a result NumPy does not broadcast (tensor_apply.py ``OutShape``), NumPy's
+    call on the data raises NumPy's own error (nothing is written: it checks first)."""
+    try:
+        return apply(_bind(spelling, args, kwargs))
+    except OutShape:
+        fn(*_copies(unwrap(args)), **{k: _copies(unwrap(v)) for k, v in kwargs.items()})
+        raise
 
 
 def _without_op(key: Any, fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -496,4 +507,4 @@ def _numpy_caller() -> str | None:
 
 # Running ops on Tensors (apply, recording, in-place writes) lives in tensor_apply.py,
 # which needs the Tensor class above; imported last so both modules load in one pass.
-from .tensor_apply import _check_inplace_target, apply  # noqa: E402
+from .tensor_apply import OutShape, _check_inplace_target, apply  # noqa: E402

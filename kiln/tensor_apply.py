@@ -54,6 +54,7 @@ def apply(bound: Bound | Composite) -> Any:
         return out
     result = op.impl(*raw, **params)
     if out is not None:
+        _check_out_shape(bound, result, out)
         return _write_out(op, inputs, raw, params, result, out)
     tensor = Tensor(np.asarray(result))
     if op.may_alias:
@@ -87,8 +88,23 @@ def _apply_composite(c: Composite) -> Any:
         return c.python(result)     # np.allclose's bool: a Python value, no gradient
     if c.out is None:
         return result
+    _check_out_shape(c, result, c.out)
     apply(lookup(np.copyto).bind(c.out, result))
     return c.out
+
+
+class OutShape(ValueError):
+    """``out=`` of another shape than a result NumPy does not broadcast into it (a
+    reduction's: ``np.sum(t, axis=0, out=np.zeros((2, 3)))``). NumPy raises; kiln/tensor.py
+    has NumPy's own call raise its error."""
+
+
+def _check_out_shape(call: Bound | Composite, result: Any, out: Any) -> None:
+    if call.out_broadcasts or not isinstance(result, (np.ndarray, np.generic, Tensor)):
+        return
+    shape, into = np.shape(unwrap(result)), np.shape(unwrap(out))
+    if shape != into:
+        raise OutShape(f"out= of shape {into} for a result of shape {shape}")
 
 
 def _check_input_dtypes(op: Any, inputs: tuple) -> None:

@@ -102,6 +102,29 @@ def test_numpy_errors_come_out_unchanged():
     assert str(got.value) == str(want.value)
 
 
+_OUT_CALLS = [lambda a, o: np.sum(a, axis=0, out=o), lambda a, o: a.max(axis=0, out=o),
+              lambda a, o: np.nansum(a, axis=0, out=o), lambda a, o: np.cumsum(a, axis=0, out=o[0]),
+              lambda a, o: np.round(a[0], 1, out=o), lambda a, o: np.add.reduce(a, out=o),
+              lambda a, o: np.add(a[0], 1, out=o), lambda a, o: np.sum(a, out=o[0, :0])]
+
+
+@pytest.mark.parametrize("call", range(len(_OUT_CALLS)))
+def test_out_of_another_shape_than_the_result_raises_as_numpy(call):
+    """``np.sum(t, axis=0, out=np.zeros((2, 3)))`` of a (2, 3) Tensor: NumPy raises ("output
+    parameter for reduction operation add has the wrong number of dimensions"); the Tensor
+    broadcast the sum into out. Only a ufunc's out= broadcasts (np.add)."""
+    fn, data = _OUT_CALLS[call], np.arange(6.0).reshape(2, 3)
+    outcomes = []
+    for a, o in [(data, np.zeros((2, 3))), (kiln.tensor(data), np.zeros((2, 3))),
+                 (kiln.tensor(data), kiln.tensor(np.zeros((2, 3))))]:
+        try:
+            fn(a, o)
+            outcomes.append(("ok", np.asarray(o).tolist()))
+        except ValueError as e:
+            outcomes.append((type(e).__name__, str(e), np.asarray(o).tolist()))
+    assert outcomes[1] == outcomes[0] and outcomes[2] == outcomes[0]
+
+
 def test_repr_shows_grad_state():
     x = kiln.tensor([1.0, 2.0], requires_grad=True)
     assert repr(x) == "tensor([1., 2.], requires_grad=True)"

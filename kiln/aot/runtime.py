@@ -220,24 +220,31 @@ class AOTFunction:
         if self.layout_inputs:
             key += tuple(layout_class(arrays[i]) for i in self.layout_inputs if i < len(arrays))
         variant = self.variants.get(key)
+        failed = None
         if variant is None:
             with self._lock:  # threads meeting a new variant together compile it once
                 variant = self.variants.get(key)
                 if variant is None:
                     try:
                         variant = self._new_variant(key, dedup, mask, args, arrays)
-                    except (KeyError, AttributeError, AssertionError, NotImplementedError) as e:
-                        if mask is not None or isinstance(e, KilnError):
+                    except Exception as e:
+                        if isinstance(e, KilnError) or (mask is not None and isinstance(e, _BUILD_BUGS)):
                             raise
-                        # kiln's own failure to build it (the errors a bug in kiln raises;
-                        # a write NumPy refuses, found while functionalizing, is a
-                        # ValueError and reaches the caller as before): say so once, and
-                        # run this variant op by op, as NumPy would, not the whole
-                        # function as Python on every call
-                        warnings.warn(f"kiln: graph '{self.graph.name}' could not be compiled "
-                                      f"for these inputs ({type(e).__name__}: {e}); it runs "
-                                      f"op by op with NumPy", RuntimeWarning, stacklevel=2)
+                        # NumPy's own error, found while building (a write into a
+                        # read-only view: x += 1; x.imag[...] = 0.5 of an int x), or
+                        # kiln's failure to build it: this variant runs op by op, as NumPy
+                        # would, which makes the writes (and draws) NumPy makes before its
+                        # error, then raises it
                         variant = self.variants[key] = _op_by_op(self.graph)
+                        failed = e
+        if failed is not None:
+            result = variant(args, arrays, called)
+            # NumPy ran it: kiln's own failure to build it. Say so once (it runs op by
+            # op, not the whole function as Python on every call)
+            warnings.warn(f"kiln: graph '{self.graph.name}' could not be compiled "
+                          f"for these inputs ({type(failed).__name__}: {failed}); it runs "
+                          f"op by op with NumPy", RuntimeWarning, stacklevel=2)
+            return result
         return variant(args, arrays, called)
 
     def _new_variant(self, key: tuple, dedup: Any, mask: Any, args: tuple, arrays: list) -> "_Variant":
@@ -541,6 +548,10 @@ class _Variant(TrainingRun):
 
 def _is_float_val(value: Any) -> bool:
     return isinstance(value, Node) and isinstance(value.val, TensorMeta) and value.val.dtype.kind in "fc"
+
+
+# the errors a bug in kiln raises while building a variant (a training one raises them)
+_BUILD_BUGS = (KeyError, AttributeError, AssertionError, NotImplementedError)
 
 
 def _op_by_op(graph: Graph) -> Callable:

@@ -243,7 +243,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
         return result
     if bound.op.out_c_order:
         check_c_order_out(tx, spelling.text, bound.out, result)
-    return write_out(tx, spelling.text, bound.out, result, bound.op.category == Category.POINTWISE)
+    return write_out(tx, spelling.text, bound.out, result, bound.out_broadcasts)
 
 
 def _lists_of_arrays_stacked(tx, spelling, args: list, kwargs: dict) -> tuple:
@@ -338,6 +338,7 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
         used.add(id(c.inputs[0]))
         return c.inputs[0].var.getattr(tx, c.attribute)
     _COMPOSING.append((tx, text, scalars, used, c.relative_sizes))
+    before = len(tx.output.graph.nodes)
     try:
         with ambient_hook(_composed_op, lambda value: id(value) in scalars):
             result = c.fn(*c.inputs, **c.params)
@@ -345,6 +346,12 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
         tx.unsupported("unsupported_call", f"{text}: {e}")
     finally:
         _COMPOSING.pop()
+    # The composite's own steps, not its results: one it computed and left unused (a
+    # mean it replaced) is no call of NumPy's, whose warnings would count (ir/passes.py)
+    results = {id(v.var.node) for v in flatten((result,)) if isinstance(v, ArrayArg)}
+    for node in tx.output.graph.nodes[before:]:
+        if node.kind == "call" and id(node) not in results:
+            node.meta["inner"] = True
     if not c.relative_sizes and any(type(v) is int for v in flatten((result,))):
         # A Python int out of a spelling may be a size of its inputs: the example's number
         # holds only for the example's sizes (guarded; a dynamic dim becomes a fixed one).

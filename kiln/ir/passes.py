@@ -12,6 +12,7 @@ import numpy as np
 
 from ..config import config
 from ..ops import Category, Op, REGISTRY
+from ..ops.fp_errors import may_warn
 from .graph import Graph, Node, iter_nodes, topo_check
 
 
@@ -95,9 +96,50 @@ def has_side_effects(node: Node) -> bool:
 
 
 def must_stay(node: Node) -> bool:
-    """Kept even when unused: it writes memory, or it may raise (as NumPy would)."""
+    """Kept even when unused: it writes memory, it may raise, or it may warn of a
+    floating-point error (as NumPy would)."""
     return has_side_effects(node) or (node.kind == "call" and (
-        node.target.raises(node.args) or node.target.state is not None))
+        node.target.raises(node.args) or node.target.state is not None or _may_warn(node)))
+
+
+_ELEMENTWISE = (Category.POINTWISE, Category.REDUCTION, Category.SCAN)
+# ops that compute the NumPy ufunc their ``ufunc`` param names
+_BY_UFUNC = ("masked_unary", "masked_binary", "scalar_binary")
+
+
+def _may_warn(node: Node) -> bool:
+    """Is ``node`` a call the user's code made (not a derivative rule's, ``quiet``, nor a
+    step of a composite spelling other than its result, ``inner``) whose
+    NumPy call may warn "divide by zero encountered in log" and the like for some values
+    (ops/fp_errors.py ``may_warn``)? Its value unused, NumPy still computes it and warns
+    (``y = np.log(x); return x * 2``). The mode is not known here: under
+    ``np.errstate(all="ignore")`` it is computed for nothing."""
+    if node.meta.get("quiet") or node.meta.get("inner") or not node.meta.get("source"):
+        return False
+    op = node.target
+    part = node.meta.get("ufunc")
+    if part and _live_sibling(node, part[0]):
+        return False   # the call's other result, computed, warns for NumPy's one call
+    name = part[0] if part else (node.kwargs.get("ufunc") if op.name in _BY_UFUNC else op.name)
+    if not isinstance(name, str):
+        name = getattr(name, "__name__", "")
+
+    def kind(value: Any) -> str | None:
+        val = value.meta.get("val") if isinstance(value, Node) else None
+        return getattr(getattr(val, "dtype", None), "kind", None)
+    return may_warn(name, tuple(kind(a) for a in node.args if isinstance(a, Node)),
+                    tuple(None if isinstance(a, Node) else a for a in node.args), kind(node),
+                    op.category in _ELEMENTWISE)
+
+
+def _live_sibling(node: Node, ufunc: str) -> bool:
+    """Is another result of ``node``'s ufunc call (np.divmod's quotient of its remainder)
+    used?"""
+    first = next(iter_nodes(node.args), None)
+    return first is not None and any(
+        u is not node and u.users and (u.meta.get("ufunc") or ("",))[0] == ufunc
+        and len(u.args) == len(node.args) and all(a is b for a, b in zip(u.args, node.args))
+        for u in first.users)
 
 
 def dce(graph: Graph) -> Graph:

@@ -193,7 +193,8 @@ def _is_array(value: Any) -> bool:
     """Does infer_meta see this lowering value as an array (not a scalar, not the tuple
     an extern such as a loop returns)?"""
     return isinstance(value, Value) and not isinstance(value, Scalar) and \
-        not (isinstance(value, Opaque) and isinstance(value.meta, tuple))
+        not (isinstance(value, Opaque) and (isinstance(value.meta, tuple)
+                                            or getattr(value, "pytype", None) is not None))
 
 
 def _meta_of(value: Any) -> Any:
@@ -207,6 +208,8 @@ def _meta_of(value: Any) -> Any:
         return np.zeros((), value.dtype)[()]
     if isinstance(value, Opaque) and isinstance(value.meta, tuple):
         return value.meta   # a tuple from an extern (a loop's carried values) stays a tuple
+    if isinstance(value, Opaque) and getattr(value, "pytype", None) is not None:
+        return value.pytype(0)   # a run-time Python number: weak (NEP 50), of its type
     if isinstance(value, Value):
         return TensorMeta(value.shape, value.dtype)
     return value

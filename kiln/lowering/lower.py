@@ -84,6 +84,9 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         self.inputs: list[tuple[str, Any]] = []   # (placeholder name, Buffer | Scalar | None)
         self.constants: dict[str, Any] = {}        # wrapper global name -> value
         self.outputs: list[Any] = []
+        # buffers of unused calls kept for NumPy's floating-point warnings (ir/passes.py
+        # must_stay): stored, never kernel-local, so the compiler keeps their code
+        self.sinks: set[str] = set()
         self.scalar_outputs: set[int] = set()      # output positions NumPy returns as scalars
         self.env: dict[Node, Any] = {}
         # id(value) -> (value, its memory). The value is kept: a closure nothing else holds
@@ -196,6 +199,12 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
                     value = self.realize_output(value)
                 elif isinstance(value, Pointwise) and uses[node] > 1 and value.cost > REALIZE_COST_SHARED:
                     value = self.realize(value)
+                if not uses[node] and isinstance(value, (Pointwise, Scalar, BufferValue)):
+                    # unused, kept for NumPy's floating-point warnings (ir/passes.py
+                    # must_stay): a kernel computes it and stores it (code whose value
+                    # nothing reads, g++ removes with its flags)
+                    value = self.realize(value)
+                    self.sinks.add(value.buf.name)
                 self.env[node] = value
             elif node.kind == "output":
                 self.lower_outputs(node)
@@ -256,6 +265,12 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             self.inputs.append((name, scalar))
             return scalar
         self.inputs.append((name, None))
+        if type(value) in (bool, int, float, complex):
+            # a Python complex (or an int past int64): no kernel scalar, but a weak
+            # number where dtypes are inferred again (dynamic sizes), as NumPy takes it
+            opaque = Opaque(name, None)
+            opaque.pytype = type(value)
+            return opaque
         if isinstance(value, np.generic):
             # np.float16(0.5), np.complex64(1j): no kernel scalar, but its dtype still rules
             # the externs reading it where dtypes are inferred again (dynamic sizes)

@@ -185,12 +185,16 @@ def _extern_inputs(node: ExternNode) -> set[str]:
 def _keeps_order(node: ExternNode, deferred: list) -> bool:
     """Draws from a random generator (``Op.state``) run in program order, and never swap
     with an extern that may raise (NumPy draws before the error, or not at all): such a
-    call waits behind deferred externs instead of moving before the open kernel."""
+    call waits behind deferred externs instead of moving before the open kernel. Nor do
+    two externs that may raise swap (NumPy raises the first one's error: ``v = x.sum() *
+    2 ** 70; w = x[0] ** np.int64(-1)`` of a uint32 ``x`` is an OverflowError)."""
     if not deferred:
         return False
     if node.op.state is not None:
         return True
-    return any(d.op.state is not None for d in deferred)
+    if any(d.op.state is not None for d in deferred):
+        return True
+    return node.may_raise() and any(d.may_raise() for d in deferred)
 
 
 def schedule(low: GraphLowering, graph_name: str = "forward") -> list:
@@ -283,7 +287,7 @@ def kernel_locals(items: list, low: GraphLowering) -> dict[str, str]:
     loops of the same outer point lives in a small per-row array (Inductor's local buffer:
     softmax's exp values). None of them is allocated.
     """
-    needed_outside: set[str] = set()
+    needed_outside: set[str] = set(getattr(low, "sinks", ()))
     for out in low.outputs:
         for v in iter_values((out,)):
             if isinstance(v, BufferValue):

@@ -367,3 +367,27 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
     consts = tuple((i, a if isinstance(a, Bounded) else _constant(a)) for i, a in enumerate(args)
                    if _constant(a) is not None)
     return _by_constant(op, _FLOAT[op], consts), name
+
+
+def may_warn(op: str, operand_kinds: tuple, args: tuple, out_kind: str | None,
+             elementwise: bool) -> bool:
+    """May NumPy's call of ``op`` give a floating-point RuntimeWarning ("divide by zero
+    encountered in log") under its default error mode? ``operand_kinds`` the dtype kinds
+    of its array operands, ``args`` its operands as :func:`fp_kinds` takes them,
+    ``out_kind`` its result's; ``elementwise``: a ufunc loop, reduction or scan, which
+    may warn for a float or complex operand where this table does not know the op
+    (``np.log`` of a complex zero). Such a call stays in the graph when its value is
+    unused (kiln/ir/passes.py ``must_stay``): NumPy computes it, and warns.
+
+    >>> may_warn("log", ("f",), (None,), "f", True), may_warn("negative", ("f",), (None,), "f", True)
+    (True, False)
+    >>> may_warn("multiply", ("f",), (None, 0.5), "f", True)   # overflows for 1e308 * 2, not * 0.5
+    False
+    """
+    kinds = tuple(k for k in operand_kinds if k) + ((out_kind,) if out_kind else ())
+    kind = operand_kinds[0] if op == "astype" and operand_kinds else \
+        "f" if "f" in kinds else (out_kind or "?")
+    known = fp_kinds(op, kind or "?", args, out_kind) if op else None
+    if known is None:
+        return elementwise and any(k in "fc" for k in kinds)
+    return bool(known[0])

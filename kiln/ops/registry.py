@@ -362,6 +362,13 @@ class Bound:
     # (kiln/ops/value_warnings.py method_at), so its warnings point where NumPy's do.
     method: str | None = None
 
+    @property
+    def out_broadcasts(self) -> bool:
+        """May ``out=`` be larger than the result (NumPy broadcasts a ufunc's result into
+        it)? A reduction's, a scan's or another op's ``out=`` must have the result's shape
+        (NumPy raises otherwise); :attr:`Composite.out_broadcasts` for a composite."""
+        return self.op.category == Category.POINTWISE
+
 
 @dataclass
 class Composite:

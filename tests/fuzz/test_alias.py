@@ -3,6 +3,7 @@ layout) on a fixed seed set, and the programs it found, each checked against Num
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -247,3 +248,45 @@ def test_unused_fills_raise():
     i16 = np.ones((2, 1), np.int16)
     _check(_unused_fills_that_raise, [(i16, 1.5, 3), (i16, 1e300, 3), (i16, np.nan, 3), (i16, 2.0, 2 ** 40),
                                       (np.zeros((0, 1), np.int16), np.nan, 1), (np.ones(2), np.nan, 2 ** 40)])
+
+
+def _write_then_store_into_a_read_only_view(x):
+    x += 1
+    x.imag[...] = 0.5          # the imaginary part of a real array is read-only
+    return x
+
+
+def test_an_update_before_a_write_numpy_refuses_stays():
+    """Seed 9620: ``x += 1; x.imag[...] = 0.5`` of an int16 x raises "assignment
+    destination is read-only", x incremented; aot_eager and cpp found the error while
+    functionalizing, before any write, and left x as it was."""
+    _check(_write_then_store_into_a_read_only_view, [(np.arange(3, dtype=np.int16),), (np.ones((2, 2)),)])
+
+
+def _two_raising_scalar_statements(x):
+    v = x.sum() * 2 ** 70       # uint64 scalar math: OverflowError
+    w = x[0] ** np.int64(-1)    # an integer to a negative power: ValueError
+    return v, w
+
+
+def test_the_first_of_two_raising_statements_raises():
+    """cpp ran ``x[0] ** np.int64(-1)`` (an extern call reading no kernel's result) before
+    the sum's kernel and the scalar math after it, so NumPy's OverflowError came out as the
+    power's ValueError: two extern calls that may raise keep their order."""
+    _check(_two_raising_scalar_statements, [(np.arange(3, dtype=np.uint32),)], backends=("cpp",))
+
+
+def _multiply_by_a_python_complex_into_x(x, s):
+    np.multiply(x, s, out=x)
+    return x * s
+
+
+def test_a_python_complex_argument_keeps_its_dtype_rule_on_dynamic_sizes():
+    """Seed 4868: a graph with dynamic sizes infers its dtypes again while lowering, and a
+    run-time Python complex (no kernel scalar) was taken for an object array: "Cannot cast
+    array data from dtype('O') to dtype('complex64')" (the variant then ran op by op)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)   # (no "could not be compiled")
+        _check(_multiply_by_a_python_complex_into_x,
+               [(np.ones((2, 3), np.complex64), 1j), (np.ones((3, 2), np.complex64), 0.5 + 0j)],
+               backends=("cpp-dynamic",))

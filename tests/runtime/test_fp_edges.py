@@ -233,3 +233,25 @@ def test_scalar_powers_warn_in_the_ufunc_numpy_takes(backend, dtype, monkeypatch
         for got, exp in zip(compiled(x, x.copy()), scalar_powers(x, x.copy())):
             assert got.dtype == exp.dtype
             np.testing.assert_array_equal(np.signbit(got), np.signbit(exp))
+
+
+def unused_ops(x, n, s):
+    a = np.log(x)                  # divide by zero (and invalid for x < 0)
+    b = np.exp(x) * 2              # overflow of a kept op's input, exp's own too
+    c = (x * 1e300).sum()          # a reduction: overflow in multiply, invalid in reduce
+    d = n // (n - n)               # integers: divide by zero in floor_divide
+    e = s / 0.0                    # NumPy scalar math: divide by zero in scalar divide
+    f = np.negative(x)             # never warns: dropped
+    return x + 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
+def test_unused_ops_warn_as_numpy(backend):
+    """``y = np.log(x); return x + 1``: NumPy computes the unused log, and warns "divide by
+    zero encountered in log"; dead-code elimination dropped it (and the kernel computed
+    nothing it did not store). Under np.errstate(all="ignore") nothing warns."""
+    compiled = kiln.compile(unused_ops, backend=backend)
+    x, n, s = np.array([0.0, 1000.0, -1.0, 1e10]), np.arange(3), np.float64(1.0)
+    for mode in ({}, {"all": "ignore"}, {"divide": "ignore"}):
+        _same(_outcome(unused_ops, x, n, s, setup=lambda: np.errstate(**mode)),
+              _outcome(compiled, x, n, s, setup=lambda: np.errstate(**mode)))
