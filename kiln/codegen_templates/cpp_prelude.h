@@ -1,6 +1,6 @@
 // kiln C++ prelude: pasted at the top of every generated source (no libstdc++ headers:
 // they would triple compile time), with the helper sections its kernels name
-// (kiln/lowering/cpp.py HELPERS: parsing them all is ~6 ms of a softmax's build). Math functions are declared here, not taken from
+// (kiln/lowering/cpp_text.py HELPERS: parsing them all is ~6 ms of a softmax's build). Math functions are declared here, not taken from
 // <math.h>, so that the SIMD declarations below make GCC call glibc's vector math
 // (libmvec) without -ffast-math; the build passes -fno-builtin-<name> for each of them.
 #include <stdint.h>

@@ -237,7 +237,7 @@ def _atomic_write(path: str, data: bytes) -> None:
 
 
 def support_object(support: str) -> str:
-    """The object file compiled from ``support`` (lowering/cpp.py ``support_source``: the
+    """The object file compiled from ``support`` (lowering/cpp_text.py ``support_source``: the
     parts of every kernel module that do not change), built once per compiler, flags and
     CPU and kept in ``<cache_dir>/support/`` like a library: a module links it instead of
     compiling its own copy (~13 ms of a small module's ~60 ms compile)."""
@@ -426,7 +426,8 @@ class CppLoader:
 
     def build(self, gen: object, graph_name: str) -> str:
         """The module built (or found in the cache); returns the library's path."""
-        from ..lowering.cpp import module_units, support_source
+        from ..lowering.cpp import module_units
+        from ..lowering.cpp_text import support_source
         before = stats["builds"]
         # several translation units, built in parallel, where the kernels are many or long
         path = build(gen.cpp, units=lambda: module_units(graph_name, gen.kernels, config.num_threads),

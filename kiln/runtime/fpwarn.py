@@ -79,7 +79,8 @@ class SecondBody:
 
     def __call__(self, *args: Any) -> int:
         if self._run is None:
-            from ..lowering.cpp import support_source, told_module
+            from ..lowering.cpp import told_module
+            from ..lowering.cpp_text import support_source
             from .build import build
             from .launch import bind
             from .loader import load_library

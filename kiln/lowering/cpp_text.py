@@ -1,0 +1,52 @@
+"""The fixed text of a C++ module: the jinja2 templates (kiln/codegen_templates/), the
+prelude with the helper sections a module's kernels name, and the support object's source
+every module links (kiln/runtime/build.py ``support_object``)."""
+from __future__ import annotations
+
+import functools
+import os
+
+import jinja2
+
+from .cpp_ops import SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2
+
+TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
+
+
+@functools.lru_cache(maxsize=None)
+def templates() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), keep_trailing_newline=True,
+                              undefined=jinja2.StrictUndefined)
+
+
+# The prelude's helper sections (cpp_prelude.h) and the names that call for each: a module
+# gets the sections its kernels' text names. Parsing all of them costs ~6 ms of g++ per
+# module (a softmax: ~28 -> ~22 ms to parse, loaded), for helpers most kernels never call.
+HELPERS = {"divide": ("kiln_floor_divide", "kiln_remainder", "kiln_int_by_zero"), "divide_by": ("kiln_div",),
+           "shift": ("kiln_lshift", "kiln_rshift"), "logaddexp": ("kiln_logaddexp",),
+           "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
+           "pairwise": ("kiln_pairwise", "kiln_selected_sum"), "exp": ("kiln_exp(",),
+           "select": ("kiln_select", "kiln_c64", "kiln_c128"),   # (complex's kiln_cselect too)
+           "fp_own": ("kiln_fp_own(", "kiln_owned_word")}
+
+
+def helpers_named(sources: list[str]) -> frozenset:
+    """The prelude sections whose helpers ``sources`` (kernel texts) name."""
+    text = "\n".join(sources)
+    return frozenset(section for section, names in HELPERS.items()
+                     if any(name in text for name in names))
+
+
+@functools.lru_cache(maxsize=None)
+def prelude(helpers: frozenset = frozenset(HELPERS)) -> str:
+    return templates().get_template("cpp_prelude.h").render(
+        vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2,
+        helpers=helpers)
+
+
+@functools.lru_cache(maxsize=None)
+def support_source() -> str:
+    """The support object's source (cpp_support.cpp): the fork handler and the busy-core
+    state every module links, compiled once per compiler and flags
+    (runtime/build.py ``support_object``)."""
+    return templates().get_template("cpp_support.cpp").render()
