@@ -168,7 +168,8 @@ CONDS = ["X.sum() > S", "X.size > N", "S < X.sum() <= N", "np.any(X > 1)", "isin
 UPDATES = ["acc += SE", "acc = acc * 0.5 + SE", "out.append(SE)", "out.append(AE)", "cnt += 1", "box.v += SE",
            "box.w = box.w * 2", "box.w[0] += 1", "acc += SE if C else -1.0", "out.append(f'{acc:.3f}|{cnt}|{S!r}')",
            "out.append(f'{float(X.sum()):+.2f}/{N:>3}')", "X[N % 2] += S", "out.append(C)", "cnt += int(C)",
-           "out[-1] = AE", "acc -= h_comp_loop(X, 2)", "acc += h_star(S, N)"]
+           "out[-1] = AE", "acc -= h_comp_loop(X, 2)", "acc += h_star(S, N)", "kiln.graph_break()",
+           "out.append(str(X))", "del out[:1]", "box.v = box.v * 2 if C else -box.v"]
 
 
 class LangGen:
@@ -237,7 +238,7 @@ class LangGen:
             return lines
         if kind == "while":
             k = self.fresh("k")
-            lines = [ind + f"{k} = 0", ind + f"while {k} < N + 1 and {f(r.choice(CONDS), loopvar)}:",
+            lines = [ind + f"{k} = 0", ind + f(f"while {k} < N + 1 and {r.choice(CONDS)}:", loopvar),
                      i4 + f"{k} += 1", *self.block(i4, depth, k, True)]
             if r.random() < 0.4:
                 lines += [ind + "else:", *self.block(i4, 0, loopvar, in_loop)]
@@ -276,12 +277,12 @@ class LangGen:
                 cases = ["case 0:", "case 1 | 2:", "case int(q_) if q_ > 3:", "case _:"]
             lines = [ind + f"match {subj}:"]
             for c in cases:
-                lines += [i4 + c, *self.block(i4 + "    ", 0, loopvar, in_loop)]
+                lines += [i4 + f(c, loopvar), *self.block(i4 + "    ", 0, loopvar, in_loop)]
             return lines
         if kind == "closure" and not in_loop:
             fn = self.fresh("fn")
             return [ind + f"def {fn}(a, k=1):", i4 + "nonlocal acc, cnt", i4 + "acc += float(a.sum()) * k",
-                    i4 + "cnt += 1", i4 + "return acc", ind + f"out.append({fn}({f('X')}))",
+                    *self.block(i4, 0), i4 + "cnt += 1", i4 + "return acc", ind + f"out.append({fn}({f('X')}))",
                     ind + f"out.append({fn}({f('Y')}, k={f('N')}))"]
         if kind == "early" and not in_loop:
             v = self.fresh("v")
@@ -346,11 +347,11 @@ class LangGen:
             calls.append(f"args = ({arr(size)}, {arr(ysize)}, {n}, {s!r}, Box({bv!r}, np.array([1.0, -0.5])))\n")
         return calls
 
-    def program(self, max_stmts: int = 5) -> LangProgram:
+    def program(self, max_stmts: int = 8) -> LangProgram:
         r = self.r
         calls = self.calls()
         body: list[str] = []
-        n_stmts = r.randint(2, max_stmts)
+        n_stmts = r.randint(3, max_stmts)
         for _ in range(n_stmts * 4):
             if len(body) >= n_stmts * 3 or len([ln for ln in body if not ln.startswith("     ")]) >= n_stmts:
                 break
