@@ -160,7 +160,12 @@ SCA_EXPRS = ["float(X.sum())", "X.sum()", "len(X)", "int(np.count_nonzero(X > 0)
              "float(np.dot(X, X))", "sum(V * V for V in X)", "S * N", "N // 2 + G", "-S",
              "float(X.sum()) if X.size else S", "h_comp_loop(X, N)", "h_star(S, N, k=2)",
              "h_star(*[S, N], **{'k': 3})", "X.size and float(X[0])", "float(h_rec(S, 2))", "max(N, len(X))",
-             "sum(X.tolist()) + S", "float(GA[:len(X)].sum())", "h_pair(X)[1][0]"]
+             "sum(X.tolist()) + S", "float(GA[:len(X)].sum())", "h_pair(X)[1][0]", "round(float(X.sum()), 2)",
+             "round(X.sum())", "abs(X.sum() - S)", "divmod(S, 0.75)[0]", "min(X, default=S)",
+             "max(X.tolist(), key=abs, default=0)", "sum(X)", "X.item(0) if X.size else 0", "N ** 2 // 3", "-N // 2",
+             "N % -3", "2 ** -N", "int(X[0]) if X.size else -1", "float(np.prod(X))", "X.sum() / len(X)",
+             "float(X.sum()) / N", "bool(X.size and X[0])", "X.shape[0] * G", "np.float32(S) * N", "S / N",
+             "X.mean() if X.size else S", "float(X @ X)", "sum(1 for V in X if V > S)", "next(iter(X), S)"]
 CONDS = ["X.sum() > S", "X.size > N", "S < X.sum() <= N", "np.any(X > 1)", "isinstance(S, float)",
          "N in (1, 2)", "not X.size", "acc > S", "cnt % 2 == 0", "len(out) > N", "X.size > 1 and X[1] > X[0]",
          "any(V < S for V in X)", "all(V >= 0 for V in X)", "0 <= N < X.size", "isinstance(acc, np.floating)",
@@ -169,7 +174,13 @@ UPDATES = ["acc += SE", "acc = acc * 0.5 + SE", "out.append(SE)", "out.append(AE
            "box.w = box.w * 2", "box.w[0] += 1", "acc += SE if C else -1.0", "out.append(f'{acc:.3f}|{cnt}|{S!r}')",
            "out.append(f'{float(X.sum()):+.2f}/{N:>3}')", "X[N % 2] += S", "out.append(C)", "cnt += int(C)",
            "out[-1] = AE", "acc -= h_comp_loop(X, 2)", "acc += h_star(S, N)", "kiln.graph_break()",
-           "out.append(str(X))", "del out[:1]", "box.v = box.v * 2 if C else -box.v"]
+           "out.append(str(X))", "del out[:1]", "box.v = box.v * 2 if C else -box.v",
+           "out.append(list(map(float, X)))", "out.append(list(filter(lambda q: q > S, X.tolist())))",
+           "out.append([f() for f in [lambda v=V: v * 2 for V in X]])", "out.append([f() for f in [lambda: V for V in X]])",
+           "out.append(list(reversed(X)))", "out.append(list(enumerate(X, start=N)))",
+           "out.append(dict(zip(X.tolist(), range(N))))", "out.append('%.3f|%d' % (X.sum(), N))",
+           "out.append(X.tolist())", "out.append((*X.shape, N))", "out.append(sorted(X, reverse=True))",
+           "out.append(X.dtype.kind == 'f')", "X[...] = X * 2", "out.append(X.astype(np.int64).tolist())"]
 
 
 class LangGen:
@@ -218,7 +229,8 @@ class LangGen:
     def compound(self, ind: str, depth: int, loopvar: str | None = None, in_loop: bool = False) -> list[str]:
         r, f = self.r, self.fill
         i4 = ind + "    "
-        kind = r.choice(["if", "if", "for", "for", "while", "try", "errstate", "match", "closure", "early"])
+        kind = r.choice(["if", "if", "for", "for", "while", "try", "errstate", "match", "closure", "early", "late",
+                         "gen", "mutloop"])
         if kind == "if":
             lines = [ind + f"if {f(r.choice(CONDS), loopvar)}:", *self.block(i4, depth, loopvar, in_loop)]
             for _ in range(r.choice([0, 1, 1, 2])):
@@ -265,12 +277,16 @@ class LangGen:
             return [ind + "with np.errstate(all='raise'):", i4 + "try:", i4 + "    " + f(f"{t} = np.log(X - S)"),
                     i4 + f"    out.append({t})", i4 + "except FloatingPointError as e:", i4 + "    out.append(str(e))"]
         if kind == "match":
-            subj = r.choice(["n", "X.shape", "box", "(N, S)", "len(out)"])
+            subj = r.choice(["n", "X.shape", "box", "(N, S)", "len(out)", "X.tolist()", "{'k': N, 'v': S}"])
             subj = f(subj) if subj != "box" else subj
             if subj.endswith(".shape"):
                 cases = ["case (0,):", "case (k_,) if k_ > N:", "case _:"]
             elif subj == "box":
                 cases = ["case Box(v=float() as bv_) if bv_ > 0:", "case Box(w=np.ndarray()):", "case _:"]
+            elif subj.startswith("{"):
+                cases = ["case {'k': 0}:", "case {'v': float() as vv_} if vv_ > 0:", "case {'k': int(), **rest_}:", "case _:"]
+            elif subj.endswith("tolist()"):
+                cases = ["case []:", "case [a_]:", "case [a_, *rest_] if a_ > S:", "case [_, _, *_]:", "case _:"]
             elif subj.startswith("("):
                 cases = ["case (0, _):", "case (1 | 2 as q_, float()):", "case (int(), sv_) if sv_ < 0:", "case _:"]
             else:
@@ -284,6 +300,20 @@ class LangGen:
             return [ind + f"def {fn}(a, k=1):", i4 + "nonlocal acc, cnt", i4 + "acc += float(a.sum()) * k",
                     *self.block(i4, 0), i4 + "cnt += 1", i4 + "return acc", ind + f"out.append({fn}({f('X')}))",
                     ind + f"out.append({fn}({f('Y')}, k={f('N')}))"]
+        if kind == "late":          # closures made in a loop read the loop variable late
+            fs, v = self.fresh("fs"), self.fresh("v")
+            return [ind + f"{fs} = []", ind + f(f"for {v} in X:"),
+                    i4 + f"{fs}.append(lambda k=1: {v} * k)" if r.random() < 0.5 else i4 + f"{fs}.append(lambda {v}={v}: {v} + 1)",
+                    *self.block(i4, 0, v, True), ind + f"out.append([g() for g in {fs}])"]
+        if kind == "gen" and not in_loop:
+            g, v = self.fresh("gen"), self.fresh("v")
+            return [ind + f"def {g}(a):", i4 + "for q in a:", i4 + f("    if q > S:"), i4 + "        yield q * 2",
+                    i4 + f("    elif q < -S:"), i4 + "        return", i4 + "    kiln.graph_break()" if r.random() < 0.3
+                    else i4 + "    cnt_ = 1", ind + f(f"for {v} in {g}(X):"), *self.block(i4, depth, v, True)]
+        if kind == "mutloop":       # writing the array a loop iterates over
+            i, v = self.fresh("i"), self.fresh("v")
+            return [ind + f"for {i}, {v} in enumerate(x):", i4 + f(f"x[{i}] = {v} * 2 + S"),
+                    i4 + f(f"x[-1] += {v}"), *self.block(i4, depth, v, True)]
         if kind == "early" and not in_loop:
             v = self.fresh("v")
             return [ind + f(f"for {v} in X:"), i4 + f"if {v} > {f('S')}:", i4 + f"    return {v}, acc, out",
@@ -454,7 +484,7 @@ WARNINGS = os.environ.get("KILN_FUZZ_LANG_WARNINGS", "1")
 
 def _warning_set(caught) -> set:
     return {(w.category.__name__, str(w.message)) for w in caught
-            if issubclass(w.category, (RuntimeWarning, UserWarning)) and "kiln" not in str(w.message).lower()}
+            if issubclass(w.category, (RuntimeWarning, UserWarning, DeprecationWarning)) and "kiln" not in str(w.message).lower()}
 
 
 def check(prog: LangProgram, backends=("eager", "cpp"), time_limit: float = TIME_LIMIT) -> None:
