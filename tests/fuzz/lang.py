@@ -99,6 +99,17 @@ def h_raise(a):
     return a[-1]
 
 
+def h_setg(k):
+    global G
+    G = k % 4 + 1
+    return G
+
+
+def h_memo(v, seen=[]):
+    seen.append(v)
+    return len(seen)
+
+
 def h_pair(a):
     return a.min(initial=0), (a.max(initial=0), len(a))
 
@@ -180,7 +191,8 @@ UPDATES = ["acc += SE", "acc = acc * 0.5 + SE", "out.append(SE)", "out.append(AE
            "out.append(list(reversed(X)))", "out.append(list(enumerate(X, start=N)))",
            "out.append(dict(zip(X.tolist(), range(N))))", "out.append('%.3f|%d' % (X.sum(), N))",
            "out.append(X.tolist())", "out.append((*X.shape, N))", "out.append(sorted(X, reverse=True))",
-           "out.append(X.dtype.kind == 'f')", "X[...] = X * 2", "out.append(X.astype(np.int64).tolist())"]
+           "out.append(X.dtype.kind == 'f')", "h_setg(N)", "GA[N % 3] += S", "cnt += h_memo(S)",
+           "out.append(G * X)", "X[...] = X * 2", "out.append(X.astype(np.int64).tolist())"]
 
 
 class LangGen:
