@@ -419,8 +419,8 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
     facts = R.code_facts(bp.code)
     a, b = bp.a, bp.b
     stack = list(tx.stack)
-    if len(stack) != facts.depth[a]:
-        return None
+    if len(stack) != facts.depth[a] or tx.shadowed_cells:
+        return None     # (a break inside a comprehension that shadows a cell: not rebuilt)
     nulls = tuple(p for p, v in enumerate(stack) if v is NULL)
     cellvars = set(bp.code.co_cellvars)
     bound: dict[str, VariableTracker] = {}

@@ -80,6 +80,10 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         self.fn_globals = fn_globals
         self.locals = symbolic_locals
         self.cells = cells
+        # 3.12+: cell variables an inlined comprehension shadows (its LOAD_FAST_AND_CLEAR
+        # took the cell out of the slot; until the STORE_FAST that puts it back, the name's
+        # loads and stores are of a plain local)
+        self.shadowed_cells: set = set()
         self.parent = parent
         self.depth = parent.depth + 1 if parent else 0
         self.name = name or code.co_name
@@ -284,7 +288,8 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         self.push(ConstantVariable(inst.arg))
 
     def LOAD_FAST(self, inst):
-        if bc.is_cell(inst.arg, self.code):    # 3.13: closure cells for MAKE_FUNCTION (LOAD_CLOSURE)
+        if bc.is_cell(inst.arg, self.code) and inst.arg not in self.shadowed_cells:
+            # 3.13: closure cells for MAKE_FUNCTION (LOAD_CLOSURE)
             self.push(self.cells[getattr(inst.arg, "name", inst.arg)])
         else:
             self.push(self.load_local(inst.arg))
@@ -293,7 +298,10 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         self.store_local(inst.arg, self.pop())
 
     def store_local(self, name: str, value: VariableTracker) -> None:
-        if value is NULL:   # restoring a comprehension variable that was unbound (3.12+)
+        if name in self.shadowed_cells and value is self.cells.get(name):
+            self.shadowed_cells.discard(name)   # a comprehension puts back the cell it shadowed
+            self.locals.pop(name, None)
+        elif value is NULL:   # restoring a comprehension variable that was unbound (3.12+)
             self.locals.pop(name, None)
         else:
             self.locals[name] = value
