@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import io
 import linecache
+import math
 import os
 import random
 import re
@@ -56,6 +57,8 @@ from test_programs import _check_no_fallback, _run  # noqa: E402
 
 class Box:
     """The small object programs take and write attributes of (compared by its __dict__)."""
+
+    __match_args__ = ("v", "w")
 
     def __init__(self, v, w):
         self.v = v
@@ -145,7 +148,7 @@ class LangProgram:
         filename = f"<kiln-langfuzz-{id(source)}-{random.getrandbits(32)}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         inner = (lambda f: f) if backend is None else (lambda f: kiln.compile(f, backend=backend))
-        ns: dict = {"np": np, "kiln": kiln, "Box": Box, "INNER": inner, "__name__": "kiln_langfuzz"}
+        ns: dict = {"np": np, "kiln": kiln, "Box": Box, "math": math, "contextlib": contextlib, "INNER": inner, "SINK": io.StringIO(), "__name__": "kiln_langfuzz"}
         exec(compile(source, filename, "exec"), ns)
         return ns["prog"]
 
@@ -192,7 +195,9 @@ UPDATES = ["acc += SE", "acc = acc * 0.5 + SE", "out.append(SE)", "out.append(AE
            "out.append(dict(zip(X.tolist(), range(N))))", "out.append('%.3f|%d' % (X.sum(), N))",
            "out.append(X.tolist())", "out.append((*X.shape, N))", "out.append(sorted(X, reverse=True))",
            "out.append(X.dtype.kind == 'f')", "h_setg(N)", "GA[N % 3] += S", "cnt += h_memo(S)",
-           "out.append(G * X)", "X[...] = X * 2", "out.append(X.astype(np.int64).tolist())"]
+           "out.append(G * X)", "out.append(X.size and X[0])", "out.append(N and S or X.sum())",
+           "out.append(math.floor(X.sum()))", "out.append(math.sqrt(abs(S)))", "out.append(float(-X.size - 1) ** 0.5)",
+           "out.append(', '.join(f'{V:.1f}' for V in X))", "out.append((X.sum(), N) < (Y.sum(), 2))", "X[...] = X * 2", "out.append(X.astype(np.int64).tolist())"]
 
 
 class LangGen:
@@ -241,7 +246,7 @@ class LangGen:
     def compound(self, ind: str, depth: int, loopvar: str | None = None, in_loop: bool = False) -> list[str]:
         r, f = self.r, self.fill
         i4 = ind + "    "
-        kind = r.choice(["if", "if", "for", "for", "while", "try", "errstate", "match", "closure", "early", "late",
+        kind = r.choice(["if", "if", "for", "for", "while", "try", "errstate", "match", "closure", "early", "late", "suppress",
                          "gen", "mutloop"])
         if kind == "if":
             lines = [ind + f"if {f(r.choice(CONDS), loopvar)}:", *self.block(i4, depth, loopvar, in_loop)]
@@ -281,6 +286,9 @@ class LangGen:
             if r.random() < 0.6:
                 lines += [ind + "finally:", i4 + "cnt += 1"]
             return lines
+        if kind == "suppress":
+            return [ind + "with contextlib.suppress(IndexError, ZeroDivisionError):", i4 + f("acc += float(X[N])"),
+                    *self.block(i4, 0, loopvar, in_loop)]
         if kind == "errstate":
             t = self.fresh("t")
             if r.random() < 0.5:
@@ -294,7 +302,8 @@ class LangGen:
             if subj.endswith(".shape"):
                 cases = ["case (0,):", "case (k_,) if k_ > N:", "case _:"]
             elif subj == "box":
-                cases = ["case Box(v=float() as bv_) if bv_ > 0:", "case Box(w=np.ndarray()):", "case _:"]
+                cases = ["case Box(v=float() as bv_) if bv_ > 0:", "case Box(bv_, np.ndarray()) if bv_ < S:",
+                         "case Box(w=np.ndarray()):", "case _:"]
             elif subj.startswith("{"):
                 cases = ["case {'k': 0}:", "case {'v': float() as vv_} if vv_ > 0:", "case {'k': int(), **rest_}:", "case _:"]
             elif subj.endswith("tolist()"):
