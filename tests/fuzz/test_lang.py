@@ -1,6 +1,6 @@
 """The language generator (lang.py: control flow, comprehensions, closures, unpacking,
 match, try/with, helpers around arrays) on a fixed seed set, against plain Python.
-Mostly the eager backend: what is checked is capture, not the kernels (one seed on cpp)."""
+Mostly the eager backend: what is checked is capture, not the kernels (two seeds on cpp)."""
 from __future__ import annotations
 
 import os
@@ -12,8 +12,8 @@ from kiln.config import config
 from .lang import check_seed
 
 # (a long run: python -m tests.fuzz.lang, docs/fuzzing.md)
-SEEDS = [int(s) for s in (os.environ.get("KILN_FUZZ_LANG_SUITE") or "74,110,139,8,102,48").split(",")]
-CPP_SEEDS = [int(s) for s in (os.environ.get("KILN_FUZZ_LANG_SUITE_CPP") or "3").split(",")]
+SEEDS = [int(s) for s in (os.environ.get("KILN_FUZZ_LANG_SUITE") or "139,56,88,137,48,78").split(",")]
+CPP_SEEDS = [int(s) for s in (os.environ.get("KILN_FUZZ_LANG_SUITE_CPP") or "110,109").split(",")]
 
 
 @pytest.fixture(autouse=True)
