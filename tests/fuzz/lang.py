@@ -49,7 +49,7 @@ import numpy as np
 
 import kiln
 
-from .runner import _time_limit, TIME_LIMIT
+from .runner import TIME_LIMIT, Mismatch, _time_limit
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from test_programs import _check_no_fallback, _run  # noqa: E402
@@ -464,10 +464,6 @@ def _too_big(obj) -> bool:
 
 # ----------------------------------------------------------------------------- checking
 
-class Mismatch(AssertionError):
-    """kiln and plain Python disagree on a generated program."""
-
-
 def _exact(got, exp, where: str) -> None:
     """Bit-exact: type, dtype, shape, values (NaN where NaN, zeros' signs), recursively."""
     if type(got) is not type(exp):
@@ -599,29 +595,11 @@ def minimize(prog: LangProgram, backends=("eager", "cpp")) -> LangProgram:
 
 
 def main() -> int:
-    """A long run: KILN_FUZZ_LANG_SEED (first seed), KILN_FUZZ_LANG_PROGRAMS (how many),
-    KILN_FUZZ_LANG_BACKENDS (comma list, default eager,cpp); each finding minimized and
-    printed, the run going on."""
-    from kiln.config import config
-    config.cost_model = os.environ.get("KILN_FUZZ_COST_MODEL") == "1"
-    first = int(os.environ.get("KILN_FUZZ_LANG_SEED") or 1)
-    count = int(os.environ.get("KILN_FUZZ_LANG_PROGRAMS") or 100)
-    backends = tuple((os.environ.get("KILN_FUZZ_LANG_BACKENDS") or "eager,cpp").split(","))
-    found = 0
-    for seed in range(first, first + count):
-        if (seed - first) % 50 == 0:
-            print(f"... seed {seed}", flush=True)
-        try:
-            check_seed(seed, backends)
-        except Mismatch as err:
-            found += 1
-            prog = minimize(LangGen(seed).program(), backends)
-            print(f"=== seed {seed}: {str(err).splitlines()[0][:300]}\n{prog.reproducer()}", flush=True)
-        except Exception:          # noqa: BLE001 - the fuzzer's own error: report, go on
-            found += 1
-            print(f"=== seed {seed}: error in the fuzzer\n{traceback.format_exc()}", flush=True)
-    print(f"{count} programs from seed {first}, {found} findings", flush=True)
-    return 1 if found else 0
+    """A long run (runner.long_run): KILN_FUZZ_LANG_SEED, KILN_FUZZ_LANG_PROGRAMS,
+    KILN_FUZZ_LANG_BACKENDS (default eager,cpp)."""
+    from .runner import long_run
+    return long_run("lang", check_seed, lambda seed, backends: minimize(LangGen(seed).program(), backends).reproducer(),
+                    "eager,cpp", every=50)
 
 
 if __name__ == "__main__":
