@@ -35,7 +35,7 @@ class NewerOpcodes:
         """An inlined comprehension (PEP 709) saves the variable it shadows (NULL when
         unbound); the STORE_FAST after the loop puts it back. A cell variable's slot holds
         its cell, which the comprehension's own loads and stores leave alone."""
-        if bc.is_cell(inst.arg, self.code) and inst.arg in self.cells:
+        if isinstance(inst.arg, str) and bc.is_cell(inst.arg, self.code) and inst.arg in self.cells:
             self.shadowed_cells.add(inst.arg)
             self.push(self.cells[inst.arg])
             return

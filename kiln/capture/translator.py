@@ -288,7 +288,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         self.push(ConstantVariable(inst.arg))
 
     def LOAD_FAST(self, inst):
-        if bc.is_cell(inst.arg, self.code) and inst.arg not in self.shadowed_cells:
+        if bc.is_cell(inst.arg, self.code) and not self.shadows(inst.arg):
             # 3.13: closure cells for MAKE_FUNCTION (LOAD_CLOSURE)
             self.push(self.cells[getattr(inst.arg, "name", inst.arg)])
         else:
@@ -297,8 +297,13 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
     def STORE_FAST(self, inst):
         self.store_local(inst.arg, self.pop())
 
+    def shadows(self, arg) -> bool:
+        """Is ``arg`` (a name; 3.13 spells a cell load's CellVar) a cell variable an inlined
+        comprehension shadows now?"""
+        return isinstance(arg, str) and arg in self.shadowed_cells
+
     def store_local(self, name: str, value: VariableTracker) -> None:
-        if name in self.shadowed_cells and value is self.cells.get(name):
+        if self.shadows(name) and value is self.cells.get(name):
             self.shadowed_cells.discard(name)   # a comprehension puts back the cell it shadowed
             self.locals.pop(name, None)
         elif value is NULL:   # restoring a comprehension variable that was unbound (3.12+)

@@ -505,13 +505,24 @@ def _warning_set(caught) -> set:
 
 
 def check(prog: LangProgram, backends=("eager", "cpp"), time_limit: float = TIME_LIMIT) -> None:
-    """Raise Mismatch naming the backend, call and difference, with the reproducer."""
+    """Raise Mismatch naming the backend, call and difference, with the reproducer. kiln's
+    own errors raise (``config.debug_checks``), where a user's run would break the graph
+    at them and run the function as Python."""
+    from kiln.config import config
+    debug, config.debug_checks = config.debug_checks, True
     with _time_limit(prog, time_limit):
-        for backend in backends:
-            try:
-                _check_backend(prog, backend)
-            except AssertionError as err:
-                raise Mismatch(f"[backend={backend}] {err}\n\n--- reproducer ---\n{prog.reproducer()}") from None
+        try:
+            for backend in backends:
+                _check_one(prog, backend)
+        finally:
+            config.debug_checks = debug
+
+
+def _check_one(prog: LangProgram, backend: str) -> None:
+    try:
+        _check_backend(prog, backend)
+    except AssertionError as err:
+        raise Mismatch(f"[backend={backend}] {err}\n\n--- reproducer ---\n{prog.reproducer()}") from None
 
 
 def _check_backend(prog: LangProgram, backend: str) -> None:
