@@ -28,6 +28,11 @@ class _Snapshot:
         # Selections ``x[mask]`` a failed attempt took: their node is one the rollback removes.
         self.pending = list(tx.output.pending_selections)
         self.selections: list[tuple[Any, Any]] = []
+        # Lists, dicts and objects from outside the attempt met first (an argument first
+        # loaded in the body): their trackers, changed by the attempt, are forgotten, so the
+        # next load wraps the value afresh (langfuzz seed 10013: ``for v in y: box.v *= 3``
+        # multiplied once more than Python, the attempt's first pass kept)
+        self.mutables = set(tx.output.mutable_objects)
         seen: set[int] = set()
         for v in list(self.stack) + list(self.locals.values()) + list(self.cells.values()) \
                 + list(tx.output.wrapped.values()) + self.pending:
@@ -79,6 +84,11 @@ class _Snapshot:
         for v, saved in self.objects:
             v.__dict__["stored"] = dict(saved)
         tx.output.pending_selections = list(self.pending)
+        output = tx.output
+        for key in [k for k in output.mutable_objects if k not in self.mutables]:
+            var, _ = output.mutable_objects.pop(key)
+            for name in [n for n, v in output.wrapped.items() if v is var]:
+                del output.wrapped[name]
         for v, taken in self.selections:
             v.taken = taken
 

@@ -33,7 +33,12 @@ class NewerOpcodes:
 
     def LOAD_FAST_AND_CLEAR(self, inst):
         """An inlined comprehension (PEP 709) saves the variable it shadows (NULL when
-        unbound); the STORE_FAST after the loop puts it back."""
+        unbound); the STORE_FAST after the loop puts it back. A cell variable's slot holds
+        its cell, which the comprehension's own loads and stores leave alone."""
+        if isinstance(inst.arg, str) and bc.is_cell(inst.arg, self.code) and inst.arg in self.cells:
+            self.shadowed_cells.add(inst.arg)
+            self.push(self.cells[inst.arg])
+            return
         var = self.locals.pop(inst.arg, NULL)
         self.push(var)
 

@@ -402,7 +402,20 @@ def _frozen_cells(facts, a: int, cellvars: tuple = ()) -> frozenset:
         if all(k < a for k in at) and not any(head <= a <= back and head <= k <= back
                                               for head, back in facts.loops for k in at):
             frozen.add(var)
-    return frozenset(frozen)
+    return frozenset(frozen - _nonlocal_stores(facts.code))
+
+
+def _nonlocal_stores(code: types.CodeType) -> set:
+    """Names that functions nested in ``code`` (at any depth) assign through ``nonlocal``:
+    such a cell may be written after a break by the function the break rebuilds."""
+    import dis
+    names: set = set()
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= {i.argval for i in dis.get_instructions(const)
+                      if bf.is_cell_store(i.opname) and i.argval in const.co_freevars}
+            names |= _nonlocal_stores(const)
+    return names
 
 
 def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callable,
@@ -415,8 +428,8 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
     facts = R.code_facts(bp.code)
     a, b = bp.a, bp.b
     stack = list(tx.stack)
-    if len(stack) != facts.depth[a]:
-        return None
+    if len(stack) != facts.depth[a] or tx.shadowed_cells:
+        return None     # (a break inside a comprehension that shadows a cell: not rebuilt)
     nulls = tuple(p for p, v in enumerate(stack) if v is NULL)
     cellvars = set(bp.code.co_cellvars)
     bound: dict[str, VariableTracker] = {}

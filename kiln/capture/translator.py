@@ -81,6 +81,10 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         self.fn_globals = fn_globals
         self.locals = symbolic_locals
         self.cells = cells
+        # 3.12+: cell variables an inlined comprehension shadows (its LOAD_FAST_AND_CLEAR
+        # took the cell out of the slot; until the STORE_FAST that puts it back, the name's
+        # loads and stores are of a plain local)
+        self.shadowed_cells: set = set()
         self.parent = parent
         self.depth = parent.depth + 1 if parent else 0
         self.name = name or code.co_name
@@ -288,7 +292,8 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         self.push(ConstantVariable(inst.arg))
 
     def LOAD_FAST(self, inst):
-        if bc.is_cell(inst.arg, self.code):    # 3.13: closure cells for MAKE_FUNCTION (LOAD_CLOSURE)
+        if bc.is_cell(inst.arg, self.code) and not self.shadows(inst.arg):
+            # 3.13: closure cells for MAKE_FUNCTION (LOAD_CLOSURE)
             self.push(self.cells[getattr(inst.arg, "name", inst.arg)])
         else:
             self.push(self.load_local(inst.arg))
@@ -296,8 +301,16 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
     def STORE_FAST(self, inst):
         self.store_local(inst.arg, self.pop())
 
+    def shadows(self, arg) -> bool:
+        """Is ``arg`` (a name; 3.13 spells a cell load's CellVar) a cell variable an inlined
+        comprehension shadows now?"""
+        return isinstance(arg, str) and arg in self.shadowed_cells
+
     def store_local(self, name: str, value: VariableTracker) -> None:
-        if value is NULL:   # restoring a comprehension variable that was unbound (3.12+)
+        if self.shadows(name) and value is self.cells.get(name):
+            self.shadowed_cells.discard(name)   # a comprehension puts back the cell it shadowed
+            self.locals.pop(name, None)
+        elif value is NULL:   # restoring a comprehension variable that was unbound (3.12+)
             self.locals.pop(name, None)
         else:
             self.locals[name] = value

@@ -323,6 +323,33 @@ def test_a_generators_loop_unrolls_and_its_yields_stay_the_callers():
     assert any("the body yields" in note for note in report.loops), report.loops
 
 
+class _Box:
+    def __init__(self, v):
+        self.v = v
+
+
+def _first_loaded_in_a_loop(y, box, items, table):
+    for v in y:
+        box.v = box.v * 3                 # (each argument first loaded in the body)
+        items.append(v * 2)
+        table["k"] = table["k"] - 1
+    return box.v, len(items), table["k"]
+
+
+def test_a_failed_loop_attempt_leaves_no_pass_in_arguments_first_met_in_its_body():
+    """langfuzz seed 10013: the attempt to make the loop a node wrapped ``box`` (a list, a
+    dict) on its first load and wrote its first pass into that tracker; the rollback put the
+    frame's locals back but the cached tracker kept the pass, so the unrolled loop ran it
+    once more (``box.v`` 3 ** 6 for 5 passes, ``len(items)`` 6)."""
+    def args():
+        return np.arange(5.0), _Box(1.0), [], {"k": 0}
+    want_args, got_args = args(), args()
+    want = _first_loaded_in_a_loop(*want_args)
+    got = kiln.compile(_first_loaded_in_a_loop, backend="eager")(*got_args)
+    assert got == want == (243.0, 5, -5)
+    assert got_args[1].v == 243.0 and len(got_args[2]) == 5 and got_args[3] == {"k": -5}
+
+
 def test_explain_and_the_printed_graph():
     L = np.tril(np.ones((6, 6))) + 6 * np.eye(6)
     report = kiln.explain(fsub)(L, np.ones(6))

@@ -497,6 +497,19 @@ def e_nonlocal_before_the_break(x):
     return y * total
 
 
+def e_nonlocal_written_after_the_break(x):
+    # (langfuzz seed 7) the closure breaks, then assigns the frame's cell: a rebuilt
+    # function with a copy of the cell left the frame's total at 0
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total += float(v.sum())
+        return total
+    y = add(x)
+    return total, y
+
+
 def e_dict_built_then_stored(x):
     d = {"a": x + 1}
     print("d")
@@ -522,6 +535,7 @@ EDGE_CASES = [
     (e_local_unbound_after_loop, (X, 2), {}, [1, 1]),
     (e_local_unbound_after_loop, (X, 0), {}, [0, 0]),
     (e_nonlocal_before_the_break, (X,), {}, [1, 1]),
+    (e_nonlocal_written_after_the_break, (X,), {}, [0, 0]),
     (e_dict_built_then_stored, (X,), {}, [2, 2]),
     (e_same_list_twice, (X,), {}, [2, 2]),
 ]

@@ -68,9 +68,20 @@ def unary_plus(x):
     return +parts[0] - parts[1]
 
 
+def comprehension_shadows_a_cell(x, s):
+    # 3.12+ (langfuzz): the comprehension's v is a plain local in the slot of the cell the
+    # lambda reads (LOAD_FAST_AND_CLEAR takes the cell out, STORE_FAST puts it back); its
+    # loads were taken for the cell's (a graph break, then the last row for v after it)
+    v = s
+    f = lambda: v                                    # noqa: E731
+    rows = [v * 2 for v in x]
+    table = {i: v.sum() for i, v in enumerate(x)}
+    return f(), v, rows[1], table[0]
+
+
 CASES = [(comprehensions, (X,)), (shadowing, (X,)), (unbound_after, (X,)),
          (calls_and_slices, (X, X * 0.5)), (closures, (X, 3.0)), (swap_and_unpack, (X, X + 1)),
-         (unary_plus, (X,))]
+         (unary_plus, (X,)), (comprehension_shadows_a_cell, (X, 0.5))]
 
 
 @pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", None))
@@ -89,6 +100,16 @@ def test_comprehension_variable_is_unbound_after_like_python():
         f(X)
     with pytest.raises(NameError):
         kiln.compile(f, backend="eager")(X)
+
+
+def test_a_break_inside_a_comprehension_that_shadows_a_cell_runs_as_python():
+    # (3.12+, langfuzz) the frame is not rebuilt there: the function runs as Python
+    def f(x, s):
+        v = s
+        g = lambda: v                                # noqa: E731
+        rows = [(kiln.graph_break(), v * 2)[1] for v in x]
+        return g(), v, rows
+    assert_same(kiln.compile(f, backend="eager")(X, 0.5), f(X, 0.5))
 
 
 def test_data_dependent_branch_takes_numpy_truth():

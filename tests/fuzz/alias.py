@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import random
 import sys
-import traceback
 import warnings
 
 import numpy as np
@@ -334,30 +333,11 @@ def minimize(prog: Program, backends=("eager", "cpp")) -> Program:
 
 
 def main() -> int:
-    """A long run: KILN_FUZZ_ALIAS_SEED (first seed), KILN_FUZZ_ALIAS_PROGRAMS (how many),
-    KILN_FUZZ_ALIAS_BACKENDS (comma list, default eager,cpp); each finding minimized and
-    printed, the run going on."""
-    from kiln.config import config
-    from .runner import Mismatch
-    config.cost_model = os.environ.get("KILN_FUZZ_COST_MODEL") == "1"   # (as tests/fuzz/test_fuzz.py)
-    first = int(os.environ.get("KILN_FUZZ_ALIAS_SEED") or 1)
-    count = int(os.environ.get("KILN_FUZZ_ALIAS_PROGRAMS") or 100)
-    backends = tuple((os.environ.get("KILN_FUZZ_ALIAS_BACKENDS") or "eager,aot_eager,cpp").split(","))
-    found = 0
-    for seed in range(first, first + count):
-        if (seed - first) % 100 == 0:
-            print(f"... seed {seed}", flush=True)
-        try:
-            check_seed(seed, backends)
-        except Mismatch as err:
-            found += 1
-            prog = minimize(AliasGen(seed).program(), backends)
-            print(f"=== seed {seed}: {str(err).splitlines()[0][:300]}\n{prog.reproducer()}", flush=True)
-        except Exception:          # noqa: BLE001 - the fuzzer's own error: report, go on
-            found += 1
-            print(f"=== seed {seed}: error in the fuzzer\n{traceback.format_exc()}", flush=True)
-    print(f"{count} programs from seed {first}, {found} findings", flush=True)
-    return 1 if found else 0
+    """A long run (runner.long_run): KILN_FUZZ_ALIAS_SEED, KILN_FUZZ_ALIAS_PROGRAMS,
+    KILN_FUZZ_ALIAS_BACKENDS (default eager,aot_eager,cpp)."""
+    from .runner import long_run
+    return long_run("alias", check_seed, lambda seed, backends: minimize(AliasGen(seed).program(), backends).reproducer(),
+                    "eager,aot_eager,cpp")
 
 
 if __name__ == "__main__":

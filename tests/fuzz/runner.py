@@ -274,3 +274,31 @@ def _check_backend(program: Program, backend: str) -> None:
                 f"{where}: outputs alias arguments differently"
         _same(list(kiln_args), list(eager_args), f"{where} args after call", eager_args, eps_floor)
         _same_text(sink.getvalue(), ref_sink.getvalue(), f"{where} SINK")
+
+
+def long_run(name: str, check_seed, minimized, default_backends: str, every: int = 100) -> int:
+    """A generator's long run (``python -m tests.fuzz.<name>``): KILN_FUZZ_<NAME>_SEED (first
+    seed), KILN_FUZZ_<NAME>_PROGRAMS (how many), KILN_FUZZ_<NAME>_BACKENDS (comma list);
+    ``check_seed(seed, backends)`` raises a Mismatch, ``minimized(seed, backends)`` is then
+    printed (a reproducer), and the run goes on."""
+    import traceback
+    from kiln.config import config
+    config.cost_model = os.environ.get("KILN_FUZZ_COST_MODEL") == "1"   # (as tests/fuzz/test_fuzz.py)
+    env = f"KILN_FUZZ_{name.upper()}_"
+    first = int(os.environ.get(env + "SEED") or 1)
+    count = int(os.environ.get(env + "PROGRAMS") or 100)
+    backends = tuple((os.environ.get(env + "BACKENDS") or default_backends).split(","))
+    found = 0
+    for seed in range(first, first + count):
+        if (seed - first) % every == 0:
+            print(f"... seed {seed}", flush=True)
+        try:
+            check_seed(seed, backends)
+        except Mismatch as err:
+            found += 1
+            print(f"=== seed {seed}: {str(err).splitlines()[0][:300]}\n{minimized(seed, backends)}", flush=True)
+        except Exception:          # noqa: BLE001 - the fuzzer's own error: report, go on
+            found += 1
+            print(f"=== seed {seed}: error in the fuzzer\n{traceback.format_exc()}", flush=True)
+    print(f"{count} programs from seed {first}, {found} findings", flush=True)
+    return 1 if found else 0
