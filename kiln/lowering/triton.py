@@ -45,6 +45,10 @@ TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen
 PERSISTENT_RNUMEL = 1024
 # Looped reductions walk rows in chunks of this many elements.
 LOOPED_RBLOCK = 2048
+# The most elements of a persistent reduction's tile under Triton's interpreter (config):
+# argmax_nan's (3, 4) rows with a dynamic row count took 16384 x 4 tiles, ~24 s of CPU
+# for three calls.
+INTERPRETED_TILE = 64
 INT32_LIMIT = 2 ** 31
 
 _COMBINE = {"sum": "kiln_add", "prod": "kiln_mul", "max": "kiln_max", "min": "kiln_min",
@@ -114,7 +118,10 @@ class RenderedTritonKernel:
         past the next power of two of xnumel), ``num_warps = XBLOCK / 256``. Persistent
         reductions: ``RBLOCK = next_pow2(rnumel)``, XBLOCK so a tile is at most 4096
         elements. Looped: XBLOCK 1, RBLOCK 2048, 8 warps. The interpreter (about 1 ms per
-        program) gets blocks as large as 2**16 elements instead.
+        program) gets pointwise blocks as large as 2**16 elements instead, and reduction
+        tiles of at most ``INTERPRETED_TILE`` elements: it reduces a tile through
+        ``tl.reduce`` one element at a time in Python (the combine function called per
+        element, masked ones too), so a tile's cost is its size, not its program's.
         """
         # dynamic sizes: blocks for large ones (the grid follows each call's, see grid())
         x = self.xnumel if isinstance(self.xnumel, int) else 2 ** 20
@@ -127,7 +134,7 @@ class RenderedTritonKernel:
             return (_cdiv(x, xblock), 1, 1), {"XBLOCK": xblock}, max(1, min(8, xblock // 256))
         if self.persistent:
             rblock = _pow2(r)
-            limit = 2 ** 16 if interpret else 4096
+            limit = INTERPRETED_TILE if interpret else 4096
             xblock = max(1, min(_pow2(x), limit // rblock))
             warps = max(1, min(8, xblock * rblock // 256))
             return (_cdiv(x, xblock), 1, 1), {"XBLOCK": xblock, "RBLOCK": rblock}, warps
