@@ -14,7 +14,7 @@ the checked variant runs, never a wrong one.
 
 A carried Python int the top body moves by a small constant (``steps += 1``, also under
 a condition: ``if d: count -= 1``) is a *counter*: from an entry value within
-``COUNTER_START`` it cannot leave int64 in fewer than ``2**58`` iterations (nine thousand
+``COUNTER_START`` it cannot leave int64 in fewer than ``2**58`` iterations (about nine
 years at one a nanosecond), so its sum is printed unchecked too. Without that one check
 a convergence loop's fast variant cannot fail once started, and writes in place.
 

@@ -74,11 +74,12 @@ def test_installed_modules_are_used(tmp_path):
     assert got == {"fastcheck": "kiln._native.fastcheck", "launch": "kiln._native.launch",
                    "fast_call": "kiln._native.fast_call", "frame_hook": "kiln._native.frame_hook",
                    "dispatcher": True}, got
-    # Nothing was compiled but the two graphs' kernels (code_versions, compilers and
-    # linkers: the hash of kiln's sources, g++'s --version and its link command, kept for
-    # the next process; no linkers where kernels link through the driver).
+    # Nothing was compiled but the two graphs' kernels and the support object they link
+    # (code_versions, compilers and linkers: the hash of kiln's sources, g++'s --version
+    # and its link command, kept for the next process; no linkers where kernels link
+    # through the driver).
     assert sorted(set(os.listdir(tmp_path / "cache")) - {"linkers"}) == [
-        "code_versions", "compilers", "graphs", "kernels", "wrappers"]
+        "code_versions", "compilers", "graphs", "kernels", "support", "wrappers"]
 
 
 def test_modules_that_do_not_import_are_built_into_the_cache(tmp_path):
