@@ -1518,7 +1518,7 @@ def run_time_index_and_step(x, i, k):
     return row, x[i - 1, ::k]
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+test_program = program_test(PROGRAMS, BACKENDS, share=8)
 
 
 # ----------------------------------------------------------------------------- gradients

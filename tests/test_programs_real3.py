@@ -841,7 +841,7 @@ def builtin_min_max_of_numpy_scalars(x, k):
             min(b, z, nz), max(k.sum(), 3 * k[0]), min(x.std(), np.ptp(x) / 1.34))
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+test_program = program_test(PROGRAMS, BACKENDS, share=8)
 
 
 def _equalize_by_lut(img):

@@ -1172,4 +1172,4 @@ def first_alarm_or_last_seen(readings, limit):
     return alarm, last
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+test_program = program_test(PROGRAMS, BACKENDS, share=8)

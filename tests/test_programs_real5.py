@@ -998,4 +998,4 @@ def float16_scale_and_overflow(x, s):
     return h, big, acc, acc32, np.isinf(big).sum()
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+test_program = program_test(PROGRAMS, BACKENDS, share=8)

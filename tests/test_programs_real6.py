@@ -1328,4 +1328,4 @@ def ogrid_apply_over_axes_and_nditer(X, w):
     return radial, tot, weighted
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+test_program = program_test(PROGRAMS, BACKENDS, share=8)

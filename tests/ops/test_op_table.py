@@ -32,7 +32,7 @@ from .table import NOT_ROWS, ROWS, Row
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-FORWARD = settings(max_examples=6, deadline=None, derandomize=True, database=None,
+FORWARD = settings(max_examples=4, deadline=None, derandomize=True, database=None,
                    suppress_health_check=list(HealthCheck))
 GRADIENT = settings(max_examples=6, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
