@@ -422,7 +422,7 @@ def asian_option_monte_carlo(rng, n, sigma):
     return payoff.mean(), payoff.std(ddof=1) / np.sqrt(n), rng
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+test_program = program_test(PROGRAMS, BACKENDS, share=8)
 
 
 # ----------------------------------------------------------------------------- no graph break

@@ -354,7 +354,7 @@ def at_through_views(x, i):
     return x, v.sum(), y, z
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+test_program = program_test(PROGRAMS, BACKENDS, share=8)
 
 
 def test_result_type_of_arrays_is_folded():

@@ -259,7 +259,7 @@ def running_envelope(x):
     return hi - lo, first, np.fmax.accumulate(x.T, axis=0, dtype=np.float64)
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+test_program = program_test(PROGRAMS, BACKENDS, share=8)
 
 
 def test_running_extrema_capture_without_a_break():

@@ -153,8 +153,8 @@ def spring_forces_add_at(P, k):
 def rk4_two_compartments(theta, y0):
     def rhs(y):
         return np.stack([-theta[0] * y[0] + theta[1] * y[1], theta[0] * y[0] - theta[2] * y[1]])
-    y, h = y0, 0.1
-    for _ in range(20):
+    y, h = y0, 0.2
+    for _ in range(10):
         k1 = rhs(y)
         k2 = rhs(y + h / 2 * k1)
         k3 = rhs(y + h / 2 * k2)

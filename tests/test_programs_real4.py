@@ -281,8 +281,8 @@ def rayleigh_quotient_iteration(A, x0, iters):
 _g = np.random.default_rng(412)
 
 
-@program((_g.uniform(-3, 3, 12), np.full(12, -5.0), np.full(12, 5.0), 60),
-         (np.array([0.0, 1.0, 8.0], f32), np.array([-2.0, -2.0, -2.0], f32), np.array([3.0, 3.0, 3.0], f32), 30))
+@program((_g.uniform(-3, 3, 12), np.full(12, -5.0), np.full(12, 5.0), 30),
+         (np.array([0.0, 1.0, 8.0], f32), np.array([-2.0, -2.0, -2.0], f32), np.array([3.0, 3.0, 3.0], f32), 15))
 def vectorized_bisection_cubics(c, lo, hi, iters):
     # roots of x**3 + x - c, one per entry, all bracketed at once
     def f(x):

@@ -212,7 +212,7 @@ def overwrite_parts_of_an_argument(z, re):
     return z.sum()
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+test_program = program_test(PROGRAMS, BACKENDS, share=8)
 
 
 def test_setting_real_and_imag_is_captured():

@@ -214,4 +214,4 @@ def augmented_assignments_2d(g):
     return g.sum(axis=0), g
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+test_program = program_test(PROGRAMS, BACKENDS, share=8)

@@ -341,7 +341,7 @@ def vec_complex(x):
     return np.vectorize(lambda v: v * 2)(x)
 
 
-test_program = program_test(PROGRAMS, BACKENDS, share=4)
+test_program = program_test(PROGRAMS, BACKENDS, share=8)
 
 
 # ----------------------------------------------------- what compiles and what breaks
