@@ -210,22 +210,33 @@ def build(source: str, name_hint: str = "kernels", units: Callable[[], list] | N
     every such library links (:func:`support_object`), part of the key."""
     key = library_key(source, support)
     folder = os.path.join(config.cache_dir, "kernels", key[:2])
-    so = os.path.join(folder, key + ".so")
-    if _valid(so):
+
+    def make(so: str) -> None:
+        extra = [support_object(support)] if support else []
+        _compile(source, folder, key, so, units() if units else [], extra)
+    so, hit = _cached(folder, key, ".so", make)
+    if hit:
         stats["disk_hits"] += 1
-        return so
+    return so
+
+
+def _cached(folder: str, key: str, suffix: str, make: Callable[[str], None]) -> tuple[str, bool]:
+    """``(<folder>/<key><suffix>, whether it was there)``: made by ``make(path)`` unless a
+    valid one (its checksum matches) is there, under an exclusive ``flock`` on
+    ``<key>.lock``, so processes making the same file at once make it once."""
+    path = os.path.join(folder, key + suffix)
+    if _valid(path):
+        return path, True
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, key + ".lock"), "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            if _valid(so):  # another process built it while we waited
-                stats["disk_hits"] += 1
-                return so
-            extra = [support_object(support)] if support else []
-            _compile(source, folder, key, so, units() if units else [], extra)
+            if _valid(path):  # another process made it while we waited
+                return path, True
+            make(path)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
-    return so
+    return path, False
 
 
 def _atomic_write(path: str, data: bytes) -> None:
@@ -242,74 +253,68 @@ def support_object(support: str) -> str:
     CPU and kept in ``<cache_dir>/support/`` like a library: a module links it instead of
     compiling its own copy (~13 ms of a small module's ~60 ms compile)."""
     import subprocess
-    import tempfile
     key = library_key(support)
     folder = os.path.join(config.cache_dir, "support")
-    obj = os.path.join(folder, key + ".o")
-    if _valid(obj):
-        return obj
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, key + ".lock"), "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if _valid(obj):
-                return obj
-            cpp = os.path.join(folder, key + ".cpp")
-            _atomic_write(cpp, support.encode())
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".o")
-            os.close(fd)
-            cxx = _split("KILN_CXX (kiln.config.cxx)", config.cxx)
-            try:
-                out = subprocess.run(cxx + flags() + ["-c", cpp, "-o", tmp],
-                                     capture_output=True, text=True, timeout=600)
-            except (OSError, subprocess.SubprocessError) as e:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
-                raise CompilerUnavailable(f"C++ compiler {config.cxx!r} cannot run ({e})") from None
-            if out.returncode != 0:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
-                raise BuildError(f"g++ failed on {cpp}:\n{out.stderr[-4000:]}")
-            digest = _digest(tmp)
-            os.replace(tmp, obj)
-            _atomic_write(obj + ".sha256", digest.encode())
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    return obj
+
+    def make(obj: str) -> None:
+        cpp = os.path.join(folder, key + ".cpp")
+        _atomic_write(cpp, support.encode())
+        tmp = _temporary(folder, ".o")
+        cxx = _split("KILN_CXX (kiln.config.cxx)", config.cxx)
+        _install(tmp, obj, cpp, lambda: ("", subprocess.run(cxx + flags() + ["-c", cpp, "-o", tmp],
+                                                            capture_output=True, text=True, timeout=600)))
+    return _cached(folder, key, ".o", make)[0]
+
+
+def _temporary(folder: str, suffix: str) -> str:
+    import tempfile
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=suffix)
+    os.close(fd)
+    return tmp
+
+
+def _install(tmp: str, path: str, cpp: str, run: Callable[[], tuple]) -> None:
+    """Run the compiler into ``tmp`` (``run()``: ``(what failed, the process's result)``),
+    then move it to ``path`` next to its checksum; a compiler that cannot run is
+    :class:`CompilerUnavailable`, one that fails a :class:`BuildError` naming ``cpp``."""
+    import subprocess
+    try:
+        failed, out = run()
+    except (OSError, subprocess.SubprocessError) as e:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise CompilerUnavailable(f"C++ compiler {config.cxx!r} cannot run ({e})") from None
+    if out.returncode != 0:
+        with contextlib.suppress(FileNotFoundError):   # the linker removes its failed output
+            os.unlink(tmp)
+        raise BuildError(f"g++ failed on {cpp}{failed}:\n{out.stderr[-4000:]}")
+    digest = _digest(tmp)
+    os.replace(tmp, path)
+    _atomic_write(path + ".sha256", digest.encode())
 
 
 def _compile(source: str, folder: str, key: str, so: str, units: list[str],
              extra: list[str] = ()) -> None:
     import subprocess
-    import tempfile
     cpp = os.path.join(folder, key + ".cpp")
     _atomic_write(cpp, source.encode())
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".so")
-    os.close(fd)
+    tmp = _temporary(folder, ".so")
     cxx = _split("KILN_CXX (kiln.config.cxx)", config.cxx)
     direct = link_command(cxx)
+
+    def run() -> tuple:
+        if len(units) > 1:
+            return _compile_units(cxx, units, folder, tmp, direct, extra=extra)
+        if direct is not None:
+            return _compile_units(cxx, [cpp], folder, tmp, direct, in_place=True, extra=extra)
+        return "", subprocess.run(cxx + flags() + [cpp, *extra] + LINK_LIBS + ["-o", tmp],
+                                  capture_output=True, text=True, timeout=600)
     start = time.perf_counter()
     try:
-        if len(units) > 1:
-            failed, out = _compile_units(cxx, units, folder, tmp, direct, extra=extra)
-        elif direct is not None:
-            failed, out = _compile_units(cxx, [cpp], folder, tmp, direct, in_place=True, extra=extra)
-        else:
-            failed, out = "", subprocess.run(cxx + flags() + [cpp, *extra] + LINK_LIBS + ["-o", tmp],
-                                             capture_output=True, text=True, timeout=600)
-    except (OSError, subprocess.SubprocessError) as e:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise CompilerUnavailable(f"C++ compiler {config.cxx!r} cannot run ({e})") from None
-    stats["build_seconds"] += time.perf_counter() - start
-    if out.returncode != 0:
-        with contextlib.suppress(FileNotFoundError):   # the linker removes its failed output
-            os.unlink(tmp)
-        raise BuildError(f"g++ failed on {cpp}{failed}:\n{out.stderr[-4000:]}")
+        _install(tmp, so, cpp, run)
+    finally:
+        stats["build_seconds"] += time.perf_counter() - start
     stats["builds"] += 1
-    digest = _digest(tmp)
-    os.replace(tmp, so)
-    _atomic_write(so + ".sha256", digest.encode())
 
 
 def _compile_units(cxx: list[str], units: list[str], folder: str, tmp: str,
