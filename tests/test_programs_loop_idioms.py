@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import kiln
-from benchmarks.loop_kernels import smith_waterman
+from benchmarks.loop_kernels import insertion_sort, smith_waterman
 from tests.test_programs import BACKENDS, program_registry, program_test
 
 _rng = np.random.default_rng(4747)
@@ -195,16 +195,7 @@ def bubble(a):
     return a
 
 
-@program((_rng.integers(-50, 50, 14).astype(np.int32),))
-def insertion(a):
-    for i in range(1, a.shape[0]):
-        key = a[i]
-        j = i - 1
-        while j >= 0 and a[j] > key:
-            a[j + 1] = a[j]
-            j -= 1
-        a[j + 1] = key
-    return a
+program((_rng.integers(-50, 50, 14).astype(np.int32),))(insertion_sort)   # (benchmarks/loop_kernels.py)
 
 
 @program((np.sort(_rng.standard_normal(20)), 0.3), (np.arange(20.0), 100.0))
