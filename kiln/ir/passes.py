@@ -12,7 +12,7 @@ import numpy as np
 
 from ..config import config
 from ..ops import Category, Op, REGISTRY
-from ..ops.fp_errors import may_warn
+from ..ops.fp_errors import may_warn, numpy_name
 from .graph import Graph, Node, iter_nodes, topo_check
 
 
@@ -103,8 +103,6 @@ def must_stay(node: Node) -> bool:
 
 
 _ELEMENTWISE = (Category.POINTWISE, Category.REDUCTION, Category.SCAN)
-# ops that compute the NumPy ufunc their ``ufunc`` param names
-_BY_UFUNC = ("masked_unary", "masked_binary", "scalar_binary")
 
 
 def _may_warn(node: Node) -> bool:
@@ -120,9 +118,7 @@ def _may_warn(node: Node) -> bool:
     part = node.meta.get("ufunc")
     if part and _live_sibling(node, part[0]):
         return False   # the call's other result, computed, warns for NumPy's one call
-    name = part[0] if part else (node.kwargs.get("ufunc") if op.name in _BY_UFUNC else op.name)
-    if not isinstance(name, str):
-        name = getattr(name, "__name__", "")
+    name = numpy_name(op.name, node.kwargs, part)
 
     def kind(value: Any) -> str | None:
         val = value.meta.get("val") if isinstance(value, Node) else None

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..ops.fp_errors import (ALL, INVALID, KINDS, NAN_QUIET, Bounded, exact_kinds, fp_kinds,
-                              kernel_noise, part_exact, raises_where)
+                              kernel_noise, numpy_name, part_exact, raises_where)
 from ..ops.masked import quiet_operands
 
 _MASKED = ("masked_unary", "masked_binary")
@@ -52,9 +52,7 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     kinds = [k for k in (_dtype_kind(a) for a in node.args) if k] + [out_kind or ""]
     kind = "f" if "f" in kinds and op.name != "astype" else (
         _dtype_kind(node.args[0]) if op.name == "astype" and node.args else (out_kind or "?"))
-    name = _name(node)
-    if name in _MASKED or name == "scalar_binary":
-        name = node.kwargs.get("ufunc") or ""
+    name = numpy_name(op.name, node.kwargs, node.meta.get("ufunc"))
     narrows = True
     if op.name == "astype" and node.args and _dtype(node) is not None and _dtype(node.args[0]) is not None:
         to, of = _dtype(node), _dtype(node.args[0])

@@ -391,3 +391,18 @@ def may_warn(op: str, operand_kinds: tuple, args: tuple, out_kind: str | None,
     if known is None:
         return elementwise and any(k in "fc" for k in kinds)
     return bool(known[0])
+
+
+# Ops that compute the NumPy ufunc their ``ufunc`` param names (its masked form, its
+# Python-scalar form).
+BY_UFUNC_PARAM = frozenset({"masked_unary", "masked_binary", "scalar_binary"})
+
+
+def numpy_name(op_name: str, kwargs: dict, part: tuple | None = None) -> str:
+    """The name NumPy computes a call by, as this table knows ops: the ufunc whose one call
+    gives it (``part``, a node's ``meta["ufunc"]``: np.divmod's quotient and remainder are
+    "divmod"), else the ufunc an op of :data:`BY_UFUNC_PARAM` computes, else the op's own."""
+    name = part[0] if part else op_name
+    if name in BY_UFUNC_PARAM:
+        name = kwargs.get("ufunc") or ""
+    return name if isinstance(name, str) else getattr(name, "__name__", "")
