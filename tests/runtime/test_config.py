@@ -30,3 +30,14 @@ def test_omp_num_threads_and_kiln_num_threads(monkeypatch):
     assert _threads(monkeypatch, {"OMP_NUM_THREADS": "1", "KILN_NUM_THREADS": "2"}, cpus=4) == 2
     with pytest.raises(ValueError, match="KILN_NUM_THREADS='two' is not an integer"):
         _threads(monkeypatch, {"KILN_NUM_THREADS": "two"})
+
+
+def test_switches_read_on_and_off_and_refuse_anything_else(monkeypatch):
+    for raw, value in (("1", True), ("On", True), ("yes", True), ("0", False), ("off", False),
+                       (" FALSE ", False), ("", True)):
+        monkeypatch.setenv("KILN_COST_MODEL", raw)
+        assert Config().cost_model is value, raw
+    # a typo must not silently turn a switch off
+    monkeypatch.setenv("KILN_COST_MODEL", "banana")
+    with pytest.raises(ValueError, match="KILN_COST_MODEL='banana' is not a switch; set it to 1"):
+        Config()
