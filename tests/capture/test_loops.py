@@ -147,6 +147,18 @@ def test_one_compile_serves_every_while_test_on_a_0d_array():
     assert len(compiled.records) == 1
 
 
+def test_one_compile_serves_every_first_while_test_on_a_python_float():
+    # ``err = tol + 1.0; while err > tol:``: the node starts from the first test's value
+    # (no guard on ``tol + 1.0 > tol``, which 1e300 and nan fail: zero sweeps)
+    compiled = kiln.compile(relax_until_converged, backend="eager")
+    u = np.r_[0.0, np.random.default_rng(3).random(14), 0.0]
+    for tol in (10.0, 1e300, 1e-3, float("nan")):
+        mine, theirs = u.copy(), u.copy()
+        _same(compiled(mine, tol), relax_until_converged(theirs, tol))
+        np.testing.assert_array_equal(mine, theirs)
+    assert len(compiled.records) == 1
+
+
 def _copy(args):
     return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
 
