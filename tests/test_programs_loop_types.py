@@ -103,6 +103,14 @@ def always_numpy(x):              # every iteration makes it NumPy: one graph, n
     return s * 2
 
 
+@program((_rng.random(50), 3), (np.zeros(40), 2.5), (_rng.random(30), np.int64(-1)))
+def count_from_argument(x, n):    # a parameter counts: one path rebinds it, the other never read it
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            n += 1
+    return n
+
+
 test_program = program_test(PROGRAMS, BACKENDS, share=4)
 
 

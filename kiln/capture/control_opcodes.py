@@ -38,6 +38,9 @@ class ControlOpcodes:
                     or try_jump(self, inst, value, when):
                 return
         if not isinstance(value, ConstantVariable):
+            from .loop_heads import try_first_test   # a while loop's first test: no guard
+            if try_first_test(self, inst, value, when):
+                return
             self.runtime_test = inst.index   # a while loop's first test? (loop_heads.note_head)
         if value.truth(self) == when:
             self.ip = inst.target

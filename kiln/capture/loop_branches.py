@@ -469,6 +469,9 @@ def _merge(tx, cond: VariableTracker, a: VariableTracker, b: VariableTracker) ->
     from .loop_node import _loaded
     if _loaded(a, b) or _loaded(b, a):   # an argument one path read first
         return b if _loaded(a, b) else a
+    # an argument that one path rebinds (``n += 1`` on a parameter ``n``) and the other
+    # never read: the argument's value is that path's
+    a, b = _argument(tx, a), _argument(tx, b)
     ta, tb = _type_of(a), _type_of(b)
     if ta is not None and tb is not None and type(ta) is not type(tb):
         # ``s = 0.0`` before the loop, ``s += x[i]`` on one path only: the carried value
@@ -480,6 +483,13 @@ def _merge(tx, cond: VariableTracker, a: VariableTracker, b: VariableTracker) ->
         raise LoopFallback("the sides of an if/else leave values of different types "
                            f"({a.describe()}, {b.describe()})")
     return apply_scalar(tx, "select", [cond, a, b])
+
+
+def _argument(tx, var: VariableTracker) -> VariableTracker:
+    """``var`` loaded when it is an argument nothing has read yet (a ``LazyVariable``)."""
+    from .variables.base import LazyVariable
+    from .variables.builder import wrap
+    return wrap(tx, var.value, var.source) if isinstance(var, LazyVariable) else var
 
 
 _WIDENS = {float: np.float64, int: np.int64, bool: np.bool_}

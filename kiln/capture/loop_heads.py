@@ -43,6 +43,27 @@ def try_while(tx, inst, cond: VariableTracker, when: bool) -> bool:
                     snap, {COND: cond}, "while loop not captured")
 
 
+def try_first_test(tx, inst, cond: VariableTracker, when: bool) -> bool:
+    """At a while loop's first test on a run-time value outside any loop body (``err = tol
+    + 1.0; while err > tol:``, ``tol`` an argument): every iteration as one node that
+    starts from the test's value, so it runs zero times where the test fails and no guard
+    decides the test (a guard in Python per call). False: the test is decided by a guard,
+    as before (and the loop tried at its head, :func:`note_head`)."""
+    if inst.target <= inst.index or isinstance(cond, ConstantVariable) or _type_of(cond) is None \
+            or tx.output.loop_trace is not None:
+        return False
+    found = _first_test(tx, inst, when)
+    if found is None:
+        return False
+    head, cont, exit, bottom = found
+    if tx.stop_at is not None and inst.index <= tx.stop_at <= bottom:
+        return False
+    snap = _Snapshot(tx)
+    region = Region(head, bottom, head, bottom + 1, exit, cont=cont)
+    return _attempt(tx, region, (ConstantVariable(0), ConstantVariable(0), ConstantVariable(1)),
+                    snap, {COND: cond}, "while loop not captured from its first test", arrays_only=True)
+
+
 def _encloses_a_trace(tx, head: int) -> bool:
     """Would a while loop at ``head`` hold a loop of ``tx`` being traced (inside a body, a
     while loop is a node only when it lies inside every loop of its frame traced)?"""

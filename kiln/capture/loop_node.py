@@ -18,7 +18,7 @@ from ..ir import Graph
 from ..ops import REGISTRY, TensorMeta
 from ..ops.loops import SCALAR_FUNCTIONS, LoopBody, stand_in
 from .breaks import BreakGraph
-from .bytecode_facts import COND_JUMPS
+from .bytecode_facts import BACKWARD_JUMPS, COND_JUMPS
 from .loop_branches import _WIDENS, _stored
 from .loop_types import FLAG, carried_flags, flagged_result, is_flag, link_flags, with_flags
 from .loop_returns import (RET, RETURNED, _constant_return, _local_return, _only_returns,
@@ -59,8 +59,9 @@ def try_loop(tx, inst, it: RangeIteratorVariable) -> bool:
     if all(isinstance(b, ConstantVariable) for b in it.bounds):
         if not all(isinstance(b.value, int) for b in it.bounds):
             return False
-        if len(range(start.value, stop.value, step.value)) < MIN_TRIP \
-                and not _branches_in_a_body(tx, inst):
+        trips = len(range(start.value, stop.value, step.value))
+        if trips < MIN_TRIP and not _branches_in_a_body(tx, inst) \
+                and not (trips and _holds_a_loop(tx, inst)):
             return False
     if any(not isinstance(_type_of(b), int) or isinstance(_type_of(b), bool) for b in (start, stop)):
         return False
@@ -81,6 +82,15 @@ def _branches_in_a_body(tx, inst) -> bool:
     if tx.output.loop_trace is None:
         return False
     return any(i.opname in COND_JUMPS for i in tx.decoded.instructions[inst.index + 1:inst.target])
+
+
+def _holds_a_loop(tx, inst) -> bool:
+    """Does the body of the loop at FOR_ITER ``inst`` hold a loop of its own? Unrolled, a
+    short loop around one is a launch of the inner loop per step with kernels between them
+    (crc32 over one byte: three launches); as one node it is one launch."""
+    body = tx.decoded.instructions[inst.index + 1:inst.target]
+    return any(i.opname == "FOR_ITER" or (i.opname in BACKWARD_JUMPS and i.target is not None
+                                          and inst.index < i.target <= i.index) for i in body)
 
 
 def _python_int(tx, bound: VariableTracker) -> VariableTracker:

@@ -4,6 +4,7 @@ on the reference backend and on C++ (where the body is a generated C++ loop)."""
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +146,30 @@ def test_one_compile_serves_every_while_test_on_a_0d_array():
         got, want = compiled(x, tol), converge(x, tol)
         assert type(got[1]) is type(want[1]) and got == want, (tol, got, want)
     assert len(compiled.records) == 1
+
+
+def test_one_compile_serves_every_first_while_test_on_a_python_float():
+    # ``err = tol + 1.0; while err > tol:``: the node starts from the first test's value
+    # (no guard on ``tol + 1.0 > tol``, which 1e300 and nan fail: zero sweeps)
+    compiled = kiln.compile(relax_until_converged, backend="eager")
+    u = np.r_[0.0, np.random.default_rng(3).random(14), 0.0]
+    for tol in (10.0, 1e300, 1e-3, float("nan")):
+        mine, theirs = u.copy(), u.copy()
+        _same(compiled(mine, tol), relax_until_converged(theirs, tol))
+        np.testing.assert_array_equal(mine, theirs)
+    assert len(compiled.records) == 1
+
+
+def test_a_short_loop_around_a_loop_is_one_node():
+    # crc32 over 2 bytes (a static trip count under MIN_TRIP): unrolled, each byte was a
+    # launch of the inner bit loop with kernels between them; one node now
+    compiled = kiln.compile(crc32, backend="eager")
+    data = np.array([7, 200], dtype=np.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # NumPy's uint32 0 - 1
+        _same(compiled(data), crc32(data))
+    (record,) = compiled.records
+    assert record.ops.count("loop") == 1 and "getitem" not in record.ops, record.ops
 
 
 def _copy(args):
