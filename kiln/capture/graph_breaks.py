@@ -20,6 +20,10 @@ value nothing may use (as in the range form); its carried values are the while f
 (arrays written or rebound, Python numbers the body stores). After the loop the variable
 is ``next - step``: the trip that broke, or the last one.
 
+A range loop without a break whose body stores a live Python number (``t = t + h``
+beside an RK4 step) takes the same form, its only test the range's: the range form
+carries arrays only. A short elementwise one unrolls, as the range form's does.
+
 The node runs at least once: a constant trip count is at least ``MIN_TRIP``, a run-time
 one is guarded ``> 0`` (a zero-trip call compiles again and runs as before, so the loop
 variable stays unbound or unchanged, as in Python). What stays as before (the loop

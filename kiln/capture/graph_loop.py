@@ -16,7 +16,7 @@ the permutation's ``trip``-th power says), or a new array the body computed
 (``u = u + dt * lap(u)``). Anything else puts the frame back and the loop unrolls as
 before, with the reason in ``explain``: a use of the loop variable's value, a graph
 break, a side effect, a random draw, a data-dependent size, a
-carried Python scalar, a carried array whose shape or dtype changes, a write into an
+carried Python scalar (kiln/capture/graph_breaks.py's while form carries it), a carried array whose shape or dtype changes, a write into an
 array the loop does not carry, views of carried arrays made before the loop, arrays
 that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``return``.
 

@@ -1,4 +1,5 @@
-"""NumPy functions that call the user's functions (``np.piecewise``'s funclist): written
+"""NumPy functions that call the user's functions (``np.piecewise``'s funclist,
+``np.fromiter``'s generator): written
 here in NumPy, and inlined by capture like a user helper, so the user's callables are
 captured (and guarded) as the user wrote them and the array work becomes ops.
 
