@@ -108,15 +108,14 @@ def _rk4(y0, h, n, t0=0.0):
 
     def f(t, y):
         return rhs(t, y) * np.cos(y)
-    t, y, steps = t0, y0, 0
+    t, y, steps, half = t0, y0, 0, h / 2
     for i in range(n):
         k1 = f(t, y)
-        k2 = f(t + h / 2, y + h / 2 * k1)
-        k3 = f(t + h / 2, y + h / 2 * k2)
-        k4 = f(t + h, y + h * k3)
-        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        t = t + h
+        k2 = f(t + half, y + half * k1)
+        k3 = f(t + half, y + half * k2)
+        y = y + h / 6 * (k1 + 2 * (k2 + k3) + f(t + h, y + h * k3))
         steps += 1
+        t = t + h
     return y, t, steps
 
 
