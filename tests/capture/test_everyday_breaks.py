@@ -147,3 +147,22 @@ def test_a_carried_python_float_in_float32_work_is_not_a_node():
         assert_same(compiled(y, 0.01, 120), _decay(y, 0.01, 120))
         notes = kiln.explain(kiln.compile(_decay, backend="eager"))(y, 0.01, 120).loops
         assert any("range loop carrying numbers" in n for n in notes) == (y.dtype == np.float64), notes
+
+
+def _descent(A, b, w, tol, maxiter):
+    for it in range(maxiter):
+        g = A.T @ (A @ w - b)
+        if np.linalg.norm(g) < tol:
+            break
+        w = w - 0.05 * g
+    return w, it
+
+
+def test_a_break_before_the_update_says_why_it_is_not_a_node():
+    # (the node tests at the end of a trip; here the trip goes on past the test)
+    A, b = np.eye(3) * 2, np.ones(3)
+    compiled = kiln.compile(_descent, backend="eager")
+    for maxiter in (40, 400):
+        assert_same(compiled(A, b, np.zeros(3), 1e-6, maxiter), _descent(A, b, np.zeros(3), 1e-6, maxiter))
+    notes = kiln.explain(kiln.compile(_descent, backend="eager"))(A, b, np.zeros(3), 1e-6, 40).loops
+    assert any("the break is not its last statement" in n for n in notes), notes
