@@ -420,8 +420,12 @@ class CompiledFunction:
             if record.kind == "long_container":
                 self.sized = True   # a shorter one (a smaller array's .tolist()) is captured
             resumes_at: list = []
+            # A long or one-element loop runs the whole function as Python, unless it is
+            # inside a call capture inlined (a helper, np.fromiter's polyfill over a
+            # generator): only that call runs as Python, the rest compiles.
             made = self._partial_entry(args, kwargs, result) \
-                if record.kind not in ("internal_error", "scalar_loop", "long_loop") else None
+                if record.kind != "internal_error" and (
+                    record.kind not in ("scalar_loop", "long_loop") or result.break_depth > 0) else None
             if made is None:
                 if record.kind in ("scalar_loop", "long_loop"):
                     # The whole function runs as Python, which takes every branch itself:

@@ -20,6 +20,10 @@ value nothing may use (as in the range form); its carried values are the while f
 (arrays written or rebound, Python numbers the body stores). After the loop the variable
 is ``next - step``: the trip that broke, or the last one.
 
+A range loop without a break whose body stores a live Python number (``t = t + h``
+beside an RK4 step) takes the same form, its only test the range's: the range form
+carries arrays only. A short elementwise one unrolls, as the range form's does.
+
 The node runs at least once: a constant trip count is at least ``MIN_TRIP``, a run-time
 one is guarded ``> 0`` (a zero-trip call compiles again and runs as before, so the loop
 variable stays unbound or unchanged, as in Python). What stays as before (the loop
@@ -36,8 +40,9 @@ from ..errors import KilnError
 from ..ops.graph_loops import WhileTests
 from .breaks import BreakGraph
 from .bytecode_facts import BACKWARD_JUMPS
-from .graph_loop import LoopVariable, _guard_trips, _State, _trackers, reason_of
-from .graph_while import TestChain, _numbers, carry_and_emit, tested_value
+from .graph_loop import (LoopVariable, _guard_trips, _State, _trackers, fuses_unrolled,
+                         iteration_calls, reason_of)
+from .graph_while import TestChain, _numbers, carries_python_numbers, carry_and_emit, tested_value
 from .loop_branches import _same_code
 from .loop_node import _note, _Snapshot
 from .loops import MIN_TRIP, LoopFallback, apply_scalar
@@ -122,7 +127,13 @@ def try_break_loop(tx, inst, it) -> bool:
         return False
     sites = break_sites(tx, inst)
     if not sites:
-        return False
+        # no break: the range form carries no Python number (``t = t + h`` beside the
+        # array work), the while form does, its only test the range's
+        from .resume import code_facts
+        facts = code_facts(tx.code)
+        live = set(facts.live_in[inst.index]) | set(facts.live_in[inst.target])
+        if not carries_python_numbers(tx, inst.index, inst.target - 1, live):
+            return False
     bounds = it.bounds
     for b in bounds:
         if not ((isinstance(b, ConstantVariable) and type(b.value) is int) or
@@ -192,12 +203,24 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state) -> None:
     chain = BreakChain(tx, inst, sites, len(snap.stack), snap.stack[-1])
     tx.while_tests = chain
     fall = _run_trip(tx, inst, chain)
-    if not chain.tests:
+    if not chain.tests and sites:
         raise LoopFallback("no break on a value the graph computes")
     if not isinstance(tx.locals.get(i_name), LoopVariable):
         raise LoopFallback("the body rebinds the loop variable")
-    chain.check_pure(tx)
+    try:
+        chain.check_pure(tx)
+    except LoopFallback as e:
+        if not str(e).startswith("the while test stores a local"):
+            raise
+        # ``g = grad(w); if norm(g) < tol: break; w = w - lr * g``: the trip goes on past
+        # the test, which the node can only test at the end of a trip
+        raise LoopFallback("the body stores a local after the break's test (the break is not "
+                           "its last statement; with the test at the end of the body the loop "
+                           "is one node)") from e
     tx.while_tests = None
+    if not sites and fuses_unrolled(iteration_calls(tx, snap, before, state.unbacked), len(range(*(
+            b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))):
+        raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
     step = bounds[2].value
     nxt = apply_scalar(tx, "add", [tx.locals[COUNTER], ConstantVariable(step)])
     more = apply_scalar(tx, "lt" if step > 0 else "gt", [nxt, bounds[1]])
@@ -206,7 +229,7 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state) -> None:
     chain.tests.insert(0, (more, False, False))
     carry_and_emit(tx, inst.target, snap, saved, state, before, live | {COUNTER}, live_after,
                    starts, made, chain, fall, [], WhileTests((), True),
-                   what="range loop with a break")
+                   what="range loop with a break" if sites else "range loop carrying numbers")
     last = tx.locals.pop(COUNTER)
     if i_name in live_after:
         tx.locals[i_name] = apply_scalar(tx, "sub", [last, ConstantVariable(step)])

@@ -16,7 +16,7 @@ the permutation's ``trip``-th power says), or a new array the body computed
 (``u = u + dt * lap(u)``). Anything else puts the frame back and the loop unrolls as
 before, with the reason in ``explain``: a use of the loop variable's value, a graph
 break, a side effect, a random draw, a data-dependent size, a
-carried Python scalar, a carried array whose shape or dtype changes, a write into an
+carried Python scalar (kiln/capture/graph_breaks.py's while form carries it), a carried array whose shape or dtype changes, a write into an
 array the loop does not carry, views of carried arrays made before the loop, arrays
 that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``return``.
 
@@ -237,20 +237,26 @@ def iteration_calls(tx, snap: _Snapshot, before: set, unbacked: int) -> list:
     return calls
 
 
+def fuses_unrolled(calls: list, count: int) -> bool:
+    """An elementwise recurrence (mandelbrot's ``z = z * z + c``; ``count += inside`` keeps
+    count's layout, a relayout that costs nothing compiled): unrolled, every iteration
+    fuses into one kernel that keeps the iterates in registers, which beats a kernel per
+    iteration (a run-time count is specialized, as before); past half the unrolling
+    budget, compile time wins. (A carried number's ``scalar_fn``, ``t = t + h``, is
+    pointwise work once unrolled: it counts, it does not decide.)"""
+    from .translator import MAX_UNROLLED_OPS
+    arrays = [n for n in calls if n.op.name != "scalar_fn"]
+    return bool(arrays) and count * len(calls) <= MAX_UNROLLED_OPS // 2 and all(
+        n.op.category == Category.POINTWISE or n.op.name == "relayout" for n in arrays)
+
+
 def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: dict,
            before: set, unbacked: int) -> None:
     _run_body(tx, inst)
     calls = iteration_calls(tx, snap, before, unbacked)
-    from .translator import MAX_UNROLLED_OPS
     count = trips if trips is not None else len(range(*(
         b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))
-    if count * len(calls) <= MAX_UNROLLED_OPS // 2 and all(
-            n.op.category == Category.POINTWISE or n.op.name == "relayout" for n in calls):
-        # An elementwise recurrence (mandelbrot's ``z = z * z + c``; ``count += inside``
-        # keeps count's layout, a relayout that costs nothing compiled): unrolled, every
-        # iteration fuses into one kernel that keeps the iterates in registers, which
-        # beats a kernel per iteration (a run-time count is specialized, as before); past
-        # half the unrolling budget, compile time wins.
+    if fuses_unrolled(calls, count):
         raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
     from .resume import code_facts
     facts = code_facts(tx.code)

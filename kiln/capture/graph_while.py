@@ -238,16 +238,31 @@ def _entry(tx, head: int, bottom: int, exit: int, back: int, jump: tuple | None)
     return [_node_of(v) for v, _, _ in chain.tests], WhileTests(tests.tests, fall)
 
 
+def stored_live(tx, head: int, bottom: int, live: set) -> list:
+    """The locals the body (``head``..``bottom``) stores that are live at the head or
+    after the loop and bound now."""
+    stored = {var for inst in tx.decoded.instructions[head:bottom + 1]
+              for kind, var in local_accesses(inst.opname, inst.arg) if kind == "def"}
+    return [n for n in sorted(stored & live) if n in tx.locals]
+
+
+def _python_number(v: Any) -> bool:
+    example = v.value if isinstance(v, ConstantVariable) else getattr(v, "example", None) \
+        if isinstance(v, SymScalarVariable) else None
+    return example is not None and stand_in(example) is not None and not isinstance(v, ArrayVariable)
+
+
+def carries_python_numbers(tx, head: int, bottom: int, live: set) -> bool:
+    """Does the body store a Python number that is live (``t = t + h``)?"""
+    return any(_python_number(tx.locals[n]) for n in stored_live(tx, head, bottom, live))
+
+
 def _numbers(tx, head: int, bottom: int, live: set) -> dict:
     """The locals the body stores, live at the head or after the loop, that hold Python
     numbers: each becomes a number the graph computes, so the body computes with it."""
-    stored = {var for inst in tx.decoded.instructions[head:bottom + 1]
-              for kind, var in local_accesses(inst.opname, inst.arg) if kind == "def"}
     made = {}
     held = [id(v) for v in tx.locals.values()]
-    for n in sorted(stored & live):
-        if n not in tx.locals:
-            continue
+    for n in stored_live(tx, head, bottom, live):
         v = tx.load_local(n)
         if _is_number(v) and held.count(id(v)) > 1:
             # ``e_prev = e = x.sum()``: one NumPy scalar bound to two names; after
@@ -255,11 +270,9 @@ def _numbers(tx, head: int, bottom: int, live: set) -> dict:
             # object (e's) and it looked unchanged. A NumPy scalar cannot be written
             # through, so each name gets a tracker of its own (the same graph value).
             v = tx.locals[n] = copy.copy(v)
-        example = v.value if isinstance(v, ConstantVariable) else getattr(v, "example", None) \
-            if isinstance(v, SymScalarVariable) else None
-        kind = stand_in(example) if example is not None else None
-        if kind is None or isinstance(v, ArrayVariable):
+        if not _python_number(v):
             continue
+        kind = stand_in(v.value if isinstance(v, ConstantVariable) else v.example)
         fn = f"np.{type(kind).__name__}" if type(kind).__module__ == "numpy" else type(kind).__name__
         made[n] = tx.locals[n] = apply_scalar(tx, fn, [v])
     return made

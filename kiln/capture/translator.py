@@ -334,17 +334,21 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
     def STORE_ATTR(self, inst):
         obj = self.pop()
         value = self.pop()
-        if obj.source is not None and stores_itself(value, AttrSource(obj.source, inst.arg)):
+        self.store_attr(obj, inst.arg, value)
+
+    def store_attr(self, obj: VariableTracker, name: str, value: VariableTracker) -> None:
+        """``obj.name = value`` (and ``setattr(obj, "name", value)``)."""
+        if obj.source is not None and stores_itself(value, AttrSource(obj.source, name)):
             return  # `obj.w -= g`: the array was updated in place; storing it back changes nothing
         if isinstance(obj, UserObjectVariable) and obj.source is not None:
-            obj.store_attr(self, inst.arg, value)  # replayed after the graph, read back from here
+            obj.store_attr(self, name, value)  # replayed after the graph, read back from here
             return
         if isinstance(obj, NewObjectVariable):
-            obj.store_attr(self, inst.arg, value)  # made in the frame: rebuilt with it
+            obj.store_attr(self, name, value)  # made in the frame: rebuilt with it
             return
-        if isinstance(obj, ArrayVariable) and obj.store_attr(self, inst.arg, value):
+        if isinstance(obj, ArrayVariable) and obj.store_attr(self, name, value):
             return   # (a.shape = ..., z.real = ...)
-        self.unsupported("mutation", f"setting attribute '{inst.arg}' of {obj.describe()}",
+        self.unsupported("mutation", f"setting attribute '{name}' of {obj.describe()}",
                          HINTS["mutation"])
 
     def BINARY_SUBSCR(self, inst):
@@ -384,6 +388,8 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
             # (each guarded by identity where it was read: array-api-compat's
             # ``xp is sys.modules.get("numpy")``)
             same = a.module is b.module
+        elif isinstance(a, NewObjectVariable) or isinstance(b, NewObjectVariable):
+            same = False   # an object made in the frame has one tracker, and it is not the other
         else:
             self.unsupported("unsupported_value", f"'is' between {a.describe()} and {b.describe()}")
         self.push(ConstantVariable(same != bool(inst.arg)))

@@ -1,4 +1,5 @@
-"""NumPy functions that call the user's functions (``np.piecewise``'s funclist): written
+"""NumPy functions that call the user's functions (``np.piecewise``'s funclist,
+``np.fromiter``'s generator): written
 here in NumPy, and inlined by capture like a user helper, so the user's callables are
 captured (and guarded) as the user wrote them and the array work becomes ops.
 
@@ -48,7 +49,29 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
     return y
 
 
-POLYFILLS = {np.piecewise: piecewise}
+def fromiter(iter: Any, dtype: Any, count: int = -1, *, like: Any = None) -> Any:
+    """numpy.fromiter: the first ``count`` items (all for a negative count) as a 1-d array
+    of ``dtype``, each converted as ``np.array`` converts a list item (the same casts and
+    errors). A generator made in the function is unrolled by capture like any loop, so the
+    values are computed in the graph (or folded, where they are constants).
+
+    Like NumPy, it takes no item past ``count`` from the iterator.
+    """
+    items = []
+    if count != 0:
+        for v in iter:
+            items.append(v)
+            if len(items) == count:
+                break
+    if count > 0 and len(items) < count:
+        raise ValueError(f"iterator too short: Expected {count} but iterator had only {len(items)} items.")
+    out = np.array(items, dtype=dtype) if like is None else np.array(items, dtype=dtype, like=like)
+    if out.ndim != 1:   # an item that is a sequence: NumPy's fromiter refuses it
+        raise ValueError("setting an array element with a sequence.")
+    return out
+
+
+POLYFILLS = {np.piecewise: piecewise, np.fromiter: fromiter}
 
 
 # np.vectorize hands each element to its function as a Python scalar (it calls the

@@ -317,10 +317,13 @@ def test_a_loop_over_python_numbers_is_one_loop_node():
     assert [r.graph_break for r in compiled.records] == [None]
 
 
-def test_a_long_sum_of_python_numbers_beside_array_steps_compiles():
+def test_a_long_sum_of_python_numbers_beside_array_steps_compiles(monkeypatch):
     # ``t = t + dt`` unrolled 200 times is short text but 200 parentheses deep, past
     # Python's parser: the entry's source raised SyntaxError to the caller. Now that
-    # nesting breaks like a long expression (the function runs as Python there).
+    # nesting breaks like a long expression (the function runs as Python there). (With
+    # graph loops the loop is one graph_while node carrying t: unrolled, it nests.)
+    monkeypatch.setattr(kiln.config, "graph_loops", False)
+
     def steps(u, dt):
         t = dt * 0
         for _ in range(200):

@@ -188,7 +188,8 @@ def _breaks(u):
 @pytest.mark.parametrize("fn,arg,why", [
     (_uses_t, (np.ones(5), 6), "loop variable"),
     (_dtype_changes, (np.arange(5),), "changes from"),
-    (_scalar_carried, (np.ones(5),), "carries arrays only"),
+    # a carried Python number: the while form's node instead (the range its test)
+    (_scalar_carried, (np.ones(5),), "graph_while, range loop carrying numbers"),
     (_breaks, (np.ones(5),), "leaves the loop"),
 ])
 def test_fallbacks_still_correct(fn, arg, why):

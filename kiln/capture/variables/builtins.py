@@ -163,6 +163,13 @@ class BuiltinVariable(ConstantVariable):
             return obj.getattr(tx, attr)
         return default
 
+    def call_setattr(self, tx, obj, name, value) -> VariableTracker:
+        attr = name.as_constant(tx)
+        if type(attr) is not str:   # Python's TypeError comes from Python
+            tx.unsupported("unsupported_call", f"setattr() with the name {attr!r}")
+        tx.store_attr(obj, attr, value)
+        return ConstantVariable(None)
+
     def call_hasattr(self, tx, obj, name) -> VariableTracker:
         from .arrays import ArrayVariable, SymScalarVariable
         from .functions import UserObjectVariable
