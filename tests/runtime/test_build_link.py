@@ -108,11 +108,12 @@ def test_modules_link_one_support_object_and_keep_their_own_state(tmp_path, monk
     assert len(libraries) == 2
     for so in libraries:
         assert "kiln_watch_fork" not in so.with_suffix(".cpp").read_text()
-    first, second = (ctypes.CDLL(str(so)) for so in libraries)
+    first, second = (ctypes.CDLL(str(so)) for so in libraries)   # (the loaded libraries)
     for lib in (first, second):
         lib.kiln_team_now.restype = ctypes.c_int
         lib.kiln_team_now.argtypes = [ctypes.c_int]
+    # (a back-off lasts KILN_SERIAL_US, 200 ms: building g under load can take longer, so
+    # run f's parallel region again just before reading both libraries' state)
+    f(x)
     late = [lib.kiln_team_now(2) for lib in (first, second)]
-    # (the library whose kernel ran a parallel region had a late helper: it backs off; the
-    # other library's state is its own)
     assert sorted(late) == [1, 2], late
