@@ -16,7 +16,7 @@ that raises on NumPy, or whose scaled call raises, is skipped at that size.
 Per case: ``kiln.compile(fn)`` (default backend, default cost model), its first call
 (compile) and one more, then ``--rounds`` rounds that alternate plain and compiled (the
 order flips each round), each the mean of a batch of calls of about 3 ms
-(``harness.per_call_us``). A program that writes into its arguments gets fresh copies
+(``harness.per_call_us``, CPU time). A program that writes into its arguments gets fresh copies
 for every call, both ways (the copies are timed in both). Rows whose compiled time is
 above ``--slower`` times the plain one and at least 0.3 us longer are timed again at the
 end, alone, with three times the rounds; the list of those still slower ends the output.
@@ -49,6 +49,10 @@ import kiln
 from .harness import _loadavg, per_call_us
 
 SINK = io.StringIO()
+# This process's CPU time (all its threads): other processes' load disturbs it far less
+# than wall time (on the shared 2-core machine one program's wall time swung 6x between
+# rounds); a kernel on two threads counts twice, which only makes kiln look slower.
+CLOCK = time.process_time
 GROWTH = 1000   # the most a scaled argument grows (elements)
 
 
@@ -124,7 +128,7 @@ def time_pair(plain, compiled, rounds: int, budget_s: float = 0.003) -> tuple[fl
     for r in range(rounds):
         pair = [(plain, a), (compiled, b)]
         for run, out in (pair if r % 2 == 0 else pair[::-1]):
-            out.append(per_call_us(run, (), calls, 1))
+            out.append(per_call_us(run, (), calls, 1, CLOCK))
     return statistics.median(a), statistics.median(b)
 
 
@@ -166,7 +170,9 @@ def cases(files: list[str], idioms: bool, workloads: bool, factor: int, only: se
     """(name, fn, args) per program and size."""
     for path in files:
         mod = importlib.import_module("tests." + os.path.basename(path)[:-3])
-        for name, (fn, calls) in getattr(mod, "PROGRAMS", {}).items():
+        for name, entry in getattr(mod, "PROGRAMS", {}).items():
+            # (fn, calls); the gradient files' (fn, args, argnums): the function's own call
+            fn, calls = entry if len(entry) == 2 else (entry[0], [entry[1]])
             if only and name not in only or not calls:
                 continue
             args = calls[0]() if callable(calls[0]) else calls[0]
