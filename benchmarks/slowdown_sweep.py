@@ -211,6 +211,13 @@ def slow(r: dict, limit: float) -> bool:
     return "error" not in r and r["ratio"] > limit and r["kiln_us"] - r["plain_us"] > 0.3
 
 
+def _last(r: dict) -> dict:
+    """A row of an earlier run as its second timing found it, where it was timed again."""
+    if "retimed_ratio" not in r or r["retimed_ratio"] is None:
+        return r
+    return {**r, "plain_us": r["retimed_plain_us"], "kiln_us": r["retimed_kiln_us"], "ratio": r["retimed_ratio"]}
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", default="tests/test_programs*.py")
@@ -233,7 +240,7 @@ def main(argv=None) -> None:
     todo = list(cases(files, opts.idioms, opts.workloads, opts.scale, only))
     if opts.retime:
         with open(opts.retime) as f:
-            again = {r["name"] for r in json.load(f) if slow(r, opts.slower)}
+            again = {r["name"] for r in json.load(f) if slow(_last(r), opts.slower)}
         todo = [c for c in todo if c[0] in again]
     for i, (name, fn, args) in enumerate(todo):
         if i % shards != shard:
