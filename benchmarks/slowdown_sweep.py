@@ -35,7 +35,6 @@ import glob
 import importlib
 import io
 import json
-import math
 import os
 import statistics
 import sys
