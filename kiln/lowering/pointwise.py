@@ -125,4 +125,7 @@ class PointwiseLowering:
             v.int_bounds = tuple(dict.fromkeys(getattr(v, "int_bounds", ()) + (dt,)))
         for v, dt in narrowed:  # and warns where its cast overflows (wrapper.py)
             v.float_bounds = getattr(v, "float_bounds", ()) + ((dt, node),)
-        return Pointwise(shape, out_dtype, fn, cost, origins + self._origin)
+        out = Pointwise(shape, out_dtype, fn, cost, origins + self._origin)
+        arrays = [v for v in values if isinstance(v, Value) and not isinstance(v, Scalar)]
+        out.per_point = bool(arrays) and all(getattr(v, "per_point", False) for v in arrays)
+        return out

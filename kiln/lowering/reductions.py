@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import Unsupported
 from ..ops import TensorMeta
 from ..ops.meta import normalize_axis
-from .loop_ir import Affine, BufferValue, Pointwise, Value, broadcast_index
+from .loop_ir import Affine, BufferValue, Pointwise, Value, broadcast_index, recomputed
 from .lower import ComputeNode, GraphLowering
 from .result_layouts import lay_out
 from .renderer import BASE_REDUCTIONS
@@ -35,7 +35,9 @@ def reduce(gl: GraphLowering, src: Value, axes: tuple, combine: str, out_shape: 
     node.combine = combine
     node.acc_dtype = np.dtype(acc_dtype)
     gl.nodes.append(node)
-    return BufferValue.whole(buf)
+    out = BufferValue.whole(buf)
+    out.per_point = True   # a reduction's result (loop_ir RECOMPUTE_COST)
+    return out
 
 
 def lower_selected(gl: GraphLowering, x: Any, mask: Any, meta: TensorMeta) -> Value | None:
@@ -76,7 +78,10 @@ def _acc_dtype(combine: str, src_dtype: np.dtype, out_dtype: np.dtype) -> np.dty
 
 
 def _pointwise(gl: GraphLowering, shape: tuple, dtype: Any, fn) -> Pointwise:
-    return Pointwise(shape, dtype, fn, 1, gl._origin)
+    """A reduction's finish (mean's division, std's root) of its sums' results."""
+    out = Pointwise(shape, dtype, fn, 1, gl._origin)
+    out.per_point = True
+    return out
 
 
 def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
@@ -172,11 +177,15 @@ def lower_reduction(gl: GraphLowering, rule: dict, x: Any, params: dict,
         raise Unsupported(f"{finish_as} with ddof={ddof} of {r} elements: NumPy warns")
     dev_dt = np.promote_types(src, sum_dt)
 
+    mean = _pointwise(gl, keep_shape, sum_dt, lambda ops, index: ops.cast(divided(
+        ops, total.load(ops, index), sum_dt, count(ops, r)), f64, sum_dt))
+    if recomputed(mean, in_shape):   # divided once per point, not per element (loop_ir)
+        mean = gl.realize(mean)
+
     def deviation_sq(ops: Any, index: list) -> Any:
-        mean = ops.cast(divided(ops, total.load(ops, broadcast_index(keep_shape, index)), sum_dt,
-                                count(ops, r)), f64, sum_dt)
         d = ops.call("subtract", [ops.cast(x.load(ops, index), src, dev_dt),
-                                  ops.cast(mean, sum_dt, dev_dt)], dev_dt)
+                                  ops.cast(mean.load(ops, broadcast_index(keep_shape, index)), sum_dt, dev_dt)],
+                     dev_dt)
         return ops.call("multiply", [d, d], dev_dt)
 
     squares = reduce(gl, _pointwise(gl, in_shape, dev_dt, deviation_sq), axes, "sum", keep_shape,

@@ -153,21 +153,33 @@ class Kernel:
         return None
 
     def form_stages(self) -> None:
-        """Group members into inner loops and scalar statements, in order."""
+        """Group members into inner loops and scalar statements, in order. A loop member
+        that reads nothing of the scalar stages after the last loop joins that loop (one
+        pass over the input: ``x - x.mean(0)`` realizes the mean as a scalar stage before
+        ``x.std(0)``'s sum, which then still shares the mean's loop)."""
         stages: list[list] = []
         for node, role in self.members:
             reads = {b.name for b, _ in node_loads(node, role, self.frame)}
             kind = "scalar" if role == "scalar" else "loop"
-            if stages and stages[-1][0] == kind == "loop":
-                in_loop = {m.buf.name for m, r in stages[-1][1] if r == "reduce"}
+            last = len(stages) - 1
+            if kind == "loop":
+                while last > 0 and stages[last][0] == "scalar" and not self._touches(stages[last][1], node, reads):
+                    last -= 1
+            if last >= 0 and stages[last][0] == kind == "loop":
+                in_loop = {m.buf.name for m, r in stages[last][1] if r == "reduce"}
                 if not reads & in_loop:
-                    stages[-1][1].append((node, role))
+                    stages[last][1].append((node, role))
                     continue
             elif stages and stages[-1][0] == kind == "scalar":
                 stages[-1][1].append((node, role))
                 continue
             stages.append([kind, [(node, role)]])
         self.stages = [(k, members) for k, members in stages]
+
+    def _touches(self, members: list, node: ComputeNode, reads: set) -> bool:
+        """Does ``node`` (reading ``reads``) read what ``members`` write, or write what they read?"""
+        return bool(reads & {m.buf.name for m, _ in members}) or any(
+            node.buf.name == b.name for m, r in members for b, _ in node_loads(m, r, self.frame))
 
     def __repr__(self) -> str:
         return f"Kernel({self.name}, {self.frame}, {[n.name for n in self.nodes]})"

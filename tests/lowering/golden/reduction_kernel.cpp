@@ -3,7 +3,7 @@
 //   iterates 64 x 32, reducing axes [0]
 // noipa: GCC 12 stops calling libmvec's vector exp/log in the body's SIMD loops once
 // it specializes the body for the constant range of a call (IPA constprop).
-__attribute__((noipa)) static void kiln_fused_std_0_body(const double* __restrict p_x, double* __restrict p_buf2, int64_t begin, int64_t end, int nthreads)
+__attribute__((noipa)) static void kiln_fused_std_0_body(const double* __restrict p_x, double* __restrict p_buf3, int64_t begin, int64_t end, int nthreads)
 {
     for (int64_t x1_b = begin; x1_b < end; x1_b += 256) {
         const int64_t x1_e = x1_b + 256 < end ? x1_b + 256 : end;
@@ -20,41 +20,45 @@ __attribute__((noipa)) static void kiln_fused_std_0_body(const double* __restric
         for (int64_t x1 = x1_b; x1 < x1_e; ++x1) {
           red0[x1 - x1_b] = (double)(acc0[x1 - x1_b]);
         }
-        double acc2[256];
-        for (int64_t x1 = x1_b; x1 < x1_e; ++x1) { acc2[x1 - x1_b] = 0; }
-        double red2[256];
+        double s3[256];
+        for (int64_t x1 = x1_b; x1 < x1_e; ++x1) {
+          double t2 = red0[x1 - x1_b] / (double)64;
+          s3[x1 - x1_b] = t2;
+        }
+        double acc4[256];
+        for (int64_t x1 = x1_b; x1 < x1_e; ++x1) { acc4[x1 - x1_b] = 0; }
+        double red4[256];
         for (int64_t r0 = 0; r0 < 64; ++r0) {
         #pragma omp simd
           for (int64_t x1 = x1_b; x1 < x1_e; ++x1) {
-            double t3 = red0[x1 - x1_b] / (double)64;
-            double t4 = p_x[32*r0 + x1];
-            double t5 = t4 - t3;
-            double t6 = t5 * t5;
-            acc2[x1 - x1_b] += t6;
+            double t5 = p_x[32*r0 + x1];
+            double t6 = t5 - s3[x1 - x1_b];
+            double t7 = t6 * t6;
+            acc4[x1 - x1_b] += t7;
           }
         }
         for (int64_t x1 = x1_b; x1 < x1_e; ++x1) {
-          red2[x1 - x1_b] = (double)(acc2[x1 - x1_b]);
+          red4[x1 - x1_b] = (double)(acc4[x1 - x1_b]);
         }
-        double s9[256];
+        double s10[256];
         for (int64_t x1 = x1_b; x1 < x1_e; ++x1) {
-          double t7 = red2[x1 - x1_b] / (double)63;
-          double t8 = __builtin_sqrt(t7);
-          s9[x1 - x1_b] = t8;
-          p_buf2[x1] = t8;
+          double t8 = red4[x1 - x1_b] / (double)63;
+          double t9 = __builtin_sqrt(t8);
+          s10[x1 - x1_b] = t9;
+          p_buf3[x1] = t9;
         }
     }
 }
 
-extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restrict p_buf2, int nthreads)
+extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restrict p_buf3, int nthreads)
 {
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
-    // Threads only when the work (18 statements per element) pays for a parallel
+    // Threads only when the work (20 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 32 >= 2 && (int64_t)2048 * 18 >= 4194304) {
+    if (nthreads > 1 && 32 >= 2 && (int64_t)2048 * 20 >= 4194304) {
         // chunks of at least 64 points (each chunk walks every row), one per thread at least
         const int64_t wide = 32 / 64 > nthreads ? 32 / 64 : nthreads;
         const int64_t nchunks = wide < 8 * nthreads ? wide : 8 * nthreads;
@@ -68,14 +72,14 @@ extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restric
                 const int64_t b = c * 32 / nchunks / 1 * 1;
                 const int64_t e = c + 1 == nchunks ? 32 : (c + 1) * 32 / nchunks / 1 * 1;
                 kiln_fp_take();
-                if (b < e) kiln_fused_std_0_body(p_x, p_buf2, b, e, 1);
+                if (b < e) kiln_fused_std_0_body(p_x, p_buf3, b, e, 1);
                 fp |= kiln_fp_take();
             }
         }
         kiln_fp_put(fp);
         return;
     }
-    kiln_fused_std_0_body(p_x, p_buf2, 0, 32, nthreads);
+    kiln_fused_std_0_body(p_x, p_buf3, 0, 32, nthreads);
 }
 
 extern "C" void kiln_fused_std_0_packed(const kiln_slot* a) {
@@ -88,7 +92,7 @@ extern "C" void kiln_fused_std_0_packed(const kiln_slot* a) {
 //   iterates 64 x 32, reducing axes [1]
 // noipa: GCC 12 stops calling libmvec's vector exp/log in the body's SIMD loops once
 // it specializes the body for the constant range of a call (IPA constprop).
-__attribute__((noipa)) static void kiln_fused_mean_1_body(const double* __restrict p_x, double* __restrict p_buf4, int64_t begin, int64_t end, int nthreads)
+__attribute__((noipa)) static void kiln_fused_mean_1_body(const double* __restrict p_x, double* __restrict p_buf5, int64_t begin, int64_t end, int nthreads)
 {
     for (int64_t x0 = begin; x0 < end; ++x0) {
         double acc0 = 0;
@@ -99,11 +103,11 @@ __attribute__((noipa)) static void kiln_fused_mean_1_body(const double* __restri
         acc0 += kiln_pairwise<double>(term0, 0, 32);
         const double red0 = (double)(acc0);
         double t2 = red0 / (double)32;
-        p_buf4[x0] = t2;
+        p_buf5[x0] = t2;
     }
 }
 
-extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restrict p_buf4, int nthreads)
+extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restrict p_buf5, int nthreads)
 {
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
@@ -123,14 +127,14 @@ extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restri
                 const int64_t b = c * 64 / nchunks / 1 * 1;
                 const int64_t e = c + 1 == nchunks ? 64 : (c + 1) * 64 / nchunks / 1 * 1;
                 kiln_fp_take();
-                if (b < e) kiln_fused_mean_1_body(p_x, p_buf4, b, e, 1);
+                if (b < e) kiln_fused_mean_1_body(p_x, p_buf5, b, e, 1);
                 fp |= kiln_fp_take();
             }
         }
         kiln_fp_put(fp);
         return;
     }
-    kiln_fused_mean_1_body(p_x, p_buf4, 0, 64, nthreads);
+    kiln_fused_mean_1_body(p_x, p_buf5, 0, 64, nthreads);
 }
 
 extern "C" void kiln_fused_mean_1_packed(const kiln_slot* a) {
