@@ -997,3 +997,22 @@ def test_squeeze_of_a_selection_follows_its_run_time_length(fn, counts, backend)
     # drops its axis when that length is 1 (a ufunc on it then gives a NumPy scalar), and
     # kiln had planned the squeeze on the example's (largest) length
     check_program(fn, [(_selected(k),) for k in counts] + [(_selected(1, np.float32),)], backend)
+
+
+def _mean_of_nothing_then_a_reduction_numpy_runs(x):
+    v = x.mean(axis=(0,), where=x > 0)          # NaN: a NumPy scalar the break specializes
+    return np.max(v, axis=-1, initial=-5, where=v > 0), v
+
+
+def test_a_nan_numpy_scalar_specialized_at_a_break_matches_itself(monkeypatch):
+    # (fuzz5, alias seed 60005) the resume function's guard was ``___stack0 ==
+    # np.complex128(nan+nanj)``, which no NaN passes: the entry just compiled rejected its
+    # own call (with debug_checks; a user's call ran as Python, recompiling every time)
+    monkeypatch.setattr(kiln.config, "debug_checks", True)
+    f = kiln.compile(_mean_of_nothing_then_a_reduction_numpy_runs, backend="eager")
+    for dtype in (np.complex128, np.float64):
+        x = np.zeros(0, dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got, exp = f(x), _mean_of_nothing_then_a_reduction_numpy_runs(x)
+        assert type(got[0]) is type(exp[0]) and got[0] == exp[0] and np.isnan(got[1])
