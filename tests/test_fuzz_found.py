@@ -1016,3 +1016,23 @@ def test_a_nan_numpy_scalar_specialized_at_a_break_matches_itself(monkeypatch):
             warnings.simplefilter("ignore")
             got, exp = f(x), _mean_of_nothing_then_a_reduction_numpy_runs(x)
         assert type(got[0]) is type(exp[0]) and got[0] == exp[0] and np.isnan(got[1])
+
+
+def _nonzero_of_a_0d_array(x, how):
+    if how == 0:
+        x[x.nonzero()] *= 2
+    elif how == 1:
+        return np.nonzero(x)
+    return np.where(x)
+
+
+def test_nonzero_of_a_0d_array_raises_numpys_message(monkeypatch):
+    # (fuzz5, alias seed 60268) kiln's message had a sentence NumPy 2.4 no longer writes
+    monkeypatch.setattr(kiln.config, "debug_checks", True)
+    f = kiln.compile(_nonzero_of_a_0d_array, backend="eager")
+    for how in range(3):
+        with pytest.raises(ValueError) as exp:
+            _nonzero_of_a_0d_array(np.array(2.0), how)
+        with pytest.raises(ValueError) as got:
+            f(np.array(2.0), how)
+        assert str(got.value) == str(exp.value)

@@ -14,6 +14,7 @@ from .exprs import (MIN_MAX, ExprMixin, ill_conditioned, ill_conditioned_power, 
                     strided_both, zero_tie)
 from .extra import ExtraMixin, rebinds
 from .more import MoreMixin
+from .wide import WideMixin
 from .programs import Expr, Gen, Program, candidate_time_limit
 
 AUG_OPS = ["+=", "*=", "-=", "/=", "//=", "%=", "**=", "&=", "|=", "^="]
@@ -21,7 +22,7 @@ OUT_FUNCS = ["np.add", "np.multiply", "np.subtract", "np.maximum", "np.negative"
              "np.sqrt", "np.true_divide", "np.floor_divide"]
 
 
-class ProgramGen(ExtraMixin, MoreMixin, ExprMixin, Gen):
+class ProgramGen(WideMixin, ExtraMixin, MoreMixin, ExprMixin, Gen):
 
     def run(self) -> Program:
         self.make_args()
