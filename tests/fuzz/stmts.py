@@ -42,9 +42,9 @@ class ProgramGen(WideMixin, ExtraMixin, MoreMixin, ExprMixin, Gen):
     # -- one statement -------------------------------------------------------------------
     def statement(self, runs: list[dict], top: bool) -> list[dict] | None:
         kinds = ["assign", "augassign", "setitem", "assign", "view_write", "out", "break", "loop",
-                 "if_shape", "if_data", "helper", "container", "scalar", "scatter", "early_return", "reduce_out", "raising", "trip", "out_view"]
+                 "if_shape", "if_data", "helper", "container", "scalar", "scatter", "early_return", "reduce_out", "raising", "trip", "out_view", "mixset"]
         if not top:     # inside a block: simple statements, and compound ones one level down
-            kinds = kinds[:7] + ["scalar", "scatter", "loop_index", "reduce_out", "out_view"] + \
+            kinds = kinds[:7] + ["scalar", "scatter", "loop_index", "reduce_out", "out_view", "mixset"] + \
                 (["loop", "if_shape", "trip"] if self.depth < 2 else [])
         kind = self.pick_kind(kinds, "statement")
         marks = len(self.data_conds), len(self.helpers)

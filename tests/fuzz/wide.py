@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exprs import has_nan, mixed_zeros, paren
+from .exprs import has_nan, mixed_zeros, paren, shares_memory
 
 # NumPy scalars of each kind (NEP 50: strong, so they promote as arrays do)
 NUMPY_SCALARS = ["np.uint16(3)", "np.float16(1.5)", "np.complex64(0.5 - 1j)", "np.int8(-3)", "np.bool_(True)",
@@ -44,38 +44,68 @@ class WideMixin:
             return self.index_text(runs, n)
         return self.pick(["[0, -1]", "[-1]", f"np.arange({n})[::-1]", "np.array([0, 0])", f"[{n - 1}, 0]"])
 
+    def _mixed_keys(self, a, runs) -> list[str]:
+        """Subscripts of ``a`` that mix integer arrays or masks with slices, integers,
+        ``np.newaxis`` and ``...`` (valid on every run or not: the caller's eval decides)."""
+        s, nd, sh = paren(a.src), a.ndim, a.shapes
+        n0 = _common_len(sh, 0)
+        i0 = self._int_index(runs, n0)
+        keys = ["None, ...", "..., np.newaxis", "np.newaxis, ::-1"]
+        if i0 is not None:
+            keys += [f"{i0}, ...", f"None, {i0}", f"{i0}, None"]
+        mask0 = f"{s}[:, 0] > 0" if nd >= 2 else f"{s} > 0"
+        if nd >= 2:
+            i1 = self._int_index(runs, _common_len(sh, 1))
+            keys += [f"{mask0}, ::-1", f"{mask0}, 1:", f"::-1, {s}[0] > 0" if n0 else None,
+                     "np.newaxis, :, ::2", "..., None, -1"]
+            if i0 is not None:
+                keys += [f"{i0}, 1:", f"{i0}, ::-1", f"{i0}, -1", f"{i0}, :, None"]
+            if i1 is not None:
+                keys += [f"1:, {i1}", f"::-1, {i1}", f"-1, {i1}"]
+            if i0 is not None and i1 is not None:
+                keys += [f"np.ix_({i0}, {i1})"]
+        if nd >= 3:
+            i2 = self._int_index(runs, _common_len(sh, 2))
+            if i0 is not None and i2 is not None:
+                # advanced indices apart: NumPy puts their broadcast axes first
+                keys += [f"{i0}, :, {i2}", f"{i0}, ::-1, {i2}"]
+            if i2 is not None:
+                keys += [f"0, :, {i2}", f"..., {i2}", f"-1, 1:, {i2}"]
+            keys += [f"{mask0}, :, ::-1", ":, None, ..., 0"]
+        return [k for k in keys if k is not None]
+
     def _e_mixidx(self, runs, depth):
         a = self.expr(runs, depth, array=True)
         if a is None or a.ndim == 0:
             return None
-        s, nd, sh = paren(a.src), a.ndim, a.shapes
-        n0 = _common_len(sh, 0)
-        i0 = self._int_index(runs, n0)
-        opts = [f"{s}[None, ...]", f"{s}[..., np.newaxis]", f"{s}[np.newaxis, ::-1]"]
-        if i0 is not None:
-            opts += [f"{s}[{i0}, ...]", f"{s}[None, {i0}]", f"{s}[{i0}, None]"]
-        mask0 = f"{s}[:, 0] > 0" if nd >= 2 else f"{s} > 0"
-        if nd >= 2:
-            n1 = _common_len(sh, 1)
-            i1 = self._int_index(runs, n1)
-            opts += [f"{s}[{mask0}, ::-1]", f"{s}[{mask0}, 1:]", f"{s}[::-1, {s}[0] > 0]" if n0 else None,
-                     f"{s}[np.newaxis, :, ::2]", f"{s}[..., None, -1]"]
+        s = paren(a.src)
+        keys = [f"{s}[{k}]" for k in self._mixed_keys(a, runs)]
+        if a.ndim >= 2:          # (an index of an index)
+            keys += [f"{s}[::-1][{s}[:, 0] > 0]", f"{s}[:, [0, -1]][{s}[:, 0] > 0]"]
+        return self.eval(self.pick(keys, "mixed index"), runs)
+
+    def _s_mixset(self, runs, top):
+        """Writes through mixed subscripts (``x[idx, 1:] += v``, ``x[mask, ::-1] = v``,
+        ``x[np.ix_(i, j)] *= 2``), and ``ufunc.at`` with a tuple of an array and a slice."""
+        t = self.target(runs)
+        if t is None or t.ndim == 0:
+            return None
+        key = self.pick(self._mixed_keys(t, runs), "mixed key")
+        region = self.eval(f"{paren(t.src)}[{key}]", runs)
+        if region is None:
+            return None
+        if self.chance(0.4):
+            value = self.pick(["0", "1.5", "-1", "True", "np.nan", "7", "-0.0"])
+        else:
+            v = self.partner(region, runs, 1) if self.chance(0.7) else self.expr(runs, 1)
+            if v is None or not self._cast_ok(v, t) or shares_memory(t.vals, v.vals):
+                return None   # (NumPy's mask assignment does not buffer an overlapping value)
+            value = v.src
+        if t.ndim >= 2 and self.chance(0.2):
+            i0 = self._int_index(runs, _common_len(t.shapes, 0))
             if i0 is not None:
-                opts += [f"{s}[{i0}, 1:]", f"{s}[{i0}, ::-1]", f"{s}[{i0}, -1]", f"{s}[{i0}, :, None]"]
-            if i1 is not None:
-                opts += [f"{s}[1:, {i1}]", f"{s}[::-1, {i1}]", f"{s}[-1, {i1}]", f"{s}[:, {i1}][{mask0}]"]
-            if i0 is not None and i1 is not None:
-                opts += [f"{s}[np.ix_({i0}, {i1})]", f"{s}[{i0}][:, {i1}]"]
-        if nd >= 3:
-            n2 = _common_len(sh, 2)
-            i2 = self._int_index(runs, n2)
-            if i0 is not None and i2 is not None:
-                # advanced indices apart: NumPy puts their broadcast axes first
-                opts += [f"{s}[{i0}, :, {i2}]", f"{s}[{i0}, ::-1, {i2}]"]
-            if i2 is not None:
-                opts += [f"{s}[0, :, {i2}]", f"{s}[..., {i2}]", f"{s}[-1, 1:, {i2}]"]
-            opts += [f"{s}[{mask0}, :, ::-1]" if nd >= 2 else None, f"{s}[:, None, ..., 0]"]
-        return self.eval(self.pick([o for o in opts if o is not None], "mixed index"), runs)
+                return [f"{self.pick(['np.add', 'np.multiply'])}.at({t.src}, ({i0}, slice(1, None)), {value})"]
+        return [f"{t.src}[{key}] {self.pick(['=', '+=', '*=', '-=', '='], 'mixed op')} {value}"]
 
     # -- the library around the ufuncs ---------------------------------------------------------
     def _e_library(self, runs, depth):
