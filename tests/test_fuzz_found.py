@@ -1036,3 +1036,29 @@ def test_nonzero_of_a_0d_array_raises_numpys_message(monkeypatch):
         with pytest.raises(ValueError) as got:
             f(np.array(2.0), how)
         assert str(got.value) == str(exp.value)
+
+
+def _select_with_python_numbers(x, refused):
+    if refused:                   # (np.copyto's same_kind: a Python int choice into uint8)
+        return np.select([x > 1], [-3], default=x)
+    return (np.select([x > 0, x < -1], [x, x * 2], default=-1), np.select([x > 1], [x], default=1e300),
+            np.select([x > 1], [2.5], default=x), np.select([x > 1], [x], default=300))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_select_casts_python_number_choices_as_numpy(backend):
+    # (fuzz5, seed 51504 on NumPy 2.5) np.select makes each Python number an array of its
+    # own dtype and copies it into the result, the default unsafely (-1 into uint8 is 255);
+    # kiln spelled it as np.where(cond, x, -1), which NumPy 2.5 refuses ("Python integer -1
+    # out of bounds for uint8"), and NumPy 2.4 took where NumPy's select raises
+    x = np.array([[231, 99, 0], [1, 2, 3]], np.uint8)
+    f = kiln.compile(_select_with_python_numbers, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for got, exp in zip(f(x, False), _select_with_python_numbers(x, False)):
+            assert got.dtype == exp.dtype and np.array_equal(got, exp)
+    with pytest.raises(TypeError) as exp:
+        _select_with_python_numbers(x, True)
+    with pytest.raises(TypeError) as got:
+        f(x, True)
+    assert str(got.value) == str(exp.value)
