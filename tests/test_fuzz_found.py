@@ -1062,3 +1062,22 @@ def test_select_casts_python_number_choices_as_numpy(backend):
     with pytest.raises(TypeError) as got:
         f(x, True)
     assert str(got.value) == str(exp.value)
+
+
+def _broadcast_a_numpy_scalar(x, write):
+    v = x.sum()
+    w = np.broadcast_to(v, (2,))
+    if write:
+        w[...] = 1
+    return v, w
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_broadcast_to_of_a_numpy_scalar_is_read_only(backend):
+    # (fuzz5, alias seed 61371) a view of a NumPy scalar became a copy (stop 47), which
+    # was writeable: np.broadcast_to(s, shape)[...] = 1 wrote the copy where NumPy raises
+    f = kiln.compile(_broadcast_a_numpy_scalar, backend=backend)
+    v, w = f(np.arange(3.0), False)
+    assert type(v) is np.float64 and v == 3.0 and w.tolist() == [3.0, 3.0] and not w.flags.writeable
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        f(np.arange(3.0), True)

@@ -544,7 +544,9 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     # scalar's: s[...], s.reshape(-1) are new arrays (``s[...] += 1`` never writes s)
     view = op.may_alias
     base = array_inputs[0] if view and array_inputs else None
-    if base is not None and base.scalar and (
+    # (a read-only view, np.broadcast_to(s, ...), stays one: nothing writes through it, and
+    # NumPy refuses a write into it after a graph break too)
+    if base is not None and base.scalar and not op.read_only and (
             node.val.shape != () or not numpy_returns_scalar(op, bound.inputs, params)):
         node, base = record_node(tx, REGISTRY["copy"], (node,), {}), None
     result = ArrayVariable(node, dims(node.val), fresh=not view or base is None or base.fresh,

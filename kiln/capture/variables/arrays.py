@@ -147,8 +147,9 @@ class ArrayVariable(VariableTracker):
         tx.call_op(method_key("__setitem__"), [self, index, value], {}, "index assignment")
 
     def can_rewrite_in_place(self) -> bool:
-        """An in-place update can become a new node when no one else can see the old value."""
-        return self.fresh and self.base is None and not self.has_views
+        """An in-place update can become a new node when no one else can see the old value
+        (and NumPy lets it be written: np.broadcast_to of a NumPy scalar is fresh but read-only)."""
+        return self.fresh and self.base is None and not self.has_views and not self.read_only
 
     def store_attr(self, tx, name: str, value: VariableTracker) -> bool:
         """``a.name = value`` where ndarray's setter is captured; False: not here."""
