@@ -1081,3 +1081,26 @@ def test_broadcast_to_of_a_numpy_scalar_is_read_only(backend):
     assert type(v) is np.float64 and v == 3.0 and w.tolist() == [3.0, 3.0] and not w.flags.writeable
     with pytest.raises(ValueError, match="assignment destination is read-only"):
         f(np.arange(3.0), True)
+
+
+def _insert_python_values(x, v):
+    return np.insert(x, 0, v)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_insert_converts_python_values_as_numpy(backend):
+    # (fuzz5 probe) np.insert converts Python values with the array's dtype, which refuses
+    # what a cast wraps: np.insert(uint8_x, 0, -1) raises OverflowError, NaN into an int
+    # array ValueError; kiln cast them (255, and whatever the cast of NaN gave)
+    f = kiln.compile(_insert_python_values, backend=backend)
+    for x, v in [(np.array([3, 0], np.uint8), -1), (np.arange(2), float("nan")), (np.arange(2, dtype=np.int8), [300]),
+                 (np.array([3, 0], np.uint8), 2.5)]:
+        try:
+            exp = _insert_python_values(x, v)
+        except (OverflowError, ValueError) as e:
+            with pytest.raises(type(e)) as got:
+                f(x, v)
+            assert str(got.value) == str(e)
+        else:
+            got = f(x, v)
+            assert got.dtype == exp.dtype and got.tolist() == exp.tolist()
