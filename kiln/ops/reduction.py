@@ -434,6 +434,11 @@ def _any_family(op: Op, name: str) -> Callable[..., Bound]:
 
 def _arg_family(op: Op, name: str) -> Callable[..., Bound]:
     def normalize(a, axis=None, out=None, *, keepdims=_NV):
+        into = out_param(out)
+        if into is not None and hasattr(into, "dtype") and not np.can_cast(dtype_of(into), np.intp, "safe"):
+            # NumPy takes an out= whose dtype casts safely to intp (an int8 one wraps)
+            raise TypeError(f"Cannot cast array data from {dtype_of(into)!r} to {np.dtype(np.intp)!r} "
+                            f"according to the rule 'safe'")
         return bind(op, name, a, axis, out, keepdims)
     return normalize
 

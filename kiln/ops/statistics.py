@@ -92,10 +92,13 @@ def _nanextremum(which: str, warn: bool = True):
 
 
 def _nan_normalizer(fn, ddof_param: bool = False, dtype_param: bool = True, name: str = ""):
-    def normalize(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, ddof=0,
+    def normalize(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, ddof=np._NoValue,
                   initial=np._NoValue, where=np._NoValue, **kwargs):
+        if ddof is not np._NoValue and not ddof_param:     # (np.nansum(x, ddof=1): NumPy's error)
+            raise TypeError(f"{name.rsplit('.', 1)[-1]}() got an unexpected keyword argument 'ddof'")
         if where is not np._NoValue or initial is not np._NoValue or kwargs:
             reject(name, "where/initial", where, "call it without kiln")
+        ddof = 0 if ddof is np._NoValue else ddof
         params = {"axis": axis, "keepdims": keepdims is True}
         if dtype_param:
             params["dtype"] = dtype
