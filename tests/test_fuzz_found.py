@@ -1111,23 +1111,28 @@ def _arg_reduction_into(x, out, how):
         return np.argmax(x, axis=0, out=out)
     if how == 1:
         return x.argmin(axis=0, out=out)
-    return np.nansum(x, ddof=1)
+    if how == 2:
+        return np.nansum(x, ddof=1)
+    if how == 3:
+        return np.nanargmax(x, axis=0, out=out)
+    return np.average(x, axis=how - 7)          # (how 4: axis=-3, NumPy's AxisError; 5: -2)
 
 
 def test_keywords_numpy_refuses_on_reductions_raise():
-    # (fuzz5 probe) np.argmax's out= must cast safely to intp (a float or uint64 one raises
-    # TypeError; an int8 one wraps), and np.nansum, np.nanprod, np.nanmean take no ddof=:
-    # kiln wrote the indices into the float out and ignored the ddof
+    # (fuzz5 probe) np.argmax's (and nanargmax's) out= must cast safely to intp (a float or
+    # uint64 one raises TypeError; an int8 one wraps), np.nansum, np.nanprod, np.nanmean
+    # take no ddof=, and np.average names its axis in its AxisError: kiln wrote the indices
+    # into the float out, ignored the ddof, and raised its own AxisError
     f = kiln.compile(_arg_reduction_into, backend="eager")
     x = np.array([[1.0, -2.0, 0.0], [3.0, 0.0, -1.0]])
     for out, how in [(np.zeros(3), 0), (np.zeros(3, np.uint64), 1), (None, 2), (np.zeros(3, np.int8), 0),
-                     (np.zeros(3, np.int32), 1)]:
+                     (np.zeros(3, np.int32), 1), (np.zeros(3, np.float32), 3), (None, 3), (None, 4), (None, 5)]:
         try:
             exp = _arg_reduction_into(x, None if out is None else out.copy(), how)
-        except TypeError as e:
-            with pytest.raises(TypeError) as got:
+        except (TypeError, ValueError) as e:
+            with pytest.raises(type(e)) as got:
                 f(x, out, how)
             assert str(got.value) == str(e)
         else:
-            got = f(x, out.copy(), how)
+            got = f(x, None if out is None else out.copy(), how)
             assert got.dtype == exp.dtype and got.tolist() == exp.tolist()
