@@ -1136,3 +1136,24 @@ def test_keywords_numpy_refuses_on_reductions_raise():
         else:
             got = f(x, None if out is None else out.copy(), how)
             assert got.dtype == exp.dtype and got.tolist() == exp.tolist()
+
+
+def _update_then_a_composite_numpy_refuses(x, y):
+    x += x
+    return np.all(y, axis=(0,), where=y < 3)      # (a 0-d y: NumPy's AxisError)
+
+
+def test_numpys_error_inside_a_composite_is_the_users(monkeypatch):
+    # (fuzz5, alias seeds 65331, 65367, with debug_checks) an error a composite spelling
+    # raises as NumPy would (here a reduction's AxisError under np.all(where=)) was taken
+    # for kiln's own: with debug_checks it came out of capture before the update of x ran;
+    # a user's run broke the graph as "internal_error, a kiln bug". It is the user's error
+    # now (a graph break that runs the line as Python), as an error at bind is
+    monkeypatch.setattr(kiln.config, "debug_checks", True)
+    f = kiln.compile(_update_then_a_composite_numpy_refuses, backend="eager")
+    x, y = np.array([1.0, 2.0]), np.array(-2.75, np.float32)
+    with pytest.raises(np.exceptions.AxisError) as exp:
+        _update_then_a_composite_numpy_refuses(x.copy(), y)
+    with pytest.raises(np.exceptions.AxisError) as got:
+        f(x, y)
+    assert str(got.value) == str(exp.value) and x.tolist() == [2.0, 4.0]
