@@ -1157,3 +1157,25 @@ def test_numpys_error_inside_a_composite_is_the_users(monkeypatch):
     with pytest.raises(np.exceptions.AxisError) as got:
         f(x, y)
     assert str(got.value) == str(exp.value) and x.tolist() == [2.0, 4.0]
+
+
+def _ufunc_outs_numpy_refuses(x, how):
+    if how == 0:
+        return np.divmod(x, 3, out=None)        # (NumPy: "'out' must be a tuple of arrays")
+    if how == 1:
+        return np.modf(x, out=None)
+    return np.add(x, x, out=np.zeros(2))        # (NumPy: "operands could not be broadcast ...")
+
+
+def test_ufunc_outs_numpy_refuses_raise_its_errors(monkeypatch):
+    # (fuzz5 probe) np.divmod(x, 3, out=None) ran (NumPy raises TypeError for a two-output
+    # ufunc's out=None); an out= a ufunc's result does not broadcast into made kiln's capture
+    # fail in np.broadcast_shapes (an internal error, with debug_checks its message)
+    monkeypatch.setattr(kiln.config, "debug_checks", True)
+    f = kiln.compile(_ufunc_outs_numpy_refuses, backend="eager")
+    for how in range(3):
+        with pytest.raises((TypeError, ValueError)) as exp:
+            _ufunc_outs_numpy_refuses(np.ones(3), how)
+        with pytest.raises(exp.type) as got:
+            f(np.ones(3), how)
+        assert str(got.value) == str(exp.value)
