@@ -19,7 +19,8 @@ pool), and is deleted there otherwise, as are an extern's result and an in-place
 output's old name: memory held to the end for nothing made every call of a graph whose
 steps change shape (a Stockham FFT's) fault in fresh pages once the heap was trimmed. An
 extern scatter whose first operand is an array only this call holds and nothing reads
-again runs its op's ``inplace_impl`` on it (``inplace_externs``). At the end, buffers on
+again runs its op's ``inplace_impl`` on it (``inplace_externs``); from a pool, the array
+goes back to that pool as the scatter's result. At the end, buffers on
 free lists go back to their pools (or are deleted), and pooled outputs return to their
 pool for the next call once the caller drops them.
 
