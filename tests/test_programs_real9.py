@@ -646,3 +646,20 @@ def jaccard_binary_int8_matrix(M):
 _CPP = ("velocity_verlet_out_buffers_float32", "moller_trumbore_barycentric")
 test_program = program_test({k: (PROGRAMS[k][0], PROGRAMS[k][1][:1]) for k in _CPP}, ["cpp"])
 test_program_eager = program_test(PROGRAMS, ["eager", "aot_eager"], share=4)
+
+
+def test_properties_of_a_mask_selection_are_its_values():
+    """``Vm = V[m]; Vm.T @ Vm`` (an ALS step): ``.T`` of a boolean-mask selection was taken
+    for a method, and passing it to matmul broke the graph; ``.real``/``.imag`` the same."""
+    def normal_equations(V, m, z):
+        Vm = V[m]
+        zm = z[m]
+        return Vm.T @ Vm, Vm.T.sum(axis=1), zm.real * 2, zm.imag.sum()
+    compiled = kiln.compile(normal_equations, backend="eager")
+    g = np.random.default_rng(940)
+    for n in (7, 4):
+        V = g.random((n, 3))
+        m = V[:, 0] > 0.4
+        z = V[:, 1] + 1j * V[:, 2]
+        assert repr(compiled(V, m, z)) == repr(normal_equations(V, m, z))
+    assert kiln.explain(compiled)(V, m, z).graph_break_count == 0
