@@ -997,3 +997,185 @@ def test_squeeze_of_a_selection_follows_its_run_time_length(fn, counts, backend)
     # drops its axis when that length is 1 (a ufunc on it then gives a NumPy scalar), and
     # kiln had planned the squeeze on the example's (largest) length
     check_program(fn, [(_selected(k),) for k in counts] + [(_selected(1, np.float32),)], backend)
+
+
+def _mean_of_nothing_then_a_reduction_numpy_runs(x):
+    v = x.mean(axis=(0,), where=x > 0)          # NaN: a NumPy scalar the break specializes
+    return np.max(v, axis=-1, initial=-5, where=v > 0), v
+
+
+def test_a_nan_numpy_scalar_specialized_at_a_break_matches_itself(monkeypatch):
+    # (fuzz5, alias seed 60005) the resume function's guard was ``___stack0 ==
+    # np.complex128(nan+nanj)``, which no NaN passes: the entry just compiled rejected its
+    # own call (with debug_checks; a user's call ran as Python, recompiling every time)
+    monkeypatch.setattr(kiln.config, "debug_checks", True)
+    f = kiln.compile(_mean_of_nothing_then_a_reduction_numpy_runs, backend="eager")
+    for dtype in (np.complex128, np.float64):
+        x = np.zeros(0, dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got, exp = f(x), _mean_of_nothing_then_a_reduction_numpy_runs(x)
+        assert type(got[0]) is type(exp[0]) and got[0] == exp[0] and np.isnan(got[1])
+
+
+def _nonzero_of_a_0d_array(x, how):
+    if how == 0:
+        x[x.nonzero()] *= 2
+    elif how == 1:
+        return np.nonzero(x)
+    return np.where(x)
+
+
+def test_nonzero_of_a_0d_array_raises_numpys_message(monkeypatch):
+    # (fuzz5, alias seed 60268) kiln's message had a sentence NumPy 2.4 no longer writes
+    monkeypatch.setattr(kiln.config, "debug_checks", True)
+    f = kiln.compile(_nonzero_of_a_0d_array, backend="eager")
+    for how in range(3):
+        with pytest.raises(ValueError) as exp:
+            _nonzero_of_a_0d_array(np.array(2.0), how)
+        with pytest.raises(ValueError) as got:
+            f(np.array(2.0), how)
+        assert str(got.value) == str(exp.value)
+
+
+def _select_with_python_numbers(x, refused):
+    if refused:                   # (np.copyto's same_kind: a Python int choice into uint8)
+        return np.select([x > 1], [-3], default=x)
+    return (np.select([x > 0, x < -1], [x, x * 2], default=-1), np.select([x > 1], [x], default=1e300),
+            np.select([x > 1], [2.5], default=x), np.select([x > 1], [x], default=300))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_select_casts_python_number_choices_as_numpy(backend):
+    # (fuzz5, seed 51504 on NumPy 2.5) np.select makes each Python number an array of its
+    # own dtype and copies it into the result, the default unsafely (-1 into uint8 is 255);
+    # kiln spelled it as np.where(cond, x, -1), which NumPy 2.5 refuses ("Python integer -1
+    # out of bounds for uint8"), and NumPy 2.4 took where NumPy's select raises
+    x = np.array([[231, 99, 0], [1, 2, 3]], np.uint8)
+    f = kiln.compile(_select_with_python_numbers, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for got, exp in zip(f(x, False), _select_with_python_numbers(x, False)):
+            assert got.dtype == exp.dtype and np.array_equal(got, exp)
+    with pytest.raises(TypeError) as exp:
+        _select_with_python_numbers(x, True)
+    with pytest.raises(TypeError) as got:
+        f(x, True)
+    assert str(got.value) == str(exp.value)
+
+
+def _broadcast_a_numpy_scalar(x, write):
+    v = x.sum()
+    w = np.broadcast_to(v, (2,))
+    if write:
+        w[...] = 1
+    return v, w
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_broadcast_to_of_a_numpy_scalar_is_read_only(backend):
+    # (fuzz5, alias seed 61371) a view of a NumPy scalar became a copy (stop 47), which
+    # was writeable: np.broadcast_to(s, shape)[...] = 1 wrote the copy where NumPy raises
+    f = kiln.compile(_broadcast_a_numpy_scalar, backend=backend)
+    v, w = f(np.arange(3.0), False)
+    assert type(v) is np.float64 and v == 3.0 and w.tolist() == [3.0, 3.0] and not w.flags.writeable
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        f(np.arange(3.0), True)
+
+
+def _insert_python_values(x, v):
+    return np.insert(x, 0, v)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_insert_converts_python_values_as_numpy(backend):
+    # (fuzz5 probe) np.insert converts Python values with the array's dtype, which refuses
+    # what a cast wraps: np.insert(uint8_x, 0, -1) raises OverflowError, NaN into an int
+    # array ValueError; kiln cast them (255, and whatever the cast of NaN gave)
+    f = kiln.compile(_insert_python_values, backend=backend)
+    for x, v in [(np.array([3, 0], np.uint8), -1), (np.arange(2), float("nan")), (np.arange(2, dtype=np.int8), [300]),
+                 (np.array([3, 0], np.uint8), 2.5)]:
+        try:
+            exp = _insert_python_values(x, v)
+        except (OverflowError, ValueError) as e:
+            with pytest.raises(type(e)) as got:
+                f(x, v)
+            assert str(got.value) == str(e)
+        else:
+            got = f(x, v)
+            assert got.dtype == exp.dtype and got.tolist() == exp.tolist()
+
+
+def _arg_reduction_into(x, out, how):
+    if how == 0:
+        return np.argmax(x, axis=0, out=out)
+    if how == 1:
+        return x.argmin(axis=0, out=out)
+    if how == 2:
+        return np.nansum(x, ddof=1)
+    if how == 3:
+        return np.nanargmax(x, axis=0, out=out)
+    return np.average(x, axis=how - 7)          # (how 4: axis=-3, NumPy's AxisError; 5: -2)
+
+
+def test_keywords_numpy_refuses_on_reductions_raise():
+    # (fuzz5 probe) np.argmax's (and nanargmax's) out= must cast safely to intp (a float or
+    # uint64 one raises TypeError; an int8 one wraps), np.nansum, np.nanprod, np.nanmean
+    # take no ddof=, and np.average names its axis in its AxisError: kiln wrote the indices
+    # into the float out, ignored the ddof, and raised its own AxisError
+    f = kiln.compile(_arg_reduction_into, backend="eager")
+    x = np.array([[1.0, -2.0, 0.0], [3.0, 0.0, -1.0]])
+    for out, how in [(np.zeros(3), 0), (np.zeros(3, np.uint64), 1), (None, 2), (np.zeros(3, np.int8), 0),
+                     (np.zeros(3, np.int32), 1), (np.zeros(3, np.float32), 3), (None, 3), (None, 4), (None, 5)]:
+        try:
+            exp = _arg_reduction_into(x, None if out is None else out.copy(), how)
+        except (TypeError, ValueError) as e:
+            with pytest.raises(type(e)) as got:
+                f(x, out, how)
+            assert str(got.value) == str(e)
+        else:
+            got = f(x, None if out is None else out.copy(), how)
+            assert got.dtype == exp.dtype and got.tolist() == exp.tolist()
+
+
+def _update_then_a_composite_numpy_refuses(x, y):
+    x += x
+    return np.all(y, axis=(0,), where=y < 3)      # (a 0-d y: NumPy's AxisError)
+
+
+def test_numpys_error_inside_a_composite_is_the_users(monkeypatch):
+    # (fuzz5, alias seeds 65331, 65367, with debug_checks) an error a composite spelling
+    # raises as NumPy would (here a reduction's AxisError under np.all(where=)) was taken
+    # for kiln's own: with debug_checks it came out of capture before the update of x ran;
+    # a user's run broke the graph as "internal_error, a kiln bug". It is the user's error
+    # now (a graph break that runs the line as Python), as an error at bind is
+    monkeypatch.setattr(kiln.config, "debug_checks", True)
+    f = kiln.compile(_update_then_a_composite_numpy_refuses, backend="eager")
+    x, y = np.array([1.0, 2.0]), np.array(-2.75, np.float32)
+    with pytest.raises(np.exceptions.AxisError) as exp:
+        _update_then_a_composite_numpy_refuses(x.copy(), y)
+    with pytest.raises(np.exceptions.AxisError) as got:
+        f(x, y)
+    assert str(got.value) == str(exp.value) and x.tolist() == [2.0, 4.0]
+
+
+def _ufunc_outs_numpy_refuses(x, how):
+    if how == 0:
+        return np.divmod(x, 3, out=None)        # (NumPy: "'out' must be a tuple of arrays")
+    if how == 1:
+        return np.modf(x, out=None)
+    return np.add(x, x, out=np.zeros(2))        # (NumPy: "operands could not be broadcast ...")
+
+
+def test_ufunc_outs_numpy_refuses_raise_its_errors(monkeypatch):
+    # (fuzz5 probe) np.divmod(x, 3, out=None) ran (NumPy raises TypeError for a two-output
+    # ufunc's out=None); an out= a ufunc's result does not broadcast into made kiln's capture
+    # fail in np.broadcast_shapes (an internal error, with debug_checks its message)
+    monkeypatch.setattr(kiln.config, "debug_checks", True)
+    f = kiln.compile(_ufunc_outs_numpy_refuses, backend="eager")
+    for how in range(3):
+        with pytest.raises((TypeError, ValueError)) as exp:
+            _ufunc_outs_numpy_refuses(np.ones(3), how)
+        with pytest.raises(exp.type) as got:
+            f(np.ones(3), how)
+        assert str(got.value) == str(exp.value)

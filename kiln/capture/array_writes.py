@@ -61,7 +61,7 @@ def write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool =
         tx.unsupported("data_dependent", f"{what}: out= and the result sizes depend on the "
                        f"data in different ways", HINTS["data_dependent"])
     shape, into = result.meta.shape, target.meta.shape
-    if shape != into and (not broadcasts or np.broadcast_shapes(shape, into) != into):
+    if shape != into and (not broadcasts or not _broadcasts_into(shape, into)):
         tx.unsupported("user_error", f"{what}: out= of shape {into} for a result of shape {shape} "
                        f"(NumPy raises here, or writes only part of it)")
     if target.can_rewrite_in_place() and result.meta.shape == target.meta.shape:
@@ -115,6 +115,15 @@ def check_c_order_out(tx, what: str, out: Any, result: ArrayVariable) -> None:
                         (target.source,))
     if not contiguous:
         tx.unsupported("user_error", f"{what}: out= must be C-contiguous (NumPy raises here)")
+
+
+def _broadcasts_into(shape: tuple, into: tuple) -> bool:
+    """A result of ``shape`` broadcasts into an ``out=`` of shape ``into`` (NumPy raises
+    its own error where not: "operands could not be broadcast together ...")."""
+    try:
+        return np.broadcast_shapes(shape, into) == into
+    except ValueError:
+        return False
 
 
 def check_writable(tx, what: str, target: ArrayVariable) -> None:

@@ -327,6 +327,9 @@ def _weak_values(tx, args: list, kwargs: dict) -> tuple:
     return [strong(a) for a in args], {k: strong(v) for k, v in kwargs.items()}
 
 
+# the errors NumPy raises for a call it refuses (AxisError and LinAlgError are ValueErrors)
+NUMPY_ERRORS = (ValueError, TypeError, IndexError, ArithmeticError)
+
 # (tx, text, scalars, used, relative_sizes) of the composite spelling being captured
 _COMPOSING: list = []
 
@@ -344,6 +347,11 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
             result = c.fn(*c.inputs, **c.params)
     except KilnError as e:
         tx.unsupported("unsupported_call", f"{text}: {e}")
+    except NUMPY_ERRORS as e:
+        # the user's own mistake, as at bind: a spelling raises NumPy's error (np.select's
+        # TypeError, np.nonzero of a 0-d array, a reduction's AxisError), and NumPy would
+        # raise it too, after the writes before it (other exceptions are kiln's: internal)
+        tx.user_error(e)
     finally:
         _COMPOSING.pop()
     # The composite's own steps, not its results: one it computed and left unused (a
@@ -544,7 +552,9 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     # scalar's: s[...], s.reshape(-1) are new arrays (``s[...] += 1`` never writes s)
     view = op.may_alias
     base = array_inputs[0] if view and array_inputs else None
-    if base is not None and base.scalar and (
+    # (a read-only view, np.broadcast_to(s, ...), stays one: nothing writes through it, and
+    # NumPy refuses a write into it after a graph break too)
+    if base is not None and base.scalar and not op.read_only and (
             node.val.shape != () or not numpy_returns_scalar(op, bound.inputs, params)):
         node, base = record_node(tx, REGISTRY["copy"], (node,), {}), None
     result = ArrayVariable(node, dims(node.val), fresh=not view or base is None or base.fresh,

@@ -145,7 +145,10 @@ class GuardSet:
         """``source == value`` (with a type check, so 1 and 1.0 and True stay apart)."""
         c, d = source.code(self.ns), source.display()
         lit = literal(value)
-        if lit is None:
+        if isinstance(value, (np.floating, np.complexfloating)):
+            # (by its bytes: a NaN equals no value, itself included, and -0.0 == 0.0)
+            code, text = f"({c}).tobytes() == {value.tobytes()!r}", f"{d} == {value!r}"
+        elif lit is None:
             ref = self.ns.ref(value, "v")
             code = f"({c}) == {ref}"
             text = f"{d} == {value!r}"

@@ -19,7 +19,8 @@ pool), and is deleted there otherwise, as are an extern's result and an in-place
 output's old name: memory held to the end for nothing made every call of a graph whose
 steps change shape (a Stockham FFT's) fault in fresh pages once the heap was trimmed. An
 extern scatter whose first operand is an array only this call holds and nothing reads
-again runs its op's ``inplace_impl`` on it (``inplace_externs``). At the end, buffers on
+again runs its op's ``inplace_impl`` on it (``inplace_externs``); from a pool, the array
+goes back to that pool as the scatter's result. At the end, buffers on
 free lists go back to their pools (or are deleted), and pooled outputs return to their
 pool for the next call once the caller drops them.
 
@@ -114,6 +115,7 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
     give_caller = _caller_arrays(low, items, rendered)
     whole_write = _whole_writes(low, items, rendered, last_use)
     caller_of: dict[str, str] = {}     # extern result -> the caller's array it wrote in place
+    back: list[str] = []               # pooled extern results that die: to their pool at the end
     wanted = _last_write_of_key(items, rendered)
     for step, item in enumerate(items):
         if isinstance(item, Kernel):
@@ -157,10 +159,11 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
         else:
             pick = getattr(item.op, "inplace_inputs", None)
             given = list(pick(item.args, item.params)) if pick is not None else list(item.args[:1])
+            # (a pooled array, one given: the pool takes the extern's result, the same array)
             owned = all(isinstance(v, BufferValue) and v.is_whole()
                         and _owned(v.buf.name, allocated, fresh)
                         and last_use.get(v.buf.name) == step
-                        and v.buf.name not in pooled and v.buf.name not in moved
+                        and (v.buf.name not in pooled or len(given) == 1) and v.buf.name not in moved
                         for v in given)
             caller = not owned and pick is None and len(given) == 1 \
                 and give_caller(step, item, given[0], last_use, moved, caller_of) \
@@ -173,6 +176,8 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                 # it twice).
                 plan.inplace_externs.add(step)
                 moved.update(v.buf.name for v in given)
+                if owned and given[0].buf.name in pooled:
+                    pooled[item.name] = pooled.pop(given[0].buf.name)
                 if caller:
                     caller_of[item.name] = caller_of.get(given[0].buf.name, given[0].buf.name)
                     source = whole_write(step, item, given[0])
@@ -188,10 +193,13 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                 key = None if buf is None else (buf.shape, buf.dtype.str, buf.strides)
                 if buf is not None and name not in moved and (wanted.get(key, -1) > step or name in pooled):
                     free.setdefault((buf.shape, buf.dtype.str, buf.strides), []).append(name)
+                elif buf is None and name in pooled and name not in moved:
+                    back.append(name)   # an in-place extern's result: its pool's array
                 else:
                     plan.deaths.setdefault(step, []).append(name)
-    plan.at_exit = [(n, pooled.get(n)) for names in free.values() for n in names]
-    output_names = {v.buf.name for v in low.outputs if isinstance(v, BufferValue)}
+    plan.at_exit = [(n, pooled.get(n)) for names in [*free.values(), back] for n in names]
+    output_names = {v.buf.name if isinstance(v, BufferValue) else v.name
+                    for v in low.outputs if isinstance(v, (BufferValue, Opaque))}
     plan.pooled_outputs = [(name, p) for name, p in pooled.items() if name in output_names]
     return plan
 

@@ -326,11 +326,21 @@ def _select(condlist, choicelist, default):
     for i, c in enumerate(condlist):
         if _dtype(c) != np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
-    out = default
-    for cond, choice in zip(reversed(condlist), reversed(choicelist)):
-        out = N.where(cond, choice, out)
-    shape = np.broadcast_shapes(*[shape_of(v) for v in list(condlist) + list(choicelist)])
     dtype = np.result_type(*[_dtype(v) if _is_array(v) else v for v in list(choicelist) + [default]])
+
+    def cast(v, casting):    # NumPy copies a Python number in as an array of its own dtype:
+        # the default unsafely (np.select([c], [x], default=-1) of a uint8 x is 255 where it
+        # is not c), a choice as np.copyto does ('same_kind': a Python int into uint8 raises)
+        if _is_array(v):
+            return v
+        if not np.can_cast(_dtype(v), dtype, casting):
+            raise TypeError(f"Cannot cast array data from {_dtype(v)!r} to {dtype!r} according to the "
+                            f"rule {casting!r}")
+        return N.method("astype", N.asarray(v), dtype)
+    out = cast(default, "unsafe")
+    for cond, choice in zip(reversed(condlist), reversed(choicelist)):
+        out = N.where(cond, cast(choice, "same_kind"), out)
+    shape = np.broadcast_shapes(*[shape_of(v) for v in list(condlist) + list(choicelist)])
     if tuple(shape_of(out)) != shape:
         out = N.broadcast_to(out, shape)
     return N.method("astype", out, dtype) if _dtype(out) != dtype else out

@@ -432,8 +432,18 @@ def _any_family(op: Op, name: str) -> Callable[..., Bound]:
     return normalize
 
 
+def check_index_out(out: Any) -> None:
+    """np.argmax's (and nanargmax's) out=: NumPy takes a dtype that casts safely to intp
+    (an int8 one wraps) and raises TypeError for the rest (a float one)."""
+    into = out_param(out)
+    if into is not None and hasattr(into, "dtype") and not np.can_cast(dtype_of(into), np.intp, "safe"):
+        raise TypeError(f"Cannot cast array data from {dtype_of(into)!r} to {np.dtype(np.intp)!r} "
+                        f"according to the rule 'safe'")
+
+
 def _arg_family(op: Op, name: str) -> Callable[..., Bound]:
     def normalize(a, axis=None, out=None, *, keepdims=_NV):
+        check_index_out(out)
         return bind(op, name, a, axis, out, keepdims)
     return normalize
 

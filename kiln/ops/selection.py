@@ -68,10 +68,10 @@ spell(np.argwhere, argwhere, lambda a: Bound(argwhere, (a,), {}), "numpy.argwher
 
 def _nonzero(a):
     nd = ndim_of(a)
-    if nd == 0:
+    if nd == 0:     # NumPy's own error, in its own words (NumPy 2.4 dropped a sentence)
+        np.zeros(()).nonzero()
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d("
-                         "scalar).nonzero() instead. If the context of this error is of the form "
-                         "`arr[nonzero(cond)]`, just use `arr[cond]`.")
+                         "scalar).nonzero() instead.")
     at = F.argwhere(a, order="C")   # NumPy's arrays: the columns of one C-ordered (n, ndim) array
     return tuple(N.getitem(at, (slice(None), i)) for i in range(nd))
 

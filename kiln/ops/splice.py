@@ -19,6 +19,7 @@ position computed in the graph (``delete_index``: one element or slice fewer).
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -252,6 +253,11 @@ def _insert_at_computed(arr, values, obj, shape, values_shape, axis, dtype):
 def _insert_normalize(arr, obj, values, axis=None):
     arr = arr if hasattr(arr, "shape") else np.asarray(arr)
     if not hasattr(values, "shape"):
+        # NumPy converts Python values with the array's dtype, which refuses what a cast
+        # wraps (np.insert(uint8_x, 0, -1): OverflowError; NaN into integers: ValueError)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            np.array(values, dtype=_dtype(arr))
         values = np.asarray(values)
     dtype, vdtype = _dtype(arr), _dtype(values)
     if vdtype.kind == "c" and dtype.kind != "c" or vdtype.kind not in "biufc":

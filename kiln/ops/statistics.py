@@ -9,7 +9,7 @@ import numpy as np
 from .fp_errors import ZERO_BY_ZERO
 from .meta import TensorMeta, fake, ndim_of, normalize_one_axis, on_stand_ins, reject, shape_of
 from .numeric import _dtype, scalar_if_0d
-from .reduction import OPS
+from .reduction import OPS, check_index_out
 from .reduction_where import compacts, where_initial
 from .registry import (Composite, F, N, call_spelling, method_key, spell_composite, spell_masked,
                        ufunc_method_key)
@@ -92,10 +92,13 @@ def _nanextremum(which: str, warn: bool = True):
 
 
 def _nan_normalizer(fn, ddof_param: bool = False, dtype_param: bool = True, name: str = ""):
-    def normalize(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, ddof=0,
+    def normalize(a, axis=None, dtype=None, out=None, keepdims=np._NoValue, ddof=np._NoValue,
                   initial=np._NoValue, where=np._NoValue, **kwargs):
+        if ddof is not np._NoValue and not ddof_param:     # (np.nansum(x, ddof=1): NumPy's error)
+            raise TypeError(f"{name.rsplit('.', 1)[-1]}() got an unexpected keyword argument 'ddof'")
         if where is not np._NoValue or initial is not np._NoValue or kwargs:
             reject(name, "where/initial", where, "call it without kiln")
+        ddof = 0 if ddof is np._NoValue else ddof
         params = {"axis": axis, "keepdims": keepdims is True}
         if dtype_param:
             params["dtype"] = dtype
@@ -212,6 +215,8 @@ def _average(a, weights, axis, returned, keepdims):
 
 
 def _average_normalize(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue):
+    if axis is not None:      # (NumPy's errors for a bad axis: "axis: axis 2 is out of bounds ...")
+        np.lib.array_utils.normalize_axis_tuple(axis, ndim_of(a), argname="axis")
     return Composite(_average, (a, weights), {"axis": axis, "returned": bool(returned),
                                               "keepdims": keepdims is True})
 
@@ -340,6 +345,7 @@ def _nanarg(which: str):
 
 def _nanarg_normalize(fn, name):
     def normalize(a, axis=None, out=None, *, keepdims=np._NoValue):
+        check_index_out(out)
         return Composite(fn, (a,), {"axis": axis, "keepdims": keepdims is True}, out)
     return normalize
 

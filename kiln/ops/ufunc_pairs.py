@@ -13,10 +13,16 @@ from .meta import dtype_token, reject, reject_where
 from .registry import Category, Composite, F, declare, spell_composite
 
 
+_NO_OUT = object()     # (out= not given: an explicit None is NumPy's TypeError)
+
+
 def _pair_normalizer(name: str, nin: int, fn: Callable, uses: tuple) -> None:
     ufunc = getattr(np, name)
 
-    def normalize(*args: Any, out: Any = None, **kwargs: Any) -> Composite:
+    def normalize(*args: Any, out: Any = _NO_OUT, **kwargs: Any) -> Composite:
+        if out is None:      # (NumPy's error: a ufunc with two outputs takes a tuple)
+            raise TypeError("'out' must be a tuple of arrays")
+        out = None if out is _NO_OUT else out
         if len(args) != nin:
             raise TypeError(f"{name}() takes from {nin} to {nin + 2} positional arguments "
                             f"but {len(args)} were given")

@@ -199,7 +199,8 @@ class ExprMixin:
             return self.leaf(runs)
         kind = self.pick_kind(["binary", "view", "reduce", "unary", "scalar_op", "cast", "where", "creator",
                           "join", "matmul", "index", "method", "pyscalar", "pyarith", "gather", "shape",
-                          "reduce_more", "promote", "linalg", "numeric", "edge"], "expr kind")
+                          "reduce_more", "promote", "linalg", "numeric", "edge", "mixidx", "library", "ufunc_more"],
+                               "expr kind")
         return getattr(self, "_e_" + kind)(runs, depth - 1)
 
     # -- pointwise -----------------------------------------------------------------------

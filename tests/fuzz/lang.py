@@ -49,7 +49,7 @@ import numpy as np
 
 import kiln
 
-from .runner import TIME_LIMIT, Mismatch, _time_limit
+from .runner import TIME_LIMIT, Mismatch, _time_limit, debug_checks
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from test_programs import _check_no_fallback, _run  # noqa: E402
@@ -508,14 +508,9 @@ def check(prog: LangProgram, backends=("eager", "cpp"), time_limit: float = TIME
     """Raise Mismatch naming the backend, call and difference, with the reproducer. kiln's
     own errors raise (``config.debug_checks``), where a user's run would break the graph
     at them and run the function as Python."""
-    from kiln.config import config
-    debug, config.debug_checks = config.debug_checks, True
-    with _time_limit(prog, time_limit):
-        try:
-            for backend in backends:
-                _check_one(prog, backend)
-        finally:
-            config.debug_checks = debug
+    with _time_limit(prog, time_limit), debug_checks():
+        for backend in backends:
+            _check_one(prog, backend)
 
 
 def _check_one(prog: LangProgram, backend: str) -> None:

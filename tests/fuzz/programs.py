@@ -37,7 +37,7 @@ from .repeats import Repeats, instrument
 DTYPES = ("float64", "float32", "int64", "int32", "bool", "uint8")
 # drawn less often (an argument's dtype one time in five, a cast's one in four): narrow
 # integers that wrap, half floats, complex numbers
-MORE_DTYPES = ("int8", "float16", "complex128", "int16", "uint16", "complex64")
+MORE_DTYPES = ("int8", "float16", "complex128", "int16", "uint16", "complex64", "uint32", "uint64")
 FLOAT = ("float64", "float32")
 # Long runs can weight some expression and statement kinds (exprs.py ``_e_<kind>``,
 # stmts.py/more.py ``_s_<kind>``): KILN_FUZZ_FOCUS=gather,scatter,promote draws each
@@ -185,10 +185,11 @@ def sample(rng: np.random.Generator, shape: tuple, dtype: str, specials: bool) -
         return rng.integers(0, hi, shape).astype(np.uint8)
     if dtype in ("int32", "int64"):
         return rng.integers(-6, 7, shape).astype(dtype)
-    if dtype in ("int8", "int16", "uint16"):     # sometimes near the ends of the range (wrap)
+    if dtype in ("int8", "int16", "uint16", "uint32", "uint64"):     # sometimes near the ends of the range (wrap)
         info = np.iinfo(dtype)
         lo, hi = (int(info.min), int(info.max) + 1) if rng.random() < 0.3 else (0 if info.min == 0 else -6, 12)
-        return rng.integers(lo, hi, shape).astype(dtype)
+        return rng.integers(lo, hi, shape, dtype=dtype) if dtype in ("uint32", "uint64") else \
+            rng.integers(lo, hi, shape).astype(dtype)
     if dtype in ("complex64", "complex128"):
         part = "float32" if dtype == "complex64" else "float64"
         re_, im = sample(rng, shape, part, False), sample(rng, shape, part, False)   # (no inf: C++ and NumPy complex inf arithmetic differ by platform)

@@ -220,6 +220,24 @@ def _same_warnings(caught, expected, where: str) -> None:
         raise Mismatch(f"{where}: warnings {sorted(got)} where NumPy warned {sorted(exp)}")
 
 
+# KILN_FUZZ_DEBUG_CHECKS=1 (the default): kiln's own errors raise (``config.debug_checks``)
+# where a user's run would break the graph at them ("internal_error") and run the function
+# as Python, which the oracle cannot tell from a right answer; 0: as kiln's config says.
+DEBUG_CHECKS = os.environ.get("KILN_FUZZ_DEBUG_CHECKS", "1") != "0"
+
+
+@contextlib.contextmanager
+def debug_checks(on: bool = True):
+    """``kiln.config.debug_checks`` on inside (where ``on``), as it was after."""
+    from kiln.config import config
+    before = config.debug_checks
+    config.debug_checks = before or on
+    try:
+        yield
+    finally:
+        config.debug_checks = before
+
+
 _last_failed: list = []      # the backend that failed last runs first (shrinking is faster)
 
 
@@ -227,7 +245,7 @@ def check(program: Program, backends=BACKENDS, time_limit: float = TIME_LIMIT) -
     """Raise Mismatch naming the backend, call and difference, with the program's reproducer
     (ProgramTimeout when the program runs past ``time_limit`` seconds, all backends together)."""
     order = sorted(backends, key=lambda b: b not in _last_failed)
-    with _time_limit(program, time_limit):
+    with _time_limit(program, time_limit), debug_checks(DEBUG_CHECKS):
         for backend in order:
             _check_one(program, backend)
 

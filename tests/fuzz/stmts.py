@@ -14,6 +14,7 @@ from .exprs import (MIN_MAX, ExprMixin, ill_conditioned, ill_conditioned_power, 
                     strided_both, zero_tie)
 from .extra import ExtraMixin, rebinds
 from .more import MoreMixin
+from .wide import WideMixin
 from .programs import Expr, Gen, Program, candidate_time_limit
 
 AUG_OPS = ["+=", "*=", "-=", "/=", "//=", "%=", "**=", "&=", "|=", "^="]
@@ -21,7 +22,7 @@ OUT_FUNCS = ["np.add", "np.multiply", "np.subtract", "np.maximum", "np.negative"
              "np.sqrt", "np.true_divide", "np.floor_divide"]
 
 
-class ProgramGen(ExtraMixin, MoreMixin, ExprMixin, Gen):
+class ProgramGen(WideMixin, ExtraMixin, MoreMixin, ExprMixin, Gen):
 
     def run(self) -> Program:
         self.make_args()
@@ -41,9 +42,9 @@ class ProgramGen(ExtraMixin, MoreMixin, ExprMixin, Gen):
     # -- one statement -------------------------------------------------------------------
     def statement(self, runs: list[dict], top: bool) -> list[dict] | None:
         kinds = ["assign", "augassign", "setitem", "assign", "view_write", "out", "break", "loop",
-                 "if_shape", "if_data", "helper", "container", "scalar", "scatter", "early_return", "reduce_out", "raising", "trip", "out_view"]
+                 "if_shape", "if_data", "helper", "container", "scalar", "scatter", "early_return", "reduce_out", "raising", "trip", "out_view", "mixset"]
         if not top:     # inside a block: simple statements, and compound ones one level down
-            kinds = kinds[:7] + ["scalar", "scatter", "loop_index", "reduce_out", "out_view"] + \
+            kinds = kinds[:7] + ["scalar", "scatter", "loop_index", "reduce_out", "out_view", "mixset"] + \
                 (["loop", "if_shape", "trip"] if self.depth < 2 else [])
         kind = self.pick_kind(kinds, "statement")
         marks = len(self.data_conds), len(self.helpers)

@@ -289,6 +289,34 @@ def test_element_writes_in_a_recurrence_are_done_in_place():
         np.testing.assert_array_equal(g, w)
 
 
+def test_put_and_place_write_a_pooled_temporary_in_place():
+    # np.fill_diagonal (np.put) and np.place on a kernel's result nothing else reads: the
+    # extern ran on a copy of it, as the result was a pooled buffer (2000x2000 float32
+    # ``d = r2 * 2; np.fill_diagonal(d, 0)`` took 8x NumPy's time). Now the pool takes the
+    # written array: returned, the caller's array is never handed to the next call.
+    def zero_diag_and_place(x, m):
+        d = x * 2.0
+        np.fill_diagonal(d, 0)
+        p = x + 1.0
+        np.place(p, m, [7.0, 8.0])
+        return d, p.sum(axis=0)
+    rng = np.random.default_rng(6)
+    x, m = rng.standard_normal((96, 96)), rng.random((96, 96)) > 0.5   # pooled: over 64 KiB
+    got, wrapper = _compiled_wrapper(zero_diag_and_place, x, m)
+    assert "_inplace_put_values(" in wrapper and "_inplace_placed(" in wrapper, wrapper
+    import kiln
+    compiled = kiln.compile(zero_diag_and_place, backend="cpp")
+    first = compiled(x, m)
+    held = first[0].copy()
+    for k in range(3):   # the pools across calls
+        y = x + k
+        want, again = zero_diag_and_place(y, m), compiled(y, m)
+        for w, g in zip(want, again):
+            np.testing.assert_array_equal(g, w)
+        assert again[0] is not first[0]
+    np.testing.assert_array_equal(first[0], held)
+
+
 def test_scatter_into_an_argument_writes_the_argument_itself():
     # A[idx] = v on a big argument: NumPy writes 100 elements; the functional graph copied
     # A, scattered into the copy and copied it back (3x slower than NumPy on 1e6 floats).

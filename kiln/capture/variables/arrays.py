@@ -87,7 +87,7 @@ class ArrayVariable(VariableTracker):
         if name == "flat" and not self.tensor and self.array_type is np.ndarray:
             from .numpy_objects import FlatIterVariable
             return FlatIterVariable(tx, self)
-        if name in ("T", "mT", "real", "imag"):  # properties that are ops
+        if name in PROPERTY_OPS:
             return tx.call_op(method_key(name), [self], {}, f"ndarray.{name}")
         if name in ("item", "tolist", "tobytes", "__array__", "__float__", "__int__"):
             tx.unsupported("data_dependent", f"ndarray.{name}() reads array data into Python",
@@ -147,8 +147,9 @@ class ArrayVariable(VariableTracker):
         tx.call_op(method_key("__setitem__"), [self, index, value], {}, "index assignment")
 
     def can_rewrite_in_place(self) -> bool:
-        """An in-place update can become a new node when no one else can see the old value."""
-        return self.fresh and self.base is None and not self.has_views
+        """An in-place update can become a new node when no one else can see the old value
+        (and NumPy lets it be written: np.broadcast_to of a NumPy scalar is fresh but read-only)."""
+        return self.fresh and self.base is None and not self.has_views and not self.read_only
 
     def store_attr(self, tx, name: str, value: VariableTracker) -> bool:
         """``a.name = value`` where ndarray's setter is captured; False: not here."""
@@ -441,6 +442,10 @@ def _plain_equal(p: Any, q: Any) -> bool:
         return False
 
 
+# ndarray properties that are ops: read, they are the op's result (not a method to call)
+PROPERTY_OPS = ("T", "mT", "real", "imag")
+
+
 class MaskedSelectionVariable(VariableTracker):
     """``x[mask]`` (a mask of x's shape, or of its leading dims) not taken yet: its length
     depends on the data.
@@ -485,6 +490,8 @@ class MaskedSelectionVariable(VariableTracker):
             return ConstantVariable(self.full.meta.dtype)
         if name == "ndim":
             return ConstantVariable(1 + len(self.full.meta.shape) - len(self.mask.meta.shape))
+        if name in PROPERTY_OPS:   # (not a method: ``Vm.T @ Vm`` of ``Vm = V[m]`` broke the graph)
+            return tx.call_op(method_key(name), [self], {}, f"ndarray.{name}")
         if find_spelling(method_key(name)) is not None:
             from .functions import ArrayMethodVariable
             return ArrayMethodVariable(self, name)   # x[m].sum(): decided when called
