@@ -292,6 +292,8 @@ def extern_impl(node: Node) -> Callable:
     if method is None and source and source[0] and node.target.numpy_method and \
             all(isinstance(a, Node) for a in node.args[:1]):
         method = node.target.numpy_method   # (an array's method: astype's warnings)
+    if method is None and node.target.impl_at is not None and source and source[0]:
+        return node.target.impl_at(source[0], source[1])
     if method is None:
         impl = node.target.impl
         # (a ufunc, or a NumPy function itself (np.where), warns at the frame calling it:

@@ -21,6 +21,7 @@ and return None.
 """
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
@@ -28,7 +29,7 @@ import numpy as np
 
 from .creation import _fill_grad, _full_like_meta, fits
 from .indexing import _fmt_shape, is_array_entry, normalize_index
-from .scatter import add_at_broadcast
+from .scatter import add_at_broadcast, stores_at
 from .meta import TensorMeta, check_casting, fill_may_raise, fresh_copy, infer_meta, reject, shape_of
 from .registry import (Bound, Category, Composite, F, REGISTRY, declare, is_complex_like, is_float_like,
                        method_key, spell, ufunc_method_key)
@@ -59,9 +60,9 @@ def _mutation_meta(functional: str):
 
 # -- copy_into: the functional np.copyto ----------------------------------------------------
 
-def _copy_into_impl(dst: Any, src: Any, where: Any, casting: str) -> Any:
+def _copy_into_impl(dst: Any, src: Any, where: Any, casting: str, *, store: Any = np.copyto) -> Any:
     out = fresh_copy(dst)
-    np.copyto(out, src, casting=casting, where=where)
+    store(out, src, casting=casting, where=where)
     return out
 
 
@@ -120,6 +121,7 @@ def _copy_into_decomposition(dst, src, where, casting):
 copy_into = declare("copy_into", Category.POINTWISE, _copy_into_impl,
                     inputs=("dst", "src", "where"), params={"casting": "same_kind"},
                     meta=_copy_into_meta, vjp=_copy_into_vjp,
+                    impl_at=stores_at(_copy_into_impl, np.copyto),
                     lowering={"decompose": _copy_into_decomposition},
                     doc="the new value of dst after np.copyto(dst, src, casting, where)")
 # Linear in dst and src (a select): the rule holds for complex values as written.
@@ -128,8 +130,8 @@ copy_into.complex_grad = True
 
 # -- the mutations ------------------------------------------------------------------------
 
-def _setitem_impl(x: Any, index: tuple, value: Any) -> None:
-    x[index] = value
+def _setitem_impl(x: Any, index: tuple, value: Any, *, store: Any = operator.setitem) -> None:
+    store(x, index, value)
 
 
 def _stores_own_view(x: Any, index: Any, value: Any) -> bool:
@@ -145,7 +147,8 @@ def _stores_own_view(x: Any, index: Any, value: Any) -> bool:
 
 setitem = declare("setitem", Category.MUTATION, _setitem_impl, inputs=("x", "index", "value"),
                   meta=_mutation_meta("index_put"), mutates=(0,), functional="index_put",
-                  stores_own_view=_stores_own_view, runtime_slices=1, doc="x[index] = value")
+                  stores_own_view=_stores_own_view, runtime_slices=1, doc="x[index] = value",
+                  impl_at=stores_at(_setitem_impl, operator.setitem))
 
 
 def _setitem_normalize(x, index, value):
@@ -155,12 +158,13 @@ def _setitem_normalize(x, index, value):
 spell(method_key("__setitem__"), setitem, _setitem_normalize, "ndarray.__setitem__")
 
 
-def _add_at_impl(x: Any, index: tuple, value: Any) -> None:
-    add_at_broadcast(x, index, value)
+def _add_at_impl(x: Any, index: tuple, value: Any, *, store: Any = np.add.at) -> None:
+    add_at_broadcast(x, index, value, store=store)
 
 
 add_at = declare("add_at", Category.MUTATION, _add_at_impl, inputs=("x", "index", "value"),
                  meta=_mutation_meta("index_add"), mutates=(0,), functional="index_add",
+                 impl_at=stores_at(_add_at_impl, np.add.at),
                  doc="np.add.at(x, index, value): unbuffered, repeated indices accumulate")
 
 
@@ -173,13 +177,13 @@ def _add_at_normalize(a, indices, b=None):
 spell(ufunc_method_key(np.add, "at"), add_at, _add_at_normalize, "numpy.add.at")
 
 
-def _copyto_impl(dst: Any, src: Any, where: Any, casting: str) -> None:
-    np.copyto(dst, src, casting=casting, where=where)
+def _copyto_impl(dst: Any, src: Any, where: Any, casting: str, *, store: Any = np.copyto) -> None:
+    store(dst, src, casting=casting, where=where)
 
 
 copyto = declare("copyto", Category.MUTATION, _copyto_impl, inputs=("dst", "src", "where"),
                  params={"casting": "same_kind"}, meta=_mutation_meta("copy_into"),
-                 mutates=(0,), functional="copy_into",
+                 mutates=(0,), functional="copy_into", impl_at=stores_at(_copyto_impl, np.copyto),
                  doc="np.copyto(dst, src, casting, where)")
 
 

@@ -5,6 +5,8 @@ Shapes come from the index (kiln/ops/indexing.py: ``indexed_shape``), never a fa
 """
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Any
 
 import numpy as np
@@ -14,6 +16,7 @@ from .indexing import (_fmt_shape, _static_slices, gather, index_kind, indexed_s
 from .meta import TensorMeta, as_array, broadcast_shapes, fresh_copy, shape_of
 from .registry import Category, F, declare, is_complex_like, is_float_like
 from .result_layout import Strided, axis_order, layout_of
+from .value_warnings import ufunc_at
 
 
 # -- functional scatters: index_put (x[index] = value), index_add (np.add.at) --------------
@@ -130,10 +133,18 @@ def _masked_value_grad(g: Any, index: tuple, vshape: tuple) -> Any:
     return F.reshape(gv, shape=vshape) if vs != vshape else gv
 
 
-def _index_put_impl(x: Any, index: tuple, value: Any) -> Any:
+def _index_put_impl(x: Any, index: tuple, value: Any, *, store: Any = operator.setitem) -> Any:
     out = fresh_copy(x)
-    out[index] = value
+    store(out, index, value)
     return out
+
+
+def stores_at(impl: Any, numpy_store: Any) -> Any:
+    """Op.impl_at of a scatter ``impl(x, index, value, *, store)`` whose NumPy write is
+    ``numpy_store(x, index, value)``: the write made from the user's line, where NumPy's
+    cast and floating-point warnings point ("invalid value encountered in cast")."""
+    return lambda filename, lineno: functools.partial(
+        impl, store=ufunc_at(numpy_store, filename, lineno))
 
 
 def _scatter_meta(strip_leading_ones: bool):
@@ -202,9 +213,9 @@ index_put = declare("index_put", Category.GATHER, _index_put_impl,
 index_put.lowering = {"region_write": True}
 
 
-def _index_add_impl(x: Any, index: tuple, value: Any) -> Any:
+def _index_add_impl(x: Any, index: tuple, value: Any, *, store: Any = np.add.at) -> Any:
     out = fresh_copy(x)
-    add_at_broadcast(out, index, value)
+    add_at_broadcast(out, index, value, store=store)
     return out
 
 
@@ -218,10 +229,11 @@ def _index_add_inplace(x: Any, index: tuple, value: Any) -> Any:
     return x
 
 
-def add_at_broadcast(x: Any, index: tuple, value: Any, ufunc: np.ufunc = np.add) -> None:
+def add_at_broadcast(x: Any, index: tuple, value: Any, ufunc: np.ufunc = np.add,
+                     store: Any = None) -> None:
     """``np.add.at`` (or another binary ``ufunc.at``) with ``value`` broadcast to
     ``x[index]`` first: NumPy 2.4 reads uninitialised memory when a value broadcasts
-    against a multi-dimensional index."""
+    against a multi-dimensional index. ``store``: what calls ``ufunc.at`` (Op.impl_at)."""
     value = as_array(value, x)
     entries = index if isinstance(index, tuple) else (index,)
     if len(entries) == 1 and type(entries[0]) is np.ndarray and entries[0].dtype.kind in "iu" \
@@ -240,7 +252,7 @@ def add_at_broadcast(x: Any, index: tuple, value: Any, ufunc: np.ufunc = np.add)
             value = np.broadcast_to(value, target_shape)
         except ValueError:
             pass  # let ufunc.at raise its own message
-    ufunc.at(x, index, value)
+    (store or ufunc.at)(x, index, value)
 
 
 index_add = declare("index_add", Category.GATHER, _index_add_impl,
@@ -250,6 +262,8 @@ index_add = declare("index_add", Category.GATHER, _index_add_impl,
                     may_raise=True)
 
 index_put.inplace_impl = _index_put_inplace
+index_put.impl_at = stores_at(_index_put_impl, operator.setitem)
+index_add.impl_at = stores_at(_index_add_impl, np.add.at)
 index_put.subscript = True   # inplace_impl is x[index] = value
 
 
