@@ -260,7 +260,12 @@ class WrapperCode:
                 written = step in plan.inplace_externs and item.op.subscript and not item.params
                 if spread is None and not written and into is None:
                     self.externs[name] = item.op
-                if step in plan.inplace_externs and not written:
+                if step in plan.inplace_externs and not written and at is not None \
+                        and isinstance(at[0], tuple):   # its NumPy write from the user's line
+                    name = self.method_sites.setdefault(
+                        ((at[0][0], "inplace_impl"),) + at[1:],
+                        f"_inplace_{item.op.name}_at_{len(self.method_sites)}")
+                elif step in plan.inplace_externs and not written:
                     name = f"_inplace_{item.op.name}"
                     self.inplace_externs[name] = item.op
                 call_args = [self.subscript(a) if written and k == 1 else self.arg(a)
@@ -380,6 +385,9 @@ class WrapperCode:
             for (method, filename, lineno), name in sorted(self.method_sites.items(), key=lambda kv: kv[1]):
                 if isinstance(method, np.ufunc):
                     head.append(f"{name} = _ufunc_at(np.{method.__name__}, {filename!r}, {lineno!r})")
+                elif isinstance(method, tuple):   # (op, impl attribute): Op.impl_at
+                    op = f"REGISTRY[{method[0]!r}]"
+                    head.append(f"{name} = {op}.impl_at({filename!r}, {lineno!r}, {op}.{method[1]})")
                 else:
                     head.append(f"{name} = _method_at({method!r}, {filename!r}, {lineno!r})")
         if self.spread:
@@ -525,7 +533,8 @@ def _axis_order_strides(buf: Any) -> tuple:
 def _method_site(item: Any) -> tuple | None:
     """``(method, file, line)`` where extern ``item`` computes the user's ndarray method
     call (a graph node's ``meta["method"]``), or ``(ufunc, file, line)`` where it is a
-    ufunc op's call (a ufunc warns at the frame calling it), else None."""
+    ufunc op's call (a ufunc warns at the frame calling it), or ``((op name, "impl"), file,
+    line)`` where its op's impl makes its NumPy call from there (Op.impl_at), else None."""
     for node in getattr(item, "origins", ()):
         if getattr(node, "target", None) is not item.op:
             continue
@@ -534,4 +543,6 @@ def _method_site(item: Any) -> tuple | None:
             return (node.meta["method"],) + tuple(source[:2])
         if isinstance(item.op.impl, np.ufunc) and source and source[0]:
             return (item.op.impl,) + tuple(source[:2])
+        if item.op.impl_at is not None and source and source[0]:
+            return ((item.op.name, "impl"),) + tuple(source[:2])
     return None

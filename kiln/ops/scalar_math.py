@@ -77,10 +77,10 @@ def _impl(x: Any, y: Any, ufunc: str, *, at: tuple[str, int] | None = None) -> A
     return _value(x, y, ufunc, at)
 
 
-def _impl_at(filename: str, lineno: int) -> Any:
+def _impl_at(filename: str, lineno: int, impl: Any = _impl) -> Any:
     """The impl whose scalar math runs from a frame at ``filename:lineno`` (Op.impl_at):
     ``np.float64(1) / x[0]`` warns "divide by zero" at the user's line, as NumPy's."""
-    return functools.partial(_impl, at=(filename, lineno))
+    return functools.partial(impl, at=(filename, lineno))
 
 
 def _integral(v: Any) -> bool:

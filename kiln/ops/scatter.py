@@ -140,11 +140,12 @@ def _index_put_impl(x: Any, index: tuple, value: Any, *, store: Any = operator.s
 
 
 def stores_at(impl: Any, numpy_store: Any) -> Any:
-    """Op.impl_at of a scatter ``impl(x, index, value, *, store)`` whose NumPy write is
-    ``numpy_store(x, index, value)``: the write made from the user's line, where NumPy's
-    cast and floating-point warnings point ("invalid value encountered in cast")."""
-    return lambda filename, lineno: functools.partial(
-        impl, store=ufunc_at(numpy_store, filename, lineno))
+    """Op.impl_at of a scatter ``impl(x, index, value, *, store)`` (or its inplace_impl,
+    given as ``fn``) whose NumPy write is ``numpy_store(x, index, value)``: the write made
+    from the user's line, where NumPy's cast and floating-point warnings point ("invalid
+    value encountered in at")."""
+    return lambda filename, lineno, fn=impl: functools.partial(
+        fn, store=ufunc_at(numpy_store, filename, lineno))
 
 
 def _scatter_meta(strip_leading_ones: bool):
@@ -219,13 +220,13 @@ def _index_add_impl(x: Any, index: tuple, value: Any, *, store: Any = np.add.at)
     return out
 
 
-def _index_put_inplace(x: Any, index: tuple, value: Any) -> Any:
-    x[index] = value
+def _index_put_inplace(x: Any, index: tuple, value: Any, *, store: Any = operator.setitem) -> Any:
+    store(x, index, value)
     return x
 
 
-def _index_add_inplace(x: Any, index: tuple, value: Any) -> Any:
-    add_at_broadcast(x, index, value)
+def _index_add_inplace(x: Any, index: tuple, value: Any, *, store: Any = np.add.at) -> Any:
+    add_at_broadcast(x, index, value, store=store)
     return x
 
 
