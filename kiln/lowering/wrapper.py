@@ -382,6 +382,7 @@ class WrapperCode:
                 head.append(f"{name} = REGISTRY[{op.name!r}].out_impl")
         if self.method_sites:
             head.append("from kiln.ops.value_warnings import method_at as _method_at, ufunc_at as _ufunc_at")
+            head.append("from kiln.ops import REGISTRY")
             for (method, filename, lineno), name in sorted(self.method_sites.items(), key=lambda kv: kv[1]):
                 if isinstance(method, np.ufunc):
                     head.append(f"{name} = _ufunc_at(np.{method.__name__}, {filename!r}, {lineno!r})")
