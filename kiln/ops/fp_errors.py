@@ -88,7 +88,8 @@ NAN_QUIET = frozenset("""
 # divisor, or power's zero base, tells divide from overflow), invalid a NaN result of
 # operands that are no NaN. A kernel in which several ops may raise one kind computes
 # these (lowering/fp_flags.py, runtime/fpwarn.py). Not here: floor_divide (1e308 // 1e-10
-# is inf, and NumPy warns invalid too), reductions, casts to integers, the int loops.
+# is inf, and NumPy warns invalid too: :func:`_divmod_raises_where`), reductions, casts to
+# integers, the int loops.
 # One gap: power's overflow of an infinite exponent (np.power(1e300, inf) warns, 2.0 **
 # inf does not: where is libm's business) is never said.
 _RAISES = frozenset("""
@@ -133,8 +134,10 @@ def part_exact(ufunc: str, i: int, kind: str) -> int:
     return _PART_EXACT.get((ufunc, i), ALL) if kind == "f" else ALL
 
 
-def _divmod_raises_where(bit: int) -> Any:
-    """:func:`raises_where` of np.divmod's float loop (either result: the call's kinds)."""
+def _divmod_raises_where(bit: int, quotient: bool = False) -> Any:
+    """:func:`raises_where` of np.divmod's float loop (either result: the call's kinds);
+    ``quotient``: np.floor_divide's, the same but for a zero divisor (inf // 0 is silent,
+    0 // 0 invalid, and no remainder is taken)."""
     def where(ops: Any, result: tuple, operands: list) -> Any:
         (a, adt), (b, bdt) = operands
 
@@ -152,8 +155,13 @@ def _divmod_raises_where(bit: int) -> Any:
             return both(q_inf, finite_a, ops.call("isfinite", [b], bdt, np.bool_),
                         ops.call("logical_not", [zero], np.bool_))
         # fmod(a, 0), fmod(inf, b), inf - floor(inf), of no NaN
-        made = ops.call("logical_or", [zero, ops.call("logical_or", [
-            ops.call("isinf", [a], adt, np.bool_), q_inf], np.bool_)], np.bool_)
+        made = ops.call("logical_or", [ops.call("isinf", [a], adt, np.bool_), q_inf], np.bool_)
+        if quotient:   # 0 // 0, or inf // b and the overflows of a nonzero b
+            made = ops.call("logical_or", [
+                both(zero, ops.call("equal", [a, ops.constant(0, adt)], adt, np.bool_)),
+                both(ops.call("logical_not", [zero], np.bool_), made)], np.bool_)
+        else:
+            made = ops.call("logical_or", [zero, made], np.bool_)
         return both(made, ops.call("equal", [a, a], adt, np.bool_), ops.call("equal", [b, b], bdt, np.bool_))
     return where
 
@@ -204,8 +212,8 @@ def raises_where(op: str, bit: int, kind: str = "f", to: Any = None) -> Any:
         return _int_raises_where(op, bit) if kind == "i" or bit != OVER else None
     if op == "astype" and to is not None and np.dtype(to).kind in "iu":
         return _cast_raises_where(to) if bit == INVALID else None
-    if op == "divmod":
-        return _divmod_raises_where(bit)
+    if op in ("divmod", "floor_divide"):
+        return _divmod_raises_where(bit, quotient=op == "floor_divide")
     if op not in _RAISES or not _FLOAT.get(op, OVER) & bit:
         return None
 
