@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.graph import numpy_call_at
 from ..ir.printer import format_value
 from .loop_ir import Buffer, BufferValue, Scalar, Value
 from .lower import GraphLowering, Opaque
@@ -532,18 +533,12 @@ def _axis_order_strides(buf: Any) -> tuple:
 
 
 def _method_site(item: Any) -> tuple | None:
-    """``(method, file, line)`` where extern ``item`` computes the user's ndarray method
-    call (a graph node's ``meta["method"]``), or ``(ufunc, file, line)`` where it is a
-    ufunc op's call (a ufunc warns at the frame calling it), or ``((op name, "impl"), file,
-    line)`` where its op's impl makes its NumPy call from there (Op.impl_at), else None."""
+    """``(what, file, line)`` where extern ``item`` makes its NumPy call from the user's
+    line (ir/graph.py ``numpy_call_at`` of its graph node: NumPy's ``x.var()`` and a
+    ufunc warn at the frame calling them), else None."""
     for node in getattr(item, "origins", ()):
-        if getattr(node, "target", None) is not item.op:
-            continue
-        source = node.meta.get("source")
-        if node.meta.get("method"):
-            return (node.meta["method"],) + tuple(source[:2])
-        if isinstance(item.op.impl, np.ufunc) and source and source[0]:
-            return (item.op.impl,) + tuple(source[:2])
-        if item.op.impl_at is not None and source and source[0]:
-            return ((item.op.name, "impl"),) + tuple(source[:2])
+        if getattr(node, "target", None) is item.op and getattr(node, "kind", None) == "call":
+            at = numpy_call_at(node)
+            # (a NumPy function's own Python, np.where's dispatcher: its impl, as it is)
+            return at if at is None or isinstance(at[0], (str, tuple, np.ufunc)) else None
     return None

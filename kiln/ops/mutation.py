@@ -74,7 +74,9 @@ def _copy_into_meta(dst: Any, src: Any, where: Any, casting: str) -> TensorMeta:
         sample = src
     else:
         sample = np.zeros(() if sshape == () else (0,), np.dtype(src.dtype))
-    np.copyto(np.zeros((0,), dst.dtype), sample, casting=casting)
+    with warnings.catch_warnings():   # (the call's own ComplexWarning comes when it runs)
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        np.copyto(np.zeros((0,), dst.dtype), sample, casting=casting)
     if not fits(sshape, dshape):
         raise ValueError(f"could not broadcast input array from shape {_fmt_shape(sshape)} "
                          f"into shape {_fmt_shape(dshape)}")
@@ -221,14 +223,15 @@ def _copyto_normalize(dst, src, casting="same_kind", where=True):
 def _cast_may_warn(src: Any, dst: Any, casting: str) -> bool:
     """Can np.copyto's cast of src into dst's dtype give NumPy's floating-point warnings
     ("invalid value encountered in cast": a NaN into an int array; "overflow": 1e300 into
-    float32)? copy_into's kernel code casts, but a copy says nothing of flags
+    float32) or its ComplexWarning? copy_into's kernel code casts, but a copy says nothing of flags
     (ops/fp_errors.py), so such a cast is an astype of its own, whose warnings kernels give."""
     if not (is_array_entry(src) or isinstance(src, np.generic)) or not is_array_entry(dst):
         return False
     s, d = np.dtype(src.dtype), np.dtype(dst.dtype)
     if s.kind not in "fc" or d.kind not in "iufc" or s == d or not np.can_cast(s, d, casting):
         return False
-    return d.kind in "iu" or np.finfo(d).max < np.finfo(s).max
+    # (complex into real: NumPy's ComplexWarning, which the astype gives at the user's line)
+    return d.kind in "iu" or s.kind == "c" and d.kind == "f" or np.finfo(d).max < np.finfo(s).max
 
 
 def _cast_then_copy(dst: Any, src: Any, where: Any, casting: str) -> None:
