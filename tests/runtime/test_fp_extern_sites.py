@@ -50,3 +50,36 @@ def test_default_filter_shows_it_once_per_line():
         for _ in range(3):
             compiled(*args)
     assert len(seen) == 1 and seen[0].filename == __file__
+
+
+# NumPy calls kiln makes for the user from its own Python (scalar math, x[i] = v,
+# np.add.at, np.copyto, astype): each runs from a frame at the user's line (Op.impl_at,
+# ir/graph.py numpy_call_at), so its warnings name that line as NumPy's do.
+
+def _scalar_divide(x):
+    return np.float64(1.0) / x[0]
+
+
+def _stores(x, v, z):
+    y = x.copy()
+    y[1:] = v[1:]                        # NaN, inf into int8: invalid value in cast
+    np.add.at(y, [0, 0], v[:2])          # invalid value encountered in at
+    w = np.zeros(2)
+    np.copyto(w, z, casting="unsafe")    # ComplexWarning
+    w[:1] = z[:1]                        # ComplexWarning
+    return y, w, z.astype(np.float64)    # ComplexWarning
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
+def test_numpy_calls_kiln_makes_warn_at_the_users_line(backend, monkeypatch):
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+    x = np.array([0.0, 1.0])
+    exp, want = _record(_scalar_divide, x)
+    got, seen = _record(kiln.compile(_scalar_divide, backend=backend), x)
+    assert got == exp and want and seen == want
+    args = (np.zeros(3, np.int8), np.array([np.nan, np.inf, 2.0]), np.array([1 + 1j, 2 + 0j]))
+    exp, want = _record(_stores, *(a.copy() for a in args))
+    got, seen = _record(kiln.compile(_stores, backend=backend), *(a.copy() for a in args))
+    for g, e in zip(got, exp):
+        np.testing.assert_array_equal(g, e)
+    assert len(want) == 5 and seen == want
