@@ -67,7 +67,9 @@ def _stores(x, v, z):
     w = np.zeros(2)
     np.copyto(w, z, casting="unsafe")    # ComplexWarning
     w[:1] = z[:1]                        # ComplexWarning
-    return y, w, z.astype(np.float64)    # ComplexWarning
+    u = v.copy()
+    np.multiply.at(u, [2, 2], 1e300)     # overflow encountered in multiply
+    return y, w, z.astype(np.float64), u  # ComplexWarning
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
@@ -82,4 +84,4 @@ def test_numpy_calls_kiln_makes_warn_at_the_users_line(backend, monkeypatch):
     got, seen = _record(kiln.compile(_stores, backend=backend), *(a.copy() for a in args))
     for g, e in zip(got, exp):
         np.testing.assert_array_equal(g, e)
-    assert len(want) == 5 and seen == want
+    assert len(want) == 6 and seen == want
