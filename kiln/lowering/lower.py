@@ -87,6 +87,9 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         # buffers of unused calls kept for NumPy's floating-point warnings (ir/passes.py
         # must_stay): stored, never kernel-local, so the compiler keeps their code
         self.sinks: set[str] = set()
+        # calls converting a Python float constant past a narrower float loop's range: the
+        # wrapper warns "overflow encountered in cast" for each on every call (pointwise.py)
+        self.constant_casts: list[Node] = []
         self.scalar_outputs: set[int] = set()      # output positions NumPy returns as scalars
         self.env: dict[Node, Any] = {}
         # id(value) -> (value, its memory). The value is kept: a closure nothing else holds

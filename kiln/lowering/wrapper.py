@@ -190,6 +190,10 @@ class WrapperCode:
         # NumPy warns "overflow encountered in cast", once per op converting it, and
         # computes with an infinity. The kernel's own conversion would raise the flag of
         # the op it feeds ("overflow encountered in subtract", or nothing).
+        constant_sites = tuple(tuple((node.meta.get("source") or ("", 0))[:2])
+                               for node in getattr(low, "constant_casts", ()))
+        if constant_sites:   # (NumPy's conversion of a constant: the same on every call)
+            body.append(f"_cast_overflow({constant_sites!r})")
         floats = [(name, kind_) for name, kind_ in low.inputs if getattr(kind_, "float_bounds", ())]
         casts = {name: f"{min(cast_limit(dt) for dt, _ in kind_.float_bounds)!r} <= abs({name}) "
                        f"<= {float(np.finfo(np.float64).max)!r}" for name, kind_ in floats}
@@ -354,7 +358,7 @@ class WrapperCode:
             "",
             "from kiln.runtime.fpmode import errors_trapped as _fp_trapped",
         ]
-        if any(line.startswith("    _cast_overflow(") for line in body):
+        if any(line.lstrip().startswith("_cast_overflow(") for line in body):
             head += ["from kiln.runtime.fpwarn import cast_overflow as _cast_overflow", "_inf = float('inf')"]
         if self.uses_in_order:
             head.append("from kiln.lowering.layout import in_order as _in_order")
@@ -426,7 +430,7 @@ class WrapperCode:
         shapes, launches kernels and returns whole arrays or its own parameters (a
         3-element ODE right-hand side; runtime/launch.py ``fast_call`` runs them in C) or
         in the axis order NumPy gives a result (``a.T + b.T``); None for anything else
-        (views, extern calls, sizes, pools, integer checks).
+        (views, extern calls, sizes, pools, integer checks, a constant's warning).
 
         ``(nparams, fixed, allocations, launches, outputs)``: ``fixed`` the parameter
         positions ``_layouts`` checks (``_fast_inputs`` where ``generate`` writes one: also
@@ -438,6 +442,7 @@ class WrapperCode:
         tail = getattr(self.renderer, "fast_launch_tail", None)
         if tail is None or checked or not self.rendered or low.int_values or low.scalar_outputs \
                 or low.size_checks or plan.at_exit or plan.pooled_outputs or plan.pools \
+                or getattr(low, "constant_casts", ()) \
                 or any(isinstance(k, Scalar) and (getattr(k, "pytype", None) is int
                                                   or getattr(k, "int_bounds", ()))
                        or isinstance(k, Buffer) and not all(type(n) is int for n in k.shape)

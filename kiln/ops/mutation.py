@@ -245,20 +245,22 @@ def _cast_then_copy(dst: Any, src: Any, where: Any, casting: str) -> None:
 spell(np.copyto, copyto, _copyto_normalize, "numpy.copyto")
 
 
-def _fill_impl(x: Any, fill_value: Any, shape: None, dtype: None) -> None:
-    x.fill(fill_value)
+def _fill_impl(x: Any, fill_value: Any, shape: None, dtype: None, *,
+               store: Any = np.ndarray.fill) -> None:
+    store(x, fill_value)
 
 
-def _filled_impl(x: Any, fill_value: Any, shape: None, dtype: None) -> Any:
+def _filled_impl(x: Any, fill_value: Any, shape: None, dtype: None, *,
+                 store: Any = np.ndarray.fill) -> Any:
     out = np.empty_like(x)
-    out.fill(fill_value)  # fill's own conversion: NaN into an int array raises, as in NumPy
+    store(out, fill_value)  # fill's own conversion: NaN into an int array raises, as in NumPy
     return out
 
 
 # The functional fill: full_like would cast unsafely (NaN -> INT_MIN) where fill raises.
 filled = declare("filled", Category.CREATION, _filled_impl, inputs=("x", "fill_value"),
                  params={"shape": None, "dtype": None}, meta=_full_like_meta,
-                 raises_for=fill_may_raise(floats=True),
+                 raises_for=fill_may_raise(floats=True), impl_at=stores_at(_filled_impl, np.ndarray.fill),
                  vjp=lambda g, out, x, fill_value, shape, dtype: (None, _fill_grad(g, fill_value)),
                  doc="the new value of x after x.fill(value)")
 
@@ -266,7 +268,8 @@ filled = declare("filled", Category.CREATION, _filled_impl, inputs=("x", "fill_v
 # exactly the mutation's inputs and parameters.
 fill = declare("fill", Category.MUTATION, _fill_impl, inputs=("x", "fill_value"),
                params={"shape": None, "dtype": None}, meta=_mutation_meta("filled"),
-               mutates=(0,), functional="filled", doc="ndarray.fill(value)")
+               mutates=(0,), functional="filled", doc="ndarray.fill(value)",
+               impl_at=stores_at(_fill_impl, np.ndarray.fill))
 
 
 def _fill_normalize(x, value):

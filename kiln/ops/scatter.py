@@ -140,10 +140,10 @@ def _index_put_impl(x: Any, index: tuple, value: Any, *, store: Any = operator.s
 
 
 def stores_at(impl: Any, numpy_store: Any) -> Any:
-    """Op.impl_at of a scatter ``impl(x, index, value, *, store)`` (or its inplace_impl,
-    given as ``fn``) whose NumPy write is ``numpy_store(x, index, value)``: the write made
-    from the user's line, where NumPy's cast and floating-point warnings point ("invalid
-    value encountered in at")."""
+    """Op.impl_at of a write ``impl(x, ..., *, store)`` (or its inplace_impl, given as
+    ``fn``) whose NumPy call is ``numpy_store(x, ...)`` (``x[index] = value``, np.add.at,
+    ``x.fill(v)``): made from the user's line, where NumPy's cast and floating-point
+    warnings point ("invalid value encountered in at")."""
     return lambda filename, lineno, fn=impl: functools.partial(
         fn, store=ufunc_at(numpy_store, filename, lineno))
 

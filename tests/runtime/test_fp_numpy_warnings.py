@@ -609,3 +609,20 @@ def test_a_result_of_one_ufunc_call_is_named_in_the_graphs_text():
     args = (np.array([1.0]), np.array([2.0]))
     quotient(*args)
     assert "result 0 of np.divmod" in quotient.records[0].graph.python_code()
+
+
+def _add_huge(x):
+    return x + 1e300
+
+
+def test_a_constant_past_a_narrower_loops_range_warns_on_every_call():
+    """``float32_array + 1e300``: NumPy converts the constant on every call, and warns
+    "overflow encountered in cast" each time (the build's own conversion says nothing)."""
+    compiled = kiln.compile(_add_huge, backend="cpp")
+    x = np.zeros(3, np.float32)
+    want = _record(_add_huge, (x,))
+    assert want[1]
+    for _ in range(2):
+        got = _record(compiled, (x,))
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1] == want[1]
