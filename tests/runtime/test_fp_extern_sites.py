@@ -85,3 +85,20 @@ def test_numpy_calls_kiln_makes_warn_at_the_users_line(backend, monkeypatch):
     for g, e in zip(got, exp):
         np.testing.assert_array_equal(g, e)
     assert len(want) == 6 and seen == want
+
+
+def _methods(x):
+    return x.sum(), x.cumprod(), x.mean()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_method_runs_as_the_method(backend):
+    """x.sum() warns from NumPy's _methods.py, x.cumprod() at the user's line (a C
+    method), np.sum() and np.cumprod() in fromnumeric.py: a NumPy run of a method spelling
+    calls the method (Bound.method)."""
+    x = np.array([1e308, 1e308, -np.inf])
+    exp, want = _record(_methods, x)
+    got, seen = _record(kiln.compile(_methods, backend=backend), x)
+    for g, e in zip(got, exp):
+        np.testing.assert_array_equal(g, e)
+    assert len(want) >= 3 and seen == want
