@@ -33,6 +33,7 @@ from .scatter import add_at_broadcast, stores_at
 from .meta import TensorMeta, check_casting, fill_may_raise, fresh_copy, infer_meta, reject, shape_of
 from .registry import (Bound, Category, Composite, F, REGISTRY, declare, is_complex_like, is_float_like,
                        method_key, spell, ufunc_method_key)
+from .value_warnings import runs_as_numpy
 
 
 def _as_value(value: Any, target: Any = None) -> Any:
@@ -431,8 +432,13 @@ place = declare("place", Category.MUTATION, lambda arr, mask, vals: np.place(arr
 def _place_normalize(arr, mask, vals):
     mask = mask if is_array_entry(mask) else np.asarray(mask)
     if isinstance(vals, (list, tuple)):
-        # NumPy converts a sequence to arr's dtype (only arrays must cast safely)
-        vals = np.array(vals, dtype=arr.dtype)
+        # NumPy converts a sequence to arr's dtype (only arrays must cast safely), on every
+        # call: where that warns ([1e300] into float32), the call runs as NumPy
+        with warnings.catch_warnings(record=True) as seen, np.errstate(all="warn"):
+            warnings.simplefilter("always")
+            vals = np.array(vals, dtype=arr.dtype)
+        if seen:
+            runs_as_numpy("numpy.place", str(seen[0].message))
     return Bound(place, (arr, mask, _as_value(vals, arr)), {})
 
 

@@ -102,3 +102,19 @@ def test_a_method_runs_as_the_method(backend):
     for g, e in zip(got, exp):
         np.testing.assert_array_equal(g, e)
     assert len(want) >= 3 and seen == want
+
+
+def _place_huge(a):
+    np.place(a, [True, False, True], [1e300])
+    return a
+
+
+def test_a_sequence_np_place_converts_with_a_warning_warns_on_every_call():
+    """np.place converts a list to the array's dtype on every call ("overflow encountered
+    in cast" for 1e300 into float32, in NumPy's file): the call runs as NumPy."""
+    compiled = kiln.compile(_place_huge, backend="eager")
+    for _ in range(2):
+        exp, want = _record(_place_huge, np.zeros(3, np.float32))
+        got, seen = _record(compiled, np.zeros(3, np.float32))
+        np.testing.assert_array_equal(got, exp)
+        assert want and seen == want
