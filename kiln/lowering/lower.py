@@ -179,7 +179,7 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         # An extern call repeating an earlier one (``r @ r`` in a while loop's test and its
         # body) takes its value: one NumPy call (kiln/ir/passes.py shared_calls).
         shared = shared_calls(self.graph)
-        warning: set = set()   # unrealized closures computing a call that may warn
+        warning: dict = {}   # unrealized closures computing a call that may warn (in order)
         for node in self.graph.nodes:
             self._origin = (node,)
             if node.kind == "call" and warning and _breaks_order(node):
@@ -214,7 +214,7 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
                 self.env[node] = value
                 if isinstance(value, Pointwise) and (may_warn_call(node) or any(
                         a in warning for a in node.inputs)):
-                    warning.add(node)
+                    warning[node] = None
             elif node.kind == "output":
                 self.lower_outputs(node)
         return self
@@ -298,13 +298,13 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             return BufferValue.whole(buf)
         return self.as_value(value)
 
-    def _realize_warning(self, warning: set) -> None:
+    def _realize_warning(self, warning: dict) -> None:
         """Before a call that may raise (or an extern that may warn): the closures of
         earlier calls that may warn, computed now, not in a later kernel that fuses them
         (``y = np.log(x); m = np.linalg.inv(a); y.sum() + m``: NumPy warns of the log,
         then raises). Each is realized where no later call read it yet (one that did is
         realized itself, computing it once), and read as its buffer from then on."""
-        for node in [n for n in self.graph.nodes if n in warning]:
+        for node in warning:
             if not any(u in self.env for u in node.users):
                 self.env[node] = self.realize(self.env[node])
         warning.clear()
