@@ -47,12 +47,13 @@ _FLOAT: dict[str, int] = {
     # reductions and scans: NumPy names the ufunc method
     "sum": _O | _I, "prod": _O | _I, "mean": _O | _I, "cumsum": _O | _I, "cumprod": _O | _I,
     "selected_sum": _O | _I,   # x[m].sum(): np.add.reduce of the selection
+    "outer": _O | _I,   # np.outer(a, b): NumPy's np.multiply of a column and a row
 }
 # integer loops (kernels raise the divide flag themselves: cpp_prelude.h); only signed
 # MIN // -1 overflows
 _INT: dict[str, int] = {"floor_divide": _D | _O, "remainder": _D, "fmod": _D, "divmod": _D | _O}
 _METHOD = {"sum": "reduce", "selected_sum": "reduce", "prod": "reduce", "mean": "reduce", "cumsum": "accumulate",
-           "cumprod": "accumulate", "astype": "cast"}
+           "cumprod": "accumulate", "astype": "cast", "outer": "multiply"}
 # ops that never warn, whatever their dtypes (views, copies, selections, comparisons,
 # NaN-quiet min/max, rounding, predicates)
 _SILENT = frozenset("""

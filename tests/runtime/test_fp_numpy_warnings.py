@@ -626,3 +626,18 @@ def test_a_constant_past_a_narrower_loops_range_warns_on_every_call():
         got = _record(compiled, (x,))
         np.testing.assert_array_equal(got[0], want[0])
         assert got[1] == want[1]
+
+
+def _outer(x):
+    return np.outer(x, x)
+
+
+def test_np_outer_warns_as_numpys_multiply():
+    """np.outer is NumPy's np.multiply of a column and a row: "overflow encountered in
+    multiply" (from numpy/_core/numeric.py there; here at the user's line)."""
+    x = np.array([0.0, 1e300, 2.0])
+    want = _record(_outer, (x,))
+    got = _record(kiln.compile(_outer, backend="cpp"), (x,))
+    np.testing.assert_array_equal(got[0], want[0])
+    assert [w[:2] for w in got[1]] == [w[:2] for w in want[1]] == \\
+        [(RuntimeWarning, "overflow encountered in multiply")]
