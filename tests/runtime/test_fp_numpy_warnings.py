@@ -639,5 +639,5 @@ def test_np_outer_warns_as_numpys_multiply():
     want = _record(_outer, (x,))
     got = _record(kiln.compile(_outer, backend="cpp"), (x,))
     np.testing.assert_array_equal(got[0], want[0])
-    assert [w[:2] for w in got[1]] == [w[:2] for w in want[1]] == \\
+    assert [w[:2] for w in got[1]] == [w[:2] for w in want[1]] == \
         [(RuntimeWarning, "overflow encountered in multiply")]
