@@ -35,6 +35,7 @@ class WrapperCode:
         # (method, file, line) -> the global of an extern called as the user's ndarray
         # method from their line (ir/graph.py extern_impl)
         self.method_sites: dict[tuple, str] = {}
+        self.site_ops: dict[str, Any] = {}   # its global -> the op
         self.lines: list[str] = []
         self._views = 0
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
@@ -255,6 +256,7 @@ class WrapperCode:
                 if at is not None:   # NumPy's x.var() warns at the user's line
                     name = self.method_sites.setdefault(
                         at, f"_ext_{item.op.name}_at_{len(self.method_sites)}")
+                    self.site_ops[name] = item.op
                 into = getattr(low, "extern_into", {}).get(item.name)
                 if into is not None:   # written into the caller's array (lowering/inplace.py)
                     name = f"_out_{item.op.name}"
@@ -389,13 +391,14 @@ class WrapperCode:
             head.append("from kiln.ops.value_warnings import method_at as _method_at, ufunc_at as _ufunc_at")
             head.append("from kiln.ops import REGISTRY")
             for (method, filename, lineno), name in sorted(self.method_sites.items(), key=lambda kv: kv[1]):
-                if isinstance(method, np.ufunc):
-                    head.append(f"{name} = _ufunc_at(np.{method.__name__}, {filename!r}, {lineno!r})")
-                elif isinstance(method, tuple):   # (op, impl attribute): Op.impl_at
+                if isinstance(method, tuple):   # (op, impl attribute): Op.impl_at
                     op = f"REGISTRY[{method[0]!r}]"
                     head.append(f"{name} = {op}.impl_at({filename!r}, {lineno!r}, {op}.{method[1]})")
-                else:
+                elif isinstance(method, str):
                     head.append(f"{name} = _method_at({method!r}, {filename!r}, {lineno!r})")
+                else:   # the op's impl, a NumPy callable (a ufunc, np.dot)
+                    op = f"REGISTRY[{self.site_ops[name].name!r}]"
+                    head.append(f"{name} = _ufunc_at({op}.impl, {filename!r}, {lineno!r})")
         if self.spread:
             head.append("from kiln.ops import REGISTRY")
         for (attr, op, kw), name in self.spread.items():
@@ -544,6 +547,5 @@ def _method_site(item: Any) -> tuple | None:
     for node in getattr(item, "origins", ()):
         if getattr(node, "target", None) is item.op and getattr(node, "kind", None) == "call":
             at = numpy_call_at(node)
-            # (a NumPy function's own Python, np.where's dispatcher: its impl, as it is)
-            return at if at is None or isinstance(at[0], (str, tuple, np.ufunc)) else None
+            return at
     return None

@@ -170,13 +170,6 @@ def ufunc_at(ufunc: Callable, filename: str, lineno: int) -> Callable:
                     filename, lineno, {"_kiln_ufunc": ufunc})
 
 
-def calls_at(fn: Callable) -> Callable:
-    """Op.impl_at of an op whose impl calls NumPy's C callable ``fn`` with its arguments
-    (``lambda x, y: np.matmul(x, y)``): ``fn`` called from the user's line, where NumPy
-    warns ("overflow encountered in matmul")."""
-    return lambda filename, lineno, impl=None: ufunc_at(fn, filename, lineno)
-
-
 def ufunc_part_at(ufunc: np.ufunc, part: int, filename: str, lineno: int,
                   quiet: bool = False) -> Callable:
     """Result ``part`` of ``ufunc``'s call from the user's line (np.divmod's quotient or
