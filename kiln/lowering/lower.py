@@ -503,9 +503,12 @@ _CURRENT: contextvars.ContextVar = contextvars.ContextVar("kiln_lowering", defau
 
 
 def _breaks_order(node: Node) -> bool:
-    """Must the warnings of earlier calls come before ``node`` runs: it may raise, or it
-    is an extern call that may warn (scheduler.py ``_keeps_order`` keeps its place)?"""
-    return node.op.raises(node.args) or node.op.category == Category.EXTERN and may_warn_call(node)
+    """Must the warnings of earlier calls come before ``node`` runs: it is an extern call
+    that may raise (np.linalg.inv; scheduler.py ``_keeps_order`` keeps its place)? (Not
+    a kernel's op that may raise, an index out of range, nor an extern that only warns:
+    realizing what may warn before each of those split the stages of loops of sums.)"""
+    return node.op.category == Category.EXTERN and node.op.raises(node.args) and \
+        node.op.check_impl is None   # (a check the wrapper runs after the kernels: warn_if_any)
 
 
 def _hook(op: Any, inputs: tuple, params: dict) -> Any:

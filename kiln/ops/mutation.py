@@ -155,28 +155,7 @@ setitem = declare("setitem", Category.MUTATION, _setitem_impl, inputs=("x", "ind
 
 
 def _setitem_normalize(x, index, value):
-    value = _as_value(value, x)
-    if _store_cast_may_warn(value, x):
-        return Composite(_cast_then_store, (x, normalize_index(index), value), {})
-    return Bound(setitem, (x, normalize_index(index), value), {})
-
-
-def _store_cast_may_warn(value: Any, x: Any) -> bool:
-    """Does ``x[index] = value`` cast with NumPy's floating-point warnings ("invalid value
-    encountered in cast" for a NaN into an int array)? An array value casts as np.copyto's
-    does (:func:`_cast_may_warn`); a NumPy scalar converts through Python into an integer
-    array (a NaN raises ValueError) and casts into a float one (1e300 into float32)."""
-    scalar = isinstance(value, np.generic) or bool(getattr(value, "numpy_scalar", False))
-    if scalar and np.dtype(getattr(x, "dtype", "O")).kind not in "fc":
-        return False
-    return _cast_may_warn(value, x, "unsafe")
-
-
-def _cast_then_store(x: Any, index: tuple, value: Any) -> None:
-    """``x[index] = value`` whose cast may warn: the cast an astype of its own, whose
-    warnings the kernels give at the user's line (a store's kernel code casts silently)."""
-    infer_meta(setitem, (x, index, value), {})   # (NumPy's errors first)
-    F.setitem(x, index, F.astype(value, dtype=np.dtype(x.dtype)))
+    return Bound(setitem, (x, normalize_index(index), _as_value(value, x)), {})
 
 
 spell(method_key("__setitem__"), setitem, _setitem_normalize, "ndarray.__setitem__")
@@ -248,13 +227,15 @@ spell(np.copyto, copyto, _copyto_normalize, "numpy.copyto")
 
 def _fill_impl(x: Any, fill_value: Any, shape: None, dtype: None, *,
                store: Any = np.ndarray.fill) -> None:
-    store(x, fill_value)
+    # (np.ndarray.fill takes NumPy's arrays alone: a device array fills itself)
+    store(x, fill_value) if isinstance(x, np.ndarray) else x.fill(fill_value)
 
 
 def _filled_impl(x: Any, fill_value: Any, shape: None, dtype: None, *,
                  store: Any = np.ndarray.fill) -> Any:
     out = np.empty_like(x)
-    store(out, fill_value)  # fill's own conversion: NaN into an int array raises, as in NumPy
+    # fill's own conversion: NaN into an int array raises, as in NumPy
+    store(out, fill_value) if isinstance(out, np.ndarray) else out.fill(fill_value)
     return out
 
 
