@@ -159,10 +159,12 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
 
     def fold(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Run a pure Python operation on constants; its exceptions are the user's. NumPy
-        scalar math that warns (``np.uint8(200) + np.uint8(100)`` overflows) is not
-        folded: every call of the function warns, so it runs as Python."""
+        scalar math that warns (``np.uint8(200) + np.uint8(100)`` overflows), or a NumPy
+        scalar made with a warning (``np.float16(70000.0)``: "overflow encountered in
+        cast"), is not folded: every call of the function warns, so it runs as Python."""
         try:
-            if not any(isinstance(a, np.generic) for a in args):
+            if not any(isinstance(a, np.generic) for a in args) and not (
+                    isinstance(fn, type) and issubclass(fn, np.generic)):
                 return fn(*args, **kwargs)
             with warnings.catch_warnings(record=True) as seen, np.errstate(all="warn"):
                 warnings.simplefilter("always")

@@ -279,7 +279,7 @@ def extern_impl(node: Node) -> Callable:
     """What runs call ``node`` as NumPy: its op's impl, or the ndarray method the user
     called, called from the user's line (``meta["method"]``: NumPy's method warns there),
     as is an op's ufunc (it warns at the frame calling it)."""
-    method, source = node.meta.get("method"), node.meta.get("source")
+    source = node.meta.get("source")
     part = node.meta.get("ufunc")
     if part is not None and source and source[0]:
         # result i of a ufunc's one call (np.divmod): it warns as that call, once, from the
@@ -289,17 +289,37 @@ def extern_impl(node: Node) -> Callable:
         quiet = any(n.kind == "call" and n.meta.get("ufunc") in earlier and len(n.args) == len(node.args)
                     and all(a is b for a, b in zip(n.args, node.args)) for n in node.graph.nodes)
         return ufunc_part_at(getattr(np, name), i, source[0], source[1], quiet)
-    if method is None and source and source[0] and node.target.numpy_method and \
-            all(isinstance(a, Node) for a in node.args[:1]):
-        method = node.target.numpy_method   # (an array's method: astype's warnings)
-    if method is None:
-        impl = node.target.impl
-        # (a ufunc, or a NumPy function itself (np.where), warns at the frame calling it:
-        # the user's line, as NumPy's call)
-        return ufunc_at(impl, source[0], source[1]) if isinstance(impl, _NUMPY_CALLABLES) \
-            and source and source[0] else impl
-    filename, lineno = source[:2]
-    return method_at(method, filename, lineno)
+    at = numpy_call_at(node)
+    if at is None:
+        return node.target.impl
+    what, filename, lineno = at
+    if isinstance(what, str):
+        return method_at(what, filename, lineno)
+    if isinstance(what, tuple):
+        return node.target.impl_at(filename, lineno)
+    return ufunc_at(what, filename, lineno)
+
+
+def numpy_call_at(node: Node) -> tuple | None:
+    """``(what, file, line)``: what a NumPy run of call ``node`` calls from the user's line
+    (``file:line``), where NumPy's code warns at the frame calling it: the ndarray method
+    the user called (a name: ``meta["method"]``, or the op's ``numpy_method`` on an array,
+    astype's "invalid value encountered in cast"), ``(op name, "impl")`` for an op whose
+    impl makes its NumPy call there (Op.impl_at), or the op's impl itself (a ufunc, or a
+    NumPy function such as np.where). None: its impl, called as it is."""
+    method, source = node.meta.get("method"), node.meta.get("source")
+    if not (source and source[0]):
+        return None
+    op = node.target
+    if method is None and op.numpy_method and all(isinstance(a, Node) for a in node.args[:1]):
+        method = op.numpy_method   # (an array's method: astype's warnings)
+    if method is not None:
+        return method, source[0], source[1]
+    if op.impl_at is not None:
+        return (op.name, "impl"), source[0], source[1]
+    # (a ufunc, or a NumPy function itself (np.where), warns at the frame calling it: the
+    # user's line, as NumPy's call)
+    return (op.impl, source[0], source[1]) if isinstance(op.impl, _NUMPY_CALLABLES) else None
 
 
 def kept_meta(node: Node) -> dict:

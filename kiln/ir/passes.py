@@ -99,13 +99,13 @@ def must_stay(node: Node) -> bool:
     """Kept even when unused: it writes memory, it may raise, or it may warn of a
     floating-point error (as NumPy would)."""
     return has_side_effects(node) or (node.kind == "call" and (
-        node.target.raises(node.args) or node.target.state is not None or _may_warn(node)))
+        node.target.raises(node.args) or node.target.state is not None or may_warn_call(node)))
 
 
 _ELEMENTWISE = (Category.POINTWISE, Category.REDUCTION, Category.SCAN)
 
 
-def _may_warn(node: Node) -> bool:
+def may_warn_call(node: Node) -> bool:
     """Is ``node`` a call the user's code made (not a derivative rule's, ``quiet``, nor a
     step of a composite spelling other than its result, ``inner``) whose
     NumPy call may warn "divide by zero encountered in log" and the like for some values

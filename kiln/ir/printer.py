@@ -114,6 +114,9 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None, *,
                 body.append(" = ".join(dead) + " = None")
             continue
         meta = describe_meta(node.val)
+        part = node.meta.get("ufunc")
+        if part:   # (it warns as that call: in the text, so a cached build is not another's)
+            meta += f"; result {part[1]} of np.{part[0]}"
         quiet = 'with np.errstate(all="ignore"): ' if node.meta.get("quiet") else ""
         rhs = _call_text(node, consts, methods)
         line = f"{quiet}{node.name} = {rhs}" + (f"  # {meta}" if meta else "")

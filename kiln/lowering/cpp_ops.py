@@ -44,8 +44,9 @@ def literal(value: Any, dtype: Any) -> str:
         if dt.kind == "i" and v == -(1 << 63):
             return "((int64_t)(-9223372036854775807LL - 1))"   # typed like every other literal
         return f"({ctype(dt)}){v}{'ULL' if dt.kind == 'u' else 'LL'}"
-    v = float(np.asarray(value, dtype=dt)) if not isinstance(value, float) or dt != np.float64 \
-        else value
+    with np.errstate(over="ignore"):   # (NumPy's "overflow in cast" is the wrapper's, per call)
+        v = float(np.asarray(value, dtype=dt)) if not isinstance(value, float) or dt != np.float64 \
+            else value
     suffix = "f" if dt == np.float32 else ""
     if math.isnan(v):
         return f"__builtin_nan{suffix}(\"\")" if not math.copysign(1, v) < 0 else f"-__builtin_nan{suffix}(\"\")"

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.fp_errors import (ALL, INVALID, KINDS, NAN_QUIET, Bounded, exact_kinds, fp_kinds,
-                              kernel_noise, numpy_name, part_exact, raises_where)
+from ..ops.fp_errors import (ALL, INVALID, KINDS, NAN_QUIET, TOLD_BESIDE_NAN, Bounded, exact_kinds,
+                              fp_kinds, kernel_noise, numpy_name, part_exact, raises_where)
 from ..ops.masked import quiet_operands
 
 _MASKED = ("masked_unary", "masked_binary")
@@ -149,6 +149,15 @@ def _casts_to_int(node: Any) -> bool:
         and _dtype_kind(node) in ("i", "u")
 
 
+def _told_beside_nan(node: Any, kernel: Any) -> bool:
+    """Is the "invalid" of ``node``, the one op of ``kernel`` that may raise it, told by its
+    predicate, since a NaN the kernel reads raises the flag too (the runtime drops a flag
+    raised beside a NaN): a float-to-integer cast's (NumPy warns for the NaN itself), or
+    a division loop's in a kernel whose NaNs are not quiet (ops/fp_errors.py
+    TOLD_BESIDE_NAN: 0 // 0 beside a NaN)."""
+    return _casts_to_int(node) or _name(node) in TOLD_BESIDE_NAN and not nan_quiet(kernel)
+
+
 def _loop_kind(node: Any) -> str | None:
     """'f' for a float result of real operands (a predicate's tests are of real floats),
     'i' or 'u' for an integer loop (all its arrays of that kind), else None."""
@@ -188,7 +197,7 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
         may = [i for i, e in enumerate(entries) if e[0] & bit]
         warns = [i for i in may if told[i] & bit]
         if not warns or len(may) == 1 and exact_kinds(entries[may[0]]) & bit and not (
-                bit == INVALID and _casts_to_int(nodes[may[0]])):
+                bit == INVALID and _told_beside_nan(nodes[may[0]], kernel)):
             continue   # nothing NumPy would say, or one raiser: the flag says it all
         wheres = [raises_where(_name(nodes[i]), bit, kind, _dtype(nodes[i]))
                   if (kind := _loop_kind(nodes[i])) else None for i in warns]

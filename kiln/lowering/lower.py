@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import Unsupported
 from ..ir import Graph, Node, map_nodes
 from ..ir.graph import resolve_sizes
-from ..ir.passes import shared_calls
+from ..ir.passes import may_warn_call, shared_calls
 from ..ops import Category, TensorMeta, infer_meta
 from ..ops.layout import overlaps_itself
 from ..ops.meta import on_stand_ins, to_fake
@@ -87,6 +87,9 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         # buffers of unused calls kept for NumPy's floating-point warnings (ir/passes.py
         # must_stay): stored, never kernel-local, so the compiler keeps their code
         self.sinks: set[str] = set()
+        # calls converting a Python float constant past a narrower float loop's range: the
+        # wrapper warns "overflow encountered in cast" for each on every call (pointwise.py)
+        self.constant_casts: list[Node] = []
         self.scalar_outputs: set[int] = set()      # output positions NumPy returns as scalars
         self.env: dict[Node, Any] = {}
         # id(value) -> (value, its memory). The value is kept: a closure nothing else holds
@@ -176,8 +179,11 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         # An extern call repeating an earlier one (``r @ r`` in a while loop's test and its
         # body) takes its value: one NumPy call (kiln/ir/passes.py shared_calls).
         shared = shared_calls(self.graph)
+        warning: dict = {}   # unrealized closures computing a call that may warn (in order)
         for node in self.graph.nodes:
             self._origin = (node,)
+            if node.kind == "call" and warning and _breaks_order(node):
+                self._realize_warning(warning)
             if node.kind == "placeholder":
                 value = self.example_inputs[placeholders.index(node)]
                 self.env[node] = self.lower_input(self._param_name(node.name), value,
@@ -206,6 +212,9 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
                     value = self.realize(value)
                     self.sinks.add(value.buf.name)
                 self.env[node] = value
+                if isinstance(value, Pointwise) and (may_warn_call(node) or any(
+                        a in warning for a in node.inputs)):
+                    warning[node] = None
             elif node.kind == "output":
                 self.lower_outputs(node)
         return self
@@ -288,6 +297,17 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             self.constants[gname] = value
             return BufferValue.whole(buf)
         return self.as_value(value)
+
+    def _realize_warning(self, warning: dict) -> None:
+        """Before a call that may raise (or an extern that may warn): the closures of
+        earlier calls that may warn, computed now, not in a later kernel that fuses them
+        (``y = np.log(x); m = np.linalg.inv(a); y.sum() + m``: NumPy warns of the log,
+        then raises). Each is realized where no later call read it yet (one that did is
+        realized itself, computing it once), and read as its buffer from then on."""
+        for node in warning:
+            if not any(u in self.env for u in node.users):
+                self.env[node] = self.realize(self.env[node])
+        warning.clear()
 
     def lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
         if meta is None:  # on the example's sizes: dtype rules and NumPy's errors
@@ -480,6 +500,15 @@ class _NoRule(Exception):
 # The lowering running a decomposition, per thread (and per asyncio task): two functions
 # lowering in two threads never see each other's.
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("kiln_lowering", default=None)
+
+
+def _breaks_order(node: Node) -> bool:
+    """Must the warnings of earlier calls come before ``node`` runs: it is an extern call
+    that may raise (np.linalg.inv; scheduler.py ``_keeps_order`` keeps its place)? (Not
+    a kernel's op that may raise, an index out of range, nor an extern that only warns:
+    realizing what may warn before each of those split the stages of loops of sums.)"""
+    return node.op.category == Category.EXTERN and node.op.raises(node.args) and \
+        node.op.check_impl is None   # (a check the wrapper runs after the kernels: warn_if_any)
 
 
 def _hook(op: Any, inputs: tuple, params: dict) -> Any:

@@ -12,7 +12,7 @@ import numpy as np
 from ..ops import TensorMeta
 from .handler import EXPENSIVE, RecordingHandler
 from .loop_ir import Pointwise, Scalar, Value, broadcast_index, kind, recomputed
-from .scalars import fits, narrowed_floats, python_int_operands, token, unbounded
+from .scalars import fits, narrowed_floats, overflowing_constants, python_int_operands, token, unbounded
 
 
 def _body_calls(body: Any, dtype: np.dtype, arity: int) -> list:
@@ -125,6 +125,8 @@ class PointwiseLowering:
             v.int_bounds = tuple(dict.fromkeys(getattr(v, "int_bounds", ()) + (dt,)))
         for v, dt in narrowed:  # and warns where its cast overflows (wrapper.py)
             v.float_bounds = getattr(v, "float_bounds", ()) + ((dt, node),)
+        if node is not None:    # a constant's does on every call
+            self.constant_casts += [node for _ in overflowing_constants(values, in_dts)]
         out = Pointwise(shape, out_dtype, fn, cost, origins + self._origin)
         arrays = [v for v in values if isinstance(v, Value) and not isinstance(v, Scalar)]
         out.per_point = bool(arrays) and all(getattr(v, "per_point", False) for v in arrays)

@@ -61,6 +61,20 @@ def narrowed_floats(values: list, in_dts: list, weak_only: bool = True) -> list:
             and np.dtype(dt).kind in "fc" and part(dt) < part(v.dtype)]
 
 
+def overflowing_constants(values: list, in_dts: list) -> list:
+    """The compile-time Python floats a loop takes in a narrower float dtype whose
+    conversion overflows (``float32_array + 1e300``): NumPy warns "overflow encountered in
+    cast" on every call (the wrapper says it: ``low.constant_casts``), and computes with
+    the infinity the C literal is."""
+    def part(dtype: Any) -> np.dtype:
+        dt = np.dtype(dtype)
+        return np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+    return [(v, np.dtype(dt)) for v, dt in zip(values, in_dts)
+            if isinstance(v, Scalar) and v.weak and not v.arg and type(v.value) is float
+            and np.dtype(dt).kind in "fc" and part(dt).itemsize < 8
+            and cast_limit(dt) <= abs(v.value) <= float(np.finfo(np.float64).max)]
+
+
 def cast_limit(dtype: Any) -> float:
     """The least Python float whose conversion to ``dtype`` (its real part's, for a
     complex one) overflows: the largest value plus half its ulp, which rounds to infinity.

@@ -20,6 +20,8 @@ import math
 from typing import Any
 
 from .. import logs
+from ..ir.graph import numpy_call_at
+from ..ir.passes import may_warn_call
 from .handler import RecordingHandler
 from .loop_ir import Affine, BufferValue, linear
 from .lower import ComputeNode, ExternNode, GraphLowering, Opaque, iter_values
@@ -194,19 +196,34 @@ def _extern_inputs(node: ExternNode) -> set[str]:
     return _extern_reads(node) | {v.name for v in iter_values(node.args) if isinstance(v, Opaque)}
 
 
-def _keeps_order(node: ExternNode, deferred: list) -> bool:
+def _keeps_order(node: ExternNode, deferred: list, kernel: Kernel) -> bool:
     """Draws from a random generator (``Op.state``) run in program order, and never swap
     with an extern that may raise (NumPy draws before the error, or not at all): such a
     call waits behind deferred externs instead of moving before the open kernel. Nor do
-    two externs that may raise swap (NumPy raises the first one's error: ``v = x.sum() *
-    2 ** 70; w = x[0] ** np.int64(-1)`` of a uint32 ``x`` is an OverflowError)."""
+    two externs that may raise or warn swap (NumPy raises the first one's error: ``v =
+    x.sum() * 2 ** 70; w = x[0] ** np.int64(-1)`` of a uint32 ``x`` is an OverflowError;
+    and gives its warnings in program order), nor
+    an extern that may raise or warn and an open ``kernel`` computing a call that may warn
+    (``y = np.log(x); m = np.linalg.inv(a)``: NumPy warns of the log, then raises; or
+    warns of both, the log's first: ir/passes.py ``may_warn_call``)."""
+    if _warns_or_raises(node) and any(may_warn_call(origin) for n in kernel.nodes
+                                      for origin in n.origins if getattr(origin, "kind", None) == "call"):
+        return True
     if not deferred:
         return False
     if node.op.state is not None:
         return True
     if any(d.op.state is not None for d in deferred):
         return True
-    return node.may_raise() and any(d.may_raise() for d in deferred)
+    return _warns_or_raises(node) and any(_warns_or_raises(d) for d in deferred)
+
+
+def _warns_or_raises(node: ExternNode) -> bool:
+    """May extern ``node`` raise, or warn: a floating-point warning (ir/passes.py
+    ``may_warn_call``), or any NumPy warning of a call it makes from the user's line
+    (ir/graph.py ``numpy_call_at``: astype's ComplexWarning)?"""
+    return node.may_raise() or any(getattr(origin, "kind", None) == "call" and (
+        may_warn_call(origin) or numpy_call_at(origin) is not None) for origin in node.origins)
 
 
 def schedule(low: GraphLowering, graph_name: str = "forward") -> list:
@@ -235,7 +252,7 @@ def schedule(low: GraphLowering, graph_name: str = "forward") -> list:
                 open_kernel = None
                 items.append(node)
             elif open_kernel is not None and (_extern_inputs(node) & (open_kernel.written() | deferred_out)
-                                              or _keeps_order(node, deferred)):
+                                              or _keeps_order(node, deferred, open_kernel)):
                 deferred.append(node)
                 deferred_out.add(node.name)
             elif open_kernel is not None:

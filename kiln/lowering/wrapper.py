@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.graph import numpy_call_at
 from ..ir.printer import format_value
 from .loop_ir import Buffer, BufferValue, Scalar, Value
 from .lower import GraphLowering, Opaque
@@ -34,6 +35,7 @@ class WrapperCode:
         # (method, file, line) -> the global of an extern called as the user's ndarray
         # method from their line (ir/graph.py extern_impl)
         self.method_sites: dict[tuple, str] = {}
+        self.site_ops: dict[str, Any] = {}   # its global -> the op
         self.lines: list[str] = []
         self._views = 0
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
@@ -189,6 +191,10 @@ class WrapperCode:
         # NumPy warns "overflow encountered in cast", once per op converting it, and
         # computes with an infinity. The kernel's own conversion would raise the flag of
         # the op it feeds ("overflow encountered in subtract", or nothing).
+        constant_sites = tuple(tuple((node.meta.get("source") or ("", 0))[:2])
+                               for node in getattr(low, "constant_casts", ()))
+        if constant_sites:   # (NumPy's conversion of a constant: the same on every call)
+            body.append(f"_cast_overflow({constant_sites!r})")
         floats = [(name, kind_) for name, kind_ in low.inputs if getattr(kind_, "float_bounds", ())]
         casts = {name: f"{min(cast_limit(dt) for dt, _ in kind_.float_bounds)!r} <= abs({name}) "
                        f"<= {float(np.finfo(np.float64).max)!r}" for name, kind_ in floats}
@@ -250,6 +256,7 @@ class WrapperCode:
                 if at is not None:   # NumPy's x.var() warns at the user's line
                     name = self.method_sites.setdefault(
                         at, f"_ext_{item.op.name}_at_{len(self.method_sites)}")
+                    self.site_ops[name] = item.op
                 into = getattr(low, "extern_into", {}).get(item.name)
                 if into is not None:   # written into the caller's array (lowering/inplace.py)
                     name = f"_out_{item.op.name}"
@@ -260,7 +267,12 @@ class WrapperCode:
                 written = step in plan.inplace_externs and item.op.subscript and not item.params
                 if spread is None and not written and into is None:
                     self.externs[name] = item.op
-                if step in plan.inplace_externs and not written:
+                if step in plan.inplace_externs and not written and at is not None \
+                        and isinstance(at[0], tuple):   # its NumPy write from the user's line
+                    name = self.method_sites.setdefault(
+                        ((at[0][0], "inplace_impl"),) + at[1:],
+                        f"_inplace_{item.op.name}_at_{len(self.method_sites)}")
+                elif step in plan.inplace_externs and not written:
                     name = f"_inplace_{item.op.name}"
                     self.inplace_externs[name] = item.op
                 call_args = [self.subscript(a) if written and k == 1 else self.arg(a)
@@ -348,7 +360,7 @@ class WrapperCode:
             "",
             "from kiln.runtime.fpmode import errors_trapped as _fp_trapped",
         ]
-        if any(line.startswith("    _cast_overflow(") for line in body):
+        if any(line.lstrip().startswith("_cast_overflow(") for line in body):
             head += ["from kiln.runtime.fpwarn import cast_overflow as _cast_overflow", "_inf = float('inf')"]
         if self.uses_in_order:
             head.append("from kiln.lowering.layout import in_order as _in_order")
@@ -377,11 +389,16 @@ class WrapperCode:
                 head.append(f"{name} = REGISTRY[{op.name!r}].out_impl")
         if self.method_sites:
             head.append("from kiln.ops.value_warnings import method_at as _method_at, ufunc_at as _ufunc_at")
+            head.append("from kiln.ops import REGISTRY")
             for (method, filename, lineno), name in sorted(self.method_sites.items(), key=lambda kv: kv[1]):
-                if isinstance(method, np.ufunc):
-                    head.append(f"{name} = _ufunc_at(np.{method.__name__}, {filename!r}, {lineno!r})")
-                else:
+                if isinstance(method, tuple):   # (op, impl attribute): Op.impl_at
+                    op = f"REGISTRY[{method[0]!r}]"
+                    head.append(f"{name} = {op}.impl_at({filename!r}, {lineno!r}, {op}.{method[1]})")
+                elif isinstance(method, str):
                     head.append(f"{name} = _method_at({method!r}, {filename!r}, {lineno!r})")
+                else:   # the op's impl, a NumPy callable (a ufunc, np.dot)
+                    op = f"REGISTRY[{self.site_ops[name].name!r}]"
+                    head.append(f"{name} = _ufunc_at({op}.impl, {filename!r}, {lineno!r})")
         if self.spread:
             head.append("from kiln.ops import REGISTRY")
         for (attr, op, kw), name in self.spread.items():
@@ -416,7 +433,7 @@ class WrapperCode:
         shapes, launches kernels and returns whole arrays or its own parameters (a
         3-element ODE right-hand side; runtime/launch.py ``fast_call`` runs them in C) or
         in the axis order NumPy gives a result (``a.T + b.T``); None for anything else
-        (views, extern calls, sizes, pools, integer checks).
+        (views, extern calls, sizes, pools, integer checks, a constant's warning).
 
         ``(nparams, fixed, allocations, launches, outputs)``: ``fixed`` the parameter
         positions ``_layouts`` checks (``_fast_inputs`` where ``generate`` writes one: also
@@ -428,6 +445,7 @@ class WrapperCode:
         tail = getattr(self.renderer, "fast_launch_tail", None)
         if tail is None or checked or not self.rendered or low.int_values or low.scalar_outputs \
                 or low.size_checks or plan.at_exit or plan.pooled_outputs or plan.pools \
+                or getattr(low, "constant_casts", ()) \
                 or any(isinstance(k, Scalar) and (getattr(k, "pytype", None) is int
                                                   or getattr(k, "int_bounds", ()))
                        or isinstance(k, Buffer) and not all(type(n) is int for n in k.shape)
@@ -523,15 +541,11 @@ def _axis_order_strides(buf: Any) -> tuple:
 
 
 def _method_site(item: Any) -> tuple | None:
-    """``(method, file, line)`` where extern ``item`` computes the user's ndarray method
-    call (a graph node's ``meta["method"]``), or ``(ufunc, file, line)`` where it is a
-    ufunc op's call (a ufunc warns at the frame calling it), else None."""
+    """``(what, file, line)`` where extern ``item`` makes its NumPy call from the user's
+    line (ir/graph.py ``numpy_call_at`` of its graph node: NumPy's ``x.var()`` and a
+    ufunc warn at the frame calling them), else None."""
     for node in getattr(item, "origins", ()):
-        if getattr(node, "target", None) is not item.op:
-            continue
-        source = node.meta.get("source")
-        if node.meta.get("method"):
-            return (node.meta["method"],) + tuple(source[:2])
-        if isinstance(item.op.impl, np.ufunc) and source and source[0]:
-            return (item.op.impl,) + tuple(source[:2])
+        if getattr(node, "target", None) is item.op and getattr(node, "kind", None) == "call":
+            at = numpy_call_at(node)
+            return at
     return None

@@ -47,12 +47,13 @@ _FLOAT: dict[str, int] = {
     # reductions and scans: NumPy names the ufunc method
     "sum": _O | _I, "prod": _O | _I, "mean": _O | _I, "cumsum": _O | _I, "cumprod": _O | _I,
     "selected_sum": _O | _I,   # x[m].sum(): np.add.reduce of the selection
+    "outer": _O | _I,   # np.outer(a, b): NumPy's np.multiply of a column and a row
 }
 # integer loops (kernels raise the divide flag themselves: cpp_prelude.h); only signed
 # MIN // -1 overflows
 _INT: dict[str, int] = {"floor_divide": _D | _O, "remainder": _D, "fmod": _D, "divmod": _D | _O}
 _METHOD = {"sum": "reduce", "selected_sum": "reduce", "prod": "reduce", "mean": "reduce", "cumsum": "accumulate",
-           "cumprod": "accumulate", "astype": "cast"}
+           "cumprod": "accumulate", "astype": "cast", "outer": "multiply"}
 # ops that never warn, whatever their dtypes (views, copies, selections, comparisons,
 # NaN-quiet min/max, rounding, predicates)
 _SILENT = frozenset("""
@@ -88,7 +89,8 @@ NAN_QUIET = frozenset("""
 # divisor, or power's zero base, tells divide from overflow), invalid a NaN result of
 # operands that are no NaN. A kernel in which several ops may raise one kind computes
 # these (lowering/fp_flags.py, runtime/fpwarn.py). Not here: floor_divide (1e308 // 1e-10
-# is inf, and NumPy warns invalid too), reductions, casts to integers, the int loops.
+# is inf, and NumPy warns invalid too: :func:`_divmod_raises_where`), reductions, casts to
+# integers, the int loops.
 # One gap: power's overflow of an infinite exponent (np.power(1e300, inf) warns, 2.0 **
 # inf does not: where is libm's business) is never said.
 _RAISES = frozenset("""
@@ -96,6 +98,14 @@ _RAISES = frozenset("""
     log1p sqrt exp exp2 expm1 sinh cosh arcsin arccos arccosh arctanh sin cos tan rad2deg
     degrees fmod remainder astype hypot
 """.split())
+# Ops whose "invalid" a kernel that reads a NaN still tells, by the op's predicate, where
+# it is the kernel's one op that may raise it (lowering/fp_flags.py fp_table): a NaN read
+# by a comparison or by the op raises the flag, so the runtime drops it unless a predicate
+# tells (runtime/fpwarn.py), and every launch on data with a NaN then runs the body with
+# the predicates again: ~2x the time of x // y on 1M float64 holding a NaN, ~7x that of
+# np.log(x) + (x > 0.5). So the division loops' (np.divmod, //, %, np.fmod: 0 // 0 beside
+# a NaN), not yet log's or sqrt's (their invalid beside a NaN stays silent).
+TOLD_BESIDE_NAN = frozenset({"floor_divide", "remainder", "fmod", "divmod"})
 _ZERO_DIVISOR = {"true_divide": 1, "reciprocal": 0, "power": 0, "float_power": 0}
 _POWERS = ("power",)   # (np.float_power(0.0, -inf) does not warn)
 
@@ -133,8 +143,10 @@ def part_exact(ufunc: str, i: int, kind: str) -> int:
     return _PART_EXACT.get((ufunc, i), ALL) if kind == "f" else ALL
 
 
-def _divmod_raises_where(bit: int) -> Any:
-    """:func:`raises_where` of np.divmod's float loop (either result: the call's kinds)."""
+def _divmod_raises_where(bit: int, quotient: bool = False) -> Any:
+    """:func:`raises_where` of np.divmod's float loop (either result: the call's kinds);
+    ``quotient``: np.floor_divide's, the same but for a zero divisor (inf // 0 is silent,
+    0 // 0 invalid, and no remainder is taken)."""
     def where(ops: Any, result: tuple, operands: list) -> Any:
         (a, adt), (b, bdt) = operands
 
@@ -152,8 +164,13 @@ def _divmod_raises_where(bit: int) -> Any:
             return both(q_inf, finite_a, ops.call("isfinite", [b], bdt, np.bool_),
                         ops.call("logical_not", [zero], np.bool_))
         # fmod(a, 0), fmod(inf, b), inf - floor(inf), of no NaN
-        made = ops.call("logical_or", [zero, ops.call("logical_or", [
-            ops.call("isinf", [a], adt, np.bool_), q_inf], np.bool_)], np.bool_)
+        made = ops.call("logical_or", [ops.call("isinf", [a], adt, np.bool_), q_inf], np.bool_)
+        if quotient:   # 0 // 0, or inf // b and the overflows of a nonzero b
+            made = ops.call("logical_or", [
+                both(zero, ops.call("equal", [a, ops.constant(0, adt)], adt, np.bool_)),
+                both(ops.call("logical_not", [zero], np.bool_), made)], np.bool_)
+        else:
+            made = ops.call("logical_or", [zero, made], np.bool_)
         return both(made, ops.call("equal", [a, a], adt, np.bool_), ops.call("equal", [b, b], bdt, np.bool_))
     return where
 
@@ -204,8 +221,8 @@ def raises_where(op: str, bit: int, kind: str = "f", to: Any = None) -> Any:
         return _int_raises_where(op, bit) if kind == "i" or bit != OVER else None
     if op == "astype" and to is not None and np.dtype(to).kind in "iu":
         return _cast_raises_where(to) if bit == INVALID else None
-    if op == "divmod":
-        return _divmod_raises_where(bit)
+    if op in ("divmod", "floor_divide"):
+        return _divmod_raises_where(bit, quotient=op == "floor_divide")
     if op not in _RAISES or not _FLOAT.get(op, OVER) & bit:
         return None
 

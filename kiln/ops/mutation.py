@@ -21,6 +21,7 @@ and return None.
 """
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
@@ -28,10 +29,11 @@ import numpy as np
 
 from .creation import _fill_grad, _full_like_meta, fits
 from .indexing import _fmt_shape, is_array_entry, normalize_index
-from .scatter import add_at_broadcast
+from .scatter import add_at_broadcast, stores_at
 from .meta import TensorMeta, check_casting, fill_may_raise, fresh_copy, infer_meta, reject, shape_of
 from .registry import (Bound, Category, Composite, F, REGISTRY, declare, is_complex_like, is_float_like,
                        method_key, spell, ufunc_method_key)
+from .value_warnings import runs_as_numpy
 
 
 def _as_value(value: Any, target: Any = None) -> Any:
@@ -59,9 +61,9 @@ def _mutation_meta(functional: str):
 
 # -- copy_into: the functional np.copyto ----------------------------------------------------
 
-def _copy_into_impl(dst: Any, src: Any, where: Any, casting: str) -> Any:
+def _copy_into_impl(dst: Any, src: Any, where: Any, casting: str, *, store: Any = np.copyto) -> Any:
     out = fresh_copy(dst)
-    np.copyto(out, src, casting=casting, where=where)
+    store(out, src, casting=casting, where=where)
     return out
 
 
@@ -73,7 +75,9 @@ def _copy_into_meta(dst: Any, src: Any, where: Any, casting: str) -> TensorMeta:
         sample = src
     else:
         sample = np.zeros(() if sshape == () else (0,), np.dtype(src.dtype))
-    np.copyto(np.zeros((0,), dst.dtype), sample, casting=casting)
+    with warnings.catch_warnings():   # (the call's own ComplexWarning comes when it runs)
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        np.copyto(np.zeros((0,), dst.dtype), sample, casting=casting)
     if not fits(sshape, dshape):
         raise ValueError(f"could not broadcast input array from shape {_fmt_shape(sshape)} "
                          f"into shape {_fmt_shape(dshape)}")
@@ -120,6 +124,7 @@ def _copy_into_decomposition(dst, src, where, casting):
 copy_into = declare("copy_into", Category.POINTWISE, _copy_into_impl,
                     inputs=("dst", "src", "where"), params={"casting": "same_kind"},
                     meta=_copy_into_meta, vjp=_copy_into_vjp,
+                    impl_at=stores_at(_copy_into_impl, np.copyto),
                     lowering={"decompose": _copy_into_decomposition},
                     doc="the new value of dst after np.copyto(dst, src, casting, where)")
 # Linear in dst and src (a select): the rule holds for complex values as written.
@@ -128,8 +133,8 @@ copy_into.complex_grad = True
 
 # -- the mutations ------------------------------------------------------------------------
 
-def _setitem_impl(x: Any, index: tuple, value: Any) -> None:
-    x[index] = value
+def _setitem_impl(x: Any, index: tuple, value: Any, *, store: Any = operator.setitem) -> None:
+    store(x, index, value)
 
 
 def _stores_own_view(x: Any, index: Any, value: Any) -> bool:
@@ -145,7 +150,8 @@ def _stores_own_view(x: Any, index: Any, value: Any) -> bool:
 
 setitem = declare("setitem", Category.MUTATION, _setitem_impl, inputs=("x", "index", "value"),
                   meta=_mutation_meta("index_put"), mutates=(0,), functional="index_put",
-                  stores_own_view=_stores_own_view, runtime_slices=1, doc="x[index] = value")
+                  stores_own_view=_stores_own_view, runtime_slices=1, doc="x[index] = value",
+                  impl_at=stores_at(_setitem_impl, operator.setitem))
 
 
 def _setitem_normalize(x, index, value):
@@ -155,12 +161,13 @@ def _setitem_normalize(x, index, value):
 spell(method_key("__setitem__"), setitem, _setitem_normalize, "ndarray.__setitem__")
 
 
-def _add_at_impl(x: Any, index: tuple, value: Any) -> None:
-    add_at_broadcast(x, index, value)
+def _add_at_impl(x: Any, index: tuple, value: Any, *, store: Any = np.add.at) -> None:
+    add_at_broadcast(x, index, value, store=store)
 
 
 add_at = declare("add_at", Category.MUTATION, _add_at_impl, inputs=("x", "index", "value"),
                  meta=_mutation_meta("index_add"), mutates=(0,), functional="index_add",
+                 impl_at=stores_at(_add_at_impl, np.add.at),
                  doc="np.add.at(x, index, value): unbuffered, repeated indices accumulate")
 
 
@@ -173,13 +180,13 @@ def _add_at_normalize(a, indices, b=None):
 spell(ufunc_method_key(np.add, "at"), add_at, _add_at_normalize, "numpy.add.at")
 
 
-def _copyto_impl(dst: Any, src: Any, where: Any, casting: str) -> None:
-    np.copyto(dst, src, casting=casting, where=where)
+def _copyto_impl(dst: Any, src: Any, where: Any, casting: str, *, store: Any = np.copyto) -> None:
+    store(dst, src, casting=casting, where=where)
 
 
 copyto = declare("copyto", Category.MUTATION, _copyto_impl, inputs=("dst", "src", "where"),
                  params={"casting": "same_kind"}, meta=_mutation_meta("copy_into"),
-                 mutates=(0,), functional="copy_into",
+                 mutates=(0,), functional="copy_into", impl_at=stores_at(_copyto_impl, np.copyto),
                  doc="np.copyto(dst, src, casting, where)")
 
 
@@ -196,14 +203,15 @@ def _copyto_normalize(dst, src, casting="same_kind", where=True):
 def _cast_may_warn(src: Any, dst: Any, casting: str) -> bool:
     """Can np.copyto's cast of src into dst's dtype give NumPy's floating-point warnings
     ("invalid value encountered in cast": a NaN into an int array; "overflow": 1e300 into
-    float32)? copy_into's kernel code casts, but a copy says nothing of flags
+    float32) or its ComplexWarning? copy_into's kernel code casts, but a copy says nothing of flags
     (ops/fp_errors.py), so such a cast is an astype of its own, whose warnings kernels give."""
     if not (is_array_entry(src) or isinstance(src, np.generic)) or not is_array_entry(dst):
         return False
     s, d = np.dtype(src.dtype), np.dtype(dst.dtype)
     if s.kind not in "fc" or d.kind not in "iufc" or s == d or not np.can_cast(s, d, casting):
         return False
-    return d.kind in "iu" or np.finfo(d).max < np.finfo(s).max
+    # (complex into real: NumPy's ComplexWarning, which the astype gives at the user's line)
+    return d.kind in "iu" or s.kind == "c" and d.kind == "f" or np.finfo(d).max < np.finfo(s).max
 
 
 def _cast_then_copy(dst: Any, src: Any, where: Any, casting: str) -> None:
@@ -217,20 +225,24 @@ def _cast_then_copy(dst: Any, src: Any, where: Any, casting: str) -> None:
 spell(np.copyto, copyto, _copyto_normalize, "numpy.copyto")
 
 
-def _fill_impl(x: Any, fill_value: Any, shape: None, dtype: None) -> None:
-    x.fill(fill_value)
+def _fill_impl(x: Any, fill_value: Any, shape: None, dtype: None, *,
+               store: Any = np.ndarray.fill) -> None:
+    # (np.ndarray.fill takes NumPy's arrays alone: a device array fills itself)
+    store(x, fill_value) if isinstance(x, np.ndarray) else x.fill(fill_value)
 
 
-def _filled_impl(x: Any, fill_value: Any, shape: None, dtype: None) -> Any:
+def _filled_impl(x: Any, fill_value: Any, shape: None, dtype: None, *,
+                 store: Any = np.ndarray.fill) -> Any:
     out = np.empty_like(x)
-    out.fill(fill_value)  # fill's own conversion: NaN into an int array raises, as in NumPy
+    # fill's own conversion: NaN into an int array raises, as in NumPy
+    store(out, fill_value) if isinstance(out, np.ndarray) else out.fill(fill_value)
     return out
 
 
 # The functional fill: full_like would cast unsafely (NaN -> INT_MIN) where fill raises.
 filled = declare("filled", Category.CREATION, _filled_impl, inputs=("x", "fill_value"),
                  params={"shape": None, "dtype": None}, meta=_full_like_meta,
-                 raises_for=fill_may_raise(floats=True),
+                 raises_for=fill_may_raise(floats=True), impl_at=stores_at(_filled_impl, np.ndarray.fill),
                  vjp=lambda g, out, x, fill_value, shape, dtype: (None, _fill_grad(g, fill_value)),
                  doc="the new value of x after x.fill(value)")
 
@@ -238,7 +250,8 @@ filled = declare("filled", Category.CREATION, _filled_impl, inputs=("x", "fill_v
 # exactly the mutation's inputs and parameters.
 fill = declare("fill", Category.MUTATION, _fill_impl, inputs=("x", "fill_value"),
                params={"shape": None, "dtype": None}, meta=_mutation_meta("filled"),
-               mutates=(0,), functional="filled", doc="ndarray.fill(value)")
+               mutates=(0,), functional="filled", doc="ndarray.fill(value)",
+               impl_at=stores_at(_fill_impl, np.ndarray.fill))
 
 
 def _fill_normalize(x, value):
@@ -418,8 +431,13 @@ place = declare("place", Category.MUTATION, lambda arr, mask, vals: np.place(arr
 def _place_normalize(arr, mask, vals):
     mask = mask if is_array_entry(mask) else np.asarray(mask)
     if isinstance(vals, (list, tuple)):
-        # NumPy converts a sequence to arr's dtype (only arrays must cast safely)
-        vals = np.array(vals, dtype=arr.dtype)
+        # NumPy converts a sequence to arr's dtype (only arrays must cast safely), on every
+        # call: where that warns ([1e300] into float32), the call runs as NumPy
+        with warnings.catch_warnings(record=True) as seen, np.errstate(all="warn"):
+            warnings.simplefilter("always")
+            vals = np.array(vals, dtype=arr.dtype)
+        if seen:
+            runs_as_numpy("numpy.place", str(seen[0].message))
     return Bound(place, (arr, mask, _as_value(vals, arr)), {})
 
 

@@ -135,6 +135,10 @@ def out_param(out: Any) -> Any:
     return out
 
 
+# the reductions whose ndarray method warns from NumPy's Python (numpy/_core/_methods.py)
+_WARNING_METHODS = ("sum", "prod", "mean", "var", "std")
+
+
 def bind(op: Op, name: str, a: Any, axis: Any, out: Any = None, keepdims: Any = _NV,
          where: Any = _NV, initial: Any = _NV, dtype: Any = None, **extra: Any) -> Bound:
     """The shared tail of every reduction normalizer."""
@@ -166,9 +170,10 @@ def bind(op: Op, name: str, a: Any, axis: Any, out: Any = None, keepdims: Any = 
         # np.maximum.reduce(x, dtype=...) and friends: only the no-op dtype is accepted.
         reject(name, "dtype", dtype, "cast the input or the result with .astype(...) instead")
     params.update(extra)
-    # x.mean(), x.var(), x.std() warn from numpy/_core/_methods.py at the user's line,
-    # np.mean() and friends at theirs in fromnumeric.py
-    method = op.name if name == f"ndarray.{op.name}" and op.name in ("mean", "var", "std") else None
+    # x.sum(), x.mean(), x.var() and friends warn from numpy/_core/_methods.py ("overflow
+    # encountered in reduce" at its line), np.sum() and friends at theirs in fromnumeric.py:
+    # a NumPy run of the method calls the method (ir/graph.py extern_impl)
+    method = op.name if name == f"ndarray.{op.name}" and op.name in _WARNING_METHODS else None
     return Bound(op, (a,), params, out_param(out), method)
 
 
@@ -459,10 +464,14 @@ def scan_axis(axis: Any, x: Any) -> int | None:
 
 
 def _scan_family(op: Op, name: str) -> Callable[..., Bound]:
+    # (x.cumprod() warns "overflow encountered in accumulate" at the user's line, from
+    # NumPy's C method; np.cumprod(x) at its own line in fromnumeric.py)
+    method = op.name if name == f"ndarray.{op.name}" else None
+
     def normalize(a, axis=None, dtype=None, out=None):
         return Bound(op, (a,), {"axis": scan_axis(axis, a),
                                 "dtype": dtype_param(loop_dtype(a, dtype, out), name)},
-                     out_param(out))
+                     out_param(out), method)
     return normalize
 
 

@@ -115,6 +115,11 @@ class Op:
     # node calls ``x.<method>(**params)`` from the user's line, where NumPy's C code warns
     # ("invalid value encountered in cast"), not from the impl's own line.
     numpy_method: str | None = None
+    # ``impl_at(file, line[, fn])``: the impl (or ``fn``, its inplace_impl), its NumPy call
+    # (the one that may warn: a scalar's ``a / b``, a scatter's ``np.add.at``) made from a
+    # frame at the user's line (kiln/ops/value_warnings.py ufunc_at), for an impl that is
+    # kiln's own Python: NumPy's C code warns at the Python frame calling it, the impl's.
+    impl_at: Callable[[str, int], Callable[..., Any]] | None = None
     # ``inplace_inputs(args, params) -> values``: the inputs ``inplace_impl`` may write over, each
     # one the caller must give up (None: input 0).
     # ``inplace_atomic(args) -> bool``: True when ``inplace_impl`` on these arguments either

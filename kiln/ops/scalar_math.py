@@ -22,6 +22,7 @@ anything: only the 0-d operands of integer scalar math are read.
 """
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
 from typing import Any
@@ -30,7 +31,7 @@ import numpy as np
 
 from .meta import TensorMeta, infer_meta, ufunc_may_raise
 from .registry import REGISTRY, Bound, Category, Composite, F, declare
-from .value_warnings import call_site, warn_at
+from .value_warnings import call_site, ufunc_at, warn_at
 
 # the ufunc op -> the Python operator NumPy's scalar math implements for it
 OPERATORS = {
@@ -65,15 +66,21 @@ _UNARY = {"negative": operator.neg, "absolute": abs}
 _BOUNDS: dict[str, tuple[int, int]] = {}
 
 
-def _impl(x: Any, y: Any, ufunc: str) -> Any:
+def _impl(x: Any, y: Any, ufunc: str, *, at: tuple[str, int] | None = None) -> Any:
     if ufunc in CHECKED and _integral(x) and _integral(y):
         # an integer result: the check after this op warns or raises, at the user's line
         # (NumPy's own warning from here would point at this file)
         with np.errstate(over="ignore", divide="ignore"):
-            value = _value(x, y, ufunc)
+            value = _value(x, y, ufunc, at)
         if getattr(value, "dtype", np.dtype(float)).kind in "iub":
             return value
-    return _value(x, y, ufunc)
+    return _value(x, y, ufunc, at)
+
+
+def _impl_at(filename: str, lineno: int, impl: Any = _impl) -> Any:
+    """The impl whose scalar math runs from a frame at ``filename:lineno`` (Op.impl_at):
+    ``np.float64(1) / x[0]`` warns "divide by zero" at the user's line, as NumPy's."""
+    return functools.partial(impl, at=(filename, lineno))
 
 
 def _integral(v: Any) -> bool:
@@ -81,13 +88,14 @@ def _integral(v: Any) -> bool:
         isinstance(v, np.ndarray) and v.dtype.kind in "iub"
 
 
-def _value(x: Any, y: Any, ufunc: str) -> Any:
+def _value(x: Any, y: Any, ufunc: str, at: tuple[str, int] | None = None) -> Any:
+    call = OPERATORS[ufunc]
     if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):   # 0-d values of a graph
         x = x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
         y = y[()] if isinstance(y, np.ndarray) and y.ndim == 0 else y
         if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            return REGISTRY[ufunc].impl(x, y)
-    return OPERATORS[ufunc](x, y)
+            call = REGISTRY[ufunc].impl
+    return call(x, y) if at is None else ufunc_at(call, at[0], at[1])(x, y)
 
 
 def _fault(x: Any, y: Any, ufunc: str, dtype: str) -> str | None:
@@ -188,7 +196,7 @@ def _vjp(g: Any, out: Any, x: Any, y: Any, ufunc: str) -> Any:
 
 scalar_binary = declare(
     "scalar_binary", Category.POINTWISE, _impl, inputs=("x", "y"), params={"ufunc": None},
-    meta=_meta, vjp=_vjp, raises_for=ufunc_may_raise,
+    meta=_meta, vjp=_vjp, raises_for=ufunc_may_raise, impl_at=_impl_at,
     # the ufunc's loop code, or this op's own call where the ufunc's would be an extern
     # (integer power: NumPy's own error from scalar math)
     lowering={"decompose": lambda x, y, ufunc: F.__getattr__(ufunc)(x, y), "or_extern": True},

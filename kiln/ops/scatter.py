@@ -5,6 +5,8 @@ Shapes come from the index (kiln/ops/indexing.py: ``indexed_shape``), never a fa
 """
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Any
 
 import numpy as np
@@ -14,6 +16,7 @@ from .indexing import (_fmt_shape, _static_slices, gather, index_kind, indexed_s
 from .meta import TensorMeta, as_array, broadcast_shapes, fresh_copy, shape_of
 from .registry import Category, F, declare, is_complex_like, is_float_like
 from .result_layout import Strided, axis_order, layout_of
+from .value_warnings import ufunc_at
 
 
 # -- functional scatters: index_put (x[index] = value), index_add (np.add.at) --------------
@@ -130,10 +133,19 @@ def _masked_value_grad(g: Any, index: tuple, vshape: tuple) -> Any:
     return F.reshape(gv, shape=vshape) if vs != vshape else gv
 
 
-def _index_put_impl(x: Any, index: tuple, value: Any) -> Any:
+def _index_put_impl(x: Any, index: tuple, value: Any, *, store: Any = operator.setitem) -> Any:
     out = fresh_copy(x)
-    out[index] = value
+    store(out, index, value)
     return out
+
+
+def stores_at(impl: Any, numpy_store: Any) -> Any:
+    """Op.impl_at of a write ``impl(x, ..., *, store)`` (or its inplace_impl, given as
+    ``fn``) whose NumPy call is ``numpy_store(x, ...)`` (``x[index] = value``, np.add.at,
+    ``x.fill(v)``): made from the user's line, where NumPy's cast and floating-point
+    warnings point ("invalid value encountered in at")."""
+    return lambda filename, lineno, fn=impl: functools.partial(
+        fn, store=ufunc_at(numpy_store, filename, lineno))
 
 
 def _scatter_meta(strip_leading_ones: bool):
@@ -202,19 +214,19 @@ index_put = declare("index_put", Category.GATHER, _index_put_impl,
 index_put.lowering = {"region_write": True}
 
 
-def _index_add_impl(x: Any, index: tuple, value: Any) -> Any:
+def _index_add_impl(x: Any, index: tuple, value: Any, *, store: Any = np.add.at) -> Any:
     out = fresh_copy(x)
-    add_at_broadcast(out, index, value)
+    add_at_broadcast(out, index, value, store=store)
     return out
 
 
-def _index_put_inplace(x: Any, index: tuple, value: Any) -> Any:
-    x[index] = value
+def _index_put_inplace(x: Any, index: tuple, value: Any, *, store: Any = operator.setitem) -> Any:
+    store(x, index, value)
     return x
 
 
-def _index_add_inplace(x: Any, index: tuple, value: Any) -> Any:
-    add_at_broadcast(x, index, value)
+def _index_add_inplace(x: Any, index: tuple, value: Any, *, store: Any = np.add.at) -> Any:
+    add_at_broadcast(x, index, value, store=store)
     return x
 
 
@@ -229,16 +241,17 @@ def _same_int_arrays(entries: tuple, ndim: int) -> bool:
     return True
 
 
-def add_at_broadcast(x: Any, index: tuple, value: Any, ufunc: np.ufunc = np.add) -> None:
+def add_at_broadcast(x: Any, index: tuple, value: Any, ufunc: np.ufunc = np.add,
+                     store: Any = None) -> None:
     """``np.add.at`` (or another binary ``ufunc.at``) with ``value`` broadcast to
     ``x[index]`` first: NumPy 2.4 reads uninitialised memory when a value broadcasts
-    against a multi-dimensional index."""
+    against a multi-dimensional index. ``store``: what calls ``ufunc.at`` (Op.impl_at)."""
     if not (type(value) is np.ndarray and type(x) is np.ndarray):   # (as_array's own shortcut)
         value = as_array(value, x)
     if value.ndim == 0:
         # a single value (np.maximum.at(v, i, 10.0)) broadcasts correctly on NumPy 2.4 and
         # 2.5; the shape work and broadcast_to took ~4 of the call's ~5 us
-        ufunc.at(x, index, value)
+        (store or ufunc.at)(x, index, value)
         return
     entries = index if isinstance(index, tuple) else (index,)
     if _same_int_arrays(entries, x.ndim if type(x) is np.ndarray else np.ndim(x)):
@@ -257,7 +270,7 @@ def add_at_broadcast(x: Any, index: tuple, value: Any, ufunc: np.ufunc = np.add)
             value = np.broadcast_to(value, target_shape)
         except ValueError:
             pass  # let ufunc.at raise its own message
-    ufunc.at(x, index, value)
+    (store or ufunc.at)(x, index, value)
 
 
 index_add = declare("index_add", Category.GATHER, _index_add_impl,
@@ -267,6 +280,8 @@ index_add = declare("index_add", Category.GATHER, _index_add_impl,
                     may_raise=True)
 
 index_put.inplace_impl = _index_put_inplace
+index_put.impl_at = stores_at(_index_put_impl, operator.setitem)
+index_add.impl_at = stores_at(_index_add_impl, np.add.at)
 index_put.subscript = True   # inplace_impl is x[index] = value
 
 

@@ -30,6 +30,7 @@ derivative rule (``Differentiation rule for 'reduceat' not implemented``).
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from .mutation import _as_value, _mutation_meta
 from .reduction import dtype_param, keep, loop_dtype, out_param
 from .registry import Bound, Category, F, declare, find_spelling, is_float_like, spell, ufunc_method_key
 from .scatter import _scatter_meta, add_at_broadcast
+from .value_warnings import ufunc_at as ufunc_at_line
 
 # The binary ufuncs whose methods users write (a fixed list, so the spellings are the same
 # on every NumPy version); other ufuncs' methods run as Python.
@@ -94,14 +96,27 @@ ufunc_accumulate = declare("ufunc_accumulate", Category.EXTERN, _accumulate_impl
                            doc="numpy.<ufunc>.accumulate of a ufunc without a scan op")
 
 
-def _at_impl(x: Any, index: tuple, value: Any, ufunc: str = "maximum") -> None:
-    add_at_broadcast(x, index, value, getattr(np, ufunc))
+def _at_impl(x: Any, index: tuple, value: Any, ufunc: str = "maximum", *,
+             at: tuple | None = None) -> None:
+    add_at_broadcast(x, index, value, getattr(np, ufunc), _store(ufunc, at))
 
 
-def _index_at_impl(x: Any, index: tuple, value: Any, ufunc: str = "maximum") -> Any:
+def _index_at_impl(x: Any, index: tuple, value: Any, ufunc: str = "maximum", *,
+                   at: tuple | None = None) -> Any:
     out = fresh_copy(x)
-    add_at_broadcast(out, index, value, getattr(np, ufunc))
+    add_at_broadcast(out, index, value, getattr(np, ufunc), _store(ufunc, at))
     return out
+
+
+def _store(ufunc: str, at: tuple | None) -> Any:
+    """``numpy.<ufunc>.at`` called from the user's line ``at`` (file, line), where NumPy's
+    warnings point; None (add_at_broadcast's own call) without one."""
+    return None if at is None else ufunc_at_line(getattr(np, ufunc).at, at[0], at[1])
+
+
+def _impl_at(impl: Any) -> Any:
+    """Op.impl_at of the ufunc.at ops: their ``ufunc`` param names the call."""
+    return lambda filename, lineno, fn=impl: functools.partial(fn, at=(filename, lineno))
 
 
 _at_shapes = _scatter_meta(False)
@@ -111,8 +126,9 @@ def _index_at_meta(x: Any, index: tuple, value: Any, ufunc: str) -> Any:
     return _at_shapes(x, index, value)   # (a cast NumPy refuses raises in the kernel)
 
 
-def _index_at_inplace(x: Any, index: tuple, value: Any, ufunc: str = "maximum") -> Any:
-    add_at_broadcast(x, index, value, getattr(np, ufunc))
+def _index_at_inplace(x: Any, index: tuple, value: Any, ufunc: str = "maximum", *,
+                      at: tuple | None = None) -> Any:
+    add_at_broadcast(x, index, value, getattr(np, ufunc), _store(ufunc, at))
     return x
 
 
@@ -127,9 +143,10 @@ index_ufunc_at.inplace_impl = _index_at_inplace
 # compiled against NumPy's 5.1, priced at NumPy's call each it compiled).
 AT_COMPILED_US = 1.3
 index_ufunc_at.compiled_us = lambda node, body_us: AT_COMPILED_US
+index_ufunc_at.impl_at = _impl_at(_index_at_impl)
 ufunc_at = declare("ufunc_at", Category.MUTATION, _at_impl, inputs=("x", "index", "value"),
                    params={"ufunc": "maximum"}, meta=_mutation_meta("index_ufunc_at"),
-                   mutates=(0,), functional="index_ufunc_at",
+                   mutates=(0,), functional="index_ufunc_at", impl_at=_impl_at(_at_impl),
                    doc="numpy.<ufunc>.at(x, index, value): unbuffered, repeated indices apply "
                        "once each")
 

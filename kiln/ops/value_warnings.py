@@ -154,10 +154,12 @@ def method_at(method: str, filename: str, lineno: int) -> Callable:
                     f"def {method}(x, /, **params): return x.{method}(**params)", filename, lineno)
 
 
-def ufunc_at(ufunc: np.ufunc, filename: str, lineno: int) -> Callable:
+def ufunc_at(ufunc: Callable, filename: str, lineno: int) -> Callable:
     """``ufunc`` called from a frame at the user's line: a ufunc warns ("divide by zero
     encountered in log") at the Python frame that calls it, so an extern call of a ufunc
     op (np.log of a complex array, which no kernel computes) warns where NumPy's would.
+    So does any callable of C that runs NumPy's code (``operator.truediv`` on NumPy
+    scalars, ``operator.setitem`` on an array, ``np.add.at``): an op's ``impl_at``.
 
     >>> ufunc_at(np.log, "demo.py", 7)(np.ones(2)).tolist()
     [0.0, 0.0]

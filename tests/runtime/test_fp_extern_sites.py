@@ -50,3 +50,89 @@ def test_default_filter_shows_it_once_per_line():
         for _ in range(3):
             compiled(*args)
     assert len(seen) == 1 and seen[0].filename == __file__
+
+
+# NumPy calls kiln makes for the user from its own Python (scalar math, x[i] = v,
+# np.add.at, np.copyto, astype): each runs from a frame at the user's line (Op.impl_at,
+# ir/graph.py numpy_call_at), so its warnings name that line as NumPy's do.
+
+def _scalar_divide(x):
+    return np.float64(1.0) / x[0]
+
+
+def _stores(x, v, z):
+    y = x.copy()
+    np.add.at(y, [0, 0], v[:2])          # invalid value encountered in at
+    w = np.zeros(2)
+    np.copyto(w, z, casting="unsafe")    # ComplexWarning
+    u = v.copy()
+    np.multiply.at(u, [2, 2], 1e300)     # overflow encountered in multiply
+    return y, w, z.astype(np.float64), u  # ComplexWarning
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "cpp"])
+def test_numpy_calls_kiln_makes_warn_at_the_users_line(backend, monkeypatch):
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+    x = np.array([0.0, 1.0])
+    exp, want = _record(_scalar_divide, x)
+    got, seen = _record(kiln.compile(_scalar_divide, backend=backend), x)
+    assert got == exp and want and seen == want
+    args = (np.zeros(3, np.int8), np.array([np.nan, np.inf, 2.0]), np.array([1 + 1j, 2 + 0j]))
+    exp, want = _record(_stores, *(a.copy() for a in args))
+    got, seen = _record(kiln.compile(_stores, backend=backend), *(a.copy() for a in args))
+    for g, e in zip(got, exp):
+        np.testing.assert_array_equal(g, e)
+    assert len(want) == 4 and seen == want
+
+
+def _methods(x):
+    return x.sum(), x.cumprod(), x.mean()
+
+
+def _setitems(x, v, z):
+    y = x.copy()
+    y[1:] = v[1:]                        # NaN, inf into int8: invalid value in cast
+    w = np.zeros(2)
+    w[:1] = z[:1]                        # ComplexWarning
+    return y, w
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_write_warns_at_the_users_line(backend):
+    """``x[i] = v`` runs NumPy's write from the user's line (cpp: see docs/fuzzing.md,
+    stop 49, what is left)."""
+    args = (np.zeros(3, np.int8), np.array([np.nan, np.inf, 2.0]), np.array([1 + 1j, 2 + 0j]))
+    exp, want = _record(_setitems, *(a.copy() for a in args))
+    got, seen = _record(kiln.compile(_setitems, backend=backend), *(a.copy() for a in args))
+    for g, e in zip(got, exp):
+        np.testing.assert_array_equal(g, e)
+    assert len(want) == 2 and seen == want
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_method_runs_as_the_method(backend):
+    """x.sum() warns from NumPy's _methods.py, x.cumprod() at the user's line (a C
+    method), np.sum() and np.cumprod() in fromnumeric.py: a NumPy run of a method spelling
+    calls the method (Bound.method)."""
+    x = np.array([1e308, 1e308, -np.inf])
+    exp, want = _record(_methods, x)
+    got, seen = _record(kiln.compile(_methods, backend=backend), x)
+    for g, e in zip(got, exp):
+        np.testing.assert_array_equal(g, e)
+    assert len(want) >= 3 and seen == want
+
+
+def _place_huge(a):
+    np.place(a, [True, False, True], [1e300])
+    return a
+
+
+def test_a_sequence_np_place_converts_with_a_warning_warns_on_every_call():
+    """np.place converts a list to the array's dtype on every call ("overflow encountered
+    in cast" for 1e300 into float32, in NumPy's file): the call runs as NumPy."""
+    compiled = kiln.compile(_place_huge, backend="eager")
+    for _ in range(2):
+        exp, want = _record(_place_huge, np.zeros(3, np.float32))
+        got, seen = _record(compiled, np.zeros(3, np.float32))
+        np.testing.assert_array_equal(got, exp)
+        assert want and seen == want

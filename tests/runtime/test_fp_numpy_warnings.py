@@ -561,3 +561,83 @@ def test_an_integer_array_by_a_constant_leaves_overflow_to_exp(fn, dtype):
         out, got = _record(compiled, (x,))
         _same(got, want)
         np.testing.assert_allclose(out, want_out, rtol=1e-14)
+
+
+def _divisions(x, y):
+    return x // y, np.divmod(x, y)[1]
+
+
+def test_a_division_loops_invalid_is_told_beside_a_nan():
+    """``x // y`` and np.divmod read NaNs noisily, so the runtime drops an invalid flag
+    raised beside a NaN; the loop's predicate tells NumPy's 0 // 0 and inf % 1 apart
+    (ops/fp_errors.py TOLD_BESIDE_NAN), under np.errstate too."""
+    compiled = kiln.compile(_divisions, backend="cpp")
+    cases = [(np.array([0.0, np.nan, 1.0]), np.array([0.0, 1.0, 0.0])),   # 0 // 0, 1 // 0
+             (np.array([np.inf, np.nan]), np.array([1.0, 2.0])),          # inf // 1
+             (np.array([np.nan, 2.0]), np.array([0.0, 1.0]))]             # NaN alone: silent
+    for x, y in cases:
+        for mode in ("warn", "ignore"):
+            with np.errstate(invalid=mode):
+                want, got = _record(_divisions, (x, y)), _record(compiled, (x, y))
+            np.testing.assert_array_equal(got[0][0], want[0][0])
+            assert got[1] == want[1]
+
+
+def _log_then_inv(x, a):
+    y = np.log(x)
+    m = np.linalg.inv(a)
+    return y.sum() + m
+
+
+def test_earlier_warnings_come_before_a_later_error():
+    """NumPy warns of the log, then raises LinAlgError: the log's kernel (fused into its
+    sum, after the inv) runs before the extern that may raise (lowering/lower.py)."""
+    compiled = kiln.compile(_log_then_inv, backend="cpp")
+    args = (np.array([0.0, -1.0, 2.0]), np.zeros((2, 2)))
+    for fn in (_log_then_inv, compiled):
+        with warnings.catch_warnings(record=True) as seen, pytest.raises(np.linalg.LinAlgError):
+            warnings.simplefilter("always")
+            fn(*args)
+        assert [str(w.message) for w in seen] == ["divide by zero encountered in log",
+                                                  "invalid value encountered in log"]
+
+
+def test_a_result_of_one_ufunc_call_is_named_in_the_graphs_text():
+    """np.divmod(x, y)[0] warns "in divmod", x // y "in floor_divide": the graph's text
+    (a build's cache key: runtime/artifacts.py) tells them apart."""
+    quotient = kiln.compile(lambda x, y: np.divmod(x, y)[0], backend="aot_eager")
+    args = (np.array([1.0]), np.array([2.0]))
+    quotient(*args)
+    assert "result 0 of np.divmod" in quotient.records[0].graph.python_code()
+
+
+def _add_huge(x):
+    return x + 1e300
+
+
+def test_a_constant_past_a_narrower_loops_range_warns_on_every_call():
+    """``float32_array + 1e300``: NumPy converts the constant on every call, and warns
+    "overflow encountered in cast" each time (the build's own conversion says nothing)."""
+    compiled = kiln.compile(_add_huge, backend="cpp")
+    x = np.zeros(3, np.float32)
+    want = _record(_add_huge, (x,))
+    assert want[1]
+    for _ in range(2):
+        got = _record(compiled, (x,))
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1] == want[1]
+
+
+def _outer(x):
+    return np.outer(x, x)
+
+
+def test_np_outer_warns_as_numpys_multiply():
+    """np.outer is NumPy's np.multiply of a column and a row: "overflow encountered in
+    multiply" (from numpy/_core/numeric.py there; here at the user's line)."""
+    x = np.array([0.0, 1e300, 2.0])
+    want = _record(_outer, (x,))
+    got = _record(kiln.compile(_outer, backend="cpp"), (x,))
+    np.testing.assert_array_equal(got[0], want[0])
+    assert [w[:2] for w in got[1]] == [w[:2] for w in want[1]] == \
+        [(RuntimeWarning, "overflow encountered in multiply")]

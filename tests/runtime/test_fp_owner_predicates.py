@@ -48,7 +48,8 @@ def _ufunc(op):
     return entry[0] if entry else None
 
 
-COVERED = sorted(op for op in _RAISES if _ufunc(op) is not None)
+# (np.floor_divide's predicates are np.divmod's quotient's: fp_errors.py _divmod_raises_where)
+COVERED = sorted(op for op in _RAISES | {"floor_divide"} if _ufunc(op) is not None)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

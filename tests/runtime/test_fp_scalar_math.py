@@ -56,3 +56,16 @@ def test_inf_minus_inf_in_a_small_array_warns():
         return x[0] + x[1]
     x = np.array([np.inf, -np.inf])
     assert _run(kiln.compile(f), x)[1] == _run(f, x)[1] != []
+
+
+def _float16_constant(v):
+    return np.float16(v) * np.float16(70000.0)
+
+
+def test_a_numpy_scalar_made_with_a_warning_warns_on_every_call():
+    """np.float16(70000.0) overflows ("overflow encountered in cast") each time the
+    function runs: capture does not fold it into a constant made once."""
+    compiled = kiln.compile(_float16_constant, backend="eager")
+    for v in (2.0, 1e5, 3.0):
+        want, got = _run(_float16_constant, v), _run(compiled, v)
+        assert got[0] == want[0] and type(got[0]) is type(want[0]) and got[1] == want[1]
