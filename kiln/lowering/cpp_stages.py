@@ -161,6 +161,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 continue
             # a reduction: accumulate per lane, finish after the loop
             acc_dt = plan.accumulators[buf.name]
+            if node in pairwise_nodes and len(inner) > 1:
+                acc_dt = np.dtype(buf.dtype)   # NumPy adds each run into the result, in its dtype
             acc_name = names.temp().replace("t", "acc")
             arg = node.combine in IN_ORDER_COMBINES
             acc = declare_accumulator(pre, [] if node in pairwise_nodes else clauses,   # (its own pass)
@@ -196,7 +198,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 if node.select is not None:   # x[mask]'s terms: the selected x alone
                     mask, v = (s.load(em, node_index(node, "reduce", frame)) for s in node.select)
                     sel = mask
-                terms.append((acc, em.cast(v, node.src.dtype, buf.dtype), ctype(buf.dtype), cast, sel))
+                terms.append((acc, em.cast(v, node.src.dtype, buf.dtype), ctype(buf.dtype), cast, sel,
+                              plan.runs.get(buf.name, 1)))
             elif node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
@@ -251,27 +254,35 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (_needed)
-            var, n = inner[0]
-            threads = (f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
-                       if plan.split_inner else "1")
-            for acc, v, c_type, cast, sel in terms:
+            for acc, v, c_type, cast, sel, k in terms:
                 if sel is not None:
                     lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner)
                     continue
+                # several loops (cpp.py _numpy_run): the last k are NumPy's run, one flat
+                # index j, each run added into the sum in the order of the loops around it
+                around, block = inner[:-k], inner[-k:]
+                threads = (f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
+                           if plan.split_inner and not around else "1")
+                var, n = block[0] if k == 1 else ("j", " * ".join(f"(int64_t)({m})" for _, m in block))
                 fn = acc.replace("acc", "term")
-                lines.append(f"auto {fn} = [&](int64_t {var}) -> {c_type} {{")
+                run = [f"auto {fn} = [&](int64_t {var}) -> {c_type} {{"]
+                stride = "1"
+                for u, m in reversed(block if k > 1 else []):
+                    run.append(f"  const int64_t {u} = j / ({stride}) % ({m});")
+                    stride = f"{stride} * (int64_t)({m})"
                 needed = _needed(em.lines, v)
-                lines += ["  " + b for b in needed] + [f"  return {v};", "};"]
+                run += ["  " + b for b in needed] + [f"  return {v};", "};"]
                 # float32 terms that call vector math: 16 lanes per call (the prelude's W)
                 # (terms that read a bool array: a buffer of them, the prelude's W 0)
                 tp = f"{c_type}, 16" if c_type == "float" and calls_math(needed) else \
                     f"{c_type}, 0" if any(BOOL_LOAD in b for b in needed) else c_type
                 if cast:
-                    lines.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads});")
-                elif plan.split_inner:
-                    lines.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});")
+                    run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads});")
+                elif plan.split_inner and not around:
+                    run.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});")
                 else:
-                    lines.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
+                    run.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
+                lines += _loop_nest(around, run, [], parallel=False, simd=False) if around else run
         if pairwise:
             lines += post
             continue
@@ -381,6 +392,10 @@ def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[se
                 # number of loops, short ones too (NumPy adds the selection pairwise)
                 selected.add(node)
             elif len(inner) == 1 and not (n is not None and n < 8 and out == f64):
+                picked.add(node)
+            elif len(inner) > 1 and node.buf.name in plan.runs and src == out:
+                # several loops in NumPy's order: each run of the last one added pairwise
+                # into the sum (short runs too: NumPy adds each from 0, then into the sum)
                 picked.add(node)
     if len(picked) > MAX_PAIRWISE_SUMS:
         # each is a pass of its own and a template instance (~0.1 s of g++): a stage of

@@ -91,7 +91,8 @@ class Collapse:
         return out
 
 
-def loop_order(vars_: list[tuple[str, Any]], accesses: list[Affine]) -> list[tuple[str, Any]]:
+def loop_order(vars_: list[tuple[str, Any]], accesses: list[Affine],
+               memory: bool = False) -> list[tuple[str, Any]]:
     """The loop variables of an elementwise kernel in the order its loops should nest.
 
     NumPy's iterator walks memory in order (``order='K'``): ``np.exp(a.T)`` reads ``a``
@@ -100,6 +101,8 @@ def loop_order(vars_: list[tuple[str, Any]], accesses: list[Affine]) -> list[tup
     Variables are sorted by the sum of their strides over the accesses, largest
     outermost, but only when that gives the innermost loop more unit-stride accesses
     than C order does (so C-ordered code never changes); with symbolic strides, C order.
+    ``memory``: sorted whatever the innermost loop gets (a reduction's reduced loops, whose
+    order is the order NumPy adds in: cpp.py).
 
     >>> loop_order([("x0", 4), ("x1", 8)], [Affine(0, {"x0": 1, "x1": 4})])
     [('x1', 8), ('x0', 4)]
@@ -117,7 +120,7 @@ def loop_order(vars_: list[tuple[str, Any]], accesses: list[Affine]) -> list[tup
     def unit(k: int) -> int:
         return sum(1 for row in coefs if abs(row[k]) == 1)
 
-    if unit(order[-1]) <= unit(len(vars_) - 1):
+    if not memory and unit(order[-1]) <= unit(len(vars_) - 1):
         return vars_
     return [vars_[k] for k in order]
 
