@@ -29,8 +29,8 @@ from .cpp_fp import saved_arrays, told_body
 from .cpp_text import helpers_named, prelude, templates
 from .fp_flags import flagless, fp_table, nan_quiet
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
-from .loop_ir import BufferValue
-from .scheduler import Kernel, record, write_index
+from .reduce_order import kept_axis_inner, numpy_run
+from .scheduler import Kernel, write_index
 from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, ROW_WRITE_CHUNK, SHORT_LOOP,  # noqa: F401
                          block_points, render_stages)
 
@@ -95,7 +95,7 @@ class CppKernelPlan:
     accumulators: dict = field(default_factory=dict)  # reduction buffer -> accumulator dtype
     cuts: dict = field(default_factory=dict)   # outer variable -> segment edges (_outer_nest)
     block: int = BLOCK           # points per block of the blocked variable (cpp_stages.block_points)
-    runs: dict = field(default_factory=dict)   # sum buffer -> inner loops NumPy adds as one run (_numpy_run)
+    runs: dict = field(default_factory=dict)   # sum buffer -> inner loops NumPy adds as one run (reduce_order.numpy_run)
 
     @property
     def outer_loops(self) -> list[tuple[str, str]]:
@@ -129,7 +129,7 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     if not in_order and not selects:
         # a reduction walks memory in order, as NumPy's iterator does (x.T.sum() is one
         # run, added pairwise: NumPy's bits, and unit-stride loads; x.T.sum((1, 2)) adds
-        # its runs in memory order: _numpy_run)
+        # its runs in memory order: reduce_order.numpy_run)
         inner_vars = loop_order(inner_vars, accesses, memory=True)
     # the kept dims in memory order too: a reduction of x.T over a middle axis then runs
     # blocks of unit-stride points (below), adding row by row as NumPy does
@@ -144,14 +144,14 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
         # Reducing leading axes: if memory is contiguous along the kept dims, not along
         # the reduced ones, run blocks of outer points in the innermost loop instead.
         vo, vi = outer.loops()[-1][0], plan.inner_loops[-1][0]
-        if _kept_axis_inner(plan, kernel_accesses(kernel, local, loads_only=True), accesses, vo, vi):
+        if kept_axis_inner(plan, kernel_accesses(kernel, local, loads_only=True), accesses, vo, vi):
             plan.blocked = vo
             plan.block = block_points(outer.loops()[-1][1])
             plan.local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
     if not plan.blocked and len(plan.inner_loops) > 1:
         for node in kernel.nodes:
             if node.kind == "reduction" and node.combine == "sum":
-                k = _numpy_run(plan, node, local)
+                k = numpy_run(plan, node, local)
                 if k:
                     plan.runs[node.buf.name] = k
     if not frame.axes:
@@ -174,67 +174,6 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
                 acc = node.buf.dtype
             plan.accumulators[name] = acc
     return plan
-
-
-def _kept_axis_inner(plan: CppKernelPlan, loads: list, accesses: list, vo: str, vi: str) -> bool:
-    """Whether the kept loop ``vo`` should run innermost (blocks of points) rather than the
-    reduced loop ``vi``: NumPy's order. Its iterator puts innermost the axis along which the
-    operands step least, an operand that steps along only one of the two having no say (the
-    reduction's output, a broadcast row). So the loads that step along both decide: a
-    column sum reads rows (``vo`` unit-stride), a row sum of ``x[:, ::2]`` reads each row
-    with stride 2, pairwise along the row as NumPy adds it, not column by column across
-    rows 8 KB apart. Without such loads (or with symbolic strides): blocks when some
-    access is unit-stride along ``vo`` and none along ``vi``."""
-    both = [(c[vo], c[vi]) for c in (dict(plan.rename(a.terms)) for a in loads)
-            if c.get(vo) and c.get(vi)]
-    if both and all(isinstance(s, int) for pair in both for s in pair):   # (symbolic: no say)
-        return all(abs(o) < abs(i) for o, i in both)
-    coefs = [dict(plan.rename(a.terms)) for a in accesses]
-    return any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs)
-
-
-# The most terms NumPy's reduction buffers at a time (its iterator's default buffersize)
-NUMPY_BUFFER = 8192
-
-
-def _numpy_run(plan: CppKernelPlan, node: Any, local: dict) -> int | None:
-    """How many of the innermost inner (reduced) loops NumPy adds as one pairwise run, the
-    others around it in order (``out += pairwise(run)`` for each), or None where kiln does
-    not know NumPy's order. NumPy's iterator walks dims by stride, largest first; its run
-    is the innermost dims that are all reduced (``x.sum((0, 2))`` of a C-ordered x: the
-    last dim, once per i and j), one flat run: dims that do not coalesce are copied into
-    a buffer first (up to NUMPY_BUFFER terms; past it kiln does not follow). A computed
-    term (``((x - m) ** 2).sum(...)``) is a temporary NumPy lays out contiguously in its
-    operands' order, so there the run is never buffered. Kiln's loops must be in that
-    order (each steps further than the next in every load that steps along both),
-    forward, with constant strides."""
-    loads = [idx for buf, idx in record(node, "reduce", plan.kernel.frame).loads
-             if local.get(buf.name) is None]
-    names = [v for v, _ in plan.inner_loops]
-    kept = [v for v, _ in plan.outer_loops]
-    full = [c for c in (dict(plan.rename(a.terms)) for a in loads) if all(c.get(v) for v in names)]
-    if not full or not all(isinstance(s, int) and s > 0 for c in full for s in c.values() if s):
-        return None
-    for c in full:
-        steps = [c[v] for v in names]
-        if any(s <= t for s, t in zip(steps, steps[1:])):
-            return None
-        # (every full load must agree where the kept dims fall among the reduced ones)
-        if any(c.get(k) and (c[k] > c[names[-1]]) != (full[0].get(k, 0) > full[0][names[-1]])
-               for k in kept):
-            return None
-    c = full[0]
-    least_kept = min((abs(c[k]) for k in kept if c.get(k)), default=None)
-    k = 0
-    while k < len(names) and (least_kept is None or c[names[-1 - k]] < least_kept):
-        k += 1
-    if k <= 1:
-        return k or None
-    if isinstance(node.src, BufferValue):   # NumPy reduces this array itself: buffered
-        sizes = [n for _, n in plan.inner_loops[-k:]]
-        if not all(str(n).isdigit() for n in sizes) or np.prod([int(n) for n in sizes]) > NUMPY_BUFFER:
-            return None
-    return k
 
 
 def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),

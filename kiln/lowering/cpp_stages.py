@@ -258,7 +258,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 if sel is not None:
                     lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner)
                     continue
-                # several loops (cpp.py _numpy_run): the last k are NumPy's run, one flat
+                # several loops (reduce_order.numpy_run): the last k are NumPy's run, one flat
                 # index j, each run added into the sum in the order of the loops around it
                 around, block = inner[:-k], inner[-k:]
                 threads = (f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"

@@ -344,7 +344,7 @@ def test_any_all_stop_at_the_block_that_decides_them():
 def test_several_reduced_axes_add_in_numpys_order():
     # NumPy's iterator walks dims by stride and adds each run of the innermost reduced
     # dims pairwise into the result: x.sum((0, 2)) of a C-ordered x is
-    # out[j] += pairwise(x[i, j, :]) for each i (cpp.py _numpy_run); a transposed x walks
+    # out[j] += pairwise(x[i, j, :]) for each i (reduce_order.py numpy_run); a transposed x walks
     # its reduced dims in memory order; non-coalescing reduced dims (a strided x) are
     # one buffered run. Bit for bit, float32 and float64, sums, means, variances.
     import kiln
