@@ -16,6 +16,7 @@ from kiln.runtime import cost
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.cache_hit_overhead import iadd, mul_out, shift  # noqa: E402
+from tests.test_programs_apps import scatter_extremes_per_cell  # noqa: E402
 from benchmarks.idioms import lorenz_rhs_empty  # noqa: E402
 
 
@@ -792,23 +793,13 @@ def test_an_in_place_ufunc_at_is_priced_as_a_copy_the_call_and_the_write_back():
     assert record.graph is None and "runs as Python" in record.runs_as_python
 
 
-def extremes_per_cell(v, cell):   # tests/test_programs_apps.py scatter_extremes_per_cell
-    hi = np.full(5, -np.inf, dtype=v.dtype)
-    lo = np.full(5, np.inf, dtype=v.dtype)
-    np.maximum.at(hi, cell, v)
-    np.minimum.at(lo, cell, v)
-    prod = np.ones(5, dtype=v.dtype)
-    np.multiply.at(prod, cell, np.abs(v) + 0.5)
-    return hi, lo, prod, hi - lo
-
-
 def test_ufunc_at_into_a_new_array_is_priced_at_what_kiln_s_call_costs():
     # kiln's ufunc.at (its broadcast workaround) costs twice NumPy's: three of them on 30
     # values took 8.9 us compiled against NumPy's 5.1 (priced 3.2 against 4.2)
     g = np.random.default_rng(32)
     v, cell = g.standard_normal(30), g.integers(0, 5, 30)
-    compiled = kiln.compile(extremes_per_cell)
-    for got, want in zip(compiled(v, cell), extremes_per_cell(v, cell)):
+    compiled = kiln.compile(scatter_extremes_per_cell)
+    for got, want in zip(compiled(v, cell), scatter_extremes_per_cell(v, cell)):
         np.testing.assert_array_equal(got, want)
     [record] = compiled.records
     assert record.graph is None and "runs as Python" in record.runs_as_python
