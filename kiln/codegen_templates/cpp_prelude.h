@@ -27,6 +27,21 @@ extern "C" void free(void*) noexcept;
 #define KILN_CLEAN_UPPER() ((void)0)
 #endif
 
+// In-order float sums GCC must not vectorize. GCC before 12.4 / 13.2 (bug 110381) vectorizes
+// a loop adding several loads a step into one float accumulator in order (a "fold-left"
+// reduction) and loses the loads' order when they are not consecutive: `s += x[i, 1];
+// s += x[i, 0]` in a loop, or a reversed short row x[..., ::-1].sum(), read the wrong
+// elements (GCC 12.2: 9120 for 8128). Such a sum gains little from vectors (its adds run
+// one after another whatever the loads do), so after each update the accumulator goes
+// through an empty asm the vectorizer cannot take, and the loop stays scalar.
+#if defined(__x86_64__) || defined(__i386__)
+#define KILN_OPAQUE(v) __asm__("" : "+x"(v))
+#elif defined(__aarch64__)
+#define KILN_OPAQUE(v) __asm__("" : "+w"(v))
+#else
+#define KILN_OPAQUE(v) __asm__("" : "+m"(v))
+#endif
+
 // One argument of a kernel's packed entry (called by kiln/runtime/launch.c).
 union kiln_slot { void* p; int64_t i; uint64_t u; double d; float f; };
 

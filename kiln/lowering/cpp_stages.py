@@ -130,6 +130,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         updates: list[str] = []
         clauses: list[str] = []
         in_order = False   # an accumulator no OpenMP clause combines: no SIMD lanes
+        float_sums = []    # float sums' accumulators added to one by one
         pairwise_nodes, pairwise = _pairwise_sums(plan, kind, members, inner)
         terms = []         # (accumulator, term) of sums added in NumPy's pairwise order
         extrema = []       # (accumulator, C type, start, combine) of max/min and their NaN flags
@@ -203,6 +204,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             elif node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
+                if node.combine == "sum" and acc_dt.kind == "f" and not blk:
+                    float_sums.append(acc)
             elif node.combine in ("max", "min"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 # NumPy's maximum(acc, v) keeps its second operand on ties, so in a
@@ -236,6 +239,13 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 w = write_index(node, "reduce", frame)
                 finish.append(f"{names.arg(buf)}[{names.at(w, ren)}] = {red};")
             post += [point_loop] + ["  " + f for f in finish] + ["}"] if blk else finish
+        if float_sums and len(inner) > 1 and _short(inner[-1][1]):
+            # a short row unrolled (no SIMD clause) inside a loop that carries the sum:
+            # several in-order adds a step, which GCC would vectorize across the outer
+            # loop, bug 110381 (the prelude's KILN_OPAQUE: x[..., ::-1].sum() of 16 x 8
+            # read the wrong elements). (One reduced loop: each point's sum is its own,
+            # and vectors across points stay.)
+            updates += [f"KILN_OPAQUE({a});" for a in float_sums]
         body = em.lines + updates
         if blk:  # the innermost loop runs the points: each has its own accumulators
             if kind == "scalar" or not inner:

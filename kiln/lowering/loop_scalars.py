@@ -135,6 +135,14 @@ union kiln_slot { void* p; int64_t i; uint64_t u; double d; float f; };   // pac
 #else
 #define KILN_CLEAN_UPPER() ((void)0)
 #endif
+// (cpp_prelude.h: in-order float sums GCC must not vectorize, GCC bug 110381)
+#if defined(__x86_64__) || defined(__i386__)
+#define KILN_OPAQUE(v) __asm__("" : "+x"(v))
+#elif defined(__aarch64__)
+#define KILN_OPAQUE(v) __asm__("" : "+w"(v))
+#else
+#define KILN_OPAQUE(v) __asm__("" : "+m"(v))
+#endif
 struct kiln_scratch {   // a buffer freed on every return (vector stores over overlapping memory)
   void* p;
   explicit kiln_scratch(unsigned long n) : p(__builtin_malloc(n ? n : 1)) {}

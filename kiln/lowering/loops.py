@@ -305,6 +305,10 @@ class _Printer(VectorOps):
                     temps.append((c, t))
                 for c, t in temps:
                     self.emit(f"{self.names[c]} = {t};", depth)
+                    if _kind_of(c).is_float:
+                        # (a float carried from step to step: no fold-left vectorizing,
+                        # GCC bug 110381; cpp_prelude.h KILN_OPAQUE)
+                        self.emit(f"KILN_OPAQUE({self.names[c]});", depth)
                 continue
             if node.kind == "constant":
                 raise Unnative("a constant node in a body")

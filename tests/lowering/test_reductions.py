@@ -360,3 +360,18 @@ def test_several_reduced_axes_add_in_numpys_order():
         got, want = stats(x), stats.__wrapped__(x)
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and np.array_equal(g, w), (x.strides, g - w)
+
+
+def test_reversed_short_rows_sum_the_right_elements():
+    # GCC 12.2 (bug 110381, fixed in 12.4 and 13.2) vectorized the in-order sum of a loop
+    # around an unrolled reversed row and read the wrong elements: 15184 for 8128
+    # (cpp_prelude.h KILN_OPAQUE)
+    import kiln
+
+    @kiln.compile
+    def sums(x):
+        return x[..., ::-1].sum(), x[:, ::-1].T.sum(), x[..., ::-1].sum(1)
+
+    x = np.arange(128.0).reshape(16, 8)   # (exact sums: any order gives the same bits)
+    for got, want in zip(sums(x), sums.__wrapped__(x)):
+        assert np.array_equal(got, want), (got, want)
