@@ -27,7 +27,7 @@ extern "C" void free(void*) noexcept;
 #define KILN_CLEAN_UPPER() ((void)0)
 #endif
 
-// In-order float sums GCC must not vectorize. GCC before 12.4 / 13.2 (bug 110381) vectorizes
+// In-order float sums GCC must not vectorize. GCC 12.2 (seemingly GCC bug 110381) vectorizes
 // a loop adding several loads a step into one float accumulator in order (a "fold-left"
 // reduction) and loses the loads' order when they are not consecutive: `s += x[i, 1];
 // s += x[i, 0]` in a loop, or a reversed short row x[..., ::-1].sum(), read the wrong

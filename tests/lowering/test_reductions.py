@@ -363,7 +363,7 @@ def test_several_reduced_axes_add_in_numpys_order():
 
 
 def test_reversed_short_rows_sum_the_right_elements():
-    # GCC 12.2 (bug 110381, fixed in 12.4 and 13.2) vectorized the in-order sum of a loop
+    # GCC 12.2 (seemingly GCC bug 110381) vectorized the in-order sum of a loop
     # around an unrolled reversed row and read the wrong elements: 15184 for 8128
     # (cpp_prelude.h KILN_OPAQUE)
     import kiln
