@@ -49,7 +49,8 @@ import numpy as np
 
 import kiln
 
-from .runner import TIME_LIMIT, Mismatch, _time_limit, debug_checks
+from . import runner
+from .runner import TIME_LIMIT, Mismatch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from test_programs import _check_no_fallback, _run  # noqa: E402
@@ -506,18 +507,9 @@ def _warning_set(caught) -> set:
 
 def check(prog: LangProgram, backends=("eager", "cpp"), time_limit: float = TIME_LIMIT) -> None:
     """Raise Mismatch naming the backend, call and difference, with the reproducer. kiln's
-    own errors raise (``config.debug_checks``), where a user's run would break the graph
-    at them and run the function as Python."""
-    with _time_limit(prog, time_limit), debug_checks():
-        for backend in backends:
-            _check_one(prog, backend)
-
-
-def _check_one(prog: LangProgram, backend: str) -> None:
-    try:
-        _check_backend(prog, backend)
-    except AssertionError as err:
-        raise Mismatch(f"[backend={backend}] {err}\n\n--- reproducer ---\n{prog.reproducer()}") from None
+    own errors raise (``config.debug_checks``, KILN_FUZZ_DEBUG_CHECKS), where a user's run
+    would break the graph at them and run the function as Python."""
+    runner.check(prog, backends, time_limit, _check_backend)
 
 
 def _check_backend(prog: LangProgram, backend: str) -> None:

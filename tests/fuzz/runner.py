@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -241,18 +242,22 @@ def debug_checks(on: bool = True):
 _last_failed: list = []      # the backend that failed last runs first (shrinking is faster)
 
 
-def check(program: Program, backends=BACKENDS, time_limit: float = TIME_LIMIT) -> None:
+def check(program: Program, backends=BACKENDS, time_limit: float = TIME_LIMIT,
+          check_backend: Any = None) -> None:
     """Raise Mismatch naming the backend, call and difference, with the program's reproducer
-    (ProgramTimeout when the program runs past ``time_limit`` seconds, all backends together)."""
+    (ProgramTimeout when the program runs past ``time_limit`` seconds, all backends together).
+    ``check_backend(program, backend)`` compares one backend's runs with the plain ones,
+    raising AssertionError (default: this module's, for array programs; lang.py's for its
+    own)."""
     order = sorted(backends, key=lambda b: b not in _last_failed)
     with _time_limit(program, time_limit), debug_checks(DEBUG_CHECKS):
         for backend in order:
-            _check_one(program, backend)
+            _check_one(program, backend, check_backend or _check_backend)
 
 
-def _check_one(program: Program, backend: str) -> None:
+def _check_one(program: Any, backend: str, check_backend: Any) -> None:
     try:
-        _check_backend(program, backend)
+        check_backend(program, backend)
     except AssertionError as err:
         _last_failed[:] = [backend]
         raise Mismatch(f"[backend={backend}] {err}\n\n--- reproducer ---\n{program.reproducer()}") from None
