@@ -390,7 +390,7 @@ def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[se
         # (a stage that also stores values or scans: its body runs once per element)
         return set(), False
     f64 = np.dtype(np.float64)
-    n = _constant_trip(inner[0][1])
+    n = constant_trip(inner[0][1])
     picked, selected = set(), set()
     for node, role in members:
         src, out = np.dtype(node.src.dtype), np.dtype(node.buf.dtype)
@@ -546,7 +546,7 @@ def _extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: li
     per row of a row reduction the lanes' start and combine cost ~100 cycles, so rows
     take them from EXTREMA_LANES_ROW elements (2000x100 float64 rows: 38 -> 93 us)."""
     k = EXTREMA_LANES
-    trip = _constant_trip(inner[-1][1])
+    trip = constant_trip(inner[-1][1])
     if len(inner) != 1 or (trip is None and not whole) \
             or trip is not None and trip < (2 * k if whole else EXTREMA_LANES_ROW):
         return _loop_nest(inner, body, clauses, parallel=False)
@@ -576,11 +576,11 @@ def _extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: li
 SHORT_LOOP = 12
 
 
-def _constant_trip(n: Any) -> int | None:
+def constant_trip(n: Any) -> int | None:
     """A loop's trip count when the code names a number, else None."""
     return int(n) if isinstance(n, (int, str)) and str(n).isdigit() else None
 
 
 def _short(n: Any) -> bool:
-    trip = _constant_trip(n)
+    trip = constant_trip(n)
     return trip is not None and trip <= SHORT_LOOP

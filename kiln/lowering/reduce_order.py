@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .cpp_stages import constant_trip
 from .loop_ir import BufferValue
 from .scheduler import record
 
@@ -70,7 +71,7 @@ def numpy_run(plan: Any, node: Any, local: dict) -> int | None:
     if k <= 1:
         return k or None
     if isinstance(node.src, BufferValue):   # NumPy reduces this array itself: buffered
-        sizes = [n for _, n in plan.inner_loops[-k:]]
-        if not all(str(n).isdigit() for n in sizes) or np.prod([int(n) for n in sizes]) > NUMPY_BUFFER:
+        sizes = [constant_trip(n) for _, n in plan.inner_loops[-k:]]
+        if None in sizes or np.prod(sizes) > NUMPY_BUFFER:
             return None
     return k

@@ -378,8 +378,9 @@ class WrapperCode:
             "_refcount = sys.getrefcount",
         ] + [f"{pool} = []" for pool in plan.pools]
         head += self.renderer.bind_kernels(self._built())
-        if self.externs or self.out_externs:
+        if self.externs or self.out_externs or self.method_sites or self.spread:
             head.append("from kiln.ops import REGISTRY")
+        if self.externs or self.out_externs:
             for name, op in sorted(self.externs.items()):
                 if name not in self.method_sites.values():
                     head.append(f"{name} = REGISTRY[{op.name!r}].impl")
@@ -389,7 +390,6 @@ class WrapperCode:
                 head.append(f"{name} = REGISTRY[{op.name!r}].out_impl")
         if self.method_sites:
             head.append("from kiln.ops.value_warnings import method_at as _method_at, ufunc_at as _ufunc_at")
-            head.append("from kiln.ops import REGISTRY")
             for (method, filename, lineno), name in sorted(self.method_sites.items(), key=lambda kv: kv[1]):
                 if isinstance(method, tuple):   # (op, impl attribute): Op.impl_at
                     op = f"REGISTRY[{method[0]!r}]"
@@ -399,8 +399,6 @@ class WrapperCode:
                 else:   # the op's impl, a NumPy callable (a ufunc, np.dot)
                     op = f"REGISTRY[{self.site_ops[name].name!r}]"
                     head.append(f"{name} = _ufunc_at({op}.impl, {filename!r}, {lineno!r})")
-        if self.spread:
-            head.append("from kiln.ops import REGISTRY")
         for (attr, op, kw), name in self.spread.items():
             kwargs = ", ".join(f"{k}={v!r}" for k, v in kw)
             head.append(f"{name} = REGISTRY[{op!r}].{attr}({kwargs})")
@@ -546,6 +544,5 @@ def _method_site(item: Any) -> tuple | None:
     ufunc warn at the frame calling them), else None."""
     for node in getattr(item, "origins", ()):
         if getattr(node, "target", None) is item.op and getattr(node, "kind", None) == "call":
-            at = numpy_call_at(node)
-            return at
+            return numpy_call_at(node)
     return None
