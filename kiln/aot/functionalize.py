@@ -89,6 +89,15 @@ class Plan:
         return not self.mutated and all(o.kind in ("fresh", "const") for o in self.outputs)
 
 
+def _fresh_vector(node: Node) -> bool:
+    """A 1-D result of an op that always makes a new array (``Op.fresh_result``: the packed
+    results of np.linalg.lstsq, ...): contiguous whatever its inputs' layouts, so a view of
+    it keys no variant by them (a compiled 9x3 lstsq checked both inputs' layouts on every
+    call, behind a Python layer of ~9 us)."""
+    val = node.val if node.kind == "call" else None
+    return getattr(node.target, "fresh_result", False) and len(getattr(val, "shape", (0, 0))) == 1
+
+
 def layout_class(value: Any) -> Any:
     """What a view-or-copy decision can depend on: contiguity, else the exact strides."""
     arr = getattr(value, "_data", value)
@@ -220,7 +229,8 @@ class _Functionalizer:
             seen.add(n)
             if n.kind == "placeholder":
                 self.layout_inputs.add(self.src.placeholders.index(n))
-            todo.extend(n.inputs)
+            elif not _fresh_vector(n):   # (its layout is C order whatever its inputs')
+                todo.extend(n.inputs)
 
     def _concrete_arg(self, value: Any) -> Any:
         """A view op's non-array argument with placeholder scalars filled from the examples."""
@@ -476,7 +486,7 @@ class _Functionalizer:
             n = stack.pop()
             if n.kind == "placeholder":
                 self.layout_inputs.add(self.src.placeholders.index(n))
-            for i in n.inputs:
+            for i in () if _fresh_vector(n) else n.inputs:
                 if i not in seen:
                     seen.add(i)
                     stack.append(i)
