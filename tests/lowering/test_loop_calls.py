@@ -321,3 +321,27 @@ def test_a_numpy_scalar_constant_is_made_once_not_per_call(tmp_path, monkeypatch
     head, body = text.split("\ndef call(")
     body = body.split("\ndef _example")[0]
     assert "np.uint32(4294967295)" in head and "np.uint32(" not in body, text
+
+
+def test_the_launcher_makes_a_loops_numpy_scalar_results_itself():
+    """A runner's NumPy scalar results come out of the C launcher as NumPy scalars:
+    ``np.uint32(r[1])`` in the generated runner cost 0.2-0.4 us a call (NumPy 2 builds
+    an integer scalar from a Python int slowly). The launcher refuses a type whose scalars
+    it cannot lay out as NumPy's (then the runner converts in Python)."""
+    from kiln.runtime.launch import module
+    data = np.arange(9, dtype=np.uint8)
+    compiled = kiln.compile(crc)
+    got = compiled(data)
+    assert type(got) is np.uint32 and got == crc(data)
+    from kiln.lowering.loop_runner import prepare_loops
+    graph = compiled.records[0].graph
+    prepare_loops(graph)
+    source = next(n.kwargs["body"].native.source for n in graph.calls if n.target.name == "loop")
+    assert "return (r[1], )" in source, source
+    m = module()
+    if m is None:
+        pytest.skip("no C launcher here")
+    for bad in ((int, "q"), (np.int16, "q"), (np.float64, "q"), (np.int64, "d"), (np.uint8, "x")):
+        with pytest.raises(ValueError, match="cannot make"):
+            m.Launcher(1, "q", np.ndarray, print, None, "q", False, None, 7, None, (bad,))
+    m.Launcher(1, "q", np.ndarray, print, None, "q", False, None, 7, None, ((np.int16, "h"),))
