@@ -163,6 +163,14 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
                   (np.dtype(kind.name).type, _ARG_CODES[kind.ctype][0])
                   for kind in (_kind_of(p) for p in phs[:n_carried] if not _is_array(p)))
 
+    # the carried arrays, written in place: 'w', a writable ndarray (launch.c), else the
+    # call gives (4, None, ...) and the caller takes the long way round
+    array_phs = [k for k, p in enumerate(phs) if _is_array(p)]
+    written = [j for j, k in enumerate(array_phs) if k < n_carried]
+    at = 4 + n_layout
+    codes = codes[:at] + "".join("w" if j in written else "p" for j in range(n_arrays)) \
+        + codes[at + n_arrays:]
+
     def made(r: tuple) -> tuple:
         return r[:1] + tuple(v if m is None else m[0](v) for m, v in zip(makes, r[1:]))
 
@@ -172,6 +180,8 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
         # first loop function)
         fn, fb, cast = getattr(lib, fname), ffi.from_buffer, ffi.cast
         head = args[:4 + n_layout]
+        if any(not args[at + j].flags.writeable for j in written):
+            return (4,) + (None,) * n_out
         arrays = [fb(a) if a.flags.c_contiguous else cast("char*", a.ctypes.data)
                   for a in args[4 + n_layout:4 + n_layout + n_arrays]]
         rest = list(args[4 + n_layout + n_arrays:])
@@ -269,11 +279,10 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
         if straight[name]:
             inplace = owned or donated
             count = 'stats["native"] += 1' + ('; stats["inplace"] += 1' if inplace else "")
-            checks = "" if owned or not donated else "".join(
-                f"    a = carried[{k}]\n    if type(a) is not ndarray or not a.flags.writeable: "
-                f"{fail.format(False)}\n" for k in body.arrays)
+            # (a donated array the caller gave read-only: the launcher's 'w' test sends
+            # the call to _run_loop, which copies it)
             text = template if inplace else copying
-            source += "\n\n" + head.format(name, owned) + checks + (
+            source += "\n\n" + head.format(name, owned) + (
                 text.replace("FAIL", fail.format(owned)).replace("INPLACE", str(inplace))
                 .replace("COUNT", count))
     exec(compile(source, f"<kiln {fname} launcher>", "exec"), env)

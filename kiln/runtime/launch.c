@@ -18,7 +18,10 @@
  * codes: one letter per argument (as the struct module spells them): 'p' an array, passed
  * as its data pointer (the first element's address: right for strided and broadcast views
  * too, which the kernel indexes by their strides); 'd'/'f' double/float; 'b' 'B' 'h' 'H'
- * 'i' 'I' 'q' 'Q' integers of 8-64 bits (C int is 'i'). A loop runner (lowering/
+ * 'i' 'I' 'q' 'Q' integers of 8-64 bits (C int is 'i'); 'w' (runners only) an array the
+ * loop writes in place, which must be writable: a read-only one makes the call give
+ * ``(4, None, ...)`` without running it (the runner's Python test, ``a.flags.writeable``,
+ * cost ~0.2 us a call: NumPy builds a flags object). A loop runner (lowering/
  * loop_runner.py) is a Launcher given result codes too: its entry returns a code and
  * writes results over the first slots, and the call gives them back as a tuple. An array argument that is not an
  * ndarray, a value out of its type's range or of a type the conversion does not take:
@@ -360,6 +363,26 @@ fp_report(PyObject *on_fp, unsigned raised, PyObject *const *args, Py_ssize_t na
     return r;
 }
 
+/* A runner's answer for a read-only 'w' array: ``(4, None, ...)``, nothing run. */
+static PyObject *
+runner_refused(Launcher *self)
+{
+    PyObject *out = PyTuple_New(1 + self->nresults);
+    if (out == NULL)
+        return NULL;
+    PyObject *rc = PyLong_FromLong(4);
+    if (rc == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(out, 0, rc);
+    for (Py_ssize_t k = 0; k < self->nresults; k++) {
+        Py_INCREF(Py_None);
+        PyTuple_SET_ITEM(out, 1 + k, Py_None);
+    }
+    return out;
+}
+
 static PyObject *
 launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -371,9 +394,11 @@ launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
     for (Py_ssize_t k = 0; k < nargs; k++) {
         PyObject *v = args[k];
         char code = self->codes[k];
-        if (code == 'p') {
+        if (code == 'p' || code == 'w') {
             if (!PyObject_TypeCheck(v, (PyTypeObject *)self->ndarray))
                 goto fallback;
+            if (code == 'w' && !(((kiln_array_head *)v)->flags & KILN_ARRAY_WRITEABLE))
+                return runner_refused(self);
             slots[k].p = ((kiln_array_head *)v)->data;
         }
         else if (code == 'd' || code == 'f') {
@@ -458,7 +483,8 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                 return NULL;
             }
     }
-    if (n > KILN_MAX_ARGS || strspn(codes, "pdfbBhHiIqQ") != n) {
+    if (n > KILN_MAX_ARGS || strspn(codes, "pwdfbBhHiIqQ") != n
+            || (results == NULL && strchr(codes, 'w') != NULL)) {
         PyErr_SetString(PyExc_ValueError, "Launcher: unsupported argument codes");
         return NULL;
     }

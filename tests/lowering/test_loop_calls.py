@@ -345,3 +345,39 @@ def test_the_launcher_makes_a_loops_numpy_scalar_results_itself():
         with pytest.raises(ValueError, match="cannot make"):
             m.Launcher(1, "q", np.ndarray, print, None, "q", False, None, 7, None, (bad,))
     m.Launcher(1, "q", np.ndarray, print, None, "q", False, None, 7, None, ((np.int16, "h"),))
+
+
+def bump(u):
+    for i in range(u.shape[0]):
+        u[i] += 1.0
+    return u
+
+
+def test_the_launcher_tests_that_an_array_written_in_place_is_writable(tmp_path, monkeypatch):
+    """A donated array's ``a.flags.writeable`` (NumPy builds a flags object: ~0.2 us) was
+    the runner's first Python test on every call; the launcher reads the flag itself
+    (code 'w') and gives ``(4, ...)`` for a read-only array without running the loop."""
+    from kiln.lowering.loop_runner import prepare_loops
+    compiled = kiln.compile(bump)
+    x = np.arange(4.0)
+    assert compiled(x) is x and np.array_equal(x, np.arange(4.0) + 1)
+    graph = compiled.records[0].graph
+    prepare_loops(graph)
+    native = next(n.kwargs["body"].native for n in graph.calls if n.target.name == "loop")
+    assert "flags.writeable" not in native.source, native.source
+    frozen = np.arange(4.0)
+    frozen.flags.writeable = False
+    assert native(0, 4, 1, (frozen,), (), True) is None
+    assert np.array_equal(frozen, np.arange(4.0))
+    u = np.arange(4.0)
+    (out,) = native(0, 4, 1, (u,), (), True)
+    assert out is u and np.array_equal(u, np.arange(4.0) + 1)
+    with pytest.raises(ValueError, match="read-only"):
+        compiled(frozen)
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path))
+    rod = np.r_[1.0, np.linspace(0.0, 1.0, 6), 2.0]      # relax writes its donated u
+    assert kiln.compile(relax)(rod.copy(), 1e9) == relax(rod.copy(), 1e9)
+    (launchers,) = tmp_path.glob("*_loops/launchers.py")
+    text = launchers.read_text()
+    assert "def call(" in text and "flags.writeable" not in text, text
