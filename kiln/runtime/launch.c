@@ -18,7 +18,10 @@
  * codes: one letter per argument (as the struct module spells them): 'p' an array, passed
  * as its data pointer (the first element's address: right for strided and broadcast views
  * too, which the kernel indexes by their strides); 'd'/'f' double/float; 'b' 'B' 'h' 'H'
- * 'i' 'I' 'q' 'Q' integers of 8-64 bits (C int is 'i'). A loop runner (lowering/
+ * 'i' 'I' 'q' 'Q' integers of 8-64 bits (C int is 'i'); 'w' (runners only) an array the
+ * loop writes in place, which must be writable: a read-only one makes the call give
+ * ``(4, None, ...)`` without running it (the runner's Python test, ``a.flags.writeable``,
+ * cost ~0.2 us a call: NumPy builds a flags object). A loop runner (lowering/
  * loop_runner.py) is a Launcher given result codes too: its entry returns a code and
  * writes results over the first slots, and the call gives them back as a tuple. An array argument that is not an
  * ndarray, a value out of its type's range or of a type the conversion does not take:
@@ -64,6 +67,9 @@ typedef struct {
     Py_ssize_t nresults;              /* -1: a kernel (void entry, the call gives None) */
     int keep_gil;                     /* a tiny kernel: run it without releasing the GIL */
     PyObject *ndarray, *fallback, *owner;
+    PyObject *scalars;                /* a runner's (type, code) per result, or None (below) */
+    PyTypeObject *scalar_types[KILN_MAX_ARGS];   /* NULL: the result is a Python value */
+    char scalar_codes[KILN_MAX_ARGS];
     PyObject *on_fp;                  /* on_fp(flags, *args) when the kernel raised a flag, or None */
     unsigned fp_mask;                 /* the flags on_fp is called for */
     int n_nan_reads;                  /* -1: none; else the arguments whose NaN voids "invalid" */
@@ -139,9 +145,99 @@ int_slot(PyObject *v, char code, kiln_slot *slot)
     return 1;
 }
 
+/* The byte width of a NumPy scalar's value for a struct code, 0 for another code. */
+static int
+scalar_width(char code)
+{
+    switch (code) {
+    case 'b': case 'B': return 1;
+    case 'h': case 'H': return 2;
+    case 'i': case 'I': case 'f': return 4;
+    case 'q': case 'Q': case 'd': return 8;
+    default: return 0;
+    }
+}
+
+/* A NumPy scalar of ``type`` holding ``slot`` (an integer's value in .i, sign- or
+ * zero-extended; .u for 'Q', .d, .f), made as NumPy's PyArray_Scalar makes one: tp_alloc,
+ * then the value just after the object head (``obval`` of every numeric scalar's struct,
+ * NumPy 1 and 2 alike; launcher_new checked it against a scalar the type made itself).
+ * NumPy's own ``np.uint32(v)`` from a Python int took 0.2-0.4 us, a third of a one-byte
+ * crc32 call; this takes ~30 ns. */
+static PyObject *
+numpy_scalar(PyTypeObject *type, char code, const kiln_slot *slot)
+{
+    PyObject *obj = type->tp_alloc(type, 0);
+    if (obj == NULL)
+        return NULL;
+    char *dst = (char *)obj + sizeof(PyObject);
+    switch (code) {
+    case 'b': *(int8_t *)dst = (int8_t)slot->i; break;
+    case 'B': *(uint8_t *)dst = (uint8_t)slot->i; break;
+    case 'h': *(int16_t *)dst = (int16_t)slot->i; break;
+    case 'H': *(uint16_t *)dst = (uint16_t)slot->i; break;
+    case 'i': *(int32_t *)dst = (int32_t)slot->i; break;
+    case 'I': *(uint32_t *)dst = (uint32_t)slot->i; break;
+    case 'q': *(int64_t *)dst = slot->i; break;
+    case 'Q': *(uint64_t *)dst = slot->u; break;
+    case 'd': *(double *)dst = slot->d; break;
+    default: *(float *)dst = slot->f; break;
+    }
+    return obj;
+}
+
+/* Is ``type`` a scalar type of the code's width (its ``itemsize``) whose ``type(1)``
+ * (``type(0.5)`` for a float code) holds its value where numpy_scalar writes it, and
+ * equals (==, hash) the one numpy_scalar makes? 1 yes, 0 no (the runner converts in
+ * Python), -1 an error. */
+static int
+scalar_layout_ok(PyTypeObject *type, char code)
+{
+    int width = scalar_width(code);
+    if (width == 0 || type->tp_itemsize != 0
+            || type->tp_basicsize < (Py_ssize_t)(sizeof(PyObject) + width))
+        return 0;
+    int is_float = code == 'd' || code == 'f';
+    PyObject *arg = is_float ? PyFloat_FromDouble(0.5) : PyLong_FromLong(1);
+    if (arg == NULL)
+        return -1;
+    PyObject *probe = PyObject_CallOneArg((PyObject *)type, arg);
+    Py_DECREF(arg);
+    if (probe == NULL) {   /* not a type that takes the value: not one to make */
+        PyErr_Clear();
+        return 0;
+    }
+    kiln_slot want;
+    memset(&want, 0, sizeof(want));
+    if (code == 'd')
+        want.d = 0.5;
+    else if (code == 'f')
+        want.f = 0.5f;
+    else
+        want.i = 1;
+    PyObject *size = PyObject_GetAttrString(probe, "itemsize");   /* (NumPy's scalars have it) */
+    long itemsize = size != NULL ? PyLong_AsLong(size) : -1;
+    Py_XDECREF(size);
+    PyErr_Clear();
+    PyObject *made = Py_TYPE(probe) == type && itemsize == width ? numpy_scalar(type, code, &want) : NULL;
+    int ok = made != NULL
+        && memcmp((char *)probe + sizeof(PyObject), (char *)made + sizeof(PyObject), width) == 0;
+    if (ok) {   /* and the scalar made here is the same value to Python (==, hash) */
+        ok = PyObject_RichCompareBool(probe, made, Py_EQ);
+        if (ok == 1 && PyObject_Hash(probe) != PyObject_Hash(made))
+            ok = 0;
+    }
+    Py_DECREF(probe);
+    Py_XDECREF(made);
+    if (ok < 0)
+        return -1;
+    return ok;
+}
+
 /* A loop runner's results: its entry, ``int64_t entry(kiln_slot *a)``, returns a code and
  * writes its results over the first slots; the call gives ``(code, result, ...)``, each
- * result as its code says: 'q' int64, 'Q' uint64, 'd' double, 'f' float, '?' bool. */
+ * result as its code says: 'q' int64, 'Q' uint64, 'd' double, 'f' float, '?' bool; or,
+ * where the runner was given ``scalars``, the NumPy scalar of its type. */
 static PyObject *
 runner_results(Launcher *self, int64_t rc, const kiln_slot *slots)
 {
@@ -153,6 +249,13 @@ runner_results(Launcher *self, int64_t rc, const kiln_slot *slots)
         goto error;
     PyTuple_SET_ITEM(out, 0, v);
     for (Py_ssize_t k = 0; k < self->nresults; k++) {
+        if (self->scalar_types[k] != NULL) {
+            v = numpy_scalar(self->scalar_types[k], self->scalar_codes[k], &slots[k]);
+            if (v == NULL)
+                goto error;
+            PyTuple_SET_ITEM(out, 1 + k, v);
+            continue;
+        }
         switch (self->results[k]) {
         case 'Q': v = PyLong_FromUnsignedLongLong(slots[k].u); break;
         case 'd': v = PyFloat_FromDouble(slots[k].d); break;
@@ -260,6 +363,26 @@ fp_report(PyObject *on_fp, unsigned raised, PyObject *const *args, Py_ssize_t na
     return r;
 }
 
+/* A runner's answer for a read-only 'w' array: ``(4, None, ...)``, nothing run. */
+static PyObject *
+runner_refused(Launcher *self)
+{
+    PyObject *out = PyTuple_New(1 + self->nresults);
+    if (out == NULL)
+        return NULL;
+    PyObject *rc = PyLong_FromLong(4);
+    if (rc == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(out, 0, rc);
+    for (Py_ssize_t k = 0; k < self->nresults; k++) {
+        Py_INCREF(Py_None);
+        PyTuple_SET_ITEM(out, 1 + k, Py_None);
+    }
+    return out;
+}
+
 static PyObject *
 launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -271,9 +394,11 @@ launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
     for (Py_ssize_t k = 0; k < nargs; k++) {
         PyObject *v = args[k];
         char code = self->codes[k];
-        if (code == 'p') {
+        if (code == 'p' || code == 'w') {
             if (!PyObject_TypeCheck(v, (PyTypeObject *)self->ndarray))
                 goto fallback;
+            if (code == 'w' && !(((kiln_array_head *)v)->flags & KILN_ARRAY_WRITEABLE))
+                return runner_refused(self);
             slots[k].p = ((kiln_array_head *)v)->data;
         }
         else if (code == 'd' || code == 'f') {
@@ -332,12 +457,14 @@ static PyObject *
 launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *address, *ndarray, *fallback, *owner, *on_fp = Py_None, *nan_reads = Py_None;
+    PyObject *scalars = Py_None;
     const char *codes, *results = NULL;
     int keep_gil = 0;
     unsigned int fp_mask = 7;
     if (kiln_no_keywords(kwargs, "Launcher") < 0
-            || !PyArg_ParseTuple(args, "O!sO!OO|zpOIO", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
-                                 &fallback, &owner, &results, &keep_gil, &on_fp, &fp_mask, &nan_reads))
+            || !PyArg_ParseTuple(args, "O!sO!OO|zpOIOO", &PyLong_Type, &address, &codes, &PyType_Type, &ndarray,
+                                 &fallback, &owner, &results, &keep_gil, &on_fp, &fp_mask, &nan_reads,
+                                 &scalars))
         return NULL;
     size_t n = strlen(codes);
     Py_ssize_t reads[KILN_MAX_ARGS];
@@ -356,7 +483,8 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                 return NULL;
             }
     }
-    if (n > KILN_MAX_ARGS || strspn(codes, "pdfbBhHiIqQ") != n) {
+    if (n > KILN_MAX_ARGS || strspn(codes, "pwdfbBhHiIqQ") != n
+            || (results == NULL && strchr(codes, 'w') != NULL)) {
         PyErr_SetString(PyExc_ValueError, "Launcher: unsupported argument codes");
         return NULL;
     }
@@ -364,6 +492,34 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (results != NULL && (nresults > n || strspn(results, "qQdf?") != nresults)) {
         PyErr_SetString(PyExc_ValueError, "Launcher: unsupported result codes");
         return NULL;
+    }
+    /* scalars: per result, None (its Python value) or (NumPy scalar type, struct code);
+     * a type whose scalars are not laid out as numpy_scalar writes them is refused. */
+    PyTypeObject *scalar_types[KILN_MAX_ARGS] = {NULL};
+    char scalar_codes[KILN_MAX_ARGS] = {0};
+    if (scalars != Py_None) {
+        if (!PyTuple_Check(scalars) || PyTuple_GET_SIZE(scalars) != (Py_ssize_t)nresults) {
+            PyErr_SetString(PyExc_ValueError, "Launcher: scalars must be a tuple, one item per result");
+            return NULL;
+        }
+        for (size_t k = 0; k < nresults; k++) {
+            PyObject *item = PyTuple_GET_ITEM(scalars, k);
+            if (item == Py_None)
+                continue;
+            const char *code;
+            PyTypeObject *t;
+            if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "O!s", &PyType_Type, &t, &code))
+                return NULL;
+            int ok = strlen(code) == 1 ? scalar_layout_ok(t, code[0]) : 0;
+            if (ok < 0)
+                return NULL;
+            if (!ok) {
+                PyErr_Format(PyExc_ValueError, "Launcher: cannot make %s scalars", t->tp_name);
+                return NULL;
+            }
+            scalar_types[k] = t;
+            scalar_codes[k] = code[0];
+        }
     }
     void *entry = PyLong_AsVoidPtr(address);
     if (entry == NULL) {
@@ -385,6 +541,9 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(fallback); self->fallback = fallback;
     Py_INCREF(owner); self->owner = owner;
     Py_INCREF(on_fp); self->on_fp = on_fp;
+    Py_INCREF(scalars); self->scalars = scalars;   /* (keeps scalar_types alive) */
+    memcpy(self->scalar_types, scalar_types, sizeof(scalar_types));
+    memcpy(self->scalar_codes, scalar_codes, sizeof(scalar_codes));
     self->fp_mask = fp_mask;
     self->n_nan_reads = (int)n_reads;
     for (Py_ssize_t k = 0; k < n_reads; k++)
@@ -393,7 +552,7 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-#define LAUNCHER_FIELDS(X) X(ndarray) X(fallback) X(owner) X(on_fp)
+#define LAUNCHER_FIELDS(X) X(ndarray) X(fallback) X(owner) X(on_fp) X(scalars)
 KILN_GC_FUNCTIONS(launcher, Launcher, LAUNCHER_FIELDS, )
 
 static PyObject *

@@ -305,3 +305,79 @@ def test_a_numpy_bool_operand_goes_through_the_c_launcher(monkeypatch):
     assert [type(v) for v in got] == [type(v) for v in want] and got == want
     assert np.array_equal(mine, theirs)
     assert allocations == []
+
+
+def test_a_numpy_scalar_constant_is_made_once_not_per_call(tmp_path, monkeypatch):
+    """crc's carried ``np.uint32(0xFFFFFFFF)`` went to its loop as ``np.uint32(4294967295)``
+    written inside ``call``: NumPy builds an integer scalar in 0.2-0.5 us, a third of a
+    one-byte crc call. The wrapper makes it once, as a module global."""
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path))
+    data = np.arange(5, dtype=np.uint8)
+    got = kiln.compile(crc)(data)
+    assert type(got) is np.uint32 and got == crc(data)
+    wrappers = [p for p in tmp_path.glob("*/wrapper.py") if not p.parent.name.endswith("_loops")]
+    text = wrappers[0].read_text()
+    head, body = text.split("\ndef call(")
+    body = body.split("\ndef _example")[0]
+    assert "np.uint32(4294967295)" in head and "np.uint32(" not in body, text
+
+
+def test_the_launcher_makes_a_loops_numpy_scalar_results_itself():
+    """A runner's NumPy scalar results come out of the C launcher as NumPy scalars:
+    ``np.uint32(r[1])`` in the generated runner cost 0.2-0.4 us a call (NumPy 2 builds
+    an integer scalar from a Python int slowly). The launcher refuses a type whose scalars
+    it cannot lay out as NumPy's (then the runner converts in Python)."""
+    from kiln.runtime.launch import module
+    data = np.arange(9, dtype=np.uint8)
+    compiled = kiln.compile(crc)
+    got = compiled(data)
+    assert type(got) is np.uint32 and got == crc(data)
+    from kiln.lowering.loop_runner import prepare_loops
+    graph = compiled.records[0].graph
+    prepare_loops(graph)
+    source = next(n.kwargs["body"].native.source for n in graph.calls if n.target.name == "loop")
+    assert "return (r[1], )" in source, source
+    m = module()
+    if m is None:
+        pytest.skip("no C launcher here")
+    for bad in ((int, "q"), (np.int16, "q"), (np.float64, "q"), (np.int64, "d"), (np.uint8, "x")):
+        with pytest.raises(ValueError, match="cannot make"):
+            m.Launcher(1, "q", np.ndarray, print, None, "q", False, None, 7, None, (bad,))
+    m.Launcher(1, "q", np.ndarray, print, None, "q", False, None, 7, None, ((np.int16, "h"),))
+
+
+def bump(u):
+    for i in range(u.shape[0]):
+        u[i] += 1.0
+    return u
+
+
+def test_the_launcher_tests_that_an_array_written_in_place_is_writable(tmp_path, monkeypatch):
+    """A donated array's ``a.flags.writeable`` (NumPy builds a flags object: ~0.2 us) was
+    the runner's first Python test on every call; the launcher reads the flag itself
+    (code 'w') and gives ``(4, ...)`` for a read-only array without running the loop."""
+    from kiln.lowering.loop_runner import prepare_loops
+    compiled = kiln.compile(bump)
+    x = np.arange(4.0)
+    assert compiled(x) is x and np.array_equal(x, np.arange(4.0) + 1)
+    graph = compiled.records[0].graph
+    prepare_loops(graph)
+    native = next(n.kwargs["body"].native for n in graph.calls if n.target.name == "loop")
+    assert "flags.writeable" not in native.source, native.source
+    frozen = np.arange(4.0)
+    frozen.flags.writeable = False
+    assert native(0, 4, 1, (frozen,), (), True) is None
+    assert np.array_equal(frozen, np.arange(4.0))
+    u = np.arange(4.0)
+    (out,) = native(0, 4, 1, (u,), (), True)
+    assert out is u and np.array_equal(u, np.arange(4.0) + 1)
+    with pytest.raises(ValueError, match="read-only"):
+        compiled(frozen)
+    from kiln.config import config
+    monkeypatch.setattr(config, "debug_dir", str(tmp_path))
+    rod = np.r_[1.0, np.linspace(0.0, 1.0, 6), 2.0]      # relax writes its donated u
+    assert kiln.compile(relax)(rod.copy(), 1e9) == relax(rod.copy(), 1e9)
+    (launchers,) = tmp_path.glob("*_loops/launchers.py")
+    text = launchers.read_text()
+    assert "def call(" in text and "flags.writeable" not in text, text

@@ -392,6 +392,8 @@ def test_the_loop_module_goes_to_debug_dir_and_output_code(tmp_path, monkeypatch
 def carried_kinds(a, n):
     n, x, flag = n + 1, 0.5, False
     u, f, b, w = np.uint64(2**63 + 5), np.float32(1.5), np.int8(-3), np.uint32(7)
+    ub, h, uh, i32, i64, d = np.uint8(250), np.int16(-9), np.uint16(9), np.int32(-5), np.int64(-2), np.float64(0.25)
+    nb = np.bool_(False)
     for i in range(a.shape[0]):
         n += i * 3
         x = x * 0.5 + float(a[i])
@@ -400,7 +402,14 @@ def carried_kinds(a, n):
         f = f * np.float32(1.25)
         b = b + np.int8(50)
         w = w ^ np.uint32(i)
-    return n, x, flag, u, f, b, w
+        ub = ub + np.uint8(3)
+        h = h - np.int16(1000)
+        uh = uh * np.uint16(7)
+        i32 = i32 * np.int32(-3)
+        i64 = i64 * np.int64(5)
+        d = d * np.float64(a[i])
+        nb = nb ^ (a[i] > 0.5)
+    return n, x, flag, u, f, b, w, ub, h, uh, i32, i64, d, nb
 
 
 @pytest.mark.parametrize("fast_guards", [True, False])
