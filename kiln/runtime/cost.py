@@ -311,17 +311,45 @@ def _numpy_calls_only(graph: Any, built: Callable[[], int | None] | None) -> str
             f"(KILN_COST_MODEL=0 compiles it anyway)")
 
 
+def _lowered_us(graph: Any, lowered: Callable[[], tuple | None] | None, breaks: int,
+                c_guards: bool, direct: bool, views_us: float) -> float | None:
+    """A compiled run of a graph that writes into arrays, priced from the calls its
+    lowering plans (``lowered()``: runtime/backend.py ``lowered_calls``), or None (no
+    writes, or the lowering cannot tell). The tally prices every write as a kernel, but a
+    write the lowering leaves to NumPy is an extern: through a strided view of a view
+    (``v = x[1:][::2]; v[:] = 0``) a copy of the view and NumPy's write into it, then that
+    written back, in a wrapper run as Python (view_chain_write on 6 values: 5.0 us compiled
+    against NumPy's 1.0, priced 1.2 against 1.5 by the tally)."""
+    if lowered is None or not any(n.kind == "call" and n.op.category == Category.MUTATION
+                                  for n in graph.nodes):
+        return None
+    calls = lowered()
+    if calls is None:
+        return None
+    launches, computing, cheap = calls
+    direct = direct and not breaks and not computing and not cheap
+    entry = ENTRY_DIRECT_US if direct else ENTRY_C_US if c_guards else ENTRY_US
+    return entry + (KERNEL_DIRECT_US if direct else KERNEL_US) * launches \
+        + NUMPY_OP_US * computing + NUMPY_CHEAP_US * cheap + SEGMENT_US * breaks + views_us
+
+
 def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
                      built: Callable[[], int | None] | None = None,
-                     direct: bool = False) -> str | None:
+                     direct: bool = False, lowered: Callable[[], tuple | None] | None = None) -> str | None:
     """Why ``graph`` should run as Python (a sentence for explain), or None to compile it.
     ``built()``: how many kernels compiling the graph builds (None: it cannot tell), asked
-    when the launches counted here pass MAX_SMALL_KERNELS; ``direct``: see :func:`estimate`."""
+    when the launches counted here pass MAX_SMALL_KERNELS; ``direct``: see :func:`estimate`;
+    ``lowered()``: the calls the lowering plans (:func:`_lowered_us`), asked of a graph of
+    small writes the tally would compile."""
     found = _tally(graph)   # (once: it walks the whole graph)
     if found is None:
         return _numpy_calls_only(graph, built)
+    views_us = _returned_views_us(graph)
     python, compiled, kernels = _priced(found, breaks, c_guards, direct and _kernels_only(graph, found),
-                                        _returned_views_us(graph))
+                                        views_us)
+    if compiled < python and kernels <= MAX_SMALL_KERNELS:
+        compiled = _lowered_us(graph, lowered, breaks, c_guards, direct and _kernels_only(graph, found),
+                               views_us) or compiled
     if kernels > MAX_SMALL_KERNELS and built is not None:
         kernels = built() or kernels
     if kernels > MAX_SMALL_KERNELS:
