@@ -35,6 +35,8 @@ import math
 from typing import Any, Callable
 
 from ..ops import REGISTRY, Category, TensorMeta
+from ..ops.graph_loops import runtime_trips
+from ..ops.loops import RUNTIME_TRIPS
 from ..ops.mutation import touches_one_element
 
 SMALL_ELEMENTS = 256
@@ -365,6 +367,8 @@ def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
     extra = f" and {breaks} graph break" if breaks else ""
     large = sum(1 for n in calls if _large(n) and not touches_one_element(n))
     what = f" ({large} on larger arrays: NumPy calls that cost the same compiled)" if large else ""
+    if any(runtime_trips(n) for n in calls):
+        extra += f" (a loop of a run-time trip count priced at {RUNTIME_TRIPS} trips)"
     return (f"runs as Python: {len(calls)} operations on arrays of at most {SMALL_ELEMENTS} "
             f"elements or on single elements{what}{extra}; estimated {compiled:.1f} us per call "
             f"compiled against {python:.1f} us as NumPy (KILN_COST_MODEL=0 compiles it anyway)")
