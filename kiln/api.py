@@ -457,6 +457,7 @@ class CompiledFunction:
                 graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs)),
                 lowered=lambda: _lowered_calls(
                 graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs)),
+                steps=result.steps,
                 direct=graph is not None and not result.replay and not result.output.side_effects
                 and raise_note(graph, name) is None
                 and not any(n.kwargs.get("expect") for n in graph.calls)
@@ -513,7 +514,7 @@ class CompiledFunction:
 
     def _python_is_faster(self, graph: Any, breaks: int = 0, guards: Any = None,
                           built: Callable | None = None, direct: bool = False,
-                          lowered: Callable | None = None) -> str:
+                          lowered: Callable | None = None, steps: int = 0) -> str:
         """The cost model's verdict for the default backend (custom and reference backends
         always get their graphs): why the graph should run as Python, or ''. No graph at
         all (a loop over Python ints, code reading only shapes): nothing compiled could
@@ -529,7 +530,7 @@ class CompiledFunction:
             return ""   # priced for the host: on a GPU, Python would launch a kernel per op
         c_guards = guards is not None and fastcheck.checked_in_c(self.fn, guards)
         note = cost.python_is_faster(graph, breaks, c_guards, built, direct=c_guards and direct,
-                                     lowered=lowered) or ""
+                                     lowered=lowered, steps=steps) or ""
         self.sized |= bool(note) and cost.grows_with_size(graph)
         return note
 

@@ -94,6 +94,13 @@ MAX_SMALL_KERNELS = 64
 # kernel (``_numpy_calls_only``); larger ones always build one.
 MAX_ASKED_FUSED = 4
 BUILD_S_PER_KERNEL = 0.04
+# Python work capture folded away (arithmetic on constants, a comprehension over a range):
+# no node prices it, but the function run as Python does it every call. Each instruction
+# capture followed past STEPS_PER_OP per op (an op's own loads and call, in its price)
+# costs PYTHON_STEP_US: ``t = sum([i * i for i in range(50)]) / 50; return x * t`` on 3
+# values, 380 instructions, 2.5 us as Python (loaded), priced 0.6 before.
+PYTHON_STEP_US = 0.005
+STEPS_PER_OP = 8
 
 _FUSED = (Category.POINTWISE, Category.REDUCTION, Category.VIEW)
 
@@ -335,20 +342,30 @@ def _lowered_us(graph: Any, lowered: Callable[[], tuple | None] | None, breaks: 
         + NUMPY_OP_US * computing + NUMPY_CHEAP_US * cheap + SEGMENT_US * breaks + views_us
 
 
+def folded_python_us(graph: Any, steps: int) -> float:
+    """The Python work of a capture that followed ``steps`` instructions to make ``graph``
+    beyond its ops' own (PYTHON_STEP_US)."""
+    ops = sum(1 for n in graph.nodes if n.kind == "call") + len(getattr(graph, "folded", []))
+    return PYTHON_STEP_US * max(0, steps - STEPS_PER_OP * ops)
+
+
 def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
                      built: Callable[[], int | None] | None = None,
-                     direct: bool = False, lowered: Callable[[], tuple | None] | None = None) -> str | None:
+                     direct: bool = False, lowered: Callable[[], tuple | None] | None = None,
+                     steps: int = 0) -> str | None:
     """Why ``graph`` should run as Python (a sentence for explain), or None to compile it.
     ``built()``: how many kernels compiling the graph builds (None: it cannot tell), asked
     when the launches counted here pass MAX_SMALL_KERNELS; ``direct``: see :func:`estimate`;
     ``lowered()``: the calls the lowering plans (:func:`_lowered_us`), asked of a graph of
-    small writes the tally would compile."""
+    small writes the tally would compile; ``steps``: the instructions capture followed
+    (:func:`folded_python_us`)."""
     found = _tally(graph)   # (once: it walks the whole graph)
     if found is None:
         return _numpy_calls_only(graph, built)
     views_us = _returned_views_us(graph)
     python, compiled, kernels = _priced(found, breaks, c_guards, direct and _kernels_only(graph, found),
                                         views_us)
+    python += folded_python_us(graph, steps)
     if compiled < python and kernels <= MAX_SMALL_KERNELS:
         compiled = _lowered_us(graph, lowered, breaks, c_guards, direct and _kernels_only(graph, found),
                                views_us) or compiled
