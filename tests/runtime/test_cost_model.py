@@ -16,6 +16,7 @@ from kiln.runtime import cost
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.cache_hit_overhead import iadd, mul_out, shift  # noqa: E402
+from benchmarks.slowdowns import rhs_with_folded_work, strided_view_writes, tanh_steps_n  # noqa: E402
 from tests.test_programs_apps import scatter_extremes_per_cell  # noqa: E402
 from benchmarks.idioms import lorenz_rhs_empty  # noqa: E402
 
@@ -496,12 +497,6 @@ def test_a_graph_loop_of_small_steps_is_priced_per_trip():
 
 
 
-def tanh_steps_n(A, x, n):
-    for _ in range(n):
-        x = np.tanh(A @ x)
-    return x
-
-
 def running_sum_n(x, n):
     s = 0.0
     for i in range(n):
@@ -524,15 +519,6 @@ def test_a_loop_of_a_run_time_trip_count_is_priced_per_trip():
     kiln.compile(running_sum_n, backend=lambda g, ex: graphs.append(g) or g)(x, 5)
     [graph] = graphs
     assert any(n.op.name == "loop" for n in graph.calls) and cost.python_is_faster(graph) is None
-
-
-def rhs_with_folded_work(t, x, y, z, sigma, rho, beta):
-    c = sum([i * 0.25 for i in range(80)]) / 80   # Python work capture folds to a constant
-    yprime = np.empty(3)
-    yprime[0] = sigma * (y - x) / rho + c
-    yprime[1] = x * (rho - z) - y
-    yprime[2] = x * y - beta * z
-    return yprime
 
 
 def test_python_work_folded_at_capture_is_priced():
@@ -716,13 +702,6 @@ def test_in_place_updates_of_small_arrays_compile(fn, arity):
 
 
 
-def _strided_view_writes(x):
-    v = x[1:][::2]
-    v[:] = 0
-    w = x.reshape(2, 3)
-    w[:, -1] = 7
-
-
 def test_writes_the_lowering_leaves_to_numpy_are_priced_as_its_calls():
     # The tally priced each write as a kernel (1.1 us against NumPy's 1.5), but the write
     # through a strided view of a view lowers to NumPy's copy-and-write (an extern) and the
@@ -730,17 +709,17 @@ def test_writes_the_lowering_leaves_to_numpy_are_priced_as_its_calls():
     # lowering plans (backend.lowered_calls) price it: 2 launches, 1 NumPy call computing
     # (the copy and write), 1 cheap (the write of that into x, in place)
     from kiln.runtime.backend import lowered_calls
-    compiled = kiln.compile(_strided_view_writes)
+    compiled = kiln.compile(strided_view_writes)
     x, y = np.arange(6.0), np.arange(6.0)
     compiled(x)
-    _strided_view_writes(y)
+    strided_view_writes(y)
     np.testing.assert_array_equal(x, y)
     [record] = compiled.records
     assert record.graph is None and "runs as Python" in record.runs_as_python
-    out = kiln.explain(_strided_view_writes)(np.arange(6.0))
+    out = kiln.explain(strided_view_writes)(np.arange(6.0))
     assert out.graph_count == 0 and len(out.runs_as_python) == 1
     graphs = []
-    kiln.compile(_strided_view_writes, backend=lambda g, ex: graphs.append(g) or g)(np.arange(6.0))
+    kiln.compile(strided_view_writes, backend=lambda g, ex: graphs.append(g) or g)(np.arange(6.0))
     assert lowered_calls(graphs[0], [np.arange(6.0)]) == (2, 1, 1)
 
 def plus_one(x):
