@@ -1,13 +1,14 @@
 """Where does decorating a working function make it slower? Every program, plain and compiled.
 
     python -m benchmarks.slowdown_sweep [--files tests/test_programs_sim.py,...] [--idioms]
-        [--workloads] [--scale 10] [--only NAME,NAME] [--shard I/N] [--rounds 5]
+        [--workloads] [--known] [--scale 10] [--only NAME,NAME] [--shard I/N] [--rounds 5]
         [--slower 1.10] [--json FILE] [--retime FILE.json]
 
 The programs are the realistic ones the tests check (``PROGRAMS`` of every
 tests/test_programs*.py: each program's first call), the short idioms of
 benchmarks/idioms.py (their small and their benchmark inputs) and, with ``--workloads``,
-W1-W7 (benchmarks/workloads.py). Each program runs at its test size and again scaled up:
+W1-W7 (benchmarks/workloads.py) and, with ``--known``, the slowdowns found before
+(benchmarks/slowdowns.py). Each program runs at its test size and again scaled up:
 every dim of 2 or more of every array argument multiplied by the same factor (``--scale``,
 fewer per dim where arrays have several such dims, so no array grows more than ~1000x;
 the arrays are tiled, so index arrays stay in range and values keep their mix). A program
@@ -165,7 +166,8 @@ def explained(fn, args) -> str:
             + "".join(f"; break: {b.reason}" for b in out.break_reasons[:3])[:300])
 
 
-def cases(files: list[str], idioms: bool, workloads: bool, factor: int, only: set | None):
+def cases(files: list[str], idioms: bool, workloads: bool, factor: int, only: set | None,
+          known: bool = False):
     """(name, fn, args) per program and size."""
     for path in files:
         mod = importlib.import_module("tests." + os.path.basename(path)[:-3])
@@ -189,6 +191,11 @@ def cases(files: list[str], idioms: bool, workloads: bool, factor: int, only: se
             for small in (True, False):
                 yield f"idioms:{idm.name}{' (small)' if small else ''}", idm.fn, \
                     tuple(idm.make(np.random.default_rng(0), small))
+    if known:
+        from .slowdowns import cases as known_cases
+        for name, fn, args in known_cases():
+            if not only or name in only:
+                yield f"known:{name}", fn, args
     if workloads:
         from .workloads import WORKLOADS
         for w in WORKLOADS:
@@ -222,6 +229,7 @@ def main(argv=None) -> None:
     ap.add_argument("--files", default="tests/test_programs*.py")
     ap.add_argument("--idioms", action="store_true")
     ap.add_argument("--workloads", action="store_true")
+    ap.add_argument("--known", action="store_true")
     ap.add_argument("--scale", type=int, default=10)
     ap.add_argument("--only")
     ap.add_argument("--shard", default="0/1")
@@ -236,7 +244,7 @@ def main(argv=None) -> None:
     print(f"# load {_loadavg():.2f}; numpy {np.__version__}; python {sys.version.split()[0]}", flush=True)
     print(HEADER, flush=True)
     rows, kept = [], {}
-    todo = list(cases(files, opts.idioms, opts.workloads, opts.scale, only))
+    todo = list(cases(files, opts.idioms, opts.workloads, opts.scale, only, opts.known))
     if opts.retime:
         with open(opts.retime) as f:
             again = {r["name"] for r in json.load(f) if slow(_last(r), opts.slower)}

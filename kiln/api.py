@@ -64,6 +64,13 @@ def _built_kernels(graph: Any, example: list) -> int | None:
     return built_kernel_count(graph, example)
 
 
+def _lowered_calls(graph: Any, example: list) -> tuple | None:
+    """The calls a compiled run of ``graph`` makes (the cost model's question about a graph
+    of writes; runtime/backend.py)."""
+    from .runtime.backend import lowered_calls
+    return lowered_calls(graph, example)
+
+
 class CompiledFunction:
     """A function compiled by kiln; call it like the original.
 
@@ -448,6 +455,9 @@ class CompiledFunction:
         elif not frameless(self.fn, result) and (note := self._python_is_faster(
                 graph, guards=guards, built=lambda: _built_kernels(
                 graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs)),
+                lowered=lambda: _lowered_calls(
+                graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs)),
+                steps=result.steps,
                 direct=graph is not None and not result.replay and not result.output.side_effects
                 and raise_note(graph, name) is None
                 and not any(n.kwargs.get("expect") for n in graph.calls)
@@ -503,7 +513,8 @@ class CompiledFunction:
         return entry
 
     def _python_is_faster(self, graph: Any, breaks: int = 0, guards: Any = None,
-                          built: Callable | None = None, direct: bool = False) -> str:
+                          built: Callable | None = None, direct: bool = False,
+                          lowered: Callable | None = None, steps: int = 0) -> str:
         """The cost model's verdict for the default backend (custom and reference backends
         always get their graphs): why the graph should run as Python, or ''. No graph at
         all (a loop over Python ints, code reading only shapes): nothing compiled could
@@ -518,7 +529,8 @@ class CompiledFunction:
         if guards is not None and any(g.kind == DEVICE for g in guards):
             return ""   # priced for the host: on a GPU, Python would launch a kernel per op
         c_guards = guards is not None and fastcheck.checked_in_c(self.fn, guards)
-        note = cost.python_is_faster(graph, breaks, c_guards, built, direct=c_guards and direct) or ""
+        note = cost.python_is_faster(graph, breaks, c_guards, built, direct=c_guards and direct,
+                                     lowered=lowered, steps=steps) or ""
         self.sized |= bool(note) and cost.grows_with_size(graph)
         return note
 

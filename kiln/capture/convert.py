@@ -42,6 +42,7 @@ class CaptureResult:
     break_guards: tuple = ()           # adders of the guards that decided the break
     stopped: Any = None                # stop_at capture: the root translator, stopped there
     output: Any = None
+    steps: int = 0                     # instructions followed, inlined calls' too (a whole capture)
 
     def finish_partial(self) -> tuple[Graph | None, list[str]]:
         """Close a stopped capture's graph; its outputs are what was rebuilt so far."""
@@ -116,6 +117,7 @@ def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult, stop_at: 
         result.break_index = tx.inst.index if tx.inst is not None else None
         raise
     result.return_code = output.finish(tx, ret)
+    result.steps = tx.steps
     result.replay = list(output.replay)
     result.graph, result.input_codes = close_graph(output)
 

@@ -349,10 +349,13 @@ template <typename T, typename Src> static T kiln_pairwise_taken(Src& src, int64
     return left + kiln_pairwise_taken<T>(src, n - n2);
 }
 // x[mask].sum() of one run: NumPy's sum of the compacted selection (buffered: terms cast
-// from another dtype, NumPy's buffers of 8192 each added pairwise, in order)
-template <typename T, bool Buffered, typename S, typename F> static T kiln_selected_sum(const S& sel, const F& f, int64_t n) {
+// from another dtype, NumPy's buffers of 8192 each added pairwise, in order); the count of
+// the selection is added into ``count`` where one is given (x[mask].mean()'s divisor)
+template <typename T, bool Buffered, typename S, typename F> static T kiln_selected_sum(const S& sel, const F& f, int64_t n,
+                                                                                       int64_t* count = nullptr) {
     kiln_selection<T, S, F> src(sel, f, n);
     const int64_t k = src.count();
+    if (count) *count += k;
     if (!Buffered) return kiln_pairwise_taken<T>(src, k);
     const int64_t B = 8192;
     T res = 0;

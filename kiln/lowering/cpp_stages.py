@@ -135,6 +135,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         terms = []         # (accumulator, term) of sums added in NumPy's pairwise order
         extrema = []       # (accumulator, C type, start, combine) of max/min and their NaN flags
         logical = []       # (accumulator, combine) of any/all
+        counts = {}        # a selected sum's accumulator -> that of its mask's count
+        counted = set()    # the count reductions a selected sum computes (no loop of their own)
         for node, role in members:
             buf = node.buf
             if role in ("row", "scalar"):
@@ -201,6 +203,11 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     sel = mask
                 terms.append((acc, em.cast(v, node.src.dtype, buf.dtype), ctype(buf.dtype), cast, sel,
                               plan.runs.get(buf.name, 1)))
+            elif (sel_acc := _counted_selection(node, v, acc_dt, terms, inner, counts)) is not None:
+                # x[m].mean()'s count of m: kiln_selected_sum counts the selection first,
+                # so it hands that count over instead of this loop reading m again
+                counts[sel_acc] = acc
+                counted.add(node)
             elif node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
@@ -266,7 +273,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             # term, with the statements that term needs only (_needed)
             for acc, v, c_type, cast, sel, k in terms:
                 if sel is not None:
-                    lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner)
+                    lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner, counts.get(acc))
                     continue
                 # several loops (reduce_order.numpy_run): the last k are NumPy's run, one flat
                 # index j, each run added into the sum in the order of the loops around it
@@ -293,7 +300,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 else:
                     run.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
                 lines += _loop_nest(around, run, [], parallel=False, simd=False) if around else run
-        if pairwise:
+        if pairwise or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
             lines += post
             continue
         lanes = bool(extrema) and len(extrema) == len(clauses) and not in_order and not names.complex
@@ -321,11 +328,23 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
     return lines
 
 
+def _counted_selection(node: Any, v: str, acc_dt: np.dtype, terms: list, inner: list,
+                       counts: dict) -> str | None:
+    """The accumulator of a selected sum (one run) of this stage whose mask ``node``, an
+    int64 sum of bools, counts (the same loaded value ``v``: the emitter loads an expression
+    once) and that hands no count over yet (``counts``), or None."""
+    if node.combine != "sum" or len(inner) != 1 or np.dtype(acc_dt) != np.dtype(np.int64) \
+            or np.dtype(node.src.dtype) != np.dtype(bool):
+        return None
+    return next((t[0] for t in terms if t[4] is not None and t[4] == v and t[0] not in counts), None)
+
+
 def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: list[str],
-                   inner: list) -> list[str]:
+                   inner: list, count: str | None = None) -> list[str]:
     """x[mask].sum() in NumPy's order: NumPy adds the selection it compacts (C order)
     pairwise over its count. One run: its selected terms taken leaf by leaf of that tree
-    (kiln_selected_sum); several loops (a strided 2-d x): written into a scratch buffer by
+    (kiln_selected_sum, which adds the count into ``count`` where one is given: x[m].mean()
+    reads m once less); several loops (a strided 2-d x): written into a scratch buffer by
     the loop nest, then added (kiln_pairwise_run, one instance per dtype). On one thread."""
     buffered = str(cast).lower()
     if len(inner) == 1:
@@ -335,7 +354,8 @@ def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: li
             lines += [f"auto {acc.replace('acc', name)} = [&](int64_t {var}) -> {tp} {{"]
             lines += ["  " + s for s in _needed(body, value)] + [f"  return {value};", "};"]
         sel_fn, term_fn = acc.replace("acc", "sel"), acc.replace("acc", "term")
-        return lines + [f"{acc} += kiln_selected_sum<{c_type}, {buffered}>({sel_fn}, {term_fn}, {n});"]
+        counted = f", &{count}" if count is not None else ""
+        return lines + [f"{acc} += kiln_selected_sum<{c_type}, {buffered}>({sel_fn}, {term_fn}, {n}{counted});"]
     b, k = acc.replace("acc", "cbuf"), acc.replace("acc", "ck")
     size = " * ".join(f"(int64_t)({n})" for _, n in inner)
     loop = _needed(body, f"{v} {sel}") + [f"{b}[{k}] = {v};", f"{k} += ({sel}) ? 1 : 0;"]

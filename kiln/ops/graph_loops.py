@@ -43,6 +43,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..array_kinds import is_device_array
+from .loops import LoopBody, priced_trips
 from .meta import fresh_copy
 from .registry import Category, declare
 
@@ -351,13 +352,10 @@ def _print_graph_loop(node: Any, consts: dict, format_value: Callable, python_co
 
 
 def _graph_loop_python_us(node: Any, per_op_us: Callable) -> float | None:
-    """The loop run as Python: its trips times its body's ops; None for a run-time count."""
-    start, stop, step = node.args[:3]
-    if not all(type(v) is int for v in (start, stop, step)):
-        return None
+    """The loop run as Python: its trips (loops.priced_trips) times its body's ops."""
     body: GraphLoopBody = node.kwargs["body"]
     per_trip = sum(per_op_us(n) for n in body.graph.calls)
-    return len(range(start, stop, step)) * per_trip
+    return priced_trips(*node.args[:3]) * per_trip
 
 
 graph_loop = declare("graph_loop", Category.EXTERN, _graph_loop_impl,
@@ -392,12 +390,17 @@ GRAPH_LOOP_TRIP_US = 1.3
 
 
 def _graph_loop_compiled_us(node: Any, body_us: Callable) -> float | None:
-    """The compiled loop: trips times (the driver's step + its body's compiled calls)."""
-    start, stop, step = node.args[:3]
-    if not all(type(v) is int for v in (start, stop, step)):
-        return None
+    """The compiled loop: trips (loops.priced_trips) times (the driver's step + its body's
+    compiled calls)."""
     per_trip = body_us(node.kwargs["body"].graph)
-    return None if per_trip is None else len(range(start, stop, step)) * (GRAPH_LOOP_TRIP_US + per_trip)
+    return None if per_trip is None else priced_trips(*node.args[:3]) * (GRAPH_LOOP_TRIP_US + per_trip)
 
 
 graph_loop.compiled_us = _graph_loop_compiled_us
+
+
+def runtime_trips(node: Any) -> bool:
+    """Is ``node`` a loop whose trip count is known only at run time (priced at
+    loops.RUNTIME_TRIPS trips)?"""
+    return isinstance(node.kwargs.get("body"), (LoopBody, GraphLoopBody)) \
+        and not all(type(v) is int for v in node.args[:3])

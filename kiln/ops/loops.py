@@ -451,12 +451,28 @@ def _loop_item_meta(values: Any, index: int) -> Any:
     return values[index] if isinstance(values, tuple) else values
 
 
+# A loop whose trip count is known only at run time (``range(n)`` of an int argument) is
+# priced as this many trips: what the call costs either way is then its trips, so the cost
+# model's verdict is the cheaper trip's, and it holds for every count the guards admit
+# (priced at the count of the call that compiled, a verdict for running as Python at a few
+# trips would run a later call of thousands as Python too, where compiled trips are cheaper).
+RUNTIME_TRIPS = 1000
+
+
+def priced_trips(start: Any, stop: Any, step: Any) -> int:
+    """The trips a loop's cost is priced at: its count where the bounds are ints, else
+    RUNTIME_TRIPS."""
+    if all(type(v) is int for v in (start, stop, step)):
+        return len(range(start, stop, step))
+    return RUNTIME_TRIPS
+
+
 def _loop_python_us(node: Any, per_op_us: Callable) -> float | None:
-    """The loop run as Python: its trips times its body's ops (inner loops likewise);
-    None for a trip count known only at run time."""
+    """The loop run as Python: its trips (:func:`priced_trips`) times its body's ops
+    (inner loops likewise); None for a body that breaks out."""
     start, stop, step = node.args[:3]
     body: LoopBody = node.kwargs["body"]
-    if not all(type(v) is int for v in (start, stop, step)) or body.cont is not None:
+    if body.cont is not None:
         return None
     per_trip = 0.0
     for inner in body.graph.nodes:
@@ -469,7 +485,7 @@ def _loop_python_us(node: Any, per_op_us: Callable) -> float | None:
             per_trip += cost
         else:
             per_trip += per_op_us(inner)
-    return len(range(start, stop, step)) * per_trip
+    return priced_trips(start, stop, step) * per_trip
 
 
 loop.python_us = _loop_python_us

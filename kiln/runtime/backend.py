@@ -222,7 +222,7 @@ class Generated:
 
     def __init__(self, cpp: str, cdefs: str, wrapper: str, low: Any, kernel_names: list[str],
                  consts: dict, plans: dict | None = None, memory: Any = None,
-                 renderer: Any = None, kernels: list | None = None) -> None:
+                 renderer: Any = None, kernels: list | None = None, steps: list | None = None) -> None:
         self.cpp = cpp
         self.cdefs = cdefs
         self.wrapper = wrapper
@@ -233,6 +233,7 @@ class Generated:
         self.memory = memory       # the wrapper's memory plan (lowering/memory.py)
         self.renderer = renderer   # whose loader builds and installs the module
         self.kernels = kernels or []   # the rendered kernels the module holds
+        self.steps = steps or []       # the wrapper's steps in order: Kernels and ExternNodes
 
 
 SO_PLACEHOLDER = "<kiln-shared-library>"
@@ -281,7 +282,7 @@ def generate(graph: Any, example_inputs: list, renderer: Any = None, reinfer: bo
     wrapper = WrapperCode(low, items, rendered, memory, renderer)
     source = wrapper.generate(SO_PLACEHOLDER, signature, graph.name)
     return Generated(module, signature, source, low, [rk.name for rk in built], wrapper.consts,
-                     plans, memory, renderer, built)
+                     plans, memory, renderer, built, items)
 
 
 def built_kernel_count(graph: Any, example_inputs: list) -> int | None:
@@ -291,14 +292,10 @@ def built_kernel_count(graph: Any, example_inputs: list) -> int | None:
     tell: loop nodes (their bodies build apart), a graph that needs gradients or that the
     lowering does not take."""
     from ..aot.functionalize import functionalize_with_plan
-    from ..ops.graph_loops import GraphLoopBody
-    from ..ops.loops import LoopBody
-    if any(isinstance(n.kwargs.get("body"), (LoopBody, GraphLoopBody)) for n in graph.calls):
-        return None
-    arrays = [getattr(a, "_data", a) for a in example_inputs]
-    if len(arrays) != len(example_inputs) or any(a is not b for a, b in zip(arrays, example_inputs)):
-        return None   # Tensors: a joint graph, another count
     from . import artifacts
+    arrays = _lowerable(graph, example_inputs)
+    if arrays is None:
+        return None
     try:
         fgraph, _ = functionalize_with_plan(graph, arrays)
         key = artifacts.artifact_key(fgraph, arrays, False)
@@ -310,6 +307,54 @@ def built_kernel_count(graph: Any, example_inputs: list) -> int | None:
         return count
     except Exception:   # whatever the lowering does not take, compiling finds out itself
         return None
+
+
+def lowered_calls(graph: Any, example_inputs: list) -> tuple[int, int, int] | None:
+    """The calls one compiled run of ``graph`` (a captured graph that writes into arrays)
+    makes, as the lowering plans them (g++ not run): (kernel launches, NumPy calls that
+    compute (a functional write ``index_put`` copies its array, then writes), NumPy writes
+    in place and views). (aot's epilogue copy of a new value into the caller's array is
+    not counted: whether it is the caller's array already is known only per call.) The cost
+    model's question about a graph of writes: its tally prices each write as a kernel, but
+    a write through a strided view of a view (``x[1:][::2] = 0``) is NumPy's copy and write.
+    None: as :func:`built_kernel_count`."""
+    from ..aot.functionalize import functionalize_with_plan
+    from ..lowering.lower import ExternNode
+    from ..lowering.scheduler import Kernel
+    from ..ops import Category
+    arrays = _lowerable(graph, example_inputs)
+    if arrays is None:
+        return None
+    try:
+        fgraph, plan = functionalize_with_plan(graph, arrays)
+        fgraph.donated = {k: i for i, k in plan.mutated}   # as aot/runtime.py's inference
+        gen = generate(fgraph, arrays)
+    except Exception:   # whatever the lowering does not take, compiling finds out itself
+        return None
+    launches = computing = cheap = 0
+    in_place = gen.memory.inplace_externs if gen.memory is not None else set()
+    for step, item in enumerate(gen.steps):
+        if isinstance(item, Kernel):
+            launches += 1
+        elif isinstance(item, ExternNode):
+            if step in in_place or item.op.category == Category.VIEW:
+                cheap += 1
+            else:
+                computing += 1
+    return launches, computing, cheap
+
+
+def _lowerable(graph: Any, example_inputs: list) -> list | None:
+    """``example_inputs`` as arrays where the cost model may ask the lowering about
+    ``graph``; None for loop nodes (their bodies build apart) and Tensors (a joint graph)."""
+    from ..ops.graph_loops import GraphLoopBody
+    from ..ops.loops import LoopBody
+    if any(isinstance(n.kwargs.get("body"), (LoopBody, GraphLoopBody)) for n in graph.calls):
+        return None
+    arrays = [getattr(a, "_data", a) for a in example_inputs]
+    if len(arrays) != len(example_inputs) or any(a is not b for a, b in zip(arrays, example_inputs)):
+        return None   # Tensors: a joint graph, another count
+    return arrays
 
 
 def _compile_dynamic(graph: Any, example_inputs: list, respecialize: Callable) -> Artifact | None:

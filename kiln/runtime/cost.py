@@ -35,6 +35,8 @@ import math
 from typing import Any, Callable
 
 from ..ops import REGISTRY, Category, TensorMeta
+from ..ops.graph_loops import runtime_trips
+from ..ops.loops import RUNTIME_TRIPS
 from ..ops.mutation import touches_one_element
 
 SMALL_ELEMENTS = 256
@@ -92,6 +94,13 @@ MAX_SMALL_KERNELS = 64
 # kernel (``_numpy_calls_only``); larger ones always build one.
 MAX_ASKED_FUSED = 4
 BUILD_S_PER_KERNEL = 0.04
+# Python work capture folded away (arithmetic on constants, a comprehension over a range):
+# no node prices it, but the function run as Python does it every call. Each instruction
+# capture followed past STEPS_PER_OP per op (an op's own loads and call, in its price)
+# costs PYTHON_STEP_US: ``t = sum([i * i for i in range(50)]) / 50; return x * t`` on 3
+# values, 380 instructions, 2.5 us as Python (loaded), priced 0.6 before.
+PYTHON_STEP_US = 0.005
+STEPS_PER_OP = 8
 
 _FUSED = (Category.POINTWISE, Category.REDUCTION, Category.VIEW)
 
@@ -311,17 +320,55 @@ def _numpy_calls_only(graph: Any, built: Callable[[], int | None] | None) -> str
             f"(KILN_COST_MODEL=0 compiles it anyway)")
 
 
+def _lowered_us(graph: Any, lowered: Callable[[], tuple | None] | None, breaks: int,
+                c_guards: bool, direct: bool, views_us: float) -> float | None:
+    """A compiled run of a graph that writes into arrays, priced from the calls its
+    lowering plans (``lowered()``: runtime/backend.py ``lowered_calls``), or None (no
+    writes, or the lowering cannot tell). The tally prices every write as a kernel, but a
+    write the lowering leaves to NumPy is an extern: through a strided view of a view
+    (``v = x[1:][::2]; v[:] = 0``) a copy of the view and NumPy's write into it, then that
+    written back, in a wrapper run as Python (view_chain_write on 6 values: 5.0 us compiled
+    against NumPy's 1.0, priced 1.2 against 1.5 by the tally)."""
+    if lowered is None or not any(n.kind == "call" and n.op.category == Category.MUTATION
+                                  for n in graph.nodes):
+        return None
+    calls = lowered()
+    if calls is None:
+        return None
+    launches, computing, cheap = calls
+    direct = direct and not breaks and not computing and not cheap
+    entry = ENTRY_DIRECT_US if direct else ENTRY_C_US if c_guards else ENTRY_US
+    return entry + (KERNEL_DIRECT_US if direct else KERNEL_US) * launches \
+        + NUMPY_OP_US * computing + NUMPY_CHEAP_US * cheap + SEGMENT_US * breaks + views_us
+
+
+def folded_python_us(graph: Any, steps: int) -> float:
+    """The Python work of a capture that followed ``steps`` instructions to make ``graph``
+    beyond its ops' own (PYTHON_STEP_US)."""
+    ops = sum(1 for n in graph.nodes if n.kind == "call") + len(getattr(graph, "folded", []))
+    return PYTHON_STEP_US * max(0, steps - STEPS_PER_OP * ops)
+
+
 def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
                      built: Callable[[], int | None] | None = None,
-                     direct: bool = False) -> str | None:
+                     direct: bool = False, lowered: Callable[[], tuple | None] | None = None,
+                     steps: int = 0) -> str | None:
     """Why ``graph`` should run as Python (a sentence for explain), or None to compile it.
     ``built()``: how many kernels compiling the graph builds (None: it cannot tell), asked
-    when the launches counted here pass MAX_SMALL_KERNELS; ``direct``: see :func:`estimate`."""
+    when the launches counted here pass MAX_SMALL_KERNELS; ``direct``: see :func:`estimate`;
+    ``lowered()``: the calls the lowering plans (:func:`_lowered_us`), asked of a graph of
+    small writes the tally would compile; ``steps``: the instructions capture followed
+    (:func:`folded_python_us`)."""
     found = _tally(graph)   # (once: it walks the whole graph)
     if found is None:
         return _numpy_calls_only(graph, built)
+    views_us = _returned_views_us(graph)
     python, compiled, kernels = _priced(found, breaks, c_guards, direct and _kernels_only(graph, found),
-                                        _returned_views_us(graph))
+                                        views_us)
+    python += folded_python_us(graph, steps)
+    if compiled < python and kernels <= MAX_SMALL_KERNELS:
+        compiled = _lowered_us(graph, lowered, breaks, c_guards, direct and _kernels_only(graph, found),
+                               views_us) or compiled
     if kernels > MAX_SMALL_KERNELS and built is not None:
         kernels = built() or kernels
     if kernels > MAX_SMALL_KERNELS:
@@ -337,6 +384,8 @@ def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
     extra = f" and {breaks} graph break" if breaks else ""
     large = sum(1 for n in calls if _large(n) and not touches_one_element(n))
     what = f" ({large} on larger arrays: NumPy calls that cost the same compiled)" if large else ""
+    if any(runtime_trips(n) for n in calls):
+        extra += f" (a loop of a run-time trip count priced at {RUNTIME_TRIPS} trips)"
     return (f"runs as Python: {len(calls)} operations on arrays of at most {SMALL_ELEMENTS} "
             f"elements or on single elements{what}{extra}; estimated {compiled:.1f} us per call "
             f"compiled against {python:.1f} us as NumPy (KILN_COST_MODEL=0 compiles it anyway)")

@@ -261,6 +261,25 @@ def test_functional_graph_compiles_once_per_aliasing_pattern():
     assert len(compiled.variants) == 2
 
 
+
+def test_the_same_array_twice_takes_a_short_path_after_its_first_call(monkeypatch):
+    # f(x, x) of a graph that writes ran the general path every call (the aliasing check,
+    # grad mode, the variant's key, outputs rebuilt in Python): iadd(x, x) on 100 values
+    # 8.2 us compiled against NumPy's 0.3; now the merged variant's plain run (3.1)
+    def fn(a, b):
+        iadd(a, b)
+        return (a,)
+    graph = trace(fn, [TensorMeta((3,), np.float64)] * 2)
+    compiled = aot_eager(graph, [arange(3), arange(3)])
+    x = arange(3)
+    compiled(x, x)
+    assert list(compiled._merged) == [(0, 0)]
+    monkeypatch.setattr(compiled, "_general", lambda args: pytest.fail("the general path"))
+    y = arange(3)
+    (out,) = compiled(y, y)
+    assert out is y
+    np.testing.assert_array_equal(y, [0.0, 2.0, 4.0])
+
 # -- mutations with Tensors ---------------------------------------------------------------------
 
 def test_mutating_an_intermediate_under_autograd():

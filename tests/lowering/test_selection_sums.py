@@ -173,3 +173,26 @@ def test_selection_sums_warn_as_numpys_reduce():
             result = f(x, m)
         np.testing.assert_array_equal(result, expected)
         assert [str(w.message) for w in got] == [str(w.message) for w in want] != []
+
+
+def test_a_selections_mean_reads_its_mask_once_for_sum_and_count():
+    """x[m].mean() is the selection's sum over its count: kiln_selected_sum counts the
+    selection before adding it, and hands that count to the mean (``&acc``) instead of a
+    loop of its own reading m again; two means of one mask get a count each."""
+    from kiln.runtime import cpp_backend
+    seen = []
+
+    def backend(graph, example_inputs):
+        seen.append(cpp_backend(graph, example_inputs))
+        return seen[-1]
+
+    def means(x, m):
+        return x[m].mean(), np.mean(x[m]), x[~m].mean()
+    rng = np.random.default_rng(5)
+    x, m = rng.standard_normal(1000), rng.random(1000) < 0.3
+    check(kiln.compile(means, backend=backend), means, x, m)
+    [kernel] = [line for c in seen for line in c.kiln_artifact.cpp.splitlines()
+                if "_body(" in line and "static void" in line]
+    body = "\n".join(c.kiln_artifact.cpp for c in seen).split(kernel)[1].split("\n}\n")[0]
+    assert body.count("kiln_selected_sum<") == 3 and body.count(", &acc") == 3
+    assert "reduction(+:" not in body   # no loop of the counts' own

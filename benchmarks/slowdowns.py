@@ -1,0 +1,66 @@
+"""Known slowdowns (stop 50): small programs where decorating made a function slower than
+NumPy, each beside the kiln change that answered it. ``python -m benchmarks.slowdown_sweep
+--known`` times them (plain against compiled, as every other row)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def unique_index_counts(x):
+    return np.unique(x, return_index=True, return_counts=True)
+
+
+def chained_view_writes(a):
+    a[0][1:3] = 5.0
+    a[1, ::2] += 1.0
+    return a
+
+
+def strided_view_writes(x):          # cost model: writes priced from the lowering's calls
+    v = x[1:][::2]
+    v[:] = 0
+    w = x.reshape(2, 3)
+    w[:, -1] = 7
+    return x, v, w
+
+
+def iadd(a, b):                      # called as iadd(x, x): aot's merged-input short path
+    a += b
+    return a
+
+
+def tanh_steps_n(A, x, n):           # cost model: a run-time trip count priced per trip
+    for _ in range(n):
+        x = np.tanh(A @ x)
+    return x
+
+
+def selection_mean(x, m):            # one pass less over m (kiln_selected_sum's count)
+    return x[m].mean()
+
+
+def rhs_with_folded_work(t, x, y, z, sigma, rho, beta):   # cost model: folded Python work
+    c = sum([i * 0.25 for i in range(80)]) / 80
+    yprime = np.empty(3)
+    yprime[0] = sigma * (y - x) / rho + c
+    yprime[1] = x * (rho - z) - y
+    yprime[2] = x * y - beta * z
+    return yprime
+
+
+def cases():
+    """(name, fn, args) of each known slowdown, at the sizes it was found."""
+    rng = np.random.default_rng(0)
+    same = np.linspace(0.0, 1.0, 100)
+    sparse = rng.random(100_000) < 0.01
+    A = rng.standard_normal((8, 8)) * 0.3
+    return [
+        ("unique_index_counts 100", unique_index_counts, (rng.integers(0, 20, 100),)),
+        ("chained_view_writes 4x4", chained_view_writes, (np.zeros((4, 4)),)),
+        ("strided_view_writes 6", strided_view_writes, (np.arange(6.0),)),
+        ("iadd(x, x) 100", iadd, (same, same)),
+        ("tanh_steps_n 8, n=5", tanh_steps_n, (A, rng.standard_normal(8), 5)),
+        ("tanh_steps_n 8, n=100", tanh_steps_n, (A, rng.standard_normal(8), 100)),
+        ("selection_mean 1e5, 1%", selection_mean, (rng.standard_normal(100_000), sparse)),
+        ("rhs_with_folded_work", rhs_with_folded_work, (0.0, 1.0, 2.0, 3.0, 10.0, 28.0, 8 / 3)),
+    ]
