@@ -108,8 +108,9 @@ def wrap_dict(tx, value: dict, source: Source | None) -> VariableTracker:
                          for k, v in value.items()}, source)
 
 
-# Modules whose Python functions change the interpreter's state: called, they run as Python.
-RUN_AS_PYTHON_MODULES = frozenset({"warnings"})
+# Modules whose Python functions change the interpreter's state: called, they run as Python
+# (a disabled logging call is nothing: kiln/capture/variables/logging_calls.py).
+RUN_AS_PYTHON_MODULES = frozenset({"warnings", "logging"})
 
 
 def _plain_key(key: Any) -> bool:
@@ -318,7 +319,10 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         # warnings.simplefilter in a ``with warnings.catch_warnings():`` body: its call runs
         # as Python (one break) instead of inlining the interpreter's filter list (six)
         from .builtins import OpaqueCallableVariable
+        from .logging_calls import ROOT_FUNCTIONS, LogCallVariable
         _guard_id(tx, source, value)
+        if value in ROOT_FUNCTIONS:
+            return LogCallVariable(value, source, None, ROOT_FUNCTIONS[value])
         return OpaqueCallableVariable(value, source)
     if kind is types.FunctionType:
         if source is not None and (source.is_argument() or not any(
@@ -355,7 +359,10 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         # by identity) whose *call* breaks the graph, so only the call runs as Python and
         # its result enters the resumed graph as a run-time value.
         from .builtins import OpaqueCallableVariable
+        from .logging_calls import ROOT_FUNCTIONS, LogCallVariable
         _guard_id(tx, source, value)
+        if value in ROOT_FUNCTIONS:
+            return LogCallVariable(value, source, None, ROOT_FUNCTIONS[value])
         return OpaqueCallableVariable(value, source)
     from .numpy_objects import CONCATENATOR_TYPES, GRID_TYPES, AxisConcatenatorVariable, IndexGridVariable
     if isinstance(value, GRID_TYPES):

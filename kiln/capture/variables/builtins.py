@@ -90,6 +90,12 @@ class BuiltinVariable(ConstantVariable):
     def call_len(self, tx, obj) -> VariableTracker:
         return obj.length(tx)
 
+    def call_vars(self, tx, obj=None) -> VariableTracker:
+        if obj is None:
+            tx.unsupported("unsupported_call", "vars() without an argument reads the frame's "
+                           "locals; the function runs as Python", reads_frame=True)
+        return obj.getattr(tx, "__dict__")
+
     def call_range(self, tx, *args) -> VariableTracker:
         from ..loops import make_range
         symbolic = make_range(tx, list(args))   # a loop node may keep run-time bounds
@@ -175,7 +181,7 @@ class BuiltinVariable(ConstantVariable):
         from .functions import UserObjectVariable
         attr = name.as_constant(tx)
         if isinstance(obj, UserObjectVariable):
-            if attr in (obj.__dict__.get("stored") or {}):   # set by the function itself
+            if obj.set_here(tx, attr) is not None:   # set by the function itself
                 return ConstantVariable(True)
             if obj.source is None and hasattr(type(obj.obj), "__getattr__"):
                 tx.unsupported("unsupported_value", f"hasattr on {obj.describe()}, which defines __getattr__")

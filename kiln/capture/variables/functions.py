@@ -375,12 +375,48 @@ class UserObjectVariable(VariableTracker):
                            f"__setattr__, a property or __slots__)")
         self.__dict__.setdefault("stored", {})[name] = value
         tx.output.record_side_effect("setattr", self, name, value)
+        if "instance_dict" in self.__dict__:
+            self.instance_dict.entries[name] = value
+
+    def dict_of(self, tx) -> VariableTracker:
+        """``obj.__dict__`` and ``vars(obj)``: the real dict, wrapped like a dict passed in
+        (its keys guarded, stores replayed on it), and from then on the one record of the
+        object's attributes: ``obj.a = v`` shows in it and ``d['a'] = v`` in ``obj.a``."""
+        from .builder import wrap
+        from .containers import DictVariable
+        if "instance_dict" in self.__dict__:
+            return self.instance_dict
+        real = getattr(self.obj, "__dict__", None)
+        if self.source is None or type(real) is not dict \
+                or type(self.obj).__getattribute__ is not object.__getattribute__:
+            tx.unsupported("unsupported_value", f"the __dict__ of {self.describe()} (an object made "
+                           f"in the function, without one, or with a custom __getattribute__)")
+        var = wrap(tx, real, AttrSource(self.source, "__dict__"))
+        if not isinstance(var, DictVariable):
+            tx.unsupported("unsupported_value", f"the __dict__ of {self.describe()}: {var.describe()}")
+        var.entries.update(self.__dict__.get("stored", {}))
+        self.instance_dict = var
+        return var
+
+    def set_here(self, tx, name: str) -> VariableTracker | None:
+        """The value of attribute ``name`` when the function set it (``obj.a = v``, or
+        through ``obj.__dict__``), else None."""
+        if "instance_dict" in self.__dict__:
+            entries = self.instance_dict.entries
+            if name in entries:
+                return entries[name]
+            if name in getattr(self.obj, "__dict__", {}):
+                tx.unsupported("mutation", f"attribute '{name}' of {self.describe()} was deleted "
+                               f"through its __dict__")
+        return (self.__dict__.get("stored") or {}).get(name)
 
     def getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap
-        stored = self.__dict__.get("stored")
-        if stored and name in stored:
-            return stored[name]
+        from .builder import RUN_AS_PYTHON_MODULES, wrap
+        if name == "__dict__":
+            return self.dict_of(tx)
+        known = self.set_here(tx, name)
+        if known is not None:
+            return known
         try:
             static = inspect.getattr_static(self.obj, name)
         except AttributeError:
@@ -401,6 +437,9 @@ class UserObjectVariable(VariableTracker):
         if isinstance(static, types.FunctionType):
             if on_class is not None:  # the class could be patched: pin the method
                 tx.guards.add_id(on_class, static)
+            if static.__module__ in RUN_AS_PYTHON_MODULES:
+                from .logging_calls import logging_method
+                return logging_method(tx, static, self, name)
             return UserMethodVariable(static, self)
         if getattr(static, "__kiln_compiled__", None) is not None:
             return UserMethodVariable(static.__kiln_compiled__, self)
