@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import kiln
-from .conftest import assert_same, run_probe, same_as_numpy
+from .conftest import CountingBackend, assert_same, run_probe, same_as_numpy
 
 
 def _typed_ufuncs(a, b, i, o):
@@ -145,3 +145,30 @@ def test_a_disabled_logging_call_is_nothing_and_an_enabled_one_logs():
         _log.setLevel(logging.NOTSET)
         logging.root.removeHandler(root)
         logging.root.setLevel(logging.WARNING)
+
+
+def _descent_with_history(w, X, y, lr, history):
+    losses = []
+    for _ in range(6):
+        r = X @ w - y
+        losses.append(float(r @ r))                 # append loaded before float() breaks
+        history.append(float(np.abs(r).max()))     # a list passed in: replayed on it
+        w = w - lr * (X.T @ r)
+    return w, losses
+
+
+def test_an_append_of_a_float_taken_from_an_array_is_captured():
+    g = np.random.default_rng(50)
+    X, y = g.standard_normal((9, 3)), g.standard_normal(9)
+    backend = CountingBackend()
+    compiled = kiln.compile(_descent_with_history, backend=backend)
+    built = []
+    for lr in (0.01, 0.02):
+        want_history, got_history = [1.0], [1.0]
+        want = _descent_with_history(np.zeros(3), X, y, lr, want_history)
+        assert_same(compiled(np.zeros(3), X, y, lr, got_history), want)
+        assert got_history == want_history
+        built.append(len(backend.graphs))
+    assert built[0] == built[1], built   # lists growing by one per iteration do not recompile
+    report = kiln.explain(_descent_with_history)(np.zeros(3), X, y, 0.01, [])
+    assert not any("append" in r.reason for r in report.break_reasons), report.break_reasons

@@ -226,7 +226,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         if source is not None:
             tx.guards.add_equals(source, value)
         return ConstantVariable(value, source)
-    if kind is list and source is not None and source.is_argument():
+    if kind is list and source is not None and (source.is_argument() or _self_of_argument(source)):
         from .containers import ArgumentListVariable
         tx.guards.add_type(source, list)
         return ArgumentListVariable(tx, value, source)
@@ -292,6 +292,17 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         if find_spelling(value) is not None:
             return NumpyFunctionVariable(value, source)
         return GeneratorVariable(value.__self__, None).getattr(tx, value.__name__)
+    if source is not None and source.is_argument() and kind is types.BuiltinMethodType \
+            and type(value.__self__) is list and value.__name__ in ("append", "extend"):
+        # ``losses.append(float(loss))``: the method was loaded before float() broke the
+        # graph, so the resume function gets it on its stack. Its list is an argument's
+        # (unread: appends are replayed, its length is not guarded); a call broke here
+        # once per iteration of a training loop.
+        from .containers import ContainerMethodVariable
+        tx.guards.add_type(source, kind)
+        tx.guards.add_equals(AttrSource(source, "__name__"), value.__name__)
+        return ContainerMethodVariable(wrap(tx, value.__self__, AttrSource(source, "__self__")),
+                                       value.__name__)
     if source is not None and _bound_to_object(value):
         # hist.append, rng.random: a C method bound to an object made per call. Its call
         # breaks the graph (runs as Python on the frame's own object), so what is guarded
@@ -490,6 +501,11 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
 
 def math_module_ref(tx) -> str:
     return tx.output.ns.ref(math, "math")
+
+
+def _self_of_argument(source: Source) -> bool:
+    """``___stack2.__self__``: the object of a method a resume function was handed."""
+    return isinstance(source, AttrSource) and source.attr == "__self__" and source.base.is_argument()
 
 
 def _bound_to_object(method: Any) -> bool:
