@@ -5,6 +5,7 @@ arguments after the call) and by its break count, on the counting backend (no ke
 build) unless said otherwise."""
 from __future__ import annotations
 
+import itertools
 import logging
 
 import numpy as np
@@ -172,3 +173,48 @@ def test_an_append_of_a_float_taken_from_an_array_is_captured():
     assert built[0] == built[1], built   # lists growing by one per iteration do not recompile
     report = kiln.explain(_descent_with_history)(np.zeros(3), X, y, 0.01, [])
     assert not any("append" in r.reason for r in report.break_reasons), report.break_reasons
+
+
+def _ordered_by_keys(xs, d, lengths):
+    by_size = sorted(xs, key=lambda a: a.shape[0])             # keys made in the function
+    biggest = max(d, key=lambda k: d[k].shape[0])
+    smallest = min(d.items(), key=lambda kv: kv[1].size)
+    order = [3, 1, 2, 1]
+    order.sort()
+    pairs = [(2, "b"), (1, "a"), (2, "a")]
+    pairs.sort(key=lambda t: t[0], reverse=True)              # stable, as Python's
+    lengths.sort(key=abs, reverse=True)                        # a list passed in: replayed
+    return ([a.sum() for a in by_size], d[biggest] * 2, smallest[0], xs[0][order], pairs,
+            max([], key=len, default=None), sorted(xs, key=lambda a: a.ndim, reverse=True)[0])
+
+
+def _grid(x, xs):
+    out = np.zeros((2, 3))
+    for i, j in itertools.product(range(2), range(3)):
+        out[i, j] = x[i] * x[j]
+    dots = [a @ b for a, b in itertools.combinations(xs, 2)]
+    diffs = [a - b for a, b in itertools.permutations(xs[:2])]
+    return out, dots, diffs, [a + b for a, b in itertools.product(xs[:2], repeat=2)]
+
+
+@pytest.mark.parametrize("fn", [_ordered_by_keys, _grid])
+def test_key_functions_and_itertools_are_captured(fn):
+    v = np.arange(6.0)
+    args = ([v, v[:2], v[:4], v[:2] * 3], {"a": v[:2], "b": v, "c": v[:1]}, [3, -5, 1]) \
+        if fn is _ordered_by_keys else (v, [v, v * 2, v * 3])
+    compiled, _, _ = run_probe(fn, *args)
+    assert all(r.graph_break is None for r in compiled.records)
+
+
+def test_a_key_of_array_values_and_a_builtin_type_break_saying_why():
+    def f(xs):
+        return sorted(xs, key=lambda a: a.sum())[0]
+
+    def g(x):
+        return x * len(set([1, 2, 2]))
+    for fn, reason in [(f, "is not a Python constant here"), (g, "builtins.set objects is not "
+                                                                 "supported (a built-in type")]:
+        same_as_numpy(kiln.compile(fn, backend="eager"), fn, [np.ones(3), np.zeros(3)]
+                      if fn is f else np.ones(3))
+        assert reason in kiln.explain(fn)([np.ones(3), np.zeros(3)] if fn is f else np.ones(3)) \
+            .break_reasons[0].reason

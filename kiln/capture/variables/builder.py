@@ -401,6 +401,9 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> VariableTracker:
     return wrap(tx, attr, None)
 
 
+_HEAP_TYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not a C type
+
+
 def _immutable_type(cls: type) -> bool:
     """Builtin and extension types (float, np.float32, np.dtype): attributes never change."""
     return not hasattr(cls, "__dict__") or cls.__module__ in ("builtins", "numpy") \
@@ -489,10 +492,16 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
     if cls is np.errstate:  # made and entered as Python (translator.plain_context_manager)
         tx.unsupported("unsupported_call", "making and entering np.errstate runs as Python; "
                        "the with statement's body is compiled")
+    from .iterators import POOLED, pooled
+    if cls in POOLED:
+        return pooled(tx, cls, list(args), dict(kwargs))
     from .user_classes import construct
     made = construct(tx, cls, list(args), dict(kwargs))
     if made is not None:
         return made
+    if not cls.__flags__ & _HEAP_TYPE:   # set, map, collections.defaultdict, itertools.chain
+        tx.unsupported("unsupported_call", f"constructing {cls.__module__}.{cls.__qualname__} objects "
+                       f"is not supported (a built-in type kiln has no model of: it runs as Python)")
     tx.unsupported("unsupported_call", f"constructing {cls.__qualname__} objects is not supported "
                    f"(its class runs code of its own when made: __new__, a metaclass, "
                    f"__setattr__, __slots__, __del__ or a C base)",

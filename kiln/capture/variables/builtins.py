@@ -214,6 +214,14 @@ class BuiltinVariable(ConstantVariable):
         from .arrays import ArrayVariable
         if len(args) == 1:
             args = args[0].items(tx)
+        key = kwargs.get("key")
+        if key is not None and not (key.is_constant() and key.value is None) \
+                and not (key.is_constant() and all(a.is_constant() for a in args)):
+            # max(d, key=lambda k: d[k].shape[0]): the first item of the largest key
+            if not args and "default" in kwargs:
+                return kwargs["default"]
+            keys = call_keys(tx, args, key)
+            return args[tx.fold(self.fn, range(len(args)), key=keys.__getitem__)]
         if not kwargs and len(args) > 1 and all(
                 isinstance(a, ArrayVariable) and a.scalar and not a.tensor for a in args) \
                 and len({a.meta.dtype for a in args}) == 1:
@@ -298,9 +306,7 @@ class BuiltinVariable(ConstantVariable):
 
     def call_sorted(self, tx, iterable, **kwargs) -> VariableTracker:
         from .containers import ListVariable
-        values = sorted([i.as_constant(tx) for i in iterable.items(tx)],
-                        **{k: v.as_constant(tx) for k, v in kwargs.items()})
-        return ListVariable([ConstantVariable(v) for v in values])
+        return ListVariable(sorted_items(tx, iterable.items(tx), kwargs))
 
     def call_tuple(self, tx, *args) -> VariableTracker:
         return ConstantVariable(tuple).call(tx, list(args), {})
@@ -319,3 +325,25 @@ class BuiltinVariable(ConstantVariable):
 
     def call_slice(self, tx, *args) -> VariableTracker:
         return ConstantVariable(slice).call(tx, list(args), {})
+
+
+def call_keys(tx, items: list, key: VariableTracker) -> list:
+    """``key(item)`` for each item, in order, as Python calls it (each call captured); the
+    keys order the items, so each must be known while compiling (a shape, a name)."""
+    return [key.call(tx, [item], {}).as_constant(tx) for item in items]
+
+
+def sorted_items(tx, items: list, kwargs: dict) -> list:
+    """The trackers ``items`` in the order ``sorted(items, key=..., reverse=...)`` gives
+    (stable; ``list.sort`` too). Without a key, the items are compared: constants only."""
+    key, reverse = kwargs.get("key"), kwargs.get("reverse", ConstantVariable(False))
+    if set(kwargs) - {"key", "reverse"}:
+        tx.fold(sorted, [], **{k: v.as_constant(tx) for k, v in kwargs.items()})   # Python's TypeError
+    if key is None or key.is_constant() and key.value is None:
+        keys = [i.as_constant(tx) for i in items]
+    elif key.is_constant() and all(i.is_constant() for i in items):
+        keys = [tx.fold(key.value, i.value) for i in items]
+    else:
+        keys = call_keys(tx, items, key)
+    order = tx.fold(sorted, range(len(items)), key=keys.__getitem__, reverse=reverse.as_constant(tx))
+    return [items[i] if not items[i].is_constant() else ConstantVariable(items[i].value) for i in order]

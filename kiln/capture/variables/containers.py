@@ -232,6 +232,14 @@ class ListVariable(TupleVariable):
             else:
                 tx.unsupported("unsupported_call", "list.remove is not supported")
             return ConstantVariable(None)
+        if name == "sort" and not args:
+            from .builtins import sorted_items
+            if self.source is not None and not all(v.is_constant() for v in kwargs.values()):
+                tx.unsupported("mutation", f"sort() with a key made in the function on the list "
+                               f"{self.source.display()} that was passed in", HINTS["mutation"])
+            self.item_list = sorted_items(tx, self.item_list, kwargs)
+            self.record(tx, "call", name, [], dict(kwargs))
+            return ConstantVariable(None)
         if name == "copy":
             return ListVariable(self.item_list)
         return super().call_method(tx, name, args, kwargs)

@@ -3,6 +3,7 @@ are unrolled), over an array's rows, over zip()'s arguments; ``make_iterator`` i
 ``iter()`` of a tracker. (The containers they walk: containers.py.)"""
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from .base import ConstantVariable, VariableTracker
@@ -137,3 +138,22 @@ def make_iterator(tx, obj: VariableTracker) -> IteratorVariable:
     if isinstance(obj, ArrayVariable):
         return ArrayIteratorVariable(tx, obj)
     return IteratorVariable(obj.items(tx), obj if isinstance(obj, (ListVariable, DictVariable)) else None)
+
+
+# itertools functions that take their iterables' items when made (``tuple(pool)``) and only
+# rearrange them: each positional argument before ``r`` is an iterable.
+POOLED = {itertools.product: None, itertools.combinations: 1, itertools.permutations: 1,
+          itertools.combinations_with_replacement: 1}
+
+
+def pooled(tx, fn: Any, args: list, kwargs: dict) -> IteratorVariable:
+    """``itertools.product(xs, range(3))`` and friends: the function run on the items'
+    positions (so it decides order and count, and raises its own errors), then an
+    iterator over tuples of the items at those positions."""
+    n = len(args) if POOLED[fn] is None else POOLED[fn]
+    pools = [a.items(tx) for a in args[:n]]
+    rest = [a.as_constant(tx) for a in args[n:]]
+    params = {k: v.as_constant(tx) for k, v in kwargs.items()}
+    places = tx.fold(lambda *a, **k: list(fn(*a, **k)),
+                     *[[(i, j) for j in range(len(p))] for i, p in enumerate(pools)], *rest, **params)
+    return IteratorVariable([TupleVariable([pools[i][j] for i, j in t]) for t in places])
