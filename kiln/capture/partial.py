@@ -48,7 +48,7 @@ from .variables.arrays import MaskedSelectionVariable
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, DictViewVariable, ListVariable,
-                                   NamedTupleVariable, TupleVariable)
+                                   NamedTupleVariable, TupleVariable, rebuild_dict)
 from .variables.iterators import ArrayIteratorVariable, IteratorVariable, ZipIteratorVariable
 from .variables.user_classes import NewObjectVariable
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
@@ -335,8 +335,8 @@ class Rebuilder:
     def container(self, var) -> str:
         if isinstance(var, DictVariable):
             from ..guards.guard import literal
-            return "{" + ", ".join(f"{literal(k) or self.ns.ref(k)}: {self(v)}"
-                                   for k, v in var.entries.items()) + "}"
+            return rebuild_dict(var, "{" + ", ".join(f"{literal(k) or self.ns.ref(k)}: {self(v)}"
+                                                     for k, v in var.entries.items()) + "}", self.ns)
         inner = ", ".join(self(v) for v in var.item_list)
         if isinstance(var, ListVariable):
             return f"[{inner}]"

@@ -5,6 +5,7 @@ arguments after the call) and by its break count, on the counting backend (no ke
 build) unless said otherwise."""
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 
@@ -218,3 +219,31 @@ def test_a_key_of_array_values_and_a_builtin_type_break_saying_why():
                       if fn is f else np.ones(3))
         assert reason in kiln.explain(fn)([np.ones(3), np.zeros(3)] if fn is f else np.ones(3)) \
             .break_reasons[0].reason
+
+
+def _grouped(xs):
+    groups = collections.defaultdict(list)
+    counts = collections.defaultdict(int)
+    for i, a in enumerate(xs):
+        groups[a.shape[0]].append(a * i)
+        counts[a.shape[0]] += 1
+    total = collections.defaultdict(float)
+    total["sum"] += xs[0].sum()
+    return {k: np.stack(v).sum(0) for k, v in groups.items()}, counts, total, "x" in total, total.get("y")
+
+
+def _grouped_across_a_break(x):
+    seen = collections.defaultdict(int)
+    for k in ("a", "b", "a"):
+        seen[k] += 1
+    kiln.graph_break()
+    seen["c"] += 2                  # the resume function gets the defaultdict itself
+    return x * seen["a"], seen
+
+
+@pytest.mark.parametrize("fn, arg", [(_grouped, [np.arange(6.0), np.ones(2), np.arange(6.0) * 2]),
+                                     (_grouped_across_a_break, np.arange(3.0))])
+def test_defaultdict_is_captured(fn, arg):
+    compiled, _, _ = run_probe(fn, arg)
+    assert [r.graph_break.reason for r in compiled.records if r.graph_break] == \
+        (["kiln.graph_break() was called"] if fn is _grouped_across_a_break else [])

@@ -21,6 +21,7 @@ other objects      user object; type
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import math
 import operator
@@ -34,6 +35,8 @@ from ...ops import defined_in_numpy, find_spelling
 from ...ops.meta import supported_dtype
 from ..sources import AttrSource, GetItemSource, Source
 from .base import ConstantVariable, VariableTracker
+from . import containers
+from .containers import DefaultDictVariable
 
 SCALAR_TYPES = (bool, int, float, complex)
 # A dict from outside the frame with more keys than this is read key by key (sys.modules):
@@ -246,6 +249,11 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         if source is not None:
             tx.guards.add_type(source, dict)
         return wrap_dict(tx, value, source)
+    if kind is collections.defaultdict and source is not None and any(
+            value.default_factory is f for f in DefaultDictVariable.FACTORIES):
+        tx.guards.add_type(source, kind)
+        tx.guards.add_id(AttrSource(source, "default_factory"), value.default_factory)
+        return DefaultDictVariable(value.default_factory, wrap_dict(tx, value, source).entries, source)
     if is_compiled(value):
         _guard_id(tx, source, value)
         return UserFunctionVariable(value.__kiln_compiled__, source)
@@ -492,6 +500,11 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
     if cls is np.errstate:  # made and entered as Python (translator.plain_context_manager)
         tx.unsupported("unsupported_call", "making and entering np.errstate runs as Python; "
                        "the with statement's body is compiled")
+    if cls is collections.defaultdict and (not args or args[0].is_constant() and
+                                           args[0].value in DefaultDictVariable.FACTORIES):
+        made = call_constant(tx, ConstantVariable(dict), list(args[1:]), dict(kwargs))
+        if type(made) is containers.DictVariable:
+            return DefaultDictVariable(args[0].value if args else None, made.entries)
     from .iterators import POOLED, pooled
     if cls in POOLED:
         return pooled(tx, cls, list(args), dict(kwargs))

@@ -7,6 +7,7 @@ replayed is a graph break, so the update happens for real when the function runs
 """
 from __future__ import annotations
 
+import collections
 import operator
 from typing import Any
 
@@ -394,6 +395,44 @@ class DictVariable(VariableTracker):
         if name == "copy":
             return DictVariable(self.entries)
         return super().call_method(tx, name, args, kwargs)
+
+
+class DefaultDictVariable(DictVariable):
+    """``collections.defaultdict(list)``: reading a missing key stores and returns a new
+    ``factory()`` (a list, a dict, or the number 0 / 0.0 / False). One passed in (a
+    resume function's, after a break) has its factory guarded and its stores replayed."""
+
+    FACTORIES = (None, list, dict, int, float, bool)
+
+    def __init__(self, factory: Any, entries: dict[Any, VariableTracker], source: Any = None) -> None:
+        super().__init__(entries, source)
+        self.factory = factory
+
+    def describe(self) -> str:
+        return f"defaultdict of {len(self.entries)}"
+
+    def python_type(self) -> type:
+        return collections.defaultdict
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        key = index.as_constant(tx)
+        if self.factory is not None and key not in self.entries:
+            made = ListVariable([]) if self.factory is list else DictVariable({}) \
+                if self.factory is dict else ConstantVariable(self.factory())
+            self.setitem(tx, ConstantVariable(key), made)
+        return super().getitem(tx, index)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if name == "copy":
+            return DefaultDictVariable(self.factory, self.entries)
+        return super().call_method(tx, name, args, kwargs)
+
+
+def rebuild_dict(var: DictVariable, literal: str, ns: Any) -> str:
+    """Python code making the dict ``var`` from its ``{...}`` literal (a defaultdict stays one)."""
+    if isinstance(var, DefaultDictVariable):
+        return f"{ns.ref(collections.defaultdict, 'cls')}({ns.ref(var.factory, 'f')}, {literal})"
+    return literal
 
 
 class SliceVariable(VariableTracker):
