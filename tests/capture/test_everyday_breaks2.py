@@ -247,3 +247,30 @@ def test_defaultdict_is_captured(fn, arg):
     compiled, _, _ = run_probe(fn, arg)
     assert [r.graph_break.reason for r in compiled.records if r.graph_break] == \
         (["kiln.graph_break() was called"] if fn is _grouped_across_a_break else [])
+
+
+class Windows:
+    """A Dataset-like object: __len__, __getitem__ and a generator __iter__."""
+
+    def __init__(self, x, width):
+        self.x, self.width = x, width
+
+    def __len__(self):
+        return self.x.shape[0] - self.width + 1
+
+    def __getitem__(self, i):
+        return self.x[i:i + self.width].mean()
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+
+def _use_windows(ds):
+    means = [ds[i] for i in range(len(ds))]
+    return np.array(means), sum(w * 2 for w in ds), bool(ds), ds[len(ds) - 1] if len(ds) > 3 else None
+
+
+def test_len_getitem_and_iter_of_a_user_class_are_inlined():
+    compiled, _, _ = run_probe(_use_windows, Windows(np.arange(8.0), 3))
+    assert all(r.graph_break is None for r in compiled.records)

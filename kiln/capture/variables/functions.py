@@ -363,7 +363,47 @@ class UserObjectVariable(VariableTracker):
         cls = type(self.obj)
         if not hasattr(cls, "__bool__") and not hasattr(cls, "__len__"):
             return True
+        if not hasattr(cls, "__bool__") and self.protocol(tx, "__len__") is not None:
+            return self.length(tx).as_constant(tx) != 0   # ``if ds:`` is ``len(ds) != 0``
         return super().truth(tx)
+
+    def protocol(self, tx, name: str) -> VariableTracker | None:
+        """The class's Python method ``name`` (``__len__``, ``__getitem__``, ``__iter__``:
+        Python looks these up on the type), pinned by a guard; None when it has none."""
+        static = inspect.getattr_static(type(self.obj), name, None)
+        if not isinstance(static, types.FunctionType):
+            return None
+        if self.source is not None:
+            tx.guards.add_id(AttrSource(AttrSource(self.source, "__class__"), name), static)
+        return UserMethodVariable(static, self)
+
+    def length(self, tx) -> VariableTracker:
+        """``len(ds)`` of a Dataset-like object: its ``__len__``, inlined."""
+        method = self.protocol(tx, "__len__")
+        if method is None:
+            return super().length(tx)
+        n = method.call(tx, [], {})
+        if n.is_constant() and type(n.value) is int and n.value >= 0 or \
+                not n.is_constant() and n.python_type() is int:
+            return n
+        tx.unsupported("unsupported_value", f"len() of {self.describe()}: its __len__ gave "
+                       f"{n.describe()} (Python checks it is a non-negative int)")
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        method = self.protocol(tx, "__getitem__")
+        return method.call(tx, [index], {}) if method is not None else super().getitem(tx, index)
+
+    def items(self, tx) -> list[VariableTracker]:
+        """``for b in ds``: its ``__iter__``, inlined (a generator's yields)."""
+        method = self.protocol(tx, "__iter__")
+        if method is None:
+            return super().items(tx)
+        from .iterators import IteratorVariable
+        made = method.call(tx, [], {})
+        if not isinstance(made, IteratorVariable):
+            tx.unsupported("unsupported_value", f"iterating over {self.describe()}: its __iter__ "
+                           f"gave {made.describe()}")
+        return made.items(tx)
 
     def store_attr(self, tx, name: str, value: VariableTracker) -> None:
         """``obj.name = value`` on an object from outside: reads see ``value`` from now on;
