@@ -49,7 +49,7 @@ from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, DictViewVariable, ListVariable,
                                    NamedTupleVariable, TupleVariable, rebuild_dict)
-from .variables.iterators import ArrayIteratorVariable, IteratorVariable, ZipIteratorVariable
+from .variables.iterators import ArrayIteratorVariable, IteratorVariable, MapIteratorVariable, ZipIteratorVariable
 from .variables.user_classes import NewObjectVariable
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
                                   NestedFunctionVariable, NumpyFunctionVariable, PartialVariable,
@@ -305,6 +305,8 @@ class Rebuilder:
         it was."""
         if isinstance(var, ZipIteratorVariable):   # zip/enumerate over the parts where they are
             parts = ", ".join(self(p) for p in var.parts)
+            if isinstance(var, MapIteratorVariable):
+                return f"{self.ns.ref(var.kind, 'builtin')}({self(var.fn)}, {parts})"
             if var.count is None:
                 return f"{self.ns.ref(zip, 'builtin')}({parts})"
             return f"{self.ns.ref(enumerate, 'builtin')}({parts}, {var.count})"

@@ -274,3 +274,21 @@ def _use_windows(ds):
 def test_len_getitem_and_iter_of_a_user_class_are_inlined():
     compiled, _, _ = run_probe(_use_windows, Windows(np.arange(8.0), 3))
     assert all(r.graph_break is None for r in compiled.records)
+
+
+def _mapped(xs):
+    sums = list(map(np.sum, filter(lambda a: a.shape[0] > 2, xs)))
+    products = []
+    for p in map(lambda a, b: a[:2] * b[:2], xs, xs[1:]):   # the calls interleave with the body
+        products.append(p + len(products))
+    it = map(lambda a: a + 1, xs)
+    first = next(it)
+    kiln.graph_break()                                  # the rest of the map: Python's own
+    return sums, products, list(filter(None, [0, 1, 2, 0])), first, list(it)
+
+
+def test_map_and_filter_are_lazy_iterators():
+    v = np.arange(6.0)
+    compiled, _, _ = run_probe(_mapped, [v, v[:2], v[:4] * 2])
+    reasons = [r.graph_break.reason for r in compiled.records if r.graph_break]
+    assert reasons[0] == "kiln.graph_break() was called" and not any("constructing" in r for r in reasons)

@@ -121,6 +121,18 @@ class BuiltinVariable(ConstantVariable):
                            "lengths: the function runs as Python")
         return ZipIteratorVariable(parts)
 
+    def call_map(self, tx, fn, *iterables) -> VariableTracker:
+        from .iterators import IteratorVariable, MapIteratorVariable, make_iterator
+        if not iterables:
+            return self._fold(tx, [fn])   # Python's TypeError
+        return MapIteratorVariable(map, fn, [it if isinstance(it, IteratorVariable) else make_iterator(tx, it)
+                                             for it in iterables])
+
+    def call_filter(self, tx, fn, iterable) -> VariableTracker:
+        from .iterators import IteratorVariable, MapIteratorVariable, make_iterator
+        part = iterable if isinstance(iterable, IteratorVariable) else make_iterator(tx, iterable)
+        return MapIteratorVariable(filter, fn, [part])
+
     def call_reversed(self, tx, seq) -> VariableTracker:
         """A one-shot iterator, as in Python; over an array it reads each row when the
         loop takes it (a loop breaking on its first step reads one)."""

@@ -131,6 +131,46 @@ class ZipIteratorVariable(LazyIteratorVariable):
         return any(p.changed() for p in self.parts)
 
 
+class MapIteratorVariable(ZipIteratorVariable):
+    """``map(fn, *its)`` and ``filter(fn, it)``: lazy, as in Python. Each step takes an item
+    from each part and calls ``fn`` then (captured like any call), so its calls interleave
+    with the loop body's work as they do in Python; filter keeps an item whose test is
+    known while compiling (``None``: the item's own truth). A graph break rebuilds
+    ``map``/``filter`` over the parts where they are (kiln/capture/partial.py)."""
+
+    def __init__(self, kind: type, fn: VariableTracker, parts: list[IteratorVariable]) -> None:
+        super().__init__(parts)
+        self.kind, self.fn = kind, fn
+
+    def describe(self) -> str:
+        return f"{self.kind.__name__} iterator"
+
+    def python_type(self) -> type:
+        return self.kind
+
+    @property
+    def pending(self) -> list:
+        if self.kind is filter:   # how many items pass is known only by taking them
+            return list(range(len(self.parts[0].pending)))
+        return super().pending
+
+    def next(self, tx=None) -> VariableTracker | None:
+        while True:
+            row = []
+            for part in self.parts:
+                item = part.next(tx)
+                if item is None:
+                    return None
+                row.append(item)
+            if self.kind is map:
+                self.taken += 1
+                return self.fn.call(tx, row, {})
+            keep = row[0] if self.fn.is_constant() and self.fn.value is None else self.fn.call(tx, row, {})
+            if keep.truth(tx):
+                self.taken += 1
+                return row[0]
+
+
 
 def make_iterator(tx, obj: VariableTracker) -> IteratorVariable:
     """``iter(obj)``: arrays are read step by step, lists and dicts walked live."""
