@@ -6,6 +6,7 @@ build) unless said otherwise."""
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import logging
 
@@ -292,3 +293,17 @@ def test_map_and_filter_are_lazy_iterators():
     compiled, _, _ = run_probe(_mapped, [v, v[:2], v[:4] * 2])
     reasons = [r.graph_break.reason for r in compiled.records if r.graph_break]
     assert reasons[0] == "kiln.graph_break() was called" and not any("constructing" in r for r in reasons)
+
+
+def _reduced(xs, which):
+    if which == 1:
+        return functools.reduce(np.add, [])                 # Python's TypeError
+    return (functools.reduce(np.add, xs), functools.reduce(lambda a, b: a @ b, [np.eye(2) * 2] * 3),
+            functools.reduce(lambda a, b: a * b, map(lambda a: a + 1, xs), 1.0))
+
+
+def test_functools_reduce_is_captured():
+    v = np.arange(4.0)
+    compiled, _, _ = run_probe(_reduced, [v, v * 2, v * 3], 0)
+    assert all(r.graph_break is None for r in compiled.records)
+    same_as_numpy(kiln.compile(_reduced, backend="eager"), _reduced, [v], 1)

@@ -370,7 +370,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         _guard_id(tx, source, value)
         return MathFunctionVariable(value, source)
     if kind is types.BuiltinFunctionType and (getattr(builtins, value.__name__, None) is value
-                                              or value is operator.index):
+                                              or value is operator.index or value is functools.reduce):
         _guard_id(tx, source, value)
         return BuiltinVariable(value, source)
     if callable(value) and not hasattr(value, "__dict__") and not hasattr(type(value), "__slots__"):

@@ -133,6 +133,17 @@ class BuiltinVariable(ConstantVariable):
         part = iterable if isinstance(iterable, IteratorVariable) else make_iterator(tx, iterable)
         return MapIteratorVariable(filter, fn, [part])
 
+    def call_reduce(self, tx, fn, iterable, *initial) -> VariableTracker:
+        """``functools.reduce(np.add, xs)``: ``fn`` called on each next item, as Python does."""
+        from .iterators import IteratorVariable, make_iterator
+        it = iterable if isinstance(iterable, IteratorVariable) else make_iterator(tx, iterable)
+        acc = initial[0] if initial else it.next(tx)
+        if acc is None:
+            return self._fold(tx, [fn, ConstantVariable(())])   # Python's TypeError: empty, no initial
+        while (item := it.next(tx)) is not None:
+            acc = fn.call(tx, [acc, item], {})
+        return acc
+
     def call_reversed(self, tx, seq) -> VariableTracker:
         """A one-shot iterator, as in Python; over an array it reads each row when the
         loop takes it (a loop breaking on its first step reads one)."""
