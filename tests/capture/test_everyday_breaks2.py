@@ -307,3 +307,42 @@ def test_functools_reduce_is_captured():
     compiled, _, _ = run_probe(_reduced, [v, v * 2, v * 3], 0)
     assert all(r.graph_break is None for r in compiled.records)
     same_as_numpy(kiln.compile(_reduced, backend="eager"), _reduced, [v], 1)
+
+
+class Disk:
+    def __init__(self):
+        self._r = 1.0
+
+    @property
+    def radius(self):
+        return self._r
+
+    @radius.setter
+    def radius(self, value):
+        self._r = abs(value)
+
+    @property
+    def area(self):
+        return np.pi * self._r ** 2
+
+
+def _resize(disk, x):
+    disk.radius = -2.0 * x.shape[0]               # the setter is inlined, its store replayed
+    return disk.area * x, disk.radius
+
+
+@np.errstate(divide="ignore", invalid="ignore")
+def _ratio(a, b):
+    return a / b
+
+
+def _ratio_of(x):
+    return _ratio(x, x - 1.0) + 1.0
+
+
+def test_a_property_setter_is_inlined_and_an_errstate_decorated_call_says_why_it_breaks():
+    compiled, _, _ = run_probe(_resize, Disk(), np.arange(3.0))
+    assert all(r.graph_break is None for r in compiled.records)
+    same_as_numpy(kiln.compile(_ratio_of, backend="eager"), _ratio_of, np.arange(3.0))
+    reasons = [r.reason for r in kiln.explain(_ratio_of)(np.arange(3.0)).break_reasons]
+    assert len(reasons) == 1 and "decorated with np.errstate(...)" in reasons[0], reasons

@@ -56,6 +56,8 @@ def _tensor_class() -> type:
     return Tensor
 
 
+# The wrapper ``@np.errstate(...)`` puts around a function (numpy/_core/_ufunc_config.py).
+_ERRSTATE_WRAPPER = frozenset(c for c in np.errstate.__call__.__code__.co_consts if isinstance(c, types.CodeType))
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: the type was made by a class statement
 
 
@@ -334,6 +336,12 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         return GradTransformVariable(wrap(tx, fn, AttrSource(source, "__wrapped__")
                                           if source is not None else None), argnums, with_value,
                                      has_aux)
+    if kind is types.FunctionType and value.__code__ in _ERRSTATE_WRAPPER:
+        from .builtins import OpaqueCallableVariable
+        _guard_id(tx, source, value)
+        return OpaqueCallableVariable(value, source, "it is decorated with np.errstate(...), whose wrapper sets "
+                                      "NumPy's error mode: the call runs as Python",
+                                      "call it inside `with np.errstate(...):` to have its body compiled")
     if kind is types.FunctionType and getattr(value, "__module__", None) in RUN_AS_PYTHON_MODULES:
         # warnings.simplefilter in a ``with warnings.catch_warnings():`` body: its call runs
         # as Python (one break) instead of inlining the interpreter's filter list (six)
@@ -409,6 +417,8 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> VariableTracker:
     return wrap(tx, attr, None)
 
 
+# The wrapper ``@np.errstate(...)`` puts around a function (numpy/_core/_ufunc_config.py).
+_ERRSTATE_WRAPPER = frozenset(c for c in np.errstate.__call__.__code__.co_consts if isinstance(c, types.CodeType))
 _HEAP_TYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not a C type
 
 

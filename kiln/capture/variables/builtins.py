@@ -35,7 +35,13 @@ class OpaqueCallableVariable(ConstantVariable):
         module = getattr(self.value, "__module__", None)
         return f"{module}.{name}" if module else name
 
+    def __init__(self, value: Any, source: Source | None = None, why: str = "", hint: str = "") -> None:
+        super().__init__(value, source)
+        self.why, self.hint = why, hint
+
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        if self.why:
+            tx.unsupported("unsupported_call", f"calling {self.describe()}(): {self.why}", self.hint)
         if self.value in FRAME_GETTERS:
             tx.unsupported("unsupported_call", f"{self.describe()}() reads the frames of the "
                            f"calling functions; the function runs as Python", reads_frame=True)

@@ -408,8 +408,16 @@ class UserObjectVariable(VariableTracker):
     def store_attr(self, tx, name: str, value: VariableTracker) -> None:
         """``obj.name = value`` on an object from outside: reads see ``value`` from now on;
         the real object gets the store replayed after the graph."""
+        static = inspect.getattr_static(type(self.obj), name, None)
+        if isinstance(static, property) and isinstance(static.fset, types.FunctionType) \
+                and type(self.obj).__setattr__ is object.__setattr__:
+            # ``c.radius = 2.0`` through a property's setter: inlined, like its getter
+            if self.source is not None:
+                tx.guards.add_id(AttrSource(AttrSource(self.source, "__class__"), name), static)
+            UserFunctionVariable(static.fset).call(tx, [self, value], {})
+            return
         if hasattr(type(self.obj), "__setattr__") and type(self.obj).__setattr__ is not object.__setattr__ \
-                or isinstance(inspect.getattr_static(type(self.obj), name, None), property) \
+                or isinstance(static, property) \
                 or not hasattr(self.obj, "__dict__"):
             tx.unsupported("mutation", f"setting attribute '{name}' of {self.describe()} (custom "
                            f"__setattr__, a property or __slots__)")
