@@ -87,6 +87,8 @@ class Partial:
 # ``reads_frame`` (kiln/api.py), which does the same.
 FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe",
                            *(f.__name__ for f in CALLER_FRAME_READERS)})
+# ... which read it only when called with no argument (``vars(obj)`` reads obj).
+READ_FRAME_BARE = frozenset({"vars", "dir"})
 
 
 def plan(fn: types.FunctionType, break_index: int | None, depth: int,
@@ -99,9 +101,10 @@ def plan(fn: types.FunctionType, break_index: int | None, depth: int,
         return None
     o = R.origin(code)
     orig, entry = o.code, o.entry
-    if FRAME_READERS.intersection(orig.co_names):
-        return None   # a segment's frame holds other locals than the user's (see FRAME_READERS)
     facts = R.code_facts(orig)
+    readers = FRAME_READERS.intersection(orig.co_names)
+    if readers - READ_FRAME_BARE or readers & bf.called_bare(facts.names, facts.args):
+        return None   # a segment's frame holds other locals than the user's (see FRAME_READERS)
     i = o.to_original(break_index)
     if not 0 <= i < len(facts.names) or facts.depth[i] is None:
         return None

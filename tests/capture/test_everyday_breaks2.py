@@ -346,3 +346,21 @@ def test_a_property_setter_is_inlined_and_an_errstate_decorated_call_says_why_it
     same_as_numpy(kiln.compile(_ratio_of, backend="eager"), _ratio_of, np.arange(3.0))
     reasons = [r.reason for r in kiln.explain(_ratio_of)(np.arange(3.0)).break_reasons]
     assert len(reasons) == 1 and "decorated with np.errstate(...)" in reasons[0], reasons
+
+
+def _vars_then_a_break(p, x):
+    d = vars(p)                     # reads p, not the frame: a break elsewhere stays partial
+    y = x * d["lr"]
+    kiln.graph_break()
+    return y + p.w, sorted(vars())  # vars() reads the frame: this one runs it all as Python
+
+
+def test_vars_of_an_object_keeps_partial_graphs_and_bare_vars_does_not():
+    def one_arg(p, x):
+        y = x * vars(p)["lr"]
+        kiln.graph_break()
+        return y + p.w
+    compiled, _, _ = run_probe(one_arg, Params(), np.arange(4.0), graphs=2)
+    compiled = kiln.compile(_vars_then_a_break, backend="eager")
+    assert_same(compiled(Params(), np.arange(4.0)), _vars_then_a_break(Params(), np.arange(4.0)))
+    assert kiln.explain(_vars_then_a_break)(Params(), np.arange(4.0)).graph_count == 0
