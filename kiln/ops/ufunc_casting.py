@@ -28,8 +28,6 @@ def typed_ufunc_call(op: Op, ufunc: np.ufunc, args: tuple, dtype: Any, casting: 
     hint = "call .astype(...) on the inputs instead, or call the function without kiln"
     if out is not None and casting != "same_kind":
         reject(name, "casting", casting, hint)   # out='s own cast is checked 'same_kind'
-    if any(getattr(a, "numpy_scalar", False) for a in args):
-        reject(name, "dtype", dtype, hint)       # NumPy returns a scalar there, astype an array
     signature = (None,) * ufunc.nin + (None if dtype is None else check_dtype(dtype, name),)
     tokens = tuple(dtype_token(a) for a in args)
     outs = (dtype_token(out),) if out is not None else (None,)

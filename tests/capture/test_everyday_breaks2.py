@@ -25,7 +25,8 @@ def _typed_ufuncs(a, b, i, o):
     c = np.less(b, b, dtype=bool)
     u = np.add(a, a, dtype=np.int32, casting="unsafe")
     np.add(a, 1, dtype=np.float32, out=o)           # the float32 result cast into float64 o
-    return s, m, w, r, c, u, np.subtract(a, b, casting="safe"), np.add(b, b, casting="no")
+    return (s, m, w, r, c, u, np.subtract(a, b, casting="safe"), np.add(b, b, casting="no"),
+            np.add(a[0], i[1], dtype=np.float32), np.sqrt(i[2], dtype=np.float32))   # NumPy scalars
 
 
 def test_ufunc_dtype_and_casting_are_captured():
