@@ -118,6 +118,7 @@ def _logged(x):
     y = x * 2
     _log.debug("y sums to %s", y.sum())
     _log.info("%d items", len(x))
+    _log.log(logging.DEBUG, "first %s", y[0])
     logging.warning("root: %s", y[0])
     return y + 1
 
@@ -129,7 +130,7 @@ def test_a_disabled_logging_call_is_nothing_and_an_enabled_one_logs():
     logging.root.addHandler(root)
     try:
         compiled = kiln.compile(_logged, backend="eager")
-        for level, root_level, breaks in [(logging.WARNING, logging.ERROR, 0), (logging.DEBUG, logging.ERROR, 2),
+        for level, root_level, breaks in [(logging.WARNING, logging.ERROR, 0), (logging.DEBUG, logging.ERROR, 3),
                                           (logging.INFO, logging.WARNING, 2), (logging.WARNING, logging.ERROR, 0)]:
             _log.setLevel(level)
             logging.root.setLevel(root_level)

@@ -33,16 +33,23 @@ def silent(logger: logging.Logger | None, level: int) -> bool:
 
 
 class LogCallVariable(OpaqueCallableVariable):
-    """``logger.info`` (``logger``: the tracker of the Logger) or ``logging.info`` (None)."""
+    """``logger.info`` (``logger``: the tracker of the Logger) or ``logging.info`` (None);
+    ``logger.log`` (level None) takes its level from its first argument."""
 
-    def __init__(self, fn: Any, source: Any, logger: VariableTracker | None, level: int) -> None:
+    def __init__(self, fn: Any, source: Any, logger: VariableTracker | None, level: int | None) -> None:
         super().__init__(fn, source)
         self.logger, self.level = logger, level
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
         obj = None if self.logger is None else self.logger.obj
-        name = logging.getLevelName(self.level)
-        if not silent(obj, self.level):
+        level = self.level
+        if level is None:   # logger.log(level, msg, ...): an int level, else Python's error
+            level = args[0].as_constant(tx) if args else None
+            if type(level) is not int:
+                tx.unsupported("unsupported_call", f"{self.describe()}() with the level {level!r}: "
+                               f"the call runs as Python")
+        name = logging.getLevelName(level)
+        if not silent(obj, level):
             whose = "the root logger" if obj is None else f"logger {obj.name!r}"
             tx.unsupported("unsupported_call", f"{self.describe()}(): {whose} is enabled for {name} "
                            f"(or has no handler yet): the call runs as Python")
@@ -50,7 +57,7 @@ class LogCallVariable(OpaqueCallableVariable):
         code = "None" if obj is None else self.logger.source.code(ns)
         text = "logging.root" if obj is None else self.logger.source.display()
         sources = () if obj is None else (self.logger.source,)
-        tx.guards.add_truth(f"{ns.ref(silent, 'silent')}({code}, {self.level})",
+        tx.guards.add_truth(f"{ns.ref(silent, 'silent')}({code}, {level})",
                             f"{text} is not enabled for {name}", True, sources)
         return ConstantVariable(None)
 
@@ -60,6 +67,6 @@ def logging_method(tx, fn: Any, obj: VariableTracker, name: str) -> VariableTrac
     if obj.source is None:
         tx.unsupported("unsupported_call", f"{obj.describe()}.{name}: a method of the logging "
                        f"module on an object made in the function runs as Python")
-    if fn in LOGGER_METHODS and isinstance(obj.obj, logging.Logger):
-        return LogCallVariable(fn, AttrSource(obj.source, name), obj, LOGGER_METHODS[fn])
+    if (fn in LOGGER_METHODS or fn is logging.Logger.log) and isinstance(obj.obj, logging.Logger):
+        return LogCallVariable(fn, AttrSource(obj.source, name), obj, LOGGER_METHODS.get(fn))
     return OpaqueCallableVariable(getattr(obj.obj, name), AttrSource(obj.source, name))
