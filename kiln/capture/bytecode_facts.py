@@ -271,6 +271,19 @@ def load_global_arg(arg: Any) -> tuple[bool, str]:
     return bool(push_null), name
 
 
+def called_bare(names: list[str], args: list) -> set[str]:
+    """Globals called with no argument (``vars()``, ``dir()``): a ``LOAD_GLOBAL`` its
+    ``CALL 0`` follows at once (3.11: after ``PRECALL 0``), or called with ``*args``."""
+    out = set()
+    for k in range(len(names) - 1):
+        if names[k] != "LOAD_GLOBAL":
+            continue
+        j = k + 1 + (names[k + 1] in CALL_PREFIX)
+        if j < len(names) and names[j] in CALL_OPS and (names[j] == "CALL_FUNCTION_EX" or oparg_of(args[j]) == 0):
+            out.add(load_global_arg(args[k])[1])
+    return out
+
+
 def load_attr_arg(opname: str, arg: Any) -> tuple[bool, str]:
     """``(method load?, name)`` of LOAD_ATTR (3.12+: ``(bool, name)``) or LOAD_METHOD."""
     if opname == "LOAD_METHOD":

@@ -189,7 +189,7 @@ class OutputGraph:
         return self._container(tx, var)
 
     def _container(self, tx, var: VariableTracker) -> str:
-        from .variables.containers import DictVariable, ListVariable, NamedTupleVariable, TupleVariable
+        from .variables.containers import DictVariable, ListVariable, NamedTupleVariable, TupleVariable, rebuild_dict
         if isinstance(var, ListVariable):
             return "[" + ", ".join(self.reconstruct(tx, v) for v in var.item_list) + "]"
         if isinstance(var, NamedTupleVariable):
@@ -203,8 +203,8 @@ class OutputGraph:
             inner = ", ".join(self.reconstruct(tx, v) for v in var.item_list)
             return f"({inner},)" if len(var.item_list) == 1 else f"({inner})"
         if isinstance(var, DictVariable):
-            return "{" + ", ".join(f"{literal(k) or self.ns.ref(k)}: {self.reconstruct(tx, v)}"
-                                   for k, v in var.entries.items()) + "}"
+            return rebuild_dict(var, "{" + ", ".join(f"{literal(k) or self.ns.ref(k)}: {self.reconstruct(tx, v)}"
+                                                     for k, v in var.entries.items()) + "}", self.ns)
         from .variables.user_classes import NewObjectVariable
         if isinstance(var, NewObjectVariable):
             return var.rebuild(lambda v: self.reconstruct(tx, v), self.ns)

@@ -48,8 +48,8 @@ from .variables.arrays import MaskedSelectionVariable
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, DictViewVariable, ListVariable,
-                                   NamedTupleVariable, TupleVariable)
-from .variables.iterators import ArrayIteratorVariable, IteratorVariable, ZipIteratorVariable
+                                   NamedTupleVariable, TupleVariable, rebuild_dict)
+from .variables.iterators import ArrayIteratorVariable, IteratorVariable, MapIteratorVariable, ZipIteratorVariable
 from .variables.user_classes import NewObjectVariable
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
                                   NestedFunctionVariable, NumpyFunctionVariable, PartialVariable,
@@ -87,6 +87,8 @@ class Partial:
 # ``reads_frame`` (kiln/api.py), which does the same.
 FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe",
                            *(f.__name__ for f in CALLER_FRAME_READERS)})
+# ... which read it only when called with no argument (``vars(obj)`` reads obj).
+READ_FRAME_BARE = frozenset({"vars", "dir"})
 
 
 def plan(fn: types.FunctionType, break_index: int | None, depth: int,
@@ -99,9 +101,10 @@ def plan(fn: types.FunctionType, break_index: int | None, depth: int,
         return None
     o = R.origin(code)
     orig, entry = o.code, o.entry
-    if FRAME_READERS.intersection(orig.co_names):
-        return None   # a segment's frame holds other locals than the user's (see FRAME_READERS)
     facts = R.code_facts(orig)
+    readers = FRAME_READERS.intersection(orig.co_names)
+    if readers - READ_FRAME_BARE or readers & bf.called_bare(facts.names, facts.args):
+        return None   # a segment's frame holds other locals than the user's (see FRAME_READERS)
     i = o.to_original(break_index)
     if not 0 <= i < len(facts.names) or facts.depth[i] is None:
         return None
@@ -305,6 +308,8 @@ class Rebuilder:
         it was."""
         if isinstance(var, ZipIteratorVariable):   # zip/enumerate over the parts where they are
             parts = ", ".join(self(p) for p in var.parts)
+            if isinstance(var, MapIteratorVariable):
+                return f"{self.ns.ref(var.kind, 'builtin')}({self(var.fn)}, {parts})"
             if var.count is None:
                 return f"{self.ns.ref(zip, 'builtin')}({parts})"
             return f"{self.ns.ref(enumerate, 'builtin')}({parts}, {var.count})"
@@ -335,8 +340,8 @@ class Rebuilder:
     def container(self, var) -> str:
         if isinstance(var, DictVariable):
             from ..guards.guard import literal
-            return "{" + ", ".join(f"{literal(k) or self.ns.ref(k)}: {self(v)}"
-                                   for k, v in var.entries.items()) + "}"
+            return rebuild_dict(var, "{" + ", ".join(f"{literal(k) or self.ns.ref(k)}: {self(v)}"
+                                                     for k, v in var.entries.items()) + "}", self.ns)
         inner = ", ".join(self(v) for v in var.item_list)
         if isinstance(var, ListVariable):
             return f"[{inner}]"

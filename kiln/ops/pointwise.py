@@ -16,6 +16,7 @@ import numpy as np
 from .meta import (as_array, integer_power_raises, pointwise_meta_for, python_int_overflow, reject, reject_where,
                    TensorMeta, shape_of, dtype_token, to_fake)
 from .masked import masked_call
+from .ufunc_casting import typed_ufunc_call
 from .scalar_math import OPERATORS as SCALAR_OPERATORS, scalar_math, uses_scalar_math
 from .registry import (REGISTRY, Bound, Category, Composite, F, N, Op, declare, is_complex_like,
                        is_float_like,
@@ -259,15 +260,14 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
             raise TypeError(f"{ufunc.__name__}() takes from {ufunc.nin} to {ufunc.nin + 1} "
                             f"positional arguments but {len(args)} were given")
         where = kwargs.pop("where", True)
+        dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
         if out is None or where is True or where is np._NoValue:
             reject_where(where, name)   # without out=, NumPy leaves the masked-off elements unset
             where = True
         for key, value in kwargs.items():
-            if key == "casting" and value == "same_kind":
-                continue
             if key == "order" and value in ("K", "A"):
                 continue
-            if key in ("dtype", "signature", "subok") and value is None or (key == "subok" and value is True):
+            if key in ("signature", "subok") and value is None or (key == "subok" and value is True):
                 continue
             if key not in UFUNC_KWARGS:
                 raise TypeError(f"{ufunc.__name__}() got an unexpected keyword argument '{key}'")
@@ -279,6 +279,12 @@ def ufunc_normalizer(op: Op, ufunc: np.ufunc, in_place_first: bool = False,
             out = out[0]
         if in_place_first:
             out = args[0]
+        if dtype is not None or casting != "same_kind":
+            if where is not True:
+                reject(name, "dtype" if dtype is not None else "casting",
+                       dtype if dtype is not None else casting,
+                       "call .astype(...) on the inputs instead, or call the function without kiln")
+            return typed_ufunc_call(op, ufunc, tuple(args), dtype, casting, out)
         if where is not True:   # ufunc(..., out=o, where=m): o keeps its values where m is False
             return Composite(masked_call(op.name, ufunc.nin), tuple(args) + (where, out), {}, out,
                              out_broadcasts=True)

@@ -21,6 +21,7 @@ other objects      user object; type
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import math
 import operator
@@ -34,6 +35,8 @@ from ...ops import defined_in_numpy, find_spelling
 from ...ops.meta import supported_dtype
 from ..sources import AttrSource, GetItemSource, Source
 from .base import ConstantVariable, VariableTracker
+from . import containers
+from .containers import DefaultDictVariable
 
 SCALAR_TYPES = (bool, int, float, complex)
 # A dict from outside the frame with more keys than this is read key by key (sys.modules):
@@ -53,6 +56,8 @@ def _tensor_class() -> type:
     return Tensor
 
 
+# The wrapper ``@np.errstate(...)`` puts around a function (numpy/_core/_ufunc_config.py).
+_ERRSTATE_WRAPPER = frozenset(c for c in np.errstate.__call__.__code__.co_consts if isinstance(c, types.CodeType))
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: the type was made by a class statement
 
 
@@ -108,8 +113,9 @@ def wrap_dict(tx, value: dict, source: Source | None) -> VariableTracker:
                          for k, v in value.items()}, source)
 
 
-# Modules whose Python functions change the interpreter's state: called, they run as Python.
-RUN_AS_PYTHON_MODULES = frozenset({"warnings"})
+# Modules whose Python functions change the interpreter's state: called, they run as Python
+# (a disabled logging call is nothing: kiln/capture/variables/logging_calls.py).
+RUN_AS_PYTHON_MODULES = frozenset({"warnings", "logging"})
 
 
 def _plain_key(key: Any) -> bool:
@@ -225,7 +231,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         if source is not None:
             tx.guards.add_equals(source, value)
         return ConstantVariable(value, source)
-    if kind is list and source is not None and source.is_argument():
+    if kind is list and source is not None and (source.is_argument() or _self_of_argument(source)):
         from .containers import ArgumentListVariable
         tx.guards.add_type(source, list)
         return ArgumentListVariable(tx, value, source)
@@ -245,6 +251,11 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         if source is not None:
             tx.guards.add_type(source, dict)
         return wrap_dict(tx, value, source)
+    if kind is collections.defaultdict and source is not None and any(
+            value.default_factory is f for f in DefaultDictVariable.FACTORIES):
+        tx.guards.add_type(source, kind)
+        tx.guards.add_id(AttrSource(source, "default_factory"), value.default_factory)
+        return DefaultDictVariable(value.default_factory, wrap_dict(tx, value, source).entries, source)
     if is_compiled(value):
         _guard_id(tx, source, value)
         return UserFunctionVariable(value.__kiln_compiled__, source)
@@ -291,6 +302,17 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         if find_spelling(value) is not None:
             return NumpyFunctionVariable(value, source)
         return GeneratorVariable(value.__self__, None).getattr(tx, value.__name__)
+    if source is not None and source.is_argument() and kind is types.BuiltinMethodType \
+            and type(value.__self__) is list and value.__name__ in ("append", "extend"):
+        # ``losses.append(float(loss))``: the method was loaded before float() broke the
+        # graph, so the resume function gets it on its stack. Its list is an argument's
+        # (unread: appends are replayed, its length is not guarded); a call broke here
+        # once per iteration of a training loop.
+        from .containers import ContainerMethodVariable
+        tx.guards.add_type(source, kind)
+        tx.guards.add_equals(AttrSource(source, "__name__"), value.__name__)
+        return ContainerMethodVariable(wrap(tx, value.__self__, AttrSource(source, "__self__")),
+                                       value.__name__)
     if source is not None and _bound_to_object(value):
         # hist.append, rng.random: a C method bound to an object made per call. Its call
         # breaks the graph (runs as Python on the frame's own object), so what is guarded
@@ -314,11 +336,20 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         return GradTransformVariable(wrap(tx, fn, AttrSource(source, "__wrapped__")
                                           if source is not None else None), argnums, with_value,
                                      has_aux)
+    if kind is types.FunctionType and value.__code__ in _ERRSTATE_WRAPPER:
+        from .builtins import OpaqueCallableVariable
+        _guard_id(tx, source, value)
+        return OpaqueCallableVariable(value, source, "it is decorated with np.errstate(...), whose wrapper sets "
+                                      "NumPy's error mode: the call runs as Python",
+                                      "call it inside `with np.errstate(...):` to have its body compiled")
     if kind is types.FunctionType and getattr(value, "__module__", None) in RUN_AS_PYTHON_MODULES:
         # warnings.simplefilter in a ``with warnings.catch_warnings():`` body: its call runs
         # as Python (one break) instead of inlining the interpreter's filter list (six)
         from .builtins import OpaqueCallableVariable
+        from .logging_calls import ROOT_FUNCTIONS, LogCallVariable
         _guard_id(tx, source, value)
+        if value in ROOT_FUNCTIONS:
+            return LogCallVariable(value, source, None, ROOT_FUNCTIONS[value])
         return OpaqueCallableVariable(value, source)
     if kind is types.FunctionType:
         if source is not None and (source.is_argument() or not any(
@@ -347,7 +378,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         _guard_id(tx, source, value)
         return MathFunctionVariable(value, source)
     if kind is types.BuiltinFunctionType and (getattr(builtins, value.__name__, None) is value
-                                              or value is operator.index):
+                                              or value is operator.index or value is functools.reduce):
         _guard_id(tx, source, value)
         return BuiltinVariable(value, source)
     if callable(value) and not hasattr(value, "__dict__") and not hasattr(type(value), "__slots__"):
@@ -355,7 +386,10 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         # by identity) whose *call* breaks the graph, so only the call runs as Python and
         # its result enters the resumed graph as a run-time value.
         from .builtins import OpaqueCallableVariable
+        from .logging_calls import ROOT_FUNCTIONS, LogCallVariable
         _guard_id(tx, source, value)
+        if value in ROOT_FUNCTIONS:
+            return LogCallVariable(value, source, None, ROOT_FUNCTIONS[value])
         return OpaqueCallableVariable(value, source)
     from .numpy_objects import CONCATENATOR_TYPES, GRID_TYPES, AxisConcatenatorVariable, IndexGridVariable
     if isinstance(value, GRID_TYPES):
@@ -381,6 +415,11 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> VariableTracker:
         # through a source, so it is guarded like an object's attribute.
         return wrap(tx, attr, AttrSource(var.source, name))
     return wrap(tx, attr, None)
+
+
+# The wrapper ``@np.errstate(...)`` puts around a function (numpy/_core/_ufunc_config.py).
+_ERRSTATE_WRAPPER = frozenset(c for c in np.errstate.__call__.__code__.co_consts if isinstance(c, types.CodeType))
+_HEAP_TYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not a C type
 
 
 def _immutable_type(cls: type) -> bool:
@@ -471,10 +510,21 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
     if cls is np.errstate:  # made and entered as Python (translator.plain_context_manager)
         tx.unsupported("unsupported_call", "making and entering np.errstate runs as Python; "
                        "the with statement's body is compiled")
+    if cls is collections.defaultdict and (not args or args[0].is_constant() and
+                                           args[0].value in DefaultDictVariable.FACTORIES):
+        made = call_constant(tx, ConstantVariable(dict), list(args[1:]), dict(kwargs))
+        if type(made) is containers.DictVariable:
+            return DefaultDictVariable(args[0].value if args else None, made.entries)
+    from .iterators import POOLED, pooled
+    if cls in POOLED:
+        return pooled(tx, cls, list(args), dict(kwargs))
     from .user_classes import construct
     made = construct(tx, cls, list(args), dict(kwargs))
     if made is not None:
         return made
+    if not cls.__flags__ & _HEAP_TYPE:   # set, map, collections.defaultdict, itertools.chain
+        tx.unsupported("unsupported_call", f"constructing {cls.__module__}.{cls.__qualname__} objects "
+                       f"is not supported (a built-in type kiln has no model of: it runs as Python)")
     tx.unsupported("unsupported_call", f"constructing {cls.__qualname__} objects is not supported "
                    f"(its class runs code of its own when made: __new__, a metaclass, "
                    f"__setattr__, __slots__, __del__ or a C base)",
@@ -483,6 +533,11 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
 
 def math_module_ref(tx) -> str:
     return tx.output.ns.ref(math, "math")
+
+
+def _self_of_argument(source: Source) -> bool:
+    """``___stack2.__self__``: the object of a method a resume function was handed."""
+    return isinstance(source, AttrSource) and source.attr == "__self__" and source.base.is_argument()
 
 
 def _bound_to_object(method: Any) -> bool:

@@ -35,7 +35,13 @@ class OpaqueCallableVariable(ConstantVariable):
         module = getattr(self.value, "__module__", None)
         return f"{module}.{name}" if module else name
 
+    def __init__(self, value: Any, source: Source | None = None, why: str = "", hint: str = "") -> None:
+        super().__init__(value, source)
+        self.why, self.hint = why, hint
+
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        if self.why:
+            tx.unsupported("unsupported_call", f"calling {self.describe()}(): {self.why}", self.hint)
         if self.value in FRAME_GETTERS:
             tx.unsupported("unsupported_call", f"{self.describe()}() reads the frames of the "
                            f"calling functions; the function runs as Python", reads_frame=True)
@@ -90,6 +96,12 @@ class BuiltinVariable(ConstantVariable):
     def call_len(self, tx, obj) -> VariableTracker:
         return obj.length(tx)
 
+    def call_vars(self, tx, obj=None) -> VariableTracker:
+        if obj is None:
+            tx.unsupported("unsupported_call", "vars() without an argument reads the frame's "
+                           "locals; the function runs as Python", reads_frame=True)
+        return obj.getattr(tx, "__dict__")
+
     def call_range(self, tx, *args) -> VariableTracker:
         from ..loops import make_range
         symbolic = make_range(tx, list(args))   # a loop node may keep run-time bounds
@@ -114,6 +126,29 @@ class BuiltinVariable(ConstantVariable):
             tx.unsupported("unsupported_call", "zip(strict=True) of iterables of different "
                            "lengths: the function runs as Python")
         return ZipIteratorVariable(parts)
+
+    def call_map(self, tx, fn, *iterables) -> VariableTracker:
+        from .iterators import IteratorVariable, MapIteratorVariable, make_iterator
+        if not iterables:
+            return self._fold(tx, [fn])   # Python's TypeError
+        return MapIteratorVariable(map, fn, [it if isinstance(it, IteratorVariable) else make_iterator(tx, it)
+                                             for it in iterables])
+
+    def call_filter(self, tx, fn, iterable) -> VariableTracker:
+        from .iterators import IteratorVariable, MapIteratorVariable, make_iterator
+        part = iterable if isinstance(iterable, IteratorVariable) else make_iterator(tx, iterable)
+        return MapIteratorVariable(filter, fn, [part])
+
+    def call_reduce(self, tx, fn, iterable, *initial) -> VariableTracker:
+        """``functools.reduce(np.add, xs)``: ``fn`` called on each next item, as Python does."""
+        from .iterators import IteratorVariable, make_iterator
+        it = iterable if isinstance(iterable, IteratorVariable) else make_iterator(tx, iterable)
+        acc = initial[0] if initial else it.next(tx)
+        if acc is None:
+            return self._fold(tx, [fn, ConstantVariable(())])   # Python's TypeError: empty, no initial
+        while (item := it.next(tx)) is not None:
+            acc = fn.call(tx, [acc, item], {})
+        return acc
 
     def call_reversed(self, tx, seq) -> VariableTracker:
         """A one-shot iterator, as in Python; over an array it reads each row when the
@@ -175,7 +210,7 @@ class BuiltinVariable(ConstantVariable):
         from .functions import UserObjectVariable
         attr = name.as_constant(tx)
         if isinstance(obj, UserObjectVariable):
-            if attr in (obj.__dict__.get("stored") or {}):   # set by the function itself
+            if obj.set_here(tx, attr) is not None:   # set by the function itself
                 return ConstantVariable(True)
             if obj.source is None and hasattr(type(obj.obj), "__getattr__"):
                 tx.unsupported("unsupported_value", f"hasattr on {obj.describe()}, which defines __getattr__")
@@ -208,6 +243,14 @@ class BuiltinVariable(ConstantVariable):
         from .arrays import ArrayVariable
         if len(args) == 1:
             args = args[0].items(tx)
+        key = kwargs.get("key")
+        if key is not None and not (key.is_constant() and key.value is None) \
+                and not (key.is_constant() and all(a.is_constant() for a in args)):
+            # max(d, key=lambda k: d[k].shape[0]): the first item of the largest key
+            if not args and "default" in kwargs:
+                return kwargs["default"]
+            keys = call_keys(tx, args, key)
+            return args[tx.fold(self.fn, range(len(args)), key=keys.__getitem__)]
         if not kwargs and len(args) > 1 and all(
                 isinstance(a, ArrayVariable) and a.scalar and not a.tensor for a in args) \
                 and len({a.meta.dtype for a in args}) == 1:
@@ -292,9 +335,7 @@ class BuiltinVariable(ConstantVariable):
 
     def call_sorted(self, tx, iterable, **kwargs) -> VariableTracker:
         from .containers import ListVariable
-        values = sorted([i.as_constant(tx) for i in iterable.items(tx)],
-                        **{k: v.as_constant(tx) for k, v in kwargs.items()})
-        return ListVariable([ConstantVariable(v) for v in values])
+        return ListVariable(sorted_items(tx, iterable.items(tx), kwargs))
 
     def call_tuple(self, tx, *args) -> VariableTracker:
         return ConstantVariable(tuple).call(tx, list(args), {})
@@ -313,3 +354,25 @@ class BuiltinVariable(ConstantVariable):
 
     def call_slice(self, tx, *args) -> VariableTracker:
         return ConstantVariable(slice).call(tx, list(args), {})
+
+
+def call_keys(tx, items: list, key: VariableTracker) -> list:
+    """``key(item)`` for each item, in order, as Python calls it (each call captured); the
+    keys order the items, so each must be known while compiling (a shape, a name)."""
+    return [key.call(tx, [item], {}).as_constant(tx) for item in items]
+
+
+def sorted_items(tx, items: list, kwargs: dict) -> list:
+    """The trackers ``items`` in the order ``sorted(items, key=..., reverse=...)`` gives
+    (stable; ``list.sort`` too). Without a key, the items are compared: constants only."""
+    key, reverse = kwargs.get("key"), kwargs.get("reverse", ConstantVariable(False))
+    if set(kwargs) - {"key", "reverse"}:
+        tx.fold(sorted, [], **{k: v.as_constant(tx) for k, v in kwargs.items()})   # Python's TypeError
+    if key is None or key.is_constant() and key.value is None:
+        keys = [i.as_constant(tx) for i in items]
+    elif key.is_constant() and all(i.is_constant() for i in items):
+        keys = [tx.fold(key.value, i.value) for i in items]
+    else:
+        keys = call_keys(tx, items, key)
+    order = tx.fold(sorted, range(len(items)), key=keys.__getitem__, reverse=reverse.as_constant(tx))
+    return [items[i] if not items[i].is_constant() else ConstantVariable(items[i].value) for i in order]

@@ -7,6 +7,7 @@ replayed is a graph break, so the update happens for real when the function runs
 """
 from __future__ import annotations
 
+import collections
 import operator
 from typing import Any
 
@@ -232,6 +233,14 @@ class ListVariable(TupleVariable):
             else:
                 tx.unsupported("unsupported_call", "list.remove is not supported")
             return ConstantVariable(None)
+        if name == "sort" and not args:
+            from .builtins import sorted_items
+            if self.source is not None and not all(v.is_constant() for v in kwargs.values()):
+                tx.unsupported("mutation", f"sort() with a key made in the function on the list "
+                               f"{self.source.display()} that was passed in", HINTS["mutation"])
+            self.item_list = sorted_items(tx, self.item_list, kwargs)
+            self.record(tx, "call", name, [], dict(kwargs))
+            return ConstantVariable(None)
         if name == "copy":
             return ListVariable(self.item_list)
         return super().call_method(tx, name, args, kwargs)
@@ -386,6 +395,44 @@ class DictVariable(VariableTracker):
         if name == "copy":
             return DictVariable(self.entries)
         return super().call_method(tx, name, args, kwargs)
+
+
+class DefaultDictVariable(DictVariable):
+    """``collections.defaultdict(list)``: reading a missing key stores and returns a new
+    ``factory()`` (a list, a dict, or the number 0 / 0.0 / False). One passed in (a
+    resume function's, after a break) has its factory guarded and its stores replayed."""
+
+    FACTORIES = (None, list, dict, int, float, bool)
+
+    def __init__(self, factory: Any, entries: dict[Any, VariableTracker], source: Any = None) -> None:
+        super().__init__(entries, source)
+        self.factory = factory
+
+    def describe(self) -> str:
+        return f"defaultdict of {len(self.entries)}"
+
+    def python_type(self) -> type:
+        return collections.defaultdict
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        key = index.as_constant(tx)
+        if self.factory is not None and key not in self.entries:
+            made = ListVariable([]) if self.factory is list else DictVariable({}) \
+                if self.factory is dict else ConstantVariable(self.factory())
+            self.setitem(tx, ConstantVariable(key), made)
+        return super().getitem(tx, index)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if name == "copy":
+            return DefaultDictVariable(self.factory, self.entries)
+        return super().call_method(tx, name, args, kwargs)
+
+
+def rebuild_dict(var: DictVariable, literal: str, ns: Any) -> str:
+    """Python code making the dict ``var`` from its ``{...}`` literal (a defaultdict stays one)."""
+    if isinstance(var, DefaultDictVariable):
+        return f"{ns.ref(collections.defaultdict, 'cls')}({ns.ref(var.factory, 'f')}, {literal})"
+    return literal
 
 
 class SliceVariable(VariableTracker):

@@ -363,24 +363,108 @@ class UserObjectVariable(VariableTracker):
         cls = type(self.obj)
         if not hasattr(cls, "__bool__") and not hasattr(cls, "__len__"):
             return True
+        if not hasattr(cls, "__bool__") and self.protocol(tx, "__len__") is not None:
+            return self.length(tx).as_constant(tx) != 0   # ``if ds:`` is ``len(ds) != 0``
         return super().truth(tx)
+
+    def protocol(self, tx, name: str) -> VariableTracker | None:
+        """The class's Python method ``name`` (``__len__``, ``__getitem__``, ``__iter__``:
+        Python looks these up on the type), pinned by a guard; None when it has none."""
+        static = inspect.getattr_static(type(self.obj), name, None)
+        if not isinstance(static, types.FunctionType):
+            return None
+        if self.source is not None:
+            tx.guards.add_id(AttrSource(AttrSource(self.source, "__class__"), name), static)
+        return UserMethodVariable(static, self)
+
+    def length(self, tx) -> VariableTracker:
+        """``len(ds)`` of a Dataset-like object: its ``__len__``, inlined."""
+        method = self.protocol(tx, "__len__")
+        if method is None:
+            return super().length(tx)
+        n = method.call(tx, [], {})
+        if n.is_constant() and type(n.value) is int and n.value >= 0 or \
+                not n.is_constant() and n.python_type() is int:
+            return n
+        tx.unsupported("unsupported_value", f"len() of {self.describe()}: its __len__ gave "
+                       f"{n.describe()} (Python checks it is a non-negative int)")
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        method = self.protocol(tx, "__getitem__")
+        return method.call(tx, [index], {}) if method is not None else super().getitem(tx, index)
+
+    def items(self, tx) -> list[VariableTracker]:
+        """``for b in ds``: its ``__iter__``, inlined (a generator's yields)."""
+        method = self.protocol(tx, "__iter__")
+        if method is None:
+            return super().items(tx)
+        from .iterators import IteratorVariable
+        made = method.call(tx, [], {})
+        if not isinstance(made, IteratorVariable):
+            tx.unsupported("unsupported_value", f"iterating over {self.describe()}: its __iter__ "
+                           f"gave {made.describe()}")
+        return made.items(tx)
 
     def store_attr(self, tx, name: str, value: VariableTracker) -> None:
         """``obj.name = value`` on an object from outside: reads see ``value`` from now on;
         the real object gets the store replayed after the graph."""
+        static = inspect.getattr_static(type(self.obj), name, None)
+        if isinstance(static, property) and isinstance(static.fset, types.FunctionType) \
+                and type(self.obj).__setattr__ is object.__setattr__:
+            # ``c.radius = 2.0`` through a property's setter: inlined, like its getter
+            if self.source is not None:
+                tx.guards.add_id(AttrSource(AttrSource(self.source, "__class__"), name), static)
+            UserFunctionVariable(static.fset).call(tx, [self, value], {})
+            return
         if hasattr(type(self.obj), "__setattr__") and type(self.obj).__setattr__ is not object.__setattr__ \
-                or isinstance(inspect.getattr_static(type(self.obj), name, None), property) \
+                or isinstance(static, property) \
                 or not hasattr(self.obj, "__dict__"):
             tx.unsupported("mutation", f"setting attribute '{name}' of {self.describe()} (custom "
                            f"__setattr__, a property or __slots__)")
         self.__dict__.setdefault("stored", {})[name] = value
         tx.output.record_side_effect("setattr", self, name, value)
+        if "instance_dict" in self.__dict__:
+            self.instance_dict.entries[name] = value
+
+    def dict_of(self, tx) -> VariableTracker:
+        """``obj.__dict__`` and ``vars(obj)``: the real dict, wrapped like a dict passed in
+        (its keys guarded, stores replayed on it), and from then on the one record of the
+        object's attributes: ``obj.a = v`` shows in it and ``d['a'] = v`` in ``obj.a``."""
+        from .builder import wrap
+        from .containers import DictVariable
+        if "instance_dict" in self.__dict__:
+            return self.instance_dict
+        real = getattr(self.obj, "__dict__", None)
+        if self.source is None or type(real) is not dict \
+                or type(self.obj).__getattribute__ is not object.__getattribute__:
+            tx.unsupported("unsupported_value", f"the __dict__ of {self.describe()} (an object made "
+                           f"in the function, without one, or with a custom __getattribute__)")
+        var = wrap(tx, real, AttrSource(self.source, "__dict__"))
+        if not isinstance(var, DictVariable):
+            tx.unsupported("unsupported_value", f"the __dict__ of {self.describe()}: {var.describe()}")
+        var.entries.update(self.__dict__.get("stored", {}))
+        self.instance_dict = var
+        return var
+
+    def set_here(self, tx, name: str) -> VariableTracker | None:
+        """The value of attribute ``name`` when the function set it (``obj.a = v``, or
+        through ``obj.__dict__``), else None."""
+        if "instance_dict" in self.__dict__:
+            entries = self.instance_dict.entries
+            if name in entries:
+                return entries[name]
+            if name in getattr(self.obj, "__dict__", {}):
+                tx.unsupported("mutation", f"attribute '{name}' of {self.describe()} was deleted "
+                               f"through its __dict__")
+        return (self.__dict__.get("stored") or {}).get(name)
 
     def getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap
-        stored = self.__dict__.get("stored")
-        if stored and name in stored:
-            return stored[name]
+        from .builder import RUN_AS_PYTHON_MODULES, wrap
+        if name == "__dict__":
+            return self.dict_of(tx)
+        known = self.set_here(tx, name)
+        if known is not None:
+            return known
         try:
             static = inspect.getattr_static(self.obj, name)
         except AttributeError:
@@ -401,6 +485,9 @@ class UserObjectVariable(VariableTracker):
         if isinstance(static, types.FunctionType):
             if on_class is not None:  # the class could be patched: pin the method
                 tx.guards.add_id(on_class, static)
+            if static.__module__ in RUN_AS_PYTHON_MODULES:
+                from .logging_calls import logging_method
+                return logging_method(tx, static, self, name)
             return UserMethodVariable(static, self)
         if getattr(static, "__kiln_compiled__", None) is not None:
             return UserMethodVariable(static.__kiln_compiled__, self)

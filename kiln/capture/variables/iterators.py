@@ -3,6 +3,7 @@ are unrolled), over an array's rows, over zip()'s arguments; ``make_iterator`` i
 ``iter()`` of a tracker. (The containers they walk: containers.py.)"""
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from .base import ConstantVariable, VariableTracker
@@ -130,6 +131,46 @@ class ZipIteratorVariable(LazyIteratorVariable):
         return any(p.changed() for p in self.parts)
 
 
+class MapIteratorVariable(ZipIteratorVariable):
+    """``map(fn, *its)`` and ``filter(fn, it)``: lazy, as in Python. Each step takes an item
+    from each part and calls ``fn`` then (captured like any call), so its calls interleave
+    with the loop body's work as they do in Python; filter keeps an item whose test is
+    known while compiling (``None``: the item's own truth). A graph break rebuilds
+    ``map``/``filter`` over the parts where they are (kiln/capture/partial.py)."""
+
+    def __init__(self, kind: type, fn: VariableTracker, parts: list[IteratorVariable]) -> None:
+        super().__init__(parts)
+        self.kind, self.fn = kind, fn
+
+    def describe(self) -> str:
+        return f"{self.kind.__name__} iterator"
+
+    def python_type(self) -> type:
+        return self.kind
+
+    @property
+    def pending(self) -> list:
+        if self.kind is filter:   # how many items pass is known only by taking them
+            return list(range(len(self.parts[0].pending)))
+        return super().pending
+
+    def next(self, tx=None) -> VariableTracker | None:
+        while True:
+            row = []
+            for part in self.parts:
+                item = part.next(tx)
+                if item is None:
+                    return None
+                row.append(item)
+            if self.kind is map:
+                self.taken += 1
+                return self.fn.call(tx, row, {})
+            keep = row[0] if self.fn.is_constant() and self.fn.value is None else self.fn.call(tx, row, {})
+            if keep.truth(tx):
+                self.taken += 1
+                return row[0]
+
+
 
 def make_iterator(tx, obj: VariableTracker) -> IteratorVariable:
     """``iter(obj)``: arrays are read step by step, lists and dicts walked live."""
@@ -137,3 +178,22 @@ def make_iterator(tx, obj: VariableTracker) -> IteratorVariable:
     if isinstance(obj, ArrayVariable):
         return ArrayIteratorVariable(tx, obj)
     return IteratorVariable(obj.items(tx), obj if isinstance(obj, (ListVariable, DictVariable)) else None)
+
+
+# itertools functions that take their iterables' items when made (``tuple(pool)``) and only
+# rearrange them: each positional argument before ``r`` is an iterable.
+POOLED = {itertools.product: None, itertools.combinations: 1, itertools.permutations: 1,
+          itertools.combinations_with_replacement: 1}
+
+
+def pooled(tx, fn: Any, args: list, kwargs: dict) -> IteratorVariable:
+    """``itertools.product(xs, range(3))`` and friends: the function run on the items'
+    positions (so it decides order and count, and raises its own errors), then an
+    iterator over tuples of the items at those positions."""
+    n = len(args) if POOLED[fn] is None else POOLED[fn]
+    pools = [a.items(tx) for a in args[:n]]
+    rest = [a.as_constant(tx) for a in args[n:]]
+    params = {k: v.as_constant(tx) for k, v in kwargs.items()}
+    places = tx.fold(lambda *a, **k: list(fn(*a, **k)),
+                     *[[(i, j) for j in range(len(p))] for i, p in enumerate(pools)], *rest, **params)
+    return IteratorVariable([TupleVariable([pools[i][j] for i, j in t]) for t in places])
