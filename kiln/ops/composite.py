@@ -56,3 +56,7 @@ class Composite:
     # reduction's ``where=``/``initial=``, the nan-reductions, ``np.round``) NumPy wants
     # the result's own shape and raises otherwise, so capture runs such a call as Python.
     out_broadcasts: bool = False
+    # NumPy's call checks no floating-point flag (np.vdot: BLAS's dot, never "overflow
+    # encountered in dot", which np.dot gives): ``fn``'s ops run under
+    # ``np.errstate(all="ignore")`` wherever it runs (capture marks their nodes ``quiet``).
+    quiet: bool = False
