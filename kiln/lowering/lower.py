@@ -316,11 +316,14 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         np.where's x and y) that compute a call that may warn: stored (``sinks``), so the
         kernel computes them at every element, as NumPy does. Fused into the select, GCC
         computes such code only in the lanes the select keeps (AVX-512's masked vdivpd):
-        ``np.where(z > 0, 1 / z, 0)`` with zeros in z gave no "divide by zero" warning."""
+        ``np.where(z > 0, 1 / z, 0)`` with zeros in z gave no "divide by zero" warning.
+        (Not a composite's own step, ``meta["step"]``: np.nanvar's ``x - mean`` where x is
+        no NaN, which NumPy computes under its mask; stored, its row sums' stage lost
+        NumPy's pairwise order.)"""
         rule = node.op.lowering if isinstance(node.op.lowering, dict) else {}
         for i in rule.get("picks", ()):
             arg = node.args[i] if i < len(node.args) else None
-            if isinstance(arg, Node) and arg in warning:
+            if isinstance(arg, Node) and arg in warning and not arg.meta.get("step"):
                 self.env[arg] = self.realize(self.env[arg])
                 self.sinks.add(self.env[arg].buf.name)
 
