@@ -60,3 +60,7 @@ class Composite:
     # encountered in dot", which np.dot gives): ``fn``'s ops run under
     # ``np.errstate(all="ignore")`` wherever it runs (capture marks their nodes ``quiet``).
     quiet: bool = False
+    # ``fn`` ends with a write of what its steps computed into the caller's array (np.copyto
+    # of a value cast first): NumPy's one call writes, then raises for the cast's
+    # floating-point error, so capture marks that write ``out_write`` (ir/graph.py).
+    out_write: bool = False

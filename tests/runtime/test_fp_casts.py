@@ -183,3 +183,26 @@ def test_a_ufuncs_cast_into_a_narrower_out_warns_in_the_ufuncs_name(monkeypatch)
         want = _run(out_of_a_narrower_dtype, (np.ones(16, np.float32), v))
         _same(got, want)
     assert not want[1] and _run(out_of_a_narrower_dtype, (np.ones(16, np.float32), v * 1e300))[1]
+
+
+def copy_cast(y, v):
+    np.copyto(y, v, casting="unsafe")
+    return y
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_copy_whose_cast_raises_writes_first_as_numpy(backend):
+    # np.copyto(y, v, casting="unsafe") of a NaN into int32 under errstate(invalid="raise"):
+    # NumPy writes y, then raises; kiln cast first (an astype of its own) and raised before
+    # the write, leaving the caller's y as it was (the write is out_write now)
+    compiled = kiln.compile(copy_cast, backend=backend)
+    v = np.array([1.0, 2.0, np.nan, 4.0] * 4)
+    got, want = np.zeros(16, np.int32), np.zeros(16, np.int32)
+    with np.errstate(invalid="raise"):
+        with pytest.raises(FloatingPointError) as e_want:
+            copy_cast(want, v)
+        with pytest.raises(FloatingPointError) as e_got:
+            compiled(got, v)
+    assert str(e_got.value) == str(e_want.value)
+    np.testing.assert_array_equal(got, want)
+    assert want[0] == 1
