@@ -360,6 +360,11 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
     for node in tx.output.graph.nodes[before:]:
         if node.kind == "call" and id(node) not in results:
             node.meta["inner"] = True
+        if node.kind == "call" and c.quiet:   # NumPy's call warns of no floating-point error
+            node.meta["quiet"] = True
+    writes = [n for n in tx.output.graph.nodes[before:] if n.kind == "call" and n.target.mutates]
+    if c.out_write and writes:   # (NumPy's call writes before its cast's error: Composite)
+        writes[-1].meta["out_write"] = True
     if not c.relative_sizes and any(type(v) is int for v in flatten((result,))):
         # A Python int out of a spelling may be a size of its inputs: the example's number
         # holds only for the example's sizes (guarded; a dynamic dim becomes a fixed one).

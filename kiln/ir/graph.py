@@ -324,10 +324,12 @@ def numpy_call_at(node: Node) -> tuple | None:
 
 def kept_meta(node: Node) -> dict:
     """What a copy of call ``node`` in another graph keeps of its meta besides ``val``
-    (``Graph.call``'s ``source``, ``quiet``, ``method``, ``ufunc`` and ``out_write``)."""
+    (``Graph.call``'s ``source``, ``quiet``, ``method``, ``ufunc``, ``out_write`` and
+    ``step``)."""
     return {"source": node.meta.get("source"), "quiet": node.meta.get("quiet", False),
             "method": node.meta.get("method"), "ufunc": node.meta.get("ufunc"),
-            "out_write": node.meta.get("out_write", False)}
+            "out_write": node.meta.get("out_write", False),
+            "step": bool(node.meta.get("inner") or node.meta.get("step"))}
 
 
 def out_write(node: Node) -> Node | None:
@@ -420,7 +422,7 @@ class Graph:
     def call(self, op: Op, args: tuple, kwargs: dict | None = None, *, name: str | None = None,
              val: Any = None, source: Any = None, quiet: bool = False,
              method: str | None = None, before: Node | None = None,
-             ufunc: tuple | None = None, out_write: bool = False) -> Node:
+             ufunc: tuple | None = None, out_write: bool = False, step: bool = False) -> Node:
         """Append a call of ``op``; its meta is inferred unless given. ``source``: the
         user's line it computes; ``quiet``: a derivative rule's node (ir/autodiff.py), run
         under ``np.errstate(all="ignore")`` where the graph runs as NumPy; ``method``: the
@@ -428,7 +430,9 @@ class Graph:
         calls from ``source``'s line (:func:`extern_impl`); ``ufunc``: ``(name, i)``, the node
         is result ``i`` of that NumPy ufunc's call on its inputs (np.divmod), and warns as it;
         ``out_write``: a mutation writing its input 1 into the ``out=`` of the call that
-        computed it (:func:`out_write`)."""
+        computed it (:func:`out_write`); ``step``: a step of a composite spelling other
+        than its result (capture's ``inner``, which ir/passes.py reads, kept through aot
+        as ``step``: lowering/lower.py ``_store_picked``)."""
         kwargs = op.bind_params(dict(kwargs or {}))
         sized = bool(kwargs) and has_size_refs(kwargs)
         if val is None:
@@ -448,6 +452,8 @@ class Graph:
             node.meta["ufunc"] = ufunc
         if out_write:
             node.meta["out_write"] = True
+        if step:
+            node.meta["step"] = True
         return self._add(node, before=before)
 
     def output(self, values: tuple) -> Node:

@@ -228,6 +228,7 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
     # copies: each one that reaches an unmapped page takes a microcode assist.)
     pad = len(value.shape) - len(vshape)
     i64, b = np.dtype(np.int64), np.dtype(np.bool_)
+    node = gl._origin[0] if gl._origin else None
 
     def fn(ops: Any, idx: list) -> Any:
         def const(k: int) -> Any:
@@ -256,7 +257,11 @@ def lower_region_write(gl: Any, args: tuple, meta: TensorMeta) -> Value | None:
                     clamped = ops.call("clip", [ops.index(idx[d]), const(lo), const(hi)], i64)
                     rindex.append(Affine.var(ops.bind_index(clamped)) + (-lo))
             vindex = [Affine(0)] * pad + broadcast_index(vshape, rindex)
-            return ops.cast(value.load(ops, vindex), value.dtype, dtype)
+            loaded = value.load(ops, vindex)
+            cast = ops.cast(loaded, value.dtype, dtype)
+            if node is not None and value.dtype != dtype:   # where NumPy's cast warns (fp_flags.py)
+                ops.raised(node, (cast, dtype), [(loaded, value.dtype)])
+            return cast
 
         if not conds:
             return load_value()

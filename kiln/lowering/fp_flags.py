@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.fp_errors import (ALL, INVALID, KINDS, NAN_QUIET, TOLD_BESIDE_NAN, Bounded, exact_kinds,
-                              fp_kinds, kernel_noise, numpy_name, part_exact, raises_where)
+from ..ops.fp_errors import (ALL, CAST_INPUT, INVALID, KINDS, NAN_QUIET, OVER, TOLD_BESIDE_NAN, Bounded,
+                              exact_kinds, fp_kinds, kernel_noise, numpy_name, part_exact, raises_where,
+                              ufunc_name)
 from ..ops.masked import quiet_operands
 
 _MASKED = ("masked_unary", "masked_binary")
@@ -45,17 +46,23 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     op = node.op
     source = node.meta.get("source") or ("", 0)
     filename, lineno = source[0], source[1]
+    if _out_cast(node) is not None:   # the ufunc's call casts: "overflow encountered in add"
+        src = _out_cast(node)
+        return (OVER, ufunc_name(numpy_name(src.op.name, src.kwargs, src.meta.get("ufunc"))),
+                filename, lineno, OVER), OVER
     out_kind = _dtype_kind(node)
     # operands: constants as they are; a bool or integer array as the largest value it
     # may hold (finite: ``x + (x > 0)`` is never inf - inf); other arrays unknown
     args = tuple(_BOUND.get(_dtype_kind(a)) if hasattr(a, "meta") else a for a in node.args)
     kinds = [k for k in (_dtype_kind(a) for a in node.args) if k] + [out_kind or ""]
-    kind = "f" if "f" in kinds and op.name != "astype" else (
-        _dtype_kind(node.args[0]) if op.name == "astype" and node.args else (out_kind or "?"))
+    cast = node.args[CAST_INPUT[op.name]] if op.name in CAST_INPUT and len(node.args) > CAST_INPUT[op.name] \
+        else None   # (the input a cast converts: astype's, the value an index_put writes)
+    kind = "f" if "f" in kinds and op.name not in CAST_INPUT else (
+        _dtype_kind(cast) if cast is not None else (out_kind or "?"))
     name = numpy_name(op.name, node.kwargs, node.meta.get("ufunc"))
     narrows = True
-    if op.name == "astype" and node.args and _dtype(node) is not None and _dtype(node.args[0]) is not None:
-        to, of = _dtype(node), _dtype(node.args[0])
+    if cast is not None and _dtype(node) is not None and _dtype(cast) is not None:
+        to, of = _dtype(node), _dtype(cast)
         narrows = np.finfo(to).max < np.finfo(of).max if to.kind in "fc" and of.kind in "fc" else \
             to.itemsize < of.itemsize
     known = fp_kinds(name, kind or "?", args, out_kind, narrows,
@@ -79,6 +86,20 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     told = bits if op.name not in _MASKED and not quiet else 0
     # (the kinds the flag tells: not those its kernel code raises where NumPy's loop does not)
     return (bits | noise, message_name, filename, lineno, own & ~noise if exact else 0), told
+
+
+def _out_cast(node: Any) -> Any:
+    """For the write of a call's result into a narrower float ``out=`` (capture's
+    ``out_write``: ``np.add(x, 1, out=y32)``, ``y32 += x64``), the node computing that
+    result: NumPy casts inside that call, which warns "overflow encountered in add" for
+    1e300 (kernels cast in the write, whose op is a copy: ops/fp_errors.py). Else None."""
+    if node.op.name != "copy_into" or not node.meta.get("out_write") or len(node.args) < 2:
+        return None
+    src, to, of = node.args[1], _dtype(node), _dtype(node.args[1])
+    if getattr(src, "kind", None) != "call" or to is None or of is None or to.kind not in "fc" \
+            or of.kind not in "fc" or not np.finfo(to).max < np.finfo(of).max:
+        return None
+    return src
 
 
 def _own_kinds(node: Any) -> int:
@@ -182,6 +203,14 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
     told: list = []
     for origin in _calls(kernel):
         e, kinds = _entry(origin) if origin not in nodes else (None, 0)
+        if e is not None and _out_cast(origin) in nodes:
+            # the cast of a result this kernel computes: one call, which warns once
+            i = nodes.index(_out_cast(origin))
+            entries[i] = entries[i][:5] + (entries[i][5] if len(entries[i]) > 5 else i,)
+            nodes.append(origin)
+            entries.append(e + (entries[i][5],))
+            told.append(kinds)
+            continue
         if e is not None:
             call = _same_call(origin, nodes)
             if call is not None and call < len(nodes) and _exact_together(origin):
@@ -199,7 +228,8 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
         if not warns or len(may) == 1 and exact_kinds(entries[may[0]]) & bit and not (
                 bit == INVALID and _told_beside_nan(nodes[may[0]], kernel)):
             continue   # nothing NumPy would say, or one raiser: the flag says it all
-        wheres = [raises_where(_name(nodes[i]), bit, kind, _dtype(nodes[i]))
+        wheres = [raises_where("astype" if _out_cast(nodes[i]) is not None or nodes[i].op.name in CAST_INPUT
+                               else _name(nodes[i]), bit, kind, _dtype(nodes[i]))
                   if (kind := _loop_kind(nodes[i])) else None for i in warns]
         told_here = [(i, w) for i, w in zip(warns, wheres) if w is not None]
         if not told_here or len(slots) + len(told_here) > MAX_SLOTS:

@@ -184,6 +184,8 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             self._origin = (node,)
             if node.kind == "call" and warning and _breaks_order(node):
                 self._realize_warning(warning)
+            if node.kind == "call" and warning:
+                self._store_picked(node, warning)
             if node.kind == "placeholder":
                 value = self.example_inputs[placeholders.index(node)]
                 self.env[node] = self.lower_input(self._param_name(node.name), value,
@@ -308,6 +310,22 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             if not any(u in self.env for u in node.users):
                 self.env[node] = self.realize(self.env[node])
         warning.clear()
+
+    def _store_picked(self, node: Node, warning: dict) -> None:
+        """The operands a select picks each element from (``op.lowering["picks"]``:
+        np.where's x and y) that compute a call that may warn: stored (``sinks``), so the
+        kernel computes them at every element, as NumPy does. Fused into the select, GCC
+        computes such code only in the lanes the select keeps (AVX-512's masked vdivpd):
+        ``np.where(z > 0, 1 / z, 0)`` with zeros in z gave no "divide by zero" warning.
+        (Not a composite's own step, ``meta["step"]``: np.nanvar's ``x - mean`` where x is
+        no NaN, which NumPy computes under its mask; stored, its row sums' stage lost
+        NumPy's pairwise order.)"""
+        rule = node.op.lowering if isinstance(node.op.lowering, dict) else {}
+        for i in rule.get("picks", ()):
+            arg = node.args[i] if i < len(node.args) else None
+            if isinstance(arg, Node) and arg in warning and not arg.meta.get("step"):
+                self.env[arg] = self.realize(self.env[arg])
+                self.sinks.add(self.env[arg].buf.name)
 
     def lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
         if meta is None:  # on the example's sizes: dtype rules and NumPy's errors

@@ -262,6 +262,7 @@ class WrapperCode:
             else:
                 name = f"_ext_{item.op.name}"
                 at = _method_site(item)
+                first_line = len(self.lines)
                 if at is not None:   # NumPy's x.var() warns at the user's line
                     name = self.method_sites.setdefault(
                         at, f"_ext_{item.op.name}_at_{len(self.method_sites)}")
@@ -323,6 +324,9 @@ class WrapperCode:
                 elif item.name in read_by_kernels and into is None:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
+                if _quiet(item):   # a call whose NumPy spelling checks no flag (np.vdot's dot)
+                    self.lines[first_line:] = [f'with np.errstate(all="ignore"): {line}'
+                                               for line in self.lines[first_line:]]
                 for sym, expr in low.binds.get(item.name, ()):
                     self.lines.append(f"{sym} = {expr}")
                     bound.add(sym)
@@ -548,11 +552,24 @@ def _axis_order_strides(buf: Any) -> tuple:
     return (tuple(by_axis[d] for d in range(len(buf.shape))),)
 
 
+def _graph_node(item: Any) -> Any:
+    """The graph node extern ``item`` computes (its origin calling its op), or None."""
+    for node in getattr(item, "origins", ()):
+        if getattr(node, "target", None) is item.op and getattr(node, "kind", None) == "call":
+            return node
+    return None
+
+
+def _quiet(item: Any) -> bool:
+    """Does extern ``item`` run under ``np.errstate(all="ignore")``, as a NumPy run of its
+    graph node does (ir/printer.py: a derivative rule's node, a quiet composite's)?"""
+    node = _graph_node(item)
+    return node is not None and bool(node.meta.get("quiet"))
+
+
 def _method_site(item: Any) -> tuple | None:
     """``(what, file, line)`` where extern ``item`` makes its NumPy call from the user's
     line (ir/graph.py ``numpy_call_at`` of its graph node: NumPy's ``x.var()`` and a
     ufunc warn at the frame calling them), else None."""
-    for node in getattr(item, "origins", ()):
-        if getattr(node, "target", None) is item.op and getattr(node, "kind", None) == "call":
-            return numpy_call_at(node)
-    return None
+    node = _graph_node(item)
+    return None if node is None else numpy_call_at(node)

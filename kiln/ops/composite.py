@@ -56,3 +56,11 @@ class Composite:
     # reduction's ``where=``/``initial=``, the nan-reductions, ``np.round``) NumPy wants
     # the result's own shape and raises otherwise, so capture runs such a call as Python.
     out_broadcasts: bool = False
+    # NumPy's call checks no floating-point flag (np.vdot: BLAS's dot, never "overflow
+    # encountered in dot", which np.dot gives): ``fn``'s ops run under
+    # ``np.errstate(all="ignore")`` wherever it runs (capture marks their nodes ``quiet``).
+    quiet: bool = False
+    # ``fn`` ends with a write of what its steps computed into the caller's array (np.copyto
+    # of a value cast first): NumPy's one call writes, then raises for the cast's
+    # floating-point error, so capture marks that write ``out_write`` (ir/graph.py).
+    out_write: bool = False

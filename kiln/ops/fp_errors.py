@@ -53,7 +53,11 @@ _FLOAT: dict[str, int] = {
 # MIN // -1 overflows
 _INT: dict[str, int] = {"floor_divide": _D | _O, "remainder": _D, "fmod": _D, "divmod": _D | _O}
 _METHOD = {"sum": "reduce", "selected_sum": "reduce", "prod": "reduce", "mean": "reduce", "cumsum": "accumulate",
-           "cumprod": "accumulate", "astype": "cast", "outer": "multiply"}
+           "cumprod": "accumulate", "astype": "cast", "index_put": "cast", "outer": "multiply"}
+# Ops that cast an input to their result's dtype, which warns as NumPy's cast does
+# ("overflow encountered in cast": 1e300 into float32): astype's x, and the value
+# ``x[index] = value`` writes (index_put; NumPy's write casts it so)
+CAST_INPUT = {"astype": 0, "index_put": 2}
 # ops that never warn, whatever their dtypes (views, copies, selections, comparisons,
 # NaN-quiet min/max, rounding, predicates)
 _SILENT = frozenset("""
@@ -365,7 +369,7 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
         return None
     if op in _SILENT or kind == "b":
         return 0, name
-    if op == "astype":
+    if op in CAST_INPUT:
         if kind == "f" and out_kind in "iu":
             return INVALID, name
         # (a complex cast narrows its parts: float64 to complex64 overflows as to float32)

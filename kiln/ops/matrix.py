@@ -174,7 +174,7 @@ def _vdot(a, b):
     return N.dot(a, N.ravel(b))
 
 
-spell_composite(np.vdot, ("ravel", "conjugate", "dot"), lambda a, b, /: Composite(_vdot, (a, b)),
+spell_composite(np.vdot, ("ravel", "conjugate", "dot"), lambda a, b, /: Composite(_vdot, (a, b), quiet=True),
                 "numpy.vdot")
 
 

@@ -196,7 +196,7 @@ def _copyto_normalize(dst, src, casting="same_kind", where=True):
         where = where if is_array_entry(where) else np.asarray(where, dtype=bool)
     src = _as_value(src)
     if _cast_may_warn(src, dst, casting):
-        return Composite(_cast_then_copy, (dst, src, where), {"casting": casting})
+        return Composite(_cast_then_copy, (dst, src, where), {"casting": casting}, out_write=True)
     return Bound(copyto, (dst, src, where), {"casting": casting})
 
 

@@ -575,6 +575,9 @@ for _name, _kinds in _KINDS.items():
         {"when": _WHEN[_name]} if _name in _WHEN else {})}
 # where/clip/astype: every input is first cast to the output dtype (where's condition to
 # bool: ``input_dtypes``); a missing clip bound (None) is an infinite one.
-where.lowering = {"scalar": "where", "kinds": _ALL + "c", "input_dtypes": (np.dtype(bool), None, None)}
+# where's "picks": the inputs it takes each element from, which NumPy computes at every
+# element, also those it does not take (their warnings too: kiln/lowering/lower.py)
+where.lowering = {"scalar": "where", "kinds": _ALL + "c", "input_dtypes": (np.dtype(bool), None, None),
+                  "picks": (1, 2)}
 clip.lowering = {"scalar": "clip", "kinds": _ALL, "when": {"f:rest=0d": _clip_keeping_ties}}
 astype.lowering = {"scalar": "identity", "kinds": _ALL + "c"}  # the cast to the output dtype is the whole op

@@ -10,6 +10,7 @@ differentiable (the cotangent goes back to where each value came from, through
 """
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any
 
@@ -21,6 +22,7 @@ from .meta import (TensorMeta, from_result, ndim_of, normalize_axis, normalize_o
 from .reduction import dtype_of, keep
 from .registry import (Bound, Category, Composite, F, N, declare, is_float_like, method_key, spell,
                        spell_composite, spell_masked)
+from .value_warnings import ufunc_at
 
 
 def _axis(axis: Any, x: Any) -> int | None:
@@ -165,12 +167,21 @@ def _valid_quantiles(q) -> bool:
 
 
 def _quantile_impl(x, q, axis=None, method="linear", keepdims=False, kind="quantile",
-                   percent=False):
+                   percent=False, at=None):
     if percent and not _valid_quantiles(q):   # q arrived divided by 100: percentile's words
         raise ValueError("Percentiles must be in the range [0, 100]")
+    call = _MEDIANS[kind] if kind in _MEDIANS else _QUANTILES[kind]
+    if at is not None:   # called from the user's line, where NumPy's warnings point
+        call = ufunc_at(call, at[0], at[1])
     if kind in _MEDIANS:   # q is 0.5, method linear
-        return _MEDIANS[kind](x, axis=axis, keepdims=keepdims)
-    return _QUANTILES[kind](x, q, axis=axis, method=method, keepdims=keepdims)
+        return call(x, axis=axis, keepdims=keepdims)
+    return call(x, q, axis=axis, method=method, keepdims=keepdims)
+
+
+def _quantile_impl_at(filename: str, lineno: int, impl: Any = _quantile_impl) -> Any:
+    """Op.impl_at: np.nanmedian's "All-NaN slice encountered" points at the line calling
+    it (stacklevel 2), the user's, not this file."""
+    return functools.partial(impl, at=(filename, lineno))
 
 
 def _quantile_vjp(g, out, x, q, axis=None, method="linear", keepdims=False, kind="quantile",
@@ -229,6 +240,7 @@ quantile = declare("quantile", Category.EXTERN, _quantile_impl, inputs=("x", "q"
                    params={"axis": None, "method": "linear", "keepdims": False, "kind": "quantile",
                            "percent": False},
                    meta=_quantile_meta, vjp=_quantile_vjp, vjp_refuses=True, raises_for=_runtime_quantiles,
+                   impl_at=_quantile_impl_at,
                    doc="numpy.quantile/percentile/median and their nan* forms (q in [0, 1]; "
                        "kind 'nanquantile' ignores NaNs, 'median'/'nanmedian' run NumPy's median; "
                        "percent: q was a percentile divided by 100, for the error's words)")

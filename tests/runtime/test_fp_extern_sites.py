@@ -135,3 +135,23 @@ def test_a_sequence_np_place_converts_with_a_warning_warns_on_every_call():
         got, seen = _record(compiled, np.zeros(3, np.float32))
         np.testing.assert_array_equal(got, exp)
         assert want and seen == want
+
+
+def _vdot_and_dot(a, b, c):
+    return np.vdot(a, b), np.vdot(c, c), np.dot(a, b)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_vdot_warns_of_nothing_as_numpy(backend, monkeypatch):
+    # np.vdot checks no floating-point flag (np.dot of the same operands warns "overflow"
+    # or "invalid value encountered in dot"): its composite's dot ran as np.dot from the
+    # user's line and warned where NumPy does not (a quiet Composite now)
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+    compiled = kiln.compile(_vdot_and_dot, backend=backend)
+    for a, b in ((np.full(8, 1e200), np.full(8, 1e200)), (np.full(8, np.inf), np.zeros(8))):
+        args = (a, b, (a + 1j).reshape(2, 4))
+        exp, want = _record(_vdot_and_dot, *args)
+        got, seen = _record(compiled, *args)
+        np.testing.assert_array_equal(got, exp)
+        assert len(want) == 1 and seen == want
+        assert _record(np.vdot, kiln.tensor(a), kiln.tensor(b))[1] == []   # the eager Tensor's

@@ -202,3 +202,30 @@ def test_selected_elements_warn_as_numpy(name, backend, monkeypatch):
         else:   # (the reference backends run NumPy's ufunc: its warning names kiln's line)
             assert [w[:2] for w in seen] == [w[:2] for w in want]
     assert want   # (the table's first arguments warn in NumPy)
+
+
+def _where_of_warning_branches(z, w):
+    a = np.where(z > 0, 1 / z, 0)           # 1 / 0 where the where takes 0
+    b = np.where(w != 0, w / w, w) * 2      # 0 / 0 (float32) where it takes w
+    return a, b
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_where_warns_of_the_branches_numpy_computes_everywhere(backend, monkeypatch):
+    # np.where(z > 0, 1 / z, 0): NumPy computes 1 / z at every element and warns "divide by
+    # zero" for z == 0; fused into the select, GCC divided only in the lanes kept (AVX-512
+    # masked vdivpd) and the kernel warned of nothing (the branch is stored now: lower.py
+    # _store_picked)
+    monkeypatch.setenv("KILN_COST_MODEL", "0")
+    compiled = kiln.compile(_where_of_warning_branches, backend=backend)
+    z = np.linspace(-1.0, 1.0, 64)
+    z[[5, 40]] = 0.0
+    w = np.linspace(-1.0, 1.0, 64).astype(np.float32)
+    w[[3, 50]] = 0.0
+    for args in ((z, w), (np.abs(z) + 1, w + 2)):
+        exp, want = _recorded(_where_of_warning_branches, *args)
+        got, seen = _recorded(compiled, *args)
+        for g, e in zip(got, exp):
+            _same(g, e)
+        assert seen == want
+    assert len(_recorded(_where_of_warning_branches, z, w)[1]) == 2
