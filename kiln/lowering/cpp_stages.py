@@ -200,7 +200,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     mask, v = (s.load(em, node_index(node, "reduce", frame)) for s in node.select)
                     sel = mask
                 terms.append((acc, em.cast(v, node.src.dtype, buf.dtype), ctype(buf.dtype), cast, sel,
-                              plan.runs.get(buf.name, 1)))
+                              *plan.runs.get(buf.name, (1, None))))
             elif node.combine in ("sum", "prod"):
                 v = em.cast(v, node.src.dtype, acc_dt)
                 updates.append(f"{acc} {'+' if node.combine == 'sum' else '*'}= {v};")
@@ -264,12 +264,13 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (_needed)
-            for acc, v, c_type, cast, sel, k in terms:
+            for acc, v, c_type, cast, sel, k, chunk in terms:
                 if sel is not None:
                     lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner)
                     continue
                 # several loops (reduce_order.numpy_run): the last k are NumPy's run, one flat
                 # index j, each run added into the sum in the order of the loops around it
+                # (a run NumPy buffers in chunks: each chunk added into the sum in turn)
                 around, block = inner[:-k], inner[-k:]
                 threads = (f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
                            if plan.split_inner and not around else "1")
@@ -288,6 +289,11 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     f"{c_type}, 0" if any(BOOL_LOAD in b for b in needed) else c_type
                 if cast:
                     run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads});")
+                elif chunk and plan.split_inner and not around:   # (the sum starts at 0)
+                    run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads}, {chunk});")
+                elif chunk:
+                    run += [f"for (int64_t lo = 0; lo < {n}; lo += {chunk})",
+                            f"  {acc} += kiln_pairwise<{tp}>({fn}, lo, {n} - lo < {chunk} ? {n} - lo : {chunk});"]
                 elif plan.split_inner and not around:
                     run.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});")
                 else:
