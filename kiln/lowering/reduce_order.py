@@ -21,14 +21,25 @@ def kept_axis_inner(plan: Any, loads: list, accesses: list, vo: str, vi: str) ->
     reduction's output, a broadcast row). So the loads that step along both decide: a
     column sum reads rows (``vo`` unit-stride), a row sum of ``x[:, ::2]`` reads each row
     with stride 2, pairwise along the row as NumPy adds it, not column by column across
-    rows 8 KB apart. Without such loads (or with symbolic strides): blocks when some
-    access is unit-stride along ``vo`` and none along ``vi``."""
+    rows 8 KB apart. Loads that disagree (``(x + y.T).sum(0)``): NumPy's temporary keeps
+    C order, its iterator swapping two dims only where every operand steps less along the
+    inner one, so a kept dim after the reduced one in C order runs inside it. Without such
+    loads (or with symbolic strides): blocks when some access is unit-stride along ``vo``
+    and none along ``vi``."""
     both = [(c[vo], c[vi]) for c in (dict(plan.rename(a.terms)) for a in loads)
             if c.get(vo) and c.get(vi)]
     if both and all(isinstance(s, int) for pair in both for s in pair):   # (symbolic: no say)
+        if _axis(vo) > _axis(vi) >= 0:   # (Frame.var: the dim's position in C order)
+            return not all(abs(o) > abs(i) for o, i in both)
         return all(abs(o) < abs(i) for o, i in both)
     coefs = [dict(plan.rename(a.terms)) for a in accesses]
     return any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs)
+
+
+def _axis(v: str) -> int:
+    """The dim a loop variable (``x1``, ``r0``: Frame.var, a collapsed group's first) runs;
+    -1 for another name."""
+    return int(v[1:]) if v[1:].isdigit() else -1
 
 
 # The most terms NumPy's reduction buffers at a time (its iterator's default buffersize)

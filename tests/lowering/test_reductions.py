@@ -396,3 +396,11 @@ def test_reversed_and_buffered_runs_add_in_numpys_order():
         got, want = stats(x), stats.__wrapped__(x)
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and np.array_equal(g, w), (x.shape, x.strides, g - w)
+
+    @kiln.compile
+    def mixed(x, y):   # (loads that disagree: NumPy's temporary keeps C order)
+        return (x + y.T).sum(0), (x * y.T).mean(0)
+
+    x, y = base[0, :30, :40], base[1, :40, :30]
+    for g, w in zip(mixed(x, y), mixed.__wrapped__(x, y)):
+        assert np.array_equal(g, w), g - w
