@@ -95,7 +95,7 @@ class CppKernelPlan:
     accumulators: dict = field(default_factory=dict)  # reduction buffer -> accumulator dtype
     cuts: dict = field(default_factory=dict)   # outer variable -> segment edges (_outer_nest)
     block: int = BLOCK           # points per block of the blocked variable (cpp_stages.block_points)
-    runs: dict = field(default_factory=dict)   # sum buffer -> (inner loops NumPy adds as one run, its chunk) (reduce_order.numpy_run)
+    runs: dict = field(default_factory=dict)   # sum buffer -> (loops of NumPy's run, chunk): reduce_order.numpy_run
 
     @property
     def outer_loops(self) -> list[tuple[str, str]]:

@@ -292,8 +292,9 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 elif chunk and plan.split_inner and not around:   # (the sum starts at 0)
                     run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads}, {chunk});")
                 elif chunk:
+                    left = f"{n} - lo"
                     run += [f"for (int64_t lo = 0; lo < {n}; lo += {chunk})",
-                            f"  {acc} += kiln_pairwise<{tp}>({fn}, lo, {n} - lo < {chunk} ? {n} - lo : {chunk});"]
+                            f"  {acc} += kiln_pairwise<{tp}>({fn}, lo, {left} < {chunk} ? {left} : {chunk});"]
                 elif plan.split_inner and not around:
                     run.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});")
                 else:
