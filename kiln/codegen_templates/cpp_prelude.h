@@ -205,9 +205,10 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_threads(cons
 // NumPy's sum of terms cast to T on the way (np.add.reduce with dtype=, the mean of ints):
 // its iterator casts a run through a buffer of 8192 terms, adds each buffer pairwise in T,
 // and the buffers' sums into the result in order. On threads, up to 64 buffers at a time
-// are summed side by side, then added in order: the same bits on any thread count.
-template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(const F& f, int64_t n, int nthreads) {
-    const int64_t B = 8192;
+// are summed side by side, then added in order: the same bits on any thread count. ``B``:
+// another buffer (a whole number of the run's rows that do not coalesce, reduce_order.py).
+template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(const F& f, int64_t n, int nthreads,
+                                                                             int64_t B = 8192) {
     T res = 0;
     if (nthreads < 2 || n <= 2 * B) {
         for (int64_t lo = 0; lo < n; lo += B) res += kiln_pairwise<T, W>(f, lo, n - lo < B ? n - lo : B);

@@ -95,7 +95,7 @@ class CppKernelPlan:
     accumulators: dict = field(default_factory=dict)  # reduction buffer -> accumulator dtype
     cuts: dict = field(default_factory=dict)   # outer variable -> segment edges (_outer_nest)
     block: int = BLOCK           # points per block of the blocked variable (cpp_stages.block_points)
-    runs: dict = field(default_factory=dict)   # sum buffer -> inner loops NumPy adds as one run (reduce_order.numpy_run)
+    runs: dict = field(default_factory=dict)   # sum buffer -> (loops of NumPy's run, chunk): reduce_order.numpy_run
 
     @property
     def outer_loops(self) -> list[tuple[str, str]]:
@@ -151,9 +151,9 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
     if not plan.blocked and len(plan.inner_loops) > 1:
         for node in kernel.nodes:
             if node.kind == "reduction" and node.combine == "sum":
-                k = numpy_run(plan, node, local)
-                if k:
-                    plan.runs[node.buf.name] = k
+                run = numpy_run(plan, node, local)
+                if run:
+                    plan.runs[node.buf.name] = run
     if not frame.axes:
         plan.cuts = index_cuts(kernel, outer, SHORT_LOOP, MAX_SEGMENT_COPIES)
     inner_sizes = dict(frame.inner_vars())

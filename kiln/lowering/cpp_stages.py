@@ -202,7 +202,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     mask, v = (s.load(em, node_index(node, "reduce", frame)) for s in node.select)
                     sel = mask
                 terms.append((acc, em.cast(v, node.src.dtype, buf.dtype), ctype(buf.dtype), cast, sel,
-                              plan.runs.get(buf.name, 1)))
+                              *plan.runs.get(buf.name, (1, None))))
             elif (sel_acc := _counted_selection(node, v, acc_dt, terms, inner, counts)) is not None:
                 # x[m].mean()'s count of m: kiln_selected_sum counts the selection first,
                 # so it hands that count over instead of this loop reading m again
@@ -271,12 +271,13 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (_needed)
-            for acc, v, c_type, cast, sel, k in terms:
+            for acc, v, c_type, cast, sel, k, chunk in terms:
                 if sel is not None:
                     lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner, counts.get(acc))
                     continue
                 # several loops (reduce_order.numpy_run): the last k are NumPy's run, one flat
                 # index j, each run added into the sum in the order of the loops around it
+                # (a run NumPy buffers in chunks: each chunk added into the sum in turn)
                 around, block = inner[:-k], inner[-k:]
                 threads = (f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
                            if plan.split_inner and not around else "1")
@@ -295,6 +296,12 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     f"{c_type}, 0" if any(BOOL_LOAD in b for b in needed) else c_type
                 if cast:
                     run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads});")
+                elif chunk and plan.split_inner and not around:   # (the sum starts at 0)
+                    run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads}, {chunk});")
+                elif chunk:
+                    left = f"{n} - lo"
+                    run += [f"for (int64_t lo = 0; lo < {n}; lo += {chunk})",
+                            f"  {acc} += kiln_pairwise<{tp}>({fn}, lo, {left} < {chunk} ? {left} : {chunk});"]
                 elif plan.split_inner and not around:
                     run.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});")
                 else:

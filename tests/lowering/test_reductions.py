@@ -375,3 +375,32 @@ def test_reversed_short_rows_sum_the_right_elements():
     x = np.arange(128.0).reshape(16, 8)   # (exact sums: any order gives the same bits)
     for got, want in zip(sums(x), sums.__wrapped__(x)):
         assert np.array_equal(got, want), (got, want)
+
+
+def test_reversed_and_buffered_runs_add_in_numpys_order():
+    # A reduction's iterator never flips a negative stride (NumPy passes it
+    # NPY_ITER_DONT_NEGATE_STRIDES): x[..., ::-1].sum(1) adds each row from its last
+    # element, in memory's reverse order. A run of dims that do not coalesce is buffered
+    # in chunks of whole rows up to 8192 terms (x[..., :180:2].sum((1, 2)) of 3 x 100 x 200:
+    # 8190, then 810); a row over 4096 terms is its own run (reduce_order.buffered_run).
+    import kiln
+
+    @kiln.compile
+    def stats(x):
+        return x.sum(), x.sum(1), x.mean((0, 2)), x.sum((1, 2)), x[::-1].sum(0), x.var((0, 1))
+
+    rng = np.random.default_rng(3)
+    base = (rng.standard_normal((3, 100, 200)) * 10).astype(np.float32)
+    rows = base.reshape(3, 1, -1)[..., ::3]   # (runs of 6667 terms, each its own)
+    for x in (np.flip(base[:, :20, :30]), base[:, :20, ::-2], base[..., :180:2], rows):
+        got, want = stats(x), stats.__wrapped__(x)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and np.array_equal(g, w), (x.shape, x.strides, g - w)
+
+    @kiln.compile
+    def mixed(x, y):   # (loads that disagree: NumPy's temporary keeps C order)
+        return (x + y.T).sum(0), (x * y.T).mean(0)
+
+    x, y = base[0, :30, :40], base[1, :40, :30]
+    for g, w in zip(mixed(x, y), mixed.__wrapped__(x, y)):
+        assert np.array_equal(g, w), g - w
