@@ -163,18 +163,27 @@ def test_gradients_through_run_time_indices(loss, values):
         np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-6, atol=1e-8)
 
 
-def test_tensor_training_step_with_an_int_index_compiles_once(monkeypatch):
+def _window_loss(x, i):
+    return (np.tanh(x[i:i + 2]) ** 2).sum()
+
+
+@pytest.mark.parametrize("loss, values", [
+    (_row_loss, (1, 2, 4, -2)),
+    # x[i:i + 2] with i an np.int64: the joint graph names the window's length over the
+    # bound (ir/symbolic.py took Python ints only: a forward and backward per value)
+    (_window_loss, (np.int64(1), np.int64(3), np.int64(0), np.int64(-3)))])
+def test_tensor_training_step_with_an_int_index_compiles_once(monkeypatch, loss, values):
     import kiln.runtime.backend as backend_mod
     names = []
     compile_graph = backend_mod.compile_graph
     monkeypatch.setattr(backend_mod, "compile_graph",
                         lambda g, ex: names.append(g.name) or compile_graph(g, ex))
-    compiled = kiln.compile(_row_loss)
+    compiled = kiln.compile(loss)
     x = np.random.default_rng(6).standard_normal((5, 3))
-    for i in (1, 2, 4, -2):
+    for i in values:
         t = kiln.tensor(x, requires_grad=True)
         compiled(t, i).backward()
-        np.testing.assert_allclose(t.grad.numpy(), _finite_differences(_row_loss, x, i),
+        np.testing.assert_allclose(t.grad.numpy(), _finite_differences(loss, x, i),
                                    rtol=1e-6, atol=1e-8)
     assert names == ["forward", "backward"]
 
@@ -211,24 +220,3 @@ def test_numpy_integer_indices_compile_once_and_index_in_the_kernel(monkeypatch)
     guards = kiln.explain(rows)(x, np.int64(4)).guards
     assert not any(g.startswith("i ==") for g in guards), guards
 
-
-def _window_loss(x, i):
-    return (np.tanh(x[i:i + 2]) ** 2).sum()
-
-
-def test_tensor_training_with_a_numpy_int_window_compiles_once(monkeypatch):
-    # x[i:i + 2] with i an np.int64: the joint graph names the window's length over the
-    # bound (ir/symbolic.py took Python ints only: a forward and backward per value)
-    import kiln.runtime.backend as backend_mod
-    names = []
-    compile_graph = backend_mod.compile_graph
-    monkeypatch.setattr(backend_mod, "compile_graph",
-                        lambda g, ex: names.append(g.name) or compile_graph(g, ex))
-    compiled = kiln.compile(_window_loss)
-    x = np.random.default_rng(8).standard_normal((5, 3))
-    for i in (np.int64(1), np.int64(3), np.int64(0), np.int64(-3)):
-        t = kiln.tensor(x, requires_grad=True)
-        compiled(t, i).backward()
-        np.testing.assert_allclose(t.grad.numpy(), _finite_differences(_window_loss, x, i),
-                                   rtol=1e-6, atol=1e-8)
-    assert names == ["forward", "backward"]
