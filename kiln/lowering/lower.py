@@ -313,15 +313,20 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         warning.clear()
 
     def _donated_writes(self) -> dict[Node, Node]:
-        """The calls computing the new value of a caller's array from that array (the
-        functional ``x[i] = v``: ``index_put(x, ...)``, donated to ``x``): call -> the
+        """The first of the calls computing the new value of a caller's array from that
+        array (the functional ``x[i] = v``: ``index_put(x, ...)``, donated to ``x``; for
+        ``x[0] = 1; x[1] = 2`` a chain of scatters, ``Op.inplace_impl``): call -> the
         placeholder. A wrapper may write those in place (memory.py) only where nothing
-        after the write reads the old ``x``."""
+        after the first write reads the old ``x``."""
         outputs = next((n.args[0] for n in self.graph.nodes if n.kind == "output"), ())
         placeholders = self.graph.placeholders
         found = {}
         for k, i in self.donated().items():
             node = outputs[k] if k < len(outputs) else None
+            while isinstance(node, Node) and node.kind == "call" and node.args \
+                    and isinstance(node.args[0], Node) and node.args[0].kind == "call" \
+                    and node.args[0].op.inplace_impl is not None:
+                node = node.args[0]
             if isinstance(node, Node) and node.kind == "call" and node.args \
                     and node.args[0] is placeholders[i]:
                 found[node] = placeholders[i]

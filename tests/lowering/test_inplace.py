@@ -367,7 +367,13 @@ def test_writes_into_an_argument_read_before_and_after_are_in_place():
         y = x * 2.0
         x[1:] = x[:-1]
         return y - x
-    for fn, args in ((around, (3,)), (around, (-1,)), (shift, ())):
+
+    def two(x):   # a chain of writes: y is computed before the first
+        y = x * 2.0
+        x[0] = 1.0
+        x[1] = 2.0
+        return y + x
+    for fn, args in ((around, (3,)), (around, (-1,)), (shift, ()), (two, ())):
         wrapper = _check_against_numpy(fn, np.arange(1000.0), *args)
         assert not re.search(r"_ext_index_put\w*\(x", wrapper), wrapper
         assert len(_writes_into(wrapper, "x")) == 1, wrapper
