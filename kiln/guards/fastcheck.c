@@ -928,8 +928,9 @@ static PyTypeObject PlainRunType = KILN_VECTORCALL_TYPE(
 /* AOTFunction.__call__'s other short path, for a graph that writes its arguments:
  * ``_plain(inputs)`` (``paths[1]``) when every input is an exact np.ndarray, a Python or
  * NumPy number (an ``np.int64`` index: ``x[i] = 0``), or None, no array is passed twice
- * and no two overlap (any_overlap's test; what aot's _input_aliasing answers None to). A new reference; NULL with no error set: not
- * taken (the caller calls the graph, whose __call__ decides in Python). */
+ * and no two overlap (any_overlap's test; what aot's _input_aliasing answers None to).
+ * A new reference; NULL with no error set: not taken (the caller calls the graph, whose
+ * __call__ decides in Python). */
 static PyObject *
 plain_call(PyObject *paths, PyObject *const *inputs, Py_ssize_t ni)
 {
