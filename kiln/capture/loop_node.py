@@ -9,6 +9,7 @@ the loop unrolls as before, with the reason in ``explain``.
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from .loop_snapshot import _Snapshot
 from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIteratorVariable,
                     ScalarValueVariable, _result, _type_of, _val_of, apply_scalar, current_graph,
                     graph_value, refuse_inside_grad)
+from .variables.arrays import SymScalarVariable
 from .variables.base import ConstantVariable, LazyVariable, VariableTracker
 from .variables.builder import wrap
 from .variables.containers import TupleVariable
@@ -95,9 +97,13 @@ def _holds_a_loop(tx, inst) -> bool:
 
 def _python_int(tx, bound: VariableTracker) -> VariableTracker:
     """A range bound as a Python int: a NumPy integer read in the body (``range(indptr[i],
-    indptr[i + 1])``) is converted, as ``range()`` does through ``__index__``."""
+    indptr[i + 1])``) or passed in (``range(k)`` of an ``np.int64`` argument: it unrolled,
+    guarded by value) is converted, as ``range()`` does through ``__index__``."""
     if isinstance(bound, ConstantVariable) and isinstance(bound.value, np.integer):
         return ConstantVariable(int(bound.value))
+    if isinstance(bound, SymScalarVariable) and isinstance(bound.example, np.integer):
+        return bound.apply(tx, tx.output.ns.ref(operator.index, "fn"), "operator.index",
+                           operator.index, [])
     if isinstance(bound, ScalarValueVariable) and isinstance(bound.example, np.integer) \
             and tx.output.loop_trace is not None:
         return apply_scalar(tx, "int", [bound])

@@ -37,15 +37,24 @@ from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVa
 from .variables.base import ConstantVariable, VariableTracker
 
 
-def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
+def _to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any:
+    """What the normalizer gets for ``var``; ``index``: it is a subscript's index (or a
+    part of one), where a run-time NumPy integer (``x[np.int64(3)]``, ``x[i:i + 3]`` of
+    ``i = np.argmax(...)``) is handed over as the Python int NumPy reads it as
+    (``__index__``): the normalizer would make a new int of it (ops/indexing.py
+    ``_entry``), which the run-time scalar, found by identity, is not, and it would be
+    specialized (one entry per value). Its graph input keeps the NumPy scalar's dtype."""
     from .variables.containers import ListVariable, SliceVariable, TupleVariable
     if isinstance(var, ArrayVariable):
         return ArrayArg(var, _values_below(tx, var))
     if isinstance(var, MaskedSelectionVariable):  # inside a list or tuple: taken for real
         return ArrayArg(var.take(tx, "passing it to a NumPy function"))
     if isinstance(var, SymScalarVariable):
-        scalars.setdefault(id(var.example), []).append(var)
-        return var.example
+        value = var.example
+        if index and isinstance(value, np.integer):
+            value = int(value)
+        scalars.setdefault(id(value), []).append(var)
+        return value
     if isinstance(var, ConstantVariable):
         if is_dtype_class(var.value):
             tx.unsupported("unsupported_value", f"the DType class {var.value.__name__} passed to a "
@@ -54,9 +63,9 @@ def _to_bind(tx, var: VariableTracker, scalars: dict) -> Any:
     if isinstance(var, ListVariable):
         return [_to_bind(tx, v, scalars) for v in var.item_list]
     if isinstance(var, TupleVariable):
-        return tuple(_to_bind(tx, v, scalars) for v in var.item_list)
+        return tuple(_to_bind(tx, v, scalars, index) for v in var.item_list)
     if isinstance(var, SliceVariable):
-        return slice(*(_to_bind(tx, p, scalars) for p in var.parts))
+        return slice(*(_to_bind(tx, p, scalars, index) for p in var.parts))
     tx.unsupported("unsupported_value", f"{var.describe()} passed to a NumPy function")
 
 
@@ -168,7 +177,10 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if masked:
         return selections.masked_call_of(tx, key, spelling, list(args), dict(kwargs), masked, what)
     scalars: dict[int, list] = {}
-    bargs = [_to_bind(tx, a, scalars) for a in args]
+    # (an op taking run-time slices takes them from its spelling's argument at that
+    # position: the index of ``x[index]`` and ``x[index] = value``)
+    at = spelling.op.runtime_slices if spelling.op is not None else None
+    bargs = [_to_bind(tx, a, scalars, i == at) for i, a in enumerate(args)]
     bkwargs = {k: _to_bind(tx, v, scalars) for k, v in kwargs.items()}
     if scalars:
         # A literal that *is* a runtime scalar's example object would be mistaken for it:

@@ -52,6 +52,9 @@
 
 /* numpy.ndarray, the one type whose struct array_fields_match may read. */
 static PyObject *ndarray_type = NULL;
+/* numpy.number and numpy.bool_: NumPy scalars that hold their value (no memory of an
+ * array's), which a writing graph's short path takes as it takes Python numbers. */
+static PyObject *number_type = NULL, *bool_type = NULL;
 
 /* 1 when the exact ndarray x has this shape spec and dtype, 0 when not, -1 on error. */
 static int
@@ -923,10 +926,11 @@ static PyTypeObject PlainRunType = KILN_VECTORCALL_TYPE(
     plain_run, PlainRun, "A writing graph's cache-hit run: forward, epilogue, outputs (see fastcheck.c).");
 
 /* AOTFunction.__call__'s other short path, for a graph that writes its arguments:
- * ``_plain(inputs)`` (``paths[1]``) when every input is an exact np.ndarray or a Python number
- * (or None), no array is passed twice and no two overlap (any_overlap's test; what
- * aot's _input_aliasing answers None to). A new reference; NULL with no error set: not
- * taken (the caller calls the graph, whose __call__ decides in Python). */
+ * ``_plain(inputs)`` (``paths[1]``) when every input is an exact np.ndarray, a Python or
+ * NumPy number (an ``np.int64`` index: ``x[i] = 0``), or None, no array is passed twice
+ * and no two overlap (any_overlap's test; what aot's _input_aliasing answers None to).
+ * A new reference; NULL with no error set: not taken (the caller calls the graph, whose
+ * __call__ decides in Python). */
 static PyObject *
 plain_call(PyObject *paths, PyObject *const *inputs, Py_ssize_t ni)
 {
@@ -957,7 +961,8 @@ plain_call(PyObject *paths, PyObject *const *inputs, Py_ssize_t ni)
             m++;
         }
         else if (!(x == Py_None || PyLong_CheckExact(x) || PyFloat_CheckExact(x) || PyBool_Check(x)
-                   || PyComplex_CheckExact(x)))
+                   || PyComplex_CheckExact(x) || (PyObject *)Py_TYPE(x) == bool_type
+                   || PyObject_TypeCheck(x, (PyTypeObject *)number_type)))
             return NULL;
     }
     PyObject *plain = PyList_GET_SIZE(paths) == 2 ? PyList_GET_ITEM(paths, 1) : Py_None;
@@ -1335,6 +1340,20 @@ KILN_INIT(KILN_MODULE_NAME)(void)
             return NULL;
         if (!PyType_Check(ndarray_type)) {
             PyErr_SetString(PyExc_TypeError, "numpy.ndarray is not a type");
+            return NULL;
+        }
+    }
+    if (number_type == NULL) {
+        PyObject *numpy = PyImport_ImportModule("numpy");
+        if (numpy == NULL)
+            return NULL;
+        number_type = PyObject_GetAttrString(numpy, "number");   /* kept for the process */
+        bool_type = number_type == NULL ? NULL : PyObject_GetAttrString(numpy, "bool_");
+        Py_DECREF(numpy);
+        if (bool_type == NULL)
+            return NULL;
+        if (!PyType_Check(number_type) || !PyType_Check(bool_type)) {
+            PyErr_SetString(PyExc_TypeError, "numpy.number or numpy.bool_ is not a type");
             return NULL;
         }
     }

@@ -187,8 +187,7 @@ class SymbolicShapes:
                         len(range(m)[e]) == m for m in (2, 7, 4099))):
                     names = []
                     for b in bounds:
-                        if isinstance(b, Node) and (b.kind != "placeholder" or not isinstance(b.val, int)
-                                                    or isinstance(b.val, bool) or b in self.sized):
+                        if isinstance(b, Node) and (not _int_input(b) or b in self.sized):
                             raise TypeError(f"a slice bound {b.name} that is no int input")
                         names.append(b.name if isinstance(b, Node) else b)
                     out[pos] = self._mark(SliceLength(length, tuple(names), base[pos]))
@@ -220,11 +219,18 @@ def canonical_slice(bounds: tuple) -> tuple | None:
     return (start or 0) - (stop or 0), step or 1
 
 
+def _int_input(b: Node) -> bool:
+    """An int input: a Python int or a NumPy integer (``np.int64``, read through
+    ``__index__`` as an index or slice bound), not a bool."""
+    return b.kind == "placeholder" and isinstance(b.val, (int, np.integer)) \
+        and not isinstance(b.val, (bool, np.bool_))
+
+
 def _basic(index: Any) -> bool:
     """A basic index: ints (or int placeholders), slices, None and Ellipsis."""
     return isinstance(index, tuple) and all(
         e is None or e is Ellipsis or type(e) in (int, slice)
-        or isinstance(e, Node) and e.kind == "placeholder" and type(e.val) is int for e in index)
+        or isinstance(e, Node) and _int_input(e) for e in index)
 
 
 def _getitem() -> Any:

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import Unsupported
 from ..ops import TensorMeta, infer_meta
 from .layout import strides_in_order
-from .loop_ir import Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides
+from .loop_ir import Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides, run_time_index
 from .nodes import ExternNode, Opaque, buffers_read, iter_values, map_values
 from .scalars import token
 from .sizes import Size, Undecidable, is_unbacked
@@ -201,7 +201,7 @@ def _meta_of(value: Any) -> Any:
     if isinstance(value, Scalar):
         if value.value is not None:  # a NumPy scalar constant stays strong (np.float64(1.0))
             return value.value if value.weak else np.dtype(value.dtype).type(value.value)
-        if getattr(value, "pytype", None) is int:
+        if run_time_index(value):
             return value.example  # a run-time int (a slice bound sizes the example's result)
         if value.weak:  # a runtime Python scalar: stays weak (NEP 50) for the dtype rule
             return token(value)(0)

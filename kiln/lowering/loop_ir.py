@@ -211,6 +211,17 @@ class Scalar(Value):
         return ops.constant(self.value, self.dtype)
 
 
+def run_time_index(value: Any) -> bool:
+    """Is ``value`` a run-time integer a subscript can take as a size symbol (``x[i]``,
+    ``x[:n]``, kiln/lowering/sizes.py kind "int"): a Python int input, or a NumPy integer
+    one (``np.int64(3)``, an ``np.argmax`` result passed in), which NumPy reads the same
+    way (``__index__``)?"""
+    if not isinstance(value, Scalar) or not value.arg:
+        return False
+    pytype = getattr(value, "pytype", None)
+    return pytype is int or (pytype is None and not value.weak and value.dtype.kind in "iu")
+
+
 # A closure read through a broadcast is computed again for every repeat along the dims it
 # is broadcast over. Where those dims are all inside the dims it varies along (a row's
 # mean against its row) the C compiler hoists it out of the inner loop; where one is

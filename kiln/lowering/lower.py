@@ -45,6 +45,7 @@ from .sizes import Size, SymbolTable, Undecidable
 from .slice_bounds import runtime_slice
 from .views import ViewLowering
 from .result_layouts import ResultLayoutLowering, lay_out
+from .realize_early import EarlyRealization, breaks_order
 from .fills import lower_fill, lower_join, lower_region_write, lower_repeat, lower_tri
 
 # A value read by more than one user is realized (computed once) when its closure costs
@@ -57,7 +58,8 @@ REALIZE_COST_SHARED = 7
 _GENERATED_NAME = re.compile(r"(s|buf|view|pool)\d+(_value)?$|(np|sys|call)$|_")
 
 
-class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayoutLowering):
+class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayoutLowering,
+                    EarlyRealization):
     """Lower a graph for given example inputs (their strides are specialized on)."""
 
     def __init__(self, graph: Graph, example_inputs: list, reinfer: bool = False,
@@ -180,12 +182,15 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         # body) takes its value: one NumPy call (kiln/ir/passes.py shared_calls).
         shared = shared_calls(self.graph)
         warning: dict = {}   # unrealized closures computing a call that may warn (in order)
+        writes = self._donated_writes()
         for node in self.graph.nodes:
             self._origin = (node,)
-            if node.kind == "call" and warning and _breaks_order(node):
+            if node.kind == "call" and warning and breaks_order(node):
                 self._realize_warning(warning)
             if node.kind == "call" and warning:
                 self._store_picked(node, warning)
+            if node in writes:
+                self._realize_old_reads(node, writes[node])
             if node.kind == "placeholder":
                 value = self.example_inputs[placeholders.index(node)]
                 self.env[node] = self.lower_input(self._param_name(node.name), value,
@@ -299,33 +304,6 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
             self.constants[gname] = value
             return BufferValue.whole(buf)
         return self.as_value(value)
-
-    def _realize_warning(self, warning: dict) -> None:
-        """Before a call that may raise (or an extern that may warn): the closures of
-        earlier calls that may warn, computed now, not in a later kernel that fuses them
-        (``y = np.log(x); m = np.linalg.inv(a); y.sum() + m``: NumPy warns of the log,
-        then raises). Each is realized where no later call read it yet (one that did is
-        realized itself, computing it once), and read as its buffer from then on."""
-        for node in warning:
-            if not any(u in self.env for u in node.users):
-                self.env[node] = self.realize(self.env[node])
-        warning.clear()
-
-    def _store_picked(self, node: Node, warning: dict) -> None:
-        """The operands a select picks each element from (``op.lowering["picks"]``:
-        np.where's x and y) that compute a call that may warn: stored (``sinks``), so the
-        kernel computes them at every element, as NumPy does. Fused into the select, GCC
-        computes such code only in the lanes the select keeps (AVX-512's masked vdivpd):
-        ``np.where(z > 0, 1 / z, 0)`` with zeros in z gave no "divide by zero" warning.
-        (Not a composite's own step, ``meta["step"]``: np.nanvar's ``x - mean`` where x is
-        no NaN, which NumPy computes under its mask; stored, its row sums' stage lost
-        NumPy's pairwise order.)"""
-        rule = node.op.lowering if isinstance(node.op.lowering, dict) else {}
-        for i in rule.get("picks", ()):
-            arg = node.args[i] if i < len(node.args) else None
-            if isinstance(arg, Node) and arg in warning and not arg.meta.get("step"):
-                self.env[arg] = self.realize(self.env[arg])
-                self.sinks.add(self.env[arg].buf.name)
 
     def lower_call(self, op: Any, args: tuple, params: dict, meta: Any) -> Any:
         if meta is None:  # on the example's sizes: dtype rules and NumPy's errors
@@ -518,15 +496,6 @@ class _NoRule(Exception):
 # The lowering running a decomposition, per thread (and per asyncio task): two functions
 # lowering in two threads never see each other's.
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("kiln_lowering", default=None)
-
-
-def _breaks_order(node: Node) -> bool:
-    """Must the warnings of earlier calls come before ``node`` runs: it is an extern call
-    that may raise (np.linalg.inv; scheduler.py ``_keeps_order`` keeps its place)? (Not
-    a kernel's op that may raise, an index out of range, nor an extern that only warns:
-    realizing what may warn before each of those split the stages of loops of sums.)"""
-    return node.op.category == Category.EXTERN and node.op.raises(node.args) and \
-        node.op.check_impl is None   # (a check the wrapper runs after the kernels: warn_if_any)
 
 
 def _hook(op: Any, inputs: tuple, params: dict) -> Any:

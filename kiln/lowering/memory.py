@@ -167,7 +167,7 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                         for v in given)
             caller = not owned and pick is None and len(given) == 1 \
                 and give_caller(step, item, given[0], last_use, moved, caller_of) \
-                and _only_there(item.args, given)
+                and (_only_there(item.args, given) or _overlap_copied(item, given))
             if getattr(item.op, "inplace_impl", None) is not None and given and (owned or caller) \
                     and (pick is None or _only_there(item.args, given)):
                 # x[i] = v on an array nothing reads again (a loop's running result, or
@@ -307,6 +307,14 @@ def _only_there(args: Any, given: list) -> bool:
     names = [v.buf.name for v in given]
     seen = [v.buf.name for v in iter_values(args) if isinstance(v, BufferValue)]
     return len(set(names)) == len(names) and all(seen.count(n) == 1 for n in names)
+
+
+def _overlap_copied(item: Any, given: list) -> bool:
+    """The array given up appears once among the operands before the value, and the op
+    writing in place reads a value overlapping it first (``Op.inplace_overlap``: ``x[1:] =
+    x[:-1]`` into the caller's x, which copied all of x, then copied it back)."""
+    overlap = getattr(item.op, "inplace_overlap", None)
+    return overlap is not None and overlap(item.args) and _only_there(item.args[:-1], given)
 
 
 def _owned(name: str, allocated: dict, fresh: dict) -> bool:

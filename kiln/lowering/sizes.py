@@ -53,9 +53,14 @@ def wrap_index(index: int, length: int, axis: int) -> int:
 
         >>> wrap_index(-1, 10, 0)
         9
-    """
+
+    A NumPy integer index past int64 (``np.uint64(2**63)``) gets NumPy's OverflowError
+    from converting it; a Python int that large never gets here (the wrapper
+    respecializes)."""
     if -length <= index < length:
         return index + length if index < 0 else index
+    if not -9223372036854775808 <= index <= 9223372036854775807:
+        raise OverflowError("Python int too large to convert to C long")
     raise IndexError(f"index {index} is out of bounds for axis {axis} with size {length}")
 
 

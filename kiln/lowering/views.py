@@ -8,6 +8,7 @@ when one exists, else the closure is realized first. A mixin of
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from ..ops import TensorMeta
 from ..ops.layout import At, Span, Window, index_dims
 from ..ops.layout import _slice as layout_slice
 from .loop_ir import (RECOMPUTE_REPEATS, Affine, BufferValue, Pointwise, Scalar, Value, _zero,
-                      contiguous_strides, recomputed)
+                      contiguous_strides, recomputed, run_time_index)
 from .nodes import iter_values
 from .sizes import Size, Undecidable, is_unbacked, product
 
@@ -80,19 +81,16 @@ class ViewLowering:
         dims = index_dims(index, len(shape))
         if dims is None:
             return rest
-        def run_time_int(b: Any) -> bool:
-            return isinstance(b, Scalar) and b.arg and getattr(b, "pytype", None) is int
-
         out = []
         for item, d in zip(index, dims):
             parts = (item.start, item.stop, item.step) if isinstance(item, slice) else ()
             if any(isinstance(b, Scalar) for b in parts) and all(
-                    not isinstance(b, Value) or run_time_int(b) for b in parts):
+                    not isinstance(b, Value) or run_time_index(b) for b in parts):
                 if self.specialize_ints:
                     item = slice(*(self._int_value(b) for b in parts))
                 else:
                     item = Span(*self.sizes.int_slice(shape[d], *parts))
-            elif run_time_int(item):
+            elif run_time_index(item):
                 item = self._int_value(item) if self.specialize_ints else \
                     At(self.sizes.int_index(shape[d], item, d))
             elif parts and isinstance(shape[d], Size) and item.step not in (None, 1, -1) \
@@ -208,7 +206,7 @@ class ViewLowering:
     def _int_value(self, b: Any) -> Any:
         if isinstance(b, Scalar):
             self.int_values[b.name] = b.example   # the wrapper checks it
-            return b.example
+            return operator.index(b.example)   # (a NumPy integer's Python int)
         return b
 
 

@@ -128,6 +128,11 @@ class Op:
     # what writing it once does: a backend may then give it the caller's array itself.
     inplace_atomic: Callable[..., bool] | None = None
     inplace_inputs: Callable[..., Any] | None = None
+    # ``inplace_overlap(args) -> bool``: True when ``inplace_impl`` on these arguments reads
+    # its value (the last input) whole before it writes input 0 wherever the two overlap,
+    # as the functional form does (NumPy's ``x[1:] = x[:-1]`` copies the value first): a
+    # backend may write in place into an array that the value is a view of.
+    inplace_overlap: Callable[..., bool] | None = None
     # The name of a param whose value carries the call already bound to it (a loop's
     # body): a generated wrapper calls ``value.call(*inputs)`` (``value.call_owned`` for
     # ``inplace_impl``), which gives what ``impl(*inputs, **params)`` gives, without the

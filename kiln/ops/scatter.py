@@ -313,4 +313,16 @@ def _index_put_atomic(args: tuple) -> bool:
 
 # np.add.at is not: adding twice is not adding once (an error replay would add again).
 index_put.inplace_atomic = _index_put_atomic
+
+
+def _index_put_overlap(args: tuple) -> bool:
+    """``x[index] = value`` with a basic index (ints, slices): NumPy copies a value that
+    overlaps ``x`` before it writes (``x[1:] = x[:-1]``). Not claimed for an index of
+    arrays, which may themselves be views of ``x``."""
+    index = args[1] if isinstance(args[1], tuple) else (args[1],)
+    return all(e is None or e is Ellipsis or isinstance(e, (int, slice)) or getattr(e, "shape", None) == ()
+               for e in index)
+
+
+index_put.inplace_overlap = _index_put_overlap
 index_add.inplace_impl = _index_add_inplace

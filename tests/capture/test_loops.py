@@ -216,6 +216,12 @@ def test_one_compile_serves_every_trip_count(backend):
     assert len(compiled.records) == 1
     # zero trips: the carried value is its start value, with its type
     _same(compiled(x, 0), f32_sum(x, 0))
+    # a NumPy integer trip count (an np.argmax passed in) is read as range() reads it
+    # (__index__): one loop node for every value, as for a Python int (it unrolled,
+    # guarded by value: a graph per count)
+    for n in (np.int64(25), np.int64(3), np.int64(0), np.int64(31)):
+        _same(compiled(x, n), f32_sum(x, n))
+    assert len(compiled.records) == 2 and "loop" in compiled.records[1].ops
 
 
 def column_from_row(u, v):            # v may be a view of u: reads see earlier writes

@@ -199,3 +199,22 @@ def test_the_writeable_guard_on_an_attribute_is_checked_in_c():
     state.buf, ref.buf = np.ones(5), np.ones(5)             # another array, same kind
     np.testing.assert_array_equal(cf(x), ref.step(x))
     np.testing.assert_array_equal(state.buf, ref.buf)
+
+
+def test_a_numpy_integer_argument_takes_the_c_short_path(monkeypatch):
+    # x[i] = 5 with i an np.int64 (a run-time index): plain_call took Python numbers only,
+    # so every call went through AOTFunction.__call__'s overlap check in Python (+2 us)
+    def zero_at(x, i):
+        y = x * 2.0
+        x[i] = 5.0
+        return y
+    cf = kiln.compile(zero_at)
+    mine, theirs = np.arange(300.0), np.arange(300.0)
+    for i in (np.int64(3), np.int64(7)):
+        np.testing.assert_array_equal(cf(mine, i), zero_at(theirs, i))
+    assert type(_entry(cf).fast).__name__ == "SimpleEntry"
+    from kiln.aot.runtime import AOTFunction
+    monkeypatch.setattr(AOTFunction, "__call__", lambda self, *args: pytest.fail("called from Python"))
+    for i in (np.int64(11), np.int64(-1)):
+        np.testing.assert_array_equal(cf(mine, i), zero_at(theirs, i))
+    np.testing.assert_array_equal(mine, theirs)

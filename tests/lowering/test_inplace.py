@@ -353,6 +353,32 @@ def test_slice_updates_of_an_argument_are_all_written_in_place():
     assert "_ext_index_put(" not in wrapper and len(_writes_into(wrapper)) == 3, wrapper
 
 
+def test_writes_into_an_argument_read_before_and_after_are_in_place():
+    # The old x read before the write (y = x * 2.0) and the new x after it: the fused
+    # kernel read both, so the write copied all of x (and the epilogue copied it back);
+    # now y is computed before the write, as NumPy does. x[1:] = x[:-1] (a value that is
+    # a view of x) copied x too: NumPy's own assignment copies an overlapping value first.
+    def around(x, i):
+        y = x * 2.0
+        x[i] = 5.0
+        return y + x
+
+    def shift(x):
+        y = x * 2.0
+        x[1:] = x[:-1]
+        return y - x
+
+    def two(x):   # a chain of writes: y is computed before the first
+        y = x * 2.0
+        x[0] = 1.0
+        x[1] = 2.0
+        return y + x
+    for fn, args in ((around, (3,)), (around, (-1,)), (shift, ()), (two, ())):
+        wrapper = _check_against_numpy(fn, np.arange(1000.0), *args)
+        assert not re.search(r"_ext_index_put\w*\(x", wrapper), wrapper
+        assert len(_writes_into(wrapper, "x")) == 1, wrapper
+
+
 def test_scatter_into_an_argument_keeps_numpy_state_when_a_later_scatter_raises():
     import kiln
 

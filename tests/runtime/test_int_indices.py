@@ -163,17 +163,60 @@ def test_gradients_through_run_time_indices(loss, values):
         np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-6, atol=1e-8)
 
 
-def test_tensor_training_step_with_an_int_index_compiles_once(monkeypatch):
+def _window_loss(x, i):
+    return (np.tanh(x[i:i + 2]) ** 2).sum()
+
+
+@pytest.mark.parametrize("loss, values", [
+    (_row_loss, (1, 2, 4, -2)),
+    # x[i:i + 2] with i an np.int64: the joint graph names the window's length over the
+    # bound (ir/symbolic.py took Python ints only: a forward and backward per value)
+    (_window_loss, (np.int64(1), np.int64(3), np.int64(0), np.int64(-3)))])
+def test_tensor_training_step_with_an_int_index_compiles_once(monkeypatch, loss, values):
     import kiln.runtime.backend as backend_mod
     names = []
     compile_graph = backend_mod.compile_graph
     monkeypatch.setattr(backend_mod, "compile_graph",
                         lambda g, ex: names.append(g.name) or compile_graph(g, ex))
-    compiled = kiln.compile(_row_loss)
+    compiled = kiln.compile(loss)
     x = np.random.default_rng(6).standard_normal((5, 3))
-    for i in (1, 2, 4, -2):
+    for i in values:
         t = kiln.tensor(x, requires_grad=True)
         compiled(t, i).backward()
-        np.testing.assert_allclose(t.grad.numpy(), _finite_differences(_row_loss, x, i),
+        np.testing.assert_allclose(t.grad.numpy(), _finite_differences(loss, x, i),
                                    rtol=1e-6, atol=1e-8)
     assert names == ["forward", "backward"]
+
+
+def test_numpy_integer_indices_compile_once_and_index_in_the_kernel(monkeypatch):
+    """``x[np.int64(i)]`` (an argmax passed in, a NumPy loop counter) is a run-time index
+    like a Python int: one graph for every value and integer type's entry (it was guarded
+    by value: a graph per index up to recompile_limit), read inside the kernel (not an
+    extern ``x[i]`` copied to C order first), NumPy's IndexError and OverflowError."""
+    def rows(x, i):
+        y = np.sin(x[i]) + x[i - 1, 1:i + 2].sum()
+        x[i, 1:] = -1.0
+        return y
+    wrappers = []
+
+    class Built(Counting):
+        def __call__(self, graph, example_inputs):
+            fn = super().__call__(graph, example_inputs)
+            wrappers.append(fn.kiln_artifact.wrapper)
+            return fn
+    be = Built(monkeypatch)
+    f = kiln.compile(rows, backend=be)
+    x = np.random.default_rng(7).standard_normal((6, 6))
+    # (first values whose i, i - 1, i + 2 are no literal of the index: equal small ints
+    # are one object, as for Python ints, and capture would specialize them)
+    for t in (np.int64, np.int32, np.uint8):
+        for i in (4, 3, 5, 6, 40) + ((-3, -5) if t is not np.uint8 else ()):
+            _check(f, rows, (x, t(i)))
+    assert be.graphs == 3   # one per type
+    for i in (np.uint64(4), np.uint64(2**63), np.uint64(3)):   # past int64: OverflowError
+        _check(f, rows, (x, i))
+    assert be.graphs == 4
+    assert not any("_ext_getitem" in w for w in wrappers), wrappers[0]
+    guards = kiln.explain(rows)(x, np.int64(4)).guards
+    assert not any(g.startswith("i ==") for g in guards), guards
+
