@@ -1,5 +1,6 @@
-"""What capture asks of a bound NumPy call's inputs before it records a node: the
-normalizers' view of an array (:class:`ArrayArg`), positions in nested inputs, and
+"""What capture asks of a bound NumPy call's inputs before it records a node: what the
+normalizer is handed for each tracker (:func:`to_bind`; an array's view of it,
+:class:`ArrayArg`), positions in nested inputs, and
 questions answered on stand-ins (does NumPy return a scalar here, does the output's
 meta depend on an input's value)."""
 from __future__ import annotations
@@ -10,10 +11,13 @@ import warnings
 import numpy as np
 
 from ..ops import Bound, Composite, TensorMeta, infer_meta
-from ..ops.meta import on_stand_ins, to_fake
+from ..array_kinds import reads_memory
+from ..ops.meta import is_dtype_class, on_stand_ins, to_fake
 from ..ops.registry import iter_leaves, map_leaves
 from ..ops.value_warnings import DEPRECATIONS, may_deprecate
-from .variables.arrays import ArrayVariable
+from .dims import array_tracker
+from .variables.arrays import ArrayVariable, MaskedSelectionVariable, SymScalarVariable
+from .variables.base import ConstantVariable, VariableTracker
 
 
 class ArrayArg(TensorMeta):
@@ -193,3 +197,117 @@ def objects_the_normalizer_added(given: list, bound: Bound, scalars: dict) -> li
         return counts
     passed, held = count(given), count([*bound.inputs, *bound.params.values()])
     return [ident for ident, n in held.items() if n > passed.get(ident, 0)]
+
+
+def to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any:
+    """What the normalizer gets for ``var``; ``index``: it is a subscript's index (or a
+    part of one), where a run-time NumPy integer (``x[np.int64(3)]``, ``x[i:i + 3]`` of
+    ``i = np.argmax(...)``) is handed over as the Python int NumPy reads it as
+    (``__index__``): the normalizer would make a new int of it (ops/indexing.py
+    ``_entry``), which the run-time scalar, found by identity, is not, and it would be
+    specialized (one entry per value). Its graph input keeps the NumPy scalar's dtype."""
+    from .variables.containers import ListVariable, SliceVariable, TupleVariable
+    if isinstance(var, ArrayVariable):
+        return ArrayArg(var, values_below(tx, var))
+    if isinstance(var, MaskedSelectionVariable):  # inside a list or tuple: taken for real
+        return ArrayArg(var.take(tx, "passing it to a NumPy function"))
+    if isinstance(var, SymScalarVariable):
+        value = var.example
+        if index and isinstance(value, np.integer):
+            value = int(value)
+        scalars.setdefault(id(value), []).append(var)
+        return value
+    if isinstance(var, ConstantVariable):
+        if is_dtype_class(var.value):
+            tx.unsupported("unsupported_value", f"the DType class {var.value.__name__} passed to a "
+                           f"NumPy function (NumPy's functions read it in different ways)")
+        return var.value
+    if isinstance(var, ListVariable):
+        return [to_bind(tx, v, scalars) for v in var.item_list]
+    if isinstance(var, TupleVariable):
+        return tuple(to_bind(tx, v, scalars, index) for v in var.item_list)
+    if isinstance(var, SliceVariable):
+        return slice(*(to_bind(tx, p, scalars, index) for p in var.parts))
+    tx.unsupported("unsupported_value", f"{var.describe()} passed to a NumPy function")
+
+
+def values_below(tx, var: ArrayVariable) -> int | None:
+    """Op.values_below of the op that made ``var``'s value, while nothing in the graph has
+    written into that value or the values its bound came from (a mutation op into one of
+    them or into a view of one: ``e = a.reshape(-1)`` then ``a[0] = 99``)."""
+    below = var.node.meta.get("values_below")
+    if below is None:
+        return None
+    sources, todo = set(), [var.node]
+    while todo:
+        node = todo.pop()
+        if id(node) not in sources and node.meta.get("values_below") is not None:
+            sources.add(id(node))
+            todo.extend(node.inputs)
+    for n in tx.output.graph.calls:
+        for i in n.op.mutates:
+            target = n.args[i]
+            while getattr(target, "kind", None) == "call" and id(target) not in sources \
+                    and target.op.may_alias and target.args:
+                target = target.args[0]
+            if id(target) in sources:
+                return None
+    return below
+
+
+def constants_of(var: VariableTracker, value: Any, out: list) -> None:
+    """The constants written in an argument (``var``, bound as ``value``), not those
+    standing for run-time scalars (``n`` in ``x[:n]``)."""
+    from .variables.containers import ListVariable, SliceVariable, TupleVariable
+    if isinstance(var, SymScalarVariable):
+        return
+    if isinstance(var, (ListVariable, TupleVariable)) and isinstance(value, (list, tuple)) \
+            and len(var.item_list) == len(value):
+        for v, b in zip(var.item_list, value):
+            constants_of(v, b, out)
+    elif isinstance(var, SliceVariable) and isinstance(value, slice):
+        for v, b in zip(var.parts, (value.start, value.stop, value.step)):
+            constants_of(v, b, out)
+    else:
+        out.extend(v for v in iter_leaves(value) if not isinstance(v, TensorMeta))
+
+
+def example_of(tx, value: Any) -> Any:
+    """The call's value of an argument array (an op's speculation starts from it), or None
+    (also for an array whose memory capture does not read: a CuPy array's data stay on
+    its GPU, and the op's default is speculated)."""
+    var = array_tracker(value)
+    if var is None or var.source is None or var.node.kind != "placeholder":
+        return None
+    try:
+        example = tx.output.leaf_value(var.source)
+    except KeyError:
+        return None
+    if var.tensor:   # a kiln.Tensor argument (kiln.grad of a compiled function): its data,
+        example = example.numpy()   # which NumPy runs on without recording on the tape
+    return example if reads_memory(example) else None
+
+
+def binds_with_numbers(spelling, args: list, kwargs: dict) -> bool:
+    """Did binding fail only because a 0-d array of the graph stands where NumPy takes a
+    Python number (``np.zeros((k, 3))`` with ``k = g.max() + 1``)? NumPy takes the value;
+    kiln would need it while capturing. Not the user's error, then, but a graph break
+    (which ``fullgraph=True`` reports)."""
+    swapped = False
+
+    def number(v: Any) -> Any:
+        nonlocal swapped
+        if isinstance(v, ArrayArg) and not v.shape:
+            swapped = True
+            return np.dtype(v.dtype).type(1)
+        if type(v) in (list, tuple):
+            return type(v)(number(x) for x in v)
+        return v
+    args, kwargs = [number(a) for a in args], {k: number(v) for k, v in kwargs.items()}
+    if not swapped:
+        return False
+    try:
+        spelling.bind(*args, **kwargs)
+    except Exception:
+        return False
+    return True

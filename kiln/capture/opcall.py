@@ -17,138 +17,24 @@ from typing import Any
 
 import numpy as np
 
-from ..array_kinds import reads_memory
 from ..errors import KilnError
 from ..ops import (REGISTRY, Bound, Category, Composite, TensorMeta, describe_callable,
                    find_spelling, infer_meta)
-from ..ops.meta import is_dtype_class, plain_dtype, supported_dtype
+from ..ops.meta import plain_dtype, supported_dtype
 from ..ops.speculation import speculating
-from ..ops.registry import CALLER_FRAME_READERS, ambient_hook, iter_leaves, map_leaves
+from ..ops.registry import CALLER_FRAME_READERS, ambient_hook, map_leaves
 from .breaks import HINTS
-from .call_inputs import (ArrayArg, as_meta, flatten, numpy_deprecation, numpy_returns_scalar,
-                          numpy_warns_on_empty, objects_the_normalizer_added, value_free)
+from .call_inputs import (ArrayArg, as_meta, binds_with_numbers, constants_of, example_of, flatten,
+                          numpy_deprecation, numpy_returns_scalar, numpy_warns_on_empty,
+                          objects_the_normalizer_added, to_bind, value_free)
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
-from .dims import array_tracker, propagate_dims, runtime_slices
+from .dims import propagate_dims, runtime_slices
 from .opcall_dims import numpy_layout_known, unbacked_dims
 from .python_numbers import SAME_AS_WEAK, graph_value
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
                                SymScalarVariable, UnbackedSize)
 from .variables.base import ConstantVariable, VariableTracker
-
-
-def _to_bind(tx, var: VariableTracker, scalars: dict, index: bool = False) -> Any:
-    """What the normalizer gets for ``var``; ``index``: it is a subscript's index (or a
-    part of one), where a run-time NumPy integer (``x[np.int64(3)]``, ``x[i:i + 3]`` of
-    ``i = np.argmax(...)``) is handed over as the Python int NumPy reads it as
-    (``__index__``): the normalizer would make a new int of it (ops/indexing.py
-    ``_entry``), which the run-time scalar, found by identity, is not, and it would be
-    specialized (one entry per value). Its graph input keeps the NumPy scalar's dtype."""
-    from .variables.containers import ListVariable, SliceVariable, TupleVariable
-    if isinstance(var, ArrayVariable):
-        return ArrayArg(var, _values_below(tx, var))
-    if isinstance(var, MaskedSelectionVariable):  # inside a list or tuple: taken for real
-        return ArrayArg(var.take(tx, "passing it to a NumPy function"))
-    if isinstance(var, SymScalarVariable):
-        value = var.example
-        if index and isinstance(value, np.integer):
-            value = int(value)
-        scalars.setdefault(id(value), []).append(var)
-        return value
-    if isinstance(var, ConstantVariable):
-        if is_dtype_class(var.value):
-            tx.unsupported("unsupported_value", f"the DType class {var.value.__name__} passed to a "
-                           f"NumPy function (NumPy's functions read it in different ways)")
-        return var.value
-    if isinstance(var, ListVariable):
-        return [_to_bind(tx, v, scalars) for v in var.item_list]
-    if isinstance(var, TupleVariable):
-        return tuple(_to_bind(tx, v, scalars, index) for v in var.item_list)
-    if isinstance(var, SliceVariable):
-        return slice(*(_to_bind(tx, p, scalars, index) for p in var.parts))
-    tx.unsupported("unsupported_value", f"{var.describe()} passed to a NumPy function")
-
-
-def _values_below(tx, var: ArrayVariable) -> int | None:
-    """Op.values_below of the op that made ``var``'s value, while nothing in the graph has
-    written into that value or the values its bound came from (a mutation op into one of
-    them or into a view of one: ``e = a.reshape(-1)`` then ``a[0] = 99``)."""
-    below = var.node.meta.get("values_below")
-    if below is None:
-        return None
-    sources, todo = set(), [var.node]
-    while todo:
-        node = todo.pop()
-        if id(node) not in sources and node.meta.get("values_below") is not None:
-            sources.add(id(node))
-            todo.extend(node.inputs)
-    for n in tx.output.graph.calls:
-        for i in n.op.mutates:
-            target = n.args[i]
-            while getattr(target, "kind", None) == "call" and id(target) not in sources \
-                    and target.op.may_alias and target.args:
-                target = target.args[0]
-            if id(target) in sources:
-                return None
-    return below
-
-
-def _constants_of(var: VariableTracker, value: Any, out: list) -> None:
-    """The constants written in an argument (``var``, bound as ``value``), not those
-    standing for run-time scalars (``n`` in ``x[:n]``)."""
-    from .variables.containers import ListVariable, SliceVariable, TupleVariable
-    if isinstance(var, SymScalarVariable):
-        return
-    if isinstance(var, (ListVariable, TupleVariable)) and isinstance(value, (list, tuple)) \
-            and len(var.item_list) == len(value):
-        for v, b in zip(var.item_list, value):
-            _constants_of(v, b, out)
-    elif isinstance(var, SliceVariable) and isinstance(value, slice):
-        for v, b in zip(var.parts, (value.start, value.stop, value.step)):
-            _constants_of(v, b, out)
-    else:
-        out.extend(v for v in iter_leaves(value) if not isinstance(v, TensorMeta))
-
-
-def _example_of(tx, value: Any) -> Any:
-    """The call's value of an argument array (an op's speculation starts from it), or None
-    (also for an array whose memory capture does not read: a CuPy array's data stay on
-    its GPU, and the op's default is speculated)."""
-    var = array_tracker(value)
-    if var is None or var.source is None or var.node.kind != "placeholder":
-        return None
-    try:
-        example = tx.output.leaf_value(var.source)
-    except KeyError:
-        return None
-    if var.tensor:   # a kiln.Tensor argument (kiln.grad of a compiled function): its data,
-        example = example.numpy()   # which NumPy runs on without recording on the tape
-    return example if reads_memory(example) else None
-
-
-def _binds_with_numbers(spelling, args: list, kwargs: dict) -> bool:
-    """Did binding fail only because a 0-d array of the graph stands where NumPy takes a
-    Python number (``np.zeros((k, 3))`` with ``k = g.max() + 1``)? NumPy takes the value;
-    kiln would need it while capturing. Not the user's error, then, but a graph break
-    (which ``fullgraph=True`` reports)."""
-    swapped = False
-
-    def number(v: Any) -> Any:
-        nonlocal swapped
-        if isinstance(v, ArrayArg) and not v.shape:
-            swapped = True
-            return np.dtype(v.dtype).type(1)
-        if type(v) in (list, tuple):
-            return type(v)(number(x) for x in v)
-        return v
-    args, kwargs = [number(a) for a in args], {k: number(v) for k, v in kwargs.items()}
-    if not swapped:
-        return False
-    try:
-        spelling.bind(*args, **kwargs)
-    except Exception:
-        return False
-    return True
 
 
 def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracker:
@@ -180,14 +66,14 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     # (an op taking run-time slices takes them from its spelling's argument at that
     # position: the index of ``x[index]`` and ``x[index] = value``)
     at = spelling.op.runtime_slices if spelling.op is not None else None
-    bargs = [_to_bind(tx, a, scalars, i == at) for i, a in enumerate(args)]
-    bkwargs = {k: _to_bind(tx, v, scalars) for k, v in kwargs.items()}
+    bargs = [to_bind(tx, a, scalars, i == at) for i, a in enumerate(args)]
+    bkwargs = {k: to_bind(tx, v, scalars) for k, v in kwargs.items()}
     if scalars:
         # A literal that *is* a runtime scalar's example object would be mistaken for it:
         # specialize such scalars first (they are rare: small ints written twice).
         consts: list = []
         for a, v in list(zip(args, bargs)) + [(kwargs[k], v) for k, v in bkwargs.items()]:
-            _constants_of(a, v, consts)
+            constants_of(a, v, consts)
         shared = {id(c) for c in consts} & set(scalars)
         for ident in shared:
             for sym in scalars.pop(ident):
@@ -197,13 +83,13 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     one_object = [ident for ident, syms in scalars.items() if len({s.code for s in syms}) > 1]
     filename, lineno, _ = tx.location()
     # (ops whose result dtype depends on the values speculate it per user line)
-    with speculating(f"{filename}:{lineno}", tx.output.dynamic.kinds, lambda a: _example_of(tx, a)):
+    with speculating(f"{filename}:{lineno}", tx.output.dynamic.kinds, lambda a: example_of(tx, a)):
         try:
             bound = spelling.bind(*bargs, **bkwargs)
         except KilnError as e:
             tx.unsupported("unsupported_call", f"{spelling.text}: {e}")
         except Exception as e:  # the user's own mistake: NumPy would raise it too
-            if _binds_with_numbers(spelling, bargs, bkwargs):
+            if binds_with_numbers(spelling, bargs, bkwargs):
                 tx.unsupported("unsupported_value", f"{spelling.text}: an array as a static parameter")
             tx.user_error(e)
         warned = numpy_warns_on_empty(key, bound, bargs, bkwargs)

@@ -22,7 +22,8 @@ from ..ops.registry import masked_form, method_key
 from ..ops.speculation import speculating
 from . import bytecode_facts as bf
 from .call_inputs import ArrayArg, flatten
-from .opcall import _composite, _emit, _example_of, _to_bind
+from .call_inputs import example_of, to_bind
+from .opcall import _composite, _emit
 from .variables.arrays import ArrayVariable, MaskedSelectionVariable, same_value
 from .variables.base import ConstantVariable, VariableTracker
 
@@ -48,10 +49,10 @@ def masked_call_of(tx, key, spelling, args: list, kwargs: dict, masked: list,
         scalars: dict = {}
 
         def bind_full(v):  # other selections by the same mask: their whole arrays
-            return ArrayArg(v.full) if isinstance(v, MaskedSelectionVariable) else _to_bind(tx, v, scalars)
+            return ArrayArg(v.full) if isinstance(v, MaskedSelectionVariable) else to_bind(tx, v, scalars)
         filename, lineno, _ = tx.location()
         # (the user's line, as for any call: where the composite's warnings point)
-        with speculating(f"{filename}:{lineno}", tx.output.dynamic.kinds, lambda a: _example_of(tx, a)):
+        with speculating(f"{filename}:{lineno}", tx.output.dynamic.kinds, lambda a: example_of(tx, a)):
             bound = form(ArrayArg(first.full), ArrayArg(first.mask),
                          *[bind_full(a) for a in args[1:]],
                          **{k: bind_full(v) for k, v in kwargs.items()})
@@ -139,7 +140,7 @@ def _stand_in(tx, v: Any) -> Any:
     (an array even when x is a NumPy scalar)."""
     if isinstance(v, MaskedSelectionVariable):
         return TensorMeta(v.full.meta.shape, v.full.meta.dtype)
-    return ArrayArg(v) if isinstance(v, ArrayVariable) else _to_bind(tx, v, {})
+    return ArrayArg(v) if isinstance(v, ArrayVariable) else to_bind(tx, v, {})
 
 
 def _keeps_dtype(tx, op, args: list, sel: MaskedSelectionVariable) -> bool:
@@ -163,7 +164,7 @@ def _masked_ufunc(tx, op, text: str, args: list, kwargs: dict,
     if kwargs or getattr(op, "ufunc", None) is None or len(args) != op.ufunc.nin:
         return None
     scalars: dict = {}   # run-time numbers (an int argument): graph values in the composite
-    bound = [ArrayArg(a) if isinstance(a, ArrayVariable) else _to_bind(tx, a, scalars) for a in args]
+    bound = [ArrayArg(a) if isinstance(a, ArrayVariable) else to_bind(tx, a, scalars) for a in args]
     try:
         inner = infer_meta(op, tuple(bound), {})
     except Exception:   # noqa: BLE001 - the plain call raises it, as NumPy does

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
+from .cpp_sums import constant_trip, counted_selection, needed_statements, pairwise_sums
 from .fp_flags import fp_table
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
@@ -131,7 +132,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         clauses: list[str] = []
         in_order = False   # an accumulator no OpenMP clause combines: no SIMD lanes
         float_sums = []    # float sums' accumulators added to one by one
-        pairwise_nodes, pairwise = _pairwise_sums(plan, kind, members, inner)
+        pairwise_nodes, pairwise = pairwise_sums(plan, kind, members, inner)
         terms = []         # (accumulator, term) of sums added in NumPy's pairwise order
         extrema = []       # (accumulator, C type, start, combine) of max/min and their NaN flags
         logical = []       # (accumulator, combine) of any/all
@@ -203,7 +204,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     sel = mask
                 terms.append((acc, em.cast(v, node.src.dtype, buf.dtype), ctype(buf.dtype), cast, sel,
                               *plan.runs.get(buf.name, (1, None))))
-            elif (sel_acc := _counted_selection(node, v, acc_dt, terms, inner, counts)) is not None:
+            elif (sel_acc := counted_selection(node, v, acc_dt, terms, inner, counts)) is not None:
                 # x[m].mean()'s count of m: kiln_selected_sum counts the selection first,
                 # so it hands that count over instead of this loop reading m again
                 counts[sel_acc] = acc
@@ -270,7 +271,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         lines += pre
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
-            # term, with the statements that term needs only (_needed)
+            # term, with the statements that term needs only (needed_statements)
             for acc, v, c_type, cast, sel, k, chunk in terms:
                 if sel is not None:
                     lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner, counts.get(acc))
@@ -288,7 +289,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 for u, m in reversed(block if k > 1 else []):
                     run.append(f"  const int64_t {u} = j / ({stride}) % ({m});")
                     stride = f"{stride} * (int64_t)({m})"
-                needed = _needed(em.lines, v)
+                needed = needed_statements(em.lines, v)
                 run += ["  " + b for b in needed] + [f"  return {v};", "};"]
                 # float32 terms that call vector math: 16 lanes per call (the prelude's W)
                 # (terms that read a bool array: a buffer of them, the prelude's W 0)
@@ -335,17 +336,6 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
     return lines
 
 
-def _counted_selection(node: Any, v: str, acc_dt: np.dtype, terms: list, inner: list,
-                       counts: dict) -> str | None:
-    """The accumulator of a selected sum (one run) of this stage whose mask ``node``, an
-    int64 sum of bools, counts (the same loaded value ``v``: the emitter loads an expression
-    once) and that hands no count over yet (``counts``), or None."""
-    if node.combine != "sum" or len(inner) != 1 or np.dtype(acc_dt) != np.dtype(np.int64) \
-            or np.dtype(node.src.dtype) != np.dtype(bool):
-        return None
-    return next((t[0] for t in terms if t[4] is not None and t[4] == v and t[0] not in counts), None)
-
-
 def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: list[str],
                    inner: list, count: str | None = None) -> list[str]:
     """x[mask].sum() in NumPy's order: NumPy adds the selection it compacts (C order)
@@ -359,89 +349,16 @@ def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: li
         lines = []
         for name, value, tp in (("sel", sel, "bool"), ("term", v, c_type)):
             lines += [f"auto {acc.replace('acc', name)} = [&](int64_t {var}) -> {tp} {{"]
-            lines += ["  " + s for s in _needed(body, value)] + [f"  return {value};", "};"]
+            lines += ["  " + s for s in needed_statements(body, value)] + [f"  return {value};", "};"]
         sel_fn, term_fn = acc.replace("acc", "sel"), acc.replace("acc", "term")
         counted = f", &{count}" if count is not None else ""
         return lines + [f"{acc} += kiln_selected_sum<{c_type}, {buffered}>({sel_fn}, {term_fn}, {n}{counted});"]
     b, k = acc.replace("acc", "cbuf"), acc.replace("acc", "ck")
     size = " * ".join(f"(int64_t)({n})" for _, n in inner)
-    loop = _needed(body, f"{v} {sel}") + [f"{b}[{k}] = {v};", f"{k} += ({sel}) ? 1 : 0;"]
+    loop = needed_statements(body, f"{v} {sel}") + [f"{b}[{k}] = {v};", f"{k} += ({sel}) ? 1 : 0;"]
     return [f"{c_type}* {b} = ({c_type}*)kiln_scratch(sizeof({c_type}) * ({size}));",
             f"int64_t {k} = 0;"] + _loop_nest(inner, loop, [], parallel=False, simd=False) + \
         [f"{acc} += kiln_pairwise_run<{c_type}, {buffered}>({b}, {k});", f"free({b});"]
-
-
-_DEFINITION = re.compile(r"(?:const )?[A-Za-z_][\w:<>]*\s+(t\d+)\s*=\s*(.+);")
-_TEMP = re.compile(r"\bt\d+\b")
-
-
-def _needed(body: list[str], value: str) -> list[str]:
-    """The statements of ``body`` that ``value`` depends on, in order: a pairwise sum's term
-    function computes its own term only. (Each of np.mean(x[mask_i]) for 100 masks became
-    a term function holding all 100 masks: text, g++ time and work grew as the square.)
-    Statements other than one temporary's definition are all kept, with what they read."""
-    need = set(_TEMP.findall(value))
-    kept = []
-    for line in reversed(body):
-        m = _DEFINITION.fullmatch(line.strip())
-        if m is not None and m.group(1) not in need:
-            continue
-        need |= set(_TEMP.findall(line if m is None else m.group(2)))
-        kept.append(line)
-    return kept[::-1]
-
-
-# The most sums of one stage added in NumPy's pairwise order (each its own pass)
-MAX_PAIRWISE_SUMS = 8
-# The most sums of selections x[mask] of one stage compacted (each a pass of its own and
-# ~0.1 s of g++: azimint's 100 bins' masked means took 24 s to compile and NumPy's time;
-# they keep their one loop, adding where(mask, x, 0))
-MAX_SELECTED_SUMS = 8
-
-
-def _pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[set, bool]:
-    """The sums of this stage added in NumPy's pairwise order, in their own dtype
-    (kiln_pairwise), and whether they are the whole stage. A float sum into a result of its
-    own dtype (float64 or float32 terms) over one run (a contiguous row, or a whole array
-    whose loops collapsed) is bit for bit np.add.reduce's result that way; NumPy's own sums
-    of float values are that order exactly (a run of any length, from 0, no buffering).
-    A float sum of terms of another dtype (``x.sum(dtype=np.float32)`` of float64, the mean
-    of ints or of float32 into float64) is NumPy's buffered reduction: each run cast a
-    buffer of 8192 at a time, each buffer added pairwise in the sum's dtype, the buffers'
-    sums in order (kiln_pairwise_buffered). Beside other reductions (``x.max()`` and
-    ``x.mean()`` in one loop) such a sum is its own pass over the run, as NumPy's is. Other
-    sums keep SIMD lanes: integers are exact, and float64 sums of under 8 terms, which NumPy
-    adds in order from 0, are the loop's own (in double)."""
-    if plan.blocked or kind == "scalar" or not inner or not members \
-            or any(role != "reduce" for _, role in members):
-        # (a stage that also stores values or scans: its body runs once per element)
-        return set(), False
-    f64 = np.dtype(np.float64)
-    n = constant_trip(inner[0][1])
-    picked, selected = set(), set()
-    for node, role in members:
-        src, out = np.dtype(node.src.dtype), np.dtype(node.buf.dtype)
-        if role == "reduce" and node.combine == "sum" and out.name in ("float32", "float64") \
-                and (src == out or src.kind in "biuf") \
-                and np.dtype(plan.accumulators[node.buf.name]) in (f64, out):
-            if node.select is not None:
-                # x[mask].sum(): compacted in C order (cpp.py keeps the loops so), any
-                # number of loops, short ones too (NumPy adds the selection pairwise)
-                selected.add(node)
-            elif len(inner) == 1 and not (n is not None and n < 8 and out == f64):
-                picked.add(node)
-            elif len(inner) > 1 and node.buf.name in plan.runs and src == out:
-                # several loops in NumPy's order: each run of the last one added pairwise
-                # into the sum (short runs too: NumPy adds each from 0, then into the sum)
-                picked.add(node)
-    if len(picked) > MAX_PAIRWISE_SUMS:
-        # each is a pass of its own and a template instance (~0.1 s of g++): a stage of
-        # many sums (a histogram's bins' masked means) keeps them in its one loop
-        picked = set()
-    if len(selected) > MAX_SELECTED_SUMS:
-        selected = set()   # (each a pass of its own: many bins' sums stay in one loop)
-    picked |= selected
-    return picked, len(picked) == len(members)
 
 
 def _scan_update(node: Any, em: CppEmitter, frame: Any, pre: list, names: NameSource,
@@ -601,11 +518,6 @@ def _extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: li
 # Inner loops of at most this many iterations (known at compile time) are unrolled
 # (fewer than one AVX-512 vector of floats, where SIMD is mostly remainder handling).
 SHORT_LOOP = 12
-
-
-def constant_trip(n: Any) -> int | None:
-    """A loop's trip count when the code names a number, else None."""
-    return int(n) if isinstance(n, (int, str)) and str(n).isdigit() else None
 
 
 def _short(n: Any) -> bool:

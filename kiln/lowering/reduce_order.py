@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cpp_stages import constant_trip
+from .cpp_sums import constant_trip
 from .loop_ir import BufferValue
 from .scheduler import record
 

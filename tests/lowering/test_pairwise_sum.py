@@ -192,7 +192,7 @@ def test_each_pairwise_term_computes_its_own_term_only():
 def test_a_stage_of_many_sums_keeps_them_in_its_loop():
     """Past MAX_PAIRWISE_SUMS a stage's sums are not passes of their own (each pass is also
     a template instance, ~0.1 s of g++: 100 bins took 84 s to build)."""
-    from kiln.lowering.cpp_stages import MAX_PAIRWISE_SUMS
+    from kiln.lowering.cpp_sums import MAX_PAIRWISE_SUMS
     rng = np.random.default_rng(8)
     data, radius = rng.random(3000), rng.random(3000)
     assert "auto term" not in _cpp_of(binned_means, data, radius, MAX_PAIRWISE_SUMS + 1)

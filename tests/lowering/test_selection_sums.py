@@ -138,7 +138,7 @@ def test_many_selection_sums_in_one_stage_keep_their_loop():
     (each compacted sum is a pass and ~0.1 s of g++): the bins' means are NumPy's within
     rounding then, and their kernel has no compaction."""
     from benchmarks.npbench import azimint_naive as binned_means
-    from kiln.lowering.cpp_stages import MAX_SELECTED_SUMS
+    from kiln.lowering.cpp_sums import MAX_SELECTED_SUMS
     from kiln.runtime import cpp_backend
     rng = np.random.default_rng(8)
     data, radius = rng.random(3000), rng.random(3000)

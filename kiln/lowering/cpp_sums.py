@@ -1,0 +1,100 @@
+"""Which sums of a kernel stage the C++ renderer adds in NumPy's order, and the pieces of
+their text (kiln/lowering/cpp_stages.py renders them): the sums added pairwise in their own
+dtype (:func:`pairwise_sums`), the statements one term needs (:func:`needed_statements`),
+and the count a selected sum hands to a mean of the same mask (:func:`counted_selection`).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+
+def constant_trip(n: Any) -> int | None:
+    """A loop's trip count when the code names a number, else None."""
+    return int(n) if isinstance(n, (int, str)) and str(n).isdigit() else None
+
+
+_DEFINITION = re.compile(r"(?:const )?[A-Za-z_][\w:<>]*\s+(t\d+)\s*=\s*(.+);")
+_TEMP = re.compile(r"\bt\d+\b")
+
+
+def needed_statements(body: list[str], value: str) -> list[str]:
+    """The statements of ``body`` that ``value`` depends on, in order: a pairwise sum's term
+    function computes its own term only. (Each of np.mean(x[mask_i]) for 100 masks became
+    a term function holding all 100 masks: text, g++ time and work grew as the square.)
+    Statements other than one temporary's definition are all kept, with what they read."""
+    need = set(_TEMP.findall(value))
+    kept = []
+    for line in reversed(body):
+        m = _DEFINITION.fullmatch(line.strip())
+        if m is not None and m.group(1) not in need:
+            continue
+        need |= set(_TEMP.findall(line if m is None else m.group(2)))
+        kept.append(line)
+    return kept[::-1]
+
+
+# The most sums of one stage added in NumPy's pairwise order (each its own pass)
+MAX_PAIRWISE_SUMS = 8
+# The most sums of selections x[mask] of one stage compacted (each a pass of its own and
+# ~0.1 s of g++: azimint's 100 bins' masked means took 24 s to compile and NumPy's time;
+# they keep their one loop, adding where(mask, x, 0))
+MAX_SELECTED_SUMS = 8
+
+
+def pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[set, bool]:
+    """The sums of this stage added in NumPy's pairwise order, in their own dtype
+    (kiln_pairwise), and whether they are the whole stage. A float sum into a result of its
+    own dtype (float64 or float32 terms) over one run (a contiguous row, or a whole array
+    whose loops collapsed) is bit for bit np.add.reduce's result that way; NumPy's own sums
+    of float values are that order exactly (a run of any length, from 0, no buffering).
+    A float sum of terms of another dtype (``x.sum(dtype=np.float32)`` of float64, the mean
+    of ints or of float32 into float64) is NumPy's buffered reduction: each run cast a
+    buffer of 8192 at a time, each buffer added pairwise in the sum's dtype, the buffers'
+    sums in order (kiln_pairwise_buffered). Beside other reductions (``x.max()`` and
+    ``x.mean()`` in one loop) such a sum is its own pass over the run, as NumPy's is. Other
+    sums keep SIMD lanes: integers are exact, and float64 sums of under 8 terms, which NumPy
+    adds in order from 0, are the loop's own (in double)."""
+    if plan.blocked or kind == "scalar" or not inner or not members \
+            or any(role != "reduce" for _, role in members):
+        # (a stage that also stores values or scans: its body runs once per element)
+        return set(), False
+    f64 = np.dtype(np.float64)
+    n = constant_trip(inner[0][1])
+    picked, selected = set(), set()
+    for node, role in members:
+        src, out = np.dtype(node.src.dtype), np.dtype(node.buf.dtype)
+        if role == "reduce" and node.combine == "sum" and out.name in ("float32", "float64") \
+                and (src == out or src.kind in "biuf") \
+                and np.dtype(plan.accumulators[node.buf.name]) in (f64, out):
+            if node.select is not None:
+                # x[mask].sum(): compacted in C order (cpp.py keeps the loops so), any
+                # number of loops, short ones too (NumPy adds the selection pairwise)
+                selected.add(node)
+            elif len(inner) == 1 and not (n is not None and n < 8 and out == f64):
+                picked.add(node)
+            elif len(inner) > 1 and node.buf.name in plan.runs and src == out:
+                # several loops in NumPy's order: each run of the last one added pairwise
+                # into the sum (short runs too: NumPy adds each from 0, then into the sum)
+                picked.add(node)
+    if len(picked) > MAX_PAIRWISE_SUMS:
+        # each is a pass of its own and a template instance (~0.1 s of g++): a stage of
+        # many sums (a histogram's bins' masked means) keeps them in its one loop
+        picked = set()
+    if len(selected) > MAX_SELECTED_SUMS:
+        selected = set()   # (each a pass of its own: many bins' sums stay in one loop)
+    picked |= selected
+    return picked, len(picked) == len(members)
+
+
+def counted_selection(node: Any, v: str, acc_dt: np.dtype, terms: list, inner: list,
+                       counts: dict) -> str | None:
+    """The accumulator of a selected sum (one run) of this stage whose mask ``node``, an
+    int64 sum of bools, counts (the same loaded value ``v``: the emitter loads an expression
+    once) and that hands no count over yet (``counts``), or None."""
+    if node.combine != "sum" or len(inner) != 1 or np.dtype(acc_dt) != np.dtype(np.int64) \
+            or np.dtype(node.src.dtype) != np.dtype(bool):
+        return None
+    return next((t[0] for t in terms if t[4] is not None and t[4] == v and t[0] not in counts), None)
