@@ -49,11 +49,14 @@ class EarlyRealization:
         ``np.where(z > 0, 1 / z, 0)`` with zeros in z gave no "divide by zero" warning.
         (Not a composite's own step, ``meta["step"]``: np.nanvar's ``x - mean`` where x is
         no NaN, which NumPy computes under its mask; stored, its row sums' stage lost
-        NumPy's pairwise order.)"""
-        rule = node.op.lowering if isinstance(node.op.lowering, dict) else {}
-        for i in rule.get("picks", ()):
+        NumPy's pairwise order.) Only operands that selects alone read: one that anything
+        else reads (mandelbrot's ``z = z * z + c``, read by ``np.abs(z) <= 2.0`` and
+        picked by ``np.where(inside, z, 2.0)``) is computed at every element already, and
+        storing it cost a buffer written at each of its iterations."""
+        for i in _picks(node):
             arg = node.args[i] if i < len(node.args) else None
-            if isinstance(arg, Node) and arg in warning and not arg.meta.get("step"):
+            if isinstance(arg, Node) and arg in warning and not arg.meta.get("step") \
+                    and all(any(u.args[j] is arg for j in _picks(u)) for u in arg.users):
                 self.env[arg] = self.realize(self.env[arg])
                 self.sinks.add(self.env[arg].buf.name)
 
@@ -95,3 +98,10 @@ class EarlyRealization:
                     or old.buf.name not in buffers_read(value):
                 continue
             self.env[n] = self.realize(value)
+
+
+def _picks(node: Node) -> tuple:
+    """The argument positions a select call picks elements from (``op.lowering["picks"]``:
+    np.where's x and y); () for other nodes."""
+    rule = node.op.lowering if node.kind == "call" and isinstance(node.op.lowering, dict) else {}
+    return tuple(j for j in rule.get("picks", ()) if j < len(node.args))
