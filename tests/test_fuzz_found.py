@@ -1179,3 +1179,22 @@ def test_ufunc_outs_numpy_refuses_raise_its_errors(monkeypatch):
         with pytest.raises(exp.type) as got:
             f(np.ones(3), how)
         assert str(got.value) == str(exp.value)
+
+
+def _masked_update_none_selected(x):
+    v = x * 1.0
+    v[v > 0] -= 3.0                     # (breaks the graph: the selection's length is data)
+    w = x * 1.0
+    w[:, x[0] > 0] *= 2.0
+    return np.sum(np.sin(v)) + np.sum(np.cos(w))
+
+
+def test_grad_of_a_masked_update_that_selects_nothing():
+    # (fuzz6, grads.py seed 25) kiln.grad of a compiled function: the value's cotangent for
+    # `v[m] -= c` scattered every masked-out position's zero at rank 0, which a value of
+    # length 0 (m all False) does not have: IndexError in the backward graph
+    from test_programs_grads import _fd
+    x = -np.array([[1.0, 2.0, 0.5], [0.25, 3.0, 1.5]])
+    want = _fd(_masked_update_none_selected, (x,), 0)
+    got = kiln.grad(kiln.compile(_masked_update_none_selected, backend="aot_eager"))(x)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
