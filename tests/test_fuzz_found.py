@@ -1198,3 +1198,25 @@ def test_grad_of_a_masked_update_that_selects_nothing():
     want = _fd(_masked_update_none_selected, (x,), 0)
     got = kiln.grad(kiln.compile(_masked_update_none_selected, backend="aot_eager"))(x)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def _ufunc_out_into_a_reversed_window(x, r):
+    np.add(r, 0, out=x[::-1])
+    return x[0] * 2
+
+
+def test_ufunc_out_into_a_reversed_view_of_a_window_on_eager():
+    # (fuzz6, seed 96003) x an as_strided window whose elements overlap (x[i, j] is
+    # base[i + j]): NumPy's ufunc with out=x[::-1] keeps, of aliased elements, the write of
+    # the last index in C order; the eager graph's np.copyto(out, result) flipped the
+    # negative stride and kept another. An eager graph writing its inputs now runs the
+    # function as Python for such an argument, as aot's do
+    def window():
+        return np.lib.stride_tricks.as_strided(np.arange(1.0, 10.0), (5, 5), (8, 8))
+    r = np.linspace(-1, 2, 25).reshape(5, 5)
+    f = kiln.compile(_ufunc_out_into_a_reversed_window, backend="eager")
+    for _ in range(2):
+        want, got = window(), window()
+        _ufunc_out_into_a_reversed_window(want, r)
+        f(got, r)
+        assert got.tolist() == want.tolist()
