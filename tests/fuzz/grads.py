@@ -9,8 +9,9 @@ operators with Python scalars, broadcasting, views (slices with negative steps,
 transposes, newaxis, reshape, broadcast_to), reductions (axis, keepdims, ``where=``,
 ``initial=``), ``np.where``/``np.clip``/``np.maximum`` (kinks), cumsum/diff, joins, matmul,
 writes into a copy (``y[::2] = ...``, ``y[m] *= ...``, through a view), loops carrying
-an array and loops writing the rows of a fresh array. Some arguments are empty. Each candidate runs under NumPy while it is drawn (kept only when finite, of
-moderate size and warning-free), so a program always runs.
+an array and loops writing the rows of a fresh array; some arguments are empty. Each
+candidate runs under NumPy while it is drawn (kept only when finite, of moderate size and
+warning-free), so a program always runs.
 
 The oracle (tests/test_programs_grads.py ``check_gradient``): the value against NumPy,
 and every argument's gradient against finite differences (rtol 1e-5, atol 1e-6), for
