@@ -258,7 +258,9 @@ LAYOUTS = ("F", "T", "reversed", "strided", "readonly")
 
 def _laid_out(a: np.ndarray, kind: str) -> np.ndarray:
     """``a``'s values in another memory layout (Fortran, a transpose, reversed, every other
-    element of a larger array, read-only)."""
+    element of a larger array, read-only; a 0-d one stays C-ordered)."""
+    if a.ndim == 0 and kind != "readonly":
+        return a.copy()
     if kind == "F":
         return np.asfortranarray(a)
     if kind == "T":
