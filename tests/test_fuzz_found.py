@@ -1220,3 +1220,20 @@ def test_ufunc_out_into_a_reversed_view_of_a_window_on_eager():
         _ufunc_out_into_a_reversed_window(want, r)
         f(got, r)
         assert got.tolist() == want.tolist()
+
+
+def _two_gathers(x):
+    return np.sum(x[[0, -1, 1]] ** 2) + np.sum(x[[0, -1]] * 3)
+
+
+def test_grad_of_gathers_summed_on_a_dynamic_size():
+    # (fuzz6 probe of dynamic sizes in backward graphs) cpp: the backward's
+    # zeros_like(g, shape=(x.shape[0], 2)) (each gather's cotangent) took the first
+    # dynamic call's size for its buffer, as no input of it had a dynamic size (the size
+    # was in its params), so the kernel adding the two scatters ran over 5 rows of 6: the
+    # last row's gradient was 3.0, not 2 * x[-1] + 3
+    from test_programs_grads import _fd
+    g = kiln.grad(kiln.compile(_two_gathers))
+    for n in (3, 5, 6):
+        x = np.arange(2.0 * n).reshape(n, 2)
+        np.testing.assert_allclose(g(x), _fd(_two_gathers, (x,), 0), rtol=1e-6, atol=1e-8)
