@@ -19,7 +19,8 @@ eager ``kiln.value_and_grad``, ``kiln.value_and_grad`` of ``kiln.compile(fn)`` a
 ``kiln.value_and_grad`` inside a compiled function, each called twice. A gradient the
 finite differences do not agree on (eps 1e-6 and 1e-5, so a kink is near) is no finding.
 Then the compiled ways run again with each argument in a drawn layout (Fortran, a
-transpose, reversed, strided, read-only). The suite runs none of its programs (each is
+transpose, reversed, strided, read-only), and at three more sizes (a recompile, then
+dynamic sizes, one dim and then both: symbolic shapes in the backward graph). The suite runs none of its programs (each is
 several g++ builds); tests/test_fuzz_found.py holds what it found.
 
     KILN_FUZZ_GRAD_SEED=1 KILN_FUZZ_GRAD_PROGRAMS=200 python -m tests.fuzz.grads
@@ -86,10 +87,18 @@ class Program:
                 f"({', '.join(self.params)}))")
 
 
-def _shapes(rng: random.Random) -> list[tuple]:
-    a, b = rng.choice([1, 2, 3, 4]), rng.choice([1, 2, 3, 5])
-    pool = [(a, b), (b,), (1, b), (a, 1), (), (a, b), (2, a, b), (b, a), (0, b), (a, 0)]
-    return [rng.choice(pool) for _ in range(rng.randint(1, 3))]
+# Argument shapes over two sizes ``a`` and ``b`` (each drawn: size-1 dims broadcast).
+TEMPLATES = [("a", "b"), ("b",), (1, "b"), ("a", 1), (), ("a", "b"), (2, "a", "b"), ("b", "a"),
+             (0, "b"), ("a", 0)]
+
+
+def _shape(template: tuple, a: int, b: int) -> tuple:
+    return tuple({"a": a, "b": b}.get(d, d) for d in template)
+
+
+def _values(seed: int, shapes: list) -> list[np.ndarray]:
+    nrng = np.random.default_rng(seed)
+    return [np.round(nrng.uniform(-1.5, 1.5, s), 3) + 0.0011 for s in shapes]
 
 
 def _axis(rng: random.Random, ndim: int) -> str:
@@ -107,9 +116,9 @@ class Gen:
 
     def draw(self) -> Program:
         rng = self.rng
-        shapes = _shapes(rng)
-        nrng = np.random.default_rng(self.seed)
-        args = [np.round(nrng.uniform(-1.5, 1.5, s), 3) + 0.0011 for s in shapes]
+        a, b = rng.choice([1, 2, 3, 4]), rng.choice([1, 2, 3, 5])
+        templates = [rng.choice(TEMPLATES) for _ in range(rng.randint(1, 3))]
+        args = _values(self.seed, [_shape(t, a, b) for t in templates])
         params = [f"x{i}" for i in range(len(args))]
         env = dict(zip(params, args))
         body: list[str] = []
@@ -121,7 +130,9 @@ class Gen:
                     body.append(stmt)
                     env = trial
                     break
-        return Program(self.seed, params, body, args)
+        program = Program(self.seed, params, body, args)
+        program.templates, program.sizes = templates, (a, b)
+        return program
 
     def runs(self, stmt: str, env: dict) -> bool:
         before = set(env)
@@ -250,6 +261,7 @@ def check(program: Program, body=None) -> None:
             return
     kinds = [random.Random(program.seed + n).choice(LAYOUTS) for n in argnums]
     check_layouts(program, fn, kinds)
+    check_sizes(program, fn)
 
 
 LOST = "a Tensor that carries the gradient became a plain NumPy array"
@@ -275,6 +287,41 @@ def _laid_out(a: np.ndarray, kind: str) -> np.ndarray:
     out = a.copy()
     out.flags.writeable = False
     return out
+
+
+def _plain_runs(fn, args: list) -> bool:
+    """Does the program run on these arguments under NumPy, warning-free, to a finite
+    loss, with finite differences that agree?"""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with np.errstate(all="raise"):
+                if not np.isfinite(fn(*[np.copy(a) for a in args])):
+                    return False
+    except Exception:
+        return False
+    return all(_fd_agrees(fn, args, n) for n in range(len(args)))
+
+
+def check_sizes(program: Program, fn) -> None:
+    """One compiled function called at the drawn sizes, then at three others (a
+    recompile, then dynamic sizes, one dim and then both: symbolic shapes in the
+    backward graph)."""
+    argnums = tuple(range(len(program.args)))
+    ways = {"compiled_fn": kiln.value_and_grad(kiln.compile(fn), argnums),
+            "in_compiled": kiln.compile(lambda *a: kiln.value_and_grad(fn, argnums)(*a))}
+    a, b = program.sizes
+    for k, (a2, b2) in enumerate([(a, b), (a + 2, b), (a + 3, b), (a + 3, b + 2)]):
+        args = _values(program.seed + 7 * k, [_shape(t, a2, b2) for t in program.templates])
+        if k and not _plain_runs(fn, args):
+            return
+        want = [numerical_grad(fn, [np.copy(x) for x in args], n, np.ones(())) for n in argnums]
+        for way, vg in ways.items():
+            _, grads = vg(*[np.copy(x) for x in args])
+            for n, g, w in zip(argnums, grads, want):
+                assert g.shape == w.shape, (way, k, g.shape, w.shape)
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6,
+                                           err_msg=f"{way} sizes {(a2, b2)} d/d arg {n}")
 
 
 def check_layouts(program: Program, fn, kinds: list[str]) -> None:
