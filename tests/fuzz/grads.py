@@ -20,8 +20,9 @@ eager ``kiln.value_and_grad``, ``kiln.value_and_grad`` of ``kiln.compile(fn)`` a
 finite differences do not agree on (eps 1e-6 and 1e-5, so a kink is near) is no finding.
 Then the compiled ways run again with each argument in a drawn layout (Fortran, a
 transpose, reversed, strided, read-only), and at three more sizes (a recompile, then
-dynamic sizes, one dim and then both: symbolic shapes in the backward graph). The suite runs none of its programs (each is
-several g++ builds); tests/test_fuzz_found.py holds what it found.
+dynamic sizes, one dim and then both: symbolic shapes in the backward graph). The suite
+runs none of its programs (each is several g++ builds); tests/test_fuzz_found.py holds
+what it found.
 
     KILN_FUZZ_GRAD_SEED=1 KILN_FUZZ_GRAD_PROGRAMS=200 python -m tests.fuzz.grads
 """
