@@ -99,7 +99,7 @@ def _shape(template: tuple, a: int, b: int) -> tuple:
 
 def _values(seed: int, shapes: list) -> list[np.ndarray]:
     nrng = np.random.default_rng(seed)
-    return [np.round(nrng.uniform(-1.5, 1.5, s), 3) + 0.0011 for s in shapes]
+    return [np.asarray(np.round(nrng.uniform(-1.5, 1.5, s), 3) + 0.0011) for s in shapes]   # (0-d: arrays)
 
 
 def _axis(rng: random.Random, ndim: int) -> str:
