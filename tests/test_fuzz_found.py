@@ -1237,3 +1237,29 @@ def test_grad_of_gathers_summed_on_a_dynamic_size():
     for n in (3, 5, 6):
         x = np.arange(2.0 * n).reshape(n, 2)
         np.testing.assert_allclose(g(x), _fd(_two_gathers, (x,), 0), rtol=1e-6, atol=1e-8)
+
+
+def _while_with_a_continue_on_data(x, y, s):
+    out = []
+    cnt = 0
+    k = 0
+    while k < cnt + 1 and y.sum() > s:
+        k += 1
+        del out[:1]
+        if np.any(x > 1):
+            continue
+    else:
+        out.append(list(map(float, x)))
+    return out, k
+
+
+def test_a_continue_on_data_in_a_graph_while_loop_is_not_its_test(monkeypatch):
+    # (fuzz6, lang.py seed 96150) `if np.any(x > 1): continue` in a while loop's body jumps
+    # to the head, so capture took it for the loop's test and tried a graph while node of
+    # the same loop inside the trace of its body, and so on: a RecursionError inside kiln
+    # (with debug_checks raised; a user's run broke the graph and ran Python)
+    monkeypatch.setattr(kiln.config, "debug_checks", True)
+    f = kiln.compile(_while_with_a_continue_on_data, backend="eager")
+    x, y = np.array([1.25, 2.0, -0.75]), np.array([-1.75, -0.25, -1.75])
+    for s in (1.25, -9.0):
+        assert f(x, y, s) == _while_with_a_continue_on_data(x, y, s)
