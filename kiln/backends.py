@@ -14,6 +14,7 @@ import numpy as np
 
 from .config import config
 from .errors import KilnError
+from .ir.passes import writes_an_input
 from .ir.printer import numpy_program
 
 
@@ -32,8 +33,28 @@ def _eager_backend(graph: Any, example_inputs: list) -> Callable:
     from .array_kinds import placement
     from .tensor import Tensor
     tensors = any(isinstance(e, Tensor) for e in example_inputs)
-    return numpy_program(graph, readable=True, through_ops=tensors, label="eager graph",
-                         place=placement(example_inputs))
+    fn = numpy_program(graph, readable=True, through_ops=tensors, label="eager graph",
+                       place=placement(example_inputs))
+    return fn if tensors or not writes_an_input(graph) else _python_on_self_overlap(fn, graph.name)
+
+
+def _python_on_self_overlap(fn: Callable, name: str) -> Callable:
+    """``fn`` (an eager graph writing into its inputs) raising InputsOverlap, on which its
+    cache entry runs the function as Python (entries.graph_call, as for aot's), when a
+    writeable argument's elements overlap one another (an ``as_strided`` window): the graph
+    spells ``np.add(a, b, out=v)`` as ``np.copyto(v, np.add(a, b))``, and of elements
+    ``v`` aliases, NumPy's ufunc keeps the write of the last index in C order, np.copyto
+    (and ``v[...] =``) the one its reordered loop (negative strides flipped) writes last."""
+    from .aot.aliasing import InputsOverlap
+    from .ops.layout import writes_over_itself
+
+    def run(*args: Any) -> Any:
+        if run.overlap_runs_python and any(isinstance(a, np.ndarray) and writes_over_itself(a)
+                                           for a in args):
+            raise InputsOverlap(name)
+        return fn(*args)
+    run.__dict__.update(fn.__dict__, writes_inputs=True, overlap_runs_python=False)
+    return run
 
 
 def _aot_eager_backend(graph: Any, example_inputs: list) -> Callable:

@@ -1179,3 +1179,87 @@ def test_ufunc_outs_numpy_refuses_raise_its_errors(monkeypatch):
         with pytest.raises(exp.type) as got:
             f(np.ones(3), how)
         assert str(got.value) == str(exp.value)
+
+
+def _masked_update_none_selected(x):
+    v = x * 1.0
+    v[v > 0] -= 3.0                     # (breaks the graph: the selection's length is data)
+    w = x * 1.0
+    w[:, x[0] > 0] *= 2.0
+    return np.sum(np.sin(v)) + np.sum(np.cos(w))
+
+
+def test_grad_of_a_masked_update_that_selects_nothing():
+    # (fuzz6, grads.py seed 25) kiln.grad of a compiled function: the value's cotangent for
+    # `v[m] -= c` scattered every masked-out position's zero at rank 0, which a value of
+    # length 0 (m all False) does not have: IndexError in the backward graph
+    from test_programs_grads import _fd
+    x = -np.array([[1.0, 2.0, 0.5], [0.25, 3.0, 1.5]])
+    want = _fd(_masked_update_none_selected, (x,), 0)
+    got = kiln.grad(kiln.compile(_masked_update_none_selected, backend="aot_eager"))(x)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def _ufunc_out_into_a_reversed_window(x, r):
+    np.add(r, 0, out=x[::-1])
+    return x[0] * 2
+
+
+def test_ufunc_out_into_a_reversed_view_of_a_window_on_eager():
+    # (fuzz6, seed 96003) x an as_strided window whose elements overlap (x[i, j] is
+    # base[i + j]): NumPy's ufunc with out=x[::-1] keeps, of aliased elements, the write of
+    # the last index in C order; the eager graph's np.copyto(out, result) flipped the
+    # negative stride and kept another. An eager graph writing its inputs now runs the
+    # function as Python for such an argument, as aot's do
+    def window():
+        return np.lib.stride_tricks.as_strided(np.arange(1.0, 10.0), (5, 5), (8, 8))
+    r = np.linspace(-1, 2, 25).reshape(5, 5)
+    f = kiln.compile(_ufunc_out_into_a_reversed_window, backend="eager")
+    for _ in range(2):
+        want, got = window(), window()
+        _ufunc_out_into_a_reversed_window(want, r)
+        f(got, r)
+        assert got.tolist() == want.tolist()
+
+
+def _two_gathers(x):
+    return np.sum(x[[0, -1, 1]] ** 2) + np.sum(x[[0, -1]] * 3)
+
+
+def test_grad_of_gathers_summed_on_a_dynamic_size():
+    # (fuzz6 probe of dynamic sizes in backward graphs) cpp: the backward's
+    # zeros_like(g, shape=(x.shape[0], 2)) (each gather's cotangent) took the first
+    # dynamic call's size for its buffer, as no input of it had a dynamic size (the size
+    # was in its params), so the kernel adding the two scatters ran over 5 rows of 6: the
+    # last row's gradient was 3.0, not 2 * x[-1] + 3
+    from test_programs_grads import _fd
+    g = kiln.grad(kiln.compile(_two_gathers))
+    for n in (3, 5, 6):
+        x = np.arange(2.0 * n).reshape(n, 2)
+        np.testing.assert_allclose(g(x), _fd(_two_gathers, (x,), 0), rtol=1e-6, atol=1e-8)
+
+
+def _while_with_a_continue_on_data(x, y, s):
+    out = []
+    cnt = 0
+    k = 0
+    while k < cnt + 1 and y.sum() > s:
+        k += 1
+        del out[:1]
+        if np.any(x > 1):
+            continue
+    else:
+        out.append(list(map(float, x)))
+    return out, k
+
+
+def test_a_continue_on_data_in_a_graph_while_loop_is_not_its_test(monkeypatch):
+    # (fuzz6, lang.py seed 96150) `if np.any(x > 1): continue` in a while loop's body jumps
+    # to the head, so capture took it for the loop's test and tried a graph while node of
+    # the same loop inside the trace of its body, and so on: a RecursionError inside kiln
+    # (with debug_checks raised; a user's run broke the graph and ran Python)
+    monkeypatch.setattr(kiln.config, "debug_checks", True)
+    f = kiln.compile(_while_with_a_continue_on_data, backend="eager")
+    x, y = np.array([1.25, 2.0, -0.75]), np.array([-1.75, -0.25, -1.75])
+    for s in (1.25, -9.0):
+        assert f(x, y, s) == _while_with_a_continue_on_data(x, y, s)

@@ -206,6 +206,20 @@ def try_jump(tx, inst, value: Any, when: bool) -> bool:
 
 
 def _attempt(tx, head: int, bottom: int, exit: int, back: int, jump: tuple | None) -> bool:
+    building = tx.__dict__.setdefault("while_building", set())
+    if head in building:
+        # a jump in the body of the loop being traced that looks like its test (``if c:
+        # continue`` jumps to the head): not a second node of the same loop, which would
+        # trace the body again inside itself until the recursion limit
+        return False
+    building.add(head)
+    try:
+        return _attempt_once(tx, head, bottom, exit, back, jump)
+    finally:
+        building.discard(head)
+
+
+def _attempt_once(tx, head: int, bottom: int, exit: int, back: int, jump: tuple | None) -> bool:
     snap = _Snapshot(tx)
     saved = _trackers(tx, snap)
     state = _State(tx, snap, saved)

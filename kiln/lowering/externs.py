@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from ..ops import TensorMeta, infer_meta
+from ..ops.registry import iter_leaves
 from .layout import strides_in_order
 from .loop_ir import Buffer, BufferValue, Pointwise, Scalar, Value, contiguous_strides, run_time_index
 from .nodes import ExternNode, Opaque, buffers_read, iter_values, map_values
@@ -155,8 +156,10 @@ class ExternLowering:
 
     def _symbolic_meta(self, op: Any, args: tuple, params: dict, meta: TensorMeta) -> TensorMeta:
         """An extern's result shape over the size symbols: its shape rule run on symbolic
-        metas when it can take them; static when no input has a dynamic size."""
-        if not any(isinstance(n, Size) for v in iter_values(args) for n in getattr(v, "shape", ())):
+        metas when it can take them; static when no input has a dynamic size and no param
+        names one (``zeros_like(g, shape=(x.shape[0], 2))`` in a backward graph)."""
+        if not any(isinstance(n, Size) for v in iter_values(args) for n in getattr(v, "shape", ())) \
+                and not any(isinstance(n, Size) for v in params.values() for n in iter_leaves(v)):
             return meta
         try:
             sym = infer_meta(op, map_values(args, lambda v: TensorMeta(v.shape, v.dtype)

@@ -114,6 +114,8 @@ def _masked_positions_grad(g: Any, index: tuple, vshape: tuple) -> Any:
         else flat_mask
     target = gshape[:before] + (n,) + after
     zeros = F.zeros_like(g, shape=target, dtype=np.dtype(g.dtype))
+    if isinstance(n, (int, np.integer)) and n == 0:
+        return zeros   # no True: no rank for the masked-out positions' zeros to land on
     return F.index_add(zeros, (slice(None),) * before + (rank,), F.where(keep, flat_g, 0.0))
 
 
