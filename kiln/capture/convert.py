@@ -108,6 +108,7 @@ def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult, stop_at: 
                                     linecache.getline(code.co_filename, code.co_firstlineno).strip(),
                                     "compile the function that consumes the generator instead"))
     symbolic = {name: LazyVariable(value, LocalSource(name)) for name, value in bound.arguments.items()}
+    output.argument_values = dict(bound.arguments)
     cells = {name: RealCellVariable(name) for name in code.co_freevars}
     tx = InstructionTranslator(output, code, fn.__globals__, symbolic, cells, name=fn.__qualname__)
     tx.stop_at = stop_at

@@ -30,6 +30,7 @@ from ..ops import REGISTRY, TensorMeta, method_key
 from ..ops.loops import NUMPY_SCALAR_UFUNCS, OPERATOR_NAMES, SCALAR_FUNCTIONS, stand_in
 from .breaks import BreakGraph
 from .variables.arrays import ArrayVariable, SymScalarVariable
+from .sources import AttrSource, LocalSource, RangeRestSource, range_rest
 from .variables.base import ConstantVariable, VariableTracker
 from .variables.containers import TupleVariable
 from .variables.iterators import IteratorVariable
@@ -446,6 +447,72 @@ class RangeItems:
         value = self.steps[i]
         self.steps = self.steps[1:] if i == 0 else self.steps[:-1]
         return ConstantVariable(value)
+
+
+class LiveRangeIteratorVariable(RangeIteratorVariable):
+    """A range loop's iterator handed to a resume function: the loop's body broke the
+    graph and the loop goes on here. Its rest is read when the entry is called (bounds
+    run-time ints, the step guarded), so one entry serves every iteration. Its first
+    FOR_ITER tries a loop node over the rest, as any range's; unrolled, it takes one step
+    (the next value, a run-time int; the rest guarded empty or not) and a second step
+    breaks the graph at the loop head, where the next resume function takes it over
+    again, rather than specialize the bounds and compile once per iteration. Rebuilt, it
+    is a new iterator over the rest (as the unrolled ones are); no other argument holds
+    the object (guarded), so nothing reads the one handed in again."""
+
+    def __init__(self, tx, value: Any, source: Any) -> None:
+        rest, self.rest_source = range_rest(value), RangeRestSource(source)
+        tx.guards.add_equals(AttrSource(self.rest_source, "step"), rest.step)
+        ns = tx.guards.ns
+        start, stop = (SymScalarVariable(s.code(ns), s.display(), getattr(rest, name), (s,), source=s)
+                       for name in ("start", "stop") for s in [AttrSource(self.rest_source, name)])
+        super().__init__(tx, (start, stop, ConstantVariable(rest.step)))
+        self.source, self.rest = source, rest
+
+    def describe(self) -> str:
+        return f"range iterator {self.source.display()}"
+
+    def next(self, tx=None) -> VariableTracker | None:
+        tx = tx or self.tx
+        if self.taken:
+            tx.unsupported("unsupported_value", f"a second step of {self.describe()} (a loop "
+                           "that goes on from an earlier graph): the next resume function "
+                           "takes it")
+        more = len(self.rest) > 0
+        ns = tx.guards.ns
+        tx.guards.add_truth(f"{ns.ref(len, 'builtin')}({self.rest_source.code(ns)})",
+                            f"len({self.rest_source.display()})", more, (self.source,))
+        if not more:
+            return None
+        self.taken = 1
+        return self.bounds[0]
+
+    def python_iterable(self, rebuild, ns) -> str:
+        # A new iterator over the rest, advanced by the steps taken: the object handed in
+        # is not advanced, so that the run-time ints read from it (the loop variable, as
+        # an argument of the next segment) are the ones the graph saw.
+        return self.rest_source.code(ns)
+
+
+def live_range_iterator(tx, value: Any, source: Any) -> LiveRangeIteratorVariable | None:
+    """A loop's iterator on a resume function's stack, taken over (see the class); None
+    for another iterator, or one an argument also holds (``it = iter(range(n))``: a loop
+    node would not advance the object the name reads after the loop). That it is no
+    other argument is guarded."""
+    from .resume import STACK_PREFIX
+    if type(value) is not type(iter(range(0))) or not isinstance(source, LocalSource) \
+            or not source.name.startswith(STACK_PREFIX):
+        return None
+    arguments = tx.output.argument_values
+    others = [name for name in arguments if name != source.name]
+    tx.guards.add_type(source, type(value))
+    if others:
+        shared = " or ".join(f"{source.name} is {name}" for name in others)
+        aliased = any(arguments[name] is value for name in others)
+        tx.guards.add_truth(shared, shared, aliased, (source,))
+        if aliased:
+            return None
+    return LiveRangeIteratorVariable(tx, value, source)
 
 
 def range_iterator(tx, obj: VariableTracker) -> RangeIteratorVariable | None:

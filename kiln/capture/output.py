@@ -51,6 +51,7 @@ class OutputGraph:
         self.dynamic = dynamic
         self.wrapped: dict[tuple, VariableTracker] = {}
         self.leaf_values: dict[str, Any] = {}
+        self.argument_values: dict[str, Any] = {}   # the call's, by parameter name
         self.container_items = 0   # items read from containers from outside (builder.read_items)
         self.inputs: list[tuple[Any, str]] = []      # (placeholder node, prologue expression)
         self._input_by_code: dict[str, Any] = {}

@@ -228,3 +228,33 @@ class ObjectSource(Source):
 
 def shape_source(array_source: Source, dim: int) -> Source:
     return GetItemSource(AttrSource(array_source, "shape"), dim)
+
+
+def range_rest(it: Any) -> range:
+    """The steps a live range iterator has left, as a range (``it.__reduce__()`` is
+    ``(iter, (range,), index)``; 3.12+ already start the range at the next step and give
+    None for the index)."""
+    r, index = it.__reduce__()[1][0], it.__reduce__()[2]
+    return r[index:] if index else r
+
+
+class RangeRestSource(Source):
+    """``rest(it)``: the range of the steps a range iterator handed in still has to take
+    (a loop's iterator on a resume function's stack), read when the entry is called."""
+    __slots__ = ("base",)
+
+    def __init__(self, base: Source) -> None:
+        self.base = base
+
+    def display(self) -> str:
+        return f"rest({self.base.display()})"
+
+    def code(self, ns: CodeNamespace) -> str:
+        return f"{ns.ref(range_rest, 'f')}({self.base.code(ns)})"
+
+    @property
+    def root(self) -> Source:
+        return self.base.root
+
+    def is_argument(self) -> bool:
+        return self.base.is_argument()

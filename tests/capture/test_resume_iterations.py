@@ -107,6 +107,42 @@ def raises_mid_loop(x, pts, out):
     return out
 
 
+
+# A range loop whose body breaks: the resume function takes over the live range iterator
+# (capture/loops.py LiveRangeIteratorVariable), its rest read per call.
+PTS2 = rng.standard_normal((30, 2))
+
+
+@program((PTS2, PTS2[:4].copy(), 4), (PTS2, PTS2[:3].copy() + 9.0, 3), (PTS2[:5], PTS2[:2].copy(), 2))
+def kmeans_centers(pts, centers, k):
+    lab = ((pts[:, None, :] - centers[None]) ** 2).sum(-1).argmin(1)
+    for j in range(k):
+        m = lab == j
+        if m.any():                      # a break on the data; centers[j] stays when empty
+            centers[j] = pts[m].mean(0)
+    return centers, j
+
+
+@program((PTS2, PTS2[:, 0].copy(), np.zeros(2), 5), (PTS2, PTS2[:, 1].copy(), np.ones(2), 0))
+def descent_losses(A, b, x, n):
+    losses = []
+    for i in range(n):
+        r = A @ x - b
+        losses.append(float(r @ r))      # float() breaks the graph every step
+        x = x - 0.01 * (A.T @ r)
+    return x, losses
+
+
+@program((X, 9), (X, 4))
+def stepping_down_iterator_kept(x, n):
+    it = iter(range(n, 0, -2))           # a name holds the iterator too: read after the loop
+    for i in it:
+        x = x + float(x[0]) * i
+        if i < 5:
+            break
+    return x, list(it)
+
+
 test_program = program_test(PROGRAMS, BACKENDS, share=4)
 
 
@@ -161,3 +197,21 @@ def test_an_iterator_argument_is_advanced_never_remade(backend, make):
         got, exp = compiled(X, make()), iterator_argument(X, make())
         np.testing.assert_array_equal(got[0], exp[0])
         assert got[1:] == exp[1:]
+
+
+def test_a_range_loop_goes_on_in_the_resume_function():
+    # The iterator handed to the resume function after the data break is taken over: no
+    # break at the loop head, and one resume entry serves every iteration and every k
+    # (the rest's bounds are run-time ints; only "any left?" is guarded).
+    out = kiln.explain(kmeans_centers)(PTS2, PTS2[:4].copy(), 4)
+    assert [b.kind for b in out.break_reasons] == ["data_dependent"], [b.reason for b in out.break_reasons]
+    compiled = kiln.compile(kmeans_centers, backend="eager")
+    resumed = []
+    for k in (6, 4, 5):                  # the first k centers move
+        c = PTS2[:6].copy()
+        got, exp = compiled(PTS2, c, k), kmeans_centers(PTS2, PTS2[:6].copy(), k)
+        np.testing.assert_array_equal(got[0], exp[0])
+        assert got[1] == exp[1] and got[0] is c
+        resumed.append([r.ops for r in compiled.records if ".<resume" in r.function])
+    assert resumed[0] == resumed[1] == resumed[2], resumed   # no entry per iteration or per k
+    assert ["getitem_mask", "mean", "setitem", "equal", "any"] in resumed[0]   # the next step's test

@@ -58,6 +58,7 @@ def _tensor_class() -> type:
 
 # The wrapper ``@np.errstate(...)`` puts around a function (numpy/_core/_ufunc_config.py).
 _ERRSTATE_WRAPPER = frozenset(c for c in np.errstate.__call__.__code__.co_consts if isinstance(c, types.CodeType))
+_RANGE_ITERATOR = type(iter(range(0)))
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: the type was made by a class statement
 
 
@@ -398,6 +399,11 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
     if type(value) in CONCATENATOR_TYPES:   # np.r_, np.c_ (their settings fixed by their class)
         _guard_type(tx, source, value)
         return AxisConcatenatorVariable(value, source)
+    if kind is _RANGE_ITERATOR and source is not None:
+        from ..loops import live_range_iterator   # a loop going on from an earlier graph
+        var = live_range_iterator(tx, value, source)
+        if var is not None:
+            return var
     _guard_type(tx, source, value)
     return UserObjectVariable(value, source)
 
