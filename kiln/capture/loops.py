@@ -453,7 +453,7 @@ class LiveRangeIteratorVariable(RangeIteratorVariable):
     """A range loop's iterator handed to a resume function: the loop's body broke the
     graph and the loop goes on here. Its rest is read when the entry is called (bounds
     run-time ints, the step guarded), so one entry serves every iteration. Its first
-    FOR_ITER tries a loop node over the rest, as any range's; unrolled, it takes one step
+    FOR_ITER tries a loop node over a rest of MIN_TRIP steps or more; unrolled, it takes one step
     (the next value, a run-time int; the rest guarded empty or not) and a second step
     breaks the graph at the loop head, where the next resume function takes it over
     again, rather than specialize the bounds and compile once per iteration. Rebuilt, it
@@ -468,6 +468,11 @@ class LiveRangeIteratorVariable(RangeIteratorVariable):
                        for name in ("start", "stop") for s in [AttrSource(self.rest_source, name)])
         super().__init__(tx, (start, stop, ConstantVariable(rest.step)))
         self.source, self.rest = source, rest
+        # A rest too short for a loop node (the last steps, the exit) is not tried as one:
+        # the tries snapshot the containers the frame holds, reading a list handed in item
+        # by item (guarded by value: an entry per call of a descent loop's last step).
+        # Not trying is always exact, so this needs no guard.
+        self.tried = len(rest) < MIN_TRIP
 
     def describe(self) -> str:
         return f"range iterator {self.source.display()}"
