@@ -452,9 +452,9 @@ class RangeItems:
 class LiveRangeIteratorVariable(RangeIteratorVariable):
     """A range loop's iterator handed to a resume function: the loop's body broke the
     graph and the loop goes on here. Its rest is read when the entry is called (bounds
-    run-time ints, the step guarded), so one entry serves every iteration. Its first
-    FOR_ITER tries a loop node over a rest of MIN_TRIP steps or more; unrolled, it takes one step
-    (the next value, a run-time int; the rest guarded empty or not) and a second step
+    run-time ints, the step and whether any is left guarded), so one entry serves every
+    iteration. Its first FOR_ITER tries a loop node over a rest of MIN_TRIP steps or
+    more; unrolled, it takes one step (the next value, a run-time int) and a second step
     breaks the graph at the loop head, where the next resume function takes it over
     again, rather than specialize the bounds and compile once per iteration. Rebuilt, it
     is a new iterator over the rest (as the unrolled ones are); no other argument holds
@@ -462,8 +462,15 @@ class LiveRangeIteratorVariable(RangeIteratorVariable):
 
     def __init__(self, tx, value: Any, source: Any) -> None:
         rest, self.rest_source = range_rest(value), RangeRestSource(source)
-        tx.guards.add_equals(AttrSource(self.rest_source, "step"), rest.step)
         ns = tx.guards.ns
+        # Whether any step is left, guarded first (the exit's entry and the step's differ
+        # there: the one not taken fails on its second test). A range iterator's length
+        # hint is its exact length left.
+        tx.guards.add_truth(f"{source.code(ns)}.__length_hint__()", f"len({self.rest_source.display()})",
+                            len(rest) > 0, (source,))
+        # the step, an int, read from the range __reduce__ names (the rest's is the same)
+        tx.guards.add_truth(f"{source.code(ns)}.__reduce__()[1][0].step == {rest.step}",
+                            f"rest({source.display()}).step == {rest.step}", True, (source,))
         start, stop = (SymScalarVariable(s.code(ns), s.display(), getattr(rest, name), (s,), source=s)
                        for name in ("start", "stop") for s in [AttrSource(self.rest_source, name)])
         super().__init__(tx, (start, stop, ConstantVariable(rest.step)))
@@ -483,11 +490,7 @@ class LiveRangeIteratorVariable(RangeIteratorVariable):
             tx.unsupported("unsupported_value", f"a second step of {self.describe()} (a loop "
                            "that goes on from an earlier graph): the next resume function "
                            "takes it")
-        more = len(self.rest) > 0
-        ns = tx.guards.ns
-        tx.guards.add_truth(f"{ns.ref(len, 'builtin')}({self.rest_source.code(ns)})",
-                            f"len({self.rest_source.display()})", more, (self.source,))
-        if not more:
+        if not self.rest:
             return None
         self.taken = 1
         return self.bounds[0]
@@ -510,14 +513,16 @@ def live_range_iterator(tx, value: Any, source: Any) -> LiveRangeIteratorVariabl
         return None
     arguments = tx.output.argument_values
     others = [name for name in arguments if name != source.name]
+    shared = " or ".join(f"{source.name} is {name}" for name in others)
+    aliased = any(arguments[name] is value for name in others)
     tx.guards.add_type(source, type(value))
+    if aliased:
+        tx.guards.add_truth(shared, shared, True, (source,))
+        return None
+    var = LiveRangeIteratorVariable(tx, value, source)
     if others:
-        shared = " or ".join(f"{source.name} is {name}" for name in others)
-        aliased = any(arguments[name] is value for name in others)
-        tx.guards.add_truth(shared, shared, aliased, (source,))
-        if aliased:
-            return None
-    return LiveRangeIteratorVariable(tx, value, source)
+        tx.guards.add_truth(shared, shared, False, (source,))
+    return var
 
 
 def range_iterator(tx, obj: VariableTracker) -> RangeIteratorVariable | None:

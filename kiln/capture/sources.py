@@ -234,7 +234,7 @@ def range_rest(it: Any) -> range:
     """The steps a live range iterator has left, as a range (``it.__reduce__()`` is
     ``(iter, (range,), index)``; 3.12+ already start the range at the next step and give
     None for the index)."""
-    r, index = it.__reduce__()[1][0], it.__reduce__()[2]
+    _, (r,), index = it.__reduce__()
     return r[index:] if index else r
 
 
