@@ -188,19 +188,20 @@ def _plain_key(key: Any) -> bool:
                                                                    and abs(key) != float("inf"))
 
 
-class LenSource(Source):
-    """``len()`` of a sourced container: a run-time int (``len(items)`` of a list that
-    crossed a graph break), specialized and guarded only where it decides something."""
+class CallOfSource(Source):
+    """``fn(base)`` of a sourced value, for a function named by the subclass (``NAME``
+    shown, ``FN`` called by generated code)."""
     __slots__ = ("base",)
+    NAME, FN, HINT = "", staticmethod(len), "f"
 
     def __init__(self, base: Source) -> None:
         self.base = base
 
     def display(self) -> str:
-        return f"len({self.base.display()})"
+        return f"{self.NAME}({self.base.display()})"
 
     def code(self, ns: CodeNamespace) -> str:
-        return f"{ns.ref(len, 'builtin')}({self.base.code(ns)})"
+        return f"{ns.ref(self.FN, self.HINT)}({self.base.code(ns)})"
 
     @property
     def root(self) -> Source:
@@ -208,6 +209,13 @@ class LenSource(Source):
 
     def is_argument(self) -> bool:
         return self.base.is_argument()
+
+
+class LenSource(CallOfSource):
+    """``len()`` of a sourced container: a run-time int (``len(items)`` of a list that
+    crossed a graph break), specialized and guarded only where it decides something."""
+    __slots__ = ()
+    NAME, FN, HINT = "len", staticmethod(len), "builtin"
 
 
 class ObjectSource(Source):
@@ -238,23 +246,8 @@ def range_rest(it: Any) -> range:
     return r[index:] if index else r
 
 
-class RangeRestSource(Source):
+class RangeRestSource(CallOfSource):
     """``rest(it)``: the range of the steps a range iterator handed in still has to take
     (a loop's iterator on a resume function's stack), read when the entry is called."""
-    __slots__ = ("base",)
-
-    def __init__(self, base: Source) -> None:
-        self.base = base
-
-    def display(self) -> str:
-        return f"rest({self.base.display()})"
-
-    def code(self, ns: CodeNamespace) -> str:
-        return f"{ns.ref(range_rest, 'f')}({self.base.code(ns)})"
-
-    @property
-    def root(self) -> Source:
-        return self.base.root
-
-    def is_argument(self) -> bool:
-        return self.base.is_argument()
+    __slots__ = ()
+    NAME, FN = "rest", staticmethod(range_rest)
