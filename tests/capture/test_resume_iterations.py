@@ -133,14 +133,16 @@ def descent_losses(A, b, x, n):
     return x, losses
 
 
-@program((X, 9), (X, 4))
+@program((X, 9), (X, 4), (X, 1))
 def stepping_down_iterator_kept(x, n):
     it = iter(range(n, 0, -2))           # a name holds the iterator too: read after the loop
     for i in it:
         x = x + float(x[0]) * i
         if i < 5:
             break
-    return x, list(it)
+    for j in range(n + 3, 1, -3):        # taken over: a negative step, bounds read per call
+        x = x * 0.5 + float(x[1]) * j
+    return x, list(it), i, j
 
 
 test_program = program_test(PROGRAMS, BACKENDS, share=4)
