@@ -188,8 +188,8 @@ def _loop_kind(node: Any) -> str | None:
     return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) == {kinds[-1]} else None
 
 
-def fp_table(kernel: Any) -> tuple[tuple, list]:
-    """``(entries, slots)`` of ``kernel`` (a scheduler Kernel): an entry per graph node
+def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
+    """``(entries, slots, names)`` of ``kernel`` (a scheduler Kernel): an entry per graph node
     it computes that may raise a flag, in the order its nodes compute; and, for each kind
     that several of those nodes may raise (or one beside a node whose flags NumPy would not
     report: a masked or derivative op), a slot per node NumPy would warn for that has a
@@ -197,7 +197,9 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
     inf - inf, stays silent):
     ``(entry index, kind, node, predicate)``. The kernel computes the predicates
     (cpp_ops.py ``CppEmitter.raised``) and the runtime warns for each node whose
-    predicate held (runtime/fpwarn.py), in place of the flag that cannot say which."""
+    predicate held (runtime/fpwarn.py), in place of the flag that cannot say which.
+    ``names``: each entry's graph node's name (a node another kernel of the graph computes
+    again warns once per call: cpp.py ``CppRenderer.bind_kernels``)."""
     nodes: list = []
     entries: list = []
     told: list = []
@@ -238,7 +240,7 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
         # warn where theirs held (np.sum(np.log(p) * p): the multiply's 0 * -inf)
         slots += [(i, bit, nodes[i], w) for i, w in told_here]
     slots.sort(key=lambda s: (s[0], s[1]))   # NumPy's order: op by op, then npy_fpe's
-    return tuple(entries), slots
+    return tuple(entries), slots, tuple(n.name for n in nodes)
 
 
 def nan_quiet(kernel: Any) -> bool:

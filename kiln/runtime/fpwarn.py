@@ -94,7 +94,8 @@ class SecondBody:
 
 def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
                     slots: tuple = (), owned: Callable | int | None = None,
-                    rerun: Callable | None = None) -> Callable:
+                    rerun: Callable | None = None, once: dict | None = None,
+                    warned: set | None = None) -> Callable:
     """The handler launch.c calls as ``handler(flags, *kernel_args)``. ``entries``: the
     kernel's (lowering/fp_flags.py); ``reads``: the positions of the arguments the kernel
     reads and does not overwrite; ``opaque``: it also reads something no check can see
@@ -110,7 +111,11 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     only when a told kind is raised and NumPy's error mode warns of it (under
     ``np.errstate(...='ignore')``, or filters that ignore every warning it could tell
     (ops/value_warnings.py ``ignored_at``), a launch that raises it costs no second run:
-    ``stats["reruns"]`` counts them)."""
+    ``stats["reruns"]`` counts them). ``once``: entry index -> graph node name of the
+    entries other kernels of the graph compute too (the scheduler recomputes a cheap
+    producer in each consumer's kernel); NumPy evaluates that op once, so it warns of each
+    kind once per call: ``warned`` holds the (kind, node) warned in this call (the wrapper
+    empties it as a call starts: lowering/cpp.py ``call_prelude``)."""
     if isinstance(owned, int):
         owned = ctypes.CFUNCTYPE(ctypes.c_uint)(owned)
 
@@ -132,7 +137,8 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
         owner.pop(INVALID, None)
     # NumPy's order: op by op, each op's kinds in npy_fpe's order; the word's bit of an op
     # a predicate tells (None: the kind's one op)
-    order = [(bit, text, e, fired_at.get((i, bit))) for i, e in enumerate(entries)
+    once = once or {}
+    order = [(bit, text, e, fired_at.get((i, bit)), once.get(i)) for i, e in enumerate(entries)
              for bit, _key, text in KINDS if owner.get(bit) is e or (i, bit) in fired_at]
 
     def handler(flags: int, *args: Any) -> None:
@@ -148,9 +154,13 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
         else:
             word = owned() if flags & told and owned is not None else 0
         said = set()   # (np.divmod's two nodes: one ufunc call, each warning once)
-        for bit, text, entry, position in order:
+        for bit, text, entry, position, node in order:
             if flags & bit and (position is None or word >> position & 1):
                 call = (bit, entry[5]) if len(entry) > 5 else None
+                if node is not None and warned is not None:
+                    if (bit, node) in warned:
+                        continue   # another kernel of this call warned for this op already
+                    warned.add((bit, node))
                 if call is None or call not in said:
                     said.add(call)
                     warn_at(f"{text} encountered in {entry[1]}", entry[2], entry[3])
@@ -159,8 +169,8 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     # length and first entry (as fpmode.py's), then the answer.
     seen: list = [None, -1, None, False]
     told_at = [(f"{text} encountered in {entry[1]}", entry[2], entry[3])
-               for _bit, text, entry, position in order if position is not None]
-    told_kinds = [bit for bit, _text, _entry, position in order if position is not None]
+               for _bit, text, entry, position, _node in order if position is not None]
+    told_kinds = [bit for bit, _text, _entry, position, _node in order if position is not None]
 
     def _told_ignored() -> bool:
         """Do the filters drop every warning the predicates tell (then no second run)?"""

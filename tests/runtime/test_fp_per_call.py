@@ -1,0 +1,61 @@
+"""A compiled call warns as many times as NumPy's run of the function: once per op of
+the user's program and kind, whichever kernels compute that op (the scheduler computes
+a cheap producer again in each consumer's kernel: runtime/fpwarn.py ``once``)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+
+
+def _messages(fn, args, action="always"):
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter(action)
+        try:
+            fn(*args)
+        except RuntimeWarning as error:   # (under "error": the first one)
+            return ["raised: " + str(error)]
+    return [(str(w.message), w.lineno) for w in got]
+
+
+def weights(X, w, y32, v):
+    w = w / w.sum()                     # computed again in both kernels below
+    mu = (X * w[:, None]).sum(0)
+    s = (w ** 2).sum()
+    y32[1:] = v[1:]                     # the cast, computed again by the next line's kernel
+    y32[:2] += v[:2]
+    return mu, s, y32
+
+
+def _args():
+    return (np.ones((3, 2)), np.zeros(3), np.zeros(3, np.float32), np.array([1e300, 1e300, 1e300]))
+
+
+def test_an_op_computed_in_two_kernels_warns_once_per_call():
+    compiled = kiln.compile(weights)
+    for action in ("always", "error", "default"):
+        want = _messages(weights, _args(), action)
+        for _ in range(2):
+            assert _messages(compiled, _args(), action) == want, action
+    assert len(want) == 3   # divide, cast, add
+    with np.errstate(invalid="ignore"):
+        assert _messages(compiled, _args()) == _messages(weights, _args())
+
+
+def logaddexp_of_log(x, y):
+    return np.logaddexp(np.log(x), y) * 2.0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_logaddexp_of_a_nan_warns_invalid_as_numpys_loop(dtype):
+    # npy_logaddexp's ordered compare signals for a NaN operand, one that came in or one
+    # an op before it made (log(-1): both ops warn); infinities of either sign do not
+    compiled = kiln.compile(logaddexp_of_log)
+    nan, inf = np.nan, np.inf
+    for x, y in (([1.0, 2.0], [nan, 1.0]), ([-1.0, 1.0], [1.0, 2.0]), ([inf, 0.0], [inf, -inf]),
+                 ([1.0, 2.0], [3.0, 1.0])):
+        args = (np.array(x, dtype), np.array(y, dtype))
+        assert _messages(compiled, args) == _messages(logaddexp_of_log, args), (x, y)
