@@ -27,7 +27,7 @@ from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offs
 from .sizes import printed_symbols, product, render as render_size
 from .cpp_fp import saved_arrays, told_body
 from .cpp_text import helpers_named, prelude, templates
-from .fp_flags import flagless, fp_table, nan_quiet
+from .fp_flags import flagless, fp_table, nan_quiet, numpy_tells
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .reduce_order import kept_axis_inner, numpy_run
 from .scheduler import Kernel, write_index
@@ -76,6 +76,7 @@ class RenderedKernel:
     told_source: str = ""   # fp_rerun: the second body and ``<name>_told_run`` (told_module)
     told_cdef: str = ""     # its declarations
     fp_names: tuple = ()    # the graph node's name of each ``fp`` entry (CppRenderer.bind_kernels)
+    fp_numpy: tuple = ()    # the entries whose warnings NumPy's op tells (fp_flags.numpy_tells)
 
 
 @dataclass
@@ -312,7 +313,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
                           size_args, tuple(args), keep_gil, entries, reads, opaque, told.slots, told.rerun,
                           offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),
                           vary, tuple(offsets[i] for i in vary), told_source, told_cdef,
-                          fp_names=entry_names)
+                          fp_names=entry_names, fp_numpy=numpy_tells(kernel, entry_names, buffers, written))
 
 
 def _computed_again(kernels: list) -> set:
@@ -545,6 +546,7 @@ class CppRenderer(Renderer):
             return ""
         shared = {i: name for i, name in enumerate(rk.fp_names) if name in again}
         once = f", once={shared!r}, warned=_fp_warned" if shared else ""
+        once += f", numpy={rk.fp_numpy!r}" if rk.fp_numpy else ""
         slots = rk.fp_slots
         # (a kernel that writes none of its inputs runs its predicates again, in a second
         # body, only when the handler wants them: not under np.errstate(...='ignore'))

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.fp_errors import (ALL, CAST_INPUT, INVALID, KINDS, NAN_QUIET, OVER, TOLD_BESIDE_NAN, Bounded,
+from ..ops.fp_errors import (ALL, CAST_INPUT, INVALID, KINDS, NAN_QUIET, NUMPY_TELLS, OVER, TOLD_BESIDE_NAN, Bounded,
                               exact_kinds, fp_kinds, kernel_noise, numpy_name, part_exact, raises_where,
                               ufunc_name)
 from ..ops.masked import quiet_operands
@@ -241,6 +241,30 @@ def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
         slots += [(i, bit, nodes[i], w) for i, w in told_here]
     slots.sort(key=lambda s: (s[0], s[1]))   # NumPy's order: op by op, then npy_fpe's
     return tuple(entries), slots, tuple(n.name for n in nodes)
+
+
+def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set) -> tuple:
+    """``(entry index, argument position, op name, kwargs)`` for each node of ``kernel``
+    whose warnings NumPy's own op tells (ops/fp_errors.py NUMPY_TELLS: var, std) and
+    that reads the whole of one of the kernel's arguments, ``arguments`` (Buffers, in
+    parameter order), which the kernel does not write (``written``: names): the runtime
+    runs the op on that argument after a launch that raised a flag (runtime/fpwarn.py).
+    ``names``: the kernel's entries' node names (:func:`fp_table`)."""
+    told = []
+    for n in kernel.nodes:
+        for origin in n.origins:
+            if getattr(origin, "kind", None) != "call" or origin.op.name not in NUMPY_TELLS \
+                    or origin.name not in names or any(t[0] == names.index(origin.name) for t in told):
+                continue
+            src = n.src if n.kind == "reduction" else None
+            if src is None or not hasattr(src, "is_whole") or not src.is_whole() \
+                    or src.buf.name in written:
+                continue
+            position = [i for i, b in enumerate(arguments) if b.name == src.buf.name]
+            kwargs = {k: (v.str if isinstance(v, np.dtype) else v) for k, v in origin.kwargs.items()}
+            if position and all(isinstance(v, (type(None), bool, int, str, tuple)) for v in kwargs.values()):
+                told.append((names.index(origin.name), position[0], origin.op.name, kwargs))
+    return tuple(told)
 
 
 def nan_quiet(kernel: Any) -> bool:

@@ -103,6 +103,13 @@ _RAISES = frozenset("""
     log1p sqrt exp exp2 expm1 sinh cosh arcsin arccos arccosh arctanh sin cos tan rad2deg
     degrees fmod remainder astype hypot logaddexp
 """.split())
+# Ops of several NumPy steps whose kernel code cannot say which step raised a flag (var:
+# NumPy's add.reduce, subtract, square, add.reduce; "overflow encountered in square" of
+# 1e300, "invalid value encountered in reduce" of inf - inf). Where such an op reads a
+# whole argument of its kernel, a launch that raises a flag runs NumPy's op on it and
+# gives the warnings NumPy's gives (runtime/fpwarn.py ``numpy_tells``): a second
+# computation only when a flag is raised.
+NUMPY_TELLS = frozenset({"var", "std"})
 # Ops whose "invalid" a kernel that reads a NaN still tells, by the op's predicate, where
 # it is the kernel's one op that may raise it (lowering/fp_flags.py fp_table): a NaN read
 # by a comparison or by the op raises the flag, so the runtime drops it unless a predicate

@@ -59,3 +59,25 @@ def test_logaddexp_of_a_nan_warns_invalid_as_numpys_loop(dtype):
                  ([1.0, 2.0], [3.0, 1.0])):
         args = (np.array(x, dtype), np.array(y, dtype))
         assert _messages(compiled, args) == _messages(logaddexp_of_log, args), (x, y)
+
+
+def spreads(x64, x32):
+    return x64.var(), x32.std(axis=1), x32.var(axis=0, ddof=1)
+
+
+def test_var_and_std_warn_as_numpys_steps():
+    # NumPy's var is add.reduce, subtract, square, add.reduce: 1e300 overflows in square,
+    # 3e38 in float32 in both; the kernel's flags cannot say which step raised, so the
+    # runtime asks NumPy's var of the same argument (fp_errors.NUMPY_TELLS)
+    compiled = kiln.compile(spreads)
+    big = np.array([[1e300, -1e300, 1.0], [1e300, 2.0, -1e300]])
+    big32 = np.array([[3e38, -3e38, 1.0], [3e38, 2.0, 3e38]], np.float32)
+    for x64, x32 in ((big, np.full((2, 3), 3e38, np.float32)), (big, big32),
+                     (np.ones((2, 3)), np.ones((2, 3), np.float32)),
+                     (np.array([[np.inf, -np.inf, 1.0], [1.0, 2.0, 3.0]]), np.ones((2, 3), np.float32))):
+        # (NumPy's lines are numpy/_core/_methods.py's; the compiled call's the user's)
+        got, want = _messages(compiled, (x64, x32)), _messages(spreads, (x64, x32))
+        assert [m for m, _ in got] == [m for m, _ in want]
+        assert {line for _, line in got} <= {spreads.__code__.co_firstlineno + 1}
+    with np.errstate(over="ignore"):
+        assert _messages(compiled, (big, big32)) == []
