@@ -109,7 +109,10 @@ _RAISES = frozenset("""
 # whole argument of its kernel, a launch that raises a flag runs NumPy's op on it and
 # gives the warnings NumPy's gives (runtime/fpwarn.py ``numpy_tells``): a second
 # computation only when a flag is raised.
-NUMPY_TELLS = frozenset({"var", "std"})
+# (the names of the steps in its warnings: ``warnings.simplefilter("ignore")`` or a
+# filter per message that drops them all spares that computation)
+NUMPY_TELLS = {"var": ("reduce", "subtract", "square", "divide"),
+               "std": ("reduce", "subtract", "square", "divide")}
 # Ops whose "invalid" a kernel that reads a NaN still tells, by the op's predicate, where
 # it is the kernel's one op that may raise it (lowering/fp_flags.py fp_table): a NaN read
 # by a comparison or by the op raises the flag, so the runtime drops it unless a predicate

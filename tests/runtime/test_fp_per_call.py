@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import kiln
+from kiln.runtime.fpwarn import stats
 
 
 def _messages(fn, args, action="always"):
@@ -81,3 +82,13 @@ def test_var_and_std_warn_as_numpys_steps():
         assert {line for _, line in got} <= {spreads.__code__.co_firstlineno + 1}
     with np.errstate(over="ignore"):
         assert _messages(compiled, (big, big32)) == []
+
+
+def test_var_under_ignoring_filters_runs_no_numpy():
+    compiled = kiln.compile(spreads)
+    args = (np.array([[1e300, -1e300, 1.0], [1e300, 2.0, -1e300]]), np.ones((2, 3), np.float32))
+    _messages(compiled, args)   # (compiled, and warned once)
+    runs = stats["numpy_runs"]
+    assert _messages(compiled, args, "ignore") == [] and stats["numpy_runs"] == runs
+    assert _messages(compiled, args) == [("overflow encountered in square", spreads.__code__.co_firstlineno + 1)]
+    assert stats["numpy_runs"] == runs + 1
