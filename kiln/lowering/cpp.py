@@ -528,7 +528,8 @@ class CppRenderer(Renderer):
     def bind_kernels(self, kernels: list) -> list[str]:
         # arrays go in as they are: the launcher reads their data pointers
         again = _computed_again(kernels)
-        return (["_fp_warned = set()  # (kind, node) warned in this call: call_prelude"] if again else []) + [
+        head = ["_fp_warned = set()  # (kind, node): warned for in this call (nodes two kernels compute)"]
+        return (head if again else []) + [
             f"{rk.name} = _bind(_lib, _ffi, {rk.name!r}, {rk.codes!r}"
             + (", keep_gil=True" if rk.keep_gil else "") + self._on_fp(rk, again) + ")" for rk in kernels]
 
