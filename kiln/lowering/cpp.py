@@ -27,7 +27,7 @@ from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offs
 from .sizes import printed_symbols, product, render as render_size
 from .cpp_fp import saved_arrays, told_body
 from .cpp_text import helpers_named, prelude, templates
-from .fp_flags import flagless, fp_table, nan_quiet
+from .fp_flags import flagless, fp_table, nan_quiet, numpy_tells
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .reduce_order import kept_axis_inner, numpy_run
 from .scheduler import Kernel, write_index
@@ -75,6 +75,8 @@ class RenderedKernel:
     offset_args: tuple = ()  # their values for this launch
     told_source: str = ""   # fp_rerun: the second body and ``<name>_told_run`` (told_module)
     told_cdef: str = ""     # its declarations
+    fp_names: tuple = ()    # the graph node's name of each ``fp`` entry (CppRenderer.bind_kernels)
+    fp_numpy: tuple = ()    # the entries whose warnings NumPy's op tells (fp_flags.numpy_tells)
 
 
 @dataclass
@@ -209,7 +211,7 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     local = plan.local
     names = NameSource(inplace)
     names.mark_offsets = True
-    entries, slots = fp_table(kernel)
+    entries, slots, entry_names = fp_table(kernel)
     lines = render_stages(plan, names)
 
     # (a kernel without outer loops runs one point; its variable is no size symbol's name)
@@ -310,7 +312,19 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     return RenderedKernel(kernel.name, source, cdef, buffers, scalars, written, inplace, arg_codes,
                           size_args, tuple(args), keep_gil, entries, reads, opaque, told.slots, told.rerun,
                           offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),
-                          vary, tuple(offsets[i] for i in vary), told_source, told_cdef)
+                          vary, tuple(offsets[i] for i in vary), told_source, told_cdef,
+                          fp_names=entry_names, fp_numpy=numpy_tells(kernel, entry_names, buffers, written))
+
+
+def _computed_again(kernels: list) -> set:
+    """The names of the graph nodes that may warn and that more than one of ``kernels``
+    computes."""
+    seen: set = set()
+    again: set = set()
+    for rk in kernels:
+        for name in set(rk.fp_names):
+            (again if name in seen else seen).add(name)
+    return again
 
 
 def packed_entry(name: str, slots: list) -> str:
@@ -513,21 +527,33 @@ class CppRenderer(Renderer):
 
     def bind_kernels(self, kernels: list) -> list[str]:
         # arrays go in as they are: the launcher reads their data pointers
-        return [f"{rk.name} = _bind(_lib, _ffi, {rk.name!r}, {rk.codes!r}"
-                + (", keep_gil=True" if rk.keep_gil else "") + self._on_fp(rk) + ")" for rk in kernels]
+        again = _computed_again(kernels)
+        head = ["_fp_warned = set()  # (kind, node): warned for in this call (nodes two kernels compute)"]
+        return (head if again else []) + [
+            f"{rk.name} = _bind(_lib, _ffi, {rk.name!r}, {rk.codes!r}"
+            + (", keep_gil=True" if rk.keep_gil else "") + self._on_fp(rk, again) + ")" for rk in kernels]
+
+    def call_prelude(self, kernels: list) -> list[str]:
+        # NumPy warns once per op it evaluates: a node two kernels compute (the scheduler
+        # recomputes cheap producers) warns once a call, from whichever kernel raised first
+        return ["_fp_warned.clear()"] if _computed_again(kernels) else []
 
     @staticmethod
-    def _on_fp(rk: RenderedKernel) -> str:
+    def _on_fp(rk: RenderedKernel, again: set = frozenset()) -> str:
         """The kernel's handler of floating-point flags (runtime/fpwarn.py), where some
-        op of it may warn: the ops, then the arguments to check for NaN."""
+        op of it may warn: the ops, then the arguments to check for NaN; the entries of
+        nodes another kernel computes too (``again``) warn once per call."""
         if not rk.fp:
             return ""
+        shared = {i: name for i, name in enumerate(rk.fp_names) if name in again}
+        once = f", once={shared!r}, warned=_fp_warned" if shared else ""
+        once += f", numpy={rk.fp_numpy!r}" if rk.fp_numpy else ""
         slots = rk.fp_slots
         # (a kernel that writes none of its inputs runs its predicates again, in a second
         # body, only when the handler wants them: not under np.errstate(...='ignore'))
         rerun = (f", rerun=_SecondBody({rk.name!r}, lambda: _SECOND_BODIES[{rk.name!r}], "
                  f"{rk.told_cdef!r}, {rk.codes!r})" if rk.fp_rerun else "")
-        return (f", on_fp=_fp_warnings({rk.fp!r}, {rk.fp_reads!r}"
+        return (f", on_fp=_fp_warnings({rk.fp!r}, {rk.fp_reads!r}" + once
                 + (", opaque=True" if rk.fp_opaque else "")
                 + (f", slots={slots!r}{rerun})" if slots and rk.fp_rerun else
                    f", slots={slots!r}, owned=_lib.address('kiln_fp_owned'))" if slots else ")"))

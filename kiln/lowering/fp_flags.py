@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.fp_errors import (ALL, CAST_INPUT, INVALID, KINDS, NAN_QUIET, OVER, TOLD_BESIDE_NAN, Bounded,
+from ..ops.fp_errors import (ALL, CAST_INPUT, INVALID, KINDS, NAN_QUIET, NUMPY_TELLS, OVER, TOLD_BESIDE_NAN, Bounded,
                               exact_kinds, fp_kinds, kernel_noise, numpy_name, part_exact, raises_where,
                               ufunc_name)
 from ..ops.masked import quiet_operands
@@ -188,8 +188,8 @@ def _loop_kind(node: Any) -> str | None:
     return kinds[-1] if kinds[-1] in ("i", "u") and set(kinds) == {kinds[-1]} else None
 
 
-def fp_table(kernel: Any) -> tuple[tuple, list]:
-    """``(entries, slots)`` of ``kernel`` (a scheduler Kernel): an entry per graph node
+def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
+    """``(entries, slots, names)`` of ``kernel`` (a scheduler Kernel): an entry per graph node
     it computes that may raise a flag, in the order its nodes compute; and, for each kind
     that several of those nodes may raise (or one beside a node whose flags NumPy would not
     report: a masked or derivative op), a slot per node NumPy would warn for that has a
@@ -197,7 +197,9 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
     inf - inf, stays silent):
     ``(entry index, kind, node, predicate)``. The kernel computes the predicates
     (cpp_ops.py ``CppEmitter.raised``) and the runtime warns for each node whose
-    predicate held (runtime/fpwarn.py), in place of the flag that cannot say which."""
+    predicate held (runtime/fpwarn.py), in place of the flag that cannot say which.
+    ``names``: each entry's graph node's name (a node another kernel of the graph computes
+    again warns once per call: cpp.py ``CppRenderer.bind_kernels``)."""
     nodes: list = []
     entries: list = []
     told: list = []
@@ -238,7 +240,31 @@ def fp_table(kernel: Any) -> tuple[tuple, list]:
         # warn where theirs held (np.sum(np.log(p) * p): the multiply's 0 * -inf)
         slots += [(i, bit, nodes[i], w) for i, w in told_here]
     slots.sort(key=lambda s: (s[0], s[1]))   # NumPy's order: op by op, then npy_fpe's
-    return tuple(entries), slots
+    return tuple(entries), slots, tuple(n.name for n in nodes)
+
+
+def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set) -> tuple:
+    """``(entry index, argument position, op name, kwargs)`` for each node of ``kernel``
+    whose warnings NumPy's own op tells (ops/fp_errors.py NUMPY_TELLS: var, std) and
+    that reads the whole of one of the kernel's arguments, ``arguments`` (Buffers, in
+    parameter order), which the kernel does not write (``written``: names): the runtime
+    runs the op on that argument after a launch that raised a flag (runtime/fpwarn.py).
+    ``names``: the kernel's entries' node names (:func:`fp_table`)."""
+    told = []
+    for n in kernel.nodes:
+        for origin in n.origins:
+            if getattr(origin, "kind", None) != "call" or origin.op.name not in NUMPY_TELLS \
+                    or origin.name not in names or any(t[0] == names.index(origin.name) for t in told):
+                continue
+            src = n.src if n.kind == "reduction" else None
+            if src is None or not hasattr(src, "is_whole") or not src.is_whole() \
+                    or src.buf.name in written:
+                continue
+            position = [i for i, b in enumerate(arguments) if b.name == src.buf.name]
+            kwargs = {k: (v.str if isinstance(v, np.dtype) else v) for k, v in origin.kwargs.items()}
+            if position and all(isinstance(v, (type(None), bool, int, str, tuple)) for v in kwargs.values()):
+                told.append((names.index(origin.name), position[0], origin.op.name, kwargs))
+    return tuple(told)
 
 
 def nan_quiet(kernel: Any) -> bool:

@@ -147,6 +147,10 @@ class Renderer:
         """Wrapper lines giving each kernel its name (after the prelude)."""
         return []
 
+    def call_prelude(self, kernels: list) -> list[str]:
+        """Lines that start each call of the wrapper (state the kernels keep per call)."""
+        return []
+
     def launch(self, rendered: Any, args: list[str]) -> str:
         """The statement running a kernel on ``args`` (pointers, scalars, sizes)."""
         raise NotImplementedError

@@ -152,6 +152,7 @@ class WrapperCode:
         body: list[str] = []
         if self.rendered:  # np.errstate(divide="raise"), -W error and friends: NumPy's own errors
             body += ["if _fp_trapped():", f"    return _numpy({', '.join(params)})"]
+            body += self.renderer.call_prelude(self._built())
         respecialize = f"    return _respecialize({', '.join(params)})"
         checks = self.renderer.input_checks(low.inputs)
         if checks:  # what the renderer's kernels assumed (an array type, a device)

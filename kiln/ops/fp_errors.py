@@ -44,6 +44,7 @@ _FLOAT: dict[str, int] = {
     "sqrt": _I, "exp": _O, "exp2": _O, "expm1": _O, "sinh": _O, "cosh": _O,
     "arcsin": _I, "arccos": _I, "arccosh": _I, "arctanh": _D | _I,
     "sin": _I, "cos": _I, "tan": _I, "rad2deg": _O, "degrees": _O, "hypot": _O,
+    "logaddexp": _I,   # (a NaN operand: its loop's ordered compare, x - y > 0, signals)
     # reductions and scans: NumPy names the ufunc method
     "sum": _O | _I, "prod": _O | _I, "mean": _O | _I, "cumsum": _O | _I, "cumprod": _O | _I,
     "selected_sum": _O | _I,   # x[m].sum(): np.add.reduce of the selection
@@ -100,8 +101,18 @@ NAN_QUIET = frozenset("""
 _RAISES = frozenset("""
     add subtract multiply true_divide power float_power square reciprocal log log2 log10
     log1p sqrt exp exp2 expm1 sinh cosh arcsin arccos arccosh arctanh sin cos tan rad2deg
-    degrees fmod remainder astype hypot
+    degrees fmod remainder astype hypot logaddexp
 """.split())
+# Ops of several NumPy steps whose kernel code cannot say which step raised a flag (var:
+# NumPy's add.reduce, subtract, square, add.reduce; "overflow encountered in square" of
+# 1e300, "invalid value encountered in reduce" of inf - inf). Where such an op reads a
+# whole argument of its kernel, a launch that raises a flag runs NumPy's op on it and
+# gives the warnings NumPy's gives (runtime/fpwarn.py ``numpy_tells``): a second
+# computation only when a flag is raised.
+# (the names of the steps in its warnings: ``warnings.simplefilter("ignore")`` or a
+# filter per message that drops them all spares that computation)
+NUMPY_TELLS = {"var": ("reduce", "subtract", "square", "divide"),
+               "std": ("reduce", "subtract", "square", "divide")}
 # Ops whose "invalid" a kernel that reads a NaN still tells, by the op's predicate, where
 # it is the kernel's one op that may raise it (lowering/fp_flags.py fp_table): a NaN read
 # by a comparison or by the op raises the flag, so the runtime drops it unless a predicate
@@ -111,6 +122,9 @@ _RAISES = frozenset("""
 # a NaN), not yet log's or sqrt's (their invalid beside a NaN stays silent).
 TOLD_BESIDE_NAN = frozenset({"floor_divide", "remainder", "fmod", "divmod"})
 _ZERO_DIVISOR = {"true_divide": 1, "reciprocal": 0, "power": 0, "float_power": 0}
+# float loops whose "invalid" is raised by any NaN operand: an ordered comparison of it
+# (npy_logaddexp's x - y > 0, after a quiet x == y)
+_NAN_SIGNALS = frozenset({"logaddexp"})
 _POWERS = ("power",)   # (np.float_power(0.0, -inf) does not warn)
 
 
@@ -234,6 +248,8 @@ def raises_where(op: str, bit: int, kind: str = "f", to: Any = None) -> Any:
         # (few tests: a kernel computes them at every point)
         r, rdt = result
         floats = [(v, dt) for v, dt in operands if np.dtype(dt).kind == "f"]
+        if op in _NAN_SIGNALS:   # a NaN operand (its result is then NaN too)
+            return ops.call("not_equal", [r, r], rdt, np.bool_)
         if bit == INVALID:   # a NaN made of no NaN
             cond = ops.call("not_equal", [r, r], rdt, np.bool_)
             for v, dt in floats:

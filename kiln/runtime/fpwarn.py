@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ops.fp_errors import INVALID, KINDS, OVER, exact_kinds
+from ..ops.fp_errors import ALL, INVALID, KINDS, NUMPY_TELLS, OVER, exact_kinds
 from ..ops.value_warnings import ignored_at, shown_at, warn_at
 from .fpmode import warned_kinds
 
@@ -61,7 +61,9 @@ def _has_nan(value: Any) -> bool:
     return isinstance(value, (float, np.floating, complex, np.complexfloating)) and value != value
 
 
-stats = {"reruns": 0}   # second runs of kernels' bodies with their predicates (tests)
+# second runs of kernels' bodies with their predicates; runs of NumPy's op for an op it
+# tells (``numpy``) (tests)
+stats = {"reruns": 0, "numpy_runs": 0}
 
 
 class SecondBody:
@@ -94,7 +96,8 @@ class SecondBody:
 
 def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
                     slots: tuple = (), owned: Callable | int | None = None,
-                    rerun: Callable | None = None) -> Callable:
+                    rerun: Callable | None = None, once: dict | None = None,
+                    warned: set | None = None, numpy: tuple = ()) -> Callable:
     """The handler launch.c calls as ``handler(flags, *kernel_args)``. ``entries``: the
     kernel's (lowering/fp_flags.py); ``reads``: the positions of the arguments the kernel
     reads and does not overwrite; ``opaque``: it also reads something no check can see
@@ -110,7 +113,14 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     only when a told kind is raised and NumPy's error mode warns of it (under
     ``np.errstate(...='ignore')``, or filters that ignore every warning it could tell
     (ops/value_warnings.py ``ignored_at``), a launch that raises it costs no second run:
-    ``stats["reruns"]`` counts them)."""
+    ``stats["reruns"]`` counts them). ``once``: entry index -> graph node name of the
+    entries other kernels of the graph compute too (the scheduler recomputes a cheap
+    producer in each consumer's kernel); NumPy evaluates that op once, so it warns of each
+    kind once per call: ``warned`` holds the (kind, node) warned in this call (the wrapper
+    empties it as a call starts: lowering/cpp.py ``call_prelude``). ``numpy``: ``(entry
+    index, argument position, op name, kwargs)`` of the ops whose warnings NumPy's op
+    tells (lowering/fp_flags.py ``numpy_tells``: var's four steps): a launch that raises
+    a kind NumPy's error mode warns of runs that op on the argument and warns as it did."""
     if isinstance(owned, int):
         owned = ctypes.CFUNCTYPE(ctypes.c_uint)(owned)
 
@@ -132,8 +142,13 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
         owner.pop(INVALID, None)
     # NumPy's order: op by op, each op's kinds in npy_fpe's order; the word's bit of an op
     # a predicate tells (None: the kind's one op)
-    order = [(bit, text, e, fired_at.get((i, bit))) for i, e in enumerate(entries)
-             for bit, _key, text in KINDS if owner.get(bit) is e or (i, bit) in fired_at]
+    once = once or {}
+    tells = {t[0]: t[1:] for t in numpy}
+    # (bit 0: the op's NumPy run, at its place in the order)
+    order = [(bit, text, e, fired_at.get((i, bit)), once.get(i)) if bit else (0, tells[i], e, None, None)
+             for i, e in enumerate(entries)
+             for bit, _key, text in ((0, None, None),) * (i in tells) + KINDS
+             if not bit or owner.get(bit) is e or (i, bit) in fired_at]
 
     def handler(flags: int, *args: Any) -> None:
         arrays = [a for a in args if isinstance(a, np.ndarray)]
@@ -148,9 +163,17 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
         else:
             word = owned() if flags & told and owned is not None else 0
         said = set()   # (np.divmod's two nodes: one ufunc call, each warning once)
-        for bit, text, entry, position in order:
+        for bit, text, entry, position, node in order:
+            if not bit:
+                if flags & ALL:
+                    _numpy_warns(flags, text, args, entry)
+                continue
             if flags & bit and (position is None or word >> position & 1):
                 call = (bit, entry[5]) if len(entry) > 5 else None
+                if node is not None and warned is not None:
+                    if (bit, node) in warned:
+                        continue   # another kernel of this call warned for this op already
+                    warned.add((bit, node))
                 if call is None or call not in said:
                     said.add(call)
                     warn_at(f"{text} encountered in {entry[1]}", entry[2], entry[3])
@@ -159,8 +182,8 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     # length and first entry (as fpmode.py's), then the answer.
     seen: list = [None, -1, None, False]
     told_at = [(f"{text} encountered in {entry[1]}", entry[2], entry[3])
-               for _bit, text, entry, position in order if position is not None]
-    told_kinds = [bit for bit, _text, _entry, position in order if position is not None]
+               for _bit, text, entry, position, _node in order if position is not None]
+    told_kinds = [bit for bit, _text, _entry, position, _node in order if position is not None]
 
     def _told_ignored() -> bool:
         """Do the filters drop every warning the predicates tell (then no second run)?"""
@@ -178,7 +201,7 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
         costs no second run after the first."""
         return all(shown_at(*at) for at, bit in zip(told_at, told_kinds) if flags & bit)
 
-    mask = told
+    mask = told | (ALL if tells else 0)
     for bit in owner:
         mask |= bit
     handler.mask = mask   # launch.c calls it only for these flags  # type: ignore[attr-defined]
@@ -187,6 +210,26 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     # kind the predicates tell is raised by them alone
     handler.nan_reads = tuple(reads) if mask & INVALID & ~told else None  # type: ignore[attr-defined]
     return handler
+
+
+def _numpy_warns(flags: int, told: tuple, args: tuple, entry: tuple) -> None:
+    """Run NumPy's op ``told`` (``(argument position, op name, kwargs)``) on the kernel's
+    argument, under NumPy's error mode for the kinds in ``flags`` (the others ignored),
+    and give its floating-point warnings at the entry's line."""
+    from ..ops import REGISTRY
+    position, name, kwargs = told
+    if all(ignored_at(f"{text} encountered in {step}", entry[2], entry[3])
+           for bit, _key, text in KINDS if flags & bit for step in NUMPY_TELLS[name]):
+        return
+    stats["numpy_runs"] += 1
+    modes = {key: "warn" if flags & bit else "ignore" for bit, key, _text in KINDS}
+    with warnings.catch_warnings(record=True) as got, np.errstate(under="ignore", **modes):
+        warnings.simplefilter("always")
+        REGISTRY[name].impl(args[position], **kwargs)
+    for w in got:
+        text = str(w.message)
+        if w.category is RuntimeWarning and " encountered in " in text:
+            warn_at(text, entry[2], entry[3])
 
 
 def cast_overflow(sites: tuple) -> None:
