@@ -440,10 +440,10 @@ def _histogram_normalize(a, bins=10, range=None, density=None, weights=None):
             raise TypeError("Automated estimation of the number of bins is not supported for "
                             "weighted data")
         return Composite(_histogram_auto, (a,), {"bins": bins, "range": _range_param(range),
-                                                 "density": density})
+                                                 "density": density}, one_call=True)
     edges, count = _bins_param("numpy.histogram", bins)
     return Composite(_histogram, (a, weights, edges), {"bins": count, "range": _range_param(range),
-                                                       "density": density})
+                                                       "density": density}, one_call=True)
 
 
 spell_composite(np.histogram, ("histogram_counts", "histogram_bin_edges", "histogram_auto"),
@@ -485,7 +485,7 @@ def _histogram2d_normalize(x, y, bins=10, range=None, density=None, weights=None
     if range is not None:
         range = (_range_param(range[0]), _range_param(range[1]))
     return Composite(_histogram2d, (x, y, weights), {"bins": bins, "range": range,
-                                                     "density": density})
+                                                     "density": density}, one_call=True)
 
 
 spell_composite(np.histogram2d, ("histogram2d_counts", "histogram_bin_edges"),
