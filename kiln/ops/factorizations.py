@@ -453,7 +453,7 @@ def _lstsq(a, b, rcond):
     s = N.getitem(p, (slice(nk, nk + q),))
     rank = N.method("astype", N.getitem(p, (nk + q,)), np.int32)
     returned = N.not_equal(N.getitem(p, (slice(nk + q + 1, nk + q + 2),)), 0)
-    kept = N.logical_and(N.less(N.arange(max(k, 2)), k), returned)
+    kept = N.logical_and(np.arange(max(k, 2)) < k, returned)   # (a constant: no range per call)
     residuals = N.getitem(N.getitem(p, (slice(nk + q + 2, None),)), kept)
     return x, residuals, rank, s
 
