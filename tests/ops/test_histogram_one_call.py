@@ -1,6 +1,6 @@
 """np.histogram with edges from the data (no range) and np.histogram2d compute their
 counts and edges in one NumPy call (``histogram_both``, ``histogram2d_both`` in
-kiln/ops/sorting.py), as NumPy does: before, the edges came from a second call of
+kiln/ops/histograms.py), as NumPy does: before, the edges came from a second call of
 np.histogram_bin_edges per axis (40% of a histogram of 100 values)."""
 import numpy as np
 import pytest
