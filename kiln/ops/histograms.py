@@ -192,8 +192,12 @@ def _histogram_normalize(a, bins=10, range=None, density=None, weights=None):
         return Composite(_histogram_auto, (a,), {"bins": bins, "range": _range_param(range),
                                                  "density": density}, one_call=True)
     edges, count = _bins_param("numpy.histogram", bins)
-    return Composite(_histogram, (a, weights, edges), {"bins": count, "range": _range_param(range),
-                                                       "density": density}, one_call=True)
+    range = _range_param(range)
+    # (one NumPy call either way, but equal bins over a range are a kernel compiled: priced
+    # as the ops they are, not as one call, which would send them back to NumPy's)
+    fused = _fuses_uniformly(a, weights, edges, count, range, density)
+    return Composite(_histogram, (a, weights, edges), {"bins": count, "range": range,
+                                                       "density": density}, one_call=not fused)
 
 
 spell_composite(np.histogram, ("histogram_counts", "histogram_bin_edges", "histogram_auto",

@@ -49,3 +49,15 @@ def test_one_calls_nodes_share_one_group():
     [graph] = seen
     groups = {n.meta.get("one_call") for n in graph.nodes if n.kind == "call"}
     assert len(groups) == 1 and None not in groups
+
+
+def test_a_histogram_is_one_call_unless_its_equal_bins_fuse():
+    # edges from the data: np.histogram's one call either way, run as Python; equal bins
+    # over a range: a kernel compiled, priced as its ops (NumPy's call costs ~50 us)
+    x = np.random.default_rng(6).standard_normal(100)
+    for fn, compiles in ((lambda x: np.histogram(x, 10), False),
+                         (lambda x: np.histogram(x, 10, range=(-1.0, 1.0)), True)):
+        compiled = kiln.compile(fn)
+        _same(compiled(x), fn(x))
+        [record] = compiled.records
+        assert (record.graph is not None) == compiles, record.runs_as_python
