@@ -48,6 +48,14 @@ def rhs_with_folded_work(t, x, y, z, sigma, rho, beta):   # cost model: folded P
     return yprime
 
 
+def lstsq(a, b):                     # cost model: one NumPy call (Composite.one_call)
+    return np.linalg.lstsq(a, b, rcond=None)
+
+
+def histogram(x):                    # counts and data-dependent edges
+    return np.histogram(x, bins=10)
+
+
 def cases():
     """(name, fn, args) of each known slowdown, at the sizes it was found."""
     rng = np.random.default_rng(0)
@@ -62,5 +70,7 @@ def cases():
         ("tanh_steps_n 8, n=5", tanh_steps_n, (A, rng.standard_normal(8), 5)),
         ("tanh_steps_n 8, n=100", tanh_steps_n, (A, rng.standard_normal(8), 100)),
         ("selection_mean 1e5, 1%", selection_mean, (rng.standard_normal(100_000), sparse)),
+        ("lstsq 9x3", lstsq, (rng.standard_normal((9, 3)), rng.standard_normal(9))),
+        ("histogram 100", histogram, (rng.standard_normal(100),)),
         ("rhs_with_folded_work", rhs_with_folded_work, (0.0, 1.0, 2.0, 3.0, 10.0, 28.0, 8 / 3)),
     ]

@@ -100,6 +100,7 @@ def _short_path(i: int) -> property:
 class AOTFunction:
     _direct = _short_path(0)
     _plain = _short_path(1)
+    _merged = _short_path(2)
 
     def __init__(self, graph: Graph, example_inputs: Sequence[Any], fw_compiler: Compiler,
                  bw_compiler: Compiler) -> None:
@@ -109,9 +110,9 @@ class AOTFunction:
         self.mutates = has_mutation(graph)
         self.variants: dict[Any, _Variant] = {}
         self.__name__ = f"aot_{graph.name}"
-        # The two short paths below, ``[_direct, _plain]``: fastcheck.c's entries read the
+        # The short paths below, ``[_direct, _plain, _merged]``: fastcheck.c's entries read the
         # list itself (an attribute lookup per call cost ~20 ns of a ~200 ns cache hit).
-        self._short: list = [None, None]
+        self._short: list = [None, None, {}]
         # Set once a plain-array call showed that the compiled forward's outputs are the
         # user's outputs as they are (nothing written back, no views to rebuild): later
         # plain-array calls go straight to it (the cache-hit path of small inputs).
@@ -120,9 +121,9 @@ class AOTFunction:
         # arrays, outputs that are fresh values or arguments (no views to rebuild); it
         # still checks the arguments for overlap on every call (see _Variant.plain_runner).
         self._plain = None
-        # The same for calls passing one array as several arguments (``f(x, x)``), per
-        # pattern of repeats (input_aliasing's): ``run(args)`` of the variant merging them.
-        self._merged: dict[tuple, Callable] = {}
+        # ``_merged`` (``_short[2]``, read by fastcheck.c too): the same for calls passing
+        # one array as several arguments (``f(x, x)``), per pattern of repeats
+        # (input_aliasing's): ``run(args)`` of the variant merging them.
         # Inputs whose memory layout decides a plan's view-or-copy answers (see Plan).
         self.layout_inputs: tuple[int, ...] = ()
         # Int inputs that are slice bounds (``x[:n]``): their slices' lengths are sizes
@@ -159,7 +160,7 @@ class AOTFunction:
 
     def __call__(self, *args: Any) -> tuple:
         Tensor = _tensor_cls()
-        direct, plain = self._short
+        direct, plain, _ = self._short
         if direct is not None or plain is not None or self._merged:
             for a in args:  # the short paths take plain arrays only
                 if isinstance(a, Tensor):
@@ -430,10 +431,10 @@ class _Variant(TrainingRun):
         redo_on_error = bool(mutated) and self.owner.replay_on_error
         generators = self.owner.generators
         in_c = plain_run_helper()   # the same steps, called from C with no frame (run_graph)
-        if in_c is not None and kept is None and not (generators and redo_on_error) \
+        if in_c is not None and not (generators and redo_on_error) \
                 and all(p[0] in _PICKS for p in picks):
             return in_c(forward, mutated, tuple((_PICKS[k], v) for k, v, _ in picks), copyto,
-                        (lambda args: run_op_by_op(graph, args)) if redo_on_error else None)
+                        (lambda args: run_op_by_op(graph, args)) if redo_on_error else None, kept)
 
         def run(args: tuple) -> tuple:
             called = args

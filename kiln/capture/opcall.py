@@ -13,6 +13,7 @@ kiln/capture/array_writes.py.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -230,6 +231,7 @@ NUMPY_ERRORS = (ValueError, TypeError, IndexError, ArithmeticError)
 
 # (tx, text, scalars, used, relative_sizes) of the composite spelling being captured
 _COMPOSING: list = []
+_ONE_CALLS = itertools.count()   # Composite.one_call: each such call's nodes share a number
 
 
 def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> VariableTracker:
@@ -255,11 +257,14 @@ def _composite(tx, text: str, c: Composite, scalars: dict, used: set) -> Variabl
     # The composite's own steps, not its results: one it computed and left unused (a
     # mean it replaced) is no call of NumPy's, whose warnings would count (ir/passes.py)
     results = {id(v.var.node) for v in flatten((result,)) if isinstance(v, ArrayArg)}
+    group = next(_ONE_CALLS)
     for node in tx.output.graph.nodes[before:]:
         if node.kind == "call" and id(node) not in results:
             node.meta["inner"] = True
         if node.kind == "call" and c.quiet:   # NumPy's call warns of no floating-point error
             node.meta["quiet"] = True
+        if node.kind == "call" and c.one_call:   # the nodes of one NumPy call, as its first
+            node.meta["one_call"] = group
     writes = [n for n in tx.output.graph.nodes[before:] if n.kind == "call" and n.target.mutates]
     if c.out_write and writes:   # (NumPy's call writes before its cast's error: Composite)
         writes[-1].meta["out_write"] = True

@@ -64,3 +64,8 @@ class Composite:
     # of a value cast first): NumPy's one call writes, then raises for the cast's
     # floating-point error, so capture marks that write ``out_write`` (ir/graph.py).
     out_write: bool = False
+    # NumPy computes every result of ``fn`` in one call of its own (a LAPACK factorization
+    # and its unpacking, np.histogram's counts and edges): run as Python, the spelling costs
+    # that one call, not one per op of ``fn`` (capture marks its nodes ``one_call``;
+    # kiln/runtime/cost.py prices them so).
+    one_call: bool = False

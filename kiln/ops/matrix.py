@@ -298,7 +298,8 @@ def _svd_normalize(a, full_matrices=True, compute_uv=True, hermitian=False):
     if hermitian:
         reject("numpy.linalg.svd", "hermitian", True, "drop hermitian=True")
     if compute_uv:  # U, S and Vh from one packed op (kiln/ops/factorizations.py)
-        return Composite(factorizations._svd, (a,), {"full_matrices": bool(full_matrices)})
+        return Composite(factorizations._svd, (a,), {"full_matrices": bool(full_matrices)},
+                         one_call=True)
     return Bound(svdvals, (a,), {})
 
 

@@ -1,4 +1,4 @@
-"""Sorting, searching, order statistics, histograms and interpolation.
+"""Sorting, searching, order statistics and interpolation (histograms: histograms.py).
 
 These are EXTERN ops: every backend calls NumPy's kernel (a sort does not fuse). Their
 shape rules run the kernel on zero-stride fakes of the right shape (``meta=None``), so
@@ -21,7 +21,7 @@ from .meta import (TensorMeta, from_result, ndim_of, normalize_axis, normalize_o
                    reject, shape_of, to_fake)
 from .reduction import dtype_of, keep
 from .registry import (Bound, Category, Composite, F, N, declare, is_float_like, method_key, spell,
-                       spell_composite, spell_masked)
+                       spell_composite)
 from .value_warnings import ufunc_at
 
 
@@ -299,199 +299,6 @@ spell_composite(np.median, ("quantile",), _median_normalizer("numpy.median", "me
 spell_composite(np.nanmedian, ("quantile",), _median_normalizer("numpy.nanmedian", "nanmedian"))
 
 
-# ---- histograms ------------------------------------------------------------------------------
-
-def _hist_counts(a, weights, edges, mask, bins=10, range=None, density=None):
-    if mask is not None:  # np.histogram(a[mask], ...): the selection is taken in here
-        a, weights = a[mask], (weights[mask] if weights is not None else None)
-    return np.histogram(a, bins=edges if edges is not None else bins, range=range,
-                        density=density, weights=weights)[0]
-
-
-def _hist_edges(a, edges, mask, bins=10, range=None):
-    if mask is not None and edges is None and range is None:  # else the data is not read
-        a = a[mask]
-    if edges is not None:
-        return np.histogram_bin_edges(a, bins=edges)
-    return np.histogram_bin_edges(a, bins=bins, range=range)
-
-
-histogram_counts = declare(
-    "histogram_counts", Category.EXTERN, _hist_counts, inputs=("a", "weights", "edges", "mask"),
-    params={"bins": 10, "range": None, "density": None}, may_raise=True,
-    doc="np.histogram(...)[0]: counts (weighted sums, densities); edges given as an array "
-        "or computed from bins/range; mask (or None): the histogram of a[mask]")
-histogram_bin_edges = declare(
-    "histogram_bin_edges", Category.EXTERN, _hist_edges, inputs=("a", "edges", "mask"),
-    params={"bins": 10, "range": None}, may_raise=True,
-    doc="numpy.histogram_bin_edges (np.histogram(...)[1]), of a[mask] when a mask is given")
-
-
-def _bins_param(name: str, bins: Any) -> tuple:
-    """(edges input, bins param): an int count, a list of edges (a constant), or an array."""
-    if isinstance(bins, str):
-        reject(name, "bins", bins, "pass a number of bins or the edges")
-    if hasattr(bins, "shape") and not isinstance(bins, np.ndarray):
-        return bins, 10
-    if isinstance(bins, (list, tuple, np.ndarray)):
-        return np.asarray(bins), 10
-    return None, operator.index(bins)
-
-
-def _range_param(range: Any) -> Any:
-    return None if range is None else tuple(float(v) for v in range)
-
-
-histogram_bin_counts = declare(
-    "histogram_bin_counts", Category.EXTERN,
-    lambda index, bins=10: np.bincount(index, minlength=bins + 1)[:bins],
-    inputs=("index",), params={"bins": 10},
-    doc="the counts of a histogram from each value's bin (0..bins-1; bins: dropped): "
-        "np.bincount(index, minlength=bins + 1)[:bins], one pass")
-
-
-def _uniform_counts(a, mask, bins: int, lo: float, hi: float):
-    """np.histogram's counts for ``bins`` equal bins over [lo, hi] of float64 ``a`` (of
-    ``a[mask]``), NumPy's algorithm elementwise: the bin (a - lo) / (hi - lo) * bins, moved
-    by one where it disagrees with the edge np.linspace gives (edge i is i * step + lo, the
-    last one hi). Everything but the count fuses into the kernel computing ``mask``."""
-    i64, f64 = np.dtype(np.int64), np.dtype(np.float64)
-    step = (hi - lo) / bins
-
-    def edge(i):
-        return F.where(F.equal(i, bins), hi, F.add(F.multiply(F.astype(i, dtype=f64), step), lo))
-
-    keep = F.logical_and(F.greater_equal(a, lo), F.less_equal(a, hi))
-    if mask is not None:
-        keep = F.logical_and(keep, mask)
-    x = F.where(keep, a, lo)   # dropped values (nan too) go nowhere near the int cast
-    i = F.astype(F.multiply(F.true_divide(F.subtract(x, lo), hi - lo), bins), dtype=i64)
-    i = F.where(F.equal(i, bins), bins - 1, i)
-    i = F.where(F.less(x, edge(i)), F.subtract(i, 1), i)
-    i = F.where(F.logical_and(F.greater_equal(x, edge(F.add(i, 1))), F.not_equal(i, bins - 1)),
-                F.add(i, 1), i)
-    # dropped values count in bin ``bins``: i + (bins - i) * !keep (as arithmetic, GCC 12
-    # vectorizes the loop; a where on keep, a bool also selecting a double, it does not)
-    i = F.add(i, F.multiply(F.subtract(bins, i), F.logical_not(keep)))
-    return F.histogram_bin_counts(F.reshape(i, shape=(-1,)), bins=bins)
-
-
-def _fuses_uniformly(a, weights, edges, bins, range, density) -> bool:
-    """np.histogram's equal-bin loop with a range NumPy accepts (else NumPy's own call,
-    which raises where NumPy raises)."""
-    if weights is not None or edges is not None or density or range is None or \
-            getattr(a, "dtype", None) != np.float64 or bins < 1:
-        return False
-    lo, hi = range
-    if not (np.isfinite(lo) and np.isfinite(hi)) or lo >= hi:
-        return False
-    e = np.linspace(lo, hi, bins + 1)
-    closed_form = np.arange(bins + 1) * ((hi - lo) / bins) + lo   # _uniform_counts' edges
-    closed_form[-1] = hi
-    return bool(np.all(e[:-1] < e[1:])) and np.array_equal(e, closed_form)
-
-
-def _histogram(a, weights, edges, bins, range, density, mask=None):
-    if _fuses_uniformly(a, weights, edges, bins, range, density):
-        counts = _uniform_counts(a, mask, bins, *range)
-    else:
-        counts = F.histogram_counts(a, weights, edges, mask, bins=bins, range=range, density=density)
-    # with a range (or the edges) given, the edges do not depend on the data
-    mask = None if range is not None or edges is not None else mask
-    return counts, F.histogram_bin_edges(a, edges, mask, bins=bins, range=range)
-
-
-# ---- histograms with an estimator's bins ('auto', 'fd', ...): how many depends on the data
-
-_ESTIMATORS = ("auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt")
-
-
-def _hist_auto_impl(a, bins="auto", range=None, density=None, part="counts"):
-    counts, edges = np.histogram(a, bins=bins, range=range, density=density)
-    return counts if part == "counts" else edges
-
-
-def _hist_auto_meta(a, bins="auto", range=None, density=None, part="counts"):
-    n = max(int(np.prod(shape_of(a))), 2)   # an example length: the data decides
-    if part == "edges":
-        return TensorMeta((n + 1,), np.histogram_bin_edges(np.zeros(1, a.dtype), 1).dtype)
-    return TensorMeta((n,), np.histogram(np.zeros(1, a.dtype), 1, density=density)[0].dtype)
-
-
-histogram_auto = declare(
-    "histogram_auto", Category.EXTERN, _hist_auto_impl, inputs=("a",),
-    params={"bins": "auto", "range": None, "density": None, "part": "counts"},
-    meta=_hist_auto_meta, data_dependent=True, may_raise=True, fresh_result=True,
-    unbacked=lambda a, bins, range, density, part: (("histogram_auto", 0, bins, range, part), ("u",)),
-    doc="np.histogram(a, bins=<an estimator name>)'s counts or edges (part): the number of "
-        "bins is known only after it ran")
-
-
-def _histogram_auto(a, bins, range, density):
-    return tuple(F.histogram_auto(a, bins=bins, range=range, density=density, part=part)
-                 for part in ("counts", "edges"))
-
-
-def _histogram_normalize(a, bins=10, range=None, density=None, weights=None):
-    if isinstance(bins, str):
-        if bins not in _ESTIMATORS:
-            raise ValueError(f"{bins!r} is not a valid estimator for `bins`")
-        if weights is not None:
-            raise TypeError("Automated estimation of the number of bins is not supported for "
-                            "weighted data")
-        return Composite(_histogram_auto, (a,), {"bins": bins, "range": _range_param(range),
-                                                 "density": density})
-    edges, count = _bins_param("numpy.histogram", bins)
-    return Composite(_histogram, (a, weights, edges), {"bins": count, "range": _range_param(range),
-                                                       "density": density})
-
-
-spell_composite(np.histogram, ("histogram_counts", "histogram_bin_edges", "histogram_auto"),
-                _histogram_normalize,
-                "numpy.histogram")
-spell(np.histogram_bin_edges, histogram_bin_edges,
-      lambda a, bins=10, range=None, weights=None: Bound(
-          histogram_bin_edges, (a, _bins_param("numpy.histogram_bin_edges", bins)[0], None),
-          {"bins": _bins_param("numpy.histogram_bin_edges", bins)[1], "range": _range_param(range)}),
-      "numpy.histogram_bin_edges")
-
-
-def _hist2d_impl(x, y, weights, bins=10, range=None, density=None):
-    return np.histogram2d(x, y, bins=bins, range=range, density=density, weights=weights)[0]
-
-
-histogram2d_counts = declare(
-    "histogram2d_counts", Category.EXTERN, _hist2d_impl, inputs=("x", "y", "weights"),
-    params={"bins": 10, "range": None, "density": None}, may_raise=True,
-    doc="np.histogram2d(...)[0] with bins an int or a pair of ints")
-
-
-def _histogram2d(x, y, weights, bins, range, density):
-    bx, by = bins
-    rx, ry = range if range is not None else (None, None)
-    return (F.histogram2d_counts(x, y, weights, bins=bins, range=range, density=density),
-            F.histogram_bin_edges(x, None, None, bins=bx, range=rx),
-            F.histogram_bin_edges(y, None, None, bins=by, range=ry))
-
-
-def _histogram2d_normalize(x, y, bins=10, range=None, density=None, weights=None):
-    if isinstance(bins, (int, np.integer)):
-        bins = (int(bins), int(bins))
-    elif isinstance(bins, (list, tuple)) and len(bins) == 2 and all(
-            isinstance(b, (int, np.integer)) for b in bins):
-        bins = (int(bins[0]), int(bins[1]))
-    else:
-        reject("numpy.histogram2d", "bins", "<edges>", "pass bins as an int or a pair of ints")
-    if range is not None:
-        range = (_range_param(range[0]), _range_param(range[1]))
-    return Composite(_histogram2d, (x, y, weights), {"bins": bins, "range": range,
-                                                     "density": density})
-
-
-spell_composite(np.histogram2d, ("histogram2d_counts", "histogram_bin_edges"),
-                _histogram2d_normalize, "numpy.histogram2d")
-
-
 # ---- interpolation -----------------------------------------------------------------------------
 
 def _interp_impl(x, xp, fp, left=None, right=None, period=None):
@@ -544,17 +351,3 @@ def _interp_normalize(x, xp, fp, left=None, right=None, period=None):
 
 
 spell(np.interp, interp, _interp_normalize, "numpy.interp")
-
-
-
-def _masked_histogram(x, mask, bins=10, range=None, density=None, weights=None):
-    """np.histogram(x[mask], ...): the histogram ops take the selection themselves, so the
-    graph never holds a value of data-dependent size (and NumPy's speed is kept)."""
-    if weights is not None and tuple(shape_of(weights)) != tuple(shape_of(x)) or isinstance(bins, str):
-        return None   # (an estimator's bins read the selection itself)
-    edges, count = _bins_param("numpy.histogram", bins)
-    return Composite(_histogram, (x, weights, edges), {"bins": count, "range": _range_param(range),
-                                                       "density": density, "mask": mask})
-
-
-spell_masked(np.histogram, _masked_histogram)

@@ -227,6 +227,7 @@ def _tally(graph: Any) -> tuple[float, int, int, float] | None:
     python = calls = 0.0
     externs = kernels = 0
     in_kernel = False   # a fused op after an extern starts a new kernel (upper bound)
+    calls_seen: set = set()   # the one_call groups priced
     folded = getattr(graph, "folded", [])   # computed while compiling: Python's work only
     folded_ids = {id(n) for n in folded}
     for node in folded + graph.nodes:
@@ -247,6 +248,12 @@ def _tally(graph: Any) -> tuple[float, int, int, float] | None:
             if cost is None:
                 return None
             python += cost
+        elif node.meta.get("one_call") is not None:
+            # one NumPy call computes every node of the spelling (Composite.one_call): a
+            # 9x3 np.linalg.lstsq is one call as Python, eleven nodes compiled
+            group = node.meta["one_call"]
+            python += 0.0 if group in calls_seen else NUMPY_OP_US
+            calls_seen.add(group)
         else:
             python += _numpy_us(node)
         if id(node) in folded_ids:

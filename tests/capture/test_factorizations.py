@@ -60,3 +60,17 @@ def test_slogdet_gradient_and_missing_derivatives():
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
     with pytest.raises(kiln.AutogradError, match="svd_packed"):   # U of a tall matrix: not unique
         kiln.grad(kiln.compile(lambda a: np.linalg.svd(a).U.sum()))(a[:, :2])
+
+
+def test_lstsq_unpacks_its_residuals_without_a_range_per_call():
+    # which residuals NumPy returns (k of them, or none) is a constant mask and the
+    # packed flag: an np.arange node made a NumPy call of every compiled 9x3 lstsq
+    seen = []
+    a, b = np.arange(27.0).reshape(9, 3) ** 0.5, np.arange(9.0)
+    got = kiln.compile(lambda a, b: np.linalg.lstsq(a, b, rcond=None),
+                       backend=lambda g, ex: seen.append(g) or g)(a, b)
+    [graph] = seen
+    names = [n.op.name for n in graph.nodes if n.kind == "call"]
+    assert "arange" not in names and names.count("lstsq_packed") == 1, names
+    for g, w in zip(got, np.linalg.lstsq(a, b, rcond=None)):
+        np.testing.assert_array_equal(g, w)

@@ -218,3 +218,25 @@ def test_a_numpy_integer_argument_takes_the_c_short_path(monkeypatch):
     for i in (np.int64(11), np.int64(-1)):
         np.testing.assert_array_equal(cf(mine, i), zero_at(theirs, i))
     np.testing.assert_array_equal(mine, theirs)
+
+
+def test_the_same_array_twice_runs_from_c(monkeypatch):
+    # iadd(x, x): after its first call the merged variant's run (a PlainRun keeping one
+    # of the two arguments) is taken from C, with no Python aliasing check per call
+    # (AOTFunction.__call__ took 3.1 us of it against NumPy's 0.35)
+    from kiln.aot import runtime as aot_runtime
+    cf = kiln.compile(_iadd)
+    x = np.arange(5.0)
+    cf(x, x)
+    cf(x, x)
+    monkeypatch.setattr(aot_runtime, "input_aliasing",
+                        lambda *a: pytest.fail("the Python aliasing check ran"))
+    y = np.arange(5.0)
+    assert cf(y, y) is y
+    np.testing.assert_array_equal(y, np.arange(5.0) * 2)
+    monkeypatch.undo()
+    z = np.arange(5.0)   # overlapping views of one array: still NumPy's answer
+    want = z.copy()
+    _iadd(want[1:], want[:-1])
+    cf(z[1:], z[:-1])
+    np.testing.assert_array_equal(z, want)

@@ -2,7 +2,7 @@
 cpp_prelude.h): every complex op that lowers gives NumPy's bits exactly — NumPy's fused
 product, its modulus algorithm, Smith's division, libm's cexp — on random values and on
 inf/nan/signed-zero components, and runs as a kernel rather than a NumPy call. Also the
-fused equal-bin histogram (kiln/ops/sorting.py) against np.histogram."""
+fused equal-bin histogram (kiln/ops/histograms.py) against np.histogram."""
 import re
 import warnings
 

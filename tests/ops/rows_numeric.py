@@ -175,6 +175,13 @@ def hist_case(ctx: Ctx) -> Case:
     return Case([x], params)
 
 
+def hist_data_case(ctx: Ctx) -> Case:
+    """Edges from the data (no range): counts and edges come from one call."""
+    case = hist_case(ctx)
+    case.params.update(bins=ctx.choice([1, 4], "bins"), range=None)
+    return case
+
+
 def hist2d_case(ctx: Ctx) -> Case:
     n = ctx.integer(1, 6, "n")
     x, y = ctx.arg((n,), layout="C", writable=True), ctx.arg((n,), layout="C", writable=True)
@@ -312,8 +319,10 @@ def numeric_op_rows() -> list[Row]:
           via=lambda a, **p: call_spelling(np.histogram, a, **p)[0]),
         E("histogram_bin_edges", np.histogram_bin_edges,
           lambda ctx: Case(hist_case(ctx).args, {"bins": 3})),
-        E("histogram2d_counts", lambda x, y, **p: np.histogram2d(x, y, **p)[0], hist2d_case,
+        E("histogram2d_both", lambda x, y, **p: np.histogram2d(x, y, **p)[0], hist2d_case,
           via=lambda x, y, **p: call_spelling(np.histogram2d, x, y, **p)[0]),
+        E("histogram_both", lambda a, **p: np.histogram(a, **p)[1], hist_data_case,
+          via=lambda a, **p: call_spelling(np.histogram, a, **p)[1]),
         E("interp", np.interp, interp_case, grad=True),
         E("det", np.linalg.det, square_stack, grad=True),
         E("pinv", np.linalg.pinv, matrix, grad=True),
