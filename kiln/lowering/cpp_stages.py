@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
-from .cpp_sums import constant_trip, counted_selection, needed_statements, pairwise_sums
+from .cpp_sums import (constant_trip, counted_selection, needed_statements, pairwise_sums,
+                       strided_terms)
 from .fp_flags import fp_table
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
@@ -202,8 +203,10 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 if node.select is not None:   # x[mask]'s terms: the selected x alone
                     mask, v = (s.load(em, node_index(node, "reduce", frame)) for s in node.select)
                     sel = mask
+                k, chunk = plan.runs.get(buf.name, (1, None))
+                strided = k == 1 and strided_terms(plan, node, inner[-1][0])
                 terms.append((acc, em.cast(v, node.src.dtype, buf.dtype), ctype(buf.dtype), cast, sel,
-                              *plan.runs.get(buf.name, (1, None))))
+                              k, chunk, strided))
             elif (sel_acc := counted_selection(node, v, acc_dt, terms, inner, counts)) is not None:
                 # x[m].mean()'s count of m: kiln_selected_sum counts the selection first,
                 # so it hands that count over instead of this loop reading m again
@@ -272,7 +275,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (needed_statements)
-            for acc, v, c_type, cast, sel, k, chunk in terms:
+            for acc, v, c_type, cast, sel, k, chunk, strided in terms:
                 if sel is not None:
                     lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner, counts.get(acc))
                     continue
@@ -293,8 +296,10 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 run += ["  " + b for b in needed] + [f"  return {v};", "};"]
                 # float32 terms that call vector math: 16 lanes per call (the prelude's W)
                 # (terms that read a bool array: a buffer of them, the prelude's W 0)
+                # (terms that are strided loads: scalar partial sums, the prelude's W 1)
                 tp = f"{c_type}, 16" if c_type == "float" and calls_math(needed) else \
-                    f"{c_type}, 0" if any(BOOL_LOAD in b for b in needed) else c_type
+                    f"{c_type}, 0" if any(BOOL_LOAD in b for b in needed) else \
+                    f"{c_type}, 1" if strided and not calls_math(needed) else c_type
                 if cast:
                     run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads});")
                 elif chunk and plan.split_inner and not around:   # (the sum starts at 0)
