@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from .scheduler import record
+
 
 def constant_trip(n: Any) -> int | None:
     """A loop's trip count when the code names a number, else None."""
@@ -98,3 +100,15 @@ def counted_selection(node: Any, v: str, acc_dt: np.dtype, terms: list, inner: l
             or np.dtype(node.src.dtype) != np.dtype(bool):
         return None
     return next((t[0] for t in terms if t[4] is not None and t[4] == v and t[0] not in counts), None)
+
+
+def strided_terms(plan: Any, node: Any, var: str) -> bool:
+    """Whether each term of the sum ``node`` over its run along ``var`` reads the arrays it
+    loads only with a constant stride of 2 or more along ``var`` (x[:, ::-2].sum(1)): the
+    prelude's kiln_pairwise then keeps its partial sums as scalars (W 1), as SIMD lanes GCC
+    would gather the terms (slower than scalar loads on this AMD EPYC)."""
+    local = plan.local
+    steps = [dict(plan.rename(idx.terms)).get(var, 0)
+             for buf, idx in record(node, "reduce", plan.kernel.frame).loads
+             if local.get(buf.name) is None]
+    return bool(steps) and all(isinstance(s, int) and abs(s) >= 2 for s in steps)
