@@ -538,4 +538,7 @@ def test_matmul_and_dot_with_out_write_into_the_callers_array(tmp_path, monkeypa
     assert not _writes_into(calls[0]), calls[0]   # no out3[...] = copy
     # (the Fortran-ordered out is written by the kernel; matmul's result may borrow out2
     # as scratch, which the kernel reads before it stores dot's result there)
-    assert all(target not in ("out", "out3") for _, target in into[1]) and into[2:] == [[]], into
+    # (the product reading its out: matmul keeps a temporary; dot's out2, which nothing
+    # reads, is still written in place)
+    assert all(target not in ("out", "out3") for _, target in into[1]) and \
+        all(op != "matmul" for op, _ in into[2]), into
