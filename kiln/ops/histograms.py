@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, reject, shape_of
+from .meta import TensorMeta, namespace, reject, shape_of
 from .reduction import dtype_of
 from .registry import Bound, Category, Composite, F, declare, spell, spell_composite, spell_masked
 
@@ -113,7 +113,9 @@ def _hist_both_impl(a, weights, mask, bins=10, density=None):
     if mask is not None:
         a, weights = a[mask], (weights[mask] if weights is not None else None)
     counts, edges = np.histogram(a, bins=bins, density=density, weights=weights)
-    out = np.empty(bins + bins + 1, np.result_type(counts, edges))   # (exact: counts < 2**53)
+    # (made where the inputs live: a CuPy array's results stay on its GPU)
+    dtype = np.result_type(counts.dtype, edges.dtype)   # (exact: counts < 2**53)
+    out = namespace(counts, edges).empty(bins + bins + 1, dtype)
     out[:bins] = counts
     out[bins:] = edges
     return out
@@ -214,7 +216,8 @@ spell(np.histogram_bin_edges, histogram_bin_edges,
 def _hist2d_impl(x, y, weights, bins=(10, 10), range=None, density=None, padded=False):
     h, xe, ye = np.histogram2d(x, y, bins=bins, range=range, density=density, weights=weights)
     n = (h.shape[0] + 2) * (h.shape[1] + 2) if padded else h.size
-    out = np.zeros(n + xe.size + ye.size, np.result_type(h, xe, ye))
+    dtype = np.result_type(h.dtype, xe.dtype, ye.dtype)
+    out = namespace(h, xe, ye).zeros(n + xe.size + ye.size, dtype)
     if padded:
         out[:n].reshape(h.shape[0] + 2, -1)[1:-1, 1:-1] = h
     else:
