@@ -4,10 +4,12 @@ The cost model (kiln/runtime/cost.py) is off, in subprocesses too (KILN_COST_MOD
 tests compile their small examples to test the compiled path;
 tests/runtime/test_cost_model.py turns it on."""
 import atexit
+import functools
 import os
 import shutil
 import tempfile
 
+import hypothesis.core
 import pytest
 
 import kiln
@@ -51,6 +53,14 @@ def pytest_runtest_call(item):
         base = fn.__dict__.setdefault("_kiln_defined_settings", fn._hypothesis_internal_use_settings)
         fn._hypothesis_internal_use_settings = base
     yield
+
+
+# Hypothesis (6.170) hashes a test function's source (inspect.getsource: the tokenizer over
+# the whole function) on every run of a derandomized test, twice (its seed and its
+# database key): for a parametrized @given test, once per parametrization of the same
+# function. The op tables' ~4,000 runs spent ~10% of their time there. The digest of a
+# function object cannot change within a session, so it is computed once per function.
+hypothesis.core.function_digest = functools.lru_cache(maxsize=None)(hypothesis.core.function_digest)
 
 
 # pytest-xdist hands out whole files (--dist loadfile) one at a time to whichever worker is
