@@ -58,9 +58,54 @@ STACK_PREFIX = "___stack"
 TMP_PREFIX = "___tmp"
 
 
+_templates: dict[types.CodeType, bytecode.Bytecode] = {}
+
+
+def _fresh_bytecode(code: types.CodeType) -> bytecode.Bytecode:
+    """A private copy of ``code``'s abstract bytecode, to edit. The package decodes a code
+    object in ~3-4 ms (a function of a few hundred instructions), and a function with
+    several breaks asks for one copy per resume function and segment: it is decoded once,
+    then copied item by item (~10x faster), with new labels and try ranges so that no edit
+    of a copy reaches the template or another copy."""
+    template = _templates.get(code)
+    if template is None:
+        template = _templates.setdefault(code, bytecode.Bytecode.from_code(code))
+    renewed: dict[int, Any] = {}   # id of a template Label or TryBegin -> the copy's
+
+    def label(old: Label) -> Label:
+        new = renewed.get(id(old))
+        if new is None:
+            new = renewed[id(old)] = Label()
+        return new
+
+    items: list = []
+    for item in template:
+        if isinstance(item, Instr):
+            new = item.copy()
+            if isinstance(item.arg, Label):
+                new.arg = label(item.arg)
+            items.append(new)
+        elif isinstance(item, Label):
+            items.append(label(item))
+        elif isinstance(item, TryBegin) and isinstance(item.target, Label):
+            # (one TryBegin may stand at several places: the copy keeps that)
+            if id(item) not in renewed:
+                renewed[id(item)] = TryBegin(label(item.target), item.push_lasti, item.stack_depth)
+            items.append(renewed[id(item)])
+        elif isinstance(item, TryEnd) and id(item.entry) in renewed:
+            items.append(TryEnd(renewed[id(item.entry)]))
+        else:   # (nothing else comes out of from_code today: decode this one afresh)
+            return bytecode.Bytecode.from_code(code)
+    copy = template.copy()
+    copy[:] = items
+    copy.argnames, copy.cellvars, copy.freevars = (list(template.argnames), list(template.cellvars),
+                                                   list(template.freevars))
+    return copy
+
+
 def _split_body(facts: CodeFacts):
     """(prologue Instrs, body items, the body Instrs in decode order) of a fresh copy."""
-    abstract = bytecode.Bytecode.from_code(facts.code)
+    abstract = _fresh_bytecode(facts.code)
     items = list(abstract)
     instrs_seen = 0
     cut = 0
@@ -128,6 +173,9 @@ def _finish(abstract, items: list, facts: CodeFacts, args: list[str],
     # layout, so they are exact, whereas the package recomputes a handler's depth from the
     # try ranges it can reach, and a range jumped over (the outer with around a resume point
     # inside a nested with) leaves it one too deep: __exit__ of the inner with called twice.
+    # (Its stack size is computed here, through the package's control-flow graph, which also
+    # puts the try ranges back in order: given a bound instead, a copy entered inside a with
+    # came out with overlapping exception-table entries.)
     return abstract.to_code(compute_exception_stack_depths=False), unfused is not None
 
 
