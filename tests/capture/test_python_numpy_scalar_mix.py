@@ -52,6 +52,22 @@ def _outcome(fn, *args):
 BACKEND_CASES = [(p, "eager") for p in sorted(PYTHON)] + [("complex", "cpp"), ("float", "cpp")]
 
 
+def _make_all(symbol, python_first, cases):
+    """One function of (x0, ..., x4, p) computing ``_make``'s expression for each
+    (constant, NumPy dtype) of ``cases`` and returning them as a tuple: one build for all."""
+    names = list(NUMPY)
+    lines = [f"def f({', '.join(f'x{k}' for k in range(len(names)))}, p):"]
+    lines += [f"    n{k} = x{k}.max()" for k in range(len(names))]
+    terms = []
+    for constant, name in cases:
+        p, n = "p" if constant is None else repr(constant), f"n{names.index(name)}"
+        terms.append(f"{p} {symbol} {n}" if python_first else f"{n} {symbol} {p}")
+    lines.append(f"    return ({''.join(t + ', ' for t in terms)})")
+    ns: dict = {}
+    exec(compile("\n".join(lines) + "\n", __file__, "exec"), ns)
+    return ns["f"]
+
+
 @pytest.mark.parametrize("python_first", [True, False], ids=["python_first", "numpy_first"])
 @pytest.mark.parametrize("op", sorted(OPERATORS))
 @pytest.mark.parametrize("python,backend", BACKEND_CASES)
@@ -59,12 +75,30 @@ def test_result_type_is_pythons_protocol(python, backend, op, python_first, monk
     monkeypatch.setenv("KILN_COST_MODEL", "0")
     monkeypatch.setenv("KILN_RECOMPILE_LIMIT", "1000")
     p = PYTHON[python]
+    xs = [np.array([0.5, 2.0]).astype(dtype) for dtype in NUMPY.values()]
+    wants, raising = {}, []
     for constant in (None, p):
         fn = _make(OPERATORS[op], python_first, constant)
-        compiled = kiln.compile(fn, backend=backend)
-        for name, dtype in NUMPY.items():
-            x = np.array([0.5, 2.0]).astype(dtype)
-            assert _outcome(compiled, x, p) == _outcome(fn, x, p), (name, constant)
+        for name, x in zip(NUMPY, xs):
+            wants[constant, name] = _outcome(fn, x, p)
+            if issubclass(wants[constant, name][0], Exception):
+                raising.append((constant, name))
+    # the cases that raise, one function per constant called with each dtype (as users do)
+    for constant in {c for c, _ in raising}:
+        compiled = kiln.compile(_make(OPERATORS[op], python_first, constant), backend=backend)
+        for name, x in zip(NUMPY, xs):
+            if (constant, name) in raising:
+                assert _outcome(compiled, x, p) == wants[constant, name], (name, constant)
+    # the rest: one function computing all of them (one build), each result checked
+    cases = [c for c in wants if c not in raising]
+    if cases:
+        compiled = kiln.compile(_make_all(OPERATORS[op], python_first, cases), backend=backend)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = compiled(*xs, p)
+        assert len(got) == len(cases)
+        for (constant, name), g in zip(cases, got):
+            assert (type(g), _bits(g)) == wants[constant, name], (name, constant)
 
 
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "eq", "truediv"])

@@ -71,18 +71,28 @@ def test_scalar_argument_divisor_matches_numpy(dtype):
 def test_constant_divisor_matches_numpy(dtype):
     x = dividends(dtype)
     info = np.iinfo(dtype)
-    for d in sorted({1, 3, 7, 10, 64, info.max} | ({-1, -7, info.min} if info.min < 0 else set())):
-        d = dtype(d)
+    ds = [dtype(d) for d in sorted({1, 3, 7, 10, 64, info.max} | ({-1, -7, info.min} if info.min < 0 else set()))]
+    by_constants = _by_constants(ds)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        got, want = kiln.compile(by_constants)(x), by_constants(x)
+    assert len(got) == len(want) == 3 * len(ds)
+    for i, (w, g) in enumerate(zip(want, got)):
+        what = f"{np.dtype(dtype).name} {('//', '%.sum()', '%')[i % 3]} {ds[i // 3]!r}"
+        assert np.asarray(g).dtype == np.asarray(w).dtype, what
+        np.testing.assert_array_equal(g, w, err_msg=what)
 
-        def by_constant(x):
-            return x // d, (x % d).sum(), x % d   # d: a closure constant (a literal in C++)
 
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            got, want = kiln.compile(by_constant)(x), by_constant(x)
-        for w, g in zip(want, got):
-            assert np.asarray(g).dtype == np.asarray(w).dtype
-            np.testing.assert_array_equal(g, w, err_msg=f"{np.dtype(dtype).name} by {d!r}")
+def _by_constants(ds):
+    """``x // d, (x % d).sum(), x % d`` for each d, every d its own closure constant (a
+    literal in C++): one function, one build, for all the divisors."""
+    names = [f"d{k}" for k in range(len(ds))]
+    terms = "".join(f"x // {d}, (x % {d}).sum(), x % {d}, " for d in names)
+    src = f"def make({', '.join(names)}):\n    def by_constants(x):\n        return ({terms})\n" \
+          f"    return by_constants\n"
+    namespace: dict = {}
+    exec(compile(src, __file__, "exec"), namespace)
+    return namespace["make"](*ds)
 
 
 def test_python_int_divisor_and_computed_divisor():

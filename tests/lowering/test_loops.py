@@ -51,16 +51,35 @@ def _values(name: str, rng, n: int):
     return v
 
 
-def _make(expr: str, ta: str, tb: str):
-    """``out[i] = <expr>`` over converted elements, as real source (operators, not calls)."""
+def _text(expr: str, ta: str, tb: str, b: str = "b") -> str:
+    """``expr`` over converted elements ``a[i]`` and ``<b>[i]``, as real source."""
     conv = {"pyint": "int", "pyfloat": "float", "pybool": "bool"}
     ca, cb = (conv.get(t, f"np.{t}") for t in (ta, tb))
-    text = expr.format(a=f"{ca}(a[i])", b=f"{cb}(b[i])")
-    src = (f"def pairwise(a, b, out):\n    for i in range(a.shape[0]):\n"
-           f"        out[i] = {text}\n    return out\n")
+    return expr.format(a=f"{ca}(a[i])", b=f"{cb}({b}[i])")
+
+
+def _define(src: str, filename: str):
     namespace = {"np": np}
-    exec(compile(src, f"<pairwise {text}>", "exec"), namespace)
+    exec(compile(src, filename, "exec"), namespace)
     return namespace["pairwise"]
+
+
+def _make(expr: str, ta: str, tb: str):
+    """``out[i] = <expr>`` over converted elements, as real source (operators, not calls)."""
+    text = _text(expr, ta, tb)
+    return _define(f"def pairwise(a, b, out):\n    for i in range(a.shape[0]):\n"
+                   f"        out[i] = {text}\n    return out\n", f"<pairwise {text}>")
+
+
+def _make_all(exprs: list, ta: str, tb: str):
+    """One function with one loop per expression (``_make``'s loop, each writing its own
+    output array): one build for the group. Shifts read ``s`` (small counts) for ``b``."""
+    lines = [f"def pairwise(a, b, s, {', '.join(f'o{k}' for k in range(len(exprs)))}):"]
+    for k, expr in enumerate(exprs):
+        text = _text(expr, ta, tb, "s" if "<<" in expr or ">>" in expr else "b")
+        lines += ["    for i in range(a.shape[0]):", f"        o{k}[i] = {text}"]
+    lines.append(f"    return ({''.join(f'o{k}, ' for k in range(len(exprs)))})")
+    return _define("\n".join(lines) + "\n", f"<pairwise {ta}, {tb}>")
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -68,11 +87,10 @@ def _make(expr: str, ta: str, tb: str):
 def test_scalar_functions_match_python_bit_for_bit(ta, tb):
     rng = np.random.default_rng(hash((ta, tb)) % 2**32)
     a, b = _values(ta, rng, 24), _values(tb, rng, 24)
-    checked = valid = 0
+    shifts = (np.abs(b.astype(np.int64)) % 5).astype(b.dtype) if b.dtype.kind in "iu" else b
+    valid, wants = [], []
     for fn in BINARY:
-        b_use = b
-        if "<<" in fn or ">>" in fn:
-            b_use = (np.abs(b.astype(np.int64)) % 5).astype(b.dtype) if b.dtype.kind in "iu" else b
+        b_use = shifts if "<<" in fn or ">>" in fn else b
         f = _make(fn, ta, tb)
         try:
             want = f(a, b_use, np.zeros(24, np.float64))
@@ -81,16 +99,20 @@ def test_scalar_functions_match_python_bit_for_bit(ta, tb):
             with pytest.raises(type(e)):
                 compiled(a, b_use, np.zeros(24, np.float64))
             continue
-        valid += 1
-        compiled = kiln.compile(f)
-        before = dict(loop_stats)
-        got = compiled(a, b_use, np.zeros(24, np.float64))
-        np.testing.assert_array_equal(got, want, err_msg=f"{fn} on ({ta}, {tb})")
-        # (min/max of two types, say, stay unrolled: no loop run at all)
-        checked += loop_stats["native"] - before["native"]
-        assert loop_stats["reference"] == before["reference"], f"{fn} on ({ta}, {tb}) not native"
+        valid.append(fn)
+        wants.append(want)
+    # the operations that do not raise: one compiled function, one loop (and output) each
+    compiled = kiln.compile(_make_all(valid, ta, tb))
+    before = dict(loop_stats)
+    got = compiled(a, b, shifts, *[np.zeros(24, np.float64) for _ in valid])
+    # (min/max of two types, say, stay unrolled: no loop run at all)
+    checked = loop_stats["native"] - before["native"]
+    assert loop_stats["reference"] == before["reference"], f"{valid} on ({ta}, {tb}) not native"
+    assert len(got) == len(valid)
+    for fn, g, want in zip(valid, got, wants):
+        np.testing.assert_array_equal(g, want, err_msg=f"{fn} on ({ta}, {tb})")
     # every operation that does not raise ran natively (min/max of two types stay unrolled)
-    assert checked >= valid - (2 if ta != tb else 0) and checked, (checked, valid)
+    assert checked >= len(valid) - (2 if ta != tb else 0) and checked, (checked, len(valid))
 
 
 def test_every_scalar_function_has_a_cpp_spelling():

@@ -106,17 +106,46 @@ CASES = [fmod, fmod_chain, floor_divide_and_remainder, remainder_and_fmod, three
          divmods_on_one_line, builtin_divmod]
 
 
+def _every_dtype(fn):
+    """``(fn(a0, b0), ..., fn(a7, b7))``: fn on every integer dtype's operands in one
+    function, one build for the eight. Each dtype's operands have their own length
+    (``_sizes``), so no kernel holds two dtypes' ops and each warns as fn alone does."""
+    args = ", ".join(f"a{k}, b{k}" for k in range(len(INTS)))
+    calls = "".join(f"fn(a{k}, b{k}), " for k in range(len(INTS)))
+    name = f"{fn.__name__}_of_every_dtype"   # (its own name: code objects equal to another
+    namespace = {"fn": fn}                   # test's would share kiln's per-code state)
+    exec(compile(f"def {name}({args}):\n    return ({calls})\n", __file__, "exec"), namespace)
+    return namespace[name]
+
+
+def _same_per_dtype(got, want):
+    """``_same`` for each dtype's result of ``_every_dtype`` (the warnings: the whole list)."""
+    assert got[1] == want[1]
+    assert len(got[0]) == len(want[0]) == len(INTS)
+    for dtype, g, w in zip(INTS, got[0], want[0]):
+        outs = (g, w) if isinstance(w, tuple) else ((g,), (w,))
+        assert len(outs[0]) == len(outs[1]), np.dtype(dtype).name
+        for gv, wv in zip(*outs):
+            assert type(gv) is type(wv) and gv.dtype == wv.dtype, np.dtype(dtype).name
+            np.testing.assert_array_equal(gv, wv, err_msg=np.dtype(dtype).name)
+    for g, w in zip(got[2], want[2]):   # the arguments, after the call
+        np.testing.assert_array_equal(g, w)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("dtype", INTS, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
-def test_integer_division_warns_as_numpy(fn, dtype, backend):
-    a, b = _operands(dtype)
-    compiled = kiln.compile(fn, backend=backend)
-    ones = np.ones_like(b)
-    for args in ((a, b), (a, ones), (a, b)):   # every call that divides by zero warns
-        _same(_run(compiled, args), _run(fn, args))
-    want = _run(fn, (a, b))[1]
-    assert want and all(w[2] == __file__ for w in want)
+def test_integer_division_warns_as_numpy(fn, backend):
+    # every integer dtype (300 elements and up) in one compiled function
+    operands = [_operands(dtype, 300 + k) for k, dtype in enumerate(INTS)]
+    for (a, b), dtype in zip(operands, INTS):   # fn alone warns on each dtype, at its line
+        want = _run(fn, (a, b))[1]
+        assert want and all(w[2] == __file__ for w in want), np.dtype(dtype).name
+    every = _every_dtype(fn)
+    compiled = kiln.compile(every, backend=backend)
+    divided = [v for a, b in operands for v in (a, b)]
+    by_ones = [v for a, b in operands for v in (a, np.ones_like(b))]
+    for args in (divided, by_ones, divided):   # every call that divides by zero warns
+        _same_per_dtype(_run(compiled, args), _run(every, args))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
