@@ -206,7 +206,8 @@ class LoopBody:
         # The places where NumPy's scalar math may warn in the body (integers that wrap
         # or divide by zero: ``(message, filename, lineno)``, set by the C++ printer) and
         # whether NumPy's error mode would make one raise, call or log (then the
-        # reference runs, which does so where NumPy does; a native run does not warn)
+        # reference runs, which does so where NumPy does; a native run gives no integer
+        # warning, its float ones by ``fp_flags``)
         self.warnings: tuple = ()
         # of those, the kinds of NumPy's float scalar math (ops/fp_errors.py bits): a native
         # run reads the flags it raised, and where one may be a warning the user would see,
