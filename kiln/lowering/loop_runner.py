@@ -62,7 +62,6 @@ def render_body(body: LoopBody, step: int | None = None) -> tuple:
     text += entry
     fname = "kiln_loop_" + hashlib.sha256(text.encode()).hexdigest()[:12]
     text = text.replace("kiln_loop_", f"{fname}_").replace("KILN_ENTRY", fname)
-    # (a run whose flags send it to the reference must leave its inputs as they were)
     return (f"// loop at {body.where}\n" + text, fname, cdef.replace("KILN_ENTRY", fname),
             fast.residual == 0, codes, results)
 
