@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.loops import LoopBody
+from ..ops.loops import LoopBody, echo_warnings
 from ..ops.meta import fresh_copy
 from .loop_bounds import Bounds
-from .loop_scalars import PRELUDE, Unnative, _is_array, _kind_of
+from .loop_scalars import FP_RAISED, PRELUDE, Unnative, _is_array, _kind_of
 from .loops import _Printer
 
 # A carried scalar's C type -> the code the Launcher reads it back with (launch.c).
@@ -47,15 +47,35 @@ def render_body(body: LoopBody, step: int | None = None) -> tuple:
     bounds = Bounds(body, step if type(step) is int and body.cont is None else None)
     fast = _Printer(body, "kiln_loop_fast", step, fast=True, bounds=bounds)
     checked = _Printer(body, "kiln_loop_checked", step)
-    entry, cdef, codes, results = _entry(body)
-    text = fast.function() + "\n" + checked.function() + "\n" + entry
+    text = fast.function() + "\n" + checked.function() + "\n"
     if fast.warnings != checked.warnings:   # (the same ops in the same order: never)
         raise Unnative("the variants' warnings differ")
     body.warnings = tuple(fast.warnings)
+    body.fp_flags = fast.fp_flags
+    # a run whose flags may be a warning runs again as the reference: for its warnings
+    # alone (``echo``, the native result stands, so it may have written in place) where
+    # the body reads none of the arrays it writes, else from the start, on the inputs,
+    # where it wrote copies of them (one that wrote in place, a stencil sweeping its own
+    # array, gives no such warning: a copy for each call would cost more than the loop)
+    body.fp_echo = bool(body.fp_flags) and not _reads_written(body)
+    entry, cdef, codes, results = _entry(body)
+    text += entry
     fname = "kiln_loop_" + hashlib.sha256(text.encode()).hexdigest()[:12]
     text = text.replace("kiln_loop_", f"{fname}_").replace("KILN_ENTRY", fname)
     return (f"// loop at {body.where}\n" + text, fname, cdef.replace("KILN_ENTRY", fname),
             fast.residual == 0, codes, results)
+
+
+def _reads_written(body: LoopBody) -> bool:
+    """Does ``body`` use an array it writes other than as the target of its element
+    stores (a load, a view, an inner loop's operand)?"""
+    for p in body.graph.placeholders[1:1 + body.n_carried]:
+        if _is_array(p) and any(
+                u.kind == "call" and not (u.target.name == "store_elem" and p not in u.args[1:]
+                                          or u.target.name == "store_elem_if" and p not in u.args[2:]
+                                          and p is u.args[1]) for u in p.users):
+            return True
+    return False
 
 
 def _entry(body: LoopBody) -> tuple[str, str, str, str]:
@@ -82,10 +102,14 @@ def _entry(body: LoopBody) -> tuple[str, str, str, str]:
              f"  char* bufs[{max(len(arrays), 1)}] = {{{', '.join(f'b{k}' for k in range(len(arrays))) or '0'}}};",
              f"  int64_t slots[{max(len(scalars), 1)}] = {{0}};"]
     lines += [f"  __builtin_memcpy(&slots[{k}], &p{k}, sizeof(p{k}));" for k in range(len(scalars))]
+    if body.fp_flags:   # (the flags raised before: not the body's)
+        lines.append("  feclearexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID);")
     lines += ["  int64_t rc = kiln_loop_fast(start, stop, step, bufs, layout, slots);",
               "  if (rc == 2 && !inplace) rc = kiln_loop_checked(start, stop, step, bufs, layout, slots);"]
+    if body.fp_flags:   # FP_RAISED | the kinds (ops/fp_errors.py bits) NumPy's scalar math may warn of
+        lines.append(f"  if (rc == 0) rc = kiln_body_fp_raised({body.fp_flags});")
     if outs:
-        lines.append("  if (rc == 0) {")
+        lines.append(f"  if (rc == 0 || rc >= {FP_RAISED}) {{")
         lines += [f"    __builtin_memcpy(&out->c{k}, &slots[{k}], sizeof(out->c{k}));" for k in range(len(outs))]
         lines.append("  }")
     lines.append("  return rc;")
@@ -207,6 +231,18 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     from ..ops.loops import _run_loop, stats
     env: dict[str, Any] = {"run": run, "ndarray": np.ndarray, "as_scalar": _as_scalar,
                            "body": body, "reference": _run_loop, "stats": stats}
+    if body.fp_flags:
+        from ..runtime.fpwarn import loop_flags_heard
+        heard = loop_flags_heard(body.warnings)
+
+        def loud(code: int) -> bool:   # (a run the reference redoes for its warnings: no miss)
+            body.heard = heard(code)
+            return body.heard
+
+        def echo(code: int, start: Any, stop: Any, step: Any, carried: tuple, operands: tuple) -> bool:
+            return heard(code) and echo_warnings(body, start, stop, step, carried, operands)
+        env["heard"] = loud
+        env["echo"] = echo
     lines = []
     names = [f"v{k}" for k in range(len(phs))]
     carried_names, operand_names = names[:n_carried], names[n_carried:]
@@ -250,7 +286,7 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
               f"        r = run({', '.join(call)})",
               "    except (OverflowError, TypeError):",
               "        FAIL",
-              "    if r[0]: FAIL",
+              "    if r[0]" + _fp_test(body) + ": FAIL",
               "    COUNT",
               f"    return ({''.join(x + ', ' for x in out)})"]
     text = "\n".join(lines) + "\n"
@@ -291,6 +327,17 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     native.source = source
     native.calls = {name: env[name] for name in straight if straight[name]}
     return native
+
+
+def _fp_test(body: LoopBody) -> str:
+    """The launcher's test of a run's code that raised ``FP_RAISED | kinds``: a failure
+    (the reference runs) where NumPy would show a warning of those kinds, unless the
+    reference runs for its warnings alone (``echo``)."""
+    if not body.fp_flags:
+        return ""
+    if body.fp_echo:
+        return f" and (r[0] < {FP_RAISED} or echo(r[0], start, stop, step, carried, operands))"
+    return f" and (r[0] < {FP_RAISED} or not INPLACE and heard(r[0]))"
 
 
 def _as_scalar(value: Any, ok: tuple) -> Any:

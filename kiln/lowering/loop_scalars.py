@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.fp_errors import KINDS, OVER, fp_kinds
 from ..ops.loops import LIBM_MATH, SCALAR_MATH, stand_in
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
@@ -24,6 +25,8 @@ PRELUDE = r"""
 // No libstdc++ headers (<cmath>, <limits>, <type_traits> took ~1 s of every build): the
 // few math functions and integer traits the bodies use are GCC builtins and templates here.
 #include <stdint.h>
+#include <fenv.h>
+#define KILN_FP_RAISED 16
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 // Loop bodies are mostly chains that carry a value from one iteration to the next
 // (`s -= L[i, j] * x[j]` kept in order, as NumPy's reference does): with AVX-512, GCC
@@ -148,6 +151,14 @@ struct kiln_scratch {   // a buffer freed on every return (vector stores over ov
   explicit kiln_scratch(unsigned long n) : p(__builtin_malloc(n ? n : 1)) {}
   ~kiln_scratch() { __builtin_free(p); }
 };
+// The floating-point flags a body raised of ``kinds`` (1 divide by zero, 2 overflow, 4
+// invalid: ops/fp_errors.py), as FP_RAISED | those (0: none): NumPy's scalar math would
+// have warned, perhaps (loop_runner.py).
+static inline int64_t kiln_body_fp_raised(int kinds) {
+  int c = fetestexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID);
+  int64_t f = ((c & FE_DIVBYZERO) ? 1 : 0) | ((c & FE_OVERFLOW) ? 2 : 0) | ((c & FE_INVALID) ? 4 : 0);
+  return (f & kinds) ? (KILN_FP_RAISED | (f & kinds)) : 0;
+}
 template <typename T> static inline bool kiln_int_fits(int64_t v) {
   return (kiln_limits<T>::is_signed || v >= 0) &&
          (__int128)v >= (__int128)kiln_limits<T>::lowest() &&
@@ -160,8 +171,10 @@ template <typename T> static inline bool kiln_int_fits(int64_t v) {
 PRELUDE += "".join(f'extern "C" double kiln_libm_{fn[5:]}(double) noexcept __asm__("{fn[5:]}");\n'
                    for fn in LIBM_MATH)
 
-# Return codes (any non-zero one reruns the loop in the reference interpreter).
+# Return codes (any non-zero one reruns the loop in the reference interpreter, but FP_RAISED
+# | kinds where NumPy would warn of none of them: loop_runner.py).
 FAIL = 1
+FP_RAISED = 16
 
 
 class Unnative(Exception):
@@ -291,6 +304,9 @@ def _scalar_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
             pr.check(f"!kiln_int_fits<{out.ctype}>({e})")
         if src.is_float and out.is_int:
             pr.check(f"!kiln_fits<{out.ctype}>((double)({e}))")
+        if out.name == "float32" and src.name in ("float64", "pyfloat"):
+            pr.warns("overflow", "cast")
+            pr.fp_flags |= OVER
         if out.is_bool:
             return f"(({e}) != 0)"
         return f"(({out.ctype})({e}))"
@@ -414,6 +430,30 @@ _UFUNC_NAMES = {"add": "add", "sub": "subtract", "mul": "multiply", "neg": "nega
                 "floordiv": "floor_divide", "mod": "remainder"}
 
 
+# NumPy's ufuncs of the float scalar operations that may warn (ops/fp_errors.py says which
+# kinds, and NumPy's name in the message)
+_FLOAT_UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+                 "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "np.sqrt": "sqrt"}
+
+
+def _float_warns(pr: Any, fn: str, args: tuple, kinds: list, f32: bool) -> None:
+    """Note where NumPy's float scalar math may warn ("overflow encountered in scalar
+    multiply"; "... in cast" where a Python float enters a float32 operation). A native
+    run reads the floating-point flags its body raised and runs the loop again as the
+    reference where they may be such a warning (loop_runner.py)."""
+    if f32 and any(k.name == "pyfloat" for k in kinds):
+        pr.warns("overflow", "cast")
+        pr.fp_flags |= OVER
+    if fn not in _FLOAT_UFUNCS:
+        return
+    consts = tuple(None if hasattr(a, "kind") else a for a in args)
+    said, name = fp_kinds(_FLOAT_UFUNCS[fn], "f", consts, scalar=fn != "np.sqrt")
+    for bit, _key, text in KINDS:
+        if said & bit:
+            pr.note(f"{text} encountered in {name}")
+            pr.fp_flags |= bit
+
+
 def _numpy_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
     """NumPy scalar semantics: computed in the result type ``out``."""
     e = [pr.ref(a, out) for a in args]
@@ -478,6 +518,7 @@ def _numpy_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
     if out.is_float:
         f32 = out.name == "float32"
         suffix = "f32" if f32 else "f64"
+        _float_warns(pr, fn, args, kinds, f32)
         if fn in _ARITH:
             return f"(({t})({e[0]} {_ARITH[fn]} {e[1]}))"
         if fn == "truediv":

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.fp_errors import OVER
 from ..ops.loops import LoopBody
 from .loop_bounds import COUNTER_START, Bounds, Intervals
 from .loop_scalars import CTYPES, FAIL, Unnative, _Kind, _is_array, _kind_of, _scalar_expr
@@ -65,6 +66,7 @@ class _Printer(VectorOps):
         self.iv: Intervals | None = None
         self.depth = 1
         self.warnings: list[tuple] = []      # (message, filename, lineno): ``warns``
+        self.fp_flags = 0                    # the float kinds of those (ops/fp_errors.py bits)
         self.spans: dict[str, tuple] = {}    # run-time step loop variable -> (lowest, highest)
         self._vec_init()
 
@@ -120,11 +122,18 @@ class _Printer(VectorOps):
             return f"(({expr}) != 0)"
         return f"(({dst.ctype})({expr}))"
 
-    def warns(self, kind: str, ufunc: str) -> None:
+    def warns(self, kind: str, ufunc: str, node: Any = None) -> None:
         """Note that NumPy's scalar math may warn "<kind> encountered in scalar <ufunc>"
-        at the line of the node being printed (``LoopBody.warnings``)."""
-        source = (self.current.meta.get("source") if self.current is not None else None) or ("", 0)
-        key = (f"{kind} encountered in scalar {ufunc}", source[0], source[1])
+        (``ufunc`` "cast" or "sqrt": "... in cast", as NumPy names those) at the line of
+        ``node``, else of the node being printed (``LoopBody.warnings``)."""
+        self.note(f"{kind} encountered in " + (ufunc if ufunc in ("cast", "sqrt") else f"scalar {ufunc}"),
+                  node)
+
+    def note(self, message: str, node: Any = None) -> None:
+        """:meth:`warns` of a whole message."""
+        node = node if node is not None else self.current
+        source = (node.meta.get("source") if node is not None else None) or ("", 0)
+        key = (message, source[0], source[1])
         if key not in self.warnings:
             self.warnings.append(key)
 
@@ -378,6 +387,9 @@ class _Printer(VectorOps):
             self.check(f"!kiln_int_fits<{target.ctype}>({expr})")
         if src.is_float and target.is_int:
             self.check(f"!kiln_fits<{target.ctype}>((double)({expr}))")
+        if target.name == "float32" and src.name in ("float64", "pyfloat"):
+            self.warns("overflow", "cast", node)   # (NumPy's write casts the value)
+            self.fp_flags |= OVER
         cast = f"(({expr}) != 0)" if target.is_bool else f"({target.ctype})({expr})"
         off = self._offset(node, array, index)
         self.emit(f"{self.arrays[array][0]}[{off}] = {cast};", depth)

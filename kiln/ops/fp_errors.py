@@ -257,18 +257,31 @@ def raises_where(op: str, bit: int, kind: str = "f", to: Any = None) -> Any:
             return cond
         # an infinity made of finite operands (a NaN operand makes a NaN, so of these ops
         # only hypot(nan, inf) is infinite with one, and inf is no finite operand)
-        cond = ops.call("isinf", [r], rdt, np.bool_)
+        cond = _isinf(ops, r, rdt)
         at = _ZERO_DIVISOR.get(op)
-        # (power's zero base to any power under 0, -inf too, is a division by zero)
-        for v, dt in floats[:1] if bit == DIVIDE and op in _POWERS else floats:
-            cond = ops.call("logical_and", [cond, ops.call("logical_not", [
-                ops.call("isinf", [v], dt, np.bool_)], np.bool_)], np.bool_)
+        # (power's zero base to any power under 0, -inf too, is a division by zero; a
+        # complex operand: a cast to complex64)
+        finite = floats + [(v, dt) for v, dt in operands if np.dtype(dt).kind == "c"]
+        for v, dt in finite[:1] if bit == DIVIDE and op in _POWERS else finite:
+            cond = ops.call("logical_and", [cond, ops.call("logical_not", [_isinf(ops, v, dt)], np.bool_)],
+                            np.bool_)
         if at is not None and at < len(operands):
             v, dt = operands[at]
             zero = ops.call("equal" if bit == DIVIDE else "not_equal", [v, ops.constant(0, dt)], dt, np.bool_)
             cond = ops.call("logical_and", [cond, zero], np.bool_)
         return cond
     return where
+
+
+def _isinf(ops: Any, v: Any, dt: Any) -> Any:
+    """``np.isinf(v)``, of a complex value: either part infinite (an overflow of a cast to
+    complex64 makes one of them so)."""
+    dt = np.dtype(dt)
+    if dt.kind != "c":
+        return ops.call("isinf", [v], dt, np.bool_)
+    part = np.dtype(dt.char.lower())
+    return ops.call("logical_or", [ops.call("isinf", [ops.call(p, [v], dt, part)], part, np.bool_)
+                                   for p in ("real", "imag")], np.bool_)
 
 
 # Flags a compiled kernel's code for an op raises where NumPy's loop raises none, or

@@ -46,6 +46,8 @@ class _Writer:
         self.names: dict[Any, str] = {}
         self.used: set[str] = set()
         self.inner: dict[Any, list[str]] = {}
+        self.source: tuple | None = None      # the user's (file, line) of the node being written
+        self.at: list[tuple | None] = []      # per line: its node's (lines.py ``user_lines``)
 
     def fresh(self, hint: str) -> str:
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "v"
@@ -76,6 +78,7 @@ class _Writer:
 
     def emit(self, line: str, depth: int) -> None:
         self.lines.append("    " * depth + line)
+        self.at.append(self.source)
 
     def fn(self, value: Callable, hint: str) -> str:
         name = self.fresh(hint)
@@ -98,7 +101,9 @@ class _Writer:
             op = getattr(self, f"op_{node.target.name}", None)
             if op is None:
                 raise _Unknown(node.target.name)
+            outer, self.source = self.source, node.meta.get("source") or self.source
             op(node, depth)
+            self.source = outer
 
     def _index(self, index: tuple, extra: str | None = None, axis: int = 0) -> str:
         parts = [self.ref(v) for v in index]
@@ -244,7 +249,31 @@ def python_runner(body: Any) -> Callable | None:
     w.non_empty(head, 2)
     w.emit(f"return ({''.join(w.names[c] + ', ' for c in carried)})", 1)
     source = "\n".join(w.lines) + "\n"
-    exec(compile(source, f"<kiln {body.name} as Python ({body.where})>", "exec"), w.env)
+    exec(_user_lines(source, w, body.where, f"<kiln {body.name} as Python ({body.where})>"), w.env)
     run = w.env[fname]
     run.source = source
     return run
+
+
+def _user_lines(source: str, w: _Writer, where: str, name: str) -> Any:
+    """``source`` compiled with each statement at its op's line of the user's file (the
+    loop's own, ``where``, its ``file:line``, for the lines of no op), in that
+    module's namespace for the warnings machinery (``__name__``, its
+    ``__warningregistry__``): a warning NumPy's scalar math gives in the loop ("overflow
+    encountered in scalar multiply") is the user's line's, as in the user's own loop, shown
+    once per line under the default filter with the user's own. Where the ops come from
+    no one file, the generated code's own lines."""
+    import ast
+    filename, _, line = where.rpartition(":")
+    if not line.isdigit() or any(at and at[0] != filename for at in w.at):
+        return compile(source, name, "exec")
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if hasattr(node, "lineno"):
+            node.lineno = node.end_lineno = (w.at[node.lineno - 1] or (filename, int(line)))[1]
+    from .value_warnings import _module_of
+    module, globals_ = _module_of(filename)
+    if globals_ is not None:
+        w.env["__name__"] = module
+        w.env["__warningregistry__"] = globals_.setdefault("__warningregistry__", {})
+    return compile(tree, filename, "exec")

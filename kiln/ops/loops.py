@@ -206,8 +206,13 @@ class LoopBody:
         # The places where NumPy's scalar math may warn in the body (integers that wrap
         # or divide by zero: ``(message, filename, lineno)``, set by the C++ printer) and
         # whether NumPy's error mode would make one raise, call or log (then the
-        # reference runs, which does so where NumPy does; a native run does not warn)
+        # reference runs, which does so where NumPy does; a native run gives no integer
+        # warning, its float ones by ``fp_flags``)
         self.warnings: tuple = ()
+        # of those, the kinds of NumPy's float scalar math (ops/fp_errors.py bits): a native
+        # run reads the flags it raised, and where one may be a warning the user would see,
+        # the reference runs again (kiln/lowering/loop_runner.py)
+        self.fp_flags = 0
         self.trapped: Callable[[], bool] = _never
         self.plain_calls()
 
@@ -286,6 +291,19 @@ stats = {"native": 0, "reference": 0, "inplace": 0, "gave_up": 0}   # inplace: n
 def _scalar(value: Any) -> Any:
     """A 0-d array handed over for a scalar becomes the NumPy scalar it stands for."""
     return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+
+def echo_warnings(body: LoopBody, start: Any, stop: Any, step: Any, carried: tuple,
+                  operands: tuple) -> bool:
+    """Run the loop as the reference on copies of its carried arrays for the warnings
+    NumPy's scalar math gives in it, its result dropped: the native run's stands (a body
+    that reads none of the arrays it writes computes the same values from the same
+    inputs, so the same warnings; kiln/lowering/loop_runner.py). False (not a miss)."""
+    state = tuple(fresh_copy(v) if k in body.arrays else _scalar(v) for k, v in enumerate(carried))
+    start, stop, step = (operator.index(_scalar(v)) for v in (start, stop, step))
+    stats["reference"] += 1
+    body.run(start, stop, step, state, tuple(_scalar(v) for v in operands))
+    return False
 
 
 def _loop_impl(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
@@ -384,7 +402,7 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
         for k in body.arrays:
             state[k] = fresh_copy(originals[k])
     stats["reference"] += 1
-    if tried:
+    if tried and not body.__dict__.pop("heard", False):   # (a warning's rerun is no miss)
         body.misses += 1
     try:
         return tuple(body.run(start, stop, step, tuple(state), operands))

@@ -240,3 +240,22 @@ def cast_overflow(sites: tuple) -> None:
     if warned_kinds() & OVER:
         for filename, lineno in sites:
             warn_at("overflow encountered in cast", filename, lineno)
+
+
+def loop_flags_heard(warns: tuple) -> Callable[[int], bool]:
+    """For a loop body whose native run reads the floating-point flags it raised
+    (lowering/loop_runner.py: the code ``FP_RAISED | kinds``): ``heard(code)``, would
+    running it as the reference (NumPy's scalar math, op by op) give a warning the user
+    sees? ``warns``: the body's ``(message, filename, lineno)`` where NumPy may warn. Not
+    where NumPy's error mode ignores every raised kind, nor where every message of those
+    kinds is dropped by the filters or was shown at its line already (the default
+    filter's once per location): then the native result stands, as NumPy's would have
+    come with no warning shown. Else the caller runs the loop again as the reference,
+    which warns as NumPy does (each time, under "always"; an error mode that raises never
+    gets here: ``LoopBody.trapped``)."""
+    sites = tuple((bit, at) for at in warns for bit, _key, text in KINDS if at[0].startswith(text))
+
+    def heard(code: int) -> bool:
+        flags = code & warned_kinds()
+        return any(flags & bit and not (ignored_at(*at) or shown_at(*at)) for bit, at in sites)
+    return heard

@@ -172,6 +172,21 @@ def test_arrays_written_into_a_narrower_array_warn_as_numpy(backend, monkeypatch
     assert not want[1] and _run(writes_of_arrays, (np.ones(16, np.float32), v * 1e300))[1]
 
 
+def complex_writes(z, x):
+    z[:] = x * 2       # complex128 into complex64, in one kernel with the multiply
+    return z
+
+
+def test_a_cast_into_complex64_beside_another_overflow_warns_as_numpy():
+    # two ops of the kernel may overflow, so predicates tell which: the cast's tested
+    # its complex result as a float (np.isinf of a complex: false) and never held
+    compiled = kiln.compile(complex_writes)
+    # (not here: an infinity or 1e308, whose complex multiply NumPy warns for, kiln not)
+    for data in ([1e300, 1.0], [1.0 + 1e300j, 1.0], [-1e300, 3e38], [2.0, 1.0], [1.0, 2.0]):
+        x = np.array(data, np.complex128)
+        _same(_run(compiled, (np.zeros(2, np.complex64), x)), _run(complex_writes, (np.zeros(2, np.complex64), x)))
+
+
 def test_a_ufuncs_cast_into_a_narrower_out_warns_in_the_ufuncs_name(monkeypatch):
     # np.negative(v, out=u32): the cpp kernel's cast in the write raised overflow, which
     # no entry told (the negative cannot overflow), so nothing was said. (The eager
