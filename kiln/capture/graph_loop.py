@@ -272,7 +272,7 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
     if i_name is None or not isinstance(tx.locals.get(i_name), LoopVariable):
         raise LoopFallback("the loop variable is not a plain local")
     slots = array_slots(tx, snap, saved, before, calls, live - {i_name})
-    stacks = stacked_items(tx, inst, snap, appends, calls, before, slots.outs, _root, _outer)
+    stacks = stacked_items(tx, inst, snap, saved, appends, calls, before, slots.outs, _root, _outer)
     if stacks and count < 1:
         raise LoopFallback("a stacked list's loop that runs no trip")
     if trips is None:
@@ -527,6 +527,8 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots
     tx.ip = inst.target
     if all(isinstance(b, ConstantVariable) for b in bounds):
         count = str(trips)
+    elif stacks:
+        count = f"{trips}, guarded: the stacked lists' length"
     else:
         count = "run-time: range(" + ", ".join(
             repr(b.value) if isinstance(b, ConstantVariable) else b.describe() for b in bounds) + ")"

@@ -140,8 +140,8 @@ def only_stacked_after(tx, inst: Any, name: str) -> bool:
         and oparg_of(instructions[k].arg) == 1
 
 
-def stacked_items(tx, inst: Any, snap: Any, appends: list, calls: list, before: set,
-                  outs: list, root: Any, outer: Any) -> list:
+def stacked_items(tx, inst: Any, snap: Any, saved: dict, appends: list, calls: list,
+                  before: set, outs: list, root: Any, outer: Any) -> list:
     """The lists whose appends the node stacks: ``(name, list, item)`` for each of
     ``appends``, or LoopFallback where one is not taken (see the module doc)."""
     taken = []
@@ -155,6 +155,8 @@ def stacked_items(tx, inst: Any, snap: Any, appends: list, calls: list, before: 
         if not only_stacked_after(tx, inst, names[0]):
             raise LoopFallback(f"the body appends to '{names[0]}', which the code after the loop "
                                f"uses otherwise than in one np.array/np.asarray/np.stack call")
+        if id(item) in saved:   # an array from before the trip (written in place): one object
+            raise LoopFallback(f"the body appends to '{names[0]}' the same array each trip")
         if not isinstance(item, ArrayVariable) or item.tensor or outer(item.node, before) \
                 or root(item.node, before) is not item.node:
             raise LoopFallback(f"the body appends to '{names[0]}' something other than an "
