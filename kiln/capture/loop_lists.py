@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import TensorMeta
-from .bytecode_facts import CALL_PREFIX, cellvars, load_attr_arg, local_accesses, oparg_of
+from .bytecode_facts import AFTER_CALLABLE, CALL_PREFIX, cellvars, load_attr_arg, local_accesses, oparg_of
 from .loops import LoopFallback
 from .variables.arrays import ArrayVariable
 from .variables.base import VariableTracker
@@ -129,7 +129,10 @@ def only_stacked_after(tx, inst: Any, name: str) -> bool:
     if len(uses) != 1 or instructions[uses[0]].opname != "LOAD_FAST":
         return False
     k = uses[0]
-    before = instructions[k - 1]
+    j = k - 1
+    while j > 0 and instructions[j].opname in AFTER_CALLABLE:
+        j -= 1
+    before = instructions[j]
     if before.opname not in ("LOAD_ATTR", "LOAD_METHOD") \
             or load_attr_arg(before.opname, before.arg)[1] not in _STACKER_NAMES:
         return False
