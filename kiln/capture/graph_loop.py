@@ -20,6 +20,10 @@ carried Python scalar (kiln/capture/graph_breaks.py's while form carries it), a 
 array the loop does not carry, views of carried arrays made before the loop, arrays
 that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``return``.
 
+A list made in the function that the body appends one array to, stacked after the loop
+(``ys.append(y)`` then ``np.array(ys)``), is a buffer the node fills a row a trip
+(kiln/capture/loop_lists.py).
+
 The pieces (``iteration_calls``, ``array_slots``, ``lift_body``, ``back_at_head``,
 ``array_result``) serve the while form too (kiln/capture/graph_while.py).
 """
