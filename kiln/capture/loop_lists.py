@@ -147,6 +147,9 @@ def stacked_items(tx, inst: Any, snap: Any, saved: dict, appends: list, calls: l
                   before: set, outs: list, root: Any, outer: Any) -> list:
     """The lists whose appends the node stacks: ``(name, list, item)`` for each of
     ``appends``, or LoopFallback where one is not taken (see the module doc)."""
+    if appends and tx.output.device_type is not None:
+        raise LoopFallback("the body appends to a list, and the arrays are on a device (the "
+                           "node's buffers are NumPy's)")
     taken = []
     held = [v for v in snap.stack] + [x for c, saved in snap.containers if isinstance(saved, list)
                                       for x in saved] + list(snap.cells.values())
