@@ -85,6 +85,9 @@ PY = check_version()
 # -- the per-version columns (see the table in the module docstring) ---------------------
 NULL_ABOVE_CALLABLE = PY >= (3, 13)         # [callable, self_or_null, args...]
 HAS_PRECALL = PY == (3, 11)
+# what may come between a callable's load and its first argument's (3.13: ``np.array(ys)``
+# is LOAD_ATTR array, PUSH_NULL, LOAD_FAST ys)
+AFTER_CALLABLE = frozenset({"PUSH_NULL"}) if NULL_ABOVE_CALLABLE else frozenset()
 # Instructions the interpreter skips after FOR_ITER's target when the iterator is done.
 FOR_ITER_SKIPS = {(3, 11): (), (3, 12): ("END_FOR",), (3, 13): ("END_FOR", "POP_TOP")}[PY]
 # 3.13 jumps and ``not`` only accept exact bools (TO_BOOL makes them): generated code that

@@ -20,6 +20,10 @@ carried Python scalar (kiln/capture/graph_breaks.py's while form carries it), a 
 array the loop does not carry, views of carried arrays made before the loop, arrays
 that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``return``.
 
+A list made in the function that the body appends one array to, stacked after the loop
+(``ys.append(y)`` then ``np.array(ys)``), is a buffer the node fills a row a trip
+(kiln/capture/loop_lists.py).
+
 The pieces (``iteration_calls``, ``array_slots``, ``lift_body``, ``back_at_head``,
 ``array_result``) serve the while form too (kiln/capture/graph_while.py).
 """
@@ -36,6 +40,7 @@ from ..ops.graph_loops import GraphLoopBody
 from ..ops.loops import stand_in
 from .breaks import BreakGraph
 from .loop_node import _loaded, _note, _Snapshot, write_array_back
+from .loop_lists import StackedListVariable, stacked_items, take_appends
 from .loops import MIN_TRIP, LoopFallback
 from .variables.arrays import ArrayVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
@@ -165,10 +170,11 @@ def _order(perm: dict) -> int:
     return order
 
 
-def _guard_trips(tx, bounds: tuple, perm: dict) -> int:
+def _guard_trips(tx, bounds: tuple, perm: dict, by_value: bool = False) -> int:
     """A run-time trip count: where names end depends on it only through whether it is 0
     (a name rebound to a new array) and its remainder by the permutation's order (``u, v
-    = v, u``); guard those, and return this call's count (the names end as for it)."""
+    = v, u``); guard those, and return this call's count (the names end as for it).
+    ``by_value``: the count itself is guarded (a stacked list's buffer has it as a size)."""
     values = [b.value if isinstance(b, ConstantVariable) else b.example for b in bounds]
     trips = len(range(*values))
     code = "len(range(" + ", ".join(str(b.value) if isinstance(b, ConstantVariable) else b.code
@@ -176,6 +182,9 @@ def _guard_trips(tx, bounds: tuple, perm: dict) -> int:
     text = "len(range(" + ", ".join(str(b.value) if isinstance(b, ConstantVariable) else b.text
                                     for b in bounds) + "))"
     leaves = tuple(leaf for b in bounds if not isinstance(b, ConstantVariable) for leaf in b.leaves)
+    if by_value:
+        tx.guards.add_truth(f"{code} == {trips}", f"{text} == {trips}", True, leaves)
+        return trips
     if any(j is None for j in perm.values()):
         tx.guards.add_truth(f"{code} > 0", f"{text} > 0", trips > 0, leaves)
     order = _order(perm)
@@ -253,6 +262,7 @@ def fuses_unrolled(calls: list, count: int) -> bool:
 def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: dict,
            before: set, unbacked: int) -> None:
     _run_body(tx, inst)
+    appends = take_appends(snap)
     calls = iteration_calls(tx, snap, before, unbacked)
     count = trips if trips is not None else len(range(*(
         b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))
@@ -266,13 +276,16 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
     if i_name is None or not isinstance(tx.locals.get(i_name), LoopVariable):
         raise LoopFallback("the loop variable is not a plain local")
     slots = array_slots(tx, snap, saved, before, calls, live - {i_name})
+    stacks = stacked_items(tx, inst, snap, saved, appends, calls, before, slots.outs, _root, _outer)
+    if stacks and count < 1:
+        raise LoopFallback("a stacked list's loop that runs no trip")
     if trips is None:
         if i_name in facts.live_in[inst.target]:
             raise LoopFallback("the loop variable is read after the loop and the trip count is "
                                "known only at run time")
-        trips = _guard_trips(tx, bounds, slots.perm)
+        trips = _guard_trips(tx, bounds, slots.perm, by_value=bool(stacks))
     _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots, i_name,
-          i_name in facts.live_in[inst.target])
+          i_name in facts.live_in[inst.target], stacks)
 
 
 class ArraySlots:
@@ -472,18 +485,22 @@ def note_node(tx, text: str, drop: str = "loop unrolled") -> None:
 
 
 def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots, i_name: str,
-          i_after: bool) -> None:
+          i_after: bool, stacks: list) -> None:
     graph = tx.output.graph
     starts = slots.starts(saved)
     body_graph, operands = lift_body(tx, f"{tx.code.co_name}_graph_loop_body", starts,
-                                     slots.carried_names(), calls, before, slots.outs)
+                                     slots.carried_names(), calls, before,
+                                     slots.outs + [item.node for _, _, item in stacks])
     where = f"{tx.location()[0]}:{tx.location()[1]}"
-    body = GraphLoopBody(body_graph, len(slots.keep), tuple(slots.nxt), where=where)
+    rows = tuple(TensorMeta((trips,) + item.node.val.shape, item.node.val.dtype) for _, _, item in stacks)
+    body = GraphLoopBody(body_graph, len(slots.keep), tuple(slots.nxt), where=where, stacked=rows)
     back_at_head(tx, snap, saved)
     vals = tuple(s.val for s in starts)
     bvals = tuple(b.value if isinstance(b, ConstantVariable) else tx.output.scalar_node(b) for b in bounds)
+    if stacks:     # its trip count is guarded by value (the buffers' size)
+        bvals = (0, trips, 1)
     node = graph.call(REGISTRY["graph_loop"], bvals + (tuple(starts), tuple(operands)), {"body": body},
-                      val=vals, source=tx.location())
+                      val=vals + rows, source=tx.location())
     items = [graph.call(REGISTRY["loop_item"], (node,), {"index": p}, val=vals[p])
              for p in range(len(slots.keep))]
     # where each position's names end: the permutation's trips-th power, or a new array
@@ -499,6 +516,14 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots
         target = array_result(tx, slots, p, k, j, items[p])
         for n in slots.names[id(slots.positions[k])]:
             tx.locals[n] = target
+    for j, (name, _, item) in enumerate(stacks):
+        buffer = ArrayVariable(graph.call(REGISTRY["loop_item"], (node,), {"index": len(vals) + j},
+                                          val=rows[j]))
+        p = next((p for p, o in enumerate(slots.outs) if o is item.node), None)
+        last = None if p is None else tx.locals[slots.carried_names()[
+            next(q for q, (kind, m) in enumerate(slots.nxt) if kind == "out" and m == p)]]
+        tx.locals[name] = StackedListVariable(list(tx.locals[name].item_list), buffer, last,
+                                              None if last is None else last.node)
     if i_after:
         last = bounds[0].value + (trips - 1) * bounds[2].value
         tx.locals[i_name] = ConstantVariable(last)
@@ -506,8 +531,11 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots
     tx.ip = inst.target
     if all(isinstance(b, ConstantVariable) for b in bounds):
         count = str(trips)
+    elif stacks:
+        count = f"{trips}, guarded: the stacked lists' length"
     else:
         count = "run-time: range(" + ", ".join(
             repr(b.value) if isinstance(b, ConstantVariable) else b.describe() for b in bounds) + ")"
     note_node(tx, f"graph loop node ({node.name}, trip count {count}, {len(body_graph.calls)} body "
-                  f"ops compiled once, carried: {', '.join(slots.carried_names())})")
+                  f"ops compiled once, carried: {', '.join(slots.carried_names())}"
+                  + "".join(f", stacked: {name}" for name, _, _ in stacks) + ")")

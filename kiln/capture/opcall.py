@@ -42,6 +42,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if tx.output.loop_trace is not None:   # inside a loop body: element code only
         from .loops import call_in_body
         return call_in_body(tx, key, args, kwargs, what)
+    if any(isinstance(a, StackedListVariable) for a in args):   # ``np.array(ys)`` after a graph loop
+        key, args = stacking_call(tx, key, args, kwargs)
     spelling = find_spelling(key)
     folded = fold_ufunc(key, spelling.op if spelling is not None else None, args, kwargs)
     if folded is not None:
@@ -503,3 +505,4 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
 # not taken yet): both import this module's core
 from .array_writes import check_c_order_out, mutate, record_node, write_out  # noqa: E402
 from . import selections  # noqa: E402
+from .loop_lists import StackedListVariable, stacking_call  # noqa: E402

@@ -221,6 +221,9 @@ class OutputGraph:
             # once, so that the selection returned twice (``v = x[m]; return v, v``) is one
             # array, as in the frame
             return self._bind_once(f"{self.reconstruct(tx, var.full)}[{self.reconstruct(tx, var.mask)}]")
+        from .loop_lists import StackedListVariable
+        if isinstance(var, StackedListVariable):
+            return var.rebuild(lambda v: self.reconstruct(tx, v))
         if isinstance(var, SliceVariable):
             return "slice(" + ", ".join(self.reconstruct(tx, p) for p in var.parts) + ")"
         if var.source is not None and not isinstance(var, IteratorVariable):

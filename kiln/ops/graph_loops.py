@@ -83,8 +83,12 @@ class GraphLoopBody:
     _count = 0
 
     def __init__(self, graph: Any, n_carried: int, nxt: tuple, where: str = "",
-                 tests: tuple | None = None) -> None:
+                 tests: tuple | None = None, stacked: tuple = ()) -> None:
         self.graph = graph
+        # A range loop's lists appended to (kiln/capture/loop_lists.py): the metas of the
+        # ``(trips, *shape)`` buffers of the body's last ``len(stacked)`` outputs, one row a
+        # trip, which the node returns after its carried values.
+        self.stacked = stacked
         self.n_carried = n_carried
         self.next = nxt
         self.where = where
@@ -152,11 +156,23 @@ class GraphLoopBody:
 def iterate(body: GraphLoopBody, fn: Callable, fast: Callable | None, trips: int | None,
             state: list, operands: tuple, nxt: tuple) -> tuple:
     """Run ``fn`` (then ``fast``, its short path) ``trips`` times, or while the while
-    loop's test says so; the carried values of the next trip are as ``nxt`` says."""
+    loop's test says so; the carried values of the next trip are as ``nxt`` says (and
+    the stacked outputs copied into their buffers' rows, ``GraphLoopBody.stacked``)."""
     outs = fn(*state, *operands)
     state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
     if fast is None:
         fast = lambda args: fn(*args)   # noqa: E731
+    if body.stacked:
+        rows = [np.empty(m.shape, m.dtype) for m in body.stacked]
+        first = body.n_outs
+        for r, o in zip(rows, outs[first:first + len(rows)]):
+            r[0] = o
+        for t in range(1, trips):
+            outs = fast((*state, *operands))
+            state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
+            for r, o in zip(rows, outs[first:first + len(rows)]):
+                r[t] = o
+        return tuple(state) + tuple(rows)
     if trips is not None:
         for _ in range(trips - 1):
             outs = fast((*state, *operands))
@@ -297,7 +313,7 @@ def _may_overlap(a: np.ndarray, b: np.ndarray) -> bool:
 
 def _graph_loop_meta(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
                      body: GraphLoopBody) -> tuple:
-    return tuple(carried)
+    return tuple(carried) + tuple(body.stacked)
 
 
 def _copied(v: Any, format_value: Callable, consts: dict) -> str:
@@ -341,7 +357,15 @@ def _print_graph_loop(node: Any, consts: dict, format_value: Callable, python_co
     if body.tests is None:
         bounds = ", ".join(f"int({format_value(v, consts)})" if hasattr(v, "kind")
                            else format_value(v, consts) for v in node.args[:3])
-        return lines + [f"for {node.name}_i in range({bounds}):"] + step
+        if not body.stacked:
+            return lines + [f"for {node.name}_i in range({bounds}):"] + step
+        # the appended values' rows (kiln/capture/loop_lists.py), stacked after the loop
+        rows = f"{node.name}_rows"
+        return lines + [f"{rows} = {tuple([] for _ in body.stacked)!r}",
+                        f"for {node.name}_i in range({bounds}):"] + step + [
+                        f"    for _r, _o in zip({rows}, {node.name}_out[{body.n_outs}:]):",
+                        "        _r.append(np.array(_o))",
+                        f"{node.name} = {node.name} + tuple(np.array(_r) for _r in {rows})"]
     entry, each = body.tests
     go = f"{node.name}_go"
     if entry.tests:

@@ -1,0 +1,102 @@
+"""Graph loops whose body appends to a list made in the function, stacked after the loop
+(kiln/capture/loop_lists.py): values against NumPy, and the lists that must stay lists."""
+import numpy as np
+
+import kiln
+
+M = np.eye(3) * 0.9 + 0.01
+
+
+def _history(y, h, n):
+    ys = [y]
+    norms = []
+    for i in range(n):
+        k1 = y @ M
+        k2 = (y + h / 2 * k1) @ M
+        y = y + h / 2 * (k1 + k2)
+        ys.append(y)
+        norms.append(np.linalg.norm(y))
+    return np.stack(ys), np.asarray(norms)
+
+
+def _returned(y, n):
+    ys = [y]
+    for i in range(n):
+        y = y @ M + 1.0
+        ys.append(y)
+    return ys
+
+
+def _same_object(y, n):
+    y = y.copy()
+    ys = []
+    for i in range(n):
+        y += y @ M
+        ys.append(y)
+    return np.array(ys)
+
+
+def _aliased(y, n):
+    ys = []
+    zs = ys
+    for i in range(n):
+        y = y @ M
+        ys.append(y)
+    return np.array(zs)
+
+
+def _written_after(y, n):
+    ys = []
+    for i in range(n):
+        y = y @ M + 1.0
+        ys.append(y)
+    y += 1.0
+    return np.array(ys)
+
+
+def _notes(fn, *args):
+    return "\n".join(l for l in str(kiln.explain(fn)(*args)).splitlines() if "loop" in l)
+
+
+def _same(a, b):
+    assert type(a) is type(b)
+    if isinstance(a, (tuple, list)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    else:
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+
+
+def test_appended_arrays_and_numbers_become_stacked_rows():
+    y0 = np.linspace(0.0, 1.0, 300).reshape(100, 3)
+    f = kiln.compile(_history)
+    for n in (6, 9):
+        _same(_history(y0, 0.1, n), f(y0, 0.1, n))
+    e = kiln.explain(_history)(y0, 0.1, 6)
+    assert e.graph_count == 1 and e.graph_break_count == 0
+    notes = _notes(_history, y0, 0.1, 6)
+    assert "graph loop node" in notes and "stacked: norms" in notes and "stacked: ys" in notes
+    # the buffers' size is the trip count: guarded by value
+    assert any("== 6" in g for g in e.guards)
+
+
+def test_lists_that_escape_stay_lists_of_numpys_arrays():
+    y0 = np.linspace(0.0, 1.0, 6).reshape(2, 3)
+    for fn in (_returned, _same_object, _aliased):
+        g = kiln.compile(fn, backend="eager")
+        _same(fn(y0, 5), g(y0, 5))
+        assert "stacked" not in _notes(fn, y0, 5)
+    got = kiln.compile(_returned, backend="eager")(y0, 5)
+    assert type(got) is list and got[0] is y0
+    assert "uses otherwise than in one np.array" in _notes(_returned, y0, 5)
+    assert "the same array each trip" in _notes(_same_object, y0, 5)
+
+
+def test_last_row_written_after_the_loop_rebuilds_the_list():
+    y0 = np.linspace(0.0, 1.0, 6).reshape(2, 3)
+    g = kiln.compile(_written_after, backend="eager")
+    _same(_written_after(y0, 5), g(y0, 5))
+    e = kiln.explain(g)(y0, 5)
+    assert "stacked: ys" in str(e) and e.graph_break_count == 1
