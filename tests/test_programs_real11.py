@@ -11,7 +11,9 @@ np.interp, an attack/release envelope), numerical methods (Dormand-Prince RK45 w
 control, the Thomas tridiagonal solve, Newton with a bisection fallback), recommendation
 (ALS by np.linalg.solve), images (bilinear resize by gather, an integral image box sum),
 and code that leans on np.errstate, np.where over warnings, structured arrays, np.ma,
-dtype conversions, in-place ops on views and user exceptions. Every program ran against
+dtype conversions, in-place ops on views and user exceptions; last, semantics met in
+passing (overlapping view updates, np.add.at, integer division by zero, Fortran and
+reversed inputs, Python scalar promotion, np.ma chains, NaN-aware summaries). Every program ran against
 NumPy on cpp and aot_eager with two or three calls each (other shapes, dtypes, inputs
 NumPy raises for), warnings compared too. What differed: the adaptive RK45's history lists
 recompiled its resume function every step until recompile_limit warned (fixed:
@@ -571,6 +573,89 @@ def int_overflow_and_unsigned_wrap(x, thresholds):
     wrapped = counts - np.uint8(3)
     big = np.int32(2 ** 30) * np.arange(1, 4, dtype=np.int32)
     return counts, wrapped, big, big.astype(np.int64).sum()
+
+
+# ----------------------------------------------------------------------------- semantics in passing
+
+@program((np.arange(10.0),), (np.arange(5, dtype=f32),))
+def overlapping_view_updates(x):
+    x[1:] += x[:-1]          # NumPy buffers overlapping operands
+    x[::-1][:3] *= 2
+    y = x[2:-2:2]
+    y -= y.mean()
+    return x.copy(), y
+
+@program((np.array([3, 1, 3, 0, 1]), np.array([1.0, 2, 3, 4, 5]), 4), (np.array([0, 0]), np.array([1.0, 1.0], f32), 2))
+def scatter_add_at_histogram(idx, w, n):
+    h = np.zeros(n, dtype=w.dtype)
+    np.add.at(h, idx, w)
+    m = np.full(n, -np.inf, dtype=w.dtype)
+    np.maximum.at(m, idx, w)
+    return h, m, np.bincount(idx, minlength=n)
+
+@program((np.array([7, -7, 0, 5], i32), np.array([2, 2, 0, -3], i32)), (np.array([1, 2], i64), np.array([0, 1], i64)))
+def integer_division_by_zero(a, b):
+    q = a // b
+    r = a % b
+    fq = a / b
+    return q, r, fq, np.divmod(a, b)
+
+@program((np.asfortranarray(_g.random((4, 5))), np.array([1.0, 2, 3, 4, 5])[::-1]),
+         (_g.random((3, 2))[:, ::-1], np.array([1.0, -1.0])))
+def odd_layout_inputs(A, v):
+    y = A @ v
+    B = A * 2 + v
+    s = np.cumsum(A, axis=0)
+    return y, B, s, B.T.copy(), np.ascontiguousarray(A[::-1])
+
+@program((np.linspace(0, 1, 6), 0.5), (np.linspace(0, 1, 3).astype(f32), 2.0))
+def python_scalar_promotion(x, a):
+    y = x * a + 1
+    z = np.where(x > 0.5, x, 0)
+    w = np.where(x > 0.5, 1, 0)
+    m = np.maximum(x, 0.25)
+    return y, z, w, m, (x * np.float64(2)).dtype.str, np.float32(3) * x
+
+@program((np.arange(6.0),), (np.arange(3, dtype=f32),))
+def axpy_helper_mutates_its_argument(a):
+    def axpy(alpha, x, y):
+        y += alpha * x
+        return y
+    r = axpy(2.0, a, a)
+    return r is a, a.sum()
+
+@program((np.array([[1.0, 2], [3, 4]]), np.array([[1.0, 0], [0, 0]])),)
+def masked_ops_chain(a, mask):
+    m = np.ma.array(a, mask=mask.astype(bool))
+    s = (m * 2 + 1).sum(axis=0)
+    mx = m.max()
+    return np.ma.getdata(s), mx, m.mean(), np.ma.masked_where(a > 2, a).filled(-1)
+
+@program((np.array([1.0, np.nan, 3.0, np.inf]),), (np.array([np.nan, np.nan], f32),))
+def nan_aware_summary(x):
+    with np.errstate(invalid="ignore"):
+        finite = x[np.isfinite(x)]
+    mean = finite.mean() if finite.size else np.nan
+    return np.nanmax(x) if not np.isnan(x).all() else -1.0, np.nansum(x), mean, np.isnan(x).sum()
+
+@program((np.arange(12).reshape(3, 4),), (np.arange(4).reshape(2, 2).astype(u8),))
+def int_array_in_place_promote_errors(a):
+    try:
+        a += 1.5
+    except Exception as e:
+        msg = type(e).__name__
+    else:
+        msg = "ok"
+    a += 1
+    b = a.astype(np.float32)
+    b /= 2
+    return a, b, msg
+
+@program((np.linspace(-2, 2, 9),), (np.array([0.0], f32),))
+def sinc_with_where_and_errstate(x):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.where(x == 0, 1.0, np.sin(np.pi * x) / (np.pi * x))
+    return s, np.sinc(x)
 
 
 # (every program ran on cpp too when written; these few keep the C++ path in the suite's budget)
