@@ -65,13 +65,21 @@ def _trackers(tx, snap: _Snapshot) -> dict:
     """Every array tracker capture can reach, with its state (put back on failure)."""
     found: dict[int, tuple] = {}
     values = list(snap.stack) + list(snap.locals.values()) + list(snap.cells.values()) \
-        + list(tx.output.wrapped.values()) + [v for c, _ in snap.containers for v in
-                                              (c.entries.values() if hasattr(c, "entries") else c.item_list)] \
+        + list(tx.output.wrapped.values()) + [v for c, _ in snap.containers for v in _items(c)] \
         + [v for _, stored in snap.objects for v in stored.values()]
     for v in values:
         if isinstance(v, ArrayVariable) and id(v) not in found:
             found[id(v)] = (v, {a: getattr(v, a) for a in _ATTRS})
     return found
+
+
+def _items(container: Any) -> Any:
+    """A container's trackers without reading more of it: an argument list no item of
+    which was read gives only its appends (reading its items would guard its length, and
+    a history list growing by one each resume of a loop would recompile every time)."""
+    if hasattr(container, "entries"):
+        return container.entries.values()
+    return container.appended if getattr(container, "unread", False) else container.item_list
 
 
 def _restore_trackers(saved: dict) -> None:

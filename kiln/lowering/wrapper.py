@@ -37,6 +37,7 @@ class WrapperCode:
         # method from their line (ir/graph.py extern_impl)
         self.method_sites: dict[tuple, str] = {}
         self.site_ops: dict[str, Any] = {}   # its global -> the op
+        self.site_keywords: set[str] = set()   # sites some call passes keyword params
         self.lines: list[str] = []
         self._views = 0
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
@@ -268,6 +269,8 @@ class WrapperCode:
                     name = self.method_sites.setdefault(
                         at, f"_ext_{item.op.name}_at_{len(self.method_sites)}")
                     self.site_ops[name] = item.op
+                    if item.params:
+                        self.site_keywords.add(name)
                 into = getattr(low, "extern_into", {}).get(item.name)
                 if into is not None:   # written into the caller's array (lowering/inplace.py)
                     name = f"_out_{item.op.name}"
@@ -412,7 +415,8 @@ class WrapperCode:
                     head.append(f"{name} = _method_at({method!r}, {filename!r}, {lineno!r})")
                 else:   # the op's impl, a NumPy callable (a ufunc, np.dot)
                     op = f"REGISTRY[{self.site_ops[name].name!r}]"
-                    head.append(f"{name} = _ufunc_at({op}.impl, {filename!r}, {lineno!r})")
+                    keywords = "" if name in self.site_keywords else ", keywords=False"
+                    head.append(f"{name} = _ufunc_at({op}.impl, {filename!r}, {lineno!r}{keywords})")
         for (attr, op, kw), name in self.spread.items():
             kwargs = ", ".join(f"{k}={v!r}" for k, v in kw)
             head.append(f"{name} = REGISTRY[{op!r}].{attr}({kwargs})")

@@ -222,6 +222,28 @@ def test_appending_to_a_list_argument_does_not_guard_its_length():
             np.testing.assert_allclose(mine, theirs, rtol=1e-12)   # sums: ulps may differ
 
 
+def _steps_with_history(x, t_end):
+    t, ts = 0.0, [0.0]
+    while t < t_end:
+        k = np.zeros((4, len(x)))
+        for i in range(4):                  # tried as a graph loop (k[:i] keeps it unrolled)
+            k[i] = x * t + k[:i].sum(0)
+        if k.max() <= 1e9:                  # a break every step, as an adaptive step's test
+            t = t + 1.0
+            ts.append(t)                    # the history: appended to, never read
+    return np.array(ts)
+
+
+def test_a_graph_loop_attempt_does_not_read_an_appended_history_list():
+    """The graph loop attempt collected the array trackers of every list in the frame by
+    reading its items, which guarded an append-only history list's length: each step of an
+    adaptive RK45 loop resumed with a longer list and recompiled until recompile_limit."""
+    f = kiln.compile(_steps_with_history, backend="aot_eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # the recompile_limit warning would fail the test
+        np.testing.assert_array_equal(f(np.ones(3), 12.0), _steps_with_history(np.ones(3), 12.0))
+
+
 def _append_then_read(x, hist):
     hist.append(x.sum())
     return x * len(hist), hist[0]
