@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import numpy as np
 
-import kiln
 from tests.test_programs import program_registry, program_test
 
 f32, f64, i32, i64, u8 = np.float32, np.float64, np.int32, np.int64, np.uint8
