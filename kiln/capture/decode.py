@@ -48,12 +48,20 @@ class DecodedCode:
         return linecache.getline(self.filename, lineno).strip()
 
 
-_decode_cache: dict[types.CodeType, DecodedCode] = {}
+def code_key(code: types.CodeType) -> tuple:
+    """The key of kiln's per-code-object tables. CPython's code objects compare (and hash)
+    equal without their file name: two identical functions at the same line of two files
+    are one key, and the second file's warnings, tracebacks and resume functions named the
+    first file."""
+    return code, code.co_filename
+
+
+_decode_cache: dict[tuple, DecodedCode] = {}
 
 
 def decode(code: types.CodeType) -> DecodedCode:
     """Decode ``code`` into :class:`Inst` records (cached per code object)."""
-    found = _decode_cache.get(code)
+    found = _decode_cache.get(code_key(code))
     if found is not None:
         return found
     abstract = bytecode.Bytecode.from_code(code)
@@ -85,7 +93,7 @@ def decode(code: types.CodeType) -> DecodedCode:
     for inst in instructions:
         inst.in_try = in_user_try(names, args, entries, handler_of, inst.index)
     decoded = DecodedCode(code, instructions, code.co_filename)
-    _decode_cache[code] = decoded
+    _decode_cache[code_key(code)] = decoded
     return decoded
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from dataclasses import dataclass, field
 
 from . import bytecode_facts as bf
-from .decode import decode, exception_entries, handlers_by_instruction
+from .decode import code_key, decode, exception_entries, handlers_by_instruction
 
 PROLOGUE_OPS, NO_FALLTHROUGH, SINGLE_OK = bf.PROLOGUE_OPS, bf.NO_FALLTHROUGH, bf.BREAKABLE_ALONE
 _real_effect = bf.real_stack_effect
@@ -45,12 +45,12 @@ class CodeFacts:
     depth: list[int | None] = field(default_factory=list)   # stack depth before each instruction
 
 
-_facts_cache: dict[types.CodeType, CodeFacts] = {}
+_facts_cache: dict[tuple, CodeFacts] = {}   # code_key -> facts
 _lock = threading.Lock()
 
 
 def code_facts(code: types.CodeType) -> CodeFacts:
-    found = _facts_cache.get(code)
+    found = _facts_cache.get(code_key(code))
     if found is not None:
         return found
     decoded = decode(code)
@@ -71,7 +71,7 @@ def code_facts(code: types.CodeType) -> CodeFacts:
     facts.live_in = _liveness(facts)
     facts.depth = _depths(facts)
     with _lock:
-        _facts_cache[code] = facts
+        _facts_cache[code_key(code)] = facts
     return facts
 
 
@@ -487,13 +487,13 @@ class Origin:
         return i + self.shift + sum(1 for s in self.split if s < i)
 
 
-# generated code (resume.py) -> its Origin
-ORIGIN: dict[types.CodeType, Origin] = {}
+# code_key of generated code (resume.py) -> its Origin
+ORIGIN: dict[tuple, Origin] = {}
 
 
 def origin(code: types.CodeType) -> Origin:
     """``code``'s Origin; an original code is its own, unshifted."""
-    return ORIGIN.get(code) or Origin(code, 0, 0)
+    return ORIGIN.get(code_key(code)) or Origin(code, 0, 0)
 
 
 def original(code: types.CodeType) -> tuple[types.CodeType, int]:

@@ -47,6 +47,7 @@ import bytecode
 from bytecode import CellVar, Instr, Label, TryBegin, TryEnd
 
 from . import bytecode_facts as bf
+from .decode import code_key
 # The control-flow analysis (flow.py); its names are this module's API too.
 from .flow import (NO_FALLTHROUGH, ORIGIN, PROLOGUE_OPS, SINGLE_OK, CodeFacts,  # noqa: F401
                    Origin, _leaving, _lock, origin, original,
@@ -58,7 +59,7 @@ STACK_PREFIX = "___stack"
 TMP_PREFIX = "___tmp"
 
 
-_templates: dict[types.CodeType, bytecode.Bytecode] = {}
+_templates: dict[tuple, bytecode.Bytecode] = {}   # code_key -> the decoded original
 
 
 def _fresh_bytecode(code: types.CodeType) -> bytecode.Bytecode:
@@ -67,9 +68,9 @@ def _fresh_bytecode(code: types.CodeType) -> bytecode.Bytecode:
     several breaks asks for one copy per resume function and segment: it is decoded once,
     then copied item by item (~10x faster), with new labels and try ranges so that no edit
     of a copy reaches the template or another copy."""
-    template = _templates.get(code)
+    template = _templates.get(code_key(code))
     if template is None:
-        template = _templates.setdefault(code, bytecode.Bytecode.from_code(code))
+        template = _templates.setdefault(code_key(code), bytecode.Bytecode.from_code(code))
     renewed: dict[int, Any] = {}   # id of a template Label or TryBegin -> the copy's
 
     def label(old: Label) -> Label:
@@ -231,7 +232,7 @@ def resume_code(code: types.CodeType, k: int, nstack: int, nulls: tuple,
                 local_names: tuple) -> types.CodeType:
     """The original code entered at instruction ``k``: arguments are the non-NULL stack
     values (``___stack0``...) then ``local_names``. Cached per (code, k, layout)."""
-    key = (code, k, nstack, nulls, local_names)
+    key = (code_key(code), k, nstack, nulls, local_names)
     found = _resume_codes.get(key)
     if found is not None:
         return found
@@ -245,7 +246,7 @@ def resume_code(code: types.CodeType, k: int, nstack: int, nulls: tuple,
                      if ins.name in bf.SUPERINSTRUCTIONS) if split else ()
     with _lock:
         _resume_codes[key] = new
-        ORIGIN[new] = Origin(code, len(head) - facts.prologue_len, k, split_at)
+        ORIGIN[code_key(new)] = Origin(code, len(head) - facts.prologue_len, k, split_at)
     return new
 
 
@@ -328,7 +329,7 @@ def segment_function(fn: types.FunctionType, code: types.CodeType, *args: Any) -
 
 
 def is_generated(code: types.CodeType) -> bool:
-    return code in ORIGIN
+    return code_key(code) in ORIGIN
 
 
 __all__ = ["CodeFacts", "code_facts", "region", "exits", "exit_depths",
