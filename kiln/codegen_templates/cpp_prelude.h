@@ -93,7 +93,18 @@ extern "C" {
 {% endfor %}{% for name in vector_math2 %}KILN_SIMD float {{ name }}f(float, float); KILN_SIMD double {{ name }}(double, double);
 {% endfor %}{% for name in scalar_math2 %}KILN_PURE float {{ name }}f(float, float); KILN_PURE double {{ name }}(double, double);
 {% endfor %}}
-
+{% if 'svml' in helpers %}// NumPy's SVML functions, where NumPy's loops call them (kiln/lowering/svml.py): their
+// vector variants are in the support object (cpp_support.cpp), for AVX-512 builds; other
+// builds call glibc's.
+#ifdef __AVX512F__
+extern "C" {
+{% for name, (svml_name, n, fill) in svml.items() %}KILN_SIMD float kiln_np_{{ name }}f(float{{ ", float" if n == 2 else "" }}); KILN_SIMD double kiln_np_{{ name }}(double{{ ", double" if n == 2 else "" }});
+{% endfor %}}
+#else
+{% for name in svml %}#define kiln_np_{{ name }}f {{ name }}f
+#define kiln_np_{{ name }} {{ name }}
+{% endfor %}#endif
+{% endif %}
 {% if 'pairwise' in helpers %}// NumPy's pairwise summation (pairwise_sum in numpy/_core/src/umath/loops_utils.h.src),
 // the order np.add.reduce adds a float64 run in: under 8 terms in order from 0; up to 128
 // into 8 partial sums combined ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), the rest in order;

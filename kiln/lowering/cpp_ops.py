@@ -19,6 +19,7 @@ import numpy as np
 
 from .handler import OpsHandler
 from .loop_ir import Affine, Buffer
+from .svml import SVML, numpy_uses_svml
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
           "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
@@ -168,7 +169,8 @@ def no_builtin_flags() -> list[str]:
     lowering) cost a cached loop function's first call 27-99 ms."""
     names = VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2
     return [f"-fno-builtin-{n}{suffix}" for n in names for suffix in ("", "f")]
-_LIBM_CALL = re.compile(r"\b(?:(?:%s)\{f\}|kiln_exp)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
+_LIBM_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)\{f\}|kiln_exp)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
+_SVML_CALL = re.compile(r"\b(%s)(?=\{f\}\()" % "|".join(SVML))
 
 
 def template(fn: str, dtype: Any) -> str | None:
@@ -177,7 +179,11 @@ def template(fn: str, dtype: Any) -> str | None:
     if forms is None:
         return None
     kind = np.dtype(dtype).kind
-    return forms.get(kind, forms.get("*") if kind != "c" else None)
+    text = forms.get(kind, forms.get("*") if kind != "c" else None)
+    if text is not None and kind == "f" and numpy_uses_svml():
+        # NumPy's own SVML function where its loop calls one (svml.py): its bits
+        text = _SVML_CALL.sub(r"kiln_np_\1", text)
+    return text
 
 
 # What one vector-math call costs in statements. Measured per element on one thread
@@ -194,7 +200,7 @@ def call_cost(fn: str, dtype: Any) -> int:
 
 
 BOOL_LOAD = "(const uint8_t*)"   # how a term reads a bool array (as bytes: CppEmitter.load)
-_MATH_CALL = re.compile(r"\b(?:(?:%s)f?|kiln_exp)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
+_MATH_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)f?|kiln_exp)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
 
 
 def calls_math(lines: list[str]) -> bool:
