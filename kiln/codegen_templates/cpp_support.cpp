@@ -53,22 +53,25 @@ template <typename V, int N, typename W> static inline V kiln_narrow(W w) {
 }
 {% for name, (svml, n, fill) in svml.items() %}{% for T, W, f, suffix, isas in (("float", "kiln_vf16", "f", "f16", (("b", 4, "kiln_vf4"), ("c", 8, "kiln_vf8"), ("d", 8, "kiln_vf8"), ("e", 16, "kiln_vf16"))), ("double", "kiln_vd8", "", "8_ha", (("b", 2, "kiln_vd2"), ("c", 4, "kiln_vd4"), ("d", 4, "kiln_vd4"), ("e", 8, "kiln_vd8")))) %}{% set fn = "kiln_np_" ~ name ~ f %}{% set lanes = 16 if T == "float" else 8 %}
 extern "C" {{ T }} {{ name }}{{ f }}({{ T }}{% if n == 2 %}, {{ T }}{% endif %});
-static {{ W }} (*{{ fn }}_svml)({{ W }}{% if n == 2 %}, {{ W }}{% endif %}) = 0;
-static inline {{ W }} {{ fn }}_w({{ W }} a{% if n == 2 %}, {{ W }} b{% endif %}) {
-    if (!{{ fn }}_svml) {
-        for (int i = 0; i < {{ lanes }}; i++) a[i] = {{ name }}{{ f }}(a[i]{% if n == 2 %}, b[i]{% endif %});
-        return a;
-    }
-{% if name == "expm1" and T == "double" %}    // NumPy's float64 expm1 hands SVML no NaN (its "invalid value" workaround): NaN lanes
-    // go in as 1 and come out as the input
+__attribute__((noinline)) static {{ W }} {{ fn }}_libm({{ W }} a{% if n == 2 %}, {{ W }} b{% endif %}) {
+    for (int i = 0; i < {{ lanes }}; i++) a[i] = {{ name }}{{ f }}(a[i]{% if n == 2 %}, b[i]{% endif %});
+    return a;
+}
+// (glibc's until the library loads: a variant is one indirect jump, no test, no frame)
+static {{ W }} (*{{ fn }}_svml)({{ W }}{% if n == 2 %}, {{ W }}{% endif %}) = {{ fn }}_libm;
+{% if name == "expm1" and T == "double" %}// NumPy's float64 expm1 hands SVML no NaN (its "invalid value" workaround): NaN lanes go in
+// as 1 and come out as the input
+static inline {{ W }} {{ fn }}_w({{ W }} a) {
     {{ W }} x = a;
     for (int i = 0; i < {{ lanes }}; i++) x[i] = a[i] != a[i] ? 1.0 : a[i];
     {{ W }} r = {{ fn }}_svml(x);
     for (int i = 0; i < {{ lanes }}; i++) r[i] = a[i] != a[i] ? a[i] : r[i];
     return r;
-{% else %}    return {{ fn }}_svml(a{% if n == 2 %}, b{% endif %});
-{% endif %}}
-extern "C" __attribute__((visibility("hidden"))) {{ T }} {{ fn }}({{ T }} a{% if n == 2 %}, {{ T }} b{% endif %}) {
+}
+{% else %}static inline {{ W }} {{ fn }}_w({{ W }} a{% if n == 2 %}, {{ W }} b{% endif %}) {
+    return {{ fn }}_svml(a{% if n == 2 %}, b{% endif %});
+}
+{% endif %}extern "C" __attribute__((visibility("hidden"))) {{ T }} {{ fn }}({{ T }} a{% if n == 2 %}, {{ T }} b{% endif %}) {
     {{ W }} wa = {{ W }}{} + ({{ T }}){{ fill }};
     wa[0] = a;
 {% if n == 2 %}    {{ W }} wb = wa;
@@ -91,7 +94,8 @@ __attribute__((constructor)) static void kiln_bind_svml(void) {
     dl_iterate_phdr(kiln_find_umath, &path);
     void* lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : 0;
     if (!lib) return;
-{% for name, (svml, n, fill) in svml.items() %}    *(void**)&kiln_np_{{ name }}f_svml = dlsym(lib, "__svml_{{ svml }}f16");
-    *(void**)&kiln_np_{{ name }}_svml = dlsym(lib, "__svml_{{ svml }}8_ha");
+    void* found;
+{% for name, (svml, n, fill) in svml.items() %}    if ((found = dlsym(lib, "__svml_{{ svml }}f16"))) *(void**)&kiln_np_{{ name }}f_svml = found;
+    if ((found = dlsym(lib, "__svml_{{ svml }}8_ha"))) *(void**)&kiln_np_{{ name }}_svml = found;
 {% endfor %}}
 #endif

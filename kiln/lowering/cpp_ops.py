@@ -19,7 +19,7 @@ import numpy as np
 
 from .handler import OpsHandler
 from .loop_ir import Affine, Buffer
-from .svml import SVML, numpy_uses_svml
+from .svml import SVML, kernels_call_svml
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
           "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
@@ -173,6 +173,11 @@ _LIBM_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)\{f\}|kiln_exp)\(" % "|".join(
 _SVML_CALL = re.compile(r"\b(%s)(?=\{f\}\()" % "|".join(SVML))
 
 
+def _calls_svml() -> bool:
+    from ..config import config
+    return kernels_call_svml(config.cxx_flags)
+
+
 def template(fn: str, dtype: Any) -> str | None:
     """The C++ of scalar function ``fn`` in a loop of ``dtype``; None: not implemented."""
     forms = SYNTAX.get(fn)
@@ -180,7 +185,7 @@ def template(fn: str, dtype: Any) -> str | None:
         return None
     kind = np.dtype(dtype).kind
     text = forms.get(kind, forms.get("*") if kind != "c" else None)
-    if text is not None and kind == "f" and numpy_uses_svml():
+    if text is not None and kind == "f" and _calls_svml():
         # NumPy's own SVML function where its loop calls one (svml.py): its bits
         text = _SVML_CALL.sub(r"kiln_np_\1", text)
     return text

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import re
 
 # C name -> (SVML name, operands, the value NumPy loads into a short vector's unused lanes)
 SVML = {"exp2": ("exp2", 1, 0), "log2": ("log2", 1, 1), "log10": ("log10", 1, 1),
@@ -24,6 +25,9 @@ SVML = {"exp2": ("exp2", 1, 0), "log2": ("log2", 1, 1), "log10": ("log10", 1, 1)
         "atan": ("atan", 1, 0), "sinh": ("sinh", 1, 0), "cosh": ("cosh", 1, 0),
         "asinh": ("asinh", 1, 0), "acosh": ("acosh", 1, 1), "atanh": ("atanh", 1, 0),
         "pow": ("pow", 2, 1), "atan2": ("atan2", 2, 1)}
+# NumPy's ufunc names of those not spelled as their C function
+_UFUNC = {"power": "pow", "arctan2": "atan2", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+          "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh"}
 # SVML's suffix per C type: float32 16 lanes, float64 8 lanes in the high-accuracy version
 SUFFIX = {"float": "f16", "double": "8_ha"}
 
@@ -45,3 +49,28 @@ def numpy_uses_svml() -> bool:
         return False
     return all(hasattr(lib, f"__svml_{svml}{suffix}") for svml, _n, _fill in SVML.values()
                for suffix in SUFFIX.values())
+
+
+# Flags that build AVX-512 code on a CPU that has it (the prelude declares the SVML names
+# only then: ``#ifdef __AVX512F__``). -march=native is kiln's default.
+_AVX512 = re.compile(r"-march=(native|x86-64-v4|skylake-avx512|cascadelake|cooperlake|icelake\S*|tigerlake|"
+                     r"sapphirerapids|emeraldrapids|graniterapids\S*|rocketlake|znver[45])$|-mavx512f$")
+
+
+def kernels_call_svml(cxx_flags: str) -> bool:
+    """Whether kernels built with ``cxx_flags`` call NumPy's SVML functions (and so raise
+    the floating-point flags NumPy's loops raise, no others)."""
+    words = cxx_flags.split()
+    on = False
+    for w in words:   # the last of -march/-mavx512f/-mno-avx512f wins, as in GCC
+        on = True if _AVX512.match(w) else False if w == "-mno-avx512f" or w.startswith("-march=") else on
+    return on and numpy_uses_svml()
+
+
+def svml_ufunc(name: str, cxx_flags: str) -> bool:
+    """Whether a float kernel computes ufunc ``name`` with NumPy's own SVML function.
+
+    >>> svml_ufunc("exp", "-O3 -march=native")   # NumPy's own loop, not SVML's
+    False
+    """
+    return _UFUNC.get(name, name) in SVML and kernels_call_svml(cxx_flags)
