@@ -95,8 +95,8 @@ extern "C" {
 {% endfor %}}
 {% if 'svml' in helpers %}// NumPy's SVML functions, where NumPy's loops call them (kiln/lowering/svml.py): their
 // vector variants are in the support object (cpp_support.cpp), for AVX-512 builds; other
-// builds call glibc's.
-#ifdef __AVX512F__
+// builds, and NumPy's loops that are not SVML's, call glibc's.
+#if {{ 1 if numpy_svml else 0 }} && defined(__AVX512F__)
 extern "C" {
 {% for name, (svml_name, n, fill) in svml.items() %}KILN_SIMD float kiln_np_{{ name }}f(float{{ ", float" if n == 2 else "" }}); KILN_SIMD double kiln_np_{{ name }}(double{{ ", double" if n == 2 else "" }});
 {% endfor %}}

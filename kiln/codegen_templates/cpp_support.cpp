@@ -24,7 +24,7 @@ __attribute__((constructor)) static void kiln_read_late_us(void) {
 // The team a kernel of this library would take now (tests read it through cffi).
 extern "C" int kiln_team_now(int nthreads) { return kiln_team(nthreads); }
 
-#ifdef __AVX512F__
+{% if svml %}#ifdef __AVX512F__
 // NumPy's SVML functions (kiln/lowering/svml.py): where NumPy's loops call them, kernels
 // call kiln_np_<name>[f] (declared in the prelude as SIMD functions), whose vector variants
 // (GCC's vector-function ABI: _ZGV<isa>N<lanes><v per operand>_<name>) and scalar version
@@ -99,3 +99,4 @@ __attribute__((constructor)) static void kiln_bind_svml(void) {
     if ((found = dlsym(lib, "__svml_{{ svml }}8_ha"))) *(void**)&kiln_np_{{ name }}_svml = found;
 {% endfor %}}
 #endif
+{% endif %}

@@ -173,7 +173,9 @@ _LIBM_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)\{f\}|kiln_exp)\(" % "|".join(
 _SVML_CALL = re.compile(r"\b(%s)(?=\{f\}\()" % "|".join(SVML))
 
 
-def _calls_svml() -> bool:
+def calls_svml() -> bool:
+    """Whether kernels built now call NumPy's SVML functions for the ``kiln_np_`` names
+    (the prelude decides; elsewhere those names are glibc's functions)."""
     from ..config import config
     return kernels_call_svml(config.cxx_flags)
 
@@ -185,8 +187,9 @@ def template(fn: str, dtype: Any) -> str | None:
         return None
     kind = np.dtype(dtype).kind
     text = forms.get(kind, forms.get("*") if kind != "c" else None)
-    if text is not None and kind == "f" and _calls_svml():
-        # NumPy's own SVML function where its loop calls one (svml.py): its bits
+    if text is not None and kind == "f":
+        # NumPy's own SVML function where its loop calls one (svml.py: the prelude makes the
+        # name glibc's function where NumPy's loop is not SVML's)
         text = _SVML_CALL.sub(r"kiln_np_\1", text)
     return text
 
