@@ -514,6 +514,15 @@ template <typename T> static inline T kiln_rshift(T a, T b) {
     if (b < 0 || b >= (T)(8 * sizeof(T))) return a < 0 ? (T)-1 : (T)0;
     return (T)(a >> b);
 }
+{% endif %}{% if 'hypot' in helpers %}// np.hypot: glibc's hypotf and hypot, which NumPy's loops call. hypotf rounds the root of
+// the exact sum of squares in double once to float (written out: it vectorizes); hypot is
+// glibc's scalar function (its vector one is 1 ulp off in ~4% of elements).
+KILN_INLINE float kiln_hypot(float x, float y) {
+    const float inf = __builtin_inff();
+    const float r = (float)__builtin_sqrt((double)x * (double)x + (double)y * (double)y);
+    return __builtin_fabsf(x) == inf || __builtin_fabsf(y) == inf ? inf : r;
+}
+KILN_INLINE double kiln_hypot(double x, double y) { return hypot(x, y); }
 {% endif %}{% if 'logaddexp' in helpers %}template <typename T> static inline T kiln_logaddexp(T x, T y) {
     if (x == y) return x + (T)0.693147180559945309417232121458176568;  // log(2)
     T d = x - y;

@@ -1,7 +1,8 @@
 """NumPy's SVML loops (kiln/lowering/svml.py): where NumPy computes a function with the
 SVML it exports (AVX512_SKX: pow, arctan2, tan, the inverse and hyperbolic functions but
 tanh, exp2, log2, log10, expm1, log1p, cbrt), kernels call the same functions, so values
-are NumPy's bit for bit and warnings NumPy's, in float32 and float64. (Not yet: an operand
+are NumPy's bit for bit and warnings NumPy's, in float32 and float64; hypot is glibc's scalar
+function in NumPy's loops and in kernels. (Not yet: an operand
 NumPy's inner loop reads backwards, x[::-1], which NumPy computes with libm's scalar function.)"""
 import warnings
 
@@ -16,7 +17,7 @@ UNARY = [np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.arcsinh, 
 
 
 def all_of_them(x, y):
-    return tuple(f(x) for f in UNARY) + (np.power(x, y), x[::2] ** y[1::2], np.arctan2(x, y))
+    return tuple(f(x) for f in UNARY) + (np.power(x, y), x[::2] ** y[1::2], np.arctan2(x, y), np.hypot(x, y))
 
 
 def chosen(dtype):
@@ -50,7 +51,7 @@ def test_svml_functions_are_numpys_bit_for_bit(dtype):
     y = np.random.default_rng(8).permutation(x)
     want, want_warnings = warned(all_of_them, x, y)
     got, got_warnings = warned(kiln.compile(all_of_them), x, y)
-    for f, g, w in zip([f.__name__ for f in UNARY] + ["power", "power strided", "arctan2"], got, want):
+    for f, g, w in zip([f.__name__ for f in UNARY] + ["power", "power strided", "arctan2", "hypot"], got, want):
         assert g.dtype == w.dtype
         differ = same_bits(g, w)
         assert differ.size == 0, (f, x[differ[:5]], g[differ[:5]], w[differ[:5]])
