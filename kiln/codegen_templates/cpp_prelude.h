@@ -93,7 +93,18 @@ extern "C" {
 {% endfor %}{% for name in vector_math2 %}KILN_SIMD float {{ name }}f(float, float); KILN_SIMD double {{ name }}(double, double);
 {% endfor %}{% for name in scalar_math2 %}KILN_PURE float {{ name }}f(float, float); KILN_PURE double {{ name }}(double, double);
 {% endfor %}}
-
+{% if 'svml' in helpers %}// NumPy's SVML functions, where NumPy's loops call them (kiln/lowering/svml.py): their
+// vector variants are in the support object (cpp_support.cpp), for AVX-512 builds; other
+// builds, and NumPy's loops that are not SVML's, call glibc's.
+#if {{ 1 if numpy_svml else 0 }} && defined(__AVX512F__)
+extern "C" {
+{% for name, (svml_name, n, fill) in svml.items() %}KILN_SIMD float kiln_np_{{ name }}f(float{{ ", float" if n == 2 else "" }}); KILN_SIMD double kiln_np_{{ name }}(double{{ ", double" if n == 2 else "" }});
+{% endfor %}}
+#else
+{% for name in svml %}#define kiln_np_{{ name }}f {{ name }}f
+#define kiln_np_{{ name }} {{ name }}
+{% endfor %}#endif
+{% endif %}
 {% if 'pairwise' in helpers %}// NumPy's pairwise summation (pairwise_sum in numpy/_core/src/umath/loops_utils.h.src),
 // the order np.add.reduce adds a float64 run in: under 8 terms in order from 0; up to 128
 // into 8 partial sums combined ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), the rest in order;
@@ -503,6 +514,15 @@ template <typename T> static inline T kiln_rshift(T a, T b) {
     if (b < 0 || b >= (T)(8 * sizeof(T))) return a < 0 ? (T)-1 : (T)0;
     return (T)(a >> b);
 }
+{% endif %}{% if 'hypot' in helpers %}// np.hypot: glibc's hypotf and hypot, which NumPy's loops call. hypotf rounds the root of
+// the exact sum of squares in double once to float (written out: it vectorizes); hypot is
+// glibc's scalar function (its vector one is 1 ulp off in ~4% of elements).
+KILN_INLINE float kiln_hypot(float x, float y) {
+    const float inf = __builtin_inff();
+    const float r = (float)__builtin_sqrt((double)x * (double)x + (double)y * (double)y);
+    return __builtin_fabsf(x) == inf || __builtin_fabsf(y) == inf ? inf : r;
+}
+KILN_INLINE double kiln_hypot(double x, double y) { return hypot(x, y); }
 {% endif %}{% if 'logaddexp' in helpers %}template <typename T> static inline T kiln_logaddexp(T x, T y) {
     if (x == y) return x + (T)0.693147180559945309417232121458176568;  // log(2)
     T d = x - y;

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .cpp_ops import (CTYPES, CppEmitter,  # noqa: F401
-                      NameSource, call_cost, ctype, template)
+                      NameSource, call_cost, calls_svml, ctype, template)
 from .renderer import Renderer, offsets_blind, renamed_by_position, resolve_offsets
 from .sizes import printed_symbols, product, render as render_size
 from .cpp_fp import saved_arrays, told_body
@@ -424,7 +424,7 @@ def render_module(graph_name: str, kernels: list[RenderedKernel]) -> str:
 def module_text(graph_name: str, sources: list[str]) -> str:
     """A module: the prelude with the helper sections ``sources`` name, then them."""
     return templates().get_template("cpp_module.cpp.j2").render(
-        graph_name=graph_name, prelude=prelude(helpers_named(sources)), kernels=sources)
+        graph_name=graph_name, prelude=prelude(helpers_named(sources), calls_svml()), kernels=sources)
 
 
 # Kernel text (characters) worth a translation unit of its own: g++ -O3 spends ~5 us a

@@ -19,6 +19,7 @@ import numpy as np
 
 from .handler import OpsHandler
 from .loop_ir import Affine, Buffer
+from .svml import SVML, kernels_call_svml
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
           "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
@@ -121,7 +122,8 @@ SYNTAX: dict[str, dict[str, str]] = {
     "fmax": {"f": "(({x} > {y} || {y} != {y}) ? {x} : {y})", "*": "({x} >= {y} ? {x} : {y})"},
     "fmin": {"f": "(({x} < {y} || {y} != {y}) ? {x} : {y})", "*": "({x} <= {y} ? {x} : {y})"},
     "arctan2": {"f": "atan2{f}({x}, {y})"},
-    "hypot": {"f": "hypot{f}({x}, {y})"},
+    # glibc's scalar hypot, as NumPy's loop (cpp_prelude.h 'hypot'; libmvec's: 1 ulp off in 4%)
+    "hypot": {"f": "kiln_hypot({x}, {y})"},
     "logaddexp": {"f": "kiln_logaddexp({x}, {y})"},
     "copysign": {"f": "__builtin_copysign{f}({x}, {y})"},
     "heaviside": {"f": "({x} != {x} ? {x} : ({x} == 0 ? {y} : ({x} < 0 ? ({T})0 : ({T})1)))"},
@@ -158,8 +160,8 @@ for _fn, _form in {"negative": "kiln_cneg({x})", "positive": "{x}", "add": "kiln
 
 VECTOR_MATH = ["sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
                "cbrt", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"]
-VECTOR_MATH2 = ["atan2", "hypot", "pow"]
-SCALAR_MATH2 = ["fmod"]
+VECTOR_MATH2 = ["atan2", "pow"]
+SCALAR_MATH2 = ["fmod", "hypot"]
 
 
 def no_builtin_flags() -> list[str]:
@@ -168,7 +170,15 @@ def no_builtin_flags() -> list[str]:
     lowering) cost a cached loop function's first call 27-99 ms."""
     names = VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2
     return [f"-fno-builtin-{n}{suffix}" for n in names for suffix in ("", "f")]
-_LIBM_CALL = re.compile(r"\b(?:(?:%s)\{f\}|kiln_exp)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
+_LIBM_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)\{f\}|kiln_exp|kiln_hypot)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
+_SVML_CALL = re.compile(r"\b(%s)(?=\{f\}\()" % "|".join(SVML))
+
+
+def calls_svml() -> bool:
+    """Whether kernels built now call NumPy's SVML functions for the ``kiln_np_`` names
+    (the prelude decides; elsewhere those names are glibc's functions)."""
+    from ..config import config
+    return kernels_call_svml(config.cxx_flags)
 
 
 def template(fn: str, dtype: Any) -> str | None:
@@ -177,7 +187,12 @@ def template(fn: str, dtype: Any) -> str | None:
     if forms is None:
         return None
     kind = np.dtype(dtype).kind
-    return forms.get(kind, forms.get("*") if kind != "c" else None)
+    text = forms.get(kind, forms.get("*") if kind != "c" else None)
+    if text is not None and kind == "f":
+        # NumPy's own SVML function where its loop calls one (svml.py: the prelude makes the
+        # name glibc's function where NumPy's loop is not SVML's)
+        text = _SVML_CALL.sub(r"kiln_np_\1", text)
+    return text
 
 
 # What one vector-math call costs in statements. Measured per element on one thread
@@ -194,7 +209,7 @@ def call_cost(fn: str, dtype: Any) -> int:
 
 
 BOOL_LOAD = "(const uint8_t*)"   # how a term reads a bool array (as bytes: CppEmitter.load)
-_MATH_CALL = re.compile(r"\b(?:(?:%s)f?|kiln_exp)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
+_MATH_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)f?|kiln_exp|kiln_hypot)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
 
 
 def calls_math(lines: list[str]) -> bool:

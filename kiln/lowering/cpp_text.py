@@ -9,6 +9,7 @@ import os
 import jinja2
 
 from .cpp_ops import SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2
+from .svml import SVML
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
 
@@ -27,7 +28,7 @@ HELPERS = {"divide": ("kiln_floor_divide", "kiln_remainder", "kiln_int_by_zero")
            "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
            "pairwise": ("kiln_pairwise", "kiln_selected_sum"), "exp": ("kiln_exp(",),
            "select": ("kiln_select", "kiln_c64", "kiln_c128"),   # (complex's kiln_cselect too)
-           "fp_own": ("kiln_fp_own(", "kiln_owned_word")}
+           "fp_own": ("kiln_fp_own(", "kiln_owned_word"), "svml": ("kiln_np_",), "hypot": ("kiln_hypot(",)}
 
 
 def helpers_named(sources: list[str]) -> frozenset:
@@ -38,15 +39,26 @@ def helpers_named(sources: list[str]) -> frozenset:
 
 
 @functools.lru_cache(maxsize=None)
-def prelude(helpers: frozenset = frozenset(HELPERS)) -> str:
+def prelude(helpers: frozenset = frozenset(HELPERS), numpy_svml: bool = False) -> str:
+    """``numpy_svml``: the ``kiln_np_`` names are NumPy's SVML functions (cpp_ops.py
+    ``calls_svml``), not glibc's."""
     return templates().get_template("cpp_prelude.h").render(
-        vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2,
-        helpers=helpers)
+        vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2, svml=SVML,
+        numpy_svml=numpy_svml, helpers=helpers)
+
+
+def support_source(source: str = "") -> str:
+    """The support object's source (cpp_support.cpp): the fork handler and the busy-core
+    state every module links, compiled once per compiler and flags
+    (runtime/build.py ``support_object``); for a module ``source`` whose prelude declares
+    NumPy's SVML functions (the 'svml' section), with their definitions too (~45 KB of code
+    other modules need not carry, nor look up as they load)."""
+    return _support(_SVML_DECLARED in source)
+
+
+_SVML_DECLARED = "KILN_SIMD float kiln_np_"
 
 
 @functools.lru_cache(maxsize=None)
-def support_source() -> str:
-    """The support object's source (cpp_support.cpp): the fork handler and the busy-core
-    state every module links, compiled once per compiler and flags
-    (runtime/build.py ``support_object``)."""
-    return templates().get_template("cpp_support.cpp").render()
+def _support(svml: bool) -> str:
+    return templates().get_template("cpp_support.cpp").render(svml=SVML if svml else {})

@@ -18,10 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from ..config import config
 from ..ops.fp_errors import (ALL, CAST_INPUT, INVALID, KINDS, NAN_QUIET, NUMPY_TELLS, OVER, TOLD_BESIDE_NAN, Bounded,
                               exact_kinds, fp_kinds, kernel_noise, numpy_name, part_exact, raises_where,
                               ufunc_name)
 from ..ops.masked import quiet_operands
+from .svml import svml_ufunc
 
 _MASKED = ("masked_unary", "masked_binary")
 _BOUND = {"b": Bounded(1.0), "i": Bounded(2.0 ** 63), "u": Bounded(2.0 ** 64)}
@@ -74,7 +76,9 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     # code does not raise (MIN // -1's overflow): only its predicate tells those
     own = ALL if name == op.name else _own_kinds(node)
     # (NumPy scalar math is one scalar libm call, never the vector code the table is of)
-    noise = kernel_noise(name) if kind == "f" and op.name != "scalar_binary" else 0
+    # (NumPy's own SVML function, where a kernel calls it: NumPy's flags, no noise; svml.py)
+    noise = kernel_noise(name) if kind == "f" and op.name != "scalar_binary" \
+        and not svml_ufunc(name, config.cxx_flags) else 0
     if not bits | noise:
         return None, 0
     # a masked op is exact where its kernel computes the masked-off lanes on values that
@@ -279,6 +283,8 @@ def nan_quiet(kernel: Any) -> bool:
         if origin.op.name == "astype" and origin.args:
             if _dtype_kind(origin) != "f" or _dtype_kind(origin.args[0]) != "f":
                 return False
-        elif origin.op.name not in NAN_QUIET:
+        elif origin.op.name not in NAN_QUIET and not (
+                _dtype_kind(origin) == "f" and svml_ufunc(origin.op.name, config.cxx_flags)):
+            # (NumPy's own SVML function raises, on NaNs too, what NumPy's loop raises)
             return False
     return True

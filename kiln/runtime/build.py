@@ -436,7 +436,7 @@ class CppLoader:
         before = stats["builds"]
         # several translation units, built in parallel, where the kernels are many or long
         path = build(gen.cpp, units=lambda: module_units(graph_name, gen.kernels, config.num_threads),
-                     support=support_source())
+                     support=support_source(gen.cpp))
         self.builds = stats["builds"] - before
         return path
 

@@ -86,7 +86,8 @@ class SecondBody:
             from .build import build
             from .launch import bind
             from .loader import load_library
-            lib, ffi = load_library(build(told_module(self.name, self._source()), support=support_source()),
+            source = told_module(self.name, self._source())
+            lib, ffi = load_library(build(source, support=support_source(source)),
                                     self._cdef)
             self._owned = ctypes.CFUNCTYPE(ctypes.c_uint)(lib.address("kiln_fp_owned"))
             self._run = bind(lib, ffi, self.name + "_told_run", self._codes)

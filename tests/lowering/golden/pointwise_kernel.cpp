@@ -17,7 +17,7 @@ __attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(co
             float t6 = (float)(s_a);
             bool t7 = (t6 == 0.5f);
             float t8 = __builtin_sqrtf(t5);
-            float t9 = powf(t5, t6);
+            float t9 = kiln_np_powf(t5, t6);
             float t10 = kiln_select<float>(t7, t8, t9);
             float t11 = t10 * 3.0f;
             bool t12 = (t0 < 0.5f);

@@ -1,0 +1,76 @@
+"""NumPy's SVML loops: which math functions NumPy computes with Intel's SVML, and whether
+it does in this process, so that kernels call the same functions and get NumPy's bits.
+
+On a CPU with AVX512_SKX, NumPy (2.x, numpy/_core/src/umath/loops_umath_fp.dispatch.c.src)
+runs the float32 and float64 loops of the functions in :data:`SVML` through the SVML
+functions it links and exports from ``_multiarray_umath`` (``__svml_powf16``,
+``__svml_pow8_ha``, ...), one 512-bit vector at a time; glibc's vector math (libmvec),
+which kernels call otherwise, is 1 ulp off them in up to a third of the elements (float64
+cbrt: 36%; float32 pow: 4-21%). Where NumPy uses them, a kernel spells such a call
+``kiln_np_<name>[f]`` (cpp_ops.py); the support object (codegen_templates/cpp_support.cpp)
+defines those names' vector variants on top of NumPy's own SVML functions, found in the
+loaded module at load time. exp, log, sin, cos and tanh are NumPy's own loops, not SVML's.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import re
+
+# C name -> (SVML name, operands, the value NumPy loads into a short vector's unused lanes)
+SVML = {"exp2": ("exp2", 1, 0), "log2": ("log2", 1, 1), "log10": ("log10", 1, 1),
+        "expm1": ("expm1", 1, 1), "log1p": ("log1p", 1, 0), "cbrt": ("cbrt", 1, 0),
+        "tan": ("tan", 1, 0), "asin": ("asin", 1, 0), "acos": ("acos", 1, 0),
+        "atan": ("atan", 1, 0), "sinh": ("sinh", 1, 0), "cosh": ("cosh", 1, 0),
+        "asinh": ("asinh", 1, 0), "acosh": ("acosh", 1, 1), "atanh": ("atanh", 1, 0),
+        "pow": ("pow", 2, 1), "atan2": ("atan2", 2, 1)}
+# NumPy's ufunc names of those not spelled as their C function
+_UFUNC = {"power": "pow", "arctan2": "atan2", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+          "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh"}
+# SVML's suffix per C type: float32 16 lanes, float64 8 lanes in the high-accuracy version
+SUFFIX = {"float": "f16", "double": "8_ha"}
+
+
+@functools.lru_cache(maxsize=None)
+def numpy_uses_svml() -> bool:
+    """Whether NumPy's loops of :data:`SVML` call SVML in this process: its dispatch chose
+    AVX512_SKX (the CPU has it and NPY_DISABLE_CPU_FEATURES did not turn it off) and its
+    module exports every function kernels would call."""
+    try:
+        from numpy._core import _multiarray_umath as umath
+    except ImportError:   # NumPy 1.x: other loops; kernels keep glibc's
+        return False
+    if not getattr(umath, "__cpu_features__", {}).get("AVX512_SKX"):
+        return False
+    try:
+        lib = ctypes.CDLL(umath.__file__, mode=os.RTLD_NOLOAD)
+    except (OSError, AttributeError):
+        return False
+    return all(hasattr(lib, f"__svml_{svml}{suffix}") for svml, _n, _fill in SVML.values()
+               for suffix in SUFFIX.values())
+
+
+# Flags that build AVX-512 code on a CPU that has it (the prelude declares the SVML names
+# only then: ``#ifdef __AVX512F__``). -march=native is kiln's default.
+_AVX512 = re.compile(r"-march=(native|x86-64-v4|skylake-avx512|cascadelake|cooperlake|icelake\S*|tigerlake|"
+                     r"sapphirerapids|emeraldrapids|graniterapids\S*|rocketlake|znver[45])$|-mavx512f$")
+
+
+def kernels_call_svml(cxx_flags: str) -> bool:
+    """Whether kernels built with ``cxx_flags`` call NumPy's SVML functions (and so raise
+    the floating-point flags NumPy's loops raise, no others)."""
+    words = cxx_flags.split()
+    on = False
+    for w in words:   # the last of -march/-mavx512f/-mno-avx512f wins, as in GCC
+        on = True if _AVX512.match(w) else False if w == "-mno-avx512f" or w.startswith("-march=") else on
+    return on and numpy_uses_svml()
+
+
+def svml_ufunc(name: str, cxx_flags: str) -> bool:
+    """Whether a float kernel computes ufunc ``name`` with NumPy's own SVML function.
+
+    >>> svml_ufunc("exp", "-O3 -march=native")   # NumPy's own loop, not SVML's
+    False
+    """
+    return _UFUNC.get(name, name) in SVML and kernels_call_svml(cxx_flags)

@@ -1,0 +1,68 @@
+"""NumPy's SVML loops (kiln/lowering/svml.py): where NumPy computes a function with the
+SVML it exports (AVX512_SKX: pow, arctan2, tan, the inverse and hyperbolic functions but
+tanh, exp2, log2, log10, expm1, log1p, cbrt), kernels call the same functions, so values
+are NumPy's bit for bit and warnings NumPy's, in float32 and float64; hypot is glibc's scalar
+function in NumPy's loops and in kernels. (Not yet: an operand
+NumPy's inner loop reads backwards, x[::-1], which NumPy computes with libm's scalar function.)"""
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln.lowering.svml import numpy_uses_svml, svml_ufunc
+
+UNARY = [np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.arcsinh, np.arccosh,
+         np.arctanh, np.exp2, np.log2, np.log10, np.expm1, np.log1p, np.cbrt]
+
+
+def all_of_them(x, y):
+    return tuple(f(x) for f in UNARY) + (np.power(x, y), x[::2] ** y[1::2], np.arctan2(x, y), np.hypot(x, y))
+
+
+def chosen(dtype):
+    """~300 values: edges (NaN, infinities, zeros, subnormals, the largest), around 1, and
+    magnitudes over the dtype's whole exponent range, both signs."""
+    info = np.finfo(dtype)
+    rng = np.random.default_rng(7)
+    edges = [np.nan, np.inf, -np.inf, 0.0, -0.0, info.smallest_subnormal, -info.smallest_subnormal,
+             info.tiny, info.max, -info.max, 1.0, -1.0, 0.5, -0.5, 2.0, 3.0, -3.0, 100.0, 1000.0, -1000.0]
+    mags = np.exp2(rng.uniform(np.log2(info.smallest_subnormal), np.log2(info.max), 180))
+    with np.errstate(over="ignore"):
+        return np.concatenate([edges, rng.uniform(-2, 2, 100), mags * rng.choice([-1.0, 1.0], 180)]).astype(dtype)
+
+
+def same_bits(got, want):
+    nan = np.isnan(got) & np.isnan(want)   # (a NaN's sign and payload are not NumPy's rule)
+    return np.flatnonzero((got.view(f"u{got.itemsize}") != want.view(f"u{want.itemsize}")) & ~nan)
+
+
+def warned(fn, *args):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = fn(*args)
+    return out, sorted({str(m.message) for m in w})
+
+
+@pytest.mark.skipif(not numpy_uses_svml(), reason="NumPy's loops do not call SVML on this CPU")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_svml_functions_are_numpys_bit_for_bit(dtype):
+    x = chosen(dtype)
+    y = np.random.default_rng(8).permutation(x)
+    want, want_warnings = warned(all_of_them, x, y)
+    got, got_warnings = warned(kiln.compile(all_of_them), x, y)
+    for f, g, w in zip([f.__name__ for f in UNARY] + ["power", "power strided", "arctan2", "hypot"], got, want):
+        assert g.dtype == w.dtype
+        differ = same_bits(g, w)
+        assert differ.size == 0, (f, x[differ[:5]], g[differ[:5]], w[differ[:5]])
+    assert got_warnings == want_warnings
+
+
+def test_which_functions_go_to_svml():
+    """NumPy's own loops for exp, log, sin, cos, tanh (not SVML); none without AVX-512 code."""
+    assert not any(svml_ufunc(f, "-O3 -march=native") for f in ("exp", "log", "sin", "cos", "tanh", "hypot"))
+    assert svml_ufunc("power", "-O3 -march=native") == numpy_uses_svml()
+    assert svml_ufunc("arcsinh", "-O3 -march=x86-64-v4 -fopenmp") == numpy_uses_svml()
+    assert not svml_ufunc("power", "-O3 -fopenmp")
+    assert not svml_ufunc("power", "-O3 -march=native -mno-avx512f")
+    assert not svml_ufunc("power", "-O3 -march=native -march=haswell")
