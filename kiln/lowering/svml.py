@@ -43,6 +43,16 @@ def numpy_uses_svml() -> bool:
         return False
     if not getattr(umath, "__cpu_features__", {}).get("AVX512_SKX"):
         return False
+    # The support object finds NumPy's module with dl_iterate_phdr/dlopen/dlsym, which a
+    # kernel module (linked -nodefaultlibs -lc, runtime/build.py) gets from libc only since
+    # glibc 2.34 (before, libdl): elsewhere kernels keep glibc's functions, as before.
+    import platform
+    libc, version = platform.libc_ver()
+    try:
+        if libc != "glibc" or tuple(int(p) for p in version.split(".")[:2]) < (2, 34):
+            return False
+    except ValueError:
+        return False
     try:
         lib = ctypes.CDLL(umath.__file__, mode=os.RTLD_NOLOAD)
     except (OSError, AttributeError):
