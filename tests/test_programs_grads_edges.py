@@ -99,8 +99,12 @@ def _scalar_updated_in_place(x1, x2):
 def test_an_in_place_operator_on_a_value_numpy_gives_as_a_scalar_rebinds_it():
     """grads seed 2024: the Tensor of a 0-d result updated itself in place and raised
     'could not broadcast input array from shape (4,1) into shape ()' (eager kiln.grad and
-    kiln.grad of the compiled function); NumPy rebinds a NumPy scalar."""
-    check_gradient(_scalar_updated_in_place, (np.array(0.7), rn(4, 1)), argnums=(0, 1))
+    kiln.grad of the compiled function); NumPy rebinds a NumPy scalar. Capture knows it
+    of Tensors too: the compiled function on Tensors keeps the rebinding in its graph."""
+    args = (np.array(0.7), rn(4, 1))
+    check_gradient(_scalar_updated_in_place, args, argnums=(0, 1))
+    tensors = [kiln.tensor(a, requires_grad=True) for a in args]
+    assert kiln.explain(_scalar_updated_in_place)(*tensors).graph_break_count == 0
 
 
 def test_a_complex_loss_raises_a_kiln_grad_error():

@@ -489,8 +489,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     if op.values_below is not None and all(d is None for a in array_inputs for d in a.dims):
         # (sizes the graph is specialized to: a dynamic length bounds nothing at run time)
         node.meta["values_below"] = op.values_below(*bound.inputs, **params)
-    if node.val.shape == () and not result.tensor:
-        # (CuPy gives a 0-d array where NumPy gives a scalar)
+    if node.val.shape == ():
+        # (CuPy gives a 0-d array where NumPy gives a scalar; a Tensor remembers it: Tensor._of_result)
         result.scalar = array_type is np.ndarray and numpy_returns_scalar(op, bound.inputs, params)
     if base is not None:
         if not result.scalar:
