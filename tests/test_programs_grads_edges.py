@@ -92,14 +92,16 @@ def _scalar_updated_in_place(x1, x2):
     v = x1 + 0.0       # a 0-d x1: NumPy gives a NumPy scalar...
     v *= np.tanh(x2)   # ...which has no in-place operator: v becomes a new (4, 1) array
     w = x2[0, 0] * 1.0
-    w -= x1            # (a scalar of the same shape: rebound too, to a new scalar)
-    return np.sum(v) + w * 2.0
+    old = w
+    w -= x1            # a new scalar: old keeps its value (the Tensor changed both)
+    return np.sum(v) + w * old * 2.0
 
 
 def test_an_in_place_operator_on_a_value_numpy_gives_as_a_scalar_rebinds_it():
     """grads seed 2024: the Tensor of a 0-d result updated itself in place and raised
     'could not broadcast input array from shape (4,1) into shape ()' (eager kiln.grad and
-    kiln.grad of the compiled function); NumPy rebinds a NumPy scalar. Capture knows it
+    kiln.grad of the compiled function), and under ``old = w; w -= x1`` changed old too:
+    a wrong value and gradient. NumPy rebinds a NumPy scalar. Capture knows it
     of Tensors too: the compiled function on Tensors keeps the rebinding in its graph."""
     args = (np.array(0.7), rn(4, 1))
     check_gradient(_scalar_updated_in_place, args, argnums=(0, 1))
