@@ -47,6 +47,8 @@ class Tensor(NDArrayOperatorsMixin):
     _output_nr = 0                          # which output of grad_fn this Tensor is
     _view_version = 0                       # the shared version when a view was taken
     _view_path: tuple = ()                  # a view's (op, other inputs, params) from its base
+    _scalar = False                         # NumPy's value is a NumPy scalar (np.float64), not a
+                                            # 0-d array: ``v *= t`` rebinds v, as NumPy's does
 
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
         if isinstance(data, Tensor):
@@ -55,6 +57,15 @@ class Tensor(NDArrayOperatorsMixin):
         self._version = VersionCounter()
         if requires_grad:
             self.requires_grad = True
+
+    @staticmethod
+    def _of_result(value: Any) -> "Tensor":
+        """A Tensor of NumPy's (or a compiled graph's) result ``value``, which remembers
+        whether it was a NumPy scalar."""
+        tensor = Tensor(np.asarray(value))
+        if isinstance(value, np.generic):
+            tensor._scalar = True
+        return tensor
 
     # -- autograd attributes -------------------------------------------------------------
     @property
@@ -314,7 +325,7 @@ def _tensors_in(value: Any):
 
 def _wrap_result(value: Any) -> Any:
     if isinstance(value, (np.ndarray, np.generic)):
-        return Tensor(np.asarray(value))
+        return Tensor._of_result(value)
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):   # SVDResult, ...
         return type(value)(*(_wrap_result(v) for v in value))
     if isinstance(value, tuple):
@@ -419,7 +430,7 @@ def _plain_ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> Any:
             return NotImplemented
         raw.append(value)
     if out is None:
-        return Tensor(np.asarray(ufunc(*raw)))
+        return Tensor._of_result(ufunc(*raw))
     if len(out) != 1 or not isinstance(out[0], Tensor):
         return NotImplemented
     target = out[0]
@@ -436,6 +447,8 @@ def _operator(name: str, ufunc: np.ufunc, form: str) -> Callable:
     slow = getattr(NDArrayOperatorsMixin, name)
 
     def method(self: Tensor, other: Any) -> Any:
+        if form == "in_place" and self._scalar:
+            return _rebind_scalar(self, name, other)
         if form == "in_place":
             result = _plain_ufunc_call(ufunc, (self, other), {"out": (self,)})
         elif form == "reflected":
@@ -452,6 +465,24 @@ for _ufunc, _stem in ((np.add, "add"), (np.subtract, "sub"), (np.multiply, "mul"
     setattr(Tensor, f"__{_stem}__", _operator(f"__{_stem}__", _ufunc, "plain"))
     setattr(Tensor, f"__r{_stem}__", _operator(f"__r{_stem}__", _ufunc, "reflected"))
     setattr(Tensor, f"__i{_stem}__", _operator(f"__i{_stem}__", _ufunc, "in_place"))
+def _rebind_scalar(value: Tensor, name: str, other: Any) -> Any:
+    """``v op= other`` where NumPy's v is a NumPy scalar, which has no in-place operators:
+    Python computes ``v op other`` and rebinds v (``v = x1 + 0.0; v *= y`` with x1 0-d
+    makes a new array of y's shape)."""
+    return getattr(value, "__" + name[3:])(other)
+
+
+def _in_place_of_mixin(name: str) -> Callable:
+    in_place = getattr(NDArrayOperatorsMixin, name)
+
+    def method(self: Tensor, other: Any) -> Any:
+        return _rebind_scalar(self, name, other) if self._scalar else in_place(self, other)
+    method.__name__ = name
+    return method
+
+
+for _stem in ("matmul", "floordiv", "mod", "lshift", "rshift", "and", "xor", "or"):
+    setattr(Tensor, f"__i{_stem}__", _in_place_of_mixin(f"__i{_stem}__"))
 for _ufunc, _stem in ((np.less, "lt"), (np.less_equal, "le"), (np.greater, "gt"),
                       (np.greater_equal, "ge")):
     setattr(Tensor, f"__{_stem}__", _operator(f"__{_stem}__", _ufunc, "plain"))

@@ -57,7 +57,7 @@ def apply(bound: Bound | Composite) -> Any:
     if out is not None:
         _check_out_shape(bound, result, out)
         return _write_out(op, inputs, raw, params, result, out)
-    tensor = Tensor(np.asarray(result))
+    tensor = Tensor._of_result(result)
     if op.may_alias:
         _share_version(tensor, inputs[0], result, op, inputs, params)
     if _needs_grad(inputs) and tensor._data.dtype.kind in "fc":

@@ -69,6 +69,46 @@ def test_a_loop_writing_into_an_array_inside_kiln_grad_in_compiled_code(fn):
     check_gradient(fn, (rn(6),), ways=("compiled_fn", "in_compiled"))
 
 
+def _recurrence_of_rows(x, y):
+    v = np.zeros((x.shape[0], 3))
+    v[0] = x[0] * y
+    for i in range(1, x.shape[0]):
+        v[i] = x[i] * y + v[i - 1]
+    return np.sum(np.sin(v))
+
+
+def test_a_recurrence_over_the_rows_of_a_fresh_array_inside_kiln_grad_in_compiled_code():
+    """``v[i] = x[i] * y + v[i - 1]`` reads a row of v (a view) before writing the next:
+    capture kept the write a mutation op (v had a view), which kiln.grad in compiled code
+    refuses ("the function writes into an array"), so it ran on the eager tape and raised
+    that a Tensor became a plain NumPy array. The view is a temporary, gone before the
+    write: the write becomes a new node (and a reference cycle in capture's opcall kept
+    the temporary alive)."""
+    check_gradient(_recurrence_of_rows, (rn(4, 3), rn(3)), argnums=(0, 1),
+                   ways=("compiled_fn", "in_compiled"))
+
+
+def _scalar_updated_in_place(x1, x2):
+    v = x1 + 0.0       # a 0-d x1: NumPy gives a NumPy scalar...
+    v *= np.tanh(x2)   # ...which has no in-place operator: v becomes a new (4, 1) array
+    w = x2[0, 0] * 1.0
+    old = w
+    w -= x1            # a new scalar: old keeps its value (the Tensor changed both)
+    return np.sum(v) + w * old * 2.0
+
+
+def test_an_in_place_operator_on_a_value_numpy_gives_as_a_scalar_rebinds_it():
+    """grads seed 2024: the Tensor of a 0-d result updated itself in place and raised
+    'could not broadcast input array from shape (4,1) into shape ()' (eager kiln.grad and
+    kiln.grad of the compiled function), and under ``old = w; w -= x1`` changed old too:
+    a wrong value and gradient. NumPy rebinds a NumPy scalar. Capture knows it
+    of Tensors too: the compiled function on Tensors keeps the rebinding in its graph."""
+    args = (np.array(0.7), rn(4, 1))
+    check_gradient(_scalar_updated_in_place, args, argnums=(0, 1))
+    tensors = [kiln.tensor(a, requires_grad=True) for a in args]
+    assert kiln.explain(_scalar_updated_in_place)(*tensors).graph_break_count == 0
+
+
 def test_a_complex_loss_raises_a_kiln_grad_error():
     """kiln.grad of a complex-valued function raised the Tensor's backward() message
     ('pass gradient=', which kiln.grad has no place for)."""

@@ -526,7 +526,7 @@ class _Variant(TrainingRun):
                 return wrapped[k]
             value = outs[k]
             if wrap and isinstance(value, (np.ndarray, np.generic)):
-                value = Tensor(np.asarray(value))
+                value = Tensor._of_result(value)
                 if wrapped is not None:
                     wrapped[k] = value
             return value

@@ -64,7 +64,7 @@ class TrainingRun:
         node.num_outputs = max(len(self.nr_of_output), 1)
         wrapped: dict[int, Any] = {}
         for k, nr in self.nr_of_output.items():
-            t = Tensor(np.asarray(outs[k]))
+            t = Tensor._of_result(outs[k])
             t.grad_fn = node
             t._output_nr = nr
             t._requires_grad = True
@@ -108,7 +108,7 @@ class TrainingRun:
         for k in range(n):
             value = result[k]
             if isinstance(value, (np.ndarray, np.generic)):
-                value = Tensor(np.asarray(value))
+                value = Tensor._of_result(value)
                 nr = nr_of_output.get(k)
                 if nr is not None:
                     value.grad_fn = node

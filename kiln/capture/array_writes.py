@@ -39,6 +39,11 @@ def record_node(tx, op, inputs, params, method=None, out_write=False):
         tx.user_error(e)
 
 
+def _in_grad(tx) -> bool:
+    """Inside a function kiln.grad differentiates (kiln/capture/variables/grad.py)?"""
+    return bool(getattr(tx.output, "grad_depth", 0))
+
+
 def write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool = True) -> VariableTracker:
     """``out=`` / in-place operator: the expression's value is the target array itself.
 
@@ -64,7 +69,7 @@ def write_out(tx, what: str, out: Any, result: ArrayVariable, broadcasts: bool =
     if shape != into and (not broadcasts or not _broadcasts_into(shape, into)):
         tx.unsupported("user_error", f"{what}: out= of shape {into} for a result of shape {shape} "
                        f"(NumPy raises here, or writes only part of it)")
-    if target.can_rewrite_in_place() and result.meta.shape == target.meta.shape:
+    if target.can_rewrite_in_place(_in_grad(tx)) and result.meta.shape == target.meta.shape:
         value = result
         if result.meta.dtype != target.meta.dtype:
             if not np.can_cast(result.meta.dtype, target.meta.dtype, "same_kind"):
@@ -185,7 +190,7 @@ def mutate(tx, op, what, bound, inputs, params) -> VariableTracker:
         # write a temporary array), np.copyto and np.putmask raise: Python decides
         tx.unsupported("mutation", f"{what} of a NumPy scalar", HINTS["mutation"])
     functional = REGISTRY.get(op.functional) if op.functional else None
-    if target.var.can_rewrite_in_place() and functional is not None:
+    if target.var.can_rewrite_in_place(_in_grad(tx)) and functional is not None:
         node = record_node(tx, functional, inputs, params)
         if node.val == target.var.meta:
             selections.before_write(tx)

@@ -444,6 +444,9 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     elif unbacked is None:
         dims = propagate_dims(tx, op, array_inputs, bound.inputs, params, exact)
     inputs = tuple(to_graph(v, i) for i, v in enumerate(bound.inputs))
+    # to_graph calls itself: a reference cycle that kept this call's trackers alive until
+    # the next garbage collection (a temporary view ``v[i - 1]`` still counted as one)
+    to_graph = None
 
     if op.mutates:
         return mutate(tx, op, spelling_text, bound, inputs, params)
@@ -488,14 +491,14 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     if op.values_below is not None and all(d is None for a in array_inputs for d in a.dims):
         # (sizes the graph is specialized to: a dynamic length bounds nothing at run time)
         node.meta["values_below"] = op.values_below(*bound.inputs, **params)
-    if node.val.shape == () and not result.tensor:
-        # (CuPy gives a 0-d array where NumPy gives a scalar)
+    if node.val.shape == ():
+        # (CuPy gives a 0-d array where NumPy gives a scalar; a Tensor remembers it: Tensor._of_result)
         result.scalar = array_type is np.ndarray and numpy_returns_scalar(op, bound.inputs, params)
     if base is not None:
         if not result.scalar:
             # (an element read, ``A[0, 0]``, is a NumPy scalar: no view of A stays behind, so
             # a later loop writing A is still a loop node: npbench's cholesky)
-            (base.base or base).has_views = True
+            (base.base or base).note_view(result)
         # A view of a read-only view is read-only (an op that may copy instead: maybe).
         result.read_only = op.read_only or base.read_only
     return result

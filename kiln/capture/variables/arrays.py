@@ -14,6 +14,7 @@ it decides control flow (a guard on the decision) or becomes a parameter, shape 
 from __future__ import annotations
 
 import operator
+import weakref
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ class ArrayVariable(VariableTracker):
         self.fresh = fresh          # made by the graph (not an argument, not a view of one)
         self.base = base            # the array this one is a view of
         self.has_views = False
+        self.view_refs: list = []   # weak references to the trackers of those views
         self.read_only = False      # maybe a read-only view at run time (of broadcast_to...)
         self.tensor = tensor        # a kiln.Tensor at run time (an op on one returns one)
         self.scalar = False         # a NumPy scalar at run time (np.float64), not a 0-d array
@@ -146,10 +148,20 @@ class ArrayVariable(VariableTracker):
                                     f"item assignment"))
         tx.call_op(method_key("__setitem__"), [self, index, value], {}, "index assignment")
 
-    def can_rewrite_in_place(self) -> bool:
+    def note_view(self, view: "ArrayVariable") -> None:
+        """``view`` shares this array's memory (this is its base)."""
+        self.has_views = True
+        self.view_refs.append(weakref.ref(view))
+
+    def can_rewrite_in_place(self, dead_views: bool = False) -> bool:
         """An in-place update can become a new node when no one else can see the old value
-        (and NumPy lets it be written: np.broadcast_to of a NumPy scalar is fresh but read-only)."""
-        return self.fresh and self.base is None and not self.has_views and not self.read_only
+        (and NumPy lets it be written: np.broadcast_to of a NumPy scalar is fresh but read-only).
+        ``dead_views``: views whose trackers are gone (a temporary ``v[i - 1]`` read in an
+        expression) cannot see it either (used inside kiln.grad, whose backward cannot
+        follow a write into an array: ``v[i] = x[i] * y + v[i - 1]``)."""
+        views = self.has_views and not (dead_views and self.view_refs and
+                                         all(ref() is None for ref in self.view_refs))
+        return self.fresh and self.base is None and not views and not self.read_only
 
     def store_attr(self, tx, name: str, value: VariableTracker) -> bool:
         """``a.name = value`` where ndarray's setter is captured; False: not here."""
