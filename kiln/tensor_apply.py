@@ -61,7 +61,7 @@ def apply(bound: Bound | Composite) -> Any:
     if op.may_alias:
         _share_version(tensor, inputs[0], result, op, inputs, params)
     if _needs_grad(inputs) and tensor._data.dtype.kind in "fc":
-        if _complex_flow(tensor, inputs) and not op.complex_grad:
+        if _complex_flow(tensor, inputs) and not op.complex_rule(params):
             _no_complex_grad(op)
         _record(tensor, op, inputs, raw, params)
     return tensor
@@ -225,7 +225,7 @@ def _rebase(target: Tensor, op: Any, inputs: tuple, params: dict, new_value: Any
     """Write ``new_value`` into ``target`` in place; if recording, its history becomes op's node."""
     record = _needs_grad(inputs) and target._data.dtype.kind in "fc"
     if record and (target._data.dtype.kind == "c" or _complex_flow(target, inputs)) \
-            and not op.complex_grad:
+            and not op.complex_rule(params):
         _no_complex_grad(op)
     if not target._data.flags.writeable:   # (np.broadcast_to, np.diagonal): NumPy's error
         raise ValueError("output array is read-only" if getattr(op, "ufunc", None) is not None

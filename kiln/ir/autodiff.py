@@ -59,7 +59,8 @@ def depends_on(calls: Sequence[Node], wrt: Sequence[Node]) -> set[Node]:
         needed = [i for i in node.inputs if i in needs]
         if not needed or not _carries_float(node):
             continue
-        if (_is_complex(node) or any(_is_complex(i) for i in needed)) and not node.target.complex_grad:
+        if (_is_complex(node) or any(_is_complex(i) for i in needed)) \
+                and not node.target.complex_rule(node.kwargs):
             from ..errors import AutogradError
             src = node.meta.get("source")
             at = f" at {src[0]}:{src[1]}: {src[2].strip()}" if src else ""

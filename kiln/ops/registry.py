@@ -203,8 +203,10 @@ class Op:
     # convention PyTorch uses: for a real loss L, the gradient of z = x + iy is
     # dL/dx + i dL/dy (so a holomorphic f's rule multiplies by conj(f'(z))), on the eager
     # tape and in compiled backward graphs. Ops without it raise AutogradError where a
-    # gradient would flow through complex values.
-    complex_grad: bool = False
+    # gradient would flow through complex values. A callable ``complex_grad(params) ->
+    # bool`` where it depends on the parameters (scalar_binary: its ufunc's): ask
+    # :meth:`complex_rule`.
+    complex_grad: Any = False
     # The derivative rule raises NoDerivative for some parameters (quantile's methods,
     # interp's period): the eager tape notes the user's line of such a call, as of an op
     # without a rule, for the error (compiled graphs have it in the node's meta).
@@ -271,6 +273,11 @@ class Op:
     @property
     def differentiable(self) -> bool:
         return self.vjp is not None
+
+    def complex_rule(self, params: dict) -> bool:
+        """Whether this call's derivative rule holds for complex values (``complex_grad``)."""
+        rule = self.complex_grad
+        return bool(rule(params) if callable(rule) else rule)
 
     def backward(self, g: Any, out: Any, inputs: tuple, params: dict) -> tuple:
         """Cotangents for each input, reduced to its shape and cast to its dtype.

@@ -197,6 +197,8 @@ def _vjp(g: Any, out: Any, x: Any, y: Any, ufunc: str) -> Any:
 scalar_binary = declare(
     "scalar_binary", Category.POINTWISE, _impl, inputs=("x", "y"), params={"ufunc": None},
     meta=_meta, vjp=_vjp, raises_for=ufunc_may_raise, impl_at=_impl_at,
+    # (its rule is its ufunc's: so is whether it holds for complex values)
+    complex_grad=lambda params: REGISTRY[params["ufunc"]].complex_rule({}),
     # the ufunc's loop code, or this op's own call where the ufunc's would be an extern
     # (integer power: NumPy's own error from scalar math)
     lowering={"decompose": lambda x, y, ufunc: F.__getattr__(ufunc)(x, y), "or_extern": True},

@@ -60,6 +60,8 @@ CASES = {
     "broadcast_to": (lambda a: np.broadcast_to(a[0], (4, 3)) * a[1], (Z23,)),
     "broadcast_arrays_view": (lambda a: np.broadcast_arrays(a[0], np.zeros((4, 3)))[0] * a[1], (Z23,)),
     "sum_to": (lambda a, b: a * b, (Z23, W3)),     # b's gradient is summed over the broadcast
+    # NumPy scalar math on complex values (a Tensor's 0-d result is a scalar to NumPy)
+    "scalar_binary": (lambda a: (a.sum() * (1 - 2j) - a[0, 1]) / (a[1, 2] + 3.0) * a[0, 0], (Z23,)),
     "selected_sum": (lambda a: a[np.abs(a) > 1].sum() * (1 - 2j) + a[X23 > 0].mean(), (Z23,)),
     # (np.sum(where=) of floats and complex values: NumPy's own masked loop, an extern)
     "where_sum": (lambda a: np.sum(a * a, where=np.abs(Z23) > 1, axis=1).sum()
