@@ -181,6 +181,16 @@ def calls_svml() -> bool:
     return kernels_call_svml(config.cxx_flags)
 
 
+def svml_ufunc(name: str, cxx_flags: str) -> bool:
+    """Whether a float kernel built with ``cxx_flags`` computes ufunc ``name`` with NumPy's
+    own SVML function (its template calls a ``kiln_np_`` name, and those are SVML's).
+
+    >>> svml_ufunc("exp", "-O3 -march=native")   # NumPy's own loop, not SVML's
+    False
+    """
+    return "kiln_np_" in (template(name, "float64") or "") and kernels_call_svml(cxx_flags)
+
+
 def template(fn: str, dtype: Any) -> str | None:
     """The C++ of scalar function ``fn`` in a loop of ``dtype``; None: not implemented."""
     forms = SYNTAX.get(fn)

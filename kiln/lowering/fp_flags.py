@@ -23,7 +23,7 @@ from ..ops.fp_errors import (ALL, CAST_INPUT, INVALID, KINDS, NAN_QUIET, NUMPY_T
                               exact_kinds, fp_kinds, kernel_noise, numpy_name, part_exact, raises_where,
                               ufunc_name)
 from ..ops.masked import quiet_operands
-from .svml import svml_ufunc
+from .cpp_ops import svml_ufunc
 
 _MASKED = ("masked_unary", "masked_binary")
 _BOUND = {"b": Bounded(1.0), "i": Bounded(2.0 ** 63), "u": Bounded(2.0 ** 64)}

@@ -425,15 +425,11 @@ def _low_bit_mask(value: Any, out: _Kind) -> Any:
     return None
 
 
-# NumPy's names of the scalar operations that warn (its "... encountered in scalar <name>")
+# NumPy's ufuncs of the scalar operations that may warn: its name in the message ("...
+# encountered in scalar <name>"); ops/fp_errors.py says which kinds a float one raises
 _UFUNC_NAMES = {"add": "add", "sub": "subtract", "mul": "multiply", "neg": "negative",
-                "floordiv": "floor_divide", "mod": "remainder"}
-
-
-# NumPy's ufuncs of the float scalar operations that may warn (ops/fp_errors.py says which
-# kinds, and NumPy's name in the message)
-_FLOAT_UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
-                 "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "np.sqrt": "sqrt"}
+                "truediv": "true_divide", "floordiv": "floor_divide", "mod": "remainder",
+                "pow": "power", "np.sqrt": "sqrt"}
 
 
 def _float_warns(pr: Any, fn: str, args: tuple, kinds: list, f32: bool) -> None:
@@ -444,10 +440,10 @@ def _float_warns(pr: Any, fn: str, args: tuple, kinds: list, f32: bool) -> None:
     if f32 and any(k.name == "pyfloat" for k in kinds):
         pr.warns("overflow", "cast")
         pr.fp_flags |= OVER
-    if fn not in _FLOAT_UFUNCS:
+    if fn not in _UFUNC_NAMES or fn == "neg":   # (a float negation never warns)
         return
     consts = tuple(None if hasattr(a, "kind") else a for a in args)
-    said, name = fp_kinds(_FLOAT_UFUNCS[fn], "f", consts, scalar=fn != "np.sqrt")
+    said, name = fp_kinds(_UFUNC_NAMES[fn], "f", consts, scalar=fn != "np.sqrt")
     for bit, _key, text in KINDS:
         if said & bit:
             pr.note(f"{text} encountered in {name}")

@@ -25,9 +25,6 @@ SVML = {"exp2": ("exp2", 1, 0), "log2": ("log2", 1, 1), "log10": ("log10", 1, 1)
         "atan": ("atan", 1, 0), "sinh": ("sinh", 1, 0), "cosh": ("cosh", 1, 0),
         "asinh": ("asinh", 1, 0), "acosh": ("acosh", 1, 1), "atanh": ("atanh", 1, 0),
         "pow": ("pow", 2, 1), "atan2": ("atan2", 2, 1)}
-# NumPy's ufunc names of those not spelled as their C function
-_UFUNC = {"power": "pow", "arctan2": "atan2", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
-          "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh"}
 # SVML's suffix per C type: float32 16 lanes, float64 8 lanes in the high-accuracy version
 SUFFIX = {"float": "f16", "double": "8_ha"}
 
@@ -76,11 +73,3 @@ def kernels_call_svml(cxx_flags: str) -> bool:
         on = True if _AVX512.match(w) else False if w == "-mno-avx512f" or w.startswith("-march=") else on
     return on and numpy_uses_svml()
 
-
-def svml_ufunc(name: str, cxx_flags: str) -> bool:
-    """Whether a float kernel computes ufunc ``name`` with NumPy's own SVML function.
-
-    >>> svml_ufunc("exp", "-O3 -march=native")   # NumPy's own loop, not SVML's
-    False
-    """
-    return _UFUNC.get(name, name) in SVML and kernels_call_svml(cxx_flags)
