@@ -465,6 +465,8 @@ for _ufunc, _stem in ((np.add, "add"), (np.subtract, "sub"), (np.multiply, "mul"
     setattr(Tensor, f"__{_stem}__", _operator(f"__{_stem}__", _ufunc, "plain"))
     setattr(Tensor, f"__r{_stem}__", _operator(f"__r{_stem}__", _ufunc, "reflected"))
     setattr(Tensor, f"__i{_stem}__", _operator(f"__i{_stem}__", _ufunc, "in_place"))
+
+
 def _rebind_scalar(value: Tensor, name: str, other: Any) -> Any:
     """``v op= other`` where NumPy's v is a NumPy scalar, which has no in-place operators:
     Python computes ``v op other`` and rebinds v (``v = x1 + 0.0; v *= y`` with x1 0-d
