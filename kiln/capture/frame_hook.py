@@ -51,7 +51,11 @@ _C_SOURCE = EXTENSIONS["frame_hook"][0]
 _lock = threading.Lock()
 _lib: Any = None
 _failed: dict[str, str] = {}          # compiler command -> why it failed (warned once each)
-_factories: dict[types.CodeType, Callable] = {}   # flagged code -> fn -> replacement or None
+# The C hook flags and keeps verdicts per code *object* (its extra slots); so do these
+# tables, keyed by _ident(code). Code objects compare equal without their file name or
+# identity (one helper exec'd twice, a reloaded module): keyed by equality, the second
+# one's verdicts freed the tuple the first one's slot still pointed at.
+_factories: dict[tuple, Callable] = {}   # flagged code -> fn -> replacement or None
 # function -> {owner: adapter}: the replacement each compiled function made of it. Two
 # functions compiled with different options (backend, dynamic) that both call a helper
 # each get their own compiled helper (a cpp replacement must never run under eager).
@@ -61,9 +65,14 @@ _running = threading.local()
 # code -> the tuple of verdicts the C hook reads through the code's second extra slot
 # (kept alive here): (family, argument types, ((position, dtype), ...), size limit), the
 # argument kinds for which that family's compiled version of the code compiles nothing.
-_verdicts: dict[types.CodeType, tuple] = {}
+_verdicts: dict[tuple, tuple] = {}
 _MAX_VERDICTS = 8   # per code (the newest kept): families die, their verdicts stay
-_flaggers: dict[types.CodeType, set] = {}   # code -> the families that flagged it
+_flaggers: dict[tuple, set] = {}   # code -> the families that flagged it
+
+
+def _ident(code: types.CodeType) -> tuple:
+    """The key of a code object in this module's tables: itself, by identity."""
+    return id(code), code
 
 
 def _module_name(source: str) -> str:
@@ -137,8 +146,8 @@ def flag(code: types.CodeType, factory: Callable) -> bool:
         return False
     family = _family(factory)
     with _lock:
-        _factories[code] = factory
-        _flaggers.setdefault(code, set()).add(family)
+        _factories[_ident(code)] = factory
+        _flaggers.setdefault(_ident(code), set()).add(family)
         lib.kiln_hook_flag(id(code), 1)
     _set_verdicts(code, lambda v: v[0] != family or v[1] is not None)   # its own now
     return True
@@ -152,13 +161,13 @@ def _family(factory: Callable) -> int:
 def unflag(code: types.CodeType) -> None:
     lib = load()
     with _lock:
-        _flaggers.pop(code, None)
-        if _factories.pop(code, None) is not None and lib is not None:
+        _flaggers.pop(_ident(code), None)
+        if _factories.pop(_ident(code), None) is not None and lib is not None:
             lib.kiln_hook_flag(id(code), 0)
 
 
 def is_flagged(code: types.CodeType) -> bool:
-    return code in _factories
+    return _ident(code) in _factories
 
 
 @contextlib.contextmanager
@@ -217,12 +226,12 @@ def _set_verdicts(code: types.CodeType, keep: Callable, verdict: tuple | None = 
     if lib is None:
         return
     with _lock:
-        old = _verdicts.get(code, ())
+        old = _verdicts.get(_ident(code), ())
         kept = tuple(v for v in old if keep(v))
         new = ((verdict,) if verdict is not None else ()) + kept[:_MAX_VERDICTS - 1]
         if new == old:
             return
-        _verdicts[code] = new
+        _verdicts[_ident(code)] = new
         lib.kiln_hook_verdicts(id(code), id(new) if new else 0)
         del old   # freed only now that C points at the new tuple
 
@@ -275,13 +284,13 @@ def _dispatch(fn: types.FunctionType, raw: tuple) -> Callable | None:
     """Called by the C hook (no interception while it runs): the replacement or None,
     made by the innermost running segment's factory (run_with), else by the one that
     flagged the code."""
-    flagged = _factories.get(fn.__code__)
+    flagged = _factories.get(_ident(fn.__code__))
     if flagged is None:
         return None
     stack = getattr(_running, "factories", None)
     factory = stack[-1] if stack else flagged
     family = _family(factory) if stack else 0
-    if family and family not in _flaggers.get(fn.__code__, ()):
+    if family and family not in _flaggers.get(_ident(fn.__code__), ()):
         # Flagged by another compiled function only: this one compiles it no more than
         # it would have had it run first (scikit-learn's normalize ran 1.9x slower after
         # another estimator had flagged its validation helpers). C answers from now on.
@@ -309,7 +318,7 @@ def forget() -> None:
         _adapters.clear()
         _factories.clear()
         if _lib is not None:
-            for code in _verdicts:
-                _lib.kiln_hook_verdicts(id(code), 0)
+            for ident, _code in _verdicts:
+                _lib.kiln_hook_verdicts(ident, 0)
         _verdicts.clear()
         _flaggers.clear()

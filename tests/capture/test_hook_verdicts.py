@@ -154,13 +154,55 @@ def test_reset_forgets_verdicts():
     compiled = kiln.compile(_scaled)
     x, table = np.linspace(0.0, 1.0, 2000), {"scale": 0.5}
     compiled(x, table, 2)
-    assert _lookup.__code__ in frame_hook._verdicts
+    assert frame_hook._ident(_lookup.__code__) in frame_hook._verdicts
     kiln.reset()
     assert not frame_hook._verdicts
     intercepted, skipped = frame_hook.intercepted(), frame_hook.skipped()
     np.testing.assert_array_equal(compiled(x, table, 2), _scaled(x, table, 2))
     assert frame_hook.intercepted() == intercepted + 1    # dispatched again, then judged
     assert frame_hook.skipped() == skipped + 1
+
+
+_TWINS_SOURCE = """
+def lookup(table, key):
+    return table.get(key, 1.0)
+
+def scaled(x, table, n):
+    y = x * 2.0
+    try:
+        kiln.graph_break()
+        for _ in range(n):
+            y = y * lookup(table, "scale")
+    except KeyError:
+        pass
+    return y + 1.0
+"""
+
+
+@needs_hook
+def test_equal_code_objects_keep_their_own_flags_and_verdicts():
+    # One helper exec'd twice: two code objects that compare equal (same file name, same
+    # line). The C hook keeps flags and verdicts per object, and so must frame_hook's
+    # tables: keyed by equality, the second's verdicts freed the tuple the first's slot
+    # still pointed at, and unflagging one unflagged the other in Python only.
+    kiln.reset()
+    twins = []
+    for _ in range(2):
+        ns = {"kiln": kiln}
+        exec(compile(_TWINS_SOURCE, "<kiln-twins>", "exec"), ns)
+        twins.append(ns)
+    a, b = (ns["lookup"].__code__ for ns in twins)
+    assert a == b and a is not b
+    x, table = np.linspace(0.0, 1.0, 2000), {"scale": 0.5}
+    compiled = [kiln.compile(ns["scaled"]) for ns in twins]
+    for _ in range(3):
+        for ns, f in zip(twins, compiled):
+            np.testing.assert_array_equal(f(x, table, 2), ns["scaled"](x, table, 2))
+    assert len(frame_hook._verdicts) == 2     # one per code object
+    assert frame_hook.is_flagged(a) and frame_hook.is_flagged(b)
+    frame_hook.unflag(a)
+    assert not frame_hook.is_flagged(a) and frame_hook.is_flagged(b)
+    kiln.reset()
 
 
 def _reads_items(x, d):
@@ -177,7 +219,7 @@ def test_a_comprehension_is_never_flagged():
     d = OrderedDict(a=np.float64(1.0), b=np.float64(2.0))
     for _ in range(3):
         np.testing.assert_array_equal(compiled(np.ones(3), d), _reads_items(np.ones(3), d))
-    assert not any(code.co_name == "<listcomp>" for code in frame_hook._factories)
+    assert not any(code.co_name == "<listcomp>" for _id, code in frame_hook._factories)
 
 
 def _mro(klass):
