@@ -37,6 +37,20 @@ def edit_distance(a, b):
     return d[n, m]
 
 
+def levenshtein_rows(a, b):
+    """Edit distance over two rows swapped each step (kiln/capture/loop_swaps.py)."""
+    n, m = a.shape[0], b.shape[0]
+    prev = np.arange(m + 1)
+    cur = np.zeros(m + 1, dtype=np.int64)
+    for i in range(1, n + 1):
+        cur[0] = i
+        for j in range(1, m + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+        prev, cur = cur, prev
+    return prev[m]
+
+
 def house_robber(v):
     n = v.shape[0]
     dp = np.zeros(n + 2, dtype=v.dtype)

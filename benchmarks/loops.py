@@ -29,8 +29,8 @@ import kiln
 
 from .loop_kernels import (cholesky, cholesky_rows, crc32, csr_matvec, edit_distance, first_above,
                            fsub, gauss_seidel, house_robber, insertion_sort, jacobi_sweeps,
-                           lu_inplace, lu_rows, relax_until_converged, sieve, smith_waterman,
-                           tri_solve)
+                           levenshtein_rows, lu_inplace, lu_rows, relax_until_converged, sieve,
+                           smith_waterman, tri_solve)
 from .idioms import weighted_column_distance
 
 
@@ -68,6 +68,7 @@ def cases(rng) -> dict:
         "fsub (n=300)": (fsub, lambda: (L, b)),
         "gauss_seidel (100x100, 2 sweeps)": (gauss_seidel, lambda: (u0.copy(), f0, 2)),
         "edit_distance (160x160)": (edit_distance, lambda: (s1, s2)),
+        "levenshtein over two swapped rows (200x200)": (levenshtein_rows, lambda: (g1, g2)),
         "house_robber DP (n=30000)": (house_robber, lambda: (v0,)),
         "crc32 (4096 bytes)": (crc32, lambda: (data,)),
         "lu_inplace (n=60)": (lu_inplace, lambda: (lu0.copy(),)),

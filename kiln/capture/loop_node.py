@@ -25,6 +25,7 @@ from .loop_types import FLAG, carried_flags, flagged_result, is_flag, link_flags
 from .loop_returns import (RET, RETURNED, _constant_return, _local_return, _only_returns,
                            _return_after, _return_names, _returns)
 from .loop_snapshot import _Snapshot
+from .loop_swaps import swap_results, swapped_arrays
 from .loops import (MIN_TRIP, ArrayState, LoopFallback, LoopTrace, RangeIteratorVariable,
                     ScalarValueVariable, _result, _type_of, _val_of, apply_scalar, current_graph,
                     graph_value, refuse_inside_grad)
@@ -292,6 +293,8 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
         extra = dict(extra, **{BRK: ConstantVariable(False)})
     extra = _returns(tx, region, trace, extra)
     names = list(extra) + [n for n in rebound if n in live]
+    swaps = swapped_arrays(tx, snap, end, [n for n in names if n not in extra])
+    names = [n for n in names if n not in swaps]
     # ``s1 = s2 = 0.0`` binds one value to two names: after ``s2, s1 = s1, s0`` the body's
     # first trace leaves s2 bound to the object it started with (s1's start), which looks
     # unchanged; a live name sharing its start value with a carried one is carried too
@@ -340,7 +343,7 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
         late = {BRK: ConstantVariable(False)} if BRK in end and BRK not in names else {}
         if RETURNED not in names and any(e.kind == "return" for e in trace.exits):
             late = _returns(tx, region, trace, late)
-        missed = [n for n in _rebound(end, snap) if n in live and n not in names]
+        missed = [n for n in _rebound(end, snap) if n in live and n not in names and n not in swaps]
         if late or missed:
             # a break, return or assignment only the body traced again takes (its test
             # read a start value as a constant the first time: ``s = 0.0 ... if s > t:
@@ -356,13 +359,15 @@ def _build(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict,
             snap.restore(tx)
             trace, _, phs, end = _trace_once(tx, region, snap, with_flags(names, types))
             if any(n not in end or type(_type_of(end[n])) is not type(types[n]) for n in names) \
-                    or any(n in live and n not in names for n in _rebound(end, snap)):
+                    or any(n in live and n not in names and n not in swaps for n in _rebound(end, snap)):
                 raise LoopFallback("a carried value the body does not always give")
     else:
         phs = {}
     if region.exit >= len(tx.decoded.instructions) and not any(e.kind == "return" for e in trace.exits):
         raise LoopFallback("a while True loop that neither breaks nor returns")
-    _emit(tx, region, bounds, snap, trace, names, types, phs, end, start)
+    if swaps and any(end.get(n) is not snap.locals[swaps[n]] for n in swaps):
+        raise LoopFallback("the body swaps arrays on some paths only")
+    _emit(tx, region, bounds, snap, trace, names, types, phs, end, start, swaps)
 
 
 def _enclosing_value(tx, var: VariableTracker, example: Any) -> Any:
@@ -391,8 +396,9 @@ def _enclosing_value(tx, var: VariableTracker, example: Any) -> Any:
 
 
 def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, names: list,
-          types: dict, phs: dict, end: dict, start: dict) -> None:
+          types: dict, phs: dict, end: dict, start: dict, swaps: dict) -> None:
     graph = trace.graph
+    swapped = swap_results(tx, trace, start, end, swaps)
     tx.locals = dict(snap.locals)
     tx.inst = snap.inst   # the loop's own line (not the body's last) for its node and note
     for n, v in end.items():
@@ -420,7 +426,7 @@ def _emit(tx, region: Region, bounds: tuple, snap: _Snapshot, trace: LoopTrace, 
     for s in written:
         if s.tracker.base is not None or s.tracker.has_views:
             raise LoopFallback(f"the loop writes {s.tracker.describe()}, a view or an array with views")
-    graph.output(tuple(outs) + tuple(s.node for s in written))
+    graph.output(tuple(outs) + tuple(swapped.get(id(s.tracker), s.node) for s in written))
     # placeholders in the body's calling order: i, carried scalars, carried arrays, operands
     order = [graph.placeholders[0]] + [phs[n] for n in names] + [s.placeholder for s in written] \
         + [ph for _, ph in trace.operands] + [s.placeholder for s in read]

@@ -59,6 +59,7 @@ class _Printer(VectorOps):
         self.names: dict[Any, str] = {}
         self.count = 0
         self.arrays: dict[Any, tuple] = {}   # node -> (data ptr name, ndim, dtype)
+        self.swapped: list = []   # (data ptr, its pair, placeholder): carried arrays swapped
         self.conds: list[str] = []           # fast: the entry test, one clause each
         self.residual = 0
         self.current: Any = None             # the scalar_fn node being printed
@@ -214,6 +215,11 @@ class _Printer(VectorOps):
         self._body(graph, carried, 2)
         self._break(self.body, carried, 2)
         self.emit("}", 1)
+        for a, b, p in self.swapped:   # (see _swaps)
+            n, q = " * ".join(f"{a}_d{k}" for k in range(len(p.val.shape))) or "1", self.fresh("q")
+            self.emit(f"if ({a} != ({CTYPES[np.dtype(p.val.dtype).name]}*)bufs[{arrays.index(p)}]) "
+                      f"for (int64_t {q} = 0; {q} < {n}; ++{q}) {{ const auto t = {a}[{q}]; "
+                      f"{a}[{q}] = {b}[{q}]; {b}[{q}] = t; }}", 1)
         for k, p in enumerate(scalars[:sum(1 for c in carried if not _is_array(c))]):
             self.emit(f"__builtin_memcpy(&slots[{k}], &{self.names[p]}, sizeof({self.names[p]}));", 1)
         self.emit("return 0;", 1)
@@ -304,10 +310,9 @@ class _Printer(VectorOps):
             if node.kind == "output":
                 outs = node.args[0]
                 temps = []
+                self._swaps(graph, carried, outs, depth)
                 for c, out in zip(carried, outs):
                     if _is_array(c):
-                        if self.arrays.get(out, (None,))[0] != self.arrays[c][0]:
-                            raise Unnative("a carried array that is not the one passed in")
                         continue
                     t = self.fresh("t")
                     self.emit(f"{_kind_of(c).ctype} {t} = {self.ref(out, _kind_of(c))};", depth)
@@ -324,6 +329,36 @@ class _Printer(VectorOps):
             if node.kind == "constant":
                 raise Unnative("a constant node in a body")
             getattr(self, f"op_{node.target.name}", self._unknown)(node, depth)
+
+    def _swaps(self, graph: Any, carried: list, outs: tuple, depth: int) -> None:
+        """Carried arrays the next trip finds where the body leaves them, or swapped in
+        pairs (``prev, cur = cur, prev``, kiln/capture/loop_node.py): the top-level body
+        swaps the two data pointers (the fast variant's layouts are the same static
+        C-contiguous ones; the checked variant leaves such a loop to the reference), and
+        :meth:`function` swaps the contents back after the loop where it swapped an odd
+        number of times, so that each buffer ends with its own slot's value."""
+        pairs = {}
+        for c, out in zip(carried, outs):
+            if _is_array(c) and self.arrays.get(out, (None,))[0] != self.arrays[c][0]:
+                pairs[self.arrays[c][0]] = (c, self.arrays.get(out, (None,))[0])
+        if not pairs:
+            return
+        if graph is not self.body.graph:
+            raise Unnative("a carried array that is not the one passed in")
+        for a, (c, b) in pairs.items():
+            other = pairs.get(b)
+            if other is None or other[1] != a or c.val.dtype != other[0].val.dtype \
+                    or tuple(c.val.shape) != tuple(other[0].val.shape):
+                raise Unnative("carried arrays that are not swapped in pairs")
+        if not self.fast:
+            self.emit(f"KILN_FAIL({FAIL});", depth)
+            return
+        for a, (c, b) in pairs.items():
+            if a < b:
+                t = self.fresh("t")
+                self.emit(f"{{ {CTYPES[np.dtype(c.val.dtype).name]}* {t} = {a}; {a} = {b}; {b} = {t}; }}",
+                          depth)
+                self.swapped.append((a, b, c))
 
     def _break(self, body: LoopBody, carried: list, depth: int) -> None:
         """The iteration that met a ``break`` ends the loop (its flag is carried)."""

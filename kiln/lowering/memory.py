@@ -176,7 +176,8 @@ def plan_memory(low: Any, items: list, rendered: dict, pool: bool = True) -> Mem
                 # it twice).
                 plan.inplace_externs.add(step)
                 moved.update(v.buf.name for v in given)
-                if owned and given[0].buf.name in pooled:
+                if owned and given[0].buf.name in pooled and isinstance(item.out, BufferValue):
+                    # (a loop's result is a tuple holding the array: not the pool's array)
                     pooled[item.name] = pooled.pop(given[0].buf.name)
                 if caller:
                     caller_of[item.name] = caller_of.get(given[0].buf.name, given[0].buf.name)

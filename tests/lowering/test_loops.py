@@ -591,3 +591,20 @@ def test_in_order_float_sums_read_the_right_elements():
     got = kiln.compile(_sum_of_swapped_pairs_and_reversed_rows)(x, y)
     assert got == _sum_of_swapped_pairs_and_reversed_rows(x, y) == (8128.0, 8128.0)
     assert loop_stats["native"] > before["native"]
+
+
+def _running_sum(x):
+    y = np.empty_like(x)
+    y[0] = x[0]
+    for i in range(1, len(x)):
+        y[i] = y[i - 1] + x[i]
+    return y
+
+
+def test_a_pooled_array_a_loop_fills_is_not_its_tuple():
+    # The loop's operand was a pooled buffer (>= 64 KiB): its pool took the loop's result,
+    # a tuple, and the next call passed that tuple to a kernel as an array (TypeError).
+    x = np.random.default_rng(0).random(9000)
+    compiled = kiln.compile(_running_sum)
+    for _ in range(3):
+        np.testing.assert_array_equal(compiled(x), _running_sum(x))
