@@ -59,7 +59,9 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     kinds = [k for k in (_dtype_kind(a) for a in node.args) if k] + [out_kind or ""]
     cast = node.args[CAST_INPUT[op.name]] if op.name in CAST_INPUT and len(node.args) > CAST_INPUT[op.name] \
         else None   # (the input a cast converts: astype's, the value an index_put writes)
-    kind = "f" if "f" in kinds and op.name not in CAST_INPUT else (
+    # (a complex result is a complex loop's, float operands cast: x + 0j adds part by part)
+    kind = "c" if out_kind == "c" and op.name not in CAST_INPUT else \
+        "f" if "f" in kinds and op.name not in CAST_INPUT else (
         _dtype_kind(cast) if cast is not None else (out_kind or "?"))
     name = numpy_name(op.name, node.kwargs, node.meta.get("ufunc"))
     narrows = True
