@@ -677,3 +677,25 @@ def test_complex_multiply_and_divide_warn_as_numpys_loops():
     np.testing.assert_array_equal(got[0], want[0])
     _same(got[1], want[1])
     assert [w[1] for w in got[1]] == ["overflow encountered in multiply", "invalid value encountered in multiply"]
+
+
+def _spreads_of_computed(y):
+    return np.log(y).std(), np.exp(y).var(axis=0)
+
+
+def test_var_and_std_of_a_value_their_kernel_computes_warn_as_numpys_steps():
+    """var and std tell NumPy's four steps' warnings by NumPy's own op on the array they
+    read; a value computed in their kernel is stored for that (lowering/realize_early.py
+    ``_store_told_input``): the std of ``np.log(y)`` with a 0 and an inf in y gave
+    "divide by zero encountered in log" alone, NumPy adds "invalid value encountered in
+    reduce" (-inf + inf); the var of ``np.exp(y)`` "... in subtract" (it was silent)."""
+    y = np.array([[0.0, 1.0], [np.inf, 2.0], [3.0, 4.0]])
+    want = _record(_spreads_of_computed, (y,))
+    compiled = kiln.compile(_spreads_of_computed, backend="cpp")
+    for _ in range(2):
+        got = _record(compiled, (y,))
+        for g, w in zip(got[0], want[0]):
+            np.testing.assert_array_equal(g, w)
+        _same(got[1], want[1])
+    assert [w[1] for w in got[1]] == ["divide by zero encountered in log", "invalid value encountered in reduce",
+                                      "invalid value encountered in subtract"]
