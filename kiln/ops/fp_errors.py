@@ -416,7 +416,8 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
             kinds = OVER if op in ("floor_divide", "divmod") and divisor == -1 else 0
         return kinds, name
     if kind == "c":
-        return _complex_kinds(op, args), name
+        kinds = _complex_kinds(op, args)
+        return None if kinds is None else (kinds, name)
     if kind != "f":
         return None
     if op not in _FLOAT:

@@ -655,6 +655,10 @@ def _float_as_complex_doubled(x):
     return (x + 0j) * 2
 
 
+def _complex_exp_doubled(z):
+    return np.exp(z) * 2
+
+
 def test_complex_multiply_and_divide_warn_as_numpys_loops():
     """A complex loop's kernel code is NumPy's formula (cpp_prelude.h kiln_cmul,
     kiln_cdiv), so its flags are NumPy's: "overflow"/"invalid value encountered in
@@ -677,6 +681,14 @@ def test_complex_multiply_and_divide_warn_as_numpys_loops():
     np.testing.assert_array_equal(got[0], want[0])
     _same(got[1], want[1])
     assert [w[1] for w in got[1]] == ["overflow encountered in multiply", "invalid value encountered in multiply"]
+    # beside an op the table does not know (complex exp: libm's cexp), the kernel still
+    # compiles (it fell back to NumPy op by op with a warning of its own) and says
+    # nothing NumPy does not
+    z = np.array([1000 + 0j, 1j])
+    want = _record(_complex_exp_doubled, (z,))
+    got = _record(kiln.compile(_complex_exp_doubled, backend="cpp"), (z,))
+    np.testing.assert_array_equal(got[0], want[0])
+    assert [w[1] for w in got[1] if w[:2] not in [v[:2] for v in want[1]]] == []   # (no fallback's)
 
 
 def _spreads_of_computed(y):
