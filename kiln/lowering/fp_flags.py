@@ -59,7 +59,9 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     kinds = [k for k in (_dtype_kind(a) for a in node.args) if k] + [out_kind or ""]
     cast = node.args[CAST_INPUT[op.name]] if op.name in CAST_INPUT and len(node.args) > CAST_INPUT[op.name] \
         else None   # (the input a cast converts: astype's, the value an index_put writes)
-    kind = "f" if "f" in kinds and op.name not in CAST_INPUT else (
+    # (a complex result is a complex loop's, float operands cast: x + 0j adds part by part)
+    kind = "c" if out_kind == "c" and op.name not in CAST_INPUT else \
+        "f" if "f" in kinds and op.name not in CAST_INPUT else (
         _dtype_kind(cast) if cast is not None else (out_kind or "?"))
     name = numpy_name(op.name, node.kwargs, node.meta.get("ufunc"))
     narrows = True
@@ -69,6 +71,10 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
             to.itemsize < of.itemsize
     known = fp_kinds(name, kind or "?", args, out_kind, narrows,
                      scalar=op.name == "scalar_binary") if name else None
+    if kind == "c" and node.meta.get("step"):
+        # a composite's complex step: NumPy's own code may run it under errstate(ignore)
+        # (np.nanmean's total / NaN of an all-NaN row, whose complex loop compares a NaN)
+        known = None
     if known is None:   # Python numbers, NumPy scalar math, ops not in the table
         return (ALL, name, filename, lineno, False), 0
     bits, message_name = known
@@ -250,13 +256,16 @@ def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
     return tuple(entries), slots, tuple(n.name for n in nodes)
 
 
-def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set) -> tuple:
+def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplace: dict | None = None) -> tuple:
     """``(entry index, argument position, op name, kwargs)`` for each node of ``kernel``
     whose warnings NumPy's own op tells (ops/fp_errors.py NUMPY_TELLS: var, std) and
     that reads the whole of one of the kernel's arguments, ``arguments`` (Buffers, in
-    parameter order), which the kernel does not write (``written``: names): the runtime
+    parameter order), which the kernel does not write (``written``: names) or computes
+    itself (the var's input lowering stores: realize_early.py ``_store_told_input``;
+    not one whose memory an output of the kernel takes, ``inplace``): the runtime
     runs the op on that argument after a launch that raised a flag (runtime/fpwarn.py).
     ``names``: the kernel's entries' node names (:func:`fp_table`)."""
+    shared = {b.name for b in (inplace or {}).values()} | set(inplace or {})
     told = []
     for n in kernel.nodes:
         for origin in n.origins:
@@ -265,7 +274,7 @@ def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set) -> tup
                 continue
             src = n.src if n.kind == "reduction" else None
             if src is None or not hasattr(src, "is_whole") or not src.is_whole() \
-                    or src.buf.name in written:
+                    or src.buf.name in written and (src.buf.kind != "computed" or src.buf.name in shared):
                 continue
             position = [i for i, b in enumerate(arguments) if b.name == src.buf.name]
             kwargs = {k: (v.str if isinstance(v, np.dtype) else v) for k, v in origin.kwargs.items()}

@@ -5,6 +5,7 @@ its warnings: a mixin of :class:`~kiln.lowering.lower.GraphLowering`, called fro
 - before a call that may raise, the closures of earlier calls that may warn
   (:meth:`EarlyRealization._realize_warning`);
 - the operands np.where picks from, when they may warn (:meth:`_store_picked`);
+- the value a var or std reads, where a kernel computes it (:meth:`_store_told_input`);
 - before the first write into a caller's array, the closures that still read its old
   value (:meth:`_donated_writes`, :meth:`_realize_old_reads`).
 """
@@ -59,6 +60,25 @@ class EarlyRealization:
                     and all(any(u.args[j] is arg for j in _picks(u)) for u in arg.users):
                 self.env[arg] = self.realize(self.env[arg])
                 self.sinks.add(self.env[arg].buf.name)
+
+    def _store_told_input(self, node: Node, warning: dict, worth: int) -> None:
+        """The value a var or std reads (ops/fp_errors.py ``NUMPY_TELLS``) where a kernel
+        would compute it inside the reduction, computing a call that may warn (``warning``)
+        at a cost over ``worth`` (lower.py ``REALIZE_COST_SHARED``: var's two passes
+        compute it twice, ``np.log(y).std()``): stored (``sinks``), so it is computed once
+        and the kernel's argument holds it after the launch, where a raised flag runs
+        NumPy's op on it for NumPy's warnings of var's steps (runtime/fpwarn.py; computed
+        in the reduction, "invalid value encountered in subtract" of an inf was never
+        said). A value that warns of nothing or costs little (``np.abs(y).var()``,
+        ``(2 * y).var()``) stays in the reduction: stored, a column var of 1e6 float64
+        took 3-5x its time. Not a derivative rule's (``quiet``: NumPy runs those under
+        errstate(all='ignore'))."""
+        arg = node.args[0] if node.args else None
+        value = self.env.get(arg) if isinstance(arg, Node) else None
+        if isinstance(value, Pointwise) and arg in warning and value.cost > worth \
+                and not node.meta.get("quiet"):
+            self.env[arg] = self.realize(value)
+            self.sinks.add(self.env[arg].buf.name)
 
     def _donated_writes(self) -> dict[Node, Node]:
         """The first of the calls computing the new value of a caller's array from that

@@ -61,6 +61,11 @@ _METHOD = {"sum": "reduce", "selected_sum": "reduce", "prod": "reduce", "mean": 
 CAST_INPUT = {"astype": 0, "index_put": 2}
 # ops that never warn, whatever their dtypes (views, copies, selections, comparisons,
 # NaN-quiet min/max, rounding, predicates)
+# complex loops whose kernel code (cpp_prelude.h kiln_cadd ... kiln_cdiv: NumPy's formulas)
+# raises the flags NumPy's loop does: the kinds it can warn about
+_COMPLEX: dict[str, int] = {"add": _O | _I, "subtract": _O | _I, "multiply": _O | _I, "square": _O | _I,
+                            "true_divide": _D | _O | _I}
+
 _SILENT = frozenset("""
     negative positive absolute fabs sign floor ceil trunc rint conjugate isnan isinf isfinite
     signbit invert logical_not logical_and logical_or logical_xor bitwise_and bitwise_or
@@ -410,6 +415,9 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
             # x // 7, x % 7: no division by zero; only MIN // -1 overflows
             kinds = OVER if op in ("floor_divide", "divmod") and divisor == -1 else 0
         return kinds, name
+    if kind == "c":
+        kinds = _complex_kinds(op, args)
+        return None if kinds is None else (kinds, name)
     if kind != "f":
         return None
     if op not in _FLOAT:
@@ -417,6 +425,22 @@ def fp_kinds(op: str, kind: str, args: tuple, out_kind: str | None = None,
     consts = tuple((i, a if isinstance(a, Bounded) else _constant(a)) for i, a in enumerate(args)
                    if _constant(a) is not None)
     return _by_constant(op, _FLOAT[op], consts), name
+
+
+def _complex_kinds(op: str, args: tuple) -> int | None:
+    """The kinds NumPy's complex loop of ``op`` may warn about (None: not known). Its add
+    and subtract are the float ones part by part, so a constant narrows them as each of
+    its parts does a float's; a product mixes the parts (``(inf + 0j) * 2``'s imaginary part is
+    ``inf * 0``: "invalid value encountered in multiply"), so no constant narrows it."""
+    if op not in _COMPLEX:
+        return None
+    consts = [(i, a) for i, a in enumerate(args) if isinstance(a, (complex, np.complexfloating))
+              or _constant(a) is not None and not isinstance(a, Bounded)]
+    if op not in ("add", "subtract") or len(consts) != 1:
+        return _COMPLEX[op]
+    (i, c), = consts   # (x + 0j: each part's add narrowed by its part of the constant)
+    return _by_constant(op, _COMPLEX[op], ((i, _constant(complex(c).real)),)) | \
+        _by_constant(op, _COMPLEX[op], ((i, _constant(complex(c).imag)),))
 
 
 def may_warn(op: str, operand_kinds: tuple, args: tuple, out_kind: str | None,

@@ -641,3 +641,73 @@ def test_np_outer_warns_as_numpys_multiply():
     np.testing.assert_array_equal(got[0], want[0])
     assert [w[:2] for w in got[1]] == [w[:2] for w in want[1]] == \
         [(RuntimeWarning, "overflow encountered in multiply")]
+
+
+def _complex_times(z, w):
+    return z * w
+
+
+def _complex_by(z, w):
+    return z / w
+
+
+def _float_as_complex_doubled(x):
+    return (x + 0j) * 2
+
+
+def _complex_exp_doubled(z):
+    return np.exp(z) * 2
+
+
+def test_complex_multiply_and_divide_warn_as_numpys_loops():
+    """A complex loop's kernel code is NumPy's formula (cpp_prelude.h kiln_cmul,
+    kiln_cdiv), so its flags are NumPy's: "overflow"/"invalid value encountered in
+    multiply" of huge or infinite parts ((inf + 0j) * 2's imaginary part is inf * 0: no
+    constant narrows a product), "divide by zero" of a zero divisor (they were silent)."""
+    for dtype in (np.complex128, np.complex64):
+        big = float(np.finfo(dtype).max)
+        z = np.array([big * (1 + 1j), complex(np.inf, 0), 1 + 1j, complex(np.nan, 1)], dtype)
+        w = np.array([2 + 2j, 0j, 0j, 1j], dtype)
+        for fn in (_complex_times, _complex_by):
+            args = (z, w)
+            want = _record(fn, args)
+            got = _record(kiln.compile(fn, backend="cpp"), args)
+            np.testing.assert_array_equal(got[0], want[0])
+            _same(got[1], want[1])
+            assert len(got[1]) == (2 if fn is _complex_times else 3)
+    x = np.array([1e308, np.inf, 1.0])
+    want = _record(_float_as_complex_doubled, (x,))
+    got = _record(kiln.compile(_float_as_complex_doubled, backend="cpp"), (x,))
+    np.testing.assert_array_equal(got[0], want[0])
+    _same(got[1], want[1])
+    assert [w[1] for w in got[1]] == ["overflow encountered in multiply", "invalid value encountered in multiply"]
+    # beside an op the table does not know (complex exp: libm's cexp), the kernel still
+    # compiles (it fell back to NumPy op by op with a warning of its own) and says
+    # nothing NumPy does not
+    z = np.array([1000 + 0j, 1j])
+    want = _record(_complex_exp_doubled, (z,))
+    got = _record(kiln.compile(_complex_exp_doubled, backend="cpp"), (z,))
+    np.testing.assert_array_equal(got[0], want[0])
+    assert [w[1] for w in got[1] if w[:2] not in [v[:2] for v in want[1]]] == []   # (no fallback's)
+
+
+def _spreads_of_computed(y):
+    return np.log(y).std(), np.exp(y).var(axis=0)
+
+
+def test_var_and_std_of_a_value_their_kernel_computes_warn_as_numpys_steps():
+    """var and std tell NumPy's four steps' warnings by NumPy's own op on the array they
+    read; a value computed in their kernel is stored for that (lowering/realize_early.py
+    ``_store_told_input``): the std of ``np.log(y)`` with a 0 and an inf in y gave
+    "divide by zero encountered in log" alone, NumPy adds "invalid value encountered in
+    reduce" (-inf + inf); the var of ``np.exp(y)`` "... in subtract" (it was silent)."""
+    y = np.array([[0.0, 1.0], [np.inf, 2.0], [3.0, 4.0]])
+    want = _record(_spreads_of_computed, (y,))
+    compiled = kiln.compile(_spreads_of_computed, backend="cpp")
+    for _ in range(2):
+        got = _record(compiled, (y,))
+        for g, w in zip(got[0], want[0]):
+            np.testing.assert_array_equal(g, w)
+        _same(got[1], want[1])
+    assert [w[1] for w in got[1]] == ["divide by zero encountered in log", "invalid value encountered in reduce",
+                                      "invalid value encountered in subtract"]
