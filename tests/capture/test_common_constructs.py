@@ -244,3 +244,18 @@ def test_a_key_bound_to_a_dict_of_graph_values_is_not_folded():
     compiled = kiln.compile(best, backend="eager")
     for c in (np.array([1.0]), np.array([-1.0])):
         same_as_numpy(compiled, best, c)
+
+
+def test_a_list_of_numpy_integers_as_an_index_is_their_array():
+    # league.games[[a, b]] += 1 with a, b unpacked from a row of an int array broke the
+    # graph ("ndarray.__getitem__: an argument kiln cannot model"): NumPy makes an array of it
+    def games(x, pairs):
+        y = x.copy()
+        for a, b in pairs:
+            y[[a, b]] += 1
+        m = x[:4].reshape(2, 2)
+        return y, x[[pairs[0, 0], pairs[-1, 1]]], m[[pairs[0, 0], 1], 0]
+
+    compiled, _, _ = run_probe(games, np.arange(5.0), np.array([[0, 0], [1, 3]]), graphs=1)
+    assert all(r.graph_break is None for r in compiled.records)
+    same_as_numpy(compiled, games, np.arange(5.0), np.array([[1, 7]]))
