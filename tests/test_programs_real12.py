@@ -27,8 +27,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+import pytest
 
-import kiln  # noqa: F401  (the harness compiles through it)
+import kiln
 from tests.test_programs import program_registry, program_test
 
 f32, f64, i32, i64, u8 = np.float32, np.float64, np.int32, np.int64, np.uint8
@@ -741,7 +742,131 @@ def integrator_taking_lambdas_over_array_coefficients(c, a, b):
     return results, max(results, key=results.get)
 
 
+# ----------------------------------------------------------------------------- inventory, classification
+
+@dataclasses.dataclass
+class Warehouse:
+    s: int                      # reorder point
+    S: int                      # order-up-to level
+    stock: np.ndarray           # per product
+    lost: np.ndarray = None
+
+    def __post_init__(self):
+        self.lost = np.zeros_like(self.stock)
+
+    @classmethod
+    def empty(cls, s, S, n):
+        return cls(s, S, np.full(n, S, dtype=np.int64))
+
+
+def _demand(rng, lam, days, n):
+    return rng.poisson(lam, size=(days, n))
+
+
+@program((np.random.default_rng(21), Warehouse.empty(3, 10, 4), 2.5, 12),
+         (np.random.default_rng(22), Warehouse(1, 4, np.array([0, 2, 4])), 1.0, 5))
+def inventory_s_S_policy_on_a_dataclass(rng, wh, lam, days):
+    orders = []
+    for day, d in enumerate(_demand(rng, lam, days, len(wh.stock))):
+        short = np.maximum(d - wh.stock, 0)
+        wh.lost += short
+        wh.stock = np.maximum(wh.stock - d, 0)
+        low = wh.stock <= wh.s
+        if low.any():
+            orders.append((day, np.flatnonzero(low).tolist()))
+            wh.stock[low] = wh.S
+    fill_rate = 1 - wh.lost.sum() / max(1, wh.lost.sum() + days * lam * len(wh.stock))
+    return wh, orders, round(float(fill_rate), 4)
+
+
+class KNNClassifier:
+    def __init__(self, k=3):
+        self.k = k
+
+    def fit(self, X, y):
+        self.X_, self.y_ = np.asarray(X, float), np.asarray(y)
+        self.classes_ = np.unique(self.y_)
+        return self
+
+    def _dist(self, Q):
+        return ((Q[:, None, :] - self.X_[None]) ** 2).sum(-1)
+
+    def predict_proba(self, Q):
+        idx = np.argsort(self._dist(Q), axis=1, kind="stable")[:, :self.k]
+        votes = self.y_[idx][..., None] == self.classes_
+        return votes.mean(axis=1)
+
+    def __call__(self, Q):
+        return self.classes_[self.predict_proba(Q).argmax(axis=1)]
+
+
+@program((_g.standard_normal((12, 2)), _g.integers(0, 3, 12), _g.standard_normal((5, 2)), 3),
+         (np.array([[0.0, 0], [1, 1], [2, 2]], f32), np.array([0, 1, 1]), np.array([[0.1, 0.1]], f32), 1))
+def knn_classifier_object_fit_predict_call(X, y, Q, k):
+    model = KNNClassifier(k).fit(X, y)
+    proba = model.predict_proba(Q)
+    labels = model(Q)
+    assert proba.shape == (len(Q), len(model.classes_))
+    acc = (model(X) == y).mean()
+    return proba, labels, acc, model
+
+
+# ----------------------------------------------------------------------------- compiled methods keep object state
+
+class _Adam:
+    def __init__(self, shape, lr=1e-2, b1=0.9, b2=0.999):
+        self.m, self.v = np.zeros(shape), np.zeros(shape)
+        self.t, self.lr, self.b1, self.b2 = 0, lr, b1, b2
+
+    @property
+    def bias(self):
+        return 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
+
+    def step(self, w, g):
+        self.t += 1
+        self.m[...] = self.b1 * self.m + (1 - self.b1) * g
+        self.v *= self.b2
+        self.v += (1 - self.b2) * g * g
+        c1, c2 = self.bias
+        w -= self.lr * (self.m / c1) / (np.sqrt(self.v / c2) + 1e-8)
+        return w
+
+
+class _Linear:
+    def __init__(self, W, b):
+        self.W, self.b, self.calls = W, b, 0
+
+    def __call__(self, x):
+        self.calls += 1
+        return x @ self.W + self.b
+
+
+def _loss_grad(lin, X, Y):
+    r = lin(X) - Y
+    return (r ** 2).mean(), 2 * X.T @ r / r.size
+
+
+def _train(compile_):
+    rng = np.random.default_rng(1210)
+    X, Y = rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    opt, lin = _Adam((3, 2)), _Linear(rng.standard_normal((3, 2)), rng.standard_normal(2))
+    step, fwd, lg = compile_(opt.step), compile_(lin), compile_(_loss_grad)   # a bound method, an object
+    losses, outs = [], []
+    for i in range(3):
+        loss, g = lg(lin, X, Y)
+        losses.append(loss)
+        step(lin.W, g)
+        outs.append(fwd(X[:2 + i]))          # other shapes
+    return losses, outs, vars(lin), vars(opt)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_compiled_bound_methods_and_callable_objects_keep_their_state(backend):
+    from tests.test_programs import _check_same
+    _check_same(_train(functools.partial(kiln.compile, backend=backend)), _train(lambda f: f), backend)
+
+
 # (every program ran on cpp too when written; these few keep the C++ path in the suite's budget)
-_CPP = ("black_scholes_greeks_namedtuple", "lennard_jones_velocity_verlet", "two_layer_net_params_dict_with_optimizer_object")
+_CPP = ("black_scholes_greeks_namedtuple", "elo_league_object_through_matches")
 test_program = program_test({k: PROGRAMS[k] for k in _CPP}, ["cpp"])
 test_program_eager = program_test(PROGRAMS, ["eager", "aot_eager"], share=4)
