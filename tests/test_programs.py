@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import math
 import sys
+import types
 import warnings
 
 import zlib
@@ -74,7 +75,8 @@ def _check_same(got, exp, where, layout=False):
             np.testing.assert_array_equal(got, exp, err_msg=where)
     elif isinstance(exp, np.random.Generator):
         assert got.bit_generator.state == exp.bit_generator.state, f"{where}: generator state differs"
-    elif hasattr(exp, "__dict__") and not callable(exp):   # a user object: its attributes
+    elif hasattr(exp, "__dict__") and (not callable(exp) or isinstance(
+            vars(type(exp)).get("__call__"), types.FunctionType)):   # a user object: its attributes
         _check_same(vars(got), vars(exp), f"{where}.__dict__")
     elif isinstance(exp, float):
         assert got == exp or (math.isnan(got) and math.isnan(exp)) or math.isclose(got, exp, rel_tol=1e-12), \
@@ -114,7 +116,8 @@ def _clone(obj, memo):
     if isinstance(obj, np.ndarray):
         new = _clone_array(obj)
     elif isinstance(obj, (list, tuple)):
-        new = type(obj)(_clone(o, memo) for o in obj)
+        items = [_clone(o, memo) for o in obj]
+        new = type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)   # (a NamedTuple's fields)
     elif isinstance(obj, dict):
         new = {k: _clone(v, memo) for k, v in obj.items()}
     else:

@@ -164,6 +164,22 @@ def _lists_of_arrays_stacked(tx, spelling, args: list, kwargs: dict) -> tuple:
             {k: stacked(v) if k in names else v for k, v in kwargs.items()})
 
 
+def index_lists_stacked(tx, index: VariableTracker) -> VariableTracker:
+    """``x[[i, j]]``, ``x[[i, j], 0]`` of NumPy integers the graph holds (``for a, b in
+    pairs``): NumPy makes an array of a list in an index, and so does the graph
+    (``np.asarray``), as for the lists NumPy functions take."""
+    from .variables.containers import ListVariable, TupleVariable
+
+    def stacked(v: VariableTracker) -> VariableTracker:
+        if isinstance(v, ListVariable) and _holds_array(v):
+            return call_op(tx, np.asarray, [v], {}, "numpy.asarray")
+        return v
+    if type(index) is TupleVariable:
+        entries = [stacked(v) for v in index.item_list]
+        return index if all(a is b for a, b in zip(entries, index.item_list)) else TupleVariable(entries)
+    return stacked(index)
+
+
 def _holds_array(v: VariableTracker) -> bool:
     from .variables.containers import TupleVariable
     return any(isinstance(i, (ArrayVariable, MaskedSelectionVariable))

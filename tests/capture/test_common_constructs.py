@@ -209,3 +209,53 @@ def test_a_with_statement_inside_a_try_body_runs_with_the_try_statement():
     for x, how in ((np.array([1.0, 2.0]), "log"), (np.array([1.0, 0.0]), "log"),
                    (np.array([4.0, -1.0]), "sqrt")):
         assert_same(compiled(x, how), _warning_as_error_caught(x, how))
+
+
+def _namedtuple_argument(r, p):
+    return r.mean * r.std + p.v, r.scaled(), r[0].sum(), len(p)
+
+
+def test_a_namedtuple_argument_reads_its_fields_in_the_graph():
+    # jobs.release of a NamedTuple handed in broke the graph ("attribute 'release' of Job
+    # object jobs is a descriptor"): its fields are tuple items
+    compiled, _, _ = run_probe(_namedtuple_argument, Result(np.arange(3.0), 2.0), Pair(1, np.ones(3)), graphs=1)
+    assert all(r.graph_break is None for r in compiled.records)
+    same_as_numpy(compiled, _namedtuple_argument, Result(np.ones(2), np.float64(0.5)), Pair(2, 3.0))
+
+
+def test_next_of_a_generator_handed_in_takes_its_item():
+    # next(gen, None) of a Python generator a resume function was handed (a break inside
+    # the generator expression) gave the default instead of the generator's first item
+    def first_negative(X):
+        return next((i for i, r in enumerate(X) if (r < 0).any()), None)
+
+    compiled = kiln.compile(first_negative, backend="eager")
+    for X in (np.array([[1.0, 2], [3, -1], [-1, 0]]), np.ones((2, 2))):
+        same_as_numpy(compiled, first_negative, X)
+
+
+def test_a_key_bound_to_a_dict_of_graph_values_is_not_folded():
+    # max(d, key=d.get) of a dict the graph made was folded with the dict seen while
+    # compiling: every later call returned the first call's answer
+    def best(c):
+        d = {"a": c.sum(), "b": -2.0 * c.sum()}
+        return max(d, key=d.get), sorted(d, key=d.get), min(d, key=d.__getitem__)
+
+    compiled = kiln.compile(best, backend="eager")
+    for c in (np.array([1.0]), np.array([-1.0])):
+        same_as_numpy(compiled, best, c)
+
+
+def test_a_list_of_numpy_integers_as_an_index_is_their_array():
+    # league.games[[a, b]] += 1 with a, b unpacked from a row of an int array broke the
+    # graph ("ndarray.__getitem__: an argument kiln cannot model"): NumPy makes an array of it
+    def games(x, pairs):
+        y = x.copy()
+        for a, b in pairs:
+            y[[a, b]] += 1
+        m = x[:4].reshape(2, 2)
+        return y, x[[pairs[0, 0], pairs[-1, 1]]], m[[pairs[0, 0], 1], 0]
+
+    compiled, _, _ = run_probe(games, np.arange(5.0), np.array([[0, 0], [1, 3]]), graphs=1)
+    assert all(r.graph_break is None for r in compiled.records)
+    same_as_numpy(compiled, games, np.arange(5.0), np.array([[1, 7]]))

@@ -140,13 +140,17 @@ class ArrayVariable(VariableTracker):
         return self.dim(tx, 0)
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
-        return tx.call_op(method_key("__getitem__"), [self, index], {}, "indexing")
+        from ..opcall import index_lists_stacked
+        return tx.call_op(method_key("__getitem__"), [self, index_lists_stacked(tx, index)], {},
+                          "indexing")
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
+        from ..opcall import index_lists_stacked
         if self.scalar:
             tx.user_error(TypeError(f"'{self.meta.dtype.type.__name__}' object does not support "
                                     f"item assignment"))
-        tx.call_op(method_key("__setitem__"), [self, index, value], {}, "index assignment")
+        tx.call_op(method_key("__setitem__"), [self, index_lists_stacked(tx, index), value], {},
+                   "index assignment")
 
     def note_view(self, view: "ArrayVariable") -> None:
         """``view`` shares this array's memory (this is its base)."""

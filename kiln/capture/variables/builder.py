@@ -37,6 +37,7 @@ from ..sources import AttrSource, GetItemSource, Source
 from .base import ConstantVariable, VariableTracker
 from . import containers
 from .containers import DefaultDictVariable
+from .user_classes import is_namedtuple
 
 SCALAR_TYPES = (bool, int, float, complex)
 # A dict from outside the frame with more keys than this is read key by key (sys.modules):
@@ -244,6 +245,13 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         items = [wrap(tx, v, GetItemSource(source, i) if source is not None else None)
                  for i, v in enumerate(value)]
         return (TupleVariable if kind is tuple else ListVariable)(items, source)
+    if source is not None and isinstance(value, tuple) and is_namedtuple(kind):
+        # a NamedTuple handed in (``jobs.release``, ``fit.coef``): its fields by position,
+        # as one made in the function is (its class guarded, so its length too)
+        tx.guards.add_type(source, kind)
+        read_items(tx, value, source)
+        return containers.NamedTupleVariable(kind, [wrap(tx, v, GetItemSource(source, i))
+                                                    for i, v in enumerate(value)], source)
     if kind is dict and source is not None and not source.is_argument() and len(value) > _KEYED_DICT:
         from .containers import KeyedDictVariable
         tx.guards.add_type(source, dict)

@@ -166,7 +166,9 @@ class BuiltinVariable(ConstantVariable):
         return make_iterator(tx, obj)
 
     def call_next(self, tx, it, default=None) -> VariableTracker:
-        item = it.next(tx) if hasattr(it, "next") else None
+        if not hasattr(it, "next"):   # a generator handed in, an object's __next__: Python's
+            tx.unsupported("unsupported_value", f"next() of {it.describe()}: it runs as Python")
+        item = it.next(tx)
         if item is None:
             if default is not None:
                 return default
@@ -245,7 +247,7 @@ class BuiltinVariable(ConstantVariable):
             args = args[0].items(tx)
         key = kwargs.get("key")
         if key is not None and not (key.is_constant() and key.value is None) \
-                and not (key.is_constant() and all(a.is_constant() for a in args)):
+                and not (folds(key) and all(a.is_constant() for a in args)):
             # max(d, key=lambda k: d[k].shape[0]): the first item of the largest key
             if not args and "default" in kwargs:
                 return kwargs["default"]
@@ -356,6 +358,14 @@ class BuiltinVariable(ConstantVariable):
         return ConstantVariable(slice).call(tx, list(args), {})
 
 
+def folds(key: VariableTracker) -> bool:
+    """Can capture call ``key`` itself (``key=len``, ``key=str.lower``)? Not a callable
+    whose call breaks the graph: ``max(d, key=d.get)`` of a dict the graph makes, or whose
+    values a resume function is handed, is bound to this call's dict (folded, the keys of
+    the values seen while compiling would be baked in)."""
+    return key.is_constant() and not isinstance(key, OpaqueCallableVariable)
+
+
 def call_keys(tx, items: list, key: VariableTracker) -> list:
     """``key(item)`` for each item, in order, as Python calls it (each call captured); the
     keys order the items, so each must be known while compiling (a shape, a name)."""
@@ -370,7 +380,7 @@ def sorted_items(tx, items: list, kwargs: dict) -> list:
         tx.fold(sorted, [], **{k: v.as_constant(tx) for k, v in kwargs.items()})   # Python's TypeError
     if key is None or key.is_constant() and key.value is None:
         keys = [i.as_constant(tx) for i in items]
-    elif key.is_constant() and all(i.is_constant() for i in items):
+    elif folds(key) and all(i.is_constant() for i in items):
         keys = [tx.fold(key.value, i.value) for i in items]
     else:
         keys = call_keys(tx, items, key)

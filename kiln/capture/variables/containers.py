@@ -115,11 +115,11 @@ class TupleVariable(VariableTracker):
 
 
 class NamedTupleVariable(TupleVariable):
-    """A namedtuple made in the graph (``np.linalg.svd``'s ``SVDResult``): a tuple whose
-    fields are also attributes, rebuilt as the same class."""
+    """A namedtuple made in the graph (``np.linalg.svd``'s ``SVDResult``) or handed in: a
+    tuple whose fields are also attributes, rebuilt as the same class."""
 
-    def __init__(self, cls: type, items: list[VariableTracker]) -> None:
-        super().__init__(items)
+    def __init__(self, cls: type, items: list[VariableTracker], source: Any = None) -> None:
+        super().__init__(items, source)
         self.cls = cls
 
     def describe(self) -> str:

@@ -34,7 +34,7 @@ def class_source(cls: type) -> ObjectSource:
 
 def construct(tx, cls: type, args: list, kwargs: dict) -> VariableTracker | None:
     """The instance ``cls(*args, **kwargs)`` makes, or None when capture cannot make it."""
-    if _is_namedtuple(cls):
+    if is_namedtuple(cls):
         return _namedtuple(tx, cls, args, kwargs)
     if not _plain_class(cls):
         return None
@@ -65,7 +65,7 @@ def _plain_class(cls: type) -> bool:
         and (init is object.__init__ or isinstance(init, types.FunctionType))
 
 
-def _is_namedtuple(cls: type) -> bool:
+def is_namedtuple(cls: type) -> bool:
     """A collections.namedtuple or typing.NamedTuple class (or a subclass adding methods):
     made by the namedtuple's own ``__new__``, no ``__init__``."""
     if not issubclass(cls, tuple) or type(cls) is not type:
