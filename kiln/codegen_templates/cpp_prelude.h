@@ -98,11 +98,12 @@ extern "C" {
 // builds, and NumPy's loops that are not SVML's, call glibc's.
 #if {{ 1 if numpy_svml else 0 }} && defined(__AVX512F__)
 extern "C" {
-{% for name, (svml_name, n, fill) in svml.items() %}KILN_SIMD float kiln_np_{{ name }}f(float{{ ", float" if n == 2 else "" }}); KILN_SIMD double kiln_np_{{ name }}(double{{ ", double" if n == 2 else "" }});
+{% for name, (svml_name, n, fill, ctypes) in svml.items() %}{% if "float" in ctypes %}KILN_SIMD float kiln_np_{{ name }}f(float{{ ", float" if n == 2 else "" }}); {% endif %}KILN_SIMD double kiln_np_{{ name }}(double{{ ", double" if n == 2 else "" }});
 {% endfor %}}
+#define KILN_NP_SVML 1
 #else
-{% for name in svml %}#define kiln_np_{{ name }}f {{ name }}f
-#define kiln_np_{{ name }} {{ name }}
+{% for name, (svml_name, n, fill, ctypes) in svml.items() %}{% if "float" in ctypes %}#define kiln_np_{{ name }}f {{ name }}f
+{% endif %}#define kiln_np_{{ name }} {{ name }}
 {% endfor %}#endif
 {% endif %}
 {% if 'pairwise' in helpers %}{% include "cpp_pairwise.h" %}{% endif %}{% if 'divide' in helpers %}// NumPy's float floor division and remainder (npy_divmod): the result takes the sign of
@@ -250,7 +251,10 @@ KILN_INLINE double kiln_hypot(double x, double y) { return hypot(x, y); }
 // ns an element; NumPy's scalar exp there: 5-9 ns). Without FMA, and for float32, glibc's
 // vector math (docs/lowering.md, "kiln's own exp"). Branch-free, no tables (a gather
 // costs more than the polynomial terms it saves).
-#if defined(__FP_FAST_FMA)
+#if defined(KILN_NP_SVML)
+// (where NumPy's float64 exp is SVML's, kernels call that: svml.py)
+KILN_INLINE double kiln_exp(double x) { return kiln_np_exp(x); }
+#elif defined(__FP_FAST_FMA)
 KILN_INLINE double kiln_from_bits(int64_t i) { double d; __builtin_memcpy(&d, &i, 8); return d; }
 KILN_INLINE int64_t kiln_to_bits(double d) { int64_t i; __builtin_memcpy(&i, &d, 8); return i; }
 // exp: x = k ln2 + r, |r| <= ln2/2 (Cody-Waite, ln2 in two parts: x - k ln2hi is exact with

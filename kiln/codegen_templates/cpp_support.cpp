@@ -51,7 +51,7 @@ template <typename V, int N, typename W> static inline V kiln_narrow(W w) {
     for (int i = 0; i < N; i++) v[i] = w[i];
     return v;
 }
-{% for name, (svml, n, fill) in svml.items() %}{% for T, W, f, suffix, isas in (("float", "kiln_vf16", "f", "f16", (("b", 4, "kiln_vf4"), ("c", 8, "kiln_vf8"), ("d", 8, "kiln_vf8"), ("e", 16, "kiln_vf16"))), ("double", "kiln_vd8", "", "8_ha", (("b", 2, "kiln_vd2"), ("c", 4, "kiln_vd4"), ("d", 4, "kiln_vd4"), ("e", 8, "kiln_vd8")))) %}{% set fn = "kiln_np_" ~ name ~ f %}{% set lanes = 16 if T == "float" else 8 %}
+{% for name, (svml, n, fill, ctypes) in svml.items() %}{% for T, W, f, suffix, isas in (("float", "kiln_vf16", "f", "f16", (("b", 4, "kiln_vf4"), ("c", 8, "kiln_vf8"), ("d", 8, "kiln_vf8"), ("e", 16, "kiln_vf16"))), ("double", "kiln_vd8", "", "8_ha", (("b", 2, "kiln_vd2"), ("c", 4, "kiln_vd4"), ("d", 4, "kiln_vd4"), ("e", 8, "kiln_vd8")))) if T in ctypes %}{% set fn = "kiln_np_" ~ name ~ f %}{% set lanes = 16 if T == "float" else 8 %}
 extern "C" {{ T }} {{ name }}{{ f }}({{ T }}{% if n == 2 %}, {{ T }}{% endif %});
 __attribute__((noinline)) static {{ W }} {{ fn }}_libm({{ W }} a{% if n == 2 %}, {{ W }} b{% endif %}) {
     for (int i = 0; i < {{ lanes }}; i++) a[i] = {{ name }}{{ f }}(a[i]{% if n == 2 %}, b[i]{% endif %});
@@ -95,8 +95,8 @@ __attribute__((constructor)) static void kiln_bind_svml(void) {
     void* lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : 0;
     if (!lib) return;
     void* found;
-{% for name, (svml, n, fill) in svml.items() %}    if ((found = dlsym(lib, "__svml_{{ svml }}f16"))) *(void**)&kiln_np_{{ name }}f_svml = found;
-    if ((found = dlsym(lib, "__svml_{{ svml }}8_ha"))) *(void**)&kiln_np_{{ name }}_svml = found;
+{% for name, (svml, n, fill, ctypes) in svml.items() %}{% if "float" in ctypes %}    if ((found = dlsym(lib, "__svml_{{ svml }}f16"))) *(void**)&kiln_np_{{ name }}f_svml = found;
+{% endif %}    if ((found = dlsym(lib, "__svml_{{ svml }}8_ha"))) *(void**)&kiln_np_{{ name }}_svml = found;
 {% endfor %}}
 #endif
 {% endif %}

@@ -9,7 +9,16 @@ which kernels call otherwise, is 1 ulp off them in up to a third of the elements
 cbrt: 36%; float32 pow: 4-21%). Where NumPy uses them, a kernel spells such a call
 ``kiln_np_<name>[f]`` (cpp_ops.py); the support object (codegen_templates/cpp_support.cpp)
 defines those names' vector variants on top of NumPy's own SVML functions, found in the
-loaded module at load time. exp, log, sin, cos and tanh are NumPy's own loops, not SVML's.
+loaded module at load time.
+
+float64 exp and log are SVML's too (loops_exponent_log.dispatch.c.src, DOUBLE_exp/log:
+``__svml_exp8_ha``/``__svml_log8_ha`` on AVX512_SKX where NumPy links SVML; its own
+AVX512F code, Tang's table-driven exp, only where it does not): they bind the same way,
+float64 only (kiln's own inline exp, cpp_prelude.h 'exp', steps aside for it). float32
+exp and log (NumPy's own AVX512F loops), float32 sin and cos (its own Highway loops) and
+tanh (its own port of SVML's) are not SVML's: kernels keep glibc's vector math for them.
+float64 sin and cos are glibc's scalar functions in NumPy's loops (it turned its vector
+ones off), and in kernels there (cpp_ops.py ``SCALAR_LIBM``).
 """
 from __future__ import annotations
 
@@ -18,13 +27,16 @@ import functools
 import os
 import re
 
-# C name -> (SVML name, operands, the value NumPy loads into a short vector's unused lanes)
-SVML = {"exp2": ("exp2", 1, 0), "log2": ("log2", 1, 1), "log10": ("log10", 1, 1),
-        "expm1": ("expm1", 1, 1), "log1p": ("log1p", 1, 0), "cbrt": ("cbrt", 1, 0),
-        "tan": ("tan", 1, 0), "asin": ("asin", 1, 0), "acos": ("acos", 1, 0),
-        "atan": ("atan", 1, 0), "sinh": ("sinh", 1, 0), "cosh": ("cosh", 1, 0),
-        "asinh": ("asinh", 1, 0), "acosh": ("acosh", 1, 1), "atanh": ("atanh", 1, 0),
-        "pow": ("pow", 2, 1), "atan2": ("atan2", 2, 1)}
+# C name -> (SVML name, operands, the value NumPy loads into a short vector's unused lanes,
+# the C types whose NumPy loop is SVML's)
+_FD, _D = ("float", "double"), ("double",)   # float32 and float64; float64 only
+SVML = {"exp2": ("exp2", 1, 0, _FD), "log2": ("log2", 1, 1, _FD), "log10": ("log10", 1, 1, _FD),
+        "expm1": ("expm1", 1, 1, _FD), "log1p": ("log1p", 1, 0, _FD), "cbrt": ("cbrt", 1, 0, _FD),
+        "tan": ("tan", 1, 0, _FD), "asin": ("asin", 1, 0, _FD), "acos": ("acos", 1, 0, _FD),
+        "atan": ("atan", 1, 0, _FD), "sinh": ("sinh", 1, 0, _FD), "cosh": ("cosh", 1, 0, _FD),
+        "asinh": ("asinh", 1, 0, _FD), "acosh": ("acosh", 1, 1, _FD), "atanh": ("atanh", 1, 0, _FD),
+        "pow": ("pow", 2, 1, _FD), "atan2": ("atan2", 2, 1, _FD),
+        "exp": ("exp", 1, 0, _D), "log": ("log", 1, 1, _D)}
 # SVML's suffix per C type: float32 16 lanes, float64 8 lanes in the high-accuracy version
 SUFFIX = {"float": "f16", "double": "8_ha"}
 
@@ -54,8 +66,8 @@ def numpy_uses_svml() -> bool:
         lib = ctypes.CDLL(umath.__file__, mode=os.RTLD_NOLOAD)
     except (OSError, AttributeError):
         return False
-    return all(hasattr(lib, f"__svml_{svml}{suffix}") for svml, _n, _fill in SVML.values()
-               for suffix in SUFFIX.values())
+    return all(hasattr(lib, f"__svml_{svml}{SUFFIX[ctype]}") for svml, _n, _fill, ctypes_ in SVML.values()
+               for ctype in ctypes_)
 
 
 # Flags that build AVX-512 code on a CPU that has it (the prelude declares the SVML names
