@@ -89,7 +89,7 @@ static inline void kiln_fp_own(unsigned before, unsigned fp, unsigned told, unsi
 // a call in the loop stops it vectorizing.
 #define KILN_INLINE static inline __attribute__((always_inline))
 extern "C" {
-{% for name in vector_math %}KILN_SIMD float {{ name }}f(float); KILN_SIMD double {{ name }}(double);
+{% for name in vector_math %}KILN_SIMD float {{ name }}f(float); {{ "KILN_PURE" if name in scalar_f64 else "KILN_SIMD" }} double {{ name }}(double);
 {% endfor %}{% for name in vector_math2 %}KILN_SIMD float {{ name }}f(float, float); KILN_SIMD double {{ name }}(double, double);
 {% endfor %}{% for name in scalar_math2 %}KILN_PURE float {{ name }}f(float, float); KILN_PURE double {{ name }}(double, double);
 {% endfor %}}

@@ -8,7 +8,7 @@ import os
 
 import jinja2
 
-from .cpp_ops import SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2
+from .cpp_ops import SCALAR_F64, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2
 from .svml import SVML
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
@@ -43,7 +43,7 @@ def prelude(helpers: frozenset = frozenset(HELPERS), numpy_svml: bool = False) -
     """``numpy_svml``: the ``kiln_np_`` names are NumPy's SVML functions (cpp_ops.py
     ``calls_svml``), not glibc's."""
     return templates().get_template("cpp_prelude.h").render(
-        vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2, svml=SVML,
+        vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2, scalar_f64=SCALAR_F64, svml=SVML,
         numpy_svml=numpy_svml, helpers=helpers)
 
 
