@@ -19,7 +19,7 @@ import numpy as np
 
 from .handler import OpsHandler
 from .loop_ir import Affine, Buffer
-from .svml import SVML, kernels_call_svml
+from .svml import NUMPY_OWN_F32, SVML, kernels_call_svml
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
           "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
@@ -176,8 +176,10 @@ def no_builtin_flags() -> list[str]:
     return [f"-fno-builtin-{n}{suffix}" for n in names for suffix in ("", "f")]
 _LIBM_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)\{f\}|kiln_exp|kiln_hypot)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
 # per C type: the calls a template spells kiln_np_<name> (svml.py: NumPy's loop of that type is SVML's)
-_SVML_CALL = {c: re.compile(r"\b(%s)(?=\{f\}\()" % "|".join(n for n, e in SVML.items() if c in e[3]))
-              for c in ("float", "double")}
+# (and float32's NumPy's own exp and log: the prelude ports NumPy's loops)
+_SVML_CALL = {c: re.compile(r"\b(%s)(?=\{f\}\()" % "|".join(
+    [n for n, e in SVML.items() if c in e[3]] + (list(NUMPY_OWN_F32) if c == "float" else [])))
+    for c in ("float", "double")}
 # a call in a template that may be SVML's: kiln_np_<name>{f}( or kiln's own kiln_exp(, whose
 # float64 version the prelude makes NumPy's SVML exp where that is NumPy's loop
 _SVML_USE = re.compile(r"\bkiln_(?:np_)?([a-z0-9]+)(?:\{f\})?\(")

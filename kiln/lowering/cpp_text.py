@@ -9,7 +9,7 @@ import os
 import jinja2
 
 from .cpp_ops import SCALAR_F64, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2
-from .svml import SVML
+from .svml import SVML, numpy_own_explog_f32
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
 
@@ -44,7 +44,7 @@ def prelude(helpers: frozenset = frozenset(HELPERS), numpy_svml: bool = False) -
     ``calls_svml``), not glibc's."""
     return templates().get_template("cpp_prelude.h").render(
         vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2, scalar_f64=SCALAR_F64, svml=SVML,
-        numpy_svml=numpy_svml, helpers=helpers)
+        numpy_svml=numpy_svml, numpy_explog_f32=numpy_own_explog_f32(), helpers=helpers)
 
 
 def support_source(source: str = "") -> str:

@@ -70,6 +70,29 @@ def numpy_uses_svml() -> bool:
                for ctype in ctypes_)
 
 
+# float32 functions NumPy computes with its own vector loops where its dispatch chose AVX512F
+# or AVX2+FMA3 (loops_exponent_log.dispatch.c.src simd_exp_FLOAT, simd_log_FLOAT): kernels
+# spell them kiln_np_<name>f too, and the prelude defines those as a port of NumPy's code
+# (glibc's expf/logf elsewhere, as before)
+NUMPY_OWN_F32 = ("exp", "log")
+
+
+@functools.lru_cache(maxsize=None)
+def numpy_own_explog_f32() -> bool:
+    """Whether NumPy's float32 exp and log take its own vector loops in this process: its
+    dispatch chose the X86_V4 or X86_V3 target (AVX512F, or AVX2 with FMA3), which the CPU
+    has and NPY_DISABLE_CPU_FEATURES did not turn off. Where they take NumPy's scalar loop
+    (npy_expf: glibc's), so do kernels."""
+    try:
+        from numpy._core import _multiarray_umath as umath
+    except ImportError:   # NumPy 1.x: kernels keep glibc's
+        return False
+    features = getattr(umath, "__cpu_features__", {})
+    if "X86_V3" in features:   # NumPy 2.4+: its x86 targets are the microarchitecture levels
+        return bool(features.get("X86_V4") or features.get("X86_V3"))
+    return bool(features.get("AVX512F") or (features.get("AVX2") and features.get("FMA3")))
+
+
 # Flags that build AVX-512 code on a CPU that has it (the prelude declares the SVML names
 # only then: ``#ifdef __AVX512F__``). -march=native is kiln's default.
 _AVX512 = re.compile(r"-march=(native|x86-64-v4|skylake-avx512|cascadelake|cooperlake|icelake\S*|tigerlake|"
