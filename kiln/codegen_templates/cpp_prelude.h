@@ -139,11 +139,10 @@ KILN_INLINE float kiln_np_expf(float x) {
     num = __builtin_fmaf(num, y, 9.999999999980870924916e-01f);
     float den = __builtin_fmaf(2.159509375685829852307e-02f, y, -2.742335390411667452936e-01f);
     den = __builtin_fmaf(den, y, 1.0f);
-    // _mm512_scalef_ps(num / den, q): the quotient times 2^q, rounded once (exact in double)
-    const int64_t kb = ((int64_t)q + 1023) << 52;
-    double scale;
-    __builtin_memcpy(&scale, &kb, 8);
-    const float r = (float)((double)(num / den) * scale);
+    // _mm512_scalef_ps(num / den, q): the quotient times 2^q, rounded once: times 2^(q - h)
+    // (exact: the quotient is in [0.7, 1.5), q in [-150, 144]), then times 2^h
+    const int32_t k = (int32_t)q, h = k >> 1;
+    const float r = num / den * kiln_f32_from((uint32_t)(k - h + 127) << 23) * kiln_f32_from((uint32_t)(h + 127) << 23);
     return nan ? __builtin_nanf("") : small ? 0.0f : inf ? x : r;
 }
 KILN_INLINE float kiln_np_logf(float x) {
@@ -169,13 +168,15 @@ KILN_INLINE float kiln_np_logf(float x) {
     den = __builtin_fmaf(den, m, 2.453006071784736363091e+00f);
     den = __builtin_fmaf(den, m, 2.612677543073109236779e+00f);
     den = __builtin_fmaf(den, m, 1.0f);
-    const float r = __builtin_fmaf(e, 0.693147180559945309417232121458176568f, num / den);   // NPY_LOGE2f
-    // x < 0: -NaN, raising invalid (the root of x: of a lane x >= 0 it raises nothing);
-    // x == 0: -inf, raising divide by zero (-1 over |x|'s bits as an integer: 0 only there)
-    const float invalid = __builtin_sqrtf(neg ? x : 1.0f);
-    const float pole = -1.0f / (float)(int32_t)(kiln_f32_bits(x) & 0x7fffffffu);
-    return nan ? __builtin_nanf("") : neg ? __builtin_copysignf(invalid, -1.0f) : (bx << 1) == 0 ? pole
-        : x == __builtin_inff() ? x : r;
+    // x < 0: -NaN, raising invalid; x == 0: -inf, raising divide by zero: NumPy sets them
+    // after its num / den, here that division gives them (0 / 0 and -1 / 0), each lane's
+    // operands scaled by 1 or 0 and shifted by 0 or -1 with no select a compiler could
+    // speculate: |x|'s bits as a number, at most 1 (0 only for zeros; x < 0 reads 0)
+    const float ax = (float)(int32_t)(kiln_f32_bits(x) & 0x7fffffffu), ay = (float)(int32_t)(bx & 0x7fffffffu);
+    const float nonzero = ax < 1.0f ? ax : 1.0f, defined = ay < 1.0f ? ay : 1.0f;   // (minps: no libm fminf)
+    const float r = __builtin_fmaf(e, 0.693147180559945309417232121458176568f,
+                                   (num - (1.0f - nonzero)) / (den * defined));   // NPY_LOGE2f
+    return nan ? __builtin_nanf("") : neg ? __builtin_copysignf(r, -1.0f) : x == __builtin_inff() ? x : r;
 }
 {% else %}#define kiln_np_expf expf
 #define kiln_np_logf logf
@@ -323,9 +324,9 @@ KILN_INLINE double kiln_hypot(double x, double y) { return hypot(x, y); }
 // vector-ABI call, no accumulators spilled around one) where FMA is on: within 1 ulp of
 // NumPy (libmvec: up to 3); with AVX-512 a little faster than glibc's vector exp, 5-13%
 // on fused kernels (softmax, logsumexp), with AVX2 ~6% slower on exp alone (1.49 vs 1.40
-// ns an element; NumPy's scalar exp there: 5-9 ns). Without FMA, and for float32, glibc's
-// vector math (docs/lowering.md, "kiln's own exp"). Branch-free, no tables (a gather
-// costs more than the polynomial terms it saves).
+// ns an element; NumPy's scalar exp there: 5-9 ns). Without FMA glibc's vector math; for
+// float32 kiln_np_expf, NumPy's own loop or glibc's (docs/lowering.md, "kiln's own exp").
+// Branch-free, no tables (a gather costs more than the polynomial terms it saves).
 #if defined(KILN_NP_SVML)
 // (where NumPy's float64 exp is SVML's, kernels call that: svml.py)
 KILN_INLINE double kiln_exp(double x) { return kiln_np_exp(x); }
