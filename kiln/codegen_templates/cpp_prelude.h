@@ -99,13 +99,15 @@ extern "C" {
 #if {{ 1 if numpy_svml else 0 }} && defined(__AVX512F__)
 extern "C" {
 {% for name, (svml_name, n, fill, ctypes) in svml.items() %}{% if "float" in ctypes %}KILN_SIMD float kiln_np_{{ name }}f(float{{ ", float" if n == 2 else "" }}); {% endif %}KILN_SIMD double kiln_np_{{ name }}(double{{ ", double" if n == 2 else "" }});
-{% endfor %}}
+{% endfor %}{% if numpy_explog_f32 %}KILN_SIMD float kiln_np_expf(float); KILN_SIMD float kiln_np_logf(float);   // (NumPy's own loops: below)
+{% endif %}}
 #define KILN_NP_SVML 1
 #else
 {% for name, (svml_name, n, fill, ctypes) in svml.items() %}{% if "float" in ctypes %}#define kiln_np_{{ name }}f {{ name }}f
 {% endif %}#define kiln_np_{{ name }} {{ name }}
 {% endfor %}#endif
-{% if numpy_explog_f32 %}// NumPy's float32 exp and log, where its loops are its own AVX512F/AVX2+FMA3 ones (svml.py
+{% if numpy_explog_f32 %}#ifndef KILN_NP_SVML   // (with AVX-512 and SVML bound: the support object's, NumPy's intrinsics)
+// NumPy's float32 exp and log, where its loops are its own AVX512F/AVX2+FMA3 ones (svml.py
 // numpy_own_explog_f32): a port of simd_exp_FLOAT and simd_log_FLOAT from NumPy's
 // numpy/_core/src/umath/loops_exponent_log.dispatch.c.src (2.x; BSD-3-Clause, Copyright (c)
 // 2005-2025, NumPy Developers), lane by lane: the same operations in the same order (the
@@ -178,6 +180,7 @@ KILN_INLINE float kiln_np_logf(float x) {
                                    (num - (1.0f - nonzero)) / (den * defined));   // NPY_LOGE2f
     return nan ? __builtin_nanf("") : neg ? __builtin_copysignf(r, -1.0f) : x == __builtin_inff() ? x : r;
 }
+#endif
 {% else %}#define kiln_np_expf expf
 #define kiln_np_logf logf
 {% endif %}

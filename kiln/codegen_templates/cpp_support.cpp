@@ -82,6 +82,89 @@ static inline {{ W }} {{ fn }}_w({{ W }} a) {
     return kiln_narrow<{{ V }}, {{ k }}>({{ fn }}_w(kiln_widen<{{ W }}, {{ k }}>(a, ({{ T }}){{ fill }}){% if n == 2 %}, kiln_widen<{{ W }}, {{ k }}>(b, ({{ T }}){{ fill }}){% endif %}));
 }
 {% endfor %}{% endfor %}{% endfor %}
+{% if own_f32 %}// NumPy's own float32 exp and log (svml.py numpy_own_explog_f32), as NumPy's AVX512F loops
+// compute them: a port of simd_exp_FLOAT and simd_log_FLOAT from NumPy's
+// numpy/_core/src/umath/loops_exponent_log.dispatch.c.src (2.x; BSD-3-Clause, Copyright (c)
+// 2005-2025, NumPy Developers), the same intrinsics on one 512-bit vector, and the flags it
+// sets from its masks (exp: overflow, underflow; log: invalid, divide by zero). A short
+// vector's unused lanes are filled with values that set none (exp 0, log 1). (Builds
+// without AVX-512 inline the per-lane version in the prelude.)
+#include <immintrin.h>
+static inline void kiln_np_raise(unsigned mxcsr_bits) { _mm_setcsr(_mm_getcsr() | mxcsr_bits); }
+static inline kiln_vf16 kiln_np_expf_w(kiln_vf16 v) {
+    const __m512 zeros = _mm512_setzero_ps(), inf = _mm512_set1_ps(__builtin_inff());
+    const __m512 magic = _mm512_set1_ps(0x1.800000p+23f);
+    __m512 x = (__m512)v;
+    const __mmask16 nan_mask = _mm512_cmp_ps_mask(x, x, _CMP_NEQ_UQ);
+    x = _mm512_mask_blend_ps(nan_mask, x, zeros);
+    const __mmask16 xmax_mask = _mm512_cmp_ps_mask(x, _mm512_set1_ps(88.72283935546875f), _CMP_GE_OQ);
+    const __mmask16 xmin_mask = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-103.97208404541015625f), _CMP_LE_OQ);
+    const __mmask16 inf_mask = _mm512_cmp_ps_mask(x, inf, _CMP_EQ_OQ);
+    const __mmask16 ninf_mask = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
+    const __mmask16 overflow = xmax_mask ^ inf_mask, underflow = xmin_mask ^ ninf_mask;
+    x = _mm512_mask_blend_ps(nan_mask | xmin_mask | xmax_mask, x, zeros);
+    __m512 q = _mm512_mul_ps(x, _mm512_set1_ps(1.442695040888963407359924681001892137f));
+    q = _mm512_sub_ps(_mm512_add_ps(q, magic), magic);
+    x = _mm512_fmadd_ps(q, _mm512_set1_ps(-6.93145752e-1f), x);
+    x = _mm512_fmadd_ps(q, _mm512_set1_ps(-1.42860677e-6f), x);
+    x = _mm512_fmadd_ps(q, zeros, x);
+    __m512 num = _mm512_fmadd_ps(_mm512_set1_ps(5.082762527590693718096e-04f), x, _mm512_set1_ps(6.757896990527504603057e-03f));
+    num = _mm512_fmadd_ps(num, x, _mm512_set1_ps(5.114512081637298353406e-02f));
+    num = _mm512_fmadd_ps(num, x, _mm512_set1_ps(2.473615434895520810817e-01f));
+    num = _mm512_fmadd_ps(num, x, _mm512_set1_ps(7.257664613233124478488e-01f));
+    num = _mm512_fmadd_ps(num, x, _mm512_set1_ps(9.999999999980870924916e-01f));
+    __m512 den = _mm512_fmadd_ps(_mm512_set1_ps(2.159509375685829852307e-02f), x, _mm512_set1_ps(-2.742335390411667452936e-01f));
+    den = _mm512_fmadd_ps(den, x, _mm512_set1_ps(1.0f));
+    __m512 poly = _mm512_scalef_ps(_mm512_div_ps(num, den), q);
+    poly = _mm512_mask_blend_ps(nan_mask, poly, _mm512_set1_ps(__builtin_nanf("")));
+    poly = _mm512_mask_blend_ps(xmax_mask, poly, inf);
+    poly = _mm512_mask_blend_ps(xmin_mask, poly, zeros);
+    if (overflow) kiln_np_raise(0x08);
+    if (underflow) kiln_np_raise(0x10);
+    return (kiln_vf16)poly;
+}
+static inline kiln_vf16 kiln_np_logf_w(kiln_vf16 v) {
+    const __m512 zeros = _mm512_setzero_ps(), ones = _mm512_set1_ps(1.0f), inf = _mm512_set1_ps(__builtin_inff());
+    const __m512 x_in = (__m512)v;
+    const __mmask16 negx_mask = _mm512_cmp_ps_mask(x_in, zeros, _CMP_LT_OQ);
+    const __mmask16 zero_mask = _mm512_cmp_ps_mask(x_in, zeros, _CMP_EQ_OQ);
+    const __mmask16 inf_mask = _mm512_cmp_ps_mask(x_in, inf, _CMP_EQ_OQ);
+    const __mmask16 nan_mask = _mm512_cmp_ps_mask(x_in, x_in, _CMP_NEQ_UQ);
+    __m512 x = _mm512_mask_blend_ps(negx_mask, x_in, zeros);
+    __m512 exponent = _mm512_add_ps(_mm512_getexp_ps(x), ones);
+    x = _mm512_getmant_ps(x, _MM_MANT_NORM_p5_1, _MM_MANT_SIGN_src);
+    const __mmask16 sqrt2_mask = _mm512_cmp_ps_mask(x, _mm512_set1_ps(0.707106781186547524400844362104849039f), _CMP_LE_OQ);
+    x = _mm512_mask_mov_ps(x, sqrt2_mask, _mm512_add_ps(x, x));
+    exponent = _mm512_mask_mov_ps(exponent, sqrt2_mask, _mm512_sub_ps(exponent, ones));
+    x = _mm512_sub_ps(x, ones);
+    __m512 num = _mm512_fmadd_ps(_mm512_set1_ps(2.589979117907922693523e-02f), x, _mm512_set1_ps(3.808837741388407920751e-01f));
+    num = _mm512_fmadd_ps(num, x, _mm512_set1_ps(1.480000633576506585156e+00f));
+    num = _mm512_fmadd_ps(num, x, _mm512_set1_ps(2.112677543073053063722e+00f));
+    num = _mm512_fmadd_ps(num, x, _mm512_set1_ps(9.999999999999998702752e-01f));
+    num = _mm512_fmadd_ps(num, x, zeros);
+    __m512 den = _mm512_fmadd_ps(_mm512_set1_ps(5.875095403124574342950e-03f), x, _mm512_set1_ps(1.546476374983906719538e-01f));
+    den = _mm512_fmadd_ps(den, x, _mm512_set1_ps(9.864942958519418960339e-01f));
+    den = _mm512_fmadd_ps(den, x, _mm512_set1_ps(2.453006071784736363091e+00f));
+    den = _mm512_fmadd_ps(den, x, _mm512_set1_ps(2.612677543073109236779e+00f));
+    den = _mm512_fmadd_ps(den, x, ones);
+    __m512 poly = _mm512_fmadd_ps(exponent, _mm512_set1_ps(0.693147180559945309417232121458176568f), _mm512_div_ps(num, den));
+    poly = _mm512_mask_blend_ps(nan_mask, poly, _mm512_set1_ps(__builtin_nanf("")));
+    poly = _mm512_mask_blend_ps(negx_mask, poly, _mm512_set1_ps(-__builtin_nanf("")));
+    poly = _mm512_mask_blend_ps(zero_mask, poly, _mm512_set1_ps(-__builtin_inff()));
+    poly = _mm512_mask_blend_ps(inf_mask, poly, inf);
+    if (negx_mask) kiln_np_raise(0x01);
+    if (zero_mask) kiln_np_raise(0x04);
+    return (kiln_vf16)poly;
+}
+{% for name, fill in own_f32 %}{% set fn = "kiln_np_" ~ name ~ "f" %}extern "C" __attribute__((visibility("hidden"))) float {{ fn }}(float a) {
+    kiln_vf16 w = kiln_vf16{} + (float){{ fill }};
+    w[0] = a;
+    return {{ fn }}_w(w)[0];
+}
+{% for isa, k, V in (("b", 4, "kiln_vf4"), ("c", 8, "kiln_vf8"), ("d", 8, "kiln_vf8"), ("e", 16, "kiln_vf16")) %}extern "C" __attribute__((visibility("hidden"))) {{ V }} _ZGV{{ isa }}N{{ k }}v_{{ fn }}({{ V }} a) {
+    return kiln_narrow<{{ V }}, {{ k }}>({{ fn }}_w(kiln_widen<kiln_vf16, {{ k }}>(a, (float){{ fill }})));
+}
+{% endfor %}{% endfor %}{% endif %}
 static int kiln_find_umath(struct dl_phdr_info* info, size_t, void* found) {
     if (info->dlpi_name && strstr(info->dlpi_name, "/_multiarray_umath.")) {
         *(const char**)found = info->dlpi_name;

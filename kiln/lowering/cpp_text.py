@@ -61,4 +61,5 @@ _SVML_DECLARED = "KILN_SIMD float kiln_np_"
 
 @functools.lru_cache(maxsize=None)
 def _support(svml: bool) -> str:
-    return templates().get_template("cpp_support.cpp").render(svml=SVML if svml else {})
+    own = ((("exp", 0), ("log", 1)) if numpy_own_explog_f32() else ()) if svml else ()
+    return templates().get_template("cpp_support.cpp").render(svml=SVML if svml else {}, own_f32=own)

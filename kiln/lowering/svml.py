@@ -15,8 +15,10 @@ float64 exp and log are SVML's too (loops_exponent_log.dispatch.c.src, DOUBLE_ex
 ``__svml_exp8_ha``/``__svml_log8_ha`` on AVX512_SKX where NumPy links SVML; its own
 AVX512F code, Tang's table-driven exp, only where it does not): they bind the same way,
 float64 only (kiln's own inline exp, cpp_prelude.h 'exp', steps aside for it). float32
-exp and log (NumPy's own AVX512F loops), float32 sin and cos (its own Highway loops) and
-tanh (its own port of SVML's) are not SVML's: kernels keep glibc's vector math for them.
+exp and log are NumPy's own AVX512F/AVX2+FMA3 loops (:data:`NUMPY_OWN_F32`): kernels call
+ports of them, ``kiln_np_expf``/``kiln_np_logf`` (the support object's AVX512F intrinsics
+with AVX-512, else the prelude's per-lane C++). float32 sin and cos (NumPy's own Highway
+loops) and tanh (its own port of SVML's) are not SVML's: kernels keep glibc's vector math.
 float64 sin and cos are glibc's scalar functions in NumPy's loops (it turned its vector
 ones off), and in kernels there (cpp_ops.py ``SCALAR_LIBM``).
 """
