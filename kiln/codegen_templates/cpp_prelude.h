@@ -100,6 +100,7 @@ extern "C" {
 extern "C" {
 {% for name, (svml_name, n, fill, ctypes) in svml.items() %}{% if "float" in ctypes %}KILN_SIMD float kiln_np_{{ name }}f(float{{ ", float" if n == 2 else "" }}); {% endif %}KILN_SIMD double kiln_np_{{ name }}(double{{ ", double" if n == 2 else "" }});
 {% endfor %}{% if numpy_explog_f32 %}KILN_SIMD float kiln_np_expf(float); KILN_SIMD float kiln_np_logf(float);   // (NumPy's own loops: below)
+KILN_SIMD float kiln_np_sinf(float); KILN_SIMD float kiln_np_cosf(float);
 {% endif %}}
 #define KILN_NP_SVML 1
 #else
@@ -108,7 +109,7 @@ extern "C" {
 {% endfor %}#endif
 {% if numpy_explog_f32 %}#ifndef KILN_NP_SVML   // (with AVX-512 and SVML bound: the support object's, NumPy's intrinsics)
 // NumPy's float32 exp and log, where its loops are its own AVX512F/AVX2+FMA3 ones (svml.py
-// numpy_own_explog_f32): a port of simd_exp_FLOAT and simd_log_FLOAT from NumPy's
+// numpy_own_f32_loops): a port of simd_exp_FLOAT and simd_log_FLOAT from NumPy's
 // numpy/_core/src/umath/loops_exponent_log.dispatch.c.src (2.x; BSD-3-Clause, Copyright (c)
 // 2005-2025, NumPy Developers), lane by lane: the same operations in the same order (the
 // build keeps -ffp-contract=off; fmas are NumPy's), so the same bits; glibc's expf is 1
@@ -180,8 +181,12 @@ KILN_INLINE float kiln_np_logf(float x) {
                                    (num - (1.0f - nonzero)) / (den * defined));   // NPY_LOGE2f
     return nan ? __builtin_nanf("") : neg ? __builtin_copysignf(r, -1.0f) : x == __builtin_inff() ? x : r;
 }
+#define kiln_np_sinf sinf   // (NumPy's own float32 sin and cos: ported for AVX-512 builds only)
+#define kiln_np_cosf cosf
 #endif
-{% else %}#define kiln_np_expf expf
+{% else %}#define kiln_np_sinf sinf
+#define kiln_np_cosf cosf
+#define kiln_np_expf expf
 #define kiln_np_logf logf
 {% endif %}
 {% endif %}

@@ -82,7 +82,7 @@ static inline {{ W }} {{ fn }}_w({{ W }} a) {
     return kiln_narrow<{{ V }}, {{ k }}>({{ fn }}_w(kiln_widen<{{ W }}, {{ k }}>(a, ({{ T }}){{ fill }}){% if n == 2 %}, kiln_widen<{{ W }}, {{ k }}>(b, ({{ T }}){{ fill }}){% endif %}));
 }
 {% endfor %}{% endfor %}{% endfor %}
-{% if own_f32 %}// NumPy's own float32 exp and log (svml.py numpy_own_explog_f32), as NumPy's AVX512F loops
+{% if own_f32 %}// NumPy's own float32 exp and log (svml.py numpy_own_f32_loops), as NumPy's AVX512F loops
 // compute them: a port of simd_exp_FLOAT and simd_log_FLOAT from NumPy's
 // numpy/_core/src/umath/loops_exponent_log.dispatch.c.src (2.x; BSD-3-Clause, Copyright (c)
 // 2005-2025, NumPy Developers), the same intrinsics on one 512-bit vector, and the flags it
@@ -156,6 +156,57 @@ static inline kiln_vf16 kiln_np_logf_w(kiln_vf16 v) {
     if (zero_mask) kiln_np_raise(0x04);
     return (kiln_vf16)poly;
 }
+// float32 sin and cos as NumPy's own loops (numpy/_core/src/umath/loops_trigonometric.dispatch.cpp
+// simd_sincos_f32, Highway; BSD-3-Clause, Copyright (c) 2005-2025, NumPy Developers): Cody-Waite
+// reduction and its polynomials for |x| <= 117435.992 (sin) / 71476.0625 (cos), glibc's
+// scalar sinf/cosf for larger lanes; a NaN lane computes 0 and returns NaN.
+extern "C" float sinf(float);
+extern "C" float cosf(float);
+static inline kiln_vf16 kiln_np_sincosf_w(kiln_vf16 v, bool cosine) {
+    const __m512 zeros = _mm512_setzero_ps(), magic = _mm512_set1_ps(0x1.800000p+23f);
+    const __m512i ones = _mm512_set1_epi32(1), twos = _mm512_set1_epi32(2);
+    __m512 x_in = (__m512)v;
+    const __mmask16 nnan = _mm512_cmp_ps_mask(x_in, x_in, _CMP_ORD_Q);
+    x_in = _mm512_mask_blend_ps(nnan, zeros, x_in);
+    const __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x_in), _mm512_set1_epi32(0x7fffffff)));
+    const __mmask16 simd = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(cosine ? 71476.0625f : 117435.992f), _CMP_LE_OQ);
+    __m512 out = zeros;
+    if (simd) {
+        const __m512 x = _mm512_mask_blend_ps(nnan & simd, zeros, x_in);
+        // x 2/pi rounded to an integer: NumPy's build (GCC, C++: -ffp-contract=fast) fuses
+        // its Mul and Add into one fma, which differs where x 2/pi rounds to a half
+        const __m512 q = _mm512_sub_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(0x1.45f306p-1f), magic), magic);
+        __m512 r = _mm512_fmadd_ps(q, _mm512_set1_ps(-0x1.921fb0p+00f), x);
+        r = _mm512_fmadd_ps(q, _mm512_set1_ps(-0x1.5110b4p-22f), r);
+        r = _mm512_fmadd_ps(q, _mm512_set1_ps(-0x1.846988p-48f), r);
+        const __m512 r2 = _mm512_mul_ps(r, r);
+        __m512 c = _mm512_fmadd_ps(_mm512_set1_ps(0x1.98e616p-16f), r2, _mm512_set1_ps(-0x1.6c06dcp-10f));
+        c = _mm512_fmadd_ps(c, r2, _mm512_set1_ps(0x1.55553cp-05f));
+        c = _mm512_fmadd_ps(c, r2, _mm512_set1_ps(-0x1.000000p-01f));
+        c = _mm512_fmadd_ps(c, r2, _mm512_set1_ps(0x1.000000p+00f));
+        __m512 s = _mm512_fmadd_ps(_mm512_set1_ps(0x1.7d3bbcp-19f), r2, _mm512_set1_ps(-0x1.a06bbap-13f));
+        s = _mm512_fmadd_ps(s, r2, _mm512_set1_ps(0x1.11119ap-07f));
+        s = _mm512_fmadd_ps(s, r2, _mm512_set1_ps(-0x1.555556p-03f));
+        s = _mm512_fmadd_ps(s, r2, zeros);
+        s = _mm512_fmadd_ps(s, r, r);
+        __m512i iq = _mm512_cvtps_epi32(q);
+        if (cosine) iq = _mm512_add_epi32(iq, ones);
+        const __mmask16 sine = _mm512_cmpeq_epi32_mask(_mm512_and_si512(iq, ones), _mm512_setzero_si512());
+        c = _mm512_mask_blend_ps(sine, c, s);
+        const __mmask16 negate = _mm512_cmpeq_epi32_mask(_mm512_and_si512(iq, twos), twos);
+        c = _mm512_mask_sub_ps(c, negate, zeros, c);
+        out = _mm512_mask_blend_ps(nnan, _mm512_set1_ps(__builtin_nanf("")), c);
+    }
+    kiln_vf16 res = (kiln_vf16)out;
+    if (simd != 0xffff) {
+        const kiln_vf16 in = (kiln_vf16)x_in;
+        for (int i = 0; i < 16; i++)
+            if (!((simd >> i) & 1)) res[i] = cosine ? cosf(in[i]) : sinf(in[i]);
+    }
+    return res;
+}
+static inline kiln_vf16 kiln_np_sinf_w(kiln_vf16 v) { return kiln_np_sincosf_w(v, false); }
+static inline kiln_vf16 kiln_np_cosf_w(kiln_vf16 v) { return kiln_np_sincosf_w(v, true); }
 {% for name, fill in own_f32 %}{% set fn = "kiln_np_" ~ name ~ "f" %}extern "C" __attribute__((visibility("hidden"))) float {{ fn }}(float a) {
     kiln_vf16 w = kiln_vf16{} + (float){{ fill }};
     w[0] = a;

@@ -9,7 +9,7 @@ import os
 import jinja2
 
 from .cpp_ops import SCALAR_F64, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2
-from .svml import SVML, numpy_own_explog_f32
+from .svml import SVML, numpy_own_f32_loops
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
 
@@ -44,7 +44,7 @@ def prelude(helpers: frozenset = frozenset(HELPERS), numpy_svml: bool = False) -
     ``calls_svml``), not glibc's."""
     return templates().get_template("cpp_prelude.h").render(
         vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2, scalar_f64=SCALAR_F64, svml=SVML,
-        numpy_svml=numpy_svml, numpy_explog_f32=numpy_own_explog_f32(), helpers=helpers)
+        numpy_svml=numpy_svml, numpy_explog_f32=numpy_own_f32_loops(), helpers=helpers)
 
 
 def support_source(source: str = "") -> str:
@@ -61,5 +61,5 @@ _SVML_DECLARED = "KILN_SIMD float kiln_np_"
 
 @functools.lru_cache(maxsize=None)
 def _support(svml: bool) -> str:
-    own = ((("exp", 0), ("log", 1)) if numpy_own_explog_f32() else ()) if svml else ()
+    own = ((("exp", 0), ("log", 1), ("sin", 0), ("cos", 0)) if numpy_own_f32_loops() else ()) if svml else ()
     return templates().get_template("cpp_support.cpp").render(svml=SVML if svml else {}, own_f32=own)

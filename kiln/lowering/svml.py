@@ -15,10 +15,10 @@ float64 exp and log are SVML's too (loops_exponent_log.dispatch.c.src, DOUBLE_ex
 ``__svml_exp8_ha``/``__svml_log8_ha`` on AVX512_SKX where NumPy links SVML; its own
 AVX512F code, Tang's table-driven exp, only where it does not): they bind the same way,
 float64 only (kiln's own inline exp, cpp_prelude.h 'exp', steps aside for it). float32
-exp and log are NumPy's own AVX512F/AVX2+FMA3 loops (:data:`NUMPY_OWN_F32`): kernels call
-ports of them, ``kiln_np_expf``/``kiln_np_logf`` (the support object's AVX512F intrinsics
-with AVX-512, else the prelude's per-lane C++). float32 sin and cos (NumPy's own Highway
-loops) and tanh (its own port of SVML's) are not SVML's: kernels keep glibc's vector math.
+exp, log, sin and cos are NumPy's own vector loops (:data:`NUMPY_OWN_F32`): kernels call
+ports of them, ``kiln_np_<name>f`` (the support object's AVX512F intrinsics with AVX-512;
+else for exp and log the prelude's per-lane C++, for sin and cos glibc's). float32 tanh
+(NumPy's own port of SVML's) is not ported: kernels keep glibc's vector tanhf.
 float64 sin and cos are glibc's scalar functions in NumPy's loops (it turned its vector
 ones off), and in kernels there (cpp_ops.py ``SCALAR_LIBM``).
 """
@@ -73,18 +73,18 @@ def numpy_uses_svml() -> bool:
 
 
 # float32 functions NumPy computes with its own vector loops where its dispatch chose AVX512F
-# or AVX2+FMA3 (loops_exponent_log.dispatch.c.src simd_exp_FLOAT, simd_log_FLOAT): kernels
-# spell them kiln_np_<name>f too, and the prelude defines those as a port of NumPy's code
-# (glibc's expf/logf elsewhere, as before)
-NUMPY_OWN_F32 = ("exp", "log")
+# or AVX2+FMA3 (loops_exponent_log.dispatch.c.src simd_exp_FLOAT, simd_log_FLOAT;
+# loops_trigonometric.dispatch.cpp simd_sincos_f32): kernels spell them kiln_np_<name>f too,
+# defined as ports of NumPy's code (cpp_support.cpp, cpp_prelude.h; glibc's elsewhere)
+NUMPY_OWN_F32 = ("exp", "log", "sin", "cos")
 
 
 @functools.lru_cache(maxsize=None)
-def numpy_own_explog_f32() -> bool:
-    """Whether NumPy's float32 exp and log take its own vector loops in this process: its
-    dispatch chose the X86_V4 or X86_V3 target (AVX512F, or AVX2 with FMA3), which the CPU
-    has and NPY_DISABLE_CPU_FEATURES did not turn off. Where they take NumPy's scalar loop
-    (npy_expf: glibc's), so do kernels."""
+def numpy_own_f32_loops() -> bool:
+    """Whether NumPy's float32 exp, log, sin and cos (:data:`NUMPY_OWN_F32`) take its own
+    vector loops in this process: its dispatch chose the X86_V4 or X86_V3 target (AVX512F,
+    or AVX2 with FMA3), which the CPU has and NPY_DISABLE_CPU_FEATURES did not turn off.
+    Where they take NumPy's scalar loops (npy_expf: glibc's), so do kernels."""
     try:
         from numpy._core import _multiarray_umath as umath
     except ImportError:   # NumPy 1.x: kernels keep glibc's
