@@ -89,7 +89,7 @@ static inline void kiln_fp_own(unsigned before, unsigned fp, unsigned told, unsi
 // a call in the loop stops it vectorizing.
 #define KILN_INLINE static inline __attribute__((always_inline))
 extern "C" {
-{% for name in vector_math %}KILN_SIMD float {{ name }}f(float); KILN_SIMD double {{ name }}(double);
+{% for name in vector_math %}KILN_SIMD float {{ name }}f(float); {{ "KILN_PURE" if name in scalar_f64 else "KILN_SIMD" }} double {{ name }}(double);
 {% endfor %}{% for name in vector_math2 %}KILN_SIMD float {{ name }}f(float, float); KILN_SIMD double {{ name }}(double, double);
 {% endfor %}{% for name in scalar_math2 %}KILN_PURE float {{ name }}f(float, float); KILN_PURE double {{ name }}(double, double);
 {% endfor %}}
@@ -98,12 +98,97 @@ extern "C" {
 // builds, and NumPy's loops that are not SVML's, call glibc's.
 #if {{ 1 if numpy_svml else 0 }} && defined(__AVX512F__)
 extern "C" {
-{% for name, (svml_name, n, fill) in svml.items() %}KILN_SIMD float kiln_np_{{ name }}f(float{{ ", float" if n == 2 else "" }}); KILN_SIMD double kiln_np_{{ name }}(double{{ ", double" if n == 2 else "" }});
-{% endfor %}}
+{% for name, (svml_name, n, fill, ctypes) in svml.items() %}{% if "float" in ctypes %}KILN_SIMD float kiln_np_{{ name }}f(float{{ ", float" if n == 2 else "" }}); {% endif %}KILN_SIMD double kiln_np_{{ name }}(double{{ ", double" if n == 2 else "" }});
+{% endfor %}{% if numpy_explog_f32 %}KILN_SIMD float kiln_np_expf(float); KILN_SIMD float kiln_np_logf(float);   // (NumPy's own loops: below)
+KILN_SIMD float kiln_np_sinf(float); KILN_SIMD float kiln_np_cosf(float);
+{% endif %}}
+#define KILN_NP_SVML 1
 #else
-{% for name in svml %}#define kiln_np_{{ name }}f {{ name }}f
-#define kiln_np_{{ name }} {{ name }}
+{% for name, (svml_name, n, fill, ctypes) in svml.items() %}{% if "float" in ctypes %}#define kiln_np_{{ name }}f {{ name }}f
+{% endif %}#define kiln_np_{{ name }} {{ name }}
 {% endfor %}#endif
+{% if numpy_explog_f32 %}#ifndef KILN_NP_SVML   // (with AVX-512 and SVML bound: the support object's, NumPy's intrinsics)
+// NumPy's float32 exp and log, where its loops are its own AVX512F/AVX2+FMA3 ones (svml.py
+// numpy_own_f32_loops): a port of simd_exp_FLOAT and simd_log_FLOAT from NumPy's
+// numpy/_core/src/umath/loops_exponent_log.dispatch.c.src (2.x; BSD-3-Clause, Copyright (c)
+// 2005-2025, NumPy Developers), lane by lane: the same operations in the same order (the
+// build keeps -ffp-contract=off; fmas are NumPy's), so the same bits; glibc's expf is 1
+// ulp off it in ~30% of elements (up to 4), logf in ~8%. Every lane is computed alone, so
+// a short vector's lanes (NumPy fills them with 0) and strided operands (NumPy's scalar
+// loop calls the same code per element) change nothing. Compares are quiet ones, as
+// NumPy's _CMP_*_OQ: a NaN raises no flag. The flags NumPy sets (exp's overflow for x >=
+// xmax short of inf; log's invalid for x < 0, divide by zero for x == 0) come from the
+// arithmetic of those lanes, written so that GCC (-fno-trapping-math: it computes both
+// sides of a select in every lane) raises them in no other lane: no float operation here
+// overflows, divides by zero or is invalid elsewhere.
+KILN_INLINE uint32_t kiln_f32_bits(float f) { uint32_t i; __builtin_memcpy(&i, &f, 4); return i; }
+KILN_INLINE float kiln_f32_from(uint32_t i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
+KILN_INLINE float kiln_np_expf(float x) {
+    const float xmax = 88.72283935546875f, xmin = -103.97208404541015625f, magic = 0x1.800000p+23f;
+    const bool nan = x != x, big = __builtin_isgreaterequal(x, xmax), small = __builtin_islessequal(x, xmin);
+    const bool inf = x == __builtin_inff();
+    // NumPy computes 0 in those lanes and then sets inf; here a finite x >= xmax computes
+    // exp(100), whose 2^144 scaling overflows: NumPy's inf, with its overflow flag
+    float y = nan || small || inf ? 0.0f : big ? 100.0f : x;
+    float q = y * 1.442695040888963407359924681001892137f;   // NPY_LOG2Ef
+    q = (q + magic) - magic;                                   // round to nearest
+    y = __builtin_fmaf(q, -6.93145752e-1f, y);                 // Cody-Waite: ln 2 in two parts
+    y = __builtin_fmaf(q, -1.42860677e-6f, y);
+    y = __builtin_fmaf(q, 0.0f, y);
+    float num = __builtin_fmaf(5.082762527590693718096e-04f, y, 6.757896990527504603057e-03f);
+    num = __builtin_fmaf(num, y, 5.114512081637298353406e-02f);
+    num = __builtin_fmaf(num, y, 2.473615434895520810817e-01f);
+    num = __builtin_fmaf(num, y, 7.257664613233124478488e-01f);
+    num = __builtin_fmaf(num, y, 9.999999999980870924916e-01f);
+    float den = __builtin_fmaf(2.159509375685829852307e-02f, y, -2.742335390411667452936e-01f);
+    den = __builtin_fmaf(den, y, 1.0f);
+    // _mm512_scalef_ps(num / den, q): the quotient times 2^q, rounded once: times 2^(q - h)
+    // (exact: the quotient is in [0.7, 1.5), q in [-150, 144]), then times 2^h
+    const int32_t k = (int32_t)q, h = k >> 1;
+    const float r = num / den * kiln_f32_from((uint32_t)(k - h + 127) << 23) * kiln_f32_from((uint32_t)(h + 127) << 23);
+    return nan ? __builtin_nanf("") : small ? 0.0f : inf ? x : r;
+}
+KILN_INLINE float kiln_np_logf(float x) {
+    const bool neg = __builtin_isless(x, 0.0f), nan = x != x;
+    const uint32_t bx = neg ? 0u : kiln_f32_bits(x);   // (NumPy: 0 for x < 0)
+    // exponent (getexp + 1) and mantissa in [0.5, 1) (getmant); a subnormal's through its
+    // significand converted to float (exact: x 2^149), which raises nothing
+    const bool sub = (bx & 0x7f800000u) == 0;
+    const uint32_t b = sub ? kiln_f32_bits((float)(int32_t)(bx & 0x7fffffu)) : bx;
+    float e = (float)((int32_t)((b >> 23) & 0xff) - (sub ? 275 : 126));
+    float m = kiln_f32_from((b & 0x7fffffu) | (126u << 23));
+    const bool low = __builtin_islessequal(m, 0.707106781186547524400844362104849039f);   // NPY_SQRT1_2f
+    m = low ? m + m : m;
+    e = low ? e - 1.0f : e;
+    m = m - 1.0f;
+    float num = __builtin_fmaf(2.589979117907922693523e-02f, m, 3.808837741388407920751e-01f);
+    num = __builtin_fmaf(num, m, 1.480000633576506585156e+00f);
+    num = __builtin_fmaf(num, m, 2.112677543073053063722e+00f);
+    num = __builtin_fmaf(num, m, 9.999999999999998702752e-01f);
+    num = __builtin_fmaf(num, m, 0.0f);
+    float den = __builtin_fmaf(5.875095403124574342950e-03f, m, 1.546476374983906719538e-01f);
+    den = __builtin_fmaf(den, m, 9.864942958519418960339e-01f);
+    den = __builtin_fmaf(den, m, 2.453006071784736363091e+00f);
+    den = __builtin_fmaf(den, m, 2.612677543073109236779e+00f);
+    den = __builtin_fmaf(den, m, 1.0f);
+    // x < 0: -NaN, raising invalid; x == 0: -inf, raising divide by zero: NumPy sets them
+    // after its num / den, here that division gives them (0 / 0 and -1 / 0), each lane's
+    // operands scaled by 1 or 0 and shifted by 0 or -1 with no select a compiler could
+    // speculate: |x|'s bits as a number, at most 1 (0 only for zeros; x < 0 reads 0)
+    const float ax = (float)(int32_t)(kiln_f32_bits(x) & 0x7fffffffu), ay = (float)(int32_t)(bx & 0x7fffffffu);
+    const float nonzero = ax < 1.0f ? ax : 1.0f, defined = ay < 1.0f ? ay : 1.0f;   // (minps: no libm fminf)
+    const float r = __builtin_fmaf(e, 0.693147180559945309417232121458176568f,
+                                   (num - (1.0f - nonzero)) / (den * defined));   // NPY_LOGE2f
+    return nan ? __builtin_nanf("") : neg ? __builtin_copysignf(r, -1.0f) : x == __builtin_inff() ? x : r;
+}
+#define kiln_np_sinf sinf   // (NumPy's own float32 sin and cos: ported for AVX-512 builds only)
+#define kiln_np_cosf cosf
+#endif
+{% else %}#define kiln_np_sinf sinf
+#define kiln_np_cosf cosf
+#define kiln_np_expf expf
+#define kiln_np_logf logf
+{% endif %}
 {% endif %}
 {% if 'pairwise' in helpers %}{% include "cpp_pairwise.h" %}{% endif %}{% if 'divide' in helpers %}// NumPy's float floor division and remainder (npy_divmod): the result takes the sign of
 // the divisor, and division by zero gives inf/nan rather than trapping.
@@ -247,10 +332,13 @@ KILN_INLINE double kiln_hypot(double x, double y) { return hypot(x, y); }
 // vector-ABI call, no accumulators spilled around one) where FMA is on: within 1 ulp of
 // NumPy (libmvec: up to 3); with AVX-512 a little faster than glibc's vector exp, 5-13%
 // on fused kernels (softmax, logsumexp), with AVX2 ~6% slower on exp alone (1.49 vs 1.40
-// ns an element; NumPy's scalar exp there: 5-9 ns). Without FMA, and for float32, glibc's
-// vector math (docs/lowering.md, "kiln's own exp"). Branch-free, no tables (a gather
-// costs more than the polynomial terms it saves).
-#if defined(__FP_FAST_FMA)
+// ns an element; NumPy's scalar exp there: 5-9 ns). Without FMA glibc's vector math; for
+// float32 kiln_np_expf, NumPy's own loop or glibc's (docs/lowering.md, "kiln's own exp").
+// Branch-free, no tables (a gather costs more than the polynomial terms it saves).
+#if defined(KILN_NP_SVML)
+// (where NumPy's float64 exp is SVML's, kernels call that: svml.py)
+KILN_INLINE double kiln_exp(double x) { return kiln_np_exp(x); }
+#elif defined(__FP_FAST_FMA)
 KILN_INLINE double kiln_from_bits(int64_t i) { double d; __builtin_memcpy(&d, &i, 8); return d; }
 KILN_INLINE int64_t kiln_to_bits(double d) { int64_t i; __builtin_memcpy(&i, &d, 8); return i; }
 // exp: x = k ln2 + r, |r| <= ln2/2 (Cody-Waite, ln2 in two parts: x - k ln2hi is exact with
@@ -283,7 +371,7 @@ KILN_INLINE double kiln_exp(double x) {
 #else
 KILN_INLINE double kiln_exp(double x) { return exp(x); }
 #endif
-KILN_INLINE float kiln_exp(float x) { return expf(x); }
+KILN_INLINE float kiln_exp(float x) { return kiln_np_expf(x); }
 {% endif %}static inline float log1p(float x) { return log1pf(x); }
 static inline float exp(float x) { return expf(x); }
 static inline float fmod(float a, float b) { return fmodf(a, b); }

@@ -19,7 +19,7 @@ import numpy as np
 
 from .handler import OpsHandler
 from .loop_ir import Affine, Buffer
-from .svml import SVML, kernels_call_svml
+from .svml import NUMPY_OWN_F32, SVML, kernels_call_svml
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
           "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
@@ -161,6 +161,10 @@ for _fn, _form in {"negative": "kiln_cneg({x})", "positive": "{x}", "add": "kiln
 VECTOR_MATH = ["sin", "cos", "tan", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
                "cbrt", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"]
 VECTOR_MATH2 = ["atan2", "pow"]
+# float64 functions whose double version is glibc's scalar one, as in NumPy's loops: NumPy
+# 2.x turned its vector float64 sin and cos off (loops_trigonometric.dispatch.cpp calls
+# npy_sin/npy_cos per element); glibc's vector ones are 1 ulp off in ~32% of elements
+SCALAR_F64 = ["sin", "cos"]
 SCALAR_MATH2 = ["fmod", "hypot"]
 
 
@@ -171,7 +175,14 @@ def no_builtin_flags() -> list[str]:
     names = VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2
     return [f"-fno-builtin-{n}{suffix}" for n in names for suffix in ("", "f")]
 _LIBM_CALL = re.compile(r"\b(?:(?:kiln_np_)?(?:%s)\{f\}|kiln_exp|kiln_hypot)\(" % "|".join(VECTOR_MATH + VECTOR_MATH2 + SCALAR_MATH2))
-_SVML_CALL = re.compile(r"\b(%s)(?=\{f\}\()" % "|".join(SVML))
+# per C type: the calls a template spells kiln_np_<name> (svml.py: NumPy's loop of that type is SVML's)
+# (and float32's NumPy's own exp and log: the prelude ports NumPy's loops)
+_SVML_CALL = {c: re.compile(r"\b(%s)(?=\{f\}\()" % "|".join(
+    [n for n, e in SVML.items() if c in e[3]] + (list(NUMPY_OWN_F32) if c == "float" else [])))
+    for c in ("float", "double")}
+# a call in a template that may be SVML's: kiln_np_<name>{f}( or kiln's own kiln_exp(, whose
+# float64 version the prelude makes NumPy's SVML exp where that is NumPy's loop
+_SVML_USE = re.compile(r"\bkiln_(?:np_)?([a-z0-9]+)(?:\{f\})?\(")
 
 
 def calls_svml() -> bool:
@@ -181,14 +192,17 @@ def calls_svml() -> bool:
     return kernels_call_svml(config.cxx_flags)
 
 
-def svml_ufunc(name: str, cxx_flags: str) -> bool:
-    """Whether a float kernel built with ``cxx_flags`` computes ufunc ``name`` with NumPy's
-    own SVML function (its template calls a ``kiln_np_`` name, and those are SVML's).
+def svml_ufunc(name: str, cxx_flags: str, dtype: Any = "float64") -> bool:
+    """Whether a ``dtype`` kernel built with ``cxx_flags`` computes ufunc ``name`` with
+    NumPy's own SVML function (its template calls a ``kiln_np_`` name, or float64's
+    ``kiln_exp``, and those are SVML's).
 
-    >>> svml_ufunc("exp", "-O3 -march=native")   # NumPy's own loop, not SVML's
+    >>> svml_ufunc("sin", "-O3 -march=native")   # NumPy's loop is glibc's scalar sin
     False
     """
-    return "kiln_np_" in (template(name, "float64") or "") and kernels_call_svml(cxx_flags)
+    ctype = "float" if np.dtype(dtype) == np.float32 else "double"
+    return any(ctype in SVML.get(used, ((),) * 4)[3] for used in _SVML_USE.findall(template(name, dtype) or "")) \
+        and kernels_call_svml(cxx_flags)
 
 
 def template(fn: str, dtype: Any) -> str | None:
@@ -201,7 +215,7 @@ def template(fn: str, dtype: Any) -> str | None:
     if text is not None and kind == "f":
         # NumPy's own SVML function where its loop calls one (svml.py: the prelude makes the
         # name glibc's function where NumPy's loop is not SVML's)
-        text = _SVML_CALL.sub(r"kiln_np_\1", text)
+        text = _SVML_CALL["float" if np.dtype(dtype) == np.float32 else "double"].sub(r"kiln_np_\1", text)
     return text
 
 

@@ -8,8 +8,8 @@ import os
 
 import jinja2
 
-from .cpp_ops import SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2
-from .svml import SVML
+from .cpp_ops import SCALAR_F64, SCALAR_MATH2, VECTOR_MATH, VECTOR_MATH2
+from .svml import SVML, numpy_own_f32_loops
 
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "codegen_templates")
 
@@ -28,7 +28,7 @@ HELPERS = {"divide": ("kiln_floor_divide", "kiln_remainder", "kiln_int_by_zero")
            "clip": ("kiln_clip",), "complex": ("kiln_c64", "kiln_c128"),
            "pairwise": ("kiln_pairwise", "kiln_selected_sum"), "exp": ("kiln_exp(",),
            "select": ("kiln_select", "kiln_c64", "kiln_c128"),   # (complex's kiln_cselect too)
-           "fp_own": ("kiln_fp_own(", "kiln_owned_word"), "svml": ("kiln_np_",), "hypot": ("kiln_hypot(",)}
+           "fp_own": ("kiln_fp_own(", "kiln_owned_word"), "svml": ("kiln_np_", "kiln_exp("), "hypot": ("kiln_hypot(",)}
 
 
 def helpers_named(sources: list[str]) -> frozenset:
@@ -43,8 +43,8 @@ def prelude(helpers: frozenset = frozenset(HELPERS), numpy_svml: bool = False) -
     """``numpy_svml``: the ``kiln_np_`` names are NumPy's SVML functions (cpp_ops.py
     ``calls_svml``), not glibc's."""
     return templates().get_template("cpp_prelude.h").render(
-        vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2, svml=SVML,
-        numpy_svml=numpy_svml, helpers=helpers)
+        vector_math=VECTOR_MATH, vector_math2=VECTOR_MATH2, scalar_math2=SCALAR_MATH2, scalar_f64=SCALAR_F64, svml=SVML,
+        numpy_svml=numpy_svml, numpy_explog_f32=numpy_own_f32_loops(), helpers=helpers)
 
 
 def support_source(source: str = "") -> str:
@@ -61,4 +61,5 @@ _SVML_DECLARED = "KILN_SIMD float kiln_np_"
 
 @functools.lru_cache(maxsize=None)
 def _support(svml: bool) -> str:
-    return templates().get_template("cpp_support.cpp").render(svml=SVML if svml else {})
+    own = ((("exp", 0), ("log", 1), ("sin", 0), ("cos", 0)) if numpy_own_f32_loops() else ()) if svml else ()
+    return templates().get_template("cpp_support.cpp").render(svml=SVML if svml else {}, own_f32=own)

@@ -84,7 +84,7 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     # (NumPy scalar math is one scalar libm call, never the vector code the table is of)
     # (NumPy's own SVML function, where a kernel calls it: NumPy's flags, no noise; svml.py)
     noise = kernel_noise(name) if kind == "f" and op.name != "scalar_binary" \
-        and not svml_ufunc(name, config.cxx_flags) else 0
+        and not svml_ufunc(name, config.cxx_flags, _dtype(node) or "float64") else 0
     if not bits | noise:
         return None, 0
     # a masked op is exact where its kernel computes the masked-off lanes on values that
@@ -293,7 +293,7 @@ def nan_quiet(kernel: Any) -> bool:
             if _dtype_kind(origin) != "f" or _dtype_kind(origin.args[0]) != "f":
                 return False
         elif origin.op.name not in NAN_QUIET and not (
-                _dtype_kind(origin) == "f" and svml_ufunc(origin.op.name, config.cxx_flags)):
+                _dtype_kind(origin) == "f" and svml_ufunc(origin.op.name, config.cxx_flags, _dtype(origin))):
             # (NumPy's own SVML function raises, on NaNs too, what NumPy's loop raises)
             return False
     return True

@@ -9,7 +9,18 @@ which kernels call otherwise, is 1 ulp off them in up to a third of the elements
 cbrt: 36%; float32 pow: 4-21%). Where NumPy uses them, a kernel spells such a call
 ``kiln_np_<name>[f]`` (cpp_ops.py); the support object (codegen_templates/cpp_support.cpp)
 defines those names' vector variants on top of NumPy's own SVML functions, found in the
-loaded module at load time. exp, log, sin, cos and tanh are NumPy's own loops, not SVML's.
+loaded module at load time.
+
+float64 exp and log are SVML's too (loops_exponent_log.dispatch.c.src, DOUBLE_exp/log:
+``__svml_exp8_ha``/``__svml_log8_ha`` on AVX512_SKX where NumPy links SVML; its own
+AVX512F code, Tang's table-driven exp, only where it does not): they bind the same way,
+float64 only (kiln's own inline exp, cpp_prelude.h 'exp', steps aside for it). float32
+exp, log, sin and cos are NumPy's own vector loops (:data:`NUMPY_OWN_F32`): kernels call
+ports of them, ``kiln_np_<name>f`` (the support object's AVX512F intrinsics with AVX-512;
+else for exp and log the prelude's per-lane C++, for sin and cos glibc's). float32 tanh
+(NumPy's own port of SVML's) is not ported: kernels keep glibc's vector tanhf.
+float64 sin and cos are glibc's scalar functions in NumPy's loops (it turned its vector
+ones off), and in kernels there (cpp_ops.py ``SCALAR_LIBM``).
 """
 from __future__ import annotations
 
@@ -18,13 +29,16 @@ import functools
 import os
 import re
 
-# C name -> (SVML name, operands, the value NumPy loads into a short vector's unused lanes)
-SVML = {"exp2": ("exp2", 1, 0), "log2": ("log2", 1, 1), "log10": ("log10", 1, 1),
-        "expm1": ("expm1", 1, 1), "log1p": ("log1p", 1, 0), "cbrt": ("cbrt", 1, 0),
-        "tan": ("tan", 1, 0), "asin": ("asin", 1, 0), "acos": ("acos", 1, 0),
-        "atan": ("atan", 1, 0), "sinh": ("sinh", 1, 0), "cosh": ("cosh", 1, 0),
-        "asinh": ("asinh", 1, 0), "acosh": ("acosh", 1, 1), "atanh": ("atanh", 1, 0),
-        "pow": ("pow", 2, 1), "atan2": ("atan2", 2, 1)}
+# C name -> (SVML name, operands, the value NumPy loads into a short vector's unused lanes,
+# the C types whose NumPy loop is SVML's)
+_FD, _D = ("float", "double"), ("double",)   # float32 and float64; float64 only
+SVML = {"exp2": ("exp2", 1, 0, _FD), "log2": ("log2", 1, 1, _FD), "log10": ("log10", 1, 1, _FD),
+        "expm1": ("expm1", 1, 1, _FD), "log1p": ("log1p", 1, 0, _FD), "cbrt": ("cbrt", 1, 0, _FD),
+        "tan": ("tan", 1, 0, _FD), "asin": ("asin", 1, 0, _FD), "acos": ("acos", 1, 0, _FD),
+        "atan": ("atan", 1, 0, _FD), "sinh": ("sinh", 1, 0, _FD), "cosh": ("cosh", 1, 0, _FD),
+        "asinh": ("asinh", 1, 0, _FD), "acosh": ("acosh", 1, 1, _FD), "atanh": ("atanh", 1, 0, _FD),
+        "pow": ("pow", 2, 1, _FD), "atan2": ("atan2", 2, 1, _FD),
+        "exp": ("exp", 1, 0, _D), "log": ("log", 1, 1, _D)}
 # SVML's suffix per C type: float32 16 lanes, float64 8 lanes in the high-accuracy version
 SUFFIX = {"float": "f16", "double": "8_ha"}
 
@@ -54,8 +68,31 @@ def numpy_uses_svml() -> bool:
         lib = ctypes.CDLL(umath.__file__, mode=os.RTLD_NOLOAD)
     except (OSError, AttributeError):
         return False
-    return all(hasattr(lib, f"__svml_{svml}{suffix}") for svml, _n, _fill in SVML.values()
-               for suffix in SUFFIX.values())
+    return all(hasattr(lib, f"__svml_{svml}{SUFFIX[ctype]}") for svml, _n, _fill, ctypes_ in SVML.values()
+               for ctype in ctypes_)
+
+
+# float32 functions NumPy computes with its own vector loops where its dispatch chose AVX512F
+# or AVX2+FMA3 (loops_exponent_log.dispatch.c.src simd_exp_FLOAT, simd_log_FLOAT;
+# loops_trigonometric.dispatch.cpp simd_sincos_f32): kernels spell them kiln_np_<name>f too,
+# defined as ports of NumPy's code (cpp_support.cpp, cpp_prelude.h; glibc's elsewhere)
+NUMPY_OWN_F32 = ("exp", "log", "sin", "cos")
+
+
+@functools.lru_cache(maxsize=None)
+def numpy_own_f32_loops() -> bool:
+    """Whether NumPy's float32 exp, log, sin and cos (:data:`NUMPY_OWN_F32`) take its own
+    vector loops in this process: its dispatch chose the X86_V4 or X86_V3 target (AVX512F,
+    or AVX2 with FMA3), which the CPU has and NPY_DISABLE_CPU_FEATURES did not turn off.
+    Where they take NumPy's scalar loops (npy_expf: glibc's), so do kernels."""
+    try:
+        from numpy._core import _multiarray_umath as umath
+    except ImportError:   # NumPy 1.x: kernels keep glibc's
+        return False
+    features = getattr(umath, "__cpu_features__", {})
+    if "X86_V3" in features:   # NumPy 2.4+: its x86 targets are the microarchitecture levels
+        return bool(features.get("X86_V4") or features.get("X86_V3"))
+    return bool(features.get("AVX512F") or (features.get("AVX2") and features.get("FMA3")))
 
 
 # Flags that build AVX-512 code on a CPU that has it (the prelude declares the SVML names

@@ -12,7 +12,7 @@ import pytest
 import kiln
 from kiln.config import config
 from kiln.lowering.cpp_ops import svml_ufunc
-from kiln.lowering.svml import kernels_call_svml, numpy_uses_svml
+from kiln.lowering.svml import kernels_call_svml, numpy_own_f32_loops, numpy_uses_svml
 
 UNARY = [np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.arcsinh, np.arccosh,
          np.arctanh, np.exp2, np.log2, np.log10, np.expm1, np.log1p, np.cbrt]
@@ -62,10 +62,47 @@ def test_svml_functions_are_numpys_bit_for_bit(dtype):
 
 
 def test_which_functions_go_to_svml():
-    """NumPy's own loops for exp, log, sin, cos, tanh (not SVML); none without AVX-512 code."""
-    assert not any(svml_ufunc(f, "-O3 -march=native") for f in ("exp", "log", "sin", "cos", "tanh", "hypot"))
+    """NumPy's own loops for sin, cos, tanh and float32 exp, log (not SVML); float64 exp
+    and log are SVML's; none without AVX-512 code."""
+    assert not any(svml_ufunc(f, "-O3 -march=native", dt) for f in ("sin", "cos", "tanh", "hypot")
+                   for dt in ("float32", "float64"))
+    assert not any(svml_ufunc(f, "-O3 -march=native", "float32") for f in ("exp", "log"))
+    assert all(svml_ufunc(f, "-O3 -march=native") == numpy_uses_svml() for f in ("exp", "log"))
     assert svml_ufunc("power", "-O3 -march=native") == numpy_uses_svml()
     assert svml_ufunc("arcsinh", "-O3 -march=x86-64-v4 -fopenmp") == numpy_uses_svml()
     assert not svml_ufunc("power", "-O3 -fopenmp")
     assert not svml_ufunc("power", "-O3 -march=native -mno-avx512f")
     assert not svml_ufunc("power", "-O3 -march=native -march=haswell")
+
+
+def npmath(x):
+    return np.exp(x), np.log(x), np.exp(x[::3]), np.log(x[1::2]), np.sin(x), np.cos(x), np.sin(x[::-2])
+
+
+@pytest.mark.parametrize("dtype, flags", [(np.float32, None), (np.float64, None),
+                                          (np.float32, "-O3 -march=haswell -fopenmp -fno-trapping-math")])
+def test_exp_log_sin_cos_are_numpys_bit_for_bit(dtype, flags, monkeypatch):
+    """float64 exp and log: NumPy's SVML functions (AVX512_SKX); float32 exp, log, sin and
+    cos: ports of NumPy's own vector loops (where NumPy takes them); float64 sin and cos:
+    glibc's scalar functions, as NumPy's loops. Contiguous, strided, reversed and short
+    (tail) operands, and NumPy's warnings, no others; float32 exp and log also built for
+    AVX2 (the prelude's per-lane port; with AVX-512 the support object's intrinsics)."""
+    if flags:
+        monkeypatch.setattr(config, "cxx_flags", flags)
+        kiln.reset()
+    if dtype == np.float64 and not kernels_call_svml(config.cxx_flags):
+        pytest.skip("NumPy's float64 exp/log do not call SVML here, or kiln builds no AVX-512 code")
+    if dtype == np.float32 and not numpy_own_f32_loops():
+        pytest.skip("NumPy's float32 exp/log/sin/cos take its scalar loops on this CPU")
+    x = chosen(dtype)
+    x = np.concatenate([x, np.float32([88.72283935546875, 88.7228317, -103.972084, -103.97208, -1e-45,
+                                       1e-40, 0.70710677, 1.0000001, 0.99999994]).astype(dtype)])
+    want, want_warnings = warned(npmath, x)
+    got, got_warnings = warned(kiln.compile(npmath), x)
+    names = ["exp", "log", "exp strided", "log strided", "sin", "cos", "sin reversed"]
+    for f, g, w in list(zip(names, got, want))[:None if kernels_call_svml(config.cxx_flags) else 4]:
+        differ = same_bits(g, w)
+        assert differ.size == 0, (f, g[differ[:5]], w[differ[:5]])
+    assert got_warnings == want_warnings
+    if flags:
+        kiln.reset()
