@@ -11,6 +11,8 @@ import pytest
 
 import kiln
 
+from .helpers import each
+
 
 @pytest.fixture(autouse=True)
 def always_compiled(monkeypatch):
@@ -32,20 +34,6 @@ def check(f, fn, *args, case=""):
     for g, w in zip(got, want, strict=True):
         assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype, case
         np.testing.assert_array_equal(g, w, err_msg=case)   # exact: the same bits, not allclose
-
-
-def each(fn):
-    """``fn`` of every argument group of a list in one compiled function: one build for
-    the groups, where each group's static sizes (all different) make a kernel of its own,
-    the kernel ``fn`` alone compiles to (the suite's time: a module costs ~0.1-0.3 s of g++
-    whatever its kernels)."""
-    def over(groups):
-        out = []
-        for args in groups:
-            out.append(fn(*args))
-        return out
-    over.__name__ = over.__qualname__ = f"each_{fn.__name__}"
-    return over
 
 
 def check_each(f, fn, groups):
