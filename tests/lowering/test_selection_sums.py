@@ -11,6 +11,8 @@ import pytest
 
 import kiln
 
+from .helpers import each
+
 
 @pytest.fixture(autouse=True)
 def always_compiled(monkeypatch):
@@ -27,11 +29,19 @@ def spread(rng, n, dtype):
     return (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(dtype)
 
 
-def check(f, fn, *args):
+def check(f, fn, *args, case=""):
     got, want = f(*args), fn(*args)
     for g, w in zip(got, want, strict=True):
-        assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
-        np.testing.assert_array_equal(g, w)   # exact: the same bits, not allclose
+        assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype, case
+        np.testing.assert_array_equal(g, w, err_msg=case)   # exact: the same bits, not allclose
+
+
+def check_each(f, fn, groups):
+    got = f(groups)
+    assert len(got) == len(groups)
+    for result, args in zip(got, groups, strict=True):
+        check(lambda *_: result, fn, *args,
+              case=f"{fn.__name__} of {[(np.shape(a), np.asarray(a).strides) for a in args]}")
 
 
 SIZES = [1, 8, 9, 128, 129, 8192, 8193, 300_001]
@@ -59,13 +69,15 @@ def test_selection_sums_are_numpys_bit_for_bit(monkeypatch, threads, dynamic, dt
 def test_selections_of_2d_arrays_are_numpys_bit_for_bit(dtype):
     """x[m] of a 2-D x and mask is the selection in C order, whatever x's memory order."""
     rng = np.random.default_rng(3)
-    f = kiln.compile(sums)
+    f, groups = kiln.compile(each(sums)), []
     for shape in [(3, 5), (40, 33), (129, 70), (300, 301)]:
         x, m = spread(rng, shape[0] * shape[1], dtype).reshape(shape), rng.random(shape) < 0.5
         m[0, 0] = True
-        check(f, sums, x, m)
-        check(f, sums, np.asfortranarray(x), np.asfortranarray(m))
-        check(f, sums, spread(rng, 2 * x.size, dtype).reshape(shape[0], -1)[:, ::2], m)   # strided
+        groups.append((x, m))
+    check_each(f, sums, groups)
+    check_each(f, sums, [(np.asfortranarray(x), np.asfortranarray(m)) for x, m in groups])
+    check_each(f, sums, [(spread(rng, 2 * x.size, dtype).reshape(x.shape[0], -1)[:, ::2], m)
+                         for x, m in groups])   # strided
 
 
 def fused(a, b, m):
@@ -75,9 +87,9 @@ def fused(a, b, m):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_selections_of_fused_expressions_are_numpys_bit_for_bit(dtype):
     rng = np.random.default_rng(4)
-    f = kiln.compile(fused)
-    for n in (9, 129, 10_001):
-        check(f, fused, spread(rng, n, dtype), spread(rng, n, dtype), rng.random(n) < 0.3)
+    f = kiln.compile(each(fused))
+    check_each(f, fused, [(spread(rng, n, dtype), spread(rng, n, dtype), rng.random(n) < 0.3)
+                          for n in (9, 129, 10_001)])
 
 
 def moments(x, m):
@@ -87,13 +99,10 @@ def moments(x, m):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int16, np.bool_])
 def test_moments_and_sums_in_another_dtype_are_numpys_bit_for_bit(dtype):
     rng = np.random.default_rng(5)
-    f = kiln.compile(moments)
-    g = kiln.compile(sums)
-    for n in (17, 1000, 20_000):
-        x = (rng.standard_normal(n) * 1000).astype(dtype)
-        m = rng.random(n) < 0.5
-        check(f, moments, x, m)
-        check(g, sums, x, m)
+    groups = [((rng.standard_normal(n) * 1000).astype(dtype), rng.random(n) < 0.5)
+              for n in (17, 1000, 20_000)]
+    check_each(kiln.compile(each(moments)), moments, groups)
+    check_each(kiln.compile(each(sums)), sums, groups)
 
 
 def test_all_and_no_elements_selected():
