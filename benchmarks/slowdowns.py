@@ -56,6 +56,24 @@ def histogram(x):                    # counts and data-dependent edges
     return np.histogram(x, bins=10)
 
 
+def int_quotients(a, b):             # a zero divisor every call: fpwarn's handler under
+    q = a // b                       # simplefilter("ignore") looks at the filters once
+    r = a % b
+    q2, r2 = np.divmod(a, b)
+    return q + r, q2 * r2
+
+
+def record_fields(s, v, w):          # breaks at each statement reading a structured array
+    s["x"] += v * 1.5
+    a = np.sin(s["x"]) * np.cos(v) + w
+    s["y"] = a.astype(np.int32)
+    b = np.exp(-a * a) + s["x"]
+    s["x"] -= b * 0.1
+    c = np.tanh(b) * 2 + np.sqrt(np.abs(v))
+    s["y"] += (c > 1).astype(np.int32)
+    return s["x"].sum() + c.sum(), s
+
+
 def cases():
     """(name, fn, args) of each known slowdown, at the sizes it was found."""
     rng = np.random.default_rng(0)
@@ -73,4 +91,8 @@ def cases():
         ("lstsq 9x3", lstsq, (rng.standard_normal((9, 3)), rng.standard_normal(9))),
         ("histogram 100", histogram, (rng.standard_normal(100),)),
         ("rhs_with_folded_work", rhs_with_folded_work, (0.0, 1.0, 2.0, 3.0, 10.0, 28.0, 8 / 3)),
+        ("int_quotients 8 (zero divisors)", int_quotients,
+         (np.arange(1, 9), np.array([0, 1, 0, 2, 0, 3, 0, 1]))),
+        ("record_fields 8", record_fields,
+         (np.zeros(8, dtype=[("x", "f8"), ("y", "i4")]), np.arange(8.0), np.ones(8))),
     ]

@@ -28,22 +28,23 @@ from .meta import TensorMeta, as_array, reject
 from .registry import Category, declare, defined_in_numpy
 from .speculation import _SITES
 
-_modules: dict[str, Any] = {}
+_modules: dict[str, tuple[str | None, dict | None]] = {}
 
 
 def _module_of(filename: str) -> tuple[str | None, dict | None]:
     """The module name and globals of the user's file (for filters by module and the
-    once-per-line registry), found once per file; code of no module file (a notebook
-    cell, ``python -c``) is ``__main__``'s, as NumPy's warning would say."""
-    if filename not in _modules:
+    once-per-line registry), found once per file (a kernel that raised a flag on every
+    call asks on every call); code of no module file (a notebook cell, ``python -c``) is
+    ``__main__``'s, as NumPy's warning would say."""
+    known = _modules.get(filename)
+    if known is None:
         found = sys.modules.get("__main__")
         for mod in list(sys.modules.values()):
             if getattr(mod, "__file__", None) == filename:
                 found = mod
                 break
-        _modules[filename] = found
-    mod = _modules[filename]
-    return (mod.__name__, vars(mod)) if mod is not None else (None, None)
+        known = _modules[filename] = (found.__name__, vars(found)) if found is not None else (None, None)
+    return known
 
 
 def warn_at(message: str, filename: str, lineno: int, category: type = RuntimeWarning) -> None:

@@ -188,8 +188,7 @@ def pendulum(t, s, g, length, damping):
 def test_an_entry_checked_in_c_is_priced_as_such(fn, args):
     """Entries whose guards fastcheck.c checks cost ENTRY_C_US, not ENTRY_US: two ufuncs on
     3 elements (measured 1.3 us in NumPy against 0.6 compiled) and a pendulum's right-hand
-    side whose entry computes -g / length in Python first (0.9 against 0.8; 1.7 us
-    compiled with the guards in Python) compile; with Python-checked guards they would not."""
+    side whose entry computes -g / length in Python first (0.9 against 0.8) compile."""
     from kiln.guards import fastcheck
     compiled = kiln.compile(fn)
     np.testing.assert_array_equal(compiled(*args), fn(*args))
@@ -201,7 +200,7 @@ def test_an_entry_checked_in_c_is_priced_as_such(fn, args):
     assert type(compiled.cache_entries[0].fast).__name__ == "SimpleEntry"
     python, c_entry = cost.estimate(record.graph, c_guards=True)
     assert cost.estimate(record.graph)[1] == pytest.approx(c_entry - cost.ENTRY_C_US + cost.ENTRY_US)
-    assert c_entry < python <= cost.estimate(record.graph)[1]
+    assert c_entry < python and c_entry < cost.estimate(record.graph)[1]
 
 
 def test_many_operations_on_small_arrays_compile():
@@ -640,9 +639,9 @@ def test_numpys_mean_var_and_std_are_priced_as_the_python_functions_they_are():
 
 
 def _kw_axpy(x, *, alpha=0.1, mode="a"):
-    y = alpha * x + 2.0
+    y = alpha * x                # (one op: cheaper as NumPy than any compiled entry)
     if mode == "a":
-        y = y * 2.0
+        y = y[::-1]
     return y
 
 
@@ -663,6 +662,32 @@ def test_the_verdict_holds_for_keyword_calls_of_the_same_names_and_types():
     np.testing.assert_array_equal(compiled(x, alpha=3, mode="b"), _kw_axpy(x, alpha=3, mode="b"))
     assert len(compiled.records) == 3
     np.testing.assert_array_equal(compiled(x[:50], alpha=1.0, mode="a"), _kw_axpy(x[:50], alpha=1.0, mode="a"))
+
+
+def _scaled_kw(x, *, scale=1.0, shift=0.0):
+    return x * scale + shift
+
+
+def _scaled_args(x, *rest):
+    return x * rest[0] + rest[1]
+
+
+def _scaled_dict(p, x):
+    return x * p["scale"] + p["shift"]
+
+
+@pytest.mark.parametrize("fn, args, kwargs", [
+    (_scaled_kw, (np.arange(5.0),), {"scale": 2.0, "shift": 1.0}),
+    (_scaled_args, (np.arange(5.0), 2.0, 1.0), {}),
+    (_scaled_dict, ({"scale": 2.0, "shift": np.ones(5)}, np.arange(5.0)), {})])
+def test_entries_whose_guards_python_checks_compile_where_that_is_faster(fn, args, kwargs):
+    # keyword-only and *args parameters, a dict argument: guards checked in Python. Priced
+    # at 1.5 us an entry they ran as Python, 1.03x NumPy's time, where compiled they took
+    # 0.42-0.56 us against NumPy's 0.75-1.2 (stop 52, loaded)
+    compiled = kiln.compile(fn)
+    np.testing.assert_array_equal(compiled(*args, **kwargs), fn(*args, **kwargs))
+    np.testing.assert_array_equal(compiled(*args, **kwargs), fn(*args, **kwargs))
+    assert not compiled.records[0].runs_as_python, compiled.records[0].runs_as_python
 
 
 def _first_row_of_transpose(a):
