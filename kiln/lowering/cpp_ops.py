@@ -223,12 +223,17 @@ def template(fn: str, dtype: Any) -> str | None:
 # (100k-1M float64, AVX-512 and AVX2 machines): a fused statement ~0.02 ns, exp ~0.7 ns,
 # log ~1 ns, sin ~0.7 ns, tanh ~2 ns: 30-100 statements.
 LIBM_CALL_COST = 32
+# glibc's scalar float64 sin/cos (SCALAR_F64: NumPy's loops) cost ~15-20 ns an element on
+# one thread (1M elements, sin: ~17 ms idle), some 1000 statements
+SCALAR_CALL_COST = 1000
 
 
 def call_cost(fn: str, dtype: Any) -> int:
-    """Statements one call costs (a libm call counts LIBM_CALL_COST): decides when
-    threads pay off."""
+    """Statements one call costs (a libm call counts LIBM_CALL_COST, a scalar float64 one
+    SCALAR_CALL_COST): decides when threads pay off."""
     text = template(fn, dtype) or ""
+    if fn in SCALAR_F64 and np.dtype(dtype) == np.float64:
+        return SCALAR_CALL_COST
     return 1 + (LIBM_CALL_COST - 1) * len(_LIBM_CALL.findall(text))
 
 

@@ -20,7 +20,7 @@ ports of them, ``kiln_np_<name>f`` (the support object's AVX512F intrinsics with
 else for exp and log the prelude's per-lane C++, for sin and cos glibc's). float32 tanh
 (NumPy's own port of SVML's) is not ported: kernels keep glibc's vector tanhf.
 float64 sin and cos are glibc's scalar functions in NumPy's loops (it turned its vector
-ones off), and in kernels there (cpp_ops.py ``SCALAR_LIBM``).
+ones off), and in kernels there (cpp_ops.py ``SCALAR_F64``).
 """
 from __future__ import annotations
 
