@@ -21,8 +21,9 @@ array the loop does not carry, views of carried arrays made before the loop, arr
 that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``return``.
 
 A list made in the function that the body appends one array to, stacked after the loop
-(``ys.append(y)`` then ``np.array(ys)``), is a buffer the node fills a row a trip
-(kiln/capture/loop_lists.py).
+(``ys.append(y)`` then ``np.array(ys)``), or one Python number read from a 0-d value
+(``losses.append(float(loss))``: ``graph_loop_body`` is set while the body is traced), is
+a buffer the node fills a row a trip (kiln/capture/loop_lists.py).
 
 The pieces (``iteration_calls``, ``array_slots``, ``lift_body``, ``back_at_head``,
 ``array_result``) serve the while form too (kiln/capture/graph_while.py).
@@ -206,10 +207,14 @@ def _run_body(tx, inst) -> None:
     tx.stack.append(LoopVariable())      # what FOR_ITER pushes
     tx.ip = inst.index + 1
     instructions = tx.decoded.instructions
-    while tx.ip != inst.index:
-        if not inst.index < tx.ip < inst.target or tx.result is not None:
-            raise LoopFallback("the body leaves the loop (a break or a return)")
-        tx.step(instructions[tx.ip])
+    outer, tx.output.graph_loop_body = tx.output.graph_loop_body, True
+    try:
+        while tx.ip != inst.index:
+            if not inst.index < tx.ip < inst.target or tx.result is not None:
+                raise LoopFallback("the body leaves the loop (a break or a return)")
+            tx.step(instructions[tx.ip])
+    finally:
+        tx.output.graph_loop_body = outer
 
 
 def _root(node: Any, before: set) -> Any:
@@ -498,9 +503,9 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots
     starts = slots.starts(saved)
     body_graph, operands = lift_body(tx, f"{tx.code.co_name}_graph_loop_body", starts,
                                      slots.carried_names(), calls, before,
-                                     slots.outs + [item.node for _, _, item in stacks])
+                                     slots.outs + [item.node for _, _, item, _ in stacks])
     where = f"{tx.location()[0]}:{tx.location()[1]}"
-    rows = tuple(TensorMeta((trips,) + item.node.val.shape, item.node.val.dtype) for _, _, item in stacks)
+    rows = tuple(TensorMeta((trips,) + item.node.val.shape, item.node.val.dtype) for _, _, item, _ in stacks)
     body = GraphLoopBody(body_graph, len(slots.keep), tuple(slots.nxt), where=where, stacked=rows)
     back_at_head(tx, snap, saved)
     vals = tuple(s.val for s in starts)
@@ -524,14 +529,14 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots
         target = array_result(tx, slots, p, k, j, items[p])
         for n in slots.names[id(slots.positions[k])]:
             tx.locals[n] = target
-    for j, (name, _, item) in enumerate(stacks):
+    for j, (name, _, item, kind) in enumerate(stacks):
         buffer = ArrayVariable(graph.call(REGISTRY["loop_item"], (node,), {"index": len(vals) + j},
                                           val=rows[j]))
         p = next((p for p, o in enumerate(slots.outs) if o is item.node), None)
-        last = None if p is None else tx.locals[slots.carried_names()[
-            next(q for q, (kind, m) in enumerate(slots.nxt) if kind == "out" and m == p)]]
+        last = None if p is None or kind is not None else tx.locals[slots.carried_names()[
+            next(q for q, (k, m) in enumerate(slots.nxt) if k == "out" and m == p)]]
         tx.locals[name] = StackedListVariable(list(tx.locals[name].item_list), buffer, last,
-                                              None if last is None else last.node)
+                                              None if last is None else last.node, kind)
     if i_after:
         last = bounds[0].value + (trips - 1) * bounds[2].value
         tx.locals[i_name] = ConstantVariable(last)
@@ -546,4 +551,4 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots
             repr(b.value) if isinstance(b, ConstantVariable) else b.describe() for b in bounds) + ")"
     note_node(tx, f"graph loop node ({node.name}, trip count {count}, {len(body_graph.calls)} body "
                   f"ops compiled once, carried: {', '.join(slots.carried_names())}"
-                  + "".join(f", stacked: {name}" for name, _, _ in stacks) + ")")
+                  + "".join(f", stacked: {name}" for name, _, _, _ in stacks) + ")")

@@ -30,6 +30,17 @@ Taken only where no one can tell the list's items are rows of one buffer:
 - a run-time trip count is guarded by value (the buffer's shape holds it: one entry per
   count, as the unrolled loop had).
 
+A Python number read in the body, ``losses.append(float(np.mean(r ** 2)))`` (also
+``v.item()``, ``int(v)`` of an integer ``v``: :func:`python_value`), is a
+``PyValueVariable`` over a 0-d array: the buffer's rows are those arrays, and the list is
+``[*prefix, *rows.tolist()]`` (``tolist`` gives each row as ``item()`` does, so float()'s
+values and Python's types). No one can tell such a list (or one of NumPy scalars,
+``losses.append(np.mean(...))``: ``[*rows]`` gives them) from Python's, so after the loop
+it may be used any way: returned as it is, ``np.array(losses)`` (float64 as NumPy makes it
+of Python floats), ``losses[-1]``, ``len(losses)``; anything else breaks the graph there
+with the list rebuilt. A number used otherwise in the body (``if loss < tol: break``,
+``print``, a carried ``total += loss``) ends the attempt and the loop unrolls as before.
+
 The item the last trip appended may be a carried array (``ys.append(y)``: after the loop
 ``ys[-1] is y``): where the code writes ``y`` in place before the stacking call, the call
 breaks the graph and the list is rebuilt as Python holds it (``[*prefix, *rows[:-1], y]``,
@@ -46,22 +57,72 @@ import numpy as np
 from ..ops import TensorMeta
 from .bytecode_facts import AFTER_CALLABLE, CALL_PREFIX, cellvars, load_attr_arg, local_accesses, oparg_of
 from .loops import LoopFallback
-from .variables.arrays import ArrayVariable
-from .variables.base import VariableTracker
+from .variables.arrays import ArrayVariable, PyValueVariable
+from .variables.base import ConstantVariable, VariableTracker
 from .variables.containers import ListVariable
 
 STACKERS = (np.array, np.asarray, np.stack)
 _STACKER_NAMES = frozenset(f.__name__ for f in STACKERS)
 
 
+# the Python type ``item()`` gives for a dtype kind, and the dtype np.array makes of those
+_ITEM_TYPES = {"f": float, "i": int, "u": int, "b": bool, "c": complex}
+_LIST_DTYPES = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np.bool_),
+                complex: np.dtype(np.complex128)}
+
+
+def python_value(tx, array: Any, cls: type | None) -> PyValueVariable | None:
+    """``float(array)``, ``int(array)`` or (``cls`` None) ``array.item()`` of a 0-d array in a
+    graph loop's body, as the Python number the graph computes (the module doc); None
+    where capture breaks the graph as before (outside such a body, a float's int(), a
+    complex's float(), a kiln.Tensor)."""
+    if not tx.output.graph_loop_body or tx.output.loop_trace is not None \
+            or not isinstance(array, ArrayVariable) or array.tensor \
+            or array.meta.shape != () or array.array_type is not np.ndarray:
+        return None
+    kind = np.dtype(array.meta.dtype).kind
+    if np.dtype(array.meta.dtype).itemsize > (16 if kind == "c" else 8):
+        return None      # (a long double's item() is itself)
+    if cls is None:
+        return PyValueVariable(array, _ITEM_TYPES[kind]) if kind in _ITEM_TYPES else None
+    if cls is float and kind == "f" or cls is int and kind in "iu":
+        return PyValueVariable(array, cls)
+    if cls is float and kind in "iub" or cls is int and kind == "b":
+        # float(np.int64(v)) is the C cast astype makes; int(np.True_) is 1
+        to = np.dtype(np.float64 if cls is float else np.int64)
+        return PyValueVariable(tx.call_op(("method", "astype"), [array, ConstantVariable(to)],
+                                          {}, f"{cls.__name__}(array)"), cls)
+    return None
+
+
 class StackedListVariable(VariableTracker):
     """A list a graph loop appended to: ``prefix`` (its items before the loop), then the
     rows of ``rows`` (the node's buffer), the last of them the array ``last`` where the
-    last trip appended a carried array (None otherwise)."""
+    last trip appended a carried array (None otherwise); ``kind``: the Python type of
+    rows read as Python numbers (``float``; None: arrays or NumPy scalars)."""
 
     def __init__(self, prefix: list, rows: ArrayVariable, last: ArrayVariable | None,
-                 last_node: Any) -> None:
+                 last_node: Any, kind: type | None = None) -> None:
         self.prefix, self.rows, self.last, self.last_node = prefix, rows, last, last_node
+        self.kind = kind
+
+    def _free(self) -> bool:
+        """Rows no one can tell from Python's items: Python numbers or NumPy scalars."""
+        return self.kind is not None or self.rows.meta.shape[1:] == () and self.last is None
+
+    def length(self, tx) -> VariableTracker:
+        if not self._free():
+            return super().length(tx)
+        return ConstantVariable(len(self.prefix) + self.rows.meta.shape[0])
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        """``losses[-1]``: a row, read as the list holds it."""
+        at = index.value if isinstance(index, ConstantVariable) else None
+        count = self.rows.meta.shape[0]
+        if not self._free() or self.prefix or type(at) is not int or not -count <= at < count:
+            return super().getitem(tx, index)
+        row = self.rows.getitem(tx, ConstantVariable(at))
+        return row if self.kind is None else PyValueVariable(row, self.kind)
 
     def describe(self) -> str:
         return "a list a graph loop appended to"
@@ -73,6 +134,15 @@ class StackedListVariable(VariableTracker):
         """The array ``np.array`` makes of the list (a graph break where ``last`` was
         written after the loop: its row in the buffer is the value before the write)."""
         from .opcall import call_op
+        if self.kind is not None:
+            to = _LIST_DTYPES[self.kind]
+            if self.prefix or not np.can_cast(self.rows.meta.dtype, to, "safe"):
+                tx.unsupported("unsupported_value", f"np.array of a list of Python {self.kind.__name__}s "
+                               f"a graph loop appended to, not all of them rows of {to}")
+            if self.rows.meta.dtype == to:
+                return self.rows
+            return call_op(tx, ("method", "astype"), [self.rows, ConstantVariable(to)], {},
+                           "ndarray.astype")
         if self.last is not None and self.last.node is not self.last_node:
             tx.unsupported("unsupported_value", "the last array appended in a graph loop is "
                            "written after the loop: the list is rebuilt as Python holds it")
@@ -86,6 +156,8 @@ class StackedListVariable(VariableTracker):
         """Python code for the list as Python holds it (``output.reconstruct``)."""
         items = [rebuild_value(v) for v in self.prefix]
         rows = rebuild_value(self.rows)
+        if self.kind is not None:
+            return "[" + ", ".join(items + [f"*{rows}.tolist()"]) + "]"
         if self.last is None:
             return "[" + ", ".join(items + [f"*{rows}"]) + "]"
         return "[" + ", ".join(items + [f"*{rows}[:-1]", rebuild_value(self.last)]) + "]"
@@ -115,15 +187,18 @@ def take_appends(snap: Any) -> list:
     return found
 
 
-def only_stacked_after(tx, inst: Any, name: str) -> bool:
+def only_stacked_after(tx, inst: Any, name: str, free: bool = False) -> bool:
     """Does the code after the loop at FOR_ITER ``inst`` load ``name`` once, as the only
-    argument of ``<obj>.array/asarray/stack(name)``, with the loop in no other loop?"""
+    argument of ``<obj>.array/asarray/stack(name)`` (``free``: any way), with the loop in
+    no other loop?"""
     if name in cellvars(tx.code):
         return False
     instructions = tx.decoded.instructions
     for i in instructions[inst.target:]:
         if i.target is not None and i.target <= inst.index:
             return False       # a jump back over the loop: the loop runs again
+    if free:
+        return True
     uses = [k for k in range(inst.target, len(instructions)) for kind, n in
             local_accesses(instructions[k].opname, instructions[k].arg) if n == name and kind == "use"]
     if len(uses) != 1 or instructions[uses[0]].opname != "LOAD_FAST":
@@ -145,8 +220,9 @@ def only_stacked_after(tx, inst: Any, name: str) -> bool:
 
 def stacked_items(tx, inst: Any, snap: Any, saved: dict, appends: list, calls: list,
                   before: set, outs: list, root: Any, outer: Any) -> list:
-    """The lists whose appends the node stacks: ``(name, list, item)`` for each of
-    ``appends``, or LoopFallback where one is not taken (see the module doc)."""
+    """The lists whose appends the node stacks: ``(name, list, item, kind)`` for each of
+    ``appends`` (``kind``: the Python type of an appended Python number, its array the
+    item), or LoopFallback where one is not taken (see the module doc)."""
     if appends and tx.output.device_type is not None:
         raise LoopFallback("the body appends to a list, and the arrays are on a device (the "
                            "node's buffers are NumPy's)")
@@ -158,7 +234,12 @@ def stacked_items(tx, inst: Any, snap: Any, saved: dict, appends: list, calls: l
         if len(names) != 1 or [n for n, v in snap.locals.items() if v is c] != names \
                 or any(v is c for v in held) or any(v is c for v in tx.stack):
             raise LoopFallback("the body appends to a list bound to several names or held elsewhere")
-        if not only_stacked_after(tx, inst, names[0]):
+        kind = item.kind if isinstance(item, PyValueVariable) else None
+        item = item.array if kind is not None else item
+        if kind is not None and c.item_list:
+            raise LoopFallback(f"the body appends Python numbers to '{names[0]}', which holds "
+                               f"items before the loop")
+        if not only_stacked_after(tx, inst, names[0], kind is not None or getattr(item, "scalar", False)):
             raise LoopFallback(f"the body appends to '{names[0]}', which the code after the loop "
                                f"uses otherwise than in one np.array/np.asarray/np.stack call")
         if id(item) in saved:   # an array from before the trip (written in place): one object
@@ -169,7 +250,7 @@ def stacked_items(tx, inst: Any, snap: Any, saved: dict, appends: list, calls: l
                                f"array it computes")
         val = item.node.val
         if not isinstance(val, TensorMeta) or not all(type(d) is int for d in val.shape) \
-                or (val.shape == () and not item.scalar):
+                or (val.shape == () and not item.scalar and kind is None):
             raise LoopFallback(f"the body appends to '{names[0]}' a value of no static shape")
         for n in calls:
             for m in n.op.mutates or ():
@@ -180,5 +261,5 @@ def stacked_items(tx, inst: Any, snap: Any, saved: dict, appends: list, calls: l
             if not isinstance(p, ArrayVariable) or p.tensor or p.node.val != val or p.scalar != item.scalar:
                 raise LoopFallback(f"'{names[0]}' holds before the loop what its appends are not "
                                    f"(arrays of {val})")
-        taken.append((names[0], c, item))
+        taken.append((names[0], c, item, kind))
     return taken

@@ -82,6 +82,7 @@ class OutputGraph:
         self.pending_selections: list = []   # x[mask] not taken yet (selections.before_write)
         self.writes = 0
         self.loop_trace = None     # the loop body being traced (capture/loops.py), or None
+        self.graph_loop_body = False   # a graph loop's body is being traced (graph_loop.py)
         self.loop_notes: list[str] = []   # loop nodes built, loops unrolled and why (explain)
         self.device_type: type | None = None   # cupy.ndarray once a device array is an input
 
@@ -176,7 +177,9 @@ class OutputGraph:
             return f"{self.reconstruct(tx, var.owner)}.{var.kind}()"
         if isinstance(var, (ListVariable, DictVariable)) and var.source is not None:
             return self.object_code(var.source)  # passed in: the same object
-        if isinstance(var, (ListVariable, DictVariable, NewObjectVariable)) and self.container_names is not None:
+        from .loop_lists import StackedListVariable
+        if isinstance(var, (ListVariable, DictVariable, NewObjectVariable, StackedListVariable)) \
+                and self.container_names is not None:
             # Made in the frame: built once under a name (``return a, a`` is one list).
             name = self.container_names.get(id(var))
             if name == "pending":   # it holds itself (``a.append(a)``, ``self.me = self``)
@@ -190,7 +193,10 @@ class OutputGraph:
         return self._container(tx, var)
 
     def _container(self, tx, var: VariableTracker) -> str:
+        from .loop_lists import StackedListVariable
         from .variables.containers import DictVariable, ListVariable, NamedTupleVariable, TupleVariable, rebuild_dict
+        if isinstance(var, StackedListVariable):
+            return var.rebuild(lambda v: self.reconstruct(tx, v))
         if isinstance(var, ListVariable):
             return "[" + ", ".join(self.reconstruct(tx, v) for v in var.item_list) + "]"
         if isinstance(var, NamedTupleVariable):
@@ -221,9 +227,6 @@ class OutputGraph:
             # once, so that the selection returned twice (``v = x[m]; return v, v``) is one
             # array, as in the frame
             return self._bind_once(f"{self.reconstruct(tx, var.full)}[{self.reconstruct(tx, var.mask)}]")
-        from .loop_lists import StackedListVariable
-        if isinstance(var, StackedListVariable):
-            return var.rebuild(lambda v: self.reconstruct(tx, v))
         if isinstance(var, SliceVariable):
             return "slice(" + ", ".join(self.reconstruct(tx, p) for p in var.parts) + ")"
         if var.source is not None and not isinstance(var, IteratorVariable):

@@ -43,6 +43,7 @@ from . import frame_hook
 from . import resume as R
 from .breaks import BreakGraph
 from .flow import statement_lines
+from .loop_lists import StackedListVariable
 from .loops import RangeItems
 from .variables.arrays import MaskedSelectionVariable
 from .variables.base import NULL, CellVariable, VariableTracker
@@ -283,6 +284,8 @@ class Rebuilder:
             return self.once(var, self.container)
         if isinstance(var, TupleVariable) and var.source is None:
             return self.container(var)
+        if isinstance(var, StackedListVariable):   # a list too (``other = losses``: one list)
+            return self.once(var, lambda v: v.rebuild(self))
         if isinstance(var, MaskedSelectionVariable) and var.taken is None:
             # x[mask] taken after the graph: once, so that a local and a value on the stack
             # (a view of it, say) stay one array, as in the frame

@@ -59,14 +59,17 @@ def _notes(fn, *args):
 
 
 def _same(a, b):
+    """Same types all the way down (a Python float is not an np.float64), values to rounding."""
     assert type(a) is type(b)
     if isinstance(a, (tuple, list)):
         assert len(a) == len(b)
         for x, y in zip(a, b):
             _same(x, y)
-    else:
+    elif isinstance(a, (np.ndarray, np.generic)):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+    else:
+        assert a == b or abs(a - b) <= 1e-12 * abs(a)
 
 
 def test_appended_arrays_and_numbers_become_stacked_rows():
@@ -100,3 +103,71 @@ def test_last_row_written_after_the_loop_rebuilds_the_list():
     _same(_written_after(y0, 5), g(y0, 5))
     e = kiln.explain(g)(y0, 5)
     assert "stacked: ys" in str(e) and e.graph_break_count == 1
+
+
+def _training(X, y, w, n):
+    losses, items, norms, counts = [], [], [], []
+    for i in range(n):
+        r = X @ w - y
+        w = w - 0.1 * (X.T @ r) / 20
+        loss = float(np.mean(r ** 2))
+        losses.append(loss)
+        items.append((r @ r).item() * 0.5)
+        norms.append(np.linalg.norm(r))
+        counts.append(int(np.sum(w > 0)))
+    return w, losses, np.array(items), norms, counts, losses[-1], len(norms)
+
+
+def test_python_numbers_appended_in_a_graph_loop():
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((20, 3)), rng.standard_normal(20)
+    f = kiln.compile(_training)
+    for n in (6, 9):      # another trip count: another buffer size, guarded by value
+        _same(_training(X, y, np.zeros(3), n), f(X, y, np.zeros(3), n))
+    e = kiln.explain(_training)(X, y, np.zeros(3), 6)
+    assert e.graph_count == 1 and e.graph_break_count == 0
+    notes = _notes(_training, X, y, np.zeros(3), 6)
+    assert all(f"stacked: {n}" in notes for n in ("losses", "items", "norms", "counts"))
+
+
+def _tolerance(w, n):
+    losses = []
+    for i in range(n):
+        w = w @ M
+        loss = float(np.sum(w))
+        losses.append(loss)
+        if loss < 2.0:
+            break
+    return losses
+
+
+def _one_list_two_names(w, n):
+    losses = []
+    for i in range(n):
+        w = w @ M
+        losses.append(float(np.sum(w)))
+    other = losses
+    other.append(-1.0)
+    return losses, other, min(losses)
+
+
+def _float32(w, n):
+    losses = []
+    for i in range(n):
+        w = w @ M.astype(np.float32)
+        losses.append(float(np.sum(w)))
+    return np.array(losses), losses
+
+
+def test_python_number_lists_break_and_fall_back_as_python():
+    w0 = np.ones(3)
+    for fn, args in ((_tolerance, (w0, 8)), (_one_list_two_names, (w0, 5)),
+                     (_float32, (w0.astype(np.float32), 5))):
+        g = kiln.compile(fn, backend="eager")
+        _same(fn(*args), g(*args))
+    got = kiln.compile(_one_list_two_names, backend="eager")(w0, 5)
+    assert got[0] is got[1] and got[0][-1] == -1.0
+    # a branch on the number: the loop unrolls and float() breaks the graph, as before
+    assert "not a graph loop either" in _notes(_tolerance, w0, 8)
+    assert "stacked: losses" in _notes(_one_list_two_names, w0, 5)
+    assert "stacked: losses" in _notes(_float32, w0.astype(np.float32), 5)

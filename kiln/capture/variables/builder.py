@@ -471,6 +471,10 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
                                 else cls.__name__, list(args))
         if len(args) == 1 and isinstance(args[0], ArrayVariable):
             if cls in (int, float, bool, complex):
+                from ..loop_lists import python_value
+                read = python_value(tx, args[0], cls) if cls in (int, float) else None
+                if read is not None:    # in a graph loop's body (``losses.append(float(v))``)
+                    return read
                 tx.unsupported("data_dependent", f"{cls.__name__}() of an array reads its data",
                                "keep the value as a 0-d array, or move this out of the compiled function")
             result = tx.call_op(("method", "astype"), [args[0], ConstantVariable(np.dtype(cls))], {},

@@ -253,6 +253,13 @@ class ArrayMethodVariable(VariableTracker):
         return f"ndarray.{self.name}"
 
     def call(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        if self.name == "item":
+            from ..loop_lists import python_value
+            read = None if args or kwargs else python_value(tx, self.array, None)
+            if read is None:
+                tx.unsupported("data_dependent", "ndarray.item() reads array data into Python",
+                               HINTS["data_dependent"])
+            return read
         return tx.call_op(method_key(self.name), [self.array] + list(args), kwargs, self.describe())
 
 
