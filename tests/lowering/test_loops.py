@@ -387,6 +387,9 @@ def test_the_python_spelling_of_a_body_is_the_reference():
         for body in bodies:
             runner = python_runner(body)
             assert runner is not None and "for " in runner.source, body
+            # one integer index reads as the user writes it, x[i] (NumPy's fast path), not
+            # x[i,] (a tuple NumPy parses: a loop that runs as Python paid ~20 ns a read)
+            assert ",]" not in runner.source, runner.source
         got, want = kiln.compile(fn, backend="eager")(*args), fn(*args)
         if type(want) is int:
             assert type(got) is int and got == want
