@@ -209,24 +209,21 @@ def householder_qr(A):
 
 @program((_g.random(5) + 0.1, _g.random(6) + 4.0, _g.random(5) + 0.1, _g.standard_normal(6)),
          (np.ones(2), np.full(3, 4.0), np.ones(2), np.arange(3.0)))
-def thomas_tridiagonal(a, b, c, d):
-    # Numerical Recipes tridag: forward sweep, back substitution, scalar loops on arrays
+def tridiagonal_banded_and_dense(a, b, c, d):
+    # Numerical Recipes tridag's system built two ways: np.fill_diagonal on strided views of
+    # a dense matrix, and the (3, n) banded storage LAPACK's gtsv reads, checked by solve
     n = len(d)
-    cp = np.zeros(n - 1)
-    dp = np.zeros(n)
-    cp[0] = c[0] / b[0]
-    dp[0] = d[0] / b[0]
-    for i in range(1, n):
-        denom = b[i] - a[i - 1] * cp[i - 1] if i < n else b[i]
-        if i < n - 1:
-            cp[i] = c[i] / denom
-        dp[i] = (d[i] - a[i - 1] * dp[i - 1]) / denom
-    x = np.zeros(n)
-    x[-1] = dp[-1]
-    for i in range(n - 2, -1, -1):
-        x[i] = dp[i] - cp[i] * x[i + 1]
-    T = np.diag(b) + np.diag(a, -1) + np.diag(c, 1)
-    return x, T @ x - d
+    T = np.zeros((n, n))
+    np.fill_diagonal(T, b)
+    np.fill_diagonal(T[1:], a)
+    np.fill_diagonal(T[:, 1:], c)
+    ab = np.zeros((3, n))
+    ab[0, 1:], ab[1], ab[2, :-1] = c, b, a
+    x = np.linalg.solve(T, d)
+    back = ab[1] * x
+    back[:-1] += ab[0, 1:] * x[1:]
+    back[1:] += ab[2, :-1] * x[:-1]
+    return x, ab, back - d, np.allclose(T @ x, d)
 
 
 @program((0.0, 1.0, 5), (0.5, 2.0, 4))
