@@ -95,6 +95,26 @@ def image_slicing_tutorial(face):
     return crop, flip_ud, masked, small, blur.astype(np.uint8), face.mean()
 
 
+@program((_g.integers(0, 200, (6, 7)).astype(u8),), (_g.integers(0, 60, (4, 5)).astype(u8),))
+def histogram_equalization(img):
+    # OpenCV-Python tutorial's NumPy equalization: a masked cdf stretched into a lookup table
+    hist, bins = np.histogram(img.ravel(), 256, (0, 256))
+    cdf = hist.cumsum()
+    cdf_m = np.ma.masked_equal(cdf, 0)
+    cdf_m = (cdf_m - cdf_m.min()) * 255 / (cdf_m.max() - cdf_m.min())
+    lut = np.ma.filled(cdf_m, 0).astype("uint8")
+    return lut[img], bins[:3]
+
+
+@program(((_g.random((6, 6)) > 0.5).astype(i64), 2), ((_g.random((5, 7)) > 0.5).astype(i64), 3))
+def game_of_life_by_roll(Z, n):
+    # the periodic variant: neighbours by np.roll, sum() of a generator of arrays
+    for _ in range(n):
+        N = sum(np.roll(np.roll(Z, i, 0), j, 1) for i in (-1, 0, 1) for j in (-1, 0, 1) if (i, j) != (0, 0))
+        Z = ((N == 3) | (Z & (N == 2))).astype(Z.dtype)
+    return Z
+
+
 # ----------------------------------------------------------------------------- from python to numpy
 
 @program((_g.random((6, 2)) * 10, _g.standard_normal((6, 2)), 2),
