@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .creation import _fill_grad, _full_like_meta, fits
+from .from_data import _as_array
 from .indexing import _fmt_shape, is_array_entry, normalize_index
 from .scatter import add_at_broadcast, stores_at
 from .meta import TensorMeta, check_casting, fill_may_raise, fresh_copy, infer_meta, reject, shape_of
@@ -154,7 +155,24 @@ setitem = declare("setitem", Category.MUTATION, _setitem_impl, inputs=("x", "ind
                   impl_at=stores_at(_setitem_impl, operator.setitem))
 
 
+def _holds_arrays(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and any(
+        is_array_entry(v) or _holds_arrays(v) for v in value)
+
+
+def _setitem_sequence(x: Any, index: tuple, value: Any) -> None:
+    # NumPy converts the sequence as np.array(value, dtype=x.dtype) does, then writes it
+    F.setitem(x, index, _as_array(value, dtype=np.dtype(x.dtype), copy=False))
+
+
 def _setitem_normalize(x, index, value):
+    if _holds_arrays(value) and np.dtype(getattr(x, "dtype", object)).kind == "f":
+        # A[i, i - 1:i + 2] = [h[i - 1], 2 * (h[i - 1] + h[i]), h[i]]: the row made in the
+        # graph (np.asarray of the list made an object array: a break). Into a float array
+        # alone: NumPy converts NumPy numbers in a list to integers as int() does (1e40:
+        # OverflowError), and a complex cast as a composite's step tells no warning
+        # (lowering/fp_flags.py), where NumPy's says "overflow encountered in cast"
+        return Composite(_setitem_sequence, (x, normalize_index(index), value))
     return Bound(setitem, (x, normalize_index(index), _as_value(value, x)), {})
 
 

@@ -259,3 +259,18 @@ def test_a_list_of_numpy_integers_as_an_index_is_their_array():
     compiled, _, _ = run_probe(games, np.arange(5.0), np.array([[0, 0], [1, 3]]), graphs=1)
     assert all(r.graph_break is None for r in compiled.records)
     same_as_numpy(compiled, games, np.arange(5.0), np.array([[1, 7]]))
+
+
+def _recarray_fields(rows):
+    r = rows.view(np.recarray)     # (runs as Python: a structured dtype)
+    return r.x * 2, r.id
+
+
+def test_an_attribute_found_by_a_custom_getattribute_is_no_user_error():
+    # np.recarray finds its fields in __getattribute__: r.x was reported as the user's
+    # AttributeError ("the function raises here"), which it is not
+    rows = np.array([(1, 2.0), (2, 3.5)], dtype=[("id", np.int64), ("x", np.float64)])
+    got = kiln.compile(_recarray_fields, backend="eager")(rows)
+    np.testing.assert_array_equal(got[0], [4.0, 7.0])
+    breaks = kiln.explain(_recarray_fields)(rows).break_reasons
+    assert breaks and not [b for b in breaks if b.kind == "user_error"], breaks

@@ -477,6 +477,9 @@ class UserObjectVariable(VariableTracker):
         except AttributeError:
             if hasattr(type(self.obj), "__getattr__"):
                 tx.unsupported("unsupported_value", f"{self.describe()} defines __getattr__")
+            if type(self.obj).__getattribute__ is not object.__getattribute__:
+                # (np.recarray finds its fields there: r.x is no AttributeError)
+                tx.unsupported("unsupported_value", f"{self.describe()} defines __getattribute__")
             tx.user_error(AttributeError(f"'{type(self.obj).__name__}' object has no attribute '{name}'"))
         src = AttrSource(self.source, name) if self.source is not None else None
         instance_dict = getattr(self.obj, "__dict__", {})
