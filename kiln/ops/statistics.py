@@ -308,9 +308,11 @@ def _masked_reduction(kind: str, key: Any):
         # sums are exact in any order: the sum of the mask-filled whole array
         compact = compacts(x, dtype, kind == "mean")
         if kind == "sum" and compact:
-            return Composite(lambda a, m: F.selected_sum(a, m, dtype=dtype), (x, mask))
-        if kind == "sum":
-            return Composite(lambda a, m: N.sum(N.where(m, a, 0), dtype=dtype), (x, mask))
+            return Composite(lambda a, m: F.selected_sum(a, m, dtype=dtype), (x, mask),
+                             relative_sizes=True)
+        if kind == "sum":   # (neither spells a size of x: one build for every length)
+            return Composite(lambda a, m: N.sum(N.where(m, a, 0), dtype=dtype), (x, mask),
+                             relative_sizes=True)
         if kind == "mean" and compact:   # NumPy's where= mean (its warnings), of that sum
             name = "numpy.mean" if key is np.mean else "ndarray.mean"
             return where_initial(OPS["mean"], name, x, None, None, False, mask, None, dtype, {},
