@@ -64,6 +64,11 @@ def strided(x):
     return x[::2] * 3.0, np.sin(x[::-3]).sum()
 
 
+def rolled(x):
+    # shifts shorter than the axis cut from the ends: the same slices for every such size
+    return np.roll(x, 1) + np.roll(x, -2, axis=0) * 2.0
+
+
 def second_difference(x):
     return np.diff(x, n=2, axis=0).sum(axis=1)
 
@@ -77,6 +82,7 @@ def second_difference(x):
     (flattened, [(n, m) for n, m in ((2, 3), (9, 9), (20, 7), (64, 33))]),
     (second_difference, [(n, 3) for n in (4, 5, 30, 77)]),
     (strided, [(n,) for n in (6, 7, 20, 21, 101)]),
+    (rolled, [(n,) for n in (5, 6, 9, 40)]),
 ])
 def test_one_compile_serves_every_shape(monkeypatch, f, shapes):
     be = Counting(monkeypatch)
@@ -156,11 +162,13 @@ def test_pad_modes_that_read_sizes_stay_correct(monkeypatch):
 
 
 @pytest.mark.parametrize("f", [lambda z: np.delete(z, 0), lambda z: np.insert(z, -1, [5.0, 6.0]),
-                               lambda z: np.array_split(z, 3)[1], lambda z: np.polyval(z, 0.5)])
+                               lambda z: np.array_split(z, 3)[1], lambda z: np.polyval(z, 0.5),
+                               lambda z: np.roll(z, -2, axis=0)])
 def test_composites_made_at_an_example_of_two_stay_specialized(f):
     # Made dynamic at an example of 2 elements, np.delete(z, 0) slices [1:2]: one element
     # for every larger size probed, so nothing followed the size and nothing pinned it;
     # the next call of 4 elements got one (scipy.signal.zpk2sos under kiln: a wrong filter).
+    # np.roll(z, -2) of 2 elements is a whole turn: a copy that read no size, served to 4.
     compiled = kiln.compile(f, backend="eager")
     for n in (4, 2, 4, 2):
         x = rng.standard_normal(n)
