@@ -123,10 +123,12 @@ def test_constant_slices_clamp_like_numpy(monkeypatch):
 
 
 def test_expression_sizes_read_by_python(monkeypatch):
-    # len() of a sliced array is that size at run time, not the example's
+    # len() of a sliced array is that size at run time, not the example's; so is .size
+    # (the product of the dims) and .nbytes
     def mean_step(x):
         d = x[1:] - x[:-1]
-        return d.sum() / len(d), d.shape[0] + x[3:].shape[0]
+        return d.sum() / len(d), d.shape[0] + x[3:].shape[0], x.sum() / x.size, \
+            np.outer(d, x).size - x.nbytes
     be = Counting(monkeypatch)
     _run(mean_step, [(rng.standard_normal(n),) for n in (10, 30, 7, 500)], be)
     assert be.graphs == 1
