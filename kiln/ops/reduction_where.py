@@ -171,9 +171,11 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
         init = cast(reduction.dtype_of(result))
         total = (F.add if op.name == "sum" else F.multiply)(result, init)
         return _negative_zero_start(total, x, init, name, axis, keepdims) if op.name == "sum" else total
-    # compact (x[m].mean(), a mask of x's shape): fn spells no size of x, so one build
-    # serves every length (the count divides at run time)
-    return Composite(fn, (a, where), {}, reduction.out_param(out), relative_sizes=compact)
+    # A mask of x's shape (x[m].mean()'s, np.mean(x, where=m)'s): fn spells no size of x,
+    # so one build serves every length (the count divides at run time); a mask that
+    # broadcasts is counted at the example's shape
+    relative = where is None or tuple(shape_of(where)) == tuple(shape_of(a))
+    return Composite(fn, (a, where), {}, reduction.out_param(out), relative_sizes=relative)
 
 
 # ---- np.sum(x, initial=-0.0): the sign of a zero sum -------------------------------------------

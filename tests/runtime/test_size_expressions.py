@@ -134,6 +134,19 @@ def test_expression_sizes_read_by_python(monkeypatch):
     assert be.graphs == 1
 
 
+def test_masked_means_and_sums_compile_once(monkeypatch):
+    # x[m].mean() and np.mean(x, where=m) divide by the count at run time: a mask of x's
+    # shape pinned the length (a build per size)
+    def masked(x, m):
+        return x[m].mean(), x[m].sum(), np.mean(x, where=m), np.sum(x * 2.0, where=m)
+    be = Counting(monkeypatch)
+    calls = [(rng.standard_normal(n), rng.random(n) < 0.5) for n in (5, 6, 9, 40)]
+    f = _run(masked, calls, be)
+    assert be.graphs == 1
+    with pytest.raises(IndexError):
+        f(np.ones(6), np.ones(7, bool))
+
+
 def test_expression_size_meeting_another_size_raises_like_numpy(monkeypatch):
     be = Counting(monkeypatch)
     f = _run(lambda x, y: x[1:] * y, [(rng.standard_normal(n), rng.standard_normal(n - 1))
