@@ -134,11 +134,12 @@ def test_expression_sizes_read_by_python(monkeypatch):
     assert be.graphs == 1
 
 
-def test_masked_means_and_sums_compile_once(monkeypatch):
-    # x[m].mean() and np.mean(x, where=m) divide by the count at run time: a mask of x's
-    # shape pinned the length (a build per size)
+def test_masked_and_weighted_means_compile_once(monkeypatch):
+    # x[m].mean(), np.mean(x, where=m) and np.average(x, weights=w) divide at run time: a
+    # mask or weights of x's shape pinned the length (a build per size)
     def masked(x, m):
-        return x[m].mean(), x[m].sum(), np.mean(x, where=m), np.sum(x * 2.0, where=m)
+        return x[m].mean(), x[m].sum(), np.mean(x, where=m), np.sum(x * 2.0, where=m), \
+            np.average(x, weights=m + 0.5)
     be = Counting(monkeypatch)
     calls = [(rng.standard_normal(n), rng.random(n) < 0.5) for n in (5, 6, 9, 40)]
     f = _run(masked, calls, be)
