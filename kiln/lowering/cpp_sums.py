@@ -59,14 +59,20 @@ def pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[set
     ``x.mean()`` in one loop) such a sum is its own pass over the run, as NumPy's is. Other
     sums keep SIMD lanes: integers are exact, and float64 sums of under 8 terms, which NumPy
     adds in order from 0, are the loop's own (in double)."""
+    # values computed per element for the sums alone (``w = np.abs(y)`` in
+    # ``(x * w).sum(), w.sum()``: a register, never stored) are each term's own statements
+    shared = [node for node, role in members if role == "row" and plan.local.get(node.buf.name) == "register"
+              and node.buf.name not in plan.row_arrays]
     if plan.blocked or kind == "scalar" or not inner or not members \
-            or any(role != "reduce" for _, role in members):
+            or any(role != "reduce" for node, role in members if node not in shared):
         # (a stage that also stores values or scans: its body runs once per element)
         return set(), False
     f64 = np.dtype(np.float64)
     n = constant_trip(inner[0][1])
     picked, selected = set(), set()
     for node, role in members:
+        if node in shared:
+            continue
         src, out = np.dtype(node.src.dtype), np.dtype(node.buf.dtype)
         if role == "reduce" and node.combine == "sum" and out.name in ("float32", "float64") \
                 and (src == out or src.kind in "biuf") \
@@ -88,7 +94,7 @@ def pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[set
     if len(selected) > MAX_SELECTED_SUMS:
         selected = set()   # (each a pass of its own: many bins' sums stay in one loop)
     picked |= selected
-    return picked, len(picked) == len(members)
+    return picked, len(picked) == len(members) - len(shared)
 
 
 def counted_selection(node: Any, v: str, acc_dt: np.dtype, terms: list, inner: list,

@@ -118,25 +118,39 @@ def _diff_normalize(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
 spell_composite(np.diff, ("getitem", "subtract", "concatenate"), _diff_normalize, "numpy.diff")
 
 
-def _roll(a: Any, shift: Any, axis: Any) -> Any:
-    if axis is None:
-        return N.reshape(_roll(N.ravel(a), shift, 0), tuple(shape_of(a)))
-    original = a
+def _roll_shifts(a: Any, shift: Any, axis: Any) -> dict:
+    """{axis: the sum of its shifts} of np.roll(a, shift, axis) (axis not None)."""
     shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     shifts, axes = np.broadcast_arrays(np.asarray(shifts), np.asarray(axes))
-    nd = ndim_of(a)
-    total = {}
+    total: dict = {}
     for s, ax in zip(shifts.ravel().tolist(), axes.ravel().tolist()):
-        ax = normalize_one_axis(ax, nd)
+        ax = normalize_one_axis(ax, ndim_of(a))
         total[ax] = total.get(ax, 0) + int(s)
+    return total
+
+
+def _roll(a: Any, shift: Any, axis: Any) -> Any:
+    if axis is None and ndim_of(a) == 1:
+        axis = 0   # (the flattened array is a)
+    if axis is None:
+        return N.reshape(_roll(N.ravel(a), shift, 0), tuple(shape_of(a)))
+    original = a
+    nd = ndim_of(a)
+    total = _roll_shifts(a, shift, axis)
     for ax, s in total.items():
         size = shape_of(a)[ax]
+        if size and s and s % size == 0:
+            # a whole turn at this size only: a[:size] (the example's number, not relative)
+            # pins it, else another size would share this entry's unrolled copy
+            a = N.getitem(a, _slice_along(nd, ax, slice(None, size)))
         if size == 0 or s % size == 0:
             continue
-        s %= size
-        head = N.getitem(a, _slice_along(nd, ax, slice(size - s, None)))
-        tail = N.getitem(a, _slice_along(nd, ax, slice(None, size - s)))
+        # |s| < size: a[-s:] and a[:-s] count from the ends, the same slices for every
+        # such size (_roll_normalize: relative_sizes); else the example's own cut
+        cut = -s if abs(s) < size else size - s % size
+        head = N.getitem(a, _slice_along(nd, ax, slice(cut, None)))
+        tail = N.getitem(a, _slice_along(nd, ax, slice(None, cut)))
         a = N.concatenate([head, tail], axis=ax)
     if total and any(shape_of(a)[ax] and s % shape_of(a)[ax] for ax, s in total.items()):
         return F.relayout(a, original, rule="K")   # NumPy's empty_like(a), filled
@@ -144,7 +158,14 @@ def _roll(a: Any, shift: Any, axis: Any) -> Any:
 
 
 def _roll_normalize(a, shift, axis=None):
-    return Composite(_roll, (a,), {"shift": shift, "axis": axis})
+    # Every shift of a size smaller than its axis's (0 < |s| < n) is cut from the ends: the
+    # part of length n - |s| is guarded (>= 2, or == 1) as a slice's length is, so each
+    # size the entry admits is one where that cut is np.roll's; a shift of 0 reads no size.
+    # Else (|s| >= n, or an axis of 0 or 1) the cut is the example's: specialized.
+    shape = tuple(shape_of(a))
+    relative = (axis is not None or len(shape) == 1) and all(
+        s == 0 or abs(s) < shape[ax] for ax, s in _roll_shifts(a, shift, 0 if axis is None else axis).items())
+    return Composite(_roll, (a,), {"shift": shift, "axis": axis}, relative_sizes=relative)
 
 
 spell_composite(np.roll, ("getitem", "concatenate", "reshape", "copy", "relayout"), _roll_normalize, "numpy.roll")

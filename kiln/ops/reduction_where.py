@@ -139,8 +139,11 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
         result = bound.op(*bound.inputs, **bound.params)
         if op.name == "mean" and w is not None:
             shape = tuple(shape_of(x))
-            count = reduction.bind(reduction.OPS["sum"], name, F.broadcast_to(w, shape=shape), axis, None, keepdims,
-                         dtype=np.intp)
+            # (a mask of x's own shape, x[m].mean()'s, is counted as it is: broadcast_to
+            # would spell x's sizes as numbers, pinning them; relative_sizes below)
+            counted = w if tuple(shape_of(w)) == shape else F.broadcast_to(w, shape=shape)
+            count = reduction.bind(reduction.OPS["sum"], name, counted, axis, None, keepdims,
+                                   dtype=np.intp)
             total = reduction.bind(reduction.OPS["sum"], name, filled, axis, None, keepdims, dtype=bound.params["dtype"])
             # x[m].mean(): the selection's sum (compact), in NumPy's order; np.mean(x,
             # where=m): NumPy's masked sum
@@ -168,7 +171,11 @@ def where_initial(op, name, a, axis, out, keepdims, where, initial, dtype, extra
         init = cast(reduction.dtype_of(result))
         total = (F.add if op.name == "sum" else F.multiply)(result, init)
         return _negative_zero_start(total, x, init, name, axis, keepdims) if op.name == "sum" else total
-    return Composite(fn, (a, where), {}, reduction.out_param(out))
+    # A mask of x's shape (x[m].mean()'s, np.mean(x, where=m)'s): fn spells no size of x,
+    # so one build serves every length (the count divides at run time); a mask that
+    # broadcasts is counted at the example's shape
+    relative = where is None or tuple(shape_of(where)) == tuple(shape_of(a))
+    return Composite(fn, (a, where), {}, reduction.out_param(out), relative_sizes=relative)
 
 
 # ---- np.sum(x, initial=-0.0): the sign of a zero sum -------------------------------------------

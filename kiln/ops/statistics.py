@@ -205,7 +205,8 @@ def _average(a, weights, axis, returned, keepdims):
             raise ValueError("Length of weights not compatible with specified axis.")
         w = N.reshape(w, tuple(shape_of(w)[0] if i == ax else 1 for i in range(ndim_of(a))))
     dt = np.result_type(_dtype(a), _dtype(w), *(("f8",) if _dtype(a).kind in "biu" else ()))
-    wsum = N.sum(N.broadcast_to(w, tuple(shape_of(a))), axis=axis, dtype=dt, keepdims=keepdims)
+    spread = w if tuple(shape_of(w)) == tuple(shape_of(a)) else N.broadcast_to(w, tuple(shape_of(a)))
+    wsum = N.sum(spread, axis=axis, dtype=dt, keepdims=keepdims)
     wsum = F.nonzero_or_raise(wsum, message="Weights sum to zero, can't be normalized",
                               error="ZeroDivisionError")
     # NumPy multiplies in the result dtype: uint8 counts times uint8 weights must not wrap
@@ -217,8 +218,10 @@ def _average(a, weights, axis, returned, keepdims):
 def _average_normalize(a, axis=None, weights=None, returned=False, *, keepdims=np._NoValue):
     if axis is not None:      # (NumPy's errors for a bad axis: "axis: axis 2 is out of bounds ...")
         np.lib.array_utils.normalize_axis_tuple(axis, ndim_of(a), argname="axis")
+    # weights of a's shape, no count returned: _average spells no size (one build for all)
+    relative = weights is not None and not returned and tuple(shape_of(weights)) == tuple(shape_of(a))
     return Composite(_average, (a, weights), {"axis": axis, "returned": bool(returned),
-                                              "keepdims": keepdims is True})
+                                              "keepdims": keepdims is True}, relative_sizes=relative)
 
 
 spell_composite(np.average, ("mean", "sum", "multiply", "true_divide"), _average_normalize,
@@ -308,9 +311,11 @@ def _masked_reduction(kind: str, key: Any):
         # sums are exact in any order: the sum of the mask-filled whole array
         compact = compacts(x, dtype, kind == "mean")
         if kind == "sum" and compact:
-            return Composite(lambda a, m: F.selected_sum(a, m, dtype=dtype), (x, mask))
-        if kind == "sum":
-            return Composite(lambda a, m: N.sum(N.where(m, a, 0), dtype=dtype), (x, mask))
+            return Composite(lambda a, m: F.selected_sum(a, m, dtype=dtype), (x, mask),
+                             relative_sizes=True)
+        if kind == "sum":   # (neither spells a size of x: one build for every length)
+            return Composite(lambda a, m: N.sum(N.where(m, a, 0), dtype=dtype), (x, mask),
+                             relative_sizes=True)
         if kind == "mean" and compact:   # NumPy's where= mean (its warnings), of that sum
             name = "numpy.mean" if key is np.mean else "ndarray.mean"
             return where_initial(OPS["mean"], name, x, None, None, False, mask, None, dtype, {},

@@ -64,6 +64,11 @@ def strided(x):
     return x[::2] * 3.0, np.sin(x[::-3]).sum()
 
 
+def rolled(x):
+    # shifts shorter than the axis cut from the ends: the same slices for every such size
+    return np.roll(x, 1) + np.roll(x, -2, axis=0) * 2.0
+
+
 def second_difference(x):
     return np.diff(x, n=2, axis=0).sum(axis=1)
 
@@ -77,6 +82,7 @@ def second_difference(x):
     (flattened, [(n, m) for n, m in ((2, 3), (9, 9), (20, 7), (64, 33))]),
     (second_difference, [(n, 3) for n in (4, 5, 30, 77)]),
     (strided, [(n,) for n in (6, 7, 20, 21, 101)]),
+    (rolled, [(n,) for n in (5, 6, 9, 40)]),
 ])
 def test_one_compile_serves_every_shape(monkeypatch, f, shapes):
     be = Counting(monkeypatch)
@@ -117,13 +123,29 @@ def test_constant_slices_clamp_like_numpy(monkeypatch):
 
 
 def test_expression_sizes_read_by_python(monkeypatch):
-    # len() of a sliced array is that size at run time, not the example's
+    # len() of a sliced array is that size at run time, not the example's; so is .size
+    # (the product of the dims) and .nbytes
     def mean_step(x):
         d = x[1:] - x[:-1]
-        return d.sum() / len(d), d.shape[0] + x[3:].shape[0]
+        return d.sum() / len(d), d.shape[0] + x[3:].shape[0], x.sum() / x.size, \
+            np.outer(d, x).size - x.nbytes
     be = Counting(monkeypatch)
     _run(mean_step, [(rng.standard_normal(n),) for n in (10, 30, 7, 500)], be)
     assert be.graphs == 1
+
+
+def test_masked_and_weighted_means_compile_once(monkeypatch):
+    # x[m].mean(), np.mean(x, where=m) and np.average(x, weights=w) divide at run time: a
+    # mask or weights of x's shape pinned the length (a build per size)
+    def masked(x, m):
+        return x[m].mean(), x[m].sum(), np.mean(x, where=m), np.sum(x * 2.0, where=m), \
+            np.average(x, weights=m + 0.5)
+    be = Counting(monkeypatch)
+    calls = [(rng.standard_normal(n), rng.random(n) < 0.5) for n in (5, 6, 9, 40)]
+    f = _run(masked, calls, be)
+    assert be.graphs == 1
+    with pytest.raises(IndexError):
+        f(np.ones(6), np.ones(7, bool))
 
 
 def test_expression_size_meeting_another_size_raises_like_numpy(monkeypatch):
@@ -156,11 +178,13 @@ def test_pad_modes_that_read_sizes_stay_correct(monkeypatch):
 
 
 @pytest.mark.parametrize("f", [lambda z: np.delete(z, 0), lambda z: np.insert(z, -1, [5.0, 6.0]),
-                               lambda z: np.array_split(z, 3)[1], lambda z: np.polyval(z, 0.5)])
+                               lambda z: np.array_split(z, 3)[1], lambda z: np.polyval(z, 0.5),
+                               lambda z: np.roll(z, -2, axis=0)])
 def test_composites_made_at_an_example_of_two_stay_specialized(f):
     # Made dynamic at an example of 2 elements, np.delete(z, 0) slices [1:2]: one element
     # for every larger size probed, so nothing followed the size and nothing pinned it;
     # the next call of 4 elements got one (scipy.signal.zpk2sos under kiln: a wrong filter).
+    # np.roll(z, -2) of 2 elements is a whole turn: a copy that read no size, served to 4.
     compiled = kiln.compile(f, backend="eager")
     for n in (4, 2, 4, 2):
         x = rng.standard_normal(n)

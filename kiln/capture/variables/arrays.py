@@ -79,13 +79,11 @@ class ArrayVariable(VariableTracker):
         if name == "dtype":
             return ConstantVariable(self.meta.dtype)
         if name == "size":
-            self.specialize_dims(tx)
-            return ConstantVariable(int(self.meta.size))
+            return self.size(tx)
         if name == "itemsize":
             return ConstantVariable(self.meta.dtype.itemsize)
         if name == "nbytes":
-            self.specialize_dims(tx)
-            return ConstantVariable(int(self.meta.size) * self.meta.dtype.itemsize)
+            return self.size(tx).binary(tx, operator.mul, ConstantVariable(self.meta.dtype.itemsize), False)
         if name == "flat" and not self.tensor and self.array_type is np.ndarray:
             from .numpy_objects import FlatIterVariable
             return FlatIterVariable(tx, self)
@@ -105,6 +103,21 @@ class ArrayVariable(VariableTracker):
             tx.unsupported("unsupported_call", f"ndarray.{name} has no kiln op", HINTS["numpy"])
         from .functions import ArrayMethodVariable
         return ArrayMethodVariable(self, name)
+
+    def size(self, tx) -> VariableTracker:
+        """``x.size``: the product of the dims, a run-time int where a dynamic one is among
+        them (``x.sum() / x.size`` builds once for every size, as ``/ len(x)`` does)."""
+        live = [d for d in self.dims if d is not None and not d.pinned]
+        if self.meta.size == 0 or not live or any(isinstance(d, UnbackedSize) for d in live):
+            self.specialize_dims(tx)
+            return ConstantVariable(int(self.meta.size))
+        total, static = None, 1
+        for d, n in zip(self.dims, self.meta.shape):
+            if d is None or d.pinned:
+                static *= n
+            else:
+                total = d if total is None else total.binary(tx, operator.mul, d, False)
+        return total if static == 1 else total.binary(tx, operator.mul, ConstantVariable(static), False)
 
     def specialize_dims(self, tx) -> None:
         for i, sym in enumerate(self.dims):
