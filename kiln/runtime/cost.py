@@ -71,6 +71,12 @@ KERNEL_US = 0.3        # one native kernel call through the C launcher (runtime/
 KERNEL_DIRECT_US = 0.1  # the same launched by a wrapper run in C (fast_call.c FastCall) from
                        # an entry that calls the graph from C: a * b + c on 1 to 100 float64
                        # 0.21 us a call in all, a += b 0.16 (NumPy 0.66 and 0.33)
+EXTERN_US = 0.2       # a compiled call's NumPy call made through its op's kernel (a Python
+                      # function, its parameters by keyword; the wrapper's layout check of
+                      # the result), beyond NumPy's own call: np.bitwise_or.reduce on 3x4
+                      # 0.93 us, through its kernel 1.12 (1.46 before it passed them by
+                      # position); integer_ufunc_reductions, eight such calls and two
+                      # comparisons on 3x4, 1.14x NumPy's time compiled
 SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume entry
 # Returned views are not made by kernels: the compiled call rebuilds each one after the
 # graph ran, calling its view ops' NumPy kernels (aot/view_outputs.py). Measured on 3x3
@@ -216,7 +222,7 @@ def _calls_us(found: tuple, kernel_us: float = KERNEL_US) -> float:
     """The compiled graph's native calls, from a ``_tally``: kernels, extern calls and
     calls priced by their op (a graph loop's trips)."""
     _, kernels, externs, calls = found
-    return kernel_us * kernels + NUMPY_OP_US * externs + calls
+    return kernel_us * kernels + (NUMPY_OP_US + EXTERN_US) * externs + calls
 
 
 def _body_us(graph: Any) -> float | None:
@@ -378,7 +384,7 @@ def _lowered_us(graph: Any, lowered: Callable[[], tuple | None] | None, breaks: 
     direct = direct and not breaks and not computing and not cheap
     entry = ENTRY_DIRECT_US if direct else ENTRY_C_US if c_guards else ENTRY_US
     return entry + (KERNEL_DIRECT_US if direct else KERNEL_US) * launches \
-        + NUMPY_OP_US * computing + NUMPY_CHEAP_US * cheap + SEGMENT_US * breaks + views_us
+        + (NUMPY_OP_US + EXTERN_US) * computing + NUMPY_CHEAP_US * cheap + SEGMENT_US * breaks + views_us
 
 
 def folded_python_us(graph: Any, steps: int) -> float:
