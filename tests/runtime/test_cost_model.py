@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.cache_hit_overhead import iadd, mul_out, shift  # noqa: E402
 from benchmarks.slowdowns import rhs_with_folded_work, strided_view_writes, tanh_steps_n  # noqa: E402
 from tests.test_programs_apps import scatter_extremes_per_cell  # noqa: E402
+from tests.test_programs import chained_views_writes  # noqa: E402
 from benchmarks.idioms import lorenz_rhs_empty  # noqa: E402
 
 
@@ -746,15 +747,6 @@ def test_writes_the_lowering_leaves_to_numpy_are_priced_as_its_calls():
     graphs = []
     kiln.compile(strided_view_writes, backend=lambda g, ex: graphs.append(g) or g)(np.arange(6.0))
     assert lowered_calls(graphs[0], [np.arange(6.0)]) == (2, 2, 1)
-
-
-def chained_views_writes(x):
-    y = x.copy()
-    y.T[1:3, ::2] = -1
-    y[::-1][0] += 5
-    v = y.reshape(2, 8)
-    v[:, 0] = 9
-    return y, v
 
 
 def test_functional_writes_left_to_numpy_are_priced_as_a_copy_and_a_write():
