@@ -204,9 +204,11 @@ def _unique_normalize(ar, return_index=False, return_inverse=False, return_count
         reject("numpy.unique", "equal_nan", equal_nan, "kiln uses NumPy's default (True)")
     if _is_array(ar) and np.dtype(ar.dtype).kind == "c":
         reject("numpy.unique", "ar", "a complex array", "sort it by hand")
+    # (one NumPy call computes them all; compiled, each is a call of its own: np.unique
+    # with return_inverse, then np.bincount twice, on 20 values took 1.3-1.6x NumPy's time)
     return Composite(_unique, (ar,), {"return_index": bool(return_index),
                                       "return_inverse": bool(return_inverse),
-                                      "return_counts": bool(return_counts)})
+                                      "return_counts": bool(return_counts)}, one_call=True)
 
 
 spell_composite(np.unique, ("unique", "unique_index", "unique_inverse", "unique_counts"),
