@@ -74,6 +74,14 @@ def record_fields(s, v, w):          # breaks at each statement reading a struct
     return s["x"].sum() + c.sum(), s
 
 
+def int_power(a, k):                 # cost model: integer ** is NumPy's call (no C++ loop),
+    return a ** k, 2 ** np.abs(a)    # not kernel work
+
+
+def identity_returns(x):             # returned views replayed, a layout-keyed variant
+    return np.asarray(x), x.view(), x[:], np.reshape(x, x.shape), np.array(x), x.astype(np.float64)
+
+
 def cases():
     """(name, fn, args) of each known slowdown, at the sizes it was found."""
     rng = np.random.default_rng(0)
@@ -93,6 +101,8 @@ def cases():
         ("rhs_with_folded_work", rhs_with_folded_work, (0.0, 1.0, 2.0, 3.0, 10.0, 28.0, 8 / 3)),
         ("int_quotients 8 (zero divisors)", int_quotients,
          (np.arange(1, 9), np.array([0, 1, 0, 2, 0, 3, 0, 1]))),
+        ("int_power 5", int_power, (np.arange(5), 3)),
+        ("identity_returns 4", identity_returns, (np.arange(4.0, dtype=np.float32),)),
         ("record_fields 8", record_fields,
          (np.zeros(8, dtype=[("x", "f8"), ("y", "i4")]), np.arange(8.0), np.ones(8))),
     ]

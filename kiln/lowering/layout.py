@@ -21,7 +21,8 @@ def in_order(a: np.ndarray, strides: tuple, order: tuple) -> np.ndarray:
     """``a`` when its strides (bytes) are ``strides`` on every axis longer than 1 (the
     layout NumPy gave it and a kernel was built for), else a copy in that layout (the
     wrapper's check of an extern result: kiln/lowering/externs.py ``_numpy_order``)."""
-    if a.ndim == len(strides) and all(s == t or n <= 1 for s, t, n in zip(a.strides, strides, a.shape)):
+    if a.strides == strides or a.ndim == len(strides) and all(
+            s == t or n <= 1 for s, t, n in zip(a.strides, strides, a.shape)):
         return a
     out = empty_in_order(a.shape, order, a.dtype)
     out[...] = a

@@ -329,8 +329,9 @@ class WrapperCode:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
                 if _quiet(item):   # a call whose NumPy spelling checks no flag (np.vdot's dot)
-                    self.lines[first_line:] = [f'with np.errstate(all="ignore"): {line}'
-                                               for line in self.lines[first_line:]]
+                    # (one errstate for the call and the views it reads: ~1 us each)
+                    self.lines[first_line:] = ['with np.errstate(all="ignore"):'] + [
+                        f"    {line}" for line in self.lines[first_line:]]
                 for sym, expr in low.binds.get(item.name, ()):
                     self.lines.append(f"{sym} = {expr}")
                     bound.add(sym)

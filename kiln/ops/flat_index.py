@@ -25,7 +25,16 @@ def _dims(shape: Any) -> tuple:
 
 
 def _unravel_impl(indices, shape, order="C"):
-    return np.stack(np.unravel_index(indices, shape, order=order), axis=-1)
+    found = np.unravel_index(indices, shape, order=order)
+    # NumPy's arrays are the columns of one C-ordered (..., len(shape)) array: that array
+    # (np.stack's Python took ~3 us); of a scalar index, NumPy scalars
+    base = found[0].base if found else None
+    if type(base) is np.ndarray and base.shape == np.shape(found[0]) + (len(found),) \
+            and base.dtype == INTP and base.flags.c_contiguous:
+        return base
+    if all(type(v) is INTP.type for v in found):
+        return np.array(found, INTP)
+    return np.stack(found, axis=-1)
 
 
 def _unravel_meta(indices, shape, order="C"):

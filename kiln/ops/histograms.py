@@ -150,6 +150,11 @@ def _histogram(a, weights, edges, bins, range, density, mask=None):
         counts = F.histogram_counts(a, weights, edges, mask, bins=bins, range=range, density=density)
     # with a range (or the edges) given, the edges do not depend on the data
     mask = None if range is not None or edges is not None else mask
+    if range is not None and edges is None and np.isfinite(range).all() and range[0] <= range[1]:
+        # nor on anything but a's dtype: NumPy's edges, computed once here (a constant the
+        # graph copies per call), not np.histogram_bin_edges' Python on every call
+        # (equalize_with_interp in test_programs_apps.py: 1.2-1.5x NumPy's time compiled)
+        return counts, _hist_edges(np.zeros(0, dtype_of(a)), None, None, bins=bins, range=range)
     return counts, F.histogram_bin_edges(a, edges, mask, bins=bins, range=range)
 
 

@@ -244,6 +244,13 @@ spell(np.concatenate, concatenate, _concatenate_normalize, "numpy.concatenate")
 # -- stack ---------------------------------------------------------------------------------
 
 def _stack_impl(arrays: tuple, axis: int, dtype: Any, casting: str) -> Any:
+    if dtype is None and arrays and all((type(a) is np.ndarray or isinstance(a, np.generic)) and a.shape == ()
+                                        for a in arrays):
+        d = arrays[0].dtype
+        if d.kind in "biufcmM" and all(a.dtype == d for a in arrays):
+            # 0-d arrays of one dtype (np.array of a list of NumPy scalars, each one a
+            # reduction's): NumPy's array of them, without np.stack's Python (~2 us)
+            return np.array(arrays, d)
     return np.stack(arrays, axis=axis, dtype=dtype, casting=casting)
 
 

@@ -71,6 +71,12 @@ KERNEL_US = 0.3        # one native kernel call through the C launcher (runtime/
 KERNEL_DIRECT_US = 0.1  # the same launched by a wrapper run in C (fast_call.c FastCall) from
                        # an entry that calls the graph from C: a * b + c on 1 to 100 float64
                        # 0.21 us a call in all, a += b 0.16 (NumPy 0.66 and 0.33)
+EXTERN_US = 0.2       # a compiled call's NumPy call made through its op's kernel (a Python
+                      # function, its parameters by keyword; the wrapper's layout check of
+                      # the result), beyond NumPy's own call: np.bitwise_or.reduce on 3x4
+                      # 0.93 us, through its kernel 1.12 (1.46 before it passed them by
+                      # position); integer_ufunc_reductions, eight such calls and two
+                      # comparisons on 3x4, 1.14x NumPy's time compiled
 SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume entry
 # Returned views are not made by kernels: the compiled call rebuilds each one after the
 # graph ran, calling its view ops' NumPy kernels (aot/view_outputs.py). Measured on 3x3
@@ -216,7 +222,7 @@ def _calls_us(found: tuple, kernel_us: float = KERNEL_US) -> float:
     """The compiled graph's native calls, from a ``_tally``: kernels, extern calls and
     calls priced by their op (a graph loop's trips)."""
     _, kernels, externs, calls = found
-    return kernel_us * kernels + NUMPY_OP_US * externs + calls
+    return kernel_us * kernels + (NUMPY_OP_US + EXTERN_US) * externs + calls
 
 
 def _body_us(graph: Any) -> float | None:
@@ -270,7 +276,7 @@ def _tally(graph: Any) -> tuple[float, int, int, float] | None:
                 return None
             calls += cost
             in_kernel = False
-        elif fused:
+        elif fused and not _numpy_loop(node):
             kernels += not in_kernel
             in_kernel = True
         elif _kernel_write(op):
@@ -292,6 +298,34 @@ def _tally(graph: Any) -> tuple[float, int, int, float] | None:
 def _fused(op: Any) -> bool:
     """Work a kernel does (elementwise, reduction, an op with a lowering), not a NumPy call."""
     return op.category in _FUSED and op.category != Category.VIEW or op.lowering is not None
+
+
+def _numpy_loop(node: Any) -> bool:
+    """Does the lowering leave elementwise ``node`` to NumPy's own loop (an extern call):
+    its loop's kind (that of its result and array inputs) not among those its rule lowers
+    (``Op.lowering["kinds"]``: power's integer loop), and no decomposition a constant or
+    scalar operand picks (``"when"``: ``a ** 2`` is ``a * a``)? (``a ** k, 2 ** abs(a)`` on
+    5 int64, two NumPy calls priced as one kernel, took 1.26x NumPy's time compiled.)"""
+    rule, op = node.op.lowering, node.op
+    if op.category != Category.POINTWISE or not isinstance(rule, dict) or "kinds" not in rule:
+        return False
+    k = getattr(getattr(node.val, "dtype", None), "kind", None)
+    if k is None or k in rule["kinds"] or any(
+            getattr(getattr(a.val, "dtype", None), "kind", k) != k for a in node.inputs):
+        return False
+    when = rule.get("when", {})
+    zero_d = []
+    for name, v in zip(op.inputs, node.args):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if f"{name}={v:g}" in when or f"{k}:{name}={v:g}" in when:
+                return False
+            zero_d.append(True)
+        else:
+            shape = getattr(getattr(v, "val", None), "shape", ())
+            if not shape and f"{k}:{name}=scalar" in when:
+                return False
+            zero_d.append(not shape)
+    return not (f"{k}:rest=0d" in when and all(zero_d[1:]))
 
 
 def _kernel_write(op: Any) -> bool:
@@ -350,7 +384,7 @@ def _lowered_us(graph: Any, lowered: Callable[[], tuple | None] | None, breaks: 
     direct = direct and not breaks and not computing and not cheap
     entry = ENTRY_DIRECT_US if direct else ENTRY_C_US if c_guards else ENTRY_US
     return entry + (KERNEL_DIRECT_US if direct else KERNEL_US) * launches \
-        + NUMPY_OP_US * computing + NUMPY_CHEAP_US * cheap + SEGMENT_US * breaks + views_us
+        + (NUMPY_OP_US + EXTERN_US) * computing + NUMPY_CHEAP_US * cheap + SEGMENT_US * breaks + views_us
 
 
 def folded_python_us(graph: Any, steps: int) -> float:

@@ -39,3 +39,24 @@ def test_histograms_match_numpy(dtype):
     empty = x[:0]   # an empty float32 array's 2-D edges are float64
     for a, b in zip(kiln.compile(lambda a: np.histogram2d(a, a, 2))(empty), np.histogram2d(empty, empty, 2)):
         assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def ranged(img):
+    hist, bins = np.histogram(img.ravel(), bins=8, range=(0, 256))
+    return hist, bins, np.histogram(img, bins=3, range=(-1.5, 2))[1]
+
+
+def test_edges_of_a_range_are_a_constant():
+    # With a range given the edges depend on the data's dtype alone: NumPy's, computed once
+    # at capture, not np.histogram_bin_edges on every call (equalize_with_interp,
+    # test_programs_apps.py: 1.2-1.5x NumPy's time compiled); each call gets its own copy
+    img = np.random.default_rng(5).integers(0, 256, (4, 5)).astype(np.uint8)
+    assert "histogram_bin_edges" not in _ops(ranged, img)
+    compiled = kiln.compile(ranged)
+    for x in (img, img.astype(np.float32)):
+        for _ in range(2):
+            got, want = compiled(x), ranged(x)
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(a, b)
+                assert a.dtype == b.dtype
+            got[1][:] = -1   # the caller's to write
