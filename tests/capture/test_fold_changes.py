@@ -43,3 +43,13 @@ def test_min_max_of_a_run_time_number_keep_the_argument_order():
     argsets = [(x, 1.0), (x, float("nan")), (x, -0.0), (x, 0.0), (x, 4.0)]
     _calls(f, argsets)
     _calls(f, argsets, dynamic=True)
+
+
+def test_full_of_a_run_time_int_past_int64_takes_numpys_dtype():
+    # np.full(2, n) is int64, uint64 for 2 ** 63 <= n < 2 ** 64 and object past it: the
+    # dtype of the first call's n was baked in and a later 2 ** 63 overflowed the int64 fill
+    def f(x, n):
+        return np.full(2, n), x * n
+
+    x = np.array([1.0, 2.0])
+    _calls(f, [(x, n) for n in (1, 2 ** 63, 2 ** 64 + 1, -2 ** 63 - 1, 5, 2 ** 64 - 1)])
