@@ -38,7 +38,8 @@ from .sources import AttrSource
 from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVariable, SymScalarVariable
 from .variables.base import NULL, ConstantVariable, LazyVariable, VariableTracker, stores_itself
 from .variables.builder import wrap
-from .variables.containers import ContainerMethodVariable, DictVariable, ListVariable, TupleVariable
+from .variables.containers import (ContainerMethodVariable, DictVariable, ListVariable, TupleVariable,
+                                   key_value)
 from .variables.iterators import IteratorVariable
 from .variables.functions import ModuleVariable, NestedFunctionVariable, UserObjectVariable
 from .variables.user_classes import NewObjectVariable
@@ -410,7 +411,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
             return
         if not hasattr(container, "contains"):
             if container.is_constant() and isinstance(item, SymScalarVariable):
-                item = ConstantVariable(item.as_constant(self))   # ``axis in (0, None)``: guarded
+                item = ConstantVariable(key_value(self, item))   # ``axis in (0, None)``: guarded
             if container.is_constant() and item.is_constant():
                 found = self.fold(operator.contains, container.value, item.value)
             else:

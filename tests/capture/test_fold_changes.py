@@ -53,3 +53,17 @@ def test_full_of_a_run_time_int_past_int64_takes_numpys_dtype():
 
     x = np.array([1.0, 2.0])
     _calls(f, [(x, n) for n in (1, 2 ** 63, 2 ** 64 + 1, -2 ** 63 - 1, 5, 2 ** 64 - 1)])
+
+
+NAN = float("nan")   # another NaN than np.nan
+
+
+def test_a_nan_key_is_found_by_identity_as_python_finds_it():
+    # {np.nan: 1}.get(s) finds np.nan itself, not another NaN; s was guarded only as
+    # "a NaN", so a later call with another NaN found np.nan's entry
+    def f(x, s):
+        d = {np.nan: 1.0, 1.0: 2.0}
+        return x * d.get(s, 3.0), s in d, s in {np.nan, 2.0}, s in (np.nan,)
+
+    x = np.array([1.0, 2.0])
+    _calls(f, [(x, s) for s in (np.nan, NAN, 1.0, np.nan, NAN)])

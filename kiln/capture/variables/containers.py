@@ -20,6 +20,18 @@ def _index(tx, index: VariableTracker) -> Any:
     return index.as_constant(tx)
 
 
+def key_value(tx, var: VariableTracker) -> Any:
+    """``var``'s value as a dict or set key, or an item looked for with ``in``. Python
+    finds a key by identity before equality, so a NaN key is found only for that NaN object (``d.get(s)`` of
+    ``d = {np.nan: 1}`` finds np.nan, not another NaN): a NaN read from an argument, a
+    global or an attribute is guarded by identity, not just as a NaN."""
+    key = var.as_constant(tx)
+    source = getattr(var, "source", None)
+    if type(key) is float and key != key and source is not None:
+        tx.guards.add_id(source, key)
+    return key
+
+
 def _sequence_equal(tx, op: Any, a: list, b: list) -> VariableTracker:
     """``x.shape == y.shape`` with run-time sizes: item by item, combined with ``&`` (``|``
     for ``!=``), so dynamic dims stay symbolic (guarded only where the result decides)."""
@@ -332,13 +344,13 @@ class DictVariable(VariableTracker):
         return bool(self.entries)
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
-        return tx.fold(operator.getitem, self.entries, index.as_constant(tx))
+        return tx.fold(operator.getitem, self.entries, key_value(tx, index))
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
         if self.source is not None and index.is_constant() and type(index.value) in (str, int) \
                 and stores_itself(value, GetItemSource(self.source, index.value)):
             return
-        key = index.as_constant(tx)
+        key = key_value(tx, index)
         if self.source is not None:  # replayed on the real dict after the graph
             if type(key) not in (str, int):
                 tx.unsupported("mutation", f"storing a {type(key).__name__} key into the dict "
@@ -356,11 +368,11 @@ class DictVariable(VariableTracker):
             tx.output.record_side_effect("delitem", self, ConstantVariable(key))
 
     def contains(self, tx, value: VariableTracker) -> bool:
-        return value.as_constant(tx) in self.entries
+        return key_value(tx, value) in self.entries
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         if name == "get":
-            key = args[0].as_constant(tx)
+            key = key_value(tx, args[0])
             default = args[1] if len(args) > 1 else ConstantVariable(None)
             return self.entries.get(key, default)
         if name in ("keys", "values", "items"):
@@ -385,12 +397,12 @@ class DictVariable(VariableTracker):
                 self.entries.update(kwargs)
                 return ConstantVariable(None)
             if name == "pop":
-                key = args[0].as_constant(tx)
+                key = key_value(tx, args[0])
                 if len(args) > 1:
                     return self.entries.pop(key, args[1])
                 return tx.fold(self.entries.pop, key)
             if name == "setdefault":
-                return self.entries.setdefault(args[0].as_constant(tx),
+                return self.entries.setdefault(key_value(tx, args[0]),
                                                args[1] if len(args) > 1 else ConstantVariable(None))
         if name == "copy":
             return DictVariable(self.entries)
@@ -415,7 +427,7 @@ class DefaultDictVariable(DictVariable):
         return collections.defaultdict
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
-        key = index.as_constant(tx)
+        key = key_value(tx, index)
         if self.factory is not None and key not in self.entries:
             made = ListVariable([]) if self.factory is list else DictVariable({}) \
                 if self.factory is dict else ConstantVariable(self.factory())
