@@ -51,3 +51,13 @@ def test_a_nan_key_is_found_by_identity_as_python_finds_it():
 
     x = np.array([1.0, 2.0])
     _calls(f, [(x, s) for s in (np.nan, NAN, 1.0, np.nan, NAN)])
+
+
+def test_lists_of_one_nan_object_are_equal_as_in_python():
+    # Python's items compare ``x is y or x == y``: [s] == [s] and [a] == [b] of one NaN
+    # object are True; capture compared the items with == alone (False)
+    def f(x, a, b):
+        return [a] == [a], (a, 1) == (b, 1), [a] != [b], x * ([a] == [b])
+
+    x = np.array([1.0, 2.0])
+    _calls(f, [(x, np.nan, np.nan), (x, np.nan, NAN), (x, 1.0, 1.0), (x, 1.0, 2.0), (x, NAN, NAN)])

@@ -43,6 +43,10 @@ def _sequence_equal(tx, op: Any, a: list, b: list) -> VariableTracker:
     result: VariableTracker = ConstantVariable(op is operator.eq)
     combine = operator.and_ if op is operator.eq else operator.or_
     for x, y in zip(a, b):
+        if x is y:   # Python's items compare ``x is y or x == y``: one value (a NaN too) is equal
+            continue
+        if not _not_nan(tx, x) or not _not_nan(tx, y):
+            return NotImplemented   # ``[s] == [t]`` of NaNs: equal where they are one object
         item = tx.binary_op(op, x, y)
         if item.is_constant():
             if bool(item.value) != (op is operator.eq):
@@ -50,6 +54,19 @@ def _sequence_equal(tx, op: Any, a: list, b: list) -> VariableTracker:
             continue
         result = item if result.is_constant() else tx.binary_op(combine, result, item)
     return result
+
+
+def _not_nan(tx, v: VariableTracker) -> bool:
+    """Is ``v`` no NaN, on this call and (guarded) on later ones? Then whether it is the
+    same object as another item does not change how they compare."""
+    if v.is_constant():
+        return not (isinstance(v.value, (float, complex)) and v.value != v.value)
+    if not isinstance(v.example, (float, complex)):
+        return True
+    if v.example != v.example:
+        return False
+    tx.guards.add_truth(f"({v.code}) == ({v.code})", f"{v.text} is not nan", True, v.leaves)
+    return True
 
 
 class TupleVariable(VariableTracker):
