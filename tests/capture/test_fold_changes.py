@@ -61,3 +61,13 @@ def test_lists_of_one_nan_object_are_equal_as_in_python():
 
     x = np.array([1.0, 2.0])
     _calls(f, [(x, np.nan, np.nan), (x, np.nan, NAN), (x, 1.0, 1.0), (x, 1.0, 2.0), (x, NAN, NAN)])
+
+
+def test_sets_and_dicts_built_of_nan_arguments_count_objects():
+    # {a, b} and {a: 1, b: 2} of one NaN object hold one key, of two NaNs two: the keys
+    # were guarded only as NaNs, so the first call's count stayed
+    def f(x, a, b):
+        return len({a, b}), x * len({a: 1, b: 2}), {a} == {b}
+
+    x = np.array([1.0, 2.0])
+    _calls(f, [(x, np.nan, np.nan), (x, np.nan, NAN), (x, 1.0, 1.0), (x, NAN, NAN)])
