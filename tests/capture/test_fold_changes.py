@@ -53,6 +53,22 @@ def test_a_nan_key_is_found_by_identity_as_python_finds_it():
     _calls(f, [(x, s) for s in (np.nan, NAN, 1.0, np.nan, NAN)])
 
 
+class _Fill:
+    value = np.nan
+
+
+def test_a_nan_attribute_is_guarded_as_that_nan_object():
+    # ``_Fill.value is np.nan`` was folded True with a guard that any NaN passed
+    def f(x):
+        return x * (_Fill.value is np.nan), [_Fill.value] == [np.nan]
+
+    cf = kiln.compile(f, backend="eager")
+    x = np.array([1.0, 2.0])
+    for value in (np.nan, NAN, 1.0, np.nan):
+        _Fill.value = value
+        _same(cf(x), f(x))
+
+
 def test_lists_of_one_nan_object_are_equal_as_in_python():
     # Python's items compare ``x is y or x == y``: [s] == [s] and [a] == [b] of one NaN
     # object are True; capture compared the items with == alone (False)

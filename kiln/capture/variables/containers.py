@@ -21,15 +21,23 @@ def _index(tx, index: VariableTracker) -> Any:
 
 
 def key_value(tx, var: VariableTracker) -> Any:
-    """``var``'s value as a dict or set key, or an item looked for with ``in``. Python
-    finds a key by identity before equality, so a NaN key is found only for that NaN object (``d.get(s)`` of
-    ``d = {np.nan: 1}`` finds np.nan, not another NaN): a NaN read from an argument, a
-    global or an attribute is guarded by identity, not just as a NaN."""
+    """``var``'s value where Python compares it by identity first: a dict or set key, an
+    item looked for with ``in`` or compared in a sequence, an ``is`` operand. A NaN key is
+    found only for that NaN object (``d.get(s)`` of ``d = {np.nan: 1}`` finds np.nan, not
+    another NaN): a NaN read from an argument, a global or an attribute is guarded by
+    identity there (elsewhere, as any NaN: arithmetic does not see which one)."""
     key = var.as_constant(tx)
     source = getattr(var, "source", None)
     if type(key) is float and key != key and source is not None:
         tx.guards.add_id(source, key)
     return key
+
+
+def _identities(tx, items: list) -> None:
+    """key_value of each of ``items``, compared as Python compares a sequence's items
+    (``x is y or x == y``)."""
+    for item in items:
+        key_value(tx, item)
 
 
 def _sequence_equal(tx, op: Any, a: list, b: list) -> VariableTracker:
@@ -114,6 +122,7 @@ class TupleVariable(VariableTracker):
         if op is operator.mul and other.is_constant() and isinstance(other.value, int):
             return type(self)(self.item_list * other.value)
         if op in (operator.eq, operator.ne) and self.is_constant() and other.is_constant():
+            _identities(tx, self.item_list + getattr(other, "item_list", []))
             return ConstantVariable(tx.fold(op, self.value, other.value))
         if op in (operator.eq, operator.ne) and isinstance(other, TupleVariable) \
                 and isinstance(other, ListVariable) == isinstance(self, ListVariable):
@@ -129,6 +138,7 @@ class TupleVariable(VariableTracker):
 
     def contains(self, tx, value: VariableTracker) -> bool:
         if value.is_constant() and self.is_constant():
+            _identities(tx, [value] + self.item_list)
             return value.value in self.value
         for item in self.item_list:
             if item is value:
@@ -136,10 +146,9 @@ class TupleVariable(VariableTracker):
         tx.unsupported("unsupported_value", f"'in' on a {self.describe()} of non-constant values")
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
-        if name == "index" and self.is_constant() and all(a.is_constant() for a in args):
-            return ConstantVariable(tx.fold(self.value.index, *[a.value for a in args]))
-        if name == "count" and self.is_constant() and all(a.is_constant() for a in args):
-            return ConstantVariable(tx.fold(self.value.count, *[a.value for a in args]))
+        if name in ("index", "count") and self.is_constant() and all(a.is_constant() for a in args):
+            _identities(tx, self.item_list + args[:1])
+            return ConstantVariable(tx.fold(getattr(self.value, name), *[a.value for a in args]))
         return super().call_method(tx, name, args, kwargs)
 
 
