@@ -6,7 +6,7 @@ from __future__ import annotations
 from . import bytecode_facts as bc
 from .variables.arrays import ArrayVariable
 from .variables.base import ConstantVariable
-from .variables.containers import DictVariable, ListVariable, SliceVariable, TupleVariable
+from .variables.containers import DictVariable, ListVariable, SliceVariable, TupleVariable, key_value
 
 
 class BuildOpcodes:
@@ -18,7 +18,7 @@ class BuildOpcodes:
 
     def BUILD_MAP(self, inst):
         items = self.popn(2 * inst.arg)
-        self.push(DictVariable({k.as_constant(self): v for k, v in zip(items[::2], items[1::2])}))
+        self.push(DictVariable({key_value(self, k): v for k, v in zip(items[::2], items[1::2])}))
 
     def BUILD_CONST_KEY_MAP(self, inst):
         keys = self.pop().as_constant(self)
@@ -26,14 +26,14 @@ class BuildOpcodes:
 
     def BUILD_SET(self, inst):
         items = self.popn(inst.arg)
-        self.push(ConstantVariable(self.fold(set, [i.as_constant(self) for i in items])))
+        self.push(ConstantVariable(self.fold(set, [key_value(self, i) for i in items])))
 
     def SET_UPDATE(self, inst):
         items = self.pop().items(self)
-        self.stack[-inst.arg].value.update(i.as_constant(self) for i in items)
+        self.stack[-inst.arg].value.update(key_value(self, i) for i in items)
 
     def SET_ADD(self, inst):
-        item = self.pop().as_constant(self)   # (popped first: the set is below it)
+        item = key_value(self, self.pop())   # (popped first: the set is below it)
         self.stack[-inst.arg].value.add(item)
 
     def BUILD_SLICE(self, inst):

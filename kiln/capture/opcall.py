@@ -129,6 +129,8 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
                     sym.as_constant(tx)
         else:
             result = _emit(tx, spelling.text, bound, scalars, used)
+            if bound.op.category == Category.CREATION:
+                _int64_range_guarded(tx, scalars, used)
     passed = [v for v in flatten(bargs + list(bkwargs.values())) if isinstance(v, ArrayArg)]
     if not isinstance(bound, Composite) and any(id(v) not in used and v is not bound.out for v in passed):
         # (a composite may leave an input unused: np.linalg.matrix_power(a, 0) is eye)
@@ -145,6 +147,23 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     if bound.op.out_c_order:
         check_c_order_out(tx, spelling.text, bound.out, result)
     return write_out(tx, spelling.text, bound.out, result, bound.out_broadcasts)
+
+
+def _int64_range_guarded(tx, scalars: dict, used: set) -> None:
+    """A creation op's normalizer reads a Python int's dtype from its size, as NumPy does
+    (``np.full(2, n)`` is int64, uint64 for ``n = 2 ** 63``, object past it): a run-time
+    int taken by one is guarded to stay on the example's side of int64's range (a later
+    ``2 ** 63`` recompiles, for NumPy's dtype, instead of overflowing the int64 fill)."""
+    for ident in used:
+        for sym in scalars.get(ident, ()):
+            if type(sym.example) is not int:
+                continue
+            ranges = [(-2 ** 63, 2 ** 63, "-2 ** 63 <= {} < 2 ** 63")]
+            if not -2 ** 63 <= sym.example < 2 ** 63:   # uint64's, or past it (object)
+                ranges.append((0, 2 ** 64, "0 <= {} < 2 ** 64"))
+            for low, high, text in ranges:
+                tx.guards.add_truth(f"({low} <= {sym.code} < {high})", f"({text.format(sym.text)})",
+                                    low <= sym.example < high, sym.leaves)
 
 
 def _lists_of_arrays_stacked(tx, spelling, args: list, kwargs: dict) -> tuple:

@@ -38,7 +38,8 @@ from .sources import AttrSource
 from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVariable, SymScalarVariable
 from .variables.base import NULL, ConstantVariable, LazyVariable, VariableTracker, stores_itself
 from .variables.builder import wrap
-from .variables.containers import ContainerMethodVariable, DictVariable, ListVariable, TupleVariable
+from .variables.containers import (ContainerMethodVariable, DictVariable, ListVariable, TupleVariable,
+                                   key_value)
 from .variables.iterators import IteratorVariable
 from .variables.functions import ModuleVariable, NestedFunctionVariable, UserObjectVariable
 from .variables.user_classes import NewObjectVariable
@@ -381,7 +382,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         if a is b:
             same = True
         elif a.is_constant() and b.is_constant():
-            same = a.value is b.value
+            same = key_value(self, a) is key_value(self, b)   # (a NaN read: that object)
         elif (a.is_constant() and a.value is None) or (b.is_constant() and b.value is None):
             same = False  # a tracked non-constant value is never None
         elif isinstance(a, ArrayVariable) and isinstance(b, ArrayVariable):
@@ -410,9 +411,9 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
             return
         if not hasattr(container, "contains"):
             if container.is_constant() and isinstance(item, SymScalarVariable):
-                item = ConstantVariable(item.as_constant(self))   # ``axis in (0, None)``: guarded
+                item = ConstantVariable(key_value(self, item))   # ``axis in (0, None)``: guarded
             if container.is_constant() and item.is_constant():
-                found = self.fold(operator.contains, container.value, item.value)
+                found = self.fold(operator.contains, container.value, key_value(self, item))
             else:
                 self.unsupported("unsupported_value", f"'in' on {container.describe()}")
         else:

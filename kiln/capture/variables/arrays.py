@@ -363,12 +363,15 @@ class SymScalarVariable(VariableTracker):
         result.tree = float_tree(op, value, (self,))
         return result
 
-    def apply(self, tx, fn_code: str, fn_text: str, fn: Any, others: list) -> "SymScalarVariable":
-        """``fn(self, *others)`` evaluated at run time (int(), float(), math.sqrt(), ...)."""
+    def apply(self, tx, fn_code: str, fn_text: str, fn: Any, others: list,
+              at: int = 0) -> "SymScalarVariable":
+        """``fn(self, *others)`` evaluated at run time (int(), float(), math.sqrt(), ...);
+        ``at``: self's place among the arguments (``min(2.0, s)`` is not ``min(s, 2.0)``:
+        Python keeps the first of a NaN or of equal values, 0.0 and -0.0)."""
         if fn not in (abs, min, max, bool):
             _outside_try_bodies(tx, f"{fn_text}() of a run-time number")
-        codes, texts, values, leaves = [self.code], [self.text], [self.example], list(self.leaves)
-        for o in others:
+        codes, texts, values, leaves = [], [], [], list(self.leaves)
+        for o in others[:at] + [self] + others[at:]:
             if isinstance(o, SymScalarVariable):
                 codes.append(o.code)
                 texts.append(o.text)
@@ -451,7 +454,7 @@ class UnbackedSize(SymScalarVariable):
     def unary(self, tx, op: Any) -> VariableTracker:
         self.as_constant(tx)
 
-    def apply(self, tx, fn_code: str, fn_text: str, fn: Any, others: list) -> Any:
+    def apply(self, tx, fn_code: str, fn_text: str, fn: Any, others: list, at: int = 0) -> Any:
         self.as_constant(tx)
 
 

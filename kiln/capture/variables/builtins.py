@@ -89,7 +89,7 @@ class BuiltinVariable(ConstantVariable):
         if any(isinstance(a, SymScalarVariable) for a in args) and self.fn in (min, max):
             i = next(i for i, a in enumerate(args) if isinstance(a, SymScalarVariable))
             return args[i].apply(tx, tx.output.ns.ref(self.fn, "builtin"), self.fn.__name__, self.fn,
-                                 list(args[:i]) + list(args[i + 1:]))
+                                 list(args[:i]) + list(args[i + 1:]), at=i)
         return None
 
     # -- one handler per builtin ------------------------------------------------------------

@@ -20,6 +20,26 @@ def _index(tx, index: VariableTracker) -> Any:
     return index.as_constant(tx)
 
 
+def key_value(tx, var: VariableTracker) -> Any:
+    """``var``'s value where Python compares it by identity first: a dict or set key, an
+    item looked for with ``in`` or compared in a sequence, an ``is`` operand. A NaN key is
+    found only for that NaN object (``d.get(s)`` of ``d = {np.nan: 1}`` finds np.nan, not
+    another NaN): a NaN read from an argument, a global or an attribute is guarded by
+    identity there (elsewhere, as any NaN: arithmetic does not see which one)."""
+    key = var.as_constant(tx)
+    source = getattr(var, "source", None)
+    if type(key) is float and key != key and source is not None:
+        tx.guards.add_id(source, key)
+    return key
+
+
+def _identities(tx, items: list) -> None:
+    """key_value of each of ``items``, compared as Python compares a sequence's items
+    (``x is y or x == y``)."""
+    for item in items:
+        key_value(tx, item)
+
+
 def _sequence_equal(tx, op: Any, a: list, b: list) -> VariableTracker:
     """``x.shape == y.shape`` with run-time sizes: item by item, combined with ``&`` (``|``
     for ``!=``), so dynamic dims stay symbolic (guarded only where the result decides)."""
@@ -31,6 +51,10 @@ def _sequence_equal(tx, op: Any, a: list, b: list) -> VariableTracker:
     result: VariableTracker = ConstantVariable(op is operator.eq)
     combine = operator.and_ if op is operator.eq else operator.or_
     for x, y in zip(a, b):
+        if x is y:   # Python's items compare ``x is y or x == y``: one value (a NaN too) is equal
+            continue
+        if not _not_nan(tx, x) or not _not_nan(tx, y):
+            return NotImplemented   # ``[s] == [t]`` of NaNs: equal where they are one object
         item = tx.binary_op(op, x, y)
         if item.is_constant():
             if bool(item.value) != (op is operator.eq):
@@ -38,6 +62,19 @@ def _sequence_equal(tx, op: Any, a: list, b: list) -> VariableTracker:
             continue
         result = item if result.is_constant() else tx.binary_op(combine, result, item)
     return result
+
+
+def _not_nan(tx, v: VariableTracker) -> bool:
+    """Is ``v`` no NaN, on this call and (guarded) on later ones? Then whether it is the
+    same object as another item does not change how they compare."""
+    if v.is_constant():
+        return not (isinstance(v.value, (float, complex)) and v.value != v.value)
+    if not isinstance(v.example, (float, complex)):
+        return True
+    if v.example != v.example:
+        return False
+    tx.guards.add_truth(f"({v.code}) == ({v.code})", f"{v.text} is not nan", True, v.leaves)
+    return True
 
 
 class TupleVariable(VariableTracker):
@@ -85,6 +122,7 @@ class TupleVariable(VariableTracker):
         if op is operator.mul and other.is_constant() and isinstance(other.value, int):
             return type(self)(self.item_list * other.value)
         if op in (operator.eq, operator.ne) and self.is_constant() and other.is_constant():
+            _identities(tx, self.item_list + getattr(other, "item_list", []))
             return ConstantVariable(tx.fold(op, self.value, other.value))
         if op in (operator.eq, operator.ne) and isinstance(other, TupleVariable) \
                 and isinstance(other, ListVariable) == isinstance(self, ListVariable):
@@ -100,6 +138,7 @@ class TupleVariable(VariableTracker):
 
     def contains(self, tx, value: VariableTracker) -> bool:
         if value.is_constant() and self.is_constant():
+            _identities(tx, [value] + self.item_list)
             return value.value in self.value
         for item in self.item_list:
             if item is value:
@@ -107,10 +146,9 @@ class TupleVariable(VariableTracker):
         tx.unsupported("unsupported_value", f"'in' on a {self.describe()} of non-constant values")
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
-        if name == "index" and self.is_constant() and all(a.is_constant() for a in args):
-            return ConstantVariable(tx.fold(self.value.index, *[a.value for a in args]))
-        if name == "count" and self.is_constant() and all(a.is_constant() for a in args):
-            return ConstantVariable(tx.fold(self.value.count, *[a.value for a in args]))
+        if name in ("index", "count") and self.is_constant() and all(a.is_constant() for a in args):
+            _identities(tx, self.item_list + args[:1])
+            return ConstantVariable(tx.fold(getattr(self.value, name), *[a.value for a in args]))
         return super().call_method(tx, name, args, kwargs)
 
 
@@ -332,13 +370,13 @@ class DictVariable(VariableTracker):
         return bool(self.entries)
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
-        return tx.fold(operator.getitem, self.entries, index.as_constant(tx))
+        return tx.fold(operator.getitem, self.entries, key_value(tx, index))
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
         if self.source is not None and index.is_constant() and type(index.value) in (str, int) \
                 and stores_itself(value, GetItemSource(self.source, index.value)):
             return
-        key = index.as_constant(tx)
+        key = key_value(tx, index)
         if self.source is not None:  # replayed on the real dict after the graph
             if type(key) not in (str, int):
                 tx.unsupported("mutation", f"storing a {type(key).__name__} key into the dict "
@@ -356,11 +394,11 @@ class DictVariable(VariableTracker):
             tx.output.record_side_effect("delitem", self, ConstantVariable(key))
 
     def contains(self, tx, value: VariableTracker) -> bool:
-        return value.as_constant(tx) in self.entries
+        return key_value(tx, value) in self.entries
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         if name == "get":
-            key = args[0].as_constant(tx)
+            key = key_value(tx, args[0])
             default = args[1] if len(args) > 1 else ConstantVariable(None)
             return self.entries.get(key, default)
         if name in ("keys", "values", "items"):
@@ -385,12 +423,12 @@ class DictVariable(VariableTracker):
                 self.entries.update(kwargs)
                 return ConstantVariable(None)
             if name == "pop":
-                key = args[0].as_constant(tx)
+                key = key_value(tx, args[0])
                 if len(args) > 1:
                     return self.entries.pop(key, args[1])
                 return tx.fold(self.entries.pop, key)
             if name == "setdefault":
-                return self.entries.setdefault(args[0].as_constant(tx),
+                return self.entries.setdefault(key_value(tx, args[0]),
                                                args[1] if len(args) > 1 else ConstantVariable(None))
         if name == "copy":
             return DictVariable(self.entries)
@@ -415,7 +453,7 @@ class DefaultDictVariable(DictVariable):
         return collections.defaultdict
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
-        key = index.as_constant(tx)
+        key = key_value(tx, index)
         if self.factory is not None and key not in self.entries:
             made = ListVariable([]) if self.factory is list else DictVariable({}) \
                 if self.factory is dict else ConstantVariable(self.factory())
