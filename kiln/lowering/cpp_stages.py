@@ -283,8 +283,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 # run added into the sum in the order of the loops around it (a run NumPy
                 # buffers in chunks: each chunk added into the sum in turn)
                 around, block = inner[:-k], inner[-k:]
-                threads = (f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
-                           if plan.split_inner and not around else "1")
+                threads = _sum_threads(plan) if not around else "1"
                 fn = acc.replace("acc", "term")
                 needed = needed_statements(em.lines, v)
                 if k > 1:
@@ -308,7 +307,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     left = f"{n} - lo"
                     run += [f"for (int64_t lo = 0; lo < {n}; lo += {chunk})",
                             f"  {acc} += kiln_pairwise<{tp}>({fn}, lo, {left} < {chunk} ? {left} : {chunk});"]
-                elif plan.split_inner and not around:
+                elif threads != "1" and not _short_run(n):
                     run.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});")
                 else:
                     run.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
@@ -339,6 +338,30 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             lines += _loop_nest(inner, body, clauses, parallel=False, simd=not in_order)
         lines += post
     return lines
+
+
+# kiln_pairwise_threads sums a run of up to this many terms on the calling thread
+PARALLEL_RUN = 128
+
+
+def _sum_threads(plan: Any) -> str:
+    """The thread count of a sum over the kernel's whole range (a C expression): "1" where
+    the work is a number below the grain. kiln_pairwise_threads given 1 thread (or a run of
+    up to PARALLEL_RUN terms) is kiln_pairwise, and such a sum calls kiln_pairwise
+    directly: the template's parallel region, outlined by GCC before it can see the region
+    never runs, cost ~15% of a small sum's build (~20 ms of g++ CPU)."""
+    if not plan.split_inner:
+        return "1"
+    work = constant_trip(plan.work)
+    if work is not None and work * plan.cost < PARALLEL_GRAIN:
+        return "1"
+    return f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
+
+
+def _short_run(n: Any) -> bool:
+    """Whether the run is a number of terms kiln_pairwise_threads sums on one thread."""
+    trip = constant_trip(n)
+    return trip is not None and trip <= PARALLEL_RUN
 
 
 def _run_through_buffer(acc: str, v: str, c_type: str, needed: list[str], block: list,

@@ -126,8 +126,9 @@ def test_float32_sums_take_16_lanes_only_for_vector_math_terms(capsys):
         code[fn.__name__] = capsys.readouterr().err
     # (a strided plain load: the partial sums as scalars, W 1; as SIMD lanes GCC gathered
     # the loads, x[:, ::-2].sum(1) of 1000x2000 float32 1.6x slower)
-    assert "kiln_pairwise_threads<float, 1>(" in code["plain"]
-    assert "kiln_pairwise_threads<float, 16>(" in code["of_exp"]
+    # (12,000 terms: below the parallel grain, kiln_pairwise itself, not its threaded form)
+    assert "kiln_pairwise<float, 1>(term" in code["plain"]
+    assert "kiln_pairwise<float, 16>(term" in code["of_exp"]
 
 
 def test_mean_absolute_percentage_error_prints_numpys_digits():
