@@ -299,8 +299,12 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 tp = f"{c_type}, 16" if c_type == "float" and calls_math(needed) else \
                     f"{c_type}, 0" if any(BOOL_LOAD in b for b in needed) else \
                     f"{c_type}, 1" if strided and not calls_math(needed) else c_type
-                if cast:
+                if cast and threads == "1":
+                    run.append(f"{acc} += kiln_pairwise_chunks<{tp}>({fn}, {n});")
+                elif cast:
                     run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads});")
+                elif chunk and threads == "1" and plan.split_inner and not around:
+                    run.append(f"{acc} += kiln_pairwise_chunks<{tp}>({fn}, {n}, {chunk});")
                 elif chunk and plan.split_inner and not around:   # (the sum starts at 0)
                     run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads}, {chunk});")
                 elif chunk:
@@ -347,9 +351,9 @@ PARALLEL_RUN = 128
 def _sum_threads(plan: Any) -> str:
     """The thread count of a sum over the kernel's whole range (a C expression): "1" where
     the work is a number below the grain. kiln_pairwise_threads given 1 thread (or a run of
-    up to PARALLEL_RUN terms) is kiln_pairwise, and such a sum calls kiln_pairwise
-    directly: the template's parallel region, outlined by GCC before it can see the region
-    never runs, cost ~15% of a small sum's build (~20 ms of g++ CPU)."""
+    up to PARALLEL_RUN terms) is kiln_pairwise, kiln_pairwise_buffered kiln_pairwise_chunks,
+    and such a sum calls those directly: the templates' parallel regions, outlined by GCC
+    before it can see they never run, cost ~15% of a small sum's build (~20 ms of g++ CPU)."""
     if not plan.split_inner:
         return "1"
     work = constant_trip(plan.work)

@@ -114,9 +114,12 @@ def test_float32_sums_take_16_lanes_only_for_vector_math_terms(capsys):
     def of_exp(x):
         return np.exp(x).sum()
 
+    def widened(x):   # (terms cast to float64 on the way: NumPy's buffers of 8192)
+        return x.sum(dtype=np.float64)
+
     x = np.random.default_rng(12).standard_normal((40, 600)).astype(np.float32)[:, ::2]
     code = {}
-    for fn in (plain, of_exp):
+    for fn in (plain, of_exp, widened):
         kiln.set_logs(output_code=True)
         try:
             got = kiln.compile(fn)(x)
@@ -129,6 +132,7 @@ def test_float32_sums_take_16_lanes_only_for_vector_math_terms(capsys):
     # (12,000 terms: below the parallel grain, kiln_pairwise itself, not its threaded form)
     assert "kiln_pairwise<float, 1>(term" in code["plain"]
     assert "kiln_pairwise<float, 16>(term" in code["of_exp"]
+    assert "kiln_pairwise_chunks<double, 1>(term" in code["widened"]
 
 
 def test_mean_absolute_percentage_error_prints_numpys_digits():
