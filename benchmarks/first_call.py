@@ -35,6 +35,18 @@ identity), then calls every function once. CPU milliseconds, medians over the pr
 ``load`` are parts of ``python``.
 
     python -m benchmarks.first_call --cold [--runs 5] [NAME ...]
+
+2026-12-06, Python 3.11, the shared 2-core machine loaded (load average 7-13), ``--cold
+--runs 3`` twice each side, interleaved; g++ CPU is counted in 10 ms ticks. before:
+707b7e7; after: a sum below the parallel grain calls kiln_pairwise (or
+kiln_pairwise_chunks) rather than the threaded templates, whose parallel regions GCC
+compiled for nothing. Python CPU within noise everywhere.
+
+    g++ ms (CPU)   before      after
+    total          160, 170    140, 150
+    broken         210, 200    180, 190   (its first graph sums 1000 values)
+    others         unchanged (chain 50-60, softmax 70-80, relax 60, train_step 90-100,
+                   lennard_jones 360-380 / 370, op_row 110 / 100-110)
 """
 from __future__ import annotations
 
@@ -46,6 +58,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = r"""
 import json, sys, time
@@ -82,6 +96,8 @@ COLD = r"""
 import json, os, sys, time
 import numpy as np
 import kiln
+sys.path.insert(0, sys.argv[1])   # the repository: a program of the suite
+from tests.test_programs_real9 import lennard_jones_triu_forces as lennard_jones
 from kiln.capture import convert
 from kiln.runtime import backend, build
 
@@ -133,22 +149,6 @@ def train_step(w, x, y):
     w -= 0.1 * g
     return loss
 
-def lennard_jones(pos, eps, sigma, rc):   # tests/test_programs_real9.py
-    n = len(pos)
-    i, j = np.triu_indices(n, k=1)
-    d = pos[i] - pos[j]
-    r2 = np.einsum("ij,ij->i", d, d)
-    inside = r2 < rc * rc
-    sr6 = (sigma * sigma / r2[inside]) ** 3
-    e_pair = 4 * eps * (sr6 * sr6 - sr6)
-    shift = 4 * eps * ((sigma / rc) ** 12 - (sigma / rc) ** 6)
-    fmag = 24 * eps * (2 * sr6 * sr6 - sr6) / r2[inside]
-    fvec = fmag[:, None] * d[inside]
-    forces = np.zeros_like(pos)
-    np.add.at(forces, i[inside], fvec)
-    np.subtract.at(forces, j[inside], fvec)
-    return (e_pair - shift).sum(), forces, np.sqrt(r2.min()) if r2.size else np.inf
-
 def op_row(x, y):          # an op-table row: clip, where, hypot, cumsum
     return np.cumsum(np.where(x > y, np.clip(x, -0.5, 0.5), np.hypot(x, y)), axis=0)
 
@@ -160,7 +160,7 @@ cases = [(chain, (a, b)), (total, (a,)), (softmax, (rng.random((64, 128)),)), (b
          (lennard_jones, (rng.uniform(0, 3, (6, 3)), 1.0, 1.0, 2.5)),
          (op_row, (rng.standard_normal((16, 8)), rng.standard_normal((16, 8))))]
 kiln.compile(lambda x: x * 2.0 + 1.0)(a)   # warm-up: lowering, cffi and the support object
-only = sys.argv[1:]
+only = sys.argv[2:]
 row = {}
 for fn, args in cases:
     if only and fn.__name__ not in only:
@@ -219,7 +219,7 @@ def cold(runs: int, names: list[str]) -> None:
     for _ in range(runs):
         cache = tempfile.mkdtemp(prefix="kiln-cold-call-")
         try:
-            rows.append(_child(COLD, cache, *names))
+            rows.append(_child(COLD, cache, ROOT, *names))
         finally:
             shutil.rmtree(cache, ignore_errors=True)
     columns = ["python", "g++", "capture", "lower+codegen", "build", "load", "builds"]
