@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
-from .cpp_sums import (constant_trip, counted_selection, needed_statements, pairwise_sums,
-                       strided_terms)
+from .cpp_sums import (TEMP, constant_trip, counted_selection, needed_statements, pairwise_sums,
+                       strided_terms, term_statements)
 from .fp_flags import fp_table
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
@@ -139,6 +139,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         logical = []       # (accumulator, combine) of any/all
         counts = {}        # a selected sum's accumulator -> that of its mask's count
         counted = set()    # the count reductions a selected sum computes (no loop of their own)
+        stores = {}        # a temporary stored -> (element, its index's loops, C type)
+        store_lines = set()
         for node, role in members:
             buf = node.buf
             if role in ("row", "scalar"):
@@ -154,10 +156,17 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     else:
                         locals_[buf.name] = v
                 if buf.name in rowlocal:
-                    within = Affine(0, {k: c for k, c in w.terms.items() if k in inner_names})
-                    em.lines.append(f"{rowlocal[buf.name][0]}[{within.render(ren)}] = {v};")
+                    w = Affine(0, {k: c for k, c in w.terms.items() if k in inner_names})
+                    target = f"{rowlocal[buf.name][0]}[{w.render(ren)}]"
                 elif local.get(buf.name) not in ("register", "scalar"):
-                    em.lines.append(f"{names.arg(buf)}[{names.at(w, ren)}] = {v};")
+                    target = f"{names.arg(buf)}[{names.at(w, ren)}]"
+                else:
+                    continue
+                em.lines.append(f"{target} = {v};")
+                store_lines.add(em.lines[-1])
+                if TEMP.fullmatch(v):   # (a sum's term may read it back: term_statements)
+                    index_vars = {k for k, _ in (ren(w.terms) if ren else w.terms.items())}
+                    stores[v] = (target, index_vars, ctype(buf.dtype))
                 continue
             if role == "scan":
                 in_order = True   # the running value goes from one element to the next
@@ -272,12 +281,14 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             lines += pre + body + post
             continue
         lines += pre
+        sums = []          # the sums' statements, after the stage's loop where they read it back
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (needed_statements)
             for acc, v, c_type, cast, sel, k, chunk, strided in terms:
-                if sel is not None:
-                    lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner, counts.get(acc))
+                if sel is not None:   # (before the stage's loop, storing nothing)
+                    computed = [b for b in em.lines if b not in store_lines]
+                    lines += _compacted_sum(acc, v, sel, c_type, cast, computed, inner, counts.get(acc))
                     continue
                 # several loops (reduce_order.numpy_run): the last k are NumPy's run, each
                 # run added into the sum in the order of the loops around it (a run NumPy
@@ -285,10 +296,11 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 around, block = inner[:-k], inner[-k:]
                 threads = _sum_threads(plan) if not around else "1"
                 fn = acc.replace("acc", "term")
-                needed = needed_statements(em.lines, v)
+                needed, back = term_statements(em.lines, v, stores, store_lines, {b for b, _ in block})
+                out = sums if back else lines
                 if k > 1:
                     run = _run_through_buffer(acc, v, c_type, needed, block, chunk, threads)
-                    lines += _loop_nest(around, run, [], parallel=False, simd=False) if around else run
+                    out += _loop_nest(around, run, [], parallel=False, simd=False) if around else run
                     continue
                 var, n = block[0]
                 run = [f"auto {fn} = [&](int64_t {var}) -> {c_type} {{"]
@@ -315,7 +327,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     run.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});")
                 else:
                     run.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
-                lines += _loop_nest(around, run, [], parallel=False, simd=False) if around else run
+                out += _loop_nest(around, run, [], parallel=False, simd=False) if around else run
+        post = sums + post
         if pairwise or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
             lines += post
             continue
