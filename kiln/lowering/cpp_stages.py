@@ -282,6 +282,12 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             continue
         lines += pre
         sums = []          # the sums' statements, after the stage's loop where they read it back
+        # A stage that only stores values beside its sums: the first sum's term stores them
+        # too, one pass (kiln_pairwise computes each term once; a tail's spare lanes repeat
+        # the last term, the same store), the stage's loop dropped
+        carrier = next((t[0] for t in terms if t[4] is None), None) \
+            if store_lines and len(terms) == sum(role == "reduce" for _, role in members) else None
+        storing = []
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (needed_statements)
@@ -296,8 +302,11 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 around, block = inner[:-k], inner[-k:]
                 threads = _sum_threads(plan) if not around else "1"
                 fn = acc.replace("acc", "term")
-                needed, back = term_statements(em.lines, v, stores, store_lines, {b for b, _ in block})
-                out = sums if back else lines
+                if acc == carrier:
+                    needed, out = needed_statements(em.lines, v), storing
+                else:
+                    needed, back = term_statements(em.lines, v, stores, store_lines, {b for b, _ in block})
+                    out = sums if back else lines
                 if k > 1:
                     run = _run_through_buffer(acc, v, c_type, needed, block, chunk, threads)
                     out += _loop_nest(around, run, [], parallel=False, simd=False) if around else run
@@ -328,8 +337,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 else:
                     run.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
                 out += _loop_nest(around, run, [], parallel=False, simd=False) if around else run
-        post = sums + post
-        if pairwise or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
+        post = storing + sums + post
+        if pairwise or carrier or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
             lines += post
             continue
         lanes = bool(extrema) and len(extrema) == len(clauses) and not in_order and not names.complex
