@@ -258,3 +258,54 @@ def test_runs_of_several_loops_walk_their_loops_without_dividing():
     assert terms and not any("/" in t or "%" in t for t in terms), terms
     assert "for (int64_t r2 = 0; r2 < 90; ++r2) {" in code
     assert "kiln_pairwise<float>(term0, 0, 8190)" in code
+
+
+def _smooth(x):
+    return x * x.dtype.type(0.99) + x.dtype.type(0.01) * np.sqrt(np.abs(x))
+
+
+def sums_beside_stores(x):
+    y = _smooth(x)   # (stored: returned, its sums in the same kernel)
+    return y, np.sum(y * y), y.mean(), y.max()
+
+
+def rows_beside_stores(x, b):
+    z = _smooth(x + b)   # (b broadcast along the rows)
+    return z, z.sum(1), z.mean(axis=-1)
+
+
+def sum_beside_in_place(x):
+    w = x * 1.01
+    w += 0.01 * np.sqrt(np.abs(w))   # (in place: a term must not read w after it is written)
+    return w, np.sum(w * w)
+
+
+def steps(x):
+    s = 0.0
+    for _ in range(3):   # (a graph loop: its body stores x and sums it)
+        x = _smooth(x)
+        s = s + np.sum(x * x)
+    return x, s
+
+
+def loss(x):
+    y = _smooth(x) + 1.0   # (y kept for the backward pass)
+    return np.sum(y * y) + np.mean(np.abs(y))
+
+
+def test_sums_fused_with_stored_outputs_are_numpys_bit_for_bit():
+    """``x = f(x); return x, np.sum(x*x)``: a kernel that also stored x added the sum with
+    ``omp simd reduction(+:acc)`` lanes, not NumPy's pairwise order (948.8884329622045 vs
+    NumPy's ...047 for 1000 values). The first sum's term now stores the values too, one
+    pass, and the stage's other sums read them back."""
+    rng = np.random.default_rng(21)
+    x, x32, X = rng.standard_normal(1000), rng.standard_normal(900).astype(np.float32), \
+        rng.standard_normal((30, 70))
+    for fn, args in ((sums_beside_stores, (x,)), (sums_beside_stores, (x32,)),
+                     (rows_beside_stores, (X, rng.standard_normal(70))),
+                     (sum_beside_in_place, (X,)), (steps, (x,))):
+        got, want = kiln.compile(fn)(*args), fn(*args)
+        for i, (a, w) in enumerate(zip(got, want, strict=True)):
+            assert np.asarray(a).dtype == np.asarray(w).dtype and np.array_equal(a, w), (fn, i, args[0].dtype)
+    value, grad = kiln.compile(lambda v: kiln.value_and_grad(loss)(v))(x)
+    assert value == loss(x)   # (the forward pass stores what the backward pass reads)
