@@ -16,7 +16,7 @@ import numpy as np
 from .cpp_loops import PARALLEL_GRAIN, decided_loop, extrema_lanes, loop_nest, short_loop
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
 from .cpp_sums import (TEMP, constant_trip, counted_selection, needed_statements, pairwise_sums,
-                       strided_terms, term_statements)
+                       reads_written, strided_terms, term_statements)
 from .fp_flags import fp_table
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
@@ -276,7 +276,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         sums = []          # the sums' statements, after the stage's loop where they read it back
         # A stage that only stores values beside its sums: the first sum's term stores them
         # too, one pass (kiln_pairwise computes each term once; a tail's spare lanes repeat
-        # the last term, the same store), the stage's loop dropped
+        # the last term, the same store), the stage's loop dropped. Not where the term reads
+        # an array it writes (in place: the repeated last term would read its own store)
         carrier = next((t[0] for t in terms if t[4] is None), None) \
             if store_lines and len(terms) == sum(role == "reduce" for _, role in members) else None
         storing = []
@@ -294,8 +295,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 around, block = inner[:-k], inner[-k:]
                 threads = _sum_threads(plan) if not around else "1"
                 fn = acc.replace("acc", "term")
-                if acc == carrier:
-                    needed, out = needed_statements(em.lines, v), storing
+                if acc == carrier and not reads_written(needed := needed_statements(em.lines, v), store_lines):
+                    out = storing
                 else:
                     needed, back = term_statements(em.lines, v, stores, store_lines, {b for b, _ in block})
                     out = sums if back else lines
@@ -330,7 +331,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     run.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
                 out += loop_nest(around, run, [], parallel=False, simd=False) if around else run
         post = storing + sums + post
-        if pairwise or carrier or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
+        if pairwise or storing or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
             lines += post
             continue
         lanes = bool(extrema) and len(extrema) == len(clauses) and not in_order and not names.complex

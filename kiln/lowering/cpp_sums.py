@@ -60,11 +60,16 @@ def term_statements(body: list[str], value: str, stores: dict, store_lines: set,
             kept[i] = b[:b.index("=") + 1] + f" {target};"
             read.append(kept[i])
     needed = needed_statements(kept, value)
-    written = {line.split("[")[0].strip() for line in store_lines}
-    if any(b in read for b in needed) and not any(
-            re.search(rf"\b{re.escape(a)}\[", b) for a in written for b in needed if b not in read):
+    if any(b in read for b in needed) and not reads_written([b for b in needed if b not in read], store_lines):
         return needed, True
     return needed_statements([b for b in body if b not in store_lines], value), False
+
+
+def reads_written(statements: list[str], store_lines: set) -> bool:
+    """Whether ``statements`` load from an array that ``store_lines`` write (in place)."""
+    written = {line.split("[")[0].strip() for line in store_lines}
+    return any(re.search(rf"\b{re.escape(a)}\[", b) for a in written for b in statements
+               if b not in store_lines)
 
 
 # The most sums of one stage added in NumPy's pairwise order (each its own pass)
