@@ -22,6 +22,31 @@ runs.
     chain first       15.8      9.4      (wall: 122 -> 64)
     total first        9.3     10.0      (one run of 11 processes each; within noise)
     update first       3.5      3.5      (the same run)
+
+``--cold``: what a function's first call pays when nothing is cached (every kernel built),
+split into phases, for eight representative functions (a pointwise chain, a reduction,
+softmax, a graph break, a graph loop, a value_and_grad step, a program of
+tests/test_programs_real9.py, an op-table row). Each process gets a fresh cache and
+compiles one throwaway function first (imports, the support object, the compiler's
+identity), then calls every function once. CPU milliseconds, medians over the processes:
+``python`` the process's own CPU time (capture, lowering, codegen, loading, guards),
+``g++`` its child processes' (compiler, assembler, linker); ``capture``,
+``lower+codegen``, ``build`` (kiln's side of it: writing files, waiting is not CPU) and
+``load`` are parts of ``python``.
+
+    python -m benchmarks.first_call --cold [--runs 5] [NAME ...]
+
+2026-12-06, Python 3.11, the shared 2-core machine loaded (load average 7-13), ``--cold
+--runs 3`` twice each side, interleaved; g++ CPU is counted in 10 ms ticks. before:
+707b7e7; after: a sum below the parallel grain calls kiln_pairwise (or
+kiln_pairwise_chunks) rather than the threaded templates, whose parallel regions GCC
+compiled for nothing. Python CPU within noise everywhere.
+
+    g++ ms (CPU)   before      after
+    total          160, 170    140, 150
+    broken         210, 200    180, 190   (its first graph sums 1000 values)
+    others         unchanged (chain 50-60, softmax 70-80, relax 60, train_step 90-100,
+                   lennard_jones 360-380 / 370, op_row 110 / 100-110)
 """
 from __future__ import annotations
 
@@ -33,6 +58,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = r"""
 import json, sys, time
@@ -65,10 +92,99 @@ for fn, args in ((chain, (a, b)), (total, (a,)), (update, (a.copy(), b))):
 print(json.dumps(row))
 """
 
+COLD = r"""
+import json, os, sys, time
+import numpy as np
+import kiln
+sys.path.insert(0, sys.argv[1])   # the repository: a program of the suite
+from tests.test_programs_real9 import lennard_jones_triu_forces as lennard_jones
+from kiln.capture import convert
+from kiln.runtime import backend, build
+
+spent = {}
+stack = []
+
+def timed(phase, fn):
+    def run(*args, **kwargs):
+        stack.append(0.0)
+        start = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            total = time.process_time() - start
+            inner = stack.pop()
+            spent[phase] = spent.get(phase, 0.0) + total - inner
+            if stack:
+                stack[-1] += total
+    return run
+
+kiln.api.capture = timed("capture", convert.capture)
+backend.generate = timed("lower+codegen", backend.generate)
+backend._load_wrapper = timed("load", backend._load_wrapper)
+build.CppLoader.build = timed("build", build.CppLoader.build)
+
+def chain(a, b):
+    return np.sin(a) * b + 1.0
+
+def total(a):
+    return float((a * a).sum())
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+def broken(x):
+    s = x.sum()
+    if s > 0:              # data-dependent branch: a graph break
+        return np.sqrt(x) * 2.0
+    return -x
+
+def relax(u, v):
+    for _ in range(20):    # a graph loop node
+        u = 0.5 * u + 0.25 * v
+    return u
+
+def train_step(w, x, y):
+    loss, g = kiln.value_and_grad(lambda w: np.mean((x @ w - y) ** 2))(w)
+    w -= 0.1 * g
+    return loss
+
+def op_row(x, y):          # an op-table row: clip, where, hypot, cumsum
+    return np.cumsum(np.where(x > y, np.clip(x, -0.5, 0.5), np.hypot(x, y)), axis=0)
+
+rng = np.random.default_rng(0)
+a, b = np.ones(1000), np.full(1000, 0.5)
+cases = [(chain, (a, b)), (total, (a,)), (softmax, (rng.random((64, 128)),)), (broken, (a,)),
+         (relax, (a.copy(), b)),
+         (train_step, (np.ones((8, 1)), rng.random((32, 8)), rng.random((32, 1)))),
+         (lennard_jones, (rng.uniform(0, 3, (6, 3)), 1.0, 1.0, 2.5)),
+         (op_row, (rng.standard_normal((16, 8)), rng.standard_normal((16, 8))))]
+kiln.compile(lambda x: x * 2.0 + 1.0)(a)   # warm-up: lowering, cffi and the support object
+only = sys.argv[2:]
+row = {}
+for fn, args in cases:
+    if only and fn.__name__ not in only:
+        continue
+    compiled = kiln.compile(fn)
+    args = tuple(x.copy() if isinstance(x, np.ndarray) else x for x in args)
+    spent.clear()
+    b0, c0, t0, w0 = build.stats["builds"], time.process_time(), os.times(), time.perf_counter()
+    compiled(*args)
+    w1, c1, t1 = time.perf_counter(), time.process_time(), os.times()
+    row[fn.__name__] = {"wall": w1 - w0, "python": c1 - c0,
+                        "g++": t1.children_user + t1.children_system - t0.children_user - t0.children_system,
+                        "builds": build.stats["builds"] - b0, **spent}
+print(json.dumps(row))
+"""
+
 
 def run_child(cache: str) -> dict:
+    return _child(CHILD, cache)
+
+
+def _child(script: str, cache: str, *argv: str) -> dict:
     env = dict(os.environ, KILN_CACHE_DIR=cache, KILN_COST_MODEL="0")
-    out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", script, *argv], env=env, capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -77,7 +193,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--cache", default="", help="a cache directory to use (kept)")
+    parser.add_argument("--cold", action="store_true", help="first calls that build every kernel")
+    parser.add_argument("names", nargs="*", help="with --cold: only these functions")
     args = parser.parse_args(argv)
+    if args.cold:
+        return cold(args.runs, args.names)
     cache = args.cache or tempfile.mkdtemp(prefix="kiln-first-call-")
     try:
         run_child(cache)   # fills the cache: every later process finds its kernels there
@@ -92,6 +212,21 @@ def main(argv: list[str] | None = None) -> None:
             xs = [r[name][k] * 1e3 for r in rows]
             cells.append(f"{statistics.median(xs):7.2f} [{min(xs):.2f}-{max(xs):.2f}]")
         print(f"{name:24s} {cells[0]:>22s} {cells[1]:>22s}")
+
+
+def cold(runs: int, names: list[str]) -> None:
+    rows = []
+    for _ in range(runs):
+        cache = tempfile.mkdtemp(prefix="kiln-cold-call-")
+        try:
+            rows.append(_child(COLD, cache, ROOT, *names))
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    columns = ["python", "g++", "capture", "lower+codegen", "build", "load", "builds"]
+    print(f"CPU ms, median of {runs} processes  " + " ".join(f"{c:>13s}" for c in columns))
+    for name in rows[0]:
+        cells = [statistics.median(r[name].get(c, 0.0) for r in rows) for c in columns]
+        print(f"{name:33s}" + " ".join(f"{x * 1e3:13.1f}" for x in cells[:-1]) + f"{cells[-1]:14.0f}")
 
 
 if __name__ == "__main__":

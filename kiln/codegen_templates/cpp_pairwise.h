@@ -128,13 +128,17 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_threads(cons
 // and the buffers' sums into the result in order. On threads, up to 64 buffers at a time
 // are summed side by side, then added in order: the same bits on any thread count. ``B``:
 // another buffer (a whole number of the run's rows that do not coalesce, reduce_order.py).
+// kiln_pairwise_chunks: the same on the calling thread (what a sum too small for threads
+// calls, without the parallel region GCC would outline and compile for nothing).
+template <typename T, int W = 8, typename F> static T kiln_pairwise_chunks(const F& f, int64_t n, int64_t B = 8192) {
+    T res = 0;
+    for (int64_t lo = 0; lo < n; lo += B) res += kiln_pairwise<T, W>(f, lo, n - lo < B ? n - lo : B);
+    return res;
+}
 template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(const F& f, int64_t n, int nthreads,
                                                                              int64_t B = 8192) {
+    if (nthreads < 2 || n <= 2 * B) return kiln_pairwise_chunks<T, W>(f, n, B);
     T res = 0;
-    if (nthreads < 2 || n <= 2 * B) {
-        for (int64_t lo = 0; lo < n; lo += B) res += kiln_pairwise<T, W>(f, lo, n - lo < B ? n - lo : B);
-        return res;
-    }
     T s[64];
     unsigned fp = kiln_fp_take();   // (as kiln_pairwise_threads)
     for (int64_t first = 0; first < n; first += 64 * B) {

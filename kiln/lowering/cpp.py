@@ -31,7 +31,8 @@ from .fp_flags import flagless, fp_table, nan_quiet, numpy_tells
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .reduce_order import kept_axis_inner, numpy_run
 from .scheduler import Kernel, write_index
-from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, PARALLEL_GRAIN, ROW_WRITE_CHUNK, SHORT_LOOP,  # noqa: F401
+from .cpp_loops import PARALLEL_GRAIN, SHORT_LOOP
+from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, ROW_WRITE_CHUNK,  # noqa: F401
                          block_points, render_stages)
 
 # A kernel whose work (elements x statements, known when it is built) is at most this runs

@@ -9,26 +9,18 @@ function around these statements.
 """
 from __future__ import annotations
 
-import re
-
 from typing import Any
 
 import numpy as np
 
+from .cpp_loops import PARALLEL_GRAIN, decided_loop, extrema_lanes, loop_nest, short_loop
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
-from .cpp_sums import (constant_trip, counted_selection, needed_statements, pairwise_sums,
-                       strided_terms)
+from .cpp_sums import (TEMP, constant_trip, counted_selection, needed_statements, pairwise_sums,
+                       reads_written, strided_terms, term_statements)
 from .fp_flags import fp_table
 from .loop_ir import Affine
 from .scheduler import node_index, write_index
 
-# A kernel runs on several threads when elements x statements-per-element reaches this
-# (a libm call counts cpp_ops.LIBM_CALL_COST statements). A parallel region costs
-# ~10-30 us on a quiet 2-core machine, but next to BLAS calls (whose threads still spin)
-# or under load from other processes it often waits ~0.5 ms for its second thread: W6's
-# backward relu-mask kernel (131k elements x 17 statements, 30-60 us on one thread) cost
-# 0.6 ms more per step on two.
-PARALLEL_GRAIN = 1 << 22
 # Threads splitting the columns of a kernel that stores whole rows (``x / x.max(axis=0)``,
 # a column reduction and its broadcast) each write part of every row, so at every chunk
 # edge both threads write one cache line of every row. On this 2-vCPU VM, in about one
@@ -139,6 +131,8 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
         logical = []       # (accumulator, combine) of any/all
         counts = {}        # a selected sum's accumulator -> that of its mask's count
         counted = set()    # the count reductions a selected sum computes (no loop of their own)
+        stores = {}        # a temporary stored -> (element, its index's loops, C type)
+        store_lines = set()
         for node, role in members:
             buf = node.buf
             if role in ("row", "scalar"):
@@ -154,10 +148,17 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                     else:
                         locals_[buf.name] = v
                 if buf.name in rowlocal:
-                    within = Affine(0, {k: c for k, c in w.terms.items() if k in inner_names})
-                    em.lines.append(f"{rowlocal[buf.name][0]}[{within.render(ren)}] = {v};")
+                    w = Affine(0, {k: c for k, c in w.terms.items() if k in inner_names})
+                    target = f"{rowlocal[buf.name][0]}[{w.render(ren)}]"
                 elif local.get(buf.name) not in ("register", "scalar"):
-                    em.lines.append(f"{names.arg(buf)}[{names.at(w, ren)}] = {v};")
+                    target = f"{names.arg(buf)}[{names.at(w, ren)}]"
+                else:
+                    continue
+                em.lines.append(f"{target} = {v};")
+                store_lines.add(em.lines[-1])
+                if TEMP.fullmatch(v):   # (a sum's term may read it back: term_statements)
+                    index_vars = {k for k, _ in (ren(w.terms) if ren else w.terms.items())}
+                    stores[v] = (target, index_vars, ctype(buf.dtype))
                 continue
             if role == "scan":
                 in_order = True   # the running value goes from one element to the next
@@ -250,7 +251,7 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 w = write_index(node, "reduce", frame)
                 finish.append(f"{names.arg(buf)}[{names.at(w, ren)}] = {red};")
             post += [point_loop] + ["  " + f for f in finish] + ["}"] if blk else finish
-        if float_sums and len(inner) > 1 and _short(inner[-1][1]):
+        if float_sums and len(inner) > 1 and short_loop(inner[-1][1]):
             # a short row unrolled (no SIMD clause) inside a loop that carries the sum:
             # several in-order adds a step, which GCC would vectorize across the outer
             # loop, bug 110381 (the prelude's KILN_OPAQUE: x[..., ::-1].sum() of 16 x 8
@@ -265,31 +266,43 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 # (complex locals are structs, which omp simd privatizes into arrays and
                 # then does not vectorize; the points' lanes need no clause: GCC's own
                 # vectorizer takes the loop, cpp.py's outer nest does the same)
-                lines += pre + _loop_nest(inner + [(bv, None)], body, [], parallel=False, block=bv,
+                lines += pre + loop_nest(inner + [(bv, None)], body, [], parallel=False, block=bv,
                                           simd=not names.complex) + post
             continue
         if kind == "scalar" or not inner:
             lines += pre + body + post
             continue
         lines += pre
+        sums = []          # the sums' statements, after the stage's loop where they read it back
+        # A stage that only stores values beside its sums: the first sum's term stores them
+        # too, one pass (kiln_pairwise computes each term once; a tail's spare lanes repeat
+        # the last term, the same store), the stage's loop dropped. Not where the term reads
+        # an array it writes (in place: the repeated last term would read its own store)
+        carrier = next((t[0] for t in terms if t[4] is None), None) \
+            if store_lines and len(terms) == sum(role == "reduce" for _, role in members) else None
+        storing = []
         if terms:
             # NumPy's order (kiln_pairwise in the prelude): the loop body becomes each sum's
             # term, with the statements that term needs only (needed_statements)
             for acc, v, c_type, cast, sel, k, chunk, strided in terms:
-                if sel is not None:
-                    lines += _compacted_sum(acc, v, sel, c_type, cast, em.lines, inner, counts.get(acc))
+                if sel is not None:   # (before the stage's loop, storing nothing)
+                    computed = [b for b in em.lines if b not in store_lines]
+                    lines += _compacted_sum(acc, v, sel, c_type, cast, computed, inner, counts.get(acc))
                     continue
                 # several loops (reduce_order.numpy_run): the last k are NumPy's run, each
                 # run added into the sum in the order of the loops around it (a run NumPy
                 # buffers in chunks: each chunk added into the sum in turn)
                 around, block = inner[:-k], inner[-k:]
-                threads = (f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
-                           if plan.split_inner and not around else "1")
+                threads = _sum_threads(plan) if not around else "1"
                 fn = acc.replace("acc", "term")
-                needed = needed_statements(em.lines, v)
+                if acc == carrier and not reads_written(needed := needed_statements(em.lines, v), store_lines):
+                    out = storing
+                else:
+                    needed, back = term_statements(em.lines, v, stores, store_lines, {b for b, _ in block})
+                    out = sums if back else lines
                 if k > 1:
                     run = _run_through_buffer(acc, v, c_type, needed, block, chunk, threads)
-                    lines += _loop_nest(around, run, [], parallel=False, simd=False) if around else run
+                    out += loop_nest(around, run, [], parallel=False, simd=False) if around else run
                     continue
                 var, n = block[0]
                 run = [f"auto {fn} = [&](int64_t {var}) -> {c_type} {{"]
@@ -300,45 +313,74 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
                 tp = f"{c_type}, 16" if c_type == "float" and calls_math(needed) else \
                     f"{c_type}, 0" if any(BOOL_LOAD in b for b in needed) else \
                     f"{c_type}, 1" if strided and not calls_math(needed) else c_type
-                if cast:
+                if cast and threads == "1":
+                    run.append(f"{acc} += kiln_pairwise_chunks<{tp}>({fn}, {n});")
+                elif cast:
                     run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads});")
+                elif chunk and threads == "1" and plan.split_inner and not around:
+                    run.append(f"{acc} += kiln_pairwise_chunks<{tp}>({fn}, {n}, {chunk});")
                 elif chunk and plan.split_inner and not around:   # (the sum starts at 0)
                     run.append(f"{acc} += kiln_pairwise_buffered<{tp}>({fn}, {n}, {threads}, {chunk});")
                 elif chunk:
                     left = f"{n} - lo"
                     run += [f"for (int64_t lo = 0; lo < {n}; lo += {chunk})",
                             f"  {acc} += kiln_pairwise<{tp}>({fn}, lo, {left} < {chunk} ? {left} : {chunk});"]
-                elif plan.split_inner and not around:
+                elif threads != "1" and not _short_run(n):
                     run.append(f"{acc} += kiln_pairwise_threads<{tp}>({fn}, {n}, {threads});")
                 else:
                     run.append(f"{acc} += kiln_pairwise<{tp}>({fn}, 0, {n});")
-                lines += _loop_nest(around, run, [], parallel=False, simd=False) if around else run
-        if pairwise or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
+                out += loop_nest(around, run, [], parallel=False, simd=False) if around else run
+        post = storing + sums + post
+        if pairwise or storing or counted and all(n in pairwise_nodes or n in counted for n, _ in members):
             lines += post
             continue
         lanes = bool(extrema) and len(extrema) == len(clauses) and not in_order and not names.complex
-        if len(logical) == len(members) and len(inner) == 1 and not _short(inner[0][1]) \
+        if len(logical) == len(members) and len(inner) == 1 and not short_loop(inner[0][1]) \
                 and not in_order and not fp_table(kernel)[0]:
             # any/all alone, computing nothing that may raise a flag: stop where decided
             # (a short row stays straight-line code)
-            lines += _decided_loop(inner[0], body, clauses, logical, plan.work, plan.cost,
+            lines += decided_loop(inner[0], body, clauses, logical, plan.work, plan.cost,
                                    plan.split_inner) + post
             continue
         if plan.split_inner:
             # No outer loop to share (a reduction over everything): big enough loops are
             # split across threads themselves, OpenMP combining the accumulators.
             lines.append(f"if (nthreads > 1 && (int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN}) {{")
-            lines += _loop_nest(inner, body, clauses, parallel=True)
+            lines += loop_nest(inner, body, clauses, parallel=True)
             lines.append("} else {")
-            lines += _extrema_lanes(inner, body, clauses, extrema, not plan.outer_loops) if lanes \
-                else _loop_nest(inner, body, clauses, parallel=False)
+            lines += extrema_lanes(inner, body, clauses, extrema, not plan.outer_loops) if lanes \
+                else loop_nest(inner, body, clauses, parallel=False)
             lines.append("}")
         elif lanes:
-            lines += _extrema_lanes(inner, body, clauses, extrema, not plan.outer_loops)
+            lines += extrema_lanes(inner, body, clauses, extrema, not plan.outer_loops)
         else:
-            lines += _loop_nest(inner, body, clauses, parallel=False, simd=not in_order)
+            lines += loop_nest(inner, body, clauses, parallel=False, simd=not in_order)
         lines += post
     return lines
+
+
+# kiln_pairwise_threads sums a run of up to this many terms on the calling thread
+PARALLEL_RUN = 128
+
+
+def _sum_threads(plan: Any) -> str:
+    """The thread count of a sum over the kernel's whole range (a C expression): "1" where
+    the work is a number below the grain. kiln_pairwise_threads given 1 thread (or a run of
+    up to PARALLEL_RUN terms) is kiln_pairwise, kiln_pairwise_buffered kiln_pairwise_chunks,
+    and such a sum calls those directly: the templates' parallel regions, outlined by GCC
+    before it can see they never run, cost ~15% of a small sum's build (~20 ms of g++ CPU)."""
+    if not plan.split_inner:
+        return "1"
+    work = constant_trip(plan.work)
+    if work is not None and work * plan.cost < PARALLEL_GRAIN:
+        return "1"
+    return f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
+
+
+def _short_run(n: Any) -> bool:
+    """Whether the run is a number of terms kiln_pairwise_threads sums on one thread."""
+    trip = constant_trip(n)
+    return trip is not None and trip <= PARALLEL_RUN
 
 
 def _run_through_buffer(acc: str, v: str, c_type: str, needed: list[str], block: list,
@@ -362,9 +404,9 @@ def _run_through_buffer(acc: str, v: str, c_type: str, needed: list[str], block:
         out = [f"{c_type}* {b} = ({c_type}*)kiln_scratch(sizeof({c_type}) * ({size}));"]
     out += [f"int64_t {q} = 0;", f"auto {fn} = [&](int64_t j) -> {c_type} {{ return {b}[j]; }};"]
     add = f"{acc} += kiln_pairwise<{c_type}>({fn}, 0, {chunk if stream else q});"
-    row = _loop_nest([block[-1]], needed + [f"{b}[{q} + {last}] = {v};"], [], parallel=False)
+    row = loop_nest([block[-1]], needed + [f"{b}[{q} + {last}] = {v};"], [], parallel=False)
     row += [f"{q} += {m};"] + ([f"if ({q} == {chunk}) {{ {add} {q} = 0; }}"] if stream else [])
-    out += _loop_nest(block[:-1], row, [], parallel=False, simd=False) if len(block) > 1 else row
+    out += loop_nest(block[:-1], row, [], parallel=False, simd=False) if len(block) > 1 else row
     if stream:
         out.append(f"if ({q} > 0) {acc} += kiln_pairwise<{c_type}>({fn}, 0, {q});")
     elif chunk:
@@ -403,7 +445,7 @@ def _compacted_sum(acc: str, v: str, sel: str, c_type: str, cast: bool, body: li
     size = " * ".join(f"(int64_t)({n})" for _, n in inner)
     loop = needed_statements(body, f"{v} {sel}") + [f"{b}[{k}] = {v};", f"{k} += ({sel}) ? 1 : 0;"]
     return [f"{c_type}* {b} = ({c_type}*)kiln_scratch(sizeof({c_type}) * ({size}));",
-            f"int64_t {k} = 0;"] + _loop_nest(inner, loop, [], parallel=False, simd=False) + \
+            f"int64_t {k} = 0;"] + loop_nest(inner, loop, [], parallel=False, simd=False) + \
         [f"{acc} += kiln_pairwise_run<{c_type}, {buffered}>({b}, {k});", f"free({b});"]
 
 
@@ -452,120 +494,3 @@ def _reduced_position(frame: Any) -> Affine:
         pos = pos + index[d] * step
         step = step * frame.shape[d]
     return pos
-
-
-def _loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
-               block: str | None = None, simd: bool = True) -> list[str]:
-    out = []
-    for depth, (v, n) in enumerate(loops):
-        if parallel and depth == 0:
-            # (each thread notes when it started: cpp_prelude.h, busy cores)
-            out += ["{", "const int64_t launched = kiln_now_us();",
-                    "#pragma omp parallel num_threads(nthreads)", "{", "kiln_arrived(launched);",
-                    "#pragma omp for" + (" simd" if len(loops) == 1 else "")
-                    + "".join(" " + c for c in clauses)]
-        elif depth == len(loops) - 1 and _short(n):
-            # A short fixed trip count (softmax over 10 classes): SIMD lanes would mostly
-            # be prologue and remainder; unrolled, the row is straight-line code.
-            out.append(f"#pragma GCC unroll {SHORT_LOOP}")
-        elif depth == len(loops) - 1 and simd:
-            out.append("#pragma omp simd" + "".join(" " + c for c in clauses))
-        if v == block:  # the blocked outer points, innermost
-            out.append("  " * depth + f"for (int64_t {v} = {v}_b; {v} < {v}_e; ++{v}) {{")
-            continue
-        out.append("  " * depth + f"for (int64_t {v} = 0; {v} < {n}; ++{v}) {{")
-    out += ["  " * len(loops) + line for line in body]
-    out += ["  " * d + "}" for d in reversed(range(len(loops)))]
-    return out + ["}", "}"] if parallel else out
-
-
-# Points per block of an any/all reduction that stops once its value is decided.
-DECIDED_BLOCK = 1 << 14
-
-
-def _decided_loop(loop: tuple, body: list[str], clauses: list[str], logical: list, work: Any,
-                  cost: int, split: bool) -> list[str]:
-    """The loop of a stage of any/all reductions alone, in blocks of DECIDED_BLOCK points,
-    which stops after the block that decides every one (a False for all, a True for any),
-    as NumPy's logical_and/or reduction of a bool array stops at the first (memchr): on
-    threads (``split``, enough work) the calling thread runs the first block alone, then
-    each thread skips the blocks left once one decided."""
-    v, n = loop
-    b = DECIDED_BLOCK
-    decided = " && ".join(f"{acc} == 0" if combine == "all" else f"{acc} != 0" for acc, combine in logical)
-    inner = [f"const int64_t {v}_e = {v}_b + {b} < {n} ? {v}_b + {b} : {n};",
-             "#pragma omp simd" + "".join(" " + c for c in clauses),
-             f"for (int64_t {v} = {v}_b; {v} < {v}_e; ++{v}) {{"] + ["  " + line for line in body] + ["}"]
-    serial = [f"for (int64_t {v}_b = 0; {v}_b < {n}; {v}_b += {b}) {{"] + ["  " + line for line in inner] + \
-        [f"  if ({decided}) break;", "}"]
-    if not split:
-        return serial
-    # (the first block on the calling thread: where it decides, no thread is woken)
-    return [f"if (nthreads > 1 && (int64_t){work} * {cost} >= {PARALLEL_GRAIN}) {{",
-            f"int {v}_stop = 0;   // (a block decided: the others are skipped)",
-            "{", f"const int64_t {v}_b = 0;"] + inner + [f"if ({decided}) {v}_stop = 1;", "}",
-            f"if (!{v}_stop) {{",
-            "const int64_t launched = kiln_now_us();",
-            "#pragma omp parallel num_threads(nthreads)" + "".join(" " + c for c in clauses), "{",
-            "kiln_arrived(launched);",
-            "#pragma omp for schedule(dynamic, 1)",
-            f"for (int64_t {v}_c = 1; {v}_c < ({n} + {b - 1}) / {b}; ++{v}_c) {{",
-            f"  if (__atomic_load_n(&{v}_stop, __ATOMIC_RELAXED)) continue;",
-            f"  const int64_t {v}_b = {v}_c * {b};"] + ["  " + line for line in inner] + \
-        [f"  if ({decided}) __atomic_store_n(&{v}_stop, 1, __ATOMIC_RELAXED);", "}", "}", "}", "} else {"] + \
-        serial + ["}"]
-
-
-# Independent accumulators a max/min along one run keeps (_extrema_lanes): 32 float64 are
-# 8 ymm registers; 64 spilled (AVX-512 Rocket Lake, GCC 12: a C loop over 1e5 in L2
-# took 9.0 us at 32, 12.6 at 64; float32 4.9 and 5.2).
-EXTREMA_LANES = 32
-EXTREMA_LANES_ROW = 4096
-
-
-def _extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: list,
-                   whole: bool) -> list[str]:
-    """One inner loop of max/min reductions (and their NaN flags) run on blocks of
-    EXTREMA_LANES elements, element j of a block into accumulator j, the lanes combined
-    after the blocks and the remainder run as before. Under ``omp simd reduction(max:...)``
-    GCC keeps one vector accumulator and each vmaxpd waits for the one before (4
-    cycles): ``x.max()`` of 1e5 float64 in cache ran at 0.6x NumPy's speed, float32 0.34x;
-    the lanes are independent chains (GCC keeps them in registers when the block loop
-    counts j from 0). Which value a max keeps among equal ones (-0.0 and 0.0) already
-    depended on SIMD lanes, as in NumPy. ``whole``: the kernel's one point (``x.max()``);
-    per row of a row reduction the lanes' start and combine cost ~100 cycles, so rows
-    take them from EXTREMA_LANES_ROW elements (2000x100 float64 rows: 38 -> 93 us)."""
-    k = EXTREMA_LANES
-    trip = constant_trip(inner[-1][1])
-    if len(inner) != 1 or (trip is None and not whole) \
-            or trip is not None and trip < (2 * k if whole else EXTREMA_LANES_ROW):
-        return _loop_nest(inner, body, clauses, parallel=False)
-    (v, n), = inner
-    lane = {acc: f"{acc}_l[{v}_j]" for acc, *_ in extrema}
-    words = re.compile(r"\b(" + "|".join(re.escape(a) for a in lane) + r")\b")
-    out = ["{", f"const int64_t {v}_m = ({n}) / {k} * {k};"]
-    for acc, c_type, init, _ in extrema:
-        out.append(f"{c_type} {acc}_l[{k}];")
-        out.append(f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {acc}_l[{v}_j] = {init};")
-    out += [f"for (int64_t {v}_b = 0; {v}_b < {v}_m; {v}_b += {k}) {{", "#pragma omp simd",
-            f"  for (int64_t {v}_j = 0; {v}_j < {k}; ++{v}_j) {{", f"    const int64_t {v} = {v}_b + {v}_j;"]
-    out += ["    " + words.sub(lambda m: lane[m.group(1)], line) for line in body]
-    out += ["  }", "}", "#pragma omp simd" + "".join(" " + c for c in clauses),
-            f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {{"]
-    for acc, _, _, combine in extrema:
-        mine = lane[acc]
-        out.append(f"  {acc} |= {mine};" if combine == "|" else
-                   f"  {acc} = {acc} {'>' if combine == 'max' else '<'} {mine} ? {acc} : {mine};")
-    out += ["}", "#pragma omp simd" + "".join(" " + c for c in clauses),
-            f"for (int64_t {v} = {v}_m; {v} < {n}; ++{v}) {{"]
-    return out + ["  " + line for line in body] + ["}", "}"]
-
-
-# Inner loops of at most this many iterations (known at compile time) are unrolled
-# (fewer than one AVX-512 vector of floats, where SIMD is mostly remainder handling).
-SHORT_LOOP = 12
-
-
-def _short(n: Any) -> bool:
-    trip = constant_trip(n)
-    return trip is not None and trip <= SHORT_LOOP

@@ -19,7 +19,7 @@ def constant_trip(n: Any) -> int | None:
 
 
 _DEFINITION = re.compile(r"(?:const )?[A-Za-z_][\w:<>]*\s+(t\d+)\s*=\s*(.+);")
-_TEMP = re.compile(r"\bt\d+\b")
+TEMP = re.compile(r"\bt\d+\b")
 
 
 def needed_statements(body: list[str], value: str) -> list[str]:
@@ -27,15 +27,49 @@ def needed_statements(body: list[str], value: str) -> list[str]:
     function computes its own term only. (Each of np.mean(x[mask_i]) for 100 masks became
     a term function holding all 100 masks: text, g++ time and work grew as the square.)
     Statements other than one temporary's definition are all kept, with what they read."""
-    need = set(_TEMP.findall(value))
+    need = set(TEMP.findall(value))
     kept = []
     for line in reversed(body):
         m = _DEFINITION.fullmatch(line.strip())
         if m is not None and m.group(1) not in need:
             continue
-        need |= set(_TEMP.findall(line if m is None else m.group(2)))
+        need |= set(TEMP.findall(line if m is None else m.group(2)))
         kept.append(line)
     return kept[::-1]
+
+
+def term_statements(body: list[str], value: str, stores: dict, store_lines: set,
+                    run: set) -> tuple[list[str], bool]:
+    """The statements a pairwise sum's term ``value`` needs in a stage that also stores
+    values (``store_lines``; ``stores``: a temporary stored -> (the element it is stored
+    to, the loop variables of its index, the element's C type)), and whether they read
+    back what the stage's loop stored, so run after that loop. A stored temporary whose
+    index runs with every loop of the sum's run (``run``: one element per term) is loaded
+    from where it was stored (``x = f(x); return x, np.sum(x*x)``: x*x of the stored x, f
+    not computed twice); the stores themselves are no part of a term. Where the term
+    would still read an array the stage writes (an in-place update), it recomputes its
+    terms before the loop runs, as the fused loop read them."""
+    kept = [b for b in body if b not in store_lines]
+    read = []
+    for i, b in enumerate(kept):
+        m = _DEFINITION.fullmatch(b.strip())
+        if m is None or m.group(1) not in stores:
+            continue
+        target, index_vars, c_type = stores[m.group(1)]
+        if run <= index_vars and b.strip().removeprefix("const ").startswith(f"{c_type} "):
+            kept[i] = b[:b.index("=") + 1] + f" {target};"
+            read.append(kept[i])
+    needed = needed_statements(kept, value)
+    if any(b in read for b in needed) and not reads_written([b for b in needed if b not in read], store_lines):
+        return needed, True
+    return needed_statements([b for b in body if b not in store_lines], value), False
+
+
+def reads_written(statements: list[str], store_lines: set) -> bool:
+    """Whether ``statements`` load from an array that ``store_lines`` write (in place)."""
+    written = {line.split("[")[0].strip() for line in store_lines}
+    return any(re.search(rf"\b{re.escape(a)}\[", b) for a in written for b in statements
+               if b not in store_lines)
 
 
 # The most sums of one stage added in NumPy's pairwise order (each its own pass)
@@ -64,17 +98,20 @@ def pairwise_sums(plan: Any, kind: str, members: list, inner: list) -> tuple[set
     shared = [node for node, role in members if role == "row" and plan.local.get(node.buf.name) == "register"
               and node.buf.name not in plan.row_arrays]
     if plan.blocked or kind == "scalar" or not inner or not members \
-            or any(role != "reduce" for node, role in members if node not in shared):
-        # (a stage that also stores values or scans: its body runs once per element)
+            or any(role not in ("reduce", "row") for _, role in members):
+        # (a stage that scans: its running value goes from one element to the next. One
+        # that also stores values runs its loop for them, the sums after it, reading back
+        # what it stored: term_statements; values it only keeps in registers for the sums
+        # are each term's own statements, and need no loop of the stage's own)
         return set(), False
     f64 = np.dtype(np.float64)
     n = constant_trip(inner[0][1])
     picked, selected = set(), set()
     for node, role in members:
-        if node in shared:
+        if role != "reduce":
             continue
         src, out = np.dtype(node.src.dtype), np.dtype(node.buf.dtype)
-        if role == "reduce" and node.combine == "sum" and out.name in ("float32", "float64") \
+        if node.combine == "sum" and out.name in ("float32", "float64") \
                 and (src == out or src.kind in "biuf") \
                 and np.dtype(plan.accumulators[node.buf.name]) in (f64, out):
             if node.select is not None:

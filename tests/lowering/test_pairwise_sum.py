@@ -116,9 +116,12 @@ def test_float32_sums_take_16_lanes_only_for_vector_math_terms(capsys):
     def of_exp(x):
         return np.exp(x).sum()
 
+    def widened(x):   # (terms cast to float64 on the way: NumPy's buffers of 8192)
+        return x.sum(dtype=np.float64)
+
     x = np.random.default_rng(12).standard_normal((40, 600)).astype(np.float32)[:, ::2]
     code = {}
-    for fn in (plain, of_exp):
+    for fn in (plain, of_exp, widened):
         kiln.set_logs(output_code=True)
         try:
             got = kiln.compile(fn)(x)
@@ -128,8 +131,10 @@ def test_float32_sums_take_16_lanes_only_for_vector_math_terms(capsys):
         code[fn.__name__] = capsys.readouterr().err
     # (a strided plain load: the partial sums as scalars, W 1; as SIMD lanes GCC gathered
     # the loads, x[:, ::-2].sum(1) of 1000x2000 float32 1.6x slower)
-    assert "kiln_pairwise_threads<float, 1>(" in code["plain"]
-    assert "kiln_pairwise_threads<float, 16>(" in code["of_exp"]
+    # (12,000 terms: below the parallel grain, kiln_pairwise itself, not its threaded form)
+    assert "kiln_pairwise<float, 1>(term" in code["plain"]
+    assert "kiln_pairwise<float, 16>(term" in code["of_exp"]
+    assert "kiln_pairwise_chunks<double, 1>(term" in code["widened"]
 
 
 def test_mean_absolute_percentage_error_prints_numpys_digits():
@@ -276,3 +281,60 @@ def test_sums_sharing_a_computed_value_are_numpys_bit_for_bit():
         for a, b in zip(f(x, y), shared_term(x, y), strict=True):
             assert type(a) is type(b)
             np.testing.assert_array_equal(a, b)
+
+
+def _smooth(x):
+    return x * x.dtype.type(0.99) + x.dtype.type(0.01) * np.sqrt(np.abs(x))
+
+
+def sums_beside_stores(x):
+    y = _smooth(x)   # (stored: returned, its sums in the same kernel)
+    return y, np.sum(y * y), y.mean(), y.max()
+
+
+def rows_beside_stores(x, b):
+    z = _smooth(x + b)   # (b broadcast along the rows)
+    return z, z.sum(1), z.mean(axis=-1)
+
+
+def sum_beside_in_place(x):
+    w = x * 1.01
+    w += 0.01 * np.sqrt(np.abs(w))   # (in place: a term must not read w after it is written)
+    return w, np.sum(w * w)
+
+
+def steps(x):
+    s = 0.0
+    for _ in range(3):   # (a graph loop: its body stores x and sums it)
+        x = _smooth(x)
+        s = s + np.sum(x * x)
+    return x, s
+
+
+def loss(w, X, y):
+    # (the forward pass keeps exp(-(X @ w)) for the backward pass, written over X @ w's
+    # buffer in place: 12 rows, so kiln_pairwise's tail repeats its last term)
+    p = 1 / (1 + np.exp(-(X @ w)))
+    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)) + 0.01 * np.sum(w ** 2)
+
+
+def test_sums_fused_with_stored_outputs_are_numpys_bit_for_bit():
+    """``x = f(x); return x, np.sum(x*x)``: a kernel that also stored x added the sum with
+    ``omp simd reduction(+:acc)`` lanes, not NumPy's pairwise order (948.8884329622045 vs
+    NumPy's ...047 for 1000 values). The first sum's term now stores the values too, one
+    pass, and the stage's other sums read them back."""
+    rng = np.random.default_rng(21)
+    x, x32, X = rng.standard_normal(1000), rng.standard_normal(900).astype(np.float32), \
+        rng.standard_normal((30, 70))
+    for fn, args in ((sums_beside_stores, (x,)), (sums_beside_stores, (x32,)),
+                     (rows_beside_stores, (X, rng.standard_normal(70))),
+                     (sum_beside_in_place, (X,)), (steps, (x,))):
+        got, want = kiln.compile(fn)(*args), fn(*args)
+        for i, (a, w) in enumerate(zip(got, want, strict=True)):
+            assert np.asarray(a).dtype == np.asarray(w).dtype and np.array_equal(a, w), (fn, i, args[0].dtype)
+    w, X, y = rng.standard_normal(5) * 0.3, X[:12, :5], (x[:12] > 0).astype(np.float64)
+    value, grad = kiln.compile(lambda w: kiln.value_and_grad(loss)(w, X, y))(w)
+    assert value == loss(w, X, y)
+    # (a term that stored in place and then ran again for the tail read its own store)
+    fd = [(loss(w + 1e-6 * e, X, y) - loss(w - 1e-6 * e, X, y)) / 2e-6 for e in np.eye(5)]
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)

@@ -289,7 +289,7 @@ def test_max_min_along_a_run_keep_independent_lanes(dtype, n):
     remainder, or nowhere gives NumPy's values; short runs keep the plain loop."""
     import re
 
-    from kiln.lowering.cpp_stages import EXTREMA_LANES, EXTREMA_LANES_ROW
+    from kiln.lowering.cpp_loops import EXTREMA_LANES, EXTREMA_LANES_ROW
 
     def extrema(x):
         return F.max(x), F.min(x), F.max(x, axis=(1,)), F.min(F.absolute(x), axis=(1,))
@@ -311,7 +311,7 @@ def test_max_min_along_a_run_keep_independent_lanes(dtype, n):
 
 def test_any_all_stop_at_the_block_that_decides_them():
     """any/all that compute nothing that may raise a flag stop after the block that decides
-    them (cpp_stages.py ``_decided_loop``: NumPy's reduction of a bool array stops at the
+    them (cpp_loops.py ``decided_loop``: NumPy's reduction of a bool array stops at the
     first False with memchr; a 1e7 bool ``a.all()`` with an early False ran ~1 ms against
     NumPy's 2 us), on the calling thread and on threads (a long enough run), also with
     both in one stage and along an axis; an op that may raise a flag (log) scans it all,

@@ -20,21 +20,20 @@ __attribute__((noipa)) static void kiln_fused_max_subtract_exp_sum_0_body(const 
         }
         const float red0 = nan0 ? __builtin_nanf("") : (float)(acc0);
         double acc5 = 0;
-        #pragma omp simd reduction(+:acc5)
-        for (int64_t r1 = 0; r1 < 16; ++r1) {
+        auto term5 = [&](int64_t r1) -> float {
           float t2 = p_x[r1 + 16*x0];
           float t3 = t2 - red0;
           float t4 = kiln_exp(t3);
           row_buf1[r1] = t4;
-          double t6 = (double)(t4);
-          acc5 += t6;
-        }
+          return t4;
+        };
+        acc5 += kiln_pairwise<float, 16>(term5, 0, 16);
         const float red5 = (float)(acc5);
         #pragma omp simd
         for (int64_t r1 = 0; r1 < 16; ++r1) {
-          float t7 = row_buf1[r1];
-          float t8 = t7 / red5;
-          p_buf3[r1 + 16*x0] = t8;
+          float t6 = row_buf1[r1];
+          float t7 = t6 / red5;
+          p_buf3[r1 + 16*x0] = t7;
         }
     }
 }

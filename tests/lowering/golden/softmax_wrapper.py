@@ -66,8 +66,7 @@ __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_max_subtract_e
         }
         const float red0 = nan0 ? __builtin_nanf("") : (float)(acc0);
         double acc20 = 0;
-        #pragma omp simd reduction(+:acc20) reduction(|:own0, own1, own2, own3, own4)
-        for (int64_t r1 = 0; r1 < 16; ++r1) {
+        auto term20 = [&](int64_t r1) -> float {
           float t2 = p_x[r1 + 16*x0];
           float t3 = t2 - red0;
           bool t4 = (__builtin_fabsf(t3) == __builtin_inff());
@@ -90,31 +89,31 @@ __attribute__((noipa, optimize("O1"))) static unsigned kiln_fused_max_subtract_e
           bool t19 = ((t17 != 0) & (t18 != 0));
           own2 |= (uint32_t)t19;
           row_buf1[r1] = t16;
-          double t21 = (double)(t16);
-          acc20 += t21;
-        }
+          return t16;
+        };
+        acc20 += kiln_pairwise<float, 16>(term20, 0, 16);
         const float red20 = (float)(acc20);
         #pragma omp simd reduction(|:own0, own1, own2, own3, own4)
         for (int64_t r1 = 0; r1 < 16; ++r1) {
-          float t22 = row_buf1[r1];
-          float t23 = t22 / red20;
-          bool t24 = (__builtin_fabsf(t23) == __builtin_inff());
-          bool t25 = (__builtin_fabsf(t22) == __builtin_inff());
-          bool t26 = (t25 == 0);
-          bool t27 = ((t24 != 0) & (t26 != 0));
-          bool t28 = (__builtin_fabsf(red20) == __builtin_inff());
-          bool t29 = (t28 == 0);
-          bool t30 = ((t27 != 0) & (t29 != 0));
-          bool t31 = (red20 != 0.0f);
-          bool t32 = ((t30 != 0) & (t31 != 0));
-          own3 |= (uint32_t)t32;
-          bool t33 = (t23 != t23);
-          bool t34 = (t22 == t22);
-          bool t35 = ((t33 != 0) & (t34 != 0));
-          bool t36 = (red20 == red20);
-          bool t37 = ((t35 != 0) & (t36 != 0));
-          own4 |= (uint32_t)t37;
-          p_buf3[r1 + 16*x0] = t23;
+          float t21 = row_buf1[r1];
+          float t22 = t21 / red20;
+          bool t23 = (__builtin_fabsf(t22) == __builtin_inff());
+          bool t24 = (__builtin_fabsf(t21) == __builtin_inff());
+          bool t25 = (t24 == 0);
+          bool t26 = ((t23 != 0) & (t25 != 0));
+          bool t27 = (__builtin_fabsf(red20) == __builtin_inff());
+          bool t28 = (t27 == 0);
+          bool t29 = ((t26 != 0) & (t28 != 0));
+          bool t30 = (red20 != 0.0f);
+          bool t31 = ((t29 != 0) & (t30 != 0));
+          own3 |= (uint32_t)t31;
+          bool t32 = (t22 != t22);
+          bool t33 = (t21 == t21);
+          bool t34 = ((t32 != 0) & (t33 != 0));
+          bool t35 = (red20 == red20);
+          bool t36 = ((t34 != 0) & (t35 != 0));
+          own4 |= (uint32_t)t36;
+          p_buf3[r1 + 16*x0] = t22;
         }
     }
     return (unsigned)own0 << 0 | (unsigned)own1 << 1 | (unsigned)own2 << 2 | (unsigned)own3 << 3 | (unsigned)own4 << 4;

@@ -1,0 +1,135 @@
+"""The loop nests of the C++ renderer's stages (kiln/lowering/cpp_stages.py) and their
+pragmas: a plain nest (parallel, SIMD or unrolled innermost), the blocked loop of any/all
+reductions that stops once decided, and the independent lanes of max/min along one run.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .cpp_sums import constant_trip
+
+# A kernel runs on several threads when elements x statements-per-element reaches this
+# (a libm call counts cpp_ops.LIBM_CALL_COST statements). A parallel region costs
+# ~10-30 us on a quiet 2-core machine, but next to BLAS calls (whose threads still spin)
+# or under load from other processes it often waits ~0.5 ms for its second thread: W6's
+# backward relu-mask kernel (131k elements x 17 statements, 30-60 us on one thread) cost
+# 0.6 ms more per step on two.
+PARALLEL_GRAIN = 1 << 22
+
+
+def loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
+              block: str | None = None, simd: bool = True) -> list[str]:
+    out = []
+    for depth, (v, n) in enumerate(loops):
+        if parallel and depth == 0:
+            # (each thread notes when it started: cpp_prelude.h, busy cores)
+            out += ["{", "const int64_t launched = kiln_now_us();",
+                    "#pragma omp parallel num_threads(nthreads)", "{", "kiln_arrived(launched);",
+                    "#pragma omp for" + (" simd" if len(loops) == 1 else "")
+                    + "".join(" " + c for c in clauses)]
+        elif depth == len(loops) - 1 and short_loop(n):
+            # A short fixed trip count (softmax over 10 classes): SIMD lanes would mostly
+            # be prologue and remainder; unrolled, the row is straight-line code.
+            out.append(f"#pragma GCC unroll {SHORT_LOOP}")
+        elif depth == len(loops) - 1 and simd:
+            out.append("#pragma omp simd" + "".join(" " + c for c in clauses))
+        if v == block:  # the blocked outer points, innermost
+            out.append("  " * depth + f"for (int64_t {v} = {v}_b; {v} < {v}_e; ++{v}) {{")
+            continue
+        out.append("  " * depth + f"for (int64_t {v} = 0; {v} < {n}; ++{v}) {{")
+    out += ["  " * len(loops) + line for line in body]
+    out += ["  " * d + "}" for d in reversed(range(len(loops)))]
+    return out + ["}", "}"] if parallel else out
+
+
+# Points per block of an any/all reduction that stops once its value is decided.
+DECIDED_BLOCK = 1 << 14
+
+
+def decided_loop(loop: tuple, body: list[str], clauses: list[str], logical: list, work: Any,
+                 cost: int, split: bool) -> list[str]:
+    """The loop of a stage of any/all reductions alone, in blocks of DECIDED_BLOCK points,
+    which stops after the block that decides every one (a False for all, a True for any),
+    as NumPy's logical_and/or reduction of a bool array stops at the first (memchr): on
+    threads (``split``, enough work) the calling thread runs the first block alone, then
+    each thread skips the blocks left once one decided."""
+    v, n = loop
+    b = DECIDED_BLOCK
+    decided = " && ".join(f"{acc} == 0" if combine == "all" else f"{acc} != 0" for acc, combine in logical)
+    inner = [f"const int64_t {v}_e = {v}_b + {b} < {n} ? {v}_b + {b} : {n};",
+             "#pragma omp simd" + "".join(" " + c for c in clauses),
+             f"for (int64_t {v} = {v}_b; {v} < {v}_e; ++{v}) {{"] + ["  " + line for line in body] + ["}"]
+    serial = [f"for (int64_t {v}_b = 0; {v}_b < {n}; {v}_b += {b}) {{"] + ["  " + line for line in inner] + \
+        [f"  if ({decided}) break;", "}"]
+    if not split:
+        return serial
+    # (the first block on the calling thread: where it decides, no thread is woken)
+    return [f"if (nthreads > 1 && (int64_t){work} * {cost} >= {PARALLEL_GRAIN}) {{",
+            f"int {v}_stop = 0;   // (a block decided: the others are skipped)",
+            "{", f"const int64_t {v}_b = 0;"] + inner + [f"if ({decided}) {v}_stop = 1;", "}",
+            f"if (!{v}_stop) {{",
+            "const int64_t launched = kiln_now_us();",
+            "#pragma omp parallel num_threads(nthreads)" + "".join(" " + c for c in clauses), "{",
+            "kiln_arrived(launched);",
+            "#pragma omp for schedule(dynamic, 1)",
+            f"for (int64_t {v}_c = 1; {v}_c < ({n} + {b - 1}) / {b}; ++{v}_c) {{",
+            f"  if (__atomic_load_n(&{v}_stop, __ATOMIC_RELAXED)) continue;",
+            f"  const int64_t {v}_b = {v}_c * {b};"] + ["  " + line for line in inner] + \
+        [f"  if ({decided}) __atomic_store_n(&{v}_stop, 1, __ATOMIC_RELAXED);", "}", "}", "}", "} else {"] + \
+        serial + ["}"]
+
+
+# Independent accumulators a max/min along one run keeps (extrema_lanes): 32 float64 are
+# 8 ymm registers; 64 spilled (AVX-512 Rocket Lake, GCC 12: a C loop over 1e5 in L2
+# took 9.0 us at 32, 12.6 at 64; float32 4.9 and 5.2).
+EXTREMA_LANES = 32
+EXTREMA_LANES_ROW = 4096
+
+
+def extrema_lanes(inner: list, body: list[str], clauses: list[str], extrema: list,
+                  whole: bool) -> list[str]:
+    """One inner loop of max/min reductions (and their NaN flags) run on blocks of
+    EXTREMA_LANES elements, element j of a block into accumulator j, the lanes combined
+    after the blocks and the remainder run as before. Under ``omp simd reduction(max:...)``
+    GCC keeps one vector accumulator and each vmaxpd waits for the one before (4
+    cycles): ``x.max()`` of 1e5 float64 in cache ran at 0.6x NumPy's speed, float32 0.34x;
+    the lanes are independent chains (GCC keeps them in registers when the block loop
+    counts j from 0). Which value a max keeps among equal ones (-0.0 and 0.0) already
+    depended on SIMD lanes, as in NumPy. ``whole``: the kernel's one point (``x.max()``);
+    per row of a row reduction the lanes' start and combine cost ~100 cycles, so rows
+    take them from EXTREMA_LANES_ROW elements (2000x100 float64 rows: 38 -> 93 us)."""
+    k = EXTREMA_LANES
+    trip = constant_trip(inner[-1][1])
+    if len(inner) != 1 or (trip is None and not whole) \
+            or trip is not None and trip < (2 * k if whole else EXTREMA_LANES_ROW):
+        return loop_nest(inner, body, clauses, parallel=False)
+    (v, n), = inner
+    lane = {acc: f"{acc}_l[{v}_j]" for acc, *_ in extrema}
+    words = re.compile(r"\b(" + "|".join(re.escape(a) for a in lane) + r")\b")
+    out = ["{", f"const int64_t {v}_m = ({n}) / {k} * {k};"]
+    for acc, c_type, init, _ in extrema:
+        out.append(f"{c_type} {acc}_l[{k}];")
+        out.append(f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {acc}_l[{v}_j] = {init};")
+    out += [f"for (int64_t {v}_b = 0; {v}_b < {v}_m; {v}_b += {k}) {{", "#pragma omp simd",
+            f"  for (int64_t {v}_j = 0; {v}_j < {k}; ++{v}_j) {{", f"    const int64_t {v} = {v}_b + {v}_j;"]
+    out += ["    " + words.sub(lambda m: lane[m.group(1)], line) for line in body]
+    out += ["  }", "}", "#pragma omp simd" + "".join(" " + c for c in clauses),
+            f"for (int {v}_j = 0; {v}_j < {k}; ++{v}_j) {{"]
+    for acc, _, _, combine in extrema:
+        mine = lane[acc]
+        out.append(f"  {acc} |= {mine};" if combine == "|" else
+                   f"  {acc} = {acc} {'>' if combine == 'max' else '<'} {mine} ? {acc} : {mine};")
+    out += ["}", "#pragma omp simd" + "".join(" " + c for c in clauses),
+            f"for (int64_t {v} = {v}_m; {v} < {n}; ++{v}) {{"]
+    return out + ["  " + line for line in body] + ["}", "}"]
+
+
+# Inner loops of at most this many iterations (known at compile time) are unrolled
+# (fewer than one AVX-512 vector of floats, where SIMD is mostly remainder handling).
+SHORT_LOOP = 12
+
+
+def short_loop(n: Any) -> bool:
+    trip = constant_trip(n)
+    return trip is not None and trip <= SHORT_LOOP
