@@ -28,7 +28,7 @@ def _unravel_impl(indices, shape, order="C"):
     found = np.unravel_index(indices, shape, order=order)
     # NumPy's arrays are the columns of one C-ordered (..., len(shape)) array: that array
     # (np.stack's Python took ~3 us); of a scalar index, NumPy scalars
-    base = found[0].base if found else None
+    base = found[0].base if found and type(found[0]) is np.ndarray else None   # (a device array: stack)
     if type(base) is np.ndarray and base.shape == np.shape(found[0]) + (len(found),) \
             and base.dtype == INTP and base.flags.c_contiguous:
         return base

@@ -253,7 +253,7 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
         return containers.NamedTupleVariable(kind, [wrap(tx, v, GetItemSource(source, i))
                                                     for i, v in enumerate(value)], source)
     if kind is dict and source is not None and not source.is_argument() and len(value) > _KEYED_DICT:
-        from .containers import KeyedDictVariable
+        from .keyed_dicts import KeyedDictVariable
         tx.guards.add_type(source, dict)
         return KeyedDictVariable(value, source)
     if kind is dict:

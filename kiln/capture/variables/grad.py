@@ -352,7 +352,8 @@ def _tree_leaves(tx, var: VariableTracker) -> list | None:
     """The float arrays of an argument kiln.grad differentiates: the array, or the leaves
     of nested dicts, lists and tuples of them (eager's pytrees, kiln/autograd/functional.py);
     None for anything else (a container holding numbers: eager makes it one array)."""
-    from .containers import DictVariable, DictViewVariable, KeyedDictVariable, TupleVariable
+    from .containers import DictVariable, DictViewVariable, TupleVariable
+    from .keyed_dicts import KeyedDictVariable
     if isinstance(var, ArrayVariable):
         return [var] if var.meta.dtype.kind == "f" and not var.tensor else None
     if isinstance(var, KeyedDictVariable):
@@ -374,8 +375,9 @@ def _tree_leaves(tx, var: VariableTracker) -> list | None:
 
 def _rebuild(tx, var: VariableTracker, leaves: Any) -> VariableTracker:
     """``var``'s structure (new containers) around the next trackers of ``leaves``."""
-    from .containers import (DictVariable, KeyedDictVariable, ListVariable, NamedTupleVariable,
+    from .containers import (DictVariable, ListVariable, NamedTupleVariable,
                              TupleVariable)
+    from .keyed_dicts import KeyedDictVariable
     if isinstance(var, ArrayVariable):
         return next(leaves)
     if isinstance(var, KeyedDictVariable):
