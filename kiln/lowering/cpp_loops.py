@@ -23,11 +23,8 @@ def loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
     out = []
     for depth, (v, n) in enumerate(loops):
         if parallel and depth == 0:
-            # (each thread notes when it started: cpp_prelude.h, busy cores)
-            out += ["{", "const int64_t launched = kiln_now_us();",
-                    "#pragma omp parallel num_threads(nthreads)", "{", "kiln_arrived(launched);",
-                    "#pragma omp for" + (" simd" if len(loops) == 1 else "")
-                    + "".join(" " + c for c in clauses)]
+            out += region_start("") + ["#pragma omp for" + (" simd" if len(loops) == 1 else "")
+                                       + "".join(" " + c for c in clauses)]
         elif depth == len(loops) - 1 and short_loop(n):
             # A short fixed trip count (softmax over 10 classes): SIMD lanes would mostly
             # be prologue and remainder; unrolled, the row is straight-line code.
@@ -40,7 +37,24 @@ def loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
         out.append("  " * depth + f"for (int64_t {v} = 0; {v} < {n}; ++{v}) {{")
     out += ["  " * len(loops) + line for line in body]
     out += ["  " * d + "}" for d in reversed(range(len(loops)))]
-    return out + ["}", "}"] if parallel else out
+    return out + REGION_END if parallel else out
+
+
+def region_start(clauses: str) -> list[str]:
+    """The opening lines of a stage's parallel region on ``nthreads`` (``clauses``: the
+    region's own), closed by REGION_END. Each thread notes when it started (cpp_prelude.h,
+    busy cores) and hands the floating-point flags it raises to the calling thread, which
+    raises them after the region with its own from before it (as the kernel entry's and
+    cpp_pairwise.h's regions do): a helper thread's flags stay in that thread, where the
+    kernel's launch never reads them (stop 52: np.log's "divide by zero" of a zero in the
+    second thread's half was lost beside a max over the same loop)."""
+    return ["{", "const int64_t launched = kiln_now_us();",
+            "unsigned fp_threads = kiln_fp_take();   // (the calling thread's so far, then its threads')",
+            "#pragma omp parallel num_threads(nthreads) reduction(|:fp_threads)" + clauses, "{",
+            "kiln_arrived(launched);", "kiln_fp_take();"]
+
+
+REGION_END = ["fp_threads |= kiln_fp_take();", "}", "kiln_fp_put(fp_threads);", "}"]
 
 
 # Points per block of an any/all reduction that stops once its value is decided.
@@ -68,15 +82,12 @@ def decided_loop(loop: tuple, body: list[str], clauses: list[str], logical: list
     return [f"if (nthreads > 1 && (int64_t){work} * {cost} >= {PARALLEL_GRAIN}) {{",
             f"int {v}_stop = 0;   // (a block decided: the others are skipped)",
             "{", f"const int64_t {v}_b = 0;"] + inner + [f"if ({decided}) {v}_stop = 1;", "}",
-            f"if (!{v}_stop) {{",
-            "const int64_t launched = kiln_now_us();",
-            "#pragma omp parallel num_threads(nthreads)" + "".join(" " + c for c in clauses), "{",
-            "kiln_arrived(launched);",
+            f"if (!{v}_stop) "] + region_start("".join(" " + c for c in clauses)) + [
             "#pragma omp for schedule(dynamic, 1)",
             f"for (int64_t {v}_c = 1; {v}_c < ({n} + {b - 1}) / {b}; ++{v}_c) {{",
             f"  if (__atomic_load_n(&{v}_stop, __ATOMIC_RELAXED)) continue;",
             f"  const int64_t {v}_b = {v}_c * {b};"] + ["  " + line for line in inner] + \
-        [f"  if ({decided}) __atomic_store_n(&{v}_stop, 1, __ATOMIC_RELAXED);", "}", "}", "}", "} else {"] + \
+        [f"  if ({decided}) __atomic_store_n(&{v}_stop, 1, __ATOMIC_RELAXED);", "}"] + REGION_END + ["} else {"] + \
         serial + ["}"]
 
 

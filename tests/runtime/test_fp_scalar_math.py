@@ -69,3 +69,21 @@ def test_a_numpy_scalar_made_with_a_warning_warns_on_every_call():
     for v in (2.0, 1e5, 3.0):
         want, got = _run(_float16_constant, v), _run(compiled, v)
         assert got[0] == want[0] and type(got[0]) is type(want[0]) and got[1] == want[1]
+
+
+def _column_max_of_log(X):
+    return np.log(X).max(axis=0)
+
+
+def test_a_column_max_of_an_invalid_op_warns_invalid():
+    # a column reduction keeps its NaN flags per column (``nan0[x1 - x1_b] ? NaN : ...``):
+    # propagation too, no NaN literal the input checks miss (it made the kernel's invalid
+    # flag mean nothing: np.log's "invalid value" was lost)
+    compiled = kiln.compile(_column_max_of_log)
+    X = np.linspace(1.0, 2.0, 60).reshape(6, 10)
+    for bad in (-1.0, np.nan, 0.0):
+        X[2, 3] = bad
+        want = _run(_column_max_of_log, X)
+        got = _run(compiled, X)
+        assert np.array_equal(got[0], want[0], equal_nan=True)
+        assert got[1] == want[1], bad
