@@ -25,9 +25,8 @@ np.searchsorted, sizes from np.unique/np.bincount used as shapes.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from tests.test_programs import _clone, program_registry, program_test
+from tests.test_programs import program_registry, program_test
 
 f32, f64, i32, i64, u8 = np.float32, np.float64, np.int32, np.int64, np.uint8
 

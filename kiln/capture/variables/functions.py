@@ -11,6 +11,7 @@ import numpy
 
 from ...ops import describe_callable, find_spelling, method_key
 from ...ops.loops import SCALAR_FUNCTIONS, SCALAR_MATH
+from ..breaks import HINTS
 from ..sources import AttrSource, GetItemSource, ObjectSource, Source
 from .base import ConstantVariable, VariableTracker
 
