@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, ndim_of, reject, shape_of
+from .meta import TensorMeta, columns_array, ndim_of, reject, shape_of
 from .numeric import _dtype
 from .registry import Bound, Category, Composite, F, N, declare, spell, spell_composite
 
@@ -28,9 +28,8 @@ def _unravel_impl(indices, shape, order="C"):
     found = np.unravel_index(indices, shape, order=order)
     # NumPy's arrays are the columns of one C-ordered (..., len(shape)) array: that array
     # (np.stack's Python took ~3 us); of a scalar index, NumPy scalars
-    base = found[0].base if found and type(found[0]) is np.ndarray else None   # (a device array: stack)
-    if type(base) is np.ndarray and base.shape == np.shape(found[0]) + (len(found),) \
-            and base.dtype == INTP and base.flags.c_contiguous:
+    base = columns_array(found)
+    if base is not None:
         return base
     if all(type(v) is INTP.type for v in found):
         return np.array(found, INTP)

@@ -456,3 +456,15 @@ def below_of_inputs(*arrays: Any, **params: Any) -> int | None:
     flat = [b for a in arrays for b in (a if isinstance(a, (list, tuple)) else (a,))]
     belows = [getattr(a, "below", None) for a in flat]
     return max(belows) if belows and None not in belows else None
+
+
+def columns_array(found: tuple) -> Any:
+    """The C-ordered ``(..., len(found))`` intp array whose columns NumPy's index arrays
+    ``found`` are (np.nonzero's, np.unravel_index's make that one array and return views
+    of its columns), or None where they are not such views (a device array, a scalar's)."""
+    base = found[0].base if found and type(found[0]) is np.ndarray else None
+    if type(base) is np.ndarray and base.shape == found[0].shape + (len(found),) \
+            and base.dtype == np.intp and base.flags.c_contiguous:
+        return base
+    return None
+

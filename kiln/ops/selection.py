@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .meta import TensorMeta, namespace, ndim_of, normalize_one_axis, reject, shape_of, to_fake
+from .meta import (TensorMeta, columns_array, namespace, ndim_of, normalize_one_axis, reject, shape_of,
+                   to_fake)
 from .numeric import _is_array, array_like
 from .registry import Category, Composite, F, N, declare, method_key, spell, spell_composite, Bound
 
@@ -51,13 +52,11 @@ def _argwhere_impl(x: Any, order: str = "F") -> Any:
     # np.argwhere's result is Fortran-ordered (the transpose of np.nonzero's arrays);
     # order="C": np.nonzero's own (n, ndim) array, whose columns it returns
     xp = namespace(x)
-    if order == "C" and xp is np:
+    if order == "C" and xp is np and np.ndim(x):
         # np.nonzero's arrays are the columns of one C-ordered (n, ndim) array: that array,
         # not np.argwhere's copy of them copied again into C order (~1.5 us on 15 values)
-        found = np.nonzero(x)
-        base = found[0].base if found else None
-        if type(base) is np.ndarray and base.shape == (found[0].size, len(found)) \
-                and base.dtype == np.intp and base.flags.c_contiguous:
+        base = columns_array(np.nonzero(x))
+        if base is not None:
             return base
     found = xp.argwhere(x)
     return found if order == "F" else xp.ascontiguousarray(found)
