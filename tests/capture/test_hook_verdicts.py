@@ -6,6 +6,7 @@ on later calls of those kinds; other kinds (another type, another dtype, larger 
 where the cost model priced a graph out), other compiled functions and kiln.reset() still
 go through the dispatcher, and values match NumPy throughout.
 """
+import inspect
 import sys
 from collections import OrderedDict
 
@@ -163,22 +164,6 @@ def test_reset_forgets_verdicts():
     assert frame_hook.skipped() == skipped + 1
 
 
-_TWINS_SOURCE = """
-def lookup(table, key):
-    return table.get(key, 1.0)
-
-def scaled(x, table, n):
-    y = x * 2.0
-    try:
-        kiln.graph_break()
-        for _ in range(n):
-            y = y * lookup(table, "scale")
-    except KeyError:
-        pass
-    return y + 1.0
-"""
-
-
 @needs_hook
 def test_equal_code_objects_keep_their_own_flags_and_verdicts():
     # One helper exec'd twice: two code objects that compare equal (same file name, same
@@ -186,18 +171,19 @@ def test_equal_code_objects_keep_their_own_flags_and_verdicts():
     # tables: keyed by equality, the second's verdicts freed the tuple the first's slot
     # still pointed at, and unflagging one unflagged the other in Python only.
     kiln.reset()
+    source = inspect.getsource(_lookup) + inspect.getsource(_scaled)
     twins = []
     for _ in range(2):
         ns = {"kiln": kiln}
-        exec(compile(_TWINS_SOURCE, "<kiln-twins>", "exec"), ns)
+        exec(compile(source, "<kiln-twins>", "exec"), ns)
         twins.append(ns)
-    a, b = (ns["lookup"].__code__ for ns in twins)
+    a, b = (ns["_lookup"].__code__ for ns in twins)
     assert a == b and a is not b
     x, table = np.linspace(0.0, 1.0, 2000), {"scale": 0.5}
-    compiled = [kiln.compile(ns["scaled"]) for ns in twins]
+    compiled = [kiln.compile(ns["_scaled"]) for ns in twins]
     for _ in range(3):
         for ns, f in zip(twins, compiled):
-            np.testing.assert_array_equal(f(x, table, 2), ns["scaled"](x, table, 2))
+            np.testing.assert_array_equal(f(x, table, 2), ns["_scaled"](x, table, 2))
     assert len(frame_hook._verdicts) == 2     # one per code object
     assert frame_hook.is_flagged(a) and frame_hook.is_flagged(b)
     frame_hook.unflag(a)
