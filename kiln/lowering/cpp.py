@@ -198,7 +198,8 @@ def print_kernel(plan: CppKernelPlan, vary: tuple = ()) -> RenderedKernel:
 # acc0``, a column reduction's ``nan0[x1 - x1_b] ? ...``: lowering/cpp_stages.py): the
 # check of the kernel's inputs sees that NaN, so only other NaN literals (np.nan in the
 # user's code, an fmax accumulator's start) are NaNs the kernel reads that no check sees
-# (stop 52: np.log(X).max(axis=0) of an X with a -1 lost "invalid value encountered in log")
+# (a column max writes it nan0[x1 - x1_b]: np.log(X).max(axis=0) of an X with a -1 lost
+# "invalid value encountered in log" when this read only nan0)
 _PROPAGATED_NAN = re.compile(r'\bnan\d+(?:\[[^\[\]]*\])? \? -?\(*(?:\(\w+\))?-?__builtin_nanf?\(""\)\)*')
 
 

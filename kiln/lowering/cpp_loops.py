@@ -46,7 +46,7 @@ def region_start(clauses: str) -> list[str]:
     busy cores) and hands the floating-point flags it raises to the calling thread, which
     raises them after the region with its own from before it (as the kernel entry's and
     cpp_pairwise.h's regions do): a helper thread's flags stay in that thread, where the
-    kernel's launch never reads them (stop 52: np.log's "divide by zero" of a zero in the
+    kernel's launch never reads them (np.log's "divide by zero" of a zero in the
     second thread's half was lost beside a max over the same loop)."""
     return ["{", "const int64_t launched = kiln_now_us();",
             "unsigned fp_threads = kiln_fp_take();   // (the calling thread's so far, then its threads')",

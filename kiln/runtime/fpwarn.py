@@ -36,7 +36,7 @@ not one a call). Otherwise that kind stays silent (never a warning NumPy would n
 A kernel that raises a flag on every call (x // y with a zero divisor) calls the handler
 on every call: where the filters drop every warning it could give (kept per filter list,
 as fpmode.py's), it returns after that one look, and otherwise works out once per
-(flags, word) which warnings fire (stop 52: under ``simplefilter("ignore")`` such a call
+(flags, word) which warnings fire (under ``simplefilter("ignore")`` such a call had
 cost 1.3-1.5x NumPy's).
 """
 from __future__ import annotations
