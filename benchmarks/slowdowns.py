@@ -82,6 +82,11 @@ def identity_returns(x):             # returned views replayed, a layout-keyed v
     return np.asarray(x), x.view(), x[:], np.reshape(x, x.shape), np.array(x), x.astype(np.float64)
 
 
+def identity_aliases(x):             # aliasing ops returned: no-copy calls replayed after a layout check
+    return np.asarray(x), x.astype(x.dtype, copy=False), np.ascontiguousarray(x), x.view(), x[:], \
+        np.reshape(x, x.shape), np.array(x), x.astype(np.float32), np.asarray(x, dtype=np.float64)
+
+
 def cases():
     """(name, fn, args) of each known slowdown, at the sizes it was found."""
     rng = np.random.default_rng(0)
@@ -103,6 +108,7 @@ def cases():
          (np.arange(1, 9), np.array([0, 1, 0, 2, 0, 3, 0, 1]))),
         ("int_power 5", int_power, (np.arange(5), 3)),
         ("identity_returns 4", identity_returns, (np.arange(4.0, dtype=np.float32),)),
+        ("identity_aliases 4", identity_aliases, (np.arange(4.0, dtype=np.float32),)),
         ("record_fields 8", record_fields,
          (np.zeros(8, dtype=[("x", "f8"), ("y", "i4")]), np.arange(8.0), np.ones(8))),
     ]

@@ -85,7 +85,15 @@ SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume ent
 # view_outputs.py and the view kernels' ndarray methods, ops/shape.py: 1.2, 2.0 and 1.5).
 VIEW_OUTPUTS_US = 0.1  # the generated function's frame, once a call when any view is rebuilt
 VIEW_REPLAY_US = 0.2   # each view op replayed (reshape's layout check costs more: three
-                       # views of a 3x3 array, 2.2 us)
+                       # views of a 3x3 array, 2.2 us), an aliasing op too (``Op.aliases``:
+                       # ``x.astype(x.dtype, copy=False)``, ``np.ascontiguousarray(x)``, ``x.view()``)
+VIEW_LAYOUT_US = 0.3   # once a call when a returned view's op is layout-dependent (a
+                       # reshape, np.ascontiguousarray): the compiled call checks the
+                       # arguments' layouts in Python before it runs (aot/runtime.py
+                       # ``_for_layouts``). identity_returns (test_programs.py: nine views,
+                       # copies and the argument itself of a float32[4]) took 1.5x NumPy's
+                       # time compiled, priced 2.4 us against 3.8 before aliasing ops were
+                       # priced here and as NumPy's no-copy call (``_numpy_us``)
 
 # A graph of small-array work needing more kernels than this runs as Python: building
 # them costs ~BUILD_S_PER_KERNEL each (g++ -O3), thousands of calls' worth of any saving.
@@ -152,6 +160,10 @@ def _numpy_us(node: Any) -> float:
         return 0.0
     if op.category == Category.VIEW or op.category == Category.GATHER and op.name.startswith("index_"):
         return NUMPY_CHEAP_US
+    if op.aliases and _keeps_meta(node):
+        # (``x.astype(x.dtype, copy=False)``, ``np.ascontiguousarray(x)`` of a C-ordered
+        # x: NumPy returns the array itself, or a view, without a ufunc loop)
+        return NUMPY_CHEAP_US
     if op.category == Category.CREATION:
         return 2 * NUMPY_CHEAP_US
     if op.category == Category.REDUCTION:
@@ -159,6 +171,14 @@ def _numpy_us(node: Any) -> float:
     if _elements(node) == 1 and getattr(node.val, "shape", None) == () and not _reads_0d_array(node):
         return NUMPY_SCALAR_US
     return NUMPY_OP_US
+
+
+def _keeps_meta(node: Any) -> bool:
+    """Is ``node``'s result of its input 0's shape and dtype?"""
+    src = node.args[0] if node.args else None
+    val, was = node.val, getattr(src, "val", None)
+    return isinstance(val, TensorMeta) and isinstance(was, TensorMeta) \
+        and val.shape == was.shape and val.dtype == was.dtype
 
 
 def _reads_0d_array(node: Any) -> bool:
@@ -208,14 +228,17 @@ def _returned_views_us(graph: Any) -> float:
     outputs = graph.nodes[-1].args[0] if graph.nodes and graph.nodes[-1].kind == "output" else ()
     chains = []
     for value in outputs:
-        steps, base = 0, value
-        while getattr(base, "kind", None) == "call" and base.op.category == Category.VIEW and base.args:
-            steps, base = steps + 1, base.args[0]
-        chains.append((steps, base))
-    bases = [id(base) for _, base in chains]
-    replayed = sum(steps for steps, base in chains if steps and (
-        getattr(base, "kind", None) == "placeholder" or bases.count(id(base)) > 1))
-    return VIEW_OUTPUTS_US + VIEW_REPLAY_US * replayed if replayed else 0.0
+        steps, base, layout = 0, value, False
+        while getattr(base, "kind", None) == "call" and base.op.may_alias and base.args:
+            steps, base, layout = steps + 1, base.args[0], layout or base.op.layout_dependent
+        chains.append((steps, base, layout))
+    bases = [id(base) for _, base, _ in chains]
+    rebuilt = [(steps, layout) for steps, base, layout in chains if steps and (
+        getattr(base, "kind", None) == "placeholder" or bases.count(id(base)) > 1)]
+    if not rebuilt:
+        return 0.0
+    return VIEW_OUTPUTS_US + VIEW_REPLAY_US * sum(steps for steps, _ in rebuilt) \
+        + (VIEW_LAYOUT_US if any(layout for _, layout in rebuilt) else 0.0)
 
 
 def _calls_us(found: tuple, kernel_us: float = KERNEL_US) -> float:
