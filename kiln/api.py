@@ -232,7 +232,8 @@ class CompiledFunction:
         if graph is not None:
             # priced alone unless declining it would run later iterations' graphs as Python
             note = "" if partial.runs_later_iterations(self.fn, bp) else \
-                self._python_is_faster(graph, breaks=1, guards=guards)
+                self._python_is_faster(graph, breaks=1, guards=guards, lowered=lambda: _lowered_calls(
+                    graph, example_inputs(self.fn, guards, built.input_codes, args, kwargs)))
             if note:
                 self._cost_note = note
                 return None

@@ -309,11 +309,12 @@ def built_kernel_count(graph: Any, example_inputs: list) -> int | None:
         return None
 
 
-def lowered_calls(graph: Any, example_inputs: list) -> tuple[int, int, int] | None:
+def lowered_calls(graph: Any, example_inputs: list) -> tuple[int, list, int] | None:
     """The calls one compiled run of ``graph`` (a captured graph that writes into arrays)
     makes, as the lowering plans them (g++ not run): (kernel launches, NumPy calls that
-    compute (a functional write ``index_put`` copies its array, then writes), NumPy writes
-    in place and views). (aot's epilogue copy of a new value into the caller's array is
+    compute, each as the functional graph's node it makes (a functional write ``index_put``
+    copies its array, then writes: None for the copy), NumPy writes in place and views).
+    (aot's epilogue copy of a new value into the caller's array is
     not counted: whether it is the caller's array already is known only per call.) The cost
     model's question about a graph of writes: its tally prices each write as a kernel, but
     a write through a strided view of a view (``x[1:][::2] = 0``) is NumPy's copy and write.
@@ -331,7 +332,8 @@ def lowered_calls(graph: Any, example_inputs: list) -> tuple[int, int, int] | No
         gen = generate(fgraph, arrays)
     except Exception:   # whatever the lowering does not take, compiling finds out itself
         return None
-    launches = computing = cheap = 0
+    launches = cheap = 0
+    computing: list = []
     in_place = gen.memory.inplace_externs if gen.memory is not None else set()
     for step, item in enumerate(gen.steps):
         if isinstance(item, Kernel):
@@ -343,7 +345,9 @@ def lowered_calls(graph: Any, example_inputs: list) -> tuple[int, int, int] | No
                 # a functional write not done in place (``index_put`` of a view): a copy
                 # of its array, then NumPy's write (chained_views_writes on 4x4, two such
                 # calls: 9.9 us compiled against NumPy's 5.0, priced as one call each)
-                computing += 2 if item.op.inplace_impl is not None else 1
+                node = item.origins[0] if item.origins and getattr(item.origins[0], "target", None) is item.op \
+                    else None
+                computing += [node, None] if item.op.inplace_impl is not None else [node]
     return launches, computing, cheap
 
 

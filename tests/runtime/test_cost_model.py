@@ -747,7 +747,9 @@ def test_writes_the_lowering_leaves_to_numpy_are_priced_as_its_calls():
     assert out.graph_count == 0 and len(out.runs_as_python) == 1
     graphs = []
     kiln.compile(strided_view_writes, backend=lambda g, ex: graphs.append(g) or g)(np.arange(6.0))
-    assert lowered_calls(graphs[0], [np.arange(6.0)]) == (2, 2, 1)
+    launches, computing, cheap = lowered_calls(graphs[0], [np.arange(6.0)])
+    assert (launches, len(computing), cheap) == (2, 2, 1)
+    assert computing[0].target.name == "index_put" and computing[1] is None   # the write, its copy
 
 
 def test_functional_writes_left_to_numpy_are_priced_as_a_copy_and_a_write():
