@@ -412,7 +412,8 @@ def _lowered_us(graph: Any, lowered: Callable[[], tuple | None] | None, breaks: 
 
 def _extern_us(node: Any) -> float:
     """A NumPy call the lowering plans (``node``: the functional graph's call it makes, or
-    None): an op that prices its own NumPy call (``Op.python_us``) costs that compiled too.
+    None): an op that prices its own NumPy call higher (``Op.python_us``) costs that
+    compiled too; any other at least NUMPY_OP_US, through its op's kernel.
     The tally counts a mean as kernel work, but a mean of a boolean selection (a size known
     only at run time) is NumPy's own, a Python function of several ufunc calls
     (lowering/reductions.py): kmeans' ``C[j] = X[m].mean(0)`` after its ``if m.any():``
@@ -420,7 +421,7 @@ def _extern_us(node: Any) -> float:
     with the break's segment, kmeans ran 1.3x NumPy's time compiled."""
     own = node.op.python_us if getattr(node, "kind", None) == "call" else None
     cost = own(node, _numpy_us) if own is not None else None
-    return (NUMPY_OP_US if cost is None else cost) + EXTERN_US
+    return (NUMPY_OP_US if cost is None else max(cost, NUMPY_OP_US)) + EXTERN_US
 
 
 def folded_python_us(graph: Any, steps: int) -> float:
