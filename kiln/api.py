@@ -374,16 +374,6 @@ class CompiledFunction:
         with ``type`` and ``ABCMeta``)."""
         as_python.after_hooked_call(self, slots)
 
-    def _segment_for_graph(self) -> int:
-        """1 when this is a resume function of a family that has compiled nothing yet (a
-        break before any array work: its root's entry runs the break as Python and
-        dispatches here): compiling this graph is what keeps that segment on every call,
-        since a family that compiles nothing runs as Python (``_run_new``). 0 otherwise.
-        (modified_gram_schmidt_or_lstsq, test_programs_real12.py: a try statement run as
-        Python, then a 7-op tail priced 2.4 us compiled against 3.4 with no break, took
-        1.15x NumPy's time compiled.)"""
-        return int(self._is_resume and not self.root._compiled_anything())
-
     def _compiled_anything(self) -> bool:
         """Has any function of this one's unit compiled a graph (as_python.unit: the whole
         family for the root, a helper and its resume functions for a helper)?"""
@@ -463,8 +453,11 @@ class CompiledFunction:
                 self._remember_python(args, kwargs, _SMALL if sized else None)
             else:
                 check, guards, graph, resumes_at, fast = made
+        # (a resume function's graph in a family that compiled nothing yet keeps the break's
+        # segment on every call, which running as Python would not: breaks=1)
         elif not frameless(self.fn, result) and (note := self._python_is_faster(
-                graph, breaks=self._segment_for_graph(), guards=guards, built=lambda: _built_kernels(
+                graph, breaks=int(self._is_resume and not self.root._compiled_anything()),
+                guards=guards, built=lambda: _built_kernels(
                 graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs)),
                 lowered=lambda: _lowered_calls(
                 graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs)),

@@ -8,7 +8,7 @@ kmeans' ``if m.any(): C[j] = X[m].mean(0)`` compiled after its break at 1.3x Num
 (the graph 7.1 us against NumPy's 7.2, plus the break's segment each iteration).
 
 A resume function's graph in a family that compiled nothing before it pays the break's
-segment on every call (``CompiledFunction._segment_for_graph``): declined, the whole
+segment on every call (priced with it, kiln/api.py ``_compile``): declined, the whole
 function runs as Python."""
 import numpy as np
 import pytest
