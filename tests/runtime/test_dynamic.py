@@ -159,3 +159,19 @@ def test_a_numpy_scalar_argument_without_a_kernel_dtype_keeps_its_dtype():
                 got, want = fn(x, s), _half_precision_scaled(x, s)
             for g, w in zip(got, want):
                 assert g.dtype == w.dtype and np.array_equal(g, w)
+
+
+def gram_and_cov(x):
+    h = np.maximum(x, 0.5)
+    return np.cov(x), h @ h.T
+
+
+def test_a_transposed_closure_feeds_matmul_as_a_view_of_one_buffer():
+    # ``X @ X.T`` of one buffer is NumPy's syrk; with dynamic sizes kiln realized the
+    # transpose as a copy of its own, so NumPy's matmul took gemm: np.cov under
+    # dynamic=True was 1 ulp off NumPy's in some elements
+    compiled = kiln.compile(gram_and_cov, dynamic=True)
+    for shape in [(3, 50), (5, 50)]:
+        x = np.random.default_rng(shape[0]).standard_normal(shape)
+        for got, want in zip(compiled(x), gram_and_cov(x), strict=True):
+            np.testing.assert_array_equal(got, want)
