@@ -175,3 +175,19 @@ def test_a_transposed_closure_feeds_matmul_as_a_view_of_one_buffer():
         x = np.random.default_rng(shape[0]).standard_normal(shape)
         for got, want in zip(compiled(x), gram_and_cov(x), strict=True):
             np.testing.assert_array_equal(got, want)
+
+
+def transposed_reductions(x):
+    return x.T.sum(), (1 + x.T * 1e-3).prod(), x.T.mean(axis=1), np.cov(x.T)
+
+
+def test_reductions_of_a_transposed_input_add_in_memory_order_with_dynamic_sizes():
+    # NumPy adds x.T.sum() in memory order (one pairwise run), multiplies x.T's product
+    # in memory order and adds np.cov(x.T)'s F-ordered rows one by one; with symbolic
+    # strides kiln's loops kept C order (1 to 60 ulp off) until the size bound (every
+    # dynamic size at least 2) settles 1 < s1 (plan.loop_order, reduce_order)
+    compiled = kiln.compile(transposed_reductions, dynamic=True)
+    for shape in [(7, 1000), (300, 7)]:
+        x = np.random.default_rng(shape[0]).standard_normal(shape)
+        for got, want in zip(compiled(x), transposed_reductions(x), strict=True):
+            np.testing.assert_array_equal(got, want)
