@@ -161,33 +161,26 @@ def test_a_numpy_scalar_argument_without_a_kernel_dtype_keeps_its_dtype():
                 assert g.dtype == w.dtype and np.array_equal(g, w)
 
 
+
 def gram_and_cov(x):
     h = np.maximum(x, 0.5)
     return np.cov(x), h @ h.T
-
-
-def test_a_transposed_closure_feeds_matmul_as_a_view_of_one_buffer():
-    # ``X @ X.T`` of one buffer is NumPy's syrk; with dynamic sizes kiln realized the
-    # transpose as a copy of its own, so NumPy's matmul took gemm: np.cov under
-    # dynamic=True was 1 ulp off NumPy's in some elements
-    compiled = kiln.compile(gram_and_cov, dynamic=True)
-    for shape in [(3, 50), (5, 50)]:
-        x = np.random.default_rng(shape[0]).standard_normal(shape)
-        for got, want in zip(compiled(x), gram_and_cov(x), strict=True):
-            np.testing.assert_array_equal(got, want)
 
 
 def transposed_reductions(x):
     return x.T.sum(), (1 + x.T * 1e-3).prod(), x.T.mean(axis=1), np.cov(x.T)
 
 
-def test_reductions_of_a_transposed_input_add_in_memory_order_with_dynamic_sizes():
-    # NumPy adds x.T.sum() in memory order (one pairwise run), multiplies x.T's product
-    # in memory order and adds np.cov(x.T)'s F-ordered rows one by one; with symbolic
-    # strides kiln's loops kept C order (1 to 60 ulp off) until the size bound (every
-    # dynamic size at least 2) settles 1 < s1 (plan.loop_order, reduce_order)
-    compiled = kiln.compile(transposed_reductions, dynamic=True)
-    for shape in [(7, 1000), (300, 7)]:
-        x = np.random.default_rng(shape[0]).standard_normal(shape)
-        for got, want in zip(compiled(x), transposed_reductions(x), strict=True):
-            np.testing.assert_array_equal(got, want)
+def test_dynamic_sizes_keep_numpys_order_and_operands():
+    """Bit for bit NumPy's with every size a symbol. ``X @ X.T`` of one buffer is NumPy's
+    syrk: kiln realized the transpose as a copy of its own, so NumPy's matmul took gemm
+    (np.cov 1 ulp off). NumPy walks x.T in memory order: x.T.sum() as one pairwise run,
+    x.T's product in memory order, np.cov(x.T)'s F-ordered rows added one by one; with
+    symbolic strides kiln's loops kept C order (1 to 60 ulp off) until the size bound
+    (every dynamic size at least 2) settled 1 < s1 (plan.loop_order, reduce_order)."""
+    for fn in (gram_and_cov, transposed_reductions):   # (apart: together x is realized anyway)
+        compiled = kiln.compile(fn, dynamic=True)
+        for shape in [(3, 50), (7, 1000), (300, 7)]:
+            x = np.random.default_rng(shape[0]).standard_normal(shape)
+            for got, want in zip(compiled(x), fn(x), strict=True):
+                np.testing.assert_array_equal(got, want, err_msg=f"{fn.__name__} {shape}")
