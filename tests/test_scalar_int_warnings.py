@@ -155,3 +155,32 @@ def test_float_and_unchecked_scalar_math_unchanged(backend):
     for fn in (lambda x: x.max() ** 3, lambda x: x.max() << 3,
                lambda x: x.max() * np.float32(3e38) * np.float32(10)):
         _same(_run(kiln.compile(fn, backend=backend), x), _run(fn, x), where=False)
+
+
+def _int_loop(x, u, w, n):
+    s = x[0]
+    c = u[0]
+    q = w[0]
+    for i in range(1, n):
+        s = s * x[i] + x[i]                 # int8: overflow in scalar multiply / add
+        c = np.uint32(0) - (c & np.uint32(1)) - u[i]   # uint32: overflow in scalar subtract
+        q = -(q // w[i]) % w[i]             # int64: negative, floor_divide, remainder
+    return s, c, q
+
+
+def test_integer_scalar_math_in_a_compiled_loop_warns_as_numpy():
+    """A loop body compiled to C++ wrapped silently under the default error mode: it now
+    raises NumPy's flags (kiln_over_* in lowering/loop_scalars.py), so the warnings come as
+    NumPy's, op by op, in order (the reference reruns for them)."""
+    from kiln.ops.loops import stats
+    compiled = kiln.compile(_int_loop)
+    m = np.iinfo(np.int64).min
+    cases = (([3, 50, 2, 1], [1, 2, 3, 4], [7, 2, 3, 5]),      # int8 overflows, uint32 borrows
+             ([1, 1, 1, 1], [0, 0, 0, 0], [m, -1, 0, 3]),      # int64 floor_divide overflow, / 0
+             ([1, 2, 1, 1], [0, 0, 0, 0], [9, 2, 3, 5]))       # nothing
+    for xs, us, ws in cases:
+        args = (np.array(xs, np.int8), np.array(us, np.uint32), np.array(ws, np.int64), 4)
+        got, want = _run(compiled, *args), _run(_int_loop, *args)
+        assert got[1] == want[1], xs
+        assert [type(g) for g in got[0]] == [type(w) for w in want[0]] and got[0] == want[0]
+    assert want[1] == [] and stats["native"]   # (the quiet case ran native)

@@ -187,8 +187,14 @@ def _terms(value: Any) -> dict | None:
     return {(): value}
 
 
-def _decide(diff: Any, how: str) -> bool:
-    """Is ``diff >= 0`` ('ge') or ``diff > 0`` ('gt') for every admitted size?"""
+def settled(diff: Any, how: str) -> bool | None:
+    """Is ``diff >= 0`` ('ge') or ``diff > 0`` ('gt') for every admitted size (True), for
+    none (False)? None where the bound cannot say (no guard is taken).
+
+        >>> s0 = Size.symbol("s0")
+        >>> settled(s0 - 1, "gt"), settled(s0 - 3, "ge")
+        (True, None)
+    """
     if isinstance(diff, int):
         return diff >= 0 if how == "ge" else diff > 0
     # Every symbol is its least value + t with t >= 0: expanded in the t's, a polynomial
@@ -202,6 +208,14 @@ def _decide(diff: Any, how: str) -> bool:
         return True
     if all(c <= 0 for c in coefs) and (const < 0 if how == "ge" else const <= 0):
         return False
+    return None
+
+
+def _decide(diff: Any, how: str) -> bool:
+    """Is ``diff >= 0`` ('ge') or ``diff > 0`` ('gt') for every admitted size?"""
+    answer = settled(diff, how)
+    if answer is not None:
+        return answer
     table = _GUARDING.get()
     if table is not None:
         answer = table.guard(diff, how)

@@ -51,14 +51,14 @@ def render_body(body: LoopBody, step: int | None = None) -> tuple:
     if fast.warnings != checked.warnings:   # (the same ops in the same order: never)
         raise Unnative("the variants' warnings differ")
     body.warnings = tuple(fast.warnings)
-    body.fp_flags = fast.fp_flags
+    body.fp_flags = fast.fp_flags | fast.int_flags
     # a run whose flags may be a warning runs again as the reference: for its warnings
     # alone (``echo``, the native result stands, so it may have written in place) where
     # the body reads none of the arrays it writes, else from the start, on the inputs,
     # where it wrote copies of them (one that wrote in place, a stencil sweeping its own
     # array, gives no such warning: a copy for each call would cost more than the loop)
     body.fp_echo = bool(body.fp_flags) and not _reads_written(body)
-    entry, cdef, codes, results = _entry(body)
+    entry, cdef, codes, results = _entry(body, fast.fp_flags)
     text += entry
     fname = "kiln_loop_" + hashlib.sha256(text.encode()).hexdigest()[:12]
     text = text.replace("kiln_loop_", f"{fname}_").replace("KILN_ENTRY", fname)
@@ -78,10 +78,12 @@ def _reads_written(body: LoopBody) -> bool:
     return False
 
 
-def _entry(body: LoopBody) -> tuple[str, str, str, str]:
+def _entry(body: LoopBody, floats: int) -> tuple[str, str, str, str]:
     """The exported function (see the module doc) and its packed twin: ``(C++ text, cdef,
     argument codes, result codes)``. The fast variant runs first, the checked one where
-    its entry test fails (2), unless ``inplace`` (then 2 comes back: nothing was written)."""
+    its entry test fails (2), unless ``inplace`` (then 2 comes back: nothing was written).
+    ``floats``: the kinds of the body's float scalar math, read from the floating-point
+    flags (its integer math returns FP_RAISED | its kinds itself)."""
     phs = body.graph.placeholders[1:]
     arrays = [p for p in phs if _is_array(p)]
     scalars = [p for p in phs if not _is_array(p)]
@@ -102,12 +104,12 @@ def _entry(body: LoopBody) -> tuple[str, str, str, str]:
              f"  char* bufs[{max(len(arrays), 1)}] = {{{', '.join(f'b{k}' for k in range(len(arrays))) or '0'}}};",
              f"  int64_t slots[{max(len(scalars), 1)}] = {{0}};"]
     lines += [f"  __builtin_memcpy(&slots[{k}], &p{k}, sizeof(p{k}));" for k in range(len(scalars))]
-    if body.fp_flags:   # (the flags raised before: not the body's)
+    if floats:   # (the flags raised before: not the body's)
         lines.append("  feclearexcept(FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID);")
     lines += ["  int64_t rc = kiln_loop_fast(start, stop, step, bufs, layout, slots);",
               "  if (rc == 2 && !inplace) rc = kiln_loop_checked(start, stop, step, bufs, layout, slots);"]
-    if body.fp_flags:   # FP_RAISED | the kinds (ops/fp_errors.py bits) NumPy's scalar math may warn of
-        lines.append(f"  if (rc == 0) rc = kiln_body_fp_raised({body.fp_flags});")
+    if floats:   # FP_RAISED | the kinds (ops/fp_errors.py bits) NumPy's scalar math may warn of
+        lines.append(f"  if (rc == 0 || rc >= {FP_RAISED}) rc |= kiln_body_fp_raised({floats});")
     if outs:
         lines.append(f"  if (rc == 0 || rc >= {FP_RAISED}) {{")
         lines += [f"    __builtin_memcpy(&out->c{k}, &slots[{k}], sizeof(out->c{k}));" for k in range(len(outs))]

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.fp_errors import KINDS, OVER, fp_kinds
+from ..ops.fp_errors import DIVIDE, KINDS, OVER, fp_kinds
 from ..ops.loops import LIBM_MATH, SCALAR_MATH, stand_in
 
 CTYPES = {"bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
@@ -112,14 +112,30 @@ template <typename T> static inline T kiln_imod(T a, T b) {
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
-template <typename T> static inline T kiln_wrap_add(T a, T b) {
-  typedef typename kiln_unsigned<T>::type U; return (T)((U)a + (U)b); }
-template <typename T> static inline T kiln_wrap_sub(T a, T b) {
-  typedef typename kiln_unsigned<T>::type U; return (T)((U)a - (U)b); }
-template <typename T> static inline T kiln_wrap_mul(T a, T b) {
-  typedef typename kiln_unsigned<T>::type U; return (T)((U)a * (U)b); }
 template <typename T> static inline T kiln_wrap_neg(T a) {
   typedef typename kiln_unsigned<T>::type U; return (T)(0 - (U)a); }
+// NumPy's scalar math checks what the wrapping ones do not (``kiln_iflags``: the body's
+// flag word, ops/fp_errors.py's bits, 1 divide by zero, 2 overflow), and the loop
+// returns KILN_FP_RAISED | the word, as a float body's entry returns the floating-point
+// flags it raised (the launcher runs the reference for the warnings). ``f = o ? f | 2 :
+// f``: GCC 12 tests the add's own flag, a jo to a cold block that sets the bit (edit
+// distance 1.25x the unchecked loop; ``f |= 2 * o`` took a seto, a zeroing and an or an
+// op, 1.75x; a cmovo in asm 1.3x; a failure code per op, the reference run, 2-3x).
+template <typename T> static inline T kiln_over_add(T a, T b, unsigned& f) {
+  T r; const bool o = __builtin_add_overflow(a, b, &r); f = o ? f | 2u : f; return r; }
+template <typename T> static inline T kiln_over_sub(T a, T b, unsigned& f) {
+  T r; const bool o = __builtin_sub_overflow(a, b, &r); f = o ? f | 2u : f; return r; }
+template <typename T> static inline T kiln_over_mul(T a, T b, unsigned& f) {
+  T r; const bool o = __builtin_mul_overflow(a, b, &r); f = o ? f | 2u : f; return r; }
+template <typename T> static inline T kiln_over_neg(T a, unsigned& f) {
+  return kiln_over_sub<T>((T)0, a, f); }
+template <typename T> static inline T kiln_over_abs(T a, unsigned& f) {
+  return a < 0 ? kiln_over_neg<T>(a, f) : a; }
+template <typename T> static inline T kiln_over_floordiv(T a, T b, unsigned& f) {
+  f = b == 0 ? f | 1u : (T)-1 < 0 && b == (T)-1 && a == kiln_limits<T>::lowest() ? f | 2u : f;
+  return kiln_ifloordiv<T>(a, b); }
+template <typename T> static inline T kiln_over_mod(T a, T b, unsigned& f) {
+  f = b == 0 ? f | 1u : f; return kiln_imod<T>(a, b); }
 template <typename T> static inline T kiln_ipow(T a, T b) {
   typedef typename kiln_unsigned<T>::type U; U r = 1, x = (U)a;
   while (b > 0) { if (b & 1) r *= x; x *= x; b >>= 1; } return (T)r; }
@@ -175,6 +191,8 @@ PRELUDE += "".join(f'extern "C" double kiln_libm_{fn[5:]}(double) noexcept __asm
 # | kinds where NumPy would warn of none of them: loop_runner.py).
 FAIL = 1
 FP_RAISED = 16
+# A loop function's word of what its integer scalar math raised (kiln_over_*)
+INT_FLAGS = "kiln_iflags"
 
 
 class Unnative(Exception):
@@ -468,20 +486,22 @@ def _numpy_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
         # NumPy's scalar math warns (raises, calls, logs: np.errstate) where an integer
         # wraps or divides by zero, the ufuncs do not: the body notes the places
         # (loops.py ``warns``) and runs as Python where NumPy would raise, call or log
-        # (``LoopBody.trapped``). A native run does not warn: a test per op cost edit
-        # distance 2-3x (its loop is bound by instruction throughput) and crc32 1.2x.
+        # (``LoopBody.trapped``). A native run ORs what happened into a flag word raised
+        # as floating-point flags at the end (``kiln_over_*``), so where NumPy warns the
+        # entry hands back FP_RAISED | kinds and the reference runs for the warnings
+        # (loop_runner.py), as for float bodies. (A branch per op cost edit distance
+        # 2-3x, its loop bound by instruction throughput, and crc32 1.2x.)
         if fn in ("add", "sub", "mul", "neg") or fn == "abs" and out.is_signed:
             pr.warns("overflow", _UFUNC_NAMES.get(fn, "absolute"))
+            pr.int_flags |= OVER
         if fn in ("floordiv", "mod"):
             pr.warns("divide by zero", _UFUNC_NAMES[fn])
+            pr.int_flags |= DIVIDE
             if fn == "floordiv" and out.is_signed:
                 pr.warns("overflow", "floor_divide")
-        if fn in ("add", "sub", "mul"):
-            return f"kiln_wrap_{fn}<{t}>({e[0]}, {e[1]})"
-        if fn == "floordiv":
-            return f"kiln_ifloordiv<{t}>({e[0]}, {e[1]})"
-        if fn == "mod":
-            return f"kiln_imod<{t}>({e[0]}, {e[1]})"
+                pr.int_flags |= OVER
+        if fn in ("add", "sub", "mul", "floordiv", "mod"):
+            return f"kiln_over_{fn}<{t}>({e[0]}, {e[1]}, {INT_FLAGS})"
         if fn == "and_":
             for x, m in (args, args[::-1]):
                 bit = _low_bit_mask(m, out)
@@ -494,11 +514,13 @@ def _numpy_expr(pr: Any, fn: str, args: tuple, kinds: list, out: _Kind) -> str:
         if fn == "rshift":
             return f"kiln_rshift<{t}>({e[0]}, {e[1]})"
         if fn == "neg":
-            return f"kiln_wrap_neg<{t}>({e[0]})"
+            return f"kiln_over_neg<{t}>({e[0]}, {INT_FLAGS})"
         if fn == "pos":
             return e[0]
         if fn == "invert":
             return f"(({t})~{e[0]})"
+        if fn == "abs" and out.is_signed:
+            return f"kiln_over_abs<{t}>({e[0]}, {INT_FLAGS})"
         if fn in ("abs", "np.absolute"):
             return f"({e[0]} < 0 ? kiln_wrap_neg<{t}>({e[0]}) : {e[0]})"
         if fn == "pow":

@@ -35,7 +35,7 @@ import numpy as np
 from ..ops.fp_errors import OVER
 from ..ops.loops import LoopBody
 from .loop_bounds import COUNTER_START, Bounds, Intervals
-from .loop_scalars import CTYPES, FAIL, Unnative, _Kind, _is_array, _kind_of, _scalar_expr
+from .loop_scalars import CTYPES, FAIL, INT_FLAGS, Unnative, _Kind, _is_array, _kind_of, _scalar_expr
 from .loop_vectors import VectorOps
 
 
@@ -68,6 +68,7 @@ class _Printer(VectorOps):
         self.depth = 1
         self.warnings: list[tuple] = []      # (message, filename, lineno): ``warns``
         self.fp_flags = 0                    # the float kinds of those (ops/fp_errors.py bits)
+        self.int_flags = 0                   # the integer kinds of those (kiln_over_*)
         self.spans: dict[str, tuple] = {}    # run-time step loop variable -> (lowest, highest)
         self._vec_init()
 
@@ -222,7 +223,11 @@ class _Printer(VectorOps):
                       f"{a}[{q}] = {b}[{q}]; {b}[{q}] = t; }}", 1)
         for k, p in enumerate(scalars[:sum(1 for c in carried if not _is_array(c))]):
             self.emit(f"__builtin_memcpy(&slots[{k}], &{self.names[p]}, sizeof({self.names[p]}));", 1)
-        self.emit("return 0;", 1)
+        if self.int_flags:   # FP_RAISED | what its integer math raised (see kiln_over_add)
+            self.emit(f"return {INT_FLAGS} ? (KILN_FP_RAISED | {INT_FLAGS}) : 0;", 1)
+            self.lines[mark:mark] = [f"  unsigned {INT_FLAGS} = 0;"]
+        else:
+            self.emit("return 0;", 1)
         self.lines[mark:mark] = self.scratch_lines()
         if self.fast:
             test = ["  " + line for line in self.iv.lines]

@@ -31,12 +31,13 @@ handler (kiln/lowering/handler.py), never through generated text:
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Callable
 
 from .loop_ir import Affine
 from .scheduler import Kernel, record, write_index
-from .sizes import product, render as render_size
+from .sizes import magnitude, product, render as render_size, settled
 
 
 def kernel_accesses(kernel: Kernel, local: dict, loads_only: bool = False) -> list[Affine]:
@@ -112,6 +113,8 @@ def loop_order(vars_: list[tuple[str, Any]], accesses: list[Affine],
     if len(vars_) < 2:
         return vars_
     coefs = [[a.terms.get(v, 0) for v, _ in vars_] for a in accesses]
+    if coefs and memory and not all(isinstance(c, int) for row in coefs for c in row):
+        return _settled_order(vars_, coefs)
     if not coefs or not all(isinstance(c, int) for row in coefs for c in row):
         return vars_
     weight = [sum(abs(row[k]) for row in coefs) for k in range(len(vars_))]
@@ -121,6 +124,36 @@ def loop_order(vars_: list[tuple[str, Any]], accesses: list[Affine],
         return sum(1 for row in coefs if abs(row[k]) == 1)
 
     if not memory and unit(order[-1]) <= unit(len(vars_) - 1):
+        return vars_
+    return [vars_[k] for k in order]
+
+
+def _settled_order(vars_: list, coefs: list) -> list:
+    """:func:`loop_order`'s ``memory`` order over symbolic strides (dynamic sizes, each at
+    least 2: ``x.T.prod()``'s loads step 1 along one loop, ``s1`` along the other, and
+    NumPy multiplies in memory order): sorted where the size bound settles every
+    comparison without a guard, else C order."""
+    class Unsettled(Exception):
+        pass
+
+    def size(c: Any) -> Any:
+        m = magnitude(c)
+        if m is None:
+            raise Unsettled
+        return m
+
+    def heavier(a: int, b: int) -> int:
+        diff = weight[a] - weight[b]
+        if isinstance(diff, int) and diff == 0:
+            return 0
+        answer = settled(diff, "gt")
+        if answer is None or not answer and settled(-diff, "gt") is not True:
+            raise Unsettled
+        return -1 if answer else 1
+    try:
+        weight = [sum((size(row[k]) for row in coefs), 0) for k in range(len(vars_))]
+        order = sorted(range(len(vars_)), key=functools.cmp_to_key(heavier))
+    except Unsettled:
         return vars_
     return [vars_[k] for k in order]
 

@@ -12,6 +12,7 @@ from typing import Any
 from .cpp_sums import constant_trip
 from .loop_ir import BufferValue
 from .scheduler import record
+from .sizes import magnitude, settled
 
 
 def kept_axis_inner(plan: Any, loads: list, accesses: list, vo: str, vi: str) -> bool:
@@ -28,12 +29,24 @@ def kept_axis_inner(plan: Any, loads: list, accesses: list, vo: str, vi: str) ->
     and none along ``vi``."""
     both = [(c[vo], c[vi]) for c in (dict(plan.rename(a.terms)) for a in loads)
             if c.get(vo) and c.get(vi)]
-    if both and all(isinstance(s, int) for pair in both for s in pair):   # (symbolic: no say)
+    smaller = [_smaller(o, i) for o, i in both]   # (symbolic strides: where the bound settles it)
+    if both and None not in smaller:
         if _axis(vo) > _axis(vi) >= 0:   # (Frame.var: the dim's position in C order)
-            return not all(abs(o) > abs(i) for o, i in both)
-        return all(abs(o) < abs(i) for o, i in both)
+            return not all(_smaller(i, o) for o, i in both)
+        return all(smaller)
     coefs = [dict(plan.rename(a.terms)) for a in accesses]
     return any(c.get(vo) == 1 for c in coefs) and not any(c.get(vi) == 1 for c in coefs)
+
+
+def _smaller(a: Any, b: Any) -> bool | None:
+    """Is stride ``a`` smaller in magnitude than ``b`` (ints, or sizes whose symbols are
+    at least 2: ``1`` and ``s1``)? None where the size bound cannot say."""
+    mags = [magnitude(a), magnitude(b)]
+    if None in mags:
+        return None
+    if settled(mags[1] - mags[0], "gt"):
+        return True
+    return False if settled(mags[0] - mags[1], "ge") else None
 
 
 def _axis(v: str) -> int:

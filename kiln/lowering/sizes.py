@@ -43,7 +43,7 @@ from typing import Any
 
 from ..ir.symbolic import canonical_slice
 from ..ir.sizes import (MIN_SIZE, Size, Undecidable, _GUARDING, is_static, min_size,  # noqa: F401
-                        printed_symbols, product, render)
+                        printed_symbols, product, render, settled)
 
 
 def wrap_index(index: int, length: int, axis: int) -> int:
@@ -62,6 +62,12 @@ def wrap_index(index: int, length: int, axis: int) -> int:
     if not -9223372036854775808 <= index <= 9223372036854775807:
         raise OverflowError("Python int too large to convert to C long")
     raise IndexError(f"index {index} is out of bounds for axis {axis} with size {length}")
+
+
+def magnitude(c: Any) -> Any:
+    """``abs(c)`` of an int, or of a size whose sign the bound settles (``-s1``: ``s1``);
+    None where it does not."""
+    return next((m for m in (c, -c) if settled(m, "ge")), None)
 
 
 def is_unbacked(value: Any) -> bool:

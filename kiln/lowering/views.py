@@ -7,7 +7,6 @@ when one exists, else the closure is realized first. A mixin of
 """
 from __future__ import annotations
 
-import math
 import operator
 from typing import Any
 
@@ -19,7 +18,7 @@ from ..ops.layout import _slice as layout_slice
 from .loop_ir import (RECOMPUTE_REPEATS, Affine, BufferValue, Pointwise, Scalar, Value, _zero,
                       contiguous_strides, recomputed, run_time_index)
 from .nodes import iter_values
-from .sizes import Size, Undecidable, is_unbacked, product
+from .sizes import MIN_SIZE, Size, Undecidable, is_unbacked, min_size, product
 
 
 class ViewLowering:
@@ -240,18 +239,26 @@ def _view_layout(op: Any, shape: tuple, strides: tuple, rest: tuple, params: dic
 def _blas_friendly(shape: tuple, views: tuple) -> bool:
     """Do these views of a C-contiguous array keep every element once, with strides that a
     matmul takes without copying (positive, and unit stride in one of the last two dims)?
-    Transposes, swapaxes and splitting reshapes do; slices, broadcasts and flips do not."""
-    if not all(isinstance(n, int) for n in shape):
-        return False  # dynamic sizes: the operand is realized as it is
-    size = math.prod(shape)
+    Transposes, swapaxes and splitting reshapes do; slices, broadcasts and flips do not.
+    With dynamic sizes (each at least MIN_SIZE), transposes alone: the view's dims are the
+    root's, permuted (the realized transpose of np.cov's ``X @ X.T`` under dynamic=True
+    had NumPy call gemm on a copy, not syrk on X itself: 1 ulp off)."""
+    dynamic = not all(isinstance(n, int) for n in shape)
+    if dynamic and any(min_size(v) < MIN_SIZE for n in shape if isinstance(n, Size) for v in n.symbols):
+        return False  # a size that may be 0 or 1: the operand is realized as it is
+    size = product(shape)
     strides, offset = contiguous_strides(shape), 0
+    root = [(n, s) for n, s in zip(shape, strides) if n != 1]
     for op, spans, params, _ in views:
         result = _view_layout(op, shape, strides, spans, params)
         if result is None:
             return False
         shape, strides, delta = result
         offset += delta
-    live = [(n, s) for n, s in zip(shape, strides) if n > 1]
+    live = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    if dynamic:
+        return isinstance(offset, int) and offset == 0 and len(live) == len(root) and \
+            all(p in live for p in root) and any(s == 1 for _, s in live[-2:])
     extent = 1
     for n, s in sorted(live, key=lambda ns: ns[1]):  # every element once, none skipped
         if s != extent:

@@ -206,12 +206,13 @@ class LoopBody:
         # The places where NumPy's scalar math may warn in the body (integers that wrap
         # or divide by zero: ``(message, filename, lineno)``, set by the C++ printer) and
         # whether NumPy's error mode would make one raise, call or log (then the
-        # reference runs, which does so where NumPy does; a native run gives no integer
-        # warning, its float ones by ``fp_flags``)
+        # reference runs, which does so where NumPy does; a native run's warnings come
+        # by ``fp_flags``)
         self.warnings: tuple = ()
-        # of those, the kinds of NumPy's float scalar math (ops/fp_errors.py bits): a native
-        # run reads the flags it raised, and where one may be a warning the user would see,
-        # the reference runs again (kiln/lowering/loop_runner.py)
+        # of those, the kinds (ops/fp_errors.py bits): a native run hands back the kinds
+        # its scalar math raised (the floating-point flags of its float math, a flag word
+        # of its integer math), and where one may be a warning the user would see, the
+        # reference runs again (kiln/lowering/loop_runner.py)
         self.fp_flags = 0
         self.trapped: Callable[[], bool] = _never
         self.plain_calls()

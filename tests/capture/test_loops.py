@@ -126,6 +126,9 @@ CASES = {
 
 
 RERUN = {"py_int_growth"}
+# NumPy warns in these ("overflow encountered in scalar subtract": crc32's np.uint32(0) - 1):
+# the native result stands, and the reference runs again for the warnings
+WARNS = {"crc32"}
 
 
 def countdown(a, t):                  # a while loop whose first test reads array data
@@ -213,7 +216,7 @@ def test_loop_forms_match_python(case, backend):
     _same(compiled(*mine), fn(*theirs))
     if backend == "cpp":   # C++ loops ran (a Python int past int64 reruns by design)
         assert (loop_stats["native"] > before["native"]) != (case in RERUN), case
-        assert (loop_stats["reference"] > before["reference"]) == (case in RERUN), case
+        assert (loop_stats["reference"] > before["reference"]) == (case in RERUN | WARNS), case
     for a, b in zip(mine, theirs):   # the final state of mutated arguments
         if isinstance(a, np.ndarray):
             np.testing.assert_array_equal(a, b)

@@ -159,3 +159,26 @@ def test_a_numpy_scalar_argument_without_a_kernel_dtype_keeps_its_dtype():
                 got, want = fn(x, s), _half_precision_scaled(x, s)
             for g, w in zip(got, want):
                 assert g.dtype == w.dtype and np.array_equal(g, w)
+
+
+
+def gram_and_cov(x):
+    h = np.maximum(x, 0.5)
+    return np.cov(x), h @ h.T
+
+
+def transposed_reductions(x):
+    return x.T.sum(), (1 + x.T * 1e-3).prod(), x.T.mean(axis=1), np.cov(x.T)
+
+
+def test_dynamic_sizes_keep_numpys_order_and_operands():
+    """Bit for bit NumPy's with every size a symbol. ``X @ X.T`` of one buffer is NumPy's
+    syrk: kiln realized the transpose as a copy of its own, so NumPy's matmul took gemm
+    (np.cov 1 ulp off). NumPy walks x.T in memory order: x.T.sum() as one pairwise run,
+    x.T's product in memory order, np.cov(x.T)'s F-ordered rows added one by one; with
+    symbolic strides kiln's loops kept C order (1 to 60 ulp off) until the size bound
+    (every dynamic size at least 2) settled 1 < s1 (plan.loop_order, reduce_order)."""
+    x = np.random.default_rng(3).standard_normal((3, 50))
+    for fn in (gram_and_cov, transposed_reductions):   # (apart: together x is realized anyway)
+        for got, want in zip(kiln.compile(fn, dynamic=True)(x), fn(x), strict=True):
+            np.testing.assert_array_equal(got, want, err_msg=fn.__name__)
