@@ -128,6 +128,12 @@ def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any
     from .variables.base import ConstantVariable
     from ..ops import REGISTRY
     name = BY_OPERATOR.get(INPLACE_TO_PLAIN.get(op, op))
+    kind = float
+    if name is None and tx.output.graph_loop_body:
+        # ``if loss < tol: break`` in a graph loop's body: a comparison of doubles is the
+        # same IEEE one in Python and in NumPy (NaN compares False), a Python bool the
+        # node's test reads (kiln/capture/graph_breaks.py); elsewhere it breaks as before
+        name, kind = _COMPARISONS.get(op), bool
     if var.kind is not float or name is None \
             or tx.output.loop_trace is not None:   # (a loop body's element code: Python's)
         return NotImplemented
@@ -144,7 +150,11 @@ def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any
         return NotImplemented
     args = (operand, var.array.node) if reverse else (var.array.node, operand)
     node = tx.output.graph.call(REGISTRY[name], args, {}, source=tx.location())
-    return PyValueVariable(ArrayVariable(node, ()), float)
+    return PyValueVariable(ArrayVariable(node, ()), kind)
+
+
+_COMPARISONS = {operator.lt: "less", operator.le: "less_equal", operator.gt: "greater",
+                operator.ge: "greater_equal", operator.eq: "equal", operator.ne: "not_equal"}
 
 
 # Python's complex operators whose result on a complex and a float is, bit for bit,

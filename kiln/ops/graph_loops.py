@@ -85,9 +85,10 @@ class GraphLoopBody:
     def __init__(self, graph: Any, n_carried: int, nxt: tuple, where: str = "",
                  tests: tuple | None = None, stacked: tuple = ()) -> None:
         self.graph = graph
-        # A range loop's lists appended to (kiln/capture/loop_lists.py): the metas of the
+        # The lists the loop appends to (kiln/capture/loop_lists.py): the metas of the
         # ``(trips, *shape)`` buffers of the body's last ``len(stacked)`` outputs, one row a
-        # trip, which the node returns after its carried values.
+        # trip, which the node returns after its carried values (a while loop's trip count
+        # is the data's: its buffers grow, and the first dim of their metas is a hint).
         self.stacked = stacked
         self.n_carried = n_carried
         self.next = nxt
@@ -145,7 +146,7 @@ class GraphLoopBody:
         # own, none overlaps another, their layouts are those of the first call).
         fast = getattr(fn, "plain_path", None)
         fast = fast() if fast is not None else None
-        if trips is None and fast is not None:
+        if trips is None and fast is not None and not self.stacked:
             spread = getattr(fn, "spread_path", None)
             spread = spread() if spread is not None else None
             return run_while(self, fn, spread or fast, spread is not None, state, operands,
@@ -163,16 +164,7 @@ def iterate(body: GraphLoopBody, fn: Callable, fast: Callable | None, trips: int
     if fast is None:
         fast = lambda args: fn(*args)   # noqa: E731
     if body.stacked:
-        rows = [np.empty(m.shape, m.dtype) for m in body.stacked]
-        first = body.n_outs
-        for r, o in zip(rows, outs[first:first + len(rows)]):
-            r[0] = o
-        for t in range(1, trips):
-            outs = fast((*state, *operands))
-            state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
-            for r, o in zip(rows, outs[first:first + len(rows)]):
-                r[t] = o
-        return tuple(state) + tuple(rows)
+        return _stacking(body, fast, trips, outs, state, operands, nxt)
     if trips is not None:
         for _ in range(trips - 1):
             outs = fast((*state, *operands))
@@ -191,6 +183,35 @@ def iterate(body: GraphLoopBody, fn: Callable, fast: Callable | None, trips: int
 
 
 stats = {"runs": 0, "trips": 0}   # tests and benchmarks read it
+
+# A while loop's row buffers start with this many rows and double when full.
+FIRST_ROWS = 16
+
+
+def _stacking(body: GraphLoopBody, fast: Callable, trips: int | None, outs: Any, state: list,
+              operands: tuple, nxt: tuple) -> tuple:
+    """:func:`iterate` for a loop that appends to lists (``GraphLoopBody.stacked``): the
+    body's last outputs copied into one row a trip of their buffers, returned after the
+    carried values, as many rows as trips ran. ``outs``: the first trip's outputs."""
+    count = len(body.stacked)
+    cap = trips if trips is not None else FIRST_ROWS
+    rows = [np.empty((cap,) + tuple(m.shape[1:]), m.dtype) for m in body.stacked]
+    for r, o in zip(rows, outs[len(outs) - count:]):
+        r[0] = o
+    done = 1
+    while done < trips if trips is not None else body.tests[1].go_on(outs[body.n_outs:]):
+        outs = fast((*state, *operands))
+        state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
+        if done == cap:       # (a while loop's: its trip count is the data's)
+            cap *= 2
+            rows = [np.concatenate((r, np.empty_like(r))) for r in rows]
+        for r, o in zip(rows, outs[len(outs) - count:]):
+            r[done] = o
+        done += 1
+    if trips is None:
+        stats["trips"] += done
+    # the rows NumPy's np.array of the list gives: a new array of their count
+    return tuple(state) + tuple(r if done == cap else r[:done].copy() for r in rows)
 
 
 def run_while(body: GraphLoopBody, fn: Callable, fast: Callable, spread: bool, state: list,
@@ -261,7 +282,7 @@ def _graph_loop_impl(start: Any, stop: Any, step: Any, carried: tuple, operands:
 
 def _graph_while_impl(entry: tuple, carried: tuple, operands: tuple, body: GraphLoopBody) -> tuple:
     if not body.tests[0].go_on(entry):
-        return tuple(carried)
+        return tuple(carried) + tuple(np.empty((0,) + tuple(m.shape[1:]), m.dtype) for m in body.stacked)
     return _run(body, None, carried, operands)
 
 
@@ -354,17 +375,24 @@ def _print_graph_loop(node: Any, consts: dict, format_value: Callable, python_co
         # the appended values' rows (kiln/capture/loop_lists.py), stacked after the loop
         rows = f"{node.name}_rows"
         return lines + [f"{rows} = {tuple([] for _ in body.stacked)!r}",
-                        f"for {node.name}_i in range({bounds}):"] + step + [
-                        f"    for _r, _o in zip({rows}, {node.name}_out[{body.n_outs}:]):",
-                        "        _r.append(np.array(_o))",
-                        f"{node.name} = {node.name} + tuple(np.array(_r) for _r in {rows})"]
+                        f"for {node.name}_i in range({bounds}):"] + step + _print_rows(node, body, rows)
     entry, each = body.tests
     go = f"{node.name}_go"
     if entry.tests:
         lines.append(f"{node.name}_test = {format_value(tuple(node.args[0]), consts)}")
+    rows = f"{node.name}_rows"
+    lines += [f"{rows} = {tuple([] for _ in body.stacked)!r}"] if body.stacked else []
     return lines + [f"{go} = {entry.python(node.name + '_test')}",
                     f"while {go}:"] + step + [
-                    f"    {go} = {each.python(f'{node.name}_out[{body.n_outs}:]')}"]
+                    f"    {go} = {each.python(f'{node.name}_out[{body.n_outs}:]')}"] + (
+                    _print_rows(node, body, rows) if body.stacked else [])
+
+
+def _print_rows(node: Any, body: GraphLoopBody, rows: str) -> list:
+    """The appended values' rows (the body's last outputs), stacked after the loop."""
+    return [f"    for _r, _o in zip({rows}, {node.name}_out[{-len(body.stacked)}:]):",
+            "        _r.append(np.array(_o))",
+            f"{node.name} = {node.name} + tuple(np.array(_r) for _r in {rows})"]
 
 
 def _graph_loop_python_us(node: Any, per_op_us: Callable) -> float | None:
@@ -385,7 +413,7 @@ graph_loop.python_us = _graph_loop_python_us
 
 
 def _graph_while_meta(entry: tuple, carried: tuple, operands: tuple, body: GraphLoopBody) -> tuple:
-    return tuple(carried)
+    return tuple(carried) + tuple(body.stacked)
 
 
 graph_while = declare("graph_while", Category.EXTERN, _graph_while_impl,
@@ -396,6 +424,24 @@ graph_while = declare("graph_while", Category.EXTERN, _graph_while_impl,
                       doc="while test: carried = body(*carried, *operands) (a body of "
                           "whole-array work, compiled once; its test's values are outputs)")
 graph_while.python_us = lambda node, per_op_us: None   # the trip count is the data's
+
+
+def _loop_rows_unbacked(values: Any, index: int) -> tuple:
+    meta = values[index] if isinstance(values, tuple) else values
+    return ("loop_rows", 0, index), ("u",) + (None,) * (len(meta.shape) - 1)
+
+
+# A while loop's rows of a list it appends to: their count is the trip count, known once
+# the loop ran (an "unbacked" size, kiln/ops/selection.py).
+loop_rows = declare("loop_rows", Category.EXTERN, lambda values, index: values[index],
+                    inputs=("values",), params={"index": 0},
+                    meta=lambda values, index: values[index] if isinstance(values, tuple) else values,
+                    data_dependent=True, unbacked=_loop_rows_unbacked,
+                    doc="the rows a while loop appended to a list, one a trip")
+loop_rows.fresh_result = True
+# ... and how many (``len(losses)`` after the loop), a Python int
+loop_count = declare("loop_count", Category.EXTERN, lambda rows: len(rows), inputs=("rows",),
+                     meta=lambda rows: 1, doc="len(rows) of a loop's rows, a Python int")
 
 
 # One trip of the compiled loop besides its body's own calls: the Python driver calling
