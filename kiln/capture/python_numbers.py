@@ -146,6 +146,16 @@ def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any
         operand = float(other.value)
     elif isinstance(other, SymScalarVariable) and type(other.example) is float:
         operand = _build(tx, other)
+    elif kind is bool and (isinstance(other, SymScalarVariable) and type(other.example) is np.float64
+                           or isinstance(other, ArrayVariable) and other.scalar and not other.tensor
+                           and other.meta.dtype == np.float64):
+        # ``loss < tol`` with an np.float64 ``tol``: a float subclass, so its reflected
+        # comparison runs, and gives an np.bool_ (a NumPy scalar the graph computes)
+        operand = other.node if isinstance(other, ArrayVariable) else tx.output.scalar_node(other)
+        args = (operand, var.array.node) if reverse else (var.array.node, operand)
+        result = ArrayVariable(tx.output.graph.call(REGISTRY[name], args, {}, source=tx.location()), ())
+        result.scalar = True
+        return result
     else:
         return NotImplemented
     args = (operand, var.array.node) if reverse else (var.array.node, operand)

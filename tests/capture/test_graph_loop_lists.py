@@ -219,6 +219,12 @@ def test_loops_that_stop_on_their_data_stack_their_lists():
     assert e.graph_count == 1 and e.graph_break_count == 0
     notes = _notes(_descent, X, y, np.zeros(3), best + 1e-3, 60)
     assert "range loop with a break" in notes and "stacked: ws, stacked: losses" in notes
+    # a NumPy float tolerance (its comparison gives an np.bool_): the same node
+    graphs = []
+    h = kiln.compile(_descent, backend=lambda graph, example_inputs: graphs.append(graph) or graph)
+    _same(_descent(X, y, np.zeros(3), np.float64(best + 1e-3), 60),
+          h(X, y, np.zeros(3), np.float64(best + 1e-3), 60))
+    assert len(graphs) == 1 and "graph_while" in [n.op.name for n in graphs[0].calls]
     g = kiln.compile(_fixed_point)
     x0 = np.linspace(0.0, 1.0, 5)
     for tol in (1e-2, 1e-12):
