@@ -146,7 +146,7 @@ class GraphLoopBody:
         # own, none overlaps another, their layouts are those of the first call).
         fast = getattr(fn, "plain_path", None)
         fast = fast() if fast is not None else None
-        if trips is None and fast is not None and not self.stacked:
+        if trips is None and fast is not None:
             spread = getattr(fn, "spread_path", None)
             spread = spread() if spread is not None else None
             return run_while(self, fn, spread or fast, spread is not None, state, operands,
@@ -194,24 +194,39 @@ def _stacking(body: GraphLoopBody, fast: Callable, trips: int | None, outs: Any,
     body's last outputs copied into one row a trip of their buffers, returned after the
     carried values, as many rows as trips ran. ``outs``: the first trip's outputs."""
     count = len(body.stacked)
-    cap = trips if trips is not None else FIRST_ROWS
-    rows = [np.empty((cap,) + tuple(m.shape[1:]), m.dtype) for m in body.stacked]
-    for r, o in zip(rows, outs[len(outs) - count:]):
-        r[0] = o
+    rows = _first_rows(body, outs, trips)
     done = 1
     while done < trips if trips is not None else body.tests[1].go_on(outs[body.n_outs:]):
         outs = fast((*state, *operands))
         state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
-        if done == cap:       # (a while loop's: its trip count is the data's)
-            cap *= 2
-            rows = [np.concatenate((r, np.empty_like(r))) for r in rows]
+        if done == len(rows[0]):       # (a while loop's: its trip count is the data's)
+            rows = [_grown(r) for r in rows]
         for r, o in zip(rows, outs[len(outs) - count:]):
             r[done] = o
         done += 1
     if trips is None:
         stats["trips"] += done
-    # the rows NumPy's np.array of the list gives: a new array of their count
-    return tuple(state) + tuple(r if done == cap else r[:done].copy() for r in rows)
+    return tuple(state) + _trimmed(rows, done)
+
+
+def _first_rows(body: GraphLoopBody, outs: Any, trips: int | None) -> list:
+    """The row buffers of ``body.stacked`` (``trips`` rows, or FIRST_ROWS to grow), the
+    first trip's ``outs`` in their first row."""
+    count = len(body.stacked)
+    cap = trips if trips is not None else FIRST_ROWS
+    rows = [np.empty((cap,) + tuple(m.shape[1:]), m.dtype) for m in body.stacked]
+    for r, o in zip(rows, outs[len(outs) - count:]):
+        r[0] = o
+    return rows
+
+
+def _grown(rows: np.ndarray) -> np.ndarray:
+    return np.concatenate((rows, np.empty_like(rows)))
+
+
+def _trimmed(rows: list, done: int) -> tuple:
+    """The rows NumPy's np.array of the list gives: a new array of the ``done`` rows."""
+    return tuple(r if done == len(r) else r[:done].copy() for r in rows)
 
 
 def run_while(body: GraphLoopBody, fn: Callable, fast: Callable, spread: bool, state: list,
@@ -221,20 +236,25 @@ def run_while(body: GraphLoopBody, fn: Callable, fast: Callable, spread: bool, s
     (:func:`while_driver`; ~0.3 us a trip where the general loop took ~0.9)."""
     outs = fn(*state, *operands)
     state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
+    rows = _first_rows(body, outs, None) if body.stacked else []
     tested = outs[body.n_outs:]
     if not body.tests[1].go_on(tested):
         stats["trips"] += 1
-        return tuple(state)
-    drive = while_driver(nxt, body.tests[1], body.n_outs, len(operands), spread)
-    state, done = drive(fast, *state, *operands)
+        return tuple(state) + _trimmed(rows, 1)
+    drive = while_driver(nxt, body.tests[1], body.n_outs, len(operands), spread, len(rows))
+    if rows:
+        state, done, rows = drive(fast, rows, *state, *operands)
+    else:
+        state, done = drive(fast, *state, *operands)
     stats["trips"] += 1 + done
-    return state
+    return state + _trimmed(rows, 1 + done)
 
 
 _drivers: dict = {}
 
 
-def while_driver(nxt: tuple, each: WhileTests, n_outs: int, n_operands: int, spread: bool) -> Callable:
+def while_driver(nxt: tuple, each: WhileTests, n_outs: int, n_operands: int, spread: bool,
+                 stacked: int = 0) -> Callable:
     """``drive(fast, *carried, *operands) -> (carried, trips)``: trips of ``fast`` while
     ``each`` says so, the carried values in locals (one per body, generated once):
 
@@ -246,8 +266,12 @@ def while_driver(nxt: tuple, each: WhileTests, n_outs: int, n_operands: int, spr
                 done += 1
                 if not (False if bool(o[2]) is False else True):
                     return (c0, c1), done
+
+    ``stacked``: the body's last outputs are rows of lists it appends to
+    (``GraphLoopBody.stacked``): ``drive(fast, rows, ...)`` writes one row a trip from row
+    1 on, doubling full buffers, and returns ``(carried, trips, rows)``.
     """
-    key = (nxt, each.tests, each.fall, n_outs, n_operands, spread)
+    key = (nxt, each.tests, each.fall, n_outs, n_operands, spread, stacked)
     drive = _drivers.get(key)
     if drive is None:
         carried = [f"c{j}" for j in range(len(nxt))]
@@ -255,15 +279,21 @@ def while_driver(nxt: tuple, each: WhileTests, n_outs: int, n_operands: int, spr
         call = f"fast({args})" if spread else f"fast(({args},))"
         new = ", ".join(f"o[{k}]" if kind == "out" else f"c{k}" for kind, k in nxt)
         test = each.python("o").replace("o[", f"o[{n_outs} + ")
-        lines = [f"def drive(fast, {args}):",
-                 "    done = 0",
+        rows = [f"r{j}" for j in range(stacked)]
+        done = "done" if not stacked else "done, (" + ", ".join(rows) + ",)"
+        lines = [f"def drive(fast, {'rows, ' if stacked else ''}{args}):",
+                 "    done = 0"] + ([f"    {', '.join(rows)}, = rows",
+                                     "    cap = len(r0)"] if stacked else []) + [
                  "    while True:",
                  f"        o = {call}",
                  f"        {', '.join(carried)}, = {new},",
-                 "        done += 1",
+                 "        done += 1"] + ([
+                 "        if done == cap:",
+                 "            cap *= 2"] + [f"            {r} = _grown({r})" for r in rows] + [
+                 f"        {r}[done] = o[{j - stacked}]" for j, r in enumerate(rows)] if stacked else []) + [
                  f"        if not ({test}):",
-                 f"            return ({', '.join(carried)},), done"]
-        space: dict = {}
+                 f"            return ({', '.join(carried)},), {done}"]
+        space: dict = {"_grown": _grown}
         exec(compile("\n".join(lines) + "\n", f"<kiln while driver {len(_drivers)}>", "exec"), space)
         drive = _drivers[key] = space["drive"]
     return drive
