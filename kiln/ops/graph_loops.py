@@ -140,7 +140,7 @@ class GraphLoopBody:
         """``trips`` iterations on ``state`` (arrays it owns: written in place); None: a
         while loop's, which its entry test let in (at least one)."""
         if trips is not None and trips <= 0:
-            return tuple(state)
+            return tuple(state) + no_rows(self)
         fn = self.callable_for(tuple(state) + operands)
         # Later iterations: the compiled function's short path (the arrays are the loop's
         # own, none overlaps another, their layouts are those of the first call).
@@ -218,6 +218,12 @@ def _first_rows(body: GraphLoopBody, outs: Any, trips: int | None) -> list:
     for r, o in zip(rows, outs[len(outs) - count:]):
         r[0] = o
     return rows
+
+
+def no_rows(body: GraphLoopBody) -> tuple:
+    """The stacked results of a loop that ran no trip (capture guards against it: the
+    list would be NumPy's float64 ``(0,)``)."""
+    return tuple(np.empty((0,) + tuple(m.shape[1:]), m.dtype) for m in body.stacked)
 
 
 def _grown(rows: np.ndarray) -> np.ndarray:
@@ -312,7 +318,7 @@ def _graph_loop_impl(start: Any, stop: Any, step: Any, carried: tuple, operands:
 
 def _graph_while_impl(entry: tuple, carried: tuple, operands: tuple, body: GraphLoopBody) -> tuple:
     if not body.tests[0].go_on(entry):
-        return tuple(carried) + tuple(np.empty((0,) + tuple(m.shape[1:]), m.dtype) for m in body.stacked)
+        return tuple(carried) + no_rows(body)
     return _run(body, None, carried, operands)
 
 
@@ -329,7 +335,7 @@ def _run(body: GraphLoopBody, trips: int | None, carried: tuple, operands: tuple
         if body.reference is None:
             body.reference = numpy_program(body.graph, label=body.name)
         if trips is not None and trips <= 0:
-            return tuple(carried)
+            return tuple(carried) + no_rows(body)
         return iterate(body, body.reference, None, trips, list(carried), operands, body.next)
     # (carried arrays are copied on their device: a CuPy array by CuPy)
     state = [_same_layout_copy(v) if isinstance(v, np.ndarray) else fresh_copy(v)
