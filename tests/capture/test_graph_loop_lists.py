@@ -230,4 +230,5 @@ def test_loops_that_stop_on_their_data_stack_their_lists():
     for tol in (1e-2, 1e-12):
         _same(_fixed_point(x0, tol), g(x0, tol))
     assert len(g.cache_entries) == 1
-    assert "while loop" in _notes(_fixed_point, x0, 1e-2) and "stacked: errs" in _notes(_fixed_point, x0, 1e-2)
+    notes = _notes(_fixed_point, x0, 1e-2)
+    assert "while loop" in notes and "stacked: errs" in notes
