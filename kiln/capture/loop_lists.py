@@ -193,8 +193,12 @@ def counted_rows(tx, node: Any, index: int, meta: TensorMeta, name: str) -> Arra
     loop's): their count is a size known once the loop ran (``loop_rows``, an unbacked
     size), so one compile serves every count."""
     from ..ops import REGISTRY
-    size = UnbackedSize(("loop_rows", node, index), meta.shape[0], f"the items the loop appends to '{name}'")
-    tx.output.unbacked_sizes[size.key] = (size, None)
+    # one size for every list of the loop (a row a trip each: ``np.array(ys) - np.array(ts)``
+    # meet as equal sizes; ops/graph_loops.py ``loop_rows`` shares it in lowering too)
+    key = ("loop_rows", node)
+    if key not in tx.output.unbacked_sizes:
+        tx.output.unbacked_sizes[key] = (UnbackedSize(key, meta.shape[0], "the trips of a loop"), None)
+    size = tx.output.unbacked_sizes[key][0]
     rows = tx.output.graph.call(REGISTRY["loop_rows"], (node,), {"index": index}, val=meta)
     return ArrayVariable(rows, (size,) + (None,) * (len(meta.shape) - 1))
 

@@ -464,7 +464,8 @@ graph_while.python_us = lambda node, per_op_us: None   # the trip count is the d
 
 def _loop_rows_unbacked(values: Any, index: int) -> tuple:
     meta = values[index] if isinstance(values, tuple) else values
-    return ("loop_rows", 0, index), ("u",) + (None,) * (len(meta.shape) - 1)
+    # (every list of one loop has a row a trip: one size for all, which they share)
+    return ("loop_rows", 0), ("u",) + (None,) * (len(meta.shape) - 1)
 
 
 # A while loop's rows of a list it appends to: their count is the trip count, known once
