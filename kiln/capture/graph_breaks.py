@@ -18,7 +18,9 @@ break the graph at it (the jump to the break's iterator pop is "out", the jump b
 ``FOR_ITER`` "on"). The body is traced from ``FOR_ITER`` once, with the loop variable a
 value nothing may use (as in the range form); its carried values are the while form's
 (arrays written or rebound, Python numbers the body stores). After the loop the variable
-is ``next - step``: the trip that broke, or the last one.
+is ``next - step``: the trip that broke, or the last one. Lists the body appends to (a
+loss history: ``losses.append(float(loss))`` before ``if loss < tol: break``) are stacked
+as the while form stacks them, one row a trip that ran.
 
 A range loop without a break whose body stores a live Python number (``t = t + h``
 beside an RK4 step) takes the same form, its only test the range's: the range form
@@ -202,7 +204,11 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state) -> None:
     before = {id(n) for n in tx.output.graph.nodes}
     chain = BreakChain(tx, inst, sites, len(snap.stack), snap.stack[-1])
     tx.while_tests = chain
-    fall = _run_trip(tx, inst, chain)
+    outer, tx.output.graph_loop_body = tx.output.graph_loop_body, True   # float(loss): loop_lists
+    try:
+        fall = _run_trip(tx, inst, chain)
+    finally:
+        tx.output.graph_loop_body = outer
     if not chain.tests and sites:
         raise LoopFallback("no break on a value the graph computes")
     if not isinstance(tx.locals.get(i_name), LoopVariable):
@@ -227,7 +233,7 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state) -> None:
     tx.locals[COUNTER] = nxt
     # the range first (done: out), then the break's own chain
     chain.tests.insert(0, (more, False, False))
-    carry_and_emit(tx, inst.target, snap, saved, state, before, live | {COUNTER}, live_after,
+    carry_and_emit(tx, inst.index, inst.target, snap, saved, state, before, live | {COUNTER}, live_after,
                    starts, made, chain, fall, [], WhileTests((), True),
                    what="range loop with a break" if sites else "range loop carrying numbers")
     last = tx.locals.pop(COUNTER)

@@ -41,7 +41,7 @@ from ..ops.graph_loops import GraphLoopBody
 from ..ops.loops import stand_in
 from .breaks import BreakGraph
 from .loop_node import _loaded, _note, _Snapshot, write_array_back
-from .loop_lists import StackedListVariable, stacked_items, take_appends
+from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
 from .loops import MIN_TRIP, LoopFallback
 from .variables.arrays import ArrayVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
@@ -179,11 +179,12 @@ def _order(perm: dict) -> int:
     return order
 
 
-def _guard_trips(tx, bounds: tuple, perm: dict, by_value: bool = False) -> int:
+def _guard_trips(tx, bounds: tuple, perm: dict, nonzero: bool = False) -> int:
     """A run-time trip count: where names end depends on it only through whether it is 0
     (a name rebound to a new array) and its remainder by the permutation's order (``u, v
     = v, u``); guard those, and return this call's count (the names end as for it).
-    ``by_value``: the count itself is guarded (a stacked list's buffer has it as a size)."""
+    ``nonzero``: whether it is 0 is guarded anyway (np.array of a list no trip appended
+    to is NumPy's float64 ``(0,)``, not the rows')."""
     values = [b.value if isinstance(b, ConstantVariable) else b.example for b in bounds]
     trips = len(range(*values))
     code = "len(range(" + ", ".join(str(b.value) if isinstance(b, ConstantVariable) else b.code
@@ -191,10 +192,7 @@ def _guard_trips(tx, bounds: tuple, perm: dict, by_value: bool = False) -> int:
     text = "len(range(" + ", ".join(str(b.value) if isinstance(b, ConstantVariable) else b.text
                                     for b in bounds) + "))"
     leaves = tuple(leaf for b in bounds if not isinstance(b, ConstantVariable) for leaf in b.leaves)
-    if by_value:
-        tx.guards.add_truth(f"{code} == {trips}", f"{text} == {trips}", True, leaves)
-        return trips
-    if any(j is None for j in perm.values()):
+    if nonzero or any(j is None for j in perm.values()):
         tx.guards.add_truth(f"{code} > 0", f"{text} > 0", trips > 0, leaves)
     order = _order(perm)
     if order > 1:
@@ -296,7 +294,7 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
         if i_name in facts.live_in[inst.target]:
             raise LoopFallback("the loop variable is read after the loop and the trip count is "
                                "known only at run time")
-        trips = _guard_trips(tx, bounds, slots.perm, by_value=bool(stacks))
+        trips = _guard_trips(tx, bounds, slots.perm, nonzero=bool(stacks))
     _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots, i_name,
           i_name in facts.live_in[inst.target], stacks)
 
@@ -505,13 +503,14 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots
                                      slots.carried_names(), calls, before,
                                      slots.outs + [item.node for _, _, item, _ in stacks])
     where = f"{tx.location()[0]}:{tx.location()[1]}"
-    rows = tuple(TensorMeta((trips,) + item.node.val.shape, item.node.val.dtype) for _, _, item, _ in stacks)
+    runtime = not all(isinstance(b, ConstantVariable) for b in bounds)
+    # (a run-time count's rows: a size known once the loop ran, this count its example)
+    rows = tuple(TensorMeta((max(trips, 2) if runtime else trips,) + item.node.val.shape,
+                            item.node.val.dtype) for _, _, item, _ in stacks)
     body = GraphLoopBody(body_graph, len(slots.keep), tuple(slots.nxt), where=where, stacked=rows)
     back_at_head(tx, snap, saved)
     vals = tuple(s.val for s in starts)
     bvals = tuple(b.value if isinstance(b, ConstantVariable) else tx.output.scalar_node(b) for b in bounds)
-    if stacks:     # its trip count is guarded by value (the buffers' size)
-        bvals = (0, trips, 1)
     node = graph.call(REGISTRY["graph_loop"], bvals + (tuple(starts), tuple(operands)), {"body": body},
                       val=vals + rows, source=tx.location())
     items = [graph.call(REGISTRY["loop_item"], (node,), {"index": p}, val=vals[p])
@@ -529,14 +528,10 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots
         target = array_result(tx, slots, p, k, j, items[p])
         for n in slots.names[id(slots.positions[k])]:
             tx.locals[n] = target
-    for j, (name, _, item, kind) in enumerate(stacks):
-        buffer = ArrayVariable(graph.call(REGISTRY["loop_item"], (node,), {"index": len(vals) + j},
-                                          val=rows[j]))
-        p = next((p for p, o in enumerate(slots.outs) if o is item.node), None)
-        last = None if p is None or kind is not None else tx.locals[slots.carried_names()[
-            next(q for q, (k, m) in enumerate(slots.nxt) if k == "out" and m == p)]]
-        tx.locals[name] = StackedListVariable(list(tx.locals[name].item_list), buffer, last,
-                                              None if last is None else last.node, kind)
+    bind_stacked(tx, stacks, slots, [
+        counted_rows(tx, node, len(vals) + j, rows[j], name) if runtime else ArrayVariable(graph.call(
+            REGISTRY["loop_item"], (node,), {"index": len(vals) + j}, val=rows[j]))
+        for j, (name, _, _, _) in enumerate(stacks)])
     if i_after:
         last = bounds[0].value + (trips - 1) * bounds[2].value
         tx.locals[i_name] = ConstantVariable(last)
@@ -544,8 +539,6 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots
     tx.ip = inst.target
     if all(isinstance(b, ConstantVariable) for b in bounds):
         count = str(trips)
-    elif stacks:
-        count = f"{trips}, guarded: the stacked lists' length"
     else:
         count = "run-time: range(" + ", ".join(
             repr(b.value) if isinstance(b, ConstantVariable) else b.describe() for b in bounds) + ")"

@@ -37,7 +37,10 @@ before the trace, numbers the graph computes (``scalar_fn`` nodes), so the body 
 with them instead of with their first values; NumPy scalars (``diff``, ``rs = r @ r``)
 are graph values already. A number whose type the first trip changes (``l1norm = 1``,
 then a float64) is carried with its final type when the body does not read its first
-value. What stays as before (the loop runs inline and breaks at its test, with the reason
+value. Lists the body appends to (``errs.append(err)``) are stacked as the range form's
+(kiln/capture/loop_lists.py), into rows that grow with the trips the data lets run (a
+count known once the loop ran), where the loop runs at least once. What stays as before
+(the loop runs inline and breaks at its test, with the reason
 in ``explain``): everything the range form refuses, a break, continue or return in the
 body, a data-dependent ``if`` in it, names that change places (``u, v = v, u``: where they
 end depends on the trip count), and where the loop may run zero times, an argument or an
@@ -56,13 +59,14 @@ from ..ops.graph_loops import GraphLoopBody, WhileTests
 from ..ops.loops import stand_in
 from .breaks import BreakGraph
 from .bytecode_facts import BACKWARD_JUMPS, local_accesses
-from .graph_loop import (_State, _trackers, array_result, array_slots, back_at_head,
-                         iteration_calls, lift_body, note_node, reason_of)
+from .graph_loop import (_outer, _root, _State, _trackers, array_result, array_slots,
+                         back_at_head, iteration_calls, lift_body, note_node, reason_of)
 from .loop_branches import may_raise
 from .loop_heads import while_heads
+from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
 from .loop_node import _enclosing_value, _loaded, _note, _Snapshot
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
-from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable
 
 
@@ -124,11 +128,13 @@ def tested_value(value: Any) -> bool:
     """A value whose truth the graph computes: a 0-d array or NumPy scalar, a number."""
     if isinstance(value, ScalarValueVariable):
         return True
+    if isinstance(value, PyValueVariable):    # ``loss < tol`` of a float() in the body
+        value = value.array
     return isinstance(value, ArrayVariable) and not value.tensor and value.meta.shape == ()
 
 
 def _node_of(value: Any) -> Any:
-    return value.node
+    return value.array.node if isinstance(value, PyValueVariable) else value.node
 
 
 def _run_test(tx, chain: TestChain, lo: int, hi: int, first: bool) -> bool:
@@ -332,19 +338,24 @@ def _build(tx, head, bottom, exit, back, jump, snap, saved, state) -> None:
     chain = TestChain(head, exit, back)
     tx.while_tests = chain
     tx.ip = head
-    fall = _run_test(tx, chain, head, max(bottom, back), True)
+    outer, tx.output.graph_loop_body = tx.output.graph_loop_body, True   # float(loss): loop_lists
+    try:
+        fall = _run_test(tx, chain, head, max(bottom, back), True)
+    finally:
+        tx.output.graph_loop_body = outer
     chain.check_pure(tx)
     tx.while_tests = None
-    carry_and_emit(tx, exit, snap, saved, state, before, live, set(facts.live_in[exit]), starts,
+    carry_and_emit(tx, head, exit, snap, saved, state, before, live, set(facts.live_in[exit]), starts,
                    made, chain, fall, entry_values, entry)
 
 
-def carry_and_emit(tx, exit, snap, saved, state, before, live, live_after, starts, made, chain,
-                   fall, entry_values, entry, what: str = "while loop") -> None:
+def carry_and_emit(tx, head, exit, snap, saved, state, before, live, live_after, starts, made,
+                   chain, fall, entry_values, entry, what: str = "while loop") -> None:
     """The traced trip (``starts``: the locals before it; ``made``: the numbers the graph
     computes, by name; ``chain``/``fall``: its test) as one ``graph_while`` node, once what
     it carries is known (LoopFallback where the loop cannot carry it); ``tx.ip`` at ``exit``.
     The range form with a break (kiln/capture/graph_breaks.py) ends here too."""
+    appends = take_appends(snap)
     calls = iteration_calls(tx, snap, before, state.unbacked)
     if all(n.op.name == "scalar_fn" for n in calls):
         raise LoopFallback("the body does no array work: it runs as Python")
@@ -364,6 +375,11 @@ def carry_and_emit(tx, exit, snap, saved, state, before, live, live_after, start
         if n not in starts and n in tx.locals:
             raise LoopFallback(f"'{n}' is assigned in the loop and used after it, but not bound before it")
     slots = array_slots(tx, snap, saved, before, calls, live, skip=set(scalars))
+    stacks = stacked_items(tx, _Span(head, exit), snap, saved, appends, calls, before, slots.outs,
+                           _root, _outer)
+    if stacks and zero:
+        # np.array of the list after no trip is NumPy's float64 ``(0,)``, whatever the rows
+        raise LoopFallback("the body appends to a list and the loop may run no trip")
     for k in slots.keep:
         j = slots.perm[k]
         if j is not None and j != k:
@@ -389,15 +405,27 @@ def carry_and_emit(tx, exit, snap, saved, state, before, live, live_after, start
                                    f"zero times: its type after the loop depends on the data")
         types[n] = last
     _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, chain,
-          fall, entry_values, entry, what)
+          fall, entry_values, entry, what, stacks)
     for var in made.values():   # the numbers the trace computed with, where nothing used them
         if not var.node.users and var.node in tx.output.graph.nodes:
             var.node.args = ()
             tx.output.graph.nodes.remove(var.node)
 
 
+class _Span:
+    """The loop's head and exit, as loop_lists reads a FOR_ITER's (``index``, ``target``)."""
+
+    def __init__(self, head: int, exit: int) -> None:
+        self.index, self.target = head, exit
+
+
+# The example count of a while loop's rows (the trip count is the data's): at least 2, as
+# every size known only once the graph ran (sizes 0 and 1 decide broadcasting).
+ROWS_HINT = 16
+
+
 def _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, chain,
-          fall, entry_values, entry, what) -> None:
+          fall, entry_values, entry, what, stacks) -> None:
     graph = tx.output.graph
     array_starts = slots.starts(saved)
     number_starts = [starts[n].node for n in scalars]
@@ -407,12 +435,15 @@ def _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, c
     tested = [_node_of(v) for v, _, _ in chain.tests]
     body_graph, operands = lift_body(tx, f"{tx.code.co_name}_graph_while_body",
                                      array_starts + number_starts, slots.carried_names() + scalars,
-                                     calls, before, outs + tested, vals=vals)
+                                     calls, before, outs + tested + [item.node for _, _, item, _ in stacks],
+                                     vals=vals)
     nxt = tuple(slots.nxt) + tuple(("out", len(slots.outs) + m) for m in range(len(scalars)))
     where = f"{tx.location()[0]}:{tx.location()[1]}"
     tests = chain.decision()
+    rows = tuple(TensorMeta((ROWS_HINT,) + item.node.val.shape, item.node.val.dtype)
+                 for _, _, item, _ in stacks)
     body = GraphLoopBody(body_graph, len(nxt), nxt, where=where,
-                         tests=(entry, WhileTests(tests.tests, fall)))
+                         tests=(entry, WhileTests(tests.tests, fall)), stacked=rows)
     back_at_head(tx, snap, saved)
     # a number's first value, as the type the loop carries (unread by the body when the
     # types differ: the first trip replaces it)
@@ -420,7 +451,7 @@ def _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, c
     for n in scalars:
         inits.append(_enclosing_value(tx, tx.load_local(n), types[n]))
     node = graph.call(REGISTRY["graph_while"], (tuple(entry_values), tuple(inits), tuple(operands)),
-                      {"body": body}, val=tuple(vals), source=tx.location())
+                      {"body": body}, val=tuple(vals) + rows, source=tx.location())
     for p, k in enumerate(slots.keep):
         item = graph.call(REGISTRY["loop_item"], (node,), {"index": p}, val=vals[p])
         target = array_result(tx, slots, p, k, slots.perm[k], item)
@@ -436,9 +467,12 @@ def _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, c
         else:
             var = ScalarValueVariable(item, vals[m])
         tx.locals[n] = var
+    bind_stacked(tx, stacks, slots, [counted_rows(tx, node, len(vals) + j, rows[j], name)
+                                     for j, (name, _, _, _) in enumerate(stacks)])
     tx.ip = exit
     carried = ", ".join(slots.carried_names() + scalars) or "nothing"
     note_node(tx, f"graph loop node ({node.name}, {what}: trip count run-time"
                   f"{', at least 1' if not entry.tests else ''}, {len(body_graph.calls)} body "
-                  f"ops compiled once, carried: {carried})",
+                  f"ops compiled once, carried: {carried}"
+              + "".join(f", stacked: {name}" for name, _, _, _ in stacks) + ")",
               drop="while loop not captured" if what == "while loop" else "loop unrolled")

@@ -27,8 +27,9 @@ Taken only where no one can tell the list's items are rows of one buffer:
 - the appended value is an array the body computed (no view, nothing the body writes in
   place, of static shape; a NumPy scalar such as ``np.linalg.norm(r)`` is a row too), the
   items before the loop arrays of its shape and dtype;
-- a run-time trip count is guarded by value (the buffer's shape holds it: one entry per
-  count, as the unrolled loop had).
+- a run-time trip count (a range of a run-time int, a while loop's) stays run-time: the
+  rows' count is a size known once the loop ran (:func:`counted_rows`), and only whether
+  the range is empty is guarded (``np.array([])`` is float64 ``(0,)``, not the rows').
 
 A Python number read in the body, ``losses.append(float(np.mean(r ** 2)))`` (also
 ``v.item()``, ``int(v)`` of an integer ``v``: :func:`python_value`), is a
@@ -38,8 +39,10 @@ values and Python's types). No one can tell such a list (or one of NumPy scalars
 ``losses.append(np.mean(...))``: ``[*rows]`` gives them) from Python's, so after the loop
 it may be used any way: returned as it is, ``np.array(losses)`` (float64 as NumPy makes it
 of Python floats), ``losses[-1]``, ``len(losses)``; anything else breaks the graph there
-with the list rebuilt. A number used otherwise in the body (``if loss < tol: break``,
-``print``, a carried ``total += loss``) ends the attempt and the loop unrolls as before.
+with the list rebuilt. A number compared in the loop's own test (``if loss < tol: break``,
+``while err > tol``: kiln/capture/graph_breaks.py, graph_while.py) is the test's value; one
+used otherwise in the body (``print``, a carried ``total += loss``) ends the attempt and
+the loop unrolls as before.
 
 The item the last trip appended may be a carried array (``ys.append(y)``: after the loop
 ``ys[-1] is y``): where the code writes ``y`` in place before the stacking call, the call
@@ -57,7 +60,7 @@ import numpy as np
 from ..ops import TensorMeta
 from .bytecode_facts import AFTER_CALLABLE, CALL_PREFIX, cellvars, load_attr_arg, local_accesses, oparg_of
 from .loops import LoopFallback
-from .variables.arrays import ArrayVariable, PyValueVariable
+from .variables.arrays import ArrayVariable, PyValueVariable, UnbackedSize
 from .variables.base import ConstantVariable, VariableTracker
 from .variables.containers import ListVariable
 
@@ -113,12 +116,20 @@ class StackedListVariable(VariableTracker):
     def length(self, tx) -> VariableTracker:
         if not self._free():
             return super().length(tx)
+        if self.rows.dims[0] is not None:    # a run-time trip count: known once the loop ran
+            from ..ops import REGISTRY
+            from .loops import ScalarValueVariable, apply_scalar
+            count = ScalarValueVariable(tx.output.graph.call(REGISTRY["loop_count"], (self.rows.node,), {},
+                                                             val=1), 1)
+            return apply_scalar(tx, "add", [count, ConstantVariable(len(self.prefix))]) \
+                if self.prefix else count
         return ConstantVariable(len(self.prefix) + self.rows.meta.shape[0])
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
         """``losses[-1]``: a row, read as the list holds it."""
         at = index.value if isinstance(index, ConstantVariable) else None
-        count = self.rows.meta.shape[0]
+        # (a run-time count is at least 1: the loop ran, capture guards it)
+        count = self.rows.meta.shape[0] if self.rows.dims[0] is None else 1
         if not self._free() or self.prefix or type(at) is not int or not -count <= at < count:
             return super().getitem(tx, index)
         row = self.rows.getitem(tx, ConstantVariable(at))
@@ -161,6 +172,35 @@ class StackedListVariable(VariableTracker):
         if self.last is None:
             return "[" + ", ".join(items + [f"*{rows}"]) + "]"
         return "[" + ", ".join(items + [f"*{rows}[:-1]", rebuild_value(self.last)]) + "]"
+
+
+def bind_stacked(tx, stacks: list, slots: Any, buffers: list) -> None:
+    """Bind each list of ``stacks`` (:func:`stacked_items`) to a :class:`StackedListVariable`
+    over its buffer (``buffers``), once the carried names (``slots``, graph_loop's
+    ArraySlots) are bound to the loop's results: the last row is the carried array the
+    last trip appended, where it appended one."""
+    for (name, _, item, kind), buffer in zip(stacks, buffers):
+        p = next((p for p, o in enumerate(slots.outs) if o is item.node), None)
+        last = None if p is None or kind is not None else tx.locals[slots.carried_names()[
+            next(q for q, (k, m) in enumerate(slots.nxt) if k == "out" and m == p)]]
+        tx.locals[name] = StackedListVariable(list(tx.locals[name].item_list), buffer, last,
+                                              None if last is None else last.node, kind)
+
+
+def counted_rows(tx, node: Any, index: int, meta: TensorMeta, name: str) -> ArrayVariable:
+    """The rows loop ``node`` (its result ``index``, of example ``meta``) appended to list
+    ``name`` where the trip count is a run-time one (a range of a run-time int, a while
+    loop's): their count is a size known once the loop ran (``loop_rows``, an unbacked
+    size), so one compile serves every count."""
+    from ..ops import REGISTRY
+    # one size for every list of the loop (a row a trip each: ``np.array(ys) - np.array(ts)``
+    # meet as equal sizes; ops/graph_loops.py ``loop_rows`` shares it in lowering too)
+    key = ("loop_rows", node)
+    if key not in tx.output.unbacked_sizes:
+        tx.output.unbacked_sizes[key] = (UnbackedSize(key, meta.shape[0], "the trips of a loop"), None)
+    size = tx.output.unbacked_sizes[key][0]
+    rows = tx.output.graph.call(REGISTRY["loop_rows"], (node,), {"index": index}, val=meta)
+    return ArrayVariable(rows, (size,) + (None,) * (len(meta.shape) - 1))
 
 
 def stacking_call(tx, key: Any, args: list, kwargs: dict) -> tuple:

@@ -128,6 +128,12 @@ def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any
     from .variables.base import ConstantVariable
     from ..ops import REGISTRY
     name = BY_OPERATOR.get(INPLACE_TO_PLAIN.get(op, op))
+    kind = float
+    if name is None and tx.output.graph_loop_body:
+        # ``if loss < tol: break`` in a graph loop's body: a comparison of doubles is the
+        # same IEEE one in Python and in NumPy (NaN compares False), a Python bool the
+        # node's test reads (kiln/capture/graph_breaks.py); elsewhere it breaks as before
+        name, kind = _COMPARISONS.get(op), bool
     if var.kind is not float or name is None \
             or tx.output.loop_trace is not None:   # (a loop body's element code: Python's)
         return NotImplemented
@@ -140,11 +146,25 @@ def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any
         operand = float(other.value)
     elif isinstance(other, SymScalarVariable) and type(other.example) is float:
         operand = _build(tx, other)
+    elif kind is bool and (isinstance(other, SymScalarVariable) and type(other.example) is np.float64
+                           or isinstance(other, ArrayVariable) and other.scalar and not other.tensor
+                           and other.meta.dtype == np.float64):
+        # ``loss < tol`` with an np.float64 ``tol``: a float subclass, so its reflected
+        # comparison runs, and gives an np.bool_ (a NumPy scalar the graph computes)
+        operand = other.node if isinstance(other, ArrayVariable) else tx.output.scalar_node(other)
+        args = (operand, var.array.node) if reverse else (var.array.node, operand)
+        result = ArrayVariable(tx.output.graph.call(REGISTRY[name], args, {}, source=tx.location()), ())
+        result.scalar = True
+        return result
     else:
         return NotImplemented
     args = (operand, var.array.node) if reverse else (var.array.node, operand)
     node = tx.output.graph.call(REGISTRY[name], args, {}, source=tx.location())
-    return PyValueVariable(ArrayVariable(node, ()), float)
+    return PyValueVariable(ArrayVariable(node, ()), kind)
+
+
+_COMPARISONS = {operator.lt: "less", operator.le: "less_equal", operator.gt: "greater",
+                operator.ge: "greater_equal", operator.eq: "equal", operator.ne: "not_equal"}
 
 
 # Python's complex operators whose result on a complex and a float is, bit for bit,

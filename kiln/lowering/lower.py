@@ -55,6 +55,12 @@ from .fills import lower_fill, lower_join, lower_region_write, lower_repeat, low
 # consumer. Realized values whose consumers share its kernel are never allocated: they
 # live in registers or per-row arrays (softmax computes exp once and keeps one kernel).
 REALIZE_COST_SHARED = 7
+# A closure reading this many nested closures is realized: building its code recurses once
+# per level (each load calls its operand's closure), and an unrolled elementwise recurrence
+# of 300 steps (``y = y * 0.999 + h``: 600 ops in one chain) passed Python's recursion
+# limit, so the whole graph ran as its NumPy program. Realized, its consumers in the same
+# kernel read it from a register (above): the recurrence stays one kernel.
+MAX_FUSED_CHAIN = 100
 # Names the generated wrapper gives its own values (lowering/wrapper.py, sizes.py)
 _GENERATED_NAME = re.compile(r"(s|buf|view|pool)\d+(_value)?$|(np|sys|call)$|_")
 
@@ -183,6 +189,7 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
         # body) takes its value: one NumPy call (kiln/ir/passes.py shared_calls).
         shared = shared_calls(self.graph)
         warning: dict = {}   # unrealized closures computing a call that may warn (in order)
+        chain: dict = {}     # how many closures deep each unrealized call's closure is
         writes = self._donated_writes()
         for node in self.graph.nodes:
             self._origin = (node,)
@@ -215,6 +222,10 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
                     value = self.realize_output(value)
                 elif isinstance(value, Pointwise) and uses[node] > 1 and value.cost > REALIZE_COST_SHARED:
                     value = self.realize(value)
+                if isinstance(value, Pointwise):
+                    chain[node] = 1 + max((chain.get(a, 0) for a in node.inputs), default=0)
+                    if chain[node] > MAX_FUSED_CHAIN:
+                        value, chain[node] = self.realize(value), 0
                 if not uses[node] and isinstance(value, (Pointwise, Scalar, BufferValue)):
                     # unused, kept for NumPy's floating-point warnings (ir/passes.py
                     # must_stay): a kernel computes it and stores it (code whose value

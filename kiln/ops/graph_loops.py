@@ -85,9 +85,10 @@ class GraphLoopBody:
     def __init__(self, graph: Any, n_carried: int, nxt: tuple, where: str = "",
                  tests: tuple | None = None, stacked: tuple = ()) -> None:
         self.graph = graph
-        # A range loop's lists appended to (kiln/capture/loop_lists.py): the metas of the
+        # The lists the loop appends to (kiln/capture/loop_lists.py): the metas of the
         # ``(trips, *shape)`` buffers of the body's last ``len(stacked)`` outputs, one row a
-        # trip, which the node returns after its carried values.
+        # trip, which the node returns after its carried values (a while loop's trip count
+        # is the data's: its buffers grow, and the first dim of their metas is a hint).
         self.stacked = stacked
         self.n_carried = n_carried
         self.next = nxt
@@ -139,7 +140,7 @@ class GraphLoopBody:
         """``trips`` iterations on ``state`` (arrays it owns: written in place); None: a
         while loop's, which its entry test let in (at least one)."""
         if trips is not None and trips <= 0:
-            return tuple(state)
+            return tuple(state) + no_rows(self)
         fn = self.callable_for(tuple(state) + operands)
         # Later iterations: the compiled function's short path (the arrays are the loop's
         # own, none overlaps another, their layouts are those of the first call).
@@ -163,16 +164,7 @@ def iterate(body: GraphLoopBody, fn: Callable, fast: Callable | None, trips: int
     if fast is None:
         fast = lambda args: fn(*args)   # noqa: E731
     if body.stacked:
-        rows = [np.empty(m.shape, m.dtype) for m in body.stacked]
-        first = body.n_outs
-        for r, o in zip(rows, outs[first:first + len(rows)]):
-            r[0] = o
-        for t in range(1, trips):
-            outs = fast((*state, *operands))
-            state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
-            for r, o in zip(rows, outs[first:first + len(rows)]):
-                r[t] = o
-        return tuple(state) + tuple(rows)
+        return _stacking(body, fast, trips, outs, state, operands, nxt)
     if trips is not None:
         for _ in range(trips - 1):
             outs = fast((*state, *operands))
@@ -192,6 +184,56 @@ def iterate(body: GraphLoopBody, fn: Callable, fast: Callable | None, trips: int
 
 stats = {"runs": 0, "trips": 0}   # tests and benchmarks read it
 
+# A while loop's row buffers start with this many rows and double when full.
+FIRST_ROWS = 16
+
+
+def _stacking(body: GraphLoopBody, fast: Callable, trips: int | None, outs: Any, state: list,
+              operands: tuple, nxt: tuple) -> tuple:
+    """:func:`iterate` for a loop that appends to lists (``GraphLoopBody.stacked``): the
+    body's last outputs copied into one row a trip of their buffers, returned after the
+    carried values, as many rows as trips ran. ``outs``: the first trip's outputs."""
+    count = len(body.stacked)
+    rows = _first_rows(body, outs, trips)
+    done = 1
+    while done < trips if trips is not None else body.tests[1].go_on(outs[body.n_outs:]):
+        outs = fast((*state, *operands))
+        state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
+        if done == len(rows[0]):       # (a while loop's: its trip count is the data's)
+            rows = [_grown(r) for r in rows]
+        for r, o in zip(rows, outs[len(outs) - count:]):
+            r[done] = o
+        done += 1
+    if trips is None:
+        stats["trips"] += done
+    return tuple(state) + _trimmed(rows, done)
+
+
+def _first_rows(body: GraphLoopBody, outs: Any, trips: int | None) -> list:
+    """The row buffers of ``body.stacked`` (``trips`` rows, or FIRST_ROWS to grow), the
+    first trip's ``outs`` in their first row."""
+    count = len(body.stacked)
+    cap = trips if trips is not None else FIRST_ROWS
+    rows = [np.empty((cap,) + tuple(m.shape[1:]), m.dtype) for m in body.stacked]
+    for r, o in zip(rows, outs[len(outs) - count:]):
+        r[0] = o
+    return rows
+
+
+def no_rows(body: GraphLoopBody) -> tuple:
+    """The stacked results of a loop that ran no trip (capture guards against it: the
+    list would be NumPy's float64 ``(0,)``)."""
+    return tuple(np.empty((0,) + tuple(m.shape[1:]), m.dtype) for m in body.stacked)
+
+
+def _grown(rows: np.ndarray) -> np.ndarray:
+    return np.concatenate((rows, np.empty_like(rows)))
+
+
+def _trimmed(rows: list, done: int) -> tuple:
+    """The rows NumPy's np.array of the list gives: a new array of the ``done`` rows."""
+    return tuple(r if done == len(r) else r[:done].copy() for r in rows)
+
 
 def run_while(body: GraphLoopBody, fn: Callable, fast: Callable, spread: bool, state: list,
               operands: tuple, nxt: tuple) -> tuple:
@@ -200,20 +242,25 @@ def run_while(body: GraphLoopBody, fn: Callable, fast: Callable, spread: bool, s
     (:func:`while_driver`; ~0.3 us a trip where the general loop took ~0.9)."""
     outs = fn(*state, *operands)
     state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
+    rows = _first_rows(body, outs, None) if body.stacked else []
     tested = outs[body.n_outs:]
     if not body.tests[1].go_on(tested):
         stats["trips"] += 1
-        return tuple(state)
-    drive = while_driver(nxt, body.tests[1], body.n_outs, len(operands), spread)
-    state, done = drive(fast, *state, *operands)
+        return tuple(state) + _trimmed(rows, 1)
+    drive = while_driver(nxt, body.tests[1], body.n_outs, len(operands), spread, len(rows))
+    if rows:
+        state, done, rows = drive(fast, rows, *state, *operands)
+    else:
+        state, done = drive(fast, *state, *operands)
     stats["trips"] += 1 + done
-    return state
+    return state + _trimmed(rows, 1 + done)
 
 
 _drivers: dict = {}
 
 
-def while_driver(nxt: tuple, each: WhileTests, n_outs: int, n_operands: int, spread: bool) -> Callable:
+def while_driver(nxt: tuple, each: WhileTests, n_outs: int, n_operands: int, spread: bool,
+                 stacked: int = 0) -> Callable:
     """``drive(fast, *carried, *operands) -> (carried, trips)``: trips of ``fast`` while
     ``each`` says so, the carried values in locals (one per body, generated once):
 
@@ -225,8 +272,12 @@ def while_driver(nxt: tuple, each: WhileTests, n_outs: int, n_operands: int, spr
                 done += 1
                 if not (False if bool(o[2]) is False else True):
                     return (c0, c1), done
+
+    ``stacked``: the body's last outputs are rows of lists it appends to
+    (``GraphLoopBody.stacked``): ``drive(fast, rows, ...)`` writes one row a trip from row
+    1 on, doubling full buffers, and returns ``(carried, trips, rows)``.
     """
-    key = (nxt, each.tests, each.fall, n_outs, n_operands, spread)
+    key = (nxt, each.tests, each.fall, n_outs, n_operands, spread, stacked)
     drive = _drivers.get(key)
     if drive is None:
         carried = [f"c{j}" for j in range(len(nxt))]
@@ -234,15 +285,21 @@ def while_driver(nxt: tuple, each: WhileTests, n_outs: int, n_operands: int, spr
         call = f"fast({args})" if spread else f"fast(({args},))"
         new = ", ".join(f"o[{k}]" if kind == "out" else f"c{k}" for kind, k in nxt)
         test = each.python("o").replace("o[", f"o[{n_outs} + ")
-        lines = [f"def drive(fast, {args}):",
-                 "    done = 0",
+        rows = [f"r{j}" for j in range(stacked)]
+        done = "done" if not stacked else "done, (" + ", ".join(rows) + ",)"
+        lines = [f"def drive(fast, {'rows, ' if stacked else ''}{args}):",
+                 "    done = 0"] + ([f"    {', '.join(rows)}, = rows",
+                                     "    cap = len(r0)"] if stacked else []) + [
                  "    while True:",
                  f"        o = {call}",
                  f"        {', '.join(carried)}, = {new},",
-                 "        done += 1",
+                 "        done += 1"] + ([
+                 "        if done == cap:",
+                 "            cap *= 2"] + [f"            {r} = _grown({r})" for r in rows] + [
+                 f"        {r}[done] = o[{j - stacked}]" for j, r in enumerate(rows)] if stacked else []) + [
                  f"        if not ({test}):",
-                 f"            return ({', '.join(carried)},), done"]
-        space: dict = {}
+                 f"            return ({', '.join(carried)},), {done}"]
+        space: dict = {"_grown": _grown}
         exec(compile("\n".join(lines) + "\n", f"<kiln while driver {len(_drivers)}>", "exec"), space)
         drive = _drivers[key] = space["drive"]
     return drive
@@ -261,7 +318,7 @@ def _graph_loop_impl(start: Any, stop: Any, step: Any, carried: tuple, operands:
 
 def _graph_while_impl(entry: tuple, carried: tuple, operands: tuple, body: GraphLoopBody) -> tuple:
     if not body.tests[0].go_on(entry):
-        return tuple(carried)
+        return tuple(carried) + no_rows(body)
     return _run(body, None, carried, operands)
 
 
@@ -278,7 +335,7 @@ def _run(body: GraphLoopBody, trips: int | None, carried: tuple, operands: tuple
         if body.reference is None:
             body.reference = numpy_program(body.graph, label=body.name)
         if trips is not None and trips <= 0:
-            return tuple(carried)
+            return tuple(carried) + no_rows(body)
         return iterate(body, body.reference, None, trips, list(carried), operands, body.next)
     # (carried arrays are copied on their device: a CuPy array by CuPy)
     state = [_same_layout_copy(v) if isinstance(v, np.ndarray) else fresh_copy(v)
@@ -354,17 +411,24 @@ def _print_graph_loop(node: Any, consts: dict, format_value: Callable, python_co
         # the appended values' rows (kiln/capture/loop_lists.py), stacked after the loop
         rows = f"{node.name}_rows"
         return lines + [f"{rows} = {tuple([] for _ in body.stacked)!r}",
-                        f"for {node.name}_i in range({bounds}):"] + step + [
-                        f"    for _r, _o in zip({rows}, {node.name}_out[{body.n_outs}:]):",
-                        "        _r.append(np.array(_o))",
-                        f"{node.name} = {node.name} + tuple(np.array(_r) for _r in {rows})"]
+                        f"for {node.name}_i in range({bounds}):"] + step + _print_rows(node, body, rows)
     entry, each = body.tests
     go = f"{node.name}_go"
     if entry.tests:
         lines.append(f"{node.name}_test = {format_value(tuple(node.args[0]), consts)}")
+    rows = f"{node.name}_rows"
+    lines += [f"{rows} = {tuple([] for _ in body.stacked)!r}"] if body.stacked else []
     return lines + [f"{go} = {entry.python(node.name + '_test')}",
                     f"while {go}:"] + step + [
-                    f"    {go} = {each.python(f'{node.name}_out[{body.n_outs}:]')}"]
+                    f"    {go} = {each.python(f'{node.name}_out[{body.n_outs}:]')}"] + (
+                    _print_rows(node, body, rows) if body.stacked else [])
+
+
+def _print_rows(node: Any, body: GraphLoopBody, rows: str) -> list:
+    """The appended values' rows (the body's last outputs), stacked after the loop."""
+    return [f"    for _r, _o in zip({rows}, {node.name}_out[{-len(body.stacked)}:]):",
+            "        _r.append(np.array(_o))",
+            f"{node.name} = {node.name} + tuple(np.array(_r) for _r in {rows})"]
 
 
 def _graph_loop_python_us(node: Any, per_op_us: Callable) -> float | None:
@@ -385,7 +449,7 @@ graph_loop.python_us = _graph_loop_python_us
 
 
 def _graph_while_meta(entry: tuple, carried: tuple, operands: tuple, body: GraphLoopBody) -> tuple:
-    return tuple(carried)
+    return tuple(carried) + tuple(body.stacked)
 
 
 graph_while = declare("graph_while", Category.EXTERN, _graph_while_impl,
@@ -396,6 +460,25 @@ graph_while = declare("graph_while", Category.EXTERN, _graph_while_impl,
                       doc="while test: carried = body(*carried, *operands) (a body of "
                           "whole-array work, compiled once; its test's values are outputs)")
 graph_while.python_us = lambda node, per_op_us: None   # the trip count is the data's
+
+
+def _loop_rows_unbacked(values: Any, index: int) -> tuple:
+    meta = values[index] if isinstance(values, tuple) else values
+    # (every list of one loop has a row a trip: one size for all, which they share)
+    return ("loop_rows", 0), ("u",) + (None,) * (len(meta.shape) - 1)
+
+
+# A while loop's rows of a list it appends to: their count is the trip count, known once
+# the loop ran (an "unbacked" size, kiln/ops/selection.py).
+loop_rows = declare("loop_rows", Category.EXTERN, lambda values, index: values[index],
+                    inputs=("values",), params={"index": 0},
+                    meta=lambda values, index: values[index] if isinstance(values, tuple) else values,
+                    data_dependent=True, unbacked=_loop_rows_unbacked,
+                    doc="the rows a while loop appended to a list, one a trip")
+loop_rows.fresh_result = True
+# ... and how many (``len(losses)`` after the loop), a Python int
+loop_count = declare("loop_count", Category.EXTERN, lambda rows: len(rows), inputs=("rows",),
+                     meta=lambda rows: 1, doc="len(rows) of a loop's rows, a Python int")
 
 
 # One trip of the compiled loop besides its body's own calls: the Python driver calling

@@ -75,14 +75,17 @@ def _same(a, b):
 def test_appended_arrays_and_numbers_become_stacked_rows():
     y0 = np.linspace(0.0, 1.0, 300).reshape(100, 3)
     f = kiln.compile(_history)
-    for n in (6, 9):
+    for n in (6, 9, 1):
         _same(_history(y0, 0.1, n), f(y0, 0.1, n))
+    # the buffers' size is the run-time trip count: one compile serves every count above 0
+    # (it was guarded by value: one compile per n_steps)
+    assert len(f.cache_entries) == 1
+    _same(_history(y0, 0.1, 0), f(y0, 0.1, 0))   # np.asarray([]): float64 (0,)
     e = kiln.explain(_history)(y0, 0.1, 6)
     assert e.graph_count == 1 and e.graph_break_count == 0
     notes = _notes(_history, y0, 0.1, 6)
     assert "graph loop node" in notes and "stacked: norms" in notes and "stacked: ys" in notes
-    # the buffers' size is the trip count: guarded by value
-    assert any("== 6" in g for g in e.guards)
+    assert "trip count run-time" in notes and any("> 0" in g for g in e.guards)
 
 
 def test_lists_that_escape_stay_lists_of_numpys_arrays():
@@ -122,8 +125,9 @@ def test_python_numbers_appended_in_a_graph_loop():
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((20, 3)), rng.standard_normal(20)
     f = kiln.compile(_training)
-    for n in (6, 9):      # another trip count: another buffer size, guarded by value
+    for n in (6, 9):      # another trip count: the same compile (the rows' count is run-time)
         _same(_training(X, y, np.zeros(3), n), f(X, y, np.zeros(3), n))
+    assert len(f.cache_entries) == 1
     e = kiln.explain(_training)(X, y, np.zeros(3), 6)
     assert e.graph_count == 1 and e.graph_break_count == 0
     notes = _notes(_training, X, y, np.zeros(3), 6)
@@ -159,7 +163,7 @@ def _float32(w, n):
     return np.array(losses), losses
 
 
-def test_python_number_lists_break_and_fall_back_as_python():
+def test_python_number_lists_stack_or_fall_back_as_python():
     w0 = np.ones(3)
     for fn, args in ((_tolerance, (w0, 8)), (_one_list_two_names, (w0, 5)),
                      (_float32, (w0.astype(np.float32), 5))):
@@ -167,7 +171,65 @@ def test_python_number_lists_break_and_fall_back_as_python():
         _same(fn(*args), g(*args))
     got = kiln.compile(_one_list_two_names, backend="eager")(w0, 5)
     assert got[0] is got[1] and got[0][-1] == -1.0
-    # a branch on the number: the loop unrolls and float() breaks the graph, as before
-    assert "not a graph loop either" in _notes(_tolerance, w0, 8)
+    # a break on the number: the range loop with a break carries the list (it unrolled)
+    assert "graph_while, range loop with a break" in _notes(_tolerance, w0, 8)
+    assert "stacked: losses" in _notes(_tolerance, w0, 8)
     assert "stacked: losses" in _notes(_one_list_two_names, w0, 5)
     assert "stacked: losses" in _notes(_float32, w0.astype(np.float32), 5)
+
+
+def _descent(X, y, w, tol, n):
+    losses, ws = [], []
+    for i in range(n):
+        r = X @ w - y
+        loss = float(r @ r)
+        losses.append(loss)
+        w = w - 0.02 * (X.T @ r)
+        ws.append(w)
+        if loss < tol:
+            break
+    # (two lists of one loop: their rows' counts are one size)
+    return w, losses, np.array(ws) - np.array(losses)[:, None], len(losses), losses[-1]
+
+
+def _fixed_point(x, tol):
+    errs = []
+    err = 1.0
+    while err > tol:
+        xn = np.cos(x)
+        err = float(np.max(np.abs(xn - x)))
+        errs.append(err)
+        x = xn
+    return x, np.array(errs), len(errs)
+
+
+def test_loops_that_stop_on_their_data_stack_their_lists():
+    """``if loss < tol: break`` (and a while loop's test) with a history appended: one
+    graph_while node whose rows grow with the trips the data lets run (it unrolled, a
+    compile per trip count, and broke at float())."""
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((20, 3)), rng.standard_normal(20)
+    best = float(np.sum((X @ np.linalg.lstsq(X, y, rcond=None)[0] - y) ** 2))
+    for backend in ("cpp", "eager"):
+        f = kiln.compile(_descent, backend=backend)
+        # stops early, at max_iter, on its first trip; 40 trips grow the rows past 16
+        for tol, n in ((best + 1e-3, 60), (best + 1e-3, 5), (1e9, 8), (0.0, 40)):
+            _same(_descent(X, y, np.zeros(3), tol, n), f(X, y, np.zeros(3), tol, n))
+        assert len(f.cache_entries) == 1
+    e = kiln.explain(_descent)(X, y, np.zeros(3), best + 1e-3, 60)
+    assert e.graph_count == 1 and e.graph_break_count == 0
+    notes = _notes(_descent, X, y, np.zeros(3), best + 1e-3, 60)
+    assert "range loop with a break" in notes and "stacked: ws, stacked: losses" in notes
+    # a NumPy float tolerance (its comparison gives an np.bool_): the same node
+    graphs = []
+    h = kiln.compile(_descent, backend=lambda graph, example_inputs: graphs.append(graph) or graph)
+    _same(_descent(X, y, np.zeros(3), np.float64(best + 1e-3), 60),
+          h(X, y, np.zeros(3), np.float64(best + 1e-3), 60))
+    assert len(graphs) == 1 and "graph_while" in [n.op.name for n in graphs[0].calls]
+    g = kiln.compile(_fixed_point)
+    x0 = np.linspace(0.0, 1.0, 5)
+    for tol in (1e-2, 1e-12):
+        _same(_fixed_point(x0, tol), g(x0, tol))
+    assert len(g.cache_entries) == 1
+    notes = _notes(_fixed_point, x0, 1e-2)
+    assert "while loop" in notes and "stacked: errs" in notes

@@ -201,3 +201,20 @@ def test_a_value_broadcast_along_inner_dims_stays_fused():
 def test_a_cheap_value_broadcast_over_rows_stays_fused():
     art = compile_and_check(lambda c, x: F.multiply(F.add(c, 1.0), x), COLS, X.astype(np.float64))
     assert len(art.kernel_names) == 1
+
+
+def test_a_chain_too_deep_to_build_at_once_is_cut_into_kernels():
+    # an unrolled elementwise recurrence (``for i in range(300): y = y * 0.999 + h``): its
+    # 600 nested closures passed Python's recursion limit while the kernel was built, and
+    # the graph ran as its NumPy program with a "please report" warning. Every
+    # MAX_FUSED_CHAIN levels are realized, in a register of the same kernel.
+    from kiln.runtime.backend import generate
+
+    def chain(x):
+        for _ in range(300):
+            x = F.add(F.multiply(x, 0.999), 0.01)
+        return (x,)
+    a = np.linspace(0.0, 1.0, 8)
+    g = trace(chain, [TensorMeta(a.shape, a.dtype)], ["x"])
+    gen = generate(g, [a])
+    assert len(gen.kernel_names) == 1 and gen.cpp.count(" * 0.999;") == 300

@@ -66,6 +66,9 @@ NOT_ROWS: dict[str, str] = {
                   "tests/capture/test_graph_loops.py",
     "graph_while": "a while loop over whole arrays (kiln/ops/graph_loops.py): "
                    "tests/capture/test_graph_while.py",
+    "loop_rows": "the rows a while loop (or a range of a run-time count) appended to a list: "
+                 "tests/capture/test_graph_loop_lists.py",
+    "loop_count": "len() of such a list: tests/capture/test_graph_loop_lists.py",
     "scalar_fn": "scalar code in a loop body: tests/capture/test_loops.py",
     "load_elem": "an element read in a loop body: tests/capture/test_loops.py",
     "store_elem": "an element write in a loop body: tests/capture/test_loops.py",
