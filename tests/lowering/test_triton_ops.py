@@ -125,6 +125,9 @@ def test_every_scalar_function_compiles_for_sm90(dtype):
     compiled = tb.TritonKernel(mod, k.name, rk.signature, constexprs, warps).compile(tb.SM90)
     assert compiled.asm["cubin"] and "fma" not in compiled.asm["ptx"].split("// begin inline asm")[0] \
         or dt.kind == "f"
+    # float32 divides correctly rounded everywhere (floor_divide's quotient too):
+    # Triton's `/` is arith.divf, within 2 ulp on the GPU (div.full.f32)
+    assert dt != np.float32 or "arith.divf" not in compiled.asm["ttir"]
 
 
 def test_triton_spells_every_scalar_function_an_op_asks_for():
