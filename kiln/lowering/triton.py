@@ -255,6 +255,7 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
     xnumel, rnumel = plan.xnumel, plan.rnumel
     reduction, persistent = plan.reduction, plan.persistent
     rvars = {v for v, _ in inner}
+    xvars = {v for v, _ in outer}
     args = KernelArgs()
 
     def index_of(index: Affine) -> tuple[str, str | None]:
@@ -275,9 +276,11 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
         if local.get(node.buf.name) in ("register", "row", "scalar"):
             return
         offset, mask = index_of(widx)
-        if not widx.terms:
+        if not xvars & set(widx.terms):
+            # the same element in every row of the tile (a 1-row kernel's; rows only when
+            # XBLOCK > 1): tl.store takes the value's and the mask's shape from the pointer
             offset = "xindex * 0" if offset == "0" else f"{offset} + xindex * 0"
-            mask = "xmask"
+            mask = mask or "xmask"
         ptr = args.pointer(node.buf)
         written.add(node.buf.name)
         body.line(f"tl.store({ptr} + {offset}, {value}, {mask})")
