@@ -153,20 +153,28 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def _split(flat: str, vars_: list[tuple[str, int]]) -> list[str]:
-    """Row-major coordinates of a flat index: ``x1 = xindex % 7``, ``x0 = xindex // 7``."""
+    """Row-major coordinates of a flat index: ``x1 = xindex % 7``, ``x0 = xindex // 7``
+    (``xindex // (s1*s2)`` over size symbols)."""
     lines, inner = [], 1
     for i in reversed(range(len(vars_))):
         v, n = vars_[i]
         if len(vars_) == 1:
             lines.append(f"{v} = {flat}")
         elif i == len(vars_) - 1:
-            lines.append(f"{v} = {flat} % {render_size(n)}")
+            lines.append(f"{v} = {flat} % {_operand(n)}")
         elif i == 0:
-            lines.append(f"{v} = {flat} // {render_size(inner)}")
+            lines.append(f"{v} = {flat} // {_operand(inner)}")
         else:
-            lines.append(f"{v} = ({flat} // {render_size(inner)}) % {render_size(n)}")
+            lines.append(f"{v} = ({flat} // {_operand(inner)}) % {_operand(n)}")
         inner = inner * n
     return list(reversed(lines))
+
+
+def _operand(n: Any) -> str:
+    """A size as the right operand of ``//`` or ``%``: render_size leaves a product bare,
+    and ``xindex // s1*s2`` is ``(xindex // s1) * s2`` in Python."""
+    text = render_size(n)
+    return text if isinstance(n, int) or text.isidentifier() or text.startswith("(") else f"({text})"
 
 
 def _render_affine(index: Affine) -> str:
