@@ -60,14 +60,17 @@ def kiln_argmin(a, ai, b, bi):
 
 @triton.jit
 def kiln_floor_divide(a, b):
-    # NumPy's float floor division (npy_divmod): the sign follows the divisor
+    # NumPy's float floor division (npy_divmod): the sign follows the divisor. Its
+    # divisions are kiln_div's: Triton's float32 `/` is within 2 ulp, which moves a
+    # quotient past 2**24 (1e30 // 3) to another integer than NumPy's.
     mod = libdevice.fmod(a, b)
-    div = (a - mod) / b
+    q = kiln_div(a, b)
+    div = kiln_div(a - mod, b)
     div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
     fl = libdevice.floor(div)
     fl = tl.where(div - fl > 0.5, fl + 1, fl)
-    fl = tl.where(div == 0, libdevice.copysign(div * 0, a / b), fl)
-    return tl.where(b == 0, a / b, fl)
+    fl = tl.where(div == 0, libdevice.copysign(div * 0, q), fl)
+    return tl.where(b == 0, q, fl)
 
 
 @triton.jit

@@ -153,20 +153,28 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def _split(flat: str, vars_: list[tuple[str, int]]) -> list[str]:
-    """Row-major coordinates of a flat index: ``x1 = xindex % 7``, ``x0 = xindex // 7``."""
+    """Row-major coordinates of a flat index: ``x1 = xindex % 7``, ``x0 = xindex // 7``
+    (``xindex // (s1*s2)`` over size symbols)."""
     lines, inner = [], 1
     for i in reversed(range(len(vars_))):
         v, n = vars_[i]
         if len(vars_) == 1:
             lines.append(f"{v} = {flat}")
         elif i == len(vars_) - 1:
-            lines.append(f"{v} = {flat} % {render_size(n)}")
+            lines.append(f"{v} = {flat} % {_operand(n)}")
         elif i == 0:
-            lines.append(f"{v} = {flat} // {render_size(inner)}")
+            lines.append(f"{v} = {flat} // {_operand(inner)}")
         else:
-            lines.append(f"{v} = ({flat} // {render_size(inner)}) % {render_size(n)}")
+            lines.append(f"{v} = ({flat} // {_operand(inner)}) % {_operand(n)}")
         inner = inner * n
     return list(reversed(lines))
+
+
+def _operand(n: Any) -> str:
+    """A size as the right operand of ``//`` or ``%``: render_size leaves a product bare,
+    and ``xindex // s1*s2`` is ``(xindex // s1) * s2`` in Python."""
+    text = render_size(n)
+    return text if isinstance(n, int) or text.isidentifier() or text.startswith("(") else f"({text})"
 
 
 def _render_affine(index: Affine) -> str:
@@ -255,6 +263,7 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
     xnumel, rnumel = plan.xnumel, plan.rnumel
     reduction, persistent = plan.reduction, plan.persistent
     rvars = {v for v, _ in inner}
+    xvars = {v for v, _ in outer}
     args = KernelArgs()
 
     def index_of(index: Affine) -> tuple[str, str | None]:
@@ -275,9 +284,11 @@ def _print_kernel(plan: TritonKernelPlan, used: set) -> RenderedTritonKernel:
         if local.get(node.buf.name) in ("register", "row", "scalar"):
             return
         offset, mask = index_of(widx)
-        if not widx.terms:
+        if not xvars & set(widx.terms):
+            # the same element in every row of the tile (a 1-row kernel's; rows only when
+            # XBLOCK > 1): tl.store takes the value's and the mask's shape from the pointer
             offset = "xindex * 0" if offset == "0" else f"{offset} + xindex * 0"
-            mask = "xmask"
+            mask = mask or "xmask"
         ptr = args.pointer(node.buf)
         written.add(node.buf.name)
         body.line(f"tl.store({ptr} + {offset}, {value}, {mask})")

@@ -134,6 +134,19 @@ def template(fn: str, dtype: Any) -> str | None:
     return forms.get(kind, forms.get("*"))
 
 
+def _float_to_narrow_int(var: str, dst: np.dtype) -> str:
+    """NumPy's float -> (u)int8/16, uint32, uint64 conversion: C's cast as compiled for
+    x86, which converts to int32 (int64 for uint32, and for uint64 below 2**63) and keeps
+    the low bits: -1.0 -> 255 and 300.0 -> 44 as uint8, without a warning. Triton's direct
+    conversion is undefined out of range (PTX's saturates: 0 and 255)."""
+    T = tltype(dst)
+    if dst.itemsize < 4:
+        return f"{var}.to(tl.int32).to({T})"
+    if dst.itemsize == 4:
+        return f"{var}.to(tl.int64).to({T})"
+    return f"tl.where({var} < 9223372036854775808.0, {var}.to(tl.int64).to({T}), {var}.to({T}))"
+
+
 class TritonEmitter(OpsHandler):
     """The Triton ops handler: collects a kernel body's statements, sharing equal ones.
 
@@ -201,6 +214,8 @@ class TritonEmitter(OpsHandler):
             return var
         if dst.kind == "b":
             return self.assign(f"{var} != 0")
+        if src.kind == "f" and dst.kind in "iu" and (dst.itemsize < 4 or dst.kind == "u"):
+            return self.assign(_float_to_narrow_int(var, dst))
         return self.assign(f"{var}.to({tltype(dst)})")
 
     def index(self, index: Any) -> str:

@@ -208,3 +208,14 @@ def test_dynamic_sizes_one_build_serves_every_shape():
     kernel = fn2.__globals__[name]
     compiled = tb.TritonKernel(module, name, kernel.rendered.signature, kernel.constexprs, 4).compile(tb.SM90)
     assert "i64" in str(compiled.asm["ttir"])
+
+
+def test_dynamic_nd_coordinates_divide_by_the_whole_product():
+    # x0 = xindex // (s1*s2): printed bare, Python read it as (xindex // s1) * s2 and the
+    # kernel wrote the first rows only (fg // 2 + bg // 2 on (4, 5, 3) images, dynamic=True)
+    x = np.arange(60, dtype=np.uint8).reshape(4, 5, 3)
+    g = trace(lambda x: (F.add(F.floor_divide(x, 2), x),), [TensorMeta(x.shape, x.dtype)], ["x"])
+    g.placeholders[0].meta["dynamic_dims"] = (0, 1, 2)
+    fn = triton_backend(g, [x])
+    assert "xindex // (s1*s2)" in fn.kiln_artifact.cpp
+    assert_same("out", g(x)[0], fn(x)[0])

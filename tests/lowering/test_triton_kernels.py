@@ -147,6 +147,23 @@ def test_float64_scalar_argument_stays_float64():
     assert ".param .f64" in c.asm["ptx"]
 
 
+def test_row_values_of_a_one_row_reduction_store_from_any_tile():
+    # x - x.max() over a vector: one row, its stores' addresses have no row index. The
+    # source is the same for any XBLOCK (config chooses it at launch): with XBLOCK 2,
+    # tl.store refused a [1, RBLOCK] pointer under an [XBLOCK, RBLOCK] value and mask.
+    x = np.array([3.0, 1, 4, 1, 5])
+    X = inp("x", x)
+    m = reduction("buf0", X, (0,), "max", (), x.dtype, x.dtype)
+    e = node("buf1", call("subtract", x.dtype, X, BufferValue.whole(m.buf)))
+    k = kernel("kiln_fused_max_subtract_0", Frame((5,), (0,)), [("loop", [(m, "reduce")]), ("loop", [(e, "row")])])
+    rk = render_kernel(k, {"buf0": "scalar"})
+    mod = tb.load_module(render_module("test", [rk]), k.name, interpret=True)
+    out = np.zeros(5)
+    args = [x if b.name == "x" else out for b in rk.buffers]
+    tb.TritonKernel(mod, k.name, rk.signature, {"XBLOCK": 2, "RBLOCK": 8}, interpret=True)((1, 1, 1), *args)
+    np.testing.assert_array_equal(out, x - 5)
+
+
 def test_every_kernel_kind_compiles_for_sm90_and_int64_when_needed():
     small = np.zeros((3, 10), np.float32)
     k, local = _softmax(small)

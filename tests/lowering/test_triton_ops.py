@@ -9,7 +9,7 @@ pytest.importorskip("triton")
 from kiln.lowering.scheduler import Frame
 from kiln.lowering.triton_ops import SYNTAX, TL_TYPES, template
 
-from .triton_kit import call, inp, kernel, node, run
+from .triton_kit import call, inp, kernel, node, pw, run
 
 N = 24
 TERNARY = {"where", "clip"}
@@ -125,8 +125,40 @@ def test_every_scalar_function_compiles_for_sm90(dtype):
     compiled = tb.TritonKernel(mod, k.name, rk.signature, constexprs, warps).compile(tb.SM90)
     assert compiled.asm["cubin"] and "fma" not in compiled.asm["ptx"].split("// begin inline asm")[0] \
         or dt.kind == "f"
+    # float32 divides correctly rounded everywhere (floor_divide's quotient too):
+    # Triton's `/` is arith.divf, within 2 ulp on the GPU (div.full.f32)
+    assert dt != np.float32 or "arith.divf" not in compiled.asm["ttir"]
 
 
 def test_triton_spells_every_scalar_function_an_op_asks_for():
     from .helpers import unspelled_scalar_functions
     assert not unspelled_scalar_functions(template, TL_TYPES)
+
+
+def test_float_to_narrow_integer_casts_wrap_as_numpy():
+    # NumPy converts through int32 (int64 for uint32 and uint64) and keeps the low bits,
+    # silently: -1.0 -> 255 as uint8. A direct Triton conversion is fptoui/fptosi to
+    # the narrow type, undefined out of range (PTX saturates: 0); the interpreter casts
+    # with NumPy, so the TTIR shows it.
+    import re
+    from kiln.lowering.triton import render_kernel, render_module
+    from kiln.runtime import triton_build as tb
+    x = np.array([-1.0, 200.0, 300.0, -129.0, 70000.0, -2.5, 2.5, 1e19])
+    X = inp("x", x)
+    dtypes = [np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.uint64]
+
+    def astype(dt):
+        return pw(x.shape, dt, lambda ops, index: ops.cast(X.load(ops, index), x.dtype, dt))
+    members = [(node(f"o{i}", astype(dt)), "row") for i, dt in enumerate(dtypes)]
+    k = kernel("kiln_fused_astype_0", Frame(x.shape), [("loop", members)])
+    with np.errstate(invalid="ignore"):
+        _, _, outs = run(k, {}, {"x": x})
+        for i, dt in enumerate(dtypes):
+            want = x[:-1].astype(dt) if dt != np.uint64 else x.astype(dt)   # 1e19: past int32/int64
+            np.testing.assert_array_equal(outs[f"o{i}"][:want.size], want, err_msg=np.dtype(dt).name)
+    rk = render_kernel(k, {})
+    mod = tb.load_module(render_module("test", [rk]), k.name, interpret=False)
+    _, constexprs, warps = rk.config()
+    ttir = tb.TritonKernel(mod, k.name, rk.signature, constexprs, warps).compile(tb.SM90).asm["ttir"]
+    targets = re.findall(r"arith\.fpto([su])i .* to tensor<\d+x(i\d+)>", ttir)
+    assert sorted(set(targets)) == [("s", "i32"), ("s", "i64"), ("u", "i64")], targets
