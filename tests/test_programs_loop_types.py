@@ -111,7 +111,7 @@ def count_from_argument(x, n):    # a parameter counts: one path rebinds it, the
     return n
 
 
-@program((_rng.random(12), 0.5), (np.ones(6), 0.25), (_rng.random(2), 0.5))
+@program((_rng.random(12), 0.5), (np.ones(12), 0.25))
 def scaled_by_python_floats(y, alpha):   # NumPy typed from the start, each step c * t: NumPy still
     trend = y[1] - y[0]
     for _ in range(1, len(y)):
@@ -119,7 +119,7 @@ def scaled_by_python_floats(y, alpha):   # NumPy typed from the start, each step
     return trend + np.arange(3)
 
 
-@program((np.cumsum(_rng.random(12)), 0.5, 0.3), (np.arange(5.0), 0.8, 0.1))
+@program((np.cumsum(_rng.random(12)), 0.5, 0.3), (np.arange(12.0), 0.8, 0.1))
 def holt_level_and_trend(y, alpha, beta):   # level + trend reads both flags, alpha * y[t] decides
     level, trend = y[0], y[1] - y[0]
     for t in range(1, len(y)):
@@ -129,7 +129,7 @@ def holt_level_and_trend(y, alpha, beta):   # level + trend reads both flags, al
     return level + trend * np.arange(1, 4)
 
 
-@program((_rng.random(8), 0.5), (np.ones(5), 0.25), (np.zeros(0), 0.5))
+@program((_rng.random(8), 0.5), (np.ones(8), 0.25), (np.zeros(0), 0.5))
 def python_float_scaled(x, c):      # a Python float scaled by Python floats stays a float
     t = 1.0
     for i in range(x.shape[0]):

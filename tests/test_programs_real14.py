@@ -569,7 +569,6 @@ def temperature_sampling_inverse_cdf(logits, temperature, rng, n):
 
 
 # (every program ran on cpp, cpp-dynamic, eager and aot_eager when written; a few keep C++ in the budget)
-_CPP = ("preemphasis_frames_zero_crossing_rate", "resize_bilinear_floor_clip", "idw_interpolation_haversine",
-        "catmull_rom_cubic_hermite")
+_CPP = ("preemphasis_frames_zero_crossing_rate", "catmull_rom_cubic_hermite")
 test_program = program_test({k: PROGRAMS[k] for k in _CPP}, ["cpp"])
 test_program_eager = program_test(PROGRAMS, ["eager", "aot_eager"], share=4)
