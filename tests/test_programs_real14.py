@@ -234,21 +234,21 @@ def inventory_review_object_with_poisson_demand(rng, days, s, S):
 
 # ----------------------------------------------------------------------------- graphs on adjacency matrices
 
-@program(((_g.random((6, 6)) > 0.6).astype(f64), 0.85, 1e-10), (np.array([[0, 1, 0], [0, 0, 0], [1, 1, 0]], dtype=f64), 0.9, 1e-12))
-def pagerank_dangling_power_iteration(A, damping, tol):
-    # rows are out-links; dangling rows spread uniformly; iterate until the L1 change is below tol
+@program(((_g.random((6, 6)) > 0.6).astype(f64), 1e-10), (np.array([[0, 1, 1], [0, 0, 1], [1, 0, 0]], dtype=f64), 1e-12))
+def hits_hubs_and_authorities(A, tol):
+    # Kleinberg's HITS: a = A^T h, h = A a, each L2-normalised, until both move less than tol
     n = A.shape[0]
-    out = A.sum(axis=1)
-    dangling = out == 0
-    P = np.divide(A, out[:, None], out=np.zeros_like(A), where=~dangling[:, None])
-    r = np.full(n, 1.0 / n)
-    for it in range(200):
-        r_new = damping * (r @ P + r[dangling].sum() / n) + (1 - damping) / n
-        if np.abs(r_new - r).sum() < tol:
-            r = r_new
+    hub, auth = np.ones(n), np.ones(n)
+    for it in range(100):
+        new_auth = A.T @ hub
+        new_auth /= np.linalg.norm(new_auth) or 1.0
+        new_hub = A @ new_auth
+        new_hub /= np.linalg.norm(new_hub) or 1.0
+        moved = max(np.abs(new_auth - auth).max(), np.abs(new_hub - hub).max())
+        hub, auth = new_hub, new_auth
+        if moved < tol:
             break
-        r = r_new
-    return r, it, np.argsort(-r, kind="stable")
+    return hub, auth, it, np.argsort(-auth, kind="stable")[:3]
 
 
 @program(((_g.random((6, 6)) > 0.7),), (np.eye(4, k=1, dtype=bool),))
