@@ -114,7 +114,8 @@ def graph_names(graph: Any, compiled: Any, respeculate: Any) -> dict:
             "_kiln_ResultKindChanged": ResultKindChanged,
             "_kiln_snapshot": random_ops.snapshot,
             "_kiln_generators": tuple(random_ops.generators_in(graph.nodes)),
-            "_kiln_InputsOverlap": InputsOverlap}
+            "_kiln_InputsOverlap": InputsOverlap,
+            "_kiln_backoff": [0, 0]}   # (calls left to run as Python, the last such run's length)
 
 
 # Arguments that overlap in memory, to a graph that writes into them (aot/runtime.py):
@@ -199,5 +200,11 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
         compiled.replay_on_error = False  # the function reruns as Python: no writes yet
     # A with's __exit__ sees KeyboardInterrupt too; stores need no rerun for it.
     caught = "BaseException" if in_with else "Exception"
-    return snap + ["try:", "    " + call] + respeculate + [f"except {caught}:", *put_back,
-                                                             "    return _kiln_RUN_EAGER"]
+    # A graph that raised ran for nothing before the Python run (a try body's cholesky of
+    # a matrix that is never positive definite: 1.23x NumPy's time). After a raise the
+    # next 1, 3, 7 ... 63 calls run as Python without it; a call it serves starts over.
+    skip = ["if _kiln_backoff[0]:", "    _kiln_backoff[0] -= 1", "    return _kiln_RUN_EAGER"]
+    back_off = ["    _kiln_backoff[1] = _kiln_backoff[0] = min(2 * _kiln_backoff[1] + 1, 63)"]
+    return skip + snap + ["try:", "    " + call] + respeculate + [
+        f"except {caught}:", *put_back, *back_off, "    return _kiln_RUN_EAGER",
+        "_kiln_backoff[1] = 0"]

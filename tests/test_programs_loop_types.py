@@ -111,6 +111,32 @@ def count_from_argument(x, n):    # a parameter counts: one path rebinds it, the
     return n
 
 
+@program((_rng.random(12), 0.5), (np.ones(12), 0.25))
+def scaled_by_python_floats(y, alpha):   # NumPy typed from the start, each step c * t: NumPy still
+    trend = y[1] - y[0]
+    for _ in range(1, len(y)):
+        trend = (1 - alpha) * trend
+    return trend + np.arange(3)
+
+
+@program((np.cumsum(_rng.random(12)), 0.5, 0.3), (np.arange(12.0), 0.8, 0.1))
+def holt_level_and_trend(y, alpha, beta):   # level + trend reads both flags, alpha * y[t] decides
+    level, trend = y[0], y[1] - y[0]
+    for t in range(1, len(y)):
+        prev = level
+        level = alpha * y[t] + (1 - alpha) * (level + trend)
+        trend = beta * (level - prev) + (1 - beta) * trend
+    return level + trend * np.arange(1, 4)
+
+
+@program((_rng.random(8), 0.5), (np.ones(8), 0.25), (np.zeros(0), 0.5))
+def python_float_scaled(x, c):      # a Python float scaled by Python floats stays a float
+    t = 1.0
+    for i in range(x.shape[0]):
+        t = c * t
+    return t, type(t).__name__
+
+
 test_program = program_test(PROGRAMS, BACKENDS, share=4)
 
 
@@ -121,6 +147,9 @@ def test_a_carried_python_scalar_stays_a_loop_node(name):
     assert any("loop node" in note for note in report.loops), report.loops
 
 
-def test_a_loop_that_always_makes_it_numpy_breaks_nothing():
-    fn, calls = PROGRAMS["always_numpy"]
+@pytest.mark.parametrize("name", ["always_numpy", "scaled_by_python_floats", "holt_level_and_trend"])
+def test_a_loop_that_always_makes_it_numpy_breaks_nothing(name):
+    # (a flag that ended as its own placeholder, or was read by a flag node no result
+    # needed, was kept: the value then broke the graph at its next use after the loop)
+    fn, calls = PROGRAMS[name]
     assert kiln.explain(fn)(*calls[0]).graph_break_count == 0

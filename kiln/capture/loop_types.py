@@ -165,10 +165,18 @@ def carried_flags(tx, graph: Any, names: list, phs: dict, outs: list, start: dic
     from .loops import ScalarValueVariable, current_graph, graph_value
     from .variables.base import ConstantVariable
     memo: dict = {}
+    made = len(graph.nodes)
     finals = {n: numpy_typed(graph, outs[k], memo) for k, n in enumerate(list(names))
               if FLAG + n in phs}
+    # drop the flag nodes no final needs (``level + trend`` inside ``a * y[t] + (level +
+    # trend)``, NumPy typed by y[t]): else they would count as uses of the flags they read
+    ends = {id(f) for f in finals.values()}
+    for node in reversed(graph.nodes[made:]):
+        if not node.users and id(node) not in ends:
+            graph.erase(node)
     # ``s2, s1 = s1, s0``: s2's flag ends as s1's flag placeholder, which stays carried
-    followed = {id(f) for f in finals.values()}
+    # (a flag that ends as its own placeholder, ``t = c * t``, follows only itself)
+    followed = {id(f) for n, f in finals.items() if f is not phs[FLAG + n]}
     kept = {}
     for n, final in finals.items():
         ph = phs[FLAG + n]

@@ -158,7 +158,10 @@ class OutputGraph:
                     f"{self.reconstruct(tx, var.flag)}, {self.ns.ref(var.kind, 'c')})")
         if isinstance(var, ArrayVariable):
             if var.node.kind == "placeholder":
-                return self._input_code(var.node)
+                code = self._input_code(var.node)
+                # an item or attribute of an object the replay changes (``v = l[0]; l[0] = y;
+                # return v``, ``l.pop(0)``): the array that was there at entry
+                return self._bind_once(code) if self.side_effects and not code.isidentifier() else code
             return f"_kiln_out[{self._output_index(var.node)}]"
         if getattr(var, "node", None) is not None and var.node.graph is self.graph:
             return f"_kiln_out[{self._output_index(var.node)}]"  # a loop's final scalar

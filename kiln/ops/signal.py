@@ -462,11 +462,50 @@ def _gradient_along(f: Any, axis: int, dx: Any) -> Any:
     return F.relayout(N.concatenate([first, inner, last], axis=axis), f, rule="K")
 
 
-def _gradient(f: Any, axes: tuple, dx: tuple) -> Any:
+def _gradient_along_coordinates(f: Any, axis: int, x: Any, otype: Any) -> Any:
+    """NumPy's gradient along ``axis`` at the points ``x`` (1-d, edge_order=1): with
+    ``diffx = np.diff(x)``, the uniform formula of ``diffx[0]`` where every step equals
+    it (NumPy's data-dependent shortcut, so both are computed and one selected), else the
+    second-order non-uniform weights; each part cast into NumPy's ``out`` of ``otype``."""
+    nd = ndim_of(f)
+
+    def at(a, start, stop, along=axis):
+        index = [slice(None)] * ndim_of(a)
+        index[along] = slice(start, stop)
+        return N.getitem(a, tuple(index))
+
+    def column(v):   # a 1-d weight along ``axis`` (NumPy's ``a.shape = shape``)
+        shape = [1] * nd
+        shape[axis] = -1
+        return N.reshape(v, tuple(shape))
+    if np.dtype(dtype_of(x)).kind in "iu":
+        x = N.method("astype", x, np.float64)
+    diffx = N.diff(x)
+    step = N.getitem(diffx, 0)
+    uniform = N.all(N.equal(diffx, step))
+    same = N.true_divide(N.subtract(at(f, 2, None), at(f, None, -2)), N.multiply(2., step))
+    dx1, dx2 = at(diffx, None, -1, 0), at(diffx, 1, None, 0)
+    a = column(N.true_divide(N.negative(dx2), N.multiply(dx1, N.add(dx1, dx2))))
+    b = column(N.true_divide(N.subtract(dx2, dx1), N.multiply(dx1, dx2)))
+    c = column(N.true_divide(dx1, N.multiply(dx2, N.add(dx1, dx2))))
+    varying = N.add(N.add(N.multiply(a, at(f, None, -2)), N.multiply(b, at(f, 1, -1))),
+                    N.multiply(c, at(f, 2, None)))
+    inner = N.where(uniform, N.method("astype", same, otype), N.method("astype", varying, otype))
+    first = N.true_divide(N.subtract(at(f, 1, 2), at(f, 0, 1)), step)
+    last = N.true_divide(N.subtract(at(f, -1, None), at(f, -2, -1)),
+                         N.where(uniform, step, N.getitem(diffx, -1)))
+    parts = [N.method("astype", p, otype) for p in (first, inner, last)]
+    return F.relayout(N.concatenate(parts, axis=axis), f, rule="K")
+
+
+def _gradient(f: Any, *coordinates: Any, axes: tuple, dx: tuple) -> Any:
     f = array_like(f)
     if np.dtype(dtype_of(f)).kind in "iu":   # (not bool: NumPy subtracts bools, and raises)
         f = N.method("astype", f, np.float64)
-    out = tuple(_gradient_along(f, axis, d) for axis, d in zip(axes, dx))
+    points = iter(coordinates)
+    out = tuple(_gradient_along(f, axis, d) if d is not None else
+                _gradient_along_coordinates(f, axis, next(points), dtype_of(f))
+                for axis, d in zip(axes, dx))
     return out[0] if len(out) == 1 else out
 
 
@@ -478,24 +517,33 @@ def _gradient_normalize(f, *varargs, axis=None, edge_order=1):
         raise ValueError("duplicate value in 'axis'")
     if edge_order != 1:
         reject("numpy.gradient", "edge_order", edge_order, "kiln has edge_order=1 (the default)")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in varargs):
-        reject("numpy.gradient", "varargs", "<arrays of coordinates>",
-               "pass uniform spacings as Python numbers")
+    number = [isinstance(v, (int, float)) and not isinstance(v, bool) for v in varargs]
+    # 1-d arrays of coordinates, one per axis (NumPy's ``len(varargs) == len(axes)`` form)
+    points = [not n and hasattr(v, "dtype") and ndim_of(v) == 1 and np.dtype(dtype_of(v)).kind in "iuf"
+              for n, v in zip(number, varargs)]
+    if not all(n or p for n, p in zip(number, points)) or (any(points) and len(varargs) != len(axes)):
+        reject("numpy.gradient", "varargs", "<coordinates other than 1-d int or float arrays>",
+               "pass Python numbers or one 1-d array of coordinates per axis")
     if len(varargs) == 0:
         dx = (1.0,) * len(axes)
-    elif len(varargs) == 1:
+    elif len(varargs) == 1 and number[0]:
         dx = varargs * len(axes)
     elif len(varargs) == len(axes):
-        dx = varargs
+        dx = tuple(None if p else v for p, v in zip(points, varargs))
     else:
         raise TypeError("invalid number of arguments")
+    coordinates = tuple(v for p, v in zip(points, varargs) if p)
+    for p, v, a in zip(points, varargs, axes):
+        if p and shape_of(v)[0] != shape_of(f)[a]:
+            raise ValueError("when 1d, distances must match the length of the corresponding dimension")
     if any(shape_of(f)[a] < edge_order + 1 for a in axes):
         raise ValueError("Shape of array too small to calculate a numerical gradient, at least "
                          "(edge_order + 1) elements are required.")
-    return Composite(_gradient, (f,), {"axes": axes, "dx": tuple(dx)})
+    return Composite(_gradient, (f,) + coordinates, {"axes": axes, "dx": tuple(dx)})
 
 
-spell_composite(np.gradient, ("getitem", "subtract", "true_divide", "concatenate", "relayout"),
+spell_composite(np.gradient, ("getitem", "subtract", "true_divide", "concatenate", "relayout",
+                              "equal", "all", "where", "multiply", "add", "negative", "reshape", "astype"),
                 _gradient_normalize, "numpy.gradient")
 
 

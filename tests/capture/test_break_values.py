@@ -86,8 +86,38 @@ def test_list_argument_counted_and_indexed():
     x = np.ones(2)
     for items in ([1.0, 2.0], [1.0, 2.0, 3.0], [5.0, 2.0, 3.0]):
         np.testing.assert_allclose(g(x, items), f(x, items))
-    # indexing pins the length (guarded), the item itself stays a run-time value
-    assert len(backend.graphs) == 2
+    # indexing one item guards len(items) >= 1, not the length; the item stays a run-time value
+    assert len(backend.graphs) == 1
+    with pytest.raises(IndexError, match="list index out of range"):
+        g(x, [])
+
+
+def _armijo_step(x, fs):
+    # one steepest-descent step on sum((x-1)^4) with a history list read at its end and
+    # appended to between graph breaks (the while test reads array data)
+    g = 4 * (x - 1.0) ** 3
+    t = 1.0
+    while (((x - t * g) - 1.0) ** 4).sum() > fs[-1] - 1e-4 * t * (g @ g):
+        t *= 0.5
+    x = x - t * g
+    fs.append(((x - 1.0) ** 4).sum())
+    return x, fs[-1] + fs[0], fs[-2]
+
+
+def test_items_read_by_constant_index_of_a_growing_list_do_not_recompile():
+    """``fs[-1]`` of a list that grows each call (or each resume of a loop) used to guard
+    ``len(fs) == n``: one recompile per length, then past recompile_limit every call ran
+    uncompiled (a line search 1.45x slower than NumPy). Only ``len(fs) >= k`` is guarded."""
+    f, backend = compiled_with_counter(_armijo_step)
+    x0 = np.array([3.0, -1.0, 0.5])
+    got_x, want_x = x0, x0
+    got_fs, want_fs = [((x0 - 1) ** 4).sum()], [((x0 - 1) ** 4).sum()]
+    for _ in range(10):
+        got, want = f(got_x, got_fs), _armijo_step(want_x, want_fs)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1:] == want[1:] and got_fs == want_fs
+        got_x, want_x = got[0], want[0]
+    assert len(got_fs) == 11 and len(backend.graphs) <= 6
 
 
 

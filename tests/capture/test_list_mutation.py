@@ -68,6 +68,35 @@ def test_list_mutations_are_captured(probe, fn, args):
     no_breaks(compiled)
 
 
+def items_read_then_replaced(l, d, x):
+    v = l[0]
+    l[0] = x                  # v is still the array that was there
+    w = d["a"]
+    d["a"] = x
+    return v, w, l[0]
+
+
+def items_moved_by_list_methods(l, x):
+    l.insert(0, x)
+    a = l[1]                  # the array that was at l[0]
+    l.reverse()
+    b = l[0]                  # ... at l[1]
+    l.pop()
+    return a, b, l[-1]
+
+
+@pytest.mark.parametrize("fn,args", [
+    (items_read_then_replaced, ([X, X + 1], {"a": X * 2}, X * 3)),
+    (items_moved_by_list_methods, ([X, X + 1], X * 3)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_items_of_mutated_arguments_returned_are_those_read(probe, fn, args):
+    """An array item of a list or dict passed in, returned after the list was changed,
+    used to be read again by its entry path after the replayed change (``v = l[0];
+    l[0] = x; return v`` gave x; ``l.pop(0); return l[0]`` raised IndexError). No array work: an empty graph, the stores replayed."""
+    compiled, _, _ = probe(fn, *args, graphs=0)
+    no_breaks(compiled)
+
+
 def test_list_mutation_errors_are_the_users():
     def f(x, k):
         l = [x, x]

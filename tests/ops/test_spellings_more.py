@@ -81,6 +81,10 @@ CASES = {
     "gradient": (lambda a: np.gradient(a[0]), (m46,)),
     "gradient_2d_spacings": (lambda a: np.gradient(a, 0.5, 2.0), (m46,)),
     "gradient_axis": (lambda a: np.gradient(a, 0.1, axis=-1), (t234,)),
+    # coordinates: non-uniform, per axis, and evenly spaced ones (NumPy's uniform shortcut)
+    "gradient_coordinates": (lambda a, x, u: (np.gradient(a, x, axis=1), np.gradient(a, u[:4], x),
+                                              np.gradient(a[0].astype(np.float32), u)),
+                             (m46, np.sort(b6), np.arange(6.0) * 0.25)),
     "gradient_int": (lambda a: np.gradient(a.astype(np.int64)), (m46 * 10,)),
     # NaN-aware argmin/argmax, extract, diagflat
     "nanargmin": (lambda a: np.nanargmin(np.where(a > 1, np.nan, a)), (m46,)),

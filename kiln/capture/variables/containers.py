@@ -340,6 +340,26 @@ class ArgumentListVariable(ListVariable):
     def item_list(self, items: list) -> None:
         self._items = list(items)
 
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        """``hist[-1]`` or ``hist[0]`` of a list nothing else has read: that one item, with
+        ``len(hist) > k`` guarded rather than its length, so a history list growing each
+        call (or each resume of a loop, as ``fs.append(f)`` then ``fs[-1]`` in a line
+        search) does not recompile. An item appended here is its own tracker."""
+        key = index.as_constant(tx) if index.is_constant() else None
+        if self._items is not None or type(key) is not int:
+            return super().getitem(tx, index)
+        if key < 0 and -key <= len(self.appended):
+            return self.appended[key]
+        at = key + len(self.appended) if key < 0 else key   # an index into the list passed in
+        if not -len(self._value) <= at < len(self._value):
+            return super().getitem(tx, index)   # (one of the appends, or Python's IndexError)
+        from .builder import wrap
+        need = -at if at < 0 else at + 1
+        tx.guards.add_type(self.source, list)
+        tx.guards.add_truth(f"_kiln_len({self.source.code(tx.guards.ns)}) >= {need}",
+                            f"len({self.source.display()}) >= {need}", True, (self.source,))
+        return wrap(tx, self._value[at], GetItemSource(self.source, at))
+
     def length(self, tx) -> VariableTracker:
         if self._items is not None or self.appended:
             return super().length(tx)
