@@ -9,6 +9,8 @@ template <typename T, typename F> static inline void kiln_terms8(const F& f, int
     #pragma omp simd
     for (int j = 0; j < 8; j++) out[j] = f(at + j < last ? at + j : last);
 }
+// kiln_pairwise_block: one block of up to 128 terms (a leaf of kiln_pairwise's tree, or
+// a whole short run), added as ``W`` says.
 // ``W`` 16 (float32 terms that call vector math, cpp_stages.py): terms a 512-bit vector
 // at a time, one vector call per 16 lanes, added as two blocks of 8 in order. ``W`` 0
 // (terms that read a bool array beside wider values: a masked sum's where(m, x, 0)): a
@@ -22,13 +24,13 @@ template <typename T, typename F> static inline void kiln_terms8(const F& f, int
 // partial sums as 8 scalars (kiln's flags leave such code scalar), each term a scalar load:
 // as SIMD lanes GCC gathers them, 4 float32 a gather (vgatherqps), which on this AMD
 // EPYC took 1.6x the time (x[:, ::-2].sum(1) of 1000x2000 float32: 0.34 ms, NumPy 0.20).
-template <typename T, int W = 8, typename F> static T kiln_pairwise(const F& f, int64_t lo, int64_t n) {
+template <typename T, int W, typename F> KILN_INLINE T kiln_pairwise_block(const F& f, int64_t lo, int64_t n) {
     if (n < 8) {   // a short run (a short row): only its own terms
         T res = 0;
         for (int64_t j = 0; j < n; j++) res += f(lo + j);
         return res;
     }
-    if (n <= 128 && W == 0) {   // terms through a buffer (see above): one SIMD loop computes them
+    if constexpr (W == 0) {   // terms through a buffer (see above): one SIMD loop computes them
         T t[128];
         #pragma omp simd
         for (int64_t j = 0; j < n; j++) t[j] = f(lo + j);
@@ -43,8 +45,7 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise(const F& f, 
         T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
         for (int64_t j = end; j < n; j++) res += t[j];
         return res;
-    }
-    if (n <= 128 && W == 1) {   // strided loads (see above): the 8 partial sums as scalars
+    } else if constexpr (W == 1) {   // strided loads (see above): the 8 partial sums as scalars
         T r0 = f(lo), r1 = f(lo + 1), r2 = f(lo + 2), r3 = f(lo + 3);
         T r4 = f(lo + 4), r5 = f(lo + 5), r6 = f(lo + 6), r7 = f(lo + 7);
         int64_t i = 8;
@@ -56,8 +57,7 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise(const F& f, 
         T res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));
         for (; i < n; i++) res += f(lo + i);
         return res;
-    }
-    if (n <= 128) {
+    } else {
         T r[8];
         #pragma omp simd
         for (int j = 0; j < 8; j++) r[j] = f(lo + j);
@@ -84,9 +84,35 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise(const F& f, 
         }
         return res;
     }
-    int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return kiln_pairwise<T, W>(f, lo, n2) + kiln_pairwise<T, W>(f, lo + n2, n - n2);
+}
+// The tree over the blocks: a run of over 128 terms splits at n/2 rounded down to a
+// multiple of 8, the left half's sum plus the right half's. Walked with a stack (one entry
+// per level the walk is down: a right half still to sum, and its left half's sum once
+// known) rather than by recursion: GCC inlined the recursive form into itself, a copy of
+// ``f``'s block loop at each level (half the g++ time of a module with a sum). ``block(lo,
+// n)`` sums a block; blocks are taken left to right, and each sum is added to its left
+// neighbour's the moment both are known, as the recursion adds them.
+template <typename T, typename B> KILN_INLINE T kiln_pairwise_tree(const B& block, int64_t lo, int64_t n) {
+    int64_t right_lo[64], right_n[64];
+    T left[64];
+    bool left_known[64];
+    int depth = 0;
+    for (;;) {
+        for (; n > 128; depth++) {
+            int64_t half = n / 2;
+            half -= half % 8;
+            right_lo[depth] = lo + half; right_n[depth] = n - half; left_known[depth] = false;
+            n = half;
+        }
+        T sum = block(lo, n);
+        while (depth > 0 && left_known[depth - 1]) sum = left[--depth] + sum;
+        if (depth == 0) return sum;
+        left[depth - 1] = sum; left_known[depth - 1] = true;
+        lo = right_lo[depth - 1]; n = right_n[depth - 1];
+    }
+}
+template <typename T, int W = 8, typename F> static T kiln_pairwise(const F& f, int64_t lo, int64_t n) {
+    return kiln_pairwise_tree<T>([&](int64_t at, int64_t m) { return kiln_pairwise_block<T, W>(f, at, m); }, lo, n);
 }
 // The same sum on threads: the tree's top levels cut into up to 8 subtrees (a level is cut
 // only when all its runs are longer than 128), each summed on a thread, then combined
