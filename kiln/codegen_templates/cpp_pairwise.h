@@ -193,26 +193,24 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(con
 // compiled in about half the time (each kernel builds its own; -O3's unrolled versions of
 // it took ~0.1 s of g++ per kernel).
 static inline void* kiln_scratch(int64_t bytes) { return malloc(bytes > 0 ? (size_t)bytes : 1); }
-template <typename T> __attribute__((optimize("O2"))) static T kiln_pairwise_of(const T* a, int64_t n) {
+template <typename T> __attribute__((optimize("O2"))) static T kiln_pairwise_of_block(const T* a, int64_t n) {
     if (n < 8) {
         T res = 0;
         for (int64_t j = 0; j < n; j++) res += a[j];
         return res;
     }
-    if (n <= 128) {
-        T r[8];
-        for (int j = 0; j < 8; j++) r[j] = a[j];
-        const int64_t end = n - (n % 8);
-        int64_t i = 8;
-        for (; i < end; i += 8)
-            for (int j = 0; j < 8; j++) r[j] += a[i + j];
-        T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += a[i];
-        return res;
-    }
-    int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return kiln_pairwise_of<T>(a, n2) + kiln_pairwise_of<T>(a + n2, n - n2);
+    T r[8];
+    for (int j = 0; j < 8; j++) r[j] = a[j];
+    const int64_t end = n - (n % 8);
+    int64_t i = 8;
+    for (; i < end; i += 8)
+        for (int j = 0; j < 8; j++) r[j] += a[i + j];
+    T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i++) res += a[i];
+    return res;
+}
+template <typename T> __attribute__((optimize("O2"))) static T kiln_pairwise_of(const T* a, int64_t n) {
+    return kiln_pairwise_tree<T>([a](int64_t lo, int64_t m) { return kiln_pairwise_of_block<T>(a + lo, m); }, 0, n);
 }
 template <typename T, bool Buffered> static T kiln_pairwise_run(const T* a, int64_t n) {
     if (!Buffered) return kiln_pairwise_of<T>(a, n);
@@ -290,15 +288,11 @@ template <typename T, typename S, typename F> struct kiln_selection {
     }
 };
 template <typename T, typename Src> static T kiln_pairwise_taken(Src& src, int64_t n) {
-    if (n <= 128) {
+    return kiln_pairwise_tree<T>([&src](int64_t, int64_t m) {   // (the blocks' terms taken left to right)
         T t[128];
-        src.take(t, n);
-        return kiln_pairwise_of<T>(t, n);
-    }
-    int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    const T left = kiln_pairwise_taken<T>(src, n2);   // (the left subtree's terms first)
-    return left + kiln_pairwise_taken<T>(src, n - n2);
+        src.take(t, m);
+        return kiln_pairwise_of_block<T>(t, m);
+    }, 0, n);
 }
 // x[mask].sum() of one run: NumPy's sum of the compacted selection (buffered: terms cast
 // from another dtype, NumPy's buffers of 8192 each added pairwise, in order); the count of

@@ -50,12 +50,14 @@ def test_whole_array_sums_are_numpys_bit_for_bit(monkeypatch, threads, dtype):
 
 def every_kind(x, m):
     """A sum of each of kiln_pairwise's block forms: plain loads, strided loads (W 1), float32
-    vector math (W 16), terms that read a bool array (W 0)."""
-    return x.sum(), x[::2].sum(), np.exp(x.astype(np.float32) / 1000).sum(), np.where(m, x, 0).sum()
+    vector math (W 16), terms that read a bool array (W 0); and a selection's (its terms
+    taken a block at a time, kiln_pairwise_taken)."""
+    return (x.sum(), x[::2].sum(), np.exp(x.astype(np.float32) / 1000).sum(), np.where(m, x, 0).sum(),
+            x[m].sum())
 
 
 def test_every_length_is_numpys_bit_for_bit():
-    """kiln_pairwise walks NumPy's tree of blocks with a stack, not by recursion: every
+    """The prelude walks NumPy's tree of blocks with a stack, not by recursion: every
     length from 4 to 2200 (trees up to 5 levels deep, each block length and split), each
     block form, against NumPy's bits. One build (dynamic sizes; 0 to 3 are sizes of their
     own, the test above has them)."""
