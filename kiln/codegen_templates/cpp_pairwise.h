@@ -9,6 +9,8 @@ template <typename T, typename F> static inline void kiln_terms8(const F& f, int
     #pragma omp simd
     for (int j = 0; j < 8; j++) out[j] = f(at + j < last ? at + j : last);
 }
+// kiln_pairwise_block: one block of up to 128 terms (a leaf of kiln_pairwise's tree, or
+// a whole short run), added as ``W`` says.
 // ``W`` 16 (float32 terms that call vector math, cpp_stages.py): terms a 512-bit vector
 // at a time, one vector call per 16 lanes, added as two blocks of 8 in order. ``W`` 0
 // (terms that read a bool array beside wider values: a masked sum's where(m, x, 0)): a
@@ -22,13 +24,13 @@ template <typename T, typename F> static inline void kiln_terms8(const F& f, int
 // partial sums as 8 scalars (kiln's flags leave such code scalar), each term a scalar load:
 // as SIMD lanes GCC gathers them, 4 float32 a gather (vgatherqps), which on this AMD
 // EPYC took 1.6x the time (x[:, ::-2].sum(1) of 1000x2000 float32: 0.34 ms, NumPy 0.20).
-template <typename T, int W = 8, typename F> static T kiln_pairwise(const F& f, int64_t lo, int64_t n) {
+template <typename T, int W, typename F> KILN_INLINE T kiln_pairwise_block(const F& f, int64_t lo, int64_t n) {
     if (n < 8) {   // a short run (a short row): only its own terms
         T res = 0;
         for (int64_t j = 0; j < n; j++) res += f(lo + j);
         return res;
     }
-    if (n <= 128 && W == 0) {   // terms through a buffer (see above): one SIMD loop computes them
+    if constexpr (W == 0) {   // terms through a buffer (see above): one SIMD loop computes them
         T t[128];
         #pragma omp simd
         for (int64_t j = 0; j < n; j++) t[j] = f(lo + j);
@@ -43,8 +45,7 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise(const F& f, 
         T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
         for (int64_t j = end; j < n; j++) res += t[j];
         return res;
-    }
-    if (n <= 128 && W == 1) {   // strided loads (see above): the 8 partial sums as scalars
+    } else if constexpr (W == 1) {   // strided loads (see above): the 8 partial sums as scalars
         T r0 = f(lo), r1 = f(lo + 1), r2 = f(lo + 2), r3 = f(lo + 3);
         T r4 = f(lo + 4), r5 = f(lo + 5), r6 = f(lo + 6), r7 = f(lo + 7);
         int64_t i = 8;
@@ -56,8 +57,7 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise(const F& f, 
         T res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));
         for (; i < n; i++) res += f(lo + i);
         return res;
-    }
-    if (n <= 128) {
+    } else {
         T r[8];
         #pragma omp simd
         for (int j = 0; j < 8; j++) r[j] = f(lo + j);
@@ -84,15 +84,48 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise(const F& f, 
         }
         return res;
     }
-    int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return kiln_pairwise<T, W>(f, lo, n2) + kiln_pairwise<T, W>(f, lo + n2, n - n2);
+}
+// The tree over the blocks: a run of over 128 terms splits at n/2 rounded down to a
+// multiple of 8, the left half's sum plus the right half's. Walked with a stack (one entry
+// per level the walk is down: a right half still to sum, and its left half's sum once
+// known) rather than by recursion: GCC inlined the recursive form into itself, a copy of
+// ``f``'s block loop at each level (half the g++ time of a module with a sum). ``block(lo,
+// n)`` sums a block; blocks are taken left to right, and each sum is added to its left
+// neighbour's the moment both are known, as the recursion adds them.
+template <typename T, typename B> KILN_INLINE T kiln_pairwise_tree(const B& block, int64_t lo, int64_t n) {
+    int64_t right_lo[64], right_n[64];
+    T left[64];
+    bool left_known[64];
+    int depth = 0;
+    for (;;) {
+        for (; n > 128; depth++) {
+            int64_t half = n / 2;
+            half -= half % 8;
+            right_lo[depth] = lo + half; right_n[depth] = n - half; left_known[depth] = false;
+            n = half;
+        }
+        T sum = block(lo, n);
+        while (depth > 0 && left_known[depth - 1]) sum = left[--depth] + sum;
+        if (depth == 0) return sum;
+        left[depth - 1] = sum; left_known[depth - 1] = true;
+        lo = right_lo[depth - 1]; n = right_n[depth - 1];
+    }
+}
+template <typename T, int W = 8, typename F> static T kiln_pairwise(const F& f, int64_t lo, int64_t n) {
+    return kiln_pairwise_tree<T>([&](int64_t at, int64_t m) { return kiln_pairwise_block<T, W>(f, at, m); }, lo, n);
+}
+// kiln_pairwise of the term function at ``f`` (a ``const F*``), through a plain function
+// pointer: the threaded forms' scaffolding below (the splits, the parallel region, the
+// adding of the parts) is compiled once per T, not once per term function: each copy cost
+// as much g++ time as the sum itself (np.var's module of 5 sums: 0.42 -> 0.27 s).
+template <typename T, int W, typename F> static T kiln_pairwise_at(const void* f, int64_t lo, int64_t n) {
+    return kiln_pairwise<T, W>(*(const F*)f, lo, n);
 }
 // The same sum on threads: the tree's top levels cut into up to 8 subtrees (a level is cut
 // only when all its runs are longer than 128), each summed on a thread, then combined
 // level by level in the tree's order, so the result does not depend on the thread count.
-template <typename T, int W = 8, typename F> static T kiln_pairwise_threads(const F& f, int64_t n, int nthreads) {
-    if (nthreads < 2 || n <= 128) return kiln_pairwise<T, W>(f, 0, n);   // no parallel region
+template <typename T> __attribute__((noinline)) static T kiln_pairwise_subtrees(T (*sum)(const void*, int64_t, int64_t),
+                                                                            const void* f, int64_t n, int nthreads) {
     int64_t lo[8], len[8];
     int k = 1;
     lo[0] = 0; len[0] = n;
@@ -116,12 +149,16 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_threads(cons
     {
         kiln_arrived(launched);
         #pragma omp for schedule(dynamic, 1)
-        for (int j = 0; j < k; j++) { kiln_fp_take(); s[j] = kiln_pairwise<T, W>(f, lo[j], len[j]); fp |= kiln_fp_take(); }
+        for (int j = 0; j < k; j++) { kiln_fp_take(); s[j] = sum(f, lo[j], len[j]); fp |= kiln_fp_take(); }
     }
     kiln_fp_put(fp);
     for (; k > 1; k /= 2)
         for (int j = 0; j < k / 2; j++) s[j] = s[2 * j] + s[2 * j + 1];
     return s[0];
+}
+template <typename T, int W = 8, typename F> static T kiln_pairwise_threads(const F& f, int64_t n, int nthreads) {
+    if (nthreads < 2 || n <= 128) return kiln_pairwise<T, W>(f, 0, n);   // no parallel region
+    return kiln_pairwise_subtrees<T>(kiln_pairwise_at<T, W, F>, &f, n, nthreads);
 }
 // NumPy's sum of terms cast to T on the way (np.add.reduce with dtype=, the mean of ints):
 // its iterator casts a run through a buffer of 8192 terms, adds each buffer pairwise in T,
@@ -135,9 +172,8 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_chunks(const
     for (int64_t lo = 0; lo < n; lo += B) res += kiln_pairwise<T, W>(f, lo, n - lo < B ? n - lo : B);
     return res;
 }
-template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(const F& f, int64_t n, int nthreads,
-                                                                             int64_t B = 8192) {
-    if (nthreads < 2 || n <= 2 * B) return kiln_pairwise_chunks<T, W>(f, n, B);
+template <typename T> __attribute__((noinline)) static T kiln_pairwise_buffers(T (*sum)(const void*, int64_t, int64_t),
+                                                                           const void* f, int64_t n, int nthreads, int64_t B) {
     T res = 0;
     T s[64];
     unsigned fp = kiln_fp_take();   // (as kiln_pairwise_threads)
@@ -151,7 +187,7 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(con
             #pragma omp for schedule(static)
             for (int64_t j = 0; j < count; j++) {
                 const int64_t lo = first + j * B;
-                s[j] = kiln_pairwise<T, W>(f, lo, n - lo < B ? n - lo : B);
+                s[j] = sum(f, lo, n - lo < B ? n - lo : B);
             }
             fp |= kiln_fp_take();
         }
@@ -160,6 +196,11 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(con
     kiln_fp_put(fp);
     return res;
 }
+template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(const F& f, int64_t n, int nthreads,
+                                                                             int64_t B = 8192) {
+    if (nthreads < 2 || n <= 2 * B) return kiln_pairwise_chunks<T, W>(f, n, B);
+    return kiln_pairwise_buffers<T>(kiln_pairwise_at<T, W, F>, &f, n, nthreads, B);
+}
 // x[mask].sum() as NumPy adds it: the selection compacted (C order) into a scratch buffer by
 // the kernel, then added pairwise over its own count as kiln_pairwise adds a run (buffered:
 // terms cast from another dtype, a buffer of 8192 at a time). On one thread, as NumPy's, and
@@ -167,26 +208,24 @@ template <typename T, int W = 8, typename F> static T kiln_pairwise_buffered(con
 // compiled in about half the time (each kernel builds its own; -O3's unrolled versions of
 // it took ~0.1 s of g++ per kernel).
 static inline void* kiln_scratch(int64_t bytes) { return malloc(bytes > 0 ? (size_t)bytes : 1); }
-template <typename T> __attribute__((optimize("O2"))) static T kiln_pairwise_of(const T* a, int64_t n) {
+template <typename T> __attribute__((optimize("O2"))) static T kiln_pairwise_of_block(const T* a, int64_t n) {
     if (n < 8) {
         T res = 0;
         for (int64_t j = 0; j < n; j++) res += a[j];
         return res;
     }
-    if (n <= 128) {
-        T r[8];
-        for (int j = 0; j < 8; j++) r[j] = a[j];
-        const int64_t end = n - (n % 8);
-        int64_t i = 8;
-        for (; i < end; i += 8)
-            for (int j = 0; j < 8; j++) r[j] += a[i + j];
-        T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += a[i];
-        return res;
-    }
-    int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return kiln_pairwise_of<T>(a, n2) + kiln_pairwise_of<T>(a + n2, n - n2);
+    T r[8];
+    for (int j = 0; j < 8; j++) r[j] = a[j];
+    const int64_t end = n - (n % 8);
+    int64_t i = 8;
+    for (; i < end; i += 8)
+        for (int j = 0; j < 8; j++) r[j] += a[i + j];
+    T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i++) res += a[i];
+    return res;
+}
+template <typename T> __attribute__((optimize("O2"))) static T kiln_pairwise_of(const T* a, int64_t n) {
+    return kiln_pairwise_tree<T>([a](int64_t lo, int64_t m) { return kiln_pairwise_of_block<T>(a + lo, m); }, 0, n);
 }
 template <typename T, bool Buffered> static T kiln_pairwise_run(const T* a, int64_t n) {
     if (!Buffered) return kiln_pairwise_of<T>(a, n);
@@ -263,11 +302,13 @@ template <typename T, typename S, typename F> struct kiln_selection {
         }
     }
 };
+// (Recursive, not kiln_pairwise_tree: that walk, inlined with take() into kiln_selected_sum,
+// took 1.1-1.6x this form's g++ time: the modules of test_selection_sums.py.)
 template <typename T, typename Src> static T kiln_pairwise_taken(Src& src, int64_t n) {
     if (n <= 128) {
         T t[128];
         src.take(t, n);
-        return kiln_pairwise_of<T>(t, n);
+        return kiln_pairwise_of_block<T>(t, n);
     }
     int64_t n2 = n / 2;
     n2 -= n2 % 8;

@@ -48,6 +48,52 @@ def test_whole_array_sums_are_numpys_bit_for_bit(monkeypatch, threads, dtype):
 
 
 
+def every_kind(x, m):
+    """A sum of each of kiln_pairwise's block forms: plain loads, strided loads (W 1), float32
+    vector math (W 16), terms that read a bool array (W 0); and a selection's (its terms
+    taken a block at a time, kiln_pairwise_taken)."""
+    return (x.sum(), x[::2].sum(), np.exp(x.astype(np.float32) / 1000).sum(), np.where(m, x, 0).sum(),
+            x[m].sum())
+
+
+def test_every_length_is_numpys_bit_for_bit():
+    """The prelude walks NumPy's tree of blocks with a stack, not by recursion: every
+    length from 4 to 2200 (trees up to 5 levels deep, each block length and split), each
+    block form, against NumPy's bits. One build (dynamic sizes; 0 to 3 are sizes of their
+    own, the test above has them)."""
+    rng = np.random.default_rng(17)
+    f = kiln.compile(every_kind, dynamic=True)
+    for n in range(4, 2200):
+        x, m = rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n), rng.random(n) < 0.5
+        for got, want in zip(f(x, m), every_kind(x, m), strict=True):
+            assert got.dtype == want.dtype and got == want, n   # exact: not allclose
+
+
+def test_a_modules_pairwise_sums_compile_their_code_once():
+    """g++ time (compile time is what a first call waits for): GCC inlined the recursive
+    kiln_pairwise into itself, the term function's block loop copied at each level (half
+    the g++ time of a module with a sum; a noinline recursion cost 15-25% at run time);
+    each threaded sum compiled its own splits, parallel region and adding of the parts (as
+    much g++ time as the sum: np.var's module 0.42 -> 0.27 s). The tree is walked by a
+    loop, and a module's threaded sums of one dtype share one parallel region."""
+    import re
+
+    from .helpers import compiled_with_disassembly
+
+    def two_sums(x):   # (threaded: 200,000 terms, each sum a term function of its own)
+        return np.exp(x).sum(), (x * x).sum()
+    f, disassembly = compiled_with_disassembly(two_sums)
+    x = np.linspace(-1, 1, 200_000, dtype=np.float32)
+    assert f(x) == two_sums(x)
+    functions = {m.group(1): code for code in disassembly().split("\n\n")
+                 if (m := re.match(r"[0-9a-f]+ <(.*)>:", code))}
+    sums = [name for name in functions if re.match(r"\w+ kiln_pairwise<", name)]
+    assert len(sums) == 2, list(functions)
+    for name in sums:
+        assert f"<{name}>" not in functions[name].split("\n", 1)[1], "kiln_pairwise calls itself"
+    assert len([name for name in functions if "_omp_fn" in name]) == 1, list(functions)
+
+
 def cast_sums(x):
     """Sums whose terms NumPy casts through its iterator's buffers on the way."""
     return (x.sum(dtype=np.float32), x.mean(dtype=np.float64), np.mean((x * 1e6).astype(np.int64)),
