@@ -87,6 +87,10 @@ def identity_aliases(x):             # aliasing ops returned: no-copy calls repl
         np.reshape(x, x.shape), np.array(x), x.astype(np.float32), np.asarray(x, dtype=np.float64)
 
 
+def exp_selected_sum(x):             # a selected sum whose term calls a vector function (exp)
+    return np.exp(x)[x < 0.5].sum()
+
+
 def cases():
     """(name, fn, args) of each known slowdown, at the sizes it was found."""
     rng = np.random.default_rng(0)
@@ -109,6 +113,7 @@ def cases():
         ("int_power 5", int_power, (np.arange(5), 3)),
         ("identity_returns 4", identity_returns, (np.arange(4.0, dtype=np.float32),)),
         ("identity_aliases 4", identity_aliases, (np.arange(4.0, dtype=np.float32),)),
+        ("exp_selected_sum 1e5", exp_selected_sum, (rng.random(100_000),)),
         ("record_fields 8", record_fields,
          (np.zeros(8, dtype=[("x", "f8"), ("y", "i4")]), np.arange(8.0), np.ones(8))),
     ]
