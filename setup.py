@@ -41,10 +41,12 @@ def _extension(name, source, numpy_api, cffi_module):
                          depends=[_relative(native.HEADER)],
                          define_macros=[("_CFFI_NO_LIMITED_API", None)],
                          extra_compile_args=["-O2"])
+    parts = native.PARTS.get(name, ())
     return Extension(
-        f"kiln._native.{name}", [_relative(source)], optional=True,
+        f"kiln._native.{name}", [_relative(p) for p in (source, *parts) if p.endswith(".c")],
+        optional=True,
         include_dirs=[_relative(os.path.dirname(native.HEADER))],
-        depends=[_relative(native.HEADER)],
+        depends=[_relative(p) for p in (native.HEADER, *parts) if p.endswith(".h")],
         define_macros=[("KILN_MODULE_NAME", name), ("KILN_MODULE_NAME_STR", f'"{name}"'),
                        ("KILN_SOURCE_HASH", f'"{digest}"')],
         # As kiln's own cache build (kiln/cext.py build_extension).

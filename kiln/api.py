@@ -263,7 +263,7 @@ class CompiledFunction:
                 and fast[0] == (*map(type, args), *map(type, kwargs.values())):
             # The cost model ran these argument types as Python, and the arrays are still
             # small: skip the guards too (they cost as much as such a call; Python is
-            # right whatever they say). fastcheck.c's dispatcher does the same.
+            # right whatever they say). fastcheck_dispatch.c's dispatcher does the same.
             values = (*args, *kwargs.values())
             for i in fast[1]:
                 if values[i].size > fast[2]:

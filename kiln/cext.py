@@ -7,8 +7,9 @@ at first use, once per source and Python version, and cached on disk under
 The cache-hit path (guards/fastcheck.c), the launcher (runtime/launch.c) and the
 wrapper run as data (runtime/fast_call.c) share ``cext.h`` (array fields, argument
 checks, type and module boilerplate): each is loaded by :func:`shipped_extension`; its
-cache build has this folder on the include path and is named by a hash of its source,
-the header and the Python (and NumPy) version."""
+cache build has this folder on the include path and is named by a hash of its sources
+(every part of one split into several files: ``_native.PARTS``), the header and the Python
+(and NumPy) version."""
 from __future__ import annotations
 
 import hashlib
@@ -21,16 +22,18 @@ import threading
 from types import ModuleType
 from typing import Callable
 
-from ._native import HEADER, read, source_hash
+from ._native import HEADER, PARTS, read, source_hash
 
 EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 
 
 def build_extension(compiler: str, folder: str, name: str, write_c: Callable[[str], None],
-                    flags: tuple[str, ...] = ()) -> ModuleType:
+                    flags: tuple[str, ...] = (), parts: dict[str, str] | None = None) -> ModuleType:
     """Import extension ``name`` from ``folder``, first compiling it from the C file that
-    ``write_c(path)`` writes when it is not there yet. Concurrent builders (threads,
-    processes) agree: the finished file is moved into place atomically."""
+    ``write_c(path)`` writes when it is not there yet. ``parts``: more files of it (file
+    name -> text), written beside that file, the ``.c`` ones compiled and linked with it
+    (its other translation units; a header its files include by that name). Concurrent
+    builders (threads, processes) agree: the finished file is moved into place atomically."""
     os.makedirs(folder, exist_ok=True)
     so_path = os.path.join(folder, name + EXT_SUFFIX)
     if not os.path.exists(so_path):
@@ -39,13 +42,21 @@ def build_extension(compiler: str, folder: str, name: str, write_c: Callable[[st
         with tempfile.TemporaryDirectory(dir=folder) as tmp:
             c_path = os.path.join(tmp, name + ".c")
             write_c(c_path)
+            sources = [c_path]
+            for file_name, text in (parts or {}).items():
+                with open(os.path.join(tmp, file_name), "w", encoding="utf-8") as f:
+                    f.write(text)
+                if file_name.endswith(".c"):
+                    sources.append(os.path.join(tmp, file_name))
             out = os.path.join(tmp, name + EXT_SUFFIX)
             include = sysconfig.get_paths()["include"]
             # (-DNDEBUG as setup.py's builds: CPython's inline functions assert otherwise,
             # ~50 ns of a SimpleEntry cache hit on 3.13)
-            cmd = [compiler, "-x", "c", "-O2", "-DNDEBUG", "-shared", "-fPIC",
-                   "-Werror=implicit-function-declaration", *flags, f"-I{include}", c_path,
-                   "-o", out]
+            # ("-x c" before each file: g++ given one "-x c" and several files compiles the
+            # second one on as C++)
+            cmd = [compiler, "-O2", "-DNDEBUG", "-shared", "-fPIC",
+                   "-Werror=implicit-function-declaration", *flags, f"-I{include}",
+                   *(arg for path in sources for arg in ("-x", "c", path)), "-o", out]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 raise RuntimeError(f"`{' '.join(cmd)}` failed:\n{proc.stderr[-2000:]}")
@@ -82,7 +93,8 @@ def installed_extension(name: str, digest: str) -> ModuleType | None:
 def shipped_extension(c_source: str, prefix: str, folder: str,
                       numpy_api: bool = False) -> ModuleType | None:
     """The extension kiln ships as ``c_source`` (a file that includes ``cext.h`` and
-    defines its module through KILN_MODULE_NAME / KILN_MODULE_NAME_STR): the one built at
+    defines its module through KILN_MODULE_NAME / KILN_MODULE_NAME_STR; with its other
+    files, ``_native.PARTS[folder]``, when it is split into several): the one built at
     install time (``kiln._native.<folder>``, :func:`installed_extension`) when it is
     there and current, else built with the configured compiler into
     ``<cache_dir>/<folder>`` once per source and Python version; None when it cannot be
@@ -99,15 +111,16 @@ def shipped_extension(c_source: str, prefix: str, folder: str,
     with _lock:
         if key not in _shipped:
             source, header = read(c_source), read(HEADER)
-            module = installed_extension(folder, source_hash(source, header))
+            parts = {os.path.basename(p): read(p) for p in PARTS.get(folder, ())}
+            module = installed_extension(folder, source_hash(source, *parts.values(), header))
             if module is None:
-                module = _build_shipped(compiler, source, header, prefix, folder, numpy_api)
+                module = _build_shipped(compiler, source, parts, header, prefix, folder, numpy_api)
             _shipped[key] = module
         return _shipped[key]
 
 
-def _build_shipped(compiler: str, source: str, header: str, prefix: str, folder: str,
-                   numpy_api: bool) -> ModuleType | None:
+def _build_shipped(compiler: str, source: str, parts: dict[str, str], header: str, prefix: str,
+                   folder: str, numpy_api: bool) -> ModuleType | None:
     from .config import config
     flags = [f"-I{os.path.dirname(HEADER)}"]
     version = sys.version
@@ -116,7 +129,8 @@ def _build_shipped(compiler: str, source: str, header: str, prefix: str, folder:
         flags.append(f"-I{numpy.get_include()}")
         version += f"\0numpy {numpy.__version__}"
     # (NDEBUG in the name: modules cached before it was a flag carry asserts)
-    name = prefix + hashlib.sha256(f"{source}\0{header}\0{version}\0NDEBUG".encode()).hexdigest()[:16]
+    texts = "\0".join((source, *(f"{n}\0{t}" for n, t in parts.items()), header))
+    name = prefix + hashlib.sha256(f"{texts}\0{version}\0NDEBUG".encode()).hexdigest()[:16]
 
     def write_c(c_path: str) -> None:
         with open(c_path, "w") as f:
@@ -124,6 +138,6 @@ def _build_shipped(compiler: str, source: str, header: str, prefix: str, folder:
             f.write(source)
     try:
         return build_extension(compiler, os.path.join(config.cache_dir, folder), name, write_c,
-                               tuple(flags))
+                               tuple(flags), parts)
     except (OSError, RuntimeError, ImportError):
         return None

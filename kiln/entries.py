@@ -120,7 +120,7 @@ def graph_names(graph: Any, compiled: Any, respeculate: Any) -> dict:
 
 # Arguments that overlap in memory, to a graph that writes into them (aot/runtime.py):
 # the function runs as Python, NumPy's own in-place calls, rather than the graph op by
-# op. (fastcheck.c's SimpleEntry does the same for an entry whose body is the graph's
+# op. (fastcheck_entry.c's SimpleEntry does the same for an entry whose body is the graph's
 # call and this handler: simple_call.)
 OVERLAP_HANDLER = ["except _kiln_InputsOverlap:", "    return _kiln_RUN_EAGER"]
 

@@ -338,7 +338,7 @@ def _fill_fresh(a, b):
 @pytest.mark.parametrize("backend", ["aot_eager", "cpp"])
 def test_a_graph_writing_only_fresh_arrays_keeps_its_c_entry(backend, monkeypatch):
     # its inputs overlapping changes nothing it computes: no overlap handler in its entry,
-    # which stays fastcheck.c's SimpleEntry, and overlapping arguments run compiled
+    # which stays fastcheck_entry.c's SimpleEntry, and overlapping arguments run compiled
     from kiln.aot import runtime
     compiled = kiln.compile(_fill_fresh, backend=backend)
     for _ in range(2):

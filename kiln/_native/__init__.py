@@ -3,7 +3,8 @@
 kiln ships four small CPython extensions as C source: the cache-hit path
 (``guards/fastcheck.c``), the kernel launcher (``runtime/launch.c``), the wrapper run as
 data (``runtime/fast_call.c``, against NumPy's headers) and the frame-evaluation hook
-(``capture/frame_hook.c``, through cffi). ``setup.py`` builds each into this package
+(``capture/frame_hook.c``, through cffi); the first two are split by responsibility into
+several C files and an internal header each (:data:`PARTS`). ``setup.py`` builds each into this package
 (``kiln._native.fastcheck`` …) when kiln is installed (``pip install -e .`` builds them in
 place, next to this file), as optional extensions: an install without a working C
 compiler still succeeds. At run time kiln imports the installed module and uses it when
@@ -39,6 +40,17 @@ EXTENSIONS: dict[str, tuple[str, bool, bool]] = {
     "frame_hook": (os.path.join(_KILN, "capture", "frame_hook.c"), False, True),
 }
 
+# An extension split by responsibility into several files (one module): its other C files,
+# compiled with the main one (the source above, which defines the module), and its internal
+# header. Every part is hashed with the main source, so a change in any part rebuilds it.
+PARTS: dict[str, tuple[str, ...]] = {
+    "fastcheck": tuple(os.path.join(_KILN, "guards", f) for f in (
+        "fastcheck_arrays.c", "fastcheck_dispatch.c", "fastcheck_entry.c", "fastcheck_graph.c",
+        "fastcheck.h")),
+    "launch": tuple(os.path.join(_KILN, "runtime", f) for f in (
+        "launch_results.c", "launch_fp.c", "launch_layouts.c", "launch.h")),
+}
+
 # The frame hook's C functions as cffi declares them (kiln_hook_source: see frame_hook_ffi).
 FRAME_HOOK_CDEF = """
 int kiln_hook_init(void);
@@ -72,7 +84,7 @@ def extension_hash(name: str) -> str:
     source, _, cffi_module = EXTENSIONS[name]
     if cffi_module:
         return source_hash(read(source), FRAME_HOOK_CDEF, read(HEADER))
-    return source_hash(read(source), read(HEADER))
+    return source_hash(read(source), *(read(p) for p in PARTS.get(name, ())), read(HEADER))
 
 
 def frame_hook_ffi(module_name: str, source: str, digest: str) -> Any:

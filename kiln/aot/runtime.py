@@ -283,7 +283,7 @@ class AOTFunction:
             if direct is not None:
                 self._direct = direct
             elif self.mutates:
-                self._plain = run   # (the entry takes it from C: fastcheck.c run_graph)
+                self._plain = run   # (the entry takes it from C: fastcheck.h run_graph)
         elif key == (dedup, None) and dedup is not None and not variant.pinned and not self.layout_inputs \
                 and not any(isinstance(a, _tensor_cls()) for a in args):
             # f(x, x) of a graph that writes (only such graphs merge inputs): the variant's

@@ -5,7 +5,7 @@ a run-time scalar (``SymScalarVariable``) whose code the entry evaluates before 
 the graph, one Python operation at a time. When such a float reaches an op, this module
 may instead record its ``+ - *`` and unary ``-`` as graph ops (kiln/ops/python_numbers.py)
 over the numbers it is computed from, which then reach the kernel unboxed (the entry
-passes the arguments themselves: fastcheck.c's SimpleEntry calls the graph from C).
+passes the arguments themselves: fastcheck_entry.c's SimpleEntry calls the graph from C).
 
 That is exact only where a float64 0-d value gives the op NumPy's result for the weak
 Python float (NEP 50): elementwise ops whose array operands are all of dtypes with which

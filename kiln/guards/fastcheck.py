@@ -61,7 +61,7 @@ def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], retur
                  python_entry: Callable, miss: Any, direct_owner: Any = None,
                  tensor_type: type | None = None, overlap: type | None = None,
                  run_eager: Any = None) -> Callable | None:
-    """The cache entry run in C (``SimpleEntry`` in fastcheck.c) when it can be: every
+    """The cache entry run in C (``SimpleEntry`` in fastcheck_entry.c) when it can be: every
     fast guard is an identity, type or array check on a parameter, a global or a cell (or
     their attributes), the graph (or none) takes parameters, and the entry returns items of the graph's result or parameters.
     Calls it cannot take (keywords, defaults, another argument count) go to

@@ -168,7 +168,7 @@ class GuardSet:
             code += f" and ({c}).char == {value.char!r} and ({c}).metadata == {self.ns.ref(value.metadata, 'v')}"
         if value is not None and not isinstance(value, bool):
             code = f"_kiln_type({c}) is {self.ns.ref(type(value), 'type')} and {code}"
-        # (the same test in C: fastcheck.c's check 5, or identity for None and bools)
+        # (the same test in C: fastcheck_entry.c's check 5, or identity for None and bools)
         c_spec = (source, "id", value) if value is None or type(value) is bool else \
             (source, "equals", value) if type(value) in (int, str) or \
             type(value) is float and not math.isnan(value) else None

@@ -62,7 +62,7 @@ ENTRY_C_US = 0.5       # the same with every guard checked in C (guards/fastchec
                        # x * 2.0 + 1.0 on 3 elements 0.6 us, damped_pendulum (scalars
                        # computed in a Python body) 0.8 us
 ENTRY_DIRECT_US = 0.3  # the same with the graph called from C with the entry's parameters
-                       # (fastcheck.c SimpleEntry) and a wrapper that only allocates and
+                       # (fastcheck_entry.c SimpleEntry) and a wrapper that only allocates and
                        # launches kernels, run in C (fast_call.c FastCall): lorenz_rhs_empty
                        # 0.32 us compiled, 0.37 us as Python (loaded; its Python estimate
                        # here is 0.71)

@@ -6,7 +6,7 @@ When the caller asked NumPy to *raise*
 (no kernel reports it), a compiled call runs the graph with NumPy instead, so the same
 FloatingPointError (or warning) comes out. The check reads the
 mode's context variable and keeps the answer for the last mode object seen: a call of
-launch.c's ``ErrorMode`` where the launcher builds (tens of nanoseconds; every compiled
+launch_fp.c's ``ErrorMode`` where the launcher builds (tens of nanoseconds; every compiled
 call makes it), else the same logic in Python.
 
     >>> import numpy as np
@@ -58,7 +58,7 @@ def _numpy_errors_trapped() -> bool:
 
 
 def _checker(python: Any, *warning_checks: Any) -> Any:
-    """launch.c's ErrorMode (with ``warning_checks``: also the warning filters) where the
+    """launch_fp.c's ErrorMode (with ``warning_checks``: also the warning filters) where the
     launcher builds, else ``python``, the same logic in Python."""
     from .launch import module
     m = module() if _MODE is not None else None

@@ -105,7 +105,7 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
                     slots: tuple = (), owned: Callable | int | None = None,
                     rerun: Callable | None = None, once: dict | None = None,
                     warned: set | None = None, numpy: tuple = ()) -> Callable:
-    """The handler launch.c calls as ``handler(flags, *kernel_args)``. ``entries``: the
+    """The handler launch_fp.c calls as ``handler(flags, *kernel_args)``. ``entries``: the
     kernel's (lowering/fp_flags.py); ``reads``: the positions of the arguments the kernel
     reads and does not overwrite; ``opaque``: it also reads something no check can see
     (a NaN literal, an array it overwrites in place), so its invalid flag means nothing.
@@ -231,8 +231,8 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     mask = told | (ALL if tells else 0)
     for bit in owner:
         mask |= bit
-    handler.mask = mask   # launch.c calls it only for these flags  # type: ignore[attr-defined]
-    # launch.c screens "invalid" alone against NaNs in these arguments itself (data with
+    handler.mask = mask   # launch_fp.c calls it only for these flags  # type: ignore[attr-defined]
+    # launch_fp.c screens "invalid" alone against NaNs in these arguments itself (data with
     # NaNs raises it through comparisons on every call: no Python call for that); a
     # kind the predicates tell is raised by them alone
     handler.nan_reads = tuple(reads) if mask & INVALID & ~told else None  # type: ignore[attr-defined]

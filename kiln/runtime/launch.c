@@ -43,39 +43,19 @@
  * of that NaN and the call ends without Python (data with NaNs raises it every call).
  * A runner (loop node) does not report them.
  *
- * Layouts (below) is the wrapper's check of its input shapes and strides, in one call;
- * ErrorMode its check of NumPy's floating-point error mode (runtime/fpmode.py).
+ * The parts, one responsibility each, share launch.h (cext.h, the Launcher and what
+ * crosses files) and build into one module (kiln/_native EXTENSIONS lists them; the build
+ * hashes them all):
+ *
+ *   launch.c          this file: the Launcher (arguments into slots, the kernel's call)
+ *                     and the module
+ *   launch_results.c  a loop runner's results (NumPy scalars from slots)
+ *   launch_fp.c       floating-point flags a launch reports, and ErrorMode: the wrapper's
+ *                     check of NumPy's floating-point error mode (runtime/fpmode.py)
+ *   launch_layouts.c  Layouts: the wrapper's check of its input shapes and strides, in
+ *                     one call
  */
-#include "cext.h"
-
-typedef union {
-    void *p;
-    int64_t i;
-    uint64_t u;
-    double d;
-    float f;
-} kiln_slot;
-
-#define KILN_MAX_ARGS 64
-
-typedef struct {
-    PyObject_HEAD
-    void *entry;
-    char codes[KILN_MAX_ARGS + 1];
-    Py_ssize_t nargs;
-    char results[KILN_MAX_ARGS + 1];   /* a runner's result codes (see runner_results) */
-    Py_ssize_t nresults;              /* -1: a kernel (void entry, the call gives None) */
-    int keep_gil;                     /* a tiny kernel: run it without releasing the GIL */
-    PyObject *ndarray, *fallback, *owner;
-    PyObject *scalars;                /* a runner's (type, code) per result, or None (below) */
-    PyTypeObject *scalar_types[KILN_MAX_ARGS];   /* NULL: the result is a Python value */
-    char scalar_codes[KILN_MAX_ARGS];
-    PyObject *on_fp;                  /* on_fp(flags, *args) when the kernel raised a flag, or None */
-    unsigned fp_mask;                 /* the flags on_fp is called for */
-    int n_nan_reads;                  /* -1: none; else the arguments whose NaN voids "invalid" */
-    unsigned char nan_reads[KILN_MAX_ARGS];
-    vectorcallfunc vectorcall;
-} Launcher;
+#include "launch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -145,244 +125,6 @@ int_slot(PyObject *v, char code, kiln_slot *slot)
     return 1;
 }
 
-/* The byte width of a NumPy scalar's value for a struct code, 0 for another code. */
-static int
-scalar_width(char code)
-{
-    switch (code) {
-    case 'b': case 'B': return 1;
-    case 'h': case 'H': return 2;
-    case 'i': case 'I': case 'f': return 4;
-    case 'q': case 'Q': case 'd': return 8;
-    default: return 0;
-    }
-}
-
-/* A NumPy scalar of ``type`` holding ``slot`` (an integer's value in .i, sign- or
- * zero-extended; .u for 'Q', .d, .f), made as NumPy's PyArray_Scalar makes one: tp_alloc,
- * then the value just after the object head (``obval`` of every numeric scalar's struct,
- * NumPy 1 and 2 alike; launcher_new checked it against a scalar the type made itself).
- * NumPy's own ``np.uint32(v)`` from a Python int took 0.2-0.4 us, a third of a one-byte
- * crc32 call; this takes ~30 ns. */
-static PyObject *
-numpy_scalar(PyTypeObject *type, char code, const kiln_slot *slot)
-{
-    PyObject *obj = type->tp_alloc(type, 0);
-    if (obj == NULL)
-        return NULL;
-    char *dst = (char *)obj + sizeof(PyObject);
-    switch (code) {
-    case 'b': *(int8_t *)dst = (int8_t)slot->i; break;
-    case 'B': *(uint8_t *)dst = (uint8_t)slot->i; break;
-    case 'h': *(int16_t *)dst = (int16_t)slot->i; break;
-    case 'H': *(uint16_t *)dst = (uint16_t)slot->i; break;
-    case 'i': *(int32_t *)dst = (int32_t)slot->i; break;
-    case 'I': *(uint32_t *)dst = (uint32_t)slot->i; break;
-    case 'q': *(int64_t *)dst = slot->i; break;
-    case 'Q': *(uint64_t *)dst = slot->u; break;
-    case 'd': *(double *)dst = slot->d; break;
-    default: *(float *)dst = slot->f; break;
-    }
-    return obj;
-}
-
-/* Is ``type`` a scalar type of the code's width (its ``itemsize``) whose ``type(1)``
- * (``type(0.5)`` for a float code) holds its value where numpy_scalar writes it, and
- * equals (==, hash) the one numpy_scalar makes? 1 yes, 0 no (the runner converts in
- * Python), -1 an error. */
-static int
-scalar_layout_ok(PyTypeObject *type, char code)
-{
-    int width = scalar_width(code);
-    if (width == 0 || type->tp_itemsize != 0
-            || type->tp_basicsize < (Py_ssize_t)(sizeof(PyObject) + width))
-        return 0;
-    int is_float = code == 'd' || code == 'f';
-    PyObject *arg = is_float ? PyFloat_FromDouble(0.5) : PyLong_FromLong(1);
-    if (arg == NULL)
-        return -1;
-    PyObject *probe = PyObject_CallOneArg((PyObject *)type, arg);
-    Py_DECREF(arg);
-    if (probe == NULL) {   /* not a type that takes the value: not one to make */
-        PyErr_Clear();
-        return 0;
-    }
-    kiln_slot want;
-    memset(&want, 0, sizeof(want));
-    if (code == 'd')
-        want.d = 0.5;
-    else if (code == 'f')
-        want.f = 0.5f;
-    else
-        want.i = 1;
-    PyObject *size = PyObject_GetAttrString(probe, "itemsize");   /* (NumPy's scalars have it) */
-    long itemsize = size != NULL ? PyLong_AsLong(size) : -1;
-    Py_XDECREF(size);
-    PyErr_Clear();
-    PyObject *made = Py_TYPE(probe) == type && itemsize == width ? numpy_scalar(type, code, &want) : NULL;
-    int ok = made != NULL
-        && memcmp((char *)probe + sizeof(PyObject), (char *)made + sizeof(PyObject), width) == 0;
-    if (ok) {   /* and the scalar made here is the same value to Python (==, hash) */
-        ok = PyObject_RichCompareBool(probe, made, Py_EQ);
-        if (ok == 1 && PyObject_Hash(probe) != PyObject_Hash(made))
-            ok = 0;
-    }
-    Py_DECREF(probe);
-    Py_XDECREF(made);
-    if (ok < 0)
-        return -1;
-    return ok;
-}
-
-/* A loop runner's results: its entry, ``int64_t entry(kiln_slot *a)``, returns a code and
- * writes its results over the first slots; the call gives ``(code, result, ...)``, each
- * result as its code says: 'q' int64, 'Q' uint64, 'd' double, 'f' float, '?' bool; or,
- * where the runner was given ``scalars``, the NumPy scalar of its type. */
-static PyObject *
-runner_results(Launcher *self, int64_t rc, const kiln_slot *slots)
-{
-    PyObject *out = PyTuple_New(1 + self->nresults);
-    if (out == NULL)
-        return NULL;
-    PyObject *v = PyLong_FromLongLong(rc);
-    if (v == NULL)
-        goto error;
-    PyTuple_SET_ITEM(out, 0, v);
-    for (Py_ssize_t k = 0; k < self->nresults; k++) {
-        if (self->scalar_types[k] != NULL) {
-            v = numpy_scalar(self->scalar_types[k], self->scalar_codes[k], &slots[k]);
-            if (v == NULL)
-                goto error;
-            PyTuple_SET_ITEM(out, 1 + k, v);
-            continue;
-        }
-        switch (self->results[k]) {
-        case 'Q': v = PyLong_FromUnsignedLongLong(slots[k].u); break;
-        case 'd': v = PyFloat_FromDouble(slots[k].d); break;
-        case 'f': v = PyFloat_FromDouble((double)slots[k].f); break;
-        case '?': v = PyBool_FromLong(slots[k].i != 0); break;
-        default: v = PyLong_FromLongLong(slots[k].i); break;
-        }
-        if (v == NULL)
-            goto error;
-        PyTuple_SET_ITEM(out, 1 + k, v);
-    }
-    return out;
-error:
-    Py_DECREF(out);
-    return NULL;
-}
-
-/* Does ``a`` hold a NaN? 1 yes, 0 no, -1 cannot tell here (a dtype other than native
- * float32/float64: the handler decides). A strided walk over any layout. */
-static int
-array_has_nan(const kiln_array_head *a)
-{
-    const char *descr = (const char *)a->descr;
-    /* PyArray_Descr (NumPy 1 and 2 alike): PyObject_HEAD, typeobj, then kind, type,
-     * byteorder, one more char, then int type_num. */
-    const char *chars = descr + sizeof(PyObject) + sizeof(PyTypeObject *);
-    int type_num = *(const int *)(chars + 4);
-    if (chars[0] != 'f' || chars[2] == '>' || (type_num != 11 && type_num != 12))
-        return chars[0] == 'b' || chars[0] == 'i' || chars[0] == 'u' ? 0 : -1;
-    Py_ssize_t index[64] = {0};
-    if (a->nd > 64)
-        return -1;
-    for (int d = 0; d < a->nd; d++)
-        if (a->dimensions[d] == 0)
-            return 0;
-    const char *p = a->data;
-    for (;;) {   /* the innermost axis as a loop, the outer ones as an odometer */
-        Py_ssize_t n = a->nd ? a->dimensions[a->nd - 1] : 1;
-        Py_ssize_t step = a->nd ? a->strides[a->nd - 1] : 0;
-        if (type_num == 12) {
-            for (Py_ssize_t i = 0; i < n; i++) {
-                double v = *(const double *)(p + i * step);
-                if (v != v)
-                    return 1;
-            }
-        }
-        else {
-            for (Py_ssize_t i = 0; i < n; i++) {
-                float v = *(const float *)(p + i * step);
-                if (v != v)
-                    return 1;
-            }
-        }
-        int d = a->nd - 2;
-        for (; d >= 0; d--) {
-            p += a->strides[d];
-            if (++index[d] < a->dimensions[d])
-                break;
-            p -= a->strides[d] * a->dimensions[d];
-            index[d] = 0;
-        }
-        if (d < 0)
-            return 0;
-    }
-}
-
-/* Is the kernel's "invalid" flag void because an argument it reads holds a NaN (its
- * signalling comparisons raise the flag on a NaN with no invalid operation)? 1 void,
- * 0 not, -1 cannot tell (the handler looks). */
-static int
-invalid_void(Launcher *self, PyObject *const *args)
-{
-    int unknown = 0;
-    for (int k = 0; k < self->n_nan_reads; k++) {
-        PyObject *v = args[self->nan_reads[k]];
-        int r;
-        if (PyFloat_Check(v)) {
-            double x = PyFloat_AS_DOUBLE(v);
-            r = x != x;
-        }
-        else if (PyObject_TypeCheck(v, (PyTypeObject *)self->ndarray))
-            r = array_has_nan((const kiln_array_head *)v);
-        else
-            r = PyLong_Check(v) ? 0 : -1;
-        if (r == 1)
-            return 1;
-        unknown |= r < 0;
-    }
-    return unknown ? -1 : 0;
-}
-
-/* on_fp(flags, *args): the kernel's flags and the arguments it was called with. */
-static PyObject *
-fp_report(PyObject *on_fp, unsigned raised, PyObject *const *args, Py_ssize_t nargs)
-{
-    PyObject *argv[KILN_MAX_ARGS + 1];
-    PyObject *flags = PyLong_FromUnsignedLong(raised);
-    if (flags == NULL)
-        return NULL;
-    argv[0] = flags;
-    for (Py_ssize_t k = 0; k < nargs; k++)
-        argv[k + 1] = args[k];
-    PyObject *r = PyObject_Vectorcall(on_fp, argv, nargs + 1, NULL);
-    Py_DECREF(flags);
-    return r;
-}
-
-/* A runner's answer for a read-only 'w' array: ``(4, None, ...)``, nothing run. */
-static PyObject *
-runner_refused(Launcher *self)
-{
-    PyObject *out = PyTuple_New(1 + self->nresults);
-    if (out == NULL)
-        return NULL;
-    PyObject *rc = PyLong_FromLong(4);
-    if (rc == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    PyTuple_SET_ITEM(out, 0, rc);
-    for (Py_ssize_t k = 0; k < self->nresults; k++) {
-        Py_INCREF(Py_None);
-        PyTuple_SET_ITEM(out, 1 + k, Py_None);
-    }
-    return out;
-}
-
 static PyObject *
 launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -398,7 +140,7 @@ launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
             if (!PyObject_TypeCheck(v, (PyTypeObject *)self->ndarray))
                 goto fallback;
             if (code == 'w' && !(((kiln_array_head *)v)->flags & KILN_ARRAY_WRITEABLE))
-                return runner_refused(self);
+                return kiln_runner_refused(self);
             slots[k].p = ((kiln_array_head *)v)->data;
         }
         else if (code == 'd' || code == 'f') {
@@ -425,7 +167,7 @@ launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
         Py_BEGIN_ALLOW_THREADS
         rc = ((int64_t (*)(kiln_slot *))self->entry)(slots);
         Py_END_ALLOW_THREADS
-        return runner_results(self, rc, slots);
+        return kiln_runner_results(self, rc, slots);
     }
     unsigned raised;
     if (self->keep_gil) {
@@ -444,9 +186,9 @@ launcher_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
     if (raised && self->on_fp != Py_None) {   /* rare: NumPy would have warned, maybe */
         /* Only "invalid", with a NaN in what the kernel reads: a comparison of a NaN
          * raised it (data with NaNs, every call), so nothing to report and no Python. */
-        if (raised == 4 && self->n_nan_reads >= 0 && invalid_void(self, args) == 1)
+        if (raised == 4 && self->n_nan_reads >= 0 && kiln_invalid_void(self, args) == 1)
             Py_RETURN_NONE;
-        return fp_report(self->on_fp, raised, args, nargs);
+        return kiln_fp_report(self->on_fp, raised, args, nargs);
     }
     Py_RETURN_NONE;
 fallback:
@@ -510,7 +252,7 @@ launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             PyTypeObject *t;
             if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "O!s", &PyType_Type, &t, &code))
                 return NULL;
-            int ok = strlen(code) == 1 ? scalar_layout_ok(t, code[0]) : 0;
+            int ok = strlen(code) == 1 ? kiln_scalar_layout_ok(t, code[0]) : 0;
             if (ok < 0)
                 return NULL;
             if (!ok) {
@@ -578,266 +320,6 @@ static PyGetSetDef launcher_getset[] = {
 static PyTypeObject LauncherType = KILN_VECTORCALL_TYPE(
     launcher, Launcher, "A C++ kernel called through its packed entry (see launch.c).",
     .tp_getset = launcher_getset);
-
-/* ---- the wrapper's layout check ------------------------------------------------------- */
-
-/* Layouts(ndarray, (shape, strides), ...)(x, y, ...) -> True when every argument has the
- * shape and strides (in bytes) the kernels were built for: the wrapper's
- *
- *     if x.shape != (4, 3) or x.strides != (24, 8) or y.shape != ...: respecialize
- *
- * in one call, the specs read once. An argument that is not an ndarray is compared
- * through its .shape and .strides attributes (as the Python check did). */
-typedef struct {
-    PyObject_HEAD
-    Py_ssize_t n;            /* arguments */
-    Py_ssize_t *nd;          /* per argument: its ndim, then offsets into dims */
-    Py_ssize_t *offset;
-    Py_ssize_t *dims;        /* shape then strides of each argument */
-    PyObject *specs, *ndarray;
-    vectorcallfunc vectorcall;
-} Layouts;
-
-static int
-generic_layout_matches(PyObject *v, PyObject *spec)
-{
-    static const char *names[2] = {"shape", "strides"};
-    for (int k = 0; k < 2; k++) {
-        PyObject *have = PyObject_GetAttrString(v, names[k]);
-        if (have == NULL)
-            return -1;
-        int eq = PyObject_RichCompareBool(have, PyTuple_GET_ITEM(spec, k), Py_EQ);
-        Py_DECREF(have);
-        if (eq <= 0)
-            return eq;
-    }
-    return 1;
-}
-
-static PyObject *
-layouts_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    Layouts *self = (Layouts *)op;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (nargs != self->n || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
-        PyErr_SetString(PyExc_TypeError, "Layouts: one argument per spec");
-        return NULL;
-    }
-    for (Py_ssize_t k = 0; k < nargs; k++) {
-        PyObject *v = args[k];
-        Py_ssize_t nd = self->nd[k];
-        const Py_ssize_t *want = self->dims + self->offset[k];
-        if (!PyObject_TypeCheck(v, (PyTypeObject *)self->ndarray)) {
-            int ok = generic_layout_matches(v, PyTuple_GET_ITEM(self->specs, k));
-            if (ok < 0)
-                return NULL;
-            if (!ok)
-                Py_RETURN_FALSE;
-            continue;
-        }
-        kiln_array_head *a = (kiln_array_head *)v;
-        if (a->nd != nd)
-            Py_RETURN_FALSE;
-        for (Py_ssize_t d = 0; d < nd; d++)
-            if (a->dimensions[d] != want[d] || a->strides[d] != want[nd + d])
-                Py_RETURN_FALSE;
-    }
-    Py_RETURN_TRUE;
-}
-
-static PyObject *
-layouts_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    if (kiln_no_keywords(kwargs, "Layouts") < 0)
-        return NULL;
-    Py_ssize_t n = PyTuple_GET_SIZE(args) - 1;
-    if (n < 0 || !PyType_Check(PyTuple_GET_ITEM(args, 0))) {
-        PyErr_SetString(PyExc_TypeError, "Layouts(ndarray, (shape, strides), ...)");
-        return NULL;
-    }
-    PyObject *specs = PyTuple_GetSlice(args, 1, n + 1);
-    if (specs == NULL)
-        return NULL;
-    Py_ssize_t total = 0;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *spec = PyTuple_GET_ITEM(specs, k);
-        if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2 || !PyTuple_Check(PyTuple_GET_ITEM(spec, 0))
-                || !PyTuple_Check(PyTuple_GET_ITEM(spec, 1))
-                || PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 0)) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 1))) {
-            Py_DECREF(specs);
-            PyErr_SetString(PyExc_TypeError, "Layouts: each spec is (shape, strides) of one length");
-            return NULL;
-        }
-        total += 2 * PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 0));
-    }
-    Layouts *self = (Layouts *)type->tp_alloc(type, 0);
-    if (self == NULL) {
-        Py_DECREF(specs);
-        return NULL;
-    }
-    self->specs = specs;
-    Py_INCREF(PyTuple_GET_ITEM(args, 0));
-    self->ndarray = PyTuple_GET_ITEM(args, 0);
-    self->n = n;
-    self->vectorcall = layouts_vectorcall;
-    self->nd = PyMem_Calloc(n + 1, sizeof(Py_ssize_t));
-    self->offset = PyMem_Calloc(n + 1, sizeof(Py_ssize_t));
-    self->dims = PyMem_Calloc(total + 1, sizeof(Py_ssize_t));
-    if (self->nd == NULL || self->offset == NULL || self->dims == NULL) {
-        Py_DECREF(self);
-        return PyErr_NoMemory();
-    }
-    Py_ssize_t at = 0;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *spec = PyTuple_GET_ITEM(specs, k);
-        Py_ssize_t nd = PyTuple_GET_SIZE(PyTuple_GET_ITEM(spec, 0));
-        self->nd[k] = nd;
-        self->offset[k] = at;
-        for (int part = 0; part < 2; part++, at += nd)
-            if (kiln_ssize_items(PyTuple_GET_ITEM(spec, part), self->dims + at) < 0) {
-                Py_DECREF(self);
-                return NULL;
-            }
-    }
-    return (PyObject *)self;
-}
-
-#define LAYOUTS_FIELDS(X) X(specs) X(ndarray)
-KILN_GC_FUNCTIONS(layouts, Layouts, LAYOUTS_FIELDS,
-                  PyMem_Free(self->nd); PyMem_Free(self->offset); PyMem_Free(self->dims))
-
-static PyTypeObject LayoutsType = KILN_VECTORCALL_TYPE(
-    layouts, Layouts, "The input layouts a wrapper's kernels were built for (see launch.c).");
-
-/* ---- NumPy's floating-point error mode ------------------------------------------------- */
-
-/* ErrorMode(contextvar, compute[, warnings, filters_raise, not_all_ignored])() -> bool:
- * does NumPy's current error mode trap, or (with the warnings module given) would a
- * RuntimeWarning NumPy emits be raised by the warning filters (see fpmode.py)? The mode
- * is an object in a context variable, replaced whenever np.errstate or np.seterr changes
- * it; the answer of compute(mode) is kept for the last mode seen. The filter list is
- * re-read by filters_raise(filters) only when warnings.filters is another list, or its
- * length or first entry changed (catch_warnings installs a new list; simplefilter and
- * filterwarnings insert at the front or append); where it raises, not_all_ignored()
- * decides (np.errstate(all='ignore') emits nothing to raise). The wrapper's check on
- * every call is one context-variable read and one attribute read. */
-typedef struct {
-    PyObject_HEAD
-    PyObject *var, *compute, *mode, *answer;
-    PyObject *warnings, *filters_raise, *not_all_ignored, *filters, *first, *raises;
-    Py_ssize_t nfilters;
-    vectorcallfunc vectorcall;
-} ErrorMode;
-
-static PyObject *str_filters = NULL;
-
-static PyObject *
-error_mode_filters(ErrorMode *self)
-{
-    /* self->warnings is the module's dict; str_filters the interned key */
-    PyObject *filters = PyDict_GetItemWithError(self->warnings, str_filters);
-    if (filters == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_AttributeError, "module 'warnings' has no attribute 'filters'");
-        return NULL;
-    }
-    Py_INCREF(filters);
-    if (PyList_CheckExact(filters) && filters == self->filters && self->raises != NULL
-            && PyList_GET_SIZE(filters) == self->nfilters
-            && (self->nfilters == 0 || PyList_GET_ITEM(filters, 0) == self->first)) {
-        Py_DECREF(filters);
-    } else {
-        PyObject *raises = PyObject_CallOneArg(self->filters_raise, filters);
-        if (raises == NULL) {
-            Py_DECREF(filters);
-            return NULL;
-        }
-        Py_ssize_t n = PyList_CheckExact(filters) ? PyList_GET_SIZE(filters) : -1;
-        PyObject *first = n > 0 ? PyList_GET_ITEM(filters, 0) : NULL;
-        Py_XINCREF(first);
-        Py_XSETREF(self->first, first);
-        Py_XSETREF(self->filters, filters);
-        Py_XSETREF(self->raises, raises);
-        self->nfilters = n;
-    }
-    if (!PyObject_IsTrue(self->raises))
-        Py_RETURN_FALSE;
-    return PyObject_CallNoArgs(self->not_all_ignored);
-}
-
-static PyObject *
-error_mode_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    (void)args;
-    ErrorMode *self = (ErrorMode *)op;
-    if (PyVectorcall_NARGS(nargsf) != 0 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0)) {
-        PyErr_SetString(PyExc_TypeError, "ErrorMode() takes no arguments");
-        return NULL;
-    }
-    PyObject *mode = NULL;
-    if (PyContextVar_Get(self->var, Py_None, &mode) < 0)
-        return NULL;
-    if (mode != self->mode || self->answer == NULL) {
-        PyObject *answer = PyObject_CallOneArg(self->compute, mode);
-        if (answer == NULL) {
-            Py_DECREF(mode);
-            return NULL;
-        }
-        Py_XSETREF(self->mode, mode);
-        Py_XSETREF(self->answer, answer);
-    } else {
-        Py_DECREF(mode);
-    }
-    if (self->answer != Py_False || self->warnings == NULL) {
-        Py_INCREF(self->answer);
-        return self->answer;
-    }
-    return error_mode_filters(self);
-}
-
-static PyObject *
-error_mode_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    PyObject *var, *compute, *warnings_module = NULL, *filters_raise = NULL, *not_all_ignored = NULL;
-    if (kiln_no_keywords(kwargs, "ErrorMode") < 0
-            || !PyArg_ParseTuple(args, "O!O|OOO", &PyContextVar_Type, &var, &compute,
-                                 &warnings_module, &filters_raise, &not_all_ignored))
-        return NULL;
-    if (warnings_module != NULL && (filters_raise == NULL || not_all_ignored == NULL)) {
-        PyErr_SetString(PyExc_TypeError, "ErrorMode(): the warnings module needs filters_raise "
-                                         "and not_all_ignored");
-        return NULL;
-    }
-    PyObject *namespace = NULL;
-    if (warnings_module != NULL) {
-        if (!PyModule_Check(warnings_module)) {
-            PyErr_SetString(PyExc_TypeError, "ErrorMode(): warnings must be a module");
-            return NULL;
-        }
-        namespace = PyModule_GetDict(warnings_module);   /* borrowed */
-        if (str_filters == NULL && (str_filters = PyUnicode_InternFromString("filters")) == NULL)
-            return NULL;
-    }
-    ErrorMode *self = (ErrorMode *)type->tp_alloc(type, 0);
-    if (self == NULL)
-        return NULL;
-    Py_INCREF(var); self->var = var;
-    Py_INCREF(compute); self->compute = compute;
-    Py_XINCREF(namespace); self->warnings = namespace;
-    Py_XINCREF(filters_raise); self->filters_raise = filters_raise;
-    Py_XINCREF(not_all_ignored); self->not_all_ignored = not_all_ignored;
-    self->nfilters = -1;
-    self->vectorcall = error_mode_vectorcall;
-    return (PyObject *)self;
-}
-
-#define ERROR_MODE_FIELDS(X) X(var) X(compute) X(mode) X(answer) X(warnings) X(filters_raise) \
-    X(not_all_ignored) X(filters) X(first) X(raises)
-KILN_GC_FUNCTIONS(error_mode, ErrorMode, ERROR_MODE_FIELDS, )
-
-static PyTypeObject ErrorModeType = KILN_VECTORCALL_TYPE(
-    error_mode, ErrorMode, "Does NumPy's floating-point error mode trap? (see launch.c)");
-
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, KILN_MODULE_NAME_STR, NULL, -1, NULL,
 };
@@ -845,6 +327,6 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 KILN_INIT(KILN_MODULE_NAME)(void)
 {
-    PyTypeObject *types[] = {&LauncherType, &LayoutsType, &ErrorModeType, NULL};
+    PyTypeObject *types[] = {&LauncherType, &kiln_LayoutsType, &kiln_ErrorModeType, NULL};
     return kiln_module_create(&module_def, types);
 }

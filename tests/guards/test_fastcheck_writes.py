@@ -73,7 +73,7 @@ def test_an_in_place_entry_runs_in_c_and_honours_the_writeable_flag(fn, make):
 
 
 def test_the_writeable_guard_in_c_reads_the_flag_as_python_does():
-    # the guard's C form (fastcheck.c check 4) against its Python form, on one entry
+    # the guard's C form (fastcheck_entry.c check 4) against its Python form, on one entry
     cf = kiln.compile(_iadd)
     a, b = np.ones(8), np.ones(8)
     cf(a, b)

@@ -191,7 +191,7 @@ def test_numpy_scalar_math_warns_and_raises_as_numpy(fn, make, backend):
 
 
 def test_the_wrappers_check_agrees_with_the_python_one_through_filter_changes():
-    # fpmode.errors_trapped is launch.c's ErrorMode where the launcher builds (it caches
+    # fpmode.errors_trapped is launch_fp.c's ErrorMode where the launcher builds (it caches
     # the filter list by identity, length and first entry); fpmode._errors_trapped is the
     # same logic in Python
     from kiln.runtime import fpmode

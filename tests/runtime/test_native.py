@@ -103,17 +103,21 @@ def test_a_module_built_from_other_sources_is_not_used(tmp_path, monkeypatch, ca
     installed = cext.installed_extension("fastcheck", _native.extension_hash("fastcheck"))
     assert installed is not None and installed.__name__ == "kiln._native.fastcheck"
     assert installed.__kiln_source__ == _native.extension_hash("fastcheck")
-    # fastcheck.c edited after the install: the installed module is refused, the edited
-    # source is built into the cache, and the perf log says why.
-    edited = tmp_path / "fastcheck.c"
-    edited.write_text(_native.read(fastcheck._C_SOURCE) + "\n/* edited */\n", encoding="utf-8")
+    # One part of fastcheck (fastcheck_entry.c, not the file with the module's init) edited
+    # after the install: the installed module is refused, the edited sources are built
+    # into the cache, and the perf log says why.
+    part = os.path.join(os.path.dirname(fastcheck._C_SOURCE), "fastcheck_entry.c")
+    edited = tmp_path / "fastcheck_entry.c"
+    edited.write_text(_native.read(part) + "\n/* edited */\n", encoding="utf-8")
+    monkeypatch.setitem(_native.PARTS, "fastcheck",
+                        tuple(str(edited) if p == part else p for p in _native.PARTS["fastcheck"]))
     monkeypatch.setattr(config, "cache_dir", str(tmp_path / "cache"))
+    monkeypatch.setattr(cext, "_shipped", {})
     kiln.set_logs("perf")
     try:
-        module = cext.shipped_extension(str(edited), "_kiln_fastcheck_", "fastcheck")
+        module = cext.shipped_extension(fastcheck._C_SOURCE, "_kiln_fastcheck_", "fastcheck")
     finally:
         kiln.set_logs()
-        cext._shipped.pop((str(edited), config.cxx), None)
     assert module is not None and module.__name__.startswith("_kiln_fastcheck_")
     assert not hasattr(module, "__kiln_source__")
     assert os.path.dirname(module.__file__) == str(tmp_path / "cache" / "fastcheck")
@@ -142,6 +146,26 @@ def test_no_compiler_and_no_installed_module_keeps_python(tmp_path, monkeypatch)
     monkeypatch.setattr(cext, "_shipped", {})
     from kiln.runtime import launch
     assert launch.module() is None
+
+
+def test_every_file_of_a_split_extension_is_built_and_hashed(monkeypatch):
+    # fastcheck and launch are each several C files and an internal header (_native.PARTS):
+    # every C file and header of kiln's extensions is a module's source, a part of one or
+    # cext.h (a new part must be listed, or the build would leave it out), and a change in
+    # any of them changes the hash that decides whether a built module is current.
+    files = set()
+    for folder, _, names in os.walk(os.path.join(ROOT, "kiln")):
+        if os.path.basename(folder) not in ("codegen_templates", "_native"):   # (kernels' C++)
+            files |= {os.path.join(folder, f) for f in names if f.endswith((".c", ".h"))}
+    parts = {p for ps in _native.PARTS.values() for p in ps}
+    assert files == {s for s, _, _ in _native.EXTENSIONS.values()} | parts | {_native.HEADER}
+    read = _native.read
+    for name, extra in _native.PARTS.items():
+        before = _native.extension_hash(name)
+        for path in (_native.EXTENSIONS[name][0], *extra):
+            monkeypatch.setattr(_native, "read", lambda p, edited=path: read(p) + "/**/" * (p == edited))
+            assert _native.extension_hash(name) != before, path
+        monkeypatch.setattr(_native, "read", read)
 
 
 def test_setup_lists_every_shipped_extension():
