@@ -716,3 +716,40 @@ def test_pad_keywords_and_constant_values():
     for x, mode, kwargs in calls:
         assert _outcome(f, x, mode, kwargs) == _outcome(pad, x, mode, kwargs), (mode, kwargs)
 
+
+
+def test_power_of_a_scalar_exponent_takes_numpys_fast_paths(monkeypatch):
+    # _core/tests/test_umath.py TestPower.test_power_fast_paths: NumPy's float power loop
+    # computes a zero-stride exponent of -1, 0, 0.5, 1 or 2 as 1 / x, 1, sqrt, x, x * x
+    # (NumPy >= 2.1). A run-time exponent's kernel took pow for all but 0.5 (other bits:
+    # ~3% of float64 x ** 2.0, ~7% of float32) and computed sqrt(x) beside it, so
+    # np.power([-10.0, ...], 2.0) warned "invalid value encountered in power"; a constant
+    # -1.0 took pow too.
+    monkeypatch.setattr(kiln.config, "cost_model", False)
+
+    def power(a, e):
+        return np.power(a, e), np.power(a, -1.0)
+
+    f = kiln.compile(power, backend="cpp")
+    # (no NaN: beside one, a kernel's "invalid" of power is not told: docs/lowering.md)
+    edges = [np.inf, -np.inf, 0.0, -0.0, -10.0, 1e-310, 3e200, -3e200]
+    for dt in (np.float64, np.float32):
+        with np.errstate(all="ignore"):
+            a = np.concatenate([np.array(edges, dt),
+                                np.random.default_rng(5).standard_normal(56).astype(dt) * 1e3])
+        for e in (2.0, -1.0, 0.5, 1.0, 0.0, 2.5, dt(2.0), np.array(-1.0, dt)):
+            seen = []
+            for fn in (power, f):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    r = fn(a, e)
+                seen.append((r, sorted(str(w.message) for w in caught)))
+            (want, want_warned), (got, got_warned) = seen
+            assert got_warned == want_warned, (dt, e)
+            for w, g in zip(want, got):
+                assert g.dtype == w.dtype
+                if e == 2.5:   # pow's bits are the math library's (NumPy's SVML where kernels call it)
+                    np.testing.assert_allclose(g, w, rtol=4e-7, equal_nan=True)
+                else:
+                    np.testing.assert_array_equal(g.view(np.uint64 if dt is np.float64 else np.uint32),
+                                                  w.view(np.uint64 if dt is np.float64 else np.uint32))
