@@ -92,7 +92,8 @@ extern "C" {
 {% for name in vector_math %}KILN_SIMD float {{ name }}f(float); {{ "KILN_PURE" if name in scalar_f64 else "KILN_SIMD" }} double {{ name }}(double);
 {% endfor %}{% for name in vector_math2 %}KILN_SIMD float {{ name }}f(float, float); KILN_SIMD double {{ name }}(double, double);
 {% endfor %}{% for name in scalar_math2 %}KILN_PURE float {{ name }}f(float, float); KILN_PURE double {{ name }}(double, double);
-{% endfor %}}
+{% endfor %}KILN_PURE double kiln_libm_pow(double, double) __asm__("pow");   // (np.float_power's: scalar)
+}
 {% if 'svml' in helpers %}// NumPy's SVML functions, where NumPy's loops call them (kiln/lowering/svml.py): their
 // vector variants are in the support object (cpp_support.cpp), for AVX-512 builds; other
 // builds, and NumPy's loops that are not SVML's, call glibc's.

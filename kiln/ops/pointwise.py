@@ -590,9 +590,9 @@ for _name in ("negative", "positive", "absolute", "exp", "log", "sqrt", "square"
               "subtract", "multiply", "astype"):
     F.__getattr__(_name).complex_grad = True
 
-# ufuncs whose loop is another's scalar function (radians is deg2rad's loop; float_power is
-# power's, in float64 or complex128)
-_SCALAR = {"radians": "deg2rad", "degrees": "rad2deg", "float_power": "power"}
+# ufuncs whose loop is another's scalar function (radians is deg2rad's loop). float_power's
+# loop (float64) is libm's scalar pow, not power's (NumPy's SVML on AVX-512): its own name.
+_SCALAR = {"radians": "deg2rad", "degrees": "rad2deg"}
 for _name, _kinds in _KINDS.items():
     F.__getattr__(_name).lowering = {"scalar": _SCALAR.get(_name, _name), "kinds": _kinds, **(
         {"when": _WHEN[_name]} if _name in _WHEN else {})}
