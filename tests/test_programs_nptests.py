@@ -513,6 +513,13 @@ def test_isclose_tolerance_warnings(backend):
     for atol, rtol in ((1e-8, 1e-5), (np.inf, 1e-5), (1e-8, np.nan), (np.float64(1e-8), 0.0), (0.5, 0.0),
                        (1, 0)):
         assert run(compiled, a, b, atol, rtol) == run(f, a, b, atol, rtol)
+    # equal infinities (TestIsclose.test_ip_isclose): NumPy computes the tolerance test under
+    # np.errstate(invalid="ignore"); kiln's inf - inf and 0 * inf warned "invalid value
+    # encountered in subtract" / "... in multiply" (eager and cpp)
+    inf = np.array([np.inf, -np.inf, 1.0, np.inf])
+    for atol, rtol in ((1e-8, 1e-5), (1e-8, 0.0)):
+        assert run(compiled, inf, inf[::-1].copy(), atol, rtol) == run(f, inf, inf[::-1].copy(), atol, rtol)
+        assert run(compiled, inf, np.inf, atol, rtol) == run(f, inf, np.inf, atol, rtol)
 
     def g(a, b):
         return np.isclose(a, b, atol=np.float64(np.inf)), np.isclose(a, b, rtol=np.float32(1e-3))
