@@ -464,6 +464,14 @@ def empty_object_arrays_hold_none(n, dt):
     return a, np.empty_like(np.arange(n), dtype=dt), np.ndarray((n,), dtype=dt), np.zeros(n, dtype=dt)
 
 
+# _core/tests/test_ufunc.py TestUfunc.test_cast_safety_scalar: ufunc.resolve_dtypes, which
+# capture asks for the loop, crashes NumPy 2.4 (a segfault) on Python numbers alone under
+# casting='equiv' when the loop does not fit; the call is NumPy's TypeError (or 7).
+@program((3.0, 4.0, "float32"), (3, 4, "int8"), (3, 4, object), (3.0, 4, None))
+def ufunc_equiv_casting_of_python_numbers(a, b, dt):
+    return np.add(a, b, dtype=dt, casting="equiv")
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
