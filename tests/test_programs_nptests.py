@@ -472,6 +472,16 @@ def ufunc_equiv_casting_of_python_numbers(a, b, dt):
     return np.add(a, b, dtype=dt, casting="equiv")
 
 
+# test_ufunc.py test_ufunc_types[vecdot] (--ufuncs): np.vecdot's loop keeps its type (int8
+# adds and wraps in int8); kiln summed the products as np.sum does, into int64.
+_VD = np.arange(12).reshape(3, 4) * 37
+
+
+@program((_VD.astype(np.int8),), (_VD.astype(np.uint8),), (_VD.astype(bool),))
+def vecdot_keeps_its_loop_type(x):
+    return np.vecdot(x, x[::-1]), np.linalg.vecdot(x, x, axis=0)
+
+
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
 
 
