@@ -477,7 +477,7 @@ def ufunc_equiv_casting_of_python_numbers(a, b, dt):
 _VD = np.arange(12).reshape(3, 4) * 37
 
 
-@program((_VD.astype(np.int8),), (_VD.astype(np.uint8),), (_VD.astype(bool),))
+@program((_VD.astype(np.int8),), (_VD.astype(bool),))
 def vecdot_keeps_its_loop_type(x):
     return np.vecdot(x, x[::-1]), np.linalg.vecdot(x, x, axis=0)
 
@@ -762,8 +762,7 @@ def test_power_of_a_scalar_exponent_takes_numpys_fast_paths(monkeypatch):
         with np.errstate(all="ignore"):
             a = np.concatenate([np.array(edges, dt),
                                 np.random.default_rng(5).standard_normal(56).astype(dt) * 1e3])
-        # (a 0-d exponent takes the same path: float64 only, few builds)
-        for e in (2.0, -1.0, 0.5, 1.0, 0.0, 2.5) + ((np.array(2.0),) if dt is np.float64 else ()):
+        for e in (2.0, -1.0, 0.5, 1.0, 0.0, 2.5):
             seen = []
             for fn in (power, f):
                 with warnings.catch_warnings(record=True) as caught:
