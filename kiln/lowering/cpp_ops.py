@@ -112,6 +112,8 @@ SYNTAX: dict[str, dict[str, str]] = {
              "i": "({y} == 0 ? kiln_int_by_zero<{T}>() : {y} == -1 ? ({T})0 : {x} % {y})",
              "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} % {y})"},
     "power": {"f": "pow{f}({x}, {y})"},
+    # np.float_power's loop calls libm's pow an element at a time (no SVML, no fast paths)
+    "float_power": {"f": "kiln_libm_pow({x}, {y})"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
     # A NaN comes out as x + y (x's NaN, as NumPy's, when both are): GCC 12 leaves nested
     # ``(x < y || x != x) ? x : y`` selects scalar (a Floyd-Warshall step, 0.6x NumPy).
@@ -166,6 +168,9 @@ VECTOR_MATH2 = ["atan2", "pow"]
 # npy_sin/npy_cos per element); glibc's vector ones are 1 ulp off in ~32% of elements
 SCALAR_F64 = ["sin", "cos"]
 SCALAR_MATH2 = ["fmod", "hypot"]
+# scalar functions whose kernel code calls libm's scalar functions, as NumPy's loops do, for
+# these dtypes: float_power's pow, float32 logaddexp's expf and log1pf (the prelude)
+SCALAR_LOOPS = {"float_power": ("float64",), "logaddexp": ("float32",)}
 
 
 def no_builtin_flags() -> list[str]:
@@ -223,8 +228,8 @@ def template(fn: str, dtype: Any) -> str | None:
 # (100k-1M float64, AVX-512 and AVX2 machines): a fused statement ~0.02 ns, exp ~0.7 ns,
 # log ~1 ns, sin ~0.7 ns, tanh ~2 ns: 30-100 statements.
 LIBM_CALL_COST = 32
-# glibc's scalar float64 sin/cos (SCALAR_F64: NumPy's loops) cost ~15-20 ns an element on
-# one thread (1M elements, sin: ~17 ms idle), some 1000 statements
+# glibc's scalar float64 sin/cos (SCALAR_F64: NumPy's loops; SCALAR_LOOPS alike) cost
+# ~15-20 ns an element on one thread (1M elements, sin: ~17 ms idle), some 1000 statements
 SCALAR_CALL_COST = 1000
 
 
@@ -232,7 +237,7 @@ def call_cost(fn: str, dtype: Any) -> int:
     """Statements one call costs (a libm call counts LIBM_CALL_COST, a scalar float64 one
     SCALAR_CALL_COST): decides when threads pay off."""
     text = template(fn, dtype) or ""
-    if fn in SCALAR_F64 and np.dtype(dtype) == np.float64:
+    if fn in SCALAR_F64 and np.dtype(dtype) == np.float64 or np.dtype(dtype).name in SCALAR_LOOPS.get(fn, ()):
         return SCALAR_CALL_COST
     return 1 + (LIBM_CALL_COST - 1) * len(_LIBM_CALL.findall(text))
 

@@ -96,6 +96,7 @@ SYNTAX: dict[str, dict[str, str]] = {
     "fmod": {"f": "libdevice.fmod({x}, {y})", "i": "kiln_fmod_int({x}, {y})",
              "u": "kiln_remainder_uint({x}, {y})"},
     "power": {"f": "libdevice.pow({x}, {y})"},
+    "float_power": {"f": "libdevice.pow({x}, {y})"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
     # (Nested tl.where rather than `|` of two comparisons: the interpreter cannot `|` a
     # scalar's comparison with a block's.)

@@ -329,7 +329,10 @@ spell_composite(np.diagflat, ("ravel", "diagonal", "where", "concatenate"),
 def _vecdot(x1, x2, axis):
     if dtype_of(x1).kind == "c":
         x1 = N.conjugate(x1)
-    return N.sum(N.multiply(x1, x2), axis=axis)
+    product = N.multiply(x1, x2)
+    # the gufunc's loop keeps its type: an int8 vecdot adds (and wraps) in int8, a bool one
+    # is bool (np.sum's default would give int64)
+    return N.sum(product, axis=axis, dtype=dtype_of(product))
 
 
 def vecdot_normalize(x1, x2, /, *, axis=-1):

@@ -286,14 +286,20 @@ def _isclose(a: Any, b: Any, rtol: float, atol: float, equal_nan: bool) -> Any:
         y = b if _dtype(b) == dt else N.method("astype", b, dt)
     elif isinstance(b, int):
         y = float(b)
-    tol = N.add(atol, N.multiply(rtol, N.absolute(y)))
+    # NumPy computes |a - y| <= atol + rtol * |y| under np.errstate(invalid="ignore"):
+    # inf - inf (equal infinities) and 0 * inf give no warning. That term counts only where
+    # y is finite, so elsewhere it reads 0 for y and raises nothing (its overflow warns, as
+    # NumPy's).
+    finite = N.isfinite(y)
+    y_finite = N.where(finite, y, 0) if _is_array(y) else y if math.isfinite(y.real) else 0.0
+    tol = N.add(atol, N.multiply(rtol, N.absolute(y_finite)))
     if _is_array(a) and not any(_is_array(v) for v in (y, atol, rtol)):
         # NumPy computes Python numbers' atol + rtol * abs(y) in Python: a float that meets
         # |a - y| weakly, in a's precision (float32 a: rounded to float32)
         real = np.finfo(np.result_type(_dtype(a), 1.0)).dtype
         tol = tol if real == _dtype(tol) else N.method("astype", tol, real)
-    close = N.less_equal(N.absolute(N.subtract(a, y)), tol)
-    close = N.logical_or(N.logical_and(close, N.isfinite(y)), N.equal(a, y))
+    close = N.less_equal(N.absolute(N.subtract(a, y_finite)), tol)
+    close = N.logical_or(N.logical_and(close, finite), N.equal(a, y))
     if equal_nan:
         close = N.logical_or(close, N.logical_and(N.isnan(a), N.isnan(y)))
     return close
@@ -313,7 +319,7 @@ def _isclose_normalize(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return Composite(_isclose, (a, b), {"rtol": tols[0], "atol": tols[1], "equal_nan": bool(equal_nan)})
 
 
-spell_composite(np.isclose, ("absolute", "subtract", "less_equal", "isfinite", "equal"),
+spell_composite(np.isclose, ("absolute", "subtract", "less_equal", "isfinite", "equal", "where"),
                 _isclose_normalize, "numpy.isclose")
 
 

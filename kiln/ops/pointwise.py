@@ -525,10 +525,31 @@ def _cube(ops, dt, x, y):
 
 
 def _power_runtime_scalar(ops, dt, x, y):
-    # NumPy's float power loop takes sqrt for a scalar exponent of 0.5: (-inf) ** 0.5 is
-    # nan and (-0.0) ** 0.5 is -0.0 there (pow gives inf and 0.0); array exponents use pow.
-    half = ops.call("equal", [y, ops.constant(0.5, dt)], dt, np.dtype(bool))
-    return ops.call("where", [half, ops.call("sqrt", [x], dt), ops.call("power", [x, y], dt)], dt)
+    # NumPy's float power loop, given a scalar exponent (a zero stride), takes fast paths
+    # (NumPy >= 2.1, loops_umath_fp.dispatch.c.src): 1 / x for -1, 1 for 0, sqrt for 0.5,
+    # x for 1, x * x for 2; pow for the others. They are other values than pow's (x * x
+    # and 1 / x round otherwise than NumPy's SIMD pow; (-inf) ** 0.5 is nan and
+    # (-0.0) ** 0.5 is -0.0 by sqrt, inf and 0.0 by pow); array exponents take pow. A
+    # kernel computes every path at every element, so each path reads x only where its
+    # exponent is the one taken, 1.0 elsewhere (raising no flag): sqrt(-10.0) beside
+    # (-10.0) ** 2.0 raised "invalid", which NumPy does not.
+    b = np.dtype(bool)
+    one = ops.constant(1.0, dt)
+    at = {e: ops.call("equal", [y, ops.constant(e, dt)], dt, b) for e in (-1.0, 0.0, 0.5, 1.0, 2.0)}
+    fast = at[-1.0]
+    for e in (0.0, 0.5, 1.0, 2.0):
+        fast = ops.call("logical_or", [fast, at[e]], b, b)
+
+    def only(cond):   # x where ``cond``, else 1.0
+        return ops.call("where", [cond, x, one], dt)
+    result = ops.call("power", [ops.call("where", [fast, one, x], dt), y], dt)
+    paths = ((0.0, lambda: one), (1.0, lambda: x),
+             (-1.0, lambda: ops.call("true_divide", [one, only(at[-1.0])], dt)),
+             (0.5, lambda: ops.call("sqrt", [only(at[0.5])], dt)),
+             (2.0, lambda: ops.call("multiply", [only(at[2.0]), only(at[2.0])], dt)))
+    for e, path in paths:
+        result = ops.call("where", [at[e], path(), result], dt)
+    return result
 
 
 _WHEN = {
@@ -537,6 +558,8 @@ _WHEN = {
               "y=1": lambda ops, dt, x, y: x,
               "f:y=3": _cube,
               "f:y=0.5": lambda ops, dt, x, y: ops.call("sqrt", [x], dt),
+              # (NumPy's loop divides for a zero-stride -1: pow rounds otherwise)
+              "f:y=-1": lambda ops, dt, x, y: ops.call("true_divide", [ops.constant(1.0, dt), x], dt),
               "f:y=scalar": _power_runtime_scalar},   # also a 0-d exponent the program computed
 }
 
@@ -567,9 +590,9 @@ for _name in ("negative", "positive", "absolute", "exp", "log", "sqrt", "square"
               "subtract", "multiply", "astype"):
     F.__getattr__(_name).complex_grad = True
 
-# ufuncs whose loop is another's scalar function (radians is deg2rad's loop; float_power is
-# power's, in float64 or complex128)
-_SCALAR = {"radians": "deg2rad", "degrees": "rad2deg", "float_power": "power"}
+# ufuncs whose loop is another's scalar function (radians is deg2rad's loop). float_power's
+# loop (float64) is libm's scalar pow, not power's (NumPy's SVML on AVX-512): its own name.
+_SCALAR = {"radians": "deg2rad", "degrees": "rad2deg"}
 for _name, _kinds in _KINDS.items():
     F.__getattr__(_name).lowering = {"scalar": _SCALAR.get(_name, _name), "kinds": _kinds, **(
         {"when": _WHEN[_name]} if _name in _WHEN else {})}

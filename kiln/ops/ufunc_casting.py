@@ -30,6 +30,11 @@ def typed_ufunc_call(op: Op, ufunc: np.ufunc, args: tuple, dtype: Any, casting: 
         reject(name, "casting", casting, hint)   # out='s own cast is checked 'same_kind'
     signature = (None,) * ufunc.nin + (None if dtype is None else check_dtype(dtype, name),)
     tokens = tuple(dtype_token(a) for a in args)
+    if casting == "equiv" and not any(isinstance(t, np.dtype) for t in tokens):
+        # NumPy 2.4's resolve_dtypes crashes the process (a segfault) on Python numbers
+        # alone under 'equiv' whose loop does not fit: np.add(3., 4., dtype="float32",
+        # casting="equiv") is its TypeError as a call, so such a call runs as NumPy
+        reject(name, "casting", casting, hint)
     outs = (dtype_token(out),) if out is not None else (None,)
     loop = ufunc.resolve_dtypes(tokens + outs, signature=signature, casting=casting)
     arrays = tuple(isinstance(a, TensorMeta) for a in args)
