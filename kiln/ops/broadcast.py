@@ -44,7 +44,7 @@ def _broadcast_to_impl(x: Any, shape: tuple) -> Any:
 
 
 broadcast_to = declare("broadcast_to", Category.VIEW, _broadcast_to_impl, inputs=("x",),
-                       params={"shape": ()}, layout=layout.broadcast_to, read_only=True,
+                       params={"shape": ()}, layout=layout.broadcast_to, read_only=True, view_of_input=True,
                        vjp=lambda g, out, x, shape: (F.sum_to(g, shape=shape_of(x)),),
                        doc="numpy.broadcast_to: a read-only zero-stride view")
 

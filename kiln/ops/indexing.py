@@ -202,7 +202,7 @@ def _runtime_int_index(x: Any, index: Any) -> bool:
 
 getitem = declare("getitem", Category.VIEW, _getitem_impl, inputs=("x", "index"),
                   layout=layout.getitem, runtime_slices=1, raises_for=_runtime_int_index,
-                  vjp=_getitem_vjp, subscript=True,
+                  vjp=_getitem_vjp, subscript=True, view_of_input=True,
                   doc="x[index] with ints, slices, None and Ellipsis: a view, as in NumPy")
 
 

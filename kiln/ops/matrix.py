@@ -59,7 +59,7 @@ def _diagonal_vjp(g, out, x, offset, axis1, axis2):
 
 diagonal = declare("diagonal", Category.VIEW, _diagonal_impl, inputs=("x",),
                    params={"offset": 0, "axis1": 0, "axis2": 1}, vjp=_diagonal_vjp,
-                   layout=layout.diagonal, read_only=True,
+                   layout=layout.diagonal, read_only=True, view_of_input=True,
                    doc="numpy.diagonal / ndarray.diagonal: a read-only view of a diagonal")
 
 

@@ -192,6 +192,12 @@ class Op:
     # NumPy's result is a read-only view (broadcast_to, diagonal): a write into it, or into
     # a view of it, raises NumPy's error, so capture runs such a write as Python.
     read_only: bool = False
+    # NumPy's result is always a new view of input 0: never input 0 itself (as
+    # ``np.squeeze`` of nothing to squeeze and ``np.broadcast_arrays`` of one shape are),
+    # never a copy (``reshape``), nor a view of a helper object (``sliding_window_view``).
+    # Its ``.base`` is then input 0's owner (NumPy collapses a chain of views to the array
+    # that owns the memory), which capture answers (kiln/capture/array_base.py).
+    view_of_input: bool = False
     # ``functional_params(params) -> params``: the params of this op in a functionalized
     # graph, where it must not write anything the caller sees (a loop node's body stops
     # writing partial results back on an error: kiln/ops/loops.py).

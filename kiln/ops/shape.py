@@ -212,7 +212,7 @@ def _transpose_impl(x: Any, axes: tuple | None) -> Any:
 
 transpose = declare("transpose", Category.VIEW, _transpose_impl,
                     inputs=("x",), params={"axes": None}, vjp=_transpose_vjp,
-                    layout=layout.transpose,
+                    layout=layout.transpose, view_of_input=True,
                     doc="numpy.transpose: permute the axes (None reverses them)")
 
 
@@ -266,7 +266,7 @@ spell(method_key("mT"), transpose, _mT_normalize, "ndarray.mT")
 swapaxes = declare("swapaxes", Category.VIEW,
                    lambda x, axis1, axis2: x.swapaxes(axis1, axis2) if type(x) is np.ndarray
                    else np.swapaxes(x, axis1, axis2), inputs=("x",),   # (as in _reshape_impl)
-                   layout=layout.swapaxes,
+                   layout=layout.swapaxes, view_of_input=True,
                    params={"axis1": 0, "axis2": 1},
                    vjp=lambda g, out, x, axis1, axis2: (F.swapaxes(g, axis1=axis1, axis2=axis2),),
                    doc="numpy.swapaxes: exchange two axes")
@@ -285,6 +285,7 @@ spell(method_key("swapaxes"), swapaxes, _swapaxes_normalize, "ndarray.swapaxes")
 moveaxis = declare("moveaxis", Category.VIEW,
                    lambda x, source, destination: np.moveaxis(x, source, destination),
                    inputs=("x",), params={"source": (), "destination": ()}, layout=layout.moveaxis,
+                   view_of_input=True,
                    # Moving the axes back from where they went is the inverse permutation.
                    vjp=lambda g, out, x, source, destination: (
                        F.moveaxis(g, source=destination, destination=source),),
@@ -308,7 +309,7 @@ spell(np.moveaxis, moveaxis, _moveaxis_normalize, "numpy.moveaxis")
 
 expand_dims = declare("expand_dims", Category.VIEW,
                       lambda x, axis: np.expand_dims(x, axis), inputs=("x",),
-                      params={"axis": ()}, layout=layout.expand_dims,
+                      params={"axis": ()}, layout=layout.expand_dims, view_of_input=True,
                       # Written with unit axes only (never x's sizes): also right where a
                       # size is dynamic, and functionalization replays it to write back.
                       vjp=lambda g, out, x, axis: (F.squeeze(g, axis=tuple(axis)),),
@@ -349,7 +350,7 @@ spell(method_key("squeeze"), squeeze, _squeeze_normalize, "ndarray.squeeze")
 # -- flips ---------------------------------------------------------------------------------
 
 flip = declare("flip", Category.VIEW, lambda x, axis: np.flip(x, axis), inputs=("x",),
-               params={"axis": None}, layout=layout.flip,
+               params={"axis": None}, layout=layout.flip, view_of_input=True,
                vjp=lambda g, out, x, axis: (F.flip(g, axis=axis),),
                doc="numpy.flip: reverse the order along axes (all of them when None)")
 

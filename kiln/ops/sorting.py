@@ -130,11 +130,25 @@ searchsorted = declare("searchsorted", Category.EXTERN, _searchsorted_impl, inpu
                        doc="numpy.searchsorted(a, v, side): insertion points of v in sorted a")
 
 
+def _searchsorted_sorter_impl(a, v, sorter, side="left"):
+    return np.searchsorted(a, v, side=side, sorter=sorter)
+
+
+# Not a[sorter] searched: NumPy raises "Sorter index out of range." for an entry of sorter
+# outside [0, len(a)) that the binary search visits (a[sorter] would wrap a negative one,
+# and one never visited raises nothing), which only the data decides; NumPy's own kernel
+# makes that check on every backend.
+searchsorted_sorter = declare("searchsorted_sorter", Category.EXTERN, _searchsorted_sorter_impl,
+                              inputs=("a", "v", "sorter"), params={"side": "left"}, may_raise=True,
+                              doc="numpy.searchsorted(a, v, side, sorter): insertion points of v "
+                                  "in a[sorter] (sorter's entries checked where visited)")
+
+
 def _searchsorted_normalize(a, v, side="left", sorter=None):
-    if sorter is not None:
-        reject("numpy.searchsorted", "sorter", "<array>", "pass a[sorter] instead")
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+    if sorter is not None:
+        return Bound(searchsorted_sorter, (a, v, sorter), {"side": side})
     return Bound(searchsorted, (a, v), {"side": side})
 
 

@@ -12,8 +12,10 @@ from kiln.ops.factorizations import _lstsq_impl
 from kiln.ops.registry import Bound, call_spelling
 from kiln.tensor import apply
 
-from .gen import ALL, COMPLEX, FLOATS, NUMERIC, POS, REAL, Case, Ctx, index_arg
-from .spec import Row, getattr_op, spelled, unary_case, via_spelling
+from .gen import ALL, BOOL, COMPLEX, FLOATS, I64, NUMERIC, POS, REAL, Case, Ctx, index_arg
+from .spec import A, Row, getattr_op, spelled, unary_case, via_spelling
+
+U8 = np.dtype(np.uint8)
 
 
 def angle_case(ctx: Ctx) -> Case:
@@ -148,6 +150,33 @@ def sorted_and_values(ctx: Ctx) -> Case:
     a = ctx.arg((ctx.integer(1, 5, "n"),), layout="C", writable=True)
     a.base[...] = np.sort(np.nan_to_num(a.base))
     return Case([a, ctx.arg(ctx.shape())], {"side": ctx.choice(["left", "right"], "side")})
+
+
+def sorter_case(ctx: Ctx) -> Case:
+    """Unsorted ``a`` searched through ``sorter=argsort(a)`` (a reversed view at times)."""
+    a = ctx.arg((ctx.integer(1, 5, "n"),), layout="C", writable=True)
+    a.base[...] = np.nan_to_num(a.base)
+    order = np.argsort(a.base, kind="stable").astype(ctx.choice([np.intp, np.int32], "sorter dtype"))
+    return Case([a, ctx.arg(ctx.shape()), index_arg(order, ctx.choice(["C", "rev"], "layout"))],
+                {"side": ctx.choice(["left", "right"], "side")})
+
+
+def bits_case(ctx: Ctx) -> Case:
+    shape = ctx.shape(max_dims=3)
+    return Case([ctx.arg(shape)], {"axis": opt_axis(ctx, shape),
+                                   "bitorder": ctx.choice(["big", "little"], "bitorder")})
+
+
+def unpack_case(ctx: Ctx) -> Case:
+    case = bits_case(ctx)
+    x = case.args[0].value
+    n = x.size if case.params["axis"] is None or x.ndim == 0 else x.shape[case.params["axis"]]
+    case.params["count"] = ctx.choice([None, 0, 3, 8 * n + 5, -(8 * n), -3 if n else 0], "count")
+    return case
+
+
+def _with_sorter(a, v, sorter, side="left"):
+    return np.searchsorted(a, v, side=side, sorter=sorter)
 
 
 def digitize_case(ctx: Ctx) -> Case:
@@ -313,6 +342,19 @@ def numeric_op_rows() -> list[Row]:
         E("argpartition", np.argpartition, nonempty(1, kth=0, axis=an_axis), dtypes=NUMERIC),
         E("searchsorted", np.searchsorted, sorted_and_values, dtypes=FLOATS),
         E("digitize", np.digitize, digitize_case),
+        E("searchsorted_sorter", _with_sorter, sorter_case, dtypes=FLOATS,
+          via=lambda a, v, sorter, side="left": call_spelling(np.searchsorted, a, v, side, sorter),
+          alts=(lambda a, v, sorter, side="left": a.searchsorted(v, side, sorter),),
+          bad=(Case([A(3), A(2), index_arg(np.array([0, -1, 2]))]),           # visited: raises
+               Case([A(3), A(2), index_arg(np.array([0, 3, 2]))]),
+               Case([A(3), A(2), np.array([0.0, 1.0, 2.0])]),               # TypeError
+               Case([A(3), A(2), index_arg(np.array([0, 1]))]))),           # size differs
+        E("packbits", np.packbits, bits_case, dtypes=(I64, BOOL, U8),
+          bad=(Case([A(3)]), Case([A(2, 3, dtype=I64)], {"axis": 2}, traced=False),
+               Case([A(3, dtype=I64)], {"bitorder": "middle"}, traced=False))),
+        E("unpackbits", np.unpackbits, unpack_case, dtypes=(U8,),
+          bad=(Case([A(3, dtype=I64)]), Case([A(2, dtype=U8)], {"count": -17}))),
+
         E("isin", np.isin, isin_case, dtypes=NUMERIC, via=lambda e, t, **p: F.isin(e, t, **p)),
         E("quantile", np.quantile, quantile_case, grad=True, alts=(lambda a, q, **p: np.percentile(a, np.multiply(q, 100), **p),)),
         E("histogram_counts", lambda a, **p: np.histogram(a, **p)[0], hist_case,

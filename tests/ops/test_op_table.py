@@ -198,6 +198,24 @@ def test_graph_matches_numpy(row: Row, dtype: np.dtype, data: Any) -> None:
                            f"{row.id}: {what}\n{source}", layout=True)
 
 
+VIEW_OF_INPUT_ROWS = [pytest.param(row, id=row.id) for row in ROWS
+                      if not row.composite and REGISTRY[row.op].view_of_input]
+
+
+@pytest.mark.parametrize("row", VIEW_OF_INPUT_ROWS)
+@FORWARD
+@given(data=st.data())
+def test_view_of_input_ops_give_numpys_views_of_input_0(row: Row, data: Any) -> None:
+    """Op.view_of_input: capture answers ``.base`` from it (kiln/capture/array_base.py)."""
+    case = draw_case(row, data, F64)
+    arrays = [a.fresh() for a in case.arrays]
+    owner = arrays[0] if arrays[0].base is None else arrays[0].base
+    for fn in (row.numpy,) + row.alts:
+        got, err = outcome(lambda: fn(*case.fill(arrays), **case.params))
+        assert err is not None or isinstance(got, np.generic) or (
+            got is not arrays[0] and got.base is owner), f"{row.id}: base {type(got.base).__name__}"
+
+
 # ==========================================================================================
 # (c) gradients vs central finite differences
 

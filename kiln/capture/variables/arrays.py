@@ -84,6 +84,9 @@ class ArrayVariable(VariableTracker):
             return ConstantVariable(self.meta.dtype.itemsize)
         if name == "nbytes":
             return self.size(tx).binary(tx, operator.mul, ConstantVariable(self.meta.dtype.itemsize), False)
+        if name == "base":
+            from ..array_base import array_base
+            return array_base(tx, self)
         if name == "flat" and not self.tensor and self.array_type is np.ndarray:
             from .numpy_objects import FlatIterVariable
             return FlatIterVariable(tx, self)
