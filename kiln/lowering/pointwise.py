@@ -68,7 +68,7 @@ class PointwiseLowering:
         when = rule.get("when", {})
         body = None
         for i, v in enumerate(values):
-            # a compile-time constant operand may select a decomposition: "y=2", "f:y=3"
+            # a compile-time constant operand may select a decomposition: "y=2", "f:y=0.5"
             if isinstance(v, Scalar) and v.value is not None and not v.arg \
                     and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
                 key = f"{op.inputs[i]}={v.value:g}"

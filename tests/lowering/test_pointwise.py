@@ -70,6 +70,19 @@ def test_integer_power_is_extern_and_raises_like_numpy():
     np.testing.assert_array_equal(fn(x, np.array([3, 2], np.int32))[0], [8, 9])
 
 
+def test_cube_is_numpys_pow_bit_for_bit():
+    # NumPy's loop calls pow for x ** 3 (its fast paths are -1, 0, 0.5, 1, 2 only); x*x*x
+    # differs from pow in about a quarter of float64 values and 4% of float32 ones
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(512) * 10
+    g = trace(lambda x, y: (F.power(x, 3), F.power(y, 3)),
+              [TensorMeta(x.shape, np.float64), TensorMeta(x.shape, np.float32)], ["x", "y"])
+    expected, got, _ = run_both(g, [x, x.astype(np.float32)])
+    for e, r in zip(expected, got):
+        np.testing.assert_array_equal(r, e)
+        assert r.dtype == e.dtype
+
+
 @pytest.mark.parametrize("scalar", [2.5, 3, True, np.float64(0.1), np.int8(3)],
                          ids=["pyfloat", "pyint", "pybool", "np_float64", "np_int8"])
 @pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint8], ids=lambda d: np.dtype(d).name)
@@ -86,7 +99,7 @@ def test_scalar_constants_follow_nep50(dtype, scalar):
         pytest.skip("NumPy rejects this combination")
     expected, got, _ = run_both(g, [x])
     for i, (e, r) in enumerate(zip(expected, got)):
-        assert_same(f"out{i}", e, r, rtol=4e-7 if i == 5 else None)
+        assert_same(f"out{i}", e, r)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
