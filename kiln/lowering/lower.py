@@ -61,8 +61,9 @@ REALIZE_COST_SHARED = 7
 # limit, so the whole graph ran as its NumPy program. Realized, its consumers in the same
 # kernel read it from a register (above): the recurrence stays one kernel.
 MAX_FUSED_CHAIN = 100
-# Names the generated wrapper gives its own values (lowering/wrapper.py, sizes.py)
-_GENERATED_NAME = re.compile(r"(s|buf|view|pool)\d+(_value)?$|(np|sys|call)$|_")
+# Names the generated wrapper gives its own values (lowering/wrapper.py; sizes.py's size
+# symbols s<n>, unbacked u<n>, start o<n>, step magnitude k<n>)
+_GENERATED_NAME = re.compile(r"(s|u|o|k|buf|view|pool)\d+(_value)?$|(np|sys|call)$|_")
 
 
 class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayoutLowering,
@@ -242,7 +243,7 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
 
     def _param_name(self, name: str) -> str:
         """The wrapper's parameter for placeholder ``name``: the same name unless it could
-        meet a name the wrapper makes itself (size symbols ``s0``, buffers ``buf0``, views,
+        meet a name the wrapper makes itself (size symbols ``s0``/``u1``/``o2``/``k3``, buffers ``buf0``, views,
         ``np``, ``call``, ``_``-globals), e.g. a user's argument called ``s0``."""
         taken = {n for n, _ in self.inputs}
         if not _GENERATED_NAME.match(name) and name not in taken:

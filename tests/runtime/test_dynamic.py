@@ -182,3 +182,23 @@ def test_dynamic_sizes_keep_numpys_order_and_operands():
     for fn in (gram_and_cov, transposed_reductions):   # (apart: together x is realized anyway)
         for got, want in zip(kiln.compile(fn, dynamic=True)(x), fn(x), strict=True):
             np.testing.assert_array_equal(got, want, err_msg=fn.__name__)
+
+
+def test_arguments_named_like_the_wrappers_size_symbols():
+    # The wrapper names sizes s<n>, u<n> (known after an op ran: a selection's length, a
+    # loop's row count), o<n> and k<n>; an argument called u0 was overwritten by
+    # ``u0 = 0  # buf4.shape[0], once it is computed`` and a kernel was handed that int
+    def fn(u0, u1, steps):
+        hist = [np.sum(u0 ** 2)]
+        u = u0.copy()
+        for _ in range(steps):
+            u = u * 0.5 + u1
+            hist.append(np.sum(u ** 2))
+        return u, np.array(hist)
+
+    rng = np.random.default_rng(7)
+    f = kiln.compile(fn)
+    for steps in (4, 6):
+        args = rng.random(8), rng.random(8), steps
+        for e, r in zip(fn(*args), f(*args)):
+            np.testing.assert_array_equal(r, e)
