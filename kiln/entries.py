@@ -114,6 +114,7 @@ def graph_names(graph: Any, compiled: Any, respeculate: Any) -> dict:
             "_kiln_ResultKindChanged": ResultKindChanged,
             "_kiln_snapshot": random_ops.snapshot,
             "_kiln_generators": tuple(random_ops.generators_in(graph.nodes)),
+            "_kiln_passed_generators": tuple(random_ops.passed_generators(graph.nodes)),
             "_kiln_InputsOverlap": InputsOverlap}
 
 
@@ -159,6 +160,10 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
     entry runs the function as Python."""
     call = f"_kiln_out = _kiln_graph_call({', '.join(input_codes)})"
     code = fn.__code__
+    # Generators passed in as arguments: the graph's draws read this call's objects
+    # (kiln/ops/random.py PassedGenerator), put in their slots first.
+    bind = [f"_kiln_passed_generators[{i}].bind({slot.code})"
+            for i, slot in enumerate(random_ops.passed_generators(graph.nodes))]
     # An op speculating its result's dtype (kiln/ops/speculation.py): when the data say
     # otherwise this call runs as Python, safe once nothing was written (backends that
     # functionalize write after the graph ran; ResultKindChanged is no Exception, so
@@ -187,11 +192,11 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
         note = raise_note(graph, fn.__qualname__)
         if note is None:
             if not respeculate and not overlap:
-                return [call]
-            return (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap
+                return bind + [call]
+            return bind + (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap
         # The traceback of an error raised inside the graph ends in kiln's code: a note
         # names the user's lines that can raise there.
-        return (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap + [
+        return bind + (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap + [
             "except Exception as _kiln_e:", f"    _kiln_e.add_note({note!r})", "    raise"]
     if not functionalizes and any(has_side_effects(n) for n in graph):
         return ["return _kiln_RUN_EAGER"]
@@ -199,5 +204,5 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
         compiled.replay_on_error = False  # the function reruns as Python: no writes yet
     # A with's __exit__ sees KeyboardInterrupt too; stores need no rerun for it.
     caught = "BaseException" if in_with else "Exception"
-    return snap + ["try:", "    " + call] + respeculate + [f"except {caught}:", *put_back,
+    return bind + snap + ["try:", "    " + call] + respeculate + [f"except {caught}:", *put_back,
                                                              "    return _kiln_RUN_EAGER"]
