@@ -114,8 +114,9 @@ def graph_names(graph: Any, compiled: Any, respeculate: Any) -> dict:
             "_kiln_ResultKindChanged": ResultKindChanged,
             "_kiln_snapshot": random_ops.snapshot,
             "_kiln_generators": tuple(random_ops.generators_in(graph.nodes)),
-            "_kiln_passed_generators": tuple(random_ops.passed_generators(graph.nodes)),
-            "_kiln_InputsOverlap": InputsOverlap}
+            "_kiln_InputsOverlap": InputsOverlap,
+            **{f"_kiln_bind_generator{i}": slot.bind
+               for i, slot in enumerate(random_ops.passed_generators(graph.nodes))}}
 
 
 # Arguments that overlap in memory, to a graph that writes into them (aot/runtime.py):
@@ -141,6 +142,13 @@ def simple_call(body: list[str]) -> tuple | None:
     return None
 
 
+def binds_generators(graph: Any) -> bool:
+    """Does the entry put generators passed in into the graph's slots before calling it
+    (graph_call)? Then it is no direct call from C (fastcheck.simple_entry): the cost
+    model prices the entry's Python lines."""
+    return bool(random_ops.passed_generators(graph.nodes))
+
+
 def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compiled: Any = None,
                reruns: bool = False) -> list[str]:
     """The entry's lines calling the graph (of ``fn``, on backend ``backend_name``).
@@ -162,7 +170,7 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
     code = fn.__code__
     # Generators passed in as arguments: the graph's draws read this call's objects
     # (kiln/ops/random.py PassedGenerator), put in their slots first.
-    bind = [f"_kiln_passed_generators[{i}].bind({slot.code})"
+    bind = [f"_kiln_bind_generator{i}({slot.code})"
             for i, slot in enumerate(random_ops.passed_generators(graph.nodes))]
     # An op speculating its result's dtype (kiln/ops/speculation.py): when the data say
     # otherwise this call runs as Python, safe once nothing was written (backends that
