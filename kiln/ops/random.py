@@ -80,7 +80,7 @@ def legacy() -> np.random.RandomState:
 
 def _generator(params: dict) -> Any:
     gen = params.get("generator")
-    if isinstance(gen, (FreshGenerator, PassedGenerator)):
+    if isinstance(gen, GeneratorSlot):
         return gen.current
     return legacy() if gen is None else gen
 
@@ -92,7 +92,7 @@ def snapshot(generators: Any) -> Any:
         >>> put_back(); rs.random() == x
         True
     """
-    gens = [g.current if isinstance(g, (FreshGenerator, PassedGenerator)) else g
+    gens = [g.current if isinstance(g, GeneratorSlot) else g
             for g in generators]   # a slot: the generator it holds on this call
     states = [g.get_state(legacy=False) if isinstance(g, np.random.RandomState)
               else g.bit_generator.state for g in gens]
@@ -108,12 +108,12 @@ def snapshot(generators: Any) -> Any:
 
 def generators_in(nodes: Any) -> list:
     """The generators whose state the calls among ``nodes`` read (each once): a slot
-    (FreshGenerator, PassedGenerator) stands for the generator it holds when read."""
+    (GeneratorSlot) stands for the generator it holds when read."""
     found: dict[int, Any] = {}
     for n in nodes:
         if n.kind == "call" and n.target.state is not None:
             gen = n.kwargs.get("generator")
-            if not isinstance(gen, (FreshGenerator, PassedGenerator)):
+            if not isinstance(gen, GeneratorSlot):
                 gen = n.target.state(n.kwargs)
             found.setdefault(id(gen), gen)
     return list(found.values())
@@ -373,15 +373,25 @@ spell_composite(np.random.seed, ("random_seed",), _seed_normalize, "numpy.random
 # share a stream; capture keeps it inside the graph (a generator that would leave it,
 # returned or alive at a graph break, is not captured: the function runs as Python there).
 
-class FreshGenerator:
+class GeneratorSlot:
+    """Where a graph's draws find a generator that is not the same object on every call:
+    ``current``, this thread's (a call's draws run on its thread)."""
+
+    spelling_type: type = np.random.Generator
+
+    def __init__(self) -> None:
+        self._slot = threading.local()
+
+
+class FreshGenerator(GeneratorSlot):
     """Where the generator made by ``np.random.default_rng`` or ``np.random.RandomState``
     in a compiled function lives while the graph runs."""
 
     def __init__(self, maker: Any = np.random.default_rng) -> None:
+        super().__init__()
         self.maker = maker
         self.spelling_type = np.random.RandomState if maker is np.random.RandomState \
             else np.random.Generator
-        self._slot = threading.local()
 
     @property
     def current(self) -> Any:
@@ -434,15 +444,15 @@ spell_composite(FRESH_GENERATOR_KEY, ("random_fresh_generator",), _fresh_generat
 # puts the call's argument in the slot before the graph runs (kiln/entries.py graph_call),
 # and the draws read it there (``_generator``), in program order, with NumPy's own methods.
 
-class PassedGenerator:
+class PassedGenerator(GeneratorSlot):
     """Where a Generator or RandomState passed in as an argument lives while the graph
     runs; ``code`` is the entry's expression for the argument, ``text`` the user's name."""
 
     def __init__(self, spelling_type: type, code: str, text: str) -> None:
+        super().__init__()
         self.spelling_type = spelling_type
         self.code = code
         self.text = text
-        self._slot = threading.local()
 
     @property
     def current(self) -> Any:
