@@ -46,8 +46,8 @@ from .explain import ExplainOutput, build_explain_output  # noqa: F401
 from .guards import fastcheck
 from .aot import aliasing as _aot_aliasing, runtime as _aot_runtime
 from .guards.guard import DEVICE
-from .entries import (CaptureRecord, binds_generators, direct_path, example_inputs, frameless, graph_call,  # noqa: F401
-                      simple_call, graph_names, guarded_in_c, raise_note)
+from .entries import (CaptureRecord, direct_path, example_inputs, frameless, graph_call,  # noqa: F401
+                      binds_generators, simple_call, graph_names, guarded_in_c, raise_note)
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
                      scalar_only, size_only)
 
