@@ -115,7 +115,9 @@ def graph_names(graph: Any, compiled: Any, respeculate: Any) -> dict:
             "_kiln_snapshot": random_ops.snapshot,
             "_kiln_generators": tuple(random_ops.generators_in(graph.nodes)),
             "_kiln_InputsOverlap": InputsOverlap,
-            "_kiln_backoff": [0, 0]}   # (calls left to run as Python, the last such run's length)
+            "_kiln_backoff": [0, 0],   # (calls left to run as Python, the last such run's length)
+            **{f"_kiln_bind_generator{i}": slot.bind
+               for i, slot in enumerate(random_ops.passed_generators(graph.nodes))}}
 
 
 # Arguments that overlap in memory, to a graph that writes into them (aot/runtime.py):
@@ -141,6 +143,13 @@ def simple_call(body: list[str]) -> tuple | None:
     return None
 
 
+def binds_generators(graph: Any) -> bool:
+    """Does the entry put generators passed in into the graph's slots before calling it
+    (graph_call)? Then it is no direct call from C (fastcheck.simple_entry): the cost
+    model prices the entry's Python lines."""
+    return bool(random_ops.passed_generators(graph.nodes))
+
+
 def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compiled: Any = None,
                reruns: bool = False) -> list[str]:
     """The entry's lines calling the graph (of ``fn``, on backend ``backend_name``).
@@ -160,6 +169,10 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
     entry runs the function as Python."""
     call = f"_kiln_out = _kiln_graph_call({', '.join(input_codes)})"
     code = fn.__code__
+    # Generators passed in as arguments: the graph's draws read this call's objects
+    # (kiln/ops/random.py PassedGenerator), put in their slots first.
+    bind = [f"_kiln_bind_generator{i}({slot.code})"
+            for i, slot in enumerate(random_ops.passed_generators(graph.nodes))]
     # An op speculating its result's dtype (kiln/ops/speculation.py): when the data say
     # otherwise this call runs as Python, safe once nothing was written (backends that
     # functionalize write after the graph ran; ResultKindChanged is no Exception, so
@@ -188,11 +201,11 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
         note = raise_note(graph, fn.__qualname__)
         if note is None:
             if not respeculate and not overlap:
-                return [call]
-            return (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap
+                return bind + [call]
+            return bind + (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap
         # The traceback of an error raised inside the graph ends in kiln's code: a note
         # names the user's lines that can raise there.
-        return (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap + [
+        return bind + (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap + [
             "except Exception as _kiln_e:", f"    _kiln_e.add_note({note!r})", "    raise"]
     if not functionalizes and any(has_side_effects(n) for n in graph):
         return ["return _kiln_RUN_EAGER"]
@@ -205,6 +218,6 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
     # next 1, 3, 7 ... 63 calls run as Python without it; a call it serves starts over.
     skip = ["if _kiln_backoff[0]:", "    _kiln_backoff[0] -= 1", "    return _kiln_RUN_EAGER"]
     back_off = ["    _kiln_backoff[1] = _kiln_backoff[0] = min(2 * _kiln_backoff[1] + 1, 63)"]
-    return skip + snap + ["try:", "    " + call] + respeculate + [
+    return skip + bind + snap + ["try:", "    " + call] + respeculate + [
         f"except {caught}:", *put_back, *back_off, "    return _kiln_RUN_EAGER",
         "_kiln_backoff[1] = 0"]

@@ -13,8 +13,10 @@ states are put back first (:func:`snapshot`), so the rerun draws the same number
 Externs keep their order in the C++ wrapper, so draws run in program order.
 
 The generator is a parameter: ``None`` is NumPy's global one (``np.random.seed`` sets
-it), an object is the Generator the user's code called (guarded by identity: a new
-Generator on every call recompiles). Draws are not differentiable (``Differentiation rule
+it), an object is the Generator the user's code called (a module's or an object's,
+guarded by identity), a slot holds one made in the function (FreshGenerator) or passed in
+as an argument (PassedGenerator: guarded by type, so a new Generator per call does not
+recompile). Draws are not differentiable (``Differentiation rule
 for 'random_normal' not implemented``: NumPy users write the reparameterization
 ``mu + sigma * np.random.standard_normal(n)``, whose gradient flows through ``mu`` and
 ``sigma`` as usual). A draw without ``size`` of scalar parameters is a Python ``float``
@@ -78,7 +80,7 @@ def legacy() -> np.random.RandomState:
 
 def _generator(params: dict) -> Any:
     gen = params.get("generator")
-    if isinstance(gen, FreshGenerator):
+    if isinstance(gen, GeneratorSlot):
         return gen.current
     return legacy() if gen is None else gen
 
@@ -90,7 +92,8 @@ def snapshot(generators: Any) -> Any:
         >>> put_back(); rs.random() == x
         True
     """
-    gens = list(generators)
+    gens = [g.current if isinstance(g, GeneratorSlot) else g
+            for g in generators]   # a slot: the generator it holds on this call
     states = [g.get_state(legacy=False) if isinstance(g, np.random.RandomState)
               else g.bit_generator.state for g in gens]
 
@@ -104,11 +107,24 @@ def snapshot(generators: Any) -> Any:
 
 
 def generators_in(nodes: Any) -> list:
-    """The generators whose state the calls among ``nodes`` read (each once)."""
+    """The generators whose state the calls among ``nodes`` read (each once): a slot
+    (GeneratorSlot) stands for the generator it holds when read."""
     found: dict[int, Any] = {}
     for n in nodes:
         if n.kind == "call" and n.target.state is not None:
-            gen = n.target.state(n.kwargs)
+            gen = n.kwargs.get("generator")
+            if not isinstance(gen, GeneratorSlot):
+                gen = n.target.state(n.kwargs)
+            found.setdefault(id(gen), gen)
+    return list(found.values())
+
+
+def passed_generators(nodes: Any) -> list:
+    """The PassedGenerator slots the calls among ``nodes`` draw from (each once)."""
+    found: dict[int, Any] = {}
+    for n in nodes:
+        gen = n.kwargs.get("generator") if n.kind == "call" else None
+        if isinstance(gen, PassedGenerator):
             found.setdefault(id(gen), gen)
     return list(found.values())
 
@@ -357,15 +373,25 @@ spell_composite(np.random.seed, ("random_seed",), _seed_normalize, "numpy.random
 # share a stream; capture keeps it inside the graph (a generator that would leave it,
 # returned or alive at a graph break, is not captured: the function runs as Python there).
 
-class FreshGenerator:
+class GeneratorSlot:
+    """Where a graph's draws find a generator that is not the same object on every call:
+    ``current``, this thread's (a call's draws run on its thread)."""
+
+    spelling_type: type = np.random.Generator
+
+    def __init__(self) -> None:
+        self._slot = threading.local()
+
+
+class FreshGenerator(GeneratorSlot):
     """Where the generator made by ``np.random.default_rng`` or ``np.random.RandomState``
     in a compiled function lives while the graph runs."""
 
     def __init__(self, maker: Any = np.random.default_rng) -> None:
+        super().__init__()
         self.maker = maker
         self.spelling_type = np.random.RandomState if maker is np.random.RandomState \
             else np.random.Generator
-        self._slot = threading.local()
 
     @property
     def current(self) -> Any:
@@ -408,3 +434,40 @@ def _fresh_generator_normalize(generator: Any, seed: Any = None) -> Composite:
 FRESH_GENERATOR_KEY = ("random", "fresh", "generator")
 spell_composite(FRESH_GENERATOR_KEY, ("random_fresh_generator",), _fresh_generator_normalize,
                 "numpy.random.default_rng")
+
+
+# -- generators passed in as arguments ---------------------------------------------------------
+# ``def step(x, rng): x + rng.standard_normal(x.shape)``: the caller's generator is often a
+# new object on every call (``default_rng(seed)``), so the graph does not name it. It names
+# a PassedGenerator slot instead (one per argument that is drawn from), guarded by the
+# argument's type and its bit generator's type, never by identity or state; the entry
+# puts the call's argument in the slot before the graph runs (kiln/entries.py graph_call),
+# and the draws read it there (``_generator``), in program order, with NumPy's own methods.
+
+class PassedGenerator(GeneratorSlot):
+    """Where a Generator or RandomState passed in as an argument lives while the graph
+    runs; ``code`` is the entry's expression for the argument, ``text`` the user's name."""
+
+    def __init__(self, spelling_type: type, code: str, text: str) -> None:
+        super().__init__()
+        self.spelling_type = spelling_type
+        self.code = code
+        self.text = text
+
+    @property
+    def current(self) -> Any:
+        gen = getattr(self._slot, "gen", None)
+        if gen is None:
+            raise RuntimeError(f"{self!r} was read before the entry bound it")
+        return gen
+
+    def bind(self, gen: Any) -> None:
+        self._slot.gen = gen
+
+    def __repr__(self) -> str:
+        return f"<the {self.spelling_type.__name__} passed in as {self.text}>"
+
+
+def bit_generator_attr(gen: Any) -> str:
+    """The attribute holding ``gen``'s bit generator (guarded by type, not state)."""
+    return "_bit_generator" if isinstance(gen, np.random.RandomState) else "bit_generator"

@@ -256,14 +256,71 @@ def test_gradients_flow_around_draws_not_through_them():
         kiln.grad(kiln.compile(through))(x4)
 
 
-def test_a_generator_passed_in_draws_as_python_without_recompiling():
-    # a new Generator per call (default_rng(seed)): its calls run as Python on this
-    # call's object, so calls hit the cache; a module's generator is drawn from in graphs
-    f = kiln.compile(lambda x, rng: x + rng.normal(size=3))
-    for seed in range(10):
-        np.testing.assert_array_equal(f(x4[:3], np.random.default_rng(seed)),
-                                      x4[:3] + np.random.default_rng(seed).normal(size=3))
-    assert len(f._entries) <= 2
+def _step(x, g, rng, p):
+    """A generator passed in (often a new one per call): SGD with a dropout mask,
+    Langevin noise, bootstrap indices and the other common draws, two identical draws
+    and an unused one (each still advances the state)."""
+    mask = rng.random(x.shape) < p
+    x = x - 0.1 * g + np.sqrt(2 * 0.1) * rng.standard_normal(x.shape)
+    idx = rng.integers(0, x.shape[0], size=x.shape[0])
+    rng.standard_normal(2)
+    a = rng.normal(1.0, 2.0, x.shape) + rng.uniform(size=x.shape) + rng.exponential(2.0, x.shape)
+    same = rng.random(2) + rng.random(2)
+    return (np.where(mask, x / p, 0.0)[idx] + a + rng.poisson(3.0, x.shape), same,
+            rng.choice(x, 3), rng.permutation(x), rng.random())
+
+
+def _draw_calls(fn, backend, makers, seeds, args=lambda r: (x4, x4[::-1], r, 0.5)):
+    """``fn`` plain and compiled on a new generator per call (twice each, so the second
+    call continues the stream): the same results and the same generator state."""
+    f = kiln.compile(fn, backend=backend)
+    for make in makers:
+        for seed in seeds:
+            want_rng, got_rng = make(seed), make(seed)
+            for _ in range(2):
+                _same(f(*args(got_rng)), fn(*args(want_rng)))
+                _same_state(_state(got_rng), _state(want_rng))
+    return f
+
+
+def test_a_generator_passed_in_draws_in_one_graph_without_recompiling():
+    out = kiln.explain(_step)(x4, x4[::-1], np.random.default_rng(0), 0.5)
+    assert out.graph_break_count == 0 and out.graph_count == 1, out.break_reasons
+    f = _draw_calls(_step, "eager", [np.random.default_rng], (0, 1, 2))
+    assert len(f._entries) == 1   # guarded by type, not identity or state
+    # another bit generator, and a RandomState: guarded types, each one more entry
+    _draw_calls(_step, "eager", [lambda s: np.random.Generator(np.random.MT19937(s))], (3,))
+    legacy = _draw_calls(lambda x, rs: (x + rs.normal(size=x.shape), rs.randint(0, 5, 3), rs.rand(2)),
+                         "eager", [np.random.RandomState], (0, 1), lambda r: (x4, r))
+    assert len(legacy._entries) == 1
+
+
+def test_a_generator_passed_in_draws_numpys_stream_in_a_kernel():
+    f = _draw_calls(_step, "cpp", [np.random.default_rng], (0, 1))
+    assert [r.graph_break for r in f.records] == [None]
+
+
+def test_a_generator_passed_in_keeps_numpys_errors_and_order_across_a_break():
+    def bad(x, rng, scale):
+        return x * 2 + rng.normal(0.0, scale, size=x.shape) + rng.integers(0, 5 - scale, 2)
+
+    def outcome(f, *args):
+        try:
+            return f(*args)
+        except Exception as e:
+            return type(e), str(e)
+    f = kiln.compile(bad, backend="eager")
+    for scale in (1.0, -1.0, 5.0):   # NumPy's ValueErrors: scale < 0, low >= high
+        want_rng, got_rng = np.random.default_rng(0), np.random.default_rng(0)
+        _same(outcome(f, x4, got_rng, scale), outcome(bad, x4, want_rng, scale))
+        _same_state(_state(got_rng), _state(want_rng))
+
+    def branchy(x, rng):
+        a = rng.standard_normal(x.shape)
+        if a.sum() > 0:   # breaks the graph: the draws before and after keep their order
+            a = a + rng.random(x.shape)
+        return x + a * rng.random()
+    _draw_calls(branchy, "eager", [np.random.default_rng], range(4), lambda r: (x4, r))
 
 
 def test_what_is_not_captured_says_why():

@@ -298,7 +298,17 @@ def _wrap(tx, value: Any, source: Source | None) -> VariableTracker:
             and not isinstance(value, type) and find_spelling(value) is not None:
         _guard_id(tx, source, value)   # np.random.seed, np.random.ranf (Cython functions)
         return NumpyFunctionVariable(value, source)
-    if isinstance(value, GENERATOR_TYPES) and not (source is not None and source.is_argument()):
+    if isinstance(value, GENERATOR_TYPES) and source is not None and source.is_argument():
+        # one passed in is often new on every call (default_rng(seed)): the graph draws
+        # from a slot the entry fills with this call's argument (guarded by its type and
+        # its bit generator's type, not identity or state)
+        from ...ops.random import PassedGenerator, bit_generator_attr
+        tx.guards.add_type(source, type(value))
+        attr = bit_generator_attr(value)
+        tx.guards.add_type(AttrSource(source, attr), type(getattr(value, attr)))
+        return GeneratorVariable(PassedGenerator(type(value), source.code(tx.guards.ns), source.display()),
+                                 source)
+    if isinstance(value, GENERATOR_TYPES):
         # a module's or a closure's generator: the graph draws from this object (guarded
         # by identity). One passed in is often new on every call (default_rng(seed)):
         # its method calls run as Python on this call's object, as for any C method.

@@ -517,13 +517,6 @@ class UserObjectVariable(VariableTracker):
         if hasattr(static, "__get__") and not isinstance(static, (int, float, str, tuple)):
             if type(static).__name__ == "member_descriptor":  # __slots__ attribute
                 return wrap(tx, getattr(self.obj, name), src)
-            if isinstance(self.obj, (numpy.random.Generator, numpy.random.RandomState)):
-                # (builder.wrap: one passed in is often new on every call, so it is not
-                # guarded by identity, and its draws run as Python on the caller's object)
-                tx.unsupported("unsupported_value", f"{self.describe()}.{name}(): draws from a generator "
-                               f"passed in as an argument run as Python",
-                               "draws from a generator made in the function (np.random.default_rng"
-                               "(seed)), a global one or one held by an object are captured")
             tx.unsupported("unsupported_value", f"attribute '{name}' of {self.describe()} is a descriptor")
         # A class attribute read through the instance.
         return wrap(tx, static, src)
