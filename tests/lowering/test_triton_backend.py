@@ -45,7 +45,9 @@ def test_binary_ops(dx, dy):
     g, kept = multi_op_graph(ops, [x, y], 2)
     expected, got, _ = _run(g, [x, y])
     for name, e, r in zip(kept, expected, got):
-        assert_same(f"{name}({np.dtype(dx).name}, {np.dtype(dy).name})", e, r)
+        # (float_power is libdevice's pow here, within an ulp of the libm pow NumPy calls)
+        rtol = (4e-6 if e.dtype == np.float32 else 1e-13) if name == "float_power" and e.dtype.kind == "f" else None
+        assert_same(f"{name}({np.dtype(dx).name}, {np.dtype(dy).name})", e, r, rtol=rtol)
 
 
 def _check(fn, *inputs, rtol=2e-6):
