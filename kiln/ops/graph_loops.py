@@ -195,13 +195,14 @@ def _stacking(body: GraphLoopBody, fast: Callable, trips: int | None, outs: Any,
     carried values, as many rows as trips ran. ``outs``: the first trip's outputs."""
     count = len(body.stacked)
     rows = _first_rows(body, outs, trips)
+    first = _first_stacked(body)
     done = 1
     while done < trips if trips is not None else body.tests[1].go_on(outs[body.n_outs:]):
         outs = fast((*state, *operands))
         state = [outs[k] if kind == "out" else state[k] for kind, k in nxt]
         if done == len(rows[0]):       # (a while loop's: its trip count is the data's)
             rows = [_grown(r) for r in rows]
-        for r, o in zip(rows, outs[len(outs) - count:]):
+        for r, o in zip(rows, outs[first:first + count]):
             r[done] = o
         done += 1
     if trips is None:
@@ -215,9 +216,17 @@ def _first_rows(body: GraphLoopBody, outs: Any, trips: int | None) -> list:
     count = len(body.stacked)
     cap = trips if trips is not None else FIRST_ROWS
     rows = [np.empty((cap,) + tuple(m.shape[1:]), m.dtype) for m in body.stacked]
-    for r, o in zip(rows, outs[len(outs) - count:]):
+    first = _first_stacked(body)
+    for r, o in zip(rows, outs[first:first + count]):
         r[0] = o
     return rows
+
+
+def _first_stacked(body: GraphLoopBody) -> int:
+    """Where the stacked values start among a trip's outputs: the body graph's last
+    outputs. A compiled body returns the carried arrays it writes after those (``written``,
+    :meth:`GraphLoopBody.callable_for`): ``u[1:-1] = ...`` beside ``hist.append(...)``."""
+    return len(body.graph.output_node.args[0]) - len(body.stacked)
 
 
 def no_rows(body: GraphLoopBody) -> tuple:
@@ -247,7 +256,8 @@ def run_while(body: GraphLoopBody, fn: Callable, fast: Callable, spread: bool, s
     if not body.tests[1].go_on(tested):
         stats["trips"] += 1
         return tuple(state) + _trimmed(rows, 1)
-    drive = while_driver(nxt, body.tests[1], body.n_outs, len(operands), spread, len(rows))
+    drive = while_driver(nxt, body.tests[1], body.n_outs, len(operands), spread, len(rows),
+                         _first_stacked(body) if rows else 0)
     if rows:
         state, done, rows = drive(fast, rows, *state, *operands)
     else:
@@ -260,7 +270,7 @@ _drivers: dict = {}
 
 
 def while_driver(nxt: tuple, each: WhileTests, n_outs: int, n_operands: int, spread: bool,
-                 stacked: int = 0) -> Callable:
+                 stacked: int = 0, first: int = 0) -> Callable:
     """``drive(fast, *carried, *operands) -> (carried, trips)``: trips of ``fast`` while
     ``each`` says so, the carried values in locals (one per body, generated once):
 
@@ -273,11 +283,11 @@ def while_driver(nxt: tuple, each: WhileTests, n_outs: int, n_operands: int, spr
                 if not (False if bool(o[2]) is False else True):
                     return (c0, c1), done
 
-    ``stacked``: the body's last outputs are rows of lists it appends to
+    ``stacked``: the body's outputs from ``first`` on are rows of lists it appends to
     (``GraphLoopBody.stacked``): ``drive(fast, rows, ...)`` writes one row a trip from row
     1 on, doubling full buffers, and returns ``(carried, trips, rows)``.
     """
-    key = (nxt, each.tests, each.fall, n_outs, n_operands, spread, stacked)
+    key = (nxt, each.tests, each.fall, n_outs, n_operands, spread, stacked, first)
     drive = _drivers.get(key)
     if drive is None:
         carried = [f"c{j}" for j in range(len(nxt))]
@@ -296,7 +306,7 @@ def while_driver(nxt: tuple, each: WhileTests, n_outs: int, n_operands: int, spr
                  "        done += 1"] + ([
                  "        if done == cap:",
                  "            cap *= 2"] + [f"            {r} = _grown({r})" for r in rows] + [
-                 f"        {r}[done] = o[{j - stacked}]" for j, r in enumerate(rows)] if stacked else []) + [
+                 f"        {r}[done] = o[{first + j}]" for j, r in enumerate(rows)] if stacked else []) + [
                  f"        if not ({test}):",
                  f"            return ({', '.join(carried)},), {done}"]
         space: dict = {"_grown": _grown}
