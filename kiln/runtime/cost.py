@@ -20,7 +20,8 @@ norm) and views of large arrays: the same NumPy call runs either way, so only di
 counts (a power iteration breaking on its convergence test every step). A graph with
 elementwise work on a larger array always compiles, unless a graph break follows it: then
 the fusion's gain (each NumPy call's pass over the elements, ``ELEMENT_US``, against one
-pass a kernel) is priced against the break's fixed cost, for arrays of known sizes.
+pass a kernel) is priced against the break's fixed cost, for arrays of known sizes up to
+``PASSES_ELEMENTS``.
 Costs are in microseconds of a quiet core, from benchmarks/cache_hit_overhead.py and
 benchmarks/idioms.py; only their ratios matter. ``KILN_COST_MODEL=0`` turns it off.
 
@@ -87,6 +88,10 @@ ELEMENT_US = 0.0002    # one pass over an element of a larger float64 array: a N
                        # 30x30: ``A -= lam * np.outer(v, v)`` then a break each step, 1.17x
                        # NumPy's time compiled: its fusion saves two passes of 900, the
                        # break costs more)
+# ...on arrays of at most this many elements: declining a graph runs the whole function
+# as Python, forgoing the fusion of its graphs after the break too; at this size a pass
+# saved there is worth ~0.2 us, a fifteenth of the break (past it, the old rule: compile)
+PASSES_ELEMENTS = 1024
 # Returned views are not made by kernels: the compiled call rebuilds each one after the
 # graph ran, calling its view ops' NumPy kernels (aot/view_outputs.py). Measured on 3x3
 # float64, compiled (KILN_COST_MODEL=0) against NumPy: ``return a.T`` 0.48 us / 0.10,
@@ -268,8 +273,9 @@ def _tally(graph: Any, passes: bool = False) -> tuple[float, int, int, float] | 
         if touches_one_element(node):  # x[i] of a large x: as cheap in NumPy as compiled
             python += NUMPY_CHEAP_US
         elif _large(node) and fused and passes and op.python_us is None \
-                and (known := _known_elements(node)) is not None and not _numpy_loop(node):
-            python += _numpy_us(node) + ELEMENT_US * known
+                and (known := _known_elements(node) or PASSES_ELEMENTS + 1) <= PASSES_ELEMENTS \
+                and not _numpy_loop(node):
+            python += _numpy_us(node) + (0.0 if _part_of_one_call(node) else ELEMENT_US * known)
             if id(node) not in folded_ids:
                 kernel_pass = kernel_pass if in_kernel else 0.0
                 calls += max(0.0, ELEMENT_US * known - kernel_pass)
