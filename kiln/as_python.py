@@ -187,5 +187,5 @@ def run_entries_as_python(cf: Any, graph: Any, where: str) -> None:
             entries.append(e)
         cf._entries = tuple(entries)
         for record in cf.records:
-            if record.graph is graph:
-                record.runs_as_python = note
+            if record.graph is graph:   # (explain: no graph, as for the cost model's verdicts)
+                record.graph, record.runs_as_python = None, note
