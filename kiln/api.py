@@ -238,6 +238,7 @@ class CompiledFunction:
                 self._cost_note = note
                 return None
             example = example_inputs(self.fn, guards, built.input_codes, args, kwargs)
+            as_python.watch_loops(self, graph)   # (before lowering copies the loop bodies)
             compiled = self.backend(graph, example)
             extra.update(graph_names(graph, compiled, self._respeculate))
             body += graph_call(self.fn, self.backend_name, graph, built.input_codes, compiled,
@@ -482,6 +483,7 @@ class CompiledFunction:
             compiled = None
             if graph is not None:
                 example = example_inputs(self.fn, guards, result.input_codes, args, kwargs)
+                as_python.watch_loops(self, graph)
                 compiled = self.backend(graph, example)
                 extra.update(graph_names(graph, compiled, self._respeculate))
                 body += graph_call(self.fn, self.backend_name, graph, result.input_codes,

@@ -25,11 +25,14 @@ root as Python turns the hook off for everything it calls.
 from __future__ import annotations
 
 import types
+import weakref
 from typing import Any
 
 import numpy as np
 
 from .capture import frame_hook
+from .guards import MISS, CacheEntry, fastcheck, make_entry
+from .ops.loops import GIVE_UP, loop_bodies
 from .runtime import cost
 
 SMALL = cost.SMALL_ELEMENTS
@@ -150,3 +153,39 @@ def after_hooked_call(cf: Any, slots: tuple) -> None:
     largest = _largest(slots, exact=True)
     if largest is not None and (largest <= SMALL or not sized(cf)):
         frame_hook.run_as_python(cf.fn.__code__, cf.hook_family, slots, largest)
+
+
+def watch_loops(cf: Any, graph: Any) -> None:
+    """When a loop of ``graph`` (one of ``cf``'s) gives up its native runner for good (a
+    check failed GIVE_UP calls in a row: ``s * 31`` past int64 on every call), the
+    entries holding the graph run the function as Python: the loop would, and its graph,
+    entry and the loop's fallback cost more than the plain call (int_py_acc: 1.35x). Set
+    before the graph is lowered, so the copies lowering makes of a body keep it."""
+    ref = weakref.ref(cf)
+
+    def gave_up(where: str) -> None:
+        owner = ref()
+        if owner is not None:
+            run_entries_as_python(owner, graph, where)
+    for body in loop_bodies(graph):
+        body.gave_up = lambda where=body.where: gave_up(where)
+
+
+def run_entries_as_python(cf: Any, graph: Any, where: str) -> None:
+    """``cf``'s entries holding ``graph`` become entries whose same guards run the
+    function as Python; explain says why."""
+    note = (f"runs as Python: the loop at {where} failed its compiled checks "
+            f"{GIVE_UP} calls in a row (a Python int past int64, an index out of range)")
+    name = cf.fn.__qualname__
+    with cf.root._lock:
+        entries = []
+        for e in cf._entries:
+            if e.graph is graph:
+                check = make_entry(cf.fn, e.guards, ["return _kiln_RUN_EAGER"], tag=f"{name} entry")
+                e = CacheEntry(check, e.guards, cf.fn, None, e.graph_break, index=e.index,
+                               fast=fastcheck.eager_entry(cf.fn, e.guards, check, MISS))
+            entries.append(e)
+        cf._entries = tuple(entries)
+        for record in cf.records:
+            if record.graph is graph:   # (explain: no graph, as for the cost model's verdicts)
+                record.graph, record.runs_as_python = None, note

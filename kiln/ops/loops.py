@@ -26,7 +26,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -215,6 +215,11 @@ class LoopBody:
         # reference runs again (kiln/lowering/loop_runner.py)
         self.fp_flags = 0
         self.trapped: Callable[[], bool] = _never
+        # Called once when the native runner fails its GIVE_UP-th check in a row: the
+        # loop runs as Python from then on, and so may the function holding it
+        # (kiln/as_python.py watch_loops sets it before the graph is lowered, so the
+        # functional and donating copies share it).
+        self.gave_up: Callable[[], None] = _nothing
         self.plain_calls()
 
     def plain_calls(self) -> None:
@@ -363,6 +368,10 @@ def _never() -> bool:
     return False
 
 
+def _nothing() -> None:
+    return None
+
+
 def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
               body: LoopBody, owned: bool) -> tuple:
     native = body.native if body.misses < GIVE_UP else None
@@ -431,6 +440,8 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
     stats["reference"] += 1
     if tried and not body.__dict__.pop("heard", False):   # (a warning's rerun is no miss)
         body.misses += 1
+        if body.misses == GIVE_UP:
+            body.gave_up()
     try:
         return tuple(body.run(start, stop, step, tuple(state), operands))
     except Exception:
@@ -439,6 +450,15 @@ def _run_loop(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,
             if isinstance(originals[k], np.ndarray) and originals[k].flags.writeable:
                 np.copyto(originals[k], state[k])
         raise
+
+
+def loop_bodies(graph: Any) -> Iterator[LoopBody]:
+    """The bodies of ``graph``'s loop nodes, and of the loops inside them."""
+    for node in graph.calls:
+        body = node.kwargs.get("body") if node.target is loop else None
+        if isinstance(body, LoopBody):
+            yield body
+            yield from loop_bodies(body.graph)
 
 
 def _loop_meta(start: Any, stop: Any, step: Any, carried: tuple, operands: tuple,

@@ -18,7 +18,10 @@ of one element (``x[i]``, ``out[i] = v``: one step of a loop that runs as Python
 NumPy the same whatever the array's size, and so do extern ops (a matmul, a solve, a
 norm) and views of large arrays: the same NumPy call runs either way, so only dispatch
 counts (a power iteration breaking on its convergence test every step). A graph with
-elementwise work on a larger array always compiles.
+elementwise work on a larger array always compiles, unless a graph break follows it: then
+the fusion's gain (each NumPy call's pass over the elements, ``ELEMENT_US``, against one
+pass a kernel) is priced against the break's fixed cost, for arrays of known sizes up to
+``PASSES_ELEMENTS``.
 Costs are in microseconds of a quiet core, from benchmarks/cache_hit_overhead.py and
 benchmarks/idioms.py; only their ratios matter. ``KILN_COST_MODEL=0`` turns it off.
 
@@ -78,6 +81,17 @@ EXTERN_US = 0.2       # a compiled call's NumPy call made through its op's kerne
                       # position); integer_ufunc_reductions, eight such calls and two
                       # comparisons on 3x4, 1.14x NumPy's time compiled
 SEGMENT_US = 3.0       # a graph break: stack rebuild, eager segment, resume entry
+ELEMENT_US = 0.0002    # one pass over an element of a larger float64 array: a NumPy call's
+                       # or a kernel's (x * 2.0 on 3000 elements 1.16 us, 30: 0.56; a fused
+                       # A -= 1.5 * (x * y) 1.27 compiled, 0.19 on 30). Priced only for a
+                       # graph a break follows (real12's power_iteration_with_deflation at
+                       # 30x30: ``A -= lam * np.outer(v, v)`` then a break each step, 1.17x
+                       # NumPy's time compiled: its fusion saves two passes of 900, the
+                       # break costs more)
+# ...on arrays of at most this many elements: declining a graph runs the whole function
+# as Python, forgoing the fusion of its graphs after the break too; at this size a pass
+# saved there is worth ~0.2 us, a fifteenth of the break (past it, the old rule: compile)
+PASSES_ELEMENTS = 1024
 # Returned views are not made by kernels: the compiled call rebuilds each one after the
 # graph ran, calling its view ops' NumPy kernels (aot/view_outputs.py). Measured on 3x3
 # float64, compiled (KILN_COST_MODEL=0) against NumPy: ``return a.T`` 0.48 us / 0.10,
@@ -132,6 +146,15 @@ def _elements(node: Any) -> int:
 
 def _large(node: Any) -> bool:
     return _elements(node) > SMALL_ELEMENTS or any(_elements(a) > SMALL_ELEMENTS for a in node.inputs)
+
+
+def _known_elements(node: Any) -> int | None:
+    """The most elements of ``node``'s result and array inputs, when every shape is known
+    (None for a dynamic dim: a later call's arrays may be any size)."""
+    shapes = [getattr(v.val, "shape", ()) for v in (node, *node.inputs)]
+    if not all(isinstance(s, tuple) and all(type(d) is int for d in s) for s in shapes):
+        return None
+    return max(math.prod(s) for s in shapes)
 
 
 def _part_of_one_call(node: Any) -> bool:
@@ -195,7 +218,7 @@ def estimate(graph: Any, breaks: int = 0, c_guards: bool = False,
     the entry's guards are checked in C (a cheaper entry: ENTRY_C_US); ``direct``: and it
     calls the graph with its parameters from C (ENTRY_DIRECT_US, when the graph is
     kernels only)."""
-    found = _tally(graph)
+    found = _tally(graph, breaks > 0)
     return None if found is None else _priced(found, breaks, c_guards, direct and _kernels_only(graph, found),
                                               _returned_views_us(graph))[:2]
 
@@ -254,12 +277,14 @@ def _body_us(graph: Any) -> float | None:
     return None if found is None else _calls_us(found)
 
 
-def _tally(graph: Any) -> tuple[float, int, int, float] | None:
+def _tally(graph: Any, passes: bool = False) -> tuple[float, int, int, float] | None:
     """(Python µs, kernels, extern calls, µs of calls their ops price) of one run of
-    ``graph``, or None as estimate."""
+    ``graph``, or None as estimate. ``passes``: elementwise work on larger arrays of known
+    sizes is priced by its passes over them (ELEMENT_US), the kernels' in the last."""
     python = calls = 0.0
     externs = kernels = 0
     in_kernel = False   # a fused op after an extern starts a new kernel (upper bound)
+    kernel_pass = 0.0   # the current kernel's pass over its largest array, priced so far
     calls_seen: set = set()   # the one_call groups priced
     folded = getattr(graph, "folded", [])   # computed while compiling: Python's work only
     folded_ids = {id(n) for n in folded}
@@ -270,6 +295,14 @@ def _tally(graph: Any) -> tuple[float, int, int, float] | None:
         fused = _fused(op)
         if touches_one_element(node):  # x[i] of a large x: as cheap in NumPy as compiled
             python += NUMPY_CHEAP_US
+        elif _large(node) and fused and passes and op.python_us is None \
+                and (known := _known_elements(node) or PASSES_ELEMENTS + 1) <= PASSES_ELEMENTS \
+                and not _numpy_loop(node):
+            python += _numpy_us(node) + (0.0 if _part_of_one_call(node) else ELEMENT_US * known)
+            if id(node) not in folded_ids:
+                kernel_pass = kernel_pass if in_kernel else 0.0
+                calls += max(0.0, ELEMENT_US * known - kernel_pass)
+                kernel_pass = max(kernel_pass, ELEMENT_US * known)
         elif _large(node):
             if fused or op.python_us is not None:
                 return None   # elementwise work or a loop over a large array: compiling pays
@@ -441,7 +474,7 @@ def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
     ``lowered()``: the calls the lowering plans (:func:`_lowered_us`), asked of a graph of
     small writes the tally would compile; ``steps``: the instructions capture followed
     (:func:`folded_python_us`)."""
-    found = _tally(graph)   # (once: it walks the whole graph)
+    found = _tally(graph, breaks > 0)   # (once: it walks the whole graph)
     if found is None:
         return _numpy_calls_only(graph, built)
     views_us = _returned_views_us(graph)
@@ -464,10 +497,14 @@ def python_is_faster(graph: Any, breaks: int = 0, c_guards: bool = False,
         return _numpy_calls_only(graph, built)
     calls = [n for n in graph.nodes if n.kind == "call"]
     extra = f" and {breaks} graph break" if breaks else ""
-    large = sum(1 for n in calls if _large(n) and not touches_one_element(n))
-    what = f" ({large} on larger arrays: NumPy calls that cost the same compiled)" if large else ""
+    large = [n for n in calls if _large(n) and not touches_one_element(n)]
+    cheap = sum(1 for n in large if not _fused(n.op))
+    what = f" ({cheap} on larger arrays: NumPy calls that cost the same compiled)" if cheap else ""
+    sizes = f"on arrays of at most {SMALL_ELEMENTS} elements or on single elements"
+    if len(large) > cheap:   # priced by their passes (``_tally``): a break follows
+        sizes = (f"on arrays of known sizes ({len(large) - cheap} elementwise on larger arrays: "
+                 f"fusing them saves less than the break costs)")
     if any(runtime_trips(n) for n in calls):
         extra += f" (a loop of a run-time trip count priced at {RUNTIME_TRIPS} trips)"
-    return (f"runs as Python: {len(calls)} operations on arrays of at most {SMALL_ELEMENTS} "
-            f"elements or on single elements{what}{extra}; estimated {compiled:.1f} us per call "
-            f"compiled against {python:.1f} us as NumPy (KILN_COST_MODEL=0 compiles it anyway)")
+    return (f"runs as Python: {len(calls)} operations {sizes}{what}{extra}; estimated "
+            f"{compiled:.1f} us per call compiled against {python:.1f} us as NumPy (KILN_COST_MODEL=0 compiles it anyway)")

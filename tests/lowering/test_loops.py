@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import kiln
+from kiln.explain import build_explain_output
 from kiln.lowering.loop_runner import prepare_loops
 from kiln.lowering.loops import _Printer
 from kiln.ops.loops import SCALAR_FUNCTIONS, SCALAR_MATH, LoopBody
@@ -343,16 +344,22 @@ def _fill(x, n):
 def test_loops_that_keep_failing_their_checks_run_as_python():
     """A Python int past int64 or an IndexError on every call: the compiled loop stops
     trying after GIVE_UP calls in a row (each failed try reruns the loop as Python, so
-    results and errors are Python's throughout); a call that fits later runs as Python too."""
+    results and errors are Python's throughout); then the entry holding it runs the whole
+    function as Python (its graph and the loop's fallback cost more than the plain call),
+    and explain says why; a call that fits later runs as Python too."""
     from kiln.ops.loops import GIVE_UP
     compiled = kiln.compile(_factorial)
     before = dict(loop_stats)
     for _ in range(GIVE_UP + 3):
         got = compiled(30)
         assert type(got) is int and got == _factorial(30)
-    assert loop_stats["gave_up"] - before["gave_up"] == 3
-    assert loop_stats["reference"] - before["reference"] == GIVE_UP + 3
+    assert loop_stats["reference"] - before["reference"] == GIVE_UP   # then no loop node runs
+    assert loop_stats["gave_up"] == before["gave_up"]
     assert compiled(12) == _factorial(12) and len(compiled.records) == 1
+    assert compiled.cache_entries[0].graph is None
+    assert "failed its compiled checks" in compiled.records[0].runs_as_python
+    out = build_explain_output(compiled.records)
+    assert out.graph_count == 0 and any("failed its compiled checks" in n for n in out.runs_as_python)
     compiled = kiln.compile(_fill)
     for _ in range(GIVE_UP + 2):
         mine, theirs = np.zeros(6), np.zeros(6)
