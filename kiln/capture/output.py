@@ -157,8 +157,9 @@ class OutputGraph:
             return (f"{self.ns.ref(python_scalar, 'c')}({self.reconstruct(tx, var.array)}, "
                     f"{self.reconstruct(tx, var.flag)}, {self.ns.ref(var.kind, 'c')})")
         if isinstance(var, ArrayVariable):
-            if var.node.kind == "placeholder":
-                return self._input_code(var.node)
+            if var.node.kind == "placeholder":   # read before the replay, as object_code
+                code = self._input_code(var.node)
+                return code if code.isidentifier() else self._bind_once(code)
             return f"_kiln_out[{self._output_index(var.node)}]"
         if getattr(var, "node", None) is not None and var.node.graph is self.graph:
             return f"_kiln_out[{self._output_index(var.node)}]"  # a loop's final scalar

@@ -231,7 +231,8 @@ class ListVariable(TupleVariable):
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
         if self.source is not None and index.is_constant() and type(index.value) is int \
                 and -len(self.item_list) <= index.value < len(self.item_list) \
-                and stores_itself(value, GetItemSource(self.source, index.value % len(self.item_list))):
+                and stores_itself(value, GetItemSource(self.source, index.value % len(self.item_list)),
+                                  self.item_list[index.value]):
             return
         key = _index(tx, index)
         if isinstance(key, slice):   # ``l[a:b] = iterable``: its items, Python's checks
@@ -374,7 +375,8 @@ class DictVariable(VariableTracker):
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
         if self.source is not None and index.is_constant() and type(index.value) in (str, int) \
-                and stores_itself(value, GetItemSource(self.source, index.value)):
+                and stores_itself(value, GetItemSource(self.source, index.value),
+                                  self.entries.get(index.value)):
             return
         key = key_value(tx, index)
         if self.source is not None:  # replayed on the real dict after the graph
