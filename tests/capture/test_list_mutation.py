@@ -82,3 +82,59 @@ def test_list_mutation_errors_are_the_users():
     compiled = kiln.compile(f, backend="eager")
     for k in range(3):
         same_as_numpy(compiled, f, X, k)
+
+
+# Items read from a container passed in and returned after the function changed it: the
+# return value was rebuilt from the path (``l[0]``) after the replayed stores, so it
+# named whatever the path held afterwards; and storing an item back where it came from
+# was dropped as a no-op even after another store had replaced it.
+def popped_then_inserted(l, x):
+    v = l.pop()
+    l.append(x * 2)
+    l.insert(0, v + 1)
+    return v, l[0]
+
+
+def read_before_reverse(l, x):
+    a = l[0]
+    l.reverse()
+    del l[1]
+    l.append(x * 2)
+    return a, l[0]
+
+
+def popped_key(d, x):
+    old = d.pop("a", None)
+    d["b"] = x * 2
+    return old
+
+
+def read_before_clear(l, x):
+    a = l.pop(0)
+    l.clear()
+    l.append(x * 2)
+    return a
+
+
+def restored_item(l, d, o, x):
+    v, w, u = l[0], d["k"], o.a
+    l[0], d["k"], o.a = x, x * 2, x
+    l[0], d["k"], o.a = v, w, u
+    return l[0], d["k"], o.a
+
+
+class Holder:
+    def __init__(self, a):
+        self.a = a
+
+    def __eq__(self, other):
+        return type(other) is Holder and np.array_equal(self.a, other.a)
+
+
+@pytest.mark.parametrize("fn,args", [
+    (popped_then_inserted, ([X, X + 1], X + 2)), (read_before_reverse, ([X, X + 1, X + 2], X)),
+    (popped_key, ({"a": X}, X + 1)), (read_before_clear, ([X, X + 1], X + 2)),
+    (restored_item, ([X], {"k": X + 1}, Holder(X + 2), X + 3)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_items_read_before_the_container_changed(probe, fn, args):
+    probe(fn, *args, graphs=1)
