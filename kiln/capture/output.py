@@ -207,7 +207,7 @@ class OutputGraph:
             if var.source is not None and all(
                     item.source is not None and item.source.display() == f"{var.source.display()}[{i}]"
                     for i, item in enumerate(var.item_list)):
-                return var.source.code(self.ns)  # the tuple passed in, unchanged
+                return self.object_code(var.source)  # the tuple passed in, unchanged
             inner = ", ".join(self.reconstruct(tx, v) for v in var.item_list)
             return f"({inner},)" if len(var.item_list) == 1 else f"({inner})"
         if isinstance(var, DictVariable):

@@ -255,7 +255,7 @@ class Rebuilder:
         if isinstance(var, BuiltinVariable):
             return ref(var.fn, "f")
         if isinstance(var, (UserFunctionVariable, NumpyFunctionVariable, MathFunctionVariable)):
-            return var.source.code(self.ns) if var.source is not None else ref(var.fn, "f")
+            return self.output.object_code(var.source) if var.source is not None else ref(var.fn, "f")
         if isinstance(var, ModuleVariable):
             return ref(var.module, "m")
         if isinstance(var, NewObjectVariable):
@@ -277,7 +277,8 @@ class Rebuilder:
         if isinstance(var, NestedFunctionVariable):
             return self.nested_function(var)
         if isinstance(var, PartialVariable):   # made once: a local and a dict entry share it
-            return var.source.code(self.ns) if var.source is not None else self.once(var, self.partial_object)
+            return self.output.object_code(var.source) if var.source is not None \
+                else self.once(var, self.partial_object)
         if isinstance(var, DictViewVariable):
             return f"{self(var.owner)}.{var.kind}()"
         if isinstance(var, (ListVariable, DictVariable)) and var.source is None:

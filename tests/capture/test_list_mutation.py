@@ -1,6 +1,8 @@
 """Python lists (and dicts) mutated in place inside a captured function: ``+=``, ``*=``,
 slice assignment and ``del`` follow Python, keep aliases, and are replayed on lists
 passed in. None of them breaks the graph (the counting backend: no C++ built)."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -129,6 +131,37 @@ class Holder:
 
     def __eq__(self, other):
         return type(other) is Holder and np.array_equal(self.a, other.a)
+
+
+def tuple_item(l, x):
+    t = l[0]
+    l[0] = (x * 2,)
+    return t
+
+
+def _plus_one(x):
+    return x + 1
+
+
+def _times_100(x):
+    return x * 100
+
+
+def callables_across_a_break(fs, x):
+    f, p = fs[0], fs[1]
+    fs[0], fs[1] = _times_100, _times_100
+    kiln.graph_break()
+    return f(x) + p(x)
+
+
+@pytest.mark.parametrize("fn,args,graphs", [
+    (tuple_item, ([(X, X)], X), 1),
+    (callables_across_a_break, ([_plus_one, functools.partial(np.add, 2.0)], X), 1),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_items_read_before_the_container_changed_rebuilt(probe, fn, args, graphs):
+    """A tuple returned unchanged, and callables live across a graph break, were rebuilt
+    from their path after the replayed stores."""
+    probe(fn, *args, graphs=graphs)
 
 
 @pytest.mark.parametrize("fn,args", [
