@@ -509,7 +509,9 @@ class UserObjectVariable(VariableTracker):
         if isinstance(static, classmethod):
             if on_class is not None:
                 tx.guards.add_id(AttrSource(on_class, "__func__"), static.__func__)
-            return UserMethodVariable(static.__func__, wrap(tx, type(self.obj), None))
+            from .user_classes import class_source   # (cls.scale is read guarded)
+            return UserMethodVariable(static.__func__, ConstantVariable(type(self.obj),
+                                                                        class_source(type(self.obj))))
         if isinstance(static, property) and isinstance(static.fget, types.FunctionType):
             if on_class is not None:
                 tx.guards.add_id(on_class, static)
