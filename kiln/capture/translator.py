@@ -341,10 +341,11 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
 
     def store_attr(self, obj: VariableTracker, name: str, value: VariableTracker) -> None:
         """``obj.name = value`` (and ``setattr(obj, "name", value)``)."""
-        stored = getattr(obj, "stored", None) or {}
-        if obj.source is not None and stores_itself(value, AttrSource(obj.source, name),
-                                                    *([stored[name]] if name in stored else [])):
-            return  # `obj.w -= g`: the array was updated in place; storing it back changes nothing
+        if isinstance(obj, UserObjectVariable) and obj.source is not None:
+            if obj.stores_back(self, name, value):
+                return  # `obj.w -= g`: the array was updated in place; storing it back changes nothing
+        elif obj.source is not None and stores_itself(value, AttrSource(obj.source, name)):
+            return
         if isinstance(obj, UserObjectVariable) and obj.source is not None:
             obj.store_attr(self, name, value)  # replayed after the graph, read back from here
             return

@@ -125,6 +125,13 @@ def restored_item(l, d, o, x):
     return l[0], d["k"], o.a
 
 
+def restored_after_dict_store(o, x):
+    v = o.a
+    o.__dict__["a"] = x * 2
+    o.a = v
+    return o.a
+
+
 class Holder:
     def __init__(self, a):
         self.a = a
@@ -168,6 +175,7 @@ def test_items_read_before_the_container_changed_rebuilt(probe, fn, args, graphs
     (popped_then_inserted, ([X, X + 1], X + 2)), (read_before_reverse, ([X, X + 1, X + 2], X)),
     (popped_key, ({"a": X}, X + 1)), (read_before_clear, ([X, X + 1], X + 2)),
     (restored_item, ([X], {"k": X + 1}, Holder(X + 2), X + 3)),
+    (restored_after_dict_store, (Holder(X), X + 1)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_items_read_before_the_container_changed(probe, fn, args):
     probe(fn, *args, graphs=1)

@@ -13,7 +13,7 @@ from ...ops import describe_callable, find_spelling, method_key
 from ...ops.loops import SCALAR_FUNCTIONS, SCALAR_MATH
 from ..breaks import HINTS
 from ..sources import AttrSource, GetItemSource, ObjectSource, Source
-from .base import ConstantVariable, VariableTracker
+from .base import ConstantVariable, VariableTracker, stores_itself
 
 
 def _special_kind(fn: Any) -> str | None:
@@ -453,6 +453,17 @@ class UserObjectVariable(VariableTracker):
         var.entries.update(self.__dict__.get("stored", {}))
         self.instance_dict = var
         return var
+
+    def stores_back(self, tx, name: str, value: VariableTracker) -> bool:
+        """Is ``obj.name = value`` a no-op: ``value`` is what the attribute held at entry
+        and nothing replaced it since (``obj.w -= g``; not ``v = obj.w; obj.w = x;
+        obj.w = v``, nor with ``obj.__dict__['w'] = x`` between)?"""
+        current = self.set_here(tx, name)
+        through_dict = GetItemSource(AttrSource(self.source, "__dict__"), name)
+        if current is not None and stores_itself(current, through_dict):
+            current = None   # the entry's value, read through __dict__
+        return stores_itself(value, AttrSource(self.source, name),
+                             *([current] if current is not None else []))
 
     def set_here(self, tx, name: str) -> VariableTracker | None:
         """The value of attribute ``name`` when the function set it (``obj.a = v``, or
