@@ -233,6 +233,16 @@ def _advanced_iter(items: Any, taken: int) -> Any:
     return it
 
 
+def _reversed_at(items: list, index: int) -> Any:
+    """``reversed(items)`` whose next item is ``items[index]``, as Python's iterator made
+    before the list changed: past the list's end it is exhausted."""
+    if index >= len(items):
+        return iter(())
+    it = reversed(items)
+    it.__setstate__(index)
+    return it
+
+
 class Rebuilder:
     """Python expressions (over the entry's parameters and ``_kiln_out``) for trackers."""
 
@@ -317,6 +327,8 @@ class Rebuilder:
             if var.count is None:
                 return f"{self.ns.ref(zip, 'builtin')}({parts})"
             return f"{self.ns.ref(enumerate, 'builtin')}({parts}, {var.count})"
+        if isinstance(var.origin, ListVariable) and var.reverse:   # its index counts down
+            return f"{self.ns.ref(_reversed_at, 'f')}({self(var.origin)}, {len(var.pending) - 1})"
         if isinstance(var.origin, ListVariable):
             ref = self.ns.ref(_advanced_iter, "f")
             return f"{ref}({self(var.origin)}, {var.taken})"

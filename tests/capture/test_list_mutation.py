@@ -179,3 +179,33 @@ def test_items_read_before_the_container_changed_rebuilt(probe, fn, args, graphs
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_items_read_before_the_container_changed(probe, fn, args):
     probe(fn, *args, graphs=1)
+
+
+# Iterators and dict views are live in Python: read after their list or dict changed they
+# see the change (they were snapshots: ``list(it)`` missed an append, ``len(d.items())``
+# an added key, ``reversed(l)`` a replaced item). They break the graph there now.
+def iterator_after_append(l, x):
+    it = iter(l)
+    first = next(it)
+    l.append(x * 2)
+    return first, list(it)
+
+
+def view_after_store(d, x):
+    items = d.items()
+    d["b"] = x * 2
+    return len(items)
+
+
+def reversed_after_store(l, x):
+    r = reversed(l)
+    l[0] = x * 2
+    return list(r)
+
+
+@pytest.mark.parametrize("fn,args", [
+    (iterator_after_append, ([X, X + 1], X)), (view_after_store, ({"a": X}, X)),
+    (reversed_after_store, ([X, X + 1], X)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_iterators_and_views_are_live(probe, fn, args):
+    probe(fn, *args, graphs=1)

@@ -171,7 +171,9 @@ class BuiltinVariable(ConstantVariable):
         from .iterators import ArrayIteratorVariable, IteratorVariable
         if isinstance(seq, ArrayVariable):
             return ArrayIteratorVariable(tx, seq, reverse=True)
-        return IteratorVariable(list(reversed(seq.items(tx))))
+        from .containers import ListVariable
+        return IteratorVariable(list(reversed(seq.items(tx))),
+                                seq if isinstance(seq, ListVariable) else None, reverse=True)
 
     def call_iter(self, tx, obj) -> VariableTracker:
         from .iterators import IteratorVariable, make_iterator

@@ -507,14 +507,28 @@ class DictViewVariable(ListVariable):
         self.owner = owner   # rebuilt as owner.<kind>() at a graph break or return
         self.snapshot = list(owner.entries.items())
 
-    def items(self, tx) -> list[VariableTracker]:
+    def changed(self) -> bool:
+        """Has the dict changed since the view was taken? (Python's view is live.)"""
         now = list(self.owner.entries.items())
-        if len(now) != len(self.snapshot) or any(
-                a[0] != b[0] or a[1] is not b[1] for a, b in zip(now, self.snapshot)):
-            # The dict changed since the view was taken: Python's view is live.
+        return len(now) != len(self.snapshot) or any(
+            a[0] != b[0] or a[1] is not b[1] for a, b in zip(now, self.snapshot))
+
+    def _live(self, tx) -> None:
+        if self.changed():
             tx.unsupported("unsupported_value", f"a dict {self.kind} view of a dict that "
                            f"changed since: it is read as Python")
+
+    def items(self, tx) -> list[VariableTracker]:
+        self._live(tx)
         return super().items(tx)
+
+    def length(self, tx) -> VariableTracker:
+        self._live(tx)   # (len(d.items()) after d['b'] = x counts b)
+        return super().length(tx)
+
+    def truth(self, tx) -> bool:
+        self._live(tx)
+        return super().truth(tx)
 
     def describe(self) -> str:
         return f"dict {self.kind} view"
