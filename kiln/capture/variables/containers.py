@@ -513,6 +513,15 @@ class DictViewVariable(ListVariable):
         return len(now) != len(self.snapshot) or any(
             a[0] != b[0] or a[1] is not b[1] for a, b in zip(now, self.snapshot))
 
+    def changed_after(self, taken: int) -> bool:
+        """Has the dict changed where an iterator over the view that has taken ``taken``
+        items would see it: its keys, or a value not reached yet (one already taken may
+        change: ``for k, v in d.items(): d[k] = v * 2``)?"""
+        now = list(self.owner.entries.items())
+        if [k for k, _ in now] != [k for k, _ in self.snapshot]:
+            return True
+        return any(a[1] is not b[1] for a, b in zip(now[taken:], self.snapshot[taken:]))
+
     def _live(self, tx) -> None:
         if self.changed():
             tx.unsupported("unsupported_value", f"a dict {self.kind} view of a dict that "

@@ -36,7 +36,7 @@ class IteratorVariable(VariableTracker):
         """Has the walked list or dict changed since the iterator was made?"""
         from .containers import DictViewVariable
         if isinstance(self.origin, DictViewVariable):
-            return self.origin.changed()
+            return self.origin.changed_after(self.taken)
         if isinstance(self.origin, ListVariable):
             items = self.origin.item_list
             rest = items[:len(items) - self.taken][::-1] if self.reverse else items[self.taken:]
