@@ -12,7 +12,7 @@ from ..array_kinds import kind_of
 from ..guards.guard import SIZE, GuardSet, literal
 from ..ir import Graph
 from ..ops import TensorMeta
-from .sources import CodeNamespace, LocalSource, Source, shape_source
+from .sources import CodeNamespace, Source, shape_source
 from .loop_types import TypedByFlagVariable, python_scalar
 from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
@@ -157,11 +157,8 @@ class OutputGraph:
             return (f"{self.ns.ref(python_scalar, 'c')}({self.reconstruct(tx, var.array)}, "
                     f"{self.reconstruct(tx, var.flag)}, {self.ns.ref(var.kind, 'c')})")
         if isinstance(var, ArrayVariable):
-            if var.node.kind == "placeholder":
-                code = self._input_code(var.node)
-                # an item or attribute of an object the replay changes (``v = l[0]; l[0] = y;
-                # return v``, ``l.pop(0)``): the array that was there at entry
-                return self._bind_once(code) if self.side_effects and not code.isidentifier() else code
+            if var.node.kind == "placeholder":   # as it was at entry (see object_code)
+                return self._at_entry(self._input_code(var.node))
             return f"_kiln_out[{self._output_index(var.node)}]"
         if getattr(var, "node", None) is not None and var.node.graph is self.graph:
             return f"_kiln_out[{self._output_index(var.node)}]"  # a loop's final scalar
@@ -209,7 +206,7 @@ class OutputGraph:
             if var.source is not None and all(
                     item.source is not None and item.source.display() == f"{var.source.display()}[{i}]"
                     for i, item in enumerate(var.item_list)):
-                return var.source.code(self.ns)  # the tuple passed in, unchanged
+                return self.object_code(var.source)  # the tuple passed in, unchanged
             inner = ", ".join(self.reconstruct(tx, v) for v in var.item_list)
             return f"({inner},)" if len(var.item_list) == 1 else f"({inner})"
         if isinstance(var, DictVariable):
@@ -285,8 +282,12 @@ class OutputGraph:
         another object (``l[0]``, ``o.a``) is read once, before any replayed store, into a
         name: ``l[0], l[1] = l[1], l[0]; l[0].append(9)`` must append to the list that was
         at l[1], not to whatever is at l[0] after the swap."""
-        code = source.code(self.ns)
-        return code if isinstance(source, LocalSource) else self._bind_once(code)
+        return self._at_entry(source.code(self.ns))
+
+    def _at_entry(self, code: str) -> str:
+        """``code``, read before the replayed stores where there are any (a name
+        needs no binding: the replay never rebinds one)."""
+        return code if code.isidentifier() or not self.side_effects else self._bind_once(code)
 
     def _bind_once(self, code: str) -> str:
         """A name ``code`` is evaluated into once, before any replayed store (while

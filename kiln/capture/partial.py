@@ -233,6 +233,16 @@ def _advanced_iter(items: Any, taken: int) -> Any:
     return it
 
 
+def _reversed_at(items: list, index: int) -> Any:
+    """``reversed(items)`` whose next item is ``items[index]``, as Python's iterator made
+    before the list changed: past the list's end it is exhausted."""
+    if index >= len(items):
+        return iter(())
+    it = reversed(items)
+    it.__setstate__(index)
+    return it
+
+
 class Rebuilder:
     """Python expressions (over the entry's parameters and ``_kiln_out``) for trackers."""
 
@@ -255,7 +265,7 @@ class Rebuilder:
         if isinstance(var, BuiltinVariable):
             return ref(var.fn, "f")
         if isinstance(var, (UserFunctionVariable, NumpyFunctionVariable, MathFunctionVariable)):
-            return var.source.code(self.ns) if var.source is not None else ref(var.fn, "f")
+            return self.output.object_code(var.source) if var.source is not None else ref(var.fn, "f")
         if isinstance(var, ModuleVariable):
             return ref(var.module, "m")
         if isinstance(var, NewObjectVariable):
@@ -277,7 +287,8 @@ class Rebuilder:
         if isinstance(var, NestedFunctionVariable):
             return self.nested_function(var)
         if isinstance(var, PartialVariable):   # made once: a local and a dict entry share it
-            return var.source.code(self.ns) if var.source is not None else self.once(var, self.partial_object)
+            return self.output.object_code(var.source) if var.source is not None \
+                else self.once(var, self.partial_object)
         if isinstance(var, DictViewVariable):
             return f"{self(var.owner)}.{var.kind}()"
         if isinstance(var, (ListVariable, DictVariable)) and var.source is None:
@@ -316,6 +327,8 @@ class Rebuilder:
             if var.count is None:
                 return f"{self.ns.ref(zip, 'builtin')}({parts})"
             return f"{self.ns.ref(enumerate, 'builtin')}({parts}, {var.count})"
+        if isinstance(var.origin, ListVariable) and var.reverse:   # its index counts down
+            return f"{self.ns.ref(_reversed_at, 'f')}({self(var.origin)}, {len(var.pending) - 1})"
         if isinstance(var.origin, ListVariable):
             ref = self.ns.ref(_advanced_iter, "f")
             return f"{ref}({self(var.origin)}, {var.taken})"

@@ -243,6 +243,12 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
                 # effects would come before the caller's.
                 self.unsupported("unsupported_call", f"generator {name} changes objects from "
                                  f"outside: it runs as Python")
+            after = self.decoded.instructions[self.ip] if self.ip < len(self.decoded.instructions) else None
+            if after is not None and after.opname.startswith("STORE_"):
+                # Kept under a name, it may be read after what it walks changed (``g = (v
+                # for v in l); l.append(x); list(g)`` sees x): unrolled now, it would not.
+                self.unsupported("unsupported_call", f"generator {name} kept for later: it "
+                                 f"runs as Python")
             return IteratorVariable(child.yielded)
         return result
 
@@ -341,8 +347,11 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
 
     def store_attr(self, obj: VariableTracker, name: str, value: VariableTracker) -> None:
         """``obj.name = value`` (and ``setattr(obj, "name", value)``)."""
-        if obj.source is not None and stores_itself(value, AttrSource(obj.source, name)):
-            return  # `obj.w -= g`: the array was updated in place; storing it back changes nothing
+        if isinstance(obj, UserObjectVariable) and obj.source is not None:
+            if obj.stores_back(self, name, value):
+                return  # `obj.w -= g`: the array was updated in place; storing it back changes nothing
+        elif obj.source is not None and stores_itself(value, AttrSource(obj.source, name)):
+            return
         if isinstance(obj, UserObjectVariable) and obj.source is not None:
             obj.store_attr(self, name, value)  # replayed after the graph, read back from here
             return

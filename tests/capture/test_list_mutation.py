@@ -1,6 +1,8 @@
 """Python lists (and dicts) mutated in place inside a captured function: ``+=``, ``*=``,
 slice assignment and ``del`` follow Python, keep aliases, and are replayed on lists
 passed in. None of them breaks the graph (the counting backend: no C++ built)."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -111,3 +113,135 @@ def test_list_mutation_errors_are_the_users():
     compiled = kiln.compile(f, backend="eager")
     for k in range(3):
         same_as_numpy(compiled, f, X, k)
+
+
+# Items read from a container passed in and returned after the function changed it: the
+# return value was rebuilt from the path (``l[0]``) after the replayed stores, so it
+# named whatever the path held afterwards; and storing an item back where it came from
+# was dropped as a no-op even after another store had replaced it.
+def popped_then_inserted(l, x):
+    v = l.pop()
+    l.append(x * 2)
+    l.insert(0, v + 1)
+    return v, l[0]
+
+
+def read_before_reverse(l, x):
+    a = l[0]
+    l.reverse()
+    del l[1]
+    l.append(x * 2)
+    return a, l[0]
+
+
+def popped_key(d, x):
+    old = d.pop("a", None)
+    d["b"] = x * 2
+    return old
+
+
+def read_before_clear(l, x):
+    a = l.pop(0)
+    l.clear()
+    l.append(x * 2)
+    return a
+
+
+def restored_item(l, d, o, x):
+    v, w, u = l[0], d["k"], o.a
+    l[0], d["k"], o.a = x, x * 2, x
+    l[0], d["k"], o.a = v, w, u
+    return l[0], d["k"], o.a
+
+
+def restored_after_dict_store(o, x):
+    v = o.a
+    o.__dict__["a"] = x * 2
+    o.a = v
+    return o.a
+
+
+class Holder:
+    def __init__(self, a):
+        self.a = a
+
+    def __eq__(self, other):
+        return type(other) is Holder and np.array_equal(self.a, other.a)
+
+
+def tuple_item(l, x):
+    t = l[0]
+    l[0] = (x * 2,)
+    return t
+
+
+def _plus_one(x):
+    return x + 1
+
+
+def _times_100(x):
+    return x * 100
+
+
+def callables_across_a_break(fs, x):
+    f, p = fs[0], fs[1]
+    fs[0], fs[1] = _times_100, _times_100
+    kiln.graph_break()
+    return f(x) + p(x)
+
+
+@pytest.mark.parametrize("fn,args,graphs", [
+    (tuple_item, ([(X, X)], X), 1),
+    (callables_across_a_break, ([_plus_one, functools.partial(np.add, 2.0)], X), 1),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_items_read_before_the_container_changed_rebuilt(probe, fn, args, graphs):
+    """A tuple returned unchanged, and callables live across a graph break, were rebuilt
+    from their path after the replayed stores."""
+    probe(fn, *args, graphs=graphs)
+
+
+@pytest.mark.parametrize("fn,args", [
+    (popped_then_inserted, ([X, X + 1], X + 2)), (read_before_reverse, ([X, X + 1, X + 2], X)),
+    (popped_key, ({"a": X}, X + 1)), (read_before_clear, ([X, X + 1], X + 2)),
+    (restored_item, ([X], {"k": X + 1}, Holder(X + 2), X + 3)),
+    (restored_after_dict_store, (Holder(X), X + 1)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_items_read_before_the_container_changed(probe, fn, args):
+    probe(fn, *args, graphs=1)
+
+
+# Iterators and dict views are live in Python: read after their list or dict changed they
+# see the change (they were snapshots: ``list(it)`` missed an append, ``len(d.items())``
+# an added key, ``reversed(l)`` a replaced item). They break the graph there now.
+def iterator_after_append(l, x):
+    it = iter(l)
+    first = next(it)
+    l.append(x * 2)
+    return first, list(it)
+
+
+def view_after_store(d, x):
+    items = d.items()
+    d["b"] = x * 2
+    return len(items)
+
+
+def reversed_after_store(l, x):
+    r = reversed(l)
+    l[0] = x * 2
+    return list(r)
+
+
+def generator_kept(x):
+    l = [x * 2]
+    g = (v + 1 for v in l)   # unrolled when made, it missed the item stored after
+    l[0] = x * 3
+    return sum(g)
+
+
+@pytest.mark.parametrize("fn,args,graphs", [
+    (iterator_after_append, ([X, X + 1], X), 1), (view_after_store, ({"a": X}, X), 1),
+    (reversed_after_store, ([X, X + 1], X), 1), (generator_kept, (X,), 2),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_iterators_and_views_are_live(probe, fn, args, graphs):
+    probe(fn, *args, graphs=graphs)

@@ -13,11 +13,18 @@ from typing import Any
 from ..breaks import HINTS
 
 
-def stores_itself(value: "VariableTracker", target: Any) -> bool:
+_UNSTORED = object()
+
+
+def stores_itself(value: "VariableTracker", target: Any, current: Any = _UNSTORED) -> bool:
     """Is storing ``value`` at source ``target`` a no-op? ``obj.w -= g`` and ``xs[i] += v``
-    update the array in place and then store the same object back where it came from."""
-    return value.source is not None and target is not None \
-        and value.source.display() == target.display()
+    update the array in place and then store the same object back where it came from.
+    ``current`` is what the slot holds now, where the function may have stored into it:
+    ``v = l[0]; l[0] = x; l[0] = v`` puts the item back, no no-op."""
+    def at_target(var: Any) -> bool:
+        return getattr(var, "source", None) is not None and target is not None \
+            and var.source.display() == target.display()
+    return at_target(value) and (current is _UNSTORED or at_target(current))
 
 
 class VariableTracker:

@@ -49,6 +49,20 @@ class OpaqueCallableVariable(ConstantVariable):
                        f"(it runs as Python; its result is a run-time value after the break)")
 
 
+_FIXED_ATTRIBUTES = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None))
+
+
+def _guarded_hasattr(tx, value: Any, source: Any, attr: str) -> VariableTracker:
+    """``hasattr(value, attr)``, guarded where the answer can change between calls: an
+    object, a class or a module from outside gains or loses attributes (``getattr(K, "n",
+    0)`` on a class the function sets ``K.n`` on read 0 on every call)."""
+    found = hasattr(value, attr)
+    if source is not None and type(value) not in _FIXED_ATTRIBUTES:
+        tx.guards.add_truth(f"_kiln_hasattr({source.code(tx.guards.ns)}, {attr!r})",
+                            f"hasattr({source.display()}, {attr!r})", found, (source,))
+    return ConstantVariable(found)
+
+
 class BuiltinVariable(ConstantVariable):
     """A builtin function or type: a constant (``isinstance(v, int)``) that can be called."""
 
@@ -157,7 +171,9 @@ class BuiltinVariable(ConstantVariable):
         from .iterators import ArrayIteratorVariable, IteratorVariable
         if isinstance(seq, ArrayVariable):
             return ArrayIteratorVariable(tx, seq, reverse=True)
-        return IteratorVariable(list(reversed(seq.items(tx))))
+        from .containers import ListVariable
+        return IteratorVariable(list(reversed(seq.items(tx))),
+                                seq if isinstance(seq, ListVariable) else None, reverse=True)
 
     def call_iter(self, tx, obj) -> VariableTracker:
         from .iterators import IteratorVariable, make_iterator
@@ -183,6 +199,12 @@ class BuiltinVariable(ConstantVariable):
         return self._fold(tx, [cls, classinfo])
 
     def call_type(self, tx, obj) -> VariableTracker:
+        from .functions import UserObjectVariable
+        if isinstance(obj, UserObjectVariable):
+            # a user's class with a source (its identity known: the object's type is), so
+            # that what is read from it is guarded (``type(o).scale`` changes with the class)
+            from .user_classes import class_source
+            return ConstantVariable(type(obj.obj), class_source(type(obj.obj)))
         return ConstantVariable(obj.python_type())
 
     def call_callable(self, tx, obj) -> VariableTracker:
@@ -216,12 +238,7 @@ class BuiltinVariable(ConstantVariable):
                 return ConstantVariable(True)
             if obj.source is None and hasattr(type(obj.obj), "__getattr__"):
                 tx.unsupported("unsupported_value", f"hasattr on {obj.describe()}, which defines __getattr__")
-            found = hasattr(obj.obj, attr)
-            if obj.source is not None:
-                c = obj.source.code(tx.guards.ns)
-                tx.guards.add_truth(f"_kiln_hasattr({c}, {attr!r})", f"hasattr({obj.source.display()}, {attr!r})",
-                                    found, (obj.source,))
-            return ConstantVariable(found)
+            return _guarded_hasattr(tx, obj.obj, obj.source, attr)
         if isinstance(obj, ArrayVariable):   # (its type: a kiln.Tensor has .detach, a NumPy scalar...)
             return ConstantVariable(hasattr(obj.python_type(), attr))
         if isinstance(obj, SymScalarVariable):
@@ -229,10 +246,10 @@ class BuiltinVariable(ConstantVariable):
             # type's, and its type is guarded
             return ConstantVariable(hasattr(type(obj.example), attr))
         if obj.is_constant():
-            return ConstantVariable(hasattr(obj.value, attr))
+            return _guarded_hasattr(tx, obj.value, obj.source, attr)
         module = getattr(obj, "module", None)
         if module is not None:
-            return ConstantVariable(hasattr(module, attr))
+            return _guarded_hasattr(tx, module, obj.source, attr)
         tx.unsupported("unsupported_value", f"hasattr on {obj.describe()}")
 
     def call_abs(self, tx, x) -> VariableTracker:

@@ -231,7 +231,8 @@ class ListVariable(TupleVariable):
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
         if self.source is not None and index.is_constant() and type(index.value) is int \
                 and -len(self.item_list) <= index.value < len(self.item_list) \
-                and stores_itself(value, GetItemSource(self.source, index.value % len(self.item_list))):
+                and stores_itself(value, GetItemSource(self.source, index.value % len(self.item_list)),
+                                  self.item_list[index.value]):
             return
         key = _index(tx, index)
         if isinstance(key, slice):   # ``l[a:b] = iterable``: its items, Python's checks
@@ -394,7 +395,8 @@ class DictVariable(VariableTracker):
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
         if self.source is not None and index.is_constant() and type(index.value) in (str, int) \
-                and stores_itself(value, GetItemSource(self.source, index.value)):
+                and stores_itself(value, GetItemSource(self.source, index.value),
+                                  self.entries.get(index.value)):
             return
         key = key_value(tx, index)
         if self.source is not None:  # replayed on the real dict after the graph
@@ -525,14 +527,37 @@ class DictViewVariable(ListVariable):
         self.owner = owner   # rebuilt as owner.<kind>() at a graph break or return
         self.snapshot = list(owner.entries.items())
 
-    def items(self, tx) -> list[VariableTracker]:
+    def changed(self) -> bool:
+        """Has the dict changed since the view was taken? (Python's view is live.)"""
         now = list(self.owner.entries.items())
-        if len(now) != len(self.snapshot) or any(
-                a[0] != b[0] or a[1] is not b[1] for a, b in zip(now, self.snapshot)):
-            # The dict changed since the view was taken: Python's view is live.
+        return len(now) != len(self.snapshot) or any(
+            a[0] != b[0] or a[1] is not b[1] for a, b in zip(now, self.snapshot))
+
+    def changed_after(self, taken: int) -> bool:
+        """Has the dict changed where an iterator over the view that has taken ``taken``
+        items would see it: its keys, or a value not reached yet (one already taken may
+        change: ``for k, v in d.items(): d[k] = v * 2``)?"""
+        now = list(self.owner.entries.items())
+        if [k for k, _ in now] != [k for k, _ in self.snapshot]:
+            return True
+        return any(a[1] is not b[1] for a, b in zip(now[taken:], self.snapshot[taken:]))
+
+    def _live(self, tx) -> None:
+        if self.changed():
             tx.unsupported("unsupported_value", f"a dict {self.kind} view of a dict that "
                            f"changed since: it is read as Python")
+
+    def items(self, tx) -> list[VariableTracker]:
+        self._live(tx)
         return super().items(tx)
+
+    def length(self, tx) -> VariableTracker:
+        self._live(tx)   # (len(d.items()) after d['b'] = x counts b)
+        return super().length(tx)
+
+    def truth(self, tx) -> bool:
+        self._live(tx)
+        return super().truth(tx)
 
     def describe(self) -> str:
         return f"dict {self.kind} view"

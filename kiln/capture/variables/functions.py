@@ -13,7 +13,7 @@ from ...ops import describe_callable, find_spelling, method_key
 from ...ops.loops import SCALAR_FUNCTIONS, SCALAR_MATH
 from ..breaks import HINTS
 from ..sources import AttrSource, GetItemSource, ObjectSource, Source
-from .base import ConstantVariable, VariableTracker
+from .base import ConstantVariable, VariableTracker, stores_itself
 
 
 def _special_kind(fn: Any) -> str | None:
@@ -454,6 +454,17 @@ class UserObjectVariable(VariableTracker):
         self.instance_dict = var
         return var
 
+    def stores_back(self, tx, name: str, value: VariableTracker) -> bool:
+        """Is ``obj.name = value`` a no-op: ``value`` is what the attribute held at entry
+        and nothing replaced it since (``obj.w -= g``; not ``v = obj.w; obj.w = x;
+        obj.w = v``, nor with ``obj.__dict__['w'] = x`` between)?"""
+        current = self.set_here(tx, name)
+        through_dict = GetItemSource(AttrSource(self.source, "__dict__"), name)
+        if current is not None and stores_itself(current, through_dict):
+            current = None   # the entry's value, read through __dict__
+        return stores_itself(value, AttrSource(self.source, name),
+                             *([current] if current is not None else []))
+
     def set_here(self, tx, name: str) -> VariableTracker | None:
         """The value of attribute ``name`` when the function set it (``obj.a = v``, or
         through ``obj.__dict__``), else None."""
@@ -509,7 +520,9 @@ class UserObjectVariable(VariableTracker):
         if isinstance(static, classmethod):
             if on_class is not None:
                 tx.guards.add_id(AttrSource(on_class, "__func__"), static.__func__)
-            return UserMethodVariable(static.__func__, wrap(tx, type(self.obj), None))
+            from .user_classes import class_source   # (cls.scale is read guarded)
+            return UserMethodVariable(static.__func__, ConstantVariable(type(self.obj),
+                                                                        class_source(type(self.obj))))
         if isinstance(static, property) and isinstance(static.fget, types.FunctionType):
             if on_class is not None:
                 tx.guards.add_id(on_class, static)

@@ -13,17 +13,20 @@ from .containers import DictVariable, ListVariable, TupleVariable
 class IteratorVariable(VariableTracker):
     """An iterator over known items (loops over it are unrolled)."""
 
-    def __init__(self, items: list[VariableTracker], origin: Any = None) -> None:
+    def __init__(self, items: list[VariableTracker], origin: Any = None, reverse: bool = False) -> None:
         self.pending = list(items)
-        # The list or dict walked (Python walks it live): a loop that changes it while
-        # walking is not followed (see changed()).
+        # The list or dict walked (Python walks it live): an iterator read after it
+        # changed is not followed (see changed()); ``reversed(l)`` walks it from its end.
         self.origin = origin
+        self.reverse = reverse
         self.taken = 0
 
     def describe(self) -> str:
         return "iterator"
 
     def next(self, tx=None) -> VariableTracker | None:
+        if tx is not None:
+            self._unchanged(tx)
         if not self.pending:
             return None
         self.taken += 1
@@ -31,14 +34,26 @@ class IteratorVariable(VariableTracker):
 
     def changed(self) -> bool:
         """Has the walked list or dict changed since the iterator was made?"""
+        from .containers import DictViewVariable
+        if isinstance(self.origin, DictViewVariable):
+            return self.origin.changed_after(self.taken)
         if isinstance(self.origin, ListVariable):
-            rest = self.origin.item_list[self.taken:]
+            items = self.origin.item_list
+            rest = items[:len(items) - self.taken][::-1] if self.reverse else items[self.taken:]
             return len(rest) != len(self.pending) or any(a is not b for a, b in zip(rest, self.pending))
         if isinstance(self.origin, DictVariable):
             return len(self.origin.entries) != self.taken + len(self.pending)
         return False
 
+    def _unchanged(self, tx) -> None:
+        """``next(it)`` or ``list(it)`` after the list it walks changed (``it = iter(l);
+        l.append(x); list(it)`` sees x in Python): read as Python."""
+        if self.changed():
+            tx.unsupported("unsupported_value", "an iterator over a list or dict that changed "
+                           "since it was made: it is read as Python")
+
     def items(self, tx) -> list[VariableTracker]:
+        self._unchanged(tx)
         out, self.pending = list(self.pending), []
         return out
 
