@@ -636,11 +636,12 @@ def test_a_break_before_any_array_work_with_nothing_compiled_after_it_skips_the_
     count = kiln.compile(count_of_list)
     assert count(np.arange(1000.0)) == 1000 and count._as_python[2] == 1000
     # A graph after the break that the cost model ran as Python on 5 elements: the
-    # verdict holds for small arrays only, and 1000 elements compile it
+    # verdict holds for small arrays only, and 5000 elements compile it (past
+    # PASSES_ELEMENTS: at 1000 one pass of x * 2.0 saves less than the break costs)
     priced = kiln.compile(double_after_tolist)
     assert priced(x)[0] == 5 and priced._as_python[2] == cost.SMALL_ELEMENTS
     assert not any(r.graph is not None for r in priced.records)
-    large = np.arange(1000.0)
+    large = np.arange(5000.0)
     np.testing.assert_array_equal(priced(large)[1], double_after_tolist(large)[1])
     assert any(r.graph is not None for r in priced.records)
     monkeypatch.setattr(config, "cost_model", False)   # the graph after the break compiles
