@@ -116,8 +116,15 @@ def graph_names(graph: Any, compiled: Any, respeculate: Any) -> dict:
             "_kiln_generators": tuple(random_ops.generators_in(graph.nodes)),
             "_kiln_InputsOverlap": InputsOverlap,
             "_kiln_backoff": [0, 0],   # (calls left to run as Python, the last such run's length)
-            **{f"_kiln_bind_generator{i}": slot.bind
-               for i, slot in enumerate(random_ops.passed_generators(graph.nodes))}}
+            **{name: slot.bind for name, slot in generator_binders(graph)}}
+
+
+def generator_binders(graph: Any) -> list[tuple[str, Any]]:
+    """The entry's name for each generator slot ``graph`` draws from that a call's
+    argument fills (kiln/ops/random.py PassedGenerator), in one order for graph_names,
+    which binds the names, and graph_call, which calls them."""
+    return [(f"_kiln_bind_generator{i}", slot)
+            for i, slot in enumerate(random_ops.passed_generators(graph.nodes))]
 
 
 # Arguments that overlap in memory, to a graph that writes into them (aot/runtime.py):
@@ -171,8 +178,7 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
     code = fn.__code__
     # Generators passed in as arguments: the graph's draws read this call's objects
     # (kiln/ops/random.py PassedGenerator), put in their slots first.
-    bind = [f"_kiln_bind_generator{i}({slot.code})"
-            for i, slot in enumerate(random_ops.passed_generators(graph.nodes))]
+    bind = [f"{name}({slot.code})" for name, slot in generator_binders(graph)]
     # An op speculating its result's dtype (kiln/ops/speculation.py): when the data say
     # otherwise this call runs as Python, safe once nothing was written (backends that
     # functionalize write after the graph ran; ResultKindChanged is no Exception, so
