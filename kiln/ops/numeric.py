@@ -189,14 +189,12 @@ def _roll_normalize(a, shift, axis=None):
             reject("numpy.roll", "shift", "<an array other than a 0-d integer>",
                    "pass Python ints or 0-d integer arrays as shifts")
         axes = axis if isinstance(axis, (tuple, list)) else (0 if axis is None else axis,)
-        if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
-            raise ValueError("shape mismatch: objects cannot be broadcast to a single shape")
-        pairs = list(zip(shifts * len(axes) if len(shifts) == 1 else shifts,
-                         axes * len(shifts) if len(axes) == 1 else axes))
-        nd = 1 if axis is None else len(shape)
-        run = [(s, normalize_one_axis(ax, nd)) for s, ax in pairs if _runtime_shift(s)]
-        static = tuple(s for s, _ in pairs if not _runtime_shift(s)) or (0,)
-        static_axes = tuple(ax for s, ax in pairs if not _runtime_shift(s)) or (run[0][1],)
+        axes = tuple(normalize_one_axis(ax, 1 if axis is None else len(shape)) for ax in axes)
+        np.broadcast(np.empty(len(shifts)), np.empty(len(axes)))   # (NumPy's error where not)
+        pairs = list(zip(*np.broadcast_arrays(np.array(shifts, dtype=object), np.array(axes))))
+        run = [(s, int(ax)) for s, ax in pairs if _runtime_shift(s)]
+        static = [(s, int(ax)) for s, ax in pairs if not _runtime_shift(s)] or [(0, run[0][1])]
+        static, static_axes = zip(*static)
         return Composite(_roll, (a,) + tuple(s for s, _ in run),
                          {"shift": static, "axis": None if axis is None else static_axes,
                           "run_axes": tuple(ax for _, ax in run)})
