@@ -389,7 +389,8 @@ def non_maximum_suppression(boxes, scores, iou_thr, score_thr):
 # ----------------------------------------------------------------------------- recommenders and text
 
 @program((np.where(_g.random((8, 6)) < 0.5, _g.integers(1, 6, (8, 6)), 0).astype(f64), 2),
-         (np.array([[5.0, 0, 3], [4.0, 2, 0], [0.0, 1, 1]]), 1))
+         (np.array([[5.0, 0, 3], [4.0, 2, 0], [0.0, 1, 1]]), 1),
+         (np.array([[5.0, 0, 3], [4.0, 2, 0]]), 4))   # (more neighbours than items: argpartition's ValueError)
 def item_based_cf_argpartition(R, k):
     # mean-centred item vectors, cosine similarities, top-k neighbours by argpartition, predictions
     rated = R > 0
