@@ -130,16 +130,24 @@ def _roll_shifts(a: Any, shift: Any, axis: Any) -> dict:
     return total
 
 
-def _roll(a: Any, shift: Any, axis: Any) -> Any:
+def _runtime_shift(s: Any) -> bool:
+    """A shift known when the graph runs (an element of an array: ``np.roll(f, c[i])``)."""
+    return _is_array(s) and not isinstance(s, (np.ndarray, np.generic))
+
+
+def _roll(a: Any, *run_shifts: Any, shift: Any, axis: Any, run_axes: tuple = ()) -> Any:
     if axis is None and ndim_of(a) == 1:
         axis = 0   # (the flattened array is a)
     if axis is None:
-        return N.reshape(_roll(N.ravel(a), shift, 0), tuple(shape_of(a)))
+        return N.reshape(_roll(N.ravel(a), *run_shifts, shift=shift, axis=0, run_axes=run_axes),
+                         tuple(shape_of(a)))
     original = a
     nd = ndim_of(a)
     total = _roll_shifts(a, shift, axis)
     for ax, s in total.items():
         size = shape_of(a)[ax]
+        if ax in run_axes:
+            continue   # (gathered below, with the run-time shifts)
         if size and s and s % size == 0:
             # a whole turn at this size only: a[:size] (the example's number, not relative)
             # pins it, else another size would share this entry's unrolled copy
@@ -152,7 +160,17 @@ def _roll(a: Any, shift: Any, axis: Any) -> Any:
         head = N.getitem(a, _slice_along(nd, ax, slice(cut, None)))
         tail = N.getitem(a, _slice_along(nd, ax, slice(None, cut)))
         a = N.concatenate([head, tail], axis=ax)
-    if total and any(shape_of(a)[ax] and s % shape_of(a)[ax] for ax, s in total.items()):
+    for ax in dict.fromkeys(run_axes):
+        size = shape_of(a)[ax]
+        if size == 0:
+            continue
+        # a shift read from data: result[i] = a[(i - shift) % size], a gather
+        source = np.arange(size) - total.get(ax, 0)
+        for s, at in zip(run_shifts, run_axes):
+            if at == ax:
+                source = N.subtract(source, s)
+        a = N.take(a, N.remainder(source, size), axis=ax)
+    if run_axes or (total and any(shape_of(a)[ax] and s % shape_of(a)[ax] for ax, s in total.items())):
         return F.relayout(a, original, rule="K")   # NumPy's empty_like(a), filled
     return N.copy(a)
 
@@ -163,12 +181,29 @@ def _roll_normalize(a, shift, axis=None):
     # size the entry admits is one where that cut is np.roll's; a shift of 0 reads no size.
     # Else (|s| >= n, or an axis of 0 or 1) the cut is the example's: specialized.
     shape = tuple(shape_of(a))
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
+    if any(_runtime_shift(s) for s in shifts):
+        # shifts read from arrays (0-d integers) are inputs; the others stay numbers
+        if not all(ndim_of(s) == 0 and np.dtype(s.dtype).kind in "iu" and np.dtype(s.dtype) != np.uint64
+                   for s in shifts if _runtime_shift(s)):
+            reject("numpy.roll", "shift", "<an array other than a 0-d integer>",
+                   "pass Python ints or 0-d integer arrays as shifts")
+        axes = axis if isinstance(axis, (tuple, list)) else (0 if axis is None else axis,)
+        axes = tuple(normalize_one_axis(ax, 1 if axis is None else len(shape)) for ax in axes)
+        np.broadcast(np.empty(len(shifts)), np.empty(len(axes)))   # (NumPy's error where not)
+        pairs = list(zip(*np.broadcast_arrays(np.array(shifts, dtype=object), np.array(axes))))
+        run = [(s, int(ax)) for s, ax in pairs if _runtime_shift(s)]
+        static = [(s, int(ax)) for s, ax in pairs if not _runtime_shift(s)] or [(0, run[0][1])]
+        static, static_axes = zip(*static)
+        return Composite(_roll, (a,) + tuple(s for s, _ in run),
+                         {"shift": static, "axis": None if axis is None else static_axes,
+                          "run_axes": tuple(ax for _, ax in run)})
     relative = (axis is not None or len(shape) == 1) and all(
         s == 0 or abs(s) < shape[ax] for ax, s in _roll_shifts(a, shift, 0 if axis is None else axis).items())
     return Composite(_roll, (a,), {"shift": shift, "axis": axis}, relative_sizes=relative)
 
 
-spell_composite(np.roll, ("getitem", "concatenate", "reshape", "copy", "relayout"), _roll_normalize, "numpy.roll")
+spell_composite(np.roll, ("getitem", "concatenate", "reshape", "copy", "relayout", "take", "subtract", "remainder"), _roll_normalize, "numpy.roll")
 
 
 def _rot90(m: Any, k: int, axes: tuple) -> Any:

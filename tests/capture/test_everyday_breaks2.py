@@ -366,3 +366,32 @@ def test_vars_of_an_object_keeps_partial_graphs_and_bare_vars_does_not():
     compiled = kiln.compile(_vars_then_a_break, backend="eager")
     assert_same(compiled(Params(), np.arange(4.0)), _vars_then_a_break(Params(), np.arange(4.0)))
     assert kiln.explain(_vars_then_a_break)(Params(), np.arange(4.0)).graph_count == 0
+
+
+# ----------------------------------------------------------------------------- np.roll by a shift read from an array
+
+_VELOCITIES = np.array([[0, 0], [1, 0], [0, 1], [-1, 0], [0, -1], [1, 1], [-1, -1]])
+
+
+def _stream(f, k):
+    # lattice Boltzmann streaming: each population rolled by its lattice velocity, a row of a
+    # module-level table (0-d integers, as zip over the table's columns gives them too)
+    moved = [np.roll(f[i], (_VELOCITIES[i, 1], _VELOCITIES[i, 0]), axis=(0, 1)) for i in range(len(f))]
+    return moved, np.roll(f[0], k[0]), np.roll(f[1].T, (k[1], 2, k[0]), axis=(1, 1, 0))
+
+
+def test_roll_by_a_shift_read_from_an_array_stays_in_the_graph():
+    # np.roll(f[i], c[i]) broke the graph ("numpy.roll: an array as a static parameter"):
+    # a run-time shift is now a gather by (arange(n) - shift) % n, laid out as NumPy's
+    # empty_like (a transposed input keeps its strides); shifts beyond the size and negative ones wrap
+    f = np.arange(7 * 3 * 4, dtype=np.float64).reshape(7, 3, 4)
+    run_probe(_stream, f, np.array([1, -9]), calls=1)
+    run_probe(_stream, f[:, :, :3], np.array([5, 2], dtype=np.int32), calls=1)
+    compiled = kiln.compile(_stream)
+    for k in (np.array([1, -9]), np.array([-4, 11])):
+        got, want = compiled(f, k), _stream(f, k)
+        for g, w in zip(got[0] + [got[1], got[2]], want[0] + [want[1], want[2]]):
+            assert g.dtype == w.dtype and g.strides == w.strides
+            np.testing.assert_array_equal(g, w)
+    grad = kiln.grad(lambda x, k: np.sum(np.roll(x, k[0], axis=1) * np.arange(4.0)))(np.ones((2, 4)), np.array([5]))
+    np.testing.assert_array_equal(grad, np.tile([1.0, 2.0, 3.0, 0.0], (2, 1)))
