@@ -270,6 +270,19 @@ def fuses_unrolled(calls: list, count: int) -> bool:
         n.op.category == Category.POINTWISE or n.op.name == "relayout" for n in arrays)
 
 
+def refuse_unrolled(tx, calls: list, bounds: tuple) -> None:
+    """LoopFallback where the loop ``range(*bounds)`` unrolls (:func:`fuses_unrolled`);
+    not where its count is a run-time int that took another value between calls
+    (``n_steps`` an argument: ``DynamicSpec.is_dynamic_count``), which unrolled would
+    compile again for every value: the loop node runs any count."""
+    dynamic = tx.output.dynamic
+    if any(isinstance(b, SymScalarVariable) and dynamic.is_dynamic_count(b.leaves) for b in bounds):
+        return
+    if fuses_unrolled(calls, len(range(*(b.value if isinstance(b, ConstantVariable) else b.example
+                                         for b in bounds)))):
+        raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
+
+
 def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: dict,
            before: set, unbacked: int) -> None:
     _run_body(tx, inst)
@@ -277,8 +290,7 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
     calls = iteration_calls(tx, snap, before, unbacked)
     count = trips if trips is not None else len(range(*(
         b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))
-    if fuses_unrolled(calls, count):
-        raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
+    refuse_unrolled(tx, calls, bounds)
     from .resume import code_facts
     facts = code_facts(tx.code)
     live = set(facts.live_in[inst.index]) | set(facts.live_in[inst.target])

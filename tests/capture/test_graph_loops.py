@@ -5,6 +5,7 @@ import pytest
 
 import kiln
 from kiln.ops import graph_loops
+from kiln.runtime import build
 
 
 def _jacobi(TSTEPS, A, B):
@@ -359,6 +360,25 @@ def test_elementwise_recurrence_stays_unrolled():
     z, c = np.zeros(6), np.linspace(-0.5, 0.2, 6)
     _same(_recurrence(z, c), kiln.compile(_recurrence)(z, c))
     assert "elementwise body" in _notes(_recurrence, z, c)
+
+
+def _euler_steps(y, dt, n_steps):
+    for _ in range(n_steps):
+        y = y + dt * (-0.5 * y + np.sin(y))
+    return y
+
+
+def test_a_trip_count_argument_that_changes_is_left_to_run_time():
+    """Unrolled for its first value (the iterations fuse); once ``n_steps`` takes another
+    value, one graph loop entry serves every count (unrolled, each count built again)."""
+    y = np.linspace(0, 1, 8)
+    f = kiln.compile(_euler_steps)
+    builds = build.stats["builds"]
+    for n in (10, 11, 12, 40, 3):
+        assert np.array_equal(f(y, 0.01, n), _euler_steps(y, 0.01, n))
+    assert build.stats["builds"] - builds <= 2
+    assert len(f.cache_entries) == 2
+    assert "graph_loop" in {n.op.name for e in f.cache_entries for n in e.graph.calls}
 
 
 class _GradientDescent:
