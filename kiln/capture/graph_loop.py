@@ -43,10 +43,25 @@ from .breaks import BreakGraph
 from .loop_node import _loaded, _note, _Snapshot, write_array_back
 from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
 from .loops import MIN_TRIP, LoopFallback
-from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.arrays import ArrayVariable, SymScalarVariable, UnbackedSize
 from .variables.base import ConstantVariable, VariableTracker
 
 _ATTRS = ("node", "dims", "fresh", "base", "has_views", "read_only", "scalar")
+
+
+def same_dims(a: tuple, b: tuple) -> bool:
+    """Do two trackers' dims say the same sizes: static alike, or the same run-time size
+    (a dynamic dim, ``x.shape[0]``; not one known only from the data)?"""
+    return len(a) == len(b) and all(
+        (x is None and y is None) or (isinstance(x, SymScalarVariable) and isinstance(
+            y, SymScalarVariable) and not isinstance(x, UnbackedSize) and x.code == y.code)
+        for x, y in zip(a, b))
+
+
+def tracked_dims(saved: dict) -> dict:
+    """``{id(node): dims}`` of the arrays at the loop head that have run-time sizes."""
+    return {id(attrs["node"]): attrs["dims"] for _, attrs in saved.values()
+            if any(d is not None for d in attrs["dims"])}
 
 
 class LoopVariable(VariableTracker):
@@ -396,8 +411,9 @@ def array_slots(tx, snap: _Snapshot, saved: dict, before: set, calls: list, live
             raise LoopFallback(f"{v.describe()} is a kiln.Tensor (gradients need the loop unrolled)")
         if attrs["base"] is not None or attrs["has_views"]:
             raise LoopFallback(f"the loop carries {v.describe()}, a view or an array with views")
-        if any(d is not None for d in attrs["dims"]):
-            raise LoopFallback(f"{v.describe()} has a run-time size")
+        if not same_dims(attrs["dims"], ends[k].dims if id(ends[k]) not in saved
+                         else saved[id(ends[k])][1]["dims"]):
+            raise LoopFallback(f"{v.describe()} has a run-time size the body changes")
     ends_k = {}
     perm: dict[int, int | None] = {}
     outs: list[Any] = []
@@ -443,22 +459,34 @@ def array_slots(tx, snap: _Snapshot, saved: dict, before: set, calls: list, live
 
 
 def lift_body(tx, name: str, starts: list, carried_names: list, calls: list, before: set,
-              outs: list, vals: list | None = None) -> tuple:
+              outs: list, vals: list | None = None, dims: dict | None = None) -> tuple:
     """``(body graph, operands)``: the iteration's ``calls`` lifted into a graph of their
     own, taking the carried values' ``starts`` (of values ``vals``: theirs by default) then
     the values from before the iteration it reads (``operands``), returning ``outs``; the
-    calls leave the function's graph."""
+    calls leave the function's graph. ``dims`` (:func:`tracked_dims`): the run-time sizes
+    of values from before the loop, dynamic dims of the body's placeholders (compiled
+    once for every size, as the function's own graph is)."""
     graph = tx.output.graph
     body_graph = Graph(name)
     mapping: dict[int, Any] = {}
+    dims = dims or {}
+
+    def placeholder(node: Any, label: str, val: Any) -> Any:
+        p = body_graph.placeholder(label, val)
+        # (an argument the body loaded first has no tracker at the head: its input's)
+        dynamic = tuple(i for i, d in enumerate(dims.get(id(node), ())) if d is not None) or (
+            node.meta.get("dynamic_dims") if getattr(node, "kind", None) == "placeholder" else ())
+        if dynamic:
+            p.meta["dynamic_dims"] = tuple(dynamic)
+        return p
     for k, (start, n) in enumerate(zip(starts, carried_names)):
-        mapping[id(start)] = body_graph.placeholder(n, start.val if vals is None else vals[k])
+        mapping[id(start)] = placeholder(start, n, start.val if vals is None else vals[k])
     operands: list[Any] = []
 
     def lift(node: Any) -> Any:
         found = mapping.get(id(node))
         if found is None:
-            found = mapping[id(node)] = body_graph.placeholder(node.name, node.val)
+            found = mapping[id(node)] = placeholder(node, node.name, node.val)
             operands.append(node)
         return found
     carried_starts = {id(s) for s in starts}
@@ -489,9 +517,10 @@ def back_at_head(tx, snap: _Snapshot, saved: dict) -> None:
 def array_result(tx, slots: ArraySlots, p: int, k: int, j: int | None, item: Any) -> VariableTracker:
     """Position ``k``'s final value ``item`` (the node's carried value ``p``) as the
     tracker its names end bound to: position ``j``'s array, written back, or (None) a new
-    array (a NumPy scalar where the loop carries one: ``rs = r @ r``)."""
+    array (a NumPy scalar where the loop carries one: ``rs = r @ r``), of the position's
+    sizes (run-time ones too)."""
     if j is None:
-        target = ArrayVariable(item)
+        target = ArrayVariable(item, slots.positions[k].dims)
         target.scalar = slots.positions[k].scalar
         return target
     write_array_back(tx, slots.positions[j], item)
@@ -513,7 +542,8 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots
     starts = slots.starts(saved)
     body_graph, operands = lift_body(tx, f"{tx.code.co_name}_graph_loop_body", starts,
                                      slots.carried_names(), calls, before,
-                                     slots.outs + [item.node for _, _, item, _ in stacks])
+                                     slots.outs + [item.node for _, _, item, _ in stacks],
+                                     dims=tracked_dims(saved))
     where = f"{tx.location()[0]}:{tx.location()[1]}"
     runtime = not all(isinstance(b, ConstantVariable) for b in bounds)
     # (a run-time count's rows: a size known once the loop ran, this count its example)
