@@ -19,6 +19,9 @@ break, a side effect, a random draw, a data-dependent size, a
 carried Python scalar (kiln/capture/graph_breaks.py's while form carries it), a carried array whose shape or dtype changes, a write into an
 array the loop does not carry, views of carried arrays made before the loop, arrays
 that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``return``.
+A carried array sized by a dynamic dim (``acc = x.copy()`` under dynamic shapes) keeps
+it: the body graph's placeholders get it as a dynamic dim (:func:`lift_body`), so the
+body compiles once for every size.
 
 A list made in the function that the body appends one array to, stacked after the loop
 (``ys.append(y)`` then ``np.array(ys)``), or one Python number read from a 0-d value
@@ -49,13 +52,23 @@ from .variables.base import ConstantVariable, VariableTracker
 _ATTRS = ("node", "dims", "fresh", "base", "has_views", "read_only", "scalar")
 
 
-def same_dims(a: tuple, b: tuple) -> bool:
-    """Do two trackers' dims say the same sizes: static alike, or the same run-time size
-    (a dynamic dim, ``x.shape[0]``; not one known only from the data)?"""
-    return len(a) == len(b) and all(
-        (x is None and y is None) or (isinstance(x, SymScalarVariable) and isinstance(
-            y, SymScalarVariable) and not isinstance(x, UnbackedSize) and x.code == y.code)
-        for x, y in zip(a, b))
+def same_dims(tx, a: tuple, b: tuple) -> bool:
+    """Do two trackers' dims say the same sizes: static alike, or run-time sizes (dynamic
+    dims, not ones known only from the data) of one value here? Two expressions of them
+    (``x.shape[0]``, and ``np.roll``'s slice length plus one) are guarded equal: then a
+    trip ends with the sizes it started with, every trip."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x is None and y is None:
+            continue
+        if not (isinstance(x, SymScalarVariable) and isinstance(y, SymScalarVariable)) \
+                or isinstance(x, UnbackedSize) or isinstance(y, UnbackedSize) or x.example != y.example:
+            return False
+        if x.code != y.code:
+            tx.guards.add_truth(f"{x.code} == {y.code}", f"{x.text} == {y.text}", True,
+                                tuple(x.leaves) + tuple(y.leaves))
+    return True
 
 
 def tracked_dims(saved: dict) -> dict:
@@ -411,7 +424,7 @@ def array_slots(tx, snap: _Snapshot, saved: dict, before: set, calls: list, live
             raise LoopFallback(f"{v.describe()} is a kiln.Tensor (gradients need the loop unrolled)")
         if attrs["base"] is not None or attrs["has_views"]:
             raise LoopFallback(f"the loop carries {v.describe()}, a view or an array with views")
-        if not same_dims(attrs["dims"], ends[k].dims if id(ends[k]) not in saved
+        if not same_dims(tx, attrs["dims"], ends[k].dims if id(ends[k]) not in saved
                          else saved[id(ends[k])][1]["dims"]):
             raise LoopFallback(f"{v.describe()} has a run-time size the body changes")
     ends_k = {}

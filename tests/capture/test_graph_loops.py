@@ -381,6 +381,44 @@ def test_a_trip_count_argument_that_changes_is_left_to_run_time():
     assert "graph_loop" in {n.op.name for e in f.cache_entries for n in e.graph.calls}
 
 
+def _roll_steps(x, m):
+    acc = x.copy()
+    for _ in range(m):
+        acc = acc + 0.5 * np.roll(acc, 1) - x
+    return acc
+
+
+def _zeros_steps(x, m):
+    acc = np.zeros(len(x))
+    for _ in range(m):
+        acc = acc + np.roll(x, 1) * np.roll(acc, 1) + 1.0
+    return acc
+
+
+def _smooth_until(x, tol):
+    u, d = x.copy(), 1.0
+    while d > tol:
+        un = 0.5 * (u + np.roll(u, 1))
+        d = np.abs(un - u).max()
+        u = un
+    return u
+
+
+@pytest.mark.parametrize("fn, arg", [(_roll_steps, 4), (_zeros_steps, 5), (_smooth_until, 1e-2)])
+def test_carried_arrays_of_run_time_size_compile_once(fn, arg):
+    """Under dynamic shapes a graph loop carries arrays sized by a dynamic dim (it unrolled
+    them, a build per size and trip count): one entry, its body compiled once."""
+    f = kiln.compile(fn, dynamic=True)
+    builds = build.stats["builds"]
+    for n in (9, 12, 17):
+        x = np.sin(np.linspace(0, 3, n))
+        a = arg + n % 3 if type(arg) is int else arg
+        assert np.array_equal(f(x, a), fn(x, a))
+    assert build.stats["builds"] - builds <= 2
+    assert len(f.cache_entries) == 1
+    assert {"graph_loop", "graph_while"} & {n.op.name for n in f.cache_entries[0].graph.calls}
+
+
 class _GradientDescent:
     def __init__(self, n_iterations):
         self.n_iterations = n_iterations
