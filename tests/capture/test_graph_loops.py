@@ -378,7 +378,9 @@ def test_a_trip_count_argument_that_changes_is_left_to_run_time():
         assert np.array_equal(f(y, 0.01, n), _euler_steps(y, 0.01, n))
     assert build.stats["builds"] - builds <= 2
     assert len(f.cache_entries) == 2
-    assert "graph_loop" in {n.op.name for e in f.cache_entries for n in e.graph.calls}
+    # (the unrolled entry is tried first: for n_steps=10 again its fused kernel runs)
+    first, rest = [{n.op.name for n in e.graph.calls} for e in f.cache_entries]
+    assert "graph_loop" not in first and "graph_loop" in rest
 
 
 def _roll_steps(x, m):
