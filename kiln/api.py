@@ -388,7 +388,6 @@ class CompiledFunction:
             # entry cannot spell that signature, so it runs as plain Python.
             return None
         reasons: list[str] = []
-        behind = False   # the new entry is tried after the others (below)
         if self._entries:
             limit = config.recompile_limit
             if len(self._entries) >= limit:
@@ -411,11 +410,6 @@ class CompiledFunction:
                 if scalars:
                     self._dynamic_scalars.update(scalars)
                     reasons.append("reading at run time: " + ", ".join(scalars))
-                    # int arguments only (a loop's trip count, ``n_steps``): the entries
-                    # specialized for their earlier values (an unrolled loop, fused) stay
-                    # first for those values; the new one serves every other value
-                    behind = set(scalars) <= set(code.co_varnames[:code.co_argcount
-                                                                  + code.co_kwonlyargcount])
             logs.log("recompiles", f"{name}: recompiling (cache entry {len(self._entries)}), "
                      f"because no entry's guards hold:", "\n".join(reasons))
         start = time.perf_counter()
@@ -521,6 +515,9 @@ class CompiledFunction:
                      + (f" (dynamic: {', '.join(result.dynamic_dims)})" if result.dynamic_dims else ""),
                      graph.python_code())
         logs.log("guards", f"{name}: cache entry {entry.index} guards", "\n".join(guards.texts()))
+        # A loop left to run time because its count changed (``n_steps``): the entries
+        # unrolled for earlier counts (fused) stay first for those; this one serves the rest.
+        behind = getattr(result.output, "counts_at_run_time", False)
         self._entries = self._entries + (entry,) if behind else (entry,) + self._entries
         return entry
 

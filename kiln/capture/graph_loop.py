@@ -159,6 +159,7 @@ class _State:
         self.wrapped, self.mutable = dict(tx.output.wrapped), dict(tx.output.mutable_objects)
         self.unbacked, self.writes = len(tx.output.unbacked_sizes), tx.output.writes
         self.notes = len(tx.output.loop_notes)
+        self.counts = tx.output.counts_at_run_time
 
     def roll_back(self) -> None:
         tx, graph = self.tx, self.tx.output.graph
@@ -174,6 +175,7 @@ class _State:
         tx.output.mutable_objects.update(self.mutable)
         tx.output.writes = self.writes
         del tx.output.loop_notes[self.notes:]
+        tx.output.counts_at_run_time = self.counts
 
 
 def reason_of(e: Exception) -> str:
@@ -305,6 +307,7 @@ def refuse_unrolled(tx, calls: list, bounds: tuple) -> None:
     compile again for every value: the loop node runs any count."""
     dynamic = tx.output.dynamic
     if any(isinstance(b, SymScalarVariable) and dynamic.is_dynamic_count(b.leaves) for b in bounds):
+        tx.output.counts_at_run_time = True
         return
     if fuses_unrolled(calls, len(range(*(b.value if isinstance(b, ConstantVariable) else b.example
                                          for b in bounds)))):

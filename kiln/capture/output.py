@@ -63,6 +63,9 @@ class OutputGraph:
         self._input_by_code: dict[str, Any] = {}
         self.outputs: list[Any] = []
         self.dynamic_dims: list[str] = []            # for explain/logs: "x.shape[0]"
+        # a loop not unrolled because its trip count changed between calls (the cache
+        # tries this entry after those unrolled for earlier counts: kiln/api.py)
+        self.counts_at_run_time = False
         # Mutations of objects from outside (list appends, dict and attribute stores), in
         # program order; replayed as Python after the graph runs (array writes are graph ops).
         self.side_effects: list[tuple] = []
