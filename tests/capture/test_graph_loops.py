@@ -386,7 +386,7 @@ def test_a_trip_count_argument_that_changes_is_left_to_run_time():
 def _roll_steps(x, m):
     acc = x.copy()
     for _ in range(m):
-        acc = acc + 0.5 * np.roll(acc, 1) - x
+        acc = 0.5 * np.roll(acc, 1) + acc - x   # (roll's size: a slice length + 1, guarded == len(x))
     return acc
 
 
