@@ -515,7 +515,10 @@ class CompiledFunction:
                      + (f" (dynamic: {', '.join(result.dynamic_dims)})" if result.dynamic_dims else ""),
                      graph.python_code())
         logs.log("guards", f"{name}: cache entry {entry.index} guards", "\n".join(guards.texts()))
-        self._entries = (entry,) + self._entries
+        # A loop left to run time because its count changed (``n_steps``): the entries
+        # unrolled for earlier counts (fused) stay first for those; this one serves the rest.
+        behind = getattr(result.output, "counts_at_run_time", False)
+        self._entries = self._entries + (entry,) if behind else (entry,) + self._entries
         return entry
 
     def _python_is_faster(self, graph: Any, breaks: int = 0, guards: Any = None,

@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Graph, Node, map_nodes
-from ..ir.graph import SizeRef, SliceLength, kept_meta
-from ..ops.registry import iter_leaves
+from ..ir.graph import SliceLength, kept_meta, size_ref_names
 from ..ir.passes import dce, must_stay
 from ..ops import Category, TensorMeta
 from .joint import Joint
@@ -243,10 +242,8 @@ def _dynamic_backward_inputs(joint: Joint, backward: Graph, benv: dict, primals:
             dims = joint.sizes.dynamic_dims(n)
             if dims:
                 b.meta["dynamic_dims"] = dims
-    refs = [r for n in backward.calls if "size_refs" in n.meta
-            for v in n.kwargs.values() for r in iter_leaves(v) if isinstance(r, SizeRef)]
     # a slice length reads its root dim's primal and the int primals of its bounds
-    named = [r.array for r in refs] + [b for r in refs if isinstance(r, SliceLength) for b in r.names]
+    named = size_ref_names(backward.calls)
     carriers = []
     for i, p in enumerate(primals):
         if p.name in named and p.name not in inputs:

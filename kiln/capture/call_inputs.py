@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ops import Bound, Composite, TensorMeta, infer_meta
 from ..array_kinds import reads_memory
+from ..ir.graph import has_size_refs, resolve_sizes
 from ..ops.meta import is_dtype_class, on_stand_ins, to_fake
 from ..ops.registry import iter_leaves, map_leaves
 from ..ops.value_warnings import DEPRECATIONS, may_deprecate
@@ -170,6 +171,8 @@ def value_free(op, inputs: tuple, params: dict, position: int) -> bool:
     """Does the output's shape/dtype stay put when input ``position`` takes another value?"""
     metas = tuple(v if not isinstance(v, ArrayArg) else TensorMeta(v.shape, v.dtype) for v in inputs)
     other = metas[:position] + (_perturbed(metas[position]),) + metas[position + 1:]
+    if has_size_refs(params):   # (np.full(len(x), v): a size of an input, its example here)
+        params = resolve_sizes(params, lambda r: r.example)
     try:
         return infer_meta(op, metas, params) == infer_meta(op, other, params)
     except Exception:

@@ -15,6 +15,7 @@ from ..config import config
 from ..guards.guard import GuardSet
 from ..ir import Graph, dce
 from ..ir.fold import fold_constants
+from ..ir.graph import size_ref_names
 from . import bytecode_facts as bc
 from .breaks import BreakGraph, GraphBreak, StopCapture
 from .output import DynamicSpec, OutputGraph
@@ -138,8 +139,9 @@ def close_graph(output: OutputGraph) -> tuple[Graph | None, list[str]]:
     """Drop values nobody uses and unused inputs; None when nothing is left to compute."""
     # values computed but never returned; calls of constants computed now (ir/fold.py)
     graph = dce(fold_constants(dce(output.graph)))
+    named = set(size_ref_names(graph.calls))   # (np.zeros(x.shape) reads x's sizes)
     for node, code_expr in list(output.inputs):
-        if not node.users:
+        if not node.users and node.name not in named:
             graph.erase(node)
             output.inputs.remove((node, code_expr))
     return (graph if graph.calls or graph.output_node.args[0] else None), [c for _, c in output.inputs]

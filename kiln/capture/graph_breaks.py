@@ -42,7 +42,7 @@ from ..errors import KilnError
 from ..ops.graph_loops import WhileTests
 from .breaks import BreakGraph
 from .bytecode_facts import BACKWARD_JUMPS
-from .graph_loop import (LoopVariable, _guard_trips, _State, _trackers, fuses_unrolled,
+from .graph_loop import (LoopVariable, _guard_trips, _State, _trackers, refuse_unrolled,
                          iteration_calls, reason_of)
 from .graph_while import TestChain, _numbers, carries_python_numbers, carry_and_emit, tested_value
 from .loop_branches import _same_code
@@ -224,9 +224,8 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state) -> None:
                            "its last statement; with the test at the end of the body the loop "
                            "is one node)") from e
     tx.while_tests = None
-    if not sites and fuses_unrolled(iteration_calls(tx, snap, before, state.unbacked), len(range(*(
-            b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))):
-        raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
+    if not sites:
+        refuse_unrolled(tx, iteration_calls(tx, snap, before, state.unbacked), bounds)
     step = bounds[2].value
     nxt = apply_scalar(tx, "add", [tx.locals[COUNTER], ConstantVariable(step)])
     more = apply_scalar(tx, "lt" if step > 0 else "gt", [nxt, bounds[1]])

@@ -19,6 +19,9 @@ break, a side effect, a random draw, a data-dependent size, a
 carried Python scalar (kiln/capture/graph_breaks.py's while form carries it), a carried array whose shape or dtype changes, a write into an
 array the loop does not carry, views of carried arrays made before the loop, arrays
 that are kiln.Tensors (gradients keep the loop unrolled), a ``break`` or ``return``.
+A carried array sized by a dynamic dim (``acc = x.copy()`` under dynamic shapes) keeps
+it: the body graph's placeholders get it as a dynamic dim (:func:`lift_body`), so the
+body compiles once for every size.
 
 A list made in the function that the body appends one array to, stacked after the loop
 (``ys.append(y)`` then ``np.array(ys)``), or one Python number read from a 0-d value
@@ -43,10 +46,35 @@ from .breaks import BreakGraph
 from .loop_node import _loaded, _note, _Snapshot, write_array_back
 from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
 from .loops import MIN_TRIP, LoopFallback
-from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.arrays import ArrayVariable, SymScalarVariable, UnbackedSize
 from .variables.base import ConstantVariable, VariableTracker
 
 _ATTRS = ("node", "dims", "fresh", "base", "has_views", "read_only", "scalar")
+
+
+def same_dims(tx, a: tuple, b: tuple) -> bool:
+    """Do two trackers' dims say the same sizes: static alike, or run-time sizes (dynamic
+    dims, not ones known only from the data) of one value here? Two expressions of them
+    (``x.shape[0]``, and ``np.roll``'s slice length plus one) are guarded equal: then a
+    trip ends with the sizes it started with, every trip."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x is None and y is None:
+            continue
+        if not (isinstance(x, SymScalarVariable) and isinstance(y, SymScalarVariable)) \
+                or isinstance(x, UnbackedSize) or isinstance(y, UnbackedSize) or x.example != y.example:
+            return False
+        if x.code != y.code:
+            tx.guards.add_truth(f"{x.code} == {y.code}", f"{x.text} == {y.text}", True,
+                                tuple(x.leaves) + tuple(y.leaves))
+    return True
+
+
+def tracked_dims(saved: dict) -> dict:
+    """``{id(node): dims}`` of the arrays at the loop head that have run-time sizes."""
+    return {id(attrs["node"]): attrs["dims"] for _, attrs in saved.values()
+            if any(d is not None for d in attrs["dims"])}
 
 
 class LoopVariable(VariableTracker):
@@ -131,6 +159,7 @@ class _State:
         self.wrapped, self.mutable = dict(tx.output.wrapped), dict(tx.output.mutable_objects)
         self.unbacked, self.writes = len(tx.output.unbacked_sizes), tx.output.writes
         self.notes = len(tx.output.loop_notes)
+        self.counts = tx.output.counts_at_run_time
 
     def roll_back(self) -> None:
         tx, graph = self.tx, self.tx.output.graph
@@ -146,6 +175,7 @@ class _State:
         tx.output.mutable_objects.update(self.mutable)
         tx.output.writes = self.writes
         del tx.output.loop_notes[self.notes:]
+        tx.output.counts_at_run_time = self.counts
 
 
 def reason_of(e: Exception) -> str:
@@ -270,6 +300,20 @@ def fuses_unrolled(calls: list, count: int) -> bool:
         n.op.category == Category.POINTWISE or n.op.name == "relayout" for n in arrays)
 
 
+def refuse_unrolled(tx, calls: list, bounds: tuple) -> None:
+    """LoopFallback where the loop ``range(*bounds)`` unrolls (:func:`fuses_unrolled`);
+    not where its count is a run-time int that took another value between calls
+    (``n_steps`` an argument: ``DynamicSpec.is_dynamic_count``), which unrolled would
+    compile again for every value: the loop node runs any count."""
+    dynamic = tx.output.dynamic
+    if any(isinstance(b, SymScalarVariable) and dynamic.is_dynamic_count(b.leaves) for b in bounds):
+        tx.output.counts_at_run_time = True
+        return
+    if fuses_unrolled(calls, len(range(*(b.value if isinstance(b, ConstantVariable) else b.example
+                                         for b in bounds)))):
+        raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
+
+
 def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: dict,
            before: set, unbacked: int) -> None:
     _run_body(tx, inst)
@@ -277,8 +321,7 @@ def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: d
     calls = iteration_calls(tx, snap, before, unbacked)
     count = trips if trips is not None else len(range(*(
         b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))
-    if fuses_unrolled(calls, count):
-        raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
+    refuse_unrolled(tx, calls, bounds)
     from .resume import code_facts
     facts = code_facts(tx.code)
     live = set(facts.live_in[inst.index]) | set(facts.live_in[inst.target])
@@ -384,8 +427,9 @@ def array_slots(tx, snap: _Snapshot, saved: dict, before: set, calls: list, live
             raise LoopFallback(f"{v.describe()} is a kiln.Tensor (gradients need the loop unrolled)")
         if attrs["base"] is not None or attrs["has_views"]:
             raise LoopFallback(f"the loop carries {v.describe()}, a view or an array with views")
-        if any(d is not None for d in attrs["dims"]):
-            raise LoopFallback(f"{v.describe()} has a run-time size")
+        if not same_dims(tx, attrs["dims"], ends[k].dims if id(ends[k]) not in saved
+                         else saved[id(ends[k])][1]["dims"]):
+            raise LoopFallback(f"{v.describe()} has a run-time size the body changes")
     ends_k = {}
     perm: dict[int, int | None] = {}
     outs: list[Any] = []
@@ -431,22 +475,34 @@ def array_slots(tx, snap: _Snapshot, saved: dict, before: set, calls: list, live
 
 
 def lift_body(tx, name: str, starts: list, carried_names: list, calls: list, before: set,
-              outs: list, vals: list | None = None) -> tuple:
+              outs: list, vals: list | None = None, dims: dict | None = None) -> tuple:
     """``(body graph, operands)``: the iteration's ``calls`` lifted into a graph of their
     own, taking the carried values' ``starts`` (of values ``vals``: theirs by default) then
     the values from before the iteration it reads (``operands``), returning ``outs``; the
-    calls leave the function's graph."""
+    calls leave the function's graph. ``dims`` (:func:`tracked_dims`): the run-time sizes
+    of values from before the loop, dynamic dims of the body's placeholders (compiled
+    once for every size, as the function's own graph is)."""
     graph = tx.output.graph
     body_graph = Graph(name)
     mapping: dict[int, Any] = {}
+    dims = dims or {}
+
+    def placeholder(node: Any, label: str, val: Any) -> Any:
+        p = body_graph.placeholder(label, val)
+        # (an argument the body loaded first has no tracker at the head: its input's)
+        dynamic = tuple(i for i, d in enumerate(dims.get(id(node), ())) if d is not None) or (
+            node.meta.get("dynamic_dims") if getattr(node, "kind", None) == "placeholder" else ())
+        if dynamic:
+            p.meta["dynamic_dims"] = tuple(dynamic)
+        return p
     for k, (start, n) in enumerate(zip(starts, carried_names)):
-        mapping[id(start)] = body_graph.placeholder(n, start.val if vals is None else vals[k])
+        mapping[id(start)] = placeholder(start, n, start.val if vals is None else vals[k])
     operands: list[Any] = []
 
     def lift(node: Any) -> Any:
         found = mapping.get(id(node))
         if found is None:
-            found = mapping[id(node)] = body_graph.placeholder(node.name, node.val)
+            found = mapping[id(node)] = placeholder(node, node.name, node.val)
             operands.append(node)
         return found
     carried_starts = {id(s) for s in starts}
@@ -477,9 +533,10 @@ def back_at_head(tx, snap: _Snapshot, saved: dict) -> None:
 def array_result(tx, slots: ArraySlots, p: int, k: int, j: int | None, item: Any) -> VariableTracker:
     """Position ``k``'s final value ``item`` (the node's carried value ``p``) as the
     tracker its names end bound to: position ``j``'s array, written back, or (None) a new
-    array (a NumPy scalar where the loop carries one: ``rs = r @ r``)."""
+    array (a NumPy scalar where the loop carries one: ``rs = r @ r``), of the position's
+    sizes (run-time ones too)."""
     if j is None:
-        target = ArrayVariable(item)
+        target = ArrayVariable(item, slots.positions[k].dims)
         target.scalar = slots.positions[k].scalar
         return target
     write_array_back(tx, slots.positions[j], item)
@@ -501,7 +558,8 @@ def _emit(tx, inst, bounds, trips, snap, saved, before, calls, slots: ArraySlots
     starts = slots.starts(saved)
     body_graph, operands = lift_body(tx, f"{tx.code.co_name}_graph_loop_body", starts,
                                      slots.carried_names(), calls, before,
-                                     slots.outs + [item.node for _, _, item, _ in stacks])
+                                     slots.outs + [item.node for _, _, item, _ in stacks],
+                                     dims=tracked_dims(saved))
     where = f"{tx.location()[0]}:{tx.location()[1]}"
     runtime = not all(isinstance(b, ConstantVariable) for b in bounds)
     # (a run-time count's rows: a size known once the loop ran, this count its example)

@@ -60,7 +60,8 @@ from ..ops.loops import stand_in
 from .breaks import BreakGraph
 from .bytecode_facts import BACKWARD_JUMPS, local_accesses
 from .graph_loop import (_outer, _root, _State, _trackers, array_result, array_slots,
-                         back_at_head, iteration_calls, lift_body, note_node, reason_of)
+                         back_at_head, iteration_calls, lift_body, note_node, reason_of,
+                         tracked_dims)
 from .loop_branches import may_raise
 from .loop_heads import while_heads
 from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
@@ -436,7 +437,7 @@ def _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, c
     body_graph, operands = lift_body(tx, f"{tx.code.co_name}_graph_while_body",
                                      array_starts + number_starts, slots.carried_names() + scalars,
                                      calls, before, outs + tested + [item.node for _, _, item, _ in stacks],
-                                     vals=vals)
+                                     vals=vals, dims=tracked_dims(saved))
     nxt = tuple(slots.nxt) + tuple(("out", len(slots.outs) + m) for m in range(len(scalars)))
     where = f"{tx.location()[0]}:{tx.location()[1]}"
     tests = chain.decision()

@@ -290,7 +290,8 @@ def stacked_items(tx, inst: Any, snap: Any, saved: dict, appends: list, calls: l
                                f"array it computes")
         val = item.node.val
         if not isinstance(val, TensorMeta) or not all(type(d) is int for d in val.shape) \
-                or (val.shape == () and not item.scalar and kind is None):
+                or (val.shape == () and not item.scalar and kind is None) \
+                or any(d is not None for d in item.dims):   # (the buffers' rows are static)
             raise LoopFallback(f"the body appends to '{names[0]}' a value of no static shape")
         for n in calls:
             for m in n.op.mutates or ():

@@ -31,7 +31,7 @@ from .call_inputs import (ArrayArg, as_meta, binds_with_numbers, constants_of, e
 from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
 from .dims import propagate_dims, runtime_slices
-from .opcall_dims import numpy_layout_known, unbacked_dims
+from .opcall_dims import creation_sizes, numpy_layout_known, unbacked_dims
 from .python_numbers import SAME_AS_WEAK, graph_value
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
                                SymScalarVariable, UnbackedSize)
@@ -459,7 +459,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
                 sym.as_constant(tx)
         return value
 
-    params = {k: to_param(v) for k, v in bound.params.items()}
+    sized = creation_sizes(tx, op, bound, scalars, used) if op.category == Category.CREATION else None
+    params = {k: to_param(v) for k, v in (sized[0] if sized else bound.params).items()}
     for v in params.values():
         if isinstance(v, np.dtype) and not plain_dtype(v):
             tx.unsupported("unsupported_value", f"{spelling_text}: dtype {v} (structured, void or "
@@ -476,6 +477,8 @@ def _emit(tx, text: str, bound: Bound, scalars: dict, used: set, defer: bool = T
     slices = sliced[0] if sliced is not None else {}
     if sliced is not None:
         dims = sliced[1]
+    elif sized:
+        dims = sized[1]
     elif unbacked is None:
         dims = propagate_dims(tx, op, array_inputs, bound.inputs, params, exact)
     inputs = tuple(to_graph(v, i) for i, v in enumerate(bound.inputs))

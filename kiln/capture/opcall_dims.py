@@ -8,9 +8,10 @@ from typing import Any
 
 from ..ops import Bound, infer_meta
 from ..ops.registry import map_leaves
-from .call_inputs import ArrayArg, as_meta, input_at, replace_at
+from .call_inputs import ArrayArg, as_meta, flatten, input_at, replace_at
 from .dims import array_tracker
-from .variables.arrays import UnbackedSize, same_value
+from ..ir.graph import SizeRef
+from .variables.arrays import SymScalarVariable, UnbackedSize, same_value
 
 
 def numpy_layout_known(tx, text: str, x: Any) -> None:
@@ -67,3 +68,45 @@ def unbacked_dims(tx, text: str, bound: Bound, spec: tuple):
             i, k = spec_d
             dims.append(bound.inputs[i].var.dims[k])
     return bound, lambda val: tuple(dims)
+
+
+def creation_sizes(tx, op, bound: Bound, scalars: dict, used: set):
+    """``np.zeros(x.shape[0])``, ``np.ones(x.shape)``, ``np.arange(len(x))``: a creation
+    op's size params (``Op.runtime_sizes``) that are dynamic dims of the function's input
+    arrays stay sizes: the graph's param names the input's dim (an ``ir.SizeRef``, read
+    from the input by whoever runs the graph, as a backward's ``broadcast_to`` shape is)
+    and the result's dim follows that dim. ``(params, meta -> dims)``, or None where no
+    size is such a dim (an expression of sizes, ``x.shape[0] - 1``, stays a number: it
+    is pinned where the op's params take it), or where an array input has dynamic dims
+    of its own (``np.linspace(a, b, n)`` of arrays: their dims are the rule's to say)."""
+    spec = op.runtime_sizes(**bound.params) if op.runtime_sizes is not None else None
+    if not spec or any(d is not None for a in flatten(bound.inputs) if isinstance(a, ArrayArg)
+                       for d in a.var.dims):
+        return None
+    params, dims = dict(bound.params), {}
+
+    def sized(value: Any, where: Any) -> Any:
+        syms = scalars.get(id(value))
+        # (np.eye(len(x), len(x)): one run-time number, given twice)
+        sym = syms[0] if syms and len({s.code for s in syms}) == 1 and type(value) is int else None
+        node = None
+        if isinstance(sym, SymScalarVariable) and sym.is_shape() and not sym.pinned:
+            node = tx.output._input_by_code.get(sym.source.base.base.code(tx.output.ns))
+        where = (where,) if type(where) is int else where
+        if node is None or node.kind != "placeholder" or any(d in dims for d in where):
+            return value
+        # (left in ``scalars``: the same int passed where it is a value, np.full(n, n),
+        # is a run-time input there)
+        used.add(id(value))
+        dims.update((d, sym) for d in where)
+        return SizeRef(node.name, sym.source.index, value)
+    for name, where in spec.items():
+        value = params[name]
+        if type(value) is tuple:   # a shape: the dim of each entry
+            if len(value) == len(where):
+                params[name] = tuple(sized(v, d) for v, d in zip(value, where))
+        elif value is not None:   # a size: its dim (or dims: np.eye(n) is n by n)
+            params[name] = sized(value, where)
+    if not dims:
+        return None
+    return params, lambda meta: tuple(dims.get(d) for d in range(len(meta.shape)))

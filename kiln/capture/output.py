@@ -28,7 +28,8 @@ class DynamicSpec:
         self.mode = mode
         self.marked = set(marked or ())
         # Python numbers read through an attribute or a global whose value changed between
-        # calls (``self.t += 1`` in an optimizer): read at run time, not baked in.
+        # calls (``self.t += 1`` in an optimizer): read at run time, not baked in; and int
+        # arguments that did (``n_steps``: a loop's trip count is left to run time).
         self.scalars = set(scalars or ())
         # The result dtypes seen at the user lines of ops whose result dtype depends on
         # the values ({"file:line": dtype names}; kiln/ops/speculation.py).
@@ -41,6 +42,11 @@ class DynamicSpec:
 
     def is_dynamic_scalar(self, source: Source) -> bool:
         return self.mode is not False and source.display() in self.scalars
+
+    def is_dynamic_count(self, leaves: tuple) -> bool:
+        """Whether a run-time int computed from ``leaves`` took another value between
+        calls (a loop's trip count: the loop is then not unrolled for one value)."""
+        return any(self.is_dynamic_scalar(leaf) for leaf in leaves)
 
 
 class OutputGraph:
@@ -57,6 +63,9 @@ class OutputGraph:
         self._input_by_code: dict[str, Any] = {}
         self.outputs: list[Any] = []
         self.dynamic_dims: list[str] = []            # for explain/logs: "x.shape[0]"
+        # a loop not unrolled because its trip count changed between calls (the cache
+        # tries this entry after those unrolled for earlier counts: kiln/api.py)
+        self.counts_at_run_time = False
         # Mutations of objects from outside (list appends, dict and attribute stores), in
         # program order; replayed as Python after the graph runs (array writes are graph ops).
         self.side_effects: list[tuple] = []

@@ -41,11 +41,13 @@ def describe_failure(guard: Guard, seen: Any) -> str:
 
 def scalar_only(failures: list[tuple[Guard, Any]]) -> list[str]:
     """If every failure is a value guard on a Python int or float that now holds another
-    number: the sources to read at run time from now on (``self.step += 1``); else []."""
+    number: the sources to read at run time from now on (``self.step += 1``); else []. An
+    int argument is read at run time already; one a loop's trip count specialized (an
+    elementwise body unrolled for ``range(n_steps)``) is then left to run time there."""
     sources = []
     for guard, seen in failures:
         if guard.kind != VALUE or guard.source is None or type(seen) not in (int, float) \
-                or guard.source.is_argument():
+                or (guard.source.is_argument() and type(seen) is not int):
             return []
         sources.append(guard.source.display())
     return sources

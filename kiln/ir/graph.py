@@ -241,6 +241,14 @@ def has_size_refs(params: dict) -> bool:
     return False
 
 
+def size_ref_names(calls: Any) -> list:
+    """The placeholders the SizeRefs in these calls' params read: each one's array, and
+    the int placeholders of a SliceLength's bounds."""
+    refs = [r for n in calls if "size_refs" in n.meta
+            for v in n.kwargs.values() for r in iter_leaves(v) if isinstance(r, SizeRef)]
+    return [r.array for r in refs] + [b for r in refs if isinstance(r, SliceLength) for b in r.names]
+
+
 def resolve_sizes(params: dict, size: Callable[["SizeRef"], Any], scalar: Callable | None = None,
                   count: Callable | None = None) -> dict:
     """``params`` with every :class:`SizeRef` replaced by ``size(ref)``. A

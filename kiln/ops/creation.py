@@ -14,6 +14,7 @@ as NumPy's np.empty does).
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from typing import Any
 
@@ -123,6 +124,11 @@ def _empty_like(x: Any, dtype: Any = None, order: str = "K", shape: Any = None) 
     return out
 
 
+def _shape_sizes(shape: Any, **_) -> dict:
+    """Op.runtime_sizes of an op taking its result's shape: each entry is that dim."""
+    return {"shape": tuple(range(len(shape)))} if type(shape) is tuple else {}
+
+
 zeros = _filled("zeros", np.zeros)
 ones = _filled("ones", np.ones)
 empty = _filled("empty", _empty)
@@ -218,6 +224,7 @@ full_like.lowering = {"fill": "fill_value"}
 # memory in place.
 for _op in (zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like):
     _op.fresh_result = True
+    _op.runtime_sizes = _shape_sizes
 
 
 def _full_like_normalize(a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
@@ -248,6 +255,9 @@ def _arange_length(start: Any, stop: Any, step: Any) -> int:
 
 
 def _arange_meta(start, stop, step, dtype):
+    if not isinstance(stop, (numbers.Number, np.generic)):
+        # a size symbol (lowering), given only where it is the length (_arange_sizes)
+        return TensorMeta((stop,), dtype)
     try:
         n = _arange_length(start, stop, step)
     except (ArithmeticError, ValueError, FloatingPointError):
@@ -272,6 +282,15 @@ def _arange_below(start, stop, step, dtype) -> int | None:
 
 
 arange.values_below = _arange_below
+
+
+def _arange_sizes(start, stop, step, dtype) -> dict:
+    """``np.arange(n)`` of an int ``n``: ``n`` is its length (where at least 2)."""
+    ints = type(start) is int and type(step) is int and type(stop) is int
+    return {"stop": 0} if ints and start == 0 and step == 1 else {}
+
+
+arange.runtime_sizes = _arange_sizes
 
 
 def _scalar_param(v: Any) -> Any:
@@ -365,6 +384,7 @@ def _linspace_normalize(start, stop, num=50, endpoint=True, retstep=False, dtype
                                            "axis": axis})
 
 
+linspace.runtime_sizes = lambda num, endpoint, dtype, axis: {"num": axis}
 spell(np.linspace, linspace, _linspace_normalize, "numpy.linspace")
 
 
@@ -372,24 +392,26 @@ spell(np.linspace, linspace, _linspace_normalize, "numpy.linspace")
 
 eye = declare("eye", Category.CREATION,
               lambda N, M, k, dtype: np.eye(N, M, k, dtype=dtype), inputs=(),
-              params={"N": 1, "M": 1, "k": 0, "dtype": np.dtype(float)},
-              meta=lambda N, M, k, dtype: TensorMeta(_check_shape((N, M)), dtype),
-              doc="numpy.eye(N, M, k, dtype): ones on the k-th diagonal")
+              params={"N": 1, "M": None, "k": 0, "dtype": np.dtype(float)},
+              meta=lambda N, M, k, dtype: TensorMeta(_check_shape((N, N if M is None else M)), dtype),
+              doc="numpy.eye(N, M, k, dtype): ones on the k-th diagonal (M None: square)")
 
 
 def _eye_normalize(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     _check_common("numpy.eye", order, like, device)
     N, = shape_arg((N,))   # (np.zeros((N, M)): a bool is NumPy's TypeError)
-    return Bound(eye, (), {"N": N, "M": N if M is None else shape_arg((M,))[0],
+    # (M None, not N: one run-time size given once, which may stay a size: runtime_sizes)
+    return Bound(eye, (), {"N": N, "M": None if M is None else shape_arg((M,))[0],
                            "k": operator.index(k), "dtype": _dtype_arg(dtype, float)})
 
 
 def _identity_normalize(n, dtype=None, *, like=None):
     _check_common("numpy.identity", "C", like)
     n, = shape_arg((n,))
-    return Bound(eye, (), {"N": n, "M": n, "k": 0, "dtype": _dtype_arg(dtype, float)})
+    return Bound(eye, (), {"N": n, "M": None, "k": 0, "dtype": _dtype_arg(dtype, float)})
 
 
+eye.runtime_sizes = lambda N, M, k, dtype: {"N": (0, 1) if M is None else 0, "M": 1}
 spell(np.eye, eye, _eye_normalize, "numpy.eye")
 spell(np.identity, eye, _identity_normalize, "numpy.identity")
 

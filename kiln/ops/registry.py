@@ -189,6 +189,13 @@ class Op:
     # and the sliced lengths become size symbols (kiln/lowering/sizes.py, kind "int"), so
     # one build serves every ``n``. None: bounds are specialized (guarded by value).
     runtime_slices: int | None = None
+    # ``runtime_sizes(**params) -> {param: dim}``: params that are sizes of the result
+    # (``np.zeros(shape)``: {"shape": (0, 1, ...)}, ``np.arange(stop)``: {"stop": 0},
+    # ``np.eye(n)``: {"N": (0, 1)}), a param naming the result's dim it is (or dims; a
+    # tuple param a dim per entry). Capture writes a
+    # dynamic input dim given there as an ``ir.SizeRef`` instead of pinning it
+    # (kiln/capture/opcall_dims.py ``creation_sizes``): one build serves every size.
+    runtime_sizes: Callable[..., dict] | None = None
     # NumPy's result is a read-only view (broadcast_to, diagonal): a write into it, or into
     # a view of it, raises NumPy's error, so capture runs such a write as Python.
     read_only: bool = False

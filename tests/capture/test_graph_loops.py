@@ -5,6 +5,7 @@ import pytest
 
 import kiln
 from kiln.ops import graph_loops
+from kiln.runtime import build
 
 
 def _jacobi(TSTEPS, A, B):
@@ -359,6 +360,65 @@ def test_elementwise_recurrence_stays_unrolled():
     z, c = np.zeros(6), np.linspace(-0.5, 0.2, 6)
     _same(_recurrence(z, c), kiln.compile(_recurrence)(z, c))
     assert "elementwise body" in _notes(_recurrence, z, c)
+
+
+def _euler_steps(y, dt, n_steps):
+    for _ in range(n_steps):
+        y = y + dt * (-0.5 * y + np.sin(y))
+    return y
+
+
+def test_a_trip_count_argument_that_changes_is_left_to_run_time():
+    """Unrolled for its first value (the iterations fuse); once ``n_steps`` takes another
+    value, one graph loop entry serves every count (unrolled, each count built again)."""
+    y = np.linspace(0, 1, 8)
+    f = kiln.compile(_euler_steps)
+    builds = build.stats["builds"]
+    for n in (10, 11, 12, 40, 3):
+        assert np.array_equal(f(y, 0.01, n), _euler_steps(y, 0.01, n))
+    assert build.stats["builds"] - builds <= 2
+    assert len(f.cache_entries) == 2
+    # (the unrolled entry is tried first: for n_steps=10 again its fused kernel runs)
+    first, rest = [{n.op.name for n in e.graph.calls} for e in f.cache_entries]
+    assert "graph_loop" not in first and "graph_loop" in rest
+
+
+def _roll_steps(x, m):
+    acc = x.copy()
+    for _ in range(m):
+        acc = 0.5 * np.roll(acc, 1) + acc - x   # (roll's size: a slice length + 1, guarded == len(x))
+    return acc
+
+
+def _zeros_steps(x, m):
+    acc = np.zeros(len(x))
+    for _ in range(m):
+        acc = acc + np.roll(x, 1) * np.roll(acc, 1) + 1.0
+    return acc
+
+
+def _smooth_until(x, tol):
+    u, d = x.copy(), 1.0
+    while d > tol:
+        un = 0.5 * (u + np.roll(u, 1))
+        d = np.abs(un - u).max()
+        u = un
+    return u
+
+
+@pytest.mark.parametrize("fn, arg", [(_roll_steps, 4), (_zeros_steps, 5), (_smooth_until, 1e-2)])
+def test_carried_arrays_of_run_time_size_compile_once(fn, arg):
+    """Under dynamic shapes a graph loop carries arrays sized by a dynamic dim (it unrolled
+    them, a build per size and trip count): one entry, its body compiled once."""
+    f = kiln.compile(fn, dynamic=True)
+    builds = build.stats["builds"]
+    for n in (9, 12, 17):
+        x = np.sin(np.linspace(0, 3, n))
+        a = arg + n % 3 if type(arg) is int else arg
+        assert np.array_equal(f(x, a), fn(x, a))
+    assert build.stats["builds"] - builds <= 2
+    assert len(f.cache_entries) == 1
+    assert {"graph_loop", "graph_while"} & {n.op.name for n in f.cache_entries[0].graph.calls}
 
 
 class _GradientDescent:

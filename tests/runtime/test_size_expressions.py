@@ -247,3 +247,29 @@ def test_np_shape_reads_sizes_as_the_shape_attribute_does(monkeypatch):
     backend = Counting(monkeypatch)
     _run(_shape_sized, [(rng.random((3, 4)),), (rng.random((5, 2)),), (rng.random((6, 7)),)], backend)
     assert backend.graphs == 1
+
+
+def _made_to_size(x, w):
+    n = len(x)
+    return (np.zeros(n) + x, np.ones(w.shape) * w, np.empty((n, 3)).shape, np.full(n, n),
+            np.full((x.shape[0], 2), 2.5), x * np.arange(n), np.arange(len(x), dtype=np.float32),
+            np.linspace(-1.0, 1 / 3, n), np.linspace(0, 7, n, endpoint=False, dtype=np.int32),
+            np.eye(n, k=1) @ x, np.identity(w.shape[1], dtype=np.int64), np.eye(n, n),
+            np.zeros((w.shape[1], n)).T + np.eye(n, w.shape[1], -1))
+
+
+def test_creation_sizes_from_dynamic_dims_compile_once(monkeypatch):
+    """np.zeros(len(x)), np.ones(w.shape), np.arange(n), np.linspace(a, b, n), np.eye(n)
+    with n a dynamic dim: the size was a static param, pinned (a build per size); it is
+    the input's dim in the graph now (ir.SizeRef), NumPy's values bit for bit."""
+    calls = [(rng.standard_normal(n), rng.standard_normal((m, k)))
+             for n, m, k in ((5, 3, 4), (6, 4, 8), (7, 2, 3), (9, 5, 2))]
+    for dynamic, graphs in ((True, 1), (None, 2)):
+        be = Counting(monkeypatch)
+        f = kiln.compile(_made_to_size, backend=be, dynamic=dynamic)
+        for args in calls:
+            for got, want in zip(f(*args), _made_to_size(*args)):
+                assert type(got) is type(want) and np.shape(got) == np.shape(want)
+                assert np.asarray(got).dtype == np.asarray(want).dtype
+                np.testing.assert_array_equal(got, want, strict=True)
+        assert be.graphs == graphs
