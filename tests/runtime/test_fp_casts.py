@@ -61,11 +61,17 @@ def test_float_to_int_casts_warn_as_numpy(fn, dt, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_negative_floats_to_uint64_wrap_silently(backend):
+def test_negative_floats_to_unsigned_wrap_as_numpy(backend):
     # -1.0 -> 2**64 - 1 with no warning, NaN -> 2**63 with one (NumPy's conversion)
     x = np.tile([-1.0, -2.0 ** 31 - 1, -0.5, 7.0, np.nan, -np.inf], 20)
     compiled = kiln.compile(cast_of_sum, backend=backend)
     for args in ((x, 0.0, np.uint64), (x[:3], 0.0, np.uint64)):
+        _same(_run(compiled, args), _run(cast_of_sum, args))
+    # uint32 where NumPy's value does not depend on its SIMD path (-5.0 -> 2**32 - 5: GCC's
+    # AVX-512 vcvttpd2udq gave 2**32 - 1 for every negative)
+    x = np.tile([-5.0, -2.0 ** 31 + 1, -0.5, 7.0, 3e9, 2.0 ** 32 - 256], 20)
+    for src in (np.float64, np.float32):
+        args = (x.astype(src), 0.0, np.uint32)
         _same(_run(compiled, args), _run(cast_of_sum, args))
 
 
