@@ -61,10 +61,15 @@ _METHOD = {"sum": "reduce", "selected_sum": "reduce", "prod": "reduce", "mean": 
 CAST_INPUT = {"astype": 0, "index_put": 2}
 # ops that never warn, whatever their dtypes (views, copies, selections, comparisons,
 # NaN-quiet min/max, rounding, predicates)
-# complex loops whose kernel code (cpp_prelude.h kiln_cadd ... kiln_cdiv: NumPy's formulas)
-# raises the flags NumPy's loop does: the kinds it can warn about
+# complex loops whose kernel code (cpp_prelude.h kiln_cadd ... kiln_cdiv: NumPy's formulas;
+# kiln_cexp: libm's cexp, which NumPy's npy_cexp is) raises the flags NumPy's loop does:
+# the kinds it can warn about
 _COMPLEX: dict[str, int] = {"add": _O | _I, "subtract": _O | _I, "multiply": _O | _I, "square": _O | _I,
-                            "true_divide": _D | _O | _I}
+                            "true_divide": _D | _O | _I, "exp": _O | _I}
+# complex loops whose kernel code is the libm function NumPy's loop calls, so the flags it
+# raises for NaN operands are NumPy's too (cexp(1 + NaN j) raises "invalid", cexp(inf +
+# NaN j) does not): NaN-quiet in the sense of NAN_QUIET (lowering/fp_flags.py nan_quiet)
+COMPLEX_LIBM = frozenset({"exp"})
 
 _SILENT = frozenset("""
     negative positive absolute fabs sign floor ceil trunc rint conjugate isnan isinf isfinite

@@ -691,6 +691,29 @@ def test_complex_multiply_and_divide_warn_as_numpys_loops():
     assert [w[1] for w in got[1] if w[:2] not in [v[:2] for v in want[1]]] == []   # (no fallback's)
 
 
+def _complex_exp(z):
+    return np.exp(z)
+
+
+def test_complex_exp_warns_as_libms_cexp():
+    """A kernel's complex exp is libm's cexp, which NumPy's npy_cexp is: its flags are
+    NumPy's, for NaN parts too (cpp_prelude.h kiln_cexp; ops/fp_errors.py COMPLEX_LIBM):
+    "invalid value encountered in exp" of inf + inf j and of 1 + NaN j, none of inf + NaN j,
+    "overflow" of a huge real part (all were silent)."""
+    compiled = kiln.compile(_complex_exp, backend="cpp")
+    for dtype, huge in ((np.complex128, 1000.0), (np.complex64, 100.0)):
+        for row, said in (([complex(np.inf, np.inf), 1j, 2, 3], ["invalid"]),
+                          ([complex(1, np.nan), 1j, 2, 3], ["invalid"]),
+                          ([complex(np.inf, np.nan), complex(np.nan, 0), 2, 3], []),
+                          ([complex(huge, 1), 1j, 2, 3], ["overflow"])):
+            z = np.array(row, dtype)
+            want = _record(_complex_exp, (z,))
+            got = _record(compiled, (z,))
+            np.testing.assert_array_equal(got[0], want[0])
+            _same(got[1], want[1])
+            assert [w[1].split()[0] for w in got[1]] == said
+
+
 def _spreads_of_computed(y):
     return np.log(y).std(), np.exp(y).var(axis=0)
 
