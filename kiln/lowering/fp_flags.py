@@ -24,6 +24,8 @@ from ..ops.fp_errors import (ALL, CAST_INPUT, COMPLEX_LIBM, INVALID, KINDS, NAN_
                               ufunc_name)
 from ..ops.masked import quiet_operands
 from .cpp_ops import svml_ufunc
+from .handler import RecordingHandler
+from .loop_ir import Affine, BufferValue, Pointwise
 
 _MASKED = ("masked_unary", "masked_binary")
 _BOUND = {"b": Bounded(1.0), "i": Bounded(2.0 ** 63), "u": Bounded(2.0 ** 64)}
@@ -258,7 +260,7 @@ def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
 
 def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplace: dict | None = None) -> tuple:
     """``(entry index, argument position, op name, kwargs)`` for each node of ``kernel``
-    whose warnings NumPy's own op tells (ops/fp_errors.py NUMPY_TELLS: var, std) and
+    whose warnings NumPy's own op tells (ops/fp_errors.py NUMPY_TELLS: var, std, vector_norm) and
     that reads the whole of one of the kernel's arguments, ``arguments`` (Buffers, in
     parameter order), which the kernel does not write (``written``: names) or computes
     itself (the var's input lowering stores: realize_early.py ``_store_told_input``;
@@ -272,15 +274,37 @@ def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplac
             if getattr(origin, "kind", None) != "call" or origin.op.name not in NUMPY_TELLS \
                     or origin.name not in names or any(t[0] == names.index(origin.name) for t in told):
                 continue
-            src = n.src if n.kind == "reduction" else None
-            if src is None or not hasattr(src, "is_whole") or not src.is_whole() \
-                    or src.buf.name in written and (src.buf.kind != "computed" or src.buf.name in shared):
+            buf = _told_reads(n)
+            if buf is None or buf.name in written and (buf.kind != "computed" or buf.name in shared):
                 continue
-            position = [i for i, b in enumerate(arguments) if b.name == src.buf.name]
+            position = [i for i, b in enumerate(arguments) if b.name == buf.name]
             kwargs = {k: (v.str if isinstance(v, np.dtype) else v) for k, v in origin.kwargs.items()}
             if position and all(isinstance(v, (type(None), bool, int, str, tuple)) for v in kwargs.values()):
                 told.append((names.index(origin.name), position[0], origin.op.name, kwargs))
     return tuple(told)
+
+
+def _told_reads(n: Any) -> Any:
+    """The buffer whose whole a told op reads in reduction ``n``, or None: the reduction's
+    own operand (var's), or the buffer it squares before reducing (vector_norm's ``x * x``
+    of ``np.linalg.norm(x, axis=1)``: its code loads one buffer, whole, and multiplies it
+    by itself; not a value computed in the kernel, ``norm(2 * x, axis=1)``)."""
+    src = n.src if n.kind == "reduction" else None
+    if isinstance(src, BufferValue):
+        return src.buf if src.is_whole() else None
+    if not isinstance(src, Pointwise):
+        return None
+    index = [Affine.var(f"d{k}") for k in range(len(src.shape))]
+    rec = RecordingHandler()
+    src.fn(rec, index)
+    if len({(b.name, str(at)) for b, at in rec.loads}) != 1 or rec.casts or \
+            [fn for fn, _dt in rec.calls] != ["multiply"]:
+        return None
+    buf = rec.loads[0][0]
+    whole = RecordingHandler()
+    BufferValue.whole(buf).load(whole, index)
+    return buf if tuple(src.shape) == tuple(buf.shape) and str(whole.loads[0][1]) == str(rec.loads[0][1]) \
+        else None
 
 
 def nan_quiet(kernel: Any) -> bool:

@@ -714,6 +714,23 @@ def test_complex_exp_warns_as_libms_cexp():
             assert [w[1].split()[0] for w in got[1]] == said
 
 
+def _row_norms(x):
+    return np.linalg.norm(x, axis=1)
+
+
+def test_norm_over_an_axis_warns_as_numpys_steps():
+    """np.linalg.norm over an axis is vector_norm, whose kernel computes sqrt(sum(x * x))
+    under one node: its overflow was unattributed, so silent. NumPy's op on the argument
+    tells it (ops/fp_errors.py NUMPY_TELLS): "overflow encountered in multiply" of 1e200's
+    square, "... in reduce" of two squares of 1.3e154 summed."""
+    x = np.array([[1e200, 1.0], [1.3e154, 1.3e154], [1.0, 2.0]])
+    want = _record(_row_norms, (x,))
+    got = _record(kiln.compile(_row_norms, backend="cpp"), (x,))
+    np.testing.assert_array_equal(got[0], want[0])
+    _same(got[1], want[1])
+    assert [w[1] for w in got[1]] == ["overflow encountered in multiply", "overflow encountered in reduce"]
+
+
 def _spreads_of_computed(y):
     return np.log(y).std(), np.exp(y).var(axis=0)
 
