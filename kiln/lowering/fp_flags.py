@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..config import config
+from ..ops import Category
 from ..ops.fp_errors import (ALL, CAST_INPUT, COMPLEX_LIBM, INVALID, KINDS, NAN_QUIET, NUMPY_TELLS, OVER, TOLD_BESIDE_NAN, Bounded,
                               exact_kinds, fp_kinds, kernel_noise, numpy_name, part_exact, raises_where,
                               ufunc_name)
@@ -275,13 +276,44 @@ def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplac
                     or origin.name not in names or any(t[0] == names.index(origin.name) for t in told):
                 continue
             buf = _told_reads(n)
-            if buf is None or buf.name in written and (buf.kind != "computed" or buf.name in shared):
+            if buf is None and n.kind == "reduction" and origin.args:
+                # a value the kernel computes from its arguments (np.var(2 * x)): NumPy
+                # computes it again from them, on the rare path alone (a stored one cost
+                # a column var 3-5x its time: realize_early.py _store_told_input)
+                position = [_recipe(origin.args[0], arguments, written, [8])]
+            elif buf is None or buf.name in written and (buf.kind != "computed" or buf.name in shared):
                 continue
-            position = [i for i, b in enumerate(arguments) if b.name == buf.name]
-            kwargs = {k: (v.str if isinstance(v, np.dtype) else v) for k, v in origin.kwargs.items()}
-            if position and all(isinstance(v, (type(None), bool, int, str, tuple)) for v in kwargs.values()):
+            else:
+                position = [i for i, b in enumerate(arguments) if b.name == buf.name]
+            kwargs = _literal_kwargs(origin)
+            if position and position[0] is not None and kwargs is not None:
                 told.append((names.index(origin.name), position[0], origin.op.name, kwargs))
     return tuple(told)
+
+
+def _literal_kwargs(node: Any) -> dict | None:
+    """``node``'s kwargs as literals of the wrapper's text (a dtype as its string), or None."""
+    kwargs = {k: (v.str if isinstance(v, np.dtype) else v) for k, v in node.kwargs.items()}
+    return kwargs if all(isinstance(v, (type(None), bool, int, str, tuple)) for v in kwargs.values()) else None
+
+
+def _recipe(value: Any, arguments: list, written: set, budget: list) -> Any:
+    """How NumPy computes graph value ``value`` from the kernel's ``arguments`` (runtime/
+    fpwarn.py ``recomputed``): ``("arg", position)`` of a graph input the kernel reads and
+    does not write, ``("const", number)``, ``("call", op name, operands, kwargs)`` of an
+    elementwise op; None where it is anything else, or past ``budget`` calls."""
+    if isinstance(value, (bool, int)) or isinstance(value, float) and np.isfinite(value):
+        return ("const", value)
+    kind = getattr(value, "kind", None)
+    if kind == "placeholder":
+        found = [i for i, b in enumerate(arguments) if b.name == value.name and b.kind == "input"]
+        return ("arg", found[0]) if found and value.name not in written else None
+    if kind != "call" or value.op.category != Category.POINTWISE or budget[0] <= 0 or value.meta.get("quiet"):
+        return None
+    budget[0] -= 1
+    operands = tuple(_recipe(a, arguments, written, budget) for a in value.args)
+    kwargs = _literal_kwargs(value)
+    return None if kwargs is None or None in operands else ("call", value.op.name, operands, kwargs)
 
 
 def _told_reads(n: Any) -> Any:

@@ -272,14 +272,31 @@ def _numpy_warns(flags: int, told: tuple, args: tuple, entry: tuple) -> None:
            for bit, _key, text in KINDS if flags & bit for step in NUMPY_TELLS[name]):
         return
     stats["numpy_runs"] += 1
+    if isinstance(position, int):
+        value = args[position]
+    else:   # a value the kernel computed (np.var(2 * x)): its own ops' warnings are theirs
+        with np.errstate(all="ignore"):
+            value = recomputed(position, args)
     modes = {key: "warn" if flags & bit else "ignore" for bit, key, _text in KINDS}
     with warnings.catch_warnings(record=True) as got, np.errstate(under="ignore", **modes):
         warnings.simplefilter("always")
-        REGISTRY[name].impl(args[position], **kwargs)
+        REGISTRY[name].impl(value, **kwargs)
     for w in got:
         text = str(w.message)
         if w.category is RuntimeWarning and " encountered in " in text:
             warn_at(text, entry[2], entry[3])
+
+
+def recomputed(recipe: tuple, args: tuple) -> Any:
+    """The value lowering/fp_flags.py ``_recipe`` describes, computed by NumPy's ops from
+    the kernel's arguments ``args``."""
+    from ..ops import REGISTRY
+    if recipe[0] == "arg":
+        return args[recipe[1]]
+    if recipe[0] == "const":
+        return recipe[1]
+    _call, name, operands, kwargs = recipe
+    return REGISTRY[name].impl(*(recomputed(r, args) for r in operands), **kwargs)
 
 
 def cast_overflow(sites: tuple) -> None:

@@ -731,6 +731,28 @@ def test_norm_over_an_axis_warns_as_numpys_steps():
     assert [w[1] for w in got[1]] == ["overflow encountered in multiply", "overflow encountered in reduce"]
 
 
+def _spreads_of_cheap(x, y):
+    return np.var(2 * x), np.abs(y).std(), np.var(x + 1.0, axis=0)
+
+
+def test_var_and_std_of_a_cheap_value_their_kernel_computes_warn_as_numpys_steps():
+    """A cheap value computed inside var's reduction (not stored: realize_early.py
+    ``_store_told_input``) is computed again by NumPy from the kernel's arguments after a
+    launch that raised a flag (lowering/fp_flags.py ``_recipe``, runtime/fpwarn.py
+    ``recomputed``), and NumPy's var of it warns: "overflow encountered in square" of
+    2e200's deviation, "invalid value encountered in subtract" of an inf (all silent)."""
+    x = np.array([1e200, -1e200, 3.0])
+    y = np.array([np.inf, 1.0, 2.0])
+    want = _record(_spreads_of_cheap, (x, y))
+    compiled = kiln.compile(_spreads_of_cheap, backend="cpp")
+    got = _record(compiled, (x, y))
+    for g, w in zip(got[0], want[0]):
+        np.testing.assert_array_equal(g, w)
+    _same(got[1], want[1])
+    assert [w[1] for w in got[1]] == ["overflow encountered in square", "invalid value encountered in subtract",
+                                      "overflow encountered in square"]
+
+
 def _spreads_of_computed(y):
     return np.log(y).std(), np.exp(y).var(axis=0)
 
