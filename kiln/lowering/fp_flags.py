@@ -14,6 +14,7 @@ kernel, so the kernel then says nothing about those kinds.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,8 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     out_kind = _dtype_kind(node)
     # operands: constants as they are; a bool or integer array as the largest value it
     # may hold (finite: ``x + (x > 0)`` is never inf - inf); other arrays unknown
-    args = tuple(_BOUND.get(_dtype_kind(a)) if hasattr(a, "meta") else a for a in node.args)
+    args = tuple(_BOUND.get(_dtype_kind(a)) if hasattr(a, "meta") else _in_loop(a, _dtype(node))
+                 for a in node.args)
     kinds = [k for k in (_dtype_kind(a) for a in node.args) if k] + [out_kind or ""]
     cast = node.args[CAST_INPUT[op.name]] if op.name in CAST_INPUT and len(node.args) > CAST_INPUT[op.name] \
         else None   # (the input a cast converts: astype's, the value an index_put writes)
@@ -99,6 +101,16 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     told = bits if op.name not in _MASKED and not quiet else 0
     # (the kinds the flag tells: not those its kernel code raises where NumPy's loop does not)
     return (bits | noise, message_name, filename, lineno, own & ~noise if exact else 0), told
+
+
+def _in_loop(value: Any, dtype: Any) -> Any:
+    """A Python float constant as a float loop of ``dtype`` takes it (NEP 50): past that
+    dtype's largest value it is an infinity (``x32 * 1e300`` multiplies by inf, so
+    ``0 * inf`` is invalid there; the constant 1e300 narrowed the multiply's kinds)."""
+    if isinstance(value, float) and dtype is not None and dtype.kind == "f" and math.isfinite(value) \
+            and abs(value) > float(np.finfo(dtype).max):
+        return math.copysign(math.inf, value)
+    return value
 
 
 def _out_cast(node: Any) -> Any:
@@ -301,14 +313,16 @@ def _recipe(value: Any, arguments: list, written: set, budget: list) -> Any:
     """How NumPy computes graph value ``value`` from the kernel's ``arguments`` (runtime/
     fpwarn.py ``recomputed``): ``("arg", position)`` of a graph input the kernel reads and
     does not write, ``("const", number)``, ``("call", op name, operands, kwargs)`` of an
-    elementwise op; None where it is anything else, or past ``budget`` calls."""
+    elementwise op or a view whose parameters are literals (a reshape's shape); None where
+    it is anything else (a slice's getitem), or past ``budget`` calls."""
     if isinstance(value, (bool, int)) or isinstance(value, float) and np.isfinite(value):
         return ("const", value)
     kind = getattr(value, "kind", None)
     if kind == "placeholder":
         found = [i for i, b in enumerate(arguments) if b.name == value.name and b.kind == "input"]
         return ("arg", found[0]) if found and value.name not in written else None
-    if kind != "call" or value.op.category != Category.POINTWISE or budget[0] <= 0 or value.meta.get("quiet"):
+    if kind != "call" or value.op.category not in (Category.POINTWISE, Category.VIEW) or budget[0] <= 0 \
+            or value.meta.get("quiet"):
         return None
     budget[0] -= 1
     operands = tuple(_recipe(a, arguments, written, budget) for a in value.args)

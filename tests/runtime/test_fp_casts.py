@@ -127,6 +127,21 @@ def test_python_floats_past_a_narrower_loop_warn_in_cast(backend):
                 np.testing.assert_array_equal(g, w)
 
 
+def times_huge(x):
+    return x * 1e300
+
+
+def test_a_constant_past_a_narrower_loop_is_its_infinity():
+    # 1e300 in a float32 loop is inf (NEP 50: "overflow encountered in cast"), so 0 * inf
+    # is "invalid value encountered in multiply": the finite constant had narrowed the
+    # multiply's kinds to overflow alone, and the kernel said nothing of it
+    compiled = kiln.compile(times_huge, backend="cpp")
+    x = np.array([0.0, 1.0, 2.0], np.float32)
+    got, want = _run(compiled, (x,)), _run(times_huge, (x,))
+    _same(got, want)
+    assert [w[1] for w in got[1]] == ["overflow encountered in cast", "invalid value encountered in multiply"]
+
+
 def writes_of_floats(a, v, w):
     b = np.zeros(3, np.float32)
     b[1:] = v
