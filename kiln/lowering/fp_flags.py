@@ -22,8 +22,8 @@ import numpy as np
 from ..config import config
 from ..ops import Category
 from ..ops.fp_errors import (ALL, CAST_INPUT, COMPLEX_LIBM, INVALID, KINDS, NAN_QUIET, NUMPY_TELLS, OVER,
-                              TOLD_BESIDE_NAN, Bounded, exact_kinds, fp_kinds, kernel_noise, numpy_name, part_exact, raises_where,
-                              ufunc_name)
+                              TOLD_BESIDE_NAN, Bounded, exact_kinds, fp_kinds, kernel_noise, numpy_name,
+                              part_exact, raises_where, ufunc_name)
 from ..ops.masked import quiet_operands
 from .cpp_ops import svml_ufunc
 from .handler import RecordingHandler
