@@ -309,13 +309,22 @@ def _literal_kwargs(node: Any) -> dict | None:
     return kwargs if all(isinstance(v, (type(None), bool, int, str, tuple)) for v in kwargs.values()) else None
 
 
+def _basic_index(value: Any) -> bool:
+    """Is ``value`` a getitem's index of Python ints, None, ``...`` and slices of ints
+    (``x[1:]``'s ``(slice(1, None, None),)``), which the wrapper's text writes as it is?"""
+    def part(v: Any) -> bool:
+        return v is None or v is Ellipsis or type(v) is int or isinstance(v, slice) and all(
+            b is None or type(b) is int for b in (v.start, v.stop, v.step))
+    return isinstance(value, tuple) and all(part(v) for v in value)
+
+
 def _recipe(value: Any, arguments: list, written: set, budget: list) -> Any:
     """How NumPy computes graph value ``value`` from the kernel's ``arguments`` (runtime/
     fpwarn.py ``recomputed``): ``("arg", position)`` of a graph input the kernel reads and
     does not write, ``("const", number)``, ``("call", op name, operands, kwargs)`` of an
-    elementwise op or a view whose parameters are literals (a reshape's shape); None where
-    it is anything else (a slice's getitem), or past ``budget`` calls."""
-    if isinstance(value, (bool, int)) or isinstance(value, float) and np.isfinite(value):
+    elementwise op or a view whose parameters are literals (a reshape's shape, ``x[1:]``'s
+    index); None where it is anything else, or past ``budget`` calls."""
+    if isinstance(value, (bool, int)) or isinstance(value, float) and np.isfinite(value) or _basic_index(value):
         return ("const", value)
     kind = getattr(value, "kind", None)
     if kind == "placeholder":
