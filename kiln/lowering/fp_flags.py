@@ -279,6 +279,8 @@ def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplac
     itself (the var's input lowering stores: realize_early.py ``_store_told_input``;
     not one whose memory an output of the kernel takes, ``inplace``): the runtime
     runs the op on that argument after a launch that raised a flag (runtime/fpwarn.py).
+    Where the op reads a value the kernel computes from its arguments, the position is
+    how NumPy computes that value from them (:func:`_recipe`).
     ``names``: the kernel's entries' node names (:func:`fp_table`)."""
     shared = {b.name for b in (inplace or {}).values()} | set(inplace or {})
     told = []

@@ -127,7 +127,9 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     empties it as a call starts: lowering/cpp.py ``call_prelude``). ``numpy``: ``(entry
     index, argument position, op name, kwargs)`` of the ops whose warnings NumPy's op
     tells (lowering/fp_flags.py ``numpy_tells``: var's four steps): a launch that raises
-    a kind NumPy's error mode warns of runs that op on the argument and warns as it did."""
+    a kind NumPy's error mode warns of runs that op on the argument and warns as it did
+    (on the value :func:`recomputed` makes of the arguments, where the position is a
+    recipe: ``np.var(2 * x)``)."""
     if isinstance(owned, int):
         owned = ctypes.CFUNCTYPE(ctypes.c_uint)(owned)
 
