@@ -271,7 +271,8 @@ def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
     return tuple(entries), slots, tuple(n.name for n in nodes)
 
 
-def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplace: dict | None = None) -> tuple:
+def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplace: dict | None = None,
+                scalars: tuple = ()) -> tuple:
     """``(entry index, argument position, op name, kwargs)`` for each node of ``kernel``
     whose warnings NumPy's own op tells (ops/fp_errors.py NUMPY_TELLS: var, std, vector_norm) and
     that reads the whole of one of the kernel's arguments, ``arguments`` (Buffers, in
@@ -280,7 +281,8 @@ def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplac
     not one whose memory an output of the kernel takes, ``inplace``): the runtime
     runs the op on that argument after a launch that raised a flag (runtime/fpwarn.py).
     Where the op reads a value the kernel computes from its arguments, the position is
-    how NumPy computes that value from them (:func:`_recipe`).
+    how NumPy computes that value from them (:func:`_recipe`; ``scalars``: the kernel's
+    Scalar arguments, after the buffers).
     ``names``: the kernel's entries' node names (:func:`fp_table`)."""
     shared = {b.name for b in (inplace or {}).values()} | set(inplace or {})
     told = []
@@ -294,7 +296,7 @@ def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplac
                 # a value the kernel computes from its arguments (np.var(2 * x)): NumPy
                 # computes it again from them, on the rare path alone (a stored one cost
                 # a column var 3-5x its time: realize_early.py _store_told_input)
-                position = [_recipe(origin.args[0], arguments, written, [8])]
+                position = [_recipe(origin.args[0], (arguments, scalars), written, [8])]
             elif buf is None or buf.name in written and (buf.kind != "computed" or buf.name in shared):
                 continue
             else:
@@ -320,17 +322,20 @@ def _basic_index(value: Any) -> bool:
     return isinstance(value, tuple) and all(part(v) for v in value)
 
 
-def _recipe(value: Any, arguments: list, written: set, budget: list) -> Any:
-    """How NumPy computes graph value ``value`` from the kernel's ``arguments`` (runtime/
-    fpwarn.py ``recomputed``): ``("arg", position)`` of a graph input the kernel reads and
-    does not write, ``("const", number)``, ``("call", op name, operands, kwargs)`` of an
+def _recipe(value: Any, arguments: tuple, written: set, budget: list) -> Any:
+    """How NumPy computes graph value ``value`` from the kernel's ``arguments`` (its
+    buffers, its scalars; runtime/fpwarn.py ``recomputed``): ``("arg", position)`` of a
+    graph input the kernel reads and does not write (a run-time Python number as the
+    caller passed it: ``np.var(x + s)``), ``("const", number)``, ``("call", op name, operands, kwargs)`` of an
     elementwise op or a view whose parameters are literals (a reshape's shape, ``x[1:]``'s
     index); None where it is anything else, or past ``budget`` calls."""
     if isinstance(value, (bool, int)) or isinstance(value, float) and np.isfinite(value) or _basic_index(value):
         return ("const", value)
     kind = getattr(value, "kind", None)
     if kind == "placeholder":
-        found = [i for i, b in enumerate(arguments) if b.name == value.name and b.kind == "input"]
+        buffers, scalars = arguments
+        found = [i for i, b in enumerate(buffers) if b.name == value.name and b.kind == "input"] + \
+            [len(buffers) + i for i, sc in enumerate(scalars) if getattr(sc, "node", None) is value]
         return ("arg", found[0]) if found and value.name not in written else None
     if kind != "call" or value.op.category not in (Category.POINTWISE, Category.VIEW) or budget[0] <= 0 \
             or value.meta.get("quiet"):

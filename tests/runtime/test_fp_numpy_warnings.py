@@ -731,8 +731,9 @@ def test_norm_over_an_axis_warns_as_numpys_steps():
     assert [w[1] for w in got[1]] == ["overflow encountered in multiply", "overflow encountered in reduce"]
 
 
-def _spreads_of_cheap(x, y):
-    return np.var(2 * x), np.abs(y).std(), np.var(x + 1.0, axis=0), x.reshape(1, 3).var(axis=1), x[1:].var()
+def _spreads_of_cheap(x, y, s):
+    return (np.var(2 * x), np.abs(y).std(), np.var(x + 1.0, axis=0), x.reshape(1, 3).var(axis=1), x[1:].var(),
+            np.std(x - s))
 
 
 def test_var_and_std_of_a_cheap_value_their_kernel_computes_warn_as_numpys_steps():
@@ -741,18 +742,18 @@ def test_var_and_std_of_a_cheap_value_their_kernel_computes_warn_as_numpys_steps
     launch that raised a flag (lowering/fp_flags.py ``_recipe``, runtime/fpwarn.py
     ``recomputed``), and NumPy's var of it warns: "overflow encountered in square" of
     2e200's deviation, "invalid value encountered in subtract" of an inf (all silent;
-    a reshape and a slice of an argument too)."""
+    a reshape and a slice of an argument too, and a run-time scalar's difference)."""
     x = np.array([1e200, -1e200, 3.0])
     y = np.array([np.inf, 1.0, 2.0])
-    want = _record(_spreads_of_cheap, (x, y))
+    want = _record(_spreads_of_cheap, (x, y, 1.0))
     compiled = kiln.compile(_spreads_of_cheap, backend="cpp")
-    got = _record(compiled, (x, y))
+    got = _record(compiled, (x, y, 1.0))
     for g, w in zip(got[0], want[0]):
         np.testing.assert_array_equal(g, w)
     _same(got[1], want[1])
     assert [w[1] for w in got[1]] == ["overflow encountered in square", "invalid value encountered in subtract",
                                       "overflow encountered in square", "overflow encountered in square",
-                                      "overflow encountered in square"]
+                                      "overflow encountered in square", "overflow encountered in square"]
 
 
 def _spreads_of_computed(y):
