@@ -329,7 +329,8 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
                           size_args, tuple(args), keep_gil, entries, reads, opaque, told.slots, told.rerun,
                           offsets, renamed_by_position(offsets_blind(marked), kernel.name, tuple(args)),
                           vary, tuple(offsets[i] for i in vary), told_source, told_cdef,
-                          fp_names=entry_names, fp_numpy=numpy_tells(kernel, entry_names, buffers, written, inplace))
+                          fp_names=entry_names, fp_numpy=numpy_tells(kernel, entry_names, buffers, written, inplace,
+                                                                     tuple(scalars)))
 
 
 def _computed_again(kernels: list) -> set:

@@ -497,13 +497,17 @@ class CppEmitter(OpsHandler):
             # to int8/int16/uint8/uint16 through int32, as x86 converts (and NumPy: 300.0 ->
             # int8 is 44, NaN is 0): spelled out, GCC does not fold a round trip into trunc()
             return self.assign(f"({ctype(dst)})(int32_t)({var})", dst, operands=(var,))
-        if src.kind == "f" and dst == np.uint64:
-            # NumPy's conversion (x86-64 without AVX-512's vcvttpd2uqq, which GCC picks under
-            # -march=native): int64's below 2**63, int64's of x - 2**63 with the top bit
-            # flipped above, so NaN and -inf give 2**63 and inf 0, as in NumPy
-            top = literal(2.0 ** 63, src)
-            return self.assign(f"({var} >= {top} ? (uint64_t)(int64_t)({var} - {top}) ^ "
-                               f"0x8000000000000000ULL : (uint64_t)(int64_t)({var}))", dst, operands=(var,))
+        if src.kind == "f" and dst.kind == "u" and dst.itemsize >= 4:
+            # NumPy's conversion (x86-64 without AVX-512's vcvttpd2uqq/vcvttpd2udq, which GCC
+            # picks under -march=native and which give all ones for a negative: -5.0 as
+            # uint32 was 4294967295, NumPy's 4294967291): the signed one of the same width
+            # below 2**(bits-1), that of x - 2**(bits-1) with the top bit flipped above, so
+            # NaN and -inf give 2**(bits-1) and inf 0, as NumPy's SIMD loops
+            bits = dst.itemsize * 8
+            top, signed = literal(2.0 ** (bits - 1), src), f"int{bits}_t"
+            flip = "0x8000000000000000ULL" if bits == 64 else "0x80000000u"
+            return self.assign(f"({var} >= {top} ? ({ctype(dst)})({signed})({var} - {top}) ^ {flip} : "
+                               f"({ctype(dst)})({signed})({var}))", dst, operands=(var,))
         out = self.assign(f"({ctype(dst)})({var})", dst, operands=(var,))
         if src.kind == "f" and dst.kind in "iu":
             self.truncated[out] = (var, src, dst)

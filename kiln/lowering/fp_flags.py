@@ -14,16 +14,20 @@ kernel, so the kernel then says nothing about those kinds.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..config import config
-from ..ops.fp_errors import (ALL, CAST_INPUT, INVALID, KINDS, NAN_QUIET, NUMPY_TELLS, OVER, TOLD_BESIDE_NAN, Bounded,
-                              exact_kinds, fp_kinds, kernel_noise, numpy_name, part_exact, raises_where,
-                              ufunc_name)
+from ..ops import Category
+from ..ops.fp_errors import (ALL, CAST_INPUT, COMPLEX_LIBM, INVALID, KINDS, NAN_QUIET, NUMPY_TELLS, OVER,
+                              TOLD_BESIDE_NAN, Bounded, exact_kinds, fp_kinds, kernel_noise, numpy_name,
+                              part_exact, raises_where, ufunc_name)
 from ..ops.masked import quiet_operands
 from .cpp_ops import svml_ufunc
+from .handler import RecordingHandler
+from .loop_ir import Affine, BufferValue, Pointwise
 
 _MASKED = ("masked_unary", "masked_binary")
 _BOUND = {"b": Bounded(1.0), "i": Bounded(2.0 ** 63), "u": Bounded(2.0 ** 64)}
@@ -55,7 +59,8 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     out_kind = _dtype_kind(node)
     # operands: constants as they are; a bool or integer array as the largest value it
     # may hold (finite: ``x + (x > 0)`` is never inf - inf); other arrays unknown
-    args = tuple(_BOUND.get(_dtype_kind(a)) if hasattr(a, "meta") else a for a in node.args)
+    args = tuple(_BOUND.get(_dtype_kind(a)) if hasattr(a, "meta") else _in_loop(a, _dtype(node))
+                 for a in node.args)
     kinds = [k for k in (_dtype_kind(a) for a in node.args) if k] + [out_kind or ""]
     cast = node.args[CAST_INPUT[op.name]] if op.name in CAST_INPUT and len(node.args) > CAST_INPUT[op.name] \
         else None   # (the input a cast converts: astype's, the value an index_put writes)
@@ -96,6 +101,16 @@ def _entry(node: Any) -> tuple[tuple | None, int]:
     told = bits if op.name not in _MASKED and not quiet else 0
     # (the kinds the flag tells: not those its kernel code raises where NumPy's loop does not)
     return (bits | noise, message_name, filename, lineno, own & ~noise if exact else 0), told
+
+
+def _in_loop(value: Any, dtype: Any) -> Any:
+    """A Python float constant as a float loop of ``dtype`` takes it (NEP 50): past that
+    dtype's largest value it is an infinity (``x32 * 1e300`` multiplies by inf, so
+    ``0 * inf`` is invalid there; the constant 1e300 narrowed the multiply's kinds)."""
+    if isinstance(value, float) and dtype is not None and dtype.kind == "f" and math.isfinite(value) \
+            and abs(value) > float(np.finfo(dtype).max):
+        return math.copysign(math.inf, value)
+    return value
 
 
 def _out_cast(node: Any) -> Any:
@@ -256,14 +271,18 @@ def fp_table(kernel: Any) -> tuple[tuple, list, tuple]:
     return tuple(entries), slots, tuple(n.name for n in nodes)
 
 
-def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplace: dict | None = None) -> tuple:
+def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplace: dict | None = None,
+                scalars: tuple = ()) -> tuple:
     """``(entry index, argument position, op name, kwargs)`` for each node of ``kernel``
-    whose warnings NumPy's own op tells (ops/fp_errors.py NUMPY_TELLS: var, std) and
+    whose warnings NumPy's own op tells (ops/fp_errors.py NUMPY_TELLS: var, std, vector_norm) and
     that reads the whole of one of the kernel's arguments, ``arguments`` (Buffers, in
     parameter order), which the kernel does not write (``written``: names) or computes
     itself (the var's input lowering stores: realize_early.py ``_store_told_input``;
     not one whose memory an output of the kernel takes, ``inplace``): the runtime
     runs the op on that argument after a launch that raised a flag (runtime/fpwarn.py).
+    Where the op reads a value the kernel computes from its arguments, the position is
+    how NumPy computes that value from them (:func:`_recipe`; ``scalars``: the kernel's
+    Scalar arguments, after the buffers).
     ``names``: the kernel's entries' node names (:func:`fp_table`)."""
     shared = {b.name for b in (inplace or {}).values()} | set(inplace or {})
     told = []
@@ -272,15 +291,82 @@ def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplac
             if getattr(origin, "kind", None) != "call" or origin.op.name not in NUMPY_TELLS \
                     or origin.name not in names or any(t[0] == names.index(origin.name) for t in told):
                 continue
-            src = n.src if n.kind == "reduction" else None
-            if src is None or not hasattr(src, "is_whole") or not src.is_whole() \
-                    or src.buf.name in written and (src.buf.kind != "computed" or src.buf.name in shared):
+            buf = _told_reads(n)
+            if buf is None and n.kind == "reduction" and origin.args:
+                # a value the kernel computes from its arguments (np.var(2 * x)): NumPy
+                # computes it again from them, on the rare path alone (a stored one cost
+                # a column var 3-5x its time: realize_early.py _store_told_input)
+                position = [_recipe(origin.args[0], (arguments, scalars), written, [8])]
+            elif buf is None or buf.name in written and (buf.kind != "computed" or buf.name in shared):
                 continue
-            position = [i for i, b in enumerate(arguments) if b.name == src.buf.name]
-            kwargs = {k: (v.str if isinstance(v, np.dtype) else v) for k, v in origin.kwargs.items()}
-            if position and all(isinstance(v, (type(None), bool, int, str, tuple)) for v in kwargs.values()):
+            else:
+                position = [i for i, b in enumerate(arguments) if b.name == buf.name]
+            kwargs = _literal_kwargs(origin)
+            if position and position[0] is not None and kwargs is not None:
                 told.append((names.index(origin.name), position[0], origin.op.name, kwargs))
     return tuple(told)
+
+
+def _literal_kwargs(node: Any) -> dict | None:
+    """``node``'s kwargs as literals of the wrapper's text (a dtype as its string), or None."""
+    kwargs = {k: (v.str if isinstance(v, np.dtype) else v) for k, v in node.kwargs.items()}
+    return kwargs if all(isinstance(v, (type(None), bool, int, str, tuple)) for v in kwargs.values()) else None
+
+
+def _basic_index(value: Any) -> bool:
+    """Is ``value`` a getitem's index of Python ints, None, ``...`` and slices of ints
+    (``x[1:]``'s ``(slice(1, None, None),)``), which the wrapper's text writes as it is?"""
+    def part(v: Any) -> bool:
+        return v is None or v is Ellipsis or type(v) is int or isinstance(v, slice) and all(
+            b is None or type(b) is int for b in (v.start, v.stop, v.step))
+    return isinstance(value, tuple) and all(part(v) for v in value)
+
+
+def _recipe(value: Any, arguments: tuple, written: set, budget: list) -> Any:
+    """How NumPy computes graph value ``value`` from the kernel's ``arguments`` (its
+    buffers, its scalars; runtime/fpwarn.py ``recomputed``): ``("arg", position)`` of a
+    graph input the kernel reads and does not write (a run-time Python number as the
+    caller passed it: ``np.var(x + s)``), ``("const", number)``, ``("call", op name, operands, kwargs)`` of an
+    elementwise op or a view whose parameters are literals (a reshape's shape, ``x[1:]``'s
+    index); None where it is anything else, or past ``budget`` calls."""
+    if isinstance(value, (bool, int)) or isinstance(value, float) and np.isfinite(value) or _basic_index(value):
+        return ("const", value)
+    kind = getattr(value, "kind", None)
+    if kind == "placeholder":
+        buffers, scalars = arguments
+        found = [i for i, b in enumerate(buffers) if b.name == value.name and b.kind == "input"] + \
+            [len(buffers) + i for i, sc in enumerate(scalars) if getattr(sc, "node", None) is value]
+        return ("arg", found[0]) if found and value.name not in written else None
+    if kind != "call" or value.op.category not in (Category.POINTWISE, Category.VIEW) or budget[0] <= 0 \
+            or value.meta.get("quiet"):
+        return None
+    budget[0] -= 1
+    operands = tuple(_recipe(a, arguments, written, budget) for a in value.args)
+    kwargs = _literal_kwargs(value)
+    return None if kwargs is None or None in operands else ("call", value.op.name, operands, kwargs)
+
+
+def _told_reads(n: Any) -> Any:
+    """The buffer whose whole a told op reads in reduction ``n``, or None: the reduction's
+    own operand (var's), or the buffer it squares before reducing (vector_norm's ``x * x``
+    of ``np.linalg.norm(x, axis=1)``: its code loads one buffer, whole, and multiplies it
+    by itself; not a value computed in the kernel, ``norm(2 * x, axis=1)``)."""
+    src = n.src if n.kind == "reduction" else None
+    if isinstance(src, BufferValue):
+        return src.buf if src.is_whole() else None
+    if not isinstance(src, Pointwise):
+        return None
+    index = [Affine.var(f"d{k}") for k in range(len(src.shape))]
+    rec = RecordingHandler()
+    src.fn(rec, index)
+    if len({(b.name, str(at)) for b, at in rec.loads}) != 1 or rec.casts or \
+            [fn for fn, _dt in rec.calls] != ["multiply"]:
+        return None
+    buf = rec.loads[0][0]
+    whole = RecordingHandler()
+    BufferValue.whole(buf).load(whole, index)
+    return buf if tuple(src.shape) == tuple(buf.shape) and str(whole.loads[0][1]) == str(rec.loads[0][1]) \
+        else None
 
 
 def nan_quiet(kernel: Any) -> bool:
@@ -293,7 +379,9 @@ def nan_quiet(kernel: Any) -> bool:
             if _dtype_kind(origin) != "f" or _dtype_kind(origin.args[0]) != "f":
                 return False
         elif origin.op.name not in NAN_QUIET and not (
-                _dtype_kind(origin) == "f" and svml_ufunc(origin.op.name, config.cxx_flags, _dtype(origin))):
-            # (NumPy's own SVML function raises, on NaNs too, what NumPy's loop raises)
+                _dtype_kind(origin) == "f" and svml_ufunc(origin.op.name, config.cxx_flags, _dtype(origin))) \
+                and not (_dtype_kind(origin) == "c" and origin.op.name in COMPLEX_LIBM):
+            # (NumPy's own SVML function, or libm's complex one NumPy calls, raises on NaNs
+            # too what NumPy's loop raises)
             return False
     return True

@@ -34,7 +34,7 @@ from ..ir import Graph, Node, map_nodes
 from ..ir.graph import resolve_sizes
 from ..ir.passes import may_warn_call, shared_calls
 from ..ops import Category, TensorMeta, infer_meta
-from ..ops.fp_errors import NUMPY_TELLS
+from ..ops.fp_errors import STORES_TOLD_INPUT
 from ..ops.layout import overlaps_itself
 from ..ops.meta import on_stand_ins, to_fake
 from ..ops.registry import iter_leaves, map_leaves
@@ -198,7 +198,7 @@ class GraphLowering(PointwiseLowering, ViewLowering, ExternLowering, ResultLayou
                 self._realize_warning(warning)
             if node.kind == "call" and warning:
                 self._store_picked(node, warning)
-            if node.kind == "call" and warning and node.op.name in NUMPY_TELLS:
+            if node.kind == "call" and warning and node.op.name in STORES_TOLD_INPUT:
                 self._store_told_input(node, warning, REALIZE_COST_SHARED)
             if node in writes:
                 self._realize_old_reads(node, writes[node])

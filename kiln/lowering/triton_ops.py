@@ -135,17 +135,27 @@ def template(fn: str, dtype: Any) -> str | None:
     return forms.get(kind, forms.get("*"))
 
 
-def _float_to_narrow_int(var: str, dst: np.dtype) -> str:
-    """NumPy's float -> (u)int8/16, uint32, uint64 conversion: C's cast as compiled for
-    x86, which converts to int32 (int64 for uint32, and for uint64 below 2**63) and keeps
-    the low bits: -1.0 -> 255 and 300.0 -> 44 as uint8, without a warning. Triton's direct
-    conversion is undefined out of range (PTX's saturates: 0 and 255)."""
+def _float_to_int(var: str, dst: np.dtype) -> str:
+    """NumPy's float -> integer conversion: C's cast as compiled for x86, whose truncating
+    conversion gives the minimum of its int32 or int64 for NaN and any value out of its
+    range (1e10 and NaN -> -2**31 as int32); to (u)int8/16 through int32, keeping the low
+    bits (-1.0 -> 255 and 300.0 -> 44 as uint8, silently); to uint32/uint64 as NumPy's
+    SIMD loop: the signed conversion of the same width below 2**(bits-1), that of
+    x - 2**(bits-1) with the top bit flipped above (-5.0 -> 2**32 - 5, inf -> 0). Triton's
+    direct conversion is undefined out of range; PTX's cvt.rzi.sat saturates (1e10 ->
+    2**31 - 1, NaN -> 0), so each conversion here reads only the values in range."""
     T = tltype(dst)
-    if dst.itemsize < 4:
-        return f"{var}.to(tl.int32).to({T})"
-    if dst.itemsize == 4:
-        return f"{var}.to(tl.int64).to({T})"
-    return f"tl.where({var} < 9223372036854775808.0, {var}.to(tl.int64).to({T}), {var}.to({T}))"
+    bits = 64 if dst.itemsize == 8 else 32
+    signed, top = f"tl.int{bits}", f"{2.0 ** (bits - 1)!r}"
+    least = f"tl.full([], {-2 ** (bits - 1)}, {signed})"
+
+    def trunc(v: str) -> str:
+        return f"tl.where(({v} >= -{top}) & ({v} < {top}), {v}.to({signed}), {least})"
+    if dst.kind == "u" and dst.itemsize >= 4:
+        value = f"tl.where({var} >= {top}, {trunc(f'({var} - {top})')} ^ {least}, {trunc(var)})"
+    else:
+        value = trunc(var)
+    return value if T == signed else f"{value}.to({T})"
 
 
 class TritonEmitter(OpsHandler):
@@ -215,8 +225,8 @@ class TritonEmitter(OpsHandler):
             return var
         if dst.kind == "b":
             return self.assign(f"{var} != 0")
-        if src.kind == "f" and dst.kind in "iu" and (dst.itemsize < 4 or dst.kind == "u"):
-            return self.assign(_float_to_narrow_int(var, dst))
+        if src.kind == "f" and dst.kind in "iu":
+            return self.assign(_float_to_int(var, dst))
         return self.assign(f"{var}.to({tltype(dst)})")
 
     def index(self, index: Any) -> str:

@@ -127,7 +127,9 @@ def kernel_warnings(entries: tuple, reads: tuple = (), opaque: bool = False,
     empties it as a call starts: lowering/cpp.py ``call_prelude``). ``numpy``: ``(entry
     index, argument position, op name, kwargs)`` of the ops whose warnings NumPy's op
     tells (lowering/fp_flags.py ``numpy_tells``: var's four steps): a launch that raises
-    a kind NumPy's error mode warns of runs that op on the argument and warns as it did."""
+    a kind NumPy's error mode warns of runs that op on the argument and warns as it did
+    (on the value :func:`recomputed` makes of the arguments, where the position is a
+    recipe: ``np.var(2 * x)``)."""
     if isinstance(owned, int):
         owned = ctypes.CFUNCTYPE(ctypes.c_uint)(owned)
 
@@ -272,14 +274,31 @@ def _numpy_warns(flags: int, told: tuple, args: tuple, entry: tuple) -> None:
            for bit, _key, text in KINDS if flags & bit for step in NUMPY_TELLS[name]):
         return
     stats["numpy_runs"] += 1
+    if isinstance(position, int):
+        value = args[position]
+    else:   # a value the kernel computed (np.var(2 * x)): its own ops' warnings are theirs
+        with np.errstate(all="ignore"):
+            value = recomputed(position, args)
     modes = {key: "warn" if flags & bit else "ignore" for bit, key, _text in KINDS}
     with warnings.catch_warnings(record=True) as got, np.errstate(under="ignore", **modes):
         warnings.simplefilter("always")
-        REGISTRY[name].impl(args[position], **kwargs)
+        REGISTRY[name].impl(value, **kwargs)
     for w in got:
         text = str(w.message)
         if w.category is RuntimeWarning and " encountered in " in text:
             warn_at(text, entry[2], entry[3])
+
+
+def recomputed(recipe: tuple, args: tuple) -> Any:
+    """The value lowering/fp_flags.py ``_recipe`` describes, computed by NumPy's ops from
+    the kernel's arguments ``args``."""
+    from ..ops import REGISTRY
+    if recipe[0] == "arg":
+        return args[recipe[1]]
+    if recipe[0] == "const":
+        return recipe[1]
+    _call, name, operands, kwargs = recipe
+    return REGISTRY[name].impl(*(recomputed(r, args) for r in operands), **kwargs)
 
 
 def cast_overflow(sites: tuple) -> None:

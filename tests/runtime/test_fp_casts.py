@@ -61,12 +61,16 @@ def test_float_to_int_casts_warn_as_numpy(fn, dt, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_negative_floats_to_uint64_wrap_silently(backend):
+def test_negative_floats_to_unsigned_wrap_as_numpy(backend):
     # -1.0 -> 2**64 - 1 with no warning, NaN -> 2**63 with one (NumPy's conversion)
     x = np.tile([-1.0, -2.0 ** 31 - 1, -0.5, 7.0, np.nan, -np.inf], 20)
     compiled = kiln.compile(cast_of_sum, backend=backend)
     for args in ((x, 0.0, np.uint64), (x[:3], 0.0, np.uint64)):
         _same(_run(compiled, args), _run(cast_of_sum, args))
+    # uint32 where NumPy's value does not depend on its SIMD path (-5.0 -> 2**32 - 5: GCC's
+    # AVX-512 vcvttpd2udq gave 2**32 - 1 for every negative)
+    args = (np.tile([-5.0, -2.0 ** 31 + 1, -0.5, 7.0, 3e9, 2.0 ** 32 - 256], 20), 0.0, np.uint32)
+    _same(_run(compiled, args), _run(cast_of_sum, args))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -119,6 +123,21 @@ def test_python_floats_past_a_narrower_loop_warn_in_cast(backend):
             for g, w in zip(got[0], want[0]):
                 assert g.dtype == w.dtype
                 np.testing.assert_array_equal(g, w)
+
+
+def times_huge(x):
+    return x * 1e300
+
+
+def test_a_constant_past_a_narrower_loop_is_its_infinity():
+    # 1e300 in a float32 loop is inf (NEP 50: "overflow encountered in cast"), so 0 * inf
+    # is "invalid value encountered in multiply": the finite constant had narrowed the
+    # multiply's kinds to overflow alone, and the kernel said nothing of it
+    compiled = kiln.compile(times_huge, backend="cpp")
+    x = np.array([0.0, 1.0, 2.0], np.float32)
+    got, want = _run(compiled, (x,)), _run(times_huge, (x,))
+    _same(got, want)
+    assert [w[1] for w in got[1]] == ["overflow encountered in cast", "invalid value encountered in multiply"]
 
 
 def writes_of_floats(a, v, w):

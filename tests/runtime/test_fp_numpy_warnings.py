@@ -691,6 +691,71 @@ def test_complex_multiply_and_divide_warn_as_numpys_loops():
     assert [w[1] for w in got[1] if w[:2] not in [v[:2] for v in want[1]]] == []   # (no fallback's)
 
 
+def _complex_exp(z):
+    return np.exp(z)
+
+
+def test_complex_exp_warns_as_libms_cexp():
+    """A kernel's complex exp is libm's cexp, which NumPy's npy_cexp is: its flags are
+    NumPy's, for NaN parts too (cpp_prelude.h kiln_cexp; ops/fp_errors.py COMPLEX_LIBM):
+    "invalid value encountered in exp" of inf + inf j and of 1 + NaN j, none of inf + NaN j,
+    "overflow" of a huge real part (all were silent)."""
+    compiled = kiln.compile(_complex_exp, backend="cpp")
+    for dtype, huge in ((np.complex128, 1000.0), (np.complex64, 100.0)):
+        for row, said in (([complex(np.inf, np.inf), 1j, 2, 3], ["invalid"]),
+                          ([complex(1, np.nan), 1j, 2, 3], ["invalid"]),
+                          ([complex(np.inf, np.nan), complex(np.nan, 0), 2, 3], []),
+                          ([complex(huge, 1), 1j, 2, 3], ["overflow"])):
+            z = np.array(row, dtype)
+            want = _record(_complex_exp, (z,))
+            got = _record(compiled, (z,))
+            np.testing.assert_array_equal(got[0], want[0])
+            _same(got[1], want[1])
+            assert [w[1].split()[0] for w in got[1]] == said
+
+
+def _row_norms(x):
+    return np.linalg.norm(x, axis=1)
+
+
+def test_norm_over_an_axis_warns_as_numpys_steps():
+    """np.linalg.norm over an axis is vector_norm, whose kernel computes sqrt(sum(x * x))
+    under one node: its overflow was unattributed, so silent. NumPy's op on the argument
+    tells it (ops/fp_errors.py NUMPY_TELLS): "overflow encountered in multiply" of 1e200's
+    square, "... in reduce" of two squares of 1.3e154 summed."""
+    x = np.array([[1e200, 1.0], [1.3e154, 1.3e154], [1.0, 2.0]])
+    want = _record(_row_norms, (x,))
+    got = _record(kiln.compile(_row_norms, backend="cpp"), (x,))
+    np.testing.assert_array_equal(got[0], want[0])
+    _same(got[1], want[1])
+    assert [w[1] for w in got[1]] == ["overflow encountered in multiply", "overflow encountered in reduce"]
+
+
+def _spreads_of_cheap(x, y, s):
+    return (np.var(2 * x), np.abs(y).std(), np.var(x + 1.0, axis=0), x.reshape(1, 3).var(axis=1), x[1:].var(),
+            np.std(x - s))
+
+
+def test_var_and_std_of_a_cheap_value_their_kernel_computes_warn_as_numpys_steps():
+    """A cheap value computed inside var's reduction (not stored: realize_early.py
+    ``_store_told_input``) is computed again by NumPy from the kernel's arguments after a
+    launch that raised a flag (lowering/fp_flags.py ``_recipe``, runtime/fpwarn.py
+    ``recomputed``), and NumPy's var of it warns: "overflow encountered in square" of
+    2e200's deviation, "invalid value encountered in subtract" of an inf (all silent;
+    a reshape and a slice of an argument too, and a run-time scalar's difference)."""
+    x = np.array([1e200, -1e200, 3.0])
+    y = np.array([np.inf, 1.0, 2.0])
+    want = _record(_spreads_of_cheap, (x, y, 1.0))
+    compiled = kiln.compile(_spreads_of_cheap, backend="cpp")
+    got = _record(compiled, (x, y, 1.0))
+    for g, w in zip(got[0], want[0]):
+        np.testing.assert_array_equal(g, w)
+    _same(got[1], want[1])
+    assert [w[1] for w in got[1]] == ["overflow encountered in square", "invalid value encountered in subtract",
+                                      "overflow encountered in square", "overflow encountered in square",
+                                      "overflow encountered in square", "overflow encountered in square"]
+
+
 def _spreads_of_computed(y):
     return np.log(y).std(), np.exp(y).var(axis=0)
 
