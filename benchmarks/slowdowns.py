@@ -102,6 +102,10 @@ def noise_step(x, rng, s):           # a tiny draw from a generator passed in: t
     return x * s + rng.random(x.shape) * 0.1   # kernel's Python around NumPy's call
 
 
+def runtime_power(x, p):              # a run-time exponent: NumPy's fast paths, out of the loop
+    return x ** p
+
+
 def cases():
     """(name, fn, args) of each known slowdown, at the sizes it was found."""
     rng = np.random.default_rng(0)
@@ -128,6 +132,8 @@ def cases():
         ("dropout_step 64x64", dropout_step,
          (rng.standard_normal((64, 64)), rng.standard_normal((64, 64)), np.random.default_rng(1), 0.1)),
         ("noise_step 4", noise_step, (np.arange(4.0), np.random.default_rng(2), 2.0)),
+        ("runtime_power 1e5, p=2.0", runtime_power, (rng.random(100_000), 2.0)),
+        ("runtime_power 1e5, p=3.0", runtime_power, (rng.random(100_000), 3.0)),
         ("record_fields 8", record_fields,
          (np.zeros(8, dtype=[("x", "f8"), ("y", "i4")]), np.arange(8.0), np.ones(8))),
     ]
