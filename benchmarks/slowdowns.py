@@ -91,6 +91,21 @@ def exp_selected_sum(x):             # a selected sum whose term calls a vector 
     return np.exp(x)[x < 0.5].sum()
 
 
+def dropout_step(h, Y, rng, p_drop):  # in place over the draws: fp predicates every launch
+    keep = 1.0 - p_drop
+    mask = (rng.random(h.shape) < keep) / keep
+    err = np.maximum(h, 0) * mask - Y
+    return 0.5 * np.mean(err ** 2), err * mask * (h > 0) / len(h)
+
+
+def noise_step(x, rng, s):           # a tiny draw from a generator passed in: the draw's op
+    return x * s + rng.random(x.shape) * 0.1   # kernel's Python around NumPy's call
+
+
+def runtime_power(x, p):              # a run-time exponent: NumPy's fast paths, out of the loop
+    return x ** p
+
+
 def cases():
     """(name, fn, args) of each known slowdown, at the sizes it was found."""
     rng = np.random.default_rng(0)
@@ -114,6 +129,11 @@ def cases():
         ("identity_returns 4", identity_returns, (np.arange(4.0, dtype=np.float32),)),
         ("identity_aliases 4", identity_aliases, (np.arange(4.0, dtype=np.float32),)),
         ("exp_selected_sum 1e5", exp_selected_sum, (rng.random(100_000),)),
+        ("dropout_step 64x64", dropout_step,
+         (rng.standard_normal((64, 64)), rng.standard_normal((64, 64)), np.random.default_rng(1), 0.1)),
+        ("noise_step 4", noise_step, (np.arange(4.0), np.random.default_rng(2), 2.0)),
+        ("runtime_power 1e5, p=2.0", runtime_power, (rng.random(100_000), 2.0)),
+        ("runtime_power 1e5, p=3.0", runtime_power, (rng.random(100_000), 3.0)),
         ("record_fields 8", record_fields,
          (np.zeros(8, dtype=[("x", "f8"), ("y", "i4")]), np.arange(8.0), np.ones(8))),
     ]

@@ -112,6 +112,17 @@ SYNTAX: dict[str, dict[str, str]] = {
              "i": "({y} == 0 ? kiln_int_by_zero<{T}>() : {y} == -1 ? ({T})0 : {x} % {y})",
              "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} % {y})"},
     "power": {"f": "pow{f}({x}, {y})"},
+    # a zero-stride exponent: NumPy's fast paths (ops/pointwise.py _power_runtime_scalar) as
+    # branches on the exponent, which GCC takes out of the loop (-funswitch-loops): the
+    # copy for a fast exponent computes no pow. Each fast path reads x only where its
+    # exponent is the one taken, 1 elsewhere, so the paths GCC computes beside it (selects)
+    # raise no flag of their own: (1e200) ** 0.5 computed no overflowing x * x.
+    "power_scalar_exponent": {"f": "(({y} == ({T})2) | ({y} == ({T})0.5) | ({y} == ({T})1) | ({y} == ({T})0) "
+                                   "| ({y} == ({T})-1) ? ({y} == ({T})2 "
+                                   "? ({y} == ({T})2 ? {x} : ({T})1) * ({y} == ({T})2 ? {x} : ({T})1) "
+                                   ": {y} == ({T})0.5 ? __builtin_sqrt{f}({y} == ({T})0.5 ? {x} : ({T})1) "
+                                   ": {y} == ({T})1 ? {x} : {y} == ({T})0 ? ({T})1 "
+                                   ": ({T})1 / ({y} == ({T})-1 ? {x} : ({T})1)) : pow{f}({x}, {y}))"},
     # np.float_power's loop calls libm's pow an element at a time (no SVML, no fast paths)
     "float_power": {"f": "kiln_libm_pow({x}, {y})"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.

@@ -78,10 +78,11 @@ def plan_inplace(items: list, low: GraphLowering, local: dict) -> dict[str, Buff
             # A caller's array is written only when nothing after can still raise.
             give = donated if not any(r > step for r in raising) else {}
             moved = _take_callers_layout(item, give, steps_reads[step:], low) if give and borrow else []
-            got = _kernel_plan(item, step, last, fresh, local, give, into)
+            alone = bool(getattr(renderer, "reruns_only_fresh", lambda _k: False)(item))
+            got = _kernel_plan(item, step, last, fresh, local, give, into, alone)
             undone = [undo() for out, undo in moved if got.get(out.name) is not give[out.name]]
             if undone:   # not written over the caller's array after all: a temporary,
-                got = _kernel_plan(item, step, last, fresh, local, give, into)   # planned as one
+                got = _kernel_plan(item, step, last, fresh, local, give, into, alone)   # planned as one
             for out, src in got.items():
                 if give.get(out) is not None and src is not give[out]:
                     low.extern_into.pop(src.name, None)
@@ -169,7 +170,9 @@ def _donated(low: GraphLowering) -> dict[str, Buffer]:
 
 
 def _kernel_plan(kernel: Kernel, step: int, last: dict, fresh: set, local: dict,
-                 donated: dict, into: Any) -> dict:
+                 donated: dict, into: Any, callers_only: bool = False) -> dict:
+    """``callers_only``: an output takes only the caller's array it is the new value of
+    (Renderer.reruns_only_fresh), never an intermediate buffer."""
     written = kernel.written()
     # Every load of every buffer: (stage, position in the stage, node name, index).
     loads: dict[str, list] = {}
@@ -196,7 +199,7 @@ def _kernel_plan(kernel: Kernel, step: int, last: dict, fresh: set, local: dict,
             for name, buf, uses in candidates:
                 owned = buf.kind == "computed" or name in fresh
                 if (name in taken or name in written or local.get(name) is not None
-                        or (buf is not target and not owned)
+                        or (buf is not target and (not owned or callers_only))
                         or (last.get(name, -1) > step if buf is target else last.get(name) != step)
                         or (buf.shape, buf.dtype, buf.strides, buf.offset)
                         != (out.shape, out.dtype, out.strides, out.offset)):

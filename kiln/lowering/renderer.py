@@ -52,6 +52,13 @@ class Renderer:
     # fresh-array fills and region writes (kiln/lowering/fills.py) lower as selects.
     computed_indices = False
 
+    def reruns_only_fresh(self, kernel: Any) -> bool:
+        """Would ``kernel``, writing an output over an intermediate buffer it reads (the
+        in-place reuse of kiln/lowering/inplace.py), do more work on every launch than
+        the buffer it saves costs? Then it takes only a caller's array it is the new value
+        of (C++: CppRenderer's fp predicates)."""
+        return False
+
     def supports(self, fn: str, dtype: Any) -> bool:
         """Does this target spell scalar function ``fn`` for a loop of ``dtype``?"""
         raise NotImplementedError

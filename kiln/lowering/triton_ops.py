@@ -96,6 +96,11 @@ SYNTAX: dict[str, dict[str, str]] = {
     "fmod": {"f": "libdevice.fmod({x}, {y})", "i": "kiln_fmod_int({x}, {y})",
              "u": "kiln_remainder_uint({x}, {y})"},
     "power": {"f": "libdevice.pow({x}, {y})"},
+    # a zero-stride exponent: NumPy's fast paths (ops/pointwise.py _power_runtime_scalar)
+    "power_scalar_exponent": {"f": "tl.where({y} == 2, {x} * {x}, tl.where({y} == 0.5, kiln_sqrt({x}), "
+                                   "tl.where({y} == 1, {x}, tl.where({y} == 0, tl.full([], 1, {T}), "
+                                   "tl.where({y} == -1, kiln_div(tl.full([], 1, {T}), {x}), "
+                                   "libdevice.pow({x}, {y}))))))"},
     "float_power": {"f": "libdevice.pow({x}, {y})"},
     # NaN-propagating; on ties (0.0 vs -0.0) the second operand wins, as in NumPy's loops.
     # (Nested tl.where rather than `|` of two comparisons: the interpreter cannot `|` a

@@ -316,7 +316,8 @@ def _isinf(ops: Any, v: Any, dt: Any) -> Any:
 # screened for, and one made in the kernel came from an op that raised it.)
 _KERNEL_NOISE = {**{op: OVER | INVALID for op in """
     exp exp2 expm1 log1p cbrt sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh
-    arccosh arctanh arctan2 hypot logaddexp""".split()}, "power": ALL, "float_power": ALL}
+    arccosh arctanh arctan2 hypot logaddexp""".split()}, "power": ALL, "float_power": ALL,
+    "power_scalar_exponent": ALL}   # (power's scalar function for a zero-stride exponent)
 
 
 def exact_kinds(entry: tuple) -> int:

@@ -522,27 +522,12 @@ def _power_runtime_scalar(ops, dt, x, y):
     # (NumPy >= 2.1, loops_umath_fp.dispatch.c.src): 1 / x for -1, 1 for 0, sqrt for 0.5,
     # x for 1, x * x for 2; pow for the others. They are other values than pow's (x * x
     # and 1 / x round otherwise than NumPy's SIMD pow; (-inf) ** 0.5 is nan and
-    # (-0.0) ** 0.5 is -0.0 by sqrt, inf and 0.0 by pow); array exponents take pow. A
-    # kernel computes every path at every element, so each path reads x only where its
-    # exponent is the one taken, 1.0 elsewhere (raising no flag): sqrt(-10.0) beside
-    # (-10.0) ** 2.0 raised "invalid", which NumPy does not.
-    b = np.dtype(bool)
-    one = ops.constant(1.0, dt)
-    at = {e: ops.call("equal", [y, ops.constant(e, dt)], dt, b) for e in (-1.0, 0.0, 0.5, 1.0, 2.0)}
-    fast = at[-1.0]
-    for e in (0.0, 0.5, 1.0, 2.0):
-        fast = ops.call("logical_or", [fast, at[e]], b, b)
-
-    def only(cond):   # x where ``cond``, else 1.0
-        return ops.call("where", [cond, x, one], dt)
-    result = ops.call("power", [ops.call("where", [fast, one, x], dt), y], dt)
-    paths = ((0.0, lambda: one), (1.0, lambda: x),
-             (-1.0, lambda: ops.call("true_divide", [one, only(at[-1.0])], dt)),
-             (0.5, lambda: ops.call("sqrt", [only(at[0.5])], dt)),
-             (2.0, lambda: ops.call("multiply", [only(at[2.0]), only(at[2.0])], dt)))
-    for e, path in paths:
-        result = ops.call("where", [at[e], path(), result], dt)
-    return result
+    # (-0.0) ** 0.5 is -0.0 by sqrt, inf and 0.0 by pow); array exponents take pow. One
+    # scalar function whose backends branch on the exponent (C++: out of the loop, so only
+    # the path taken is computed and raises flags). Every path computed at every element,
+    # selects picking one, a run-time 2.0 cost a pow per element: x ** p on 1e5 float64
+    # took 320 us compiled against NumPy's 34.
+    return ops.call("power_scalar_exponent", [x, y], dt)
 
 
 _WHEN = {

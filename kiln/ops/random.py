@@ -131,13 +131,31 @@ def passed_generators(nodes: Any) -> list:
 
 # -- the ops ---------------------------------------------------------------------------------
 
+def _static_kwargs(static: tuple, kept: dict = {}) -> dict:  # noqa: B006 (the cache)
+    """A draw's static parameters as its method's keywords, made once per ``static`` (a
+    4-element draw's kernel spent more on dicts than NumPy's own call takes). Not to be
+    changed: callers copy it where they add to it."""
+    try:
+        return kept[static]
+    except KeyError:
+        kw = kept[static] = dict(static)
+        return kw
+    except TypeError:   # an unhashable parameter: made for this call
+        return dict(static)
+
+
 def _kernel(method: str, names: tuple):
+    sized = method != "permutation"
+
     def impl(*inputs: Any, size: Any, static: tuple, generator: Any) -> Any:
-        kwargs = {k: v for k, v in zip(names, inputs)}
-        if method != "permutation":
-            kwargs["size"] = size
-        result = getattr(_generator({"generator": generator}), method)(**kwargs, **dict(static))
-        return np.asarray(result)   # NumPy's Python scalar as a 0-d array (see the spelling)
+        gen = generator.current if isinstance(generator, GeneratorSlot) else \
+            legacy() if generator is None else generator
+        draw = getattr(gen, method)
+        kwargs = _static_kwargs(static)
+        if inputs:
+            kwargs = {**kwargs, **dict(zip(names, inputs))}
+        # (NumPy's Python scalar as a 0-d array: see the spelling)
+        return np.asarray(draw(size=size, **kwargs) if sized else draw(**kwargs))
     return impl
 
 

@@ -339,3 +339,39 @@ def test_a_kernel_writing_its_input_tells_which_op_raised_only_where_one_did(cap
             assert got.tobytes() == want.tobytes(), name
             assert got_warned == want_warned, name
             assert len(want_warned) == {"both": 2, "none": 0}.get(name, 1), name
+
+
+def test_a_kernel_does_not_write_over_a_draw_it_reduces_beside(capsys):
+    """A dropout step's one kernel (the mean of the masked error, and the gradient) may
+    raise a kind in several ops, so it tells which did: in a second body, run only after
+    a launch raised it, while it overwrites nothing it reads. Written over the draws'
+    buffer (in-place reuse, lowering/inplace.py) it computed the predicates on every
+    launch, in the pairwise sum's term: 128 us for 64x64 where NumPy takes 34 (now 15).
+    The gradient gets a buffer of its own; values, warnings and the generator's state
+    stay NumPy's (keep = 0: 0 / 0 in the mask's divide, said once)."""
+    from kiln.runtime import fpwarn
+
+    def step(h, Y, rng, p_drop):
+        keep = 1.0 - p_drop
+        mask = (rng.random(h.shape) < keep) / keep
+        err = np.maximum(h, 0) * mask - Y
+        return 0.5 * np.mean(err ** 2), err * mask * (h > 0) / len(h)
+
+    h, Y = np.linspace(-1.0, 1.0, 48).reshape(6, 8), np.linspace(0.5, -0.5, 48).reshape(6, 8)
+    compiled = kiln.compile(step)
+    kiln.set_logs(output_code=True)
+    try:
+        compiled(h, Y, np.random.default_rng(0), 0.1)
+    finally:
+        kiln.set_logs()
+    code = capsys.readouterr().err
+    assert "# in place" not in code and "_told_run" in code, code[:3000]
+    for p_drop in (0.1, 0.5, 1.0):
+        before = fpwarn.stats["reruns"]
+        want_rng, got_rng = np.random.default_rng(1), np.random.default_rng(1)
+        (got, got_warned), (want, want_warned) = \
+            _warnings(compiled, h, Y, got_rng, p_drop), _warnings(step, h, Y, want_rng, p_drop)
+        assert got_warned == want_warned and bool(want_warned) == (p_drop == 1.0)
+        assert all(np.asarray(g).tobytes() == np.asarray(w).tobytes() for g, w in zip(got, want))
+        assert got_rng.bit_generator.state == want_rng.bit_generator.state
+        assert fpwarn.stats["reruns"] == before + (p_drop == 1.0)

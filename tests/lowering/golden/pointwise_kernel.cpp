@@ -15,33 +15,12 @@ __attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(co
             float t4 = kiln_clip<float>(t1, -1.0f, __builtin_inff());
             float t5 = kiln_select<float>(t2, t3, t4);
             float t6 = (float)(s_a);
-            bool t7 = (t6 == -1.0f);
-            bool t8 = (t6 == 0.0f);
-            bool t9 = (t6 == 0.5f);
-            bool t10 = (t6 == 1.0f);
-            bool t11 = (t6 == 2.0f);
-            bool t12 = ((t7 != 0) | (t8 != 0));
-            bool t13 = ((t12 != 0) | (t9 != 0));
-            bool t14 = ((t13 != 0) | (t10 != 0));
-            bool t15 = ((t14 != 0) | (t11 != 0));
-            float t16 = kiln_select<float>(t15, 1.0f, t5);
-            float t17 = kiln_np_powf(t16, t6);
-            float t18 = kiln_select<float>(t8, 1.0f, t17);
-            float t19 = kiln_select<float>(t10, t5, t18);
-            float t20 = kiln_select<float>(t7, t5, 1.0f);
-            float t21 = 1.0f / t20;
-            float t22 = kiln_select<float>(t7, t21, t19);
-            float t23 = kiln_select<float>(t9, t5, 1.0f);
-            float t24 = __builtin_sqrtf(t23);
-            float t25 = kiln_select<float>(t9, t24, t22);
-            float t26 = kiln_select<float>(t11, t5, 1.0f);
-            float t27 = t26 * t26;
-            float t28 = kiln_select<float>(t11, t27, t25);
-            float t29 = t28 * 3.0f;
-            bool t30 = (t0 < 0.5f);
-            float t31 = kiln_select<float>(t30, 1.0f, 0.0f);
-            float t32 = t29 + t31;
-            p_buf0[4*x0 + x1] = t32;
+            float t7 = ((t6 == (float)2) | (t6 == (float)0.5) | (t6 == (float)1) | (t6 == (float)0) | (t6 == (float)-1) ? (t6 == (float)2 ? (t6 == (float)2 ? t5 : (float)1) * (t6 == (float)2 ? t5 : (float)1) : t6 == (float)0.5 ? __builtin_sqrtf(t6 == (float)0.5 ? t5 : (float)1) : t6 == (float)1 ? t5 : t6 == (float)0 ? (float)1 : (float)1 / (t6 == (float)-1 ? t5 : (float)1)) : kiln_np_powf(t5, t6));
+            float t8 = t7 * 3.0f;
+            bool t9 = (t0 < 0.5f);
+            float t10 = kiln_select<float>(t9, 1.0f, 0.0f);
+            float t11 = t8 + t10;
+            p_buf0[4*x0 + x1] = t11;
         }
     }
 }
@@ -51,10 +30,10 @@ extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
-    // Threads only when the work (65 statements per element) pays for a parallel
+    // Threads only when the work (44 statements per element) pays for a parallel
     // region; the range is cut into several chunks per thread, taken dynamically, so a
     // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 3 >= 2 && (int64_t)12 * 65 >= 4194304) {
+    if (nthreads > 1 && 3 >= 2 && (int64_t)12 * 44 >= 4194304) {
         const int64_t nchunks = 3 < 8 * nthreads ? 3 : 8 * nthreads;
         unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
         const int64_t launched = kiln_now_us();
