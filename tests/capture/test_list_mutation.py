@@ -239,9 +239,42 @@ def generator_kept(x):
     return sum(g)
 
 
+def _grows_then_sums(g, l, x):
+    l.append(5.0)
+    return x * sum(g)
+
+
+def generator_passed(l, x):
+    # not stored, straight to a helper that grows l first: Python sums 6 items' worth
+    return _grows_then_sums((v + 1 for v in l), l, x)
+
+
+def generator_read_by_writing_loop(l, x):
+    for v in (r for r in x):      # each r is read after the previous step wrote x[2]
+        x[2] += v
+    t = 0.0
+    for v in (w for w in l):      # the loop grows l: Python's generator sees the items
+        t += v
+        if len(l) < 4:
+            l.append(10.0)
+    return x * t
+
+
+def generator_drained_at_once(l, x):
+    # drained where made (sum, np.fromiter, a loop or comprehension that writes nothing
+    # outside; augmented assignment of an array the function made): no break
+    tot = np.zeros(2)
+    for v in (x[i] for i in range(2)):
+        tot += v
+    return (sum(v * 2 for v in l) + tot, np.fromiter((v for v in l), dtype=np.float64),
+            [v * x for v in (w + 1 for w in l)], {k: k for k in (w for w in l)})
+
+
 @pytest.mark.parametrize("fn,args,graphs", [
     (iterator_after_append, ([X, X + 1], X), 1), (view_after_store, ({"a": X}, X), 1),
     (reversed_after_store, ([X, X + 1], X), 1), (generator_kept, (X,), 2),
+    (generator_passed, ([1.0, 2.0], X), 1), (generator_read_by_writing_loop, ([1.0, 2.0], X), 2),
+    (generator_drained_at_once, ([1.0, 2.0], X), 1),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_iterators_and_views_are_live(probe, fn, args, graphs):
     probe(fn, *args, graphs=graphs)
