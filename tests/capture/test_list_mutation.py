@@ -8,7 +8,7 @@ import pytest
 
 import kiln
 
-from .conftest import same_as_numpy
+from .conftest import assert_same, same_as_numpy
 
 X = np.arange(3.0)
 
@@ -278,3 +278,42 @@ def generator_drained_at_once(l, x):
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_iterators_and_views_are_live(probe, fn, args, graphs):
     probe(fn, *args, graphs=graphs)
+
+
+def _grows_then_counts(it, d, x):
+    d["c"] = 3.0
+    return x * len(list(it))
+
+
+def dict_iterator_passed(d, x):
+    return _grows_then_counts(iter(d), d, x)      # Python: the dict changed size: RuntimeError
+
+
+def dict_iterator_at_break(d, x):
+    it = iter(d)
+    first = next(it)
+    kiln.graph_break()
+    d["z"] = 1.0                                  # grown after the break: list(it) raises
+    return first, list(it), x
+
+
+def dict_iterator_walks_on(d, x):
+    it = iter(d)
+    first = next(it)
+    kiln.graph_break()
+    return first, list(it), x
+
+
+@pytest.mark.parametrize("fn", [dict_iterator_passed, dict_iterator_at_break, dict_iterator_walks_on])
+def test_an_iterator_over_a_dict_rebuilt_at_a_break_walks_the_real_dict(fn):
+    # rebuilt from the keys it had left, it walked on past the dict's growth
+    compiled = kiln.compile(fn, backend="eager")
+    for _ in range(2):
+        outcome = []
+        for f in (fn, compiled):
+            d = {"a": 1.0, "b": 2.0}
+            try:
+                outcome.append((f(d, X), d))
+            except RuntimeError as e:
+                outcome.append((str(e), d))
+        assert_same(outcome[1], outcome[0])
