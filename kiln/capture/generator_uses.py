@@ -77,8 +77,11 @@ def drained_where_made(tx, inputs: list) -> bool:
             return stack[-1] is gen or op == "CALL_FUNCTION_EX" and stack[-2] is gen
         elif op in ("CALL", "CALL_KW"):
             nulls = tuple(k for k, v in enumerate(stack) if v is NULL)
-            slot = bc.callable_slot(op, inst.arg, len(stack), nulls)
-            return _drains(stack[slot], inputs, tx)
+            fn = stack[bc.callable_slot(op, inst.arg, len(stack), nulls)]
+            if getattr(fn, "fn", None) in (builtins.zip, builtins.enumerate) and \
+                    i + 1 < len(insts) and insts[i + 1].opname == "GET_ITER":
+                return _loop_reads_only(tx, i + 2, inputs)   # ``for i, v in enumerate(g):``
+            return _drains(fn, inputs, tx)
         elif op == "GET_ITER" and stack[-1] is gen:
             return _loop_reads_only(tx, i + 1, inputs)
         elif op == "RETURN_VALUE" and stack[-1] is gen and tx.parent is not None:
@@ -156,7 +159,8 @@ def _pure_call(body: list, k: int) -> bool:
     if inst.opname == "CALL_FUNCTION_EX":
         return False
     prev = body[k - 1] if k else None
-    if prev is not None and prev.opname == "KW_NAMES" and "out" in prev.arg:
+    if prev is not None and prev.opname in ("KW_NAMES", "LOAD_CONST") and \
+            (prev.opname == "KW_NAMES" or inst.opname == "CALL_KW") and "out" in prev.arg:
         return False
     need = bc.call_pops(inst.opname, inst.arg)
     j = k - 1
@@ -177,4 +181,7 @@ def _pure_call(body: list, k: int) -> bool:
         name = bc.load_attr_arg(load.opname, load.arg)[1]
     else:
         return False
-    return name in _PURE_NAMES or isinstance(getattr(np, name, None), np.ufunc) and name != "at"
+    ufunc = getattr(np, name, None)
+    if isinstance(ufunc, np.ufunc):      # ``np.add(a, b, c)`` writes c
+        return bc.oparg_of(inst.arg) <= ufunc.nin
+    return name in _PURE_NAMES
