@@ -36,6 +36,9 @@ _DRAINING_OPS = frozenset({"UNPACK_SEQUENCE", "UNPACK_EX", "LIST_EXTEND", "SET_U
 # (further arguments: ``np.fromiter(g, dtype=float)``).
 _PLAIN_LOADS = frozenset({"LOAD_CONST", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF",
                           "LOAD_GLOBAL", "LOAD_FAST_LOAD_FAST", "LOAD_SMALL_INT"})
+# Making a function (a lambda for ``key=``) after the generator: no code runs.
+_MAKING_A_FUNCTION = frozenset({"MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_CLOSURE",
+                                "BUILD_TUPLE"})
 # Between GET_ITER and FOR_ITER of a 3.12+ inlined comprehension.
 _COMPREHENSION_SETUP = frozenset({"LOAD_FAST_AND_CLEAR", "SWAP", "BUILD_LIST", "BUILD_SET",
                                   "BUILD_MAP", "PRECALL", "NOP"})
@@ -70,6 +73,11 @@ def drained_where_made(tx, inputs: list) -> bool:
             pass
         elif op in _PLAIN_LOADS and not bc.pushes_null(op, inst.arg):
             stack += [None] * bc.real_stack_effect(op, inst.arg, False)[1]
+        elif op in _MAKING_A_FUNCTION:      # ``max(g, key=lambda t: t[0])``
+            pops, pushes = bc.real_stack_effect(op, inst.arg, False)
+            if gen in stack[len(stack) - pops:]:
+                return False
+            stack = stack[:len(stack) - pops] + [None] * pushes
         elif op in ("LOAD_ATTR", "LOAD_METHOD") and not bc.pushes_null(op, inst.arg) and \
                 insts[i - 1].opname in ("LOAD_GLOBAL", "LOAD_ATTR"):
             pass                                   # ``dtype=np.float64``: a module's attribute
