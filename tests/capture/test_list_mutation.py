@@ -267,7 +267,8 @@ def generator_drained_at_once(l, x):
     for v in (x[i] for i in range(2)):
         tot += v
     return (sum(v * 2 for v in l) + tot, np.fromiter((v for v in l), dtype=np.float64),
-            [v * x for v in (w + 1 for w in l)], {k: k for k in (w for w in l)})
+            [v * x for v in (w + 1 for w in l)], {k: k for k in (w for w in l)},
+            max((v for v in l), key=lambda v: -v))
 
 
 @pytest.mark.parametrize("fn,args,graphs", [
