@@ -50,7 +50,8 @@ from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, DictViewVariable, ListVariable,
                                    NamedTupleVariable, TupleVariable, rebuild_dict)
-from .variables.iterators import ArrayIteratorVariable, IteratorVariable, MapIteratorVariable, ZipIteratorVariable
+from .variables.iterators import (ArrayIteratorVariable, IteratorVariable, MapIteratorVariable,
+                                  ZipIteratorVariable, changed_dict_iter)
 from .variables.user_classes import NewObjectVariable
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
                                   NestedFunctionVariable, NumpyFunctionVariable, PartialVariable,
@@ -233,13 +234,6 @@ def _advanced_iter(items: Any, taken: int) -> Any:
     return it
 
 
-def _changed_dict_iter() -> Any:
-    """An iterator over a dict whose size changed since it was made: its next step raises
-    as Python's does."""
-    raise RuntimeError("dictionary changed size during iteration")
-    yield
-
-
 def _reversed_at(items: list, index: int) -> Any:
     """``reversed(items)`` whose next item is ``items[index]``, as Python's iterator made
     before the list changed: past the list's end it is exhausted."""
@@ -340,9 +334,8 @@ class Rebuilder:
             ref = self.ns.ref(_advanced_iter, "f")
             return f"{ref}({self(var.origin)}, {var.taken})"
         if isinstance(var.origin, DictVariable):   # the real dict, live: grown, Python's next raises
-            if var.changed():
-                return f"{self.ns.ref(_changed_dict_iter, 'f')}()"
-            return f"{self.ns.ref(_advanced_iter, 'f')}({self(var.origin)}, {var.taken})"
+            ref = self.ns.ref(changed_dict_iter if var.changed() else _advanced_iter, "f")
+            return f"{ref}({self(var.origin)}, {var.taken})"
         if isinstance(var, ArrayIteratorVariable):     # the real array, read live from where it was
             ref = self.ns.ref(_advanced_iter, "f")
             if var.reverse:
