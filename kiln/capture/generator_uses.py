@@ -59,9 +59,10 @@ _PURE_NAMES = frozenset({
     "einsum", "diff", "trace", "diag", "norm", "sign"})
 
 
-def drained_where_made(tx, inputs: list) -> bool:
+def drained_where_made(tx, gen_tx, inputs: list) -> bool:
     """Is the generator just made in ``tx`` (at ``tx.ip``, not pushed yet) drained before
-    anything can change what it reads? ``inputs`` are the trackers it was called with."""
+    anything can change what it reads? ``gen_tx`` ran its body; ``inputs`` are the
+    trackers it was called with."""
     insts = tx.decoded.instructions
     gen = object()
     stack = list(tx.stack) + [gen]
@@ -88,12 +89,12 @@ def drained_where_made(tx, inputs: list) -> bool:
             fn = stack[bc.callable_slot(op, inst.arg, len(stack), nulls)]
             if getattr(fn, "fn", None) in (builtins.zip, builtins.enumerate) and \
                     i + 1 < len(insts) and insts[i + 1].opname == "GET_ITER":
-                return _loop_reads_only(tx, i + 2, inputs)   # ``for i, v in enumerate(g):``
+                return _loop_reads_only(tx, i + 2, gen_tx, inputs)   # ``for i, v in enumerate(g):``
             return _drains(fn, inputs, tx)
         elif op == "GET_ITER" and stack[-1] is gen:
-            return _loop_reads_only(tx, i + 1, inputs)
+            return _loop_reads_only(tx, i + 1, gen_tx, inputs)
         elif op == "RETURN_VALUE" and stack[-1] is gen and tx.parent is not None:
-            return drained_where_made(tx.parent, inputs)   # a helper's: where its caller puts it
+            return drained_where_made(tx.parent, gen_tx, inputs)   # a helper's: where its caller puts it
         else:
             return False
         i += 1
@@ -114,9 +115,12 @@ def _drains(fn: Any, inputs: list, tx) -> bool:
         return False
 
 
-def _loop_reads_only(tx, i: int, inputs: list) -> bool:
+def _loop_reads_only(tx, i: int, gen_tx, inputs: list) -> bool:
     """After ``GET_ITER`` at ``i - 1``: a for loop or comprehension whose body changes
-    nothing (a 3.11 comprehension is a call of its own code object)."""
+    nothing (a 3.11 comprehension is a call of its own code object), over a generator
+    that changes nothing either (its writes would come before the body's reads)."""
+    if not _writes_nothing(gen_tx, gen_tx.decoded.instructions, inputs, own_locals=True):
+        return False
     insts = tx.decoded.instructions
     while i < len(insts) and insts[i].opname in _COMPREHENSION_SETUP:
         i += 1

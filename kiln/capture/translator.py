@@ -244,7 +244,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
                 # effects would come before the caller's.
                 self.unsupported("unsupported_call", f"generator {name} changes objects from "
                                  f"outside: it runs as Python")
-            if not drained_where_made(self, list(symbolic.values())):
+            if not drained_where_made(self, child, list(symbolic.values())):
                 # Kept under a name, passed to a function, read by a loop that writes:
                 # what it walks may change before its last item (``g = (v for v in l);
                 # l.append(x); list(g)`` sees x). Unrolled now, it would not.

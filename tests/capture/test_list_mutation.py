@@ -260,6 +260,18 @@ def generator_read_by_writing_loop(l, x):
     return x * t
 
 
+def _set_nine(x, i):
+    x[i] = 9.0
+    return i
+
+
+def writing_generator_read_by_loop(x):
+    t = 0.0
+    for _ in (_set_nine(x, i) for i in range(3)):   # Python: 9.0 once, x[2] set last
+        t += x[2]
+    return t
+
+
 def generator_drained_at_once(l, x):
     # drained where made (sum, np.fromiter, a loop or comprehension that writes nothing
     # outside; augmented assignment of an array the function made): no break
@@ -275,7 +287,7 @@ def generator_drained_at_once(l, x):
     (iterator_after_append, ([X, X + 1], X), 1), (view_after_store, ({"a": X}, X), 1),
     (reversed_after_store, ([X, X + 1], X), 1), (generator_kept, (X,), 2),
     (generator_passed, ([1.0, 2.0], X), 1), (generator_read_by_writing_loop, ([1.0, 2.0], X), 2),
-    (generator_drained_at_once, ([1.0, 2.0], X), 1),
+    (writing_generator_read_by_loop, (X,), 2), (generator_drained_at_once, ([1.0, 2.0], X), 1),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_iterators_and_views_are_live(probe, fn, args, graphs):
     probe(fn, *args, graphs=graphs)
