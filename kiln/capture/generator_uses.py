@@ -193,7 +193,7 @@ def _pure_call(body: list, k: int) -> bool:
         name = bc.load_attr_arg(load.opname, load.arg)[1]
     else:
         return False
-    ufunc = getattr(np, name, None)
-    if isinstance(ufunc, np.ufunc):      # ``np.add(a, b, c)`` writes c
-        return bc.oparg_of(inst.arg) <= ufunc.nin
-    return name in _PURE_NAMES
+    if name in _PURE_NAMES:
+        return True
+    ufunc = vars(np).get(name)          # (not getattr: np.str warns)
+    return isinstance(ufunc, np.ufunc) and bc.oparg_of(inst.arg) <= ufunc.nin   # np.add(a, b, c) writes c

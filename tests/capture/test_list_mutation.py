@@ -2,13 +2,14 @@
 slice assignment and ``del`` follow Python, keep aliases, and are replayed on lists
 passed in. None of them breaks the graph (the counting backend: no C++ built)."""
 import functools
+import warnings
 
 import numpy as np
 import pytest
 
 import kiln
 
-from .conftest import assert_same, same_as_numpy
+from .conftest import assert_same, run_probe, same_as_numpy
 
 X = np.arange(3.0)
 
@@ -281,6 +282,18 @@ def generator_drained_at_once(l, x):
     return (sum(v * 2 for v in l) + tot, np.fromiter((v for v in l), dtype=np.float64),
             [v * x for v in (w + 1 for w in l)], {k: k for k in (w for w in l)},
             max((v for v in l), key=lambda v: -v))
+
+
+def test_a_loop_over_a_generator_is_checked_without_numpys_warnings():
+    # the check looked every called name up on numpy: str(v) warned "np.str" (FutureWarning)
+    def labels(x, l):
+        n = 0
+        for v in (str(w) for w in l):
+            n += len(v)
+        return x * n
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run_probe(labels, X, [1.0, 2.0], graphs=1)
 
 
 @pytest.mark.parametrize("fn,args,graphs", [
