@@ -50,7 +50,8 @@ from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.builtins import BuiltinVariable
 from .variables.containers import (ContainerMethodVariable, DictVariable, DictViewVariable, ListVariable,
                                    NamedTupleVariable, TupleVariable, rebuild_dict)
-from .variables.iterators import ArrayIteratorVariable, IteratorVariable, MapIteratorVariable, ZipIteratorVariable
+from .variables.iterators import (ArrayIteratorVariable, IteratorVariable, MapIteratorVariable,
+                                  ZipIteratorVariable, changed_dict_iter)
 from .variables.user_classes import NewObjectVariable
 from .variables.functions import (ArrayMethodVariable, MathFunctionVariable, ModuleVariable,
                                   NestedFunctionVariable, NumpyFunctionVariable, PartialVariable,
@@ -331,6 +332,9 @@ class Rebuilder:
             return f"{self.ns.ref(_reversed_at, 'f')}({self(var.origin)}, {len(var.pending) - 1})"
         if isinstance(var.origin, ListVariable):
             ref = self.ns.ref(_advanced_iter, "f")
+            return f"{ref}({self(var.origin)}, {var.taken})"
+        if isinstance(var.origin, DictVariable):   # the real dict, live: grown, Python's next raises
+            ref = self.ns.ref(changed_dict_iter if var.changed() else _advanced_iter, "f")
             return f"{ref}({self(var.origin)}, {var.taken})"
         if isinstance(var, ArrayIteratorVariable):     # the real array, read live from where it was
             ref = self.ns.ref(_advanced_iter, "f")

@@ -25,6 +25,7 @@ from ..ops.mutation import one_element_work
 from .loop_branches import merge_returns
 from . import bytecode_facts as bc
 from .decode import Inst, decode
+from .generator_uses import drained_where_made
 from .binding import bind_arguments
 from .build_opcodes import BuildOpcodes
 from .control_opcodes import ControlOpcodes
@@ -243,12 +244,12 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
                 # effects would come before the caller's.
                 self.unsupported("unsupported_call", f"generator {name} changes objects from "
                                  f"outside: it runs as Python")
-            after = self.decoded.instructions[self.ip] if self.ip < len(self.decoded.instructions) else None
-            if after is not None and after.opname.startswith("STORE_"):
-                # Kept under a name, it may be read after what it walks changed (``g = (v
-                # for v in l); l.append(x); list(g)`` sees x): unrolled now, it would not.
-                self.unsupported("unsupported_call", f"generator {name} kept for later: it "
-                                 f"runs as Python")
+            if not drained_where_made(self, child, list(symbolic.values())):
+                # Kept under a name, passed to a function, read by a loop that writes:
+                # what it walks may change before its last item (``g = (v for v in l);
+                # l.append(x); list(g)`` sees x). Unrolled now, it would not.
+                self.unsupported("unsupported_call", f"generator {name} is not drained "
+                                 f"where it is made: it runs as Python")
             return IteratorVariable(child.yielded)
         return result
 

@@ -295,3 +295,31 @@ def test_an_attribute_found_by_a_custom_getattribute_is_no_user_error():
     np.testing.assert_array_equal(got[0], [4.0, 7.0])
     breaks = kiln.explain(_recarray_fields)(rows).break_reasons
     assert breaks and not [b for b in breaks if b.kind == "user_error"], breaks
+
+
+class _Settings:
+    """A dict-backed settings object: ``__getattr__`` counts its calls and raises KeyError,
+    not AttributeError, for a name it lacks."""
+
+    def __init__(self, **values):
+        self.values, self.asked = values, 0
+
+    def __getattr__(self, name):
+        self.asked += 1
+        return self.values[name]
+
+
+def _scaled_by_setting(x, s):
+    return x * s.w + 1.0
+
+
+def test_a_getattr_object_is_asked_only_for_the_users_names():
+    # capture asked it for __kiln_compiled__ (KeyError: the function ran as Python, "a
+    # kiln bug") and for __name__, so s.asked ended at 4 where Python leaves 1
+    compiled = kiln.compile(_scaled_by_setting, backend="eager")
+    for _ in range(2):
+        want, got = _Settings(w=2.0), _Settings(w=2.0)
+        assert_same(compiled(np.ones(2), got), _scaled_by_setting(np.ones(2), want))
+        assert got.asked == want.asked == 1
+    kinds = [r.graph_break.kind for r in compiled.records if r.graph_break is not None]
+    assert "internal_error" not in kinds, kinds

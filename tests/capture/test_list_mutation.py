@@ -2,13 +2,14 @@
 slice assignment and ``del`` follow Python, keep aliases, and are replayed on lists
 passed in. None of them breaks the graph (the counting backend: no C++ built)."""
 import functools
+import warnings
 
 import numpy as np
 import pytest
 
 import kiln
 
-from .conftest import same_as_numpy
+from .conftest import assert_same, run_probe, same_as_numpy
 
 X = np.arange(3.0)
 
@@ -239,9 +240,106 @@ def generator_kept(x):
     return sum(g)
 
 
+def _grows_then_sums(g, l, x):
+    l.append(5.0)
+    return x * sum(g)
+
+
+def generator_passed(l, x):
+    # not stored, straight to a helper that grows l first: Python sums 6 items' worth
+    return _grows_then_sums((v + 1 for v in l), l, x)
+
+
+def generator_read_by_writing_loop(l, x):
+    for v in (r for r in x):      # each r is read after the previous step wrote x[2]
+        x[2] += v
+    t = 0.0
+    for v in (w for w in l):      # the loop grows l: Python's generator sees the items
+        t += v
+        if len(l) < 4:
+            l.append(10.0)
+    return x * t
+
+
+def _set_nine(x, i):
+    x[i] = 9.0
+    return i
+
+
+def writing_generator_read_by_loop(x):
+    t = 0.0
+    for _ in (_set_nine(x, i) for i in range(3)):   # Python: 9.0 once, x[2] set last
+        t += x[2]
+    return t
+
+
+def generator_drained_at_once(l, x):
+    # drained where made (sum, np.fromiter, a loop or comprehension that writes nothing
+    # outside; augmented assignment of an array the function made): no break
+    tot = np.zeros(2)
+    for v in (x[i] for i in range(2)):
+        tot += v
+    return (sum(v * 2 for v in l) + tot, np.fromiter((v for v in l), dtype=np.float64),
+            [v * x for v in (w + 1 for w in l)], {k: k for k in (w for w in l)},
+            max((v for v in l), key=lambda v: -v))
+
+
+def test_a_loop_over_a_generator_is_checked_without_numpys_warnings():
+    # the check looked every called name up on numpy: str(v) warned "np.str" (FutureWarning)
+    def labels(x, l):
+        n = 0
+        for v in (str(w) for w in l):
+            n += len(v)
+        return x * n
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run_probe(labels, X, [1.0, 2.0], graphs=1)
+
+
 @pytest.mark.parametrize("fn,args,graphs", [
     (iterator_after_append, ([X, X + 1], X), 1), (view_after_store, ({"a": X}, X), 1),
     (reversed_after_store, ([X, X + 1], X), 1), (generator_kept, (X,), 2),
+    (generator_passed, ([1.0, 2.0], X), 1), (generator_read_by_writing_loop, ([1.0, 2.0], X), 2),
+    (writing_generator_read_by_loop, (X,), 2), (generator_drained_at_once, ([1.0, 2.0], X), 1),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_iterators_and_views_are_live(probe, fn, args, graphs):
     probe(fn, *args, graphs=graphs)
+
+
+def _grows_then_counts(it, d, x):
+    d["c"] = 3.0
+    return x * len(list(it))
+
+
+def dict_iterator_passed(d, x):
+    return _grows_then_counts(iter(d), d, x)      # Python: the dict changed size: RuntimeError
+
+
+def dict_iterator_at_break(d, x):
+    it = iter(d)
+    first = next(it)
+    kiln.graph_break()
+    d["z"] = 1.0                                  # grown after the break: list(it) raises
+    return first, list(it), x
+
+
+def dict_iterator_walks_on(d, x):
+    it = iter(d)
+    first = next(it)
+    kiln.graph_break()
+    return first, list(it), x
+
+
+@pytest.mark.parametrize("fn", [dict_iterator_passed, dict_iterator_at_break, dict_iterator_walks_on])
+def test_an_iterator_over_a_dict_rebuilt_at_a_break_walks_the_real_dict(fn):
+    # rebuilt from the keys it had left, it walked on past the dict's growth
+    compiled = kiln.compile(fn, backend="eager")
+    for _ in range(2):
+        outcome = []
+        for f in (fn, compiled):
+            d = {"a": 1.0, "b": 2.0}
+            try:
+                outcome.append((f(d, X), d))
+            except RuntimeError as e:
+                outcome.append((str(e), d))
+        assert_same(outcome[1], outcome[0])

@@ -68,7 +68,7 @@ def is_numpy_callable(value: Any) -> bool:
         return True
     if isinstance(value, types.MethodType) and not isinstance(value.__self__, (type, types.ModuleType)):
         return False  # a method of one NumPy object (an errstate's __exit__): see _wrap
-    if not hasattr(value, "__name__") or type(value).__flags__ & _HEAP_TYPE:
+    if type(value).__flags__ & _HEAP_TYPE or not hasattr(value, "__name__"):
         # an instance of a NumPy class written in Python (an errstate, a poly1d, an
         # np.vectorize, which copies its function's __name__), not a NumPy function
         return False
@@ -132,7 +132,14 @@ def _plain_key(key: Any) -> bool:
 
 
 def is_compiled(value: Any) -> bool:
-    return getattr(value, "__kiln_compiled__", None) is not None
+    """A compiled function, or a function wrapping one (``functools.wraps`` copies its
+    ``__dict__``)? Read from the instance's ``__dict__``: a user ``__getattr__`` is not
+    asked (``self._d[k]`` raising KeyError for the name made capture fail)."""
+    try:
+        attrs = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return False
+    return isinstance(attrs, dict) and attrs.get("__kiln_compiled__") is not None
 
 
 def wrap(tx, value: Any, source: Source | None) -> VariableTracker:

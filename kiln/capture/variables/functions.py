@@ -511,7 +511,8 @@ class UserObjectVariable(VariableTracker):
                 from .logging_calls import logging_method
                 return logging_method(tx, static, self, name)
             return UserMethodVariable(static, self)
-        if getattr(static, "__kiln_compiled__", None) is not None:
+        from .builder import is_compiled
+        if is_compiled(static):
             return UserMethodVariable(static.__kiln_compiled__, self)
         if isinstance(static, staticmethod):
             if on_class is not None:

@@ -212,3 +212,10 @@ def pooled(tx, fn: Any, args: list, kwargs: dict) -> IteratorVariable:
     places = tx.fold(lambda *a, **k: list(fn(*a, **k)),
                      *[[(i, j) for j in range(len(p))] for i, p in enumerate(pools)], *rest, **params)
     return IteratorVariable([TupleVariable([pools[i][j] for i, j in t]) for t in places])
+
+
+def changed_dict_iter(d: dict, taken: int) -> Any:
+    """An iterator over ``d`` made before ``d`` changed size (rebuilt at a break,
+    kiln/capture/partial.py): its next step raises as Python's does."""
+    raise RuntimeError("dictionary changed size during iteration")
+    yield
