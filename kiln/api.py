@@ -220,6 +220,7 @@ class CompiledFunction:
             add(second.guards)
         built = partial.build(self.fn, second, bp, self._resume_function, self._helper,
                               first.break_depth, outermost=not self._is_resume)
+        second.output.drop_values()
         if built is None:
             return None
         name = self.fn.__qualname__

@@ -86,6 +86,8 @@ def capture(fn: types.FunctionType, args: tuple, kwargs: dict, dynamic: DynamicS
             "internal_error", f"kiln capture failed: {type(e).__name__}: {e}", code.co_filename,
             code.co_firstlineno, "", "this is a kiln bug; the function runs as plain Python "
             "(set kiln.config.debug_checks = True to see the traceback)")
+    if result.stopped is None:   # a stopped capture's translator goes on (partial.py)
+        output.drop_values()
     result.dynamic_dims = list(dict.fromkeys(output.dynamic_dims))
     result.capture_time_s = time.perf_counter() - start
     return result

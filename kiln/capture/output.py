@@ -141,6 +141,13 @@ class OutputGraph:
     def leaf_value(self, source: Source) -> Any:
         return self.leaf_values[source.display()]
 
+    def drop_values(self) -> None:
+        """Forget the call's values once capture is over: the translator and this graph
+        refer to each other, so what they hold lives until Python's cycle collector runs,
+        and the first call's arrays (GBs, for some users) with it."""
+        self.leaf_values.clear()
+        self.argument_values.clear()
+
     def literal(self, value: Any) -> str:
         if type(value) is float and value != value:
             # the NaN object itself: np.nan in [np.nan] and x is np.nan hold by identity
