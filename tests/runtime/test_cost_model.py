@@ -789,6 +789,29 @@ def test_functional_writes_left_to_numpy_are_priced_as_a_copy_and_a_write():
     [record] = compiled.records
     assert record.graph is None and "runs as Python" in record.runs_as_python
 
+def admittance_matrix(n, lines):
+    Y = np.zeros((n, n), dtype=np.complex128)
+    for f, t, z in lines:
+        y = 1 / z
+        Y[f, f] += y
+        Y[t, t] += y
+        Y[f, t] -= y
+        Y[t, f] -= y
+    return Y
+
+
+def test_element_updates_of_a_new_array_are_priced_as_the_calls_they_lower_to():
+    # Writes into an array the graph made are functional index_puts, which the tally
+    # prices as kernels; each complex ``+=`` of an element lowers to NumPy's scalar math
+    # called from the wrapper: 22 us compiled against NumPy's 2.7 (real16's power flow,
+    # 1.35x NumPy's time). Priced from the calls the lowering plans, it runs as Python
+    lines = [(0, 1, 0.02 + 0.06j), (0, 2, 0.08 + 0.24j), (1, 2, 0.06 + 0.18j)]
+    compiled = kiln.compile(admittance_matrix)
+    np.testing.assert_array_equal(compiled(3, lines), admittance_matrix(3, lines))
+    [record] = compiled.records
+    assert record.graph is None and "runs as Python" in record.runs_as_python
+
+
 def plus_one(x):
     return x + 1
 
