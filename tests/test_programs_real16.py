@@ -26,7 +26,10 @@ object state matched. What was fixed: gauss_seidel_power_flow's admittance matri
 by complex ``Y[f, t] -= 1 / z`` element updates of a new array, compiled each update to
 NumPy's scalar math called from the wrapper (22 us against NumPy's 2.7 for the build,
 1.35x NumPy's time for the program): the cost model priced the functional writes as
-kernels (tests/runtime/test_cost_model.py). Left, at NumPy's speed: a ``with
+kernels (tests/runtime/test_cost_model.py); and brentq's second call warned "invalid
+value encountered in scalar divide" twice where NumPy warns nothing: explaining the
+recompile tried its secant-step guards (``fb / fa`` ...) past a failed one, on values the
+function never divides (tests/guards/test_guards.py). Left, at NumPy's speed: a ``with
 np.errstate(...)`` block after a small graph (sinkhorn_log_domain, dew point) runs the
 rest of the function as Python, loops after it included; ``K[np.ix_(dofs, dofs)] += k``
 with dofs a list of array elements breaks ("numpy.ix_: an argument kiln cannot model");
