@@ -5,6 +5,8 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
+
 from .codegen import make_explainer
 from .guard import SIZE, VALUE, Guard, GuardSet
 
@@ -25,7 +27,11 @@ class CacheEntry:
         if self._explainer is None:
             self._explainer = make_explainer(self.fn, self.guards)
         try:
-            return self._explainer(*args, **kwargs)
+            # Every guard is tried, not only those before the first failure as the entry
+            # does: one past it may compute on values it never sees (brentq's ``fb / fa``
+            # after the sign test failed), and NumPy's warning for that is not the user's.
+            with np.errstate(all="ignore"):
+                return self._explainer(*args, **kwargs)
         except TypeError as e:  # the call does not even bind
             return [(Guard("signature", None, "False", "call matches the signature"), e)]
 

@@ -169,6 +169,9 @@ def ufunc_at(ufunc: Callable, filename: str, lineno: int, keywords: bool = True)
     >>> ufunc_at(np.log, "demo.py", 7)(np.ones(2)).tolist()
     [0.0, 0.0]
     """
+    made = _AT.get((ufunc, filename, lineno, keywords))
+    if made is not None:   # (scalar math asks per call: its source made again cost ~0.8 us)
+        return made
     name = ufunc.__name__ if ufunc.__name__.isidentifier() else "ufunc"
     source = f"def {name}(*args, _kiln_ufunc, **params): return _kiln_ufunc(*args, **params)" \
         if keywords else f"def {name}(*args, _kiln_ufunc): return _kiln_ufunc(*args)"

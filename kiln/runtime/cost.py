@@ -34,6 +34,7 @@ benchmarks/idioms.py; only their ratios matter. ``KILN_COST_MODEL=0`` turns it o
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable
 
@@ -430,8 +431,7 @@ def _lowered_us(graph: Any, lowered: Callable[[], tuple | None] | None, breaks: 
     (``v = x[1:][::2]; v[:] = 0``) a copy of the view and NumPy's write into it, then that
     written back, in a wrapper run as Python (view_chain_write on 6 values: 5.0 us compiled
     against NumPy's 1.0, priced 1.2 against 1.5 by the tally)."""
-    if lowered is None or not any(n.kind == "call" and n.op.category == Category.MUTATION
-                                  for n in graph.nodes):
+    if lowered is None or not _writes(graph):
         return None
     calls = lowered()
     if calls is None:
@@ -441,6 +441,23 @@ def _lowered_us(graph: Any, lowered: Callable[[], tuple | None] | None, breaks: 
     entry = ENTRY_DIRECT_US if direct else ENTRY_C_US if c_guards else ENTRY_US
     return entry + (KERNEL_DIRECT_US if direct else KERNEL_US) * launches \
         + sum(_extern_us(n) for n in computing) + NUMPY_CHEAP_US * cheap + SEGMENT_US * breaks + views_us
+
+
+def _writes(graph: Any) -> bool:
+    """Does ``graph`` write into arrays: a mutation, or the functional write capture records
+    for one into an array the graph made (``Y = np.zeros(...); Y[i, j] += y``: index_put)?
+    An admittance matrix built by complex element updates from a list of lines compiled
+    each ``+=`` to NumPy's scalar math called from the wrapper: 8x NumPy's time, priced
+    as kernels below it."""
+    functional = _functional_writes()
+    return any(n.kind == "call" and (n.op.category == Category.MUTATION or n.op.name in functional)
+               for n in graph.nodes)
+
+
+@functools.cache
+def _functional_writes() -> frozenset:
+    """The functional ops of the mutation ops (``setitem``'s ``index_put``)."""
+    return frozenset(op.functional for op in REGISTRY.values() if op.functional)
 
 
 def _extern_us(node: Any) -> float:

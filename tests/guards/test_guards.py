@@ -467,3 +467,19 @@ def test_a_float_zero_the_graph_specialized_on_keeps_its_sign(first, then):
         ns["EPS"] = then
         np.testing.assert_array_equal(f(x), ns["f"](x))
     assert len(backend.graphs) == 2
+
+
+def test_explaining_a_recompile_warns_nothing_numpy_would_not():
+    # Explaining a miss tries every guard, not only those up to the first failure as the
+    # entry does: brentq's guards on its secant steps (``fb / fa``), past a failed one,
+    # computed on another call's values, which the function never divides ("invalid
+    # value encountered in scalar divide" from the explainer)
+    from tests.test_programs_real16 import brentq_on_a_helper_with_args as brentq
+    compiled = kiln.compile(brentq, backend="eager")
+    compiled(np.array([5.0, 5.0, 5.0, 105.0]), np.arange(1.0, 5.0), np.array([98.0]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        roots, _ = compiled(np.array([3.0, 103.0]), np.array([0.5, 1.0]), np.array([99.5]))
+    assert [str(w.message) for w in caught] == []
+    np.testing.assert_allclose(roots, brentq(np.array([3.0, 103.0]), np.array([0.5, 1.0]),
+                                             np.array([99.5]))[0])
