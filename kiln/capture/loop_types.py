@@ -115,18 +115,40 @@ class TypedByFlagVariable(VariableTracker):
     ``kind(array)``. Leaving the graph it becomes that value; any other use breaks the
     graph there (the base class's default), so Python sees the value it would hold."""
 
-    def __init__(self, tx, array: VariableTracker, flag: VariableTracker, kind: type) -> None:
+    def __init__(self, tx, array: VariableTracker, flag: VariableTracker, kind: type,
+                 what: str = "") -> None:
         self.tx, self.array, self.flag, self.kind = tx, array, flag, kind
+        self.what = what or (f"a {kind.__name__} a loop carried, or the NumPy scalar the loop "
+                             f"made it (which, the data decides)")
 
     def describe(self) -> str:
-        return (f"a {self.kind.__name__} a loop carried, or the NumPy scalar the loop made "
-                f"it (which, the data decides)")
+        return self.what
+
+    def type_free_with(self, other: VariableTracker) -> bool:
+        """Does an operator on this value and ``other`` give the same result whichever type
+        the value has? ``v / max(s, 1e-12)`` with ``v`` float64: NumPy computes it either
+        way, and a Python float (weak, NEP 50) and a float64 give the same loop with an
+        operand of the dtypes SAME_AS_WEAK names (not float32: the weak float keeps it)."""
+        from .python_numbers import SAME_AS_WEAK
+        from .variables.arrays import ArrayVariable
+        return isinstance(other, ArrayVariable) and not other.tensor \
+            and str(other.meta.dtype) in SAME_AS_WEAK.get(self.kind, ())
 
     def python_type(self) -> type:   # (type(t), isinstance(t, float)): Python tells
         self.tx.unsupported("data_dependent", f"the type of {self.describe()} is known only at run time")
 
     def truth(self, tx) -> bool:
         tx.unsupported("data_dependent", f"the value of {self.describe()} is known only at run time")
+
+
+def type_free_operands(a: VariableTracker, b: VariableTracker) -> tuple:
+    """The operands of a binary operator, a typed-by-flag one replaced by its NumPy value
+    where its type cannot change the result (:meth:`TypedByFlagVariable.type_free_with`)."""
+    if isinstance(a, TypedByFlagVariable) and a.type_free_with(b):
+        a = a.array
+    if isinstance(b, TypedByFlagVariable) and b.type_free_with(a):
+        b = b.array
+    return a, b
 
 
 _NUMPY_WIDE = tuple(_WIDENS.values())

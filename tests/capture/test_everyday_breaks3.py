@@ -1,0 +1,34 @@
+"""Everyday constructs that broke the graph (stop 54): builtin ``max``/``min`` of a NumPy
+float64 scalar and a Python float (``max(np.abs(u).max(), 1e-12)``), whose result's type
+is the winner's. Each is checked against the plain function (values, types of returned
+scalars) and by its break count, on the counting backend (no kernel build)."""
+from __future__ import annotations
+
+import numpy as np
+
+import kiln
+from .conftest import run_probe
+
+
+def _floor_scale(u, v):
+    s = max(np.abs(u).max(), 1e-12)      # np.float64, or the Python float 1e-12
+    lo = min(u.min(), 0.5, v.min())      # NaN first stays first: Python compares, not np.min
+    return v / s, s * u, v - lo, s, lo, max(1e-3, u[0])
+
+
+def _type_observed(u, w32):
+    s = max(u.max(), 0.5)
+    return w32 / s, isinstance(s, np.float64)   # float32 work keeps a weak Python float
+
+
+def test_max_and_min_of_numpy_and_python_floats_stay_in_the_graph():
+    v = np.linspace(1, 2, 4)
+    for u in (np.linspace(-1, 1, 4), np.zeros(4), np.array([np.nan, 1, 2, 3.0]),
+              np.array([0.0, -1, 0.25, np.nan])):
+        compiled, _, _ = run_probe(_floor_scale, u, v, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+    for u in (np.linspace(-1, 1, 4), -np.ones(4)):   # the winner NumPy's, then Python's
+        compiled, _, _ = run_probe(_type_observed, u, np.ones(4, np.float32), calls=1)
+    report = kiln.explain(kiln.compile(_type_observed, backend="eager"))(u, np.ones(4, np.float32))
+    assert [b.lineno - _type_observed.__code__.co_firstlineno for b in report.break_reasons] == [2], \
+        report.break_reasons
