@@ -32,3 +32,31 @@ def test_max_and_min_of_numpy_and_python_floats_stay_in_the_graph():
     report = kiln.explain(kiln.compile(_type_observed, backend="eager"))(u, np.ones(4, np.float32))
     assert [b.lineno - _type_observed.__code__.co_firstlineno for b in report.break_reasons] == [2], \
         report.break_reasons
+
+
+def _newton(a, b, y0, x):
+    y = y0                                  # a Python float: np.float64 from the first step on
+    for _ in range(100):
+        step = (np.sum(a * np.exp(-b * y)) - 1.0) / np.sum(-a * b * np.exp(-b * abs(y)))
+        y -= step
+        if abs(step) < 1e-12:
+            break
+    return y, _, x * y
+
+
+def _newton_while(a, b, x):
+    y, step = 0.05, 1.0
+    while abs(step) > 1e-12:
+        step = (np.sum(a * np.exp(-b * y)) - 1.0) / np.sum(-a * b * np.exp(-b * y))
+        y = y - step
+    return y, x * y
+
+
+def test_a_newton_loop_from_a_python_float_is_one_loop_node():
+    # it broke at the first trip's test ("'y' changes type in the first trip"): traced
+    # again with y widened, each first-trip use gives NumPy's result for the weak float
+    a, b = np.linspace(0.1, 1, 6), np.linspace(0.5, 2, 6)
+    for fn, args in [(_newton, (a, b, 0.05, np.ones(2, np.float32))), (_newton, (a, b, 1.0, np.ones(2))),
+                     (_newton_while, (a, b, np.ones(2, np.float32)))]:
+        compiled, _, _ = run_probe(fn, *args, calls=1)
+        assert all(r.graph_break is None for r in compiled.records), fn.__name__
