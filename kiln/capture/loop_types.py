@@ -177,7 +177,7 @@ def check_widened(name: str, start: Any, before: set, ends: list) -> None:
     weak, todo = {id(start)}, [start]
     while todo:
         node = todo.pop()
-        if node is not start and any(e is node for e in ends):
+        if any(e is node for e in ends):
             raise LoopFallback(why + "leaves the trip as a value whose type it decides; start "
                                "it with its final type")
         for user in list(node.users):
