@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import kiln
-from .conftest import run_probe
+from .conftest import run_probe, same_as_numpy
 
 
 def _floor_scale(u, v):
@@ -60,3 +60,31 @@ def test_a_newton_loop_from_a_python_float_is_one_loop_node():
                      (_newton_while, (a, b, np.ones(2, np.float32)))]:
         compiled, _, _ = run_probe(fn, *args, calls=1)
         assert all(r.graph_break is None for r in compiled.records), fn.__name__
+
+
+def _counts(x, k, big):
+    n, counts = k, []
+    for t in range(3):
+        c = int((x > t * 0.25).sum())
+        n += c * 3 - 1
+        counts.append(c)
+    total = big + int(x.astype(np.uint64).sum())     # past int64: Python's ints do not wrap
+    return n, counts, total * 4, x * 2
+
+
+def _count_then_branch(x):
+    n = 1 + int((x > 0.5).sum())
+    return x[:n] if n > 2 else -n
+
+
+def test_python_ints_read_from_data_stay_in_the_graph_until_used_otherwise():
+    # ``n += int(mask.sum())`` broke at int() ("int() of an array reads its data")
+    x = np.linspace(0, 1, 5)
+    for k, big in [(5, 2 ** 62), (-(2 ** 70), 0)]:
+        compiled, _, _ = run_probe(_counts, x, k, big, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+    compiled = kiln.compile(_count_then_branch, backend="eager")
+    for y in (x, x[:2]):
+        same_as_numpy(compiled, _count_then_branch, y)
+    report = kiln.explain(kiln.compile(_count_then_branch, backend="eager"))(x)
+    assert [b.source for b in report.break_reasons] == ["return x[:n] if n > 2 else -n"], report.break_reasons
