@@ -47,6 +47,7 @@ from .graph_loop import (LoopVariable, _guard_trips, _State, _trackers, refuse_u
 from .graph_while import TestChain, _numbers, carries_python_numbers, carry_and_emit, tested_value
 from .loop_branches import _same_code
 from .loop_node import _note, _Snapshot
+from .loop_types import WidenFirst
 from .loops import MIN_TRIP, LoopFallback, apply_scalar
 from .variables.arrays import SymScalarVariable
 from .variables.base import ConstantVariable
@@ -148,27 +149,37 @@ def try_break_loop(tx, inst, it) -> bool:
     constant = all(isinstance(b, ConstantVariable) for b in bounds)
     if trips == 0 or (constant and trips < MIN_TRIP):
         return False
-    tx.locals[COUNTER] = bounds[0]     # before the snapshot: the node's first value
-    snap = _Snapshot(tx)
-    saved = _trackers(tx, snap)
-    state = _State(tx, snap, saved)
-    outer = tx.__dict__.get("while_tests")
-    try:
-        _build(tx, inst, bounds, sites, snap, saved, state)
-    except (LoopFallback, BreakGraph, KilnError) as e:
-        tx.while_tests = outer
-        state.roll_back()
-        tx.locals.pop(COUNTER, None)
-        _note(tx, f"not a graph loop with a break either: {reason_of(e)}")
+    if not _attempt(tx, inst, bounds, sites, ()):
         return False
-    finally:
-        tx.while_tests = outer
     if not constant:
         _guard_trips(tx, bounds, {0: None})     # guards len(range(...)) > 0
     # the range form's refusal at this line goes: this node replaces it
     filename, lineno, _ = tx.location()
     here = f"{filename.rsplit('/', 1)[-1]}:{lineno}: not a graph loop either"
     tx.output.loop_notes[:] = [n for n in tx.output.loop_notes if not n.startswith(here)]
+    return True
+
+
+def _attempt(tx, inst, bounds: tuple, sites: set, widen: tuple) -> bool:
+    """One try at the node (again with ``widen``'s floats widened: loop_types.WidenFirst);
+    False: the frame as it was."""
+    tx.locals[COUNTER] = bounds[0]     # before the snapshot: the node's first value
+    snap = _Snapshot(tx)
+    saved = _trackers(tx, snap)
+    state = _State(tx, snap, saved)
+    outer = tx.__dict__.get("while_tests")
+    try:
+        _build(tx, inst, bounds, sites, snap, saved, state, widen)
+    except (LoopFallback, BreakGraph, KilnError) as e:
+        tx.while_tests = outer
+        state.roll_back()
+        tx.locals.pop(COUNTER, None)
+        if isinstance(e, WidenFirst) and not widen:
+            return _attempt(tx, inst, bounds, sites, e.names)
+        _note(tx, f"not a graph loop with a break either: {reason_of(e)}")
+        return False
+    finally:
+        tx.while_tests = outer
     return True
 
 
@@ -189,7 +200,7 @@ def _run_trip(tx, inst, chain: BreakChain) -> bool:
         tx.step(instructions[ip])
 
 
-def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state) -> None:
+def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple) -> None:
     from .resume import code_facts
     facts = code_facts(tx.code)
     nxt_inst = tx.decoded.instructions[inst.index + 1]
@@ -198,7 +209,7 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state) -> None:
         raise LoopFallback("the loop variable is not a plain local")
     live_after = set(facts.live_in[inst.target])
     live = (set(facts.live_in[inst.index]) | live_after) - {i_name}
-    made = _numbers(tx, inst.index, inst.target - 1, live)
+    made = _numbers(tx, inst.index, inst.target - 1, live, widen)
     made[COUNTER] = tx.locals[COUNTER] = apply_scalar(tx, "int", [bounds[0]])
     starts = dict(tx.locals)
     before = {id(n) for n in tx.output.graph.nodes}
@@ -234,7 +245,8 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state) -> None:
     chain.tests.insert(0, (more, False, False))
     carry_and_emit(tx, inst.index, inst.target, snap, saved, state, before, live | {COUNTER}, live_after,
                    starts, made, chain, fall, [], WhileTests((), True),
-                   what="range loop with a break" if sites else "range loop carrying numbers")
+                   what="range loop with a break" if sites else "range loop carrying numbers",
+                   widened=widen)
     last = tx.locals.pop(COUNTER)
     if i_name in live_after:
         tx.locals[i_name] = apply_scalar(tx, "sub", [last, ConstantVariable(step)])

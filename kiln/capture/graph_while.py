@@ -37,7 +37,8 @@ before the trace, numbers the graph computes (``scalar_fn`` nodes), so the body 
 with them instead of with their first values; NumPy scalars (``diff``, ``rs = r @ r``)
 are graph values already. A number whose type the first trip changes (``l1norm = 1``,
 then a float64) is carried with its final type when the body does not read its first
-value. Lists the body appends to (``errs.append(err)``) are stacked as the range form's
+value, or, a Python float the body reads, where the trip traced again with it widened to
+float64 is Python's first trip (kiln/capture/loop_types.py ``check_widened``). Lists the body appends to (``errs.append(err)``) are stacked as the range form's
 (kiln/capture/loop_lists.py), into rows that grow with the trips the data lets run (a
 count known once the loop ran), where the loop runs at least once. What stays as before
 (the loop runs inline and breaks at its test, with the reason
@@ -50,6 +51,8 @@ type would then differ after the loop.
 from __future__ import annotations
 
 import copy
+
+import numpy as np
 from typing import Any
 
 from ..errors import KilnError
@@ -66,6 +69,7 @@ from .loop_branches import may_raise
 from .loop_heads import while_heads
 from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
 from .loop_node import _enclosing_value, _loaded, _note, _Snapshot
+from .loop_types import WidenFirst, check_widened
 from .loops import LoopFallback, ScalarValueVariable, _type_of, apply_scalar
 from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable
@@ -226,16 +230,19 @@ def _attempt(tx, head: int, bottom: int, exit: int, back: int, jump: tuple | Non
         building.discard(head)
 
 
-def _attempt_once(tx, head: int, bottom: int, exit: int, back: int, jump: tuple | None) -> bool:
+def _attempt_once(tx, head: int, bottom: int, exit: int, back: int, jump: tuple | None,
+                  widen: tuple = ()) -> bool:
     snap = _Snapshot(tx)
     saved = _trackers(tx, snap)
     state = _State(tx, snap, saved)
     outer = tx.__dict__.get("while_tests")
     try:
-        _build(tx, head, bottom, exit, back, jump, snap, saved, state)
+        _build(tx, head, bottom, exit, back, jump, snap, saved, state, widen)
     except (LoopFallback, BreakGraph, KilnError) as e:
         tx.while_tests = outer
         state.roll_back()
+        if isinstance(e, WidenFirst) and not widen:
+            return _attempt_once(tx, head, bottom, exit, back, jump, e.names)
         _note(tx, f"not a graph while loop either: {reason_of(e)}")
         return False
     finally:
@@ -278,9 +285,10 @@ def carries_python_numbers(tx, head: int, bottom: int, live: set) -> bool:
     return any(_python_number(tx.locals[n]) for n in stored_live(tx, head, bottom, live))
 
 
-def _numbers(tx, head: int, bottom: int, live: set) -> dict:
+def _numbers(tx, head: int, bottom: int, live: set, widen: tuple = ()) -> dict:
     """The locals the body stores, live at the head or after the loop, that hold Python
-    numbers: each becomes a number the graph computes, so the body computes with it."""
+    numbers: each becomes a number the graph computes, so the body computes with it (an
+    np.float64 for a float in ``widen``: loop_types.WidenFirst)."""
     made = {}
     held = [id(v) for v in tx.locals.values()]
     for n in stored_live(tx, head, bottom, live):
@@ -295,6 +303,8 @@ def _numbers(tx, head: int, bottom: int, live: set) -> dict:
             continue
         kind = stand_in(v.value if isinstance(v, ConstantVariable) else v.example)
         fn = f"np.{type(kind).__name__}" if type(kind).__module__ == "numpy" else type(kind).__name__
+        if n in widen and fn == "float":
+            fn = "np.float64"
         made[n] = tx.locals[n] = apply_scalar(tx, fn, [v])
     return made
 
@@ -328,12 +338,12 @@ def _is_number(v: Any) -> bool:
                                                   and not v.tensor)
 
 
-def _build(tx, head, bottom, exit, back, jump, snap, saved, state) -> None:
+def _build(tx, head, bottom, exit, back, jump, snap, saved, state, widen: tuple = ()) -> None:
     from .resume import code_facts
     entry_values, entry = _entry(tx, head, bottom, exit, back, jump)
     facts = code_facts(tx.code)
     live = set(facts.live_in[head]) | set(facts.live_in[exit])
-    made = _numbers(tx, head, bottom, live)
+    made = _numbers(tx, head, bottom, live, widen)
     starts = dict(tx.locals)
     before = {id(n) for n in tx.output.graph.nodes}
     chain = TestChain(head, exit, back)
@@ -347,11 +357,11 @@ def _build(tx, head, bottom, exit, back, jump, snap, saved, state) -> None:
     chain.check_pure(tx)
     tx.while_tests = None
     carry_and_emit(tx, head, exit, snap, saved, state, before, live, set(facts.live_in[exit]), starts,
-                   made, chain, fall, entry_values, entry)
+                   made, chain, fall, entry_values, entry, widened=widen)
 
 
 def carry_and_emit(tx, head, exit, snap, saved, state, before, live, live_after, starts, made,
-                   chain, fall, entry_values, entry, what: str = "while loop") -> None:
+                   chain, fall, entry_values, entry, what: str = "while loop", widened: tuple = ()) -> None:
     """The traced trip (``starts``: the locals before it; ``made``: the numbers the graph
     computes, by name; ``chain``/``fall``: its test) as one ``graph_while`` node, once what
     it carries is known (LoopFallback where the loop cannot carry it); ``tx.ip`` at ``exit``.
@@ -392,19 +402,31 @@ def carry_and_emit(tx, head, exit, snap, saved, state, before, live, live_after,
             raise LoopFallback(f"the loop may run zero times and rebinds '{slots.names[id(v)][0]}', "
                                f"an array from outside the function (it must stay the same object)")
     read = {id(a) for c in calls for a in iter_nodes(c.args)}
-    types = {}
+    types, widen = {}, []
     for n in scalars:
         first, last = _type_of(starts[n]), _type_of(tx.locals[n])
         if tx.locals[n].node.kind != "call" or id(tx.locals[n].node) not in {id(c) for c in calls}:
             raise LoopFallback(f"'{n}' is rebound to a value from before the loop")
-        if type(first) is not type(last):
-            if id(starts[n].node) in read:
-                raise LoopFallback(f"'{n}' changes type in the first trip ({type(first).__name__} -> "
-                                   f"{type(last).__name__}); start it with its final type")
+        if n in widened:
             if zero and n in live_after:
                 raise LoopFallback(f"'{n}' changes type in the first trip and the loop may run "
                                    f"zero times: its type after the loop depends on the data")
+            check_widened(n, starts[n].node, before,
+                          [_node_of(v) for v, _, _ in chain.tests] + [item.node for _, _, item, _ in stacks]
+                          + [v.node for v in tx.locals.values() if getattr(v, "node", None) is not None])
+        elif type(first) is not type(last):
+            if id(starts[n].node) in read and type(first) is float and type(last) is np.float64:
+                widen.append(n)     # ``y = 0.05; ...; y -= step``: traced again, widened
+            elif id(starts[n].node) in read:
+                raise LoopFallback(f"'{n}' changes type in the first trip ({type(first).__name__} -> "
+                                   f"{type(last).__name__}); start it with its final type")
+            elif zero and n in live_after:
+                raise LoopFallback(f"'{n}' changes type in the first trip and the loop may run "
+                                   f"zero times: its type after the loop depends on the data")
         types[n] = last
+    if widen:
+        raise WidenFirst(tuple(widen), f"'{widen[0]}' changes type in the first trip (float -> "
+                         f"float64); start it with its final type")
     _emit(tx, exit, snap, saved, calls, before, slots, scalars, starts, types, chain,
           fall, entry_values, entry, what, stacks)
     for var in made.values():   # the numbers the trace computed with, where nothing used them

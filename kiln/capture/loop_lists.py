@@ -76,14 +76,19 @@ _LIST_DTYPES = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.d
 
 def python_value(tx, array: Any, cls: type | None) -> PyValueVariable | None:
     """``float(array)``, ``int(array)`` or (``cls`` None) ``array.item()`` of a 0-d array in a
-    graph loop's body, as the Python number the graph computes (the module doc); None
-    where capture breaks the graph as before (outside such a body, a float's int(), a
-    complex's float(), a kiln.Tensor)."""
-    if not tx.output.graph_loop_body or tx.output.loop_trace is not None \
+    graph loop's body, as the Python number the graph computes (the module doc), and
+    ``int()`` of an integer array anywhere (which never raises; python_numbers'
+    PythonIntVariable computes Python's int arithmetic on it); None where capture breaks
+    the graph as before (a float's int(), a complex's float(), a kiln.Tensor, float()
+    outside such a body)."""
+    if tx.output.loop_trace is not None \
             or not isinstance(array, ArrayVariable) or array.tensor \
             or array.meta.shape != () or array.array_type is not np.ndarray:
         return None
     kind = np.dtype(array.meta.dtype).kind
+    if not tx.output.graph_loop_body and not (cls is int and kind in "iu"):
+        # (elsewhere only ``n += int(mask.sum())``: python_numbers.PythonIntVariable)
+        return None
     if np.dtype(array.meta.dtype).itemsize > (16 if kind == "c" else 8):
         return None      # (a long double's item() is itself)
     if cls is None:

@@ -115,18 +115,93 @@ class TypedByFlagVariable(VariableTracker):
     ``kind(array)``. Leaving the graph it becomes that value; any other use breaks the
     graph there (the base class's default), so Python sees the value it would hold."""
 
-    def __init__(self, tx, array: VariableTracker, flag: VariableTracker, kind: type) -> None:
+    def __init__(self, tx, array: VariableTracker, flag: VariableTracker, kind: type,
+                 what: str = "") -> None:
         self.tx, self.array, self.flag, self.kind = tx, array, flag, kind
+        self.what = what or (f"a {kind.__name__} a loop carried, or the NumPy scalar the loop "
+                             f"made it (which, the data decides)")
 
     def describe(self) -> str:
-        return (f"a {self.kind.__name__} a loop carried, or the NumPy scalar the loop made "
-                f"it (which, the data decides)")
+        return self.what
+
+    def type_free_with(self, other: VariableTracker) -> bool:
+        """Does an operator on this value and ``other`` give the same result whichever type
+        the value has? ``v / max(s, 1e-12)`` with ``v`` float64: NumPy computes it either
+        way, and a Python float (weak, NEP 50) and a float64 give the same loop with an
+        operand of the dtypes SAME_AS_WEAK names (not float32: the weak float keeps it)."""
+        from .python_numbers import SAME_AS_WEAK
+        from .variables.arrays import ArrayVariable
+        return isinstance(other, ArrayVariable) and not other.tensor \
+            and str(other.meta.dtype) in SAME_AS_WEAK.get(self.kind, ())
 
     def python_type(self) -> type:   # (type(t), isinstance(t, float)): Python tells
         self.tx.unsupported("data_dependent", f"the type of {self.describe()} is known only at run time")
 
     def truth(self, tx) -> bool:
         tx.unsupported("data_dependent", f"the value of {self.describe()} is known only at run time")
+
+
+def type_free_operands(a: VariableTracker, b: VariableTracker) -> tuple:
+    """The operands of a binary operator, a typed-by-flag one replaced by its NumPy value
+    where its type cannot change the result (:meth:`TypedByFlagVariable.type_free_with`)."""
+    if isinstance(a, TypedByFlagVariable) and a.type_free_with(b):
+        a = a.array
+    if isinstance(b, TypedByFlagVariable) and b.type_free_with(a):
+        b = b.array
+    return a, b
+
+
+class WidenFirst(LoopFallback):
+    """A graph loop's carried Python float that its first trip makes an np.float64 (``y =
+    0.05`` then ``y -= f / fprime``), read by the body: the loop is traced again with the
+    float widened to float64 from the start (``names``), which :func:`check_widened`
+    accepts where the first trip gives what Python's gives."""
+
+    def __init__(self, names: tuple, reason: str) -> None:
+        super().__init__(reason)
+        self.names = names
+
+
+def check_widened(name: str, start: Any, before: set, ends: list) -> None:
+    """The trip traced with ``name``'s first value ``start`` (a Python float, widened to
+    float64) is the first trip Python runs where what it computes from the float with
+    Python numbers only (``abs(y)``, ``y * 2.0``: still a weak Python float in that trip)
+    meets only elementwise ops, whose other operands are arrays or NumPy scalars of dtypes
+    SAME_AS_WEAK names: NumPy gives the weak Python float's result (NEP 50), an np.float64
+    whichever the type (``float - np.float64`` runs np.float64's reflected method). Such a
+    weak value that is something else's operand, or leaves the trip (``ends``: a local,
+    a test, a list's row) might show its type: LoopFallback."""
+    from ..ops import Category
+    from .python_numbers import SAME_AS_WEAK
+    why = f"'{name}' changes type in the first trip (float -> float64) and its first value "
+    weak, todo = {id(start)}, [start]
+    while todo:
+        node = todo.pop()
+        if any(e is node for e in ends):
+            raise LoopFallback(why + "leaves the trip as a value whose type it decides; start "
+                               "it with its final type")
+        for user in list(node.users):
+            if id(user) in before or id(user) in weak:
+                continue
+            what = user.op.name if user.kind == "call" else user.kind
+            if user.kind != "call" or user.op.category != Category.POINTWISE:
+                raise LoopFallback(why + f"is read by {what}, which might see its type; start "
+                                   f"it with its final type")
+            others = [a for a in _flat(user.args) if not (_node_like(a) and id(a) in weak)]
+            if not others:              # Python arithmetic on it in the first trip: weak too
+                weak.add(id(user))
+                todo.append(user)
+            elif not all(_node_like(a) and str(getattr(a.val, "dtype", "")) in SAME_AS_WEAK[float]
+                         for a in others):
+                raise LoopFallback(why + f"meets {others[0]!r} in {what}, whose result might "
+                                   f"depend on its type; start it with its final type")
+
+
+def _flat(args: Any) -> list:
+    out = []
+    for a in args:
+        out.extend(_flat(a) if isinstance(a, (tuple, list)) else [a])
+    return out
 
 
 _NUMPY_WIDE = tuple(_WIDENS.values())

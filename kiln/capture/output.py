@@ -13,7 +13,9 @@ from ..guards.guard import SIZE, GuardSet, literal
 from ..ir import Graph
 from ..ops import TensorMeta
 from .sources import CodeNamespace, Source, shape_source
+from .bytecode_facts import OPERATOR_SYMBOLS
 from .loop_types import TypedByFlagVariable, python_scalar
+from .python_numbers import PythonIntVariable
 from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
 from .variables.base import ConstantVariable, VariableTracker
 
@@ -169,6 +171,9 @@ class OutputGraph:
         from .variables.user_classes import NewObjectVariable
         if isinstance(var, PyValueVariable):
             return f"{self.ns.ref(var.kind, 'c')}({self.reconstruct(tx, var.array)})"
+        if isinstance(var, PythonIntVariable):   # Python's int arithmetic, where it leaves
+            a, b = (self.reconstruct(tx, o) for o in var.operands)
+            return f"({a} {OPERATOR_SYMBOLS[var.op]} {b})"
         if isinstance(var, TypedByFlagVariable):   # a loop node's value Python may hold as NumPy
             return (f"{self.ns.ref(python_scalar, 'c')}({self.reconstruct(tx, var.array)}, "
                     f"{self.reconstruct(tx, var.flag)}, {self.ns.ref(var.kind, 'c')})")

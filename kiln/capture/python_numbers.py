@@ -28,6 +28,7 @@ import numpy as np
 from ..ops import Category, TensorMeta, infer_meta
 from ..ops.python_numbers import BY_OPERATOR, MATH_FUNCTIONS, PYTHON_MATH
 from .bytecode_facts import INPLACE_TO_PLAIN
+from .variables.base import VariableTracker
 
 # Dtypes of the other operands with which a Python float (int) and a float64 (int64) 0-d
 # array give the same result dtype (NEP 50: a Python scalar is weak, a 0-d array is not).
@@ -134,6 +135,8 @@ def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any
         # same IEEE one in Python and in NumPy (NaN compares False), a Python bool the
         # node's test reads (kiln/capture/graph_breaks.py); elsewhere it breaks as before
         name, kind = _COMPARISONS.get(op), bool
+    if var.kind is int and not tx.output.graph_loop_body:
+        return PythonIntVariable.combine(tx, var, op, other, reverse)
     if var.kind is not float or name is None \
             or tx.output.loop_trace is not None:   # (a loop body's element code: Python's)
         return NotImplemented
@@ -161,6 +164,50 @@ def python_value_binary(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any
     args = (operand, var.array.node) if reverse else (var.array.node, operand)
     node = tx.output.graph.call(REGISTRY[name], args, {}, source=tx.location())
     return PyValueVariable(ArrayVariable(node, ()), kind)
+
+
+# The deepest ``PythonIntVariable`` (its code's parentheses: Python's parser takes 200)
+MAX_INT_NESTING = 100
+
+
+class PythonIntVariable(VariableTracker):
+    """``n += int(mask.sum())`` outside a graph loop's body: Python's ``+ - *`` of Python
+    ints read from data (PyValueVariables of kind int), int constants and such results,
+    ``op(*operands)``, which Python computes where the value leaves the graph (returned,
+    stored, handed to Python at a break): a Python int does not overflow where the
+    graph's int64 would. Any other use breaks the graph there (the base class's default),
+    so Python goes on with the value it would hold."""
+
+    OPS = (operator.add, operator.sub, operator.mul)
+
+    def __init__(self, op: Any, operands: tuple) -> None:
+        self.op, self.operands = op, operands
+        self.depth = 1 + max(getattr(o, "depth", 0) for o in operands)
+
+    def describe(self) -> str:
+        return "a Python int computed from ints read from array data"
+
+    def python_type(self) -> type:
+        return int
+
+    def binary(self, tx, op: Any, other: VariableTracker, reverse: bool) -> Any:
+        return PythonIntVariable.combine(tx, self, op, other, reverse)
+
+    @staticmethod
+    def combine(tx, var: Any, op: Any, other: Any, reverse: bool) -> Any:
+        from .variables.arrays import PyValueVariable, SymScalarVariable
+        from .variables.base import ConstantVariable
+        op = INPLACE_TO_PLAIN.get(op, op)
+        if op not in PythonIntVariable.OPS or tx.output.loop_trace is not None \
+                or tx.output.graph_loop_body:
+            return NotImplemented
+        if not (isinstance(other, (PyValueVariable, PythonIntVariable)) and other.python_type() is int
+                or isinstance(other, SymScalarVariable) and type(other.example) in (int, bool)
+                or isinstance(other, ConstantVariable) and type(other.value) in (int, bool)):
+            return NotImplemented
+        if max(getattr(o, "depth", 0) for o in (var, other)) >= MAX_INT_NESTING:
+            return NotImplemented
+        return PythonIntVariable(op, (other, var) if reverse else (var, other))
 
 
 _COMPARISONS = {operator.lt: "less", operator.le: "less_equal", operator.gt: "greater",

@@ -23,6 +23,7 @@ import numpy as np
 from ..config import config
 from ..ops.mutation import one_element_work
 from .loop_branches import merge_returns
+from .loop_types import type_free_operands
 from . import bytecode_facts as bc
 from .decode import Inst, decode
 from .generator_uses import drained_where_made
@@ -206,6 +207,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
             op = bc.INPLACE_TO_PLAIN[op]  # NumPy scalars are immutable: ``s += 1`` rebinds s
         if getattr(b, "vector", False):
             return b.binary(self, op, a, reverse=True)
+        a, b = type_free_operands(a, b)   # ``v / max(s, 1e-12)``
         if isinstance(a, ArrayVariable):
             return a.binary(self, op, b, reverse=False)
         if isinstance(b, ArrayVariable):

@@ -1,0 +1,90 @@
+"""Everyday constructs that broke the graph (stop 54): builtin ``max``/``min`` of a NumPy
+float64 scalar and a Python float (``max(np.abs(u).max(), 1e-12)``), whose result's type
+is the winner's. Each is checked against the plain function (values, types of returned
+scalars) and by its break count, on the counting backend (no kernel build)."""
+from __future__ import annotations
+
+import numpy as np
+
+import kiln
+from .conftest import run_probe, same_as_numpy
+
+
+def _floor_scale(u, v):
+    s = max(np.abs(u).max(), 1e-12)      # np.float64, or the Python float 1e-12
+    lo = min(u.min(), 0.5, v.min())      # NaN first stays first: Python compares, not np.min
+    return v / s, s * u, v - lo, s, lo, max(1e-3, u[0])
+
+
+def _type_observed(u, w32):
+    s = max(u.max(), 0.5)
+    return w32 / s, isinstance(s, np.float64)   # float32 work keeps a weak Python float
+
+
+def test_max_and_min_of_numpy_and_python_floats_stay_in_the_graph():
+    v = np.linspace(1, 2, 4)
+    for u in (np.linspace(-1, 1, 4), np.zeros(4), np.array([np.nan, 1, 2, 3.0]),
+              np.array([0.0, -1, 0.25, np.nan])):
+        compiled, _, _ = run_probe(_floor_scale, u, v, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+    for u in (np.linspace(-1, 1, 4), -np.ones(4)):   # the winner NumPy's, then Python's
+        compiled, _, _ = run_probe(_type_observed, u, np.ones(4, np.float32), calls=1)
+    report = kiln.explain(kiln.compile(_type_observed, backend="eager"))(u, np.ones(4, np.float32))
+    assert [b.lineno - _type_observed.__code__.co_firstlineno for b in report.break_reasons] == [2], \
+        report.break_reasons
+
+
+def _newton(a, b, y0, x):
+    y = y0                                  # a Python float: np.float64 from the first step on
+    for _ in range(100):
+        step = (np.sum(a * np.exp(-b * y)) - 1.0) / np.sum(-a * b * np.exp(-b * abs(y)))
+        y -= step
+        if abs(step) < 1e-12:
+            break
+    return y, _, x * y
+
+
+def _newton_while(a, b, x):
+    y, step = 0.05, 1.0
+    while abs(step) > 1e-12:
+        step = (np.sum(a * np.exp(-b * y)) - 1.0) / np.sum(-a * b * np.exp(-b * y))
+        y = y - step
+    return y, x * y
+
+
+def test_a_newton_loop_from_a_python_float_is_one_loop_node():
+    # it broke at the first trip's test ("'y' changes type in the first trip"): traced
+    # again with y widened, each first-trip use gives NumPy's result for the weak float
+    a, b = np.linspace(0.1, 1, 6), np.linspace(0.5, 2, 6)
+    for fn, args in [(_newton, (a, b, 0.05, np.ones(2, np.float32))), (_newton, (a, b, 1.0, np.ones(2))),
+                     (_newton_while, (a, b, np.ones(2, np.float32)))]:
+        compiled, _, _ = run_probe(fn, *args, calls=1)
+        assert all(r.graph_break is None for r in compiled.records), fn.__name__
+
+
+def _counts(x, k, big):
+    n, counts = k, []
+    for t in range(3):
+        c = int((x > t * 0.25).sum())
+        n += c * 3 - 1
+        counts.append(c)
+    total = big + int(x.astype(np.uint64).sum())     # past int64: Python's ints do not wrap
+    return n, counts, total * 4, x * 2
+
+
+def _count_then_branch(x):
+    n = 1 + int((x > 0.5).sum())
+    return x[:n] if n > 2 else -n
+
+
+def test_python_ints_read_from_data_stay_in_the_graph_until_used_otherwise():
+    # ``n += int(mask.sum())`` broke at int() ("int() of an array reads its data")
+    x = np.linspace(0, 1, 5)
+    for k, big in [(5, 2 ** 62), (-(2 ** 70), 0)]:
+        compiled, _, _ = run_probe(_counts, x, k, big, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+    compiled = kiln.compile(_count_then_branch, backend="eager")
+    for y in (x, x[:2]):
+        same_as_numpy(compiled, _count_then_branch, y)
+    report = kiln.explain(kiln.compile(_count_then_branch, backend="eager"))(x)
+    assert [b.source for b in report.break_reasons] == ["return x[:n] if n > 2 else -n"], report.break_reasons
