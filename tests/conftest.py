@@ -24,20 +24,10 @@ _USER_CACHE = config.cache_dir
 config.cache_dir = _COLLECT_CACHE
 
 
-def session_cache_dir(basetemp):
-    """The session's kernel cache: one for all of its pytest-xdist workers (each worker's
-    base temp is ``<the session's base temp>/popen-gwN``), so a kernel two workers need is
-    built once (runtime/build.py locks each key: a worker that wants one being built waits
-    for it). Tests that count builds or need an empty cache use their own directory."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        return basetemp.parent / "kiln_cache"
-    return basetemp / "kiln_cache"
-
-
 @pytest.fixture(autouse=True, scope="session")
 def _kiln_session_cache(tmp_path_factory):
     old = _USER_CACHE, config.num_threads, config.cost_model
-    config.cache_dir = str(session_cache_dir(tmp_path_factory.getbasetemp()))
+    config.cache_dir = str(tmp_path_factory.getbasetemp() / "kiln_cache")
     config.num_threads = 2
     config.cost_model = False
     env = os.environ.get("KILN_COST_MODEL")
