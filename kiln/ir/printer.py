@@ -8,8 +8,10 @@ tracebacks and pdb show it.
 """
 from __future__ import annotations
 
+import functools
 import linecache
 import math
+import types
 from typing import Any, Callable
 
 import numpy as np
@@ -162,8 +164,22 @@ def exec_source(source: str, filename: str, namespace: dict) -> dict:
         2
     """
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), namespace)
+    exec(_renamed(_compiled(source), filename), namespace)
     return namespace
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(source: str) -> types.CodeType:
+    """``source`` compiled once: a function's entries, recompiles and the resume functions
+    of its breaks generate the same text again and again (380 guard entries, 145 texts, in
+    six of real6's programs; ~0.8 ms a compile)."""
+    return compile(source, "<kiln>", "exec")
+
+
+def _renamed(code: types.CodeType, filename: str) -> types.CodeType:
+    """``code`` and the code objects nested in it, as compiled from the file ``filename``."""
+    consts = tuple(_renamed(c, filename) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
 
 
 _counter = [0]
