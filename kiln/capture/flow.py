@@ -238,6 +238,9 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
                 start, end = _protected_block(facts, handler, start, end)
             if start <= b and end >= a:
                 handler_end = end if bf.COLD_HANDLERS else _handler_end(facts, handler)
+                if bf.COLD_HANDLERS and bf.is_synthetic_handler(names, facts.args, handler):
+                    # the comprehension's save of a cell runs with it (3.11: its call)
+                    start = bf.cell_save_start(names, start)
                 a, b = min(a, start), max(b, end, handler_end)
         if bf.COLD_HANDLERS:
             a, b = _enclosing(facts, a, b, opened)

@@ -79,9 +79,19 @@ def comprehension_shadows_a_cell(x, s):
     return f(), v, rows[1], table[0]
 
 
+def comprehension_closure_over_its_variable(x, s):
+    # 3.12+: a closure in the comprehension captures its r, so the comprehension makes a
+    # cell of its own (MAKE_CELL after LOAD_FAST_AND_CLEAR) and puts the outer cell back
+    # after its loop; the outer r was read from the comprehension's cell (x[1], not s)
+    r = s
+    rows = [(lambda: r * 2.0)() for r in x]
+    return rows[1] + r, r
+
+
 CASES = [(comprehensions, (X,)), (shadowing, (X,)), (unbound_after, (X,)),
          (calls_and_slices, (X, X * 0.5)), (closures, (X, 3.0)), (swap_and_unpack, (X, X + 1)),
-         (unary_plus, (X,)), (comprehension_shadows_a_cell, (X, 0.5))]
+         (unary_plus, (X,)), (comprehension_shadows_a_cell, (X, 0.5)),
+         (comprehension_closure_over_its_variable, (X, 0.5))]
 
 
 @pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", None))
@@ -330,3 +340,22 @@ def test_a_while_or_loop_with_a_data_dependent_body_is_one_loop_node():
     out = kiln.explain(merge_sorted)(a, b)
     assert (out.graph_count, out.graph_break_count) == (1, 0), str(out)
     assert any("loop node" in note for note in out.loops), out.loops
+
+
+def best_key_per_row(x, vocab):
+    # (tfidf_from_token_lists) a break inside a comprehension whose variable a closure
+    # captures: 3.12+ save the outer cell and make the comprehension's before its
+    # protected range starts; the statement runs as Python from the save, as 3.11 runs
+    # the comprehension's call (it ran the whole function as Python: 0 graphs)
+    y = x * 2
+    top = [max(vocab, key=lambda w: y[r, vocab[w]]) for r in range(2)]
+    return y + 1, top
+
+
+def test_a_break_in_a_comprehension_over_a_cell_runs_the_statement_as_on_3_11():
+    backend = CountingBackend()
+    vocab = {"a": 0, "b": 2}
+    assert_same(kiln.compile(best_key_per_row, backend=backend)(X, vocab), best_key_per_row(X, vocab))
+    assert len(backend.graphs) == 2       # before and after the comprehension
+    out = kiln.explain(best_key_per_row)(X, vocab)
+    assert out.graph_break_count == 1 and "not a Python constant" in out.break_reasons[0].reason, str(out)
