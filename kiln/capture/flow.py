@@ -244,6 +244,7 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
                 a, b = min(a, start), max(b, end, handler_end)
         if bf.COLD_HANDLERS:
             a, b = _enclosing(facts, a, b, opened)
+            b = _else_clause(facts, a, b, opened)
         for head, jump in facts.loops:   # a loop inside the try/with runs with it
             if a < b and a <= head <= b:
                 b = max(b, jump)
@@ -312,6 +313,30 @@ def _enclosing(facts: CodeFacts, a: int, b: int, opened: frozenset) -> tuple[int
         if h in outer and h not in opened and end < cold:
             a, b = min(a, start), max(b, end)
     return a, b
+
+
+def _else_clause(facts: CodeFacts, a: int, b: int, opened: frozenset) -> int:
+    """3.12+: ``b`` grown by a try statement's ``else`` clause. The span ends with the try
+    body, which falls through to the else clause; the handler blocks (at the end of the
+    code) rejoin after it. 3.11 keeps the handlers between the else clause and the code
+    after the statement, so its region is the whole statement: a break in the try body
+    runs the else clause as Python too, as here (it compiled, and could break again)."""
+    if a == b or facts.names[b] in NO_FALLTHROUGH:
+        return b
+    cold = min((h for _, _, h, _, _ in facts.entries), default=len(facts.names))
+    if b + 1 >= cold:
+        return b
+    inside = members(facts, a, b, opened)
+    rejoins = [t for k, t, _ in _leaving(facts, inside) if k > b and b + 1 < t < cold]
+    if not rejoins:
+        return b
+    t = min(rejoins)
+    clause = range(b + 1, t)
+    # only the try body enters the clause (an if's else branch between would not be it)
+    if any(facts.targets[k] in clause for k in range(len(facts.names))
+           if not a <= k < t and k not in inside):
+        return b
+    return t - 1
 
 
 def _handler_end(facts: CodeFacts, h: int) -> int:

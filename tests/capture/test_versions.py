@@ -359,3 +359,29 @@ def test_a_break_in_a_comprehension_over_a_cell_runs_the_statement_as_on_3_11():
     assert len(backend.graphs) == 2       # before and after the comprehension
     out = kiln.explain(best_key_per_row)(X, vocab)
     assert out.graph_break_count == 1 and "not a Python constant" in out.break_reasons[0].reason, str(out)
+
+
+def try_else_breaks(x):
+    # 3.12+ put the handler after the code, which it rejoins past the else clause: the
+    # try statement's region is the try body and, as on 3.11, the else clause (which
+    # compiled and broke again: one more graph; asarray_copy_false_in_numpy_two broke at
+    # its else clause's ``A is X``)
+    y = x * 2
+    try:
+        kiln.graph_break()
+        z = y + 1
+    except ValueError:
+        z = y
+    else:
+        w = z * 3
+        kiln.graph_break()
+        z = w + 1
+    out = np.abs(z - 1)                  # long enough not to be copied into the handler
+    return out * 2 + np.sqrt(out)
+
+
+def test_a_break_in_a_try_body_runs_its_else_clause_as_on_3_11():
+    backend = CountingBackend()
+    x = np.arange(3.0)
+    assert_same(kiln.compile(try_else_breaks, backend=backend)(x), try_else_breaks(x))
+    assert len(backend.graphs) == 2       # before and after the try statement
