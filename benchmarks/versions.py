@@ -71,7 +71,7 @@ def _record_one(fn, calls, argnums, has_aux, backend: str) -> dict:
                               for b in rep["breaks"]),
             "kernels": rep["kernels"], "cache_entries": rep["cache_entries"],
             "ops": sum(len(c["ops"]) for c in rep["compilations"]),
-            "runs_as_python": sorted(re.sub(r"(?<=resume at )\d+", "N", note) for note in as_python),
+            "runs_as_python": sorted(_verdict(note) for note in as_python),
             "recompiles": rep["recompiles"],
             "guards": sorted({g for c in rep["compilations"] for g in c["guards"]}),
             "graph_text": [strip.sub(r"\1", c["graph"]) for c in rep["compilations"] if c["graph"] and c["ops"]],
@@ -94,6 +94,12 @@ def record(out: str, backend: str, only: str | None, files: list[str] | None,
         json.dump(results, f, indent=1, sort_keys=True)
     print(f"{len(results['programs'])} programs recorded on Python {results['python']} -> {out}",
           file=sys.stderr)
+
+
+def _verdict(note: str) -> str:
+    """A cost-model note without what differs between runs: the resume function's
+    bytecode offset and the timed estimates."""
+    return re.sub(r"(?<=resume at )\d+|\d+\.\d+(?= us)", "N", note)
 
 
 _OP = re.compile(r"ops\.(\w+)\((.*)")
