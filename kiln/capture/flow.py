@@ -327,7 +327,8 @@ def _else_clause(facts: CodeFacts, a: int, b: int, opened: frozenset) -> int:
     if b + 1 >= cold:
         return b
     inside = members(facts, a, b, opened)
-    rejoins = [t for k, t, _ in _leaving(facts, inside) if k > b and b + 1 < t < cold]
+    rejoins = [r for k, t, _ in _leaving(facts, inside) if k > b
+               and (r := _rejoin(facts, t, cold)) is not None and b + 1 < r < cold]
     if not rejoins:
         return b
     t = min(rejoins)
@@ -337,6 +338,20 @@ def _else_clause(facts: CodeFacts, a: int, b: int, opened: frozenset) -> int:
            if not a <= k < t and k not in inside):
         return b
     return t - 1
+
+
+def _rejoin(facts: CodeFacts, t: int, cold: int) -> int | None:
+    """Where a handler's exit at ``t`` rejoins the code before the handler blocks: ``t``
+    itself, or past the straight code after ``POP_EXCEPT`` (``except ... as e`` deletes
+    ``e``) to its jump back."""
+    k = t
+    while cold <= k < len(facts.names):
+        if facts.names[k] in UNCONDITIONAL_JUMPS:
+            return facts.targets[k]
+        if facts.names[k] in NO_FALLTHROUGH or facts.targets[k] is not None:
+            return None
+        k += 1
+    return k if k < cold else None
 
 
 def _handler_end(facts: CodeFacts, h: int) -> int:

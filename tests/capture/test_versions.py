@@ -380,8 +380,25 @@ def try_else_breaks(x):
     return out * 2 + np.sqrt(out)
 
 
-def test_a_break_in_a_try_body_runs_its_else_clause_as_on_3_11():
+def try_as_else_breaks(x):
+    # ``except ... as e`` deletes e before it jumps back past the else clause
+    y = x * 2
+    try:
+        kiln.graph_break()
+        z = y + 1
+    except ValueError as e:
+        z = y + len(str(e))
+    else:
+        w = z * 3
+        kiln.graph_break()
+        z = w + 1
+    out = np.abs(z - 1)
+    return out * 2 + np.sqrt(out)
+
+
+@pytest.mark.parametrize("fn", [try_else_breaks, try_as_else_breaks], ids=lambda f: f.__name__)
+def test_a_break_in_a_try_body_runs_its_else_clause_as_on_3_11(fn):
     backend = CountingBackend()
     x = np.arange(3.0)
-    assert_same(kiln.compile(try_else_breaks, backend=backend)(x), try_else_breaks(x))
+    assert_same(kiln.compile(fn, backend=backend)(x), fn(x))
     assert len(backend.graphs) == 2       # before and after the try statement
