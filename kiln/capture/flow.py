@@ -320,7 +320,9 @@ def _else_clause(facts: CodeFacts, a: int, b: int, opened: frozenset) -> int:
     body, which falls through to the else clause; the handler blocks (at the end of the
     code) rejoin after it. 3.11 keeps the handlers between the else clause and the code
     after the statement, so its region is the whole statement: a break in the try body
-    runs the else clause as Python too, as here (it compiled, and could break again)."""
+    runs the else clause as Python too, as here (it compiled, and could break again). A
+    handler that ``break``s out of a loop jumps past the rest of the loop body the same
+    way, and 3.11 runs that rest with the statement too."""
     if a == b or facts.names[b] in NO_FALLTHROUGH:
         return b
     cold = min((h for _, _, h, _, _ in facts.entries), default=len(facts.names))
