@@ -6,8 +6,10 @@ guards kiln made; then diff one interpreter's record against another's.
     python -m benchmarks.versions diff out311.json out313.json  # differences, one row each
 
 ``record`` takes ``--backend`` (cpp by default: kernel counts need a backend that builds
-kernels; ``eager`` captures the same graphs without g++), ``--only SUBSTRING`` (program
-names) and ``--files`` (test modules). Programs run each of their calls in order on one
+kernels, and the cost model's "runs as Python" verdicts one that prices kernels; ``eager``
+captures the same graphs without g++), ``--only SUBSTRING`` (program names), ``--names
+FILE`` (program names, one a line: the programs added since an earlier record) and
+``--files`` (test modules). Programs run each of their calls in order on one
 compiled function, as the tests do; graphs are compared as their printed text with the
 file's line numbers removed (they differ between nothing else). Users on 3.12/3.13 must
 get the same graphs, breaks, kernels and guards as on 3.11 (docs/capture.md "Python
@@ -61,22 +63,28 @@ def _record_one(fn, calls, argnums, has_aux, backend: str) -> dict:
             except Exception as e:            # noqa: BLE001 - the program's own exceptions
                 outcomes.append(type(e).__name__)
     rep = _function_report(compiled)
+    from kiln.explain import build_explain_output
+    as_python = build_explain_output(compiled.records).runs_as_python
     strip = re.compile(r"(\.py):\d+|(?<=loop_body_)\d+")
     return {"graphs": rep["graph_count"], "breaks": rep["graph_break_count"],
             "reasons": sorted(f"{b['kind']} {os.path.basename(b['filename'])}:{b['lineno']} {b['reason']}"
                               for b in rep["breaks"]),
             "kernels": rep["kernels"], "cache_entries": rep["cache_entries"],
+            "ops": sum(len(c["ops"]) for c in rep["compilations"]),
+            "runs_as_python": sorted(_verdict(note) for note in as_python),
             "recompiles": rep["recompiles"],
             "guards": sorted({g for c in rep["compilations"] for g in c["guards"]}),
             "graph_text": [strip.sub(r"\1", c["graph"]) for c in rep["compilations"] if c["graph"] and c["ops"]],
             "outcomes": outcomes}
 
 
-def record(out: str, backend: str, only: str | None, files: list[str] | None) -> None:
+def record(out: str, backend: str, only: str | None, files: list[str] | None,
+           names: str | None = None) -> None:
     sys.path.insert(0, os.getcwd())
     results = {"python": sys.version.split()[0], "backend": backend, "programs": {}}
+    wanted = set(open(names).read().split()) if names else None
     for name, fn, calls, argnums, has_aux in _programs(_modules(files)):
-        if only and only not in name:
+        if (only and only not in name) or (wanted is not None and name not in wanted):
             continue
         try:
             results["programs"][name] = _record_one(fn, calls, argnums, has_aux, backend)
@@ -86,6 +94,12 @@ def record(out: str, backend: str, only: str | None, files: list[str] | None) ->
         json.dump(results, f, indent=1, sort_keys=True)
     print(f"{len(results['programs'])} programs recorded on Python {results['python']} -> {out}",
           file=sys.stderr)
+
+
+def _verdict(note: str) -> str:
+    """A cost-model note without what differs between runs: the resume function's
+    bytecode offset and the timed estimates."""
+    return re.sub(r"(?<=resume at )\d+|\d+\.\d+(?= us)", "N", note)
 
 
 _OP = re.compile(r"ops\.(\w+)\((.*)")
@@ -104,7 +118,8 @@ def diff(base_path: str, other_path: str, verbose: bool) -> int:
         o = other["programs"].get(name)
         if o is None:
             continue
-        fields = [k for k in ("error", "graphs", "breaks", "kernels", "cache_entries", "recompiles",
+        fields = [k for k in ("error", "graphs", "breaks", "kernels", "ops", "runs_as_python",
+                              "cache_entries", "recompiles",
                               "outcomes", "reasons", "guards", "graph_text") if b.get(k) != o.get(k)]
         if "graph_text" in fields and _ops(b.get("graph_text", [])) == _ops(o.get("graph_text", [])):
             fields[fields.index("graph_text")] = "graph_text (same ops, other order)"
@@ -113,11 +128,11 @@ def diff(base_path: str, other_path: str, verbose: bool) -> int:
     print(f"{base['python']} vs {other['python']} ({base['backend']}): "
           f"{len(rows)} of {len(base['programs'])} programs differ")
     for name, fields, b, o in rows:
-        counts = " ".join(f"{k} {b.get(k)}->{o.get(k)}" for k in ("graphs", "breaks", "kernels")
+        counts = " ".join(f"{k} {b.get(k)}->{o.get(k)}" for k in ("graphs", "breaks", "kernels", "ops")
                           if b.get(k) != o.get(k))
         print(f"  {name}: {', '.join(fields)}  {counts}")
         if verbose:
-            for k in ("error", "reasons", "guards"):
+            for k in ("error", "reasons", "runs_as_python", "guards"):
                 if b.get(k) != o.get(k):
                     mine, theirs = b.get(k) or [], o.get(k) or []
                     if isinstance(mine, list) and isinstance(theirs, list):
@@ -137,13 +152,14 @@ def main(argv=None) -> int:
     r.add_argument("--backend", default="cpp")
     r.add_argument("--only")
     r.add_argument("--files", nargs="*")
+    r.add_argument("--names", help="a file of program names (module::program), one a line")
     d = sub.add_parser("diff")
     d.add_argument("base")
     d.add_argument("other")
     d.add_argument("-v", "--verbose", action="store_true")
     a = p.parse_args(argv)
     if a.cmd == "record":
-        record(a.out, a.backend, a.only, a.files)
+        record(a.out, a.backend, a.only, a.files, a.names)
         return 0
     return diff(a.base, a.other, a.verbose)
 

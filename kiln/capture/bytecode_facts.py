@@ -220,6 +220,20 @@ def is_synthetic_handler(names: list[str], args: list, h: int) -> bool:
     return k > h and k < len(names) and names[k] == "RERAISE" and args[k] == 0
 
 
+def cell_save_start(names: list[str], a: int) -> int:
+    """3.12+: where an inlined comprehension that shadows a cell variable (one a closure in
+    it captures) starts saving, when its protected range starts at ``a``: its prologue
+    ``LOAD_FAST_AND_CLEAR r; MAKE_CELL r; SWAP`` runs before the range, leaving the cell
+    out of the frame's slot, a state a partial graph cannot rebuild. ``a`` itself when
+    no cell is saved there."""
+    k = a
+    while k > 0 and names[k - 1] in ("SWAP", "MAKE_CELL", "LOAD_FAST_AND_CLEAR"):
+        k -= 1
+    while k < a and names[k] != "LOAD_FAST_AND_CLEAR":
+        k += 1      # a SWAP or MAKE_CELL of the code before the comprehension stays out
+    return k if "MAKE_CELL" in names[k:a] else a
+
+
 def comprehension_restores(names: list[str], args: list, targets: list,
                            handler_at: Any) -> tuple[frozenset, frozenset]:
     """PEP 709 (3.12+): an inlined comprehension saves each local it shadows

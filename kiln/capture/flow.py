@@ -238,9 +238,13 @@ def region(facts: CodeFacts, i: int, open_with: bool = False,
                 start, end = _protected_block(facts, handler, start, end)
             if start <= b and end >= a:
                 handler_end = end if bf.COLD_HANDLERS else _handler_end(facts, handler)
+                if bf.COLD_HANDLERS and bf.is_synthetic_handler(names, facts.args, handler):
+                    # the comprehension's save of a cell runs with it (3.11: its call)
+                    start = bf.cell_save_start(names, start)
                 a, b = min(a, start), max(b, end, handler_end)
         if bf.COLD_HANDLERS:
             a, b = _enclosing(facts, a, b, opened)
+            b = _else_clause(facts, a, b, opened)
         for head, jump in facts.loops:   # a loop inside the try/with runs with it
             if a < b and a <= head <= b:
                 b = max(b, jump)
@@ -309,6 +313,47 @@ def _enclosing(facts: CodeFacts, a: int, b: int, opened: frozenset) -> tuple[int
         if h in outer and h not in opened and end < cold:
             a, b = min(a, start), max(b, end)
     return a, b
+
+
+def _else_clause(facts: CodeFacts, a: int, b: int, opened: frozenset) -> int:
+    """3.12+: ``b`` grown by a try statement's ``else`` clause. The span ends with the try
+    body, which falls through to the else clause; the handler blocks (at the end of the
+    code) rejoin after it. 3.11 keeps the handlers between the else clause and the code
+    after the statement, so its region is the whole statement: a break in the try body
+    runs the else clause as Python too, as here (it compiled, and could break again). A
+    handler that ``break``s out of a loop jumps past the rest of the loop body the same
+    way, and 3.11 runs that rest with the statement too."""
+    if a == b or facts.names[b] in NO_FALLTHROUGH:
+        return b
+    cold = min((h for _, _, h, _, _ in facts.entries), default=len(facts.names))
+    if b + 1 >= cold:
+        return b
+    inside = members(facts, a, b, opened)
+    rejoins = [r for k, t, _ in _leaving(facts, inside) if k > b
+               and (r := _rejoin(facts, t, cold)) is not None and b + 1 < r < cold]
+    if not rejoins:
+        return b
+    t = min(rejoins)
+    clause = range(b + 1, t)
+    # only the try body enters the clause (an if's else branch between would not be it)
+    if any(facts.targets[k] in clause for k in range(len(facts.names))
+           if not a <= k < t and k not in inside):
+        return b
+    return t - 1
+
+
+def _rejoin(facts: CodeFacts, t: int, cold: int) -> int | None:
+    """Where a handler's exit at ``t`` rejoins the code before the handler blocks: ``t``
+    itself, or past the straight code after ``POP_EXCEPT`` (``except ... as e`` deletes
+    ``e``) to its jump back."""
+    k = t
+    while cold <= k < len(facts.names):
+        if facts.names[k] in UNCONDITIONAL_JUMPS:
+            return facts.targets[k]
+        if facts.names[k] in NO_FALLTHROUGH or facts.targets[k] is not None:
+            return None
+        k += 1
+    return k if k < cold else None
 
 
 def _handler_end(facts: CodeFacts, h: int) -> int:

@@ -81,6 +81,9 @@ class NameOpcodes:
 
     def MAKE_CELL(self, inst):
         name = bc.cell_name(inst.arg)
+        # 3.12+: an inlined comprehension whose variable a closure in it captures makes a
+        # cell of its own in the slot it saved (LOAD_FAST_AND_CLEAR): a cell again
+        self.shadowed_cells.discard(name)
         self.cells[name] = CellVariable(self.locals.get(name), name)
 
     def COPY_FREE_VARS(self, inst):

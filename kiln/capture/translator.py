@@ -38,7 +38,8 @@ from .output import OutputGraph
 from .resume import in_open_with
 from .sources import AttrSource
 from .variables.arrays import ArrayVariable, MaskedSelectionVariable, PyValueVariable, SymScalarVariable
-from .variables.base import NULL, ConstantVariable, LazyVariable, VariableTracker, stores_itself
+from .variables.base import (NULL, CellVariable, ConstantVariable, LazyVariable, RealCellVariable,
+                             VariableTracker, stores_itself)
 from .variables.builder import wrap
 from .variables.containers import (ContainerMethodVariable, DictVariable, ListVariable, TupleVariable,
                                    key_value)
@@ -319,8 +320,12 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         return isinstance(arg, str) and arg in self.shadowed_cells
 
     def store_local(self, name: str, value: VariableTracker) -> None:
-        if self.shadows(name) and value is self.cells.get(name):
-            self.shadowed_cells.discard(name)   # a comprehension puts back the cell it shadowed
+        if isinstance(value, (CellVariable, RealCellVariable)) and bc.is_cell(name, self.code):
+            # a comprehension puts back the cell it saved (LOAD_FAST_AND_CLEAR), over a
+            # plain local of its own or over its own cell (MAKE_CELL: a closure in it
+            # captures its variable)
+            self.cells[name] = value
+            self.shadowed_cells.discard(name)
             self.locals.pop(name, None)
         elif value is NULL:   # restoring a comprehension variable that was unbound (3.12+)
             self.locals.pop(name, None)

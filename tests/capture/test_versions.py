@@ -79,9 +79,19 @@ def comprehension_shadows_a_cell(x, s):
     return f(), v, rows[1], table[0]
 
 
+def comprehension_closure_over_its_variable(x, s):
+    # 3.12+: a closure in the comprehension captures its r, so the comprehension makes a
+    # cell of its own (MAKE_CELL after LOAD_FAST_AND_CLEAR) and puts the outer cell back
+    # after its loop; the outer r was read from the comprehension's cell (x[1], not s)
+    r = s
+    rows = [(lambda: r * 2.0)() for r in x]
+    return rows[1] + r, r
+
+
 CASES = [(comprehensions, (X,)), (shadowing, (X,)), (unbound_after, (X,)),
          (calls_and_slices, (X, X * 0.5)), (closures, (X, 3.0)), (swap_and_unpack, (X, X + 1)),
-         (unary_plus, (X,)), (comprehension_shadows_a_cell, (X, 0.5))]
+         (unary_plus, (X,)), (comprehension_shadows_a_cell, (X, 0.5)),
+         (comprehension_closure_over_its_variable, (X, 0.5))]
 
 
 @pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", None))
@@ -330,3 +340,82 @@ def test_a_while_or_loop_with_a_data_dependent_body_is_one_loop_node():
     out = kiln.explain(merge_sorted)(a, b)
     assert (out.graph_count, out.graph_break_count) == (1, 0), str(out)
     assert any("loop node" in note for note in out.loops), out.loops
+
+
+def best_key_per_row(x, vocab):
+    # (tfidf_from_token_lists) a break inside a comprehension whose variable a closure
+    # captures: 3.12+ save the outer cell and make the comprehension's before its
+    # protected range starts; the statement runs as Python from the save, as 3.11 runs
+    # the comprehension's call (it ran the whole function as Python: 0 graphs)
+    y = x * 2
+    top = [max(vocab, key=lambda w: y[r, vocab[w]]) for r in range(2)]
+    return y + 1, top
+
+
+def test_a_break_in_a_comprehension_over_a_cell_runs_the_statement_as_on_3_11():
+    backend = CountingBackend()
+    vocab = {"a": 0, "b": 2}
+    assert_same(kiln.compile(best_key_per_row, backend=backend)(X, vocab), best_key_per_row(X, vocab))
+    assert len(backend.graphs) == 2       # before and after the comprehension
+    out = kiln.explain(best_key_per_row)(X, vocab)
+    assert out.graph_break_count == 1 and "not a Python constant" in out.break_reasons[0].reason, str(out)
+
+
+def try_else_breaks(x):
+    # 3.12+ put the handler after the code, which it rejoins past the else clause: the
+    # try statement's region is the try body and, as on 3.11, the else clause (which
+    # compiled and broke again: one more graph; asarray_copy_false_in_numpy_two broke at
+    # its else clause's ``A is X``)
+    y = x * 2
+    try:
+        kiln.graph_break()
+        z = y + 1
+    except ValueError:
+        z = y
+    else:
+        w = z * 3
+        kiln.graph_break()
+        z = w + 1
+    out = np.abs(z - 1)                  # long enough not to be copied into the handler
+    return out * 2 + np.sqrt(out)
+
+
+def try_as_else_breaks(x):
+    # ``except ... as e`` deletes e before it jumps back past the else clause
+    y = x * 2
+    try:
+        kiln.graph_break()
+        z = y + 1
+    except ValueError as e:
+        z = y + len(str(e))
+    else:
+        w = z * 3
+        kiln.graph_break()
+        z = w + 1
+    out = np.abs(z - 1)
+    return out * 2 + np.sqrt(out)
+
+
+def try_in_loop_breaks_out(x):
+    # the handler's ``break`` jumps past the rest of the loop body, as an else clause's
+    # rejoin would: 3.11's region runs that rest as Python too (2 graphs; 3 on 3.12+ before)
+    acc = x * 0
+    for i in range(5):
+        try:
+            kiln.graph_break()
+            v = x[i]
+        except IndexError:
+            break
+        acc = acc + v * 2
+        acc = np.sqrt(acc * acc + 1)
+    out = acc - 1
+    return np.abs(out) + out * 3
+
+
+@pytest.mark.parametrize("fn", [try_else_breaks, try_as_else_breaks, try_in_loop_breaks_out],
+                         ids=lambda f: f.__name__)
+def test_a_break_in_a_try_body_runs_its_else_clause_as_on_3_11(fn):
+    backend = CountingBackend()
+    x = np.arange(3.0)
+    assert_same(kiln.compile(fn, backend=backend)(x), fn(x))
+    assert len(backend.graphs) == 2       # before and after the try statement
