@@ -47,7 +47,7 @@ from .guards import fastcheck
 from .aot import aliasing as _aot_aliasing, runtime as _aot_runtime
 from .guards.guard import DEVICE
 from .entries import (CaptureRecord, direct_path, example_inputs, frameless, graph_call,  # noqa: F401
-                      binds_generators, simple_call, graph_names, guarded_in_c, raise_note)
+                      binds_generators, simple_call, graph_names, guarded_in_c)
 from .guards import (MISS, RUN_EAGER, CacheEntry, describe_failure, make_entry,
                      scalar_only, size_only)
 
@@ -465,7 +465,6 @@ class CompiledFunction:
                 graph, example_inputs(self.fn, guards, result.input_codes, args, kwargs)),
                 steps=result.steps,
                 direct=graph is not None and not result.replay and not result.output.side_effects
-                and raise_note(graph, name) is None
                 and not any(n.kwargs.get("expect") for n in graph.calls) and not binds_generators(graph)
                 and fastcheck.direct_entry_possible(self.fn, guards, result.input_codes,
                                                     result.return_code))):

@@ -6,6 +6,7 @@ entry's lines that call a graph (with the names they read).
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,20 +135,37 @@ def generator_binders(graph: Any) -> list[tuple[str, Any]]:
 OVERLAP_HANDLER = ["except _kiln_InputsOverlap:", "    return _kiln_RUN_EAGER"]
 
 
+def note_handler(note: str) -> list[str]:
+    """The entry's lines adding ``note`` (raise_note) to an exception the graph raises."""
+    return ["except Exception as _kiln_e:", f"    _kiln_e.add_note({note!r})", "    raise"]
+
+
 def simple_call(body: list[str]) -> tuple | None:
     """The arguments fastcheck.simple_entry takes after the direct path's for an entry
     whose ``body`` (graph_call's lines) is just the graph's call: ``()``, or, with the
     overlap handler, ``(InputsOverlap, RUN_EAGER)`` (the SimpleEntry answers RUN_EAGER on
-    it, as the handler does); None for any other body (``return _kiln_RUN_EAGER`` too: a
-    one-line body is not always the call)."""
+    it, as the handler does), and with the note handler the note after those (the
+    SimpleEntry adds it, as the handler does); None for any other body (``return
+    _kiln_RUN_EAGER`` too: a one-line body is not always the call)."""
     def is_call(line: str) -> bool:
         return line.strip().startswith("_kiln_out = _kiln_graph_call(")
     if not body or (len(body) == 1 and is_call(body[0])):
         return ()
-    if len(body) == 2 + len(OVERLAP_HANDLER) and body[0] == "try:" and is_call(body[1]) \
-            and body[2:] == OVERLAP_HANDLER:
-        return (InputsOverlap, RUN_EAGER)
-    return None
+    if len(body) < 2 or body[0] != "try:" or not is_call(body[1]):
+        return None
+    rest = body[2:]
+    overlap = rest[:len(OVERLAP_HANDLER)] == OVERLAP_HANDLER
+    rest = rest[len(OVERLAP_HANDLER):] if overlap else rest
+    note = None
+    if len(rest) == 3 and rest[1].startswith("    _kiln_e.add_note("):
+        note = ast.literal_eval(rest[1][len("    _kiln_e.add_note("):-1])
+        if rest != note_handler(note):
+            return None
+        rest = []
+    if rest or not (overlap or note):
+        return None
+    return (InputsOverlap if overlap else None, RUN_EAGER if overlap else None) + \
+        ((note,) if note is not None else ())
 
 
 def binds_generators(graph: Any) -> bool:
@@ -211,8 +229,8 @@ def graph_call(fn: Any, backend_name: str, graph: Any, input_codes: list, compil
             return bind + (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap
         # The traceback of an error raised inside the graph ends in kiln's code: a note
         # names the user's lines that can raise there.
-        return bind + (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap + [
-            "except Exception as _kiln_e:", f"    _kiln_e.add_note({note!r})", "    raise"]
+        return bind + (snap if respeculate else []) + ["try:", "    " + call] + respeculate + overlap + \
+            note_handler(note)
     if not functionalizes and any(has_side_effects(n) for n in graph):
         return ["return _kiln_RUN_EAGER"]
     if hasattr(compiled, "replay_on_error"):

@@ -60,7 +60,7 @@ def dispatcher_base() -> type | None:
 def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], return_code: str,
                  python_entry: Callable, miss: Any, direct_owner: Any = None,
                  tensor_type: type | None = None, overlap: type | None = None,
-                 run_eager: Any = None) -> Callable | None:
+                 run_eager: Any = None, note: str | None = None) -> Callable | None:
     """The cache entry run in C (``SimpleEntry`` in fastcheck_entry.c) when it can be: every
     fast guard is an identity, type or array check on a parameter, a global or a cell (or
     their attributes), the graph (or none) takes parameters, and the entry returns items of the graph's result or parameters.
@@ -68,7 +68,8 @@ def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], retur
     ``python_entry``, which checks the same guards. ``direct_owner``: the graph when it
     is an AOTFunction, whose ``_direct`` the entry calls for inputs that are not
     ``tensor_type`` (see fastcheck.c); ``overlap``: the exception it raises for arguments
-    that overlap, on which the entry returns ``run_eager``. None: use ``python_entry``."""
+    that overlap, on which the entry returns ``run_eager``; ``note``: the str it adds to an
+    exception the graph raises (entries.raise_note). None: use ``python_entry``."""
     m, code = module(), fn.__code__
     checks = _checks(guards, code) if m is not None else None
     if checks is None:
@@ -84,7 +85,7 @@ def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], retur
     items, single, constants = picks
     return m.SimpleEntry(python_entry, code.co_argcount, checks, graph if graph is not None else None,
                          inputs, items, single, miss, direct_owner, tensor_type, overlap, run_eager,
-                         constants if graph is None else None)
+                         constants if graph is None else None, note)
 
 
 def frameless_entry_possible(fn: Any, guards: Any, return_code: str) -> bool:

@@ -17,7 +17,7 @@
  * all-positional signature are bound in C as that entry binds them (simple_bind).
  *
  *     SimpleEntry(python_entry, nparams, guards, graph, graph_inputs, picks, single, MISS,
- *                 direct_owner, tensor_type, overlap, run_eager, constants)
+ *                 direct_owner, tensor_type, overlap, run_eager, constants, note)
  *
  * guards: see guard_holds; graph: callable or None; graph_inputs: param indices; picks:
  * k >= 0 for result[k], -1-i for param i, or () to return the call's result itself (an
@@ -33,7 +33,10 @@
  * returns, as the Python entry's handler does: the dispatcher runs the function.
  * constants (optional, or None): with no graph, a tuple the picks k >= 0 take result[k]
  * from: an entry returning what capture computed (``return a.shape[0] * 2`` is
- * ``return 8`` under its shape guard) runs no Python at all. */
+ * ``return 8`` under its shape guard) runs no Python at all.
+ * note (optional, or None): a str the entry adds (``add_note``) to an Exception the graph
+ * raises, as the Python entry's ``except Exception`` does (entries.raise_note: the user's
+ * lines that raise there), so such a graph keeps the frameless path. */
 #define KILN_MAX_GRAPH_INPUTS 32
 #define KILN_MAX_DIMS 32
 
@@ -62,6 +65,7 @@ typedef struct {
     PyObject *paths;                 /* owner's short paths (kiln_short_paths), or None */
     PyObject *overlap, *run_eager;   /* InputsOverlap and RUN_EAGER, or None */
     PyObject *constants;             /* tuple (no graph), or None */
+    PyObject *note;                  /* str added to the graph's exceptions, or None */
     Py_ssize_t nparams, nguards, ninputs, npicks;
     kiln_guard *decoded;
     Py_ssize_t inputs[KILN_MAX_GRAPH_INPUTS];
@@ -294,6 +298,32 @@ simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *
     return out;
 }
 
+/* The pending exception, with ``note`` added (its ``add_note``); an error adding it is
+ * dropped: the exception comes out as it was. */
+static void
+simple_add_note(PyObject *note)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *r = PyObject_CallMethod(exc, "add_note", "O", note);
+    if (r == NULL)
+        PyErr_Clear();
+    Py_XDECREF(r);
+    PyErr_SetRaisedException(exc);
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL)
+        PyException_SetTraceback(value, tb);
+    PyObject *r = PyObject_CallMethod(value, "add_note", "O", note);
+    if (r == NULL)
+        PyErr_Clear();
+    Py_XDECREF(r);
+    PyErr_Restore(type, value, tb);
+#endif
+}
+
 static PyObject *
 simple_run(SimpleEntry *self, PyObject *const *args)
 {
@@ -317,6 +347,8 @@ simple_run(SimpleEntry *self, PyObject *const *args)
                 Py_INCREF(self->run_eager);
                 return self->run_eager;
             }
+            if (self->note != Py_None && PyErr_ExceptionMatches(PyExc_Exception))
+                simple_add_note(self->note);
             return NULL;
         }
     }
@@ -373,20 +405,21 @@ static PyObject *
 simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *fallback, *guards, *graph, *graph_inputs, *picks, *miss, *owner = Py_None, *tensor = Py_None;
-    PyObject *overlap = Py_None, *run_eager = Py_None, *constants = Py_None;
+    PyObject *overlap = Py_None, *run_eager = Py_None, *constants = Py_None, *note = Py_None;
     Py_ssize_t nparams;
     int single;
     if (kiln_no_keywords(kwargs, "SimpleEntry") < 0
-            || !PyArg_ParseTuple(args, "OnO!OO!O!pO|OOOOO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
+            || !PyArg_ParseTuple(args, "OnO!OO!O!pO|OOOOOO", &fallback, &nparams, &PyTuple_Type, &guards, &graph,
                                  &PyTuple_Type, &graph_inputs, &PyTuple_Type, &picks, &single, &miss,
-                                 &owner, &tensor, &overlap, &run_eager, &constants))
+                                 &owner, &tensor, &overlap, &run_eager, &constants, &note))
         return NULL;
     if (PyTuple_GET_SIZE(graph_inputs) > KILN_MAX_GRAPH_INPUTS
             || (PyTuple_GET_SIZE(picks) == 0 && graph == Py_None)
             || (single && PyTuple_GET_SIZE(picks) != 1)
             || (owner != Py_None && !PyType_Check(tensor))
             || (overlap != Py_None && (!PyExceptionClass_Check(overlap) || run_eager == Py_None))
-            || (constants != Py_None && (graph != Py_None || !PyTuple_CheckExact(constants)))) {
+            || (constants != Py_None && (graph != Py_None || !PyTuple_CheckExact(constants)))
+            || (note != Py_None && (graph == Py_None || !PyUnicode_Check(note)))) {
         PyErr_SetString(PyExc_ValueError, "SimpleEntry: unsupported inputs or outputs");
         return NULL;
     }
@@ -410,6 +443,7 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(overlap); self->overlap = overlap;
     Py_INCREF(run_eager); self->run_eager = run_eager;
     Py_INCREF(constants); self->constants = constants;
+    Py_INCREF(note); self->note = note;
     self->nparams = nparams;
     self->single = single;
     self->vectorcall = simple_vectorcall;
@@ -455,7 +489,7 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 }
 
 #define SIMPLE_FIELDS(X) X(fallback) X(guards) X(graph) X(graph_inputs) X(picks) X(miss) X(owner) X(paths) X(tensor) \
-    X(overlap) X(run_eager) X(constants) X(names)
+    X(overlap) X(run_eager) X(constants) X(note) X(names)
 KILN_GC_FUNCTIONS(simple, SimpleEntry, SIMPLE_FIELDS, PyMem_Free(self->decoded); PyMem_Free(self->pick))
 
 static PyMemberDef simple_members[] = {

@@ -368,8 +368,8 @@ spell_composite(np.linalg.qr, ("qr_packed", "getitem", "reshape"), _qr_normalize
 # One packed row: x (flattened), the singular values, rank, then the residuals padded to
 # their full length K (at least 2) and a flag saying whether NumPy returns them (it does
 # only for a full-rank, over-determined system: otherwise residuals is empty). The
-# residuals come back as a boolean-mask selection, whose size is known after the op runs
-# (over at least two elements: capture takes no data-dependent size from a 1-element mask).
+# residuals come back as a slice of it (lstsq_residuals), whose size is known after the op
+# runs.
 
 def _lstsq_shapes(a, b):
     s_a, s_b = shape_of(a), shape_of(b)
@@ -450,6 +450,28 @@ lstsq_packed = declare(
         "residuals (padded), side by side")
 
 
+def _residuals_impl(p, start=0, k=1):
+    # the k residuals, or none where the flag before them says NumPy returns none
+    return p[start:start + (k if p[start - 1] else 0)].copy()
+
+
+def _residuals_vjp(g, out, p, start=0, k=1):
+    # (the mask the residuals are of p: its k places, where the flag is set)
+    places = (np.arange(shape_of(p)[0]) >= start) & (np.arange(shape_of(p)[0]) < start + k)
+    kept = F.logical_and(places, F.not_equal(F.getitem(p, (start - 1,)), 0))
+    return (F.index_add(F.zeros_like(p), (kept,), g),)
+
+
+lstsq_residuals = declare(
+    "lstsq_residuals", Category.EXTERN, _residuals_impl, inputs=("p",),
+    params={"start": 0, "k": 1}, vjp=_residuals_vjp, data_dependent=True, fresh_result=True,
+    # (an example of at least 2: capture takes no data-dependent size of 1)
+    meta=lambda p, start=0, k=1: TensorMeta((max(k, 2),), dtype_of(p)),
+    unbacked=lambda p, start=0, k=1: (("lstsq_residuals", 0, start), ("u",)),
+    doc="lstsq_packed's residuals: its k values from start, or none where the flag at "
+        "start - 1 is 0 (one slice, not a mask's kernel and selection)")
+
+
 def _lstsq(a, b, rcond):
     m, n, k, x_shape = _lstsq_shapes(a, b)
     p = F.lstsq_packed(a, b, rcond=rcond)
@@ -457,10 +479,7 @@ def _lstsq(a, b, rcond):
     x = N.reshape(N.getitem(p, (slice(0, nk),)), x_shape)
     s = N.getitem(p, (slice(nk, nk + q),))
     rank = N.method("astype", N.getitem(p, (nk + q,)), np.int32)
-    returned = N.not_equal(N.getitem(p, (slice(nk + q + 1, nk + q + 2),)), 0)
-    kept = N.logical_and(np.arange(max(k, 2)) < k, returned)   # (a constant: no range per call)
-    residuals = N.getitem(N.getitem(p, (slice(nk + q + 2, None),)), kept)
-    return x, residuals, rank, s
+    return x, F.lstsq_residuals(p, start=nk + q + 2, k=k), rank, s
 
 
 def _lstsq_normalize(a, b, rcond=None):
@@ -473,8 +492,8 @@ def _lstsq_normalize(a, b, rcond=None):
     return Composite(_lstsq, (a, b), {"rcond": rcond}, one_call=True)
 
 
-spell_composite(np.linalg.lstsq, ("lstsq_packed", "getitem", "reshape"), _lstsq_normalize,
-                "numpy.linalg.lstsq")
+spell_composite(np.linalg.lstsq, ("lstsq_packed", "lstsq_residuals", "getitem", "reshape"),
+                _lstsq_normalize, "numpy.linalg.lstsq")
 
 
 # ---- eig, eigvals ------------------------------------------------------------------------------

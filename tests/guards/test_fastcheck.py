@@ -436,3 +436,30 @@ def test_a_nan_constant_stays_checked_in_python():
     with pytest.raises(ValueError, match="int, float"):
         mod.SimpleEntry(lambda x: x, 1, ((0, 0, None, (), 5, float("nan"), None, None),), None, (),
                         (0,), True, object())
+
+
+def test_a_graph_that_may_raise_is_called_from_c_and_its_error_keeps_the_note():
+    """An entry whose graph may raise (a[i] out of range) adds a note naming the user's
+    line to the exception: the SimpleEntry adds it in C, so the graph is called from C
+    with no Python entry body in between (count_leading_pos, a while loop over a[i], was
+    1.5x NumPy's time through that body and the wrapper and launcher behind it)."""
+    def f(a, i):
+        return a[i] * 2 + a
+    cf = kiln.compile(f, backend="cpp")
+    a = np.arange(5.0)
+    cf(a, 1)
+    entry = cf.cache_entries[0]
+    files = []
+    sys.setprofile(lambda frame, event, arg: files.append(frame.f_code.co_filename) if event == "call" else None)
+    try:
+        got = entry.fast(a, 2)
+    finally:
+        sys.setprofile(None)
+    np.testing.assert_array_equal(got, f(a, 2))
+    assert files and not any("entry" in name for name in files), files
+    with pytest.raises(IndexError) as want:
+        f(a, 7)
+    with pytest.raises(IndexError) as caught:
+        cf(a, 7)
+    assert str(caught.value) == str(want.value) and len(cf.cache_entries) == 1
+    assert any("return a[i] * 2 + a" in n and f"{__file__}:" in n for n in caught.value.__notes__)

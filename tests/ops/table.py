@@ -26,7 +26,8 @@ _SIZED = ("its result's length is known only after it ran, so a traced graph's m
 NOT_ROWS: dict[str, str] = {
     "getitem_mask": f"x[mask]: {_SIZED}; test_boolean_mask_indexing",
     **{name: f"{name}: {_SIZED}" for name in ("argwhere", "unique", "unique_counts",
-                                              "unique_index", "unique_inverse", "bincount",
+                                              "unique_counts_of", "unique_index",
+                                              "unique_inverse", "bincount", "lstsq_residuals",
                                               "set_op", "polydiv_r", "polymul", "trim_zeros",
                                               "histogram_auto")},
     # Result dtypes that depend on the values: the graph's meta holds the dtype capture
