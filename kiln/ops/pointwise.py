@@ -490,7 +490,8 @@ spell(("method", "astype"), astype, _astype_normalize, "ndarray.astype")
 # resolution picks. A kind left out makes the node an extern call of the NumPy kernel
 # (integer power raises on negative exponents, for example). ``when`` maps a constant
 # operand ("y=2" for loops of real kinds, a complex loop only by a "c:" key; "f:y=0.5" for
-# float loops only; "f:y=scalar" for a runtime scalar or a 0-d value the program computed;
+# float loops only; "f:y=scalar" for a runtime scalar or a 0-d value the program computed,
+# "f:y=scalar:few" the same in a result of a few elements, which C++ computes straight-line;
 # "f:rest=0d" when every operand but the first is 0-d) to a decomposition
 # ``(ops, dtype, *operands)`` written with other scalar functions.
 
@@ -530,6 +531,33 @@ def _power_runtime_scalar(ops, dt, x, y):
     return ops.call("power_scalar_exponent", [x, y], dt)
 
 
+def _power_scalar_exponent_selects(ops, dt, x, y):
+    # The same paths for a result of a few elements (lowering/pointwise.py): GCC fully
+    # unrolls such a loop, and in straight-line code it computes the branches of
+    # power_scalar_exponent beside each other (-fno-trapping-math), its guards folded away
+    # inside each branch: x.max() ** x.min() of float32 [3e38, 1e-38] warned "overflow"
+    # (x * x), NumPy's pow gives 1.0 silently. Here every path is computed at every element
+    # and selects pick one, so each path reads x only where its exponent is the one taken,
+    # 1.0 elsewhere (raising no flag): sqrt(-10.0) beside (-10.0) ** 2.0 raised "invalid".
+    b = np.dtype(bool)
+    one = ops.constant(1.0, dt)
+    at = {e: ops.call("equal", [y, ops.constant(e, dt)], dt, b) for e in (-1.0, 0.0, 0.5, 1.0, 2.0)}
+    fast = at[-1.0]
+    for e in (0.0, 0.5, 1.0, 2.0):
+        fast = ops.call("logical_or", [fast, at[e]], b, b)
+
+    def only(cond):   # x where ``cond``, else 1.0
+        return ops.call("where", [cond, x, one], dt)
+    result = ops.call("power", [ops.call("where", [fast, one, x], dt), y], dt)
+    paths = ((0.0, lambda: one), (1.0, lambda: x),
+             (-1.0, lambda: ops.call("true_divide", [one, only(at[-1.0])], dt)),
+             (0.5, lambda: ops.call("sqrt", [only(at[0.5])], dt)),
+             (2.0, lambda: ops.call("multiply", [only(at[2.0]), only(at[2.0])], dt)))
+    for e, path in paths:
+        result = ops.call("where", [at[e], path(), result], dt)
+    return result
+
+
 _WHEN = {
     # Small constant exponents multiply: x*x is exactly pow(x, 2). (Not x*x*x for 3:
     # NumPy's loop calls pow there, whose bits differ from x*x*x in a quarter of float64
@@ -539,7 +567,8 @@ _WHEN = {
               "f:y=0.5": lambda ops, dt, x, y: ops.call("sqrt", [x], dt),
               # (NumPy's loop divides for a zero-stride -1: pow rounds otherwise)
               "f:y=-1": lambda ops, dt, x, y: ops.call("true_divide", [ops.constant(1.0, dt), x], dt),
-              "f:y=scalar": _power_runtime_scalar},   # also a 0-d exponent the program computed
+              "f:y=scalar": _power_runtime_scalar,   # also a 0-d exponent the program computed
+              "f:y=scalar:few": _power_scalar_exponent_selects},
 }
 
 
