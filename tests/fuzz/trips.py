@@ -27,13 +27,9 @@ calls that built, for the long run's report (a count or size that builds every t
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import linecache
 import random
 import sys
-import traceback
-import warnings
 
 import numpy as np
 
@@ -41,7 +37,7 @@ import kiln
 from kiln.runtime import build
 
 from . import runner
-from .lang import _exact, _warning_set
+from .lang import compare_call
 from .runner import TIME_LIMIT, Mismatch, _alias_pattern
 
 DTYPES = ["float64", "float32", "int64", "int32", "bool", "complex128"]
@@ -160,41 +156,12 @@ def _check_backend(prog: TripProgram, backend: str) -> None:
     built = []
     for j in range(len(prog.calls)):
         ref_args, kiln_args = prog.args(j), prog.args(j)
-        with warnings.catch_warnings(record=True) as expected:
-            warnings.simplefilter("always")
-            try:
-                exp = ("ok", ref(*ref_args))
-            except Exception as e:          # noqa: BLE001 - user exceptions are part of the contract
-                exp = ("raise", e)
-        stdout = io.StringIO()
-        before = build.stats["builds"]
-        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(stdout):
-            warnings.simplefilter("always")
-            try:
-                got = ("ok", compiled(*kiln_args))
-            except Exception as e:          # noqa: BLE001
-                got = ("raise", e)
-        built.append(build.stats["builds"] - before)
         where = f"call {j} (dynamic={prog.dynamic})"
-        failed = [str(w.message) for w in caught if "build failed" in str(w.message)]
-        if failed:
-            raise Mismatch(f"{where}: {failed[0][:2000]}")
-        if stdout.getvalue():
-            raise Mismatch(f"{where}: kiln wrote to stdout: {stdout.getvalue()!r}")
-        if exp[0] == "raise":
-            if got[0] != "raise" or type(got[1]) is not type(exp[1]) or str(got[1]) != str(exp[1]):
-                raise Mismatch(f"{where}: Python raised {exp[1]!r}, kiln {got[0]} {got[1]!r}")
-        elif got[0] == "raise":
-            tb = "".join(traceback.format_exception(got[1])[-6:])
-            raise Mismatch(f"{where}: kiln raised {got[1]!r} where Python returned {exp[1]!r}\n{tb}")
-        else:
-            _exact(got[1], exp[1], f"{where} result")
-            if _alias_pattern(got[1], kiln_args) != _alias_pattern(exp[1], ref_args):
-                raise Mismatch(f"{where}: outputs alias arguments differently")
-        _exact(list(kiln_args), list(ref_args), f"{where} args after call")
-        g, e = _warning_set(caught), _warning_set(expected)
-        if not g <= e:
-            raise Mismatch(f"{where}: warnings {sorted(g)} where Python warned {sorted(e)}")
+        before = build.stats["builds"]
+        exp, got = compare_call(ref, compiled, ref_args, kiln_args, where, "1")
+        built.append(build.stats["builds"] - before)
+        if got[0] == "ok" and _alias_pattern(got[1], kiln_args) != _alias_pattern(exp[1], ref_args):
+            raise Mismatch(f"{where}: outputs alias arguments differently")
     if backend == "cpp":
         BUILDS.append((prog.source(), prog.dynamic, built, len(compiled.cache_entries)))
 
@@ -209,14 +176,7 @@ def minimize(prog: TripProgram, backends=("eager", "cpp")) -> TripProgram:
     """Drop body lines (not loop heads) and calls while the program still fails."""
 
     def fails(p: TripProgram) -> bool:
-        try:
-            compile(p.source(), "<m>", "exec")
-            check(p, backends)
-        except Mismatch:
-            return True
-        except Exception:          # noqa: BLE001 - a reduced program that breaks otherwise
-            return False
-        return False
+        return runner.fails(lambda q, b: check(q, b) if compile(q.source(), "<m>", "exec") else None, p, backends)
 
     changed = True
     while changed:
