@@ -34,7 +34,7 @@ class _Snapshot:
         # multiplied once more than Python, the attempt's first pass kept)
         self.mutables = set(tx.output.mutable_objects)
         # Arrays' dynamic dims an element loop's attempt pins (loops.py ``array``): a failed
-        # attempt gives them back, guard and all (fuzz7: ``acc = x.copy(); for _ in
+        # attempt gives them back, guard and all (``unpin``) (fuzz7: ``acc = x.copy(); for _ in
         # range(n): acc = acc * 0.5`` under dynamic=True kept ``x.shape[0] == 5``, so the
         # unrolled loop, and the graph loop of a later count, compiled for every size)
         self.guards = tx.guards.mark()
@@ -100,6 +100,10 @@ class _Snapshot:
                 del output.wrapped[name]
         for v, taken in self.selections:
             v.taken = taken
+
+    def unpin(self, tx) -> None:
+        """Give back the dynamic dims a failed attempt pinned (not on :meth:`restore`: a
+        body traced again, or a node built from the trace, keeps what its trace pinned)."""
         for v, dims in self.arrays:
             v.dims = dims
         unpinned = set()
