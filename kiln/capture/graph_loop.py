@@ -168,6 +168,7 @@ class _State:
             graph.nodes.remove(n)
         graph._compiled = None
         self.snap.restore(tx)
+        self.snap.unpin(tx)
         _restore_trackers(self.saved)
         tx.output.wrapped.clear()
         tx.output.wrapped.update(self.wrapped)

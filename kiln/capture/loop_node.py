@@ -270,6 +270,7 @@ def _attempt(tx, region: Region, bounds: tuple, snap: _Snapshot, extra: dict, fa
     except (LoopFallback, BreakGraph, KilnError) as e:
         tx.__dict__.pop("loop_returned", None)
         snap.restore(tx)
+        snap.unpin(tx)
         reason = str(e) if isinstance(e, LoopFallback) else getattr(getattr(e, "record", None),
                                                                      "reason", str(e))
         _note(tx, f"{failed}: {reason}")

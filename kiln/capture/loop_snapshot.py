@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .variables.arrays import MaskedSelectionVariable
+from .variables.arrays import ArrayVariable, MaskedSelectionVariable
 from .variables.base import CellVariable
 from .variables.containers import DictVariable, ListVariable, TupleVariable
 from .variables.functions import UserObjectVariable
@@ -33,15 +33,24 @@ class _Snapshot:
         # next load wraps the value afresh (langfuzz seed 10013: ``for v in y: box.v *= 3``
         # multiplied once more than Python, the attempt's first pass kept)
         self.mutables = set(tx.output.mutable_objects)
+        # Arrays' dynamic dims an element loop's attempt pins (loops.py ``array``): a failed
+        # attempt gives them back, guard and all (``unpin``) (fuzz7: ``acc = x.copy(); for _ in
+        # range(n): acc = acc * 0.5`` under dynamic=True kept ``x.shape[0] == 5``, so the
+        # unrolled loop, and the graph loop of a later count, compiled for every size)
+        self.guards = tx.guards.mark()
+        self.arrays: list[tuple[Any, tuple]] = []
         seen: set[int] = set()
         for v in list(self.stack) + list(self.locals.values()) + list(self.cells.values()) \
                 + list(tx.output.wrapped.values()) + self.pending:
             self._walk(v, seen)
+        self.pins = {id(d): (d, d.pinned) for _, dims in self.arrays for d in dims if d is not None}
 
     def _walk(self, v: Any, seen: set) -> None:
         if id(v) in seen:
             return
         seen.add(id(v))
+        if isinstance(v, ArrayVariable):
+            self.arrays.append((v, v.dims))
         if isinstance(v, MaskedSelectionVariable):
             self.selections.append((v, v.taken))
         elif getattr(v, "unread", False):   # an argument list nothing read: only its appends
@@ -91,6 +100,19 @@ class _Snapshot:
                 del output.wrapped[name]
         for v, taken in self.selections:
             v.taken = taken
+
+    def unpin(self, tx) -> None:
+        """Give back the dynamic dims a failed attempt pinned (not on :meth:`restore`: a
+        body traced again, or a node built from the trace, keeps what its trace pinned)."""
+        for v, dims in self.arrays:
+            v.dims = dims
+        unpinned = set()
+        for d, pinned in self.pins.values():
+            if d.pinned and not pinned:
+                d.pinned = False
+                if d.is_shape():
+                    unpinned.add((d.source.base.base, d.source.index))
+        tx.guards.unpin_since(self.guards, unpinned)
 
 
 class _Unread(list):

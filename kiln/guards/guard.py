@@ -109,6 +109,7 @@ class GuardSet:
     # entry run in C (guards/fastcheck.py); None once a check has no such form.
     c_specs: list | None = field(default_factory=list)
     _seen: set = field(default_factory=set)
+    _c_of: dict = field(default_factory=dict)    # id(guard) -> its c_spec (unpin_since)
 
     def __iter__(self) -> Iterator[Guard]:
         return iter(self.guards)
@@ -122,6 +123,7 @@ class GuardSet:
         self._seen.add(guard.code)
         self.guards.append(guard)
         self.fast.append(fast if fast is not None else guard.code)
+        self._c_of[id(guard)] = c_spec
         if self.c_specs is not None and fast != "True":
             if c_spec is None:
                 self.c_specs = None
@@ -297,6 +299,27 @@ class GuardSet:
         c, d = source.code(self.ns), source.display()
         self._add(Guard(SIZE, source, f"{c}.shape[{dim}] == {size}", f"{d}.shape[{dim}] == {size}",
                         seen=f"{c}.shape[{dim}]", dim=dim))
+
+    def mark(self) -> tuple:
+        """Where the set stands now, for :meth:`unpin_since`."""
+        return len(self.guards), None if self.c_specs is None else list(self.c_specs)
+
+    def unpin_since(self, mark: tuple, dims: set) -> None:
+        """Drop the pins of ``dims`` (``(source, dim)`` pairs) added since ``mark``: a
+        failed loop attempt's, whose trackers got their dynamic dims back."""
+        n, specs = mark
+        drop = {k for k in range(n, len(self.guards)) if self.guards[k].kind == SIZE
+                and "==" in self.guards[k].code and (self.guards[k].source, self.guards[k].dim) in dims}
+        if not drop:
+            return
+        self._seen -= {self.guards[k].code for k in drop}
+        kept = [k for k in range(len(self.guards)) if k not in drop]
+        if specs is not None:
+            later = [(self.fast[k], self._c_of.get(id(self.guards[k]))) for k in kept if k >= n]
+            specs += [c for f, c in later if f != "True"]
+            self.c_specs = None if any(c is None for f, c in later if f != "True") else specs
+        self.guards = [self.guards[k] for k in kept]
+        self.fast = [self.fast[k] for k in kept]
 
     def without_branches(self) -> "GuardSet":
         """These guards less the TRUTH ones (which way a branch on a run-time scalar went)

@@ -421,6 +421,25 @@ def test_carried_arrays_of_run_time_size_compile_once(fn, arg):
     assert {"graph_loop", "graph_while"} & {n.op.name for n in f.cache_entries[0].graph.calls}
 
 
+def _halve_steps(x, n):
+    acc = x.copy()
+    for _ in range(n):
+        acc = acc * 0.5 + x
+    return acc
+
+
+def test_a_failed_element_loop_attempt_gives_back_the_dims_it_pinned():
+    """The element loop node's attempt pins the dynamic dims of the arrays it reads (its
+    result sizes are static); when it fails (``acc`` rebound), the unrolled loop and a later
+    count's graph loop kept ``x.shape[0] == 5``: an entry per size (fuzz7)."""
+    f = kiln.compile(_halve_steps, backend="eager", dynamic=True)
+    for n, m in ((3, 5), (1, 5), (2, 6), (7, 7), (3, 8)):
+        x = np.linspace(-1, 1, m)
+        assert np.array_equal(f(x, n), _halve_steps(x, n))
+    assert len(f.cache_entries) == 2
+    assert not [g.text for e in f.cache_entries for g in e.guards if g.kind == "size" and "==" in g.text]
+
+
 class _GradientDescent:
     def __init__(self, n_iterations):
         self.n_iterations = n_iterations

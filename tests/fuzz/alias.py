@@ -300,16 +300,10 @@ def check_seed(seed: int, backends=("eager", "aot_eager", "cpp")) -> Program | N
 
 def minimize(prog: Program, backends=("eager", "cpp")) -> Program:
     """Drop statements (and calls) while the program still fails."""
-    from .runner import Mismatch, check
+    from .runner import check, fails as still_fails
 
     def fails(p: Program) -> bool:
-        try:
-            check(p, backends=backends)
-        except Mismatch:
-            return True
-        except Exception:          # noqa: BLE001 - a reduced program that breaks otherwise
-            return False
-        return False
+        return still_fails(lambda q, b: check(q, backends=b), p, backends)
 
     changed = True
     while changed:

@@ -516,31 +516,36 @@ def _check_backend(prog: LangProgram, backend: str) -> None:
     ref = prog.build(None)
     compiled = kiln.compile(prog.build(backend), backend=backend)
     for k in range(len(prog.calls)):
-        ref_args, kiln_args = prog.args(k), prog.args(k)
-        with warnings.catch_warnings(record=True) as expected:
-            warnings.simplefilter("always")
-            exp = _run(ref, ref_args)
-        stdout = io.StringIO()
-        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(stdout):
-            warnings.simplefilter("always")
-            got = _run(compiled, kiln_args)
-        where = f"call {k}"
-        _check_no_fallback(caught, where)
-        if stdout.getvalue():
-            raise Mismatch(f"{where}: kiln wrote to stdout: {stdout.getvalue()!r}")
-        if exp[0] == "raise":
-            if got[0] != "raise" or type(got[1]) is not type(exp[1]) or str(got[1]) != str(exp[1]):
-                raise Mismatch(f"{where}: Python raised {exp[1]!r}, kiln {got[0]} {got[1]!r}")
-        elif got[0] == "raise":
-            tb = "".join(traceback.format_exception(got[1])[-6:])
-            raise Mismatch(f"{where}: kiln raised {got[1]!r} where Python returned {exp[1]!r}\n{tb}")
-        else:
-            _exact(got[1], exp[1], f"{where} result")
-        _exact(list(kiln_args), list(ref_args), f"{where} args after call")
-        if WARNINGS != "0":
-            g, e = _warning_set(caught), _warning_set(expected)
-            if not (g <= e if WARNINGS == "1" else g == e):
-                raise Mismatch(f"{where}: warnings {sorted(g)} where Python warned {sorted(e)}")
+        compare_call(ref, compiled, prog.args(k), prog.args(k), f"call {k}")
+
+
+def compare_call(ref, compiled, ref_args: tuple, kiln_args: tuple, where: str, warn: str = WARNINGS) -> tuple:
+    """Call ``ref`` and ``compiled`` on their copies of the arguments and compare (this
+    module's oracle, trips.py's too); Python's and kiln's ``("ok" | "raise", value)``."""
+    with warnings.catch_warnings(record=True) as expected:
+        warnings.simplefilter("always")
+        exp = _run(ref, ref_args)
+    stdout = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(stdout):
+        warnings.simplefilter("always")
+        got = _run(compiled, kiln_args)
+    _check_no_fallback(caught, where)
+    if stdout.getvalue():
+        raise Mismatch(f"{where}: kiln wrote to stdout: {stdout.getvalue()!r}")
+    if exp[0] == "raise":
+        if got[0] != "raise" or type(got[1]) is not type(exp[1]) or str(got[1]) != str(exp[1]):
+            raise Mismatch(f"{where}: Python raised {exp[1]!r}, kiln {got[0]} {got[1]!r}")
+    elif got[0] == "raise":
+        tb = "".join(traceback.format_exception(got[1])[-6:])
+        raise Mismatch(f"{where}: kiln raised {got[1]!r} where Python returned {exp[1]!r}\n{tb}")
+    else:
+        _exact(got[1], exp[1], f"{where} result")
+    _exact(list(kiln_args), list(ref_args), f"{where} args after call")
+    if warn != "0":
+        g, e = _warning_set(caught), _warning_set(expected)
+        if not (g <= e if warn == "1" else g == e):
+            raise Mismatch(f"{where}: warnings {sorted(g)} where Python warned {sorted(e)}")
+    return exp, got
 
 
 def check_seed(seed: int, backends=("eager", "cpp")) -> LangProgram:
@@ -553,15 +558,7 @@ def minimize(prog: LangProgram, backends=("eager", "cpp")) -> LangProgram:
     """Drop top-level statements (with their blocks) and calls while the program still fails."""
 
     def fails(p: LangProgram) -> bool:
-        if _runs(p) is None:
-            return False
-        try:
-            check(p, backends)
-        except Mismatch:
-            return True
-        except Exception:          # noqa: BLE001 - a reduced program that breaks otherwise
-            return False
-        return False
+        return _runs(p) is not None and runner.fails(check, p, backends)
 
     def statements(body):        # [start, end) of each top-level statement
         starts = [i for i, ln in enumerate(body) if not ln.startswith("     ") and not

@@ -299,6 +299,18 @@ def _check_backend(program: Program, backend: str) -> None:
         _same_text(sink.getvalue(), ref_sink.getvalue(), f"{where} SINK")
 
 
+def fails(check_fn: Any, program: Any, backends: tuple) -> bool:
+    """Whether ``check_fn(program, backends)`` raises a Mismatch: a minimizer's test (a
+    reduced program that breaks otherwise is not the failure it keeps)."""
+    try:
+        check_fn(program, backends)
+    except Mismatch:
+        return True
+    except Exception:          # noqa: BLE001 - a reduced program that breaks otherwise
+        return False
+    return False
+
+
 def long_run(name: str, check_seed, minimized, default_backends: str, every: int = 100) -> int:
     """A generator's long run (``python -m tests.fuzz.<name>``): KILN_FUZZ_<NAME>_SEED (first
     seed), KILN_FUZZ_<NAME>_PROGRAMS (how many), KILN_FUZZ_<NAME>_BACKENDS (comma list);
