@@ -262,6 +262,9 @@ def calls_math(lines: list[str]) -> bool:
     return any(_MATH_CALL.search(line) for line in lines)
 
 
+INVARIANT_TEXT = 2000
+
+
 def _paren(expr: str) -> str:
     return expr if _WORD.fullmatch(expr) else f"({expr})"
 
@@ -455,7 +458,12 @@ class CppEmitter(OpsHandler):
             self.complex_temps[name] = ctype(dtype)
         self.lines.append(f"{ctype(dtype)} {name} = {expr};")
         self.cse[expr] = name
-        if operands and all(a in self.invariant for a in operands):
+        # (an invariant's text is its expression over the kernel's arguments, for code
+        # hoisted before the loops; past INVARIANT_TEXT characters it is left a temporary:
+        # squaring a complex invariant again and again quadrupled its text each time, 10 s
+        # of re.sub for 14 squares)
+        if operands and all(a in self.invariant and len(self.invariant[a]) <= INVARIANT_TEXT
+                            for a in operands):
             self.invariant[name] = _WORD.sub(
                 lambda m: _paren(self.invariant[m.group()]) if m.group() in operands else m.group(), expr)
         return name

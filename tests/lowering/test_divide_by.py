@@ -156,3 +156,22 @@ def test_a_zero_divisor_warns_as_numpy(fn):
                 into.append(f(x, d).tolist())
             into.append([(w.category, str(w.message)) for w in seen])
         assert got == want
+
+
+def test_an_invariant_squared_again_and_again_keeps_a_bounded_text():
+    """An invariant's text is its whole expression over the kernel's arguments (for code
+    hoisted before the loops). A complex value squared k times read its operand's text
+    four times per square: 14 squares of np.ones_like(z) took 10 s of re.sub in
+    assign (fuzz7). Past INVARIANT_TEXT characters the temporary stays a temporary; what
+    depends on it is no longer hoisted, and a short invariant still is."""
+    from kiln.lowering.cpp_ops import INVARIANT_TEXT
+    names = NameSource()
+    em = CppEmitter(names)
+    v = em.scalar_arg(type("S", (), {"name": "a"})())
+    for _ in range(12):
+        v = em.call("multiply", [em.call("add", [v, v], np.float64), v], np.float64)
+    assert max(len(t) for t in em.invariant.values()) <= 3 * INVARIANT_TEXT + 100
+    assert v not in em.invariant
+    x = em.load(Buffer("x", (8,), np.int64, "input"), Affine.var("i"))
+    em.call("floor_divide", [x, em.constant(7, np.int64)], np.int64)
+    assert names.prologue() == ["const auto h0 = kiln_divisor64((int64_t)7LL);"]
