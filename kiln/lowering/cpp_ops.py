@@ -112,7 +112,7 @@ SYNTAX: dict[str, dict[str, str]] = {
              "i": "({y} == 0 ? kiln_int_by_zero<{T}>() : {y} == -1 ? ({T})0 : {x} % {y})",
              "u": "({y} == 0 ? kiln_int_by_zero<{T}>() : {x} % {y})"},
     "power": {"f": "pow{f}({x}, {y})"},
-    # a zero-stride exponent: NumPy's fast paths (ops/pointwise.py _power_runtime_scalar) as
+    # a zero-stride exponent: NumPy's fast paths (ops/scalar_paths.py power_runtime_scalar) as
     # branches on the exponent, which GCC takes out of the loop (-funswitch-loops): the
     # copy for a fast exponent computes no pow. Each fast path reads x only where its
     # exponent is the one taken, 1 elsewhere, so the paths GCC computes beside it (selects)

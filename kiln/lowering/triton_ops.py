@@ -96,7 +96,7 @@ SYNTAX: dict[str, dict[str, str]] = {
     "fmod": {"f": "libdevice.fmod({x}, {y})", "i": "kiln_fmod_int({x}, {y})",
              "u": "kiln_remainder_uint({x}, {y})"},
     "power": {"f": "libdevice.pow({x}, {y})"},
-    # a zero-stride exponent: NumPy's fast paths (ops/pointwise.py _power_runtime_scalar)
+    # a zero-stride exponent: NumPy's fast paths (ops/scalar_paths.py power_runtime_scalar)
     "power_scalar_exponent": {"f": "tl.where({y} == 2, {x} * {x}, tl.where({y} == 0.5, kiln_sqrt({x}), "
                                    "tl.where({y} == 1, {x}, tl.where({y} == 0, tl.full([], 1, {T}), "
                                    "tl.where({y} == -1, kiln_div(tl.full([], 1, {T}), {x}), "

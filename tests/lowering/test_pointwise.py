@@ -104,7 +104,7 @@ def test_scalar_constants_follow_nep50(dtype, scalar):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_clip_with_scalar_bounds_is_numpys_bit_for_bit(dtype):
-    # clip tests the bound for NaN, not each element (ops/pointwise.py _clip_keeping_ties):
+    # clip tests the bound for NaN, not each element (ops/scalar_paths.py clip_keeping_ties):
     # ties keep x's signed zero, a NaN element stays x's NaN, a NaN bound wins elsewhere
     import kiln
     x = np.tile(values(dtype), 200)
