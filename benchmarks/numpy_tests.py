@@ -103,16 +103,27 @@ def _public_callables() -> dict:
     return table
 
 
-def _swap(v, table):
-    if id(v) in table:
-        return _wrap(*table[id(v)])
-    if isinstance(v, types.ModuleType) and v.__name__ in SUBMODULES:
-        return _proxy(v)
+def swap_values(v, replace):
+    """``v`` with each value ``replace`` gives a replacement for (not None) replaced, inside
+    lists, tuples and dicts too (keys too: overflow_results = {np.floor_divide: ...})."""
+    r = replace(v)
+    if r is not None:
+        return r
     if type(v) in (list, tuple):
-        return type(v)(_swap(x, table) for x in v)
-    if type(v) is dict:   # keys too: overflow_results = {np.floor_divide: ...} (test_umath)
-        return {_swap(k, table): _swap(x, table) for k, x in v.items()}
+        return type(v)(swap_values(x, replace) for x in v)
+    if type(v) is dict:
+        return {swap_values(k, replace): swap_values(x, replace) for k, x in v.items()}
     return v
+
+
+def _swap(v, table):
+    def replace(x):
+        if id(x) in table:
+            return _wrap(*table[id(x)])
+        if isinstance(x, types.ModuleType) and x.__name__ in SUBMODULES:
+            return _proxy(x)
+        return None
+    return swap_values(v, replace)
 
 
 def _patch_module(mod, table) -> None:
@@ -159,26 +170,39 @@ def pytest_runtest_setup(item):
         kiln.reset()
 
 
-def main(argv: list[str]) -> int:
+def runner_parser(doc: str, targets_help: str):
+    """The command line both runners share: --mode, --reset-per-test, targets, ``-- PYTEST ARGS``."""
     import argparse
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--mode", default="eager", choices=("eager", "cpp", "plain"))
-    parser.add_argument("--ufuncs", action="store_true", help="compile ufunc calls too")
     parser.add_argument("--reset-per-test", action="store_true",
                         help="empty kiln's caches before each test (long modules: linalg, fft)")
-    parser.add_argument("modules", nargs="+", help="e.g. numpy.lib.tests.test_function_base")
+    parser.add_argument("targets", nargs="+", help=targets_help)
+    return parser
+
+
+def run_pytest(plugin: str, args, argv: list[str], env: dict) -> int:
+    """pytest on ``args.targets`` (--pyargs) with ``plugin``, the cost model off and the
+    recompile limit high (so calls compile), and the arguments after ``--``."""
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, KILN_NPTESTS_MODE=args.mode, KILN_NPTESTS_UFUNCS=str(int(args.ufuncs)),
+    env = dict(os.environ, **env, KILN_NPTESTS_MODE=args.mode,
                KILN_NPTESTS_RESET=str(int(args.reset_per_test)),
                PYTHONPATH=os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     env.setdefault("KILN_COST_MODEL", "0")
     env.setdefault("KILN_RECOMPILE_LIMIT", "100000")
-    cmd = [sys.executable, "-m", "pytest", "-p", "benchmarks.numpy_tests", "-p", "no:cacheprovider",
+    cmd = [sys.executable, "-m", "pytest", "-p", plugin, "-p", "no:cacheprovider",
            "-o", "addopts=", "-q", "-rf", "-W", "ignore::RuntimeWarning:kiln", "--pyargs",
-           *args.modules, *extra]
+           *args.targets, *extra]
     return subprocess.call(cmd, env=env, cwd=root)
+
+
+def main(argv: list[str]) -> int:
+    parser = runner_parser(__doc__, "e.g. numpy.lib.tests.test_function_base")
+    parser.add_argument("--ufuncs", action="store_true", help="compile ufunc calls too")
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    return run_pytest("benchmarks.numpy_tests", args, argv,
+                      {"KILN_NPTESTS_UFUNCS": str(int(args.ufuncs))})
 
 
 if __name__ == "__main__":

@@ -88,6 +88,18 @@ class VariableTracker:
         return f"{type(self).__name__}({self.describe()})"
 
 
+def folded(tx, value: Any) -> "VariableTracker":
+    """The tracker of a value a call computed during capture (``s.split(",")``,
+    ``sorted("cab")``, ``str.maketrans``). A list or dict is the call's new object: a
+    container made in the frame, rebuilt on every call, not a constant the entry holds,
+    which every call would share (a ``parts.pop()`` after a break emptied it for the next
+    call; a returned list was the same object every time)."""
+    if type(value) in (list, dict):
+        from .builder import wrap
+        return wrap(tx, value, None)
+    return ConstantVariable(value)
+
+
 class ConstantVariable(VariableTracker):
     """A Python value capture knows exactly: ints, floats, strings, None, dtypes, classes..."""
 
@@ -114,10 +126,10 @@ class ConstantVariable(VariableTracker):
         if not other.is_constant():
             return NotImplemented
         a, b = (other.value, self.value) if reverse else (self.value, other.value)
-        return ConstantVariable(tx.fold(op, a, b))
+        return folded(tx, tx.fold(op, a, b))
 
     def unary(self, tx, op: Any) -> VariableTracker:
-        return ConstantVariable(tx.fold(op, self.value))
+        return folded(tx, tx.fold(op, self.value))
 
     def items(self, tx) -> list[VariableTracker]:
         if isinstance(self.value, (str, bytes, tuple, range, set, frozenset)):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..breaks import HINTS
 from ..sources import Source
-from .base import ConstantVariable, VariableTracker
+from .base import ConstantVariable, VariableTracker, folded
 
 
 # Calls that hand out the running frames: a partial graph's eager segment runs in a frame
@@ -87,8 +87,8 @@ class BuiltinVariable(ConstantVariable):
 
     def _fold(self, tx, args, kwargs=None) -> VariableTracker:
         kwargs = kwargs or {}
-        return ConstantVariable(tx.fold(self.fn, *[a.as_constant(tx) for a in args],
-                                        **{k: v.as_constant(tx) for k, v in kwargs.items()}))
+        return folded(tx, tx.fold(self.fn, *[a.as_constant(tx) for a in args],
+                                  **{k: v.as_constant(tx) for k, v in kwargs.items()}))
 
     def _scalar(self, tx, args) -> VariableTracker | None:
         """Deferred to run time when the first argument is a runtime scalar."""

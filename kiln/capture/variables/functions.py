@@ -13,7 +13,7 @@ from ...ops import describe_callable, find_spelling, method_key
 from ...ops.loops import SCALAR_FUNCTIONS, SCALAR_MATH
 from ..breaks import HINTS
 from ..sources import AttrSource, GetItemSource, ObjectSource, Source
-from .base import ConstantVariable, VariableTracker, stores_itself
+from .base import ConstantVariable, VariableTracker, folded, stores_itself
 
 
 def _special_kind(fn: Any) -> str | None:
@@ -350,7 +350,7 @@ class ConstantMethodVariable(VariableTracker):
             # A new array (``np.float64(2).reshape(1)``): every call makes its own, as
             # NumPy does; as a constant, each call would return (and write) the same one.
             return tx.call_op(numpy.array, [ConstantVariable(value)], {}, "numpy.array")
-        return ConstantVariable(value)
+        return folded(tx, value)
 
 
 class UserObjectVariable(VariableTracker):
