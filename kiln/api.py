@@ -25,7 +25,6 @@ import itertools
 import threading
 import time
 import types
-import warnings
 import weakref
 from typing import Any, Callable
 
@@ -38,7 +37,7 @@ from .runtime import cost
 from .backends import BACKENDS, available_backends, resolve_backend  # noqa: F401
 
 _SMALL = cost.SMALL_ELEMENTS
-from .errors import KilnError
+from .errors import KilnError, warn_fallback
 from .ops.speculation import ResultKindChanged
 # Imported eagerly: importing the submodule kiln.explain later would rebind the package
 # attribute ``kiln.explain`` (the function) to the module.
@@ -554,7 +553,7 @@ class CompiledFunction:
                    f"inputs now run uncompiled. Raise kiln.config.recompile_limit or make the "
                    f"changing value an argument (or use dynamic=True for sizes).")
         logs.log("recompiles", f"{self.fn.__qualname__}: recompile_limit ({limit}) reached", churn)
-        warnings.warn(message, RuntimeWarning, stacklevel=4)
+        warn_fallback(message, stacklevel=4)
 
 
 # A function with no array work that branched this often on run-time scalars runs as

@@ -7,6 +7,8 @@ with their own type and message.
 """
 from __future__ import annotations
 
+import warnings
+
 
 class KilnError(RuntimeError):
     """Base class of every error kiln raises itself."""
@@ -51,3 +53,16 @@ class NoDerivative(AutogradError):
         error = NoDerivative(f"at {where}: {self}")
         error.where = where
         return error
+
+
+def warn_fallback(message: str, stacklevel: int) -> None:
+    """Warn that kiln fell back (recompile_limit reached, a kernel that did not build): the
+    call goes on, uncompiled or op by op. Under an "error" filter for RuntimeWarning
+    (``pytest -W error::RuntimeWarning``, a library's warnings-as-errors test setup)
+    ``warnings.warn`` raises, and the decorated call would fail where the function works;
+    it runs, as promised, and the message stays in kiln's logs. ``stacklevel`` counts from
+    the caller of this function, as ``warnings.warn``'s does."""
+    try:
+        warnings.warn(message, RuntimeWarning, stacklevel=stacklevel + 1)
+    except RuntimeWarning:
+        pass

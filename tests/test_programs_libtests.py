@@ -5,8 +5,11 @@ Python, written without the library; checked like tests/test_programs.py on cpp 
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+import kiln
 from tests.test_programs import program_registry, program_test
 
 PROGRAMS, program = program_registry()   # name -> (fn, the calls it is checked on)
@@ -41,3 +44,21 @@ def folded_list_across_a_break(s, x):
 
 
 test_program = program_test(PROGRAMS, ["cpp", "eager"])
+
+
+def test_recompile_limit_under_an_error_filter_still_runs(monkeypatch):
+    # transforms3d's tests with -W error::RuntimeWarning (decompose44's resume function,
+    # specialized on a float it computed, reached its limit): kiln's recompile_limit
+    # warning, raised as an error by the filter, made the decorated call fail where the
+    # function works. The call runs uncompiled, as it does past the limit.
+    monkeypatch.setattr(kiln.config, "recompile_limit", 2)
+
+    def scaled(x, n):
+        return x.reshape(n, -1) * 2
+
+    f = kiln.compile(scaled, backend="eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for n in (1, 2, 3, 6):
+            np.testing.assert_array_equal(f(np.arange(6.0), n), scaled(np.arange(6.0), n))
+    assert len(f.cache_entries) == 2

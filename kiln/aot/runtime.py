@@ -29,14 +29,13 @@
 from __future__ import annotations
 
 import threading
-import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .. import array_kinds
 from ..autograd.grad_mode import is_grad_enabled
-from ..errors import KilnError, NoDerivative
+from ..errors import KilnError, NoDerivative, warn_fallback
 from ..ir import Graph, Interpreter, Node
 from ..ir.graph import extern_impl
 from ..ir.passes import writes_an_input
@@ -249,9 +248,9 @@ class AOTFunction:
             result = variant(args, arrays, called)
             # NumPy ran it: kiln's own failure to build it. Say so once (it runs op by
             # op, not the whole function as Python on every call)
-            warnings.warn(f"kiln: graph '{self.graph.name}' could not be compiled "
+            warn_fallback(f"kiln: graph '{self.graph.name}' could not be compiled "
                           f"for these inputs ({type(failed).__name__}: {failed}); it runs "
-                          f"op by op with NumPy", RuntimeWarning, stacklevel=2)
+                          f"op by op with NumPy", stacklevel=2)
             return result
         return variant(args, arrays, called)
 

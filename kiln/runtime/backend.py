@@ -40,14 +40,13 @@ import os
 import sys
 import time
 import types
-import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import logs
 from ..config import config
-from ..errors import KilnError, RunsOpByOp, Unsupported
+from ..errors import KilnError, RunsOpByOp, Unsupported, warn_fallback
 from ..ir.printer import LazyNumpyProgram, exec_source, numpy_program
 from .build import BuildError, CompilerUnavailable, stats
 from .launch import fast_call
@@ -99,7 +98,7 @@ def cpp_backend(graph: Any, example_inputs: list) -> Callable:
 def _warn_once(key: str, message: str) -> None:
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(message, RuntimeWarning, stacklevel=_user_stacklevel())
+        warn_fallback(message, stacklevel=_user_stacklevel())
 
 
 def _user_stacklevel() -> int:

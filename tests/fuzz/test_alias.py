@@ -285,8 +285,9 @@ def test_a_python_complex_argument_keeps_its_dtype_rule_on_dynamic_sizes():
     """Seed 4868: a graph with dynamic sizes infers its dtypes again while lowering, and a
     run-time Python complex (no kernel scalar) was taken for an object array: "Cannot cast
     array data from dtype('O') to dtype('complex64')" (the variant then ran op by op)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)   # (no "could not be compiled")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
         _check(_multiply_by_a_python_complex_into_x,
                [(np.ones((2, 3), np.complex64), 1j), (np.ones((3, 2), np.complex64), 0.5 + 0j)],
                backends=("cpp-dynamic",))
+    assert not [w for w in caught if "could not be compiled" in str(w.message)]
