@@ -53,9 +53,15 @@ def test_constant_exponents_choose_a_decomposition(exponent, calls):
 
 
 def test_runtime_scalar_exponent_takes_numpys_fast_paths():
-    # 1 / x, sqrt, x * x and pow, each of x where its exponent is taken (1.0 elsewhere)
+    # In a loop: one scalar function whose C++ branches on the exponent (GCC takes the
+    # branch out of the loop). A single element (straight-line code, where GCC computes
+    # the branches beside each other): 1 / x, sqrt, x * x and pow, each of x where its
+    # exponent is taken (1.0 elsewhere), picked by selects.
     x = np.zeros(8, np.float32)
     low = lower(lambda x, a: F.power(x, a), [TensorMeta((8,), F32), 2.0], ["x", "a"], [x, 2.0])
+    assert [fn for fn, _ in body(low.nodes[0]).calls] == ["power_scalar_exponent"]
+    x = np.zeros((), np.float32)
+    low = lower(lambda x, a: F.power(x, a), [TensorMeta((), F32), 2.0], ["x", "a"], [x, 2.0])
     rec = body(low.nodes[0])
     assert sorted({fn for fn, _ in rec.calls}) == ["equal", "logical_or", "multiply", "power", "sqrt",
                                                    "true_divide", "where"]
