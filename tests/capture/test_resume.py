@@ -133,13 +133,19 @@ def test_region_of_try_and_with_cover_the_statement():
     assert facts.names[R.exits(facts, a2, b2)[0]] == "LOAD_FAST"         # return y
 
 
+def _conditional_jump(f):
+    """f's code facts and the index of its one conditional jump (a one-instruction region).
+    (Each test has its own f: segments are assembled once per code object.)"""
+    facts = R.code_facts(f.__code__)
+    return facts, R.index_of(facts, "POP_JUMP_FORWARD_IF_FALSE" if bf.PY == (3, 11) else "POP_JUMP_IF_FALSE")
+
+
 def test_single_instruction_segment_calls_resume_functions_for_both_branches():
     def f(c, x):
         if c:
             return x + 1
         return x - 1
-    facts = R.code_facts(f.__code__)
-    i = R.index_of(facts, "POP_JUMP_FORWARD_IF_FALSE" if bf.PY == (3, 11) else "POP_JUMP_IF_FALSE")
+    facts, i = _conditional_jump(f)
     assert R.region(facts, i) == (i, i) and R.is_straight(facts, i, i)
     seen = []
     specs = []
@@ -153,7 +159,6 @@ def test_single_instruction_segment_calls_resume_functions_for_both_branches():
     assert seen == [i + 1, facts.targets[i]]
 
 
-
 def test_a_segment_is_assembled_once_per_break_and_takes_each_captures_calls(monkeypatch):
     # Each capture of a break (a recompile, a loop's next trip) brings new exit calls; the
     # code around them was assembled anew every time (~5 ms a segment)
@@ -161,8 +166,7 @@ def test_a_segment_is_assembled_once_per_break_and_takes_each_captures_calls(mon
         if c:
             return x + 1
         return x - 1
-    facts = R.code_facts(f.__code__)
-    i = R.index_of(facts, "POP_JUMP_FORWARD_IF_FALSE" if bf.PY == (3, 11) else "POP_JUMP_IF_FALSE")
+    facts, i = _conditional_jump(f)
     assembled = []
     finish = R._finish
     monkeypatch.setattr(R, "_finish", lambda *args: assembled.append(1) or finish(*args))
@@ -175,6 +179,7 @@ def test_a_segment_is_assembled_once_per_break_and_takes_each_captures_calls(mon
     assert len(assembled) == 1
     assert first(True, 1.0) == ("first", i + 1, 1.0) and first(False, 2.0) == ("first", facts.targets[i], 2.0)
     assert second(True, 3.0) == ("second", i + 1, 3.0) and second(False, 4.0) == ("second", facts.targets[i], 4.0)
+
 
 def test_loop_segment_exits_through_the_dynamic_resume_call():
     def f(x, n):
