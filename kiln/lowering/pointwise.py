@@ -5,6 +5,7 @@ scalars included). A mixin of :class:`~kiln.lowering.lower.GraphLowering`.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -15,20 +16,12 @@ from .loop_ir import Pointwise, Scalar, Value, broadcast_index, kind, recomputed
 from .scalars import fits, narrowed_floats, overflowing_constants, python_int_operands, token, unbounded
 
 
-# Results of at most this many elements (static sizes) are computed straight-line (a 0-d
-# result of reductions in the same kernel: no loop for GCC to unswitch on a run-time
-# exponent). Arrays of 3 to 300 elements with a run-time exponent matched NumPy's
-# warnings with the loop form (GCC unswitches before it unrolls).
-FEW_ELEMENTS = 1
-
-
-def few_elements(shape: tuple) -> bool:
-    n = 1
-    for d in shape:
-        if not isinstance(d, (int, np.integer)):
-            return False
-        n *= int(d)
-    return n <= FEW_ELEMENTS
+def one_element(shape: tuple) -> bool:
+    """A result of one element (or none) is computed straight-line: no loop for GCC to
+    unswitch on a run-time exponent (a 0-d power of reductions in the same kernel).
+    Arrays of 3 to 300 elements matched NumPy's warnings with the loop form (GCC
+    unswitches before it unrolls)."""
+    return all(isinstance(d, (int, np.integer)) for d in shape) and math.prod(int(d) for d in shape) <= 1
 
 
 def _body_calls(body: Any, dtype: np.dtype, arity: int) -> list:
@@ -95,8 +88,8 @@ class PointwiseLowering:
                 # a runtime scalar or a 0-d value: NumPy's loops see a zero stride and may
                 # take a fast path
                 body = when.get(f"{k}:{op.inputs[i]}=scalar", body)
-                if few_elements(meta.shape):   # straight-line code: its own decomposition
-                    body = when.get(f"{k}:{op.inputs[i]}=scalar:few", body)
+                if one_element(meta.shape):   # straight-line code: its own decomposition
+                    body = when.get(f"{k}:{op.inputs[i]}=scalar:one", body)
         if body is None and len(values) > 1 and all(v is not None and not v.shape for v in values[1:]):
             # every operand but the first is 0-d (constants too): zero strides in NumPy's loop
             body = when.get(f"{k}:rest=0d")

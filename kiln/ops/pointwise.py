@@ -492,7 +492,7 @@ spell(("method", "astype"), astype, _astype_normalize, "ndarray.astype")
 # (integer power raises on negative exponents, for example). ``when`` maps a constant
 # operand ("y=2" for loops of real kinds, a complex loop only by a "c:" key; "f:y=0.5" for
 # float loops only; "f:y=scalar" for a runtime scalar or a 0-d value the program computed,
-# "f:y=scalar:few" the same in a result of a few elements, which C++ computes straight-line;
+# "f:y=scalar:one" the same in a result of one element, which C++ computes straight-line;
 # "f:rest=0d" when every operand but the first is 0-d) to a decomposition
 # ``(ops, dtype, *operands)`` written with other scalar functions.
 
@@ -529,7 +529,7 @@ _WHEN = {
               # (NumPy's loop divides for a zero-stride -1: pow rounds otherwise)
               "f:y=-1": lambda ops, dt, x, y: ops.call("true_divide", [ops.constant(1.0, dt), x], dt),
               "f:y=scalar": power_runtime_scalar,   # also a 0-d exponent the program computed
-              "f:y=scalar:few": power_scalar_exponent_selects},
+              "f:y=scalar:one": power_scalar_exponent_selects},
 }
 
 
