@@ -471,8 +471,11 @@ class LiveRangeIteratorVariable(RangeIteratorVariable):
         # the step, an int, read from the range __reduce__ names (the rest's is the same)
         tx.guards.add_truth(f"{source.code(ns)}.__reduce__()[1][0].step == {rest.step}",
                             f"rest({source.display()}).step == {rest.step}", True, (source,))
-        start, stop = (SymScalarVariable(s.code(ns), s.display(), getattr(rest, name), (s,), source=s)
-                       for name in ("start", "stop") for s in [AttrSource(self.rest_source, name)])
+        bounds = [AttrSource(self.rest_source, name) for name in ("start", "stop")]
+        start, stop = (SymScalarVariable(s.code(ns), s.display(), getattr(rest, s.attr), (s,), source=s)
+                       for s in bounds)
+        for s in bounds:   # leaves of what is computed from them (guarded when specialized)
+            tx.output.leaf_values[s.display()] = getattr(rest, s.attr)
         super().__init__(tx, (start, stop, ConstantVariable(rest.step)))
         self.source, self.rest = source, rest
         # A rest too short for a loop node (the last steps, the exit) is not tried as one:

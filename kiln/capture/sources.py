@@ -251,3 +251,10 @@ class RangeRestSource(CallOfSource):
     (a loop's iterator on a resume function's stack), read when the entry is called."""
     __slots__ = ()
     NAME, FN = "rest", staticmethod(range_rest)
+
+
+def moves_every_step(source: Source) -> bool:
+    """``rest(it).start``: the next value of a loop that goes on from an earlier graph,
+    another at every step (guarded by value, its entry would be compiled once per step)."""
+    return isinstance(source, AttrSource) and isinstance(source.base, RangeRestSource) \
+        and source.attr == "start"

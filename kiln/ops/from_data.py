@@ -42,26 +42,29 @@ def _as_array(a: Any, dtype: Any = None, copy: bool | None = None, ndmin: int = 
             # common dtype an int64 2**60 + 2**36 + 1 beside a float into float32 was
             # rounded twice, to 2**60 where NumPy's one rounding gives 2**60 + 2**37)
             a = N.stack([_as_array(v, dtype=dtype, copy=False) if isinstance(v, (list, tuple))
-                         or not _is_array(v) or dtype is not None else v for v in a])
-        elif _runtime_numbers(a) is not None:
+                         or not _is_array(v) or dtype is not None or is_runtime_number(v) else v
+                         for v in a])
+        elif runtime_numbers(a) is not None:
             # np.array([dx, dy]) of float arguments, np.array(flags) of bools: made in the
             # graph, so new values do not recompile (NumPy's dtype: float64 with ints
             # among the floats converted, or bool)
             kind = None if dtype is None else np.dtype(dtype).kind
-            if kind is not None and kind not in "fcb" and not (kind in "iu" and _runtime_numbers(a) == np.bool_):
+            if kind is not None and kind not in "fcb" and not (kind in "iu" and runtime_numbers(a) == np.bool_):
                 # NumPy converts each float as int() does, in range or OverflowError
                 # (ValueError for NaN); a cast would wrap: NumPy checks the values. Into
                 # 'S' or 'U' it writes str(x) (np.array([1.2], dtype="S") is S3; a cast of
                 # the float64 array is S32)
                 reject("numpy.array", "dtype", dtype, "it runs as NumPy")
-            a = N.stack([N.full((), v, dtype=_runtime_numbers(a)) for v in a])
+            a = N.stack([N.full((), v, dtype=runtime_numbers(a)) for v in a])
         else:  # constants (and run-time ints, specialized): NumPy makes the array
             a = _constant_array(a, dtype)
         copy = False
     elif not _is_array(a):
         a = _constant_array(a, dtype)
     elif _numpy_scalar(a):
-        a = N.copy(a)   # a NumPy scalar becomes a 0-d array (a new one)
+        # a NumPy scalar becomes a 0-d array (a new one); one that changes from call to
+        # call is the graph's input (``out[k] = S, E`` of np.float64 arguments), not a constant
+        a = N.full((), a, dtype=a.dtype) if is_runtime_number(a) else N.copy(a)
         copy = False
     if dtype is not None and (np.dtype(dtype) != _dtype(a) or copy and np.dtype(dtype).char != _dtype(a).char):
         a = N.method("astype", a, dtype)   # (the char: 'c' equals 'S1', kiln refuses it)
@@ -112,17 +115,29 @@ def _numpy_scalar(a: Any) -> bool:
     return isinstance(a, np.generic) or getattr(a, "numpy_scalar", False)
 
 
-def _runtime_numbers(items: Any) -> Any:
-    """The dtype of NumPy's array of Python numbers ``items``, one of them a value that
-    changes from call to call: float64 (a float among them, no bool) or bool (bools
-    alone); None for others (made once, the run-time ones specialized: a list of ints,
-    whose next values may be past int64, where NumPy makes another dtype)."""
-    if not any(map(is_runtime_number, items)):
+_NUMPY_FLOATS = {np.float16, np.float32, np.float64}
+
+
+def numbers_dtype(items: Any) -> Any:
+    """The dtype of NumPy's array of the flat list of numbers ``items`` where kiln can
+    make it in the graph from run-time ones: float64 (a Python float among them, no
+    bool), the NumPy floats' own (``[S, E]`` of np.float64 arguments: float64; of
+    float32 ones alone, float32; beside a Python number, float64) or bool (bools alone);
+    None for others (a list of ints, whose next values may be past int64, where NumPy
+    makes another dtype)."""
+    if not isinstance(items, (list, tuple)):
         return None
     kinds = {type(v) for v in items}
-    if float in kinds and kinds <= {int, float}:
-        return np.dtype(np.float64)
+    if kinds & ({float} | _NUMPY_FLOATS) and kinds <= {int, float} | _NUMPY_FLOATS:
+        numpy_floats = kinds & _NUMPY_FLOATS
+        return np.result_type(*numpy_floats) if kinds == numpy_floats else np.dtype(np.float64)
     return np.dtype(np.bool_) if kinds == {bool} else None
+
+
+def runtime_numbers(items: Any) -> Any:
+    """:func:`numbers_dtype`, where one of the numbers changes from call to call (else
+    None: NumPy's constant array is made once)."""
+    return numbers_dtype(items) if any(map(is_runtime_number, items)) else None
 
 
 def _numbers_only(a: Any) -> bool:

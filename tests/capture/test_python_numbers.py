@@ -273,8 +273,17 @@ def _mixed(x, dx, k):           # an int among floats: float64, as in NumPy
     return x + np.array([dx, k, 1.5])
 
 
+def _state_rows(pts, s, e):      # NumPy float arguments: a row written, an array made
+    out = pts.copy()
+    out[0] = s, e                   # (a SEIR step's ``out[step] = S, E, I, R``)
+    out[1] = np.array([s, e])
+    out[2] = [s, 2.0]
+    return out
+
+
 @pytest.mark.parametrize("fn, draw", [
     (_offsets, lambda r: (float(r.standard_normal()), float(r.standard_normal()))),
+    (_state_rows, lambda r: (np.float64(r.standard_normal()), np.float64(r.standard_normal()))),
     (_rotation, lambda r: (math.cos(r.uniform(0, 6)), math.sin(r.uniform(0, 6)))),
     (_weights, lambda r: (list(map(float, r.standard_normal(2))),)),
     (_mixed, lambda r: (float(r.standard_normal()), int(r.integers(-5, 5)))),

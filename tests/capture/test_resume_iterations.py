@@ -6,6 +6,8 @@ on every backend: values, exceptions, early break/return, for-else, the iterated
 written inside the loop, an iterator or generator argument (advanced, never remade)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -217,3 +219,33 @@ def test_a_range_loop_goes_on_in_the_resume_function():
         resumed.append([r.ops for r in compiled.records if ".<resume" in r.function])
     assert resumed[0] == resumed[1] == resumed[2], resumed   # no entry per iteration or per k
     assert ["getitem_mask", "mean", "setitem", "equal", "any"] in resumed[0]   # the next step's test
+
+
+def doses_by_day(x, schedule, per_day):
+    s = 0.0
+    for step in range(x.size):
+        d = schedule.get(step // per_day, 0.0)   # a dict key computed from the loop variable
+        s = s + x[step] + d
+        if s > 1.0:                      # a data break: the loop goes on in a resume function
+            s = s - 1.0
+        x[step] = s
+    return x
+
+
+def test_a_constant_computed_from_a_taken_over_loop_variable_breaks():
+    # A SEIR model's daily dose schedule, ``doses.get(step // steps_per_day, 0.0)`` in a
+    # loop that goes on in a resume function: the key, computed from the run-time start of
+    # the iterator's rest, was guarded by value, which read its leaf's value and failed
+    # (KeyError: 'rest(___stack0).start', an internal error: the function ran as Python);
+    # guarded, it would fail at the next step (an entry per step, to the recompile limit).
+    x = np.linspace(0.1, 0.9, 7)
+    out = kiln.explain(doses_by_day)(x.copy(), {1: 0.5, 2: 0.25}, 2)
+    assert [b.kind for b in out.break_reasons] == ["data_dependent", "unsupported_value"], \
+        [b.reason for b in out.break_reasons]
+    assert "changes at every step" in out.break_reasons[1].reason
+    compiled = kiln.compile(doses_by_day, backend="eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no recompile-limit warning)
+        for schedule in ({1: 0.5, 2: 0.25}, {0: 2.0}):
+            got, exp = compiled(x.copy(), schedule, 2), doses_by_day(x.copy(), schedule, 2)
+            np.testing.assert_array_equal(got, exp)

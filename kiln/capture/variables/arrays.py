@@ -24,7 +24,7 @@ from ...ops.meta import TensorMeta
 from ...ops.value_warnings import setting_warns
 from ..breaks import HINTS
 from ..bytecode_facts import OPERATOR_SYMBOLS
-from ..sources import AttrSource, GetItemSource, Source
+from ..sources import AttrSource, GetItemSource, Source, moves_every_step
 from ..python_numbers import complex_with_float, float_tree, is_python_complex
 from .base import ConstantVariable, VariableTracker
 
@@ -294,6 +294,11 @@ class SymScalarVariable(VariableTracker):
 
     def as_constant(self, tx) -> Any:
         """Specialize: guard the value and use it as a constant from here on."""
+        if any(moves_every_step(leaf) for leaf in self.leaves):
+            # (``doses.get(step // per_day)`` in a loop that goes on in a resume function)
+            tx.unsupported("unsupported_value", f"{self.describe()}, computed from the loop variable "
+                           f"of a loop that goes on from an earlier graph, where its value must be "
+                           f"known (it changes at every step)")
         if self.is_shape():
             tx.guards.specialize_dim(self.source.base.base, self.source.index, self.example)
             self.pinned = True
