@@ -199,6 +199,23 @@ def index_lists_stacked(tx, index: VariableTracker) -> VariableTracker:
     return stacked(index)
 
 
+def numbers_stacked(tx, target: ArrayVariable, value: VariableTracker) -> VariableTracker:
+    """``out[step] = S, E, I, R`` of run-time floats (np.float64 arguments, a SEIR model's
+    state row) into a float array: NumPy makes an array of the sequence first, and so does
+    the graph (``np.asarray``, whose spelling makes run-time numbers inputs), where NumPy's
+    constant array of their values would recompile at every new value."""
+    from ..ops.from_data import numbers_dtype
+    from .variables.containers import TupleVariable   # (ListVariable is one)
+    if not isinstance(value, TupleVariable) or target.meta.dtype.kind != "f" \
+            or not any(isinstance(v, SymScalarVariable) for v in value.item_list):
+        return value
+    examples = [v.example if isinstance(v, SymScalarVariable) else
+                v.value if isinstance(v, ConstantVariable) else None for v in value.item_list]
+    if getattr(numbers_dtype(examples), "kind", "") != "f":
+        return value
+    return call_op(tx, np.asarray, [value], {}, "numpy.asarray")
+
+
 def _holds_array(v: VariableTracker) -> bool:
     from .variables.containers import TupleVariable
     return any(isinstance(i, (ArrayVariable, MaskedSelectionVariable))

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .creation import _fill_grad, _full_like_meta, fits
-from .from_data import _as_array, numbers_dtype
+from .from_data import _as_array
 from .indexing import _fmt_shape, is_array_entry, normalize_index
 from .scatter import add_at_broadcast, stores_at
 from .meta import TensorMeta, check_casting, fill_may_raise, fresh_copy, infer_meta, reject, shape_of
@@ -166,15 +166,12 @@ def _setitem_sequence(x: Any, index: tuple, value: Any) -> None:
 
 
 def _setitem_normalize(x, index, value):
-    if (_holds_arrays(value) or getattr(numbers_dtype(value), "kind", "") == "f") \
-            and np.dtype(getattr(x, "dtype", object)).kind == "f":
+    if _holds_arrays(value) and np.dtype(getattr(x, "dtype", object)).kind == "f":
         # A[i, i - 1:i + 2] = [h[i - 1], 2 * (h[i - 1] + h[i]), h[i]]: the row made in the
-        # graph (np.asarray of the list made an object array: a break); ``out[k] = S, E``
-        # of float arguments too (a constant, each new value recompiled: _as_array makes
-        # their array in the graph). Into a float array alone: NumPy converts NumPy
-        # numbers in a list to integers as int() does (1e40: OverflowError), and a complex
-        # cast as a composite's step tells no warning (lowering/fp_flags.py), where
-        # NumPy's says "overflow encountered in cast"
+        # graph (np.asarray of the list made an object array: a break). Into a float array
+        # alone: NumPy converts NumPy numbers in a list to integers as int() does (1e40:
+        # OverflowError), and a complex cast as a composite's step tells no warning
+        # (lowering/fp_flags.py), where NumPy's says "overflow encountered in cast"
         return Composite(_setitem_sequence, (x, normalize_index(index), value))
     return Bound(setitem, (x, normalize_index(index), _as_value(value, x)), {})
 

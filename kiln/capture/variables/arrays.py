@@ -164,12 +164,12 @@ class ArrayVariable(VariableTracker):
                           "indexing")
 
     def setitem(self, tx, index: VariableTracker, value: VariableTracker) -> None:
-        from ..opcall import index_lists_stacked
+        from ..opcall import index_lists_stacked, numbers_stacked
         if self.scalar:
             tx.user_error(TypeError(f"'{self.meta.dtype.type.__name__}' object does not support "
                                     f"item assignment"))
-        tx.call_op(method_key("__setitem__"), [self, index_lists_stacked(tx, index), value], {},
-                   "index assignment")
+        tx.call_op(method_key("__setitem__"), [self, index_lists_stacked(tx, index),
+                                               numbers_stacked(tx, self, value)], {}, "index assignment")
 
     def note_view(self, view: "ArrayVariable") -> None:
         """``view`` shares this array's memory (this is its base)."""
