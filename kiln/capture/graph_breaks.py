@@ -131,11 +131,13 @@ def try_break_loop(tx, inst, it) -> bool:
     sites = break_sites(tx, inst)
     if not sites:
         # no break: the range form carries no Python number (``t = t + h`` beside the
-        # array work), the while form does, its only test the range's
+        # array work) and does not read the loop variable; the while form does both, its
+        # only test the range's
         from .resume import code_facts
         facts = code_facts(tx.code)
         live = set(facts.live_in[inst.index]) | set(facts.live_in[inst.target])
-        if not carries_python_numbers(tx, inst.index, inst.target - 1, live):
+        if not carries_python_numbers(tx, inst.index, inst.target - 1, live) \
+                and not reads_loop_variable(tx, inst):
             return False
     bounds = it.bounds
     for b in bounds:
@@ -183,10 +185,24 @@ def _attempt(tx, inst, bounds: tuple, sites: set, widen: tuple) -> bool:
     return True
 
 
-def _run_trip(tx, inst, chain: BreakChain) -> bool:
+def reads_loop_variable(tx, inst) -> bool:
+    """Does the body of the range loop at FOR_ITER ``inst`` read its variable (``acc + i``,
+    ``t = i * dt``)? (It is live right after FOR_ITER's store of it.)"""
+    from .resume import code_facts
+    name = loop_variable_name(tx, inst)
+    return name is not None and name in code_facts(tx.code).live_in[inst.index + 2]
+
+
+def loop_variable_name(tx, inst) -> str | None:
+    """The local FOR_ITER ``inst`` stores its item in (None: not a plain local)."""
+    nxt = tx.decoded.instructions[inst.index + 1]
+    return nxt.arg if nxt.opname == "STORE_FAST" and isinstance(nxt.arg, str) else None
+
+
+def _run_trip(tx, inst, chain: BreakChain, item: Any) -> bool:
     """Trace one trip from FOR_ITER: True where it goes back to the loop's head, False
-    where it gets to the break."""
-    tx.stack.append(LoopVariable())      # what FOR_ITER pushes
+    where it gets to the break. ``item``: what FOR_ITER pushes, the loop variable."""
+    tx.stack.append(item)
     tx.ip = inst.index + 1
     instructions = tx.decoded.instructions
     while True:
@@ -203,8 +219,7 @@ def _run_trip(tx, inst, chain: BreakChain) -> bool:
 def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple) -> None:
     from .resume import code_facts
     facts = code_facts(tx.code)
-    nxt_inst = tx.decoded.instructions[inst.index + 1]
-    i_name = nxt_inst.arg if nxt_inst.opname == "STORE_FAST" and isinstance(nxt_inst.arg, str) else None
+    i_name = loop_variable_name(tx, inst)
     if i_name is None:
         raise LoopFallback("the loop variable is not a plain local")
     live_after = set(facts.live_in[inst.target])
@@ -217,12 +232,15 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
     tx.while_tests = chain
     outer, tx.output.graph_loop_body = tx.output.graph_loop_body, True   # float(loss): loop_lists
     try:
-        fall = _run_trip(tx, inst, chain)
+        # the loop variable: the counter's value at the trip's start where the body reads
+        # it (one node for every trip count), else a value nothing may use
+        item = tx.locals[COUNTER] if reads_loop_variable(tx, inst) else LoopVariable()
+        fall = _run_trip(tx, inst, chain, item)
     finally:
         tx.output.graph_loop_body = outer
     if not chain.tests and sites:
         raise LoopFallback("no break on a value the graph computes")
-    if not isinstance(tx.locals.get(i_name), LoopVariable):
+    if tx.locals.get(i_name) is not item:
         raise LoopFallback("the body rebinds the loop variable")
     try:
         chain.check_pure(tx)
