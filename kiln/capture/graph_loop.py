@@ -184,6 +184,19 @@ def reason_of(e: Exception) -> str:
                                                                "reason", str(e))
 
 
+def _same_constant(start: Any, end: Any) -> bool:
+    """A constant the body leaves as it was, or an int or float argument it loaded first
+    as a constant (``grid[r, c] += 1``: specialized, guarded by value, so every trip
+    sees the same value)."""
+    from .variables.base import LazyVariable
+    if isinstance(start, LazyVariable) and start.source is not None:
+        if type(start.value) not in (int, float, bool):
+            return False
+        start = ConstantVariable(start.value)
+    return isinstance(start, ConstantVariable) and isinstance(end, ConstantVariable) \
+        and type(start.value) is type(end.value) and start.value == end.value
+
+
 def _realized(tx, var: Any) -> tuple:
     """(tracker, placeholder) of an argument array still unloaded before the loop that
     the body loaded (and rebound); (None, None) for anything else."""
@@ -318,7 +331,7 @@ def refuse_unrolled(tx, calls: list, bounds: tuple) -> None:
 def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: dict,
            before: set, unbacked: int) -> None:
     _run_body(tx, inst)
-    appends = take_appends(snap)
+    appends = take_appends(tx, snap)
     calls = iteration_calls(tx, snap, before, unbacked)
     count = trips if trips is not None else len(range(*(
         b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))
@@ -376,9 +389,7 @@ def array_slots(tx, snap: _Snapshot, saved: dict, before: set, calls: list, live
             # an argument the body loaded first: before the loop it was its input, no views
             saved[id(end)] = (end, dict({a: getattr(end, a) for a in _ATTRS}, has_views=False))
             start = end
-        elif _loaded(start, end) or (isinstance(start, ConstantVariable) and isinstance(
-                end, ConstantVariable) and type(start.value) is type(end.value)
-                and start.value == end.value):
+        elif _loaded(start, end) or _same_constant(start, end):
             continue         # an argument (not an array) the body loaded first; a constant
         if end is start:
             if isinstance(start, ArrayVariable) and id(start) in saved:

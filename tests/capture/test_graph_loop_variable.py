@@ -54,3 +54,23 @@ def test_int_out_of_the_arrays_dtype_raises_as_numpy():
     x = np.zeros(3, dtype=np.int8)
     check_program(narrow, [(x, 0, 6), (x, 120, 140), (x, -130, -120), (x.astype(np.uint8), -2, 5)],
                   "cpp")
+
+
+def test_sandpile_count_and_its_history_are_one_node():
+    """``topples += int(n.sum())`` in a while node inside a time loop that appends the
+    count: the while node carries the int (int() of the int64 sum), the range loop is a
+    graph loop stacking the Python ints (it unrolled and ran as Python, 5x slower than
+    NumPy, before), and one compile serves every grain count."""
+    from tests.test_programs_real15 import abelian_sandpile_topple as sandpile
+    grid = np.full((5, 5), 3, dtype=np.int32)
+    check_program(sandpile, [(grid, 2, 2, 6), (grid, 1, 3, 9), (grid, 0, 0, 1)], "cpp")
+    notes = "\n".join(kiln.explain(sandpile)(grid.copy(), 2, 2, 6).loops)
+    assert "graph loop node (graph_loop" in notes and "stacked: sizes" in notes
+    assert "carried: grid, unstable, topples" in notes
+    f = kiln.compile(sandpile)
+    f(grid.copy(), 2, 2, 6)
+    builds = build.stats["builds"]
+    for grains in (9, 4):
+        got, want = f(grid.copy(), 2, 2, grains), sandpile(grid.copy(), 2, 2, grains)
+        assert np.array_equal(got[0], want[0]) and got[0].dtype == want[0].dtype and got[1] == want[1]
+    assert build.stats["builds"] == builds
