@@ -39,13 +39,14 @@ from typing import Any
 from ..errors import KilnError
 from ..ir import Graph
 from ..ir.graph import iter_nodes, kept_meta, map_nodes
-from ..ops import REGISTRY, Category, TensorMeta
+from ..ops import REGISTRY, TensorMeta
 from ..ops.graph_loops import GraphLoopBody
 from ..ops.loops import stand_in
 from .breaks import BreakGraph
 from .loop_node import _loaded, _note, _Snapshot, write_array_back
 from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
 from .loops import MIN_TRIP, LoopFallback
+from .unroll_policy import refuse_unrolled
 from .variables.arrays import ArrayVariable, SymScalarVariable, UnbackedSize
 from .variables.base import ConstantVariable, VariableTracker
 
@@ -299,33 +300,6 @@ def iteration_calls(tx, snap: _Snapshot, before: set, unbacked: int) -> list:
     if not calls:
         raise LoopFallback("the body does no array work")
     return calls
-
-
-def fuses_unrolled(calls: list, count: int) -> bool:
-    """An elementwise recurrence (mandelbrot's ``z = z * z + c``; ``count += inside`` keeps
-    count's layout, a relayout that costs nothing compiled): unrolled, every iteration
-    fuses into one kernel that keeps the iterates in registers, which beats a kernel per
-    iteration (a run-time count is specialized, as before); past half the unrolling
-    budget, compile time wins. (A carried number's ``scalar_fn``, ``t = t + h``, is
-    pointwise work once unrolled: it counts, it does not decide.)"""
-    from .translator import MAX_UNROLLED_OPS
-    arrays = [n for n in calls if n.op.name != "scalar_fn"]
-    return bool(arrays) and count * len(calls) <= MAX_UNROLLED_OPS // 2 and all(
-        n.op.category == Category.POINTWISE or n.op.name == "relayout" for n in arrays)
-
-
-def refuse_unrolled(tx, calls: list, bounds: tuple) -> None:
-    """LoopFallback where the loop ``range(*bounds)`` unrolls (:func:`fuses_unrolled`);
-    not where its count is a run-time int that took another value between calls
-    (``n_steps`` an argument: ``DynamicSpec.is_dynamic_count``), which unrolled would
-    compile again for every value: the loop node runs any count."""
-    dynamic = tx.output.dynamic
-    if any(isinstance(b, SymScalarVariable) and dynamic.is_dynamic_count(b.leaves) for b in bounds):
-        tx.output.counts_at_run_time = True
-        return
-    if fuses_unrolled(calls, len(range(*(b.value if isinstance(b, ConstantVariable) else b.example
-                                         for b in bounds)))):
-        raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
 
 
 def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: dict,

@@ -1,7 +1,8 @@
 """Range loops over whole arrays whose body reads the loop variable (``t = i * dt``,
 ``w = decay ** i``, ``x + i``): the variable is the graph_while node's counter, a run-time
 int the body reads (kiln/capture/graph_breaks.py), so one compile serves every trip count
-where the loop was unrolled and compiled again for each. Checked against the uncompiled
+where the loop was unrolled and compiled again for each (a short body unrolls for its
+first count, as an elementwise one does: kiln/capture/unroll_policy.py). Checked against the uncompiled
 functions with tests/test_programs.py's oracle: values, dtypes (NEP 50 with the Python int:
 ``x + i`` keeps a float32 or int32 ``x``'s dtype, python_numbers.narrowed_int), NumPy's
 OverflowError for an int that does not fit the array's dtype, the arguments' state."""
@@ -31,15 +32,16 @@ def test_one_compile_for_every_count_with_numpy_dtypes():
     u, v, k = rng.random(6), rng.random(5).astype(np.float32), np.arange(4, dtype=np.int32)
     calls = [(u, v, k, n, 0.25) for n in (5, 9, 1, 6)]
     check_program(stepped, calls, "cpp")
-    assert NODE in "\n".join(kiln.explain(stepped)(u, v, k.copy(), 5, 0.25).loops)
     f = kiln.compile(stepped)
-    f(u, v, k.copy(), 5, 0.25)
+    f(u, v, k.copy(), 5, 0.25)     # unrolled for its first count (its trips fuse) ...
+    f(u, v, k.copy(), 9, 0.25)     # ... and a node once another count comes
     builds = build.stats["builds"]
     for n in (7, 12, 3):
         got, want = f(u, v, k.copy(), n, 0.1), stepped(u, v, k.copy(), n, 0.1)
         for g, w in zip(got, want):
             assert type(g) is type(w) and np.array_equal(g, w) and getattr(g, "dtype", 0) == getattr(w, "dtype", 0)
-    assert build.stats["builds"] == builds and len(f.cache_entries) == 1
+    assert build.stats["builds"] == builds and len(f.cache_entries) == 2
+    assert NODE in "\n".join(kiln.explain(stepped)(u, v, k.copy(), 80, 0.25).loops)   # past the budget
 
 
 def narrow(x, a, n):
