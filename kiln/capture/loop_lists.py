@@ -223,8 +223,9 @@ def take_appends(tx, snap: Any) -> list:
     item; the item is taken off again, so the attempt sees the list as at the head (a
     failed attempt puts the snapshot back anyway). A Python int or float the graph
     computed (``sizes.append(topples)``, ``topples`` a nested while node's count) is the
-    Python number read from its int64 or float64 (exact: scalar code's ints are int64
-    with overflow checks)."""
+    Python number read from its int64 or float64 (exact for counts; an int past int64
+    raises OverflowError in the conversion, where Python would make a uint64 or object
+    array)."""
     from .loops import ScalarValueVariable, apply_scalar
     found = []
     for c, saved in snap.containers:

@@ -206,7 +206,8 @@ def graph_value(tx, var: VariableTracker) -> Any:
     if isinstance(var, PyValueVariable) and var.kind is int and trace is None \
             and np.can_cast(var.array.meta.dtype, np.int64):
         # ``topples += int(n.sum())`` in a graph loop's body: int() of the 0-d integer
-        # array, exact in an int64 (scalar code's Python ints: int64 with overflow checks)
+        # array, exact in an int64; the addition is Python's (a compiled graph runs its
+        # scalar_fns in its wrapper)
         return current_graph(tx).call(REGISTRY["scalar_fn"], ((var.array.node,),), {"fn": "int"},
                                       source=tx.location())
     _refuse(tx, f"{var.describe()} in scalar code")
