@@ -32,6 +32,8 @@ def test_one_compile_for_every_count_with_numpy_dtypes():
     u, v, k = rng.random(6), rng.random(5).astype(np.float32), np.arange(4, dtype=np.int32)
     calls = [(u, v, k, n, 0.25) for n in (5, 9, 6)]
     check_program(stepped, calls, "cpp")
+    # (the reference interpreter's node, and no trip: 'i' unbound, as in Python)
+    check_program(stepped, [(u, v, k, n, 0.25) for n in (5, 9, 0, 1, 6)], "eager")
     f = kiln.compile(stepped)
     f(u, v, k.copy(), 5, 0.25)     # unrolled for its first count (its trips fuse) ...
     f(u, v, k.copy(), 9, 0.25)     # ... and a node once another count comes
