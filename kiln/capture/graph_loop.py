@@ -185,13 +185,14 @@ def reason_of(e: Exception) -> str:
                                                                "reason", str(e))
 
 
-def _same_constant(start: Any, end: Any) -> bool:
+def _same_constant(tx, start: Any, end: Any) -> bool:
     """A constant the body leaves as it was, or an int or float argument it loaded first
     as a constant (``grid[r, c] += 1``: specialized, guarded by value, so every trip
-    sees the same value)."""
+    sees the same value; not one it stored a constant in, ``c = 4``, unguarded)."""
     from .variables.base import LazyVariable
     if isinstance(start, LazyVariable) and start.source is not None:
-        if type(start.value) not in (int, float, bool):
+        key = (type(start.source).__name__, start.source.display())
+        if type(start.value) not in (int, float, bool) or tx.output.wrapped.get(key) is None:
             return False
         start = ConstantVariable(start.value)
     return isinstance(start, ConstantVariable) and isinstance(end, ConstantVariable) \
@@ -363,7 +364,7 @@ def array_slots(tx, snap: _Snapshot, saved: dict, before: set, calls: list, live
             # an argument the body loaded first: before the loop it was its input, no views
             saved[id(end)] = (end, dict({a: getattr(end, a) for a in _ATTRS}, has_views=False))
             start = end
-        elif _loaded(start, end) or _same_constant(start, end):
+        elif _loaded(start, end) or _same_constant(tx, start, end):
             continue         # an argument (not an array) the body loaded first; a constant
         if end is start:
             if isinstance(start, ArrayVariable) and id(start) in saved:
