@@ -51,6 +51,7 @@ from .loops import MIN_TRIP, LoopFallback, apply_scalar
 from .unroll_policy import refuse_unrolled
 from .variables.arrays import SymScalarVariable
 from .variables.base import ConstantVariable
+from .variables.containers import ListVariable
 
 # The carried counter's local (no Python name: the code cannot read or store it).
 COUNTER = "<next loop value>"
@@ -90,6 +91,7 @@ class BreakChain(TestChain):
     def __init__(self, tx, inst, sites: set, depth: int, iterator: Any) -> None:
         super().__init__(inst.index, -1, -1)
         self.tx, self.sites, self.depth, self.iterator = tx, sites, depth, iterator
+        self.lengths: list = []
         self.end = inst.target
 
     def at_break(self, ip: int) -> bool:
@@ -99,6 +101,10 @@ class BreakChain(TestChain):
             tx.stack[-1] is self.iterator
 
     def take(self, tx, inst, value: Any, when: bool) -> bool:
+        if self.locals is None:
+            # the lists the locals hold, and their lengths, at the first test: an append
+            # after it is one Python skips on the trip that breaks (check_appends)
+            self.lengths = [(v, len(v.item_list)) for v in tx.locals.values() if isinstance(v, ListVariable)]
         if super().take(tx, inst, value, when):
             return True
         # 3.12+'s ``if a and b: break``: the first jump goes on to the second test, and
@@ -111,6 +117,13 @@ class BreakChain(TestChain):
         self.tests.append((value, not when, go))
         tx.ip = inst.target
         return True
+
+    def check_appends(self) -> None:
+        """``if acc.sum() > 3: break`` then ``out.append(...)``: the node would append on the
+        trip that breaks too (fuzz seed 724: ``[8]`` where Python gives ``[]``)."""
+        if any(len(v.item_list) != n for v, n in self.lengths):
+            raise LoopFallback("the body appends to a list after the break's test (the break "
+                               "is not its last statement)")
 
     def outcome(self, target: int) -> bool | None:
         instructions = self.tx.decoded.instructions
@@ -247,6 +260,7 @@ def _build(tx, inst, bounds: tuple, sites: set, snap, saved, state, widen: tuple
         raise LoopFallback("the body rebinds the loop variable")
     try:
         chain.check_pure(tx)
+        chain.check_appends()
     except LoopFallback as e:
         if not str(e).startswith("the while test stores a local"):
             raise
