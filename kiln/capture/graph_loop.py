@@ -39,13 +39,14 @@ from typing import Any
 from ..errors import KilnError
 from ..ir import Graph
 from ..ir.graph import iter_nodes, kept_meta, map_nodes
-from ..ops import REGISTRY, Category, TensorMeta
+from ..ops import REGISTRY, TensorMeta
 from ..ops.graph_loops import GraphLoopBody
 from ..ops.loops import stand_in
 from .breaks import BreakGraph
 from .loop_node import _loaded, _note, _Snapshot, write_array_back
 from .loop_lists import bind_stacked, counted_rows, stacked_items, take_appends
 from .loops import MIN_TRIP, LoopFallback
+from .unroll_policy import refuse_unrolled
 from .variables.arrays import ArrayVariable, SymScalarVariable, UnbackedSize
 from .variables.base import ConstantVariable, VariableTracker
 
@@ -184,6 +185,20 @@ def reason_of(e: Exception) -> str:
                                                                "reason", str(e))
 
 
+def _same_constant(tx, start: Any, end: Any) -> bool:
+    """A constant the body leaves as it was, or an int or float argument it loaded first
+    as a constant (``grid[r, c] += 1``: specialized, guarded by value, so every trip
+    sees the same value; not one it stored a constant in, ``c = 4``, unguarded)."""
+    from .variables.base import LazyVariable
+    if isinstance(start, LazyVariable) and start.source is not None:
+        key = (type(start.source).__name__, start.source.display())
+        if type(start.value) not in (int, float, bool) or tx.output.wrapped.get(key) is None:
+            return False
+        start = ConstantVariable(start.value)
+    return isinstance(start, ConstantVariable) and isinstance(end, ConstantVariable) \
+        and type(start.value) is type(end.value) and start.value == end.value
+
+
 def _realized(tx, var: Any) -> tuple:
     """(tracker, placeholder) of an argument array still unloaded before the loop that
     the body loaded (and rebound); (None, None) for anything else."""
@@ -288,37 +303,10 @@ def iteration_calls(tx, snap: _Snapshot, before: set, unbacked: int) -> list:
     return calls
 
 
-def fuses_unrolled(calls: list, count: int) -> bool:
-    """An elementwise recurrence (mandelbrot's ``z = z * z + c``; ``count += inside`` keeps
-    count's layout, a relayout that costs nothing compiled): unrolled, every iteration
-    fuses into one kernel that keeps the iterates in registers, which beats a kernel per
-    iteration (a run-time count is specialized, as before); past half the unrolling
-    budget, compile time wins. (A carried number's ``scalar_fn``, ``t = t + h``, is
-    pointwise work once unrolled: it counts, it does not decide.)"""
-    from .translator import MAX_UNROLLED_OPS
-    arrays = [n for n in calls if n.op.name != "scalar_fn"]
-    return bool(arrays) and count * len(calls) <= MAX_UNROLLED_OPS // 2 and all(
-        n.op.category == Category.POINTWISE or n.op.name == "relayout" for n in arrays)
-
-
-def refuse_unrolled(tx, calls: list, bounds: tuple) -> None:
-    """LoopFallback where the loop ``range(*bounds)`` unrolls (:func:`fuses_unrolled`);
-    not where its count is a run-time int that took another value between calls
-    (``n_steps`` an argument: ``DynamicSpec.is_dynamic_count``), which unrolled would
-    compile again for every value: the loop node runs any count."""
-    dynamic = tx.output.dynamic
-    if any(isinstance(b, SymScalarVariable) and dynamic.is_dynamic_count(b.leaves) for b in bounds):
-        tx.output.counts_at_run_time = True
-        return
-    if fuses_unrolled(calls, len(range(*(b.value if isinstance(b, ConstantVariable) else b.example
-                                         for b in bounds)))):
-        raise LoopFallback("an elementwise body: unrolled, its iterations fuse into one kernel")
-
-
 def _build(tx, inst, bounds: tuple, trips: int | None, snap: _Snapshot, saved: dict,
            before: set, unbacked: int) -> None:
     _run_body(tx, inst)
-    appends = take_appends(snap)
+    appends = take_appends(tx, snap)
     calls = iteration_calls(tx, snap, before, unbacked)
     count = trips if trips is not None else len(range(*(
         b.value if isinstance(b, ConstantVariable) else b.example for b in bounds)))
@@ -376,9 +364,7 @@ def array_slots(tx, snap: _Snapshot, saved: dict, before: set, calls: list, live
             # an argument the body loaded first: before the loop it was its input, no views
             saved[id(end)] = (end, dict({a: getattr(end, a) for a in _ATTRS}, has_views=False))
             start = end
-        elif _loaded(start, end) or (isinstance(start, ConstantVariable) and isinstance(
-                end, ConstantVariable) and type(start.value) is type(end.value)
-                and start.value == end.value):
+        elif _loaded(start, end) or _same_constant(tx, start, end):
             continue         # an argument (not an array) the body loaded first; a constant
         if end is start:
             if isinstance(start, ArrayVariable) and id(start) in saved:

@@ -366,7 +366,7 @@ def carry_and_emit(tx, head, exit, snap, saved, state, before, live, live_after,
     computes, by name; ``chain``/``fall``: its test) as one ``graph_while`` node, once what
     it carries is known (LoopFallback where the loop cannot carry it); ``tx.ip`` at ``exit``.
     The range form with a break (kiln/capture/graph_breaks.py) ends here too."""
-    appends = take_appends(snap)
+    appends = take_appends(tx, snap)
     calls = iteration_calls(tx, snap, before, state.unbacked)
     if all(n.op.name == "scalar_fn" for n in calls):
         raise LoopFallback("the body does no array work: it runs as Python")

@@ -218,16 +218,25 @@ def stacking_call(tx, key: Any, args: list, kwargs: dict) -> tuple:
                    f"np.array/np.asarray/np.stack of it alone")
 
 
-def take_appends(snap: Any) -> list:
+def take_appends(tx, snap: Any) -> list:
     """``(list, item)`` of each list made in the frame to which the traced trip appended one
     item; the item is taken off again, so the attempt sees the list as at the head (a
-    failed attempt puts the snapshot back anyway)."""
+    failed attempt puts the snapshot back anyway). A Python int or float the graph
+    computed (``sizes.append(topples)``, ``topples`` a nested while node's count) is the
+    Python number read from its int64 or float64 (exact for counts; an int past int64
+    raises OverflowError in the conversion, where Python would make a uint64 or object
+    array)."""
+    from .loops import ScalarValueVariable, apply_scalar
     found = []
     for c, saved in snap.containers:
         if type(c) is ListVariable and c.source is None and isinstance(saved, list) \
                 and len(c.item_list) == len(saved) + 1 \
                 and all(a is b for a, b in zip(c.item_list, saved)):
-            found.append((c, c.item_list[-1]))
+            item = c.item_list[-1]
+            if isinstance(item, ScalarValueVariable) and type(item.example) in (int, float):
+                kind = type(item.example)
+                item = PyValueVariable(apply_scalar(tx, f"np.{kind.__name__}64", [item]), kind)
+            found.append((c, item))
             c.item_list = list(saved)
     return found
 

@@ -29,7 +29,7 @@ from ..ir import Graph
 from ..ops import REGISTRY, TensorMeta, method_key
 from ..ops.loops import NUMPY_SCALAR_UFUNCS, OPERATOR_NAMES, SCALAR_FUNCTIONS, stand_in
 from .breaks import BreakGraph
-from .variables.arrays import ArrayVariable, SymScalarVariable
+from .variables.arrays import ArrayVariable, PyValueVariable, SymScalarVariable
 from .sources import AttrSource, LocalSource, RangeRestSource, range_rest
 from .variables.base import ConstantVariable, VariableTracker
 from .variables.containers import TupleVariable
@@ -203,6 +203,13 @@ def graph_value(tx, var: VariableTracker) -> Any:
         return trace.lift(tx, node) if trace is not None else node
     if isinstance(var, ArrayVariable) and var.scalar and not var.tensor:
         return trace.lift(tx, var.node) if trace is not None else var.node
+    if isinstance(var, PyValueVariable) and var.kind is int and trace is None \
+            and np.can_cast(var.array.meta.dtype, np.int64):
+        # ``topples += int(n.sum())`` in a graph loop's body: int() of the 0-d integer
+        # array, exact in an int64; the addition is Python's (a compiled graph runs its
+        # scalar_fns in its wrapper)
+        return current_graph(tx).call(REGISTRY["scalar_fn"], ((var.array.node,),), {"fn": "int"},
+                                      source=tx.location())
     _refuse(tx, f"{var.describe()} in scalar code")
 
 

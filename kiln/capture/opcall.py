@@ -32,7 +32,7 @@ from .const_fold import fold_ufunc
 from .device_arrays import converts_device_arrays, result_array_type
 from .dims import propagate_dims, runtime_slices
 from .opcall_dims import creation_sizes, numpy_layout_known, unbacked_dims
-from .python_numbers import SAME_AS_WEAK, graph_value
+from .python_numbers import SAME_AS_WEAK, graph_value, narrowed_int
 from .variables.arrays import (ArrayVariable, MaskedSelectionVariable, PyValueVariable,
                                SymScalarVariable, UnbackedSize)
 from .variables.base import ConstantVariable, VariableTracker
@@ -60,7 +60,7 @@ def call_op(tx, key: Any, args: list, kwargs: dict, what: str) -> VariableTracke
     args, kwargs = [taken(a) for a in args], {k: taken(v) for k, v in kwargs.items()}
     args, kwargs = _lists_of_arrays_stacked(tx, spelling, args, kwargs)
     if spelling.op is not None and spelling.op.category == Category.POINTWISE:
-        args, kwargs = _weak_values(tx, args, kwargs)
+        args, kwargs = _weak_values(tx, args, kwargs, spelling.op)
     masked = [a for a in flatten(list(args) + list(kwargs.values()))
               if isinstance(a, MaskedSelectionVariable)]
     if masked:
@@ -245,12 +245,14 @@ def _specialize_shared_objects(tx, scalars: dict) -> None:
                 sym.as_constant(tx)
 
 
-def _weak_values(tx, args: list, kwargs: dict) -> tuple:
+def _weak_values(tx, args: list, kwargs: dict, op: Any) -> tuple:
     """A Python float or int the graph read from data (``np.random.normal()``, a
     PyValueVariable) or computed in a loop (``n += 1`` counted in a loop node, then
     ``total / n``) as an elementwise operand: its 0-d array where the other operands'
-    dtypes give NumPy's result dtype either way (``x * np.random.random()`` of float64 x);
-    otherwise it stays, and passing it breaks the graph."""
+    dtypes give NumPy's result dtype either way (``x * np.random.random()`` of float64 x),
+    or the other operands' dtype where NumPy converts a computed int into it (``x + i``
+    of a float32 ``x``: python_numbers.narrowed_int); otherwise it stays, and passing it
+    breaks the graph."""
     from .loops import ScalarValueVariable
     values = list(args) + list(kwargs.values())
     computed = [v for v in values if isinstance(v, ScalarValueVariable)
@@ -264,7 +266,16 @@ def _weak_values(tx, args: list, kwargs: dict) -> tuple:
            if isinstance(v, ConstantVariable) and isinstance(v.value, (np.generic, np.ndarray))]
     kinds = [w.kind for w in weak] + [type(c.example) for c in computed]
     if not all(d in SAME_AS_WEAK[k] for k in kinds for d in others):
-        return args, kwargs
+        into = None if weak else narrowed_int(op, args, kwargs, computed, others)
+        if into is None:
+            return args, kwargs
+        from .loops import apply_scalar
+
+        def narrowed(a):
+            if not any(a is c for c in computed):
+                return a
+            return apply_scalar(tx, into, [apply_scalar(tx, "np.float64", [a]) if into == "np.float32" else a])
+        return [narrowed(a) for a in args], kwargs
     # NumPy converts a weak Python int to float64 next to float64 operands: exactly, for
     # ints beyond int64 too
     floating = all(d in ("float64", "complex128") for d in others)

@@ -39,6 +39,11 @@ SAME_AS_WEAK = {float: ("int8", "int16", "int32", "int64", "uint8", "uint16", "u
 # float's is, since a float64 or int array meeting either turns complex128)
 SAME_AS_WEAK[complex] = SAME_AS_WEAK[float]
 _EXACT_RESULTS = ("float64", "complex128")
+# The dtypes into which NumPy converts a weak Python int operand of an elementwise op whose
+# result has that dtype (NEP 50: ``x + 300`` of int8 ``x`` raises "Python integer 300 out
+# of bounds for int8", as ``np.int8(300)`` does; float32 takes the int through a double,
+# as ``np.float32(np.float64(i))`` does)
+NARROWED_INTS = ("int8", "int16", "int32", "uint8", "uint16", "uint32", "uint64", "float32")
 
 
 def float_tree(op: Any, value: Any, operands: tuple) -> tuple | None:
@@ -75,6 +80,33 @@ def _exact_here(op: Any, inputs: tuple, params: dict, position: int | None) -> b
         return False
     written = values[op.mutates[0]] if op.mutates else weak_meta   # an element write: its array
     return isinstance(written, TensorMeta) and str(written.dtype) in _EXACT_RESULTS
+
+
+def narrowed_int(op: Any, args: list, kwargs: dict, computed: list, others: list) -> str | None:
+    """``np.<dtype>``, the conversion that gives elementwise ``op`` NumPy's result for the
+    Python ints the graph computed among ``args`` (a graph loop's variable: ``x + i``,
+    ``x * i`` of an int32 or float32 ``x``), where the other operands are all of one dtype
+    of NARROWED_INTS and the op's result is of that dtype with the int weak and with it
+    that dtype's 0-d value; else None (``x > 300`` of int8 ``x``, a bool, is NumPy's
+    exact comparison; ``x / i`` of ints is float64; ``np.ldexp`` takes an int)."""
+    dtypes = set(others)
+    if kwargs or len(dtypes) != 1 or not computed or any(type(c.example) is not int for c in computed):
+        return None
+    (dtype,) = dtypes
+    if dtype not in NARROWED_INTS or len(args) != len(op.inputs):
+        return None
+
+    def metas(strong: bool) -> tuple:
+        return tuple((TensorMeta((), np.dtype(dtype)) if strong else 1) if any(a is c for c in computed)
+                     else TensorMeta(a.meta.shape, a.meta.dtype) if hasattr(a, "meta") else a.value
+                     for a in args)
+    try:
+        weak, strong = infer_meta(op, metas(False), {}), infer_meta(op, metas(True), {})
+    except Exception:
+        return None
+    if not (isinstance(weak, TensorMeta) and weak == strong and str(weak.dtype) == dtype):
+        return None
+    return f"np.{dtype}"
 
 
 def graph_value(tx, sym: Any, op: Any, inputs: tuple, params: dict,

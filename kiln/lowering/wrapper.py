@@ -141,8 +141,12 @@ class WrapperCode:
 
     def _built(self) -> list:
         """The kernels in the module, once each (kernels of the same code share the first's
-        name: renderer.share_identical)."""
-        return list({rk.name: rk for rk in self.rendered.values()}.values())
+        name: renderer.share_identical): the first, built one of each name, whose second
+        body (its ``told_source``) is of that name; a later alias keeps its own name's."""
+        built: dict = {}
+        for rk in self.rendered.values():
+            built.setdefault(rk.name, rk)
+        return list(built.values())
 
 
     # -- the module --------------------------------------------------------------------------

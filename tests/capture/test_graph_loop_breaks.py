@@ -243,3 +243,22 @@ def test_graph_loops_off_keeps_it_unrolled(monkeypatch):
     from kiln.config import config
     monkeypatch.setattr(config, "graph_loops", False)
     assert NODE not in _notes(heat, _plate(), 20, 1e-2)
+
+
+def append_after_break(x, n):
+    """An append after the break's test, which Python skips on the trip that breaks (fuzz
+    seed 724: the node appended there too, ``[2, 6, 14, 30]`` for ``[2, 6, 14]``)."""
+    out = []
+    acc = x.copy()
+    for i in range(n):
+        acc[:] = acc * 2 + 1
+        if acc.sum() > 20:
+            break
+        out.append(acc.sum())
+    return out, acc
+
+
+def test_append_after_the_break_is_not_made_on_the_breaking_trip():
+    x = np.zeros(2)
+    check_program(append_after_break, [(x, 10), (x, 2), (x, 0)], "eager")
+    assert "appends to a list after the break's test" in _notes(append_after_break, x, 10)

@@ -182,3 +182,17 @@ def test_resolved_offsets_read_as_an_unmarked_index():
         assert text == f"p[{index.render()}] = q[{index.render(mark=True).split(chr(1))[0]}k_off1];"
     assert offsets_blind(f"p[{Affine(4, {'x0': 1}).render(mark=True)}]") == \
         offsets_blind(f"p[{Affine(-9, {'x0': 1}).render(mark=True)}]")
+
+
+def test_shared_kernels_rerun_their_own_second_body():
+    """A shared kernel whose flags ask for its second body (the predicates that say which
+    op overflowed) loads the second body of its own name: the module's table held the
+    last alias's, of another name, and the call raised AttributeError "undefined symbol
+    ..._told_run_packed" (fuzz seed 739)."""
+    def squares(acc, s):
+        for i in range(14):
+            acc = acc ** 2
+            acc = acc + np.roll(acc, s[0]) * 0.25
+        return acc
+    from tests.test_programs import check_program
+    check_program(squares, [(np.array([-1, 1, 0]), np.array([0]))], "cpp")

@@ -1,0 +1,79 @@
+"""Range loops over whole arrays whose body reads the loop variable (``t = i * dt``,
+``w = decay ** i``, ``x + i``): the variable is the graph_while node's counter, a run-time
+int the body reads (kiln/capture/graph_breaks.py), so one compile serves every trip count
+where the loop was unrolled and compiled again for each (a short body unrolls for its
+first count, as an elementwise one does: kiln/capture/unroll_policy.py). Checked against the uncompiled
+functions with tests/test_programs.py's oracle: values, dtypes (NEP 50 with the Python int:
+``x + i`` keeps a float32 or int32 ``x``'s dtype, python_numbers.narrowed_int), NumPy's
+OverflowError for an int that does not fit the array's dtype, the arguments' state."""
+import numpy as np
+
+import kiln
+from kiln.runtime import build
+from tests.test_programs import check_program
+
+NODE = "graph loop node (graph_while, range loop carrying numbers"
+
+
+def stepped(u, v, k, n, dt):
+    """The variable as a time (a float), a power's exponent, and an int operand of a
+    float32 and an int32 array."""
+    for i in range(n):
+        t = i * dt
+        w = 0.5 ** i
+        u = np.roll(u, 1) * w + t
+        v = np.roll(v, 1) + i
+        k[1:] = k[:-1] * 2 - i
+    return u, v, k, i
+
+
+def test_one_compile_for_every_count_with_numpy_dtypes():
+    rng = np.random.default_rng(0)
+    u, v, k = rng.random(6), rng.random(5).astype(np.float32), np.arange(4, dtype=np.int32)
+    calls = [(u, v, k, n, 0.25) for n in (5, 9, 6)]
+    check_program(stepped, calls, "cpp")
+    # (the reference interpreter's node, and no trip: 'i' unbound, as in Python)
+    check_program(stepped, [(u, v, k, n, 0.25) for n in (5, 9, 0, 1, 6)], "eager")
+    f = kiln.compile(stepped)
+    f(u, v, k.copy(), 5, 0.25)     # unrolled for its first count (its trips fuse) ...
+    f(u, v, k.copy(), 9, 0.25)     # ... and a node once another count comes
+    builds = build.stats["builds"]
+    for n in (7, 12, 3):
+        got, want = f(u, v, k.copy(), n, 0.1), stepped(u, v, k.copy(), n, 0.1)
+        for g, w in zip(got, want):
+            assert type(g) is type(w) and np.array_equal(g, w) and getattr(g, "dtype", 0) == getattr(w, "dtype", 0)
+    assert build.stats["builds"] == builds and len(f.cache_entries) == 2
+    assert NODE in "\n".join(kiln.explain(stepped)(u, v, k.copy(), 80, 0.25).loops)   # past the budget
+
+
+def narrow(x, a, n):
+    """``x + i`` of an int8 ``x`` raises NumPy's OverflowError once ``i`` passes 127, after
+    the trips before it wrote ``x``."""
+    for i in range(a, n):
+        x[1:] = x[:-1] + i
+    return x
+
+
+def test_int_out_of_the_arrays_dtype_raises_as_numpy():
+    x = np.zeros(3, dtype=np.int8)
+    check_program(narrow, [(x, 0, 6), (x, 120, 140), (x, -130, -120)], "cpp")
+
+
+def test_sandpile_count_and_its_history_are_one_node():
+    """``topples += int(n.sum())`` in a while node inside a time loop that appends the
+    count: the while node carries the int (int() of the int64 sum), the range loop is a
+    graph loop stacking the Python ints (it unrolled and ran as Python, 5x slower than
+    NumPy, before), and one compile serves every grain count."""
+    from tests.test_programs_real15 import abelian_sandpile_topple as sandpile
+    grid = np.full((5, 5), 3, dtype=np.int32)
+    check_program(sandpile, [(grid, 2, 2, 6), (grid, 2, 2, 9)], "cpp")
+    notes = "\n".join(kiln.explain(sandpile)(grid.copy(), 2, 2, 6).loops)
+    assert "graph loop node (graph_loop" in notes and "stacked: sizes" in notes
+    assert "carried: grid, unstable, topples" in notes
+    f = kiln.compile(sandpile)
+    f(grid.copy(), 2, 2, 6)
+    builds = build.stats["builds"]
+    for grains in (9, 4):
+        got, want = f(grid.copy(), 2, 2, grains), sandpile(grid.copy(), 2, 2, grains)
+        assert np.array_equal(got[0], want[0]) and got[0].dtype == want[0].dtype and got[1] == want[1]
+    assert build.stats["builds"] == builds
