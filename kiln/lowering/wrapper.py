@@ -47,6 +47,7 @@ class WrapperCode:
         self.checks: dict[int, str] = {}     # step -> the global its check_impl call uses
         self.allocated: set[str] = set()     # dtype names of the arrays call allocates
         self.uses_in_order = False           # an extern result kept in NumPy's layout
+        self.uses_straight_loops = False     # a loop's runner called by the wrapper
 
     # -- expressions -------------------------------------------------------------------------
     def py(self, value: Any) -> str:
@@ -308,7 +309,16 @@ class WrapperCode:
                 elif holder is not None and holder in item.params:
                     # the op's call bound to this param (a loop's runner), called straight
                     method = "call_owned" if step in plan.inplace_externs else "call"
-                    rhs = f"{self.arg(item.params[holder])}.{method}({', '.join(call_args)})"
+                    target = self.arg(item.params[holder])
+                    rhs = f"{target}.{method}({', '.join(call_args)})"
+                    straight = None
+                    if item.name not in read_by_kernels:   # the runner called from here
+                        from .loop_runner import straight_loop
+                        straight = straight_loop(self, item, item.params[holder], target, rhs,
+                                                 {name for name, _ in fixed})
+                    if straight is not None:
+                        self.lines += straight
+                        rhs = None
                 else:
                     call_args += [f"{k}={self.arg(v)}" for k, v in item.params.items()]
                     call_args += [f"out={self.py(BufferValue.whole(into))}"] if into is not None else []
@@ -327,7 +337,8 @@ class WrapperCode:
                     rhs = f"np.asarray({item.name}_value, order='C')"
                 elif item.name in read_by_kernels and into is None:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
-                self.lines.append(f"{item.name} = {rhs}")
+                if rhs is not None:
+                    self.lines.append(f"{item.name} = {rhs}")
                 if _quiet(item):   # a call whose NumPy spelling checks no flag (np.vdot's dot)
                     # (one errstate for the call and the views it reads: ~1 us each)
                     self.lines[first_line:] = ['with np.errstate(all="ignore"):'] + [
@@ -382,6 +393,8 @@ class WrapperCode:
             head += ["from kiln.runtime.fpwarn import cast_overflow as _cast_overflow", "_inf = float('inf')"]
         if self.uses_in_order:
             head.append("from kiln.lowering.layout import in_order as _in_order")
+        if self.uses_straight_loops:   # (loop_runner.py Straight)
+            head += ["from kiln.ops.loops import stats as _loop_stats", "_loop_missed = (1,)"]
         if any("_wrap_index(" in s.source for s in low.sizes):   # x[i], i a run-time int
             head.append("from kiln.lowering.sizes import wrap_index as _wrap_index")
         if fixed:

@@ -400,3 +400,65 @@ def test_the_launcher_tests_that_an_array_written_in_place_is_writable(tmp_path,
     (launchers,) = tmp_path.glob("*_loops/launchers.py")
     text = launchers.read_text()
     assert "def call(" in text and "flags.writeable" not in text, text
+
+
+def scan(a, x, k):
+    i = 0
+    n = a.shape[0]
+    while i < n and a[i] > 0:   # its first test: a kernel's 0-d bool
+        i += 1
+    lo = 0
+    hi = n
+    while lo < hi:              # a float argument, int literals
+        mid = (lo + hi) // 2
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    s = 0.0
+    for j in range(n + k):      # an int argument's bound: past the end, IndexError
+        s += a[j]
+    return i, lo, s
+
+
+def _launcher_frames(fn, *args):
+    """``fn(*args)`` and the names of the loop launchers' Python functions it entered."""
+    import sys
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.endswith(" launcher>"):
+            seen.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        return fn(*args), seen
+    finally:
+        sys.setprofile(None)
+
+
+def test_a_loop_carrying_no_array_runs_from_the_wrapper_itself(counted):
+    """Loops that carry only scalars (a first test computed by a kernel, a float argument,
+    a run-time bound): the wrapper calls each runner itself, no launcher frame and no test
+    of the literals and input arrays it knows (bsearch, oob, count_leading_pos: ~0.4 us of
+    a ~1 us call). A runner that fails its checks hands over to the launcher's call, which
+    runs the reference: Python's IndexError; the next call takes the launcher's way (a
+    miss), which finds the runner well again, and the one after is straight again."""
+    a = np.array([1.0, 2.0, 3.0, -1.0, 5.0, 6.0])
+    compiled = kiln.compile(scan)
+    assert compiled(a, 2.5, 0) == scan(a, 2.5, 0)
+    before = dict(loop_ops.stats)
+    for x, data in ((2.5, a), (9.0, a[::-1].copy()), (-3.0, np.ones(6))):
+        got, frames = _launcher_frames(compiled, data, x, 0)
+        want = scan(data, x, 0)
+        assert got == want and [type(v) for v in got] == [type(v) for v in want]
+        assert frames == [], frames
+    assert loop_ops.stats["native"] - before["native"] == 9
+    assert counted == [] and loop_ops.stats["reference"] == before["reference"]
+    with pytest.raises(IndexError):
+        scan(a, 2.5, 1)
+    with pytest.raises(IndexError):
+        _launcher_frames(compiled, a, 2.5, 1)
+    assert counted                  # the launcher's call ran the reference
+    for frames_then in (["call", "native"], []):
+        got, frames = _launcher_frames(compiled, a, 1.5, -2)
+        assert got == scan(a, 1.5, -2) and frames == frames_then, frames
