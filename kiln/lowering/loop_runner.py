@@ -332,11 +332,12 @@ def _runner(body: LoopBody, lib: Any, ffi: Any, inplace_ok: bool, fname: str, co
     exec(compile(source, f"<kiln {fname} launcher>", "exec"), env)
     native = env["native"]
     native.inplace = inplace_ok
+    native.echo, native.heard = env.get("echo"), env.get("heard")
     native.source = source
     native.calls = {name: env[name] for name in straight if straight[name]}
     # a wrapper's call of the runner itself (no carried array: nothing to copy first)
-    native.straight = Straight(run, slots, out, body) \
-        if straight["call"] and not written else None
+    native.straight = Straight(run, slots, out, body, {"call": donated, "call_owned": inplace_ok}) \
+        if straight["call"] else None
     if straight["call"] and not inplace_ok:
         # A runner that may fail once started copies the arrays a caller gives up too
         # (_run_loop does the same for owned=True as for owned=False): the copying
@@ -351,34 +352,44 @@ class Straight:
     ``call``: a wrapper frame less, and no test of a value whose type the wrapper knows
     (a literal, an input array its layout check and guards pinned) — ~0.4 us of a ~1 us
     compiled call of a short loop (bsearch, oob: 1.2-1.9x NumPy's time). For bodies that
-    carry no array. Anything but success (a check failed, a value of another type,
-    floating-point flags, earlier misses) takes the launcher's ``call`` as before, which
-    runs the loop again from the same values: nothing was written."""
+    carry no array, or whose arrays the call may write in place (``inplace``, by the
+    launcher method: the caller gave them up, or the graph donates them, and the runner
+    cannot fail once started; a read-only one gives code 4). Anything but success (a
+    check failed, a value of another type, floating-point flags, earlier misses) takes the
+    launcher's method as before, which runs the loop again from the same values: nothing
+    was written."""
 
     _TYPES = {int: "int", float: "float", bool: "bool", np.integer: "np.integer",
               np.floating: "np.floating"}
     _KINDS = {int: "iu", float: "f", bool: "b"}   # the dtype kinds a slot's .item() takes
 
-    def __init__(self, run: Any, slots: list, out: list, body: LoopBody) -> None:
+    def __init__(self, run: Any, slots: list, out: list, body: LoopBody, inplace: dict) -> None:
         self.run = run
         self.slots = slots   # per placeholder: (dtype, ndim) of an array, or the scalar types
-        self.out = out       # the launcher's results, by ``r[...]`` (np<k>: a NumPy bool)
+        self.out = out       # the launcher's results: ``r[...]`` (np<k>: a NumPy bool), v<k> an array
         self.trapped = bool(body.warnings)
+        self.inplace = inplace   # launcher method -> its carried arrays written in place
+        self.n_carried = body.n_carried
+        self.fp_flags, self.fp_echo = body.fp_flags, body.fp_echo
 
-    def lines(self, holder: str, bounds: list, values: list, fallback: str,
+    def lines(self, holder: str, method: str, bounds: list, values: list, fallback: str,
               result: str) -> list[str] | None:
         """Wrapper lines setting ``result`` to the loop's carried values: ``holder`` names
-        the body, ``bounds`` the range's texts, ``values`` per carried value then operand
-        ``(text, known)``: ``known`` a constant, ``("array", buffer, layout)`` for an input
-        array (its layout's texts), or None (tested at run time); ``fallback``: the
-        launcher's call. None: the wrapper calls the launcher."""
+        the body, ``method`` the launcher's method the wrapper would call (``plain``: its text of
+        the value), ``bounds`` the
+        range's texts, ``values`` per carried value then operand ``(text, known, plain)``:
+        ``known`` a constant, ``("array", buffer, layout)`` for an array (its layout's
+        texts), ``("item", dtype)`` for a 0-d array's ``.item()``, or None (tested at run
+        time); ``fallback``: the launcher's call. None: the wrapper calls the launcher."""
         layout, arrays, scalars, tests = [], [], [], [f"not {holder}.misses"]
         if self.trapped:
             tests.append(f"not {holder}.trapped()")
-        for slot, (text, known) in zip(self.slots, values):
+        inplace = self.inplace.get(method, False)
+        for k, (slot, (text, known, _)) in enumerate(zip(self.slots, values)):
             if isinstance(slot, tuple) and isinstance(slot[0], np.dtype):
                 if not (isinstance(known, tuple) and known[0] == "array"
-                        and known[1].dtype == slot[0] and len(known[1].shape) == slot[1]):
+                        and known[1].dtype == slot[0] and len(known[1].shape) == slot[1]) \
+                        or k < self.n_carried and not inplace:
                     return None
                 layout += known[2]
                 arrays.append(text)
@@ -395,22 +406,36 @@ class Straight:
                 scalars.append(text)
         run = f"{holder}.straight_run"
         fields = []
-        for x in self.out:   # "r[1]", or "np0(r[1])" for a NumPy bool (made without a call)
+        for x in self.out:   # "r[1]", "np0(r[1])" a NumPy bool (made without a call), "v3" an array
+            if x.startswith("v"):
+                fields.append(values[int(x[1:])][2])
+                continue
             field = "_" + x[x.index("r["):].rstrip(")")
             fields.append(f"(np.True_ if {field} else np.False_)" if x.startswith("np") else field)
+        count = "_loop_stats['native'] += 1" + ("; _loop_stats['inplace'] += 1" if inplace else "")
+        failed = "_r[0]"
+        if self.fp_flags:   # flags a warning may hear: the launcher's test (_fp_test)
+            failed = f"_r[0] and (_r[0] < {FP_RAISED}"
+            if self.fp_echo:   # (the reference again for the warnings alone)
+                carried = "".join(v[2] + ", " for v in values[:self.n_carried])
+                operands = "".join(v[2] + ", " for v in values[self.n_carried:])
+                failed += f" or {holder}.straight_echo(_r[0], {', '.join(bounds)}, ({carried}), ({operands}))"
+            elif not inplace:   # (written in place: the result stands)
+                failed += f" or {holder}.straight_heard(_r[0])"
+            failed += ")"
         return ["try:",
-                f"    _r = {run}({', '.join(bounds + ['0'] + layout + arrays + scalars)}) "
+                f"    _r = {run}({', '.join(bounds + [str(int(inplace))] + layout + arrays + scalars)}) "
                 f"if {' and '.join(tests)} else _loop_missed",
                 "except (OverflowError, TypeError):",
                 "    _r = _loop_missed",
-                "if _r[0]:",
+                f"if {failed}:",
                 f"    {result} = {fallback}",
                 "else:",
-                "    _loop_stats['native'] += 1",
+                f"    {count}",
                 f"    {result} = ({''.join(x + ', ' for x in fields)})"]
 
 
-def straight_loop(code: Any, item: Any, body: LoopBody, target: str, fallback: str,
+def straight_loop(code: Any, item: Any, body: LoopBody, method: str, target: str, fallback: str,
                   static: set) -> list[str] | None:
     """The wrapper's lines (``code``: lowering/wrapper.py's WrapperCode) running loop node
     ``item``'s compiled runner itself (:class:`Straight`), or None: it calls the launcher
@@ -426,10 +451,11 @@ def straight_loop(code: Any, item: Any, body: LoopBody, target: str, fallback: s
             buf = v.buf
             name = code.buf_name(buf) if v.is_whole() else None
             if name is not None and buf.kind == "computed" and buf.shape == ():
-                values.append((f"{name}.item()", ("item", buf.dtype)))   # a kernel's 0-d result
+                values.append((f"{name}.item()", ("item", buf.dtype), name))   # a kernel's 0-d result
                 continue
-            if name is None or buf.kind != "input":
-                return None
+            if name is None:   # a view: a NumPy scalar (a[0]) for a scalar slot, tested
+                values.append((code.arg(v), None, code.arg(v)))
+                continue
             dims = range(len(buf.shape))
             layout = [str(d) for d in buf.shape] + [str(s * buf.dtype.itemsize) for s in buf.strides] \
                 if name in static else [f"{name}.shape[{j}]" for j in dims] + [f"{name}.strides[{j}]" for j in dims]
@@ -440,8 +466,8 @@ def straight_loop(code: Any, item: Any, body: LoopBody, target: str, fallback: s
             known = v
         else:
             return None
-        values.append((code.arg(v), known))
-    lines = straight.lines(target, [code.arg(b) for b in item.args[:3]], values, fallback, item.name)
+        values.append((code.arg(v), known, code.arg(v)))
+    lines = straight.lines(target, method, [code.arg(b) for b in item.args[:3]], values, fallback, item.name)
     code.uses_straight_loops = code.uses_straight_loops or lines is not None
     return lines
 
@@ -501,6 +527,7 @@ def prepare_loops(graph: Any) -> None:
                     setattr(body, name, fn)   # a wrapper's straight calls
                 if native.straight is not None:
                     body.straight_run = native.straight.run
+                    body.straight_echo, body.straight_heard = native.echo, native.heard
         except (BuildError, CompilerUnavailable):
             if len(group) > 1:   # one body's build error must not cost the others
                 groups += [[item] for item in group]

@@ -40,6 +40,7 @@ class WrapperCode:
         self.site_keywords: set[str] = set()   # sites some call passes keyword params
         self.lines: list[str] = []
         self._views = 0
+        self._made_views: dict[int, str] = {}
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
         self.out_externs: dict[str, Any] = {}      # name -> op run with its out_impl
         # (impl attribute, op, params) -> the global of its spread_impl or check_impl
@@ -57,6 +58,8 @@ class WrapperCode:
                 return self.buf_name(value.buf)
             if value.py is None:
                 raise AssertionError(f"no Python form for a window on {value.buf.name}")
+            if id(value) in self._made_views:   # (this step made it already)
+                return self._made_views[id(value)]
             op, args, params = value.py
             if op.subscript and len(args) == 2 and not params:
                 expr = f"{self.py(args[0])}[{self.subscript(args[1])}]"
@@ -67,7 +70,7 @@ class WrapperCode:
                                  [f"{k}={self.arg(v)}" for k, v in params.items()])
                 expr = f"{name}({base})"
             self._views += 1
-            var = f"view{self._views - 1}"
+            var = self._made_views[id(value)] = f"view{self._views - 1}"
             self.lines.append(f"{var} = {expr}")
             return var
         if isinstance(value, Scalar):
@@ -235,6 +238,7 @@ class WrapperCode:
         for step, item in enumerate(self.items):
             self.lines = []
             views_before = self._views
+            self._made_views = {}   # id of a view value -> its name, within this step
             if isinstance(item, Kernel):
                 rk = self.rendered[item.name]
                 for a in plan.allocations.get(step, ()):
@@ -314,7 +318,7 @@ class WrapperCode:
                     straight = None
                     if item.name not in read_by_kernels:   # the runner called from here
                         from .loop_runner import straight_loop
-                        straight = straight_loop(self, item, item.params[holder], target, rhs,
+                        straight = straight_loop(self, item, item.params[holder], method, target, rhs,
                                                  {name for name, _ in fixed})
                     if straight is not None:
                         self.lines += straight
