@@ -40,6 +40,7 @@ class WrapperCode:
         self.site_keywords: set[str] = set()   # sites some call passes keyword params
         self.lines: list[str] = []
         self._views = 0
+        self._made_views: dict[int, str] = {}
         self.inplace_externs: dict[str, Any] = {}  # name -> op run with its inplace_impl
         self.out_externs: dict[str, Any] = {}      # name -> op run with its out_impl
         # (impl attribute, op, params) -> the global of its spread_impl or check_impl
@@ -47,6 +48,7 @@ class WrapperCode:
         self.checks: dict[int, str] = {}     # step -> the global its check_impl call uses
         self.allocated: set[str] = set()     # dtype names of the arrays call allocates
         self.uses_in_order = False           # an extern result kept in NumPy's layout
+        self.uses_straight_loops = False     # a loop's runner called by the wrapper
 
     # -- expressions -------------------------------------------------------------------------
     def py(self, value: Any) -> str:
@@ -56,6 +58,8 @@ class WrapperCode:
                 return self.buf_name(value.buf)
             if value.py is None:
                 raise AssertionError(f"no Python form for a window on {value.buf.name}")
+            if id(value) in self._made_views:   # (this step made it already)
+                return self._made_views[id(value)]
             op, args, params = value.py
             if op.subscript and len(args) == 2 and not params:
                 expr = f"{self.py(args[0])}[{self.subscript(args[1])}]"
@@ -66,7 +70,7 @@ class WrapperCode:
                                  [f"{k}={self.arg(v)}" for k, v in params.items()])
                 expr = f"{name}({base})"
             self._views += 1
-            var = f"view{self._views - 1}"
+            var = self._made_views[id(value)] = f"view{self._views - 1}"
             self.lines.append(f"{var} = {expr}")
             return var
         if isinstance(value, Scalar):
@@ -238,6 +242,7 @@ class WrapperCode:
         for step, item in enumerate(self.items):
             self.lines = []
             views_before = self._views
+            self._made_views = {}   # id of a view value -> its name, within this step
             if isinstance(item, Kernel):
                 rk = self.rendered[item.name]
                 for a in plan.allocations.get(step, ()):
@@ -312,7 +317,16 @@ class WrapperCode:
                 elif holder is not None and holder in item.params:
                     # the op's call bound to this param (a loop's runner), called straight
                     method = "call_owned" if step in plan.inplace_externs else "call"
-                    rhs = f"{self.arg(item.params[holder])}.{method}({', '.join(call_args)})"
+                    target = self.arg(item.params[holder])
+                    rhs = f"{target}.{method}({', '.join(call_args)})"
+                    straight = None
+                    if item.name not in read_by_kernels:   # the runner called from here
+                        from .loop_runner import straight_loop
+                        straight = straight_loop(self, item, item.params[holder], method, target, rhs,
+                                                 {name for name, _ in fixed})
+                    if straight is not None:
+                        self.lines += straight
+                        rhs = None
                 else:
                     call_args += [f"{k}={self.arg(v)}" for k, v in item.params.items()]
                     call_args += [f"out={self.py(BufferValue.whole(into))}"] if into is not None else []
@@ -331,7 +345,8 @@ class WrapperCode:
                     rhs = f"np.asarray({item.name}_value, order='C')"
                 elif item.name in read_by_kernels and into is None:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
-                self.lines.append(f"{item.name} = {rhs}")
+                if rhs is not None:
+                    self.lines.append(f"{item.name} = {rhs}")
                 if _quiet(item):   # a call whose NumPy spelling checks no flag (np.vdot's dot)
                     # (one errstate for the call and the views it reads: ~1 us each)
                     self.lines[first_line:] = ['with np.errstate(all="ignore"):'] + [
@@ -386,6 +401,8 @@ class WrapperCode:
             head += ["from kiln.runtime.fpwarn import cast_overflow as _cast_overflow", "_inf = float('inf')"]
         if self.uses_in_order:
             head.append("from kiln.lowering.layout import in_order as _in_order")
+        if self.uses_straight_loops:   # (loop_runner.py Straight)
+            head += ["from kiln.ops.loops import stats as _loop_stats", "_loop_missed = (1,)"]
         if any("_wrap_index(" in s.source for s in low.sizes):   # x[i], i a run-time int
             head.append("from kiln.lowering.sizes import wrap_index as _wrap_index")
         if fixed:

@@ -400,3 +400,86 @@ def test_the_launcher_tests_that_an_array_written_in_place_is_writable(tmp_path,
     (launchers,) = tmp_path.glob("*_loops/launchers.py")
     text = launchers.read_text()
     assert "def call(" in text and "flags.writeable" not in text, text
+
+
+def scan(a, x, k):
+    i = 0
+    n = a.shape[0]
+    while i < n and a[i] > 0:   # its first test: a kernel's 0-d bool
+        i += 1
+    lo = 0
+    hi = n
+    while lo < hi:              # a float argument, int literals
+        mid = (lo + hi) // 2
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    cum = np.empty_like(a)
+    t = 0.0
+    for j in range(n):          # writes, in place, an array the graph made; float flags
+        t += a[j]
+        cum[j] = t
+    s = 0.0
+    for j in range(n + k):      # an int argument's bound: past the end, IndexError
+        s += a[j]
+    return i, lo, s, cum
+
+
+def _same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert type(g) is type(w) and np.array_equal(g, w), (got, want)
+
+
+def _launcher_frames(fn, *args):
+    """``fn(*args)`` and the names of the loop launchers' Python functions it entered."""
+    import sys
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.endswith(" launcher>"):
+            seen.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        return fn(*args), seen
+    finally:
+        sys.setprofile(None)
+
+
+def test_a_loop_carrying_no_array_runs_from_the_wrapper_itself(counted):
+    """Loops that carry only scalars (a first test computed by a kernel, a float argument,
+    a run-time bound) or an array they write in place: the wrapper calls each runner
+    itself, no launcher frame and no test of the literals and input arrays it knows
+    (bsearch, oob, count_leading_pos: ~0.4 us of a ~1 us call). Flags of a run that wrote
+    in place end nothing: the reference runs again for NumPy's warning alone. A runner
+    that fails its checks hands over to the launcher's call, which runs the reference:
+    Python's IndexError; the next call takes the launcher's way (a miss), which finds
+    the runner well again, and the one after is straight again."""
+    a = np.array([1.0, 2.0, 3.0, -1.0, 5.0, 6.0])
+    compiled = kiln.compile(scan)
+    _same(compiled(a, 2.5, 0), scan(a, 2.5, 0))
+    before = dict(loop_ops.stats)
+    for x, data in ((2.5, a), (9.0, a[::-1].copy()), (-3.0, np.ones(6))):
+        got, frames = _launcher_frames(compiled, data, x, 0)
+        _same(got, scan(data, x, 0))
+        assert frames == [], frames
+    assert loop_ops.stats["native"] - before["native"] == 12
+    assert loop_ops.stats["inplace"] - before["inplace"] == 3
+    assert counted == [] and loop_ops.stats["reference"] == before["reference"]
+    huge = np.full(6, 1e308)
+    with pytest.warns(RuntimeWarning, match="overflow encountered in scalar add") as plain:
+        want = scan(huge, 2.5, 0)
+    with pytest.warns(RuntimeWarning, match="overflow encountered in scalar add") as mine:
+        got, frames = _launcher_frames(compiled, huge, 2.5, 0)
+    _same(got, want)
+    assert len(mine) == len(plain) and "call" not in frames
+    with pytest.raises(IndexError):
+        scan(a, 2.5, 1)
+    with pytest.raises(IndexError):
+        _launcher_frames(compiled, a, 2.5, 1)
+    assert counted                  # the launcher's call ran the reference
+    for frames_then in (["call", "native"], []):
+        got, frames = _launcher_frames(compiled, a, 1.5, -2)
+        _same(got, scan(a, 1.5, -2))
+        assert frames == frames_then, frames
