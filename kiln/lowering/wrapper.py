@@ -242,7 +242,6 @@ class WrapperCode:
         for step, item in enumerate(self.items):
             self.lines = []
             views_before = self._views
-            self._made_views = {}   # id of a view value -> its name, within this step
             if isinstance(item, Kernel):
                 rk = self.rendered[item.name]
                 for a in plan.allocations.get(step, ()):
@@ -363,6 +362,7 @@ class WrapperCode:
             # a view made for this step's call is dead after it: held to the end, it kept its
             # base's memory too (a reshape of each step's matmul result in a Stockham FFT)
             self.lines += [f"del view{k}" for k in range(views_before, self._views)]
+            self._made_views = {}   # (deleted: the outputs below make their own)
             body += self.lines
         self.lines = []
         outs = []
