@@ -1271,3 +1271,22 @@ def test_a_continue_on_data_in_a_graph_while_loop_is_not_its_test(monkeypatch):
     x, y = np.array([1.25, 2.0, -0.75]), np.array([-1.75, -0.25, -1.75])
     for s in (1.25, -9.0):
         assert f(x, y, s) == _while_with_a_continue_on_data(x, y, s)
+
+
+def _in_compares_earlier_items_first(x, d):
+    # ``d in [x, d]``: Python compares ``x == d`` before it meets ``d`` itself (seed 211 of
+    # tests/fuzz/pysem.py: kiln answered True from the identity alone)
+    return d in [x, d], x in (x, d)
+
+
+def test_in_a_list_of_arrays_compares_the_items_before_an_identical_one():
+    compiled = kiln.compile(_in_compares_earlier_items_first, backend="eager")
+    for x, d in ((np.arange(3.0), np.zeros(4)), (np.array([2.0]), np.array([1.0])),
+                 (np.arange(3.0), np.arange(3.0))):
+        try:
+            expected = _in_compares_earlier_items_first(x, d)
+        except ValueError as e:
+            with pytest.raises(ValueError, match=str(e)[:30]):
+                compiled(x, d)
+        else:
+            assert compiled(x, d) == expected

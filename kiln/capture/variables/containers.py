@@ -140,8 +140,13 @@ class TupleVariable(VariableTracker):
         if value.is_constant() and self.is_constant():
             _identities(tx, [value] + self.item_list)
             return value.value in self.value
-        for item in self.item_list:
+        for item in self.item_list:   # Python's order: ``item is value or item == value``
             if item is value:
+                return True
+            if not (item.is_constant() and value.is_constant()):
+                break      # (``x in [y, x]`` compares ``y == x`` first: it reads data, or raises)
+            _identities(tx, [item, value])
+            if tx.fold(operator.contains, [item.value], value.value):
                 return True
         tx.unsupported("unsupported_value", f"'in' on a {self.describe()} of non-constant values")
 
