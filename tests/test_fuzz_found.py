@@ -1290,3 +1290,18 @@ def test_in_a_list_of_arrays_compares_the_items_before_an_identical_one():
                 compiled(x, d)
         else:
             assert compiled(x, d) == expected
+
+
+def _unused_cast_of_complex_values(x):
+    y = x.astype(np.int8)       # (unused: NumPy still casts, and warns)
+    return x * 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_an_unused_cast_of_complex_values_to_real_still_warns(backend):
+    # tests/fuzz/pysem.py seed 2032: dead-code elimination dropped the cast and its
+    # ComplexWarning ("Casting complex values to real discards the imaginary part")
+    x = np.array([1 + 2j, -0.5j])
+    with pytest.warns(np.exceptions.ComplexWarning, match="discards the imaginary part"):
+        got = kiln.compile(_unused_cast_of_complex_values, backend=backend)(x)
+    np.testing.assert_array_equal(got, x * 2)
