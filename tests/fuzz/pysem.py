@@ -119,6 +119,12 @@ STMTS = [
     "d[0] += 1", "d = d * 2", "global GA; GA = GA + 1", "global CALLS; CALLS += 1", "global GA; GA = AE",
     "out.append(obj.total)", "out.append(obj.first)", "out.append(obj.w is GA)",
     "if (w_ := SE) > S: out.append(w_)", "if S < SE <= S: acc += 1",
+    "X[0] = SE", "acc = acc + X[0]; acc = acc * S", "out.append([y_ for v_ in X if (y_ := v_ * S) > 0])",
+    "out.append({k_: v_ for k_, v_ in zip('abc', X)})", "a_, b_, *c_ = X; out.append((b_, len(c_)))",
+    "out.append(np.float32(S) == S)", "out.append(round(SE, 2))", "out.append(int(SE))", "out.append(float(X[0]))",
+    "out.append(X.item())", "out.append(divmod(X[0], S))", "out.append(S ** S)", "out.append(np.int8(100) * S)",
+    "out.append(X[0] if X.size else None)", "out.append(bool(X.size) or SE)", "out.append(len({X[0], S}))",
+    "out.append(complex(SE).imag)", "out.append(X.tolist() == [SE])", "acc = acc or SE", "out.append(SE if S else AE)",
 ]
 COMPOUND = ["try", "closure", "containers", "loop_return", "sort", "gen", "user_exc", "zip"]
 BETWEEN = ["GA[0] += 1", "GA = GA * 2", "GA = np.arange(4.0)", "DEF[1] = 3", "DEF = np.zeros(5)", "DEF *= -1",
@@ -293,7 +299,7 @@ class SemGen:
             calls.append(f"args = ({arr}, {sc[0]}, {sc[1]})")
         return calls
 
-    def program(self, max_stmts: int = 7) -> SemProgram:
+    def program(self, max_stmts: int = 8) -> SemProgram:
         r = self.r
         state, calls, method = self.state(), self.calls(), r.random() < 0.35
         between = [None] + [r.choice(BETWEEN) if r.random() < 0.6 else None for _ in range(len(calls) - 1)]
