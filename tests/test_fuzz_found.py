@@ -1305,3 +1305,24 @@ def test_an_unused_cast_of_complex_values_to_real_still_warns(backend):
     with pytest.warns(np.exceptions.ComplexWarning, match="discards the imaginary part"):
         got = kiln.compile(_unused_cast_of_complex_values, backend=backend)(x)
     np.testing.assert_array_equal(got, x * 2)
+
+
+def _bool_scalar_math(x):
+    # NumPy has no bool scalar math: where np.bool_'s method runs, the ufunc does
+    return x[1] // 0, x[0] + np.int8(127), 1 // x[1], x[0] - np.int8(-128)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_arithmetic_on_a_bool_scalar_runs_numpys_ufunc_not_its_scalar_math(backend):
+    # tests/fuzz/pysem.py seed 3155: 'True // x[0]' of a bool array warned "divide by zero
+    # encountered in scalar floor_divide" where NumPy says "... in floor_divide", and
+    # np.True_ + np.int8(127) warned an overflow NumPy does not check
+    x = np.array([True, False])
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        expected = _bool_scalar_math(x)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = kiln.compile(_bool_scalar_math, backend=backend)(x)
+    assert [(type(v), v) for v in got] == [(type(v), v) for v in expected]
+    assert [(str(w.message), w.lineno) for w in seen] == [(str(w.message), w.lineno) for w in want]
