@@ -1326,3 +1326,17 @@ def test_arithmetic_on_a_bool_scalar_runs_numpys_ufunc_not_its_scalar_math(backe
         got = kiln.compile(_bool_scalar_math, backend=backend)(x)
     assert [(type(v), v) for v in got] == [(type(v), v) for v in expected]
     assert [(str(w.message), w.lineno) for w in seen] == [(str(w.message), w.lineno) for w in want]
+
+
+def _list_of_a_numpy_scalar_compared(x):
+    a = x.sum() - True
+    return x.tolist() == [a], [x[0]] != [a]
+
+
+def test_lists_holding_numpy_scalars_compare_to_a_python_bool():
+    # tests/fuzz/pysem.py seed 5033: 'x.tolist() == [a]' with a an np.int64 gave np.False_
+    # (the item's comparison), where a list's == is always a Python bool
+    compiled = kiln.compile(_list_of_a_numpy_scalar_compared, backend="eager")
+    for x in (np.array([-4], np.int16), np.array([3]), np.array([2, 1])):
+        got, expected = compiled(x), _list_of_a_numpy_scalar_compared(x)
+        assert [(type(v), v) for v in got] == [(type(v), v) for v in expected]

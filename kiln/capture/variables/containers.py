@@ -61,6 +61,9 @@ def _sequence_equal(tx, op: Any, a: list, b: list) -> VariableTracker:
                 return ConstantVariable(bool(item.value))
             continue
         result = item if result.is_constant() else tx.binary_op(combine, result, item)
+    if isinstance(result, SymScalarVariable) and type(result.example) is not bool:
+        # (a sequence compares to a Python bool; its items may be NumPy scalars)
+        result = result.apply(tx, tx.output.ns.ref(bool, "builtin"), "bool", bool, [])
     return result
 
 
