@@ -129,7 +129,9 @@ STMTS = [
 COMPOUND = ["try", "closure", "containers", "loop_return", "sort", "gen", "user_exc", "zip"]
 BETWEEN = ["GA[0] += 1", "GA = GA * 2", "GA = np.arange(4.0)", "DEF[1] = 3", "DEF = np.zeros(5)", "DEF *= -1",
            "OBJ.w = np.array([1.5, -2.0])", "OBJ.k = 2", "OBJ.w[0] = 7", "OBJ.k = np.float32(0.5)",
-           "OBJ.w = OBJ.w.astype(np.int8)", "CALLS = 5", "GA = GA.astype(np.float32)", "OBJ.w = GA"]
+           "OBJ.w = OBJ.w.astype(np.int8)", "CALLS = 5", "GA = GA.astype(np.float32)", "OBJ.w = GA",
+           "OBJ.w = OBJ.w[::-1]", "GA = GA[::2]", "DEF[:] = DEF[::-1]", "OBJ.w = np.ones(0)", "GA = GA.reshape(1, -1)[0]",
+           "OBJ.k = 1 + 1j", "OBJ.w = np.array([3, 250], np.uint8)"]
 
 _NAME = re.compile(r"\b(ISI|X|S)\b")
 
@@ -283,6 +285,8 @@ class SemGen:
         for k in range(4):
             if k == 2 and r.random() < 0.4:
                 size = r.choice([0, 1, 2, 6])
+            if k == 3 and r.random() < 0.3:
+                dtype = r.choice(DTYPES)
             vals = [r.randint(-8, 8) / 4 for _ in range(size)]
             if dtype in ("float64", "float32", "float16"):
                 arr = f"np.array({vals!r}, np.{dtype})"
