@@ -1340,3 +1340,23 @@ def test_lists_holding_numpy_scalars_compare_to_a_python_bool():
     for x in (np.array([-4], np.int16), np.array([3]), np.array([2, 1])):
         got, expected = compiled(x), _list_of_a_numpy_scalar_compared(x)
         assert [(type(v), v) for v in got] == [(type(v), v) for v in expected]
+
+
+def _numpy_scalar_times_a_python_int(x, t):
+    return x[0] * t
+
+
+def test_a_first_call_whose_python_int_is_out_of_bounds_still_returns_numpy_scalars():
+    # tests/fuzz/pysem.py seed 4126 (cpp): the first call's t = 2**40 raised NumPy's
+    # OverflowError (out of bounds for uint8), and the wrapper, which asks NumPy on
+    # stand-ins whether a 0-d result is a scalar, asked with that t: the later calls
+    # returned array(64, dtype=uint8) where NumPy returns np.uint8(64)
+    compiled = kiln.compile(_numpy_scalar_times_a_python_int, backend="cpp")
+    x = np.array([8], np.uint8)
+    with pytest.raises(OverflowError, match="out of bounds for uint8"):
+        compiled(x, 2 ** 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # (200 * 8 overflows: NumPy's warning, tested elsewhere)
+        for t in (200, 3):
+            got, expected = compiled(x, t), _numpy_scalar_times_a_python_int(x, t)
+            assert type(got) is type(expected) and got == expected
