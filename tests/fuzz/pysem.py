@@ -44,7 +44,7 @@ import numpy as np
 import kiln
 
 from . import runner
-from .lang import Box, _exact, compare_call
+from .lang import Box, _exact, _too_big, compare_call, statements
 from .runner import TIME_LIMIT, Mismatch
 
 WARN = os.environ.get("KILN_FUZZ_PYSEM_WARNINGS", "1")
@@ -351,12 +351,6 @@ def _runs(prog: SemProgram) -> bool | None:
     return ok
 
 
-def _too_big(obj) -> bool:
-    if isinstance(obj, (list, tuple)):
-        return len(obj) > 64 or any(_too_big(o) for o in obj)
-    return isinstance(obj, np.ndarray) and (obj.size > 256 or obj.dtype == object)
-
-
 def check(prog: SemProgram, backends=("eager", "cpp"), time_limit: float = TIME_LIMIT) -> None:
     runner.check(prog, backends, time_limit, _check_backend)
 
@@ -387,11 +381,6 @@ def minimize(prog: SemProgram, backends=("eager", "cpp")) -> SemProgram:
 
     def fails(p: SemProgram) -> bool:
         return _runs(p) is not None and runner.fails(check, p, backends)
-
-    def statements(body):
-        starts = [i for i, ln in enumerate(body) if not ln.startswith("     ") and not
-                  ln.strip().startswith(("elif", "else", "except", "finally"))]
-        return list(zip(starts, starts[1:] + [len(body)]))
 
     def variants(p: SemProgram):
         for a, b in statements(p.body):
