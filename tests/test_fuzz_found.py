@@ -1360,3 +1360,16 @@ def test_a_first_call_whose_python_int_is_out_of_bounds_still_returns_numpy_scal
         for t in (200, 3):
             got, expected = compiled(x, t), _numpy_scalar_times_a_python_int(x, t)
             assert type(got) is type(expected) and got == expected
+
+
+def test_a_class_made_by_exec_without_a_module_name_has_its_attributes_guarded():
+    # hand probe beside tests/fuzz/pysem.py: a class statement run by exec(source, {}) has
+    # __module__ == "builtins", and capture took it for a C type whose attributes never
+    # change: C.scale = -1.0 between calls was not seen
+    ns: dict = {}
+    exec("class C:\n    scale = 2.0\ndef f(x):\n    return x * C.scale\n", ns)
+    compiled = kiln.compile(ns["f"], backend="eager")
+    x = np.ones(2)
+    np.testing.assert_array_equal(compiled(x), x * 2)
+    ns["C"].scale = -1.0
+    np.testing.assert_array_equal(compiled(x), -x)
