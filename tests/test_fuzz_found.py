@@ -1373,3 +1373,23 @@ def test_a_class_made_by_exec_without_a_module_name_has_its_attributes_guarded()
     np.testing.assert_array_equal(compiled(x), x * 2)
     ns["C"].scale = -1.0
     np.testing.assert_array_equal(compiled(x), -x)
+
+
+def _scaled_by_a_default(x, scale=1.5):
+    return x * scale
+
+
+def test_new_defaults_given_to_a_compiled_function_are_used():
+    # hand probe beside tests/fuzz/pysem.py: after f.__defaults__ = (-2.0,) the entry
+    # checked in C (fastcheck SimpleEntry) still bound the defaults it had copied; the
+    # Python entry checks that they are the same tuple, and now the C one does too
+    compiled = kiln.compile(_scaled_by_a_default, backend="eager")
+    x = np.array([1.0, 2.0])
+    try:
+        for _ in range(2):
+            np.testing.assert_array_equal(compiled(x), x * 1.5)
+        _scaled_by_a_default.__defaults__ = (-2.0,)
+        np.testing.assert_array_equal(compiled(x), x * -2.0)
+        np.testing.assert_array_equal(compiled(x, 3), x * 3)
+    finally:
+        _scaled_by_a_default.__defaults__ = (1.5,)
