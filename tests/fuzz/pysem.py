@@ -22,7 +22,7 @@ bool/int/float/complex or a NumPy scalar of any dtype) and, as a function, ``obj
 module's ``OBJ``); as a method, ``self`` is ``OBJ``. Both take ``d=DEF`` (a module array).
 It is called four times: fresh data, then other scalar kinds, then, after a drawn statement
 mutates the module's state (``GA[0] += 1``, ``GA = GA * 2``, ``DEF[1] = 3``, ``DEF = ...``,
-``OBJ.w = ...``, ``OBJ.k = 2``), a fourth call. The oracle is lang.py's (bit-exact values,
+``OBJ.w = ...``, ``OBJ.k = 2``, new ``__defaults__``), a fourth call. The oracle is lang.py's (bit-exact values,
 Python type against NumPy scalar type, dtypes, shapes, exception type and message, kiln's
 warnings among plain Python's, the arguments after the call) and, after every call, the
 module's state: ``GA``, ``DEF``, ``OBJ``'s attributes and the module's counters.
@@ -131,7 +131,8 @@ BETWEEN = ["GA[0] += 1", "GA = GA * 2", "GA = np.arange(4.0)", "DEF[1] = 3", "DE
            "OBJ.w = np.array([1.5, -2.0])", "OBJ.k = 2", "OBJ.w[0] = 7", "OBJ.k = np.float32(0.5)",
            "OBJ.w = OBJ.w.astype(np.int8)", "CALLS = 5", "GA = GA.astype(np.float32)", "OBJ.w = GA",
            "OBJ.w = OBJ.w[::-1]", "GA = GA[::2]", "DEF[:] = DEF[::-1]", "OBJ.w = np.ones(0)", "GA = GA.reshape(1, -1)[0]",
-           "OBJ.k = 1 + 1j", "OBJ.w = np.array([3, 250], np.uint8)"]
+           "OBJ.k = 1 + 1j", "OBJ.w = np.array([3, 250], np.uint8)",
+           "(globals().get('prog') or meth).__defaults__ = (np.arange(3.0),)"]
 
 _NAME = re.compile(r"\b(ISI|X|S)\b")
 
