@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import inspect
 import os
-from types import CellType, ModuleType
+from types import ModuleType
 from typing import Any, Callable
 
 from ..cext import shipped_extension
@@ -71,7 +71,7 @@ def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], retur
     that overlap, on which the entry returns ``run_eager``; ``note``: the str it adds to an
     exception the graph raises (entries.raise_note). None: use ``python_entry``."""
     m, code = module(), fn.__code__
-    checks = _checks(guards, code, fn) if m is not None else None
+    checks = _checks(guards, code) if m is not None else None
     if checks is None:
         return None
     params = {name: i for i, name in enumerate(code.co_varnames[:code.co_argcount])}
@@ -83,9 +83,9 @@ def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], retur
     if picks is None or len(inputs) > 32:
         return None
     items, single, constants = picks
-    return m.SimpleEntry(python_entry, code.co_argcount, checks, graph if graph is not None else None,
-                         inputs, items, single, miss, direct_owner, tensor_type, overlap, run_eager,
-                         constants if graph is None else None, note)
+    return _binding_defaults_of(fn, m.SimpleEntry(
+        python_entry, code.co_argcount, checks, graph if graph is not None else None, inputs, items, single,
+        miss, direct_owner, tensor_type, overlap, run_eager, constants if graph is None else None, note))
 
 
 def frameless_entry_possible(fn: Any, guards: Any, return_code: str) -> bool:
@@ -125,11 +125,21 @@ def guarded_body(fn: Any, guards: Any, body: Callable, python_entry: Callable,
     hold; None: use ``python_entry``, which checks the same guards in Python before the
     same body (about 40 ns a guard there, a few here)."""
     m, code = module(), fn.__code__
-    checks = _checks(guards, code, fn) if m is not None else None
+    checks = _checks(guards, code) if m is not None else None
     if checks is None or code.co_argcount > 32:
         return None
-    return m.SimpleEntry(python_entry, code.co_argcount, checks, body, tuple(range(code.co_argcount)),
-                         (), False, miss)
+    return _binding_defaults_of(fn, m.SimpleEntry(python_entry, code.co_argcount, checks, body,
+                                                  tuple(range(code.co_argcount)), (), False, miss))
+
+
+def _binding_defaults_of(fn: Any, entry: Any) -> Any:
+    """``entry``, told whose defaults it binds when a call leaves them out (the copy
+    codegen._finish gave the Python entry): a call that binds them after
+    ``fn.__defaults__ = (...)`` goes to the Python entry, which misses, as it does itself
+    (codegen.make_entry); calls that pass every argument check nothing more."""
+    if getattr(fn, "__defaults__", None):
+        entry.defaults_of = fn
+    return entry
 
 
 def checked_in_c(fn: Any, guards: Any) -> bool:
@@ -148,12 +158,9 @@ def graph_caller(graph: Any, direct_owner: Any = None, tensor_type: type | None 
 MAX_DIMS = 32   # fastcheck.c's KILN_MAX_DIMS: an array guard's dimensions (NumPy allows 64)
 
 
-def _checks(guards: Any, code: Any, fn: Any = None) -> tuple | None:
+def _checks(guards: Any, code: Any) -> tuple | None:
     """The guards as SimpleEntry specs, or None: a guard C does not do, or a signature
-    with *args, **kwargs or keyword-only parameters (the Python entry binds those). With
-    ``fn``, whose defaults the entry binds (the copy codegen._finish gave the Python
-    entry), also that ``fn.__defaults__`` is still that tuple: ``f.__defaults__ = (...)``
-    then misses and recompiles, as the Python entry does (codegen.make_entry)."""
+    with *args, **kwargs or keyword-only parameters (the Python entry binds those)."""
     if guards.c_specs is None or code.co_kwonlyargcount \
             or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return None
@@ -165,8 +172,6 @@ def _checks(guards: Any, code: Any, fn: Any = None) -> tuple | None:
             return None
         check = {"id": 0, "type": 1, "array": 2, "absent": 3, "writeable": 4, "equals": 5}[kind]
         checks.append(path + (check, *operands) + (None,) * (3 - len(operands)))
-    if fn is not None and fn.__defaults__:   # (a cell root: fn itself, then its attribute)
-        checks.append((2, CellType(fn), None, ("__defaults__",), 0, fn.__defaults__, None, None))
     return tuple(checks)
 
 
