@@ -2,6 +2,7 @@
 checked like test_programs.py checks its programs (every backend, against NumPy)."""
 from __future__ import annotations
 
+import dataclasses
 import platform
 import warnings
 
@@ -1393,3 +1394,29 @@ def test_new_defaults_given_to_a_compiled_function_are_used():
         np.testing.assert_array_equal(compiled(x, 3), x * 3)
     finally:
         _scaled_by_a_default.__defaults__ = (1.5,)
+
+
+@dataclasses.dataclass
+class _Record:
+    a: np.ndarray
+    k: float = 2.0
+
+
+def _replaces_a_dataclass(x, d):
+    d.k *= 2
+    return dataclasses.replace(d, k=1.0).k
+
+
+def test_kilns_own_calls_while_it_compiles_a_helper_are_not_intercepted(monkeypatch):
+    from kiln.config import config
+    monkeypatch.setattr(config, "cost_model", False)
+    monkeypatch.setattr(config, "debug_checks", True)
+    # hand probe beside tests/fuzz/pysem.py (3.13): dataclasses.replace, a helper that
+    # broke, was compiled on its own when the segment called it; compiling it, kiln called
+    # dataclasses.replace itself (capture/newer_opcodes.py), the frame hook intercepted that
+    # call too, and so on: RecursionError on the first call (frame_hook.paused)
+    compiled = kiln.compile(_replaces_a_dataclass, backend="eager")
+    for _ in range(2):
+        d, e = _Record(np.ones(2)), _Record(np.ones(2))
+        assert compiled(np.ones(2), d) == _replaces_a_dataclass(np.ones(2), e)
+        assert d.k == e.k and np.array_equal(d.a, e.a)
