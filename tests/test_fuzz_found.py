@@ -1420,3 +1420,20 @@ def test_kilns_own_calls_while_it_compiles_a_helper_are_not_intercepted(monkeypa
         d, e = _Record(np.ones(2)), _Record(np.ones(2))
         assert compiled(np.ones(2), d) == _replaces_a_dataclass(np.ones(2), e)
         assert d.k == e.k and np.array_equal(d.a, e.a)
+
+
+def _element_read_then_updated_in_place(x):
+    a = x[1]
+    x[1:] += 1
+    return a
+
+
+def test_an_element_read_before_its_window_is_updated_in_place_keeps_its_value():
+    # tests/fuzz/pysem.py seed 8123 (cpp): 'a = x[0]; x[0] += 1; return a' returned the new
+    # element: the kernel stored x[0] + 1 straight into the caller's x (window_writes.py)
+    # and the wrapper read the output x[0] from x after it
+    compiled = kiln.compile(_element_read_then_updated_in_place, backend="cpp")
+    x, y = np.arange(3.0), np.arange(3.0)
+    got, expected = compiled(x), _element_read_then_updated_in_place(y)
+    assert type(got) is type(expected) and got == expected
+    np.testing.assert_array_equal(x, y)
