@@ -20,9 +20,10 @@ walrus; chained comparisons; augmented assignment through a view against rebindi
 A program takes ``x, s, t`` (a 1-d array of a drawn dtype; two scalars, each a Python
 bool/int/float/complex or a NumPy scalar of any dtype) and, as a function, ``obj`` (the
 module's ``OBJ``); as a method, ``self`` is ``OBJ``. Both take ``d=DEF`` (a module array).
-It is called four times: fresh data, then other scalar kinds, then, after a drawn statement
-mutates the module's state (``GA[0] += 1``, ``GA = GA * 2``, ``DEF[1] = 3``, ``DEF = ...``,
-``OBJ.w = ...``, ``OBJ.k = 2``, new ``__defaults__``), a fourth call. The oracle is lang.py's (bit-exact values,
+It is called four times with fresh data and scalars of other kinds (the third call may
+change the array's size, the fourth its dtype); before calls 1 to 3 (the last always) a
+drawn statement may change the module's state (``GA[0] += 1``, ``GA = GA * 2``,
+``DEF[1] = 3``, ``DEF = ...``, ``OBJ.w = ...``, ``OBJ.k = 2``, new ``__defaults__``). The oracle is lang.py's (bit-exact values,
 Python type against NumPy scalar type, dtypes, shapes, exception type and message, kiln's
 warnings among plain Python's, the arguments after the call) and, after every call, the
 module's state: ``GA``, ``DEF``, ``OBJ``'s attributes and the module's counters.
