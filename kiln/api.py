@@ -325,7 +325,8 @@ class CompiledFunction:
                 now = self._entries
                 if now is entries or all(id(e) in seen for e in now):
                     marks = (set(self._dynamic_marked), set(self._dynamic_scalars))
-                    entry = self._compile(args, kwargs)
+                    with frame_hook.paused():
+                        entry = self._compile(args, kwargs)
                     break
             entries = now
         try:

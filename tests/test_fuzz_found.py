@@ -2,6 +2,7 @@
 checked like test_programs.py checks its programs (every backend, against NumPy)."""
 from __future__ import annotations
 
+import dataclasses
 import platform
 import warnings
 
@@ -1271,3 +1272,168 @@ def test_a_continue_on_data_in_a_graph_while_loop_is_not_its_test(monkeypatch):
     x, y = np.array([1.25, 2.0, -0.75]), np.array([-1.75, -0.25, -1.75])
     for s in (1.25, -9.0):
         assert f(x, y, s) == _while_with_a_continue_on_data(x, y, s)
+
+
+def _in_compares_earlier_items_first(x, d):
+    # ``d in [x, d]``: Python compares ``x == d`` before it meets ``d`` itself (seed 211 of
+    # tests/fuzz/pysem.py: kiln answered True from the identity alone)
+    return d in [x, d], x in (x, d)
+
+
+def test_in_a_list_of_arrays_compares_the_items_before_an_identical_one():
+    compiled = kiln.compile(_in_compares_earlier_items_first, backend="eager")
+    for x, d in ((np.arange(3.0), np.zeros(4)), (np.array([2.0]), np.array([1.0])),
+                 (np.arange(3.0), np.arange(3.0))):
+        try:
+            expected = _in_compares_earlier_items_first(x, d)
+        except ValueError as e:
+            with pytest.raises(ValueError, match=str(e)[:30]):
+                compiled(x, d)
+        else:
+            assert compiled(x, d) == expected
+
+
+def _unused_cast_of_complex_values(x):
+    y = x.astype(np.int8)       # (unused: NumPy still casts, and warns)
+    return x * 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_an_unused_cast_of_complex_values_to_real_still_warns(backend):
+    # tests/fuzz/pysem.py seed 2032: dead-code elimination dropped the cast and its
+    # ComplexWarning ("Casting complex values to real discards the imaginary part")
+    x = np.array([1 + 2j, -0.5j])
+    with pytest.warns(np.exceptions.ComplexWarning, match="discards the imaginary part"):
+        got = kiln.compile(_unused_cast_of_complex_values, backend=backend)(x)
+    np.testing.assert_array_equal(got, x * 2)
+
+
+def _bool_scalar_math(x):
+    # NumPy has no bool scalar math: where np.bool_'s method runs, the ufunc does
+    return x[1] // 0, x[0] + np.int8(127), 1 // x[1], x[0] - np.int8(-128)
+
+
+@pytest.mark.parametrize("backend", ["eager", "cpp"])
+def test_arithmetic_on_a_bool_scalar_runs_numpys_ufunc_not_its_scalar_math(backend):
+    # tests/fuzz/pysem.py seed 3155: 'True // x[0]' of a bool array warned "divide by zero
+    # encountered in scalar floor_divide" where NumPy says "... in floor_divide", and
+    # np.True_ + np.int8(127) warned an overflow NumPy does not check
+    x = np.array([True, False])
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        expected = _bool_scalar_math(x)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = kiln.compile(_bool_scalar_math, backend=backend)(x)
+    assert [(type(v), v) for v in got] == [(type(v), v) for v in expected]
+    assert [(str(w.message), w.lineno) for w in seen] == [(str(w.message), w.lineno) for w in want]
+
+
+def _list_of_a_numpy_scalar_compared(x):
+    a = x.sum() - True
+    return x.tolist() == [a], [x[0]] != [a]
+
+
+def test_lists_holding_numpy_scalars_compare_to_a_python_bool():
+    # tests/fuzz/pysem.py seed 5033: 'x.tolist() == [a]' with a an np.int64 gave np.False_
+    # (the item's comparison), where a list's == is always a Python bool
+    compiled = kiln.compile(_list_of_a_numpy_scalar_compared, backend="eager")
+    for x in (np.array([-4], np.int16), np.array([3]), np.array([2, 1])):
+        got, expected = compiled(x), _list_of_a_numpy_scalar_compared(x)
+        assert [(type(v), v) for v in got] == [(type(v), v) for v in expected]
+
+
+def _numpy_scalar_times_a_python_int(x, t):
+    return x[0] * t
+
+
+def test_a_first_call_whose_python_int_is_out_of_bounds_still_returns_numpy_scalars():
+    # tests/fuzz/pysem.py seed 4126 (cpp): the first call's t = 2**40 raised NumPy's
+    # OverflowError (out of bounds for uint8), and the wrapper, which asks NumPy on
+    # stand-ins whether a 0-d result is a scalar, asked with that t: the later calls
+    # returned array(64, dtype=uint8) where NumPy returns np.uint8(64)
+    compiled = kiln.compile(_numpy_scalar_times_a_python_int, backend="cpp")
+    x = np.array([8], np.uint8)
+    with pytest.raises(OverflowError, match="out of bounds for uint8"):
+        compiled(x, 2 ** 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # (200 * 8 overflows: NumPy's warning, tested elsewhere)
+        for t in (200, 3):
+            got, expected = compiled(x, t), _numpy_scalar_times_a_python_int(x, t)
+            assert type(got) is type(expected) and got == expected
+
+
+def test_a_class_made_by_exec_without_a_module_name_has_its_attributes_guarded():
+    # hand probe beside tests/fuzz/pysem.py: a class statement run by exec(source, {}) has
+    # __module__ == "builtins", and capture took it for a C type whose attributes never
+    # change: C.scale = -1.0 between calls was not seen
+    ns: dict = {}
+    exec("class C:\n    scale = 2.0\ndef f(x):\n    return x * C.scale\n", ns)
+    compiled = kiln.compile(ns["f"], backend="eager")
+    x = np.ones(2)
+    np.testing.assert_array_equal(compiled(x), x * 2)
+    ns["C"].scale = -1.0
+    np.testing.assert_array_equal(compiled(x), -x)
+
+
+def _scaled_by_a_default(x, scale=1.5):
+    return x * scale
+
+
+def test_new_defaults_given_to_a_compiled_function_are_used():
+    # hand probe beside tests/fuzz/pysem.py: after f.__defaults__ = (-2.0,) the entry
+    # checked in C (fastcheck SimpleEntry) still bound the defaults it had copied; the
+    # Python entry checks that they are the same tuple, and now the C one does too
+    compiled = kiln.compile(_scaled_by_a_default, backend="eager")
+    x = np.array([1.0, 2.0])
+    try:
+        for _ in range(2):
+            np.testing.assert_array_equal(compiled(x), x * 1.5)
+        _scaled_by_a_default.__defaults__ = (-2.0,)
+        np.testing.assert_array_equal(compiled(x), x * -2.0)
+        np.testing.assert_array_equal(compiled(x, 3), x * 3)
+    finally:
+        _scaled_by_a_default.__defaults__ = (1.5,)
+
+
+@dataclasses.dataclass
+class _Record:
+    a: np.ndarray
+    k: float = 2.0
+
+
+def _replaces_a_dataclass(x, d):
+    d.k *= 2
+    return dataclasses.replace(d, k=1.0).k
+
+
+def test_kilns_own_calls_while_it_compiles_a_helper_are_not_intercepted(monkeypatch):
+    from kiln.config import config
+    monkeypatch.setattr(config, "cost_model", False)
+    monkeypatch.setattr(config, "debug_checks", True)
+    # hand probe beside tests/fuzz/pysem.py (3.13): dataclasses.replace, a helper that
+    # broke, was compiled on its own when the segment called it; compiling it, kiln called
+    # dataclasses.replace itself (capture/newer_opcodes.py), the frame hook intercepted that
+    # call too, and so on: RecursionError on the first call (frame_hook.paused)
+    compiled = kiln.compile(_replaces_a_dataclass, backend="eager")
+    for _ in range(2):
+        d, e = _Record(np.ones(2)), _Record(np.ones(2))
+        assert compiled(np.ones(2), d) == _replaces_a_dataclass(np.ones(2), e)
+        assert d.k == e.k and np.array_equal(d.a, e.a)
+
+
+def _element_read_then_updated_in_place(x):
+    a = x[1]
+    x[1:] += 1
+    return a
+
+
+def test_an_element_read_before_its_window_is_updated_in_place_keeps_its_value():
+    # tests/fuzz/pysem.py seed 8123 (cpp): 'a = x[0]; x[0] += 1; return a' returned the new
+    # element: the kernel stored x[0] + 1 straight into the caller's x (window_writes.py)
+    # and the wrapper read the output x[0] from x after it
+    compiled = kiln.compile(_element_read_then_updated_in_place, backend="cpp")
+    x, y = np.arange(3.0), np.arange(3.0)
+    got, expected = compiled(x), _element_read_then_updated_in_place(y)
+    assert type(got) is type(expected) and got == expected
+    np.testing.assert_array_equal(x, y)

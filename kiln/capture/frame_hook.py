@@ -184,6 +184,22 @@ def active():
         lib.kiln_hook_exit()
 
 
+@contextlib.contextmanager
+def paused():
+    """kiln's own work inside the block (a capture while a segment runs, when a helper is
+    called for the first time): the code it calls runs as it is, flagged or not. kiln
+    calls library code too (``dataclasses.replace``): intercepted there, a helper that
+    flagged it compiled again, and that compile called it again (RecursionError)."""
+    stack = getattr(_running, "factories", None)
+    if stack is None:
+        stack = _running.factories = []
+    stack.append(None)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
 def run_with(factory: Callable, fn: Callable, *args: Any) -> Any:
     """``fn(*args)`` with the hook active, flagged calls replaced by ``factory``'s
     (what an eager segment of a compiled function runs under: its own helpers). The
@@ -288,6 +304,8 @@ def _dispatch(fn: types.FunctionType, raw: tuple) -> Callable | None:
     if flagged is None:
         return None
     stack = getattr(_running, "factories", None)
+    if stack and stack[-1] is None:   # (paused: kiln's own calls)
+        return None
     factory = stack[-1] if stack else flagged
     family = _family(factory) if stack else 0
     if family and family not in _flaggers.get(_ident(fn.__code__), ()):

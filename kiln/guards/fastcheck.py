@@ -83,9 +83,9 @@ def simple_entry(fn: Any, guards: Any, graph: Any, input_codes: list[str], retur
     if picks is None or len(inputs) > 32:
         return None
     items, single, constants = picks
-    return m.SimpleEntry(python_entry, code.co_argcount, checks, graph if graph is not None else None,
-                         inputs, items, single, miss, direct_owner, tensor_type, overlap, run_eager,
-                         constants if graph is None else None, note)
+    return _binding_defaults_of(fn, m.SimpleEntry(
+        python_entry, code.co_argcount, checks, graph if graph is not None else None, inputs, items, single,
+        miss, direct_owner, tensor_type, overlap, run_eager, constants if graph is None else None, note))
 
 
 def frameless_entry_possible(fn: Any, guards: Any, return_code: str) -> bool:
@@ -128,8 +128,18 @@ def guarded_body(fn: Any, guards: Any, body: Callable, python_entry: Callable,
     checks = _checks(guards, code) if m is not None else None
     if checks is None or code.co_argcount > 32:
         return None
-    return m.SimpleEntry(python_entry, code.co_argcount, checks, body, tuple(range(code.co_argcount)),
-                         (), False, miss)
+    return _binding_defaults_of(fn, m.SimpleEntry(python_entry, code.co_argcount, checks, body,
+                                                  tuple(range(code.co_argcount)), (), False, miss))
+
+
+def _binding_defaults_of(fn: Any, entry: Any) -> Any:
+    """``entry``, told whose defaults it binds when a call leaves them out (the copy
+    codegen._finish gave the Python entry): a call that binds them after
+    ``fn.__defaults__ = (...)`` goes to the Python entry, which misses, as it does itself
+    (codegen.make_entry); calls that pass every argument check nothing more."""
+    if getattr(fn, "__defaults__", None):
+        entry.defaults_of = fn
+    return entry
 
 
 def checked_in_c(fn: Any, guards: Any) -> bool:

@@ -73,6 +73,7 @@ typedef struct {
     int single;
     PyObject *names;                 /* the parameters' names when calls bind in C, or NULL */
     Py_ssize_t posonly;              /* how many of them are positional-only */
+    PyObject *defaults_of;           /* the user's function whose defaults it binds, or NULL */
     vectorcallfunc vectorcall;
 } SimpleEntry;
 
@@ -291,6 +292,11 @@ simple_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *
      * paid the Python entry's frame, ~130 ns, ~25 more on 3.12/3.13) */
     PyObject *full[KILN_MAX_BOUND];
     PyObject *defaults = self->names == NULL ? NULL : PyFunction_GET_DEFAULTS(self->fallback);
+    if (defaults != NULL && self->defaults_of != NULL && PyFunction_Check(self->defaults_of)
+            && PyFunction_GET_DEFAULTS(self->defaults_of) != defaults)
+        /* the function was given new defaults (f.__defaults__ = ...) since the Python entry
+         * copied them: that entry misses, and the call recompiles */
+        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
     Py_XINCREF(defaults);
     PyObject *out = simple_bind(self, args, nargs, kwnames, defaults, full)
         ? simple_run(self, full) : PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
@@ -489,11 +495,13 @@ simple_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 }
 
 #define SIMPLE_FIELDS(X) X(fallback) X(guards) X(graph) X(graph_inputs) X(picks) X(miss) X(owner) X(paths) X(tensor) \
-    X(overlap) X(run_eager) X(constants) X(note) X(names)
+    X(overlap) X(run_eager) X(constants) X(note) X(names) X(defaults_of)
 KILN_GC_FUNCTIONS(simple, SimpleEntry, SIMPLE_FIELDS, PyMem_Free(self->decoded); PyMem_Free(self->pick))
 
 static PyMemberDef simple_members[] = {
     {"python_entry", T_OBJECT, offsetof(SimpleEntry, fallback), READONLY, "the generated Python entry"},
+    {"defaults_of", T_OBJECT, offsetof(SimpleEntry, defaults_of), 0,
+     "the user's function whose defaults the entry binds (its calls with new ones miss)"},
     {NULL, 0, 0, 0, NULL},
 };
 

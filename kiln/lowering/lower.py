@@ -550,6 +550,10 @@ def _stand_in(n: Node, memo: dict | None = None) -> Any:
     if n.kind == "call" and isinstance(val, TensorMeta) and val.shape == () \
             and _numpy_returns_scalar(n, memo):
         return val.dtype.type(1)
+    if type(val) is int:
+        # a Python int argument: its type decides (NEP 50), not its value, which can be one
+        # the call at hand rejects (``np.uint8(8) * t`` with t = 2**40: OverflowError)
+        return 1
     return val
 
 

@@ -24,7 +24,9 @@ A window write qualifies when
 - ``index`` is integers and slices of positive step with constant bounds inside ``u``,
   and ``v`` is the whole of a buffer of the window's shape and ``u``'s dtype, written
   (``row`` role, not kernel-local) by a kernel at an earlier step and read nowhere else;
-- nothing between that kernel and the write, nor after it, reads ``u``, and nothing
+- nothing between that kernel and the write, nor after it, reads ``u`` (nor does a graph
+  output the wrapper reads from ``u`` at the end: ``a = u[0]; u[0] += 1; return a``
+  returns ``u``'s old element, fuzz8's pysem seed 8123), and nothing
   after the kernel may raise (the caller's array is written only when the rest of the
   graph cannot fail; the write itself cannot, on these operands);
 - that kernel reads ``u`` only at the window's element it stores, before the store
@@ -102,6 +104,8 @@ def _window_write(items: list, t: int, item: ExternNode, low: Any, donated: dict
         return None
     if any(u.name in r for r in steps_reads[s + 1:t] + steps_reads[t + 1:]) or any(r > s and r != t for r in raising):
         return None
+    if any(isinstance(o, BufferValue) and o.buf is u for o in low.outputs):
+        return None   # an output the wrapper reads from u after the kernels: u's old value (a = u[0]; u[0] += 1)
     _, strides, offset = window
     return (k, u, v, strides, offset, read_on) if _reads_only_where_written(kernel, u, v, strides, offset) \
         else None

@@ -465,13 +465,16 @@ def may_warn(op: str, operand_kinds: tuple, args: tuple, out_kind: str | None,
     ``out_kind`` its result's; ``elementwise``: a ufunc loop, reduction or scan, which
     may warn for a float or complex operand where this table does not know the op
     (``np.log`` of a complex zero). Such a call stays in the graph when its value is
-    unused (kiln/ir/passes.py ``must_stay``): NumPy computes it, and warns.
+    unused (kiln/ir/passes.py ``must_stay``): NumPy computes it, and warns. A cast of
+    complex values to a real dtype other than bool warns too (a ComplexWarning).
 
     >>> may_warn("log", ("f",), (None,), "f", True), may_warn("negative", ("f",), (None,), "f", True)
     (True, False)
     >>> may_warn("multiply", ("f",), (None, 0.5), "f", True)   # overflows for 1e308 * 2, not * 0.5
     False
     """
+    if op == "astype" and operand_kinds[:1] == ("c",) and out_kind in ("f", "i", "u"):
+        return True   # (NumPy's ComplexWarning: "Casting complex values to real discards ...")
     kinds = tuple(k for k in operand_kinds if k) + ((out_kind,) if out_kind else ())
     kind = operand_kinds[0] if op == "astype" and operand_kinds else \
         "f" if "f" in kinds else (out_kind or "?")

@@ -49,10 +49,16 @@ def _is_scalar(v: Any) -> bool:
 
 
 def uses_scalar_math(x: Any, y: Any) -> bool:
-    """Does ``x <op> y`` run NumPy's scalar math (no array operand, one NumPy scalar)?"""
+    """Does ``x <op> y`` run NumPy's scalar math (no array operand, one NumPy scalar)?
+    Not where the scalar whose method Python calls (``x``'s, or ``y``'s when ``x`` is a
+    Python number) is an ``np.bool_``: NumPy has no bool scalar math and runs the ufunc,
+    which checks no integer overflow (``np.True_ + np.int8(127)``) and names no "scalar"
+    (``np.True_ // 0``: "divide by zero encountered in floor_divide")."""
     python = (bool, int, float, complex)
-    return (_is_scalar(x) or type(x) in python) and (_is_scalar(y) or type(y) in python) and \
-        (_is_scalar(x) or _is_scalar(y))
+    if not ((_is_scalar(x) or type(x) in python) and (_is_scalar(y) or type(y) in python) and
+            (_is_scalar(x) or _is_scalar(y))):
+        return False
+    return getattr(x if _is_scalar(x) else y, "dtype", None) != np.bool_
 
 
 # the ufunc ops whose integer scalar math NumPy checks (its scalar power and shifts wrap

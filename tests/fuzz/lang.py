@@ -554,16 +554,19 @@ def check_seed(seed: int, backends=("eager", "cpp")) -> LangProgram:
     return prog
 
 
+def statements(body: list[str]) -> list[tuple[int, int]]:
+    """[start, end) of each top-level statement of ``body`` (4-space indented lines), its
+    block and its ``elif``/``else``/``except``/``finally``/``case`` parts with it."""
+    starts = [i for i, ln in enumerate(body) if not ln.startswith("     ") and not
+              ln.strip().startswith(("elif", "else", "except", "finally", "case"))]
+    return list(zip(starts, starts[1:] + [len(body)]))
+
+
 def minimize(prog: LangProgram, backends=("eager", "cpp")) -> LangProgram:
     """Drop top-level statements (with their blocks) and calls while the program still fails."""
 
     def fails(p: LangProgram) -> bool:
         return _runs(p) is not None and runner.fails(check, p, backends)
-
-    def statements(body):        # [start, end) of each top-level statement
-        starts = [i for i, ln in enumerate(body) if not ln.startswith("     ") and not
-                  ln.strip().startswith(("elif", "else", "except", "finally", "case"))]
-        return list(zip(starts, starts[1:] + [len(body)]))
 
     changed = True
     while changed:

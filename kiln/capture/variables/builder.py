@@ -450,13 +450,11 @@ def wrap_constant_attr(tx, var: ConstantVariable, name: str) -> VariableTracker:
 
 # The wrapper ``@np.errstate(...)`` puts around a function (numpy/_core/_ufunc_config.py).
 _ERRSTATE_WRAPPER = frozenset(c for c in np.errstate.__call__.__code__.co_consts if isinstance(c, types.CodeType))
-_HEAP_TYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not a C type
-
-
 def _immutable_type(cls: type) -> bool:
-    """Builtin and extension types (float, np.float32, np.dtype): attributes never change."""
-    return not hasattr(cls, "__dict__") or cls.__module__ in ("builtins", "numpy") \
-        or cls.__module__.startswith("numpy.")
+    """Builtin and extension types (float, np.float32, np.dtype) and NumPy's classes:
+    attributes never change. A class statement's class can change, whatever its
+    ``__module__`` says (one made by ``exec(source, {})`` says "builtins")."""
+    return not cls.__flags__ & _HEAP_TYPE or cls.__module__ == "numpy" or cls.__module__.startswith("numpy.")
 
 
 def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> VariableTracker:

@@ -61,6 +61,9 @@ def _sequence_equal(tx, op: Any, a: list, b: list) -> VariableTracker:
                 return ConstantVariable(bool(item.value))
             continue
         result = item if result.is_constant() else tx.binary_op(combine, result, item)
+    if isinstance(result, SymScalarVariable) and type(result.example) is not bool:
+        # (a sequence compares to a Python bool; its items may be NumPy scalars)
+        result = result.apply(tx, tx.output.ns.ref(bool, "builtin"), "bool", bool, [])
     return result
 
 
@@ -140,8 +143,13 @@ class TupleVariable(VariableTracker):
         if value.is_constant() and self.is_constant():
             _identities(tx, [value] + self.item_list)
             return value.value in self.value
-        for item in self.item_list:
+        for item in self.item_list:   # Python's order: ``item is value or item == value``
             if item is value:
+                return True
+            if not (item.is_constant() and value.is_constant()):
+                break      # (``x in [y, x]`` compares ``y == x`` first: it reads data, or raises)
+            _identities(tx, [item, value])
+            if tx.fold(operator.contains, [item.value], value.value):
                 return True
         tx.unsupported("unsupported_value", f"'in' on a {self.describe()} of non-constant values")
 
