@@ -201,14 +201,15 @@ class CompiledFunction:
         logs.log("recompiles", f"{self.fn.__qualname__}: {e}")
         return RUN_EAGER
 
-    def _partial_entry(self, args: tuple, kwargs: dict, first: Any) -> Any:
+    def _partial_entry(self, args: tuple, kwargs: dict, first: Any, bp: Any = None) -> Any:
         """The cache entry for a break: the graph up to it, then the eager segment that
         resumes compiled after it (kiln/capture/partial.py). None: run it all as Python.
-        Recaptures up to the break's region; updates ``first.graph_break`` with a note
-        when a whole loop/try/with statement runs as Python."""
+        Recaptures up to the break's region (``bp``: the plan from the function's start,
+        partial.from_start); updates ``first.graph_break`` with a note when a whole
+        loop/try/with statement runs as Python."""
         if first.break_reads_frame:
             return None   # a call reading the frame must see the user's own (partial.FRAME_READERS)
-        bp = partial.plan(self.fn, first.break_index, first.break_depth, first.break_open_with)
+        bp = bp or partial.plan(self.fn, first.break_index, first.break_depth, first.break_open_with)
         if bp is None:
             return None
         second = capture(self.fn, args, kwargs, self._dynamic_spec(),
@@ -223,9 +224,6 @@ class CompiledFunction:
         if built is None:
             return None
         name = self.fn.__qualname__
-        if built.note:
-            first.graph_break = dataclasses.replace(first.graph_break,
-                                                    reason=f"{first.graph_break.reason} — {built.note}")
         guards, graph = second.guards, built.graph
         extra = dict(built.extra)
         body = []
@@ -235,14 +233,20 @@ class CompiledFunction:
                 self._python_is_faster(graph, breaks=1, guards=guards, lowered=lambda: _lowered_calls(
                     graph, example_inputs(self.fn, guards, built.input_codes, args, kwargs)))
             if note:
+                # the code before the break runs as Python with it; what follows is priced
+                # on its own (and _run_new runs it all as Python if nothing compiled)
                 self._cost_note = note
-                return None
+                wide = partial.from_start(self.fn, bp, note)
+                return wide and self._partial_entry(args, kwargs, first, wide)
             example = example_inputs(self.fn, guards, built.input_codes, args, kwargs)
             as_python.watch_loops(self, graph)   # (before lowering copies the loop bodies)
             compiled = self.backend(graph, example)
             extra.update(graph_names(graph, compiled, self._respeculate))
             body += graph_call(self.fn, self.backend_name, graph, built.input_codes, compiled,
                                bool(second.output.side_effects) or second.output.catches)
+        if built.note:
+            first.graph_break = dataclasses.replace(first.graph_break,
+                                                    reason=f"{first.graph_break.reason} — {built.note}")
         check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
         fast = guarded_in_c(self.fn, guards, body + built.body, extra, check, name)
         where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
