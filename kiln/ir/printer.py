@@ -248,4 +248,4 @@ def errstate_prefix(node: Any) -> str:
     """``with np.errstate(divide="ignore"): `` for a call recorded in such a with block
     (capture's ``meta["errstate"]``: the kinds ignored there), else ''."""
     kinds = node.meta.get("errstate")
-    return f"with np.errstate({', '.join(f'{k}={chr(34)}ignore{chr(34)}' for k in kinds)}): " if kinds else ""
+    return f"with np.errstate({', '.join(k + '=' + repr('ignore') for k in kinds)}): " if kinds else ""

@@ -328,9 +328,10 @@ class WrapperCode:
                 elif item.name in read_by_kernels and into is None:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 self.lines.append(f"{item.name} = {rhs}")
-                if _quiet(item):   # a call whose NumPy spelling checks no flag (np.vdot's dot)
+                quiet = _quiet(item)
+                if quiet:   # a call whose NumPy spelling checks no flag (np.vdot's dot)
                     # (one errstate for the call and the views it reads: ~1 us each)
-                    self.lines[first_line:] = [_quiet(item)] + [
+                    self.lines[first_line:] = [quiet] + [
                         f"    {line}" for line in self.lines[first_line:]]
                 for sym, expr in low.binds.get(item.name, ()):
                     self.lines.append(f"{sym} = {expr}")
