@@ -252,7 +252,7 @@ class CompiledFunction:
         where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
         logs.log("graph_breaks", f"{name}: partial graph ({len(graph.calls) if graph else 0} "
                  f"ops before the break); resumes compiled at {where}")
-        return check, guards, graph, built.resumes_at, fast
+        return check, guards, graph, built.resumes_at, fast, bool(bp.priced_out)
 
     def _remember_python(self, args: tuple, kwargs: dict, limit: int | None) -> None:
         """Run later calls with arguments of these kinds as Python without checking guards
@@ -361,7 +361,8 @@ class CompiledFunction:
                                  f"rejects the call it was made for: {failed}")
         if result is RUN_EAGER or result is MISS:
             return self.fn(*args, **kwargs)
-        if entry.graph is None and entry.graph_break is not None and not self._compiled_anything():
+        if entry.graph is None and entry.graph_break is not None and not (
+                as_python.compiled_arrays(self) if entry.python_before else self._compiled_anything()):
             # A break before any array work (``x.tolist()``, a try statement) and nothing
             # compiled after it either: on small arrays the entry, the segment and the
             # resume functions' dispatch only cost (1.2 us of a 0.6 us call); run such
@@ -417,7 +418,7 @@ class CompiledFunction:
             logs.log("recompiles", f"{name}: recompiling (cache entry {len(self._entries)}), "
                      f"because no entry's guards hold:", "\n".join(reasons))
         start = time.perf_counter()
-        fast = None
+        fast, python_before = None, False
         self._cost_note = ""
         result = capture(self.fn, args, kwargs, self._dynamic_spec())
         guards = result.guards
@@ -457,7 +458,7 @@ class CompiledFunction:
                 sized = record.kind == "internal_error" or as_python.sized(self)
                 self._remember_python(args, kwargs, _SMALL if sized else None)
             else:
-                check, guards, graph, resumes_at, fast = made
+                check, guards, graph, resumes_at, fast, python_before = made
         # (a resume function's graph in a family that compiled nothing yet keeps the break's
         # segment on every call, which running as Python would not: breaks=1)
         elif not frameless(self.fn, result) and (note := self._python_is_faster(
@@ -503,7 +504,7 @@ class CompiledFunction:
             if fast is None:
                 fast = guarded_in_c(self.fn, guards, body, extra, check, name)
         entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries),
-                           fast=fast)
+                           fast=fast, python_before=python_before)
         elapsed = time.perf_counter() - start
         self.records.append(CaptureRecord(graph, result.graph_break, guards.texts(),
                                           graph.op_names() if graph is not None else [],
