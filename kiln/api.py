@@ -201,14 +201,15 @@ class CompiledFunction:
         logs.log("recompiles", f"{self.fn.__qualname__}: {e}")
         return RUN_EAGER
 
-    def _partial_entry(self, args: tuple, kwargs: dict, first: Any) -> Any:
+    def _partial_entry(self, args: tuple, kwargs: dict, first: Any, bp: Any = None) -> Any:
         """The cache entry for a break: the graph up to it, then the eager segment that
         resumes compiled after it (kiln/capture/partial.py). None: run it all as Python.
-        Recaptures up to the break's region; updates ``first.graph_break`` with a note
-        when a whole loop/try/with statement runs as Python."""
+        Recaptures up to the break's region (``bp``: the plan from the function's start,
+        partial.from_start); updates ``first.graph_break`` with a note when a whole
+        loop/try/with statement runs as Python."""
         if first.break_reads_frame:
             return None   # a call reading the frame must see the user's own (partial.FRAME_READERS)
-        bp = partial.plan(self.fn, first.break_index, first.break_depth, first.break_open_with)
+        bp = bp or partial.plan(self.fn, first.break_index, first.break_depth, first.break_open_with)
         if bp is None:
             return None
         second = capture(self.fn, args, kwargs, self._dynamic_spec(),
@@ -223,9 +224,6 @@ class CompiledFunction:
         if built is None:
             return None
         name = self.fn.__qualname__
-        if built.note:
-            first.graph_break = dataclasses.replace(first.graph_break,
-                                                    reason=f"{first.graph_break.reason} — {built.note}")
         guards, graph = second.guards, built.graph
         extra = dict(built.extra)
         body = []
@@ -235,20 +233,26 @@ class CompiledFunction:
                 self._python_is_faster(graph, breaks=1, guards=guards, lowered=lambda: _lowered_calls(
                     graph, example_inputs(self.fn, guards, built.input_codes, args, kwargs)))
             if note:
+                # the code before the break runs as Python with it; what follows is priced
+                # on its own (and _run_new runs it all as Python if nothing compiled)
                 self._cost_note = note
-                return None
+                wide = partial.from_start(self.fn, bp, note)
+                return wide and self._partial_entry(args, kwargs, first, wide)
             example = example_inputs(self.fn, guards, built.input_codes, args, kwargs)
             as_python.watch_loops(self, graph)   # (before lowering copies the loop bodies)
             compiled = self.backend(graph, example)
             extra.update(graph_names(graph, compiled, self._respeculate))
             body += graph_call(self.fn, self.backend_name, graph, built.input_codes, compiled,
                                bool(second.output.side_effects) or second.output.catches)
+        if built.note:
+            first.graph_break = dataclasses.replace(first.graph_break,
+                                                    reason=f"{first.graph_break.reason} — {built.note}")
         check = make_entry(self.fn, guards, body + built.body, extra, tag=f"{name} entry")
         fast = guarded_in_c(self.fn, guards, body + built.body, extra, check, name)
         where = ", ".join(f"line {n}" for n in built.resumes_at) or "nowhere (it returns or raises)"
         logs.log("graph_breaks", f"{name}: partial graph ({len(graph.calls) if graph else 0} "
                  f"ops before the break); resumes compiled at {where}")
-        return check, guards, graph, built.resumes_at, fast
+        return check, guards, graph, built.resumes_at, fast, bool(bp.priced_out)
 
     def _remember_python(self, args: tuple, kwargs: dict, limit: int | None) -> None:
         """Run later calls with arguments of these kinds as Python without checking guards
@@ -358,7 +362,8 @@ class CompiledFunction:
                                  f"rejects the call it was made for: {failed}")
         if result is RUN_EAGER or result is MISS:
             return self.fn(*args, **kwargs)
-        if entry.graph is None and entry.graph_break is not None and not self._compiled_anything():
+        if entry.graph is None and entry.graph_break is not None and not (
+                as_python.compiled_arrays(self) if entry.python_before else self._compiled_anything()):
             # A break before any array work (``x.tolist()``, a try statement) and nothing
             # compiled after it either: on small arrays the entry, the segment and the
             # resume functions' dispatch only cost (1.2 us of a 0.6 us call); run such
@@ -414,7 +419,7 @@ class CompiledFunction:
             logs.log("recompiles", f"{name}: recompiling (cache entry {len(self._entries)}), "
                      f"because no entry's guards hold:", "\n".join(reasons))
         start = time.perf_counter()
-        fast = None
+        fast, python_before = None, False
         self._cost_note = ""
         result = capture(self.fn, args, kwargs, self._dynamic_spec())
         guards = result.guards
@@ -454,7 +459,7 @@ class CompiledFunction:
                 sized = record.kind == "internal_error" or as_python.sized(self)
                 self._remember_python(args, kwargs, _SMALL if sized else None)
             else:
-                check, guards, graph, resumes_at, fast = made
+                check, guards, graph, resumes_at, fast, python_before = made
         # (a resume function's graph in a family that compiled nothing yet keeps the break's
         # segment on every call, which running as Python would not: breaks=1)
         elif not frameless(self.fn, result) and (note := self._python_is_faster(
@@ -500,7 +505,7 @@ class CompiledFunction:
             if fast is None:
                 fast = guarded_in_c(self.fn, guards, body, extra, check, name)
         entry = CacheEntry(check, guards, self.fn, graph, result.graph_break, index=len(self._entries),
-                           fast=fast)
+                           fast=fast, python_before=python_before)
         elapsed = time.perf_counter() - start
         self.records.append(CaptureRecord(graph, result.graph_break, guards.texts(),
                                           graph.op_names() if graph is not None else [],

@@ -22,6 +22,7 @@ from .output import DynamicSpec, OutputGraph
 from .sources import LocalSource
 from .translator import InstructionTranslator
 from .variables.base import LazyVariable, RealCellVariable
+from .variables.errstate import break_in_body
 
 
 @dataclass
@@ -117,8 +118,11 @@ def _run(fn, args, kwargs, output: OutputGraph, result: CaptureResult, stop_at: 
     tx.stop_at = stop_at
     try:
         ret = tx.run()
-    except BreakGraph:
+    except BreakGraph as b:
         result.break_index = tx.inst.index if tx.inst is not None else None
+        at = break_in_body(b, tx.open_errstates) if tx.open_errstates else None
+        if at is not None:
+            result.break_index = at
         raise
     result.return_code = output.finish(tx, ret)
     result.steps = tx.steps

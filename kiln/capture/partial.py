@@ -68,6 +68,7 @@ class BreakPlan:
     b: int
     code: types.CodeType          # the original code object (resume functions map back)
     opened: frozenset = frozenset()   # handlers of with statements open where it starts
+    priced_out: str = ""    # from_start's: the cost model's note on the graph before it
 
 
 @dataclass
@@ -147,6 +148,22 @@ def runs_later_iterations(fn: types.FunctionType, bp: BreakPlan) -> bool:
     return any(bp.a in (head, back) and any(head <= t <= back and t != entry
                                             for t in R.exits(facts, bp.a, bp.b, bp.opened))
                for head, back in facts.loops)
+
+
+def from_start(fn: types.FunctionType, bp: BreakPlan, note: str) -> BreakPlan | None:
+    """``bp`` widened to start where ``fn`` starts, for when the cost model priced the
+    graph before the break out: that code then runs as Python with the break's region,
+    and the code after it still resumes compiled, priced on its own (a Sinkhorn loop
+    after ``f = np.zeros_like(a)`` and a with np.errstate block: the 2-op graph priced
+    out ran the 50 iterations after it as Python, 740 us against 60). None where
+    ``[start, b]`` is no region: a loop starting in it goes on past ``b``."""
+    facts = R.code_facts(bp.code)
+    o = R.origin(fn.__code__)
+    a, b = max(o.entry, facts.prologue_len), bp.b
+    if bp.a <= a or any(a <= h <= b < back or h < a <= back <= b for h, back in facts.loops) \
+            or any(facts.depth[t] is None for t in R.exits(facts, a, b, bp.opened)):
+        return None
+    return BreakPlan(o.from_original(a), a, b, bp.code, bp.opened, note)
 
 
 class Continuation:
@@ -527,9 +544,11 @@ def build(fn: types.FunctionType, result, bp: BreakPlan, resume_factory: Callabl
         extra["_kiln_run"] = runner
         body = lines + [f"return _kiln_run(_kiln_seg, {', '.join(exprs)})"]
     note = ""
-    if not R.is_straight(facts, a, b, bp.opened):
+    if bp.priced_out or not R.is_straight(facts, a, b, bp.opened):
         lines_in = statement_lines(facts, a, b, bp.opened)
-        note = (f"the whole statement (lines {min(lines_in)}-{max(lines_in)}) runs as "
+        note = (f"lines {min(lines_in)}-{max(lines_in)} run as Python (the graph before the break "
+                f"{bp.priced_out.removeprefix('runs as Python: ')}); the code after them stays compiled" if bp.priced_out else
+                f"the whole statement (lines {min(lines_in)}-{max(lines_in)}) runs as "
                 "Python; the code before and after it stays compiled")
     return Partial(graph, input_codes, body, extra,
                    [_statement_line(facts, e.target) for e in exit_specs], helpers, note)

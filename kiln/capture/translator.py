@@ -44,6 +44,7 @@ from .variables.builder import wrap
 from .variables.containers import (ContainerMethodVariable, DictVariable, ListVariable, TupleVariable,
                                    key_value)
 from .variables.iterators import IteratorVariable
+from .variables.errstate import ErrstateVariable
 from .variables.functions import ModuleVariable, NestedFunctionVariable, UserObjectVariable
 from .variables.user_classes import NewObjectVariable
 
@@ -90,6 +91,7 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         # loads and stores are of a plain local)
         self.shadowed_cells: set = set()
         self.parent = parent
+        self.open_errstates: list = []   # captured np.errstate withs open (variables/errstate.py)
         self.depth = parent.depth + 1 if parent else 0
         self.name = name or code.co_name
         self.stack: list[VariableTracker] = []
@@ -479,6 +481,8 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
 
     def BEFORE_WITH(self, inst):
         cm = self.stack[-1]
+        if isinstance(cm, ErrstateVariable):
+            return cm.enter(self)
         if self.can_enter_with(inst) and isinstance(cm, UserObjectVariable) and \
                 plain_context_manager(type(cm.obj)):
             try:

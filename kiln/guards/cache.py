@@ -20,6 +20,9 @@ class CacheEntry:
     graph_break: Any = None
     index: int = 0
     fast: Callable | None = None  # the same entry run in C (fastcheck.simple_entry), if any
+    # the code before its break runs as Python, the cost model having priced its graph out
+    # (capture/partial.py from_start): it keeps compiling only for array work after it
+    python_before: bool = False
     _explainer: Callable | None = field(default=None, repr=False)
 
     def failures(self, args: tuple, kwargs: dict) -> list[tuple[Guard, Any]]:

@@ -332,9 +332,10 @@ def numpy_call_at(node: Node) -> tuple | None:
 
 def kept_meta(node: Node) -> dict:
     """What a copy of call ``node`` in another graph keeps of its meta besides ``val``
-    (``Graph.call``'s ``source``, ``quiet``, ``method``, ``ufunc``, ``out_write`` and
-    ``step``)."""
+    (``Graph.call``'s ``source``, ``quiet``, ``errstate``, ``method``, ``ufunc``,
+    ``out_write`` and ``step``)."""
     return {"source": node.meta.get("source"), "quiet": node.meta.get("quiet", False),
+            "errstate": node.meta.get("errstate", ()),
             "method": node.meta.get("method"), "ufunc": node.meta.get("ufunc"),
             "out_write": node.meta.get("out_write", False),
             "step": bool(node.meta.get("inner") or node.meta.get("step"))}
@@ -430,7 +431,8 @@ class Graph:
     def call(self, op: Op, args: tuple, kwargs: dict | None = None, *, name: str | None = None,
              val: Any = None, source: Any = None, quiet: bool = False,
              method: str | None = None, before: Node | None = None,
-             ufunc: tuple | None = None, out_write: bool = False, step: bool = False) -> Node:
+             ufunc: tuple | None = None, out_write: bool = False, step: bool = False,
+             errstate: tuple = ()) -> Node:
         """Append a call of ``op``; its meta is inferred unless given. ``source``: the
         user's line it computes; ``quiet``: a derivative rule's node (ir/autodiff.py), run
         under ``np.errstate(all="ignore")`` where the graph runs as NumPy; ``method``: the
@@ -440,7 +442,9 @@ class Graph:
         ``out_write``: a mutation writing its input 1 into the ``out=`` of the call that
         computed it (:func:`out_write`); ``step``: a step of a composite spelling other
         than its result (capture's ``inner``, which ir/passes.py reads, kept through aot
-        as ``step``: lowering/lower.py ``_store_picked``)."""
+        as ``step``: lowering/lower.py ``_store_picked``); ``errstate``: the kinds a
+        ``with np.errstate(...='ignore')`` around its line ignores (capture's
+        variables/errstate.py)."""
         kwargs = op.bind_params(dict(kwargs or {}))
         sized = bool(kwargs) and has_size_refs(kwargs)
         if val is None:
@@ -462,6 +466,8 @@ class Graph:
             node.meta["out_write"] = True
         if step:
             node.meta["step"] = True
+        if errstate:
+            node.meta["errstate"] = errstate
         return self._add(node, before=before)
 
     def output(self, values: tuple) -> Node:

@@ -119,7 +119,7 @@ def python_code(graph: Graph, consts: dict[str, Any] | None = None, *,
         part = node.meta.get("ufunc")
         if part:   # (it warns as that call: in the text, so a cached build is not another's)
             meta += f"; result {part[1]} of np.{part[0]}"
-        quiet = 'with np.errstate(all="ignore"): ' if node.meta.get("quiet") else ""
+        quiet = 'with np.errstate(all="ignore"): ' if node.meta.get("quiet") else errstate_prefix(node)
         rhs = _call_text(node, consts, methods)
         line = f"{quiet}{node.name} = {rhs}" + (f"  # {meta}" if meta else "")
         write = out_write(node) if node.kind == "call" else None
@@ -242,3 +242,10 @@ class LazyNumpyProgram:
         if self._fn is None:
             self._fn = numpy_program(self.graph)
         return self._fn(*args)
+
+
+def errstate_prefix(node: Any) -> str:
+    """``with np.errstate(divide="ignore"): `` for a call recorded in such a with block
+    (capture's ``meta["errstate"]``: the kinds ignored there), else ''."""
+    kinds = node.meta.get("errstate")
+    return f"with np.errstate({', '.join(k + '=' + repr('ignore') for k in kinds)}): " if kinds else ""

@@ -45,6 +45,17 @@ def _dtype_kind(value: Any) -> str | None:
 
 
 def _entry(node: Any) -> tuple[tuple | None, int]:
+    """:func:`_own_entry`, less the kinds a ``with np.errstate(...='ignore')`` around the
+    node's line ignores (capture's ``meta["errstate"]``): never exact nor told for those,
+    so their flags are not the node's to warn of, nor certain to be another's."""
+    entry, told = _own_entry(node)
+    ignored = sum(bit for bit, key, _ in KINDS if key in node.meta.get("errstate", ()))
+    if entry is None or not ignored:
+        return entry, told
+    return (*entry[:4], exact_kinds(entry) & ~ignored, *entry[5:]), told & ~ignored
+
+
+def _own_entry(node: Any) -> tuple[tuple | None, int]:
     """The node's entry (None: it raises nothing) and the kinds NumPy warns of where the
     op's predicate holds (ops/fp_errors.py ``raises_where``): all of an exact entry's,
     NumPy's own of an op whose kernel code raises flags NumPy's does not (kernel_noise),
@@ -289,6 +300,7 @@ def numpy_tells(kernel: Any, names: tuple, arguments: list, written: set, inplac
     for n in kernel.nodes:
         for origin in n.origins:
             if getattr(origin, "kind", None) != "call" or origin.op.name not in NUMPY_TELLS \
+                    or origin.meta.get("errstate") \
                     or origin.name not in names or any(t[0] == names.index(origin.name) for t in told):
                 continue
             buf = _told_reads(n)
@@ -338,7 +350,7 @@ def _recipe(value: Any, arguments: tuple, written: set, budget: list) -> Any:
             [len(buffers) + i for i, sc in enumerate(scalars) if getattr(sc, "node", None) is value]
         return ("arg", found[0]) if found and value.name not in written else None
     if kind != "call" or value.op.category not in (Category.POINTWISE, Category.VIEW) or budget[0] <= 0 \
-            or value.meta.get("quiet"):
+            or value.meta.get("quiet") or value.meta.get("errstate"):
         return None
     budget[0] -= 1
     operands = tuple(_recipe(a, arguments, written, budget) for a in value.args)

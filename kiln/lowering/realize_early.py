@@ -76,7 +76,7 @@ class EarlyRealization:
         arg = node.args[0] if node.args else None
         value = self.env.get(arg) if isinstance(arg, Node) else None
         if isinstance(value, Pointwise) and arg in warning and value.cost > worth \
-                and not node.meta.get("quiet"):
+                and not node.meta.get("quiet") and not node.meta.get("errstate"):
             self.env[arg] = self.realize(value)
             self.sinks.add(self.env[arg].buf.name)
 

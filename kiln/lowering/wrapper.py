@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..ir.graph import numpy_call_at
-from ..ir.printer import format_value
+from ..ir.printer import errstate_prefix, format_value
 from .loop_ir import Buffer, BufferValue, Scalar, Value
 from .lower import GraphLowering, Opaque
 from .memory import MemoryPlan
@@ -346,9 +346,10 @@ class WrapperCode:
                     rhs = f"np.asarray({rhs}, order='C')"  # keeps 0-d results 0-d
                 if rhs is not None:
                     self.lines.append(f"{item.name} = {rhs}")
-                if _quiet(item):   # a call whose NumPy spelling checks no flag (np.vdot's dot)
+                quiet = _quiet(item)
+                if quiet:   # a call whose NumPy spelling checks no flag (np.vdot's dot)
                     # (one errstate for the call and the views it reads: ~1 us each)
-                    self.lines[first_line:] = ['with np.errstate(all="ignore"):'] + [
+                    self.lines[first_line:] = [quiet] + [
                         f"    {line}" for line in self.lines[first_line:]]
                 for sym, expr in low.binds.get(item.name, ()):
                     self.lines.append(f"{sym} = {expr}")
@@ -587,11 +588,14 @@ def _graph_node(item: Any) -> Any:
     return None
 
 
-def _quiet(item: Any) -> bool:
-    """Does extern ``item`` run under ``np.errstate(all="ignore")``, as a NumPy run of its
-    graph node does (ir/printer.py: a derivative rule's node, a quiet composite's)?"""
+def _quiet(item: Any) -> str:
+    """The ``with np.errstate(...):`` extern ``item`` runs under, as a NumPy run of its
+    graph node does (ir/printer.py: a derivative rule's node, a quiet composite's: all
+    ignored; one in a with np.errstate block of the user's: its kinds), else ''."""
     node = _graph_node(item)
-    return node is not None and bool(node.meta.get("quiet"))
+    if node is None:
+        return ""
+    return 'with np.errstate(all="ignore"):' if node.meta.get("quiet") else errstate_prefix(node).rstrip()
 
 
 def _method_site(item: Any) -> tuple | None:

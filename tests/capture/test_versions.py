@@ -277,7 +277,7 @@ def slices_after_a_with(e):
     # 3.12's with handler, placed at the end, jumps back (JUMP_BACKWARD) to the code after
     # the statement; that is no ``while True:`` loop, whose one-node attempt would pin
     # ``e``'s size (a loop node's result sizes are static) where 3.11 leaves it dynamic.
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="warn"):   # (entered as Python: "ignore" is captured)
         g = np.log(e)
     return 0.5 * (e[1:] + e[:-1]), g
 

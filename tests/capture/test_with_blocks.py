@@ -37,6 +37,13 @@ class Suppress:
 def errstate_ignore(x):
     y = np.sin(x) * 2
     with np.errstate(divide="ignore"):
+        z = np.log(y)          # captured: one graph (tests/capture/test_errstate_blocks.py)
+    return z + 1
+
+
+def errstate_warn(x):
+    y = np.sin(x) * 2
+    with np.errstate(divide="warn"):
         z = np.log(y)          # entering runs as Python, the body compiles
     return z + 1               # compiled again
 
@@ -172,9 +179,10 @@ def try_in_a_loop(x, ds):
 
 CASES = [
     # sin, multiply | the errstate statement as Python | add
-    (errstate_ignore, (np.arange(4.0),), [3, 3]),
+    (errstate_ignore, (np.arange(4.0),), [1, 1]),
+    (errstate_warn, (np.arange(1.0, 5.0),), [3, 3]),
     # y + 1 | entering CM | entering errstate | y / 0 | z * 0, w + y
-    (nested, (X, []), [3, 3]),
+    (nested, (X, []), [2, 2]),     # (the errstate inside is captured)
     # x * 2 | per iteration: entering CM, then y + i and y * 1.5 compiled | y - 1
     (in_a_loop, (X, [], 3), [4, 4]),   # (the resume function takes the range loop over)
     (break_continue_in_body, (X, [], 4), [3, 3]),
@@ -215,6 +223,9 @@ def test_code_after_the_statement_is_compiled(fn, args, counts):
 
 def test_errstate_example_compiles_on_both_sides_and_in_its_body():
     compiled = kiln.compile(errstate_ignore, backend=CountingBackend())
+    compiled(np.arange(4.0))
+    assert [r.ops for r in compiled.records] == [["sin", "multiply", "log", "add"]]
+    compiled = kiln.compile(errstate_warn, backend=CountingBackend())
     with np.errstate(all="ignore"):
         compiled(np.arange(4.0))
     assert [r.ops for r in compiled.records] == [["sin", "multiply"], ["log"], ["add"]]
@@ -224,7 +235,7 @@ def test_errstate_example_compiles_on_both_sides_and_in_its_body():
 
 
 def test_values_assigned_in_the_body_are_live_locals_of_the_resume_function():
-    compiled = kiln.compile(errstate_ignore, backend=CountingBackend())
+    compiled = kiln.compile(errstate_warn, backend=CountingBackend())
     compiled(np.arange(1.0, 3.0))
     assert any("z" in g for resume in compiled._resumes.values()
                for g in resume.cache_entries[0].guard_texts())

@@ -540,7 +540,11 @@ def call_constant(tx, var: ConstantVariable, args: list, kwargs: dict) -> Variab
     if cls is np.vectorize:
         from ..vectorize import make_vectorize
         return make_vectorize(tx, list(args), dict(kwargs))
-    if cls is np.errstate:  # made and entered as Python (translator.plain_context_manager)
+    if cls is np.errstate:  # captured (numpy_objects.errstate), or made and entered as
+        from .errstate import errstate   # Python (translator.plain_context_manager)
+        made = errstate(tx, list(args), dict(kwargs))
+        if made is not None:
+            return made
         tx.unsupported("unsupported_call", "making and entering np.errstate runs as Python; "
                        "the with statement's body is compiled")
     if cls is collections.defaultdict and (not args or args[0].is_constant() and
