@@ -50,7 +50,9 @@ __attribute__((noipa)) static void kiln_fused_std_0_body(const double* __restric
     }
 }
 
-extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restrict p_buf3, int nthreads)
+// The entry, compiled once: inlined into its packed twin (which runtime/launch.c calls);
+// the plain entry below (cffi's) hands its arguments to that twin.
+static inline __attribute__((always_inline)) void kiln_fused_std_0_entry(const double* __restrict p_x, double* __restrict p_buf3, int nthreads)
 {
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
@@ -82,8 +84,18 @@ extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restric
     kiln_fused_std_0_body(p_x, p_buf3, 0, 32, nthreads);
 }
 
+extern "C" __attribute__((noinline)) void kiln_fused_std_0_packed(const kiln_slot* a);
 extern "C" void kiln_fused_std_0_packed(const kiln_slot* a) {
-    kiln_fused_std_0((const double*)a[0].p, (double*)a[1].p, (int)a[2].i);
+    kiln_fused_std_0_entry((const double*)a[0].p, (double*)a[1].p, (int)a[2].i);
+}
+
+extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restrict p_buf3, int nthreads)
+{
+    kiln_slot a[3];
+    a[0].p = (void*)p_x;
+    a[1].p = (void*)p_buf3;
+    a[2].i = nthreads;
+    kiln_fused_std_0_packed(a);
 }
 
 
@@ -107,7 +119,9 @@ __attribute__((noipa)) static void kiln_fused_mean_1_body(const double* __restri
     }
 }
 
-extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restrict p_buf5, int nthreads)
+// The entry, compiled once: inlined into its packed twin (which runtime/launch.c calls);
+// the plain entry below (cffi's) hands its arguments to that twin.
+static inline __attribute__((always_inline)) void kiln_fused_mean_1_entry(const double* __restrict p_x, double* __restrict p_buf5, int nthreads)
 {
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
@@ -137,8 +151,18 @@ extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restri
     kiln_fused_mean_1_body(p_x, p_buf5, 0, 64, nthreads);
 }
 
+extern "C" __attribute__((noinline)) void kiln_fused_mean_1_packed(const kiln_slot* a);
 extern "C" void kiln_fused_mean_1_packed(const kiln_slot* a) {
-    kiln_fused_mean_1((const double*)a[0].p, (double*)a[1].p, (int)a[2].i);
+    kiln_fused_mean_1_entry((const double*)a[0].p, (double*)a[1].p, (int)a[2].i);
+}
+
+extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restrict p_buf5, int nthreads)
+{
+    kiln_slot a[3];
+    a[0].p = (void*)p_x;
+    a[1].p = (void*)p_buf5;
+    a[2].i = nthreads;
+    kiln_fused_mean_1_packed(a);
 }
 
 

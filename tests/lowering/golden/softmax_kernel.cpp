@@ -38,7 +38,9 @@ __attribute__((noipa)) static void kiln_fused_max_subtract_exp_sum_0_body(const 
     }
 }
 
-extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, float* __restrict p_buf3, int nthreads)
+// The entry, compiled once: inlined into its packed twin (which runtime/launch.c calls);
+// the plain entry below (cffi's) hands its arguments to that twin.
+static inline __attribute__((always_inline)) void kiln_fused_max_subtract_exp_sum_0_entry(const float* __restrict p_x, float* __restrict p_buf3, int nthreads)
 {
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
@@ -68,8 +70,18 @@ extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, f
     kiln_fused_max_subtract_exp_sum_0_body(p_x, p_buf3, 0, 8, nthreads);
 }
 
+extern "C" __attribute__((noinline)) void kiln_fused_max_subtract_exp_sum_0_packed(const kiln_slot* a);
 extern "C" void kiln_fused_max_subtract_exp_sum_0_packed(const kiln_slot* a) {
-    kiln_fused_max_subtract_exp_sum_0((const float*)a[0].p, (float*)a[1].p, (int)a[2].i);
+    kiln_fused_max_subtract_exp_sum_0_entry((const float*)a[0].p, (float*)a[1].p, (int)a[2].i);
+}
+
+extern "C" void kiln_fused_max_subtract_exp_sum_0(const float* __restrict p_x, float* __restrict p_buf3, int nthreads)
+{
+    kiln_slot a[3];
+    a[0].p = (void*)p_x;
+    a[1].p = (void*)p_buf3;
+    a[2].i = nthreads;
+    kiln_fused_max_subtract_exp_sum_0_packed(a);
 }
 
 
