@@ -31,7 +31,7 @@ from .fp_flags import flagless, fp_table, nan_quiet, numpy_tells
 from .plan import Collapse, describe, index_cuts, kernel_accesses, kernel_cost, loop_order
 from .reduce_order import kept_axis_inner, numpy_run
 from .scheduler import Kernel, write_index
-from .cpp_loops import PARALLEL_GRAIN, SHORT_LOOP
+from .cpp_loops import PARALLEL_GRAIN, SHORT_LOOP, below_grain
 from .cpp_stages import (BLOCK, IN_ORDER_COMBINES, ROW_WRITE_CHUNK, multiplies_in_order,  # noqa: F401
                          block_points, render_stages)
 
@@ -296,7 +296,8 @@ def _print_kernel(plan: CppKernelPlan, used: set, vary: tuple) -> RenderedKernel
     ops, sources = describe(kernel)
     k = dict(name=kernel.name, ops=", ".join(ops), inplace=sorted((o, b.name) for o, b in inplace.items()), frame=_describe_frame(frame), sources=sources,
              params="".join(p + ", " for p in params), args="".join(a + ", " for a in args), body="\n".join(body),
-             outer_parallel=bool(plan.outer_loops), work=plan.work, cost=plan.cost, grain=PARALLEL_GRAIN, d0=d0,
+             outer_parallel=bool(plan.outer_loops) and not below_grain(plan.work, plan.cost),
+             work=plan.work, cost=plan.cost, grain=PARALLEL_GRAIN, d0=d0,
              align=64 if flat_pointwise and len(loops) == 1 else 1,
              min_chunk=min_chunk, min_points=2 * min_chunk if stores_rows else 2,
              owned=bool(told.lines), rerun=told.rerun, told_body="\n".join(told.lines),

@@ -32,28 +32,6 @@ static inline __attribute__((always_inline)) void kiln_fused_greater_power_clip_
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
-    // Threads only when the work (44 statements per element) pays for a parallel
-    // region; the range is cut into several chunks per thread, taken dynamically, so a
-    // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 3 >= 2 && (int64_t)12 * 44 >= 4194304) {
-        const int64_t nchunks = 3 < 8 * nthreads ? 3 : 8 * nthreads;
-        unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
-        const int64_t launched = kiln_now_us();
-        #pragma omp parallel num_threads(nthreads) reduction(|:fp)
-        {
-            kiln_arrived(launched);
-            #pragma omp for schedule(dynamic, 1)
-            for (int64_t c = 0; c < nchunks; ++c) {
-                const int64_t b = c * 3 / nchunks / 1 * 1;
-                const int64_t e = c + 1 == nchunks ? 3 : (c + 1) * 3 / nchunks / 1 * 1;
-                kiln_fp_take();
-                if (b < e) kiln_fused_greater_power_clip_where_0_body(p_x, p_y, p_buf0, s_a, b, e, 1);
-                fp |= kiln_fp_take();
-            }
-        }
-        kiln_fp_put(fp);
-        return;
-    }
     kiln_fused_greater_power_clip_where_0_body(p_x, p_y, p_buf0, s_a, 0, 3, nthreads);
 }
 
