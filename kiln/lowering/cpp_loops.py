@@ -18,6 +18,14 @@ from .cpp_sums import constant_trip
 PARALLEL_GRAIN = 1 << 22
 
 
+def below_grain(work: Any, cost: int) -> bool:
+    """Whether ``work`` (a kernel's elements, a C expression) is a number whose work falls
+    below PARALLEL_GRAIN: such a kernel never takes threads, and its code names no parallel
+    region (GCC outlines one before it can see that it never runs)."""
+    trip = constant_trip(work)
+    return trip is not None and trip * cost < PARALLEL_GRAIN
+
+
 def loop_nest(loops: list, body: list[str], clauses: list[str], parallel: bool,
               block: str | None = None, simd: bool = True) -> list[str]:
     out = []

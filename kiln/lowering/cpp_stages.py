@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .cpp_loops import PARALLEL_GRAIN, decided_loop, extrema_lanes, loop_nest, short_loop
+from .cpp_loops import PARALLEL_GRAIN, below_grain, decided_loop, extrema_lanes, loop_nest, short_loop
 from .cpp_ops import BOOL_LOAD, CppEmitter, NameSource, calls_math, ctype, literal
 from .cpp_sums import (TEMP, constant_trip, counted_selection, needed_statements, pairwise_sums,
                        reads_written, strided_terms, term_statements)
@@ -351,9 +351,9 @@ def render_stages(plan: Any, names: NameSource) -> list[str]:
             # any/all alone, computing nothing that may raise a flag: stop where decided
             # (a short row stays straight-line code)
             lines += decided_loop(inner[0], body, clauses, logical, plan.work, plan.cost,
-                                   plan.split_inner) + post
+                                   plan.split_inner and not below_grain(plan.work, plan.cost)) + post
             continue
-        if plan.split_inner:
+        if plan.split_inner and not below_grain(plan.work, plan.cost):
             # No outer loop to share (a reduction over everything): big enough loops are
             # split across threads themselves, OpenMP combining the accumulators.
             lines.append(f"if (nthreads > 1 && (int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN}) {{")
@@ -380,10 +380,7 @@ def _sum_threads(plan: Any) -> str:
     up to PARALLEL_RUN terms) is kiln_pairwise, kiln_pairwise_buffered kiln_pairwise_chunks,
     and such a sum calls those directly: the templates' parallel regions, outlined by GCC
     before it can see they never run, cost ~15% of a small sum's build (~20 ms of g++ CPU)."""
-    if not plan.split_inner:
-        return "1"
-    work = constant_trip(plan.work)
-    if work is not None and work * plan.cost < PARALLEL_GRAIN:
+    if not plan.split_inner or below_grain(plan.work, plan.cost):
         return "1"
     return f"(int64_t){plan.work} * {plan.cost} >= {PARALLEL_GRAIN} ? nthreads : 1"
 

@@ -334,7 +334,8 @@ def test_any_all_stop_at_the_block_that_decides_them():
             for i, (e, r) in enumerate(zip(expected, got)):
                 assert_same(f"out{i}", e, r)
             assert "break;" in fn.kiln_artifact.cpp
-        assert "_stop, 1, __ATOMIC_RELAXED" in fn.kiln_artifact.cpp
+        # (5000 points never take threads: their code names no parallel region)
+        assert ("_stop, 1, __ATOMIC_RELAXED" in fn.kiln_artifact.cpp) == (n == 1 << 20)
     x = np.ones(5000)
     x[10] = 0.0
     g = trace(logs, [TensorMeta(x.shape, x.dtype)], ["x"])

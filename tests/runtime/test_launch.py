@@ -226,3 +226,43 @@ def test_a_loop_found_in_the_cache_does_not_import_the_kernel_lowering(tmp_path)
                            env=env, timeout=300) for _ in range(2)]
     assert all(r.returncode == 0 for r in runs), runs[-1].stderr[-2000:]
     assert [r.stdout.split()[-1] for r in runs] == ["True", "False"]
+
+
+def test_the_plain_entry_hands_every_scalar_kind_to_the_packed_one(monkeypatch):
+    # lowering/cpp.py packed_entry: a kernel's code is <name>_entry, inlined into its packed
+    # entry alone (the launcher's); the plain entry (cffi's: KILN_FAST_GUARDS=0, an argument
+    # the launcher does not convert) packs its arguments into slots and calls the packed
+    # one. GCC compiled the entry twice before (on its own and inlined into the packed one).
+    def f(x, y, a, b, c, h):   # a float, an int, a bool and a float32 scalar
+        return np.where(c, x * h + a, y - b), (x + b) * a
+
+    seen = []
+
+    def backend(graph, example_inputs):
+        seen.append(cpp_backend(graph, example_inputs))
+        return seen[-1]
+
+    x = np.linspace(-2.0, 2.0, 12, dtype=np.float32).reshape(3, 4)
+    y = x[::-1, ::2].copy()[:, :1] * 3
+    calls = [(x, y, 0.75, 3, True, np.float32(1.5)), (x, y, -2.5, -(2 ** 40), False, np.float32(-0.25))]
+    fast = kiln.compile(f, backend=backend)
+    wants = [f(*args) for args in calls]
+    for args, want in zip(calls, wants):
+        for g, w in zip(fast(*args), want):
+            np.testing.assert_array_equal(g, w)
+            assert g.dtype == w.dtype
+    [art] = [fn.kiln_artifact for fn in seen]
+    names = art.kernel_names
+    assert names and all(art.cpp.count(f"{name}_entry(") == 2 and        # defined; packed calls it
+                         f"    {name}_packed(a);\n}}" in art.cpp for name in names), art.cpp
+    # (a kernel of 12 elements never takes threads: its code names no parallel region, which
+    # GCC outlined and compiled before it could see that it never runs)
+    assert "#pragma omp parallel" not in art.cpp, art.cpp
+    monkeypatch.setattr(kiln.config, "fast_guards", False)   # every kernel through cffi: the plain entry
+    plain = kiln.compile(f, backend=backend)
+    for args, want in zip(calls, wants):
+        for g, w in zip(plain(*args), want):
+            np.testing.assert_array_equal(g, w)
+            assert g.dtype == w.dtype
+    kernels = [v for k, v in _wrapper_globals(seen[-1]).items() if k.startswith("kiln_fused")]
+    assert kernels and all(type(k).__name__ != "Launcher" for k in kernels)

@@ -20,7 +20,9 @@ __attribute__((noipa)) static void kiln_fused_tanh_multiply_sum_0_body(const flo
     }
 }
 
-extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int nthreads)
+// The entry, compiled once: inlined into its packed twin (which runtime/launch.c calls);
+// the plain entry below (cffi's) hands its arguments to that twin.
+static inline __attribute__((always_inline)) void kiln_fused_tanh_multiply_sum_0_entry(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int nthreads)
 {
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
@@ -50,8 +52,21 @@ extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, cons
     kiln_fused_tanh_multiply_sum_0_body(p_x, p_b, p_buf0, s0, s1, 0, s0, nthreads);
 }
 
+extern "C" __attribute__((noinline)) void kiln_fused_tanh_multiply_sum_0_packed(const kiln_slot* a);
 extern "C" void kiln_fused_tanh_multiply_sum_0_packed(const kiln_slot* a) {
-    kiln_fused_tanh_multiply_sum_0((const float*)a[0].p, (const float*)a[1].p, (float*)a[2].p, a[3].i, a[4].i, (int)a[5].i);
+    kiln_fused_tanh_multiply_sum_0_entry((const float*)a[0].p, (const float*)a[1].p, (float*)a[2].p, a[3].i, a[4].i, (int)a[5].i);
+}
+
+extern "C" void kiln_fused_tanh_multiply_sum_0(const float* __restrict p_x, const float* __restrict p_b, float* __restrict p_buf0, int64_t s0, int64_t s1, int nthreads)
+{
+    kiln_slot a[6];
+    a[0].p = (void*)p_x;
+    a[1].p = (void*)p_b;
+    a[2].p = (void*)p_buf0;
+    a[3].i = s0;
+    a[4].i = s1;
+    a[5].i = nthreads;
+    kiln_fused_tanh_multiply_sum_0_packed(a);
 }
 
 

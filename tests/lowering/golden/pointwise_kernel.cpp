@@ -25,38 +25,30 @@ __attribute__((noipa)) static void kiln_fused_greater_power_clip_where_0_body(co
     }
 }
 
-extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int nthreads)
+// The entry, compiled once: inlined into its packed twin (which runtime/launch.c calls);
+// the plain entry below (cffi's) hands its arguments to that twin.
+static inline __attribute__((always_inline)) void kiln_fused_greater_power_clip_where_0_entry(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int nthreads)
 {
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
-    // Threads only when the work (44 statements per element) pays for a parallel
-    // region; the range is cut into several chunks per thread, taken dynamically, so a
-    // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 3 >= 2 && (int64_t)12 * 44 >= 4194304) {
-        const int64_t nchunks = 3 < 8 * nthreads ? 3 : 8 * nthreads;
-        unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
-        const int64_t launched = kiln_now_us();
-        #pragma omp parallel num_threads(nthreads) reduction(|:fp)
-        {
-            kiln_arrived(launched);
-            #pragma omp for schedule(dynamic, 1)
-            for (int64_t c = 0; c < nchunks; ++c) {
-                const int64_t b = c * 3 / nchunks / 1 * 1;
-                const int64_t e = c + 1 == nchunks ? 3 : (c + 1) * 3 / nchunks / 1 * 1;
-                kiln_fp_take();
-                if (b < e) kiln_fused_greater_power_clip_where_0_body(p_x, p_y, p_buf0, s_a, b, e, 1);
-                fp |= kiln_fp_take();
-            }
-        }
-        kiln_fp_put(fp);
-        return;
-    }
     kiln_fused_greater_power_clip_where_0_body(p_x, p_y, p_buf0, s_a, 0, 3, nthreads);
 }
 
+extern "C" __attribute__((noinline)) void kiln_fused_greater_power_clip_where_0_packed(const kiln_slot* a);
 extern "C" void kiln_fused_greater_power_clip_where_0_packed(const kiln_slot* a) {
-    kiln_fused_greater_power_clip_where_0((const float*)a[0].p, (const float*)a[1].p, (float*)a[2].p, (double)a[3].d, (int)a[4].i);
+    kiln_fused_greater_power_clip_where_0_entry((const float*)a[0].p, (const float*)a[1].p, (float*)a[2].p, (double)a[3].d, (int)a[4].i);
+}
+
+extern "C" void kiln_fused_greater_power_clip_where_0(const float* __restrict p_x, const float* __restrict p_y, float* __restrict p_buf0, double s_a, int nthreads)
+{
+    kiln_slot a[5];
+    a[0].p = (void*)p_x;
+    a[1].p = (void*)p_y;
+    a[2].p = (void*)p_buf0;
+    a[3].d = s_a;
+    a[4].i = nthreads;
+    kiln_fused_greater_power_clip_where_0_packed(a);
 }
 
 

@@ -50,40 +50,28 @@ __attribute__((noipa)) static void kiln_fused_std_0_body(const double* __restric
     }
 }
 
-extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restrict p_buf3, int nthreads)
+// The entry, compiled once: inlined into its packed twin (which runtime/launch.c calls);
+// the plain entry below (cffi's) hands its arguments to that twin.
+static inline __attribute__((always_inline)) void kiln_fused_std_0_entry(const double* __restrict p_x, double* __restrict p_buf3, int nthreads)
 {
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
-    // Threads only when the work (20 statements per element) pays for a parallel
-    // region; the range is cut into several chunks per thread, taken dynamically, so a
-    // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 32 >= 2 && (int64_t)2048 * 20 >= 4194304) {
-        // chunks of at least 64 points (each chunk walks every row), one per thread at least
-        const int64_t wide = 32 / 64 > nthreads ? 32 / 64 : nthreads;
-        const int64_t nchunks = wide < 8 * nthreads ? wide : 8 * nthreads;
-        unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
-        const int64_t launched = kiln_now_us();
-        #pragma omp parallel num_threads(nthreads) reduction(|:fp)
-        {
-            kiln_arrived(launched);
-            #pragma omp for schedule(dynamic, 1)
-            for (int64_t c = 0; c < nchunks; ++c) {
-                const int64_t b = c * 32 / nchunks / 1 * 1;
-                const int64_t e = c + 1 == nchunks ? 32 : (c + 1) * 32 / nchunks / 1 * 1;
-                kiln_fp_take();
-                if (b < e) kiln_fused_std_0_body(p_x, p_buf3, b, e, 1);
-                fp |= kiln_fp_take();
-            }
-        }
-        kiln_fp_put(fp);
-        return;
-    }
     kiln_fused_std_0_body(p_x, p_buf3, 0, 32, nthreads);
 }
 
+extern "C" __attribute__((noinline)) void kiln_fused_std_0_packed(const kiln_slot* a);
 extern "C" void kiln_fused_std_0_packed(const kiln_slot* a) {
-    kiln_fused_std_0((const double*)a[0].p, (double*)a[1].p, (int)a[2].i);
+    kiln_fused_std_0_entry((const double*)a[0].p, (double*)a[1].p, (int)a[2].i);
+}
+
+extern "C" void kiln_fused_std_0(const double* __restrict p_x, double* __restrict p_buf3, int nthreads)
+{
+    kiln_slot a[3];
+    a[0].p = (void*)p_x;
+    a[1].p = (void*)p_buf3;
+    a[2].i = nthreads;
+    kiln_fused_std_0_packed(a);
 }
 
 
@@ -107,38 +95,28 @@ __attribute__((noipa)) static void kiln_fused_mean_1_body(const double* __restri
     }
 }
 
-extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restrict p_buf5, int nthreads)
+// The entry, compiled once: inlined into its packed twin (which runtime/launch.c calls);
+// the plain entry below (cffi's) hands its arguments to that twin.
+static inline __attribute__((always_inline)) void kiln_fused_mean_1_entry(const double* __restrict p_x, double* __restrict p_buf5, int nthreads)
 {
     KILN_CLEAN_UPPER();   // (see the prelude: dirty upper state)
     if (kiln_in_forked_child) nthreads = 1;   // (see the prelude: fork)
     if (nthreads > 1) nthreads = kiln_team(nthreads);   // (see the prelude: busy cores)
-    // Threads only when the work (8 statements per element) pays for a parallel
-    // region; the range is cut into several chunks per thread, taken dynamically, so a
-    // thread whose core is busy with another process does not hold the others up.
-    if (nthreads > 1 && 64 >= 2 && (int64_t)2048 * 8 >= 4194304) {
-        const int64_t nchunks = 64 < 8 * nthreads ? 64 : 8 * nthreads;
-        unsigned fp = 0;   // the threads' floating-point flags, for the calling thread
-        const int64_t launched = kiln_now_us();
-        #pragma omp parallel num_threads(nthreads) reduction(|:fp)
-        {
-            kiln_arrived(launched);
-            #pragma omp for schedule(dynamic, 1)
-            for (int64_t c = 0; c < nchunks; ++c) {
-                const int64_t b = c * 64 / nchunks / 1 * 1;
-                const int64_t e = c + 1 == nchunks ? 64 : (c + 1) * 64 / nchunks / 1 * 1;
-                kiln_fp_take();
-                if (b < e) kiln_fused_mean_1_body(p_x, p_buf5, b, e, 1);
-                fp |= kiln_fp_take();
-            }
-        }
-        kiln_fp_put(fp);
-        return;
-    }
     kiln_fused_mean_1_body(p_x, p_buf5, 0, 64, nthreads);
 }
 
+extern "C" __attribute__((noinline)) void kiln_fused_mean_1_packed(const kiln_slot* a);
 extern "C" void kiln_fused_mean_1_packed(const kiln_slot* a) {
-    kiln_fused_mean_1((const double*)a[0].p, (double*)a[1].p, (int)a[2].i);
+    kiln_fused_mean_1_entry((const double*)a[0].p, (double*)a[1].p, (int)a[2].i);
+}
+
+extern "C" void kiln_fused_mean_1(const double* __restrict p_x, double* __restrict p_buf5, int nthreads)
+{
+    kiln_slot a[3];
+    a[0].p = (void*)p_x;
+    a[1].p = (void*)p_buf5;
+    a[2].i = nthreads;
+    kiln_fused_mean_1_packed(a);
 }
 
 
