@@ -74,4 +74,5 @@ def test_a_compiled_ufunc_at_enters_two_python_frames_before_numpys_call():
         ("ufunc_methods.py", "scatter.py", "value_warnings.py"))]
     assert names == ["_index_at_inplace", "add_at_broadcast", "at"] * 2
     # the user's line, which NumPy's warnings name
-    assert [c.co_firstlineno for c in calls if c.co_name == "at"] == [extremes.__code__.co_firstlineno + 2] * 2
+    line = extremes.__code__.co_firstlineno + 2
+    assert [c.co_firstlineno for c in calls if c.co_name == "at"] == [line, line]
