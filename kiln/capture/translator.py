@@ -282,6 +282,14 @@ class InstructionTranslator(BuildOpcodes, ControlOpcodes, NewerOpcodes, NameOpco
         if (a.fresh and a.base is None and a.node.kind == "call") or \
                 (b.fresh and b.base is None and b.node.kind == "call"):
             return False  # an array the graph made is a new object
+        for made, given in ((a, b), (b, a)):   # np.ascontiguousarray(x) is x: x's layout says
+            flag = getattr(made.node.target, "itself_when", None) if made.node.kind == "call" else None
+            if flag is not None and given.source is not None and made.node.args[0] is given.node:
+                code, shown = given.source.code(self.output.ns), given.source.display()
+                same = bool(getattr(self.output.leaf_value(given.source).flags, flag))
+                self.guards.add_truth(f"{code}.flags.{flag}", f"{shown}.flags.{flag}", same,
+                                      (given.source,))
+                return same
         self.unsupported("unsupported_value", "identity ('is') of two array values")
 
     # -- opcodes of every version: stack and locals -------------------------------------

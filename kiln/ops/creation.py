@@ -491,6 +491,7 @@ ascontiguousarray = declare("ascontiguousarray", Category.POINTWISE, _ascontiguo
                             meta=lambda x: TensorMeta(tuple(shape_of(x)), _dtype_of(x)), aliases=True,
                             vjp=lambda g, out, x: (g,),
                             doc="numpy.ascontiguousarray: `x` itself when C-contiguous, else a C-ordered copy")
+ascontiguousarray.itself_when = "c_contiguous"
 ascontiguousarray.lowering = copy.lowering = {"scalar": "identity", "kinds": "fiubc"}  # a copy is a loop
 
 
@@ -534,6 +535,7 @@ asfortranarray = declare("asfortranarray", Category.POINTWISE, _asfortranarray_i
                          meta=lambda x: TensorMeta(tuple(shape_of(x)), _dtype_of(x)), aliases=True,
                          vjp=lambda g, out, x: (g,),
                          doc="numpy.asfortranarray: `x` itself when F-contiguous, else an F-ordered copy")
+asfortranarray.itself_when = "f_contiguous"
 # Compiled as the C-ordered copy of the transpose, transposed back: a Fortran-ordered result.
 asfortranarray.lowering = {"decompose": lambda x: F.transpose(F.ascontiguousarray(F.transpose(x)))}
 

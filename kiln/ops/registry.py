@@ -104,6 +104,10 @@ class Op:
     # The output may share memory with input 0 (``astype(copy=False)``): stages treat it
     # like a view and check real aliasing. Every VIEW op may alias.
     aliases: bool = False
+    # The ``x.flags`` flag (``"c_contiguous"``) with which NumPy's result is input 0 itself,
+    # and without which it is a new array (np.ascontiguousarray): capture answers ``y is x``
+    # of an argument x from x's layout, guarded, rather than breaking the graph.
+    itself_when: str | None = None
     # ``opaque_view(*inputs, **params)``: True when NumPy returns a view of an input that
     # the stages cannot follow (a one-operand einsum that sums nothing); capture runs such
     # a call as Python, so writes through the view reach the input as in NumPy.

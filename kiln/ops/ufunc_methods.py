@@ -100,26 +100,34 @@ ufunc_accumulate = declare("ufunc_accumulate", Category.EXTERN, _accumulate_impl
 
 
 def _at_impl(x: Any, index: tuple, value: Any, ufunc: str = "maximum", *,
-             at: tuple | None = None) -> None:
-    add_at_broadcast(x, index, value, getattr(np, ufunc), _store(ufunc, at))
+             at: _Site | None = None) -> None:
+    _index_at_inplace(x, index, value, ufunc, at=at)
 
 
 def _index_at_impl(x: Any, index: tuple, value: Any, ufunc: str = "maximum", *,
-                   at: tuple | None = None) -> Any:
-    out = fresh_copy(x)
-    add_at_broadcast(out, index, value, getattr(np, ufunc), _store(ufunc, at))
-    return out
+                   at: _Site | None = None) -> Any:
+    return _index_at_inplace(fresh_copy(x), index, value, ufunc, at=at)
 
 
-def _store(ufunc: str, at: tuple | None) -> Any:
-    """``numpy.<ufunc>.at`` called from the user's line ``at`` (file, line), where NumPy's
-    warnings point; None (add_at_broadcast's own call) without one."""
-    return None if at is None else ufunc_at_line(getattr(np, ufunc).at, at[0], at[1])
+class _Site(dict):
+    """One call site's ``numpy.<ufunc>.at`` stores, by ufunc name: each called from the
+    user's line (file, line), where NumPy's warnings point, made on its first use (the
+    site's op names its ufunc in a param, which the wrapper passes per call). A lookup is
+    dict's own: resolving the store per call (a helper and ufunc_at's cache, two frames)
+    took ~0.3 us of a compiled np.maximum.at's ~3 (slow11)."""
+
+    def __init__(self, filename: str, lineno: int) -> None:
+        super().__init__()
+        self.filename, self.lineno = filename, lineno
+
+    def __missing__(self, ufunc: str) -> Any:
+        store = self[ufunc] = ufunc_at_line(getattr(np, ufunc).at, self.filename, self.lineno)
+        return store
 
 
 def _impl_at(impl: Any) -> Any:
     """Op.impl_at of the ufunc.at ops: their ``ufunc`` param names the call."""
-    return lambda filename, lineno, fn=impl: functools.partial(fn, at=(filename, lineno))
+    return lambda filename, lineno, fn=impl: functools.partial(fn, at=_Site(filename, lineno))
 
 
 _at_shapes = _scatter_meta(False)
@@ -130,8 +138,8 @@ def _index_at_meta(x: Any, index: tuple, value: Any, ufunc: str) -> Any:
 
 
 def _index_at_inplace(x: Any, index: tuple, value: Any, ufunc: str = "maximum", *,
-                      at: tuple | None = None) -> Any:
-    add_at_broadcast(x, index, value, getattr(np, ufunc), _store(ufunc, at))
+                      at: _Site | None = None) -> Any:
+    add_at_broadcast(x, index, value, getattr(np, ufunc), None if at is None else at[ufunc])
     return x
 
 

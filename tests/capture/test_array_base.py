@@ -47,3 +47,19 @@ def test_base_of_arrays_numpy_made_breaks_the_graph():
         reasons = [b.reason for b in kiln.explain(_made_here)(x).break_reasons]
         assert reasons and all(".base of" in r for r in reasons)
         assert kiln.compile(_made_here, backend="eager")(x) == _made_here(x)
+
+
+def _itself(x):
+    c, f = np.ascontiguousarray(x), np.asfortranarray(x)
+    return c is x, x is f, c * 2.0, f.sum()
+
+
+def test_ascontiguousarray_is_its_argument_as_the_guarded_layout_says():
+    # np.ascontiguousarray(x) is x exactly when x is C-contiguous (asfortranarray: F): the
+    # layout is guarded and the identity answered while capturing (a graph break before,
+    # which made layout_dependent_views 1.95x NumPy's time compiled)
+    compiled = kiln.compile(_itself, backend="eager")
+    a = np.arange(12.0).reshape(3, 4)
+    for x in (a, np.asfortranarray(a), a[:, ::2], a.T, a[0]):
+        assert_same(compiled(x), _itself(x))
+        assert kiln.explain(_itself)(x).graph_break_count == 0

@@ -41,3 +41,38 @@ def test_a_value_broadcast_against_a_two_dimensional_index_is_still_broadcast_fi
     x = np.zeros(3)
     scatter.add_at_broadcast(x, (np.array([[0, 1], [2, 0]]),), np.array([3.0, 2.0]))
     np.testing.assert_array_equal(x, [5.0, 2.0, 3.0])
+
+
+def extremes(v, cell):
+    hi, lo = np.full(4, -np.inf), np.full(4, np.inf)
+    np.maximum.at(hi, cell, v); np.minimum.at(lo, cell, v)   # noqa: E702 (one site, two ufuncs)
+    return hi, lo
+
+
+def test_a_compiled_ufunc_at_enters_two_python_frames_before_numpys_call():
+    # Each compiled np.maximum.at looked its store up per call (a helper and ufunc_at's
+    # cache) and checked its index in a helper of its own: 6 Python frames where NumPy's
+    # call has none (~3.2 us against NumPy's 1.4 in scatter_extremes_per_cell). The store
+    # is now found once per call site and ufunc, and a vector's scatter by label goes
+    # straight to it.
+    import sys
+
+    import kiln
+    rng = np.random.default_rng(6)
+    v, cell = rng.standard_normal(7), rng.integers(0, 4, 7)
+    compiled = kiln.compile(extremes)
+    compiled(v, cell)
+    calls = []
+    sys.setprofile(lambda frame, event, arg: calls.append(frame.f_code) if event == "call" else None)
+    try:
+        got = compiled(v, cell)
+    finally:
+        sys.setprofile(None)
+    for g, w in zip(got, extremes(v, cell)):
+        np.testing.assert_array_equal(g, w)
+    names = [c.co_name for c in calls if c.co_name == "at" or c.co_filename.endswith(
+        ("ufunc_methods.py", "scatter.py", "value_warnings.py"))]
+    assert names == ["_index_at_inplace", "add_at_broadcast", "at"] * 2
+    # the user's line, which NumPy's warnings name
+    line = extremes.__code__.co_firstlineno + 2
+    assert [c.co_firstlineno for c in calls if c.co_name == "at"] == [line, line]
