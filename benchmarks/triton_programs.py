@@ -252,6 +252,7 @@ def aot(out: str) -> dict:
         except Exception as e:   # noqa: BLE001 - every failure is a row of the report
             counts["failed"] += 1
             failures.append({**k, "error": f"{type(e).__name__}: {str(e)[-1500:]}"})
+            print(f"  failed: {k['program']} {k['name']}: {failures[-1]['error'][-300:]}", flush=True)
     with open(os.path.join(out, "aot.json"), "w") as f:
         json.dump({"counts": counts, "failures": failures, "warned": warned}, f, indent=1)
     print(f"AOT sm_90: {counts['compiled']} compiled ({counts['warned']} with Triton warnings), "
