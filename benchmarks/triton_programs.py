@@ -249,6 +249,7 @@ def aot(out: str) -> dict:
             if caught:   # Triton's deprecations: errors in a later release
                 counts["warned"] += 1
                 warned.append({**k, "warnings": sorted({str(w.message) for w in caught})})
+                print(f"  warned: {k['program']} {k['name']}: {warned[-1]['warnings'][0][:200]}", flush=True)
         except Exception as e:   # noqa: BLE001 - every failure is a row of the report
             counts["failed"] += 1
             failures.append({**k, "error": f"{type(e).__name__}: {str(e)[-1500:]}"})
