@@ -54,6 +54,12 @@ class HostXP(types.ModuleType):
         return np.asarray(x)
 
 
+def int8_ramp(xp, n: int):
+    """``arange(n) % 256`` as int8 (wrapping) on the device, without an int64 arange of n
+    elements (16 GiB at n = 2**31)."""
+    return xp.tile(xp.arange(256, dtype=xp.int64).astype(xp.int8), -(-n // 256))[:n]
+
+
 def _host(xp: Any, value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(_host(xp, v) for v in value)
@@ -192,7 +198,7 @@ def capture_checks(xp: Any, gpu: bool, quick: bool) -> dict:
         def inc(x):
             return x + np.int8(3)
         n = (1 << 31) + 4096 if gpu and not quick else (1 << 12) + 5
-        x = xp.arange(n, dtype=np.int64).astype(np.int8)
+        x = int8_ramp(xp, n)
         got = kiln.compile(inc, backend=backend)(x)
         if type(got) is not xp.ndarray or got.dtype != np.int8 or got.shape != (n,):
             return f"got {type(got).__name__} {getattr(got, 'dtype', '')}{getattr(got, 'shape', '')}"

@@ -79,11 +79,15 @@ class ResultLayoutLowering:
     def relayout(self, op: Any, args: tuple, params: dict, meta: Any) -> Value:
         """``relayout(x, like)`` (kiln/ops/relayout.py): x's values, laid out by note_layout
         as NumPy lays out that result; a fresh buffer of x's that already is, as it is (an
-        extern's too: ``np.matmul(a, b, out=e)`` on a fresh C-ordered e is no copy)."""
+        extern's too: ``np.matmul(a, b, out=e)`` on a fresh C-ordered e is no copy). An
+        extern's array is laid out as NumPy's kernel lays it out (note_layout), not as its
+        buffer says: np.concatenate of Fortran-ordered pieces (np.pad's, where the Triton
+        renderer runs the join as NumPy) is Fortran-ordered."""
         x = args[0]
+        have = _layout(x) if isinstance(x, BufferValue) and x.buf.kind == "extern" else getattr(x, "strides", None)
         if isinstance(x, BufferValue) and x.buf.kind in ("computed", "extern") and not self.sizes and \
-                x.strides == (self.numpy_layout(op, args, params, tuple(meta.shape))
-                              or contiguous_strides(x.shape)):
+                have == (self.numpy_layout(op, args, params, tuple(meta.shape))
+                         or contiguous_strides(x.shape)):
             return x
         out = self.identity(x)
         if isinstance(x, Pointwise):   # named after what it computes (kernel names, comments)

@@ -74,15 +74,17 @@ def prelude() -> str:
 def _init(combine: str, dtype: np.dtype) -> str:
     """The identity of a combine in ``dtype``, as Python source."""
     dt = np.dtype(dtype)
+    low = combine in ("max", "argmax")
+    if dt.kind == "b" and combine != "sum":   # (an int would make a bool tile int32: tl.where
+        # of it as a condition is deprecated on a GPU, an error in later Tritons; a bool sum
+        # stays int32, where + is NumPy's logical or rather than int1's wrapping add)
+        return "False" if combine == "any" or low else "True"
     if combine in ("sum", "any"):
         return "0"
     if combine in ("prod", "all"):
         return "1"
-    low = combine in ("max", "argmax")
     if dt.kind == "f":
         return "float('-inf')" if low else "float('inf')"
-    if dt.kind == "b":
-        return "0" if low else "1"
     info = np.iinfo(dt)
     return str(info.min if low else info.max)
 

@@ -6,6 +6,7 @@ interpreter runs a kernel's every block in Python, and the op table and the fusi
 through it (test_triton_ops.py, test_triton_backend.py) prove every kernel kind."""
 import zlib
 
+import numpy as np
 import pytest
 
 pytest.importorskip("triton")
@@ -20,3 +21,18 @@ def test_program_on_triton(name, capsys):
     fn, calls = PROGRAMS[name]
     check_program(fn, calls, "triton")
     assert capsys.readouterr().out == "", "kiln never writes to stdout"
+
+
+# ----------------------------------------------------------------------------- regressions
+# (found by benchmarks/triton_programs.py, the whole corpus through the interpreter)
+
+def _pad_rows_and_columns(x):
+    return np.pad(x, ((1, 0), (1, 0)), "constant")
+
+
+def test_a_join_run_as_numpy_is_laid_out_as_numpys_pad():
+    # The Triton renderer runs np.pad's joins as NumPy's np.concatenate, which keeps its
+    # pieces' Fortran order on a strided view of a Fortran-ordered array; relayout took the
+    # extern's buffer for C-ordered and returned it: strides (8, 48), NumPy's (48, 8).
+    x = np.asfortranarray(np.arange(50.0).reshape(5, 10))[:, ::2]
+    check_program(_pad_rows_and_columns, [(x,)], "triton")

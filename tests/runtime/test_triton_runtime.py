@@ -143,12 +143,21 @@ def test_compiled_launch_without_cupy_names_the_fix():
         k((1,), np.zeros(4), np.zeros(4), np.zeros(4), 1.0, 4)
 
 
-def test_the_gpu_checks_capture_section_runs_dry(monkeypatch):
-    # benchmarks/gpu_check.py --dry-run's end-to-end part, through Triton's interpreter on
-    # NumPy arrays: the script's own logic, not the GPU (which only a GPU run checks)
-    from benchmarks.gpu_check_capture import HostXP, capture_checks
-    monkeypatch.setattr(config, "triton_interpret", True)
-    result = capture_checks(HostXP(), gpu=False, quick=True)
-    assert result["ok"], result
+def test_the_gpu_check_runs_dry(monkeypatch, tmp_path):
+    # benchmarks/gpu_check.py --dry-run, every section through Triton's interpreter on NumPy
+    # arrays at tiny sizes: the script's own logic (imports, plans, helpers, the report),
+    # not the GPU (which only a GPU run checks)
+    import json
+
+    from benchmarks import gpu_check
+    monkeypatch.setattr(config, "triton_interpret", config.triton_interpret)   # main sets both
+    monkeypatch.setattr(config, "cache_dir", config.cache_dir)
+    monkeypatch.setattr(gpu_check, "INTERPRET", False)
+    gpu_check.main(["--dry-run", "--out", str(tmp_path)])   # exits 1 naming what failed
+    res = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert set(res["checks"]) == {"op table", "int8 > 2**31 elements", "reductions", "softmax/layernorm",
+                                  "kiln.compile end to end", "capture"}
+    assert set(res["perf"]) == {"bandwidth", "rows", "compile", "per call"}
     assert {"compile counts and guards", "graph break runs eagerly", "same errors as without kiln",
-            "value_and_grad training step"} <= set(result)
+            "value_and_grad training step"} <= set(res["checks"]["capture"])
+    assert "| op table |" in (tmp_path / "gpu_check.md").read_text()
