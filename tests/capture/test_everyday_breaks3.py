@@ -72,6 +72,26 @@ def _counts(x, k, big):
     return n, counts, total * 4, x * 2
 
 
+def _forecast(phi, x, horizon):     # Yule-Walker's iterated AR forecast
+    hist = list(x[::-1])
+    preds = []
+    for _ in range(horizon):
+        nxt = float(np.dot(phi, hist[:len(phi)]))
+        preds.append(nxt)
+        hist.insert(0, nxt)
+    return np.array(preds), nxt * 0.5 + 1.0, hist
+
+
+def test_python_floats_read_from_data_stay_in_the_graph():
+    # ``float(np.dot(phi, hist))`` broke at float() ("float() of an array reads its data");
+    # a float32 dot of a list of float32 items was float64 to capture (its result's meta)
+    for dtype in (np.float64, np.float32):
+        phi, x = np.array([0.5, -0.25, 0.125], dtype), np.linspace(1, 2, 4).astype(dtype)
+        compiled, _, _ = run_probe(_forecast, phi, x, 4, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+        same_as_numpy(kiln.compile(_forecast, backend="cpp"), _forecast, phi, x, 4)
+
+
 def _count_then_branch(x):
     n = 1 + int((x > 0.5).sum())
     return x[:n] if n > 2 else -n
