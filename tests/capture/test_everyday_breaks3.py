@@ -92,6 +92,19 @@ def test_python_floats_read_from_data_stay_in_the_graph():
         same_as_numpy(kiln.compile(_forecast, backend="cpp"), _forecast, phi, x, 4)
 
 
+def _bit_weights(x, n):     # local binary patterns' "uniform" weights
+    ones = np.array([bin(v).count("1") for v in range(16)])
+    return x * ones, hex(12), oct(8), format(5, "08b"), format(2.5, ".3f"), format(n, "b")
+
+
+def test_bin_hex_oct_format_of_constants_fold():
+    # bin() and format() were unknown builtins: a break at each. Of a run-time int they
+    # break still (their text would be guarded by value: an entry per value)
+    compiled, _, _ = run_probe(_bit_weights, np.ones(16), 6, calls=1)
+    breaks = [r.graph_break for r in compiled.records if r.graph_break is not None]
+    assert len(breaks) == 1 and "format() of a value known only at run time" in str(breaks[0])
+
+
 def _count_then_branch(x):
     n = 1 + int((x > 0.5).sum())
     return x[:n] if n > 2 else -n
