@@ -105,6 +105,21 @@ def test_bin_hex_oct_format_of_constants_fold():
     assert len(breaks) == 1 and "format() of a value known only at run time" in str(breaks[0])
 
 
+def _set_walk(x, k):       # sets of ints: Python's iteration order is their values'
+    total = 0.0
+    for h in set([k, 9, 1, k, 17]):      # (9, 1 and 17 collide in an 8-slot table)
+        total = total * 2 + x[h]
+    return total, sorted(frozenset(range(k))), [x[i] for i in set()]
+
+
+def test_sets_of_known_ints_are_made_and_iterated_in_the_graph():
+    # set(...) broke ('constructing builtins.set objects is not supported'), so did the
+    # resumed function at iterating the set it was handed
+    for k in (3, 4):
+        compiled, _, _ = run_probe(_set_walk, np.arange(20.0), k, calls=1)
+        assert all(r.graph_break is None for r in compiled.records)
+
+
 def _count_then_branch(x):
     n = 1 + int((x > 0.5).sum())
     return x[:n] if n > 2 else -n
