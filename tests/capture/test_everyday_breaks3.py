@@ -120,6 +120,24 @@ def test_sets_of_known_ints_are_made_and_iterated_in_the_graph():
         assert all(r.graph_break is None for r in compiled.records)
 
 
+def _along_axes(a, b, w):
+    return (np.apply_along_axis(lambda v: np.convolve(v, w, mode="same"), 0, a),
+            np.apply_along_axis(np.sum, -1, b),                              # scalars
+            np.apply_along_axis(lambda v, s, t=1: v[:2] * s + t, 1, b, 2.0, t=3),   # another length
+            np.apply_along_axis(lambda v: np.outer(v, v), 2, b),             # 2-d results
+            np.apply_along_axis(np.mean, 0, a[0]))                           # 1-d: a 0-d result
+
+
+def test_apply_along_axis_inlines_its_function_per_slice():
+    # np.apply_along_axis had no kiln op: a break, NumPy's Python loop (Harris corners)
+    rng = np.random.default_rng(0)
+    a, b = rng.random((3, 4)), rng.random((2, 3, 4)).astype(np.float32)
+    compiled, _, got = run_probe(_along_axes, a, b, np.array([0.25, 0.5, 0.25]), calls=1)
+    assert all(r.graph_break is None for r in compiled.records)
+    want = _along_axes(a, b, np.array([0.25, 0.5, 0.25]))
+    assert [g.strides for g in got] == [w.strides for w in want]   # (NumPy's transposed buffer)
+
+
 def _count_then_branch(x):
     n = 1 + int((x > 0.5).sum())
     return x[:n] if n > 2 else -n
